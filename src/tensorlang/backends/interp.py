@@ -1,0 +1,142 @@
+"""The reference interpreter: paper 000's evaluation, transcribed (Figures 10-12).
+
+This is the oracle every other back end and every optimization is tested against, so it
+is never optimized.  It evaluates one operator at a time with numpy; each case below
+names the equation of 000 Figure 12 it implements and reads like it.  In particular an
+outer product is materialized in full before a contraction sums over it, exactly as
+eq. (9) followed by eq. (11) says; the memory guard turns an absurd intermediate into a
+``too-large`` error rather than an exhausted machine.
+
+Values: ⊥ (undefined) is NaN, and ⊥ op x = ⊥ (000 Definition 4) is what IEEE
+arithmetic does with NaN.  Division is controlled division (000 Definition 8):
+0 / b = 0 for every number b, a / 0 follows IEEE for a ≠ 0.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from .. import limits
+from ..syntax import ast
+from ..typecheck import CheckedProgram, Context
+
+Store = dict[str, np.ndarray]
+
+_FUNCTIONS = {
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "log": np.log,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "abs": np.abs,
+}
+
+
+def initial_store(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype: np.dtype) -> Store:
+    """d-var / d-in-var (Figures 10 and 15): every declared variable has memory; what the
+    caller did not supply is ⊥.  Supplied arrays are copied, so the caller's arrays are
+    never written and an array passed twice cannot alias."""
+    store: Store = {}
+    for name, shape in checked.context.shapes.items():
+        if name in supplied:
+            store[name] = np.array(supplied[name], dtype=dtype, order="C", copy=True)
+        else:
+            store[name] = np.full(shape, np.nan, dtype=dtype)
+    return store
+
+
+def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> Store:
+    """ev-prog / ev-seq: execute the statements in order and return the final store."""
+    dtype = np.dtype(dtype)
+    store = initial_store(checked, supplied, dtype)
+    for stmt in checked.program.stmts:
+        store = ev_stmt(stmt, store, checked.context, dtype)
+    return store
+
+
+def ev_stmt(stmt: ast.Assign, store: Store, gamma: Context, dtype: np.dtype) -> Store:
+    """ev-stmt: r_i = eval(e_i) for every multi-index i of x, *then* μ{x_i ↦ r_i}.
+
+    The right side is evaluated completely into a fresh array before the store changes,
+    so ``x = (y # x) . [2 3]`` reads the old x everywhere.
+    """
+    r = np.array(evaluate(stmt.expr, store, dtype), dtype=dtype, order="C", copy=True)
+    assert r.shape == gamma[stmt.target], "ok-stmt guarantees the shape"
+    return {**store, stmt.target: r}
+
+
+def evaluate(e: ast.Expr, store: Mapping[str, np.ndarray], dtype: np.dtype = np.dtype(np.float64)) -> np.ndarray:
+    """eval_{Γ,μ}(e) of 000 Figure 12, for all multi-indices of e's type at once."""
+
+    def ev(e: ast.Expr) -> np.ndarray:
+        if isinstance(e, ast.Var):
+            # (7)  eval(x_i) = μ(x_i)
+            return store[e.name]
+        if isinstance(e, ast.Number):
+            return np.asarray(e.value, dtype=dtype)
+        if isinstance(e, ast.Paren):
+            # (8)  eval((e)_i) = eval(e_i)
+            return ev(e.expr)
+        if isinstance(e, ast.Outer):
+            a, b = ev(e.left), ev(e.right)
+            limits.check_allocation(a.size * b.size, dtype.itemsize, "the outer product", e.span)
+            # (9)  eval((e1 # e2)_{i j}) = eval(e1_i) · eval(e2_j)
+            return np.multiply.outer(a, b)
+        if isinstance(e, ast.Transpose):
+            a = ev(e.expr)
+            m, n = e.pair.first, e.pair.second
+            # (10) eval((e ^ [m n])_{..i_m..i_n..}) = eval(e_{..i_n..i_m..})
+            return np.swapaxes(a, m - 1, n - 1)
+        if isinstance(e, ast.Contract):
+            return contract(ev(e.expr), [(p.first, p.second) for p in e.pairs])
+        if isinstance(e, ast.Neg):
+            return -ev(e.expr)
+        if isinstance(e, ast.Call):
+            with np.errstate(all="ignore"):
+                return _FUNCTIONS[e.fn](ev(e.arg))
+        if isinstance(e, ast.Binary):
+            # (12)-(18) eval((e1 op e2)_i) = eval(e1_i) op eval(e2_i);
+            # t-smul / t-sdiv: a scalar operand is the same value at every i.
+            a, b = ev(e.left), ev(e.right)
+            with np.errstate(all="ignore"):
+                if e.op == "+":
+                    return a + b
+                if e.op == "-":
+                    return a - b
+                if e.op == "*":
+                    return a * b
+                return controlled_division(a, b)
+        raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
+
+    return ev(e)
+
+
+def contract(a: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """(11) eval((e . [m n])_{i without m, n}) = Σ_{l=1}^{t_m} eval(e_{.. l .. l ..}).
+
+    A group of pairs names dimensions of ``a`` before any is removed; summing over one
+    pair at a time gives the same value, so each pair is traced in turn while the
+    positions of the dimensions still to be contracted are kept up to date.
+    """
+    position = list(range(a.ndim))  # position[d] = current axis of original dimension d
+    for m, n in pairs:
+        i, j = position[m - 1], position[n - 1]
+        a = np.trace(a, axis1=i, axis2=j)
+        for d, p in enumerate(position):
+            if p is not None:
+                position[d] = p - (p > i) - (p > j)
+        position[m - 1] = position[n - 1] = None
+    return a
+
+
+def controlled_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """000 Definition 8: a / b, except 0 / b = 0 for every number b (also b = 0).
+
+    ⊥ stays ⊥: 0 / ⊥ = ⊥ (Definition 4 applies before Definition 8)."""
+    with np.errstate(all="ignore"):
+        q = np.asarray(a / b)
+        zero = (np.asarray(a) == 0) & ~np.isnan(b)
+        return np.where(zero, np.zeros_like(q), q)

@@ -1,0 +1,195 @@
+"""Errors as values with source spans, rendered once at the boundary.
+
+Every rejected program and every bad run-time request becomes a
+:class:`TensorLangError` carrying a stable code (SPEC section 5), a position and,
+where one exists, the name of the typing rule that failed.  The command line prints
+:meth:`TensorLangError.render`; the Python API lets the exception propagate.  No
+other exception type is meant to reach a user: the boundaries (``tensorlang.compile``,
+``tensorlang.check``, the CLI) convert anything unexpected into an ``internal`` error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: The stable codes of SPEC section 5, plus the few this project adds (see docs/errors.md).
+CODES = frozenset(
+    {
+        "redeclared",
+        "undeclared-assign",
+        "assign-shape",
+        "undeclared",
+        "shape",
+        "dim-range",
+        "syntax",
+        "uninit",
+        "index-extent",
+        "free-index",
+        "repeated-index",
+        "structure",
+        "input",
+        # project extensions, documented in docs/errors.md
+        "read-only",
+        "too-large",
+        "backend",
+        "internal",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of source text: 1-based line and column of its first and last character."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @staticmethod
+    def point(line: int, col: int) -> "Span":
+        return Span(line, col, line, col + 1)
+
+
+@dataclass
+class Diagnostic:
+    """One located message; a TensorLangError holds one or more."""
+
+    code: str
+    message: str
+    span: Span | None = None
+    rule: str | None = None
+
+
+@dataclass
+class Source:
+    """The text a diagnostic points into, and the name to print for it."""
+
+    text: str
+    filename: str = "<string>"
+
+    def line_text(self, line: int) -> str:
+        lines = self.text.splitlines()
+        if 1 <= line <= len(lines):
+            return lines[line - 1]
+        return ""
+
+
+class TensorLangError(Exception):
+    """A rejected program or a bad request, with a stable ``code``, ``line`` and ``col``.
+
+    ``diagnostics`` lists every problem found (the first is the primary one, whose code,
+    line and column the attributes repeat).  ``str(err)`` is the full rendering.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        span: Span | None = None,
+        rule: str | None = None,
+        source: Source | None = None,
+        diagnostics: list[Diagnostic] | None = None,
+    ):
+        if code not in CODES:  # a programming error inside tensorlang itself
+            raise ValueError(f"unknown error code {code!r}")
+        self.diagnostics = diagnostics or [Diagnostic(code, message, span, rule)]
+        self.source = source
+        super().__init__(self.render())
+
+    # The primary diagnostic's fields, as the API promises them.
+    @property
+    def code(self) -> str:
+        return self.diagnostics[0].code
+
+    @property
+    def message(self) -> str:
+        return self.diagnostics[0].message
+
+    @property
+    def rule(self) -> str | None:
+        return self.diagnostics[0].rule
+
+    @property
+    def span(self) -> Span | None:
+        return self.diagnostics[0].span
+
+    @property
+    def line(self) -> int | None:
+        return self.span.line if self.span else None
+
+    @property
+    def col(self) -> int | None:
+        return self.span.col if self.span else None
+
+    @property
+    def filename(self) -> str | None:
+        return self.source.filename if self.source else None
+
+    def with_source(self, source: Source) -> "TensorLangError":
+        """Attach the program text (for the caret) unless one is attached already."""
+        if self.source is None:
+            self.source = source
+            self.args = (self.render(),)
+        return self
+
+    def render(self) -> str:
+        return "\n".join(render_diagnostic(d, self.source) for d in self.diagnostics)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
+    """``FILE:LINE:COL: error[CODE]: message``, the source line, a caret, the rule."""
+    where = source.filename if source else "<input>"
+    if diag.span is not None:
+        where += f":{diag.span.line}:{diag.span.col}"
+    out = [f"{where}: error[{diag.code}]: {diag.message}"]
+    if diag.span is not None and source is not None:
+        text = source.line_text(diag.span.line)
+        if text:
+            start = diag.span.col - 1
+            if diag.span.end_line == diag.span.line:
+                width = max(1, diag.span.end_col - diag.span.col)
+            else:
+                width = max(1, len(text) - start)
+            width = min(width, max(1, len(text) - start))
+            gutter = f"{diag.span.line:>4} | "
+            out.append(gutter + text)
+            out.append(" " * (len(gutter) + start) + "^" + "~" * (width - 1))
+    if diag.rule:
+        out.append(f"  = rule: {diag.rule}")
+    return "\n".join(out)
+
+
+def error(code: str, message: str, span: Span | None = None, rule: str | None = None) -> TensorLangError:
+    """Shorthand used by the stages: ``raise error("shape", "...", node.span, "t-elem")``."""
+    return TensorLangError(code, message, span, rule)
+
+
+def guard(fn):
+    """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError.
+
+    Deep nesting (RecursionError) and exhausted memory become ``too-large``; anything
+    else unexpected becomes ``internal`` with the original exception chained, so that
+    the CLI can print one line and a bug report still has the traceback.
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TensorLangError:
+            raise
+        except RecursionError:
+            raise TensorLangError("too-large", "the program is nested too deeply to process") from None
+        except MemoryError:
+            raise TensorLangError("too-large", "the machine ran out of memory for this program") from None
+        except Exception as exc:  # noqa: BLE001 - this is the boundary
+            raise TensorLangError(
+                "internal", f"internal error ({type(exc).__name__}: {exc}); please report it with the program"
+            ) from exc
+
+    return wrapper

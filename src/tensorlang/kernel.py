@@ -1,0 +1,182 @@
+"""A compiled program as a Python callable: input validation, running, results.
+
+The kernel owns the checked program and the back end that runs it.  It checks every
+input before anything runs (names, shapes, dtypes, sizes) and reports problems as
+error[input] pointing at the variable's declaration.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Mapping
+
+import numpy as np
+
+from . import limits
+from .backends import interp
+from .errors import Source, TensorLangError, error, guard
+from .syntax.printer import to_source
+from .typecheck import CheckedProgram, show
+
+DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
+
+
+def resolve_dtype(dtype) -> np.dtype:
+    """'float64' (default) or 'float32', as a name or a numpy dtype."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None or resolved.name not in DTYPES:
+        raise error("input", f"unsupported dtype {dtype!r}; choose float64 or float32")
+    return resolved
+
+
+class Kernel:
+    """``k(A=a, B=b)`` runs the program and returns a dict of results.
+
+    Results are the ``out`` and ``inout`` variables, or, in a program without
+    qualifiers, the whole final store.  ``out={"C": c}`` writes results into
+    caller-owned arrays (exact shape and dtype) instead of new ones.
+    """
+
+    def __init__(self, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype):
+        self.checked = checked
+        self.source = source
+        self.backend = backend
+        self.dtype = dtype
+        self.last_run_seconds: float | None = None
+
+    # --------------------------------------------------------------- interface
+    @property
+    def program(self):
+        return self.checked.program
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Variables the caller must supply."""
+        return self.checked.inputs
+
+    @property
+    def optional_inputs(self) -> tuple[str, ...]:
+        """Variables the caller may supply (they start undefined, NaN, otherwise)."""
+        return self.checked.optional_inputs
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return self.checked.results
+
+    @property
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        return dict(self.checked.context.shapes)
+
+    def __repr__(self) -> str:
+        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}>"
+
+    # --------------------------------------------------------------- running
+    @guard
+    def __call__(self, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
+        try:
+            supplied = self._validate_inputs(arrays)
+            targets = self._validate_out(out or {})
+            self._check_store_size()
+            start = time.perf_counter()
+            store = interp.run(self.checked, supplied, self.dtype)
+            self.last_run_seconds = time.perf_counter() - start
+        except TensorLangError as exc:
+            raise exc.with_source(self.source) from None
+        results = {}
+        for name in self.outputs:
+            if name in targets:
+                np.copyto(targets[name], store[name])
+                results[name] = targets[name]
+            else:
+                results[name] = store[name]
+        return results
+
+    def _decl_span(self, name: str):
+        decl = self.checked.context.decls.get(name)
+        return decl.name_span if decl else None
+
+    def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
+        ctx = self.checked.context
+        accepted = set(self.checked.accepted_inputs)
+        for name in arrays:
+            if name not in ctx:
+                known = ", ".join(ctx.shapes) or "none"
+                raise error("input", f"the program has no variable {name!r} (declared: {known})")
+            if name not in accepted:
+                role = ctx.quals[name] or "temporary"
+                hint = "; pass it in out= to receive the result in place" if role == "out" else ""
+                raise error("input", f"{name!r} is an {role!r} variable and takes no input{hint}", self._decl_span(name))
+        missing = [n for n in self.checked.inputs if n not in arrays]
+        if missing:
+            name = missing[0]
+            raise error("input", f"missing input {name!r} of shape {show(ctx[name])}", self._decl_span(name))
+        return {name: self._as_array(name, value) for name, value in arrays.items()}
+
+    def _as_array(self, name: str, value) -> np.ndarray:
+        expected = self.checked.context[name]
+        try:
+            arr = np.asarray(value)
+        except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way
+            raise error("input", f"input {name!r} cannot be read as an array ({exc})", self._decl_span(name)) from None
+        if arr.dtype.kind not in "biuf":
+            raise error(
+                "input",
+                f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
+                self._decl_span(name),
+            )
+        if arr.shape != expected:
+            raise error(
+                "input",
+                f"input {name!r} has shape {show(arr.shape)} but is declared {show(expected)}",
+                self._decl_span(name),
+            )
+        return arr
+
+    def _validate_out(self, out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if not isinstance(out, Mapping):
+            raise error("input", "out= must be a dict from result names to numpy arrays")
+        for name, target in out.items():
+            if name not in self.outputs:
+                raise error("input", f"out= names {name!r}, which is not a result (results: {', '.join(self.outputs)})")
+            expected = self.checked.context[name]
+            if not isinstance(target, np.ndarray):
+                raise error("input", f"out[{name!r}] must be a numpy array, got {type(target).__name__}")
+            if target.shape != expected or target.dtype != self.dtype:
+                raise error(
+                    "input",
+                    f"out[{name!r}] must have shape {show(expected)} and dtype {self.dtype.name}, "
+                    f"got {show(target.shape)} and {target.dtype}",
+                    self._decl_span(name),
+                )
+            if not target.flags.writeable:
+                raise error("input", f"out[{name!r}] is read-only", self._decl_span(name))
+        return dict(out)
+
+    def _check_store_size(self) -> None:
+        total = sum(int(np.prod(s, dtype=object)) for s in self.checked.context.shapes.values())
+        limits.check_allocation(total, self.dtype.itemsize, "the program's variables")
+
+    # --------------------------------------------------------------- inspection
+    def ir(self, stage: str = "ast") -> str:
+        """The program at a stage of the pipeline; ``ast`` is all there is so far."""
+        if stage != "ast":
+            raise error("backend", f"stage {stage!r} is not available in this version (available: ast)")
+        return to_source(self.program)
+
+    def code(self, lang: str = "c") -> str:
+        raise error("backend", f"the {self.backend!r} back end generates no {lang} code")
+
+    def report(self) -> str:
+        """Per variable its role and type; per statement its type."""
+        ctx = self.checked.context
+        lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name})", "variables:"]
+        for name, shape in ctx.shapes.items():
+            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
+            lines.append(f"  {role:9} {name} : {show(shape)}")
+        lines.append("statements:")
+        for stmt in self.program.stmts:
+            lines.append(f"  line {stmt.span.line if stmt.span else '?'}: {stmt.target} : {show(ctx[stmt.target])}")
+        return "\n".join(lines)

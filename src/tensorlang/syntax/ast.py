@@ -1,0 +1,182 @@
+"""The abstract syntax of the model language (paper 000, Figure 1, with SPEC section 1).
+
+Nodes are immutable and every node carries the :class:`~tensorlang.errors.Span` of the
+text it came from, so that every later stage can point at the source.  Spans do not take
+part in equality: two nodes that spell the same expression are equal wherever they stand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..errors import Span
+
+def _span_field():
+    return field(default=None, compare=False, repr=False)
+
+
+Shape = tuple[int, ...]
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass(frozen=True)
+class Var:
+    """A variable reference ``x`` (typed by t-var, evaluated by eq. 7)."""
+
+    name: str
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number literal; a scalar of type ``[]``."""
+
+    value: float
+    text: str = field(default="", compare=False)
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Paren:
+    """``( e )`` (t-paren, eq. 8).  Kept so that printing gives back what was written."""
+
+    expr: "Expr"
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Neg:
+    """Unary minus ``-e`` (an extension: same shape as e)."""
+
+    expr: "Expr"
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Outer:
+    """Outer product ``e1 # e2`` (t-prod, eq. 9): the shapes concatenate."""
+
+    left: "Expr"
+    right: "Expr"
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A pair of 1-based dimension numbers ``[m n]``."""
+
+    first: int
+    second: int
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Contract:
+    """Contraction ``e . [m n]`` (t-contr, eq. 11), or a group ``e . [[m1 n1] [m2 n2] ...]``.
+
+    In a group every pair names dimensions of ``e`` before any of them is removed (002).
+    """
+
+    expr: "Expr"
+    pairs: tuple[Pair, ...]
+    grouped: bool = False
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """Transposition ``e ^ [m n]`` (t-trans, eq. 10): dimensions m and n swap."""
+
+    expr: "Expr"
+    pair: Pair
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Binary:
+    """``e1 op e2`` for op in + - * / (t-elem, t-smul, t-sdiv; eqs. 12-18)."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Call:
+    """An elementwise function ``f(e)`` with f in :data:`FUNCTIONS`."""
+
+    fn: str
+    arg: "Expr"
+    span: Span | None = _span_field()
+
+
+Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call]
+
+#: The elementwise functions of SPEC section 1.
+FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "tanh", "abs")
+
+
+# ---------------------------------------------------------------- program
+@dataclass(frozen=True)
+class Decl:
+    """``[qual] var x : [d1 ... dk]`` (s-var).  ``qual`` is None, 'in', 'out' or 'inout'."""
+
+    name: str
+    shape: Shape
+    qual: str | None = None
+    span: Span | None = _span_field()
+    name_span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Assign:
+    """``x = e`` (ok-stmt, ev-stmt)."""
+
+    target: str
+    expr: Expr
+    span: Span | None = _span_field()
+    target_span: Span | None = _span_field()
+
+
+Stmt = Assign
+
+
+@dataclass(frozen=True)
+class Program:
+    """``decl* stmt*``; ``lang`` names the front end that produced it."""
+
+    decls: tuple[Decl, ...]
+    stmts: tuple[Stmt, ...]
+    lang: str = "tl"
+
+    @property
+    def qualified(self) -> bool:
+        """True when any declaration carries a qualifier (000 section 5)."""
+        return any(d.qual is not None for d in self.decls)
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The immediate subexpressions of ``expr``, left to right."""
+    if isinstance(expr, (Var, Number)):
+        return ()
+    if isinstance(expr, (Paren, Neg, Contract, Transpose)):
+        return (expr.expr,)
+    if isinstance(expr, (Outer, Binary)):
+        return (expr.left, expr.right)
+    if isinstance(expr, Call):
+        return (expr.arg,)
+    raise TypeError(f"not an expression: {expr!r}")
+
+
+def variables_read(expr: Expr) -> list[Var]:
+    """Every variable occurrence in ``expr``, in source order (iteratively: no recursion limit)."""
+    found: list[Var] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Var):
+            found.append(node)
+        stack.extend(reversed(children(node)))
+    return found

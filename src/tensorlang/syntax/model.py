@@ -1,0 +1,213 @@
+"""Parser for ``.tl`` files: the lark grammar ``model.lark`` to the AST of :mod:`.ast`.
+
+The grammar is LALR(1), so lark builds the AST while it parses (the transformer runs
+inline): no parse tree is kept and no recursion over it happens, which keeps deeply
+nested programs from exhausting the Python stack in this stage.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import lark
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import Span, TensorLangError, error
+from . import ast
+
+#: Words of the language that cannot name a variable (keywords, functions, index-form words).
+RESERVED = frozenset({"var", "in", "out", "inout", "sum", "delta", "eps", *ast.FUNCTIONS})
+
+#: Nesting deeper than this is rejected before parsing (it would exhaust later stages).
+MAX_NESTING = 200
+
+# How the grammar's terminals read in a message about what was expected.
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "NUMBER": "a number",
+    "FUNC": "a function name",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "EQUAL": "'='",
+    "COLON": "':'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "DOT": "'.'",
+    "CIRCUMFLEX": "'^'",
+    "HASH": "'#'",
+    "VAR": "'var'",
+    "IN": "'in'",
+    "OUT": "'out'",
+    "INOUT": "'inout'",
+    "$END": "end of input",
+}
+
+
+def _tok_span(tok) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def _start(item) -> Span:
+    if isinstance(item, Token):
+        return _tok_span(item)
+    if isinstance(item, tuple):  # a (pairs, grouped, span) triple or a shape
+        return item[-1]
+    return item.span
+
+
+def _cover(first, last) -> Span:
+    """The span from the start of ``first`` to the end of ``last`` (tokens or nodes)."""
+    a, b = _start(first), _start(last)
+    return Span(a.line, a.col, b.end_line, b.end_col)
+
+
+@v_args(inline=True)
+class _ToAst(Transformer):
+    """One method per grammar rule; each returns the AST node with its span.
+
+    The parser keeps every token (``keep_all_tokens``) so that a node's span can reach
+    from its first token to its last, parentheses and brackets included.
+    """
+
+    def program(self, *items):
+        decls = tuple(i for i in items if isinstance(i, ast.Decl))
+        stmts = tuple(i for i in items if not isinstance(i, ast.Decl))
+        return ast.Program(decls, stmts, "tl")
+
+    def decl(self, *items):
+        qual = str(items[0]) if len(items) == 5 else None
+        name, shape = items[-3], items[-1]
+        if str(name) in RESERVED:
+            raise error("syntax", f"{str(name)!r} is a reserved word and cannot name a variable", _tok_span(name))
+        return ast.Decl(str(name), shape[0], qual, _cover(items[0], shape), _tok_span(name))
+
+    def qual(self, tok):
+        return tok
+
+    def shape(self, lsqb, *rest):
+        ints, rsqb = rest[:-1], rest[-1]
+        return tuple(int(i) for i in ints), _cover(lsqb, rsqb)
+
+    def assign(self, name, _eq, expr):
+        return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+
+    def _binary(op):  # noqa: N805 - a helper that builds methods
+        def build(self, left, _op, right):
+            return ast.Binary(op, left, right, _cover(left, right))
+
+        return build
+
+    add, sub, mul, div = _binary("+"), _binary("-"), _binary("*"), _binary("/")
+
+    def outer(self, left, _hash, right):
+        return ast.Outer(left, right, _cover(left, right))
+
+    def contract(self, expr, _dot, cpairs):
+        pairs, grouped, span = cpairs
+        return ast.Contract(expr, pairs, grouped, _cover(expr, cpairs))
+
+    def transpose(self, expr, _caret, pair):
+        return ast.Transpose(expr, pair, _cover(expr, pair))
+
+    def single_pair(self, pair):
+        return (pair,), False, pair.span
+
+    def pair_group(self, lsqb, *rest):
+        return tuple(rest[:-1]), True, _cover(lsqb, rest[-1])
+
+    def pair(self, lsqb, m, n, rsqb):
+        return ast.Pair(int(m), int(n), _cover(lsqb, rsqb))
+
+    def neg(self, minus, expr):
+        return ast.Neg(expr, _cover(minus, expr))
+
+    def var(self, name):
+        return ast.Var(str(name), _tok_span(name))
+
+    def number(self, tok):
+        return ast.Number(float(tok), str(tok), _tok_span(tok))
+
+    def paren(self, lpar, expr, rpar):
+        return ast.Paren(expr, _cover(lpar, rpar))
+
+    def call(self, fn, _lpar, arg, rpar):
+        return ast.Call(str(fn), arg, _cover(fn, rpar))
+
+
+@functools.lru_cache(maxsize=None)
+def _parser() -> Lark:
+    grammar = resources.files(__package__).joinpath("model.lark").read_text()
+    return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
+
+
+def _check_nesting(text: str) -> None:
+    """Reject absurdly deep parenthesis nesting with a position, before the parser sees it."""
+    depth, line, col = 0, 1, 0
+    for ch in text:
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch == "(":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep", Span.point(line, col))
+        elif ch == ")":
+            depth = max(0, depth - 1)
+
+
+def _describe(tok) -> str:
+    if tok is None or tok.type == "$END":
+        return "end of input"
+    return f"{str(tok)!r}"
+
+
+def _expected(names) -> str:
+    words = sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names})
+    if not words:
+        return ""
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return "; expected " + ", ".join(words)
+
+
+def parse_model(text: str) -> ast.Program:
+    """Parse model-language source into a :class:`~tensorlang.syntax.ast.Program`.
+
+    Raises :class:`TensorLangError` with code ``syntax`` at the first token the grammar
+    cannot accept.
+    """
+    _check_nesting(text)
+    try:
+        return _parser().parse(text)
+    except UnexpectedCharacters as exc:
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
+    except UnexpectedEOF as exc:
+        line, col = _end_position(text)
+        raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
+    except UnexpectedToken as exc:
+        tok = exc.token
+        if tok.type == "$END":
+            line, col = _end_position(text)
+            span = Span.point(line, col)
+        else:
+            span = _tok_span(tok)
+        raise error("syntax", f"unexpected {_describe(tok)}" + _expected(exc.expected), span) from None
+    except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
+        raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
+    except VisitError as exc:  # an exception inside a transformer callback
+        if isinstance(exc.orig_exc, TensorLangError):
+            raise exc.orig_exc from None
+        raise
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1

@@ -1,0 +1,281 @@
+"""Typing of model-language programs: the rules of paper 000, by name.
+
+* Figure 7, context formation: ``s-empty``, ``s-var`` (no redeclaration).
+* Figure 8, well-formed statements: ``ok-prog``, ``ok-seq``, ``ok-stmt``.
+* Figure 9, expression typing: ``t-var``, ``t-paren``, ``t-prod``, ``t-trans``,
+  ``t-contr``, ``t-elem``, ``t-smul``, ``t-sdiv``.
+* SPEC extensions: number literals (``t-num``, type ``[]``), unary minus (``t-neg``),
+  elementwise functions (``t-fn``), scalar on the right of ``*`` (``t-smul-right``),
+  grouped contraction (``t-contr-group``: every pair names dimensions of the operand
+  before any is removed).
+* Section 5 of 000, qualifiers: ``in`` variables are read-only and initialised, reading a
+  variable before it is assigned is ``uninit``, an ``out`` never assigned is ``uninit``.
+
+A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from .errors import Diagnostic, Span, TensorLangError, error
+from .syntax import ast
+from .syntax.ast import Shape
+
+#: Extents and element counts must stay below this (they become int64 loop bounds).
+MAX_ELEMENTS = 2**62
+
+
+def show(shape: Shape) -> str:
+    """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar."""
+    return "[" + " ".join(str(d) for d in shape) + "]"
+
+
+@dataclass(frozen=True)
+class Context:
+    """The static context Γ (000 Definition 3) with each variable's qualifier."""
+
+    shapes: Mapping[str, Shape]
+    quals: Mapping[str, str | None]
+    decls: Mapping[str, ast.Decl]
+    qualified: bool
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.shapes
+
+    def __getitem__(self, name: str) -> Shape:
+        return self.shapes[name]
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    """A well-formed program together with its context and its interface to the caller.
+
+    ``inputs`` the caller must supply, ``optional_inputs`` the caller may supply (they
+    start as ⊥ otherwise), ``results`` the variables returned after the run.
+    """
+
+    program: ast.Program
+    context: Context
+    inputs: tuple[str, ...]
+    optional_inputs: tuple[str, ...]
+    results: tuple[str, ...]
+
+    @property
+    def accepted_inputs(self) -> tuple[str, ...]:
+        return self.inputs + self.optional_inputs
+
+
+# ------------------------------------------------------------------ Figure 7
+def build_context(program: ast.Program, diagnostics: list[Diagnostic]) -> Context:
+    """s-empty / s-var: each declaration adds one fresh identifier to Γ."""
+    shapes: dict[str, Shape] = {}
+    quals: dict[str, str | None] = {}
+    decls: dict[str, ast.Decl] = {}
+    for decl in program.decls:
+        if decl.name in shapes:
+            first = decls[decl.name].name_span
+            where = f" (first declared at line {first.line})" if first else ""
+            diagnostics.append(
+                Diagnostic("redeclared", f"variable {decl.name!r} is declared twice{where}", decl.name_span, "s-var")
+            )
+            continue
+        bad = [d for d in decl.shape if d < 1]
+        if bad:
+            diagnostics.append(
+                Diagnostic("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}", decl.span, "s-var")
+            )
+        elif _count(decl.shape) >= MAX_ELEMENTS:
+            diagnostics.append(
+                Diagnostic(
+                    "too-large",
+                    f"{decl.name!r} : {show(decl.shape)} has more elements than any machine can index (2^62)",
+                    decl.span,
+                    "s-var",
+                )
+            )
+        shapes[decl.name] = decl.shape
+        quals[decl.name] = decl.qual
+        decls[decl.name] = decl
+    return Context(MappingProxyType(shapes), MappingProxyType(quals), MappingProxyType(decls), program.qualified)
+
+
+def _count(shape: Shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# ------------------------------------------------------------------ Figure 9
+def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
+    """Γ ⊢ e : t.  Raises :class:`TensorLangError` naming the rule whose premise fails."""
+    shapes = gamma.shapes if isinstance(gamma, Context) else gamma
+
+    def t(e: ast.Expr) -> Shape:
+        if isinstance(e, ast.Var):  # t-var
+            if e.name not in shapes:
+                raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
+            return shapes[e.name]
+        if isinstance(e, ast.Number):  # t-num
+            return ()
+        if isinstance(e, (ast.Paren, ast.Neg)):  # t-paren, t-neg
+            return t(e.expr)
+        if isinstance(e, ast.Call):  # t-fn
+            return t(e.arg)
+        if isinstance(e, ast.Outer):  # t-prod: the types concatenate
+            return t(e.left) + t(e.right)
+        if isinstance(e, ast.Transpose):
+            return _t_trans(e, t(e.expr))
+        if isinstance(e, ast.Contract):
+            return _t_contr(e, t(e.expr))
+        if isinstance(e, ast.Binary):
+            return _t_binary(e, t(e.left), t(e.right))
+        raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
+
+    return t(expr)
+
+
+def _check_dim(d: int, shape: Shape, pair: ast.Pair, rule: str, what: str) -> None:
+    if not 1 <= d <= len(shape):
+        rank = len(shape)
+        allowed = f"1..{rank}" if rank else "none: the operand is a scalar"
+        raise error(
+            "dim-range",
+            f"{what} names dimension {d}, but the operand has type {show(shape)} of rank {rank} (dimensions {allowed})",
+            pair.span,
+            rule,
+        )
+
+
+def _t_trans(e: ast.Transpose, shape: Shape) -> Shape:
+    """t-trans: ``e ^ [m n]`` swaps extents m and n."""
+    m, n = e.pair.first, e.pair.second
+    for d in (m, n):
+        _check_dim(d, shape, e.pair, "t-trans", "the transposition")
+    out = list(shape)
+    out[m - 1], out[n - 1] = out[n - 1], out[m - 1]
+    return tuple(out)
+
+
+def _t_contr(e: ast.Contract, shape: Shape) -> Shape:
+    """t-contr (and t-contr-group): pairs of distinct dimensions with equal extents are removed."""
+    rule = "t-contr-group" if e.grouped else "t-contr"
+    used: dict[int, ast.Pair] = {}
+    for pair in e.pairs:
+        m, n = pair.first, pair.second
+        for d in (m, n):
+            _check_dim(d, shape, pair, rule, "the contraction")
+        if m == n:
+            raise error("dim-range", f"a contraction pair needs two different dimensions, got [{m} {n}]", pair.span, rule)
+        for d in (m, n):
+            if d in used:
+                raise error(
+                    "dim-range",
+                    f"dimension {d} appears in two pairs of one contraction group",
+                    pair.span,
+                    rule,
+                )
+            used[d] = pair
+        if shape[m - 1] != shape[n - 1]:
+            raise error(
+                "shape",
+                f"contracted dimensions {m} and {n} of {show(shape)} have different extents "
+                f"{shape[m - 1]} and {shape[n - 1]}",
+                pair.span,
+                rule,
+            )
+    return tuple(d for i, d in enumerate(shape, start=1) if i not in used)
+
+
+def _t_binary(e: ast.Binary, left: Shape, right: Shape) -> Shape:
+    """t-elem for equal shapes; t-smul / t-sdiv when one side is a scalar."""
+    if left == right:
+        return left  # t-elem (two scalars included)
+    if e.op == "*" and left == ():
+        return right  # t-smul
+    if e.op == "*" and right == ():
+        return left  # t-smul-right
+    if e.op == "/" and right == ():
+        return left  # t-sdiv
+    if e.op == "/":
+        rule, hint = "t-sdiv", "'/' needs equal shapes or a scalar on the right"
+    elif e.op == "*":
+        rule, hint = "t-smul", "'*' needs equal shapes or a scalar on one side"
+    else:
+        rule, hint = "t-elem", f"'{e.op}' needs equal shapes (there is no broadcasting)"
+    raise error("shape", f"operands of '{e.op}' have types {show(left)} and {show(right)}; {hint}", e.span, rule)
+
+
+# ------------------------------------------------------------------ Figure 8 and section 5
+def check_program(program: ast.Program) -> CheckedProgram:
+    """ok-prog: form Γ from the declarations, then check every statement (ok-seq, ok-stmt).
+
+    All problems are collected (one per statement at most) and raised together.
+    """
+    diagnostics: list[Diagnostic] = []
+    gamma = build_context(program, diagnostics)
+    for stmt in program.stmts:
+        try:
+            _ok_stmt(stmt, gamma)
+        except TensorLangError as exc:
+            diagnostics.extend(exc.diagnostics)
+    if not diagnostics and gamma.qualified:
+        diagnostics.extend(_uninit(program, gamma))
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+    return _interface(program, gamma)
+
+
+def _ok_stmt(stmt: ast.Assign, gamma: Context) -> None:
+    """ok-stmt: x is declared and the right side has x's type."""
+    if stmt.target not in gamma:
+        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
+    expected = gamma[stmt.target]
+    actual = type_of(stmt.expr, gamma)
+    if actual != expected:
+        raise error(
+            "assign-shape",
+            f"{stmt.target!r} has type {show(expected)} but the right side has type {show(actual)}",
+            stmt.target_span,
+            "ok-stmt",
+        )
+    if gamma.quals[stmt.target] == "in":
+        raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
+
+
+def _uninit(program: ast.Program, gamma: Context) -> list[Diagnostic]:
+    """Reads of variables not yet assigned, and ``out`` variables never assigned (000 §5).
+
+    ``in`` and ``inout`` variables are initialised by the caller; everything else is
+    initialised by its first assignment.  Without control flow, one pass in program
+    order decides it.
+    """
+    found: list[Diagnostic] = []
+    assigned = {name for name, q in gamma.quals.items() if q in ("in", "inout")}
+    for stmt in program.stmts:
+        for var in ast.variables_read(stmt.expr):
+            if var.name not in assigned:
+                found.append(
+                    Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span, "uninit (000 §5)")
+                )
+                break
+        assigned.add(stmt.target)
+    for decl in program.decls:
+        if decl.qual == "out" and decl.name not in assigned:
+            found.append(
+                Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span, "uninit (000 §5)")
+            )
+    return found
+
+
+def _interface(program: ast.Program, gamma: Context) -> CheckedProgram:
+    names = [d.name for d in program.decls]
+    if not gamma.qualified:  # every variable is implicitly inout
+        return CheckedProgram(program, gamma, (), tuple(names), tuple(names))
+    quals = gamma.quals
+    inputs = tuple(n for n in names if quals[n] in ("in", "inout"))
+    results = tuple(n for n in names if quals[n] in ("out", "inout"))
+    return CheckedProgram(program, gamma, inputs, (), results)
