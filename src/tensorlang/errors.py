@@ -142,7 +142,7 @@ class TensorLangError(Exception):
 
 def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
     """``FILE:LINE:COL: error[CODE]: message``, the source line, a caret, the rule."""
-    where = source.filename if source else "<input>"
+    where = source.filename if source else "tensorlang"
     if diag.span is not None:
         where += f":{diag.span.line}:{diag.span.col}"
     out = [f"{where}: error[{diag.code}]: {diag.message}"]

@@ -37,11 +37,11 @@ def read_source(path) -> Source:
     try:
         data = Path(name).read_bytes()
     except OSError as exc:
-        raise error("input", f"cannot read program {name!r}: {exc.strerror or exc}") from None
+        raise error("input", f"cannot read program: {exc.strerror or exc}").with_source(Source("", name)) from None
     try:
         return Source(data.decode("utf-8"), name)
     except UnicodeDecodeError:
-        raise error("input", f"program {name!r} is not UTF-8 text") from None
+        raise error("input", "the program is not UTF-8 text").with_source(Source("", name)) from None
 
 
 def load(source_or_path, lang: str | None = None) -> tuple[Source, str]:

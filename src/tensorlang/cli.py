@@ -1,0 +1,227 @@
+"""The ``tensorlang`` command line (SPEC section 6).
+
+Every failure leaves as a rendered diagnostic on stderr with exit status 1 (a rejected
+program, a bad input, a file that cannot be read); usage mistakes exit 2 as argparse
+does.  No traceback reaches the terminal: unexpected errors print one line that asks
+for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for developers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .api import check_source, compile_source
+from .backends import KNOWN
+from .errors import Source, TensorLangError, guard
+from .syntax import SUFFIXES, read_source
+from .typecheck import show
+
+
+def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
+    if path == "-":
+        return Source(sys.stdin.read(), "<stdin>"), lang or "tl"
+    source = read_source(path)
+    return source, lang or SUFFIXES.get(Path(path).suffix, "tl")
+
+
+# ------------------------------------------------------------------ check
+def cmd_check(args) -> int:
+    status = 0
+    for path in args.programs:
+        try:
+            source, lang = _read_program(path, args.lang)
+            guard(check_source)(source, lang)
+        except TensorLangError as exc:
+            print(exc.render(), file=sys.stderr)
+            status = 1
+            continue
+        if not args.quiet:
+            print(f"{path}: ok")
+    return status
+
+
+# ------------------------------------------------------------------ run
+def _load_array_file(path: str, name: str | None = None):
+    """np.load without pickles; unreadable files are error[input]."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise TensorLangError("input", f"input file {path!r} does not exist") from None
+    except (OSError, ValueError, EOFError) as exc:
+        what = f"input {name!r} from " if name else "inputs from "
+        raise TensorLangError("input", f"cannot read {what}{path!r}: {exc}") from None
+
+
+def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    if args.inputs:
+        with _load_array_file(args.inputs) as archive:
+            if not hasattr(archive, "files"):
+                raise TensorLangError("input", f"{args.inputs!r} is not an .npz archive")
+            for name in archive.files:
+                arrays[name] = archive[name]
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise TensorLangError("input", f"--input expects NAME=FILE.npy, got {item!r}")
+        value = _load_array_file(path, name)
+        if hasattr(value, "files"):
+            value.close()
+            raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
+        arrays[name] = value
+    if args.random_inputs is not None:
+        rng = np.random.default_rng(args.random_inputs)
+        for name in _random_candidates(kernel):
+            if name not in arrays:
+                shape = kernel.shapes[name]
+                kernel._check_store_size()  # an absurd program is refused before drawing numbers
+                arrays[name] = rng.uniform(-1.0, 1.0, size=shape)
+    return arrays
+
+
+def _random_candidates(kernel) -> list[str]:
+    """With qualifiers: the in/inout variables.  Without: those read before assigned."""
+    if kernel.checked.context.qualified:
+        return list(kernel.inputs)
+    from .syntax.ast import variables_read
+
+    assigned: set[str] = set()
+    needed: list[str] = []
+    for stmt in kernel.program.stmts:
+        for var in variables_read(stmt.expr):
+            if var.name not in assigned and var.name not in needed:
+                needed.append(var.name)
+        assigned.add(stmt.target)
+    return needed
+
+
+def _save_npz(path: str, results: dict[str, np.ndarray]) -> None:
+    """Write atomically: a failed write never leaves a half-written file behind."""
+    target = Path(path)
+    if target.suffix != ".npz":
+        target = target.with_name(target.name + ".npz")
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=directory)
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **results)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
+
+
+def _checksum(a: np.ndarray) -> str:
+    total = float(np.sum(a, dtype=np.float64))
+    return f"sum={total:.10g}"
+
+
+def _check_writable(path: str) -> None:
+    """Refuse an output path that cannot be written before any work is done."""
+    directory = Path(path).parent
+    if not directory.is_dir() or not os.access(directory, os.W_OK):
+        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
+
+
+def cmd_run(args) -> int:
+    if args.output:
+        _check_writable(args.output)
+    source, lang = _read_program(args.program, args.lang)
+    kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads)
+    try:
+        arrays = _gather_inputs(args, kernel)
+    except TensorLangError as exc:
+        raise exc.with_source(kernel.source) from None
+    start = time.perf_counter()
+    results = kernel(**arrays)
+    elapsed = time.perf_counter() - start
+    width = max((len(n) for n in results), default=0)
+    for name, value in results.items():
+        print(f"{name:<{width}}  {show(value.shape):<16} {_checksum(value)}")
+    print(f"time: {elapsed * 1e3:.3f} ms  (backend {kernel.backend}, {kernel.dtype.name})")
+    if args.output:
+        _save_npz(args.output, results)
+        print(f"wrote {len(results)} result(s) to {args.output}")
+    return 0
+
+
+# ------------------------------------------------------------------ compile
+def cmd_compile(args) -> int:
+    source, lang = _read_program(args.program, args.lang)
+    kernel = compile_source(source, lang)
+    text = kernel.ir(args.emit) if args.emit == "ast" else kernel.code(args.emit)
+    if args.o:
+        try:
+            Path(args.o).write_text(text)
+        except OSError as exc:
+            raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# ------------------------------------------------------------------ main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tensorlang", description="A typed tensor language and its compiler.")
+    parser.add_argument("--version", action="version", version=f"tensorlang {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check", help="type-check programs; exit 1 with diagnostics if any is ill-formed")
+    p.add_argument("programs", nargs="+", metavar="PROG")
+    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing for well-formed programs")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("run", help="run a program and print a summary of its results")
+    p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    p.add_argument("--inputs", metavar="FILE.npz")
+    p.add_argument("--random-inputs", nargs="?", const=0, type=int, metavar="SEED",
+                   help="fill inputs not given otherwise with uniform random numbers in [-1, 1]")
+    p.add_argument("--output", metavar="OUT.npz")
+    p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN)
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
+    p.add_argument("--threads", type=int)
+    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compile", help="show a stage of the compiler")
+    p.add_argument("program", metavar="PROG")
+    p.add_argument("--emit", default="ast", choices=("ast", "ein", "opt", "c", "numpy"))
+    p.add_argument("-o", metavar="FILE")
+    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.set_defaults(func=cmd_compile)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return guard(args.func)(args)
+    except TensorLangError as exc:
+        print(exc.render(), file=sys.stderr)
+        if exc.code == "internal" and os.environ.get("TENSORLANG_DEBUG"):
+            import traceback
+
+            traceback.print_exception(exc.__cause__ or exc)
+        return 3 if exc.code == "internal" else 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
