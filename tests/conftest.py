@@ -1,0 +1,32 @@
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+# Property tests import their strategies as `properties.generators`.
+sys.path.insert(0, str(Path(__file__).parent))
+
+settings.register_profile(
+    "default", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow], derandomize=False
+)
+settings.register_profile("thorough", deadline=None, max_examples=3000, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def monkeypatch_budget():
+    """Keep runs of randomly edited programs small: a 64 MiB memory budget."""
+    old = os.environ.get("TENSORLANG_MAX_BYTES")
+    os.environ["TENSORLANG_MAX_BYTES"] = str(64 * 2**20)
+    yield
+    if old is None:
+        del os.environ["TENSORLANG_MAX_BYTES"]
+    else:
+        os.environ["TENSORLANG_MAX_BYTES"] = old

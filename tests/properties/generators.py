@@ -1,0 +1,322 @@
+"""Hypothesis strategies for random well-typed model-language programs, and an oracle.
+
+The generator works top-down: asked for an expression of a given type, it picks an
+operator whose typing rule can produce that type and asks for operands of the types the
+rule needs (t-prod splits the type, t-contr inserts a pair of equal extents, t-trans
+swaps two extents, ...).  Every program it draws is therefore well-typed by
+construction, covers every operator, nests up to ``max_depth`` and reuses the results
+of earlier statements.
+
+The oracle evaluates the generated AST with ``numpy.einsum`` written here, independently
+of the interpreter, and tracks a first-order bound on the rounding error of every value
+so that results can be compared tightly even where sums cancel.
+
+To keep values well conditioned, ``exp`` is only ever applied to ``tanh(...)`` and
+``sqrt`` / ``log`` to such an exponential, and every divisor is one of those or a
+nonzero literal: the interesting part of division, controlled division by zero, is
+tested by hand in tests/test_api.py.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+from tensorlang.syntax import ast
+
+MAX_RANK = 6  # of any intermediate; variables have rank <= 4
+EXTENTS = st.integers(1, 3)
+
+
+@dataclass
+class Draft:
+    """A program under construction: variable types and the statements so far."""
+
+    qualified: bool
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    assigned: list[str] = field(default_factory=list)  # in statement order
+    stmts: list[ast.Assign] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+
+    def fresh(self, shape) -> str:
+        name = f"v{len(self.shapes)}"
+        self.shapes[name] = tuple(shape)
+        self.inputs.append(name)
+        return name
+
+    def readable(self, shape) -> list[str]:
+        """Variables of this type that a statement may read now."""
+        names = [n for n, s in self.shapes.items() if s == tuple(shape)]
+        if self.qualified:  # only inputs and what is already assigned
+            names = [n for n in names if n in self.inputs or n in self.assigned]
+        return names
+
+
+def _leaf(draw, shape, draft: Draft) -> ast.Expr:
+    if shape == () and draw(st.integers(0, 3)) == 0:
+        return ast.Number(draw(st.sampled_from([0.5, 1.0, 2.0, 0.25, 3.0, 1.5])))
+    existing = draft.readable(shape)
+    if existing and draw(st.integers(0, 2)) > 0:
+        return ast.Var(draw(st.sampled_from(existing)))
+    return ast.Var(draft.fresh(shape))
+
+
+def _positive(draw, shape, depth, draft) -> ast.Expr:
+    """An expression of this type whose values lie in [1/e, e]: exp(tanh(e))."""
+    inner = ast.Call("exp", ast.Call("tanh", expr_of_shape(draw, shape, depth, draft)))
+    wrap = draw(st.sampled_from(["none", "sqrt", "log-exp"]))
+    if wrap == "sqrt":
+        return ast.Call("sqrt", inner)
+    if wrap == "log-exp":  # log of a positive value, then back to a positive one
+        return ast.Call("exp", ast.Call("log", inner))
+    return inner
+
+
+def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
+    """A random expression of type ``shape`` (a tuple of extents)."""
+    shape = tuple(shape)
+    if depth <= 0:
+        return _leaf(draw, shape, draft)
+    kinds = ["leaf", "neg", "fn", "add", "sub", "emul", "ediv", "smul", "smul_right", "sdiv", "trans"]
+    if len(shape) + 2 <= MAX_RANK:
+        kinds += ["contr", "contr", "contr"]
+    if len(shape) + 4 <= MAX_RANK:
+        kinds += ["group"]
+    kinds += ["outer", "outer"]
+    kind = draw(st.sampled_from(kinds))
+    sub = lambda s: expr_of_shape(draw, s, depth - 1, draft)  # noqa: E731
+
+    if kind == "leaf":
+        return _leaf(draw, shape, draft)
+    if kind == "neg":
+        return ast.Neg(sub(shape))
+    if kind == "fn":
+        fn = draw(st.sampled_from(["sin", "cos", "tanh", "abs", "exp"]))
+        if fn == "exp":
+            return _positive(draw, shape, depth - 1, draft)
+        return ast.Call(fn, sub(shape))
+    if kind in ("add", "sub", "emul"):
+        op = {"add": "+", "sub": "-", "emul": "*"}[kind]
+        return ast.Binary(op, sub(shape), sub(shape))
+    if kind == "ediv":
+        return ast.Binary("/", sub(shape), _positive(draw, shape, depth - 1, draft))
+    if kind == "smul":
+        return ast.Binary("*", sub(()), sub(shape))
+    if kind == "smul_right":
+        return ast.Binary("*", sub(shape), sub(()))
+    if kind == "sdiv":
+        if draw(st.booleans()):
+            return ast.Binary("/", sub(shape), ast.Number(draw(st.sampled_from([2.0, 0.5, 4.0, 1.25]))))
+        return ast.Binary("/", sub(shape), _positive(draw, (), depth - 1, draft))
+    if kind == "trans":
+        if len(shape) == 0:
+            return sub(shape)
+        m = draw(st.integers(1, len(shape)))
+        n = draw(st.integers(1, len(shape)))
+        inner = list(shape)
+        inner[m - 1], inner[n - 1] = inner[n - 1], inner[m - 1]
+        return ast.Transpose(sub(tuple(inner)), ast.Pair(m, n))
+    if kind == "outer":
+        k = draw(st.integers(0, len(shape)))
+        return ast.Outer(sub(shape[:k]), sub(shape[k:]))
+    if kind in ("contr", "group"):
+        npairs = 1 if kind == "contr" else draw(st.integers(1, 2))
+        inner, pairs = _insert_pairs(draw, shape, npairs)
+        grouped = kind == "group"
+        if not grouped:
+            return ast.Contract(sub(inner), (pairs[0],), False)
+        return ast.Contract(sub(inner), tuple(pairs), True)
+    raise AssertionError(kind)
+
+
+def _insert_pairs(draw, shape, npairs):
+    """A type with ``npairs`` pairs of equal-extent dimensions inserted into ``shape``,
+    and the pairs (1-based, in random order within each pair) that remove them again."""
+    slots: list[object] = list(shape)  # an int is a kept extent, ("p", k) a pair member
+    extents = []
+    for k in range(npairs):
+        extents.append(draw(EXTENTS))
+        for _ in range(2):
+            pos = draw(st.integers(0, len(slots)))
+            slots.insert(pos, ("p", k))
+    inner = tuple(extents[s[1]] if isinstance(s, tuple) else s for s in slots)
+    positions = {k: [i + 1 for i, s in enumerate(slots) if s == ("p", k)] for k in range(npairs)}
+    pairs = []
+    for k in range(npairs):
+        m, n = positions[k]
+        if draw(st.booleans()):
+            m, n = n, m
+        pairs.append(ast.Pair(m, n))
+    return inner, pairs
+
+
+@st.composite
+def programs(draw, qualified: bool | None = None, max_depth: int = 4, max_stmts: int = 4):
+    """A random well-typed program, returned as (ast.Program, input names)."""
+    if qualified is None:
+        qualified = draw(st.booleans())
+    draft = Draft(qualified)
+    for _ in range(draw(st.integers(1, max_stmts))):
+        shape = tuple(draw(st.lists(EXTENTS, min_size=0, max_size=4)))
+        # the target: a new variable, or (reusing) one of the same type
+        same = [n for n in draft.shapes if draft.shapes[n] == shape and not (qualified and n in draft.inputs)]
+        if same and draw(st.booleans()):
+            target = draw(st.sampled_from(same))
+        else:
+            target = f"v{len(draft.shapes)}"
+            draft.shapes[target] = shape
+        expr = expr_of_shape(draw, shape, draw(st.integers(1, max_depth)), draft)
+        draft.stmts.append(ast.Assign(target, expr))
+        if target not in draft.assigned:
+            draft.assigned.append(target)
+    decls = []
+    for name, shape in draft.shapes.items():
+        qual = None
+        if qualified:
+            qual = "in" if name in draft.inputs else draw(st.sampled_from(["out", "out", None]))
+        decls.append(ast.Decl(name, shape, qual))
+    if qualified and not any(d.qual == "out" for d in decls):
+        last = draft.stmts[-1].target
+        decls = [ast.Decl(d.name, d.shape, "out") if d.name == last else d for d in decls]
+    return ast.Program(tuple(decls), tuple(draft.stmts))
+
+
+def random_inputs(program: ast.Program, seed: int) -> dict[str, np.ndarray]:
+    """Values for every variable the caller may supply (all of them without qualifiers)."""
+    rng = np.random.default_rng(seed)
+    qualified = program.qualified
+    return {
+        d.name: rng.uniform(-1, 1, size=d.shape)
+        for d in program.decls
+        if (not qualified) or d.qual in ("in", "inout")
+    }
+
+
+# ---------------------------------------------------------------- the oracle
+def parenthesize_fully(e: ast.Expr) -> str:
+    """Text with every compound operand in parentheses: means the same under any precedence."""
+    if isinstance(e, ast.Var):
+        return e.name
+    if isinstance(e, ast.Number):
+        return repr(e.value)
+    if isinstance(e, ast.Paren):
+        return f"({parenthesize_fully(e.expr)})"
+    if isinstance(e, ast.Neg):
+        return f"-({parenthesize_fully(e.expr)})"
+    if isinstance(e, ast.Call):
+        return f"{e.fn}({parenthesize_fully(e.arg)})"
+    if isinstance(e, ast.Outer):
+        return f"({parenthesize_fully(e.left)}) # ({parenthesize_fully(e.right)})"
+    if isinstance(e, ast.Transpose):
+        return f"({parenthesize_fully(e.expr)}) ^ [{e.pair.first} {e.pair.second}]"
+    if isinstance(e, ast.Contract):
+        pairs = " ".join(f"[{p.first} {p.second}]" for p in e.pairs)
+        return f"({parenthesize_fully(e.expr)}) . " + (f"[{pairs}]" if e.grouped else pairs)
+    if isinstance(e, ast.Binary):
+        return f"({parenthesize_fully(e.left)}) {e.op} ({parenthesize_fully(e.right)})"
+    raise AssertionError(e)
+
+
+def program_text(program: ast.Program, full_parens: bool) -> str:
+    from tensorlang.syntax.printer import expr_to_source
+
+    lines = []
+    for d in program.decls:
+        lines.append(f"{d.qual + ' ' if d.qual else ''}var {d.name} : [{' '.join(map(str, d.shape))}]")
+    for s in program.stmts:
+        text = parenthesize_fully(s.expr) if full_parens else expr_to_source(s.expr)
+        lines.append(f"{s.target} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+_LETTERS = string.ascii_letters
+
+
+def _einsum1(subscripts: str, *ops):
+    return np.einsum(subscripts, *ops)
+
+
+def oracle(program: ast.Program, inputs: dict[str, np.ndarray]):
+    """Run the program with einsum; return (values, error bounds in units of eps).
+
+    Each value comes with E such that |computed - exact| <= eps * E to first order,
+    for any summation order, which is what the comparison allows.
+    """
+    store = {}
+    for d in program.decls:
+        if d.name in inputs:
+            store[d.name] = (np.asarray(inputs[d.name], dtype=np.float64), np.zeros(d.shape))
+        else:
+            store[d.name] = (np.full(d.shape, np.nan), np.zeros(d.shape))
+    for s in program.stmts:
+        store = {**store, s.target: _ev(s.expr, store)}  # ev-stmt: evaluate, then store
+    return store
+
+
+def _ev(e, store):
+    if isinstance(e, ast.Var):
+        return store[e.name]
+    if isinstance(e, ast.Number):
+        return np.float64(e.value), np.float64(0.0)
+    if isinstance(e, ast.Paren):
+        return _ev(e.expr, store)
+    if isinstance(e, ast.Neg):
+        v, err = _ev(e.expr, store)
+        return -v, err
+    if isinstance(e, ast.Call):
+        v, err = _ev(e.arg, store)
+        if e.fn in ("sin", "cos", "tanh"):  # |f'| <= 1
+            return getattr(np, e.fn)(v), err + 1.0
+        if e.fn == "abs":
+            return np.abs(v), err
+        if e.fn == "exp":
+            r = np.exp(v)
+            return r, r * (err + 1.0)
+        if e.fn == "sqrt":
+            r = np.sqrt(v)
+            return r, err / (2 * r) + r
+        if e.fn == "log":
+            r = np.log(v)
+            return r, err / v + np.abs(r) + 1.0
+        raise AssertionError(e.fn)
+    if isinstance(e, ast.Outer):
+        (a, ea), (b, eb) = _ev(e.left, store), _ev(e.right, store)
+        la, lb = _LETTERS[: np.ndim(a)], _LETTERS[np.ndim(a) : np.ndim(a) + np.ndim(b)]
+        sub = f"{la},{lb}->{la}{lb}"
+        v = _einsum1(sub, a, b)
+        return v, _einsum1(sub, np.abs(a), eb) + _einsum1(sub, ea, np.abs(b)) + np.abs(v)
+    if isinstance(e, ast.Transpose):
+        a, ea = _ev(e.expr, store)
+        letters = list(_LETTERS[: np.ndim(a)])
+        out = letters.copy()
+        m, n = e.pair.first - 1, e.pair.second - 1
+        out[m], out[n] = out[n], out[m]
+        sub = "".join(letters) + "->" + "".join(out)
+        return _einsum1(sub, a), _einsum1(sub, ea)
+    if isinstance(e, ast.Contract):
+        a, ea = _ev(e.expr, store)
+        letters = list(_LETTERS[: np.ndim(a)])
+        removed = set()
+        terms = 1
+        for p in e.pairs:
+            letters[p.second - 1] = letters[p.first - 1]
+            removed |= {p.first - 1, p.second - 1}
+            terms *= np.shape(a)[p.first - 1]
+        out = "".join(l for i, l in enumerate(letters) if i not in removed)
+        sub = "".join(letters) + "->" + out
+        v = _einsum1(sub, a)
+        return v, _einsum1(sub, ea) + terms * _einsum1(sub, np.abs(a))
+    if isinstance(e, ast.Binary):
+        (a, ea), (b, eb) = _ev(e.left, store), _ev(e.right, store)
+        if e.op in "+-":
+            v = a + b if e.op == "+" else a - b
+            return v, ea + eb + np.abs(a) + np.abs(b)
+        if e.op == "*":
+            v = a * b
+            return v, np.abs(a) * eb + ea * np.abs(b) + np.abs(v)
+        v = a / b  # divisors are bounded away from zero by construction
+        return v, ea / np.abs(b) + np.abs(a) * eb / (b * b) + np.abs(v)
+    raise AssertionError(e)

@@ -1,0 +1,109 @@
+"""Properties of the front end: printing round-trips, and no edit of a valid program
+makes it raise anything but TensorLangError."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, note, strategies as st
+
+import tensorlang as tl
+from properties.generators import program_text, programs, random_inputs
+from tensorlang.syntax import ast
+from tensorlang.syntax.model import parse_model
+from tensorlang.syntax.printer import to_source
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.tl"))
+
+
+def strip_parens(e):
+    """The expression without its Paren nodes (the generators build none; the parser
+    keeps the ones the text needs)."""
+    if isinstance(e, ast.Paren):
+        return strip_parens(e.expr)
+    if isinstance(e, ast.Neg):
+        return ast.Neg(strip_parens(e.expr))
+    if isinstance(e, ast.Call):
+        return ast.Call(e.fn, strip_parens(e.arg))
+    if isinstance(e, ast.Outer):
+        return ast.Outer(strip_parens(e.left), strip_parens(e.right))
+    if isinstance(e, ast.Binary):
+        return ast.Binary(e.op, strip_parens(e.left), strip_parens(e.right))
+    if isinstance(e, ast.Contract):
+        return ast.Contract(strip_parens(e.expr), e.pairs, e.grouped)
+    if isinstance(e, ast.Transpose):
+        return ast.Transpose(strip_parens(e.expr), e.pair)
+    return e
+
+
+@given(program=programs())
+def test_printed_program_parses_back_to_the_same_ast(program):
+    text = program_text(program, full_parens=False)
+    note(text)
+    parsed = parse_model(text)
+    assert [(s.target, strip_parens(s.expr)) for s in parsed.stmts] == [(s.target, s.expr) for s in program.stmts]
+    assert parsed.decls == program.decls
+    # Printing a parsed program adds no parentheses: it reads back identically.
+    assert parse_model(to_source(parsed)) == parsed
+
+
+@given(program=programs())
+def test_full_and_minimal_parenthesization_mean_the_same_program(program):
+    full = parse_model(program_text(program, full_parens=True))
+    assert [strip_parens(s.expr) for s in full.stmts] == [s.expr for s in program.stmts]
+
+
+# ------------------------------------------------------------------ random edits
+TOKEN = re.compile(r"\s+|//[^\n]*|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|.", re.S)
+VOCABULARY = ["#", ".", "^", "[", "]", "(", ")", "+", "-", "*", "/", "=", ":", "var", "in", "out", "2", "1", "x", "exp", "[2 3]", "0", "$", "\n"]
+
+
+def tokens(text):
+    return TOKEN.findall(text)
+
+
+@st.composite
+def edited_programs(draw):
+    if EXAMPLES and draw(st.booleans()):
+        text = draw(st.sampled_from(EXAMPLES)).read_text()
+    else:
+        text = program_text(draw(programs(max_depth=3, max_stmts=3)), full_parens=draw(st.booleans()))
+    toks = tokens(text)
+    for _ in range(draw(st.integers(1, 3))):
+        solid = [i for i, t in enumerate(toks) if not t.isspace()]
+        if not solid:
+            break
+        i = draw(st.sampled_from(solid))
+        edit = draw(st.sampled_from(["delete", "duplicate", "swap", "insert"]))
+        if edit == "delete":
+            del toks[i]
+        elif edit == "duplicate":
+            toks.insert(i, toks[i])
+        elif edit == "swap":
+            j = draw(st.sampled_from(solid))
+            toks[i], toks[j] = toks[j], toks[i]
+        else:
+            toks.insert(i, " " + draw(st.sampled_from(VOCABULARY)) + " ")
+    return "".join(toks)
+
+
+@given(text=edited_programs(), seed=st.integers(0, 1000))
+def test_edited_programs_raise_only_tensorlang_errors(text, seed, monkeypatch_budget):
+    note(text)
+    try:
+        kernel = tl.compile(text)
+    except tl.TensorLangError as exc:
+        assert exc.code in {"syntax", "redeclared", "undeclared-assign", "assign-shape", "undeclared",
+                            "shape", "dim-range", "uninit", "read-only", "too-large"}, exc
+        assert exc.line is None or exc.line >= 1
+        return
+    rng = np.random.default_rng(seed)
+    inputs = {n: rng.uniform(-1, 1, size=kernel.shapes[n]) for n in kernel.inputs}
+    if sum(np.size(v) for v in inputs.values()) > 10**6:
+        return
+    try:
+        results = kernel(**inputs)
+    except tl.TensorLangError as exc:
+        assert exc.code == "too-large", exc  # an edit can make an outer product huge
+        return
+    assert set(results) == set(kernel.outputs)
