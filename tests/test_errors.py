@@ -342,8 +342,6 @@ def test_rendering_positions_with_crlf_line_endings(tmp_path):
     assert_rendered(str(err), str(path), 3, 5, "shape", "x = x + y")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: unexpected end of input after a trailing newline points at a "
-                   "line past the end of the file (line N+1, col 1), so no source line or caret is rendered")
 def test_eof_error_with_trailing_newline_points_into_the_file(tmp_path):
     path = tmp_path / "eof.tl"
     path.write_text("var x : [2]\nx = x +\n")
@@ -354,8 +352,6 @@ def test_eof_error_with_trailing_newline_points_into_the_file(tmp_path):
     assert_rendered(str(err), str(path), 2, 8, "syntax", "x = x +")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the rendered source line is taken with str.splitlines(), which "
-                   "also splits at form feeds and other Unicode separators the parser does not count as newlines")
 def test_rendered_source_line_is_the_line_the_parser_counted(tmp_path):
     path = tmp_path / "ff.tl"
     path.write_text("// page\x0cbreak\nvar x : [2]\nx = x + y\n")
@@ -382,7 +378,6 @@ def test_deep_parentheses_are_a_syntax_error_with_position():
     assert 5 <= err.col <= 5 + 300
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the parenthesis-nesting pre-check counts '(' inside // comments")
 def test_parentheses_in_comments_do_not_count_as_nesting():
     tl.check("var x : [2]\n// " + "(" * 250 + "\nx = x\n")
 
@@ -450,3 +445,21 @@ def test_comments_are_ignored():
 
 def test_node_equality_ignores_spans():
     assert parse_expr("A # B") == parse_expr("   A   #B")
+
+
+def test_declaration_after_a_statement_is_reported_at_the_declaration():
+    with pytest.raises(TensorLangError) as info:
+        tl.check("var x : [2]\nx = x\nout var y : [2]\n")
+    assert (info.value.code, info.value.line, info.value.col) == ("syntax", 3, 5)
+    assert "declarations must come before statements" in info.value.message
+
+
+def test_expression_nested_beyond_the_depth_limit_is_too_large():
+    from tensorlang.errors import MAX_DEPTH
+
+    src = "var x : []\nx = " + " + ".join(["x"] * (MAX_DEPTH + 1)) + "\n"
+    with pytest.raises(TensorLangError) as info:
+        tl.check(src)
+    assert (info.value.code, info.value.line) == ("too-large", 2)
+    ok = "var x : []\nx = " + " + ".join(["x"] * (MAX_DEPTH - 1)) + "\n"
+    assert float(tl.compile(ok)(x=1.0)["x"]) == MAX_DEPTH - 1

@@ -50,24 +50,29 @@ def cmd_check(args) -> int:
 
 # ------------------------------------------------------------------ run
 def _load_array_file(path: str, name: str | None = None):
-    """np.load without pickles; unreadable files are error[input]."""
+    """np.load without pickles; a file that cannot be read for any reason is error[input]."""
     try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise TensorLangError("input", f"input file {path!r} does not exist") from None
-    except (OSError, ValueError, EOFError) as exc:
+    except Exception as exc:  # noqa: BLE001 - numpy raises many kinds for damaged files
         what = f"input {name!r} from " if name else "inputs from "
-        raise TensorLangError("input", f"cannot read {what}{path!r}: {exc}") from None
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TensorLangError("input", f"cannot read {what}{path!r}: {detail}") from None
 
 
 def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     if args.inputs:
-        with _load_array_file(args.inputs) as archive:
-            if not hasattr(archive, "files"):
-                raise TensorLangError("input", f"{args.inputs!r} is not an .npz archive")
-            for name in archive.files:
-                arrays[name] = archive[name]
+        archive = _load_array_file(args.inputs)
+        if not hasattr(archive, "files"):
+            raise TensorLangError("input", f"--inputs {args.inputs}: expected an .npz archive, got a single array")
+        with archive:
+            try:
+                for name in archive.files:
+                    arrays[name] = archive[name]
+            except Exception as exc:  # noqa: BLE001 - a damaged member of the archive
+                raise TensorLangError("input", f"cannot read inputs from {args.inputs!r}: {exc}") from None
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
@@ -187,8 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     p.add_argument("--inputs", metavar="FILE.npz")
-    p.add_argument("--random-inputs", nargs="?", const=0, type=int, metavar="SEED",
-                   help="fill inputs not given otherwise with uniform random numbers in [-1, 1]")
+    p.add_argument("--random-inputs", action="store_const", const=0, dest="random_inputs",
+                   help="fill inputs not given otherwise with uniform random numbers in [-1, 1]; "
+                        "--random-inputs=SEED picks the seed (default 0)")
+    p.add_argument("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS)
     p.add_argument("--output", metavar="OUT.npz")
     p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN)
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
@@ -205,8 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _normalize(argv: list[str]) -> list[str]:
+    """``--random-inputs=SEED`` takes its seed only after '=', so that
+    ``run --random-inputs prog.tl`` never mistakes the program for a seed."""
+    return ["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv]
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_normalize(list(sys.argv[1:] if argv is None else argv)))
     try:
         return guard(args.func)(args)
     except TensorLangError as exc:

@@ -69,9 +69,9 @@ class Source:
     filename: str = "<string>"
 
     def line_text(self, line: int) -> str:
-        lines = self.text.splitlines()
+        lines = self.text.split("\n")  # the parser counts only \n as a line break
         if 1 <= line <= len(lines):
-            return lines[line - 1]
+            return lines[line - 1].rstrip("\r")
         return ""
 
 
@@ -168,6 +168,12 @@ def error(code: str, message: str, span: Span | None = None, rule: str | None = 
     return TensorLangError(code, message, span, rule)
 
 
+#: Expressions nested deeper than this are rejected after parsing (error[too-large]).
+MAX_DEPTH = 2000
+#: The Python recursion limit while a guarded entry point runs.
+RECURSION_LIMIT = 10 * MAX_DEPTH
+
+
 def guard(fn):
     """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError.
 
@@ -176,9 +182,15 @@ def guard(fn):
     the CLI can print one line and a bug report still has the traceback.
     """
     import functools
+    import sys
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        # Stages recurse over expressions; the parser bounds their depth (MAX_DEPTH), and
+        # this limit leaves room for every stage at that depth.
+        previous = sys.getrecursionlimit()
+        if previous < RECURSION_LIMIT:
+            sys.setrecursionlimit(RECURSION_LIMIT)
         try:
             return fn(*args, **kwargs)
         except TensorLangError:
@@ -191,5 +203,8 @@ def guard(fn):
             raise TensorLangError(
                 "internal", f"internal error ({type(exc).__name__}: {exc}); please report it with the program"
             ) from exc
+        finally:
+            if previous < RECURSION_LIMIT:
+                sys.setrecursionlimit(previous)
 
     return wrapper

@@ -160,15 +160,18 @@ class Kernel:
         limits.check_allocation(total, self.dtype.itemsize, "the program's variables")
 
     # --------------------------------------------------------------- inspection
+    @guard
     def ir(self, stage: str = "ast") -> str:
         """The program at a stage of the pipeline; ``ast`` is all there is so far."""
         if stage != "ast":
             raise error("backend", f"stage {stage!r} is not available in this version (available: ast)")
         return to_source(self.program)
 
+    @guard
     def code(self, lang: str = "c") -> str:
         raise error("backend", f"the {self.backend!r} back end generates no {lang} code")
 
+    @guard
     def report(self) -> str:
         """Per variable its role and type; per statement its type."""
         ctx = self.checked.context

@@ -14,7 +14,7 @@ import lark
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import Span, TensorLangError, error
+from ..errors import MAX_DEPTH, Span, TensorLangError, error
 from . import ast
 
 #: Words of the language that cannot name a variable (keywords, functions, index-form words).
@@ -150,10 +150,15 @@ def _parser() -> Lark:
 def _check_nesting(text: str) -> None:
     """Reject absurdly deep parenthesis nesting with a position, before the parser sees it."""
     depth, line, col = 0, 1, 0
-    for ch in text:
+    in_comment = False
+    for i, ch in enumerate(text):
         col += 1
         if ch == "\n":
-            line, col = line + 1, 0
+            line, col, in_comment = line + 1, 0, False
+        elif in_comment:
+            continue
+        elif ch == "/" and text.startswith("//", i):
+            in_comment = True
         elif ch == "(":
             depth += 1
             if depth > MAX_NESTING:
@@ -185,7 +190,7 @@ def parse_model(text: str) -> ast.Program:
     """
     _check_nesting(text)
     try:
-        return _parser().parse(text)
+        program = _parser().parse(text)
     except UnexpectedCharacters as exc:
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
         raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
@@ -194,6 +199,11 @@ def parse_model(text: str) -> ast.Program:
         raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
     except UnexpectedToken as exc:
         tok = exc.token
+        previous = (exc.token_history or [None])[-1]
+        if previous is not None and previous.type == "NAME" and str(previous) in ("var", "in", "out", "inout"):
+            raise error(
+                "syntax", "declarations must come before statements", _tok_span(previous)
+            ) from None
         if tok.type == "$END":
             line, col = _end_position(text)
             span = Span.point(line, col)
@@ -206,8 +216,31 @@ def parse_model(text: str) -> ast.Program:
         if isinstance(exc.orig_exc, TensorLangError):
             raise exc.orig_exc from None
         raise
+    for stmt in program.stmts:
+        _check_depth(stmt)
+    return program
+
+
+def _check_depth(stmt: ast.Assign) -> None:
+    """Bound the depth of an expression tree (iteratively), so that every later stage,
+    which recurses over it, stays within the recursion limit."""
+    stack = [(stmt.expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise error(
+                "too-large",
+                f"the expression is nested more than {MAX_DEPTH} operators deep; split it into several statements",
+                stmt.span,
+            )
+        stack.extend((child, depth + 1) for child in ast.children(node))
 
 
 def _end_position(text: str) -> tuple[int, int]:
+    """Just after the last character that is neither blank nor inside a comment."""
     lines = text.split("\n")
-    return len(lines), len(lines[-1]) + 1
+    for number in range(len(lines), 0, -1):
+        code = lines[number - 1].split("//", 1)[0].rstrip()
+        if code:
+            return number, len(code) + 1
+    return 1, 1
