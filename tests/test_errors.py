@@ -450,7 +450,7 @@ def test_node_equality_ignores_spans():
 def test_declaration_after_a_statement_is_reported_at_the_declaration():
     with pytest.raises(TensorLangError) as info:
         tl.check("var x : [2]\nx = x\nout var y : [2]\n")
-    assert (info.value.code, info.value.line, info.value.col) == ("syntax", 3, 5)
+    assert (info.value.code, info.value.line, info.value.col) == ("syntax", 3, 1)
     assert "declarations must come before statements" in info.value.message
 
 
