@@ -229,8 +229,10 @@ def check_program(program: ast.Program) -> CheckedProgram:
     return _interface(program, gamma)
 
 
-def _ok_stmt(stmt: ast.Assign, gamma: Context) -> None:
+def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
     """ok-stmt: x is declared and the right side has x's type."""
+    if isinstance(stmt, ast.IndexAssign):
+        return check_index_stmt(stmt, gamma)
     if stmt.target not in gamma:
         raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
     expected = gamma[stmt.target]
@@ -279,3 +281,158 @@ def _interface(program: ast.Program, gamma: Context) -> CheckedProgram:
     inputs = tuple(n for n in names if quals[n] in ("in", "inout"))
     results = tuple(n for n in names if quals[n] in ("out", "inout"))
     return CheckedProgram(program, gamma, inputs, (), results)
+
+
+# ------------------------------------------------------------------ index form (SPEC section 3)
+class _Binding:
+    """One binding of an index variable (a left-side index or a ``sum``) and the extents
+    its uses demand, each with the place that demands it."""
+
+    def __init__(self, name: str, span: Span | None):
+        self.name = name
+        self.span = span
+        self.extent: int | None = None
+        self.origin = ""
+
+    def demand(self, extent: int, where: str, span: Span | None) -> None:
+        """index-extent: every use of one index must agree on its extent."""
+        if self.extent is None:
+            self.extent, self.origin = extent, where
+        elif self.extent != extent:
+            raise error(
+                "index-extent",
+                f"index {self.name!r} ranges over {extent} in {where} but over {self.extent} in {self.origin}",
+                span,
+                "index-extent",
+            )
+
+
+def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
+    """An index-form statement: extents inferred, no implicit summation, distinct left indices."""
+    if stmt.target not in gamma:
+        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
+    shape = gamma[stmt.target]
+    if len(stmt.indices) != len(shape):
+        raise error(
+            "shape",
+            f"{stmt.target!r} has type {show(shape)} of rank {len(shape)} but the left side gives "
+            f"{len(stmt.indices)} ind{'ex' if len(stmt.indices) == 1 else 'ices'}",
+            stmt.target_span,
+            "t-access",
+        )
+    scope: dict[str, _Binding] = {}
+    for position, (ref, extent) in enumerate(zip(stmt.indices, shape), start=1):
+        if not ref.is_variable:
+            raise error(
+                "syntax",
+                "the left side needs an index variable for every dimension (a statement assigns a whole tensor)",
+                ref.span,
+            )
+        if ref.value in scope:
+            raise error("repeated-index", f"index {ref.value!r} appears twice on the left side", ref.span, "repeated-index")
+        scope[ref.value] = _Binding(ref.value, ref.span)
+        scope[ref.value].demand(extent, f"dimension {position} of {stmt.target!r}", ref.span)
+    _check_iexpr(stmt.expr, scope, gamma.shapes)
+    if gamma.quals[stmt.target] == "in":
+        raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
+
+
+def _use(ref: ast.IndexRef, extent: int, where: str, scope: dict[str, _Binding]) -> None:
+    """A use of one index at a dimension of the given extent."""
+    if ref.is_variable:
+        if ref.value not in scope:
+            raise error(
+                "free-index",
+                f"index {ref.value!r} is not bound: it is not on the left side and no sum({ref.value}) encloses it "
+                "(there is no implicit summation)",
+                ref.span,
+                "free-index",
+            )
+        scope[ref.value].demand(extent, where, ref.span)
+    elif not 1 <= ref.value <= extent:
+        raise error("dim-range", f"position {ref.value} is outside {where}, which has extent {extent}", ref.span, "t-access")
+
+
+def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape]) -> None:
+    if isinstance(e, ast.Access):
+        if e.name not in shapes:
+            raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
+        shape = shapes[e.name]
+        if len(e.indices) != len(shape):
+            raise error(
+                "shape",
+                f"{e.name!r} has type {show(shape)} of rank {len(shape)} but is indexed with {len(e.indices)} ind"
+                f"{'ex' if len(e.indices) == 1 else 'ices'}",
+                e.span,
+                "t-access",
+            )
+        for position, (ref, extent) in enumerate(zip(e.indices, shape), start=1):
+            _use(ref, extent, f"dimension {position} of {e.name!r}", scope)
+    elif isinstance(e, ast.Var):
+        if e.name not in shapes:
+            raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
+        if shapes[e.name] != ():
+            raise error(
+                "shape",
+                f"{e.name!r} has type {show(shapes[e.name])}; in index form a tensor needs its indices, "
+                f"e.g. {e.name}[{', '.join('ijkl'[:len(shapes[e.name])] or '')}]",
+                e.span,
+                "t-access",
+            )
+    elif isinstance(e, ast.Delta):
+        for ref in (e.first, e.second):
+            if ref.is_variable:
+                if ref.value not in scope:
+                    _use(ref, 0, "delta", scope)  # raises free-index
+            elif ref.value < 1:
+                raise error("dim-range", f"position {ref.value} in delta must be at least 1", ref.span, "t-access")
+    elif isinstance(e, ast.Epsilon):
+        n = len(e.indices)
+        for ref in e.indices:
+            _use(ref, n, f"the {n}-dimensional Levi-Civita symbol", scope)
+    elif isinstance(e, ast.Sum):
+        inner = dict(scope)
+        bound = []
+        for ref in e.indices:
+            if ref.value in inner:
+                raise error(
+                    "repeated-index",
+                    f"sum({ref.value}) binds an index that is already bound here; choose another name",
+                    ref.span,
+                    "repeated-index",
+                )
+            inner[ref.value] = _Binding(ref.value, ref.span)
+            bound.append(inner[ref.value])
+        _check_iexpr(e.body, inner, shapes)
+        for binding in bound:
+            if binding.extent is None:
+                raise error(
+                    "index-extent",
+                    f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its sum",
+                    binding.span,
+                    "index-extent",
+                )
+    elif isinstance(e, ast.Number):
+        pass
+    else:  # Binary, Neg, Call, Paren
+        for child in ast.children(e):
+            _check_iexpr(child, scope, shapes)
+
+
+def sum_extents(e: ast.Sum, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
+    """The extents of the indices a (well-typed) ``sum`` binds, read off their first use."""
+    wanted = {ref.value for ref in e.indices}
+    found: dict[str, int] = {}
+    stack = [e.body]
+    while stack and len(found) < len(wanted):
+        node = stack.pop()
+        if isinstance(node, ast.Access):
+            for ref, extent in zip(node.indices, shapes[node.name]):
+                if ref.value in wanted:
+                    found.setdefault(ref.value, extent)
+        elif isinstance(node, ast.Epsilon):
+            for ref in node.indices:
+                if ref.value in wanted:
+                    found.setdefault(ref.value, len(node.indices))
+        stack.extend(ast.children(node))
+    return tuple(found[ref.value] for ref in e.indices)

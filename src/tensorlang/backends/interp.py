@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import limits
 from ..syntax import ast
-from ..typecheck import CheckedProgram, Context
+from ..typecheck import CheckedProgram, Context, sum_extents
 
 Store = dict[str, np.ndarray]
 
@@ -63,7 +63,12 @@ def ev_stmt(stmt: ast.Assign, store: Store, gamma: Context, dtype: np.dtype) -> 
     The right side is evaluated completely into a fresh array before the store changes,
     so ``x = (y # x) . [2 3]`` reads the old x everywhere.
     """
-    r = np.array(evaluate(stmt.expr, store, dtype), dtype=dtype, order="C", copy=True)
+    if isinstance(stmt, ast.IndexAssign):
+        scope = [(ref.value, n) for ref, n in zip(stmt.indices, gamma[stmt.target])]
+        value = np.broadcast_to(evaluate_index(stmt.expr, store, scope, gamma.shapes, dtype), gamma[stmt.target])
+    else:
+        value = evaluate(stmt.expr, store, dtype)
+    r = np.array(value, dtype=dtype, order="C", copy=True)
     assert r.shape == gamma[stmt.target], "ok-stmt guarantees the shape"
     return {**store, stmt.target: r}
 
@@ -140,3 +145,79 @@ def controlled_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         q = np.asarray(a / b)
         zero = (np.asarray(a) == 0) & ~np.isnan(b)
         return np.where(zero, np.zeros_like(q), q)
+
+
+# ------------------------------------------------------------------ index form (004 section 4)
+def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dtype: np.dtype) -> np.ndarray:
+    """The EIN operator λ⟨e⟩_σ of 004 §4: the value of ``e`` at every point of the index
+    space ``scope`` (the left indices, then the indices of enclosing sums, in order).
+
+    The result has one axis per scope index; an axis the value does not depend on has
+    length 1 and broadcasts.  Sums add over their axes, each of its full extent.
+    """
+    rank = len(scope)
+    axis = {name: a for a, (name, _) in enumerate(scope)}
+
+    def point(ref: ast.IndexRef):
+        """The values an index takes, laid along its own axis (a fixed position is a number)."""
+        if not ref.is_variable:
+            return ref.value - 1
+        a = axis[ref.value]
+        return np.arange(scope[a][1]).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
+
+    def spread(value) -> np.ndarray:
+        value = np.asarray(value)
+        return value.reshape(value.shape if value.ndim == rank else [1] * rank)
+
+    def ev(e: ast.Expr) -> np.ndarray:
+        if isinstance(e, ast.Access):
+            # T_α: the component of T at the indices' current values
+            return spread(store[e.name][tuple(point(ref) for ref in e.indices)])
+        if isinstance(e, ast.Var):
+            return spread(store[e.name])
+        if isinstance(e, ast.Number):
+            return spread(np.asarray(e.value, dtype=dtype))
+        if isinstance(e, ast.Delta):
+            # δ_ij = 1 if i = j else 0
+            return spread(np.asarray(point(e.first) == point(e.second), dtype=dtype))
+        if isinstance(e, ast.Epsilon):
+            # ε_{x1..xn} = Π_{a<b} sgn(x_b - x_a): ±1 on permutations, 0 on repeats
+            xs = [point(ref) for ref in e.indices]
+            sign = np.asarray(1, dtype=dtype)
+            for a in range(len(xs)):
+                for b in range(a + 1, len(xs)):
+                    sign = sign * np.sign(np.asarray(xs[b]) - np.asarray(xs[a]))
+            return spread(np.asarray(sign, dtype=dtype))
+        if isinstance(e, ast.Sum):
+            # Σ_{k ≤ n} e: evaluate over the scope extended by k, then add along k
+            extents = sum_extents(e, shapes)
+            inner = scope + [(ref.value, n) for ref, n in zip(e.indices, extents)]
+            body = evaluate_index(e.body, store, inner, shapes, dtype)
+            full = body.shape[:rank] + tuple(extents)
+            limits.check_allocation(int(np.prod(np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents)))),
+                                    dtype.itemsize, "the summation", e.span)
+            return np.broadcast_to(body, np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))).sum(
+                axis=tuple(range(rank, len(inner)))
+            ).reshape(full[:rank])
+        if isinstance(e, ast.Paren):
+            return ev(e.expr)
+        if isinstance(e, ast.Neg):
+            return -ev(e.expr)
+        if isinstance(e, ast.Call):
+            with np.errstate(all="ignore"):
+                return _FUNCTIONS[e.fn](ev(e.arg))
+        if isinstance(e, ast.Binary):
+            a, b = ev(e.left), ev(e.right)
+            limits.check_allocation(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), dtype.itemsize,
+                                    f"the operands of '{e.op}'", e.span)
+            with np.errstate(all="ignore"):
+                if e.op == "+":
+                    return a + b
+                if e.op == "-":
+                    return a - b
+                if e.op == "*":
+                    return a * b
+                return controlled_division(a, b)
+        raise TypeError(f"not an index-form expression: {e!r}")  # pragma: no cover
+
+    return ev(e)

@@ -112,7 +112,55 @@ class Call:
     span: Span | None = _span_field()
 
 
-Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call]
+# ---------------------------------------------------------------- index form (SPEC section 3)
+@dataclass(frozen=True)
+class IndexRef:
+    """One index of an access: an index variable (a name) or a fixed 1-based position."""
+
+    value: str | int
+    span: Span | None = _span_field()
+
+    @property
+    def is_variable(self) -> bool:
+        return isinstance(self.value, str)
+
+
+@dataclass(frozen=True)
+class Access:
+    """``A[i, k]``: a component of a variable, indexed by index variables or positions."""
+
+    name: str
+    indices: tuple[IndexRef, ...]
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Delta:
+    """The Kronecker delta ``delta[i, j]``: 1 where the two indices are equal, else 0."""
+
+    first: IndexRef
+    second: IndexRef
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Epsilon:
+    """The Levi-Civita symbol ``eps[i, j]`` (extent 2) or ``eps[i, j, k]`` (extent 3)."""
+
+    indices: tuple[IndexRef, ...]
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Sum:
+    """``sum(k, l) body``: Σ over the bound index variables, each over its inferred extent."""
+
+    indices: tuple[IndexRef, ...]
+    body: "Expr"
+    span: Span | None = _span_field()
+
+
+Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum]
 
 #: The elementwise functions of SPEC section 1.
 FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "tanh", "abs")
@@ -140,7 +188,18 @@ class Assign:
     target_span: Span | None = _span_field()
 
 
-Stmt = Assign
+@dataclass(frozen=True)
+class IndexAssign:
+    """``C[i, j] = e``: for every value of the left indices, C's component is e (EIN)."""
+
+    target: str
+    indices: tuple[IndexRef, ...]
+    expr: Expr
+    span: Span | None = _span_field()
+    target_span: Span | None = _span_field()
+
+
+Stmt = Union[Assign, IndexAssign]
 
 
 @dataclass(frozen=True)
@@ -159,8 +218,10 @@ class Program:
 
 def children(expr: Expr) -> tuple[Expr, ...]:
     """The immediate subexpressions of ``expr``, left to right."""
-    if isinstance(expr, (Var, Number)):
+    if isinstance(expr, (Var, Number, Access, Delta, Epsilon)):
         return ()
+    if isinstance(expr, Sum):
+        return (expr.body,)
     if isinstance(expr, (Paren, Neg, Contract, Transpose)):
         return (expr.expr,)
     if isinstance(expr, (Outer, Binary)):
@@ -170,13 +231,13 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     raise TypeError(f"not an expression: {expr!r}")
 
 
-def variables_read(expr: Expr) -> list[Var]:
+def variables_read(expr: Expr) -> list[Var | Access]:
     """Every variable occurrence in ``expr``, in source order (iteratively: no recursion limit)."""
-    found: list[Var] = []
+    found: list[Var | Access] = []
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, Var):
+        if isinstance(node, (Var, Access)):
             found.append(node)
         stack.extend(reversed(children(node)))
     return found

@@ -42,6 +42,10 @@ _TERMINAL_WORDS = {
     "DOT": "'.'",
     "CIRCUMFLEX": "'^'",
     "HASH": "'#'",
+    "COMMA": "','",
+    "SUM": "'sum'",
+    "DELTA": "'delta'",
+    "EPS": "'eps'",
     "VAR": "'var'",
     "IN": "'in'",
     "OUT": "'out'",
@@ -139,6 +143,37 @@ class _ToAst(Transformer):
 
     def call(self, fn, _lpar, arg, rpar):
         return ast.Call(str(fn), arg, _cover(fn, rpar))
+
+    # ------------------------------------------------------------ index form
+    iadd, isub, imul, idiv = add, sub, mul, div
+    ineg, ivar, inumber, iparen, icall = neg, var, number, paren, call
+
+    def idx(self, tok):
+        value = int(tok) if tok.type == "INT" else str(tok)
+        return ast.IndexRef(value, _tok_span(tok))
+
+    @staticmethod
+    def _indices(items) -> tuple:
+        return tuple(i for i in items if isinstance(i, ast.IndexRef))
+
+    def index_assign(self, name, *rest):
+        expr = rest[-1]
+        return ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name))
+
+    def access(self, name, *rest):
+        return ast.Access(str(name), self._indices(rest), _cover(name, rest[-1]))
+
+    def delta(self, kw, *rest):
+        first, second = self._indices(rest)
+        return ast.Delta(first, second, _cover(kw, rest[-1]))
+
+    def eps(self, kw, *rest):
+        return ast.Epsilon(self._indices(rest), _cover(kw, rest[-1]))
+
+    def isum_(self, kw, *rest):
+        body = rest[-1]
+        names = tuple(ast.IndexRef(str(t), _tok_span(t)) for t in rest[:-1] if isinstance(t, Token) and t.type == "NAME")
+        return ast.Sum(names, body, _cover(kw, body))
 
 
 @functools.lru_cache(maxsize=None)
