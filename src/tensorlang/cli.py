@@ -165,7 +165,7 @@ def cmd_run(args) -> int:
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang)
-    text = kernel.ir(args.emit) if args.emit == "ast" else kernel.code(args.emit)
+    text = kernel.ir(args.emit) if args.emit in ("ast", "ein", "lambda", "opt") else kernel.code(args.emit)
     if args.o:
         try:
             Path(args.o).write_text(text)
@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="show a stage of the compiler")
     p.add_argument("program", metavar="PROG")
-    p.add_argument("--emit", default="ast", choices=("ast", "ein", "opt", "c", "numpy"))
+    p.add_argument("--emit", default="ast", choices=("ast", "ein", "lambda", "opt", "c", "numpy"))
     p.add_argument("-o", metavar="FILE")
     p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
     p.set_defaults(func=cmd_compile)

@@ -14,6 +14,8 @@ import numpy as np
 
 from . import limits
 from .backends import interp
+from .ein.lower import lower_program
+from .ein.printer import to_lambda_text, to_text
 from .errors import Source, TensorLangError, error, guard
 from .syntax.printer import to_source
 from .typecheck import CheckedProgram, show
@@ -46,6 +48,12 @@ class Kernel:
         self.backend = backend
         self.dtype = dtype
         self.last_run_seconds: float | None = None
+        self.ein = lower_program(checked)
+        self._numpy = None
+        if backend == "numpy":
+            from .backends.numpy_backend import compile_numpy
+
+            self._numpy = compile_numpy(self.ein, dtype)
 
     # --------------------------------------------------------------- interface
     @property
@@ -81,7 +89,10 @@ class Kernel:
             targets = self._validate_out(out or {})
             self._check_store_size()
             start = time.perf_counter()
-            store = interp.run(self.checked, supplied, self.dtype)
+            if self._numpy is not None:
+                store = self._numpy(interp.initial_store(self.checked, supplied, self.dtype))
+            else:
+                store = interp.run(self.checked, supplied, self.dtype)
             self.last_run_seconds = time.perf_counter() - start
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
@@ -162,14 +173,26 @@ class Kernel:
     # --------------------------------------------------------------- inspection
     @guard
     def ir(self, stage: str = "ast") -> str:
-        """The program at a stage of the pipeline; ``ast`` is all there is so far."""
-        if stage != "ast":
-            raise error("backend", f"stage {stage!r} is not available in this version (available: ast)")
-        return to_source(self.program)
+        """The program at a stage: ``ast`` as parsed, ``ein`` in index notation (a valid
+        ``.tl`` program), ``lambda`` as 004's λ operators."""
+        if stage == "ast":
+            return to_source(self.program)
+        if stage == "ein":
+            return to_text(self.ein)
+        if stage == "lambda":
+            return to_lambda_text(self.ein)
+        raise error("backend", f"stage {stage!r} is not available in this version (available: ast, ein, lambda)")
 
     @guard
-    def code(self, lang: str = "c") -> str:
-        raise error("backend", f"the {self.backend!r} back end generates no {lang} code")
+    def code(self, lang: str = "numpy") -> str:
+        """Generated code: ``numpy`` is the Python source the NumPy back end runs."""
+        if lang == "numpy":
+            if self._numpy is None:
+                from .backends.numpy_backend import compile_numpy
+
+                return compile_numpy(self.ein, self.dtype).source
+            return self._numpy.source
+        raise error("backend", f"no {lang!r} code generator in this version (available: numpy)")
 
     @guard
     def report(self) -> str:

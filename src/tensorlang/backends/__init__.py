@@ -1,6 +1,7 @@
 """Back ends: each runs a checked program on a store of numpy arrays.
 
-Only the reference interpreter exists so far; ``auto`` picks the best available one.
+``interp`` is the reference interpreter, ``numpy`` runs EIN through einsum and BLAS;
+``auto`` picks the best available one.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from ..errors import error
 
 #: Back ends a user may name, in the order ``auto`` prefers them once they exist.
 KNOWN = ("c", "numpy", "interp")
-AVAILABLE = ("interp",)
+AVAILABLE = ("numpy", "interp")
 
 
 def resolve(name: str) -> str:
@@ -19,5 +20,5 @@ def resolve(name: str) -> str:
     if name in AVAILABLE:
         return name
     if name in KNOWN:
-        raise error("backend", f"the {name!r} back end is not available in this version; use 'interp' or 'auto'")
+        raise error("backend", f"the {name!r} back end is not available in this version; use one of {', '.join(AVAILABLE)} or 'auto'")
     raise error("backend", f"unknown back end {name!r}; choose one of auto, {', '.join(KNOWN)}")

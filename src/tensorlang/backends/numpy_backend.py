@@ -1,0 +1,303 @@
+"""The NumPy back end: each EIN statement becomes einsum / BLAS calls.
+
+Code generation works on labelled arrays: every EIN subexpression is computed into an
+ndarray whose axes are named by index variables.  A product of factors under sums
+(``sum(k) A[i,k] * B[k,j]``) becomes one ``opt_einsum.contract_expression``, built once at
+compile time with the path opt_einsum's path finder chooses, so that a sum over a product
+of several tensors is contracted pairwise in a good order (through BLAS where it can).
+Sums, differences, quotients and functions of labelled arrays are aligned by label and
+broadcast.
+
+The generated Python source is what runs (``Kernel.code("numpy")`` shows it).  Variable
+names never become Python identifiers: the store is a dict, so no name a program uses can
+clash with Python.  Every statement computes fresh arrays and only then replaces its
+target in the store, which is the ev-stmt rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import opt_einsum
+
+from ..ein import ir
+from ..ein.printer import statement_to_text
+from .interp import controlled_division
+
+_FUNCTIONS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tanh": "tanh", "abs": "abs"}
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def levi_civita(n: int) -> np.ndarray:
+    """ε with n indices: the sign of each permutation of (0..n-1), 0 elsewhere."""
+    eps = np.zeros((n,) * n)
+    for perm in itertools.permutations(range(n)):
+        inversions = sum(perm[a] > perm[b] for a in range(n) for b in range(a + 1, n))
+        eps[perm] = -1.0 if inversions % 2 else 1.0
+    return eps
+
+
+def _cdiv(a, b):
+    return controlled_division(a, b)
+
+
+@dataclass
+class _Statement:
+    """Code generation for one statement: lines of Python, constants, fresh names."""
+
+    program: "_Codegen"
+    extents: dict[str, int]
+    lines: list[str] = field(default_factory=list)
+
+    def temp(self, expr: str) -> str:
+        name = f"_t{self.program.counter}"
+        self.program.counter += 1
+        self.lines.append(f"    {name} = {expr}")
+        return name
+
+
+class _Codegen:
+    def __init__(self, dtype: np.dtype, optimize: str):
+        self.dtype = np.dtype(dtype)
+        self.optimize = optimize
+        self.constants: list[object] = []
+        self.counter = 0
+
+    def constant(self, value: object) -> str:
+        self.constants.append(value)
+        return f"_c[{len(self.constants) - 1}]"
+
+    # -------------------------------------------------------------- statements
+    def statement(self, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+        body = _uniquify(stmt.body, {name for name, _ in stmt.index})
+        extents = dict(stmt.index)
+        _collect_extents(body, extents)
+        st = _Statement(self, extents)
+        st.lines.append(f"    # {statement_to_text(stmt)}")
+        value, labels = self.emit(body, st, shapes)
+        target = [name for name, _ in stmt.index]
+        order = tuple(target.index(name) for name in labels)  # typing: free labels are all on the left
+        # transpose to the target's order of the labels present, then broadcast the rest
+        perm = tuple(sorted(range(len(labels)), key=lambda a: order[a]))
+        present = tuple(sorted(order))
+        shape = tuple(n for _, n in stmt.index)
+        reads = "(" + "".join(f"_s[{name!r}], " for name in stmt.reads) + ")"
+        st.lines.append(
+            f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})"
+        )
+        return st.lines
+
+    def emit(self, e: ir.Expr, st: _Statement, shapes) -> tuple[str, tuple[str, ...]]:
+        """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
+        if isinstance(e, (ir.BinOp, ir.Sum, ir.Neg)) and _is_product(e):
+            return self.product(e, st, shapes)
+        if isinstance(e, ir.Tensor):
+            return self.access(f"_s[{e.name!r}]", e.indices, st)
+        if isinstance(e, ir.Epsilon):
+            return self.access(self.constant(levi_civita(len(e.indices)).astype(self.dtype)), e.indices, st)
+        if isinstance(e, ir.Const):
+            return f"_dtype.type({e.value!r})", ()
+        if isinstance(e, ir.Delta):
+            return self.delta(e, st)
+        if isinstance(e, ir.Apply):
+            arg, labels = self.emit(e.arg, st, shapes)
+            return st.temp(f"_np.{_FUNCTIONS[e.fn]}({arg})"), labels
+        if isinstance(e, ir.Neg):
+            arg, labels = self.emit(e.arg, st, shapes)
+            return st.temp(f"_np.negative({arg})"), labels
+        if isinstance(e, ir.BinOp):  # + - / (products were handled above)
+            (a, la), (b, lb) = self.emit(e.left, st, shapes), self.emit(e.right, st, shapes)
+            labels = la + tuple(x for x in lb if x not in la)
+            a, b = self.align(a, la, labels, st), self.align(b, lb, labels, st)
+            op = {"+": "_np.add", "-": "_np.subtract", "/": "_cdiv"}[e.op]
+            return st.temp(f"{op}({a}, {b})"), labels
+        raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
+
+    def access(self, array: str, indices: tuple[ir.Index, ...], st: _Statement) -> tuple[str, tuple[str, ...]]:
+        """T_α: fixed positions select, repeated index variables take a diagonal."""
+        if any(isinstance(i, int) for i in indices):
+            picks = ", ".join(str(i - 1) if isinstance(i, int) else ":" for i in indices)
+            array = f"{array}[{picks},]" if len(indices) == 1 else f"{array}[{picks}]"
+            indices = tuple(i for i in indices if not isinstance(i, int))
+        labels = tuple(dict.fromkeys(indices))
+        if len(labels) < len(indices):
+            letters = {name: _LETTERS[n] for n, name in enumerate(labels)}
+            sub = "".join(letters[i] for i in indices) + "->" + "".join(letters[i] for i in labels)
+            array = st.temp(f"_np.einsum({sub!r}, {array})")
+        return array, labels
+
+    def delta(self, e: ir.Delta, st: _Statement) -> tuple[str, tuple[str, ...]]:
+        a, b = e.first, e.second
+        if isinstance(a, int) and isinstance(b, int):
+            return f"_dtype.type({float(a == b)!r})", ()
+        if a == b:
+            return "_dtype.type(1.0)", ()
+        if isinstance(a, int) or isinstance(b, int):
+            var, fixed = (b, a) if isinstance(a, int) else (a, b)
+            vec = (np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)
+            return self.constant(vec), (var,)
+        return self.constant(np.eye(st.extents[a], st.extents[b], dtype=self.dtype)), (a, b)
+
+    def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
+        """Reorder ``array``'s axes to follow ``target`` and add length-1 axes for the rest."""
+        if labels == target:
+            return array
+        if not labels:
+            return array
+        perm = tuple(sorted(range(len(labels)), key=lambda a: target.index(labels[a])))
+        shape = tuple(st.extents[name] if name in labels else 1 for name in target)
+        return st.temp(f"_np.transpose({array}, {perm}).reshape({shape})")
+
+    def product(self, e: ir.Expr, st: _Statement, shapes) -> tuple[str, tuple[str, ...]]:
+        """A product of factors under sums: one contraction, ordered by opt_einsum."""
+        factors: list[ir.Expr] = []
+        summed: list[str] = []
+        sign = _flatten(e, factors, summed)
+        operands, scalars = [], []
+        for factor in factors:
+            code, labels = self.emit(factor, st, shapes)
+            (operands if labels else scalars).append((code, labels))
+        used = {name for _, labels in operands for name in labels}
+        scale = float(sign)
+        for name in summed:
+            if name not in used:  # Σ_k of something that does not depend on k
+                scale *= st.extents[name]
+        free = tuple(dict.fromkeys(n for _, labels in operands for n in labels if n not in summed))
+        if operands:
+            letters = {name: _LETTERS[n] for n, name in enumerate(dict.fromkeys(x for _, ls in operands for x in ls))}
+            sub = ",".join("".join(letters[x] for x in ls) for _, ls in operands) + "->" + "".join(letters[x] for x in free)
+            if len(operands) == 1 and sub.split("->")[0] == sub.split("->")[1]:
+                code = operands[0][0]
+            else:
+                dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
+                expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize)
+                path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
+                code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)})  # {sub}")
+                if path:
+                    st.lines[-1] += f"  path {path}"
+        else:
+            code = "_dtype.type(1.0)"
+        for c, _ in scalars:
+            code = st.temp(f"_np.multiply({code}, {c})")
+        if scale != 1.0:
+            code = st.temp(f"_np.multiply({code}, _dtype.type({scale!r}))")
+        return code, free
+
+
+def _is_product(e: ir.Expr) -> bool:
+    if isinstance(e, ir.BinOp):
+        return e.op == "*"
+    if isinstance(e, ir.Sum):
+        return True
+    if isinstance(e, ir.Neg):
+        return _is_product(e.arg)
+    return False
+
+
+def _flatten(e: ir.Expr, factors: list, summed: list) -> int:
+    """Collect the factors of a product under sums (bound names are unique); return the sign."""
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        return _flatten(e.left, factors, summed) * _flatten(e.right, factors, summed)
+    if isinstance(e, ir.Sum):
+        summed.extend(name for name, _ in e.index)
+        return _flatten(e.body, factors, summed)
+    if isinstance(e, ir.Neg):
+        return -_flatten(e.arg, factors, summed)
+    factors.append(e)
+    return 1
+
+
+def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.Sum):
+            extents.update(dict(node.index))
+        stack.extend(ir.children(node))
+
+
+def _uniquify(e: ir.Expr, taken: set[str]) -> ir.Expr:
+    """Rename bound indices so that no two sums bind the same name (sibling sums may in
+    index form), which lets products under several sums flatten into one contraction."""
+    counter = itertools.count()
+
+    def fresh(name: str) -> str:
+        new = name
+        while new in taken:
+            new = f"{name}_{next(counter)}"
+        taken.add(new)
+        return new
+
+    def go(e: ir.Expr, rename: dict[str, str]) -> ir.Expr:
+        r = lambda i: rename.get(i, i) if isinstance(i, str) else i  # noqa: E731
+        if isinstance(e, ir.Tensor):
+            return ir.Tensor(e.name, tuple(r(i) for i in e.indices))
+        if isinstance(e, ir.Delta):
+            return ir.Delta(r(e.first), r(e.second))
+        if isinstance(e, ir.Epsilon):
+            return ir.Epsilon(tuple(r(i) for i in e.indices))
+        if isinstance(e, ir.Const):
+            return e
+        if isinstance(e, ir.Neg):
+            return ir.Neg(go(e.arg, rename))
+        if isinstance(e, ir.Apply):
+            return ir.Apply(e.fn, go(e.arg, rename))
+        if isinstance(e, ir.BinOp):
+            return ir.BinOp(e.op, go(e.left, rename), go(e.right, rename))
+        if isinstance(e, ir.Sum):
+            inner = dict(rename)
+            index = []
+            for name, n in e.index:
+                inner[name] = fresh(name)
+                index.append((inner[name], n))
+            return ir.Sum(tuple(index), go(e.body, inner))
+        raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
+
+    return go(e, {})
+
+
+def _finish_at(value, perm, present, shape, dtype, reads):
+    """Put the result's axes in the target's order and broadcast the missing ones."""
+    value = np.asarray(value)
+    if perm:
+        value = np.transpose(value, perm)
+    value = value.reshape(tuple(shape[a] if a in present else 1 for a in range(len(shape))))
+    value = np.broadcast_to(value, shape)
+    if value.dtype != dtype or not value.flags.c_contiguous or not value.flags.writeable or any(
+        np.may_share_memory(value, r) for r in reads
+    ):
+        return np.array(value, dtype=dtype, order="C", copy=True)
+    return value
+
+
+@dataclass
+class NumpyKernel:
+    """Generated source and the function it defines."""
+
+    source: str
+    function: object
+
+    def __call__(self, store: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self.function(dict(store))
+
+
+def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
+    """Generate, and define, the Python function that runs ``program`` with numpy."""
+    gen = _Codegen(dtype, optimize)
+    shapes = program.shapes
+    lines = ["def kernel(_s):"]
+    for stmt in program.statements:
+        lines.extend(gen.statement(stmt, shapes))
+    lines.append("    return _s")
+    source = "\n".join(lines) + "\n"
+    namespace = {
+        "_np": np,
+        "_c": gen.constants,
+        "_cdiv": _cdiv,
+        "_finish_at": _finish_at,
+        "_dtype": np.dtype(dtype),
+    }
+    exec(compile(source, "<tensorlang numpy kernel>", "exec"), namespace)  # noqa: S102 - our own generated code
+    return NumpyKernel(source, namespace["kernel"])

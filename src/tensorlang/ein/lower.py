@@ -1,0 +1,134 @@
+"""Lowering: the AST of either statement form to EIN (004 §5.1, "Translation").
+
+Every model-language operator becomes index notation over fresh index variables:
+
+* ``e1 # e2`` at indices (α, β)          -> e1[α] * e2[β]                 (eq. 9)
+* ``e ^ [m n]`` at α                     -> e at α with α_m, α_n swapped  (eq. 10)
+* ``e . [m n]`` at α                     -> Σ_k e at α with k put at m, n (eq. 11)
+* a group ``e . [[m1 n1] ...]``          -> one Σ over one k per pair
+* ``e1 op e2`` (t-elem) at α             -> e1[α] op e2[α]; a scalar operand takes no indices
+* number literals, ``-e`` and functions  -> themselves
+
+so that ``C = A # B . [2 3]`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form
+statements are EIN already; lowering them drops parentheses and records the extents
+of their sums.
+"""
+
+from __future__ import annotations
+
+from ..syntax import ast
+from ..typecheck import CheckedProgram, Context, sum_extents, type_of
+from . import ir
+
+_OUTPUT_NAMES = ("i", "j", "l", "m", "n", "p", "q", "r", "s", "t")
+_SUM_NAMES = ("k", "a", "b", "c", "d", "e", "f", "g", "h", "u")
+
+
+class _Names:
+    """Fresh index variables for one statement: output indices and summation indices."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+
+    def fresh(self, pool: tuple[str, ...]) -> str:
+        for round_ in range(1000):
+            for base in pool:
+                name = base if round_ == 0 else f"{base}{round_}"
+                if name not in self.used:
+                    self.used.add(name)
+                    return name
+        raise AssertionError("index names exhausted")  # pragma: no cover
+
+
+def lower_program(checked: CheckedProgram) -> ir.Program:
+    """The EIN program of a checked program: one EIN statement per source statement."""
+    gamma = checked.context
+    decls = tuple(ir.Decl(d.name, d.shape, d.qual) for d in checked.program.decls)
+    return ir.Program(decls, tuple(lower_statement(s, gamma) for s in checked.program.stmts))
+
+
+def lower_statement(stmt: ast.Stmt, gamma: Context) -> ir.Statement:
+    shape = gamma[stmt.target]
+    if isinstance(stmt, ast.IndexAssign):
+        index = tuple((ref.value, n) for ref, n in zip(stmt.indices, shape))
+        return ir.Statement(stmt.target, index, _lower_index_form(stmt.expr, gamma))
+    names = _Names()
+    out = [names.fresh(_OUTPUT_NAMES) for _ in shape]
+    body = _Lowering(gamma, names).lower(stmt.expr, out)
+    return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
+
+
+class _Lowering:
+    def __init__(self, gamma: Context, names: _Names):
+        self.gamma = gamma
+        self.names = names
+        self._shapes: dict[int, tuple[int, ...]] = {}
+
+    def shape(self, e: ast.Expr) -> tuple[int, ...]:
+        key = id(e)
+        if key not in self._shapes:
+            self._shapes[key] = type_of(e, self.gamma)
+        return self._shapes[key]
+
+    def lower(self, e: ast.Expr, at: list[str]) -> ir.Expr:
+        """The EIN expression for ``e`` whose free indices, dimension by dimension, are ``at``."""
+        if isinstance(e, ast.Var):
+            return ir.Tensor(e.name, tuple(at))
+        if isinstance(e, ast.Number):
+            return ir.Const(e.value)
+        if isinstance(e, ast.Paren):
+            return self.lower(e.expr, at)
+        if isinstance(e, ast.Neg):
+            return ir.Neg(self.lower(e.expr, at))
+        if isinstance(e, ast.Call):
+            return ir.Apply(e.fn, self.lower(e.arg, at))
+        if isinstance(e, ast.Outer):
+            k = len(self.shape(e.left))
+            return ir.BinOp("*", self.lower(e.left, at[:k]), self.lower(e.right, at[k:]))
+        if isinstance(e, ast.Transpose):
+            inner = list(at)
+            m, n = e.pair.first - 1, e.pair.second - 1
+            inner[m], inner[n] = inner[n], inner[m]
+            return self.lower(e.expr, inner)
+        if isinstance(e, ast.Contract):
+            operand = self.shape(e.expr)
+            inner: list[str | None] = [None] * len(operand)
+            bound = []
+            for pair in e.pairs:
+                k = self.names.fresh(_SUM_NAMES)
+                inner[pair.first - 1] = inner[pair.second - 1] = k
+                bound.append((k, operand[pair.first - 1]))
+            rest = iter(at)
+            inner = [name if name is not None else next(rest) for name in inner]
+            return ir.Sum(tuple(bound), self.lower(e.expr, inner))
+        if isinstance(e, ast.Binary):
+            left = self.lower(e.left, [] if self.shape(e.left) == () else at)
+            right = self.lower(e.right, [] if self.shape(e.right) == () else at)
+            return ir.BinOp(e.op, left, right)
+        raise TypeError(f"not an operator-form expression: {e!r}")  # pragma: no cover
+
+
+def _lower_index_form(e: ast.Expr, gamma: Context) -> ir.Expr:
+    if isinstance(e, ast.Access):
+        return ir.Tensor(e.name, tuple(ref.value for ref in e.indices))
+    if isinstance(e, ast.Var):
+        return ir.Tensor(e.name, ())
+    if isinstance(e, ast.Number):
+        return ir.Const(e.value)
+    if isinstance(e, ast.Delta):
+        return ir.Delta(e.first.value, e.second.value)
+    if isinstance(e, ast.Epsilon):
+        return ir.Epsilon(tuple(ref.value for ref in e.indices))
+    if isinstance(e, ast.Sum):
+        extents = sum_extents(e, gamma.shapes)
+        index = tuple((ref.value, n) for ref, n in zip(e.indices, extents))
+        return ir.Sum(index, _lower_index_form(e.body, gamma))
+    if isinstance(e, ast.Paren):
+        return _lower_index_form(e.expr, gamma)
+    if isinstance(e, ast.Neg):
+        return ir.Neg(_lower_index_form(e.expr, gamma))
+    if isinstance(e, ast.Call):
+        return ir.Apply(e.fn, _lower_index_form(e.arg, gamma))
+    if isinstance(e, ast.Binary):
+        return ir.BinOp(e.op, _lower_index_form(e.left, gamma), _lower_index_form(e.right, gamma))
+    raise TypeError(f"not an index-form expression: {e!r}")  # pragma: no cover

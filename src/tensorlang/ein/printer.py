@@ -1,0 +1,97 @@
+"""EIN as text: index notation that the ``.tl`` front end parses back.
+
+``to_text`` prints a whole program (declarations, then one index-form statement per
+EIN statement); parsing it and lowering again gives the same EIN program, which the
+round-trip property test checks.  ``to_lambda_text`` shows the λ form of 004 §4.
+
+Precedence follows the index-form grammar: ``sum(k) body`` extends over the rest of the
+product it starts, so a sum is parenthesized unless it ends a product or a term.
+"""
+
+from __future__ import annotations
+
+from ..syntax.printer import _number
+from . import ir
+
+# Levels, loosest first.  ISUM is a sum (or a negated sum): allowed as the last factor of
+# a product; TERM is a product that ends in such a sum: it may not be multiplied further.
+_SUM, _TERM, _ISUM, _PROD, _FACTOR, _ATOM = range(1, 7)
+
+
+def _index(i: ir.Index) -> str:
+    return str(i)
+
+
+def _indices(ids) -> str:
+    return "[" + ",".join(_index(i) for i in ids) + "]"
+
+
+def expr_to_text(e: ir.Expr) -> str:
+    return _render(e)[0]
+
+
+def _wrap(e: ir.Expr, ok) -> str:
+    text, level = _render(e)
+    return text if ok(level) else f"({text})"
+
+
+def _render(e: ir.Expr) -> tuple[str, int]:
+    if isinstance(e, ir.Tensor):
+        return e.name + (_indices(e.indices) if e.indices else ""), _ATOM
+    if isinstance(e, ir.Const):
+        if e.value < 0:
+            return "-" + _number(-e.value), _FACTOR
+        return _number(e.value), _ATOM
+    if isinstance(e, ir.Delta):
+        return f"delta[{_index(e.first)},{_index(e.second)}]", _ATOM
+    if isinstance(e, ir.Epsilon):
+        return f"eps{_indices(e.indices)}", _ATOM
+    if isinstance(e, ir.Apply):
+        return f"{e.fn}({_render(e.arg)[0]})", _ATOM
+    if isinstance(e, ir.Neg):
+        text, level = _render(e.arg)
+        if level >= _FACTOR:
+            return "-" + text, _FACTOR
+        if level == _ISUM:
+            return "-" + text, _ISUM
+        return f"-({text})", _FACTOR
+    if isinstance(e, ir.Sum):
+        names = ",".join(name for name, _ in e.index)
+        return f"sum({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
+    if isinstance(e, ir.BinOp):
+        if e.op in "+-":
+            left = _wrap(e.left, lambda lv: lv >= _SUM)
+            right = _wrap(e.right, lambda lv: lv >= _TERM)
+            return f"{left} {e.op} {right}", _SUM
+        left = _wrap(e.left, lambda lv: lv >= _PROD)
+        rtext, rlevel = _render(e.right)
+        if rlevel == _ISUM:
+            return f"{left} {e.op} {rtext}", _TERM
+        right = rtext if rlevel >= _FACTOR else f"({rtext})"
+        return f"{left} {e.op} {right}", _PROD
+    raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
+
+
+def statement_to_text(s: ir.Statement) -> str:
+    return f"{s.target}[{','.join(name for name, _ in s.index)}] = {expr_to_text(s.body)}"
+
+
+def to_text(program: ir.Program) -> str:
+    """The program in index notation, declarations included: a valid ``.tl`` file."""
+    lines = []
+    for d in program.decls:
+        qual = f"{d.qual} " if d.qual else ""
+        lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]")
+    lines.extend(statement_to_text(s) for s in program.statements)
+    return "\n".join(lines) + "\n"
+
+
+def to_lambda_text(program: ir.Program) -> str:
+    """Each statement as ``t = λ T0 T1 ⟨e⟩_σ (args)``, the form of 004 §4."""
+    lines = []
+    for s in program.statements:
+        body, args = s.operator()
+        params = " ".join(f"T{n}" for n in range(len(args)))
+        sigma = ", ".join(f"{name}<{n}" for name, n in s.index)
+        lines.append(f"{s.target} = λ {params} ⟨{expr_to_text(body)}⟩_{{{sigma}}} ({', '.join(args)})")
+    return "\n".join(lines) + "\n"
