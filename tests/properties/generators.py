@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 from tensorlang.syntax import ast
 
 MAX_RANK = 6  # of any intermediate; variables have rank <= 4
-EXTENTS = st.integers(1, 3)
 
 
 @dataclass
@@ -36,6 +35,7 @@ class Draft:
     """A program under construction: variable types and the statements so far."""
 
     qualified: bool
+    max_extent: int = 3
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     assigned: list[str] = field(default_factory=list)  # in statement order
     stmts: list[ast.Assign] = field(default_factory=list)
@@ -124,7 +124,7 @@ def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
         return ast.Outer(sub(shape[:k]), sub(shape[k:]))
     if kind in ("contr", "group"):
         npairs = 1 if kind == "contr" else draw(st.integers(1, 2))
-        inner, pairs = _insert_pairs(draw, shape, npairs)
+        inner, pairs = _insert_pairs(draw, shape, npairs, draft.max_extent)
         grouped = kind == "group"
         if not grouped:
             return ast.Contract(sub(inner), (pairs[0],), False)
@@ -132,13 +132,13 @@ def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
     raise AssertionError(kind)
 
 
-def _insert_pairs(draw, shape, npairs):
+def _insert_pairs(draw, shape, npairs, max_extent):
     """A type with ``npairs`` pairs of equal-extent dimensions inserted into ``shape``,
     and the pairs (1-based, in random order within each pair) that remove them again."""
     slots: list[object] = list(shape)  # an int is a kept extent, ("p", k) a pair member
     extents = []
     for k in range(npairs):
-        extents.append(draw(EXTENTS))
+        extents.append(draw(st.integers(1, max_extent)))
         for _ in range(2):
             pos = draw(st.integers(0, len(slots)))
             slots.insert(pos, ("p", k))
@@ -154,13 +154,13 @@ def _insert_pairs(draw, shape, npairs):
 
 
 @st.composite
-def programs(draw, qualified: bool | None = None, max_depth: int = 4, max_stmts: int = 4):
-    """A random well-typed program, returned as (ast.Program, input names)."""
+def programs(draw, qualified: bool | None = None, max_depth: int = 4, max_stmts: int = 4, max_extent: int = 3):
+    """A random well-typed operator-form program (an ast.Program)."""
     if qualified is None:
         qualified = draw(st.booleans())
-    draft = Draft(qualified)
+    draft = Draft(qualified, max_extent)
     for _ in range(draw(st.integers(1, max_stmts))):
-        shape = tuple(draw(st.lists(EXTENTS, min_size=0, max_size=4)))
+        shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=4)))
         # the target: a new variable, or (reusing) one of the same type
         same = [n for n in draft.shapes if draft.shapes[n] == shape and not (qualified and n in draft.inputs)]
         if same and draw(st.booleans()):

@@ -1,0 +1,337 @@
+"""The differential-testing harness: random programs in both statement forms, a bounded
+oracle for each, and one check that any back end agrees with it and with the interpreter.
+
+* Operator-form programs come from :func:`generators.programs` and their oracle is the
+  einsum translation in generators.py.
+* Index-form programs are generated here directly as EIN (random accesses with index
+  variables and fixed positions, sums, delta, eps, numbers, functions, + - * /), printed
+  with the EIN printer, and evaluated by :func:`ein_oracle`, an evaluator written for the
+  tests that also tracks a first-order rounding-error bound.
+
+A back end plugs in by name: ``check_backend("numpy", case)``.  Later back ends (C) and
+passes (the optimizer) reuse :func:`cases` and :func:`check_backend` unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensorlang as tl
+from tensorlang.ein import ir
+from tensorlang.ein.printer import to_text
+
+from .generators import oracle, program_text, programs, random_inputs
+
+EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}
+#: Slack on the first-order bound: summation orders, BLAS blocking, float32 inputs.
+SLACK = 32
+
+
+@dataclass
+class Case:
+    """A program text, its inputs, and the oracle's (value, bound) for every result."""
+
+    form: str
+    text: str
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, tuple[np.ndarray, np.ndarray]]
+    results: tuple[str, ...]
+
+
+# ---------------------------------------------------------------- index-form programs
+class _IndexDraft:
+    def __init__(self, qualified: bool, max_extent: int):
+        self.qualified = qualified
+        self.max_extent = max_extent
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.inputs: list[str] = []
+        self.assigned: list[str] = []
+
+    def fresh(self, shape) -> str:
+        name = f"w{len(self.shapes)}"
+        self.shapes[name] = tuple(shape)
+        self.inputs.append(name)
+        return name
+
+    def readable(self) -> list[str]:
+        names = list(self.shapes)
+        if self.qualified:
+            names = [n for n in names if n in self.inputs or n in self.assigned]
+        return names
+
+
+def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | None = None) -> ir.Expr:
+    """An access to a variable; every dimension gets a scope index of its extent or a position."""
+    candidates = [n for n in draft.readable() if draft.shapes[n]]
+    if candidates and must_use is None and draw(st.integers(0, 2)) > 0:
+        name = draw(st.sampled_from(candidates))
+        indices = []
+        for extent in draft.shapes[name]:
+            fitting = [i for i, n in scope.items() if n == extent]
+            if fitting and draw(st.integers(0, 3)) > 0:
+                indices.append(draw(st.sampled_from(fitting)))
+            else:
+                indices.append(draw(st.integers(1, extent)))
+        return ir.Tensor(name, tuple(indices))
+    rank = draw(st.integers(1, 3))
+    indices, shape = [], []
+    for _ in range(rank):
+        if scope and draw(st.integers(0, 4)) > 0:
+            index = draw(st.sampled_from(sorted(scope)))
+            indices.append(index)
+            shape.append(scope[index])
+        else:
+            extent = draw(st.integers(1, draft.max_extent))
+            indices.append(draw(st.integers(1, extent)))
+            shape.append(extent)
+    if must_use is not None and must_use not in indices:
+        position = draw(st.integers(0, rank - 1))
+        indices[position], shape[position] = must_use, scope[must_use]
+    return ir.Tensor(draft.fresh(shape), tuple(indices))
+
+
+def _positive(draw, scope, depth, draft) -> ir.Expr:
+    return ir.Apply("exp", ir.Apply("tanh", index_expr(draw, scope, depth, draft)))
+
+
+def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> ir.Expr:
+    """A random EIN expression over the index variables in ``scope``."""
+    kinds = ["access", "access", "number"]
+    if depth > 0:
+        kinds += ["add", "sub", "mul", "mul", "div", "neg", "fn", "sum", "sum"]
+    if scope:
+        kinds += ["delta"]
+    if any(n in (2, 3) for n in scope.values()):
+        kinds += ["eps"]
+    if [n for n in draft.readable() if draft.shapes[n] == ()]:
+        kinds += ["scalar"]
+    kind = draw(st.sampled_from(kinds))
+    sub = lambda: index_expr(draw, scope, depth - 1, draft)  # noqa: E731
+    if kind == "access":
+        return _access(draw, scope, draft)
+    if kind == "number":
+        return ir.Const(draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 0.25])))
+    if kind == "scalar":
+        return ir.Tensor(draw(st.sampled_from([n for n in draft.readable() if draft.shapes[n] == ()])), ())
+    if kind == "delta":
+        pick = lambda: draw(st.sampled_from(sorted(scope))) if draw(st.integers(0, 3)) else draw(st.integers(1, 3))  # noqa: E731
+        return ir.Delta(pick(), pick())
+    if kind == "eps":
+        n = draw(st.sampled_from(sorted({v for v in scope.values() if v in (2, 3)})))
+        fitting = sorted(i for i, v in scope.items() if v == n)
+        return ir.Epsilon(tuple(draw(st.sampled_from(fitting)) if draw(st.integers(0, 3)) else draw(st.integers(1, n))
+                                for _ in range(n)))
+    if kind in ("add", "sub", "mul"):
+        return ir.BinOp({"add": "+", "sub": "-", "mul": "*"}[kind], sub(), sub())
+    if kind == "div":
+        if draw(st.booleans()):
+            return ir.BinOp("/", sub(), ir.Const(draw(st.sampled_from([2.0, 0.5, 4.0]))))
+        return ir.BinOp("/", sub(), _positive(draw, scope, depth - 1, draft))
+    if kind == "neg":
+        return ir.Neg(sub())
+    if kind == "fn":
+        fn = draw(st.sampled_from(["sin", "cos", "tanh", "abs", "exp", "sqrt", "log"]))
+        if fn == "exp":
+            return _positive(draw, scope, depth - 1, draft)
+        if fn in ("sqrt", "log"):
+            return ir.Apply(fn, _positive(draw, scope, depth - 1, draft))
+        return ir.Apply(fn, sub())
+    if kind == "sum":
+        taken = set(scope)
+        count = draw(st.integers(1, 2))
+        names = [f"k{len(taken) + n}" for n in range(count)]
+        inner = dict(scope)
+        index = []
+        for name in names:
+            inner[name] = draw(st.integers(1, draft.max_extent))
+            index.append((name, inner[name]))
+        body = index_expr(draw, inner, depth - 1, draft)
+        for name in names:  # every summed index must index a tensor (its extent is inferred)
+            if not _uses(body, name):
+                body = ir.BinOp("*", _access(draw, inner, draft, must_use=name), body)
+        return ir.Sum(tuple(index), body)
+    raise AssertionError(kind)
+
+
+def _uses(e: ir.Expr, name: str) -> bool:
+    return any(name in t.indices for t in ir.tensors(e)) or any(
+        isinstance(n, ir.Epsilon) and name in n.indices for n in _nodes(e)
+    )
+
+
+def _nodes(e):
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(ir.children(node))
+
+
+@st.composite
+def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7):
+    """A random well-typed index-form program, as an EIN program."""
+    qualified = draw(st.booleans())
+    draft = _IndexDraft(qualified, max_extent)
+    statements = []
+    for _ in range(draw(st.integers(1, max_stmts))):
+        shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=3)))
+        same = [n for n, s in draft.shapes.items() if s == shape and not (qualified and n in draft.inputs)]
+        if same and draw(st.booleans()):
+            target = draw(st.sampled_from(same))
+        else:
+            target = f"w{len(draft.shapes)}"
+            draft.shapes[target] = shape
+        names = [f"i{n}" for n in range(len(shape))]
+        body = index_expr(draw, dict(zip(names, shape)), draw(st.integers(0, max_depth)), draft)
+        statements.append(ir.Statement(target, tuple(zip(names, shape)), body))
+        if target not in draft.assigned:
+            draft.assigned.append(target)
+    decls = []
+    for name, shape in draft.shapes.items():
+        qual = None
+        if qualified:
+            qual = "in" if name in draft.inputs else draw(st.sampled_from(["out", "out", None]))
+        decls.append(ir.Decl(name, shape, qual))
+    if qualified and not any(d.qual == "out" for d in decls):
+        last = statements[-1].target
+        decls = [ir.Decl(d.name, d.shape, "out") if d.name == last else d for d in decls]
+    return ir.Program(tuple(decls), tuple(statements))
+
+
+# ---------------------------------------------------------------- the EIN oracle
+def ein_oracle(program: ir.Program, inputs: dict[str, np.ndarray]):
+    """Evaluate an EIN program with numpy broadcasting over named axes, with error bounds."""
+    store = {}
+    for d in program.decls:
+        value = np.asarray(inputs[d.name], dtype=np.float64) if d.name in inputs else np.full(d.shape, np.nan)
+        store[d.name] = (value, np.zeros(d.shape))
+    for s in program.statements:
+        scope = list(s.index)
+        value, bound = _ev(s.body, scope, store)
+        shape = tuple(n for _, n in scope)
+        store = {**store, s.target: (np.broadcast_to(value, shape).copy(), np.broadcast_to(bound, shape).copy())}
+    return store
+
+
+def _ev(e, scope, store):
+    rank = len(scope)
+    axis = {name: a for a, (name, _) in enumerate(scope)}
+
+    def coords(i):
+        if isinstance(i, int):
+            return i - 1
+        a = axis[i]
+        return np.arange(scope[a][1]).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
+
+    def shaped(v):
+        v = np.asarray(v, dtype=np.float64)
+        return v if v.ndim == rank else v.reshape([1] * rank)
+
+    if isinstance(e, ir.Tensor):
+        value, bound = store[e.name]
+        picks = tuple(coords(i) for i in e.indices)
+        return shaped(value[picks]), shaped(bound[picks])
+    if isinstance(e, ir.Const):
+        return shaped(e.value), shaped(0.0)
+    if isinstance(e, ir.Delta):
+        return shaped(np.equal(coords(e.first), coords(e.second))), shaped(0.0)
+    if isinstance(e, ir.Epsilon):
+        xs = [np.asarray(coords(i)) for i in e.indices]
+        sign = np.ones(())
+        for a, b in itertools.combinations(range(len(xs)), 2):
+            sign = sign * np.sign(xs[b] - xs[a])
+        return shaped(sign), shaped(0.0)
+    if isinstance(e, ir.Neg):
+        v, b = _ev(e.arg, scope, store)
+        return -v, b
+    if isinstance(e, ir.Apply):
+        v, b = _ev(e.arg, scope, store)
+        if e.fn in ("sin", "cos", "tanh"):
+            return getattr(np, e.fn)(v), b + 1.0
+        if e.fn == "abs":
+            return np.abs(v), b
+        if e.fn == "exp":
+            r = np.exp(v)
+            return r, r * (b + 1.0)
+        if e.fn == "sqrt":
+            r = np.sqrt(v)
+            return r, b / (2 * r) + r
+        r = np.log(v)
+        return r, b / v + np.abs(r) + 1.0
+    if isinstance(e, ir.BinOp):
+        (a, ea), (b, eb) = _ev(e.left, scope, store), _ev(e.right, scope, store)
+        if e.op in "+-":
+            v = a + b if e.op == "+" else a - b
+            return v, ea + eb + np.abs(a) + np.abs(b)
+        if e.op == "*":
+            v = a * b
+            return v, np.abs(a) * eb + ea * np.abs(b) + np.abs(v)
+        v = a / b
+        return v, ea / np.abs(b) + np.abs(a) * eb / (b * b) + np.abs(v)
+    if isinstance(e, ir.Sum):
+        inner = scope + list(e.index)
+        v, b = _ev(e.body, inner, store)
+        full = tuple(n for _, n in inner)
+        v, b = np.broadcast_to(v, np.broadcast_shapes(v.shape, (1,) * rank + full[rank:])), np.broadcast_to(
+            b, np.broadcast_shapes(b.shape, (1,) * rank + full[rank:]))
+        axes = tuple(range(rank, len(inner)))
+        terms = int(np.prod(full[rank:]))
+        value = v.sum(axis=axes)
+        return value, b.sum(axis=axes) + terms * np.abs(v).sum(axis=axes)
+    raise AssertionError(e)
+
+
+# ---------------------------------------------------------------- cases and the check
+@st.composite
+def cases(draw, max_extent: int = 7):
+    """A random program in either form, with inputs and the oracle's expectation."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    if draw(st.booleans()):
+        program = draw(programs(max_depth=3, max_stmts=3, max_extent=max_extent))
+        text = program_text(program, full_parens=draw(st.booleans()))
+        inputs = random_inputs(program, seed)
+        expected = oracle(program, inputs)
+        decls = program.decls
+        form = "operator"
+    else:
+        program = draw(index_programs(max_extent=max_extent))
+        text = to_text(program)
+        rng = np.random.default_rng(seed)
+        qualified = any(d.qual for d in program.decls)
+        inputs = {d.name: rng.uniform(-1, 1, size=d.shape) for d in program.decls
+                  if not qualified or d.qual in ("in", "inout")}
+        expected = ein_oracle(program, inputs)
+        decls = program.decls
+        form = "index"
+    qualified = any(d.qual for d in decls)
+    results = tuple(d.name for d in decls if not qualified or d.qual in ("out", "inout"))
+    return Case(form, text, inputs, expected, results)
+
+
+def assert_close_to_oracle(case: Case, results: dict, dtype: str = "float64", who: str = "") -> None:
+    assert set(results) == set(case.results), f"{who}: results {sorted(results)} != {sorted(case.results)}"
+    eps = EPS[dtype]
+    for name in case.results:
+        got = np.asarray(results[name], dtype=np.float64)
+        value, bound = case.expected[name]
+        assert got.shape == np.shape(value), f"{who} {name}: shape {got.shape} != {np.shape(value)}"
+        nan = np.isnan(value)
+        assert np.array_equal(np.isnan(got), nan), f"{who} {name}: undefined (NaN) entries differ"
+        err = np.abs(got[~nan] - value[~nan])
+        allowed = SLACK * eps * (np.asarray(bound)[~nan] + (np.abs(value[~nan]) if dtype == "float32" else 0)) + 1e-300
+        bad = err > allowed
+        assert not bad.any(), f"{who} {name}: error {err[bad].max():.3g} exceeds the rounding bound {allowed[bad].min():.3g}"
+
+
+def check_backend(backend: str, case: Case, dtype: str = "float64") -> None:
+    """Run ``case`` on ``backend`` and on the interpreter; both must meet the oracle's bound."""
+    inputs = case.inputs if dtype == "float64" else {k: v.astype(np.float32) for k, v in case.inputs.items()}
+    for who in ("interp", backend):
+        results = tl.compile(case.text, backend=who, dtype=dtype)(**inputs)
+        for value in results.values():
+            assert value.dtype == np.dtype(dtype), f"{who}: dtype {value.dtype}"
+        assert_close_to_oracle(case, results, dtype, who)
