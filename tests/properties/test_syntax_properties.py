@@ -13,7 +13,7 @@ from tensorlang.syntax import ast
 from tensorlang.syntax.model import parse_model
 from tensorlang.syntax.printer import to_source
 
-EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.tl"))
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").rglob("*.tl"))
 
 
 def strip_parens(e):
@@ -55,7 +55,8 @@ def test_full_and_minimal_parenthesization_mean_the_same_program(program):
 
 # ------------------------------------------------------------------ random edits
 TOKEN = re.compile(r"\s+|//[^\n]*|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|.", re.S)
-VOCABULARY = ["#", ".", "^", "[", "]", "(", ")", "+", "-", "*", "/", "=", ":", "var", "in", "out", "2", "1", "x", "exp", "[2 3]", "0", "$", "\n"]
+VOCABULARY = ["#", ".", "^", "[", "]", "(", ")", "+", "-", "*", "/", "=", ":", "var", "in", "out", "2", "1", "x", "exp",
+              "[2 3]", "0", "$", "\n", ",", "sum(k)", "sum", "[i,j]", "delta[i,j]", "eps[i,j,k]", "i", "k", "[]"]
 
 
 def tokens(text):
@@ -94,7 +95,8 @@ def test_edited_programs_raise_only_tensorlang_errors(text, seed, monkeypatch_bu
         kernel = tl.compile(text)
     except tl.TensorLangError as exc:
         assert exc.code in {"syntax", "redeclared", "undeclared-assign", "assign-shape", "undeclared",
-                            "shape", "dim-range", "uninit", "read-only", "too-large"}, exc
+                            "shape", "dim-range", "uninit", "read-only", "too-large",
+                            "index-extent", "free-index", "repeated-index"}, exc
         assert exc.line is None or exc.line >= 1
         return
     if sum(int(np.prod(kernel.shapes[n], dtype=object)) for n in kernel.inputs) > 10**6:

@@ -37,11 +37,15 @@ _FUNCTIONS = {
 
 def initial_store(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype: np.dtype) -> Store:
     """d-var / d-in-var (Figures 10 and 15): every declared variable has memory; what the
-    caller did not supply is ⊥.  Supplied arrays are copied, so the caller's arrays are
-    never written and an array passed twice cannot alias."""
+    caller did not supply is ⊥.  Supplied arrays that may become results are copied, so
+    a result never aliases a caller's array; no back end writes into a store array."""
     store: Store = {}
+    quals = checked.context.quals
     for name, shape in checked.context.shapes.items():
-        if name in supplied:
+        if name in supplied and quals[name] == "in":
+            # read-only and never a result: no back end writes it, so no copy is needed
+            store[name] = np.asarray(supplied[name], dtype=dtype, order="C")
+        elif name in supplied:
             store[name] = np.array(supplied[name], dtype=dtype, order="C", copy=True)
         else:
             store[name] = np.full(shape, np.nan, dtype=dtype)

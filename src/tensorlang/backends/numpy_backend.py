@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import opt_einsum
 
+from .. import limits
 from ..ein import ir
 from ..ein.printer import statement_to_text
 from .interp import controlled_division
@@ -64,6 +65,8 @@ class _Codegen:
         self.optimize = optimize
         self.constants: list[object] = []
         self.counter = 0
+        # no intermediate of a contraction path may exceed the memory budget
+        self.memory_limit = limits.memory_budget_bytes() // self.dtype.itemsize
 
     def constant(self, value: object) -> str:
         self.constants.append(value)
@@ -172,7 +175,8 @@ class _Codegen:
                 code = operands[0][0]
             else:
                 dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
-                expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize)
+                expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize,
+                                                      memory_limit=self.memory_limit)
                 path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
                 code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)})  # {sub}")
                 if path:
