@@ -172,16 +172,9 @@ def programs(draw, qualified: bool | None = None, max_depth: int = 4, max_stmts:
         draft.stmts.append(ast.Assign(target, expr))
         if target not in draft.assigned:
             draft.assigned.append(target)
-    decls = []
-    for name, shape in draft.shapes.items():
-        qual = None
-        if qualified:
-            qual = "in" if name in draft.inputs else draw(st.sampled_from(["out", "out", None]))
-        decls.append(ast.Decl(name, shape, qual))
-    if qualified and not any(d.qual == "out" for d in decls):
-        last = draft.stmts[-1].target
-        decls = [ast.Decl(d.name, d.shape, "out") if d.name == last else d for d in decls]
-    return ast.Program(tuple(decls), tuple(draft.stmts))
+    quals = qualify(draw, draft.shapes, draft.inputs, [s.target for s in draft.stmts]) if qualified else {}
+    decls = tuple(ast.Decl(name, shape, quals.get(name)) for name, shape in draft.shapes.items())
+    return ast.Program(decls, tuple(draft.stmts))
 
 
 def random_inputs(program: ast.Program, seed: int) -> dict[str, np.ndarray]:
@@ -208,6 +201,66 @@ def parenthesize_fully(e: ast.Expr) -> str:
         return f"-({parenthesize_fully(e.expr)})"
     if isinstance(e, ast.Call):
         return f"{e.fn}({parenthesize_fully(e.arg)})"
+    if isinstance(e, ast.Outer):
+        return f"({parenthesize_fully(e.left)}) # ({parenthesize_fully(e.right)})"
+    if isinstance(e, ast.Transpose):
+        return f"({parenthesize_fully(e.expr)}) ^ [{e.pair.first} {e.pair.second}]"
+    if isinstance(e, ast.Contract):
+        pairs = " ".join(f"[{p.first} {p.second}]" for p in e.pairs)
+        return f"({parenthesize_fully(e.expr)}) . " + (f"[{pairs}]" if e.grouped else pairs)
+    if isinstance(e, ast.Binary):
+        return f"({parenthesize_fully(e.left)}) {e.op} ({parenthesize_fully(e.right)})"
+    raise AssertionError(e)
+
+
+def program_text(program: ast.Program, full_parens: bool) -> str:
+    from tensorlang.syntax.printer import expr_to_source
+
+    lines = []
+    for d in program.decls:
+        lines.append(f"{d.qual + ' ' if d.qual else ''}var {d.name} : [{' '.join(map(str, d.shape))}]")
+    for s in program.stmts:
+        text = parenthesize_fully(s.expr) if full_parens else expr_to_source(s.expr)
+        lines.append(f"{s.target} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+_LETTERS = string.ascii_letters
+
+
+def _einsum1(subscripts: str, *ops):
+    return np.einsum(subscripts, *ops)
+
+
+def oracle(program: ast.Program, inputs: dict[str, np.ndarray]):
+    """Run the program with einsum; return (values, error bounds in units of eps).
+
+    Each value comes with E such that |computed - exact| <= eps * E to first order,
+    for any summation order, which is what the comparison allows.
+    """
+    store = {}
+    for d in program.decls:
+        if d.name in inputs:
+            store[d.name] = (np.asarray(inputs[d.name], dtype=np.float64), np.zeros(d.shape))
+        else:
+            store[d.name] = (np.full(d.shape, np.nan), np.zeros(d.shape))
+    for s in program.stmts:
+        store = {**store, s.target: _ev(s.expr, store)}  # ev-stmt: evaluate, then store
+    return store
+
+
+def _ev(e, store):
+    if isinstance(e, ast.Var):
+        return store[e.name]
+    if isinstance(e, ast.Number):
+        return np.float64(e.value), np.float64(0.0)
+    if isinstance(e, ast.Paren):
+        return _ev(e.expr, store)
+    if isinstance(e, ast.Neg):
+        v, err = _ev(e.expr, store)
+        return -v, err
+    if isinstance(e, ast.Call):
+        return bounded_apply(e.fn, *_ev(e.arg, store))
     if isinstance(e, ast.Outer):
         return f"({parenthesize_fully(e.left)}) # ({parenthesize_fully(e.right)})"
     if isinstance(e, ast.Transpose):
@@ -310,13 +363,44 @@ def _ev(e, store):
         v = _einsum1(sub, a)
         return v, _einsum1(sub, ea) + terms * _einsum1(sub, np.abs(a))
     if isinstance(e, ast.Binary):
-        (a, ea), (b, eb) = _ev(e.left, store), _ev(e.right, store)
-        if e.op in "+-":
-            v = a + b if e.op == "+" else a - b
-            return v, ea + eb + np.abs(a) + np.abs(b)
-        if e.op == "*":
-            v = a * b
-            return v, np.abs(a) * eb + ea * np.abs(b) + np.abs(v)
-        v = a / b  # divisors are bounded away from zero by construction
-        return v, ea / np.abs(b) + np.abs(a) * eb / (b * b) + np.abs(v)
+        return bounded_binop(e.op, *_ev(e.left, store), *_ev(e.right, store))
     raise AssertionError(e)
+
+
+def bounded_apply(fn: str, v, err):
+    """f(v) and its first-order error bound, given v's bound ``err`` (units of eps)."""
+    if fn in ("sin", "cos", "tanh"):  # |f'| <= 1
+        return getattr(np, fn)(v), err + 1.0
+    if fn == "abs":
+        return np.abs(v), err
+    if fn == "exp":
+        r = np.exp(v)
+        return r, r * (err + 1.0)
+    if fn == "sqrt":
+        r = np.sqrt(v)
+        return r, err / (2 * r) + r
+    if fn == "log":
+        r = np.log(v)
+        return r, err / v + np.abs(r) + 1.0
+    raise AssertionError(fn)
+
+
+def bounded_binop(op: str, a, ea, b, eb):
+    """a op b and its first-order error bound; divisors are bounded away from zero."""
+    if op in "+-":
+        v = a + b if op == "+" else a - b
+        return v, ea + eb + np.abs(a) + np.abs(b)
+    if op == "*":
+        v = a * b
+        return v, np.abs(a) * eb + ea * np.abs(b) + np.abs(v)
+    v = a / b
+    return v, ea / np.abs(b) + np.abs(a) * eb / (b * b) + np.abs(v)
+
+
+def qualify(draw, names, inputs, statements_targets):
+    """Qualifiers for a generated qualified program: inputs are ``in``, assigned variables
+    ``out`` or temporaries, and at least the last target is ``out``."""
+    quals = {n: ("in" if n in inputs else draw(st.sampled_from(["out", "out", None]))) for n in names}
+    if "out" not in quals.values():
+        quals[statements_targets[-1]] = "out"
+    return quals

@@ -24,7 +24,7 @@ import tensorlang as tl
 from tensorlang.ein import ir
 from tensorlang.ein.printer import to_text
 
-from .generators import oracle, program_text, programs, random_inputs
+from .generators import bounded_apply, bounded_binop, oracle, program_text, programs, qualify, random_inputs
 
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}
 #: Slack on the first-order bound: summation orders, BLAS blocking, float32 inputs.
@@ -190,16 +190,9 @@ def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int
         statements.append(ir.Statement(target, tuple(zip(names, shape)), body))
         if target not in draft.assigned:
             draft.assigned.append(target)
-    decls = []
-    for name, shape in draft.shapes.items():
-        qual = None
-        if qualified:
-            qual = "in" if name in draft.inputs else draw(st.sampled_from(["out", "out", None]))
-        decls.append(ir.Decl(name, shape, qual))
-    if qualified and not any(d.qual == "out" for d in decls):
-        last = statements[-1].target
-        decls = [ir.Decl(d.name, d.shape, "out") if d.name == last else d for d in decls]
-    return ir.Program(tuple(decls), tuple(statements))
+    quals = qualify(draw, draft.shapes, draft.inputs, [s.target for s in statements]) if qualified else {}
+    decls = tuple(ir.Decl(name, shape, quals.get(name)) for name, shape in draft.shapes.items())
+    return ir.Program(decls, tuple(statements))
 
 
 # ---------------------------------------------------------------- the EIN oracle
@@ -249,29 +242,9 @@ def _ev(e, scope, store):
         v, b = _ev(e.arg, scope, store)
         return -v, b
     if isinstance(e, ir.Apply):
-        v, b = _ev(e.arg, scope, store)
-        if e.fn in ("sin", "cos", "tanh"):
-            return getattr(np, e.fn)(v), b + 1.0
-        if e.fn == "abs":
-            return np.abs(v), b
-        if e.fn == "exp":
-            r = np.exp(v)
-            return r, r * (b + 1.0)
-        if e.fn == "sqrt":
-            r = np.sqrt(v)
-            return r, b / (2 * r) + r
-        r = np.log(v)
-        return r, b / v + np.abs(r) + 1.0
+        return bounded_apply(e.fn, *_ev(e.arg, scope, store))
     if isinstance(e, ir.BinOp):
-        (a, ea), (b, eb) = _ev(e.left, scope, store), _ev(e.right, scope, store)
-        if e.op in "+-":
-            v = a + b if e.op == "+" else a - b
-            return v, ea + eb + np.abs(a) + np.abs(b)
-        if e.op == "*":
-            v = a * b
-            return v, np.abs(a) * eb + ea * np.abs(b) + np.abs(v)
-        v = a / b
-        return v, ea / np.abs(b) + np.abs(a) * eb / (b * b) + np.abs(v)
+        return bounded_binop(e.op, *_ev(e.left, scope, store), *_ev(e.right, scope, store))
     if isinstance(e, ir.Sum):
         inner = scope + list(e.index)
         v, b = _ev(e.body, inner, store)

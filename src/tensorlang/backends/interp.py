@@ -109,15 +109,7 @@ def evaluate(e: ast.Expr, store: Mapping[str, np.ndarray], dtype: np.dtype = np.
         if isinstance(e, ast.Binary):
             # (12)-(18) eval((e1 op e2)_i) = eval(e1_i) op eval(e2_i);
             # t-smul / t-sdiv: a scalar operand is the same value at every i.
-            a, b = ev(e.left), ev(e.right)
-            with np.errstate(all="ignore"):
-                if e.op == "+":
-                    return a + b
-                if e.op == "-":
-                    return a - b
-                if e.op == "*":
-                    return a * b
-                return controlled_division(a, b)
+            return arithmetic(e.op, ev(e.left), ev(e.right))
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return ev(e)
@@ -139,6 +131,18 @@ def contract(a: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
                 position[d] = p - (p > i) - (p > j)
         position[m - 1] = position[n - 1] = None
     return a
+
+
+def arithmetic(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a op b for op in + - * /, elementwise, / being controlled division."""
+    with np.errstate(all="ignore"):
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        return controlled_division(a, b)
 
 
 def controlled_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -214,14 +218,7 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             a, b = ev(e.left), ev(e.right)
             limits.check_allocation(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), dtype.itemsize,
                                     f"the operands of '{e.op}'", e.span)
-            with np.errstate(all="ignore"):
-                if e.op == "+":
-                    return a + b
-                if e.op == "-":
-                    return a - b
-                if e.op == "*":
-                    return a * b
-                return controlled_division(a, b)
+            return arithmetic(e.op, a, b)
         raise TypeError(f"not an index-form expression: {e!r}")  # pragma: no cover
 
     return ev(e)
