@@ -19,10 +19,14 @@ from typing import Mapping
 import numpy as np
 
 from .. import limits
+from ..errors import error
 from ..syntax import ast
 from ..typecheck import CheckedProgram, Context, sum_extents
 
 Store = dict[str, np.ndarray]
+
+#: numpy arrays have at most this many dimensions; index form uses one per index in scope.
+MAX_INDEX_VARIABLES = 32
 
 _FUNCTIONS = {
     "sqrt": np.sqrt,
@@ -164,6 +168,13 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
     length 1 and broadcasts.  Sums add over their axes, each of its full extent.
     """
     rank = len(scope)
+    if rank > MAX_INDEX_VARIABLES:
+        raise error(
+            "too-large",
+            f"the reference interpreter evaluates at most {MAX_INDEX_VARIABLES} index variables at once "
+            f"(numpy's limit on dimensions); this expression has {rank} in scope",
+            e.span,
+        )
     axis = {name: a for a, (name, _) in enumerate(scope)}
 
     def point(ref: ast.IndexRef):

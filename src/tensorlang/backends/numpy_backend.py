@@ -169,7 +169,8 @@ class _Codegen:
                 scale *= st.extents[name]
         free = tuple(dict.fromkeys(n for _, labels in operands for n in labels if n not in summed))
         if operands:
-            letters = {name: _LETTERS[n] for n, name in enumerate(dict.fromkeys(x for _, ls in operands for x in ls))}
+            letters = {name: opt_einsum.get_symbol(n)
+                       for n, name in enumerate(dict.fromkeys(x for _, ls in operands for x in ls))}
             sub = ",".join("".join(letters[x] for x in ls) for _, ls in operands) + "->" + "".join(letters[x] for x in free)
             if len(operands) == 1 and sub.split("->")[0] == sub.split("->")[1]:
                 code = operands[0][0]
@@ -284,7 +285,8 @@ class NumpyKernel:
     function: object
 
     def __call__(self, store: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return self.function(dict(store))
+        with np.errstate(all="ignore"):  # inf and NaN are values here (⊥ is NaN), not warnings
+            return self.function(dict(store))
 
 
 def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
@@ -302,6 +304,7 @@ def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto")
         "_cdiv": _cdiv,
         "_finish_at": _finish_at,
         "_dtype": np.dtype(dtype),
+        "inf": float("inf"),  # repr() of a literal beyond the float range
     }
     exec(compile(source, "<tensorlang numpy kernel>", "exec"), namespace)  # noqa: S102 - our own generated code
     return NumpyKernel(source, namespace["kernel"])

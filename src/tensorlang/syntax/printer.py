@@ -13,6 +13,9 @@ _SUM, _TERM, _POST, _PROD, _UNARY, _ATOM = range(1, 7)
 
 
 def _number(value: float) -> str:
+    """A non-negative number as a literal the grammar reads back to the same float."""
+    if value == float("inf"):
+        return "1e999"  # a literal beyond the float range reads as infinity
     text = repr(float(value))
     return text[:-2] if text.endswith(".0") else text
 
