@@ -813,7 +813,7 @@ def test_cli_run_index_form(tmp_path, capsys):
 INF_LITERAL = "var x : [3]\nvar c : [3]\nc[i] = x[i] * 1e400\n"  # 1e400 overflows to inf
 
 
-def test_bug_inf_literal_numpy_backend():
+def test_inf_literal_on_the_numpy_backend():
     try:
         tl.check(INF_LITERAL)
     except tl.TensorLangError as exc:  # rejecting the literal cleanly would be a fix too
@@ -825,7 +825,7 @@ def test_bug_inf_literal_numpy_backend():
     np.testing.assert_array_equal(tl.compile(INF_LITERAL, backend="numpy")(x=x)["c"], expected)
 
 
-def test_bug_inf_literal_ein_round_trip():
+def test_inf_literal_survives_the_ein_round_trip():
     try:
         tl.check(INF_LITERAL)
     except tl.TensorLangError as exc:
