@@ -7,6 +7,7 @@ error[input] pointing at the variable's declaration.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Mapping
 
@@ -48,6 +49,7 @@ class Kernel:
         self.backend = backend
         self.dtype = dtype
         self.last_run_seconds: float | None = None
+        self._store_elements: int | None = None
         self.ein = lower_program(checked)
         self._numpy = None
         if backend == "numpy":
@@ -167,8 +169,9 @@ class Kernel:
         return dict(out)
 
     def _check_store_size(self) -> None:
-        total = sum(int(np.prod(s, dtype=object)) for s in self.checked.context.shapes.values())
-        limits.check_allocation(total, self.dtype.itemsize, "the program's variables")
+        if self._store_elements is None:  # computed once: it depends on the declarations only
+            self._store_elements = sum(math.prod(s) for s in self.checked.context.shapes.values())
+        limits.check_allocation(self._store_elements, self.dtype.itemsize, "the program's variables")
 
     # --------------------------------------------------------------- inspection
     @guard
