@@ -77,7 +77,7 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
             else:
                 indices.append(draw(st.integers(1, extent)))
         return ir.Tensor(name, tuple(indices))
-    rank = draw(st.integers(1, 3))
+    rank = draw(st.integers(1, 4))
     indices, shape = [], []
     for _ in range(rank):
         if scope and draw(st.integers(0, 4)) > 0:
@@ -178,7 +178,7 @@ def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int
     draft = _IndexDraft(qualified, max_extent)
     statements = []
     for _ in range(draw(st.integers(1, max_stmts))):
-        shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=3)))
+        shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=4)))
         same = [n for n, s in draft.shapes.items() if s == shape and not (qualified and n in draft.inputs)]
         if same and draw(st.booleans()):
             target = draw(st.sampled_from(same))
