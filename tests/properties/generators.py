@@ -228,10 +228,6 @@ def program_text(program: ast.Program, full_parens: bool) -> str:
 _LETTERS = string.ascii_letters
 
 
-def _einsum1(subscripts: str, *ops):
-    return np.einsum(subscripts, *ops)
-
-
 def oracle(program: ast.Program, inputs: dict[str, np.ndarray]):
     """Run the program with einsum; return (values, error bounds in units of eps).
 
@@ -262,85 +258,11 @@ def _ev(e, store):
     if isinstance(e, ast.Call):
         return bounded_apply(e.fn, *_ev(e.arg, store))
     if isinstance(e, ast.Outer):
-        return f"({parenthesize_fully(e.left)}) # ({parenthesize_fully(e.right)})"
-    if isinstance(e, ast.Transpose):
-        return f"({parenthesize_fully(e.expr)}) ^ [{e.pair.first} {e.pair.second}]"
-    if isinstance(e, ast.Contract):
-        pairs = " ".join(f"[{p.first} {p.second}]" for p in e.pairs)
-        return f"({parenthesize_fully(e.expr)}) . " + (f"[{pairs}]" if e.grouped else pairs)
-    if isinstance(e, ast.Binary):
-        return f"({parenthesize_fully(e.left)}) {e.op} ({parenthesize_fully(e.right)})"
-    raise AssertionError(e)
-
-
-def program_text(program: ast.Program, full_parens: bool) -> str:
-    from tensorlang.syntax.printer import expr_to_source
-
-    lines = []
-    for d in program.decls:
-        lines.append(f"{d.qual + ' ' if d.qual else ''}var {d.name} : [{' '.join(map(str, d.shape))}]")
-    for s in program.stmts:
-        text = parenthesize_fully(s.expr) if full_parens else expr_to_source(s.expr)
-        lines.append(f"{s.target} = {text}")
-    return "\n".join(lines) + "\n"
-
-
-_LETTERS = string.ascii_letters
-
-
-def _einsum1(subscripts: str, *ops):
-    return np.einsum(subscripts, *ops)
-
-
-def oracle(program: ast.Program, inputs: dict[str, np.ndarray]):
-    """Run the program with einsum; return (values, error bounds in units of eps).
-
-    Each value comes with E such that |computed - exact| <= eps * E to first order,
-    for any summation order, which is what the comparison allows.
-    """
-    store = {}
-    for d in program.decls:
-        if d.name in inputs:
-            store[d.name] = (np.asarray(inputs[d.name], dtype=np.float64), np.zeros(d.shape))
-        else:
-            store[d.name] = (np.full(d.shape, np.nan), np.zeros(d.shape))
-    for s in program.stmts:
-        store = {**store, s.target: _ev(s.expr, store)}  # ev-stmt: evaluate, then store
-    return store
-
-
-def _ev(e, store):
-    if isinstance(e, ast.Var):
-        return store[e.name]
-    if isinstance(e, ast.Number):
-        return np.float64(e.value), np.float64(0.0)
-    if isinstance(e, ast.Paren):
-        return _ev(e.expr, store)
-    if isinstance(e, ast.Neg):
-        v, err = _ev(e.expr, store)
-        return -v, err
-    if isinstance(e, ast.Call):
-        v, err = _ev(e.arg, store)
-        if e.fn in ("sin", "cos", "tanh"):  # |f'| <= 1
-            return getattr(np, e.fn)(v), err + 1.0
-        if e.fn == "abs":
-            return np.abs(v), err
-        if e.fn == "exp":
-            r = np.exp(v)
-            return r, r * (err + 1.0)
-        if e.fn == "sqrt":
-            r = np.sqrt(v)
-            return r, err / (2 * r) + r
-        if e.fn == "log":
-            r = np.log(v)
-            return r, err / v + np.abs(r) + 1.0
-        raise AssertionError(e.fn)
-    if isinstance(e, ast.Outer):
         (a, ea), (b, eb) = _ev(e.left, store), _ev(e.right, store)
         la, lb = _LETTERS[: np.ndim(a)], _LETTERS[np.ndim(a) : np.ndim(a) + np.ndim(b)]
         sub = f"{la},{lb}->{la}{lb}"
-        v = _einsum1(sub, a, b)
-        return v, _einsum1(sub, np.abs(a), eb) + _einsum1(sub, ea, np.abs(b)) + np.abs(v)
+        v = np.einsum(sub, a, b)
+        return v, np.einsum(sub, np.abs(a), eb) + np.einsum(sub, ea, np.abs(b)) + np.abs(v)
     if isinstance(e, ast.Transpose):
         a, ea = _ev(e.expr, store)
         letters = list(_LETTERS[: np.ndim(a)])
@@ -348,7 +270,7 @@ def _ev(e, store):
         m, n = e.pair.first - 1, e.pair.second - 1
         out[m], out[n] = out[n], out[m]
         sub = "".join(letters) + "->" + "".join(out)
-        return _einsum1(sub, a), _einsum1(sub, ea)
+        return np.einsum(sub, a), np.einsum(sub, ea)
     if isinstance(e, ast.Contract):
         a, ea = _ev(e.expr, store)
         letters = list(_LETTERS[: np.ndim(a)])
@@ -360,8 +282,8 @@ def _ev(e, store):
             terms *= np.shape(a)[p.first - 1]
         out = "".join(l for i, l in enumerate(letters) if i not in removed)
         sub = "".join(letters) + "->" + out
-        v = _einsum1(sub, a)
-        return v, _einsum1(sub, ea) + terms * _einsum1(sub, np.abs(a))
+        v = np.einsum(sub, a)
+        return v, np.einsum(sub, ea) + terms * np.einsum(sub, np.abs(a))
     if isinstance(e, ast.Binary):
         return bounded_binop(e.op, *_ev(e.left, store), *_ev(e.right, store))
     raise AssertionError(e)
