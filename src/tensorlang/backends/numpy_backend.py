@@ -48,13 +48,13 @@ def _cdiv(a, b):
 class _Statement:
     """Code generation for one statement: lines of Python, constants, fresh names."""
 
-    program: "_Codegen"
+    codegen: "_Codegen"
     extents: dict[str, int]
     lines: list[str] = field(default_factory=list)
 
     def temp(self, expr: str) -> str:
-        name = f"_t{self.program.counter}"
-        self.program.counter += 1
+        name = f"_t{self.codegen.counter}"
+        self.codegen.counter += 1
         self.lines.append(f"    {name} = {expr}")
         return name
 
@@ -73,13 +73,13 @@ class _Codegen:
         return f"_c[{len(self.constants) - 1}]"
 
     # -------------------------------------------------------------- statements
-    def statement(self, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+    def statement(self, stmt: ir.Statement) -> list[str]:
         body = _uniquify(stmt.body, {name for name, _ in stmt.index})
         extents = dict(stmt.index)
         _collect_extents(body, extents)
         st = _Statement(self, extents)
         st.lines.append(f"    # {statement_to_text(stmt)}")
-        value, labels = self.emit(body, st, shapes)
+        value, labels = self.emit(body, st)
         target = [name for name, _ in stmt.index]
         order = tuple(target.index(name) for name in labels)  # typing: free labels are all on the left
         # transpose to the target's order of the labels present, then broadcast the rest
@@ -92,10 +92,10 @@ class _Codegen:
         )
         return st.lines
 
-    def emit(self, e: ir.Expr, st: _Statement, shapes) -> tuple[str, tuple[str, ...]]:
+    def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
         if isinstance(e, (ir.BinOp, ir.Sum, ir.Neg)) and _is_product(e):
-            return self.product(e, st, shapes)
+            return self.product(e, st)
         if isinstance(e, ir.Tensor):
             return self.access(f"_s[{e.name!r}]", e.indices, st)
         if isinstance(e, ir.Epsilon):
@@ -105,13 +105,13 @@ class _Codegen:
         if isinstance(e, ir.Delta):
             return self.delta(e, st)
         if isinstance(e, ir.Apply):
-            arg, labels = self.emit(e.arg, st, shapes)
+            arg, labels = self.emit(e.arg, st)
             return st.temp(f"_np.{_FUNCTIONS[e.fn]}({arg})"), labels
         if isinstance(e, ir.Neg):
-            arg, labels = self.emit(e.arg, st, shapes)
+            arg, labels = self.emit(e.arg, st)
             return st.temp(f"_np.negative({arg})"), labels
         if isinstance(e, ir.BinOp):  # + - / (products were handled above)
-            (a, la), (b, lb) = self.emit(e.left, st, shapes), self.emit(e.right, st, shapes)
+            (a, la), (b, lb) = self.emit(e.left, st), self.emit(e.right, st)
             labels = la + tuple(x for x in lb if x not in la)
             a, b = self.align(a, la, labels, st), self.align(b, lb, labels, st)
             op = {"+": "_np.add", "-": "_np.subtract", "/": "_cdiv"}[e.op]
@@ -153,14 +153,14 @@ class _Codegen:
         shape = tuple(st.extents[name] if name in labels else 1 for name in target)
         return st.temp(f"_np.transpose({array}, {perm}).reshape({shape})")
 
-    def product(self, e: ir.Expr, st: _Statement, shapes) -> tuple[str, tuple[str, ...]]:
+    def product(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """A product of factors under sums: one contraction, ordered by opt_einsum."""
         factors: list[ir.Expr] = []
         summed: list[str] = []
         sign = _flatten(e, factors, summed)
         operands, scalars = [], []
         for factor in factors:
-            code, labels = self.emit(factor, st, shapes)
+            code, labels = self.emit(factor, st)
             (operands if labels else scalars).append((code, labels))
         used = {name for _, labels in operands for name in labels}
         scale = float(sign)
@@ -292,10 +292,9 @@ class NumpyKernel:
 def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
     """Generate, and define, the Python function that runs ``program`` with numpy."""
     gen = _Codegen(dtype, optimize)
-    shapes = program.shapes
     lines = ["def kernel(_s):"]
     for stmt in program.statements:
-        lines.extend(gen.statement(stmt, shapes))
+        lines.extend(gen.statement(stmt))
     lines.append("    return _s")
     source = "\n".join(lines) + "\n"
     namespace = {
