@@ -312,14 +312,7 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     if stmt.target not in gamma:
         raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
     shape = gamma[stmt.target]
-    if len(stmt.indices) != len(shape):
-        raise error(
-            "shape",
-            f"{stmt.target!r} has type {show(shape)} of rank {len(shape)} but the left side gives "
-            f"{len(stmt.indices)} ind{'ex' if len(stmt.indices) == 1 else 'ices'}",
-            stmt.target_span,
-            "t-access",
-        )
+    _check_rank(stmt.target, shape, stmt.indices, "the left side gives", stmt.target_span)
     scope: dict[str, _Binding] = {}
     for position, (ref, extent) in enumerate(zip(stmt.indices, shape), start=1):
         if not ref.is_variable:
@@ -335,6 +328,15 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     _check_iexpr(stmt.expr, scope, gamma.shapes)
     if gamma.quals[stmt.target] == "in":
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
+
+
+def _check_rank(name: str, shape: Shape, indices, given: str, span: Span | None) -> None:
+    """t-access: a variable takes exactly one index per dimension."""
+    if len(indices) != len(shape):
+        count = f"{len(indices)} ind{'ex' if len(indices) == 1 else 'ices'}"
+        raise error(
+            "shape", f"{name!r} has type {show(shape)} of rank {len(shape)} but {given} {count}", span, "t-access"
+        )
 
 
 def _use(ref: ast.IndexRef, extent: int, where: str, scope: dict[str, _Binding]) -> None:
@@ -358,14 +360,7 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
         if e.name not in shapes:
             raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
         shape = shapes[e.name]
-        if len(e.indices) != len(shape):
-            raise error(
-                "shape",
-                f"{e.name!r} has type {show(shape)} of rank {len(shape)} but is indexed with {len(e.indices)} ind"
-                f"{'ex' if len(e.indices) == 1 else 'ices'}",
-                e.span,
-                "t-access",
-            )
+        _check_rank(e.name, shape, e.indices, "is indexed with", e.span)
         for position, (ref, extent) in enumerate(zip(e.indices, shape), start=1):
             _use(ref, extent, f"dimension {position} of {e.name!r}", scope)
     elif isinstance(e, ast.Var):

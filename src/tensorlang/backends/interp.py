@@ -14,6 +14,7 @@ arithmetic does with NaN.  Division is controlled division (000 Definition 8):
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -212,12 +213,10 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             extents = sum_extents(e, shapes)
             inner = scope + [(ref.value, n) for ref, n in zip(e.indices, extents)]
             body = evaluate_index(e.body, store, inner, shapes, dtype)
-            full = body.shape[:rank] + tuple(extents)
-            limits.check_allocation(int(np.prod(np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents)))),
-                                    dtype.itemsize, "the summation", e.span)
-            return np.broadcast_to(body, np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))).sum(
-                axis=tuple(range(rank, len(inner)))
-            ).reshape(full[:rank])
+            # every summed axis at its full extent, also where the body does not depend on it
+            terms = np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))
+            limits.check_allocation(math.prod(terms), dtype.itemsize, "the summation", e.span)
+            return np.broadcast_to(body, terms).sum(axis=tuple(range(rank, len(inner))))
         if isinstance(e, ast.Paren):
             return ev(e.expr)
         if isinstance(e, ast.Neg):
