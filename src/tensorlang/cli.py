@@ -83,12 +83,11 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
             raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
         arrays[name] = value
     if args.random_inputs is not None:
+        kernel._check_store_size()  # an absurd program is refused before drawing numbers
         rng = np.random.default_rng(args.random_inputs)
         for name in _random_candidates(kernel):
             if name not in arrays:
-                shape = kernel.shapes[name]
-                kernel._check_store_size()  # an absurd program is refused before drawing numbers
-                arrays[name] = rng.uniform(-1.0, 1.0, size=shape)
+                arrays[name] = rng.uniform(-1.0, 1.0, size=kernel.shapes[name])
     return arrays
 
 
