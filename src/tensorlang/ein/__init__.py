@@ -13,6 +13,7 @@ from .ir import (  # noqa: F401
     Apply,
     Neg,
     Program,
+    Reduce,
     Statement,
     Sum,
     Tensor,

@@ -81,7 +81,22 @@ class Sum:
     body: "Expr"
 
 
-Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum]
+@dataclass(frozen=True)
+class Reduce:
+    """A reduction other than Σ over the index map ``index``: ``op`` is ``*`` (product),
+    ``max`` or ``min`` (TeIL's red*, redmax, redmin, 001 Fig. 6).  It starts from the
+    operator's identity element, :data:`IDENTITY`, so an empty map gives the identity."""
+
+    op: str
+    index: IndexMap
+    body: "Expr"
+
+
+#: The identity element of each reduction operator (Σ's is 0).
+IDENTITY = {"+": 0.0, "*": 1.0, "max": float("-inf"), "min": float("inf")}
+
+
+Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce]
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
@@ -91,7 +106,7 @@ def children(e: Expr) -> tuple[Expr, ...]:
         return (e.arg,)
     if isinstance(e, BinOp):
         return (e.left, e.right)
-    if isinstance(e, Sum):
+    if isinstance(e, (Sum, Reduce)):
         return (e.body,)
     raise TypeError(f"not an EIN expression: {e!r}")
 
@@ -151,6 +166,8 @@ def _rename(e: Expr, rename: dict[str, str]) -> Expr:
         return BinOp(e.op, _rename(e.left, rename), _rename(e.right, rename))
     if isinstance(e, Sum):
         return Sum(e.index, _rename(e.body, rename))
+    if isinstance(e, Reduce):
+        return Reduce(e.op, e.index, _rename(e.body, rename))
     raise TypeError(f"not an EIN expression: {e!r}")
 
 
