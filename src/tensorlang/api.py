@@ -13,10 +13,42 @@ from .syntax import load, parse
 from .typecheck import CheckedProgram, check_program
 
 
-def check_source(source: Source, lang: str = "tl") -> CheckedProgram:
-    """Parse and type-check already-read source text."""
-    program = parse(source, lang)
+def check_params(params) -> dict[str, int]:
+    """``params={"n": 5}`` (``--param n=5``): symbolic sizes, each a positive integer.
+
+    Every front end receives them; one without symbolic sizes (the model language)
+    ignores them, and so does a program that does not use a given name."""
+    if params is None:
+        return {}
+    if not hasattr(params, "items"):
+        raise TensorLangError("input", f"params must be a dict from names to positive integers, got {type(params).__name__}")
+    checked = {}
+    for name, value in params.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TensorLangError("input", f"parameter names must be identifiers, got {name!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TensorLangError("input", f"parameter {name!r} must be a positive integer, got {value!r}")
+        checked[name] = value
+    return checked
+
+
+def check_source(source: Source, lang: str = "tl", params=None, core: bool = False) -> CheckedProgram:
+    """Parse and type-check already-read source text.
+
+    ``core=True`` also checks that a TeIL program is Core-TeIL (001 section 4)."""
+    program = parse(source, lang, check_params(params))
     try:
+        if program.lang == "teil":  # 001 Figure 8's rules (teil/typecheck.py)
+            from .teil.typecheck import check_program as check_teil
+
+            checked = check_teil(program)
+            if core:
+                from .teil.core import check_core
+
+                check_core(program)
+            return checked
+        if core:
+            raise TensorLangError("input", "the Core-TeIL check (core=True, --core) applies to TeIL programs only")
         return check_program(program)
     except TensorLangError as exc:
         raise exc.with_source(source) from None
@@ -29,23 +61,27 @@ def compile_source(
     dtype="float64",
     pad: int | None = None,
     threads: int | None = None,
+    params=None,
 ) -> Kernel:
     """Compile already-read source text into a :class:`Kernel`."""
-    checked = check_source(source, lang)
+    checked = check_source(source, lang, params)
     chosen = resolve_backend(backend)
     resolved = resolve_dtype(dtype)
     if pad is not None:
         raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise TensorLangError("input", f"threads must be a positive integer, got {threads!r}")
-    return Kernel(checked, source, chosen, resolved)
+    return Kernel(checked, source, chosen, resolved, threads)
 
 
 @guard
-def check(source_or_path, lang: str | None = None) -> CheckedProgram:
-    """Parse and type-check a program (text or path); raise TensorLangError if ill-formed."""
+def check(source_or_path, lang: str | None = None, params=None, core: bool = False) -> CheckedProgram:
+    """Parse and type-check a program (text or path); raise TensorLangError if ill-formed.
+
+    ``params`` gives symbolic sizes (``{"n": 5}``) to front ends that have them (.cfd).
+    ``core=True`` also requires a TeIL program to be Core-TeIL (001 section 4)."""
     source, lang = load(source_or_path, lang)
-    return check_source(source, lang)
+    return check_source(source, lang, params, core)
 
 
 @guard
@@ -56,11 +92,13 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     pad: int | None = None,
     threads: int | None = None,
     lang: str | None = None,
+    params=None,
 ) -> Kernel:
     """Compile a program (text or path) into a callable :class:`Kernel`.
 
     ``threads`` is accepted for every back end; the interpreter runs on one thread.
-    ``pad`` (000 section 4) is not implemented yet and must be None.
+    ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
+    gives symbolic sizes (``{"n": 5}``, SPEC section 4) to the front ends that have them.
     """
     source, lang = load(source_or_path, lang)
-    return compile_source(source, lang, backend, dtype, pad, threads)
+    return compile_source(source, lang, backend, dtype, pad, threads, params)

@@ -16,6 +16,7 @@ A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar t
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
@@ -133,18 +134,47 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
             return _t_contr(e, t(e.expr))
         if isinstance(e, ast.Binary):
             return _t_binary(e, t(e.left), t(e.right))
+        if isinstance(e, ast.Stack):
+            return _t_stack(e, [t(item) for item in e.items])
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return t(expr)
 
 
+#: The number a message gives the first dimension: 1 in the model language, 0 in the
+#: CFDlang dialect (whose programs count from 0).  The AST is always 1-based;
+#: :func:`check_program` sets this from ``Program.lang`` so messages quote the program.
+FIRST_DIMENSION = contextvars.ContextVar("first_dimension", default=1)
+
+
+def _dim(d: int) -> int:
+    """A 1-based dimension number as the program being checked writes it."""
+    return d - 1 + FIRST_DIMENSION.get()
+
+
+def _t_stack(e: ast.Stack, types: list[Shape]) -> Shape:
+    """t-stack: operands of one type t stack into ``[len(items)] + t``."""
+    if not types:
+        raise error("syntax", "a stack needs at least one operand", e.span, "t-stack")
+    for item, shape in zip(e.items[1:], types[1:]):
+        if shape != types[0]:
+            raise error(
+                "shape",
+                f"stacked operands must have equal types: the first has type {show(types[0])}, "
+                f"this one {show(shape)}",
+                item.span or e.span,
+                "t-stack",
+            )
+    return (len(types),) + types[0]
+
+
 def _check_dim(d: int, shape: Shape, pair: ast.Pair, rule: str, what: str) -> None:
     if not 1 <= d <= len(shape):
         rank = len(shape)
-        allowed = f"1..{rank}" if rank else "none: the operand is a scalar"
+        allowed = f"{_dim(1)}..{_dim(rank)}" if rank else "none: the operand is a scalar"
         raise error(
             "dim-range",
-            f"{what} names dimension {d}, but the operand has type {show(shape)} of rank {rank} (dimensions {allowed})",
+            f"{what} names dimension {_dim(d)}, but the operand has type {show(shape)} of rank {rank} (dimensions {allowed})",
             pair.span,
             rule,
         )
@@ -169,12 +199,12 @@ def _t_contr(e: ast.Contract, shape: Shape) -> Shape:
         for d in (m, n):
             _check_dim(d, shape, pair, rule, "the contraction")
         if m == n:
-            raise error("dim-range", f"a contraction pair needs two different dimensions, got [{m} {n}]", pair.span, rule)
+            raise error("dim-range", f"a contraction pair needs two different dimensions, got [{_dim(m)} {_dim(n)}]", pair.span, rule)
         for d in (m, n):
             if d in used:
                 raise error(
                     "dim-range",
-                    f"dimension {d} appears in two pairs of one contraction group",
+                    f"dimension {_dim(d)} appears in two pairs of one contraction group",
                     pair.span,
                     rule,
                 )
@@ -182,7 +212,7 @@ def _t_contr(e: ast.Contract, shape: Shape) -> Shape:
         if shape[m - 1] != shape[n - 1]:
             raise error(
                 "shape",
-                f"contracted dimensions {m} and {n} of {show(shape)} have different extents "
+                f"contracted dimensions {_dim(m)} and {_dim(n)} of {show(shape)} have different extents "
                 f"{shape[m - 1]} and {shape[n - 1]}",
                 pair.span,
                 rule,
@@ -216,6 +246,14 @@ def check_program(program: ast.Program) -> CheckedProgram:
     All problems are collected (one per statement at most) and raised together.
     """
     diagnostics: list[Diagnostic] = []
+    reset = FIRST_DIMENSION.set(0 if program.lang == "cfd" else 1)
+    try:
+        return _check_program(program, diagnostics)
+    finally:
+        FIRST_DIMENSION.reset(reset)
+
+
+def _check_program(program: ast.Program, diagnostics: list[Diagnostic]) -> CheckedProgram:
     gamma = build_context(program, diagnostics)
     for stmt in program.stmts:
         try:
@@ -385,14 +423,15 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
         n = len(e.indices)
         for ref in e.indices:
             _use(ref, n, f"the {n}-dimensional Levi-Civita symbol", scope)
-    elif isinstance(e, ast.Sum):
+    elif isinstance(e, (ast.Sum, ast.Reduce)):  # every reduction binds like sum
+        word = e.op if isinstance(e, ast.Reduce) else "sum"
         inner = dict(scope)
         bound = []
         for ref in e.indices:
             if ref.value in inner:
                 raise error(
                     "repeated-index",
-                    f"sum({ref.value}) binds an index that is already bound here; choose another name",
+                    f"{word}({ref.value}) binds an index that is already bound here; choose another name",
                     ref.span,
                     "repeated-index",
                 )
@@ -403,10 +442,16 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
             if binding.extent is None:
                 raise error(
                     "index-extent",
-                    f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its sum",
+                    f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its {word}",
                     binding.span,
                     "index-extent",
                 )
+    elif isinstance(e, ast.Stack):  # [e1, e2, ...][i]: i ranges over the items (t-stack)
+        if e.index is None:
+            raise error("syntax", "in index form a stack needs its index: [e1, e2][i]", e.span, "t-stack")
+        _use(e.index, len(e.items), f"a stack of {len(e.items)}", scope)
+        for item in e.items:
+            _check_iexpr(item, scope, shapes)
     elif isinstance(e, ast.Number):
         pass
     else:  # Binary, Neg, Call, Paren
@@ -414,8 +459,9 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
             _check_iexpr(child, scope, shapes)
 
 
-def sum_extents(e: ast.Sum, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
-    """The extents of the indices a (well-typed) ``sum`` binds, read off their first use."""
+def sum_extents(e: ast.Sum | ast.Reduce, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
+    """The extents of the indices a (well-typed) ``sum`` or other reduction binds, read
+    off their first use."""
     wanted = {ref.value for ref in e.indices}
     found: dict[str, int] = {}
     stack = [e.body]
@@ -429,5 +475,7 @@ def sum_extents(e: ast.Sum, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
             for ref in node.indices:
                 if ref.value in wanted:
                     found.setdefault(ref.value, len(node.indices))
+        elif isinstance(node, ast.Stack) and node.index is not None and node.index.value in wanted:
+            found.setdefault(node.index.value, len(node.items))
         stack.extend(ast.children(node))
     return tuple(found[ref.value] for ref in e.indices)

@@ -86,6 +86,8 @@ def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
     if len(shape) + 4 <= MAX_RANK:
         kinds += ["group"]
     kinds += ["outer", "outer"]
+    if shape and shape[0] <= 4:
+        kinds += ["stack"]
     kind = draw(st.sampled_from(kinds))
     sub = lambda s: expr_of_shape(draw, s, depth - 1, draft)  # noqa: E731
 
@@ -122,6 +124,8 @@ def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
     if kind == "outer":
         k = draw(st.integers(0, len(shape)))
         return ast.Outer(sub(shape[:k]), sub(shape[k:]))
+    if kind == "stack":  # t-stack: shape[0] operands of the remaining type
+        return ast.Stack(tuple(sub(shape[1:]) for _ in range(shape[0])))
     if kind in ("contr", "group"):
         npairs = 1 if kind == "contr" else draw(st.integers(1, 2))
         inner, pairs = _insert_pairs(draw, shape, npairs, draft.max_extent)
@@ -210,6 +214,8 @@ def parenthesize_fully(e: ast.Expr) -> str:
         return f"({parenthesize_fully(e.expr)}) . " + (f"[{pairs}]" if e.grouped else pairs)
     if isinstance(e, ast.Binary):
         return f"({parenthesize_fully(e.left)}) {e.op} ({parenthesize_fully(e.right)})"
+    if isinstance(e, ast.Stack):
+        return "[" + ", ".join(parenthesize_fully(item) for item in e.items) + "]"
     raise AssertionError(e)
 
 
@@ -286,6 +292,9 @@ def _ev(e, store):
         return v, np.einsum(sub, ea) + terms * np.einsum(sub, np.abs(a))
     if isinstance(e, ast.Binary):
         return bounded_binop(e.op, *_ev(e.left, store), *_ev(e.right, store))
+    if isinstance(e, ast.Stack):  # numpy.stack: each item in its own slice, exactly
+        parts = [_ev(item, store) for item in e.items]
+        return np.stack([v for v, _ in parts]), np.stack([np.broadcast_to(b, np.shape(v)) for v, b in parts])
     raise AssertionError(e)
 
 

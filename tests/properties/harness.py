@@ -4,7 +4,8 @@ oracle for each, and one check that any back end agrees with it and with the int
 * Operator-form programs come from :func:`generators.programs` and their oracle is the
   einsum translation in generators.py.
 * Index-form programs are generated here directly as EIN (random accesses with index
-  variables and fixed positions, sums, delta, eps, numbers, functions, + - * /), printed
+  variables and fixed positions, sums, the reductions prod/max/min (EIN ``Reduce``),
+  stacks (EIN ``Stack``), delta, eps, numbers, functions, + - * /), printed
   with the EIN printer, and evaluated by :func:`ein_oracle`, an evaluator written for the
   tests that also tracks a first-order rounding-error bound.
 
@@ -102,11 +103,13 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     """A random EIN expression over the index variables in ``scope``."""
     kinds = ["access", "access", "number"]
     if depth > 0:
-        kinds += ["add", "sub", "mul", "mul", "div", "neg", "fn", "sum", "sum"]
+        kinds += ["add", "sub", "mul", "mul", "div", "neg", "fn", "sum", "sum", "reduce", "reduce"]
     if scope:
         kinds += ["delta"]
     if any(n in (2, 3) for n in scope.values()):
         kinds += ["eps"]
+    if depth > 0 and any(n <= 4 for n in scope.values()):
+        kinds += ["stack"]
     if [n for n in draft.readable() if draft.shapes[n] == ()]:
         kinds += ["scalar"]
     kind = draw(st.sampled_from(kinds))
@@ -140,9 +143,13 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
         if fn in ("sqrt", "log"):
             return ir.Apply(fn, _positive(draw, scope, depth - 1, draft))
         return ir.Apply(fn, sub())
-    if kind == "sum":
+    if kind == "stack":  # [e1, ..., en][i]: item i (EIN Stack, CFDlang's stacking)
+        index = draw(st.sampled_from(sorted(i for i, n in scope.items() if n <= 4)))
+        return ir.Stack(index, tuple(sub() for _ in range(scope[index])))
+    if kind in ("sum", "reduce"):
+        op = "+" if kind == "sum" else draw(st.sampled_from(["*", "max", "min"]))
         taken = set(scope)
-        count = draw(st.integers(1, 2))
+        count = draw(st.integers(1, 1 if op == "*" else 2))  # a product of <= 7 factors stays tame
         names = [f"k{len(taken) + n}" for n in range(count)]
         inner = dict(scope)
         index = []
@@ -153,7 +160,7 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
         for name in names:  # every summed index must index a tensor (its extent is inferred)
             if not _uses(body, name):
                 body = ir.BinOp("*", _access(draw, inner, draft, must_use=name), body)
-        return ir.Sum(tuple(index), body)
+        return ir.Sum(tuple(index), body) if op == "+" else ir.Reduce(op, tuple(index), body)
     raise AssertionError(kind)
 
 
@@ -255,6 +262,34 @@ def _ev(e, scope, store):
         terms = int(np.prod(full[rank:]))
         value = v.sum(axis=axes)
         return value, b.sum(axis=axes) + terms * np.abs(v).sum(axis=axes)
+    if isinstance(e, ir.Stack):  # a selection: each point is exactly one item's value
+        parts = [_ev(item, scope, store) for item in e.items]
+        position = coords(e.index)
+        shape = np.broadcast_shapes(np.shape(position), *(np.shape(x) for part in parts for x in part))
+        value, bound = np.zeros(shape), np.zeros(shape)
+        for s, (v, b) in enumerate(parts):
+            chosen = np.broadcast_to(position == s, shape)
+            value = np.where(chosen, np.broadcast_to(v, shape), value)
+            bound = np.where(chosen, np.broadcast_to(b, shape), bound)
+        return value, bound
+    if isinstance(e, ir.Reduce):
+        inner = scope + list(e.index)
+        v, b = _ev(e.body, inner, store)
+        full = np.broadcast_shapes(v.shape, b.shape, (1,) * rank + tuple(n for _, n in e.index))
+        v, b = np.broadcast_to(v, full), np.broadcast_to(b, full)
+        # fold the reduced axes one at a time (their product is one axis)
+        v = v.reshape(full[:rank] + (-1,))
+        b = b.reshape(full[:rank] + (-1,))
+        if e.op in ("max", "min"):
+            # exact operations: the result is off by at most the largest input error
+            pick = np.maximum if e.op == "max" else np.minimum
+            return pick.reduce(v, axis=-1), b.max(axis=-1)
+        # a product: folded with the first-order bound of '*', which is the same for
+        # every order of the factors (Σ_i e_i Π_{j≠i}|v_j| + (n-1)|Π v|)
+        value, bound = v[..., 0], b[..., 0]
+        for t in range(1, v.shape[-1]):
+            value, bound = bounded_binop("*", value, bound, v[..., t], b[..., t])
+        return value, bound
     raise AssertionError(e)
 
 

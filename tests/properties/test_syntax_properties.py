@@ -33,6 +33,8 @@ def strip_parens(e):
         return ast.Contract(strip_parens(e.expr), e.pairs, e.grouped)
     if isinstance(e, ast.Transpose):
         return ast.Transpose(strip_parens(e.expr), e.pair)
+    if isinstance(e, ast.Stack):
+        return ast.Stack(tuple(strip_parens(item) for item in e.items), e.index)
     return e
 
 

@@ -29,6 +29,10 @@ Store = dict[str, np.ndarray]
 #: numpy arrays have at most this many dimensions; index form uses one per index in scope.
 MAX_INDEX_VARIABLES = 32
 
+#: The ufunc that folds each EIN reduction operator (``+`` is Σ); maximum and minimum
+#: propagate NaN, so ⊥ stays ⊥ under every reduction (000 Definition 4).
+REDUCTIONS = {"+": np.add, "*": np.multiply, "max": np.maximum, "min": np.minimum}
+
 _FUNCTIONS = {
     "sqrt": np.sqrt,
     "exp": np.exp,
@@ -58,7 +62,15 @@ def initial_store(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], d
 
 
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> Store:
-    """ev-prog / ev-seq: execute the statements in order and return the final store."""
+    """ev-prog / ev-seq: execute the statements in order and return the final store.
+
+    A TeIL program runs by its own paper's semantics (001 Figure 6, ``teil/semantics.py``)."""
+    from ..teil import ast as teil_ast
+
+    if isinstance(checked.program, teil_ast.Program):
+        from ..teil.semantics import run as run_teil
+
+        return run_teil(checked, supplied, dtype)
     dtype = np.dtype(dtype)
     store = initial_store(checked, supplied, dtype)
     for stmt in checked.program.stmts:
@@ -115,6 +127,12 @@ def evaluate(e: ast.Expr, store: Mapping[str, np.ndarray], dtype: np.dtype = np.
             # (12)-(18) eval((e1 op e2)_i) = eval(e1_i) op eval(e2_i);
             # t-smul / t-sdiv: a scalar operand is the same value at every i.
             return arithmetic(e.op, ev(e.left), ev(e.right))
+        if isinstance(e, ast.Stack):
+            # t-stack: eval([e1 ... en]_{s i}) = eval(e_s i); each item is copied into its
+            # own slice, so nothing (a NaN, an inf) crosses from one item into another
+            items = [ev(item) for item in e.items]
+            limits.check_allocation(len(items) * items[0].size, dtype.itemsize, "the stack", e.span)
+            return np.stack(items)
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return ev(e)
@@ -208,15 +226,18 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
                 for b in range(a + 1, len(xs)):
                     sign = sign * np.sign(np.asarray(xs[b]) - np.asarray(xs[a]))
             return spread(np.asarray(sign, dtype=dtype))
-        if isinstance(e, ast.Sum):
-            # Σ_{k ≤ n} e: evaluate over the scope extended by k, then add along k
+        if isinstance(e, (ast.Sum, ast.Reduce)):
+            # Σ_{k ≤ n} e: evaluate over the scope extended by k, then add along k;
+            # prod(k), max(k), min(k) combine along k with *, max, min instead
             extents = sum_extents(e, shapes)
             inner = scope + [(ref.value, n) for ref, n in zip(e.indices, extents)]
             body = evaluate_index(e.body, store, inner, shapes, dtype)
-            # every summed axis at its full extent, also where the body does not depend on it
+            # every reduced axis at its full extent, also where the body does not depend on it
             terms = np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))
             limits.check_allocation(math.prod(terms), dtype.itemsize, "the summation", e.span)
-            return np.broadcast_to(body, terms).sum(axis=tuple(range(rank, len(inner))))
+            op = REDUCTIONS[ast.REDUCTIONS[e.op] if isinstance(e, ast.Reduce) else "+"]
+            with np.errstate(all="ignore"):
+                return op.reduce(np.broadcast_to(body, terms), axis=tuple(range(rank, len(inner))))
         if isinstance(e, ast.Paren):
             return ev(e.expr)
         if isinstance(e, ast.Neg):
@@ -229,6 +250,17 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             limits.check_allocation(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), dtype.itemsize,
                                     f"the operands of '{e.op}'", e.span)
             return arithmetic(e.op, a, b)
+        if isinstance(e, ast.Stack):
+            # [e1, ..., en][i] = e_i: each point takes the value of exactly one item
+            # (a selection, never arithmetic, so a NaN in one item stays in its slice)
+            items = [ev(item) for item in e.items]
+            shape = np.broadcast_shapes(*(item.shape for item in items), np.shape(point(e.index)))
+            limits.check_allocation(math.prod(shape), dtype.itemsize, "the stack", e.span)
+            position = np.broadcast_to(point(e.index), shape)
+            value = np.array(np.broadcast_to(items[0], shape), dtype=dtype)
+            for s, item in enumerate(items[1:], start=1):
+                value = np.where(position == s, item, value)
+            return value
         raise TypeError(f"not an index-form expression: {e!r}")  # pragma: no cover
 
     return ev(e)

@@ -110,6 +110,23 @@ class _Codegen:
         if isinstance(e, ir.Neg):
             arg, labels = self.emit(e.arg, st)
             return st.temp(f"_np.negative({arg})"), labels
+        if isinstance(e, ir.Reduce):  # prod(k), max(k), min(k): opt_einsum only sums
+            body, labels = self.emit(e.body, st)
+            reduced = tuple(name for name, _ in e.index)
+            extents = {name: st.extents[name] for name in labels + reduced}
+            ufunc = _REDUCE_UFUNCS[e.op]
+            code = st.temp(f"_reduce(_np.{ufunc}, {body}, {labels!r}, {reduced!r}, {extents!r})")
+            return code, tuple(x for x in labels if x not in reduced)
+        if isinstance(e, ir.Stack):  # items side by side along the stack index, exactly
+            emitted = [self.emit(item, st) for item in e.items]
+            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls))
+            extents = {name: st.extents[name] for name in common}
+            args = ", ".join(code for code, _ in emitted)
+            item_labels = tuple(ls for _, ls in emitted)
+            code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {e.index!r}, {extents!r}, _dtype)")
+            if e.index in common:
+                return code, tuple(x for x in common if x != e.index) + (e.index,)
+            return code, (e.index,) + common
         if isinstance(e, ir.BinOp):  # + - / (products were handled above)
             (a, la), (b, lb) = self.emit(e.left, st), self.emit(e.right, st)
             labels = la + tuple(x for x in lb if x not in la)
@@ -218,7 +235,7 @@ def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
     stack = [e]
     while stack:
         node = stack.pop()
-        if isinstance(node, ir.Sum):
+        if isinstance(node, (ir.Sum, ir.Reduce)):
             extents.update(dict(node.index))
         stack.extend(ir.children(node))
 
@@ -258,9 +275,57 @@ def _uniquify(e: ir.Expr, taken: set[str]) -> ir.Expr:
                 inner[name] = fresh(name)
                 index.append((inner[name], n))
             return ir.Sum(tuple(index), go(e.body, inner))
+        if isinstance(e, ir.Reduce):
+            inner = dict(rename)
+            index = []
+            for name, n in e.index:
+                inner[name] = fresh(name)
+                index.append((inner[name], n))
+            return ir.Reduce(e.op, tuple(index), go(e.body, inner))
+        if isinstance(e, ir.Stack):
+            return ir.Stack(r(e.index), tuple(go(item, rename) for item in e.items))
         raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
 
     return go(e, {})
+
+
+#: The numpy ufunc whose ``reduce`` folds each EIN reduction other than Σ.
+_REDUCE_UFUNCS = {"*": "multiply", "max": "maximum", "min": "minimum"}
+
+
+def _reduce(ufunc, value, labels, reduced, extents):
+    """Fold a labelled array along the ``reduced`` labels with ``ufunc`` (EIN ``Reduce``).
+
+    A reduced label the value does not depend on still counts at its full extent
+    (``prod(k) x`` is x to the n-th power), so the array is broadcast to every reduced
+    axis first; the result keeps the other labels in their order."""
+    value = np.asarray(value)
+    kept = [x for x in labels if x not in reduced]
+    order = kept + [x for x in labels if x in reduced]
+    if labels:
+        value = np.transpose(value, [labels.index(x) for x in order])
+    value = value.reshape([extents[x] for x in kept] + [extents[x] if x in labels else 1 for x in reduced])
+    value = np.broadcast_to(value, [extents[x] for x in kept] + [extents[x] for x in reduced])
+    return ufunc.reduce(value, axis=tuple(range(len(kept), len(kept) + len(reduced))))
+
+
+def _stack(items, item_labels, common, index, extents, dtype):
+    """EIN ``Stack``: each labelled item broadcast over the labels of all items, then
+    stacked along a new first axis for ``index`` (numpy.stack: every item is copied into
+    its own slice, so a NaN or inf in one never reaches another).  When an item itself
+    depends on ``index``, the point s of the result is item s at s: the diagonal."""
+    full = [extents[x] for x in common]
+    aligned = []
+    for value, labels in zip(items, item_labels):
+        value = np.asarray(value, dtype=dtype)
+        if labels:
+            value = np.transpose(value, [labels.index(x) for x in common if x in labels])
+        value = value.reshape([extents[x] if x in labels else 1 for x in common])
+        aligned.append(np.broadcast_to(value, full))
+    stacked = np.stack(aligned)
+    if index in common:  # labels: common without index, then index
+        return np.diagonal(stacked, axis1=0, axis2=1 + common.index(index))
+    return stacked
 
 
 def _finish_at(value, perm, present, shape, dtype, reads):
@@ -302,6 +367,8 @@ def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto")
         "_c": gen.constants,
         "_cdiv": _cdiv,
         "_finish_at": _finish_at,
+        "_reduce": _reduce,
+        "_stack": _stack,
         "_dtype": np.dtype(dtype),
         "inf": float("inf"),  # repr() of a literal beyond the float range
     }

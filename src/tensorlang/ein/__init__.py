@@ -14,6 +14,7 @@ from .ir import (  # noqa: F401
     Neg,
     Program,
     Reduce,
+    Stack,
     Statement,
     Sum,
     Tensor,

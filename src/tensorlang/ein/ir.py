@@ -92,11 +92,19 @@ class Reduce:
     body: "Expr"
 
 
+@dataclass(frozen=True)
+class Stack:
+    """items[s-1] at position s of the index variable ``index`` (CFDlang's stacking
+    ``[a b c]``: a new leading dimension of equal-shaped operands)."""
+    index: str
+    items: tuple["Expr", ...]
+
+
 #: The identity element of each reduction operator (Σ's is 0).
 IDENTITY = {"+": 0.0, "*": 1.0, "max": float("-inf"), "min": float("inf")}
 
 
-Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce]
+Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack]
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
@@ -108,6 +116,8 @@ def children(e: Expr) -> tuple[Expr, ...]:
         return (e.left, e.right)
     if isinstance(e, (Sum, Reduce)):
         return (e.body,)
+    if isinstance(e, Stack):
+        return e.items
     raise TypeError(f"not an EIN expression: {e!r}")
 
 
@@ -168,6 +178,8 @@ def _rename(e: Expr, rename: dict[str, str]) -> Expr:
         return Sum(e.index, _rename(e.body, rename))
     if isinstance(e, Reduce):
         return Reduce(e.op, e.index, _rename(e.body, rename))
+    if isinstance(e, Stack):
+        return Stack(e.index, tuple(_rename(item, rename) for item in e.items))
     raise TypeError(f"not an EIN expression: {e!r}")
 
 

@@ -7,6 +7,7 @@ Every model-language operator becomes index notation over fresh index variables:
 * ``e . [m n]`` at α                     -> Σ_k e at α with k put at m, n (eq. 11)
 * a group ``e . [[m1 n1] ...]``          -> one Σ over one k per pair
 * ``e1 op e2`` (t-elem) at α             -> e1[α] op e2[α]; a scalar operand takes no indices
+* a stack ``[e1, ..., en]`` at (i, α)     -> Stack(i, (e1 at α, ..., en at α)): item i
 * number literals, ``-e`` and functions  -> themselves
 
 so that ``C = A # B . [2 3]`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form
@@ -42,6 +43,12 @@ class _Names:
 
 def lower_program(checked: CheckedProgram) -> ir.Program:
     """The EIN program of a checked program: one EIN statement per source statement."""
+    from ..teil import ast as teil_ast
+
+    if isinstance(checked.program, teil_ast.Program):  # TeIL has its own operators (teil/lower.py)
+        from ..teil.lower import lower_program as lower_teil
+
+        return lower_teil(checked)
     gamma = checked.context
     decls = tuple(ir.Decl(d.name, d.shape, d.qual) for d in checked.program.decls)
     return ir.Program(decls, tuple(lower_statement(s, gamma) for s in checked.program.stmts))
@@ -105,6 +112,8 @@ class _Lowering:
             left = self.lower(e.left, [] if self.shape(e.left) == () else at)
             right = self.lower(e.right, [] if self.shape(e.right) == () else at)
             return ir.BinOp(e.op, left, right)
+        if isinstance(e, ast.Stack):  # t-stack: the first index picks the item
+            return ir.Stack(at[0], tuple(self.lower(item, at[1:]) for item in e.items))
         raise TypeError(f"not an operator-form expression: {e!r}")  # pragma: no cover
 
 
@@ -123,6 +132,12 @@ def _lower_index_form(e: ast.Expr, gamma: Context) -> ir.Expr:
         extents = sum_extents(e, gamma.shapes)
         index = tuple((ref.value, n) for ref, n in zip(e.indices, extents))
         return ir.Sum(index, _lower_index_form(e.body, gamma))
+    if isinstance(e, ast.Reduce):  # prod(k), max(k), min(k)
+        extents = sum_extents(e, gamma.shapes)
+        index = tuple((ref.value, n) for ref, n in zip(e.indices, extents))
+        return ir.Reduce(ast.REDUCTIONS[e.op], index, _lower_index_form(e.body, gamma))
+    if isinstance(e, ast.Stack):  # [e1, e2][i]
+        return ir.Stack(e.index.value, tuple(_lower_index_form(item, gamma) for item in e.items))
     if isinstance(e, ast.Paren):
         return _lower_index_form(e.expr, gamma)
     if isinstance(e, ast.Neg):

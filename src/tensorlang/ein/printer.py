@@ -4,8 +4,9 @@
 EIN statement); parsing it and lowering again gives the same EIN program, which the
 round-trip property test checks.  ``to_lambda_text`` shows the λ form of 004 §4.
 
-Precedence follows the index-form grammar: ``sum(k) body`` extends over the rest of the
-product it starts, so a sum is parenthesized unless it ends a product or a term.
+Precedence follows the index-form grammar: ``sum(k) body`` (and likewise ``prod(k)``,
+``max(k)``, ``min(k)``) extends over the rest of the product it starts, so a sum is
+parenthesized unless it ends a product or a term.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from . import ir
 # Levels, loosest first.  ISUM is a sum (or a negated sum): allowed as the last factor of
 # a product; TERM is a product that ends in such a sum: it may not be multiplied further.
 _SUM, _TERM, _ISUM, _PROD, _FACTOR, _ATOM = range(1, 7)
+
+
+#: How each EIN reduction operator is written in index form (the inverse of ast.REDUCTIONS).
+_REDUCTION_WORDS = {"*": "prod", "max": "max", "min": "min"}
 
 
 def _index(i: ir.Index) -> str:
@@ -48,6 +53,8 @@ def _render(e: ir.Expr) -> tuple[str, int]:
         return f"eps{_indices(e.indices)}", _ATOM
     if isinstance(e, ir.Apply):
         return f"{e.fn}({_render(e.arg)[0]})", _ATOM
+    if isinstance(e, ir.Stack):  # [e1, e2, ...][i]: item i of the stack
+        return f"[{', '.join(_render(item)[0] for item in e.items)}][{_index(e.index)}]", _ATOM
     if isinstance(e, ir.Neg):
         text, level = _render(e.arg)
         if level >= _FACTOR:
@@ -55,9 +62,10 @@ def _render(e: ir.Expr) -> tuple[str, int]:
         if level == _ISUM:
             return "-" + text, _ISUM
         return f"-({text})", _FACTOR
-    if isinstance(e, ir.Sum):
+    if isinstance(e, (ir.Sum, ir.Reduce)):  # every reduction binds like sum
+        word = _REDUCTION_WORDS[e.op] if isinstance(e, ir.Reduce) else "sum"
         names = ",".join(name for name, _ in e.index)
-        return f"sum({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
+        return f"{word}({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
     if isinstance(e, ir.BinOp):
         if e.op in "+-":
             left = _wrap(e.left, lambda lv: lv >= _SUM)

@@ -6,6 +6,7 @@ join with their issues); ``lang=`` overrides it.
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -14,7 +15,23 @@ from . import ast
 from .model import parse_model
 
 SUFFIXES = {".tl": "tl", ".teil": "teil", ".stur": "stur", ".cfd": "cfd"}
+
+
+def _parse_cfd(text: str, params=None) -> ast.Program:
+    from ..cfd.parser import parse_cfd  # imported on use: it needs the type checker
+
+    return parse_cfd(text, params)
+
+
+def _parse_teil(text: str) -> ast.Program:
+    from ..teil.parser import parse_teil  # imported on use: TeIL's parser reuses model.py's helpers
+
+    return parse_teil(text)
+
+
 _FRONT_ENDS = {"tl": parse_model}
+_FRONT_ENDS["teil"] = _parse_teil
+_FRONT_ENDS["cfd"] = _parse_cfd
 
 
 def looks_like_path(source_or_path) -> bool:
@@ -56,12 +73,19 @@ def load(source_or_path, lang: str | None = None) -> tuple[Source, str]:
     return source, (lang or "tl")
 
 
-def parse(source: Source, lang: str = "tl") -> ast.Program:
-    """Parse ``source`` with the front end for ``lang``; errors carry the source for carets."""
+def parse(source: Source, lang: str = "tl", params=None) -> ast.Program:
+    """Parse ``source`` with the front end for ``lang``; errors carry the source for carets.
+
+    ``params`` (name -> positive int, SPEC section 4's ``--param``) goes to the front ends
+    that have symbolic sizes (a ``params`` argument); the others have no use for it and
+    ignore it, as every front end ignores names its program does not use."""
     front_end = _FRONT_ENDS.get(lang)
     if front_end is None:
-        raise error("input", f"no front end for language {lang!r} in this version (available: tl)").with_source(source)
+        available = ", ".join(sorted(_FRONT_ENDS))
+        raise error("input", f"no front end for language {lang!r} in this version (available: {available})").with_source(source)
     try:
+        if params and "params" in inspect.signature(front_end).parameters:
+            return front_end(source.text, params=params)
         return front_end(source.text)
     except TensorLangError as exc:
         raise exc.with_source(source) from None

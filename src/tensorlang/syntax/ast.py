@@ -160,7 +160,35 @@ class Sum:
     span: Span | None = _span_field()
 
 
-Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum]
+@dataclass(frozen=True)
+class Reduce:
+    """``prod(k) body``, ``max(k) body``, ``min(k) body``: a reduction other than Σ over the
+    bound index variables (TeIL's red*, redmax, redmin; EIN's ``Reduce``).  ``op`` is the
+    word as written, a key of :data:`REDUCTIONS`."""
+
+    op: str
+    indices: tuple[IndexRef, ...]
+    body: "Expr"
+    span: Span | None = _span_field()
+
+
+#: Index-form reduction words and the EIN reduction operator each one is.
+REDUCTIONS = {"prod": "*", "max": "max", "min": "min"}
+
+@dataclass(frozen=True)
+class Stack:
+    """Stacking ``[e1, e2, ...]`` (t-stack, CFDlang's ``[e1 e2 ...]``): operands of equal
+    type t stacked along a new leading dimension, type ``[len(items)] + t``.
+
+    In index form ``[e1, e2, ...][i]`` is item i (1-based) of the stack: ``index`` is
+    then the index variable that selects it; in operator form ``index`` is None."""
+
+    items: tuple["Expr", ...]
+    index: IndexRef | None = None
+    span: Span | None = _span_field()
+
+
+Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum, Reduce, Stack]
 
 #: The elementwise functions of SPEC section 1.
 FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "tanh", "abs")
@@ -220,12 +248,14 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     """The immediate subexpressions of ``expr``, left to right."""
     if isinstance(expr, (Var, Number, Access, Delta, Epsilon)):
         return ()
-    if isinstance(expr, Sum):
+    if isinstance(expr, (Sum, Reduce)):
         return (expr.body,)
     if isinstance(expr, (Paren, Neg, Contract, Transpose)):
         return (expr.expr,)
     if isinstance(expr, (Outer, Binary)):
         return (expr.left, expr.right)
+    if isinstance(expr, Stack):
+        return tuple(expr.items)
     if isinstance(expr, Call):
         return (expr.arg,)
     raise TypeError(f"not an expression: {expr!r}")

@@ -148,6 +148,16 @@ class _ToAst(Transformer):
     iadd, isub, imul, idiv = add, sub, mul, div
     ineg, ivar, inumber, iparen, icall = neg, var, number, paren, call
 
+    def stack(self, lsqb, *rest):
+        items = tuple(i for i in rest if not isinstance(i, Token))
+        return ast.Stack(items, None, _cover(lsqb, rest[-1]))
+
+    def istack(self, lsqb, *rest):
+        # rest: items and commas, "]", "[", NAME, "]"
+        name = rest[-2]
+        items = tuple(i for i in rest[:-4] if not isinstance(i, Token))
+        return ast.Stack(items, ast.IndexRef(str(name), _tok_span(name)), _cover(lsqb, rest[-1]))
+
     def idx(self, tok):
         value = int(tok) if tok.type == "INT" else str(tok)
         return ast.IndexRef(value, _tok_span(tok))
@@ -174,6 +184,17 @@ class _ToAst(Transformer):
         body = rest[-1]
         names = tuple(ast.IndexRef(str(t), _tok_span(t)) for t in rest[:-1] if isinstance(t, Token) and t.type == "NAME")
         return ast.Sum(names, body, _cover(kw, body))
+
+    def ireduce_(self, word, *rest):
+        if str(word) not in ast.REDUCTIONS:
+            raise error(
+                "syntax",
+                f"unknown reduction {str(word)!r}; index form has sum, {', '.join(ast.REDUCTIONS)}",
+                _tok_span(word),
+            )
+        body = rest[-1]
+        names = tuple(ast.IndexRef(str(t), _tok_span(t)) for t in rest[:-1] if isinstance(t, Token) and t.type == "NAME")
+        return ast.Reduce(str(word), names, body, _cover(word, body))
 
 
 @functools.lru_cache(maxsize=None)

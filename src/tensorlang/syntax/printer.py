@@ -45,6 +45,8 @@ def _render(e: ast.Expr) -> tuple[str, int]:
         return f"({_fmt(e.expr, _SUM)})", _ATOM
     if isinstance(e, ast.Call):
         return f"{e.fn}({_fmt(e.arg, _SUM)})", _ATOM
+    if isinstance(e, ast.Stack):
+        return f"[{', '.join(_fmt(item, _SUM) for item in e.items)}]", _ATOM
     if isinstance(e, ast.Neg):
         return "-" + _fmt(e.expr, _UNARY), _UNARY
     if isinstance(e, ast.Outer):
@@ -62,12 +64,83 @@ def _render(e: ast.Expr) -> tuple[str, int]:
     raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
 
+# ---------------------------------------------------------------- index form
+# Levels of the index-form grammar, loosest first: a sum (or another reduction) extends
+# over the rest of the product it starts, so it may only end a product (ITERM).
+_ISUM, _ITERM, _IRED, _IPROD, _IFACTOR, _IATOM = range(1, 7)
+
+
+def _index_ref(ref: ast.IndexRef) -> str:
+    return str(ref.value)
+
+
+def _render_index(e: ast.Expr) -> tuple[str, int]:
+    if isinstance(e, ast.Access):
+        return f"{e.name}[{','.join(_index_ref(r) for r in e.indices)}]", _IATOM
+    if isinstance(e, ast.Var):
+        return e.name, _IATOM
+    if isinstance(e, ast.Number):
+        if e.value < 0:
+            return "-" + _number(-e.value), _IFACTOR
+        return (e.text or _number(e.value)), _IATOM
+    if isinstance(e, ast.Delta):
+        return f"delta[{_index_ref(e.first)},{_index_ref(e.second)}]", _IATOM
+    if isinstance(e, ast.Epsilon):
+        return f"eps[{','.join(_index_ref(r) for r in e.indices)}]", _IATOM
+    if isinstance(e, ast.Paren):
+        return f"({_render_index(e.expr)[0]})", _IATOM
+    if isinstance(e, ast.Call):
+        return f"{e.fn}({_render_index(e.arg)[0]})", _IATOM
+    if isinstance(e, ast.Stack):
+        items = ", ".join(_render_index(item)[0] for item in e.items)
+        return f"[{items}][{_index_ref(e.index)}]", _IATOM
+    if isinstance(e, ast.Neg):
+        text, level = _render_index(e.expr)
+        if level >= _IFACTOR:
+            return "-" + text, _IFACTOR
+        if level == _IRED:
+            return "-" + text, _IRED
+        return f"-({text})", _IFACTOR
+    if isinstance(e, (ast.Sum, ast.Reduce)):
+        word = e.op if isinstance(e, ast.Reduce) else "sum"
+        body, level = _render_index(e.body)
+        body = body if level >= _ITERM else f"({body})"
+        return f"{word}({','.join(_index_ref(r) for r in e.indices)}) {body}", _IRED
+    if isinstance(e, ast.Binary):
+        left, llevel = _render_index(e.left)
+        right, rlevel = _render_index(e.right)
+        if e.op in "+-":
+            left = left if llevel >= _ISUM else f"({left})"
+            right = right if rlevel >= _ITERM else f"({right})"
+            return f"{left} {e.op} {right}", _ISUM
+        left = left if llevel >= _IPROD else f"({left})"
+        if rlevel == _IRED:
+            return f"{left} {e.op} {right}", _ITERM
+        right = right if rlevel >= _IFACTOR else f"({right})"
+        return f"{left} {e.op} {right}", _IPROD
+    raise TypeError(f"not an index-form expression: {e!r}")  # pragma: no cover
+
+
+def statement_to_source(s: ast.Stmt) -> str:
+    """One statement, in operator form or in index form as it was written."""
+    if isinstance(s, ast.IndexAssign):
+        return f"{s.target}[{','.join(_index_ref(r) for r in s.indices)}] = {_render_index(s.expr)[0]}"
+    return f"{s.target} = {expr_to_source(s.expr)}"
+
+
 def to_source(program: ast.Program) -> str:
-    """The whole program: declarations, then statements, one per line."""
+    """The whole program: declarations, then statements, one per line.
+
+    A TeIL program (``tensorlang.teil``) prints as TeIL, so every stage that shows "the
+    program as parsed" serves both front ends."""
+    if program.lang == "teil":
+        from ..teil.printer import to_teil_source
+
+        return to_teil_source(program)
     lines = []
     for d in program.decls:
         qual = f"{d.qual} " if d.qual else ""
         lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]")
     for s in program.stmts:
-        lines.append(f"{s.target} = {expr_to_source(s.expr)}")
+        lines.append(statement_to_source(s))
     return "\n".join(lines) + "\n"

@@ -1,0 +1,411 @@
+"""Parser for ``.cfd`` files: the CFDlang dialect (``cfd.lark``) to the model language's AST.
+
+The public CFDlang compiler writes the model language of paper 000 slightly differently
+(SPEC section 1, docs/cfdlang.md).  This front end reads its programs unchanged and
+produces :class:`tensorlang.syntax.ast.Program` with spans into the ``.cfd`` text, so
+that the one type checker gives the same error codes, rules and positions as for the
+model language.  What the model language has no words for is resolved here:
+
+* ``type NAME : [dims]`` aliases and symbolic sizes (``--param m=5``) become plain
+  extents in the declarations;
+* ``var input`` / ``var output`` (repeatable, in any order) become ``in``, ``out`` or
+  ``inout``;
+* 0-based dimension lists become the model's 1-based pairs: ``x . [[0 6] [2 7]]`` is the
+  grouped contraction ``x . [[1 7] [3 8]]`` (t-contr-group: all pairs name dimensions of
+  x before any is removed), ``x ^ [[0 1] [2 3]]`` is ``(x ^ [1 2]) ^ [3 4]``;
+* ``x . y`` between two tensors contracts the last dimension of x with the first of y:
+  ``(x # y) . [r r+1]`` with r the rank of x;
+* ``[a b c]`` stacks equal-shaped operands along a new leading dimension (t-stack).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Mapping
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import MAX_DEPTH, Span, TensorLangError, error
+from ..syntax import ast
+from ..syntax.model import _check_nesting, _cover, _end_position, _tok_span
+from ..typecheck import type_of
+
+#: The public compiler's keywords; they cannot name a variable or a type.
+KEYWORDS = frozenset({"var", "type", "input", "output", "elem"})
+
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "DECIMAL": "a number",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "EQUAL": "'='",
+    "COLON": "':'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "DOT": "'.'",
+    "CIRCUMFLEX": "'^'",
+    "HASH": "'#'",
+    "VAR": "'var'",
+    "TYPE": "'type'",
+    "INPUT": "'input'",
+    "OUTPUT": "'output'",
+    "ELEM": "'elem'",
+    "$END": "end of input",
+}
+
+
+# ---------------------------------------------------------------- parse-time records
+@dataclass(frozen=True)
+class _TensorContract:
+    """``x . y`` with y a tensor: resolved into ``(x # y) . [r r+1]`` once x's rank is known."""
+
+    left: ast.Expr
+    right: ast.Expr
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class _TypeExpr:
+    """The right side of ``var x :`` / ``type T :``: a type name or a list of sizes."""
+
+    name: Token | None
+    sizes: tuple[Token, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class _Decl:
+    kind: str  # "var" or "type"
+    name: Token
+    quals: tuple[str, ...]
+    type_expr: _TypeExpr
+    span: Span
+
+
+def _check_name(tok: Token, what: str) -> None:
+    if str(tok) in KEYWORDS:
+        raise error("syntax", f"{str(tok)!r} is a keyword of CFDlang and cannot name {what}", _tok_span(tok))
+
+
+def _int_list(e) -> bool:
+    """A bracket of integer literals: one dimension list (CFDlang's ``isIntegerList``)."""
+    return isinstance(e, ast.Stack) and all(
+        isinstance(i, ast.Number) and i.text.isdigit() for i in e.items
+    )
+
+
+def _list_of_lists(e) -> bool:
+    """CFDlang's ``isListOfLists``: ``[[0 1] [2 3]]``, the right side of ``.`` or ``^``."""
+    return isinstance(e, ast.Stack) and all(_int_list(i) for i in e.items)
+
+
+def _pair(lst: ast.Stack, what: str) -> ast.Pair:
+    """A 0-based dimension list ``[m n]`` as the model's 1-based pair."""
+    if len(lst.items) != 2:
+        raise error(
+            "syntax",
+            f"a {what} list names two dimensions, [m n]; this one names {len(lst.items)}",
+            lst.span,
+        )
+    m, n = (int(i.text) for i in lst.items)
+    return ast.Pair(m + 1, n + 1, lst.span)
+
+
+@v_args(inline=True)
+class _ToAst(Transformer):
+    """Builds model-language AST nodes while lark parses (LALR, inline transformer)."""
+
+    def program(self, *items):
+        return items
+
+    # ------------------------------------------------------------ declarations
+    def var_decl(self, kw, iospec, name, _colon, type_expr):
+        _check_name(name, "a variable")
+        return _Decl("var", name, iospec, type_expr, _cover(kw, type_expr))
+
+    def type_decl(self, kw, name, _colon, type_expr):
+        _check_name(name, "a type")
+        return _Decl("type", name, (), type_expr, _cover(kw, type_expr))
+
+    def iospec(self, *toks):
+        return tuple(str(t) for t in toks)
+
+    def type_name(self, name):
+        return _TypeExpr(name, (), _tok_span(name))
+
+    def type_dims(self, lsqb, *rest):
+        sizes = tuple(rest[:-1])
+        return _TypeExpr(None, sizes, _cover(lsqb, rest[-1]))
+
+    def size(self, tok):
+        return tok
+
+    def elem_directive(self, kw, bracket, count, position):
+        raise error(
+            "syntax",
+            "the 'elem' directive of the public CFDlang compiler (loops over elements) is not "
+            "supported; give the element dimension in the variables' types instead",
+            _cover(kw, position),
+        )
+
+    # ------------------------------------------------------------ statements
+    def stmt(self, name, _eq, expr):
+        _check_name(name, "a variable")
+        return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+
+    def _binary(op):  # noqa: N805 - a helper that builds methods
+        def build(self, left, _op, right):
+            return ast.Binary(op, left, right, _cover(left, right))
+
+        return build
+
+    add, sub, mul, div = _binary("+"), _binary("-"), _binary("*"), _binary("/")
+
+    def outer(self, left, _hash, right):
+        return ast.Outer(left, right, _cover(left, right))
+
+    def contract(self, left, dot, right):
+        span = _cover(left, right)
+        if not _list_of_lists(right):
+            return _TensorContract(left, right, span)
+        if not right.items:
+            raise error("syntax", "a contraction needs at least one pair of dimensions: x . [[m n]]", right.span)
+        pairs = tuple(_pair(lst, "contraction") for lst in right.items if lst.items)  # [] is skipped, as CFDlang does
+        if not pairs:
+            return ast.Paren(left, span)
+        # grouped: the list of lists reads as the model language's group [[m n] ...]
+        return ast.Contract(left, pairs, True, span)
+
+    def transpose(self, left, caret, right):
+        if not _list_of_lists(right):
+            raise error(
+                "syntax",
+                "the right side of '^' must be a list of dimension pairs, such as [[0 1]]",
+                right.span,
+            )
+        if not right.items:
+            raise error("syntax", "a transposition needs at least one pair of dimensions: x ^ [[m n]]", right.span)
+        # the pairs are applied one after the other, as CFDlang's type checker does;
+        # pairs without a common dimension (the usual case) commute: all at once
+        result = left
+        for lst in right.items:
+            result = ast.Transpose(result, _pair(lst, "transposition"), _cover(left, lst))
+        return result
+
+    def var(self, name):
+        _check_name(name, "a variable")
+        return ast.Var(str(name), _tok_span(name))
+
+    def number(self, tok):
+        return ast.Number(float(tok), str(tok), _tok_span(tok))
+
+    def paren(self, lpar, expr, rpar):
+        return ast.Paren(expr, _cover(lpar, rpar))
+
+    def bracket(self, lsqb, *rest):
+        return ast.Stack(tuple(rest[:-1]), None, _cover(lsqb, rest[-1]))
+
+
+@functools.lru_cache(maxsize=None)
+def _parser() -> Lark:
+    grammar = resources.files(__package__).joinpath("cfd.lark").read_text()
+    return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
+
+
+def _expected(names) -> str:
+    words = sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names})
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return "; expected " + ", ".join(words) if words else ""
+
+
+def _parse_tree(text: str):
+    _check_nesting(text)
+    try:
+        return _parser().parse(text)
+    except UnexpectedCharacters as exc:
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
+    except UnexpectedEOF as exc:
+        line, col = _end_position(text)
+        raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
+    except UnexpectedToken as exc:
+        tok = exc.token
+        if tok.type == "$END":
+            line, col = _end_position(text)
+            raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
+        previous = (exc.token_history or [None])[-1]
+        if previous is not None and str(previous) in ("var", "type") and previous.type in ("NAME", "VAR", "TYPE"):
+            raise error("syntax", "declarations must come before statements", _tok_span(previous)) from None
+        if tok.type in ("VAR", "TYPE"):
+            raise error("syntax", "declarations must come before statements", _tok_span(tok)) from None
+        raise error("syntax", f"unexpected {str(tok)!r}" + _expected(exc.expected), _tok_span(tok)) from None
+    except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
+        raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, TensorLangError):
+            raise exc.orig_exc from None
+        raise
+
+
+# ---------------------------------------------------------------- resolution
+def _qualifier(quals: tuple[str, ...]) -> str | None:
+    """CFDlang's IO bits: ``input`` and ``output`` may repeat and combine."""
+    is_in, is_out = "input" in quals, "output" in quals
+    return {(True, True): "inout", (True, False): "in", (False, True): "out"}.get((is_in, is_out))
+
+
+def _extent(tok: Token, params: Mapping[str, int]) -> int:
+    if tok.type == "INT":
+        return int(tok)
+    if tok.type == "DECIMAL":
+        raise error("syntax", f"an extent is a whole number, got {str(tok)}", _tok_span(tok))
+    name = str(tok)
+    if name not in params:
+        given = f" (given: {', '.join(sorted(params))})" if params else ""
+        raise error(
+            "undeclared",
+            f"size {name!r} has no value{given}; give it with --param {name}=N "
+            f"(params={{{name!r}: N}} in Python)",
+            _tok_span(tok),
+        )
+    value = params[name]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise error("input", f"size {name!r} must be a positive integer, got {value!r}", _tok_span(tok))
+    return value
+
+
+class _Resolver:
+    """Declarations to model declarations; type names and sizes to extents;
+    tensor-tensor contractions to outer product and contraction."""
+
+    def __init__(self, params: Mapping[str, int]):
+        self.params = params
+        self.types: dict[str, tuple[tuple[int, ...], Token]] = {}
+        self.vars: dict[str, Token] = {}
+        self.shapes: dict[str, tuple[int, ...]] = {}
+
+    def shape(self, t: _TypeExpr) -> tuple[int, ...]:
+        if t.name is None:
+            return tuple(_extent(tok, self.params) for tok in t.sizes)
+        name = str(t.name)
+        if name in self.types:
+            return self.types[name][0]
+        if name in self.vars:
+            raise error("undeclared", f"{name!r} is a variable, not a type", t.span, "s-var")
+        raise error("undeclared", f"type {name!r} is not declared (declare it first: type {name} : [...])", t.span)
+
+    def declare(self, d: _Decl) -> ast.Decl | None:
+        name = str(d.name)
+        first = self.types.get(name, (None, None))[1] or (self.vars.get(name) if d.kind == "type" else None)
+        if first is not None:
+            raise error(
+                "redeclared",
+                f"{name!r} is declared twice (first declared at line {first.line}); "
+                "types and variables share one name space",
+                _tok_span(d.name),
+                "s-var",
+            )
+        shape = self.shape(d.type_expr)
+        if d.kind == "type":
+            self.types[name] = (shape, d.name)
+            return None
+        self.vars.setdefault(name, d.name)
+        self.shapes.setdefault(name, shape)
+        return ast.Decl(name, shape, _qualifier(d.quals), d.span, _tok_span(d.name))
+
+    def statement(self, s: ast.Assign) -> ast.Assign:
+        if s.target in self.types:
+            raise error("undeclared-assign", f"{s.target!r} names a type; only variables are assigned",
+                        s.target_span, "ok-stmt")
+        _check_depth(s)
+        return ast.Assign(s.target, self.expr(s.expr), s.span, s.target_span)
+
+    def expr(self, e):
+        if isinstance(e, ast.Var):
+            if e.name in self.types:
+                raise error("undeclared", f"{e.name!r} names a type, not a variable", e.span, "t-var")
+            return e
+        if isinstance(e, ast.Number):
+            return e
+        if isinstance(e, ast.Paren):
+            return ast.Paren(self.expr(e.expr), e.span)
+        if isinstance(e, ast.Outer):
+            return ast.Outer(self.expr(e.left), self.expr(e.right), e.span)
+        if isinstance(e, ast.Binary):
+            return ast.Binary(e.op, self.expr(e.left), self.expr(e.right), e.span)
+        if isinstance(e, ast.Contract):
+            return ast.Contract(self.expr(e.expr), e.pairs, e.grouped, e.span)
+        if isinstance(e, ast.Transpose):
+            return ast.Transpose(self.expr(e.expr), e.pair, e.span)
+        if isinstance(e, ast.Stack):
+            if not e.items:
+                raise error("syntax", "a stack needs at least one operand: [a b c]", e.span, "t-stack")
+            return ast.Stack(tuple(self.expr(i) for i in e.items), None, e.span)
+        if isinstance(e, _TensorContract):
+            return self.tensor_contract(e)
+        raise TypeError(f"not a CFDlang expression: {e!r}")  # pragma: no cover
+
+    def tensor_contract(self, e: _TensorContract) -> ast.Contract:
+        """``x . y``: the last dimension of x against the first of y (CFDlang's Sema)."""
+        left, right = self.expr(e.left), self.expr(e.right)
+        rank = len(type_of(left, self.shapes))  # raises the checker's own errors
+        for side, operand in (("left", left), ("right", right)):
+            if side == "left" and rank == 0 or side == "right" and type_of(operand, self.shapes) == ():
+                raise error(
+                    "dim-range",
+                    f"'.' between two tensors contracts the last dimension of the left operand with the "
+                    f"first of the right one, but the {side} operand is a scalar",
+                    operand.span,
+                    "t-contr",
+                )
+        return ast.Contract(ast.Outer(left, right, e.span), (ast.Pair(rank, rank + 1, e.span),), False, e.span)
+
+
+def _children(e):
+    if isinstance(e, _TensorContract):
+        return (e.left, e.right)
+    return ast.children(e)
+
+
+def _check_depth(stmt: ast.Assign) -> None:
+    """Bound the expression depth (iteratively) before the recursive stages run."""
+    stack = [(stmt.expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise error(
+                "too-large",
+                f"the expression is nested more than {MAX_DEPTH} operators deep; split it into several statements",
+                stmt.span,
+            )
+        stack.extend((child, depth + 1) for child in _children(node))
+
+
+def parse_cfd(text: str, params: Mapping[str, int] | None = None) -> ast.Program:
+    """Parse a CFDlang program into the model language's AST (``lang="cfd"``).
+
+    ``params`` gives the symbolic sizes used in types (``type m3 : [n n n]``); sizes the
+    program does not use are ignored.  Raises :class:`TensorLangError` with the span of
+    the offending text.
+    """
+    items = _parse_tree(text)
+    resolver = _Resolver(dict(params or {}))
+    decls, stmts = [], []
+    for item in items:
+        if isinstance(item, _Decl):
+            decl = resolver.declare(item)
+            if decl is not None:
+                decls.append(decl)
+        else:
+            stmts.append(item)
+    resolved = tuple(resolver.statement(s) for s in stmts)
+    return ast.Program(tuple(decls), resolved, "cfd")

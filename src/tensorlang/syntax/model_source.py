@@ -1,0 +1,66 @@
+"""Any front end's program as a model-language (``.tl``) program: ``--emit tl``.
+
+The AST is the model language's whatever front end produced it, so printing it with
+the model-language printer gives the equivalent ``.tl`` program.  One thing can stand
+in the way: a dialect may allow names the model language reserves (a CFDlang variable
+may be called ``in``, ``out`` or ``sum``).  Such a name gets underscores appended until
+it is free, and a comment at the top lists every renaming, so the printed program
+always parses back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import ast
+from .model import RESERVED
+from .printer import statement_to_source
+
+
+def _renamed(node, mapping: dict[str, str]):
+    """``node`` with every variable name in ``mapping`` replaced (any AST node)."""
+    if isinstance(node, tuple):
+        return tuple(_renamed(item, mapping) for item in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, type):
+        return node
+    changes = {}
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if f.name in ("name", "target") and isinstance(value, str) and not isinstance(node, ast.Call):
+            if value in mapping:
+                changes[f.name] = mapping[value]
+        elif isinstance(value, tuple) or dataclasses.is_dataclass(value):
+            new = _renamed(value, mapping)
+            if new is not value:
+                changes[f.name] = new
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def reserved_renaming(program: ast.Program) -> dict[str, str]:
+    """Variable names the model language reserves, each mapped to a free name."""
+    taken = {d.name for d in program.decls}
+    mapping = {}
+    for d in program.decls:
+        if d.name in RESERVED:
+            new = d.name + "_"
+            while new in taken or new in RESERVED:
+                new += "_"
+            taken.add(new)
+            mapping[d.name] = new
+    return mapping
+
+
+def to_model_source(program: ast.Program) -> str:
+    """The program as model-language text that parses back to the same meaning."""
+    mapping = reserved_renaming(program)
+    lines = [
+        f"// renamed: {old} -> {new} ('{old}' is a reserved word of the model language)"
+        for old, new in mapping.items()
+    ]
+    if mapping:
+        program = _renamed(program, mapping)
+    for d in program.decls:
+        qual = f"{d.qual} " if d.qual else ""
+        lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]")
+    lines.extend(statement_to_source(s) for s in program.stmts)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,193 @@
+"""Converters between TeIL and the model language, for the operators both have.
+
+TeIL -> model language (``tensorlang compile prog.teil --emit tl``): a statement that
+uses only operators with an operator-form counterpart (add ``+``, mul ``*``, prod ``#``,
+transp ``^``, contr ``.``) becomes an operator-form statement; any other statement (the
+reductions, diag, expa, proj) becomes an index-form statement, the statement's EIN.
+Every TeIL program therefore has a model-language equivalent.
+
+Model language -> TeIL (``--emit teil``): operator-form statements whose operators all
+have a TeIL form (``#`` prod, ``^`` transp, ``.`` contr, ``+`` add, ``*`` mul with a
+scalar on either side).  ``-``, ``/``, unary minus, number literals, functions and
+index-form statements have none: error[backend] names the first such operator at its
+span.  A group contraction ``e . [[m1 n1] [m2 n2]]`` becomes nested ``contr`` whose
+dimension numbers account for the dimensions already removed.
+"""
+
+from __future__ import annotations
+
+from ..ein import ir
+from ..errors import error
+from ..syntax import ast as tl
+from ..typecheck import CheckedProgram, type_of
+from . import ast as teil
+from .ast import full_params
+from .lower import lower_statement
+
+_OPERATOR_FORM = {"add", "mul", "prod", "transp", "contr"}
+
+
+# ---------------------------------------------------------------- TeIL -> model language
+def teil_to_model(checked: CheckedProgram) -> tl.Program:
+    """The model-language program equivalent to a checked TeIL program."""
+    program: teil.Program = checked.program
+    decls = tuple(tl.Decl(d.name, d.shape, d.qual) for d in program.decls)
+    stmts = []
+    for s in program.stmts:
+        if all(op.op in _OPERATOR_FORM for op in teil.operators(s.expr)):
+            stmts.append(tl.Assign(s.target, _operator_form(s.expr, checked)))
+        else:
+            stmts.append(_index_form(lower_statement(s, checked.context)))
+    return tl.Program(decls, tuple(stmts), "tl")
+
+
+def _operator_form(e: teil.Expr, checked: CheckedProgram) -> tl.Expr:
+    if isinstance(e, teil.Var):
+        return tl.Var(e.name)
+    if isinstance(e, teil.Paren):
+        return _operator_form(e.expr, checked)
+    args = [_operator_form(a, checked) for a in e.args]
+    p = full_params(e)
+    if e.op == "add":
+        return tl.Binary("+", *args)
+    if e.op == "mul":
+        return tl.Binary("*", *args)
+    if e.op == "prod":
+        return tl.Outer(*args)
+    if e.op == "transp":
+        return tl.Transpose(args[0], tl.Pair(*p))
+    if e.op == "contr":
+        return tl.Contract(args[0], (tl.Pair(*p),), False)
+    raise AssertionError(e.op)  # pragma: no cover - filtered by _OPERATOR_FORM
+
+
+def _index_form(s: ir.Statement) -> tl.IndexAssign:
+    """An EIN statement as a model-language index-form statement."""
+    return tl.IndexAssign(s.target, tuple(tl.IndexRef(name) for name, _ in s.index), _ein_to_ast(s.body))
+
+
+_WORDS = {"*": "prod", "max": "max", "min": "min"}
+
+
+def _ein_to_ast(e: ir.Expr) -> tl.Expr:
+    if isinstance(e, ir.Tensor):
+        if not e.indices:
+            return tl.Var(e.name)
+        return tl.Access(e.name, tuple(tl.IndexRef(i) for i in e.indices))
+    if isinstance(e, ir.Const):
+        return tl.Number(e.value)
+    if isinstance(e, ir.BinOp):
+        return tl.Binary(e.op, _ein_to_ast(e.left), _ein_to_ast(e.right))
+    if isinstance(e, ir.Sum):
+        return tl.Sum(tuple(tl.IndexRef(name) for name, _ in e.index), _ein_to_ast(e.body))
+    if isinstance(e, ir.Reduce):
+        return tl.Reduce(_WORDS[e.op], tuple(tl.IndexRef(name) for name, _ in e.index), _ein_to_ast(e.body))
+    raise AssertionError(f"TeIL lowers to no {type(e).__name__}")  # pragma: no cover
+
+
+# ---------------------------------------------------------------- model language -> TeIL
+def model_to_teil(checked: CheckedProgram) -> teil.Program:
+    """The TeIL program equivalent to a checked model-language program, or error[backend]
+    naming the first operator that has no TeIL form."""
+    program: tl.Program = checked.program
+    decls = tuple(teil.Alloc(d.name, d.shape, d.qual) for d in program.decls)
+    stmts = []
+    for s in program.stmts:
+        if isinstance(s, tl.IndexAssign):
+            raise error("backend", "index-form statements have no TeIL counterpart (TeIL has no explicit indices)",
+                        s.span)
+        stmts.append(teil.Assign(s.target, _to_teil(s.expr, checked)))
+    return teil.Program(decls, tuple(stmts))
+
+
+def keyword_renaming(program: teil.Program) -> dict[str, str]:
+    """Variable names that are TeIL keywords (a model-language variable may be called
+    ``add``), each mapped to a free name: underscores appended, as ``--emit tl`` does."""
+    taken = {d.name for d in program.decls}
+    mapping = {}
+    for d in program.decls:
+        if d.name in teil.RESERVED:
+            new = d.name + "_"
+            while new in taken or new in teil.RESERVED:
+                new += "_"
+            taken.add(new)
+            mapping[d.name] = new
+    return mapping
+
+
+def rename(program: teil.Program, mapping: dict[str, str]) -> teil.Program:
+    def go(e: teil.Expr) -> teil.Expr:
+        if isinstance(e, teil.Var):
+            return teil.Var(mapping.get(e.name, e.name), e.span)
+        if isinstance(e, teil.Paren):
+            return teil.Paren(go(e.expr), e.span)
+        return teil.Op(e.op, e.params, tuple(go(a) for a in e.args), e.span, e.head_span, e.param_spans)
+
+    decls = tuple(teil.Alloc(mapping.get(d.name, d.name), d.shape, d.qual, d.span, d.name_span) for d in program.decls)
+    stmts = tuple(teil.Assign(mapping.get(s.target, s.target), go(s.expr), s.span, s.target_span)
+                  for s in program.stmts)
+    return teil.Program(decls, stmts)
+
+
+def _operand(e: teil.Expr) -> teil.Expr:
+    """Operands that are operator applications get parentheses, as the paper writes them."""
+    return teil.Paren(e) if isinstance(e, teil.Op) else e
+
+
+def _op(word: str, params: tuple[int, ...], *args: teil.Expr) -> teil.Op:
+    return teil.Op(word, params, tuple(_operand(a) for a in args))
+
+
+def _to_teil(e: tl.Expr, checked: CheckedProgram) -> teil.Expr:
+    if isinstance(e, tl.Var):
+        return teil.Var(e.name)
+    if isinstance(e, tl.Paren):
+        return _to_teil(e.expr, checked)
+    if isinstance(e, tl.Outer):
+        return _op("prod", (), _to_teil(e.left, checked), _to_teil(e.right, checked))
+    if isinstance(e, tl.Transpose):
+        return _op("transp", (e.pair.first, e.pair.second), _to_teil(e.expr, checked))
+    if isinstance(e, tl.Contract):
+        result = _to_teil(e.expr, checked)
+        removed: list[int] = []
+        for pair in e.pairs:  # group pairs name dimensions before any is removed
+            lo, hi = sorted((pair.first, pair.second))
+            shift = lambda d: d - sum(r < d for r in removed)  # noqa: E731
+            result = _op("contr", (shift(lo), shift(hi)), result)
+            removed += [lo, hi]
+        return result
+    if isinstance(e, tl.Binary) and e.op in "+*":
+        left, right = _to_teil(e.left, checked), _to_teil(e.right, checked)
+        if e.op == "+":
+            return _op("add", (), left, right)
+        lshape, rshape = type_of(e.left, checked.context), type_of(e.right, checked.context)
+        if lshape != rshape and rshape == ():  # t-smul-right: TeIL's scalar comes first
+            left, right = right, left
+        return _op("mul", (), left, right)
+    what = {
+        tl.Binary: lambda: f"'{e.op}'",
+        tl.Neg: lambda: "unary '-'",
+        tl.Number: lambda: f"the number literal {getattr(e, 'text', '') or getattr(e, 'value', '')}",
+        tl.Call: lambda: f"the function {getattr(e, 'fn', '')}",
+    }.get(type(e), lambda: f"the {type(e).__name__.lower()} operator")()
+    raise error("backend", f"{what} has no TeIL counterpart (TeIL has add, mul, prod, transp, contr, "
+                "reductions, diag, expa and proj)", e.span)
+
+
+# ---------------------------------------------------------------- the --emit stages
+def emit(checked: CheckedProgram, stage: str) -> str:
+    """The program as text in the language of ``stage``: ``tl`` (the model language),
+    ``teil``, or ``core`` (Core-TeIL, through :func:`~tensorlang.teil.core.to_core`).
+    A variable name the target language reserves is renamed, with a comment saying so."""
+    from ..syntax.model_source import to_model_source
+    from .core import to_core
+    from .printer import to_teil_source
+
+    is_teil = isinstance(checked.program, teil.Program)
+    if stage == "tl":
+        return to_model_source(teil_to_model(checked) if is_teil else checked.program)
+    program = checked.program if is_teil else model_to_teil(checked)
+    mapping = keyword_renaming(program)
+    notes = "".join(f"// renamed: {old} -> {new} ('{old}' is a TeIL keyword)\n" for old, new in mapping.items())
+    program = rename(program, mapping) if mapping else program
+    return notes + to_teil_source(to_core(program) if stage == "core" else program)

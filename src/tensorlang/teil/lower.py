@@ -1,0 +1,110 @@
+"""Lowering TeIL to EIN: every TeIL operator is index notation over fresh indices.
+
+Asked for the EIN expression of ``e`` at index list α (one index per dimension of e's
+type), each operator reads off Figure 6 of 001 which index list its operand is needed
+at:
+
+* ``add e0 e1`` at α       -> e0[α] + e1[α]; ``mul`` likewise, a scalar e0 taking no indices
+* ``prod e0 e1`` at α0#α1  -> e0[α0] * e1[α1]
+* ``red+ i e`` at α        -> sum(k) e[α1..α_{i-1}, k, α_i..]  (red* / redmax / redmin: EIN Reduce)
+* ``transp i0 i1 e`` at α  -> e at α with α_{i0}, α_{i1} swapped
+* ``diag i0 i1 e`` at α    -> e[α1..α_{i1-1}, α_{i0}, α_{i1}..]   (an index repeats)
+* ``expa i n e`` at α      -> e[α without α_i]                      (α_i broadcasts)
+* ``proj i m e`` at α      -> e[α1..α_{i-1}, m, α_i..]              (a fixed position)
+* ``contr i0 i1 e``        -> red+ i0 (diag i0 i1 e)                 (001 eq. (6))
+
+so Figure 7's ``C = red+ 2 (diag 2 3 (prod A B))`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.
+
+A reduction over a dimension its operand does not depend on (``red+ i (expa i n e)``)
+would bind an index that indexes nothing, which index notation cannot print back (its
+extent could not be inferred); it is lowered by 001's equation (5) and its analogues
+instead: Σ is n · e, max and min are e, the product is e multiplied n times.
+"""
+
+from __future__ import annotations
+
+from ..ein import ir
+from ..ein.lower import _OUTPUT_NAMES, _SUM_NAMES, _Names
+from ..typecheck import CheckedProgram, Context
+from . import ast
+from .ast import full_params
+from .typecheck import expression_types
+
+
+def lower_program(checked: CheckedProgram) -> ir.Program:
+    """The EIN program of a checked TeIL program: one EIN statement per statement."""
+    decls = tuple(ir.Decl(d.name, d.shape, d.qual) for d in checked.program.decls)
+    return ir.Program(decls, tuple(lower_statement(s, checked.context) for s in checked.program.stmts))
+
+
+def lower_statement(stmt: ast.Assign, gamma: Context) -> ir.Statement:
+    shape = gamma[stmt.target]
+    names = _Names()
+    out = [names.fresh(_OUTPUT_NAMES) for _ in shape]
+    body = _Lowering(expression_types(stmt, gamma), names).lower(stmt.expr, out)
+    return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
+
+
+def _uses(e: ir.Expr, name: str) -> bool:
+    return any(name in t.indices for t in ir.tensors(e))
+
+
+class _Lowering:
+    def __init__(self, types: dict[int, tuple[int, ...]], names: _Names):
+        self.types = types
+        self.names = names
+
+    def lower(self, e: ast.Expr, at: list) -> ir.Expr:
+        """EIN for ``e`` whose dimensions are indexed by ``at`` (names or fixed positions)."""
+        if isinstance(e, ast.Var):
+            return ir.Tensor(e.name, tuple(at))
+        if isinstance(e, ast.Paren):
+            return self.lower(e.expr, at)
+        p = full_params(e)
+        if e.op in ("add", "mul"):
+            scalar_first = e.op == "mul" and self.types[id(e.args[0])] == ()
+            left = self.lower(e.args[0], [] if scalar_first else at)
+            return ir.BinOp("+" if e.op == "add" else "*", left, self.lower(e.args[1], at))
+        if e.op == "prod":
+            k = len(self.types[id(e.args[0])])
+            return ir.BinOp("*", self.lower(e.args[0], at[:k]), self.lower(e.args[1], at[k:]))
+        (arg,) = e.args
+        if e.op == "contr":  # red+ i0 (diag i0 i1 e)
+            i0, i1 = p
+            return self.reduce("+", i0, self.types[id(arg)][i0 - 1], at,
+                               lambda inner: self.lower(arg, inner[: i1 - 1] + [inner[i0 - 1]] + inner[i1 - 1:]))
+        if e.op in ast.REDUCTIONS:
+            i = p[0]
+            return self.reduce(ast.REDUCTIONS[e.op], i, self.types[id(arg)][i - 1], at, lambda inner: self.lower(arg, inner))
+        if e.op == "transp":
+            i0, i1 = p
+            inner = list(at)
+            inner[i0 - 1], inner[i1 - 1] = at[i1 - 1], at[i0 - 1]
+            return self.lower(arg, inner)
+        if e.op == "diag":
+            i0, i1 = p
+            return self.lower(arg, at[: i1 - 1] + [at[i0 - 1]] + at[i1 - 1:])
+        if e.op == "expa":
+            i, _n = p
+            return self.lower(arg, at[: i - 1] + at[i:])
+        if e.op == "proj":
+            i, m = p
+            return self.lower(arg, at[: i - 1] + [m] + at[i - 1:])
+        raise TypeError(f"not a TeIL operator: {e.op!r}")  # pragma: no cover
+
+    def reduce(self, op: str, i: int, extent: int, at: list, body_at) -> ir.Expr:
+        """A reduction at dimension ``i`` of the operand, over a fresh index of ``extent``."""
+        k = self.names.fresh(_SUM_NAMES)
+        body = body_at(list(at[: i - 1]) + [k] + list(at[i - 1:]))
+        if not _uses(body, k):  # 001 eq. (5) and its analogues
+            if op == "+":
+                return ir.BinOp("*", ir.Const(float(extent)), body)
+            if op in ("max", "min"):
+                return body
+            product = body
+            for _ in range(extent - 1):
+                product = ir.BinOp("*", product, body)
+            return product
+        if op == "+":
+            return ir.Sum(((k, extent),), body)
+        return ir.Reduce(op, ((k, extent),), body)

@@ -1,0 +1,214 @@
+"""Typing of TeIL programs: the rules of paper 001 Figure 8 (and Figure 12), by name.
+
+* Expressions: T-Var, T-Paren, T-Add, T-Mul, T-SMul, T-Prod, T-Red+ (and T-Red*,
+  T-Redmax, T-Redmin, "defined analogously", 001 §3.3), T-Transp, T-Diag, T-Expa, T-Proj.
+  ``contr i0 i1 e`` is ``red+ i0 (diag i0 i1 e)`` (001 eq. (6)), so its premises are
+  T-Diag's.  An operator written in Core-TeIL's form is typed by its Core rule
+  (T-Transp^core, ...), which is the full rule at fixed dimensions (``ast.full_params``).
+* Statements and programs: OK-Stmt, OK-Seq, OK-Prog; the allocations form Γ_allocs and
+  a name may be allocated once (001 §3.2).
+* Qualifiers (SPEC section 2: ``in``/``out``/``inout`` before ``alloc``) mean what they
+  mean in the model language (000 §5): read-only inputs, ``uninit`` reads.
+
+Decisions where Figure 8 is silent (docs/teil.md): the rules' "..." place i0 before i1
+in T-Diag, so ``diag`` and ``contr`` need ``i0 < i1``; ``transp i i`` is the identity;
+an ``expa`` extent must be positive (extents are Nat, 001 §3.1); ``mul`` takes a scalar
+on the left only (T-SMul), as the paper's rule and Figure 6 do.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..errors import Diagnostic, TensorLangError, error
+from ..typecheck import CheckedProgram, Context, _interface, build_context, show
+from . import ast
+from .ast import Shape, full_params
+
+#: The name 001 gives each operator's typing rule.
+RULES = {"add": "T-Add", "mul": "T-Mul", "prod": "T-Prod", "red+": "T-Red+", "red*": "T-Red*",
+         "redmax": "T-Redmax", "redmin": "T-Redmin", "transp": "T-Transp", "diag": "T-Diag",
+         "expa": "T-Expa", "proj": "T-Proj", "contr": "T-Diag"}
+
+
+def rule_of(e: ast.Op) -> str:
+    return RULES[e.op] + ("^core" if e.core else "")
+
+
+def type_of(expr: ast.Expr, shapes: Mapping[str, Shape] | Context) -> Shape:
+    """Γ ⊢ e : ī (Figure 8).  Raises TensorLangError naming the rule whose premise fails."""
+    if isinstance(shapes, Context):
+        shapes = shapes.shapes
+
+    def t(e: ast.Expr) -> Shape:
+        if isinstance(e, ast.Var):  # T-Var
+            if e.name not in shapes:
+                raise error("undeclared", f"{e.name!r} is not allocated", e.span, "T-Var")
+            return shapes[e.name]
+        if isinstance(e, ast.Paren):  # T-Paren
+            return t(e.expr)
+        return op_type(e, [t(a) for a in e.args])
+
+    return t(expr)
+
+
+def _dim(e: ast.Op, n: int, value: int, rank: int, what: str, extra: int = 0) -> None:
+    """A dimension argument must name a dimension of the operand (1..rank+extra)."""
+    top = rank + extra
+    if not 1 <= value <= top:
+        allowed = f"1..{top}" if top else "none: the operand is a scalar"
+        raise error(
+            "dim-range",
+            f"{e.op} {what} {value}, but the operand has rank {rank} (allowed: {allowed})",
+            e.param_span(n),
+            rule_of(e),
+        )
+
+
+def op_type(e: ast.Op, operands: list[Shape]) -> Shape:
+    """The type of ``e`` given its operands' types: one rule of Figure 8 per operator."""
+    rule = rule_of(e)
+    if e.op == "add":  # T-Add: equal types
+        a, b = operands
+        if a != b:
+            raise error("shape", f"add needs operands of equal type, got {show(a)} and {show(b)}", e.span, rule)
+        return a
+    if e.op == "mul":  # T-SMul: a scalar first; T-Mul: equal types
+        a, b = operands
+        if a == ():
+            return b
+        if a != b:
+            hint = "; a scalar must be the first operand (T-SMul)" if b == () else " (or a scalar first operand, T-SMul)"
+            raise error("shape", f"mul needs operands of equal type{hint}, got {show(a)} and {show(b)}", e.span, rule)
+        return a
+    if e.op == "prod":  # T-Prod: the types concatenate
+        return operands[0] + operands[1]
+    (shape,) = operands
+    rank = len(shape)
+    p = full_params(e)
+    if e.op in ast.REDUCTIONS:  # T-Red+: dimension i disappears
+        _dim(e, 0, p[0], rank, "reduces dimension")
+        return shape[: p[0] - 1] + shape[p[0]:]
+    if e.op == "transp":  # T-Transp: extents i0 and i1 swap
+        for n, d in enumerate(p):
+            _dim(e, min(n, len(e.params) - 1), d, rank, "swaps dimension")
+        out = list(shape)
+        out[p[0] - 1], out[p[1] - 1] = out[p[1] - 1], out[p[0] - 1]
+        return tuple(out)
+    if e.op in ("diag", "contr"):  # T-Diag (contr i0 i1 e := red+ i0 (diag i0 i1 e))
+        i0, i1 = p
+        if e.core and rank < 2:
+            raise error("dim-range", f"diag needs an operand of rank 2 at least, got {show(shape)}", e.head_span, rule)
+        for n, d in enumerate(p):
+            _dim(e, n, d, rank, "names dimension")
+        if i0 >= i1:
+            raise error(
+                "dim-range",
+                f"{e.op} {i0} {i1}: the first dimension must come before the second (write {e.op} {i1} {i0})"
+                if i0 > i1 else f"{e.op} needs two different dimensions, got {i0} twice",
+                e.head_span,
+                rule,
+            )
+        if shape[i0 - 1] != shape[i1 - 1]:
+            raise error(
+                "shape",
+                f"{e.op} {i0} {i1}: dimensions {i0} and {i1} of {show(shape)} have different extents "
+                f"{shape[i0 - 1]} and {shape[i1 - 1]}",
+                e.head_span,
+                rule,
+            )
+        diag = shape[: i1 - 1] + shape[i1:]
+        return diag[: i0 - 1] + diag[i0:] if e.op == "contr" else diag
+    if e.op == "expa":  # T-Expa: a dimension of extent n inserted at position i
+        i, n = p
+        _dim(e, 0, i, rank, "inserts at position", extra=1)
+        if n < 1:
+            raise error("shape", f"expa: the new dimension's extent must be positive, got {n}",
+                        e.param_span(len(e.params) - 1), rule)
+        return shape[: i - 1] + (n,) + shape[i - 1:]
+    if e.op == "proj":  # T-Proj: the slice m of dimension i, which disappears
+        i, m = p
+        _dim(e, 0, i, rank, "projects dimension")
+        if not 1 <= m <= shape[i - 1]:
+            raise error(
+                "dim-range",
+                f"proj {i} {m}: position {m} is outside dimension {i} of {show(shape)}, which has extent {shape[i - 1]}",
+                e.param_span(len(e.params) - 1),
+                rule,
+            )
+        return shape[: i - 1] + shape[i:]
+    raise TypeError(f"not a TeIL operator: {e.op!r}")  # pragma: no cover
+
+
+# ------------------------------------------------------------------ programs
+def check_program(program: ast.Program) -> CheckedProgram:
+    """OK-Prog: Γ_allocs from the allocations, then OK-Seq / OK-Stmt for every statement.
+
+    One diagnostic per statement at most; all are raised together."""
+    diagnostics: list[Diagnostic] = []
+    gamma = build_context(program, diagnostics)
+    for d in diagnostics:  # the model language's s-var is 001's allocation rule here
+        d.rule = "alloc (001 §3.2)"
+    for stmt in program.stmts:
+        try:
+            _ok_stmt(stmt, gamma)
+        except TensorLangError as exc:
+            diagnostics.extend(exc.diagnostics)
+    if not diagnostics and gamma.qualified:
+        diagnostics.extend(_uninit(program, gamma))
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+    return _interface(program, gamma)
+
+
+def _ok_stmt(stmt: ast.Assign, gamma: Context) -> None:
+    """OK-Stmt: Γ(x) = ī and Γ ⊢ e : ī."""
+    if stmt.target not in gamma:
+        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not allocated",
+                    stmt.target_span, "OK-Stmt")
+    expected = gamma[stmt.target]
+    actual = type_of(stmt.expr, gamma)
+    if actual != expected:
+        raise error("assign-shape", f"{stmt.target!r} has type {show(expected)} but the right side has type "
+                    f"{show(actual)}", stmt.target_span, "OK-Stmt")
+    if gamma.quals[stmt.target] == "in":
+        raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span,
+                    "d-in-var")
+
+
+def _uninit(program: ast.Program, gamma: Context) -> list[Diagnostic]:
+    """Reads before assignment and ``out`` never assigned (000 §5, SPEC section 2)."""
+    found: list[Diagnostic] = []
+    assigned = {name for name, q in gamma.quals.items() if q in ("in", "inout")}
+    for stmt in program.stmts:
+        for var in ast.variables_read(stmt.expr):
+            if var.name not in assigned:
+                found.append(Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span,
+                                        "uninit (000 §5)"))
+                break
+        assigned.add(stmt.target)
+    for decl in program.decls:
+        if decl.qual == "out" and decl.name not in assigned:
+            found.append(Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span,
+                                    "uninit (000 §5)"))
+    return found
+
+
+def expression_types(stmt: ast.Assign, gamma: Context) -> dict[int, Shape]:
+    """type_Γ of every subexpression of a checked statement, keyed by ``id`` (for lowering
+    and evaluation, which need ``rank_Γ`` of operands)."""
+    types: dict[int, Shape] = {}
+
+    def t(e: ast.Expr) -> Shape:
+        if isinstance(e, ast.Var):
+            shape = gamma[e.name]
+        elif isinstance(e, ast.Paren):
+            shape = t(e.expr)
+        else:
+            shape = op_type(e, [t(a) for a in e.args])
+        types[id(e)] = shape
+        return shape
+
+    t(stmt.expr)
+    return types
+
