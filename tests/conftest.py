@@ -7,6 +7,16 @@ from hypothesis import HealthCheck, settings
 # Property tests import their strategies as `properties.generators`.
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Compiled C kernels go to a private cache for this test run, never the user's.
+if not os.environ.get("TENSORLANG_TEST_KEEP_CACHE"):
+    import atexit
+    import shutil
+    import tempfile
+
+    _cache = tempfile.mkdtemp(prefix="tensorlang-test-cache-")
+    os.environ["TENSORLANG_CACHE"] = _cache
+    atexit.register(shutil.rmtree, _cache, True)
+
 settings.register_profile(
     "default", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow]
 )

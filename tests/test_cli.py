@@ -362,12 +362,23 @@ def test_run_unwritable_output_fails_before_running(matmul, capsys, tmp_path, wh
     assert not target.exists()
 
 
-def test_run_backend_c_is_a_backend_error(matmul, capsys, tmp_path):
+def test_run_backend_c_without_a_compiler_is_a_backend_error(matmul, capsys, tmp_path, monkeypatch):
     path, _, _ = matmul
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     rc, out, err = cli(capsys, "run", path, "--inputs", tmp_path / "AB.npz", "--backend", "c")
     assert rc == 1
-    assert "error[backend]" in err
+    assert "error[backend]" in err and "C compiler" in err
     assert "sum=" not in out
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy", "interp", "auto"])
+def test_run_with_each_backend_gives_the_same_results(matmul, capsys, tmp_path, backend):
+    path, a, b = matmul
+    target = tmp_path / f"{backend}.npz"
+    rc, out, err = cli(capsys, "run", path, "--inputs", tmp_path / "AB.npz", "--backend", backend, "--output", target)
+    assert rc == 0, err
+    with np.load(target) as saved:
+        np.testing.assert_allclose(saved["C"], a @ b, rtol=1e-12)
 
 
 # --------------------------------------------------------------------------- compile

@@ -38,7 +38,7 @@ def cmd_check(args) -> int:
     for path in args.programs:
         try:
             source, lang = _read_program(path, args.lang)
-            guard(check_source)(source, lang)
+            guard(check_source)(source, lang, args.params, args.core)
         except TensorLangError as exc:
             print(exc.render(), file=sys.stderr)
             status = 1
@@ -96,7 +96,10 @@ def _random_candidates(kernel) -> list[str]:
     if kernel.checked.context.qualified:
         return list(kernel.inputs)
     from .syntax.ast import variables_read
+    from .teil import ast as teil_ast
 
+    if isinstance(kernel.program, teil_ast.Program):
+        variables_read = teil_ast.variables_read
     assigned: set[str] = set()
     needed: list[str] = []
     for stmt in kernel.program.stmts:
@@ -142,7 +145,8 @@ def cmd_run(args) -> int:
     if args.output:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
-    kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads)
+    kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
+                            params=args.params)
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
@@ -163,8 +167,10 @@ def cmd_run(args) -> int:
 # ------------------------------------------------------------------ compile
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
-    kernel = compile_source(source, lang)
-    text = kernel.ir(args.emit) if args.emit in ("ast", "ein", "lambda", "opt") else kernel.code(args.emit)
+    # the interpreter's kernel compiles nothing: each stage below is generated on request
+    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params)
+    stages = ("ast", "tl", "teil", "core", "ein", "lambda", "opt")
+    text = kernel.ir(args.emit) if args.emit in stages else kernel.code(args.emit)
     if args.o:
         try:
             Path(args.o).write_text(text)
@@ -172,6 +178,18 @@ def cmd_compile(args) -> int:
             raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
+    return 0
+
+
+# ------------------------------------------------------------------ cache
+def cmd_cache(args) -> int:
+    from .backends import c_build
+
+    if args.action == "info":
+        print(c_build.cache_info())
+    else:
+        removed = c_build.cache_clear()
+        print(f"removed {removed} cached kernel{'s' if removed != 1 else ''} from {c_build.cache_dir()}")
     return 0
 
 
@@ -184,7 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="type-check programs; exit 1 with diagnostics if any is ill-formed")
     p.add_argument("programs", nargs="+", metavar="PROG")
     p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
+                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing for well-formed programs")
+    p.add_argument("--core", action="store_true", help="TeIL programs must also be Core-TeIL (paper 001 section 4)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("run", help="run a program and print a summary of its results")
@@ -200,14 +221,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     p.add_argument("--threads", type=int)
     p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
+                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compile", help="show a stage of the compiler")
     p.add_argument("program", metavar="PROG")
-    p.add_argument("--emit", default="ast", choices=("ast", "ein", "lambda", "opt", "c", "numpy"))
+    p.add_argument("--emit", default="ast", choices=("ast", "tl", "teil", "core", "ein", "lambda", "opt", "c", "numpy"))
     p.add_argument("-o", metavar="FILE")
     p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
+                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element type of generated code")
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("cache", help="show or clear the cache of compiled C kernels")
+    p.add_argument("action", choices=("info", "clear"))
+    p.set_defaults(func=cmd_cache)
+
+    from .bench import add_parser as add_bench_parser  # `tensorlang bench`: src/tensorlang/bench/
+
+    add_bench_parser(sub)
     return parser
 
 
@@ -217,9 +251,29 @@ def _normalize(argv: list[str]) -> list[str]:
     return ["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv]
 
 
+def _parse_params(items: list[str]) -> dict[str, int]:
+    """``--param n=5`` (repeatable) as ``{"n": 5}``; a malformed one is error[input]."""
+    params: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name.isidentifier():
+            raise TensorLangError("input", f"--param expects NAME=VALUE with a positive integer VALUE, got {item!r}")
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if number < 1 or not value.isdigit():
+            raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}")
+        params[name] = number
+    return params
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(_normalize(list(sys.argv[1:] if argv is None else argv)))
     try:
+        if hasattr(args, "param"):
+            args.params = _parse_params(args.param)
         return guard(args.func)(args)
     except TensorLangError as exc:
         print(exc.render(), file=sys.stderr)

@@ -43,19 +43,27 @@ class Kernel:
     caller-owned arrays (exact shape and dtype) instead of new ones.
     """
 
-    def __init__(self, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype):
+    def __init__(self, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
+                 threads: int | None = None):
         self.checked = checked
         self.source = source
         self.backend = backend
         self.dtype = dtype
+        self.threads = threads or 0
         self.last_run_seconds: float | None = None
         self._store_elements: int | None = None
+        self._input_table = None
         self.ein = lower_program(checked)
         self._numpy = None
+        self._c = None
         if backend == "numpy":
             from .backends.numpy_backend import compile_numpy
 
             self._numpy = compile_numpy(self.ein, dtype)
+        elif backend == "c":
+            from .backends.c_backend import CKernel
+
+            self._c = CKernel(self.ein, dtype, self.roles())
 
     # --------------------------------------------------------------- interface
     @property
@@ -80,6 +88,22 @@ class Kernel:
     def shapes(self) -> dict[str, tuple[int, ...]]:
         return dict(self.checked.context.shapes)
 
+    def roles(self) -> dict[str, str]:
+        """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and
+        result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
+        only) or ``temp``."""
+        quals = self.checked.context.quals
+        results, inputs, optional = set(self.outputs), set(self.inputs), set(self.optional_inputs)
+        roles = {}
+        for name in self.checked.context.shapes:
+            if quals[name] == "in":
+                roles[name] = "in"
+            elif name in results:
+                roles[name] = "optional" if name in optional else ("inout" if name in inputs else "out")
+            else:
+                roles[name] = "optional" if name in optional else "temp"
+        return roles
+
     def __repr__(self) -> str:
         return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}>"
 
@@ -88,9 +112,14 @@ class Kernel:
     def __call__(self, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
         try:
             supplied = self._validate_inputs(arrays)
-            targets = self._validate_out(out or {})
-            self._check_store_size()
+            targets = self._validate_out(out) if out else {}
+            if self._store_elements is None:
+                self._check_store_size()
             start = time.perf_counter()
+            if self._c is not None:
+                results = self._c.run(supplied, targets, self.threads)
+                self.last_run_seconds = time.perf_counter() - start
+                return results
             if self._numpy is not None:
                 store = self._numpy(interp.initial_store(self.checked, supplied, self.dtype))
             else:
@@ -112,6 +141,26 @@ class Kernel:
         return decl.name_span if decl else None
 
     def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Every input an accepted name, an array of real numbers of its declared shape,
+        every required input present.  The common case (ndarrays, all fine) is one pass
+        over a table made once; anything unusual goes to the careful path that reports."""
+        table = self._input_table
+        if table is None:
+            accepted = self.checked.accepted_inputs
+            table = self._input_table = ({n: self.checked.context[n] for n in accepted}, self.checked.inputs)
+        shapes, required = table
+        fine = {}
+        for name, value in arrays.items():
+            expected = shapes.get(name)
+            if expected is None or type(value) is not np.ndarray or value.shape != expected or value.dtype.kind not in "biuf":
+                return self._validate_inputs_carefully(arrays)
+            fine[name] = value
+        for name in required:
+            if name not in fine:
+                return self._validate_inputs_carefully(arrays)
+        return fine
+
+    def _validate_inputs_carefully(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         ctx = self.checked.context
         accepted = set(self.checked.accepted_inputs)
         for name in arrays:
@@ -169,33 +218,54 @@ class Kernel:
         return dict(out)
 
     def _check_store_size(self) -> None:
-        if self._store_elements is None:  # computed once: it depends on the declarations only
-            self._store_elements = sum(math.prod(s) for s in self.checked.context.shapes.values())
-        limits.check_allocation(self._store_elements, self.dtype.itemsize, "the program's variables")
+        """The variables fit the memory budget; checked on the first call only, since it
+        depends on the declarations alone (and the budget, read from the environment)."""
+        if self._store_elements is None:
+            elements = sum(math.prod(s) for s in self.checked.context.shapes.values())
+            limits.check_allocation(elements, self.dtype.itemsize, "the program's variables")
+            self._store_elements = elements
 
     # --------------------------------------------------------------- inspection
     @guard
     def ir(self, stage: str = "ast") -> str:
-        """The program at a stage: ``ast`` as parsed, ``ein`` in index notation (a valid
-        ``.tl`` program), ``lambda`` as 004's λ operators."""
+        """The program at a stage: ``ast`` as parsed, ``tl`` as the equivalent
+        model-language program (for a ``.cfd`` or other dialect program), ``ein`` in index
+        notation (a valid ``.tl`` program), ``lambda`` as 004's λ operators; ``teil`` and
+        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md)."""
         if stage == "ast":
             return to_source(self.program)
+        if stage in ("tl", "teil", "core"):  # the equivalent program, whatever the front end
+            from .teil.convert import emit
+
+            try:
+                return emit(self.checked, stage)
+            except TensorLangError as exc:
+                raise exc.with_source(self.source) from None
         if stage == "ein":
             return to_text(self.ein)
         if stage == "lambda":
             return to_lambda_text(self.ein)
-        raise error("backend", f"stage {stage!r} is not available in this version (available: ast, ein, lambda)")
+        raise error("backend", f"stage {stage!r} is not available in this version "
+                    "(available: ast, tl, teil, core, ein, lambda)")
 
     @guard
     def code(self, lang: str = "numpy") -> str:
-        """Generated code: ``numpy`` is the Python source the NumPy back end runs."""
+        """Generated code: ``c`` is the C the C back end compiles (the kernel's own, or,
+        for another back end, what it would compile); ``numpy`` is the Python source the
+        NumPy back end runs."""
+        if lang == "c":
+            if self._c is None:
+                from .backends.c_backend import generate
+
+                return generate(self.ein, self.dtype).source
+            return self._c.source
         if lang == "numpy":
             if self._numpy is None:
                 from .backends.numpy_backend import compile_numpy
 
                 return compile_numpy(self.ein, self.dtype).source
             return self._numpy.source
-        raise error("backend", f"no {lang!r} code generator in this version (available: numpy)")
+        raise error("backend", f"no {lang!r} code generator in this version (available: c, numpy)")
 
     @guard
     def report(self) -> str:

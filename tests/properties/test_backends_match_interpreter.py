@@ -11,7 +11,7 @@ from hypothesis import given, note, settings
 
 from properties.harness import cases, check_backend
 
-BACKENDS = ["numpy"]
+BACKENDS = ["numpy", "c"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

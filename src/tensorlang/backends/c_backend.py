@@ -1,0 +1,336 @@
+"""The C back end: a schedule of generated C loop nests and BLAS calls over one store.
+
+Compilation (once per kernel):
+1. Each EIN statement is either a *BLAS step* — a dense contraction (a product of at
+   least two tensors under a sum) whose work exceeds :data:`BLAS_WORK` runs through the
+   NumPy back end, whose opt_einsum path hands it to BLAS — or goes into a *C step*:
+   consecutive C statements form one C function.
+2. The statements are lowered to a loop program (:mod:`.loops`), printed as C99
+   (:mod:`.c_codegen`), compiled and cached (:mod:`.c_build`) and loaded with cffi,
+   whose ``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes'
+   ``.ctypes.data`` costs (the per-call overhead is what small kernels pay).
+
+A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer
+(inputs that are read-only are used in place; inputs that are also results are copied,
+so a caller's array is never written; ``out=`` buffers that are C-contiguous and share
+no memory with an input are written directly), then runs the steps in order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ein import ir
+from ..ein.printer import statement_to_text
+from . import c_build, c_codegen, loops
+
+#: Contractions with at least this many multiply-adds go to BLAS (numpy) when they are
+#: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
+#: Python around the BLAS call, which a 2^16-flop loop finishes in.
+BLAS_WORK = 1 << 16
+
+_REAL = {"float64": "double", "float32": "float"}
+
+
+def contraction_factors(stmt: ir.Statement):
+    """(tensors, summed index map, scale) when the body is a scaled product of tensor
+    accesses under sums — the shape BLAS computes — else None."""
+    summed: list[tuple[str, int]] = []
+    tensors: list[ir.Tensor] = []
+    scale = 1.0
+    stack = [stmt.body]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.Sum):
+            summed.extend(e.index)
+            stack.append(e.body)
+        elif isinstance(e, ir.BinOp) and e.op == "*":
+            stack.extend((e.right, e.left))
+        elif isinstance(e, ir.Neg):
+            scale = -scale
+            stack.append(e.arg)
+        elif isinstance(e, ir.Const):
+            scale *= e.value
+        elif isinstance(e, ir.Tensor):
+            tensors.append(e)
+        else:
+            return None
+    return tensors, summed, scale
+
+
+def is_blas_contraction(stmt: ir.Statement) -> bool:
+    """A sum over a product of two or more tensors, big enough to pay for a BLAS call.
+
+    Excluded (the loop nest does them): fixed positions and diagonals (repeated indices in
+    one access), non-finite scale factors (0 * inf must stay NaN element by element), a
+    summed name bound twice, and statements that read their own target (ev-stmt would
+    need a copy of the target, which the loop nest's scratch buffer provides)."""
+    found = contraction_factors(stmt)
+    if found is None:
+        return False
+    tensors, summed, scale = found
+    if not summed or len(tensors) < 2 or not math.isfinite(scale) or stmt.target in stmt.reads:
+        return False
+    if any(isinstance(i, int) for t in tensors for i in t.indices):
+        return False
+    if any(len(set(t.indices)) < len(t.indices) for t in tensors):
+        return False
+    names = [name for name, _ in summed]
+    if len(set(names)) < len(names) or set(names) & {name for name, _ in stmt.index}:
+        return False
+    present = {i for t in tensors for i in t.indices}
+    if not {name for name, _ in stmt.index} <= present:  # a broadcast output axis
+        return False
+    work = math.prod(n for _, n in stmt.index) * math.prod(n for _, n in summed)
+    return work >= BLAS_WORK
+
+
+@dataclass(frozen=True)
+class _GemmStep:
+    """``target = scale * Σ A B`` as one ``numpy.matmul`` writing the target in place.
+
+    The operands' axes are grouped into batch (in A, B and the target), left (A and the
+    target), summed (A and B) and right (B and the target); transposed and reshaped to
+    (batch, left, summed) and (batch, summed, right), they are one batched GEMM whose
+    result is the target's buffer itself when the target orders its axes batch, left,
+    right (otherwise a temporary, copied in with the transposition)."""
+
+    target: int
+    left: int
+    right: int
+    left_axes: tuple[int, ...]
+    right_axes: tuple[int, ...]
+    left_shape: tuple[int, int, int]
+    right_shape: tuple[int, int, int]
+    result_shape: tuple[int, ...]
+    result_axes: tuple[int, ...] | None
+    scale: float
+
+    def run(self, buffers) -> None:
+        a = buffers[self.left].transpose(self.left_axes).reshape(self.left_shape)
+        b = buffers[self.right].transpose(self.right_axes).reshape(self.right_shape)
+        out = buffers[self.target]
+        if self.result_axes is None:  # the target is laid out as (batch, left, right)
+            np.matmul(a, b, out=out.reshape((self.left_shape[0], self.left_shape[1], self.right_shape[2])))
+        else:
+            value = np.matmul(a, b).reshape(self.result_shape)
+            np.copyto(out, value.transpose(self.result_axes))
+        if self.scale != 1.0:
+            np.multiply(out, out.dtype.type(self.scale), out=out)
+
+
+def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> _GemmStep | None:
+    """The :class:`_GemmStep` of a two-tensor BLAS contraction, or None for more tensors."""
+    tensors, summed, scale = contraction_factors(stmt)
+    if len(tensors) != 2:
+        return None
+    a, b = tensors
+    out = [name for name, _ in stmt.index]
+    extent = dict(stmt.index) | dict(summed)
+    for t in tensors:
+        extent.update(zip(t.indices, shapes[t.name]))
+    la, lb = list(a.indices), list(b.indices)
+    batch = [i for i in out if i in la and i in lb]
+    left = [i for i in out if i in la and i not in lb]
+    right = [i for i in out if i in lb and i not in la]
+    contracted = [i for i in la if i in lb and i not in out]
+    # an index only in one operand and not in the output would be a sum of one factor
+    if set(la) != set(batch + left + contracted) or set(lb) != set(batch + right + contracted):
+        return None
+    size = lambda names: math.prod(extent[i] for i in names)  # noqa: E731
+    order = batch + left + right
+    result_axes = None if order == out else tuple(order.index(i) for i in out)
+    return _GemmStep(
+        target=slot_of[stmt.target], left=slot_of[a.name], right=slot_of[b.name],
+        left_axes=tuple(la.index(i) for i in batch + left + contracted),
+        right_axes=tuple(lb.index(i) for i in batch + contracted + right),
+        left_shape=(size(batch), size(left), size(contracted)),
+        right_shape=(size(batch), size(contracted), size(right)),
+        result_shape=tuple(extent[i] for i in order), result_axes=result_axes, scale=scale,
+    )
+
+
+@dataclass
+class _CStep:
+    name: str
+    slots: tuple[int, ...]
+    function: object = None
+
+
+@dataclass
+class _NumpyStep:
+    target: int
+    kernel: object
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The C source of a program and the schedule that runs it."""
+
+    source: str
+    loop_program: loops.LoopProgram
+    steps: tuple[object, ...]
+    declarations: str
+
+
+def generate(program: ir.Program, dtype, blas: bool = True) -> Generated:
+    """The schedule and C source for ``program``; compiles nothing (``--emit c`` uses it)."""
+    real = _REAL[np.dtype(dtype).name]
+    loop_program = loops.lower(program)
+    slot_of = {name: n for n, name in enumerate(loop_program.names)}
+    steps: list[object] = []
+    group: list[loops.Nest] = []
+    functions: list[str] = []
+    declarations: list[str] = []
+
+    def flush():
+        if group:
+            step = _CStep(f"tl_step{len(functions)}", tuple(sorted(c_codegen._slots(group))))
+            functions.append(c_codegen.function(loop_program, step.name, tuple(group), real, step.slots))
+            declarations.append(f"int {step.name}({', '.join(['void *'] * len(step.slots) + ['int'])});")
+            steps.append(step)
+            group.clear()
+
+    for nest in loop_program.nests:
+        if blas and is_blas_contraction(nest.statement):
+            flush()
+            from .numpy_backend import compile_numpy
+
+            shapes = {d.name: d.shape for d in program.decls}
+            gemm = gemm_step(nest.statement, slot_of, shapes)
+            if gemm is not None:
+                steps.append(gemm)
+            else:
+                single = ir.Program(program.decls, (nest.statement,))
+                steps.append(_NumpyStep(slot_of[nest.statement.target], compile_numpy(single, dtype)))
+            how = "numpy.matmul" if gemm is not None else "opt_einsum"
+            functions.append(f"/* BLAS step ({how}): {c_codegen._comment(statement_to_text(nest.statement))} */\n")
+        else:
+            group.append(nest)
+    flush()
+    source = c_codegen.prelude(real) + "".join("\n" + f for f in functions)
+    return Generated(source, loop_program, tuple(steps), "\n".join(declarations))
+
+
+class CKernel:
+    """A compiled program: the generated source, the steps, and how to run them."""
+
+    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True):
+        self.program = program
+        self.dtype = np.dtype(dtype)
+        self.compiler = c_build.require_compiler()
+        generated = generate(program, self.dtype, blas)
+        self.source = generated.source
+        self.loop_program = generated.loop_program
+        self.names = self.loop_program.names
+        self.shapes = self.loop_program.shapes
+        self.ffi = None
+        c_steps = [step for step in generated.steps if isinstance(step, _CStep)]
+        if c_steps:
+            path = c_build.build(self.source, self.compiler)
+            self.ffi, lib = c_build.load(path, generated.declarations)
+            # fresh step objects: a Generated is immutable and may be shared
+            bound = {step.name: _CStep(step.name, step.slots, getattr(lib, step.name)) for step in c_steps}
+            self.steps = tuple(bound.get(getattr(step, "name", None), step) for step in generated.steps)
+        else:
+            self.steps = generated.steps
+        only = self.steps[0] if len(self.steps) == 1 and isinstance(self.steps[0], _CStep) else None
+        self._only = (only.function, only.slots) if only is not None else None
+        self._plan(roles)
+
+    # ------------------------------------------------------------------ calls
+    def _plan(self, roles) -> None:
+        """Per slot, how a call makes its buffer (fixed at compile time, so that a call
+        does as little Python as possible: small kernels pay for every line here)."""
+        self.plan = tuple((n, name, self.shapes[n], roles.get(name, "temp")) for n, name in enumerate(self.names))
+        self._inputs = tuple((n, name) for n, name, _, role in self.plan if role == "in")
+        self._others = tuple(entry for entry in self.plan if entry[3] != "in")
+        self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
+        self._empty = [None] * len(self.plan)
+
+    def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
+        """Run with validated inputs; write results into ``targets`` where given.
+
+        Read-only inputs are used in place when they already are C-contiguous arrays of
+        the kernel's dtype (copied otherwise); every other buffer is fresh or an ``out=``
+        target, so nothing the caller passed as an input is ever written."""
+        dtype = self.dtype
+        buffers = self._empty[:]
+        for n, name in self._inputs:
+            given = supplied[name]
+            if given.dtype != dtype or not given.flags.c_contiguous:
+                given = np.ascontiguousarray(given, dtype)
+            buffers[n] = given
+        if targets:
+            return self._run_into(supplied, targets, buffers, threads)
+        for n, name, shape, role in self._others:
+            given = supplied.get(name)
+            if given is not None:
+                buffers[n] = np.array(given, dtype=dtype, order="C", copy=True)
+            elif role == "optional":
+                buffers[n] = np.full(shape, np.nan, dtype=dtype)
+            else:
+                buffers[n] = np.empty(shape, dtype=dtype)
+        self.execute(buffers, threads)
+        return {name: buffers[n] for n, name in self.results}
+
+    def _run_into(self, supplied, targets, buffers, threads) -> dict:
+        """The same with ``out=`` targets: a target that is C-contiguous and shares no
+        memory with an input or another target is the buffer itself (written in place);
+        any other target receives a copy after the run.
+
+        The in-place idiom ``k(x=x, out={"x": x})`` (paper 002's ``x = s * x``) passes the
+        same array as a variable's input and its target: that array is the buffer, already
+        holding the input, as long as no *other* input shares its memory."""
+        dtype = self.dtype
+        direct: dict[str, np.ndarray] = {}
+        for n, name, shape, role in self._others:
+            given = supplied.get(name)
+            target = targets.get(name)
+            others = [a for key, a in supplied.items() if a is not given or key != name]
+            if (target is not None and target.flags.c_contiguous and target.dtype == dtype
+                    and not any(np.may_share_memory(target, a) for a in others)
+                    and not any(np.may_share_memory(target, b) for b in direct.values())):
+                direct[name] = buffers[n] = target
+                if given is not None and given is not target:
+                    np.copyto(target, given)
+                elif role == "optional":
+                    target.fill(np.nan)
+            elif given is not None:
+                buffers[n] = np.array(given, dtype=dtype, order="C", copy=True)
+            elif role == "optional":
+                buffers[n] = np.full(shape, np.nan, dtype=dtype)
+            else:
+                buffers[n] = np.empty(shape, dtype=dtype)
+        self.execute(buffers, threads)
+        results = {}
+        for n, name in self.results:
+            target = targets.get(name)
+            if target is not None and direct.get(name) is not target:
+                np.copyto(target, buffers[n])
+                results[name] = target
+            else:
+                results[name] = buffers[n]
+        return results
+
+    def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:
+        """Run every step on ``buffers`` (one C-contiguous array of the right dtype per slot)."""
+        if self._only is not None:  # one C function: the common small-kernel case, kept short
+            function, slots = self._only
+            from_buffer = self.ffi.from_buffer
+            function(*[from_buffer(buffers[s]) for s in slots], threads)
+            return
+        for step in self.steps:
+            if isinstance(step, _CStep):
+                step.function(*[self.ffi.from_buffer(buffers[s]) for s in step.slots], threads)
+            elif isinstance(step, _GemmStep):
+                with np.errstate(all="ignore"):
+                    step.run(buffers)
+            else:
+                store = {name: buffers[n] for n, name in enumerate(self.names) if name != loops.SCRATCH}
+                with np.errstate(all="ignore"):
+                    value = step.kernel.function(store)[self.names[step.target]]
+                np.copyto(buffers[step.target], value)

@@ -1,0 +1,311 @@
+"""Compile generated C into shared objects, cached per user, and load them.
+
+The compiler is ``$CC`` or ``cc``, with ``-O3 -march=native -fopenmp`` (OpenMP is probed
+once; without it the kernels still build, single-threaded, with ``-fopenmp-simd`` where
+the compiler knows it).  Objects are cached under ``$TENSORLANG_CACHE`` (default: the
+user's cache directory, ``$XDG_CACHE_HOME/tensorlang`` or ``~/.cache/tensorlang``),
+keyed by a SHA-256 of the source, the compiler's identity and the flags.
+
+Safety of the cache, which is shared by every process of the user:
+* Entries are written atomically: the compiler writes a private temporary file in the
+  cache directory, which is then renamed over the entry (``os.replace``), so concurrent
+  processes compiling the same kernel each install a complete object and a reader never
+  sees half a file.
+* Each object has a manifest (``KEY.json``) recording its key and the SHA-256 of the
+  object's bytes.  An entry is loaded only if the manifest is ours, names this key and
+  matches the bytes, and the files belong to this user and are not writable by others;
+  anything else (corrupt, truncated, foreign) is rebuilt, never loaded blindly.
+* The directory is created private (0700).  If it cannot be used at all, kernels are
+  built in a private temporary directory instead, with a one-line notice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import error
+
+#: Bumped whenever the calling convention or the generated code's meaning changes.
+ABI_VERSION = "1"
+_MANIFEST_KIND = "tensorlang-c-kernel"
+_COMPILE_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A working C compiler and the flags tensorlang builds with."""
+
+    command: tuple[str, ...]
+    identity: str
+    flags: tuple[str, ...]
+    openmp: bool
+
+    def key_material(self) -> str:
+        return "\n".join([ABI_VERSION, self.identity, " ".join(self.command), " ".join(self.flags)])
+
+
+def compiler_command() -> tuple[str, ...]:
+    cc = os.environ.get("CC", "").strip() or "cc"
+    return tuple(cc.split())
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S, **kwargs)
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(command: tuple[str, ...]) -> Compiler | str:
+    """The compiler with the best flags it accepts, or why there is none."""
+    if shutil.which(command[0]) is None:
+        return f"no C compiler: {command[0]!r} is not on PATH (set $CC)"
+    try:
+        version = _run([*command, "--version"])
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the C compiler {command[0]!r} does not run: {exc}"
+    identity = (version.stdout or version.stderr).strip().splitlines()[0:1]
+    base = ["-O3", "-std=c99", "-fPIC", "-shared", "-fno-strict-aliasing"]
+    test = "#include <math.h>\nint tl_probe(double *x) { x[0] = sqrt(x[0]); return 0; }\n"
+    with tempfile.TemporaryDirectory(prefix="tensorlang-probe-") as tmp:
+        src = Path(tmp, "probe.c")
+        src.write_text(test)
+        candidates = [
+            base + ["-march=native", "-fopenmp"],
+            base + ["-fopenmp"],
+            base + ["-march=native", "-fopenmp-simd"],
+            base + ["-march=native"],
+            base,
+        ]
+        for flags in candidates:
+            out = Path(tmp, "probe.so")
+            try:
+                result = _run([*command, *flags, str(src), "-o", str(out), "-lm"])
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if result.returncode == 0 and out.exists():
+                try:
+                    ctypes.CDLL(str(out))
+                except OSError:
+                    continue
+                return Compiler(command, identity[0] if identity else command[0], tuple(flags), "-fopenmp" in flags)
+    return f"the C compiler {command[0]!r} cannot build a shared library"
+
+
+def find_compiler() -> Compiler | None:
+    probed = _probe(compiler_command())
+    return probed if isinstance(probed, Compiler) else None
+
+
+def require_compiler() -> Compiler:
+    probed = _probe(compiler_command())
+    if isinstance(probed, str):
+        raise error("backend", f"the 'c' back end needs a C compiler: {probed}")
+    return probed
+
+
+def why_no_compiler() -> str | None:
+    probed = _probe(compiler_command())
+    return probed if isinstance(probed, str) else None
+
+
+# ------------------------------------------------------------------ the cache
+def cache_dir() -> Path:
+    explicit = os.environ.get("TENSORLANG_CACHE", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tensorlang"
+
+
+def _usable_dir(path: Path) -> bool:
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.stat()
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or not os.access(path, os.W_OK | os.X_OK):
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False
+    return not info.st_mode & 0o022  # nobody else may plant objects in it
+
+
+_fallback_dir: Path | None = None
+_notified = False
+
+
+def _kernel_dir() -> Path:
+    """The cache directory, or a private temporary one if the cache cannot be used."""
+    global _fallback_dir, _notified
+    path = cache_dir()
+    if _usable_dir(path):
+        return path
+    if _fallback_dir is None:
+        _fallback_dir = Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
+    if not _notified:
+        print(f"tensorlang: note: cache directory {path} is not usable (not a private, writable directory); "
+              f"compiling into {_fallback_dir} for this process", file=sys.stderr)
+        _notified = True
+    return _fallback_dir
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def cache_key(source: str, compiler: Compiler) -> str:
+    return _digest((compiler.key_material() + "\n" + source).encode())
+
+
+def _owned_and_private(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False
+    return stat.S_ISREG(info.st_mode) and not info.st_mode & 0o022
+
+
+def _valid_entry(obj: Path, manifest: Path, key: str) -> bool:
+    if not (_owned_and_private(obj) and _owned_and_private(manifest)):
+        return False
+    try:
+        meta = json.loads(manifest.read_text())
+        data = obj.read_bytes()
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return (
+        isinstance(meta, dict)
+        and meta.get("kind") == _MANIFEST_KIND
+        and meta.get("key") == key
+        and meta.get("sha256") == _digest(data)
+    )
+
+
+def _write_atomic(directory: Path, name: str, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _unlink(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def build(source: str, compiler: Compiler) -> Path:
+    """The path of a valid shared object for ``source``: from the cache, or compiled now."""
+    key = cache_key(source, compiler)
+    directory = _kernel_dir()
+    obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
+    if _valid_entry(obj, manifest, key):
+        return obj
+    fd, tmp_obj = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".so")
+    os.close(fd)
+    src_fd, tmp_src = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".c")
+    try:
+        with os.fdopen(src_fd, "w") as handle:
+            handle.write(source)
+        try:
+            result = _run([*compiler.command, *compiler.flags, tmp_src, "-o", tmp_obj, "-lm"])
+        except subprocess.TimeoutExpired:
+            raise error("backend", f"the C compiler took more than {_COMPILE_TIMEOUT_S} s") from None
+        except OSError as exc:
+            raise error("backend", f"the C compiler failed to run: {exc}") from None
+        if result.returncode != 0:
+            first = (result.stderr or result.stdout).strip().splitlines()[:3]
+            raise error("internal", "generated C did not compile: " + " | ".join(first))
+        data = Path(tmp_obj).read_bytes()
+        os.chmod(tmp_obj, 0o600)
+        os.replace(tmp_obj, obj)
+        _write_atomic(directory, manifest.name, json.dumps(
+            {"kind": _MANIFEST_KIND, "key": key, "sha256": _digest(data), "compiler": compiler.identity,
+             "flags": list(compiler.flags), "abi": ABI_VERSION}).encode())
+    finally:
+        _unlink(tmp_src)
+        _unlink(tmp_obj)
+    return obj
+
+
+_loaded: dict[str, tuple[object, object]] = {}
+
+
+def load(path: Path, declarations: str):
+    """dlopen ``path`` through cffi with ``declarations``; (ffi, lib), once per object.
+
+    The object's name is its key, a hash of its source, so the same path always holds
+    the same functions and the declarations made at first load stay right."""
+    import cffi
+
+    loaded = _loaded.get(str(path))
+    if loaded is None:
+        ffi = cffi.FFI()
+        ffi.cdef(declarations)
+        try:
+            lib = ffi.dlopen(str(path))
+        except OSError as exc:
+            raise error("backend", f"cannot load the compiled kernel: {exc}") from None
+        loaded = _loaded[str(path)] = (ffi, lib)
+    return loaded
+
+
+# ------------------------------------------------------------ cache commands
+def cache_entries() -> list[Path]:
+    directory = cache_dir()
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in (".so", ".json") and len(p.stem) == 64)
+
+
+def cache_info() -> str:
+    directory = cache_dir()
+    entries = cache_entries()
+    kernels = [p for p in entries if p.suffix == ".so"]
+    size = sum(p.stat().st_size for p in entries if p.exists())
+    probed = _probe(compiler_command())
+    if isinstance(probed, Compiler):
+        compiler = f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}"
+        compiler += "; OpenMP" if probed.openmp else "; no OpenMP"
+    else:
+        compiler = f"none: {probed}"
+    usable = "" if _usable_dir(directory) else "  (not usable: kernels go to a temporary directory)"
+    return "\n".join([
+        f"cache directory: {directory}{usable}",
+        f"kernels: {len(kernels)}, {size / 1024:.1f} KiB",
+        f"compiler: {compiler}",
+    ])
+
+
+def cache_clear() -> int:
+    """Remove every cache entry (and leftover temporary files); return how many kernels."""
+    directory = cache_dir()
+    removed = 0
+    if not directory.is_dir():
+        return 0
+    for path in directory.iterdir():
+        is_entry = path.suffix in (".so", ".json") and len(path.stem) == 64
+        is_temp = path.name.startswith(".") and len(path.name) > 65 and path.name[1:65].isalnum()
+        if (is_entry or is_temp) and path.is_file():
+            removed += path.suffix == ".so" and is_entry
+            _unlink(path)
+    _loaded.clear()
+    return removed
