@@ -1,0 +1,84 @@
+"""``tensorlang bench``: tensorlang against the peers a user would pick instead.
+
+Every performance claim of the project is a ratio measured in the same run, on the same
+machine, next to that machine's measured limits.  Modules:
+
+* ``timing``       warm-up, repetitions, median, contenders interleaved;
+* ``machine``      the machine's description and limits (bandwidth, BLAS peak);
+* ``contenders``   tensorlang's back ends, optional peers (skipped with a note), baselines;
+* ``suites``       cfd, inplace, blas, small: kernels, sizes, flop/byte counts, references;
+* ``runner``       correctness gate, timing, metrics, progress bar;
+* ``report``       JSON, markdown tables, PNG plots.
+
+The command line is ``tensorlang bench [SUITE...] [--quick] [--threads N] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from ..errors import TensorLangError
+
+SUITE_NAMES = ("cfd", "inplace", "blas", "small")
+PEER_NAMES = ("opt_einsum", "torch", "jax", "numba")
+DEFAULT_OUT = os.path.join("benchmarks", "results")
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Register ``bench`` on the CLI's subparsers (cli.py calls this)."""
+    p = sub.add_parser("bench", help="benchmark tables and plots against peers (numpy, opt_einsum, torch, jax, numba)")
+    p.add_argument("suites", nargs="*", metavar="SUITE",
+                   help=f"suites to run (default: all): {', '.join(SUITE_NAMES)}")
+    p.add_argument("--quick", action="store_true", help="small sizes and few repetitions: a smoke check (< 2 minutes)")
+    p.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"where results go (default {DEFAULT_OUT})")
+    p.add_argument("--without", default="", metavar="PEER,...",
+                   help=f"treat these peers as missing: {', '.join(PEER_NAMES)}")
+    p.add_argument("--docs", metavar="PAGE.md",
+                   help="also refresh the generated part of this page (e.g. docs/performance.md)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
+    return p
+
+
+def cmd_bench(args) -> int:
+    suites = list(dict.fromkeys(args.suites)) or list(SUITE_NAMES)
+    unknown = [s for s in suites if s not in SUITE_NAMES]
+    if unknown:
+        raise TensorLangError("input", f"unknown suite {unknown[0]!r}; choose from {', '.join(SUITE_NAMES)}")
+    if args.threads < 1:
+        raise TensorLangError("input", f"--threads must be a positive integer, got {args.threads}")
+    without = [w.strip() for w in args.without.split(",") if w.strip()]
+    bad = [w for w in without if w not in PEER_NAMES]
+    if bad:
+        raise TensorLangError("input", f"--without: unknown peer {bad[0]!r}; choose from {', '.join(PEER_NAMES)}")
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot create output directory {str(out)!r}: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK):
+        raise TensorLangError("input", f"output directory {str(out)!r} is not writable")
+    if args.docs and not os.access(Path(args.docs).parent if Path(args.docs).parent.parts else Path("."), os.W_OK):
+        raise TensorLangError("input", f"cannot write {args.docs!r}: its directory is not writable")
+
+    from . import report, runner
+
+    command = "tensorlang bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "bench" else ""
+    results = runner.run(suites, quick=args.quick, threads=args.threads, disabled=without,
+                         progress=not args.no_progress, command=command.strip())
+    written = report.write_all(results, out)
+    print("\n".join(report.summary_markdown(results)))
+    for note in results["missing_peers"].values():
+        print(f"note: {note}")
+    print(f"wrote {written['json']}, {written['markdown']}" + "".join(f", {p}" for p in written["plots"]))
+    if written["plot_note"]:
+        print(written["plot_note"])
+    if args.docs:
+        page = report.update_doc(results, Path(args.docs), out, [p.name for p in written["plots"]])
+        print(f"updated {page}")
+    return 0

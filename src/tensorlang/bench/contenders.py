@@ -1,0 +1,192 @@
+"""Who competes: tensorlang's back ends, the peers a user would pick instead, baselines.
+
+Peers are optional.  Each is imported on first use; a missing one is skipped with a note
+that says how to install it, never an error.  Thread counts are fixed for all of them
+before the first import (``configure_threads``): BLAS and OpenMP through threadpoolctl,
+torch and numba through their own calls, JAX through ``XLA_FLAGS`` (which XLA reads
+once, at import, so it must be set before ``import jax``).
+
+A contender is a factory: given a case's inputs it returns a :class:`Bound` — a
+zero-argument ``call`` that runs the kernel once, a ``result`` that reads what the last
+call produced (as a float64-comparable numpy array), and a ``reset`` that restores the
+initial state of in-place kernels so that the correctness check sees fresh inputs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+PEER_HELP = {
+    "opt_einsum": "pip install opt_einsum",
+    "torch": "pip install torch==2.13.0  (the local CPU build; not a dependency of tensorlang)",
+    "jax": "pip install -e '.[bench]'  (jax, CPU)",
+    "numba": "pip install -e '.[bench]'",
+}
+
+
+@dataclass
+class Bound:
+    """A contender ready to run on one case's inputs."""
+
+    call: Callable[[], object]
+    result: Callable[[], np.ndarray]
+    reset: Callable[[], None] = lambda: None
+
+
+@dataclass
+class Contender:
+    """``make(inputs) -> Bound``; ``family`` is tensorlang, peer or baseline."""
+
+    name: str
+    family: str
+    make: Callable[[dict], Bound] | None
+    note: str = ""
+
+
+class Peers:
+    """Lazy, optional imports of the peer libraries, with a note for each missing one.
+
+    ``disabled`` names peers to treat as missing (tests use it, and so does
+    ``tensorlang bench --without``).
+    """
+
+    def __init__(self, threads: int = 1, disabled=()):
+        self.threads = threads
+        self.disabled = set(disabled)
+        self._modules: dict[str, object | None] = {}
+        self.notes: dict[str, str] = {}
+
+    def get(self, name: str):
+        """The module, or None (and a note in ``self.notes``) when it is not available."""
+        if name in self._modules:
+            return self._modules[name]
+        module = None
+        if name in self.disabled:
+            self.notes[name] = f"{name}: disabled for this run"
+        else:
+            try:
+                module = self._import(name)
+            except Exception as exc:  # noqa: BLE001 - a broken install is "missing" too
+                detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                self.notes[name] = f"{name}: not available ({detail}); install: {PEER_HELP.get(name, 'pip install ' + name)}"
+        self._modules[name] = module
+        return module
+
+    def _import(self, name: str):
+        if name == "jax":
+            # XLA reads its flags once, at import: one thread means one thread for Eigen too.
+            if "jax" not in importlib.sys.modules and self.threads == 1:
+                flags = os.environ.get("XLA_FLAGS", "")
+                os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1").strip()
+            jax = importlib.import_module("jax")
+            jax.config.update("jax_enable_x64", True)
+            importlib.import_module("jax.numpy")
+            return jax
+        if name == "torch":
+            torch = importlib.import_module("torch")
+            torch.set_num_threads(self.threads)
+            return torch
+        if name == "numba":
+            numba = importlib.import_module("numba")
+            numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+            return numba
+        return importlib.import_module(name)
+
+    def apply_threads(self) -> None:
+        """Set torch's and numba's thread counts again: measuring the limits with other
+        counts (threadpoolctl restoring OpenMP) may have changed them."""
+        torch, numba = self._modules.get("torch"), self._modules.get("numba")
+        if torch is not None:
+            torch.set_num_threads(self.threads)
+        if numba is not None:
+            numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+
+    def versions(self) -> dict[str, str | None]:
+        out = {}
+        for name in ("opt_einsum", "torch", "jax", "numba"):
+            mod = self.get(name)
+            out[name] = getattr(mod, "__version__", "?") if mod is not None else None
+        return out
+
+
+def configure_threads(threads: int) -> None:
+    """Environment for libraries not imported yet (OpenMP, MKL, numba's pool size)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, str(threads))
+    os.environ.setdefault("NUMBA_NUM_THREADS", str(max(threads, os.cpu_count() or 1)))
+
+
+# ------------------------------------------------------------------ tensorlang
+def tensorlang_backends() -> tuple[str, ...]:
+    """Every back end this installation has, read at run time: a new one joins by itself."""
+    from ..backends import AVAILABLE
+
+    return tuple(AVAILABLE)
+
+
+def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict], Bound], note: str = "") -> Contender:
+    """A tensorlang kernel compiled from ``source`` for ``backend``; ``bind`` makes the call."""
+
+    def make(inputs: dict) -> Bound:
+        import tensorlang as tl
+
+        kernel = tl.compile(source, backend=backend)
+        return bind(kernel, inputs)
+
+    return Contender(f"tensorlang[{backend}]", "tensorlang", make, note)
+
+
+# ------------------------------------------------------------------ bare ctypes baseline
+_C_SOURCE = """
+void mm2(const double *a, const double *b, double *c) {
+    c[0] = a[0] * b[0] + a[1] * b[2];
+    c[1] = a[0] * b[1] + a[1] * b[3];
+    c[2] = a[2] * b[0] + a[3] * b[2];
+    c[3] = a[2] * b[1] + a[3] * b[3];
+}
+"""
+
+
+@dataclass
+class CLib:
+    """A shared library compiled at bench time, or the reason it could not be."""
+
+    lib: object | None
+    note: str = ""
+    _dir: object = field(default=None, repr=False)
+
+
+_clib_cache: list[CLib] = []
+
+
+def bare_c_library() -> CLib:
+    """Compile the trivial ``mm2`` function with ``cc`` into a temporary directory (once)."""
+    if _clib_cache:
+        return _clib_cache[0]
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        clib = CLib(None, "no C compiler (cc) found; the bare ctypes baseline is skipped")
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="tensorlang-bench-")
+        src, lib = os.path.join(tmp.name, "mm2.c"), os.path.join(tmp.name, "libmm2.so")
+        with open(src, "w") as fh:
+            fh.write(_C_SOURCE)
+        proc = subprocess.run([compiler, "-O2", "-shared", "-fPIC", src, "-o", lib], capture_output=True, text=True)
+        if proc.returncode != 0:
+            clib = CLib(None, f"{compiler} failed: {proc.stderr.strip()[:200]}", tmp)
+        else:
+            handle = ctypes.CDLL(lib)
+            handle.mm2.argtypes = [ctypes.c_void_p] * 3
+            handle.mm2.restype = None
+            clib = CLib(handle, f"compiled with {compiler} -O2", tmp)
+    _clib_cache.append(clib)
+    return clib

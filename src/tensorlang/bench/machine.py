@@ -1,0 +1,297 @@
+"""The machine a benchmark ran on, and its limits measured in the same run.
+
+A kernel's time means little alone: 2 GFLOP/s is excellent for a memory-bound kernel on
+a laptop and poor for a matrix product on a server.  So every run measures
+
+* memory bandwidth: a large copy (``b = a``, 16 bytes moved per element) and a STREAM
+  triad (``a = b + s * c``, 24 bytes per element), on arrays far larger than the caches;
+* the BLAS matrix-product peak (``C = A @ B``, 2 n^3 flops) — what the machine's best
+  library reaches, a practical peak rather than the data sheet's;
+
+each with 1 and 2 threads (the thread count a kernel runs with picks the limit it is
+compared with).  Bytes follow STREAM's convention: the write-allocate read of the
+destination is not counted.
+
+The bandwidth kernels are plain numpy run on ``threads`` Python threads, each on its own
+slice (numpy releases the GIL while it copies and while a ufunc loops).  The triad is
+done block by block so that the intermediate ``s * c`` stays in cache and memory sees
+only STREAM's traffic.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .timing import summarize
+
+
+@dataclass
+class Limits:
+    """Measured limits for one thread count: GB/s (1e9 bytes/s) and GFLOP/s."""
+
+    threads: int
+    copy_gbs: float
+    triad_gbs: float
+    gemm_gflops: float
+    gemm_n: int
+    stream_elements: int
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        """The bandwidth a kernel is compared with: the better of copy and triad."""
+        return max(self.copy_gbs, self.triad_gbs)
+
+    def as_dict(self) -> dict:
+        return {
+            "threads": self.threads,
+            "copy_GBps": self.copy_gbs,
+            "triad_GBps": self.triad_gbs,
+            "bandwidth_GBps": self.bandwidth_gbs,
+            "gemm_GFLOPps": self.gemm_gflops,
+            "gemm_n": self.gemm_n,
+            "stream_elements": self.stream_elements,
+        }
+
+
+def _blocks(n: int, parts: int) -> list[slice]:
+    step = -(-n // parts)
+    return [slice(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _parallel(pool: ThreadPoolExecutor | None, work, slices) -> None:
+    if pool is None:
+        for s in slices:
+            work(s)
+    else:
+        list(pool.map(work, slices))
+
+
+def _triad_block(a, b, c, s, sl, block=32768):
+    for start in range(sl.start, sl.stop, block):
+        part = slice(start, min(sl.stop, start + block))
+        np.multiply(c[part], s, out=a[part])
+        np.add(a[part], b[part], out=a[part])
+
+
+def measure_bandwidth(threads: int, elements: int, repeats: int = 5) -> tuple[float, float]:
+    """(copy GB/s, triad GB/s), the median of ``repeats`` passes each."""
+    a = np.zeros(elements)
+    b = np.full(elements, 1.5)
+    c = np.full(elements, 0.5)
+    slices = _blocks(elements, threads)
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    try:
+        def copy(sl):
+            np.copyto(a[sl], b[sl])
+
+        def triad(sl):
+            _triad_block(a, b, c, 3.0, sl)
+
+        results = []
+        for work, nbytes in ((copy, 16 * elements), (triad, 24 * elements)):
+            _parallel(pool, work, slices)  # warm-up: pages touched, threads started
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                _parallel(pool, work, slices)
+                times.append(time.perf_counter() - start)
+            results.append(nbytes / summarize(times).median / 1e9)
+        if not np.allclose(a[:: max(1, elements // 1000)], 3.0):
+            raise RuntimeError("the triad computed a wrong result")
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return results[0], results[1]
+
+
+def measure_gemm(threads: int, n: int, repeats: int = 5) -> float:
+    """GFLOP/s of a float64 BLAS matrix product of order ``n`` on ``threads`` threads."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n)), rng.random((n, n))
+    c = np.empty((n, n))
+    with blas_threads(threads):
+        np.matmul(a, b, out=c)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            np.matmul(a, b, out=c)
+            times.append(time.perf_counter() - start)
+    return 2.0 * n**3 / summarize(times).median / 1e9
+
+
+def measure_limits(thread_counts=(1, 2), quick: bool = False) -> dict[int, Limits]:
+    """The machine's limits for each thread count."""
+    elements = 2**23 if quick else 2**24  # 64 / 128 MiB per array, beyond any cache here
+    gemm_n = 1024 if quick else 2048
+    repeats = 3 if quick else 7
+    limits = {}
+    for t in thread_counts:
+        copy_gbs, triad_gbs = measure_bandwidth(t, elements, repeats)
+        limits[t] = Limits(t, copy_gbs, triad_gbs, measure_gemm(t, gemm_n, repeats), gemm_n, elements)
+    return limits
+
+
+class pinned_cpus:
+    """Restrict every thread of this process to ``n`` CPUs while timing (Linux only).
+
+    Thread-count knobs are not exact for every library (XLA keeps its own pools whatever
+    ``XLA_FLAGS`` says), so the run also pins the process: all existing threads (listed
+    in /proc/self/task) get the first ``n`` CPUs of the current affinity, and threads
+    created later inherit it.  The previous masks are restored on exit.
+    """
+
+    def __init__(self, n: int):
+        self.n = n
+        self.cpus: list[int] | None = None
+        self._saved: dict[int, set[int]] = {}
+
+    def __enter__(self):
+        try:
+            current = sorted(os.sched_getaffinity(0))
+            tids = [int(t) for t in os.listdir("/proc/self/task")]
+        except (AttributeError, OSError):
+            return self
+        if self.n >= len(current):
+            self.cpus = current
+            return self
+        self.cpus = current[: self.n]
+        for tid in tids:
+            try:
+                self._saved[tid] = os.sched_getaffinity(tid)
+                os.sched_setaffinity(tid, self.cpus)
+            except OSError:  # a thread that ended meanwhile
+                self._saved.pop(tid, None)
+        return self
+
+    def __exit__(self, *exc):
+        for tid, mask in self._saved.items():
+            try:
+                os.sched_setaffinity(tid, mask)
+            except OSError:
+                pass
+        try:  # threads born while pinned inherited the narrow mask: widen them too
+            full = set().union(*self._saved.values()) if self._saved else None
+            if full:
+                for t in os.listdir("/proc/self/task"):
+                    if int(t) not in self._saved:
+                        try:
+                            os.sched_setaffinity(int(t), full)
+                        except OSError:
+                            pass
+        except OSError:
+            pass
+        return False
+
+
+class blas_threads:
+    """Pin BLAS (and OpenMP) thread pools to ``n`` threads; a no-op without threadpoolctl."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self._ctl = None
+
+    def __enter__(self):
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return self
+        self._ctl = threadpool_limits(limits=self.n)
+        return self
+
+    def __exit__(self, *exc):
+        if self._ctl is not None:
+            self._ctl.restore_original_limits()
+        return False
+
+
+# ---------------------------------------------------------------- description
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _blas() -> list[dict]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return [{"note": "threadpoolctl not installed; BLAS unknown"}]
+    keep = ("internal_api", "version", "architecture", "num_threads", "threading_layer", "filepath")
+    return [{k: info.get(k) for k in keep if k in info} for info in threadpool_info()]
+
+
+def _cache_sizes() -> dict[str, str]:
+    sizes = {}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+            with open(f"{base}/{entry}/level") as fh:
+                level = fh.read().strip()
+            with open(f"{base}/{entry}/type") as fh:
+                kind = fh.read().strip()
+            with open(f"{base}/{entry}/size") as fh:
+                size = fh.read().strip()
+            sizes[f"L{level} {kind}"] = size
+    except OSError:
+        pass
+    return sizes
+
+
+@dataclass
+class MachineInfo:
+    cpu: str
+    logical_cpus: int | None
+    usable_cpus: int | None
+    memory_bytes: int | None
+    caches: dict[str, str]
+    platform: str
+    python: str
+    blas: list[dict]
+    versions: dict[str, str | None] = field(default_factory=dict)
+    load_average: tuple[float, float, float] | None = None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def describe(versions: dict[str, str | None]) -> MachineInfo:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        usable = None
+    try:
+        load = os.getloadavg()
+    except OSError:  # pragma: no cover
+        load = None
+    return MachineInfo(
+        cpu=_cpu_model(),
+        logical_cpus=os.cpu_count(),
+        usable_cpus=usable,
+        memory_bytes=_memory_bytes(),
+        caches=_cache_sizes(),
+        platform=platform.platform(),
+        python=platform.python_version(),
+        blas=_blas(),
+        versions=versions,
+        load_average=load,
+    )

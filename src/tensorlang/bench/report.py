@@ -1,0 +1,357 @@
+"""Writing results: JSON (everything), markdown tables, matplotlib plots (PNG).
+
+The markdown is what docs/performance.md quotes; the JSON keeps every number (quartiles,
+samples, notes) for anyone who wants to re-plot or compare runs.  Plots need matplotlib;
+without it they are skipped with a note in the markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+JSON_NAME, MD_NAME = "results.json", "results.md"
+
+
+def _fmt_time(s: float | None) -> str:
+    if s is None:
+        return "–"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if s >= scale or unit == "ns":
+            return f"{s / scale:.3g} {unit}"
+    return "–"  # pragma: no cover
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}g}"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _load(values) -> str:
+    return "unknown" if not values else " / ".join(f"{v:.2f}" for v in values)
+
+
+def write_json(results: dict, directory: Path) -> Path:
+    path = Path(directory) / JSON_NAME
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=1, default=_jsonable) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _jsonable(obj):
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, (set, tuple)):
+        return list(obj)
+    return str(obj)
+
+
+def _status_text(rec: dict) -> str:
+    if rec["status"] == "ok":
+        return ""
+    if rec["status"] == "wrong":
+        return f"**wrong** (relative error {rec.get('relative_error', float('nan')):.1e}), not timed"
+    if rec["status"] == "error":
+        return f"**error**: {rec.get('error', '')}"
+    return f"skipped: {rec.get('note', '')}"
+
+
+def machine_markdown(results: dict) -> list[str]:
+    m = results["machine"]
+    mem = m.get("memory_bytes")
+    lines = [
+        "## Machine",
+        "",
+        f"- CPU: {m['cpu']}, {m['logical_cpus']} logical CPUs ({m['usable_cpus']} usable)"
+        + (f", {mem / 2**30:.1f} GiB memory" if mem else ""),
+        f"- caches: {', '.join(f'{k} {v}' for k, v in m['caches'].items()) or 'unknown'}",
+        f"- platform: {m['platform']}, Python {m['python']}",
+    ]
+    for blas in m["blas"]:  # thread counts at start-up; the pinned ones are under "threads"
+        lines.append("- BLAS/OpenMP library: " + ", ".join(f"{k}={v}" for k, v in blas.items() if k not in ("filepath", "num_threads")))
+    lines.append("- versions: " + ", ".join(f"{k} {v or 'missing'}" for k, v in m["versions"].items()))
+    if results.get("thread_settings"):
+        lines.append("- threads: " + ", ".join(f"{k} {v}" for k, v in results["thread_settings"].items()))
+    lines.append(f"- load average (1, 5, 15 min) at start {_load(m.get('load_average'))}, at end {_load(results.get('load_average_after'))}"
+                 " (other processes on the machine make timings noisy)")
+    lines += ["", "### Measured limits", "", "| threads | copy GB/s | triad GB/s | BLAS GEMM GFLOP/s |", "| --- | --- | --- | --- |"]
+    for t, lim in sorted(results["limits"].items(), key=lambda kv: int(kv[0])):
+        lines.append(f"| {t} | {lim['copy_GBps']:.1f} | {lim['triad_GBps']:.1f} | {lim['gemm_GFLOPps']:.1f} (n={lim['gemm_n']}) |")
+    lines.append("")
+    return lines
+
+
+def summary_markdown(results: dict) -> list[str]:
+    """Per case: the best tensorlang back end against the best peer."""
+    lines = ["## Summary: tensorlang against the best peer", "",
+             "Ratio = best peer's time / tensorlang's time (above 1: tensorlang is faster).", "",
+             "| suite | kernel | size | tensorlang | time | best peer | time | ratio | % of limit |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for case in results["cases"]:
+        tl = [r for r in case["contenders"] if r["family"] == "tensorlang" and "median_s" in r]
+        best_tl = min(tl, key=lambda r: r["median_s"]) if tl else None
+        peer = next((r for r in case["contenders"] if r["name"] == case["best_peer"]), None)
+        lines.append(
+            f"| {case['suite']} | {case['kernel']} | {case['label']} | {best_tl['name'] if best_tl else '–'} | "
+            f"{_fmt_time(best_tl['median_s']) if best_tl else '–'} | {case['best_peer'] or '–'} | "
+            f"{_fmt_time(peer['median_s']) if peer else '–'} | "
+            f"{_fmt(best_tl.get('ratio_to_best_peer')) if best_tl else '–'} | "
+            f"{_pct(best_tl.get('fraction_of_limit')) if best_tl else '–'} |"
+        )
+    lines.append("")
+    return lines
+
+
+def case_table(case: dict) -> list[str]:
+    per = case["per"] > 1
+    base = case.get("baseline")
+    head = ["contender", "time (median)", "IQR"]
+    head += ["per element"] if per else []
+    head += ["GFLOP/s", "GB/s", "% of limit", "vs best peer"]
+    head += [f"above {base}"] if base else []
+    head += ["notes"]
+    lines = [f"#### {case['kernel']}, {case['label']}  "
+             f"({case['flops']:.3g} flops, {case['bytes']:.3g} bytes, {case['bound']}-bound on this machine; "
+             f"best peer: {case['best_peer'] or '–'})", "",
+             "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for rec in case["contenders"]:
+        if "median_s" in rec:
+            cells = [rec["name"], _fmt_time(rec["median_s"]), _fmt_time(rec["q3_s"] - rec["q1_s"])]
+            cells += [_fmt_time(rec["per_element_s"])] if per else []
+            cells += [_fmt(rec["GFLOPps"]), _fmt(rec["GBps"]), _pct(rec["fraction_of_limit"]),
+                      _fmt(rec.get("ratio_to_best_peer"))]
+            cells += [_fmt_time(rec["above_baseline_s"]) if rec["above_baseline_s"] >= 0 else "-" + _fmt_time(-rec["above_baseline_s"])] if base else []
+            cells += [_escape(rec["note"])]
+        else:
+            cells = [rec["name"]] + ["–"] * (len(head) - 2) + [_escape(_status_text(rec))]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def write_markdown(results: dict, directory: Path, plots: list[str], plot_note: str = "") -> Path:
+    when = results["started"]
+    lines = [
+        "# tensorlang benchmark results",
+        "",
+        f"Run {when}, {'quick (smoke check)' if results['quick'] else 'full'} mode, "
+        f"{results['threads']} thread(s) for every contender, {results['seconds']:.0f} s. "
+        f"Suites: {', '.join(results['suites'])}. tensorlang back ends: {', '.join(results['backends'])}.",
+        f"Command: `{results['command']}`" if results.get("command") else "",
+        "",
+    ]
+    lines += machine_markdown(results)
+    if results["missing_peers"]:
+        lines += ["### Peers not available in this run", ""]
+        lines += [f"- {note}" for note in results["missing_peers"].values()]
+        lines.append("")
+    lines += summary_markdown(results)
+    if plots or plot_note:
+        lines += ["## Plots", ""]
+        lines += [f"![{p}]({p})" for p in plots]
+        if plot_note:
+            lines.append(plot_note)
+        lines.append("")
+    suite = None
+    for case in results["cases"]:
+        if case["suite"] != suite:
+            suite = case["suite"]
+            lines += [f"## Suite `{suite}`", ""]
+        lines += case_table(case)
+    path = Path(directory) / MD_NAME
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# ------------------------------------------------------------------ plots
+def _series(cases: list[dict], value) -> dict[str, tuple[list, list]]:
+    """contender -> (sizes, values) over the cases of one kernel."""
+    out: dict[str, tuple[list, list]] = {}
+    for case in cases:
+        for rec in case["contenders"]:
+            v = value(case, rec)
+            if v is None:
+                continue
+            xs, ys = out.setdefault(rec["name"], ([], []))
+            xs.append(case["size"])
+            ys.append(v)
+    return out
+
+
+def _by_kernel(results: dict, suite: str) -> dict[str, list[dict]]:
+    kernels: dict[str, list[dict]] = {}
+    for case in results["cases"]:
+        if case["suite"] == suite:
+            kernels.setdefault(case["kernel"], []).append(case)
+    return kernels
+
+
+_COLORS = {
+    "tensorlang[c]": "tab:red", "tensorlang[numpy]": "tab:orange", "tensorlang[interp]": "gold",
+    "numpy": "black", "numpy.einsum": "tab:gray", "numpy.einsum(optimal)": "tab:brown", "opt_einsum": "tab:purple",
+    "torch": "tab:blue", "jax": "tab:green", "numba": "tab:cyan",
+}
+
+
+def _style(name: str) -> dict:
+    """The same colour for a contender in every plot; tensorlang's lines drawn heavier."""
+    style = {"linewidth": 2.5, "marker": "o"} if name.startswith("tensorlang") else {"linewidth": 1.2, "marker": "."}
+    if name in _COLORS:
+        style["color"] = _COLORS[name]
+    return style
+
+
+def _grid(plt, count: int, width: float, height: float):
+    """Subplots in rows of at most two, flattened."""
+    cols = min(count, 2)
+    rows = -(-count // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[count:]:
+        ax.set_visible(False)
+    return fig, flat[:count]
+
+
+def write_plots(results: dict, directory: Path) -> tuple[list[str], str]:
+    """PNG files written (names relative to ``directory``), and a note if there are none."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return [], "Plots skipped: matplotlib is not installed (pip install -e '.[bench]')."
+    written = []
+    title_tail = f"({results['threads']} thread(s), {'quick' if results['quick'] else 'full'} run)"
+    for suite in results["suites"]:
+        kernels = _by_kernel(results, suite)
+        if not kernels:
+            continue
+        if suite == "cfd":
+            fig, axes = _grid(plt, len(kernels), 6, 4.5)
+            for ax, (kernel, cases) in zip(axes, kernels.items()):
+                for name, (xs, ys) in _series(cases, lambda c, r: r.get("per_element_s")).items():
+                    ax.plot(xs, [y * 1e6 for y in ys], label=name, **_style(name))
+                ax.set_yscale("log")
+                ax.set_xlabel("n (points per direction)")
+                ax.set_ylabel("time per element (µs)")
+                ax.set_title(kernel)
+                ax.grid(True, which="both", alpha=0.3)
+            axes[0].legend(fontsize=8)
+            fig.suptitle(f"cfd: time per element {title_tail}")
+            fig.tight_layout()
+            name = "cfd_time_per_element.png"
+            fig.savefig(Path(directory) / name, dpi=110)
+            plt.close(fig)
+            written.append(name)
+        if suite == "small":
+            cases = kernels[next(iter(kernels))]
+            recs = [r for r in cases[0]["contenders"] if "median_s" in r]
+            fig, ax = plt.subplots(figsize=(7, 0.45 * len(recs) + 1.5))
+            ax.barh([r["name"] for r in recs], [r["median_s"] * 1e6 for r in recs],
+                    color=["tab:red" if r["family"] == "tensorlang" else "tab:gray" if r["family"] == "baseline" else "tab:blue" for r in recs])
+            ax.set_xscale("log")
+            ax.set_xlabel("time per call (µs, log scale)")
+            ax.set_title(f"small: 2x2 matrix product, per-call time {title_tail}")
+            fig.tight_layout()
+            name = "small_per_call.png"
+            fig.savefig(Path(directory) / name, dpi=110)
+            plt.close(fig)
+            written.append(name)
+            continue
+        fig, axes = _grid(plt, len(kernels), 5.5, 4.2)
+        for ax, (kernel, cases) in zip(axes, kernels.items()):
+            base_name = cases[0]["speedup_base"]
+
+            def speedup(case, rec, base_name=base_name):
+                base = next((r for r in case["contenders"] if r["name"] == base_name and "median_s" in r), None)
+                return base["median_s"] / rec["median_s"] if base and "median_s" in rec else None
+
+            for name, (xs, ys) in _series(cases, speedup).items():
+                ax.plot(xs, ys, label=name, **_style(name))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.set_xlabel("n" if suite in ("cfd", "blas") else "N")
+            ax.set_ylabel(f"speedup over {base_name}")
+            ax.set_title(kernel)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.suptitle(f"{suite}: speedup versus size {title_tail}")
+        fig.tight_layout()
+        name = f"{suite}_speedup.png"
+        fig.savefig(Path(directory) / name, dpi=110)
+        plt.close(fig)
+        written.append(name)
+    return written, ""
+
+
+def write_all(results: dict, directory: Path) -> dict[str, object]:
+    """JSON, plots, markdown into ``directory`` (created); the paths written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    json_path = write_json(results, directory)
+    plots, note = write_plots(results, directory)
+    md_path = write_markdown(results, directory, plots, note)
+    return {"json": json_path, "markdown": md_path, "plots": [directory / p for p in plots], "plot_note": note}
+
+
+BEGIN, END = "<!-- bench:begin (generated by tensorlang bench --docs) -->", "<!-- bench:end -->"
+
+
+def update_doc(results: dict, doc: Path, results_dir: Path, plots: list[str]) -> Path:
+    """Replace the generated part of a markdown page (between BEGIN and END, appended if
+    absent) with the run's machine, limits, summary and plots (linked relative to it)."""
+    doc, results_dir = Path(doc), Path(results_dir)
+    rel = Path(os.path.relpath(results_dir, doc.parent if str(doc.parent) else "."))
+    body = [BEGIN, "", f"Measured {results['started']} ({'quick' if results['quick'] else 'full'} run, "
+            f"{results['threads']} thread(s), {results['seconds']:.0f} s); every table: "
+            f"[{(rel / MD_NAME).as_posix()}]({(rel / MD_NAME).as_posix()}).", ""]
+    body += ["#" + line if line.startswith("## ") or line.startswith("### ") else line for line in machine_markdown(results)]
+    body += ["#" + line if line.startswith("## ") else line for line in summary_markdown(results)]
+    body += [f"![{p}]({(rel / p).as_posix()})" for p in plots] + ["", END]
+    text = doc.read_text() if doc.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + "\n".join(body) + tail
+    else:
+        text = text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(body) + "\n"
+    doc.write_text(text)
+    return doc
+
+
+def main(argv=None) -> int:
+    """``python -m tensorlang.bench.report RESULTS.json [DIR] [--docs PAGE.md]``: re-draw
+    tables and plots from a saved run (and refresh a page's generated part)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print("usage: python -m tensorlang.bench.report RESULTS.json [OUT_DIR] [--docs PAGE.md]", file=sys.stderr)
+        return 2
+    docs = None
+    if "--docs" in args:
+        i = args.index("--docs")
+        docs = args[i + 1]
+        del args[i:i + 2]
+    results = json.loads(Path(args[0]).read_text())
+    directory = Path(args[1]) if len(args) > 1 else Path(args[0]).parent
+    written = write_all(results, directory)
+    print(f"wrote {written['markdown']}" + "".join(f", {p}" for p in written["plots"]))
+    if docs:
+        print(f"updated {update_doc(results, Path(docs), directory, [p.name for p in written['plots']])}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,247 @@
+"""Run suites: check every contender, time the correct ones interleaved, compute metrics.
+
+For each case the runner
+
+1. makes the inputs and the float64 reference;
+2. builds each contender (compiling it: tensorlang, numba, jax), runs it once to warm
+   up, restores its state, runs it once more and compares the result with the reference:
+   a contender whose result is off by more than the case's tolerance is reported as
+   ``wrong`` and not timed; one that raises is ``error``; one whose library is missing is
+   ``skipped``, with the note that says why — nobody is dropped silently;
+3. times the correct ones interleaved (``timing.time_interleaved``); a contender whose
+   single call already exceeds half the case's time budget is timed alone, a few calls;
+4. turns times into GFLOP/s, GB/s, the fraction of the machine's limit (the roofline
+   bound: the larger of flops/peak and bytes/bandwidth, for the thread count used) and
+   the ratio to the best peer (best peer time / this time: above 1 is faster).
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+import time
+from typing import Iterable
+
+import numpy as np
+
+from . import machine, suites as suites_mod
+from .contenders import Peers, configure_threads
+from .timing import Plan, summarize, time_interleaved
+
+FAMILY_ORDER = {"tensorlang": 0, "baseline": 1, "peer": 2}
+
+
+class _Progress:
+    """A rich progress bar when rich is installed, one line per case otherwise."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.enabled = enabled
+        self._rich = None
+        if not enabled:
+            return
+        try:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        except ImportError:
+            return
+        self._rich = Progress(
+            TextColumn("[bold]{task.description:<44}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=None, transient=False,
+        )
+        self._task = self._rich.add_task("benchmarks", total=total)
+
+    def __enter__(self):
+        if self._rich is not None:
+            self._rich.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._rich is not None:
+            self._rich.__exit__(*exc)
+        return False
+
+    def describe(self, text: str) -> None:
+        if self._rich is not None:
+            self._rich.update(self._task, description=text[:44])
+
+    def advance(self, text: str) -> None:
+        if self._rich is not None:
+            self._rich.advance(self._task)
+        elif self.enabled:
+            print(f"  done {text}", file=sys.stderr, flush=True)
+
+
+def relative_error(result, reference) -> float:
+    """max |result - reference| / max |reference|; inf for a wrong shape or non-finite values."""
+    r = np.asarray(result, dtype=np.float64)
+    ref = np.asarray(reference, dtype=np.float64)
+    if r.shape != ref.shape:
+        return float("inf")
+    if not np.all(np.isfinite(r)):
+        return float("inf")
+    scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+    diff = float(np.max(np.abs(r - ref))) if ref.size else 0.0
+    return diff / scale if scale > 0 else diff
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, progress=None) -> dict:
+    """Check, time and measure every contender of one case; a JSON-ready record."""
+    inputs = case.make_inputs()
+    reference = case.reference(inputs)
+    records, timed, slow = [], {}, {}
+    for c in case.contenders:
+        rec = {"name": c.name, "family": c.family, "note": c.note, "status": "ok"}
+        records.append(rec)
+        if c.make is None:
+            rec["status"] = "skipped"
+            continue
+        if progress is not None:
+            progress.describe(f"{case.suite} {case.kernel} {case.label}: {c.name}")
+        try:
+            bound = c.make(inputs)
+            bound.call()  # warm-up: compiles numba and jax, fills caches
+            bound.reset()
+            start = time.perf_counter()
+            bound.call()
+            one = time.perf_counter() - start
+            err = relative_error(bound.result(), reference)
+        except Exception as exc:  # noqa: BLE001 - a contender failing is a result, not a crash
+            rec["status"], rec["error"] = "error", _short(exc)
+            continue
+        rec["relative_error"] = err
+        if not err <= case.tolerance:
+            rec["status"] = "wrong"
+            continue
+        if one > plan.budget_s / 2:
+            slow[c.name] = bound
+        else:
+            timed[c.name] = bound
+    stats = time_interleaved({name: b.call for name, b in timed.items()}, plan)
+    for name, bound in slow.items():
+        samples = []
+        for _ in range(plan.min_rounds):
+            start = time.perf_counter()
+            bound.call()
+            samples.append(time.perf_counter() - start)
+        stats[name] = summarize(samples)
+    lim = limits[threads]
+    peak, bw = lim.gemm_gflops * 1e9, lim.bandwidth_gbs * 1e9
+    t_compute, t_memory = case.flops / peak, case.bytes / bw
+    bound_kind = "memory" if t_memory >= t_compute else "compute"
+    t_limit = max(t_compute, t_memory)
+    for rec in records:
+        s = stats.get(rec["name"])
+        if s is None:
+            continue
+        rec.update(s.as_dict())
+        if rec["name"] in slow:
+            rec["note"] = (rec["note"] + "; " if rec["note"] else "") + "slow: timed alone, not interleaved"
+        rec["per_element_s"] = s.median / case.per
+        rec["GFLOPps"] = case.flops / s.median / 1e9
+        rec["GBps"] = case.bytes / s.median / 1e9
+        rec["fraction_of_limit"] = t_limit / s.median
+    peers = [r for r in records if r["family"] == "peer" and "median_s" in r]
+    best = min(peers, key=lambda r: r["median_s"]) if peers else None
+    base = next((r for r in records if r["family"] == "baseline" and "median_s" in r), None)
+    for rec in records:
+        if "median_s" not in rec:
+            continue
+        if best is not None:
+            rec["ratio_to_best_peer"] = best["median_s"] / rec["median_s"]
+        if base is not None:
+            rec["above_baseline_s"] = rec["median_s"] - base["median_s"]
+    return {
+        "suite": case.suite, "kernel": case.kernel, "label": case.label, "size": case.size, "per": case.per,
+        "flops": case.flops, "bytes": case.bytes, "threads": threads, "bound": bound_kind,
+        "limit_s": t_limit, "best_peer": best["name"] if best else None,
+        "baseline": base["name"] if base else None, "speedup_base": case.baseline,
+        "tolerance": case.tolerance, "notes": case.notes, "contenders": records,
+    }
+
+
+def run(
+    suite_names: Iterable[str],
+    quick: bool = False,
+    threads: int = 1,
+    disabled=(),
+    progress: bool = True,
+    plan: Plan | None = None,
+    limits: dict[int, machine.Limits] | None = None,
+    command: str = "",
+) -> dict:
+    """Run the named suites; the whole result as a JSON-ready dict."""
+    suite_names = list(suite_names)
+    configure_threads(threads)
+    peers = Peers(threads, disabled)
+    versions = {"tensorlang": _tensorlang_version(), "numpy": np.__version__, **peers.versions()}
+    started = datetime.datetime.now(datetime.timezone.utc)
+    info = machine.describe(versions)
+    if limits is None:
+        limits = machine.measure_limits(sorted({1, 2, threads}), quick)
+    plan = plan or (Plan.quick() if quick else Plan())
+    ctx = suites_mod.Context(peers, threads, quick)
+    cases = [case for name in suite_names for case in suites_mod.SUITES[name](ctx)]
+    results = []
+    with machine.blas_threads(threads), machine.pinned_cpus(threads) as pinned, _Progress(len(cases), progress) as bar:
+        peers.apply_threads()
+        settings = thread_settings(peers, threads)
+        settings["cpu affinity"] = pinned.cpus if pinned.cpus is not None else "not pinned (no sched_setaffinity)"
+        for case in cases:
+            results.append(run_case(case, plan, limits, threads, bar))
+            bar.advance(f"{case.suite} {case.kernel} {case.label}")
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        import os
+
+        load_after = os.getloadavg()
+    except OSError:  # pragma: no cover
+        load_after = None
+    return {
+        "format": "tensorlang-bench/1",
+        "command": command,
+        "started": started.isoformat(timespec="seconds"),
+        "seconds": (finished - started).total_seconds(),
+        "quick": quick,
+        "threads": threads,
+        "suites": suite_names,
+        "backends": list(ctx.backends),
+        "machine": info.as_dict(),
+        "load_average_after": load_after,
+        "limits": {str(t): lim.as_dict() for t, lim in limits.items()},
+        "plan": plan.__dict__,
+        "missing_peers": dict(peers.notes),
+        "thread_settings": settings,
+        "cases": results,
+    }
+
+
+def _tensorlang_version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def thread_settings(peers: Peers, threads: int) -> dict:
+    """What each library was told to use, as it reports it (for the record)."""
+    import os
+
+    out: dict[str, object] = {"requested": threads}
+    try:
+        from threadpoolctl import threadpool_info
+
+        out["BLAS/OpenMP pools"] = sorted({f"{i['internal_api']}={i['num_threads']}" for i in threadpool_info()})
+    except ImportError:
+        out["BLAS/OpenMP pools"] = "unknown (threadpoolctl not installed): BLAS threads not pinned"
+    torch = peers._modules.get("torch")
+    if torch is not None:
+        out["torch"] = torch.get_num_threads()
+    numba = peers._modules.get("numba")
+    if numba is not None:
+        out["numba"] = numba.get_num_threads()
+    if peers._modules.get("jax") is not None:
+        out["jax"] = os.environ.get("XLA_FLAGS") or "XLA default (all cores)"
+    return out
