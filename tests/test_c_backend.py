@@ -297,3 +297,62 @@ def test_in_place_target_shared_with_another_input_is_not_written_early():
     want = a + a
     res = k(x=a, y=a, out={"x": a})  # y is the same array: x must not be written while y is read
     np.testing.assert_array_equal(res["x"], want)
+
+
+# ---------------------------------------------------------------- the fast call path
+def test_plain_calls_take_the_generated_fast_path_and_agree_with_the_general_one():
+    k = matmul(3, 4, 5)
+    assert k._fast is not None and "def call(" in k._fast.source
+    a, b = rand(3, 4), rand(4, 5, seed=1)
+    fast = k(A=a, B=b)["C"]
+    general = k._c.run({"A": a, "B": b}, {}, 0)["C"]
+    np.testing.assert_array_equal(fast, general)
+    np.testing.assert_allclose(fast, a @ b, rtol=1e-13, atol=1e-14)
+
+
+def test_fast_path_declines_an_input_that_is_a_view_of_the_target():
+    k = tl.compile("in var A : [3 3]\nin var B : [3 3]\nout var C : [3 3]\nC = A # B . [2 3]\n", backend="c")
+    buf = rand(3, 3)
+    a = buf[:, :]  # a view of the target: C must be computed before it is stored
+    b = rand(3, 3, seed=1)
+    want = buf @ b
+    assert k(A=a, B=b, out={"C": buf})["C"] is buf
+    np.testing.assert_allclose(buf, want, rtol=1e-13, atol=1e-14)
+    assert k._fast({"A": a, "B": b}, {"C": buf}, 0) is None
+
+
+def test_one_array_for_two_results_is_an_input_error():
+    k = tl.compile("in var x : [3]\nout var y : [3]\nout var z : [3]\ny = x + x\nz = x * x\n", backend="c")
+    c = np.zeros(3)
+    with pytest.raises(TensorLangError) as exc:
+        k(x=rand(3), out={"y": c, "z": c})
+    assert exc.value.code == "input" and "overlapping" in str(exc.value)
+    assert k._fast({"x": rand(3)}, {"y": c, "z": c}, 0) is None
+
+
+def test_fast_path_declines_unusual_inputs_which_the_general_path_handles():
+    k = matmul(2, 2, 2)
+    a, b = rand(2, 2), rand(2, 2, seed=1)
+    for odd in (np.asfortranarray(a), a.astype(np.float32), a.tolist(), a.astype(np.int64)):
+        assert k._fast({"A": odd, "B": b}, None, 0) is None
+        np.testing.assert_allclose(k(A=odd, B=b)["C"], np.asarray(odd, dtype=float) @ b, rtol=1e-6)
+    assert k._fast({"A": a}, None, 0) is None  # missing input: the general path reports it
+    with pytest.raises(TensorLangError):
+        k(A=a)
+
+
+def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path):
+    wrapper = tmp_path / "cc-without-openmp"
+    wrapper.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in -fopenmp*) echo "no OpenMP here" >&2; exit 1;; esac; done\n'
+                       'exec cc "$@"\n')
+    wrapper.chmod(0o755)
+    code = ("import numpy as np, tensorlang as tl\n"
+            "from tensorlang.backends import c_build\n"
+            "c = c_build.require_compiler()\n"
+            "print(c.openmp, any(f.startswith('-fopenmp') for f in c.flags))\n"
+            "k = tl.compile('in var x : [400 400]\\nout var y : [400 400]\\ny = x * x\\n', backend='c')\n"
+            "x = np.random.rand(400, 400)\n"
+            "print(np.array_equal(k(x=x)['y'], x * x))\n")
+    out = _python(code, CC=str(wrapper), TENSORLANG_CACHE=str(tmp_path / "cache"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "True"]

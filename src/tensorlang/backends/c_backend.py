@@ -109,12 +109,29 @@ class _GemmStep:
     result_axes: tuple[int, ...] | None
     scale: float
 
+    @property
+    def plain(self) -> bool:
+        """C = A B with A, B and C matrices stored as they are multiplied: no reshaping."""
+        return (self.left_shape[0] == 1 and self.left_axes == (0, 1) and self.right_axes == (0, 1)
+                and self.result_axes is None and self.scale == 1.0 and len(self.result_shape) == 2)
+
     def run(self, buffers) -> None:
-        a = buffers[self.left].transpose(self.left_axes).reshape(self.left_shape)
-        b = buffers[self.right].transpose(self.right_axes).reshape(self.right_shape)
+        if self.plain:
+            np.matmul(buffers[self.left], buffers[self.right], out=buffers[self.target])
+            return
+        batch, left, right = self.left_shape[0], self.left_shape[1], self.right_shape[2]
+        a, b = buffers[self.left], buffers[self.right]
+        if self.left_axes != tuple(range(a.ndim)):
+            a = a.transpose(self.left_axes)
+        if self.right_axes != tuple(range(b.ndim)):
+            b = b.transpose(self.right_axes)
+        if batch == 1:  # a plain GEMM: 2-D operands skip numpy's batched-matmul loop
+            a, b = a.reshape(self.left_shape[1:]), b.reshape(self.right_shape[1:])
+        else:
+            a, b = a.reshape(self.left_shape), b.reshape(self.right_shape)
         out = buffers[self.target]
         if self.result_axes is None:  # the target is laid out as (batch, left, right)
-            np.matmul(a, b, out=out.reshape((self.left_shape[0], self.left_shape[1], self.right_shape[2])))
+            np.matmul(a, b, out=out.reshape((left, right) if batch == 1 else (batch, left, right)))
         else:
             value = np.matmul(a, b).reshape(self.result_shape)
             np.copyto(out, value.transpose(self.result_axes))
@@ -215,6 +232,27 @@ def generate(program: ir.Program, dtype, blas: bool = True) -> Generated:
     return Generated(source, loop_program, tuple(steps), "\n".join(declarations))
 
 
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays may share memory.  Two distinct arrays that each own their data
+    (``base is None``) cannot, which settles the common case without numpy's bounds check."""
+    if a is b:
+        return True
+    if a.base is None and b.base is None:
+        return False
+    return np.may_share_memory(a, b)
+
+
+def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bool:
+    """``target`` (for variable ``name``) shares memory with no input except ``name``'s own
+    when that input *is* the target (the in-place idiom), and with no other target."""
+    for key, a in supplied.items():
+        if key == name and a is target:
+            continue
+        if _overlap(a, target):
+            return False
+    return not any(_overlap(b, target) for b in direct.values())
+
+
 class CKernel:
     """A compiled program: the generated source, the steps, and how to run them."""
 
@@ -240,6 +278,9 @@ class CKernel:
         only = self.steps[0] if len(self.steps) == 1 and isinstance(self.steps[0], _CStep) else None
         self._only = (only.function, only.slots) if only is not None else None
         self._plan(roles)
+        from .c_fastcall import fast_call
+
+        self.fast_call = fast_call(self, roles)
 
     # ------------------------------------------------------------------ calls
     def _plan(self, roles) -> None:
@@ -290,10 +331,8 @@ class CKernel:
         for n, name, shape, role in self._others:
             given = supplied.get(name)
             target = targets.get(name)
-            others = [a for key, a in supplied.items() if a is not given or key != name]
             if (target is not None and target.flags.c_contiguous and target.dtype == dtype
-                    and not any(np.may_share_memory(target, a) for a in others)
-                    and not any(np.may_share_memory(target, b) for b in direct.values())):
+                    and _disjoint(target, supplied, name, direct)):
                 direct[name] = buffers[n] = target
                 if given is not None and given is not target:
                     np.copyto(target, given)
