@@ -356,3 +356,8 @@ def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path
     out = _python(code, CC=str(wrapper), TENSORLANG_CACHE=str(tmp_path / "cache"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False", "True"]
+
+
+def test_a_program_without_results_runs():
+    k = tl.compile("in var x : [2]\nvar t : [2]\nt = x + x\n", backend="c")
+    assert k(x=np.ones(2)) == {}

@@ -463,3 +463,13 @@ def test_expression_nested_beyond_the_depth_limit_is_too_large():
     assert (info.value.code, info.value.line) == ("too-large", 2)
     ok = "var x : []\nx = " + " + ".join(["x"] * (MAX_DEPTH - 1)) + "\n"
     assert float(tl.compile(ok)(x=1.0)["x"]) == MAX_DEPTH - 1
+
+
+def test_a_misplaced_qualifier_says_how_declarations_are_written():
+    with pytest.raises(TensorLangError) as info:
+        tl.check("var in A : [3 4]\n")
+    assert info.value.code == "syntax" and (info.value.line, info.value.col) == (1, 5)
+    assert "[in|out|inout] var NAME" in info.value.message
+    with pytest.raises(TensorLangError) as info:
+        tl.check("in A : [3]\n")
+    assert info.value.code == "syntax" and "expected 'var'" in info.value.message

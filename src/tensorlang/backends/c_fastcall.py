@@ -69,6 +69,7 @@ def fast_call(kernel, roles: dict[str, str]):
             lines.append(f"        if t{n} is not None and t{n} is t{m}:")
             lines.append("            return None")
     lines.append("    else:")
+    lines.append("        pass")
     for n in targets:
         lines.append(f"        t{n} = None")
     for n in slots:

@@ -26,11 +26,11 @@ from importlib import resources
 from typing import Mapping
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import MAX_DEPTH, Span, TensorLangError, error
+from ..errors import Span, error
 from ..syntax import ast
-from ..syntax.model import _check_nesting, _cover, _end_position, _tok_span
+from ..syntax import lark_support
+from ..syntax.lark_support import cover as _cover, tok_span as _tok_span
 from ..typecheck import type_of
 
 #: The public compiler's keywords; they cannot name a variable or a type.
@@ -220,40 +220,19 @@ def _parser() -> Lark:
     return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
 
 
-def _expected(names) -> str:
-    words = sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names})
-    if len(words) > 6:
-        words = words[:6] + ["..."]
-    return "; expected " + ", ".join(words) if words else ""
+def _hint(previous, tok):
+    """A declaration after the statements: CFDlang's compiler requires them first too."""
+    if tok.type == "$END":
+        return None
+    if previous is not None and str(previous) in ("var", "type") and previous.type in ("NAME", "VAR", "TYPE"):
+        return "declarations must come before statements", _tok_span(previous)
+    if tok.type in ("VAR", "TYPE"):
+        return "declarations must come before statements", _tok_span(tok)
+    return None
 
 
 def _parse_tree(text: str):
-    _check_nesting(text)
-    try:
-        return _parser().parse(text)
-    except UnexpectedCharacters as exc:
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
-    except UnexpectedEOF as exc:
-        line, col = _end_position(text)
-        raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
-    except UnexpectedToken as exc:
-        tok = exc.token
-        if tok.type == "$END":
-            line, col = _end_position(text)
-            raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
-        previous = (exc.token_history or [None])[-1]
-        if previous is not None and str(previous) in ("var", "type") and previous.type in ("NAME", "VAR", "TYPE"):
-            raise error("syntax", "declarations must come before statements", _tok_span(previous)) from None
-        if tok.type in ("VAR", "TYPE"):
-            raise error("syntax", "declarations must come before statements", _tok_span(tok)) from None
-        raise error("syntax", f"unexpected {str(tok)!r}" + _expected(exc.expected), _tok_span(tok)) from None
-    except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
-        raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, TensorLangError):
-            raise exc.orig_exc from None
-        raise
+    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint)
 
 
 # ---------------------------------------------------------------- resolution
@@ -326,7 +305,7 @@ class _Resolver:
         if s.target in self.types:
             raise error("undeclared-assign", f"{s.target!r} names a type; only variables are assigned",
                         s.target_span, "ok-stmt")
-        _check_depth(s)
+        lark_support.check_depth((s,), _children)
         return ast.Assign(s.target, self.expr(s.expr), s.span, s.target_span)
 
     def expr(self, e):
@@ -374,20 +353,6 @@ def _children(e):
     if isinstance(e, _TensorContract):
         return (e.left, e.right)
     return ast.children(e)
-
-
-def _check_depth(stmt: ast.Assign) -> None:
-    """Bound the expression depth (iteratively) before the recursive stages run."""
-    stack = [(stmt.expr, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise error(
-                "too-large",
-                f"the expression is nested more than {MAX_DEPTH} operators deep; split it into several statements",
-                stmt.span,
-            )
-        stack.extend((child, depth + 1) for child in _children(node))
 
 
 def parse_cfd(text: str, params: Mapping[str, int] | None = None) -> ast.Program:

@@ -7,21 +7,19 @@ nested programs from exhausting the Python stack in this stage.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from importlib import resources
 
 import lark
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import MAX_DEPTH, Span, TensorLangError, error
-from . import ast
+from ..errors import Span, error
+from . import ast, lark_support
+from .lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
 
 #: Words of the language that cannot name a variable (keywords, functions, index-form words).
 RESERVED = frozenset({"var", "in", "out", "inout", "sum", "delta", "eps", *ast.FUNCTIONS})
-
-#: Nesting deeper than this is rejected before parsing (it would exhaust later stages).
-MAX_NESTING = 200
 
 # How the grammar's terminals read in a message about what was expected.
 _TERMINAL_WORDS = {
@@ -52,24 +50,6 @@ _TERMINAL_WORDS = {
     "INOUT": "'inout'",
     "$END": "end of input",
 }
-
-
-def _tok_span(tok) -> Span:
-    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
-
-
-def _start(item) -> Span:
-    if isinstance(item, Token):
-        return _tok_span(item)
-    if isinstance(item, tuple):  # a (pairs, grouped, span) triple or a shape
-        return item[-1]
-    return item.span
-
-
-def _cover(first, last) -> Span:
-    """The span from the start of ``first`` to the end of ``last`` (tokens or nodes)."""
-    a, b = _start(first), _start(last)
-    return Span(a.line, a.col, b.end_line, b.end_col)
 
 
 @v_args(inline=True)
@@ -203,39 +183,15 @@ def _parser() -> Lark:
     return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
 
 
-def _check_nesting(text: str) -> None:
-    """Reject absurdly deep parenthesis nesting with a position, before the parser sees it."""
-    depth, line, col = 0, 1, 0
-    in_comment = False
-    for i, ch in enumerate(text):
-        col += 1
-        if ch == "\n":
-            line, col, in_comment = line + 1, 0, False
-        elif in_comment:
-            continue
-        elif ch == "/" and text.startswith("//", i):
-            in_comment = True
-        elif ch == "(":
-            depth += 1
-            if depth > MAX_NESTING:
-                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep", Span.point(line, col))
-        elif ch == ")":
-            depth = max(0, depth - 1)
-
-
-def _describe(tok) -> str:
-    if tok is None or tok.type == "$END":
-        return "end of input"
-    return f"{str(tok)!r}"
-
-
-def _expected(names) -> str:
-    words = sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names})
-    if not words:
-        return ""
-    if len(words) > 6:
-        words = words[:6] + ["..."]
-    return "; expected " + ", ".join(words)
+def _hint(previous, tok):
+    """Declarations in the wrong place get a message that says what is wrong."""
+    if previous is None or previous.type != "NAME":
+        return None
+    if str(previous) in ("var", "in", "out", "inout") and lark_support.statement_before(_text.get(), previous):
+        return "declarations must come before statements", _tok_span(previous)
+    if str(previous) in ("in", "out", "inout") and tok.type == "NAME":  # `var in A`, `in A : [3]`
+        return "a declaration is written '[in|out|inout] var NAME : [d1 ... dk]'", _tok_span(previous)
+    return None
 
 
 def parse_model(text: str) -> ast.Program:
@@ -244,59 +200,14 @@ def parse_model(text: str) -> ast.Program:
     Raises :class:`TensorLangError` with code ``syntax`` at the first token the grammar
     cannot accept.
     """
-    _check_nesting(text)
+    token = _text.set(text)
     try:
-        program = _parser().parse(text)
-    except UnexpectedCharacters as exc:
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
-    except UnexpectedEOF as exc:
-        line, col = _end_position(text)
-        raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
-    except UnexpectedToken as exc:
-        tok = exc.token
-        previous = (exc.token_history or [None])[-1]
-        if previous is not None and previous.type == "NAME" and str(previous) in ("var", "in", "out", "inout"):
-            raise error(
-                "syntax", "declarations must come before statements", _tok_span(previous)
-            ) from None
-        if tok.type == "$END":
-            line, col = _end_position(text)
-            span = Span.point(line, col)
-        else:
-            span = _tok_span(tok)
-        raise error("syntax", f"unexpected {_describe(tok)}" + _expected(exc.expected), span) from None
-    except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
-        raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
-    except VisitError as exc:  # an exception inside a transformer callback
-        if isinstance(exc.orig_exc, TensorLangError):
-            raise exc.orig_exc from None
-        raise
-    for stmt in program.stmts:
-        _check_depth(stmt)
+        program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint)
+    finally:
+        _text.reset(token)
+    lark_support.check_depth(program.stmts, ast.children)
     return program
 
 
-def _check_depth(stmt: ast.Assign) -> None:
-    """Bound the depth of an expression tree (iteratively), so that every later stage,
-    which recurses over it, stays within the recursion limit."""
-    stack = [(stmt.expr, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise error(
-                "too-large",
-                f"the expression is nested more than {MAX_DEPTH} operators deep; split it into several statements",
-                stmt.span,
-            )
-        stack.extend((child, depth + 1) for child in ast.children(node))
-
-
-def _end_position(text: str) -> tuple[int, int]:
-    """Just after the last character that is neither blank nor inside a comment."""
-    lines = text.split("\n")
-    for number in range(len(lines), 0, -1):
-        code = lines[number - 1].split("//", 1)[0].rstrip()
-        if code:
-            return number, len(code) + 1
-    return 1, 1
+#: The text being parsed, for the hint (lark's callbacks see tokens, not the text).
+_text: contextvars.ContextVar[str] = contextvars.ContextVar("tensorlang_model_text", default="")

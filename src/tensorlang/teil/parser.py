@@ -11,10 +11,10 @@ import functools
 from importlib import resources
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import MAX_DEPTH, Span, TensorLangError, error
-from ..syntax.model import _check_nesting, _end_position
+from ..errors import Span, error
+from ..syntax import lark_support
+from ..syntax.lark_support import cover as _cover, tok_span as _tok_span
 from . import ast
 
 _TERMINAL_WORDS = {
@@ -32,23 +32,6 @@ _TERMINAL_WORDS = {
     "ALLOC": "'alloc'",
     "$END": "end of input",
 }
-
-
-def _tok_span(tok) -> Span:
-    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
-
-
-def _start(item) -> Span:
-    if isinstance(item, Token):
-        return _tok_span(item)
-    if isinstance(item, tuple):
-        return item[-1]
-    return item.span
-
-
-def _cover(first, last) -> Span:
-    a, b = _start(first), _start(last)
-    return Span(a.line, a.col, b.end_line, b.end_col)
 
 
 @v_args(inline=True)
@@ -108,53 +91,15 @@ def _parser() -> Lark:
     return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
 
 
-def _expected(names) -> str:
-    words = sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names})
-    if len(words) > 6:
-        words = words[:6] + ["..."]
-    return ("; expected " + ", ".join(words)) if words else ""
+def _hint(previous, tok):
+    if previous is not None and str(previous) in ("alloc", "in", "out", "inout"):
+        return "allocations must come before statements", _tok_span(previous)
+    return None
 
 
 def parse_teil(text: str) -> ast.Program:
     """Parse TeIL source into a :class:`~tensorlang.teil.ast.Program` (error[syntax] at the
     first token the grammar cannot accept)."""
-    _check_nesting(text)
-    try:
-        program = _parser().parse(text)
-    except UnexpectedCharacters as exc:
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
-    except UnexpectedEOF as exc:
-        line, col = _end_position(text)
-        raise error("syntax", "unexpected end of input" + _expected(exc.expected), Span.point(line, col)) from None
-    except UnexpectedToken as exc:
-        tok = exc.token
-        previous = (exc.token_history or [None])[-1]
-        if previous is not None and str(previous) in ("alloc", "in", "out", "inout"):
-            raise error("syntax", "allocations must come before statements", _tok_span(previous)) from None
-        if tok.type == "$END":
-            span = Span.point(*_end_position(text))
-            what = "end of input"
-        else:
-            span, what = _tok_span(tok), repr(str(tok))
-        raise error("syntax", f"unexpected {what}" + _expected(exc.expected), span) from None
-    except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
-        raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, TensorLangError):
-            raise exc.orig_exc from None
-        raise
-    for stmt in program.stmts:
-        _check_depth(stmt)
+    program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint)
+    lark_support.check_depth(program.stmts, ast.children)
     return program
-
-
-def _check_depth(stmt: ast.Assign) -> None:
-    """Bound the expression depth so that the recursive later stages stay in their limit."""
-    stack = [(stmt.expr, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise error("too-large", f"the expression is nested more than {MAX_DEPTH} operators deep", stmt.span)
-        stack.extend((child, depth + 1) for child in ast.children(node))
-

@@ -1,0 +1,133 @@
+"""What every lark-based front end (model language, TeIL, CFDlang) shares: spans from
+tokens, lark's failures turned into error[syntax] at the right place, and the bounds on
+nesting that keep the recursive later stages within Python's recursion limit."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import MAX_DEPTH, Span, TensorLangError, error
+
+#: Parentheses nested deeper than this are rejected before parsing (lark's LALR stack is
+#: fine, but every later stage recurses over the tree).
+MAX_NESTING = 200
+
+
+def tok_span(tok: Token) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def start(item) -> Span:
+    """The span of a token, a node (``.span``) or a tuple whose last element is a span."""
+    if isinstance(item, Token):
+        return tok_span(item)
+    if isinstance(item, tuple):  # e.g. a (pairs, grouped, span) triple or a shape
+        return item[-1]
+    return item.span
+
+
+def cover(first, last) -> Span:
+    """The span from the start of ``first`` to the end of ``last`` (tokens or nodes)."""
+    a, b = start(first), start(last)
+    return Span(a.line, a.col, b.end_line, b.end_col)
+
+
+def check_nesting(text: str) -> None:
+    """Reject absurdly deep parenthesis nesting with a position, before the parser sees it."""
+    depth, line, col = 0, 1, 0
+    in_comment = False
+    for i, ch in enumerate(text):
+        col += 1
+        if ch == "\n":
+            line, col, in_comment = line + 1, 0, False
+        elif in_comment:
+            continue
+        elif ch == "/" and text.startswith("//", i):
+            in_comment = True
+        elif ch == "(":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep", Span.point(line, col))
+        elif ch == ")":
+            depth = max(0, depth - 1)
+
+
+def end_position(text: str) -> tuple[int, int]:
+    """Just after the last character that is neither blank nor inside a comment."""
+    lines = text.split("\n")
+    for number in range(len(lines), 0, -1):
+        code = lines[number - 1].split("//", 1)[0].rstrip()
+        if code:
+            return number, len(code) + 1
+    return 1, 1
+
+
+def expected(names: Iterable[str], words: dict[str, str]) -> str:
+    """``; expected a, b, c`` from lark's terminal names, in the words of the language."""
+    found = sorted({words.get(n, n.lower()) for n in names})
+    if len(found) > 6:
+        found = found[:6] + ["..."]
+    return "; expected " + ", ".join(found) if found else ""
+
+
+#: A front end's more helpful message for a token in the wrong place: given the token
+#: before and the offending token, ``(message, span)`` or None.
+Hint = Callable[[Token | None, Token], "tuple[str, Span] | None"]
+
+
+def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None):
+    """Run a lark parser (with its transformer) over ``text``; every way lark can fail
+    becomes error[syntax] at the first character or token it cannot accept."""
+    check_nesting(text)
+    try:
+        return parser.parse(text)
+    except UnexpectedCharacters as exc:
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
+    except UnexpectedEOF as exc:
+        span = Span.point(*end_position(text))
+        raise error("syntax", "unexpected end of input" + expected(exc.expected, words), span) from None
+    except UnexpectedToken as exc:
+        tok = exc.token
+        previous = (exc.token_history or [None])[-1]
+        better = hint(previous, tok) if hint is not None else None
+        if better is not None:
+            raise error("syntax", better[0], better[1]) from None
+        if tok.type == "$END":
+            span, what = Span.point(*end_position(text)), "end of input"
+        else:
+            span, what = tok_span(tok), repr(str(tok))
+        raise error("syntax", f"unexpected {what}" + expected(exc.expected, words), span) from None
+    except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
+        raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
+    except VisitError as exc:  # an exception inside a transformer callback
+        if isinstance(exc.orig_exc, TensorLangError):
+            raise exc.orig_exc from None
+        raise
+
+
+def statement_before(text: str, tok: Token | None) -> bool:
+    """Whether an assignment (``=`` outside comments) comes before ``tok`` in ``text``:
+    the difference between a declaration after statements and a malformed one."""
+    if tok is None or tok.start_pos is None:
+        return False
+    return any("=" in line.split("//", 1)[0] for line in text[: tok.start_pos].split("\n"))
+
+
+def check_depth(stmts, children: Callable) -> None:
+    """Bound the depth of every statement's expression tree (iteratively), so that every
+    later stage, which recurses over it, stays within the recursion limit."""
+    for stmt in stmts:
+        stack = [(stmt.expr, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                raise error(
+                    "too-large",
+                    f"the expression is nested more than {MAX_DEPTH} operators deep; split it into several statements",
+                    stmt.span,
+                )
+            stack.extend((child, depth + 1) for child in children(node))
