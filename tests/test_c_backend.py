@@ -361,3 +361,13 @@ def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path
 def test_a_program_without_results_runs():
     k = tl.compile("in var x : [2]\nvar t : [2]\nt = x + x\n", backend="c")
     assert k(x=np.ones(2)) == {}
+
+
+def test_in_place_idiom_on_an_unqualified_program_keeps_the_input():
+    # without qualifiers x is an optional input: given as its own target it must not be reset to ⊥
+    k = tl.compile("var x : [4]\nvar s : []\nx = s * x\n", backend="c")
+    x = rand(4)
+    want = 2.0 * x
+    res = k(x=x, s=np.array(2.0), out={"x": x})
+    assert res["x"] is x
+    np.testing.assert_array_equal(x, want)

@@ -297,7 +297,15 @@ class CKernel:
 
         Read-only inputs are used in place when they already are C-contiguous arrays of
         the kernel's dtype (copied otherwise); every other buffer is fresh or an ``out=``
-        target, so nothing the caller passed as an input is ever written."""
+        target, so nothing the caller passed as an input is ever written.
+
+        A target that is C-contiguous and shares no memory with an input or another
+        target is the buffer itself (written in place); any other target receives a copy
+        after the run.  The in-place idiom ``k(x=x, out={"x": x})`` (paper 002's
+        ``x = s * x``) passes the same array as a variable's input and its target: that
+        array is the buffer, already holding the input, as long as no *other* input
+        shares its memory.  (Calls without anything unusual take the generated fast path
+        of :mod:`.c_fastcall` instead.)"""
         dtype = self.dtype
         buffers = self._empty[:]
         for n, name in self._inputs:
@@ -305,37 +313,16 @@ class CKernel:
             if given.dtype != dtype or not given.flags.c_contiguous:
                 given = np.ascontiguousarray(given, dtype)
             buffers[n] = given
-        if targets:
-            return self._run_into(supplied, targets, buffers, threads)
-        for n, name, shape, role in self._others:
-            given = supplied.get(name)
-            if given is not None:
-                buffers[n] = np.array(given, dtype=dtype, order="C", copy=True)
-            elif role == "optional":
-                buffers[n] = np.full(shape, np.nan, dtype=dtype)
-            else:
-                buffers[n] = np.empty(shape, dtype=dtype)
-        self.execute(buffers, threads)
-        return {name: buffers[n] for n, name in self.results}
-
-    def _run_into(self, supplied, targets, buffers, threads) -> dict:
-        """The same with ``out=`` targets: a target that is C-contiguous and shares no
-        memory with an input or another target is the buffer itself (written in place);
-        any other target receives a copy after the run.
-
-        The in-place idiom ``k(x=x, out={"x": x})`` (paper 002's ``x = s * x``) passes the
-        same array as a variable's input and its target: that array is the buffer, already
-        holding the input, as long as no *other* input shares its memory."""
-        dtype = self.dtype
         direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:
             given = supplied.get(name)
-            target = targets.get(name)
+            target = targets.get(name) if targets else None
             if (target is not None and target.flags.c_contiguous and target.dtype == dtype
                     and _disjoint(target, supplied, name, direct)):
-                direct[name] = buffers[n] = target
-                if given is not None and given is not target:
-                    np.copyto(target, given)
+                direct[name] = buffers[n] = target  # written in place
+                if given is not None:
+                    if given is not target:  # k(x=x, out={"x": x}) holds its input already
+                        np.copyto(target, given)
                 elif role == "optional":
                     target.fill(np.nan)
             elif given is not None:
