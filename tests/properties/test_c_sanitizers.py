@@ -94,6 +94,16 @@ def test_generated_c_is_clean_under_sanitizers(case):
     assert_close_to_oracle(case, results, "float64", "c (sanitized)")
 
 
+@settings(max_examples=20)
+@given(case=cases(max_extent=4))
+def test_generated_float32_c_is_clean_under_sanitizers(case):
+    note(case.text)
+    inputs = {name: value.astype(np.float32) for name, value in case.inputs.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        results = run_sanitized(case.text, inputs, "float32", Path(tmp))
+    assert_close_to_oracle(case, results, "float32", "c float32 (sanitized)")
+
+
 def test_the_sanitizer_build_catches_an_out_of_bounds_write(tmp_path):
     """The check above can fail: a kernel that writes one element too far is reported."""
     kernel = tl.compile("in var x : [4]\nout var y : [4]\ny = x + x\n", backend="interp")
