@@ -371,3 +371,12 @@ def test_in_place_idiom_on_an_unqualified_program_keeps_the_input():
     res = k(x=x, s=np.array(2.0), out={"x": x})
     assert res["x"] is x
     np.testing.assert_array_equal(x, want)
+
+
+@pytest.mark.parametrize("scalar", [2.0, 2, np.float64(2.0), np.float32(2.0), np.array(2.0)])
+def test_scalars_of_any_number_type_take_the_fast_path(scalar):
+    k = tl.compile("in var s : []\nin var x : [3]\nout var y : [3]\ny = s * x\n", backend="c")
+    x = rand(3)
+    assert k._fast({"s": scalar, "x": x}, None, 0) is not None
+    np.testing.assert_array_equal(k(s=scalar, x=x)["y"], 2.0 * x)
+    assert k._fast({"s": True, "x": x}, None, 0) is None  # bool: the general path decides

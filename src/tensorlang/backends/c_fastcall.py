@@ -25,6 +25,12 @@ import numpy as np
 from . import loops
 
 
+#: Number types a scalar input may be given as (bool is not a number here: the general
+#: path decides what to say about it).
+_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+                      np.uint64, np.uint32, np.uint16, np.uint8})
+
+
 def fast_call(kernel, roles: dict[str, str]):
     """The specialised call function of ``kernel`` (a CKernel), or None when its schedule
     is not a single C function or it has optional inputs (unqualified programs)."""
@@ -41,6 +47,9 @@ def fast_call(kernel, roles: dict[str, str]):
     lines.append("        return None")
     for n in required:
         lines.append(f"    a{n} = arrays.get({names[n]!r})")
+        if shapes[n] == ():  # a scalar may come as a Python or numpy number
+            lines.append(f"    if a{n}.__class__ in numbers:")
+            lines.append(f"        a{n} = array(a{n}, dtype)")
         lines.append(f"    if a{n}.__class__ is not ndarray or a{n}.shape != {tuple(shapes[n])!r} "
                      f"or a{n}.dtype is not dtype or not a{n}.flags.c_contiguous:")
         lines.append("        return None")
@@ -99,7 +108,8 @@ def fast_call(kernel, roles: dict[str, str]):
     source = "\n".join(lines) + "\n"
     ffi = kernel.ffi
     namespace = {
-        "ndarray": np.ndarray, "dtype": kernel.dtype, "empty": np.empty, "copyto": np.copyto,
+        "ndarray": np.ndarray, "dtype": kernel.dtype, "empty": np.empty, "copyto": np.copyto, "array": np.array,
+        "numbers": _NUMBERS,
         "function": function, "execute": kernel.execute,
     }
     if ffi is not None:
