@@ -18,7 +18,20 @@ from tensorlang.bench.contenders import Bound, Contender, Peers, tensorlang_back
 from tensorlang.bench.machine import Limits
 from tensorlang.cli import main
 
-LIMITS = {1: Limits(1, 10.0, 12.0, 40.0, 64, 1024), 2: Limits(2, 15.0, 18.0, 80.0, 64, 1024)}
+LIMITS = {1: Limits(1, 10.0, 12.0, 40.0, 64, 1024, 14.0), 2: Limits(2, 15.0, 18.0, 80.0, 64, 1024, 21.0)}
+
+
+@pytest.fixture(autouse=True)
+def _keep_thread_environment(monkeypatch):
+    """A bench run sets OMP_NUM_THREADS & co. for its process; keep other tests' settings."""
+    import os
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        if var in os.environ:
+            monkeypatch.setenv(var, os.environ[var])
+        else:  # recorded as absent, so that teardown removes what a run set
+            monkeypatch.setenv(var, "")
+            monkeypatch.delenv(var)
 FAST = timing.Plan(warmup=1, rounds=5, min_rounds=3, min_batch_s=1e-5, budget_s=0.05)
 
 
@@ -285,7 +298,7 @@ def test_json_and_markdown_writers(tmp_path):
     assert loaded["cases"][0]["contenders"][0]["name"] == "right"
     assert loaded["limits"]["1"]["gemm_GFLOPps"] == 40.0
     md = report.write_markdown(results, tmp_path, ["x.png"]).read_text()
-    assert "| 1 | 10.0 | 12.0 | 40.0 (n=64) |" in md
+    assert "| 1 | 10.0 | 12.0 | 14.0 | 40.0 (n=64) |" in md
     assert "| test | copy | n=6 | tl |" in md  # the summary row: best tensorlang against best peer
     assert "**wrong** (relative error 2.0e-01), not timed" in md
     assert "skipped: absent: not installed" in md
@@ -358,3 +371,377 @@ def test_cli_bench_unwritable_out(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["bench", "small", "--out", str(blocker / "sub")]) == 1
     assert "cannot create output directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ review hardening (issue 5)
+def test_interleaved_resets_state_before_every_batch_outside_the_clock():
+    """In-place kernels overwrite their input: each batch must start from the same state,
+    and the reset must not be timed."""
+    clock = FakeClock()
+    state = {"x": 0}
+    seen: list[int] = []
+
+    def fn():
+        seen.append(state["x"])
+        state["x"] += 1
+        clock.now += 1e-3
+
+    def reset():
+        state["x"] = 0
+        clock.now += 5.0  # a reset that is timed would show in the median
+
+    plan = timing.Plan(warmup=2, rounds=5, min_rounds=5, min_batch_s=3.5e-3, budget_s=1e9)
+    stats = timing.time_interleaved({"k": fn}, plan, clock, resets={"k": reset})["k"]
+    assert stats.inner == 4 and stats.samples == 5
+    assert seen[-20:] == [0, 1, 2, 3] * 5  # every timed batch starts from the initial state
+    assert stats.median == pytest.approx(1e-3)
+
+
+def test_contender_raising_while_timed_is_reported_and_others_are_timed():
+    calls = {"n": 0}
+
+    def flaky(inp):
+        out = np.empty_like(inp["x"])
+
+        def call():
+            calls["n"] += 1
+            if calls["n"] > 2:  # passes the warm-up and the check, then breaks
+                raise FloatingPointError("lost its mind")
+            np.copyto(out, inp["x"])
+
+        return Bound(call, lambda: out)
+
+    case = _case([_copy_contender("right"), Contender("flaky", "peer", flaky)])
+    by = {r["name"]: r for r in runner.run_case(case, FAST, LIMITS, threads=1)["contenders"]}
+    assert by["flaky"]["status"] == "error" and "median_s" not in by["flaky"]
+    assert by["flaky"]["error"] == "while timing: FloatingPointError: lost its mind"
+    assert by["right"]["status"] == "ok" and by["right"]["median_s"] > 0
+    assert by["right"]["ratio_to_best_peer"] == 1.0  # the failed one is no peer to compare with
+
+
+def test_contender_that_overwrites_its_inputs_is_flagged_and_inputs_restored(tmp_path):
+    def clobber(inp):
+        out = np.empty_like(inp["x"])
+
+        def call():
+            np.copyto(out, inp["x"])
+            inp["x"][0, 0] = 99.0  # writes into the shared input
+
+        return Bound(call, lambda: out)
+
+    later = {"n": 0}
+
+    def clobber_later(inp):  # correct when checked, writes into its input while timed
+        out = np.empty_like(inp["x"])
+
+        def call():
+            later["n"] += 1
+            np.copyto(out, inp["x"])
+            if later["n"] > 2:
+                inp["x"][1, 1] = -1.0
+
+        return Bound(call, lambda: out)
+
+    case = _case([Contender("clobber", "peer", clobber), _copy_contender("right"),
+                  Contender("later", "peer", clobber_later)])
+    rec = runner.run_case(case, FAST, LIMITS, threads=1)
+    by = {r["name"]: r for r in rec["contenders"]}
+    assert by["clobber"]["status"] == "error" and "overwrote its input(s) x" in by["clobber"]["error"]
+    assert by["right"]["status"] == "ok" and by["right"]["relative_error"] == 0.0  # saw the restored input
+    assert rec["notes"] == ["input(s) x changed while timing (a contender wrote into them)"]
+    md = "\n".join(report.case_table(rec))
+    assert "Note: input(s) x changed while timing" in md
+
+
+def _fast_path_ready(value) -> bool:
+    """What the C back end's fast call path takes (src/tensorlang/backends/c_fastcall.py)."""
+    return (value.__class__ is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
+            and value.base is None)
+
+
+def test_tensorlang_contenders_get_fast_path_arrays_out_buffers_and_threads(monkeypatch):
+    """Scalars as 0-d arrays, C-contiguous float64 inputs, out= targets, x in place, and the
+    run's thread count given to tl.compile (not OpenMP's default)."""
+    import tensorlang
+
+    compiled = []
+
+    class FakeKernel:
+        def __init__(self, source, backend, threads):
+            self.threads, self.calls = threads, []
+            compiled.append(self)
+
+        def __call__(self, out=None, **arrays):
+            self.calls.append((arrays, out))
+            return out
+
+    monkeypatch.setattr(tensorlang, "compile", lambda source, backend="auto", threads=None, **k: FakeKernel(source, backend, threads))
+    ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=2, quick=True,
+                         backends=("c", "numpy"))
+    chosen = [suites.cfd(ctx)[0], suites.blas(ctx)[1], suites.small(ctx)[0]]
+    chosen += [c for c in suites.inplace(ctx) if c.size in (10**4, 100)]
+    assert {c.kernel for c in chosen} >= {"scale", "lincomb", "matvec_mul", "interpolation", "trace_product"}
+    for case in chosen:
+        inputs = case.make_inputs()
+        for contender in case.contenders:
+            if contender.family != "tensorlang":
+                continue
+            bound = contender.make(dict(inputs))
+            bound.call()
+            kernel = compiled[-1]
+            assert kernel.threads == 2, (case.kernel, contender.name)
+            arrays, out = kernel.calls[-1]
+            assert all(_fast_path_ready(v) for v in arrays.values()), (case.kernel, {k: type(v) for k, v in arrays.items()})
+            assert out and all(_fast_path_ready(v) and v.flags.writeable for v in out.values())
+            if case.suite == "inplace":
+                assert out["x"] is arrays["x"] and out["x"] is not inputs["x"]  # in place, on its own copy
+
+
+def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
+    """With the real C back end: the in-place kernels with scalars take the generated fast
+    path (it declines numpy scalars, which cost a second validating call path)."""
+    import tensorlang
+    from tensorlang.bench.contenders import tensorlang_contender
+
+    if "c" not in tensorlang_backends():
+        pytest.skip("no C back end in this installation")
+    kernels = []
+    real = tensorlang.compile
+
+    def spy(*a, **k):
+        kernels.append(real(*a, **k))
+        return kernels[-1]
+
+    monkeypatch.setattr(tensorlang, "compile", spy)
+    ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=1, quick=True, backends=("c",))
+    source, names = suites._inplace_source("lincomb", 16)
+    inputs = suites._inplace_inputs("lincomb", 16)
+    contender = suites._tensorlang_inplace(ctx, source, names, True, "")[0]
+    bound = contender.make(dict(inputs))
+    bound.call()
+    assert np.allclose(bound.result(), suites._inplace_reference("lincomb")(inputs), rtol=1e-13)
+    fast = getattr(kernels[-1], "_fast", None)
+    if fast is None:
+        pytest.skip("this C back end has no fast call path")
+    bound.reset()
+    captured = {}
+    monkeypatch.setattr(kernels[-1], "_fast", lambda arrays, out, threads: captured.setdefault("r", fast(arrays, out, threads)))
+    bound.call()
+    assert captured["r"] is not None  # the fast path did not decline
+
+
+def test_torch_matrix_product_writes_into_an_out_buffer():
+    peers = Peers(threads=1, disabled={"jax", "numba"})
+    if peers.get("torch") is None:
+        pytest.skip("torch not installed")
+    ctx = suites.Context(peers, threads=1, quick=True)
+    case = suites.small(ctx)[0]
+    torch_c = next(c for c in case.contenders if c.name == "torch")
+    inputs = case.make_inputs()
+    bound = torch_c.make(dict(inputs))
+    bound.call()
+    first = bound.result()
+    bound.call()
+    assert bound.result() is first  # the same caller-owned buffer every call: out=, like numpy's
+    assert np.allclose(first, inputs["A"] @ inputs["B"])
+
+
+def test_configure_threads_overrides_the_environment(monkeypatch):
+    from tensorlang.bench.contenders import configure_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
+    configure_threads(1)
+    import os
+
+    assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["OPENBLAS_NUM_THREADS"] == "1"
+
+
+def test_cli_bench_more_threads_than_cpus(tmp_path, capsys):
+    from tensorlang.bench import usable_cpus
+
+    assert main(["bench", "small", "--threads", str(usable_cpus() + 1), "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "more than the" in err and "Traceback" not in err
+
+
+def test_cli_bench_results_that_cannot_be_written(tmp_path, capsys, monkeypatch):
+    results = _results(tmp_path)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: results)  # no timing: a canned run
+    out = tmp_path / "res"
+    (out / "results.json").mkdir(parents=True)  # a directory where the JSON file goes
+    assert main(["bench", "small", "--out", str(out), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "cannot write the results" in err and "Traceback" not in err
+
+
+def test_percentages_keep_small_fractions_visible():
+    assert report._pct(2.7e-5) == "0.0027%"
+    assert report._pct(0.5) == "50.0%" and report._pct(0.0) == "0.0%" and report._pct(None) == "–"
+
+
+def test_counted_flops_and_bytes_match_the_hand_derivation():
+    """6 E n^4 for sum-factorized interpolation, twice that plus E n^3 for Helmholtz;
+    in place: x read and written; 2n^3 for a product, 2n^2 for tr(AB)."""
+    ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
+    for case in suites.cfd(ctx):
+        n, E = case.size, case.per
+        if case.kernel == "interpolation":
+            assert (case.flops, case.bytes) == (6 * E * n**4, 8 * (2 * E * n**3 + 3 * n * n))
+        else:
+            assert (case.flops, case.bytes) == (12 * E * n**4 + E * n**3, 8 * (3 * E * n**3 + n * n))
+    expect = {"scale": lambda N: (N, 16 * N), "multiply": lambda N: (N, 24 * N), "lincomb": lambda N: (5 * N, 32 * N),
+              "matvec_mul": lambda N: (2 * N * N + N, 8 * (N * N + 3 * N))}
+    for case in suites.inplace(ctx):
+        assert (case.flops, case.bytes) == expect[case.kernel](case.size)
+    for case in suites.blas(ctx):
+        n = case.size
+        assert (case.flops, case.bytes) == ((2 * n**3, 24 * n * n) if case.kernel == "matmul" else (2 * n * n, 16 * n * n))
+
+
+def test_plots_label_axes_with_units_and_name_every_contender(tmp_path, monkeypatch):
+    """Each panel has axis labels (units where there are any); the legend names every
+    contender drawn, also one that appears only in a later panel."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    results = _results(tmp_path)
+    first = results["cases"][0]
+    second = json.loads(json.dumps(first))
+    second["kernel"], second["size"] = "other", 12
+    second["contenders"].append(dict(second["contenders"][0], name="only-here"))
+    results["cases"] = [first, second]
+    cfd_cases = []
+    for size in (4, 8):
+        c = json.loads(json.dumps(first))
+        c["suite"], c["kernel"], c["size"], c["speedup_base"] = "cfd", "interpolation", size, "right"
+        cfd_cases.append(c)
+    results["cases"] += cfd_cases
+    results["suites"] = ["test", "cfd"]
+    figures = []
+    real_close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: (figures.append(fig), real_close(fig)))
+    plots, _ = report.write_plots(results, tmp_path)
+    assert plots == ["test_speedup.png", "cfd_time_per_element.png", "cfd_speedup.png"]
+    for fig in figures:
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        for ax in axes:
+            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+        legend = axes[0].get_legend()
+        assert legend is not None
+        assert {"right", "tl"} <= {t.get_text() for t in legend.get_texts()}
+    test_fig = figures[0]
+    assert "only-here" in {t.get_text() for t in test_fig.axes[0].get_legend().get_texts()}
+    assert "(µs)" in figures[1].axes[0].get_ylabel() and "n (points per direction)" == figures[1].axes[0].get_xlabel()
+
+
+def test_xla_flags_are_real_flags_only():
+    """XLA ignores words without '--' silently: only its real flag may be claimed."""
+    from tensorlang.bench.contenders import xla_flags
+
+    assert xla_flags("", 1) == "--xla_cpu_multi_thread_eigen=false"
+    assert xla_flags("--xla_dump_to=/tmp/x", 1) == "--xla_dump_to=/tmp/x --xla_cpu_multi_thread_eigen=false"
+    assert xla_flags("--xla_cpu_multi_thread_eigen=false", 1) == "--xla_cpu_multi_thread_eigen=false"
+    assert xla_flags("", 2) == ""
+    assert all(word.startswith("--") for word in xla_flags("", 1).split())
+
+
+def test_broken_peer_install_is_skipped_with_its_reason(monkeypatch):
+    """A peer whose import fails with something other than ImportError (a binary
+    mismatch, say) is 'missing' too: a note with the reason, no crash."""
+    import importlib
+
+    real = importlib.import_module
+
+    def fake_import(name, *a, **k):
+        if name == "torch":
+            raise RuntimeError("undefined symbol: _ZN3c10\nmore detail")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    peers = Peers(threads=1, disabled={"jax", "numba"})
+    assert peers.get("torch") is None
+    assert "undefined symbol: _ZN3c10" in peers.notes["torch"] and "more detail" not in peers.notes["torch"]
+    ctx = suites.Context(peers, threads=1, quick=True)
+    rec = runner.run_case(suites.small(ctx)[0], FAST, LIMITS, threads=1)
+    by = {r["name"]: r for r in rec["contenders"]}
+    assert by["torch"]["status"] == "skipped" and "undefined symbol" in by["torch"]["note"]
+    assert by["numpy"]["status"] == "ok"
+
+
+@pytest.mark.parametrize("cc", ["/nonexistent/bin/cc", "false", "true --not-a-compiler"])
+def test_bare_ctypes_baseline_without_a_working_compiler_is_skipped(cc, monkeypatch):
+    from tensorlang.bench import contenders
+
+    monkeypatch.setattr(contenders, "_clib_cache", [])
+    monkeypatch.setenv("CC", cc)
+    clib = contenders.bare_c_library()
+    assert clib.lib is None and "baseline is skipped" in clib.note
+    (baseline,) = suites._ctypes_mm2()
+    assert baseline.make is None and baseline.family == "baseline" and baseline.note == clib.note
+
+
+def test_summary_names_failed_contenders(tmp_path):
+    """docs/performance.md quotes only the summary: a wrong or raising contender (a
+    tensorlang back end above all) must be visible there, not only in the case tables."""
+    results = _results(tmp_path)
+    results["cases"][0]["contenders"].append(
+        {"name": "tensorlang[c]", "family": "tensorlang", "note": "", "status": "error", "error": "boom"})
+    lines = report.summary_markdown(results)
+    row = next(line for line in lines if line.startswith("| test | copy |"))
+    assert row.endswith("| wrong (wrong), tensorlang[c] (error) |")
+    header = next(line for line in lines if line.startswith("| suite |"))
+    assert row.count("|") == header.count("|")
+
+
+def test_bandwidth_limit_includes_the_in_place_update():
+    """Copy and triad pay an uncounted write-allocate read; an in-place kernel does not, so
+    the limit must include an in-place update or in-place kernels read as >100% of it."""
+    from tensorlang.bench import machine
+
+    lim = Limits(1, 10.0, 12.0, 40.0, 64, 1024, 19.0)
+    assert lim.bandwidth_gbs == 19.0 and lim.as_dict()["update_GBps"] == 19.0
+    assert Limits(1, 10.0, 12.0, 40.0, 64, 1024).bandwidth_gbs == 12.0  # older runs: no update
+    values = machine.measure_bandwidth(1, 4096, repeats=1)  # three rates (not judged)
+    assert len(values) == 3 and all(v > 0 for v in values)
+    old_run = {"machine": machine.describe({}).as_dict(), "limits": {"1": dict(lim.as_dict(), update_GBps=None)}}
+    assert "| 1 | 10.0 | 12.0 | – | 40.0 (n=64) |" in report.machine_markdown(old_run)
+
+
+def test_cancelling_reduction_is_judged_against_its_terms():
+    """tr(AB) whose terms cancel: a correct float64 sum is off by ~eps Σ|term|, far more than
+    eps |tr(AB)|; the gate must not call it wrong, and must still catch a wrong one."""
+    n = 64
+    A = np.ones((n, n))
+    B = np.ones((n, n))
+    B[:, ::2] = -1.0
+    B[0, 0] = -1.0 + 3e-13  # the exact trace is tiny: the ±1 terms cancel
+    inputs = {"A": A, "B": B}
+    case = next(c for c in suites.blas(suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}),
+                                                      quick=True, backends=())) if c.kernel == "trace_product")
+    exact = float(case.reference(inputs))
+    scale = case.error_scale(inputs)
+    assert scale == n * n
+    sloppy = exact + 1e-13  # a float64 rounding error's size, next to Σ|term| = 4096
+    assert runner.relative_error(np.asarray(sloppy), np.asarray(exact)) > case.tolerance  # judged by |sum|: "wrong"
+    assert runner.relative_error(np.asarray(sloppy), np.asarray(exact), scale) <= case.tolerance
+    assert runner.relative_error(np.asarray(exact + 1e-3), np.asarray(exact), scale) > case.tolerance
+
+
+def test_cli_bench_out_directory_without_write_permission(tmp_path, capsys, monkeypatch):
+    """(Simulated: as root every directory is writable.)  Checked before anything runs."""
+    import tensorlang.bench as bench
+
+    ran = []
+    monkeypatch.setattr(runner, "run", lambda *a, **k: ran.append(1))
+    monkeypatch.setattr(bench.os, "access", lambda path, mode: False)
+    assert main(["bench", "small", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "is not writable" in err and "Traceback" not in err and not ran
+
+
+def test_inplace_inputs_catch_a_contender_that_does_nothing():
+    """A kernel that leaves x unchanged must fail the gate by a wide margin."""
+    ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
+    for case in suites.inplace(ctx):
+        inputs = case.make_inputs()
+        untouched = runner.relative_error(inputs["x"], case.reference(inputs))
+        assert untouched > 100 * case.tolerance, (case.kernel, case.label, untouched)

@@ -45,6 +45,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def cmd_bench(args) -> int:
     suites = list(dict.fromkeys(args.suites)) or list(SUITE_NAMES)
     unknown = [s for s in suites if s not in SUITE_NAMES]
@@ -52,6 +60,10 @@ def cmd_bench(args) -> int:
         raise TensorLangError("input", f"unknown suite {unknown[0]!r}; choose from {', '.join(SUITE_NAMES)}")
     if args.threads < 1:
         raise TensorLangError("input", f"--threads must be a positive integer, got {args.threads}")
+    usable = usable_cpus()
+    if args.threads > usable:
+        raise TensorLangError("input", f"--threads {args.threads} is more than the {usable} CPU(s) this process may use: "
+                                       "the threads would share cores and the timings would mean little")
     without = [w.strip() for w in args.without.split(",") if w.strip()]
     bad = [w for w in without if w not in PEER_NAMES]
     if bad:
@@ -71,7 +83,10 @@ def cmd_bench(args) -> int:
     command = "tensorlang bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "bench" else ""
     results = runner.run(suites, quick=args.quick, threads=args.threads, disabled=without,
                          progress=not args.no_progress, command=command.strip())
-    written = report.write_all(results, out)
+    try:
+        written = report.write_all(results, out)
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot write the results into {str(out)!r}: {exc.strerror or exc}") from None
     print("\n".join(report.summary_markdown(results)))
     for note in results["missing_peers"].values():
         print(f"note: {note}")
@@ -79,6 +94,9 @@ def cmd_bench(args) -> int:
     if written["plot_note"]:
         print(written["plot_note"])
     if args.docs:
-        page = report.update_doc(results, Path(args.docs), out, [p.name for p in written["plots"]])
+        try:
+            page = report.update_doc(results, Path(args.docs), out, [p.name for p in written["plots"]])
+        except OSError as exc:
+            raise TensorLangError("input", f"cannot update {args.docs!r}: {exc.strerror or exc}") from None
         print(f"updated {page}")
     return 0

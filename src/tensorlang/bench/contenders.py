@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -85,8 +86,7 @@ class Peers:
         if name == "jax":
             # XLA reads its flags once, at import: one thread means one thread for Eigen too.
             if "jax" not in importlib.sys.modules and self.threads == 1:
-                flags = os.environ.get("XLA_FLAGS", "")
-                os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1").strip()
+                os.environ["XLA_FLAGS"] = xla_flags(os.environ.get("XLA_FLAGS", ""), self.threads)
             jax = importlib.import_module("jax")
             jax.config.update("jax_enable_x64", True)
             importlib.import_module("jax.numpy")
@@ -118,10 +118,25 @@ class Peers:
         return out
 
 
+def xla_flags(existing: str, threads: int) -> str:
+    """``XLA_FLAGS`` for a run on ``threads`` threads.  XLA has one real knob,
+    ``--xla_cpu_multi_thread_eigen=false`` (one thread for Eigen's matrix products); it
+    aborts on an unknown ``--xla_`` flag and silently ignores words without ``--`` (so
+    ``intra_op_parallelism_threads=1``, a TensorFlow session option, would do nothing).
+    Its other pools are held to the run's CPUs by the affinity pinning of the runner."""
+    flag = "--xla_cpu_multi_thread_eigen=false"
+    if threads != 1 or flag in existing.split():
+        return existing
+    return (existing + " " + flag).strip()
+
+
 def configure_threads(threads: int) -> None:
-    """Environment for libraries not imported yet (OpenMP, MKL, numba's pool size)."""
+    """Environment for libraries not imported yet (OpenMP, MKL, numba's pool size).
+
+    The run's thread count overrides whatever the caller's environment says: every
+    contender gets ``threads`` threads, or the comparison is not fair."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, str(threads))
+        os.environ[var] = str(threads)
     os.environ.setdefault("NUMBA_NUM_THREADS", str(max(threads, os.cpu_count() or 1)))
 
 
@@ -133,16 +148,35 @@ def tensorlang_backends() -> tuple[str, ...]:
     return tuple(AVAILABLE)
 
 
-def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict], Bound], note: str = "") -> Contender:
-    """A tensorlang kernel compiled from ``source`` for ``backend``; ``bind`` makes the call."""
+def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict], Bound], note: str = "",
+                         threads: int = 1) -> Contender:
+    """A tensorlang kernel compiled from ``source`` for ``backend`` with ``threads``
+    threads (explicit: the C back end would otherwise take OpenMP's default, however the
+    environment sets it); ``bind`` makes the call."""
 
     def make(inputs: dict) -> Bound:
         import tensorlang as tl
 
-        kernel = tl.compile(source, backend=backend)
+        kernel = tl.compile(source, backend=backend, threads=threads)
         return bind(kernel, inputs)
 
     return Contender(f"tensorlang[{backend}]", "tensorlang", make, note)
+
+
+def c_arrays(inputs: dict) -> dict:
+    """Inputs as a compiled kernel's fast call path takes them: C-contiguous float64
+    ndarrays that own their memory, 0-d arrays for scalars.  (A numpy scalar such as
+    ``np.float64(2.0)`` is accepted too, but sends the C back end down its general, slower,
+    validating path.)  Arrays that already qualify are passed as they are, not copied, so
+    an in-place ``x`` stays the caller's array."""
+    out = {}
+    for name, value in inputs.items():
+        if (value.__class__ is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
+                and value.base is None):
+            out[name] = value
+        else:
+            out[name] = np.array(value, dtype=np.float64, order="C", copy=True)
+    return out
 
 
 # ------------------------------------------------------------------ bare ctypes baseline
@@ -180,13 +214,22 @@ def bare_c_library() -> CLib:
         src, lib = os.path.join(tmp.name, "mm2.c"), os.path.join(tmp.name, "libmm2.so")
         with open(src, "w") as fh:
             fh.write(_C_SOURCE)
-        proc = subprocess.run([compiler, "-O2", "-shared", "-fPIC", src, "-o", lib], capture_output=True, text=True)
-        if proc.returncode != 0:
-            clib = CLib(None, f"{compiler} failed: {proc.stderr.strip()[:200]}", tmp)
+        command = shlex.split(compiler) + ["-O2", "-shared", "-fPIC", src, "-o", lib]  # CC may be "ccache gcc"
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+            failure = f"{compiler} failed: {proc.stderr.strip()[:200]}" if proc.returncode != 0 else ""
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # no such program, a hung compiler
+            failure = f"cannot run the C compiler {compiler!r} ({type(exc).__name__}: {exc})"
+        if failure:
+            clib = CLib(None, failure + "; the bare ctypes baseline is skipped", tmp)
         else:
-            handle = ctypes.CDLL(lib)
-            handle.mm2.argtypes = [ctypes.c_void_p] * 3
-            handle.mm2.restype = None
-            clib = CLib(handle, f"compiled with {compiler} -O2", tmp)
+            try:
+                handle = ctypes.CDLL(lib)
+            except OSError as exc:
+                clib = CLib(None, f"cannot load the compiled baseline ({exc}); the bare ctypes baseline is skipped", tmp)
+            else:
+                handle.mm2.argtypes = [ctypes.c_void_p] * 3
+                handle.mm2.restype = None
+                clib = CLib(handle, f"compiled with {compiler} -O2", tmp)
     _clib_cache.append(clib)
     return clib

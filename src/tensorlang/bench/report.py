@@ -28,7 +28,11 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
+    """A percentage; below 0.1% with two significant digits, so that a tiny fraction
+    (a 2x2 product against the machine's limit) does not print as a false 0.0%."""
+    if x is None:
+        return "–"
+    return f"{100 * x:.2g}%" if 0 < x < 1e-3 else f"{100 * x:.1f}%"
 
 
 def _escape(text: str) -> str:
@@ -83,19 +87,32 @@ def machine_markdown(results: dict) -> list[str]:
         lines.append("- threads: " + ", ".join(f"{k} {v}" for k, v in results["thread_settings"].items()))
     lines.append(f"- load average (1, 5, 15 min) at start {_load(m.get('load_average'))}, at end {_load(results.get('load_average_after'))}"
                  " (other processes on the machine make timings noisy)")
-    lines += ["", "### Measured limits", "", "| threads | copy GB/s | triad GB/s | BLAS GEMM GFLOP/s |", "| --- | --- | --- | --- |"]
+    lines += ["", "### Measured limits", "",
+              "Bandwidth (the best of copy, triad and in-place update) and the BLAS matrix-product rate;",
+              "a kernel's \"% of limit\" compares it with these, at the run's thread count.", "",
+              "| threads | copy GB/s | triad GB/s | update GB/s | BLAS GEMM GFLOP/s |", "| --- | --- | --- | --- | --- |"]
     for t, lim in sorted(results["limits"].items(), key=lambda kv: int(kv[0])):
-        lines.append(f"| {t} | {lim['copy_GBps']:.1f} | {lim['triad_GBps']:.1f} | {lim['gemm_GFLOPps']:.1f} (n={lim['gemm_n']}) |")
+        update = lim.get("update_GBps")  # absent from runs saved before it was measured
+        lines.append(f"| {t} | {lim['copy_GBps']:.1f} | {lim['triad_GBps']:.1f} | {'–' if update is None else f'{update:.1f}'} | "
+                     f"{lim['gemm_GFLOPps']:.1f} (n={lim['gemm_n']}) |")
     lines.append("")
     return lines
+
+
+def _failed(case: dict) -> str:
+    """The contenders of a case that were wrong or raised: ``name (wrong)``, comma-separated."""
+    bad = [f"{r['name']} ({r['status']})" for r in case["contenders"] if r["status"] in ("wrong", "error")]
+    return _escape(", ".join(bad)) if bad else ""
 
 
 def summary_markdown(results: dict) -> list[str]:
     """Per case: the best tensorlang back end against the best peer."""
     lines = ["## Summary: tensorlang against the best peer", "",
              "Ratio = best peer's time / tensorlang's time (above 1: tensorlang is faster).", "",
-             "| suite | kernel | size | tensorlang | time | best peer | time | ratio | % of limit |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "A contender whose result was wrong, or that raised, is not timed; the last column names",
+             "each such one, so that the summary never hides a failure (the case tables say why).", "",
+             "| suite | kernel | size | tensorlang | time | best peer | time | ratio | % of limit | failed |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for case in results["cases"]:
         tl = [r for r in case["contenders"] if r["family"] == "tensorlang" and "median_s" in r]
         best_tl = min(tl, key=lambda r: r["median_s"]) if tl else None
@@ -105,7 +122,7 @@ def summary_markdown(results: dict) -> list[str]:
             f"{_fmt_time(best_tl['median_s']) if best_tl else '–'} | {case['best_peer'] or '–'} | "
             f"{_fmt_time(peer['median_s']) if peer else '–'} | "
             f"{_fmt(best_tl.get('ratio_to_best_peer')) if best_tl else '–'} | "
-            f"{_pct(best_tl.get('fraction_of_limit')) if best_tl else '–'} |"
+            f"{_pct(best_tl.get('fraction_of_limit')) if best_tl else '–'} | {_failed(case)} |"
         )
     lines.append("")
     return lines
@@ -135,6 +152,8 @@ def case_table(case: dict) -> list[str]:
             cells = [rec["name"]] + ["–"] * (len(head) - 2) + [_escape(_status_text(rec))]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    for note in case.get("notes") or []:
+        lines += [f"Note: {_escape(note)}", ""]
     return lines
 
 
@@ -221,6 +240,35 @@ def _grid(plt, count: int, width: float, height: float):
     return fig, flat[:count]
 
 
+def _plain_log_ticks(axis) -> None:
+    """Log-axis tick labels as plain numbers (0.2, 1, 50) rather than 2×10⁻¹; minor ticks
+    2 and 5 of each decade are labelled too when the axis spans at most two decades."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(value, _pos):
+        low, high = sorted(axis.get_view_interval())
+        if value <= 0 or low <= 0 or high / low > 100:
+            return ""
+        mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+        return f"{value:g}" if round(mantissa) in (2, 5) and abs(mantissa - round(mantissa)) < 1e-6 else ""
+
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
+def _legend(axes) -> None:
+    """One legend (on the first panel) naming every contender drawn in any panel: a
+    contender that appears only in a later panel must not go unnamed."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    if handles:
+        axes[0].legend(list(handles.values()), list(handles), fontsize=8)
+
+
 def write_plots(results: dict, directory: Path) -> tuple[list[str], str]:
     """PNG files written (names relative to ``directory``), and a note if there are none."""
     try:
@@ -242,11 +290,12 @@ def write_plots(results: dict, directory: Path) -> tuple[list[str], str]:
                 for name, (xs, ys) in _series(cases, lambda c, r: r.get("per_element_s")).items():
                     ax.plot(xs, [y * 1e6 for y in ys], label=name, **_style(name))
                 ax.set_yscale("log")
+                _plain_log_ticks(ax.yaxis)
                 ax.set_xlabel("n (points per direction)")
                 ax.set_ylabel("time per element (µs)")
                 ax.set_title(kernel)
                 ax.grid(True, which="both", alpha=0.3)
-            axes[0].legend(fontsize=8)
+            _legend(axes)
             fig.suptitle(f"cfd: time per element {title_tail}")
             fig.tight_layout()
             name = "cfd_time_per_element.png"
@@ -260,8 +309,14 @@ def write_plots(results: dict, directory: Path) -> tuple[list[str], str]:
             ax.barh([r["name"] for r in recs], [r["median_s"] * 1e6 for r in recs],
                     color=["tab:red" if r["family"] == "tensorlang" else "tab:gray" if r["family"] == "baseline" else "tab:blue" for r in recs])
             ax.set_xscale("log")
+            from matplotlib.patches import Patch
+
+            present = [f for f in ("tensorlang", "baseline", "peer") if any(r["family"] == f for r in recs)]
+            colours = {"tensorlang": "tab:red", "baseline": "tab:gray", "peer": "tab:blue"}
+            ax.legend(handles=[Patch(color=colours[f], label=f) for f in present], fontsize=8, loc="best")
             ax.set_xlabel("time per call (µs, log scale)")
-            ax.set_title(f"small: 2x2 matrix product, per-call time {title_tail}")
+            _plain_log_ticks(ax.xaxis)
+            ax.set_title(f"small: 2x2 matrix product, per-call time\n{title_tail}")
             fig.tight_layout()
             name = "small_per_call.png"
             fig.savefig(Path(directory) / name, dpi=110)
@@ -280,12 +335,21 @@ def write_plots(results: dict, directory: Path) -> tuple[list[str], str]:
                 ax.plot(xs, ys, label=name, **_style(name))
             ax.set_xscale("log")
             ax.set_yscale("log")
+            _plain_log_ticks(ax.yaxis)
+            sizes = sorted({c["size"] for c in cases})
+            if suite != "inplace":  # few sizes, not decades apart: label each one plainly
+                from matplotlib.ticker import NullFormatter, NullLocator
+
+                ax.set_xticks(sizes, [str(x) for x in sizes])
+                ax.xaxis.set_minor_locator(NullLocator())
+                ax.xaxis.set_minor_formatter(NullFormatter())
             ax.axhline(1.0, color="black", linewidth=0.8)
-            ax.set_xlabel("n" if suite in ("cfd", "blas") else "N")
-            ax.set_ylabel(f"speedup over {base_name}")
+            ax.set_xlabel({"cfd": "n (points per direction)", "blas": "n (matrix order)"}.get(
+                suite, "N (vector length; matrix order for matvec_mul)" if suite == "inplace" else "size"))
+            ax.set_ylabel(f"speedup over {base_name} (×)")
             ax.set_title(kernel)
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].legend(fontsize=8)
+        _legend(axes)
         fig.suptitle(f"{suite}: speedup versus size {title_tail}")
         fig.tight_layout()
         name = f"{suite}_speedup.png"

@@ -7,9 +7,13 @@ For each case the runner
    up, restores its state, runs it once more and compares the result with the reference:
    a contender whose result is off by more than the case's tolerance is reported as
    ``wrong`` and not timed; one that raises is ``error``; one whose library is missing is
-   ``skipped``, with the note that says why — nobody is dropped silently;
-3. times the correct ones interleaved (``timing.time_interleaved``); a contender whose
-   single call already exceeds half the case's time budget is timed alone, a few calls;
+   ``skipped``, with the note that says why — nobody is dropped silently.  Each contender
+   gets the same inputs; one that writes into them is an ``error`` and the inputs are
+   restored before the next one runs;
+3. times the correct ones interleaved (``timing.time_interleaved``), resetting in-place
+   state before every batch, outside the clock; a contender whose single call already
+   exceeds half the case's time budget is timed alone, a few calls, each from the reset
+   state; one that raises while being timed becomes an ``error`` (``while timing: …``);
 4. turns times into GFLOP/s, GB/s, the fraction of the machine's limit (the roofline
    bound: the larger of flops/peak and bytes/bandwidth, for the thread count used) and
    the ratio to the best peer (best peer time / this time: above 1 is faster).
@@ -70,15 +74,17 @@ class _Progress:
             print(f"  done {text}", file=sys.stderr, flush=True)
 
 
-def relative_error(result, reference) -> float:
-    """max |result - reference| / max |reference|; inf for a wrong shape or non-finite values."""
+def relative_error(result, reference, scale: float | None = None) -> float:
+    """max |result - reference| / scale, where scale defaults to max |reference|; inf for a
+    wrong shape or non-finite values."""
     r = np.asarray(result, dtype=np.float64)
     ref = np.asarray(reference, dtype=np.float64)
     if r.shape != ref.shape:
         return float("inf")
     if not np.all(np.isfinite(r)):
         return float("inf")
-    scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+    if scale is None:
+        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
     diff = float(np.max(np.abs(r - ref))) if ref.size else 0.0
     return diff / scale if scale > 0 else diff
 
@@ -88,10 +94,26 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
 
 
+def _restore(inputs: dict, pristine: dict) -> list[str]:
+    """Put back any input a contender wrote into; the names of those it had changed."""
+    changed = []
+    for name, value in pristine.items():
+        current = inputs[name]
+        if not np.array_equal(np.asarray(current), value, equal_nan=True):
+            changed.append(name)
+            if isinstance(current, np.ndarray) and current.flags.writeable:
+                np.copyto(current, value)
+            else:
+                inputs[name] = value.copy()
+    return changed
+
+
 def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, progress=None) -> dict:
     """Check, time and measure every contender of one case; a JSON-ready record."""
     inputs = case.make_inputs()
     reference = case.reference(inputs)
+    scale = case.error_scale(inputs) if getattr(case, "error_scale", None) is not None else None
+    pristine = {k: np.array(v, copy=True) for k, v in inputs.items()}
     records, timed, slow = [], {}, {}
     for c in case.contenders:
         rec = {"name": c.name, "family": c.family, "note": c.note, "status": "ok"}
@@ -102,15 +124,21 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
         if progress is not None:
             progress.describe(f"{case.suite} {case.kernel} {case.label}: {c.name}")
         try:
-            bound = c.make(inputs)
+            bound = c.make(dict(inputs))
             bound.call()  # warm-up: compiles numba and jax, fills caches
             bound.reset()
             start = time.perf_counter()
             bound.call()
             one = time.perf_counter() - start
-            err = relative_error(bound.result(), reference)
+            err = relative_error(bound.result(), reference, scale)
         except Exception as exc:  # noqa: BLE001 - a contender failing is a result, not a crash
             rec["status"], rec["error"] = "error", _short(exc)
+            _restore(inputs, pristine)
+            continue
+        clobbered = _restore(inputs, pristine)
+        if clobbered:  # the next contenders must see the same inputs as this one did
+            rec["status"] = "error"
+            rec["error"] = f"it overwrote its input(s) {', '.join(clobbered)}; restored, not timed"
             continue
         rec["relative_error"] = err
         if not err <= case.tolerance:
@@ -120,14 +148,27 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
             slow[c.name] = bound
         else:
             timed[c.name] = bound
-    stats = time_interleaved({name: b.call for name, b in timed.items()}, plan)
+    failed: dict[str, BaseException] = {}
+    stats = time_interleaved({name: b.call for name, b in timed.items()}, plan,
+                             resets={name: b.reset for name, b in timed.items()}, failed=failed)
     for name, bound in slow.items():
         samples = []
-        for _ in range(plan.min_rounds):
-            start = time.perf_counter()
-            bound.call()
-            samples.append(time.perf_counter() - start)
+        try:
+            for _ in range(plan.min_rounds):
+                bound.reset()  # outside the clock: every call starts from the same state
+                start = time.perf_counter()
+                bound.call()
+                samples.append(time.perf_counter() - start)
+        except Exception as exc:  # noqa: BLE001 - reported, like a failure before timing
+            failed[name] = exc
+            continue
         stats[name] = summarize(samples)
+    for rec in records:
+        if rec["name"] in failed:  # it passed the check, then raised while being timed
+            rec["status"], rec["error"] = "error", "while timing: " + _short(failed[rec["name"]])
+    clobbered = _restore(inputs, pristine)
+    if clobbered:
+        case.notes.append(f"input(s) {', '.join(clobbered)} changed while timing (a contender wrote into them)")
     lim = limits[threads]
     peak, bw = lim.gemm_gflops * 1e9, lim.bandwidth_gbs * 1e9
     t_compute, t_memory = case.flops / peak, case.bytes / bw
@@ -229,7 +270,7 @@ def thread_settings(peers: Peers, threads: int) -> dict:
     """What each library was told to use, as it reports it (for the record)."""
     import os
 
-    out: dict[str, object] = {"requested": threads}
+    out: dict[str, object] = {"requested": threads, "tensorlang": f"tl.compile(threads={threads})"}
     try:
         from threadpoolctl import threadpool_info
 

@@ -91,36 +91,86 @@ def calibrate(fn: Callable[[], object], min_batch_s: float, clock=time.perf_coun
     return inner, one
 
 
+class ContenderFailed(Exception):
+    """A contender raised while it was being timed; ``name`` says which one."""
+
+    def __init__(self, name: str, cause: BaseException):
+        super().__init__(f"{name}: {type(cause).__name__}: {cause}")
+        self.name, self.cause = name, cause
+
+
 def time_interleaved(
-    fns: Mapping[str, Callable[[], object]], plan: Plan = Plan(), clock=time.perf_counter, on_round=None
+    fns: Mapping[str, Callable[[], object]], plan: Plan = Plan(), clock=time.perf_counter, on_round=None,
+    resets: Mapping[str, Callable[[], None]] | None = None, failed: dict[str, BaseException] | None = None,
 ) -> dict[str, Stats]:
     """Time every callable in ``fns``, interleaved round by round; per-call statistics.
 
     The number of rounds is ``plan.rounds``, reduced (never below ``plan.min_rounds``)
     so that all rounds of all contenders fit ``plan.budget_s``.
+
+    ``resets[name]``, when given, restores a contender's initial state (in-place kernels
+    overwrite their own input).  It runs before the warm-up, before calibration and before
+    every timed batch, always outside the clock, so that every batch starts from the
+    same values; within a batch of ``inner`` calls the state still evolves (the suites
+    choose values that stay normal numbers over many calls).
+
+    A contender that raises is dropped from the remaining rounds; with ``failed`` given
+    its exception is recorded there (and the others are still timed), without it the
+    exception propagates as :class:`ContenderFailed`.
     """
     names = list(fns)
     if not names:
         return {}
+    resets = resets or {}
+    no_reset = lambda: None  # noqa: E731
+
+    def guarded(name, action):
+        try:
+            return action()
+        except Exception as exc:  # noqa: BLE001 - reported per contender by the caller
+            if failed is None:
+                raise ContenderFailed(name, exc) from exc
+            failed[name] = exc
+            return None
+
     inner: dict[str, int] = {}
     cost = 0.0
     for name in names:
-        for _ in range(plan.warmup):
-            fns[name]()
-        inner[name], one = calibrate(fns[name], plan.min_batch_s, clock)
-        cost += one * inner[name]
+        fn, reset = fns[name], resets.get(name, no_reset)
+
+        def prepare(fn=fn, reset=reset):
+            reset()
+            for _ in range(plan.warmup):
+                fn()
+            reset()
+            return calibrate(fn, plan.min_batch_s, clock)
+
+        got = guarded(name, prepare)
+        if got is not None:
+            inner[name], one = got
+            cost += one * inner[name]
+    live = [name for name in names if name in inner]
     rounds = plan.rounds
     if cost > 0:
         rounds = max(plan.min_rounds, min(plan.rounds, int(plan.budget_s / cost)))
-    samples: dict[str, list[float]] = {name: [] for name in names}
+    samples: dict[str, list[float]] = {name: [] for name in live}
     for r in range(rounds):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            fn, n = fns[name], inner[name]
-            start = clock()
-            for _ in range(n):
-                fn()
-            samples[name].append((clock() - start) / n)
+        shift = r % len(live) if live else 0
+        for name in live[shift:] + live[:shift]:
+            fn, n, reset = fns[name], inner[name], resets.get(name, no_reset)
+
+            def batch(fn=fn, n=n, reset=reset):
+                reset()
+                start = clock()
+                for _ in range(n):
+                    fn()
+                return (clock() - start) / n
+
+            value = guarded(name, batch)
+            if value is not None:
+                samples[name].append(value)
+        live = [name for name in live if failed is None or name not in failed]
         if on_round is not None:
             on_round(r + 1, rounds)
-    return {name: summarize(samples[name], inner[name]) for name in names}
+    return {name: summarize(samples[name], inner[name]) for name in samples
+            if samples[name] and (failed is None or name not in failed)}
