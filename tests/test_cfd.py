@@ -141,6 +141,25 @@ def test_symbolic_sizes_and_unused_params():
     close(k(x=x)["y"], np.einsum("aja->j", x))
 
 
+def test_a_file_with_a_utf8_byte_order_mark_reads_as_without(tmp_path):
+    # editors on Windows write a BOM; CFDlang's flex scanner skips it, and so do we
+    path = tmp_path / "bom.cfd"
+    path.write_bytes(b"\xef\xbb\xbfvar input A : [2 2]\nvar output b : []\nb = A . [[0 1]]\n")
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    close(tl.compile(path, backend="numpy")(A=a)["b"], np.trace(a))
+    path.write_bytes(b"\xef\xbb\xbfvar x : [2]\nx = y\n")
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.check(path)
+    assert (info.value.code, info.value.line, info.value.col) == ("undeclared", 2, 5)
+
+
+def test_numpy_integer_params_are_accepted():
+    # a size computed with numpy (x.shape[0], np.int64) is an integer like any other
+    n = np.int64(3)
+    k = cfd("type t : [n]\nvar x : t\nvar y : [n]\ny = x + x\n", n=n)
+    assert k.shapes == {"x": (3,), "y": (3,)} and type(k.shapes["x"][0]) is int
+
+
 def test_model_language_ignores_params():
     k = tl.compile("var x : [2]\nx = x + x\n", params={"n": 3}, backend="numpy")
     close(k(x=[1.0, 2.0])["x"], [2.0, 4.0])
@@ -155,6 +174,9 @@ def test_comments_decimals_and_keywords_as_plain_words():
     assert "in_" in text and "sum_" in text and "renamed" in text
     again = tl.compile(text, backend="numpy")
     close(again(in_=np.array([1.0, 2.0]))["out_"], [2.5, 5.0])
+    ein = k.ir("ein")  # the EIN stage prints a .tl program too: the same renaming
+    assert "renamed: in -> in_" in ein
+    close(tl.compile(ein, backend="numpy")(in_=np.array([1.0, 2.0]))["out_"], [2.5, 5.0])
 
 
 # --------------------------------------------------------------------------- operators

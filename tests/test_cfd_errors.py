@@ -25,6 +25,10 @@ CASES = [
     ("var x : [2]\nx = []\n", "syntax", 2, 5, "t-stack", "at least one operand"),
     ("var var : [2]\n", "syntax", 1, 5, None, "keyword"),
     ("var x : [2]\nx = x\nvar y : [2]\n", "syntax", 3, 1, None, "declarations must come before"),
+    ("var x : [2]\nx = x\ntype t : [2]\n", "syntax", 3, 1, None, "declarations must come before"),
+    # a doubled keyword with no statement anywhere is no misplaced declaration
+    ("var var x : [2]\n", "syntax", 1, 5, None, "'var' is a keyword"),
+    ("type T : [2]\nvar x : var\n", "syntax", 2, 9, None, "keyword"),  # a keyword as a type name
     ("var x : [2]\nelem [x] 5 last\nx = x\n", "syntax", 2, 1, None, "'elem' directive"),
     ("var x : [2.5]\n", "syntax", 1, 10, None, "whole number"),
     ("var x : [2]\nx = x . []\n", "syntax", 2, 9, None, "at least one pair"),

@@ -143,6 +143,29 @@ def test_operator_matches_numpy(stmt, shape, expected, backend):
     np.testing.assert_allclose(got, expected(x, s), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("backend", [*BACKENDS, "c"])
+@pytest.mark.parametrize("n", [10**6, 10**30])
+def test_product_over_a_huge_expanded_dimension_is_too_large_not_a_crash(n, backend):
+    # red* i (expa i n e) is e^n: lowered as n factors, a huge n used to exhaust memory
+    # (killed) or nest too deeply; it is error[too-large] at the reduction instead.
+    text = f"in alloc x : [2]\nout alloc r : [2]\nr = red* 1 (expa 1 {n} x)\n"
+    with pytest.raises(TensorLangError) as info:
+        _run(text, backend, x=np.ones(2))
+    assert (info.value.code, info.value.line, info.value.col) == ("too-large", 3, 5), info.value.render()
+    assert "r = red* 1 (expa" in info.value.render()  # rendered with its source line and caret
+
+
+def test_product_over_an_expanded_dimension_within_the_bound_matches_numpy():
+    x = np.array([1.01, -0.5, 0.0])
+    text = "in alloc x : [3]\nout alloc r : [3]\nr = red* 1 (expa 1 40 x)\n"
+    for backend in BACKENDS:
+        np.testing.assert_allclose(_run(text, backend, x=x)["r"], x ** 40, rtol=1e-12)
+    # 3000 factors: a chain of products used to exceed the nesting bound (error[too-large])
+    x = np.array([1.0001, -0.9999, 0.0])
+    text = "in alloc x : [3]\nout alloc r : [3]\nr = red* 1 (expa 1 3000 x)\n"
+    np.testing.assert_allclose(_run(text, "interp", x=x)["r"], x ** 3000, rtol=1e-12)
+
+
 def test_undefined_values_stay_undefined_through_max_and_min():
     text = "alloc x : [3]\nalloc a : []\nalloc b : []\na = redmax 1 x\nb = redmin 1 x\n"
     for backend in BACKENDS:
@@ -210,6 +233,32 @@ def test_malformed_program_is_rejected_at_its_position(text, code, line, col):
     with pytest.raises(TensorLangError) as info:
         tl.check(text, lang="teil")
     assert (info.value.code, info.value.line, info.value.col) == (code, line, col), info.value.render()
+
+
+def test_caret_lines_up_under_a_line_with_tabs():
+    # the caret line repeats the source line's tabs, so that it lines up in a terminal
+    with pytest.raises(TensorLangError) as info:
+        tl.check("alloc x : [2]\nx =\tred+\t3 x\n", lang="teil")
+    shown, caret = info.value.render().splitlines()[1:3]
+    assert (info.value.line, info.value.col) == (2, 10)
+    assert shown.expandtabs().index("3") == caret.expandtabs().index("^"), info.value.render()
+
+
+@pytest.mark.parametrize("text, after_statements", [
+    ("alloc x : [2]\nx = x\nalloc y : [2]\n", True),
+    ("alloc x : [2]\nx = x\nin alloc y : [2]\n", True),
+    ("in in alloc y : [2]\n", False),  # a doubled qualifier, no statement anywhere
+    ("out in alloc y : [2]\n", False),
+    ("alloc alloc y : [2]\n", False),
+])
+def test_allocation_order_hint_only_after_a_statement(text, after_statements):
+    with pytest.raises(TensorLangError) as info:
+        tl.check(text, lang="teil")
+    assert info.value.code == "syntax"
+    assert ("allocations must come before statements" in info.value.message) == after_statements, \
+        info.value.render()
+    if text.startswith("alloc alloc"):
+        assert (info.value.line, info.value.col) == (1, 7) and "keyword" in info.value.message
 
 
 def test_qualifiers_work_as_in_the_model_language():
@@ -325,6 +374,17 @@ def test_converters_rename_reserved_names():
     teil_text = tl.compile("var add : [2]\nvar y : [2]\ny = add + add\n").ir("teil")
     assert "y = add add_ add_" in teil_text
     tl.check(teil_text, lang="teil")
+
+
+def test_emitted_ein_of_reserved_names_parses_back_and_computes_the_same():
+    # --emit ein prints a .tl program; TeIL may name variables with the model's reserved words
+    text = "alloc sum : [2]\nalloc delta : [2 2]\nalloc var : []\ndelta = prod sum sum\nvar = red+ 1 (red+ 1 delta)\n"
+    out = tl.compile(text, lang="teil").ir("ein")
+    assert "renamed: sum -> sum_" in out
+    x = np.array([1.5, -2.0])
+    res = tl.compile(out, backend="numpy")(sum_=x)
+    np.testing.assert_allclose(res["delta_"], np.outer(x, x), rtol=1e-12)
+    np.testing.assert_allclose(res["var_"], np.outer(x, x).sum(), rtol=1e-12)
 
 
 # ---------------------------------------------------------------- model-language reductions

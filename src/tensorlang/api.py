@@ -6,6 +6,8 @@ whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`.
 
 from __future__ import annotations
 
+import numbers
+
 from .backends import resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, resolve_dtype
@@ -26,9 +28,10 @@ def check_params(params) -> dict[str, int]:
     for name, value in params.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise TensorLangError("input", f"parameter names must be identifiers, got {name!r}")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        # numbers.Integral admits numpy's integers (np.int64(3)); bool is no size
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise TensorLangError("input", f"parameter {name!r} must be a positive integer, got {value!r}")
-        checked[name] = value
+        checked[name] = int(value)
     return checked
 
 
@@ -71,7 +74,10 @@ def compile_source(
         raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise TensorLangError("input", f"threads must be a positive integer, got {threads!r}")
-    return Kernel(checked, source, chosen, resolved, threads)
+    try:
+        return Kernel(checked, source, chosen, resolved, threads)
+    except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
+        raise exc.with_source(source) from None
 
 
 @guard

@@ -157,7 +157,9 @@ def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
             width = min(width, max(1, len(text) - start))
             gutter = f"{diag.span.line:>4} | "
             out.append(gutter + text)
-            out.append(" " * (len(gutter) + start) + "^" + "~" * (width - 1))
+            pad = "".join("\t" if c == "\t" else " " for c in text[:start])  # tabs line up as in the source
+            pad += " " * (start - len(pad))
+            out.append(" " * len(gutter) + pad + "^" + "~" * (width - 1))
     if diag.rule:
         out.append(f"  = rule: {diag.rule}")
     return "\n".join(out)

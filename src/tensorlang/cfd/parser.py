@@ -139,6 +139,7 @@ class _ToAst(Transformer):
         return tuple(str(t) for t in toks)
 
     def type_name(self, name):
+        _check_name(name, "a type")
         return _TypeExpr(name, (), _tok_span(name))
 
     def type_dims(self, lsqb, *rest):
@@ -220,19 +221,23 @@ def _parser() -> Lark:
     return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
 
 
-def _hint(previous, tok):
-    """A declaration after the statements: CFDlang's compiler requires them first too."""
+def _hint(text, previous, tok):
+    """A declaration after the statements: CFDlang's compiler requires them first too.
+    Only where a statement comes before: ``var var x`` is a malformed declaration."""
     if tok.type == "$END":
         return None
-    if previous is not None and str(previous) in ("var", "type") and previous.type in ("NAME", "VAR", "TYPE"):
+    if (previous is not None and str(previous) in ("var", "type") and previous.type in ("NAME", "VAR", "TYPE")
+            and lark_support.statement_before(text, previous)):
         return "declarations must come before statements", _tok_span(previous)
-    if tok.type in ("VAR", "TYPE"):
+    if tok.type in ("VAR", "TYPE") and lark_support.statement_before(text, tok):
         return "declarations must come before statements", _tok_span(tok)
+    if previous is not None and previous.type == "NAME" and str(previous) in KEYWORDS:  # `var var x`
+        return f"{str(previous)!r} is a keyword of CFDlang and cannot name anything", _tok_span(previous)
     return None
 
 
 def _parse_tree(text: str):
-    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint)
+    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, functools.partial(_hint, text))
 
 
 # ---------------------------------------------------------------- resolution

@@ -85,12 +85,22 @@ def statement_to_text(s: ir.Statement) -> str:
 
 
 def to_text(program: ir.Program) -> str:
-    """The program in index notation, declarations included: a valid ``.tl`` file."""
-    lines = []
+    """The program in index notation, declarations included: a valid ``.tl`` file.
+
+    A variable named with a word the model language reserves (TeIL and CFDlang allow
+    ``sum``, ``in``, ``delta`` ...) is renamed as ``--emit tl`` renames it, with a comment."""
+    from ..syntax.model_source import reserved_renaming
+
+    mapping = reserved_renaming(program)
+    lines = [f"// renamed: {old} -> {new} ('{old}' is a reserved word of the model language)"
+             for old, new in mapping.items()]
     for d in program.decls:
         qual = f"{d.qual} " if d.qual else ""
-        lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]")
-    lines.extend(statement_to_text(s) for s in program.statements)
+        lines.append(f"{qual}var {mapping.get(d.name, d.name)} : [{' '.join(str(x) for x in d.shape)}]")
+    for s in program.statements:
+        if mapping:
+            s = ir.Statement(mapping.get(s.target, s.target), s.index, ir._rename(s.body, mapping))
+        lines.append(statement_to_text(s))
     return "\n".join(lines) + "\n"
 
 

@@ -56,7 +56,7 @@ def read_source(path) -> Source:
     except OSError as exc:
         raise error("input", f"cannot read program: {exc.strerror or exc}").with_source(Source("", name)) from None
     try:
-        return Source(data.decode("utf-8"), name)
+        return Source(data.decode("utf-8-sig"), name)  # a leading byte order mark is no program text
     except UnicodeDecodeError:
         raise error("input", "the program is not UTF-8 text").with_source(Source("", name)) from None
 

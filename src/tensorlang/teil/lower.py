@@ -18,17 +18,24 @@ so Figure 7's ``C = red+ 2 (diag 2 3 (prod A B))`` becomes ``C[i,j] = sum(k) A[i
 A reduction over a dimension its operand does not depend on (``red+ i (expa i n e)``)
 would bind an index that indexes nothing, which index notation cannot print back (its
 extent could not be inferred); it is lowered by 001's equation (5) and its analogues
-instead: Σ is n · e, max and min are e, the product is e multiplied n times.
+instead: Σ is n · e, max and min are e, the product is e multiplied n times.  EIN has
+no power operator, so that product is n copies of e (a balanced tree of products): at
+most :data:`MAX_PRODUCT_NODES` nodes in all, beyond which it is error[too-large] at the
+reduction (a huge n used to exhaust memory or the nesting bound).
 """
 
 from __future__ import annotations
 
 from ..ein import ir
 from ..ein.lower import _OUTPUT_NAMES, _SUM_NAMES, _Names
+from ..errors import error
 from ..typecheck import CheckedProgram, Context
 from . import ast
 from .ast import full_params
 from .typecheck import expression_types
+
+#: The most EIN nodes ``red* i (expa i n e)`` may lower to (n copies of e's EIN).
+MAX_PRODUCT_NODES = 4096
 
 
 def lower_program(checked: CheckedProgram) -> ir.Program:
@@ -43,6 +50,13 @@ def lower_statement(stmt: ast.Assign, gamma: Context) -> ir.Statement:
     out = [names.fresh(_OUTPUT_NAMES) for _ in shape]
     body = _Lowering(expression_types(stmt, gamma), names).lower(stmt.expr, out)
     return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
+
+
+def _power(body: ir.Expr, n: int) -> ir.Expr:
+    """body multiplied n times, as a balanced tree (nested log2(n) deep, not n deep)."""
+    if n == 1:
+        return body
+    return ir.BinOp("*", _power(body, n // 2), _power(body, n - n // 2))
 
 
 def _uses(e: ir.Expr, name: str) -> bool:
@@ -72,10 +86,11 @@ class _Lowering:
         if e.op == "contr":  # red+ i0 (diag i0 i1 e)
             i0, i1 = p
             return self.reduce("+", i0, self.types[id(arg)][i0 - 1], at,
-                               lambda inner: self.lower(arg, inner[: i1 - 1] + [inner[i0 - 1]] + inner[i1 - 1:]))
+                               lambda inner: self.lower(arg, inner[: i1 - 1] + [inner[i0 - 1]] + inner[i1 - 1:]), e)
         if e.op in ast.REDUCTIONS:
             i = p[0]
-            return self.reduce(ast.REDUCTIONS[e.op], i, self.types[id(arg)][i - 1], at, lambda inner: self.lower(arg, inner))
+            return self.reduce(ast.REDUCTIONS[e.op], i, self.types[id(arg)][i - 1], at, lambda inner: self.lower(arg, inner),
+                               e)
         if e.op == "transp":
             i0, i1 = p
             inner = list(at)
@@ -92,7 +107,7 @@ class _Lowering:
             return self.lower(arg, at[: i - 1] + [m] + at[i - 1:])
         raise TypeError(f"not a TeIL operator: {e.op!r}")  # pragma: no cover
 
-    def reduce(self, op: str, i: int, extent: int, at: list, body_at) -> ir.Expr:
+    def reduce(self, op: str, i: int, extent: int, at: list, body_at, e: ast.Op) -> ir.Expr:
         """A reduction at dimension ``i`` of the operand, over a fresh index of ``extent``."""
         k = self.names.fresh(_SUM_NAMES)
         body = body_at(list(at[: i - 1]) + [k] + list(at[i - 1:]))
@@ -101,10 +116,14 @@ class _Lowering:
                 return ir.BinOp("*", ir.Const(float(extent)), body)
             if op in ("max", "min"):
                 return body
-            product = body
-            for _ in range(extent - 1):
-                product = ir.BinOp("*", product, body)
-            return product
+            if extent * ir.size(body) > MAX_PRODUCT_NODES:
+                raise error(
+                    "too-large",
+                    f"{e.op} over an expanded dimension of extent {extent} multiplies {extent} copies of its "
+                    f"operand, more than tensorlang lowers ({MAX_PRODUCT_NODES} nodes); use a smaller extent",
+                    e.head_span,
+                )
+            return _power(body, extent)
         if op == "+":
             return ir.Sum(((k, extent),), body)
         return ir.Reduce(op, ((k, extent),), body)

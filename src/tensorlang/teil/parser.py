@@ -91,15 +91,21 @@ def _parser() -> Lark:
     return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
 
 
-def _hint(previous, tok):
-    if previous is not None and str(previous) in ("alloc", "in", "out", "inout"):
+def _hint(text, previous, tok):
+    """An allocation after a statement: its words are read as names there (``alloc`` and
+    the qualifiers are no keywords in a statement).  Only then, not for a malformed
+    allocation such as ``in in alloc x``, is the order what is wrong."""
+    if (previous is not None and previous.type == "NAME" and str(previous) in ("alloc", "in", "out", "inout")
+            and lark_support.statement_before(text, previous)):
         return "allocations must come before statements", _tok_span(previous)
+    if previous is not None and previous.type == "NAME" and str(previous) in ast.RESERVED:  # `alloc alloc x`
+        return f"{str(previous)!r} is a TeIL keyword and cannot name a variable", _tok_span(previous)
     return None
 
 
 def parse_teil(text: str) -> ast.Program:
     """Parse TeIL source into a :class:`~tensorlang.teil.ast.Program` (error[syntax] at the
     first token the grammar cannot accept)."""
-    program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint)
+    program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, functools.partial(_hint, text))
     lark_support.check_depth(program.stmts, ast.children)
     return program
