@@ -494,3 +494,24 @@ def test_paths_given_as_pathlib_objects_of_any_suffix(tmp_path, ab):
     p = pathlib.Path(tmp_path) / "prog.txt"
     p.write_text(MATMUL)
     np.testing.assert_allclose(tl.compile(p)(A=a, B=b)["C"], a @ b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["out", "self"])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_inputs_may_be_named_out_or_self(name, backend):
+    # the model language reserves `out`; CFDlang does not
+    k = tl.compile(f"var input {name} : [2]\nvar output y : [2]\ny = {name} + {name}\n", lang="cfd", backend=backend)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(k(**{name: x})["y"], 2 * x)
+    np.testing.assert_array_equal(k.run({name: x})["y"], 2 * x)
+    target = np.zeros(2)
+    assert k.run({name: x}, out={"y": target})["y"] is target
+
+
+def test_run_takes_a_dict_of_inputs():
+    k = tl.compile(MATMUL)
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    np.testing.assert_array_equal(k.run({"A": a, "B": b})["C"], a @ b)
+    with pytest.raises(tl.TensorLangError) as info:
+        k.run([a, b])
+    assert info.value.code == "input"

@@ -473,3 +473,21 @@ def test_random_inputs_before_the_program_is_not_taken_for_a_seed(matmul, capsys
     rc, out_before, err = cli(capsys, "run", "--random-inputs", path)
     assert (rc, err) == (0, "")
     assert summary_lines(out_before) == summary_lines(cli(capsys, "run", path, "--random-inputs=0")[1])
+
+
+def test_a_param_given_twice_with_different_values_is_an_input_error(tmp_path, capsys):
+    path = tmp_path / "p.cfd"
+    path.write_text("type m : [n]\nvar input x : m\nvar output y : m\ny = x\n")
+    rc, out, err = cli(capsys, "check", path, "--param", "n=3", "--param", "n=4")
+    assert rc == 1 and "error[input]" in err and "given twice" in err
+
+
+def test_run_summary_of_results_with_infinities_prints_no_warning(tmp_path, capsys):
+    path = tmp_path / "inf.tl"
+    path.write_text("var x : [2]\nx = x / 0\n")
+    np.save(tmp_path / "x.npy", np.array([1.0, -1.0]))
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")
+        rc, out, err = cli(capsys, "run", path, "--input", f"x={tmp_path / 'x.npy'}")
+    assert rc == 0, err
+    assert "sum=nan" in out

@@ -27,7 +27,7 @@ from .typecheck import show
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
     if path == "-":
-        return Source(sys.stdin.read(), "<stdin>"), lang or "tl"
+        return Source(sys.stdin.read().removeprefix("\ufeff"), "<stdin>"), lang or "tl"
     source = read_source(path)
     return source, lang or SUFFIXES.get(Path(path).suffix, "tl")
 
@@ -44,7 +44,7 @@ def cmd_check(args) -> int:
             status = 1
             continue
         if not args.quiet:
-            print(f"{path}: ok")
+            print(f"{source.filename}: ok")
     return status
 
 
@@ -130,7 +130,8 @@ def _save_npz(path: str, results: dict[str, np.ndarray]) -> None:
 
 
 def _checksum(a: np.ndarray) -> str:
-    total = float(np.sum(a, dtype=np.float64))
+    with np.errstate(all="ignore"):  # inf - inf in a sum is a NaN checksum, not a warning
+        total = float(np.sum(a, dtype=np.float64))
     return f"sum={total:.10g}"
 
 
@@ -152,7 +153,7 @@ def cmd_run(args) -> int:
     except TensorLangError as exc:
         raise exc.with_source(kernel.source) from None
     start = time.perf_counter()
-    results = kernel(**arrays)
+    results = kernel.run(arrays)
     elapsed = time.perf_counter() - start
     width = max((len(n) for n in results), default=0)
     for name, value in results.items():
@@ -265,6 +266,8 @@ def _parse_params(items: list[str]) -> dict[str, int]:
             number = 0
         if number < 1 or not value.isdigit():
             raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}")
+        if name in params and params[name] != number:
+            raise TensorLangError("input", f"--param {name} is given twice, as {params[name]} and {number}")
         params[name] = number
     return params
 

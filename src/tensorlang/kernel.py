@@ -111,7 +111,21 @@ class Kernel:
 
     # --------------------------------------------------------------- running
     @guard
-    def __call__(self, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
+    def __call__(self, /, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
+        if out is not None and not isinstance(out, Mapping) and "out" in self.checked.context:
+            arrays["out"], out = out, None  # a program variable named `out`, given as an input
+        return self._call(arrays, out)
+
+    @guard
+    def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """``k.run({"A": a}, out={"C": c})``: the same as ``k(A=a, out={"C": c})`` with the
+        inputs in a dict, so that any variable name works (``out``, ``self``, names that are
+        Python keywords)."""
+        if not isinstance(inputs, Mapping):
+            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        return self._call(dict(inputs), out)
+
+    def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
         fast = self._fast
         if fast is not None and self._store_elements is not None:  # the plain case, in one frame
             start = time.perf_counter()
