@@ -380,3 +380,14 @@ def test_scalars_of_any_number_type_take_the_fast_path(scalar):
     assert k._fast({"s": scalar, "x": x}, None, 0) is not None
     np.testing.assert_array_equal(k(s=scalar, x=x)["y"], 2.0 * x)
     assert k._fast({"s": True, "x": x}, None, 0) is None  # bool: the general path decides
+
+
+def test_unusual_out_arguments_go_to_the_general_path_and_its_errors():
+    k = matmul(2, 2, 2)
+    a, b = rand(2, 2), rand(2, 2, seed=1)
+    with pytest.raises(TensorLangError) as exc:
+        k(A=a, B=b, out=[np.zeros((2, 2))])
+    assert exc.value.code == "input"
+    with pytest.raises(TensorLangError) as exc:
+        k(A=a, B=b, out={"C": np.zeros((2, 3))})
+    assert exc.value.code == "input" and "shape" in str(exc.value)
