@@ -890,3 +890,20 @@ def test_numpy_backend_raises_no_floating_point_warnings():
         interp = run(src, "interp", x=x)["c"]  # silent
         got = run(src, "numpy", x=x)["c"]
     np.testing.assert_array_equal(got, interp)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c", "interp"])
+def test_products_of_hundreds_of_factors_compile_and_are_right(backend):
+    """opt_einsum's path search would take minutes on 600 operands: the numpy back end
+    contracts long products in chunks, which must give the same values."""
+    n = 600
+    x = np.array([1.0005, 0.9995, -1.0])
+    k = tl.compile("in var x : [3]\nout var y : [3]\ny[i] = " + " * ".join(["x[i]"] * n) + "\n", backend=backend)
+    np.testing.assert_allclose(k(x=x)["y"], x**n, rtol=1e-12)
+    if backend == "interp":  # it evaluates at most 32 index variables at once (and materializes 3^40)
+        return
+    chain = " * ".join(f"A[k{i},k{i + 1}]" for i in range(39)) + " * A[k39,k0]"
+    k = tl.compile("in var A : [3 3]\nout var t : []\nt[] = sum(" + ",".join(f"k{i}" for i in range(40)) + ") " + chain + "\n",
+                   backend=backend)
+    a = np.random.default_rng(0).uniform(0, 0.5, (3, 3))
+    np.testing.assert_allclose(k(A=a)["t"], np.trace(np.linalg.matrix_power(a, 40)), rtol=1e-10)

@@ -30,6 +30,9 @@ from .interp import controlled_division
 _FUNCTIONS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tanh": "tanh", "abs": "abs"}
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
+#: Products of more operands are contracted in chunks of this many (see ``product``).
+MAX_CONTRACTION_OPERANDS = 16
+
 
 def levi_civita(n: int) -> np.ndarray:
     """ε with n indices: the sign of each permutation of (0..n-1), 0 elsewhere."""
@@ -185,20 +188,16 @@ class _Codegen:
             if name not in used:  # Σ_k of something that does not depend on k
                 scale *= st.extents[name]
         free = tuple(dict.fromkeys(n for _, labels in operands for n in labels if n not in summed))
+        # opt_einsum's path search grows fast with the operand count (hundreds of factors
+        # take minutes): contract long products chunk by chunk, each chunk keeping only the
+        # labels that are still needed by the rest or by the result
+        while len(operands) > MAX_CONTRACTION_OPERANDS:
+            chunk, rest = operands[:MAX_CONTRACTION_OPERANDS], operands[MAX_CONTRACTION_OPERANDS:]
+            needed = set(free) | {x for _, ls in rest for x in ls}
+            keep = tuple(dict.fromkeys(x for _, ls in chunk for x in ls if x in needed))
+            operands = [(self.contract(chunk, keep, st), keep)] + rest
         if operands:
-            letters = {name: opt_einsum.get_symbol(n)
-                       for n, name in enumerate(dict.fromkeys(x for _, ls in operands for x in ls))}
-            sub = ",".join("".join(letters[x] for x in ls) for _, ls in operands) + "->" + "".join(letters[x] for x in free)
-            if len(operands) == 1 and sub.split("->")[0] == sub.split("->")[1]:
-                code = operands[0][0]
-            else:
-                dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
-                expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize,
-                                                      memory_limit=self.memory_limit)
-                path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
-                code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)})  # {sub}")
-                if path:
-                    st.lines[-1] += f"  path {path}"
+            code = self.contract(operands, free, st)
         else:
             code = "_dtype.type(1.0)"
         for c, _ in scalars:
@@ -206,6 +205,22 @@ class _Codegen:
         if scale != 1.0:
             code = st.temp(f"_np.multiply({code}, _dtype.type({scale!r}))")
         return code, free
+
+
+    def contract(self, operands: list[tuple[str, tuple[str, ...]]], out: tuple[str, ...], st: _Statement) -> str:
+        """One contract_expression over labelled operands, giving the labels ``out``."""
+        letters = {name: opt_einsum.get_symbol(n)
+                   for n, name in enumerate(dict.fromkeys(x for _, ls in operands for x in ls))}
+        sub = ",".join("".join(letters[x] for x in ls) for _, ls in operands) + "->" + "".join(letters[x] for x in out)
+        if len(operands) == 1 and sub.split("->")[0] == sub.split("->")[1]:
+            return operands[0][0]
+        dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
+        expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize, memory_limit=self.memory_limit)
+        path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
+        code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)})  # {sub}")
+        if path:
+            st.lines[-1] += f"  path {path}"
+        return code
 
 
 def _is_product(e: ir.Expr) -> bool:
