@@ -254,14 +254,26 @@ def check_program(program: ast.Program) -> CheckedProgram:
 
 
 def _check_program(program: ast.Program, diagnostics: list[Diagnostic]) -> CheckedProgram:
+    return check_statements(program, diagnostics, _ok_stmt, ast.variables_read)
+
+
+def check_statements(program, diagnostics: list[Diagnostic], ok_stmt, variables_read,
+                     declaration_rule: str | None = None) -> CheckedProgram:
+    """What every front end's program rule shares (000's ok-prog, 001's OK-Prog): Γ from
+    the declarations (s-var, or ``declaration_rule`` in its diagnostics), each statement by
+    the front end's ``ok_stmt``, at most one diagnostic per statement, then, for a
+    qualified program, the uninit analysis over ``variables_read``; all raised together."""
     gamma = build_context(program, diagnostics)
+    if declaration_rule is not None:
+        for d in diagnostics:
+            d.rule = declaration_rule
     for stmt in program.stmts:
         try:
-            _ok_stmt(stmt, gamma)
+            ok_stmt(stmt, gamma)
         except TensorLangError as exc:
             diagnostics.extend(exc.diagnostics)
     if not diagnostics and gamma.qualified:
-        diagnostics.extend(_uninit(program, gamma))
+        diagnostics.extend(_uninit(program, gamma, variables_read))
     if diagnostics:
         raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
     return _interface(program, gamma)
@@ -286,7 +298,7 @@ def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
 
 
-def _uninit(program: ast.Program, gamma: Context) -> list[Diagnostic]:
+def _uninit(program: ast.Program, gamma: Context, variables_read=ast.variables_read) -> list[Diagnostic]:
     """Reads of variables not yet assigned, and ``out`` variables never assigned (000 §5).
 
     ``in`` and ``inout`` variables are initialised by the caller; everything else is
@@ -296,7 +308,7 @@ def _uninit(program: ast.Program, gamma: Context) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     assigned = {name for name, q in gamma.quals.items() if q in ("in", "inout")}
     for stmt in program.stmts:
-        for var in ast.variables_read(stmt.expr):
+        for var in variables_read(stmt.expr):
             if var.name not in assigned:
                 found.append(
                     Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span, "uninit (000 §5)")

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..errors import Diagnostic, TensorLangError, error
-from ..typecheck import CheckedProgram, Context, _interface, build_context, show
+from ..errors import error
+from ..typecheck import CheckedProgram, Context, check_statements, show
 from . import ast
 from .ast import Shape, full_params
 
@@ -142,23 +142,12 @@ def op_type(e: ast.Op, operands: list[Shape]) -> Shape:
 
 # ------------------------------------------------------------------ programs
 def check_program(program: ast.Program) -> CheckedProgram:
-    """OK-Prog: Γ_allocs from the allocations, then OK-Seq / OK-Stmt for every statement.
+    """OK-Prog: Γ_allocs from the allocations, then OK-Seq / OK-Stmt for every statement,
+    and the uninit analysis of qualified programs, as the model language does it (the
+    model language's s-var is 001's allocation rule here).
 
     One diagnostic per statement at most; all are raised together."""
-    diagnostics: list[Diagnostic] = []
-    gamma = build_context(program, diagnostics)
-    for d in diagnostics:  # the model language's s-var is 001's allocation rule here
-        d.rule = "alloc (001 §3.2)"
-    for stmt in program.stmts:
-        try:
-            _ok_stmt(stmt, gamma)
-        except TensorLangError as exc:
-            diagnostics.extend(exc.diagnostics)
-    if not diagnostics and gamma.qualified:
-        diagnostics.extend(_uninit(program, gamma))
-    if diagnostics:
-        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
-    return _interface(program, gamma)
+    return check_statements(program, [], _ok_stmt, ast.variables_read, declaration_rule="alloc (001 §3.2)")
 
 
 def _ok_stmt(stmt: ast.Assign, gamma: Context) -> None:
@@ -174,24 +163,6 @@ def _ok_stmt(stmt: ast.Assign, gamma: Context) -> None:
     if gamma.quals[stmt.target] == "in":
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span,
                     "d-in-var")
-
-
-def _uninit(program: ast.Program, gamma: Context) -> list[Diagnostic]:
-    """Reads before assignment and ``out`` never assigned (000 §5, SPEC section 2)."""
-    found: list[Diagnostic] = []
-    assigned = {name for name, q in gamma.quals.items() if q in ("in", "inout")}
-    for stmt in program.stmts:
-        for var in ast.variables_read(stmt.expr):
-            if var.name not in assigned:
-                found.append(Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span,
-                                        "uninit (000 §5)"))
-                break
-        assigned.add(stmt.target)
-    for decl in program.decls:
-        if decl.qual == "out" and decl.name not in assigned:
-            found.append(Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span,
-                                    "uninit (000 §5)"))
-    return found
 
 
 def expression_types(stmt: ast.Assign, gamma: Context) -> dict[int, Shape]:
