@@ -114,17 +114,23 @@ class Kernel:
         # The plain case runs the generated fast path (c_fastcall) in as few frames as
         # possible; it declines (None) anything unusual, and should it raise, the guarded
         # general path below redoes the call and reports properly.
+        results = self._try_fast(arrays, out)
+        return results if results is not None else self._call_guarded(out, arrays)
+
+    def _try_fast(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
+        """The results from the generated fast path, or None where it declines or raises
+        (the general path then redoes the call and reports properly)."""
         fast = self._fast
-        if fast is not None and self._store_elements is not None and (out is None or out.__class__ is dict):
-            try:
-                start = time.perf_counter()
-                results = fast(arrays, out, self.threads)
-            except Exception:  # noqa: BLE001 - retried on the general path, which reports
-                results = None
-            if results is not None:
-                self.last_run_seconds = time.perf_counter() - start
-                return results
-        return self._call_guarded(out, arrays)
+        if fast is None or self._store_elements is None or (out is not None and out.__class__ is not dict):
+            return None
+        try:
+            start = time.perf_counter()
+            results = fast(arrays, out, self.threads)
+        except Exception:  # noqa: BLE001 - retried on the general path, which reports
+            return None
+        if results is not None:
+            self.last_run_seconds = time.perf_counter() - start
+        return results
 
     @guard
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
@@ -139,16 +145,11 @@ class Kernel:
         Python keywords)."""
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        return self._call(dict(inputs), out)
+        arrays = dict(inputs)
+        results = self._try_fast(arrays, out)
+        return results if results is not None else self._call(arrays, out)
 
     def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
-        fast = self._fast
-        if fast is not None and self._store_elements is not None and (out is None or out.__class__ is dict):
-            start = time.perf_counter()
-            results = fast(arrays, out, self.threads)
-            if results is not None:
-                self.last_run_seconds = time.perf_counter() - start
-                return results
         try:
             supplied = self._validate_inputs(arrays)
             targets = self._validate_out(out) if out else {}

@@ -211,16 +211,16 @@ def generate(program: ir.Program, dtype, blas: bool = True) -> Generated:
             steps.append(step)
             group.clear()
 
+    shapes = {d.name: d.shape for d in program.decls}
     for nest in loop_program.nests:
         if blas and is_blas_contraction(nest.statement):
             flush()
-            from .numpy_backend import compile_numpy
-
-            shapes = {d.name: d.shape for d in program.decls}
             gemm = gemm_step(nest.statement, slot_of, shapes)
             if gemm is not None:
                 steps.append(gemm)
             else:
+                from .numpy_backend import compile_numpy
+
                 single = ir.Program(program.decls, (nest.statement,))
                 steps.append(_NumpyStep(slot_of[nest.statement.target], compile_numpy(single, dtype)))
             how = "numpy.matmul" if gemm is not None else "opt_einsum"

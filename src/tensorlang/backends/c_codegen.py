@@ -51,7 +51,13 @@ def _comment(text: str) -> str:
 
 
 def _idx(i) -> str:
+    """An index in C: a loop variable, or a 0-based position."""
     return f"x_{i}" if isinstance(i, str) else f"{int(i)}LL"
+
+
+def _position(i) -> str:
+    """An EIN index of δ or ε in C: a loop variable, or a fixed 1-based position."""
+    return _idx(i - 1 if isinstance(i, int) else i)
 
 
 def _number(value: float, real: str) -> str:
@@ -86,10 +92,10 @@ class CPrinter:
         if isinstance(e, ir.Const):
             return _number(e.value, self.real)
         if isinstance(e, ir.Delta):
-            a, b = (_idx(i - 1) if isinstance(i, int) else _idx(i) for i in (e.first, e.second))
+            a, b = _position(e.first), _position(e.second)
             return f"(({a}) == ({b}) ? (real)1 : (real)0)"
         if isinstance(e, ir.Epsilon):
-            ix = [_idx(i - 1) if isinstance(i, int) else _idx(i) for i in e.indices]
+            ix = [_position(i) for i in e.indices]
             if len(ix) == 2:  # ε_01 = 1, ε_10 = -1, 0 on the diagonal
                 return f"((real)({ix[1]} - {ix[0]}))"
             a, b, c = ix  # for values in {0,1,2}: (a-b)(b-c)(c-a)/2 is the permutation's sign or 0

@@ -107,11 +107,10 @@ Node = Union[Loop, Init, Update, Store, Copy]
 
 @dataclass(frozen=True)
 class Nest:
-    """The loop nest of one EIN statement, with the statement for comments and its work."""
+    """The loop nest of one EIN statement, with the statement (for comments)."""
 
     statement: ir.Statement
     body: tuple[Node, ...]
-    work: int
 
 
 @dataclass(frozen=True)
@@ -122,19 +121,15 @@ class LoopProgram:
     names: tuple[str, ...]
     nests: tuple[Nest, ...]
 
-    @property
-    def scratch(self) -> int | None:
-        return len(self.names) - 1 if self.names and self.names[-1] == SCRATCH else None
-
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
 SCRATCH = "<scratch>"
 
 
 # ---------------------------------------------------------------------- lowering
-def lower(program: ir.Program, statements: tuple[ir.Statement, ...] | None = None) -> LoopProgram:
-    """The loop program for ``statements`` (default: all of ``program``'s)."""
-    statements = program.statements if statements is None else statements
+def lower(program: ir.Program) -> LoopProgram:
+    """The loop program of ``program``: a nest per statement, a slot per variable."""
+    statements = program.statements
     names = [d.name for d in program.decls]
     shapes = [d.shape for d in program.decls]
     slots = {name: n for n, name in enumerate(names)}
@@ -144,7 +139,7 @@ def lower(program: ir.Program, statements: tuple[ir.Statement, ...] | None = Non
     if scratch_size is not None:
         names.append(SCRATCH)
         shapes.append((scratch_size,))
-    nests = tuple(_Lowering(slots, dict(zip(names, shapes))).statement(s, len(names) - 1) for s in statements)
+    nests = tuple(_Lowering(slots).statement(s, len(names) - 1) for s in statements)
     return LoopProgram(tuple(shapes), tuple(names), nests)
 
 
@@ -158,9 +153,8 @@ def reads_only_its_own_point(stmt: ir.Statement) -> bool:
 
 
 class _Lowering:
-    def __init__(self, slots: dict[str, int], shapes: dict[str, tuple[int, ...]]):
+    def __init__(self, slots: dict[str, int]):
         self.slots = slots
-        self.shapes = shapes
         self.counter = 0
 
     def fresh(self) -> str:
@@ -195,9 +189,8 @@ class _Lowering:
         if not loops:  # a scalar target: a big + or * reduction may share its outer loop out
             nest = tuple(_parallel_reduction(n, points * inner_work) for n in body)
         if not in_place:
-            count = points
-            nest = (*nest, Copy(self.slots[stmt.target], scratch_slot, count))
-        return Nest(stmt, nest, points * inner_work)
+            nest = (*nest, Copy(self.slots[stmt.target], scratch_slot, points))
+        return Nest(stmt, nest)
 
     def expr(self, e: ir.Expr) -> tuple[tuple[Node, ...], Scalar]:
         """Statements to run first, and the scalar expression that then has e's value."""
