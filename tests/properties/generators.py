@@ -335,3 +335,25 @@ def qualify(draw, names, inputs, statements_targets):
     if "out" not in quals.values():
         quals[statements_targets[-1]] = "out"
     return quals
+
+
+def edit_tokens(draw, toks: list[str], vocabulary: list[str]) -> str:
+    """One to three random edits of a token list (delete, duplicate, swap, or insert a word
+    of ``vocabulary``), joined back into text: what the robustness tests feed a parser."""
+    toks = list(toks)
+    for _ in range(draw(st.integers(1, 3))):
+        solid = [i for i, t in enumerate(toks) if not t.isspace()]
+        if not solid:
+            break
+        i = draw(st.sampled_from(solid))
+        edit = draw(st.sampled_from(["delete", "duplicate", "swap", "insert"]))
+        if edit == "delete":
+            del toks[i]
+        elif edit == "duplicate":
+            toks.insert(i, toks[i])
+        elif edit == "swap":
+            j = draw(st.sampled_from(solid))
+            toks[i], toks[j] = toks[j], toks[i]
+        else:
+            toks.insert(i, " " + draw(st.sampled_from(vocabulary)) + " ")
+    return "".join(toks)

@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import given, note, settings, strategies as st
 
 import tensorlang as tl
-from properties.generators import programs, random_inputs
+from properties.generators import edit_tokens, programs, random_inputs
 from tensorlang.cfd import to_cfd_source
 from tensorlang.syntax import ast
 
@@ -86,22 +86,7 @@ def edited_cfd_programs(draw):
                                                    for s in program.stmts))
         text = to_cfd_source(program)
     toks = TOKEN.findall(text)
-    for _ in range(draw(st.integers(1, 3))):
-        solid = [i for i, t in enumerate(toks) if not t.isspace()]
-        if not solid:
-            break
-        i = draw(st.sampled_from(solid))
-        edit = draw(st.sampled_from(["delete", "duplicate", "swap", "insert"]))
-        if edit == "delete":
-            del toks[i]
-        elif edit == "duplicate":
-            toks.insert(i, toks[i])
-        elif edit == "swap":
-            j = draw(st.sampled_from(solid))
-            toks[i], toks[j] = toks[j], toks[i]
-        else:
-            toks.insert(i, " " + draw(st.sampled_from(VOCABULARY)) + " ")
-    return "".join(toks)
+    return edit_tokens(draw, toks, VOCABULARY)
 
 
 @settings(deadline=None)

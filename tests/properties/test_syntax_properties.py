@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, note, strategies as st
 
 import tensorlang as tl
-from properties.generators import program_text, programs, random_inputs
+from properties.generators import edit_tokens, program_text, programs, random_inputs
 from tensorlang.syntax import ast
 from tensorlang.syntax.model import parse_model
 from tensorlang.syntax.printer import to_source
@@ -72,22 +72,7 @@ def edited_programs(draw):
     else:
         text = program_text(draw(programs(max_depth=3, max_stmts=3)), full_parens=draw(st.booleans()))
     toks = tokens(text)
-    for _ in range(draw(st.integers(1, 3))):
-        solid = [i for i, t in enumerate(toks) if not t.isspace()]
-        if not solid:
-            break
-        i = draw(st.sampled_from(solid))
-        edit = draw(st.sampled_from(["delete", "duplicate", "swap", "insert"]))
-        if edit == "delete":
-            del toks[i]
-        elif edit == "duplicate":
-            toks.insert(i, toks[i])
-        elif edit == "swap":
-            j = draw(st.sampled_from(solid))
-            toks[i], toks[j] = toks[j], toks[i]
-        else:
-            toks.insert(i, " " + draw(st.sampled_from(VOCABULARY)) + " ")
-    return "".join(toks)
+    return edit_tokens(draw, toks, VOCABULARY)
 
 
 @given(text=edited_programs(), seed=st.integers(0, 1000))
