@@ -35,6 +35,25 @@ def check_params(params) -> dict[str, int]:
     return checked
 
 
+def check_passes(opt, skip_passes) -> tuple[str, ...]:
+    """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes
+    by name (``--no-opt``, ``--skip NAME``): both are for debugging the optimizer."""
+    from .passes import PASS_NAMES
+
+    if not isinstance(opt, bool):
+        raise TensorLangError("input", f"opt must be True or False, got {opt!r}")
+    if isinstance(skip_passes, str):
+        skip_passes = (skip_passes,)
+    try:
+        names = tuple(skip_passes)
+    except TypeError:
+        raise TensorLangError("input", f"skip_passes must be a list of pass names, got {skip_passes!r}") from None
+    for name in names:
+        if name not in PASS_NAMES:
+            raise TensorLangError("input", f"unknown pass {name!r} (passes: {', '.join(PASS_NAMES)})")
+    return names
+
+
 def check_source(source: Source, lang: str = "tl", params=None, core: bool = False) -> CheckedProgram:
     """Parse and type-check already-read source text.
 
@@ -65,9 +84,12 @@ def compile_source(
     pad: int | None = None,
     threads: int | None = None,
     params=None,
+    opt: bool = True,
+    skip_passes=(),
 ) -> Kernel:
     """Compile already-read source text into a :class:`Kernel`."""
     checked = check_source(source, lang, params)
+    skip_passes = check_passes(opt, skip_passes)
     chosen = resolve_backend(backend)
     resolved = resolve_dtype(dtype)
     if pad is not None:
@@ -75,7 +97,7 @@ def compile_source(
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise TensorLangError("input", f"threads must be a positive integer, got {threads!r}")
     try:
-        return Kernel(checked, source, chosen, resolved, threads)
+        return Kernel(checked, source, chosen, resolved, threads, opt, skip_passes)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
 
@@ -99,12 +121,17 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     threads: int | None = None,
     lang: str | None = None,
     params=None,
+    opt: bool = True,
+    skip_passes=(),
 ) -> Kernel:
     """Compile a program (text or path) into a callable :class:`Kernel`.
 
     ``threads`` is accepted for every back end; the interpreter runs on one thread.
     ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
     gives symbolic sizes (``{"n": 5}``, SPEC section 4) to the front ends that have them.
+    ``opt=False`` runs the program as lowered, without the optimizer's passes, and
+    ``skip_passes`` names passes to leave out (docs/optimizer.md); the interpreter never
+    optimizes.
     """
     source, lang = load(source_or_path, lang)
-    return compile_source(source, lang, backend, dtype, pad, threads, params)
+    return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes)

@@ -147,7 +147,7 @@ def cmd_run(args) -> int:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
-                            params=args.params)
+                            params=args.params, opt=not args.no_opt, skip_passes=args.skip)
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
@@ -169,8 +169,11 @@ def cmd_run(args) -> int:
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
-    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params)
+    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
+                            opt=not args.no_opt, skip_passes=args.skip)
     stages = ("ast", "tl", "teil", "core", "ein", "lambda", "opt")
+    if args.emit == "opt" and args.no_opt:
+        raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages else kernel.code(args.emit)
     if args.o:
         try:
@@ -179,6 +182,17 @@ def cmd_compile(args) -> int:
             raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
+    return 0
+
+
+# ------------------------------------------------------------------ analyze
+def cmd_analyze(args) -> int:
+    from .passes.analysis import report
+
+    source, lang = _read_program(args.program, args.lang)
+    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
+                            skip_passes=args.skip)
+    sys.stdout.write(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
     return 0
 
 
@@ -224,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                    help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
+    _optimizer_switches(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("compile", help="show a stage of the compiler")
@@ -234,7 +249,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                    help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element type of generated code")
+    _optimizer_switches(p)
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("analyze", help="flops and bytes per statement before and after the optimizer")
+    p.add_argument("program", metavar="PROG")
+    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
+                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element size for bytes")
+    _optimizer_switches(p, no_opt=False)
+    p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("cache", help="show or clear the cache of compiled C kernels")
     p.add_argument("action", choices=("info", "clear"))
@@ -244,6 +269,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_bench_parser(sub)
     return parser
+
+
+def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:
+    """``--no-opt`` and ``--skip PASS``: for debugging the optimizer (docs/optimizer.md)."""
+    from .passes import PASS_NAMES
+
+    if no_opt:
+        p.add_argument("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
+    else:
+        p.set_defaults(no_opt=False)
+    p.add_argument("--skip", action="append", default=[], choices=PASS_NAMES, metavar="PASS",
+                   help=f"leave out an optimizer pass ({', '.join(PASS_NAMES)}); repeatable")
 
 
 def _normalize(argv: list[str]) -> list[str]:

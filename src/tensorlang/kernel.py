@@ -44,7 +44,7 @@ class Kernel:
     """
 
     def __init__(self, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
-                 threads: int | None = None):
+                 threads: int | None = None, opt: bool = True, skip_passes=()):
         self.checked = checked
         self.source = source
         self.backend = backend
@@ -55,19 +55,38 @@ class Kernel:
         self._input_table = None
         self._outputs_table = None
         self.ein = lower_program(checked)
+        self.opt = opt
+        self.skip_passes = tuple(skip_passes)
+        self._optimized = None
         self._numpy = None
         self._c = None
         if backend == "numpy":
             from .backends.numpy_backend import compile_numpy
 
-            self._numpy = compile_numpy(self.ein, dtype)
+            self._numpy = compile_numpy(self.executed, dtype)
         elif backend == "c":
             from .backends.c_backend import CKernel
 
-            self._c = CKernel(self.ein, dtype, self.roles())
+            self._c = CKernel(self.executed, dtype, self.roles())
         self._fast = self._c.fast_call if self._c is not None else None
 
     # --------------------------------------------------------------- interface
+    @property
+    def optimized(self):
+        """The optimizer's run on this program (:class:`tensorlang.passes.Optimized`):
+        the program after the passes and the log of each pass; computed on first use."""
+        if self._optimized is None:
+            from .passes import optimize
+
+            self._optimized = optimize(self.ein, self.skip_passes)
+        return self._optimized
+
+    @property
+    def executed(self):
+        """The EIN program the numpy and C back ends run: the optimized one unless the
+        kernel was compiled with ``opt=False`` (the interpreter runs the source program)."""
+        return self.optimized.program if self.opt else self.ein
+
     @property
     def program(self):
         return self.checked.program
@@ -289,7 +308,8 @@ class Kernel:
     def ir(self, stage: str = "ast") -> str:
         """The program at a stage: ``ast`` as parsed, ``tl`` as the equivalent
         model-language program (for a ``.cfd`` or other dialect program), ``ein`` in index
-        notation (a valid ``.tl`` program), ``lambda`` as 004's λ operators; ``teil`` and
+        notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
+        (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
         ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md)."""
         if stage == "ast":
             return to_source(self.program)
@@ -302,10 +322,12 @@ class Kernel:
                 raise exc.with_source(self.source) from None
         if stage == "ein":
             return to_text(self.ein)
+        if stage == "opt":
+            return to_text(self.optimized.program)
         if stage == "lambda":
             return to_lambda_text(self.ein)
         raise error("backend", f"stage {stage!r} is not available in this version "
-                    "(available: ast, tl, teil, core, ein, lambda)")
+                    "(available: ast, tl, teil, core, ein, opt, lambda)")
 
     @guard
     def code(self, lang: str = "numpy") -> str:
@@ -316,13 +338,13 @@ class Kernel:
             if self._c is None:
                 from .backends.c_backend import generate
 
-                return generate(self.ein, self.dtype).source
+                return generate(self.executed, self.dtype).source
             return self._c.source
         if lang == "numpy":
             if self._numpy is None:
                 from .backends.numpy_backend import compile_numpy
 
-                return compile_numpy(self.ein, self.dtype).source
+                return compile_numpy(self.executed, self.dtype).source
             return self._numpy.source
         raise error("backend", f"no {lang!r} code generator in this version (available: c, numpy)")
 

@@ -1,0 +1,103 @@
+"""The optimizer: passes over EIN, each a plain function from program to program.
+
+The pipeline (004 §5, 001 §5), in order:
+
+========== =============================================================== ==================
+name       what it does                                                    module
+========== =============================================================== ==================
+dead       drop statements no result depends on (000 §5)                   dead_code.py
+fuse       substitute single-use temporaries into their use (004 §5.2)     fuse.py
+normalize  δ/ε rules, constant folding, distribution, summation binding,   normalize.py
+           splitting independent factors (004 §5.3-5.4)
+split      lift recomputed costly subexpressions into temporaries          split.py
+           (004 §5.7.1)
+order      pairwise contractions in opt_einsum's order (001 §5)            order.py
+cse        value numbering across statements (004 §2.4)                    cse.py
+dead       again: what fusion and value numbering left unused              dead_code.py
+========== =============================================================== ==================
+
+``optimize(program, skip={"fuse"})`` runs the pipeline without the named passes
+(``tensorlang compile --skip fuse``); every pass is also usable alone.  The result keeps
+the meaning of the program (checked against the reference interpreter on generated
+programs), up to reassociation and δ/ε selecting (normalize.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..ein import ir
+from .cse import value_number
+from .dead_code import eliminate_dead_code
+from .fuse import fuse
+from .normalize import normalize
+from .order import order_contractions
+from .split import split
+
+PIPELINE = (
+    ("dead", eliminate_dead_code),
+    ("fuse", fuse),
+    ("normalize", normalize),
+    ("split", split),
+    ("order", order_contractions),
+    ("cse", value_number),
+    ("dead", eliminate_dead_code),
+)
+
+#: The names ``skip`` accepts (``--skip NAME``).
+PASS_NAMES = tuple(dict.fromkeys(name for name, _ in PIPELINE))
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    """One pass of a run: its name, the IR's node count and statement count after it,
+    and the seconds it took (``tensorlang analyze`` prints these)."""
+
+    name: str
+    nodes: int
+    statements: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Optimized:
+    program: ir.Program
+    log: tuple[PassRecord, ...]
+
+
+def optimize(program: ir.Program, skip=()) -> Optimized:
+    """Run the pipeline, except the passes named in ``skip``, and log each pass.
+
+    The optimizer never makes a program costlier in the flop model ``analyze`` reports:
+    fusion bets that contraction ordering will refactor what it merged, and where the
+    path finder's choice does not pay off in that model, the pipeline is run again
+    without fusion and the cheaper result is kept (the log says so)."""
+    from .analysis import program_cost
+
+    skip = set(skip)
+    unknown = skip - set(PASS_NAMES)
+    if unknown:
+        raise ValueError(f"unknown pass {sorted(unknown)[0]!r} (passes: {', '.join(PASS_NAMES)})")
+    result, log = _run(program, skip)
+    if "fuse" not in skip and program_cost(result).flops > program_cost(program).flops:
+        unfused, unfused_log = _run(program, skip | {"fuse"})
+        if program_cost(unfused).flops < program_cost(result).flops:
+            note = PassRecord("(again without fuse: fusing cost flops)", unfused.size, len(unfused.statements), 0.0)
+            result, log = unfused, log + [note] + unfused_log[1:]
+    return Optimized(result, tuple(log))
+
+
+def _run(program: ir.Program, skip: set[str]) -> tuple[ir.Program, list[PassRecord]]:
+    log = [PassRecord("lowered", program.size, len(program.statements), 0.0)]
+    for name, run in PIPELINE:
+        if name in skip:
+            continue
+        start = time.perf_counter()
+        program = run(program)
+        log.append(PassRecord(name, program.size, len(program.statements), time.perf_counter() - start))
+    return program, log
+
+
+__all__ = ["PIPELINE", "PASS_NAMES", "optimize", "Optimized", "PassRecord", "eliminate_dead_code", "fuse",
+           "normalize", "split", "order_contractions", "value_number"]

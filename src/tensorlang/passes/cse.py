@@ -1,0 +1,81 @@
+"""Value numbering across statements (004 §2.4): a statement that computes what an
+earlier one already holds is not computed again.
+
+Two statements compute the same value when their λ operators are equal (004 §4: the
+body with index variables renamed canonically), over the same extents, applied to the
+same arguments, and none of those arguments nor the earlier target has been assigned in
+between.  A temporary that repeats an earlier value disappears and its readers read the
+earlier variable; any other variable becomes a copy of it.
+"""
+
+from __future__ import annotations
+
+from ..ein import ir
+from .indices import rebuild
+from .program import assignments, temporaries
+
+
+def value_number(program: ir.Program) -> ir.Program:
+    temps = temporaries(program)
+    assigned = assignments(program)
+    version: dict[str, int] = {}
+    table: dict[tuple, tuple[str, int]] = {}
+    rename: dict[str, str] = {}
+    statements: list[ir.Statement] = []
+    for stmt in program.statements:
+        body = _rename_reads(stmt.body, rename) if rename else stmt.body
+        stmt = ir.Statement(stmt.target, stmt.index, body)
+        key = (canonical(stmt), tuple(version.get(name, 0) for name in stmt.reads))
+        known = table.get(key)
+        if known is not None and version.get(known[0], 0) == known[1] and known[0] != stmt.target:
+            earlier = known[0]
+            if stmt.target in temps and len(assigned[stmt.target]) == 1 and len(assigned.get(earlier, ())) <= 1:
+                rename[stmt.target] = earlier
+                continue
+            stmt = ir.Statement(stmt.target, stmt.index, ir.Tensor(earlier, tuple(v for v, _ in stmt.index)))
+        version[stmt.target] = version.get(stmt.target, 0) + 1
+        if stmt.target not in stmt.reads:
+            table[key] = (stmt.target, version[stmt.target])
+        statements.append(stmt)
+    used = {s.target for s in statements} | {n for s in statements for n in s.reads}
+    decls = tuple(d for d in program.decls if d.name in used or d.name not in rename)
+    return ir.Program(decls, tuple(statements))
+
+
+def canonical(stmt: ir.Statement):
+    """The statement's operator with index variables named by position: σ's as ``#0``,
+    ``#1`` ..., binders' as ``$0``, ``$1`` ... in the order they occur; with σ's extents."""
+    mapping = {name: f"#{n}" for n, (name, _) in enumerate(stmt.index)}
+    counter = [0]
+
+    def go(e, m):
+        if isinstance(e, ir.Tensor):
+            return ir.Tensor(e.name, tuple(m.get(i, i) if isinstance(i, str) else i for i in e.indices))
+        if isinstance(e, ir.Delta):
+            return ir.Delta(m.get(e.first, e.first), m.get(e.second, e.second))
+        if isinstance(e, ir.Epsilon):
+            return ir.Epsilon(tuple(m.get(i, i) for i in e.indices))
+        if isinstance(e, ir.Const):
+            return e
+        if isinstance(e, (ir.Sum, ir.Reduce)):
+            inner = dict(m)
+            index = []
+            for name, extent in e.index:
+                inner[name] = f"${counter[0]}"
+                counter[0] += 1
+                index.append((inner[name], extent))
+            body = go(e.body, inner)
+            return ir.Sum(tuple(index), body) if isinstance(e, ir.Sum) else ir.Reduce(e.op, tuple(index), body)
+        if isinstance(e, ir.Stack):
+            return ir.Stack(m.get(e.index, e.index), tuple(go(item, m) for item in e.items))
+        return rebuild(e, tuple(go(c, m) for c in ir.children(e)))
+
+    return go(stmt.body, mapping), tuple(n for _, n in stmt.index)
+
+
+def _rename_reads(e: ir.Expr, rename: dict[str, str]) -> ir.Expr:
+    if isinstance(e, ir.Tensor):
+        return ir.Tensor(rename.get(e.name, e.name), e.indices)
+    if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
+        return e
+    return rebuild(e, tuple(_rename_reads(c, rename) for c in ir.children(e)))

@@ -1,0 +1,31 @@
+"""Dead-code elimination driven by the ``out`` qualifiers (000 §5).
+
+"Statements that no ``out`` depends on are dead": walking the program backwards with the
+set of variables whose current value is still needed (the results, at the end), a
+statement is live when it assigns a needed variable; it then kills its target (a
+statement assigns the whole tensor) and needs what it reads.  A statement that assigns a
+variable nobody reads before the next assignment is dead too.  Temporaries left without
+any statement are undeclared.
+"""
+
+from __future__ import annotations
+
+from ..ein import ir
+from .program import TEMP, is_qualified, results
+
+
+def eliminate_dead_code(program: ir.Program) -> ir.Program:
+    needed = set(results(program))
+    kept: list[ir.Statement] = []
+    for stmt in reversed(program.statements):
+        if stmt.target not in needed:
+            continue
+        needed.discard(stmt.target)
+        needed.update(stmt.reads)
+        kept.append(stmt)
+    statements = tuple(reversed(kept))
+    used = {s.target for s in statements} | {name for s in statements for name in s.reads}
+    qualified = is_qualified(program)
+    decls = tuple(d for d in program.decls
+                  if d.name in used or not (d.qual == TEMP or (qualified and d.qual is None)))
+    return ir.Program(decls, statements)

@@ -1,0 +1,129 @@
+"""Fusion (004 §5.2): substitute a single-use temporary into the statement that uses it.
+
+``t[i,j] = e`` followed by ``y[...] = ... t[a,b] ...`` becomes ``y[...] = ... e[i:=a, j:=b] ...``
+and the statement for ``t`` disappears.  Fusing exposes the algebra across statements
+(the cross-product identities of 004 only appear once both cross products sit in one
+expression) and lets contraction ordering see a whole chain of contractions at once.
+
+A temporary is fused when
+* it is assigned once and read by exactly one later statement (a result, or a variable
+  assigned twice, keeps its statement);
+* nothing its body reads is reassigned in between (the use must see the same values);
+* fusing adds no work: either every evaluation of the use is at a distinct point of the
+  temporary (the use's loop nest is no larger than the temporary), or both the
+  temporary and its use are multilinear (a sum of a product of tensors, inside a
+  product under sums) so that normalization flattens them into one product whose
+  evaluation order contraction ordering chooses afresh, or the temporary is as cheap to
+  recompute as to read (a tensor access, a number).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ein import ir
+from .indices import Fresh, all_names, free_indices, substitute
+from .program import assignments, readers, temporaries
+
+
+def fuse(program: ir.Program) -> ir.Program:
+    changed = True
+    while changed:
+        changed = False
+        temps = temporaries(program)
+        assigned = assignments(program)
+        read_by = readers(program)
+        for d, stmt in enumerate(program.statements):
+            t = stmt.target
+            if t not in temps or len(assigned[t]) != 1 or t in stmt.reads:
+                continue
+            users = read_by.get(t, [])
+            if len(users) != 1 or users[0] <= d:
+                continue
+            u = users[0]
+            between = {program.statements[n].target for n in range(d + 1, u)}
+            if between & set(stmt.reads):
+                continue
+            fused = fuse_into(stmt, program.statements[u])
+            if fused is None:
+                continue
+            statements = list(program.statements)
+            statements[u] = fused
+            del statements[d]
+            program = ir.Program(program.decls, tuple(statements))
+            changed = True
+            break
+    return program
+
+
+def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | None:
+    """``use`` with ``definition``'s target replaced by its body, or None when fusing
+    would add work."""
+    t = definition.target
+    size = math.prod(n for _, n in definition.index)
+    occurrences = list(_occurrences(use.body, t, dict(use.index), True))
+    cheap = isinstance(definition.body, (ir.Tensor, ir.Const))
+    multilinear_def = is_multilinear(definition.body)
+    for scope, linear in occurrences:
+        if cheap:
+            continue
+        if len(occurrences) > 1:
+            return None
+        if math.prod(scope.values()) <= size:
+            continue
+        if not (multilinear_def and linear):
+            return None
+    taken = all_names(use.body) | {name for name, _ in use.index} | all_names(definition.body)
+    fresh = Fresh(taken | {name for name, _ in definition.index})
+    params = [name for name, _ in definition.index]
+
+    def replace(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Tensor):
+            if e.name != t:
+                return e
+            return substitute(definition.body, dict(zip(params, e.indices)), fresh)
+        if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
+            return e
+        from .indices import rebuild
+
+        return rebuild(e, tuple(replace(c) for c in ir.children(e)))
+
+    return ir.Statement(use.target, use.index, replace(use.body))
+
+
+def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
+    """(scope, multilinear context) for every access of ``name`` in ``e``: the index
+    variables in scope there with their extents, and whether the path from the root only
+    goes through products, negations and sums."""
+    if isinstance(e, ir.Tensor):
+        if e.name == name:
+            yield dict(scope), linear
+        return
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        inner = dict(scope) | dict(e.index)
+        yield from _occurrences(e.body, name, inner, linear and isinstance(e, ir.Sum))
+        return
+    if isinstance(e, ir.Stack):
+        inner = dict(scope)
+        for item in e.items:
+            yield from _occurrences(item, name, inner, False)
+        return
+    keeps = isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*")
+    for child in ir.children(e):
+        yield from _occurrences(child, name, scope, linear and keeps)
+
+
+def is_multilinear(e: ir.Expr) -> bool:
+    """A (scaled) sum of a product of tensor accesses: what contraction ordering reorders."""
+    if isinstance(e, (ir.Tensor, ir.Const)):
+        return True
+    if isinstance(e, ir.Neg):
+        return is_multilinear(e.arg)
+    if isinstance(e, ir.Sum):
+        return is_multilinear(e.body)
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        return is_multilinear(e.left) and is_multilinear(e.right)
+    return False
+
+
+__all__ = ["fuse", "fuse_into", "is_multilinear", "free_indices"]

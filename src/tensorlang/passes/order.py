@@ -1,0 +1,152 @@
+"""Contraction ordering: lifting nested contractions (001 §5, 004 §5.7).
+
+A sum over a product of three or more factors, ``Σ_lmq A_il B_jm C_kq u_elmq``, evaluated
+as written costs the product of every index's extent (O(E n^6) for the interpolation
+kernel).  Contracted pairwise in a good order it costs O(E n^4): this pass asks
+opt_einsum's path finder for the order and writes each pairwise contraction as a
+statement of its own over a compiler temporary,
+
+    tmp1[e,l,m,k] = sum(q) u[e,l,m,q] * C[k,q]
+    tmp2[e,l,j,k] = sum(m) B[j,m] * tmp1[e,l,m,k]
+    v[e,i,j,k]    = sum(l) A[i,l] * tmp2[e,l,j,k]
+
+The last contraction stays where the sum was.  Each intermediate keeps the layout of its
+larger operand with the new index where the contracted one was, so every step is one
+matrix product over contiguous memory (the C back end runs it as a single numpy.matmul).
+Factors other than tensor accesses (a function of a tensor, say) take part as operands
+indexed by their free indices.
+"""
+
+from __future__ import annotations
+
+import math
+
+import opt_einsum
+
+from ..ein import ir
+from .indices import product, free_indices, rebuild
+from .program import TEMP, TempNames
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+#: Beyond this many operands the exhaustive 'optimal' search gives way to opt_einsum's
+#: dynamic programming ('dp'), which is fast and still optimal for the flop count.
+OPTIMAL_UP_TO = 6
+
+
+def order_contractions(program: ir.Program) -> ir.Program:
+    names = TempNames(program)
+    decls = list(program.decls)
+    statements: list[ir.Statement] = []
+    for stmt in program.statements:
+        lifted: list[ir.Statement] = []
+        body = _order(stmt.body, dict(stmt.index), names, lifted)
+        for temp in lifted:
+            decls.append(ir.Decl(temp.target, tuple(n for _, n in temp.index), TEMP))
+        statements.extend(lifted)
+        statements.append(ir.Statement(stmt.target, stmt.index, body))
+    return ir.Program(tuple(decls), tuple(statements))
+
+
+def _order(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
+    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
+        return e
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        inner = scope | dict(e.index)
+        e = rebuild(e, (_order(e.body, inner, names, lifted),))
+        if isinstance(e, ir.Sum):
+            factors = product_factors(e.body)
+            if len(factors) >= 3:
+                chain = contraction_chain(e, factors, inner, names)
+                if chain is not None:
+                    steps, result = chain
+                    lifted.extend(steps)
+                    return result
+        return e
+    return rebuild(e, tuple(_order(c, scope, names, lifted) for c in ir.children(e)))
+
+
+def product_factors(e: ir.Expr) -> list[ir.Expr]:
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        return product_factors(e.left) + product_factors(e.right)
+    return [e]
+
+
+def _labels(factor: ir.Expr) -> tuple[str, ...] | None:
+    """The index variables an operand is indexed by, in order; None when one repeats
+    (a diagonal) or the operand is a number."""
+    if isinstance(factor, ir.Tensor):
+        labels = tuple(i for i in factor.indices if isinstance(i, str))
+    else:
+        labels = tuple(sorted(free_indices(factor)))
+    if len(set(labels)) < len(labels):
+        return None
+    return labels
+
+
+def contraction_chain(e: ir.Sum, factors: list[ir.Expr], scope: dict[str, int], names: TempNames):
+    """(statements for all but the last pairwise contraction, the expression of the last),
+    or None when the sum is not a product of indexed operands or the order is as written."""
+    consts = [f for f in factors if isinstance(f, ir.Const)]
+    operands = [f for f in factors if not isinstance(f, ir.Const)]
+    labels = [_labels(f) for f in operands]
+    if len(operands) < 3 or any(lab is None for lab in labels):
+        return None
+    output = tuple(v for v in scope if v in free_indices(e))
+    letter = {}
+    for v in list(output) + [v for lab in labels for v in lab]:
+        letter.setdefault(v, _LETTERS[len(letter)] if len(letter) < len(_LETTERS) else None)
+    if None in letter.values():
+        return None
+    eq = ",".join("".join(letter[v] for v in lab) for lab in labels) + "->" + "".join(letter[v] for v in output)
+    shapes = [tuple(scope[v] for v in lab) for lab in labels]
+    strategy = "optimal" if len(operands) <= OPTIMAL_UP_TO else "dp"
+    path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=strategy)
+    ops: list[tuple[ir.Expr, tuple[str, ...]]] = list(zip(operands, labels))
+    steps: list[ir.Statement] = []
+    for n, step in enumerate(path):
+        taken = [ops.pop(p) for p in sorted(step, reverse=True)][::-1]
+        last = n == len(path) - 1
+        needed = set(output) | {v for _, lab in ops for v in lab}
+        present = [v for _, lab in taken for v in lab]
+        kept = tuple(dict.fromkeys(v for v in present if v in needed))
+        summed = tuple(dict.fromkeys(v for v in present if v not in needed))
+        body = product([x for x, _ in taken])
+        if summed:
+            body = ir.Sum(tuple((v, scope[v]) for v in summed), body)
+        if last:
+            for c in consts:
+                body = ir.BinOp("*", c, body)
+            return (steps, body) if _cheaper(e, steps, body, scope) else None
+        layout = _layout(taken, kept)
+        target = names()
+        steps.append(ir.Statement(target, tuple((v, scope[v]) for v in layout), body))
+        ops.append((ir.Tensor(target, layout), layout))
+    return None  # pragma: no cover - a path always ends with the last contraction
+
+
+def _cheaper(e: ir.Sum, steps: list[ir.Statement], final: ir.Expr, scope: dict[str, int]) -> bool:
+    """Whether the chain costs fewer flops than the sum as written, in the loop-nest cost
+    model ``tensorlang analyze`` reports (opt_einsum's own model differs in details)."""
+    from .analysis import body_flops
+
+    bound = {name for name, _ in e.index}
+    outer = math.prod(n for v, n in scope.items() if v not in bound)
+    chain = sum(math.prod(n for _, n in s.index) * body_flops(s.body) for s in steps)
+    return chain + outer * body_flops(final) < outer * body_flops(e)
+
+
+def _layout(taken, kept: tuple[str, ...]) -> tuple[str, ...]:
+    """The larger operand's index order, the other operand's new indices where the first
+    contracted index was (at the end if none was)."""
+    big = max(taken, key=lambda op: len(op[1]))[1]
+    new = [v for v in kept if v not in big]
+    order: list[str] = []
+    for v in big:
+        if v in kept:
+            order.append(v)
+        elif new:
+            order.extend(new)
+            new = []
+    order.extend(new)
+    return tuple(dict.fromkeys(order))

@@ -1,0 +1,72 @@
+"""What a pass may do with each variable: results stay, temporaries may go.
+
+000 §5: with qualifiers, ``out``/``inout`` variables are the result and unqualified ones
+are temporaries the compiler may remove or reuse; without qualifiers every variable is
+a result.  Variables a pass introduces (an intermediate of a contraction order, a
+subexpression Split lifts out) are declared with the qualifier ``"temp"``: never a
+result, never an input, whatever the program's other qualifiers say.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ein import ir
+
+#: The qualifier of a compiler-introduced variable.
+TEMP = "temp"
+
+
+def is_qualified(program: ir.Program) -> bool:
+    return any(d.qual in ("in", "out", "inout") for d in program.decls)
+
+
+def results(program: ir.Program) -> frozenset[str]:
+    """The variables whose final value the caller receives."""
+    if is_qualified(program):
+        return frozenset(d.name for d in program.decls if d.qual in ("out", "inout"))
+    return frozenset(d.name for d in program.decls if d.qual != TEMP)
+
+
+def temporaries(program: ir.Program) -> frozenset[str]:
+    """The variables a pass may remove, fuse away or merge: neither input nor result."""
+    qualified = is_qualified(program)
+    return frozenset(d.name for d in program.decls if d.qual == TEMP or (qualified and d.qual is None))
+
+
+def assignments(program: ir.Program) -> dict[str, list[int]]:
+    """For each variable, the positions of the statements that assign it."""
+    found: dict[str, list[int]] = {}
+    for n, s in enumerate(program.statements):
+        found.setdefault(s.target, []).append(n)
+    return found
+
+
+def readers(program: ir.Program) -> dict[str, list[int]]:
+    """For each variable, the positions of the statements that read it."""
+    found: dict[str, list[int]] = {}
+    for n, s in enumerate(program.statements):
+        for name in s.reads:
+            found.setdefault(name, []).append(n)
+    return found
+
+
+class TempNames:
+    """Fresh variable names for compiler temporaries (``tmp1``, ``tmp2`` ...), clashing
+    with no declared variable."""
+
+    def __init__(self, program: ir.Program):
+        self.taken = {d.name for d in program.decls}
+        self.counter = 0
+
+    def __call__(self) -> str:
+        while True:
+            self.counter += 1
+            name = f"tmp{self.counter}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+
+def elements(shape) -> int:
+    return math.prod(shape)

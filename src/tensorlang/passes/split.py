@@ -1,0 +1,64 @@
+"""Split (004 §5.7.1): lift a costly subexpression into its own statement when the loop
+nest around it would recompute it.
+
+In ``y[i,j] = exp(a[i]) * B[i,j]`` the loop over j evaluates ``exp(a[i])`` n_j times for
+n_i distinct values.  Split gives it a statement of its own, ``tmp1[i] = exp(a[i])``,
+placed just before, and the use reads ``tmp1[i]``: each value is computed once.  The same
+holds for a sum inside a larger loop nest (``(Σ_k A[i,k] x[k]) * C[i,j]``): the sum
+becomes a temporary over its own free indices, which is also how a nested contraction
+is lifted out of an elementwise expression (001 §5).
+
+Only subexpressions with real work are lifted (a sum, a reduction, a function, a
+division or a stack); lifting ``a[i] + b[i]`` would trade n_j additions for a store and
+a load.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ein import ir
+from .indices import free_indices, rebuild
+from .program import TEMP, TempNames
+
+
+def split(program: ir.Program) -> ir.Program:
+    names = TempNames(program)
+    decls = list(program.decls)
+    statements: list[ir.Statement] = []
+    for stmt in program.statements:
+        lifted: list[ir.Statement] = []
+        body = _lift(stmt.body, dict(stmt.index), names, lifted)
+        for temp in lifted:
+            decls.append(ir.Decl(temp.target, tuple(n for _, n in temp.index), TEMP))
+        statements.extend(lifted)
+        statements.append(ir.Statement(stmt.target, stmt.index, body))
+    return ir.Program(tuple(decls), tuple(statements))
+
+
+def _costly(e: ir.Expr) -> bool:
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ir.Sum, ir.Reduce, ir.Apply, ir.Stack)) or (isinstance(node, ir.BinOp) and node.op == "/"):
+            return True
+        stack.extend(ir.children(node))
+    return False
+
+
+def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
+    """``e`` with every maximal recomputed costly subexpression replaced by a temporary."""
+    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
+        return e
+    free = free_indices(e)
+    if _costly(e) and math.prod(scope[v] for v in free) < math.prod(scope.values()):
+        order = [v for v in scope if v in free]  # the enclosing loops' order: contiguous writes
+        inner = _lift(e, {v: scope[v] for v in order}, names, lifted)
+        target = names()
+        index = tuple((v, scope[v]) for v in order)
+        lifted.append(ir.Statement(target, index, inner))
+        return ir.Tensor(target, tuple(order))
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        body = _lift(e.body, scope | dict(e.index), names, lifted)
+        return rebuild(e, (body,))
+    return rebuild(e, tuple(_lift(c, scope, names, lifted) for c in ir.children(e)))

@@ -1,0 +1,186 @@
+"""Every optimizer pass, alone and in the pipeline, keeps the meaning of a program.
+
+Programs come from three generators: the harness's index-form programs (every EIN node
+kind), the operator-form programs lowered to EIN, and chains of contractions written for
+the optimizer (temporaries to fuse, sums over products of 3-5 tensors to order, δ and ε
+to eliminate, repeated statements to number).  Each transformed program is evaluated by
+the harness's EIN oracle and compared with the original's value within the first-order
+rounding bound; it must also print as a well-typed ``.tl`` program.
+
+Where the original is ⊥ (NaN) the transformed program must be ⊥ too, except in programs
+with δ or ε, which the optimizer treats as selectors (docs/optimizer.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+import tensorlang as tl
+from tensorlang.ein import ir
+from tensorlang.ein.printer import to_text
+from tensorlang.passes import PIPELINE, optimize
+from tensorlang.passes.program import results
+
+from .generators import programs, program_text, random_inputs, qualify
+from .harness import EPS, SLACK, ein_oracle, index_programs
+
+PASSES = {name: run for name, run in PIPELINE}
+PASSES["pipeline"] = lambda program: optimize(program).program
+
+
+@st.composite
+def contraction_programs(draw, max_stmts: int = 4):
+    """Statements ``t[out] = c * Σ_summed f1 * ... * fk`` (sometimes ± a second such
+    product, sometimes inside a function), over inputs and earlier temporaries."""
+    extents = {name: draw(st.sampled_from([1, 2, 3, 3, 4])) for name in "ijlmnpq"}
+    shapes: dict[str, tuple[int, ...]] = {}
+    inputs: list[str] = []
+    statements = []
+
+    def fresh_input(shape):
+        name = f"w{len(shapes)}"
+        shapes[name] = shape
+        inputs.append(name)
+        return name
+
+    def monomial(out, summed):
+        names = out + summed
+        if not names:  # a product of scalars
+            return ir.BinOp("*", ir.Tensor(fresh_input(()), ()), ir.Tensor(fresh_input(()), ()))
+        factors = []
+        for _ in range(draw(st.integers(2, 5))):
+            idx = tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True)))
+            shape = tuple(extents[n] for n in idx)
+            same = [t for t in shapes if shapes[t] == shape and t not in inputs and t != "__"]
+            name = draw(st.sampled_from(same)) if same and draw(st.booleans()) else fresh_input(shape)
+            factors.append(ir.Tensor(name, idx))
+        for name in names:  # every index indexes a tensor (index-form typing infers extents)
+            if not any(name in f.indices for f in factors):
+                factors.append(ir.Tensor(fresh_input((extents[name],)), (name,)))
+        threes = [n for n in names if extents[n] == 3]
+        if len(threes) >= 3 and draw(st.booleans()):
+            factors.append(ir.Epsilon(tuple(draw(st.permutations(threes))[:3])))
+        if draw(st.booleans()):
+            a, b = draw(st.sampled_from(names)), draw(st.sampled_from(names))
+            if extents[a] == extents[b]:
+                factors.append(ir.Delta(a, b))
+        factors = draw(st.permutations(factors))
+        body = factors[0]
+        for f in factors[1:]:
+            body = ir.BinOp("*", body, f)
+        if summed:
+            body = ir.Sum(tuple((n, extents[n]) for n in summed), body)
+        if draw(st.booleans()):
+            body = ir.BinOp("*", ir.Const(draw(st.sampled_from([2.0, 0.5, -1.0]))), body)
+        return body
+
+    for n in range(draw(st.integers(1, max_stmts))):
+        pool = list(extents)
+        out = draw(st.lists(st.sampled_from(pool), max_size=3, unique=True))
+        summed = draw(st.lists(st.sampled_from([p for p in pool if p not in out]), max_size=3, unique=True))
+        body = monomial(out, summed)
+        if draw(st.integers(0, 3)) == 0:
+            body = ir.BinOp(draw(st.sampled_from("+-")), body, monomial(out, summed))
+        if draw(st.integers(0, 4)) == 0:
+            body = ir.Apply("tanh", body)
+        target = f"t{n}"
+        shapes[target] = tuple(extents[x] for x in out)
+        statements.append(ir.Statement(target, tuple((x, extents[x]) for x in out), body))
+    targets = [s.target for s in statements]
+    last = targets[-1]
+    decls = [ir.Decl(name, shape, "in" if name in inputs else ("out" if name == last or draw(st.integers(0, 3)) == 0
+                                                             else None))
+             for name, shape in shapes.items()]
+    return ir.Program(tuple(decls), tuple(statements))
+
+
+@st.composite
+def ein_programs(draw):
+    """(EIN program, inputs) from one of the three generators."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    kind = draw(st.sampled_from(["index", "operator", "contraction", "contraction"]))
+    if kind == "operator":
+        program = draw(programs(max_depth=3, max_stmts=3))
+        text = program_text(program, full_parens=False)
+        inputs = random_inputs(program, seed)
+        return tl.compile(text, backend="interp").ein, inputs
+    program = draw(index_programs() if kind == "index" else contraction_programs())
+    rng = np.random.default_rng(seed)
+    qualified = any(d.qual for d in program.decls)
+    inputs = {d.name: rng.uniform(-1, 1, size=d.shape) for d in program.decls
+              if not qualified or d.qual in ("in", "inout")}
+    return program, inputs
+
+
+def _selects(program: ir.Program) -> bool:
+    stack = [s.body for s in program.statements]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ir.Delta, ir.Epsilon)):
+            return True
+        stack.extend(ir.children(node))
+    return False
+
+
+def assert_same_meaning(before: ir.Program, after: ir.Program, inputs) -> None:
+    old, new = ein_oracle(before, inputs), ein_oracle(after, inputs)
+    eps = EPS["float64"]
+    for name in results(before):
+        value, bound = old[name]
+        got, got_bound = new[name]
+        assert got.shape == value.shape, name
+        nan = np.isnan(value)
+        if not _selects(before):
+            assert np.array_equal(np.isnan(got), nan), f"{name}: undefined (NaN) entries differ"
+        assert not np.isnan(got[~nan]).any(), f"{name}: the optimized program is undefined where the original is not"
+        err = np.abs(got[~nan] - value[~nan])
+        allowed = SLACK * eps * (bound[~nan] + got_bound[~nan] + np.abs(value[~nan])) + 1e-300
+        assert (err <= allowed).all(), f"{name}: error {err.max():.3g} beyond the rounding bound"
+
+
+@pytest.mark.parametrize("name", list(PASSES))
+@settings(max_examples=120)
+@given(case=ein_programs())
+def test_pass_keeps_the_meaning(name, case):
+    program, inputs = case
+    note(to_text(program))
+    after = PASSES[name](program)
+    note(to_text(after))
+    assert_same_meaning(program, after, inputs)
+    tl.check(to_text(after))  # what a pass produces is a well-typed program again
+    assert results(after) == results(program)
+
+
+@settings(max_examples=60)
+@given(case=ein_programs())
+def test_the_optimizer_never_adds_flops(case):
+    """In the cost model ``tensorlang analyze`` reports, optimizing never costs more, and
+    optimizing an optimized program again costs no more than it."""
+    from tensorlang.passes.analysis import program_cost
+
+    program, _ = case
+    once = optimize(program).program
+    assert program_cost(once).flops <= program_cost(program).flops
+    assert program_cost(optimize(once).program).flops <= program_cost(once).flops
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+@settings(max_examples=80)
+@given(program=contraction_programs(), seed=st.integers(0, 2**32 - 1))
+def test_optimized_back_ends_match_the_oracle(backend, program, seed):
+    """The back ends run the optimized program (temporaries, pairwise contractions,
+    BLAS steps); the interpreter runs the source.  Both meet the oracle's bound."""
+    from .harness import Case, assert_close_to_oracle
+
+    rng = np.random.default_rng(seed)
+    inputs = {d.name: rng.uniform(-1, 1, size=d.shape) for d in program.decls if d.qual == "in"}
+    text = to_text(program)
+    note(text)
+    case = Case("index", text, inputs, ein_oracle(program, inputs), tuple(sorted(results(program))))
+    for who in ("interp", backend):
+        kernel = tl.compile(text, backend=who)
+        note(kernel.ir("opt"))
+        assert_close_to_oracle(case, kernel(**inputs), "float64", who)
