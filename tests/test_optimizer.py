@@ -86,7 +86,8 @@ def test_fusion_merges_contractions_for_contraction_ordering():
     ("y[i] = sum(j) T[j] * delta[j,5]", "y[i] = 0"),                         # beyond the range: selected away
     ("y[i] = 2 * 3 * T[i] + 0", "y[i] = 6 * T[i]"),                          # constant folding
     ("y[i] = T[i] * 0", "y[i] = T[i] * 0"),                                  # ⊥ * 0 is ⊥: not folded
-    ("y[i] = sum(j) (M[i,j] + N[i,j])", "y[i] = sum(j) M[i,j] + sum(j) N[i,j]"),  # Σ over +
+    ("y[i] = sum(j) (M[i,j] + T[i])", "y[i] = sum(j) M[i,j] + 4 * T[i]"),  # Σ over +, binding
+    ("y[i] = sum(j) (M[i,j] + N[i,j])", "y[i] = sum(j) (M[i,j] + N[i,j])"),  # no gain: kept
     ("y[i] = sum(j) T[i] * M[i,j]", "y[i] = T[i] * sum(j) M[i,j]"),          # summation binding
     ("y[i] = sum(j,k) M[i,j] * N[i,k]", "y[i] = (sum(j) M[i,j]) * sum(k) N[i,k]"),  # splitting
     ("y[i] = sum(j,k) M[j,k]", "y[i] = sum(j,k) M[j,k]"),

@@ -69,10 +69,11 @@ class Optimized:
 def optimize(program: ir.Program, skip=()) -> Optimized:
     """Run the pipeline, except the passes named in ``skip``, and log each pass.
 
-    The optimizer never makes a program costlier in the flop model ``analyze`` reports:
-    fusion bets that contraction ordering will refactor what it merged, and where the
-    path finder's choice does not pay off in that model, the pipeline is run again
-    without fusion and the cheaper result is kept (the log says so)."""
+    The optimizer never makes a program costlier in the flop model ``analyze`` reports.
+    Fusion and merging nested sums bet that contraction ordering will refactor what they
+    merged; where that does not pay off in the model, the pipeline is run again without
+    fusion, then without normalization, and the cheapest result is kept, or else the
+    program as lowered (the log says which)."""
     from .analysis import program_cost
 
     skip = set(skip)
@@ -80,11 +81,17 @@ def optimize(program: ir.Program, skip=()) -> Optimized:
     if unknown:
         raise ValueError(f"unknown pass {sorted(unknown)[0]!r} (passes: {', '.join(PASS_NAMES)})")
     result, log = _run(program, skip)
-    if "fuse" not in skip and program_cost(result).flops > program_cost(program).flops:
-        unfused, unfused_log = _run(program, skip | {"fuse"})
-        if program_cost(unfused).flops < program_cost(result).flops:
-            note = PassRecord("(again without fuse: fusing cost flops)", unfused.size, len(unfused.statements), 0.0)
-            result, log = unfused, log + [note] + unfused_log[1:]
+    budget = program_cost(program).flops
+    for without in ("fuse", "normalize"):
+        if program_cost(result).flops <= budget or without in skip:
+            continue
+        retry, retry_log = _run(program, skip | {without})
+        if program_cost(retry).flops < program_cost(result).flops:
+            note = PassRecord(f"(again without {without}: it cost flops)", retry.size, len(retry.statements), 0.0)
+            result, log = retry, log + [note] + retry_log[1:]
+    if program_cost(result).flops > budget:  # keep the program as it was, minus dead code
+        result = eliminate_dead_code(program)
+        log = log + [PassRecord("(kept as lowered: the passes cost flops)", result.size, len(result.statements), 0.0)]
     return Optimized(result, tuple(log))
 
 

@@ -69,6 +69,8 @@ def simplify(e: ir.Expr, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
     e = rebuild(e, kids)
     if isinstance(e, ir.Sum):
         return normalize_sum(e, fresh, scope)
+    if isinstance(e, ir.Reduce):
+        return _unused_reduction_indices(e)
     if isinstance(e, ir.Neg):
         if isinstance(e.arg, ir.Const):
             return ir.Const(-e.arg.value)
@@ -84,6 +86,31 @@ def simplify(e: ir.Expr, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
             value = float(getattr(np, e.fn)(e.arg.value))
         return ir.Const(value) if math.isfinite(value) else e
     return e
+
+
+#: The most copies of its body a product over an unused index becomes (EIN has no power).
+MAX_POWER_NODES = 4096
+
+
+def _unused_reduction_indices(e: ir.Reduce) -> ir.Expr:
+    """A reduction over indices its body does not depend on (left behind when δ or ε
+    became numbers): max and min of n equal values are the value, a product is the
+    n-th power (001 eq. (5)'s analogues, as TeIL's lowering does them)."""
+    used = free_indices(e.body)
+    unused = [(name, n) for name, n in e.index if name not in used]
+    if not unused:
+        return e
+    count = math.prod(n for _, n in unused)
+    body = e.body
+    if e.op == "*":
+        if isinstance(body, ir.Const):
+            body = ir.Const(body.value ** count)
+        elif count * ir.size(body) <= MAX_POWER_NODES:
+            body = product([body] * count)
+        else:
+            return e
+    kept = tuple(item for item in e.index if item not in unused)
+    return ir.Reduce(e.op, kept, body) if kept else body
 
 
 def _delta(e: ir.Delta) -> ir.Const | None:
@@ -150,11 +177,19 @@ class Monomial:
 
 
 def normalize_sum(e: ir.Sum, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
+    """The sum as a polynomial of split monomials.  Where that distributed Σ over a + or −,
+    it is kept only if it costs no more flops than the sum as it is (distributing alone
+    adds an addition per point; it pays when a rule then removes work: δ/ε, binding,
+    splitting).  Merging nested sums into one product is always kept: contraction
+    ordering then chooses the order the nesting had fixed."""
     terms = expand(e)
     out: list[Monomial] = []
     for term in terms:
         out.extend(simplify_monomial(term, fresh, scope))
-    return rebuild_polynomial(out)
+    rewritten = rebuild_polynomial(out)
+    from .analysis import body_flops
+
+    return rewritten if len(terms) == 1 or body_flops(rewritten) <= body_flops(e) else e
 
 
 def expand(e: ir.Expr) -> list[Monomial]:
