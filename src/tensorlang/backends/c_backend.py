@@ -2,9 +2,11 @@
 
 Compilation (once per kernel):
 1. Each EIN statement is either a *BLAS step* — a dense contraction (a product of at
-   least two tensors under a sum) whose work exceeds :data:`BLAS_WORK` runs through the
-   NumPy back end, whose opt_einsum path hands it to BLAS — or goes into a *C step*:
-   consecutive C statements form one C function.
+   least two tensors under a sum) whose work exceeds :data:`BLAS_WORK`: a mode product
+   (one index of a tensor contracted with a matrix) is one ``numpy.matmul`` over views
+   (:class:`_ModeStep`, when :func:`mode_step_pays`), another two-tensor contraction one
+   batched GEMM (:class:`_GemmStep`), anything else the NumPy back end's opt_einsum path —
+   or goes into a *C step*: consecutive C statements form one C function.
 2. The statements are lowered to a loop program (:mod:`.loops`), printed as C99
    (:mod:`.c_codegen`), compiled and cached (:mod:`.c_build`) and loaded with cffi,
    whose ``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes'
@@ -31,6 +33,13 @@ from . import c_build, c_codegen, loops
 #: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
 #: Python around the BLAS call, which a 2^16-flop loop finishes in.
 BLAS_WORK = 1 << 16
+
+#: A batched mode product (:class:`_ModeStep` with P and Q both non-trivial) is one small
+#: GEMM per element of P; it runs on BLAS only when each GEMM has at least this many
+#: multiply-adds and W is at least MODE_BATCH_MIN on each side, else as a loop nest
+#: (:func:`mode_step_pays` has the measurements).
+MODE_BATCH_WORK = 1 << 19
+MODE_BATCH_MIN = 16
 
 _REAL = {"float64": "double", "float32": "float"}
 
@@ -170,6 +179,113 @@ def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
     )
 
 
+@dataclass(frozen=True)
+class _ModeStep:
+    """``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` (or ``W[m, j]``): the mode
+    product of X with a matrix W, one pairwise step of the spectral-element kernels
+    (``t[e,l,j,k] = Σ_m B[j,m] t1[e,l,m,k]``), as one ``numpy.matmul`` that reads X and
+    writes the target's buffer in place, copying nothing.
+
+    Why not :class:`_GemmStep`: W shares no axis with X, so there P and Q both become the
+    product's "right" group — X transposed to (M, P Q) and the result transposed back, two
+    copies of the big tensors.  Here P and Q stay where they are: X is viewed as
+    (P, M, Q) and the target as (P, J, Q), and the product is ``W' X[p]`` for every p,
+    one GEMM when P or Q is empty (size 1); ``W'`` is W or Wᵀ as a view, which numpy
+    hands to BLAS as a transposed matrix without a copy.  Whether the batched form (P and
+    Q both non-trivial) pays is :func:`mode_step_pays`'s question."""
+
+    target: int
+    matrix: int
+    operand: int
+    transpose: bool  # W is indexed [m, j]: the product uses Wᵀ
+    p: int  # the extents of P (product), M, J and Q (product)
+    m: int
+    j: int
+    q: int
+    scale: float
+
+    @property
+    def batched(self) -> bool:
+        """P and Q both non-trivial: P GEMMs of (J, M) by (M, Q), numpy's loop over P."""
+        return self.p > 1 and self.q > 1
+
+    def run(self, buffers) -> None:
+        w, x, out = buffers[self.matrix], buffers[self.operand], buffers[self.target]
+        if self.transpose:
+            w = w.T
+        if self.p == 1:  # out(J, Q) = W' X(M, Q)
+            np.matmul(w, x.reshape(self.m, self.q), out=out.reshape(self.j, self.q))
+        elif self.q == 1:  # out(P, J) = X(P, M) W'ᵀ
+            np.matmul(x.reshape(self.p, self.m), w.T, out=out.reshape(self.p, self.j))
+        else:  # out(P, J, Q) = W' X(P, M, Q), W' broadcast over P
+            np.matmul(w, x.reshape(self.p, self.m, self.q), out=out.reshape(self.p, self.j, self.q))
+        if self.scale != 1.0:
+            np.multiply(out, out.dtype.type(self.scale), out=out)
+
+
+def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> _ModeStep | None:
+    """The :class:`_ModeStep` of a BLAS contraction (:func:`is_blas_contraction`) that is a
+    mode product ``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` — W a matrix (either
+    factor, indexed ``[j, m]`` or ``[m, j]``), the target X's indices with m replaced by j,
+    in order — else None."""
+    tensors, summed, scale = contraction_factors(stmt)
+    if len(tensors) != 2 or len(summed) != 1:
+        return None
+    m = summed[0][0]
+    out = tuple(name for name, _ in stmt.index)
+    # W is tried as the smaller factor first (with two matrices either fits: the same GEMM)
+    for w, x in sorted((tensors, tensors[::-1]), key=lambda pair: math.prod(shapes[pair[0].name])):
+        if len(w.indices) != 2 or m not in w.indices or m not in x.indices:
+            continue
+        j = w.indices[1] if w.indices[0] == m else w.indices[0]
+        at = x.indices.index(m)
+        if j in x.indices or out != x.indices[:at] + (j,) + x.indices[at + 1:]:
+            continue
+        shape = shapes[x.name]
+        return _ModeStep(
+            target=slot_of[stmt.target], matrix=slot_of[w.name], operand=slot_of[x.name],
+            transpose=w.indices[0] == m, p=math.prod(shape[:at]), m=shape[at],
+            j=shapes[w.name][w.indices.index(j)], q=math.prod(shape[at + 1:]), scale=scale,
+        )
+    return None
+
+
+def mode_step_pays(step: _ModeStep) -> bool:
+    """Whether ``step`` should run rather than the generated loop nest.
+
+    A plain GEMM (P or Q empty) always does, as :class:`_GemmStep` did for it before.  A
+    batched one pays numpy's ~80 ns per GEMM P times and runs the small GEMMs on one
+    thread, against a loop nest on every core; it wins only when each GEMM is big in
+    every direction: at least :data:`MODE_BATCH_WORK` multiply-adds and W at least
+    :data:`MODE_BATCH_MIN` on each side.
+
+    Measured on the 2-core development machine, float64, X of 2^20 elements, ms, best of
+    5-8 passes (other processes were running), batched step / loop nest:
+
+        interpolation kernel, E = 2^20 // n^3     n=4        n=8        n=12       n=16
+        t2[e,l,j,k] = B[j,m] t1[e,l,m,k] (Q=n)   5.5/0.18   2.1/0.28   1.8/0.42   1.7/0.67
+        v[e,i,j,k] = A[i,l] t2[e,l,j,k] (Q=n^2)  1.7/0.17   1.2/0.39   1.4/0.53   1.5/1.0
+        (n=24, Q=576: 1.8/1.4; n=32, Q=1024: 1.7/13, the first n where the rule takes the step)
+
+        t[p,j,q] = W[j,m] X[p,m,q]    J=M=16   24        32        48        64      128
+        Q=32                                   2.5/0.94  2.5/1.3   3.6/1.4   4.3/2.5  4.6/9.2
+        Q=128                                  1.9/1.5   2.3/1.8   3.1/2.8   2.9/8.0  4.4/16
+        Q=256                        1.5/1.1   1.9/1.7   2.4/2.1   2.2/2.6   2.3/7.8  4.8/16
+        Q=512                                  2.5/2.1   1.6/2.7   2.2/3.3   2.2/7.2  3.8/17
+        Q=1024                       1.6/1.1   1.3/2.0   1.6/2.4   2.3/8.0   2.2/14   3.9/26
+        J×M = 16×32, 32×16, Q=1024: 0.92/1.4, 2.1/3.0; 8×64, 64×8, 4×128, 128×4, 8×128, 128×8
+        at 2^19 multiply-adds per GEMM: 0.70/0.63, 8.2/9.6, 0.69/0.32, 34/20, 0.73/0.60, 21/15.
+
+    The rule picks the faster in all of these but 64×8 (1.2x missed); of the other shapes
+    measured it misses 40×40 and 16×64 at Q=256 (1.9x, 1.4x).  These loop nests are the interchanged (row AXPY)
+    contractions of :func:`.loops.contraction`; against the accumulator-form nests before
+    them the batched step won from a few thousand multiply-adds per GEMM (n=8, Q=64: 1.5 ms
+    vs 2.9 ms; n=4, Q=4: 5.5 ms vs 1.5 ms): the rule follows the loop nests it competes with."""
+    if not step.batched:
+        return True
+    return step.j * step.m * step.q >= MODE_BATCH_WORK and min(step.j, step.m) >= MODE_BATCH_MIN
+
+
 @dataclass
 class _CStep:
     name: str
@@ -193,6 +309,25 @@ class Generated:
     declarations: str
 
 
+def _blas_step(stmt: ir.Statement, program: ir.Program, dtype, slot_of, shapes):
+    """The BLAS step that runs ``stmt``, or None when the loop nest should: a mode product
+    (:class:`_ModeStep`) when it pays, else a two-tensor GEMM (:class:`_GemmStep`), else the
+    NumPy back end's opt_einsum path."""
+    if not is_blas_contraction(stmt):
+        return None
+    mode = mode_step(stmt, slot_of, shapes)
+    if mode is not None:
+        # a mode product too fine-grained for BLAS stays a loop nest: _GemmStep would
+        # be slower still (it copies X and the result)
+        return mode if mode_step_pays(mode) else None
+    gemm = gemm_step(stmt, slot_of, shapes)
+    if gemm is not None:
+        return gemm
+    from .numpy_backend import compile_numpy
+
+    return _NumpyStep(slot_of[stmt.target], compile_numpy(ir.Program(program.decls, (stmt,)), dtype))
+
+
 def generate(program: ir.Program, dtype, blas: bool = True) -> Generated:
     """The schedule and C source for ``program``; compiles nothing (``--emit c`` uses it)."""
     real = _REAL[np.dtype(dtype).name]
@@ -213,20 +348,14 @@ def generate(program: ir.Program, dtype, blas: bool = True) -> Generated:
 
     shapes = {d.name: d.shape for d in program.decls}
     for nest in loop_program.nests:
-        if blas and is_blas_contraction(nest.statement):
-            flush()
-            gemm = gemm_step(nest.statement, slot_of, shapes)
-            if gemm is not None:
-                steps.append(gemm)
-            else:
-                from .numpy_backend import compile_numpy
-
-                single = ir.Program(program.decls, (nest.statement,))
-                steps.append(_NumpyStep(slot_of[nest.statement.target], compile_numpy(single, dtype)))
-            how = "numpy.matmul" if gemm is not None else "opt_einsum"
-            functions.append(f"/* BLAS step ({how}): {c_codegen._comment(statement_to_text(nest.statement))} */\n")
-        else:
+        step = _blas_step(nest.statement, program, dtype, slot_of, shapes) if blas else None
+        if step is None:
             group.append(nest)
+            continue
+        flush()
+        steps.append(step)
+        how = {_ModeStep: "numpy.matmul (mode product)", _GemmStep: "numpy.matmul"}.get(type(step), "opt_einsum")
+        functions.append(f"/* BLAS step ({how}): {c_codegen._comment(statement_to_text(nest.statement))} */\n")
     flush()
     source = c_codegen.prelude(real) + "".join("\n" + f for f in functions)
     return Generated(source, loop_program, tuple(steps), "\n".join(declarations))
@@ -352,7 +481,7 @@ class CKernel:
         for step in self.steps:
             if isinstance(step, _CStep):
                 step.function(*[self.ffi.from_buffer(buffers[s]) for s in step.slots], threads)
-            elif isinstance(step, _GemmStep):
+            elif isinstance(step, (_GemmStep, _ModeStep)):
                 with np.errstate(all="ignore"):
                     step.run(buffers)
             else:
