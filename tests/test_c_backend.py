@@ -391,3 +391,35 @@ def test_unusual_out_arguments_go_to_the_general_path_and_its_errors():
     with pytest.raises(TensorLangError) as exc:
         k(A=a, B=b, out={"C": np.zeros((2, 3))})
     assert exc.value.code == "input" and "shape" in str(exc.value)
+
+
+def test_temporaries_are_reused_between_calls_and_not_shared_by_concurrent_ones():
+    """The optimizer's temporaries come from a pool: the same buffers on the next call,
+    never one set for two calls running at once (each thread gets its own)."""
+    import threading
+
+    src = ("in var A : [6 6]\nin var B : [6 6]\nin var C : [6 6]\nin var u : [40 6 6 6]\nout var v : [40 6 6 6]\n"
+           "v = u # A # B # C . [[2 6] [3 8] [4 10]]\n")
+    k = tl.compile(src, backend="c")
+    assert k._c.temporary_slots  # three pairwise contractions: two temporaries
+    rng = np.random.default_rng(3)
+    inputs = [{m: rng.uniform(-1, 1, (6, 6)) for m in "ABC"} | {"u": rng.uniform(-1, 1, (40, 6, 6, 6))}
+              for _ in range(4)]
+    expected = [tl.compile(src, backend="numpy", opt=False)(**x)["v"] for x in inputs]
+    k(**inputs[0])
+    first = k._c._pool[-1]
+    k(**inputs[1])
+    assert k._c._pool[-1] is first
+    got = [None] * 4
+
+    def work(i):
+        for _ in range(20):
+            got[i] = k(**inputs[i])["v"]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for value, want in zip(got, expected):
+        np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-14)

@@ -417,9 +417,25 @@ class CKernel:
         does as little Python as possible: small kernels pay for every line here)."""
         self.plan = tuple((n, name, self.shapes[n], roles.get(name, "temp")) for n, name in enumerate(self.names))
         self._inputs = tuple((n, name) for n, name, _, role in self.plan if role == "in")
-        self._others = tuple(entry for entry in self.plan if entry[3] != "in")
+        self._others = tuple(entry for entry in self.plan if entry[3] not in ("in", "temp"))
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
         self._empty = [None] * len(self.plan)
+        self.temporary_slots = tuple(n for n, _, _, role in self.plan if role == "temp")
+        self._pool: list[tuple[np.ndarray, ...]] = []
+
+    def take_temporaries(self) -> tuple[np.ndarray, ...]:
+        """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
+        calls: a fresh multi-megabyte buffer costs a page fault per 4 KiB on first touch
+        (measured: about 4 ms of the 7 ms an interpolation call took at n=8, E=2048).
+        A call takes a set and gives it back when done, so concurrent calls never share
+        one (the pool grows to as many sets as calls run at once)."""
+        try:
+            return self._pool.pop()
+        except IndexError:
+            return tuple(np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots)
+
+    def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
+        self._pool.append(buffers)
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """Run with validated inputs; write results into ``targets`` where given.
@@ -437,6 +453,9 @@ class CKernel:
         of :mod:`.c_fastcall` instead.)"""
         dtype = self.dtype
         buffers = self._empty[:]
+        pool = self.take_temporaries()
+        for position, n in enumerate(self.temporary_slots):
+            buffers[n] = pool[position]
         for n, name in self._inputs:
             given = supplied[name]
             if given.dtype != dtype or not given.flags.c_contiguous:
@@ -461,6 +480,7 @@ class CKernel:
             else:
                 buffers[n] = np.empty(shape, dtype=dtype)
         self.execute(buffers, threads)
+        self.give_back_temporaries(pool)
         results = {}
         for n, name in self.results:
             target = targets.get(name)

@@ -81,9 +81,14 @@ def fast_call(kernel, roles: dict[str, str]):
     lines.append("        pass")
     for n in targets:
         lines.append(f"        t{n} = None")
+    pooled = [n for n in slots if roles.get(names[n], "temp") not in ("in", "out", "inout", "optional")]
+    if pooled:  # temporaries: buffers kept between calls (CKernel.take_temporaries)
+        lines.append("    pool = take()")
+        for n in pooled:
+            lines.append(f"    b{n} = pool[{kernel.temporary_slots.index(n)}]")
     for n in slots:
         role = roles.get(names[n], "temp")
-        if role == "in":
+        if role == "in" or n in pooled:
             continue
         if role == "out":
             lines.append(f"    b{n} = empty({tuple(shapes[n])!r}, dtype) if t{n} is None else t{n}")
@@ -103,6 +108,8 @@ def fast_call(kernel, roles: dict[str, str]):
         lines.append(f"    function({args}{', ' if args else ''}threads)")
     else:
         lines.append(f"    execute([{', '.join(buffer[n] for n in slots)}], threads)")
+    if pooled:
+        lines.append("    give_back(pool)")
     results = ", ".join(f"{names[n]!r}: b{n}" for n in targets)
     lines.append(f"    return {{{results}}}")
     source = "\n".join(lines) + "\n"
@@ -111,6 +118,7 @@ def fast_call(kernel, roles: dict[str, str]):
         "ndarray": np.ndarray, "dtype": kernel.dtype, "empty": np.empty, "copyto": np.copyto, "array": np.array,
         "numbers": _NUMBERS,
         "function": function, "execute": kernel.execute,
+        "take": kernel.take_temporaries, "give_back": kernel.give_back_temporaries,
     }
     if ffi is not None:
         namespace.update(fb=ffi._backend.from_buffer, char=ffi.typeof("char[]"))
