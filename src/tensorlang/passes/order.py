@@ -25,7 +25,7 @@ import opt_einsum
 
 from ..ein import ir
 from .indices import product, free_indices, rebuild
-from .program import TEMP, TempNames
+from .program import TempNames, lift_into_temporaries
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -35,17 +35,7 @@ OPTIMAL_UP_TO = 6
 
 
 def order_contractions(program: ir.Program) -> ir.Program:
-    names = TempNames(program)
-    decls = list(program.decls)
-    statements: list[ir.Statement] = []
-    for stmt in program.statements:
-        lifted: list[ir.Statement] = []
-        body = _order(stmt.body, dict(stmt.index), names, lifted)
-        for temp in lifted:
-            decls.append(ir.Decl(temp.target, tuple(n for _, n in temp.index), TEMP))
-        statements.extend(lifted)
-        statements.append(ir.Statement(stmt.target, stmt.index, body))
-    return ir.Program(tuple(decls), tuple(statements))
+    return lift_into_temporaries(program, _order)
 
 
 def _order(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:

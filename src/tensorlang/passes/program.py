@@ -68,5 +68,22 @@ class TempNames:
                 return name
 
 
+def lift_into_temporaries(program: ir.Program, rewrite) -> ir.Program:
+    """Run ``rewrite(body, scope, names, lifted)`` on every statement's body: it returns
+    the new body and appends to ``lifted`` the statements of the compiler temporaries it
+    introduced (named by ``names``), which go just before the statement, declared ``temp``.
+    Split and contraction ordering are both such rewrites."""
+    names = TempNames(program)
+    decls = list(program.decls)
+    statements: list[ir.Statement] = []
+    for stmt in program.statements:
+        lifted: list[ir.Statement] = []
+        body = rewrite(stmt.body, dict(stmt.index), names, lifted)
+        decls.extend(ir.Decl(temp.target, tuple(n for _, n in temp.index), TEMP) for temp in lifted)
+        statements.extend(lifted)
+        statements.append(ir.Statement(stmt.target, stmt.index, body))
+    return ir.Program(tuple(decls), tuple(statements))
+
+
 def elements(shape) -> int:
     return math.prod(shape)

@@ -19,21 +19,11 @@ import math
 
 from ..ein import ir
 from .indices import free_indices, rebuild
-from .program import TEMP, TempNames
+from .program import TempNames, lift_into_temporaries
 
 
 def split(program: ir.Program) -> ir.Program:
-    names = TempNames(program)
-    decls = list(program.decls)
-    statements: list[ir.Statement] = []
-    for stmt in program.statements:
-        lifted: list[ir.Statement] = []
-        body = _lift(stmt.body, dict(stmt.index), names, lifted)
-        for temp in lifted:
-            decls.append(ir.Decl(temp.target, tuple(n for _, n in temp.index), TEMP))
-        statements.extend(lifted)
-        statements.append(ir.Statement(stmt.target, stmt.index, body))
-    return ir.Program(tuple(decls), tuple(statements))
+    return lift_into_temporaries(program, _lift)
 
 
 def _costly(e: ir.Expr) -> bool:
