@@ -9,7 +9,7 @@ import pytest
 import tensorlang as tl
 from tensorlang.cli import main
 from tensorlang.ein import ir
-from tensorlang.ein.printer import statement_to_text, to_text
+from tensorlang.ein.printer import statement_to_text
 from tensorlang.passes import (eliminate_dead_code, fuse, normalize, optimize, order_contractions, split,
                                value_number)
 from tensorlang.passes.analysis import program_cost

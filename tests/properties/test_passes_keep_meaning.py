@@ -24,7 +24,7 @@ from tensorlang.ein.printer import to_text
 from tensorlang.passes import PIPELINE, optimize
 from tensorlang.passes.program import results
 
-from .generators import programs, program_text, random_inputs, qualify
+from .generators import program_text, programs, random_inputs
 from .harness import EPS, SLACK, ein_oracle, index_programs
 
 PASSES = {name: run for name, run in PIPELINE}

@@ -81,7 +81,7 @@ def fast_call(kernel, roles: dict[str, str]):
     lines.append("        pass")
     for n in targets:
         lines.append(f"        t{n} = None")
-    pooled = [n for n in slots if roles.get(names[n], "temp") not in ("in", "out", "inout", "optional")]
+    pooled = [n for n in slots if n in kernel.temporary_slots]
     if pooled:  # temporaries: buffers kept between calls (CKernel.take_temporaries)
         lines.append("    pool = take()")
         for n in pooled:

@@ -183,6 +183,11 @@ def _rename(e: Expr, rename: dict[str, str]) -> Expr:
     raise TypeError(f"not an EIN expression: {e!r}")
 
 
+#: The qualifier of a variable a pass introduced (passes/program.py): never an input,
+#: never a result, whatever the program's own qualifiers say.
+TEMP = "temp"
+
+
 @dataclass(frozen=True)
 class Decl:
     name: str

@@ -95,9 +95,9 @@ def to_text(program: ir.Program) -> str:
     lines = [f"// renamed: {old} -> {new} ('{old}' is a reserved word of the model language)"
              for old, new in mapping.items()]
     for d in program.decls:
-        if d.qual == "temp":  # a compiler temporary (passes/program.py): never a result
+        if d.qual == ir.TEMP:  # a compiler temporary (passes/program.py): never a result
             lines.append(f"// {d.name}: a compiler temporary")
-        qual = f"{d.qual} " if d.qual and d.qual != "temp" else ""
+        qual = f"{d.qual} " if d.qual and d.qual != ir.TEMP else ""
         lines.append(f"{qual}var {mapping.get(d.name, d.name)} : [{' '.join(str(x) for x in d.shape)}]")
     for s in program.statements:
         if mapping:

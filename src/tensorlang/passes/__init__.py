@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 from ..ein import ir
+from .analysis import program_cost
 from .cse import value_number
 from .dead_code import eliminate_dead_code
 from .fuse import fuse
@@ -74,22 +75,21 @@ def optimize(program: ir.Program, skip=()) -> Optimized:
     merged; where that does not pay off in the model, the pipeline is run again without
     fusion, then without normalization, and the cheapest result is kept, or else the
     program as lowered (the log says which)."""
-    from .analysis import program_cost
-
     skip = set(skip)
     unknown = skip - set(PASS_NAMES)
     if unknown:
         raise ValueError(f"unknown pass {sorted(unknown)[0]!r} (passes: {', '.join(PASS_NAMES)})")
     result, log = _run(program, skip)
-    budget = program_cost(program).flops
+    budget, cost = program_cost(program).flops, program_cost(result).flops
     for without in ("fuse", "normalize"):
-        if program_cost(result).flops <= budget or without in skip:
+        if cost <= budget or without in skip:
             continue
         retry, retry_log = _run(program, skip | {without})
-        if program_cost(retry).flops < program_cost(result).flops:
+        retry_cost = program_cost(retry).flops
+        if retry_cost < cost:
             note = PassRecord(f"(again without {without}: it cost flops)", retry.size, len(retry.statements), 0.0)
-            result, log = retry, log + [note] + retry_log[1:]
-    if program_cost(result).flops > budget:  # keep the program as it was, minus dead code
+            result, log, cost = retry, log + [note] + retry_log[1:], retry_cost
+    if cost > budget:  # keep the program as it was, minus dead code
         result = eliminate_dead_code(program)
         log = log + [PassRecord("(kept as lowered: the passes cost flops)", result.size, len(result.statements), 0.0)]
     return Optimized(result, tuple(log))

@@ -71,7 +71,7 @@ def _amount(x: float) -> str:
 
 def statement_table(program: ir.Program, itemsize: int) -> list[str]:
     shapes = program.shapes
-    temps = {d.name for d in program.decls if d.qual == "temp"}
+    temps = {d.name for d in program.decls if d.qual == ir.TEMP}
     lines = []
     for n, stmt in enumerate(program.statements, 1):
         cost = statement_cost(stmt, shapes, itemsize)

@@ -11,7 +11,7 @@ any statement are undeclared.
 from __future__ import annotations
 
 from ..ein import ir
-from .program import TEMP, is_qualified, results
+from .program import results, temporaries
 
 
 def eliminate_dead_code(program: ir.Program) -> ir.Program:
@@ -25,7 +25,6 @@ def eliminate_dead_code(program: ir.Program) -> ir.Program:
         kept.append(stmt)
     statements = tuple(reversed(kept))
     used = {s.target for s in statements} | {name for s in statements for name in s.reads}
-    qualified = is_qualified(program)
-    decls = tuple(d for d in program.decls
-                  if d.name in used or not (d.qual == TEMP or (qualified and d.qual is None)))
+    removable = temporaries(program)
+    decls = tuple(d for d in program.decls if d.name in used or d.name not in removable)
     return ir.Program(decls, statements)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
-from .indices import Fresh, all_names, free_indices, substitute
+from .indices import Fresh, all_names, rebuild, substitute
 from .program import assignments, readers, temporaries
 
 
@@ -84,8 +84,6 @@ def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | Non
             return substitute(definition.body, dict(zip(params, e.indices)), fresh)
         if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
             return e
-        from .indices import rebuild
-
         return rebuild(e, tuple(replace(c) for c in ir.children(e)))
 
     return ir.Statement(use.target, use.index, replace(use.body))
@@ -125,5 +123,3 @@ def is_multilinear(e: ir.Expr) -> bool:
         return is_multilinear(e.left) and is_multilinear(e.right)
     return False
 
-
-__all__ = ["fuse", "fuse_into", "is_multilinear", "free_indices"]

@@ -35,8 +35,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..backends.interp import controlled_division
 from ..ein import ir
+from .analysis import body_flops
 from .indices import product, Fresh, all_names, free_indices, rebuild, rename_bound, substitute
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
@@ -80,8 +83,6 @@ def simplify(e: ir.Expr, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
     if isinstance(e, ir.BinOp):
         return _fold(e)
     if isinstance(e, ir.Apply) and isinstance(e.arg, ir.Const):
-        import numpy as np
-
         with np.errstate(all="ignore"):
             value = float(getattr(np, e.fn)(e.arg.value))
         return ir.Const(value) if math.isfinite(value) else e
@@ -137,8 +138,6 @@ def _fold(e: ir.BinOp) -> ir.Expr:
     if isinstance(left, ir.Const) and isinstance(right, ir.Const):
         a, b = left.value, right.value
         if op == "/":
-            import numpy as np
-
             with np.errstate(all="ignore"):
                 value = float(controlled_division(np.float64(a), np.float64(b)))
         else:
@@ -187,8 +186,6 @@ def normalize_sum(e: ir.Sum, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
     for term in terms:
         out.extend(simplify_monomial(term, fresh, scope))
     rewritten = rebuild_polynomial(out)
-    from .analysis import body_flops
-
     return rewritten if len(terms) == 1 or body_flops(rewritten) <= body_flops(e) else e
 
 

@@ -24,6 +24,7 @@ import math
 import opt_einsum
 
 from ..ein import ir
+from .analysis import body_flops
 from .indices import product, free_indices, rebuild
 from .program import TempNames, lift_into_temporaries
 
@@ -118,8 +119,6 @@ def contraction_chain(e: ir.Sum, factors: list[ir.Expr], scope: dict[str, int], 
 def _cheaper(e: ir.Sum, steps: list[ir.Statement], final: ir.Expr, scope: dict[str, int]) -> bool:
     """Whether the chain costs fewer flops than the sum as written, in the loop-nest cost
     model ``tensorlang analyze`` reports (opt_einsum's own model differs in details)."""
-    from .analysis import body_flops
-
     bound = {name for name, _ in e.index}
     outer = math.prod(n for v, n in scope.items() if v not in bound)
     chain = sum(math.prod(n for _, n in s.index) * body_flops(s.body) for s in steps)

@@ -9,12 +9,9 @@ result, never an input, whatever the program's other qualifiers say.
 
 from __future__ import annotations
 
-import math
-
 from ..ein import ir
 
-#: The qualifier of a compiler-introduced variable.
-TEMP = "temp"
+from ..ein.ir import TEMP
 
 
 def is_qualified(program: ir.Program) -> bool:
@@ -84,6 +81,3 @@ def lift_into_temporaries(program: ir.Program, rewrite) -> ir.Program:
         statements.append(ir.Statement(stmt.target, stmt.index, body))
     return ir.Program(tuple(decls), tuple(statements))
 
-
-def elements(shape) -> int:
-    return math.prod(shape)
