@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
-from tensorlang.cfd import parse_cfd, to_cfd_source
-from tensorlang.syntax import ast
-from tensorlang.syntax.model_source import to_model_source
+from tensorlang.lang.cfd import parse_cfd, to_cfd_source
+from tensorlang.lang.tl import ast
+from tensorlang.lang.tl.model_source import to_model_source
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cfd"
 BACKENDS = ["interp", "numpy"]

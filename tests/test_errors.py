@@ -23,8 +23,8 @@ import pytest
 
 import tensorlang as tl
 from tensorlang import TensorLangError
-from tensorlang.syntax.ast import Binary, Contract, Neg, Number, Outer, Pair, Paren, Transpose, Var
-from tensorlang.syntax.model import parse_model
+from tensorlang.lang.tl.ast import Binary, Contract, Neg, Number, Outer, Pair, Paren, Transpose, Var
+from tensorlang.lang.tl.parser import parse_model
 
 
 def reject(src: str) -> TensorLangError:

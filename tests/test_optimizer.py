@@ -12,7 +12,7 @@ from tensorlang.ein import ir
 from tensorlang.ein.printer import statement_to_text
 from tensorlang.passes import (eliminate_dead_code, fuse, normalize, optimize, order_contractions, split,
                                value_number)
-from tensorlang.passes.analysis import program_cost
+from tensorlang.analysis.cost import program_cost
 
 
 def lowered(src: str) -> ir.Program:
@@ -53,6 +53,20 @@ def test_dead_code_drops_an_overwritten_assignment_but_keeps_every_variable_of_a
 def test_fusion_substitutes_a_single_use_temporary():
     src = "in var a : [3]\nin var D : [3]\nvar t : [3]\nout var y : [3]\nt[i] = exp(a[i])\ny = D * t\n"
     assert bodies(fuse(lowered(src))) == ["y[i] = D[i] * exp(a[i])"]
+
+
+def test_fusion_renames_a_fused_binder_that_the_use_already_binds():
+    # found by the property tests: t's sum(j) landed inside the use's sum(i,j), which
+    # index notation reads as a repeated index (there is no shadowing)
+    # (extents of 1: the use then evaluates t once per point of t, so fusing adds no work)
+    src = ("in var a : [1]\nin var b : [1]\nin var c : [1]\nin var d : [1]\nvar t : [1]\nout var y : []\n"
+           "t[i] = tanh(sum(j) a[i] * b[j])\ny[] = sum(i,j) c[i] * t[i] * d[j]\n")
+    fused = fuse(lowered(src))
+    assert len(fused.statements) == 1
+    text = "\n".join(bodies(fused))
+    assert "sum(j)" not in text.split("tanh", 1)[1], text
+    tl.check(src.split("t[i] =")[0] + text + "\n")  # the fused program is well-typed index notation
+    same_results(src, a=rng.normal(size=1), b=rng.normal(size=1), c=rng.normal(size=1), d=rng.normal(size=1))
 
 
 def test_fusion_keeps_a_temporary_read_twice_or_whose_inputs_change_in_between():

@@ -15,8 +15,8 @@ import pytest
 
 import tensorlang as tl
 from tensorlang import TensorLangError
-from tensorlang.teil.core import check_core, to_core
-from tensorlang.teil.parser import parse_teil
+from tensorlang.lang.teil.core import check_core, to_core
+from tensorlang.lang.teil.parser import parse_teil
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "teil"
 BACKENDS = ["interp", "numpy"]
@@ -322,7 +322,7 @@ def test_core_rewriter_keeps_core_programs_and_rewrites_full_ones():
     rewritten = to_core(full)
     check_core(rewritten)
     x = np.random.default_rng(0).standard_normal((2, 3, 2))
-    from tensorlang.teil.printer import to_teil_source
+    from tensorlang.lang.teil.printer import to_teil_source
 
     np.testing.assert_array_equal(tl.compile(to_teil_source(rewritten), lang="teil")(x=x)["x"], np.swapaxes(x, 0, 2))
 

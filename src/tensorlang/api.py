@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numbers
 
+from . import lang as languages
 from .backends import resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, resolve_dtype
-from .syntax import load, parse
-from .typecheck import CheckedProgram, check_program
+from .passes import PASS_NAMES
+from .semantics.types import CheckedProgram
 
 
 def check_params(params) -> dict[str, int]:
@@ -38,8 +39,6 @@ def check_params(params) -> dict[str, int]:
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
     """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes
     by name (``--no-opt``, ``--skip NAME``): both are for debugging the optimizer."""
-    from .passes import PASS_NAMES
-
     if not isinstance(opt, bool):
         raise TensorLangError("input", f"opt must be True or False, got {opt!r}")
     if isinstance(skip_passes, str):
@@ -54,31 +53,26 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
     return names
 
 
-def check_source(source: Source, lang: str = "tl", params=None, core: bool = False) -> CheckedProgram:
+def check_source(source: Source, lang: str = languages.DEFAULT, params=None, core: bool = False) -> CheckedProgram:
     """Parse and type-check already-read source text.
 
     ``core=True`` also checks that a TeIL program is Core-TeIL (001 section 4)."""
-    program = parse(source, lang, check_params(params))
+    program = languages.parse(source, lang, check_params(params))
+    language = languages.get(lang)
     try:
-        if program.lang == "teil":  # 001 Figure 8's rules (teil/typecheck.py)
-            from .teil.typecheck import check_program as check_teil
-
-            checked = check_teil(program)
-            if core:
-                from .teil.core import check_core
-
-                check_core(program)
-            return checked
-        if core:
+        if core and language.core_check is None:
             raise TensorLangError("input", "the Core-TeIL check (core=True, --core) applies to TeIL programs only")
-        return check_program(program)
+        checked = language.check(program)
+        if core:
+            language.core_check(program)
+        return checked
     except TensorLangError as exc:
         raise exc.with_source(source) from None
 
 
 def compile_source(
     source: Source,
-    lang: str = "tl",
+    lang: str = languages.DEFAULT,
     backend: str = "auto",
     dtype="float64",
     pad: int | None = None,
@@ -97,7 +91,7 @@ def compile_source(
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise TensorLangError("input", f"threads must be a positive integer, got {threads!r}")
     try:
-        return Kernel(checked, source, chosen, resolved, threads, opt, skip_passes)
+        return Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
 
@@ -108,7 +102,7 @@ def check(source_or_path, lang: str | None = None, params=None, core: bool = Fal
 
     ``params`` gives symbolic sizes (``{"n": 5}``) to front ends that have them (.cfd).
     ``core=True`` also requires a TeIL program to be Core-TeIL (001 section 4)."""
-    source, lang = load(source_or_path, lang)
+    source, lang = languages.load(source_or_path, lang)
     return check_source(source, lang, params, core)
 
 
@@ -133,5 +127,5 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     ``skip_passes`` names passes to leave out (docs/optimizer.md); the interpreter never
     optimizes.
     """
-    source, lang = load(source_or_path, lang)
+    source, lang = languages.load(source_or_path, lang)
     return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes)

@@ -17,19 +17,23 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import __version__, stages
+from .analysis.report import report
 from .api import check_source, compile_source
-from .backends import KNOWN
+from .backends import KNOWN, c_build
 from .errors import Source, TensorLangError, guard
-from .syntax import SUFFIXES, read_source
-from .typecheck import show
+from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
+from .passes import PASS_NAMES
+from .semantics.types import show
+
+#: The languages ``--lang`` accepts.
+LANGUAGES = sorted(REGISTRY)
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
     if path == "-":
-        return Source(sys.stdin.read().removeprefix("\ufeff"), "<stdin>"), lang or "tl"
-    source = read_source(path)
-    return source, lang or SUFFIXES.get(Path(path).suffix, "tl")
+        return Source(sys.stdin.read().removeprefix("\ufeff"), "<stdin>"), lang or DEFAULT_LANGUAGE
+    return read_source(path), language_of(path, lang)
 
 
 # ------------------------------------------------------------------ check
@@ -92,20 +96,17 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
 
 
 def _random_candidates(kernel) -> list[str]:
-    """With qualifiers: the in/inout variables.  Without: those read before assigned."""
+    """With qualifiers: the in/inout variables.  Without: those read before assigned
+    (in the lowered program, which keeps one statement per source statement and what
+    each reads, whatever the front end)."""
     if kernel.checked.context.qualified:
         return list(kernel.inputs)
-    from .syntax.ast import variables_read
-    from .teil import ast as teil_ast
-
-    if isinstance(kernel.program, teil_ast.Program):
-        variables_read = teil_ast.variables_read
     assigned: set[str] = set()
     needed: list[str] = []
-    for stmt in kernel.program.stmts:
-        for var in variables_read(stmt.expr):
-            if var.name not in assigned and var.name not in needed:
-                needed.append(var.name)
+    for stmt in kernel.ein.statements:
+        for name in stmt.reads:
+            if name not in assigned and name not in needed:
+                needed.append(name)
         assigned.add(stmt.target)
     return needed
 
@@ -171,10 +172,9 @@ def cmd_compile(args) -> int:
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
                             opt=not args.no_opt, skip_passes=args.skip)
-    stages = ("ast", "tl", "teil", "core", "ein", "lambda", "opt")
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
-    text = kernel.ir(args.emit) if args.emit in stages else kernel.code(args.emit)
+    text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
     if args.o:
         try:
             Path(args.o).write_text(text)
@@ -187,8 +187,6 @@ def cmd_compile(args) -> int:
 
 # ------------------------------------------------------------------ analyze
 def cmd_analyze(args) -> int:
-    from .passes.analysis import report
-
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
                             skip_passes=args.skip)
@@ -198,8 +196,6 @@ def cmd_analyze(args) -> int:
 
 # ------------------------------------------------------------------ cache
 def cmd_cache(args) -> int:
-    from .backends import c_build
-
     if args.action == "info":
         print(c_build.cache_info())
     else:
@@ -216,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="type-check programs; exit 1 with diagnostics if any is ill-formed")
     p.add_argument("programs", nargs="+", metavar="PROG")
-    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--lang", choices=LANGUAGES)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                    help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing for well-formed programs")
@@ -235,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN)
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     p.add_argument("--threads", type=int)
-    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--lang", choices=LANGUAGES)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                    help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     _optimizer_switches(p)
@@ -243,9 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="show a stage of the compiler")
     p.add_argument("program", metavar="PROG")
-    p.add_argument("--emit", default="ast", choices=("ast", "tl", "teil", "core", "ein", "lambda", "opt", "c", "numpy"))
+    p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES)
     p.add_argument("-o", metavar="FILE")
-    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--lang", choices=LANGUAGES)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                    help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element type of generated code")
@@ -254,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("analyze", help="flops and bytes per statement before and after the optimizer")
     p.add_argument("program", metavar="PROG")
-    p.add_argument("--lang", choices=sorted(set(SUFFIXES.values())))
+    p.add_argument("--lang", choices=LANGUAGES)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
                    help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element size for bytes")
@@ -273,8 +269,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:
     """``--no-opt`` and ``--skip PASS``: for debugging the optimizer (docs/optimizer.md)."""
-    from .passes import PASS_NAMES
-
     if no_opt:
         p.add_argument("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
     else:

@@ -13,13 +13,12 @@ from typing import Mapping
 
 import numpy as np
 
-from . import limits
-from .backends import interp
-from .ein.lower import lower_program
-from .ein.printer import to_lambda_text, to_text
+from . import limits, stages
 from .errors import Source, TensorLangError, error, guard
-from .syntax.printer import to_source
-from .typecheck import CheckedProgram, show
+from .lang import Language
+from .passes import Optimized, optimize
+from .semantics.interface import Role, initial_store
+from .semantics.types import CheckedProgram, show
 
 DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
 
@@ -43,8 +42,9 @@ class Kernel:
     caller-owned arrays (exact shape and dtype) instead of new ones.
     """
 
-    def __init__(self, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
+    def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
                  threads: int | None = None, opt: bool = True, skip_passes=()):
+        self.language = language
         self.checked = checked
         self.source = source
         self.backend = backend
@@ -54,7 +54,7 @@ class Kernel:
         self._store_elements: int | None = None
         self._input_table = None
         self._outputs_table = None
-        self.ein = lower_program(checked)
+        self.ein = self.language.lower(checked)
         self.opt = opt
         self.skip_passes = tuple(skip_passes)
         self._optimized = None
@@ -72,12 +72,10 @@ class Kernel:
 
     # --------------------------------------------------------------- interface
     @property
-    def optimized(self):
+    def optimized(self) -> Optimized:
         """The optimizer's run on this program (:class:`tensorlang.passes.Optimized`):
         the program after the passes and the log of each pass; computed on first use."""
         if self._optimized is None:
-            from .passes import optimize
-
             self._optimized = optimize(self.ein, self.skip_passes)
         return self._optimized
 
@@ -109,21 +107,11 @@ class Kernel:
     def shapes(self) -> dict[str, tuple[int, ...]]:
         return dict(self.checked.context.shapes)
 
-    def roles(self) -> dict[str, str]:
+    def roles(self) -> dict[str, Role]:
         """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and
         result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
-        only) or ``temp``."""
-        quals = self.checked.context.quals
-        results, inputs, optional = set(self.outputs), set(self.inputs), set(self.optional_inputs)
-        roles = {}
-        for name in self.checked.context.shapes:
-            if quals[name] == "in":
-                roles[name] = "in"
-            elif name in results:
-                roles[name] = "optional" if name in optional else ("inout" if name in inputs else "out")
-            else:
-                roles[name] = "optional" if name in optional else "temp"
-        return roles
+        only) or ``temp`` (semantics/interface.py)."""
+        return dict(self.checked.interface.roles)
 
     def __repr__(self) -> str:
         return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}>"
@@ -180,9 +168,10 @@ class Kernel:
                 self.last_run_seconds = time.perf_counter() - start
                 return results
             if self._numpy is not None:
-                store = self._numpy(interp.initial_store(self.checked, supplied, self.dtype))
+                store = self._numpy(initial_store(self.checked.context.shapes, self.checked.interface.roles,
+                                                  supplied, self.dtype))
             else:
-                store = interp.run(self.checked, supplied, self.dtype)
+                store = self.language.interpret(self.checked, supplied, self.dtype)
             self.last_run_seconds = time.perf_counter() - start
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
@@ -311,42 +300,33 @@ class Kernel:
         notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
         (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
         ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md)."""
-        if stage == "ast":
-            return to_source(self.program)
-        if stage in ("tl", "teil", "core"):  # the equivalent program, whatever the front end
-            from .teil.convert import emit
-
-            try:
-                return emit(self.checked, stage)
-            except TensorLangError as exc:
-                raise exc.with_source(self.source) from None
-        if stage == "ein":
-            return to_text(self.ein)
-        if stage == "opt":
-            return to_text(self.optimized.program)
-        if stage == "lambda":
-            return to_lambda_text(self.ein)
-        raise error("backend", f"stage {stage!r} is not available in this version "
-                    "(available: ast, tl, teil, core, ein, opt, lambda)")
+        show_stage = stages.IR_STAGES.get(stage)
+        if show_stage is None:
+            raise error("backend", f"stage {stage!r} is not available in this version "
+                        f"(available: {', '.join(stages.IR_STAGES)})")
+        try:
+            return show_stage(self)
+        except TensorLangError as exc:
+            raise exc.with_source(self.source) from None
 
     @guard
-    def code(self, lang: str = "numpy") -> str:
+    def code(self, target: str = "numpy") -> str:
         """Generated code: ``c`` is the C the C back end compiles (the kernel's own, or,
         for another back end, what it would compile); ``numpy`` is the Python source the
         NumPy back end runs."""
-        if lang == "c":
+        if target == "c":
             if self._c is None:
                 from .backends.c_backend import generate
 
                 return generate(self.executed, self.dtype).source
             return self._c.source
-        if lang == "numpy":
+        if target == "numpy":
             if self._numpy is None:
                 from .backends.numpy_backend import compile_numpy
 
                 return compile_numpy(self.executed, self.dtype).source
             return self._numpy.source
-        raise error("backend", f"no {lang!r} code generator in this version (available: c, numpy)")
+        raise error("backend", f"no {target!r} code generator in this version (available: c, numpy)")
 
     @guard
     def report(self) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-from tensorlang.syntax import ast
+from tensorlang.lang.tl import ast
 
 MAX_RANK = 6  # of any intermediate; variables have rank <= 4
 
@@ -220,7 +220,7 @@ def parenthesize_fully(e: ast.Expr) -> str:
 
 
 def program_text(program: ast.Program, full_parens: bool) -> str:
-    from tensorlang.syntax.printer import expr_to_source
+    from tensorlang.lang.tl.printer import expr_to_source
 
     lines = []
     for d in program.decls:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-from tensorlang.teil import ast
-from tensorlang.teil.printer import to_teil_source
+from tensorlang.lang.teil import ast
+from tensorlang.lang.teil.printer import to_teil_source
 
 MAX_RANK = 6
 

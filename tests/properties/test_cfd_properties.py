@@ -16,8 +16,8 @@ from hypothesis import given, note, settings, strategies as st
 
 import tensorlang as tl
 from properties.generators import edit_tokens, programs, random_inputs
-from tensorlang.cfd import to_cfd_source
-from tensorlang.syntax import ast
+from tensorlang.lang.cfd import to_cfd_source
+from tensorlang.lang.tl import ast
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples" / "cfd").glob("*.cfd"))
 
@@ -64,7 +64,7 @@ def test_model_program_printed_as_cfd_computes_the_same(program, seed):
 
 
 def program_text(program):
-    from tensorlang.syntax.printer import to_source
+    from tensorlang.lang.tl.printer import to_source
 
     return to_source(program)
 

@@ -4,8 +4,8 @@ they parse back to the same AST: ``--emit ast`` and ``--emit tl`` of index-form 
 from hypothesis import given
 
 from tensorlang.ein.printer import to_text
-from tensorlang.syntax.model import parse_model
-from tensorlang.syntax.printer import to_source
+from tensorlang.lang.tl.parser import parse_model
+from tensorlang.lang.tl.printer import to_source
 
 from properties.harness import index_programs
 

@@ -159,7 +159,7 @@ def test_pass_keeps_the_meaning(name, case):
 def test_the_optimizer_never_adds_flops(case):
     """In the cost model ``tensorlang analyze`` reports, optimizing never costs more, and
     optimizing an optimized program again costs no more than it."""
-    from tensorlang.passes.analysis import program_cost
+    from tensorlang.analysis.cost import program_cost
 
     program, _ = case
     once = optimize(program).program

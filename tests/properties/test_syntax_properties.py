@@ -9,9 +9,9 @@ from hypothesis import given, note, strategies as st
 
 import tensorlang as tl
 from properties.generators import edit_tokens, program_text, programs, random_inputs
-from tensorlang.syntax import ast
-from tensorlang.syntax.model import parse_model
-from tensorlang.syntax.printer import to_source
+from tensorlang.lang.tl import ast
+from tensorlang.lang.tl.parser import parse_model
+from tensorlang.lang.tl.printer import to_source
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").rglob("*.tl"))
 

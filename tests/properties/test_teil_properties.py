@@ -16,9 +16,9 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from tensorlang.syntax import ast as tl_ast
-from tensorlang.teil.parser import parse_teil
-from tensorlang.teil.printer import to_teil_source
+from tensorlang.lang.tl import ast as tl_ast
+from tensorlang.lang.teil.parser import parse_teil
+from tensorlang.lang.teil.printer import to_teil_source
 
 from properties.generators import program_text, programs, random_inputs
 from properties.teil_generators import teil_inputs, teil_programs

@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Union
 
+from ..analysis.inplace import reads_only_its_own_point
 from ..ein import ir
 
 #: A statement whose loop nest does at least this many scalar operations gets an
@@ -150,15 +151,6 @@ def lower(program: ir.Program) -> LoopProgram:
     lowering = _Lowering(slots, dict(zip(names, shapes)))
     nests = tuple(lowering.statement(s, len(names) - 1) for s in statements)
     return LoopProgram(tuple(shapes), tuple(names), nests)
-
-
-def reads_only_its_own_point(stmt: ir.Statement) -> bool:
-    """True when the statement may write its target while it runs (ev-stmt still holds):
-    every read of the target is at exactly the point being written (``x[i] = s * x[i]``),
-    so each point reads its old value before its new one is stored and no other point
-    reads it.  Anything else (``x[i,j] = x[j,i]``, ``x[i] = sum(k) x[k]``) needs a copy."""
-    here = tuple(name for name, _ in stmt.index)
-    return all(t.indices == here for t in ir.tensors(stmt.body) if t.name == stmt.target)
 
 
 class _Lowering:

@@ -25,22 +25,11 @@ import opt_einsum
 from .. import limits
 from ..ein import ir
 from ..ein.printer import statement_to_text
-from .interp import controlled_division
-
-_FUNCTIONS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tanh": "tanh", "abs": "abs"}
+from ..semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 #: Products of more operands are contracted in chunks of this many (see ``product``).
 MAX_CONTRACTION_OPERANDS = 16
-
-
-def levi_civita(n: int) -> np.ndarray:
-    """ε with n indices: the sign of each permutation of (0..n-1), 0 elsewhere."""
-    eps = np.zeros((n,) * n)
-    for perm in itertools.permutations(range(n)):
-        inversions = sum(perm[a] > perm[b] for a in range(n) for b in range(a + 1, n))
-        eps[perm] = -1.0 if inversions % 2 else 1.0
-    return eps
 
 
 def _cdiv(a, b):
@@ -109,7 +98,7 @@ class _Codegen:
             return self.delta(e, st)
         if isinstance(e, ir.Apply):
             arg, labels = self.emit(e.arg, st)
-            return st.temp(f"_np.{_FUNCTIONS[e.fn]}({arg})"), labels
+            return st.temp(f"_fn[{e.fn!r}]({arg})"), labels
         if isinstance(e, ir.Neg):
             arg, labels = self.emit(e.arg, st)
             return st.temp(f"_np.negative({arg})"), labels
@@ -117,7 +106,7 @@ class _Codegen:
             body, labels = self.emit(e.body, st)
             reduced = tuple(name for name, _ in e.index)
             extents = {name: st.extents[name] for name in labels + reduced}
-            ufunc = _REDUCE_UFUNCS[e.op]
+            ufunc = REDUCTIONS[e.op].ufunc.__name__
             code = st.temp(f"_reduce(_np.{ufunc}, {body}, {labels!r}, {reduced!r}, {extents!r})")
             return code, tuple(x for x in labels if x not in reduced)
         if isinstance(e, ir.Stack):  # items side by side along the stack index, exactly
@@ -304,8 +293,6 @@ def _uniquify(e: ir.Expr, taken: set[str]) -> ir.Expr:
     return go(e, {})
 
 
-#: The numpy ufunc whose ``reduce`` folds each EIN reduction other than Σ.
-_REDUCE_UFUNCS = {"*": "multiply", "max": "maximum", "min": "minimum"}
 
 
 def _reduce(ufunc, value, labels, reduced, extents):
@@ -381,6 +368,7 @@ def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto")
         "_np": np,
         "_c": gen.constants,
         "_cdiv": _cdiv,
+        "_fn": {name: f.ufunc for name, f in FUNCTIONS.items()},
         "_finish_at": _finish_at,
         "_reduce": _reduce,
         "_stack": _stack,

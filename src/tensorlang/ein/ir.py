@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from ..semantics.interface import TEMP as _TEMP
+
 Index = Union[str, int]
 IndexMap = tuple[tuple[str, int], ...]
 
@@ -85,7 +87,8 @@ class Sum:
 class Reduce:
     """A reduction other than Σ over the index map ``index``: ``op`` is ``*`` (product),
     ``max`` or ``min`` (TeIL's red*, redmax, redmin, 001 Fig. 6).  It starts from the
-    operator's identity element, :data:`IDENTITY`, so an empty map gives the identity."""
+    operator's identity element (semantics.values.REDUCTIONS), so an empty map gives the
+    identity."""
 
     op: str
     index: IndexMap
@@ -100,8 +103,6 @@ class Stack:
     items: tuple["Expr", ...]
 
 
-#: The identity element of each reduction operator (Σ's is 0).
-IDENTITY = {"+": 0.0, "*": 1.0, "max": float("-inf"), "min": float("inf")}
 
 
 Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack]
@@ -183,9 +184,9 @@ def _rename(e: Expr, rename: dict[str, str]) -> Expr:
     raise TypeError(f"not an EIN expression: {e!r}")
 
 
-#: The qualifier of a variable a pass introduced (passes/program.py): never an input,
-#: never a result, whatever the program's own qualifiers say.
-TEMP = "temp"
+#: The qualifier of a variable a pass introduced (semantics/interface.py): never an
+#: input, never a result, whatever the program's own qualifiers say.
+TEMP = _TEMP
 
 
 @dataclass(frozen=True)

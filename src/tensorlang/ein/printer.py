@@ -11,16 +11,42 @@ parenthesized unless it ends a product or a term.
 
 from __future__ import annotations
 
-from ..syntax.printer import _number
+from ..semantics.values import FUNCTION_NAMES, REDUCTIONS
 from . import ir
+
+#: Words of the text form that cannot name a variable (keywords, functions, index-form
+#: words): the model language (``.tl``) reads EIN text, so its parser reserves them too.
+RESERVED = frozenset({"var", "in", "out", "inout", "sum", "delta", "eps", *FUNCTION_NAMES})
+
+
+def number_text(value: float) -> str:
+    """A non-negative number as a literal the grammar reads back to the same float."""
+    if value == float("inf"):
+        return "1e999"  # a literal beyond the float range reads as infinity
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def reserved_renaming(program) -> dict[str, str]:
+    """Variable names the text form reserves (a TeIL or CFDlang program may use ``sum``,
+    ``in``, ``delta`` ...), each mapped to a free name: the name with underscores appended.
+    ``program`` is anything with ``decls`` that have a ``name``."""
+    taken = {d.name for d in program.decls}
+    mapping = {}
+    for d in program.decls:
+        if d.name in RESERVED:
+            new = d.name + "_"
+            while new in taken or new in RESERVED:
+                new += "_"
+            taken.add(new)
+            mapping[d.name] = new
+    return mapping
 
 # Levels, loosest first.  ISUM is a sum (or a negated sum): allowed as the last factor of
 # a product; TERM is a product that ends in such a sum: it may not be multiplied further.
 _SUM, _TERM, _ISUM, _PROD, _FACTOR, _ATOM = range(1, 7)
 
 
-#: How each EIN reduction operator is written in index form (the inverse of ast.REDUCTIONS).
-_REDUCTION_WORDS = {"*": "prod", "max": "max", "min": "min"}
 
 
 def _index(i: ir.Index) -> str:
@@ -45,8 +71,8 @@ def _render(e: ir.Expr) -> tuple[str, int]:
         return e.name + (_indices(e.indices) if e.indices else ""), _ATOM
     if isinstance(e, ir.Const):
         if e.value < 0:
-            return "-" + _number(-e.value), _FACTOR
-        return _number(e.value), _ATOM
+            return "-" + number_text(-e.value), _FACTOR
+        return number_text(e.value), _ATOM
     if isinstance(e, ir.Delta):
         return f"delta[{_index(e.first)},{_index(e.second)}]", _ATOM
     if isinstance(e, ir.Epsilon):
@@ -63,7 +89,7 @@ def _render(e: ir.Expr) -> tuple[str, int]:
             return "-" + text, _ISUM
         return f"-({text})", _FACTOR
     if isinstance(e, (ir.Sum, ir.Reduce)):  # every reduction binds like sum
-        word = _REDUCTION_WORDS[e.op] if isinstance(e, ir.Reduce) else "sum"
+        word = REDUCTIONS[e.op].word if isinstance(e, ir.Reduce) else "sum"
         names = ",".join(name for name, _ in e.index)
         return f"{word}({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
     if isinstance(e, ir.BinOp):
@@ -89,8 +115,6 @@ def to_text(program: ir.Program) -> str:
 
     A variable named with a word the model language reserves (TeIL and CFDlang allow
     ``sum``, ``in``, ``delta`` ...) is renamed as ``--emit tl`` renames it, with a comment."""
-    from ..syntax.model_source import reserved_renaming
-
     mapping = reserved_renaming(program)
     lines = [f"// renamed: {old} -> {new} ('{old}' is a reserved word of the model language)"
              for old, new in mapping.items()]

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 from ..ein import ir
-from .analysis import program_cost
+from ..analysis.cost import program_cost
 from .cse import value_number
 from .dead_code import eliminate_dead_code
 from .fuse import fuse

@@ -11,7 +11,7 @@ earlier variable; any other variable becomes a copy of it.
 from __future__ import annotations
 
 from ..ein import ir
-from .indices import rebuild
+from ..ein.names import rebuild
 from .program import assignments, temporaries
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
-from .indices import Fresh, all_names, rebuild, substitute
+from ..ein.names import Fresh, all_names, rebuild, rename_bound, substitute
 from .program import assignments, readers, temporaries
 
 
@@ -76,12 +76,16 @@ def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | Non
     taken = all_names(use.body) | {name for name, _ in use.index} | all_names(definition.body)
     fresh = Fresh(taken | {name for name, _ in definition.index})
     params = [name for name, _ in definition.index]
+    # the definition's own binders must not shadow a name bound or free at the use
+    # (index notation has no shadowing: `sum(j) ... sum(j)` nested is repeated-index)
+    around = all_names(use.body) | {name for name, _ in use.index} | set(params)
+    body = rename_bound(definition.body, fresh, around)
 
     def replace(e: ir.Expr) -> ir.Expr:
         if isinstance(e, ir.Tensor):
             if e.name != t:
                 return e
-            return substitute(definition.body, dict(zip(params, e.indices)), fresh)
+            return substitute(body, dict(zip(params, e.indices)), fresh)
         if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
             return e
         return rebuild(e, tuple(replace(c) for c in ir.children(e)))

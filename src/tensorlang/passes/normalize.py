@@ -35,12 +35,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..backends.interp import controlled_division
 from ..ein import ir
-from .analysis import body_flops
-from .indices import product, Fresh, all_names, free_indices, rebuild, rename_bound, substitute
+from ..semantics.values import FUNCTIONS, epsilon_sign, fold
+from ..analysis.cost import body_flops
+from ..ein.names import product, Fresh, all_names, free_indices, rebuild, rename_bound, substitute
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
 MAX_TERMS = 64
@@ -83,8 +81,7 @@ def simplify(e: ir.Expr, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
     if isinstance(e, ir.BinOp):
         return _fold(e)
     if isinstance(e, ir.Apply) and isinstance(e.arg, ir.Const):
-        with np.errstate(all="ignore"):
-            value = float(getattr(np, e.fn)(e.arg.value))
+        value = float(FUNCTIONS[e.fn](e.arg.value))
         return ir.Const(value) if math.isfinite(value) else e
     return e
 
@@ -127,21 +124,14 @@ def _epsilon_sign(e: ir.Epsilon) -> int | None:
     if len(set(e.indices)) < len(e.indices):
         return 0
     if all(isinstance(i, int) for i in e.indices):
-        values = [i - 1 for i in e.indices]
-        inversions = sum(values[a] > values[b] for a in range(len(values)) for b in range(a + 1, len(values)))
-        return -1 if inversions % 2 else 1
+        return int(epsilon_sign(e.indices))
     return None
 
 
 def _fold(e: ir.BinOp) -> ir.Expr:
     left, right, op = e.left, e.right, e.op
     if isinstance(left, ir.Const) and isinstance(right, ir.Const):
-        a, b = left.value, right.value
-        if op == "/":
-            with np.errstate(all="ignore"):
-                value = float(controlled_division(np.float64(a), np.float64(b)))
-        else:
-            value = {"+": a + b, "-": a - b, "*": a * b}[op]
+        value = fold(op, left.value, right.value)
         return ir.Const(value) if math.isfinite(value) else e
     if op == "*" and _is(left, 1.0):
         return right

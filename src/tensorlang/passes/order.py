@@ -24,8 +24,8 @@ import math
 import opt_einsum
 
 from ..ein import ir
-from .analysis import body_flops
-from .indices import product, free_indices, rebuild
+from ..analysis.cost import body_flops
+from ..ein.names import product, free_indices, rebuild
 from .program import TempNames, lift_into_temporaries
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -10,25 +10,17 @@ result, never an input, whatever the program's other qualifiers say.
 from __future__ import annotations
 
 from ..ein import ir
-
-from ..ein.ir import TEMP
-
-
-def is_qualified(program: ir.Program) -> bool:
-    return any(d.qual in ("in", "out", "inout") for d in program.decls)
+from ..semantics.interface import TEMP, interface
 
 
 def results(program: ir.Program) -> frozenset[str]:
-    """The variables whose final value the caller receives."""
-    if is_qualified(program):
-        return frozenset(d.name for d in program.decls if d.qual in ("out", "inout"))
-    return frozenset(d.name for d in program.decls if d.qual != TEMP)
+    """The variables whose final value the caller receives (semantics/interface.py)."""
+    return frozenset(interface(program.decls).results)
 
 
 def temporaries(program: ir.Program) -> frozenset[str]:
     """The variables a pass may remove, fuse away or merge: neither input nor result."""
-    qualified = is_qualified(program)
-    return frozenset(d.name for d in program.decls if d.qual == TEMP or (qualified and d.qual is None))
+    return frozenset(interface(program.decls).temporaries)
 
 
 def assignments(program: ir.Program) -> dict[str, list[int]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
-from .indices import free_indices, rebuild
+from ..ein.names import free_indices, rebuild
 from .program import TempNames, lift_into_temporaries
 
 

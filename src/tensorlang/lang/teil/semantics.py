@@ -22,10 +22,10 @@ from typing import Mapping
 
 import numpy as np
 
-from .. import limits
-from ..backends.interp import REDUCTIONS as _UFUNCS
-from ..backends.interp import initial_store
-from ..typecheck import CheckedProgram, Context
+from ... import limits
+from ...semantics.interface import initial_store
+from ...semantics.values import REDUCTIONS
+from ...semantics.types import CheckedProgram, Context
 from . import ast
 from .ast import Shape, full_params
 from .typecheck import expression_types
@@ -68,9 +68,9 @@ def denote(e: ast.Expr, mu: Mapping[str, np.ndarray], types: dict[int, Shape], d
                 diag_shape = inner[: i1 - 1] + inner[i1:]
                 dj = list(np.indices(diag_shape, sparse=True))
                 arg = _gather(arg, diag_shape, dj[: i1 - 1] + [dj[i0 - 1]] + dj[i1 - 1:])
-                i, fold = i0, _UFUNCS["+"]
+                i, fold = i0, REDUCTIONS["+"].ufunc
             else:
-                i, fold = p[0], _UFUNCS[ast.REDUCTIONS[e.op]]
+                i, fold = p[0], REDUCTIONS[ast.REDUCTIONS[e.op]].ufunc
             n = arg.shape[i - 1]
             # [[red+ i e]] [j1..j_{i-1}, j_i..jk] = Σ_{m=1}^{n} [[e]] [j1..j_{i-1}, m, j_i..jk]
             total = _gather(arg, shape, j[: i - 1] + [0] + j[i - 1:])
@@ -105,7 +105,7 @@ def ev_stmt(stmt: ast.Assign, mu: dict[str, np.ndarray], gamma: Context, dtype: 
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
     """Eval-Prog / St-Seq: μ_allocs (supplied values, ⊥ elsewhere), then each statement."""
     dtype = np.dtype(dtype)
-    mu = initial_store(checked, supplied, dtype)
+    mu = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
     for stmt in checked.program.stmts:
         mu = ev_stmt(stmt, mu, checked.context, dtype)
     return mu

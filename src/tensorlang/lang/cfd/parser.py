@@ -27,11 +27,11 @@ from typing import Mapping
 
 from lark import Lark, Token, Transformer, v_args
 
-from ..errors import Span, error
-from ..syntax import ast
-from ..syntax import lark_support
-from ..syntax.lark_support import cover as _cover, tok_span as _tok_span
-from ..typecheck import type_of
+from ...errors import Span, error
+from ..tl import ast
+from .. import lark_support
+from ..lark_support import cover as _cover, tok_span as _tok_span
+from ..tl.typecheck import type_of
 
 #: The public compiler's keywords; they cannot name a variable or a type.
 KEYWORDS = frozenset({"var", "type", "input", "output", "elem"})

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..errors import Span
+from ...errors import Span
 
 
 def _span_field():

@@ -26,10 +26,10 @@ reduction (a huge n used to exhaust memory or the nesting bound).
 
 from __future__ import annotations
 
-from ..ein import ir
-from ..ein.lower import _OUTPUT_NAMES, _SUM_NAMES, _Names
-from ..errors import error
-from ..typecheck import CheckedProgram, Context
+from ...ein import ir
+from ...ein.names import IndexNames
+from ...errors import error
+from ...semantics.types import CheckedProgram, Context
 from . import ast
 from .ast import full_params
 from .typecheck import expression_types
@@ -46,8 +46,8 @@ def lower_program(checked: CheckedProgram) -> ir.Program:
 
 def lower_statement(stmt: ast.Assign, gamma: Context) -> ir.Statement:
     shape = gamma[stmt.target]
-    names = _Names()
-    out = [names.fresh(_OUTPUT_NAMES) for _ in shape]
+    names = IndexNames()
+    out = [names.output() for _ in shape]
     body = _Lowering(expression_types(stmt, gamma), names).lower(stmt.expr, out)
     return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
 
@@ -64,7 +64,7 @@ def _uses(e: ir.Expr, name: str) -> bool:
 
 
 class _Lowering:
-    def __init__(self, types: dict[int, tuple[int, ...]], names: _Names):
+    def __init__(self, types: dict[int, tuple[int, ...]], names: IndexNames):
         self.types = types
         self.names = names
 
@@ -109,7 +109,7 @@ class _Lowering:
 
     def reduce(self, op: str, i: int, extent: int, at: list, body_at, e: ast.Op) -> ir.Expr:
         """A reduction at dimension ``i`` of the operand, over a fresh index of ``extent``."""
-        k = self.names.fresh(_SUM_NAMES)
+        k = self.names.summed()
         body = body_at(list(at[: i - 1]) + [k] + list(at[i - 1:]))
         if not _uses(body, k):  # 001 eq. (5) and its analogues
             if op == "+":

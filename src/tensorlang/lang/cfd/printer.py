@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..syntax import ast
+from ..tl import ast
 
 # Binding levels of cfd.lark, loosest first.
 _EXPR, _TERM, _CONTR, _FACTOR, _POSTFIX, _ATOM = range(1, 7)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..errors import error
-from ..typecheck import CheckedProgram, Context, check_statements, show
+from ...errors import error
+from ...semantics.types import CheckedProgram, Context, check_statements, show
 from . import ast
 from .ast import Shape, full_params
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...ein.printer import reserved_renaming
 from . import ast
-from .model import RESERVED
 from .printer import statement_to_source
 
 
@@ -34,20 +34,6 @@ def _renamed(node, mapping: dict[str, str]):
             if new is not value:
                 changes[f.name] = new
     return dataclasses.replace(node, **changes) if changes else node
-
-
-def reserved_renaming(program: ast.Program) -> dict[str, str]:
-    """Variable names the model language reserves, each mapped to a free name."""
-    taken = {d.name for d in program.decls}
-    mapping = {}
-    for d in program.decls:
-        if d.name in RESERVED:
-            new = d.name + "_"
-            while new in taken or new in RESERVED:
-                new += "_"
-            taken.add(new)
-            mapping[d.name] = new
-    return mapping
 
 
 def to_model_source(program: ast.Program) -> str:

@@ -14,12 +14,11 @@ from importlib import resources
 import lark
 from lark import Lark, Token, Transformer, v_args
 
-from ..errors import Span, error
-from . import ast, lark_support
-from .lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
-
-#: Words of the language that cannot name a variable (keywords, functions, index-form words).
-RESERVED = frozenset({"var", "in", "out", "inout", "sum", "delta", "eps", *ast.FUNCTIONS})
+from ...ein.printer import RESERVED
+from ...errors import Span, error
+from .. import lark_support
+from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
+from . import ast
 
 # How the grammar's terminals read in a message about what was expected.
 _TERMINAL_WORDS = {
@@ -179,7 +178,8 @@ class _ToAst(Transformer):
 
 @functools.lru_cache(maxsize=None)
 def _parser() -> Lark:
-    grammar = resources.files(__package__).joinpath("model.lark").read_text()
+    grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
+    grammar = grammar.replace("@FUNCTIONS@", "|".join(ast.FUNCTIONS))
     return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
 
 

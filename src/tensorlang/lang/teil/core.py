@@ -14,7 +14,7 @@ adjacent dimensions.
 
 from __future__ import annotations
 
-from ..errors import TensorLangError, error
+from ...errors import TensorLangError, error
 from . import ast
 from .ast import full_params
 from .typecheck import rule_of

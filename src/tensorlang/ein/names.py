@@ -3,11 +3,41 @@
 Every rewrite needs the same three things: the free index variables of a subexpression
 (what it depends on), substituting indices for index variables without capturing a bound
 one (004 §5.2's "index substitution"), and names that clash with nothing in a statement.
+Lowering needs a fourth: readable fresh names for a statement's indices
+(:class:`IndexNames`).
 """
 
 from __future__ import annotations
 
-from ..ein import ir
+from . import ir
+
+
+class IndexNames:
+    """Fresh index variables for one statement, as the front ends' lowerings name them:
+    output indices ``i, j, l, m ...`` and summation indices ``k, a, b ...``, then the same
+    with a number appended."""
+
+    OUTPUT = ("i", "j", "l", "m", "n", "p", "q", "r", "s", "t")
+    SUMMED = ("k", "a", "b", "c", "d", "e", "f", "g", "h", "u")
+
+    def __init__(self):
+        self.used: set[str] = set()
+
+    def output(self) -> str:
+        return self._fresh(self.OUTPUT)
+
+    def summed(self) -> str:
+        return self._fresh(self.SUMMED)
+
+    def _fresh(self, pool: tuple[str, ...]) -> str:
+        round_ = 0
+        while True:
+            for base in pool:
+                name = base if round_ == 0 else f"{base}{round_}"
+                if name not in self.used:
+                    self.used.add(name)
+                    return name
+            round_ += 1
 
 
 def free_indices(e: ir.Expr) -> frozenset[str]:

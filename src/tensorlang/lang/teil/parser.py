@@ -12,9 +12,9 @@ from importlib import resources
 
 from lark import Lark, Token, Transformer, v_args
 
-from ..errors import Span, error
-from ..syntax import lark_support
-from ..syntax.lark_support import cover as _cover, tok_span as _tok_span
+from ...errors import Span, error
+from .. import lark_support
+from ..lark_support import cover as _cover, tok_span as _tok_span
 from . import ast
 
 _TERMINAL_WORDS = {

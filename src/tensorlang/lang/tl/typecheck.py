@@ -1,7 +1,8 @@
 """Typing of model-language programs: the rules of paper 000, by name.
 
-* Figure 7, context formation: ``s-empty``, ``s-var`` (no redeclaration).
-* Figure 8, well-formed statements: ``ok-prog``, ``ok-seq``, ``ok-stmt``.
+* Figure 7, context formation: ``s-empty``, ``s-var`` (no redeclaration), and Figure 8's
+  ``ok-prog``/``ok-seq``: shared with TeIL, in :mod:`tensorlang.semantics.types`.
+* Figure 8, well-formed statements: ``ok-stmt``.
 * Figure 9, expression typing: ``t-var``, ``t-paren``, ``t-prod``, ``t-trans``,
   ``t-contr``, ``t-elem``, ``t-smul``, ``t-sdiv``.
 * SPEC extensions: number literals (``t-num``, type ``[]``), unary minus (``t-neg``),
@@ -17,98 +18,11 @@ A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar t
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Mapping
 
-from .errors import Diagnostic, Span, TensorLangError, error
-from .syntax import ast
-from .syntax.ast import Shape
-
-#: Extents and element counts must stay below this (they become int64 loop bounds).
-MAX_ELEMENTS = 2**62
-
-
-def show(shape: Shape) -> str:
-    """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar."""
-    return "[" + " ".join(str(d) for d in shape) + "]"
-
-
-@dataclass(frozen=True)
-class Context:
-    """The static context Γ (000 Definition 3) with each variable's qualifier."""
-
-    shapes: Mapping[str, Shape]
-    quals: Mapping[str, str | None]
-    decls: Mapping[str, ast.Decl]
-    qualified: bool
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.shapes
-
-    def __getitem__(self, name: str) -> Shape:
-        return self.shapes[name]
-
-
-@dataclass(frozen=True)
-class CheckedProgram:
-    """A well-formed program together with its context and its interface to the caller.
-
-    ``inputs`` the caller must supply, ``optional_inputs`` the caller may supply (they
-    start as ⊥ otherwise), ``results`` the variables returned after the run.
-    """
-
-    program: ast.Program
-    context: Context
-    inputs: tuple[str, ...]
-    optional_inputs: tuple[str, ...]
-    results: tuple[str, ...]
-
-    @property
-    def accepted_inputs(self) -> tuple[str, ...]:
-        return self.inputs + self.optional_inputs
-
-
-# ------------------------------------------------------------------ Figure 7
-def build_context(program: ast.Program, diagnostics: list[Diagnostic]) -> Context:
-    """s-empty / s-var: each declaration adds one fresh identifier to Γ."""
-    shapes: dict[str, Shape] = {}
-    quals: dict[str, str | None] = {}
-    decls: dict[str, ast.Decl] = {}
-    for decl in program.decls:
-        if decl.name in shapes:
-            first = decls[decl.name].name_span
-            where = f" (first declared at line {first.line})" if first else ""
-            diagnostics.append(
-                Diagnostic("redeclared", f"variable {decl.name!r} is declared twice{where}", decl.name_span, "s-var")
-            )
-            continue
-        bad = [d for d in decl.shape if d < 1]
-        if bad:
-            diagnostics.append(
-                Diagnostic("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}", decl.span, "s-var")
-            )
-        elif _count(decl.shape) >= MAX_ELEMENTS:
-            diagnostics.append(
-                Diagnostic(
-                    "too-large",
-                    f"{decl.name!r} : {show(decl.shape)} has more elements than any machine can index (2^62)",
-                    decl.span,
-                    "s-var",
-                )
-            )
-        shapes[decl.name] = decl.shape
-        quals[decl.name] = decl.qual
-        decls[decl.name] = decl
-    return Context(MappingProxyType(shapes), MappingProxyType(quals), MappingProxyType(decls), program.qualified)
-
-
-def _count(shape: Shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
+from ...errors import Diagnostic, Span, error
+from ...semantics.types import CheckedProgram, Context, Shape, check_statements, show
+from . import ast
 
 # ------------------------------------------------------------------ Figure 9
 def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
@@ -143,7 +57,7 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
 
 #: The number a message gives the first dimension: 1 in the model language, 0 in the
 #: CFDlang dialect (whose programs count from 0).  The AST is always 1-based;
-#: :func:`check_program` sets this from ``Program.lang`` so messages quote the program.
+#: :func:`check_program` sets this from its ``first_dimension`` so messages quote the program.
 FIRST_DIMENSION = contextvars.ContextVar("first_dimension", default=1)
 
 
@@ -240,43 +154,19 @@ def _t_binary(e: ast.Binary, left: Shape, right: Shape) -> Shape:
 
 
 # ------------------------------------------------------------------ Figure 8 and section 5
-def check_program(program: ast.Program) -> CheckedProgram:
+def check_program(program: ast.Program, first_dimension: int = 1) -> CheckedProgram:
     """ok-prog: form Γ from the declarations, then check every statement (ok-seq, ok-stmt).
 
     All problems are collected (one per statement at most) and raised together.
+    ``first_dimension`` is the number the program's dialect gives the first dimension
+    (0 for CFDlang), so that messages quote dimensions as the program writes them.
     """
     diagnostics: list[Diagnostic] = []
-    reset = FIRST_DIMENSION.set(0 if program.lang == "cfd" else 1)
+    reset = FIRST_DIMENSION.set(first_dimension)
     try:
-        return _check_program(program, diagnostics)
+        return check_statements(program, diagnostics, _ok_stmt, ast.variables_read)
     finally:
         FIRST_DIMENSION.reset(reset)
-
-
-def _check_program(program: ast.Program, diagnostics: list[Diagnostic]) -> CheckedProgram:
-    return check_statements(program, diagnostics, _ok_stmt, ast.variables_read)
-
-
-def check_statements(program, diagnostics: list[Diagnostic], ok_stmt, variables_read,
-                     declaration_rule: str | None = None) -> CheckedProgram:
-    """What every front end's program rule shares (000's ok-prog, 001's OK-Prog): Γ from
-    the declarations (s-var, or ``declaration_rule`` in its diagnostics), each statement by
-    the front end's ``ok_stmt``, at most one diagnostic per statement, then, for a
-    qualified program, the uninit analysis over ``variables_read``; all raised together."""
-    gamma = build_context(program, diagnostics)
-    if declaration_rule is not None:
-        for d in diagnostics:
-            d.rule = declaration_rule
-    for stmt in program.stmts:
-        try:
-            ok_stmt(stmt, gamma)
-        except TensorLangError as exc:
-            diagnostics.extend(exc.diagnostics)
-    if not diagnostics and gamma.qualified:
-        diagnostics.extend(_uninit(program, gamma, variables_read))
-    if diagnostics:
-        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
-    return _interface(program, gamma)
 
 
 def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
@@ -296,41 +186,6 @@ def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
         )
     if gamma.quals[stmt.target] == "in":
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
-
-
-def _uninit(program: ast.Program, gamma: Context, variables_read=ast.variables_read) -> list[Diagnostic]:
-    """Reads of variables not yet assigned, and ``out`` variables never assigned (000 §5).
-
-    ``in`` and ``inout`` variables are initialised by the caller; everything else is
-    initialised by its first assignment.  Without control flow, one pass in program
-    order decides it.
-    """
-    found: list[Diagnostic] = []
-    assigned = {name for name, q in gamma.quals.items() if q in ("in", "inout")}
-    for stmt in program.stmts:
-        for var in variables_read(stmt.expr):
-            if var.name not in assigned:
-                found.append(
-                    Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span, "uninit (000 §5)")
-                )
-                break
-        assigned.add(stmt.target)
-    for decl in program.decls:
-        if decl.qual == "out" and decl.name not in assigned:
-            found.append(
-                Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span, "uninit (000 §5)")
-            )
-    return found
-
-
-def _interface(program: ast.Program, gamma: Context) -> CheckedProgram:
-    names = [d.name for d in program.decls]
-    if not gamma.qualified:  # every variable is implicitly inout
-        return CheckedProgram(program, gamma, (), tuple(names), tuple(names))
-    quals = gamma.quals
-    inputs = tuple(n for n in names if quals[n] in ("in", "inout"))
-    results = tuple(n for n in names if quals[n] in ("out", "inout"))
-    return CheckedProgram(program, gamma, inputs, (), results)
 
 
 # ------------------------------------------------------------------ index form (SPEC section 3)

@@ -16,13 +16,17 @@ dimension numbers account for the dimensions already removed.
 
 from __future__ import annotations
 
-from ..ein import ir
-from ..errors import error
-from ..syntax import ast as tl
-from ..typecheck import CheckedProgram, type_of
+from ...ein import ir
+from ...errors import error
+from ..tl import ast as tl
+from ...semantics.types import CheckedProgram
+from ..tl.typecheck import type_of
 from . import ast as teil
 from .ast import full_params
+from ..tl.model_source import to_model_source
+from .core import to_core
 from .lower import lower_statement
+from .printer import to_teil_source
 
 _OPERATOR_FORM = {"add", "mul", "prod", "transp", "contr"}
 
@@ -179,10 +183,6 @@ def emit(checked: CheckedProgram, stage: str) -> str:
     """The program as text in the language of ``stage``: ``tl`` (the model language),
     ``teil``, or ``core`` (Core-TeIL, through :func:`~tensorlang.teil.core.to_core`).
     A variable name the target language reserves is renamed, with a comment saying so."""
-    from ..syntax.model_source import to_model_source
-    from .core import to_core
-    from .printer import to_teil_source
-
     is_teil = isinstance(checked.program, teil.Program)
     if stage == "tl":
         return to_model_source(teil_to_model(checked) if is_teil else checked.program)

@@ -6,18 +6,11 @@ parser or was built by hand (the property tests check this).
 
 from __future__ import annotations
 
+from ...ein.printer import number_text
 from . import ast
 
 # Binding levels, loosest first, as SPEC section 1 fixes them.
 _SUM, _TERM, _POST, _PROD, _UNARY, _ATOM = range(1, 7)
-
-
-def _number(value: float) -> str:
-    """A non-negative number as a literal the grammar reads back to the same float."""
-    if value == float("inf"):
-        return "1e999"  # a literal beyond the float range reads as infinity
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
 
 
 def expr_to_source(e: ast.Expr) -> str:
@@ -39,8 +32,8 @@ def _render(e: ast.Expr) -> tuple[str, int]:
         return e.name, _ATOM
     if isinstance(e, ast.Number):
         if e.value < 0:
-            return "-" + _number(-e.value), _UNARY
-        return (e.text or _number(e.value)), _ATOM
+            return "-" + number_text(-e.value), _UNARY
+        return (e.text or number_text(e.value)), _ATOM
     if isinstance(e, ast.Paren):
         return f"({_fmt(e.expr, _SUM)})", _ATOM
     if isinstance(e, ast.Call):
@@ -81,8 +74,8 @@ def _render_index(e: ast.Expr) -> tuple[str, int]:
         return e.name, _IATOM
     if isinstance(e, ast.Number):
         if e.value < 0:
-            return "-" + _number(-e.value), _IFACTOR
-        return (e.text or _number(e.value)), _IATOM
+            return "-" + number_text(-e.value), _IFACTOR
+        return (e.text or number_text(e.value)), _IATOM
     if isinstance(e, ast.Delta):
         return f"delta[{_index_ref(e.first)},{_index_ref(e.second)}]", _IATOM
     if isinstance(e, ast.Epsilon):
@@ -129,14 +122,7 @@ def statement_to_source(s: ast.Stmt) -> str:
 
 
 def to_source(program: ast.Program) -> str:
-    """The whole program: declarations, then statements, one per line.
-
-    A TeIL program (``tensorlang.teil``) prints as TeIL, so every stage that shows "the
-    program as parsed" serves both front ends."""
-    if program.lang == "teil":
-        from ..teil.printer import to_teil_source
-
-        return to_teil_source(program)
+    """The whole program: declarations, then statements, one per line."""
     lines = []
     for d in program.decls:
         qual = f"{d.qual} " if d.qual else ""

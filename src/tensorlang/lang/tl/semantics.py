@@ -19,60 +19,24 @@ from typing import Mapping
 
 import numpy as np
 
-from .. import limits
-from ..errors import error
-from ..syntax import ast
-from ..typecheck import CheckedProgram, Context, sum_extents
+from ... import limits
+from ...errors import error
+from ...semantics.interface import initial_store
+from ...semantics.types import CheckedProgram, Context
+from ...semantics.values import FUNCTIONS, REDUCTIONS, arithmetic, epsilon_sign
+from . import ast
+from .typecheck import sum_extents
 
 Store = dict[str, np.ndarray]
 
 #: numpy arrays have at most this many dimensions; index form uses one per index in scope.
 MAX_INDEX_VARIABLES = 32
 
-#: The ufunc that folds each EIN reduction operator (``+`` is Σ); maximum and minimum
-#: propagate NaN, so ⊥ stays ⊥ under every reduction (000 Definition 4).
-REDUCTIONS = {"+": np.add, "*": np.multiply, "max": np.maximum, "min": np.minimum}
-
-_FUNCTIONS = {
-    "sqrt": np.sqrt,
-    "exp": np.exp,
-    "log": np.log,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tanh": np.tanh,
-    "abs": np.abs,
-}
-
-
-def initial_store(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype: np.dtype) -> Store:
-    """d-var / d-in-var (Figures 10 and 15): every declared variable has memory; what the
-    caller did not supply is ⊥.  Supplied arrays that may become results are copied, so
-    a result never aliases a caller's array; no back end writes into a store array."""
-    store: Store = {}
-    quals = checked.context.quals
-    for name, shape in checked.context.shapes.items():
-        if name in supplied and quals[name] == "in":
-            # read-only and never a result: no back end writes it, so no copy is needed
-            store[name] = np.asarray(supplied[name], dtype=dtype, order="C")
-        elif name in supplied:
-            store[name] = np.array(supplied[name], dtype=dtype, order="C", copy=True)
-        else:
-            store[name] = np.full(shape, np.nan, dtype=dtype)
-    return store
-
 
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> Store:
-    """ev-prog / ev-seq: execute the statements in order and return the final store.
-
-    A TeIL program runs by its own paper's semantics (001 Figure 6, ``teil/semantics.py``)."""
-    from ..teil import ast as teil_ast
-
-    if isinstance(checked.program, teil_ast.Program):
-        from ..teil.semantics import run as run_teil
-
-        return run_teil(checked, supplied, dtype)
+    """ev-prog / ev-seq: execute the statements in order and return the final store."""
     dtype = np.dtype(dtype)
-    store = initial_store(checked, supplied, dtype)
+    store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
     for stmt in checked.program.stmts:
         store = ev_stmt(stmt, store, checked.context, dtype)
     return store
@@ -121,8 +85,7 @@ def evaluate(e: ast.Expr, store: Mapping[str, np.ndarray], dtype: np.dtype = np.
         if isinstance(e, ast.Neg):
             return -ev(e.expr)
         if isinstance(e, ast.Call):
-            with np.errstate(all="ignore"):
-                return _FUNCTIONS[e.fn](ev(e.arg))
+            return FUNCTIONS[e.fn](ev(e.arg))
         if isinstance(e, ast.Binary):
             # (12)-(18) eval((e1 op e2)_i) = eval(e1_i) op eval(e2_i);
             # t-smul / t-sdiv: a scalar operand is the same value at every i.
@@ -154,28 +117,6 @@ def contract(a: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
                 position[d] = p - (p > i) - (p > j)
         position[m - 1] = position[n - 1] = None
     return a
-
-
-def arithmetic(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a op b for op in + - * /, elementwise, / being controlled division."""
-    with np.errstate(all="ignore"):
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        return controlled_division(a, b)
-
-
-def controlled_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """000 Definition 8: a / b, except 0 / b = 0 for every number b (also b = 0).
-
-    ⊥ stays ⊥: 0 / ⊥ = ⊥ (Definition 4 applies before Definition 8)."""
-    with np.errstate(all="ignore"):
-        q = np.asarray(a / b)
-        zero = (np.asarray(a) == 0) & ~np.isnan(b)
-        return np.where(zero, np.zeros_like(q), q)
 
 
 # ------------------------------------------------------------------ index form (004 section 4)
@@ -220,12 +161,7 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             return spread(np.asarray(point(e.first) == point(e.second), dtype=dtype))
         if isinstance(e, ast.Epsilon):
             # ε_{x1..xn} = Π_{a<b} sgn(x_b - x_a): ±1 on permutations, 0 on repeats
-            xs = [point(ref) for ref in e.indices]
-            sign = np.asarray(1, dtype=dtype)
-            for a in range(len(xs)):
-                for b in range(a + 1, len(xs)):
-                    sign = sign * np.sign(np.asarray(xs[b]) - np.asarray(xs[a]))
-            return spread(np.asarray(sign, dtype=dtype))
+            return spread(np.asarray(epsilon_sign([point(ref) for ref in e.indices]), dtype=dtype))
         if isinstance(e, (ast.Sum, ast.Reduce)):
             # Σ_{k ≤ n} e: evaluate over the scope extended by k, then add along k;
             # prod(k), max(k), min(k) combine along k with *, max, min instead
@@ -235,7 +171,7 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             # every reduced axis at its full extent, also where the body does not depend on it
             terms = np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))
             limits.check_allocation(math.prod(terms), dtype.itemsize, "the summation", e.span)
-            op = REDUCTIONS[ast.REDUCTIONS[e.op] if isinstance(e, ast.Reduce) else "+"]
+            op = REDUCTIONS[ast.REDUCTIONS[e.op] if isinstance(e, ast.Reduce) else "+"].ufunc
             with np.errstate(all="ignore"):
                 return op.reduce(np.broadcast_to(body, terms), axis=tuple(range(rank, len(inner))))
         if isinstance(e, ast.Paren):
@@ -243,8 +179,7 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
         if isinstance(e, ast.Neg):
             return -ev(e.expr)
         if isinstance(e, ast.Call):
-            with np.errstate(all="ignore"):
-                return _FUNCTIONS[e.fn](ev(e.arg))
+            return FUNCTIONS[e.fn](ev(e.arg))
         if isinstance(e, ast.Binary):
             a, b = ev(e.left), ev(e.right)
             limits.check_allocation(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), dtype.itemsize,

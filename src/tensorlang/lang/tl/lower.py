@@ -17,38 +17,14 @@ of their sums.
 
 from __future__ import annotations
 
-from ..syntax import ast
-from ..typecheck import CheckedProgram, Context, sum_extents, type_of
-from . import ir
-
-_OUTPUT_NAMES = ("i", "j", "l", "m", "n", "p", "q", "r", "s", "t")
-_SUM_NAMES = ("k", "a", "b", "c", "d", "e", "f", "g", "h", "u")
-
-
-class _Names:
-    """Fresh index variables for one statement: output indices and summation indices."""
-
-    def __init__(self):
-        self.used: set[str] = set()
-
-    def fresh(self, pool: tuple[str, ...]) -> str:
-        for round_ in range(1000):
-            for base in pool:
-                name = base if round_ == 0 else f"{base}{round_}"
-                if name not in self.used:
-                    self.used.add(name)
-                    return name
-        raise AssertionError("index names exhausted")  # pragma: no cover
-
+from ...ein import ir
+from ...ein.names import IndexNames
+from ...semantics.types import CheckedProgram, Context
+from . import ast
+from .typecheck import sum_extents, type_of
 
 def lower_program(checked: CheckedProgram) -> ir.Program:
     """The EIN program of a checked program: one EIN statement per source statement."""
-    from ..teil import ast as teil_ast
-
-    if isinstance(checked.program, teil_ast.Program):  # TeIL has its own operators (teil/lower.py)
-        from ..teil.lower import lower_program as lower_teil
-
-        return lower_teil(checked)
     gamma = checked.context
     decls = tuple(ir.Decl(d.name, d.shape, d.qual) for d in checked.program.decls)
     return ir.Program(decls, tuple(lower_statement(s, gamma) for s in checked.program.stmts))
@@ -59,14 +35,14 @@ def lower_statement(stmt: ast.Stmt, gamma: Context) -> ir.Statement:
     if isinstance(stmt, ast.IndexAssign):
         index = tuple((ref.value, n) for ref, n in zip(stmt.indices, shape))
         return ir.Statement(stmt.target, index, _lower_index_form(stmt.expr, gamma))
-    names = _Names()
-    out = [names.fresh(_OUTPUT_NAMES) for _ in shape]
+    names = IndexNames()
+    out = [names.output() for _ in shape]
     body = _Lowering(gamma, names).lower(stmt.expr, out)
     return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
 
 
 class _Lowering:
-    def __init__(self, gamma: Context, names: _Names):
+    def __init__(self, gamma: Context, names: IndexNames):
         self.gamma = gamma
         self.names = names
         self._shapes: dict[int, tuple[int, ...]] = {}
@@ -102,7 +78,7 @@ class _Lowering:
             inner: list[str | None] = [None] * len(operand)
             bound = []
             for pair in e.pairs:
-                k = self.names.fresh(_SUM_NAMES)
+                k = self.names.summed()
                 inner[pair.first - 1] = inner[pair.second - 1] = k
                 bound.append((k, operand[pair.first - 1]))
             rest = iter(at)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..errors import Span
+from ...errors import Span
+from ...semantics.values import FUNCTION_NAMES, REDUCTION_WORDS
 
 def _span_field():
     return field(default=None, compare=False, repr=False)
@@ -172,8 +173,8 @@ class Reduce:
     span: Span | None = _span_field()
 
 
-#: Index-form reduction words and the EIN reduction operator each one is.
-REDUCTIONS = {"prod": "*", "max": "max", "min": "min"}
+#: Index-form reduction words other than ``sum`` and the EIN reduction operator each one is.
+REDUCTIONS = {word: op for word, op in REDUCTION_WORDS.items() if op != "+"}
 
 @dataclass(frozen=True)
 class Stack:
@@ -190,8 +191,8 @@ class Stack:
 
 Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum, Reduce, Stack]
 
-#: The elementwise functions of SPEC section 1.
-FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "tanh", "abs")
+#: The elementwise functions of SPEC section 1 (their meaning: semantics.values.FUNCTIONS).
+FUNCTIONS = FUNCTION_NAMES
 
 
 # ---------------------------------------------------------------- program

@@ -1,0 +1,49 @@
+"""The cost model: flops and bytes per statement (``tensorlang analyze`` prints them).
+
+The cost model is the loop nest the C back end runs for a statement: every point of the
+target's index map evaluates the body once; inside, a Σ or reduction evaluates its body
+once per point of its own index map, and each arithmetic operation, function or
+accumulation counts one flop.  Bytes are what a statement must move at least: every
+variable it reads, once, and its target, once.  The floor of a statement on a machine is
+max(flops / peak, bytes / bandwidth) (DESIGN.md, performance model).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ein import ir
+
+
+@dataclass(frozen=True)
+class Cost:
+    flops: int
+    bytes: int
+
+
+def body_flops(e: ir.Expr) -> int:
+    """Flops to evaluate ``e`` at one point."""
+    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
+        return 0
+    if isinstance(e, (ir.Neg, ir.Apply)):
+        return 1 + body_flops(e.arg)
+    if isinstance(e, ir.BinOp):
+        return 1 + body_flops(e.left) + body_flops(e.right)
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        return math.prod(n for _, n in e.index) * (body_flops(e.body) + 1)
+    if isinstance(e, ir.Stack):
+        return sum(body_flops(item) for item in e.items)
+    raise TypeError(f"not an EIN expression: {e!r}")
+
+
+def statement_cost(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]], itemsize: int = 8) -> Cost:
+    points = math.prod(n for _, n in stmt.index)
+    moved = sum(math.prod(shapes[name]) for name in stmt.reads) + points
+    return Cost(points * body_flops(stmt.body), moved * itemsize)
+
+
+def program_cost(program: ir.Program, itemsize: int = 8) -> Cost:
+    shapes = program.shapes
+    costs = [statement_cost(s, shapes, itemsize) for s in program.statements]
+    return Cost(sum(c.flops for c in costs), sum(c.bytes for c in costs))

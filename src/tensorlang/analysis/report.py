@@ -1,0 +1,51 @@
+"""The text ``tensorlang analyze`` prints: per statement before and after the optimizer
+its shape, flops, bytes and in-place verdict, then the totals and each pass's log."""
+
+from __future__ import annotations
+
+from ..ein import ir
+from ..ein.printer import statement_to_text
+from .cost import program_cost, statement_cost
+from .inplace import in_place_verdict
+
+
+def _amount(x: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g}{unit}"
+    return f"{x:.0f}"
+
+
+def statement_table(program: ir.Program, itemsize: int) -> list[str]:
+    shapes = program.shapes
+    temps = {d.name for d in program.decls if d.qual == ir.TEMP}
+    lines = []
+    for n, stmt in enumerate(program.statements, 1):
+        cost = statement_cost(stmt, shapes, itemsize)
+        shape = "[" + " ".join(str(x) for x in shapes[stmt.target]) + "]"
+        kind = "temporary " if stmt.target in temps else ""
+        lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
+        lines.append(f"       {kind}{stmt.target} : {shape}   flops {_amount(cost.flops)}   "
+                     f"bytes {_amount(cost.bytes)}   {in_place_verdict(stmt)}")
+    total = program_cost(program, itemsize)
+    lines.append(f"  total: {len(program.statements)} statements, flops {_amount(total.flops)}, "
+                 f"bytes {_amount(total.bytes)}, {program.size} IR nodes")
+    return lines
+
+
+def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
+    """The text ``tensorlang analyze`` prints: both programs statement by statement, the
+    totals, and the IR size and time after each pass (004 §5.7.4)."""
+    lines = ["before the optimizer (as lowered):"]
+    lines += statement_table(before, itemsize)
+    lines.append("after the optimizer:")
+    lines += statement_table(optimized.program, itemsize)
+    a, b = program_cost(before, itemsize), program_cost(optimized.program, itemsize)
+    if b.flops:
+        lines.append(f"flops: {a.flops / b.flops:.3g}x fewer" if a.flops >= b.flops
+                     else f"flops: {b.flops / a.flops:.3g}x more")
+    lines.append("passes (IR nodes and statements after each):")
+    for record in optimized.log:
+        lines.append(f"  {record.name:<10} {record.nodes:>7} nodes  {record.statements:>4} statements  "
+                     f"{record.seconds * 1e3:8.2f} ms")
+    return "\n".join(lines) + "\n"

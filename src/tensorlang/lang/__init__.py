@@ -1,0 +1,105 @@
+"""Front ends behind one registry: a program's text in, its :class:`Language` out.
+
+Each front end is a folder here with one :class:`~.language.Language` value; the
+registry below lists them, and this is the only place outside the folders that names
+one.  The file suffix picks the front end, ``lang=`` overrides it.  To add a front end:
+write the folder and add its ``LANGUAGE`` to :data:`REGISTRY` (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from ..errors import Source, TensorLangError, error
+from ..semantics.types import CheckedProgram
+from . import cfd, teil, tl
+from .language import Language, Params
+from .teil.convert import emit as _convert
+
+#: The language of program text that names none (no suffix, no ``lang=``).
+DEFAULT = "tl"
+
+#: Every front end, by name.
+REGISTRY: dict[str, Language] = {lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE)}
+
+#: File suffix -> language name.
+SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}
+
+#: Suffixes of front ends that are planned but not in this version (a clear message, not
+#: a syntax error of the model language).
+_PLANNED = {".stur": "stur"}
+
+#: The program in another language, whatever its own: ``--emit tl|teil|core``.
+VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
+    stage: (lambda checked, stage=stage: _convert(checked, stage)) for stage in ("tl", "teil", "core")
+}
+
+
+def get(name: str) -> Language:
+    """The front end called ``name``, or error[input] naming those there are."""
+    language = REGISTRY.get(name)
+    if language is None:
+        available = ", ".join(sorted(REGISTRY))
+        raise error("input", f"no front end for language {name!r} in this version (available: {available})")
+    return language
+
+
+def language_of(path: str, lang: str | None = None) -> str:
+    """The language name for a program file: ``lang`` if given, else by its suffix."""
+    suffix = Path(path).suffix
+    return lang or SUFFIXES.get(suffix) or _PLANNED.get(suffix, DEFAULT)
+
+
+def looks_like_path(source_or_path) -> bool:
+    """A PathLike, or a one-line string that names a file or ends in a known suffix."""
+    if isinstance(source_or_path, os.PathLike):
+        return True
+    if not isinstance(source_or_path, str) or "\n" in source_or_path or not source_or_path.strip():
+        return False
+    if Path(source_or_path).suffix in SUFFIXES or Path(source_or_path).suffix in _PLANNED:
+        return True
+    try:
+        return os.path.isfile(source_or_path)
+    except (OSError, ValueError):
+        return False
+
+
+def read_source(path) -> Source:
+    """Read a program file; an unreadable one is error[input], never an OSError."""
+    name = os.fspath(path)
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise error("input", f"cannot read program: {exc.strerror or exc}").with_source(Source("", name)) from None
+    try:
+        return Source(data.decode("utf-8-sig"), name)  # a leading byte order mark is no program text
+    except UnicodeDecodeError:
+        raise error("input", "the program is not UTF-8 text").with_source(Source("", name)) from None
+
+
+def load(source_or_path, lang: str | None = None) -> tuple[Source, str]:
+    """Resolve a path or a source string into its text and its language name."""
+    if looks_like_path(source_or_path):
+        source = read_source(source_or_path)
+        return source, language_of(source.filename, lang)
+    if isinstance(source_or_path, str):
+        return Source(source_or_path, "<string>"), (lang or DEFAULT)
+    raise error("input", f"expected program text or a path, got {type(source_or_path).__name__}")
+
+
+def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
+    """Parse ``source`` with the front end for ``lang``; errors carry the source for carets.
+
+    ``params`` (name -> positive int, SPEC section 4's ``--param``) goes to every front
+    end; one without symbolic sizes ignores it, as every front end ignores names its
+    program does not use."""
+    try:
+        return get(lang).parse(source.text, params or {})
+    except TensorLangError as exc:
+        raise exc.with_source(source) from None
+
+
+__all__ = ["DEFAULT", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
+           "read_source"]

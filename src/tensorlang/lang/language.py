@@ -1,0 +1,45 @@
+"""What a front end is: one :class:`Language` value, the only thing that knows it.
+
+Everything outside ``lang/`` handles programs through a Language and never asks which
+front end a program came from: the registry (:mod:`tensorlang.lang`) finds the Language
+for a suffix or a name, and the Language parses, checks, lowers to EIN, interprets by
+its own paper's rules and prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..ein import ir
+from ..semantics.types import CheckedProgram
+
+#: ``params``: symbolic sizes (name -> positive int, ``--param n=5``) for the front ends
+#: that have them; the others ignore them.
+Params = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Language:
+    """A front end.
+
+    * ``parse(text, params)``: the program's AST (spans into ``text``), or error[syntax];
+    * ``check(ast)``: the paper's typing rules, by name: a :class:`CheckedProgram`;
+    * ``lower(checked)``: the EIN program every pass and target runs;
+    * ``interpret(checked, supplied, dtype)``: the reference semantics (the oracle),
+      returning the final store;
+    * ``print(ast)``: the program as parsed (``--emit ast``);
+    * ``core_check(ast)``: an extra check the language offers (``--core``), or None.
+    """
+
+    name: str
+    suffixes: tuple[str, ...]
+    parse: Callable[[str, Params], Any]
+    check: Callable[[Any], CheckedProgram]
+    lower: Callable[[CheckedProgram], ir.Program]
+    interpret: Callable[[CheckedProgram, Mapping[str, np.ndarray], Any], dict[str, np.ndarray]]
+    print: Callable[[Any], str]
+    core_check: Callable[[Any], None] | None = field(default=None)
+    description: str = ""

@@ -1,0 +1,134 @@
+"""The caller's interface of a program: which variables are inputs, results, temporaries.
+
+000 §5 fixes it from the qualifiers, and this module is the one place that says how:
+
+* with no qualifier anywhere, every variable is implicitly ``inout``: the caller *may*
+  supply it (it starts as ⊥ otherwise) and receives it back (role ``optional``);
+* with qualifiers, ``in`` variables must be supplied and are read-only, ``inout`` must be
+  supplied and are results, ``out`` are results only, unqualified ones are temporaries;
+* a variable a pass introduced is declared with the qualifier :data:`TEMP`: never an
+  input, never a result, whatever the program's other qualifiers say.
+
+Front ends, passes, the kernel and every target ask :func:`interface` (or
+:func:`roles`) instead of reading qualifiers themselves.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Iterable, Mapping, Protocol
+
+import numpy as np
+
+#: The qualifiers a program may write (000 §5).
+QUALIFIERS = ("in", "out", "inout")
+
+#: The qualifier of a variable a pass introduced (a compiler temporary).
+TEMP = "temp"
+
+
+class Role(str, enum.Enum):
+    """A variable's part in a call (a ``str``, so ``role == "in"`` reads naturally)."""
+
+    IN = "in"  # supplied by the caller, read-only, not returned
+    INOUT = "inout"  # supplied by the caller and returned
+    OPTIONAL = "optional"  # unqualified programs: may be supplied (⊥ otherwise), returned
+    OUT = "out"  # returned only
+    TEMP = "temp"  # neither: the compiler may remove or reuse it
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Declared(Protocol):
+    """Anything with a name and a qualifier: a front end's declaration, an EIN Decl."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def qual(self) -> str | None: ...
+
+
+def is_qualified(decls: Iterable[Declared]) -> bool:
+    """True when any declaration carries one of the program's own qualifiers."""
+    return any(d.qual in QUALIFIERS for d in decls)
+
+
+def role_of(qual: str | None, qualified: bool) -> Role:
+    """The role of a variable declared with ``qual`` in a program that is ``qualified``
+    (or not): the rule of 000 §5, stated once."""
+    if qual == TEMP:
+        return Role.TEMP
+    if not qualified:
+        return Role.OPTIONAL
+    return {"in": Role.IN, "inout": Role.INOUT, "out": Role.OUT}.get(qual or "", Role.TEMP)
+
+
+@dataclass(frozen=True)
+class Interface:
+    """Every variable's role, and the variables of each kind in declaration order."""
+
+    roles: Mapping[str, Role]
+
+    def _named(self, *kinds: Role) -> tuple[str, ...]:
+        return tuple(name for name, role in self.roles.items() if role in kinds)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Variables the caller must supply."""
+        return self._named(Role.IN, Role.INOUT)
+
+    @property
+    def optional_inputs(self) -> tuple[str, ...]:
+        """Variables the caller may supply (⊥ otherwise)."""
+        return self._named(Role.OPTIONAL)
+
+    @property
+    def accepted_inputs(self) -> tuple[str, ...]:
+        return self.inputs + self.optional_inputs
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        """Variables whose final value the caller receives."""
+        return self._named(Role.INOUT, Role.OUT, Role.OPTIONAL)
+
+    @property
+    def temporaries(self) -> tuple[str, ...]:
+        """Variables a pass may remove, fuse away, merge or reuse."""
+        return self._named(Role.TEMP)
+
+
+def interface(decls: Iterable[Declared]) -> Interface:
+    """The interface of a program with these declarations (the first of a repeated name
+    counts: a redeclaration is an error the type checker reports)."""
+    decls = list(decls)
+    qualified = is_qualified(decls)
+    roles: dict[str, Role] = {}
+    for d in decls:
+        roles.setdefault(d.name, role_of(d.qual, qualified))
+    return Interface(MappingProxyType(roles))
+
+
+def roles(decls: Iterable[Declared]) -> Mapping[str, Role]:
+    return interface(decls).roles
+
+
+def initial_store(shapes: Mapping[str, tuple[int, ...]], roles: Mapping[str, Role],
+                  supplied: Mapping[str, np.ndarray], dtype) -> dict[str, np.ndarray]:
+    """d-var / d-in-var (000 Figures 10 and 15): every declared variable has memory; what
+    the caller did not supply is ⊥.  Supplied arrays that may become results are copied,
+    so a result never aliases a caller's array; no evaluator writes into a store array."""
+    dtype = np.dtype(dtype)
+    store: dict[str, np.ndarray] = {}
+    for name, shape in shapes.items():
+        if name in supplied and roles.get(name) == Role.IN:
+            # read-only and never a result: nothing writes it, so no copy is needed
+            store[name] = np.asarray(supplied[name], dtype=dtype, order="C")
+        elif name in supplied:
+            store[name] = np.array(supplied[name], dtype=dtype, order="C", copy=True)
+        else:
+            store[name] = np.full(shape, np.nan, dtype=dtype)
+    return store

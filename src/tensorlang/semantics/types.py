@@ -1,0 +1,166 @@
+"""Types and the program rule every front end shares (000 §3, 001 §3).
+
+A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
+The static context Γ (000 Definition 3) maps each declared variable to its type and
+qualifier.  :func:`check_statements` is what 000's ok-prog and 001's OK-Prog have in
+common: Γ from the declarations (s-var), each statement by the front end's own rule,
+then the uninit analysis of qualified programs (000 §5).  A front end supplies its
+statement rule and how to find the variables an expression reads; the result is a
+:class:`CheckedProgram` with the caller's interface (:mod:`.interface`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
+
+from ..errors import Diagnostic, TensorLangError
+from .interface import Interface, interface
+
+Shape = tuple[int, ...]
+
+#: Extents and element counts must stay below this (they become int64 loop bounds).
+MAX_ELEMENTS = 2**62
+
+
+def show(shape: Shape) -> str:
+    """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar."""
+    return "[" + " ".join(str(d) for d in shape) + "]"
+
+
+@dataclass(frozen=True)
+class Context:
+    """The static context Γ (000 Definition 3) with each variable's qualifier."""
+
+    shapes: Mapping[str, Shape]
+    quals: Mapping[str, str | None]
+    decls: Mapping[str, Any]  # the front end's declarations, for spans
+    qualified: bool
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.shapes
+
+    def __getitem__(self, name: str) -> Shape:
+        return self.shapes[name]
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    """A well-formed program together with its context and its interface to the caller.
+
+    ``inputs`` the caller must supply, ``optional_inputs`` the caller may supply (they
+    start as ⊥ otherwise), ``results`` the variables returned after the run.
+    """
+
+    program: Any  # the front end's AST (its Language knows it)
+    context: Context
+    interface: Interface
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.interface.inputs
+
+    @property
+    def optional_inputs(self) -> tuple[str, ...]:
+        return self.interface.optional_inputs
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        return self.interface.results
+
+    @property
+    def accepted_inputs(self) -> tuple[str, ...]:
+        return self.interface.accepted_inputs
+
+
+# ------------------------------------------------------------------ Figure 7
+def build_context(program, diagnostics: list[Diagnostic]) -> Context:
+    """s-empty / s-var: each declaration adds one fresh identifier to Γ."""
+    shapes: dict[str, Shape] = {}
+    quals: dict[str, str | None] = {}
+    decls: dict[str, Any] = {}
+    for decl in program.decls:
+        if decl.name in shapes:
+            first = decls[decl.name].name_span
+            where = f" (first declared at line {first.line})" if first else ""
+            diagnostics.append(
+                Diagnostic("redeclared", f"variable {decl.name!r} is declared twice{where}", decl.name_span, "s-var")
+            )
+            continue
+        bad = [d for d in decl.shape if d < 1]
+        if bad:
+            diagnostics.append(
+                Diagnostic("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}", decl.span, "s-var")
+            )
+        elif count(decl.shape) >= MAX_ELEMENTS:
+            diagnostics.append(
+                Diagnostic(
+                    "too-large",
+                    f"{decl.name!r} : {show(decl.shape)} has more elements than any machine can index (2^62)",
+                    decl.span,
+                    "s-var",
+                )
+            )
+        shapes[decl.name] = decl.shape
+        quals[decl.name] = decl.qual
+        decls[decl.name] = decl
+    return Context(MappingProxyType(shapes), MappingProxyType(quals), MappingProxyType(decls),
+                   any(d.qual is not None for d in program.decls))
+
+
+def count(shape: Shape) -> int:
+    """The number of elements of a type (1 for a scalar)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# ------------------------------------------------------------------ ok-prog
+def check_statements(program, diagnostics: list[Diagnostic], ok_stmt: Callable[[Any, Context], None],
+                     variables_read: Callable[[Any], Iterable[Any]],
+                     declaration_rule: str | None = None) -> CheckedProgram:
+    """What every front end's program rule shares (000's ok-prog, 001's OK-Prog): Γ from
+    the declarations (s-var, or ``declaration_rule`` in its diagnostics), each statement by
+    the front end's ``ok_stmt``, at most one diagnostic per statement, then, for a
+    qualified program, the uninit analysis over ``variables_read``; all raised together."""
+    gamma = build_context(program, diagnostics)
+    if declaration_rule is not None:
+        for d in diagnostics:
+            d.rule = declaration_rule
+    for stmt in program.stmts:
+        try:
+            ok_stmt(stmt, gamma)
+        except TensorLangError as exc:
+            diagnostics.extend(exc.diagnostics)
+    if not diagnostics and gamma.qualified:
+        diagnostics.extend(_uninit(program, gamma, variables_read))
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+    return CheckedProgram(program, gamma, interface(program.decls))
+
+
+def _uninit(program, gamma: Context, variables_read: Callable[[Any], Iterable[Any]]) -> list[Diagnostic]:
+    """Reads of variables not yet assigned, and ``out`` variables never assigned (000 §5).
+
+    ``in`` and ``inout`` variables are initialised by the caller; everything else is
+    initialised by its first assignment.  Without control flow, one pass in program
+    order decides it.
+    """
+    found: list[Diagnostic] = []
+    assigned = {name for name, q in gamma.quals.items() if q in ("in", "inout")}
+    for stmt in program.stmts:
+        for var in variables_read(stmt.expr):
+            if var.name not in assigned:
+                found.append(
+                    Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span, "uninit (000 §5)")
+                )
+                break
+        assigned.add(stmt.target)
+    for decl in program.decls:
+        if decl.qual == "out" and decl.name not in assigned:
+            found.append(
+                Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span, "uninit (000 §5)")
+            )
+    return found

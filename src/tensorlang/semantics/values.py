@@ -1,0 +1,140 @@
+"""What a value is and what the operations on values mean, defined once for every stage.
+
+Every evaluator (the front ends' reference interpreters, the EIN evaluator), every pass
+that folds constants and every target that prints code reads its meaning from here:
+
+* ⊥ (undefined, 000 Definition 4) is NaN, and ⊥ op x = ⊥ is what IEEE arithmetic does.
+* Division is *controlled division* (000 Definition 8): 0 / b = 0 for every number b
+  (b = 0 included), a / 0 follows IEEE for a ≠ 0, and 0 / ⊥ stays ⊥.
+* :data:`FUNCTIONS`: the elementwise functions of SPEC section 1, each with its numpy
+  ufunc, its C name, and whether it maps 0 to 0 (what a zero-padded or compressed
+  evaluation may rely on).
+* :data:`REDUCTIONS`: the reduction operators of EIN (Σ and TeIL's red*, redmax,
+  redmin), each with its ufunc, identity element and index-form word; max and min
+  propagate NaN, so ⊥ stays ⊥ under every reduction.
+* :func:`epsilon_sign`: the Levi-Civita symbol, ε_{x1..xn} = Π_{a<b} sgn(x_b − x_a).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: ⊥, the undefined value (000 Definition 4), as it is represented at run time.
+BOTTOM = float("nan")
+
+
+def controlled_division(a, b):
+    """000 Definition 8: a / b, except 0 / b = 0 for every number b (also b = 0).
+
+    ⊥ stays ⊥: 0 / ⊥ = ⊥ (Definition 4 applies before Definition 8).  Works on numpy
+    arrays and on numbers (a number comes back as a 0-d array)."""
+    with np.errstate(all="ignore"):
+        q = np.asarray(np.asarray(a) / b)
+        zero = (np.asarray(a) == 0) & ~np.isnan(b)
+        return np.where(zero, np.zeros_like(q), q)
+
+
+def arithmetic(op: str, a, b):
+    """a op b for op in + - * /, elementwise, / being controlled division."""
+    with np.errstate(all="ignore"):
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            return controlled_division(a, b)
+    raise ValueError(f"not an arithmetic operator: {op!r}")
+
+
+def fold(op: str, a: float, b: float) -> float:
+    """``a op b`` on two numbers, exactly as the evaluators compute it."""
+    return float(arithmetic(op, np.float64(a), np.float64(b)))
+
+
+@dataclass(frozen=True)
+class Function:
+    """An elementwise function: its name in programs, the numpy ufunc that evaluates it,
+    the C function that computes it (``f`` appended for float), and whether f(0) = 0."""
+
+    name: str
+    ufunc: np.ufunc
+    c_name: str
+    zero_preserving: bool
+
+    def __call__(self, x):
+        with np.errstate(all="ignore"):
+            return self.ufunc(x)
+
+
+#: The elementwise functions of SPEC section 1, by name.
+FUNCTIONS: dict[str, Function] = {
+    f.name: f
+    for f in (
+        Function("sqrt", np.sqrt, "sqrt", True),
+        Function("exp", np.exp, "exp", False),
+        Function("log", np.log, "log", False),
+        Function("sin", np.sin, "sin", True),
+        Function("cos", np.cos, "cos", False),
+        Function("tanh", np.tanh, "tanh", True),
+        Function("abs", np.abs, "fabs", True),
+    )
+}
+
+#: Their names, in the order SPEC section 1 lists them.
+FUNCTION_NAMES: tuple[str, ...] = tuple(FUNCTIONS)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A reduction operator of EIN: ``op`` as EIN writes it, the ufunc whose ``reduce``
+    folds it, its identity element (what an empty reduction gives) and the word index
+    form writes it with (``sum(k)``, ``prod(k)``, ``max(k)``, ``min(k)``)."""
+
+    op: str
+    ufunc: np.ufunc
+    identity: float
+    word: str
+
+
+#: The reduction operators, by EIN operator (``+`` is Σ).
+REDUCTIONS: dict[str, Reduction] = {
+    r.op: r
+    for r in (
+        Reduction("+", np.add, 0.0, "sum"),
+        Reduction("*", np.multiply, 1.0, "prod"),
+        Reduction("max", np.maximum, -math.inf, "max"),
+        Reduction("min", np.minimum, math.inf, "min"),
+    )
+}
+
+#: The index-form word of each reduction, mapped to its EIN operator (``prod`` -> ``*``).
+REDUCTION_WORDS: dict[str, str] = {r.word: r.op for r in REDUCTIONS.values()}
+
+#: The ranks a Levi-Civita symbol may have (its every index ranges over this many values).
+EPSILON_RANKS = (2, 3)
+
+
+def epsilon_pairs(n: int) -> tuple[tuple[int, int], ...]:
+    """The index pairs (a, b), a < b, whose sign differences make up ε of rank n."""
+    return tuple(itertools.combinations(range(n), 2))
+
+
+def epsilon_sign(xs):
+    """ε_{x1..xn} = Π_{a<b} sgn(x_b − x_a): the sign of the permutation where the x are
+    one, 0 where two are equal.  The x may be numbers or numpy arrays (any base: only
+    their order matters)."""
+    sign = 1
+    for a, b in epsilon_pairs(len(xs)):
+        sign = sign * np.sign(np.asarray(xs[b]) - np.asarray(xs[a]))
+    return sign
+
+
+def levi_civita(n: int) -> np.ndarray:
+    """ε with n indices as an n-dimensional table of extent n."""
+    return np.asarray(epsilon_sign(np.indices((n,) * n)), dtype=np.float64)

@@ -1,0 +1,35 @@
+"""Every stage of the compiler that prints, in one table (``tensorlang compile --emit``,
+``Kernel.ir``, ``Kernel.code``).
+
+A stage is a name and a function from a compiled :class:`~tensorlang.kernel.Kernel` to
+text.  The front end's own stages come from its :class:`~tensorlang.lang.Language`
+(``ast``) and the registry's conversions (``tl``, ``teil``, ``core``); the EIN stages
+print the IR before and after the optimizer; the code stages print what a target runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import lang
+from .ein.printer import to_lambda_text, to_text
+
+
+def _view(stage: str) -> Callable[[Any], str]:
+    return lambda kernel: lang.VIEWS[stage](kernel.checked)
+
+
+#: The stages ``Kernel.ir`` shows: the program as parsed, in the other languages, in EIN.
+IR_STAGES: dict[str, Callable[[Any], str]] = {
+    "ast": lambda kernel: kernel.language.print(kernel.program),
+    **{stage: _view(stage) for stage in lang.VIEWS},
+    "ein": lambda kernel: to_text(kernel.ein),
+    "lambda": lambda kernel: to_lambda_text(kernel.ein),
+    "opt": lambda kernel: to_text(kernel.optimized.program),
+}
+
+#: The stages ``Kernel.code`` shows: what a target generates and runs.
+CODE_STAGES: tuple[str, ...] = ("c", "numpy")
+
+#: Every stage ``tensorlang compile --emit`` accepts, in pipeline order.
+EMIT_STAGES: tuple[str, ...] = (*IR_STAGES, *CODE_STAGES)

@@ -1,0 +1,175 @@
+"""The house rules of docs/architecture.md, checked on the sources.
+
+* The import graph is a DAG, among modules and among the top-level packages, with
+  function-local imports counted (so none can hide a cycle), and every import goes down
+  the layers of the picture (a package imports only from layers below its own).
+* No front-end dispatch outside ``lang/``: nothing else imports a front end's folder,
+  tests a program's language, or names a language.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "tensorlang"
+
+#: The layers of docs/architecture.md, bottom first.  A top-level package or module may
+#: import from its own layer's other members only where the graph stays acyclic, and
+#: from lower layers freely; never from a higher layer.
+LAYERS: list[set[str]] = [
+    {"errors", "limits"},
+    {"semantics"},
+    {"ein"},
+    {"lang", "analysis"},
+    {"passes"},
+    {"schedule"},
+    {"loops"},
+    {"targets", "backends"},
+    {"stages", "kernel"},
+    {"api"},
+    {"cli", "__init__", "bench"},  # bench: until it moves out of the package
+]
+LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}
+
+
+def _module_name(path: Path) -> str:
+    parts = ["tensorlang", *path.relative_to(SRC).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The tensorlang modules ``name`` imports (function-local imports included), each
+    resolved to the longest module that exists (``from .x import y`` is x.y when y is a
+    module, else x)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                candidate = f"{module}.{alias.name}"
+                found.add(candidate if candidate in MODULES else module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m.startswith("tensorlang") and m != name}
+
+
+GRAPH = {name: {m for m in _imports(name, path) if m in MODULES} for name, path in MODULES.items()}
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of nodes, or None (iterative DFS)."""
+    colour: dict[str, int] = {}
+    for root in graph:
+        if colour.get(root):
+            continue
+        stack = [(root, iter(sorted(graph[root])))]
+        path = [root]
+        colour[root] = 1
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if colour.get(child) == 1:
+                    return path[path.index(child):] + [child]
+                if not colour.get(child):
+                    colour[child] = 1
+                    path.append(child)
+                    stack.append((child, iter(sorted(graph.get(child, ())))))
+                    break
+            else:
+                colour[node] = 2
+                path.pop()
+                stack.pop()
+    return None
+
+
+def test_the_module_import_graph_is_a_dag():
+    assert _cycle(GRAPH) is None, "import cycle: " + " -> ".join(_cycle(GRAPH) or ())
+
+
+def test_the_package_import_graph_is_a_dag():
+    packages: dict[str, set[str]] = {}
+    for module, targets in GRAPH.items():
+        packages.setdefault(_unit(module), set()).update(_unit(t) for t in targets if _unit(t) != _unit(module))
+    assert _cycle(packages) is None, "package cycle: " + " -> ".join(_cycle(packages) or ())
+
+
+def test_every_top_level_package_has_a_layer():
+    units = {_unit(m) for m in MODULES}
+    assert units - set(LAYER) == set(), "add the new package to LAYERS (and to docs/architecture.md)"
+
+
+def test_imports_go_down_the_layers():
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        for target in targets
+        if LAYER.get(_unit(target), -1) > LAYER.get(_unit(module), 99)
+    )
+    assert upward == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+# ------------------------------------------------------------------ front-end dispatch
+FRONT_ENDS = sorted(p.name for p in (SRC / "lang").iterdir() if (p / "__init__.py").is_file())
+
+
+def test_the_registry_lists_every_front_end_folder():
+    from tensorlang import lang
+
+    assert FRONT_ENDS, "lang/ has no front-end folders"
+    assert sorted(lang.REGISTRY) == FRONT_ENDS
+
+
+def _outside_lang():
+    for name, path in MODULES.items():
+        if not name.startswith(("tensorlang.lang", "tensorlang.bench")):
+            yield name, path
+
+
+def test_nothing_outside_lang_imports_a_front_end():
+    allowed = {"tensorlang.lang", "tensorlang.lang.language"}
+    found = sorted(f"{name} imports {t}" for name, _ in _outside_lang() for t in GRAPH[name]
+                   if t.startswith("tensorlang.lang") and t not in allowed)
+    assert found == []
+
+
+#: What front-end dispatch looks like in code: comparing a language, reading a program's
+#: language, or naming a front end in a string.
+DISPATCH = re.compile(
+    r"""\blang\s*[!=]=|\bprogram\.lang\b|isinstance\([^)]*\b(teil|cfd|tl)_?ast\b|["'](%s)["']""" % "|".join(FRONT_ENDS)
+)
+
+
+@pytest.mark.parametrize("name", [name for name, _ in _outside_lang()])
+def test_no_front_end_dispatch_outside_lang(name):
+    hits = [f"{n}: {line.strip()}" for n, line in enumerate(MODULES[name].read_text().splitlines(), 1)
+            if DISPATCH.search(line)]
+    assert hits == []
+
+
+def test_the_dispatch_pattern_would_catch_dispatch():
+    for line in ('if program.lang == "teil":', "return checked.program.lang", "if lang == 'cfd':", 'isinstance(p, teil_ast.Program)',
+                 'lang or "tl"'):
+        assert DISPATCH.search(line), line
+    assert not DISPATCH.search("language = languages.get(name)")
