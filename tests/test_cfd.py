@@ -16,6 +16,8 @@ from tensorlang.lang.cfd import parse_cfd, to_cfd_source
 from tensorlang.lang.tl import ast
 from tensorlang.lang.tl.model_source import to_model_source
 
+from corpus import CFD_KERNELS, helmholtz_case
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cfd"
 BACKENDS = ["interp", "numpy"]
 
@@ -32,43 +34,7 @@ def close(got, expected):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
-# --------------------------------------------------------------------------- the kernels
-def interpolation_case(rng):
-    ins = {"A": rand(rng, 7, 5), "u": rand(rng, 5, 5, 5)}
-    return ins, {"v": np.einsum("ia,jb,kc,abc->ijk", ins["A"], ins["A"], ins["A"], ins["u"])}
-
-
-def helmholtz_case(rng, n=4):
-    ins = {k: rand(rng, n, n) for k in "ABC"} | {"D": rand(rng, n, n, n), "u": rand(rng, n, n, n)}
-    A, B, C, D, u = (ins[k] for k in "ABCDu")
-    # t = D * (A#B#C#u . [[0 6] [2 7] [4 8]]): A's, B's, C's first dimension against u's
-    t = D * np.einsum("ai,bj,ck,abc->ijk", A, B, C, u)
-    # v = A#B#C#t . [[1 6] [3 7] [5 8]]: their second dimension against t's
-    return ins, {"v": np.einsum("ia,jb,kc,abc->ijk", A, B, C, t)}
-
-
-def gradient_case(rng):
-    ins = {"u": rand(rng, 6, 6, 6), "Dx": rand(rng, 6, 6), "Dy": rand(rng, 6, 6), "Dz": rand(rng, 6, 6)}
-    u = ins["u"]
-    v = np.stack([
-        np.einsum("ia,ajk->ijk", ins["Dx"], u),
-        np.einsum("ia,jak->ijk", ins["Dy"], u),  # Dy # u . [[1 3]]: Dy's 2nd against u's 2nd
-        np.einsum("ia,jka->ijk", ins["Dz"], u),
-    ])
-    return ins, {"v": v}
-
-
-def matrix_chain_case(rng):
-    ins = {"M": rand(rng, 4, 5), "N": rand(rng, 5, 6), "x": rand(rng, 6)}
-    return ins, {"w": ins["M"] @ ins["N"] @ ins["x"]}
-
-
-KERNELS = {
-    "interpolation.cfd": (interpolation_case, {}),
-    "inverse_helmholtz.cfd": (helmholtz_case, {"n": 4}),
-    "gradient.cfd": (gradient_case, {}),
-    "matrix_chain.cfd": (matrix_chain_case, {}),
-}
+KERNELS = CFD_KERNELS
 
 
 def test_every_cfd_example_is_covered():

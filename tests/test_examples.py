@@ -9,139 +9,16 @@ their whole final store, so their expected results list every variable.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import tensorlang as tl
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from corpus import EXAMPLE_CASES, EXAMPLES, interpolation_inputs, rand
 RTOL = ATOL = 1e-12
 
 
-def rand(rng: np.random.Generator, *shape: int):
-    """Standard normal numbers of the given shape; a Python float for shape ()."""
-    return rng.standard_normal(shape) if shape else float(rng.standard_normal())
-
-
-# --------------------------------------------------------------------------- inputs
-def interpolation_inputs(rng, n=5):
-    return {"A": rand(rng, n, n), "B": rand(rng, n, n), "C": rand(rng, n, n), "u": rand(rng, n, n, n)}
-
-
-def interpolation_fig18(A, B, C, u):
-    """Figure 18 / the thesis's Figure 26a: v[c,b,a] = sum A[c,i] B[b,j] C[a,k] u[i,j,k]."""
-    return np.einsum("ci,bj,ak,ijk->cba", A, B, C, u)
-
-
-def fig18_tmp1(C, u):
-    """tmp1 = C # u . [2 5]: tmp1[a,i,j] = sum_k C[a,k] u[i,j,k]."""
-    return np.einsum("ak,ijk->aij", C, u)
-
-
-def fig18_tmp2(B, tmp1):
-    """tmp2 = B # tmp1 . [2 5]: tmp2[b,a,i] = sum_j B[b,j] tmp1[a,i,j]."""
-    return np.einsum("bj,aij->bai", B, tmp1)
-
-
-# --------------------------------------------------------------------------- the table
-# file -> (inputs(rng) -> dict, expected(inputs) -> dict of every result)
-CASES = {
-    "fig2_fig3_declarations.tl": (
-        lambda rng: {"x": rand(rng, 30, 40, 50), "s": rand(rng)},
-        lambda i: {"x": i["x"], "s": np.asarray(i["s"])},
-    ),
-    "fig4_matrix_product.tl": (
-        lambda rng: {"A": rand(rng, 30, 40), "B": rand(rng, 40, 50)},
-        lambda i: {"A": i["A"], "B": i["B"], "C": i["A"] @ i["B"]},
-    ),
-    "fig5_trace_of_product.tl": (
-        lambda rng: {"A": rand(rng, 30, 40), "B": rand(rng, 40, 30)},
-        lambda i: {"A": i["A"], "B": i["B"], "s": np.asarray(np.trace(i["A"] @ i["B"]))},
-    ),
-    "fig6_transposition.tl": (
-        lambda rng: {"u": rand(rng, 2, 3, 4, 5, 6)},
-        lambda i: {"u": i["u"], "v": np.einsum("abcde->adcbe", i["u"])},
-    ),
-    "matvec_product.tl": (
-        lambda rng: {"v": rand(rng, 30, 40), "w": rand(rng, 40)},
-        lambda i: {"u": i["v"] @ i["w"], "v": i["v"], "w": i["w"]},
-    ),
-    "inplace_scalar_literal.tl": (
-        lambda rng: {"x": rand(rng, 1000)},
-        lambda i: {"x": 3 * i["x"]},
-    ),
-    "fig8_compatible_contraction.tl": (
-        lambda rng: {"x": rand(rng, 50), "y": rand(rng, 40, 40)},
-        lambda i: {"x": i["x"] * np.trace(i["y"])},
-    ),
-    "fig9_incompatible_matvec.tl": (
-        lambda rng: {"x": rand(rng, 50), "y": rand(rng, 50, 50)},
-        # ev-stmt: the right side reads the old x everywhere.
-        lambda i: {"x": i["y"] @ i["x"]},
-    ),
-    "compatible_statement.tl": (
-        lambda rng: {"x": rand(rng, 20, 30), "w": rand(rng, 20, 30), "u": rand(rng, 10), "v": rand(rng, 10)},
-        lambda i: {"x": (i["x"] + i["w"]) * (np.dot(i["u"], i["v"]) * i["x"])},
-    ),
-    "interpolation_grouped.tl": (
-        interpolation_inputs,
-        lambda i: {"v": np.einsum("ak,bj,ci,ijk->abc", i["A"], i["B"], i["C"], i["u"])},
-    ),
-    "fig18_interpolation_immediate.tl": (
-        interpolation_inputs,
-        lambda i: {"v": interpolation_fig18(i["A"], i["B"], i["C"], i["u"])},
-    ),
-    "fig19_interpolation_wrongly_transformed.tl": (
-        interpolation_inputs,
-        lambda i: {
-            "u": fig18_tmp1(i["C"], i["u"]),
-            "v": interpolation_fig18(i["A"], i["B"], i["C"], i["u"]),
-        },
-    ),
-    "fig20_interpolation_reuse.tl": (
-        lambda rng: {**interpolation_inputs(rng), "v": rand(rng, 5, 5, 5)},  # v's old value is never read
-        lambda i: {
-            "A": i["A"],
-            "B": i["B"],
-            "C": i["C"],
-            "u": fig18_tmp2(i["B"], fig18_tmp1(i["C"], i["u"])),
-            "v": interpolation_fig18(i["A"], i["B"], i["C"], i["u"]),
-        },
-    ),
-    "inplace_scalar_mul.tl": (
-        lambda rng: {"s": rand(rng), "x": rand(rng, 1_000_000)},
-        lambda i: {"x": i["s"] * i["x"]},
-    ),
-    "inplace_elementwise_mul.tl": (
-        lambda rng: {"v": rand(rng, 1_000_000), "x": rand(rng, 1_000_000)},
-        lambda i: {"x": i["x"] * i["v"]},
-    ),
-    "inplace_linear_combination.tl": (
-        lambda rng: {
-            "s1": rand(rng),
-            "s2": rand(rng),
-            "s3": rand(rng),
-            "u": rand(rng, 1_000_000),
-            "v": rand(rng, 1_000_000),
-            "x": rand(rng, 1_000_000),
-        },
-        lambda i: {"x": i["s1"] * i["x"] + i["s2"] * i["u"] + i["s3"] * i["v"]},
-    ),
-    "inplace_matvec_elementwise.tl": (
-        lambda rng: {"u": rand(rng, 100, 100), "v": rand(rng, 100), "x": rand(rng, 100)},
-        lambda i: {"x": (i["u"] @ i["v"]) * i["x"]},
-    ),
-    "fig16a_scale_then_outer.tl": (
-        lambda rng: {"s": rand(rng), "x": rand(rng, 1000), "w": rand(rng, 500)},
-        lambda i: {"v": np.outer(i["s"] * i["x"], i["w"])},
-    ),
-    "fig16b_scale_inplace_then_outer.tl": (
-        lambda rng: {"s": rand(rng), "x": rand(rng, 1000), "w": rand(rng, 500)},
-        lambda i: {"x": i["s"] * i["x"], "v": np.outer(i["s"] * i["x"], i["w"])},
-    ),
-}
+CASES = EXAMPLE_CASES
 
 
 def example(name: str) -> str:

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
+
+from corpus import TEIL_CASES
 from tensorlang import TensorLangError
 from tensorlang.lang.teil.core import check_core, to_core
 from tensorlang.lang.teil.parser import parse_teil
@@ -27,32 +29,7 @@ def rand(rng, *shape):
 
 
 # ---------------------------------------------------------------- the paper's programs
-CASES = {
-    "fig7_matrix_product.teil": (
-        lambda r: {"A": rand(r, 3, 4), "B": rand(r, 4, 5)},
-        lambda i: {"C": i["A"] @ i["B"]},
-    ),
-    "fig10a_taco_kernels.teil": (
-        lambda r: {"B": rand(r, 3, 4, 3), "C": rand(r, 3)},
-        lambda i: {
-            "Aa": np.einsum("ijk,k->ij", i["B"], i["C"]),
-            "Ab": np.einsum("ijk,i->ij", i["B"], i["C"]),
-            "Ac": np.einsum("kji,i->ji", i["B"], i["C"]),
-        },
-    ),
-    "fig10b_tvm_transposed_product.teil": (
-        lambda r: {"A": rand(r, 5, 3), "B": rand(r, 5, 4)},
-        lambda i: {"C": i["A"].T @ i["B"]},
-    ),
-    "fig10c_tc_increment.teil": (
-        lambda r: {"B": rand(r, 6), "C": rand(r, 6)},
-        lambda i: {"A": i["B"] + i["C"]},
-    ),
-    "fig11_proj_expa.teil": (
-        lambda r: {"A": rand(r, 4, 5), "B": rand(r, 3, 4, 5)},
-        lambda i: {"C": i["A"] + i["B"][1], "D": i["A"][None, :, :] + i["B"]},
-    ),
-}
+CASES = TEIL_CASES
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
