@@ -63,7 +63,7 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
         if core and language.core_check is None:
             raise TensorLangError("input", "the Core-TeIL check (core=True, --core) applies to TeIL programs only")
         checked = language.check(program)
-        if core:
+        if core and language.core_check is not None:
             language.core_check(program)
         return checked
     except TensorLangError as exc:

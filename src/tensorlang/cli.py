@@ -123,7 +123,7 @@ def _save_npz(path: str, results: dict[str, np.ndarray]) -> None:
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **results)
+            np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

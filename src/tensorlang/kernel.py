@@ -52,12 +52,12 @@ class Kernel:
         self.threads = threads or 0
         self.last_run_seconds: float | None = None
         self._store_elements: int | None = None
-        self._input_table = None
+        self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
         self._outputs_table = None
         self.ein = self.language.lower(checked)
         self.opt = opt
         self.skip_passes = tuple(skip_passes)
-        self._optimized = None
+        self._optimized: Optimized | None = None
         self._numpy = None
         self._c = None
         if backend == "numpy":

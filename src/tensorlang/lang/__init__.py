@@ -8,6 +8,7 @@ write the folder and add its ``LANGUAGE`` to :data:`REGISTRY` (docs/architecture
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Callable
@@ -33,7 +34,7 @@ _PLANNED = {".stur": "stur"}
 
 #: The program in another language, whatever its own: ``--emit tl|teil|core``.
 VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
-    stage: (lambda checked, stage=stage: _convert(checked, stage)) for stage in ("tl", "teil", "core")
+    stage: functools.partial(_convert, stage=stage) for stage in ("tl", "teil", "core")
 }
 
 

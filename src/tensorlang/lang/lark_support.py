@@ -17,7 +17,8 @@ MAX_NESTING = 200
 
 
 def tok_span(tok: Token) -> Span:
-    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+    # lark fills every position of a token it produced (the Optionals are for hand-made ones)
+    return Span(tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0)
 
 
 def start(item) -> Span:
@@ -85,7 +86,8 @@ def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None):
     try:
         return parser.parse(text)
     except UnexpectedCharacters as exc:
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        pos = exc.pos_in_stream or 0
+        ch = text[pos] if pos < len(text) else ""
         raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
     except UnexpectedEOF as exc:
         span = Span.point(*end_position(text))

@@ -115,7 +115,7 @@ def _pair(lst: ast.Stack, what: str) -> ast.Pair:
             f"a {what} list names two dimensions, [m n]; this one names {len(lst.items)}",
             lst.span,
         )
-    m, n = (int(i.text) for i in lst.items)
+    m, n = (int(i.text) for i in lst.items if isinstance(i, ast.Number))
     return ast.Pair(m + 1, n + 1, lst.span)
 
 
@@ -162,7 +162,8 @@ class _ToAst(Transformer):
         _check_name(name, "a variable")
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
 
-    def _binary(op):  # noqa: N805 - a helper that builds methods
+    @staticmethod
+    def _binary(op: str):
         def build(self, left, _op, right):
             return ast.Binary(op, left, right, _cover(left, right))
 

@@ -36,7 +36,7 @@ def teil_to_model(checked: CheckedProgram) -> tl.Program:
     """The model-language program equivalent to a checked TeIL program."""
     program: teil.Program = checked.program
     decls = tuple(tl.Decl(d.name, d.shape, d.qual) for d in program.decls)
-    stmts = []
+    stmts: list[tl.Stmt] = []
     for s in program.stmts:
         if all(op.op in _OPERATOR_FORM for op in teil.operators(s.expr)):
             stmts.append(tl.Assign(s.target, _operator_form(s.expr, checked)))
@@ -53,15 +53,15 @@ def _operator_form(e: teil.Expr, checked: CheckedProgram) -> tl.Expr:
     args = [_operator_form(a, checked) for a in e.args]
     p = full_params(e)
     if e.op == "add":
-        return tl.Binary("+", *args)
+        return tl.Binary("+", args[0], args[1])
     if e.op == "mul":
-        return tl.Binary("*", *args)
+        return tl.Binary("*", args[0], args[1])
     if e.op == "prod":
-        return tl.Outer(*args)
+        return tl.Outer(args[0], args[1])
     if e.op == "transp":
-        return tl.Transpose(args[0], tl.Pair(*p))
+        return tl.Transpose(args[0], tl.Pair(p[0], p[1]))
     if e.op == "contr":
-        return tl.Contract(args[0], (tl.Pair(*p),), False)
+        return tl.Contract(args[0], (tl.Pair(p[0], p[1]),), False)
     raise AssertionError(e.op)  # pragma: no cover - filtered by _OPERATOR_FORM
 
 
@@ -95,7 +95,7 @@ def model_to_teil(checked: CheckedProgram) -> teil.Program:
     naming the first operator that has no TeIL form."""
     program: tl.Program = checked.program
     decls = tuple(teil.Alloc(d.name, d.shape, d.qual) for d in program.decls)
-    stmts = []
+    stmts: list[teil.Assign] = []
     for s in program.stmts:
         if isinstance(s, tl.IndexAssign):
             raise error("backend", "index-form statements have no TeIL counterpart (TeIL has no explicit indices)",
@@ -169,7 +169,7 @@ def _to_teil(e: tl.Expr, checked: CheckedProgram) -> teil.Expr:
             left, right = right, left
         return _op("mul", (), left, right)
     what = {
-        tl.Binary: lambda: f"'{e.op}'",
+        tl.Binary: lambda: f"'{getattr(e, 'op', '')}'",
         tl.Neg: lambda: "unary '-'",
         tl.Number: lambda: f"the number literal {getattr(e, 'text', '') or getattr(e, 'value', '')}",
         tl.Call: lambda: f"the function {getattr(e, 'fn', '')}",
