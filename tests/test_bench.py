@@ -1,4 +1,4 @@
-"""The benchmark harness (src/tensorlang/bench): statistics, the correctness gate,
+"""The benchmark harness (benchmarks/tensorlang_bench): statistics, the correctness gate,
 writers, missing peers, the suites' kernels and the ``tensorlang bench`` command.
 
 No test asserts a timing: the machine is shared and CI never judges speed.
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tensorlang.bench import report, runner, suites, timing
-from tensorlang.bench.contenders import Bound, Contender, Peers, tensorlang_backends
-from tensorlang.bench.machine import Limits
 from tensorlang.cli import main
+from tensorlang_bench import report, runner, suites, timing
+from tensorlang_bench.contenders import Bound, Contender, Peers, tensorlang_backends
+from tensorlang_bench.machine import Limits
 
 LIMITS = {1: Limits(1, 10.0, 12.0, 40.0, 64, 1024, 14.0), 2: Limits(2, 15.0, 18.0, 80.0, 64, 1024, 21.0)}
 
@@ -253,7 +253,7 @@ def test_pinned_cpus_narrows_every_thread_and_restores():
     import os
     import threading
 
-    from tensorlang.bench.machine import pinned_cpus
+    from tensorlang_bench.machine import pinned_cpus
 
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("CPU affinity is Linux-only")
@@ -280,7 +280,7 @@ def _results(tmp_path):
     case = _case([_copy_contender("right"), _copy_contender("wrong", offset=1.0), _copy_contender("tl", "tensorlang"),
                   Contender("absent", "peer", None, "absent: not installed")])
     rec = runner.run_case(case, FAST, LIMITS, threads=1)
-    from tensorlang.bench import machine
+    from tensorlang_bench import machine
 
     return {
         "format": "tensorlang-bench/1", "command": "tensorlang bench test", "started": "2026-01-01T00:00:00+00:00",
@@ -371,6 +371,60 @@ def test_cli_bench_unwritable_out(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["bench", "small", "--out", str(blocker / "sub")]) == 1
     assert "cannot create output directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ a package beside tensorlang (issue 14)
+HEAVY = ("matplotlib", "jax", "numba", "torch", "rich", "threadpoolctl")
+
+
+def _modules_after(code: str) -> list[str]:
+    """The top-level names of the modules a fresh interpreter has loaded after ``code``."""
+    import subprocess
+    import sys
+
+    probe = code + "\nimport sys; print(' '.join(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_import_tensorlang_loads_no_bench_code():
+    loaded = _modules_after("import tensorlang")
+    assert not [m for m in loaded if m.split(".")[0] in ("tensorlang_bench",) + HEAVY]
+
+
+def test_the_command_line_loads_only_the_light_bench_module():
+    """``tensorlang`` registers ``bench`` from tensorlang_bench/__init__.py alone: no suite,
+    no peer, no plotting library is imported to answer ``tensorlang run``."""
+    loaded = _modules_after("import tensorlang.cli; tensorlang.cli.build_parser()")
+    assert "tensorlang_bench" in loaded
+    assert not [m for m in loaded if m.startswith("tensorlang_bench.") or m.split(".")[0] in HEAVY]
+
+
+@pytest.mark.parametrize("argv", [["bench", "--help"], ["bench"], ["bench", "small", "--quick", "--out", "x"]])
+def test_cli_bench_without_the_bench_package(argv, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorlang_bench", None)  # import tensorlang_bench raises ImportError
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "tensorlang_bench" in err and "pip install -e '.[bench]'" in err
+    assert "Traceback" not in err
+
+
+def test_cli_help_lists_bench_without_the_bench_package(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorlang_bench", None)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0 and "bench" in capsys.readouterr().out
+
+
+def test_tensorlang_contenders_are_the_available_backends():
+    import tensorlang as tl
+
+    assert tensorlang_backends() == tl.available_backends()
 
 
 # ------------------------------------------------------------------ review hardening (issue 5)
@@ -501,7 +555,7 @@ def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
     """With the real C back end: the in-place kernels with scalars take the generated fast
     path (it declines numpy scalars, which cost a second validating call path)."""
     import tensorlang
-    from tensorlang.bench.contenders import tensorlang_contender
+    from tensorlang_bench.contenders import tensorlang_contender
 
     if "c" not in tensorlang_backends():
         pytest.skip("no C back end in this installation")
@@ -547,7 +601,7 @@ def test_torch_matrix_product_writes_into_an_out_buffer():
 
 
 def test_configure_threads_overrides_the_environment(monkeypatch):
-    from tensorlang.bench.contenders import configure_threads
+    from tensorlang_bench.contenders import configure_threads
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
@@ -558,7 +612,7 @@ def test_configure_threads_overrides_the_environment(monkeypatch):
 
 
 def test_cli_bench_more_threads_than_cpus(tmp_path, capsys):
-    from tensorlang.bench import usable_cpus
+    from tensorlang_bench import usable_cpus
 
     assert main(["bench", "small", "--threads", str(usable_cpus() + 1), "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
@@ -635,7 +689,7 @@ def test_plots_label_axes_with_units_and_name_every_contender(tmp_path, monkeypa
 
 def test_xla_flags_are_real_flags_only():
     """XLA ignores words without '--' silently: only its real flag may be claimed."""
-    from tensorlang.bench.contenders import xla_flags
+    from tensorlang_bench.contenders import xla_flags
 
     assert xla_flags("", 1) == "--xla_cpu_multi_thread_eigen=false"
     assert xla_flags("--xla_dump_to=/tmp/x", 1) == "--xla_dump_to=/tmp/x --xla_cpu_multi_thread_eigen=false"
@@ -669,7 +723,7 @@ def test_broken_peer_install_is_skipped_with_its_reason(monkeypatch):
 
 @pytest.mark.parametrize("cc", ["/nonexistent/bin/cc", "false", "true --not-a-compiler"])
 def test_bare_ctypes_baseline_without_a_working_compiler_is_skipped(cc, monkeypatch):
-    from tensorlang.bench import contenders
+    from tensorlang_bench import contenders
 
     monkeypatch.setattr(contenders, "_clib_cache", [])
     monkeypatch.setenv("CC", cc)
@@ -695,7 +749,7 @@ def test_summary_names_failed_contenders(tmp_path):
 def test_bandwidth_limit_includes_the_in_place_update():
     """Copy and triad pay an uncounted write-allocate read; an in-place kernel does not, so
     the limit must include an in-place update or in-place kernels read as >100% of it."""
-    from tensorlang.bench import machine
+    from tensorlang_bench import machine
 
     lim = Limits(1, 10.0, 12.0, 40.0, 64, 1024, 19.0)
     assert lim.bandwidth_gbs == 19.0 and lim.as_dict()["update_GBps"] == 19.0
@@ -728,7 +782,7 @@ def test_cancelling_reduction_is_judged_against_its_terms():
 
 def test_cli_bench_out_directory_without_write_permission(tmp_path, capsys, monkeypatch):
     """(Simulated: as root every directory is writable.)  Checked before anything runs."""
-    import tensorlang.bench as bench
+    import tensorlang_bench as bench
 
     ran = []
     monkeypatch.setattr(runner, "run", lambda *a, **k: ran.append(1))
