@@ -192,7 +192,7 @@ def test_disabled_and_missing_peers_are_skipped_with_a_note(monkeypatch):
     assert peers.get("torch") is None and "disabled" in peers.notes["torch"]
     assert peers.get("opt_einsum") is None and "pip install opt_einsum" in peers.notes["opt_einsum"]
     ctx = suites.Context(peers, threads=1, quick=True)
-    case = suites.small(ctx)[0]
+    case = suites.small.cases(ctx)[0]
     by = {c.name: c for c in case.contenders}
     for name in ("torch", "jax", "numba", "opt_einsum"):
         assert by[name].make is None and by[name].note == peers.notes[name]
@@ -211,7 +211,7 @@ def test_every_tensorlang_backend_is_a_contender():
             assert case.flops > 0 and case.bytes > 0
             assert case.baseline in [c.name for c in case.contenders]
     fake = suites.Context(Peers(disabled={"torch", "jax", "numba"}), quick=True, backends=("numpy", "future"))
-    assert [c.name for c in suites.small(fake)[0].contenders][:2] == ["tensorlang[numpy]", "tensorlang[future]"]
+    assert [c.name for c in suites.small.cases(fake)[0].contenders][:2] == ["tensorlang[numpy]", "tensorlang[future]"]
 
 
 # ------------------------------------------------------------------ the suites' kernels against their references
@@ -223,26 +223,26 @@ def test_cfd_sources_match_independent_reference(n, E):
     A, B, C, S = (rng.standard_normal((n, n)) for _ in range(4))
     u, D = rng.standard_normal((E, n, n, n)), rng.standard_normal((E, n, n, n))
     expect = np.einsum("il,jm,kn,elmn->eijk", A, B, C, u)
-    assert np.allclose(suites._kron3(A, B, C, u), expect)
+    assert np.allclose(suites.cfd._kron3(A, B, C, u), expect)
     for backend in ("numpy", "interp"):
-        got = tl.compile(suites.interpolation_source(n, E), backend=backend)(A=A, B=B, C=C, u=u)["v"]
+        got = tl.compile(suites.cfd.interpolation_source(n, E), backend=backend)(A=A, B=B, C=C, u=u)["v"]
         assert np.allclose(got, expect, rtol=1e-12, atol=1e-12)
-        helm = tl.compile(suites.helmholtz_source(n, E), backend=backend)(S=S, D=D, u=u)["v"]
+        helm = tl.compile(suites.cfd.helmholtz_source(n, E), backend=backend)(S=S, D=D, u=u)["v"]
         t = np.einsum("li,mj,nk,elmn->eijk", S, S, S, u)
         assert np.allclose(helm, np.einsum("il,jm,kn,elmn->eijk", S, S, S, D * t), rtol=1e-12, atol=1e-12)
-        assert np.allclose(suites._helmholtz_reference({"S": S, "D": D, "u": u}), helm)
+        assert np.allclose(suites.cfd._helmholtz_reference({"S": S, "D": D, "u": u}), helm)
 
 
 @pytest.mark.parametrize("kind", ["scale", "multiply", "lincomb", "matvec_mul"])
 def test_inplace_sources_and_numpy_peer_match_reference(kind):
     import tensorlang as tl
 
-    source, names = suites._inplace_source(kind, 7)
-    inp = suites._inplace_inputs(kind, 7)
-    ref = suites._inplace_reference(kind)(inp)
+    source, names = suites.inplace._inplace_source(kind, 7)
+    inp = suites.inplace._inplace_inputs(kind, 7)
+    ref = suites.inplace._inplace_reference(kind)(inp)
     got = tl.compile(source, backend="interp")(**{n: inp[n] for n in names})["x"]
     assert np.allclose(got, ref, rtol=1e-13)
-    bound = suites._numpy_inplace(kind).make(inp)
+    bound = suites.inplace._numpy_inplace(kind).make(inp)
     bound.call()
     assert np.allclose(bound.result(), ref, rtol=1e-13)
     bound.reset()
@@ -532,8 +532,8 @@ def test_tensorlang_contenders_get_fast_path_arrays_out_buffers_and_threads(monk
     monkeypatch.setattr(tensorlang, "compile", lambda source, backend="auto", threads=None, **k: FakeKernel(source, backend, threads))
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=2, quick=True,
                          backends=("c", "numpy"))
-    chosen = [suites.cfd(ctx)[0], suites.blas(ctx)[1], suites.small(ctx)[0]]
-    chosen += [c for c in suites.inplace(ctx) if c.size in (10**4, 100)]
+    chosen = [suites.cfd.cases(ctx)[0], suites.blas.cases(ctx)[1], suites.small.cases(ctx)[0]]
+    chosen += [c for c in suites.inplace.cases(ctx) if c.size in (10**4, 100)]
     assert {c.kernel for c in chosen} >= {"scale", "lincomb", "matvec_mul", "interpolation", "trace_product"}
     for case in chosen:
         inputs = case.make_inputs()
@@ -568,12 +568,12 @@ def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
 
     monkeypatch.setattr(tensorlang, "compile", spy)
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=1, quick=True, backends=("c",))
-    source, names = suites._inplace_source("lincomb", 16)
-    inputs = suites._inplace_inputs("lincomb", 16)
-    contender = suites._tensorlang_inplace(ctx, source, names, True, "")[0]
+    source, names = suites.inplace._inplace_source("lincomb", 16)
+    inputs = suites.inplace._inplace_inputs("lincomb", 16)
+    contender = suites.inplace._tensorlang_inplace(ctx, source, names, True, "")[0]
     bound = contender.make(dict(inputs))
     bound.call()
-    assert np.allclose(bound.result(), suites._inplace_reference("lincomb")(inputs), rtol=1e-13)
+    assert np.allclose(bound.result(), suites.inplace._inplace_reference("lincomb")(inputs), rtol=1e-13)
     fast = getattr(kernels[-1], "_fast", None)
     if fast is None:
         pytest.skip("this C back end has no fast call path")
@@ -589,7 +589,7 @@ def test_torch_matrix_product_writes_into_an_out_buffer():
     if peers.get("torch") is None:
         pytest.skip("torch not installed")
     ctx = suites.Context(peers, threads=1, quick=True)
-    case = suites.small(ctx)[0]
+    case = suites.small.cases(ctx)[0]
     torch_c = next(c for c in case.contenders if c.name == "torch")
     inputs = case.make_inputs()
     bound = torch_c.make(dict(inputs))
@@ -638,7 +638,7 @@ def test_counted_flops_and_bytes_match_the_hand_derivation():
     """6 E n^4 for sum-factorized interpolation, twice that plus E n^3 for Helmholtz;
     in place: x read and written; 2n^3 for a product, 2n^2 for tr(AB)."""
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
-    for case in suites.cfd(ctx):
+    for case in suites.cfd.cases(ctx):
         n, E = case.size, case.per
         if case.kernel == "interpolation":
             assert (case.flops, case.bytes) == (6 * E * n**4, 8 * (2 * E * n**3 + 3 * n * n))
@@ -646,9 +646,9 @@ def test_counted_flops_and_bytes_match_the_hand_derivation():
             assert (case.flops, case.bytes) == (12 * E * n**4 + E * n**3, 8 * (3 * E * n**3 + n * n))
     expect = {"scale": lambda N: (N, 16 * N), "multiply": lambda N: (N, 24 * N), "lincomb": lambda N: (5 * N, 32 * N),
               "matvec_mul": lambda N: (2 * N * N + N, 8 * (N * N + 3 * N))}
-    for case in suites.inplace(ctx):
+    for case in suites.inplace.cases(ctx):
         assert (case.flops, case.bytes) == expect[case.kernel](case.size)
-    for case in suites.blas(ctx):
+    for case in suites.blas.cases(ctx):
         n = case.size
         assert (case.flops, case.bytes) == ((2 * n**3, 24 * n * n) if case.kernel == "matmul" else (2 * n * n, 16 * n * n))
 
@@ -715,7 +715,7 @@ def test_broken_peer_install_is_skipped_with_its_reason(monkeypatch):
     assert peers.get("torch") is None
     assert "undefined symbol: _ZN3c10" in peers.notes["torch"] and "more detail" not in peers.notes["torch"]
     ctx = suites.Context(peers, threads=1, quick=True)
-    rec = runner.run_case(suites.small(ctx)[0], FAST, LIMITS, threads=1)
+    rec = runner.run_case(suites.small.cases(ctx)[0], FAST, LIMITS, threads=1)
     by = {r["name"]: r for r in rec["contenders"]}
     assert by["torch"]["status"] == "skipped" and "undefined symbol" in by["torch"]["note"]
     assert by["numpy"]["status"] == "ok"
@@ -729,7 +729,7 @@ def test_bare_ctypes_baseline_without_a_working_compiler_is_skipped(cc, monkeypa
     monkeypatch.setenv("CC", cc)
     clib = contenders.bare_c_library()
     assert clib.lib is None and "baseline is skipped" in clib.note
-    (baseline,) = suites._ctypes_mm2()
+    (baseline,) = suites.small._ctypes_mm2()
     assert baseline.make is None and baseline.family == "baseline" and baseline.note == clib.note
 
 
@@ -769,8 +769,8 @@ def test_cancelling_reduction_is_judged_against_its_terms():
     B[:, ::2] = -1.0
     B[0, 0] = -1.0 + 3e-13  # the exact trace is tiny: the ±1 terms cancel
     inputs = {"A": A, "B": B}
-    case = next(c for c in suites.blas(suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}),
-                                                      quick=True, backends=())) if c.kernel == "trace_product")
+    ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
+    case = next(c for c in suites.blas.cases(ctx) if c.kernel == "trace_product")
     exact = float(case.reference(inputs))
     scale = case.error_scale(inputs)
     assert scale == n * n
@@ -795,7 +795,7 @@ def test_cli_bench_out_directory_without_write_permission(tmp_path, capsys, monk
 def test_inplace_inputs_catch_a_contender_that_does_nothing():
     """A kernel that leaves x unchanged must fail the gate by a wide margin."""
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
-    for case in suites.inplace(ctx):
+    for case in suites.inplace.cases(ctx):
         inputs = case.make_inputs()
         untouched = runner.relative_error(inputs["x"], case.reference(inputs))
         assert untouched > 100 * case.tolerance, (case.kernel, case.label, untouched)

@@ -6,7 +6,8 @@ machine, next to that machine's measured limits.  Modules:
 * ``timing``       warm-up, repetitions, median, contenders interleaved;
 * ``machine``      the machine's description and limits (bandwidth, BLAS peak);
 * ``contenders``   tensorlang's back ends, optional peers (skipped with a note), baselines;
-* ``suites``       cfd, inplace, blas, small: kernels, sizes, flop/byte counts, references;
+* ``suites``       one module a suite (cfd, inplace, blas, small): kernels, sizes, flop/byte
+                   counts, references, each peer's implementation;
 * ``runner``       correctness gate, timing, metrics, progress bar;
 * ``report``       JSON, markdown tables, PNG plots.
 
