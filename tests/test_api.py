@@ -515,3 +515,14 @@ def test_run_takes_a_dict_of_inputs():
     with pytest.raises(tl.TensorLangError) as info:
         k.run([a, b])
     assert info.value.code == "input"
+
+
+def test_available_backends_is_public():
+    """``tl.available_backends()``: the back ends that work here, in ``auto``'s order."""
+    from tensorlang.backends import KNOWN, c_build
+
+    assert "available_backends" in tl.__all__
+    expected = KNOWN if c_build.find_compiler() is not None else ("numpy", "interp")
+    assert tl.available_backends() == expected
+    for backend in tl.available_backends():
+        assert tl.compile(MATMUL, backend=backend).backend == backend

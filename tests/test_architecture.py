@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"targets", "backends"},
     {"stages", "kernel"},
     {"api"},
-    {"cli", "__init__", "bench"},  # bench: until it moves out of the package
+    {"cli", "__init__"},
 ]
 LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}
 
@@ -143,7 +143,7 @@ def test_the_registry_lists_every_front_end_folder():
 
 def _outside_lang():
     for name, path in MODULES.items():
-        if not name.startswith(("tensorlang.lang", "tensorlang.bench")):
+        if not name.startswith("tensorlang.lang"):
             yield name, path
 
 

@@ -1,4 +1,4 @@
-"""The benchmark harness (src/tensorlang/bench): statistics, the correctness gate,
+"""The benchmark harness (benchmarks/tensorlang_bench): statistics, the correctness gate,
 writers, missing peers, the suites' kernels and the ``tensorlang bench`` command.
 
 No test asserts a timing: the machine is shared and CI never judges speed.
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tensorlang.bench import report, runner, suites, timing
-from tensorlang.bench.contenders import Bound, Contender, Peers, tensorlang_backends
-from tensorlang.bench.machine import Limits
 from tensorlang.cli import main
+from tensorlang_bench import report, runner, suites, timing
+from tensorlang_bench.contenders import Bound, Contender, Peers, tensorlang_backends
+from tensorlang_bench.machine import Limits
 
 LIMITS = {1: Limits(1, 10.0, 12.0, 40.0, 64, 1024, 14.0), 2: Limits(2, 15.0, 18.0, 80.0, 64, 1024, 21.0)}
 
@@ -192,7 +192,7 @@ def test_disabled_and_missing_peers_are_skipped_with_a_note(monkeypatch):
     assert peers.get("torch") is None and "disabled" in peers.notes["torch"]
     assert peers.get("opt_einsum") is None and "pip install opt_einsum" in peers.notes["opt_einsum"]
     ctx = suites.Context(peers, threads=1, quick=True)
-    case = suites.small(ctx)[0]
+    case = suites.small.cases(ctx)[0]
     by = {c.name: c for c in case.contenders}
     for name in ("torch", "jax", "numba", "opt_einsum"):
         assert by[name].make is None and by[name].note == peers.notes[name]
@@ -211,7 +211,7 @@ def test_every_tensorlang_backend_is_a_contender():
             assert case.flops > 0 and case.bytes > 0
             assert case.baseline in [c.name for c in case.contenders]
     fake = suites.Context(Peers(disabled={"torch", "jax", "numba"}), quick=True, backends=("numpy", "future"))
-    assert [c.name for c in suites.small(fake)[0].contenders][:2] == ["tensorlang[numpy]", "tensorlang[future]"]
+    assert [c.name for c in suites.small.cases(fake)[0].contenders][:2] == ["tensorlang[numpy]", "tensorlang[future]"]
 
 
 # ------------------------------------------------------------------ the suites' kernels against their references
@@ -223,26 +223,26 @@ def test_cfd_sources_match_independent_reference(n, E):
     A, B, C, S = (rng.standard_normal((n, n)) for _ in range(4))
     u, D = rng.standard_normal((E, n, n, n)), rng.standard_normal((E, n, n, n))
     expect = np.einsum("il,jm,kn,elmn->eijk", A, B, C, u)
-    assert np.allclose(suites._kron3(A, B, C, u), expect)
+    assert np.allclose(suites.cfd._kron3(A, B, C, u), expect)
     for backend in ("numpy", "interp"):
-        got = tl.compile(suites.interpolation_source(n, E), backend=backend)(A=A, B=B, C=C, u=u)["v"]
+        got = tl.compile(suites.cfd.interpolation_source(n, E), backend=backend)(A=A, B=B, C=C, u=u)["v"]
         assert np.allclose(got, expect, rtol=1e-12, atol=1e-12)
-        helm = tl.compile(suites.helmholtz_source(n, E), backend=backend)(S=S, D=D, u=u)["v"]
+        helm = tl.compile(suites.cfd.helmholtz_source(n, E), backend=backend)(S=S, D=D, u=u)["v"]
         t = np.einsum("li,mj,nk,elmn->eijk", S, S, S, u)
         assert np.allclose(helm, np.einsum("il,jm,kn,elmn->eijk", S, S, S, D * t), rtol=1e-12, atol=1e-12)
-        assert np.allclose(suites._helmholtz_reference({"S": S, "D": D, "u": u}), helm)
+        assert np.allclose(suites.cfd._helmholtz_reference({"S": S, "D": D, "u": u}), helm)
 
 
 @pytest.mark.parametrize("kind", ["scale", "multiply", "lincomb", "matvec_mul"])
 def test_inplace_sources_and_numpy_peer_match_reference(kind):
     import tensorlang as tl
 
-    source, names = suites._inplace_source(kind, 7)
-    inp = suites._inplace_inputs(kind, 7)
-    ref = suites._inplace_reference(kind)(inp)
+    source, names = suites.inplace._inplace_source(kind, 7)
+    inp = suites.inplace._inplace_inputs(kind, 7)
+    ref = suites.inplace._inplace_reference(kind)(inp)
     got = tl.compile(source, backend="interp")(**{n: inp[n] for n in names})["x"]
     assert np.allclose(got, ref, rtol=1e-13)
-    bound = suites._numpy_inplace(kind).make(inp)
+    bound = suites.inplace._numpy_inplace(kind).make(inp)
     bound.call()
     assert np.allclose(bound.result(), ref, rtol=1e-13)
     bound.reset()
@@ -253,7 +253,7 @@ def test_pinned_cpus_narrows_every_thread_and_restores():
     import os
     import threading
 
-    from tensorlang.bench.machine import pinned_cpus
+    from tensorlang_bench.machine import pinned_cpus
 
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("CPU affinity is Linux-only")
@@ -280,7 +280,7 @@ def _results(tmp_path):
     case = _case([_copy_contender("right"), _copy_contender("wrong", offset=1.0), _copy_contender("tl", "tensorlang"),
                   Contender("absent", "peer", None, "absent: not installed")])
     rec = runner.run_case(case, FAST, LIMITS, threads=1)
-    from tensorlang.bench import machine
+    from tensorlang_bench import machine
 
     return {
         "format": "tensorlang-bench/1", "command": "tensorlang bench test", "started": "2026-01-01T00:00:00+00:00",
@@ -371,6 +371,60 @@ def test_cli_bench_unwritable_out(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["bench", "small", "--out", str(blocker / "sub")]) == 1
     assert "cannot create output directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ a package beside tensorlang (issue 14)
+HEAVY = ("matplotlib", "jax", "numba", "torch", "rich", "threadpoolctl")
+
+
+def _modules_after(code: str) -> list[str]:
+    """The top-level names of the modules a fresh interpreter has loaded after ``code``."""
+    import subprocess
+    import sys
+
+    probe = code + "\nimport sys; print(' '.join(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_import_tensorlang_loads_no_bench_code():
+    loaded = _modules_after("import tensorlang")
+    assert not [m for m in loaded if m.split(".")[0] in ("tensorlang_bench",) + HEAVY]
+
+
+def test_the_command_line_loads_only_the_light_bench_module():
+    """``tensorlang`` registers ``bench`` from tensorlang_bench/__init__.py alone: no suite,
+    no peer, no plotting library is imported to answer ``tensorlang run``."""
+    loaded = _modules_after("import tensorlang.cli; tensorlang.cli.build_parser()")
+    assert "tensorlang_bench" in loaded
+    assert not [m for m in loaded if m.startswith("tensorlang_bench.") or m.split(".")[0] in HEAVY]
+
+
+@pytest.mark.parametrize("argv", [["bench", "--help"], ["bench"], ["bench", "small", "--quick", "--out", "x"]])
+def test_cli_bench_without_the_bench_package(argv, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorlang_bench", None)  # import tensorlang_bench raises ImportError
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "tensorlang_bench" in err and "pip install -e '.[bench]'" in err
+    assert "Traceback" not in err
+
+
+def test_cli_help_lists_bench_without_the_bench_package(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorlang_bench", None)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0 and "bench" in capsys.readouterr().out
+
+
+def test_tensorlang_contenders_are_the_available_backends():
+    import tensorlang as tl
+
+    assert tensorlang_backends() == tl.available_backends()
 
 
 # ------------------------------------------------------------------ review hardening (issue 5)
@@ -478,8 +532,8 @@ def test_tensorlang_contenders_get_fast_path_arrays_out_buffers_and_threads(monk
     monkeypatch.setattr(tensorlang, "compile", lambda source, backend="auto", threads=None, **k: FakeKernel(source, backend, threads))
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=2, quick=True,
                          backends=("c", "numpy"))
-    chosen = [suites.cfd(ctx)[0], suites.blas(ctx)[1], suites.small(ctx)[0]]
-    chosen += [c for c in suites.inplace(ctx) if c.size in (10**4, 100)]
+    chosen = [suites.cfd.cases(ctx)[0], suites.blas.cases(ctx)[1], suites.small.cases(ctx)[0]]
+    chosen += [c for c in suites.inplace.cases(ctx) if c.size in (10**4, 100)]
     assert {c.kernel for c in chosen} >= {"scale", "lincomb", "matvec_mul", "interpolation", "trace_product"}
     for case in chosen:
         inputs = case.make_inputs()
@@ -501,7 +555,7 @@ def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
     """With the real C back end: the in-place kernels with scalars take the generated fast
     path (it declines numpy scalars, which cost a second validating call path)."""
     import tensorlang
-    from tensorlang.bench.contenders import tensorlang_contender
+    from tensorlang_bench.contenders import tensorlang_contender
 
     if "c" not in tensorlang_backends():
         pytest.skip("no C back end in this installation")
@@ -514,12 +568,12 @@ def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
 
     monkeypatch.setattr(tensorlang, "compile", spy)
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=1, quick=True, backends=("c",))
-    source, names = suites._inplace_source("lincomb", 16)
-    inputs = suites._inplace_inputs("lincomb", 16)
-    contender = suites._tensorlang_inplace(ctx, source, names, True, "")[0]
+    source, names = suites.inplace._inplace_source("lincomb", 16)
+    inputs = suites.inplace._inplace_inputs("lincomb", 16)
+    contender = suites.inplace._tensorlang_inplace(ctx, source, names, True, "")[0]
     bound = contender.make(dict(inputs))
     bound.call()
-    assert np.allclose(bound.result(), suites._inplace_reference("lincomb")(inputs), rtol=1e-13)
+    assert np.allclose(bound.result(), suites.inplace._inplace_reference("lincomb")(inputs), rtol=1e-13)
     fast = getattr(kernels[-1], "_fast", None)
     if fast is None:
         pytest.skip("this C back end has no fast call path")
@@ -535,7 +589,7 @@ def test_torch_matrix_product_writes_into_an_out_buffer():
     if peers.get("torch") is None:
         pytest.skip("torch not installed")
     ctx = suites.Context(peers, threads=1, quick=True)
-    case = suites.small(ctx)[0]
+    case = suites.small.cases(ctx)[0]
     torch_c = next(c for c in case.contenders if c.name == "torch")
     inputs = case.make_inputs()
     bound = torch_c.make(dict(inputs))
@@ -547,7 +601,7 @@ def test_torch_matrix_product_writes_into_an_out_buffer():
 
 
 def test_configure_threads_overrides_the_environment(monkeypatch):
-    from tensorlang.bench.contenders import configure_threads
+    from tensorlang_bench.contenders import configure_threads
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
@@ -558,7 +612,7 @@ def test_configure_threads_overrides_the_environment(monkeypatch):
 
 
 def test_cli_bench_more_threads_than_cpus(tmp_path, capsys):
-    from tensorlang.bench import usable_cpus
+    from tensorlang_bench import usable_cpus
 
     assert main(["bench", "small", "--threads", str(usable_cpus() + 1), "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
@@ -584,7 +638,7 @@ def test_counted_flops_and_bytes_match_the_hand_derivation():
     """6 E n^4 for sum-factorized interpolation, twice that plus E n^3 for Helmholtz;
     in place: x read and written; 2n^3 for a product, 2n^2 for tr(AB)."""
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
-    for case in suites.cfd(ctx):
+    for case in suites.cfd.cases(ctx):
         n, E = case.size, case.per
         if case.kernel == "interpolation":
             assert (case.flops, case.bytes) == (6 * E * n**4, 8 * (2 * E * n**3 + 3 * n * n))
@@ -592,9 +646,9 @@ def test_counted_flops_and_bytes_match_the_hand_derivation():
             assert (case.flops, case.bytes) == (12 * E * n**4 + E * n**3, 8 * (3 * E * n**3 + n * n))
     expect = {"scale": lambda N: (N, 16 * N), "multiply": lambda N: (N, 24 * N), "lincomb": lambda N: (5 * N, 32 * N),
               "matvec_mul": lambda N: (2 * N * N + N, 8 * (N * N + 3 * N))}
-    for case in suites.inplace(ctx):
+    for case in suites.inplace.cases(ctx):
         assert (case.flops, case.bytes) == expect[case.kernel](case.size)
-    for case in suites.blas(ctx):
+    for case in suites.blas.cases(ctx):
         n = case.size
         assert (case.flops, case.bytes) == ((2 * n**3, 24 * n * n) if case.kernel == "matmul" else (2 * n * n, 16 * n * n))
 
@@ -635,7 +689,7 @@ def test_plots_label_axes_with_units_and_name_every_contender(tmp_path, monkeypa
 
 def test_xla_flags_are_real_flags_only():
     """XLA ignores words without '--' silently: only its real flag may be claimed."""
-    from tensorlang.bench.contenders import xla_flags
+    from tensorlang_bench.contenders import xla_flags
 
     assert xla_flags("", 1) == "--xla_cpu_multi_thread_eigen=false"
     assert xla_flags("--xla_dump_to=/tmp/x", 1) == "--xla_dump_to=/tmp/x --xla_cpu_multi_thread_eigen=false"
@@ -661,7 +715,7 @@ def test_broken_peer_install_is_skipped_with_its_reason(monkeypatch):
     assert peers.get("torch") is None
     assert "undefined symbol: _ZN3c10" in peers.notes["torch"] and "more detail" not in peers.notes["torch"]
     ctx = suites.Context(peers, threads=1, quick=True)
-    rec = runner.run_case(suites.small(ctx)[0], FAST, LIMITS, threads=1)
+    rec = runner.run_case(suites.small.cases(ctx)[0], FAST, LIMITS, threads=1)
     by = {r["name"]: r for r in rec["contenders"]}
     assert by["torch"]["status"] == "skipped" and "undefined symbol" in by["torch"]["note"]
     assert by["numpy"]["status"] == "ok"
@@ -669,13 +723,13 @@ def test_broken_peer_install_is_skipped_with_its_reason(monkeypatch):
 
 @pytest.mark.parametrize("cc", ["/nonexistent/bin/cc", "false", "true --not-a-compiler"])
 def test_bare_ctypes_baseline_without_a_working_compiler_is_skipped(cc, monkeypatch):
-    from tensorlang.bench import contenders
+    from tensorlang_bench import contenders
 
     monkeypatch.setattr(contenders, "_clib_cache", [])
     monkeypatch.setenv("CC", cc)
     clib = contenders.bare_c_library()
     assert clib.lib is None and "baseline is skipped" in clib.note
-    (baseline,) = suites._ctypes_mm2()
+    (baseline,) = suites.small._ctypes_mm2()
     assert baseline.make is None and baseline.family == "baseline" and baseline.note == clib.note
 
 
@@ -695,7 +749,7 @@ def test_summary_names_failed_contenders(tmp_path):
 def test_bandwidth_limit_includes_the_in_place_update():
     """Copy and triad pay an uncounted write-allocate read; an in-place kernel does not, so
     the limit must include an in-place update or in-place kernels read as >100% of it."""
-    from tensorlang.bench import machine
+    from tensorlang_bench import machine
 
     lim = Limits(1, 10.0, 12.0, 40.0, 64, 1024, 19.0)
     assert lim.bandwidth_gbs == 19.0 and lim.as_dict()["update_GBps"] == 19.0
@@ -715,8 +769,8 @@ def test_cancelling_reduction_is_judged_against_its_terms():
     B[:, ::2] = -1.0
     B[0, 0] = -1.0 + 3e-13  # the exact trace is tiny: the ±1 terms cancel
     inputs = {"A": A, "B": B}
-    case = next(c for c in suites.blas(suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}),
-                                                      quick=True, backends=())) if c.kernel == "trace_product")
+    ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
+    case = next(c for c in suites.blas.cases(ctx) if c.kernel == "trace_product")
     exact = float(case.reference(inputs))
     scale = case.error_scale(inputs)
     assert scale == n * n
@@ -728,7 +782,7 @@ def test_cancelling_reduction_is_judged_against_its_terms():
 
 def test_cli_bench_out_directory_without_write_permission(tmp_path, capsys, monkeypatch):
     """(Simulated: as root every directory is writable.)  Checked before anything runs."""
-    import tensorlang.bench as bench
+    import tensorlang_bench as bench
 
     ran = []
     monkeypatch.setattr(runner, "run", lambda *a, **k: ran.append(1))
@@ -741,7 +795,7 @@ def test_cli_bench_out_directory_without_write_permission(tmp_path, capsys, monk
 def test_inplace_inputs_catch_a_contender_that_does_nothing():
     """A kernel that leaves x unchanged must fail the gate by a wide margin."""
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), quick=True, backends=())
-    for case in suites.inplace(ctx):
+    for case in suites.inplace.cases(ctx):
         inputs = case.make_inputs()
         untouched = runner.relative_error(inputs["x"], case.reference(inputs))
         assert untouched > 100 * case.tolerance, (case.kernel, case.label, untouched)

@@ -11,7 +11,7 @@ import tensorlang as tl
 
 from corpus import CORPUS
 
-BACKENDS = tl.available_backends() if hasattr(tl, "available_backends") else ("interp", "numpy", "c")
+BACKENDS = tl.available_backends()
 RTOL = ATOL = 1e-11
 
 

@@ -6,11 +6,12 @@ Public API (SPEC section 7)::
     k = tl.compile("examples/matrix_product.tl")
     res = k(A=a, B=b)          # dict of results
     tl.check(source)           # raises tl.TensorLangError
+    tl.available_backends()    # ("c", "numpy", "interp") where a C compiler works
 """
 
-from .api import check, compile
+from .api import available_backends, check, compile
 from .errors import TensorLangError
 from .kernel import Kernel
 
-__all__ = ["compile", "check", "Kernel", "TensorLangError", "__version__"]
+__all__ = ["compile", "check", "available_backends", "Kernel", "TensorLangError", "__version__"]
 __version__ = "0.1.0"

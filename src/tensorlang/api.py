@@ -1,4 +1,4 @@
-"""The Python API of SPEC section 7: ``compile`` and ``check``.
+"""The Python API of SPEC section 7: ``compile`` and ``check`` (and ``available_backends``).
 
 Both accept program text or a path (``looks_like_path`` decides), and both are guarded:
 whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 
 from . import lang as languages
-from .backends import resolve as resolve_backend
+from .backends import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, resolve_dtype
 from .passes import PASS_NAMES
@@ -129,3 +129,10 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     """
     source, lang = languages.load(source_or_path, lang)
     return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes)
+
+
+def available_backends() -> tuple[str, ...]:
+    """The back ends that work on this machine, in the order ``backend="auto"`` prefers
+    them (``c`` only where a C compiler works).  Probing the compiler takes a moment the
+    first time."""
+    return _available_backends()

@@ -261,10 +261,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("info", "clear"))
     p.set_defaults(func=cmd_cache)
 
-    from .bench import add_parser as add_bench_parser  # `tensorlang bench`: src/tensorlang/bench/
-
-    add_bench_parser(sub)
+    _add_bench_parser(sub)
     return parser
+
+
+def _add_bench_parser(sub) -> None:
+    """``tensorlang bench`` comes from the package ``tensorlang_bench`` (benchmarks/
+    tensorlang_bench, installed beside tensorlang); only its light ``__init__`` is imported
+    here.  Without it, ``bench`` stays listed and says how to get it."""
+    try:
+        from tensorlang_bench import add_parser
+    except ImportError as exc:
+        # every argument, --help included, is taken as it comes: the message is the answer
+        p = sub.add_parser("bench", help="benchmarks against peers (needs the package tensorlang_bench)",
+                           add_help=False, prefix_chars="\0")
+        p.add_argument("rest", nargs="*")
+        p.set_defaults(func=_bench_missing, why=str(exc))
+    else:
+        add_parser(sub)
+
+
+def _bench_missing(args) -> int:
+    raise TensorLangError("input", f"`tensorlang bench` needs the package tensorlang_bench, which cannot be imported "
+                                   f"({args.why}); from a checkout of tensorlang, run: pip install -e '.[bench]'")
 
 
 def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:

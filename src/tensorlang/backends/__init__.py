@@ -22,12 +22,6 @@ def available() -> tuple[str, ...]:
     return KNOWN if c_build.find_compiler() is not None else ("numpy", "interp")
 
 
-def __getattr__(name: str):
-    if name == "AVAILABLE":  # computed on first use: probing the compiler takes a moment
-        return available()
-    raise AttributeError(name)
-
-
 _notified = False
 
 

@@ -395,13 +395,13 @@ def update_doc(results: dict, doc: Path, results_dir: Path, plots: list[str]) ->
 
 
 def main(argv=None) -> int:
-    """``python -m tensorlang.bench.report RESULTS.json [DIR] [--docs PAGE.md]``: re-draw
+    """``python -m tensorlang_bench.report RESULTS.json [DIR] [--docs PAGE.md]``: re-draw
     tables and plots from a saved run (and refresh a page's generated part)."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        print("usage: python -m tensorlang.bench.report RESULTS.json [OUT_DIR] [--docs PAGE.md]", file=sys.stderr)
+        print("usage: python -m tensorlang_bench.report RESULTS.json [OUT_DIR] [--docs PAGE.md]", file=sys.stderr)
         return 2
     docs = None
     if "--docs" in args:

@@ -6,11 +6,17 @@ machine, next to that machine's measured limits.  Modules:
 * ``timing``       warm-up, repetitions, median, contenders interleaved;
 * ``machine``      the machine's description and limits (bandwidth, BLAS peak);
 * ``contenders``   tensorlang's back ends, optional peers (skipped with a note), baselines;
-* ``suites``       cfd, inplace, blas, small: kernels, sizes, flop/byte counts, references;
+* ``suites``       one module a suite (cfd, inplace, blas, small): kernels, sizes, flop/byte
+                   counts, references, each peer's implementation;
 * ``runner``       correctness gate, timing, metrics, progress bar;
 * ``report``       JSON, markdown tables, PNG plots.
 
 The command line is ``tensorlang bench [SUITE...] [--quick] [--threads N] [--out DIR]``.
+
+This is a package of its own, beside ``tensorlang`` (benchmarks/tensorlang_bench, installed
+with it), and uses only tensorlang's public API.  ``tensorlang``'s command line imports
+this module to register ``bench``, so it stays light: the peers, matplotlib and the suites
+are imported only when a benchmark runs.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..errors import TensorLangError
+import tensorlang as tl
 
 SUITE_NAMES = ("cfd", "inplace", "blas", "small")
 PEER_NAMES = ("opt_einsum", "torch", "jax", "numba")
@@ -57,26 +63,26 @@ def cmd_bench(args) -> int:
     suites = list(dict.fromkeys(args.suites)) or list(SUITE_NAMES)
     unknown = [s for s in suites if s not in SUITE_NAMES]
     if unknown:
-        raise TensorLangError("input", f"unknown suite {unknown[0]!r}; choose from {', '.join(SUITE_NAMES)}")
+        raise tl.TensorLangError("input", f"unknown suite {unknown[0]!r}; choose from {', '.join(SUITE_NAMES)}")
     if args.threads < 1:
-        raise TensorLangError("input", f"--threads must be a positive integer, got {args.threads}")
+        raise tl.TensorLangError("input", f"--threads must be a positive integer, got {args.threads}")
     usable = usable_cpus()
     if args.threads > usable:
-        raise TensorLangError("input", f"--threads {args.threads} is more than the {usable} CPU(s) this process may use: "
-                                       "the threads would share cores and the timings would mean little")
+        raise tl.TensorLangError("input", f"--threads {args.threads} is more than the {usable} CPU(s) this process may use: "
+                                          "the threads would share cores and the timings would mean little")
     without = [w.strip() for w in args.without.split(",") if w.strip()]
     bad = [w for w in without if w not in PEER_NAMES]
     if bad:
-        raise TensorLangError("input", f"--without: unknown peer {bad[0]!r}; choose from {', '.join(PEER_NAMES)}")
+        raise tl.TensorLangError("input", f"--without: unknown peer {bad[0]!r}; choose from {', '.join(PEER_NAMES)}")
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise TensorLangError("input", f"cannot create output directory {str(out)!r}: {exc.strerror or exc}") from None
+        raise tl.TensorLangError("input", f"cannot create output directory {str(out)!r}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
-        raise TensorLangError("input", f"output directory {str(out)!r} is not writable")
+        raise tl.TensorLangError("input", f"output directory {str(out)!r} is not writable")
     if args.docs and not os.access(Path(args.docs).parent if Path(args.docs).parent.parts else Path("."), os.W_OK):
-        raise TensorLangError("input", f"cannot write {args.docs!r}: its directory is not writable")
+        raise tl.TensorLangError("input", f"cannot write {args.docs!r}: its directory is not writable")
 
     from . import report, runner
 
@@ -86,7 +92,7 @@ def cmd_bench(args) -> int:
     try:
         written = report.write_all(results, out)
     except OSError as exc:
-        raise TensorLangError("input", f"cannot write the results into {str(out)!r}: {exc.strerror or exc}") from None
+        raise tl.TensorLangError("input", f"cannot write the results into {str(out)!r}: {exc.strerror or exc}") from None
     print("\n".join(report.summary_markdown(results)))
     for note in results["missing_peers"].values():
         print(f"note: {note}")
@@ -97,6 +103,6 @@ def cmd_bench(args) -> int:
         try:
             page = report.update_doc(results, Path(args.docs), out, [p.name for p in written["plots"]])
         except OSError as exc:
-            raise TensorLangError("input", f"cannot update {args.docs!r}: {exc.strerror or exc}") from None
+            raise tl.TensorLangError("input", f"cannot update {args.docs!r}: {exc.strerror or exc}") from None
         print(f"updated {page}")
     return 0

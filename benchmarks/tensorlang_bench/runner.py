@@ -28,6 +28,8 @@ from typing import Iterable
 
 import numpy as np
 
+import tensorlang as tl
+
 from . import machine, suites as suites_mod
 from .contenders import Peers, configure_threads
 from .timing import Plan, summarize, time_interleaved
@@ -261,9 +263,7 @@ def run(
 
 
 def _tensorlang_version() -> str:
-    from .. import __version__
-
-    return __version__
+    return tl.__version__
 
 
 def thread_settings(peers: Peers, threads: int) -> dict:

@@ -26,6 +26,8 @@ from typing import Callable
 
 import numpy as np
 
+import tensorlang as tl
+
 PEER_HELP = {
     "opt_einsum": "pip install opt_einsum",
     "torch": "pip install torch==2.13.0  (the local CPU build; not a dependency of tensorlang)",
@@ -143,9 +145,7 @@ def configure_threads(threads: int) -> None:
 # ------------------------------------------------------------------ tensorlang
 def tensorlang_backends() -> tuple[str, ...]:
     """Every back end this installation has, read at run time: a new one joins by itself."""
-    from ..backends import AVAILABLE
-
-    return tuple(AVAILABLE)
+    return tuple(tl.available_backends())
 
 
 def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict], Bound], note: str = "",
@@ -155,8 +155,6 @@ def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict
     environment sets it); ``bind`` makes the call."""
 
     def make(inputs: dict) -> Bound:
-        import tensorlang as tl
-
         kernel = tl.compile(source, backend=backend, threads=threads)
         return bind(kernel, inputs)
 
