@@ -7,7 +7,7 @@ import numpy as np
 
 from ..contenders import Bound, Contender
 from .common import (
-    Case, Context, make_rng, missing, peer_jax, peer_numba, peer_numpy_einsum, peer_opt_einsum,
+    CORPUS, Case, Context, make_rng, missing, peer_jax, peer_numba, peer_numpy_einsum, peer_opt_einsum,
     peer_torch, tensorlang_contenders,
 )
 
@@ -15,40 +15,12 @@ from .common import (
 INTERP_SUBS = "il,jm,kn,elmn->eijk"
 
 
-def _decl_cfd(n, E):
-    return f"[{E} {n} {n} {n}]"
-
-
-def interpolation_source(n: int, E: int) -> str:
-    """Not examples/interpolation_grouped.tl: that is one element of fixed size 5 with A
-    applied to u's last dimension; this one batches E elements of size n and applies A to
-    each element's first dimension, v[e,i,j,k] = Σ A[i,l] B[j,m] C[k,q] u[e,l,m,q]."""
-    return (
-        f"// v = (A ⊗ B ⊗ C) u on each of {E} elements, written naively in the model language\n"
-        f"// (one O(E n^6) statement; the optimizer makes it three O(E n^4) matrix products)\n"
-        f"in var A : [{n} {n}]\nin var B : [{n} {n}]\nin var C : [{n} {n}]\n"
-        f"in var u : {_decl_cfd(n, E)}\nout var v : {_decl_cfd(n, E)}\n"
-        "v = u # A # B # C . [[2 6] [3 8] [4 10]]\n"
-    )
-
-
-def helmholtz_source(n: int, E: int) -> str:
-    return (
-        f"// inverse Helmholtz on each of {E} elements: t = (Sᵀ⊗Sᵀ⊗Sᵀ) u, r = D ⊙ t, v = (S⊗S⊗S) r\n"
-        f"in var S : [{n} {n}]\nin var D : {_decl_cfd(n, E)}\nin var u : {_decl_cfd(n, E)}\n"
-        f"out var v : {_decl_cfd(n, E)}\nvar t : {_decl_cfd(n, E)}\nvar r : {_decl_cfd(n, E)}\n"
-        "t = u # S # S # S . [[2 5] [3 7] [4 9]]\n"
-        "r = D * t\n"
-        "v = r # S # S # S . [[2 6] [3 8] [4 10]]\n"
-    )
-
-
-def _kron3(A, B, C, u):
-    """Independent reference: three tensordot passes, v[e] = (A⊗B⊗C) u[e]."""
-    t = np.tensordot(u, C, axes=([3], [1]))  # e l m k
-    t = np.tensordot(t, B, axes=([2], [1]))  # e l k j
-    t = np.tensordot(t, A, axes=([1], [1]))  # e k j i
-    return np.ascontiguousarray(t.transpose(0, 3, 2, 1))
+# The programs and their references are the test corpus's (tests/corpus.py), so the
+# kernels timed here are exactly the ones the tests check on every back end.
+interpolation_source = CORPUS.interpolation_source
+helmholtz_source = CORPUS.helmholtz_source
+kron3 = CORPUS.kron3
+helmholtz_reference = CORPUS.helmholtz_reference
 
 
 def _naive_ok(E, n, quick):
@@ -88,7 +60,7 @@ def cases(ctx: Context) -> list[Case]:
             "cfd", "interpolation", f"n={n} E={E}", n, E,
             flops=6.0 * n**4 * E, bytes=8.0 * (2 * E * n**3 + 3 * n * n),
             make_inputs=inputs_interp,
-            reference=lambda inp: _kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
+            reference=lambda inp: kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
             contenders=contenders, baseline="numpy.einsum(optimal)",
         ))
 
@@ -110,19 +82,13 @@ def cases(ctx: Context) -> list[Case]:
         cases.append(Case(
             "cfd", "helmholtz", f"n={n} E={E}", n, E,
             flops=(12.0 * n**4 + n**3) * E, bytes=8.0 * (3 * E * n**3 + n * n),
-            make_inputs=inputs_helm, reference=_helmholtz_reference,
+            make_inputs=inputs_helm, reference=helmholtz_reference,
             contenders=contenders, baseline="numpy.einsum(optimal)",
         ))
     return cases
 
 
 HELM_T = "li,mj,nk,elmn->eijk"  # (Sᵀ⊗Sᵀ⊗Sᵀ) u
-
-
-def _helmholtz_reference(inp):
-    S, D, u = inp["S"], inp["D"], inp["u"]
-    t = _kron3(S.T, S.T, S.T, u)
-    return _kron3(S, S, S, D * t)
 
 
 def _numpy_helmholtz(shape, optimize) -> Contender:

@@ -3,7 +3,11 @@ suites share (each peer's generic call, tensorlang's back ends with an ``out=`` 
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import numpy as np
@@ -39,6 +43,25 @@ class Case:
     # reduction whose terms cancel needs the size of its terms, Σ|term|, instead: a correct
     # float64 sum is off by about eps Σ|term|, which can be far more than eps |sum|
     error_scale: Callable[[dict], float] | None = None
+
+
+def _load_corpus() -> ModuleType:
+    """tests/corpus.py of the checkout this harness belongs to: the named programs and
+    numpy references the tests check every back end on (the bench runs from a checkout)."""
+    name = "tensorlang_corpus"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[3] / "tests" / "corpus.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ImportError(f"the test corpus {path} is missing: run `tensorlang bench` from a tensorlang checkout")
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The shared corpus (tests/corpus.py).
+CORPUS = _load_corpus()
 
 
 def make_rng(seed: int = 0):
