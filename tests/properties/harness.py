@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import tensorlang as tl
 from tensorlang.ein import ir
+from tensorlang.ein.index import position
 from tensorlang.ein.printer import to_text
 
 from .generators import bounded_apply, bounded_binop, oracle, program_text, programs, qualify, random_inputs
@@ -224,6 +225,8 @@ def _ev(e, scope, store):
     def coords(i):
         if isinstance(i, int):
             return i - 1
+        if not isinstance(i, str):  # an affine index: Σ c·v + offset over 1-based values
+            return position(i, lambda v: coords(v) + 1) - 1
         a = axis[i]
         return np.arange(scope[a][1]).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
 
