@@ -199,6 +199,11 @@ AFFINE_REJECTIONS = [
     ("d[i] = u[i+1] - u[i]", "index-extent", 19, "index-extent"),  # plain u[i]: i is 5, u is 6
     ("y[i] = sum(a:4) w[a] * x[i]", "index-extent", 19, "index-extent"),  # a written 4, w has 3
     ("y[i] = sum(a:0) x[i]", "shape", 12, "t-sum-extent"),
+    ("y[i] = sum(a:4611686018427387904) x[i]", "too-large", 12, "t-sum-extent"),
+    # numbers beyond the targets' int64 arithmetic, even where they cancel
+    ("d[i] = delta[4611686018427387904*i, 1]", "too-large", 14, "t-access-affine"),
+    ("s[i] = sum(j:1,k:1) x[9000000000000000000*j - 9000000000000000000*k + i]", "too-large", 23,
+     "t-access-affine"),
     # affine indices are variables' expressions on the right only
     ("d[i+1] = u[i]", "syntax", 3, None),
     ("d[i] = u[i+j]", "free-index", 10, "free-index"),

@@ -73,7 +73,7 @@ def contraction_factors(stmt: ir.Statement):
 def is_blas_contraction(stmt: ir.Statement) -> bool:
     """A sum over a product of two or more tensors, big enough to pay for a BLAS call.
 
-    Excluded (the loop nest does them): fixed positions, affine indices and diagonals (repeated indices in
+    Excluded (the loop nest does them): fixed positions, affine indices, diagonals (repeated indices in
     one access), non-finite scale factors (0 * inf must stay NaN element by element), a
     summed name bound twice, and statements that read their own target (ev-stmt would
     need a copy of the target, which the loop nest's scratch buffer provides)."""

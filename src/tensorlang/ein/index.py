@@ -231,7 +231,7 @@ class Domain:
     def __getitem__(self, key):
         if isinstance(key, slice):
             if self.conditions:
-                raise ValueError("a slice of a domain with conditions is not defined (its conditions may span the rest)")
+                raise ValueError("a slice of a domain with conditions is not defined (they may span the rest)")
             return Domain(self.box[key])
         return self.box[key]
 

@@ -294,8 +294,11 @@ def _check_affine(ref: ast.IndexRef, bindings: dict[str, _Binding], extent: int 
     least and greatest, exactly) lie in 1..extent, so no access can leave its tensor."""
     extents = {name: binding.extent for name, binding in bindings.items()}
     lo, hi = index_range(ref.value, extents)
-    if lo >= 1 and (extent is None or hi <= extent):
+    inside_bounds = lo >= 1 and (extent is None or hi <= extent)
+    if inside_bounds and max(abs(c) for c in (*dict(ref.value.terms).values(), ref.value.offset, hi)) < MAX_ELEMENTS:
         return
+    if inside_bounds:  # numbers that cancel (or a delta's) would overflow the targets' int64 arithmetic
+        raise error("too-large", f"index {ref.value} uses numbers of 2^62 or more", ref.span, "t-access-affine")
     ranges = ", ".join(f"{name} in 1..{n}" for name, n in extents.items())
     inside = f"{where}, which has extent {extent}" if extent is not None else f"{where}, whose positions start at 1"
     raise error(
