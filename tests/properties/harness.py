@@ -4,10 +4,10 @@ oracle for each, and one check that any back end agrees with it and with the int
 * Operator-form programs come from :func:`generators.programs` and their oracle is the
   einsum translation in generators.py.
 * Index-form programs are generated here directly as EIN (random accesses with index
-  variables and fixed positions, sums, the reductions prod/max/min (EIN ``Reduce``),
-  stacks (EIN ``Stack``), delta, eps, numbers, functions, + - * /), printed
-  with the EIN printer, and evaluated by :func:`ein_oracle`, an evaluator written for the
-  tests that also tracks a first-order rounding-error bound.
+  variables, fixed positions and affine indices such as ``x[2*i0-k1+3]``, sums, the
+  reductions prod/max/min (EIN ``Reduce``), stacks (EIN ``Stack``), delta, eps, numbers,
+  functions, + - * /), printed with the EIN printer, and evaluated by :func:`ein_oracle`,
+  an evaluator written for the tests that also tracks a first-order rounding-error bound.
 
 A back end plugs in by name: ``check_backend("numpy", case)``.  Later back ends (C) and
 passes (the optimizer) reuse :func:`cases` and :func:`check_backend` unchanged.
@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 
 import tensorlang as tl
 from tensorlang.ein import ir
+from tensorlang.ein.index import Affine, index_range
+from tensorlang.ein.index import position as index_position
 from tensorlang.ein.printer import to_text
 
 from .generators import bounded_apply, bounded_binop, oracle, program_text, programs, qualify, random_inputs
@@ -73,7 +75,10 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
         indices = []
         for extent in draft.shapes[name]:
             fitting = [i for i, n in scope.items() if n == extent]
-            if fitting and draw(st.integers(0, 3)) > 0:
+            shifted = _affine(draw, scope, extent) if draw(st.integers(0, 5)) == 0 else None
+            if shifted is not None:
+                indices.append(shifted[0])
+            elif fitting and draw(st.integers(0, 3)) > 0:
                 indices.append(draw(st.sampled_from(fitting)))
             else:
                 indices.append(draw(st.integers(1, extent)))
@@ -81,7 +86,11 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
     rank = draw(st.integers(1, 4))
     indices, shape = [], []
     for _ in range(rank):
-        if scope and draw(st.integers(0, 4)) > 0:
+        shifted = _affine(draw, scope) if draw(st.integers(0, 6)) == 0 else None
+        if shifted is not None:
+            indices.append(shifted[0])
+            shape.append(shifted[1])
+        elif scope and draw(st.integers(0, 4)) > 0:
             index = draw(st.sampled_from(sorted(scope)))
             indices.append(index)
             shape.append(scope[index])
@@ -93,6 +102,21 @@ def _access(draw, scope: dict[str, int], draft: _IndexDraft, must_use: str | Non
         position = draw(st.integers(0, rank - 1))
         indices[position], shape[position] = must_use, scope[must_use]
     return ir.Tensor(draft.fresh(shape), tuple(indices))
+
+
+def _affine(draw, scope: dict[str, int], extent: int | None = None):
+    """(an affine index of one or two scope variables, the extent of a dimension it stays
+    inside): inside ``extent`` when given (None when it cannot fit), else a fitting one."""
+    if not scope:
+        return None
+    names = draw(st.lists(st.sampled_from(sorted(scope)), min_size=1, max_size=2, unique=True))
+    terms = tuple((name, draw(st.sampled_from([1, 1, 2, -1]))) for name in names)
+    lo, hi = index_range(Affine(terms, 0), scope)
+    if extent is None:
+        extent = hi - lo + 1 + draw(st.integers(0, 2))
+    if hi - lo + 1 > extent:
+        return None
+    return Affine(terms, draw(st.integers(1 - lo, extent - hi))), extent
 
 
 def _positive(draw, scope, depth, draft) -> ir.Expr:
@@ -121,7 +145,11 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     if kind == "scalar":
         return ir.Tensor(draw(st.sampled_from([n for n in draft.readable() if draft.shapes[n] == ()])), ())
     if kind == "delta":
-        pick = lambda: draw(st.sampled_from(sorted(scope))) if draw(st.integers(0, 3)) else draw(st.integers(1, 3))  # noqa: E731
+        def pick():
+            choice = draw(st.integers(0, 4))
+            if choice == 4:  # an affine index compares its position (at least 1)
+                return _affine(draw, scope)[0]
+            return draw(st.sampled_from(sorted(scope))) if choice else draw(st.integers(1, 3))
         return ir.Delta(pick(), pick())
     if kind == "eps":
         n = draw(st.sampled_from(sorted({v for v in scope.values() if v in (2, 3)})))
@@ -224,6 +252,8 @@ def _ev(e, scope, store):
     def coords(i):
         if isinstance(i, int):
             return i - 1
+        if not isinstance(i, str):  # an affine index: Σ c·v + offset over 1-based values
+            return index_position(i, lambda v: coords(v) + 1) - 1
         a = axis[i]
         return np.arange(scope[a][1]).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
 

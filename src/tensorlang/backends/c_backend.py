@@ -73,7 +73,7 @@ def contraction_factors(stmt: ir.Statement):
 def is_blas_contraction(stmt: ir.Statement) -> bool:
     """A sum over a product of two or more tensors, big enough to pay for a BLAS call.
 
-    Excluded (the loop nest does them): fixed positions and diagonals (repeated indices in
+    Excluded (the loop nest does them): fixed positions, affine indices, diagonals (repeated indices in
     one access), non-finite scale factors (0 * inf must stay NaN element by element), a
     summed name bound twice, and statements that read their own target (ev-stmt would
     need a copy of the target, which the loop nest's scratch buffer provides)."""
@@ -83,7 +83,7 @@ def is_blas_contraction(stmt: ir.Statement) -> bool:
     tensors, summed, scale = found
     if not summed or len(tensors) < 2 or not math.isfinite(scale) or stmt.target in stmt.reads:
         return False
-    if any(isinstance(i, int) for t in tensors for i in t.indices):
+    if any(not isinstance(i, str) for t in tensors for i in t.indices):
         return False
     if any(len(set(t.indices)) < len(t.indices) for t in tensors):
         return False

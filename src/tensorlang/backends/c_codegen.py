@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
+from ..ein.index import Affine, zero_based_text
 from ..semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
 from . import loops
 
@@ -53,7 +54,9 @@ def _comment(text: str) -> str:
 
 
 def _idx(i) -> str:
-    """An index in C: a loop variable, or a 0-based position."""
+    """An index in C: a loop variable, a 0-based position, or an affine index's 0-based offset."""
+    if isinstance(i, Affine):
+        return zero_based_text(i, "x_{}".format, "{}LL".format)
     return f"x_{i}" if isinstance(i, str) else f"{int(i)}LL"
 
 

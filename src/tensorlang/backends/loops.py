@@ -32,6 +32,7 @@ from typing import Union
 
 from ..analysis.inplace import reads_only_its_own_point
 from ..ein import ir
+from ..ein.index import has_affine
 
 #: A statement whose loop nest does at least this many scalar operations gets an
 #: ``omp parallel for`` on its outermost loop; below it, starting threads costs more
@@ -41,7 +42,8 @@ PARALLEL_WORK = 1 << 17
 
 @dataclass(frozen=True)
 class Load:
-    """Component of buffer ``slot`` at ``indices``: an index variable or a 0-based int."""
+    """Component of buffer ``slot`` at ``indices``: an index variable, a 0-based int, or an
+    ``Affine`` (1-based, as in EIN; the C printer writes its 0-based offset)."""
 
     slot: int
     indices: tuple[Union[str, int], ...]
@@ -398,7 +400,7 @@ def contraction(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> Contr
     if width < 2 or any(n < 1 for _, n in (*stmt.index, *summed)):
         return None
     accesses = ir.tensors(body)
-    if any(t.name == stmt.target for t in accesses):
+    if any(t.name == stmt.target or has_affine(t.indices) for t in accesses):
         return None
     moving = [t for t in accesses if last in t.indices]
     if not moving or any(t.indices.count(last) != 1 or t.indices[-1] != last for t in moving):

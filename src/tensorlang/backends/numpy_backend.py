@@ -24,6 +24,7 @@ import opt_einsum
 
 from .. import limits
 from ..ein import ir
+from ..ein.index import gather, has_affine, positions, substitute_index, variables_of
 from ..ein.printer import statement_to_text
 from ..semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -115,7 +116,10 @@ class _Codegen:
             extents = {name: st.extents[name] for name in common}
             args = ", ".join(code for code, _ in emitted)
             item_labels = tuple(ls for _, ls in emitted)
-            code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {e.index!r}, {extents!r}, _dtype)")
+            index = e.index if isinstance(e.index, str) else None
+            code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {index!r}, {extents!r}, _dtype)")
+            if index is None:  # an affine selector: the stacked items gathered at its positions
+                return self.access(code, (e.index,) + common, st)
             if e.index in common:
                 return code, tuple(x for x in common if x != e.index) + (e.index,)
             return code, (e.index,) + common
@@ -128,7 +132,12 @@ class _Codegen:
         raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
 
     def access(self, array: str, indices: tuple[ir.Index, ...], st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """T_α: fixed positions select, repeated index variables take a diagonal."""
+        """T_α: fixed positions select, repeated index variables take a diagonal, affine
+        indices gather (ein.index.gather: one axis per variable)."""
+        if has_affine(indices):
+            labels = variables_of(indices)
+            extents = {name: st.extents[name] for name in labels}
+            return st.temp(f"_gather({array}, {self.constant(indices)}, {labels!r}, {extents!r})"), labels
         if any(isinstance(i, int) for i in indices):
             picks = ", ".join(str(i - 1) if isinstance(i, int) else ":" for i in indices)
             array = f"{array}[{picks},]" if len(indices) == 1 else f"{array}[{picks}]"
@@ -146,6 +155,9 @@ class _Codegen:
             return f"_dtype.type({float(a == b)!r})", ()
         if a == b:
             return "_dtype.type(1.0)", ()
+        if has_affine((a, b)):
+            labels = variables_of((a, b))
+            return self.constant(np.equal(*positions((a, b), labels, st.extents)).astype(self.dtype)), labels
         if isinstance(a, int) or isinstance(b, int):
             var, fixed = (b, a) if isinstance(a, int) else (a, b)
             vec = (np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)
@@ -257,7 +269,7 @@ def _uniquify(e: ir.Expr, taken: set[str]) -> ir.Expr:
         return new
 
     def go(e: ir.Expr, rename: dict[str, str]) -> ir.Expr:
-        r = lambda i: rename.get(i, i) if isinstance(i, str) else i  # noqa: E731
+        r = lambda i: substitute_index(i, rename)  # noqa: E731
         if isinstance(e, ir.Tensor):
             return ir.Tensor(e.name, tuple(r(i) for i in e.indices))
         if isinstance(e, ir.Delta):
@@ -372,6 +384,7 @@ def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto")
         "_finish_at": _finish_at,
         "_reduce": _reduce,
         "_stack": _stack,
+        "_gather": gather,
         "_dtype": np.dtype(dtype),
         "inf": float("inf"),  # repr() of a literal beyond the float range
     }

@@ -7,8 +7,9 @@ reader want; :meth:`Statement.operator` abstracts them into the λ form of the p
 a pass needs to compare operators independently of what they are applied to.
 
 Indices are plain values: a ``str`` is an index variable, an ``int`` a fixed position
-(1-based, as the language writes it).  σ, the index map, is a tuple of
-``(index variable, extent)`` pairs: a statement's σ covers its target's dimensions in
+(1-based, as the language writes it), an ``index.Affine`` a computed position such as
+``i+1``.  σ, the index map, is an ``index.Domain`` of ``(index variable, extent)`` pairs
+(a tuple of pairs is accepted): a statement's σ covers its target's dimensions in
 order, a ``Sum`` carries its own.
 """
 
@@ -18,9 +19,9 @@ from dataclasses import dataclass
 from typing import Union
 
 from ..semantics.interface import TEMP as _TEMP
+from .index import Domain, Index, as_domain  # noqa: F401 - Index: str | int | Affine (index.py)
 
-Index = Union[str, int]
-IndexMap = tuple[tuple[str, int], ...]
+IndexMap = Domain  # σ: a tuple of (variable, extent) pairs is accepted and stored as a Domain
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,9 @@ class Sum:
     index: IndexMap
     body: "Expr"
 
+    def __post_init__(self):
+        object.__setattr__(self, "index", as_domain(self.index))
+
 
 @dataclass(frozen=True)
 class Reduce:
@@ -93,6 +97,9 @@ class Reduce:
     op: str
     index: IndexMap
     body: "Expr"
+
+    def __post_init__(self):
+        object.__setattr__(self, "index", as_domain(self.index))
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,9 @@ class Statement:
     target: str
     index: IndexMap
     body: Expr
+
+    def __post_init__(self):
+        object.__setattr__(self, "index", as_domain(self.index))
 
     @property
     def reads(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ Lowering needs a fourth: readable fresh names for a statement's indices
 from __future__ import annotations
 
 from . import ir
+from .index import index_variables, substitute_index, variables_of
 
 
 class IndexNames:
@@ -43,18 +44,18 @@ class IndexNames:
 def free_indices(e: ir.Expr) -> frozenset[str]:
     """The index variables ``e`` depends on that no Σ/reduction inside ``e`` binds."""
     if isinstance(e, ir.Tensor):
-        return frozenset(i for i in e.indices if isinstance(i, str))
+        return frozenset(variables_of(e.indices))
     if isinstance(e, ir.Const):
         return frozenset()
     if isinstance(e, ir.Delta):
-        return frozenset(i for i in (e.first, e.second) if isinstance(i, str))
+        return frozenset(variables_of((e.first, e.second)))
     if isinstance(e, ir.Epsilon):
-        return frozenset(i for i in e.indices if isinstance(i, str))
+        return frozenset(variables_of(e.indices))
     if isinstance(e, (ir.Sum, ir.Reduce)):
         return free_indices(e.body) - {name for name, _ in e.index}
     if isinstance(e, ir.Stack):
         inner = frozenset().union(*(free_indices(item) for item in e.items))
-        return inner | {e.index}
+        return inner | set(index_variables(e.index))
     return frozenset().union(*(free_indices(c) for c in ir.children(e)))
 
 
@@ -67,7 +68,7 @@ def all_names(e: ir.Expr) -> set[str]:
         if isinstance(node, (ir.Sum, ir.Reduce)):
             names.update(name for name, _ in node.index)
         elif isinstance(node, ir.Stack):
-            names.add(node.index)
+            names.update(index_variables(node.index))
         names.update(free_indices(node) if isinstance(node, (ir.Tensor, ir.Delta, ir.Epsilon)) else ())
         stack.extend(ir.children(node))
     return names
@@ -99,20 +100,19 @@ def substitute(e: ir.Expr, mapping: dict[str, ir.Index], fresh: Fresh | None = N
     if not mapping:
         return e
     if fresh is None:
-        fresh = Fresh(all_names(e) | set(mapping) | {v for v in mapping.values() if isinstance(v, str)})
+        fresh = Fresh(all_names(e) | set(mapping) | set(variables_of(mapping.values())))
     return _subst(e, dict(mapping), fresh)
 
 
 def _subst(e: ir.Expr, m: dict[str, ir.Index], fresh: Fresh) -> ir.Expr:
     if isinstance(e, ir.Tensor):
-        return ir.Tensor(e.name, tuple(m.get(i, i) if isinstance(i, str) else i for i in e.indices))
+        return ir.Tensor(e.name, tuple(substitute_index(i, m) for i in e.indices))
     if isinstance(e, ir.Const):
         return e
     if isinstance(e, ir.Delta):
-        pick = lambda i: m.get(i, i) if isinstance(i, str) else i  # noqa: E731
-        return ir.Delta(pick(e.first), pick(e.second))
+        return ir.Delta(substitute_index(e.first, m), substitute_index(e.second, m))
     if isinstance(e, ir.Epsilon):
-        return ir.Epsilon(tuple(m.get(i, i) if isinstance(i, str) else i for i in e.indices))
+        return ir.Epsilon(tuple(substitute_index(i, m) for i in e.indices))
     if isinstance(e, ir.Neg):
         return ir.Neg(_subst(e.arg, m, fresh))
     if isinstance(e, ir.Apply):
@@ -121,7 +121,7 @@ def _subst(e: ir.Expr, m: dict[str, ir.Index], fresh: Fresh) -> ir.Expr:
         return ir.BinOp(e.op, _subst(e.left, m, fresh), _subst(e.right, m, fresh))
     if isinstance(e, (ir.Sum, ir.Reduce)):
         inner = {k: v for k, v in m.items() if k not in {name for name, _ in e.index}}
-        targets = {v for v in inner.values() if isinstance(v, str)}
+        targets = set(variables_of(inner.values()))
         index = []
         for name, extent in e.index:
             if name in targets:  # would capture a substituted variable: rename it
@@ -132,7 +132,7 @@ def _subst(e: ir.Expr, m: dict[str, ir.Index], fresh: Fresh) -> ir.Expr:
         body = _subst(e.body, inner, fresh) if inner else e.body
         return ir.Sum(tuple(index), body) if isinstance(e, ir.Sum) else ir.Reduce(e.op, tuple(index), body)
     if isinstance(e, ir.Stack):
-        at = m.get(e.index, e.index)
+        at = substitute_index(e.index, m)
         items = tuple(_subst(item, m, fresh) for item in e.items)
         if isinstance(at, int):
             return items[at - 1]

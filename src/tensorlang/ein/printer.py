@@ -6,7 +6,9 @@ round-trip property test checks.  ``to_lambda_text`` shows the λ form of 004 §
 
 Precedence follows the index-form grammar: ``sum(k) body`` (and likewise ``prod(k)``,
 ``max(k)``, ``min(k)``) extends over the rest of the product it starts, so a sum is
-parenthesized unless it ends a product or a term.
+parenthesized unless it ends a product or a term.  Indices print as the language writes
+them (``u[i+1]``, ``x[2*i+a-1]``, a window ``u[i+0]``: :func:`.index.to_text`); a bound
+variable used only inside affine indices gets its extent written, ``sum(a:3)``.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def _render(e: ir.Expr) -> tuple[str, int]:
         return f"-({text})", _FACTOR
     if isinstance(e, (ir.Sum, ir.Reduce)):  # every reduction binds like sum
         word = REDUCTIONS[e.op].word if isinstance(e, ir.Reduce) else "sum"
-        names = ",".join(name for name, _ in e.index)
+        names = ",".join(name if _inferred(name, e.body) else f"{name}:{n}" for name, n in e.index)
         return f"{word}({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
     if isinstance(e, ir.BinOp):
         if e.op in "+-":
@@ -104,6 +106,22 @@ def _render(e: ir.Expr) -> tuple[str, int]:
         right = rtext if rlevel >= _FACTOR else f"({rtext})"
         return f"{left} {e.op} {right}", _PROD
     raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
+
+
+def _inferred(name: str, e: ir.Expr) -> bool:
+    """Whether parsing ``e`` back infers the extent of the bound ``name``: some tensor
+    access, ε or stack uses it plainly.  Where none does (it is used only inside affine
+    indices, ``x[i+a]``), the binder is printed with its extent, ``sum(a:3)``."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ir.Tensor, ir.Epsilon)) and name in node.indices:
+            return True
+        if isinstance(node, ir.Stack) and node.index == name:
+            return True
+        if not (isinstance(node, (ir.Sum, ir.Reduce)) and name in dict(node.index)):  # not re-bound there
+            stack.extend(ir.children(node))
+    return False
 
 
 def statement_to_text(s: ir.Statement) -> str:

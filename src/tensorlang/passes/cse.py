@@ -11,6 +11,7 @@ earlier variable; any other variable becomes a copy of it.
 from __future__ import annotations
 
 from ..ein import ir
+from ..ein.index import substitute_index
 from ..ein.names import rebuild
 from .program import assignments, temporaries
 
@@ -50,11 +51,11 @@ def canonical(stmt: ir.Statement):
 
     def go(e, m):
         if isinstance(e, ir.Tensor):
-            return ir.Tensor(e.name, tuple(m.get(i, i) if isinstance(i, str) else i for i in e.indices))
+            return ir.Tensor(e.name, tuple(substitute_index(i, m) for i in e.indices))
         if isinstance(e, ir.Delta):
-            return ir.Delta(m.get(e.first, e.first), m.get(e.second, e.second))
+            return ir.Delta(substitute_index(e.first, m), substitute_index(e.second, m))
         if isinstance(e, ir.Epsilon):
-            return ir.Epsilon(tuple(m.get(i, i) for i in e.indices))
+            return ir.Epsilon(tuple(substitute_index(i, m) for i in e.indices))
         if isinstance(e, ir.Const):
             return e
         if isinstance(e, (ir.Sum, ir.Reduce)):
@@ -67,7 +68,7 @@ def canonical(stmt: ir.Statement):
             body = go(e.body, inner)
             return ir.Sum(tuple(index), body) if isinstance(e, ir.Sum) else ir.Reduce(e.op, tuple(index), body)
         if isinstance(e, ir.Stack):
-            return ir.Stack(m.get(e.index, e.index), tuple(go(item, m) for item in e.items))
+            return ir.Stack(substitute_index(e.index, m), tuple(go(item, m) for item in e.items))
         return rebuild(e, tuple(go(c, m) for c in ir.children(e)))
 
     return go(stmt.body, mapping), tuple(n for _, n in stmt.index)

@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 
 from ..ein import ir
+from ..ein.index import index_variables
 from ..semantics.values import FUNCTIONS, epsilon_sign, fold
 from ..analysis.cost import body_flops
 from ..ein.names import product, Fresh, all_names, free_indices, rebuild, rename_bound, substitute
@@ -303,7 +304,8 @@ def _epsilon_pair(factors: list[ir.Expr], summed: set[str]):
             (na, ea), (nb, eb) = eps[a], eps[b]
             if len(ea.indices) != len(eb.indices):
                 continue
-            shared = [k for k in ea.indices if isinstance(k, str) and k in summed and k in eb.indices]
+            shared = [k for k in ea.indices if isinstance(k, str) and k in summed and k in eb.indices
+                      and all(i == k or k not in index_variables(i) for i in ea.indices + eb.indices)]
             for k in shared:
                 others = [f for n, f in enumerate(factors) if n not in (na, nb)]
                 if any(k in free_indices(f) for f in others):

@@ -24,6 +24,7 @@ import math
 import opt_einsum
 
 from ..ein import ir
+from ..ein.index import has_affine
 from ..analysis.cost import body_flops
 from ..ein.names import product, free_indices, rebuild
 from .program import TempNames, lift_into_temporaries
@@ -66,7 +67,7 @@ def product_factors(e: ir.Expr) -> list[ir.Expr]:
 def _labels(factor: ir.Expr) -> tuple[str, ...] | None:
     """The index variables an operand is indexed by, in order; None when one repeats
     (a diagonal) or the operand is a number."""
-    if isinstance(factor, ir.Tensor):
+    if isinstance(factor, ir.Tensor) and not has_affine(factor.indices):  # else: by its variables
         labels = tuple(i for i in factor.indices if isinstance(i, str))
     else:
         labels = tuple(sorted(free_indices(factor)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
+from ...ein.index import Affine
 from ...errors import Span
 from ...semantics.values import FUNCTION_NAMES, REDUCTION_WORDS
 
@@ -116,14 +117,22 @@ class Call:
 # ---------------------------------------------------------------- index form (SPEC section 3)
 @dataclass(frozen=True)
 class IndexRef:
-    """One index of an access: an index variable (a name) or a fixed 1-based position."""
+    """One index of an access: an index variable (a name), a fixed 1-based position, or
+    an affine expression of index variables (``i+1``, ``2*i+a-1``: a computed position,
+    bounds-checked, see :mod:`tensorlang.ein.index`).  A reduction's variable may carry
+    the extent written for it (``sum(a:3)``) in ``extent``."""
 
-    value: str | int
+    value: str | int | Affine
     span: Span | None = _span_field()
+    extent: int | None = None
 
     @property
     def is_variable(self) -> bool:
         return isinstance(self.value, str)
+
+    @property
+    def is_affine(self) -> bool:
+        return isinstance(self.value, Affine)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ Every model-language operator becomes index notation over fresh index variables:
 
 so that ``C = A # B . [2 3]`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form
 statements are EIN already; lowering them drops parentheses and records the extents
-of their sums.
+of their sums.  Indices pass through as they are: variables, positions and affine
+indices (``u[i+1]``) alike.
 """
 
 from __future__ import annotations
@@ -112,7 +113,9 @@ def _lower_index_form(e: ast.Expr, gamma: Context) -> ir.Expr:
         extents = sum_extents(e, gamma.shapes)
         index = tuple((ref.value, n) for ref, n in zip(e.indices, extents))
         return ir.Reduce(ast.REDUCTIONS[e.op], index, _lower_index_form(e.body, gamma))
-    if isinstance(e, ast.Stack):  # [e1, e2][i]
+    if isinstance(e, ast.Stack):  # [e1, e2][i]; at a fixed position it is that item
+        if isinstance(e.index.value, int):
+            return _lower_index_form(e.items[e.index.value - 1], gamma)
         return ir.Stack(e.index.value, tuple(_lower_index_form(item, gamma) for item in e.items))
     if isinstance(e, ast.Paren):
         return _lower_index_form(e.expr, gamma)

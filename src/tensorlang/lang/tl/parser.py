@@ -14,6 +14,7 @@ from importlib import resources
 import lark
 from lark import Lark, Token, Transformer, v_args
 
+from ...ein.index import affine
 from ...ein.printer import RESERVED
 from ...errors import Span, error
 from .. import lark_support
@@ -132,14 +133,41 @@ class _ToAst(Transformer):
         return ast.Stack(items, None, _cover(lsqb, rest[-1]))
 
     def istack(self, lsqb, *rest):
-        # rest: items and commas, "]", "[", NAME, "]"
-        name = rest[-2]
+        # rest: items and commas, "]", "[", idx, "]"
         items = tuple(i for i in rest[:-4] if not isinstance(i, Token))
-        return ast.Stack(items, ast.IndexRef(str(name), _tok_span(name)), _cover(lsqb, rest[-1]))
+        return ast.Stack(items, rest[-2], _cover(lsqb, rest[-1]))
 
-    def idx(self, tok):
-        value = int(tok) if tok.type == "INT" else str(tok)
-        return ast.IndexRef(value, _tok_span(tok))
+    def idx_term(self, *toks):
+        """(variable or None, coefficient or value, first token, last token)."""
+        name = next((str(t) for t in toks if t.type == "NAME"), None)
+        number = next((int(t) for t in toks if t.type == "INT"), 1)
+        return name, number, toks[0], toks[-1]
+
+    def idx(self, *items):
+        """A lone name is an index variable, a lone integer a position; anything else
+        is an affine expression: an ``int`` position when no variable is left, else an
+        ``Affine`` (a lone variable written as an expression, ``i+0``, included)."""
+        terms, offset, sign = [], 0, 1
+        for item in items:
+            if isinstance(item, Token):  # + or -
+                sign = -1 if item.type == "MINUS" else 1
+                continue
+            name, number, _, _ = item
+            if name is None:
+                offset += sign * number
+            else:
+                terms.append((name, sign * number))
+        first, last = items[0], items[-1]
+        span = _cover(first if isinstance(first, Token) else first[2], last[3])
+        if len(items) == 1 and first[2] is first[3]:  # a single NAME or INT token
+            tok = first[2]
+            return ast.IndexRef(int(tok) if tok.type == "INT" else str(tok), span)
+        return ast.IndexRef(affine(terms, offset), span)
+
+    def binder(self, name, *extent):
+        """A reduction's variable, with its extent when written ``a:3``."""
+        given = int(extent[-1]) if extent else None
+        return ast.IndexRef(str(name), _cover(name, extent[-1]) if extent else _tok_span(name), extent=given)
 
     @staticmethod
     def _indices(items) -> tuple:
@@ -161,8 +189,7 @@ class _ToAst(Transformer):
 
     def isum_(self, kw, *rest):
         body = rest[-1]
-        names = tuple(ast.IndexRef(str(t), _tok_span(t)) for t in rest[:-1] if isinstance(t, Token) and t.type == "NAME")
-        return ast.Sum(names, body, _cover(kw, body))
+        return ast.Sum(self._indices(rest[:-1]), body, _cover(kw, body))
 
     def ireduce_(self, word, *rest):
         if str(word) not in ast.REDUCTIONS:
@@ -172,8 +199,7 @@ class _ToAst(Transformer):
                 _tok_span(word),
             )
         body = rest[-1]
-        names = tuple(ast.IndexRef(str(t), _tok_span(t)) for t in rest[:-1] if isinstance(t, Token) and t.type == "NAME")
-        return ast.Reduce(str(word), names, body, _cover(word, body))
+        return ast.Reduce(str(word), self._indices(rest[:-1]), body, _cover(word, body))
 
 
 @functools.lru_cache(maxsize=None)

@@ -64,7 +64,9 @@ _ISUM, _ITERM, _IRED, _IPROD, _IFACTOR, _IATOM = range(1, 7)
 
 
 def _index_ref(ref: ast.IndexRef) -> str:
-    return str(ref.value)
+    """An index as written: ``i``, ``3``, ``i+1`` (ein.index.to_text), a reduction's
+    variable with the extent given for it, ``a:3``."""
+    return str(ref.value) if ref.extent is None else f"{ref.value}:{ref.extent}"
 
 
 def _render_index(e: ast.Expr) -> tuple[str, int]:

@@ -20,6 +20,7 @@ from typing import Mapping
 import numpy as np
 
 from ... import limits
+from ...ein.index import position
 from ...errors import error
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram, Context
@@ -137,12 +138,16 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
         )
     axis = {name: a for a, (name, _) in enumerate(scope)}
 
+    def values(name: str) -> np.ndarray:
+        """The 1-based values of an index variable, laid along its own axis."""
+        a = axis[name]
+        return np.arange(1, scope[a][1] + 1).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
+
     def point(ref: ast.IndexRef):
-        """The values an index takes, laid along its own axis (a fixed position is a number)."""
-        if not ref.is_variable:
-            return ref.value - 1
-        a = axis[ref.value]
-        return np.arange(scope[a][1]).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
+        """The 0-based positions an index takes at every point of the scope: a variable's
+        along its own axis, a fixed position as a number, an affine index Σ c·v + offset
+        over its variables' axes (the type checker keeps it inside the dimension)."""
+        return position(ref.value, values) - 1
 
     def spread(value) -> np.ndarray:
         value = np.asarray(value)

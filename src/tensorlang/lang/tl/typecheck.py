@@ -11,6 +11,11 @@
   before any is removed).
 * Section 5 of 000, qualifiers: ``in`` variables are read-only and initialised, reading a
   variable before it is assigned is ``uninit``, an ``out`` never assigned is ``uninit``.
+* Index form (SPEC section 3): extents inferred from plain uses (``index-extent``), no
+  implicit summation (``free-index``), distinct left indices (``repeated-index``), fixed
+  positions inside their dimension (``t-access``), and affine indices (``u[i+1]``) whose
+  range over the box of their variables stays inside the dimension they index
+  (``t-access-affine``): no access can leave its tensor.
 
 A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
 """
@@ -20,8 +25,9 @@ from __future__ import annotations
 import contextvars
 from typing import Mapping
 
+from ...ein.index import index_range, index_variables
 from ...errors import Diagnostic, Span, error
-from ...semantics.types import CheckedProgram, Context, Shape, check_statements, show
+from ...semantics.types import MAX_ELEMENTS, CheckedProgram, Context, Shape, check_statements, show
 from . import ast
 
 # ------------------------------------------------------------------ Figure 9
@@ -198,6 +204,7 @@ class _Binding:
         self.span = span
         self.extent: int | None = None
         self.origin = ""
+        self.affine_uses = 0  # uses inside affine indices: they fix no extent
 
     def demand(self, extent: int, where: str, span: Span | None) -> None:
         """index-extent: every use of one index must agree on its extent."""
@@ -220,6 +227,13 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     _check_rank(stmt.target, shape, stmt.indices, "the left side gives", stmt.target_span)
     scope: dict[str, _Binding] = {}
     for position, (ref, extent) in enumerate(zip(stmt.indices, shape), start=1):
+        if ref.is_affine:
+            raise error(
+                "syntax",
+                f"the left side takes index variables only, not the affine index {ref.value} "
+                "(a statement assigns its whole target; shift the right side's indices instead)",
+                ref.span,
+            )
         if not ref.is_variable:
             raise error(
                 "syntax",
@@ -230,7 +244,10 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
             raise error("repeated-index", f"index {ref.value!r} appears twice on the left side", ref.span, "repeated-index")
         scope[ref.value] = _Binding(ref.value, ref.span)
         scope[ref.value].demand(extent, f"dimension {position} of {stmt.target!r}", ref.span)
-    _check_iexpr(stmt.expr, scope, gamma.shapes)
+    pending: list = []  # affine uses, checked once every extent is known
+    _check_iexpr(stmt.expr, scope, gamma.shapes, pending)
+    for use in pending:
+        _check_affine(*use)
     if gamma.quals[stmt.target] == "in":
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
 
@@ -244,30 +261,62 @@ def _check_rank(name: str, shape: Shape, indices, given: str, span: Span | None)
         )
 
 
-def _use(ref: ast.IndexRef, extent: int, where: str, scope: dict[str, _Binding]) -> None:
-    """A use of one index at a dimension of the given extent."""
-    if ref.is_variable:
-        if ref.value not in scope:
-            raise error(
-                "free-index",
-                f"index {ref.value!r} is not bound: it is not on the left side and no sum({ref.value}) encloses it "
-                "(there is no implicit summation)",
-                ref.span,
-                "free-index",
-            )
-        scope[ref.value].demand(extent, where, ref.span)
+def _bound(name: str, ref: ast.IndexRef, scope: dict[str, _Binding]) -> _Binding:
+    """The binding of an index variable used at ``ref``: free-index if there is none."""
+    if name not in scope:
+        inside = f" (in {ref.value})" if ref.is_affine else ""
+        raise error(
+            "free-index",
+            f"index {name!r}{inside} is not bound: it is not on the left side and no sum({name}) encloses it "
+            "(there is no implicit summation)",
+            ref.span,
+            "free-index",
+        )
+    return scope[name]
+
+
+def _use(ref: ast.IndexRef, extent: int | None, where: str, scope: dict[str, _Binding], pending: list) -> None:
+    """A use of one index at a dimension of the given extent (None: no upper bound, as
+    in delta).  An affine index is checked once its variables' extents are all known."""
+    if ref.is_affine:
+        bindings = {name: _bound(name, ref, scope) for name in index_variables(ref.value)}
+        for binding in bindings.values():
+            binding.affine_uses += 1
+        pending.append((ref, bindings, extent, where))
+    elif ref.is_variable:
+        _bound(ref.value, ref, scope).demand(extent, where, ref.span)
     elif not 1 <= ref.value <= extent:
         raise error("dim-range", f"position {ref.value} is outside {where}, which has extent {extent}", ref.span, "t-access")
 
 
-def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape]) -> None:
+def _check_affine(ref: ast.IndexRef, bindings: dict[str, _Binding], extent: int | None, where: str) -> None:
+    """t-access-affine: the affine index's positions over the box of its variables (its
+    least and greatest, exactly) lie in 1..extent, so no access can leave its tensor."""
+    extents = {name: binding.extent for name, binding in bindings.items()}
+    lo, hi = index_range(ref.value, extents)
+    inside_bounds = lo >= 1 and (extent is None or hi <= extent)
+    if inside_bounds and max(abs(c) for c in (*dict(ref.value.terms).values(), ref.value.offset, hi)) < MAX_ELEMENTS:
+        return
+    if inside_bounds:  # numbers that cancel (or a delta's) would overflow the targets' int64 arithmetic
+        raise error("too-large", f"index {ref.value} uses numbers of 2^62 or more", ref.span, "t-access-affine")
+    ranges = ", ".join(f"{name} in 1..{n}" for name, n in extents.items())
+    inside = f"{where}, which has extent {extent}" if extent is not None else f"{where}, whose positions start at 1"
+    raise error(
+        "dim-range",
+        f"index {ref.value} reaches positions {lo}..{hi} (for {ranges}), outside {inside}",
+        ref.span,
+        "t-access-affine",
+    )
+
+
+def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape], pending: list) -> None:
     if isinstance(e, ast.Access):
         if e.name not in shapes:
             raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
         shape = shapes[e.name]
         _check_rank(e.name, shape, e.indices, "is indexed with", e.span)
         for position, (ref, extent) in enumerate(zip(e.indices, shape), start=1):
-            _use(ref, extent, f"dimension {position} of {e.name!r}", scope)
+            _use(ref, extent, f"dimension {position} of {e.name!r}", scope, pending)
     elif isinstance(e, ast.Var):
         if e.name not in shapes:
             raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
@@ -282,14 +331,15 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
     elif isinstance(e, ast.Delta):
         for ref in (e.first, e.second):
             if ref.is_variable:
-                if ref.value not in scope:
-                    _use(ref, 0, "delta", scope)  # raises free-index
+                _bound(ref.value, ref, scope)  # delta fixes no extent
+            elif ref.is_affine:
+                _use(ref, None, "delta", scope, pending)
             elif ref.value < 1:
                 raise error("dim-range", f"position {ref.value} in delta must be at least 1", ref.span, "t-access")
     elif isinstance(e, ast.Epsilon):
         n = len(e.indices)
         for ref in e.indices:
-            _use(ref, n, f"the {n}-dimensional Levi-Civita symbol", scope)
+            _use(ref, n, f"the {n}-dimensional Levi-Civita symbol", scope, pending)
     elif isinstance(e, (ast.Sum, ast.Reduce)):  # every reduction binds like sum
         word = e.op if isinstance(e, ast.Reduce) else "sum"
         inner = dict(scope)
@@ -304,33 +354,42 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
                 )
             inner[ref.value] = _Binding(ref.value, ref.span)
             bound.append(inner[ref.value])
-        _check_iexpr(e.body, inner, shapes)
+            if ref.extent is not None:  # sum(a:3): the extent as written
+                if not 1 <= ref.extent < MAX_ELEMENTS:
+                    code = "shape" if ref.extent < 1 else "too-large"
+                    raise error(code, f"the extent of {ref.value!r} must be a positive integer below 2^62, "
+                                f"got {ref.extent}", ref.span, "t-sum-extent")
+                inner[ref.value].demand(ref.extent, f"{word}({ref.value}:{ref.extent})", ref.span)
+        _check_iexpr(e.body, inner, shapes, pending)
         for binding in bound:
             if binding.extent is None:
+                only = (", except inside affine indices, which fix no extent"
+                        if binding.affine_uses else "")
                 raise error(
                     "index-extent",
-                    f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its {word}",
+                    f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its {word}"
+                    f"{only}; index a tensor with it or write its extent, {word}({binding.name}:N)",
                     binding.span,
                     "index-extent",
                 )
     elif isinstance(e, ast.Stack):  # [e1, e2, ...][i]: i ranges over the items (t-stack)
         if e.index is None:
             raise error("syntax", "in index form a stack needs its index: [e1, e2][i]", e.span, "t-stack")
-        _use(e.index, len(e.items), f"a stack of {len(e.items)}", scope)
+        _use(e.index, len(e.items), f"a stack of {len(e.items)}", scope, pending)
         for item in e.items:
-            _check_iexpr(item, scope, shapes)
+            _check_iexpr(item, scope, shapes, pending)
     elif isinstance(e, ast.Number):
         pass
     else:  # Binary, Neg, Call, Paren
         for child in ast.children(e):
-            _check_iexpr(child, scope, shapes)
+            _check_iexpr(child, scope, shapes, pending)
 
 
 def sum_extents(e: ast.Sum | ast.Reduce, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
-    """The extents of the indices a (well-typed) ``sum`` or other reduction binds, read
-    off their first use."""
+    """The extents of the indices a (well-typed) ``sum`` or other reduction binds: as
+    written (``sum(a:3)``), else read off their first plain use."""
+    found: dict[str, int] = {ref.value: ref.extent for ref in e.indices if ref.extent is not None}
     wanted = {ref.value for ref in e.indices}
-    found: dict[str, int] = {}
     stack = [e.body]
     while stack and len(found) < len(wanted):
         node = stack.pop()
