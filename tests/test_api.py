@@ -405,7 +405,7 @@ def test_unknown_backend(backend):
 
 
 def test_auto_picks_the_fastest_working_backend():
-    from tensorlang.backends import c_build
+    from tensorlang.targets.c import build as c_build
 
     expected = "c" if c_build.find_compiler() is not None else "numpy"
     assert tl.compile(MATMUL).backend == expected

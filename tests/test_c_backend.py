@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, note, settings
 
 import tensorlang as tl
-from tensorlang.backends import c_backend, c_build, resolve
+from tensorlang.targets import resolve
+from tensorlang.targets.c import build as c_build, runtime as c_backend
 from tensorlang.errors import TensorLangError
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -347,7 +348,7 @@ def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path
                        'exec cc "$@"\n')
     wrapper.chmod(0o755)
     code = ("import numpy as np, tensorlang as tl\n"
-            "from tensorlang.backends import c_build\n"
+            "from tensorlang.targets.c import build as c_build\n"
             "c = c_build.require_compiler()\n"
             "print(c.openmp, any(f.startswith('-fopenmp') for f in c.flags))\n"
             "k = tl.compile('in var x : [400 400]\\nout var y : [400 400]\\ny = x * x\\n', backend='c')\n"

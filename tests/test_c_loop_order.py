@@ -22,7 +22,8 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from tensorlang.backends import c_backend, c_build, loops
+from tensorlang.loops import lower as loops
+from tensorlang.targets.c import build as c_build, runtime as c_backend
 from tensorlang.ein import ir
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")

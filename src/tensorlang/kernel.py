@@ -61,11 +61,11 @@ class Kernel:
         self._numpy = None
         self._c = None
         if backend == "numpy":
-            from .backends.numpy_backend import compile_numpy
+            from .targets.numpy.codegen import compile_numpy
 
             self._numpy = compile_numpy(self.executed, dtype)
         elif backend == "c":
-            from .backends.c_backend import CKernel
+            from .targets.c.runtime import CKernel
 
             self._c = CKernel(self.executed, dtype, self.roles())
         self._fast = self._c.fast_call if self._c is not None else None
@@ -316,13 +316,13 @@ class Kernel:
         NumPy back end runs."""
         if target == "c":
             if self._c is None:
-                from .backends.c_backend import generate
+                from .targets.c.runtime import generate
 
                 return generate(self.executed, self.dtype).source
             return self._c.source
         if target == "numpy":
             if self._numpy is None:
-                from .backends.numpy_backend import compile_numpy
+                from .targets.numpy.codegen import compile_numpy
 
                 return compile_numpy(self.executed, self.dtype).source
             return self._numpy.source

@@ -19,7 +19,7 @@ from hypothesis import given, note, settings
 
 import tensorlang as tl
 from properties.harness import assert_close_to_oracle, cases
-from tensorlang.backends import c_backend, c_build
+from tensorlang.targets.c import build as c_build, runtime as c_backend
 
 SANITIZE = ["-O1", "-g", "-std=c99", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import loops
+from ...loops import lower as loops
 
 
 #: Number types a scalar input may be given as (bool is not a number here: the general

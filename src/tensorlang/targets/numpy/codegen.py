@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import opt_einsum
 
-from .. import limits
-from ..ein import ir
-from ..ein.printer import statement_to_text
-from ..semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+from ... import limits
+from ...ein import ir
+from ...ein.printer import statement_to_text
+from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 #: Products of more operands are contracted in chunks of this many (see ``product``).

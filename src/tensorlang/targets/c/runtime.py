@@ -7,8 +7,8 @@ Compilation (once per kernel):
    (:class:`_ModeStep`, when :func:`mode_step_pays`), another two-tensor contraction one
    batched GEMM (:class:`_GemmStep`), anything else the NumPy back end's opt_einsum path —
    or goes into a *C step*: consecutive C statements form one C function.
-2. The statements are lowered to a loop program (:mod:`.loops`), printed as C99
-   (:mod:`.c_codegen`), compiled and cached (:mod:`.c_build`) and loaded with cffi,
+2. The statements are lowered to a loop program (:mod:`tensorlang.loops`), printed as C99
+   (:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi,
    whose ``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes'
    ``.ctypes.data`` costs (the per-call overhead is what small kernels pay).
 
@@ -25,9 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ein import ir
-from ..ein.printer import statement_to_text
-from . import c_build, c_codegen, loops
+from ...ein import ir
+from ...ein.printer import statement_to_text
+from ...loops import lower as loops
+from ..numpy.codegen import compile_numpy
+from . import build as c_build, codegen as c_codegen
+from .fastcall import fast_call
 
 #: Contractions with at least this many multiply-adds go to BLAS (numpy) when they are
 #: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
@@ -278,7 +281,7 @@ def mode_step_pays(step: _ModeStep) -> bool:
 
     The rule picks the faster in all of these but 64×8 (1.2x missed); of the other shapes
     measured it misses 40×40 and 16×64 at Q=256 (1.9x, 1.4x).  These loop nests are the interchanged (row AXPY)
-    contractions of :func:`.loops.contraction`; against the accumulator-form nests before
+    contractions of :func:`tensorlang.loops.lower.contraction`; against the accumulator-form nests before
     them the batched step won from a few thousand multiply-adds per GEMM (n=8, Q=64: 1.5 ms
     vs 2.9 ms; n=4, Q=4: 5.5 ms vs 1.5 ms): the rule follows the loop nests it competes with."""
     if not step.batched:
@@ -323,8 +326,6 @@ def _blas_step(stmt: ir.Statement, program: ir.Program, dtype, slot_of, shapes):
     gemm = gemm_step(stmt, slot_of, shapes)
     if gemm is not None:
         return gemm
-    from .numpy_backend import compile_numpy
-
     return _NumpyStep(slot_of[stmt.target], compile_numpy(ir.Program(program.decls, (stmt,)), dtype))
 
 
@@ -407,8 +408,6 @@ class CKernel:
         only = self.steps[0] if len(self.steps) == 1 and isinstance(self.steps[0], _CStep) else None
         self._only = (only.function, only.slots) if only is not None else None
         self._plan(roles)
-        from .c_fastcall import fast_call
-
         self.fast_call = fast_call(self, roles)
 
     # ------------------------------------------------------------------ calls
@@ -450,7 +449,7 @@ class CKernel:
         ``x = s * x``) passes the same array as a variable's input and its target: that
         array is the buffer, already holding the input, as long as no *other* input
         shares its memory.  (Calls without anything unusual take the generated fast path
-        of :mod:`.c_fastcall` instead.)"""
+        of :mod:`.fastcall` instead.)"""
         dtype = self.dtype
         buffers = self._empty[:]
         pool = self.take_temporaries()

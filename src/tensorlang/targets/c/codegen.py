@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 
-from ..ein import ir
-from ..semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
-from . import loops
+from ...ein import ir
+from ...ein.printer import statement_to_text
+from ...loops import lower as loops
+from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
 
 
 PRELUDE = """\
@@ -167,7 +168,7 @@ class CPrinter:
         it did (measured: half the speed of the same nest without the pragma, even on one
         thread).  A function with ``restrict`` parameters gives the guarantee back; it is
         sound for the same reason the step's own parameters are (:mod:`module docs
-        <tensorlang.backends.c_codegen>`).  Loops with OpenMP reductions keep their body
+        <tensorlang.targets.c.codegen>`).  Loops with OpenMP reductions keep their body
         inline: the accumulators are the step's locals."""
         name = f"{self.step}_body{len(self.helpers) + 1}"
         slots = sorted(_slots(loop.body))
@@ -201,8 +202,6 @@ class CPrinter:
 
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = tuple(n for _, n in nest.statement.index)
-        from ..ein.printer import statement_to_text
-
         lines.append(f"    /* {_comment(statement_to_text(nest.statement))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
         for node in nest.body:

@@ -5,7 +5,7 @@ that becomes explicit: one loop per index variable of σ (the target's dimension
 order, so writes are contiguous), and every ``Sum``/``Reduce`` inside ``e`` becomes an
 accumulator initialised to the operator's identity and updated in its own inner loop
 nest, just before the scalar expression that uses it.  Variables are *slots* (numbered
-buffers); the C printer (:mod:`.c_codegen`) never sees a program's variable names, so no
+buffers); the C printer (:mod:`tensorlang.targets.c.codegen`) never sees a program's variable names, so no
 name a user writes can clash with C.
 
 A contraction ``T[σ] = Σ_k product`` that writes its target in place is lowered the other
