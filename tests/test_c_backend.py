@@ -16,7 +16,9 @@ from hypothesis import given, note, settings
 
 import tensorlang as tl
 from tensorlang.targets import resolve
-from tensorlang.targets.c import build as c_build, runtime as c_backend
+from tensorlang.schedule import steps
+from tensorlang.schedule.steps import LoopStep
+from tensorlang.targets.c import build as c_build
 from tensorlang.errors import TensorLangError
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -99,7 +101,7 @@ def test_cli_emit_c(tmp_path):
 def test_large_contractions_run_as_blas_steps(statement, shapes):
     decls = "".join(f"{'out' if n == 'C' else 'in'} var {n} : [{' '.join(map(str, s))}]\n" for n, s in shapes.items())
     k = tl.compile(decls + statement + "\n", backend="c")
-    assert any(not isinstance(step, c_backend._CStep) for step in k._c.steps), k.code("c")
+    assert any(not isinstance(step, LoopStep) for step in k._c.steps), k.code("c")
     inputs = {n: rand(*s, seed=i) for i, (n, s) in enumerate(shapes.items()) if n != "C"}
     got = k(**inputs)["C"]
     want = tl.compile(decls + statement + "\n", backend="numpy")(**inputs)["C"]
@@ -108,12 +110,12 @@ def test_large_contractions_run_as_blas_steps(statement, shapes):
 
 def test_small_contractions_stay_in_c():
     k = matmul(4, 4, 4)
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps)
+    assert all(isinstance(step, LoopStep) for step in k._c.steps)
 
 
 def test_a_contraction_reading_its_own_target_is_not_blas():
     k = tl.compile("inout var x : [60 60]\nin var y : [60 60]\nx = x # y . [2 3]\n", backend="c")
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps)
+    assert all(isinstance(step, LoopStep) for step in k._c.steps)
     x, y = rand(60, 60), rand(60, 60, seed=1)
     np.testing.assert_allclose(k(x=x, y=y)["x"], x @ y, rtol=1e-12, atol=1e-13)
 
@@ -122,7 +124,7 @@ def test_nan_and_inf_propagate_through_blas_like_loops():
     a, b = rand(42, 42), rand(42, 42, seed=1)  # 42^3 multiply-adds: a BLAS step
     a[3, 5], b[7, 9] = np.nan, np.inf
     k = matmul(42, 42, 42)
-    assert not isinstance(k._c.steps[0], c_backend._CStep)
+    assert not isinstance(k._c.steps[0], LoopStep)
     got = k(A=a, B=b)["C"]
     want = tl.compile(MATMUL.format(n=42, m=42, p=42), backend="interp")(A=a, B=b)["C"]
     assert np.isnan(want).any() and np.isinf(want).any()
@@ -138,12 +140,12 @@ def test_random_programs_with_every_contraction_on_blas(case):
     from properties.harness import assert_close_to_oracle
 
     note(case.text)
-    old = c_backend.BLAS_WORK
-    c_backend.BLAS_WORK = 0
+    old = steps.BLAS_WORK
+    steps.BLAS_WORK = 0
     try:
         results = tl.compile(case.text, backend="c")(**case.inputs)
     finally:
-        c_backend.BLAS_WORK = old
+        steps.BLAS_WORK = old
     assert_close_to_oracle(case, results, "float64", "c+blas")
 
 

@@ -26,6 +26,7 @@ from ... import limits
 from ...ein import ir
 from ...ein.printer import statement_to_text
 from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 #: Products of more operands are contracted in chunks of this many (see ``product``).
@@ -358,10 +359,19 @@ class NumpyKernel:
 
 def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
     """Generate, and define, the Python function that runs ``program`` with numpy."""
+    return compile_einsum(program.statements, dtype, optimize)
+
+
+def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
+    """The Python function that runs ``statements`` through einsum code, no schedule."""
     gen = _Codegen(dtype, optimize)
     lines = ["def kernel(_s):"]
-    for stmt in program.statements:
+    for stmt in statements:
         lines.extend(gen.statement(stmt))
+    return _define(gen, lines)
+
+
+def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
     lines.append("    return _s")
     source = "\n".join(lines) + "\n"
     namespace = {
@@ -372,7 +382,7 @@ def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto")
         "_finish_at": _finish_at,
         "_reduce": _reduce,
         "_stack": _stack,
-        "_dtype": np.dtype(dtype),
+        "_dtype": gen.dtype,
         "inf": float("inf"),  # repr() of a literal beyond the float range
     }
     exec(compile(source, "<tensorlang numpy kernel>", "exec"), namespace)  # noqa: S102 - our own generated code
