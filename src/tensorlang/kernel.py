@@ -16,7 +16,10 @@ import numpy as np
 from . import limits, stages
 from .errors import Source, TensorLangError, error, guard
 from .lang import Language
+from .loops import loop_program
+from .loops.ir import LoopProgram
 from .passes import Optimized, optimize
+from .schedule.plan import Schedule, plan
 from .semantics.interface import Role, initial_store
 from .semantics.types import CheckedProgram, show
 
@@ -58,6 +61,8 @@ class Kernel:
         self.opt = opt
         self.skip_passes = tuple(skip_passes)
         self._optimized = None
+        self._schedule: Schedule | None = None
+        self._loop_program: LoopProgram | None = None
         self._numpy = None
         self._c = None
         if backend == "numpy":
@@ -84,6 +89,21 @@ class Kernel:
         """The EIN program the numpy and C back ends run: the optimized one unless the
         kernel was compiled with ``opt=False`` (the interpreter runs the source program)."""
         return self.optimized.program if self.opt else self.ein
+
+    @property
+    def schedule(self) -> Schedule:
+        """The schedule of the executed program (BLAS or loops, buffers, pool): the C
+        kernel's own, or, for another back end, the one the C back end would run."""
+        if self._schedule is None:
+            self._schedule = self._c.schedule if self._c is not None else plan(self.executed, self.dtype, self.roles())
+        return self._schedule
+
+    @property
+    def loop_program(self) -> LoopProgram:
+        """The loop IR of the schedule's loop steps (what the C back end prints)."""
+        if self._loop_program is None:
+            self._loop_program = self._c.loop_program if self._c is not None else loop_program(self.schedule)
+        return self._loop_program
 
     @property
     def program(self):
@@ -299,7 +319,9 @@ class Kernel:
         model-language program (for a ``.cfd`` or other dialect program), ``ein`` in index
         notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
         (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
-        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md)."""
+        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md);
+        ``schedule`` the steps (BLAS or loops, and why) and buffers the back ends run,
+        ``loops`` the loop IR of the loop steps (docs/c-backend.md)."""
         show_stage = stages.IR_STAGES.get(stage)
         if show_stage is None:
             raise error("backend", f"stage {stage!r} is not available in this version "

@@ -4,7 +4,9 @@
 A stage is a name and a function from a compiled :class:`~tensorlang.kernel.Kernel` to
 text.  The front end's own stages come from its :class:`~tensorlang.lang.Language`
 (``ast``) and the registry's conversions (``tl``, ``teil``, ``core``); the EIN stages
-print the IR before and after the optimizer; the code stages print what a target runs.
+print the IR before and after the optimizer; ``schedule`` and ``loops`` the layers below
+it that every target shares (computed, not run: they print for the interpreter too); the
+code stages print what a target runs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any, Callable
 
 from . import lang
 from .ein.printer import to_lambda_text, to_text
+from .loops.printer import to_text as loops_text
+from .schedule.printer import to_text as schedule_text
 
 
 def _view(stage: str) -> Callable[[Any], str]:
@@ -26,6 +30,8 @@ IR_STAGES: dict[str, Callable[[Any], str]] = {
     "ein": lambda kernel: to_text(kernel.ein),
     "lambda": lambda kernel: to_lambda_text(kernel.ein),
     "opt": lambda kernel: to_text(kernel.optimized.program),
+    "schedule": lambda kernel: schedule_text(kernel.schedule),
+    "loops": lambda kernel: loops_text(kernel.loop_program, kernel.schedule),
 }
 
 #: The stages ``Kernel.code`` shows: what a target generates and runs.
