@@ -70,7 +70,7 @@ class Compiled:
         with loops_everywhere():
             if end_to_end:
                 kernel = tl.compile(text, backend="c", dtype=dtype, threads=threads or None)
-                c = kernel._c
+                c = kernel.target
                 self.call = lambda inputs: kernel(**inputs)
             else:
                 kernel = tl.compile(text, backend="interp", dtype=dtype)

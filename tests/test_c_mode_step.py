@@ -44,7 +44,7 @@ def check(shapes: dict, statement: str, out: str = "t"):
 
 
 def mode_steps(k) -> list:
-    return [step for step in k._c.steps if isinstance(step, ModeStep)]
+    return [step for step in k.target.steps if isinstance(step, ModeStep)]
 
 
 def big_batches():
@@ -154,7 +154,7 @@ def test_interpolation_kernel_as_pairwise_statements():
 
 # ---------------------------------------------------------------- no copies
 def buffers_of(k, args):
-    return [args[name] if name in args else np.empty(shape) for name, shape in zip(k._c.names, k._c.shapes)]
+    return [args[name] if name in args else np.empty(shape) for name, shape in zip(k.target.names, k.target.shapes)]
 
 
 @pytest.mark.parametrize("shapes, statement", [
@@ -232,14 +232,14 @@ def test_the_c_source_names_the_step():
 ])
 def test_excluded_statements_stay_loop_nests(shapes, statement):
     k = check(shapes, statement)
-    assert all(isinstance(step, LoopStep) for step in k._c.steps), k._c.steps
+    assert all(isinstance(step, LoopStep) for step in k.target.steps), k.target.steps
 
 
 def test_a_statement_reading_its_own_target_is_not_a_mode_step():
     shapes = {"C": (N, N), "t": (E, N, N, N)}
     src = f"in var C : [{N} {N}]\ninout var t : [{E} {N} {N} {N}]\nt[e,l,m,k] = sum(q) t[e,l,m,q] * C[k,q]\n"
     k = tl.compile(src, backend="c")
-    assert all(isinstance(step, LoopStep) for step in k._c.steps), k._c.steps
+    assert all(isinstance(step, LoopStep) for step in k.target.steps), k.target.steps
     args = inputs(shapes, out=None)
     np.testing.assert_allclose(k(**args)["t"], tl.compile(src, backend="interp")(**args)["t"], rtol=1e-12, atol=1e-13)
 
@@ -256,7 +256,7 @@ def test_a_statement_reading_its_own_target_is_not_a_mode_step():
 ])
 def test_other_contractions_keep_their_steps(shapes, statement):
     k = check(shapes, statement)
-    assert not mode_steps(k), k._c.steps
+    assert not mode_steps(k), k.target.steps
 
 
 def test_fine_grained_batched_mode_products_run_as_loop_nests():
@@ -264,4 +264,4 @@ def test_fine_grained_batched_mode_products_run_as_loop_nests():
     n, e = 4, 1024
     k = check({"B": (n, n), "u": (e, n, n, n), "t": (e, n, n, n)}, "t[e,l,j,k] = sum(m) B[j,m] * u[e,l,m,k]")
     assert not ModeStep(0, 1, 2, False, e * n, n, n, n, 1.0).pays()
-    assert all(isinstance(step, LoopStep) for step in k._c.steps), k._c.steps
+    assert all(isinstance(step, LoopStep) for step in k.target.steps), k.target.steps

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tensorlang as tl
@@ -124,7 +125,7 @@ def test_the_schedule_is_the_one_the_c_back_end_runs():
         pytest.skip("no working C compiler on this machine")
     c = tl.compile(INTERPOLATION_64, backend="c")
     assert c.ir("schedule") == tl.compile(INTERPOLATION_64, backend="interp").ir("schedule")
-    assert c.schedule.steps == c._c.steps
+    assert c.schedule.steps == c.target.steps
 
 
 def test_the_c_printer_holds_no_thresholds_or_decisions():
@@ -132,3 +133,40 @@ def test_the_c_printer_holds_no_thresholds_or_decisions():
     for name in ("BLAS_WORK", "MODE_BATCH_WORK", "MODE_BATCH_MIN", "INTERCHANGE_WORK", "PARALLEL_WORK",
                  "pays(", "why_not(", "contraction(", "reads_only_its_own_point", "blas_shape"):
         assert name not in source, name
+
+
+# ------------------------------------------------------------------ the NumPy target runs it
+@pytest.mark.parametrize("statement, shapes, kind", [
+    ("C = A # B . [2 3]", {"A": (40, 50), "B": (50, 60), "C": (40, 60)}, "ModeStep"),  # P empty: one GEMM
+    ("C = (A # B . [2 3]) ^ [1 2]", {"A": (40, 50), "B": (50, 60), "C": (60, 40)}, "GemmStep"),
+    ("C[b,i,j] = sum(k) A[b,i,k] * B[b,k,j]", {"A": (3, 30, 40), "B": (3, 40, 20), "C": (3, 30, 20)}, "GemmStep"),
+    ("C[i,j] = -2 * sum(k) A[i,k] * B[j,k]", {"A": (40, 50), "B": (60, 50), "C": (40, 60)}, "ModeStep"),
+    ("C[i,j] = -2 * sum(k,l) A[i,k,l] * B[k,l,j]", {"A": (20, 30, 10), "B": (30, 10, 25), "C": (20, 25)}, "GemmStep"),
+    ("C[e,l,k] = sum(q) A[e,l,q] * B[k,q]", {"A": (64, 32, 16), "B": (16, 16), "C": (64, 32, 16)}, "ModeStep"),
+    ("C[e,j,k] = sum(m) B[j,m] * A[e,m,k]", {"A": (3, 128, 128), "B": (128, 128), "C": (3, 128, 128)}, "ModeStep"),
+    ("C[i,j] = sum(k) A[i,k] * B[k,j] * D[k]", {"A": (40, 50), "B": (50, 60), "D": (50,), "C": (40, 60)},
+     "EinsumStep"),
+])
+def test_the_numpy_target_runs_the_schedules_blas_steps(statement, shapes, kind):
+    decls = "".join(f"{'out' if n == 'C' else 'in'} var {n} : [{' '.join(map(str, s))}]\n" for n, s in shapes.items())
+    source = decls + statement + "\n"
+    k = tl.compile(source, backend="numpy", opt=False)  # the statement as written: one step
+    (step,) = k.schedule.steps
+    assert type(step).__name__ == kind
+    code = k.code("numpy")
+    assert f"# {step.reason}" in code
+    rng = np.random.default_rng(0)
+    inputs = {n: rng.uniform(-1, 1, s) for n, s in shapes.items() if n != "C"}
+    inputs["A"].reshape(-1)[7] = np.nan
+    got = k(**inputs)["C"]
+    want = tl.compile(source, backend="interp")(**inputs)["C"]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_the_numpy_target_runs_small_contractions_as_einsum_code():
+    k = tl.compile(EXAMPLE, backend="numpy")
+    assert all(type(step).__name__ == "LoopStep" for step in k.schedule.steps)
+    code = k.code("numpy")
+    assert "matmul" not in code.lower() and "path" in code
+    assert code.count("# loops: 625 multiply-adds < BLAS_WORK 65536") == 3

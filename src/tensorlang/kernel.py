@@ -13,14 +13,14 @@ from typing import Mapping
 
 import numpy as np
 
-from . import limits, stages
+from . import limits, stages, targets
 from .errors import Source, TensorLangError, error, guard
 from .lang import Language
 from .loops import loop_program
 from .loops.ir import LoopProgram
 from .passes import Optimized, optimize
 from .schedule.plan import Schedule, plan
-from .semantics.interface import Role, initial_store
+from .semantics.interface import Role
 from .semantics.types import CheckedProgram, show
 
 DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
@@ -63,17 +63,10 @@ class Kernel:
         self._optimized = None
         self._schedule: Schedule | None = None
         self._loop_program: LoopProgram | None = None
-        self._numpy = None
-        self._c = None
-        if backend == "numpy":
-            from .targets.numpy.codegen import compile_numpy
-
-            self._numpy = compile_numpy(self.executed, dtype)
-        elif backend == "c":
-            from .targets.c.runtime import CKernel
-
-            self._c = CKernel(self.executed, dtype, self.roles())
-        self._fast = self._c.fast_call if self._c is not None else None
+        #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
+        #: the reference interpreter
+        self.target = targets.load(backend, self)
+        self._fast = self.target.fast_call
 
     # --------------------------------------------------------------- interface
     @property
@@ -92,17 +85,17 @@ class Kernel:
 
     @property
     def schedule(self) -> Schedule:
-        """The schedule of the executed program (BLAS or loops, buffers, pool): the C
-        kernel's own, or, for another back end, the one the C back end would run."""
+        """The schedule of the executed program (BLAS or loops, buffers, pool): the one
+        the target runs, or, for the interpreter, the one the C and NumPy targets would."""
         if self._schedule is None:
-            self._schedule = self._c.schedule if self._c is not None else plan(self.executed, self.dtype, self.roles())
+            self._schedule = self.target.schedule or plan(self.executed, self.dtype, self.roles())
         return self._schedule
 
     @property
     def loop_program(self) -> LoopProgram:
-        """The loop IR of the schedule's loop steps (what the C back end prints)."""
+        """The loop IR of the schedule's loop steps (what the C target prints)."""
         if self._loop_program is None:
-            self._loop_program = self._c.loop_program if self._c is not None else loop_program(self.schedule)
+            self._loop_program = self.target.loop_program or loop_program(self.schedule)
         return self._loop_program
 
     @property
@@ -183,25 +176,10 @@ class Kernel:
             if self._store_elements is None:
                 self._check_store_size()
             start = time.perf_counter()
-            if self._c is not None:
-                results = self._c.run(supplied, targets, self.threads)
-                self.last_run_seconds = time.perf_counter() - start
-                return results
-            if self._numpy is not None:
-                store = self._numpy(initial_store(self.checked.context.shapes, self.checked.interface.roles,
-                                                  supplied, self.dtype))
-            else:
-                store = self.language.interpret(self.checked, supplied, self.dtype)
+            results = self.target.run(supplied, targets, self.threads)
             self.last_run_seconds = time.perf_counter() - start
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
-        results = {}
-        for name in self.outputs:
-            if name in targets:
-                np.copyto(targets[name], store[name])
-                results[name] = targets[name]
-            else:
-                results[name] = store[name]
         return results
 
     def _decl_span(self, name: str):
@@ -320,7 +298,7 @@ class Kernel:
         notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
         (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
         ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md);
-        ``schedule`` the steps (BLAS or loops, and why) and buffers the back ends run,
+        ``schedule`` the steps (BLAS or loops, and why) and buffers the targets run,
         ``loops`` the loop IR of the loop steps (docs/c-backend.md)."""
         show_stage = stages.IR_STAGES.get(stage)
         if show_stage is None:
@@ -333,22 +311,14 @@ class Kernel:
 
     @guard
     def code(self, target: str = "numpy") -> str:
-        """Generated code: ``c`` is the C the C back end compiles (the kernel's own, or,
-        for another back end, what it would compile); ``numpy`` is the Python source the
-        NumPy back end runs."""
-        if target == "c":
-            if self._c is None:
-                from .targets.c.runtime import generate
-
-                return generate(self.executed, self.dtype).source
-            return self._c.source
-        if target == "numpy":
-            if self._numpy is None:
-                from .targets.numpy.codegen import compile_numpy
-
-                return compile_numpy(self.executed, self.dtype).source
-            return self._numpy.source
-        raise error("backend", f"no {target!r} code generator in this version (available: c, numpy)")
+        """Generated code: ``c`` is the C the C target compiles (the kernel's own, or, for
+        another target, what it would compile); ``numpy`` is the Python source the NumPy
+        target runs."""
+        show_code = stages.CODE_STAGES.get(target)
+        if show_code is None:
+            raise error("backend", f"no {target!r} code generator in this version "
+                        f"(available: {', '.join(stages.CODE_STAGES)})")
+        return show_code(self)
 
     @guard
     def report(self) -> str:

@@ -17,6 +17,8 @@ from . import lang
 from .ein.printer import to_lambda_text, to_text
 from .loops.printer import to_text as loops_text
 from .schedule.printer import to_text as schedule_text
+from .targets.c.codegen import print_c
+from .targets.numpy.codegen import compile_numpy
 
 
 def _view(stage: str) -> Callable[[Any], str]:
@@ -34,8 +36,18 @@ IR_STAGES: dict[str, Callable[[Any], str]] = {
     "loops": lambda kernel: loops_text(kernel.loop_program, kernel.schedule),
 }
 
+
+def _numpy_source(kernel) -> str:
+    if kernel.backend == "numpy":
+        return kernel.target.source
+    return compile_numpy(kernel.executed, kernel.dtype, kernel.schedule).source
+
+
 #: The stages ``Kernel.code`` shows: what a target generates and runs.
-CODE_STAGES: tuple[str, ...] = ("c", "numpy")
+CODE_STAGES: dict[str, Callable[[Any], str]] = {
+    "c": lambda kernel: print_c(kernel.schedule, kernel.loop_program).source,
+    "numpy": _numpy_source,
+}
 
 #: Every stage ``tensorlang compile --emit`` accepts, in pipeline order.
 EMIT_STAGES: tuple[str, ...] = (*IR_STAGES, *CODE_STAGES)

@@ -1,4 +1,8 @@
-"""The NumPy back end: each EIN statement becomes einsum / BLAS calls.
+"""The NumPy target's code: a schedule's steps as generated Python over a store.
+
+The schedule (:mod:`tensorlang.schedule`) is the one every target shares: its GEMM and
+mode-product steps run as the same ``numpy.matmul`` calls the C target makes
+(:mod:`.matmul`); the statements of its loop and einsum steps become einsum code here.
 
 Code generation works on labelled arrays: every EIN subexpression is computed into an
 ndarray whose axes are named by index variables.  A product of factors under sums
@@ -25,7 +29,10 @@ import opt_einsum
 from ... import limits
 from ...ein import ir
 from ...ein.printer import statement_to_text
+from ...schedule.plan import BufferPlan, Schedule, plan
+from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep
 from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+from .matmul import MatmulIntoStore
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -66,12 +73,14 @@ class _Codegen:
         return f"_c[{len(self.constants) - 1}]"
 
     # -------------------------------------------------------------- statements
-    def statement(self, stmt: ir.Statement) -> list[str]:
+    def statement(self, stmt: ir.Statement, reason: str | None = None) -> list[str]:
         body = _uniquify(stmt.body, {name for name, _ in stmt.index})
         extents = dict(stmt.index)
         _collect_extents(body, extents)
         st = _Statement(self, extents)
         st.lines.append(f"    # {statement_to_text(stmt)}")
+        if reason is not None:  # the schedule's: why this statement is no matmul step
+            st.lines.append(f"    # {reason}")
         value, labels = self.emit(body, st)
         target = [name for name, _ in stmt.index]
         order = tuple(target.index(name) for name in labels)  # typing: free labels are all on the left
@@ -84,6 +93,13 @@ class _Codegen:
             f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})"
         )
         return st.lines
+
+    def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
+        """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
+        names = buffers.names
+        call = MatmulIntoStore(step, tuple((slot, names[slot]) for slot in step.operands), buffers.shapes[step.target])
+        return [f"    # {statement_to_text(step.statement)}", f"    # {step.reason}",
+                f"    _s[{names[step.target]!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
@@ -357,9 +373,23 @@ class NumpyKernel:
             return self.function(dict(store))
 
 
-def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
-    """Generate, and define, the Python function that runs ``program`` with numpy."""
-    return compile_einsum(program.statements, dtype, optimize)
+def compile_numpy(program: ir.Program, dtype=np.float64, schedule: Schedule | None = None,
+                  optimize: str = "auto") -> NumpyKernel:
+    """Generate, and define, the Python function that runs ``program``'s schedule (planned
+    here unless given): matmul steps as ``numpy.matmul`` into a fresh array, the
+    statements of every other step (loop nests and einsum steps) as einsum code."""
+    if schedule is None:
+        schedule = plan(program, dtype)
+    gen = _Codegen(dtype, optimize)
+    lines = ["def kernel(_s):"]
+    for step in schedule.steps:
+        if isinstance(step, (GemmStep, ModeStep)):
+            lines.extend(gen.matmul(step, schedule.buffers))
+        else:
+            pairs = zip(step.statements, step.reasons) if isinstance(step, LoopStep) else ((step.statement, step.reason),)
+            for stmt, reason in pairs:
+                lines.extend(gen.statement(stmt, reason))
+    return _define(gen, lines)
 
 
 def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:

@@ -2,10 +2,13 @@
 
 :func:`run_matmul` runs a :class:`~tensorlang.schedule.steps.GemmStep` or
 :class:`~tensorlang.schedule.steps.ModeStep` over buffers indexed by slot, writing the
-target's buffer in place; the C target runs its BLAS steps with it.
+target's buffer in place; the C target runs its BLAS steps with it, and the NumPy
+target's generated code through :class:`MatmulIntoStore`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,3 +59,18 @@ def run_matmul(step: MatmulStep, buffers) -> None:
         run_mode_product(step, buffers)
     else:
         run_gemm(step, buffers)
+
+
+@dataclass(frozen=True)
+class MatmulIntoStore:
+    """A matmul step over a store of named arrays: the result is a fresh array."""
+
+    step: MatmulStep
+    operands: tuple[tuple[int, str], ...]  # (slot, variable) of each operand
+    shape: tuple[int, ...]
+
+    def __call__(self, store: dict[str, np.ndarray], dtype: np.dtype) -> np.ndarray:
+        buffers = {slot: store[name] for slot, name in self.operands}
+        buffers[self.step.target] = out = np.empty(self.shape, dtype)
+        run_matmul(self.step, buffers)
+        return out
