@@ -138,22 +138,17 @@ def _unwrap(e: ein.Expr, point: ein.Tensor):
 
 def _is_constant(e: ein.Expr) -> bool:
     """A number, a negated number (``-2`` reads as ``Neg(2)``) or a product of them."""
-    if isinstance(e, ein.Const):
-        return True
-    if isinstance(e, ein.Neg):
-        return _is_constant(e.arg)
-    if isinstance(e, ein.BinOp) and e.op == "*":
-        return _is_constant(e.left) and _is_constant(e.right)
-    return False
+    return _is_product(e, (ein.Const,))
 
 
-def _is_product(e: ein.Expr) -> bool:
-    if isinstance(e, (ein.Tensor, ein.Const)):
+def _is_product(e: ein.Expr, leaves=(ein.Tensor, ein.Const)) -> bool:
+    """A product (``*``) of ``leaves`` and negations of them."""
+    if isinstance(e, leaves):
         return True
     if isinstance(e, ein.Neg):
-        return _is_product(e.arg)
+        return _is_product(e.arg, leaves)
     if isinstance(e, ein.BinOp) and e.op == "*":
-        return _is_product(e.left) and _is_product(e.right)
+        return _is_product(e.left, leaves) and _is_product(e.right, leaves)
     return False
 
 

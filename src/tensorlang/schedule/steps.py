@@ -98,8 +98,18 @@ def blas_shape(stmt: ir.Statement) -> str | None:
     return None
 
 
-def _below_blas_work(work: int) -> str | None:
-    return None if work >= BLAS_WORK else f"{work} multiply-adds < BLAS_WORK {BLAS_WORK}"
+class _BlasStep:
+    """What the BLAS steps share: a step pays when nothing speaks against it, and by
+    default only too little work (fewer than :data:`BLAS_WORK` multiply-adds) does."""
+
+    work: int
+
+    def why_not(self) -> str | None:
+        """None when the step beats the loop nest, else why not."""
+        return None if self.work >= BLAS_WORK else f"{self.work} multiply-adds < BLAS_WORK {BLAS_WORK}"
+
+    def pays(self) -> bool:
+        return self.why_not() is None
 
 
 # ------------------------------------------------------------------ steps
@@ -119,7 +129,7 @@ class LoopStep:
 
 
 @dataclass(frozen=True)
-class GemmStep:
+class GemmStep(_BlasStep):
     """``target = scale * Σ A B`` as one ``numpy.matmul`` writing the target in place.
 
     The operands' axes are grouped into batch (in A, B and the target), left (A and the
@@ -156,12 +166,6 @@ class GemmStep:
         batch, left, summed = self.left_shape
         return batch * left * summed * self.right_shape[2]
 
-    def why_not(self) -> str | None:
-        return _below_blas_work(self.work)
-
-    def pays(self) -> bool:
-        return self.why_not() is None
-
 
 def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GemmStep | None:
     """The :class:`GemmStep` of a two-tensor BLAS-shaped contraction, or None for more tensors."""
@@ -195,7 +199,7 @@ def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
 
 
 @dataclass(frozen=True)
-class ModeStep:
+class ModeStep(_BlasStep):
     """``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` (or ``W[m, j]``): the mode
     product of X with a matrix W, one pairwise step of the spectral-element kernels
     (``t[e,l,j,k] = Σ_m B[j,m] t1[e,l,m,k]``), as one ``numpy.matmul`` that reads X and
@@ -244,7 +248,7 @@ class ModeStep:
         :data:`MODE_BATCH_MIN` on each side.  The measurements behind the rule (and why
         it follows the interchanged loop nests it competes with) are in docs/c-backend.md,
         "Measurements: batched mode products"."""
-        small = _below_blas_work(self.work)
+        small = super().why_not()
         if small is not None or not self.batched:
             return small
         per_gemm = self.j * self.m * self.q
@@ -253,9 +257,6 @@ class ModeStep:
         if min(self.j, self.m) < MODE_BATCH_MIN:
             return f"batched mode product: min(J,M) = {min(self.j, self.m)} < MODE_BATCH_MIN {MODE_BATCH_MIN}"
         return None
-
-    def pays(self) -> bool:
-        return self.why_not() is None
 
 
 def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> ModeStep | None:
@@ -286,7 +287,7 @@ def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
 
 
 @dataclass(frozen=True)
-class EinsumStep:
+class EinsumStep(_BlasStep):
     """A BLAS-shaped contraction of three or more tensors (or two that are no GEMM), on
     opt_einsum's path: pairwise BLAS products in a good order."""
 
@@ -294,12 +295,6 @@ class EinsumStep:
     statement: ir.Statement
     work: int
     reason: str = ""
-
-    def why_not(self) -> str | None:
-        return _below_blas_work(self.work)
-
-    def pays(self) -> bool:
-        return self.why_not() is None
 
 
 def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:

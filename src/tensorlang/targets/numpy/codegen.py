@@ -20,7 +20,6 @@ target in the store, which is the ev-stmt rule.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +27,7 @@ import opt_einsum
 
 from ... import limits
 from ...ein import ir
+from ...ein.names import Fresh, all_names, rename_bound
 from ...ein.printer import statement_to_text
 from ...schedule.plan import BufferPlan, Schedule, plan
 from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep
@@ -74,7 +74,10 @@ class _Codegen:
 
     # -------------------------------------------------------------- statements
     def statement(self, stmt: ir.Statement, reason: str | None = None) -> list[str]:
-        body = _uniquify(stmt.body, {name for name, _ in stmt.index})
+        # no two sums may bind one name (sibling sums may, in index form), so that products
+        # under several sums flatten into one contraction
+        here = {name for name, _ in stmt.index}
+        body = rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
         extents = dict(stmt.index)
         _collect_extents(body, extents)
         st = _Statement(self, extents)
@@ -259,57 +262,6 @@ def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
         if isinstance(node, (ir.Sum, ir.Reduce)):
             extents.update(dict(node.index))
         stack.extend(ir.children(node))
-
-
-def _uniquify(e: ir.Expr, taken: set[str]) -> ir.Expr:
-    """Rename bound indices so that no two sums bind the same name (sibling sums may in
-    index form), which lets products under several sums flatten into one contraction."""
-    counter = itertools.count()
-
-    def fresh(name: str) -> str:
-        new = name
-        while new in taken:
-            new = f"{name}_{next(counter)}"
-        taken.add(new)
-        return new
-
-    def go(e: ir.Expr, rename: dict[str, str]) -> ir.Expr:
-        r = lambda i: rename.get(i, i) if isinstance(i, str) else i  # noqa: E731
-        if isinstance(e, ir.Tensor):
-            return ir.Tensor(e.name, tuple(r(i) for i in e.indices))
-        if isinstance(e, ir.Delta):
-            return ir.Delta(r(e.first), r(e.second))
-        if isinstance(e, ir.Epsilon):
-            return ir.Epsilon(tuple(r(i) for i in e.indices))
-        if isinstance(e, ir.Const):
-            return e
-        if isinstance(e, ir.Neg):
-            return ir.Neg(go(e.arg, rename))
-        if isinstance(e, ir.Apply):
-            return ir.Apply(e.fn, go(e.arg, rename))
-        if isinstance(e, ir.BinOp):
-            return ir.BinOp(e.op, go(e.left, rename), go(e.right, rename))
-        if isinstance(e, ir.Sum):
-            inner = dict(rename)
-            index = []
-            for name, n in e.index:
-                inner[name] = fresh(name)
-                index.append((inner[name], n))
-            return ir.Sum(tuple(index), go(e.body, inner))
-        if isinstance(e, ir.Reduce):
-            inner = dict(rename)
-            index = []
-            for name, n in e.index:
-                inner[name] = fresh(name)
-                index.append((inner[name], n))
-            return ir.Reduce(e.op, tuple(index), go(e.body, inner))
-        if isinstance(e, ir.Stack):
-            return ir.Stack(r(e.index), tuple(go(item, rename) for item in e.items))
-        raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
-
-    return go(e, {})
-
-
 
 
 def _reduce(ufunc, value, labels, reduced, extents):
