@@ -417,6 +417,20 @@ def test_available_backends(ab, backend):
     np.testing.assert_allclose(tl.compile(MATMUL, backend=backend)(A=a, B=b)["C"], a @ b, rtol=1e-12)
 
 
+def test_the_interp_target_runs_the_front_ends_own_semantics(ab):
+    """backend="interp" is the oracle: the language's interpret on the checked program,
+    never the EIN program or a schedule."""
+    import types
+
+    a, b = ab
+    k = tl.compile(MATMUL, backend="interp")
+    calls = []
+    interpret = k.language.interpret
+    k.language = types.SimpleNamespace(interpret=lambda *args: calls.append(args) or interpret(*args))
+    np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b, rtol=1e-12)
+    assert len(calls) == 1 and calls[0][0] is k.checked
+
+
 # --------------------------------------------------------------------------- limits
 OUTER = "in var A : [10 10]\nin var B : [10 10]\nout var s : []\ns = A # B . [[1 3] [2 4]]\n"
 
