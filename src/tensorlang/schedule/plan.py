@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Mapping
 
 import numpy as np
@@ -67,7 +68,7 @@ class BufferPlan:
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(b.shape for b in self.buffers)
 
-    @property
+    @cached_property
     def slot_of(self) -> dict[str, int]:
         return {b.name: n for n, b in enumerate(self.buffers)}
 
@@ -152,13 +153,13 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring)."""
     buffers = buffer_plan(program, dtype, roles)
-    steps: list[Step] = []
+    scheduled: list[Step] = []
     group: list[tuple[ir.Statement, str]] = []
 
     def flush():
         if group:
             slots = set().union(*(statement_slots(s, buffers) for s, _ in group))
-            steps.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
+            scheduled.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
             group.clear()
 
     for stmt in program.statements:
@@ -167,9 +168,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             group.append((stmt, _loop_reason(stmt, chosen)))
             continue
         flush()
-        steps.append(chosen)
+        scheduled.append(chosen)
     flush()
-    return Schedule(buffers, tuple(steps), np.dtype(dtype).name)
+    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name)
 
 
 def _loop_reason(stmt: ir.Statement, why: str) -> str:

@@ -81,7 +81,7 @@ class CKernel:
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
-        self.fast_call = fast_call(self, roles)
+        self.fast_call = fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
