@@ -405,7 +405,7 @@ def test_unknown_backend(backend):
 
 
 def test_auto_picks_the_fastest_working_backend():
-    from tensorlang.backends import c_build
+    from tensorlang.targets.c import build as c_build
 
     expected = "c" if c_build.find_compiler() is not None else "numpy"
     assert tl.compile(MATMUL).backend == expected
@@ -415,6 +415,20 @@ def test_auto_picks_the_fastest_working_backend():
 def test_available_backends(ab, backend):
     a, b = ab
     np.testing.assert_allclose(tl.compile(MATMUL, backend=backend)(A=a, B=b)["C"], a @ b, rtol=1e-12)
+
+
+def test_the_interp_target_runs_the_front_ends_own_semantics(ab):
+    """backend="interp" is the oracle: the language's interpret on the checked program,
+    never the EIN program or a schedule."""
+    import types
+
+    a, b = ab
+    k = tl.compile(MATMUL, backend="interp")
+    calls = []
+    interpret = k.language.interpret
+    k.language = types.SimpleNamespace(interpret=lambda *args: calls.append(args) or interpret(*args))
+    np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b, rtol=1e-12)
+    assert len(calls) == 1 and calls[0][0] is k.checked
 
 
 # --------------------------------------------------------------------------- limits
@@ -519,7 +533,8 @@ def test_run_takes_a_dict_of_inputs():
 
 def test_available_backends_is_public():
     """``tl.available_backends()``: the back ends that work here, in ``auto``'s order."""
-    from tensorlang.backends import KNOWN, c_build
+    from tensorlang.targets import KNOWN
+    from tensorlang.targets.c import build as c_build
 
     assert "available_backends" in tl.__all__
     expected = KNOWN if c_build.find_compiler() is not None else ("numpy", "interp")

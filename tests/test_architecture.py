@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"passes"},
     {"schedule"},
     {"loops"},
-    {"targets", "backends"},
+    {"targets"},
     {"stages", "kernel"},
     {"api"},
     {"cli", "__init__"},

@@ -508,7 +508,7 @@ def test_contender_that_overwrites_its_inputs_is_flagged_and_inputs_restored(tmp
 
 
 def _fast_path_ready(value) -> bool:
-    """What the C back end's fast call path takes (src/tensorlang/backends/c_fastcall.py)."""
+    """What the C back end's fast call path takes (src/tensorlang/targets/c/fastcall.py)."""
     return (value.__class__ is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
             and value.base is None)
 

@@ -15,7 +15,10 @@ import pytest
 from hypothesis import given, note, settings
 
 import tensorlang as tl
-from tensorlang.backends import c_backend, c_build, resolve
+from tensorlang.targets import resolve
+from tensorlang.schedule import steps
+from tensorlang.schedule.steps import LoopStep
+from tensorlang.targets.c import build as c_build
 from tensorlang.errors import TensorLangError
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -98,7 +101,7 @@ def test_cli_emit_c(tmp_path):
 def test_large_contractions_run_as_blas_steps(statement, shapes):
     decls = "".join(f"{'out' if n == 'C' else 'in'} var {n} : [{' '.join(map(str, s))}]\n" for n, s in shapes.items())
     k = tl.compile(decls + statement + "\n", backend="c")
-    assert any(not isinstance(step, c_backend._CStep) for step in k._c.steps), k.code("c")
+    assert any(not isinstance(step, LoopStep) for step in k.target.steps), k.code("c")
     inputs = {n: rand(*s, seed=i) for i, (n, s) in enumerate(shapes.items()) if n != "C"}
     got = k(**inputs)["C"]
     want = tl.compile(decls + statement + "\n", backend="numpy")(**inputs)["C"]
@@ -107,12 +110,12 @@ def test_large_contractions_run_as_blas_steps(statement, shapes):
 
 def test_small_contractions_stay_in_c():
     k = matmul(4, 4, 4)
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps)
+    assert all(isinstance(step, LoopStep) for step in k.target.steps)
 
 
 def test_a_contraction_reading_its_own_target_is_not_blas():
     k = tl.compile("inout var x : [60 60]\nin var y : [60 60]\nx = x # y . [2 3]\n", backend="c")
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps)
+    assert all(isinstance(step, LoopStep) for step in k.target.steps)
     x, y = rand(60, 60), rand(60, 60, seed=1)
     np.testing.assert_allclose(k(x=x, y=y)["x"], x @ y, rtol=1e-12, atol=1e-13)
 
@@ -121,7 +124,7 @@ def test_nan_and_inf_propagate_through_blas_like_loops():
     a, b = rand(42, 42), rand(42, 42, seed=1)  # 42^3 multiply-adds: a BLAS step
     a[3, 5], b[7, 9] = np.nan, np.inf
     k = matmul(42, 42, 42)
-    assert not isinstance(k._c.steps[0], c_backend._CStep)
+    assert not isinstance(k.target.steps[0], LoopStep)
     got = k(A=a, B=b)["C"]
     want = tl.compile(MATMUL.format(n=42, m=42, p=42), backend="interp")(A=a, B=b)["C"]
     assert np.isnan(want).any() and np.isinf(want).any()
@@ -137,12 +140,12 @@ def test_random_programs_with_every_contraction_on_blas(case):
     from properties.harness import assert_close_to_oracle
 
     note(case.text)
-    old = c_backend.BLAS_WORK
-    c_backend.BLAS_WORK = 0
+    old = steps.BLAS_WORK
+    steps.BLAS_WORK = 0
     try:
         results = tl.compile(case.text, backend="c")(**case.inputs)
     finally:
-        c_backend.BLAS_WORK = old
+        steps.BLAS_WORK = old
     assert_close_to_oracle(case, results, "float64", "c+blas")
 
 
@@ -305,7 +308,7 @@ def test_plain_calls_take_the_generated_fast_path_and_agree_with_the_general_one
     assert k._fast is not None and "def call(" in k._fast.source
     a, b = rand(3, 4), rand(4, 5, seed=1)
     fast = k(A=a, B=b)["C"]
-    general = k._c.run({"A": a, "B": b}, {}, 0)["C"]
+    general = k.target.run({"A": a, "B": b}, {}, 0)["C"]
     np.testing.assert_array_equal(fast, general)
     np.testing.assert_allclose(fast, a @ b, rtol=1e-13, atol=1e-14)
 
@@ -347,7 +350,7 @@ def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path
                        'exec cc "$@"\n')
     wrapper.chmod(0o755)
     code = ("import numpy as np, tensorlang as tl\n"
-            "from tensorlang.backends import c_build\n"
+            "from tensorlang.targets.c import build as c_build\n"
             "c = c_build.require_compiler()\n"
             "print(c.openmp, any(f.startswith('-fopenmp') for f in c.flags))\n"
             "k = tl.compile('in var x : [400 400]\\nout var y : [400 400]\\ny = x * x\\n', backend='c')\n"
@@ -401,15 +404,15 @@ def test_temporaries_are_reused_between_calls_and_not_shared_by_concurrent_ones(
     src = ("in var A : [6 6]\nin var B : [6 6]\nin var C : [6 6]\nin var u : [40 6 6 6]\nout var v : [40 6 6 6]\n"
            "v = u # A # B # C . [[2 6] [3 8] [4 10]]\n")
     k = tl.compile(src, backend="c")
-    assert k._c.temporary_slots  # three pairwise contractions: two temporaries
+    assert k.target.temporary_slots  # three pairwise contractions: two temporaries
     rng = np.random.default_rng(3)
     inputs = [{m: rng.uniform(-1, 1, (6, 6)) for m in "ABC"} | {"u": rng.uniform(-1, 1, (40, 6, 6, 6))}
               for _ in range(4)]
     expected = [tl.compile(src, backend="numpy", opt=False)(**x)["v"] for x in inputs]
     k(**inputs[0])
-    first = k._c._pool[-1]
+    first = k.target._pool[-1]
     k(**inputs[1])
-    assert k._c._pool[-1] is first
+    assert k.target._pool[-1] is first
     got = [None] * 4
 
     def work(i):

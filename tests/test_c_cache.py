@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
-from tensorlang.backends import c_build
+from tensorlang.targets.c import build as c_build
 from tensorlang.cli import main
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")

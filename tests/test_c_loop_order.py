@@ -1,4 +1,4 @@
-"""Loop interchange for contractions in the C back end (``loops.contraction``).
+"""Loop interchange for contractions in the C back end (``loops.interchange.contraction``).
 
 A statement ``T[σ] = Σ_k product`` that writes its target in place is lowered with its
 summed loops outside the innermost output loop, which then updates one contiguous row
@@ -22,7 +22,9 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from tensorlang.backends import c_backend, c_build, loops
+from tensorlang.loops import interchange, ir as loops
+from tensorlang.schedule import steps
+from tensorlang.targets.c import build as c_build, runtime as c_backend
 from tensorlang.ein import ir
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -48,14 +50,14 @@ def rand(*shape, seed=0):
 def loops_everywhere(interchange_work: int | None = None):
     """Every contraction on generated loops (no BLAS step); optionally another
     interchange threshold (0: small test shapes take the interchanged form too)."""
-    old = c_backend.BLAS_WORK, loops.INTERCHANGE_WORK
-    c_backend.BLAS_WORK = 1 << 62
+    old = steps.BLAS_WORK, interchange.INTERCHANGE_WORK
+    steps.BLAS_WORK = 1 << 62
     if interchange_work is not None:
-        loops.INTERCHANGE_WORK = interchange_work
+        interchange.INTERCHANGE_WORK = interchange_work
     try:
         yield
     finally:
-        c_backend.BLAS_WORK, loops.INTERCHANGE_WORK = old
+        steps.BLAS_WORK, interchange.INTERCHANGE_WORK = old
 
 
 class Compiled:
@@ -68,7 +70,7 @@ class Compiled:
         with loops_everywhere():
             if end_to_end:
                 kernel = tl.compile(text, backend="c", dtype=dtype, threads=threads or None)
-                c = kernel._c
+                c = kernel.target
                 self.call = lambda inputs: kernel(**inputs)
             else:
                 kernel = tl.compile(text, backend="interp", dtype=dtype)
@@ -107,8 +109,8 @@ def interchanged(nest: loops.Nest) -> bool:
         return False
     last = nest.statement.index[-1][0]
     rows = [n for n in nodes if isinstance(n, loops.Loop) and any(isinstance(c, loops.Store) for c in n.body)]
-    peeled = [n for n in nodes if isinstance(n, loops.Store) and isinstance(n.value, ir.BinOp)
-              and n.value.op == "+" and n.value.left == ir.Const(0.0)]
+    peeled = [n for n in nodes if isinstance(n, loops.Store) and isinstance(n.value, loops.BinOp)
+              and n.value.op == "+" and n.value.left == loops.Const(0.0)]
     return len(peeled) == 1 and all(r.var == last and r.simd and len(r.body) == 1 for r in rows)
 
 
@@ -156,7 +158,7 @@ def test_the_last_index_contraction_keeps_the_dot_product():
     # k is C[k,q]'s first index: the interchanged row would read C with stride n, while
     # the accumulator loop over q reads both u and C contiguously
     k = compile_c(sem(LAST))
-    assert loops.contraction(nest_of(k, "t1").statement, dict(zip(k.loop_program.names, k.loop_program.shapes))) is None
+    assert interchange.contraction(nest_of(k, "t1").statement, dict(zip(k.loop_program.names, k.loop_program.shapes))) is None
     assert not interchanged(nest_of(k, "t1"))
     assert "#pragma omp simd reduction(+:acc1)" in k.source
 
@@ -226,29 +228,29 @@ MATMUL_SUM = ir.Sum((("k", 50),), ir.BinOp("*", _t("A", "i", "k"), _t("B", "k", 
     (ir.BinOp("*", MATMUL_SUM, MATMUL_SUM), False),
 ])
 def test_the_rule(body, matches):
-    assert (loops.contraction(_stmt((("i", 40), ("j", 60)), body), SHAPES) is not None) == matches
+    assert (interchange.contraction(_stmt((("i", 40), ("j", 60)), body), SHAPES) is not None) == matches
 
 
 def test_the_rule_on_sizes():
     # a scalar target, a last extent of 1, a small statement, a big rank-1 statement
     s = ir.Sum((("k", 50),), ir.BinOp("*", _t("A", "i", "k"), _t("A", "i", "k")))
-    assert loops.contraction(ir.Statement("s", (), ir.Sum((("i", 40),), s)), SHAPES) is None
+    assert interchange.contraction(ir.Statement("s", (), ir.Sum((("i", 40),), s)), SHAPES) is None
     one = ir.Sum((("k", 50),), ir.BinOp("*", _t("A", "i", "k"), _t("E", "k", "j")))
-    assert loops.contraction(_stmt((("i", 40), ("j", 1)), one), SHAPES | {"E": (50, 1)}) is None
+    assert interchange.contraction(_stmt((("i", 40), ("j", 1)), one), SHAPES | {"E": (50, 1)}) is None
     small = ir.Sum((("k", 4),), ir.BinOp("*", _t("A", "i", "k"), _t("B", "k", "j")))
-    assert loops.contraction(_stmt((("i", 3), ("j", 5)), small), {"A": (3, 4), "B": (4, 5)}) is None
+    assert interchange.contraction(_stmt((("i", 3), ("j", 5)), small), {"A": (3, 4), "B": (4, 5)}) is None
     vector = ir.Sum((("k", 2048),), ir.BinOp("*", _t("x", "k"), _t("A", "k", "j")))
     shapes = {"x": (2048,), "A": (2048, 2048)}
-    assert loops.contraction(_stmt((("j", 2048),), vector), shapes) is None  # threads over j instead
+    assert interchange.contraction(_stmt((("j", 2048),), vector), shapes) is None  # threads over j instead
     vector = ir.Sum((("k", 64),), ir.BinOp("*", _t("x", "k"), _t("A", "k", "j")))
-    assert loops.contraction(_stmt((("j", 64),), vector), {"x": (64,), "A": (64, 64)}) is not None
+    assert interchange.contraction(_stmt((("j", 64),), vector), {"x": (64,), "A": (64, 64)}) is not None
 
 
 def test_summed_loops_are_ordered_by_stride():
     body = ir.Sum((("a", 5), ("b", 6), ("c", 3)), ir.BinOp(
         "*", _t("P", "i", "b", "c", "a"), _t("Q", "e", "a", "c", "b", "k")))
     shapes = {"P": (4, 6, 3, 5), "Q": (7, 5, 3, 6, 8)}
-    found = loops.contraction(_stmt((("e", 7), ("i", 4), ("k", 8)), body), shapes)
+    found = interchange.contraction(_stmt((("e", 7), ("i", 4), ("k", 8)), body), shapes)
     # smallest strides: a 1 (in P), c 5 (P), b 15 (P; 24 in Q)
     assert [name for name, _ in found.summed] == ["b", "c", "a"]
 
@@ -416,7 +418,7 @@ def test_random_contractions_match_the_interpreter(case, seed):
         program = k.loop_program
         shapes = dict(zip(program.names, program.shapes))
         (nest,) = program.nests
-        assert interchanged(nest) == (loops.contraction(nest.statement, shapes) is not None)
+        assert interchanged(nest) == (interchange.contraction(nest.statement, shapes) is not None)
         inputs = special_inputs(k.kernel, seed) if specials else inputs_for(k.kernel, seed)
         got = k(**inputs)["T"]
     want = tl.compile(text, backend="interp")(**inputs)["T"]
@@ -434,7 +436,7 @@ def test_the_random_contractions_reach_both_forms():
         stmt = tl.compile(case[0], backend="interp").ein.statements[0]
         shapes = {d.name: d.shape for d in tl.compile(case[0], backend="interp").ein.decls}
         with loops_everywhere(interchange_work=0):
-            return loops.contraction(stmt, shapes), stmt
+            return interchange.contraction(stmt, shapes), stmt
 
     quick = settings(max_examples=2000, database=None)
     find(contractions(), lambda c: (f := form(c)[0]) is not None and len(f.summed) >= 2, settings=quick)
@@ -474,7 +476,7 @@ def test_interchanged_nests_are_clean_under_sanitizers(text):
         inputs = inputs_for(kernel)
         program = c_backend.generate(kernel.ein, "float64", blas=False).loop_program
         shapes = dict(zip(program.names, program.shapes))
-        assert any(loops.contraction(n.statement, shapes) for n in program.nests) or text == sem(LAST, n=4, E=3)
+        assert any(interchange.contraction(n.statement, shapes) for n in program.nests) or text == sem(LAST, n=4, E=3)
         got = _sanitized(text, inputs)
     want = tl.compile(text, backend="interp")(**inputs)
     for name in want:

@@ -1,4 +1,4 @@
-"""The C back end's mode-product step (``c_backend._ModeStep``).
+"""The C back end's mode-product step (``schedule.steps.ModeStep``).
 
 ``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` — one index of a big tensor contracted
 with a matrix, the new index where the contracted one was — runs as one numpy.matmul that
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
-from tensorlang.backends import c_backend, c_build
+from tensorlang.schedule.steps import LoopStep, ModeStep
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.numpy.matmul import run_matmul
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -42,14 +44,14 @@ def check(shapes: dict, statement: str, out: str = "t"):
 
 
 def mode_steps(k) -> list:
-    return [step for step in k._c.steps if isinstance(step, c_backend._ModeStep)]
+    return [step for step in k.target.steps if isinstance(step, ModeStep)]
 
 
 def big_batches():
     """The smallest n for which t[e,j,k] = Σ_m B[j,m] u[e,m,k] with B [n n] and u [E n n]
     (P = E, Q = n) is a batched mode step: each GEMM big enough to pay."""
     n = 16
-    while not c_backend.mode_step_pays(c_backend._ModeStep(0, 1, 2, False, 2, n, n, n, 1.0)):
+    while not ModeStep(0, 1, 2, False, 2, n, n, n, 1.0).pays():
         n *= 2
     return n
 
@@ -113,7 +115,7 @@ def test_batched_mode_products_with_enough_work_per_gemm(statement):
 def test_batched_mode_product_over_several_axes_on_each_side(statement, monkeypatch):
     # P = (e, l), Q = (k, r), matrix rectangular: one matmul over reshaped views, whatever
     # the rule says about the size of its GEMMs
-    monkeypatch.setattr(c_backend, "mode_step_pays", lambda step: True)
+    monkeypatch.setattr(ModeStep, "pays", lambda step: True)
     k = check({"B": (7, 5), "B2": (5, 7), "u": (60, 4, 5, 3, 8), "t": (60, 4, 7, 3, 8)}, statement)
     (step,) = mode_steps(k)
     assert step.batched and (step.p, step.m, step.j, step.q) == (240, 5, 7, 24)
@@ -152,7 +154,7 @@ def test_interpolation_kernel_as_pairwise_statements():
 
 # ---------------------------------------------------------------- no copies
 def buffers_of(k, args):
-    return [args[name] if name in args else np.empty(shape) for name, shape in zip(k._c.names, k._c.shapes)]
+    return [args[name] if name in args else np.empty(shape) for name, shape in zip(k.target.names, k.target.shapes)]
 
 
 @pytest.mark.parametrize("shapes, statement", [
@@ -169,7 +171,7 @@ def test_the_step_reads_x_and_writes_the_target_without_copies(shapes, statement
     target = buffers[step.target]
     tracemalloc.start()
     try:
-        step.run(buffers)
+        run_matmul(step, buffers)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -230,14 +232,14 @@ def test_the_c_source_names_the_step():
 ])
 def test_excluded_statements_stay_loop_nests(shapes, statement):
     k = check(shapes, statement)
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps), k._c.steps
+    assert all(isinstance(step, LoopStep) for step in k.target.steps), k.target.steps
 
 
 def test_a_statement_reading_its_own_target_is_not_a_mode_step():
     shapes = {"C": (N, N), "t": (E, N, N, N)}
     src = f"in var C : [{N} {N}]\ninout var t : [{E} {N} {N} {N}]\nt[e,l,m,k] = sum(q) t[e,l,m,q] * C[k,q]\n"
     k = tl.compile(src, backend="c")
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps), k._c.steps
+    assert all(isinstance(step, LoopStep) for step in k.target.steps), k.target.steps
     args = inputs(shapes, out=None)
     np.testing.assert_allclose(k(**args)["t"], tl.compile(src, backend="interp")(**args)["t"], rtol=1e-12, atol=1e-13)
 
@@ -254,12 +256,12 @@ def test_a_statement_reading_its_own_target_is_not_a_mode_step():
 ])
 def test_other_contractions_keep_their_steps(shapes, statement):
     k = check(shapes, statement)
-    assert not mode_steps(k), k._c.steps
+    assert not mode_steps(k), k.target.steps
 
 
 def test_fine_grained_batched_mode_products_run_as_loop_nests():
     """n = 4: 65536 GEMMs of 4x4 by 4x4; the loop nest is several times faster."""
     n, e = 4, 1024
     k = check({"B": (n, n), "u": (e, n, n, n), "t": (e, n, n, n)}, "t[e,l,j,k] = sum(m) B[j,m] * u[e,l,m,k]")
-    assert not c_backend.mode_step_pays(c_backend._ModeStep(0, 1, 2, False, e * n, n, n, n, 1.0))
-    assert all(isinstance(step, c_backend._CStep) for step in k._c.steps), k._c.steps
+    assert not ModeStep(0, 1, 2, False, e * n, n, n, n, 1.0).pays()
+    assert all(isinstance(step, LoopStep) for step in k.target.steps), k.target.steps

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 
 from . import lang as languages
-from .backends import available as _available_backends, resolve as resolve_backend
+from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, resolve_dtype
 from .passes import PASS_NAMES

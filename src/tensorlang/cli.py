@@ -20,7 +20,8 @@ import numpy as np
 from . import __version__, stages
 from .analysis.report import report
 from .api import check_source, compile_source
-from .backends import KNOWN, c_build
+from .targets import KNOWN
+from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
 from .passes import PASS_NAMES

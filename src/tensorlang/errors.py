@@ -10,7 +10,7 @@ other exception type is meant to reach a user: the boundaries (``tensorlang.comp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: The stable codes of SPEC section 5, plus the few this project adds (see docs/errors.md).
 CODES = frozenset(

@@ -13,11 +13,14 @@ from typing import Mapping
 
 import numpy as np
 
-from . import limits, stages
+from . import limits, stages, targets
 from .errors import Source, TensorLangError, error, guard
 from .lang import Language
+from .loops import loop_program
+from .loops.ir import LoopProgram
 from .passes import Optimized, optimize
-from .semantics.interface import Role, initial_store
+from .schedule.plan import Schedule, plan
+from .semantics.interface import Role
 from .semantics.types import CheckedProgram, show
 
 DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
@@ -58,17 +61,12 @@ class Kernel:
         self.opt = opt
         self.skip_passes = tuple(skip_passes)
         self._optimized: Optimized | None = None
-        self._numpy = None
-        self._c = None
-        if backend == "numpy":
-            from .backends.numpy_backend import compile_numpy
-
-            self._numpy = compile_numpy(self.executed, dtype)
-        elif backend == "c":
-            from .backends.c_backend import CKernel
-
-            self._c = CKernel(self.executed, dtype, self.roles())
-        self._fast = self._c.fast_call if self._c is not None else None
+        self._schedule: Schedule | None = None
+        self._loop_program: LoopProgram | None = None
+        #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
+        #: the reference interpreter
+        self.target = targets.load(backend, self)
+        self._fast = self.target.fast_call
 
     # --------------------------------------------------------------- interface
     @property
@@ -84,6 +82,21 @@ class Kernel:
         """The EIN program the numpy and C back ends run: the optimized one unless the
         kernel was compiled with ``opt=False`` (the interpreter runs the source program)."""
         return self.optimized.program if self.opt else self.ein
+
+    @property
+    def schedule(self) -> Schedule:
+        """The schedule of the executed program (BLAS or loops, buffers, pool): the one
+        the target runs, or, for the interpreter, the one the C and NumPy targets would."""
+        if self._schedule is None:
+            self._schedule = self.target.schedule or plan(self.executed, self.dtype, self.roles())
+        return self._schedule
+
+    @property
+    def loop_program(self) -> LoopProgram:
+        """The loop IR of the schedule's loop steps (what the C target prints)."""
+        if self._loop_program is None:
+            self._loop_program = self.target.loop_program or loop_program(self.schedule)
+        return self._loop_program
 
     @property
     def program(self):
@@ -163,25 +176,10 @@ class Kernel:
             if self._store_elements is None:
                 self._check_store_size()
             start = time.perf_counter()
-            if self._c is not None:
-                results = self._c.run(supplied, targets, self.threads)
-                self.last_run_seconds = time.perf_counter() - start
-                return results
-            if self._numpy is not None:
-                store = self._numpy(initial_store(self.checked.context.shapes, self.checked.interface.roles,
-                                                  supplied, self.dtype))
-            else:
-                store = self.language.interpret(self.checked, supplied, self.dtype)
+            results = self.target.run(supplied, targets, self.threads)
             self.last_run_seconds = time.perf_counter() - start
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
-        results = {}
-        for name in self.outputs:
-            if name in targets:
-                np.copyto(targets[name], store[name])
-                results[name] = targets[name]
-            else:
-                results[name] = store[name]
         return results
 
     def _decl_span(self, name: str):
@@ -299,7 +297,9 @@ class Kernel:
         model-language program (for a ``.cfd`` or other dialect program), ``ein`` in index
         notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
         (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
-        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md)."""
+        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md);
+        ``schedule`` the steps (BLAS or loops, and why) and buffers the targets run,
+        ``loops`` the loop IR of the loop steps (docs/c-backend.md)."""
         show_stage = stages.IR_STAGES.get(stage)
         if show_stage is None:
             raise error("backend", f"stage {stage!r} is not available in this version "
@@ -311,22 +311,14 @@ class Kernel:
 
     @guard
     def code(self, target: str = "numpy") -> str:
-        """Generated code: ``c`` is the C the C back end compiles (the kernel's own, or,
-        for another back end, what it would compile); ``numpy`` is the Python source the
-        NumPy back end runs."""
-        if target == "c":
-            if self._c is None:
-                from .backends.c_backend import generate
-
-                return generate(self.executed, self.dtype).source
-            return self._c.source
-        if target == "numpy":
-            if self._numpy is None:
-                from .backends.numpy_backend import compile_numpy
-
-                return compile_numpy(self.executed, self.dtype).source
-            return self._numpy.source
-        raise error("backend", f"no {target!r} code generator in this version (available: c, numpy)")
+        """Generated code: ``c`` is the C the C target compiles (the kernel's own, or, for
+        another target, what it would compile); ``numpy`` is the Python source the NumPy
+        target runs."""
+        show_code = stages.CODE_STAGES.get(target)
+        if show_code is None:
+            raise error("backend", f"no {target!r} code generator in this version "
+                        f"(available: {', '.join(stages.CODE_STAGES)})")
+        return show_code(self)
 
     @guard
     def report(self) -> str:

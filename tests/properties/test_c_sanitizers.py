@@ -19,7 +19,8 @@ from hypothesis import given, note, settings
 
 import tensorlang as tl
 from properties.harness import assert_close_to_oracle, cases
-from tensorlang.backends import c_backend, c_build
+from tensorlang.schedule.steps import LoopStep
+from tensorlang.targets.c import build as c_build, codegen as c_codegen, runtime as c_backend
 
 SANITIZE = ["-O1", "-g", "-std=c99", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer"]
@@ -39,7 +40,7 @@ def _sanitizers_work() -> bool:
 pytestmark = pytest.mark.skipif(not _sanitizers_work(), reason="the C compiler here cannot build with ASan/UBSan")
 
 
-def driver(generated: c_backend.Generated) -> str:
+def driver(generated: c_codegen.Generated) -> str:
     """A main() that runs every C step on exactly-sized heap buffers read from stdin."""
     program = generated.loop_program
     sizes = [int(np.prod(shape)) for shape in program.shapes]
@@ -48,10 +49,10 @@ def driver(generated: c_backend.Generated) -> str:
     for n, size in enumerate(sizes):
         lines.append(f"    v[{n}] = malloc({max(size, 1)} * sizeof(real));")
         lines.append(f"    if (fread(v[{n}], sizeof(real), {size}, stdin) != {size}) return 2;")
-    for step in generated.steps:
-        assert isinstance(step, c_backend._CStep), "the sanitizer build runs loop nests only"
-        args = ", ".join([f"v[{s}]" for s in step.slots] + ["1"])
-        lines.append(f"    {step.name}({args});")
+    assert all(isinstance(step, LoopStep) for step in generated.schedule.steps), "the sanitizer build runs loop nests only"
+    for function in generated.functions:
+        args = ", ".join([f"v[{s}]" for s in function.slots] + ["1"])
+        lines.append(f"    {function.name}({args});")
     for n, size in enumerate(sizes):
         lines.append(f"    fwrite(v[{n}], sizeof(real), {size}, stdout);")
         lines.append(f"    free(v[{n}]);")
@@ -108,8 +109,8 @@ def test_the_sanitizer_build_catches_an_out_of_bounds_write(tmp_path):
     """The check above can fail: a kernel that writes one element too far is reported."""
     kernel = tl.compile("in var x : [4]\nout var y : [4]\ny = x + x\n", backend="interp")
     generated = c_backend.generate(kernel.ein, "float64", blas=False)
-    broken = c_backend.Generated(generated.source.replace("x_i < 4LL", "x_i < 5LL"), generated.loop_program,
-                                 generated.steps, generated.declarations)
+    broken = c_codegen.Generated(generated.source.replace("x_i < 4LL", "x_i < 5LL"), generated.schedule,
+                                 generated.loop_program, generated.functions, generated.declarations)
     assert broken.source != generated.source
     src, exe = tmp_path / "k.c", tmp_path / "k"
     src.write_text(driver(broken))

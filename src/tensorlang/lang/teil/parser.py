@@ -12,7 +12,7 @@ from importlib import resources
 
 from lark import Lark, Token, Transformer, v_args
 
-from ...errors import Span, error
+from ...errors import error
 from .. import lark_support
 from ..lark_support import cover as _cover, tok_span as _tok_span
 from . import ast

@@ -11,12 +11,11 @@ import contextvars
 import functools
 from importlib import resources
 
-import lark
 from lark import Lark, Token, Transformer, v_args
 
 from ...ein.index import affine
 from ...ein.printer import RESERVED
-from ...errors import Span, error
+from ...errors import error
 from .. import lark_support
 from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
 from . import ast

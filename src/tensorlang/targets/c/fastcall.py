@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import loops
+from ...schedule.plan import SCRATCH
 
 
 #: Number types a scalar input may be given as (bool is not a number here: the general
@@ -125,5 +125,5 @@ def fast_call(kernel, roles: dict[str, str]):
     exec(compile(source, "<tensorlang fast call>", "exec"), namespace)  # noqa: S102 - our own generated code
     call = namespace["call"]
     call.source = source
-    assert loops.SCRATCH not in (names[n] for n in required)
+    assert SCRATCH not in (names[n] for n in required)
     return call

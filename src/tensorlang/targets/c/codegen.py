@@ -1,7 +1,12 @@
-"""Print a loop program (:mod:`.loops`) as C99.
+"""The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
 
-Each step of a schedule becomes one function ``int tl_stepN(real **v, int nthreads)``:
-``v`` holds one pointer per slot (variable or scratch buffer), in slot order.  Inside,
+It decides nothing: which statements are loops or BLAS calls, the buffers, the loop
+order, the parallel and simd marks all come from the schedule and the loop IR; this
+module only spells them in C.
+
+Loop step N of a schedule becomes one function ``int tl_stepN(real *restrict v<slot>...,
+int nthreads)`` taking the buffers its nests use, in slot order (a BLAS step N is a
+comment in the source, run by the kernel: :mod:`.runtime`).  Inside,
 every slot is a ``real *restrict`` local, which is sound because every variable owns its
 buffer (the kernel never passes one array for two slots that are written; read-only
 inputs may share memory, which ``restrict`` allows).  Index arithmetic is ``int64_t`` so
@@ -23,10 +28,18 @@ from __future__ import annotations
 
 import math
 
-from ..ein import ir
-from ..ein.index import Affine, zero_based_text
-from ..semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
-from . import loops
+from dataclasses import dataclass
+
+from ...ein.index import Affine, zero_based_text
+from ...ein.printer import statement_to_text
+from ...loops import ir as loops
+from ...loops.ir import slots as used_slots
+from ...schedule.plan import SCRATCH, Schedule
+from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep
+from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
+
+#: The C type of each dtype.
+REAL = {"float64": "double", "float32": "float"}
 
 
 PRELUDE = """\
@@ -60,11 +73,6 @@ def _idx(i) -> str:
     return f"x_{i}" if isinstance(i, str) else f"{int(i)}LL"
 
 
-def _position(i) -> str:
-    """An EIN index of δ or ε in C: a loop variable, or a fixed 1-based position."""
-    return _idx(i - 1 if isinstance(i, int) else i)
-
-
 def _number(value: float, real: str) -> str:
     if math.isnan(value):
         return "((real)NAN)"
@@ -89,7 +97,7 @@ class CPrinter:
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
         shape = self.program.shapes[slot]
-        if self.program.names[slot] == loops.SCRATCH:
+        if self.program.names[slot] == SCRATCH:
             raise AssertionError("the scratch buffer is written through store(), never read")
         return _row_major(indices, shape)
 
@@ -98,20 +106,20 @@ class CPrinter:
             return f"v{e.slot}[{self.offset(e.slot, e.indices)}]"
         if isinstance(e, loops.Acc):
             return e.name
-        if isinstance(e, ir.Const):
+        if isinstance(e, loops.Const):
             return _number(e.value, self.real)
-        if isinstance(e, ir.Delta):
-            a, b = _position(e.first), _position(e.second)
+        if isinstance(e, loops.Delta):
+            a, b = _idx(e.first), _idx(e.second)
             return f"(({a}) == ({b}) ? (real)1 : (real)0)"
-        if isinstance(e, ir.Epsilon):  # Π_{a<b} sgn(x_b - x_a) (semantics.values.epsilon_sign)
-            ix = [_position(i) for i in e.indices]
+        if isinstance(e, loops.Epsilon):  # Π_{a<b} sgn(x_b - x_a) (semantics.values.epsilon_sign)
+            ix = [_idx(i) for i in e.indices]
             signs = " * ".join(f"((({ix[b]}) > ({ix[a]})) - (({ix[b]}) < ({ix[a]})))" for a, b in epsilon_pairs(len(ix)))
             return f"((real)({signs}))"
-        if isinstance(e, ir.Neg):
+        if isinstance(e, loops.Neg):
             return f"(-{self.scalar(e.arg)})"
-        if isinstance(e, ir.Apply):
+        if isinstance(e, loops.Apply):
             return f"{FUNCTIONS[e.fn].c_name}{self.suffix}({self.scalar(e.arg)})"
-        if isinstance(e, ir.BinOp):
+        if isinstance(e, loops.BinOp):
             left, right = self.scalar(e.left), self.scalar(e.right)
             if e.op == "/":
                 return f"tl_cdiv({left}, {right})"
@@ -138,8 +146,8 @@ class CPrinter:
             shape = self._store_shape(node)
             place = f"v{node.slot}[{_row_major(node.indices, shape)}]"
             value = node.value
-            if isinstance(value, ir.BinOp) and value.op == "+" and value.left == loops.Load(node.slot, node.indices):
-                # x = x + p, as the interchanged contractions update a row (loops.interchanged)
+            if isinstance(value, loops.BinOp) and value.op == "+" and value.left == loops.Load(node.slot, node.indices):
+                # x = x + p, as the interchanged contractions update a row (loops.interchange)
                 lines.append(f"{pad}{place} += {self.scalar(value.right)};")
             else:
                 lines.append(f"{pad}{place} = {self.scalar(value)};")
@@ -170,10 +178,10 @@ class CPrinter:
         it did (measured: half the speed of the same nest without the pragma, even on one
         thread).  A function with ``restrict`` parameters gives the guarantee back; it is
         sound for the same reason the step's own parameters are (:mod:`module docs
-        <tensorlang.backends.c_codegen>`).  Loops with OpenMP reductions keep their body
+        <tensorlang.targets.c.codegen>`).  Loops with OpenMP reductions keep their body
         inline: the accumulators are the step's locals."""
         name = f"{self.step}_body{len(self.helpers) + 1}"
-        slots = sorted(_slots(loop.body))
+        slots = sorted(used_slots(loop.body))
         var = _idx(loop.var)
         head = f"static inline void {name}({', '.join([f'real *restrict v{s}' for s in slots] + [f'int64_t {var}'])})"
         body = [head + " {"]
@@ -187,7 +195,7 @@ class CPrinter:
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
         """The shape a Store indexes: the slot's own, or for the flat scratch buffer the
         shape of the statement being written (set by :meth:`nest`)."""
-        if self.program.names[node.slot] == loops.SCRATCH:
+        if self.program.names[node.slot] == SCRATCH:
             return self._target_shape
         return self.program.shapes[node.slot]
 
@@ -204,8 +212,6 @@ class CPrinter:
 
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = tuple(n for _, n in nest.statement.index)
-        from ..ein.printer import statement_to_text
-
         lines.append(f"    /* {_comment(statement_to_text(nest.statement))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
         for node in nest.body:
@@ -253,28 +259,45 @@ def prelude(real: str) -> str:
     return PRELUDE.format(real=real)
 
 
-def _slots(nodes) -> set[int]:
-    found: set[int] = set()
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, loops.Nest):
-            stack.extend(node.body)
-        elif isinstance(node, loops.Loop):
-            stack.extend(node.body)
-        elif isinstance(node, loops.Store):
-            found.add(node.slot)
-            stack.append(node.value)
-        elif isinstance(node, loops.Update):
-            stack.append(node.value)
-        elif isinstance(node, loops.Copy):
-            found.update((node.target, node.source))
-        elif isinstance(node, loops.Load):
-            found.add(node.slot)
-        elif isinstance(node, loops.Select):
-            stack.extend(node.cases)
-        elif isinstance(node, (ir.Neg, ir.Apply)):
-            stack.append(node.arg)
-        elif isinstance(node, ir.BinOp):
-            stack.extend((node.left, node.right))
-    return found
+@dataclass(frozen=True)
+class CFunction:
+    """The C function of loop step ``step``: its name and the slots it takes, in order."""
+
+    step: int
+    name: str
+    slots: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The C source of a schedule, its C functions and their cffi declarations."""
+
+    source: str
+    schedule: Schedule
+    loop_program: loops.LoopProgram
+    functions: tuple[CFunction, ...]
+    declarations: str
+
+
+#: How each BLAS step runs, as the source's comment says it.
+_BLAS_COMMENT = {ModeStep: "numpy.matmul (mode product)", GemmStep: "numpy.matmul", EinsumStep: "opt_einsum"}
+
+
+def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
+    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``)."""
+    real = REAL[schedule.dtype]
+    parts: list[str] = []
+    functions: list[CFunction] = []
+    for n, step in enumerate(schedule.steps):
+        if isinstance(step, LoopStep):
+            nests = loop_program.nests_of(n)
+            assert set(step.slots) == used_slots(nests), "the schedule's slots are the nests' slots"
+            c = CFunction(n, f"tl_step{n}", step.slots)
+            parts.append(function(loop_program, c.name, nests, real, c.slots))
+            functions.append(c)
+        else:
+            comment = _comment(statement_to_text(step.statement))
+            parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
+    declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in functions)
+    source = prelude(real) + "".join("\n" + part for part in parts)
+    return Generated(source, schedule, loop_program, tuple(functions), declarations)

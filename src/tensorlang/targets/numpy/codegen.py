@@ -1,4 +1,8 @@
-"""The NumPy back end: each EIN statement becomes einsum / BLAS calls.
+"""The NumPy target's code: a schedule's steps as generated Python over a store.
+
+The schedule (:mod:`tensorlang.schedule`) is the one every target shares: its GEMM and
+mode-product steps run as the same ``numpy.matmul`` calls the C target makes
+(:mod:`.matmul`); the statements of its loop and einsum steps become einsum code here.
 
 Code generation works on labelled arrays: every EIN subexpression is computed into an
 ndarray whose axes are named by index variables.  A product of factors under sums
@@ -16,17 +20,21 @@ target in the store, which is the ev-stmt rule.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 import opt_einsum
 
-from .. import limits
-from ..ein import ir
-from ..ein.index import gather, has_affine, positions, substitute_index, variables_of
-from ..ein.printer import statement_to_text
-from ..semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+from ... import limits
+from ...ein import ir
+from ...ein.index import gather, has_affine, positions, variables_of
+from ...ein.names import Fresh, all_names, rename_bound
+from ...ein.printer import statement_to_text
+from ...schedule.plan import BufferPlan, Schedule, plan
+from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep
+from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+from .matmul import MatmulIntoStore
+
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 #: Products of more operands are contracted in chunks of this many (see ``product``).
@@ -66,12 +74,17 @@ class _Codegen:
         return f"_c[{len(self.constants) - 1}]"
 
     # -------------------------------------------------------------- statements
-    def statement(self, stmt: ir.Statement) -> list[str]:
-        body = _uniquify(stmt.body, {name for name, _ in stmt.index})
+    def statement(self, stmt: ir.Statement, reason: str | None = None) -> list[str]:
+        # no two sums may bind one name (sibling sums may, in index form), so that products
+        # under several sums flatten into one contraction
+        here = {name for name, _ in stmt.index}
+        body = rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
         extents = dict(stmt.index)
         _collect_extents(body, extents)
         st = _Statement(self, extents)
         st.lines.append(f"    # {statement_to_text(stmt)}")
+        if reason is not None:  # the schedule's: why this statement is no matmul step
+            st.lines.append(f"    # {reason}")
         value, labels = self.emit(body, st)
         target = [name for name, _ in stmt.index]
         order = tuple(target.index(name) for name in labels)  # typing: free labels are all on the left
@@ -84,6 +97,13 @@ class _Codegen:
             f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})"
         )
         return st.lines
+
+    def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
+        """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
+        names = buffers.names
+        call = MatmulIntoStore(step, tuple((slot, names[slot]) for slot in step.operands), buffers.shapes[step.target])
+        return [f"    # {statement_to_text(step.statement)}", f"    # {step.reason}",
+                f"    _s[{names[step.target]!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
@@ -256,57 +276,6 @@ def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
         stack.extend(ir.children(node))
 
 
-def _uniquify(e: ir.Expr, taken: set[str]) -> ir.Expr:
-    """Rename bound indices so that no two sums bind the same name (sibling sums may in
-    index form), which lets products under several sums flatten into one contraction."""
-    counter = itertools.count()
-
-    def fresh(name: str) -> str:
-        new = name
-        while new in taken:
-            new = f"{name}_{next(counter)}"
-        taken.add(new)
-        return new
-
-    def go(e: ir.Expr, rename: dict[str, str]) -> ir.Expr:
-        r = lambda i: substitute_index(i, rename)  # noqa: E731
-        if isinstance(e, ir.Tensor):
-            return ir.Tensor(e.name, tuple(r(i) for i in e.indices))
-        if isinstance(e, ir.Delta):
-            return ir.Delta(r(e.first), r(e.second))
-        if isinstance(e, ir.Epsilon):
-            return ir.Epsilon(tuple(r(i) for i in e.indices))
-        if isinstance(e, ir.Const):
-            return e
-        if isinstance(e, ir.Neg):
-            return ir.Neg(go(e.arg, rename))
-        if isinstance(e, ir.Apply):
-            return ir.Apply(e.fn, go(e.arg, rename))
-        if isinstance(e, ir.BinOp):
-            return ir.BinOp(e.op, go(e.left, rename), go(e.right, rename))
-        if isinstance(e, ir.Sum):
-            inner = dict(rename)
-            index = []
-            for name, n in e.index:
-                inner[name] = fresh(name)
-                index.append((inner[name], n))
-            return ir.Sum(tuple(index), go(e.body, inner))
-        if isinstance(e, ir.Reduce):
-            inner = dict(rename)
-            index = []
-            for name, n in e.index:
-                inner[name] = fresh(name)
-                index.append((inner[name], n))
-            return ir.Reduce(e.op, tuple(index), go(e.body, inner))
-        if isinstance(e, ir.Stack):
-            return ir.Stack(r(e.index), tuple(go(item, rename) for item in e.items))
-        raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
-
-    return go(e, {})
-
-
-
-
 def _reduce(ufunc, value, labels, reduced, extents):
     """Fold a labelled array along the ``reduced`` labels with ``ufunc`` (EIN ``Reduce``).
 
@@ -368,12 +337,35 @@ class NumpyKernel:
             return self.function(dict(store))
 
 
-def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
-    """Generate, and define, the Python function that runs ``program`` with numpy."""
+def compile_numpy(program: ir.Program, dtype=np.float64, schedule: Schedule | None = None,
+                  optimize: str = "auto") -> NumpyKernel:
+    """Generate, and define, the Python function that runs ``program``'s schedule (planned
+    here unless given): matmul steps as ``numpy.matmul`` into a fresh array, the
+    statements of every other step (loop nests and einsum steps) as einsum code."""
+    if schedule is None:
+        schedule = plan(program, dtype)
     gen = _Codegen(dtype, optimize)
     lines = ["def kernel(_s):"]
-    for stmt in program.statements:
+    for step in schedule.steps:
+        if isinstance(step, (GemmStep, ModeStep)):
+            lines.extend(gen.matmul(step, schedule.buffers))
+        else:
+            pairs = zip(step.statements, step.reasons) if isinstance(step, LoopStep) else ((step.statement, step.reason),)
+            for stmt, reason in pairs:
+                lines.extend(gen.statement(stmt, reason))
+    return _define(gen, lines)
+
+
+def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
+    """The Python function that runs ``statements`` through einsum code, no schedule."""
+    gen = _Codegen(dtype, optimize)
+    lines = ["def kernel(_s):"]
+    for stmt in statements:
         lines.extend(gen.statement(stmt))
+    return _define(gen, lines)
+
+
+def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
     lines.append("    return _s")
     source = "\n".join(lines) + "\n"
     namespace = {
@@ -385,7 +377,7 @@ def compile_numpy(program: ir.Program, dtype=np.float64, optimize: str = "auto")
         "_reduce": _reduce,
         "_stack": _stack,
         "_gather": gather,
-        "_dtype": np.dtype(dtype),
+        "_dtype": gen.dtype,
         "inf": float("inf"),  # repr() of a literal beyond the float range
     }
     exec(compile(source, "<tensorlang numpy kernel>", "exec"), namespace)  # noqa: S102 - our own generated code

@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import error
+from ...errors import error
 
 #: Bumped whenever the calling convention or the generated code's meaning changes.
 ABI_VERSION = "1"

@@ -1,0 +1,219 @@
+"""Loop interchange: a contraction's summed loops outside its innermost output loop.
+
+A contraction ``T[σ] = Σ_k product`` that writes its target in place is lowered the
+other way round when that makes the innermost loop contiguous (:func:`contraction`, the
+rule is given there): its summed loops move outside the innermost output loop, which
+then runs a vectorizable ``T[σ] += product`` over one contiguous row of T (an AXPY),
+instead of a dot product per point with a stride-n read.  :func:`rewrite` turns
+an accumulator-form nest (:mod:`.lower`) into that form.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from ..ein import ir as ein
+from ..ein.index import has_affine
+from ..schedule.plan import BufferPlan
+from .ir import BinOp, Const, Load, Loop, Neg, Nest, Node, Scalar, Store
+from .lower import scalar
+from .parallel import PARALLEL_WORK
+
+#: Contractions with fewer multiply-adds than this keep the accumulator form.  Below it
+#: the whole statement runs in well under a microsecond either way (less than a kernel
+#: call costs), so the interchange would buy nothing, and the accumulator form is the
+#: smaller code: one copy of the product instead of one per summed variable plus one.
+INTERCHANGE_WORK = 1 << 10
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """``T[σ] = scale(Σ_summed product)``, matched by :func:`contraction`.
+
+    ``summed``: the summed variables in the loop order chosen (outer to inner);
+    ``product``: the summand, a product of tensor accesses, constants and negations;
+    ``scale``: None, or the body with the sum replaced by ``T[σ]`` (a constant factor or a
+    negation applied to the finished sum)."""
+
+    summed: tuple[tuple[str, int], ...]
+    product: ein.Expr
+    scale: ein.Expr | None
+
+
+def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Contraction | None:
+    """The statement as a :class:`Contraction` when the interchanged lowering applies, else
+    None (the statement keeps the accumulator form).
+
+    The rule.  The interchanged nest keeps every output loop outside except the last, x
+    (the target's last index), and puts the summed loops between them and x; the
+    innermost loop then walks one row of T with stride 1.  That is a win exactly when
+    every read that moves with x is contiguous too, so it applies when
+
+    * the body is a sum (directly nested sums are one sum over all their variables),
+      possibly under constant factors and negations, over a product (``*``) of tensor
+      accesses, constants and negations, and nothing else: no δ, ε, function, division
+      or inner sum, whose lowering needs accumulators of its own;
+    * the target is written in place and is not read at all (a statement that reads its
+      target needs the scratch copy of ev-stmt and keeps the old form);
+    * x occurs in at least one access, and in every access it occurs in, it occurs once,
+      as the last index: every read that varies with x is contiguous, the others are
+      invariant in the innermost loop.  If x is in no access, each row would be one
+      value; if some access has x elsewhere (``C[x,q]`` in ``Σ_q u[..,q] C[x,q]``), the
+      old innermost loop, a dot product over q, is the contiguous one: both keep the old
+      form;
+    * the summed variables are distinct, differ from the output variables and have
+      extent ≥ 1 (the first step of the sum is peeled, so it must exist), x's extent is
+      at least 2, and the statement does at least :data:`INTERCHANGE_WORK` multiply-adds;
+    * the target has rank ≥ 2, or the statement is too small to run on threads: with
+      rank 1 there is no output loop left outside the sum to share out, while the old
+      form has its single output loop to run in parallel.
+
+    Scalar targets never match (the old form's parallel reduction handles them).
+
+    Moving the summed loops further out (outside more output loops) would only make the
+    block of T that stays in cache bigger; it adds contiguity only when the trailing
+    output indices are also trailing in every access, and then measured at most ~15%
+    (collapsing ``v[e,i,j,k] = Σ_l A[i,l] t2[e,l,j,k]``'s j and k) for a second form of
+    the rule, so it is not done.
+
+    Summed loops are ordered by the smallest stride they have in any access, largest
+    outside (stable, so ties keep the source order): the innermost summed loop steps
+    the reads between rows by the shortest distance."""
+    if not stmt.index:
+        return None
+    here = tuple(name for name, _ in stmt.index)
+    last, width = stmt.index[-1]
+    unwrapped = _unwrap(stmt.body, ein.Tensor(stmt.target, here))
+    if unwrapped is None:
+        return None
+    scale, body = unwrapped
+    summed: list[tuple[str, int]] = []
+    while isinstance(body, ein.Sum):
+        summed.extend(body.index)
+        body = body.body
+    if not summed or not _is_product(body):
+        return None
+    names = [name for name, _ in summed]
+    if len(set(names)) < len(names) or set(names) & set(here):
+        return None
+    if width < 2 or any(n < 1 for _, n in (*stmt.index, *summed)):
+        return None
+    accesses = ein.tensors(body)
+    if any(t.name == stmt.target or has_affine(t.indices) for t in accesses):
+        return None
+    moving = [t for t in accesses if last in t.indices]
+    if not moving or any(t.indices.count(last) != 1 or t.indices[-1] != last for t in moving):
+        return None
+    work = math.prod(n for _, n in stmt.index) * math.prod(n for _, n in summed)
+    if work < INTERCHANGE_WORK or (len(here) == 1 and work >= PARALLEL_WORK):
+        return None
+
+    def stride(name: str) -> int:
+        found = [math.prod(shapes[t.name][len(t.indices) - t.indices[::-1].index(name):])
+                 for t in accesses if name in t.indices and t.name in shapes]
+        return min(found, default=math.inf)
+
+    order = sorted(summed, key=lambda pair: -stride(pair[0]))
+    return Contraction(tuple(order), body, None if scale == ein.Tensor(stmt.target, here) else scale)
+
+
+def _unwrap(e: ein.Expr, point: ein.Tensor):
+    """(scale, sum): ``e`` as constant factors and negations around a Sum, the Sum itself
+    replaced by ``point`` in ``scale``; None for any other shape.  The factors stay as
+    they are written: the finished sum is scaled exactly as the accumulator form does."""
+    if isinstance(e, ein.Sum):
+        return point, e
+    if isinstance(e, ein.Neg):
+        inner = _unwrap(e.arg, point)
+        return None if inner is None else (ein.Neg(inner[0]), inner[1])
+    if isinstance(e, ein.BinOp) and e.op == "*":
+        if _is_constant(e.left):
+            inner = _unwrap(e.right, point)
+            return None if inner is None else (ein.BinOp("*", e.left, inner[0]), inner[1])
+        if _is_constant(e.right):
+            inner = _unwrap(e.left, point)
+            return None if inner is None else (ein.BinOp("*", inner[0], e.right), inner[1])
+    return None
+
+
+def _is_constant(e: ein.Expr) -> bool:
+    """A number, a negated number (``-2`` reads as ``Neg(2)``) or a product of them."""
+    return _is_product(e, (ein.Const,))
+
+
+def _is_product(e: ein.Expr, leaves=(ein.Tensor, ein.Const)) -> bool:
+    """A product (``*``) of ``leaves`` and negations of them."""
+    if isinstance(e, leaves):
+        return True
+    if isinstance(e, ein.Neg):
+        return _is_product(e.arg, leaves)
+    if isinstance(e, ein.BinOp) and e.op == "*":
+        return _is_product(e.left, leaves) and _is_product(e.right, leaves)
+    return False
+
+
+def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
+    """``nest`` in the interchanged form when its statement is a :func:`contraction`, else
+    ``nest`` itself.  The new nest, its summed loops outside the innermost one::
+
+        for the output loops but the last:
+            for x:  T[σ] = 0 + product(k = 0)
+            for k ≠ 0, in lexicographic order of the summed loops:
+                for x:  T[σ] = T[σ] + product(k)
+            for x:  T[σ] = scale(T[σ])          (only under a scale or a Neg)
+
+    This adds exactly the products the accumulator form adds, starting from the same
+    0 (``0 + p`` is the first ``acc += p``: -0 still becomes +0, NaN and inf propagate
+    alike), only in the summed loops' order, and scales the finished sum as the
+    accumulator form does, so NaN and inf come out the same.  The first step of the
+    sum is peeled (a store of ``0 + p`` rather than a loop storing zeros and then one
+    adding ``p``): a row of zeros stored just before it is re-read costs gcc a
+    store-forwarding stall per row, about 2-4x on the whole statement at n = 4..16.
+    With several summed variables the peeled step is (0, ..., 0) and the rest is one
+    loop nest per summed variable d: variable d from 1, those before it at 0, those
+    after it over their whole range, which together visit every other point once in
+    lexicographic order."""
+    stmt = nest.statement
+    found = contraction(stmt, dict(zip(buffers.names, buffers.shapes)))
+    if found is None:
+        return nest
+    slots = buffers.slot_of
+    slot = slots[stmt.target]
+    here = tuple(name for name, _ in stmt.index)
+    last, width = stmt.index[-1]
+    product = scalar(found.product, slots)  # a product holds no sum: nothing runs first
+    point = Load(slot, here)
+
+    def row(value: Scalar) -> Loop:
+        return Loop(last, width, (Store(slot, here, value),))
+
+    names = [name for name, _ in found.summed]
+    body: list[Node] = [row(BinOp("+", Const(0.0), _fix(product, dict.fromkeys(names, 0))))]
+    for d in reversed(range(len(found.summed))):
+        var, extent = found.summed[d]
+        if extent < 2:
+            continue
+        inner: tuple[Node, ...] = (row(BinOp("+", point, _fix(product, dict.fromkeys(names[:d], 0)))),)
+        for name, n in reversed(found.summed[d + 1:]):
+            inner = (Loop(name, n, inner),)
+        body.append(Loop(var, extent, inner, start=1))
+    if found.scale is not None:
+        body.append(row(scalar(found.scale, slots)))
+    result = tuple(body)
+    for var, extent in reversed(stmt.index[:-1]):
+        result = (Loop(var, extent, result),)
+    return replace(nest, body=result, interchanged=True)
+
+
+def _fix(e: Scalar, values: dict[str, int]) -> Scalar:
+    """The product scalar ``e`` with the index variables in ``values`` fixed (0-based)."""
+    if not values:
+        return e
+    if isinstance(e, Load):
+        return Load(e.slot, tuple(values.get(i, i) if isinstance(i, str) else i for i in e.indices))
+    if isinstance(e, Neg):
+        return Neg(_fix(e.arg, values))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, _fix(e.left, values), _fix(e.right, values))
+    return e

@@ -1,0 +1,220 @@
+"""The loop IR: statements as loop nests over numbered buffers (*slots*).
+
+Scalars are this IR's own nodes, not EIN's: indices here are loop variables or 0-based
+positions (EIN writes 1-based positions), and a scalar may read a buffer (``Load``) or an
+accumulator (``Acc``), which EIN expressions cannot.  Nodes are frozen dataclasses, like
+the IR they come from; a program's variable names appear only in the buffer plan, so a
+printer never has to make a user's name safe as an identifier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from ..ein import ir as ein
+from ..schedule.plan import BufferPlan
+
+#: An index in the loop IR: a loop variable or a 0-based position.
+Index = Union[str, int]
+
+
+# ------------------------------------------------------------------ scalars
+@dataclass(frozen=True)
+class Const:
+    value: float
+
+
+@dataclass(frozen=True)
+class Load:
+    """Component of buffer ``slot`` at ``indices``."""
+
+    slot: int
+    indices: tuple[Index, ...]
+
+
+@dataclass(frozen=True)
+class Acc:
+    """The current value of accumulator ``name``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Delta:
+    """1 where ``first`` equals ``second``, else 0."""
+
+    first: Index
+    second: Index
+
+
+@dataclass(frozen=True)
+class Epsilon:
+    """The Levi-Civita symbol at ``indices`` (semantics.values.epsilon_sign)."""
+
+    indices: tuple[Index, ...]
+
+
+@dataclass(frozen=True)
+class Neg:
+    arg: "Scalar"
+
+
+@dataclass(frozen=True)
+class Apply:
+    """An elementwise function of semantics.values.FUNCTIONS."""
+
+    fn: str
+    arg: "Scalar"
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """``left op right`` for op in + - * /; ``/`` is controlled division."""
+
+    op: str
+    left: "Scalar"
+    right: "Scalar"
+
+
+@dataclass(frozen=True)
+class Select:
+    """``cases[var]``: the value of CFDlang's stacking at position ``var``."""
+
+    var: str
+    cases: tuple["Scalar", ...]
+
+
+Scalar = Union[Const, Load, Acc, Delta, Epsilon, Neg, Apply, BinOp, Select]
+
+
+# ------------------------------------------------------------------ statements
+@dataclass(frozen=True)
+class Init:
+    """``acc = identity of op``."""
+
+    acc: str
+    op: str
+
+
+@dataclass(frozen=True)
+class Update:
+    """``acc = acc op value``."""
+
+    acc: str
+    op: str
+    value: Scalar
+
+
+@dataclass(frozen=True)
+class Store:
+    """``slot[indices] = value``."""
+
+    slot: int
+    indices: tuple[Index, ...]
+    value: Scalar
+
+
+@dataclass(frozen=True)
+class Copy:
+    """Copy ``count`` elements of buffer ``source`` into ``target``."""
+
+    target: int
+    source: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``for var in start..extent-1: body`` (``start`` is 0 except where the first
+    iteration of a sum was peeled off, see :mod:`.interchange`).
+
+    ``parallel``: the iterations are independent and worth threads; ``simd``: the body is
+    straight-line code the compiler may vectorize (both set by :mod:`.parallel`);
+    ``reductions``: the (op, accumulator) pairs the body updates, which a vectorized or
+    parallel loop must combine.
+    """
+
+    var: str
+    extent: int
+    body: tuple["Node", ...]
+    parallel: bool = False
+    simd: bool = False
+    reductions: tuple[tuple[str, str], ...] = ()
+    start: int = 0
+
+
+Node = Union[Loop, Init, Update, Store, Copy]
+
+
+@dataclass(frozen=True)
+class Nest:
+    """The loop nest of one EIN statement: the statement (for comments), the nest, the
+    index of the schedule step that runs it, and whether :mod:`.interchange` rewrote it."""
+
+    statement: ein.Statement
+    body: tuple[Node, ...]
+    step: int = 0
+    interchanged: bool = False
+
+
+@dataclass(frozen=True)
+class LoopProgram:
+    """The nests of a schedule's loop steps, in order, over its buffer plan."""
+
+    buffers: BufferPlan
+    nests: tuple[Nest, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.buffers.names
+
+    @property
+    def shapes(self) -> tuple[tuple[int, ...], ...]:
+        return self.buffers.shapes
+
+    def nests_of(self, step: int) -> tuple[Nest, ...]:
+        return tuple(nest for nest in self.nests if nest.step == step)
+
+
+# ------------------------------------------------------------------ queries
+def children(node) -> tuple:
+    """The nodes and scalars directly inside ``node``."""
+    if isinstance(node, Nest):
+        return node.body
+    if isinstance(node, Loop):
+        return node.body
+    if isinstance(node, (Store, Update)):
+        return (node.value,)
+    if isinstance(node, Select):
+        return node.cases
+    if isinstance(node, (Neg, Apply)):
+        return (node.arg,)
+    if isinstance(node, BinOp):
+        return (node.left, node.right)
+    return ()
+
+
+def slots(nodes) -> set[int]:
+    """The buffers ``nodes`` read or write."""
+    found: set[int] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (Store, Load)):
+            found.add(node.slot)
+        elif isinstance(node, Copy):
+            found.update((node.target, node.source))
+        stack.extend(children(node))
+    return found
+
+
+def work(nodes) -> int:
+    """Scalar operations of a loop body (each Store/Update counts one, loops multiply)."""
+    total = 0
+    for node in nodes:
+        if isinstance(node, Loop):
+            total += max(node.extent - node.start, 0) * work(node.body)
+        elif isinstance(node, (Store, Update)):
+            total += 1
+    return max(total, 1)

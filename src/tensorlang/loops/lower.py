@@ -1,0 +1,110 @@
+"""Lowering: an EIN statement as a loop nest in accumulator form.
+
+An EIN statement ``T[σ] = e`` means "for every point of σ, T's component is e".  Here
+that becomes explicit: one loop per index variable of σ (the target's dimensions, in
+order, so writes are contiguous), and every ``Sum``/``Reduce`` inside ``e`` becomes an
+accumulator initialised to the operator's identity and updated in its own inner loop
+nest, just before the scalar expression that uses it.  Variables are the schedule's
+*slots* (numbered buffers, :class:`~tensorlang.schedule.plan.BufferPlan`).
+
+ev-stmt says a statement reads the store as it was before the statement.  When the
+target is also read at other points (``x[i,j] = x[j,i]``), the nest writes the scratch
+buffer and a ``Copy`` moves it into the target afterwards; otherwise it writes the
+target directly.
+
+The nests come out unmarked (no parallel or simd loops): :mod:`.interchange` may rewrite
+a contraction, and :mod:`.parallel` then marks the loops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..analysis.inplace import reads_only_its_own_point
+from ..ein import ir as ein
+from ..schedule.plan import BufferPlan
+from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Scalar, Select,
+                 Store, Update)
+
+
+def _position(i: ein.Index):
+    """An EIN index in the loop IR: a variable as it is, a 1-based position 0-based."""
+    return i - 1 if isinstance(i, int) else i
+
+
+class Lowering:
+    """EIN expressions to loop-IR scalars over ``slots``, with fresh accumulators."""
+
+    def __init__(self, slots: dict[str, int]):
+        self.slots = slots
+        self.counter = 0
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"acc{self.counter}"
+
+    def expr(self, e: ein.Expr) -> tuple[tuple[Node, ...], Scalar]:
+        """Statements to run first, and the scalar expression that then has e's value."""
+        if isinstance(e, ein.Tensor):
+            return (), Load(self.slots[e.name], tuple(_position(i) for i in e.indices))
+        if isinstance(e, ein.Const):
+            return (), Const(e.value)
+        if isinstance(e, ein.Delta):
+            return (), Delta(_position(e.first), _position(e.second))
+        if isinstance(e, ein.Epsilon):
+            return (), Epsilon(tuple(_position(i) for i in e.indices))
+        if isinstance(e, ein.Neg):
+            pre, arg = self.expr(e.arg)
+            return pre, Neg(arg)
+        if isinstance(e, ein.Apply):
+            pre, arg = self.expr(e.arg)
+            return pre, Apply(e.fn, arg)
+        if isinstance(e, ein.BinOp):
+            pre_l, left = self.expr(e.left)
+            pre_r, right = self.expr(e.right)
+            return pre_l + pre_r, BinOp(e.op, left, right)
+        if isinstance(e, (ein.Sum, ein.Reduce)):
+            op = "+" if isinstance(e, ein.Sum) else e.op
+            acc = self.fresh()
+            pre, value = self.expr(e.body)
+            nest: tuple[Node, ...] = (*pre, Update(acc, op, value))
+            for var, extent in reversed(e.index):
+                nest = (Loop(var, extent, nest, reductions=((op, acc),)),)
+            return (Init(acc, op), *nest), Acc(acc)
+        if isinstance(e, ein.Stack):  # CFDlang's stacking [a b c]
+            return self.stack(e)
+        raise TypeError(f"not an EIN expression: {e!r}")
+
+    def stack(self, e: ein.Stack) -> tuple[tuple[Node, ...], Scalar]:
+        """items[s] at position s: every item's statements run, the value is selected
+        (a select, not a sum of δ-weighted items: a NaN or inf stays in its own slice)."""
+        pres: list[Node] = []
+        values = []
+        for item in e.items:
+            pre, value = self.expr(item)
+            pres.extend(pre)
+            values.append(value)
+        return tuple(pres), Select(e.index, tuple(values))
+
+
+def scalar(e: ein.Expr, slots: dict[str, int]) -> Scalar:
+    """The loop-IR scalar of an expression without sums or reductions."""
+    pre, value = Lowering(slots).expr(e)
+    if pre:
+        raise ValueError(f"not a scalar expression: {e!r}")
+    return value
+
+
+def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> Nest:
+    """The accumulator-form nest of ``stmt`` over ``buffers``' slots."""
+    slots = buffers.slot_of
+    pre, value = Lowering(slots).expr(stmt.body)
+    here = tuple(name for name, _ in stmt.index)
+    in_place = reads_only_its_own_point(stmt)
+    # the scratch buffer is flat: a printer indexes it by the target's row-major offset
+    body: tuple[Node, ...] = (*pre, Store(slots[stmt.target] if in_place else buffers.scratch, here, value))
+    for var, extent in reversed(stmt.index):
+        body = (Loop(var, extent, body),)
+    if not in_place:
+        body = (*body, Copy(slots[stmt.target], buffers.scratch, math.prod(n for _, n in stmt.index)))
+    return Nest(stmt, body, step)

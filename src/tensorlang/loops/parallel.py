@@ -1,0 +1,67 @@
+"""Parallel and SIMD marks: which loops run on threads and which the compiler vectorizes.
+
+* **simd**: every innermost loop (its body is straight-line code, no loop inside).
+* **parallel**: the outermost output loop of a statement whose nest does at least
+  :data:`PARALLEL_WORK` scalar operations (an interchanged contraction's last output
+  loop is its row, which stays inside the summed loops: only the output loops outside
+  them are candidates); a scalar target's big ``+``/``*`` reduction shares its outermost
+  summed loop out instead (OpenMP combines the partial results; max/min keep one
+  thread, since their NaN rule is ours, not OpenMP's).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from .ir import Loop, Nest, Node, work
+
+#: A statement whose loop nest does at least this many scalar operations gets an
+#: ``omp parallel for`` on its outermost loop; below it, starting threads costs more
+#: than it saves (about 5-10 µs per parallel region on this class of machine).
+PARALLEL_WORK = 1 << 17
+
+
+def _simd(node: Node) -> Node:
+    if not isinstance(node, Loop):
+        return node
+    body = tuple(_simd(child) for child in node.body)
+    return replace(node, body=body, simd=not any(isinstance(child, Loop) for child in body))
+
+
+def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:
+    """The chain of loops over ``variables``, outermost first, each the first node of the
+    one outside it (a scratch statement's nest is its loops, then a Copy)."""
+    chain: list[Loop] = []
+    for var in variables:
+        if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
+            break
+        chain.append(nodes[0])
+        nodes = nodes[0].body
+    return chain
+
+
+def mark(nest: Nest) -> Nest:
+    """``nest`` with its simd and parallel loops marked."""
+    body = tuple(_simd(node) for node in nest.body)
+    index = nest.statement.index
+    if not index:  # a scalar target: a big + or * reduction may share its outer loop out
+        total = work(body)
+        return replace(nest, body=tuple(_parallel_reduction(node, total) for node in body))
+    variables = [name for name, _ in (index[:-1] if nest.interchanged else index)]
+    chain = _output_loops(body, variables)
+    if len(chain) < len(variables) or not chain:
+        return replace(nest, body=body)
+    outer = chain[0]
+    if outer.extent > 1 and math.prod(loop.extent for loop in chain) * work(chain[-1].body) >= PARALLEL_WORK:
+        body = (replace(outer, parallel=True), *body[1:])
+    return replace(nest, body=body)
+
+
+def _parallel_reduction(node: Node, total: int) -> Node:
+    """The outermost loop of a big sum or product, marked parallel."""
+    if isinstance(node, Loop) and total >= PARALLEL_WORK and node.extent > 1 and node.reductions and all(
+        op in ("+", "*") for op, _ in node.reductions
+    ):
+        return replace(node, parallel=True)
+    return node

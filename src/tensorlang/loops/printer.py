@@ -1,0 +1,104 @@
+"""Print a loop program as readable pseudo-code (``tensorlang compile PROG --emit loops``).
+
+Loops read ``for i in range(n)`` (``range(1, n)`` where the first iteration was peeled),
+prefixed ``parallel`` (threads share the iterations) or ``simd`` (vectorized), with the
+accumulators they reduce; buffers print as the variables they hold, indices are 0-based
+positions or loop variables, ``/`` is controlled division.  Steps of the schedule that
+are not loop nests (BLAS calls) print as one line each, so the whole program reads in
+order.
+"""
+
+from __future__ import annotations
+
+from ..ein.printer import statement_to_text
+from ..schedule.plan import Schedule
+from ..schedule.printer import step_title
+from ..schedule.steps import LoopStep
+from ..semantics.values import REDUCTIONS
+from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
+                 Store, Update)
+
+
+def _number(value: float) -> str:
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+class _Printer:
+    def __init__(self, program: LoopProgram):
+        self.names = program.names
+
+    def access(self, slot: int, indices) -> str:
+        return f"{self.names[slot]}[{','.join(map(str, indices))}]"
+
+    def scalar(self, e) -> str:
+        if isinstance(e, Load):
+            return self.access(e.slot, e.indices)
+        if isinstance(e, Acc):
+            return e.name
+        if isinstance(e, Const):
+            return _number(e.value)
+        if isinstance(e, Delta):
+            return f"delta({e.first},{e.second})"
+        if isinstance(e, Epsilon):
+            return f"eps({','.join(map(str, e.indices))})"
+        if isinstance(e, Neg):
+            return f"-{self.scalar(e.arg)}"
+        if isinstance(e, Apply):
+            return f"{e.fn}({self.scalar(e.arg)})"
+        if isinstance(e, BinOp):
+            return f"({self.scalar(e.left)} {e.op} {self.scalar(e.right)})"
+        if isinstance(e, Select):
+            return f"select({e.var}: {', '.join(self.scalar(c) for c in e.cases)})"
+        raise TypeError(f"not a loop-IR scalar: {e!r}")
+
+    def node(self, node, lines: list[str], depth: int) -> None:
+        pad = "  " * depth
+        if isinstance(node, Init):
+            lines.append(f"{pad}{node.acc} = {_number(REDUCTIONS[node.op].identity)}")
+        elif isinstance(node, Update):
+            value = self.scalar(node.value)
+            if node.op in ("+", "*"):
+                lines.append(f"{pad}{node.acc} {node.op}= {value}")
+            else:
+                lines.append(f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
+        elif isinstance(node, Store):
+            place = self.access(node.slot, node.indices)
+            value = node.value
+            if isinstance(value, BinOp) and value.op == "+" and value.left == Load(node.slot, node.indices):
+                lines.append(f"{pad}{place} += {self.scalar(value.right)}")  # a row update
+            else:
+                lines.append(f"{pad}{place} = {self.scalar(value)}")
+        elif isinstance(node, Copy):
+            lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
+        elif isinstance(node, Loop):
+            marks = "parallel " if node.parallel else "simd " if node.simd else ""
+            bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
+            reduce = "".join(f" reduce({op}: {acc})" for op, acc in node.reductions)
+            lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:")
+            for child in node.body:
+                self.node(child, lines, depth + 1)
+        else:
+            raise TypeError(f"not a loop-IR node: {node!r}")
+
+    def nest(self, nest: Nest, lines: list[str], depth: int) -> None:
+        note = "  (interchanged: summed loops outside the row)" if nest.interchanged else ""
+        lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
+        for node in nest.body:
+            self.node(node, lines, depth)
+
+
+def to_text(program: LoopProgram, schedule: Schedule) -> str:
+    """Every step of ``schedule`` in order: loop steps as their nests in ``program``."""
+    printer = _Printer(program)
+    buffers = ", ".join(f"v{n} {name}" for n, name in enumerate(program.names))
+    lines = [f"# loops ({schedule.dtype}); buffers: {buffers or 'none'}"]
+    for n, step in enumerate(schedule.steps):
+        if isinstance(step, LoopStep):
+            lines.append(f"step {n}: loops")
+            for nest in program.nests_of(n):
+                printer.nest(nest, lines, 1)
+        else:
+            lines.append(f"step {n}: {step_title(step)}")
+            lines.append(f"  # {statement_to_text(step.statement)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,2 @@
+"""The schedule: EIN program -> buffer plan + steps (loop nests or BLAS calls), shared by
+every target and printable (``--emit schedule``)."""

@@ -1,0 +1,180 @@
+"""The schedule of a program: its buffers and the steps that run its statements.
+
+:func:`plan` decides, once per kernel and for every target alike:
+
+* the **buffer plan**: one slot per variable, in declaration order, plus one flat scratch
+  slot when some statement reads its own target at other points than the one it writes
+  (ev-stmt: such a statement writes the scratch buffer, copied over the target after);
+  which slots are pooled temporaries (kept between calls, see the C target's pool) and
+  the pool's size in bytes for the kernel's dtype;
+* for each statement, **BLAS or loops**: a BLAS-shaped contraction (:func:`.steps.blas_shape`)
+  becomes a mode product, a GEMM or an einsum step when that step :meth:`pays`, every
+  other statement a loop nest, with the reason either way;
+* the **grouping**: consecutive loop statements form one :class:`~.steps.LoopStep` (one C
+  function), so a program is a sequence of loop and BLAS steps over one set of buffers.
+
+``tensorlang compile PROG --emit schedule`` prints the result (:mod:`.printer`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Mapping
+
+import numpy as np
+
+from ..analysis.inplace import in_place_verdict, reads_only_its_own_point
+from ..ein import ir
+from ..semantics.interface import Role, roles as declared_roles
+from . import steps
+from .steps import LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
+
+#: The name of the scratch slot (not a legal variable name, so it cannot clash).
+SCRATCH = "<scratch>"
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One slot: a variable (or the scratch buffer) with its shape and its part in a call.
+    Temporaries and the scratch buffer are ``temp``: the caller never sees them."""
+
+    name: str
+    shape: tuple[int, ...]
+    role: str
+
+    @property
+    def pooled(self) -> bool:
+        return self.role == Role.TEMP
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class BufferPlan:
+    """The slots of a schedule (slot n is ``buffers[n]``) and the element size."""
+
+    buffers: tuple[Buffer, ...]
+    itemsize: int
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.buffers)
+
+    @property
+    def shapes(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(b.shape for b in self.buffers)
+
+    @cached_property
+    def slot_of(self) -> dict[str, int]:
+        return {b.name: n for n, b in enumerate(self.buffers)}
+
+    @property
+    def scratch(self) -> int | None:
+        """The scratch slot, if the program needs one (always the last slot)."""
+        return len(self.buffers) - 1 if self.buffers and self.buffers[-1].name == SCRATCH else None
+
+    @property
+    def pooled(self) -> tuple[int, ...]:
+        """The slots whose buffers a kernel keeps between calls."""
+        return tuple(n for n, b in enumerate(self.buffers) if b.pooled)
+
+    @property
+    def pool_bytes(self) -> int:
+        """The bytes of one set of pooled buffers (a call takes one set)."""
+        return sum(self.buffers[n].size for n in self.pooled) * self.itemsize
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Steps in order over one buffer plan, for one dtype."""
+
+    buffers: BufferPlan
+    steps: tuple[Step, ...]
+    dtype: str
+
+
+def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None) -> BufferPlan:
+    """A slot per declared variable, in order, and the scratch slot when a statement
+    needs one (as large as the largest target that needs it).  ``roles`` defaults to the
+    declarations' (semantics/interface.py); a name without a role is a temporary."""
+    if roles is None:
+        roles = declared_roles(program.decls)
+    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls]
+    shapes = program.shapes
+    scratch = max((math.prod(shapes[s.target]) for s in program.statements if not reads_only_its_own_point(s)),
+                  default=None)
+    if scratch is not None:
+        buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize)
+
+
+def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
+    """The slots a statement's loop nest touches: its reads, its target, and the scratch
+    buffer when it cannot write its target in place."""
+    slot_of = buffers.slot_of
+    found = {slot_of[stmt.target], *(slot_of[name] for name in stmt.reads)}
+    if not reads_only_its_own_point(stmt):
+        found.add(buffers.scratch)
+    return found
+
+
+def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step | str:
+    """The BLAS step that runs ``stmt``, or why the loop nest does: a mode product when it
+    pays, else a two-tensor GEMM, else opt_einsum's path for more tensors."""
+    if not blas:
+        return "BLAS steps are off"
+    why = blas_shape(stmt)
+    if why is not None:
+        return why
+    slot_of = buffers.slot_of
+    shapes = dict(zip(buffers.names, buffers.shapes))
+    step: Step | None = mode_step(stmt, slot_of, shapes)
+    if step is not None:
+        # a mode product too fine-grained for BLAS stays a loop nest: a GemmStep would
+        # be slower still (it copies X and the result)
+        kind = "mode product" if step.batched else "mode product (one GEMM)"
+    else:
+        step, kind = gemm_step(stmt, slot_of, shapes), "GEMM"
+        if step is None:
+            step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
+    if not step.pays():
+        return step.why_not() or "the step does not pay"
+    reason = f"{kind}: {step.work} multiply-adds >= BLAS_WORK {steps.BLAS_WORK}"
+    if isinstance(step, ModeStep) and step.batched:
+        reason = (f"{kind}: J*M*Q = {step.j * step.m * step.q} >= MODE_BATCH_WORK {steps.MODE_BATCH_WORK} "
+                  f"and min(J,M) = {min(step.j, step.m)} >= MODE_BATCH_MIN {steps.MODE_BATCH_MIN}")
+    return replace(step, reason=reason)
+
+
+def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True) -> Schedule:
+    """The schedule of ``program`` for ``dtype`` (see the module's docstring)."""
+    buffers = buffer_plan(program, dtype, roles)
+    scheduled: list[Step] = []
+    group: list[tuple[ir.Statement, str]] = []
+
+    def flush():
+        if group:
+            slots = set().union(*(statement_slots(s, buffers) for s, _ in group))
+            scheduled.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
+            group.clear()
+
+    for stmt in program.statements:
+        chosen = choose(stmt, buffers, blas)
+        if isinstance(chosen, str):
+            group.append((stmt, _loop_reason(stmt, chosen)))
+            continue
+        flush()
+        scheduled.append(chosen)
+    flush()
+    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name)
+
+
+def _loop_reason(stmt: ir.Statement, why: str) -> str:
+    reason = f"loops: {why}"
+    if stmt.target in stmt.reads:
+        reason += f"; {in_place_verdict(stmt)}"
+    return reason

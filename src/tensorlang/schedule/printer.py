@@ -1,0 +1,64 @@
+"""Print a :class:`~.plan.Schedule` (``tensorlang compile PROG --emit schedule``).
+
+The buffer plan first (slot, variable, shape, role, pooled), with the pool's size in
+bytes for the schedule's dtype; then each step with the statements it runs and, under
+each, the reason for BLAS or loops.  Slots print as ``v0, v1, …``, as in the C source.
+"""
+
+from __future__ import annotations
+
+from ..ein.printer import statement_to_text
+from .plan import SCRATCH, Schedule
+from .steps import EinsumStep, GemmStep, LoopStep, ModeStep, Step
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + " ".join(map(str, shape)) + "]"
+
+
+def step_title(step: Step) -> str:
+    """One line: what kind of step, on which slots."""
+    if isinstance(step, LoopStep):
+        return f"loops over {' '.join(f'v{s}' for s in step.slots)}"
+    if isinstance(step, ModeStep):
+        w = f"v{step.matrix}{'ᵀ' if step.transpose else ''}"
+        return (f"mode product: numpy.matmul v{step.target} (P,J,Q) = {w} (J,M) x v{step.operand} (P,M,Q), "
+                f"P={step.p} M={step.m} J={step.j} Q={step.q}" + (f", scale {step.scale!r}" if step.scale != 1.0 else ""))
+    if isinstance(step, GemmStep):
+        batch, left, summed = step.left_shape
+        return (f"GEMM: numpy.matmul v{step.target} = v{step.left} (batch,left,summed) x v{step.right} "
+                f"(batch,summed,right), batch={batch} left={left} summed={summed} right={step.right_shape[2]}"
+                + (f", scale {step.scale!r}" if step.scale != 1.0 else ""))
+    if isinstance(step, EinsumStep):
+        return f"einsum: opt_einsum path into v{step.target}"
+    raise TypeError(f"not a schedule step: {step!r}")
+
+
+def step_statements(step: Step) -> tuple[tuple[str, str], ...]:
+    """(statement text, reason) for each statement a step runs."""
+    if isinstance(step, LoopStep):
+        return tuple(zip(map(statement_to_text, step.statements), step.reasons))
+    return ((statement_to_text(step.statement), step.reason),)
+
+
+def to_text(schedule: Schedule) -> str:
+    plan = schedule.buffers
+    pooled = plan.pooled
+    lines = [f"schedule ({schedule.dtype}): {len(schedule.steps)} step{'s' * (len(schedule.steps) != 1)}, "
+             f"{len(plan.buffers)} buffer{'s' * (len(plan.buffers) != 1)}",
+             "buffers:"]
+    width = max((len(b.name) for b in plan.buffers), default=0)
+    for n, buffer in enumerate(plan.buffers):
+        note = "  pooled" if buffer.pooled else ""
+        if buffer.name == SCRATCH:
+            note += "  (statements that read their target elsewhere write here, then copy)"
+        lines.append(f"  v{n:<3} {buffer.name:<{width}}  {_shape(buffer.shape):<12} {buffer.role}{note}")
+    lines.append(f"pool: {len(pooled)} buffer{'s' * (len(pooled) != 1)}, {plan.pool_bytes} bytes per call "
+                 f"({schedule.dtype})")
+    lines.append("steps:")
+    for n, step in enumerate(schedule.steps):
+        lines.append(f"  {n}: {step_title(step)}")
+        for text, reason in step_statements(step):
+            lines.append(f"       {text}")
+            lines.append(f"         -- {reason}")
+    return "\n".join(lines) + "\n"

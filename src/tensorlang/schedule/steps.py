@@ -1,0 +1,309 @@
+"""The steps of a schedule: how one EIN statement (or a run of them) is computed.
+
+* :class:`LoopStep`: consecutive statements as generated loop nests (:mod:`tensorlang.loops`);
+  the C target prints them as one C function, the NumPy target runs them through its
+  einsum code generation.
+* :class:`GemmStep`: ``target = scale * Σ A B`` as one batched ``numpy.matmul``.
+* :class:`ModeStep`: a mode product ``target[P,j,Q] = scale * Σ_m W[j,m] X[P,m,Q]`` as one
+  ``numpy.matmul`` over views, copying nothing.
+* :class:`EinsumStep`: any other BLAS-sized contraction, on opt_einsum's path.
+
+A BLAS step is only a candidate for a statement whose shape BLAS computes
+(:func:`blas_shape`); :meth:`pays` says whether it beats the loop nest.  The steps are
+values (frozen dataclasses over buffer *slots*, see :mod:`.plan`): the targets run them,
+they decide nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ein import ir
+
+#: Contractions with at least this many multiply-adds go to BLAS (numpy) when they are
+#: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
+#: Python around the BLAS call, which a 2^16-flop loop finishes in.
+BLAS_WORK = 1 << 16
+
+#: A batched mode product (:class:`ModeStep` with P and Q both non-trivial) is one small
+#: GEMM per element of P; it runs on BLAS only when each GEMM has at least this many
+#: multiply-adds and W is at least MODE_BATCH_MIN on each side, else as a loop nest
+#: (:meth:`ModeStep.pays`; the measurements are in docs/c-backend.md).
+MODE_BATCH_WORK = 1 << 19
+MODE_BATCH_MIN = 16
+
+
+# ------------------------------------------------------------------ recognition
+def contraction_factors(stmt: ir.Statement):
+    """(tensors, summed index map, scale) when the body is a scaled product of tensor
+    accesses under sums — the shape BLAS computes — else None.  The scale is folded
+    into one float (the loop nests keep it as written: :mod:`tensorlang.loops.interchange`)."""
+    summed: list[tuple[str, int]] = []
+    tensors: list[ir.Tensor] = []
+    scale = 1.0
+    stack = [stmt.body]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.Sum):
+            summed.extend(e.index)
+            stack.append(e.body)
+        elif isinstance(e, ir.BinOp) and e.op == "*":
+            stack.extend((e.right, e.left))
+        elif isinstance(e, ir.Neg):
+            scale = -scale
+            stack.append(e.arg)
+        elif isinstance(e, ir.Const):
+            scale *= e.value
+        elif isinstance(e, ir.Tensor):
+            tensors.append(e)
+        else:
+            return None
+    return tensors, summed, scale
+
+
+def multiply_adds(stmt: ir.Statement, summed) -> int:
+    """The multiply-adds of a contraction: the target's points times the summed points."""
+    return math.prod(n for _, n in stmt.index) * math.prod(n for _, n in summed)
+
+
+def blas_shape(stmt: ir.Statement) -> str | None:
+    """None when ``stmt`` is a sum over a product of two or more tensors that a BLAS step
+    computes, else why not (the loop nest does it).
+
+    Excluded: fixed positions, affine indices and diagonals (repeated indices in one access), non-finite
+    scale factors (0 * inf must stay NaN element by element), a summed name bound twice,
+    broadcast output axes, and statements that read their own target (ev-stmt would need
+    a copy of the target, which the loop nest's scratch buffer provides)."""
+    found = contraction_factors(stmt)
+    if found is None:
+        return "not a product of tensors under a sum"
+    tensors, summed, scale = found
+    if not summed or len(tensors) < 2:
+        return "not a sum over a product of two or more tensors"
+    if not math.isfinite(scale):
+        return f"non-finite scale factor {scale}"
+    if stmt.target in stmt.reads:
+        return "reads its own target"
+    if any(isinstance(i, int) for t in tensors for i in t.indices):
+        return "a fixed position in an access"
+    if any(not isinstance(i, str) for t in tensors for i in t.indices):
+        return "an affine index in an access"
+    if any(len(set(t.indices)) < len(t.indices) for t in tensors):
+        return "a diagonal (an index repeated in one access)"
+    names = [name for name, _ in summed]
+    if len(set(names)) < len(names) or set(names) & {name for name, _ in stmt.index}:
+        return "a summed index bound twice"
+    present = {i for t in tensors for i in t.indices}
+    if not {name for name, _ in stmt.index} <= present:
+        return "a broadcast output axis"
+    return None
+
+
+class _BlasStep:
+    """What the BLAS steps share: a step pays when nothing speaks against it, and by
+    default only too little work (fewer than :data:`BLAS_WORK` multiply-adds) does."""
+
+    work: int
+
+    def why_not(self) -> str | None:
+        """None when the step beats the loop nest, else why not."""
+        return None if self.work >= BLAS_WORK else f"{self.work} multiply-adds < BLAS_WORK {BLAS_WORK}"
+
+    def pays(self) -> bool:
+        return self.why_not() is None
+
+
+# ------------------------------------------------------------------ steps
+@dataclass(frozen=True)
+class LoopStep:
+    """Consecutive statements run as generated loop nests over the buffers ``slots``
+    (those their nests use, in slot order); ``reasons[k]`` says why statement k is not
+    a BLAS step."""
+
+    statements: tuple[ir.Statement, ...]
+    slots: tuple[int, ...]
+    reasons: tuple[str, ...]
+
+    def pays(self) -> bool:
+        """A loop nest is what every other step is measured against."""
+        return True
+
+
+@dataclass(frozen=True)
+class GemmStep(_BlasStep):
+    """``target = scale * Σ A B`` as one ``numpy.matmul`` writing the target in place.
+
+    The operands' axes are grouped into batch (in A, B and the target), left (A and the
+    target), summed (A and B) and right (B and the target); transposed and reshaped to
+    (batch, left, summed) and (batch, summed, right), they are one batched GEMM whose
+    result is the target's buffer itself when the target orders its axes batch, left,
+    right (otherwise a temporary, copied in with the transposition)."""
+
+    target: int
+    left: int
+    right: int
+    left_axes: tuple[int, ...]
+    right_axes: tuple[int, ...]
+    left_shape: tuple[int, int, int]
+    right_shape: tuple[int, int, int]
+    result_shape: tuple[int, ...]
+    result_axes: tuple[int, ...] | None
+    scale: float
+    statement: ir.Statement | None = None
+    reason: str = ""
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return (self.left, self.right)
+
+    @property
+    def plain(self) -> bool:
+        """C = A B with A, B and C matrices stored as they are multiplied: no reshaping."""
+        return (self.left_shape[0] == 1 and self.left_axes == (0, 1) and self.right_axes == (0, 1)
+                and self.result_axes is None and self.scale == 1.0 and len(self.result_shape) == 2)
+
+    @property
+    def work(self) -> int:
+        batch, left, summed = self.left_shape
+        return batch * left * summed * self.right_shape[2]
+
+
+def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GemmStep | None:
+    """The :class:`GemmStep` of a two-tensor BLAS-shaped contraction, or None for more tensors."""
+    tensors, summed, scale = contraction_factors(stmt)
+    if len(tensors) != 2:
+        return None
+    a, b = tensors
+    out = [name for name, _ in stmt.index]
+    extent = dict(stmt.index) | dict(summed)
+    for t in tensors:
+        extent.update(zip(t.indices, shapes[t.name]))
+    la, lb = list(a.indices), list(b.indices)
+    batch = [i for i in out if i in la and i in lb]
+    left = [i for i in out if i in la and i not in lb]
+    right = [i for i in out if i in lb and i not in la]
+    contracted = [i for i in la if i in lb and i not in out]
+    # an index only in one operand and not in the output would be a sum of one factor
+    if set(la) != set(batch + left + contracted) or set(lb) != set(batch + right + contracted):
+        return None
+    size = lambda names: math.prod(extent[i] for i in names)  # noqa: E731
+    order = batch + left + right
+    result_axes = None if order == out else tuple(order.index(i) for i in out)
+    return GemmStep(
+        target=slot_of[stmt.target], left=slot_of[a.name], right=slot_of[b.name],
+        left_axes=tuple(la.index(i) for i in batch + left + contracted),
+        right_axes=tuple(lb.index(i) for i in batch + contracted + right),
+        left_shape=(size(batch), size(left), size(contracted)),
+        right_shape=(size(batch), size(contracted), size(right)),
+        result_shape=tuple(extent[i] for i in order), result_axes=result_axes, scale=scale, statement=stmt,
+    )
+
+
+@dataclass(frozen=True)
+class ModeStep(_BlasStep):
+    """``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` (or ``W[m, j]``): the mode
+    product of X with a matrix W, one pairwise step of the spectral-element kernels
+    (``t[e,l,j,k] = Σ_m B[j,m] t1[e,l,m,k]``), as one ``numpy.matmul`` that reads X and
+    writes the target's buffer in place, copying nothing.
+
+    Why not :class:`GemmStep`: W shares no axis with X, so there P and Q both become the
+    product's "right" group — X transposed to (M, P Q) and the result transposed back, two
+    copies of the big tensors.  Here P and Q stay where they are: X is viewed as
+    (P, M, Q) and the target as (P, J, Q), and the product is ``W' X[p]`` for every p,
+    one GEMM when P or Q is empty (size 1); ``W'`` is W or Wᵀ as a view, which numpy
+    hands to BLAS as a transposed matrix without a copy.  Whether the batched form (P and
+    Q both non-trivial) pays is :meth:`pays`'s question."""
+
+    target: int
+    matrix: int
+    operand: int
+    transpose: bool  # W is indexed [m, j]: the product uses Wᵀ
+    p: int  # the extents of P (product), M, J and Q (product)
+    m: int
+    j: int
+    q: int
+    scale: float
+    statement: ir.Statement | None = None
+    reason: str = ""
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return (self.matrix, self.operand)
+
+    @property
+    def batched(self) -> bool:
+        """P and Q both non-trivial: P GEMMs of (J, M) by (M, Q), numpy's loop over P."""
+        return self.p > 1 and self.q > 1
+
+    @property
+    def work(self) -> int:
+        return self.p * self.m * self.j * self.q
+
+    def why_not(self) -> str | None:
+        """None when the step should run rather than the generated loop nest, else why not.
+
+        A plain GEMM (P or Q empty) runs when it has BLAS_WORK multiply-adds.  A batched
+        one pays numpy's ~80 ns per GEMM P times and runs the small GEMMs on one thread,
+        against a loop nest on every core; it wins only when each GEMM is big in every
+        direction: at least :data:`MODE_BATCH_WORK` multiply-adds and W at least
+        :data:`MODE_BATCH_MIN` on each side.  The measurements behind the rule (and why
+        it follows the interchanged loop nests it competes with) are in docs/c-backend.md,
+        "Measurements: batched mode products"."""
+        small = super().why_not()
+        if small is not None or not self.batched:
+            return small
+        per_gemm = self.j * self.m * self.q
+        if per_gemm < MODE_BATCH_WORK:
+            return f"batched mode product: J*M*Q = {per_gemm} < MODE_BATCH_WORK {MODE_BATCH_WORK}"
+        if min(self.j, self.m) < MODE_BATCH_MIN:
+            return f"batched mode product: min(J,M) = {min(self.j, self.m)} < MODE_BATCH_MIN {MODE_BATCH_MIN}"
+        return None
+
+
+def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> ModeStep | None:
+    """The :class:`ModeStep` of a BLAS-shaped contraction (:func:`blas_shape`) that is a
+    mode product ``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` — W a matrix (either
+    factor, indexed ``[j, m]`` or ``[m, j]``), the target X's indices with m replaced by j,
+    in order — else None."""
+    tensors, summed, scale = contraction_factors(stmt)
+    if len(tensors) != 2 or len(summed) != 1:
+        return None
+    m = summed[0][0]
+    out = tuple(name for name, _ in stmt.index)
+    # W is tried as the smaller factor first (with two matrices either fits: the same GEMM)
+    for w, x in sorted((tensors, tensors[::-1]), key=lambda pair: math.prod(shapes[pair[0].name])):
+        if len(w.indices) != 2 or m not in w.indices or m not in x.indices:
+            continue
+        j = w.indices[1] if w.indices[0] == m else w.indices[0]
+        at = x.indices.index(m)
+        if j in x.indices or out != x.indices[:at] + (j,) + x.indices[at + 1:]:
+            continue
+        shape = shapes[x.name]
+        return ModeStep(
+            target=slot_of[stmt.target], matrix=slot_of[w.name], operand=slot_of[x.name],
+            transpose=w.indices[0] == m, p=math.prod(shape[:at]), m=shape[at],
+            j=shapes[w.name][w.indices.index(j)], q=math.prod(shape[at + 1:]), scale=scale, statement=stmt,
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class EinsumStep(_BlasStep):
+    """A BLAS-shaped contraction of three or more tensors (or two that are no GEMM), on
+    opt_einsum's path: pairwise BLAS products in a good order."""
+
+    target: int
+    statement: ir.Statement
+    work: int
+    reason: str = ""
+
+
+def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:
+    _, summed, _ = contraction_factors(stmt)
+    return EinsumStep(slot_of[stmt.target], stmt, multiply_adds(stmt, summed))
+
+
+#: The steps a target runs with numpy.matmul over the buffers.
+MatmulStep = GemmStep | ModeStep
+Step = LoopStep | GemmStep | ModeStep | EinsumStep

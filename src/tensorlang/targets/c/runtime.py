@@ -1,0 +1,211 @@
+"""The C target's kernel: a schedule of generated C functions and BLAS calls over one
+set of buffers.
+
+Compilation (once per kernel): the program's schedule (:mod:`tensorlang.schedule`: BLAS or
+loops, the buffers) and its loop IR (:mod:`tensorlang.loops`) are printed as C99
+(:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi, whose
+``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes' ``.ctypes.data``
+costs (the per-call overhead is what small kernels pay).  Loop steps call their C
+function; matmul steps run ``numpy.matmul`` over the buffers (:mod:`..numpy.matmul`);
+einsum steps the NumPy target's einsum code for their statement.
+
+A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer
+(inputs that are read-only are used in place; inputs that are also results are copied,
+so a caller's array is never written; ``out=`` buffers that are C-contiguous and share
+no memory with an input are written directly), then runs the steps in order.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ...ein import ir
+from ...loops import loop_program
+from ...schedule.plan import plan
+from ...schedule.steps import EinsumStep, LoopStep
+from ..numpy.codegen import compile_einsum
+from ..numpy.matmul import run_matmul
+from . import build as c_build
+from .codegen import Generated, print_c
+from .fastcall import fast_call
+
+
+def generate(program: ir.Program, dtype, roles=None, blas: bool = True) -> Generated:
+    """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``)."""
+    schedule = plan(program, dtype, roles, blas)
+    return print_c(schedule, loop_program(schedule))
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays may share memory.  Two distinct arrays that each own their data
+    (``base is None``) cannot, which settles the common case without numpy's bounds check."""
+    if a is b:
+        return True
+    if a.base is None and b.base is None:
+        return False
+    return np.may_share_memory(a, b)
+
+
+def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bool:
+    """``target`` (for variable ``name``) shares memory with no input except ``name``'s own
+    when that input *is* the target (the in-place idiom), and with no other target."""
+    for key, a in supplied.items():
+        if key == name and a is target:
+            continue
+        if _overlap(a, target):
+            return False
+    return not any(_overlap(b, target) for b in direct.values())
+
+
+class CKernel:
+    """A compiled program: the generated source, the steps, and how to run them."""
+
+    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True):
+        self.program = program
+        self.dtype = np.dtype(dtype)
+        self.compiler = c_build.require_compiler()
+        generated = generate(program, self.dtype, roles, blas)
+        self.source = generated.source
+        self.schedule = generated.schedule
+        self.loop_program = generated.loop_program
+        self.names = self.schedule.buffers.names
+        self.shapes = self.schedule.buffers.shapes
+        self.ffi = None
+        functions = {}
+        if generated.functions:
+            path = c_build.build(self.source, self.compiler)
+            self.ffi, lib = c_build.load(path, generated.declarations)
+            functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
+        self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
+        self._only = functions[0] if len(self.steps) == 1 and functions else None
+        self._plan()
+        self.fast_call = fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
+
+    @classmethod
+    def for_kernel(cls, kernel) -> "CKernel":
+        """The C target of a kernel: its executed program with its dtype and roles."""
+        return cls(kernel.executed, kernel.dtype, kernel.roles())
+
+    @property
+    def steps(self):
+        """The schedule's steps, in order."""
+        return self.schedule.steps
+
+    def _runner(self, n: int, step, functions: dict) -> Callable[[list, int], None]:
+        """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
+        if isinstance(step, LoopStep):
+            function, slots = functions[n]
+
+            def run_c(buffers, threads):
+                from_buffer = self.ffi.from_buffer
+                function(*[from_buffer(buffers[s]) for s in slots], threads)
+            return run_c
+        if isinstance(step, EinsumStep):
+            kernel = compile_einsum((step.statement,), self.dtype)
+            target, names = step.target, self.names
+
+            def run_einsum(buffers, threads):
+                store = {name: buffers[s] for s, name in enumerate(names)}
+                with np.errstate(all="ignore"):
+                    value = kernel.function(store)[names[target]]
+                np.copyto(buffers[target], value)
+            return run_einsum
+
+        def run_blas(buffers, threads):
+            with np.errstate(all="ignore"):
+                run_matmul(step, buffers)
+        return run_blas
+
+    # ------------------------------------------------------------------ calls
+    def _plan(self) -> None:
+        """Per slot, how a call makes its buffer (fixed at compile time, so that a call
+        does as little Python as possible: small kernels pay for every line here)."""
+        buffers = self.schedule.buffers
+        self.plan = tuple((n, b.name, b.shape, b.role) for n, b in enumerate(buffers.buffers))
+        self.temporary_slots = buffers.pooled
+        self._inputs = tuple((n, name) for n, name, _, role in self.plan if role == "in")
+        self._others = tuple(entry for entry in self.plan if entry[3] not in ("in", "temp"))
+        self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
+        self._empty = [None] * len(self.plan)
+        self._pool: list[tuple[np.ndarray, ...]] = []
+
+    def take_temporaries(self) -> tuple[np.ndarray, ...]:
+        """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
+        calls: a fresh multi-megabyte buffer costs a page fault per 4 KiB on first touch
+        (measured: about 4 ms of the 7 ms an interpolation call took at n=8, E=2048).
+        A call takes a set and gives it back when done, so concurrent calls never share
+        one (the pool grows to as many sets as calls run at once)."""
+        try:
+            return self._pool.pop()
+        except IndexError:
+            return tuple(np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots)
+
+    def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
+        self._pool.append(buffers)
+
+    def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
+        """Run with validated inputs; write results into ``targets`` where given.
+
+        Read-only inputs are used in place when they already are C-contiguous arrays of
+        the kernel's dtype (copied otherwise); every other buffer is fresh or an ``out=``
+        target, so nothing the caller passed as an input is ever written.
+
+        A target that is C-contiguous and shares no memory with an input or another
+        target is the buffer itself (written in place); any other target receives a copy
+        after the run.  The in-place idiom ``k(x=x, out={"x": x})`` (paper 002's
+        ``x = s * x``) passes the same array as a variable's input and its target: that
+        array is the buffer, already holding the input, as long as no *other* input
+        shares its memory.  (Calls without anything unusual take the generated fast path
+        of :mod:`.fastcall` instead.)"""
+        dtype = self.dtype
+        buffers = self._empty[:]
+        pool = self.take_temporaries()
+        for position, n in enumerate(self.temporary_slots):
+            buffers[n] = pool[position]
+        for n, name in self._inputs:
+            given = supplied[name]
+            if given.dtype != dtype or not given.flags.c_contiguous:
+                given = np.ascontiguousarray(given, dtype)
+            buffers[n] = given
+        direct: dict[str, np.ndarray] = {}
+        for n, name, shape, role in self._others:
+            given = supplied.get(name)
+            target = targets.get(name) if targets else None
+            if (target is not None and target.flags.c_contiguous and target.dtype == dtype
+                    and _disjoint(target, supplied, name, direct)):
+                direct[name] = buffers[n] = target  # written in place
+                if given is not None:
+                    if given is not target:  # k(x=x, out={"x": x}) holds its input already
+                        np.copyto(target, given)
+                elif role == "optional":
+                    target.fill(np.nan)
+            elif given is not None:
+                buffers[n] = np.array(given, dtype=dtype, order="C", copy=True)
+            elif role == "optional":
+                buffers[n] = np.full(shape, np.nan, dtype=dtype)
+            else:
+                buffers[n] = np.empty(shape, dtype=dtype)
+        self.execute(buffers, threads)
+        self.give_back_temporaries(pool)
+        results = {}
+        for n, name in self.results:
+            target = targets.get(name)
+            if target is not None and direct.get(name) is not target:
+                np.copyto(target, buffers[n])
+                results[name] = target
+            else:
+                results[name] = buffers[n]
+        return results
+
+    def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:
+        """Run every step on ``buffers`` (one C-contiguous array of the right dtype per slot)."""
+        if self._only is not None:  # one C function: the common small-kernel case, kept short
+            function, slots = self._only
+            from_buffer = self.ffi.from_buffer
+            function(*[from_buffer(buffers[s]) for s in slots], threads)
+            return
+        for run in self._runners:
+            run(buffers, threads)
+

@@ -1,0 +1,1 @@
+"""The NumPy target: EIN statements as generated einsum / BLAS calls (codegen)."""

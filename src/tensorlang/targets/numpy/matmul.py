@@ -1,0 +1,76 @@
+"""Running a schedule's matmul steps on numpy arrays.
+
+:func:`run_matmul` runs a :class:`~tensorlang.schedule.steps.GemmStep` or
+:class:`~tensorlang.schedule.steps.ModeStep` over buffers indexed by slot, writing the
+target's buffer in place; the C target runs its BLAS steps with it, and the NumPy
+target's generated code through :class:`MatmulIntoStore`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...schedule.steps import GemmStep, MatmulStep, ModeStep
+
+
+def run_gemm(step: GemmStep, buffers) -> None:
+    if step.plain:
+        np.matmul(buffers[step.left], buffers[step.right], out=buffers[step.target])
+        return
+    batch, left, right = step.left_shape[0], step.left_shape[1], step.right_shape[2]
+    a, b = buffers[step.left], buffers[step.right]
+    if step.left_axes != tuple(range(a.ndim)):
+        a = a.transpose(step.left_axes)
+    if step.right_axes != tuple(range(b.ndim)):
+        b = b.transpose(step.right_axes)
+    if batch == 1:  # a plain GEMM: 2-D operands skip numpy's batched-matmul loop
+        a, b = a.reshape(step.left_shape[1:]), b.reshape(step.right_shape[1:])
+    else:
+        a, b = a.reshape(step.left_shape), b.reshape(step.right_shape)
+    out = buffers[step.target]
+    if step.result_axes is None:  # the target is laid out as (batch, left, right)
+        np.matmul(a, b, out=out.reshape((left, right) if batch == 1 else (batch, left, right)))
+    else:
+        value = np.matmul(a, b).reshape(step.result_shape)
+        np.copyto(out, value.transpose(step.result_axes))
+    if step.scale != 1.0:
+        np.multiply(out, out.dtype.type(step.scale), out=out)
+
+
+def run_mode_product(step: ModeStep, buffers) -> None:
+    w, x, out = buffers[step.matrix], buffers[step.operand], buffers[step.target]
+    if step.transpose:
+        w = w.T
+    if step.p == 1:  # out(J, Q) = W' X(M, Q)
+        np.matmul(w, x.reshape(step.m, step.q), out=out.reshape(step.j, step.q))
+    elif step.q == 1:  # out(P, J) = X(P, M) W'ᵀ
+        np.matmul(x.reshape(step.p, step.m), w.T, out=out.reshape(step.p, step.j))
+    else:  # out(P, J, Q) = W' X(P, M, Q), W' broadcast over P
+        np.matmul(w, x.reshape(step.p, step.m, step.q), out=out.reshape(step.p, step.j, step.q))
+    if step.scale != 1.0:
+        np.multiply(out, out.dtype.type(step.scale), out=out)
+
+
+def run_matmul(step: MatmulStep, buffers) -> None:
+    """Run ``step`` on ``buffers`` (indexable by slot; C-contiguous arrays of one dtype)."""
+    if isinstance(step, ModeStep):
+        run_mode_product(step, buffers)
+    else:
+        run_gemm(step, buffers)
+
+
+@dataclass(frozen=True)
+class MatmulIntoStore:
+    """A matmul step over a store of named arrays: the result is a fresh array."""
+
+    step: MatmulStep
+    operands: tuple[tuple[int, str], ...]  # (slot, variable) of each operand
+    shape: tuple[int, ...]
+
+    def __call__(self, store: dict[str, np.ndarray], dtype: np.dtype) -> np.ndarray:
+        buffers = {slot: store[name] for slot, name in self.operands}
+        buffers[self.step.target] = out = np.empty(self.shape, dtype)
+        run_matmul(self.step, buffers)
+        return out
