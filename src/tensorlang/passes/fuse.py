@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
-from ..ein.names import Fresh, all_names, rebuild, rename_bound, substitute
+from ..ein.names import Fresh, all_names, rename_bound, substitute
 from .program import assignments, readers, temporaries
 
 
@@ -82,15 +82,11 @@ def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | Non
     body = rename_bound(definition.body, fresh, around)
 
     def replace(e: ir.Expr) -> ir.Expr:
-        if isinstance(e, ir.Tensor):
-            if e.name != t:
-                return e
+        if isinstance(e, ir.Tensor) and e.name == t:
             return substitute(body, dict(zip(params, e.indices)), fresh)
-        if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
-            return e
-        return rebuild(e, tuple(replace(c) for c in ir.children(e)))
+        return e
 
-    return ir.Statement(use.target, use.index, replace(use.body))
+    return ir.Statement(use.target, use.index, ir.bottom_up(use.body, replace))
 
 
 def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
@@ -101,16 +97,10 @@ def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
         if e.name == name:
             yield dict(scope), linear
         return
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        inner = dict(scope) | dict(e.index)
-        yield from _occurrences(e.body, name, inner, linear and isinstance(e, ir.Sum))
-        return
-    if isinstance(e, ir.Stack):
-        inner = dict(scope)
-        for item in e.items:
-            yield from _occurrences(item, name, inner, False)
-        return
-    keeps = isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*")
+    bound = ir.binders(e)
+    if bound:
+        scope = scope | dict(bound)
+    keeps = isinstance(e, (ir.Neg, ir.Sum)) or (isinstance(e, ir.BinOp) and e.op == "*")
     for child in ir.children(e):
         yield from _occurrences(child, name, scope, linear and keeps)
 

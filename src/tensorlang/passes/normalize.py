@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from ..ein import ir
 from ..semantics.values import FUNCTIONS, epsilon_sign, fold
 from ..analysis.cost import body_flops
-from ..ein.names import product, Fresh, all_names, free_indices, rebuild, rename_bound, substitute
+from ..ein.forms import product
+from ..ein.names import Fresh, all_names, distinct_binders, free_indices, substitute
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
 MAX_TERMS = 64
@@ -50,8 +51,7 @@ def normalize(program: ir.Program) -> ir.Program:
 
 def normalize_statement(stmt: ir.Statement) -> ir.Statement:
     fresh = Fresh(all_names(stmt.body) | {name for name, _ in stmt.index})
-    seen = {name for name, _ in stmt.index} | set(free_indices(stmt.body))
-    body = rename_bound(stmt.body, fresh, seen)  # distinct binders: nested sums may then merge
+    body = distinct_binders(stmt.body, {name for name, _ in stmt.index}, fresh)  # nested sums may then merge
     return ir.Statement(stmt.target, stmt.index, simplify(body, fresh, dict(stmt.index)))
 
 
@@ -65,9 +65,8 @@ def simplify(e: ir.Expr, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
         return e if sign is None else ir.Const(float(sign))
     if isinstance(e, (ir.Tensor, ir.Const)):
         return e
-    inner = scope | dict(e.index) if isinstance(e, (ir.Sum, ir.Reduce)) else scope
-    kids = tuple(simplify(c, fresh, inner) for c in ir.children(e))
-    e = rebuild(e, kids)
+    inner = scope | dict(ir.binders(e))
+    e = ir.map_children(e, lambda c: simplify(c, fresh, inner))
     if isinstance(e, ir.Sum):
         return normalize_sum(e, fresh, scope)
     if isinstance(e, ir.Reduce):

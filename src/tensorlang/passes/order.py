@@ -25,8 +25,9 @@ import opt_einsum
 
 from ..ein import ir
 from ..analysis.cost import body_flops
-from ..ein.names import product, free_indices, rebuild
-from .program import TempNames, lift_into_temporaries
+from ..ein.forms import product
+from ..ein.names import TempNames, free_indices
+from .program import lift_into_temporaries
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -40,21 +41,17 @@ def order_contractions(program: ir.Program) -> ir.Program:
 
 
 def _order(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
-    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
-        return e
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        inner = scope | dict(e.index)
-        e = rebuild(e, (_order(e.body, inner, names, lifted),))
-        if isinstance(e, ir.Sum):
-            factors = product_factors(e.body)
-            if len(factors) >= 3:
-                chain = contraction_chain(e, factors, inner, names)
-                if chain is not None:
-                    steps, result = chain
-                    lifted.extend(steps)
-                    return result
-        return e
-    return rebuild(e, tuple(_order(c, scope, names, lifted) for c in ir.children(e)))
+    inner = scope | dict(ir.binders(e))
+    e = ir.map_children(e, lambda c: _order(c, inner, names, lifted))
+    if isinstance(e, ir.Sum):
+        factors = product_factors(e.body)
+        if len(factors) >= 3:
+            chain = contraction_chain(e, factors, inner, names)
+            if chain is not None:
+                steps, result = chain
+                lifted.extend(steps)
+                return result
+    return e
 
 
 def product_factors(e: ir.Expr) -> list[ir.Expr]:
