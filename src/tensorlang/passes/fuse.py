@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
+from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, rename_bound, substitute
 from .program import assignments, readers, temporaries
 
@@ -106,14 +107,6 @@ def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
 
 
 def is_multilinear(e: ir.Expr) -> bool:
-    """A (scaled) sum of a product of tensor accesses: what contraction ordering reorders."""
-    if isinstance(e, (ir.Tensor, ir.Const)):
-        return True
-    if isinstance(e, ir.Neg):
-        return is_multilinear(e.arg)
-    if isinstance(e, ir.Sum):
-        return is_multilinear(e.body)
-    if isinstance(e, ir.BinOp) and e.op == "*":
-        return is_multilinear(e.left) and is_multilinear(e.right)
-    return False
-
+    """A (scaled) sum of a product of tensor accesses and numbers, Σ anywhere in the
+    product: what normalization flattens and contraction ordering then reorders."""
+    return all(isinstance(f, (ir.Tensor, ir.Const)) for f in monomial(e).factors)

@@ -155,7 +155,7 @@ def _is(e: ir.Expr, value: float) -> bool:
 
 # ------------------------------------------------------------------ sums of products
 @dataclass(frozen=True)
-class Monomial:
+class Term:
     """coeff · Σ_sums Π factors; ``selected_away``: δ or ε made the term zero."""
 
     coeff: float
@@ -171,35 +171,35 @@ def normalize_sum(e: ir.Sum, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
     splitting).  Merging nested sums into one product is always kept: contraction
     ordering then chooses the order the nesting had fixed."""
     terms = expand(e)
-    out: list[Monomial] = []
+    out: list[Term] = []
     for term in terms:
         out.extend(simplify_monomial(term, fresh, scope))
     rewritten = rebuild_polynomial(out)
     return rewritten if len(terms) == 1 or body_flops(rewritten) <= body_flops(e) else e
 
 
-def expand(e: ir.Expr) -> list[Monomial]:
+def expand(e: ir.Expr) -> list[Term]:
     """``e`` as a list of monomials: sums distributed over + and −, nested sums merged,
     products distributed over sums when δ or ε take part."""
     if isinstance(e, ir.Const):
-        return [Monomial(e.value, (), ())]
+        return [Term(e.value, (), ())]
     if isinstance(e, ir.Neg):
-        return [Monomial(-m.coeff, m.sums, m.factors) for m in expand(e.arg)]
+        return [Term(-m.coeff, m.sums, m.factors) for m in expand(e.arg)]
     if isinstance(e, ir.Sum):
-        return [Monomial(m.coeff, e.index + m.sums, m.factors) for m in expand(e.body)]
+        return [Term(m.coeff, e.index + m.sums, m.factors) for m in expand(e.body)]
     if isinstance(e, ir.BinOp) and e.op in "+-":
         right = expand(e.right)
         if e.op == "-":
-            right = [Monomial(-m.coeff, m.sums, m.factors) for m in right]
+            right = [Term(-m.coeff, m.sums, m.factors) for m in right]
         return expand(e.left) + right
     if isinstance(e, ir.BinOp) and e.op == "*":
         left, right = expand(e.left), expand(e.right)
         if len(left) > 1 and not (_selects(e) and len(left) * len(right) <= MAX_TERMS):
-            left = [Monomial(1.0, (), (e.left,))]
+            left = [Term(1.0, (), (e.left,))]
         if len(right) > 1 and not (_selects(e) and len(left) * len(right) <= MAX_TERMS):
-            right = [Monomial(1.0, (), (e.right,))]
-        return [Monomial(a.coeff * b.coeff, a.sums + b.sums, a.factors + b.factors) for a in left for b in right]
-    return [Monomial(1.0, (), (e,))]
+            right = [Term(1.0, (), (e.right,))]
+        return [Term(a.coeff * b.coeff, a.sums + b.sums, a.factors + b.factors) for a in left for b in right]
+    return [Term(1.0, (), (e,))]
 
 
 def _selects(e: ir.Expr) -> bool:
@@ -215,7 +215,7 @@ def _selects(e: ir.Expr) -> bool:
     return False
 
 
-def simplify_monomial(m: Monomial, fresh: Fresh, scope: dict[str, int]) -> list[Monomial]:
+def simplify_monomial(m: Term, fresh: Fresh, scope: dict[str, int]) -> list[Term]:
     """δ elimination, ε·ε, zeros of δ and ε, sums nothing depends on.  ``scope``: the
     extents of the free index variables."""
     coeff, sums, factors = m.coeff, list(m.sums), list(m.factors)
@@ -228,13 +228,13 @@ def simplify_monomial(m: Monomial, fresh: Fresh, scope: dict[str, int]) -> list[
                 known = _delta(f)
                 if known is not None:
                     if known.value == 0.0:
-                        return [Monomial(0.0, (), (), True)]
+                        return [Term(0.0, (), (), True)]
                     del factors[n]
                     progress = True
                     break
                 pair = _eliminable(f, dict(sums), scope)
                 if pair == "zero":  # δ_k,5 with k < 5 everywhere
-                    return [Monomial(0.0, (), (), True)]
+                    return [Term(0.0, (), (), True)]
                 if pair is not None:  # Kronecker-delta elimination
                     k, x = pair
                     del factors[n]
@@ -245,7 +245,7 @@ def simplify_monomial(m: Monomial, fresh: Fresh, scope: dict[str, int]) -> list[
             elif isinstance(f, ir.Epsilon):
                 sign = _epsilon_sign(f)
                 if sign == 0:
-                    return [Monomial(0.0, (), (), True)]
+                    return [Term(0.0, (), (), True)]
                 if sign is not None:
                     coeff *= sign
                     del factors[n]
@@ -264,14 +264,14 @@ def simplify_monomial(m: Monomial, fresh: Fresh, scope: dict[str, int]) -> list[
             sums = [(name, extent) for name, extent in sums if name != k]
             out = []
             for sign, deltas in terms:
-                out.extend(simplify_monomial(Monomial(coeff * sign, tuple(sums), tuple(rest) + deltas), fresh, scope))
+                out.extend(simplify_monomial(Term(coeff * sign, tuple(sums), tuple(rest) + deltas), fresh, scope))
             return out
     used = set().union(*(free_indices(f) for f in factors)) if factors else set()
     for name, extent in list(sums):  # a sum over an index nothing depends on: n times
         if name not in used:
             coeff *= extent
             sums.remove((name, extent))
-    return [Monomial(coeff, tuple(sums), tuple(factors))]
+    return [Term(coeff, tuple(sums), tuple(factors))]
 
 
 def _eliminable(d: ir.Delta, summed: dict[str, int], scope: dict[str, int]):
@@ -328,12 +328,12 @@ def _rotate(indices: tuple, k: str) -> tuple[int, tuple]:
     return (1 if p == 0 else -1), (indices[1 - p],)
 
 
-def rebuild_polynomial(terms: list[Monomial]) -> ir.Expr:
+def rebuild_polynomial(terms: list[Term]) -> ir.Expr:
     """Σ of monomials as an expression: each split into independent factors."""
     kept = [m for m in terms if not m.selected_away and m.factors]
     numbers = [m.coeff for m in terms if not m.selected_away and not m.factors]
     if numbers:  # constant folding across the terms
-        kept.append(Monomial(sum(numbers), (), ()))
+        kept.append(Term(sum(numbers), (), ()))
     if not kept:
         return ir.Const(0.0)
     result = None

@@ -1,0 +1,135 @@
+"""The EIN core (src/tensorlang/ein/): generic traversal, names, the one matcher of
+"a scaled sum of a product", the rewrite-rule registry, the verifier and the evaluator.
+
+Each property is tested on small hand-built expressions; the passes and back ends that
+use the core are tested on generated programs elsewhere (tests/properties/)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tensorlang.ein import forms, ir, names
+
+A = ir.Tensor("A", ("i", "k"))
+B = ir.Tensor("B", ("k", "j"))
+x = ir.Tensor("x", ("k",))
+
+
+def S(index, body):
+    return ir.Sum(tuple(index), body)
+
+
+def mul(*factors):
+    return forms.product(factors)
+
+
+# ------------------------------------------------------------------ traversal
+ONE_OF_EACH = (
+    A, ir.Const(2.0), ir.Delta("i", 2), ir.Epsilon(("i", "j", "k")), ir.Neg(A), ir.Apply("exp", A),
+    ir.BinOp("+", A, B), S([("k", 3)], A), ir.Reduce("max", (("k", 3),), A), ir.Stack("i", (A, B)),
+)
+
+
+def test_every_node_kind_is_covered_by_the_examples():
+    assert {type(e) for e in ONE_OF_EACH} == set(ir.KINDS)
+
+
+@pytest.mark.parametrize("e", ONE_OF_EACH, ids=lambda e: type(e).__name__)
+def test_replace_children_with_the_same_children_is_the_same_node(e):
+    assert ir.replace_children(e, ir.children(e)) == e
+    assert ir.map_children(e, lambda c: c) is e
+    assert ir.with_binders(e, ir.binders(e)) == e
+    assert ir.with_index_uses(e, ir.index_uses(e)) == e
+
+
+def test_bottom_up_sees_rewritten_children():
+    e = ir.BinOp("+", ir.Neg(ir.Const(1.0)), ir.Const(2.0))
+    seen = []
+
+    def f(node):
+        seen.append(node)
+        return ir.Const(-1.0) if isinstance(node, ir.Neg) else node
+
+    assert ir.bottom_up(e, f) == ir.BinOp("+", ir.Const(-1.0), ir.Const(2.0))
+    assert seen[-1] == ir.BinOp("+", ir.Const(-1.0), ir.Const(2.0))
+
+
+def test_a_stack_selected_at_a_position_is_that_item():
+    assert ir.with_index_uses(ir.Stack("s", (A, B)), (2,)) == B
+
+
+def test_not_an_expression_is_a_type_error():
+    with pytest.raises(TypeError):
+        ir.children("A")
+
+
+def test_rename_tensors_and_the_lambda_form():
+    stmt = ir.Statement("y", (("i", 2), ("j", 2)), S([("k", 3)], mul(A, B, A)))
+    body, args = stmt.operator()
+    assert args == ("A", "B") and {t.name for t in ir.tensors(body)} == {"T0", "T1"}
+
+
+# ------------------------------------------------------------------ names
+def test_free_and_all_names():
+    e = ir.BinOp("*", ir.Stack("s", (x, A)), S([("k", 3)], ir.Reduce("*", (("m", 2),), ir.Delta("k", "m"))))
+    assert names.free_indices(e) == {"s", "k", "i"}
+    assert names.all_names(e) == {"s", "k", "i", "m"}
+
+
+def test_substitution_renames_a_binder_that_would_capture():
+    e = S([("k", 3)], mul(ir.Tensor("A", ("i", "k")), ir.Tensor("x", ("k",))))
+    got = names.substitute(e, {"i": "k"})
+    (k, _), = got.index
+    assert k != "k" and names.free_indices(got) == {"k"}
+    assert ir.tensors(got)[0].indices == ("k", k)
+
+
+def test_substitution_of_a_position_and_of_a_bound_name():
+    e = ir.BinOp("+", ir.Stack("s", (A, B)), S([("i", 3)], ir.Tensor("A", ("i", "i"))))
+    got = names.substitute(e, {"s": 2, "i": 1})
+    assert got == ir.BinOp("+", ir.Tensor("B", ("k", "j")), S([("i", 3)], ir.Tensor("A", ("i", "i"))))
+
+
+def test_distinct_binders_renames_siblings_and_shadowing_binders_apart():
+    e = ir.BinOp("+", S([("k", 3)], x), S([("k", 3)], ir.BinOp("*", x, S([("i", 2)], A))))
+    got = names.distinct_binders(e, taken={"i"})
+    binders = [name for node in ir.nodes(got) for name, _ in ir.binders(node)]
+    assert len(set(binders)) == 3 and "i" not in binders
+    assert names.free_indices(got) == names.free_indices(e)
+
+
+def test_fresh_names_avoid_what_is_taken():
+    fresh = names.Fresh({"k1"})
+    assert [fresh("k"), fresh("k7"), fresh("")] == ["k2", "k3", "k4"]
+    lowering = names.IndexNames()
+    assert [lowering.output() for _ in range(11)][-2:] == ["t", "i1"]
+    temps = names.TempNames(ir.Program((ir.Decl("tmp2", ()),), ()))
+    assert [temps(), temps(), temps()] == ["tmp1", "tmp3", "tmp4"]
+
+
+# ------------------------------------------------------------------ forms
+def test_monomial_keeps_the_scale_as_written():
+    e = ir.Neg(ir.BinOp("*", S([("k", 3)], mul(A, ir.Const(2.0), ir.Neg(x))), ir.Const(math.inf)))
+    m = forms.monomial(e)
+    assert m.scale == ir.Neg(ir.BinOp("*", forms.HOLE, ir.Const(math.inf)))
+    assert m.sums == (("k", 3),) and m.factors == (A, ir.Const(2.0), x) and m.negations == 1
+    assert m.summand == mul(A, ir.Const(2.0), ir.Neg(x)) and not m.nested and not m.lone
+    point = ir.Tensor("y", ("i",))
+    assert m.fill(point) == ir.Neg(ir.BinOp("*", point, ir.Const(math.inf)))
+    assert m.flat() == (1, (ir.Const(math.inf), A, ir.Const(2.0), x))
+    assert m.coefficient() == math.inf
+
+
+def test_monomial_of_a_product_with_a_sum_inside_and_of_a_lone_factor():
+    m = forms.monomial(mul(ir.Const(2.0), A, S([("j", 2)], B)))
+    assert m.scale is None and m.nested and m.sums == (("j", 2),)
+    assert m.factors == (ir.Const(2.0), A, B)
+    assert forms.monomial(ir.Neg(A)).lone and not forms.monomial(S([], A)).lone
+    assert forms.monomial(ir.BinOp("+", A, B)).factors == (ir.BinOp("+", A, B),)
+
+
+def test_is_constant():
+    assert forms.is_constant(ir.Neg(ir.BinOp("*", ir.Const(2.0), ir.Const(3.0))))
+    assert not forms.is_constant(ir.BinOp("+", ir.Const(2.0), ir.Const(3.0)))
