@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import tensorlang as tl
 from tensorlang.ein import forms, interp, ir, names
 from tensorlang.ein.printer import to_text
+from tensorlang.ein.verify import CHECKS, InvalidIR, verify
 
 from properties.harness import index_programs
 
@@ -198,3 +199,70 @@ def test_the_evaluator_runs_the_examples_as_lowered_and_as_optimized(path):
         got = interp.run(program, inputs)
         for name, value in expected.items():
             np.testing.assert_allclose(got[name], value, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+# ------------------------------------------------------------------ the verifier
+GOOD = _program(
+    [("A", (2, 3), "in"), ("x", (3,), "in"), ("t", (2,), ir.TEMP), ("y", (2,), "out")],
+    ir.Statement("t", (("i", 2),), S([("k", 3)], mul(ir.Tensor("A", ("i", "k")), ir.Tensor("x", ("k",))))),
+    ir.Statement("y", (("i", 2),), ir.BinOp("+", ir.Tensor("t", ("i",)), ir.Stack("i", (ir.Const(1.0), ir.Delta("i", 7))))),
+)
+
+
+def _with_body(n: int, body: ir.Expr, program: ir.Program = GOOD) -> ir.Program:
+    statements = list(program.statements)
+    statements[n] = ir.Statement(statements[n].target, statements[n].index, body)
+    return ir.Program(program.decls, tuple(statements))
+
+
+def test_the_verifier_accepts_a_good_program():
+    assert verify(GOOD) is GOOD
+
+
+i2, k3 = ("i", 2), ("k", 3)
+BAD = {
+    "undeclared read": ("declared", _with_body(1, ir.Tensor("z", ("i",)))),
+    "declared twice": ("declared", ir.Program(GOOD.decls + (ir.Decl("x", (3,)),), GOOD.statements)),
+    "access rank": ("rank", _with_body(1, ir.Tensor("A", ("i",)))),
+    "σ rank": ("rank", ir.Program(GOOD.decls, (ir.Statement("y", (i2, ("j", 3)), ir.Const(1.0)),))),
+    "ε rank": ("rank", _with_body(1, ir.Epsilon(("i",)))),
+    "σ extent": ("extent", ir.Program(GOOD.decls, (ir.Statement("y", (("i", 3),), ir.Const(1.0)),))),
+    "index extent": ("extent", _with_body(0, S([k3], ir.Tensor("A", ("k", "k"))))),
+    "position": ("extent", _with_body(1, ir.Tensor("A", ("i", 4)))),
+    "position zero in δ": ("extent", _with_body(1, ir.Delta("i", 0))),
+    "stack extent": ("extent", _with_body(1, ir.Stack("i", (ir.Const(1.0),) * 3))),
+    "unbound": ("bound", _with_body(1, ir.Tensor("A", ("i", "k")))),
+    "shadowing": ("shadowing", _with_body(0, S([k3], S([k3], mul(ir.Tensor("A", ("i", "k")), x))))),
+    "binder shadows σ": ("shadowing", _with_body(1, ir.Reduce("max", (("i", 2),), ir.Tensor("t", ("i",))))),
+    "repeated binder": ("shadowing", _with_body(0, S([k3, k3], ir.Tensor("A", ("i", "k"))))),
+    "operator": ("operator", _with_body(1, ir.Apply("erf", ir.Tensor("t", ("i",))))),
+    "temporary read before assigned": ("temporary", ir.Program(GOOD.decls, GOOD.statements[::-1])),
+    "temporary assigned twice": ("temporary", ir.Program(GOOD.decls, GOOD.statements[:1] * 2 + GOOD.statements[1:])),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_the_verifier_rejects_a_broken_program_naming_the_statement(case):
+    check, program = BAD[case]
+    with pytest.raises(InvalidIR) as info:
+        verify(program, "a test")
+    assert info.value.check == check
+    assert "after a test" in str(info.value)
+    assert info.value.statement is None or f"statement {info.value.statement} `" in str(info.value)
+
+
+def test_every_check_has_a_negative_test():
+    assert {check for check, _ in BAD.values()} == set(CHECKS)
+
+
+def test_optimize_with_verify_names_the_pass_that_broke_the_program(monkeypatch):
+    from tensorlang import passes
+
+    def breaks(program):  # drops the statement of the temporary, leaving its read
+        return ir.Program(program.decls, program.statements[1:])
+
+    monkeypatch.setattr(passes, "PIPELINE", (("dead", passes.eliminate_dead_code), ("broken", breaks)))
+    with pytest.raises(InvalidIR, match="after the broken pass: statement 1 `y\\[i\\] = t\\[i\\]"):
+        passes.optimize(GOOD, verify=True)
+    monkeypatch.setenv("TENSORLANG_VERIFY", "0")
+    passes.optimize(GOOD)  # not verified: no error

@@ -10,9 +10,26 @@ import tensorlang as tl
 from tensorlang.cli import main
 from tensorlang.ein import ir
 from tensorlang.ein.printer import statement_to_text
-from tensorlang.passes import (eliminate_dead_code, fuse, normalize, optimize, order_contractions, split,
-                               value_number)
+from tensorlang import passes
 from tensorlang.analysis.cost import program_cost
+from tensorlang.ein.verify import verify
+
+
+def _verified(run):
+    """The pass, with the IR verifier run on what it is given and what it returns."""
+    def checked(program):
+        return verify(run(verify(program, "lowering")), run.__name__)
+    return checked
+
+
+# every pass these tests call is checked by the IR verifier before and after it runs
+eliminate_dead_code, fuse, normalize, order_contractions, split, value_number = map(_verified, (
+    passes.eliminate_dead_code, passes.fuse, passes.normalize, passes.order_contractions, passes.split,
+    passes.value_number))
+
+
+def optimize(program, skip=()):
+    return passes.optimize(program, skip, verify=True)
 
 
 def lowered(src: str) -> ir.Program:

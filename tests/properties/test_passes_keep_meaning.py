@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import tensorlang as tl
 from tensorlang.ein import ir
 from tensorlang.ein.printer import to_text
+from tensorlang.ein.verify import verify
 from tensorlang.passes import PIPELINE, optimize
 from tensorlang.passes.program import results
 
@@ -28,7 +29,7 @@ from .generators import program_text, programs, random_inputs
 from .harness import EPS, SLACK, ein_oracle, index_programs
 
 PASSES = {name: run for name, run in PIPELINE}
-PASSES["pipeline"] = lambda program: optimize(program).program
+PASSES["pipeline"] = lambda program: optimize(program, verify=True).program
 
 
 @st.composite
@@ -147,8 +148,10 @@ def assert_same_meaning(before: ir.Program, after: ir.Program, inputs) -> None:
 def test_pass_keeps_the_meaning(name, case):
     program, inputs = case
     note(to_text(program))
+    verify(program, "the generator")
     after = PASSES[name](program)
     note(to_text(after))
+    verify(after, name)  # the IR's invariants hold after the pass
     assert_same_meaning(program, after, inputs)
     tl.check(to_text(after))  # what a pass produces is a well-typed program again
     assert results(after) == results(program)

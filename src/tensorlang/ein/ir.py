@@ -19,7 +19,9 @@ asks a node's kind to walk it:
 * :func:`binders` / :func:`with_binders`: the index map it binds over its children
   (Σ and the other reductions; ``()`` for every other kind);
 * :func:`index_uses` / :func:`with_index_uses`: the indices the node itself writes (a
-  tensor access's indices, δ's and ε's, a stack's selector), and the node over new ones.
+  tensor access's indices, δ's and ε's, a stack's selector), and the node over new ones;
+  :func:`use_extents`: the extent each of those must range over (what the verifier
+  checks).
 
 So the index-variable operations of :mod:`.names` (free indices, capture-avoiding
 substitution, renaming binders apart) are written once, and a new node kind (a Diderot
@@ -61,6 +63,11 @@ class Node:
     def with_index_uses(self, uses: tuple[Index, ...]) -> "Expr":
         return self  # type: ignore[return-value]
 
+    def use_extents(self, shapes: dict[str, tuple[int, ...]]) -> tuple[int | None, ...]:
+        """The extent each index use must range over (None: any), given the variables'
+        shapes; the verifier checks uses against it."""
+        return ()
+
 
 @dataclass(frozen=True)
 class Tensor(Node):
@@ -74,6 +81,9 @@ class Tensor(Node):
 
     def with_index_uses(self, uses):
         return Tensor(self.name, tuple(uses))
+
+    def use_extents(self, shapes):
+        return shapes[self.name]
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,9 @@ class Delta(Node):
     def with_index_uses(self, uses):
         return Delta(uses[0], uses[1])
 
+    def use_extents(self, shapes):
+        return (None, None)  # δ compares any two indices (a position beyond one is 0)
+
 
 @dataclass(frozen=True)
 class Epsilon(Node):
@@ -108,6 +121,9 @@ class Epsilon(Node):
 
     def with_index_uses(self, uses):
         return Epsilon(tuple(uses))
+
+    def use_extents(self, shapes):
+        return (len(self.indices),) * len(self.indices)
 
 
 @dataclass(frozen=True)
@@ -216,6 +232,9 @@ class Stack(Node):
         at = uses[0]
         return self.items[at - 1] if isinstance(at, int) else Stack(at, self.items)
 
+    def use_extents(self, shapes):
+        return (len(self.items),)
+
 
 Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack]
 
@@ -276,6 +295,12 @@ def with_index_uses(e: Expr, uses) -> Expr:
     """``e`` writing ``uses`` instead (as many as :func:`index_uses` gives); a stack
     selected at a fixed position is that item."""
     return _node(e).with_index_uses(tuple(uses))
+
+
+def use_extents(e: Expr, shapes: dict[str, tuple[int, ...]]) -> tuple[int | None, ...]:
+    """The extent each of :func:`index_uses` must range over (None: any extent), given
+    the variables' shapes (a tensor access's uses range over its dimensions)."""
+    return _node(e).use_extents(shapes)
 
 
 def nodes(e: Expr) -> Iterator[Expr]:

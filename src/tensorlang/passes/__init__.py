@@ -24,10 +24,12 @@ programs), up to reassociation and δ/ε selecting (normalize.py).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
 from ..ein import ir
+from ..ein.verify import verify as verify_program
 from ..analysis.cost import program_cost
 from .cse import value_number
 from .dead_code import eliminate_dead_code
@@ -67,8 +69,18 @@ class Optimized:
     log: tuple[PassRecord, ...]
 
 
-def optimize(program: ir.Program, skip=()) -> Optimized:
+def verifying() -> bool:
+    """Whether :func:`optimize` verifies by default: ``TENSORLANG_VERIFY=1`` (the tests
+    set it, so every optimization they cause is checked after every pass)."""
+    return os.environ.get("TENSORLANG_VERIFY", "") not in ("", "0")
+
+
+def optimize(program: ir.Program, skip=(), verify: bool | None = None) -> Optimized:
     """Run the pipeline, except the passes named in ``skip``, and log each pass.
+
+    ``verify=True`` checks the program with the IR verifier (ein/verify.py) as lowered
+    and after every pass, raising ``InvalidIR`` naming the pass that broke it; by
+    default only when :func:`verifying`.
 
     The optimizer never makes a program costlier in the flop model ``analyze`` reports.
     Fusion and merging nested sums bet that contraction ordering will refactor what they
@@ -79,12 +91,15 @@ def optimize(program: ir.Program, skip=()) -> Optimized:
     unknown = skip - set(PASS_NAMES)
     if unknown:
         raise ValueError(f"unknown pass {sorted(unknown)[0]!r} (passes: {', '.join(PASS_NAMES)})")
-    result, log = _run(program, skip)
+    check = verifying() if verify is None else verify
+    if check:
+        verify_program(program, "lowering")
+    result, log = _run(program, skip, check)
     budget, cost = program_cost(program).flops, program_cost(result).flops
     for without in ("fuse", "normalize"):
         if cost <= budget or without in skip:
             continue
-        retry, retry_log = _run(program, skip | {without})
+        retry, retry_log = _run(program, skip | {without}, check)
         retry_cost = program_cost(retry).flops
         if retry_cost < cost:
             note = PassRecord(f"(again without {without}: it cost flops)", retry.size, len(retry.statements), 0.0)
@@ -95,7 +110,7 @@ def optimize(program: ir.Program, skip=()) -> Optimized:
     return Optimized(result, tuple(log))
 
 
-def _run(program: ir.Program, skip: set[str]) -> tuple[ir.Program, list[PassRecord]]:
+def _run(program: ir.Program, skip: set[str], check: bool) -> tuple[ir.Program, list[PassRecord]]:
     log = [PassRecord("lowered", program.size, len(program.statements), 0.0)]
     for name, run in PIPELINE:
         if name in skip:
@@ -103,8 +118,10 @@ def _run(program: ir.Program, skip: set[str]) -> tuple[ir.Program, list[PassReco
         start = time.perf_counter()
         program = run(program)
         log.append(PassRecord(name, program.size, len(program.statements), time.perf_counter() - start))
+        if check:
+            verify_program(program, f"the {name} pass")
     return program, log
 
 
-__all__ = ["PIPELINE", "PASS_NAMES", "optimize", "Optimized", "PassRecord", "eliminate_dead_code", "fuse",
+__all__ = ["PIPELINE", "PASS_NAMES", "optimize", "verifying", "Optimized", "PassRecord", "eliminate_dead_code", "fuse",
            "normalize", "split", "order_contractions", "value_number"]
