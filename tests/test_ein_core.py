@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from tensorlang.ein import forms, interp, ir, names
+from tensorlang.ein import forms, interp, ir, names, rewrite
 from tensorlang.ein.printer import to_text
 from tensorlang.ein.verify import CHECKS, InvalidIR, verify
 
@@ -266,3 +266,53 @@ def test_optimize_with_verify_names_the_pass_that_broke_the_program(monkeypatch)
         passes.optimize(GOOD, verify=True)
     monkeypatch.setenv("TENSORLANG_VERIFY", "0")
     passes.optimize(GOOD)  # not verified: no error
+
+
+# ------------------------------------------------------------------ rewrite rules
+def _fold_negation(e, ctx):
+    return ir.Const(-e.arg.value) if isinstance(e.arg, ir.Const) else None
+
+
+def _record_scope(e, ctx):
+    ctx.env.append(dict(ctx.scope))
+    return None
+
+
+FOLD = rewrite.Rule("fold-negation", "test", "-(c) is a number", (ir.Neg,), _fold_negation)
+SEE = rewrite.Rule("see-scope", "test", "records the scope at each access", (ir.Tensor,), _record_scope)
+
+
+def test_the_driver_rewrites_bottom_up_and_counts_each_rule():
+    e = ir.BinOp("+", ir.Neg(ir.Neg(ir.Const(2.0))), S([("k", 3)], ir.Tensor("x", ("k",))))
+    seen: list = []
+    tally = rewrite.Tally()
+    context = rewrite.Context(names.Fresh(), {"i": 4}, tally, seen)
+    got = rewrite.rewrite(e, [FOLD, SEE], context)
+    assert got == ir.BinOp("+", ir.Const(2.0), S([("k", 3)], ir.Tensor("x", ("k",))))
+    assert tally.counts == {"fold-negation": 2}  # the inner negation first, then the outer
+    assert seen == [{"i": 4, "k": 3}]  # a rule sees the binders around its node
+
+
+def test_a_rule_switched_off_is_not_applied_and_the_active_tally_is_scoped():
+    e = ir.Neg(ir.Const(2.0))
+    tally = rewrite.Tally(off={"fold-negation"})
+    assert rewrite.rewrite(e, [FOLD], rewrite.Context(names.Fresh(), {}, tally)) == e
+    assert not tally.counts
+    with rewrite.counting(tally):
+        assert rewrite.active() is tally
+    assert rewrite.active() is not tally and not rewrite.active().off
+
+
+def test_a_trial_tally_counts_only_when_merged():
+    tally = rewrite.Tally(off={"x"})
+    trial = tally.trial()
+    trial.fire(FOLD, 3)
+    assert trial.off == tally.off and not tally.counts
+    tally.merge(trial)
+    assert tally.counts["fold-negation"] == 3
+
+
+def test_rules_are_listed_with_their_citations():
+    lines = rewrite.describe([FOLD, SEE])
+    assert lines[0].startswith("fold-negation  test") and "-(c) is a number" in lines[0]
+    assert str(FOLD) == "fold-negation (test)"

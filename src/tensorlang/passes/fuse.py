@@ -15,6 +15,9 @@ A temporary is fused when
   product under sums) so that normalization flattens them into one product whose
   evaluation order contraction ordering chooses afresh, or the temporary is as cheap to
   recompute as to read (a tensor access, a number).
+
+The substitution itself is the rule ``fusion`` (ein/rewrite.py): counted per access it
+replaces, and ``--skip fusion`` turns fusion off as ``--skip fuse`` does.
 """
 
 from __future__ import annotations
@@ -24,10 +27,29 @@ import math
 from ..ein import ir
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, rename_bound, substitute
+from ..ein.rewrite import Context, Rule, Tally, active, rewrite
 from .program import assignments, readers, temporaries
 
 
+def _substitute_definition(e: ir.Tensor, ctx: Context) -> ir.Expr | None:
+    """An access to the temporary being fused: its body at the access's indices."""
+    target, params, body = ctx.env
+    if e.name != target:
+        return None
+    return substitute(body, dict(zip(params, e.indices)), ctx.fresh)
+
+
+FUSION = Rule("fusion", "004 §5.2", "a single-use temporary's access becomes its body",
+              (ir.Tensor,), _substitute_definition)
+
+#: The rules of fusion.
+RULES = (FUSION,)
+
+
 def fuse(program: ir.Program) -> ir.Program:
+    tally = active()
+    if not tally.enabled(FUSION):
+        return program
     changed = True
     while changed:
         changed = False
@@ -45,7 +67,7 @@ def fuse(program: ir.Program) -> ir.Program:
             between = {program.statements[n].target for n in range(d + 1, u)}
             if between & set(stmt.reads):
                 continue
-            fused = fuse_into(stmt, program.statements[u])
+            fused = fuse_into(stmt, program.statements[u], tally)
             if fused is None:
                 continue
             statements = list(program.statements)
@@ -57,9 +79,12 @@ def fuse(program: ir.Program) -> ir.Program:
     return program
 
 
-def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | None:
+def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None = None) -> ir.Statement | None:
     """``use`` with ``definition``'s target replaced by its body, or None when fusing
-    would add work."""
+    would add work (or fusion is switched off)."""
+    tally = active() if tally is None else tally
+    if not tally.enabled(FUSION):
+        return None
     t = definition.target
     size = math.prod(n for _, n in definition.index)
     occurrences = list(_occurrences(use.body, t, dict(use.index), True))
@@ -81,13 +106,8 @@ def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | Non
     # (index notation has no shadowing: `sum(j) ... sum(j)` nested is repeated-index)
     around = all_names(use.body) | {name for name, _ in use.index} | set(params)
     body = rename_bound(definition.body, fresh, around)
-
-    def replace(e: ir.Expr) -> ir.Expr:
-        if isinstance(e, ir.Tensor) and e.name == t:
-            return substitute(body, dict(zip(params, e.indices)), fresh)
-        return e
-
-    return ir.Statement(use.target, use.index, ir.bottom_up(use.body, replace))
+    context = Context(fresh, dict(use.index), tally, (t, params, body))
+    return ir.Statement(use.target, use.index, rewrite(use.body, RULES, context))
 
 
 def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
