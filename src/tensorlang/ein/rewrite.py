@@ -122,15 +122,22 @@ def rewrite(e: ir.Expr, rules: Sequence[Rule], context: Context) -> ir.Expr:
         bound = ir.binders(node)
         inner = ctx.within(bound) if bound else ctx
         node = ir.map_children(node, lambda child: go(child, inner))
-        for rule in table.get(type(node), ()):
-            if ctx.enabled(rule):
-                new = rule.fn(node, ctx)  # type: ignore[misc]
-                if new is not None:
-                    ctx.fire(rule)
-                    return new
-        return node
+        new = apply_first(node, table.get(type(node), ()), ctx)
+        return node if new is None else new
 
     return go(e, context)
+
+
+def apply_first(node: ir.Expr, rules: Sequence[Rule], ctx: Context) -> ir.Expr | None:
+    """The replacement the first enabled rule of ``rules`` gives ``node`` (counted), or
+    None when none applies."""
+    for rule in rules:
+        if ctx.enabled(rule):
+            new = rule.fn(node, ctx)  # type: ignore[misc]
+            if new is not None:
+                ctx.fire(rule)
+                return new
+    return None
 
 
 def describe(rules: Sequence[Rule]) -> list[str]:

@@ -58,7 +58,7 @@ from ..analysis.cost import body_flops
 from ..ein import ir
 from ..ein.forms import product
 from ..ein.names import Fresh, all_names, distinct_binders, free_indices, substitute
-from ..ein.rewrite import Context, Rule, active, rewrite
+from ..ein.rewrite import Context, Rule, active, apply_first, rewrite
 from ..semantics.values import FUNCTIONS, epsilon_sign, fold
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
@@ -107,36 +107,25 @@ def _function_folding(e, ctx):
     return None
 
 
-def _multiplicative_identity(e, ctx):
-    if _numbers(e):
+def _identity(*patterns: tuple[str, str, float, bool]):
+    """A rule function from ``(operators, side, number, negate)`` patterns: ``x op n``
+    (or ``n op x``) with the number on that side is ``x`` (``-x`` when ``negate``)."""
+
+    def fn(e: ir.BinOp, ctx) -> ir.Expr | None:
+        if _numbers(e):
+            return None
+        for ops, side, number, negate in patterns:
+            if e.op in ops and _is(getattr(e, side), number):
+                other = e.right if side == "left" else e.left
+                return ir.Neg(other) if negate else other
         return None
-    if e.op == "*" and _is(e.left, 1.0):
-        return e.right
-    if e.op in "*/" and _is(e.right, 1.0):
-        return e.left
-    return None
+
+    return fn
 
 
-def _multiply_by_minus_one(e, ctx):
-    if _numbers(e):
-        return None
-    if e.op == "*" and _is(e.left, -1.0):
-        return ir.Neg(e.right)
-    if e.op in "*/" and _is(e.right, -1.0):
-        return ir.Neg(e.left)
-    return None
-
-
-def _additive_identity(e, ctx):
-    if _numbers(e):
-        return None
-    if e.op == "+" and _is(e.left, 0.0):
-        return e.right
-    if e.op in "+-" and _is(e.right, 0.0):
-        return e.left
-    if e.op == "-" and _is(e.left, 0.0):
-        return ir.Neg(e.right)
-    return None
+_multiplicative_identity = _identity(("*", "left", 1.0, False), ("*/", "right", 1.0, False))
+_multiply_by_minus_one = _identity(("*", "left", -1.0, True), ("*/", "right", -1.0, True))
+_additive_identity = _identity(("+", "left", 0.0, False), ("+-", "right", 0.0, False), ("-", "left", 0.0, True))
 
 
 def _double_negation(e, ctx):
@@ -292,13 +281,7 @@ def _selects(e: ir.Expr) -> bool:
 def _selected(e: ir.Delta | ir.Epsilon, ctx: Context) -> ir.Const | None:
     """The number a δ or ε on its own is, by the first enabled rule that knows (counted)."""
     rules = (DELTA_IDENTICAL, DELTA_POSITIONS) if isinstance(e, ir.Delta) else (EPSILON_REPEATED, EPSILON_POSITIONS)
-    for rule in rules:
-        if ctx.enabled(rule):
-            value = rule.fn(e, ctx)  # type: ignore[misc]
-            if value is not None:
-                ctx.fire(rule)
-                return value
-    return None
+    return apply_first(e, rules, ctx)
 
 
 def simplify_term(m: Term, ctx: Context) -> list[Term]:
