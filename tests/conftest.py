@@ -7,6 +7,10 @@ from hypothesis import HealthCheck, settings
 # Property tests import their strategies as `properties.generators`.
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Every optimization a test causes is checked by the IR verifier as lowered and after
+# every pass (src/tensorlang/ein/verify.py); TENSORLANG_VERIFY=0 turns that off.
+os.environ.setdefault("TENSORLANG_VERIFY", "1")
+
 # Compiled C kernels go to a private cache for this test run, never the user's.
 if not os.environ.get("TENSORLANG_TEST_KEEP_CACHE"):
     import atexit

@@ -8,11 +8,28 @@ import pytest
 
 import tensorlang as tl
 from tensorlang.cli import main
-from tensorlang.ein import ir
+from tensorlang.ein import interp, ir
 from tensorlang.ein.printer import statement_to_text
-from tensorlang.passes import (eliminate_dead_code, fuse, normalize, optimize, order_contractions, split,
-                               value_number)
+from tensorlang import passes
 from tensorlang.analysis.cost import program_cost
+from tensorlang.ein.verify import verify
+
+
+def _verified(run):
+    """The pass, with the IR verifier run on what it is given and what it returns."""
+    def checked(program):
+        return verify(run(verify(program, "lowering")), run.__name__)
+    return checked
+
+
+# every pass these tests call is checked by the IR verifier before and after it runs
+eliminate_dead_code, fuse, normalize, order_contractions, split, value_number = map(_verified, (
+    passes.eliminate_dead_code, passes.fuse, passes.normalize, passes.order_contractions, passes.split,
+    passes.value_number))
+
+
+def optimize(program, skip=()):
+    return passes.optimize(program, skip, verify=True)
 
 
 def lowered(src: str) -> ir.Program:
@@ -229,5 +246,85 @@ def test_cli_emit_opt_analyze_no_opt_and_skip(tmp_path, capsys):
     with_opt = capsys.readouterr().out.splitlines()[0]
     assert float(no_opt.split("sum=")[1]) == pytest.approx(float(with_opt.split("sum=")[1]), rel=1e-12)
     assert main(["compile", str(path), "--emit", "opt", "--no-opt"]) == 1
-    with pytest.raises(SystemExit):
-        main(["compile", str(path), "--skip", "nonsense"])
+    capsys.readouterr()
+    assert main(["compile", str(path), "--skip", "nonsense"]) == 1  # error[input], naming passes and rules
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "nonsense" in err and "order" in err and "delta-elimination" in err
+
+
+# ------------------------------------------------------------------ rules
+DECLS = ("in var T : [4]\nin var U : [2]\nin var M : [4 4]\nin var N : [4 4]\nin var a : [3]\nin var b : [3]\n"
+         "in var D : [4]\nvar t : [4]\nout var y : [4]\nout var z : [2]\nout var s : []\n")
+
+#: A program in which each rule fires (the other results are set to 0).
+RULE_EXAMPLES = {
+    "fusion": "t[i] = exp(T[i])\ny = D * t",
+    "constant-folding": "y[i] = 2 * 3 * T[i]",
+    "function-folding": "y[i] = exp(0) * T[i] + T[i]",
+    "multiplicative-identity": "y[i] = T[i] * 1",
+    "multiply-by-minus-one": "y[i] = T[i] * -1",
+    "additive-identity": "y[i] = T[i] + 0",
+    "double-negation": "y[i] = -(-T[i])",
+    "delta-identical-indices": "y[i] = delta[i,i] + T[i]",
+    "delta-of-positions": "y[i] = delta[1,2] + T[i]",
+    "epsilon-repeated-index": "z[i] = eps[i,i] + U[i]",
+    "epsilon-of-positions": "z[i] = eps[2,1] * U[i]",
+    "unused-reduction-index": "y[i] = max(k) T[i] * eps[k,k]",
+    "sum-normal-form": "y[i] = sum(j) delta[i,j] * T[j]",
+    "distribution": "y[i] = sum(j) (M[i,j] + T[i])",
+    "delta-elimination": "y[i] = sum(j) delta[i,j] * T[j]",
+    "epsilon-epsilon": "s[] = sum(i,j,k) eps[i,j,k] * eps[i,j,k] * a[i]",
+    "unused-summation-index": "y[i] = sum(j) (M[i,j] + T[i])",
+    "summation-binding": "y[i] = sum(j) T[i] * M[i,j]",
+    "split-independent-factors": "y[i] = sum(j,k) M[i,j] * N[i,k]",
+}
+
+
+def _rule_program(rule: str) -> ir.Program:
+    body = RULE_EXAMPLES[rule]
+    zeros = [f"{v}[{idx}] = 0" for v, idx in (("y", "i"), ("z", "i"), ("s", "")) if not body.startswith(v)
+             and f"\n{v} " not in body]
+    return lowered(DECLS + body + "\n" + "\n".join(zeros) + "\n")
+
+
+def test_every_rule_has_an_example_and_rules_and_passes_have_distinct_names():
+    assert set(RULE_EXAMPLES) == set(passes.RULE_NAMES)
+    assert not set(passes.RULE_NAMES) & set(passes.PASS_NAMES)
+    assert all(rule.citation and rule.summary for rule in passes.RULES)
+
+
+@pytest.mark.parametrize("rule", list(RULE_EXAMPLES))
+def test_a_rule_fires_is_counted_and_can_be_switched_off(rule):
+    program = _rule_program(rule)
+    fired = dict(optimize(program).rules)
+    assert fired.get(rule, 0) >= 1, fired
+    off = optimize(program, skip=[rule])
+    assert rule not in dict(off.rules)
+    rng = np.random.default_rng(1)
+    inputs = {d.name: rng.uniform(-1, 1, d.shape) for d in program.decls if d.qual == "in"}
+    expected = interp.run(program, inputs)
+    for result in (optimize(program).program, off.program):
+        got = interp.run(result, inputs)
+        for name in ("y", "z", "s"):
+            np.testing.assert_allclose(got[name], expected[name], rtol=1e-12, atol=1e-14, err_msg=name)
+
+
+def test_skipping_a_rule_in_the_api_and_on_the_command_line(tmp_path, capsys):
+    src = DECLS + "y[i] = sum(j) delta[i,j] * T[j]\nz[i] = U[i]\ns[] = 0\n"
+    assert "delta" not in tl.compile(src).ir("opt")
+    kernel = tl.compile(src, skip_passes=["delta-elimination"])
+    assert "delta[i,j]" in kernel.ir("opt")
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.compile(src, skip_passes=["delta-elimnation"])
+    assert info.value.code == "input" and "passes: dead" in str(info.value) and "rules: fusion" in str(info.value)
+    path = tmp_path / "delta.tl"
+    path.write_text(src)
+    assert main(["compile", str(path), "--emit", "opt", "--skip", "delta-elimination", "--skip", "cse"]) == 0
+    assert "delta[i,j]" in capsys.readouterr().out
+    assert main(["analyze", str(path)]) == 0
+    out = capsys.readouterr().out
+    rules = out.split("rules (times fired")[1]
+    assert out.index("passes (IR nodes") < out.index("rules (times fired")
+    assert "delta-elimination" in rules and "sum-normal-form" in rules and "fusion" not in rules
+    assert main(["analyze", str(path), "--skip", "sum-normal-form"]) == 0
+    assert "delta-elimination" not in capsys.readouterr().out.split("rules")[-1]

@@ -12,7 +12,7 @@ from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, resolve_dtype
-from .passes import PASS_NAMES
+from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .semantics.types import CheckedProgram
 
 
@@ -38,7 +38,8 @@ def check_params(params) -> dict[str, int]:
 
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
     """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes
-    by name (``--no-opt``, ``--skip NAME``): both are for debugging the optimizer."""
+    and switches off rewrite rules by name (``skip_passes=("delta-elimination",)``;
+    ``--no-opt``, ``--skip NAME``): both are for debugging the optimizer."""
     if not isinstance(opt, bool):
         raise TensorLangError("input", f"opt must be True or False, got {opt!r}")
     if isinstance(skip_passes, str):
@@ -46,10 +47,10 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
     try:
         names = tuple(skip_passes)
     except TypeError:
-        raise TensorLangError("input", f"skip_passes must be a list of pass names, got {skip_passes!r}") from None
+        raise TensorLangError("input", f"skip_passes must be a list of pass or rule names, got {skip_passes!r}") from None
     for name in names:
-        if name not in PASS_NAMES:
-            raise TensorLangError("input", f"unknown pass {name!r} (passes: {', '.join(PASS_NAMES)})")
+        if name not in PASS_NAMES and name not in RULE_NAMES:
+            raise TensorLangError("input", unknown_name(name))
     return names
 
 
@@ -124,8 +125,8 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
     gives symbolic sizes (``{"n": 5}``, SPEC section 4) to the front ends that have them.
     ``opt=False`` runs the program as lowered, without the optimizer's passes, and
-    ``skip_passes`` names passes to leave out (docs/optimizer.md); the interpreter never
-    optimizes.
+    ``skip_passes`` names passes to leave out and rewrite rules to switch off
+    (docs/optimizer.md); the interpreter never optimizes.
     """
     source, lang = languages.load(source_or_path, lang)
     return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes)

@@ -5,9 +5,11 @@ oracle for each, and one check that any back end agrees with it and with the int
   einsum translation in generators.py.
 * Index-form programs are generated here directly as EIN (random accesses with index
   variables, fixed positions and affine indices such as ``x[2*i0-k1+3]``, sums, the
-  reductions prod/max/min (EIN ``Reduce``), stacks (EIN ``Stack``), delta, eps, numbers,
-  functions, + - * /), printed with the EIN printer, and evaluated by :func:`ein_oracle`,
-  an evaluator written for the tests that also tracks a first-order rounding-error bound.
+  reductions prod/max/min (EIN ``Reduce``),
+  stacks (EIN ``Stack``), delta, eps, numbers, functions, + - * /), printed
+  with the EIN printer, and evaluated by :func:`ein_oracle`: the library's EIN evaluator
+  (tensorlang.ein.interp) with an arithmetic that also tracks a first-order
+  rounding-error bound (:class:`Bounded`).
 
 A back end plugs in by name: ``check_backend("numpy", case)``.  Later back ends (C) and
 passes (the optimizer) reuse :func:`cases` and :func:`check_backend` unchanged.
@@ -15,16 +17,14 @@ passes (the optimizer) reuse :func:`cases` and :func:`check_backend` unchanged.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from tensorlang.ein import ir
+from tensorlang.ein import interp, ir
 from tensorlang.ein.index import Affine, index_range
-from tensorlang.ein.index import position as index_position
 from tensorlang.ein.printer import to_text
 
 from .generators import bounded_apply, bounded_binop, oracle, program_text, programs, qualify, random_inputs
@@ -231,88 +231,36 @@ def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int
 
 
 # ---------------------------------------------------------------- the EIN oracle
-def ein_oracle(program: ir.Program, inputs: dict[str, np.ndarray]):
-    """Evaluate an EIN program with numpy broadcasting over named axes, with error bounds."""
-    store = {}
-    for d in program.decls:
-        value = np.asarray(inputs[d.name], dtype=np.float64) if d.name in inputs else np.full(d.shape, np.nan)
-        store[d.name] = (value, np.zeros(d.shape))
-    for s in program.statements:
-        scope = list(s.index)
-        value, bound = _ev(s.body, scope, store)
-        shape = tuple(n for _, n in scope)
-        store = {**store, s.target: (np.broadcast_to(value, shape).copy(), np.broadcast_to(bound, shape).copy())}
-    return store
+class Bounded(interp.Values):
+    """The EIN evaluator's arithmetic on (value, first-order rounding-error bound) pairs,
+    bounds in units of eps: exact data has bound 0, each operation adds its own rounding."""
 
+    def exact(self, array):
+        return array, np.zeros(np.shape(array))
 
-def _ev(e, scope, store):
-    rank = len(scope)
-    axis = {name: a for a, (name, _) in enumerate(scope)}
+    def each(self, pair, f):
+        return f(pair[0]), f(pair[1])
 
-    def coords(i):
-        if isinstance(i, int):
-            return i - 1
-        if not isinstance(i, str):  # an affine index: Σ c·v + offset over 1-based values
-            return index_position(i, lambda v: coords(v) + 1) - 1
-        a = axis[i]
-        return np.arange(scope[a][1]).reshape([1] * a + [scope[a][1]] + [1] * (rank - a - 1))
+    def choose(self, mask, a, b):  # a selection: each point is exactly one item's value
+        return np.where(mask, a[0], b[0]), np.where(mask, a[1], b[1])
 
-    def shaped(v):
-        v = np.asarray(v, dtype=np.float64)
-        return v if v.ndim == rank else v.reshape([1] * rank)
+    def neg(self, a):
+        return -a[0], a[1]
 
-    if isinstance(e, ir.Tensor):
-        value, bound = store[e.name]
-        picks = tuple(coords(i) for i in e.indices)
-        return shaped(value[picks]), shaped(bound[picks])
-    if isinstance(e, ir.Const):
-        return shaped(e.value), shaped(0.0)
-    if isinstance(e, ir.Delta):
-        return shaped(np.equal(coords(e.first), coords(e.second))), shaped(0.0)
-    if isinstance(e, ir.Epsilon):
-        xs = [np.asarray(coords(i)) for i in e.indices]
-        sign = np.ones(())
-        for a, b in itertools.combinations(range(len(xs)), 2):
-            sign = sign * np.sign(xs[b] - xs[a])
-        return shaped(sign), shaped(0.0)
-    if isinstance(e, ir.Neg):
-        v, b = _ev(e.arg, scope, store)
-        return -v, b
-    if isinstance(e, ir.Apply):
-        return bounded_apply(e.fn, *_ev(e.arg, scope, store))
-    if isinstance(e, ir.BinOp):
-        return bounded_binop(e.op, *_ev(e.left, scope, store), *_ev(e.right, scope, store))
-    if isinstance(e, ir.Sum):
-        inner = scope + list(e.index)
-        v, b = _ev(e.body, inner, store)
-        full = tuple(n for _, n in inner)
-        v, b = np.broadcast_to(v, np.broadcast_shapes(v.shape, (1,) * rank + full[rank:])), np.broadcast_to(
-            b, np.broadcast_shapes(b.shape, (1,) * rank + full[rank:]))
-        axes = tuple(range(rank, len(inner)))
-        terms = int(np.prod(full[rank:]))
-        value = v.sum(axis=axes)
-        return value, b.sum(axis=axes) + terms * np.abs(v).sum(axis=axes)
-    if isinstance(e, ir.Stack):  # a selection: each point is exactly one item's value
-        parts = [_ev(item, scope, store) for item in e.items]
-        position = coords(e.index)
-        shape = np.broadcast_shapes(np.shape(position), *(np.shape(x) for part in parts for x in part))
-        value, bound = np.zeros(shape), np.zeros(shape)
-        for s, (v, b) in enumerate(parts):
-            chosen = np.broadcast_to(position == s, shape)
-            value = np.where(chosen, np.broadcast_to(v, shape), value)
-            bound = np.where(chosen, np.broadcast_to(b, shape), bound)
-        return value, bound
-    if isinstance(e, ir.Reduce):
-        inner = scope + list(e.index)
-        v, b = _ev(e.body, inner, store)
-        full = np.broadcast_shapes(v.shape, b.shape, (1,) * rank + tuple(n for _, n in e.index))
-        v, b = np.broadcast_to(v, full), np.broadcast_to(b, full)
-        # fold the reduced axes one at a time (their product is one axis)
-        v = v.reshape(full[:rank] + (-1,))
-        b = b.reshape(full[:rank] + (-1,))
-        if e.op in ("max", "min"):
+    def apply(self, fn, a):
+        return bounded_apply(fn, *a)
+
+    def binop(self, op, a, b):
+        return bounded_binop(op, *a, *b)
+
+    def reduce(self, op, a):
+        v, b = a
+        if op == "+":
+            terms = v.shape[-1]
+            return v.sum(axis=-1), b.sum(axis=-1) + terms * np.abs(v).sum(axis=-1)
+        if op in ("max", "min"):
             # exact operations: the result is off by at most the largest input error
-            pick = np.maximum if e.op == "max" else np.minimum
+            pick = np.maximum if op == "max" else np.minimum
             return pick.reduce(v, axis=-1), b.max(axis=-1)
         # a product: folded with the first-order bound of '*', which is the same for
         # every order of the factors (Σ_i e_i Π_{j≠i}|v_j| + (n-1)|Π v|)
@@ -320,7 +268,12 @@ def _ev(e, scope, store):
         for t in range(1, v.shape[-1]):
             value, bound = bounded_binop("*", value, bound, v[..., t], b[..., t])
         return value, bound
-    raise AssertionError(e)
+
+
+def ein_oracle(program: ir.Program, inputs: dict[str, np.ndarray]):
+    """The EIN evaluator (tensorlang.ein.interp) on an EIN program, with error bounds:
+    every variable as (value, bound)."""
+    return interp.run(program, inputs, Bounded())
 
 
 # ---------------------------------------------------------------- cases and the check

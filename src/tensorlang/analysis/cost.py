@@ -22,19 +22,18 @@ class Cost:
     bytes: int
 
 
+#: The node kinds that cost one flop where they are evaluated (an operation or a function).
+_OPERATIONS = (ir.Neg, ir.Apply, ir.BinOp)
+
+
 def body_flops(e: ir.Expr) -> int:
-    """Flops to evaluate ``e`` at one point."""
-    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
-        return 0
-    if isinstance(e, (ir.Neg, ir.Apply)):
-        return 1 + body_flops(e.arg)
-    if isinstance(e, ir.BinOp):
-        return 1 + body_flops(e.left) + body_flops(e.right)
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        return math.prod(n for _, n in e.index) * (body_flops(e.body) + 1)
-    if isinstance(e, ir.Stack):
-        return sum(body_flops(item) for item in e.items)
-    raise TypeError(f"not an EIN expression: {e!r}")
+    """Flops to evaluate ``e`` at one point: one per operation or function, and a
+    binder's body (plus its accumulation) once per point of its index map."""
+    inner = sum(body_flops(c) for c in ir.children(e))
+    bound = ir.binders(e)
+    if bound:
+        return math.prod(n for _, n in bound) * (inner + 1)
+    return inner + (1 if isinstance(e, _OPERATIONS) else 0)
 
 
 def statement_cost(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]], itemsize: int = 8) -> Cost:

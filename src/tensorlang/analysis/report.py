@@ -1,5 +1,6 @@
 """The text ``tensorlang analyze`` prints: per statement before and after the optimizer
-its shape, flops, bytes and in-place verdict, then the totals and each pass's log."""
+its shape, flops, bytes and in-place verdict, then the totals, each pass's log and how
+often each rewrite rule fired."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def statement_table(program: ir.Program, itemsize: int) -> list[str]:
 
 def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
     """The text ``tensorlang analyze`` prints: both programs statement by statement, the
-    totals, and the IR size and time after each pass (004 §5.7.4)."""
+    totals, the IR size and time after each pass (004 §5.7.4), and the rules that fired
+    with their counts (``optimized.rules``; rules that never fired are not listed)."""
     lines = ["before the optimizer (as lowered):"]
     lines += statement_table(before, itemsize)
     lines.append("after the optimizer:")
@@ -48,4 +50,9 @@ def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
     for record in optimized.log:
         lines.append(f"  {record.name:<10} {record.nodes:>7} nodes  {record.statements:>4} statements  "
                      f"{record.seconds * 1e3:8.2f} ms")
+    fired = getattr(optimized, "rules", ())
+    lines.append("rules (times fired; --skip RULE turns one off):" if fired else "rules: none fired")
+    width = max((len(name) for name, _ in fired), default=0)
+    for name, count in fired:
+        lines.append(f"  {name:<{width}} {count:>6}")
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""EIN nodes: immutable, hashable, small enough to print and read.
+"""EIN nodes: immutable, hashable, small enough to print and read, with one generic traversal.
 
 A program is a sequence of statements ``t = λ params ⟨e⟩_σ (args)`` (004 §4).  Here a
 statement keeps its arguments in place (``Tensor("A", ("i", "k"))`` rather than a
@@ -10,13 +10,29 @@ Indices are plain values: a ``str`` is an index variable, an ``int`` a fixed pos
 (1-based, as the language writes it), an ``index.Affine`` a computed position such as
 ``i+1``.  σ, the index map, is an ``index.Domain`` of ``(index variable, extent)`` pairs
 (a tuple of pairs is accepted): a statement's σ covers its target's dimensions in
-order, a ``Sum`` carries its own.
+order, a ``Sum`` or ``Reduce`` carries its own.
+
+**Traversal.**  Every node kind answers three questions, and nothing outside this module
+asks a node's kind to walk it:
+
+* :func:`children` / :func:`replace_children`: its subexpressions, and the same node
+  over new ones (:func:`map_children`, :func:`bottom_up` and :func:`nodes` build on them);
+* :func:`binders` / :func:`with_binders`: the index map it binds over its children
+  (Σ and the other reductions; ``()`` for every other kind);
+* :func:`index_uses` / :func:`with_index_uses`: the indices the node itself writes (a
+  tensor access's indices, δ's and ε's, a stack's selector), and the node over new ones;
+  :func:`use_extents`: the extent each of those must range over (what the verifier
+  checks).
+
+So the index-variable operations of :mod:`.names` (free indices, capture-avoiding
+substitution, renaming binders apart) are written once, and a new node kind (a Diderot
+probe, an affine index) is added here, in the printer, the evaluator and lowering.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Iterator, Union
 
 from ..semantics.interface import TEMP as _TEMP
 from .index import Domain, Index, as_domain  # noqa: F401 - Index: str | int | Affine (index.py)
@@ -24,71 +40,157 @@ from .index import Domain, Index, as_domain  # noqa: F401 - Index: str | int | A
 IndexMap = Domain  # σ: a tuple of (variable, extent) pairs is accepted and stored as a Domain
 
 
+class Node:
+    """What every node kind answers (the defaults are a leaf's: no children, binds
+    nothing, writes no index)."""
+
+    __slots__ = ()
+
+    def children(self) -> tuple["Expr", ...]:
+        return ()
+
+    def replace_children(self, kids: tuple["Expr", ...]) -> "Expr":
+        return self  # type: ignore[return-value]
+
+    def binders(self) -> IndexMap:
+        return ()
+
+    def with_binders(self, index: IndexMap) -> "Expr":
+        return self  # type: ignore[return-value]
+
+    def index_uses(self) -> tuple[Index, ...]:
+        return ()
+
+    def with_index_uses(self, uses: tuple[Index, ...]) -> "Expr":
+        return self  # type: ignore[return-value]
+
+    def use_extents(self, shapes: dict[str, tuple[int, ...]]) -> tuple[int | None, ...]:
+        """The extent each index use must range over (None: any), given the variables'
+        shapes; the verifier checks uses against it."""
+        return ()
+
+
 @dataclass(frozen=True)
-class Tensor:
+class Tensor(Node):
     """T_α: the component of variable ``name`` at indices α."""
 
     name: str
     indices: tuple[Index, ...]
 
+    def index_uses(self):
+        return self.indices
+
+    def with_index_uses(self, uses):
+        return Tensor(self.name, tuple(uses))
+
+    def use_extents(self, shapes):
+        return shapes[self.name]
+
 
 @dataclass(frozen=True)
-class Const:
+class Const(Node):
     """A number."""
 
     value: float
 
 
 @dataclass(frozen=True)
-class Delta:
+class Delta(Node):
     """Kronecker δ_ij."""
 
     first: Index
     second: Index
 
+    def index_uses(self):
+        return (self.first, self.second)
+
+    def with_index_uses(self, uses):
+        return Delta(uses[0], uses[1])
+
+    def use_extents(self, shapes):
+        return (None, None)  # δ compares any two indices (a position beyond one is 0)
+
 
 @dataclass(frozen=True)
-class Epsilon:
+class Epsilon(Node):
     """Levi-Civita ε_ij or ε_ijk."""
 
     indices: tuple[Index, ...]
 
+    def index_uses(self):
+        return self.indices
+
+    def with_index_uses(self, uses):
+        return Epsilon(tuple(uses))
+
+    def use_extents(self, shapes):
+        return (len(self.indices),) * len(self.indices)
+
 
 @dataclass(frozen=True)
-class Neg:
+class Neg(Node):
     arg: "Expr"
 
+    def children(self):
+        return (self.arg,)
+
+    def replace_children(self, kids):
+        return Neg(kids[0])
+
 
 @dataclass(frozen=True)
-class Apply:
+class Apply(Node):
     """An elementwise function (sqrt exp log sin cos tanh abs)."""
 
     fn: str
     arg: "Expr"
 
+    def children(self):
+        return (self.arg,)
+
+    def replace_children(self, kids):
+        return Apply(self.fn, kids[0])
+
 
 @dataclass(frozen=True)
-class BinOp:
+class BinOp(Node):
     """e1 op e2 for op in + - * /; division is controlled division (000 Definition 8)."""
 
     op: str
     left: "Expr"
     right: "Expr"
 
+    def children(self):
+        return (self.left, self.right)
+
+    def replace_children(self, kids):
+        return BinOp(self.op, kids[0], kids[1])
+
 
 @dataclass(frozen=True)
-class Sum:
-    """Σ over the index map ``index`` (the only binding form of EIN)."""
+class Sum(Node):
+    """Σ over the index map ``index`` (EIN's summation, a binding form)."""
 
     index: IndexMap
     body: "Expr"
 
     def __post_init__(self):
         object.__setattr__(self, "index", as_domain(self.index))
+    def children(self):
+        return (self.body,)
+
+    def replace_children(self, kids):
+        return Sum(self.index, kids[0])
+
+    def binders(self):
+        return self.index
+
+    def with_binders(self, index):
+        return Sum(index, self.body)
 
 
 @dataclass(frozen=True)
-class Reduce:
+class Reduce(Node):
     """A reduction other than Σ over the index map ``index``: ``op`` is ``*`` (product),
     ``max`` or ``min`` (TeIL's red*, redmax, redmin, 001 Fig. 6).  It starts from the
     operator's identity element (semantics.values.REDUCTIONS), so an empty map gives the
@@ -100,54 +202,138 @@ class Reduce:
 
     def __post_init__(self):
         object.__setattr__(self, "index", as_domain(self.index))
+    def children(self):
+        return (self.body,)
+
+    def replace_children(self, kids):
+        return Reduce(self.op, self.index, kids[0])
+
+    def binders(self):
+        return self.index
+
+    def with_binders(self, index):
+        return Reduce(self.op, index, self.body)
 
 
 @dataclass(frozen=True)
-class Stack:
+class Stack(Node):
     """items[s-1] at position s of the index variable ``index`` (CFDlang's stacking
-    ``[a b c]``: a new leading dimension of equal-shaped operands)."""
+    ``[a b c]``: a new leading dimension of equal-shaped operands).  The selector is an
+    index use: substituting a position for it selects that item."""
+
     index: str
     items: tuple["Expr", ...]
 
+    def children(self):
+        return self.items
 
+    def replace_children(self, kids):
+        return Stack(self.index, tuple(kids))
+
+    def index_uses(self):
+        return (self.index,)
+
+    def with_index_uses(self, uses):
+        at = uses[0]
+        return self.items[at - 1] if isinstance(at, int) else Stack(at, self.items)
+
+    def use_extents(self, shapes):
+        return (len(self.items),)
 
 
 Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack]
 
+#: The node kinds, for code that must name them all (the verifier, tests).
+KINDS: tuple[type, ...] = (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack)
+
+
+# ------------------------------------------------------------------ traversal
+def _node(e) -> Node:
+    if not isinstance(e, Node):
+        raise TypeError(f"not an EIN expression: {e!r}")
+    return e
+
 
 def children(e: Expr) -> tuple[Expr, ...]:
-    if isinstance(e, (Tensor, Const, Delta, Epsilon)):
-        return ()
-    if isinstance(e, (Neg, Apply)):
-        return (e.arg,)
-    if isinstance(e, BinOp):
-        return (e.left, e.right)
-    if isinstance(e, (Sum, Reduce)):
-        return (e.body,)
-    if isinstance(e, Stack):
-        return e.items
-    raise TypeError(f"not an EIN expression: {e!r}")
+    """The subexpressions of ``e``, left to right."""
+    return _node(e).children()
+
+
+def replace_children(e: Expr, kids) -> Expr:
+    """``e`` with its children replaced (same node kind, same other fields)."""
+    return _node(e).replace_children(tuple(kids))
+
+
+def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """``e`` with ``f`` applied to each child; ``e`` itself when no child changed."""
+    kids = _node(e).children()
+    if not kids:
+        return e
+    new = tuple(f(c) for c in kids)
+    if all(a is b for a, b in zip(new, kids)):
+        return e
+    return e.replace_children(new)
+
+
+def bottom_up(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """``f`` applied to every node, children first (``f`` sees the rewritten children)."""
+    return f(map_children(e, lambda c: bottom_up(c, f)))
+
+
+def binders(e: Expr) -> IndexMap:
+    """The index map ``e`` binds over its children (Σ and reductions), else ``()``."""
+    return _node(e).binders()
+
+
+def with_binders(e: Expr, index: IndexMap) -> Expr:
+    """``e`` binding ``index`` instead (the body is unchanged: rename uses separately)."""
+    return _node(e).with_binders(tuple(index))
+
+
+def index_uses(e: Expr) -> tuple[Index, ...]:
+    """The indices the node itself writes (not its children's): a tensor access's, δ's,
+    ε's, a stack's selector."""
+    return _node(e).index_uses()
+
+
+def with_index_uses(e: Expr, uses) -> Expr:
+    """``e`` writing ``uses`` instead (as many as :func:`index_uses` gives); a stack
+    selected at a fixed position is that item."""
+    return _node(e).with_index_uses(tuple(uses))
+
+
+def use_extents(e: Expr, shapes: dict[str, tuple[int, ...]]) -> tuple[int | None, ...]:
+    """The extent each of :func:`index_uses` must range over (None: any extent), given
+    the variables' shapes (a tensor access's uses range over its dimensions)."""
+    return _node(e).use_extents(shapes)
+
+
+def nodes(e: Expr) -> Iterator[Expr]:
+    """Every node of ``e``, parents before children, left to right."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
 
 
 def size(e: Expr) -> int:
     """The number of expression-tree nodes (004 §5.7.4 measures IR size this way)."""
-    count, stack = 0, [e]
-    while stack:
-        node = stack.pop()
-        count += 1
-        stack.extend(children(node))
-    return count
+    return sum(1 for _ in nodes(e))
 
 
 def tensors(e: Expr) -> list[Tensor]:
     """Every tensor access in ``e``, left to right."""
-    found, stack = [], [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Tensor):
-            found.append(node)
-        stack.extend(reversed(children(node)))
-    return found
+    return [node for node in nodes(e) if isinstance(node, Tensor)]
+
+
+def rename_tensors(e: Expr, rename: dict[str, str]) -> Expr:
+    """``e`` with every access to a variable in ``rename`` reading the new name."""
+    def go(node: Expr) -> Expr:
+        if isinstance(node, Tensor) and node.name in rename:
+            return Tensor(rename[node.name], node.indices)
+        return node
+    return bottom_up(e, go)
 
 
 @dataclass(frozen=True)
@@ -171,27 +357,7 @@ class Statement:
         applied to, so that ``λ T0 T1 ⟨T0_ik T1_kj⟩`` is one operator wherever it is used."""
         args = self.reads
         rename = {name: f"T{n}" for n, name in enumerate(args)}
-        return _rename(self.body, rename), args
-
-
-def _rename(e: Expr, rename: dict[str, str]) -> Expr:
-    if isinstance(e, Tensor):
-        return Tensor(rename.get(e.name, e.name), e.indices)
-    if isinstance(e, (Const, Delta, Epsilon)):
-        return e
-    if isinstance(e, Neg):
-        return Neg(_rename(e.arg, rename))
-    if isinstance(e, Apply):
-        return Apply(e.fn, _rename(e.arg, rename))
-    if isinstance(e, BinOp):
-        return BinOp(e.op, _rename(e.left, rename), _rename(e.right, rename))
-    if isinstance(e, Sum):
-        return Sum(e.index, _rename(e.body, rename))
-    if isinstance(e, Reduce):
-        return Reduce(e.op, e.index, _rename(e.body, rename))
-    if isinstance(e, Stack):
-        return Stack(e.index, tuple(_rename(item, rename) for item in e.items))
-    raise TypeError(f"not an EIN expression: {e!r}")
+        return rename_tensors(self.body, rename), args
 
 
 #: The qualifier of a variable a pass introduced (semantics/interface.py): never an

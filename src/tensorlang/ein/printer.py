@@ -143,7 +143,7 @@ def to_text(program: ir.Program) -> str:
         lines.append(f"{qual}var {mapping.get(d.name, d.name)} : [{' '.join(str(x) for x in d.shape)}]")
     for s in program.statements:
         if mapping:
-            s = ir.Statement(mapping.get(s.target, s.target), s.index, ir._rename(s.body, mapping))
+            s = ir.Statement(mapping.get(s.target, s.target), s.index, ir.rename_tensors(s.body, mapping))
         lines.append(statement_to_text(s))
     return "\n".join(lines) + "\n"
 

@@ -11,8 +11,7 @@ earlier variable; any other variable becomes a copy of it.
 from __future__ import annotations
 
 from ..ein import ir
-from ..ein.index import substitute_index
-from ..ein.names import rebuild
+from ..ein.names import rename_indices
 from .program import assignments, temporaries
 
 
@@ -24,7 +23,7 @@ def value_number(program: ir.Program) -> ir.Program:
     rename: dict[str, str] = {}
     statements: list[ir.Statement] = []
     for stmt in program.statements:
-        body = _rename_reads(stmt.body, rename) if rename else stmt.body
+        body = ir.rename_tensors(stmt.body, rename) if rename else stmt.body
         stmt = ir.Statement(stmt.target, stmt.index, body)
         key = (canonical(stmt), tuple(version.get(name, 0) for name in stmt.reads))
         known = table.get(key)
@@ -47,36 +46,6 @@ def canonical(stmt: ir.Statement):
     """The statement's operator with index variables named by position: σ's as ``#0``,
     ``#1`` ..., binders' as ``$0``, ``$1`` ... in the order they occur; with σ's extents."""
     mapping = {name: f"#{n}" for n, (name, _) in enumerate(stmt.index)}
-    counter = [0]
-
-    def go(e, m):
-        if isinstance(e, ir.Tensor):
-            return ir.Tensor(e.name, tuple(substitute_index(i, m) for i in e.indices))
-        if isinstance(e, ir.Delta):
-            return ir.Delta(substitute_index(e.first, m), substitute_index(e.second, m))
-        if isinstance(e, ir.Epsilon):
-            return ir.Epsilon(tuple(substitute_index(i, m) for i in e.indices))
-        if isinstance(e, ir.Const):
-            return e
-        if isinstance(e, (ir.Sum, ir.Reduce)):
-            inner = dict(m)
-            index = []
-            for name, extent in e.index:
-                inner[name] = f"${counter[0]}"
-                counter[0] += 1
-                index.append((inner[name], extent))
-            body = go(e.body, inner)
-            return ir.Sum(tuple(index), body) if isinstance(e, ir.Sum) else ir.Reduce(e.op, tuple(index), body)
-        if isinstance(e, ir.Stack):
-            return ir.Stack(substitute_index(e.index, m), tuple(go(item, m) for item in e.items))
-        return rebuild(e, tuple(go(c, m) for c in ir.children(e)))
-
-    return go(stmt.body, mapping), tuple(n for _, n in stmt.index)
-
-
-def _rename_reads(e: ir.Expr, rename: dict[str, str]) -> ir.Expr:
-    if isinstance(e, ir.Tensor):
-        return ir.Tensor(rename.get(e.name, e.name), e.indices)
-    if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
-        return e
-    return rebuild(e, tuple(_rename_reads(c, rename) for c in ir.children(e)))
+    counter = iter(range(1 << 62))
+    body = rename_indices(stmt.body, mapping, lambda name, outer: f"${next(counter)}")
+    return body, tuple(n for _, n in stmt.index)

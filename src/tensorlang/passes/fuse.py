@@ -15,6 +15,9 @@ A temporary is fused when
   product under sums) so that normalization flattens them into one product whose
   evaluation order contraction ordering chooses afresh, or the temporary is as cheap to
   recompute as to read (a tensor access, a number).
+
+The substitution itself is the rule ``fusion`` (ein/rewrite.py): counted per access it
+replaces, and ``--skip fusion`` turns fusion off as ``--skip fuse`` does.
 """
 
 from __future__ import annotations
@@ -22,11 +25,31 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
-from ..ein.names import Fresh, all_names, rebuild, rename_bound, substitute
+from ..ein.forms import monomial
+from ..ein.names import Fresh, all_names, rename_bound, substitute
+from ..ein.rewrite import Context, Rule, Tally, active, rewrite
 from .program import assignments, readers, temporaries
 
 
+def _substitute_definition(e: ir.Tensor, ctx: Context) -> ir.Expr | None:
+    """An access to the temporary being fused: its body at the access's indices."""
+    target, params, body = ctx.env
+    if e.name != target:
+        return None
+    return substitute(body, dict(zip(params, e.indices)), ctx.fresh)
+
+
+FUSION = Rule("fusion", "004 §5.2", "a single-use temporary's access becomes its body",
+              (ir.Tensor,), _substitute_definition)
+
+#: The rules of fusion.
+RULES = (FUSION,)
+
+
 def fuse(program: ir.Program) -> ir.Program:
+    tally = active()
+    if not tally.enabled(FUSION):
+        return program
     changed = True
     while changed:
         changed = False
@@ -44,7 +67,7 @@ def fuse(program: ir.Program) -> ir.Program:
             between = {program.statements[n].target for n in range(d + 1, u)}
             if between & set(stmt.reads):
                 continue
-            fused = fuse_into(stmt, program.statements[u])
+            fused = fuse_into(stmt, program.statements[u], tally)
             if fused is None:
                 continue
             statements = list(program.statements)
@@ -56,9 +79,12 @@ def fuse(program: ir.Program) -> ir.Program:
     return program
 
 
-def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | None:
+def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None = None) -> ir.Statement | None:
     """``use`` with ``definition``'s target replaced by its body, or None when fusing
-    would add work."""
+    would add work (or fusion is switched off)."""
+    tally = active() if tally is None else tally
+    if not tally.enabled(FUSION):
+        return None
     t = definition.target
     size = math.prod(n for _, n in definition.index)
     occurrences = list(_occurrences(use.body, t, dict(use.index), True))
@@ -80,17 +106,8 @@ def fuse_into(definition: ir.Statement, use: ir.Statement) -> ir.Statement | Non
     # (index notation has no shadowing: `sum(j) ... sum(j)` nested is repeated-index)
     around = all_names(use.body) | {name for name, _ in use.index} | set(params)
     body = rename_bound(definition.body, fresh, around)
-
-    def replace(e: ir.Expr) -> ir.Expr:
-        if isinstance(e, ir.Tensor):
-            if e.name != t:
-                return e
-            return substitute(body, dict(zip(params, e.indices)), fresh)
-        if isinstance(e, (ir.Const, ir.Delta, ir.Epsilon)):
-            return e
-        return rebuild(e, tuple(replace(c) for c in ir.children(e)))
-
-    return ir.Statement(use.target, use.index, replace(use.body))
+    context = Context(fresh, dict(use.index), tally, (t, params, body))
+    return ir.Statement(use.target, use.index, rewrite(use.body, RULES, context))
 
 
 def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
@@ -101,29 +118,15 @@ def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):
         if e.name == name:
             yield dict(scope), linear
         return
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        inner = dict(scope) | dict(e.index)
-        yield from _occurrences(e.body, name, inner, linear and isinstance(e, ir.Sum))
-        return
-    if isinstance(e, ir.Stack):
-        inner = dict(scope)
-        for item in e.items:
-            yield from _occurrences(item, name, inner, False)
-        return
-    keeps = isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*")
+    bound = ir.binders(e)
+    if bound:
+        scope = scope | dict(bound)
+    keeps = isinstance(e, (ir.Neg, ir.Sum)) or (isinstance(e, ir.BinOp) and e.op == "*")
     for child in ir.children(e):
         yield from _occurrences(child, name, scope, linear and keeps)
 
 
 def is_multilinear(e: ir.Expr) -> bool:
-    """A (scaled) sum of a product of tensor accesses: what contraction ordering reorders."""
-    if isinstance(e, (ir.Tensor, ir.Const)):
-        return True
-    if isinstance(e, ir.Neg):
-        return is_multilinear(e.arg)
-    if isinstance(e, ir.Sum):
-        return is_multilinear(e.body)
-    if isinstance(e, ir.BinOp) and e.op == "*":
-        return is_multilinear(e.left) and is_multilinear(e.right)
-    return False
-
+    """A (scaled) sum of a product of tensor accesses and numbers, Σ anywhere in the
+    product: what normalization flattens and contraction ordering then reorders."""
+    return all(isinstance(f, (ir.Tensor, ir.Const)) for f in monomial(e).factors)

@@ -1,23 +1,42 @@
 """Normalization (004 §5.3-5.4): the algebraic rewrites, applied bottom-up to each body.
 
-Rules, by the names 004 gives them:
+Every rewrite is a named rule (ein/rewrite.py), listed in :data:`RULES`, counted by
+``tensorlang analyze`` and switched off by ``--skip NAME``.
 
-* **Constant folding**: numbers combine (``2 * 3`` is ``6``; ``/`` is controlled division),
-  ``x * 1``, ``x + 0``, ``x - 0``, ``x / 1`` are ``x``, ``--x`` is ``x``.  ``x * 0`` is *not*
-  ``0``: for ``x`` undefined it is ⊥ (000 Definition 4).
-* **δ and ε on their own**: ``delta[i,i]`` is 1, ``delta[1,2]`` is 0, an ε with a repeated
-  index is 0, an ε of positions is its sign.
-* **Kronecker-delta elimination**: Σ_j δ_ij T_j  ->  T_i (the summed index is replaced).
-* **ε·ε**: two Levi-Civita symbols sharing a summed index become deltas,
+**Local rules**, applied by the rewrite driver to each node after its children:
+
+* ``constant-folding``: numbers combine (``2 * 3`` is ``6``, ``/`` is controlled division,
+  ``-(2)`` is ``-2``); a non-finite result stays as written.  ``x * 0`` is *not* ``0``:
+  for ``x`` undefined it is ⊥ (000 Definition 4).
+* ``function-folding``: a function of a number is a number (``exp(0)`` is ``1``).
+* ``multiplicative-identity``: ``x * 1``, ``1 * x``, ``x / 1`` are ``x``;
+  ``multiply-by-minus-one``: ``x * -1``, ``-1 * x``, ``x / -1`` are ``-x``;
+  ``additive-identity``: ``x + 0``, ``0 + x``, ``x - 0`` are ``x``, ``0 - x`` is ``-x``;
+  ``double-negation``: ``--x`` is ``x``.
+* ``delta-identical-indices``: ``delta[i,i]`` is 1; ``delta-of-positions``:
+  ``delta[1,2]`` is 0; ``epsilon-repeated-index``: an ε with a repeated index is 0;
+  ``epsilon-of-positions``: an ε of positions is its sign.
+* ``unused-reduction-index``: max or min over an index the body does not depend on is
+  the body, a product over one is a power (001 eq. (5)'s analogues).
+* ``sum-normal-form``: a sum becomes a polynomial of split monomials (below), kept
+  unless it costs more flops than the sum as written.
+
+**The polynomial normal form of a sum** (a function: it decides over a whole sum of
+products at once), whose steps are rules too:
+
+* ``distribution``: Σ (a ± b) = Σ a ± Σ b; a product is distributed over a sum only when
+  δ or ε take part (so that elimination follows: distributing Σ_k (A+B)_ik C_kj would
+  double the work instead).  Nested sums always merge into one product.
+* ``delta-elimination``: Σ_j δ_ij T_j  ->  T_i (the summed index is replaced).
+* ``epsilon-epsilon``: two Levi-Civita symbols sharing a summed index become deltas,
   Σ_k ε_kab ε_kcd = δ_ac δ_bd − δ_ad δ_bc  (and Σ_k ε_ka ε_kc = δ_ac for rank 2).
-* **Distributing sums over + and −**: Σ (a ± b) = Σ a ± Σ b; a product is distributed over
-  a sum only when δ or ε take part (so that elimination follows: distributing
-  Σ_k (A+B)_ik C_kj would double the work instead).
-* **Summation binding**: a factor that does not depend on a summed index leaves the sum
-  (Σ_k c a_k = c Σ_k a_k); a sum over an index nothing depends on is n times its body
+* ``unused-summation-index``: a sum over an index nothing depends on is n times its body
   (TeIL's red+ over an expanded dimension, 001 eq. (5)).
-* **Splitting**: a sum of a product of factors that share no summed index is the product
-  of their sums, Σ_jk a_j b_k = (Σ_j a_j)(Σ_k b_k).
+* ``summation-binding``: a factor that does not depend on a summed index leaves the sum
+  (Σ_k c a_k = c Σ_k a_k).
+* ``split-independent-factors``: a sum of a product of factors that share no summed
+  index is the product of their sums, Σ_jk a_j b_k = (Σ_j a_j)(Σ_k b_k).
+* and inside a monomial, the δ and ε rules above.
 
 So 004's identities come out by themselves: the trace of an outer product is a dot product
 (δ elimination), and (a×b)·(c×d) is (a·c)(b·d) − (a·d)(b·c) (fusion, ε·ε, δ elimination,
@@ -33,72 +52,113 @@ every component the interpreter defines, the optimized program computes the same
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..ein import ir
-from ..ein.index import index_variables
-from ..semantics.values import FUNCTIONS, epsilon_sign, fold
 from ..analysis.cost import body_flops
-from ..ein.names import product, Fresh, all_names, free_indices, rebuild, rename_bound, substitute
+from ..ein import ir
+from ..ein.forms import product
+from ..ein.index import index_variables
+from ..ein.names import Fresh, all_names, distinct_binders, free_indices, substitute
+from ..ein.rewrite import Context, Rule, active, apply_first, rewrite
+from ..semantics.values import FUNCTIONS, epsilon_sign, fold
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
 MAX_TERMS = 64
-
-
-def normalize(program: ir.Program) -> ir.Program:
-    return ir.Program(program.decls, tuple(normalize_statement(s) for s in program.statements))
-
-
-def normalize_statement(stmt: ir.Statement) -> ir.Statement:
-    fresh = Fresh(all_names(stmt.body) | {name for name, _ in stmt.index})
-    seen = {name for name, _ in stmt.index} | set(free_indices(stmt.body))
-    body = rename_bound(stmt.body, fresh, seen)  # distinct binders: nested sums may then merge
-    return ir.Statement(stmt.target, stmt.index, simplify(body, fresh, dict(stmt.index)))
-
-
-def simplify(e: ir.Expr, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
-    """``e`` with every rule applied, children first; ``scope`` gives the extent of every
-    index variable in scope (δ elimination must respect them)."""
-    if isinstance(e, ir.Delta):
-        return _delta(e) or e
-    if isinstance(e, ir.Epsilon):
-        sign = _epsilon_sign(e)
-        return e if sign is None else ir.Const(float(sign))
-    if isinstance(e, (ir.Tensor, ir.Const)):
-        return e
-    inner = scope | dict(e.index) if isinstance(e, (ir.Sum, ir.Reduce)) else scope
-    kids = tuple(simplify(c, fresh, inner) for c in ir.children(e))
-    e = rebuild(e, kids)
-    if isinstance(e, ir.Sum):
-        return normalize_sum(e, fresh, scope)
-    if isinstance(e, ir.Reduce):
-        return _unused_reduction_indices(e)
-    if isinstance(e, ir.Neg):
-        if isinstance(e.arg, ir.Const):
-            return ir.Const(-e.arg.value)
-        if isinstance(e.arg, ir.Neg):
-            return e.arg.arg
-        return e
-    if isinstance(e, ir.BinOp):
-        return _fold(e)
-    if isinstance(e, ir.Apply) and isinstance(e.arg, ir.Const):
-        value = float(FUNCTIONS[e.fn](e.arg.value))
-        return ir.Const(value) if math.isfinite(value) else e
-    return e
-
 
 #: The most copies of its body a product over an unused index becomes (EIN has no power).
 MAX_POWER_NODES = 4096
 
 
-def _unused_reduction_indices(e: ir.Reduce) -> ir.Expr:
+def normalize(program: ir.Program) -> ir.Program:
+    tally = active()
+    return ir.Program(program.decls, tuple(normalize_statement(s, tally) for s in program.statements))
+
+
+def normalize_statement(stmt: ir.Statement, tally=None) -> ir.Statement:
+    fresh = Fresh(all_names(stmt.body) | {name for name, _ in stmt.index})
+    body = distinct_binders(stmt.body, {name for name, _ in stmt.index}, fresh)  # nested sums may then merge
+    context = Context(fresh, dict(stmt.index), active() if tally is None else tally)
+    return ir.Statement(stmt.target, stmt.index, rewrite(body, LOCAL, context))
+
+
+# ------------------------------------------------------------------ local rules
+def _is(e: ir.Expr, value: float) -> bool:
+    return isinstance(e, ir.Const) and e.value == value
+
+
+def _numbers(e: ir.BinOp) -> bool:
+    """Both operands are numbers: constant folding's case (which leaves a non-finite
+    result as written), never an identity's."""
+    return isinstance(e.left, ir.Const) and isinstance(e.right, ir.Const)
+
+
+def _constant_folding(e, ctx):
+    if isinstance(e, ir.Neg):
+        return ir.Const(-e.arg.value) if isinstance(e.arg, ir.Const) else None
+    if _numbers(e):
+        value = fold(e.op, e.left.value, e.right.value)
+        return ir.Const(value) if math.isfinite(value) else None
+    return None
+
+
+def _function_folding(e, ctx):
+    if isinstance(e.arg, ir.Const):
+        value = float(FUNCTIONS[e.fn](e.arg.value))
+        return ir.Const(value) if math.isfinite(value) else None
+    return None
+
+
+def _identity(*patterns: tuple[str, str, float, bool]):
+    """A rule function from ``(operators, side, number, negate)`` patterns: ``x op n``
+    (or ``n op x``) with the number on that side is ``x`` (``-x`` when ``negate``)."""
+
+    def fn(e: ir.BinOp, ctx) -> ir.Expr | None:
+        if _numbers(e):
+            return None
+        for ops, side, number, negate in patterns:
+            if e.op in ops and _is(getattr(e, side), number):
+                other = e.right if side == "left" else e.left
+                return ir.Neg(other) if negate else other
+        return None
+
+    return fn
+
+
+_multiplicative_identity = _identity(("*", "left", 1.0, False), ("*/", "right", 1.0, False))
+_multiply_by_minus_one = _identity(("*", "left", -1.0, True), ("*/", "right", -1.0, True))
+_additive_identity = _identity(("+", "left", 0.0, False), ("+-", "right", 0.0, False), ("-", "left", 0.0, True))
+
+
+def _double_negation(e, ctx):
+    return e.arg.arg if isinstance(e.arg, ir.Neg) else None
+
+
+def _delta_identical(e, ctx):
+    return ir.Const(1.0) if e.first == e.second else None
+
+
+def _delta_positions(e, ctx):
+    return ir.Const(0.0) if isinstance(e.first, int) and isinstance(e.second, int) and e.first != e.second else None
+
+
+def _epsilon_repeated(e, ctx):
+    return ir.Const(0.0) if len(set(e.indices)) < len(e.indices) else None
+
+
+def _epsilon_positions(e, ctx):
+    if all(isinstance(i, int) for i in e.indices) and len(set(e.indices)) == len(e.indices):
+        return ir.Const(float(epsilon_sign(e.indices)))
+    return None
+
+
+def _unused_reduction_indices(e: ir.Reduce, ctx) -> ir.Expr | None:
     """A reduction over indices its body does not depend on (left behind when δ or ε
     became numbers): max and min of n equal values are the value, a product is the
     n-th power (001 eq. (5)'s analogues, as TeIL's lowering does them)."""
     used = free_indices(e.body)
     unused = [(name, n) for name, n in e.index if name not in used]
     if not unused:
-        return e
+        return None
     count = math.prod(n for _, n in unused)
     body = e.body
     if e.op == "*":
@@ -107,57 +167,47 @@ def _unused_reduction_indices(e: ir.Reduce) -> ir.Expr:
         elif count * ir.size(body) <= MAX_POWER_NODES:
             body = product([body] * count)
         else:
-            return e
+            return None
     kept = tuple(item for item in e.index if item not in unused)
     return ir.Reduce(e.op, kept, body) if kept else body
 
 
-def _delta(e: ir.Delta) -> ir.Const | None:
-    if e.first == e.second:
-        return ir.Const(1.0)
-    if isinstance(e.first, int) and isinstance(e.second, int):
-        return ir.Const(0.0)
-    return None
+CONSTANT_FOLDING = Rule("constant-folding", "004 §5.4", "numbers combine: 2 * 3 is 6, -(2) is -2",
+                        (ir.BinOp, ir.Neg), _constant_folding)
+FUNCTION_FOLDING = Rule("function-folding", "004 §5.4", "a function of a number is a number: exp(0) is 1",
+                        (ir.Apply,), _function_folding)
+MULTIPLICATIVE_IDENTITY = Rule("multiplicative-identity", "004 §5.4", "x * 1, 1 * x, x / 1 are x",
+                               (ir.BinOp,), _multiplicative_identity)
+MULTIPLY_BY_MINUS_ONE = Rule("multiply-by-minus-one", "004 §5.4", "x * -1, -1 * x, x / -1 are -x",
+                             (ir.BinOp,), _multiply_by_minus_one)
+ADDITIVE_IDENTITY = Rule("additive-identity", "004 §5.4", "x + 0, 0 + x, x - 0 are x; 0 - x is -x",
+                         (ir.BinOp,), _additive_identity)
+DOUBLE_NEGATION = Rule("double-negation", "004 §5.4", "--x is x", (ir.Neg,), _double_negation)
+DELTA_IDENTICAL = Rule("delta-identical-indices", "004 §4", "delta[i,i] is 1", (ir.Delta,), _delta_identical)
+DELTA_POSITIONS = Rule("delta-of-positions", "004 §4", "delta of two different positions is 0",
+                       (ir.Delta,), _delta_positions)
+EPSILON_REPEATED = Rule("epsilon-repeated-index", "004 §4", "an ε with a repeated index is 0",
+                        (ir.Epsilon,), _epsilon_repeated)
+EPSILON_POSITIONS = Rule("epsilon-of-positions", "004 §4", "an ε of positions is its permutation's sign",
+                         (ir.Epsilon,), _epsilon_positions)
+UNUSED_REDUCTION_INDEX = Rule("unused-reduction-index", "001 eq. (5)",
+                              "max/min over an index the body ignores is the body, prod a power",
+                              (ir.Reduce,), _unused_reduction_indices)
 
-
-def _epsilon_sign(e: ir.Epsilon) -> int | None:
-    """0 for a repeated index, the permutation's sign when every index is a position."""
-    if len(set(e.indices)) < len(e.indices):
-        return 0
-    if all(isinstance(i, int) for i in e.indices):
-        return int(epsilon_sign(e.indices))
-    return None
-
-
-def _fold(e: ir.BinOp) -> ir.Expr:
-    left, right, op = e.left, e.right, e.op
-    if isinstance(left, ir.Const) and isinstance(right, ir.Const):
-        value = fold(op, left.value, right.value)
-        return ir.Const(value) if math.isfinite(value) else e
-    if op == "*" and _is(left, 1.0):
-        return right
-    if op in "*/" and _is(right, 1.0):
-        return left
-    if op == "*" and _is(left, -1.0):
-        return ir.Neg(right)
-    if op in "*/" and _is(right, -1.0):
-        return ir.Neg(left)
-    if op == "+" and _is(left, 0.0):
-        return right
-    if op in "+-" and _is(right, 0.0):
-        return left
-    if op == "-" and _is(left, 0.0):
-        return ir.Neg(right)
-    return e
-
-
-def _is(e: ir.Expr, value: float) -> bool:
-    return isinstance(e, ir.Const) and e.value == value
+# the steps of the polynomial normal form (applied by normalize_sum itself)
+DISTRIBUTION = Rule("distribution", "004 §5.3", "Σ over + and −; a product over a sum where δ or ε take part")
+DELTA_ELIMINATION = Rule("delta-elimination", "004 §5.4", "Σ_j δ_ij T_j is T_i")
+EPSILON_EPSILON = Rule("epsilon-epsilon", "004 §5.4", "Σ_i ε_ijk ε_ilm is δ_jl δ_km − δ_jm δ_kl")
+UNUSED_SUMMATION_INDEX = Rule("unused-summation-index", "001 eq. (5)",
+                              "a sum over an index nothing depends on is n times its body")
+SUMMATION_BINDING = Rule("summation-binding", "004 §5.7.3", "a factor free of the summed indices leaves the sum")
+SPLIT_INDEPENDENT_FACTORS = Rule("split-independent-factors", "004 §5.7.3",
+                                 "factors sharing no summed index: a product of sums")
 
 
 # ------------------------------------------------------------------ sums of products
 @dataclass(frozen=True)
-class Monomial:
+class Term:
     """coeff · Σ_sums Π factors; ``selected_away``: δ or ε made the term zero."""
 
     coeff: float
@@ -166,42 +216,54 @@ class Monomial:
     selected_away: bool = False
 
 
-def normalize_sum(e: ir.Sum, fresh: Fresh, scope: dict[str, int]) -> ir.Expr:
-    """The sum as a polynomial of split monomials.  Where that distributed Σ over a + or −,
-    it is kept only if it costs no more flops than the sum as it is (distributing alone
-    adds an addition per point; it pays when a rule then removes work: δ/ε, binding,
-    splitting).  Merging nested sums into one product is always kept: contraction
-    ordering then chooses the order the nesting had fixed."""
-    terms = expand(e)
-    out: list[Monomial] = []
+def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
+    """The sum as a polynomial of split monomials, or None when that changes nothing.
+    Where that distributed Σ over a + or −, it is kept only if it costs no more flops
+    than the sum as it is (distributing alone adds an addition per point; it pays when a
+    rule then removes work: δ/ε, binding, splitting).  Merging nested sums into one
+    product is always kept: contraction ordering then chooses the order the nesting had
+    fixed.  The rules' counts are kept only with the rewrite."""
+    trial = replace(ctx, tally=ctx.tally.trial())
+    terms = expand(e, trial)
+    out: list[Term] = []
     for term in terms:
-        out.extend(simplify_monomial(term, fresh, scope))
-    rewritten = rebuild_polynomial(out)
-    return rewritten if len(terms) == 1 or body_flops(rewritten) <= body_flops(e) else e
+        out.extend(simplify_term(term, trial))
+    rewritten = rebuild_polynomial(out, trial)
+    if len(terms) > 1:
+        trial.fire(DISTRIBUTION)
+    if rewritten == e or not (len(terms) == 1 or body_flops(rewritten) <= body_flops(e)):
+        return None
+    ctx.tally.merge(trial.tally)
+    return rewritten
 
 
-def expand(e: ir.Expr) -> list[Monomial]:
-    """``e`` as a list of monomials: sums distributed over + and −, nested sums merged,
+SUM_NORMAL_FORM = Rule("sum-normal-form", "004 §5.3",
+                       "a sum as a polynomial of split monomials, unless that costs flops", (ir.Sum,), normalize_sum)
+
+
+def expand(e: ir.Expr, ctx: Context) -> list[Term]:
+    """``e`` as a list of terms: sums distributed over + and −, nested sums merged,
     products distributed over sums when δ or ε take part."""
     if isinstance(e, ir.Const):
-        return [Monomial(e.value, (), ())]
+        return [Term(e.value, (), ())]
     if isinstance(e, ir.Neg):
-        return [Monomial(-m.coeff, m.sums, m.factors) for m in expand(e.arg)]
+        return [Term(-m.coeff, m.sums, m.factors) for m in expand(e.arg, ctx)]
     if isinstance(e, ir.Sum):
-        return [Monomial(m.coeff, e.index + m.sums, m.factors) for m in expand(e.body)]
-    if isinstance(e, ir.BinOp) and e.op in "+-":
-        right = expand(e.right)
+        return [Term(m.coeff, e.index + m.sums, m.factors) for m in expand(e.body, ctx)]
+    if isinstance(e, ir.BinOp) and e.op in "+-" and ctx.enabled(DISTRIBUTION):
+        right = expand(e.right, ctx)
         if e.op == "-":
-            right = [Monomial(-m.coeff, m.sums, m.factors) for m in right]
-        return expand(e.left) + right
+            right = [Term(-m.coeff, m.sums, m.factors) for m in right]
+        return expand(e.left, ctx) + right
     if isinstance(e, ir.BinOp) and e.op == "*":
-        left, right = expand(e.left), expand(e.right)
-        if len(left) > 1 and not (_selects(e) and len(left) * len(right) <= MAX_TERMS):
-            left = [Monomial(1.0, (), (e.left,))]
-        if len(right) > 1 and not (_selects(e) and len(left) * len(right) <= MAX_TERMS):
-            right = [Monomial(1.0, (), (e.right,))]
-        return [Monomial(a.coeff * b.coeff, a.sums + b.sums, a.factors + b.factors) for a in left for b in right]
-    return [Monomial(1.0, (), (e,))]
+        left, right = expand(e.left, ctx), expand(e.right, ctx)
+        distribute = ctx.enabled(DISTRIBUTION) and _selects(e) and len(left) * len(right) <= MAX_TERMS
+        if len(left) > 1 and not distribute:
+            left = [Term(1.0, (), (e.left,))]
+        if len(right) > 1 and not distribute:
+            right = [Term(1.0, (), (e.right,))]
+        return [Term(a.coeff * b.coeff, a.sums + b.sums, a.factors + b.factors) for a in left for b in right]
+    return [Term(1.0, (), (e,))]
 
 
 def _selects(e: ir.Expr) -> bool:
@@ -217,40 +279,42 @@ def _selects(e: ir.Expr) -> bool:
     return False
 
 
-def simplify_monomial(m: Monomial, fresh: Fresh, scope: dict[str, int]) -> list[Monomial]:
-    """δ elimination, ε·ε, zeros of δ and ε, sums nothing depends on.  ``scope``: the
-    extents of the free index variables."""
+def _selected(e: ir.Delta | ir.Epsilon, ctx: Context) -> ir.Const | None:
+    """The number a δ or ε on its own is, by the first enabled rule that knows (counted)."""
+    rules = (DELTA_IDENTICAL, DELTA_POSITIONS) if isinstance(e, ir.Delta) else (EPSILON_REPEATED, EPSILON_POSITIONS)
+    return apply_first(e, rules, ctx)
+
+
+def simplify_term(m: Term, ctx: Context) -> list[Term]:
+    """δ elimination, ε·ε, δ and ε that are numbers, sums nothing depends on.
+    ``ctx.scope``: the extents of the free index variables."""
     coeff, sums, factors = m.coeff, list(m.sums), list(m.factors)
+    zero = [Term(0.0, (), (), True)]
     progress = True
     while progress:
         progress = False
         summed = {name for name, _ in sums}
         for n, f in enumerate(factors):
-            if isinstance(f, ir.Delta):
-                known = _delta(f)
+            if isinstance(f, (ir.Delta, ir.Epsilon)):
+                known = _selected(f, ctx)
                 if known is not None:
                     if known.value == 0.0:
-                        return [Monomial(0.0, (), (), True)]
+                        return zero
+                    coeff *= known.value
                     del factors[n]
                     progress = True
                     break
-                pair = _eliminable(f, dict(sums), scope)
+            if isinstance(f, ir.Delta) and ctx.enabled(DELTA_ELIMINATION):
+                pair = _eliminable(f, dict(sums), ctx.scope)
                 if pair == "zero":  # δ_k,5 with k < 5 everywhere
-                    return [Monomial(0.0, (), (), True)]
+                    ctx.fire(DELTA_ELIMINATION)
+                    return zero
                 if pair is not None:  # Kronecker-delta elimination
                     k, x = pair
                     del factors[n]
                     sums = [(name, extent) for name, extent in sums if name != k]
-                    factors = [substitute(g, {k: x}, fresh) for g in factors]
-                    progress = True
-                    break
-            elif isinstance(f, ir.Epsilon):
-                sign = _epsilon_sign(f)
-                if sign == 0:
-                    return [Monomial(0.0, (), (), True)]
-                if sign is not None:
-                    coeff *= sign
-                    del factors[n]
+                    factors = [substitute(g, {k: x}, ctx.fresh) for g in factors]
+                    ctx.fire(DELTA_ELIMINATION)
                     progress = True
                     break
             elif isinstance(f, ir.Const):
@@ -260,20 +324,23 @@ def simplify_monomial(m: Monomial, fresh: Fresh, scope: dict[str, int]) -> list[
                 break
         if progress:
             continue
-        contracted = _epsilon_pair(factors, summed)
+        contracted = _epsilon_pair(factors, summed) if ctx.enabled(EPSILON_EPSILON) else None
         if contracted is not None:  # ε·ε -> deltas, each term simplified again
+            ctx.fire(EPSILON_EPSILON)
             k, rest, terms = contracted
             sums = [(name, extent) for name, extent in sums if name != k]
             out = []
             for sign, deltas in terms:
-                out.extend(simplify_monomial(Monomial(coeff * sign, tuple(sums), tuple(rest) + deltas), fresh, scope))
+                out.extend(simplify_term(Term(coeff * sign, tuple(sums), tuple(rest) + deltas), ctx))
             return out
-    used = set().union(*(free_indices(f) for f in factors)) if factors else set()
-    for name, extent in list(sums):  # a sum over an index nothing depends on: n times
-        if name not in used:
-            coeff *= extent
-            sums.remove((name, extent))
-    return [Monomial(coeff, tuple(sums), tuple(factors))]
+    if ctx.enabled(UNUSED_SUMMATION_INDEX):
+        used = set().union(*(free_indices(f) for f in factors)) if factors else set()
+        for name, extent in list(sums):  # a sum over an index nothing depends on: n times
+            if name not in used:
+                coeff *= extent
+                sums.remove((name, extent))
+                ctx.fire(UNUSED_SUMMATION_INDEX)
+    return [Term(coeff, tuple(sums), tuple(factors))]
 
 
 def _eliminable(d: ir.Delta, summed: dict[str, int], scope: dict[str, int]):
@@ -283,9 +350,9 @@ def _eliminable(d: ir.Delta, summed: dict[str, int], scope: dict[str, int]):
     Σ_k δ_kx T_k is T_x when x ranges over exactly k's range: then every dimension k
     indexed x indexes as well (index notation's typing: an index has one extent).  With
     different extents δ also restricts x, and it stays.  A position beyond k's range
-    makes the term zero."""
+    makes the term zero.  δ_kk is no elimination (it is 1: ``delta-identical-indices``)."""
     for k, x in ((d.second, d.first), (d.first, d.second)):
-        if not (isinstance(k, str) and k in summed):
+        if not (isinstance(k, str) and k in summed) or x == k:
             continue
         if isinstance(x, int):
             return (k, x) if x <= summed[k] else "zero"
@@ -331,26 +398,26 @@ def _rotate(indices: tuple, k: str) -> tuple[int, tuple]:
     return (1 if p == 0 else -1), (indices[1 - p],)
 
 
-def rebuild_polynomial(terms: list[Monomial]) -> ir.Expr:
-    """Σ of monomials as an expression: each split into independent factors."""
-    kept = [m for m in terms if not m.selected_away and m.factors]
-    numbers = [m.coeff for m in terms if not m.selected_away and not m.factors]
+def rebuild_polynomial(terms: list[Term], ctx: Context) -> ir.Expr:
+    """Σ of terms as an expression: each split into independent factors."""
+    kept = [m for m in terms if not m.selected_away and (m.factors or m.sums)]
+    numbers = [m.coeff for m in terms if not m.selected_away and not m.factors and not m.sums]
     if numbers:  # constant folding across the terms
-        kept.append(Monomial(sum(numbers), (), ()))
+        kept.append(Term(sum(numbers), (), ()))
     if not kept:
         return ir.Const(0.0)
     result = None
     for m in kept:
         magnitude = abs(m.coeff) if result is not None else m.coeff
-        product = _splitproduct(m.sums, m.factors)
-        if product is None:
+        product_ = _split_product(m.sums, m.factors, ctx)
+        if product_ is None:
             term: ir.Expr = ir.Const(magnitude)
         elif magnitude == 1.0:
-            term = product
+            term = product_
         elif magnitude == -1.0:
-            term = ir.Neg(product)
+            term = ir.Neg(product_)
         else:
-            term = ir.BinOp("*", ir.Const(magnitude), product)
+            term = ir.BinOp("*", ir.Const(magnitude), product_)
         if result is None:
             result = term
         else:
@@ -358,12 +425,15 @@ def rebuild_polynomial(terms: list[Monomial]) -> ir.Expr:
     return result
 
 
-def _splitproduct(sums, factors) -> ir.Expr | None:
+def _split_product(sums, factors, ctx: Context) -> ir.Expr | None:
     """Π factors under Σ_sums, as a product of independent sums (factors that share a
-    summed index stay in one sum; factors with none are bound outside every sum)."""
-    if not factors:
-        return None
+    summed index stay in one sum; factors with none are bound outside every sum).  With
+    ``split-independent-factors`` off, every factor with a summed index is in one sum;
+    with ``summation-binding`` off, the factors with none are in it too; a summed index
+    no factor uses (``unused-summation-index`` off) stays on that sum."""
     summed = {name for name, _ in sums}
+    if not factors:
+        return ir.Sum(tuple(sums), ir.Const(1.0)) if sums else None
     parent = list(range(len(factors)))
 
     def find(x):
@@ -379,15 +449,42 @@ def _splitproduct(sums, factors) -> ir.Expr | None:
                 parent[find(n)] = find(owner[name])
             else:
                 owner[name] = n
+    summing = [n for n in range(len(factors)) if free_indices(factors[n]) & summed]
+    if summing and not ctx.enabled(SPLIT_INDEPENDENT_FACTORS):
+        for n in summing:
+            parent[find(n)] = find(summing[0])
+    bare = [n for n in range(len(factors)) if n not in summing]
+    if summing and bare and not ctx.enabled(SUMMATION_BINDING):
+        for n in bare:
+            parent[find(n)] = find(summing[0])
+    unused = [(name, extent) for name, extent in sums if name not in owner]
     groups: dict[int, list[int]] = {}
     for n in range(len(factors)):
         groups.setdefault(find(n), []).append(n)
     parts = []
     for members in groups.values():
         body = product([factors[n] for n in members])
-        index = tuple((name, extent) for name, extent in sums if owner.get(name) is not None
-                      and find(owner[name]) == find(members[0]))
+        root = find(members[0])
+        index = tuple((name, extent) for name, extent in sums if name in owner and find(owner[name]) == root)
+        if unused and summing and root == find(summing[0]):
+            index, unused = index + tuple(unused), []
         parts.append(ir.Sum(index, body) if index else body)
+    sums_made = sum(isinstance(p, ir.Sum) for p in parts)
+    if sums_made > 1:
+        ctx.fire(SPLIT_INDEPENDENT_FACTORS)
+    if sums_made and len(parts) > sums_made:
+        ctx.fire(SUMMATION_BINDING)
     # bare factors first, then sums: a sum may only end a product in index notation
     parts.sort(key=lambda p: isinstance(p, ir.Sum))
-    return product(parts)
+    result = product(parts)
+    return ir.Sum(tuple(unused), result) if unused else result
+
+
+#: The rules the rewrite driver applies, in the order it tries them on a node.
+LOCAL = (CONSTANT_FOLDING, FUNCTION_FOLDING, MULTIPLICATIVE_IDENTITY, MULTIPLY_BY_MINUS_ONE, ADDITIVE_IDENTITY,
+         DOUBLE_NEGATION, DELTA_IDENTICAL, DELTA_POSITIONS, EPSILON_REPEATED, EPSILON_POSITIONS,
+         UNUSED_REDUCTION_INDEX, SUM_NORMAL_FORM)
+
+#: Every rule of normalization: the local ones, then the steps of the normal form.
+RULES = LOCAL + (DISTRIBUTION, DELTA_ELIMINATION, EPSILON_EPSILON, UNUSED_SUMMATION_INDEX, SUMMATION_BINDING,
+                 SPLIT_INDEPENDENT_FACTORS)

@@ -26,8 +26,9 @@ import opt_einsum
 from ..ein import ir
 from ..ein.index import has_affine
 from ..analysis.cost import body_flops
-from ..ein.names import product, free_indices, rebuild
-from .program import TempNames, lift_into_temporaries
+from ..ein.forms import Monomial, monomial, product
+from ..ein.names import TempNames, free_indices
+from .program import lift_into_temporaries
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -41,27 +42,17 @@ def order_contractions(program: ir.Program) -> ir.Program:
 
 
 def _order(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
-    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
-        return e
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        inner = scope | dict(e.index)
-        e = rebuild(e, (_order(e.body, inner, names, lifted),))
-        if isinstance(e, ir.Sum):
-            factors = product_factors(e.body)
-            if len(factors) >= 3:
-                chain = contraction_chain(e, factors, inner, names)
-                if chain is not None:
-                    steps, result = chain
-                    lifted.extend(steps)
-                    return result
-        return e
-    return rebuild(e, tuple(_order(c, scope, names, lifted) for c in ir.children(e)))
-
-
-def product_factors(e: ir.Expr) -> list[ir.Expr]:
-    if isinstance(e, ir.BinOp) and e.op == "*":
-        return product_factors(e.left) + product_factors(e.right)
-    return [e]
+    inner = scope | dict(ir.binders(e))
+    e = ir.map_children(e, lambda c: _order(c, inner, names, lifted))
+    if isinstance(e, ir.Sum):
+        m = monomial(e)
+        if m.sums == e.index and len(m.factors) >= 3:  # a product with no Σ inside
+            chain = contraction_chain(e, m, inner, names)
+            if chain is not None:
+                steps, result = chain
+                lifted.extend(steps)
+                return result
+    return e
 
 
 def _labels(factor: ir.Expr) -> tuple[str, ...] | None:
@@ -76,11 +67,12 @@ def _labels(factor: ir.Expr) -> tuple[str, ...] | None:
     return labels
 
 
-def contraction_chain(e: ir.Sum, factors: list[ir.Expr], scope: dict[str, int], names: TempNames):
+def contraction_chain(e: ir.Sum, m: Monomial, scope: dict[str, int], names: TempNames):
     """(statements for all but the last pairwise contraction, the expression of the last),
-    or None when the sum is not a product of indexed operands or the order is as written."""
-    consts = [f for f in factors if isinstance(f, ir.Const)]
-    operands = [f for f in factors if not isinstance(f, ir.Const)]
+    or None when the sum is not a product of indexed operands or the order is as written.
+    ``m``: the sum as a monomial (forms.py); its numbers and sign scale the last step."""
+    consts = [f for f in m.factors if isinstance(f, ir.Const)]
+    operands = [f for f in m.factors if not isinstance(f, ir.Const)]
     labels = [_labels(f) for f in operands]
     if len(operands) < 3 or any(lab is None for lab in labels):
         return None
@@ -109,6 +101,8 @@ def contraction_chain(e: ir.Sum, factors: list[ir.Expr], scope: dict[str, int], 
         if last:
             for c in consts:
                 body = ir.BinOp("*", c, body)
+            if m.sign < 0:
+                body = ir.Neg(body)
             return (steps, body) if _cheaper(e, steps, body, scope) else None
         layout = _layout(taken, kept)
         target = names()

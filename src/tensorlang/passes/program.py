@@ -10,6 +10,7 @@ result, never an input, whatever the program's other qualifiers say.
 from __future__ import annotations
 
 from ..ein import ir
+from ..ein.names import TempNames
 from ..semantics.interface import TEMP, interface
 
 
@@ -38,23 +39,6 @@ def readers(program: ir.Program) -> dict[str, list[int]]:
         for name in s.reads:
             found.setdefault(name, []).append(n)
     return found
-
-
-class TempNames:
-    """Fresh variable names for compiler temporaries (``tmp1``, ``tmp2`` ...), clashing
-    with no declared variable."""
-
-    def __init__(self, program: ir.Program):
-        self.taken = {d.name for d in program.decls}
-        self.counter = 0
-
-    def __call__(self) -> str:
-        while True:
-            self.counter += 1
-            name = f"tmp{self.counter}"
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
 
 
 def lift_into_temporaries(program: ir.Program, rewrite) -> ir.Program:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 
 from ..ein import ir
-from ..ein.names import free_indices, rebuild
-from .program import TempNames, lift_into_temporaries
+from ..ein.names import TempNames, free_indices
+from .program import lift_into_temporaries
 
 
 def split(program: ir.Program) -> ir.Program:
@@ -27,18 +27,13 @@ def split(program: ir.Program) -> ir.Program:
 
 
 def _costly(e: ir.Expr) -> bool:
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ir.Sum, ir.Reduce, ir.Apply, ir.Stack)) or (isinstance(node, ir.BinOp) and node.op == "/"):
-            return True
-        stack.extend(ir.children(node))
-    return False
+    return any(isinstance(node, (ir.Sum, ir.Reduce, ir.Apply, ir.Stack)) or (isinstance(node, ir.BinOp) and node.op == "/")
+               for node in ir.nodes(e))
 
 
 def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
     """``e`` with every maximal recomputed costly subexpression replaced by a temporary."""
-    if isinstance(e, (ir.Tensor, ir.Const, ir.Delta, ir.Epsilon)):
+    if not ir.children(e):
         return e
     free = free_indices(e)
     if _costly(e) and math.prod(scope[v] for v in free) < math.prod(scope.values()):
@@ -48,7 +43,5 @@ def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.S
         index = tuple((v, scope[v]) for v in order)
         lifted.append(ir.Statement(target, index, inner))
         return ir.Tensor(target, tuple(order))
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        body = _lift(e.body, scope | dict(e.index), names, lifted)
-        return rebuild(e, (body,))
-    return rebuild(e, tuple(_lift(c, scope, names, lifted) for c in ir.children(e)))
+    inner_scope = scope | dict(ir.binders(e))
+    return ir.map_children(e, lambda c: _lift(c, inner_scope, names, lifted))

@@ -1,0 +1,138 @@
+"""The EIN evaluator: what an EIN program means, computed directly (the oracle for passes).
+
+A statement ``t[σ] = e`` evaluates ``e`` at every point of σ at once: an expression's
+value is an array with one axis per index variable in scope (σ's, then those of the
+enclosing Σ and reductions, in order), of length 1 where the value does not depend on
+it (numpy broadcasting).  Statements run in order, each reading the store as it was
+before it (ev-stmt); a variable no input gives starts as ⊥ (NaN).
+
+The meaning of the operations comes from :mod:`tensorlang.semantics.values` (controlled
+division, the function table, the reductions with their identities, the ε sign), so the
+evaluator agrees with every front end's reference interpreter by construction.
+
+The arithmetic is a parameter (:class:`Values`): the tests plug in one that also carries
+a first-order rounding-error bound beside each value (tests/properties/harness.py) and
+walk the same evaluator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .. import limits
+from ..semantics.values import FUNCTIONS, REDUCTIONS, arithmetic, epsilon_sign
+from . import ir
+from .index import position as index_position
+
+Value = Any  # a float64 array for :class:`Values`; whatever a domain makes of one
+
+
+class Values:
+    """The plain domain: a value is a float64 array."""
+
+    def exact(self, array: np.ndarray) -> Value:
+        """An exactly known array (an input, a number, δ, ε) as a value."""
+        return array
+
+    def each(self, value: Value, f: Callable[[np.ndarray], np.ndarray]) -> Value:
+        """``f`` (a reshaping, an indexing, a broadcast) applied to every array of ``value``."""
+        return f(value)
+
+    def choose(self, mask: np.ndarray, a: Value, b: Value) -> Value:
+        """``a`` where ``mask``, else ``b`` (a selection: no arithmetic)."""
+        return np.where(mask, a, b)
+
+    def neg(self, a: Value) -> Value:
+        return -a
+
+    def apply(self, fn: str, a: Value) -> Value:
+        return FUNCTIONS[fn](a)
+
+    def binop(self, op: str, a: Value, b: Value) -> Value:
+        return arithmetic(op, a, b)
+
+    def reduce(self, op: str, a: Value) -> Value:
+        """Combine along the last axis with the reduction ``op`` (``+`` is Σ)."""
+        with np.errstate(all="ignore"):
+            return REDUCTIONS[op].ufunc.reduce(a, axis=-1)
+
+
+VALUES = Values()
+
+
+def run(program: ir.Program, inputs: Mapping[str, np.ndarray], domain: Values = VALUES) -> dict[str, Value]:
+    """The store after running ``program`` from ``inputs`` (every declared variable)."""
+    store: dict[str, Value] = {}
+    for d in program.decls:
+        given = d.name in inputs
+        array = np.asarray(inputs[d.name], dtype=np.float64) if given else np.full(d.shape, np.nan)
+        store[d.name] = domain.exact(array)
+    for s in program.statements:
+        value = evaluate(s.body, list(s.index), store, domain)
+        shape = tuple(n for _, n in s.index)
+        store = {**store, s.target: domain.each(value, lambda a: np.broadcast_to(a, shape).copy())}
+    return store
+
+
+def evaluate(e: ir.Expr, scope: list[tuple[str, int]], store: Mapping[str, Value],
+             domain: Values = VALUES) -> Value:
+    """The value of ``e`` at every point of ``scope`` (one axis per index variable)."""
+    rank = len(scope)
+    axis = {name: a for a, (name, _) in enumerate(scope)}
+
+    def coords(i: ir.Index):
+        """The 0-based values an index takes, laid along its variables' axes (a position
+        is a number; an affine index Σ c·v + offset is computed over 1-based values)."""
+        if isinstance(i, int):
+            return i - 1
+        if not isinstance(i, str):
+            return index_position(i, lambda v: coords(v) + 1) - 1
+        a, n = axis[i], scope[axis[i]][1]
+        return np.arange(n).reshape([1] * a + [n] + [1] * (rank - a - 1))
+
+    def spread(array) -> np.ndarray:
+        array = np.asarray(array, dtype=np.float64)
+        return array if array.ndim == rank else array.reshape([1] * rank)
+
+    def ev(e: ir.Expr) -> Value:
+        return evaluate(e, scope, store, domain)
+
+    if isinstance(e, ir.Tensor):
+        picks = tuple(coords(i) for i in e.indices)
+        return domain.each(store[e.name], lambda a: spread(a[picks]))
+    if isinstance(e, ir.Const):
+        return domain.exact(spread(e.value))
+    if isinstance(e, ir.Delta):
+        return domain.exact(spread(np.equal(coords(e.first), coords(e.second))))
+    if isinstance(e, ir.Epsilon):
+        return domain.exact(spread(epsilon_sign([coords(i) for i in e.indices])))
+    if isinstance(e, ir.Neg):
+        return domain.neg(ev(e.arg))
+    if isinstance(e, ir.Apply):
+        return domain.apply(e.fn, ev(e.arg))
+    if isinstance(e, ir.BinOp):
+        return domain.binop(e.op, ev(e.left), ev(e.right))
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        # the body over the scope extended by the reduced indices, every reduced axis at
+        # its full extent (also where the body does not depend on it), folded as one axis
+        body = evaluate(e.body, scope + list(e.index), store, domain)
+        extents = (1,) * rank + tuple(n for _, n in e.index)
+
+        def terms(a: np.ndarray) -> np.ndarray:
+            full = np.broadcast_shapes(a.shape, extents)
+            limits.check_allocation(math.prod(full), a.itemsize, "a reduction of the EIN evaluator")
+            return np.broadcast_to(a, full).reshape(full[:rank] + (-1,))
+
+        return domain.reduce(e.op if isinstance(e, ir.Reduce) else "+", domain.each(body, terms))
+    if isinstance(e, ir.Stack):
+        # [e1, ..., en][i] = e_i: each point takes exactly one item's value
+        position = coords(e.index)
+        value = domain.exact(spread(0.0))
+        for s, item in enumerate(e.items):
+            value = domain.choose(position == s, ev(item), value)
+        return value
+    raise TypeError(f"not an EIN expression: {e!r}")
+

@@ -1,0 +1,146 @@
+"""Rewrite rules as named units: a rule carries its paper's name and citation, can be
+listed, is counted when it fires and can be switched off by name.
+
+A :class:`Rule` is ``(name, citation, node kinds, fn)``: ``fn(node, context)`` returns
+the node's replacement, or None when the rule does not apply.  :func:`rewrite` is the
+driver: bottom up, each node's children first (the context's scope extended by what a
+node binds), then the first enabled rule for the node's kind that returns a replacement;
+that replacement stands (the driver does not rewrite it again).  So a rule list is an
+if-chain that can be read, listed, counted and switched off one rule at a time.
+
+Not every rewrite is local.  Normalization's polynomial normal form (passes/normalize.py)
+stays a function, because it decides over a whole sum of products at once; its steps
+that the papers name (δ elimination, ε·ε, distribution, summation binding, ...) are
+still rules — ``fn`` None, applied by the pass itself, which asks :meth:`Tally.enabled`
+before and calls :meth:`Tally.fire` after each.
+
+A :class:`Tally` holds which rules are off and how often each fired.  The optimizer
+opens one per run (:func:`counting`); passes find it with :func:`active`, so a pass
+stays a plain function from program to program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+
+from . import ir
+from .names import Fresh
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named rewrite.  ``kinds``: the node kinds ``fn`` is tried on (empty for a rule a
+    pass applies itself, ``fn`` None); ``summary``: one line for listings."""
+
+    name: str
+    citation: str
+    summary: str
+    kinds: tuple[type, ...] = ()
+    fn: Optional[Callable[[ir.Expr, "Context"], Optional[ir.Expr]]] = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.citation})"
+
+
+class Tally:
+    """Which rules are switched off, and how often each rule fired."""
+
+    def __init__(self, off: Iterable[str] = ()):
+        self.off = frozenset(off)
+        self.counts: Counter[str] = Counter()
+
+    def enabled(self, rule: Rule) -> bool:
+        return rule.name not in self.off
+
+    def fire(self, rule: Rule, times: int = 1) -> None:
+        self.counts[rule.name] += times
+
+    def trial(self) -> "Tally":
+        """A tally with the same switches and no counts: for a rewrite that may still be
+        discarded (merge it with :meth:`merge` when it is kept)."""
+        return Tally(self.off)
+
+    def merge(self, other: "Tally") -> None:
+        self.counts.update(other.counts)
+
+
+_ACTIVE: ContextVar[Optional[Tally]] = ContextVar("tensorlang_rule_tally", default=None)
+
+
+def active() -> Tally:
+    """The tally of the optimizer run in progress; outside one, a fresh tally with every
+    rule on (its counts go nowhere)."""
+    tally = _ACTIVE.get()
+    return Tally() if tally is None else tally
+
+
+@contextlib.contextmanager
+def counting(tally: Tally) -> Iterator[Tally]:
+    """Make ``tally`` the active one while the block runs."""
+    token = _ACTIVE.set(tally)
+    try:
+        yield tally
+    finally:
+        _ACTIVE.reset(token)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule may need besides its node: fresh index names, the extents of the
+    index variables in scope at the node, the tally, and whatever the pass adds
+    (``env``)."""
+
+    fresh: Fresh
+    scope: dict[str, int]
+    tally: Tally
+    env: Any = None
+
+    def within(self, index: ir.IndexMap) -> "Context":
+        """The context inside a binder of ``index``."""
+        return replace(self, scope=self.scope | dict(index))
+
+    def enabled(self, rule: Rule) -> bool:
+        return self.tally.enabled(rule)
+
+    def fire(self, rule: Rule, times: int = 1) -> None:
+        self.tally.fire(rule, times)
+
+
+def rewrite(e: ir.Expr, rules: Sequence[Rule], context: Context) -> ir.Expr:
+    """``e`` rewritten bottom up with ``rules`` (see the module's docstring)."""
+    table: dict[type, list[Rule]] = {}
+    for rule in rules:
+        if rule.fn is not None:
+            for kind in rule.kinds:
+                table.setdefault(kind, []).append(rule)
+
+    def go(node: ir.Expr, ctx: Context) -> ir.Expr:
+        bound = ir.binders(node)
+        inner = ctx.within(bound) if bound else ctx
+        node = ir.map_children(node, lambda child: go(child, inner))
+        new = apply_first(node, table.get(type(node), ()), ctx)
+        return node if new is None else new
+
+    return go(e, context)
+
+
+def apply_first(node: ir.Expr, rules: Sequence[Rule], ctx: Context) -> ir.Expr | None:
+    """The replacement the first enabled rule of ``rules`` gives ``node`` (counted), or
+    None when none applies."""
+    for rule in rules:
+        if ctx.enabled(rule):
+            new = rule.fn(node, ctx)  # type: ignore[misc]
+            if new is not None:
+                ctx.fire(rule)
+                return new
+    return None
+
+
+def describe(rules: Sequence[Rule]) -> list[str]:
+    """One line per rule: name, citation, summary (for listings and docs)."""
+    width = max((len(rule.name) for rule in rules), default=0)
+    return [f"{rule.name:<{width}}  {rule.citation:<14} {rule.summary}" for rule in rules]
