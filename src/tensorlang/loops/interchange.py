@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..ein import ir as ein
+from ..ein.forms import monomial
 from ..ein.index import has_affine
 from ..schedule.plan import BufferPlan
 from .ir import BinOp, Const, Load, Loop, Neg, Nest, Node, Scalar, Store
@@ -84,16 +85,13 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
         return None
     here = tuple(name for name, _ in stmt.index)
     last, width = stmt.index[-1]
-    unwrapped = _unwrap(stmt.body, ein.Tensor(stmt.target, here))
-    if unwrapped is None:
+    # ein.forms.monomial with this client's policy: a Σ directly under the scale, over a
+    # product of tensors and numbers (no inner Σ); the scale is applied as written
+    form = monomial(stmt.body)
+    if not form.sums or form.nested or not all(isinstance(f, (ein.Tensor, ein.Const)) for f in form.factors):
         return None
-    scale, body = unwrapped
-    summed: list[tuple[str, int]] = []
-    while isinstance(body, ein.Sum):
-        summed.extend(body.index)
-        body = body.body
-    if not summed or not _is_product(body):
-        return None
+    summed, body = list(form.sums), form.summand
+    scale = None if form.scale is None else form.fill(ein.Tensor(stmt.target, here))
     names = [name for name, _ in summed]
     if len(set(names)) < len(names) or set(names) & set(here):
         return None
@@ -115,42 +113,7 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
         return min(found, default=math.inf)
 
     order = sorted(summed, key=lambda pair: -stride(pair[0]))
-    return Contraction(tuple(order), body, None if scale == ein.Tensor(stmt.target, here) else scale)
-
-
-def _unwrap(e: ein.Expr, point: ein.Tensor):
-    """(scale, sum): ``e`` as constant factors and negations around a Sum, the Sum itself
-    replaced by ``point`` in ``scale``; None for any other shape.  The factors stay as
-    they are written: the finished sum is scaled exactly as the accumulator form does."""
-    if isinstance(e, ein.Sum):
-        return point, e
-    if isinstance(e, ein.Neg):
-        inner = _unwrap(e.arg, point)
-        return None if inner is None else (ein.Neg(inner[0]), inner[1])
-    if isinstance(e, ein.BinOp) and e.op == "*":
-        if _is_constant(e.left):
-            inner = _unwrap(e.right, point)
-            return None if inner is None else (ein.BinOp("*", e.left, inner[0]), inner[1])
-        if _is_constant(e.right):
-            inner = _unwrap(e.left, point)
-            return None if inner is None else (ein.BinOp("*", inner[0], e.right), inner[1])
-    return None
-
-
-def _is_constant(e: ein.Expr) -> bool:
-    """A number, a negated number (``-2`` reads as ``Neg(2)``) or a product of them."""
-    return _is_product(e, (ein.Const,))
-
-
-def _is_product(e: ein.Expr, leaves=(ein.Tensor, ein.Const)) -> bool:
-    """A product (``*``) of ``leaves`` and negations of them."""
-    if isinstance(e, leaves):
-        return True
-    if isinstance(e, ein.Neg):
-        return _is_product(e.arg, leaves)
-    if isinstance(e, ein.BinOp) and e.op == "*":
-        return _is_product(e.left, leaves) and _is_product(e.right, leaves)
-    return False
+    return Contraction(tuple(order), body, scale)
 
 
 def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:

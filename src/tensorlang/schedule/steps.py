@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from ..ein import ir
+from ..ein.forms import monomial
 
 #: Contractions with at least this many multiply-adds go to BLAS (numpy) when they are
 #: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
@@ -37,29 +38,13 @@ MODE_BATCH_MIN = 16
 # ------------------------------------------------------------------ recognition
 def contraction_factors(stmt: ir.Statement):
     """(tensors, summed index map, scale) when the body is a scaled product of tensor
-    accesses under sums — the shape BLAS computes — else None.  The scale is folded
-    into one float (the loop nests keep it as written: :mod:`tensorlang.loops.interchange`)."""
-    summed: list[tuple[str, int]] = []
-    tensors: list[ir.Tensor] = []
-    scale = 1.0
-    stack = [stmt.body]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, ir.Sum):
-            summed.extend(e.index)
-            stack.append(e.body)
-        elif isinstance(e, ir.BinOp) and e.op == "*":
-            stack.extend((e.right, e.left))
-        elif isinstance(e, ir.Neg):
-            scale = -scale
-            stack.append(e.arg)
-        elif isinstance(e, ir.Const):
-            scale *= e.value
-        elif isinstance(e, ir.Tensor):
-            tensors.append(e)
-        else:
-            return None
-    return tensors, summed, scale
+    accesses under sums — the shape BLAS computes — else None: :func:`ein.forms.monomial`
+    with this client's policy, every factor a tensor or a number, the scale folded into
+    one float (the loop nests keep it as written: :mod:`tensorlang.loops.interchange`)."""
+    form = monomial(stmt.body)
+    if not all(isinstance(f, (ir.Tensor, ir.Const)) for f in form.factors):
+        return None
+    return [f for f in form.factors if isinstance(f, ir.Tensor)], list(form.sums), form.coefficient()
 
 
 def multiply_adds(stmt: ir.Statement, summed) -> int:

@@ -27,6 +27,7 @@ import opt_einsum
 
 from ... import limits
 from ...ein import ir
+from ...ein.forms import monomial
 from ...ein.index import gather, has_affine, positions, variables_of
 from ...ein.names import Fresh, all_names, rename_bound
 from ...ein.printer import statement_to_text
@@ -107,7 +108,7 @@ class _Codegen:
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
-        if isinstance(e, (ir.BinOp, ir.Sum, ir.Neg)) and _is_product(e):
+        if isinstance(e, (ir.BinOp, ir.Sum, ir.Neg)) and not monomial(e).lone:
             return self.product(e, st)
         if isinstance(e, ir.Tensor):
             return self.access(f"_s[{e.name!r}]", e.indices, st)
@@ -196,9 +197,9 @@ class _Codegen:
 
     def product(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """A product of factors under sums: one contraction, ordered by opt_einsum."""
-        factors: list[ir.Expr] = []
-        summed: list[str] = []
-        sign = _flatten(e, factors, summed)
+        form = monomial(e)  # one product of factors under sums (bound names are unique)
+        sign, factors = form.flat()
+        summed = [name for name, _ in form.sums]
         operands, scalars = [], []
         for factor in factors:
             code, labels = self.emit(factor, st)
@@ -242,29 +243,6 @@ class _Codegen:
         if path:
             st.lines[-1] += f"  path {path}"
         return code
-
-
-def _is_product(e: ir.Expr) -> bool:
-    if isinstance(e, ir.BinOp):
-        return e.op == "*"
-    if isinstance(e, ir.Sum):
-        return True
-    if isinstance(e, ir.Neg):
-        return _is_product(e.arg)
-    return False
-
-
-def _flatten(e: ir.Expr, factors: list, summed: list) -> int:
-    """Collect the factors of a product under sums (bound names are unique); return the sign."""
-    if isinstance(e, ir.BinOp) and e.op == "*":
-        return _flatten(e.left, factors, summed) * _flatten(e.right, factors, summed)
-    if isinstance(e, ir.Sum):
-        summed.extend(name for name, _ in e.index)
-        return _flatten(e.body, factors, summed)
-    if isinstance(e, ir.Neg):
-        return -_flatten(e.arg, factors, summed)
-    factors.append(e)
-    return 1
 
 
 def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
