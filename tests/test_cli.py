@@ -13,7 +13,6 @@ import pytest
 
 import tensorlang as tl
 from tensorlang.cli import main
-from tensorlang.lang.tl.parser import parse_model
 
 MATMUL = "in var A : [2 3]\nin var B : [3 4]\nout var C : [2 4]\nC = A # B . [2 3]\n"
 # unqualified: every variable is inout; x and y are read before assigned

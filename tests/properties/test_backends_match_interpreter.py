@@ -5,7 +5,6 @@ rank 4, extents 1..7, float64 and float32.  A new back end joins by adding its n
 BACKENDS.
 """
 
-import numpy as np
 import pytest
 from hypothesis import given, note, settings
 

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, note, strategies as st
 
 import tensorlang as tl
-from properties.generators import edit_tokens, program_text, programs, random_inputs
+from properties.generators import edit_tokens, program_text, programs
 from tensorlang.lang.tl import ast
 from tensorlang.lang.tl.parser import parse_model
 from tensorlang.lang.tl.printer import to_source

@@ -18,15 +18,15 @@ Expected values are written with numpy arrays built by hand or ``np.einsum``.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorlang as tl
 from tensorlang.cli import main
+from corpus import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "index_form"
+EXAMPLES = ROOT / "examples" / "index_form"
 BACKENDS = ("interp", "numpy")
 RTOL = {"float64": 1e-12, "float32": 1e-5}
 

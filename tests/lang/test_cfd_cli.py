@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorlang as tl
 from tensorlang.cli import main
+from corpus import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cfd"
+EXAMPLES = ROOT / "examples" / "cfd"
 
 
 def cli(capsys, *args):

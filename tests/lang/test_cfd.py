@@ -6,7 +6,6 @@ Expected values are written directly in numpy (einsum, stack), never through ten
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,9 @@ from tensorlang.lang.tl import ast
 from tensorlang.lang.tl.model_source import to_model_source
 
 from corpus import CFD_KERNELS, helmholtz_case
+from corpus import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "cfd"
+EXAMPLES = ROOT / "examples" / "cfd"
 BACKENDS = ["interp", "numpy"]
 
 

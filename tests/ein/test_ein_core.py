@@ -20,8 +20,9 @@ from tensorlang.ein.printer import to_text
 from tensorlang.ein.verify import CHECKS, InvalidIR, verify
 
 from properties.harness import index_programs
+from corpus import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 A = ir.Tensor("A", ("i", "k"))
 B = ir.Tensor("B", ("k", "j"))

@@ -9,15 +9,15 @@ print for every back end; the C printer only spells them (no threshold lives the
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorlang as tl
 from tensorlang import cli
+from corpus import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+
 EXAMPLE = ROOT / "examples" / "interpolation_grouped.tl"
 
 # the interpolation kernel at n = 64: one plain mode product, one batched mode product too

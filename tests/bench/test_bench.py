@@ -555,7 +555,6 @@ def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
     """With the real C back end: the in-place kernels with scalars take the generated fast
     path (it declines numpy scalars, which cost a second validating call path)."""
     import tensorlang
-    from tensorlang_bench.contenders import tensorlang_contender
 
     if "c" not in tensorlang_backends():
         pytest.skip("no C back end in this installation")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +18,9 @@ from corpus import TEIL_CASES
 from tensorlang import TensorLangError
 from tensorlang.lang.teil.core import check_core, to_core
 from tensorlang.lang.teil.parser import parse_teil
+from corpus import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "teil"
+EXAMPLES = ROOT / "examples" / "teil"
 BACKENDS = ["interp", "numpy"]
 
 
