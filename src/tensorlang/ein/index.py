@@ -30,7 +30,7 @@ numpy, so every layer above may use it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Iterator, Union
 
 import numpy as np
 
@@ -123,7 +123,7 @@ def substitute_index(i: Index, mapping) -> Index:
     return affine(terms, offset)
 
 
-def position(i: Index, value: Callable[[str], object]):
+def position(i: Index, value: Callable[[str], Any]):
     """The 1-based position ``i`` denotes when each variable v has the 1-based value
     ``value(v)`` (a number or a numpy array; arrays broadcast)."""
     if isinstance(i, str):
@@ -219,7 +219,7 @@ class Domain:
         object.__setattr__(self, "box", tuple((name, extent) for name, extent in self.box))
         object.__setattr__(self, "conditions", tuple(self.conditions))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[str, int]]:
         return iter(self.box)
 
     def __len__(self) -> int:

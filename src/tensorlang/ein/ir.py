@@ -37,7 +37,8 @@ from typing import Callable, Iterator, Union
 from ..semantics.interface import TEMP as _TEMP
 from .index import Domain, Index, as_domain  # noqa: F401 - Index: str | int | Affine (index.py)
 
-IndexMap = Domain  # σ: a tuple of (variable, extent) pairs is accepted and stored as a Domain
+#: σ: a Domain, or a tuple of (variable, extent) pairs, which the nodes store as a Domain
+IndexMap = Union[Domain, tuple[tuple[str, int], ...]]
 
 
 class Node:

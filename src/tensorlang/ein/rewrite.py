@@ -40,7 +40,8 @@ class Rule:
     citation: str
     summary: str
     kinds: tuple[type, ...] = ()
-    fn: Optional[Callable[[ir.Expr, "Context"], Optional[ir.Expr]]] = field(default=None, compare=False)
+    # Callable[..., ...]: a rule's function takes the node kinds it is registered for
+    fn: Optional[Callable[..., Optional[ir.Expr]]] = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.name} ({self.citation})"

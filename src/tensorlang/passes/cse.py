@@ -45,7 +45,7 @@ def value_number(program: ir.Program) -> ir.Program:
 def canonical(stmt: ir.Statement):
     """The statement's operator with index variables named by position: σ's as ``#0``,
     ``#1`` ..., binders' as ``$0``, ``$1`` ... in the order they occur; with σ's extents."""
-    mapping = {name: f"#{n}" for n, (name, _) in enumerate(stmt.index)}
+    mapping: dict[str, ir.Index] = {name: f"#{n}" for n, (name, _) in enumerate(stmt.index)}
     counter = iter(range(1 << 62))
     body = rename_indices(stmt.body, mapping, lambda name, outer: f"${next(counter)}")
     return body, tuple(n for _, n in stmt.index)

@@ -282,7 +282,8 @@ def _selects(e: ir.Expr) -> bool:
 def _selected(e: ir.Delta | ir.Epsilon, ctx: Context) -> ir.Const | None:
     """The number a δ or ε on its own is, by the first enabled rule that knows (counted)."""
     rules = (DELTA_IDENTICAL, DELTA_POSITIONS) if isinstance(e, ir.Delta) else (EPSILON_REPEATED, EPSILON_POSITIONS)
-    return apply_first(e, rules, ctx)
+    number = apply_first(e, rules, ctx)
+    return number if isinstance(number, ir.Const) else None  # these rules give numbers
 
 
 def simplify_term(m: Term, ctx: Context) -> list[Term]:
@@ -356,6 +357,8 @@ def _eliminable(d: ir.Delta, summed: dict[str, int], scope: dict[str, int]):
             continue
         if isinstance(x, int):
             return (k, x) if x <= summed[k] else "zero"
+        if not isinstance(x, str):  # an affine index: its reach is not one extent
+            continue
         reach = summed.get(x, scope.get(x))
         if reach is not None and reach == summed[k]:
             return k, x
@@ -380,6 +383,7 @@ def _epsilon_pair(factors: list[ir.Expr], summed: set[str]):
                 sa, ra = _rotate(ea.indices, k)
                 sb, rb = _rotate(eb.indices, k)
                 sign = sa * sb
+                terms: list[tuple[int, tuple[ir.Delta, ...]]]
                 if len(ra) == 1:
                     terms = [(sign, (ir.Delta(ra[0], rb[0]),))]
                 else:
@@ -422,6 +426,7 @@ def rebuild_polynomial(terms: list[Term], ctx: Context) -> ir.Expr:
             result = term
         else:
             result = ir.BinOp("-" if m.coeff < 0 else "+", result, term)
+    assert result is not None  # kept is not empty
     return result
 
 

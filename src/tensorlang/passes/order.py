@@ -73,15 +73,15 @@ def contraction_chain(e: ir.Sum, m: Monomial, scope: dict[str, int], names: Temp
     ``m``: the sum as a monomial (forms.py); its numbers and sign scale the last step."""
     consts = [f for f in m.factors if isinstance(f, ir.Const)]
     operands = [f for f in m.factors if not isinstance(f, ir.Const)]
-    labels = [_labels(f) for f in operands]
-    if len(operands) < 3 or any(lab is None for lab in labels):
+    found = [_labels(f) for f in operands]
+    labels = [lab for lab in found if lab is not None]
+    if len(operands) < 3 or len(labels) < len(found):
         return None
     output = tuple(v for v in scope if v in free_indices(e))
-    letter = {}
-    for v in list(output) + [v for lab in labels for v in lab]:
-        letter.setdefault(v, _LETTERS[len(letter)] if len(letter) < len(_LETTERS) else None)
-    if None in letter.values():
+    variables = list(dict.fromkeys(list(output) + [v for lab in labels for v in lab]))
+    if len(variables) > len(_LETTERS):  # more indices than einsum has letters
         return None
+    letter = {v: _LETTERS[n] for n, v in enumerate(variables)}
     eq = ",".join("".join(letter[v] for v in lab) for lab in labels) + "->" + "".join(letter[v] for v in output)
     shapes = [tuple(scope[v] for v in lab) for lab in labels]
     strategy = "optimal" if len(operands) <= OPTIMAL_UP_TO else "dp"
