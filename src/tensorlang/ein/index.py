@@ -44,7 +44,7 @@ class Affine:
     terms: tuple[tuple[str, int], ...]
     offset: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         merged: dict[str, int] = {}
         for name, coeff in self.terms:
             merged[name] = merged.get(name, 0) + int(coeff)
@@ -123,7 +123,7 @@ def substitute_index(i: Index, mapping) -> Index:
     return affine(terms, offset)
 
 
-def position(i: Index, value: Callable[[str], Any]):
+def position(i: Index, value: Callable[[str], Any]) -> Any:
     """The 1-based position ``i`` denotes when each variable v has the 1-based value
     ``value(v)`` (a number or a numpy array; arrays broadcast)."""
     if isinstance(i, str):

@@ -222,7 +222,7 @@ class Stack(Node):
     ``[a b c]``: a new leading dimension of equal-shaped operands).  The selector is an
     index use: substituting a position for it selects that item."""
 
-    index: str
+    index: Index  # a variable; an affine selector is allowed too (a position selects an item)
     items: tuple["Expr", ...]
 
     def children(self):

@@ -107,7 +107,7 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
     if work < INTERCHANGE_WORK or (len(here) == 1 and work >= PARALLEL_WORK):
         return None
 
-    def stride(name: str) -> int:
+    def stride(name: str) -> float:  # an element count; inf when no access has the name
         found = [math.prod(shapes[t.name][len(t.indices) - t.indices[::-1].index(name):])
                  for t in accesses if name in t.indices and t.name in shapes]
         return min(found, default=math.inf)

@@ -79,9 +79,10 @@ class BinOp:
 
 @dataclass(frozen=True)
 class Select:
-    """``cases[var]``: the value of CFDlang's stacking at position ``var``."""
+    """``cases[var]``: the value of CFDlang's stacking at position ``var`` (an index
+    variable, or an affine index of them: 1-based, as in EIN)."""
 
-    var: str
+    var: "ein.Index"
     cases: tuple["Scalar", ...]
 
 

@@ -102,9 +102,9 @@ def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> 
     here = tuple(name for name, _ in stmt.index)
     in_place = reads_only_its_own_point(stmt)
     # the scratch buffer is flat: a printer indexes it by the target's row-major offset
-    body: tuple[Node, ...] = (*pre, Store(slots[stmt.target] if in_place else buffers.scratch, here, value))
+    body: tuple[Node, ...] = (*pre, Store(slots[stmt.target] if in_place else buffers.scratch_for(stmt), here, value))
     for var, extent in reversed(stmt.index):
         body = (Loop(var, extent, body),)
     if not in_place:
-        body = (*body, Copy(slots[stmt.target], buffers.scratch, math.prod(n for _, n in stmt.index)))
+        body = (*body, Copy(slots[stmt.target], buffers.scratch_for(stmt), math.prod(n for _, n in stmt.index)))
     return Nest(stmt, body, step)

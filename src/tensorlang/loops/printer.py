@@ -13,8 +13,9 @@ from __future__ import annotations
 from ..ein.printer import statement_to_text
 from ..schedule.plan import Schedule
 from ..schedule.printer import step_title
-from ..schedule.steps import LoopStep
+from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
+from ..ein.index import to_text as index_text
 from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
                  Store, Update)
 
@@ -49,7 +50,7 @@ class _Printer:
         if isinstance(e, BinOp):
             return f"({self.scalar(e.left)} {e.op} {self.scalar(e.right)})"
         if isinstance(e, Select):
-            return f"select({e.var}: {', '.join(self.scalar(c) for c in e.cases)})"
+            return f"select({index_text(e.var)}: {', '.join(self.scalar(c) for c in e.cases)})"
         raise TypeError(f"not a loop-IR scalar: {e!r}")
 
     def node(self, node, lines: list[str], depth: int) -> None:
@@ -64,11 +65,11 @@ class _Printer:
                 lines.append(f"{pad}{node.acc} = {node.op}({node.acc}, {value})")
         elif isinstance(node, Store):
             place = self.access(node.slot, node.indices)
-            value = node.value
-            if isinstance(value, BinOp) and value.op == "+" and value.left == Load(node.slot, node.indices):
-                lines.append(f"{pad}{place} += {self.scalar(value.right)}")  # a row update
+            stored = node.value
+            if isinstance(stored, BinOp) and stored.op == "+" and stored.left == Load(node.slot, node.indices):
+                lines.append(f"{pad}{place} += {self.scalar(stored.right)}")  # a row update
             else:
-                lines.append(f"{pad}{place} = {self.scalar(value)}")
+                lines.append(f"{pad}{place} = {self.scalar(stored)}")
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
         elif isinstance(node, Loop):
@@ -100,5 +101,5 @@ def to_text(program: LoopProgram, schedule: Schedule) -> str:
                 printer.nest(nest, lines, 1)
         else:
             lines.append(f"step {n}: {step_title(step)}")
-            lines.append(f"  # {statement_to_text(step.statement)}")
+            lines.append(f"  # {statement_to_text(statement_of(step))}")
     return "\n".join(lines) + "\n"

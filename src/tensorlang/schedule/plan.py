@@ -29,7 +29,7 @@ from ..analysis.inplace import in_place_verdict, reads_only_its_own_point
 from ..ein import ir
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
-from .steps import LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
+from .steps import BlasStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
 SCRATCH = "<scratch>"
@@ -77,6 +77,13 @@ class BufferPlan:
         """The scratch slot, if the program needs one (always the last slot)."""
         return len(self.buffers) - 1 if self.buffers and self.buffers[-1].name == SCRATCH else None
 
+    def scratch_for(self, stmt: ir.Statement) -> int:
+        """The scratch slot that ``stmt``, which cannot write its target in place, writes
+        instead: :func:`buffer_plan` makes one whenever the program has such a statement."""
+        if self.scratch is None:
+            raise ValueError(f"the buffer plan has no scratch slot for {stmt.target!r}, which needs one")
+        return self.scratch
+
     @property
     def pooled(self) -> tuple[int, ...]:
         """The slots whose buffers a kernel keeps between calls."""
@@ -118,7 +125,7 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
     slot_of = buffers.slot_of
     found = {slot_of[stmt.target], *(slot_of[name] for name in stmt.reads)}
     if not reads_only_its_own_point(stmt):
-        found.add(buffers.scratch)
+        found.add(buffers.scratch_for(stmt))
     return found
 
 
@@ -132,15 +139,17 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
         return why
     slot_of = buffers.slot_of
     shapes = dict(zip(buffers.names, buffers.shapes))
-    step: Step | None = mode_step(stmt, slot_of, shapes)
-    if step is not None:
+    step: BlasStep
+    mode = mode_step(stmt, slot_of, shapes)
+    gemm = gemm_step(stmt, slot_of, shapes) if mode is None else None
+    if mode is not None:
         # a mode product too fine-grained for BLAS stays a loop nest: a GemmStep would
         # be slower still (it copies X and the result)
-        kind = "mode product" if step.batched else "mode product (one GEMM)"
+        step, kind = mode, "mode product" if mode.batched else "mode product (one GEMM)"
+    elif gemm is not None:
+        step, kind = gemm, "GEMM"
     else:
-        step, kind = gemm_step(stmt, slot_of, shapes), "GEMM"
-        if step is None:
-            step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
+        step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
     if not step.pays():
         return step.why_not() or "the step does not pay"
     reason = f"{kind}: {step.work} multiply-adds >= BLAS_WORK {steps.BLAS_WORK}"

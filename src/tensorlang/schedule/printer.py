@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ein.printer import statement_to_text
 from .plan import SCRATCH, Schedule
-from .steps import EinsumStep, GemmStep, LoopStep, ModeStep, Step
+from .steps import EinsumStep, GemmStep, LoopStep, ModeStep, Step, statement_of
 
 
 def _shape(shape: tuple[int, ...]) -> str:
@@ -38,7 +38,7 @@ def step_statements(step: Step) -> tuple[tuple[str, str], ...]:
     """(statement text, reason) for each statement a step runs."""
     if isinstance(step, LoopStep):
         return tuple(zip(map(statement_to_text, step.statements), step.reasons))
-    return ((statement_to_text(step.statement), step.reason),)
+    return ((statement_to_text(statement_of(step)), step.reason),)
 
 
 def to_text(schedule: Schedule) -> str:

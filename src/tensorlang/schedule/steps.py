@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ein import ir
 from ..ein.forms import monomial
@@ -89,7 +90,10 @@ class _BlasStep:
     """What the BLAS steps share: a step pays when nothing speaks against it, and by
     default only too little work (fewer than :data:`BLAS_WORK` multiply-adds) does."""
 
-    work: int
+    if TYPE_CHECKING:  # each step provides it, as a property or as a (frozen) field
+        @property
+        def work(self) -> int:
+            """The step's multiply-adds."""
 
     def why_not(self) -> str | None:
         """None when the step beats the loop nest, else why not."""
@@ -291,4 +295,14 @@ def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:
 
 #: The steps a target runs with numpy.matmul over the buffers.
 MatmulStep = GemmStep | ModeStep
+#: The steps that run a statement on BLAS rather than as a loop nest.
+BlasStep = GemmStep | ModeStep | EinsumStep
+
+
+def statement_of(step: BlasStep) -> ir.Statement:
+    """The statement a BLAS step runs.  Every step :func:`~.plan.plan` makes carries it;
+    a GEMM or mode-product step built by hand only to ask :meth:`pays` may not."""
+    if step.statement is None:
+        raise ValueError(f"a {type(step).__name__} without its statement: {step!r}")
+    return step.statement
 Step = LoopStep | GemmStep | ModeStep | EinsumStep

@@ -27,6 +27,7 @@ reduction (a huge n used to exhaust memory or the nesting bound).
 from __future__ import annotations
 
 from ...ein import ir
+from ...ein.index import Domain
 from ...ein.names import IndexNames
 from ...errors import error
 from ...semantics.types import CheckedProgram, Context
@@ -49,7 +50,7 @@ def lower_statement(stmt: ast.Assign, gamma: Context) -> ir.Statement:
     names = IndexNames()
     out = [names.output() for _ in shape]
     body = _Lowering(expression_types(stmt, gamma), names).lower(stmt.expr, out)
-    return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
+    return ir.Statement(stmt.target, Domain(tuple(zip(out, shape))), body)
 
 
 def _power(body: ir.Expr, n: int) -> ir.Expr:
@@ -125,5 +126,5 @@ class _Lowering:
                 )
             return _power(body, extent)
         if op == "+":
-            return ir.Sum(((k, extent),), body)
-        return ir.Reduce(op, ((k, extent),), body)
+            return ir.Sum(Domain(((k, extent),)), body)
+        return ir.Reduce(op, Domain(((k, extent),)), body)

@@ -134,6 +134,15 @@ class IndexRef:
     def is_affine(self) -> bool:
         return isinstance(self.value, Affine)
 
+    @property
+    def variable(self) -> str:
+        """The index variable this index is: a reduction's binder is one by the grammar
+        (``binder: NAME``), a left-side index once the type checker has accepted its
+        statement.  Anything else is a caller's mistake, not a program's."""
+        if not isinstance(self.value, str):
+            raise TypeError(f"index {self.value} is not an index variable")
+        return self.value
+
 
 @dataclass(frozen=True)
 class Access:

@@ -19,6 +19,7 @@ indices (``u[i+1]``) alike.
 from __future__ import annotations
 
 from ...ein import ir
+from ...ein.index import Domain
 from ...ein.names import IndexNames
 from ...semantics.types import CheckedProgram, Context
 from . import ast
@@ -34,12 +35,12 @@ def lower_program(checked: CheckedProgram) -> ir.Program:
 def lower_statement(stmt: ast.Stmt, gamma: Context) -> ir.Statement:
     shape = gamma[stmt.target]
     if isinstance(stmt, ast.IndexAssign):
-        index = tuple((ref.value, n) for ref, n in zip(stmt.indices, shape))
+        index = Domain(tuple((ref.variable, n) for ref, n in zip(stmt.indices, shape)))  # checked: variables
         return ir.Statement(stmt.target, index, _lower_index_form(stmt.expr, gamma))
     names = IndexNames()
     out = [names.output() for _ in shape]
     body = _Lowering(gamma, names).lower(stmt.expr, out)
-    return ir.Statement(stmt.target, tuple(zip(out, shape)), body)
+    return ir.Statement(stmt.target, Domain(tuple(zip(out, shape))), body)
 
 
 class _Lowering:
@@ -67,24 +68,24 @@ class _Lowering:
         if isinstance(e, ast.Call):
             return ir.Apply(e.fn, self.lower(e.arg, at))
         if isinstance(e, ast.Outer):
-            k = len(self.shape(e.left))
-            return ir.BinOp("*", self.lower(e.left, at[:k]), self.lower(e.right, at[k:]))
+            rank = len(self.shape(e.left))
+            return ir.BinOp("*", self.lower(e.left, at[:rank]), self.lower(e.right, at[rank:]))
         if isinstance(e, ast.Transpose):
-            inner = list(at)
+            swapped = list(at)
             m, n = e.pair.first - 1, e.pair.second - 1
-            inner[m], inner[n] = inner[n], inner[m]
-            return self.lower(e.expr, inner)
+            swapped[m], swapped[n] = swapped[n], swapped[m]
+            return self.lower(e.expr, swapped)
         if isinstance(e, ast.Contract):
             operand = self.shape(e.expr)
-            inner: list[str | None] = [None] * len(operand)
+            summed: list[str | None] = [None] * len(operand)  # the Σ variable at each contracted dimension
             bound = []
             for pair in e.pairs:
                 k = self.names.summed()
-                inner[pair.first - 1] = inner[pair.second - 1] = k
+                summed[pair.first - 1] = summed[pair.second - 1] = k
                 bound.append((k, operand[pair.first - 1]))
             rest = iter(at)
-            inner = [name if name is not None else next(rest) for name in inner]
-            return ir.Sum(tuple(bound), self.lower(e.expr, inner))
+            inner = [name if name is not None else next(rest) for name in summed]
+            return ir.Sum(Domain(tuple(bound)), self.lower(e.expr, inner))
         if isinstance(e, ast.Binary):
             left = self.lower(e.left, [] if self.shape(e.left) == () else at)
             right = self.lower(e.right, [] if self.shape(e.right) == () else at)
@@ -107,16 +108,21 @@ def _lower_index_form(e: ast.Expr, gamma: Context) -> ir.Expr:
         return ir.Epsilon(tuple(ref.value for ref in e.indices))
     if isinstance(e, ast.Sum):
         extents = sum_extents(e, gamma.shapes)
-        index = tuple((ref.value, n) for ref, n in zip(e.indices, extents))
+        index = Domain(tuple((ref.variable, n) for ref, n in zip(e.indices, extents)))
         return ir.Sum(index, _lower_index_form(e.body, gamma))
     if isinstance(e, ast.Reduce):  # prod(k), max(k), min(k)
         extents = sum_extents(e, gamma.shapes)
-        index = tuple((ref.value, n) for ref, n in zip(e.indices, extents))
+        index = Domain(tuple((ref.variable, n) for ref, n in zip(e.indices, extents)))
         return ir.Reduce(ast.REDUCTIONS[e.op], index, _lower_index_form(e.body, gamma))
     if isinstance(e, ast.Stack):  # [e1, e2][i]; at a fixed position it is that item
-        if isinstance(e.index.value, int):
-            return _lower_index_form(e.items[e.index.value - 1], gamma)
-        return ir.Stack(e.index.value, tuple(_lower_index_form(item, gamma) for item in e.items))
+        if e.index is None:  # the type checker rejects an index-form stack without its index
+            raise TypeError(f"an index-form stack needs its index: {e!r}")
+        selector = e.index.value
+        if isinstance(selector, int):
+            return _lower_index_form(e.items[selector - 1], gamma)
+        # ir.Stack.index is annotated str, but an affine selector ([..][i+1]) is stored
+        # there too and every consumer handles it (ein/printer, targets/numpy/codegen)
+        return ir.Stack(selector, tuple(_lower_index_form(item, gamma) for item in e.items))
     if isinstance(e, ast.Paren):
         return _lower_index_form(e.expr, gamma)
     if isinstance(e, ast.Neg):

@@ -81,7 +81,8 @@ class _ToAst(Transformer):
     def assign(self, name, _eq, expr):
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
 
-    def _binary(op):  # noqa: N805 - a helper that builds methods
+    @staticmethod
+    def _binary(op: str):  # a helper that builds methods
         def build(self, left, _op, right):
             return ast.Binary(op, left, right, _cover(left, right))
 

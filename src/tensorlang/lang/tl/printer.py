@@ -87,6 +87,8 @@ def _render_index(e: ast.Expr) -> tuple[str, int]:
     if isinstance(e, ast.Call):
         return f"{e.fn}({_render_index(e.arg)[0]})", _IATOM
     if isinstance(e, ast.Stack):
+        if e.index is None:  # the grammar's index form has only [e1, e2][i] (istack)
+            raise TypeError(f"an index-form stack needs its index: {e!r}")
         items = ", ".join(_render_index(item)[0] for item in e.items)
         return f"[{items}][{_index_ref(e.index)}]", _IATOM
     if isinstance(e, ast.Neg):

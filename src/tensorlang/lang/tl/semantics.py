@@ -50,7 +50,7 @@ def ev_stmt(stmt: ast.Assign, store: Store, gamma: Context, dtype: np.dtype) -> 
     so ``x = (y # x) . [2 3]`` reads the old x everywhere.
     """
     if isinstance(stmt, ast.IndexAssign):
-        scope = [(ref.value, n) for ref, n in zip(stmt.indices, gamma[stmt.target])]
+        scope = [(ref.variable, n) for ref, n in zip(stmt.indices, gamma[stmt.target])]  # checked: variables
         value = np.broadcast_to(evaluate_index(stmt.expr, store, scope, gamma.shapes, dtype), gamma[stmt.target])
     else:
         value = evaluate(stmt.expr, store, dtype)
@@ -109,9 +109,12 @@ def contract(a: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
     pair at a time gives the same value, so each pair is traced in turn while the
     positions of the dimensions still to be contracted are kept up to date.
     """
-    position = list(range(a.ndim))  # position[d] = current axis of original dimension d
+    # position[d] = current axis of original dimension d, None once it is contracted
+    position: list[int | None] = list(range(a.ndim))
     for m, n in pairs:
         i, j = position[m - 1], position[n - 1]
+        if i is None or j is None:  # t-contr-group: the pairs of a group are disjoint
+            raise ValueError(f"dimension {m if i is None else n} is contracted twice")
         a = np.trace(a, axis1=i, axis2=j)
         for d, p in enumerate(position):
             if p is not None:
@@ -171,7 +174,7 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             # Σ_{k ≤ n} e: evaluate over the scope extended by k, then add along k;
             # prod(k), max(k), min(k) combine along k with *, max, min instead
             extents = sum_extents(e, shapes)
-            inner = scope + [(ref.value, n) for ref, n in zip(e.indices, extents)]
+            inner = scope + [(ref.variable, n) for ref, n in zip(e.indices, extents)]
             body = evaluate_index(e.body, store, inner, shapes, dtype)
             # every reduced axis at its full extent, also where the body does not depend on it
             terms = np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))
@@ -193,6 +196,8 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
         if isinstance(e, ast.Stack):
             # [e1, ..., en][i] = e_i: each point takes the value of exactly one item
             # (a selection, never arithmetic, so a NaN in one item stays in its slice)
+            if e.index is None:  # the type checker rejects an index-form stack without its index
+                raise TypeError(f"an index-form stack needs its index: {e!r}")
             items = [ev(item) for item in e.items]
             shape = np.broadcast_shapes(*(item.shape for item in items), np.shape(point(e.index)))
             limits.check_allocation(math.prod(shape), dtype.itemsize, "the stack", e.span)

@@ -23,9 +23,9 @@ A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar t
 from __future__ import annotations
 
 import contextvars
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
-from ...ein.index import index_range, index_variables
+from ...ein.index import Affine, index_range, index_variables
 from ...errors import Diagnostic, Span, error
 from ...semantics.types import MAX_ELEMENTS, CheckedProgram, Context, Shape, check_statements, show
 from . import ast
@@ -227,24 +227,25 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     _check_rank(stmt.target, shape, stmt.indices, "the left side gives", stmt.target_span)
     scope: dict[str, _Binding] = {}
     for position, (ref, extent) in enumerate(zip(stmt.indices, shape), start=1):
-        if ref.is_affine:
+        name = ref.value
+        if isinstance(name, Affine):
             raise error(
                 "syntax",
-                f"the left side takes index variables only, not the affine index {ref.value} "
+                f"the left side takes index variables only, not the affine index {name} "
                 "(a statement assigns its whole target; shift the right side's indices instead)",
                 ref.span,
             )
-        if not ref.is_variable:
+        if not isinstance(name, str):
             raise error(
                 "syntax",
                 "the left side needs an index variable for every dimension (a statement assigns a whole tensor)",
                 ref.span,
             )
-        if ref.value in scope:
-            raise error("repeated-index", f"index {ref.value!r} appears twice on the left side", ref.span, "repeated-index")
-        scope[ref.value] = _Binding(ref.value, ref.span)
-        scope[ref.value].demand(extent, f"dimension {position} of {stmt.target!r}", ref.span)
-    pending: list = []  # affine uses, checked once every extent is known
+        if name in scope:
+            raise error("repeated-index", f"index {name!r} appears twice on the left side", ref.span, "repeated-index")
+        scope[name] = _Binding(name, ref.span)
+        scope[name].demand(extent, f"dimension {position} of {stmt.target!r}", ref.span)
+    pending: list[_AffineUse] = []  # affine uses, checked once every extent is known
     _check_iexpr(stmt.expr, scope, gamma.shapes, pending)
     for use in pending:
         _check_affine(*use)
@@ -275,41 +276,62 @@ def _bound(name: str, ref: ast.IndexRef, scope: dict[str, _Binding]) -> _Binding
     return scope[name]
 
 
-def _use(ref: ast.IndexRef, extent: int | None, where: str, scope: dict[str, _Binding], pending: list) -> None:
-    """A use of one index at a dimension of the given extent (None: no upper bound, as
-    in delta).  An affine index is checked once its variables' extents are all known."""
-    if ref.is_affine:
-        bindings = {name: _bound(name, ref, scope) for name in index_variables(ref.value)}
-        for binding in bindings.values():
-            binding.affine_uses += 1
-        pending.append((ref, bindings, extent, where))
-    elif ref.is_variable:
-        _bound(ref.value, ref, scope).demand(extent, where, ref.span)
-    elif not 1 <= ref.value <= extent:
-        raise error("dim-range", f"position {ref.value} is outside {where}, which has extent {extent}", ref.span, "t-access")
+class _AffineUse(NamedTuple):
+    """A use of an affine index, checked (t-access-affine) once every extent is known."""
+
+    ref: ast.IndexRef
+    value: Affine  # ref.value
+    bindings: dict[str, _Binding]
+    extent: int | None  # None: no upper bound, as in delta
+    where: str
 
 
-def _check_affine(ref: ast.IndexRef, bindings: dict[str, _Binding], extent: int | None, where: str) -> None:
+def _use(ref: ast.IndexRef, extent: int, where: str, scope: dict[str, _Binding], pending: list[_AffineUse]) -> None:
+    """A use of one index at a dimension of the given extent.  An affine index is
+    checked once its variables' extents are all known."""
+    value = ref.value
+    if isinstance(value, Affine):
+        _use_affine(ref, value, extent, where, scope, pending)
+    elif isinstance(value, str):
+        _bound(value, ref, scope).demand(extent, where, ref.span)
+    elif not 1 <= value <= extent:
+        raise error("dim-range", f"position {value} is outside {where}, which has extent {extent}", ref.span, "t-access")
+
+
+def _use_affine(ref: ast.IndexRef, value: Affine, extent: int | None, where: str, scope: dict[str, _Binding],
+                pending: list[_AffineUse]) -> None:
+    """A use of the affine index ``value`` (``ref``'s) at a dimension of the given extent
+    (None: no upper bound, as in delta): its variables must be bound; its range is
+    checked later, by :func:`_check_affine`."""
+    bindings = {name: _bound(name, ref, scope) for name in index_variables(value)}
+    for binding in bindings.values():
+        binding.affine_uses += 1
+    pending.append(_AffineUse(ref, value, bindings, extent, where))
+
+
+def _check_affine(ref: ast.IndexRef, value: Affine, bindings: dict[str, _Binding], extent: int | None,
+                  where: str) -> None:
     """t-access-affine: the affine index's positions over the box of its variables (its
     least and greatest, exactly) lie in 1..extent, so no access can leave its tensor."""
     extents = {name: binding.extent for name, binding in bindings.items()}
-    lo, hi = index_range(ref.value, extents)
+    lo, hi = index_range(value, extents)
     inside_bounds = lo >= 1 and (extent is None or hi <= extent)
-    if inside_bounds and max(abs(c) for c in (*dict(ref.value.terms).values(), ref.value.offset, hi)) < MAX_ELEMENTS:
+    if inside_bounds and max(abs(c) for c in (*dict(value.terms).values(), value.offset, hi)) < MAX_ELEMENTS:
         return
     if inside_bounds:  # numbers that cancel (or a delta's) would overflow the targets' int64 arithmetic
-        raise error("too-large", f"index {ref.value} uses numbers of 2^62 or more", ref.span, "t-access-affine")
+        raise error("too-large", f"index {value} uses numbers of 2^62 or more", ref.span, "t-access-affine")
     ranges = ", ".join(f"{name} in 1..{n}" for name, n in extents.items())
     inside = f"{where}, which has extent {extent}" if extent is not None else f"{where}, whose positions start at 1"
     raise error(
         "dim-range",
-        f"index {ref.value} reaches positions {lo}..{hi} (for {ranges}), outside {inside}",
+        f"index {value} reaches positions {lo}..{hi} (for {ranges}), outside {inside}",
         ref.span,
         "t-access-affine",
     )
 
 
-def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape], pending: list) -> None:
+def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape],
+                 pending: list[_AffineUse]) -> None:
     if isinstance(e, ast.Access):
         if e.name not in shapes:
             raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
@@ -330,12 +352,13 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
             )
     elif isinstance(e, ast.Delta):
         for ref in (e.first, e.second):
-            if ref.is_variable:
-                _bound(ref.value, ref, scope)  # delta fixes no extent
-            elif ref.is_affine:
-                _use(ref, None, "delta", scope, pending)
-            elif ref.value < 1:
-                raise error("dim-range", f"position {ref.value} in delta must be at least 1", ref.span, "t-access")
+            value = ref.value
+            if isinstance(value, str):
+                _bound(value, ref, scope)  # delta fixes no extent
+            elif isinstance(value, Affine):
+                _use_affine(ref, value, None, "delta", scope, pending)
+            elif value < 1:
+                raise error("dim-range", f"position {value} in delta must be at least 1", ref.span, "t-access")
     elif isinstance(e, ast.Epsilon):
         n = len(e.indices)
         for ref in e.indices:
@@ -345,21 +368,22 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
         inner = dict(scope)
         bound = []
         for ref in e.indices:
-            if ref.value in inner:
+            name = ref.variable  # a binder (the grammar's binder: NAME)
+            if name in inner:
                 raise error(
                     "repeated-index",
-                    f"{word}({ref.value}) binds an index that is already bound here; choose another name",
+                    f"{word}({name}) binds an index that is already bound here; choose another name",
                     ref.span,
                     "repeated-index",
                 )
-            inner[ref.value] = _Binding(ref.value, ref.span)
-            bound.append(inner[ref.value])
+            inner[name] = _Binding(name, ref.span)
+            bound.append(inner[name])
             if ref.extent is not None:  # sum(a:3): the extent as written
                 if not 1 <= ref.extent < MAX_ELEMENTS:
                     code = "shape" if ref.extent < 1 else "too-large"
                     raise error(code, f"the extent of {ref.value!r} must be a positive integer below 2^62, "
                                 f"got {ref.extent}", ref.span, "t-sum-extent")
-                inner[ref.value].demand(ref.extent, f"{word}({ref.value}:{ref.extent})", ref.span)
+                inner[name].demand(ref.extent, f"{word}({name}:{ref.extent})", ref.span)
         _check_iexpr(e.body, inner, shapes, pending)
         for binding in bound:
             if binding.extent is None:
@@ -388,20 +412,22 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
 def sum_extents(e: ast.Sum | ast.Reduce, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
     """The extents of the indices a (well-typed) ``sum`` or other reduction binds: as
     written (``sum(a:3)``), else read off their first plain use."""
-    found: dict[str, int] = {ref.value: ref.extent for ref in e.indices if ref.extent is not None}
-    wanted = {ref.value for ref in e.indices}
+    found: dict[str, int] = {ref.variable: ref.extent for ref in e.indices if ref.extent is not None}
+    wanted = {ref.variable for ref in e.indices}
     stack = [e.body]
     while stack and len(found) < len(wanted):
         node = stack.pop()
+        # a plain use is a str index; positions and affine indices fix no extent
         if isinstance(node, ast.Access):
             for ref, extent in zip(node.indices, shapes[node.name]):
-                if ref.value in wanted:
+                if isinstance(ref.value, str) and ref.value in wanted:
                     found.setdefault(ref.value, extent)
         elif isinstance(node, ast.Epsilon):
             for ref in node.indices:
-                if ref.value in wanted:
+                if isinstance(ref.value, str) and ref.value in wanted:
                     found.setdefault(ref.value, len(node.indices))
-        elif isinstance(node, ast.Stack) and node.index is not None and node.index.value in wanted:
+        elif (isinstance(node, ast.Stack) and node.index is not None and isinstance(node.index.value, str)
+              and node.index.value in wanted):
             found.setdefault(node.index.value, len(node.items))
         stack.extend(ast.children(node))
-    return tuple(found[ref.value] for ref in e.indices)
+    return tuple(found[ref.variable] for ref in e.indices)

@@ -35,7 +35,7 @@ from ...ein.printer import statement_to_text
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
 from ...schedule.plan import SCRATCH, Schedule
-from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep
+from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
 
 #: The C type of each dtype.
@@ -145,12 +145,13 @@ class CPrinter:
         elif isinstance(node, loops.Store):
             shape = self._store_shape(node)
             place = f"v{node.slot}[{_row_major(node.indices, shape)}]"
-            value = node.value
-            if isinstance(value, loops.BinOp) and value.op == "+" and value.left == loops.Load(node.slot, node.indices):
+            stored = node.value
+            if (isinstance(stored, loops.BinOp) and stored.op == "+"
+                    and stored.left == loops.Load(node.slot, node.indices)):
                 # x = x + p, as the interchanged contractions update a row (loops.interchange)
-                lines.append(f"{pad}{place} += {self.scalar(value.right)};")
+                lines.append(f"{pad}{place} += {self.scalar(stored.right)};")
             else:
-                lines.append(f"{pad}{place} = {self.scalar(value)};")
+                lines.append(f"{pad}{place} = {self.scalar(stored)};")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Loop):
@@ -296,7 +297,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
             parts.append(function(loop_program, c.name, nests, real, c.slots))
             functions.append(c)
         else:
-            comment = _comment(statement_to_text(step.statement))
+            comment = _comment(statement_to_text(statement_of(step)))
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
     declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in functions)
     source = prelude(real) + "".join("\n" + part for part in parts)

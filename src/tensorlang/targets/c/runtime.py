@@ -17,7 +17,7 @@ no memory with an input are written directly), then runs the steps in order.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class CKernel:
         self._inputs = tuple((n, name) for n, name, _, role in self.plan if role == "in")
         self._others = tuple(entry for entry in self.plan if entry[3] not in ("in", "temp"))
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
-        self._empty = [None] * len(self.plan)
+        self._empty: list[np.ndarray | None] = [None] * len(self.plan)  # run() fills every slot
         self._pool: list[tuple[np.ndarray, ...]] = []
 
     def take_temporaries(self) -> tuple[np.ndarray, ...]:
@@ -165,10 +165,10 @@ class CKernel:
         for position, n in enumerate(self.temporary_slots):
             buffers[n] = pool[position]
         for n, name in self._inputs:
-            given = supplied[name]
-            if given.dtype != dtype or not given.flags.c_contiguous:
-                given = np.ascontiguousarray(given, dtype)
-            buffers[n] = given
+            array = supplied[name]
+            if array.dtype != dtype or not array.flags.c_contiguous:
+                array = np.ascontiguousarray(array, dtype)
+            buffers[n] = array
         direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:
             given = supplied.get(name)
@@ -187,22 +187,26 @@ class CKernel:
                 buffers[n] = np.full(shape, np.nan, dtype=dtype)
             else:
                 buffers[n] = np.empty(shape, dtype=dtype)
-        self.execute(buffers, threads)
+        # every slot is filled now: the temporaries, the inputs and the others (_plan's
+        # roles partition the slots), so no None is left
+        filled = cast("list[np.ndarray]", buffers)
+        self.execute(filled, threads)
         self.give_back_temporaries(pool)
         results = {}
         for n, name in self.results:
             target = targets.get(name)
             if target is not None and direct.get(name) is not target:
-                np.copyto(target, buffers[n])
+                np.copyto(target, filled[n])
                 results[name] = target
             else:
-                results[name] = buffers[n]
+                results[name] = filled[n]
         return results
 
     def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:
         """Run every step on ``buffers`` (one C-contiguous array of the right dtype per slot)."""
         if self._only is not None:  # one C function: the common small-kernel case, kept short
             function, slots = self._only
+            assert self.ffi is not None, "a C function is loaded with its ffi"
             from_buffer = self.ffi.from_buffer
             function(*[from_buffer(buffers[s]) for s in slots], threads)
             return

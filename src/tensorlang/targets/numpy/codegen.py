@@ -21,6 +21,7 @@ target in the store, which is the ev-stmt rule.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 import opt_einsum
@@ -28,11 +29,11 @@ import opt_einsum
 from ... import limits
 from ...ein import ir
 from ...ein.forms import monomial
-from ...ein.index import gather, has_affine, positions, variables_of
+from ...ein.index import Affine, gather, has_affine, positions, variables_of
 from ...ein.names import Fresh, all_names, rename_bound
 from ...ein.printer import statement_to_text
 from ...schedule.plan import BufferPlan, Schedule, plan
-from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep
+from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
 from .matmul import MatmulIntoStore
 
@@ -103,7 +104,7 @@ class _Codegen:
         """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
         names = buffers.names
         call = MatmulIntoStore(step, tuple((slot, names[slot]) for slot in step.operands), buffers.shapes[step.target])
-        return [f"    # {statement_to_text(step.statement)}", f"    # {step.reason}",
+        return [f"    # {statement_to_text(statement_of(step))}", f"    # {step.reason}",
                 f"    _s[{names[step.target]!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
@@ -141,9 +142,9 @@ class _Codegen:
             code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {index!r}, {extents!r}, _dtype)")
             if index is None:  # an affine selector: the stacked items gathered at its positions
                 return self.access(code, (e.index,) + common, st)
-            if e.index in common:
-                return code, tuple(x for x in common if x != e.index) + (e.index,)
-            return code, (e.index,) + common
+            if index in common:
+                return code, tuple(x for x in common if x != index) + (index,)
+            return code, (index,) + common
         if isinstance(e, ir.BinOp):  # + - / (products were handled above)
             (a, la), (b, lb) = self.emit(e.left, st), self.emit(e.right, st)
             labels = la + tuple(x for x in lb if x not in la)
@@ -162,11 +163,11 @@ class _Codegen:
         if any(isinstance(i, int) for i in indices):
             picks = ", ".join(str(i - 1) if isinstance(i, int) else ":" for i in indices)
             array = f"{array}[{picks},]" if len(indices) == 1 else f"{array}[{picks}]"
-            indices = tuple(i for i in indices if not isinstance(i, int))
-        labels = tuple(dict.fromkeys(indices))
-        if len(labels) < len(indices):
+        names = tuple(i for i in indices if isinstance(i, str))  # the rest: no affine index is left
+        labels = tuple(dict.fromkeys(names))
+        if len(labels) < len(names):
             letters = {name: _LETTERS[n] for n, name in enumerate(labels)}
-            sub = "".join(letters[i] for i in indices) + "->" + "".join(letters[i] for i in labels)
+            sub = "".join(letters[i] for i in names) + "->" + "".join(letters[i] for i in labels)
             array = st.temp(f"_np.einsum({sub!r}, {array})")
         return array, labels
 
@@ -176,14 +177,17 @@ class _Codegen:
             return f"_dtype.type({float(a == b)!r})", ()
         if a == b:
             return "_dtype.type(1.0)", ()
-        if has_affine((a, b)):
+        if isinstance(a, Affine) or isinstance(b, Affine):
             labels = variables_of((a, b))
-            return self.constant(np.equal(*positions((a, b), labels, st.extents)).astype(self.dtype)), labels
-        if isinstance(a, int) or isinstance(b, int):
-            var, fixed = (b, a) if isinstance(a, int) else (a, b)
-            vec = (np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)
-            return self.constant(vec), (var,)
-        return self.constant(np.eye(st.extents[a], st.extents[b], dtype=self.dtype)), (a, b)
+            first, second = positions((a, b), labels, st.extents)
+            return self.constant(np.equal(first, second).astype(self.dtype)), labels
+        if isinstance(a, str) and isinstance(b, str):
+            return self.constant(np.eye(st.extents[a], st.extents[b], dtype=self.dtype)), (a, b)
+        var, fixed = (a, b) if isinstance(a, str) else (b, a)
+        if not isinstance(var, str) or not isinstance(fixed, int):  # the cases above leave one of each
+            raise TypeError(f"not a delta of a variable and a position: {e!r}")
+        vec = (np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)
+        return self.constant(vec), (var,)
 
     def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
         """Reorder ``array``'s axes to follow ``target`` and add length-1 axes for the rest."""
@@ -200,7 +204,8 @@ class _Codegen:
         form = monomial(e)  # one product of factors under sums (bound names are unique)
         sign, factors = form.flat()
         summed = [name for name, _ in form.sums]
-        operands, scalars = [], []
+        operands: list[tuple[str, tuple[str, ...]]] = []  # (code, labels) of each factor
+        scalars: list[tuple[str, tuple[str, ...]]] = []
         for factor in factors:
             code, labels = self.emit(factor, st)
             (operands if labels else scalars).append((code, labels))
@@ -308,7 +313,7 @@ class NumpyKernel:
     """Generated source and the function it defines."""
 
     source: str
-    function: object
+    function: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
 
     def __call__(self, store: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         with np.errstate(all="ignore"):  # inf and NaN are values here (⊥ is NaN), not warnings
@@ -346,7 +351,7 @@ def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optim
 def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
     lines.append("    return _s")
     source = "\n".join(lines) + "\n"
-    namespace = {
+    namespace: dict[str, Any] = {  # the generated code's globals
         "_np": np,
         "_c": gen.constants,
         "_cdiv": _cdiv,
