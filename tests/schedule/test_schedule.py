@@ -170,3 +170,26 @@ def test_the_numpy_target_runs_small_contractions_as_einsum_code():
     code = k.code("numpy")
     assert "matmul" not in code.lower() and "path" in code
     assert code.count("# loops: 625 multiply-adds < BLAS_WORK 65536") == 3
+
+
+@pytest.mark.parametrize("statement, shapes, copies", [
+    ("C[b,i,j] = sum(k) A[b,i,k] * B[b,k,j]", {"A": (3, 30, 40), "B": (3, 40, 20), "C": (3, 30, 20)}, False),
+    ("s[] = sum(i,k) A[i,k] * B[k,i]", {"A": (256, 256), "B": (256, 256), "s": ()}, True),  # tr(A B)
+    ("C = (A # B . [2 3]) ^ [1 2]", {"A": (40, 50), "B": (50, 60), "C": (60, 40)}, True),
+])
+def test_the_numpy_target_runs_a_copying_gemm_as_einsum(statement, shapes, copies):
+    """A GEMM step that would transpose an operand or its result runs on numpy as einsum
+    code (opt_einsum's own BLAS path, without the copy); the C target keeps the step."""
+    decls = "".join(f"{'in' if n in 'AB' else 'out'} var {n} : [{' '.join(map(str, s))}]\n" for n, s in shapes.items())
+    source = decls + statement + "\n"
+    k = tl.compile(source, backend="numpy", opt=False)
+    (step,) = k.schedule.steps
+    assert type(step).__name__ == "GemmStep" and step.copies == copies
+    code = k.code("numpy")
+    assert ("numpy: einsum, the GEMM would copy an operand" in code) == copies
+    assert ("->" in code) == copies  # einsum subscripts, only in einsum code
+    rng = np.random.default_rng(1)
+    inputs = {n: rng.uniform(-1, 1, s) for n, s in shapes.items() if n in "AB"}
+    out = next(n for n in shapes if n not in "AB")
+    np.testing.assert_allclose(k(**inputs)[out], tl.compile(source, backend="interp")(**inputs)[out],
+                               rtol=1e-12, atol=1e-10)

@@ -157,6 +157,14 @@ class GemmStep(_BlasStep):
         batch, left, summed = self.left_shape
         return batch * left * summed * self.right_shape[2]
 
+    @property
+    def copies(self) -> bool:
+        """Whether running it copies an operand or the result: an operand whose axes must
+        be transposed into (batch, left, summed) or (batch, summed, right) order, or a
+        result computed apart and transposed into the target."""
+        return (self.left_axes != tuple(range(len(self.left_axes)))
+                or self.right_axes != tuple(range(len(self.right_axes))) or self.result_axes is not None)
+
 
 def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GemmStep | None:
     """The :class:`GemmStep` of a two-tensor BLAS-shaped contraction, or None for more tensors."""

@@ -121,10 +121,11 @@ def initial_store(shapes: Mapping[str, tuple[int, ...]], roles: Mapping[str, Rol
     """d-var / d-in-var (000 Figures 10 and 15): every declared variable has memory; what
     the caller did not supply is ⊥.  Supplied arrays that may become results are copied,
     so a result never aliases a caller's array; no evaluator writes into a store array."""
-    dtype = np.dtype(dtype)
+    if not isinstance(dtype, np.dtype):
+        dtype = np.dtype(dtype)
     store: dict[str, np.ndarray] = {}
     for name, shape in shapes.items():
-        if name in supplied and roles.get(name) == Role.IN:
+        if name in supplied and roles.get(name) is Role.IN:
             # read-only and never a result: nothing writes it, so no copy is needed
             store[name] = np.asarray(supplied[name], dtype=dtype, order="C")
         elif name in supplied:

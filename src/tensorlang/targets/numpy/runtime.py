@@ -22,9 +22,12 @@ class NumpyTarget:
         self.schedule = plan(kernel.executed, kernel.dtype, kernel.roles())
         self.compiled = compile_numpy(kernel.executed, kernel.dtype, self.schedule)
         self.source = self.compiled.source
+        # what every call needs, looked up once (a small kernel's call is mostly Python)
+        checked = kernel.checked
+        self._store_args = (checked.context.shapes, checked.interface.roles)
+        self._dtype, self._outputs = kernel.dtype, kernel.outputs
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
-        checked = self.kernel.checked
-        store = self.compiled(initial_store(checked.context.shapes, checked.interface.roles, supplied,
-                                            self.kernel.dtype))
-        return results_from_store(store, self.kernel.outputs, targets)
+        shapes, roles = self._store_args
+        store = self.compiled(initial_store(shapes, roles, supplied, self._dtype))
+        return results_from_store(store, self._outputs, targets)
