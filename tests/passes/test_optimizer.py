@@ -115,7 +115,7 @@ def test_fusion_merges_contractions_for_contraction_ordering():
     ("y[i] = sum(j) delta[i,j] * T[j]", "y[i] = T[i]"),                      # δ elimination
     ("y[i] = sum(j) T[j] * delta[j,2]", "y[i] = T[2]"),                      # a fixed position
     ("y[i] = sum(j) T[j] * delta[j,5]", "y[i] = 0"),                         # beyond the range: selected away
-    ("y[i] = 2 * 3 * T[i] + 0", "y[i] = 6 * T[i]"),                          # constant folding
+    ("y[i] = 2 * 3 * T[i] - 0", "y[i] = 6 * T[i]"),                          # constant folding; x - 0 is x
     ("y[i] = T[i] * 0", "y[i] = T[i] * 0"),                                  # ⊥ * 0 is ⊥: not folded
     ("y[i] = sum(j) (M[i,j] + T[i])", "y[i] = sum(j) M[i,j] + 4 * T[i]"),  # Σ over +, binding
     ("y[i] = sum(j) (M[i,j] + N[i,j])", "y[i] = sum(j) (M[i,j] + N[i,j])"),  # no gain: kept
@@ -263,7 +263,7 @@ RULE_EXAMPLES = {
     "function-folding": "y[i] = exp(0) * T[i] + T[i]",
     "multiplicative-identity": "y[i] = T[i] * 1",
     "multiply-by-minus-one": "y[i] = T[i] * -1",
-    "additive-identity": "y[i] = T[i] + 0",
+    "additive-identity": "y[i] = T[i] - 0",
     "double-negation": "y[i] = -(-T[i])",
     "delta-identical-indices": "y[i] = delta[i,i] + T[i]",
     "delta-of-positions": "y[i] = delta[1,2] + T[i]",

@@ -31,6 +31,8 @@ probe, an affine index) is added here, in the printer, the evaluator and lowerin
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Callable, Iterator, Union
 
@@ -90,9 +92,23 @@ class Tensor(Node):
 
 @dataclass(frozen=True)
 class Const(Node):
-    """A number."""
+    """A number.
+
+    Two numbers are equal when they are the same IEEE value: ``0`` and ``-0`` differ
+    (``1/x`` tells them apart, so value numbering must not merge ``x*0`` with ``x*-0``),
+    and every NaN equals every NaN (⊥ is one value; payloads carry no meaning)."""
 
     value: float
+
+    def _key(self) -> tuple:
+        v = float(self.value)
+        return ("nan",) if math.isnan(v) else (v, math.copysign(1.0, v))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Const and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 @dataclass(frozen=True)

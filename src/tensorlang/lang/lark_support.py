@@ -16,6 +16,25 @@ from ..errors import MAX_DEPTH, Span, TensorLangError, error
 MAX_NESTING = 200
 
 
+#: An integer token with more digits than this is error[too-large] at the token: no
+#: extent, position, dimension or argument comes near it, and Python refuses to convert
+#: strings of more than 4300 digits (an internal error otherwise).
+MAX_INTEGER_DIGITS = 100
+
+
+def integer(tok: Token | str, span: Span | None = None) -> int:
+    """An integer token's value; one of more than :data:`MAX_INTEGER_DIGITS` digits is
+    error[too-large] at the token (``span``, else the token's own)."""
+    text = str(tok).strip()
+    digits = len(text.lstrip("+-").lstrip("0"))
+    if digits > MAX_INTEGER_DIGITS:
+        where = span if span is not None else (tok_span(tok) if isinstance(tok, Token) else None)
+        shown = text if len(text) <= 24 else f"{text[:10]}...{text[-6:]}"
+        raise error("too-large", f"the integer {shown} has {digits} digits; no size, position or dimension "
+                    f"has more than {MAX_INTEGER_DIGITS}", where)
+    return int(text)
+
+
 def tok_span(tok: Token) -> Span:
     # lark fills every position of a token it produced (the Optionals are for hand-made ones)
     return Span(tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0)

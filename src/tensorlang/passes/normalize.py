@@ -9,10 +9,13 @@ Every rewrite is a named rule (ein/rewrite.py), listed in :data:`RULES`, counted
   ``-(2)`` is ``-2``); a non-finite result stays as written.  ``x * 0`` is *not* ``0``:
   for ``x`` undefined it is ⊥ (000 Definition 4).
 * ``function-folding``: a function of a number is a number (``exp(0)`` is ``1``).
-* ``multiplicative-identity``: ``x * 1``, ``1 * x``, ``x / 1`` are ``x``;
-  ``multiply-by-minus-one``: ``x * -1``, ``-1 * x``, ``x / -1`` are ``-x``;
-  ``additive-identity``: ``x + 0``, ``0 + x``, ``x - 0`` are ``x``, ``0 - x`` is ``-x``;
+* ``multiplicative-identity``: ``x * 1``, ``1 * x`` are ``x``;
+  ``multiply-by-minus-one``: ``x * -1``, ``-1 * x`` are ``-x``;
+  ``additive-identity``: ``x + -0``, ``-0 + x``, ``x - 0`` are ``x``, ``-0 - x`` is ``-x``;
   ``double-negation``: ``--x`` is ``x``.
+  Every identity is exact in IEEE arithmetic, on ±0, ±inf and NaN too (issue 16): so
+  ``x + 0`` stays (for x = -0 it is +0), ``0 - x`` stays (for x = +0 it is +0, -x is -0),
+  and ``x / 1``, ``x / -1`` stay (controlled division makes ``-0 / 1`` +0).
 * ``delta-identical-indices``: ``delta[i,i]`` is 1; ``delta-of-positions``:
   ``delta[1,2]`` is 0; ``epsilon-repeated-index``: an ε with a repeated index is 0;
   ``epsilon-of-positions``: an ε of positions is its sign.
@@ -83,7 +86,8 @@ def normalize_statement(stmt: ir.Statement, tally=None) -> ir.Statement:
 
 # ------------------------------------------------------------------ local rules
 def _is(e: ir.Expr, value: float) -> bool:
-    return isinstance(e, ir.Const) and e.value == value
+    """``e`` is the number ``value``, the sign of a zero included (ir.Const's equality)."""
+    return e == ir.Const(value)
 
 
 def _numbers(e: ir.BinOp) -> bool:
@@ -124,9 +128,13 @@ def _identity(*patterns: tuple[str, str, float, bool]):
     return fn
 
 
-_multiplicative_identity = _identity(("*", "left", 1.0, False), ("*/", "right", 1.0, False))
-_multiply_by_minus_one = _identity(("*", "left", -1.0, True), ("*/", "right", -1.0, True))
-_additive_identity = _identity(("+", "left", 0.0, False), ("+-", "right", 0.0, False), ("-", "left", 0.0, True))
+# Only identities exact on every double (±0, ±inf, NaN): x + 0 is +0 for x = -0, and
+# 0 - x is +0 for x = +0, so the zero that vanishes is -0 in those places; x / ±1 is
+# controlled division (±0 / ±1 is +0), so it stays.
+_multiplicative_identity = _identity(("*", "left", 1.0, False), ("*", "right", 1.0, False))
+_multiply_by_minus_one = _identity(("*", "left", -1.0, True), ("*", "right", -1.0, True))
+_additive_identity = _identity(("+", "left", -0.0, False), ("+", "right", -0.0, False), ("-", "right", 0.0, False),
+                               ("-", "left", -0.0, True))
 
 
 def _double_negation(e, ctx):
@@ -176,11 +184,11 @@ CONSTANT_FOLDING = Rule("constant-folding", "004 §5.4", "numbers combine: 2 * 3
                         (ir.BinOp, ir.Neg), _constant_folding)
 FUNCTION_FOLDING = Rule("function-folding", "004 §5.4", "a function of a number is a number: exp(0) is 1",
                         (ir.Apply,), _function_folding)
-MULTIPLICATIVE_IDENTITY = Rule("multiplicative-identity", "004 §5.4", "x * 1, 1 * x, x / 1 are x",
+MULTIPLICATIVE_IDENTITY = Rule("multiplicative-identity", "004 §5.4", "x * 1, 1 * x are x",
                                (ir.BinOp,), _multiplicative_identity)
-MULTIPLY_BY_MINUS_ONE = Rule("multiply-by-minus-one", "004 §5.4", "x * -1, -1 * x, x / -1 are -x",
+MULTIPLY_BY_MINUS_ONE = Rule("multiply-by-minus-one", "004 §5.4", "x * -1, -1 * x are -x",
                              (ir.BinOp,), _multiply_by_minus_one)
-ADDITIVE_IDENTITY = Rule("additive-identity", "004 §5.4", "x + 0, 0 + x, x - 0 are x; 0 - x is -x",
+ADDITIVE_IDENTITY = Rule("additive-identity", "004 §5.4", "x + -0, -0 + x, x - 0 are x; -0 - x is -x",
                          (ir.BinOp,), _additive_identity)
 DOUBLE_NEGATION = Rule("double-negation", "004 §5.4", "--x is x", (ir.Neg,), _double_negation)
 DELTA_IDENTICAL = Rule("delta-identical-indices", "004 §4", "delta[i,i] is 1", (ir.Delta,), _delta_identical)
@@ -257,6 +265,8 @@ def expand(e: ir.Expr, ctx: Context) -> list[Term]:
         return expand(e.left, ctx) + right
     if isinstance(e, ir.BinOp) and e.op == "*":
         left, right = expand(e.left, ctx), expand(e.right, ctx)
+        if any(not _exact_product(a.coeff, b.coeff) for a in left for b in right):
+            return [Term(1.0, (), (e,))]  # (c1 x) c2 is not (c1 c2) x: 1e300 x 1e-300 overflows
         distribute = ctx.enabled(DISTRIBUTION) and _selects(e) and len(left) * len(right) <= MAX_TERMS
         if len(left) > 1 and not distribute:
             left = [Term(1.0, (), (e.left,))]
@@ -264,6 +274,12 @@ def expand(e: ir.Expr, ctx: Context) -> list[Term]:
             right = [Term(1.0, (), (e.right,))]
         return [Term(a.coeff * b.coeff, a.sums + b.sums, a.factors + b.factors) for a in left for b in right]
     return [Term(1.0, (), (e,))]
+
+
+def _exact_product(a: float, b: float) -> bool:
+    """Whether two coefficients may be multiplied ahead of the factors between them:
+    when one of them is ±1 (a sign commutes with rounding), never otherwise."""
+    return abs(a) == 1.0 or abs(b) == 1.0
 
 
 def _selects(e: ir.Expr) -> bool:

@@ -23,6 +23,11 @@ Shape = tuple[int, ...]
 #: Extents and element counts must stay below this (they become int64 loop bounds).
 MAX_ELEMENTS = 2**62
 
+#: The most dimensions a variable may have: numpy's limit (numpy.ndarray has at most 64),
+#: which every target relies on.
+MAX_RANK = 64
+
+
 
 def show(shape: Shape) -> str:
     """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar."""
@@ -92,6 +97,11 @@ def build_context(program, diagnostics: list[Diagnostic]) -> Context:
         if bad:
             diagnostics.append(
                 Diagnostic("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}", decl.span, "s-var")
+            )
+        elif len(decl.shape) > MAX_RANK:
+            diagnostics.append(
+                Diagnostic("too-large", f"{decl.name!r} has {len(decl.shape)} dimensions; at most {MAX_RANK} "
+                           "(numpy's limit) are supported", decl.span, "s-var")
             )
         elif count(decl.shape) >= MAX_ELEMENTS:
             diagnostics.append(

@@ -115,7 +115,7 @@ def _pair(lst: ast.Stack, what: str) -> ast.Pair:
             f"a {what} list names two dimensions, [m n]; this one names {len(lst.items)}",
             lst.span,
         )
-    m, n = (int(i.text) for i in lst.items if isinstance(i, ast.Number))
+    m, n = (lark_support.integer(i.text, i.span) for i in lst.items if isinstance(i, ast.Number))
     return ast.Pair(m + 1, n + 1, lst.span)
 
 
@@ -250,7 +250,7 @@ def _qualifier(quals: tuple[str, ...]) -> str | None:
 
 def _extent(tok: Token, params: Mapping[str, int]) -> int:
     if tok.type == "INT":
-        return int(tok)
+        return lark_support.integer(tok)
     if tok.type == "DECIMAL":
         raise error("syntax", f"an extent is a whole number, got {str(tok)}", _tok_span(tok))
     name = str(tok)
@@ -265,6 +265,8 @@ def _extent(tok: Token, params: Mapping[str, int]) -> int:
     value = params[name]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise error("input", f"size {name!r} must be a positive integer, got {value!r}", _tok_span(tok))
+    if value >= 2**62:  # no extent reaches it (and printing a 5000-digit value would fail)
+        raise error("too-large", f"size {name!r} is 2^62 or more ({value.bit_length()} bits)", _tok_span(tok))
     return value
 
 

@@ -53,7 +53,7 @@ class _ToAst(Transformer):
 
     def shape(self, lsqb, *rest):
         ints = [t for t in rest if isinstance(t, Token) and t.type == "INT"]
-        return tuple(int(i) for i in ints), _cover(lsqb, rest[-1])
+        return tuple(lark_support.integer(i) for i in ints), _cover(lsqb, rest[-1])
 
     def stmt(self, name, _eq, expr):
         if str(name) in ast.RESERVED:
@@ -81,7 +81,7 @@ class _ToAst(Transformer):
                 f"{word} takes {forms} integer argument{'s' if full != 1 else ''} before its operand, got {len(ints)}",
                 head,
             )
-        return ast.Op(word, tuple(int(t) for t in ints), (operand,), _cover(op, operand), head,
+        return ast.Op(word, tuple(lark_support.integer(t) for t in ints), (operand,), _cover(op, operand), head,
                       tuple(_tok_span(t) for t in ints))
 
 

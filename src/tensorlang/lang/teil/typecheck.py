@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ...errors import error
-from ...semantics.types import CheckedProgram, Context, check_statements, show
+from ...semantics.types import MAX_RANK, CheckedProgram, Context, check_statements, show
 from . import ast
 from .ast import Shape, full_params
 
@@ -66,7 +66,16 @@ def _dim(e: ast.Op, n: int, value: int, rank: int, what: str, extra: int = 0) ->
 
 
 def op_type(e: ast.Op, operands: list[Shape]) -> Shape:
-    """The type of ``e`` given its operands' types: one rule of Figure 8 per operator."""
+    """The type of ``e`` given its operands' types: one rule of Figure 8 per operator;
+    a type of more than :data:`MAX_RANK` dimensions is error[too-large]."""
+    shape = _op_type(e, operands)
+    if len(shape) > MAX_RANK:
+        raise error("too-large", f"{e.op} gives a tensor of {len(shape)} dimensions; at most {MAX_RANK} "
+                    "(numpy's limit) are supported", e.span, rule_of(e))
+    return shape
+
+
+def _op_type(e: ast.Op, operands: list[Shape]) -> Shape:
     rule = rule_of(e)
     if e.op == "add":  # T-Add: equal types
         a, b = operands

@@ -76,7 +76,7 @@ class _ToAst(Transformer):
 
     def shape(self, lsqb, *rest):
         ints, rsqb = rest[:-1], rest[-1]
-        return tuple(int(i) for i in ints), _cover(lsqb, rsqb)
+        return tuple(lark_support.integer(i) for i in ints), _cover(lsqb, rsqb)
 
     def assign(self, name, _eq, expr):
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
@@ -107,7 +107,7 @@ class _ToAst(Transformer):
         return tuple(rest[:-1]), True, _cover(lsqb, rest[-1])
 
     def pair(self, lsqb, m, n, rsqb):
-        return ast.Pair(int(m), int(n), _cover(lsqb, rsqb))
+        return ast.Pair(lark_support.integer(m), lark_support.integer(n), _cover(lsqb, rsqb))
 
     def neg(self, minus, expr):
         return ast.Neg(expr, _cover(minus, expr))
@@ -140,7 +140,7 @@ class _ToAst(Transformer):
     def idx_term(self, *toks):
         """(variable or None, coefficient or value, first token, last token)."""
         name = next((str(t) for t in toks if t.type == "NAME"), None)
-        number = next((int(t) for t in toks if t.type == "INT"), 1)
+        number = next((lark_support.integer(t) for t in toks if t.type == "INT"), 1)
         return name, number, toks[0], toks[-1]
 
     def idx(self, *items):
@@ -161,12 +161,12 @@ class _ToAst(Transformer):
         span = _cover(first if isinstance(first, Token) else first[2], last[3])
         if len(items) == 1 and first[2] is first[3]:  # a single NAME or INT token
             tok = first[2]
-            return ast.IndexRef(int(tok) if tok.type == "INT" else str(tok), span)
+            return ast.IndexRef(lark_support.integer(tok) if tok.type == "INT" else str(tok), span)
         return ast.IndexRef(affine(terms, offset), span)
 
     def binder(self, name, *extent):
         """A reduction's variable, with its extent when written ``a:3``."""
-        given = int(extent[-1]) if extent else None
+        given = lark_support.integer(extent[-1]) if extent else None
         return ast.IndexRef(str(name), _cover(name, extent[-1]) if extent else _tok_span(name), extent=given)
 
     @staticmethod

@@ -27,10 +27,18 @@ from typing import Mapping, NamedTuple
 
 from ...ein.index import Affine, index_range, index_variables
 from ...errors import Diagnostic, Span, error
-from ...semantics.types import MAX_ELEMENTS, CheckedProgram, Context, Shape, check_statements, show
+from ...semantics.types import MAX_ELEMENTS, MAX_RANK, CheckedProgram, Context, Shape, check_statements, show
 from . import ast
 
 # ------------------------------------------------------------------ Figure 9
+def _rank_bound(shape: Shape, e: ast.Expr) -> Shape:
+    """``shape``, unless it has more dimensions than numpy (so every target) supports."""
+    if len(shape) > MAX_RANK:
+        raise error("too-large", f"this expression has {len(shape)} dimensions; at most {MAX_RANK} "
+                    "(numpy's limit) are supported", e.span)
+    return shape
+
+
 def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
     """Γ ⊢ e : t.  Raises :class:`TensorLangError` naming the rule whose premise fails."""
     shapes = gamma.shapes if isinstance(gamma, Context) else gamma
@@ -47,7 +55,7 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
         if isinstance(e, ast.Call):  # t-fn
             return t(e.arg)
         if isinstance(e, ast.Outer):  # t-prod: the types concatenate
-            return t(e.left) + t(e.right)
+            return _rank_bound(t(e.left) + t(e.right), e)
         if isinstance(e, ast.Transpose):
             return _t_trans(e, t(e.expr))
         if isinstance(e, ast.Contract):
@@ -55,7 +63,7 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
         if isinstance(e, ast.Binary):
             return _t_binary(e, t(e.left), t(e.right))
         if isinstance(e, ast.Stack):
-            return _t_stack(e, [t(item) for item in e.items])
+            return _rank_bound(_t_stack(e, [t(item) for item in e.items]), e)
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return t(expr)
@@ -359,6 +367,8 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
                 _use_affine(ref, value, None, "delta", scope, pending)
             elif value < 1:
                 raise error("dim-range", f"position {value} in delta must be at least 1", ref.span, "t-access")
+            elif value >= MAX_ELEMENTS:  # C's 64-bit indices would wrap it; no extent reaches it
+                raise error("too-large", f"position {value} in delta is 2^62 or more", ref.span, "t-access")
     elif isinstance(e, ast.Epsilon):
         n = len(e.indices)
         for ref in e.indices:
