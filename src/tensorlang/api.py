@@ -11,7 +11,7 @@ import numbers
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
-from .kernel import Kernel, resolve_dtype
+from .kernel import Kernel, check_threads, resolve_dtype
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .semantics.types import CheckedProgram
 
@@ -89,8 +89,7 @@ def compile_source(
     resolved = resolve_dtype(dtype)
     if pad is not None:
         raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise TensorLangError("input", f"threads must be a positive integer, got {threads!r}")
+    check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     try:
         return Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
