@@ -120,7 +120,8 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
 ) -> Kernel:
     """Compile a program (text or path) into a callable :class:`Kernel`.
 
-    ``threads`` is accepted for every back end; the interpreter runs on one thread.
+    ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
+    on one thread.
     ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
     gives symbolic sizes (``{"n": 5}``, SPEC section 4) to the front ends that have them.
     ``opt=False`` runs the program as lowered, without the optimizer's passes, and

@@ -14,7 +14,11 @@ Safety of the cache, which is shared by every process of the user:
 * Each object has a manifest (``KEY.json``) recording its key and the SHA-256 of the
   object's bytes.  An entry is loaded only if the manifest is ours, names this key and
   matches the bytes, and the files belong to this user and are not writable by others;
-  anything else (corrupt, truncated, foreign) is rebuilt, never loaded blindly.
+  anything else (corrupt, truncated, foreign, a directory, a huge or deeply nested
+  manifest, a huge object) is rebuilt, never loaded blindly and never read whole.
+* A compile that cannot finish in the shared directory (``tensorlang cache clear`` in
+  another process removed its files, an entry cannot be replaced) is redone in a private
+  temporary directory; ``cache clear`` leaves temporaries young enough to be in use.
 * The directory is created private (0700).  If it cannot be used at all, kernels are
   built in a private temporary directory instead, with a one-line notice.
 """
