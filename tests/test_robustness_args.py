@@ -50,7 +50,8 @@ def test_sane_thread_counts_are_accepted(threads):
     np.testing.assert_array_equal(k(x=np.arange(3.0))["y"], [0, 2, 4])
 
 
-def test_setting_kernel_threads_is_checked_too():
+def test_setting_kernel_threads_is_checked_too(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     # the C call path reads Kernel.threads: assigning an absurd count must not reach it
     k = tl.compile(PROGRAM, backend="numpy", threads=2)
     for bad in (10**6, 0, -3, 2**31, 1.5):
@@ -67,6 +68,20 @@ def test_the_c_kernel_runs_with_the_largest_count():
         pytest.skip("no C compiler")
     k = tl.compile("in var x : [256 256]\nout var y : [256 256]\ny = 2 * x\n", backend="c", threads=MAX_THREADS)
     assert k(x=np.ones((256, 256)))["y"].sum() == 2 * 256 * 256
+
+
+@pytest.mark.parametrize("env", ["1000000", "100000,2"])
+def test_an_absurd_omp_num_threads_cannot_crash_a_kernel(env):
+    # threads=None runs OpenMP's default, which is $OMP_NUM_THREADS: a million segfaulted
+    if "c" not in tl.available_backends():
+        pytest.skip("no C compiler")
+    code = ("import numpy as np, tensorlang as tl\n"
+            "k = tl.compile('in var x : [512 512]\\nout var y : [512 512]\\ny = 2 * x * x\\n', backend='c')\n"
+            "print(k.threads, k(x=np.ones((512, 512)))['y'].sum())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": env})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(MAX_THREADS), "524288.0"]
 
 
 @pytest.mark.parametrize("threads", ["1000000", "5000", str(2**31), "0", "-2"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import time
 from typing import Mapping
 
@@ -57,6 +58,16 @@ def check_threads(threads) -> int:
     return int(threads)
 
 
+def default_threads() -> int:
+    """What a kernel asks for when ``threads`` is None: 0 (OpenMP's default), unless
+    ``$OMP_NUM_THREADS`` asks for more than MAX_THREADS, which OpenMP would start (a
+    million crashed the process): then MAX_THREADS."""
+    wanted = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if wanted.isdigit() and int(wanted) > MAX_THREADS:
+        return MAX_THREADS
+    return 0
+
+
 class Kernel:
     """``k(A=a, B=b)`` runs the program and returns a dict of results.
 
@@ -73,7 +84,7 @@ class Kernel:
 
     @threads.setter
     def threads(self, value) -> None:
-        self._threads = check_threads(value)
+        self._threads = check_threads(value) or default_threads()
 
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
                  threads: int | None = None, opt: bool = True, skip_passes=()):
