@@ -219,3 +219,18 @@ def test_concurrent_cache_clear_and_compiles(cache):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
         assert out.strip() == str([0.0, c, 4 * c])
+
+
+@pytest.mark.parametrize("action", ["info", "clear"])
+def test_an_unreadable_cache_directory_is_an_input_error(cache, monkeypatch, capsys, action):
+    _run()
+    real_iterdir = Path.iterdir
+
+    def refuse(self):
+        if self == cache:
+            raise PermissionError(13, "Permission denied")
+        return real_iterdir(self)
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    assert main(["cache", action]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "Permission denied" in err and err.count("\n") == 1

@@ -355,18 +355,30 @@ def load(path: Path, declarations: str):
 
 
 # ------------------------------------------------------------ cache commands
+def _listing(directory: Path) -> list[Path]:
+    """The cache directory's files; one that cannot be read is error[input]."""
+    try:
+        return list(directory.iterdir()) if directory.is_dir() else []
+    except OSError as exc:
+        raise error("input", f"cannot read the cache directory {str(directory)!r}: {exc.strerror or exc}") from None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # removed meanwhile (cache clear in another process)
+        return 0
+
+
 def cache_entries() -> list[Path]:
-    directory = cache_dir()
-    if not directory.is_dir():
-        return []
-    return sorted(p for p in directory.iterdir() if p.suffix in (".so", ".json") and len(p.stem) == 64)
+    return sorted(p for p in _listing(cache_dir()) if p.suffix in (".so", ".json") and len(p.stem) == 64)
 
 
 def cache_info() -> str:
     directory = cache_dir()
     entries = cache_entries()
     kernels = [p for p in entries if p.suffix == ".so"]
-    size = sum(p.stat().st_size for p in entries if p.exists())
+    size = sum(_size(p) for p in entries)
     probed = _probe(compiler_command())
     if isinstance(probed, Compiler):
         compiler = f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}"
@@ -393,9 +405,7 @@ def cache_clear() -> int:
     """Remove every cache entry (and leftover temporary files); return how many kernels."""
     directory = cache_dir()
     removed = 0
-    if not directory.is_dir():
-        return 0
-    for path in directory.iterdir():
+    for path in _listing(directory):
         is_entry = path.suffix in (".so", ".json") and len(path.stem) == 64
         is_temp = path.name.startswith(".") and len(path.name) > 65 and path.name[1:65].isalnum()
         if is_temp and _young(path):
