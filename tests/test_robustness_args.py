@@ -103,6 +103,13 @@ def test_run_output_naming_a_directory_is_an_input_error(capsys, prog, tmp_path,
     assert rc == 1 and "error[input]" in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("where", ["LONG", "LONG/x"])
+def test_run_output_with_a_name_too_long_is_an_input_error(capsys, prog, tmp_path, where):
+    target = str(tmp_path / where.replace("LONG", "a" * 300))
+    rc, out, err = cli_run(capsys, "run", prog, "--random-inputs", "--backend", "numpy", "--output", target)
+    assert rc == 1 and "error[input]" in err and err.count("\n") == 1
+
+
 def test_run_output_says_which_file_it_wrote(capsys, prog, tmp_path):
     rc, out, _ = cli_run(capsys, "run", prog, "--random-inputs", "--backend", "numpy", "--output", tmp_path / "res")
     assert rc == 0 and f"to {tmp_path / 'res.npz'}" in out

@@ -120,7 +120,11 @@ def _output_path(path: str) -> Path:
     target = Path(path)
     if target.suffix != ".npz":
         target = target.with_name(target.name + ".npz")
-    if target.is_dir():
+    try:
+        is_dir = target.is_dir()
+    except OSError as exc:  # a name too long, say
+        raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
+    if is_dir:
         raise TensorLangError("input", f"cannot write output {str(target)!r}: it is a directory")
     return target
 
@@ -190,7 +194,11 @@ def _checksum(a: np.ndarray) -> str:
 def _check_writable(path: str) -> None:
     """Refuse an output path that cannot be written before any work is done."""
     directory = _output_path(path).parent
-    if not directory.is_dir() or not os.access(directory, os.W_OK):
+    try:
+        usable = directory.is_dir() and os.access(directory, os.W_OK)
+    except OSError:
+        usable = False
+    if not usable:
         raise TensorLangError("input", f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
 
 
