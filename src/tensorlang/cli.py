@@ -9,6 +9,7 @@ for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for develo
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import tempfile
@@ -142,12 +143,23 @@ def _save_npz(path: str, results: dict[str, np.ndarray]) -> str:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
             fh.flush()
-            os.fsync(fh.fileno())  # a full disk shows here, not after the rename
+            _sync(fh.fileno())  # a full disk shows here, not after the rename
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
     return str(target)
+
+
+def _sync(fd: int) -> None:
+    """fsync, for the errors that mean the data is not on disk; a file system that cannot
+    sync at all (EINVAL, ENOTSUP) is no reason to refuse the output."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
+            return
+        raise
 
 
 class _StdoutGone(TensorLangError):
