@@ -234,3 +234,13 @@ def test_an_unreadable_cache_directory_is_an_input_error(cache, monkeypatch, cap
     assert main(["cache", action]) == 1
     err = capsys.readouterr().err
     assert "error[input]" in err and "Permission denied" in err and err.count("\n") == 1
+
+
+def test_no_room_anywhere_for_the_object_is_a_backend_error(cache, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(c_build.tempfile, "mkstemp", full)
+    monkeypatch.setattr(c_build, "_fallback_dir", cache)  # no fresh temporary directory either
+    with pytest.raises(tl.TensorLangError) as info:
+        _run(11.0)
+    assert info.value.code == "backend" and "No space left" in info.value.message

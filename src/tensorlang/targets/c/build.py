@@ -255,7 +255,11 @@ def build(source: str, compiler: Compiler) -> Path:
     try:
         return _compile_into(directory, key, source, compiler)
     except (OSError, _Vanished):
+        pass
+    try:
         return _compile_into(_private_dir(), key, source, compiler)
+    except OSError as exc:  # no room even in the temporary directory, say
+        raise error("backend", f"cannot write the compiled kernel: {exc.strerror or exc}") from None
 
 
 class _Vanished(Exception):
