@@ -11,7 +11,7 @@ import numbers
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
-from .kernel import Kernel, resolve_dtype
+from .kernel import Kernel, check_threads, resolve_dtype
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .semantics.types import CheckedProgram
 
@@ -89,8 +89,7 @@ def compile_source(
     resolved = resolve_dtype(dtype)
     if pad is not None:
         raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise TensorLangError("input", f"threads must be a positive integer, got {threads!r}")
+    check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     try:
         return Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
@@ -121,7 +120,8 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
 ) -> Kernel:
     """Compile a program (text or path) into a callable :class:`Kernel`.
 
-    ``threads`` is accepted for every back end; the interpreter runs on one thread.
+    ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
+    on one thread.
     ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
     gives symbolic sizes (``{"n": 5}``, SPEC section 4) to the front ends that have them.
     ``opt=False`` runs the program as lowered, without the optimizer's passes, and

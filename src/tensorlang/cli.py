@@ -9,6 +9,7 @@ for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for develo
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import tempfile
@@ -49,7 +50,7 @@ def cmd_check(args) -> int:
             status = 1
             continue
         if not args.quiet:
-            print(f"{source.filename}: ok")
+            _out(f"{source.filename}: ok\n")
     return status
 
 
@@ -112,11 +113,27 @@ def _random_candidates(kernel) -> list[str]:
     return needed
 
 
-def _save_npz(path: str, results: dict[str, np.ndarray]) -> None:
-    """Write atomically: a failed write never leaves a half-written file behind."""
+def _output_path(path: str) -> Path:
+    """The file ``--output PATH`` writes (``.npz`` appended when missing), or error[input]
+    for a path that names no file (``/``, ``dir/``, an existing directory)."""
+    if path.endswith(("/", os.sep)) or not Path(path).name or Path(path).name in (".", ".."):
+        raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
     target = Path(path)
     if target.suffix != ".npz":
         target = target.with_name(target.name + ".npz")
+    try:
+        is_dir = target.is_dir()
+    except OSError as exc:  # a name too long, say
+        raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
+    if is_dir:
+        raise TensorLangError("input", f"cannot write output {str(target)!r}: it is a directory")
+    return target
+
+
+def _save_npz(path: str, results: dict[str, np.ndarray]) -> str:
+    """Write atomically: a failed write never leaves a half-written file behind.
+    Returns the path written (``.npz`` appended when missing)."""
+    target = _output_path(path)
     directory = target.parent if str(target.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=directory)
@@ -125,10 +142,59 @@ def _save_npz(path: str, results: dict[str, np.ndarray]) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
+            fh.flush()
+            _sync(fh.fileno())  # a full disk shows here, not after the rename
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
+    return str(target)
+
+
+def _sync(fd: int) -> None:
+    """fsync, for the errors that mean the data is not on disk; a file system that cannot
+    sync at all (EINVAL, ENOTSUP) is no reason to refuse the output."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
+            return
+        raise
+
+
+class _StdoutGone(TensorLangError):
+    """Standard output was closed by the reader (``| head``): exit 1 without a message."""
+
+
+def _out(text: str) -> None:
+    """Write to standard output; a full disk or a closed pipe is error[input], never a
+    traceback or an internal error."""
+    try:
+        sys.stdout.write(text)
+    except BrokenPipeError:
+        raise _StdoutGone("input", "standard output was closed") from None
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise _StdoutGone("input", "standard output was closed") from None
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _drop_stdout() -> None:
+    """After a failed write, point standard output at /dev/null so that the buffered rest
+    is not written again (and reported again) when the interpreter exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a replaced stdout (tests) has no descriptor
+        pass
 
 
 def _checksum(a: np.ndarray) -> str:
@@ -139,8 +205,12 @@ def _checksum(a: np.ndarray) -> str:
 
 def _check_writable(path: str) -> None:
     """Refuse an output path that cannot be written before any work is done."""
-    directory = Path(path).parent
-    if not directory.is_dir() or not os.access(directory, os.W_OK):
+    directory = _output_path(path).parent
+    try:
+        usable = directory.is_dir() and os.access(directory, os.W_OK)
+    except OSError:
+        usable = False
+    if not usable:
         raise TensorLangError("input", f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
 
 
@@ -159,11 +229,11 @@ def cmd_run(args) -> int:
     elapsed = time.perf_counter() - start
     width = max((len(n) for n in results), default=0)
     for name, value in results.items():
-        print(f"{name:<{width}}  {show(value.shape):<16} {_checksum(value)}")
-    print(f"time: {elapsed * 1e3:.3f} ms  (backend {kernel.backend}, {kernel.dtype.name})")
+        _out(f"{name:<{width}}  {show(value.shape):<16} {_checksum(value)}\n")
+    _out(f"time: {elapsed * 1e3:.3f} ms  (backend {kernel.backend}, {kernel.dtype.name})\n")
     if args.output:
-        _save_npz(args.output, results)
-        print(f"wrote {len(results)} result(s) to {args.output}")
+        written = _save_npz(args.output, results)
+        _out(f"wrote {len(results)} result(s) to {written}\n")
     return 0
 
 
@@ -182,7 +252,7 @@ def cmd_compile(args) -> int:
         except OSError as exc:
             raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
     else:
-        sys.stdout.write(text)
+        _out(text)
     return 0
 
 
@@ -191,17 +261,17 @@ def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
                             skip_passes=args.skip)
-    sys.stdout.write(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+    _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
     return 0
 
 
 # ------------------------------------------------------------------ cache
 def cmd_cache(args) -> int:
     if args.action == "info":
-        print(c_build.cache_info())
+        _out(c_build.cache_info() + "\n")
     else:
         removed = c_build.cache_clear()
-        print(f"removed {removed} cached kernel{'s' if removed != 1 else ''} from {c_build.cache_dir()}")
+        _out(f"removed {removed} cached kernel{'s' if removed != 1 else ''} from {c_build.cache_dir()}\n")
     return 0
 
 
@@ -330,8 +400,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)
-        return guard(args.func)(args)
+        status = guard(args.func)(args)
+        _flush_stdout()
+        return status
+    except _StdoutGone:
+        _drop_stdout()
+        return 1
     except TensorLangError as exc:
+        if exc.message.startswith("cannot write to standard output"):
+            _drop_stdout()
         print(exc.render(), file=sys.stderr)
         if exc.code == "internal" and os.environ.get("TENSORLANG_DEBUG"):
             import traceback

@@ -8,6 +8,8 @@ error[input] pointing at the variable's declaration.
 from __future__ import annotations
 
 import math
+import numbers
+import os
 import time
 from typing import Mapping
 
@@ -37,6 +39,35 @@ def resolve_dtype(dtype) -> np.dtype:
     return resolved
 
 
+#: The most threads a kernel may ask for (``threads=``, ``--threads``).  OpenMP starts
+#: as many threads as it is told: libgomp aborts the process when it cannot create them
+#: (``threads=5000`` here), a million overflows the stacks' address space and crashes,
+#: and 2**31 does not fit the C ``int`` the kernels take.  256 is above the core count of
+#: any machine tensorlang targets while far below where thread creation fails.
+MAX_THREADS = 256
+
+
+def check_threads(threads) -> int:
+    """``threads`` as the kernels take it: None is 0 (OpenMP's default); otherwise an
+    integer in 1..MAX_THREADS, anything else is error[input]."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= int(threads) <= MAX_THREADS:
+        raise TensorLangError(
+            "input", f"threads must be an integer from 1 to {MAX_THREADS} (or None for the default), got {threads!r}")
+    return int(threads)
+
+
+def default_threads() -> int:
+    """What a kernel asks for when ``threads`` is None: 0 (OpenMP's default), unless
+    ``$OMP_NUM_THREADS`` asks for more than MAX_THREADS, which OpenMP would start (a
+    million crashed the process): then MAX_THREADS."""
+    wanted = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if wanted.isdigit() and int(wanted) > MAX_THREADS:
+        return MAX_THREADS
+    return 0
+
+
 class Kernel:
     """``k(A=a, B=b)`` runs the program and returns a dict of results.
 
@@ -45,6 +76,16 @@ class Kernel:
     caller-owned arrays (exact shape and dtype) instead of new ones.
     """
 
+    @property
+    def threads(self) -> int:
+        """The threads each call asks for (0: OpenMP's default); setting it checks the
+        value as ``threads=`` does, so no call can hand the C code an absurd count."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, value) -> None:
+        self._threads = check_threads(value) or default_threads()
+
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
                  threads: int | None = None, opt: bool = True, skip_passes=()):
         self.language = language
@@ -52,7 +93,7 @@ class Kernel:
         self.source = source
         self.backend = backend
         self.dtype = dtype
-        self.threads = threads or 0
+        self.threads = threads
         self.last_run_seconds: float | None = None
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None

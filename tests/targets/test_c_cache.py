@@ -140,3 +140,107 @@ def test_cache_info_and_clear(cache, capsys):
     assert "removed 2 cached kernels" in capsys.readouterr().out
     assert _entries(cache) == ["unrelated.txt"]
     np.testing.assert_array_equal(_run(), [0, 1, 4])  # and kernels build again
+
+
+# ------------------------------------------------------- issue 16: odd entries, clear races
+def _damaged_entry(cache: Path):
+    _compile_elsewhere(cache, 1.0)
+    so = next(cache.glob("*.so"))
+    return so, so.with_suffix(".json")
+
+
+@pytest.mark.parametrize("which", ["so", "manifest", "both"])
+def test_an_entry_that_is_a_directory_is_rebuilt(cache, which):
+    so, manifest = _damaged_entry(cache)
+    for path in ([so] if which == "so" else [manifest] if which == "manifest" else [so, manifest]):
+        path.unlink()
+        path.mkdir()
+        (path / "inside").write_text("x")  # not empty: os.replace cannot go over it
+    np.testing.assert_array_equal(_run(), [0, 1, 4])
+    assert so.is_file() and manifest.is_file() and c_build._valid_entry(so, manifest, so.stem)
+
+
+@pytest.mark.parametrize("depth", [30_000, 200_000])
+def test_a_deeply_nested_manifest_is_rebuilt(cache, depth):
+    so, manifest = _damaged_entry(cache)
+    manifest.write_text("[" * depth + "]" * depth)  # RecursionError in json, or just too big
+    assert not c_build._valid_entry(so, manifest, so.stem)
+    np.testing.assert_array_equal(_run(), [0, 1, 4])
+    assert c_build._valid_entry(so, manifest, so.stem)
+
+
+def test_a_huge_sparse_object_is_rebuilt_without_reading_it(cache):
+    import tracemalloc
+
+    so, manifest = _damaged_entry(cache)
+    os.truncate(so, 1 << 30)  # 1 GiB, sparse
+    tracemalloc.start()
+    try:
+        assert not c_build._valid_entry(so, manifest, so.stem)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, peak  # the file was never read into memory
+    np.testing.assert_array_equal(_run(), [0, 1, 4])
+    assert so.stat().st_size < 1 << 24 and c_build._valid_entry(so, manifest, so.stem)
+
+
+def test_cache_clear_during_a_compile_does_not_fail_it(cache, monkeypatch):
+    # `tensorlang cache clear` in another process, just as this one runs the compiler on
+    # its temporary files in the cache directory
+    real_run = c_build._run
+
+    def clear_then_run(cmd, **kw):
+        c_build.cache_clear()
+        return real_run(cmd, **kw)
+    monkeypatch.setattr(c_build, "_run", clear_then_run)
+    np.testing.assert_array_equal(_run(4.0), [0, 4, 16])
+
+
+def test_an_object_removed_between_build_and_load_is_rebuilt(cache, monkeypatch):
+    real_build = c_build.build
+
+    def build_then_vanish(source, compiler):
+        path = real_build(source, compiler)
+        path.unlink()  # cache clear in another process, before this one loads the object
+        return path
+    monkeypatch.setattr(c_build, "build", build_then_vanish)
+    np.testing.assert_array_equal(_run(6.0), [0, 6, 24])
+
+
+def test_concurrent_cache_clear_and_compiles(cache):
+    env = {**os.environ, "TENSORLANG_CACHE": str(cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", _compile_code(c)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)
+             for c in (7.0, 8.0, 9.0)]
+    while any(p.poll() is None for p in procs):
+        c_build.cache_clear()
+    for p, c in zip(procs, (7.0, 8.0, 9.0)):
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert out.strip() == str([0.0, c, 4 * c])
+
+
+@pytest.mark.parametrize("action", ["info", "clear"])
+def test_an_unreadable_cache_directory_is_an_input_error(cache, monkeypatch, capsys, action):
+    _run()
+    real_iterdir = Path.iterdir
+
+    def refuse(self):
+        if self == cache:
+            raise PermissionError(13, "Permission denied")
+        return real_iterdir(self)
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    assert main(["cache", action]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "Permission denied" in err and err.count("\n") == 1
+
+
+def test_no_room_anywhere_for_the_object_is_a_backend_error(cache, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(c_build.tempfile, "mkstemp", full)
+    monkeypatch.setattr(c_build, "_fallback_dir", cache)  # no fresh temporary directory either
+    with pytest.raises(tl.TensorLangError) as info:
+        _run(11.0)
+    assert info.value.code == "backend" and "No space left" in info.value.message

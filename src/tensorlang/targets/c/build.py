@@ -14,7 +14,11 @@ Safety of the cache, which is shared by every process of the user:
 * Each object has a manifest (``KEY.json``) recording its key and the SHA-256 of the
   object's bytes.  An entry is loaded only if the manifest is ours, names this key and
   matches the bytes, and the files belong to this user and are not writable by others;
-  anything else (corrupt, truncated, foreign) is rebuilt, never loaded blindly.
+  anything else (corrupt, truncated, foreign, a directory, a huge or deeply nested
+  manifest, a huge object) is rebuilt, never loaded blindly and never read whole.
+* A compile that cannot finish in the shared directory (``tensorlang cache clear`` in
+  another process removed its files, an entry cannot be replaced) is redone in a private
+  temporary directory; ``cache clear`` leaves temporaries young enough to be in use.
 * The directory is created private (0700).  If it cannot be used at all, kernels are
   built in a private temporary directory instead, with a one-line notice.
 """
@@ -31,10 +35,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import error
+from ...errors import TensorLangError, error
 
 #: Bumped whenever the calling convention or the generated code's meaning changes.
 ABI_VERSION = "1"
@@ -177,20 +182,43 @@ def _owned_and_private(path: Path) -> bool:
     return stat.S_ISREG(info.st_mode) and not info.st_mode & 0o022
 
 
+#: No kernel object is anywhere near this; a bigger file in the cache (a sparse 1 GiB
+#: file, say) is not read, only rebuilt.
+_MAX_OBJECT_BYTES = 64 * 1024 * 1024
+#: Manifests are a few hundred bytes.
+_MAX_MANIFEST_BYTES = 64 * 1024
+
+
+def _read_limited(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes, or None."""
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
+
+
 def _valid_entry(obj: Path, manifest: Path, key: str) -> bool:
+    """Whether the entry may be loaded.  Anything odd (a directory where a file should
+    be, a huge or deeply nested manifest, a huge object) is simply not valid: it is
+    rebuilt, never an error."""
     if not (_owned_and_private(obj) and _owned_and_private(manifest)):
         return False
-    try:
-        meta = json.loads(manifest.read_text())
-        data = obj.read_bytes()
-    except (OSError, ValueError, UnicodeDecodeError):
+    text = _read_limited(manifest, _MAX_MANIFEST_BYTES)
+    if text is None:
         return False
-    return (
-        isinstance(meta, dict)
-        and meta.get("kind") == _MANIFEST_KIND
-        and meta.get("key") == key
-        and meta.get("sha256") == _digest(data)
-    )
+    try:
+        meta = json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return False
+    if not (isinstance(meta, dict) and meta.get("kind") == _MANIFEST_KIND and meta.get("key") == key):
+        return False
+    data = _read_limited(obj, _MAX_OBJECT_BYTES)
+    return data is not None and meta.get("sha256") == _digest(data)
 
 
 def _write_atomic(directory: Path, name: str, data: bytes) -> None:
@@ -213,12 +241,53 @@ def _unlink(path) -> None:
 
 
 def build(source: str, compiler: Compiler) -> Path:
-    """The path of a valid shared object for ``source``: from the cache, or compiled now."""
+    """The path of a valid shared object for ``source``: from the cache, or compiled now.
+
+    If the entry cannot be installed in the shared cache (something else sits at its
+    path, the directory's files vanish under ``tensorlang cache clear`` in another
+    process, ...), the kernel is compiled into this process's private temporary
+    directory instead: a damaged cache never makes a compile fail."""
     key = cache_key(source, compiler)
     directory = _kernel_dir()
     obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
     if _valid_entry(obj, manifest, key):
         return obj
+    try:
+        return _compile_into(directory, key, source, compiler)
+    except (OSError, _Vanished):
+        pass
+    try:
+        return _compile_into(_private_dir(), key, source, compiler)
+    except OSError as exc:  # no room even in the temporary directory, say
+        raise error("backend", f"cannot write the compiled kernel: {exc.strerror or exc}") from None
+
+
+class _Vanished(Exception):
+    """The compiler failed in the shared cache: retried in the private directory, where
+    a genuine failure is reported."""
+
+
+def _private_dir() -> Path:
+    global _fallback_dir
+    if _fallback_dir is None:
+        _fallback_dir = Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
+    return _fallback_dir
+
+
+def _clear_path(path: Path) -> None:
+    """Remove what sits where an entry goes, if it is not a regular file (a directory,
+    say): our own entry names, so nothing else belongs there."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _compile_into(directory: Path, key: str, source: str, compiler: Compiler) -> Path:
+    obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
+    shared = directory != _fallback_dir
     fd, tmp_obj = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".so")
     os.close(fd)
     src_fd, tmp_src = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".c")
@@ -232,21 +301,42 @@ def build(source: str, compiler: Compiler) -> Path:
         except OSError as exc:
             raise error("backend", f"the C compiler failed to run: {exc}") from None
         if result.returncode != 0:
+            if shared:  # another process may have removed our files (cache clear): retry privately
+                raise _Vanished()
             first = (result.stderr or result.stdout).strip().splitlines()[:3]
             raise error("internal", "generated C did not compile: " + " | ".join(first))
         data = Path(tmp_obj).read_bytes()
         os.chmod(tmp_obj, 0o600)
+        _clear_path(obj)
+        _clear_path(manifest)
         os.replace(tmp_obj, obj)
         _write_atomic(directory, manifest.name, json.dumps(
-            {"kind": _MANIFEST_KIND, "key": key, "sha256": _digest(data), "compiler": compiler.identity,
-             "flags": list(compiler.flags), "abi": ABI_VERSION}).encode())
+            {"kind": _MANIFEST_KIND, "key": key, "sha256": _digest(data), "size": len(data),
+             "compiler": compiler.identity, "flags": list(compiler.flags), "abi": ABI_VERSION}).encode())
     finally:
         _unlink(tmp_src)
         _unlink(tmp_obj)
     return obj
 
 
+def build_and_load(source: str, compiler: Compiler, declarations: str):
+    """:func:`build` then :func:`load`; an object that vanishes between the two (``cache
+    clear`` in another process) is compiled again privately."""
+    path = build(source, compiler)
+    try:
+        return load(path, declarations)
+    except CannotLoad:
+        if path.parent == _fallback_dir:
+            raise
+        key = cache_key(source, compiler)
+        return load(_compile_into(_private_dir(), key, source, compiler), declarations)
+
+
 _loaded: dict[str, tuple[object, object]] = {}
+
+
+class CannotLoad(TensorLangError):
+    """dlopen refused the object."""
 
 
 def load(path: Path, declarations: str):
@@ -263,24 +353,36 @@ def load(path: Path, declarations: str):
         try:
             lib = ffi.dlopen(str(path))
         except OSError as exc:
-            raise error("backend", f"cannot load the compiled kernel: {exc}") from None
+            raise CannotLoad("backend", f"cannot load the compiled kernel: {exc}") from None
         loaded = _loaded[str(path)] = (ffi, lib)
     return loaded
 
 
 # ------------------------------------------------------------ cache commands
+def _listing(directory: Path) -> list[Path]:
+    """The cache directory's files; one that cannot be read is error[input]."""
+    try:
+        return list(directory.iterdir()) if directory.is_dir() else []
+    except OSError as exc:
+        raise error("input", f"cannot read the cache directory {str(directory)!r}: {exc.strerror or exc}") from None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # removed meanwhile (cache clear in another process)
+        return 0
+
+
 def cache_entries() -> list[Path]:
-    directory = cache_dir()
-    if not directory.is_dir():
-        return []
-    return sorted(p for p in directory.iterdir() if p.suffix in (".so", ".json") and len(p.stem) == 64)
+    return sorted(p for p in _listing(cache_dir()) if p.suffix in (".so", ".json") and len(p.stem) == 64)
 
 
 def cache_info() -> str:
     directory = cache_dir()
     entries = cache_entries()
     kernels = [p for p in entries if p.suffix == ".so"]
-    size = sum(p.stat().st_size for p in entries if p.exists())
+    size = sum(_size(p) for p in entries)
     probed = _probe(compiler_command())
     if isinstance(probed, Compiler):
         compiler = f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}"
@@ -295,15 +397,23 @@ def cache_info() -> str:
     ])
 
 
+def _young(path: Path) -> bool:
+    """Whether a temporary file may still belong to a compile in progress."""
+    try:
+        return time.time() - path.stat().st_mtime < 2 * _COMPILE_TIMEOUT_S
+    except OSError:
+        return False
+
+
 def cache_clear() -> int:
     """Remove every cache entry (and leftover temporary files); return how many kernels."""
     directory = cache_dir()
     removed = 0
-    if not directory.is_dir():
-        return 0
-    for path in directory.iterdir():
+    for path in _listing(directory):
         is_entry = path.suffix in (".so", ".json") and len(path.stem) == 64
         is_temp = path.name.startswith(".") and len(path.name) > 65 and path.name[1:65].isalnum()
+        if is_temp and _young(path):
+            continue  # another process is compiling into it right now
         if (is_entry or is_temp) and path.is_file():
             removed += path.suffix == ".so" and is_entry
             _unlink(path)

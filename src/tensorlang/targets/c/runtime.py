@@ -75,8 +75,7 @@ class CKernel:
         self.ffi = None
         functions = {}
         if generated.functions:
-            path = c_build.build(self.source, self.compiler)
-            self.ffi, lib = c_build.load(path, generated.declarations)
+            self.ffi, lib = c_build.build_and_load(self.source, self.compiler, generated.declarations)
             functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._only = functions[0] if len(self.steps) == 1 and functions else None
