@@ -81,3 +81,51 @@ def test_long_fusable_chain_compiles_in_linear_time(backend):
 def ir_size(e) -> int:
     from tensorlang.ein import ir
     return ir.size(e)
+
+
+def test_deepest_accepted_expression_passes_every_stage():
+    # ``x + x + ... + x``, as deep as the parser accepts (MAX_DEPTH): the optimizer's
+    # walks (renaming, rewriting, split, order, hashing, cost) are iterative, so
+    # ``optimized`` and ``executed`` work outside the guarded entry points too, under
+    # Python's default recursion limit (before: RecursionError from depth ~250)
+    from tensorlang.errors import MAX_DEPTH
+    n = MAX_DEPTH - 1
+    src = "in var x : [3]\nout var y : [3]\ny = " + " + ".join(["x"] * (n + 1)) + "\n"
+    for backend in ("interp", "numpy"):
+        start = time.perf_counter()
+        kernel = tensorlang.compile(src, backend=backend)
+        kernel.optimized
+        kernel.executed
+        np.testing.assert_allclose(kernel(x=np.ones(3))["y"], np.full(3, n + 1.0))
+        assert time.perf_counter() - start < 60
+
+
+def test_deep_teil_expressions_evaluate_iteratively():
+    x = np.arange(9.0).reshape(3, 3)
+    deep = "x"
+    for _ in range(1999):
+        deep = "transp 1 2 " + deep
+    src = "in alloc x : [3, 3]\nout alloc y : [3, 3]\ny = " + deep + "\n"
+    for backend in ("interp", "numpy"):
+        kernel = tensorlang.compile(src, backend=backend, lang="teil")
+        kernel.optimized
+        np.testing.assert_array_equal(kernel(x=x)["y"], x.T)
+    nested = "x"
+    for _ in range(199):  # parentheses: up to MAX_NESTING deep
+        nested = f"add ({nested}) x"
+    src = "in alloc x : [3, 3]\nout alloc y : [3, 3]\ny = " + nested + "\n"
+    kernel = tensorlang.compile(src, backend="interp", lang="teil")
+    np.testing.assert_array_equal(kernel(x=x)["y"], 200 * x)
+
+
+def test_dataclass_equality_and_hash_without_recursion():
+    from tensorlang.ein import ir
+    a = b = ir.Tensor("x", ("i",))
+    for _ in range(5000):
+        a = ir.BinOp("+", a, ir.Tensor("x", ("i",)))
+        b = ir.BinOp("+", b, ir.Tensor("x", ("i",)))
+    assert a == b and hash(a) == hash(b)
+    assert a != ir.BinOp("*", a.left, a.right)
+    import pickle
+    assert pickle.loads(pickle.dumps(ir.BinOp("+", ir.Const(1.0), ir.Tensor("x", ("i",))))) == \
+        ir.BinOp("+", ir.Const(1.0), ir.Tensor("x", ("i",)))

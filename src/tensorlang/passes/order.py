@@ -56,17 +56,21 @@ def order_contractions(program: ir.Program) -> ir.Program:
 
 
 def _order(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
-    inner = scope | dict(ir.binders(e))
-    e = ir.map_children(e, lambda c: _order(c, inner, names, lifted))
-    if isinstance(e, ir.Sum):
-        m = monomial(e)
-        if m.sums == e.index and len(m.factors) >= 3:  # a product with no Σ inside
-            chain = contraction_chain(e, m, inner, names)
-            if chain is not None:
-                steps, result = chain
-                lifted.extend(steps)
-                return result
-    return e
+    def enter(node: ir.Expr, outer: dict[str, int]):
+        return node, outer | dict(ir.binders(node))
+
+    def leave(node: ir.Expr, outer: dict[str, int], inner: dict[str, int]) -> ir.Expr:
+        if isinstance(node, ir.Sum):
+            m = monomial(node)
+            if m.sums == node.index and len(m.factors) >= 3:  # a product with no Σ inside
+                chain = contraction_chain(node, m, inner, names)
+                if chain is not None:
+                    steps, result = chain
+                    lifted.extend(steps)
+                    return result
+        return node
+
+    return ir.transform(e, scope, enter, leave)  # iterative: as deep as the parser allows
 
 
 def _labels(factor: ir.Expr) -> tuple[str, ...] | None:
