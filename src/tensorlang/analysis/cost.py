@@ -29,11 +29,15 @@ _OPERATIONS = (ir.Neg, ir.Apply, ir.BinOp)
 def body_flops(e: ir.Expr) -> int:
     """Flops to evaluate ``e`` at one point: one per operation or function, and a
     binder's body (plus its accumulation) once per point of its index map."""
-    inner = sum(body_flops(c) for c in ir.children(e))
-    bound = ir.binders(e)
-    if bound:
-        return math.prod(n for _, n in bound) * (inner + 1)
-    return inner + (1 if isinstance(e, _OPERATIONS) else 0)
+    flops: dict[int, int] = {}
+    for node in reversed(list(ir.nodes(e))):  # children before parents, no recursion
+        inner = sum(flops[id(c)] for c in ir.children(node))
+        bound = ir.binders(node)
+        if bound:
+            flops[id(node)] = math.prod(n for _, n in bound) * (inner + 1)
+        else:
+            flops[id(node)] = inner + (1 if isinstance(node, _OPERATIONS) else 0)
+    return flops[id(e)]
 
 
 def statement_cost(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]], itemsize: int = 8) -> Cost:

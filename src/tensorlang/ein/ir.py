@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import math
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Iterator, Union
+from typing import Any, Callable, Iterator, Union
 
 from ..semantics.interface import TEMP as _TEMP
 from .index import Domain, Index, as_domain  # noqa: F401 - Index: str | int | Affine (index.py)
@@ -264,6 +265,85 @@ Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stac
 KINDS: tuple[type, ...] = (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack)
 
 
+# ------------------------------------------------------------------ equality, hashing
+# The dataclasses' own __eq__ and __hash__ recurse over the tree (too deep for Python
+# at the depths the parser accepts): these walk it with an explicit stack, and each
+# node keeps its hash once computed.
+_SHALLOW: dict[type, tuple[str, ...]] = {}
+
+
+def _shallow(node: Node) -> tuple:
+    """The node's fields other than its children (a number by its IEEE identity:
+    ``0`` and ``-0`` differ, NaNs are one value, see :class:`Const`)."""
+    if isinstance(node, Const):
+        return node._key()
+    cls = type(node)
+    names = _SHALLOW.get(cls)
+    if names is None:
+        names = _SHALLOW[cls] = tuple(f.name for f in dataclasses.fields(node)  # type: ignore[arg-type]
+                                      if not _holds_children(node, f.name))
+    return tuple(getattr(node, name) for name in names)
+
+
+def _holds_children(node: Node, name: str) -> bool:
+    value = getattr(node, name)
+    return isinstance(value, Node) or (isinstance(value, tuple) and any(isinstance(v, Node) for v in value)) \
+        or (isinstance(value, tuple) and not value and name in _CHILD_FIELDS)
+
+
+#: Fields that hold children (an empty tuple of them cannot tell by its value).
+_CHILD_FIELDS = frozenset({"args", "items", "operands", "children", "body", "arg", "left", "right"})
+
+
+def _node_hash(self) -> int:
+    cached = self.__dict__.get("_hash")
+    if cached is not None:
+        return cached
+    stack: list[tuple[Node, bool]] = [(self, False)]
+    while stack:
+        node, visited = stack.pop()
+        if "_hash" in node.__dict__:
+            continue
+        kids = node.children()
+        if not visited and any("_hash" not in k.__dict__ for k in kids):
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids)
+            continue
+        value = hash((type(node).__name__, _shallow(node), tuple(k.__dict__["_hash"] for k in kids)))
+        object.__setattr__(node, "_hash", value)
+    return self.__dict__["_hash"]
+
+
+def _node_eq(self, other) -> bool:
+    if self is other:
+        return True
+    if type(self) is not type(other):
+        return NotImplemented
+    stack = [(self, other)]
+    while stack:
+        a, b = stack.pop()
+        if a is b:
+            continue
+        if type(a) is not type(b) or hash(a) != hash(b) or _shallow(a) != _shallow(b):
+            return False
+        ka, kb = a.children(), b.children()
+        if len(ka) != len(kb):
+            return False
+        stack.extend(zip(ka, kb))
+    return True
+
+
+def _node_getstate(self) -> dict:
+    state = dict(self.__dict__)
+    state.pop("_hash", None)  # a str's hash differs from one process to the next
+    return state
+
+
+for _cls in (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack):
+    _cls.__hash__ = _node_hash  # type: ignore[assignment]
+    _cls.__eq__ = _node_eq  # type: ignore[assignment,method-assign]
+    _cls.__getstate__ = _node_getstate  # type: ignore[attr-defined,method-assign]
+
 # ------------------------------------------------------------------ traversal
 def _node(e) -> Node:
     if not isinstance(e, Node):
@@ -294,7 +374,31 @@ def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
 
 def bottom_up(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
     """``f`` applied to every node, children first (``f`` sees the rewritten children)."""
-    return f(map_children(e, lambda c: bottom_up(c, f)))
+    return transform(e, None, lambda node, ctx: (node, ctx), lambda node, ctx, inner: f(node))
+
+
+def transform(e: Expr, context, enter: Callable, leave: Callable) -> Expr:
+    """A walk with an explicit stack (expressions as deep as the parser accepts exceed
+    Python's recursion limit): ``enter(node, ctx)`` gives ``(node, ctx for its
+    children)`` before the children are visited (parents first, left to right);
+    ``leave(node, ctx, inner)`` gives the result for ``node`` with its children already
+    replaced by theirs (``node`` itself when none changed), ``ctx`` and ``inner`` being
+    the context ``enter`` was given and the one it gave."""
+    root, inner = enter(e, context)
+    stack: list[tuple[Expr, Any, Any, tuple[Expr, ...], list[Expr]]] = [(root, context, inner, children(root), [])]
+    while True:
+        node, ctx, inner, kids, new = stack[-1]
+        if len(new) < len(kids):
+            child, child_inner = enter(kids[len(new)], inner)
+            stack.append((child, inner, child_inner, children(child), []))
+            continue
+        stack.pop()
+        if any(a is not b for a, b in zip(new, kids)):
+            node = node.replace_children(tuple(new))
+        done = leave(node, ctx, inner)
+        if not stack:
+            return done
+        stack[-1][4].append(done)
 
 
 def binders(e: Expr) -> IndexMap:

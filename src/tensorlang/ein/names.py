@@ -80,16 +80,26 @@ class TempNames(Fresh):
 
 # ------------------------------------------------------------------ index variables
 def free_indices(e: ir.Expr) -> frozenset[str]:
-    """The index variables ``e`` depends on that no Σ/reduction inside ``e`` binds."""
-    own = set(variables_of(ir.index_uses(e)))
-    kids = ir.children(e)
-    if not kids:
-        return frozenset(own)
-    inner = set().union(*(free_indices(c) for c in kids))
-    bound = ir.binders(e)
-    if bound:
-        inner -= {name for name, _ in bound}
-    return frozenset(own | inner)
+    """The index variables ``e`` depends on that no Σ/reduction inside ``e`` binds.
+    (Iterative: expressions may be as deep as the parser accepts.)"""
+    found: dict[int, frozenset[str]] = {}
+    stack: list[tuple[ir.Expr, bool]] = [(e, False)]
+    while stack:
+        node, visited = stack.pop()
+        kids = ir.children(node)
+        if kids and not visited:
+            stack.append((node, True))
+            stack.extend((c, False) for c in kids)
+            continue
+        own = set(variables_of(ir.index_uses(node)))
+        if kids:
+            inner = set().union(*(found[id(c)] for c in kids))
+            bound = ir.binders(node)
+            if bound:
+                inner -= {name for name, _ in bound}
+            own |= inner
+        found[id(node)] = frozenset(own)
+    return found[id(e)]
 
 
 def all_names(e: ir.Expr) -> set[str]:
@@ -108,7 +118,7 @@ def rename_indices(e: ir.Expr, mapping: dict[str, ir.Index],
     (``outer``: the mapping in force around the binder, less the names it binds), its
     uses following.  A binder shadows the mapping of its own names."""
 
-    def go(node: ir.Expr, m: dict[str, ir.Index]) -> ir.Expr:
+    def enter(node: ir.Expr, m: dict[str, ir.Index]) -> tuple[ir.Expr, dict[str, ir.Index]]:
         bound = ir.binders(node)
         if bound:
             inner = {k: v for k, v in m.items() if k not in {name for name, _ in bound}}
@@ -121,13 +131,17 @@ def rename_indices(e: ir.Expr, mapping: dict[str, ir.Index],
                 index.append((new, extent))
             node = ir.with_binders(node, tuple(index))
             m = inner
-        node = ir.map_children(node, lambda c: go(c, m))
+        return node, m
+
+    def leave(node: ir.Expr, outer: dict[str, ir.Index], m: dict[str, ir.Index]) -> ir.Expr:
         uses = ir.index_uses(node)
         if uses and m:
             node = ir.with_index_uses(node, tuple(substitute_index(i, m) for i in uses))
         return node
 
-    return go(e, dict(mapping))
+    # iterative, parents' binders before children, left to right (the order ``bind``
+    # is called in, which decides fresh names): the depth is the parser's, not Python's
+    return ir.transform(e, dict(mapping), enter, leave)
 
 
 def substitute(e: ir.Expr, mapping: dict[str, ir.Index], fresh: Fresh | None = None) -> ir.Expr:

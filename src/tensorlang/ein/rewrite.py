@@ -119,14 +119,15 @@ def rewrite(e: ir.Expr, rules: Sequence[Rule], context: Context) -> ir.Expr:
             for kind in rule.kinds:
                 table.setdefault(kind, []).append(rule)
 
-    def go(node: ir.Expr, ctx: Context) -> ir.Expr:
+    def enter(node: ir.Expr, ctx: Context) -> tuple[ir.Expr, Context]:
         bound = ir.binders(node)
-        inner = ctx.within(bound) if bound else ctx
-        node = ir.map_children(node, lambda child: go(child, inner))
+        return node, (ctx.within(bound) if bound else ctx)
+
+    def leave(node: ir.Expr, ctx: Context, inner: Context) -> ir.Expr:
         new = apply_first(node, table.get(type(node), ()), ctx)
         return node if new is None else new
 
-    return go(e, context)
+    return ir.transform(e, context, enter, leave)  # iterative: as deep as the parser allows
 
 
 def apply_first(node: ir.Expr, rules: Sequence[Rule], ctx: Context) -> ir.Expr | None:

@@ -111,6 +111,17 @@ def _bind(scope: dict[str, int], index: ir.IndexMap, who: str) -> dict[str, int]
 
 
 def _expr(e: ir.Expr, scope: dict[str, int], shapes) -> None:
+    """Check every node of ``e``, parents first, left to right (an explicit stack: the
+    depth is the parser's, not Python's)."""
+    stack = [(e, scope)]
+    while stack:
+        node, around = stack.pop()
+        inner = _node(node, around, shapes)
+        stack.extend((child, inner) for child in reversed(ir.children(node)))
+
+
+def _node(e: ir.Expr, scope: dict[str, int], shapes) -> dict[str, int]:
+    """Check one node in ``scope``; the scope of its children."""
     if isinstance(e, ir.BinOp) and e.op not in ("+", "-", "*", "/"):
         raise _Broken("operator", f"{e.op!r} is not an arithmetic operator")
     if isinstance(e, ir.Apply) and e.fn not in FUNCTIONS:
@@ -144,9 +155,7 @@ def _expr(e: ir.Expr, scope: dict[str, int], shapes) -> None:
                 raise _Broken("extent", f"position {i!r} is outside position {at} of {what}"
                                         + (f", which has extent {extent}" if extent is not None else ""))
     bound = ir.binders(e)
-    inner = _bind(scope, bound, _describe(e)) if bound else scope
-    for child in ir.children(e):
-        _expr(child, inner, shapes)
+    return _bind(scope, bound, _describe(e)) if bound else scope
 
 
 def _describe(e: ir.Expr) -> str:

@@ -22,6 +22,8 @@ replaces, and ``--skip fusion`` turns fusion off as ``--skip fuse`` does.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 
 from ..ein import ir
@@ -46,37 +48,74 @@ FUSION = Rule("fusion", "004 §5.2", "a single-use temporary's access becomes it
 RULES = (FUSION,)
 
 
+#: Fusion stops where the fused statement would exceed this many expression nodes: a
+#: chain ``t1 = x*2; t2 = t1*2; ...`` would otherwise grow one expression as deep as
+#: the program is long (every fusion copying it: quadratic), deeper than later passes
+#: and the back ends should recurse.  Statements of real kernels stay far below it.
+MAX_FUSED_NODES = 128
+
+
 def fuse(program: ir.Program) -> ir.Program:
+    """Fuse until no temporary can be: each round fuses the first fusable statement, as
+    a rescan from the start would, but only the statements a fusion affects (the use,
+    and the definitions of what the use now reads) are looked at again."""
     tally = active()
     if not tally.enabled(FUSION):
         return program
-    changed = True
-    while changed:
-        changed = False
-        temps = temporaries(program)
-        assigned = assignments(program)
-        read_by = readers(program)
-        for d, stmt in enumerate(program.statements):
-            t = stmt.target
-            if t not in temps or len(assigned[t]) != 1 or t in stmt.reads:
-                continue
-            users = read_by.get(t, [])
-            if len(users) != 1 or users[0] <= d:
-                continue
-            u = users[0]
-            between = {program.statements[n].target for n in range(d + 1, u)}
-            if between & set(stmt.reads):
-                continue
-            fused = fuse_into(stmt, program.statements[u], tally)
-            if fused is None:
-                continue
-            statements = list(program.statements)
-            statements[u] = fused
-            del statements[d]
-            program = ir.Program(program.decls, tuple(statements))
-            changed = True
-            break
-    return program
+    temps = temporaries(program)
+    statements: list[ir.Statement | None] = list(program.statements)
+    reads = [s.reads for s in program.statements]
+    sizes = [ir.size(s.body) for s in program.statements]
+    assigned = {name: list(at) for name, at in assignments(program).items()}
+    read_by = {name: set(at) for name, at in readers(program).items()}
+    pending = list(range(len(statements)))  # a heap of positions to (re)examine
+    queued = set(pending)
+    while pending:
+        d = heapq.heappop(pending)
+        queued.discard(d)
+        stmt = statements[d]
+        if stmt is None:
+            continue
+        t = stmt.target
+        if t not in temps or len(assigned[t]) != 1 or t in reads[d]:
+            continue
+        users = read_by.get(t, set())
+        if len(users) != 1:
+            continue
+        (u,) = users
+        if u <= d or sizes[d] + sizes[u] > MAX_FUSED_NODES:
+            continue
+        if any(_assigned_between(assigned.get(name, ()), d, u) for name in reads[d]):
+            continue
+        use = statements[u]
+        assert use is not None
+        fused = fuse_into(stmt, use, tally)
+        if fused is None:
+            continue
+        statements[u], statements[d] = fused, None
+        assigned[t].remove(d)
+        for name in reads[d]:
+            read_by[name].discard(d)
+        for name in reads[u]:
+            read_by[name].discard(u)
+        reads[u], sizes[u] = fused.reads, ir.size(fused.body)
+        for name in reads[u]:
+            read_by.setdefault(name, set()).add(u)
+        for n in [u] + [n for name in reads[u] for n in assigned.get(name, ()) if n < u]:
+            if n not in queued:
+                queued.add(n)
+                heapq.heappush(pending, n)
+    kept = tuple(s for s in statements if s is not None)
+    if len(kept) == len(program.statements):
+        return program
+    return ir.Program(program.decls, kept)
+
+
+def _assigned_between(positions, d: int, u: int) -> bool:
+    """Whether a statement strictly between ``d`` and ``u`` assigns the variable
+    (``positions``: where it is assigned, ascending)."""
+    n = bisect.bisect_right(positions, d)
+    return n < len(positions) and positions[n] < u
 
 
 def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None = None) -> ir.Statement | None:
@@ -89,7 +128,7 @@ def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None =
     size = math.prod(n for _, n in definition.index)
     occurrences = list(_occurrences(use.body, t, dict(use.index), True))
     cheap = isinstance(definition.body, (ir.Tensor, ir.Const))
-    multilinear_def = is_multilinear(definition.body)
+    multilinear_def: bool | None = None  # computed when needed (monomial is not cheap)
     for scope, linear in occurrences:
         if cheap:
             continue
@@ -97,7 +136,11 @@ def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None =
             return None
         if math.prod(scope.values()) <= size:
             continue
-        if not (multilinear_def and linear):
+        if not linear:
+            return None
+        if multilinear_def is None:
+            multilinear_def = is_multilinear(definition.body)
+        if not multilinear_def:
             return None
     taken = all_names(use.body) | {name for name, _ in use.index} | all_names(definition.body)
     fresh = Fresh(taken | {name for name, _ in definition.index})

@@ -26,22 +26,40 @@ def split(program: ir.Program) -> ir.Program:
     return lift_into_temporaries(program, _lift)
 
 
-def _costly(e: ir.Expr) -> bool:
-    return any(isinstance(node, (ir.Sum, ir.Reduce, ir.Apply, ir.Stack)) or (isinstance(node, ir.BinOp) and node.op == "/")
-               for node in ir.nodes(e))
+def _costly_nodes(e: ir.Expr) -> set[int]:
+    """The ids of the subexpressions of ``e`` with real work somewhere inside them (a sum,
+    a reduction, a function, a division or a stack), found in one pass."""
+    costly: set[int] = set()
+    for node in reversed(list(ir.nodes(e))):  # children before parents
+        if isinstance(node, (ir.Sum, ir.Reduce, ir.Apply, ir.Stack)) or (isinstance(node, ir.BinOp) and node.op == "/") \
+                or any(id(c) in costly for c in ir.children(node)):
+            costly.add(id(node))
+    return costly
 
 
 def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
-    """``e`` with every maximal recomputed costly subexpression replaced by a temporary."""
-    if not ir.children(e):
-        return e
-    free = free_indices(e)
-    if _costly(e) and math.prod(scope[v] for v in free) < math.prod(scope.values()):
-        order = [v for v in scope if v in free]  # the enclosing loops' order: contiguous writes
-        inner = _lift(e, {v: scope[v] for v in order}, names, lifted)
+    """``e`` with every maximal recomputed costly subexpression replaced by a temporary
+    (iteratively: ``e`` may be as deep as the parser accepts)."""
+    costly = _costly_nodes(e)
+
+    def enter(node: ir.Expr, ctx):
+        outer, _ = ctx
+        if not ir.children(node):
+            return node, (outer, None)
+        if id(node) in costly:
+            free = free_indices(node)
+            if math.prod(outer[v] for v in free) < math.prod(outer.values()):
+                order = [v for v in outer if v in free]  # the enclosing loops' order: contiguous writes
+                index = tuple((v, outer[v]) for v in order)
+                return node, (dict(index) | dict(ir.binders(node)), index)
+        return node, (outer | dict(ir.binders(node)), None)
+
+    def leave(node: ir.Expr, ctx, inner) -> ir.Expr:
+        _, index = inner
+        if index is None:
+            return node
         target = names()
-        index = tuple((v, scope[v]) for v in order)
-        lifted.append(ir.Statement(target, index, inner))
-        return ir.Tensor(target, tuple(order))
-    inner_scope = scope | dict(ir.binders(e))
-    return ir.map_children(e, lambda c: _lift(c, inner_scope, names, lifted))
+        lifted.append(ir.Statement(target, index, node))
+        return ir.Tensor(target, tuple(v for v, _ in index))
+
+    return ir.transform(e, (scope, None), enter, leave)

@@ -40,15 +40,35 @@ def _gather(table: np.ndarray, shape: Shape, indices) -> np.ndarray:
 
 
 def denote(e: ast.Expr, mu: Mapping[str, np.ndarray], types: dict[int, Shape], dtype: np.dtype) -> np.ndarray:
-    """[[e]] Γ μ, tabulated over type_Γ(e).  ``types`` is type_Γ of every subexpression."""
-    if isinstance(e, ast.Var):  # [[x]] Γ μ ī = μ x ī
-        return mu[e.name]
-    if isinstance(e, ast.Paren):  # [[(e)]] = [[e]]
-        return denote(e.expr, mu, types, dtype)
+    """[[e]] Γ μ, tabulated over type_Γ(e).  ``types`` is type_Γ of every subexpression.
+    Operands before operators with an explicit stack, not recursion: an expression may
+    be as deep as the parser accepts."""
+    values: dict[int, np.ndarray] = {}
+    stack: list[tuple[ast.Expr, bool]] = [(e, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, ast.Var):  # [[x]] Γ μ ī = μ x ī
+            values[id(node)] = mu[node.name]
+            continue
+        kids = [node.expr] if isinstance(node, ast.Paren) else list(node.args)
+        if not ready:
+            if not isinstance(node, ast.Paren):  # checked before the operands, as written
+                limits.check_allocation(math.prod(types[id(node)]), dtype.itemsize, f"the value of {node.op}", node.span)
+            stack.append((node, True))
+            stack.extend((k, False) for k in reversed(kids))
+            continue
+        args = [values.pop(id(k)) for k in kids]
+        if isinstance(node, ast.Paren):  # [[(e)]] = [[e]]
+            values[id(node)] = args[0]
+        else:
+            values[id(node)] = _operator(node, args, types, dtype)
+    return values[id(e)]
+
+
+def _operator(e: ast.Op, args: list[np.ndarray], types: dict[int, Shape], dtype: np.dtype) -> np.ndarray:
+    """[[e]] from its operands' tables ``args`` (Figure 6's equation for e's operator)."""
     shape = types[id(e)]
-    limits.check_allocation(math.prod(shape), dtype.itemsize, f"the value of {e.op}", e.span)
     j = list(np.indices(shape, sparse=True)) if shape else []  # the result's index lists ī
-    args = [denote(a, mu, types, dtype) for a in e.args]
     p = full_params(e)
     with np.errstate(all="ignore"):
         if e.op == "add":  # [[add e0 e1]] ī = [[e0]] ī + [[e1]] ī
