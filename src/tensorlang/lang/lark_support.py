@@ -85,9 +85,33 @@ def end_position(text: str) -> tuple[int, int]:
     return 1, 1
 
 
+#: How the terminals every grammar here shares read in a message; a front end's own
+#: table adds (or overrides) the rest.
+COMMON_WORDS = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "EQUAL": "'='",
+    "COLON": "':'",
+    "COMMA": "','",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "DOT": "'.'",
+    "CIRCUMFLEX": "'^'",
+    "HASH": "'#'",
+    "$END": "end of input",
+}
+
+
 def expected(names: Iterable[str], words: dict[str, str]) -> str:
-    """``; expected a, b, c`` from lark's terminal names, in the words of the language."""
-    found = sorted({words.get(n, n.lower()) for n in names})
+    """``; expected a, b, c`` from lark's terminal names, in the words of the language
+    (its own ``words``, then :data:`COMMON_WORDS`)."""
+    found = sorted({words.get(n) or COMMON_WORDS.get(n, n.lower()) for n in names})
     if len(found) > 6:
         found = found[:6] + ["..."]
     return "; expected " + ", ".join(found) if found else ""

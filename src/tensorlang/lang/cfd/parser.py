@@ -36,29 +36,13 @@ from ..tl.typecheck import type_of
 #: The public compiler's keywords; they cannot name a variable or a type.
 KEYWORDS = frozenset({"var", "type", "input", "output", "elem"})
 
-_TERMINAL_WORDS = {
-    "NAME": "a name",
-    "INT": "an integer",
+_TERMINAL_WORDS = {  # beside lark_support.COMMON_WORDS
     "DECIMAL": "a number",
-    "LSQB": "'['",
-    "RSQB": "']'",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "EQUAL": "'='",
-    "COLON": "':'",
-    "PLUS": "'+'",
-    "MINUS": "'-'",
-    "STAR": "'*'",
-    "SLASH": "'/'",
-    "DOT": "'.'",
-    "CIRCUMFLEX": "'^'",
-    "HASH": "'#'",
     "VAR": "'var'",
     "TYPE": "'type'",
     "INPUT": "'input'",
     "OUTPUT": "'output'",
     "ELEM": "'elem'",
-    "$END": "end of input",
 }
 
 

@@ -17,20 +17,10 @@ from .. import lark_support
 from ..lark_support import cover as _cover, tok_span as _tok_span
 from . import ast
 
-_TERMINAL_WORDS = {
-    "NAME": "a name",
-    "INT": "an integer",
+_TERMINAL_WORDS = {  # beside lark_support.COMMON_WORDS
     "BINARY": "add, mul or prod",
     "UNARY": "an operator (red+, transp, diag, ...)",
-    "LSQB": "'['",
-    "RSQB": "']'",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "EQUAL": "'='",
-    "COLON": "':'",
-    "COMMA": "','",
     "ALLOC": "'alloc'",
-    "$END": "end of input",
 }
 
 

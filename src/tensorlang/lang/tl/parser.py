@@ -21,25 +21,9 @@ from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  
 from . import ast
 
 # How the grammar's terminals read in a message about what was expected.
-_TERMINAL_WORDS = {
-    "NAME": "a name",
-    "INT": "an integer",
+_TERMINAL_WORDS = {  # beside lark_support.COMMON_WORDS
     "NUMBER": "a number",
     "FUNC": "a function name",
-    "LSQB": "'['",
-    "RSQB": "']'",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "EQUAL": "'='",
-    "COLON": "':'",
-    "PLUS": "'+'",
-    "MINUS": "'-'",
-    "STAR": "'*'",
-    "SLASH": "'/'",
-    "DOT": "'.'",
-    "CIRCUMFLEX": "'^'",
-    "HASH": "'#'",
-    "COMMA": "','",
     "SUM": "'sum'",
     "DELTA": "'delta'",
     "EPS": "'eps'",
@@ -47,7 +31,6 @@ _TERMINAL_WORDS = {
     "IN": "'in'",
     "OUT": "'out'",
     "INOUT": "'inout'",
-    "$END": "end of input",
 }
 
 
