@@ -16,6 +16,7 @@ Front ends, passes, the kernel and every target ask :func:`interface` (or
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Iterable, Mapping, Protocol
@@ -69,33 +70,34 @@ def role_of(qual: str | None, qualified: bool) -> Role:
 
 @dataclass(frozen=True)
 class Interface:
-    """Every variable's role, and the variables of each kind in declaration order."""
+    """Every variable's role, and the variables of each kind in declaration order
+    (computed on first use, then kept: the interface never changes)."""
 
     roles: Mapping[str, Role]
 
     def _named(self, *kinds: Role) -> tuple[str, ...]:
         return tuple(name for name, role in self.roles.items() if role in kinds)
 
-    @property
+    @functools.cached_property
     def inputs(self) -> tuple[str, ...]:
         """Variables the caller must supply."""
         return self._named(Role.IN, Role.INOUT)
 
-    @property
+    @functools.cached_property
     def optional_inputs(self) -> tuple[str, ...]:
         """Variables the caller may supply (⊥ otherwise)."""
         return self._named(Role.OPTIONAL)
 
-    @property
+    @functools.cached_property
     def accepted_inputs(self) -> tuple[str, ...]:
         return self.inputs + self.optional_inputs
 
-    @property
+    @functools.cached_property
     def results(self) -> tuple[str, ...]:
         """Variables whose final value the caller receives."""
         return self._named(Role.INOUT, Role.OUT, Role.OPTIONAL)
 
-    @property
+    @functools.cached_property
     def temporaries(self) -> tuple[str, ...]:
         """Variables a pass may remove, fuse away, merge or reuse."""
         return self._named(Role.TEMP)
