@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     {"loops"},
     {"targets"},
     {"stages", "kernel"},
+    {"specialize"},
     {"api"},
     {"cli", "__init__"},
 ]

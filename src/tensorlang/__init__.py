@@ -12,6 +12,7 @@ Public API (SPEC section 7)::
 from .api import available_backends, check, compile
 from .errors import TensorLangError
 from .kernel import Kernel
+from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "Kernel", "TensorLangError", "__version__"]
+__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__"]
 __version__ = "0.1.0"

@@ -14,13 +14,13 @@ from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, check_threads, resolve_dtype
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .semantics.types import CheckedProgram
+from .specialize import SymbolicKernel
 
 
 def check_params(params) -> dict[str, int]:
-    """``params={"n": 5}`` (``--param n=5``): symbolic sizes, each a positive integer.
-
-    Every front end receives them; one without symbolic sizes (the model language)
-    ignores them, and so does a program that does not use a given name."""
+    """``params={"n": 5}`` (``--param n=5``): values for symbolic sizes, each a positive
+    integer.  They are bound in the declarations before checking (semantics/sizes.py); a
+    name the program does not use is error[input] there."""
     if params is None:
         return {}
     if not hasattr(params, "items"):
@@ -81,8 +81,9 @@ def compile_source(
     params=None,
     opt: bool = True,
     skip_passes=(),
-) -> Kernel:
-    """Compile already-read source text into a :class:`Kernel`."""
+) -> Kernel | SymbolicKernel:
+    """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
+    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
     checked = check_source(source, lang, params)
     skip_passes = check_passes(opt, skip_passes)
     chosen = resolve_backend(backend)
@@ -90,10 +91,15 @@ def compile_source(
     if pad is not None:
         raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
+    if checked.symbols:  # sizes left to bind: specialised per binding at call time
+        return SymbolicKernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes,
+                              check_params(params))
     try:
-        return Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
+        kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
+    kernel.sizes = check_params(params)
+    return kernel
 
 
 @guard
@@ -117,13 +123,15 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     params=None,
     opt: bool = True,
     skip_passes=(),
-) -> Kernel:
-    """Compile a program (text or path) into a callable :class:`Kernel`.
+) -> Kernel | SymbolicKernel:
+    """Compile a program (text or path) into a callable :class:`Kernel` (a
+    :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
+    shapes and compiles once per binding).
 
     ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
     on one thread.
     ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
-    gives symbolic sizes (``{"n": 5}``, SPEC section 4) to the front ends that have them.
+    gives values to symbolic sizes (``{"n": 5}``; docs/language.md).
     ``opt=False`` runs the program as lowered, without the optimizer's passes, and
     ``skip_passes`` names passes to leave out and rewrite rules to switch off
     (docs/optimizer.md); the interpreter never optimizes.

@@ -27,6 +27,8 @@ from .errors import Source, TensorLangError, guard
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
+from .kernel import Kernel
+from .specialize import SymbolicKernel
 
 #: The languages ``--lang`` accepts.
 LANGUAGES = sorted(REGISTRY)
@@ -89,6 +91,8 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
             raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
         arrays[name] = value
     if args.random_inputs is not None:
+        if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
+            kernel = kernel.for_inputs(arrays)
         kernel._check_store_size()  # an absurd program is refused before drawing numbers
         rng = np.random.default_rng(args.random_inputs)
         for name in _random_candidates(kernel):
@@ -261,6 +265,10 @@ def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
                             skip_passes=args.skip)
+    if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
+        _out(kernel.cost_report())
+        return 0
+    assert isinstance(kernel, Kernel)
     _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
     return 0
 

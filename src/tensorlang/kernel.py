@@ -94,6 +94,8 @@ class Kernel:
         self.backend = backend
         self.dtype = dtype
         self.threads = threads
+        #: the values of the program's symbolic sizes this kernel was specialised for
+        self.sizes: dict[str, int] = {}
         self.last_run_seconds: float | None = None
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
@@ -160,6 +162,11 @@ class Kernel:
     @property
     def shapes(self) -> dict[str, tuple[int, ...]]:
         return dict(self.checked.context.shapes)
+
+    def specializations(self) -> list[dict[str, int]]:
+        """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` for a
+        program without symbols); a :class:`~tensorlang.specialize.SymbolicKernel` has many."""
+        return [dict(self.sizes)]
 
     def roles(self) -> dict[str, Role]:
         """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and

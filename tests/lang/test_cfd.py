@@ -101,10 +101,14 @@ def test_no_qualifiers_means_every_variable_is_inout():
 
 
 def test_symbolic_sizes_and_unused_params():
-    k = cfd("type t : [n m n]\nvar x : t\nvar y : [m]\ny = x . [[0 2]]\n", n=2, m=3, unused=9)
+    k = cfd("type t : [n m n]\nvar x : t\nvar y : [m]\ny = x . [[0 2]]\n", n=2, m=3)
     assert k.shapes == {"x": (2, 3, 2), "y": (3,)}
     x = rand(np.random.default_rng(1), 2, 3, 2)
     close(k(x=x)["y"], np.einsum("aja->j", x))
+    # a size the program does not use is a mistake (a misspelt name), not silence
+    with pytest.raises(tl.TensorLangError) as info:
+        cfd("type t : [n m n]\nvar x : t\nvar y : [m]\ny = x . [[0 2]]\n", n=2, m=3, unused=9)
+    assert info.value.code == "input" and "'unused'" in str(info.value) and "n, m" in str(info.value)
 
 
 def test_a_file_with_a_utf8_byte_order_mark_reads_as_without(tmp_path):
@@ -126,9 +130,12 @@ def test_numpy_integer_params_are_accepted():
     assert k.shapes == {"x": (3,), "y": (3,)} and type(k.shapes["x"][0]) is int
 
 
-def test_model_language_ignores_params():
-    k = tl.compile("var x : [2]\nx = x + x\n", params={"n": 3}, backend="numpy")
+def test_params_bind_model_language_sizes_and_unknown_names_are_errors():
+    k = tl.compile("var x : [n]\nx = x + x\n", params={"n": 2}, backend="numpy")
     close(k(x=[1.0, 2.0])["x"], [2.0, 4.0])
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.compile("var x : [2]\nx = x + x\n", params={"n": 3}, backend="numpy")
+    assert info.value.code == "input" and "no symbolic sizes" in str(info.value)
 
 
 def test_comments_decimals_and_keywords_as_plain_words():
@@ -256,7 +263,8 @@ def test_stack_in_model_language_and_index_form():
 # --------------------------------------------------------------------------- printing
 def test_cfd_printer_round_trip_of_the_examples():
     for path in EXAMPLES.glob("*.cfd"):
-        kernel = tl.compile(path, params={"n": 3}, backend="numpy")
+        uses_n = "n" in tl.check(path).symbols
+        kernel = tl.compile(path, params={"n": 3} if uses_n else None, backend="numpy")
         text = to_cfd_source(kernel.program)
         assert tl.compile(text, lang="cfd", backend="numpy").ein == kernel.ein, text
         assert to_cfd_source(parse_cfd(text)) == text

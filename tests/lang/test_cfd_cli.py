@@ -20,16 +20,22 @@ def cli(capsys, *args):
     return rc, out, err
 
 
-def test_check_cfd_examples_with_param(capsys):
-    rc, out, err = cli(capsys, "check", *sorted(EXAMPLES.glob("*.cfd")), "--param", "n=5")
+def test_check_cfd_examples_with_and_without_param(capsys):
+    # a symbolic size checks as a symbol; --param binds it first
+    rc, out, err = cli(capsys, "check", *sorted(EXAMPLES.glob("*.cfd")))
     assert rc == 0, err
     assert out.count(": ok") == len(list(EXAMPLES.glob("*.cfd")))
+    rc, out, err = cli(capsys, "check", EXAMPLES / "inverse_helmholtz.cfd", "--param", "n=5")
+    assert rc == 0, err
+    # a program that has no size n: --param n is a mistake, not silence
+    rc, out, err = cli(capsys, "check", EXAMPLES / "gradient.cfd", "--param", "n=5")
+    assert rc == 1 and "error[input]" in err and "'n'" in err
 
 
-def test_check_without_the_param_names_it(capsys):
-    rc, out, err = cli(capsys, "check", EXAMPLES / "inverse_helmholtz.cfd")
+def test_run_without_the_param_names_it(capsys):
+    rc, out, err = cli(capsys, "run", EXAMPLES / "inverse_helmholtz.cfd", "--random-inputs")
     assert rc == 1
-    assert "inverse_helmholtz.cfd:4:16: error[undeclared]" in err and "--param n=" in err
+    assert "error[input]" in err and "--param n=" in err
 
 
 @pytest.mark.parametrize("bad", ["n", "n=", "n=0", "n=-2", "n=abc", "n=2.5", "1n=3", "=3"])
@@ -86,8 +92,11 @@ def test_emit_tl_with_param_and_output_file(capsys, tmp_path):
     tl.check(text)
 
 
-def test_model_language_program_ignores_params(capsys, tmp_path):
+def test_model_language_program_takes_params_for_its_sizes_only(capsys, tmp_path):
     path = tmp_path / "p.tl"
     path.write_text("var x : [2]\nx = x + x\n")
+    rc, out, err = cli(capsys, "check", path, "--param", "n=3")
+    assert rc == 1 and "error[input]" in err and "no symbolic sizes" in err
+    path.write_text("var x : [n]\nx = x + x\n")
     rc, out, err = cli(capsys, "check", path, "--param", "n=3")
     assert rc == 0, err

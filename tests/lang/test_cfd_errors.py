@@ -35,7 +35,6 @@ CASES = [
     # ---- undeclared
     ("var x : [2]\nx = y\n", "undeclared", 2, 5, "t-var", "'y' is not declared"),
     ("var x : T\n", "undeclared", 1, 9, None, "type 'T' is not declared"),
-    ("type T : [n]\nvar x : T\n", "undeclared", 1, 11, None, "--param n="),
     ("type T : [2]\nvar x : T\nx = T\n", "undeclared", 3, 5, "t-var", "names a type"),
     ("var x : [2]\nvar y : x\n", "undeclared", 2, 9, "s-var", "is a variable, not a type"),
     # ---- undeclared-assign

@@ -12,21 +12,30 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..ein import ir
+
+#: What an extent counts as: itself, or, for costs at every size, a polynomial in the
+#: symbolic sizes (:mod:`.polynomial`; ``tensorlang analyze`` without ``--param``).
+Size = Callable[[int], Any]
+
+
+def _itself(n: int) -> int:
+    return n
 
 
 @dataclass(frozen=True)
 class Cost:
-    flops: int
-    bytes: int
+    flops: Any  # int, or a Poly where extents are symbolic
+    bytes: Any
 
 
 #: The node kinds that cost one flop where they are evaluated (an operation or a function).
 _OPERATIONS = (ir.Neg, ir.Apply, ir.BinOp)
 
 
-def body_flops(e: ir.Expr) -> int:
+def body_flops(e: ir.Expr, size: Size = _itself) -> int:
     """Flops to evaluate ``e`` at one point: one per operation or function, and a
     binder's body (plus its accumulation) once per point of its index map."""
     flops: dict[int, int] = {}
@@ -34,19 +43,20 @@ def body_flops(e: ir.Expr) -> int:
         inner = sum(flops[id(c)] for c in ir.children(node))
         bound = ir.binders(node)
         if bound:
-            flops[id(node)] = math.prod(n for _, n in bound) * (inner + 1)
+            flops[id(node)] = math.prod(size(n) for _, n in bound) * (inner + 1)
         else:
             flops[id(node)] = inner + (1 if isinstance(node, _OPERATIONS) else 0)
     return flops[id(e)]
 
 
-def statement_cost(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]], itemsize: int = 8) -> Cost:
-    points = math.prod(n for _, n in stmt.index)
-    moved = sum(math.prod(shapes[name]) for name in stmt.reads) + points
-    return Cost(points * body_flops(stmt.body), moved * itemsize)
+def statement_cost(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]], itemsize: int = 8,
+                   size: Size = _itself) -> Cost:
+    points = math.prod(size(n) for _, n in stmt.index)
+    moved = sum(math.prod(size(n) for n in shapes[name]) for name in stmt.reads) + points
+    return Cost(points * body_flops(stmt.body, size), moved * itemsize)
 
 
-def program_cost(program: ir.Program, itemsize: int = 8) -> Cost:
+def program_cost(program: ir.Program, itemsize: int = 8, size: Size = _itself) -> Cost:
     shapes = program.shapes
-    costs = [statement_cost(s, shapes, itemsize) for s in program.statements]
+    costs = [statement_cost(s, shapes, itemsize, size) for s in program.statements]
     return Cost(sum(c.flops for c in costs), sum(c.bytes for c in costs))

@@ -56,3 +56,20 @@ def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
     for name, count in fired:
         lines.append(f"  {name:<{width}} {count:>6}")
     return "\n".join(lines) + "\n"
+
+
+def symbolic_report(program: ir.Program, size, symbols: tuple[str, ...], itemsize: int = 8) -> str:
+    """``tensorlang analyze`` for a program whose sizes are symbols: flops and bytes of
+    each statement as lowered, as polynomials in the symbols (``size`` maps an extent of
+    ``program``, lowered at stand-in values, to its polynomial).  The optimizer's choices
+    depend on the values, so they are shown only for a binding (``--param``)."""
+    shapes = program.shapes
+    lines = [f"symbolic sizes: {', '.join(symbols)} (give --param NAME=VALUE to see the optimized program "
+             "and its numbers)", "as lowered, before the optimizer (costs as polynomials in the sizes):"]
+    for n, stmt in enumerate(program.statements, 1):
+        cost = statement_cost(stmt, shapes, itemsize, size)
+        shape = "[" + " ".join(str(size(x)) for x in shapes[stmt.target]) + "]"
+        lines.append(f"  {n:>3}. {stmt.target} : {shape}   flops {cost.flops}   bytes {cost.bytes}")
+    total = program_cost(program, itemsize, size)
+    lines.append(f"  total: {len(program.statements)} statements, flops {total.flops}, bytes {total.bytes}")
+    return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import Source, TensorLangError, error
+from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
 from . import cfd, teil, tl
 from .language import Language, Params
@@ -93,11 +94,11 @@ def load(source_or_path, lang: str | None = None) -> tuple[Source, str]:
 def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
     """Parse ``source`` with the front end for ``lang``; errors carry the source for carets.
 
-    ``params`` (name -> positive int, SPEC section 4's ``--param``) goes to every front
-    end; one without symbolic sizes ignores it, as every front end ignores names its
-    program does not use."""
+    ``params`` (name -> positive int, ``--param``) binds symbolic sizes in the
+    declarations (:func:`~tensorlang.semantics.sizes.bind`, the same for every front
+    end); a name the program does not use is error[input]."""
     try:
-        return get(lang).parse(source.text, params or {})
+        return bind(get(lang).parse(source.text, params or {}), params or {})
     except TensorLangError as exc:
         raise exc.with_source(source) from None
 

@@ -10,6 +10,7 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import MAX_DEPTH, Span, TensorLangError, error
+from ..semantics.sizes import Sym
 
 #: Parentheses nested deeper than this are rejected before parsing (lark's LALR stack is
 #: fine, but every later stage recurses over the tree).
@@ -33,6 +34,20 @@ def integer(tok: Token | str, span: Span | None = None) -> int:
         raise error("too-large", f"the integer {shown} has {digits} digits; no size, position or dimension "
                     f"has more than {MAX_INTEGER_DIGITS}", where)
     return int(text)
+
+
+def extents(tokens, reserved=frozenset()) -> tuple:
+    """A declaration's extents: INT tokens as numbers, name tokens as symbolic sizes
+    (:class:`~tensorlang.semantics.sizes.Sym`, bound later); a reserved word is no size."""
+    found: list = []
+    for tok in tokens:
+        if tok.type == "INT":
+            found.append(integer(tok))
+        elif str(tok) in reserved:
+            raise error("syntax", f"{str(tok)!r} is a reserved word and cannot name a size", tok_span(tok))
+        else:
+            found.append(Sym(str(tok)))
+    return tuple(found)
 
 
 def tok_span(tok: Token) -> Span:
@@ -89,6 +104,7 @@ def end_position(text: str) -> tuple[int, int]:
 #: table adds (or overrides) the rest.
 COMMON_WORDS = {
     "NAME": "a name",
+    "SIZE": "a size",
     "INT": "an integer",
     "LSQB": "'['",
     "RSQB": "']'",

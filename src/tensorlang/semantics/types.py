@@ -17,7 +17,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import Diagnostic, TensorLangError
 from .interface import Interface, interface
+from .sizes import Sym, symbols_of
 
+#: A type: its extents, numbers or symbols (:mod:`.sizes`) before a binding.
 Shape = tuple[int, ...]
 
 #: Extents and element counts must stay below this (they become int64 loop bounds).
@@ -78,6 +80,12 @@ class CheckedProgram:
     def accepted_inputs(self) -> tuple[str, ...]:
         return self.interface.accepted_inputs
 
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """The symbolic sizes still unbound in the declarations (:mod:`.sizes`); a
+        program with none can be lowered and run, one with some must be specialised."""
+        return symbols_of(self.context.shapes.values())
+
 
 # ------------------------------------------------------------------ Figure 7
 def build_context(program, diagnostics: list[Diagnostic]) -> Context:
@@ -93,7 +101,7 @@ def build_context(program, diagnostics: list[Diagnostic]) -> Context:
                 Diagnostic("redeclared", f"variable {decl.name!r} is declared twice{where}", decl.name_span, "s-var")
             )
             continue
-        bad = [d for d in decl.shape if d < 1]
+        bad = [d for d in decl.shape if not isinstance(d, Sym) and d < 1]
         if bad:
             diagnostics.append(
                 Diagnostic("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}", decl.span, "s-var")
@@ -120,10 +128,12 @@ def build_context(program, diagnostics: list[Diagnostic]) -> Context:
 
 
 def count(shape: Shape) -> int:
-    """The number of elements of a type (1 for a scalar)."""
+    """The number of elements of a type (1 for a scalar); symbols are left out (counted
+    as 1), so that a symbolic type is too large exactly when its numbers already are."""
     n = 1
     for d in shape:
-        n *= d
+        if not isinstance(d, Sym):
+            n *= d
     return n
 
 

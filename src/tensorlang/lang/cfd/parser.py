@@ -6,8 +6,8 @@ produces :class:`tensorlang.syntax.ast.Program` with spans into the ``.cfd`` tex
 that the one type checker gives the same error codes, rules and positions as for the
 model language.  What the model language has no words for is resolved here:
 
-* ``type NAME : [dims]`` aliases and symbolic sizes (``--param m=5``) become plain
-  extents in the declarations;
+* ``type NAME : [dims]`` aliases become plain types in the declarations, symbolic
+  sizes (``[n n n]``) stay symbols until bound (``--param n=5`` or the inputs' shapes);
 * ``var input`` / ``var output`` (repeatable, in any order) become ``in``, ``out`` or
   ``inout``;
 * 0-based dimension lists become the model's 1-based pairs: ``x . [[0 6] [2 7]]`` is the
@@ -28,6 +28,7 @@ from typing import Mapping
 from lark import Lark, Token, Transformer, v_args
 
 from ...errors import Span, error
+from ...semantics.sizes import Extent, Sym
 from ..tl import ast
 from .. import lark_support
 from ..lark_support import cover as _cover, tok_span as _tok_span
@@ -232,41 +233,29 @@ def _qualifier(quals: tuple[str, ...]) -> str | None:
     return {(True, True): "inout", (True, False): "in", (False, True): "out"}.get((is_in, is_out))
 
 
-def _extent(tok: Token, params: Mapping[str, int]) -> int:
+def _extent(tok: Token) -> Extent:
+    """A number, or a symbolic size (bound later: --param, params=, or the inputs' shapes)."""
     if tok.type == "INT":
         return lark_support.integer(tok)
     if tok.type == "DECIMAL":
         raise error("syntax", f"an extent is a whole number, got {str(tok)}", _tok_span(tok))
-    name = str(tok)
-    if name not in params:
-        given = f" (given: {', '.join(sorted(params))})" if params else ""
-        raise error(
-            "undeclared",
-            f"size {name!r} has no value{given}; give it with --param {name}=N "
-            f"(params={{{name!r}: N}} in Python)",
-            _tok_span(tok),
-        )
-    value = params[name]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise error("input", f"size {name!r} must be a positive integer, got {value!r}", _tok_span(tok))
-    if value >= 2**62:  # no extent reaches it (and printing a 5000-digit value would fail)
-        raise error("too-large", f"size {name!r} is 2^62 or more ({value.bit_length()} bits)", _tok_span(tok))
-    return value
+    if str(tok) in KEYWORDS:
+        raise error("syntax", f"{str(tok)!r} is a keyword and cannot name a size", _tok_span(tok))
+    return Sym(str(tok))
 
 
 class _Resolver:
     """Declarations to model declarations; type names and sizes to extents;
     tensor-tensor contractions to outer product and contraction."""
 
-    def __init__(self, params: Mapping[str, int]):
-        self.params = params
+    def __init__(self):
         self.types: dict[str, tuple[tuple[int, ...], Token]] = {}
         self.vars: dict[str, Token] = {}
         self.shapes: dict[str, tuple[int, ...]] = {}
 
     def shape(self, t: _TypeExpr) -> tuple[int, ...]:
         if t.name is None:
-            return tuple(_extent(tok, self.params) for tok in t.sizes)
+            return tuple(_extent(tok) for tok in t.sizes)  # type: ignore[misc]  # symbols until bound
         name = str(t.name)
         if name in self.types:
             return self.types[name][0]
@@ -350,12 +339,13 @@ def _children(e):
 def parse_cfd(text: str, params: Mapping[str, int] | None = None) -> ast.Program:
     """Parse a CFDlang program into the model language's AST (``lang="cfd"``).
 
-    ``params`` gives the symbolic sizes used in types (``type m3 : [n n n]``); sizes the
-    program does not use are ignored.  Raises :class:`TensorLangError` with the span of
+    Symbolic sizes in types (``type m3 : [n n n]``) stay symbols here; the registry binds
+    ``params`` (``--param n=5``) for every front end (:func:`tensorlang.semantics.sizes.bind`).
+    Raises :class:`TensorLangError` with the span of
     the offending text.
     """
     items = _parse_tree(text)
-    resolver = _Resolver(dict(params or {}))
+    resolver = _Resolver()
     decls, stmts = [], []
     for item in items:
         if isinstance(item, _Decl):

@@ -15,7 +15,7 @@ from .parser import parse_teil
 
 
 def _parse(text: str, params: Params):
-    return parse_teil(text)  # TeIL has no symbolic sizes
+    return parse_teil(text)  # symbolic sizes stay symbols; the registry binds params
 
 
 LANGUAGE = Language(

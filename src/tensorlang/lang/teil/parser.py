@@ -42,8 +42,8 @@ class _ToAst(Transformer):
         return tok
 
     def shape(self, lsqb, *rest):
-        ints = [t for t in rest if isinstance(t, Token) and t.type == "INT"]
-        return tuple(lark_support.integer(i) for i in ints), _cover(lsqb, rest[-1])
+        extents = [t for t in rest if isinstance(t, Token) and t.type in ("INT", "NAME")]
+        return lark_support.extents(extents, ast.RESERVED), _cover(lsqb, rest[-1])
 
     def stmt(self, name, _eq, expr):
         if str(name) in ast.RESERVED:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ...errors import error
+from ...semantics.sizes import Sym
 from ...semantics.types import MAX_RANK, CheckedProgram, Context, check_statements, show
 from . import ast
 from .ast import Shape, full_params
@@ -138,7 +139,7 @@ def _op_type(e: ast.Op, operands: list[Shape]) -> Shape:
     if e.op == "proj":  # T-Proj: the slice m of dimension i, which disappears
         i, m = p
         _dim(e, 0, i, rank, "projects dimension")
-        if not 1 <= m <= shape[i - 1]:
+        if m < 1 or not isinstance(shape[i - 1], Sym) and m > shape[i - 1]:  # a symbol: checked once bound
             raise error(
                 "dim-range",
                 f"proj {i} {m}: position {m} is outside dimension {i} of {show(shape)}, which has extent {shape[i - 1]}",

@@ -12,7 +12,7 @@ from . import ast, lower, parser, printer, semantics, typecheck
 
 
 def _parse(text: str, params: Params) -> ast.Program:
-    return parser.parse_model(text)  # the model language has no symbolic sizes
+    return parser.parse_model(text)  # symbolic sizes stay symbols; the registry binds params
 
 
 LANGUAGE = Language(

@@ -58,8 +58,8 @@ class _ToAst(Transformer):
         return tok
 
     def shape(self, lsqb, *rest):
-        ints, rsqb = rest[:-1], rest[-1]
-        return tuple(lark_support.integer(i) for i in ints), _cover(lsqb, rsqb)
+        extents, rsqb = rest[:-1], rest[-1]
+        return lark_support.extents(extents, RESERVED), _cover(lsqb, rsqb)
 
     def assign(self, name, _eq, expr):
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
@@ -194,11 +194,12 @@ def _parser() -> Lark:
 
 def _hint(previous, tok):
     """Declarations in the wrong place get a message that says what is wrong."""
-    if previous is None or previous.type != "NAME":
+    # a name where the parser expected none may have been lexed as a size (SIZE)
+    if previous is None or previous.type not in ("NAME", "SIZE"):
         return None
     if str(previous) in ("var", "in", "out", "inout") and lark_support.statement_before(_text.get(), previous):
         return "declarations must come before statements", _tok_span(previous)
-    if str(previous) in ("in", "out", "inout") and tok.type == "NAME":  # `var in A`, `in A : [3]`
+    if str(previous) in ("in", "out", "inout") and tok.type in ("NAME", "SIZE"):  # `var in A`, `in A : [3]`
         return "a declaration is written '[in|out|inout] var NAME : [d1 ... dk]'", _tok_span(previous)
     return None
 

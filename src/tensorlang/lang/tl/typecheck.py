@@ -16,6 +16,9 @@
   positions inside their dimension (``t-access``), and affine indices (``u[i+1]``) whose
   range over the box of their variables stays inside the dimension they index
   (``t-access-affine``): no access can leave its tensor.
+* Symbolic sizes (``[n m]``, :mod:`tensorlang.semantics.sizes`): every rule compares
+  extents as written, so ``n`` equals only ``n``; the range conditions of ``t-access``
+  and ``t-access-affine`` on a symbolic dimension are checked when the sizes are bound.
 
 A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
 """
@@ -27,6 +30,7 @@ from typing import Mapping, NamedTuple
 
 from ...ein.index import Affine, index_range, index_variables
 from ...errors import Diagnostic, Span, error
+from ...semantics.sizes import Sym
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK, CheckedProgram, Context, Shape, check_statements, show
 from . import ast
 
@@ -302,7 +306,9 @@ def _use(ref: ast.IndexRef, extent: int, where: str, scope: dict[str, _Binding],
         _use_affine(ref, value, extent, where, scope, pending)
     elif isinstance(value, str):
         _bound(value, ref, scope).demand(extent, where, ref.span)
-    elif not 1 <= value <= extent:
+    elif isinstance(extent, Sym) and value < 1:
+        raise error("dim-range", f"position {value} is outside {where}; positions start at 1", ref.span, "t-access")
+    elif not isinstance(extent, Sym) and not 1 <= value <= extent:  # a symbol: checked once bound (sizes)
         raise error("dim-range", f"position {value} is outside {where}, which has extent {extent}", ref.span, "t-access")
 
 
@@ -322,6 +328,8 @@ def _check_affine(ref: ast.IndexRef, value: Affine, bindings: dict[str, _Binding
     """t-access-affine: the affine index's positions over the box of its variables (its
     least and greatest, exactly) lie in 1..extent, so no access can leave its tensor."""
     extents = {name: binding.extent for name, binding in bindings.items()}
+    if isinstance(extent, Sym) or any(isinstance(n, Sym) for n in extents.values()):
+        return  # a range over symbolic extents is decided once they are bound (semantics/sizes.py)
     lo, hi = index_range(value, extents)
     inside_bounds = lo >= 1 and (extent is None or hi <= extent)
     if inside_bounds and max(abs(c) for c in (*dict(value.terms).values(), value.offset, hi)) < MAX_ELEMENTS:

@@ -1,0 +1,346 @@
+"""Kernels for programs with symbolic sizes: bind at call time, specialise, cache.
+
+``tl.compile("in var A : [n m] ...")`` checks the program once with its symbols
+(:mod:`tensorlang.semantics.sizes`) and returns a :class:`SymbolicKernel`.  A call binds
+every symbol from the shapes of the arrays it is given (inputs, then ``out=`` arrays),
+and runs the :class:`~tensorlang.kernel.Kernel` compiled for that binding: the program
+with the values in its declarations, lowered, optimised and compiled as any other, so its
+loops have constant bounds.  Specialisations are kept in memory per kernel (the most
+recent :data:`MAX_SPECIALIZATIONS`), and the C target's compile cache keeps their code on
+disk, so a new shape compiles once and every later call with it pays the fast path plus
+one table lookup.
+
+Binding rules (docs/language.md, "Symbolic sizes"): two arrays that give one symbol
+different values are error[input] naming the symbol, both arrays and both sizes; a
+symbol no array determines (a size only results have) takes its value from ``params=``
+at compile time (``--param``), else error[input]; a binding that breaks a range
+condition of the program (a fixed position ``A[i, 3]`` in a dimension of extent ``n``
+needs n >= 3) is error[input] saying which.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from typing import Mapping
+
+import numpy as np
+
+from . import lang
+from .analysis.cost import program_cost
+from .analysis.polynomial import Poly
+from .analysis.report import symbolic_report
+from .errors import TensorLangError, error, guard
+from .kernel import Kernel, check_threads, default_threads
+from .semantics.interface import Role
+from .semantics.sizes import MAX_EXTENT, Sym
+from .semantics.types import CheckedProgram, show
+
+#: Specialisations a kernel keeps loaded (least recently used first out); the compiled
+#: code stays in the disk cache, so an evicted shape costs a cache lookup, not a compile.
+MAX_SPECIALIZATIONS = 64
+
+#: Stages that print the program as written: they need no values for its sizes.
+SYMBOLIC_STAGES = ("ast", *lang.VIEWS)
+
+
+class SymbolicKernel:
+    """A kernel for every binding of its program's symbolic sizes.
+
+    ``k(A=a, u=u)`` binds the sizes from the arrays' shapes and runs the specialisation
+    for them; ``k.specialize(n=8)`` gives that :class:`Kernel` directly;
+    ``k.specializations()`` lists the bindings compiled so far.
+    """
+
+    def __init__(self, language: lang.Language, checked: CheckedProgram, source, backend: str, dtype: np.dtype,
+                 threads: int | None = None, opt: bool = True, skip_passes=(), params: Mapping[str, int] | None = None):
+        self.language = language
+        self.checked = checked
+        self.source = source
+        self.backend = backend
+        self.dtype = dtype
+        self.opt = opt
+        self.skip_passes = tuple(skip_passes)
+        #: sizes given at compile time (already bound in ``checked``'s declarations)
+        self.params = dict(params or {})
+        self.symbols: tuple[str, ...] = checked.symbols
+        self._threads = check_threads(threads) or default_threads()
+        self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
+        self._last: Kernel | None = None
+        index = {name: n for n, name in enumerate(self.symbols)}
+        shapes = checked.context.shapes
+        #: per variable that can bind sizes (inputs, then results): its rank and, per
+        #: symbolic dimension, (dimension, symbol number)
+        self._binders: tuple[tuple[str, int, tuple[tuple[int, int], ...]], ...] = tuple(
+            (name, len(shapes[name]), tuple((d, index[e.name]) for d, e in enumerate(shapes[name]) if isinstance(e, Sym)))
+            for name in (*checked.accepted_inputs, *(r for r in checked.results if r not in checked.accepted_inputs))
+            if any(isinstance(e, Sym) for e in shapes[name]))
+
+    # ------------------------------------------------------------ interface
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    @threads.setter
+    def threads(self, value) -> None:
+        self._threads = check_threads(value) or default_threads()
+        for kernel in self._kernels.values():
+            kernel.threads = self._threads
+
+    @property
+    def program(self):
+        return self.checked.program
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.checked.inputs
+
+    @property
+    def optional_inputs(self) -> tuple[str, ...]:
+        return self.checked.optional_inputs
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return self.checked.results
+
+    @property
+    def shapes(self) -> dict[str, tuple]:
+        """Each variable's declared type, symbols included (``(Sym('n'), 3)``)."""
+        return dict(self.checked.context.shapes)
+
+    def roles(self) -> dict[str, Role]:
+        return dict(self.checked.interface.roles)
+
+    @property
+    def last_run_seconds(self) -> float | None:
+        return self._last.last_run_seconds if self._last is not None else None
+
+    def specializations(self) -> list[dict[str, int]]:
+        """The bindings compiled and loaded so far, oldest first: ``[{"n": 4}, {"n": 8}]``."""
+        return [dict(zip(self.symbols, key)) for key in self._kernels]
+
+    def __repr__(self) -> str:
+        return (f"<tensorlang.SymbolicKernel {self.source.filename} sizes={','.join(self.symbols)} "
+                f"backend={self.backend} dtype={self.dtype.name} specializations={len(self._kernels)}>")
+
+    # ------------------------------------------------------------ running
+    def __call__(self, /, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
+        kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
+        if kernel is not None:  # the specialisation's own fast path, without repacking the arguments
+            self._last = kernel
+            results = kernel._try_fast(arrays, out)
+            return results if results is not None else kernel._call_guarded(out, arrays)
+        return self._call_guarded(out, arrays)
+
+    def _fast_key(self, arrays: dict, out) -> tuple[int, ...] | None:
+        """The binding as a tuple, read off plain ndarrays without any checking (the
+        specialisation checks everything); None for anything unusual."""
+        values = [0] * len(self.symbols)
+        try:
+            for name, _rank, dims in self._binders:
+                value = arrays.get(name)
+                if value is None:
+                    if out is None or name not in out:
+                        continue
+                    value = out[name]
+                shape = value.shape
+                for d, s in dims:
+                    if values[s] == 0:
+                        values[s] = shape[d]
+                    elif values[s] != shape[d]:
+                        return None
+        except Exception:  # noqa: BLE001 - anything unusual takes the careful path
+            return None
+        return tuple(values) if all(values) else None
+
+    @guard
+    def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
+        kernel = self.for_inputs(arrays, out)
+        return kernel._call_guarded(out, arrays)
+
+    @guard
+    def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """``k.run({"A": a})``: the inputs in a dict, as :meth:`Kernel.run`."""
+        if not isinstance(inputs, Mapping):
+            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        return self.for_inputs(inputs, out).run(inputs, out)
+
+    @guard
+    def for_inputs(self, arrays: Mapping[str, object], out=None) -> Kernel:
+        """The specialisation these arrays bind (:meth:`binding`), compiled on first use."""
+        kernel = self._specialization(self.binding(arrays, out))
+        self._last = kernel
+        return kernel
+
+    def binding(self, arrays: Mapping[str, object], out=None) -> dict[str, int]:
+        """Each symbol's value from the arrays' shapes: inputs in declaration order, then
+        ``out=`` arrays.  Disagreements, empty dimensions and symbols nothing binds are
+        error[input]."""
+        found: dict[str, tuple[int, str, int]] = {}  # symbol -> (value, array, dimension)
+        given = dict(out) if isinstance(out, Mapping) else {}
+        for name, rank, dims in self._binders:
+            value = arrays[name] if name in arrays else given.get(name)
+            if value is None:
+                continue
+            shape = _shape_of(value, name)
+            if len(shape) != rank:
+                declared = show(self.checked.context[name])
+                raise self._error(f"{'input' if name in arrays else 'out'} {name!r} has shape {show(shape)} "
+                                  f"but is declared {declared}", name)
+            for d, s in dims:
+                symbol, extent = self.symbols[s], shape[d]
+                if symbol in found and found[symbol][0] != extent:
+                    value0, array0, dim0 = found[symbol]
+                    raise self._error(f"size {symbol!r} is {value0} in {array0!r} (dimension {dim0 + 1}) but "
+                                      f"{extent} in {name!r} (dimension {d + 1}); every use of {symbol!r} "
+                                      "must have one value", name)
+                if extent < 1:
+                    raise self._error(f"size {symbol!r} would be {extent} from {name!r} (dimension {d + 1}); "
+                                      "sizes are positive", name)
+                found.setdefault(symbol, (extent, name, d))
+        missing = [s for s in self.symbols if s not in found]
+        if missing:
+            free = missing[0]
+            users = [n for n, shape in self.checked.context.shapes.items() if any(e == Sym(free) for e in shape)]
+            raise error("input", f"size {free!r} has no value: no input given determines it (it sizes "
+                        f"{', '.join(map(repr, users))}); give it with --param {free}=N (params={{{free!r}: N}} "
+                        f"in Python), or call with arrays that have it").with_source(self.source)
+        return {s: found[s][0] for s in self.symbols}
+
+    def _error(self, message: str, name: str) -> TensorLangError:
+        decl = self.checked.context.decls.get(name)
+        span = decl.name_span if decl is not None else None
+        return error("input", message, span).with_source(self.source)
+
+    # ------------------------------------------------------------ specialising
+    @guard
+    def specialize(self, **sizes: int) -> Kernel:
+        """The kernel for these values of the sizes (all of them), compiled on first use."""
+        unknown = [s for s in sizes if s not in self.symbols]
+        if unknown:
+            raise error("input", f"the program has no size {unknown[0]!r} (its sizes: {', '.join(self.symbols)})")
+        missing = [s for s in self.symbols if s not in sizes]
+        if missing:
+            raise error("input", f"specialize needs a value for every size; missing {', '.join(missing)}")
+        for name, value in sizes.items():
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise error("input", f"size {name!r} must be a positive integer, got {value!r}")
+        return self._specialization({s: int(sizes[s]) for s in self.symbols})
+
+    def _specialization(self, binding: dict[str, int]) -> Kernel:
+        key = tuple(binding[s] for s in self.symbols)
+        kernel = self._kernels.get(key)
+        if kernel is not None:
+            self._kernels.move_to_end(key)
+            return kernel
+        for name, value in binding.items():
+            if value >= MAX_EXTENT:
+                raise error("too-large", f"size {name!r} = {value} is 2^62 or more").with_source(self.source)
+        kernel = self._compile(binding)
+        self._kernels[key] = kernel
+        if len(self._kernels) > MAX_SPECIALIZATIONS:
+            self._kernels.popitem(last=False)
+        return kernel
+
+    def _compile(self, binding: dict[str, int]) -> Kernel:
+        shown = ", ".join(f"{s} = {v}" for s, v in binding.items())
+        try:
+            program = lang.parse(self.source, self.language.name, {**self.params, **binding})
+            checked = self.language.check(program)
+        except TensorLangError as exc:  # a range condition the values break (A[i, 3] with n = 2)
+            first = exc.diagnostics[0] if exc.diagnostics else None
+            raise error("input", f"the sizes {shown} do not fit the program: {exc.message}",
+                        first.span if first else None).with_source(self.source) from None
+        try:
+            kernel = Kernel(self.language, checked, self.source, self.backend, self.dtype, self._threads or None, self.opt,
+                            self.skip_passes)
+        except TensorLangError as exc:
+            raise exc.with_source(self.source) from None
+        kernel.sizes = {**self.params, **binding}
+        return kernel
+
+    # ------------------------------------------------------------ inspection
+    @guard
+    def ir(self, stage: str = "ast") -> str:
+        """The program as written (``ast``, ``tl``, ``teil``, ``core``); the later stages
+        depend on the sizes: ``k.specialize(n=8).ir("ein")``."""
+        if stage in SYMBOLIC_STAGES:
+            return _text_stage(self, stage)
+        raise self._needs_values(f"stage {stage!r}")
+
+    @guard
+    def code(self, target: str = "numpy") -> str:
+        raise self._needs_values(f"{target!r} code")
+
+    def _needs_values(self, what: str) -> TensorLangError:
+        sizes = ", ".join(self.symbols)
+        example = ", ".join(f"{s}=8" for s in self.symbols)
+        flags = " ".join(f"--param {s}=8" for s in self.symbols)
+        return error("input", f"{what} depends on the values of the symbolic sizes {sizes}: give them at compile "
+                     f"time ({flags}; params= in Python) or use k.specialize({example})").with_source(self.source)
+
+    @guard
+    def cost_report(self) -> str:
+        """``tensorlang analyze`` without values: each statement's flops and bytes as
+        polynomials in the sizes.  The program is lowered at stand-in values for the
+        symbols (primes no other extent of the program equals), each extent read back
+        as its symbol; lowering at a second set of stand-ins must give the same
+        polynomials, else they are not reported."""
+        found = []
+        for skip in (0, len(self.symbols)):
+            values = _stand_ins(self.source.text, len(self.symbols), skip)
+            symbol_of = dict(zip(values, self.symbols))
+
+            def size(n: int, symbol_of=symbol_of):
+                return Poly.symbol(symbol_of[n]) if n in symbol_of else Poly.constant(n)
+
+            try:
+                program = lang.parse(self.source, self.language.name, {**self.params, **dict(zip(self.symbols, values))})
+                ein = self.language.lower(self.language.check(program))
+            except TensorLangError as exc:
+                return f"symbolic sizes: {', '.join(self.symbols)}; no costs without values ({exc.message})\n"
+            found.append((ein, size, str(program_cost(ein, self.dtype.itemsize, size))))
+        if found[0][2] != found[1][2]:
+            return (f"symbolic sizes: {', '.join(self.symbols)}; the costs depend on the sizes in a way that is "
+                    "no polynomial: give --param NAME=VALUE\n")
+        ein, size, _ = found[0]
+        return symbolic_report(ein, size, self.symbols, self.dtype.itemsize)
+
+    @guard
+    def report(self) -> str:
+        ctx = self.checked.context
+        lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name}; symbolic sizes "
+                 f"{', '.join(self.symbols)}, {len(self._kernels)} specialization(s))", "variables:"]
+        for name, shape in ctx.shapes.items():
+            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
+            lines.append(f"  {role:9} {name} : {show(shape)}")
+        return "\n".join(lines)
+
+
+def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:
+    """``count`` primes from 101 on that are no integer written in the program (after
+    ``skip`` such primes): values for the sizes that no other extent can equal."""
+    written = {int(t) for t in re.findall(r"[0-9]+", text) if len(t) < 12}
+    found: list[int] = []
+    candidate = 101
+    while len(found) < count + skip:
+        if candidate not in written and all(candidate % p for p in range(2, int(candidate ** 0.5) + 1)):
+            found.append(candidate)
+        candidate += 1
+    return found[skip:]
+
+
+def _text_stage(kernel, stage: str) -> str:
+    if stage == "ast":
+        return kernel.language.print(kernel.program)
+    return lang.VIEWS[stage](kernel.checked)
+
+
+def _shape_of(value, name: str) -> tuple[int, ...]:
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(d, (int, np.integer)) for d in shape):
+        return tuple(int(d) for d in shape)
+    try:
+        return np.shape(value)
+    except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way
+        raise error("input", f"input {name!r} cannot be read as an array ({exc})") from None
