@@ -85,6 +85,21 @@ def _diagnostics(exc: TensorLangError) -> list[dict]:
 def _load_array_file(path: str, name: str | None = None):
     """np.load without pickles; a file that cannot be read for any reason is error[input]."""
     try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except FileNotFoundError:
+        raise TensorLangError("input", f"input file {path!r} does not exist") from None
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
+    if magic and not magic.startswith((b"\x93NUMPY", b"PK")):
+        # numpy would try to unpickle it and say "pickled data"; the cause is a file that
+        # is not an array file at all (text, CSV)
+        kind = "text" if _looks_like_text(path) else "neither a .npy array nor an .npz archive"
+        what = f"input {name!r}" if name else "inputs"
+        raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
+                                       "are written by np.save (.npy) and np.savez (.npz), "
+                                       "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
+    try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise TensorLangError("input", f"input file {path!r} does not exist") from None
@@ -92,6 +107,16 @@ def _load_array_file(path: str, name: str | None = None):
         what = f"input {name!r} from " if name else "inputs from "
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TensorLangError("input", f"cannot read {what}{path!r}: {detail}") from None
+
+
+def _looks_like_text(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        head.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
