@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"stages", "kernel"},
     {"specialize"},
     {"api"},
-    {"cli", "__init__"},
+    {"cli", "__init__", "__main__", "explain"},
 ]
 LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}
 

@@ -28,10 +28,10 @@ def cli(capsys, *args):
 
 
 def summary_lines(out: str) -> dict[str, str]:
-    """{name: 'sum=...'} from run's summary."""
+    """{name: 'checksum=...'} from run's summary of its results."""
     found = {}
     for line in out.splitlines():
-        m = re.match(r"^(\w+)\s+\[[\d ]*\]\s+(sum=\S+)", line)
+        m = re.match(r"^\s+(\w+)\s+\[[\d ]*\]\s+min=\S+ max=\S+ (checksum=\S+)", line)
         if m:
             found[m[1]] = m[2]
     return found
@@ -127,7 +127,7 @@ def test_run_with_input_files(matmul, capsys):
     assert (rc, err) == (0, "")
     sums = summary_lines(out)
     assert list(sums) == ["C"]
-    assert float(sums["C"][4:]) == pytest.approx((a @ b).sum(), rel=1e-9)
+    assert float(sums["C"].partition("=")[2]) == pytest.approx((a @ b).sum(), rel=1e-9)
     assert "[2 4]" in out
     assert "time:" in out
 
@@ -357,7 +357,7 @@ def test_run_unwritable_output_fails_before_running(matmul, capsys, tmp_path, wh
     target = tmp_path / "no" / "such" / "dir" / "out.npz" if where == "missing-dir" else path / "out.npz"
     rc, out, err = cli(capsys, "run", path, "--inputs", tmp_path / "AB.npz", "--output", target)
     assert_input_error(rc, out, err)
-    assert "sum=" not in out  # the error came before any result was computed and lost
+    assert "checksum=" not in out  # the error came before any result was computed and lost
     assert not target.exists()
 
 
@@ -367,7 +367,7 @@ def test_run_backend_c_without_a_compiler_is_a_backend_error(matmul, capsys, tmp
     rc, out, err = cli(capsys, "run", path, "--inputs", tmp_path / "AB.npz", "--backend", "c")
     assert rc == 1
     assert "error[backend]" in err and "C compiler" in err
-    assert "sum=" not in out
+    assert "checksum=" not in out
 
 
 @pytest.mark.parametrize("backend", ["c", "numpy", "interp", "auto"])
@@ -489,4 +489,4 @@ def test_run_summary_of_results_with_infinities_prints_no_warning(tmp_path, caps
         __import__("warnings").simplefilter("error")
         rc, out, err = cli(capsys, "run", path, "--input", f"x={tmp_path / 'x.npy'}")
     assert rc == 0, err
-    assert "sum=nan" in out
+    assert "checksum=nan" in out

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -19,7 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, stages
+from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
+from .ein.printer import statement_to_text
+from .explain import EXPLANATIONS, render as render_explanation
 from .api import check_source, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
@@ -43,22 +48,59 @@ def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
 # ------------------------------------------------------------------ check
 def cmd_check(args) -> int:
     status = 0
+    reports = []
     for path in args.programs:
         try:
             source, lang = _read_program(path, args.lang)
             guard(check_source)(source, lang, args.params, args.core)
         except TensorLangError as exc:
-            print(exc.render(), file=sys.stderr)
+            if args.json:
+                reports.append({"file": exc.filename or path, "ok": False, "diagnostics": _diagnostics(exc)})
+            else:
+                _print_error(exc)
             status = 1
             continue
-        if not args.quiet:
+        if args.json:
+            reports.append({"file": source.filename, "ok": True, "diagnostics": []})
+        elif not args.quiet:
             _out(f"{source.filename}: ok\n")
+    if args.json:
+        _out(json.dumps(reports, indent=2) + "\n")
     return status
+
+
+def _diagnostics(exc: TensorLangError) -> list[dict]:
+    """Every diagnostic of an error as JSON values (1-based lines and columns; the end
+    column is one past the last character), for editors."""
+    found = []
+    for d in exc.diagnostics:
+        span = d.span
+        found.append({
+            "code": d.code, "message": d.message, "rule": d.rule,
+            "line": span.line if span else None, "col": span.col if span else None,
+            "end_line": span.end_line if span else None, "end_col": span.end_col if span else None,
+        })
+    return found
 
 
 # ------------------------------------------------------------------ run
 def _load_array_file(path: str, name: str | None = None):
     """np.load without pickles; a file that cannot be read for any reason is error[input]."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except FileNotFoundError:
+        raise TensorLangError("input", f"input file {path!r} does not exist") from None
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
+    if magic and not magic.startswith((b"\x93NUMPY", b"PK")):
+        # numpy would try to unpickle it and say "pickled data"; the cause is a file that
+        # is not an array file at all (text, CSV)
+        kind = "text" if _looks_like_text(path) else "neither a .npy array nor an .npz archive"
+        what = f"input {name!r}" if name else "inputs"
+        raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
+                                       "are written by np.save (.npy) and np.savez (.npz), "
+                                       "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
     try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -67,6 +109,16 @@ def _load_array_file(path: str, name: str | None = None):
         what = f"input {name!r} from " if name else "inputs from "
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TensorLangError("input", f"cannot read {what}{path!r}: {detail}") from None
+
+
+def _looks_like_text(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        head.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
@@ -201,10 +253,31 @@ def _drop_stdout() -> None:
         pass
 
 
-def _checksum(a: np.ndarray) -> str:
+def _checksum(a: np.ndarray) -> float:
+    """The sum of all elements in float64: a fingerprint to compare runs by, not a result."""
     with np.errstate(all="ignore"):  # inf - inf in a sum is a NaN checksum, not a warning
-        total = float(np.sum(a, dtype=np.float64))
-    return f"sum={total:.10g}"
+        return float(np.sum(a, dtype=np.float64))
+
+
+#: Results with at most this many elements are printed whole (numpy's print options);
+#: larger ones as shape, min, max and checksum.
+SMALL_RESULT = 100
+
+
+def _describe(value: np.ndarray) -> dict:
+    """A result's summary as JSON values: shape, min, max, checksum (NaN as null)."""
+    with np.errstate(all="ignore"):
+        low = float(np.min(value)) if value.size else None
+        high = float(np.max(value)) if value.size else None
+    return {"shape": list(value.shape), "dtype": value.dtype.name, "min": _json_number(low),
+            "max": _json_number(high), "checksum": _json_number(_checksum(value))}
+
+
+def _json_number(x: float | None):
+    """JSON has no NaN or infinity: those become strings ("nan", "inf", "-inf")."""
+    if x is None or np.isfinite(x):
+        return x
+    return str(x)
 
 
 def _check_writable(path: str) -> None:
@@ -218,27 +291,132 @@ def _check_writable(path: str) -> None:
         raise TensorLangError("input", f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
 
 
+#: Warm calls are repeated until this many seconds have passed (at most MAX_WARM calls);
+#: a first call slower than this is not repeated at all.
+WARM_SECONDS = 0.5
+MAX_WARM = 50
+
+
 def cmd_run(args) -> int:
     if args.output:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
+    started = time.perf_counter()
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
                             params=args.params, opt=not args.no_opt, skip_passes=args.skip)
+    compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
-        raise exc.with_source(kernel.source) from None
+        raise _name_backend(exc, kernel).with_source(kernel.source) from None
+    try:
+        results, first, warm = _timed_runs(kernel, arrays)
+    except TensorLangError as exc:
+        raise _name_backend(exc, kernel) from None
+    written = _save_npz(args.output, results) if args.output else None
+    if args.json:
+        _out(json.dumps(_run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written),
+                        indent=2) + "\n")
+    elif args.quiet:
+        if written:
+            _out(f"{written}\n")
+    else:
+        _out(_run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written))
+    return 0
+
+
+def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], float, list[float]]:
+    """The results, the first call's seconds and the warm calls' seconds: the first call
+    pays for loading and first touches; warm calls are what a loop of calls costs."""
     start = time.perf_counter()
     results = kernel.run(arrays)
-    elapsed = time.perf_counter() - start
+    first = time.perf_counter() - start
+    warm: list[float] = []
+    if first < WARM_SECONDS:
+        deadline = time.perf_counter() + WARM_SECONDS
+        while len(warm) < MAX_WARM and (len(warm) < 3 or time.perf_counter() < deadline):
+            start = time.perf_counter()
+            kernel.run(arrays)
+            warm.append(time.perf_counter() - start)
+    return results, first, warm
+
+
+def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
+    """A too-large error says which back end refused it, and, from the interpreter, that
+    the compiled back ends need far less memory and time."""
+    if exc.code != "too-large":
+        return exc
+    extra = f" (back end {kernel.backend}"
+    extra += "; the reference interpreter is the slowest: try --backend c)" if kernel.backend == "interp" else ")"
+    d = exc.diagnostics[0]
+    return TensorLangError(d.code, d.message + extra, d.span, d.rule, exc.source, [
+        type(d)(d.code, d.message + extra, d.span, d.rule), *exc.diagnostics[1:]])
+
+
+def _input_origins(args, kernel, arrays) -> dict[str, str]:
+    """Where each input came from: a file, the --inputs archive, or random numbers."""
+    origins: dict[str, str] = {}
+    if args.inputs:
+        for name in arrays:
+            origins[name] = args.inputs
+    for item in args.input:
+        name, _, path = item.partition("=")
+        origins[name] = path
+    for name in arrays:
+        origins.setdefault(name, f"random uniform in [-1, 1], seed {args.random_inputs}")
+    return origins
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
+
+
+def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> str:
+    lines = [f"ran {kernel.source.filename} ({lang}) on back end {kernel.backend}, {kernel.dtype.name}"
+             f"{'' if kernel.opt else ', optimizer off'}"]
+    origins = _input_origins(args, kernel, arrays)
+    if origins:
+        lines.append("inputs:")
+        width = max(len(n) for n in origins)
+        for name, origin in origins.items():
+            lines.append(f"  {name:<{width}}  {show(np.shape(arrays[name])):<12} {origin}")
+    else:
+        lines.append("inputs: none")
+    lines.append("results (checksum: the sum of all elements, to compare runs by):")
     width = max((len(n) for n in results), default=0)
     for name, value in results.items():
-        _out(f"{name:<{width}}  {show(value.shape):<16} {_checksum(value)}\n")
-    _out(f"time: {elapsed * 1e3:.3f} ms  (backend {kernel.backend}, {kernel.dtype.name})\n")
-    if args.output:
-        written = _save_npz(args.output, results)
-        _out(f"wrote {len(results)} result(s) to {written}\n")
-    return 0
+        d = _describe(value)
+        lines.append(f"  {name:<{width}}  {show(value.shape):<12} min={_fmt(d['min'])} max={_fmt(d['max'])} "
+                     f"checksum={_fmt(d['checksum'], 10)}")
+        if value.size <= SMALL_RESULT:
+            text = np.array2string(value, prefix="    ")
+            lines.append("    " + text)
+    timing = f"time: compile {_ms(compile_seconds)}; run "
+    if warm:
+        timing += f"{_ms(float(np.median(warm)))} (median of {len(warm)} warm calls; first call {_ms(first)})"
+    else:
+        timing += f"{_ms(first)} (one call; too slow to repeat)"
+    lines.append(timing)
+    if written:
+        lines.append(f"wrote {len(results)} result(s) to {written}")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(x, digits: int = 6) -> str:
+    return "-" if x is None else (x if isinstance(x, str) else f"{x:.{digits}g}")
+
+
+def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> dict:
+    origins = _input_origins(args, kernel, arrays)
+    return {
+        "program": kernel.source.filename, "language": lang, "backend": kernel.backend,
+        "dtype": kernel.dtype.name, "optimized": kernel.opt,
+        "inputs": {n: {"shape": list(np.shape(arrays[n])), "from": origins[n]} for n in arrays},
+        "results": {n: _describe(v) for n, v in results.items()},
+        "seconds": {"compile": compile_seconds, "first_call": first,
+                    "warm_median": float(np.median(warm)) if warm else None, "warm_calls": len(warm)},
+        "output": written,
+    }
 
 
 # ------------------------------------------------------------------ compile
@@ -266,10 +444,50 @@ def cmd_analyze(args) -> int:
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
                             skip_passes=args.skip)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
-        _out(kernel.cost_report())
+        text = kernel.cost_report()
+        _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
+                         "report": text}, indent=2) + "\n" if args.json else text)
+    elif args.json:
+        _out(json.dumps(_analyze_json(kernel), indent=2) + "\n")
+    else:
+        _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+    return 0
+
+
+def _analyze_json(kernel) -> dict:
+    """``analyze --json``: the same facts as the text report, as JSON values."""
+    itemsize = kernel.dtype.itemsize
+
+    def table(program) -> dict:
+        shapes = program.shapes
+        statements = []
+        for stmt in program.statements:
+            cost = statement_cost(stmt, shapes, itemsize)
+            statements.append({"statement": statement_to_text(stmt), "target": stmt.target,
+                               "shape": list(shapes[stmt.target]), "flops": cost.flops, "bytes": cost.bytes})
+        total = program_cost(program, itemsize)
+        return {"statements": statements, "flops": total.flops, "bytes": total.bytes, "ir_nodes": program.size}
+
+    optimized = kernel.optimized
+    return {
+        "program": kernel.source.filename, "dtype": kernel.dtype.name,
+        "before": table(kernel.ein), "after": table(optimized.program),
+        "passes": [{"name": r.name, "ir_nodes": r.nodes, "statements": r.statements, "seconds": r.seconds}
+                   for r in optimized.log],
+        "rules": {name: count for name, count in getattr(optimized, "rules", ())},
+    }
+
+
+# ------------------------------------------------------------------ explain
+def cmd_explain(args) -> int:
+    if args.code is None:
+        width = max(len(c) for c in EXPLANATIONS)
+        _out("".join(f"{c:<{width}}  {e.summary}\n" for c, e in sorted(EXPLANATIONS.items())))
         return 0
-    assert isinstance(kernel, Kernel)
-    _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+    code = args.code.strip().removeprefix("error[").removesuffix("]")
+    if code not in EXPLANATIONS:
+        raise TensorLangError("input", f"no error code {args.code!r}; the codes are {', '.join(sorted(EXPLANATIONS))}")
+    _out(render_explanation(code))
     return 0
 
 
@@ -284,60 +502,91 @@ def cmd_cache(args) -> int:
 
 
 # ------------------------------------------------------------------ main
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tensorlang", description="A typed tensor language and its compiler.")
-    parser.add_argument("--version", action="version", version=f"tensorlang {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+_LANG_HELP = "the program's language when its suffix does not say (default: by suffix, else tl)"
+_PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd programs); repeatable"
+_DTYPE_HELP = "element type: float64 (default) or float32"
 
-    p = sub.add_parser("check", help="type-check programs; exit 1 with diagnostics if any is ill-formed")
-    p.add_argument("programs", nargs="+", metavar="PROG")
-    p.add_argument("--lang", choices=LANGUAGES)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
-                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
+
+def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
+    """The options every command that reads a program shares."""
+    p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    if dtype_help:
+        p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=dtype_help)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tensorlang", description="A typed tensor language and its compiler.",
+        epilog="`tensorlang COMMAND --help` describes a command; `tensorlang explain CODE` an error code.")
+    parser.add_argument("--version", action="version", version=f"tensorlang {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("check", help="type-check programs; exit 1 with diagnostics if any is ill-formed",
+                       description="Type-check programs; exit 1 with diagnostics if any is ill-formed.")
+    p.add_argument("programs", nargs="+", metavar="PROG", help="program files (.tl, .cfd, .teil), or - for standard input")
+    _common(p, dtype_help=None)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing for well-formed programs")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON list: per file its name, ok and diagnostics (code, message, rule, "
+                        "line, col, end_line, end_col)")
     p.add_argument("--core", action="store_true", help="TeIL programs must also be Core-TeIL (paper 001 section 4)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("run", help="run a program and print a summary of its results")
+    p = sub.add_parser("run", help="run a program and show its results and timings",
+                       description="Run a program: say what ran and where its inputs came from, print small "
+                                   "results whole and large ones as shape, min, max and checksum, and time the "
+                                   "compile and the warm calls (median) apart.")
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
-    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
-    p.add_argument("--inputs", metavar="FILE.npz")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="read input NAME from a .npy file; repeatable")
+    p.add_argument("--inputs", metavar="FILE.npz", help="read inputs from an .npz archive, one array per variable")
     p.add_argument("--random-inputs", action="store_const", const=0, dest="random_inputs",
                    help="fill inputs not given otherwise with uniform random numbers in [-1, 1]; "
                         "--random-inputs=SEED picks the seed (default 0)")
     p.add_argument("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS)
-    p.add_argument("--output", metavar="OUT.npz")
-    p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN)
-    p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
-    p.add_argument("--threads", type=int)
-    p.add_argument("--lang", choices=LANGUAGES)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
-                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
+    p.add_argument("--output", metavar="OUT.npz", help="write the results to an .npz archive (.npz is appended if missing)")
+    p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN,
+                   help="what runs the program: c (generated C), numpy, interp (the reference interpreter, "
+                        "slow); auto: c where a C compiler works, else numpy")
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=_DTYPE_HELP)
+    p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
+    p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("-q", "--quiet", action="store_true", help="print nothing but the file --output wrote")
+    how.add_argument("--json", action="store_true", help="print what ran, the results' summaries and the timings as JSON")
     _optimizer_switches(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("compile", help="show a stage of the compiler")
-    p.add_argument("program", metavar="PROG")
-    p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES)
-    p.add_argument("-o", metavar="FILE")
-    p.add_argument("--lang", choices=LANGUAGES)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
-                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
-    p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element type of generated code")
+    p = sub.add_parser("compile", help="show a stage of the compiler",
+                       description="Show the program at a stage of the compiler.")
+    p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
+    p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES,
+                   help="the stage to show (default ast: the program as parsed)")
+    p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
+    _common(p, dtype_help="element type of generated code: float64 (default) or float32")
     _optimizer_switches(p)
     p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser("analyze", help="flops and bytes per statement before and after the optimizer")
-    p.add_argument("program", metavar="PROG")
-    p.add_argument("--lang", choices=LANGUAGES)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
-                   help="a symbolic size used in the program's types (.cfd, .stur); repeatable")
-    p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="element size for bytes")
+    p = sub.add_parser("analyze", help="flops and bytes per statement before and after the optimizer",
+                       description="Flops and bytes per statement before and after the optimizer, each "
+                                   "pass's log and the rewrite rules that fired.")
+    p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
+    _common(p, dtype_help="element size for bytes: float64 (default) or float32")
+    p.add_argument("--json", action="store_true", help="print the same facts as JSON")
     _optimizer_switches(p, no_opt=False)
     p.set_defaults(func=cmd_analyze)
 
-    p = sub.add_parser("cache", help="show or clear the cache of compiled C kernels")
-    p.add_argument("action", choices=("info", "clear"))
+    p = sub.add_parser("explain", help="what an error code means, with an example and its fix",
+                       description="What an error code means, an example that produces it and the example fixed.")
+    p.add_argument("code", nargs="?", metavar="CODE", help="an error code such as shape or dim-range; none lists them all")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("cache", help="show or clear the cache of compiled C kernels",
+                       description="Show or clear the cache of compiled C kernels.")
+    p.add_argument("action", choices=("info", "clear"), help="info: where and how big; clear: remove every kernel")
     p.set_defaults(func=cmd_cache)
 
     _add_bench_parser(sub)
@@ -403,6 +652,22 @@ def _parse_params(items: list[str]) -> dict[str, int]:
     return params
 
 
+def _colour() -> bool:
+    """Colour only on a terminal, and never with $NO_COLOR set or TERM=dumb."""
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _print_error(exc: TensorLangError) -> None:
+    text = exc.render()
+    if _colour():
+        text = re.sub(r"error\[[a-z-]+\]", lambda m: f"\033[1;31m{m[0]}\033[0m", text)
+    print(text, file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(_normalize(list(sys.argv[1:] if argv is None else argv)))
     try:
@@ -417,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
     except TensorLangError as exc:
         if exc.message.startswith("cannot write to standard output"):
             _drop_stdout()
-        print(exc.render(), file=sys.stderr)
+        _print_error(exc)
         if exc.code == "internal" and os.environ.get("TENSORLANG_DEBUG"):
             import traceback
 

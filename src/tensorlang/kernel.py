@@ -178,12 +178,28 @@ class Kernel:
         return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}>"
 
     # --------------------------------------------------------------- running
-    def __call__(self, /, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
+    def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
+        # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
+        # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
+        if args:
+            raise self._positional(args)
         # The plain case runs the generated fast path (c_fastcall) in as few frames as
         # possible; it declines (None) anything unusual, and should it raise, the guarded
         # general path below redoes the call and reports properly.
         results = self._try_fast(arrays, out)
         return results if results is not None else self._call_guarded(out, arrays)
+
+    def _positional(self, args: tuple) -> TensorLangError:
+        """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
+        names = self.inputs or self.optional_inputs
+        by_name = ", ".join(f"{n}=..." for n in names) or "NAME=array"
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            how = "pass the dict as k.run(d) or k(**d)"
+        else:
+            how = f"call k({by_name}) or k.run({{name: array}})"
+        count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
+        return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
+                              "(results in place: out={name: array}, by keyword)").with_source(self.source)
 
     def _try_fast(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
         """The results from the generated fast path, or None where it declines or raises

@@ -138,19 +138,36 @@ def expected(names: Iterable[str], words: dict[str, str]) -> str:
 Hint = Callable[[Token | None, Token], "tuple[str, Span] | None"]
 
 
-def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None):
+#: A front end's hint for a line written in another notation (numpy, einsum): given the
+#: source line where parsing stopped, a one-line hint with the language's form, or None.
+Foreign = Callable[[str], "str | None"]
+
+
+def _line(text: str, number: int) -> str:
+    lines = text.split("\n")
+    return lines[number - 1] if 1 <= number <= len(lines) else ""
+
+
+def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, foreign: Foreign | None = None):
     """Run a lark parser (with its transformer) over ``text``; every way lark can fail
-    becomes error[syntax] at the first character or token it cannot accept."""
+    becomes error[syntax] at the first character or token it cannot accept.  Where
+    ``foreign`` recognises the line as another notation, its hint replaces the list of
+    expected tokens."""
     check_nesting(text)
+
+    def fail(what: str, span: Span, otherwise: str = ""):
+        better = foreign(_line(text, span.line)) if foreign is not None else None
+        message = f"unexpected {what}: {better}" if better else f"unexpected {what}{otherwise}"
+        return error("syntax", message, span)
+
     try:
         return parser.parse(text)
     except UnexpectedCharacters as exc:
         pos = exc.pos_in_stream or 0
         ch = text[pos] if pos < len(text) else ""
-        raise error("syntax", f"unexpected character {ch!r}", Span.point(exc.line, exc.column)) from None
+        raise fail(f"character {ch!r}", Span.point(exc.line, exc.column)) from None
     except UnexpectedEOF as exc:
-        span = Span.point(*end_position(text))
-        raise error("syntax", "unexpected end of input" + expected(exc.expected, words), span) from None
+        raise fail("end of input", Span.point(*end_position(text)), expected(exc.expected, words)) from None
     except UnexpectedToken as exc:
         tok = exc.token
         previous = (exc.token_history or [None])[-1]
@@ -161,7 +178,7 @@ def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None):
             span, what = Span.point(*end_position(text)), "end of input"
         else:
             span, what = tok_span(tok), repr(str(tok))
-        raise error("syntax", f"unexpected {what}" + expected(exc.expected, words), span) from None
+        raise fail(what, span, expected(exc.expected, words)) from None
     except UnexpectedInput as exc:  # pragma: no cover - lark's other cases
         raise error("syntax", str(exc).splitlines()[0], Span.point(exc.line, exc.column)) from None
     except VisitError as exc:  # an exception inside a transformer callback

@@ -18,7 +18,7 @@ from ...ein.printer import RESERVED
 from ...errors import error
 from .. import lark_support
 from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
-from . import ast
+from . import ast, hints
 
 # How the grammar's terminals read in a message about what was expected.
 _TERMINAL_WORDS = {  # beside lark_support.COMMON_WORDS
@@ -160,6 +160,11 @@ class _ToAst(Transformer):
         expr = rest[-1]
         return ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name))
 
+    def scalar_assign(self, name, _eq, expr):
+        """``s = sum(i) M[i,i]``: index form with no target indices, as ``s[] = ...``
+        (the checker then requires ``s`` to be of rank 0, like any index statement)."""
+        return ast.IndexAssign(str(name), (), expr, _cover(name, expr), _tok_span(name))
+
     def access(self, name, *rest):
         return ast.Access(str(name), self._indices(rest), _cover(name, rest[-1]))
 
@@ -212,7 +217,7 @@ def parse_model(text: str) -> ast.Program:
     """
     token = _text.set(text)
     try:
-        program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint)
+        program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint, hints.hint)
     finally:
         _text.reset(token)
     lark_support.check_depth(program.stmts, ast.children)

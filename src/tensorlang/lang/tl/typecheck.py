@@ -106,7 +106,8 @@ def _check_dim(d: int, shape: Shape, pair: ast.Pair, rule: str, what: str) -> No
         allowed = f"{_dim(1)}..{_dim(rank)}" if rank else "none: the operand is a scalar"
         raise error(
             "dim-range",
-            f"{what} names dimension {_dim(d)}, but the operand has type {show(shape)} of rank {rank} (dimensions {allowed})",
+            f"{what} names dimension {_dim(d)}, but the operand has type {show(shape)} of rank {rank} (dimensions {allowed})"
+            + ("; dimensions are numbered from 1 here, not from 0 as in numpy" if d == 0 and _dim(1) == 1 else ""),
             pair.span,
             rule,
         )

@@ -1,0 +1,108 @@
+"""One-line hints for code written in another notation: where the parser stops on a
+line that holds a numpy or einsum form, the message says how tensorlang writes it.
+
+The hints read the line the parser stopped on (not lark's state), so they fire only for
+forms that are unambiguous in text: an einsum string, a numpy/JAX/torch call, ``A @ B``,
+``A.T``, ``**``, commas in a shape or in a dimension pair, Python statements.  An
+einsum call is translated to the index-form statement that computes the same, with the
+operands' names: ``C = np.einsum('ij,jk->ik', A, B)`` gets
+``C[i,k] = sum(j) A[i,j] * B[j,k]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_EINSUM = re.compile(r"""(?:(\w+)\s*=\s*)?(?:\w+\s*\.\s*)*einsum\s*\(\s*(['"])([^'"]*)\2\s*((?:,\s*\w+\s*)*)\)""")
+_CALL = re.compile(r"""(?:(\w+)\s*=\s*)?\b(np|numpy|jnp|jax\.numpy|torch|tf|scipy)\s*\.\s*(\w+)\s*\(([^)]*)\)?""")
+_BARE_CALL = re.compile(r"""(?:(\w+)\s*=\s*)?\b(dot|matmul|tensordot|transpose|trace|outer|einsum_path)\s*\(([^)]*)\)?""")
+_MATMUL = re.compile(r"""(?:(\w+)\s*=\s*)?(\w+)\s*@\s*(\w+)""")
+_DOT_T = re.compile(r"""(?:(\w+)\s*=\s*)?(\w+)\s*\.\s*T\b""")
+_SHAPE_COMMAS = re.compile(r""":\s*\[\s*(\d+(?:\s*,\s*\d+)+)\s*\]""")
+_SHAPE_TUPLE = re.compile(r""":\s*\(\s*(\d+(?:\s*,\s*\d*)*)\s*\)""")
+_PAIR_COMMAS = re.compile(r"""[.^]\s*\[\s*\[?\s*(\d+)\s*,\s*(\d+)\s*\]""")
+_PYTHON = re.compile(r"""^\s*(import\s+\w|from\s+\w+\s+import\b|def\s+\w+\s*\(|for\s+\w+\s+in\b|return\b|print\s*\(|class\s+\w+)""")
+
+_MATRIX_PRODUCT = "{c}[i,j] = sum(k) {a}[i,k] * {b}[k,j]  (or {c} = {a} # {b} . [2 3])"
+
+
+def hint(line: str) -> str | None:
+    """The hint for the source line the parser stopped on, or None if it holds no
+    foreign form this module knows."""
+    line = line.split("//", 1)[0]  # a comment may say anything
+    m = _EINSUM.search(line)
+    if m:
+        return _einsum_hint(m[1] or "C", m[3], [o.strip() for o in m[4].split(",") if o.strip()])
+    m = _CALL.search(line)
+    if m:
+        return _call_hint(m[1] or "C", f"{m[2]}.{m[3]}", m[3], m[4] or "")
+    m = _BARE_CALL.search(line)
+    if m:
+        return _call_hint(m[1] or "C", m[2], m[2], m[3] or "")
+    m = _MATMUL.search(line)
+    if m:
+        return "tensorlang has no '@'; a matrix product is " + _MATRIX_PRODUCT.format(c=m[1] or "C", a=m[2], b=m[3])
+    m = _DOT_T.search(line)
+    if m:
+        target = m[1] or "B"
+        return f"tensorlang has no '.T'; a transposition is {target} = {m[2]} ^ [1 2]  (or {target}[j,i] = {m[2]}[i,j])"
+    if "**" in line:
+        return "tensorlang has no '**'; write a square as x * x, or use a function such as exp, log, sqrt"
+    m = _SHAPE_COMMAS.search(line) or _SHAPE_TUPLE.search(line)
+    if m:
+        extents = " ".join(x.strip() for x in m[1].split(",") if x.strip())
+        return f"a shape lists its extents without commas, in brackets: [{extents}]"
+    m = _PAIR_COMMAS.search(line)
+    if m:
+        return f"a dimension pair is written without a comma: [{m[1]} {m[2]}]"
+    if _PYTHON.search(line):
+        return ("this looks like Python; a tensorlang program is declarations (var A : [2 3]) "
+                "followed by statements (C[i,j] = sum(k) A[i,k] * B[k,j])")
+    if "'" in line or '"' in line:
+        return "tensorlang has no strings; an einsum subscript string is written as an index-form statement " \
+               "such as C[i,k] = sum(j) A[i,j] * B[j,k]"
+    return None
+
+
+def _call_hint(target: str, shown: str, function: str, args: str) -> str:
+    operands = [a.strip() for a in args.split(",") if re.fullmatch(r"\s*\w+\s*", a)]
+    a, b = (operands + ["A", "B"])[:2] if len(operands) < 2 else operands[:2]
+    if function in ("dot", "matmul", "tensordot", "inner", "mm", "bmm"):
+        return f"tensorlang has no {shown}(...); a matrix product is " + _MATRIX_PRODUCT.format(c=target, a=a, b=b)
+    if function in ("transpose", "swapaxes", "moveaxis", "permute"):
+        return f"tensorlang has no {shown}(...); a transposition is {target} = {a} ^ [1 2]  (or {target}[j,i] = {a}[i,j])"
+    if function == "trace":
+        return f"tensorlang has no {shown}(...); a trace is {target} = sum(i) {a}[i,i]"
+    if function == "outer":
+        return f"tensorlang has no {shown}(...); an outer product is {target} = {a} # {b}  (or {target}[i,j] = {a}[i] * {b}[j])"
+    if function == "sum":
+        return f"tensorlang has no {shown}(...); a sum is written with its index: {target} = sum(i) {a}[i]"
+    if function in ("exp", "log", "sqrt", "sin", "cos", "tanh", "abs"):
+        return f"tensorlang has no {shown}(...); its functions are called without a prefix: {function}({a})"
+    return (f"tensorlang has no numpy calls such as {shown}(...); write the computation as a statement, "
+            "e.g. C[i,j] = sum(k) A[i,k] * B[k,j]")
+
+
+def _einsum_hint(target: str, spec: str, operands: list[str]) -> str:
+    """``C = einsum('ij,jk->ik', A, B)`` as ``C[i,k] = sum(j) A[i,j] * B[j,k]``."""
+    spec = spec.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    generic = "tensorlang has no einsum strings; write an index-form statement such as C[i,k] = sum(j) A[i,j] * B[j,k]"
+    if "." in spec or not all(t.isalpha() or t == "" for t in terms) or not (output.isalpha() or output == ""):
+        return generic
+    if len(operands) != len(terms):
+        operands = [chr(ord("A") + n) for n in range(len(terms))]
+    counts = Counter("".join(terms))
+    if not arrow:  # numpy's implicit output: the letters used once, in alphabetical order
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    summed = sorted(set("".join(terms)) - set(output))
+
+    def access(name: str, letters: str) -> str:
+        return f"{name}[{','.join(letters)}]" if letters else name
+
+    right = " * ".join(access(name, letters) for name, letters in zip(operands, terms))
+    sums = f"sum({','.join(summed)}) " if summed else ""
+    left = f"{target}[{','.join(output)}]"
+    return f"tensorlang has no einsum strings; this one is {left} = {sums}{right}"
