@@ -196,7 +196,7 @@ matrix_chain_case = _cfd_case(
 
 
 CFD_KERNELS = {
-    "interpolation.cfd": (interpolation_case, {}),
+    "interpolation.cfd": (interpolation_case, {"m": 7, "n": 5}),
     "inverse_helmholtz.cfd": (helmholtz_case, {"n": 4}),
     "gradient.cfd": (gradient_case, {}),
     "matrix_chain.cfd": (matrix_chain_case, {}),

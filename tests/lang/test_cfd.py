@@ -263,8 +263,8 @@ def test_stack_in_model_language_and_index_form():
 # --------------------------------------------------------------------------- printing
 def test_cfd_printer_round_trip_of_the_examples():
     for path in EXAMPLES.glob("*.cfd"):
-        uses_n = "n" in tl.check(path).symbols
-        kernel = tl.compile(path, params={"n": 3} if uses_n else None, backend="numpy")
+        sizes = {name: 3 for name in tl.check(path).symbols}
+        kernel = tl.compile(path, params=sizes, backend="numpy")
         text = to_cfd_source(kernel.program)
         assert tl.compile(text, lang="cfd", backend="numpy").ein == kernel.ein, text
         assert to_cfd_source(parse_cfd(text)) == text
