@@ -114,7 +114,16 @@ def test_a_program_accepted_with_symbols_runs_at_every_binding(case: Case, value
     # sizes no input has (only results) come from params=
     given = {str(d) for name in checked.accepted_inputs for d in checked.context[name]}
     params = {name: value for name, value in binding.items() if name not in given}
+    infinite = any(np.isinf(v).any() for v in inputs.values())
+    kronecker = "delta[" in text or "eps[" in text
     for backend in BACKENDS:
         got = tl.compile(text, backend=backend, params=params)(**inputs)
+        # docs/optimizer.md: where a δ/ε zero meets ⊥ the optimized program may be defined;
+        # with infinite inputs, reassociation may turn a ⊥ into ±inf
+        for name, value in got.items():
+            undefined = np.isnan(expected[name][0])
+            loose = undefined if kronecker else undefined & np.isinf(value) if infinite else None
+            if loose is not None:
+                got[name] = np.where(loose, np.nan, value)
         assert_close_to_oracle(bound_case, got, "float64", f"{backend} at {binding}")
     event(f"compared at a second binding ({case.form} form)")
