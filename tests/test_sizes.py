@@ -258,3 +258,16 @@ def test_cli_run_binds_sizes_from_input_files(capsys, tmp_path):
                  "--input", f"B={tmp_path / 'b.npy'}", "--output", str(tmp_path / "out.npz")]) == 0
     with np.load(tmp_path / "out.npz") as saved:
         np.testing.assert_allclose(saved["C"], a @ np.ones((3, 2)))
+
+
+def test_threads_calling_with_new_shapes_at_once_get_right_results():
+    from concurrent.futures import ThreadPoolExecutor
+
+    k = tl.compile(SIZES / "matrix_product.tl", backend="numpy")
+    rng = np.random.default_rng(0)
+    work = [(rng.standard_normal((n, 3)), rng.standard_normal((3, 2))) for n in (1, 2, 3, 1, 2, 3, 4, 4)]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda ab: k(A=ab[0], B=ab[1])["C"], work))
+    for (a, b), c in zip(work, results):
+        np.testing.assert_allclose(c, a @ b, rtol=1e-12)
+    assert sorted(s["n"] for s in k.specializations()) == [1, 2, 3, 4]

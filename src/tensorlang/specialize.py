@@ -21,6 +21,7 @@ needs n >= 3) is error[input] saying which.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from typing import Mapping
 
@@ -66,6 +67,7 @@ class SymbolicKernel:
         self.symbols: tuple[str, ...] = checked.symbols
         self._threads = check_threads(threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
+        self._lock = threading.RLock()
         self._last: Kernel | None = None
         index = {name: n for n, name in enumerate(self.symbols)}
         shapes = checked.context.shapes
@@ -229,18 +231,19 @@ class SymbolicKernel:
 
     def _specialization(self, binding: dict[str, int]) -> Kernel:
         key = tuple(binding[s] for s in self.symbols)
-        kernel = self._kernels.get(key)
-        if kernel is not None:
-            self._kernels.move_to_end(key)
+        with self._lock:  # threads calling with new shapes at once compile each binding once
+            kernel = self._kernels.get(key)
+            if kernel is not None:
+                self._kernels.move_to_end(key)
+                return kernel
+            for name, value in binding.items():
+                if value >= MAX_EXTENT:
+                    raise error("too-large", f"size {name!r} = {value} is 2^62 or more").with_source(self.source)
+            kernel = self._compile(binding)
+            self._kernels[key] = kernel
+            if len(self._kernels) > MAX_SPECIALIZATIONS:
+                self._kernels.popitem(last=False)
             return kernel
-        for name, value in binding.items():
-            if value >= MAX_EXTENT:
-                raise error("too-large", f"size {name!r} = {value} is 2^62 or more").with_source(self.source)
-        kernel = self._compile(binding)
-        self._kernels[key] = kernel
-        if len(self._kernels) > MAX_SPECIALIZATIONS:
-            self._kernels.popitem(last=False)
-        return kernel
 
     def _compile(self, binding: dict[str, int]) -> Kernel:
         shown = ", ".join(f"{s} = {v}" for s, v in binding.items())
