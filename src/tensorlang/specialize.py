@@ -68,6 +68,8 @@ class SymbolicKernel:
         self._threads = check_threads(threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
         self._lock = threading.RLock()
+        #: the raw shapes of ``_shape_key``'s inputs -> their specialisation (the fast path)
+        self._by_shapes: dict[tuple, Kernel] = {}
         self._last: Kernel | None = None
         index = {name: n for n, name in enumerate(self.symbols)}
         shapes = checked.context.shapes
@@ -77,6 +79,11 @@ class SymbolicKernel:
             (name, len(shapes[name]), tuple((d, index[e.name]) for d, e in enumerate(shapes[name]) if isinstance(e, Sym)))
             for name in (*checked.accepted_inputs, *(r for r in checked.results if r not in checked.accepted_inputs))
             if any(isinstance(e, Sym) for e in shapes[name]))
+        determined = {s for name, _, dims in self._binders if name in checked.accepted_inputs for _, s in dims}
+        #: the inputs whose shapes determine every size (empty: results' sizes need out=)
+        self._shape_key: tuple[str, ...] = (
+            tuple(name for name, _, _ in self._binders if name in checked.accepted_inputs)
+            if len(determined) == len(self.symbols) else ("\0",))
 
     # ------------------------------------------------------------ interface
     @property
@@ -127,7 +134,12 @@ class SymbolicKernel:
 
     # ------------------------------------------------------------ running
     def __call__(self, /, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
-        kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
+        try:  # the shapes of the inputs that carry sizes, as they come: one tuple, one lookup
+            kernel = self._by_shapes.get(tuple([arrays[name].shape for name in self._shape_key]))
+        except Exception:  # noqa: BLE001 - a missing input or a list: the general path reports
+            kernel = None
+        if kernel is None:
+            kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
         if kernel is not None:  # the specialisation's own fast path, without repacking the arguments
             self._last = kernel
             results = kernel._try_fast(arrays, out)
@@ -172,6 +184,14 @@ class SymbolicKernel:
         """The specialisation these arrays bind (:meth:`binding`), compiled on first use."""
         kernel = self._specialization(self.binding(arrays, out))
         self._last = kernel
+        try:
+            shapes = tuple([arrays[name].shape for name in self._shape_key])  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - not plain arrays: no fast entry
+            return kernel
+        with self._lock:
+            if len(self._by_shapes) >= 4 * MAX_SPECIALIZATIONS:
+                self._by_shapes.clear()
+            self._by_shapes[shapes] = kernel
         return kernel
 
     def binding(self, arrays: Mapping[str, object], out=None) -> dict[str, int]:
@@ -243,6 +263,7 @@ class SymbolicKernel:
             self._kernels[key] = kernel
             if len(self._kernels) > MAX_SPECIALIZATIONS:
                 self._kernels.popitem(last=False)
+                self._by_shapes.clear()  # it may hold the evicted one
             return kernel
 
     def _compile(self, binding: dict[str, int]) -> Kernel:
