@@ -94,7 +94,8 @@ def edited_cfd_programs(draw):
 def test_edited_cfd_programs_raise_only_tensorlang_errors(text, seed, monkeypatch_budget):
     note(text)
     try:
-        kernel = tl.compile(text, lang="cfd", params={"n": 3}, backend="numpy")
+        sizes = {name: 3 for name in tl.check(text, lang="cfd").symbols}  # every symbolic size at 3
+        kernel = tl.compile(text, lang="cfd", params=sizes, backend="numpy")
     except tl.TensorLangError as exc:
         assert exc.code in {"syntax", "redeclared", "undeclared-assign", "assign-shape", "undeclared",
                             "shape", "dim-range", "uninit", "read-only", "too-large", "input"}, exc
