@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -30,8 +31,9 @@ import numpy as np
 from . import lang
 from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
+from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
-from .errors import TensorLangError, error, guard
+from .errors import Source, TensorLangError, error, guard
 from .kernel import Kernel, check_threads, default_threads
 from .semantics.interface import Role
 from .semantics.sizes import MAX_EXTENT, Sym
@@ -283,6 +285,99 @@ class SymbolicKernel:
         kernel.sizes = {**self.params, **binding}
         return kernel
 
+    # ------------------------------------------------------------ chunked runs
+    @guard
+    def dask(self, inputs: Mapping[str, object] | None = None, *, batch: str | None = None, chunks=None,
+             split_every: int = 8, **arrays) -> dict:
+        """The results as dask arrays, computed chunk by chunk along the batch size.
+
+        ``batch`` names the symbolic size that is the batch (default: the program's only
+        size); the program must be data-parallel along it (:mod:`tensorlang.analysis.batch`
+        says why not otherwise).  Inputs that have the batch may be dask arrays (their
+        chunks along the batch are kept) or numpy arrays (cut into ``chunks``); the other
+        inputs are numpy arrays.  Results that have the batch are concatenated from the
+        chunks; results that are sums over the batch are a tree reduction of the chunks'
+        partial sums.  Inputs are given by keyword or, for names that clash with the
+        options, in ``inputs``."""
+        from .targets.dask import run_chunked
+
+        given = {**(dict(inputs) if inputs is not None else {}), **arrays}
+        verdict, batch = self.batch_verdict(batch)
+        shapes = self.checked.context.shapes
+        accepted = set(self.checked.accepted_inputs)
+        for name in given:
+            if name not in accepted:
+                raise error("input", f"{name!r} is no input of the program (inputs: {', '.join(sorted(accepted))})")
+        missing = [n for n in self.checked.inputs if n not in given]
+        if missing:
+            raise error("input", f"missing input {missing[0]!r} of shape {show(shapes[missing[0]])}")
+        batched = {n: v for n, v in given.items() if n in verdict.positions}
+        others = {n: v for n, v in given.items() if n not in verdict.positions}
+        fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})
+        params = {**self.params, **fixed}
+        spec = KernelSpec(self.source.text, self.source.filename, self.language.name, self.backend, self.dtype.name,
+                          self._threads or None, self.opt, self.skip_passes, tuple(sorted(params.items())))
+        outputs = {}
+        for name in self.outputs:
+            shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])
+            outputs[name] = shape
+        return run_chunked(spec, run_chunk, verdict, batched, others, outputs, self.dtype, chunks, split_every)
+
+    def batch_verdict(self, batch: str | None = None):
+        """(the data-parallel verdict, the batch's name) for a chunked run along ``batch``."""
+        if batch is None:
+            if len(self.symbols) != 1:
+                raise error("input", f"name the batch size: batch= one of {', '.join(self.symbols)}")
+            batch = self.symbols[0]
+        if batch not in self.symbols:
+            raise error("input", f"the batch must be a symbolic size of the program ({', '.join(self.symbols)}), "
+                        f"got {batch!r}")
+        positions = {}
+        for name, shape in self.checked.context.shapes.items():
+            where = [d for d, e in enumerate(shape) if e == Sym(batch)]
+            if len(where) > 1:
+                raise error("input", f"the program is not data-parallel along {batch}: {name!r} : {show(shape)} has "
+                            f"it in {len(where)} dimensions").with_source(self.source)
+            if where:
+                positions[name] = where[0]
+        values = _stand_ins(self.source.text, len(self.symbols))
+        program = lang.parse(self.source, self.language.name, {**self.params, **dict(zip(self.symbols, values))})
+        checked = self.language.check(program)
+        ein = self.language.lower(checked)
+        stmts = checked.program.stmts
+
+        def line_of(n: int):
+            span = getattr(stmts[n], "span", None) if n < len(stmts) and len(stmts) == len(ein.statements) else None
+            return span.line if span is not None else None
+
+        try:
+            return batch_verdict(ein, positions, line_of), batch
+        except NotDataParallel as exc:
+            raise error("input", f"the program is not data-parallel along {batch}: {exc}").with_source(self.source)
+
+    def binding_without(self, batch: str, arrays: Mapping[str, object]) -> dict[str, int]:
+        """The values of every size but the batch, from the arrays' shapes (as a call binds them)."""
+        found: dict[str, int] = {}
+        for name, rank, dims in self._binders:
+            if name not in arrays:
+                continue
+            shape = _shape_of(arrays[name], name)
+            if len(shape) != rank:
+                raise self._error(f"input {name!r} has shape {show(shape)} but is declared "
+                                  f"{show(self.checked.context[name])}", name)
+            for d, s in dims:
+                symbol = self.symbols[s]
+                if symbol == batch:
+                    continue
+                if found.setdefault(symbol, shape[d]) != shape[d]:
+                    raise self._error(f"size {symbol!r} is {found[symbol]} in one input but {shape[d]} in {name!r}",
+                                      name)
+        missing = [s for s in self.symbols if s != batch and s not in found]
+        if missing:
+            raise error("input", f"size {missing[0]!r} has no value: no input determines it; give it with "
+                        f"params={{{missing[0]!r}: N}} at compile time").with_source(self.source)
+        return found
+
     # ------------------------------------------------------------ inspection
     @guard
     def ir(self, stage: str = "ast") -> str:
@@ -341,6 +436,47 @@ class SymbolicKernel:
         return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ chunked runs (Dask)
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a worker process needs to make a kernel: the program and the options.  It
+    travels instead of the kernel (a loaded shared library cannot be pickled, and must
+    not be: the worker compiles, or finds the code in its own compile cache)."""
+
+    text: str
+    filename: str
+    lang: str
+    backend: str
+    dtype: str
+    threads: int | None
+    opt: bool
+    skip_passes: tuple[str, ...]
+    params: tuple[tuple[str, int], ...]
+
+    def load(self) -> "SymbolicKernel | Kernel":
+        source = Source(self.text, self.filename)
+        language = lang.get(self.lang)
+        checked = language.check(lang.parse(source, self.lang, dict(self.params)))
+        args = (language, checked, source, self.backend, np.dtype(self.dtype), self.threads, self.opt, self.skip_passes)
+        if checked.symbols:
+            return SymbolicKernel(*args, params=dict(self.params))
+        kernel = Kernel(*args)
+        kernel.sizes = dict(self.params)
+        return kernel
+
+
+#: The kernels this process made from specs (a Dask worker's, one per spec).
+_LOADED: dict[KernelSpec, "SymbolicKernel | Kernel"] = {}
+
+
+def run_chunk(spec: KernelSpec, batched: dict, others: dict) -> dict:
+    """One chunk of a chunked run, in whatever process Dask runs it."""
+    kernel = _LOADED.get(spec)
+    if kernel is None:
+        kernel = _LOADED[spec] = spec.load()
+    return kernel.run({**batched, **others})
+
+
 def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:
     """``count`` primes from 101 on that are no integer written in the program (after
     ``skip`` such primes): values for the sizes that no other extent can equal."""
@@ -358,6 +494,13 @@ def _text_stage(kernel, stage: str) -> str:
     if stage == "ast":
         return kernel.language.print(kernel.program)
     return lang.VIEWS[stage](kernel.checked)
+
+
+class _Shaped:
+    """An array's shape for binding, without reading a dask array's values."""
+
+    def __init__(self, value, batch_dim: int):
+        self.shape = tuple(getattr(value, "shape", np.shape(value)))
 
 
 def _shape_of(value, name: str) -> tuple[int, ...]:

@@ -1,0 +1,99 @@
+"""The Dask target: a kernel run chunk by chunk over Dask arrays.
+
+Dask is the existing engine for chunked numpy work on one machine or a cluster; this
+target only builds its task graph.  The batch dimension of every batched input is cut
+into the chunks of the first batched input (the other dimensions in one chunk each);
+one task per chunk runs the kernel on that chunk (the program specialised for the
+chunk's size, :mod:`tensorlang.specialize`), and each result is put together by its
+kind (:mod:`tensorlang.analysis.batch`):
+
+* **map**: the chunks' pieces, concatenated along the batch dimension;
+* **sum**: a tree reduction (``split_every`` partial sums per task) of the chunks'
+  partial sums: a covariance matrix over rows, say;
+* **replicated**: the first chunk's value (every chunk computes the same).
+
+A task carries the kernel's *spec* (program text and options), never a kernel: a worker
+process compiles it, or finds it in its compile cache, the first time it sees it
+(``runner`` is a module-level function of the layer that can compile, so it travels by
+reference).  Dask retries a task whose worker died, and the task is pure, so a retried
+task gives the same result.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ...analysis.batch import Verdict
+from ...errors import error
+
+
+def dask_array_module():
+    """dask.array, or error[backend] saying how to install it."""
+    try:
+        import dask.array as da
+    except ImportError:  # pragma: no cover - dask is in the test extra
+        raise error("backend", "the Dask target needs dask: pip install 'tensorlang[dask]'") from None
+    return da
+
+
+def _total(*parts):
+    """One level of the tree reduction: the sum of some partial sums."""
+    total = np.array(parts[0], copy=True)
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[str, Any], others: Mapping[str, Any],
+                outputs: Mapping[str, tuple], dtype: np.dtype, chunks=None, split_every: int = 8) -> dict[str, Any]:
+    """The results as dask arrays.
+
+    ``batched``: the inputs that have the batch (dask or numpy arrays); ``others``: the
+    rest (numpy arrays, or small dask arrays computed once); ``outputs``: each result's
+    shape with ``None`` in its batch dimension (only for map results); ``chunks``: the
+    chunk length along the batch where the first batched input is not a dask array yet
+    (``"auto"`` by default)."""
+    from dask import delayed
+
+    da = dask_array_module()
+    if not batched:
+        raise error("input", "a chunked run needs at least one input that has the batch dimension")
+    positions = verdict.positions
+    arrays = {}
+    first = next(iter(batched))
+    for name, value in batched.items():
+        if not isinstance(value, da.Array):
+            along = chunks if name == first and chunks is not None else "auto"
+            value = da.from_array(np.asarray(value), chunks={positions[name]: along} if along != "auto" else "auto")
+        arrays[name] = value
+    along = arrays[first].chunks[positions[first]]
+    for name, value in arrays.items():  # the batch in the first input's chunks, the rest whole
+        wanted = {d: (along if d == positions[name] else -1) for d in range(value.ndim)}
+        if value.shape[positions[name]] != sum(along):
+            raise error("input", f"{name!r} has {value.shape[positions[name]]} elements in its batch dimension "
+                        f"but {first!r} has {sum(along)}")
+        arrays[name] = value.rechunk(wanted)
+    blocks = {name: np.moveaxis(value.to_delayed(), positions[name], 0).reshape(-1) for name, value in arrays.items()}
+    small = delayed(dict(others), pure=True)  # one key: every task depends on it, none copies it
+    parts = [delayed(runner, pure=True)(spec, {name: blocks[name][i] for name in arrays}, small)
+             for i in range(len(along))]
+    results: dict[str, Any] = {}
+    for name, shape in outputs.items():
+        kind = verdict.kinds.get(name, "map" if name in positions else "replicated")
+        pieces = [delayed(operator.getitem, pure=True)(part, name) for part in parts]
+        if kind == "map":
+            p = positions[name]
+            results[name] = da.concatenate(
+                [da.from_delayed(piece, shape=shape[:p] + (n,) + shape[p + 1:], dtype=dtype)
+                 for piece, n in zip(pieces, along)], axis=p)
+        elif kind == "sum":
+            while len(pieces) > 1:
+                pieces = [delayed(_total, pure=True)(*pieces[i:i + split_every])
+                          for i in range(0, len(pieces), split_every)]
+            results[name] = da.from_delayed(pieces[0], shape=shape, dtype=dtype)
+        else:
+            results[name] = da.from_delayed(pieces[0], shape=shape, dtype=dtype)
+    return results
