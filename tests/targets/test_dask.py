@@ -183,3 +183,16 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_right(client):
     C = future.result(timeout=120)
     np.testing.assert_allclose(C, X.T @ X, rtol=1e-11, atol=1e-11)
     assert victim not in client.scheduler_info()["workers"]  # it really died (its replacement has a new address)
+
+
+def test_the_out_of_core_example_on_a_small_file(client, tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("covariance_out_of_core",
+                                                  EXAMPLES / "dask" / "covariance_out_of_core.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    path = tmp_path / "rows.npy"
+    example.write_rows(path, 30_001, 5, slice_rows=7_000)
+    C = example.covariance(path, chunk=4_000)["C"].compute()
+    np.testing.assert_allclose(C, example.reference(path, slice_rows=9_000), rtol=1e-11)
