@@ -163,6 +163,14 @@ class Kernel:
     def shapes(self) -> dict[str, tuple[int, ...]]:
         return dict(self.checked.context.shapes)
 
+    @guard
+    def dask(self, inputs=None, *, batch=None, chunks=None, split_every: int = 8, **arrays):
+        """Chunked runs need a batch that is a symbolic size (docs/dask.md)."""
+        written = f" (this kernel was specialised for {self.sizes})" if self.sizes else ""
+        raise error("input", "a chunked run (k.dask) cuts the program along a symbolic size, and this program's "
+                    f"sizes are all numbers{written}: declare the batch as a name, e.g. "
+                    "in var u : [E n n n], and compile without a value for it")
+
     def specializations(self) -> list[dict[str, int]]:
         """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` for a
         program without symbols); a :class:`~tensorlang.specialize.SymbolicKernel` has many."""

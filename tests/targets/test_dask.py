@@ -196,3 +196,10 @@ def test_the_out_of_core_example_on_a_small_file(client, tmp_path):
     example.write_rows(path, 30_001, 5, slice_rows=7_000)
     C = example.covariance(path, chunk=4_000)["C"].compute()
     np.testing.assert_allclose(C, example.reference(path, slice_rows=9_000), rtol=1e-11)
+
+
+def test_a_kernel_with_numbers_only_says_how_to_chunk():
+    k = tl.compile("in var x : [4]\nout var y : [4]\ny = x + x\n", backend="numpy")
+    with pytest.raises(tl.TensorLangError) as info:
+        k.dask(x=np.ones(4))
+    assert info.value.code == "input" and "symbolic size" in info.value.message
