@@ -51,7 +51,9 @@ def _load_corpus() -> ModuleType:
     name = "tensorlang_corpus"
     if name in sys.modules:
         return sys.modules[name]
-    path = Path(__file__).resolve().parents[3] / "tests" / "corpus.py"
+    # the checkout this file is in; else (an installed wheel) the checkout it runs from
+    candidates = [Path(__file__).resolve().parents[3] / "tests" / "corpus.py", Path.cwd() / "tests" / "corpus.py"]
+    path = next((p for p in candidates if p.is_file()), candidates[0])
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None or not path.is_file():
         raise ImportError(f"the test corpus {path} is missing: run `tensorlang bench` from a tensorlang checkout")
