@@ -25,7 +25,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..analysis.inplace import in_place_verdict, reads_only_its_own_point
+from ..analysis.inplace import compatible, in_place_verdict
 from ..ein import ir
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
@@ -112,7 +112,7 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
         roles = declared_roles(program.decls)
     buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls]
     shapes = program.shapes
-    scratch = max((math.prod(shapes[s.target]) for s in program.statements if not reads_only_its_own_point(s)),
+    scratch = max((math.prod(shapes[s.target]) for s in program.statements if not compatible(s).in_place),
                   default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
@@ -124,7 +124,7 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
     buffer when it cannot write its target in place."""
     slot_of = buffers.slot_of
     found = {slot_of[stmt.target], *(slot_of[name] for name in stmt.reads)}
-    if not reads_only_its_own_point(stmt):
+    if not compatible(stmt).in_place:
         found.add(buffers.scratch_for(stmt))
     return found
 
