@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..ein import ir
-from ..ein.index import Affine, Index, to_text, variables_of
+from ..ein.index import Affine, Index, as_terms, to_text, variables_of
 
 #: How many of the innermost rules a :class:`Read` keeps (an expression may be as deep
 #: as the parser accepts; the reason for a verdict is always among the innermost rules).
@@ -174,8 +174,8 @@ def _reason(indices: tuple[Index, ...], written: tuple[str, ...], bound: frozens
     """Why a read of the target at ``indices`` is not at the written index ('' if it is)."""
     if any(v in bound for v in variables_of(indices)):
         return "in tc-contr"
-    if indices == written:
-        return ""
+    if len(indices) == len(written) and all(as_terms(i) == (((v, 1),), 0) for i, v in zip(indices, written)):
+        return ""  # i, or the lone-variable affine i+0, which is the same position
     if any(isinstance(i, int) for i in indices):
         return "at a fixed position"
     if any(isinstance(i, Affine) for i in indices):
