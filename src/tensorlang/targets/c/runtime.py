@@ -103,12 +103,12 @@ class CKernel:
             return run_c
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
-            target, names = step.target, self.names
+            target, slot_of, name = step.target, self.schedule.buffers.slot_of, step.statement.target
 
             def run_einsum(buffers, threads):
-                store = {name: buffers[s] for s, name in enumerate(names)}
+                store = {var: buffers[s] for var, s in slot_of.items()}
                 with np.errstate(all="ignore"):
-                    value = kernel.function(store)[names[target]]
+                    value = kernel.function(store)[name]
                 np.copyto(buffers[target], value)
             return run_einsum
 

@@ -102,10 +102,13 @@ class _Codegen:
 
     def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
         """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
-        names = buffers.names
-        call = MatmulIntoStore(step, tuple((slot, names[slot]) for slot in step.operands), buffers.shapes[step.target])
-        return [f"    # {statement_to_text(statement_of(step))}", f"    # {step.reason}",
-                f"    _s[{names[step.target]!r}] = {self.constant(call)}(_s, _dtype)"]
+        # the statement's own names: a slot may hold several temporaries over a run
+        # (memory reuse by liveness), the store keeps each under its name
+        stmt = statement_of(step)
+        by_slot = {buffers.slot_of[name]: name for name in stmt.reads}
+        call = MatmulIntoStore(step, tuple((slot, by_slot[slot]) for slot in step.operands), buffers.shapes[step.target])
+        return [f"    # {statement_to_text(stmt)}", f"    # {step.reason}",
+                f"    _s[{stmt.target!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
