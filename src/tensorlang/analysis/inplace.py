@@ -202,11 +202,18 @@ def _contains(body: ir.Expr, target: str) -> set[int]:
 @lru_cache(maxsize=4096)
 def compatible(stmt: ir.Statement) -> Verdict:
     """002's derivation for ``stmt``: ``Γ ⊢ x = e ok`` by ok-c-stmt, read by read."""
+    return derive(stmt, stmt.target)
+
+
+def derive(stmt: ir.Statement, x: str) -> Verdict:
+    """The derivation with ``x`` in the role of the target: would ``stmt`` still be
+    compatible if it wrote x's storage (memory reuse asks this of a dying variable,
+    002 Fig. 16)?"""
     written = tuple(name for name, _ in stmt.index)
     reads: list[Read] = []
-    if stmt.target in stmt.reads:
+    if x in stmt.reads:
         free = _free_sets(stmt.body)
-        holds = _contains(stmt.body, stmt.target)
+        holds = _contains(stmt.body, x)
         stack: list[tuple[ir.Expr, tuple[str, ...], frozenset[str]]] = [(stmt.body, ("ok-c-stmt",), frozenset())]
         while stack:
             node, rules, bound = stack.pop()
@@ -218,7 +225,7 @@ def compatible(stmt: ir.Statement) -> Verdict:
             inner = bound | {name for name, _ in ir.binders(node)}
             # in source order: push the children reversed
             stack.extend((c, rules, inner) for c in reversed(ir.children(node)) if id(c) in holds)
-    return Verdict(stmt.target, written, tuple(reads))
+    return Verdict(x, written, tuple(reads))
 
 
 def _keep(rules: tuple[str, ...]) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ target's pool allocates one buffer per owner).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
@@ -31,7 +32,7 @@ import math
 
 from ..ein import ir
 from ..semantics.interface import Role
-from .inplace import compatible
+from .inplace import derive
 
 
 def live_after(program: ir.Program, results: Iterable[str]) -> tuple[frozenset[str], ...]:
@@ -82,46 +83,57 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
     """Which temporaries live in another's buffer (greedy, in statement order: a
     temporary takes the buffer of a Fig. 16 partner when it has one, else the one free
     the longest).  ``loop_statement(n, stmt)`` says whether statement n runs as a loop
-    nest (Fig. 16 needs one); by default the statements without Σ or reduction."""
+    nest (Fig. 16 needs one); by default the statements without Σ or reduction.
+
+    Linear in the statements up to a log factor (programs may have thousands of
+    temporaries): busy buffers wait in a heap by the end of their current user's range."""
     if loop_statement is None:
         loop_statement = lambda n, stmt: _sum_free(stmt)  # noqa: E731
     shapes = program.shapes
     temps = {name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP}
     ranges = _ranges(program, temps)
     holder: dict[str, str] = {}  # owner -> the temporary in its buffer now
-    ends: dict[str, int] = {}  # owner -> the last read of that temporary
+    ends: dict[str, int] = {}  # owner -> the end of that temporary's range
+    owner_of: dict[str, str] = {}
+    busy: dict[tuple[int, ...], list[tuple[int, str]]] = {}  # shape -> heap of (end, owner)
+    free: dict[tuple[int, ...], list[tuple[int, str]]] = {}
     shared: list[Sharing] = []
-    by_start = sorted(ranges, key=lambda name: (ranges[name][0], name))
-    for name in by_start:
+    for name in sorted(ranges, key=lambda name: (ranges[name][0], name)):
         start, end = ranges[name]
+        shape = shapes[name]
         stmt = program.statements[start]
         choice = None
-        for owner, user in holder.items():
-            if shapes[owner] != shapes[name] or ends[owner] > start:
-                continue
-            if ends[owner] < start:
-                if choice is None or choice[1] == "Fig. 20" and ends[owner] < ends[choice[0]]:
-                    choice = (owner, "Fig. 20")
-            elif (user in stmt.reads and user != stmt.target and loop_statement(start, stmt)
-                  and _compatible_renamed(stmt, user)):
+        for read in stmt.reads:  # Fig. 16: a buffer whose user this statement reads last
+            owner = owner_of.get(read)
+            if (owner is not None and holder[owner] == read and ends[owner] == start and shapes[owner] == shape
+                    and read != stmt.target and loop_statement(start, stmt) and _compatible_renamed(stmt, read)):
                 choice = (owner, "Fig. 16")
                 break
+        if choice is None:  # Fig. 20: a buffer whose user was dead before this statement
+            heap, spare = busy.setdefault(shape, []), free.setdefault(shape, [])
+            while heap and heap[0][0] < start:
+                done, owner = heapq.heappop(heap)
+                if ends[owner] == done:  # else a stale entry: the buffer was taken since
+                    heapq.heappush(spare, (done, owner))
+            while spare and choice is None:
+                done, owner = heapq.heappop(spare)
+                if ends[owner] == done:
+                    choice = (owner, "Fig. 20")
         if choice is None:
-            holder[name], ends[name] = name, end
-            continue
-        owner, figure = choice
-        holder[owner], ends[owner] = name, end
-        shared.append(Sharing(name, owner, start, figure))
+            owner = name
+        else:
+            owner = choice[0]
+            shared.append(Sharing(name, owner, start, choice[1]))
+        holder[owner], ends[owner], owner_of[name] = name, end, owner
+        heapq.heappush(busy.setdefault(shape, []), (end, owner))
     return tuple(shared)
 
 
 def _compatible_renamed(stmt: ir.Statement, dying: str) -> bool:
     """002 Fig. 16: ``t = e`` may write ``dying``'s buffer while reading it when
-    ``t = e[dying := t]`` is compatible (t itself is not read)."""
-    if stmt.target in stmt.reads:
-        return False
-    body = ir.rename_tensors(stmt.body, {dying: stmt.target})
-    return compatible(ir.Statement(stmt.target, stmt.index, body)).compatible
+    ``t = e[dying := t]`` is compatible (t itself is not read): every read of ``dying``
+    is at the written index."""
+    return stmt.target not in stmt.reads and derive(stmt, dying).compatible
 
 
 def temporary_bytes(program: ir.Program, roles: Mapping[str, str], itemsize: int,
