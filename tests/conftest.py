@@ -6,6 +6,9 @@ from hypothesis import HealthCheck, settings
 
 # Property tests import their strategies as `properties.generators`.
 sys.path.insert(0, str(Path(__file__).parent))
+# The benchmark package of this checkout (not the one an editable install points at),
+# as PYTHONPATH=src does for the package itself.
+sys.path.insert(1, str(Path(__file__).parent.parent / "benchmarks"))
 
 # Every optimization a test causes is checked by the IR verifier as lowered and after
 # every pass (src/tensorlang/ein/verify.py); TENSORLANG_VERIFY=0 turns that off.
