@@ -203,3 +203,18 @@ def test_in_place_execution_matches_the_reference_interpreter(backend, case):
     want = tl.compile(text, backend="interp")(**inputs)["x"]
     x = inputs["x"].copy()
     _assert_same(tl.compile(text, backend=backend)(**{**inputs, "x": x}, out={"x": x})["x"], want, text)
+
+
+# ------------------------------------------------------------------ tensorlang analyze
+def test_analyze_explains_each_verdict_in_one_line(capsys):
+    from tensorlang.cli import main
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    assert main(["analyze", str(root / "examples" / "fig9_incompatible_matvec.tl")]) == 0
+    out = capsys.readouterr().out
+    assert "in tc-contr: needs a temporary [tc-contr > tc-prod > tc-var-xx fails]" in out
+    assert "temporaries: 0 buffers, 0 bytes" in out
+    assert main(["analyze", str(root / "examples" / "fig8_compatible_contraction.tl")]) == 0
+    out = capsys.readouterr().out
+    assert "= written index: in place [tc-contr > tc-prod > tc-var-xx]" in out
+    assert "does not read" in out  # the optimizer's temporary for the trace
