@@ -36,7 +36,7 @@ def test_the_paper_figure_8_and_9_examples():
 @pytest.mark.parametrize("source, compatible_, line", [
     # section 3.1: x = x + w * (uv * x), uv a scalar
     ("in var u : [1 3]\nin var v : [3 1]\nin var w : [3]\ninout var x : [3]\n"
-     "x = x + w * (((u # v) . [2 3]) . [1 2] * x)\n", True, "x read 2 times, each at (i) = written index"),
+     "x = x + w * (((u # v) . [2 3]) . [1 2] * x)\n", True, "x read 2 times, each at the written index"),
     ("in var s : []\ninout var x : [4]\nx = s * x\n", True, "[tc-smul' > tc-var-xx]"),
     ("in var s : []\ninout var x : [4]\nx = x / s\n", True, "[tc-sdiv' > tc-var-xx]"),
     ("in var v : [4]\ninout var x : [4]\nx = x * v\n", True, "[tc-elem > tc-var-xx]"),
@@ -47,6 +47,8 @@ def test_the_paper_figure_8_and_9_examples():
     ("inout var x : [3]\nx[i] = x[i+0] + x[2*i-i]\n", True, "x read 2 times"),  # affine forms normalize
     ("inout var x : [4]\nx[i] = x[i] + x[-i+5]\n", False, "x read at (-i+5) at a shifted index"),
     ("inout var x : [4]\nx[i] = max(k) x[k]\n", False, "x read at (k) in tc-contr"),
+    # tc-stack: conservative (every item is loaded at every point)
+    ("inout var x : [2 3]\nx[s,i] = [x[1,i] * 2, x[2,i] * 3][s]\n", False, "x read at (1, i) at a fixed position"),
     ("in var y : [4]\ninout var x : [4]\nx = y + y\n", True, "does not read x"),
 ])
 def test_verdicts_name_the_occurrence_and_the_rule(source, compatible_, line):

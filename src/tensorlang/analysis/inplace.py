@@ -120,8 +120,9 @@ class Verdict:
             return f"{x} read at {bad.where} {bad.reason}: needs a temporary [{bad.path}]"
         if not self.reads:
             return f"does not read {x}"
-        times = "" if len(self.reads) == 1 else f" {len(self.reads)} times, each"
-        return f"{x} read{times} at {self.reads[0].where} = written index: in place [{self.reads[0].path}]"
+        if len(self.reads) > 1:
+            return f"{x} read {len(self.reads)} times, each at the written index: in place [{self.reads[0].path}]"
+        return f"{x} read at {self.reads[0].where} = written index: in place [{self.reads[0].path}]"
 
     def derivation(self) -> list[str]:
         """Every read with its rules, outermost first (for ``--verbose`` output and tests)."""
@@ -137,7 +138,11 @@ def _rule(node: ir.Expr, free: dict[int, frozenset[str]]) -> str:
     if isinstance(node, (ir.Neg, ir.Apply)):
         return "tc-paren"
     if isinstance(node, ir.Stack):
-        return "tc-stack"  # CFDlang's stacking; not in 002: each item at the index without the selector
+        # CFDlang's stacking, not in 002: each item is read without the selector, so a read
+        # of x inside one is never at ℓ̄.  (Item s only matters where the selector is s,
+        # but the loop nest loads every item at every point: treating x[s,...] in item s
+        # as the written point would let one thread load a slice another is writing.)
+        return "tc-stack"
     if isinstance(node, ir.BinOp):
         left, right = free[id(node.left)], free[id(node.right)]
         if node.op == "*" and (not left) != (not right):
