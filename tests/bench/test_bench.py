@@ -206,7 +206,8 @@ def test_every_tensorlang_backend_is_a_contender():
     assert ctx.backends == tensorlang_backends()
     for name, suite in suites.SUITES.items():
         for case in suite(ctx):
-            names = [c.name for c in case.contenders if c.family == "tensorlang" and not c.name.endswith(" with copy")]
+            names = [c.name for c in case.contenders if c.family == "tensorlang"
+                     and not c.name.endswith((" with copy", " 1 thread"))]
             assert names == [f"tensorlang[{b}]" for b in ctx.backends], (name, case.label)
             assert case.flops > 0 and case.bytes > 0
             assert case.baseline in [c.name for c in case.contenders]
@@ -543,7 +544,7 @@ def test_tensorlang_contenders_get_fast_path_arrays_out_buffers_and_threads(monk
             bound = contender.make(dict(inputs))
             bound.call()
             kernel = compiled[-1]
-            assert kernel.threads == 2, (case.kernel, contender.name)
+            assert kernel.threads == (1 if contender.name.endswith(" 1 thread") else 2), (case.kernel, contender.name)
             arrays, out = kernel.calls[-1]
             assert all(_fast_path_ready(v) for v in arrays.values()), (case.kernel, {k: type(v) for k, v in arrays.items()})
             assert out and all(_fast_path_ready(v) and v.flags.writeable for v in out.values())

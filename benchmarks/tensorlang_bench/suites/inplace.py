@@ -82,6 +82,22 @@ def _tensorlang_copy(ctx, kind: str, N: int, names) -> Contender:
                      "002 Fig. 10a: xtmp = ...; x = xtmp (opt=False keeps the copy)")
 
 
+def _tensorlang_one_thread(ctx, source: str, names) -> Contender:
+    """In a run with two or more threads: the same in-place kernel on one thread, so one
+    run gives time against N for both (002 §7; ``threads=2`` forces OpenMP on every
+    statement, ``threads=1`` leaves it to the machine's measured threshold)."""
+    import tensorlang as tl
+
+    def make(inp):
+        kernel = tl.compile(source, backend="c", threads=1)
+        st = _State(inp)
+        args = c_arrays({n: st[n] for n in names})
+        targets = {"x": st["x"]}
+        return Bound(lambda: kernel(out=targets, **args), lambda: st["x"], st.reset)
+
+    return Contender("tensorlang[c] 1 thread", "tensorlang", make, "threads=1 in a multi-threaded run")
+
+
 def _numpy_expression(kind: str) -> Contender:
     def make(inp):
         st = _State(inp)
@@ -283,6 +299,9 @@ def cases(ctx: Context) -> list[Case]:
                 contenders.append(_tensorlang_copy(ctx, kind, N, names))
                 ratios.append(("tensorlang[c] with copy", "tensorlang[c]",
                                "002 §6.1 in place over copy", PAPER_SPEEDUP[kind]))
+            if ctx.threads >= 2 and "c" in ctx.backends:
+                contenders.append(_tensorlang_one_thread(ctx, source, names))
+                ratios.append(("tensorlang[c] 1 thread", "tensorlang[c]", f"002 §7: {ctx.threads} threads over 1", None))
             contenders += [_numpy_inplace(kind), _numpy_expression(kind), _torch_inplace(ctx, kind),
                            _jax_inplace(ctx, kind), _numba_inplace(ctx, kind)]
             cases.append(Case(
