@@ -220,3 +220,18 @@ def test_analyze_explains_each_verdict_in_one_line(capsys):
     out = capsys.readouterr().out
     assert "= written index: in place [tc-contr > tc-prod > tc-var-xx]" in out
     assert "does not read" in out  # the optimizer's temporary for the trace
+
+
+def test_numpy_target_writes_compatible_statements_into_the_target_with_out():
+    """NumPy: the last elementwise ufunc of a compatible statement writes the target's
+    own array (out=); an incompatible one computes a fresh array; the caller's arrays are
+    never written (the store holds copies of inout variables)."""
+    ok = tl.compile("in var s : []\nin var u : [5]\ninout var x : [5]\nx = sin(x) * s + u\n", backend="numpy")
+    bad = tl.compile("in var u : [5]\ninout var x : [5]\nx[i] = x[-i+6] + u[i]\n", backend="numpy")
+    assert "out=_into(_s, 'x'" in ok.code("numpy") and "out=" not in bad.code("numpy")
+    x, u = np.arange(5.0), np.ones(5)
+    keep = x.copy()
+    got = ok(s=np.array(2.0), u=u, x=x)["x"]
+    np.testing.assert_array_equal(x, keep)
+    np.testing.assert_allclose(got, np.sin(keep) * 2 + 1, rtol=1e-15)
+    np.testing.assert_array_equal(bad(u=u, x=x)["x"], keep[::-1] + 1)
