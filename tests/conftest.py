@@ -6,10 +6,16 @@ from hypothesis import HealthCheck, settings
 
 # Property tests import their strategies as `properties.generators`.
 sys.path.insert(0, str(Path(__file__).parent))
+# The benchmark package of this checkout (not the one an editable install points at),
+# as PYTHONPATH=src does for the package itself.
+sys.path.insert(1, str(Path(__file__).parent.parent / "benchmarks"))
 
 # Every optimization a test causes is checked by the IR verifier as lowered and after
 # every pass (src/tensorlang/ein/verify.py); TENSORLANG_VERIFY=0 turns that off.
 os.environ.setdefault("TENSORLANG_VERIFY", "1")
+# the C target's parallel threshold is measured per machine (targets/c/threshold.py):
+# pinned here, so generated code and the tests on it do not depend on the machine
+os.environ.setdefault("TENSORLANG_PARALLEL_WORK", str(1 << 17))
 
 # Compiled C kernels go to a private cache for this test run, never the user's.
 if not os.environ.get("TENSORLANG_TEST_KEEP_CACHE"):

@@ -197,6 +197,12 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
             rec["ratio_to_best_peer"] = best["median_s"] / rec["median_s"]
         if base is not None:
             rec["above_baseline_s"] = rec["median_s"] - base["median_s"]
+    medians = {rec["name"]: rec["median_s"] for rec in records if "median_s" in rec}
+    for slower, faster, what, paper in getattr(case, "ratios", ()):
+        if slower in medians and faster in medians:
+            ours = medians[slower] / medians[faster]
+            case.notes.append(f"{what}: {ours:.2f}x here ({slower} / {faster})"
+                              + (f", {paper:.2f}x in the paper" if paper is not None else ""))
     return {
         "suite": case.suite, "kernel": case.kernel, "label": case.label, "size": case.size, "per": case.per,
         "flops": case.flops, "bytes": case.bytes, "threads": threads, "bound": bound_kind,

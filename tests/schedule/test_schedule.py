@@ -96,7 +96,7 @@ def test_emit_loops_shows_accumulators_and_blas_steps_in_order():
 @pytest.mark.parametrize("source, lang, expect_schedule, expect_loops", [
     # a scratch copy: x reads itself at other points (ev-stmt)
     ("inout var x : [4 4]\nx = x ^ [1 2]\n", None,
-     ["<scratch>  [16]", "pool: 1 buffer, 128 bytes", "copy (reads its target at other points)"],
+     ["<scratch>  [16]", "pool: 1 buffer, 128 bytes", "x read at (j, i) in tc-trans: needs a temporary [tc-var-xx fails]"],
      ["<scratch>[i,j] = x[j,i]", "copy <scratch> -> x (16 elements)"]),
     # CFDlang's stacking
     ("var input a : [2]\nvar output b : [2 2]\nb = [a a]\n", "cfd",
@@ -131,7 +131,7 @@ def test_the_schedule_is_the_one_the_c_back_end_runs():
 def test_the_c_printer_holds_no_thresholds_or_decisions():
     source = (ROOT / "src" / "tensorlang" / "targets" / "c" / "codegen.py").read_text()
     for name in ("BLAS_WORK", "MODE_BATCH_WORK", "MODE_BATCH_MIN", "INTERCHANGE_WORK", "PARALLEL_WORK",
-                 "pays(", "why_not(", "contraction(", "reads_only_its_own_point", "blas_shape"):
+                 "pays(", "why_not(", "contraction(", "compatible(", "in_place", "blas_shape"):
         assert name not in source, name
 
 

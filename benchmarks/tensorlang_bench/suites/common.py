@@ -39,6 +39,9 @@ class Case:
     baseline: str  # the contender the speedup plots divide by
     tolerance: float = 1e-9
     notes: list[str] = field(default_factory=list)
+    #: (slower contender, faster contender, what, a paper's value or None): after the run
+    #: a note gives the measured ratio of their median times beside the paper's
+    ratios: list[tuple[str, str, str, float | None]] = field(default_factory=list)
     # what errors are measured against (default: the reference's largest magnitude); a
     # reduction whose terms cancel needs the size of its terms, Σ|term|, instead: a correct
     # float64 sum is off by about eps Σ|term|, which can be far more than eps |sum|

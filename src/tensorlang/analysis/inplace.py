@@ -1,30 +1,244 @@
-"""In-place execution (paper 002): whether a statement may write its target while it runs.
+"""Compatible statements (paper 002): may a statement write its target while it runs?
 
-002 calls two statements *compatible* when one may overwrite the other's storage while
-it is computed.  For one statement and its own target that is the question whether
-ev-stmt (the right side is evaluated completely before the store changes) still holds
-when the target is written point by point.
+A statement ``x[σ] = e`` that reads x can run *in place* (002's ev-c-stmt: no temporary,
+no copy back) exactly when every read of x in e is at the index being written
+(002 Definition 2).  002 decides it with an augmented type system: the context
+``Γ; x; ℓ̄`` carries the target and the written multi-index ℓ̄, and a judgement
+``Γ; x; ℓ̄ ⊢c e : (t, κ̄)`` says "e may be accessed at κ̄ and the statement stays
+compatible".  The rules (002 Fig. 6 with Lemma 1's primed rules, Fig. 7):
+
+* ``tc-var-xy``  a variable other than x may be read at any index;
+* ``tc-var-xx``  x may be read only at ℓ̄;
+* ``tc-paren``   ``(e)`` is accessed where e is (002 §9: an elementwise function and a
+  negation propagate the index the same way);
+* ``tc-prod``    ``e0 # e1`` splits its index between the factors (EIN: a product of
+  factors over different index variables);
+* ``tc-trans``   a transposition permutes the index (EIN: x read at a permutation of σ);
+* ``tc-contr``   a contraction sums over a *fresh* index (EIN: Σ, and the other
+  reductions, bind their variables: a read of x at such a variable is never at ℓ̄);
+* ``tc-elem``    ``e0 ⊙ e1`` accesses both operands at the same index;
+* ``tc-smul'``   ``s * e`` with s a scalar, ``tc-sdiv'`` ``e / s``: the scalar is read
+  at ``()``, the tensor at the index;
+* ``ok-c-stmt``  ``x = e`` is compatible when e can be accessed at ℓ̄.
+
+EIN keeps every index explicit (``x[i] = Σ_k y[i,k] * x[k]``), so the derivation is one
+walk down the body: an index variable of σ *is* the written index, a variable a Σ binds
+is tc-contr's fresh index, a position or an affine index (``x[1]``, ``x[i+1]``) is a
+point other than ℓ̄.  The walk keeps, for every occurrence of x, the index it is read at
+and the rules from ``ok-c-stmt`` down to it (:class:`Read`), so a verdict can say which
+occurrence, read where, under which rule, is the reason (``tensorlang analyze``).
+
+One derivation serves ``tensorlang analyze``, the buffer plan (:mod:`..schedule.plan`:
+the scratch slot), the loop IR (:mod:`..loops.lower`: store into the target or into the
+scratch buffer and copy back) and so every target.  Verdicts are cached per statement
+(statements are immutable and hashable).
+
+Soundness (compatible ⇒ in place gives ev-stmt's result) is 002 Corollary 1; the tests
+check it by brute force against Fig. 5's ``eval_Γ`` (tests/analysis) and by running
+random self-updating statements in place against the reference interpreter.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 from ..ein import ir
+from ..ein.index import Affine, Index, as_terms, to_text, variables_of
+
+#: How many of the innermost rules a :class:`Read` keeps (an expression may be as deep
+#: as the parser accepts; the reason for a verdict is always among the innermost rules).
+PATH_KEPT = 8
 
 
-def reads_only_its_own_point(stmt: ir.Statement) -> bool:
-    """True when the statement may write its target while it runs (ev-stmt still holds):
-    every read of the target is at exactly the point being written (``x[i] = s * x[i]``),
-    so each point reads its old value before its new one is stored and no other point
-    reads it.  Anything else (``x[i,j] = x[j,i]``, ``x[i] = sum(k) x[k]``) needs a copy."""
-    here = tuple(name for name, _ in stmt.index)
-    return all(t.indices == here for t in ir.tensors(stmt.body) if t.name == stmt.target)
+@dataclass(frozen=True)
+class Read:
+    """One occurrence of the target in the right side.
+
+    ``indices`` are the indices it is read at, as the body writes them; ``rules`` the
+    rules of the derivation from ``ok-c-stmt`` down to this occurrence (the innermost
+    :data:`PATH_KEPT`, with ``…`` in front when the path was longer); ``reason`` is empty
+    when the read is at the written index (tc-var-xx applies) and otherwise says which
+    rule moved it off ℓ̄: ``in tc-contr`` (a summation or reduction variable), ``in
+    tc-trans`` (a permutation or diagonal of σ), ``at a fixed position`` or ``at a
+    shifted index`` (EIN's positions and affine indices, which 002's DSL does not have)."""
+
+    indices: tuple[Index, ...]
+    rules: tuple[str, ...]
+    reason: str
+
+    @property
+    def at_written_index(self) -> bool:
+        return not self.reason
+
+    @property
+    def path(self) -> str:
+        """The rules between ok-c-stmt and the read, outermost first: ``tc-contr > tc-prod
+        > tc-var-xx`` (``tc-var-xx fails`` when the read is not at ℓ̄, where no
+        rule applies)."""
+        inner = self.rules[1:] if self.rules[:1] == ("ok-c-stmt",) else self.rules
+        if not self.at_written_index:
+            inner = inner[:-1] + ("tc-var-xx fails",)
+        return " > ".join(inner)
+
+    @property
+    def where(self) -> str:
+        return "(" + ", ".join(to_text(i) for i in self.indices) + ")"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """002's verdict on one statement: the written index ℓ̄ (σ's variables), every read
+    of the target with its derivation, and whether the statement is compatible."""
+
+    target: str
+    written: tuple[str, ...]
+    reads: tuple[Read, ...]
+
+    @property
+    def compatible(self) -> bool:
+        """ok-c-stmt derives: every read of the target is at the written index."""
+        return all(r.at_written_index for r in self.reads)
+
+    @property
+    def in_place(self) -> bool:
+        """The statement may write its target while it runs (ev-c-stmt): no temporary."""
+        return self.compatible
+
+    @property
+    def culprit(self) -> Read | None:
+        """The first read of the target that is not at the written index."""
+        return next((r for r in self.reads if not r.at_written_index), None)
+
+    def line(self) -> str:
+        """The verdict in one line, naming the occurrence that decides it and the rules
+        that lead to it (``x read at (k) in tc-contr: needs a temporary [tc-contr >
+        tc-prod > tc-var-xx fails]``)."""
+        x = self.target
+        bad = self.culprit
+        if bad is not None:
+            return f"{x} read at {bad.where} {bad.reason}: needs a temporary [{bad.path}]"
+        if not self.reads:
+            return f"does not read {x}"
+        if len(self.reads) > 1:
+            return f"{x} read {len(self.reads)} times, each at the written index: in place [{self.reads[0].path}]"
+        return f"{x} read at {self.reads[0].where} = written index: in place [{self.reads[0].path}]"
+
+    def derivation(self) -> list[str]:
+        """Every read with its rules, outermost first (for ``--verbose`` output and tests)."""
+        return [f"{self.target}{r.where}: " + " / ".join(r.rules) + (f"  -- {r.reason}" if r.reason else "")
+                for r in self.reads]
+
+
+def _rule(node: ir.Expr, free: dict[int, frozenset[str]]) -> str:
+    """The rule of 002 Fig. 6 that concludes ``node``'s judgement (EIN's node kinds
+    mapped onto the DSL's operators, see the module's docstring)."""
+    if isinstance(node, (ir.Sum, ir.Reduce)):
+        return "tc-contr"
+    if isinstance(node, (ir.Neg, ir.Apply)):
+        return "tc-paren"
+    if isinstance(node, ir.Stack):
+        # CFDlang's stacking, not in 002: each item is read without the selector, so a read
+        # of x inside one is never at ℓ̄.  (Item s only matters where the selector is s,
+        # but the loop nest loads every item at every point: treating x[s,...] in item s
+        # as the written point would let one thread load a slice another is writing.)
+        return "tc-stack"
+    if isinstance(node, ir.BinOp):
+        left, right = free[id(node.left)], free[id(node.right)]
+        if node.op == "*" and (not left) != (not right):
+            return "tc-smul'"
+        if node.op == "/" and right == frozenset() and left:
+            return "tc-sdiv'"
+        if left == right:
+            return "tc-elem"
+        return "tc-prod" if node.op == "*" else "tc-elem (broadcast)"
+    return "tc-var-xy"
+
+
+def _free_sets(body: ir.Expr) -> dict[int, frozenset[str]]:
+    """Every node's free index variables, by node id (iterative: bodies may be deep)."""
+    free: dict[int, frozenset[str]] = {}
+    stack: list[tuple[ir.Expr, bool]] = [(body, False)]
+    while stack:
+        node, visited = stack.pop()
+        kids = ir.children(node)
+        if kids and not visited:
+            stack.append((node, True))
+            stack.extend((c, False) for c in kids)
+            continue
+        own = set(variables_of(ir.index_uses(node)))
+        if kids:
+            inner = set().union(*(free[id(c)] for c in kids))
+            inner -= {name for name, _ in ir.binders(node)}
+            own |= inner
+        free[id(node)] = frozenset(own)
+    return free
+
+
+def _reason(indices: tuple[Index, ...], written: tuple[str, ...], bound: frozenset[str]) -> str:
+    """Why a read of the target at ``indices`` is not at the written index ('' if it is)."""
+    if any(v in bound for v in variables_of(indices)):
+        return "in tc-contr"
+    if len(indices) == len(written) and all(as_terms(i) == (((v, 1),), 0) for i, v in zip(indices, written)):
+        return ""  # i, or the lone-variable affine i+0, which is the same position
+    if any(isinstance(i, int) for i in indices):
+        return "at a fixed position"
+    if any(isinstance(i, Affine) for i in indices):
+        return "at a shifted index"
+    return "in tc-trans"
+
+
+def _contains(body: ir.Expr, target: str) -> set[int]:
+    """The ids of the nodes whose subtree reads ``target``."""
+    found: set[int] = set()
+    stack: list[tuple[ir.Expr, bool]] = [(body, False)]
+    while stack:
+        node, visited = stack.pop()
+        kids = ir.children(node)
+        if kids and not visited:
+            stack.append((node, True))
+            stack.extend((c, False) for c in kids)
+            continue
+        if (isinstance(node, ir.Tensor) and node.name == target) or any(id(c) in found for c in kids):
+            found.add(id(node))
+    return found
+
+
+@lru_cache(maxsize=4096)
+def compatible(stmt: ir.Statement) -> Verdict:
+    """002's derivation for ``stmt``: ``Γ ⊢ x = e ok`` by ok-c-stmt, read by read."""
+    return derive(stmt, stmt.target)
+
+
+def derive(stmt: ir.Statement, x: str) -> Verdict:
+    """The derivation with ``x`` in the role of the target: would ``stmt`` still be
+    compatible if it wrote x's storage (memory reuse asks this of a dying variable,
+    002 Fig. 16)?"""
+    written = tuple(name for name, _ in stmt.index)
+    reads: list[Read] = []
+    if x in stmt.reads:
+        free = _free_sets(stmt.body)
+        holds = _contains(stmt.body, x)
+        stack: list[tuple[ir.Expr, tuple[str, ...], frozenset[str]]] = [(stmt.body, ("ok-c-stmt",), frozenset())]
+        while stack:
+            node, rules, bound = stack.pop()
+            if isinstance(node, ir.Tensor):
+                reason = _reason(node.indices, written, bound)
+                reads.append(Read(node.indices, _keep(rules + ("tc-var-xx",)), reason))
+                continue
+            rules = _keep(rules + (_rule(node, free),))
+            inner = bound | {name for name, _ in ir.binders(node)}
+            # in source order: push the children reversed
+            stack.extend((c, rules, inner) for c in reversed(ir.children(node)) if id(c) in holds)
+    return Verdict(x, written, tuple(reads))
+
+
+def _keep(rules: tuple[str, ...]) -> tuple[str, ...]:
+    if len(rules) <= PATH_KEPT:
+        return rules
+    return ("…",) + rules[-(PATH_KEPT - 1):]
 
 
 def in_place_verdict(stmt: ir.Statement) -> str:
-    """Whether the statement may write its target while it runs, and why (002's
-    compatible statements, as the loop back end decides it)."""
-    if stmt.target not in stmt.reads:
-        return "in place (does not read its target)"
-    if reads_only_its_own_point(stmt):
-        return "in place (reads its target only at the point it writes)"
-    return "copy (reads its target at other points)"
+    """The verdict in one line (``tensorlang analyze``, ``--emit schedule``)."""
+    return compatible(stmt).line()

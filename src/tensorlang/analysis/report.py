@@ -7,7 +7,9 @@ from __future__ import annotations
 from ..ein import ir
 from ..ein.printer import statement_to_text
 from .cost import program_cost, statement_cost
+from ..semantics.interface import roles
 from .inplace import in_place_verdict
+from .liveness import reuse, temporary_bytes
 
 
 def _amount(x: float) -> str:
@@ -31,7 +33,18 @@ def statement_table(program: ir.Program, itemsize: int) -> list[str]:
     total = program_cost(program, itemsize)
     lines.append(f"  total: {len(program.statements)} statements, flops {_amount(total.flops)}, "
                  f"bytes {_amount(total.bytes)}, {program.size} IR nodes")
+    lines.append("  " + temporary_memory(program, itemsize))
     return lines
+
+
+def temporary_memory(program: ir.Program, itemsize: int) -> str:
+    """The temporaries' memory without and with reuse by liveness (002 §6.2-6.3)."""
+    declared = roles(program.decls)
+    shared = reuse(program, declared)
+    (n0, b0), (n1, b1) = temporary_bytes(program, declared, itemsize), temporary_bytes(program, declared, itemsize, shared)
+    plural = lambda n: "buffer" if n == 1 else "buffers"  # noqa: E731
+    return (f"temporaries: {n0} {plural(n0)}, {b0} bytes; reusing dead temporaries' buffers (002 §6.2-6.3): "
+            f"{n1} {plural(n1)}, {b1} bytes")
 
 
 def report(before: ir.Program, optimized, itemsize: int = 8) -> str:

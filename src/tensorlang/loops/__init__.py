@@ -15,12 +15,13 @@ from .ir import LoopProgram
 from .lower import lower_statement
 
 
-def loop_program(schedule: Schedule) -> LoopProgram:
-    """The nests of ``schedule``'s loop steps, in order."""
+def loop_program(schedule: Schedule, parallel_work: int = parallel.PARALLEL_WORK) -> LoopProgram:
+    """The nests of ``schedule``'s loop steps, in order; loops run on threads from
+    ``parallel_work`` scalar operations on (:func:`.parallel.mark`)."""
     nests = []
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
             for stmt in step.statements:
                 nest = interchange.rewrite(lower_statement(stmt, schedule.buffers, n), schedule.buffers)
-                nests.append(parallel.mark(nest))
+                nests.append(parallel.mark(nest, parallel_work))
     return LoopProgram(schedule.buffers, tuple(nests))

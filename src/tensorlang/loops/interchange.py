@@ -138,7 +138,7 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     after it over their whole range, which together visit every other point once in
     lexicographic order."""
     stmt = nest.statement
-    found = contraction(stmt, dict(zip(buffers.names, buffers.shapes)))
+    found = contraction(stmt, buffers.variable_shapes)
     if found is None:
         return nest
     slots = buffers.slot_of

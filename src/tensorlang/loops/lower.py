@@ -8,9 +8,10 @@ nest, just before the scalar expression that uses it.  Variables are the schedul
 *slots* (numbered buffers, :class:`~tensorlang.schedule.plan.BufferPlan`).
 
 ev-stmt says a statement reads the store as it was before the statement.  When the
-target is also read at other points (``x[i,j] = x[j,i]``), the nest writes the scratch
-buffer and a ``Copy`` moves it into the target afterwards; otherwise it writes the
-target directly.
+statement is not compatible with its target (paper 002, :mod:`..analysis.inplace`: the
+target is read at other points, ``x[i,j] = x[j,i]``), the nest writes the scratch buffer
+and a ``Copy`` moves it into the target afterwards; otherwise it writes the target
+directly (002's ev-c-stmt).
 
 The nests come out unmarked (no parallel or simd loops): :mod:`.interchange` may rewrite
 a contraction, and :mod:`.parallel` then marks the loops.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from ..analysis.inplace import reads_only_its_own_point
+from ..analysis.inplace import compatible
 from ..ein import ir as ein
 from ..schedule.plan import BufferPlan
 from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Scalar, Select,
@@ -100,7 +101,7 @@ def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> 
     slots = buffers.slot_of
     pre, value = Lowering(slots).expr(stmt.body)
     here = tuple(name for name, _ in stmt.index)
-    in_place = reads_only_its_own_point(stmt)
+    in_place = compatible(stmt).in_place  # 002: ev-c-stmt when compatible, else ev-stmt
     # the scratch buffer is flat: a printer indexes it by the target's row-major offset
     body: tuple[Node, ...] = (*pre, Store(slots[stmt.target] if in_place else buffers.scratch_for(stmt), here, value))
     for var, extent in reversed(stmt.index):

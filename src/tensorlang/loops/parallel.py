@@ -18,7 +18,8 @@ from .ir import Loop, Nest, Node, work
 
 #: A statement whose loop nest does at least this many scalar operations gets an
 #: ``omp parallel for`` on its outermost loop; below it, starting threads costs more
-#: than it saves (about 5-10 µs per parallel region on this class of machine).
+#: than it saves (about 5-10 µs per parallel region on this class of machine).  The
+#: default of :func:`mark`: the C target measures its own (targets/c/threshold.py).
 PARALLEL_WORK = 1 << 17
 
 
@@ -41,26 +42,28 @@ def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:
     return chain
 
 
-def mark(nest: Nest) -> Nest:
-    """``nest`` with its simd and parallel loops marked."""
+def mark(nest: Nest, parallel_work: int = PARALLEL_WORK) -> Nest:
+    """``nest`` with its simd and parallel loops marked; a loop runs on threads when the
+    nest's work reaches ``parallel_work`` (the C target passes the threshold measured on
+    the machine, targets/c/threshold.py, or 1 when ``threads=`` forces threads)."""
     body = tuple(_simd(node) for node in nest.body)
     index = nest.statement.index
     if not index:  # a scalar target: a big + or * reduction may share its outer loop out
         total = work(body)
-        return replace(nest, body=tuple(_parallel_reduction(node, total) for node in body))
+        return replace(nest, body=tuple(_parallel_reduction(node, total, parallel_work) for node in body))
     variables = [name for name, _ in (index[:-1] if nest.interchanged else index)]
     chain = _output_loops(body, variables)
     if len(chain) < len(variables) or not chain:
         return replace(nest, body=body)
     outer = chain[0]
-    if outer.extent > 1 and math.prod(loop.extent for loop in chain) * work(chain[-1].body) >= PARALLEL_WORK:
+    if outer.extent > 1 and math.prod(loop.extent for loop in chain) * work(chain[-1].body) >= parallel_work:
         body = (replace(outer, parallel=True), *body[1:])
     return replace(nest, body=body)
 
 
-def _parallel_reduction(node: Node, total: int) -> Node:
+def _parallel_reduction(node: Node, total: int, parallel_work: int) -> Node:
     """The outermost loop of a big sum or product, marked parallel."""
-    if isinstance(node, Loop) and total >= PARALLEL_WORK and node.extent > 1 and node.reductions and all(
+    if isinstance(node, Loop) and total >= parallel_work and node.extent > 1 and node.reductions and all(
         op in ("+", "*") for op, _ in node.reductions
     ):
         return replace(node, parallel=True)

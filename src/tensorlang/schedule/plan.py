@@ -2,7 +2,8 @@
 
 :func:`plan` decides, once per kernel and for every target alike:
 
-* the **buffer plan**: one slot per variable, in declaration order, plus one flat scratch
+* the **buffer plan**: one slot per variable, in declaration order (but a temporary that
+  can reuse a dead temporary's buffer shares its slot, 002 §6.2-6.3), plus one flat scratch
   slot when some statement reads its own target at other points than the one it writes
   (ev-stmt: such a statement writes the scratch buffer, copied over the target after);
   which slots are pooled temporaries (kept between calls, see the C target's pool) and
@@ -25,7 +26,9 @@ from typing import Mapping
 
 import numpy as np
 
-from ..analysis.inplace import in_place_verdict, reads_only_its_own_point
+from ..analysis import liveness
+from ..analysis.inplace import compatible, in_place_verdict
+from ..analysis.liveness import Sharing
 from ..ein import ir
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
@@ -55,10 +58,16 @@ class Buffer:
 
 @dataclass(frozen=True)
 class BufferPlan:
-    """The slots of a schedule (slot n is ``buffers[n]``) and the element size."""
+    """The slots of a schedule (slot n is ``buffers[n]``) and the element size.
+
+    ``shared``: the temporaries that have no slot of their own but live in another's
+    (memory reuse by liveness, 002 §6.2-6.3, :func:`..analysis.liveness.reuse`);
+    :attr:`slot_of` maps them to their owner's slot, so the loop IR, the BLAS steps and
+    every printer see one buffer."""
 
     buffers: tuple[Buffer, ...]
     itemsize: int
+    shared: tuple[Sharing, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -70,7 +79,15 @@ class BufferPlan:
 
     @cached_property
     def slot_of(self) -> dict[str, int]:
-        return {b.name: n for n, b in enumerate(self.buffers)}
+        slots = {b.name: n for n, b in enumerate(self.buffers)}
+        for s in self.shared:  # in order: an owner may itself live in an earlier one's slot
+            slots[s.name] = slots[s.owner]
+        return slots
+
+    @cached_property
+    def variable_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Every variable's shape, the temporaries that share a slot included."""
+        return {name: self.buffers[slot].shape for name, slot in self.slot_of.items()}
 
     @property
     def scratch(self) -> int | None:
@@ -104,19 +121,23 @@ class Schedule:
     dtype: str
 
 
-def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None) -> BufferPlan:
-    """A slot per declared variable, in order, and the scratch slot when a statement
-    needs one (as large as the largest target that needs it).  ``roles`` defaults to the
-    declarations' (semantics/interface.py); a name without a role is a temporary."""
+def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True) -> BufferPlan:
+    """A slot per declared variable, in order, except the temporaries that reuse a dead
+    temporary's buffer (``reuse``, 002 §6.2-6.3: :func:`..analysis.liveness.reuse`), and
+    the scratch slot when a statement needs one (as large as the largest target that
+    needs it).  ``roles`` defaults to the declarations' (semantics/interface.py); a name
+    without a role is a temporary."""
     if roles is None:
         roles = declared_roles(program.decls)
-    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls]
+    shared = liveness.reuse(program, roles) if reuse else ()
+    gone = {s.name for s in shared}
+    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
     shapes = program.shapes
-    scratch = max((math.prod(shapes[s.target]) for s in program.statements if not reads_only_its_own_point(s)),
+    scratch = max((math.prod(shapes[s.target]) for s in program.statements if not compatible(s).in_place),
                   default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
-    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize)
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared)
 
 
 def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
@@ -124,7 +145,7 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
     buffer when it cannot write its target in place."""
     slot_of = buffers.slot_of
     found = {slot_of[stmt.target], *(slot_of[name] for name in stmt.reads)}
-    if not reads_only_its_own_point(stmt):
+    if not compatible(stmt).in_place:
         found.add(buffers.scratch_for(stmt))
     return found
 
@@ -138,7 +159,7 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
     if why is not None:
         return why
     slot_of = buffers.slot_of
-    shapes = dict(zip(buffers.names, buffers.shapes))
+    shapes = buffers.variable_shapes
     step: BlasStep
     mode = mode_step(stmt, slot_of, shapes)
     gemm = gemm_step(stmt, slot_of, shapes) if mode is None else None
@@ -166,9 +187,10 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
 MAX_LOOP_STATEMENTS = 32
 
 
-def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True) -> Schedule:
+def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
+         reuse: bool = True) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring)."""
-    buffers = buffer_plan(program, dtype, roles)
+    buffers = buffer_plan(program, dtype, roles, reuse)
     scheduled: list[Step] = []
     group: list[tuple[ir.Statement, str]] = []
 

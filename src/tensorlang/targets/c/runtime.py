@@ -28,14 +28,19 @@ from ...schedule.steps import EinsumStep, LoopStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
+from . import threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
 
 
-def generate(program: ir.Program, dtype, roles=None, blas: bool = True) -> Generated:
-    """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``)."""
+def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None) -> Generated:
+    """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``).
+    Loops run on threads from ``parallel_work`` scalar operations on (default: the
+    threshold measured on this machine, :mod:`.threshold`)."""
     schedule = plan(program, dtype, roles, blas)
-    return print_c(schedule, loop_program(schedule))
+    if parallel_work is None:
+        parallel_work = threshold.parallel_work()
+    return print_c(schedule, loop_program(schedule, parallel_work))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -62,11 +67,11 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 class CKernel:
     """A compiled program: the generated source, the steps, and how to run them."""
 
-    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True):
+    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None):
         self.program = program
         self.dtype = np.dtype(dtype)
         self.compiler = c_build.require_compiler()
-        generated = generate(program, self.dtype, roles, blas)
+        generated = generate(program, self.dtype, roles, blas, parallel_work)
         self.source = generated.source
         self.schedule = generated.schedule
         self.loop_program = generated.loop_program
@@ -84,8 +89,11 @@ class CKernel:
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
-        """The C target of a kernel: its executed program with its dtype and roles."""
-        return cls(kernel.executed, kernel.dtype, kernel.roles())
+        """The C target of a kernel: its executed program with its dtype and roles;
+        ``threads=`` of two or more forces threads on every statement (002 §7), else the
+        machine's measured threshold decides."""
+        forced = 1 if kernel.threads >= 2 else None
+        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced)
 
     @property
     def steps(self):
@@ -103,12 +111,12 @@ class CKernel:
             return run_c
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
-            target, names = step.target, self.names
+            target, slot_of, name = step.target, self.schedule.buffers.slot_of, step.statement.target
 
             def run_einsum(buffers, threads):
-                store = {name: buffers[s] for s, name in enumerate(names)}
+                store = {var: buffers[s] for var, s in slot_of.items()}
                 with np.errstate(all="ignore"):
-                    value = kernel.function(store)[names[target]]
+                    value = kernel.function(store)[name]
                 np.copyto(buffers[target], value)
             return run_einsum
 

@@ -27,6 +27,7 @@ import numpy as np
 import opt_einsum
 
 from ... import limits
+from ...analysis.inplace import compatible
 from ...ein import ir
 from ...ein.forms import monomial
 from ...ein.index import Affine, gather, has_affine, positions, variables_of
@@ -38,6 +39,9 @@ from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi
 from .matmul import MatmulIntoStore
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+#: The generated calls that are elementwise numpy ufuncs (``out=`` may name the target).
+_UFUNC_CALLS = ("_np.add(", "_np.subtract(", "_np.multiply(", "_np.negative(", "_fn[")
 
 #: Products of more operands are contracted in chunks of this many (see ``product``).
 MAX_CONTRACTION_OPERANDS = 16
@@ -61,6 +65,17 @@ class _Statement:
         self.lines.append(f"    {name} = {expr}")
         return name
 
+    def into_target(self, value: str, target: str) -> bool:
+        """Make the line that computed ``value``, when it is one elementwise ufunc call,
+        write the target's own array (``out=``): 002's ev-c-stmt for a compatible
+        statement, no temporary.  False when the last line is anything else."""
+        line = self.lines[-1] if self.lines else ""
+        head = f"    {value} = "
+        if not line.startswith(head) or not line.endswith(")") or not line[len(head):].startswith(_UFUNC_CALLS):
+            return False
+        self.lines[-1] = line[:-1] + f", out=_into(_s, {target!r}, _dtype))"
+        return True
+
 
 class _Codegen:
     def __init__(self, dtype: np.dtype, optimize: str):
@@ -72,6 +87,8 @@ class _Codegen:
         self.memory_limit = limits.memory_budget_bytes() // self.dtype.itemsize
 
     def constant(self, value: object) -> str:
+        if isinstance(value, np.ndarray):  # a statement may bind it; nothing may write it
+            value.flags.writeable = False
         self.constants.append(value)
         return f"_c[{len(self.constants) - 1}]"
 
@@ -95,6 +112,11 @@ class _Codegen:
         present = tuple(sorted(order))
         shape = tuple(n for _, n in stmt.index)
         reads = "(" + "".join(f"_s[{name!r}], " for name in stmt.reads) + ")"
+        if tuple(labels) == tuple(target) and compatible(stmt).in_place and st.into_target(value, stmt.target):
+            # written in place when the target's array is the store's own (_into)
+            st.lines.append(
+                f"    _s[{stmt.target!r}] = _kept({value}, _s, {stmt.target!r}, {perm}, {present}, {shape}, _dtype, {reads})")
+            return st.lines
         st.lines.append(
             f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})"
         )
@@ -102,10 +124,13 @@ class _Codegen:
 
     def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
         """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
-        names = buffers.names
-        call = MatmulIntoStore(step, tuple((slot, names[slot]) for slot in step.operands), buffers.shapes[step.target])
-        return [f"    # {statement_to_text(statement_of(step))}", f"    # {step.reason}",
-                f"    _s[{names[step.target]!r}] = {self.constant(call)}(_s, _dtype)"]
+        # the statement's own names: a slot may hold several temporaries over a run
+        # (memory reuse by liveness), the store keeps each under its name
+        stmt = statement_of(step)
+        by_slot = {buffers.slot_of[name]: name for name in stmt.reads}
+        call = MatmulIntoStore(step, tuple((slot, by_slot[slot]) for slot in step.operands), buffers.shapes[step.target])
+        return [f"    # {statement_to_text(stmt)}", f"    # {step.reason}",
+                f"    _s[{stmt.target!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
@@ -308,6 +333,26 @@ def _finish_at(value, perm, present, shape, dtype, reads):
     return value
 
 
+def _into(store, name, dtype):
+    """The target's array for a ufunc's ``out=``, or None (a fresh result) when it is not
+    one the kernel may write: the store's arrays for non-input variables are its own
+    copies (semantics.interface.initial_store) or results of earlier statements, which
+    :func:`_finish_at` made writable and unshared (constants are read-only)."""
+    array = store.get(name)
+    if (isinstance(array, np.ndarray) and array.dtype == dtype and array.flags.c_contiguous
+            and array.flags.writeable and array.base is None):
+        return array
+    return None
+
+
+def _kept(value, store, name, perm, present, shape, dtype, reads):
+    """The target after an in-place ufunc: its own array when ``out=`` took it, else the
+    fresh result placed as :func:`_finish_at` places any."""
+    if value is store.get(name):
+        return value
+    return _finish_at(value, perm, present, shape, dtype, reads)
+
+
 @dataclass
 class NumpyKernel:
     """Generated source and the function it defines."""
@@ -364,6 +409,8 @@ def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
         "_cdiv": _cdiv,
         "_fn": {name: f.ufunc for name, f in FUNCTIONS.items()},
         "_finish_at": _finish_at,
+        "_into": _into,
+        "_kept": _kept,
         "_reduce": _reduce,
         "_stack": _stack,
         "_gather": gather,

@@ -1,0 +1,145 @@
+"""Liveness of variables and memory reuse by it (paper 002 §6.2-6.3, Fig. 16 and Fig. 20).
+
+A statement writes its whole target, so liveness over a straight-line program is one
+backward pass: a variable is live after statement n when a later statement reads it
+before overwriting it, or when it is a result.  From that, each temporary (a variable
+the caller never sees: semantics.interface's ``temp`` role) has a *live range*, from its
+first assignment to its last read, and two temporaries may share one buffer when
+
+* (Fig. 20, "memory reusing for incompatible statements") the first's range ends
+  before the second's begins: the statement that starts the second may be anything,
+  it reads nothing that lives in that buffer any more; or
+* (Fig. 16, "reduce-cache-miss") the first is read for the last time by the very
+  statement that assigns the second, and that statement, with the first renamed to the
+  second, is *compatible* (002 Definition 2, :mod:`.inplace`): it may then write the
+  buffer it is reading, point by point.  Such a statement must run as a loop nest
+  (``loop_statement``; a statement without Σ or reduction never becomes a BLAS step or
+  an interchanged nest, which is the default).
+
+Only temporaries of one shape share a buffer (the loop IR indexes a slot by its
+variable's shape).  :func:`reuse` gives the sharing, :func:`temporary_bytes` the memory
+the temporaries take without and with it (``tensorlang analyze`` prints both; the C
+target's pool allocates one buffer per owner).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+import math
+
+from ..ein import ir
+from ..semantics.interface import Role
+from .inplace import derive
+
+
+def live_after(program: ir.Program, results: Iterable[str]) -> tuple[frozenset[str], ...]:
+    """The variables live after each statement (``results`` are live at the end)."""
+    live = set(results)
+    out: list[frozenset[str]] = []
+    for stmt in reversed(program.statements):
+        out.append(frozenset(live))
+        live.discard(stmt.target)
+        live.update(stmt.reads)
+    return tuple(reversed(out))
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """``name`` lives in ``owner``'s buffer from statement ``at`` (0-based) on, by the
+    rule of ``figure`` ("Fig. 16": the statement that assigns it reads ``owner``'s
+    buffer for the last time, compatibly; "Fig. 20": the buffer's last user was dead
+    before)."""
+
+    name: str
+    owner: str
+    at: int
+    figure: str
+
+
+def _ranges(program: ir.Program, temps: set[str]) -> dict[str, tuple[int, int]]:
+    """Each temporary's live range: (first assignment, last read or assignment),
+    statement numbers (a later dead assignment still writes the buffer)."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for n, stmt in enumerate(program.statements):
+        for name in stmt.reads:
+            if name in temps:
+                last[name] = n
+        if stmt.target in temps:
+            first.setdefault(stmt.target, n)
+            last[stmt.target] = n
+    return {name: (start, max(last.get(name, start), start)) for name, start in first.items()}
+
+
+def _sum_free(stmt: ir.Statement) -> bool:
+    return not any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))
+
+
+def reuse(program: ir.Program, roles: Mapping[str, str],
+          loop_statement: Callable[[int, ir.Statement], bool] | None = None) -> tuple[Sharing, ...]:
+    """Which temporaries live in another's buffer (greedy, in statement order: a
+    temporary takes the buffer of a Fig. 16 partner when it has one, else the one free
+    the longest).  ``loop_statement(n, stmt)`` says whether statement n runs as a loop
+    nest (Fig. 16 needs one); by default the statements without Σ or reduction.
+
+    Linear in the statements up to a log factor (programs may have thousands of
+    temporaries): busy buffers wait in a heap by the end of their current user's range."""
+    if loop_statement is None:
+        loop_statement = lambda n, stmt: _sum_free(stmt)  # noqa: E731
+    shapes = program.shapes
+    temps = {name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP}
+    ranges = _ranges(program, temps)
+    holder: dict[str, str] = {}  # owner -> the temporary in its buffer now
+    ends: dict[str, int] = {}  # owner -> the end of that temporary's range
+    owner_of: dict[str, str] = {}
+    busy: dict[tuple[int, ...], list[tuple[int, str]]] = {}  # shape -> heap of (end, owner)
+    free: dict[tuple[int, ...], list[tuple[int, str]]] = {}
+    shared: list[Sharing] = []
+    for name in sorted(ranges, key=lambda name: (ranges[name][0], name)):
+        start, end = ranges[name]
+        shape = shapes[name]
+        stmt = program.statements[start]
+        choice = None
+        for read in stmt.reads:  # Fig. 16: a buffer whose user this statement reads last
+            owner = owner_of.get(read)
+            if (owner is not None and holder[owner] == read and ends[owner] == start and shapes[owner] == shape
+                    and read != stmt.target and loop_statement(start, stmt) and _compatible_renamed(stmt, read)):
+                choice = (owner, "Fig. 16")
+                break
+        if choice is None:  # Fig. 20: a buffer whose user was dead before this statement
+            heap, spare = busy.setdefault(shape, []), free.setdefault(shape, [])
+            while heap and heap[0][0] < start:
+                done, owner = heapq.heappop(heap)
+                if ends[owner] == done:  # else a stale entry: the buffer was taken since
+                    heapq.heappush(spare, (done, owner))
+            while spare and choice is None:
+                done, owner = heapq.heappop(spare)
+                if ends[owner] == done:
+                    choice = (owner, "Fig. 20")
+        if choice is None:
+            owner = name
+        else:
+            owner = choice[0]
+            shared.append(Sharing(name, owner, start, choice[1]))
+        holder[owner], ends[owner], owner_of[name] = name, end, owner
+        heapq.heappush(busy.setdefault(shape, []), (end, owner))
+    return tuple(shared)
+
+
+def _compatible_renamed(stmt: ir.Statement, dying: str) -> bool:
+    """002 Fig. 16: ``t = e`` may write ``dying``'s buffer while reading it when
+    ``t = e[dying := t]`` is compatible (t itself is not read): every read of ``dying``
+    is at the written index."""
+    return stmt.target not in stmt.reads and derive(stmt, dying).compatible
+
+
+def temporary_bytes(program: ir.Program, roles: Mapping[str, str], itemsize: int,
+                    sharing: tuple[Sharing, ...] = ()) -> tuple[int, int]:
+    """(buffers, bytes) the temporaries take: one buffer each, less the shared ones."""
+    shapes = program.shapes
+    gone = {s.name for s in sharing}
+    temps = [name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP and name not in gone]
+    return len(temps), sum(math.prod(shapes[name]) for name in temps) * itemsize
