@@ -1,0 +1,391 @@
+"""``tl.einsum``, ``tl.contract_expression`` and ``tl.einsum_path``: numpy's and
+opt_einsum's interface, compiled and cached.
+
+A call is looked up in an in-process cache keyed by the subscripts, each operand's shape,
+dtype and layout (C-ordered or not), which operands are the same array object, and the
+back end.  A hit runs the compiled kernel's generated fast path (``Kernel._fast``) and
+nothing else, so a repeated call pays only the per-call cost.  A miss reads the
+subscripts against the shapes (the einsum front end, ``lang/einsum``: numpy's rules and
+errors), compiles the resulting index-form program with the model language's pipeline,
+and stores a *runner* for the key.
+
+What is not compiled goes to ``numpy.einsum`` unchanged, so results and errors are
+numpy's: dtypes other than float32/float64 (integers, complex, bool, object, float16),
+single-operand calls (numpy returns views for them: ``ii->i``, ``ij->ji``), empty
+dimensions, ``out=``/``dtype=``/``order='F'``/``casting=`` requests the compiled path
+cannot honour exactly.  Invalid subscripts raise :class:`EinsumError` (a ValueError) where
+numpy raises ValueError, with a message naming the operand and the dimension.
+
+Symmetry (no peer does this): when one array object is both operands of a Gram product
+(``ni,nj->ij`` and its relatives: the two terms equal but for one letter, every other
+letter summed), the result is symmetric.  Only its unique entries are computed, by
+BLAS's SYRK (numpy's matmul of a matrix's transpose with itself calls ?syrk, which
+computes one triangle and mirrors it), and the other triangle is filled from them.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+from . import lang as languages
+from .api import compile_source
+from .errors import Source, TensorLangError
+from .kernel import Kernel
+
+EinsumError = languages.EINSUM.EinsumError
+
+#: dtypes the targets compile; every other dtype goes to numpy.einsum.
+_COMPILED = (np.dtype(np.float64), np.dtype(np.float32))
+
+#: The most entries the cache keeps; beyond it the oldest half is dropped (a program
+#: that makes unboundedly many shapes must not grow memory without bound).
+CACHE_SIZE = 1024
+
+#: key -> runner (a function of the operands giving the result)
+_CACHE: dict[tuple, Callable[[tuple], Any]] = {}
+
+
+def clear_cache() -> None:
+    """Forget every compiled einsum (the C target's compiled libraries stay on disk)."""
+    _CACHE.clear()
+    _HITS.clear()
+
+
+def cache_info() -> dict[str, int]:
+    return {"entries": len(_CACHE), "limit": CACHE_SIZE}
+
+
+def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
+    """The cache key of a call, or None when an operand is not an ndarray (it is then
+    converted on the slow path, every call)."""
+    key: list = [backend, subscripts]
+    for o in ops:
+        if o.__class__ is not np.ndarray:
+            return None
+        key.append(o.shape)
+        key.append(o.dtype)
+        key.append(o.flags.c_contiguous)
+    if len(ops) == 2:
+        key.append(ops[0] is ops[1])
+    return tuple(key)
+
+
+#: The two-operand calls' runners for C-ordered operands, by the short key that
+#: :func:`einsum` computes inline: (subscripts, shapes, dtypes, same object).  A runner
+#: that calls C directly raises ValueError on an operand that is not C-ordered (cffi
+#: will not take it), and the call then goes the general way.
+_HITS: dict[tuple, Callable[[tuple], Any]] = {}
+
+_ndarray = np.ndarray
+
+
+def einsum(*operands, **options):
+    """numpy.einsum, compiled: ``tl.einsum("ij,jk->ik", a, b)``.
+
+    Same arguments (``out=None, dtype=None, order='K', casting='safe',
+    optimize=False``), results and errors as ``numpy.einsum``; ``optimize`` is accepted
+    and tensorlang's optimizer picks the contraction order.  ``backend=`` picks the
+    target ("auto": C where a compiler works, else numpy)."""
+    if not options and len(operands) == 3:  # the hit of a two-operand call, inline
+        subscripts, a, b = operands
+        if subscripts.__class__ is str and a.__class__ is _ndarray and b.__class__ is _ndarray:
+            runner = _HITS.get((subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b))
+            if runner is not None:
+                try:
+                    return runner((a, b))
+                except ValueError:  # an operand that is not C-ordered: the general path
+                    pass
+    return _einsum(*operands, **options)
+
+
+def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, backend: str = "auto"):
+    if out is None and dtype is None and order == "K" and casting == "safe" and operands \
+            and operands[0].__class__ is str:
+        key = _key(operands[0], operands[1:], backend)
+        if key is not None:
+            runner = _CACHE.get(key)
+            if runner is not None:
+                return runner(operands[1:])
+    return _slow(operands, out, dtype, order, casting, optimize, backend)
+
+
+def _numpy(operands, out, dtype, order, casting, optimize):
+    return np.einsum(*operands, out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
+
+
+def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
+    def run(ops):
+        return np.einsum(subscripts, *ops, optimize=optimize)
+    return run
+
+
+def _slow(operands, out, dtype, order, casting, optimize, backend):
+    """The first call of a key (or an unusual one): read, decide, compile, cache, run."""
+    def by_numpy():
+        return _numpy(operands, out, dtype, order, casting, optimize)
+
+    if not operands:
+        return by_numpy()  # numpy's TypeError
+    if isinstance(operands[0], str):
+        subscripts, ops = operands[0], tuple(operands[1:])
+    else:
+        try:
+            subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
+        except EinsumError as exc:
+            return _numpy_agrees(exc, by_numpy)
+    try:
+        arrays = tuple(np.asarray(o) for o in ops)
+    except Exception:  # noqa: BLE001 - numpy says what is wrong with an operand
+        return by_numpy()
+    if len(arrays) < 2 or any(a.dtype not in _COMPILED or a.size == 0 for a in arrays):
+        return by_numpy()
+    if order not in ("K", "C", "A", "k", "c", "a") or casting != "safe":
+        return by_numpy()
+    try:
+        spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
+    except EinsumError as exc:
+        return _numpy_agrees(exc, by_numpy)
+    result_dtype = np.result_type(*arrays)
+    if dtype is not None:
+        try:
+            wanted = np.dtype(dtype)
+        except TypeError:
+            return by_numpy()
+        if wanted != result_dtype:
+            return by_numpy()
+    if out is not None and not (isinstance(out, np.ndarray) and out.shape == spec.result_shape
+                                and out.dtype == result_dtype and out.flags.writeable):
+        return by_numpy()
+    key = _key(subscripts, arrays, backend) if all(o is a for o, a in zip(ops, arrays)) else None
+    runner = _CACHE.get(key) if key is not None else None
+    if runner is None:
+        runner = _make_runner(spec, arrays, result_dtype, backend, subscripts, optimize)
+        if key is not None:
+            if len(_CACHE) >= CACHE_SIZE:
+                for old in list(_CACHE)[: CACHE_SIZE // 2]:
+                    del _CACHE[old]
+                _HITS.clear()
+            _CACHE[key] = runner
+            if backend == "auto" and len(arrays) == 2 and all(a.flags.c_contiguous for a in arrays):
+                a, b = arrays
+                _HITS[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = runner
+    result = runner(arrays)
+    if out is not None:
+        np.copyto(out, result)
+        return out
+    return result
+
+
+def _numpy_agrees(exc: TensorLangError, by_numpy):
+    """Our reading rejected the call: numpy's verdict decides the exception's type (a
+    ValueError is ours, with the clearer message; numpy's TypeError stays numpy's), and
+    should numpy accept what we rejected, its result stands."""
+    try:
+        result = by_numpy()
+    except ValueError:
+        raise exc from None
+    return result
+
+
+def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize):
+    """The runner for one key: the symmetric route, or a compiled kernel's fast call, or
+    numpy.einsum where compiling fails (a program too large for the limits)."""
+    symmetric = _gram(spec, arrays)
+    if symmetric is not None:
+        return symmetric
+    layouts = tuple("C" if a.flags.c_contiguous else "F" for a in arrays)
+    try:
+        kernel = compile_spec(_transposed(spec, layouts), dtype, backend)
+    except TensorLangError:
+        return _numpy_runner(subscripts, optimize)
+    return _kernel_runner(kernel, layouts, tuple(a.dtype for a in arrays), dtype, scalar=not spec.output)
+
+
+def _transposed(spec, layouts):
+    """``spec`` with every non-C-ordered operand read as its transpose (an F-ordered
+    array's ``.T`` is C-ordered: no copy)."""
+    if all(layout == "C" for layout in layouts):
+        return spec
+    terms = tuple(t[::-1] if layout == "F" else t for t, layout in zip(spec.terms, layouts))
+    shapes = tuple(s[::-1] if layout == "F" else s for s, layout in zip(spec.shapes, layouts))
+    return type(spec)(terms, spec.output, spec.sizes, shapes)
+
+
+def compile_spec(spec, dtype, backend: str = "auto") -> Kernel:
+    """The kernel of an einsum Spec (the einsum front end's program)."""
+    language = languages.EINSUM.LANGUAGE
+    source = Source(languages.EINSUM.to_text(spec), "<einsum>")
+    return compile_source(source, language.name, backend, dtype)
+
+
+def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool):
+    """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
+    dtype and layout, so where the kernel is one C function the runner calls it directly
+    (no checks left to do); otherwise it goes through the kernel's fast call, and the
+    kernel's general path where that declines."""
+    names = tuple(f"T{k}" for k in range(len(layouts)))
+    plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
+    direct = getattr(kernel.target, "direct_call", None)
+    call = direct() if (plain and direct is not None) else None
+    if call is not None and set(call[1]) <= set(names) | {"R"}:
+        return _direct_runner(call, names, kernel.shapes["R"], dtype, kernel.threads, scalar)
+    fast = kernel._fast
+    threads = kernel.threads
+
+    def prepare(ops):
+        return {name: (np.ascontiguousarray(o, dtype) if layout == "C" else np.asfortranarray(o, dtype).T)
+                for name, o, layout in zip(names, ops, layouts)}
+
+    def run(ops):
+        arrays = dict(zip(names, ops)) if plain else prepare(ops)
+        r = fast(arrays, None, threads) if fast is not None else None
+        if r is None:
+            r = kernel.run(arrays)
+        value = r["R"]
+        return value[()] if scalar else value
+    return run
+
+
+def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: int, scalar: bool):
+    function, slots, from_buffer, char = call
+    where = tuple(names.index(n) if n != "R" else -1 for n in slots)
+    empty = np.empty
+    if where == (0, 1, -1) and not scalar:  # the common two-operand product, in few bytecodes
+        def run2(ops):
+            r = empty(shape, dtype)
+            function(from_buffer(char, ops[0], False), from_buffer(char, ops[1], False),
+                     from_buffer(char, r, False), threads)
+            return r
+        return run2
+
+    def run(ops):
+        r = empty(shape, dtype)
+        function(*[from_buffer(char, ops[k] if k >= 0 else r, False) for k in where], threads)
+        return r[()] if scalar else r
+    return run
+
+
+# ------------------------------------------------------------------ symmetry
+def _gram(spec, arrays: tuple):
+    """The symmetric runner for a Gram product of one array with itself, or None.
+
+    The pattern: two operands, the same object; their terms equal except at one position
+    p, where they have letters a ≠ b; the output is a and b (either order); every other
+    letter summed; no diagonal and no broadcasting.  Then the result is Xᵀ X with X the
+    operand as a matrix (p's dimension last, the others flattened), which is symmetric:
+    SYRK computes one triangle and mirrors it."""
+    if len(arrays) != 2 or arrays[0] is not arrays[1]:
+        return None
+    t0, t1 = spec.terms
+    if len(t0) != len(t1) or len(set(t0)) != len(t0) or len(set(t1)) != len(t1) or len(t0) == 0:
+        return None
+    differ = [d for d, (x, y) in enumerate(zip(t0, t1)) if x != y]
+    if len(differ) != 1:
+        return None
+    p = differ[0]
+    a, b = t0[p], t1[p]
+    if a in t1 or b in t0 or set(spec.output) != {a, b} or len(spec.output) != 2:
+        return None
+    if any(spec.broadcast(k, d) for k in range(2) for d in range(len(t0))):
+        return None
+    m = spec.extent[a]
+
+    def run(ops):
+        x = ops[0]
+        matrix = np.moveaxis(x, p, -1).reshape(-1, m)
+        return matrix.T @ matrix  # numpy calls ?syrk for a matrix's transpose times itself
+    return run
+
+
+# ------------------------------------------------------------------ opt_einsum's interface
+class ContractExpression:
+    """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
+    ContractExpression).  ``constants`` are operands fixed at construction."""
+
+    def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
+        self.subscripts = subscripts
+        self.shapes = shapes
+        self.constants = constants
+        self.backend = backend
+        self.num_args = len(shapes) - len(constants)
+        self._free = tuple(k for k in range(len(shapes)) if k not in constants)
+        spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
+        self.spec = spec
+        self._runner = None
+        if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape):
+            dummies = tuple(np.empty(shape) for shape in spec.shapes)
+            self._runner = _make_runner(spec, dummies, np.dtype(np.float64), backend, subscripts, True)
+
+    def __call__(self, *arrays, out=None, backend: str | None = None, evaluate_constants: bool = False):
+        if len(arrays) != self.num_args:
+            raise EinsumError(f"this contraction takes {self.num_args} array(s) (besides its constants), "
+                              f"got {len(arrays)}")
+        ops: list = [None] * len(self.shapes)
+        for k, a in zip(self._free, arrays):
+            ops[k] = a
+        for k, c in self.constants.items():
+            ops[k] = c
+        runner = self._runner
+        if runner is not None and out is None and all(
+                o.__class__ is np.ndarray and o.dtype == np.float64 and o.flags.c_contiguous and o.shape == s
+                for o, s in zip(ops, self.spec.shapes)):
+            return runner(tuple(ops))
+        for o, s in zip(ops, self.spec.shapes):
+            if np.shape(o) != s:
+                raise EinsumError(f"this contraction was built for shapes {list(self.spec.shapes)}, "
+                                  f"got an operand of shape {np.shape(o)}")
+        return einsum(self.subscripts, *ops, out=out, backend=backend or self.backend)
+
+    def __repr__(self) -> str:
+        return f"<tl.ContractExpression('{self.spec.subscripts()}')>"
+
+
+def _shape_of(shape) -> tuple[int, ...]:
+    if isinstance(shape, np.ndarray):
+        return shape.shape
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise EinsumError(f"contract_expression takes shapes (tuples of integers), got {shape!r}") from None
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0 for n in dims):
+        raise EinsumError(f"a shape is a tuple of non-negative integers, got {shape!r}")
+    return tuple(int(n) for n in dims)
+
+
+def contract_expression(subscripts: str, *shapes, constants=None, backend: str = "auto", **_ignored):
+    """``expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)); expr(a, b)``: the
+    contraction compiled once for these shapes (opt_einsum's interface).  ``constants``
+    lists the positions whose entry in ``shapes`` is the array itself."""
+    if not isinstance(subscripts, str):
+        raise EinsumError("contract_expression takes the subscripts as a string")
+    fixed: dict[int, np.ndarray] = {}
+    for k in constants or ():
+        if not isinstance(k, numbers.Integral) or not 0 <= int(k) < len(shapes):
+            raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
+        fixed[int(k)] = np.asarray(shapes[k])
+    return ContractExpression(subscripts, shapes, fixed, backend)
+
+
+# ------------------------------------------------------------------ path
+def einsum_path(*operands, optimize="greedy", einsum_call=False):
+    """numpy.einsum_path's answer (the pairwise order and its flops) for the same
+    operands, with tensorlang's own program after its optimizer appended to the report:
+    the statements there are the order tensorlang runs."""
+    path, report = np.einsum_path(*operands, optimize=optimize, einsum_call=einsum_call)
+    try:
+        if isinstance(operands[0], str):
+            subscripts, ops = operands[0], operands[1:]
+        else:
+            subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
+        arrays = tuple(np.asarray(o) for o in ops)
+        if all(a.size for a in arrays):
+            spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
+            dtype = np.result_type(*arrays) if all(a.dtype in _COMPILED for a in arrays) else np.float64
+            kernel = compile_spec(spec, dtype, "numpy")
+            report = report + "\n  tensorlang's program after its optimizer:\n" + kernel.ir("opt")
+    except TensorLangError:
+        pass
+    return path, report
