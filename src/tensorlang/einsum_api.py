@@ -36,6 +36,7 @@ from .errors import Source, TensorLangError
 from .kernel import Kernel
 
 EinsumError = languages.EINSUM.EinsumError
+RESULT = languages.EINSUM.RESULT
 
 #: dtypes the targets compile; every other dtype goes to numpy.einsum.
 _COMPILED = (np.dtype(np.float64), np.dtype(np.float32))
@@ -102,14 +103,21 @@ def einsum(*operands, **options):
 
 
 def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, backend: str = "auto"):
+    key = None
     if out is None and dtype is None and order == "K" and casting == "safe" and operands \
-            and operands[0].__class__ is str:
+            and operands[0].__class__ is str and optimize in _OPTIMIZE:
         key = _key(operands[0], operands[1:], backend)
         if key is not None:
+            key += (optimize,)
             runner = _CACHE.get(key)
             if runner is not None:
                 return runner(operands[1:])
-    return _slow(operands, out, dtype, order, casting, optimize, backend)
+    return _slow(operands, out, dtype, order, casting, optimize, backend, key)
+
+
+#: numpy's ``optimize`` values that need no checking (a path given as a list does; numpy
+#: checks it)
+_OPTIMIZE = (False, True, "greedy", "optimal")
 
 
 def _numpy(operands, out, dtype, order, casting, optimize):
@@ -122,13 +130,25 @@ def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
     return run
 
 
-def _slow(operands, out, dtype, order, casting, optimize, backend):
-    """The first call of a key (or an unusual one): read, decide, compile, cache, run."""
+def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: str) -> None:
+    if len(_CACHE) >= CACHE_SIZE:
+        for old in list(_CACHE)[: CACHE_SIZE // 2]:
+            del _CACHE[old]
+        _HITS.clear()
+    _CACHE[key] = runner
+    if backend == "auto" and optimize is False and len(arrays) == 2 and all(a.flags.c_contiguous for a in arrays):
+        a, b = arrays
+        _HITS[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = runner
+
+
+def _slow(operands, out, dtype, order, casting, optimize, backend, key):
+    """The first call of a key (or an unusual one): read, decide, compile, cache, run.
+    ``key`` is the call's cache key where it has one (a plain call, ndarray operands)."""
     def by_numpy():
         return _numpy(operands, out, dtype, order, casting, optimize)
 
-    if not operands:
-        return by_numpy()  # numpy's TypeError
+    if not operands or optimize not in _OPTIMIZE:
+        return by_numpy()  # numpy's errors, numpy's check of a given path
     if isinstance(operands[0], str):
         subscripts, ops = operands[0], tuple(operands[1:])
     else:
@@ -140,10 +160,18 @@ def _slow(operands, out, dtype, order, casting, optimize, backend):
         arrays = tuple(np.asarray(o) for o in ops)
     except Exception:  # noqa: BLE001 - numpy says what is wrong with an operand
         return by_numpy()
-    if len(arrays) < 2 or any(a.dtype not in _COMPILED or a.size == 0 for a in arrays):
+
+    def numpy_decides():  # numpy computes this call; a plain call remembers that
+        if key is not None:
+            _remember(key, _numpy_runner(subscripts, optimize), arrays, subscripts, optimize, backend)
         return by_numpy()
+
+    if len(arrays) < 2 or any(a.dtype not in _COMPILED or a.size == 0 for a in arrays):
+        return numpy_decides()  # numpy's dtypes, numpy's views of one operand, empty operands
     if order not in ("K", "C", "A", "k", "c", "a") or casting != "safe":
         return by_numpy()
+    if order in ("K", "k", "A", "a") and any(not a.flags.c_contiguous for a in arrays):
+        return numpy_decides()  # numpy's output layout follows non-C inputs' layouts
     try:
         spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
     except EinsumError as exc:
@@ -159,19 +187,16 @@ def _slow(operands, out, dtype, order, casting, optimize, backend):
     if out is not None and not (isinstance(out, np.ndarray) and out.shape == spec.result_shape
                                 and out.dtype == result_dtype and out.flags.writeable):
         return by_numpy()
-    key = _key(subscripts, arrays, backend) if all(o is a for o, a in zip(ops, arrays)) else None
-    runner = _CACHE.get(key) if key is not None else None
+    own_key = key
+    if own_key is None:  # out=, dtype= or order='C': its own entry (its layout rule is not 'K''s)
+        own_key = _key(subscripts, arrays, backend)
+        if own_key is not None:
+            own_key += (optimize, order.upper())
+    runner = _CACHE.get(own_key) if own_key is not None else None
     if runner is None:
         runner = _make_runner(spec, arrays, result_dtype, backend, subscripts, optimize)
-        if key is not None:
-            if len(_CACHE) >= CACHE_SIZE:
-                for old in list(_CACHE)[: CACHE_SIZE // 2]:
-                    del _CACHE[old]
-                _HITS.clear()
-            _CACHE[key] = runner
-            if backend == "auto" and len(arrays) == 2 and all(a.flags.c_contiguous for a in arrays):
-                a, b = arrays
-                _HITS[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = runner
+        if own_key is not None and all(o is a for o, a in zip(ops, arrays)):
+            _remember(own_key, runner, arrays, subscripts, optimize, backend)
     result = runner(arrays)
     if out is not None:
         np.copyto(out, result)
@@ -230,8 +255,8 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     direct = getattr(kernel.target, "direct_call", None)
     call = direct() if (plain and direct is not None) else None
-    if call is not None and set(call[1]) <= set(names) | {"R"}:
-        return _direct_runner(call, names, kernel.shapes["R"], dtype, kernel.threads, scalar)
+    if call is not None and set(call[1]) <= set(names) | {RESULT}:
+        return _direct_runner(call, names, kernel.shapes[RESULT], dtype, kernel.threads, scalar)
     fast = kernel._fast
     threads = kernel.threads
 
@@ -244,14 +269,14 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
         r = fast(arrays, None, threads) if fast is not None else None
         if r is None:
             r = kernel.run(arrays)
-        value = r["R"]
+        value = r[RESULT]
         return value[()] if scalar else value
     return run
 
 
 def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: int, scalar: bool):
     function, slots, from_buffer, char = call
-    where = tuple(names.index(n) if n != "R" else -1 for n in slots)
+    where = tuple(names.index(n) if n != RESULT else -1 for n in slots)
     empty = np.empty
     if where == (0, 1, -1) and not scalar:  # the common two-operand product, in few bytecodes
         def run2(ops):
@@ -371,21 +396,17 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
 
 # ------------------------------------------------------------------ path
 def einsum_path(*operands, optimize="greedy", einsum_call=False):
-    """numpy.einsum_path's answer (the pairwise order and its flops) for the same
-    operands, with tensorlang's own program after its optimizer appended to the report:
-    the statements there are the order tensorlang runs."""
-    path, report = np.einsum_path(*operands, optimize=optimize, einsum_call=einsum_call)
-    try:
-        if isinstance(operands[0], str):
-            subscripts, ops = operands[0], operands[1:]
-        else:
-            subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
-        arrays = tuple(np.asarray(o) for o in ops)
-        if all(a.size for a in arrays):
-            spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
-            dtype = np.result_type(*arrays) if all(a.dtype in _COMPILED for a in arrays) else np.float64
-            kernel = compile_spec(spec, dtype, "numpy")
-            report = report + "\n  tensorlang's program after its optimizer:\n" + kernel.ir("opt")
-    except TensorLangError:
-        pass
-    return path, report
+    """numpy.einsum_path's answer, unchanged: the pairwise contraction order and its
+    flops for these operands.  tensorlang's optimizer chooses its own order (bounded
+    search, docs/optimizer.md); :func:`einsum_program` prints the program it runs."""
+    return np.einsum_path(*operands, optimize=optimize, einsum_call=einsum_call)
+
+
+def einsum_program(subscripts: str, *operands, stage: str = "opt") -> str:
+    """The program tensorlang runs for ``einsum(subscripts, *operands)`` at a stage
+    (``ein`` as written, ``opt`` after the optimizer: its temporaries are the
+    contraction order; ``schedule``, ``loops``, ``c``...)."""
+    arrays = tuple(np.asarray(o) for o in operands)
+    spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
+    dtype = np.result_type(*arrays) if arrays and all(a.dtype in _COMPILED for a in arrays) else np.float64
+    return compile_spec(spec, dtype, "numpy").ir(stage)

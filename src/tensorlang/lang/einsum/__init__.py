@@ -15,7 +15,7 @@ from ...semantics.types import CheckedProgram
 from ..language import Language, Params
 from ..tl import LANGUAGE as MODEL
 from ..tl.parser import parse_model
-from .program import parse_text, to_model_source, to_text
+from .program import RESULT, parse_text, to_model_source, to_text
 from .subscripts import EinsumError, Spec, from_sublists, parse
 
 
@@ -39,4 +39,4 @@ LANGUAGE = Language(
     description="numpy.einsum's subscripts with the operands' shapes ('ij,jk->ik : [2 3] [3 4]')",
 )
 
-__all__ = ["EinsumError", "LANGUAGE", "Spec", "check", "from_sublists", "parse", "to_model_source", "to_text"]
+__all__ = ["EinsumError", "LANGUAGE", "RESULT", "Spec", "check", "from_sublists", "parse", "to_model_source", "to_text"]

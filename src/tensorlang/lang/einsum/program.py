@@ -4,8 +4,8 @@
 
     in var T0 : [2 3]
     in var T1 : [3 4]
-    out var R : [2 4]
-    R[i,k] = sum(j) T0[i,j] * T1[j,k]
+    out var Res : [2 4]
+    Res[i,k] = sum(j) T0[i,j] * T1[j,k]
 
 so that type checking, lowering to EIN, the optimizer and every target are the model
 language's own: an einsum is 004's EIN statement written in numpy's notation.  A
@@ -27,7 +27,7 @@ from .subscripts import Spec, parse
 
 #: The operands' and the result's variable names (multi-letter: never an index letter).
 OPERAND = "T{}"
-RESULT = "R"
+RESULT = "Res"
 
 
 def index_name(label: str) -> str:
