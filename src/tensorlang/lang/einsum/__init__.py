@@ -28,6 +28,12 @@ def check(spec: Spec) -> CheckedProgram:
     return MODEL.check(parse_model(to_model_source(spec)))
 
 
+def _print(program) -> str:
+    """The einsum text of a Spec; a checked einsum's program is its index-form program,
+    printed as the model language prints it."""
+    return to_text(program) if isinstance(program, Spec) else MODEL.print(program)
+
+
 LANGUAGE = Language(
     name="einsum",
     suffixes=(".einsum",),
@@ -35,7 +41,7 @@ LANGUAGE = Language(
     check=check,
     lower=MODEL.lower,
     interpret=MODEL.interpret,
-    print=to_text,
+    print=_print,
     description="numpy.einsum's subscripts with the operands' shapes ('ij,jk->ik : [2 3] [3 4]')",
 )
 
