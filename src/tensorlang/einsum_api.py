@@ -16,11 +16,13 @@ dimensions, ``out=``/``dtype=``/``order='F'``/``casting=`` requests the compiled
 cannot honour exactly.  Invalid subscripts raise :class:`EinsumError` (a ValueError) where
 numpy raises ValueError, with a message naming the operand and the dimension.
 
-Symmetry (no peer does this): when one array object is both operands of a Gram product
-(``ni,nj->ij`` and its relatives: the two terms equal but for one letter, every other
-letter summed), the result is symmetric.  Only its unique entries are computed, by
-BLAS's SYRK (numpy's matmul of a matrix's transpose with itself calls ?syrk, which
-computes one triangle and mirrors it), and the other triangle is filled from them.
+Symmetry (no peer does this): when one array object is every operand of a Gram-like
+product (``ni,nj->ij``, ``ni,nj,nk->ijk`` and their relatives: the terms equal but for
+one letter each, every other letter summed), the result is symmetric under permuting
+its indices.  Only its unique entries are computed: for two operands by BLAS's SYRK
+(numpy's matmul of a matrix's transpose with itself calls ?syrk, which computes one
+triangle and mirrors it), for three by one product per leading index i over the entries
+whose indices are all at least i (a third of the work), and the rest is filled from them.
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
     return tuple(key)
 
 
-#: The two-operand calls' runners for C-ordered operands, by the short key that
-#: :func:`einsum` computes inline: (subscripts, shapes, dtypes, same object).  A runner
+#: The runners for C-ordered operands by the short key that :func:`einsum` computes
+#: inline: (subscripts, shapes, dtypes, same object) for two operands, (subscripts,
+#: (class, shape, dtype) per operand) for more (no symmetric route there).  A runner
 #: that calls C directly raises ValueError on an operand that is not C-ordered (cffi
 #: will not take it), and the call then goes the general way.
 _HITS: dict[tuple, Callable[[tuple], Any]] = {}
@@ -99,6 +102,17 @@ def einsum(*operands, **options):
                     return runner((a, b))
                 except ValueError:  # an operand that is not C-ordered: the general path
                     pass
+    elif not options and len(operands) > 3 and operands[0].__class__ is str:
+        ops = operands[1:]
+        try:  # an operand that is no ndarray (a list, a number) has another class: no hit
+            runner = _HITS.get((operands[0], *[(o.__class__, o.shape, o.dtype) for o in ops]))
+        except AttributeError:
+            runner = None
+        if runner is not None:
+            try:
+                return runner(ops)
+            except ValueError:
+                pass
     return _einsum(*operands, **options)
 
 
@@ -136,9 +150,12 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
             del _CACHE[old]
         _HITS.clear()
     _CACHE[key] = runner
-    if backend == "auto" and optimize is False and len(arrays) == 2 and all(a.flags.c_contiguous for a in arrays):
-        a, b = arrays
-        _HITS[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = runner
+    if backend == "auto" and optimize is False and all(a.flags.c_contiguous for a in arrays):
+        if len(arrays) == 2:
+            a, b = arrays
+            _HITS[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = runner
+        elif len(arrays) > 2 and runner.__qualname__.split(".")[0] != "_gram":
+            _HITS[(subscripts, *[(np.ndarray, a.shape, a.dtype) for a in arrays])] = runner
 
 
 def _slow(operands, out, dtype, order, casting, optimize, backend, key):
@@ -255,7 +272,7 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     direct = getattr(kernel.target, "direct_call", None)
     call = direct() if (plain and direct is not None) else None
-    if call is not None and set(call[1]) <= set(names) | {RESULT}:
+    if call is not None:
         return _direct_runner(call, names, kernel.shapes[RESULT], dtype, kernel.threads, scalar)
     fast = kernel._fast
     threads = kernel.threads
@@ -275,54 +292,81 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
 
 
 def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: int, scalar: bool):
-    function, slots, from_buffer, char = call
-    where = tuple(names.index(n) if n != RESULT else -1 for n in slots)
-    empty = np.empty
-    if where == (0, 1, -1) and not scalar:  # the common two-operand product, in few bytecodes
-        def run2(ops):
-            r = empty(shape, dtype)
-            function(from_buffer(char, ops[0], False), from_buffer(char, ops[1], False),
-                     from_buffer(char, r, False), threads)
-            return r
-        return run2
-
-    def run(ops):
-        r = empty(shape, dtype)
-        function(*[from_buffer(char, ops[k] if k >= 0 else r, False) for k in where], threads)
-        return r[()] if scalar else r
-    return run
+    """Call the kernel's one C function on the operands, a fresh result and fresh
+    temporaries (slots that are neither: the optimizer's intermediates).  The function
+    is written out per slot pattern (as targets/c/fastcall.py writes the kernels' fast
+    calls): a loop over the slots would cost more than a small kernel's arithmetic."""
+    function, slots, shapes, from_buffer, char = call
+    lines = ["def run(ops):", "    r = empty(shape, dtype)"]
+    arguments = []
+    for n, (name, slot_shape) in enumerate(zip(slots, shapes)):
+        if name in names:
+            arguments.append(f"fb(char, ops[{names.index(name)}], False)")
+        elif name == RESULT:
+            arguments.append("fb(char, r, False)")
+        else:  # a temporary
+            lines.append(f"    t{n} = empty({tuple(slot_shape)!r}, dtype)")
+            arguments.append(f"fb(char, t{n}, False)")
+    lines.append(f"    function({', '.join(arguments)}, threads)")
+    lines.append("    return r[()]" if scalar else "    return r")
+    namespace = {"empty": np.empty, "shape": shape, "dtype": dtype, "fb": from_buffer, "char": char,
+                 "function": function, "threads": threads}
+    exec(compile("\n".join(lines) + "\n", "<tensorlang einsum call>", "exec"), namespace)  # noqa: S102 - ours
+    return namespace["run"]
 
 
 # ------------------------------------------------------------------ symmetry
 def _gram(spec, arrays: tuple):
-    """The symmetric runner for a Gram product of one array with itself, or None.
+    """The symmetric runner for a product of one array with itself, or None.
 
-    The pattern: two operands, the same object; their terms equal except at one position
-    p, where they have letters a ≠ b; the output is a and b (either order); every other
-    letter summed; no diagonal and no broadcasting.  Then the result is Xᵀ X with X the
-    operand as a matrix (p's dimension last, the others flattened), which is symmetric:
-    SYRK computes one triangle and mirrors it."""
-    if len(arrays) != 2 or arrays[0] is not arrays[1]:
+    The pattern: two or three operands, all the same object; their terms equal except
+    at one position p, where each has its own letter; the output is those letters (in
+    any order); every other letter summed; no diagonal and no broadcasting.  With X the
+    operand as a matrix (p's dimension last, the others flattened), the result is
+    ``XᵀX`` (two operands) or ``T[i,j,k] = Σ_n X_ni X_nj X_nk`` (three): symmetric under
+    every permutation of its indices, so only the entries with sorted indices are
+    computed and the others filled from them."""
+    k = len(arrays)
+    if k not in (2, 3) or any(a is not arrays[0] for a in arrays):
         return None
-    t0, t1 = spec.terms
-    if len(t0) != len(t1) or len(set(t0)) != len(t0) or len(set(t1)) != len(t1) or len(t0) == 0:
+    terms = spec.terms
+    first = terms[0]
+    if not first or any(len(t) != len(first) or len(set(t)) != len(t) for t in terms):
         return None
-    differ = [d for d, (x, y) in enumerate(zip(t0, t1)) if x != y]
+    differ = {d for t in terms[1:] for d, (x, y) in enumerate(zip(first, t)) if x != y}
     if len(differ) != 1:
         return None
-    p = differ[0]
-    a, b = t0[p], t1[p]
-    if a in t1 or b in t0 or set(spec.output) != {a, b} or len(spec.output) != 2:
+    p = differ.pop()
+    own = [t[p] for t in terms]
+    others = set(first) - {first[p]}
+    if len(set(own)) != k or set(own) & others or set(spec.output) != set(own) or len(spec.output) != k:
         return None
-    if any(spec.broadcast(k, d) for k in range(2) for d in range(len(t0))):
+    if any(spec.broadcast(n, d) for n in range(k) for d in range(len(first))):
         return None
-    m = spec.extent[a]
+    m = spec.extent[own[0]]
 
-    def run(ops):
-        x = ops[0]
-        matrix = np.moveaxis(x, p, -1).reshape(-1, m)
-        return matrix.T @ matrix  # numpy calls ?syrk for a matrix's transpose times itself
-    return run
+    def matrix(x):
+        return np.moveaxis(x, p, -1).reshape(-1, m)
+
+    if k == 2:
+        def gram(ops):
+            x = matrix(ops[0])
+            return x.T @ x  # numpy calls ?syrk for a matrix's transpose times itself: one triangle
+        return gram
+
+    def gram3(ops):
+        x = matrix(ops[0])
+        t = np.empty((m, m, m), x.dtype)
+        for i in range(m):  # the entries whose smallest index is i: T[i, j>=i, k>=i]
+            tail = x[:, i:]
+            block = (tail * x[:, i:i + 1]).T @ tail
+            upper = np.triu_indices(m - i, 1)  # one triangle, mirrored: exactly symmetric
+            block.T[upper] = block[upper]
+            t[i, i:, i:] = block
+            t[i:, i, i:] = block
+            t[i:, i:, i] = block
+        return t
+    return gram3
 
 
 # ------------------------------------------------------------------ opt_einsum's interface

@@ -290,6 +290,18 @@ def test_one_array_twice_computes_a_symmetric_result_once(subscripts, shape):
     assert einsum_api._CACHE[key].__qualname__.startswith("_gram")
 
 
+@pytest.mark.parametrize("subscripts, shape", [("ni,nj,nk->ijk", (30, 5)), ("ni,nj,nk->kij", (30, 4)),
+                                                ("in,jn,kn", (3, 20)), ("bni,bnj,bnk->jki", (2, 6, 4))])
+def test_one_array_three_times_computes_the_sorted_entries_once(subscripts, shape):
+    x = _data(shape, special=False)
+    got = tl.einsum(subscripts, x, x, x)
+    _same(got, np.einsum(subscripts, x, x, x))
+    for axes in [(1, 0, 2), (2, 1, 0), (0, 2, 1)]:
+        np.testing.assert_array_equal(got, got.transpose(axes))
+    key = einsum_api._key(subscripts, (x, x, x), "auto") + (False,)
+    assert einsum_api._CACHE[key].__qualname__.startswith("_gram")
+
+
 def test_two_different_arrays_do_not_take_the_symmetric_route():
     x = _data((20, 4), special=False)
     y = x.copy()
