@@ -21,8 +21,8 @@ product (``ni,nj->ij``, ``ni,nj,nk->ijk`` and their relatives: the terms equal b
 one letter each, every other letter summed), the result is symmetric under permuting
 its indices.  Only its unique entries are computed: for two operands by BLAS's SYRK
 (numpy's matmul of a matrix's transpose with itself calls ?syrk, which computes one
-triangle and mirrors it), for three by one product per leading index i over the entries
-whose indices are all at least i (a third of the work), and the rest is filled from them.
+triangle and mirrors it), for three by one product over the pairs i <= j (half the full
+product's flops), and the rest is filled from the sorted entries.
 """
 
 from __future__ import annotations
@@ -354,13 +354,29 @@ def _gram(spec, arrays: tuple):
             return x.T @ x  # numpy calls ?syrk for a matrix's transpose times itself: one triangle
         return gram
 
+    pairs = np.triu_indices(m)  # (i, j) with i <= j: the columns of the one big product
+    rows = len(pairs[0])
+    chunk = max(64, min(1024, (1 << 24) // max(rows, 1)))  # n in chunks: the pair products stay small
+
     def gram3(ops):
         x = matrix(ops[0])
+        # P[k, (i,j)] = Σ_n X_nk X_ni X_nj for i <= j: GEMMs of half the full product's
+        # flops (the pairs i > j are never formed)
+        product = np.zeros((m, rows), x.dtype)
+        pair_products = np.empty((min(chunk, x.shape[0]), rows), x.dtype)
+        for start in range(0, x.shape[0], chunk):
+            part = x[start:start + chunk]
+            z = pair_products[: part.shape[0]]
+            at = 0
+            for i in range(m):  # columns (i, i..m-1): X_ni times X_nj, j >= i
+                np.multiply(part[:, i:], part[:, i:i + 1], out=z[:, at:at + m - i])
+                at += m - i
+            product += part.T @ z
         t = np.empty((m, m, m), x.dtype)
-        for i in range(m):  # the entries whose smallest index is i: T[i, j>=i, k>=i]
-            tail = x[:, i:]
-            block = (tail * x[:, i:i + 1]).T @ tail
-            upper = np.triu_indices(m - i, 1)  # one triangle, mirrored: exactly symmetric
+        t[pairs[0], pairs[1], :] = product.T
+        for i in range(m):  # the entries whose smallest index is i, made exactly symmetric
+            block = t[i, i:, i:].copy()  # rows j >= i, columns k >= i
+            upper = np.triu_indices(m - i, 1)  # keep j <= k: the sorted entries; mirror them
             block.T[upper] = block[upper]
             t[i, i:, i:] = block
             t[i:, i, i:] = block
