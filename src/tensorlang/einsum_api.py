@@ -40,6 +40,12 @@ from .kernel import Kernel
 EinsumError = languages.EINSUM.EinsumError
 RESULT = languages.EINSUM.RESULT
 
+#: numpy's functions as they were when tensorlang was imported: a caller that replaces
+#: ``numpy.einsum`` by ``tl.einsum`` (to run numpy's own tests, say) must not make the
+#: fallback call itself.
+_NUMPY_EINSUM = np.einsum
+_NUMPY_EINSUM_PATH = np.einsum_path
+
 #: dtypes the targets compile; every other dtype goes to numpy.einsum.
 _COMPILED = (np.dtype(np.float64), np.dtype(np.float32))
 
@@ -135,12 +141,12 @@ _OPTIMIZE = (False, True, "greedy", "optimal")
 
 
 def _numpy(operands, out, dtype, order, casting, optimize):
-    return np.einsum(*operands, out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
+    return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
 
 
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
     def run(ops):
-        return np.einsum(subscripts, *ops, optimize=optimize)
+        return _NUMPY_EINSUM(subscripts, *ops, optimize=optimize)
     return run
 
 
@@ -459,7 +465,7 @@ def einsum_path(*operands, optimize="greedy", einsum_call=False):
     """numpy.einsum_path's answer, unchanged: the pairwise contraction order and its
     flops for these operands.  tensorlang's optimizer chooses its own order (bounded
     search, docs/optimizer.md); :func:`einsum_program` prints the program it runs."""
-    return np.einsum_path(*operands, optimize=optimize, einsum_call=einsum_call)
+    return _NUMPY_EINSUM_PATH(*operands, optimize=optimize, einsum_call=einsum_call)
 
 
 def einsum_program(subscripts: str, *operands, stage: str = "opt") -> str:

@@ -106,7 +106,7 @@ EXPRESSIONS = [
     ("gram", "ni,nj->ij", ["X", "X"], [dict(n=100, i=10, j=10), dict(n=2000, i=100, j=100),
                                        dict(n=20000, i=200, j=200)]),
     ("gram3", "ni,nj,nk->ijk", ["X", "X", "X"], [dict(n=100, i=8, j=8, k=8), dict(n=2000, i=40, j=40, k=40),
-                                                 dict(n=10000, i=100, j=100, k=100)]),
+                                                 dict(n=4000, i=64, j=64, k=64)]),
     ("mttkrp", "ijk,jr,kr->ir", ["X", "B", "C"], [dict(i=8, j=8, k=8, r=4), dict(i=64, j=64, k=64, r=16),
                                                   dict(i=128, j=128, k=128, r=32)]),
 ]

@@ -364,3 +364,11 @@ def test_the_front_end_text_reports_errors():
     with pytest.raises(tl.TensorLangError) as caught:
         tl.compile("ij,jk->ik", lang="einsum")
     assert caught.value.code == "syntax"
+
+
+def test_numpy_einsum_replaced_by_tl_einsum_still_falls_back_to_numpys(monkeypatch):
+    """Running numpy's code with numpy.einsum patched to tl.einsum must not make the
+    fallback call itself (int operands go to numpy)."""
+    monkeypatch.setattr(np, "einsum", tl.einsum)
+    a = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(np.einsum("ij,jk->ik", a, a.T), a @ a.T)
