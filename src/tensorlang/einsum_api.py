@@ -36,6 +36,7 @@ from . import lang as languages
 from .api import compile_source
 from .errors import Source, TensorLangError
 from .kernel import Kernel
+from .targets import resolve as resolve_backend
 
 EinsumError = languages.EINSUM.EinsumError
 RESULT = languages.EINSUM.RESULT
@@ -77,8 +78,8 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
         key.append(o.shape)
         key.append(o.dtype)
         key.append(o.flags.c_contiguous)
-    if len(ops) == 2:
-        key.append(ops[0] is ops[1])
+    if ops:  # which operands are the first one: the symmetric routes depend on it
+        key.append(tuple(o is ops[0] for o in ops[1:]))
     return tuple(key)
 
 
@@ -172,6 +173,8 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
 
     if not operands or optimize not in _OPTIMIZE:
         return by_numpy()  # numpy's errors, numpy's check of a given path
+    if backend != "auto":
+        resolve_backend(backend)  # an unknown or unavailable back end is error[backend], not numpy
     if isinstance(operands[0], str):
         subscripts, ops = operands[0], tuple(operands[1:])
     else:

@@ -288,6 +288,8 @@ def test_one_array_twice_computes_a_symmetric_result_once(subscripts, shape):
     np.testing.assert_array_equal(got, got.T)  # the mirrored triangle is exactly the computed one
     key = einsum_api._key(subscripts, (x, x), "auto") + (False,)
     assert einsum_api._CACHE[key].__qualname__.startswith("_gram")
+    y = x.copy()  # same shapes, another object: the general route
+    _same(tl.einsum(subscripts, x, y), np.einsum(subscripts, x, y))
 
 
 @pytest.mark.parametrize("subscripts, shape", [("ni,nj,nk->ijk", (30, 5)), ("ni,nj,nk->kij", (30, 4)),
@@ -300,6 +302,20 @@ def test_one_array_three_times_computes_the_sorted_entries_once(subscripts, shap
         np.testing.assert_array_equal(got, got.transpose(axes))
     key = einsum_api._key(subscripts, (x, x, x), "auto") + (False,)
     assert einsum_api._CACHE[key].__qualname__.startswith("_gram")
+
+
+def test_three_different_arrays_after_one_array_three_times_are_not_symmetric():
+    x = _data((10, 3), special=False)
+    tl.einsum("ni,nj,nk->ijk", x, x, x)
+    y, z = _data((10, 3), special=False), _data((10, 3), special=False)
+    _same(tl.einsum("ni,nj,nk->ijk", x, y, z), np.einsum("ni,nj,nk->ijk", x, y, z))
+    _same(tl.einsum("ni,nj,nk->ijk", x, x, z), np.einsum("ni,nj,nk->ijk", x, x, z))
+
+
+def test_an_unknown_back_end_is_an_error():
+    with pytest.raises(tl.TensorLangError) as caught:
+        tl.einsum("ij,jk->ik", np.ones((2, 2)), np.ones((2, 2)), backend="bogus")
+    assert caught.value.code == "backend"
 
 
 def test_two_different_arrays_do_not_take_the_symmetric_route():
