@@ -464,11 +464,50 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
 
 
 # ------------------------------------------------------------------ path
-def einsum_path(*operands, optimize="greedy", einsum_call=False):
-    """numpy.einsum_path's answer, unchanged: the pairwise contraction order and its
-    flops for these operands.  tensorlang's optimizer chooses its own order (bounded
-    search, docs/optimizer.md); :func:`einsum_program` prints the program it runs."""
-    return _NUMPY_EINSUM_PATH(*operands, optimize=optimize, einsum_call=einsum_call)
+def einsum_path(*operands, optimize=None, einsum_call=False):
+    """The contraction order tensorlang runs, with its flops, in numpy.einsum_path's
+    format: ``(path, report)``, the path as ``['einsum_path', (0, 1), ...]`` and the
+    report numpy prints for that path.
+
+    The order is the optimizer's (each temporary of the optimized program is one
+    contraction of the operands it reads).  With ``optimize`` given (``'greedy'``,
+    ``'optimal'``, ``True``, a path) or for a call tensorlang does not compile, the answer
+    is numpy.einsum_path's own."""
+    if optimize is None and not einsum_call:
+        try:
+            path = _our_path(operands)
+        except (TensorLangError, ValueError, TypeError):
+            path = None
+        if path is not None:
+            return _NUMPY_EINSUM_PATH(*operands, optimize=path)
+    return _NUMPY_EINSUM_PATH(*operands, optimize="greedy" if optimize is None else optimize,
+                              einsum_call=einsum_call)
+
+
+def _our_path(operands) -> list | None:
+    """The optimized program's statements as a numpy path: each statement contracts the
+    operands (inputs or earlier temporaries) it reads into a new one at the list's end."""
+    if isinstance(operands[0], str):
+        subscripts, ops = operands[0], operands[1:]
+    else:
+        subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
+    arrays = tuple(np.asarray(o) for o in ops)
+    if len(arrays) < 2 or any(a.dtype not in _COMPILED or a.size == 0 for a in arrays):
+        return None
+    spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
+    program = compile_spec(spec, np.result_type(*arrays), "numpy").executed
+    current = [f"T{k}" for k in range(len(arrays))]
+    path: list = ["einsum_path"]
+    for statement in program.statements:
+        reads = [name for name in statement.reads if name in current]
+        if len(reads) != len(statement.reads) or not reads:
+            return None  # a statement that reads something else: not a contraction order
+        positions = tuple(sorted(current.index(name) for name in reads))
+        path.append(positions)
+        current = [name for name in current if name not in reads] + [statement.target]
+    if len(current) != 1:
+        return None
+    return path
 
 
 def einsum_program(subscripts: str, *operands, stage: str = "opt") -> str:

@@ -352,12 +352,23 @@ def test_contract_expression_with_constants():
     assert expr.num_args == 1
 
 
-def test_einsum_path_is_numpys_and_the_program_is_ours():
-    a, b, c = _data((2, 3)), _data((3, 4)), _data((4, 5))
+def test_einsum_path_reports_our_order_in_numpys_format():
+    a, b, c = _data((20, 3)), _data((3, 40)), _data((40, 2))
     path, report = tl.einsum_path("ij,jk,kl->il", a, b, c)
-    assert (path, report) == np.einsum_path("ij,jk,kl->il", a, b, c)
+    assert path[0] == "einsum_path" and len(path) == 3
+    # the optimizer contracts the cheap pair (j,k,l: 3*40*2) first, as numpy's optimal does
+    assert path == np.einsum_path("ij,jk,kl->il", a, b, c, optimize="optimal")[0]
+    assert "Optimized FLOP count" in report
     program = einsum_api.einsum_program("ij,jk,kl->il", a, b, c)
     assert "tmp" in program  # one intermediate: a pairwise order
+
+
+def test_einsum_path_with_optimize_is_numpys():
+    a, b, c = _data((2, 3)), _data((3, 4)), _data((4, 5))
+    for optimize in ("greedy", "optimal", True):
+        assert tl.einsum_path("ij,jk,kl->il", a, b, c, optimize=optimize) == \
+            np.einsum_path("ij,jk,kl->il", a, b, c, optimize=optimize)
+    assert tl.einsum_path("ii->i", a[:, :2].copy()) == np.einsum_path("ii->i", a[:, :2].copy())
 
 
 # ------------------------------------------------------------------ the front end
