@@ -62,6 +62,7 @@ def clear_cache() -> None:
     """Forget every compiled einsum (the C target's compiled libraries stay on disk)."""
     _CACHE.clear()
     _HITS.clear()
+    _HITS2.clear()
 
 
 def cache_info() -> dict[str, int]:
@@ -89,6 +90,8 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
 #: that calls C directly raises ValueError on an operand that is not C-ordered (cffi
 #: will not take it), and the call then goes the general way.
 _HITS: dict[tuple, Callable[[tuple], Any]] = {}
+#: the two-operand hits, as functions of the two operands (no tuple to build)
+_HITS2: dict[tuple, Callable[[Any, Any], Any]] = {}
 
 _ndarray = np.ndarray
 
@@ -103,10 +106,10 @@ def einsum(*operands, **options):
     if not options and len(operands) == 3:  # the hit of a two-operand call, inline
         subscripts, a, b = operands
         if subscripts.__class__ is str and a.__class__ is _ndarray and b.__class__ is _ndarray:
-            runner = _HITS.get((subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b))
+            runner = _HITS2.get((subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b))
             if runner is not None:
                 try:
-                    return runner((a, b))
+                    return runner(a, b)
                 except ValueError:  # an operand that is not C-ordered: the general path
                     pass
     elif not options and len(operands) > 3 and operands[0].__class__ is str:
@@ -156,11 +159,13 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
         for old in list(_CACHE)[: CACHE_SIZE // 2]:
             del _CACHE[old]
         _HITS.clear()
+        _HITS2.clear()
     _CACHE[key] = runner
     if backend == "auto" and optimize is False and all(a.flags.c_contiguous for a in arrays):
         if len(arrays) == 2:
             a, b = arrays
-            _HITS[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = runner
+            _HITS2[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = getattr(runner, "of_two", None) or (
+                lambda a, b: runner((a, b)))
         elif len(arrays) > 2 and runner.__qualname__.split(".")[0] != "_gram":
             _HITS[(subscripts, *[(np.ndarray, a.shape, a.dtype) for a in arrays])] = runner
 
@@ -320,8 +325,15 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
     lines.append("    return r[()]" if scalar else "    return r")
     namespace = {"empty": np.empty, "shape": shape, "dtype": dtype, "fb": from_buffer, "char": char,
                  "function": function, "threads": threads}
+    if [a for a in arguments] == ["fb(char, ops[0], False)", "fb(char, ops[1], False)", "fb(char, r, False)"] \
+            and not scalar:  # the common two-operand product: a function of the two arrays too
+        lines += ["def of_two(a, b):", "    r = empty(shape, dtype)",
+                  "    function(fb(char, a, False), fb(char, b, False), fb(char, r, False), threads)", "    return r"]
     exec(compile("\n".join(lines) + "\n", "<tensorlang einsum call>", "exec"), namespace)  # noqa: S102 - ours
-    return namespace["run"]
+    run = namespace["run"]
+    if "of_two" in namespace:
+        run.of_two = namespace["of_two"]
+    return run
 
 
 # ------------------------------------------------------------------ symmetry
