@@ -337,6 +337,13 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
 
 
 # ------------------------------------------------------------------ symmetry
+#: The work (rows × m³) from which ``ni,nj,nk->ijk`` with one array takes the symmetric
+#: route: below it, its m Python-level steps cost more than the compiled loop nest
+#: (measured: n=100, m=8 took 151 µs symmetric against 94 µs for numpy's loop nest;
+#: n=2000, m=40 took 17.6 ms against opt_einsum's 26 ms).
+GRAM3_WORK = 1 << 20
+
+
 def _gram(spec, arrays: tuple):
     """The symmetric runner for a product of one array with itself, or None.
 
@@ -375,7 +382,11 @@ def _gram(spec, arrays: tuple):
             return x.T @ x  # numpy calls ?syrk for a matrix's transpose times itself: one triangle
         return gram
 
+    rows_n = int(np.prod(arrays[0].shape)) // m
+    if rows_n * m ** 3 < GRAM3_WORK:
+        return None  # small: the compiled loop nest beats m Python-level steps
     pairs = np.triu_indices(m)  # (i, j) with i <= j: the columns of the one big product
+    uppers = [np.triu_indices(m - i, 1) for i in range(m)]
     rows = len(pairs[0])
     chunk = max(64, min(1024, (1 << 24) // max(rows, 1)))  # n in chunks: the pair products stay small
 
@@ -397,7 +408,7 @@ def _gram(spec, arrays: tuple):
         t[pairs[0], pairs[1], :] = product.T
         for i in range(m):  # the entries whose smallest index is i, made exactly symmetric
             block = t[i, i:, i:].copy()  # rows j >= i, columns k >= i
-            upper = np.triu_indices(m - i, 1)  # keep j <= k: the sorted entries; mirror them
+            upper = uppers[i]  # keep j <= k: the sorted entries; mirror them
             block.T[upper] = block[upper]
             t[i, i:, i:] = block
             t[i:, i, i:] = block

@@ -262,6 +262,22 @@ def test_random_subscripts_match_numpy(call, seed):
     _same(tl.einsum(text, *ops, backend="numpy"), expected)
 
 
+@settings(max_examples=10, deadline=None)
+@given(einsum_calls(), st.integers(0, 2**31))
+def test_random_subscripts_on_the_default_back_end(call, seed):
+    """The same on the default back end (C where a compiler works), fewer examples: each
+    new shape compiles."""
+    text, shapes = call
+    rng = np.random.default_rng(seed)
+    ops = [rng.uniform(-1, 1, size=s) for s in shapes]
+    try:
+        expected = np.einsum(text, *ops)
+    except ValueError:
+        return
+    _same(tl.einsum(text, *ops), expected)
+    _same(tl.einsum(text, *ops), expected)  # the cache's hit
+
+
 # ------------------------------------------------------------------ cache and symmetry
 def test_a_repeated_call_is_not_compiled_again(monkeypatch):
     a, b = _data((3, 5)), _data((5, 3))
@@ -294,7 +310,8 @@ def test_one_array_twice_computes_a_symmetric_result_once(subscripts, shape):
 
 @pytest.mark.parametrize("subscripts, shape", [("ni,nj,nk->ijk", (30, 5)), ("ni,nj,nk->kij", (30, 4)),
                                                 ("in,jn,kn", (3, 20)), ("bni,bnj,bnk->jki", (2, 6, 4))])
-def test_one_array_three_times_computes_the_sorted_entries_once(subscripts, shape):
+def test_one_array_three_times_computes_the_sorted_entries_once(subscripts, shape, monkeypatch):
+    monkeypatch.setattr(einsum_api, "GRAM3_WORK", 0)  # the symmetric route at any size
     x = _data(shape, special=False)
     got = tl.einsum(subscripts, x, x, x)
     _same(got, np.einsum(subscripts, x, x, x))
@@ -304,12 +321,20 @@ def test_one_array_three_times_computes_the_sorted_entries_once(subscripts, shap
     assert einsum_api._CACHE[key].__qualname__.startswith("_gram")
 
 
-def test_three_different_arrays_after_one_array_three_times_are_not_symmetric():
+def test_three_different_arrays_after_one_array_three_times_are_not_symmetric(monkeypatch):
+    monkeypatch.setattr(einsum_api, "GRAM3_WORK", 0)
     x = _data((10, 3), special=False)
     tl.einsum("ni,nj,nk->ijk", x, x, x)
     y, z = _data((10, 3), special=False), _data((10, 3), special=False)
     _same(tl.einsum("ni,nj,nk->ijk", x, y, z), np.einsum("ni,nj,nk->ijk", x, y, z))
     _same(tl.einsum("ni,nj,nk->ijk", x, x, z), np.einsum("ni,nj,nk->ijk", x, x, z))
+
+
+def test_a_small_third_moment_takes_the_compiled_route():
+    x = _data((20, 3), special=False)
+    _same(tl.einsum("ni,nj,nk->ijk", x, x, x), np.einsum("ni,nj,nk->ijk", x, x, x))
+    key = einsum_api._key("ni,nj,nk->ijk", (x, x, x), "auto") + (False,)
+    assert not einsum_api._CACHE[key].__qualname__.startswith("_gram")
 
 
 def test_an_unknown_back_end_is_an_error():
