@@ -112,6 +112,8 @@ def einsum(*operands, **options):
                     return runner(a, b)
                 except ValueError:  # an operand that is not C-ordered: the general path
                     pass
+    elif not options and len(operands) == 2 and operands[0].__class__ is str:
+        return _NUMPY_EINSUM(*operands)  # one operand: numpy's (views for ii->i, ij->ji)
     elif not options and len(operands) > 3 and operands[0].__class__ is str:
         ops = operands[1:]
         try:  # an operand that is no ndarray (a list, a number) has another class: no hit
