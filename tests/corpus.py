@@ -12,7 +12,8 @@ families, by tag:
   :func:`helmholtz_source`, in the model language);
 * ``inplace``: 002's in-place statements (``examples/inplace_*.tl``);
 * ``chain``: contraction chains that the optimizer reorders;
-* ``teil``: TeIL programs (``examples/teil``).
+* ``teil``: TeIL programs (``examples/teil``);
+* ``einsum``: einsum programs (subscripts and shapes), numpy.einsum the reference.
 
 :data:`CORPUS` maps each name to a :class:`Case`; ``EXAMPLE_CASES`` and ``CFD_KERNELS``
 keep the tables ``tests/test_examples.py`` and ``tests/test_cfd.py`` were written over.
@@ -316,6 +317,30 @@ def chain_case(dims: tuple[int, ...]):
     return inputs, expected
 
 
+# --------------------------------------------------------------------------- einsum
+#: einsum programs (the einsum front end's text: subscripts and shapes; operands T0, T1,
+#: ..., result Res) with numpy.einsum as the reference
+EINSUM_CASES = {
+    "einsum_chain": "ij,jk,kl->il : [3 4] [4 5] [5 2]",
+    "einsum_batched_trace": "bii,bij->bj : [2 3 3] [2 3 4]",
+    "einsum_ellipsis_broadcast": "...ij,...j->...i : [2 1 3 4] [5 4]",
+    "einsum_readme": "pi,qj,ijkl,rk,sl->pqrs : [2 3] [2 3] [3 3 3 3] [2 3] [2 3]",
+}
+
+
+def einsum_case(text: str):
+    subscripts, _, shapes = text.partition(" : ")
+    dims = [tuple(int(n) for n in s.split()) for s in shapes.strip("[]").split("] [")]
+
+    def inputs(rng):
+        return {f"T{k}": rand(rng, *shape) for k, shape in enumerate(dims)}
+
+    def expected(i):
+        return {"Res": np.einsum(subscripts, *[i[f"T{k}"] for k in range(len(dims))])}
+
+    return inputs, expected
+
+
 # --------------------------------------------------------------------------- the corpus
 @dataclass(frozen=True)
 class Case:
@@ -361,6 +386,9 @@ def _corpus() -> dict[str, Case]:
         inputs, expected = chain_case(dims)
         cases.append(Case("chain_" + "x".join(map(str, dims)), chain_source(dims), inputs, expected,
                           frozenset({"chain"})))
+    for name, text in EINSUM_CASES.items():
+        inputs, expected = einsum_case(text)
+        cases.append(Case(name, text, inputs, expected, frozenset({"einsum"}), lang="einsum"))
     return {case.name: case for case in cases}
 
 

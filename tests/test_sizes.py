@@ -271,3 +271,14 @@ def test_threads_calling_with_new_shapes_at_once_get_right_results():
     for (a, b), c in zip(work, results):
         np.testing.assert_allclose(c, a @ b, rtol=1e-12)
     assert sorted(s["n"] for s in k.specializations()) == [1, 2, 3, 4]
+
+
+def test_the_builder_takes_size_names():
+    A, B = tl.var("A", ("n", "m")), tl.var("B", ("m", "p"))
+    k = tl.build({"C": tl.contract(tl.outer(A, B), (2, 3))}, backend="numpy")
+    assert isinstance(k, tl.SymbolicKernel) and k.symbols == ("n", "m", "p")
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 4))
+    np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b)
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.contract(tl.outer(A, A), (2, 3))  # m against n: different sizes
+    assert info.value.code == "shape"

@@ -16,7 +16,7 @@ from typing import Callable
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
-from . import cfd, teil, tl
+from . import builder, cfd, einsum, teil, tl
 from .language import Language, Params
 from .teil.convert import emit as _convert
 
@@ -24,7 +24,15 @@ from .teil.convert import emit as _convert
 DEFAULT = "tl"
 
 #: Every front end, by name.
-REGISTRY: dict[str, Language] = {lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE)}
+REGISTRY: dict[str, Language] = {
+    lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, einsum.LANGUAGE, builder.LANGUAGE)
+}
+
+#: The two front ends whose programs come from Python calls rather than files: the
+#: Python surface above the compiler (``tensorlang.einsum_api``, ``tensorlang.builder``)
+#: reaches them through these names, not by importing their folders.
+EINSUM = einsum
+BUILDER = builder
 
 #: File suffix -> language name.
 SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}
@@ -103,5 +111,5 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
         raise exc.with_source(source) from None
 
 
-__all__ = ["DEFAULT", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
+__all__ = ["BUILDER", "DEFAULT", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
            "read_source"]

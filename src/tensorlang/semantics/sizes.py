@@ -64,8 +64,9 @@ def symbols_of(shapes: Iterable[Iterable[Any]]) -> tuple[str, ...]:
 
 
 def program_symbols(program) -> tuple[str, ...]:
-    """The symbols a program's declarations use, in order of first appearance."""
-    return symbols_of(decl.shape for decl in program.decls)
+    """The symbols a program's declarations use, in order of first appearance (none for
+    a front end without declarations, such as einsum strings)."""
+    return symbols_of(decl.shape for decl in getattr(program, "decls", ()))
 
 
 def bind(program, params: Mapping[str, int], what: str = "--param") -> Any:
@@ -81,7 +82,7 @@ def bind(program, params: Mapping[str, int], what: str = "--param") -> Any:
         if value >= MAX_EXTENT:
             where = next(decl.span for decl in program.decls if Sym(name) in decl.shape)
             raise error("too-large", f"size {name!r} is 2^62 or more ({int(value).bit_length()} bits)", where)
-    if not params:
+    if not params or not hasattr(program, "decls"):
         return program
 
     def value_of(d):

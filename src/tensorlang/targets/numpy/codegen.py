@@ -36,6 +36,7 @@ from ...ein.printer import statement_to_text
 from ...schedule.plan import BufferPlan, Schedule, plan
 from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+from . import nan_safe
 from .matmul import MatmulIntoStore
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -269,7 +270,9 @@ class _Codegen:
         dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
         expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize, memory_limit=self.memory_limit)
         path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
-        code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)})  # {sub}")
+        # backend: numpy's tensordot, multiplied by matmul, which keeps ⊥ · 0 = ⊥ (nan_safe.py)
+        code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)}, backend={nan_safe.BACKEND!r})"
+                       f"  # {sub}")
         if path:
             st.lines[-1] += f"  path {path}"
         return code

@@ -1,0 +1,323 @@
+"""The builder's expressions: 001 §5's operator language as Python values.
+
+``tl.var("A", (n, n))`` is a variable; ``tl.outer(a, b)`` (``a # b``),
+``tl.contract(e, (m, n), ...)`` (``e . [[m n] ...]``), ``tl.transpose(e, (m, n))``
+(``e ^ [m n]``), ``+ - * /`` and unary ``-`` build the model language's operator form,
+and ``tl.kron(A, B, C)(u)`` is the tensor-product operator (A ⊗ B ⊗ C) applied to u,
+CFDlang's interpolation ``(A # B # C # u) . [[2 7] [4 8] [6 9]]``.  Dimensions are
+numbered from 1, as the model language numbers them, so that a builder program and its
+text read the same.
+
+Every node is immutable and knows its shape, so that a shape error surfaces where the
+expression is built (error[shape], with the operator's rule), not at ``build``.
+:func:`to_model_source` prints the outputs as a model-language program, which the model
+language then checks and lowers: the builder produces the same EIN as the text.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Mapping
+
+from ...errors import error
+from ...semantics.sizes import Sym
+
+
+class Expr:
+    """An expression of the operator language; ``shape`` is its type."""
+
+    shape: tuple[int, ...]
+
+    def text(self) -> str:  # the model language's text, fully parenthesized
+        raise NotImplementedError
+
+    def variables(self) -> list["Var"]:
+        raise NotImplementedError
+
+    # the arithmetic of t-elem, t-smul and t-sdiv
+    def __add__(self, other):
+        return Binary("+", self, _expr(other))
+
+    def __radd__(self, other):
+        return Binary("+", _expr(other), self)
+
+    def __sub__(self, other):
+        return Binary("-", self, _expr(other))
+
+    def __rsub__(self, other):
+        return Binary("-", _expr(other), self)
+
+    def __mul__(self, other):
+        return Binary("*", self, _expr(other))
+
+    def __rmul__(self, other):
+        return Binary("*", _expr(other), self)
+
+    def __truediv__(self, other):
+        return Binary("/", self, _expr(other))
+
+    def __rtruediv__(self, other):
+        return Binary("/", _expr(other), self)
+
+    def __neg__(self):
+        return Neg(self)
+
+    def __repr__(self) -> str:
+        return f"<tl expression {self.text()} : {list(self.shape)}>"
+
+
+def _expr(value) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise error("input", f"a builder number must be finite (the language has no literal for {value!r})")
+        return Number(float(value))
+    raise error("input", f"a builder expression combines expressions and numbers, not {type(value).__name__}")
+
+
+def _dims(pair, rank: int, what: str) -> tuple[int, int]:
+    try:
+        m, n = (int(d) for d in pair)
+    except (TypeError, ValueError):
+        raise error("input", f"{what} takes pairs of dimensions (m, n), got {pair!r}") from None
+    for d in (m, n):
+        if not 1 <= d <= rank:
+            raise error("dim-range", f"{what}: dimension {d} is outside 1..{rank} (dimensions count from 1)",
+                        rule="t-contr" if what == "contract" else "t-trans")
+    return m, n
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Var(Expr):
+    name: str
+    shape: tuple[int, ...]
+
+    def text(self) -> str:
+        return self.name
+
+    def variables(self) -> list["Var"]:
+        return [self]
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Number(Expr):
+    value: float
+    shape: tuple[int, ...] = ()
+
+    def text(self) -> str:
+        return repr(self.value) if self.value >= 0 else f"({self.value!r})"
+
+    def variables(self) -> list[Var]:
+        return []
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Outer(Expr):
+    left: Expr
+    right: Expr
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.left.shape + self.right.shape
+
+    def text(self) -> str:
+        return f"({self.left.text()} # {self.right.text()})"
+
+    def variables(self) -> list[Var]:
+        return self.left.variables() + self.right.variables()
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Contract(Expr):
+    operand: Expr
+    pairs: tuple[tuple[int, int], ...]
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        gone = {d for pair in self.pairs for d in pair}
+        return tuple(n for d, n in enumerate(self.operand.shape, 1) if d not in gone)
+
+    def text(self) -> str:
+        pairs = " ".join(f"[{m} {n}]" for m, n in self.pairs)
+        return f"({self.operand.text()} . [{pairs}])"
+
+    def variables(self) -> list[Var]:
+        return self.operand.variables()
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Transpose(Expr):
+    operand: Expr
+    pair: tuple[int, int]
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        shape = list(self.operand.shape)
+        m, n = self.pair
+        shape[m - 1], shape[n - 1] = shape[n - 1], shape[m - 1]
+        return tuple(shape)
+
+    def text(self) -> str:
+        return f"({self.operand.text()} ^ [{self.pair[0]} {self.pair[1]}])"
+
+    def variables(self) -> list[Var]:
+        return self.operand.variables()
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Binary(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        a, b = self.left.shape, self.right.shape
+        if a == b:
+            return
+        if self.op == "*" and (a == () or b == ()):
+            return
+        if self.op == "/" and b == ():
+            return
+        rule = {"+": "t-elem", "-": "t-elem", "*": "t-elem, t-smul", "/": "t-elem, t-sdiv"}[self.op]
+        raise error("shape", f"{self.op!r} needs operands of one type (or a scalar where {rule} allows it), "
+                    f"got {list(a)} and {list(b)}", rule=rule.split(",")[0])
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.left.shape or self.right.shape
+
+    def text(self) -> str:
+        return f"({self.left.text()} {self.op} {self.right.text()})"
+
+    def variables(self) -> list[Var]:
+        return self.left.variables() + self.right.variables()
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Neg(Expr):
+    operand: Expr
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.operand.shape
+
+    def text(self) -> str:
+        return f"(-{self.operand.text()})"
+
+    def variables(self) -> list[Var]:
+        return self.operand.variables()
+
+
+# ------------------------------------------------------------------ the constructors
+def var(name: str, shape) -> Var:
+    """A variable (an input of the built program) of the given extents: numbers, or
+    names for symbolic sizes (``tl.var("A", ("n", "n"))``)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise error("input", f"a variable's name must be an identifier, got {name!r}")
+    try:  # a name is a symbolic size, bound when the built kernel is called (docs/language.md)
+        extents = tuple(Sym(n) if isinstance(n, str) and n.isidentifier() else int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise error("input", f"a variable's shape is a tuple of positive integers or size names, got {shape!r}") from None
+    if any(not isinstance(n, Sym) and n < 1 for n in extents):
+        raise error("shape", f"variable {name!r}: extents must be positive, got {list(extents)}", rule="s-var")
+    return Var(name, extents)  # type: ignore[arg-type]  # symbols until bound
+
+
+def outer(*operands) -> Expr:
+    """The outer product ``a # b # ...`` (t-prod), left to right."""
+    if not operands:
+        raise error("input", "outer takes at least one operand")
+    result = _expr(operands[0])
+    for other in operands[1:]:
+        result = Outer(result, _expr(other))
+    return result
+
+
+def contract(operand, *pairs) -> Expr:
+    """``e . [[m1 n1] [m2 n2] ...]`` (t-contr, t-contr-group): each pair of dimensions
+    (numbered from 1, before any is removed) summed together; ``contract(e, (2, 3))`` or
+    ``contract(e, [(2, 7), (4, 8)])``."""
+    e = _expr(operand)
+    if len(pairs) == 1 and pairs[0] and all(isinstance(p, (tuple, list)) for p in pairs[0]):
+        pairs = tuple(pairs[0])
+    if not pairs:
+        raise error("input", "contract takes at least one pair of dimensions")
+    checked = tuple(_dims(pair, len(e.shape), "contract") for pair in pairs)
+    used: set[int] = set()
+    for m, n in checked:
+        if m == n or m in used or n in used:
+            raise error("dim-range", f"contract: the pairs {list(checked)} must name distinct dimensions",
+                        rule="t-contr-group")
+        if e.shape[m - 1] != e.shape[n - 1]:
+            raise error("shape", f"contract: dimensions {m} and {n} have extents {e.shape[m - 1]} and "
+                        f"{e.shape[n - 1]}", rule="t-contr")
+        used.update((m, n))
+    return Contract(e, checked)
+
+
+def transpose(operand, pair=(1, 2)) -> Expr:
+    """``e ^ [m n]`` (t-trans): dimensions m and n swapped (a matrix's transpose by default)."""
+    e = _expr(operand)
+    return Transpose(e, _dims(pair, len(e.shape), "transpose"))
+
+
+class Kron:
+    """The tensor-product operator A1 ⊗ ... ⊗ Ad of matrices; applied to a tensor u of
+    rank d it is ``v[i1..id] = Σ A1[i1,a1] ... Ad[id,ad] u[a1..ad]`` (CFDlang's
+    interpolation), written ``(A1 # ... # Ad # u) . [[2 2d+1] [4 2d+2] ...]``."""
+
+    def __init__(self, *factors):
+        self.factors = tuple(_expr(f) for f in factors)
+        if not self.factors or any(len(f.shape) != 2 for f in self.factors):
+            raise error("shape", "kron takes one or more matrices (rank 2)")
+
+    def __call__(self, u) -> Expr:
+        u = _expr(u)
+        d = len(self.factors)
+        if len(u.shape) != d:
+            raise error("shape", f"kron of {d} matrices applies to a tensor of rank {d}, got rank {len(u.shape)}")
+        pairs = [(2 * k + 2, 2 * d + 1 + k) for k in range(d)]
+        return contract(outer(*self.factors, u), pairs)
+
+
+def kron(*factors) -> Kron:
+    return Kron(*factors)
+
+
+def to_model_source(outputs: Mapping[str, Expr]) -> str:
+    """The model-language program computing ``outputs`` (name -> expression): an
+    ``in`` declaration per variable, in order of first use, an ``out`` one per output."""
+    if not outputs:
+        raise error("input", "build needs at least one output")
+    declared: dict[str, Var] = {}
+    for name, e in outputs.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise error("input", f"an output's name must be an identifier, got {name!r}")
+        for v in _expr(e).variables():
+            seen = declared.setdefault(v.name, v)
+            if seen.shape != v.shape:
+                raise error("shape", f"two variables called {v.name!r} with shapes {list(seen.shape)} "
+                            f"and {list(v.shape)}")
+    clash = set(outputs) & set(declared)
+    if clash:
+        raise error("input", f"output {sorted(clash)[0]!r} has the name of an input variable")
+    lines = [f"in var {v.name} : [{' '.join(map(str, v.shape))}]" for v in declared.values()]
+    lines += [f"out var {name} : [{' '.join(map(str, _expr(e).shape))}]" for name, e in outputs.items()]
+    lines += [f"{name} = {_strip(_expr(e).text())}" for name, e in outputs.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _strip(text: str) -> str:
+    """The outermost parentheses are not needed on a statement's right side."""
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for n, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and n < len(text) - 1:
+                return text
+        return text[1:-1]
+    return text

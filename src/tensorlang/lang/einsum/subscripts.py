@@ -1,0 +1,222 @@
+"""numpy.einsum's subscripts, read against the operands' shapes: a :class:`Spec`.
+
+The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``), restated:
+
+* labels are ASCII letters; spaces are ignored; ``,`` separates the operands' terms and
+  ``->`` starts the output; ``...`` (once per term) stands for the dimensions the letters
+  do not name, broadcast across operands right-aligned as numpy broadcasts;
+* a letter repeated inside one term takes a diagonal (its dimensions must agree);
+* a letter's dimensions agree across operands, or are 1 and broadcast;
+* implicit mode (no ``->``): the output is the broadcast dimensions, then every letter
+  that occurs exactly once, in ASCII order (upper case before lower case);
+* explicit mode: output letters occur in some input, at most once each; broadcast
+  dimensions need a ``...`` in the output.
+
+Violations raise :class:`EinsumError`, which is a ``ValueError`` (as numpy raises) and a
+:class:`~tensorlang.errors.TensorLangError` (error[input]) with a message that names the
+term and the dimension.  The interleaved form ``einsum(op, [0, 1], op, [1, 2], [0, 2])``
+is turned into a subscripts string by :func:`from_sublists` (numpy's mapping: 0..25 are
+``A..Z``, 26..51 are ``a..z``).
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+from ...errors import TensorLangError
+
+LETTERS = frozenset(string.ascii_letters)
+
+
+class EinsumError(TensorLangError, ValueError):
+    """Invalid subscripts or operands for einsum: a ValueError as numpy raises, with
+    tensorlang's code (``input``) and a message that says where."""
+
+    def __init__(self, message: str):
+        super().__init__("input", message)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One einsum call, resolved against its operands' shapes.
+
+    ``terms[k]`` are operand k's labels, one per dimension, in order: a letter, or
+    ``"..0"``, ``"..1"``, ... for a broadcast dimension (numbered from the left of the
+    broadcast shape, so that right-aligned dimensions share a label).  ``output`` is the
+    result's labels, ``sizes`` each label's extent, ``shapes`` the operands' shapes.  A
+    dimension of size 1 whose label is larger elsewhere broadcasts (``broadcast(k, d)``).
+    """
+
+    terms: tuple[tuple[str, ...], ...]
+    output: tuple[str, ...]
+    sizes: tuple[tuple[str, int], ...]
+    shapes: tuple[tuple[int, ...], ...]
+
+    @property
+    def extent(self) -> dict[str, int]:
+        return dict(self.sizes)
+
+    @property
+    def summed(self) -> tuple[str, ...]:
+        """The labels that are summed over (in no output), in order of first use."""
+        seen: list[str] = []
+        for term in self.terms:
+            for label in term:
+                if label not in self.output and label not in seen:
+                    seen.append(label)
+        return tuple(seen)
+
+    @property
+    def result_shape(self) -> tuple[int, ...]:
+        extent = self.extent
+        return tuple(extent[label] for label in self.output)
+
+    def broadcast(self, k: int, d: int) -> bool:
+        """Whether operand k's dimension d has size 1 and broadcasts to a larger extent."""
+        return self.shapes[k][d] == 1 and self.extent[self.terms[k][d]] != 1
+
+    def subscripts(self) -> str:
+        """The normalized subscripts, explicit form (broadcast labels as ``...``)."""
+        def show(term):
+            out, dots = [], False
+            for label in term:
+                if label.startswith(".."):
+                    if not dots:
+                        out.append("...")
+                        dots = True
+                else:
+                    out.append(label)
+            return "".join(out)
+        return ",".join(show(t) for t in self.terms) + "->" + show(self.output)
+
+
+def _split_term(term: str, where: str) -> tuple[list[str], bool, int]:
+    """A term's letters, whether it has an ellipsis, and where the ellipsis stands."""
+    labels: list[str] = []
+    dots = term.count(".")
+    if dots:
+        if dots != 3 or "..." not in term:
+            raise EinsumError(f"einsum: {where} {term!r} has a '.' that is not part of one ellipsis '...'")
+        at = term.index("...")
+        before, after = term[:at], term[at + 3:]
+    else:
+        at, before, after = -1, term, ""
+    for part in (before, after):
+        for ch in part:
+            if ch not in LETTERS:
+                raise EinsumError(f"einsum: {where} {term!r} has the character {ch!r}; subscripts are letters "
+                                  "a-z and A-Z, with ',' between operands, '->' before the output and '...'")
+    labels = list(before) + list(after)
+    return labels, dots > 0, len(before)
+
+
+def parse(subscripts: str, shapes: tuple[tuple[int, ...], ...]) -> Spec:
+    """The :class:`Spec` of ``einsum(subscripts, *operands)`` for operands of ``shapes``."""
+    if not isinstance(subscripts, str):
+        raise EinsumError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
+    text = subscripts.replace(" ", "")
+    if text.count("->") > 1 or text.replace("->", "").count("-") or text.replace("->", "").count(">"):
+        raise EinsumError(f"einsum: subscripts {subscripts!r} must have at most one '->' and no other '-' or '>'")
+    explicit = "->" in text
+    inputs, _, output_text = text.partition("->")
+    terms_text = inputs.split(",")
+    if len(terms_text) != len(shapes):
+        raise EinsumError(f"einsum: subscripts {subscripts!r} name {len(terms_text)} operand(s) "
+                          f"but {len(shapes)} were given")
+    # each term's letters and its ellipsis' dimensions
+    parsed = []
+    width = 0  # the broadcast dimensions: the most any ellipsis covers
+    for k, (term, shape) in enumerate(zip(terms_text, shapes)):
+        labels, dots, at = _split_term(term, f"operand {k}'s term")
+        if (len(labels) > len(shape)) or (not dots and len(labels) != len(shape)):
+            raise EinsumError(
+                f"einsum: operand {k} has {len(shape)} dimension(s) (shape {tuple(shape)}) but its term {term!r} "
+                f"names {len(labels)}" + ("" if dots else "; write '...' to cover the others"))
+        parsed.append((labels, dots, at))
+        if dots:
+            width = max(width, len(shape) - len(labels))
+    # per operand, its labels per dimension
+    terms: list[tuple[str, ...]] = []
+    for (labels, dots, at), shape in zip(parsed, shapes):
+        if dots:
+            covered = len(shape) - len(labels)
+            middle = [f"..{width - covered + d}" for d in range(covered)]
+            terms.append(tuple(labels[:at] + middle + labels[at:]))
+        else:
+            terms.append(tuple(labels))
+    sizes: dict[str, int] = {}
+    for k, (labels_k, shape) in enumerate(zip(terms, shapes)):
+        own: dict[str, int] = {}
+        for label, size in zip(labels_k, shape):
+            if label in own and own[label] != size:
+                raise EinsumError(f"einsum: operand {k} repeats {label!r} (a diagonal) over dimensions of "
+                                  f"different sizes {own[label]} and {size}")
+            own[label] = size
+        for label, size in own.items():
+            known = sizes.get(label)
+            if known is None or known == 1:
+                sizes[label] = size
+            elif size != 1 and size != known:
+                name = "a broadcast dimension ('...')" if label.startswith("..") else f"{label!r}"
+                raise EinsumError(f"einsum: {name} has size {known} in an earlier operand but {size} in operand {k} "
+                                  f"(shapes {[tuple(s) for s in shapes]}); sizes must agree or be 1")
+    broadcast = tuple(f"..{d}" for d in range(width))
+    if explicit:
+        out_labels, dots, at = _split_term(output_text, "the output")
+        seen = set()
+        for label in out_labels:
+            if label in seen:
+                raise EinsumError(f"einsum: the output {output_text!r} names {label!r} twice")
+            seen.add(label)
+            if label not in sizes:
+                raise EinsumError(f"einsum: the output names {label!r}, which no operand's term has")
+        if width and not dots:
+            raise EinsumError(f"einsum: the operands have {width} broadcast dimension(s) ('...') but the output "
+                              f"{output_text!r} has no '...' to put them")
+        output = tuple(out_labels[:at]) + broadcast + tuple(out_labels[at:]) if dots else tuple(out_labels)
+    else:
+        counts: dict[str, int] = {}
+        for labels_k in terms:
+            for label in labels_k:
+                if not label.startswith(".."):
+                    counts[label] = counts.get(label, 0) + 1
+        output = broadcast + tuple(sorted(label for label, n in counts.items() if n == 1))
+    return Spec(tuple(terms), output, tuple(sorted(sizes.items())), tuple(tuple(s) for s in shapes))
+
+
+def from_sublists(args: tuple) -> tuple[str, tuple]:
+    """``(op0, sub0, op1, sub1, ..., [out])`` as ``(subscripts, operands)``."""
+    operands = args[0::2]
+    sublists = list(args[1::2])
+    output = None
+    if len(args) % 2 == 1 and len(args) > 1:
+        # odd: the last is the output sublist, the operands are every other one before it
+        operands = args[0:-1:2]
+        sublists = list(args[1:-1:2])
+        output = args[-1]
+    terms = [_sublist(s, f"operand {k}'s sublist") for k, s in enumerate(sublists)]
+    text = ",".join(terms)
+    if output is not None:
+        text += "->" + _sublist(output, "the output sublist")
+    return text, tuple(operands)
+
+
+def _sublist(sublist, where: str) -> str:
+    out = []
+    try:
+        items = list(sublist)
+    except TypeError:
+        raise EinsumError(f"einsum: {where} must be a list of integers and Ellipsis, got {sublist!r}") from None
+    for item in items:
+        if item is Ellipsis:
+            out.append("...")
+            continue
+        try:
+            s = int(item)
+        except (TypeError, ValueError):
+            raise EinsumError(f"einsum: {where} has {item!r}; use integers 0..51 and Ellipsis") from None
+        if s != item or not 0 <= s < 52:
+            raise EinsumError(f"einsum: {where} has {item!r}; subscripts must be integers in [0, 52)")
+        out.append(chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26))
+    return "".join(out)
