@@ -1,0 +1,96 @@
+"""EIN's field forms (004 Fig. 2): convolution, partial derivative and probe.
+
+These node kinds extend :mod:`.ir` for tensor fields (paper 004 §2-§4).  They answer the
+same traversal questions as every other node (children, binders, index uses), so
+substitution, free indices, node counts and the rewrite driver handle them unchanged.
+A field expression is an ordinary EIN expression whose leaves may be
+:class:`Conv` nodes; :class:`Diff` differentiates one, :class:`Probe` evaluates one at a
+position.  After the field normalization of ``passes/fields.py`` no :class:`Diff` is
+left, and every :class:`Conv` sits directly under a :class:`Probe` (004 §5.3's normal
+form); lowering then replaces each probed convolution by a tensor read (Slice, §5.7.2),
+so no pass or target below ever sees these kinds.
+
+* ``Conv(image, kernel, comps, derivs)`` is V_α ⊛ H^β: image ``image`` (a name) at
+  voxel component indices α = ``comps``, reconstructed with kernel ``kernel`` whose
+  derivative indices are β = ``derivs`` (∂/∂x_β of the field, in world space).
+* ``Diff(index, body)`` is ∂/∂x_index ◇ body.
+* ``Probe(body, at)`` is body@x, the field ``body`` probed at the position variable
+  ``at`` (a batch of points; the position is not an index expression).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .index import Index
+
+
+@dataclass(frozen=True)
+class Conv(ir.Node):
+    """V_α ⊛ H^β: the field reconstructed from image ``image`` with ``kernel``."""
+
+    image: str
+    kernel: str
+    comps: tuple[Index, ...]
+    derivs: tuple[Index, ...] = ()
+
+    def index_uses(self):
+        return self.comps + self.derivs
+
+    def with_index_uses(self, uses):
+        n = len(self.comps)
+        return Conv(self.image, self.kernel, tuple(uses[:n]), tuple(uses[n:]))
+
+    def use_extents(self, shapes):
+        return (None,) * (len(self.comps) + len(self.derivs))
+
+
+@dataclass(frozen=True)
+class Diff(ir.Node):
+    """∂/∂x_index ◇ body: the partial derivative along world axis ``index``."""
+
+    index: Index
+    body: "ir.Expr"
+
+    def children(self):
+        return (self.body,)
+
+    def replace_children(self, kids):
+        return Diff(self.index, kids[0])
+
+    def index_uses(self):
+        return (self.index,)
+
+    def with_index_uses(self, uses):
+        return Diff(uses[0], self.body)
+
+    def use_extents(self, shapes):
+        return (None,)
+
+
+@dataclass(frozen=True)
+class Probe(ir.Node):
+    """body@at: the field ``body`` evaluated at the position variable ``at``."""
+
+    body: "ir.Expr"
+    at: str
+
+    def children(self):
+        return (self.body,)
+
+    def replace_children(self, kids):
+        return Probe(kids[0], self.at)
+
+
+FIELD_KINDS: tuple[type, ...] = (Conv, Diff, Probe)
+
+for _cls in FIELD_KINDS:  # the iterative hash and equality of the other node kinds
+    _cls.__hash__ = ir._node_hash  # type: ignore[assignment]
+    _cls.__eq__ = ir._node_eq  # type: ignore[assignment,method-assign]
+    _cls.__getstate__ = ir._node_getstate  # type: ignore[attr-defined]
+
+
+def is_field_free(e: "ir.Expr") -> bool:
+    """Whether ``e`` holds no field form (a tensor expression: lowering is done)."""
+    return not any(isinstance(node, FIELD_KINDS) for node in ir.nodes(e))
