@@ -7,14 +7,21 @@ Public API (SPEC section 7)::
     res = k(A=a, B=b)          # dict of results
     tl.check(source)           # raises tl.TensorLangError
     tl.available_backends()    # ("c", "numpy", "interp") where a C compiler works
+    F = tl.field(img, "bspln3")  # a tensor field (docs/fields.md); tl.grad(F).probe(points)
 """
 
 from .api import available_backends, check, compile
+from . import fields
+from .fields import (curl, det, div, dot, field, grad, hessian, image, inside, jacobian, norm, normalize, outer,
+                     trace, transpose)
 from .errors import TensorLangError
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__"]
+__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__",
+           # tensor fields (paper 004, docs/fields.md)
+           "fields", "field", "image", "grad", "jacobian", "hessian", "curl", "div", "dot", "outer", "norm",
+           "normalize", "trace", "transpose", "det", "inside"]
 
 
 def _version() -> str:

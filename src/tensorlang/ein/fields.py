@@ -21,6 +21,7 @@ so no pass or target below ever sees these kinds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import ir
 from .index import Index
@@ -51,7 +52,7 @@ class Diff(ir.Node):
     """∂/∂x_index ◇ body: the partial derivative along world axis ``index``."""
 
     index: Index
-    body: "ir.Expr"
+    body: Any  # a field expression (it may hold Conv and Diff)
 
     def children(self):
         return (self.body,)
@@ -73,7 +74,7 @@ class Diff(ir.Node):
 class Probe(ir.Node):
     """body@at: the field ``body`` evaluated at the position variable ``at``."""
 
-    body: "ir.Expr"
+    body: Any  # a field expression (it may hold Conv and Diff)
     at: str
 
     def children(self):
@@ -88,7 +89,7 @@ FIELD_KINDS: tuple[type, ...] = (Conv, Diff, Probe)
 for _cls in FIELD_KINDS:  # the iterative hash and equality of the other node kinds
     _cls.__hash__ = ir._node_hash  # type: ignore[assignment]
     _cls.__eq__ = ir._node_eq  # type: ignore[assignment,method-assign]
-    _cls.__getstate__ = ir._node_getstate  # type: ignore[attr-defined]
+    _cls.__getstate__ = ir._node_getstate  # type: ignore[attr-defined,method-assign,assignment]
 
 
 def is_field_free(e: "ir.Expr") -> bool:

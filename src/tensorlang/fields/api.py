@@ -54,7 +54,7 @@ class Field:
     """A tensor field: body (an EIN field expression over the free indices ``out``), its
     dimension, shape and continuity, and the images and lifted tensors it reads."""
 
-    body: ir.Expr
+    body: Any  # an ir.Expr that may hold the field forms of ein/fields.py
     out: tuple[str, ...]
     shape: tuple[int, ...]
     dim: int
@@ -281,7 +281,7 @@ def _need_rank(f: Field, rank: int, what: str) -> None:
         raise error("shape", f"{what} needs a field of rank {rank}, got shape {list(f.shape)}", rule="field-shape")
 
 
-def _differentiate(f: Field, what: str) -> tuple[ir.Expr, str]:
+def _differentiate(f: Field, what: str) -> tuple[Any, str]:
     if f.continuity < 1:
         raise error("shape", f"{what} of a field#{f.continuity}({f.dim})[{','.join(map(str, f.shape))}]: "
                              f"the field is not differentiable (its kernel is C{f.continuity}; "
@@ -439,7 +439,7 @@ def _plan(f: Field) -> Plan:
     if plan is not None:
         return plan
     at = "x"
-    probe = Probe(f.body, at)
+    probe: Any = Probe(f.body, at)
     tally = Tally()
     with counting(tally):
         normal = field_passes.normalize(probe, tally)

@@ -27,7 +27,7 @@ the batch of points, which the optimizer (``passes.optimize``) and the targets r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..ein import ir
 from ..ein.fields import Conv, Diff, Probe, is_field_free
@@ -35,7 +35,9 @@ from ..ein.names import free_indices
 from ..ein.rewrite import Rule, Tally, active
 from ..errors import error
 
-Expr = ir.Expr
+#: an EIN expression that may hold field forms (ein/fields.py): the ir.Expr union does not
+#: name them, so field code types its expressions loosely
+Expr = Any
 ZERO = ir.Const(0.0)
 ONE = ir.Const(1.0)
 
@@ -90,7 +92,7 @@ def apply(fn: str, a: Expr) -> Expr:
 
 
 # ------------------------------------------------------------------ derivatives down
-DiffFn = Callable[[Expr, str, Callable[[str, Expr], Expr]], Expr]
+DiffFn = Callable[..., Expr]
 
 
 def _d_conv(e: Conv, v, d) -> Expr:
@@ -165,7 +167,7 @@ DIFF_RULES: dict[type, tuple[Rule, DiffFn]] = {
 
 
 # ------------------------------------------------------------------ probes down
-ProbeFn = Callable[[Expr, str, Callable[[str, Expr], Expr]], Expr]
+ProbeFn = Callable[..., Expr]
 
 
 def _p_conv(e: Conv, x, p) -> Expr:
