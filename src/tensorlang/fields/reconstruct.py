@@ -31,7 +31,8 @@ def index_positions(img: Image, points: np.ndarray) -> np.ndarray:
     """The index-space positions of world ``points`` (shape (N, dim))."""
     m = img.to_index
     d = img.dim
-    return points @ m[:d, :d].T + m[:d, d]
+    with np.errstate(all="ignore"):
+        return points @ m[:d, :d].T + m[:d, d]
 
 
 def inside(img: Image, kern: Kernel, points: np.ndarray) -> np.ndarray:
@@ -77,7 +78,8 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np
     result = np.empty((points.shape[0],) + img.voxel_shape + (d,) * order)
     for axes in itertools.combinations_with_replacement(range(d), order):
         counts = [axes.count(a) for a in range(d)]
-        value = np.einsum(spec, hood, *(w[a][counts[a]] for a in range(d)), optimize=True)
+        with np.errstate(all="ignore"):  # ∞ and ⊥ samples follow IEEE arithmetic
+            value = np.einsum(spec, hood, *(w[a][counts[a]] for a in range(d)), optimize=True)
         for perm in set(itertools.permutations(axes)):
             result[(Ellipsis,) + perm] = value
     if order:
