@@ -32,7 +32,7 @@ from ..errors import TensorLangError, error
 from ..passes import optimize
 from ..passes import fields as field_passes
 from ..semantics.values import FUNCTIONS
-from . import reconstruct
+from . import cprobe, reconstruct
 from .image import Image, image as make_image
 from .kernels import KERNELS, Kernel, kernel as find_kernel
 
@@ -40,6 +40,8 @@ from .kernels import KERNELS, Kernel, kernel as find_kernel
 SMOOTH = 1 << 20
 #: points per evaluation block: one lowered program serves every call
 BLOCK = 4096
+#: points per call of the probe kernels (bounds the probe tensors' memory)
+CHUNK = 1 << 18
 
 _NAMES = itertools.count(1)
 _CONSTS = itertools.count(1)
@@ -120,13 +122,15 @@ class Field:
         pts, single = _points(points, self.dim)
         plan = _plan(self)
         result = np.empty((pts.shape[0],) + self.shape)
-        for start in range(0, pts.shape[0], BLOCK):
-            block = pts[start:start + BLOCK]
-            count = block.shape[0]
-            if count < BLOCK:  # pad to the program's extent; the padding is dropped
-                block = np.concatenate([block, np.zeros((BLOCK - count, self.dim))])
-            result[start:start + count] = _run(self, plan, block)[:count]
-        if self.images:
+        for first in range(0, pts.shape[0], CHUNK):
+            chunk = pts[first:first + CHUNK]
+            probes = {p.name: probe_tensor(self.images[p.image], KERNELS[p.kernel], p.order, chunk)
+                      for p in plan.probes}
+            for start in range(0, chunk.shape[0], BLOCK):
+                count = min(BLOCK, chunk.shape[0] - start)
+                block = {name: _padded(a[start:start + count]) for name, a in probes.items()}
+                result[first + start:first + start + count] = _run(self, plan, block)[:count]
+        if self.images and _direct(plan) is None:  # a direct probe is ⊥ outside already
             result[~inside(self, pts)] = np.nan
         return result[0] if single else result
 
@@ -410,7 +414,7 @@ def _sources(f: Field) -> list[tuple[Image, Kernel]]:
 
 def _points(points, dim: int) -> tuple[np.ndarray, bool]:
     try:
-        pts = np.array(points, dtype=np.float64)
+        pts = np.asarray(points, dtype=np.float64)
     except (TypeError, ValueError):
         raise error("input", f"points must be an array of numbers, got {type(points).__name__}") from None
     if dim == 1 and pts.ndim == 1:
@@ -458,10 +462,44 @@ def _plan(f: Field) -> Plan:
     return plan
 
 
-def _run(f: Field, plan: Plan, block: np.ndarray) -> np.ndarray:
-    inputs: dict[str, Any] = {}
-    for p in plan.probes:
-        inputs[p.name] = reconstruct.probe(f.images[p.image], KERNELS[p.kernel], p.order, block)
+def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c: bool | None = None) -> np.ndarray:
+    """One probed convolution at every point, world-space derivatives of ``order``: in
+    generated C where a compiler works (cprobe.py), else the numpy reference."""
+    if use_c is None:
+        use_c = USE_C and cprobe.available()
+    if not use_c:
+        return reconstruct.probe(img, kern, order, points)
+    result = cprobe.probe(img, kern, order, points)
+    return reconstruct.to_world(result, img, order) if order else result
+
+
+#: whether probes run in generated C when a compiler works (tests switch it to compare)
+USE_C = True
+
+
+def _padded(a: np.ndarray) -> np.ndarray:
+    """A block of probe values padded to the program's extent (the padding is dropped)."""
+    if a.shape[0] == BLOCK:
+        return a
+    return np.concatenate([a, np.zeros((BLOCK - a.shape[0],) + a.shape[1:])])
+
+
+def _direct(plan: Plan) -> str | None:
+    """The probe tensor the program merely copies (``E[p, σ] = P[p, σ]``), if it does."""
+    (stmt,) = plan.program.statements if len(plan.program.statements) == 1 else (None,)
+    if stmt is None or not isinstance(stmt.body, ir.Tensor):
+        return None
+    if stmt.body.indices != tuple(v for v, _ in stmt.index) or stmt.body.name not in {p.name for p in plan.probes}:
+        return None
+    return stmt.body.name
+
+
+def _run(f: Field, plan: Plan, probes: Mapping[str, np.ndarray]) -> np.ndarray:
+    """One block of the probe's EIN program, from its probe tensors."""
+    direct = _direct(plan)
+    if direct is not None:
+        return probes[direct]
+    inputs: dict[str, Any] = dict(probes)
     declared = {d.name for d in plan.program.decls}
     inputs.update({name: a for name, a in f.constants.items() if name in declared})
     store = interp.run(plan.program, inputs)

@@ -31,8 +31,15 @@ def index_positions(img: Image, points: np.ndarray) -> np.ndarray:
     """The index-space positions of world ``points`` (shape (N, dim))."""
     m = img.to_index
     d = img.dim
-    with np.errstate(all="ignore"):
-        return points @ m[:d, :d].T + m[:d, d]
+    out = np.empty(points.shape)
+    with np.errstate(all="ignore"):  # column by column: no BLAS call for a 3x3 map
+        for a in range(d):
+            column = np.full(points.shape[0], m[a, d])
+            for b in range(d):
+                if m[a, b] != 0:
+                    column += m[a, b] * points[:, b]
+            out[:, a] = column
+    return out
 
 
 def inside(img: Image, kern: Kernel, points: np.ndarray) -> np.ndarray:
@@ -83,12 +90,12 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np
         for perm in set(itertools.permutations(axes)):
             result[(Ellipsis,) + perm] = value
     if order:
-        result = _to_world(result, img, order)
+        result = to_world(result, img, order)
     result[~ok] = np.nan
     return result
 
 
-def _to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
+def to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
     """Index-space derivatives to world space: ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a per derivative
     index (M: the world-to-index matrix's linear part)."""
     d = img.dim
