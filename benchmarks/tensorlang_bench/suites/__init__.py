@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import blas, cfd, inplace, small
+from . import blas, cfd, fields, inplace, small
 from .common import Case, Context
 
 SUITES: dict[str, Callable[[Context], list[Case]]] = {
-    "cfd": cfd.cases, "inplace": inplace.cases, "blas": blas.cases, "small": small.cases,
+    "cfd": cfd.cases, "inplace": inplace.cases, "blas": blas.cases, "small": small.cases, "fields": fields.cases,
 }
