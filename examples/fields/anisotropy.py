@@ -35,7 +35,7 @@ def main(out: str = "anisotropy.png", n: int = 24, pixels: int = 128) -> np.ndar
     T = tl.field(tensors(n), "c4hexic", dim=3, world={"spacing": spacing, "origin": -1.0})
     E = T - tl.trace(T) * tl.fields.identity(3) / 3.0
     A = np.sqrt(1.5) * tl.norm(E) / tl.norm(T)
-    xy = grid(-0.85, 0.85, pixels)
+    xy = grid(-1 + 2 * spacing, -1 + (n - 4.001) * spacing, pixels)  # inside c4hexic's support (6)
     pts = np.column_stack([xy, np.zeros(len(xy))])
     a = A.probe(pts).reshape(pixels, pixels)
     g = tl.norm(tl.grad(A)).probe(pts).reshape(pixels, pixels)

@@ -42,6 +42,7 @@ def test_helicity_spans_both_signs_and_stays_a_cosine(tmp_path):
 
 def test_anisotropy_is_high_on_the_tract_and_low_off_it(tmp_path):
     a = _load("anisotropy").main(str(tmp_path / "a.png"), n=16, pixels=32)
+    assert np.isfinite(a).all()
     assert np.nanmax(a) > 0.5 and np.nanmin(a) < 0.1
     assert np.all((a >= -1e-12) & (a <= 1 + 1e-12))
     assert _png_size(tmp_path / "a.png") == (64, 32)
