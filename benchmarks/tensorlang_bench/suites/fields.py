@@ -115,7 +115,7 @@ def _hand(order: int) -> Contender:
 
         return Bound(call, lambda: cell[0])
 
-    return Contender("numpy (hand)", "baseline", make, "vectorized: 4x4x4 gather + einsum per derivative")
+    return Contender("numpy (hand)", "peer", make, "vectorized: 4x4x4 gather + einsum per derivative")
 
 
 def cases(ctx: Context) -> list[Case]:

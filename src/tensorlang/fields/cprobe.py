@@ -20,6 +20,7 @@ is NaN (⊥), as in the reference.  The world-space chain rule is applied by the
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 
@@ -151,7 +152,7 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
     return src, decl
 
 
-_BUILT: dict[tuple, object] = {}
+_BUILT: dict[tuple, Any] = {}
 
 
 def available() -> bool:
@@ -172,7 +173,7 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarra
         compiler = build.require_compiler()
         src, decl = source(img.dim, kern, order, ncomp)
         loaded = _BUILT[key] = build.build_and_load(src, compiler, decl)
-    ffi, lib = loaded  # type: ignore[misc]
+    ffi, lib = loaded
     pts = np.ascontiguousarray(points, dtype=np.float64)
     data = np.ascontiguousarray(img.data, dtype=np.float64)
     sizes = np.asarray(img.sizes, dtype=np.int64)
