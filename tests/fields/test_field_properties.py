@@ -94,3 +94,25 @@ def test_the_optimizer_keeps_the_meaning_of_lowered_probes(e, a, kern):
     optimized = interp.run(plan.program, inputs)["E"][:len(POINTS)]
     assert np.array_equal(np.isnan(as_lowered), np.isnan(optimized))
     assert np.allclose(as_lowered, optimized, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=6, deadline=None)
+@given(expressions(), images())
+def test_the_c_path_agrees_with_the_reference_path(e, a):
+    """Probes in generated C and the tensor program on the C target give the numpy
+    reference path's values and ⊥s (one C build per expression: few examples)."""
+    from tensorlang.fields import cprobe
+
+    if not cprobe.available():
+        return
+    F, G = tl.field(a, "ctmr"), tl.field(a[::-1].copy(), "bspln3")
+    field = tl.grad(build(e, F, G))
+    reference_values = field.probe(POINTS)
+    api.USE_C = True
+    try:
+        fresh = tl.grad(build(e, F, G))
+        got = fresh.probe(POINTS)
+    finally:
+        api.USE_C = False
+    assert np.array_equal(np.isnan(got), np.isnan(reference_values))
+    assert np.allclose(got, reference_values, rtol=1e-9, atol=1e-12, equal_nan=True)
