@@ -247,3 +247,31 @@ def test_single_point_and_one_dimensional_fields():
     assert np.allclose(tl.jacobian(F).probe([2.5, 4.0]), [[5.0], [8.0]])
     G = tl.field(np.zeros((5, 5)), "tent")
     assert G.probe([1.5, 1.5]).shape == ()
+
+
+def test_numpy_arrays_and_constants_combine_with_fields():
+    V, _ = _vector_field(kern="ctmr", seed=4)
+    pts = _points(3, 5)
+    v = V.probe(pts)
+    shift = np.array([1.0, -2.0, 0.5])
+    for field, expected in ((shift + V, v + shift), (V - shift, v - shift), (np.float64(2.0) * V, 2 * v),
+                            (shift @ V, v @ shift), (tl.fields.identity(3) @ V, v)):
+        assert isinstance(field, tl.fields.Field)
+        assert np.allclose(field.probe(pts), expected)
+    S = tl.field(np.zeros((6, 6)), "ctmr")
+    assert (tl.fields.identity(2) * S).dim == 2  # a constant field takes the dimension it meets
+
+
+def test_epsilon_rule_needs_a_symmetric_pair_of_derivatives():
+    """Σ_jk ε_ijk ∂_j∂_k∂_k F is no zero pattern (swapping j, k changes the derivative):
+    the rule must not fire, and the value must match the hand computation."""
+    from tensorlang.ein import ir as e
+    from tensorlang.ein.fields import Conv, Probe
+    from tensorlang.ein.rewrite import Tally
+    from tensorlang.passes import fields as fp
+
+    body = e.Sum((("j", 3), ("k", 3)), e.BinOp("*", e.Epsilon(("i", "j", "k")), Probe(Conv("V", "c4hexic", (), ("j", "k", "k")), "x")))
+    tally = Tally()
+    assert fp.normalize(body, tally) == body and "epsilon-symmetric-derivative" not in tally.counts
+    zero = e.Sum((("j", 3), ("k", 3)), e.BinOp("*", e.Epsilon(("i", "j", "k")), Probe(Conv("V", "c4hexic", (), ("k", "i", "j")), "x")))
+    assert fp.normalize(zero, tally) == e.Const(0.0) and tally.counts["epsilon-symmetric-derivative"] == 1

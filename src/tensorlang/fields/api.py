@@ -65,6 +65,10 @@ class Field:
     constants: Mapping[str, np.ndarray] = dataclass_field(default_factory=dict)
     _cache: dict = dataclass_field(default_factory=dict, repr=False)
 
+    #: numpy defers to the Field's own operators (``array + F`` is a lifted sum, not an
+    #: object array of fields)
+    __array_ufunc__ = None
+
     # -------------------------------------------------------------- Python operators
     def __add__(self, other):
         return _binop("+", self, other)
@@ -185,6 +189,11 @@ def _lift(value, dim: int) -> Field:
 def _pair(a, b) -> tuple[Field, Field]:
     dim = a.dim if isinstance(a, Field) else b.dim
     fa, fb = _lift(a, dim), _lift(b, dim)
+    # a constant field (no image) takes the dimension of the field it meets
+    if not fa.images and fb.images:
+        fa = Field(fa.body, fa.out, fa.shape, fb.dim, fa.continuity, {}, fa.constants)
+    elif not fb.images and fa.images:
+        fb = Field(fb.body, fb.out, fb.shape, fa.dim, fb.continuity, {}, fb.constants)
     if fa.dim != fb.dim:
         raise error("shape", f"fields of dimension {fa.dim} and {fb.dim} cannot be combined", rule="field-dim")
     return fa, fb
@@ -450,10 +459,7 @@ def _plan(f: Field) -> Plan:
     images = {name: (img.voxel_shape, img.dim) for name, img in f.images.items()}
     constants = {name: a.shape for name, a in f.constants.items()}
     lowered = field_passes.lower(normal, tuple(zip(f.out, f.shape)), BLOCK, images, constants)
-    try:
-        optimized = optimize(lowered.program)
-    except TensorLangError:
-        raise
+    optimized = optimize(lowered.program)
     stages = [("field", ir.size(probe)), ("normalize", ir.size(normal)), ("slice", lowered.program.size)]
     stages += [(f"opt:{r.name}", r.nodes) for r in optimized.log[1:]]
     rules = tuple((name, n) for name, n in tally.counts.items() if n)

@@ -292,7 +292,8 @@ def _epsilon_derivative(e: Expr, t: Tally) -> Expr:
                     for b in eps.indices:
                         if a == b or not isinstance(a, str) or not isinstance(b, str) or {a, b} - bound:
                             continue
-                        if a not in conv.derivs or b not in conv.derivs:
+                        # swapping a and b must map the derivative indices to themselves
+                        if a not in conv.derivs or conv.derivs.count(a) != conv.derivs.count(b):
                             continue
                         others = [f for f in factors if f is not eps and f is not leaf]
                         if any({a, b} & free_indices(f) for f in others) or {a, b} & set(conv.comps):
