@@ -3,9 +3,9 @@ test_cprobe.py compares the generated C with them, and switches C on where it te
 
 import pytest
 
-from tensorlang.fields import api
+from tensorlang.fields import run
 
 
 @pytest.fixture(autouse=True)
 def numpy_probes(monkeypatch):
-    monkeypatch.setattr(api, "USE_C", False)
+    monkeypatch.setattr(run, "USE_C", False)

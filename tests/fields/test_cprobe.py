@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
-from tensorlang.fields import KERNELS, api, cprobe, reconstruct
+from tensorlang.fields import KERNELS, cprobe, reconstruct, run
 
 pytestmark = pytest.mark.skipif(not cprobe.available(), reason="no working C compiler")
 
@@ -19,7 +19,7 @@ def test_c_probes_equal_the_numpy_reference(d, kern, order, voxel):
     img = tl.image(rng.normal(size=(8,) * d + voxel), dim=d, world=np.diag([0.7, 1.3, 0.9][:d]))
     pts = rng.uniform(-1.0, 9.0, size=(200, d))
     pts[0, 0], pts[1, -1], pts[2, 0] = np.nan, np.inf, -np.inf
-    ours = api.probe_tensor(img, KERNELS[kern], order, pts, use_c=True)
+    ours = run.probe_tensor(img, KERNELS[kern], order, pts, use_c=True)
     ref = reconstruct.probe(img, KERNELS[kern], order, pts)
     assert ours.shape == ref.shape
     assert np.array_equal(np.isnan(ours), np.isnan(ref))
@@ -33,6 +33,6 @@ def test_field_expressions_give_the_same_values_with_c_probes(monkeypatch):
     E = -tl.grad(tl.norm(tl.grad(F))) @ tl.normalize(tl.grad(F))
     pts = rng.uniform(0, 10, size=(500, 3))
     reference = E.probe(pts)
-    monkeypatch.setattr(api, "USE_C", True)
+    monkeypatch.setattr(run, "USE_C", True)
     assert np.allclose(E.probe(pts), reference, equal_nan=True, rtol=1e-10)
     assert np.array_equal(np.isnan(F.probe(pts)), ~tl.inside(F, pts))

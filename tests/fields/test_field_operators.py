@@ -7,7 +7,6 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.ein import ir
-from tensorlang.fields import KERNELS, reconstruct
 
 
 def _vector_field(d=3, kern="bspln3", seed=0, size=9):

@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.ein import interp
-from tensorlang.fields import KERNELS, api, reconstruct
+from tensorlang.fields import KERNELS, reconstruct, run
+from tensorlang.ein.fields import Probe
 from tensorlang.passes import fields as field_passes
 from tensorlang.semantics.values import FUNCTIONS, arithmetic
 
@@ -82,14 +83,14 @@ def test_the_optimizer_keeps_the_meaning_of_lowered_probes(e, a, kern):
     """The program as lowered (Slice) and as optimized give the same values, ⊥ included."""
     F = tl.field(a, kern)
     field = tl.grad(build(e, F, F))
-    plan = api._plan(field)
-    normal = field_passes.normalize(tl.fields.api.Probe(field.body, "x"))
+    plan = run.plan(field)
+    normal = field_passes.normalize(Probe(field.body, "x"))
     images_ = {name: (img.voxel_shape, img.dim) for name, img in field.images.items()}
-    lowered = field_passes.lower(normal, tuple(zip(field.out, field.shape)), api.BLOCK, images_,
+    lowered = field_passes.lower(normal, tuple(zip(field.out, field.shape)), run.BLOCK, images_,
                                  {k: v.shape for k, v in field.constants.items()})
-    pts = np.zeros((api.BLOCK, 2))
+    pts = np.zeros((run.BLOCK, 2))
     pts[:len(POINTS)] = POINTS
-    inputs = {p.name: api.probe_tensor(field.images[p.image], KERNELS[p.kernel], p.order, pts) for p in plan.probes}
+    inputs = {p.name: run.probe_tensor(field.images[p.image], KERNELS[p.kernel], p.order, pts) for p in plan.probes}
     as_lowered = interp.run(lowered.program, inputs)["E"][:len(POINTS)]
     optimized = interp.run(plan.program, inputs)["E"][:len(POINTS)]
     assert np.array_equal(np.isnan(as_lowered), np.isnan(optimized))
@@ -108,11 +109,11 @@ def test_the_c_path_agrees_with_the_reference_path(e, a):
     F, G = tl.field(a, "ctmr"), tl.field(a[::-1].copy(), "bspln3")
     field = tl.grad(build(e, F, G))
     reference_values = field.probe(POINTS)
-    api.USE_C = True
+    run.USE_C = True
     try:
         fresh = tl.grad(build(e, F, G))
         got = fresh.probe(POINTS)
     finally:
-        api.USE_C = False
+        run.USE_C = False
     assert np.array_equal(np.isnan(got), np.isnan(reference_values))
     assert np.allclose(got, reference_values, rtol=1e-9, atol=1e-12, equal_nan=True)

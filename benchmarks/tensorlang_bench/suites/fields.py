@@ -57,7 +57,7 @@ def hand_probe(data: np.ndarray, pts: np.ndarray, order: int) -> np.ndarray:
 
 def _tensorlang(ctx: Context, order: int) -> list[Contender]:
     import tensorlang as tl
-    from tensorlang.fields import api, cprobe
+    from tensorlang.fields import cprobe, run
 
     result = []
     for backend in ctx.backends:
@@ -73,12 +73,12 @@ def _tensorlang(ctx: Context, order: int) -> list[Contender]:
             cell = [None]
 
             def call(pts=inp["points"]):
-                previous = api.USE_C
-                api.USE_C = use_c
+                previous = run.USE_C
+                run.USE_C = use_c
                 try:
                     cell[0] = E.probe(pts)
                 finally:
-                    api.USE_C = previous
+                    run.USE_C = previous
 
             call(inp["points"][:4])  # normalize, lower and build once, before timing
             return Bound(call, lambda: cell[0])
