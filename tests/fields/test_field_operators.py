@@ -167,7 +167,8 @@ def test_probes_commute_with_lifted_operators(ops, scale):
             field, value = tl.fields.sin(field), np.sin(value)
         else:
             field, value = tl.norm(field), np.abs(value)
-    assert np.allclose(field.probe(pts), value, rtol=1e-10, atol=1e-12)
+    scale = 1.0 + np.nanmax(np.abs(value))  # the optimizer may reassociate: rounding of the terms' size
+    assert np.allclose(field.probe(pts), value, rtol=1e-10, atol=1e-12 * scale)
     # and the derivative of the chain agrees with finite differences of probes
     if all(op != "norm2" for op in ops):
         h = 1e-6
