@@ -63,8 +63,10 @@ class Image:
 
 
 def _world_matrix(world, dim: int) -> np.ndarray:
-    """The homogeneous index-to-world matrix from None (identity), a dim×dim linear part,
-    a (dim+1)×(dim+1) homogeneous matrix, or a dict with ``spacing``/``origin``/``directions``."""
+    """The homogeneous index-to-world matrix from None (identity), a dim×dim linear part
+    (column a: the world step of index axis a), a (dim+1)×(dim+1) homogeneous matrix, or
+    a dict with ``spacing`` (per axis or one number), ``origin`` and ``directions`` (a
+    dim×dim matrix whose columns are the unit world directions of the index axes)."""
     if world is None:
         return np.eye(dim + 1)
     if isinstance(world, dict):

@@ -147,10 +147,13 @@ def _direct(plan: Plan) -> str | None:
 def _compiled(f: Field, plan: Plan):
     """The probe's EIN program compiled by the C target (its .tl text through
     ``tensorlang.compile``), once per field; None where that is not possible (no
-    compiler, a number the text form cannot carry): the EIN evaluator runs it then."""
+    compiler, a number the text form cannot carry, ``USE_C`` off): the EIN evaluator
+    runs it then."""
+    if not USE_C:
+        return None
     if "kernel" not in f._cache:
         kernel = None
-        if USE_C and cprobe.available():
+        if cprobe.available():
             from ..api import compile as compile_program
             from ..ein.printer import to_text
             try:
@@ -158,7 +161,7 @@ def _compiled(f: Field, plan: Plan):
             except TensorLangError:
                 kernel = None
         f._cache["kernel"] = kernel
-    return f._cache["kernel"] if USE_C else None
+    return f._cache["kernel"]
 
 
 def _run(f: Field, plan: Plan, probes: Mapping[str, np.ndarray]) -> np.ndarray:
