@@ -275,3 +275,13 @@ def test_epsilon_rule_needs_a_symmetric_pair_of_derivatives():
     assert fp.normalize(body, tally) == body and "epsilon-symmetric-derivative" not in tally.counts
     zero = e.Sum((("j", 3), ("k", 3)), e.BinOp("*", e.Epsilon(("i", "j", "k")), Probe(Conv("V", "c4hexic", (), ("k", "i", "j")), "x")))
     assert fp.normalize(zero, tally) == e.Const(0.0) and tally.counts["epsilon-symmetric-derivative"] == 1
+
+
+def test_every_stage_prints():
+    F = tl.field(np.zeros((8, 8)), "bspln3")
+    E = tl.grad(F) @ tl.grad(F)
+    field, normal = E.ir("field"), E.ir("normalize")
+    assert "∂/∂x" in field and "@x" in field and "⊛ bspln3" in field
+    assert "∂/∂x" not in normal and "⊛ bspln3^[" in normal  # derivatives moved onto the kernel
+    assert "P0[p," in E.ir("slice") and "out var E" in E.ir("opt")
+    assert _error(lambda: E.ir("loops")).code == "input"

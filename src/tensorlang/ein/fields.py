@@ -95,3 +95,43 @@ for _cls in FIELD_KINDS:  # the iterative hash and equality of the other node ki
 def is_field_free(e: "ir.Expr") -> bool:
     """Whether ``e`` holds no field form (a tensor expression: lowering is done)."""
     return not any(isinstance(node, FIELD_KINDS) for node in ir.nodes(e))
+
+
+def to_text(e: Any) -> str:
+    """A field expression in the paper's notation, fully parenthesized (the index-notation
+    printer of printer.py knows no field forms): ``(V1[i] ⊛ bspln3^[d])@x``,
+    ``∂/∂x[d](...)``, ``Σ[k:3](...)``."""
+    from .index import to_text as index_text
+
+    def idx(ids) -> str:
+        return "[" + ",".join(index_text(i) for i in ids) + "]" if ids else ""
+
+    def go(e: Any) -> str:
+        if isinstance(e, Conv):
+            return f"({e.image}{idx(e.comps)} ⊛ {e.kernel}{'^' + idx(e.derivs) if e.derivs else ''})"
+        if isinstance(e, Diff):
+            return f"∂/∂x[{index_text(e.index)}]({go(e.body)})"
+        if isinstance(e, Probe):
+            return f"({go(e.body)})@{e.at}"
+        if isinstance(e, ir.Tensor):
+            return e.name + idx(e.indices)
+        if isinstance(e, ir.Const):
+            return repr(float(e.value))
+        if isinstance(e, ir.Delta):
+            return f"δ{idx((e.first, e.second))}"
+        if isinstance(e, ir.Epsilon):
+            return f"ε{idx(e.indices)}"
+        if isinstance(e, ir.Neg):
+            return f"-{go(e.arg)}"
+        if isinstance(e, ir.Apply):
+            return f"{e.fn}({go(e.arg)})"
+        if isinstance(e, ir.BinOp):
+            return f"({go(e.left)} {e.op} {go(e.right)})"
+        if isinstance(e, (ir.Sum, ir.Reduce)):
+            op = "Σ" if isinstance(e, ir.Sum) else e.op
+            return f"{op}[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
+        if isinstance(e, ir.Stack):
+            return f"[{', '.join(go(item) for item in e.items)}][{index_text(e.index)}]"
+        raise TypeError(f"not a field expression: {e!r}")
+
+    return go(e)

@@ -133,6 +133,20 @@ class Field:
         """The optimized EIN program a probe block runs (points as the first axis)."""
         return run.plan(self).program
 
+    def ir(self, stage: str = "opt") -> str:
+        """The probe's IR as text after a stage: ``field`` (as built), ``normalize``
+        (004 §5.3's normal form), ``slice`` (the EIN program as lowered) or ``opt`` (as
+        optimized)."""
+        from ..ein.fields import to_text
+        from ..ein.printer import to_text as program_text
+
+        plan = run.plan(self)
+        shown = {"field": lambda: to_text(plan.probe), "normalize": lambda: to_text(plan.normal),
+                 "slice": lambda: program_text(plan.lowered), "opt": lambda: program_text(plan.program)}
+        if stage not in shown:
+            raise error("input", f"unknown stage {stage!r} (field, normalize, slice, opt)")
+        return shown[stage]()
+
 
 # ------------------------------------------------------------------ building fields
 def field(img, kernel: str | Kernel = "bspln3", world=None, dim: int | None = None) -> Field:

@@ -88,6 +88,9 @@ def _points(points, dim: int) -> tuple[np.ndarray, bool]:
 # ------------------------------------------------------------------ the probe's program
 @dataclass(frozen=True)
 class Plan:
+    probe: Any  # the field expression probed: Probe(F, x)
+    normal: Any  # after normalization (004 §5.3)
+    lowered: ir.Program  # after Slice (004 §5.7.2)
     program: ir.Program
     probes: tuple[field_passes.ProbeTensor, ...]
     stages: tuple[tuple[str, int], ...]
@@ -111,7 +114,7 @@ def plan(f: Field) -> Plan:
     stages = [("field", ir.size(probe)), ("normalize", ir.size(normal)), ("slice", lowered.program.size)]
     stages += [(f"opt:{r.name}", r.nodes) for r in optimized.log[1:]]
     rules = tuple((name, n) for name, n in tally.counts.items() if n)
-    plan = Plan(optimized.program, lowered.probes, tuple(stages), rules)
+    plan = Plan(probe, normal, lowered.program, optimized.program, lowered.probes, tuple(stages), rules)
     f._cache["plan"] = plan
     return plan
 
