@@ -285,3 +285,22 @@ def test_every_stage_prints():
     assert "∂/∂x" not in normal and "⊛ bspln3^[" in normal  # derivatives moved onto the kernel
     assert "P0[p," in E.ir("slice") and "out var E" in E.ir("opt")
     assert _error(lambda: E.ir("loops")).code == "input"
+
+
+def test_deep_and_exploding_fields_are_too_large_not_a_hang(monkeypatch):
+    from tensorlang.passes import fields as fp
+
+    F = tl.field(np.zeros((8, 8)), "bspln3")
+    H = F
+    for _ in range(400):  # deep, but within the depth bound: it runs
+        H = H + 0.5 * F
+    assert H.probe([3.0, 3.0]) == 0.0 and np.all(tl.grad(H).probe([3.0, 3.0]) == 0.0)
+    with pytest.raises(tl.TensorLangError) as err:
+        for _ in range(10_000):
+            H = H + F
+    assert err.value.code == "too-large"
+    monkeypatch.setattr(fp, "MAX_STEPS", 2_000)
+    K = tl.field(np.zeros((8, 8)), "c4hexic")
+    for _ in range(8):
+        K = K * K + 1.0  # the product rule doubles the work at every level
+    assert _error(lambda: tl.hessian(tl.hessian(K)[0, 0]).probe([3.0, 3.0])).code == "too-large"

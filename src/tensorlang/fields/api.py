@@ -27,7 +27,7 @@ import numpy as np
 from ..ein import ir
 from ..ein.fields import Conv, Diff
 from ..ein.names import substitute
-from ..errors import error
+from ..errors import MAX_DEPTH, error, guard
 from ..semantics.values import FUNCTIONS
 from . import run
 from .image import Image, image as make_image
@@ -56,6 +56,8 @@ class Field:
     continuity: int
     images: Mapping[str, Image] = dataclass_field(default_factory=dict)
     constants: Mapping[str, np.ndarray] = dataclass_field(default_factory=dict)
+    #: an upper bound on the body's nesting depth (bounded by MAX_DEPTH, as programs are)
+    depth: int = 1
     _cache: dict = dataclass_field(default_factory=dict, repr=False)
 
     #: numpy defers to the Field's own operators (``array + F`` is a lifted sum, not an
@@ -112,27 +114,34 @@ class Field:
         return f"field#{k}({self.dim})[{','.join(map(str, self.shape))}]"
 
     # -------------------------------------------------------------- computing
+    @guard
     def probe(self, points) -> np.ndarray:
         """The field's value at each point: ``points`` of shape (N, dim) (or one point of
         shape (dim,); for a 1-D field also (N,)) gives shape (N,) + σ.  ⊥ (NaN) where a
         point is outside the field's domain or not finite."""
         return run.probe(self, points)
-    __call__ = probe
+    def __call__(self, points) -> np.ndarray:
+        """F(points): the same as :meth:`probe`."""
+        return self.probe(points)
 
+    @guard
     def stages(self) -> list[tuple[str, int]]:
         """IR node counts after each stage of the probe's compilation (004 Fig. 4):
         the field expression, after normalization, after Slice lowering, and after each
         optimizer pass."""
         return list(run.plan(self).stages)
 
+    @guard
     def rules(self) -> dict[str, int]:
         """How often each field-normalization rule fired for the probe."""
         return dict(run.plan(self).rules)
 
+    @guard
     def program(self) -> ir.Program:
         """The optimized EIN program a probe block runs (points as the first axis)."""
         return run.plan(self).program
 
+    @guard
     def ir(self, stage: str = "opt") -> str:
         """The probe's IR as text after a stage: ``field`` (as built), ``normalize``
         (004 §5.3's normal form), ``slice`` (the EIN program as lowered) or ``opt`` (as
@@ -184,9 +193,9 @@ def _pair(a, b) -> tuple[Field, Field]:
     fa, fb = _lift(a, dim), _lift(b, dim)
     # a constant field (no image) takes the dimension of the field it meets
     if not fa.images and fb.images:
-        fa = Field(fa.body, fa.out, fa.shape, fb.dim, fa.continuity, {}, fa.constants)
+        fa = Field(fa.body, fa.out, fa.shape, fb.dim, fa.continuity, {}, fa.constants, fa.depth)
     elif not fb.images and fa.images:
-        fb = Field(fb.body, fb.out, fb.shape, fa.dim, fb.continuity, {}, fb.constants)
+        fb = Field(fb.body, fb.out, fb.shape, fa.dim, fb.continuity, {}, fb.constants, fb.depth)
     if fa.dim != fb.dim:
         raise error("shape", f"fields of dimension {fa.dim} and {fb.dim} cannot be combined", rule="field-dim")
     return fa, fb
@@ -209,7 +218,10 @@ def _make(parts: tuple[Field, ...], body: ir.Expr, out: tuple[str, ...], shape: 
         images.update(p.images)
         constants.update(p.constants)
     k = min(p.continuity for p in parts) if continuity is None else continuity
-    return Field(body, out, shape, parts[0].dim, k, images, constants)
+    depth = max(p.depth for p in parts) + 4  # an operator adds at most 4 levels (Σ, *, ∂, a selector)
+    if depth > MAX_DEPTH:
+        raise error("too-large", f"the field expression is nested too deeply (more than {MAX_DEPTH} levels)")
+    return Field(body, out, shape, parts[0].dim, k, images, constants, depth)
 
 
 def _with(f: Field, body: ir.Expr) -> Field:
@@ -399,6 +411,7 @@ sqrt, exp, log, sin, cos, tanh = (_function(n) for n in ("sqrt", "exp", "log", "
 assert {"sqrt", "exp", "log", "sin", "cos", "tanh", "abs"} <= set(FUNCTIONS)
 
 
+@guard
 def inside(f: Field, points) -> np.ndarray:
     """Whether each point is in the field's domain: every image it reads has the whole
     kernel support around the point (Diderot's inside)."""

@@ -207,11 +207,20 @@ def _fire(tally: Tally, rule: Rule) -> None:
     tally.fire(rule)
 
 
+#: rule applications one derivative may take: the product and quotient rules can grow an
+#: expression exponentially in its depth (004 §5.7); past this it is error[too-large]
+MAX_STEPS = 200_000
+
+
 def push_derivative(v: str, e: Expr, tally: Tally | None = None) -> Expr:
     """∂/∂x_v ◇ e with the derivative pushed onto the kernels (``e`` holds no Diff)."""
     t = active() if tally is None else tally
+    steps = [0]
 
     def d(v: str, e: Expr) -> Expr:
+        steps[0] += 1
+        if steps[0] > MAX_STEPS:
+            raise error("too-large", f"differentiating the field takes more than {MAX_STEPS:,} rule applications")
         found = DIFF_RULES.get(type(e))
         if found is None:
             raise error("shape", f"cannot differentiate a {type(e).__name__} node of a field expression",
