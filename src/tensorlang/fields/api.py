@@ -10,7 +10,9 @@ lowers k by one; a tent field cannot be differentiated at all: error[shape], rul
 the probe (passes/fields.py: derivatives onto kernels, probes below the lifted
 operators), lowers it to an EIN program over the points (Slice), runs the optimizer
 (value numbering among its passes) and evaluates it, the probed convolutions computed by
-reconstruct.py.  ``E.stages()`` gives the IR node counts after each step (004 Fig. 4).
+generated C or the numpy reference (run.py does all of this, once per field).
+``E.stages()`` gives the IR node counts after each step (004 Fig. 4), ``E.ir(stage)``
+the IR itself.
 
 Index variables are named from one global counter, so two fields never share a free or
 bound name and combining them needs no renaming beyond the shapes they line up.
