@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"targets"},
     {"stages", "kernel"},
     {"specialize"},
-    {"api", "einsum_api", "builder"},
+    {"api", "einsum_api", "builder", "fields"},
     {"cli", "__init__", "__main__", "explain"},
 ]
 LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}

@@ -7,19 +7,42 @@ Public API (SPEC section 7)::
     res = k(A=a, B=b)          # dict of results
     tl.check(source)           # raises tl.TensorLangError
     tl.available_backends()    # ("c", "numpy", "interp") where a C compiler works
+    F = tl.field(img, "bspln3")  # a tensor field (docs/fields.md); tl.grad(F).probe(points)
 """
 
 from .api import available_backends, check, compile
-from .builder import build, contract, kron, outer, transpose, var
+from . import fields
+from .builder import build, contract, kron, var
+from .builder import outer as _build_outer, transpose as _build_transpose
 from .einsum_api import ContractExpression, EinsumError, contract_expression, einsum, einsum_path
+from .fields import curl, det, div, dot, field, grad, hessian, image, inside, jacobian, norm, normalize, trace
 from .errors import TensorLangError
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__"] + [
+__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__",
+           # tensor fields (paper 004, docs/fields.md)
+           "fields", "field", "image", "grad", "jacobian", "hessian", "curl", "div", "dot", "outer", "norm",
+           "normalize", "trace", "transpose", "det", "inside"] + [
     # by __name__: tests/test_architecture.py reads a front end's name in quotes as dispatch
     f.__name__ for f in (einsum, einsum_path, contract_expression, ContractExpression, EinsumError,
-                         var, outer, contract, transpose, kron, build)]
+                         var, contract, kron, build)]
+
+
+def outer(*operands):
+    """The outer product: of built expressions (``tl.var``, docs/einsum.md) or of tensor
+    fields (``tl.field``, docs/fields.md), whichever the operands are."""
+    if any(isinstance(o, fields.Field) for o in operands):
+        return fields.outer(*operands)
+    return _build_outer(*operands)
+
+
+def transpose(operand, *pair):
+    """The transpose of a built expression (``pair`` of dimensions, a matrix's by
+    default) or of a matrix field."""
+    if isinstance(operand, fields.Field):
+        return fields.transpose(operand, *pair)
+    return _build_transpose(operand, *pair)
 
 
 def _version() -> str:

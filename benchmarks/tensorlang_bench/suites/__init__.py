@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import blas, cfd, einsum, inplace, small
+from . import blas, cfd, einsum, fields, inplace, small
 from .common import Case, Context
 
 SUITES: dict[str, Callable[[Context], list[Case]]] = {
     "cfd": cfd.cases, "inplace": inplace.cases, "blas": blas.cases, "small": small.cases,
-    "einsum": einsum.cases,
+    "einsum": einsum.cases, "fields": fields.cases,
 }

@@ -1,0 +1,137 @@
+"""EIN's field forms (004 Fig. 2): convolution, partial derivative and probe.
+
+These node kinds extend :mod:`.ir` for tensor fields (paper 004 §2-§4).  They answer the
+same traversal questions as every other node (children, binders, index uses), so
+substitution, free indices, node counts and the rewrite driver handle them unchanged.
+A field expression is an ordinary EIN expression whose leaves may be
+:class:`Conv` nodes; :class:`Diff` differentiates one, :class:`Probe` evaluates one at a
+position.  After the field normalization of ``passes/fields.py`` no :class:`Diff` is
+left, and every :class:`Conv` sits directly under a :class:`Probe` (004 §5.3's normal
+form); lowering then replaces each probed convolution by a tensor read (Slice, §5.7.2),
+so no pass or target below ever sees these kinds.
+
+* ``Conv(image, kernel, comps, derivs)`` is V_α ⊛ H^β: image ``image`` (a name) at
+  voxel component indices α = ``comps``, reconstructed with kernel ``kernel`` whose
+  derivative indices are β = ``derivs`` (∂/∂x_β of the field, in world space).
+* ``Diff(index, body)`` is ∂/∂x_index ◇ body.
+* ``Probe(body, at)`` is body@x, the field ``body`` probed at the position variable
+  ``at`` (a batch of points; the position is not an index expression).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import ir
+from .index import Index
+
+
+@dataclass(frozen=True)
+class Conv(ir.Node):
+    """V_α ⊛ H^β: the field reconstructed from image ``image`` with ``kernel``."""
+
+    image: str
+    kernel: str
+    comps: tuple[Index, ...]
+    derivs: tuple[Index, ...] = ()
+
+    def index_uses(self):
+        return self.comps + self.derivs
+
+    def with_index_uses(self, uses):
+        n = len(self.comps)
+        return Conv(self.image, self.kernel, tuple(uses[:n]), tuple(uses[n:]))
+
+    def use_extents(self, shapes):
+        return (None,) * (len(self.comps) + len(self.derivs))
+
+
+@dataclass(frozen=True)
+class Diff(ir.Node):
+    """∂/∂x_index ◇ body: the partial derivative along world axis ``index``."""
+
+    index: Index
+    body: Any  # a field expression (it may hold Conv and Diff)
+
+    def children(self):
+        return (self.body,)
+
+    def replace_children(self, kids):
+        return Diff(self.index, kids[0])
+
+    def index_uses(self):
+        return (self.index,)
+
+    def with_index_uses(self, uses):
+        return Diff(uses[0], self.body)
+
+    def use_extents(self, shapes):
+        return (None,)
+
+
+@dataclass(frozen=True)
+class Probe(ir.Node):
+    """body@at: the field ``body`` evaluated at the position variable ``at``."""
+
+    body: Any  # a field expression (it may hold Conv and Diff)
+    at: str
+
+    def children(self):
+        return (self.body,)
+
+    def replace_children(self, kids):
+        return Probe(kids[0], self.at)
+
+
+FIELD_KINDS: tuple[type, ...] = (Conv, Diff, Probe)
+
+for _cls in FIELD_KINDS:  # the iterative hash and equality of the other node kinds
+    _cls.__hash__ = ir._node_hash  # type: ignore[assignment]
+    _cls.__eq__ = ir._node_eq  # type: ignore[assignment,method-assign]
+    _cls.__getstate__ = ir._node_getstate  # type: ignore[attr-defined,method-assign,assignment]
+
+
+def is_field_free(e: "ir.Expr") -> bool:
+    """Whether ``e`` holds no field form (a tensor expression: lowering is done)."""
+    return not any(isinstance(node, FIELD_KINDS) for node in ir.nodes(e))
+
+
+def to_text(e: Any) -> str:
+    """A field expression in the paper's notation, fully parenthesized (the index-notation
+    printer of printer.py knows no field forms): ``(V1[i] ⊛ bspln3^[d])@x``,
+    ``∂/∂x[d](...)``, ``Σ[k:3](...)``."""
+    from .index import to_text as index_text
+
+    def idx(ids) -> str:
+        return "[" + ",".join(index_text(i) for i in ids) + "]" if ids else ""
+
+    def go(e: Any) -> str:
+        if isinstance(e, Conv):
+            return f"({e.image}{idx(e.comps)} ⊛ {e.kernel}{'^' + idx(e.derivs) if e.derivs else ''})"
+        if isinstance(e, Diff):
+            return f"∂/∂x[{index_text(e.index)}]({go(e.body)})"
+        if isinstance(e, Probe):
+            return f"({go(e.body)})@{e.at}"
+        if isinstance(e, ir.Tensor):
+            return e.name + idx(e.indices)
+        if isinstance(e, ir.Const):
+            return repr(float(e.value))
+        if isinstance(e, ir.Delta):
+            return f"δ{idx((e.first, e.second))}"
+        if isinstance(e, ir.Epsilon):
+            return f"ε{idx(e.indices)}"
+        if isinstance(e, ir.Neg):
+            return f"-{go(e.arg)}"
+        if isinstance(e, ir.Apply):
+            return f"{e.fn}({go(e.arg)})"
+        if isinstance(e, ir.BinOp):
+            return f"({go(e.left)} {e.op} {go(e.right)})"
+        if isinstance(e, (ir.Sum, ir.Reduce)):
+            op = "Σ" if isinstance(e, ir.Sum) else e.op
+            return f"{op}[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
+        if isinstance(e, ir.Stack):
+            return f"[{', '.join(go(item) for item in e.items)}][{index_text(e.index)}]"
+        raise TypeError(f"not a field expression: {e!r}")
+
+    return go(e)

@@ -1,0 +1,23 @@
+"""Tensor fields (paper 004, Diderot): images, reconstruction kernels, lifted operators,
+derivatives and probes at batches of points.  See docs/fields.md.
+
+    import tensorlang as tl
+    F = tl.field(img, "bspln3")                      # V ⊛ h
+    E = -tl.grad(tl.norm(tl.grad(F))) @ tl.normalize(tl.grad(F))   # Canny (004 §3)
+    E.probe(points)                                   # (N,) values, ⊥ outside
+
+The modules: ``kernels`` (tent, c1tent, ctmr, bspln3, c4hexic), ``image`` (arrays, .npy,
+NRRD, the index-to-world map), ``reconstruct`` (the probe sum of 004 §2.2, vectorized),
+``api`` (the Field type and its operators), ``run`` (a probe's plan and its evaluation),
+``cprobe`` (the generated C of the probe sum).  Normalization and lowering are EIN passes
+(passes/fields.py) over EIN's field forms (ein/fields.py).
+"""
+
+from .api import (Field, component, cos, curl, det, div, dot, exp, field, grad, hessian, identity, inside,
+                  jacobian, log, norm, normalize, outer, sin, sqrt, tanh, trace, transpose)
+from .image import Image, image, load
+from .kernels import KERNELS, Kernel, kernel
+
+__all__ = ["Field", "Image", "KERNELS", "Kernel", "component", "cos", "curl", "det", "div", "dot", "exp", "field",
+           "grad", "hessian", "identity", "image", "inside", "jacobian", "kernel", "load", "log", "norm",
+           "normalize", "outer", "sin", "sqrt", "tanh", "trace", "transpose"]

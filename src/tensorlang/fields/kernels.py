@@ -1,0 +1,97 @@
+"""Separable reconstruction kernels with their derivatives (004 §2.2; Diderot's kernels).
+
+A kernel h is even and piecewise polynomial: on |x| in [k, k+1) it is the polynomial
+``pieces[k]`` of |x| (coefficients from the constant term up), and zero beyond
+``support / 2``.  Its derivatives follow from the pieces: h⁽ᵐ⁾(x) = sign(x)ᵐ·p⁽ᵐ⁾(|x|).
+
+``continuity`` is k of Diderot's field#k: a field reconstructed with the kernel may be
+differentiated k times (each derivative lowers it by one).  ``accuracy`` is the degree
+of the polynomials a field sampled from them reproduces exactly (the tests check it).
+
+The kernels and their supports are Diderot's: tent (support 2, C0), c1tent (the tent
+declared C1, for cheap gradients, as Diderot's dvr example uses it), ctmr (Catmull-Rom,
+support 4, C1, interpolating), bspln3 (uniform cubic B-spline, support 4, C2, not
+interpolating: sample data through ``prefilter`` first to interpolate), c4hexic
+(support 6, C4, reproduces cubics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction as Q
+
+import numpy as np
+
+from ..errors import error
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """An even piecewise-polynomial reconstruction kernel."""
+
+    name: str
+    support: int  # the kernel is zero outside (-support/2, support/2)
+    continuity: int
+    accuracy: int
+    pieces: tuple[tuple[float, ...], ...]  # pieces[k]: coefficients on |x| in [k, k+1)
+
+    @property
+    def radius(self) -> int:
+        """s: the taps for a position in cell n are n+1-s .. n+s."""
+        return self.support // 2
+
+    def piece(self, k: int, order: int) -> np.ndarray:
+        """The coefficients of the ``order``-th derivative of piece k (constant term first)."""
+        c = np.array(self.pieces[k], dtype=np.float64)
+        for _ in range(order):
+            c = c[1:] * np.arange(1, len(c))
+        return c if len(c) else np.zeros(1)
+
+    def __call__(self, x, order: int = 0) -> np.ndarray:
+        """h⁽ᵒʳᵈᵉʳ⁾(x), elementwise over an array of arguments."""
+        x = np.asarray(x, dtype=np.float64)
+        a = np.abs(x)
+        out = np.zeros_like(a)
+        for k in range(self.radius):
+            inside = (a >= k) & (a < k + 1)
+            out = np.where(inside, np.polynomial.polynomial.polyval(a, self.piece(k, order)), out)
+        if order % 2:
+            out = np.where(x < 0, -out, out)
+        return out
+
+    def weights(self, frac: np.ndarray, order: int) -> np.ndarray:
+        """The weights h⁽ᵒʳᵈᵉʳ⁾(f - i) of the taps i = 1-s .. s for fractional positions
+        ``frac`` in [0, 1): shape ``frac.shape + (support,)`` (004 §2.2's sum)."""
+        taps = np.arange(1 - self.radius, self.radius + 1, dtype=np.float64)
+        return self(frac[..., None] - taps, order)
+
+
+def _f(*cs) -> tuple[float, ...]:
+    return tuple(float(Q(c)) for c in cs)
+
+
+KERNELS: dict[str, Kernel] = {
+    k.name: k
+    for k in (
+        Kernel("tent", 2, 0, 1, (_f(1, -1),)),
+        Kernel("c1tent", 2, 1, 1, (_f(1, -1),)),
+        Kernel("ctmr", 4, 1, 2, (_f(1, 0, "-5/2", "3/2"), _f(2, -4, "5/2", "-1/2"))),
+        Kernel("bspln3", 4, 2, 1, (_f("2/3", 0, -1, "1/2"), _f("4/3", -2, 1, "-1/6"))),
+        Kernel("c4hexic", 6, 4, 3, (
+            _f("69/80", 0, "-23/16", 0, "19/16", "-7/12", "1/16"),
+            _f("3/160", "35/8", "-341/32", 10, "-147/32", "25/24", "-3/32"),
+            _f("1539/160", "-189/8", "747/32", -12, "109/32", "-61/120", "1/32"),
+        )),
+    )
+}
+
+
+def kernel(name_or_kernel) -> Kernel:
+    """The kernel called ``name`` (or a Kernel as it is); error[input] names the known ones."""
+    if isinstance(name_or_kernel, Kernel):
+        return name_or_kernel
+    found = KERNELS.get(name_or_kernel) if isinstance(name_or_kernel, str) else None
+    if found is None:
+        raise error("input", f"unknown reconstruction kernel {name_or_kernel!r} "
+                             f"(known: {', '.join(KERNELS)})")
+    return found

@@ -1,0 +1,108 @@
+"""Probing an image reconstructed with a kernel: 004 §2.2's sum, vectorized over points.
+
+For a point p in world space, x = M·p (M: world to index), n = ⌊x⌋, f = x − n, and
+
+    (∂^β (H ⊛ V))(p) = Σ_{i,j,...} h⁽ᵇ⁰⁾(f₀ − i) h⁽ᵇ¹⁾(f₁ − j) ... V[n₀+i, n₁+j, ...]
+
+in index space (the kernel is separable: each axis gets the derivative of h that β asks
+of it), then carried to world space by the chain rule, one factor of M per derivative
+index.  This is the probe leaf that lowering (passes/fields.py, Slice) turns into a
+tensor read; it is computed here, once per (image, kernel, derivative order), for every
+point at once.
+
+A point whose kernel support leaves the image, or whose coordinates are not finite, is
+outside the field's domain: its probe is ⊥ (NaN).  ``inside`` tells which points are in.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .image import Image
+from .kernels import Kernel
+
+#: points per block: bounds the gathered neighbourhoods (block × support^dim × voxel)
+BLOCK = 1 << 14
+
+
+def index_positions(img: Image, points: np.ndarray) -> np.ndarray:
+    """The index-space positions of world ``points`` (shape (N, dim))."""
+    m = img.to_index
+    d = img.dim
+    out = np.empty(points.shape)
+    with np.errstate(all="ignore"):  # column by column: no BLAS call for a 3x3 map
+        for a in range(d):
+            column = np.full(points.shape[0], m[a, d])
+            for b in range(d):
+                if m[a, b] != 0:
+                    column += m[a, b] * points[:, b]
+            out[:, a] = column
+    return out
+
+
+def inside(img: Image, kern: Kernel, points: np.ndarray) -> np.ndarray:
+    """Which points have the kernel's whole support inside the image (Diderot's inside)."""
+    x = index_positions(img, points)
+    with np.errstate(invalid="ignore"):
+        n = np.floor(x)
+        ok = np.all(np.isfinite(x), axis=-1)
+        lo = n + 1 - kern.radius
+        hi = n + kern.radius
+        ok &= np.all((lo >= 0) & (hi <= np.asarray(img.sizes) - 1), axis=-1)
+    return ok
+
+
+def probe(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarray:
+    """∂^order (kern ⊛ img) at every point: shape (N,) + voxel shape + (dim,)*order, in
+    world space; ⊥ (NaN) outside the domain."""
+    points = np.asarray(points, dtype=np.float64)
+    out = np.empty((points.shape[0],) + img.voxel_shape + (img.dim,) * order)
+    for start in range(0, points.shape[0], BLOCK):
+        stop = min(start + BLOCK, points.shape[0])
+        out[start:stop] = _probe_block(img, kern, order, points[start:stop])
+    return out
+
+
+def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarray:
+    d, s = img.dim, kern.radius
+    x = index_positions(img, points)
+    ok = inside(img, kern, points)
+    x = np.where(ok[:, None], x, float(s - 1))  # a safe cell for the points that are out
+    n = np.floor(x)
+    f = x - n
+    n = n.astype(np.intp)
+    taps = np.arange(1 - s, s + 1)
+    # the neighbourhood V[n0+i, n1+j, ...] of every point: (N, S, ..., S) + voxel shape
+    grids = np.ix_(*([taps] * d)) if d > 1 else (taps,)
+    index = tuple((n[:, a].reshape((-1,) + (1,) * d) + grids[a][None]) for a in range(d))
+    hood = img.data[index]
+    # weights per axis and derivative order: w[a][m] has shape (N, S)
+    w = [[kern.weights(f[:, a], m) for m in range(order + 1)] for a in range(d)]
+    letters = "abc"[:d]
+    spec = "n" + letters + "...," + ",".join(f"n{c}" for c in letters) + "->n..."
+    result = np.empty((points.shape[0],) + img.voxel_shape + (d,) * order)
+    for axes in itertools.combinations_with_replacement(range(d), order):
+        counts = [axes.count(a) for a in range(d)]
+        with np.errstate(all="ignore"):  # ∞ and ⊥ samples follow IEEE arithmetic
+            value = np.einsum(spec, hood, *(w[a][counts[a]] for a in range(d)), optimize=True)
+        for perm in set(itertools.permutations(axes)):
+            result[(Ellipsis,) + perm] = value
+    if order:
+        result = to_world(result, img, order)
+    result[~ok] = np.nan
+    return result
+
+
+def to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
+    """Index-space derivatives to world space: ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a per derivative
+    index (M: the world-to-index matrix's linear part)."""
+    d = img.dim
+    m = img.to_index[:d, :d]
+    if np.array_equal(m, np.eye(d)):
+        return result
+    for k in range(order):
+        axis = result.ndim - order + k
+        result = np.moveaxis(np.tensordot(result, m, axes=([axis], [0])), -1, axis)
+    return result

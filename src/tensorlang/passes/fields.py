@@ -1,0 +1,365 @@
+"""Field normalization and lowering (004 §5.3, §5.4, §5.7.2): probes of field
+expressions become tensor computations over probed convolutions.
+
+A probe ``Probe(e, x)`` of a field expression ``e`` (ein/fields.py) is normalized in two
+sweeps, each a table of rules by node kind (as JAX keeps one jvp rule per primitive):
+
+* **derivatives down** (:data:`DIFF_RULES`): ∂/∂x_v ◇ e is pushed through the lifted
+  operators by the rules of calculus (sum, product, quotient and chain rules) until it
+  reaches a convolution, where its index moves onto the kernel:
+  ∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ.  A lifted tensor (no field inside) has derivative 0.
+* **probes down** (:data:`PROBE_RULES`): (e₁ ⊙ e₂)@x ⇒ (e₁@x) ⊙ (e₂@x), f(e)@x ⇒ f(e@x),
+  (Σ e)@x ⇒ Σ (e@x); a lifted tensor probed is itself.  What is left is 004's normal
+  form: probed convolutions at the leaves, tensor operations above.
+
+Then the index-based reduction of 004 §5.4: Σ_jk ε_ijk (∂²/∂x_j∂x_k ◇ e) ⇒ 0 (ε is
+antisymmetric in j, k and mixed partial derivatives commute), which removes ∇•(∇×F) and
+∇×(∇F) symbolically.
+
+**Lowering** (:func:`lower`) is Slice (§5.7.2): every probed convolution
+``Probe(V_α ⊛ H^β, x)`` becomes a read ``P[p, α, β]`` of one tensor per (image, kernel,
+derivative order) holding the whole probe at every point ``p`` (all components, all
+derivative indices), so F₀₁ and F₁₁ share one reconstruction; value numbering then
+merges what is repeated.  The result is an ordinary EIN program ``E[p, σ] = ...`` over
+the batch of points, which the optimizer (``passes.optimize``) and the targets run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ..ein import ir
+from ..ein.fields import Conv, Diff, Probe, is_field_free
+from ..ein.names import free_indices
+from ..ein.rewrite import Rule, Tally, active
+from ..errors import error
+
+#: an EIN expression that may hold field forms (ein/fields.py): the ir.Expr union does not
+#: name them, so field code types its expressions loosely
+Expr = Any
+ZERO = ir.Const(0.0)
+ONE = ir.Const(1.0)
+
+
+def _rule(name: str, citation: str, summary: str, kind: type) -> Rule:
+    return Rule(name, citation, summary, (kind,))
+
+
+# ------------------------------------------------------------------ smart constructors
+# Exact symbolic zeros and ones of differentiation (the derivative of a lifted tensor is
+# the zero field, not "0·x"): dropping them changes no value.
+def _is(e: Expr, value: float) -> bool:
+    return isinstance(e, ir.Const) and e == ir.Const(value)
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if _is(a, 0.0):
+        return b
+    if _is(b, 0.0):
+        return a
+    return ir.BinOp("+", a, b)
+
+
+def sub(a: Expr, b: Expr) -> Expr:
+    if _is(b, 0.0):
+        return a
+    if _is(a, 0.0):
+        return neg(b)
+    return ir.BinOp("-", a, b)
+
+
+def mul(a: Expr, b: Expr) -> Expr:
+    if _is(a, 0.0) or _is(b, 0.0):
+        return ZERO
+    if _is(a, 1.0):
+        return b
+    if _is(b, 1.0):
+        return a
+    return ir.BinOp("*", a, b)
+
+
+def div(a: Expr, b: Expr) -> Expr:
+    return ZERO if _is(a, 0.0) else ir.BinOp("/", a, b)
+
+
+def neg(a: Expr) -> Expr:
+    return ZERO if _is(a, 0.0) else ir.Neg(a)
+
+
+def apply(fn: str, a: Expr) -> Expr:
+    return ir.Apply(fn, a)
+
+
+# ------------------------------------------------------------------ derivatives down
+DiffFn = Callable[..., Expr]
+
+
+def _d_conv(e: Conv, v, d) -> Expr:
+    return Conv(e.image, e.kernel, e.comps, e.derivs + (v,))
+
+
+def _d_constant(e, v, d) -> Expr:
+    return ZERO
+
+
+def _d_neg(e: ir.Neg, v, d) -> Expr:
+    return neg(d(v, e.arg))
+
+
+def _d_binop(e: ir.BinOp, v, d) -> Expr:
+    a, b = e.left, e.right
+    if e.op in "+-":
+        return (add if e.op == "+" else sub)(d(v, a), d(v, b))
+    if e.op == "*":
+        return add(mul(d(v, a), b), mul(a, d(v, b)))
+    # quotient rule: ∂(a/b) = (∂a·b − a·∂b) / b²
+    da, db = d(v, a), d(v, b)
+    if _is(db, 0.0):
+        return div(da, b)
+    return div(sub(mul(da, b), mul(a, db)), mul(b, b))
+
+
+def _d_sum(e: ir.Sum, v, d) -> Expr:
+    body = d(v, e.body)
+    return ZERO if _is(body, 0.0) else ir.Sum(e.index, body)
+
+
+def _d_stack(e: ir.Stack, v, d) -> Expr:
+    return ir.Stack(e.index, tuple(d(v, item) for item in e.items))
+
+
+#: The chain rule per function: f'(a) as an expression of a.
+CHAIN: dict[str, Callable[[Expr], Expr]] = {
+    "sqrt": lambda a: div(ONE, mul(ir.Const(2.0), apply("sqrt", a))),
+    "exp": lambda a: apply("exp", a),
+    "log": lambda a: div(ONE, a),
+    "sin": lambda a: apply("cos", a),
+    "cos": lambda a: neg(apply("sin", a)),
+    "tanh": lambda a: sub(ONE, mul(apply("tanh", a), apply("tanh", a))),
+    "abs": lambda a: div(apply("abs", a), a),  # sign(a), and 0 at 0 (controlled division)
+}
+
+
+def _d_apply(e: ir.Apply, v, d) -> Expr:
+    inner = d(v, e.arg)
+    if _is(inner, 0.0):
+        return ZERO
+    if e.fn not in CHAIN:
+        raise error("shape", f"no derivative rule for the function {e.fn}", rule="field-derivative")
+    return mul(CHAIN[e.fn](e.arg), inner)
+
+
+DIFF_RULES: dict[type, tuple[Rule, DiffFn]] = {
+    Conv: (_rule("derivative-onto-kernel", "004 §5.3", "∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ", Conv), _d_conv),
+    ir.Const: (_rule("derivative-of-constant", "004 §5.3", "∂ of a lifted tensor is 0", ir.Const), _d_constant),
+    ir.Tensor: (_rule("derivative-of-lifted-tensor", "004 §5.3", "∂ lift(T) ⇒ 0", ir.Tensor), _d_constant),
+    ir.Delta: (_rule("derivative-of-delta", "004 §5.3", "∂ δ ⇒ 0", ir.Delta), _d_constant),
+    ir.Epsilon: (_rule("derivative-of-epsilon", "004 §5.3", "∂ ε ⇒ 0", ir.Epsilon), _d_constant),
+    ir.Neg: (_rule("derivative-through-neg", "004 §5.3", "∂(−e) ⇒ −∂e", ir.Neg), _d_neg),
+    ir.BinOp: (_rule("sum-product-quotient-rule", "004 §5.3",
+                     "∂(a±b) ⇒ ∂a±∂b, ∂(ab) ⇒ ∂a·b + a·∂b, ∂(a/b) ⇒ (∂a·b − a·∂b)/b²", ir.BinOp), _d_binop),
+    ir.Apply: (_rule("chain-rule", "004 §5.3", "∂f(e) ⇒ f'(e)·∂e (exp, sqrt, log, sin, cos, tanh, abs)",
+                     ir.Apply), _d_apply),
+    ir.Sum: (_rule("derivative-through-sum", "004 §5.3", "∂ Σ e ⇒ Σ ∂e", ir.Sum), _d_sum),
+    ir.Stack: (_rule("derivative-through-stack", "004 §5.3", "∂[a, b] ⇒ [∂a, ∂b]", ir.Stack), _d_stack),
+}
+
+
+# ------------------------------------------------------------------ probes down
+ProbeFn = Callable[..., Expr]
+
+
+def _p_conv(e: Conv, x, p) -> Expr:
+    return Probe(e, x)
+
+
+def _p_lifted(e, x, p) -> Expr:
+    return e
+
+
+def _p_through(e, x, p) -> Expr:
+    return ir.map_children(e, lambda child: p(x, child))
+
+
+PROBE_RULES: dict[type, tuple[Rule, ProbeFn]] = {
+    Conv: (_rule("probe-convolution", "004 §5.3", "(V ⊛ H)@x stays: a leaf of the normal form", Conv), _p_conv),
+    ir.Const: (_rule("probe-of-lifted", "004 §5.3", "lift(T)@x ⇒ T", ir.Const), _p_lifted),
+    ir.Tensor: (_rule("probe-of-lifted-tensor", "004 §5.3", "lift(T)@x ⇒ T", ir.Tensor), _p_lifted),
+    ir.Delta: (_rule("probe-of-delta", "004 §5.3", "δ@x ⇒ δ", ir.Delta), _p_lifted),
+    ir.Epsilon: (_rule("probe-of-epsilon", "004 §5.3", "ε@x ⇒ ε", ir.Epsilon), _p_lifted),
+    ir.Neg: (_rule("probe-through-neg", "004 §5.3", "(−F)@x ⇒ −(F@x)", ir.Neg), _p_through),
+    ir.Apply: (_rule("probe-through-function", "004 §5.3", "f(F)@x ⇒ f(F@x)", ir.Apply), _p_through),
+    ir.BinOp: (_rule("probe-through-binop", "004 §5.3", "(e₁ ⊙ e₂)@x ⇒ (e₁@x) ⊙ (e₂@x)", ir.BinOp), _p_through),
+    ir.Sum: (_rule("probe-through-sum", "004 §5.3", "(Σ e)@x ⇒ Σ (e@x)", ir.Sum), _p_through),
+    ir.Stack: (_rule("probe-through-stack", "004 §5.3", "[a, b]@x ⇒ [a@x, b@x]", ir.Stack), _p_through),
+}
+
+EPSILON_DERIVATIVE = Rule("epsilon-symmetric-derivative", "004 §5.4",
+                          "Σ_jk ε_ijk (∂²/∂x_j∂x_k ◇ e) ⇒ 0: removes ∇•∇× and ∇×∇", (ir.Sum,))
+
+#: Every rule of field normalization, for listings (docs/fields.md).
+RULES: tuple[Rule, ...] = tuple(r for r, _ in DIFF_RULES.values()) + tuple(r for r, _ in PROBE_RULES.values()) \
+    + (EPSILON_DERIVATIVE,)
+
+
+def _fire(tally: Tally, rule: Rule) -> None:
+    tally.fire(rule)
+
+
+#: rule applications one derivative may take: the product and quotient rules can grow an
+#: expression exponentially in its depth (004 §5.7); past this it is error[too-large]
+MAX_STEPS = 200_000
+
+
+def push_derivative(v: str, e: Expr, tally: Tally | None = None) -> Expr:
+    """∂/∂x_v ◇ e with the derivative pushed onto the kernels (``e`` holds no Diff)."""
+    t = active() if tally is None else tally
+    steps = [0]
+
+    def d(v: str, e: Expr) -> Expr:
+        steps[0] += 1
+        if steps[0] > MAX_STEPS:
+            raise error("too-large", f"differentiating the field takes more than {MAX_STEPS:,} rule applications")
+        found = DIFF_RULES.get(type(e))
+        if found is None:
+            raise error("shape", f"cannot differentiate a {type(e).__name__} node of a field expression",
+                        rule="field-derivative")
+        rule, fn = found
+        _fire(t, rule)
+        return fn(e, v, d)
+
+    return d(v, e)
+
+
+def push_probe(x: str, e: Expr, tally: Tally | None = None) -> Expr:
+    """e@x with the probe pushed below every lifted operation (``e`` holds no Diff)."""
+    t = active() if tally is None else tally
+
+    def p(x: str, e: Expr) -> Expr:
+        if is_field_free(e):  # a lifted tensor expression: probing it gives itself
+            return e
+        found = PROBE_RULES.get(type(e))
+        if found is None:
+            raise error("shape", f"cannot probe a {type(e).__name__} node of a field expression", rule="field-probe")
+        rule, fn = found
+        _fire(t, rule)
+        return fn(e, x, p)
+
+    return p(x, e)
+
+
+def normalize(e: Expr, tally: Tally | None = None) -> Expr:
+    """004 §5.3's normal form of ``e``: no Diff, every Conv directly under a Probe; then
+    the ε·∂² reduction of §5.4."""
+    t = active() if tally is None else tally
+
+    def go(node: Expr) -> Expr:
+        if isinstance(node, Diff):
+            return push_derivative(node.index, node.body, t)  # type: ignore[arg-type]
+        if isinstance(node, Probe):
+            return push_probe(node.at, node.body, t)
+        return node
+
+    return _epsilon_derivative(ir.bottom_up(e, go), t)
+
+
+# ------------------------------------------------------------------ 004 §5.4
+def _factors(e: Expr) -> list[Expr] | None:
+    """The factors of a product (through negation), or None for anything else."""
+    if isinstance(e, ir.Neg):
+        return _factors(e.arg)
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        left, right = _factors(e.left), _factors(e.right)
+        return None if left is None or right is None else left + right
+    return [e]
+
+
+def _epsilon_derivative(e: Expr, t: Tally) -> Expr:
+    """Σ ... ε_{..a..b..} · ∂_a∂_b(...) · R ⇒ 0 when the sums bind a and b and no other
+    factor R reads a or b: the sum pairs (a, b) with (b, a), which cancel."""
+    if not t.enabled(EPSILON_DERIVATIVE):
+        return e
+
+    def go(node: Expr) -> Expr:
+        if not isinstance(node, ir.Sum):
+            return node
+        bound: set[str] = set()
+        body: Expr = node
+        while isinstance(body, ir.Sum):
+            bound |= {name for name, _ in body.index}
+            body = body.body
+        factors = _factors(body)
+        if factors is None:
+            return node
+        for eps in (f for f in factors if isinstance(f, ir.Epsilon)):
+            for leaf in factors:
+                conv = leaf.body if isinstance(leaf, Probe) else leaf
+                if not isinstance(conv, Conv):
+                    continue
+                for a in eps.indices:
+                    for b in eps.indices:
+                        if a == b or not isinstance(a, str) or not isinstance(b, str) or {a, b} - bound:
+                            continue
+                        # swapping a and b must map the derivative indices to themselves
+                        if a not in conv.derivs or conv.derivs.count(a) != conv.derivs.count(b):
+                            continue
+                        others = [f for f in factors if f is not eps and f is not leaf]
+                        if any({a, b} & free_indices(f) for f in others) or {a, b} & set(conv.comps):
+                            continue
+                        t.fire(EPSILON_DERIVATIVE)
+                        return ZERO
+        return node
+
+    return ir.bottom_up(e, go)
+
+
+# ------------------------------------------------------------------ lowering: Slice
+@dataclass(frozen=True)
+class ProbeTensor:
+    """One probe the run must compute: image, kernel, derivative order, and the tensor
+    variable of shape (points,) + voxel shape + (dim,)*order that holds it."""
+
+    name: str
+    image: str
+    kernel: str
+    order: int
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """The EIN program of a probe and what feeds it."""
+
+    program: ir.Program
+    probes: tuple[ProbeTensor, ...]
+    result: str
+
+
+def lower(e: Expr, out: tuple[tuple[str, int], ...], points: int,
+          images: Mapping[str, tuple[tuple[int, ...], int]],
+          constants: Mapping[str, tuple[int, ...]], point_index: str = "p") -> Lowered:
+    """The normalized probe expression ``e`` (free indices ``out`` with their extents) as
+    ``E[p, out] = e'`` over ``points`` points, each probed convolution read from its
+    probe tensor (Slice, 004 §5.7.2).  ``images``: name -> (voxel shape, dim);
+    ``constants``: the lifted tensors' names and shapes."""
+    probes: dict[tuple[str, str, int], ProbeTensor] = {}
+
+    def slice_(node: Expr) -> Expr:
+        if isinstance(node, Probe) and isinstance(node.body, Conv):
+            c = node.body
+            key = (c.image, c.kernel, len(c.derivs))
+            if key not in probes:
+                probes[key] = ProbeTensor(f"P{len(probes)}", *key)
+            return ir.Tensor(probes[key].name, (point_index,) + c.comps + c.derivs)
+        return node
+
+    body = ir.bottom_up(e, slice_)
+    if not is_field_free(body):
+        raise error("internal", "field lowering met a field form outside the normal form")
+    decls = [ir.Decl(p.name, (points,) + images[p.image][0] + (images[p.image][1],) * p.order, "in")
+             for p in probes.values()]
+    decls += [ir.Decl(name, shape, "in") for name, shape in constants.items()
+              if any(t.name == name for t in ir.tensors(body))]
+    decls.append(ir.Decl("E", (points,) + tuple(n for _, n in out), "out"))
+    statement = ir.Statement("E", ((point_index, points),) + tuple(out), body)
+    return Lowered(ir.Program(tuple(decls), (statement,)), tuple(probes.values()), "E")

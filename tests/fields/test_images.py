@@ -1,0 +1,59 @@
+"""Images from arrays, .npy and NRRD files, with their index-to-world transforms."""
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+
+nrrd = pytest.importorskip("nrrd")
+
+
+def test_npy_round_trip(tmp_path):
+    data = np.random.default_rng(0).normal(size=(6, 7, 5))
+    np.save(tmp_path / "v.npy", data)
+    img = tl.fields.load(tmp_path / "v.npy", world={"spacing": 0.5})
+    assert img.dim == 3 and img.voxel_shape == () and np.array_equal(img.data, data)
+    assert np.allclose(img.world[:3, :3], 0.5 * np.eye(3))
+    F = tl.field(str(tmp_path / "v.npy"), "tent")
+    assert F.probe([2.0, 3.0, 1.0]) == pytest.approx(data[2, 3, 1])
+
+
+def test_nrrd_vector_image_with_space_directions(tmp_path):
+    rng = np.random.default_rng(1)
+    vec = rng.normal(size=(3, 6, 7, 8))  # NRRD order: the vector axis first (fastest)
+    header = {"kinds": ["3-vector", "domain", "domain", "domain"], "space": "right-anterior-superior",
+              "space directions": [[np.nan] * 3, [0.5, 0, 0], [0, 0.25, 0], [0, 0, 2.0]],
+              "space origin": [1.0, 2.0, 3.0]}
+    nrrd.write(str(tmp_path / "v.nrrd"), vec, header, index_order="F")
+    img = tl.fields.load(tmp_path / "v.nrrd")
+    assert img.dim == 3 and img.sizes == (6, 7, 8) and img.voxel_shape == (3,)
+    assert np.allclose(img.world, [[0.5, 0, 0, 1], [0, 0.25, 0, 2], [0, 0, 2, 3], [0, 0, 0, 1]])
+    assert np.array_equal(img.data, np.moveaxis(vec, 0, -1))
+    F = tl.field(img, "tent")
+    world = np.array([1 + 0.5 * 2, 2 + 0.25 * 3, 3 + 2.0 * 4])
+    assert np.allclose(F.probe(world), vec[:, 2, 3, 4])
+
+
+def test_nrrd_scalar_image_with_spacings_and_matrix_voxels(tmp_path):
+    data = np.arange(5 * 6, dtype=float).reshape(5, 6)
+    nrrd.write(str(tmp_path / "s.nrrd"), data, {"spacings": [2.0, 3.0]}, index_order="F")
+    img = tl.fields.load(tmp_path / "s.nrrd")
+    assert img.dim == 2 and np.allclose(np.diag(img.world), [2, 3, 1])
+    mats = np.random.default_rng(2).normal(size=(9, 4, 5))
+    nrrd.write(str(tmp_path / "m.nrrd"), mats, {"kinds": ["3D-matrix", "domain", "domain"]}, index_order="F")
+    img = tl.fields.load(tmp_path / "m.nrrd")
+    assert img.voxel_shape == (3, 3) and img.sizes == (4, 5)
+    assert np.array_equal(img.data[1, 2], mats[:, 1, 2].reshape(3, 3))
+
+
+def test_bad_files_are_input_errors(tmp_path):
+    (tmp_path / "bad.nrrd").write_text("not a nrrd file")
+    for path in (tmp_path / "bad.nrrd", tmp_path / "missing.npy", tmp_path / "x.png"):
+        with pytest.raises(tl.TensorLangError) as err:
+            tl.fields.load(path)
+        assert err.value.code == "input"
+    nrrd.write(str(tmp_path / "sym.nrrd"), np.zeros((7, 3, 3)), {"kinds": ["3D-masked-symmetric-matrix", "domain",
+                                                                          "domain"]}, index_order="F")
+    with pytest.raises(tl.TensorLangError) as err:
+        tl.fields.load(tmp_path / "sym.nrrd")
+    assert "kind" in err.value.message
