@@ -17,6 +17,7 @@ import numpy as np
 
 from . import limits, stages, targets
 from .errors import Source, TensorLangError, error, guard
+from .ein import ir
 from .lang import Language
 from .loops import loop_program
 from .loops.ir import LoopProgram
@@ -100,7 +101,16 @@ class Kernel:
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
         self._outputs_table = None
-        self.ein = self.language.lower(checked)
+        self._ein: ir.Program | None = None
+        self._lowering_error: TensorLangError | None = None
+        try:
+            self._ein = self.language.lower(checked)
+        except TensorLangError as exc:
+            # the reference interpreter runs the source program: a program the compiled
+            # targets cannot lower yet (error[backend], e.g. some STUR conditions) still runs
+            if backend != "interp" or exc.code != "backend":
+                raise
+            self._lowering_error = exc
         self.opt = opt
         self.skip_passes = tuple(skip_passes)
         self._optimized: Optimized | None = None
@@ -110,6 +120,14 @@ class Kernel:
         #: the reference interpreter
         self.target = targets.load(backend, self)
         self._fast = self.target.fast_call
+
+    @property
+    def ein(self) -> ir.Program:
+        """The program lowered to EIN (what the optimizer and the compiled targets see)."""
+        if self._ein is None:
+            assert self._lowering_error is not None
+            raise self._lowering_error
+        return self._ein
 
     # --------------------------------------------------------------- interface
     @property
