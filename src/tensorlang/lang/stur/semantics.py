@@ -38,11 +38,12 @@ def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.fl
         raise error("input", f"symbol {missing[0]!r} has no value: give it with --param {missing[0]}=... "
                     f"(params={{'{missing[0]}': ...}})")
     store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
-    for rule in model.order:
-        out = np.zeros(model.shapes[rule.name], dtype=dtype)
-        for product in rule.products:
-            add_term(out, prepare(model, rule, product), store, dtype, model.values)
-        store[rule.name] = out
+    with np.errstate(all="ignore"):  # ⊥ and ±inf are values here, not warnings
+        for rule in model.order:
+            out = np.zeros(model.shapes[rule.name], dtype=dtype)
+            for product in rule.products:
+                add_term(out, prepare(model, rule, product), store, dtype, model.values)
+            store[rule.name] = out
     return store
 
 
