@@ -303,7 +303,8 @@ def cmd_run(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     started = time.perf_counter()
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
-                            params=args.params, opt=not args.no_opt, skip_passes=args.skip)
+                            params=args.params, opt=not args.no_opt, skip_passes=args.skip,
+                            check_structure=args.check_structure)
     compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
@@ -503,7 +504,7 @@ def cmd_cache(args) -> int:
 
 # ------------------------------------------------------------------ main
 _LANG_HELP = "the program's language when its suffix does not say (default: by suffix, else tl)"
-_PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd programs); repeatable"
+_PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable"
 _DTYPE_HELP = "element type: float64 (default) or float32"
 
 
@@ -554,6 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    p.add_argument("--check-structure", action="store_true", dest="check_structure",
+                   help="check that the inputs keep the structure the program promises (error[structure] at the "
+                        "first entry that does not)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("-q", "--quiet", action="store_true", help="print nothing but the file --output wrote")
     how.add_argument("--json", action="store_true", help="print what ran, the results' summaries and the timings as JSON")

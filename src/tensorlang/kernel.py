@@ -120,6 +120,19 @@ class Kernel:
         #: the reference interpreter
         self.target = targets.load(backend, self)
         self._fast = self.target.fast_call
+        self._check_structure = False
+
+    @property
+    def check_structure(self) -> bool:
+        """Whether each call first checks that the inputs keep the structure the program
+        promises for them (``check_structure=True``, ``--check-structure``): the first
+        entry that breaks it is error[structure].  Checking calls skip the fast path."""
+        return self._check_structure
+
+    @check_structure.setter
+    def check_structure(self, value: bool) -> None:
+        self._check_structure = bool(value)
+        self._fast = None if self._check_structure else self.target.fast_call
 
     @property
     def ein(self) -> ir.Program:
@@ -254,6 +267,8 @@ class Kernel:
     def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
         try:
             supplied = self._validate_inputs(arrays)
+            if self._check_structure and self.language.check_structure is not None:
+                self.language.check_structure(self.checked, supplied)
             targets = self._validate_out(out) if out else {}
             if self._store_elements is None:
                 self._check_store_size()

@@ -67,6 +67,8 @@ class SymbolicKernel:
         self._threads = check_threads(threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
         self._last: Kernel | None = None
+        #: check the inputs' promised structure at each call (``check_structure=True``)
+        self.check_structure = False
         index = {name: n for n, name in enumerate(self.symbols)}
         shapes = checked.context.shapes
         #: per variable that can bind sizes (inputs, then results): its rank and, per
@@ -257,6 +259,7 @@ class SymbolicKernel:
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         kernel.sizes = {**self.params, **binding}
+        kernel.check_structure = self.check_structure
         return kernel
 
     # ------------------------------------------------------------ inspection

@@ -47,3 +47,6 @@ class Language:
     #: over symbols, such as STUR's ``M + N - 1``), instead of the registry's
     #: :func:`~tensorlang.semantics.sizes.bind` on its declarations
     binds_params: bool = False
+    #: ``check_structure(checked, supplied)``: error[structure] at the first input entry
+    #: that breaks the structure the program promises for it (``--check-structure``)
+    check_structure: Callable[[CheckedProgram, Mapping[str, np.ndarray]], None] | None = field(default=None)

@@ -13,7 +13,7 @@ import dataclasses
 
 from ...errors import TensorLangError
 from ..language import Language, Params
-from . import ast, check, lower, printer, semantics
+from . import ast, check, lower, printer, promise, semantics
 from .parser import parse_stur
 
 
@@ -36,4 +36,5 @@ LANGUAGE = Language(
     print=printer.to_source,
     description="STUR, the rule language of StructTensor (paper 003)",
     binds_params=True,
+    check_structure=promise.check_promises,
 )

@@ -31,6 +31,7 @@ from ...semantics.interface import interface
 from ...semantics.sizes import Sym
 from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
 from . import ast
+from .ast import Rule as _Rule
 from .linear import INF, Constraint, comparisons, constraint, propagate, text
 
 #: The value symbols stand for while a program without values is checked: boundedness
@@ -80,10 +81,10 @@ class Model:
     values: Mapping[str, int]
     ranks: Mapping[str, int]
     shapes: Mapping[str, tuple]
-    dims: Mapping[str, ast.Rule]
-    uniques: Mapping[str, ast.Rule]
-    redundancies: Mapping[str, ast.Rule]
-    order: tuple[ast.Rule, ...]
+    dims: Mapping[str, _Rule]
+    uniques: Mapping[str, _Rule]
+    redundancies: Mapping[str, _Rule]
+    order: tuple[_Rule, ...]
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     decls: tuple[Decl, ...] = field(default=())
