@@ -5,8 +5,8 @@ either a redundant copy given by its redundancy map ``T:R(i.., ip..) := c * (con
 (ip = e) ...`` (``T(i..) = c · T(e..)``) or zero (003 §3: the unique set holds the
 unique non-zero entries).  The check enumerates T's positions and reports the first one
 (in row-major order, 0-based as STUR writes positions) that breaks it, as
-error[structure].  A copy is compared exactly (⊥ equals ⊥): the promise is about the
-caller's data, not about rounding.
+error[structure].  A copy must agree with what it copies up to float64 rounding
+(:func:`tensorlang.ein.structure.agree`; ⊥ equals ⊥).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ...ein.structure import agree
 from ...errors import Diagnostic, TensorLangError
 from ...semantics.types import CheckedProgram
 from . import ast
@@ -107,7 +108,7 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
             safe = tuple(np.where(valid, p, 0) for p in picks)
             expected = np.where(valid, coefficient * value[safe], expected)
             covered |= valid
-    same = (value == expected) | (np.isnan(value) & np.isnan(expected))
+    same = agree(value, expected)
     bad = ~inside & ~same
     if not bad.any():
         return
