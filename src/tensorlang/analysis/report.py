@@ -8,6 +8,7 @@ from ..ein import ir
 from ..ein.printer import statement_to_text
 from .cost import program_cost, statement_cost
 from .inplace import in_place_verdict
+from .structure import structure_lines
 
 
 def _amount(x: float) -> str:
@@ -55,6 +56,10 @@ def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
     width = max((len(name) for name, _ in fired), default=0)
     for name, count in fired:
         lines.append(f"  {name:<{width}} {count:>6}")
+    structure = structure_lines(before)
+    if structure:
+        lines.append("structure (unique set: the entries a structured computation computes; 003 §5.1):")
+        lines += structure
     return "\n".join(lines) + "\n"
 
 

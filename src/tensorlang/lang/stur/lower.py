@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from ...ein import ir
 from ...ein.index import Domain, affine
+from ...ein.structure import Condition, Structure, position_names
 from ...errors import error
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, Term, prepare
-from .linear import Constraint, Lin, lin_range, propagate
+from .linear import Constraint, Lin, comparisons, constraint, lin_range, propagate
+from .promise import redundancy_pieces
 
 
 def lower_program(checked: CheckedProgram) -> ir.Program:
@@ -37,8 +39,44 @@ def lower_program(checked: CheckedProgram) -> ir.Program:
         missing = [s for s in model.ast.symbols if s not in model.values]
         raise error("input", f"symbol {missing[0]!r} has no value: give it with --param {missing[0]}=... "
                     f"(params={{'{missing[0]}': ...}})")
-    decls = tuple(ir.Decl(d.name, tuple(int(x) for x in d.shape), d.qual) for d in model.decls)
+    decls = tuple(ir.Decl(d.name, tuple(int(x) for x in d.shape), d.qual,
+                          declared_structure(model, d.name) if d.qual == "in" else None) for d in model.decls)
     return ir.Program(decls, tuple(lower_rule(model, rule) for rule in model.order))
+
+
+def declared_structure(model: Model, name: str) -> Structure | None:
+    """An input's U (and R) facts as the EIN declaration's structure, where they say
+    what it can: a unique set of affine conditions, and no redundancy map or the
+    symmetric one of a matrix (``T:R(i, j, ip, jp) := (..) * (ip = j) * (jp = i)``).
+    Anything else (a skew copy, a non-affine set) is left undeclared: the stages that
+    use structure then see a dense tensor, which is always sound."""
+    fact = model.uniques.get(name)
+    rank = len(model.shapes[name])
+    if fact is None or not rank:
+        return None
+    positions = position_names(rank)
+    mapping = dict(zip(fact.args, positions))
+    unique = []
+    for product in fact.products:
+        conjunction = []
+        for f in product.factors:
+            if not isinstance(f, ast.Condition):
+                return None
+            for left, op, right in comparisons(f):
+                c = constraint(left, op, right, model.values)
+                if c is None:
+                    return None
+                # 0-based STUR positions a = i - 1 over the 1-based positions i
+                terms = [(mapping[v], k) for v, k in c.lin.terms]
+                offset = c.lin.const - sum(k for _, k in c.lin.terms)
+                conjunction.append(Condition(affine(terms, offset), c.kind, 0))
+        unique.append(tuple(conjunction))
+    if name not in model.redundancies:
+        return Structure(rank, tuple(unique), False, f"{name}:U")
+    pieces = redundancy_pieces(model, name, fact.args)
+    symmetric = (rank == 2 and pieces is not None and len(pieces) == 1 and pieces[0][0] == 1.0
+                 and [t.name if isinstance(t, ast.IName) else None for t in pieces[0][2]] == [fact.args[1], fact.args[0]])
+    return Structure(rank, tuple(unique), True, f"{name}:U, {name}:R") if symmetric else None
 
 
 def lower_rule(model: Model, rule: ast.Rule) -> ir.Statement:

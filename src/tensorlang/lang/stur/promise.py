@@ -45,7 +45,7 @@ def _holds(alternatives, env, shape) -> np.ndarray:
     return mask
 
 
-def _redundancy(model: Model, name: str, args: tuple[str, ...]):
+def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
     """Each product of T:R as (coefficient, conditions on the first half, the second
     half as expressions of the first), or None where a product is not of that form."""
     rule = model.redundancies.get(name)
@@ -95,7 +95,7 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
         inside |= ~_holds(dims, env, shape)  # outside the tensor's own dimensions: nothing promised
     expected = np.zeros(shape)
     covered = np.zeros(shape, dtype=bool)
-    pieces = _redundancy(model, name, args)
+    pieces = redundancy_pieces(model, name, args)
     if pieces is None:
         return  # a redundancy map not of the form c * (conditions) * (ip = e) ...: nothing checkable
     with np.errstate(all="ignore"):
