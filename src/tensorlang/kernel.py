@@ -19,7 +19,7 @@ from . import limits, stages, targets
 from .errors import Source, TensorLangError, error, guard
 from .ein import ir
 from .lang import Language
-from .loops import loop_program
+from .loops import declared_structures, loop_program
 from .loops.ir import LoopProgram
 from .passes import Optimized, optimize
 from .schedule.plan import Schedule, plan
@@ -169,7 +169,7 @@ class Kernel:
     def loop_program(self) -> LoopProgram:
         """The loop IR of the schedule's loop steps (what the C target prints)."""
         if self._loop_program is None:
-            self._loop_program = self.target.loop_program or loop_program(self.schedule)
+            self._loop_program = self.target.loop_program or loop_program(self.schedule, declared_structures(self.executed))
         return self._loop_program
 
     @property

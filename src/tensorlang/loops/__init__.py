@@ -8,19 +8,39 @@ transformations :mod:`.interchange` (row AXPY for contractions) and :mod:`.paral
 
 from __future__ import annotations
 
+from typing import Mapping
+
+from ..ein.structure import Structure
 from ..schedule.plan import Schedule
-from ..schedule.steps import LoopStep
-from . import interchange, parallel
+from ..schedule.steps import LoopStep, statement_of
+from . import interchange, parallel, structure
 from .ir import LoopProgram
 from .lower import lower_statement
 
 
-def loop_program(schedule: Schedule) -> LoopProgram:
-    """The nests of ``schedule``'s loop steps, in order."""
+def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
+                 compressed: bool = True) -> LoopProgram:
+    """The nests of ``schedule``'s loop steps, in order.  A statement with a symmetric
+    result computes its unique set and reconstructs the rest (:mod:`.structure`;
+    ``declared``: the structures the program's declarations promise, by name;
+    ``compressed=False`` keeps every nest dense); the others may be interchanged."""
     nests = []
+    known = structure.declared_structures(schedule.buffers, declared or {})
     for n, step in enumerate(schedule.steps):
-        if isinstance(step, LoopStep):
-            for stmt in step.statements:
-                nest = interchange.rewrite(lower_statement(stmt, schedule.buffers, n), schedule.buffers)
-                nests.append(parallel.mark(nest))
+        if not isinstance(step, LoopStep):
+            structure.symmetric_groups(statement_of(step), schedule.buffers, known)
+            continue
+        for stmt in step.statements:
+            groups = structure.symmetric_groups(stmt, schedule.buffers, known) if compressed else ()
+            nest = lower_statement(stmt, schedule.buffers, n)
+            if groups:
+                nest = structure.compress(nest, groups, schedule.buffers.slot_of[stmt.target])
+            else:
+                nest = interchange.rewrite(nest, schedule.buffers)
+            nests.append(parallel.mark(nest))
     return LoopProgram(schedule.buffers, tuple(nests))
+
+
+def declared_structures(program) -> dict[str, Structure]:
+    """The structures an EIN program's declarations promise, by name."""
+    return {d.name: d.structure for d in program.decls if d.structure is not None}

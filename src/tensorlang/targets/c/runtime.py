@@ -22,7 +22,7 @@ from typing import Callable, cast
 import numpy as np
 
 from ...ein import ir
-from ...loops import loop_program
+from ...loops import declared_structures, loop_program
 from ...schedule.plan import plan
 from ...schedule.steps import EinsumStep, LoopStep
 from ..numpy.codegen import compile_einsum
@@ -35,7 +35,7 @@ from .fastcall import fast_call
 def generate(program: ir.Program, dtype, roles=None, blas: bool = True) -> Generated:
     """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``)."""
     schedule = plan(program, dtype, roles, blas)
-    return print_c(schedule, loop_program(schedule))
+    return print_c(schedule, loop_program(schedule, declared_structures(program)))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
