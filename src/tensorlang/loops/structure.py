@@ -27,6 +27,8 @@ from dataclasses import replace
 
 from typing import Mapping
 
+import islpy as isl
+
 from ..analysis.structure import TensorStructure, declared as declared_structure, statement_structure
 from ..ein import ir as ein
 from ..ein.structure import Structure
@@ -52,7 +54,7 @@ def symmetric_groups(stmt: ein.Statement, buffers: BufferPlan,
     shape = tuple(n for _, n in stmt.index)
     try:
         found = statement_structure(stmt, shape, known)
-    except Exception:  # noqa: BLE001 - an expression the analysis cannot read: no claim, dense loops
+    except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
         known.pop(stmt.target, None)
         return ()
     known[stmt.target] = found
