@@ -37,8 +37,8 @@ def cases(ctx: Context) -> list[Case]:
 
         src = f"in var X : [{m} {n}]\nout var C : [{n} {n}]\nC[j,k] = sum(i) X[i,j] * X[i,k]\n"
         contenders = tensorlang_contenders(ctx, src, "C", ["X"], (n, n), m * n <= 4096, "too slow")
-        contenders += [_gram_numpy(), peer_numpy_einsum("ij,ik->jk", ["X"], (n, n), "optimal"),
-                       peer_opt_einsum(ctx, "ij,ik->jk", ["X"], (n, n))]
+        contenders += [_gram_numpy(), peer_numpy_einsum("ij,ik->jk", ["X", "X"], (n, n), "optimal"),
+                       peer_opt_einsum(ctx, "ij,ik->jk", ["X", "X"], (n, n))]
         found.append(Case("structure", "covariance", f"m={m} n={n}", n, 1, 2.0 * m * n * n, 8.0 * (m * n + n * n),
                           inputs, lambda inp: inp["X"].T @ inp["X"], contenders, "numpy"))
     sizes = ((64, 8), (256, 16)) if ctx.quick else ((256, 16), (1024, 24), (4096, 32))
