@@ -28,13 +28,16 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
     known = structure.declared_structures(schedule.buffers, declared or {})
     for n, step in enumerate(schedule.steps):
         if not isinstance(step, LoopStep):
-            structure.symmetric_groups(statement_of(step), schedule.buffers, known)
+            structure.target_structure(statement_of(step), known)
             continue
         for stmt in step.statements:
-            groups = structure.symmetric_groups(stmt, schedule.buffers, known) if compressed else ()
+            found = structure.target_structure(stmt, known)
+            groups = tuple(g for g in found.groups if len(g) <= structure.MAX_GROUP) if found and compressed else ()
             nest = lower_statement(stmt, schedule.buffers, n)
             if groups:
                 nest = structure.compress(nest, groups, schedule.buffers.slot_of[stmt.target])
+            elif found is not None and compressed and structure.restricts(found):
+                nest = structure.restrict(nest, found.support)
             else:
                 nest = interchange.rewrite(nest, schedule.buffers)
             nests.append(parallel.mark(nest))

@@ -33,7 +33,7 @@ from ..analysis.structure import TensorStructure, declared as declared_structure
 from ..ein import ir as ein
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
-from .ir import Copy, Load, Loop, Nest, Node, Store
+from .ir import Const, Copy, Load, Loop, Nest, Node, Store
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
@@ -44,6 +44,19 @@ def declared_structures(buffers: BufferPlan, declared: Mapping[str, Structure]) 
     shapes = dict(zip(buffers.names, buffers.shapes))
     return {name: declared_structure(name, tuple(shapes[name]), s) for name, s in declared.items()
             if s is not None and name in shapes}
+
+
+def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure]) -> TensorStructure | None:
+    """The structure of ``stmt``'s target (recorded in ``known`` for the statements
+    after it), or None where the analysis cannot read the statement."""
+    shape = tuple(n for _, n in stmt.index)
+    try:
+        found = statement_structure(stmt, shape, known)
+    except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
+        known.pop(stmt.target, None)
+        return None
+    known[stmt.target] = found
+    return found
 
 
 def symmetric_groups(stmt: ein.Statement, buffers: BufferPlan,
@@ -103,3 +116,149 @@ def compress(nest: Nest, groups: tuple[tuple[int, ...], ...], target_slot: int) 
     body = compute + rebuild
     assert not any(isinstance(n, Copy) for n in rebuild)
     return replace(nest, body=body)
+
+
+# ------------------------------------------------------------------ supports
+def _plan(support: isl.Set, shape: tuple[int, ...]):
+    """How the target's loops cover ``support``: per dimension, None (its whole
+    range), ``("fixed", p)`` (0-based position), ``("same", d, offset)`` (equal to
+    dimension d's position plus offset, d outer) or ``("from", d)`` (starts at dimension
+    d's position, d outer); None where the support is not of that form (a union, or a
+    bound a loop of this IR cannot state)."""
+    support = support.coalesce()
+    pieces = support.get_basic_sets()
+    if len(pieces) != 1 or pieces[0].dim(isl.dim_type.div):
+        return None
+    plan: list = [None] * len(shape)
+    for c in pieces[0].get_constraints():
+        coeffs = [int(c.get_coefficient_val(isl.dim_type.set, d).to_python()) for d in range(len(shape))]
+        const = int(c.get_constant_val().to_python())
+        used = [d for d, k in enumerate(coeffs) if k]
+        if c.is_equality():
+            if len(used) == 1 and abs(coeffs[used[0]]) == 1:
+                d = used[0]
+                position = -const * coeffs[d]  # k*p + const = 0, k = ±1
+                if plan[d] is not None or not 1 <= position <= shape[d]:
+                    return None
+                plan[d] = ("fixed", position - 1)
+                continue
+            if len(used) == 2 and {coeffs[used[0]], coeffs[used[1]]} == {1, -1}:
+                a, b = used  # a outer: p_b = p_a + offset
+                offset = -const if coeffs[b] == 1 else const  # ±(p_b - p_a) + const = 0
+                if plan[b] is not None:
+                    return None
+                plan[b] = ("same", a, offset)
+                continue
+            return None
+        if len(used) == 1:
+            d, k = used[0], coeffs[used[0]]
+            if (k == 1 and const == -1) or (k == -1 and const == shape[d]):
+                continue  # the box
+            return None
+        if len(used) == 2 and const == 0 and sorted((coeffs[used[0]], coeffs[used[1]])) == [-1, 1]:
+            a, b = used
+            if coeffs[b] == 1 and coeffs[a] == -1 and plan[b] is None:  # p_b >= p_a, a outer
+                plan[b] = ("from", a)
+                continue
+            return None
+        return None
+    return plan
+
+
+def _map_index(i, mapping: Mapping[str, object]):
+    """A loop-IR index with loop variables replaced: ``mapping`` gives a variable a
+    0-based position (int), another variable (str) or (variable, offset)."""
+    from ..ein.index import Affine, affine, as_terms
+    if isinstance(i, str):
+        target = mapping.get(i, i)
+        if isinstance(target, tuple):
+            var, offset = target
+            return affine([(var, 1)], offset + 1) if offset else var
+        return target
+    if isinstance(i, Affine):  # 1-based over 1-based variables
+        terms, offset = as_terms(i)
+        new_terms = []
+        for v, k in terms:
+            target = mapping.get(v, v)
+            if isinstance(target, int):
+                offset += k * (target + 1)
+            elif isinstance(target, tuple):
+                new_terms.append((target[0], k))
+                offset += k * target[1]
+            else:
+                new_terms.append((target, k))
+        result = affine(new_terms, offset)
+        return result - 1 if isinstance(result, int) else result
+    return i
+
+
+def _substitute(node, mapping: Mapping[str, object]):
+    """``node`` (any loop-IR node or scalar) with its indices mapped."""
+    from dataclasses import fields, is_dataclass
+    if not is_dataclass(node):
+        return node
+    changes = {}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if f.name in ("indices",):
+            changes[f.name] = tuple(_map_index(i, mapping) for i in value)
+        elif f.name in ("first", "second", "var") and not isinstance(node, Loop):
+            changes[f.name] = _map_index(value, mapping)
+        elif isinstance(value, tuple) and value and is_dataclass(value[0]):
+            changes[f.name] = tuple(_substitute(v, mapping) for v in value)
+        elif is_dataclass(value):
+            changes[f.name] = _substitute(value, mapping)
+    return replace(node, **changes)
+
+
+def restricts(found: TensorStructure) -> bool:
+    """Whether computing only ``found``'s support saves at least a quarter of the
+    target's entries (the zero fill costs a store per entry)."""
+    return bool(found.shape) and 4 * found.support_size <= 3 * found.dense_size
+
+
+def restrict(nest: Nest, support: isl.Set) -> Nest:
+    """``nest`` with its target's loops over ``support`` only: the target is filled with
+    zeros first, then the statement runs where the support says it may be non-zero
+    (fixed positions and equal indices drop a loop, an ordering starts one at another)."""
+    variables = [v for v, _ in nest.statement.index]
+    shape = tuple(n for _, n in nest.statement.index)
+    if not variables or not _chain(nest.body, variables):
+        return nest
+    plan = _plan(support, shape)
+    if plan is None or all(p is None for p in plan):
+        return nest
+    # the chain of target loops and what is inside the innermost
+    loops_: list[Loop] = []
+    nodes = nest.body
+    for _ in variables:
+        loops_.append(nodes[0])
+        nodes = nodes[0].body
+    inner, rest = nodes, nest.body[1:]
+    store_slot = next((n.slot for n in inner if isinstance(n, Store)), None)
+    if store_slot is None:
+        return nest
+    mapping: dict[str, object] = {}
+    for d, p in enumerate(plan):
+        if p is None:
+            continue
+        if p[0] == "fixed":
+            mapping[variables[d]] = p[1]
+        elif p[0] == "same":
+            source = mapping.get(variables[p[1]], variables[p[1]])
+            if not isinstance(source, str):
+                return nest
+            mapping[variables[d]] = (source, p[2]) if p[2] else source
+    body: tuple[Node, ...] = tuple(_substitute(n, mapping) for n in inner)
+    for d in reversed(range(len(variables))):
+        if variables[d] in mapping:
+            continue
+        p = plan[d]
+        start = variables[p[1]] if p is not None and p[0] == "from" and variables[p[1]] not in mapping else 0
+        if p is not None and p[0] == "from" and variables[p[1]] in mapping:
+            return nest
+        body = (replace(loops_[d], body=body, start=start),)
+    zero: tuple[Node, ...] = (Store(store_slot, tuple(variables), Const(0.0)),)
+    for var, extent in reversed(nest.statement.index):
+        zero = (Loop(var, extent, zero),)
+    return replace(nest, body=zero + body + tuple(rest))
