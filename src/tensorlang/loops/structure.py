@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from typing import Mapping
+from typing import Any, Mapping
 
 import islpy as isl
 
@@ -192,10 +192,10 @@ def _map_index(i, mapping: Mapping[str, object]):
     return i
 
 
-def _substitute(node, mapping: Mapping[str, object]):
+def _substitute(node: Any, mapping: Mapping[str, object]) -> Any:
     """``node`` (any loop-IR node or scalar) with its indices mapped."""
     from dataclasses import fields, is_dataclass
-    if not is_dataclass(node):
+    if not is_dataclass(node) or isinstance(node, type):
         return node
     changes = {}
     for f in fields(node):
@@ -232,8 +232,10 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     loops_: list[Loop] = []
     nodes = nest.body
     for _ in variables:
-        loops_.append(nodes[0])
-        nodes = nodes[0].body
+        head = nodes[0]
+        assert isinstance(head, Loop)  # _chain checked it
+        loops_.append(head)
+        nodes = head.body
     inner, rest = nodes, nest.body[1:]
     store_slot = next((n.slot for n in inner if isinstance(n, Store)), None)
     if store_slot is None:
