@@ -151,3 +151,16 @@ def test_support_loops_equal_the_dense_reference(name, data):
         finite = np.isfinite(expected)
         assert np.array_equal(value[~finite & ~np.isnan(expected)], expected[~finite & ~np.isnan(expected)])
         assert np.allclose(value[finite], expected[finite], rtol=1e-12, atol=1e-9), (out, value, expected)
+
+
+def test_only_promised_zeros_are_skipped():
+    """A literal 0 or a δ is no promise: 0 · ⊥ stays ⊥ in the compiled loops."""
+    for text in ("in var x : [4 4]\nout var y : [4 4]\ny[i,j] = 0 * x[i,j]\n",
+                 "in var x : [4 4]\nout var y : [4 4]\ny[i,j] = delta[i,j] * x[i,j]\n"):
+        try:
+            k = tl.compile(text, backend="c")
+        except TensorLangError as exc:
+            pytest.skip(str(exc))
+        x = np.full((4, 4), np.nan)
+        ref = tl.compile(text, backend="interp")(x=x)["y"]
+        assert np.array_equal(np.isnan(k(x=x)["y"]), np.isnan(ref))

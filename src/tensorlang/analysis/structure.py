@@ -167,8 +167,12 @@ class _Space:
         return self.names.index(v)
 
 
-def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure]) -> isl.Set:
-    """Where ``e`` may be non-zero, over the statement's variables (Fig. 9)."""
+def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure], annihilating: bool = True) -> isl.Set:
+    """Where ``e`` may be non-zero, over the statement's variables (Fig. 9).
+
+    ``annihilating=False`` claims zeros only where a declaration promises them: a
+    literal 0 or a δ off its diagonal times ⊥ is ⊥ in the dense meaning, so code that
+    skips such points (compressed loops) must not rely on them."""
     if isinstance(e, ir.Tensor):
         known = tensors.get(e.name)
         if known is None or not e.indices:
@@ -178,23 +182,23 @@ def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure]) 
         access = isl.Map(f"{{ {space.tuple} -> [{', '.join(positions)}] : {links} }}")
         return access.intersect_range(known.support).domain()
     if isinstance(e, ir.Const):
-        return space.universe() if e.value != 0 else space.universe().subtract(space.universe())
-    if isinstance(e, ir.Delta):
+        return space.universe() if e.value != 0 or not annihilating else space.universe().subtract(space.universe())
+    if isinstance(e, ir.Delta) and annihilating:
         return space.where(f"{_index_text(e.first, space.isl)} = {_index_text(e.second, space.isl)}")
     if isinstance(e, ir.Neg):
-        return _support(e.arg, space, tensors)
+        return _support(e.arg, space, tensors, annihilating)
     if isinstance(e, ir.Apply):
-        inner = _support(e.arg, space, tensors)
+        inner = _support(e.arg, space, tensors, annihilating)
         return inner if FUNCTIONS[e.fn].zero_preserving else space.universe()
     if isinstance(e, ir.BinOp):
-        left = _support(e.left, space, tensors)
+        left = _support(e.left, space, tensors, annihilating)
         if e.op == "*":
-            return left.intersect(_support(e.right, space, tensors))  # product: intersection
+            return left.intersect(_support(e.right, space, tensors, annihilating))  # product: intersection
         if e.op == "/":
             return left  # controlled division: 0 / b = 0
-        return left.union(_support(e.right, space, tensors)).coalesce()  # sum: union
+        return left.union(_support(e.right, space, tensors, annihilating)).coalesce()  # sum: union
     if isinstance(e, ir.Sum):
-        body = _support(e.body, space, tensors)
+        body = _support(e.body, space, tensors, annihilating)
         limits = " and ".join(f"1 <= {space.isl[v]} <= {n}" for v, n in e.index)
         body = body.intersect(space.where(limits))
         for v, _ in e.index:  # projection: there is a k ...
@@ -269,11 +273,12 @@ def symmetric_groups(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
     return tuple(tuple(g) for g in groups.values() if len(g) > 1)
 
 
-def statement_structure(stmt: ir.Statement, shape: tuple[int, ...],
-                        tensors: Mapping[str, TensorStructure]) -> TensorStructure:
-    """The structure of ``stmt``'s target as the statement computes it."""
+def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Mapping[str, TensorStructure],
+                        annihilating: bool = True) -> TensorStructure:
+    """The structure of ``stmt``'s target as the statement computes it (``annihilating``:
+    see :func:`_support`)."""
     space = _Space(stmt)
-    support = _support(stmt.body, space, tensors)
+    support = _support(stmt.body, space, tensors, annihilating)
     limits = " and ".join(f"1 <= {space.isl[v]} <= {n}" for v, n in stmt.index)
     support = support.intersect(space.where(limits or "true"))
     keep = [space.dim(v) for v, _ in stmt.index]

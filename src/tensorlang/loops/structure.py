@@ -51,7 +51,7 @@ def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure]) -> 
     after it), or None where the analysis cannot read the statement."""
     shape = tuple(n for _, n in stmt.index)
     try:
-        found = statement_structure(stmt, shape, known)
+        found = statement_structure(stmt, shape, known, annihilating=False)
     except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
         known.pop(stmt.target, None)
         return None
