@@ -35,7 +35,9 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
             groups = tuple(g for g in found.groups if len(g) <= structure.MAX_GROUP) if found and compressed else ()
             nest = lower_statement(stmt, schedule.buffers, n)
             if groups:
-                nest = structure.compress(nest, groups, schedule.buffers.slot_of[stmt.target])
+                slot = schedule.buffers.slot_of[stmt.target]
+                nest = (structure.compress(interchange.rewrite(nest, schedule.buffers), groups, slot)
+                        or structure.compress(nest, groups, slot) or nest)
             elif found is not None and compressed and structure.restricts(found):
                 nest = structure.restrict(nest, found.support)
             else:

@@ -91,12 +91,29 @@ def _triangular(node: Node, starts: dict[str, str]) -> Node:
     return replace(node, body=body, start=starts.get(node.var, node.start))
 
 
-def compress(nest: Nest, groups: tuple[tuple[int, ...], ...], target_slot: int) -> Nest:
-    """``nest`` computing only the unique set of ``groups``, then reconstructing."""
+def _enclosed(nodes, starts: Mapping[str, str], outer: frozenset[str] = frozenset()) -> bool:
+    """Whether every loop that is to start at another loop's variable runs inside it."""
+    for node in nodes:
+        if isinstance(node, Loop):
+            if node.var in starts and starts[node.var] not in outer:
+                return False
+            if not _enclosed(node.body, starts, outer | {node.var}):
+                return False
+    return True
+
+
+def compress(nest: Nest, groups: tuple[tuple[int, ...], ...], target_slot: int) -> Nest | None:
+    """``nest`` computing only the unique set of ``groups``, then reconstructing; None
+    where a loop of the group does not run inside the loop it would start at.  The
+    nest may be the dense one or the interchanged one (:mod:`.interchange`: the output
+    loops but the last outside, the last innermost), whose row loops then start at
+    the enclosing output loop as well."""
     variables = [v for v, _ in nest.statement.index]
-    if not groups or not _chain(nest.body, variables):
+    if not groups:
         return nest
     starts = {variables[g[n + 1]]: variables[g[n]] for g in groups for n in range(len(g) - 1)}
+    if not _enclosed(nest.body, starts):
+        return None
     compute = tuple(_triangular(node, starts) for node in nest.body)
     here = tuple(variables)
     stores: list[Node] = []
