@@ -38,10 +38,14 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
                 slot = schedule.buffers.slot_of[stmt.target]
                 nest = (structure.compress(interchange.rewrite(nest, schedule.buffers), groups, slot)
                         or structure.compress(nest, groups, slot) or nest)
-            elif found is not None and compressed and structure.restricts(found):
-                nest = structure.restrict(nest, found.support)
             else:
-                nest = interchange.rewrite(nest, schedule.buffers)
+                summed = structure.restrict_sums(nest, known) if compressed else nest
+                if found is not None and compressed and structure.restricts(found):
+                    nest = structure.restrict(summed, found.support)
+                elif summed is not nest:
+                    nest = summed
+                else:
+                    nest = interchange.rewrite(nest, schedule.buffers)
             nests.append(parallel.mark(nest))
     return LoopProgram(schedule.buffers, tuple(nests))
 

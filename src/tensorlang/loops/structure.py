@@ -214,7 +214,7 @@ def _substitute(node: Any, mapping: Mapping[str, object]) -> Any:
     from dataclasses import fields, is_dataclass
     if not is_dataclass(node) or isinstance(node, type):
         return node
-    changes = {}
+    changes: dict[str, Any] = {}
     for f in fields(node):
         value = getattr(node, f.name)
         if f.name in ("indices",):
@@ -225,6 +225,11 @@ def _substitute(node: Any, mapping: Mapping[str, object]) -> Any:
             changes[f.name] = tuple(_substitute(v, mapping) for v in value)
         elif is_dataclass(value):
             changes[f.name] = _substitute(value, mapping)
+    if isinstance(node, Loop) and isinstance(node.start, str) and node.start in mapping:
+        target = mapping[node.start]
+        # a start at a fixed or renamed loop follows it; at an offset one, from 0 (a
+        # superset of the points: the extra ones are promised zeros)
+        changes["start"] = target if isinstance(target, (int, str)) else 0
     return replace(node, **changes)
 
 
@@ -281,3 +286,109 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     for var, extent in reversed(nest.statement.index):
         zero = (Loop(var, extent, zero),)
     return replace(nest, body=zero + body + tuple(rest))
+
+
+# ------------------------------------------------------------------ summation supports
+def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dict[str, tuple]:
+    """For each summed variable whose summand is zero outside a smaller range (by the
+    promises of the tensors it reads): ``("fixed", p)``, ``("same", u, offset)``,
+    ``("from", u)`` or ``("start", p)`` (0-based positions; u an enclosing variable).
+    Constraints a loop cannot state are left out: the loops then visit a superset of
+    the support, where the extra points add promised zeros."""
+    from ..analysis.structure import _Space, _support
+    space = _Space(stmt)
+    binders = [v for node in ein.nodes(stmt.body) for v, _ in ein.binders(node)]
+    if len(binders) != len(set(binders)) or set(binders) & {v for v, _ in stmt.index}:
+        return {}
+    extents = dict(stmt.index)
+    for node in ein.nodes(stmt.body):
+        extents.update(dict(ein.binders(node)))
+    limits = space.where(" and ".join(f"1 <= {space.isl[v]} <= {n}" for v, n in extents.items()))
+    plans: dict[str, tuple] = {}
+
+    def visit(e: ein.Expr, enclosing: tuple[str, ...]) -> None:
+        if isinstance(e, ein.Sum):
+            hull = _support(e.body, space, known, annihilating=False).intersect(limits).simple_hull()
+            outer = list(enclosing)
+            for v, n in e.index:
+                plan = _variable_plan(hull, space, v, outer, n)
+                if plan is not None:
+                    plans[v] = plan
+                outer.append(v)
+            visit(e.body, tuple(outer))
+            return
+        for kid in ein.children(e):
+            visit(kid, enclosing)
+
+    visit(stmt.body, tuple(v for v, _ in stmt.index))
+    return plans
+
+
+def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: int) -> tuple | None:
+    d = space.dim(v)
+    allowed = {space.dim(u) for u in outer}
+    best = None
+    for c in hull.get_constraints():
+        k = int(c.get_coefficient_val(isl.dim_type.set, d).to_python())
+        if k == 0:
+            continue
+        others = {e: int(c.get_coefficient_val(isl.dim_type.set, e).to_python()) for e in range(len(space.names))
+                  if e != d and int(c.get_coefficient_val(isl.dim_type.set, e).to_python())}
+        const = int(c.get_constant_val().to_python())
+        if not set(others) <= allowed or abs(k) != 1:
+            continue
+        if c.is_equality():
+            if not others:
+                position = -const * k
+                if 1 <= position <= extent:
+                    return ("fixed", position - 1)
+            elif len(others) == 1:
+                (e, ke), = others.items()
+                if ke == -k:  # v = u + offset
+                    return ("same", space.names[e], -const * k)
+            continue
+        if k == 1 and not others and const <= -2:  # v >= 1 - const, beyond the box's 1
+            best = best or ("start", -const - 1)
+        elif k == 1 and len(others) == 1 and const == 0:
+            (e, ke), = others.items()
+            if ke == -1:  # v >= u
+                best = ("from", space.names[e])
+    return best
+
+
+def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
+    """``nest`` with its summation loops over the support of their summands only
+    (a fixed position or an equal index drops a loop, an ordering starts one later)."""
+    plans = _sum_plans(nest.statement, known)
+    if not plans:
+        return nest
+    mapping: dict[str, object] = {}
+
+    def apply(nodes: tuple[Node, ...]) -> tuple[Node, ...]:
+        out: list[Node] = []
+        for node in nodes:
+            if isinstance(node, Loop) and node.var in plans:
+                plan = plans[node.var]
+                if plan[0] in ("fixed", "same"):
+                    if plan[0] == "fixed":
+                        mapping[node.var] = plan[1]
+                    else:
+                        source = mapping.get(plan[1], plan[1])
+                        if not isinstance(source, str):
+                            out.append(replace(node, body=apply(node.body)))
+                            continue
+                        mapping[node.var] = (source, plan[2]) if plan[2] else source
+                    out.extend(_substitute(n, mapping) for n in apply(node.body))
+                    continue
+                start: int | str = plan[1]
+                if plan[0] == "from":
+                    source = mapping.get(plan[1], plan[1])
+                    start = source if isinstance(source, (str, int)) else 0
+                out.append(replace(node, body=apply(node.body), start=start))
+            elif isinstance(node, Loop):
+                out.append(replace(node, body=apply(node.body)))
+            else:
+                out.append(node)
+        return tuple(out)
+
+    return replace(nest, body=apply(nest.body))
