@@ -26,7 +26,11 @@ PROGRAMS = {
 }
 
 _SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.5])
-_VALUES = st.one_of(st.floats(-100, 100, allow_nan=False), _SPECIAL)
+#: finite values far from underflow: a product of tiny ones is 0 in one association
+#: and not in another, which reassociation may turn into 0 · inf (the optimizer's
+#: freedom, not the structure's)
+_MODERATE = st.one_of(st.floats(1e-3, 100), st.floats(-100, -1e-3))
+_VALUES = st.one_of(_MODERATE, _SPECIAL)
 _KERNELS: dict = {}
 
 
@@ -139,7 +143,7 @@ def test_a_sum_over_an_upper_matrix_starts_at_the_diagonal(tmp_path, capsys):
     assert "for j in range(i, 6)" in capsys.readouterr().out
 
 
-_FINITE = st.floats(-100, 100, allow_nan=False)
+_FINITE = st.one_of(_MODERATE, st.just(0.0))
 
 
 _ALL_SPARSE = {**SUPPORTS, **SUMS}
@@ -148,10 +152,10 @@ _ALL_SPARSE = {**SUPPORTS, **SUMS}
 @settings(max_examples=60)
 @given(st.sampled_from(sorted(_ALL_SPARSE)), st.data())
 def test_support_loops_equal_the_dense_reference(name, data):
-    """Promised zeros annihilate in a compressed product (003's semantics): the
-    structured inputs carry NaN, ±inf and ±0 in their unique sets, the dense ones stay
-    finite (where a dense operand is ⊥ at another's promised zero, the dense reference
-    says ⊥ and the compressed loops say 0: docs/structure.md)."""
+    """Promised zeros annihilate in a compressed product (003's semantics): one
+    structured input carries NaN, ±inf and ±0 in its unique set, the others stay finite
+    (where an operand is ⊥ at another's promised zero, the dense reference says ⊥ and
+    the compressed loops say 0: docs/structure.md)."""
     try:
         k = _KERNELS.get(name) or tl.compile(_ALL_SPARSE[name], backend="c")
     except TensorLangError as exc:
@@ -159,10 +163,11 @@ def test_support_loops_equal_the_dense_reference(name, data):
     _KERNELS[name] = k
     structures = {d.name: d.structure for d in k.ein.decls}
     inputs = {}
+    special = next((n for n in k.checked.inputs if structures.get(n) is not None), None)
     for n in k.checked.inputs:
         shape = k.checked.context.shapes[n]
         size = int(np.prod(shape))
-        values = _VALUES if structures.get(n) is not None else _FINITE
+        values = _VALUES if n == special else _FINITE
         raw = np.array(data.draw(st.lists(values, min_size=size, max_size=size)), dtype=float).reshape(shape)
         s = structures.get(n)
         inputs[n] = np.where(s.unique_mask(shape), raw, 0.0) if s is not None else raw

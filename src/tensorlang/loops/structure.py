@@ -359,6 +359,10 @@ def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: 
 def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
     """``nest`` with its summation loops over the support of their summands only
     (a fixed position or an equal index drops a loop, an ordering starts one later)."""
+    sparse = [t for t in ein.tensors(nest.statement.body)
+              if t.name in known and known[t.name].shape and known[t.name].support_size < known[t.name].dense_size]
+    if not sparse:
+        return nest  # only a promise restricts a sum (a box's own bounds are no reason to)
     plans = _sum_plans(nest.statement, known)
     if not plans:
         return nest
