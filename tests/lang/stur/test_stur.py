@@ -399,3 +399,26 @@ def test_cli_runs_a_stur_file_with_params_and_checks_structure(tmp_path, capsys)
     assert main(["run", str(program), "--param", "N=3", "--input", f"S={tmp_path / 'S.npy'}", "--backend", "numpy",
                  "--check-structure"]) == 1
     assert "error[structure]" in capsys.readouterr().err
+
+
+_EDITS = st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(
+    list("()*+:=<>-^,; \nijkNp01@") + [":=", "^-1", "<=", "symbols:", "outputs:", "iters:", "@preprocess_start", "D", "U",
+                                        "R", ""])), min_size=1, max_size=4)
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(sorted(PROGRAMS)), _EDITS)
+def test_edited_programs_give_a_clear_error_or_run(name, edits):
+    """Random edits of the programs above: every failure is a TensorLangError, never a
+    traceback, and a program that checks runs on the reference interpreter."""
+    text = PROGRAMS[name][0]
+    for at, piece in edits:
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at + (1 if piece == "" else 0):]
+    try:
+        checked = _check(text)
+        params = {s: 3 for s in checked.program.ast.symbols}
+        k = tl.compile(text, lang="stur", params=params, backend="interp")
+        k(**{n: np.ones(k.checked.context.shapes[n]) for n in k.checked.inputs})
+    except TensorLangError:
+        pass
