@@ -452,6 +452,11 @@ def cmd_analyze(args) -> int:
         _out(json.dumps(_analyze_json(kernel), indent=2) + "\n")
     else:
         _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+    if getattr(args, "plot", None):
+        if isinstance(kernel, SymbolicKernel):
+            raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
+        from .analysis.structure_plot import plot_structure
+        plot_structure(kernel.ein, args.plot)
     return 0
 
 
@@ -580,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
+    p.add_argument("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, zeros) "
+                                                     "as a PNG (needs matplotlib)")
     _optimizer_switches(p, no_opt=False)
     p.set_defaults(func=cmd_analyze)
 

@@ -119,3 +119,17 @@ def test_stur_facts_reach_the_analysis():
     skew = sym.replace(":= (0 <= j < i", ":= -1 * (0 <= j < i")
     found = infer(tl.compile(skew, lang="stur", params={"N": 4}, backend="numpy").ein)
     assert found["A"].unique_size == 16  # a skew copy is not declared: dense, which is sound
+
+
+def test_analyze_plot_draws_a_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from tensorlang.cli import main
+    program = tmp_path / "m3.tl"
+    program.write_text(PROGRAMS["self outer product of degree 3 (M3)"][0])
+    picture = tmp_path / "m3.png"
+    assert main(["analyze", str(program), "--plot", str(picture)]) == 0
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    symbolic = tmp_path / "s.tl"
+    symbolic.write_text("in var A : [n n] upper\nout var B : [n n]\nB = A\n")
+    assert main(["analyze", str(symbolic), "--plot", str(picture)]) == 1
+    assert "error[input]" in capsys.readouterr().err
