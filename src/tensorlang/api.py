@@ -81,6 +81,7 @@ def compile_source(
     params=None,
     opt: bool = True,
     skip_passes=(),
+    check_structure: bool = False,
 ) -> Kernel | SymbolicKernel:
     """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
     symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
@@ -92,13 +93,16 @@ def compile_source(
         raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
-        return SymbolicKernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes,
-                              check_params(params))
+        symbolic = SymbolicKernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes,
+                                  check_params(params))
+        symbolic.check_structure = bool(check_structure)
+        return symbolic
     try:
         kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
     kernel.sizes = check_params(params)
+    kernel.check_structure = bool(check_structure)
     return kernel
 
 
@@ -123,6 +127,7 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     params=None,
     opt: bool = True,
     skip_passes=(),
+    check_structure: bool = False,
 ) -> Kernel | SymbolicKernel:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
@@ -135,9 +140,11 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     ``opt=False`` runs the program as lowered, without the optimizer's passes, and
     ``skip_passes`` names passes to leave out and rewrite rules to switch off
     (docs/optimizer.md); the interpreter never optimizes.
+    ``check_structure=True`` checks at every call that the inputs keep the structure
+    the program promises (STUR's unique sets and redundancy maps; docs/structure.md).
     """
     source, lang = languages.load(source_or_path, lang)
-    return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes)
+    return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure)
 
 
 def available_backends() -> tuple[str, ...]:

@@ -303,7 +303,8 @@ def cmd_run(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     started = time.perf_counter()
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
-                            params=args.params, opt=not args.no_opt, skip_passes=args.skip)
+                            params=args.params, opt=not args.no_opt, skip_passes=args.skip,
+                            check_structure=args.check_structure)
     compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
@@ -451,6 +452,11 @@ def cmd_analyze(args) -> int:
         _out(json.dumps(_analyze_json(kernel), indent=2) + "\n")
     else:
         _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+    if getattr(args, "plot", None):
+        if isinstance(kernel, SymbolicKernel):
+            raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
+        from .analysis.structure_plot import plot_structure
+        plot_structure(kernel.ein, args.plot)
     return 0
 
 
@@ -503,7 +509,7 @@ def cmd_cache(args) -> int:
 
 # ------------------------------------------------------------------ main
 _LANG_HELP = "the program's language when its suffix does not say (default: by suffix, else tl)"
-_PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd programs); repeatable"
+_PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable"
 _DTYPE_HELP = "element type: float64 (default) or float32"
 
 
@@ -554,6 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    p.add_argument("--check-structure", action="store_true", dest="check_structure",
+                   help="check that the inputs keep the structure the program promises (error[structure] at the "
+                        "first entry that does not)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("-q", "--quiet", action="store_true", help="print nothing but the file --output wrote")
     how.add_argument("--json", action="store_true", help="print what ran, the results' summaries and the timings as JSON")
@@ -576,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
+    p.add_argument("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, zeros) "
+                                                     "as a PNG (needs matplotlib)")
     _optimizer_switches(p, no_opt=False)
     p.set_defaults(func=cmd_analyze)
 

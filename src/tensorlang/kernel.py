@@ -17,8 +17,9 @@ import numpy as np
 
 from . import limits, stages, targets
 from .errors import Source, TensorLangError, error, guard
+from .ein import ir
 from .lang import Language
-from .loops import loop_program
+from .loops import declared_structures, loop_program
 from .loops.ir import LoopProgram
 from .passes import Optimized, optimize
 from .schedule.plan import Schedule, plan
@@ -100,7 +101,16 @@ class Kernel:
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
         self._outputs_table = None
-        self.ein = self.language.lower(checked)
+        self._ein: ir.Program | None = None
+        self._lowering_error: TensorLangError | None = None
+        try:
+            self._ein = self.language.lower(checked)
+        except TensorLangError as exc:
+            # the reference interpreter runs the source program: a program the compiled
+            # targets cannot lower yet (error[backend], e.g. some STUR conditions) still runs
+            if backend != "interp" or exc.code != "backend":
+                raise
+            self._lowering_error = exc
         self.opt = opt
         self.skip_passes = tuple(skip_passes)
         self._optimized: Optimized | None = None
@@ -110,6 +120,27 @@ class Kernel:
         #: the reference interpreter
         self.target = targets.load(backend, self)
         self._fast = self.target.fast_call
+        self._check_structure = False
+
+    @property
+    def check_structure(self) -> bool:
+        """Whether each call first checks that the inputs keep the structure the program
+        promises for them (``check_structure=True``, ``--check-structure``): the first
+        entry that breaks it is error[structure].  Checking calls skip the fast path."""
+        return self._check_structure
+
+    @check_structure.setter
+    def check_structure(self, value: bool) -> None:
+        self._check_structure = bool(value)
+        self._fast = None if self._check_structure else self.target.fast_call
+
+    @property
+    def ein(self) -> ir.Program:
+        """The program lowered to EIN (what the optimizer and the compiled targets see)."""
+        if self._ein is None:
+            assert self._lowering_error is not None
+            raise self._lowering_error
+        return self._ein
 
     # --------------------------------------------------------------- interface
     @property
@@ -138,7 +169,7 @@ class Kernel:
     def loop_program(self) -> LoopProgram:
         """The loop IR of the schedule's loop steps (what the C target prints)."""
         if self._loop_program is None:
-            self._loop_program = self.target.loop_program or loop_program(self.schedule)
+            self._loop_program = self.target.loop_program or loop_program(self.schedule, declared_structures(self.executed))
         return self._loop_program
 
     @property
@@ -244,6 +275,8 @@ class Kernel:
     def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
         try:
             supplied = self._validate_inputs(arrays)
+            if self._check_structure and self.language.check_structure is not None:
+                self.language.check_structure(self.checked, supplied)
             targets = self._validate_out(out) if out else {}
             if self._store_elements is None:
                 self._check_store_size()

@@ -73,6 +73,8 @@ class SymbolicKernel:
         #: the raw shapes of ``_shape_key``'s inputs -> their specialisation (the fast path)
         self._by_shapes: dict[tuple, Kernel] = {}
         self._last: Kernel | None = None
+        #: check the inputs' promised structure at each call (``check_structure=True``)
+        self.check_structure = False
         index = {name: n for n, name in enumerate(self.symbols)}
         shapes = checked.context.shapes
         #: per variable that can bind sizes (inputs, then results): its rank and, per
@@ -283,6 +285,7 @@ class SymbolicKernel:
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         kernel.sizes = {**self.params, **binding}
+        kernel.check_structure = self.check_structure
         return kernel
 
     # ------------------------------------------------------------ chunked runs

@@ -81,6 +81,7 @@ TL_FORMS = {
     "ineg": "-sum(k)", "ivar": "A plain name in index form is a scalar variable", "inumber": "2 * sum(k)",
     "iparen": "(sum(k) a[k])", "icall": "exp", "access": "A[i,k]", "delta": "delta[i,1]",
     "eps": "eps[i,j,k]", "isum_": "sum(k)", "ireduce_": "prod(k) e", "istack": "[e1, e2, ..., en][i]",
+    "structure_word": "[n n] symmetric", "structure_slice": "row(2)", "structure_where": "where i1 = i2",
 }
 
 

@@ -10,6 +10,7 @@ from .cost import program_cost, statement_cost
 from ..semantics.interface import roles
 from .inplace import in_place_verdict
 from .liveness import reuse, temporary_bytes
+from .structure import structure_lines
 
 
 def _amount(x: float) -> str:
@@ -68,6 +69,10 @@ def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
     width = max((len(name) for name, _ in fired), default=0)
     for name, count in fired:
         lines.append(f"  {name:<{width}} {count:>6}")
+    structure = structure_lines(before)
+    if structure:
+        lines.append("structure (unique set: the entries a structured computation computes; 003 §5.1):")
+        lines += structure
     return "\n".join(lines) + "\n"
 
 

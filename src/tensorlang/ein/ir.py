@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator, Union
 
 from ..semantics.interface import TEMP as _TEMP
 from .index import Domain, Index, as_domain  # noqa: F401 - Index: str | int | Affine (index.py)
+from .structure import Structure
 
 #: σ: a Domain, or a tuple of (variable, extent) pairs, which the nodes store as a Domain
 IndexMap = Union[Domain, tuple[tuple[str, int], ...]]
@@ -491,6 +492,8 @@ class Decl:
     name: str
     shape: tuple[int, ...]
     qual: str | None = None
+    #: the declared structure (SPEC §4, :mod:`.structure`), None for a dense tensor
+    structure: Structure | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Callable
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
-from . import builder, cfd, einsum, teil, tl
+from . import builder, cfd, einsum, stur, teil, tl
 from .language import Language, Params
 from .teil.convert import emit as _convert
 
@@ -25,7 +25,8 @@ DEFAULT = "tl"
 
 #: Every front end, by name.
 REGISTRY: dict[str, Language] = {
-    lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, einsum.LANGUAGE, builder.LANGUAGE)
+    lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, stur.LANGUAGE, einsum.LANGUAGE,
+                                      builder.LANGUAGE)
 }
 
 #: The two front ends whose programs come from Python calls rather than files: the
@@ -39,7 +40,7 @@ SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for 
 
 #: Suffixes of front ends that are planned but not in this version (a clear message, not
 #: a syntax error of the model language).
-_PLANNED = {".stur": "stur"}
+_PLANNED: dict[str, str] = {}
 
 #: The program in another language, whatever its own: ``--emit tl|teil|core``.
 VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
@@ -106,7 +107,9 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
     declarations (:func:`~tensorlang.semantics.sizes.bind`, the same for every front
     end); a name the program does not use is error[input]."""
     try:
-        return bind(get(lang).parse(source.text, params or {}), params or {})
+        language = get(lang)
+        program = language.parse(source.text, params or {})
+        return program if language.binds_params else bind(program, params or {})
     except TensorLangError as exc:
         raise exc.with_source(source) from None
 

@@ -43,3 +43,10 @@ class Language:
     print: Callable[[Any], str]
     core_check: Callable[[Any], None] | None = field(default=None)
     description: str = ""
+    #: the front end binds ``params`` itself in ``parse`` (its sizes are expressions
+    #: over symbols, such as STUR's ``M + N - 1``), instead of the registry's
+    #: :func:`~tensorlang.semantics.sizes.bind` on its declarations
+    binds_params: bool = False
+    #: ``check_structure(checked, supplied)``: error[structure] at the first input entry
+    #: that breaks the structure the program promises for it (``--check-structure``)
+    check_structure: Callable[[CheckedProgram, Mapping[str, np.ndarray]], None] | None = field(default=None)

@@ -8,20 +8,49 @@ transformations :mod:`.interchange` (row AXPY for contractions) and :mod:`.paral
 
 from __future__ import annotations
 
+from typing import Mapping
+
+from ..ein.structure import Structure
 from ..schedule.plan import Schedule
-from ..schedule.steps import LoopStep
-from . import interchange, parallel
+from ..schedule.steps import LoopStep, statement_of
+from . import interchange, parallel, structure
 from .ir import LoopProgram
 from .lower import lower_statement
 
 
-def loop_program(schedule: Schedule, parallel_work: int = parallel.PARALLEL_WORK) -> LoopProgram:
-    """The nests of ``schedule``'s loop steps, in order; loops run on threads from
-    ``parallel_work`` scalar operations on (:func:`.parallel.mark`)."""
+def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
+                 compressed: bool = True, parallel_work: int = parallel.PARALLEL_WORK) -> LoopProgram:
+    """The nests of ``schedule``'s loop steps, in order.  A statement with a symmetric
+    result computes its unique set and reconstructs the rest (:mod:`.structure`;
+    ``declared``: the structures the program's declarations promise, by name;
+    ``compressed=False`` keeps every nest dense); the others may be interchanged.  Loops
+    run on threads from ``parallel_work`` scalar operations on (:func:`.parallel.mark`)."""
     nests = []
+    known = structure.declared_structures(schedule.buffers, declared or {})
     for n, step in enumerate(schedule.steps):
-        if isinstance(step, LoopStep):
-            for stmt in step.statements:
-                nest = interchange.rewrite(lower_statement(stmt, schedule.buffers, n), schedule.buffers)
-                nests.append(parallel.mark(nest, parallel_work))
+        if not isinstance(step, LoopStep):
+            structure.target_structure(statement_of(step), known)
+            continue
+        for stmt in step.statements:
+            found = structure.target_structure(stmt, known)
+            groups = tuple(g for g in found.groups if len(g) <= structure.MAX_GROUP) if found and compressed else ()
+            nest = lower_statement(stmt, schedule.buffers, n)
+            if groups:
+                slot = schedule.buffers.slot_of[stmt.target]
+                nest = (structure.compress(interchange.rewrite(nest, schedule.buffers), groups, slot)
+                        or structure.compress(nest, groups, slot) or nest)
+            else:
+                summed = structure.restrict_sums(nest, known) if compressed else nest
+                if found is not None and compressed and structure.restricts(found):
+                    nest = structure.restrict(summed, found.support)
+                elif summed is not nest:
+                    nest = summed
+                else:
+                    nest = interchange.rewrite(nest, schedule.buffers)
+            nests.append(parallel.mark(nest, parallel_work))
     return LoopProgram(schedule.buffers, tuple(nests))
+
+
+def declared_structures(program) -> dict[str, Structure]:
+    """The structures an EIN program's declarations promise, by name."""
+    return {d.name: d.structure for d in program.decls if d.structure is not None}

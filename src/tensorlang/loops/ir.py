@@ -128,7 +128,9 @@ class Copy:
 @dataclass(frozen=True)
 class Loop:
     """``for var in start..extent-1: body`` (``start`` is 0 except where the first
-    iteration of a sum was peeled off, see :mod:`.interchange`).
+    iteration of a sum was peeled off, see :mod:`.interchange`, or, a loop variable's
+    name, the current value of that enclosing loop: a triangular loop over a unique
+    set, see :mod:`.structure`).
 
     ``parallel``: the iterations are independent and worth threads; ``simd``: the body is
     straight-line code the compiler may vectorize (both set by :mod:`.parallel`);
@@ -142,7 +144,7 @@ class Loop:
     parallel: bool = False
     simd: bool = False
     reductions: tuple[tuple[str, str], ...] = ()
-    start: int = 0
+    start: int | str = 0
 
 
 Node = Union[Loop, Init, Update, Store, Copy]
@@ -215,7 +217,8 @@ def work(nodes) -> int:
     total = 0
     for node in nodes:
         if isinstance(node, Loop):
-            total += max(node.extent - node.start, 0) * work(node.body)
+            trips = node.extent - node.start if isinstance(node.start, int) else (node.extent + 1) // 2
+            total += max(trips, 0) * work(node.body)
         elif isinstance(node, (Store, Update)):
             total += 1
     return max(total, 1)

@@ -8,7 +8,7 @@ interpreter), ``lower`` gives the EIN program, ``printer`` prints the AST back.
 from __future__ import annotations
 
 from ..language import Language, Params
-from . import ast, lower, parser, printer, semantics, typecheck
+from . import ast, lower, parser, printer, semantics, structure, typecheck
 
 
 def _parse(text: str, params: Params) -> ast.Program:
@@ -24,4 +24,5 @@ LANGUAGE = Language(
     interpret=semantics.run,
     print=printer.to_source,
     description="the model language of paper 000, with index notation",
+    check_structure=structure.check_promises,
 )

@@ -215,14 +215,28 @@ FUNCTIONS = FUNCTION_NAMES
 
 # ---------------------------------------------------------------- program
 @dataclass(frozen=True)
+class Annotation:
+    """A structure annotation as written (SPEC §4): ``kind`` is one of symmetric,
+    diagonal, upper, lower, zero, row, col (``arg`` its position) or where
+    (``conditions``: each a chain ``(indices, operators)``)."""
+
+    kind: str
+    arg: int | None = None
+    conditions: tuple[tuple[tuple, tuple[str, ...]], ...] = ()
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
 class Decl:
-    """``[qual] var x : [d1 ... dk]`` (s-var).  ``qual`` is None, 'in', 'out' or 'inout'."""
+    """``[qual] var x : [d1 ... dk] [structure]`` (s-var).  ``qual`` is None, 'in', 'out'
+    or 'inout'; ``structure`` the annotation, if any."""
 
     name: str
     shape: Shape
     qual: str | None = None
     span: Span | None = _span_field()
     name_span: Span | None = _span_field()
+    structure: Annotation | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

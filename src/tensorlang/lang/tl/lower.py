@@ -23,12 +23,13 @@ from ...ein.index import Domain
 from ...ein.names import IndexNames
 from ...semantics.types import CheckedProgram, Context
 from . import ast
+from .structure import structure_of
 from .typecheck import sum_extents, type_of
 
 def lower_program(checked: CheckedProgram) -> ir.Program:
     """The EIN program of a checked program: one EIN statement per source statement."""
     gamma = checked.context
-    decls = tuple(ir.Decl(d.name, d.shape, d.qual) for d in checked.program.decls)
+    decls = tuple(ir.Decl(d.name, d.shape, d.qual, structure_of(d)) for d in checked.program.decls)
     return ir.Program(decls, tuple(lower_statement(s, gamma) for s in checked.program.stmts))
 
 

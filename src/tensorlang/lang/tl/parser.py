@@ -48,11 +48,31 @@ class _ToAst(Transformer):
         return ast.Program(decls, stmts, "tl")
 
     def decl(self, *items):
+        structure = items[-1] if isinstance(items[-1], ast.Annotation) else None
+        if structure is not None:
+            items = items[:-1]
         qual = str(items[0]) if len(items) == 5 else None
         name, shape = items[-3], items[-1]
         if str(name) in RESERVED:
             raise error("syntax", f"{str(name)!r} is a reserved word and cannot name a variable", _tok_span(name))
-        return ast.Decl(str(name), shape[0], qual, _cover(items[0], shape), _tok_span(name))
+        return ast.Decl(str(name), shape[0], qual, _cover(items[0], structure or shape), _tok_span(name), structure)
+
+    def structure_word(self, tok):
+        return ast.Annotation(str(tok), span=_tok_span(tok))
+
+    def structure_slice(self, tok, _lpar, number, rpar):
+        return ast.Annotation(str(tok), lark_support.integer(number), span=_cover(tok, rpar))
+
+    def structure_where(self, tok, *rest):
+        conditions = tuple(c for c in rest if isinstance(c, tuple))
+        last = conditions[-1][1]
+        return ast.Annotation("where", None, tuple(c[0] for c in conditions), _cover(tok, last))
+
+    def wcond(self, *items):
+        """A chain ``i1 <= i2 < 5``: ((indices, operators), its last index, for the span)."""
+        refs = tuple(i for i in items if isinstance(i, ast.IndexRef))
+        ops = tuple("=" if str(t) == "==" else str(t) for t in items if isinstance(t, Token) and t.type == "WCMP")
+        return (tuple(r.value for r in refs), ops), refs[-1]
 
     def qual(self, tok):
         return tok

@@ -125,12 +125,27 @@ def statement_to_source(s: ast.Stmt) -> str:
     return f"{s.target} = {expr_to_source(s.expr)}"
 
 
+def _annotation(note: ast.Annotation | None) -> str:
+    """A structure annotation as written (SPEC §4), with its leading space."""
+    if note is None:
+        return ""
+    if note.kind == "where":
+        chains = []
+        for indices, ops in note.conditions:
+            text = _index_ref(ast.IndexRef(indices[0]))
+            for op, index in zip(ops, indices[1:]):
+                text += f" {op} {_index_ref(ast.IndexRef(index))}"
+            chains.append(text)
+        return " where " + ", ".join(chains)
+    return f" {note.kind}" + (f"({note.arg})" if note.arg is not None else "")
+
+
 def to_source(program: ast.Program) -> str:
     """The whole program: declarations, then statements, one per line."""
     lines = []
     for d in program.decls:
         qual = f"{d.qual} " if d.qual else ""
-        lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]")
+        lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]{_annotation(d.structure)}")
     for s in program.stmts:
         lines.append(statement_to_source(s))
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ from ...errors import Diagnostic, Span, error
 from ...semantics.sizes import Sym
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK, CheckedProgram, Context, Shape, check_statements, show
 from . import ast
+from .structure import check_annotations
 
 # ------------------------------------------------------------------ Figure 9
 def _rank_bound(shape: Shape, e: ast.Expr) -> Shape:
@@ -180,7 +181,7 @@ def check_program(program: ast.Program, first_dimension: int = 1) -> CheckedProg
     ``first_dimension`` is the number the program's dialect gives the first dimension
     (0 for CFDlang), so that messages quote dimensions as the program writes them.
     """
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Diagnostic] = check_annotations(program)
     reset = FIRST_DIMENSION.set(first_dimension)
     try:
         return check_statements(program, diagnostics, _ok_stmt, ast.variables_read)

@@ -158,7 +158,7 @@ class CPrinter:
             for pragma in self.pragmas(node):
                 lines.append(f"{pad}{pragma}")
             var = _idx(node.var)
-            start = "0" if node.start == 0 else f"{node.start}LL"
+            start = _idx(node.start) if isinstance(node.start, str) else "0" if node.start == 0 else f"{node.start}LL"
             lines.append(f"{pad}for (int64_t {var} = {start}; {var} < {node.extent}LL; ++{var}) {{")
             if node.parallel and not node.reductions:
                 lines.append(f"{pad}    {self.outline(node)};")

@@ -22,7 +22,7 @@ from typing import Callable, cast
 import numpy as np
 
 from ...ein import ir
-from ...loops import loop_program
+from ...loops import declared_structures, loop_program
 from ...schedule.plan import plan
 from ...schedule.steps import EinsumStep, LoopStep
 from ..numpy.codegen import compile_einsum
@@ -40,7 +40,7 @@ def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel
     schedule = plan(program, dtype, roles, blas)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
-    return print_c(schedule, loop_program(schedule, parallel_work))
+    return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:

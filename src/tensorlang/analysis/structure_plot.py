@@ -1,0 +1,74 @@
+"""``tensorlang analyze --plot OUT.png``: a picture of every tensor's structure, in the
+manner of 003 Fig. 4 — one panel per tensor, its unique set dark, the entries that are
+copies (a symmetric group's unsorted positions) light, promised or inferred zeros white.
+A matrix is drawn as it is; a cube as its slices side by side along the first
+dimension; a vector as a row; higher ranks by their first two dimensions at the others'
+first position.  matplotlib is optional (the bench extra): without it, error[input]."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ein import ir
+from ..errors import error
+from .structure import TensorStructure, infer
+
+
+def _grid(s: TensorStructure) -> np.ndarray:
+    """0 zero, 1 copy, 2 unique, over the tensor's positions (0-based)."""
+    shape = s.shape
+    grid = np.zeros(shape, dtype=np.int8)
+    for point in s.support_points():
+        grid[tuple(p - 1 for p in point)] = 1
+    unique = TensorStructure(s.name, shape, s.unique)
+    for point in unique.support_points():
+        grid[tuple(p - 1 for p in point)] = 2
+    return grid
+
+
+def _panel(grid: np.ndarray) -> np.ndarray:
+    if grid.ndim == 1:
+        return grid[None, :]
+    if grid.ndim == 2:
+        return grid
+    if grid.ndim == 3:
+        gap = np.full((grid.shape[1], 1), -1, dtype=np.int8)
+        pieces = []
+        for k in range(grid.shape[0]):
+            pieces += [grid[k], gap]
+        return np.concatenate(pieces[:-1], axis=1)
+    return grid[(slice(None), slice(None)) + (0,) * (grid.ndim - 2)]
+
+
+#: No panel is drawn for tensors of more entries than this (enumerating them is slow).
+MAX_ENTRIES = 1 << 16
+
+
+def plot_structure(program: ir.Program, path: str) -> list[str]:
+    """Draw the structure of every tensor of ``program`` to ``path`` (PNG); returns the
+    names drawn."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import ListedColormap
+    except ImportError:
+        raise error("input", "--plot needs matplotlib (pip install matplotlib)") from None
+    found = [s for s in infer(program).values() if s.shape and s.dense_size <= MAX_ENTRIES]
+    if not found:
+        raise error("input", "--plot: no tensor with dimensions to draw")
+    fig, axes = plt.subplots(1, len(found), figsize=(3.2 * len(found), 3.4), squeeze=False)
+    colours = ListedColormap(["#bdbdbd", "#ffffff", "#9ecae1", "#08519c"])  # gap, zero, copy, unique
+    for ax, s in zip(axes[0], found):
+        ax.imshow(_panel(_grid(s)), cmap=colours, vmin=-1, vmax=2, interpolation="nearest")
+        ax.set_title(f"{s.name} [{' '.join(map(str, s.shape))}]\nunique {s.unique_size} of {s.dense_size}", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=100)
+    except OSError as exc:
+        raise error("input", f"--plot: cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
+    return [s.name for s in found]

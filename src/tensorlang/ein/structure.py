@@ -1,0 +1,131 @@
+"""Declared structure of a tensor (SPEC §4, paper 003 Fig. 8): a unique set and what the
+rest of the tensor is.
+
+A :class:`Structure` says which positions of a tensor of rank k hold its unique values:
+a union of conjunctions of affine :class:`Condition` s over the positions ``i1 .. ik``
+(1-based, as every EIN index).  Every other position is either zero or, for a
+``symmetric`` structure (003's generalized symmetry), a copy of the position with the
+same indices in ascending order (``T[3,1,2] = T[1,2,3]``).  The model language's
+annotations (``symmetric``, ``diagonal``, ``upper``, ``lower``, ``zero``, ``row(r)``,
+``col(c)``, ``where ...``) all denote one; EIN declarations carry it (``ir.Decl``), so
+that later stages can use it, and a run can check that an input keeps it.
+
+Imports nothing from the package but :mod:`.index`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from .index import Index, position, to_text
+
+#: Comparison operators of a condition (``==`` is read as ``=``).
+OPERATORS = ("=", "<=", "<", ">=", ">")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``left op right`` over position variables (an affine comparison)."""
+
+    left: Index
+    op: str
+    right: Index
+
+    def __str__(self) -> str:
+        return f"{to_text(self.left)} {self.op} {to_text(self.right)}"
+
+    def holds(self, value) -> np.ndarray:
+        """Where the comparison holds, positions given by ``value(name)`` (numbers or
+        broadcasting arrays)."""
+        a, b = position(self.left, value), position(self.right, value)
+        if self.op == "=":
+            return np.equal(a, b)
+        if self.op == "<=":
+            return np.less_equal(a, b)
+        if self.op == "<":
+            return np.less(a, b)
+        if self.op == ">=":
+            return np.greater_equal(a, b)
+        return np.greater(a, b)
+
+
+def position_names(rank: int) -> tuple[str, ...]:
+    """The names of a rank-k tensor's positions in conditions: i1 .. ik."""
+    return tuple(f"i{n + 1}" for n in range(rank))
+
+
+@dataclass(frozen=True)
+class Structure:
+    """A tensor's unique set (``unique``: a union of conjunctions, ``()`` the empty set)
+    and whether the positions outside it are copies by generalized symmetry
+    (``symmetric``) or zero.  ``text`` is the annotation as written."""
+
+    rank: int
+    unique: tuple[tuple[Condition, ...], ...]
+    symmetric: bool = False
+    text: str = ""
+
+    def unique_mask(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Where, in a tensor of ``shape``, the unique positions are."""
+        names = position_names(len(shape))
+        grids = {v: np.arange(1, n + 1).reshape([1] * a + [n] + [1] * (len(shape) - a - 1))
+                 for a, (v, n) in enumerate(zip(names, shape))}
+        mask = np.zeros(shape, dtype=bool)
+        for conjunction in self.unique:
+            held = np.ones(shape, dtype=bool)
+            for c in conjunction:
+                held &= np.broadcast_to(c.holds(grids.__getitem__), shape)
+            mask |= held
+        return mask
+
+    def unique_count(self, shape: tuple[int, ...]) -> int:
+        """The size of the unique set in a tensor of ``shape`` (counted on its positions)."""
+        return int(self.unique_mask(shape).sum())
+
+    def expected(self, value: np.ndarray) -> np.ndarray:
+        """What ``value`` must be wherever it is not unique: the copy from the sorted
+        position (symmetric), else 0."""
+        if not self.symmetric:
+            return np.zeros_like(value)
+        rank = value.ndim
+        grids = np.indices(value.shape)
+        ordered = np.sort(grids, axis=0)
+        return value[tuple(ordered[a] for a in range(rank))]
+
+    def first_violation(self, value: np.ndarray) -> tuple[tuple[int, ...], float] | None:
+        """The first position (row-major, 1-based) where ``value`` breaks the structure,
+        with the value it should have; None if it keeps it (:func:`agree`)."""
+        value = np.asarray(value)
+        if value.ndim != self.rank:
+            return None
+        inside = self.unique_mask(value.shape)
+        expected = self.expected(value)
+        same = agree(value, expected)
+        bad = ~inside & ~same
+        if not bad.any():
+            return None
+        first = tuple(int(p) for p in np.argwhere(bad)[0])
+        return tuple(p + 1 for p in first), float(expected[first])
+
+
+#: How close a copy must be to what it copies (SPEC §1's float64 tolerance after
+#: reassociation: data built by a product in another order, f_i·f_j·f_k against
+#: f_k·f_i·f_j, keeps its promise).
+COPY_RTOL = 1e-12
+
+
+def agree(value, expected) -> np.ndarray:
+    """Where a value keeps its promise: equal to what it should be up to
+    :data:`COPY_RTOL` (±inf exactly), ⊥ where it should be ⊥ (an undefined copy of an
+    undefined entry keeps it)."""
+    with np.errstate(all="ignore"):
+        return ((value == expected) | (np.isnan(value) & np.isnan(expected))
+                | np.isclose(value, expected, rtol=COPY_RTOL, atol=0.0))
+
+
+def conditions_text(unique: Iterable[Iterable[Condition]]) -> str:
+    parts = [" and ".join(str(c) for c in conj) or "true" for conj in unique]
+    return " or ".join(parts) if parts else "empty"

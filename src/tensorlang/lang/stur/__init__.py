@@ -1,0 +1,40 @@
+"""STUR, the rule language of StructTensor (paper 003), in the public tool's syntax.
+
+``parser`` reads ``.stur`` text (``grammar.lark``) into :mod:`.ast`, ``check`` applies
+the rules a STUR program must satisfy (named ``stur-*``), ``semantics`` is the dense
+meaning of the rules (the oracle), ``lower`` gives the EIN program, ``printer`` prints
+the AST back.  Symbols (``symbols: N``) take their values from params (``--param
+N=8``); see docs/structure.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...errors import TensorLangError
+from ..language import Language, Params
+from . import ast, check, lower, printer, promise, semantics
+from .parser import parse_stur
+
+
+def _parse(text: str, params: Params) -> ast.Program:
+    program = parse_stur(text)
+    unknown = [name for name in params if name not in program.symbols]
+    if unknown:
+        have = f"its symbols are {', '.join(program.symbols)}" if program.symbols else "it has no symbols"
+        raise TensorLangError("input", f"--param {unknown[0]}: the program has no symbol named {unknown[0]!r} ({have})")
+    return dataclasses.replace(program, params=tuple((k, int(v)) for k, v in params.items()))
+
+
+LANGUAGE = Language(
+    name="stur",
+    suffixes=(".stur",),
+    parse=_parse,
+    check=check.check_program,
+    lower=lower.lower_program,
+    interpret=semantics.run,
+    print=printer.to_source,
+    description="STUR, the rule language of StructTensor (paper 003)",
+    binds_params=True,
+    check_structure=promise.check_promises,
+)

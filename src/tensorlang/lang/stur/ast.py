@@ -1,0 +1,149 @@
+"""The AST of STUR programs (paper 003 §4, Fig. 5, in the public tool's ASCII form).
+
+A program is a list of rules ``head := sum of products`` plus header lines.  A rule's
+head is a tensor access ``T(i, j)``, or a *fact* about a tensor: ``T:D(i, j)`` its
+dimensions, ``T:U(i, j)`` its unique set, ``T:R(i, j, ip, jp)`` its redundancy map.
+A product multiplies accesses (``X(i, j)``, ``A^-1(i)`` for 1/A), numbers (``3.14``,
+``5^-1``) and conditions (``(0 <= i <= j < N)``, ``(s = i * N + k)``) over integer
+index expressions.  Every node is frozen and carries the span of its text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ...errors import Span
+
+#: Fact kinds a head may carry: dimensions, unique set, redundancy map.
+KINDS = {"D": "dimensions", "U": "unique set", "R": "redundancy map"}
+
+
+# ------------------------------------------------------------------ index expressions
+@dataclass(frozen=True)
+class IName:
+    """An index variable or a symbol (which one is the checker's business)."""
+
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class INum:
+    value: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class INeg:
+    arg: "IExpr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class IBin:
+    """``+ - *`` and ``/``, integer division truncating toward zero (C's, as in the
+    tool's generated code)."""
+
+    op: str
+    left: "IExpr"
+    right: "IExpr"
+    span: Span
+
+
+IExpr = Union[IName, INum, INeg, IBin]
+
+
+# ------------------------------------------------------------------ factors
+@dataclass(frozen=True)
+class Access:
+    """``T(i, j)``, or ``T^-1(i, j)`` (``inverse``: 1 / T(i, j)); ``N^-1()`` with N a
+    symbol reads the symbol's value."""
+
+    name: str
+    args: tuple[str, ...]
+    inverse: bool
+    span: Span
+    arg_spans: tuple[Span, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float
+    inverse: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A chained comparison ``(e0 op1 e1 op2 e2 ...)``: the conjunction of
+    ``e0 op1 e1``, ``e1 op2 e2``, ...  Its value is 1 where it holds, else the point is
+    not in the rule's iteration set."""
+
+    exprs: tuple[IExpr, ...]
+    ops: tuple[str, ...]
+    span: Span
+
+
+Factor = Union[Access, Number, Condition]
+
+
+@dataclass(frozen=True)
+class Product:
+    factors: tuple[Factor, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``name(args) := products[0] + products[1] + ...``; ``kind`` is None for a
+    computation, else "D", "U" or "R" (a fact about ``name``)."""
+
+    name: str
+    kind: str | None
+    args: tuple[str, ...]
+    products: tuple[Product, ...]
+    span: Span
+    head_span: Span
+    preprocess: bool = False
+
+
+@dataclass(frozen=True)
+class Program:
+    """A STUR file: ``symbols``, ``outputs`` (empty: every computed tensor outside the
+    preprocessing block), ``iters`` (loop orders: tensor -> variables), its rules in
+    order, and ``params``, the values given for the symbols (``--param``)."""
+
+    symbols: tuple[str, ...]
+    outputs: tuple[str, ...]
+    iters: tuple[tuple[str, tuple[str, ...]], ...]
+    rules: tuple[Rule, ...]
+    params: tuple[tuple[str, int], ...] = ()
+    spans: tuple[tuple[str, Span], ...] = field(default=(), compare=False)  # header names -> span
+
+    @property
+    def computations(self) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules if r.kind is None)
+
+    def facts(self, kind: str) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules if r.kind == kind)
+
+
+def index_names(e: IExpr) -> tuple[str, ...]:
+    """The names an index expression mentions, each once, in order."""
+    if isinstance(e, IName):
+        return (e.name,)
+    if isinstance(e, INum):
+        return ()
+    if isinstance(e, INeg):
+        return index_names(e.arg)
+    return tuple(dict.fromkeys(index_names(e.left) + index_names(e.right)))
+
+
+def factor_names(f: Factor) -> tuple[str, ...]:
+    """The index names a factor mentions (an access's arguments, a condition's names)."""
+    if isinstance(f, Access):
+        return f.args
+    if isinstance(f, Condition):
+        return tuple(dict.fromkeys(n for e in f.exprs for n in index_names(e)))
+    return ()

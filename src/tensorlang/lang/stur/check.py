@@ -1,0 +1,483 @@
+"""The STUR checker: what a program must be for its rules to mean something.
+
+003 gives STUR no typing rules of its own; these are the ones its semantics needs, each
+named in its diagnostics:
+
+* ``stur-fact``: a fact ``T:D/U/R(...)`` has distinct variable arguments, T's rank of
+  them (twice the rank for R, the second half named as the first with ``p``), and only
+  conditions (and, for R, a number) as factors; names other than its arguments are
+  symbols; two D facts of one tensor say the same;
+* ``stur-rank``: a tensor is used with one number of indices everywhere;
+* ``stur-dims``: every tensor of rank > 0 has a D fact, whose box starts at 0 and is
+  bounded by symbols and numbers (its extents);
+* ``stur-rule``: a head names a tensor once (one rule per tensor), with distinct index
+  variables; no rule reads itself (directly or through others);
+* ``stur-bound``: every index variable of a product is bounded, by the dimensions of
+  the tensors it indexes or by the product's conditions (else its sum is infinite).
+
+Symbols take their values from ``params`` (``--param N=8``).  Without values the
+program is still checked (boundedness with stand-in values); its extents are then
+symbolic and a run binds them from the inputs' shapes or from params.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ...errors import Diagnostic, Span, TensorLangError, error
+from ...semantics.interface import interface
+from ...semantics.sizes import Sym
+from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
+from . import ast
+from .ast import Rule as _Rule
+from .linear import INF, Constraint, comparisons, constraint, propagate, text
+
+#: The value symbols stand for while a program without values is checked: boundedness
+#: does not depend on it.
+STAND_IN = 7
+
+
+@dataclass(frozen=True)
+class Decl:
+    """A tensor of the program as the shared interface sees it."""
+
+    name: str
+    shape: tuple
+    qual: str | None
+    span: Span | None
+    name_span: Span | None
+
+
+#: One alternative of a mask: the comparisons that must all hold.
+Alternative = tuple[tuple[ast.IExpr, str, ast.IExpr], ...]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One product of a rule, ready to evaluate or lower: its variables with their
+    boxes (0-based, inclusive), the accesses and the constant factor, and what
+    restricts the points beyond the boxes: ``masks`` (each a disjunction of
+    conjunctions of comparisons, evaluated as given) and ``constraints`` (the affine
+    ones among them, normalised)."""
+
+    rule: ast.Rule
+    product: ast.Product
+    variables: tuple[str, ...]
+    box: Mapping[str, tuple[int, int]]
+    accesses: tuple[ast.Access, ...]
+    coefficient: float
+    masks: tuple[tuple[Alternative, ...], ...]
+    constraints: tuple[Constraint, ...]
+    affine: bool  # every mask is a single affine alternative
+
+
+@dataclass(frozen=True)
+class Model:
+    """A checked STUR program (the ``program`` of its CheckedProgram)."""
+
+    ast: ast.Program
+    values: Mapping[str, int]
+    ranks: Mapping[str, int]
+    shapes: Mapping[str, tuple]
+    dims: Mapping[str, _Rule]
+    uniques: Mapping[str, _Rule]
+    redundancies: Mapping[str, _Rule]
+    order: tuple[_Rule, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    decls: tuple[Decl, ...] = field(default=())
+
+    @property
+    def bound(self) -> bool:
+        """Whether every symbol has a value (the program can run)."""
+        return all(s in self.values for s in self.ast.symbols)
+
+
+def check_program(program: ast.Program) -> CheckedProgram:
+    diagnostics: list[Diagnostic] = []
+    try:
+        model = _check(program, diagnostics)
+    except TensorLangError as exc:
+        diagnostics.extend(exc.diagnostics)
+        model = None
+    if diagnostics or model is None:
+        first = diagnostics[0]
+        raise TensorLangError(first.code, first.message, diagnostics=diagnostics)
+    shapes = {d.name: d.shape for d in model.decls}
+    quals = {d.name: d.qual for d in model.decls}
+    context = Context(MappingProxyType(shapes), MappingProxyType(quals), MappingProxyType({d.name: d for d in model.decls}),
+                      True)
+    return CheckedProgram(model, context, interface(model.decls))
+
+
+def _fail(code: str, message: str, span, rule: str) -> TensorLangError:
+    return TensorLangError(code, message, diagnostics=[Diagnostic(code, message, span, rule)])
+
+
+def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
+    symbols = set(program.symbols)
+    values = dict(program.params)
+    ranks: dict[str, int] = {}
+    first_use: dict[str, Span] = {}
+
+    def use(name: str, rank: int, span: Span) -> None:
+        if name in symbols:
+            if rank:
+                raise _fail("shape", f"{name!r} is a symbol (a number); it takes no indices", span, "stur-rank")
+            return
+        if name in ranks and ranks[name] != rank:
+            raise _fail("shape", f"{name!r} has {ranks[name]} indices at line {first_use[name].line} but {rank} here",
+                        span, "stur-rank")
+        ranks.setdefault(name, rank)
+        first_use.setdefault(name, span)
+
+    heads: dict[str, ast.Rule] = {}
+    facts: dict[str, dict[str, ast.Rule]] = {"D": {}, "U": {}, "R": {}}
+    for rule in program.rules:
+        if rule.name in symbols:
+            diagnostics.append(Diagnostic("redeclared", f"{rule.name!r} is a symbol and cannot be a tensor",
+                                          rule.head_span, "stur-rule"))
+            continue
+        try:
+            if rule.kind is None:
+                _check_computation(rule, symbols, use, heads)
+            else:
+                _check_fact(rule, symbols, use, facts)
+        except TensorLangError as exc:
+            diagnostics.extend(exc.diagnostics)
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+
+    for name in program.outputs:
+        if name not in heads:
+            span = dict(program.spans).get(name)
+            diagnostics.append(Diagnostic("undeclared", f"output {name!r} is computed by no rule", span, "stur-rule"))
+    for name, variables in program.iters:
+        if name not in heads:
+            diagnostics.append(Diagnostic("undeclared", f"iters: {name!r} is computed by no rule", None, "stur-rule"))
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+
+    order = _order(program, heads)
+    reads = {a.name for r in heads.values() for p in r.products for a in p.factors
+             if isinstance(a, ast.Access) and a.name not in symbols}
+    inputs = tuple(n for n in dict.fromkeys(a.name for r in program.computations for p in r.products
+                                            for a in p.factors if isinstance(a, ast.Access))
+                   if n not in heads and n not in symbols)
+    if program.outputs:
+        outputs = program.outputs
+    else:
+        main = tuple(r.name for r in program.computations if not r.preprocess)
+        outputs = main or tuple(r.name for r in program.computations)
+    del reads
+    shapes: dict[str, tuple] = {}
+    for name in (*inputs, *order_names(order)):
+        rank = ranks[name]
+        dim = facts["D"].get(name)
+        if dim is None:
+            if rank:
+                span = heads[name].head_span if name in heads else first_use[name]
+                diagnostics.append(Diagnostic(
+                    "undeclared", f"tensor {name!r} has {rank} indices but no dimensions: add "
+                    f"{name}:D({', '.join('ijklmn'[:rank] if rank <= 6 else 'i' * rank)}) := (0 <= i < N) * ...",
+                    span, "stur-dims"))
+                continue
+            shapes[name] = ()
+            continue
+        try:
+            shapes[name] = _extents(dim, values, symbols)
+        except TensorLangError as exc:
+            diagnostics.extend(exc.diagnostics)
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+
+    model = Model(program, MappingProxyType(values), MappingProxyType(ranks), MappingProxyType(shapes),
+                  MappingProxyType(facts["D"]), MappingProxyType(facts["U"]), MappingProxyType(facts["R"]), order,
+                  inputs, tuple(outputs))
+    stand_in = model if model.bound else _with_stand_ins(model)
+    for rule in order:  # stur-bound
+        for product in rule.products:
+            try:
+                prepare(stand_in, rule, product)
+            except TensorLangError as exc:
+                diagnostics.extend(exc.diagnostics)
+    if diagnostics:
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
+    decls = tuple(Decl(name, shapes[name], "in", first_use.get(name), first_use.get(name)) for name in inputs) + tuple(
+        Decl(r.name, shapes[r.name], "out" if r.name in outputs else None, r.span, r.head_span) for r in order)
+    for d in decls:
+        if count(d.shape) >= MAX_ELEMENTS:
+            raise _fail("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
+                        "stur-dims")
+    return Model(program, model.values, model.ranks, model.shapes, model.dims, model.uniques, model.redundancies,
+                 order, inputs, tuple(outputs), decls)
+
+
+def order_names(order) -> tuple[str, ...]:
+    return tuple(r.name for r in order)
+
+
+def _check_computation(rule: ast.Rule, symbols, use, heads) -> None:
+    if rule.name in heads:
+        raise _fail("redeclared", f"{rule.name!r} is computed by two rules (first at line {heads[rule.name].span.line})",
+                    rule.head_span, "stur-rule")
+    _distinct(rule)
+    for a in rule.args:
+        if a in symbols:
+            raise _fail("repeated-index", f"{a!r} is a symbol and cannot index {rule.name!r}", rule.head_span,
+                        "stur-rule")
+    use(rule.name, len(rule.args), rule.head_span)
+    heads[rule.name] = rule
+    for product in rule.products:
+        for f in product.factors:
+            if isinstance(f, ast.Access):
+                for a, span in zip(f.args, f.arg_spans or (f.span,) * len(f.args)):
+                    if a in symbols:
+                        raise _fail("repeated-index", f"{a!r} is a symbol and cannot index {f.name!r}", span,
+                                    "stur-rule")
+                use(f.name, len(f.args), f.span)
+
+
+def _distinct(rule: ast.Rule) -> None:
+    seen = set()
+    for a in rule.args:
+        if a in seen:
+            raise _fail("repeated-index", f"index {a!r} appears twice in the head of {rule.name!r}", rule.head_span,
+                        "stur-rule" if rule.kind is None else "stur-fact")
+        seen.add(a)
+
+
+def _check_fact(rule: ast.Rule, symbols, use, facts) -> None:
+    _distinct(rule)
+    kind = rule.kind
+    assert kind is not None
+    rank = len(rule.args)
+    if kind == "R":
+        if rank % 2:
+            raise _fail("structure", f"{rule.name}:R needs twice {rule.name}'s indices (i, j, ip, jp), got {rank}",
+                        rule.head_span, "stur-fact")
+        rank //= 2
+        first, second = rule.args[:rank], rule.args[rank:]
+        if tuple(a + "p" for a in first) != second:
+            raise _fail("structure", f"{rule.name}:R's second half of indices must be the first half's names with "
+                        f"'p' ({', '.join(a + 'p' for a in first)}), got {', '.join(second)}", rule.head_span,
+                        "stur-fact")
+    use(rule.name, rank, rule.head_span)
+    previous = facts[kind].get(rule.name)
+    if previous is not None and not _same_fact(previous, rule):
+        raise _fail("redeclared", f"{rule.name}:{kind} is given twice, differently (first at line {previous.span.line})",
+                    rule.head_span, "stur-fact")
+    for product in rule.products:
+        numbers = 0
+        for f in product.factors:
+            if isinstance(f, ast.Access):
+                raise _fail("structure", f"a fact {rule.name}:{kind} is made of conditions; {f.name!r} is a tensor",
+                            f.span, "stur-fact")
+            if isinstance(f, ast.Number):
+                numbers += 1
+                if kind != "R":
+                    raise _fail("structure", f"a fact {rule.name}:{kind} is made of conditions, not numbers", f.span,
+                                "stur-fact")
+            if isinstance(f, ast.Condition):
+                for e in f.exprs:
+                    for name in _names(e):
+                        if name not in rule.args and name not in symbols:
+                            raise _fail("undeclared", f"{name!r} in {rule.name}:{kind} is neither one of its indices "
+                                        f"({', '.join(rule.args)}) nor a symbol", e.span, "stur-fact")
+    facts[kind].setdefault(rule.name, rule)
+
+
+def _names(e: ast.IExpr) -> tuple[str, ...]:
+    return ast.index_names(e)
+
+
+def _same_fact(a: ast.Rule, b: ast.Rule) -> bool:
+    def shape(rule: ast.Rule):
+        mapping = {x: f"_{n}" for n, x in enumerate(rule.args)}
+        from .printer import product_text
+        return tuple(product_text(p, mapping) for p in rule.products)
+    return shape(a) == shape(b)
+
+
+def _order(program: ast.Program, heads: Mapping[str, ast.Rule]) -> tuple[ast.Rule, ...]:
+    """The computation rules in an order where each reads only tensors computed before
+    (the order written, where it allows; a cycle is error[uninit])."""
+    done: list[str] = []
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: tuple[str, ...]) -> None:
+        if state.get(name) == 2:
+            return
+        rule = heads[name]
+        if state.get(name) == 1:
+            raise _fail("uninit", f"{name!r} is computed from itself ({' -> '.join((*trail, name))})", rule.head_span,
+                        "stur-rule")
+        state[name] = 1
+        for p in rule.products:
+            for f in p.factors:
+                if isinstance(f, ast.Access) and f.name in heads:
+                    visit(f.name, (*trail, name))
+        state[name] = 2
+        done.append(name)
+
+    for rule in program.computations:
+        visit(rule.name, ())
+    return tuple(heads[n] for n in done)
+
+
+def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
+    """The extents of a tensor from its D fact: the box of each product (interval
+    propagation), hulled over the products; symbolic (``Sym``) where the symbols have
+    no values yet."""
+    if not dim.args:
+        return ()
+    if not all(s in values for s in symbols):
+        return tuple(_symbolic_extent(dim, a) for a in dim.args)
+    his: list[int | None] = [None] * len(dim.args)
+    for product in dim.products:
+        cons = [c for f in product.factors if isinstance(f, ast.Condition)
+                for left, op, right in comparisons(f) if (c := constraint(left, op, right, values)) is not None]
+        box = propagate(cons, {a: (INF, INF) for a in dim.args})
+        for n, a in enumerate(dim.args):
+            lo, hi = box[a]
+            if lo is None or hi is None:
+                raise _fail("shape", f"dimension {n + 1} of {dim.name!r} ({a}) is not bounded by its D fact; write "
+                            f"(0 <= {a} < N)", dim.span, "stur-dims")
+            if lo < 0:
+                raise _fail("shape", f"dimension {n + 1} of {dim.name!r} ({a}) reaches {lo}; positions start at 0",
+                            dim.span, "stur-dims")
+            his[n] = hi if his[n] is None else max(his[n] or 0, hi)
+    extents = []
+    for n, hi in enumerate(his):
+        if hi is None or hi < 0:
+            raise _fail("shape", f"dimension {n + 1} of {dim.name!r} is empty for these sizes "
+                        f"({', '.join(f'{k}={v}' for k, v in values.items())})", dim.span, "stur-dims")
+        extents.append(hi + 1)
+    return tuple(extents)
+
+
+def _symbolic_extent(dim: ast.Rule, arg: str) -> Any:
+    """``Sym(N)`` for a dimension bounded by ``arg < N`` (the usual fact), else the
+    bound's text as a symbol (it must then be given a value with params)."""
+    for product in dim.products:
+        for f in product.factors:
+            if isinstance(f, ast.Condition):
+                for left, op, right in comparisons(f):
+                    if isinstance(left, ast.IName) and left.name == arg and op in ("<", "<="):
+                        bound = right
+                    elif isinstance(right, ast.IName) and right.name == arg and op in (">", ">="):
+                        bound = left
+                    else:
+                        continue
+                    if arg in ast.index_names(bound):
+                        continue
+                    if any(n in dim.args for n in ast.index_names(bound)):
+                        continue
+                    if op in ("<", ">") and isinstance(bound, ast.IName):
+                        return Sym(bound.name)
+                    return Sym(text(bound) + (" + 1" if op in ("<=", ">=") else ""))
+    return Sym(f"{dim.name}:{arg}")
+
+
+def _with_stand_ins(model: Model) -> Model:
+    values = {s: model.values.get(s, STAND_IN) for s in model.ast.symbols}
+    shapes = {}
+    for name, shape in model.shapes.items():
+        if any(isinstance(d, Sym) for d in shape):
+            shapes[name] = _extents(model.dims[name], values, set(values))
+        else:
+            shapes[name] = shape
+    return Model(model.ast, MappingProxyType(values), model.ranks, MappingProxyType(shapes), model.dims, model.uniques,
+                 model.redundancies, model.order, model.inputs, model.outputs)
+
+
+# ------------------------------------------------------------------ terms
+def fact_masks(model: Model, name: str, args: tuple[str, ...], kind: str = "D"):
+    """The fact ``name:kind`` at the index variables ``args``: (a mask, its affine
+    constraints when it is a single product, whether every comparison is affine)."""
+    fact = {"D": model.dims, "U": model.uniques}[kind].get(name)
+    if fact is None:
+        return None, (), True
+    from .linear import rename
+    mapping = dict(zip(fact.args, args))
+    alternatives: list[Alternative] = []
+    for product in fact.products:
+        pairs = tuple((rename(left, mapping), op, rename(right, mapping))
+                      for f in product.factors if isinstance(f, ast.Condition) for left, op, right in comparisons(f))
+        alternatives.append(pairs)
+    cons: list[Constraint] = []
+    is_affine = True
+    for pairs in alternatives:
+        for left, op, right in pairs:
+            c = constraint(left, op, right, model.values)
+            if c is None:
+                is_affine = False
+            elif len(alternatives) == 1:
+                cons.append(c)
+    if len(alternatives) != 1:
+        is_affine = False
+    return tuple(alternatives), tuple(cons), is_affine
+
+
+def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
+    """The product ``product`` of ``rule`` as a :class:`Term` (stur-bound)."""
+    symbols = set(model.ast.symbols)
+    masks: list[tuple[Alternative, ...]] = []
+    cons: list[Constraint] = []
+    box_cons: list[Constraint] = []
+    is_affine = True
+    variables: dict[str, None] = dict.fromkeys(rule.args)
+
+    def add_box(name: str, args: tuple[str, ...]) -> None:
+        nonlocal is_affine
+        from .linear import Lin
+        for a, ext in zip(args, model.shapes[name]):
+            box_cons.append(Constraint(Lin(((a, 1),), 0), ">="))
+            box_cons.append(Constraint(Lin(((a, -1),), int(ext) - 1), ">="))
+        mask, fact_cons, fact_affine = fact_masks(model, name, args)
+        if mask is not None:
+            masks.append(mask)
+            cons.extend(fact_cons)
+            is_affine = is_affine and fact_affine
+
+    add_box(rule.name, rule.args)
+    coefficient = 1.0
+    accesses: list[ast.Access] = []
+    for f in product.factors:
+        if isinstance(f, ast.Number):
+            coefficient *= (1.0 / f.value) if f.inverse and f.value else (float("inf") if f.inverse else f.value)
+        elif isinstance(f, ast.Access):
+            if f.name in symbols:
+                if f.name not in model.values:
+                    raise _fail("input", f"symbol {f.name!r} has no value: give it with --param {f.name}=...", f.span,
+                                "stur-rule")
+                value = float(model.values[f.name])
+                coefficient *= (1.0 / value) if f.inverse else value
+                continue
+            accesses.append(f)
+            variables.update(dict.fromkeys(f.args))
+            add_box(f.name, f.args)
+        else:
+            pairs = comparisons(f)
+            masks.append((pairs,))
+            for left, op, right in pairs:
+                variables.update(dict.fromkeys(n for e in (left, right) for n in ast.index_names(e) if n not in symbols))
+                c = constraint(left, op, right, model.values)
+                if c is None:
+                    is_affine = False
+                else:
+                    cons.append(c)
+    for left_name in [n for n in variables if n in symbols]:
+        del variables[left_name]
+    all_cons = tuple(box_cons) + tuple(cons)
+    box = propagate(all_cons, {v: (INF, INF) for v in variables})
+    for v in variables:
+        lo, hi = box[v]
+        if lo is None or hi is None:
+            raise _fail("free-index", f"index {v!r} of this product of {rule.name!r} is unbounded: no tensor it indexes "
+                        f"and no condition limits it", product.span, "stur-bound")
+    return Term(rule, product, tuple(variables), MappingProxyType({v: (int(box[v][0]), int(box[v][1]))
+                                                                   for v in variables}),
+                tuple(accesses), coefficient, tuple(masks), tuple(cons), is_affine)

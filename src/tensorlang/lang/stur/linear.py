@@ -1,0 +1,266 @@
+"""Integer index arithmetic of STUR: evaluation, affine forms and interval bounds.
+
+Conditions and facts are integer expressions over index variables and symbols.  Three
+things are asked of them:
+
+* their value at integer points (the reference interpreter evaluates every condition,
+  affine or not, on numpy grids): :func:`evaluate`, with C's truncating division;
+* their *affine form* Σ c·v + c0 once the symbols have values (:func:`affine`, None for
+  a non-affine expression such as ``i * (i + 1) / 2``): what bounds loops;
+* the box they imply (:func:`propagate`): interval propagation over the affine
+  constraints, the bounds of every loop of a rule and every tensor's dimensions.
+
+A constraint is normalised to ``L >= 0`` or ``L = 0`` with L affine (``a < b`` is
+``b - a - 1 >= 0``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ...errors import error
+from . import ast
+
+#: A bound that is not known (an interval end at infinity).
+INF = None
+
+
+@dataclass(frozen=True)
+class Lin:
+    """Σ coeff·var + const (canonical: no zero coefficients, sorted)."""
+
+    terms: tuple[tuple[str, int], ...]
+    const: int
+
+    @staticmethod
+    def of(terms: Mapping[str, int], const: int) -> "Lin":
+        return Lin(tuple(sorted((v, c) for v, c in terms.items() if c)), int(const))
+
+    def coeff(self, v: str) -> int:
+        return dict(self.terms).get(v, 0)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(v for v, _ in self.terms)
+
+    def plus(self, other: "Lin", scale: int = 1) -> "Lin":
+        terms = dict(self.terms)
+        for v, c in other.terms:
+            terms[v] = terms.get(v, 0) + scale * c
+        return Lin.of(terms, self.const + scale * other.const)
+
+    def substitute(self, v: str, by: "Lin") -> "Lin":
+        c = self.coeff(v)
+        if not c:
+            return self
+        rest = Lin.of({u: k for u, k in self.terms if u != v}, self.const)
+        return rest.plus(by, c)
+
+    def value(self, point: Mapping[str, int]) -> int:
+        return self.const + sum(c * point[v] for v, c in self.terms)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``lin >= 0`` (kind ">=") or ``lin = 0`` (kind "=")."""
+
+    lin: Lin
+    kind: str
+
+
+def _trunc_div(a, b):
+    """C's integer division (toward zero); a zero divisor gives 0 (no point satisfies a
+    condition through it: the comparison is made false by the caller's mask)."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    return np.where(b == 0, 0, np.where((a < 0) ^ (safe < 0), -q, q))
+
+
+def evaluate(e: ast.IExpr, env: Mapping[str, object]):
+    """The value of ``e`` where each name has its value in ``env`` (ints or numpy integer
+    arrays, which broadcast)."""
+    if isinstance(e, ast.INum):
+        return e.value
+    if isinstance(e, ast.IName):
+        return env[e.name]
+    if isinstance(e, ast.INeg):
+        return -evaluate(e.arg, env)
+    a, b = evaluate(e.left, env), evaluate(e.right, env)
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    if e.op == "*":
+        return a * b
+    result = _trunc_div(a, b)
+    return int(result) if np.ndim(result) == 0 else result
+
+
+def affine(e: ast.IExpr, values: Mapping[str, int]) -> Lin | None:
+    """The affine form of ``e``, names in ``values`` (symbols) replaced by their values
+    and every other name a variable; None where ``e`` is not affine."""
+    if isinstance(e, ast.INum):
+        return Lin((), e.value)
+    if isinstance(e, ast.IName):
+        if e.name in values:
+            return Lin((), int(values[e.name]))
+        return Lin(((e.name, 1),), 0)
+    if isinstance(e, ast.INeg):
+        inner = affine(e.arg, values)
+        return None if inner is None else Lin.of({}, 0).plus(inner, -1)
+    a, b = affine(e.left, values), affine(e.right, values)
+    if a is None or b is None:
+        return None
+    if e.op == "+":
+        return a.plus(b)
+    if e.op == "-":
+        return a.plus(b, -1)
+    if e.op == "*":
+        if not a.terms:
+            return Lin.of({}, 0).plus(b, a.const)
+        if not b.terms:
+            return Lin.of({}, 0).plus(a, b.const)
+        return None
+    if not a.terms and not b.terms and b.const:
+        return Lin((), int(_trunc_div(a.const, b.const)))
+    return None
+
+
+def comparisons(cond: ast.Condition) -> tuple[tuple[ast.IExpr, str, ast.IExpr], ...]:
+    """A chained comparison as its pairs: ``a <= b < c`` is (a <= b), (b < c)."""
+    return tuple((cond.exprs[n], op, cond.exprs[n + 1]) for n, op in enumerate(cond.ops))
+
+
+def constraint(left: ast.IExpr, op: str, right: ast.IExpr, values: Mapping[str, int]) -> Constraint | None:
+    """``left op right`` as a normalised constraint, or None where it is not affine."""
+    a, b = affine(left, values), affine(right, values)
+    if a is None or b is None:
+        return None
+    if op == "=":
+        return Constraint(b.plus(a, -1), "=")
+    if op in ("<=", "<"):
+        lin = b.plus(a, -1)
+    else:
+        lin = a.plus(b, -1)
+    if op in ("<", ">"):
+        lin = lin.plus(Lin((), 1), -1)
+    return Constraint(lin, ">=")
+
+
+def holds(left, op: str, right):
+    """The comparison on values (numbers or arrays)."""
+    if op == "=":
+        return left == right
+    if op == "<=":
+        return left <= right
+    if op == "<":
+        return left < right
+    if op == ">=":
+        return left >= right
+    return left > right
+
+
+# ------------------------------------------------------------------ intervals
+Interval = tuple  # (lo | None, hi | None)
+
+
+def _floor_div(a: int, b: int) -> int:
+    return a // b
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _range(lin: Lin, box: Mapping[str, Interval], skip: str | None = None) -> Interval:
+    """(lowest, highest) of ``lin`` (without the term of ``skip``) over ``box``."""
+    lo: int | None = lin.const
+    hi: int | None = lin.const
+    for v, c in lin.terms:
+        if v == skip:
+            continue
+        a, b = box.get(v, (INF, INF))
+        ends = (a, b) if c > 0 else (b, a)
+        lo = None if lo is None or ends[0] is None else lo + c * ends[0]
+        hi = None if hi is None or ends[1] is None else hi + c * ends[1]
+    return lo, hi
+
+
+def lin_range(lin: Lin, box: Mapping[str, Interval]) -> Interval:
+    return _range(lin, box)
+
+
+def propagate(constraints, box: Mapping[str, Interval], rounds: int = 64) -> dict[str, Interval]:
+    """Narrow ``box`` (variable -> (lo, hi), None for unknown) by the constraints until
+    nothing changes (at most ``rounds`` sweeps: enough for any chain a program writes)."""
+    box = dict(box)
+    for _ in range(rounds):
+        changed = False
+        for con in constraints:
+            for v, c in con.lin.terms:
+                rlo, rhi = _range(con.lin, box, skip=v)
+                lo, hi = box.get(v, (INF, INF))
+                new_lo, new_hi = lo, hi
+                # c*v + R >= 0  (and, for "=", c*v + R <= 0)
+                if c > 0:
+                    if rhi is not None:
+                        b = _ceil_div(-rhi, c)
+                        new_lo = b if lo is None else max(lo, b)
+                    if con.kind == "=" and rlo is not None:
+                        b = _floor_div(-rlo, c)
+                        new_hi = b if hi is None else min(hi, b)
+                else:
+                    if rhi is not None:
+                        b = _floor_div(rhi, -c)
+                        new_hi = b if hi is None else min(hi, b)
+                    if con.kind == "=" and rlo is not None:
+                        b = _ceil_div(rlo, -c)
+                        new_lo = b if lo is None else max(lo, b)
+                if (new_lo, new_hi) != (lo, hi):
+                    box[v] = (new_lo, new_hi)
+                    changed = True
+                    if new_lo is not None and new_hi is not None and new_lo > new_hi:
+                        return box  # empty: nothing more to learn
+        if not changed:
+            break
+    return box
+
+
+def rename(e: ast.IExpr, mapping: Mapping[str, str]) -> ast.IExpr:
+    if isinstance(e, ast.IName):
+        return ast.IName(mapping.get(e.name, e.name), e.span)
+    if isinstance(e, ast.INeg):
+        return ast.INeg(rename(e.arg, mapping), e.span)
+    if isinstance(e, ast.IBin):
+        return ast.IBin(e.op, rename(e.left, mapping), rename(e.right, mapping), e.span)
+    return e
+
+
+def rename_condition(c: ast.Condition, mapping: Mapping[str, str]) -> ast.Condition:
+    return ast.Condition(tuple(rename(e, mapping) for e in c.exprs), c.ops, c.span)
+
+
+def text(e: ast.IExpr) -> str:
+    """An index expression as STUR writes it (fully parenthesized where nested)."""
+    if isinstance(e, ast.INum):
+        return str(e.value)
+    if isinstance(e, ast.IName):
+        return e.name
+    if isinstance(e, ast.INeg):
+        return f"-{text(e.arg)}"
+    left = text(e.left) if not isinstance(e.left, ast.IBin) else f"({text(e.left)})"
+    right = text(e.right) if not isinstance(e.right, ast.IBin) else f"({text(e.right)})"
+    return f"{left} {e.op} {right}"
+
+
+def too_large(elements: int, what: str, span) -> None:
+    from ...limits import check_allocation
+    check_allocation(elements, 8, what, span)
+    if elements > 2**31:
+        raise error("too-large", f"{what} has {elements} points; the reference interpreter enumerates at most 2^31",
+                    span)

@@ -1,0 +1,176 @@
+"""Lowering STUR to EIN: one statement per rule, one Σ per product.
+
+A product's points are the integer points of its box where its conditions hold
+(:mod:`.semantics`).  EIN ranges over boxes, so a product lowers exactly when its
+conditions can be *solved away*:
+
+1. **equality elimination** (003 §5.2's logical simplification): an equality
+   ``v = e`` with v a summed variable of coefficient ±1 substitutes e for v everywhere
+   (``A(i) := B2(i) * C(j) * (i = j)`` reads ``C(i)``; ``(j = J)`` fixes a position);
+2. **boxes**: interval propagation over what is left gives each variable its range,
+   a summed variable becomes a Σ over it (an offset range reads through an affine
+   index, ``B2[s+1]``), and a variable that indexes nothing multiplies by its count;
+3. what is still left must be implied by the boxes (a D fact that is a box, a
+   condition such as ``(0 <= i < M)`` on a head index of extent M).
+
+A product whose conditions cut its box any other way (``i <= j``, a head index limited
+to part of its dimension, ``s = i*N + k - (i+1)*(i+2)/2``) is error[backend] for now:
+the compressed loops that compute exactly such sets are the structure pass
+(docs/structure.md); the reference interpreter (``backend="interp"``) runs every
+program.
+"""
+
+from __future__ import annotations
+
+from ...ein import ir
+from ...ein.index import Domain, affine
+from ...ein.structure import Condition, Structure, position_names
+from ...errors import error
+from ...semantics.types import CheckedProgram
+from . import ast
+from .check import Model, Term, prepare
+from .linear import Constraint, Lin, comparisons, constraint, lin_range, propagate
+from .promise import redundancy_pieces
+
+
+def lower_program(checked: CheckedProgram) -> ir.Program:
+    model: Model = checked.program
+    if not model.bound:
+        missing = [s for s in model.ast.symbols if s not in model.values]
+        raise error("input", f"symbol {missing[0]!r} has no value: give it with --param {missing[0]}=... "
+                    f"(params={{'{missing[0]}': ...}})")
+    decls = tuple(ir.Decl(d.name, tuple(int(x) for x in d.shape), d.qual,
+                          declared_structure(model, d.name) if d.qual == "in" else None) for d in model.decls)
+    return ir.Program(decls, tuple(lower_rule(model, rule) for rule in model.order))
+
+
+def declared_structure(model: Model, name: str) -> Structure | None:
+    """An input's U (and R) facts as the EIN declaration's structure, where they say
+    what it can: a unique set of affine conditions, and no redundancy map or the
+    symmetric one of a matrix (``T:R(i, j, ip, jp) := (..) * (ip = j) * (jp = i)``).
+    Anything else (a skew copy, a non-affine set) is left undeclared: the stages that
+    use structure then see a dense tensor, which is always sound."""
+    fact = model.uniques.get(name)
+    rank = len(model.shapes[name])
+    if fact is None or not rank:
+        return None
+    positions = position_names(rank)
+    mapping = dict(zip(fact.args, positions))
+    unique = []
+    for product in fact.products:
+        conjunction = []
+        for f in product.factors:
+            if not isinstance(f, ast.Condition):
+                return None
+            for left, op, right in comparisons(f):
+                c = constraint(left, op, right, model.values)
+                if c is None:
+                    return None
+                # 0-based STUR positions a = i - 1 over the 1-based positions i
+                terms = [(mapping[v], k) for v, k in c.lin.terms]
+                offset = c.lin.const - sum(k for _, k in c.lin.terms)
+                conjunction.append(Condition(affine(terms, offset), c.kind, 0))
+        unique.append(tuple(conjunction))
+    if name not in model.redundancies:
+        return Structure(rank, tuple(unique), False, f"{name}:U")
+    pieces = redundancy_pieces(model, name, fact.args)
+    symmetric = (rank == 2 and pieces is not None and len(pieces) == 1 and pieces[0][0] == 1.0
+                 and [t.name if isinstance(t, ast.IName) else None for t in pieces[0][2]] == [fact.args[1], fact.args[0]])
+    return Structure(rank, tuple(unique), True, f"{name}:U, {name}:R") if symmetric else None
+
+
+def lower_rule(model: Model, rule: ast.Rule) -> ir.Statement:
+    shape = tuple(int(d) for d in model.shapes[rule.name])
+    body: ir.Expr | None = None
+    for product in rule.products:
+        term = lower_term(model, prepare(model, rule, product), shape)
+        body = term if body is None else ir.BinOp("+", body, term)
+    assert body is not None
+    return ir.Statement(rule.name, Domain(tuple(zip(rule.args, shape))), body)
+
+
+def _unsupported(term: Term, why: str):
+    return error("backend", f"{term.rule.name}: {why}; the compiled targets cannot compute this product of STUR's "
+                 "yet: run it with the reference interpreter (backend='interp', --backend interp)", term.product.span)
+
+
+def _box_constraints(v: str, lo: int, hi: int) -> tuple[Constraint, Constraint]:
+    return Constraint(Lin(((v, 1),), -lo), ">="), Constraint(Lin(((v, -1),), hi), ">=")
+
+
+def eliminate(term: Term) -> tuple[dict[str, Lin], list[Constraint]]:
+    """Equality elimination: the substitution for each solved summed variable and the
+    constraints left (the boxes of every variable included, so that a solved
+    variable's range survives as a condition on what replaced it)."""
+    head = set(term.rule.args)
+    cons = [c for v in term.variables for c in _box_constraints(v, *term.box[v])] + list(term.constraints)
+    subst: dict[str, Lin] = {}
+    while True:
+        pick = next(((c, v) for c in cons if c.kind == "=" for v, k in c.lin.terms if v not in head and abs(k) == 1),
+                    None)
+        if pick is None:
+            return subst, cons
+        con, v = pick
+        k = con.lin.coeff(v)
+        rest = Lin.of({u: c for u, c in con.lin.terms if u != v}, con.lin.const)
+        by = Lin.of({}, 0).plus(rest, -k)  # k*v + rest = 0, k = ±1  ->  v = -rest/k = -k*rest
+        subst = {u: e.substitute(v, by) for u, e in subst.items()}
+        subst[v] = by
+        cons = [Constraint(c.lin.substitute(v, by), c.kind) for c in cons if c is not con]
+
+
+def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
+    if any(lo > hi for lo, hi in term.box.values()):
+        return ir.Const(0.0)  # no point: the product adds nothing
+    if not term.affine:
+        raise _unsupported(term, "a condition or dimension fact is not affine (or is a union)")
+    head = term.rule.args
+    subst, cons = eliminate(term)
+    free = [v for v in term.variables if v not in subst]
+    box = propagate(cons, {v: term.box[v] for v in free})
+    for v in free:
+        lo, hi = box[v]
+        if lo is None or hi is None or lo > hi:
+            return ir.Const(0.0)
+    for n, h in enumerate(head):
+        if box[h] != (0, shape[n] - 1):
+            raise _unsupported(term, f"its conditions limit head index {h!r} to {box[h][0]}..{box[h][1]} of "
+                               f"0..{shape[n] - 1}")
+    for c in cons:
+        lo, hi = lin_range(c.lin, box)
+        implied = (lo is not None and lo >= 0) if c.kind == ">=" else (lo == 0 and hi == 0)
+        if not implied:
+            raise _unsupported(term, "a condition cuts its loops to a set that is not a box")
+    extents = {v: box[v][1] - box[v][0] + 1 for v in free}
+
+    def position(arg: str, dim_extent: int):
+        lin = subst.get(arg, Lin(((arg, 1),), 0))
+        if len(lin.terms) == 1 and lin.terms[0][1] == 1 and lin.const == 0:
+            v = lin.terms[0][0]
+            if box[v][0] == 0 and extents[v] == dim_extent:
+                return v
+        # STUR v = x_v + lo_v - 1 over EIN's 1-based x_v; the 1-based position is L + 1
+        offset = lin.const + 1 + sum(c * (box[v][0] - 1) for v, c in lin.terms)
+        return affine([(v, c) for v, c in lin.terms], offset)
+
+    factors: list[ir.Expr] = []
+    used: set[str] = set()
+    for access in term.accesses:
+        indices = tuple(position(a, int(d)) for a, d in zip(access.args, model.shapes[access.name]))
+        for a in access.args:
+            used.update(v for v, _ in subst.get(a, Lin(((a, 1),), 0)).terms)
+        tensor = ir.Tensor(access.name, indices)
+        factors.append(ir.BinOp("/", ir.Const(1.0), tensor) if access.inverse else tensor)
+    coefficient = term.coefficient
+    summed = [v for v in free if v not in head]
+    for v in summed:
+        if v not in used:
+            coefficient *= extents[v]  # a variable that indexes nothing: its count
+    body: ir.Expr | None = None
+    if coefficient != 1.0 or not factors:
+        body = ir.Const(coefficient)
+    for f in factors:
+        body = f if body is None else ir.BinOp("*", body, f)
+    assert body is not None
+    loops = tuple((v, extents[v]) for v in summed if v in used)
+    return ir.Sum(Domain(loops), body) if loops else body

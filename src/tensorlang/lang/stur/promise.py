@@ -1,0 +1,125 @@
+"""``--check-structure``: does each input keep the promise its U and R facts make?
+
+An input ``T`` with a unique set ``T:U`` promises that every entry outside the set is
+either a redundant copy given by its redundancy map ``T:R(i.., ip..) := c * (cond) *
+(ip = e) ...`` (``T(i..) = c · T(e..)``) or zero (003 §3: the unique set holds the
+unique non-zero entries).  The check enumerates T's positions and reports the first one
+(in row-major order, 0-based as STUR writes positions) that breaks it, as
+error[structure].  A copy must agree with what it copies up to float64 rounding
+(:func:`tensorlang.ein.structure.agree`; ⊥ equals ⊥).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ...ein.structure import agree
+from ...errors import Diagnostic, TensorLangError
+from ...semantics.types import CheckedProgram
+from . import ast
+from .check import Model, fact_masks
+from .linear import comparisons, evaluate, holds
+
+
+def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) -> None:
+    model: Model = checked.program
+    for name in model.inputs:
+        if name in model.uniques and name in supplied and model.shapes[name]:
+            _check_tensor(model, name, np.asarray(supplied[name], dtype=np.float64))
+
+
+def _grids(shape) -> list[np.ndarray]:
+    rank = len(shape)
+    return [np.arange(n, dtype=np.int64).reshape([1] * a + [n] + [1] * (rank - a - 1)) for a, n in enumerate(shape)]
+
+
+def _holds(alternatives, env, shape) -> np.ndarray:
+    mask = np.zeros(shape, dtype=bool)
+    for pairs in alternatives:
+        ok = np.ones(shape, dtype=bool)
+        for left, op, right in pairs:
+            ok &= np.broadcast_to(holds(evaluate(left, env), op, evaluate(right, env)), shape)
+        mask |= ok
+    return mask
+
+
+def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
+    """Each product of T:R as (coefficient, conditions on the first half, the second
+    half as expressions of the first), or None where a product is not of that form."""
+    rule = model.redundancies.get(name)
+    if rule is None:
+        return ()
+    rank = len(args)
+    from .linear import rename
+    mapping = dict(zip(rule.args[:rank], args))
+    primed = rule.args[rank:]
+    pieces = []
+    for product in rule.products:
+        coefficient = 1.0
+        conditions = []
+        targets: dict[str, ast.IExpr] = {}
+        for f in product.factors:
+            if isinstance(f, ast.Number):
+                coefficient *= 1.0 / f.value if f.inverse else f.value
+                continue
+            assert isinstance(f, ast.Condition)
+            for left, op, right in comparisons(f):
+                left, right = rename(left, mapping), rename(right, mapping)
+                names_l, names_r = set(ast.index_names(left)), set(ast.index_names(right))
+                if op == "=" and isinstance(left, ast.IName) and left.name in primed and not names_r & set(primed):
+                    targets[left.name] = right
+                elif op == "=" and isinstance(right, ast.IName) and right.name in primed \
+                        and not names_l & set(primed):
+                    targets[right.name] = left
+                elif (names_l | names_r) & set(primed):
+                    return None
+                else:
+                    conditions.append((left, op, right))
+        if set(targets) != set(primed):
+            return None
+        pieces.append((coefficient, tuple(conditions), tuple(targets[p] for p in primed)))
+    return tuple(pieces)
+
+
+def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
+    shape = value.shape
+    args = tuple(f"_{n}" for n in range(len(shape)))
+    grids = _grids(shape)
+    env = {**model.values, **dict(zip(args, grids))}
+    unique, _, _ = fact_masks(model, name, args, "U")
+    inside = _holds(unique, env, shape)
+    dims, _, _ = fact_masks(model, name, args, "D")
+    if dims is not None:
+        inside |= ~_holds(dims, env, shape)  # outside the tensor's own dimensions: nothing promised
+    expected = np.zeros(shape)
+    covered = np.zeros(shape, dtype=bool)
+    pieces = redundancy_pieces(model, name, args)
+    if pieces is None:
+        return  # a redundancy map not of the form c * (conditions) * (ip = e) ...: nothing checkable
+    with np.errstate(all="ignore"):
+        for coefficient, conditions, targets in pieces:
+            where = _holds((conditions,), env, shape) & ~inside & ~covered
+            picks = tuple(np.broadcast_to(np.asarray(evaluate(t, env)), shape) for t in targets)
+            valid = where.copy()
+            for p, n in zip(picks, shape):
+                valid &= (p >= 0) & (p < n)
+            safe = tuple(np.where(valid, p, 0) for p in picks)
+            expected = np.where(valid, coefficient * value[safe], expected)
+            covered |= valid
+    same = agree(value, expected)
+    bad = ~inside & ~same
+    if not bad.any():
+        return
+    position = tuple(int(p) for p in np.argwhere(bad)[0])
+    where_text = f"{name}({', '.join(map(str, position))})"
+    if covered[position]:
+        why = f"is a redundant copy by {name}:R and should be {expected[position]!r}"
+    else:
+        why = f"is outside the unique set {name}:U and should be 0"
+    message = f"input {name!r} breaks its structure: {where_text} = {value[position]!r} {why}"
+    fact = model.uniques[name]
+    raise TensorLangError("structure", message, diagnostics=[Diagnostic("structure", message, fact.head_span,
+                                                                        "structure promise (003 §3)")])
+

@@ -1,0 +1,96 @@
+"""The reference semantics of STUR (the oracle): the dense meaning of the rules.
+
+A rule ``H(h) := P1 + P2 + ...`` sets, for every position h of H,
+
+    H(h) = Σ_t Σ_{v ∉ h}  c_t · Π accesses of P_t at (h, v)
+
+where the inner sum ranges over the integer points (h, v) that lie in every accessed
+tensor's dimensions (its D fact, also H's own) and satisfy every condition of P_t.
+Points outside that set are *not in the sum* (they are not multiplied by zero: an
+infinite or ⊥ entry outside the set does not leak in, as in StructTensor's loops, which
+never visit them).  ``T^-1(i)`` is 1 / T(i) (controlled division), ``N^-1()`` with N a
+symbol is 1/N.  Rules run in dependency order; a computed tensor starts at 0.
+
+Inputs are dense arrays: a U or R fact of an input is the caller's promise about its
+entries, which this interpreter does not need (and ``--check-structure`` checks).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ...errors import error
+from ...semantics.interface import initial_store
+from ...semantics.types import CheckedProgram
+from ...semantics.values import controlled_division
+from . import ast
+from .check import Model, Term, prepare
+from .linear import evaluate, holds, too_large
+
+
+def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
+    dtype = np.dtype(dtype)
+    model: Model = checked.program
+    if not model.bound:
+        missing = [s for s in model.ast.symbols if s not in model.values]
+        raise error("input", f"symbol {missing[0]!r} has no value: give it with --param {missing[0]}=... "
+                    f"(params={{'{missing[0]}': ...}})")
+    store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
+    with np.errstate(all="ignore"):  # ⊥ and ±inf are values here, not warnings
+        for rule in model.order:
+            out = np.zeros(model.shapes[rule.name], dtype=dtype)
+            for product in rule.products:
+                add_term(out, prepare(model, rule, product), store, dtype, model.values)
+            store[rule.name] = out
+    return store
+
+
+def _grids(term: Term) -> dict[str, np.ndarray]:
+    rank = len(term.variables)
+    grids = {}
+    for axis, v in enumerate(term.variables):
+        lo, hi = term.box[v]
+        grids[v] = np.arange(lo, hi + 1, dtype=np.int64).reshape([1] * axis + [hi - lo + 1] + [1] * (rank - axis - 1))
+    return grids
+
+
+def term_mask(term: Term, env: Mapping[str, object], shape: tuple[int, ...]) -> np.ndarray:
+    """Where in the term's box every mask holds."""
+    mask = np.ones(shape, dtype=bool)
+    for alternatives in term.masks:
+        any_holds = np.zeros(shape, dtype=bool)
+        for pairs in alternatives:
+            all_hold = np.ones(shape, dtype=bool)
+            for left, op, right in pairs:
+                all_hold &= np.broadcast_to(holds(evaluate(left, env), op, evaluate(right, env)), shape)
+            any_holds |= all_hold
+        mask &= any_holds
+    return mask
+
+
+def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype, values: Mapping[str, int]) -> None:
+    """out[h] += the term's sum over its other variables (its box, where its masks hold)."""
+    if any(lo > hi for lo, hi in term.box.values()):
+        return
+    shape = tuple(hi - lo + 1 for lo, hi in (term.box[v] for v in term.variables))
+    too_large(int(np.prod(shape, dtype=object)), f"a product of {term.rule.name!r}", term.product.span)
+    grids = _grids(term)
+    env = {**values, **grids}
+    mask = term_mask(term, env, shape)
+    value = np.full(shape, term.coefficient, dtype=dtype)
+    for access in term.accesses:
+        array = store[access.name]
+        picked = array[tuple(grids[a] for a in access.args)] if access.args else array[()]
+        if access.inverse:
+            picked = controlled_division(np.asarray(1.0, dtype=dtype), picked)
+        value = value * picked
+    value = np.where(mask, value, dtype.type(0))
+    head = term.rule.args
+    summed = tuple(axis for axis, v in enumerate(term.variables) if v not in head)
+    total = value.sum(axis=summed) if summed else value
+    kept = [v for v in term.variables if v in head]
+    total = np.transpose(total, [kept.index(h) for h in head]) if head else total
+    region = tuple(slice(term.box[h][0], term.box[h][1] + 1) for h in head)
+    out[region] += total

@@ -1,0 +1,130 @@
+"""Structure annotations of the model language (SPEC §4, paper 003 Fig. 8).
+
+``var S : [n n] symmetric`` promises the caller's S is symmetric; the annotation's
+meaning is a :class:`~tensorlang.ein.structure.Structure`: a unique set over the
+positions ``i1 .. ik`` (1-based, like every position in the language) and what the other
+entries are (zero, or copies by symmetry):
+
+=============  =====================================  ===================
+annotation     unique set                             elsewhere
+=============  =====================================  ===================
+symmetric      i1 <= i2 <= ... <= ik (equal extents)   the sorted position
+diagonal       i1 = i2 (a matrix)                     zero
+upper / lower  i1 <= i2 / i1 >= i2 (a matrix)         zero
+zero           empty                                  zero
+row(r) col(c)  i1 = r / i2 = c (a matrix)             zero
+where C, ...   the conditions C over i1 .. ik         zero
+=============  =====================================  ===================
+
+Rule t-structure: an annotation fits its declaration's shape (rank, equal extents,
+positions within them, names i1 .. ik), else error[structure].  At run time,
+``check_structure=True`` reports the first input entry that breaks its promise.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ...ein.index import Affine, index_variables
+from ...ein.structure import Condition, Structure, position_names
+from ...errors import Diagnostic, TensorLangError, error
+from ...semantics.sizes import Sym
+from ...semantics.types import CheckedProgram
+from . import ast
+
+RULE = "t-structure (SPEC §4)"
+
+MATRIX_WORDS = ("diagonal", "upper", "lower", "row", "col")
+
+
+def _fail(message: str, span) -> TensorLangError:
+    return error("structure", message, span, RULE)
+
+
+def structure_of(decl: ast.Decl) -> Structure | None:
+    """The meaning of ``decl``'s annotation (t-structure), None without one."""
+    note = decl.structure
+    if note is None:
+        return None
+    shape, rank, kind = decl.shape, len(decl.shape), note.kind
+    if kind in MATRIX_WORDS and rank != 2:
+        raise _fail(f"{kind} is a matrix structure; {decl.name!r} has {rank} dimensions", note.span)
+    if kind == "symmetric":
+        if rank < 2:
+            raise _fail(f"symmetric needs at least 2 dimensions; {decl.name!r} has {rank}", note.span)
+        if any(d != shape[0] for d in shape):
+            raise _fail(f"symmetric needs equal extents; {decl.name!r} is [{' '.join(map(str, shape))}]", note.span)
+    names = position_names(rank)
+    text = kind if note.arg is None else f"{kind}({note.arg})"
+    if kind == "symmetric":
+        chain = tuple(Condition(names[n], "<=", names[n + 1]) for n in range(rank - 1))
+        return Structure(rank, (chain,), True, text)
+    if kind == "diagonal":
+        return Structure(rank, ((Condition("i1", "=", "i2"),),), False, text)
+    if kind == "upper":
+        return Structure(rank, ((Condition("i1", "<=", "i2"),),), False, text)
+    if kind == "lower":
+        return Structure(rank, ((Condition("i1", ">=", "i2"),),), False, text)
+    if kind == "zero":
+        return Structure(rank, (), False, text)
+    if kind in ("row", "col"):
+        axis = 0 if kind == "row" else 1
+        extent = shape[axis]
+        assert note.arg is not None
+        if note.arg < 1 or (not isinstance(extent, Sym) and note.arg > extent):
+            raise _fail(f"{kind}({note.arg}) is outside dimension {axis + 1} of {decl.name!r} (1..{extent})", note.span)
+        return Structure(rank, ((Condition(names[axis], "=", note.arg),),), False, text)
+    conditions: list[Condition] = []
+    for indices, ops in note.conditions:
+        for n, op in enumerate(ops):
+            conditions.append(Condition(indices[n], op, indices[n + 1]))
+    for c in conditions:
+        for side in (c.left, c.right):
+            for v in index_variables(side):
+                if v not in names:
+                    raise _fail(f"{v!r} in a where-annotation of {decl.name!r} is no position; its positions are "
+                                f"{', '.join(names) or 'none (a scalar)'}", note.span)
+    for c in conditions:  # a fixed position must lie in its dimension
+        for var, other in ((c.left, c.right), (c.right, c.left)):
+            if c.op == "=" and isinstance(var, str) and isinstance(other, int):
+                extent = shape[names.index(var)]
+                if other < 1 or (not isinstance(extent, Sym) and other > extent):
+                    raise _fail(f"{var} = {other} is outside dimension {names.index(var) + 1} of {decl.name!r} "
+                                f"(1..{extent})", note.span)
+    text = "where " + ", ".join(str(c) for c in conditions)
+    return Structure(rank, (tuple(conditions),), False, text)
+
+
+def check_annotations(program: ast.Program) -> list[Diagnostic]:
+    """t-structure for every annotated declaration."""
+    found: list[Diagnostic] = []
+    for decl in program.decls:
+        try:
+            structure_of(decl)
+        except TensorLangError as exc:
+            found.extend(exc.diagnostics)
+    return found
+
+
+def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) -> None:
+    """error[structure] at the first entry (row-major) of a supplied array that breaks
+    its declaration's structure."""
+    for decl in checked.program.decls:
+        if decl.structure is None or decl.name not in supplied:
+            continue
+        structure = structure_of(decl)
+        assert structure is not None
+        value = np.asarray(supplied[decl.name], dtype=np.float64)
+        found = structure.first_violation(value)
+        if found is None:
+            continue
+        where, should = found
+        position = f"{decl.name}[{','.join(map(str, where))}]"
+        actual = value[tuple(p - 1 for p in where)]
+        raise error("structure", f"input {decl.name!r} breaks its structure ({structure.text}): {position} = "
+                    f"{float(actual)!r} should be {should!r}", decl.name_span, "structure promise (SPEC §4)")
+
+
+__all__ = ["Affine", "check_annotations", "check_promises", "structure_of"]
