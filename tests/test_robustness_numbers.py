@@ -40,11 +40,9 @@ def _agree(body: str, extra: str = "", **outs):
     "1/(x[i]*-1)", "1/(-1*x[i])", "1/(x[i]*1)", "1/(-0-x[i])", "1/(x[i]+-0)", "1/(-0+x[i])", "1/(x[i]-(-0))",
     "1/(x[i]*0)", "1/(x[i]*-0)", "1/(x[i]*2*3)", "1/(0*x[i]*-1)", "1/(2*(x[i]*0.5))",
     "1e300*x[i]*1e-300", "1/(1e300*x[i]*1e-300)",
-    pytest.param("1e-300*(x[i]*1e300)", marks=pytest.mark.xfail(
-        reason="left: the schedule's Monomial.coefficient (ein/forms.py) folds a product's numbers into one scale",
-        strict=True)),
-    pytest.param("1/(sum(j:1) -x[i])", marks=pytest.mark.xfail(
-        reason="left: a Σ starts from +0, so it is never -0; a Σ the normal form removes may be", strict=True)),
+    "1e-300*(x[i]*1e300)", "1e-300*(x[i]*x[i]*1e300)", "(1e300*x[i])*x[i]*1e-300",
+    "1/(sum(j:1) -x[i])", "1/(sum(j:2) -x[i])", "1/(sum(j:3) (0*x[i]))", "1/(sum(j:2) 2*x[i])", "1/(x[i]*x[i]*-1*x[i])",
+    "1/(sum(j:2) -2*x[i])",
 ])
 def test_optimized_targets_keep_signed_zeros_infinities_and_overflow(body):
     _agree(body)

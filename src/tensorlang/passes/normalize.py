@@ -237,12 +237,33 @@ def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
     for term in terms:
         out.extend(simplify_term(term, trial))
     rewritten = rebuild_polynomial(out, trial)
+    if not _never_minus_zero(rewritten) and not any(isinstance(n, ir.Sum) for n in ir.nodes(rewritten)):
+        rewritten = ir.BinOp("+", rewritten, ir.Const(0.0))
     if len(terms) > 1:
         trial.fire(DISTRIBUTION)
     if rewritten == e or not (len(terms) == 1 or body_flops(rewritten) <= body_flops(e)):
         return None
     ctx.tally.merge(trial.tally)
     return rewritten
+
+
+def _never_minus_zero(e: ir.Expr) -> bool:
+    """Whether ``e`` is never -0, as a sum never is (it starts from +0, and x + y is -0
+    only when both are).  The normal form may remove a sum (``unused-summation-index``,
+    δ elimination: Σ_j δ_ij x_j is x_i) or leave a number or a product on top; then
+    ``+ 0`` keeps the sum's +0 where the remaining expression would give -0 (issue 16:
+    ``1/(sum(j:1) -x[i])`` is +inf at x = 0, not -inf).  Only where no sum is left: a
+    factor bound outside a sum (``c * sum(k) a[k]``) stays as it is, so that the BLAS
+    and mode steps still see a scaled product (docs/optimizer.md names the gap)."""
+    if isinstance(e, ir.Sum):
+        return True
+    if isinstance(e, ir.Const):
+        return not (e.value == 0.0 and math.copysign(1.0, e.value) < 0)
+    if isinstance(e, ir.BinOp) and e.op == "+":
+        return _never_minus_zero(e.left) or _never_minus_zero(e.right)
+    if isinstance(e, ir.BinOp) and e.op == "-":  # a - b is -0 only for a = -0 and b = +0
+        return _never_minus_zero(e.left)
+    return False
 
 
 SUM_NORMAL_FORM = Rule("sum-normal-form", "004 §5.3",
