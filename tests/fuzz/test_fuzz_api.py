@@ -49,7 +49,7 @@ def _show(value) -> str:
         return "(an argument with a 5000-digit integer)"
 
 
-@fuzz_settings(60)
+@fuzz_settings(150)
 @given(source=SOURCES, lang=LANGS, backend=BACKENDS, dtype=DTYPES, pad=PADS, threads=THREADS, params=PARAMS,
        opt=OPTS, skip=SKIPS, check_only=st.booleans())
 def test_compile_and_check_take_any_arguments(source, lang, backend, dtype, pad, threads, params, opt, skip,
@@ -128,7 +128,7 @@ def _kernel(lang, backend, dtype):
     return _KERNELS[key]
 
 
-@fuzz_settings(80)
+@fuzz_settings(150)
 @given(data=st.data(), lang=st.sampled_from(sorted(PROGRAMS)), backend=st.sampled_from(tl.available_backends()),
        dtype=st.sampled_from(["float64", "float32"]), extra=st.sampled_from([None, "z", "out", "y", "A"]),
        drop=st.sampled_from([None, "A", "x"]), via_run=st.booleans())

@@ -59,7 +59,7 @@ COMMANDS = ["check", "run", "compile", "analyze", "cache", "nosuch", ""]
 ARGV = st.lists(st.one_of(st.sampled_from(OPTIONS), st.sampled_from(FILES), st.sampled_from(VALUES)), max_size=7)
 
 
-@fuzz_settings(60)
+@fuzz_settings(150)
 @given(command=st.sampled_from(COMMANDS), rest=ARGV, stdin=st.sampled_from(sorted(PROGRAMS)))
 def test_the_command_line_takes_any_argv(command, rest, stdin):
     argv = ([command] if command else []) + rest

@@ -77,7 +77,7 @@ def _lang(kind: str) -> str:
     return kind.split("-")[0]
 
 
-@fuzz_settings(8)
+@fuzz_settings(40)
 @given(data=st.data(), kind=st.sampled_from(["tl", "teil", "cfd"]), seed=st.integers(0, 2**16), mode=MODES)
 def test_grammar_drawn_text_is_rejected_cleanly_or_runs_alike_everywhere(data, kind, seed, mode, monkeypatch_budget):
     text = data.draw(grammar_programs(kind))
@@ -86,7 +86,7 @@ def test_grammar_drawn_text_is_rejected_cleanly_or_runs_alike_everywhere(data, k
         assert_targets_agree(text, kind, seed, mode, params={"n": 3} if kind == "cfd" else None)
 
 
-@fuzz_settings(12)
+@fuzz_settings(60)
 @given(data=st.data(), kind=st.sampled_from(["tl-operator", "tl-index", "teil", "cfd"]), seed=st.integers(0, 2**16),
        mode=MODES)
 def test_generated_and_edited_programs_run_alike_everywhere(data, kind, seed, mode, monkeypatch_budget):
