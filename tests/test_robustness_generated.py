@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
+from tensorlang.semantics.values import FUNCTIONS
 
 TESTS = Path(__file__).parent
 SRC = TESTS.parent / "src"
@@ -160,3 +162,35 @@ def test_two_processes_compiling_the_same_program_into_one_cache_both_succeed(tm
     info = subprocess.run([sys.executable, "-m", "tensorlang.cli", "cache", "info"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert info.returncode == 0, info.stderr
+
+
+# ---------------------------------------------------------------- identifiers
+C_WORDS = {"double", "float", "for", "if", "else", "inline", "int", "int64_t", "return", "static", "typedef", "void",
+           "restrict", "const", "real", "while", "break", "continue", "sizeof", "memcpy", "memset", "LL", "a", "b",
+           "nthreads", "omp_get_max_threads", "omp_get_thread_num", "omp_get_num_threads", "NAN", "INFINITY",
+           "HUGE_VAL", "isnan", "char", "size_t", "long", "unsigned"}
+C_WORDS |= {f.c_name for f in FUNCTIONS.values()} | {f.c_name + "f" for f in FUNCTIONS.values()}  # libm
+GENERATED = re.compile(r"(v|acc|t|s|p)\d+|x_[A-Za-z0-9_]+|tl_[A-Za-z0-9_]+")  # buffers, accumulators, indices, helpers
+
+
+@needs_c
+@pytest.mark.parametrize("case", ["c_keywords.tl", "c_codegen_names.tl", "codegen_names.tl", "python_keywords.tl"])
+def test_generated_identifiers_come_from_a_fixed_alphabet(case):
+    """The C code names buffers v<slot>, loop indices x_<index>, helpers tl_*; a user's
+    variable name appears only in comments (so no name can clash with C or escape)."""
+    text = (TESTS / "hostile" / "cases" / case).read_text()
+    kernel = tl.compile(text, backend="c")
+    user = set(kernel.shapes)
+    code = re.sub(r"/\*.*?\*/|//[^\n]*|^\s*#[^\n]*", "", kernel.code("c"), flags=re.S | re.M)
+    for word in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code)):
+        assert word in C_WORDS or GENERATED.fullmatch(word), word
+        assert word not in user or re.fullmatch(r"v\d+|x_\w+", word) or word in C_WORDS, word
+    # the variables' names reach neither target's code outside comments and string
+    # literals: renaming every variable leaves the identifiers of both codes unchanged
+    renamed = re.sub(r"\b(" + "|".join(map(re.escape, user)) + r")\b",
+                     lambda m: f"w{sorted(user).index(m.group(1))}", text)
+    for target in ("c", "numpy"):
+        words = [set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", re.sub(
+            r"/\*.*?\*/|//[^\n]*|#[^\n]*|'[^'\n]*'", "", tl.compile(t, backend=target).code(target), flags=re.S)))
+            for t in (text, renamed)]
+        assert words[0] == words[1], (target, words[0] ^ words[1])
