@@ -117,7 +117,8 @@ def test_fusion_merges_contractions_for_contraction_ordering():
     ("y[i] = sum(j) T[j] * delta[j,5]", "y[i] = 0"),                         # beyond the range: selected away
     ("y[i] = 2 * 3 * T[i] - 0", "y[i] = 6 * T[i]"),                          # constant folding; x - 0 is x
     ("y[i] = T[i] * 0", "y[i] = T[i] * 0"),                                  # ⊥ * 0 is ⊥: not folded
-    ("y[i] = sum(j) (M[i,j] + T[i])", "y[i] = sum(j) M[i,j] + 4 * T[i]"),  # Σ over +, binding
+    ("y[i] = sum(j) (M[i,j] + T[i])", "y[i] = sum(j) (M[i,j] + T[i])"),    # Σ over + only where δ/ε select
+    ("y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])", "y[i] = M[i,i] + 4 * T[i] + 0"),  # Σ over +, δ, binding
     ("y[i] = sum(j) (M[i,j] + N[i,j])", "y[i] = sum(j) (M[i,j] + N[i,j])"),  # no gain: kept
     ("y[i] = sum(j) T[i] * M[i,j]", "y[i] = T[i] * sum(j) M[i,j]"),          # summation binding
     ("y[i] = sum(j,k) M[i,j] * N[i,k]", "y[i] = (sum(j) M[i,j]) * sum(k) N[i,k]"),  # splitting
@@ -271,10 +272,10 @@ RULE_EXAMPLES = {
     "epsilon-of-positions": "z[i] = eps[2,1] * U[i]",
     "unused-reduction-index": "y[i] = max(k) T[i] * eps[k,k]",
     "sum-normal-form": "y[i] = sum(j) delta[i,j] * T[j]",
-    "distribution": "y[i] = sum(j) (M[i,j] + T[i])",
+    "distribution": "y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])",  # only where δ or ε select (issue 16)
     "delta-elimination": "y[i] = sum(j) delta[i,j] * T[j]",
     "epsilon-epsilon": "s[] = sum(i,j,k) eps[i,j,k] * eps[i,j,k] * a[i]",
-    "unused-summation-index": "y[i] = sum(j) (M[i,j] + T[i])",
+    "unused-summation-index": "y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])",
     "summation-binding": "y[i] = sum(j) T[i] * M[i,j]",
     "split-independent-factors": "y[i] = sum(j,k) M[i,j] * N[i,k]",
 }
