@@ -194,3 +194,19 @@ def test_generated_identifiers_come_from_a_fixed_alphabet(case):
             r"/\*.*?\*/|//[^\n]*|#[^\n]*|'[^'\n]*'", "", tl.compile(t, backend=target).code(target), flags=re.S)))
             for t in (text, renamed)]
         assert words[0] == words[1], (target, words[0] ^ words[1])
+
+
+@needs_c
+def test_a_cache_directory_others_can_write_is_not_used(tmp_path, monkeypatch, capsys):
+    from tensorlang.targets.c import build as c_build
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anybody could plant an object here
+    monkeypatch.setenv("TENSORLANG_CACHE", str(shared))
+    monkeypatch.setattr(c_build, "_loaded", {})
+    monkeypatch.setattr(c_build, "_notified", False)
+    kernel = tl.compile("in var x : [3]\nout var y : [3]\ny[i] = 5 * x[i] // not in a shared directory\n", backend="c")
+    np.testing.assert_array_equal(kernel(x=np.arange(3.0))["y"], [0, 5, 10])
+    assert "not usable" in capsys.readouterr().err
+    assert not list(shared.rglob("*.so"))
