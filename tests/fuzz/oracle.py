@@ -149,15 +149,29 @@ def assert_agree(name: str, got, ref, who: str, strict_nan: bool, bound=None) ->
             f"{who} {name}: off by {err.max()} (scale {scale})\n got {got}\n ref {ref}")
 
 
+def show_every_stage(kernel) -> None:
+    """Every printable stage (``--emit``), the generated code and the report print, or
+    refuse with a TensorLangError that is not internal."""
+    from tensorlang import stages
+
+    for show in ([lambda s=s: kernel.ir(s) for s in stages.IR_STAGES]
+                 + [lambda t=t: kernel.code(t) for t in stages.CODE_STAGES] + [kernel.report]):
+        try:
+            assert isinstance(show(), str)
+        except tl.TensorLangError as exc:
+            assert_clean(exc)
+
+
 def assert_targets_agree(text: str, lang: str, seed: int, mode: str, params=None,
                          max_elements: int = MAX_ELEMENTS) -> None:
-    """Check ``text``; if it checks, run it on every target (optimized and not) on inputs
-    of ``mode`` and compare with the interpreter.  Any non-TensorLangError is a bug."""
+    """Check ``text``; if it checks, print every stage, run it on every target (optimized
+    and not) on inputs of ``mode`` and compare with the interpreter.  Any non-TensorLangError is a bug."""
     try:
         reference = tl.compile(text, lang=lang, params=params, backend="interp")
     except tl.TensorLangError as exc:
         assert_clean(exc)
         return
+    show_every_stage(reference)
     if sum(int(np.prod(reference.shapes[n], dtype=object)) for n in reference.inputs) > max_elements:
         return  # too big to draw and compare quickly
     inputs = draw_inputs(reference, seed, mode)
