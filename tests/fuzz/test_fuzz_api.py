@@ -161,3 +161,23 @@ def test_kernels_take_any_arrays(data, lang, backend, dtype, extra, drop, via_ru
         if isinstance(out, dict) and "y" in out:
             assert got["y"] is out["y"] or np.shares_memory(got["y"], out["y"])
             np.testing.assert_allclose(out["y"], expected, rtol=tol, atol=tol * (1 + np.nanmax(np.abs(a), initial=0)))
+
+
+@fuzz_settings(100)
+@given(lang=st.sampled_from(sorted(PROGRAMS)), backend=st.sampled_from(tl.available_backends()),
+       method=st.sampled_from(["ir", "code", "threads", "run"]),
+       arg=st.sampled_from([None, 3, "", "ast", "AST", "ein", "opt", "c", "numpy", "teil", "core", "schedule", "loops",
+                            "lambda", "tl", "fortran", b"c", ["c"], {"A": A}, 2**70, -1, 1.5, float("nan")]))
+def test_kernel_methods_take_any_arguments(lang, backend, method, arg):
+    kernel = _kernel(lang, backend, "float64")
+    with no_hang(method):
+        try:
+            if method == "threads":
+                kernel.threads = arg
+                assert 0 <= kernel.threads <= 256  # 0: the default (OpenMP decides)
+            elif method == "run":
+                kernel.run(arg)
+            else:
+                assert isinstance(getattr(kernel, method)(arg), str)
+        except tl.TensorLangError as exc:
+            assert_clean(exc)
