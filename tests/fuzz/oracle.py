@@ -97,7 +97,7 @@ def _finite_inputs(inputs) -> bool:
     return all(np.isfinite(v).all() for v in inputs.values())
 
 
-def rounding_bounds(reference, inputs) -> dict[str, np.ndarray]:
+def rounding_bounds(reference, inputs, dtype: str = "float64") -> dict[str, np.ndarray]:
     """Per result, the absolute rounding-error bound of the program as written (the
     harness's first-order bound on the lowered EIN program, times its slack): where the
     interpreter's own sum cancels, a reassociated target may differ by that much."""
@@ -105,18 +105,19 @@ def rounding_bounds(reference, inputs) -> dict[str, np.ndarray]:
 
     try:
         with np.errstate(all="ignore"):
-            evaluated = ein_oracle(reference.ein, inputs)
+            evaluated = ein_oracle(reference.ein, {n: v.astype(np.float64) for n, v in inputs.items()})
     except Exception:  # noqa: BLE001 - no bound: the plain tolerance alone
         return {}
     bounds = {}
     for name in reference.outputs:
         if name in evaluated:
-            bound = np.asarray(evaluated[name][1], dtype=np.float64) * SLACK * EPS["float64"]
+            value, bound = (np.asarray(x, dtype=np.float64) for x in evaluated[name])
+            bound = (bound + (np.abs(value) if dtype == "float32" else 0.0)) * SLACK * EPS[dtype]
             bounds[name] = np.where(np.isfinite(bound), bound, 0.0)
     return bounds
 
 
-def assert_agree(name: str, got, ref, who: str, strict_nan: bool, bound=None) -> None:
+def assert_agree(name: str, got, ref, who: str, strict_nan: bool, bound=None, rtol: float = 1e-9) -> None:
     """``got`` (a target's result) against ``ref`` (the interpreter's).
 
     Where the interpreter is defined, the target computes the same value: the same
@@ -144,7 +145,7 @@ def assert_agree(name: str, got, ref, who: str, strict_nan: bool, bound=None) ->
     if fin.any():
         scale = 1.0 + float(np.abs(ref[fin]).max())
         err = np.abs(got[fin] - ref[fin])
-        allowed = 1e-9 * scale + (np.broadcast_to(bound, ref.shape)[fin] if bound is not None else 0.0)
+        allowed = rtol * scale + (np.broadcast_to(bound, ref.shape)[fin] if bound is not None else 0.0)
         assert np.all(np.isfinite(got[fin])) and np.all(err <= allowed), (
             f"{who} {name}: off by {err.max()} (scale {scale})\n got {got}\n ref {ref}")
 
@@ -163,25 +164,25 @@ def show_every_stage(kernel) -> None:
 
 
 def assert_targets_agree(text: str, lang: str, seed: int, mode: str, params=None,
-                         max_elements: int = MAX_ELEMENTS) -> None:
+                         max_elements: int = MAX_ELEMENTS, dtype: str = "float64") -> None:
     """Check ``text``; if it checks, print every stage, run it on every target (optimized
     and not) on inputs of ``mode`` and compare with the interpreter.  Any non-TensorLangError is a bug."""
     try:
-        reference = tl.compile(text, lang=lang, params=params, backend="interp")
+        reference = tl.compile(text, lang=lang, params=params, backend="interp", dtype=dtype)
     except tl.TensorLangError as exc:
         assert_clean(exc)
         return
     show_every_stage(reference)
     if sum(int(np.prod(reference.shapes[n], dtype=object)) for n in reference.inputs) > max_elements:
         return  # too big to draw and compare quickly
-    inputs = draw_inputs(reference, seed, mode)
+    inputs = {n: v.astype(dtype) for n, v in draw_inputs(reference, seed, mode).items()}
     try:
         expected = reference(**inputs)
     except tl.TensorLangError as exc:
         assert_clean(exc)
         assert exc.code == "too-large", exc.render()
         return
-    bounds = rounding_bounds(reference, inputs)
+    bounds = rounding_bounds(reference, inputs, dtype)
     strict_nan = _finite_inputs(inputs) and not any(w in text for w in ("delta", "eps", "diag", "expa", "proj"))
     for backend in tl.available_backends():
         for opt in (True, False):
@@ -189,11 +190,13 @@ def assert_targets_agree(text: str, lang: str, seed: int, mode: str, params=None
                 continue
             who = f"{backend}{'' if opt else ' (no opt)'}"
             try:
-                got = tl.compile(text, lang=lang, params=params, backend=backend, opt=opt)(**inputs)
+                got = tl.compile(text, lang=lang, params=params, backend=backend, opt=opt, dtype=dtype)(**inputs)
             except tl.TensorLangError as exc:
                 assert_clean(exc)
                 assert exc.code == "too-large", f"{who}: {exc.render()}"
                 continue
             assert set(got) == set(expected), (who, sorted(got), sorted(expected))
             for name in expected:
-                assert_agree(name, got[name], expected[name], who, strict_nan, bounds.get(name))
+                assert np.asarray(got[name]).dtype == np.dtype(dtype), (who, name, got[name].dtype)
+                assert_agree(name, got[name], expected[name], who, strict_nan, bounds.get(name),
+                             1e-9 if dtype == "float64" else 1e-4)

@@ -94,3 +94,14 @@ def test_generated_and_edited_programs_run_alike_everywhere(data, kind, seed, mo
     note(text)
     with no_hang(f"{kind} program"):
         assert_targets_agree(text, _lang(kind), seed, mode, params={"n": 3} if kind == "cfd" else None)
+
+
+@fuzz_settings(15)
+@given(data=st.data(), kind=st.sampled_from(["tl-operator", "tl-index", "teil", "cfd"]), seed=st.integers(0, 2**16),
+       mode=MODES)
+def test_float32_programs_run_alike_everywhere(data, kind, seed, mode, monkeypatch_budget):
+    text = data.draw(generated(kind))
+    note(text)
+    with no_hang(f"{kind} program"):
+        assert_targets_agree(text, _lang(kind), seed, mode, params={"n": 3} if kind == "cfd" else None,
+                             dtype="float32")
