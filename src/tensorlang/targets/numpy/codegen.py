@@ -256,13 +256,21 @@ class _Codegen:
         numbers are not gathered into one scale (``1e-300 * (x * 1e300)`` is inf at
         x = 1e300) and no einsum adds the product to a +0 (``x * a * b`` is -0 where the
         signs say so)."""
-        if isinstance(e, ir.Neg):
-            code, labels = self.emit(e.arg, st)
-            return st.temp(f"_np.negative({code})"), labels
-        (a, la), (b, lb) = self.emit(e.left, st), self.emit(e.right, st)
-        labels = la + tuple(x for x in lb if x not in la)
-        a, b = self.align(a, la, labels, st), self.align(b, lb, labels, st)
-        return st.temp(f"_np.multiply({a}, {b})"), labels
+        steps: list[ir.Expr | None] = []  # down the left spine: right operands, None for a negation
+        node: ir.Expr = e
+        while isinstance(node, ir.Neg) or (isinstance(node, ir.BinOp) and node.op == "*"):
+            steps.append(None if isinstance(node, ir.Neg) else node.right)
+            node = node.arg if isinstance(node, ir.Neg) else node.left
+        code, labels = self.emit(node, st)
+        for step in reversed(steps):  # innermost first: a chain of n factors in one pass
+            if step is None:
+                code = st.temp(f"_np.negative({code})")
+                continue
+            b, lb = self.emit(step, st)
+            joined = labels + tuple(x for x in lb if x not in labels)
+            a, b = self.align(code, labels, joined, st), self.align(b, lb, joined, st)
+            code, labels = st.temp(f"_np.multiply({a}, {b})"), joined
+        return code, labels
 
     def contract(self, operands: list[tuple[str, tuple[str, ...]]], out: tuple[str, ...], st: _Statement) -> str:
         """One contract_expression over labelled operands, giving the labels ``out``."""
