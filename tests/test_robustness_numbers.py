@@ -180,3 +180,14 @@ def test_a_sum_over_a_sum_with_a_constant_term_keeps_its_digits():
         for i in range(4):
             exact = _exact(lambda F: sum(F(float(M[i, j])) + F(float(t[i])) for j in range(30)))
             assert abs(got[i] - exact) <= 1e-12 * abs(exact) + 1e-300, (backend, i, got[i], exact)
+
+
+def test_a_factor_outside_a_sum_stays_outside_on_the_numpy_target():
+    # x * Σ_k a_k as one einsum was Σ_k x·a_k: ⊥ for x = inf (from 1/0) and a = [-2, 1, -1],
+    # where the interpreter gives -inf (found by the float32 fuzzer on a CFDlang program)
+    src = "in var a : [3]\nin var x : [1]\nout var y : [1]\ny[i] = (sum(k) a[k]) * (1 / (x[i] - x[i]))\n"
+    a, x = np.array([-2.0, 1.0, -1.0]), np.array([0.5])
+    for backend in tl.available_backends():
+        for opt in (True, False):
+            got = tl.compile(src, backend=backend, opt=opt)(a=a, x=x)["y"]
+            assert _same_bits(got, [-np.inf]), (backend, opt, got)

@@ -200,10 +200,14 @@ class _Codegen:
         return st.temp(f"_np.transpose({array}, {perm}).reshape({shape})")
 
     def product(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """A product of factors under sums: one contraction, ordered by opt_einsum."""
-        form = monomial(e)  # one product of factors under sums (bound names are unique)
-        if not form.sums and (isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*")):
+        """A product of factors under sums: one contraction, ordered by opt_einsum.  A
+        product that is not itself a sum is multiplied as written, each sum among its
+        factors contracted on its own: x * sum(k) a[k] as one einsum would be
+        Σ_k x·a_k, ⊥ where x = inf and a = [2, -1, 0] although x·Σa = inf (issue 16;
+        the factor outside a sum costs one multiplication per point after it)."""
+        if isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*"):
             return self.as_written(e, st)
+        form = monomial(e)  # one product of factors under sums (bound names are unique)
         sign, factors = form.flat()
         summed = [name for name, _ in form.sums]
         operands: list[tuple[str, tuple[str, ...]]] = []  # (code, labels) of each factor
@@ -252,7 +256,7 @@ class _Codegen:
 
 
     def as_written(self, e: ir.BinOp | ir.Neg, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """A product under no sum, multiplied as its parentheses say (issue 16): the
+        """A product that is not a sum, multiplied as its parentheses say (issue 16): the
         numbers are not gathered into one scale (``1e-300 * (x * 1e300)`` is inf at
         x = 1e300) and no einsum adds the product to a +0 (``x * a * b`` is -0 where the
         signs say so)."""
