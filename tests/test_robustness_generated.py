@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -154,6 +156,9 @@ def test_two_processes_compiling_the_same_program_into_one_cache_both_succeed(tm
             assert p.returncode == 0 and out.strip() == "ok", err[-3000:]
     entries = {p: p.stat().st_mtime_ns for p in cache.rglob("*.so") if p.is_file()}
     assert entries, list(cache.rglob("*"))
+    for obj in entries:  # each manifest describes the object beside it
+        manifest = json.loads(obj.with_suffix(".json").read_text())
+        assert manifest["sha256"] == hashlib.sha256(obj.read_bytes()).hexdigest(), obj
     # a third process loads what the two left: a cache hit (nothing rebuilt), the right result
     third = subprocess.run([sys.executable, str(script), text.replace("twice", "twice, round 1")], env=env,
                            capture_output=True, text=True, timeout=300)
@@ -210,3 +215,20 @@ def test_a_cache_directory_others_can_write_is_not_used(tmp_path, monkeypatch, c
     np.testing.assert_array_equal(kernel(x=np.arange(3.0))["y"], [0, 5, 10])
     assert "not usable" in capsys.readouterr().err
     assert not list(shared.rglob("*.so"))
+
+
+@needs_c
+def test_a_kernel_compiled_twice_is_the_same_object(tmp_path, monkeypatch):
+    """Builds are deterministic (no temporary file name is embedded), so two processes
+    compiling one kernel at once install the same bytes, whichever manifest lands last."""
+    from tensorlang.targets.c import build as c_build
+
+    source = tl.compile("in var x : [4]\nout var y : [4]\ny[i] = x[i] * x[i] + 1\n", backend="c").code("c")
+    compiler = c_build.require_compiler()
+    objects = []
+    for n in range(2):
+        directory = tmp_path / f"d{n}"
+        directory.mkdir(mode=0o700)
+        monkeypatch.setattr(c_build, "_fallback_dir", None)
+        objects.append(c_build._compile_into(directory, "k", source, compiler).read_bytes())
+    assert objects[0] == objects[1]
