@@ -182,3 +182,21 @@ def test_compile_o_to_an_unwritable_place_is_an_input_error(capsys, prog, tmp_pa
     target = str(tmp_path) if where == "DIR" else where
     rc, _, err = cli_run(capsys, "compile", prog, "--emit", "c", "-o", target)
     assert rc == 1 and "error[input]" in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ found by tests/fuzz
+def test_odd_language_stage_and_target_arguments_are_input_or_backend_errors():
+    for call in (lambda: tl.compile(PROGRAM, lang=["tl"]), lambda: tl.check(PROGRAM, lang={"tl": 1}),
+                 lambda: tl.compile(PROGRAM, backend="numpy").ir(["c"]),
+                 lambda: tl.compile(PROGRAM, backend="numpy").code(["c"])):
+        with pytest.raises(tl.TensorLangError) as info:
+            call()
+        assert info.value.code in ("input", "backend"), info.value.render()  # was internal (unhashable)
+
+
+def test_a_program_path_with_a_nul_byte_is_an_input_error(capsys):
+    rc, out, err = cli_run(capsys, "check", "a\x00.tl")
+    assert rc == 1 and "error[input]" in err
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.compile(__import__("pathlib").Path("p\x00.tl"))
+    assert info.value.code == "input"

@@ -405,7 +405,7 @@ class Kernel:
         ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md);
         ``schedule`` the steps (BLAS or loops, and why) and buffers the targets run,
         ``loops`` the loop IR of the loop steps (docs/c-backend.md)."""
-        show_stage = stages.IR_STAGES.get(stage)
+        show_stage = stages.IR_STAGES.get(stage) if isinstance(stage, str) else None  # [..] is unhashable
         if show_stage is None:
             raise error("backend", f"stage {stage!r} is not available in this version "
                         f"(available: {', '.join(stages.IR_STAGES)})")
@@ -419,7 +419,7 @@ class Kernel:
         """Generated code: ``c`` is the C the C target compiles (the kernel's own, or, for
         another target, what it would compile); ``numpy`` is the Python source the NumPy
         target runs."""
-        show_code = stages.CODE_STAGES.get(target)
+        show_code = stages.CODE_STAGES.get(target) if isinstance(target, str) else None
         if show_code is None:
             raise error("backend", f"no {target!r} code generator in this version "
                         f"(available: {', '.join(stages.CODE_STAGES)})")

@@ -112,12 +112,13 @@ def test_fusion_merges_contractions_for_contraction_ordering():
 
 # ------------------------------------------------------------------ normalization
 @pytest.mark.parametrize("source, expected", [
-    ("y[i] = sum(j) delta[i,j] * T[j]", "y[i] = T[i]"),                      # δ elimination
-    ("y[i] = sum(j) T[j] * delta[j,2]", "y[i] = T[2]"),                      # a fixed position
+    ("y[i] = sum(j) delta[i,j] * T[j]", "y[i] = T[i] + 0"),                  # δ elimination (+0: a Σ is never -0)
+    ("y[i] = sum(j) T[j] * delta[j,2]", "y[i] = T[2] + 0"),                     # a fixed position
     ("y[i] = sum(j) T[j] * delta[j,5]", "y[i] = 0"),                         # beyond the range: selected away
     ("y[i] = 2 * 3 * T[i] - 0", "y[i] = 6 * T[i]"),                          # constant folding; x - 0 is x
     ("y[i] = T[i] * 0", "y[i] = T[i] * 0"),                                  # ⊥ * 0 is ⊥: not folded
-    ("y[i] = sum(j) (M[i,j] + T[i])", "y[i] = sum(j) M[i,j] + 4 * T[i]"),  # Σ over +, binding
+    ("y[i] = sum(j) (M[i,j] + T[i])", "y[i] = sum(j) (M[i,j] + T[i])"),    # Σ over + only where δ/ε select
+    ("y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])", "y[i] = M[i,i] + 4 * T[i] + 0"),  # Σ over +, δ, binding
     ("y[i] = sum(j) (M[i,j] + N[i,j])", "y[i] = sum(j) (M[i,j] + N[i,j])"),  # no gain: kept
     ("y[i] = sum(j) T[i] * M[i,j]", "y[i] = T[i] * sum(j) M[i,j]"),          # summation binding
     ("y[i] = sum(j,k) M[i,j] * N[i,k]", "y[i] = (sum(j) M[i,j]) * sum(k) N[i,k]"),  # splitting
@@ -139,7 +140,7 @@ def test_two_levi_civita_symbols_become_deltas():
            "s[] = sum(i,j,k) eps[i,j,k] * eps[i,j,k]\n"             # Σ ε_ijk ε_ijk = 6
            "t[] = sum(i,j) eps[i,j] * eps[i,j] * a[1] * b[2]\n")    # rank 2: Σ ε_ij ε_ij = 2
     got = bodies(normalize(lowered(src)))
-    assert got == ["s[] = 6", "t[] = 2 * (a[1] * b[2])"]
+    assert got == ["s[] = 6", "t[] = 2 * (a[1] * b[2]) + 0"]  # + 0: a Σ is never -0
 
 
 def test_trace_of_an_outer_product_is_a_dot_product():
@@ -275,10 +276,10 @@ RULE_EXAMPLES = {
     "epsilon-of-positions": "z[i] = eps[2,1] * U[i]",
     "unused-reduction-index": "y[i] = max(k) T[i] * eps[k,k]",
     "sum-normal-form": "y[i] = sum(j) delta[i,j] * T[j]",
-    "distribution": "y[i] = sum(j) (M[i,j] + T[i])",
+    "distribution": "y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])",  # only where δ or ε select (issue 16)
     "delta-elimination": "y[i] = sum(j) delta[i,j] * T[j]",
     "epsilon-epsilon": "s[] = sum(i,j,k) eps[i,j,k] * eps[i,j,k] * a[i]",
-    "unused-summation-index": "y[i] = sum(j) (M[i,j] + T[i])",
+    "unused-summation-index": "y[i] = sum(j) (delta[i,j] * M[i,j] + T[i])",
     "summation-binding": "y[i] = sum(j) T[i] * M[i,j]",
     "split-independent-factors": "y[i] = sum(j,k) M[i,j] * N[i,k]",
 }

@@ -50,7 +50,7 @@ VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
 
 def get(name: str) -> Language:
     """The front end called ``name``, or error[input] naming those there are."""
-    language = REGISTRY.get(name)
+    language = REGISTRY.get(name) if isinstance(name, str) else None  # a list is unhashable
     if language is None:
         available = ", ".join(sorted(REGISTRY))
         raise error("input", f"no front end for language {name!r} in this version (available: {available})")
@@ -82,8 +82,9 @@ def read_source(path) -> Source:
     name = os.fspath(path)
     try:
         data = Path(name).read_bytes()
-    except OSError as exc:
-        raise error("input", f"cannot read program: {exc.strerror or exc}").with_source(Source("", name)) from None
+    except (OSError, ValueError) as exc:  # ValueError: a name with a NUL character
+        raise error("input", f"cannot read program: {getattr(exc, 'strerror', None) or exc}").with_source(
+            Source("", name)) from None
     try:
         return Source(data.decode("utf-8-sig"), name)  # a leading byte order mark is no program text
     except UnicodeDecodeError:

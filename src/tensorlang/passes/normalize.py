@@ -27,8 +27,9 @@ Every rewrite is a named rule (ein/rewrite.py), listed in :data:`RULES`, counted
 **The polynomial normal form of a sum** (a function: it decides over a whole sum of
 products at once), whose steps are rules too:
 
-* ``distribution``: Σ (a ± b) = Σ a ± Σ b; a product is distributed over a sum only when
-  δ or ε take part (so that elimination follows: distributing Σ_k (A+B)_ik C_kj would
+* ``distribution``: Σ (a ± b) = Σ a ± Σ b, kept only where δ or ε then select (on
+  cancelling data the distributed form loses the digits a and b share); a product is
+  distributed over a sum only when δ or ε take part (so that elimination follows: distributing Σ_k (A+B)_ik C_kj would
   double the work instead).  Nested sums always merge into one product.
 * ``delta-elimination``: Σ_j δ_ij T_j  ->  T_i (the summed index is replaced).
 * ``epsilon-epsilon``: two Levi-Civita symbols sharing a summed index become deltas,
@@ -62,7 +63,7 @@ from ..ein import ir
 from ..ein.forms import product
 from ..ein.index import index_variables
 from ..ein.names import Fresh, all_names, distinct_binders, free_indices, substitute
-from ..ein.rewrite import Context, Rule, active, apply_first, rewrite
+from ..ein.rewrite import Context, Rule, Tally, active, apply_first, rewrite
 from ..semantics.values import FUNCTIONS, epsilon_sign, fold
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
@@ -236,7 +237,20 @@ def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
     out: list[Term] = []
     for term in terms:
         out.extend(simplify_term(term, trial))
+    if len(terms) > 1 and not (any(m.selected_away for m in out)
+                               or any(trial.tally.counts[rule.name] for rule in SELECTION)):
+        # Σ(a ± b) = Σa ± Σb is exact in the reals only: on cancelling data (a ≈ b) the
+        # distributed form loses the digits the terms share (x·Σa − x·Σb lost 5 on the
+        # issue's example).  Only δ and ε make it pay exactly (a term selected away, an
+        # index eliminated); otherwise the sum keeps its ± (issue 16).
+        trial = replace(ctx, tally=Tally(ctx.tally.off | {DISTRIBUTION.name}))
+        terms = expand(e, trial)
+        out = []
+        for term in terms:
+            out.extend(simplify_term(term, trial))
     rewritten = rebuild_polynomial(out, trial)
+    if not _never_minus_zero(rewritten) and not any(isinstance(n, ir.Sum) for n in ir.nodes(rewritten)):
+        rewritten = ir.BinOp("+", rewritten, ir.Const(0.0))
     if len(terms) > 1:
         trial.fire(DISTRIBUTION)
     if rewritten == e or not (len(terms) == 1 or body_flops(rewritten) <= body_flops(e)):
@@ -244,6 +258,29 @@ def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
     ctx.tally.merge(trial.tally)
     return rewritten
 
+
+def _never_minus_zero(e: ir.Expr) -> bool:
+    """Whether ``e`` is never -0, as a sum never is (it starts from +0, and x + y is -0
+    only when both are).  The normal form may remove a sum (``unused-summation-index``,
+    δ elimination: Σ_j δ_ij x_j is x_i) or leave a number or a product on top; then
+    ``+ 0`` keeps the sum's +0 where the remaining expression would give -0 (issue 16:
+    ``1/(sum(j:1) -x[i])`` is +inf at x = 0, not -inf).  Only where no sum is left: a
+    factor bound outside a sum (``c * sum(k) a[k]``) stays as it is, so that the BLAS
+    and mode steps still see a scaled product (docs/optimizer.md names the gap)."""
+    if isinstance(e, ir.Sum):
+        return True
+    if isinstance(e, ir.Const):
+        return not (e.value == 0.0 and math.copysign(1.0, e.value) < 0)
+    if isinstance(e, ir.BinOp) and e.op == "+":
+        return _never_minus_zero(e.left) or _never_minus_zero(e.right)
+    if isinstance(e, ir.BinOp) and e.op == "-":  # a - b is -0 only for a = -0 and b = +0
+        return _never_minus_zero(e.left)
+    return False
+
+
+#: The rules that make distributing a sum over ± pay without losing accuracy: δ and ε
+#: select terms exactly.
+SELECTION = (DELTA_ELIMINATION, EPSILON_EPSILON, DELTA_IDENTICAL, DELTA_POSITIONS, EPSILON_REPEATED, EPSILON_POSITIONS)
 
 SUM_NORMAL_FORM = Rule("sum-normal-form", "004 §5.3",
                        "a sum as a polynomial of split monomials, unless that costs flops", (ir.Sum,), normalize_sum)

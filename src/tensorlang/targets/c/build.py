@@ -290,12 +290,12 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler) ->
     shared = directory != _fallback_dir
     fd, tmp_obj = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".so")
     os.close(fd)
-    src_fd, tmp_src = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".c")
     try:
-        with os.fdopen(src_fd, "w") as handle:
-            handle.write(source)
         try:
-            result = _run([*compiler.command, *compiler.flags, tmp_src, "-o", tmp_obj, "-lm"])
+            # the source on standard input: a file name would be embedded in the object,
+            # and a private temporary name makes two processes' objects differ, so that
+            # one's manifest could describe the other's object (issue 16: a rebuild later)
+            result = _run([*compiler.command, *compiler.flags, "-x", "c", "-", "-o", tmp_obj, "-lm"], input=source)
         except subprocess.TimeoutExpired:
             raise error("backend", f"the C compiler took more than {_COMPILE_TIMEOUT_S} s") from None
         except OSError as exc:
@@ -314,7 +314,6 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler) ->
             {"kind": _MANIFEST_KIND, "key": key, "sha256": _digest(data), "size": len(data),
              "compiler": compiler.identity, "flags": list(compiler.flags), "abi": ABI_VERSION}).encode())
     finally:
-        _unlink(tmp_src)
         _unlink(tmp_obj)
     return obj
 

@@ -226,15 +226,23 @@ class _Codegen:
         return st.temp(f"_np.transpose({array}, {perm}).reshape({shape})")
 
     def product(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """A product of factors under sums: one contraction, ordered by opt_einsum."""
+        """A product of factors under sums: one contraction, ordered by opt_einsum.  A
+        product that is not itself a sum is multiplied as written, each sum among its
+        factors contracted on its own: x * sum(k) a[k] as one einsum would be
+        Σ_k x·a_k, ⊥ where x = inf and a = [2, -1, 0] although x·Σa = inf (issue 16;
+        the factor outside a sum costs one multiplication per point after it)."""
+        if isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*"):
+            return self.as_written(e, st)
         form = monomial(e)  # one product of factors under sums (bound names are unique)
         sign, factors = form.flat()
         summed = [name for name, _ in form.sums]
         operands: list[tuple[str, tuple[str, ...]]] = []  # (code, labels) of each factor
         scalars: list[tuple[str, tuple[str, ...]]] = []
+        in_order: list[tuple[str, tuple[str, ...]]] = []
         for factor in factors:
             code, labels = self.emit(factor, st)
             (operands if labels else scalars).append((code, labels))
+            in_order.append((code, labels))
         used = {name for _, labels in operands for name in labels}
         scale = float(sign)
         for name in summed:
@@ -249,7 +257,17 @@ class _Codegen:
             needed = set(free) | {x for _, ls in rest for x in ls}
             keep = tuple(dict.fromkeys(x for _, ls in chunk for x in ls if x in needed))
             operands = [(self.contract(chunk, keep, st), keep)] + rest
-        if operands:
+        contracted = bool(set(summed) & used)
+        if operands and (len(operands) > 1 or scalars) and not contracted:
+            # an elementwise or outer product: numpy.multiply, left to right as written,
+            # numbers included (einsum adds each product to a +0, so x·a·b at -0 came
+            # out +0; and 1e-300 * (x * 1e300) is inf at x = 1e300: issue 16)
+            code = ""
+            for c, labels in in_order:
+                aligned = self.align(c, labels, free, st) if labels else c
+                code = st.temp(f"_np.multiply({code}, {aligned})") if code else aligned
+            scalars = []
+        elif operands:
             code = self.contract(operands, free, st)
         else:
             code = "_dtype.type(1.0)"
@@ -257,8 +275,32 @@ class _Codegen:
             code = st.temp(f"_np.multiply({code}, {c})")
         if scale != 1.0:
             code = st.temp(f"_np.multiply({code}, _dtype.type({scale!r}))")
+        if summed and (scalars or scale != 1.0 or not contracted):
+            # a sum starts from +0, so it is never -0: a scaled or uncontracted one may be
+            code = st.temp(f"_np.add({code}, _dtype.type(0.0))")
         return code, free
 
+
+    def as_written(self, e: ir.BinOp | ir.Neg, st: _Statement) -> tuple[str, tuple[str, ...]]:
+        """A product that is not a sum, multiplied as its parentheses say (issue 16): the
+        numbers are not gathered into one scale (``1e-300 * (x * 1e300)`` is inf at
+        x = 1e300) and no einsum adds the product to a +0 (``x * a * b`` is -0 where the
+        signs say so)."""
+        steps: list[ir.Expr | None] = []  # down the left spine: right operands, None for a negation
+        node: ir.Expr = e
+        while isinstance(node, ir.Neg) or (isinstance(node, ir.BinOp) and node.op == "*"):
+            steps.append(None if isinstance(node, ir.Neg) else node.right)
+            node = node.arg if isinstance(node, ir.Neg) else node.left
+        code, labels = self.emit(node, st)
+        for step in reversed(steps):  # innermost first: a chain of n factors in one pass
+            if step is None:
+                code = st.temp(f"_np.negative({code})")
+                continue
+            b, lb = self.emit(step, st)
+            joined = labels + tuple(x for x in lb if x not in labels)
+            a, b = self.align(code, labels, joined, st), self.align(b, lb, joined, st)
+            code, labels = st.temp(f"_np.multiply({a}, {b})"), joined
+        return code, labels
 
     def contract(self, operands: list[tuple[str, tuple[str, ...]]], out: tuple[str, ...], st: _Statement) -> str:
         """One contract_expression over labelled operands, giving the labels ``out``."""
