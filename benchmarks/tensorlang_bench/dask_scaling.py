@@ -44,8 +44,8 @@ def workloads(quick: bool):
 
     import tensorlang as tl
 
-    N, p = (400_000, 8) if quick else (8_000_000, 16)
-    E, n = (2_000, 6) if quick else (40_000, 8)
+    N, p = (400_000, 8) if quick else (4_000_000, 16)
+    E, n = (2_000, 6) if quick else (16_000, 8)
     rows_chunk, elements_chunk = N // 16, E // 16
     cov = tl.compile(ROOT / "examples" / "dask" / "covariance.tl")
     interp = tl.compile(ROOT / "examples" / "sizes" / "interpolation.tl")
