@@ -9,12 +9,12 @@ Public API (SPEC section 7)::
     tl.available_backends()    # ("c", "numpy", "interp") where a C compiler works
 """
 
-from .api import available_backends, check, compile
+from .api import available_backends, check, compile, padded_empty
 from .errors import TensorLangError
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__"]
+__all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "SymbolicKernel", "TensorLangError", "__version__"]
 
 
 def _version() -> str:

@@ -23,6 +23,7 @@ import numpy as np
 from . import __version__, stages
 from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
+from .schedule.padding import padding_report
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .api import check_source, compile_source
@@ -303,7 +304,7 @@ def cmd_run(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     started = time.perf_counter()
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
-                            params=args.params, opt=not args.no_opt, skip_passes=args.skip)
+                            params=args.params, opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args))
     compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
@@ -424,7 +425,7 @@ def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            opt=not args.no_opt, skip_passes=args.skip)
+                            opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args))
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
@@ -442,7 +443,7 @@ def cmd_compile(args) -> int:
 def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            skip_passes=args.skip)
+                            skip_passes=args.skip, pad=_pad(args))
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
         _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
@@ -450,7 +451,10 @@ def cmd_analyze(args) -> int:
     elif args.json:
         _out(json.dumps(_analyze_json(kernel), indent=2) + "\n")
     else:
-        _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize)
+        if kernel.pad > 1:  # which statements run over padded extents (000 §4)
+            text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
+        _out(text)
     return 0
 
 
@@ -507,6 +511,21 @@ _PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd progr
 _DTYPE_HELP = "element type: float64 (default) or float32"
 
 
+def _pad(args) -> int | str | None:
+    """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
+    text = getattr(args, "pad", None)
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _pad_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pad", metavar="M",
+                   help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
+                        "000 §4; auto: the SIMD width in elements (numpy and interp ignore it)")
+
+
 def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
     """The options every command that reads a program shares."""
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
@@ -552,6 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "slow); auto: c where a C compiler works, else numpy")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=_DTYPE_HELP)
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
+    _pad_option(p)
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
     how = p.add_mutually_exclusive_group()
@@ -567,6 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the stage to show (default ast: the program as parsed)")
     p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
+    _pad_option(p)
     _optimizer_switches(p)
     p.set_defaults(func=cmd_compile)
 
@@ -575,6 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "pass's log and the rewrite rules that fired.")
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
+    _pad_option(p)
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
     _optimizer_switches(p, no_opt=False)
     p.set_defaults(func=cmd_analyze)

@@ -31,13 +31,16 @@ from . import build as c_build
 from . import threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
+from .padded import aligned_zeros, into_padded, unpadded
 
 
-def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None) -> Generated:
+def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
+             pad: int = 1) -> Generated:
     """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``).
     Loops run on threads from ``parallel_work`` scalar operations on (default: the
-    threshold measured on this machine, :mod:`.threshold`)."""
-    schedule = plan(program, dtype, roles, blas)
+    threshold measured on this machine, :mod:`.threshold`); ``pad`` > 1 pads every
+    buffer (000 §4, :mod:`tensorlang.schedule.padding`)."""
+    schedule = plan(program, dtype, roles, blas, pad=pad)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
     return print_c(schedule, loop_program(schedule, parallel_work))
@@ -67,11 +70,18 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 class CKernel:
     """A compiled program: the generated source, the steps, and how to run them."""
 
-    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None):
+    #: An internal hook for tests: with padding, called after each run with every slot's
+    #: padded buffer by slot name (so a test can check that the padding is zero).
+    store_hook: Callable[[dict[str, np.ndarray]], None] | None = None
+
+    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None,
+                 pad: int = 1):
         self.program = program
         self.dtype = np.dtype(dtype)
+        #: 000 §4: buffers padded to multiples of ``pad`` (1: none), see :meth:`run_padded`
+        self.pad = pad
         self.compiler = c_build.require_compiler()
-        generated = generate(program, self.dtype, roles, blas, parallel_work)
+        generated = generate(program, self.dtype, roles, blas, parallel_work, pad)
         self.source = generated.source
         self.schedule = generated.schedule
         self.loop_program = generated.loop_program
@@ -85,7 +95,8 @@ class CKernel:
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
-        self.fast_call = fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
+        # a padded kernel's call copies into padded buffers: the general path does that
+        self.fast_call = None if pad > 1 else fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
@@ -93,7 +104,7 @@ class CKernel:
         ``threads=`` of two or more forces threads on every statement (002 §7), else the
         machine's measured threshold decides."""
         forced = 1 if kernel.threads >= 2 else None
-        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced)
+        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced, pad=getattr(kernel, "pad", 1))
 
     @property
     def steps(self):
@@ -147,6 +158,9 @@ class CKernel:
         try:
             return self._pool.pop()
         except IndexError:
+            if self.pad > 1:  # padding zero on entry, and every statement leaves it zero
+                storage = self.schedule.buffers.storage_shapes
+                return tuple(aligned_zeros(storage[n], self.pad, self.dtype) for n in self.temporary_slots)
             return tuple(np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots)
 
     def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
@@ -166,6 +180,8 @@ class CKernel:
         array is the buffer, already holding the input, as long as no *other* input
         shares its memory.  (Calls without anything unusual take the generated fast path
         of :mod:`.fastcall` instead.)"""
+        if self.pad > 1:
+            return self.run_padded(supplied, targets, threads)
         dtype = self.dtype
         buffers = self._empty[:]
         pool = self.take_temporaries()
@@ -207,6 +223,43 @@ class CKernel:
                 results[name] = target
             else:
                 results[name] = filled[n]
+        return results
+
+    def run_padded(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
+        """A call with padded buffers (000 §4): every buffer padded, aligned and zero in
+        its padding.  Read-only inputs that already are padded buffers
+        (:func:`.padded.padded_empty`) are used in place, every other input is copied into
+        a fresh padded buffer; results come back as views of their padded buffers with
+        the true shape (not C-contiguous), or copied into the ``out=`` targets."""
+        pad, dtype = self.pad, self.dtype
+        storage = self.schedule.buffers.storage_shapes
+        buffers = self._empty[:]
+        pool = self.take_temporaries()
+        for position, n in enumerate(self.temporary_slots):
+            buffers[n] = pool[position]
+        for n, name in self._inputs:
+            buffers[n] = into_padded(supplied[name], self.shapes[n], pad, dtype)
+        for n, name, shape, role in self._others:
+            given = supplied.get(name)
+            buffer = aligned_zeros(storage[n], pad, dtype)
+            if given is not None:
+                unpadded(buffer, shape)[...] = given
+            elif role == "optional":
+                unpadded(buffer, shape)[...] = np.nan
+            buffers[n] = buffer
+        filled = cast("list[np.ndarray]", buffers)
+        self.execute(filled, threads)
+        if self.store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
+            self.store_hook({name: filled[n] for n, name in enumerate(self.names)})
+        self.give_back_temporaries(pool)
+        results = {}
+        for n, name in self.results:
+            view = unpadded(filled[n], self.shapes[n])
+            target = targets.get(name) if targets else None
+            if target is not None:
+                np.copyto(target, view)
+                view = target
+            results[name] = view
         return results
 
     def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:

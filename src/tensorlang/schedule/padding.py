@@ -1,0 +1,186 @@
+"""Padding (paper 000 §4): which loops of a statement may run over padded extents.
+
+With ``pad=M`` every buffer's every dimension is rounded up to a multiple of M
+(:func:`padded`, 000's rounded type) and the padding holds zeros.  Theorem 3 says that
+evaluating over the padded store gives the reference's values on the unpadded region and
+keeps the padding zero, because every operation of 000 Figure 12 maps zero to zero
+(linearity, and controlled division 0/0 := 0).  That argument is about real numbers; the
+store here holds IEEE numbers, where ``0 * inf`` is NaN.  So a statement's loops are
+padded only where the rule below shows the padded points contribute exact zeros whatever
+the unpadded region holds (NaN and ±inf included).
+
+**Vanishing at padding** (:func:`vanishes`): ``e`` vanishes at the padding of index v when,
+for every v beyond its true extent and every store whose padding is zero, ``e`` is ±0:
+
+* a tensor access with v among its indices reads padding: 0;
+* the constant 0; δ(v, p) with p a fixed position;
+* -a, and f(a) for f with f(0) = 0 (semantics.values.FUNCTIONS' flag), when a vanishes;
+* a + b, a - b when both vanish; a * b when both vanish, or one does and the other is a
+  finite constant (0 · inf is NaN, so a factor that may hold inf must vanish too);
+* a / b (controlled division) when a vanishes and b vanishes (0/0 := 0) or is a number
+  that is not NaN (0 / b = 0);
+* Σ, Π, max, min over other variables of a body that vanishes (a fold of zeros).
+
+**Per statement** (:func:`decide`), one of three modes:
+
+* ``padded`` -- the body vanishes at the padding of every target index: the target's loops
+  run over padded extents and write exact zeros into the padding.  Inner loops have no
+  remainder iterations.
+* ``padded, re-zeroed`` -- it does not (``exp``, ``cos``, a literal added, an outer
+  product whose other factor may be inf): the target's loops still run over padded
+  extents, and the target's padding is set to zero again right after (a few loops over
+  the padding only).
+* ``true extents`` -- an affine index (``u[i+1]``) could reach beyond the padded buffer
+  at a padded point, or an index is both a target index and a summed one: the loops keep
+  the true extents.  A statement that writes through the scratch buffer re-zeroes the
+  target's padding afterwards (the copy brings the scratch's padding along).
+
+A sum's own index runs over its padded extent when the summand vanishes at its padding
+(:func:`padded_sums`), so ``Σ_j A[i,j] x[j]`` adds exact zeros for j beyond the extent;
+products, max and min keep true extents (the padding's zeros would change their value).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..ein import ir
+from ..ein.index import Affine
+from ..semantics.values import FUNCTIONS
+
+PADDED = "padded"
+REZEROED = "padded, re-zeroed"
+TRUE = "true extents"
+
+
+def padded(n: int, pad: int) -> int:
+    """``n`` rounded up to a multiple of ``pad`` (000's rounded extent)."""
+    return -(-n // pad) * pad if pad > 1 else n
+
+
+def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
+    """Every dimension of ``shape`` rounded up to a multiple of ``pad`` (000 §4 pads every
+    dimension, not only the contiguous one)."""
+    return tuple(padded(n, pad) for n in shape)
+
+
+def check_pad(pad) -> int:
+    """``pad`` as a positive power of two, or ValueError saying what is wrong."""
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 1 or pad & (pad - 1):
+        raise ValueError(f"pad must be a power of two >= 1 (or 'auto'), got {pad!r}")
+    return pad
+
+
+def _finite_const(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and math.isfinite(e.value)
+
+
+def vanishes(e: ir.Expr, var: str) -> bool:
+    """Whether ``e`` is ±0 at every point where ``var`` lies in its padding (module docs)."""
+    if isinstance(e, ir.Tensor):
+        return var in e.indices
+    if isinstance(e, ir.Const):
+        return e.value == 0
+    if isinstance(e, ir.Delta):
+        return (e.first == var and isinstance(e.second, int)) or (e.second == var and isinstance(e.first, int))
+    if isinstance(e, ir.Neg):
+        return vanishes(e.arg, var)
+    if isinstance(e, ir.Apply):
+        return FUNCTIONS[e.fn].zero_preserving and vanishes(e.arg, var)
+    if isinstance(e, ir.BinOp):
+        left, right = vanishes(e.left, var), vanishes(e.right, var)
+        if e.op in "+-":
+            return left and right
+        if e.op == "*":
+            return (left and (right or _finite_const(e.right))) or (right and _finite_const(e.left))
+        if e.op == "/":
+            nan_free = isinstance(e.right, ir.Const) and not math.isnan(e.right.value)
+            return left and (right or nan_free)
+        return False
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        if any(name == var for name, _ in e.index):  # var rebound inside: another index
+            return False
+        return vanishes(e.body, var)
+    return False  # ε, a stack's selection, anything new: not shown to vanish
+
+
+def padded_sums(body: ir.Expr) -> frozenset[str]:
+    """The summed index names whose loops may run over padded extents: bound only by Σ
+    (never by Π, max, min) and, at every Σ that binds the name, the summand vanishes at
+    its padding."""
+    allowed: dict[str, bool] = {}
+    for node in ir.nodes(body):
+        if isinstance(node, (ir.Sum, ir.Reduce)):
+            for name, _ in node.index:
+                ok = isinstance(node, ir.Sum) and vanishes(node.body, name)
+                allowed[name] = allowed.get(name, True) and ok
+    return frozenset(name for name, ok in allowed.items() if ok)
+
+
+def _has_affine(body: ir.Expr) -> bool:
+    for node in ir.nodes(body):
+        if any(isinstance(i, Affine) for i in ir.index_uses(node)):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class StatementPadding:
+    """How one statement runs under ``pad``: its mode (:data:`PADDED`, :data:`REZEROED`,
+    :data:`TRUE`), the padded extent of each index name whose loops run padded, whether
+    the target's padding is re-zeroed afterwards, and why."""
+
+    pad: int
+    mode: str
+    extents: dict[str, int] = field(default_factory=dict)
+    rezero: bool = False
+    why: str = ""
+
+    def extent(self, var: str, n: int) -> int:
+        """The extent the loop over ``var`` (true extent ``n``) runs to."""
+        return self.extents.get(var, n)
+
+    def describe(self) -> str:
+        """One line for ``--emit schedule`` and ``analyze``."""
+        text = f"pad {self.pad}: {self.mode}"
+        if self.why:
+            text += f" ({self.why})"
+        if self.rezero:
+            text += "; padding re-zeroed after"
+        return text
+
+
+def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadding:
+    """The padding mode of ``stmt`` under ``pad`` (module docs); ``in_place``: whether it
+    writes its target directly (else through the scratch buffer)."""
+    if pad <= 1:
+        return StatementPadding(pad, TRUE, why="no padding")
+    here = [name for name, _ in stmt.index]
+    bound = {name for node in ir.nodes(stmt.body) if isinstance(node, (ir.Sum, ir.Reduce)) for name, _ in node.index}
+    if _has_affine(stmt.body):
+        return StatementPadding(pad, TRUE, rezero=not in_place, why="an affine index could reach past the padding")
+    if bound & set(here):
+        return StatementPadding(pad, TRUE, rezero=not in_place, why="an index is both a target and a summed index")
+    sums = padded_sums(stmt.body)
+    extents = {name: padded(n, pad) for name, n in stmt.index}
+    for node in ir.nodes(stmt.body):
+        if isinstance(node, ir.Sum):
+            extents.update((name, padded(n, pad)) for name, n in node.index if name in sums)
+    exact = [v for v in here if not vanishes(stmt.body, v)]
+    if not exact:
+        return StatementPadding(pad, PADDED, extents, why="zero maps to zero")
+    return StatementPadding(pad, REZEROED, extents, rezero=True,
+                            why=f"the value need not be 0 in the padding of {', '.join(exact)}")
+
+
+def padding_report(program: ir.Program, pad: int) -> str:
+    """Per statement the padding mode ``analyze --pad M`` prints (what the C target does)."""
+    from ..analysis.inplace import compatible  # below schedule: imported where it is used
+    from ..ein.printer import statement_to_text
+
+    lines = [f"padding (pad {pad}, 000 §4; C back end):"]
+    for n, stmt in enumerate(program.statements, 1):
+        lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
+        lines.append(f"       {decide(stmt, pad, compatible(stmt).in_place).describe()}")
+    return "\n".join(lines)
