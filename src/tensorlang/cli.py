@@ -23,7 +23,7 @@ import numpy as np
 from . import __version__, stages
 from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
-from .schedule.padding import padding_report
+from .schedule.padding import padding_decisions, padding_report
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .api import check_source, compile_source
@@ -449,7 +449,12 @@ def cmd_analyze(args) -> int:
         _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
                          "report": text}, indent=2) + "\n" if args.json else text)
     elif args.json:
-        _out(json.dumps(_analyze_json(kernel), indent=2) + "\n")
+        facts = _analyze_json(kernel)
+        if kernel.pad > 1:  # per statement of the executed program, as the text report says
+            facts["padding"] = {"pad": kernel.pad, "statements": [
+                {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero,
+                 "why": chosen.why} for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
+        _out(json.dumps(facts, indent=2) + "\n")
     else:
         text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)

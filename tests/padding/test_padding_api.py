@@ -1,6 +1,8 @@
 """``pad=`` / ``--pad``: the argument, ``padded_empty``, what the targets do with it, and
 what ``--emit schedule`` and ``analyze`` say (000 §4, docs/c-backend.md "Padding")."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -119,6 +121,9 @@ def test_emit_schedule_and_analyze_say_what_was_chosen(tmp_path, capsys):
     assert main(["analyze", str(prog), "--pad", "4"]) == 0
     text = capsys.readouterr().out
     assert "padding (pad 4" in text and "padding re-zeroed after" in text
+    assert main(["analyze", str(prog), "--pad", "4", "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)["padding"]
+    assert facts["pad"] == 4 and [s["mode"] for s in facts["statements"]] == ["padded, re-zeroed", "padded"]
     assert main(["compile", str(prog), "--emit", "loops", "--pad", "auto"]) == 0
     assert main(["compile", str(prog), "--emit", "schedule", "--pad", "5"]) != 0
     assert "error[input]" in capsys.readouterr().err

@@ -174,13 +174,19 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadd
                             why=f"the value need not be 0 in the padding of {', '.join(exact)}")
 
 
+def padding_decisions(program: ir.Program, pad: int) -> list[tuple[ir.Statement, StatementPadding]]:
+    """Each statement of ``program`` with its padding mode under ``pad`` (what the C target does)."""
+    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
+
+    return [(stmt, decide(stmt, pad, compatible(stmt).in_place)) for stmt in program.statements]
+
+
 def padding_report(program: ir.Program, pad: int) -> str:
-    """Per statement the padding mode ``analyze --pad M`` prints (what the C target does)."""
-    from ..analysis.inplace import compatible  # below schedule: imported where it is used
+    """Per statement the padding mode ``analyze --pad M`` prints."""
     from ..ein.printer import statement_to_text
 
     lines = [f"padding (pad {pad}, 000 §4; C back end):"]
-    for n, stmt in enumerate(program.statements, 1):
+    for n, (stmt, chosen) in enumerate(padding_decisions(program, pad), 1):
         lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
-        lines.append(f"       {decide(stmt, pad, compatible(stmt).in_place).describe()}")
+        lines.append(f"       {chosen.describe()}")
     return "\n".join(lines)
