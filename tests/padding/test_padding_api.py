@@ -117,7 +117,7 @@ def test_emit_schedule_and_analyze_say_what_was_chosen(tmp_path, capsys):
     assert main(["compile", str(prog), "--emit", "schedule", "--pad", "4"]) == 0
     text = capsys.readouterr().out
     assert "padded to [8 8] (pad 4)" in text
-    assert "pad 4: padded, re-zeroed" in text and "pad 4: padded (zero maps to zero)" in text
+    assert "pad 4: padded, re-zeroed over i, k" in text and "pad 4: padded over j (zero maps to zero)" in text
     assert main(["analyze", str(prog), "--pad", "4"]) == 0
     text = capsys.readouterr().out
     assert "padding (pad 4" in text and "padding re-zeroed after" in text

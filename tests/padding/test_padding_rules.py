@@ -28,6 +28,7 @@ PROGRAMS = {
     "division": "in var A : [7 5]\nin var B : [7 5]\nout var y : [7 5]\ny[i,j] = A[i,j] / B[i,j]",
     "division by a vector": "in var A : [7 5]\nin var b : [5]\nout var y : [7 5]\ny[i,j] = A[i,j] / b[j]",
     "delta": "in var A : [5 5]\nout var y : [5 5]\ny[i,j] = A[i,j] * delta[i,j] + delta[i,2]",
+    "delta past the extent": "out var y : [1]\ny[i] = delta[2,i]",
     "affine": "in var A : [9]\nout var y : [7]\ny[i] = A[i+2] * 3",
     "eps": "in var A : [3 3]\nout var y : [3]\ny[i] = sum(j,k) eps[i,j,k] * A[j,k]",
     "transpose in place": "inout var x : [3 5]\ninout var z : [5 5]\nz[i,j] = z[j,i] * x[1,i] + 2",
@@ -82,6 +83,10 @@ def test_modes():
     assert chosen.extent("k", 5) == 8 and chosen.extent("i", 7) == 8 and chosen.rezero
     summed = decide(_stmt(PROGRAMS["sum of exp"]), 4)
     assert summed.extent("k", 5) == 5  # exp(0) = 1 would be added for every padded k
+    outer = decide(_stmt(PROGRAMS["division"]), 4)  # only the contiguous (last) index runs padded
+    assert outer.extent("i", 7) == 7 and outer.extent("j", 5) == 8 and outer.rezero == ()
+    assert decide(_stmt(PROGRAMS["literal added"]), 4).rezero == (1,)
+    assert decide(_stmt(PROGRAMS["transpose in place"]), 4, in_place=False).rezero == (0, 1)  # the scratch copy
 
 
 def test_vanishing_rules():
@@ -94,7 +99,7 @@ def test_vanishing_rules():
     assert vanishes(ir.BinOp("/", a, ir.Const(3.0)), "i") and not vanishes(ir.BinOp("/", a, b), "i")
     assert vanishes(ir.BinOp("/", a, a), "i")  # controlled division: 0 / 0 := 0
     assert not vanishes(ir.Sum((("i", 7),), a), "i")  # i rebound inside
-    assert vanishes(ir.Delta("i", 2), "i") and not vanishes(ir.Delta("i", "j"), "i")
+    assert not vanishes(ir.Delta("i", 2), "i") and not vanishes(ir.Delta("i", "j"), "i")
 
 
 def test_padded_extents():

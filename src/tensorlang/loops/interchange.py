@@ -147,8 +147,9 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     padding = decide_padding(stmt, buffers.pad) if buffers.pad > 1 else None
     if padding is not None and padding.mode == TRUE:
         return nest
+    # the summed loops sit outside the row here: only the row (the target's last,
+    # contiguous index) runs to its padded extent
     reach = padding.extent if padding is not None else (lambda var, n: n)
-    found = replace(found, summed=tuple((var, reach(var, n)) for var, n in found.summed))
     slots = buffers.slot_of
     slot = slots[stmt.target]
     here = tuple(name for name, _ in stmt.index)
@@ -176,7 +177,7 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     for var, n in reversed(stmt.index[:-1]):
         result = (Loop(var, reach(var, n), result),)
     if padding is not None and padding.rezero:
-        result = (*result, *rezero(slot, tuple(n for _, n in stmt.index), buffers.pad))
+        result = (*result, *rezero(slot, tuple(n for _, n in stmt.index), buffers.pad, padding.rezero))
     return replace(nest, body=result, interchanged=True)
 
 

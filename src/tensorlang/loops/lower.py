@@ -121,23 +121,25 @@ def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> 
         count = math.prod(padded_shape(shape, buffers.pad))  # the scratch holds the target's padded layout
         body = (*body, Copy(slots[stmt.target], buffers.scratch_for(stmt), count))
     if padding is not None and padding.rezero:
-        body = (*body, *rezero(slots[stmt.target], tuple(n for _, n in stmt.index), buffers.pad))
+        body = (*body, *rezero(slots[stmt.target], tuple(n for _, n in stmt.index), buffers.pad, padding.rezero))
     return Nest(stmt, body, step)
 
 
-def rezero(slot: int, shape: tuple[int, ...], pad: int) -> tuple[Node, ...]:
-    """Loops that set the padding of ``slot`` (true ``shape``, padded by ``pad``) to zero:
-    per dimension d, the points with index d in its padding and the dimensions before d
-    within their true extents (so no point is written twice)."""
+def rezero(slot: int, shape: tuple[int, ...], pad: int, dims: tuple[int, ...] | None = None) -> tuple[Node, ...]:
+    """Loops that set the padding of ``slot`` (true ``shape``, padded by ``pad``) to zero
+    along ``dims`` (default: every dimension): per dimension d, the points with index d in
+    its padding and the dimensions before d within their true extents (so no point is
+    written twice).  A statement whose outer loops kept their true extents re-zeroes its
+    last dimension only: the rest of the padding was not written."""
     storage = padded_shape(shape, pad)
     nests: list[Node] = []
     names = tuple(f"pad{d}" for d in range(len(shape)))
-    for d in range(len(shape)):
+    for d in range(len(shape)) if dims is None else dims:
         if storage[d] == shape[d]:
             continue
         node: Node = Store(slot, names, Const(0.0))
         for k in reversed(range(len(shape))):
-            if k < d:
+            if k < d or (dims is not None and k not in dims and k > d):
                 node = Loop(names[k], shape[k], (node,))
             elif k == d:
                 node = Loop(names[k], storage[k], (node,), start=shape[k])

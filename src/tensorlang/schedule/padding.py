@@ -13,7 +13,8 @@ the unpadded region holds (NaN and ±inf included).
 for every v beyond its true extent and every store whose padding is zero, ``e`` is ±0:
 
 * a tensor access with v among its indices reads padding: 0;
-* the constant 0; δ(v, p) with p a fixed position;
+* the constant 0 (not δ(v, p): a position p may lie in v's padding, ``delta[2,i]`` with
+  i of extent 1 is 1 at i = 2);
 * -a, and f(a) for f with f(0) = 0 (semantics.values.FUNCTIONS' flag), when a vanishes;
 * a + b, a - b when both vanish; a * b when both vanish, or one does and the other is a
   finite constant (0 · inf is NaN, so a factor that may hold inf must vanish too);
@@ -82,8 +83,6 @@ def vanishes(e: ir.Expr, var: str) -> bool:
         return var in e.indices
     if isinstance(e, ir.Const):
         return e.value == 0
-    if isinstance(e, ir.Delta):
-        return (e.first == var and isinstance(e.second, int)) or (e.second == var and isinstance(e.first, int))
     if isinstance(e, ir.Neg):
         return vanishes(e.arg, var)
     if isinstance(e, ir.Apply):
@@ -106,14 +105,17 @@ def vanishes(e: ir.Expr, var: str) -> bool:
 
 
 def padded_sums(body: ir.Expr) -> frozenset[str]:
-    """The summed index names whose loops may run over padded extents: bound only by Σ
-    (never by Π, max, min) and, at every Σ that binds the name, the summand vanishes at
-    its padding."""
+    """The summed index names whose loops may run over padded extents: the innermost
+    (last) index of a Σ, bound only by Σ (never by Π, max, min), and at every Σ that
+    binds the name the summand vanishes at its padding.  A Σ's other indices keep their
+    true extents: their loops are outside the innermost one, where padding only adds work."""
     allowed: dict[str, bool] = {}
     for node in ir.nodes(body):
         if isinstance(node, (ir.Sum, ir.Reduce)):
-            for name, _ in node.index:
-                ok = isinstance(node, ir.Sum) and vanishes(node.body, name)
+            names = [name for name, _ in node.index]
+            for position, name in enumerate(names):
+                ok = (isinstance(node, ir.Sum) and position == len(names) - 1 and names.count(name) == 1
+                      and vanishes(node.body, name))
                 allowed[name] = allowed.get(name, True) and ok
     return frozenset(name for name, ok in allowed.items() if ok)
 
@@ -128,13 +130,14 @@ def _has_affine(body: ir.Expr) -> bool:
 @dataclass(frozen=True)
 class StatementPadding:
     """How one statement runs under ``pad``: its mode (:data:`PADDED`, :data:`REZEROED`,
-    :data:`TRUE`), the padded extent of each index name whose loops run padded, whether
-    the target's padding is re-zeroed afterwards, and why."""
+    :data:`TRUE`), the padded extent of each index name whose loop runs padded, the
+    target dimensions whose padding is set to zero afterwards (all of them, or only the
+    last, or none), and why."""
 
     pad: int
     mode: str
     extents: dict[str, int] = field(default_factory=dict)
-    rezero: bool = False
+    rezero: tuple[int, ...] = ()
     why: str = ""
 
     def extent(self, var: str, n: int) -> int:
@@ -144,6 +147,8 @@ class StatementPadding:
     def describe(self) -> str:
         """One line for ``--emit schedule`` and ``analyze``."""
         text = f"pad {self.pad}: {self.mode}"
+        if self.extents:
+            text += f" over {', '.join(sorted(self.extents))}"
         if self.why:
             text += f" ({self.why})"
         if self.rezero:
@@ -153,25 +158,31 @@ class StatementPadding:
 
 def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadding:
     """The padding mode of ``stmt`` under ``pad`` (module docs); ``in_place``: whether it
-    writes its target directly (else through the scratch buffer)."""
+    writes its target directly (else through the scratch buffer, whose copy brings its
+    whole padded layout along: then every dimension's padding is re-zeroed)."""
+    rank = len(stmt.index)
+    every = tuple(range(rank)) if not in_place else ()
     if pad <= 1:
         return StatementPadding(pad, TRUE, why="no padding")
     here = [name for name, _ in stmt.index]
     bound = {name for node in ir.nodes(stmt.body) if isinstance(node, (ir.Sum, ir.Reduce)) for name, _ in node.index}
     if _has_affine(stmt.body):
-        return StatementPadding(pad, TRUE, rezero=not in_place, why="an affine index could reach past the padding")
+        return StatementPadding(pad, TRUE, rezero=every, why="an affine index could reach past the padding")
     if bound & set(here):
-        return StatementPadding(pad, TRUE, rezero=not in_place, why="an index is both a target and a summed index")
+        return StatementPadding(pad, TRUE, rezero=every, why="an index is both a target and a summed index")
     sums = padded_sums(stmt.body)
-    extents = {name: padded(n, pad) for name, n in stmt.index}
+    extents: dict[str, int] = {}
     for node in ir.nodes(stmt.body):
         if isinstance(node, ir.Sum):
             extents.update((name, padded(n, pad)) for name, n in node.index if name in sums)
-    exact = [v for v in here if not vanishes(stmt.body, v)]
-    if not exact:
-        return StatementPadding(pad, PADDED, extents, why="zero maps to zero")
-    return StatementPadding(pad, REZEROED, extents, rezero=True,
-                            why=f"the value need not be 0 in the padding of {', '.join(exact)}")
+    if not stmt.index:
+        return StatementPadding(pad, PADDED if extents else TRUE, extents, why="a scalar target")
+    last, n = stmt.index[-1]
+    extents[last] = padded(n, pad)
+    if vanishes(stmt.body, last):
+        return StatementPadding(pad, PADDED, extents, rezero=every, why="zero maps to zero")
+    return StatementPadding(pad, REZEROED, extents, rezero=every or (rank - 1,),
+                            why=f"the value need not be 0 in the padding of {last}")
 
 
 def padding_decisions(program: ir.Program, pad: int) -> list[tuple[ir.Statement, StatementPadding]]:
