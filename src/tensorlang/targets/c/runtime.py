@@ -31,7 +31,7 @@ from . import build as c_build
 from . import threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
-from .padded import aligned_zeros, into_padded, unpadded
+from .padded import aligned_zeros, as_padded
 
 
 def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
@@ -148,6 +148,9 @@ class CKernel:
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
         self._empty: list[np.ndarray | None] = [None] * len(self.plan)  # run() fills every slot
         self._pool: list[tuple[np.ndarray, ...]] = []
+        # padding (run_padded): each slot's unpadded region, and padded input copies
+        self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
+        self._input_pool: list[dict[int, np.ndarray]] = []
 
     def take_temporaries(self) -> tuple[np.ndarray, ...]:
         """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
@@ -228,33 +231,45 @@ class CKernel:
     def run_padded(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """A call with padded buffers (000 §4): every buffer padded, aligned and zero in
         its padding.  Read-only inputs that already are padded buffers
-        (:func:`.padded.padded_empty`) are used in place, every other input is copied into
-        a fresh padded buffer; results come back as views of their padded buffers with
-        the true shape (not C-contiguous), or copied into the ``out=`` targets."""
+        (:func:`.padded.padded_empty`) are used in place; every other input is copied into
+        a padded buffer kept between calls (like the temporaries: a call takes a set and
+        gives it back; only the unpadded region is ever written, so the padding stays
+        zero).  Results come back as views of their padded buffers with the true shape
+        (not C-contiguous), or copied into the ``out=`` targets."""
         pad, dtype = self.pad, self.dtype
         storage = self.schedule.buffers.storage_shapes
         buffers = self._empty[:]
         pool = self.take_temporaries()
         for position, n in enumerate(self.temporary_slots):
             buffers[n] = pool[position]
+        try:
+            copies = self._input_pool.pop()
+        except IndexError:
+            copies = {n: aligned_zeros(storage[n], pad, dtype) for n, _ in self._inputs}
         for n, name in self._inputs:
-            buffers[n] = into_padded(supplied[name], self.shapes[n], pad, dtype)
+            given = supplied[name]
+            found = as_padded(given, self.shapes[n], pad, dtype) if given.base is not None else None
+            if found is None:
+                found = copies[n]
+                found[self._regions[n]] = given
+            buffers[n] = found
         for n, name, shape, role in self._others:
             given = supplied.get(name)
             buffer = aligned_zeros(storage[n], pad, dtype)
             if given is not None:
-                unpadded(buffer, shape)[...] = given
+                buffer[self._regions[n]] = given
             elif role == "optional":
-                unpadded(buffer, shape)[...] = np.nan
+                buffer[self._regions[n]] = np.nan
             buffers[n] = buffer
         filled = cast("list[np.ndarray]", buffers)
         self.execute(filled, threads)
         if self.store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
             self.store_hook({name: filled[n] for n, name in enumerate(self.names)})
         self.give_back_temporaries(pool)
+        self._input_pool.append(copies)
         results = {}
         for n, name in self.results:
-            view = unpadded(filled[n], self.shapes[n])
+            view = filled[n][self._regions[n]]
             target = targets.get(name) if targets else None
             if target is not None:
                 np.copyto(target, view)
