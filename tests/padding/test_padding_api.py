@@ -85,6 +85,12 @@ def test_results_are_unpadded_views_and_out_receives_a_copy():
     target = np.empty((13, 7))
     assert kernel(x=x, s=3.0, out={"x": target})["x"] is target
     np.testing.assert_array_equal(target, 3 * before)
+    # the padded result buffer is kept for the next call with out=: no stale values
+    kernel(x=-x, s=5.0, out={"x": target})
+    np.testing.assert_array_equal(target, -5 * before)
+    again = kernel(x=x, s=7.0)["x"]  # without out=, a fresh buffer: the earlier result stands
+    np.testing.assert_array_equal(target, -5 * before)
+    np.testing.assert_array_equal(again, 7 * before)
 
 
 @needs_c

@@ -151,6 +151,7 @@ class CKernel:
         # padding (run_padded): each slot's unpadded region, and padded input copies
         self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
         self._input_pool: list[dict[int, np.ndarray]] = []
+        self._result_pool: list[dict[int, np.ndarray]] = []
 
     def take_temporaries(self) -> tuple[np.ndarray, ...]:
         """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
@@ -235,7 +236,9 @@ class CKernel:
         a padded buffer kept between calls (like the temporaries: a call takes a set and
         gives it back; only the unpadded region is ever written, so the padding stays
         zero).  Results come back as views of their padded buffers with the true shape
-        (not C-contiguous), or copied into the ``out=`` targets."""
+        (not C-contiguous), or copied into the ``out=`` targets (whose padded buffers are
+        then kept for the next call: a fresh multi-megabyte buffer costs a page fault per
+        4 KiB)."""
         pad, dtype = self.pad, self.dtype
         storage = self.schedule.buffers.storage_shapes
         buffers = self._empty[:]
@@ -253,9 +256,16 @@ class CKernel:
                 found = copies[n]
                 found[self._regions[n]] = given
             buffers[n] = found
+        kept = self._result_pool.pop() if self._result_pool else {}
+        reused: dict[int, np.ndarray] = {}
         for n, name, shape, role in self._others:
             given = supplied.get(name)
-            buffer = aligned_zeros(storage[n], pad, dtype)
+            if targets and name in targets and n in kept:  # the caller gets a copy: reuse
+                buffer = reused[n] = kept[n]
+            else:
+                buffer = aligned_zeros(storage[n], pad, dtype)
+                if targets and name in targets:
+                    reused[n] = buffer
             if given is not None:
                 buffer[self._regions[n]] = given
             elif role == "optional":
@@ -275,6 +285,8 @@ class CKernel:
                 np.copyto(target, view)
                 view = target
             results[name] = view
+        if reused:  # result buffers copied out to out= targets: kept for the next call
+            self._result_pool.append(reused)
         return results
 
     def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:
