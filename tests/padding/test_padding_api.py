@@ -122,14 +122,15 @@ def test_emit_schedule_and_analyze_say_what_was_chosen(tmp_path, capsys):
                     "y[i] = sum(k) A[i,k] * x[k]\nz[i,j] = A[i,j] / 2\n")
     assert main(["compile", str(prog), "--emit", "schedule", "--pad", "4"]) == 0
     text = capsys.readouterr().out
-    assert "padded to [8 8] (pad 4)" in text
-    assert "pad 4: padded, re-zeroed over i, k" in text and "pad 4: padded over j (zero maps to zero)" in text
+    assert "padded to [7 8] (pad 4)" in text
+    assert "pad 4: true extents over k (i indexes a dimension that is not padded)" in text
+    assert "pad 4: padded over j (zero maps to zero)" in text
     assert main(["analyze", str(prog), "--pad", "4"]) == 0
     text = capsys.readouterr().out
-    assert "padding (pad 4" in text and "padding re-zeroed after" in text
+    assert "padding (pad 4" in text and "pad 4: padded over j" in text
     assert main(["analyze", str(prog), "--pad", "4", "--json"]) == 0
     facts = json.loads(capsys.readouterr().out)["padding"]
-    assert facts["pad"] == 4 and [s["mode"] for s in facts["statements"]] == ["padded, re-zeroed", "padded"]
+    assert facts["pad"] == 4 and [s["mode"] for s in facts["statements"]] == ["true extents", "padded"]
     assert main(["compile", str(prog), "--emit", "loops", "--pad", "auto"]) == 0
     assert main(["compile", str(prog), "--emit", "schedule", "--pad", "5"]) != 0
     assert "error[input]" in capsys.readouterr().err

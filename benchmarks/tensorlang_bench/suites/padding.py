@@ -50,15 +50,15 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
             return Bound(lambda: kernel(out=targets, **args), lambda: out)
         return make
 
-    result = []
+    found = []
     for backend in ctx.backends:  # every back end unpadded (numpy and interp ignore pad)
         if backend == "interp" and not interp_ok:
-            result.append(missing("tensorlang[interp]", "tensorlang", "the reference interpreter is for tiny sizes"))
+            found.append(missing("tensorlang[interp]", "tensorlang", "the reference interpreter is for tiny sizes"))
         else:
-            result.append(Contender(f"tensorlang[{backend}]", "tensorlang", variant(None, False, backend), "no padding"))
+            found.append(Contender(f"tensorlang[{backend}]", "tensorlang", variant(None, False, backend), "no padding"))
     if "c" not in ctx.backends:
-        return result
-    return result + [
+        return found
+    return found + [
         Contender("tensorlang[c] pad=auto", "tensorlang", variant("auto", False),
                   "buffers padded to the SIMD width; inputs copied into padded buffers per call"),
         Contender("tensorlang[c] pad=auto, padded inputs", "tensorlang", variant("auto", True),

@@ -60,10 +60,21 @@ def padded(n: int, pad: int) -> int:
     return -(-n // pad) * pad if pad > 1 else n
 
 
+#: 000 §4 rounds every dimension up; tensorlang rounds only the last (contiguous) one, by
+#: measurement (docs/performance.md, "Padding"): the loops only ever run the contiguous
+#: index over its padded extent (remainder-free inner loops), so padding the outer
+#: dimensions added memory traffic and nothing else.  True restores the paper's layout.
+PAD_EVERY_DIMENSION = False
+
+
 def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
-    """Every dimension of ``shape`` rounded up to a multiple of ``pad`` (000 §4 pads every
-    dimension, not only the contiguous one)."""
-    return tuple(padded(n, pad) for n in shape)
+    """``shape`` in memory under ``pad``: its last (contiguous) dimension rounded up to a
+    multiple of ``pad``, or every dimension with :data:`PAD_EVERY_DIMENSION`."""
+    if pad <= 1 or not shape:
+        return tuple(shape)
+    if PAD_EVERY_DIMENSION:
+        return tuple(padded(n, pad) for n in shape)
+    return (*shape[:-1], padded(shape[-1], pad))
 
 
 def check_pad(pad) -> int:
@@ -104,6 +115,19 @@ def vanishes(e: ir.Expr, var: str) -> bool:
     return False  # ε, a stack's selection, anything new: not shown to vanish
 
 
+def reads_padded_only(body: ir.Expr, var: str) -> bool:
+    """Whether every access that ``var`` indexes has a padded dimension there, so a loop
+    over ``var``'s padded extent stays inside every buffer: always with 000's layout,
+    and with tensorlang's (the last dimension padded) when ``var`` only ever indexes last
+    dimensions (``A[i,k]`` padded over k, not over i)."""
+    if PAD_EVERY_DIMENSION:
+        return True
+    for node in ir.nodes(body):
+        if isinstance(node, ir.Tensor) and var in node.indices[:-1]:
+            return False
+    return True
+
+
 def padded_sums(body: ir.Expr) -> frozenset[str]:
     """The summed index names whose loops may run over padded extents: the innermost
     (last) index of a Σ, bound only by Σ (never by Π, max, min), and at every Σ that
@@ -115,7 +139,7 @@ def padded_sums(body: ir.Expr) -> frozenset[str]:
             names = [name for name, _ in node.index]
             for position, name in enumerate(names):
                 ok = (isinstance(node, ir.Sum) and position == len(names) - 1 and names.count(name) == 1
-                      and vanishes(node.body, name))
+                      and vanishes(node.body, name) and reads_padded_only(node.body, name))
                 allowed[name] = allowed.get(name, True) and ok
     return frozenset(name for name, ok in allowed.items() if ok)
 
@@ -178,6 +202,9 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadd
     if not stmt.index:
         return StatementPadding(pad, PADDED if extents else TRUE, extents, why="a scalar target")
     last, n = stmt.index[-1]
+    if not reads_padded_only(stmt.body, last):
+        return StatementPadding(pad, TRUE, extents, rezero=every,
+                                why=f"{last} indexes a dimension that is not padded")
     extents[last] = padded(n, pad)
     if vanishes(stmt.body, last):
         return StatementPadding(pad, PADDED, extents, rezero=every, why="zero maps to zero")
