@@ -259,15 +259,15 @@ class CKernel:
         kept = self._result_pool.pop() if self._result_pool else {}
         reused: dict[int, np.ndarray] = {}
         for n, name, shape, role in self._others:
-            given = supplied.get(name)
+            value = supplied.get(name)
             if targets and name in targets and n in kept:  # the caller gets a copy: reuse
                 buffer = reused[n] = kept[n]
             else:
                 buffer = aligned_zeros(storage[n], pad, dtype)
                 if targets and name in targets:
                     reused[n] = buffer
-            if given is not None:
-                buffer[self._regions[n]] = given
+            if value is not None:
+                buffer[self._regions[n]] = value
             elif role == "optional":
                 buffer[self._regions[n]] = np.nan
             buffers[n] = buffer
