@@ -66,6 +66,12 @@ def test_padded_input_is_read_without_a_copy_and_others_are_copied():
     plain = np.ascontiguousarray(A)
     kernel(A=plain, x=x)
     assert not np.shares_memory(seen["A"], plain)
+    # a slice of the caller's own wider array has the padded strides, but its "padding"
+    # is the caller's data: copied, never read in place (nor zeroed)
+    wide = np.full((7, 8), 5.0)
+    wide[:, :5] = A
+    np.testing.assert_allclose(kernel(A=wide[:, :5], x=x)["y"], y, rtol=1e-12)
+    assert not np.shares_memory(seen["A"], wide) and (wide[:, 5:] == 5.0).all()
     # a padded_empty array made for another pad or dtype is copied, not misread
     other = tl.padded_empty((7, 5), 16)  # (16, 16) in memory; pad 4 lays out (8, 8)
     other[...] = A
