@@ -1,7 +1,11 @@
 """Padding (paper 000 §4): which loops of a statement may run over padded extents.
 
-With ``pad=M`` every buffer's every dimension is rounded up to a multiple of M
-(:func:`padded`, 000's rounded type) and the padding holds zeros.  Theorem 3 says that
+With ``pad=M`` every buffer's last (contiguous) dimension -- every dimension, as in 000,
+with :data:`PAD_EVERY_DIMENSION` -- is rounded up to a multiple of M (:func:`padded`,
+000's rounded type) and the padding holds zeros.  Only innermost loops run over padded
+extents (the target's last index, a Σ's last index): that is what makes the vectorized
+inner loop remainder-free; padding outer loops only adds work (measured,
+docs/performance.md "Padding").  Theorem 3 says that
 evaluating over the padded store gives the reference's values on the unpadded region and
 keeps the padding zero, because every operation of 000 Figure 12 maps zero to zero
 (linearity, and controlled division 0/0 := 0).  That argument is about real numbers; the
@@ -24,21 +28,22 @@ for every v beyond its true extent and every store whose padding is zero, ``e`` 
 
 **Per statement** (:func:`decide`), one of three modes:
 
-* ``padded`` -- the body vanishes at the padding of every target index: the target's loops
-  run over padded extents and write exact zeros into the padding.  Inner loops have no
-  remainder iterations.
+* ``padded`` -- the body vanishes at the padding of the target's last index: its loop
+  runs over the padded extent and writes exact zeros into the padding.  The inner loop
+  has no remainder iterations.
 * ``padded, re-zeroed`` -- it does not (``exp``, ``cos``, a literal added, an outer
-  product whose other factor may be inf): the target's loops still run over padded
-  extents, and the target's padding is set to zero again right after (a few loops over
-  the padding only).
-* ``true extents`` -- an affine index (``u[i+1]``) could reach beyond the padded buffer
-  at a padded point, or an index is both a target index and a summed one: the loops keep
+  product whose other factor may be inf): the loop still runs over the padded extent,
+  and the target's padding is set to zero again right after (loops over the padding only).
+* ``true extents`` -- the last index also indexes a dimension that is not padded
+  (:func:`reads_padded_only`), an affine index (``u[i+1]``) could reach beyond the padded
+  buffer, or an index is both a target index and a summed one: the target's loops keep
   the true extents.  A statement that writes through the scratch buffer re-zeroes the
   target's padding afterwards (the copy brings the scratch's padding along).
 
-A sum's own index runs over its padded extent when the summand vanishes at its padding
-(:func:`padded_sums`), so ``Σ_j A[i,j] x[j]`` adds exact zeros for j beyond the extent;
-products, max and min keep true extents (the padding's zeros would change their value).
+A Σ's last index runs over its padded extent when the summand vanishes at its padding and
+it reads only padded dimensions (:func:`padded_sums`), so ``Σ_j A[i,j] x[j]`` adds exact
+zeros for j beyond the extent; products, max and min keep true extents (the padding's
+zeros would change their value).
 """
 
 from __future__ import annotations

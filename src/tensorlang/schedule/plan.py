@@ -69,7 +69,7 @@ class BufferPlan:
     buffers: tuple[Buffer, ...]
     itemsize: int
     shared: tuple[Sharing, ...] = ()
-    #: 000 §4: every dimension of every buffer rounded up to a multiple of ``pad`` (1: none)
+    #: 000 §4: buffers padded to multiples of ``pad`` (1: none; schedule/padding.py says which dimensions)
     pad: int = 1
 
     @property
