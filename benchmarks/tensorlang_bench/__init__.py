@@ -29,7 +29,7 @@ from pathlib import Path
 
 import tensorlang as tl
 
-SUITE_NAMES = ("cfd", "inplace", "blas", "small", "einsum", "fields", "structure")
+SUITE_NAMES = ("cfd", "inplace", "blas", "small", "einsum", "fields", "structure", "padding")
 PEER_NAMES = ("opt_einsum", "torch", "jax", "numba")
 DEFAULT_OUT = os.path.join("benchmarks", "results")
 

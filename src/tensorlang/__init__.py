@@ -10,7 +10,7 @@ Public API (SPEC section 7)::
     F = tl.field(img, "bspln3")  # a tensor field (docs/fields.md); tl.grad(F).probe(points)
 """
 
-from .api import available_backends, check, compile
+from .api import available_backends, check, compile, padded_empty
 from . import fields
 from .builder import build, contract, kron, var
 from .builder import outer as _build_outer, transpose as _build_transpose
@@ -20,7 +20,7 @@ from .errors import TensorLangError
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "Kernel", "SymbolicKernel", "TensorLangError", "__version__",
+__all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "SymbolicKernel", "TensorLangError", "__version__",
            # tensor fields (paper 004, docs/fields.md)
            "fields", "field", "image", "grad", "jacobian", "hessian", "curl", "div", "dot", "outer", "norm",
            "normalize", "trace", "transpose", "det", "inside"] + [

@@ -7,13 +7,17 @@ whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`.
 from __future__ import annotations
 
 import numbers
+import operator
 
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, check_threads, resolve_dtype
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
+from .schedule import padding
 from .semantics.types import CheckedProgram
+from .targets.c.padded import padded_empty as _padded_empty
+from .targets.c.simd import simd_elements
 from .specialize import SymbolicKernel
 
 
@@ -34,6 +38,22 @@ def check_params(params) -> dict[str, int]:
             raise TensorLangError("input", f"parameter {name!r} must be a positive integer, got {value!r}")
         checked[name] = int(value)
     return checked
+
+
+def check_pad(pad, dtype) -> int:
+    """``pad=M`` (``--pad M``, 000 §4): M a power of two >= 1, or ``"auto"`` for the SIMD
+    width of the generated C in elements of ``dtype`` (targets/c/simd.py: AVX2 gives 4
+    doubles, 8 floats); None is 1, no padding.  Anything else is error[input]."""
+    if pad is None:
+        return 1
+    if isinstance(pad, str) and pad.strip().lower() == "auto":
+        return simd_elements(dtype.itemsize)
+    if isinstance(pad, numbers.Integral) and not isinstance(pad, bool):
+        pad = int(pad)
+    try:
+        return padding.check_pad(pad)
+    except ValueError as exc:
+        raise TensorLangError("input", str(exc)) from None
 
 
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
@@ -76,7 +96,7 @@ def compile_source(
     lang: str = languages.DEFAULT,
     backend: str = "auto",
     dtype="float64",
-    pad: int | None = None,
+    pad: int | str | None = None,
     threads: int | None = None,
     params=None,
     opt: bool = True,
@@ -89,16 +109,15 @@ def compile_source(
     skip_passes = check_passes(opt, skip_passes)
     chosen = resolve_backend(backend)
     resolved = resolve_dtype(dtype)
-    if pad is not None:
-        raise TensorLangError("backend", "padding (pad=, --pad) is not available in this version")
+    padded = check_pad(pad, resolved)  # the C target pads; numpy and interp ignore it
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
         symbolic = SymbolicKernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes,
-                                  check_params(params))
+                                  check_params(params), pad=padded)
         symbolic.check_structure = bool(check_structure)
         return symbolic
     try:
-        kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes)
+        kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes, pad=padded)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
     kernel.sizes = check_params(params)
@@ -121,7 +140,7 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     source_or_path,
     backend: str = "auto",
     dtype="float64",
-    pad: int | None = None,
+    pad: int | str | None = None,
     threads: int | None = None,
     lang: str | None = None,
     params=None,
@@ -135,7 +154,10 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
 
     ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
     on one thread.
-    ``pad`` (000 section 4) is not implemented yet and must be None.  ``params``
+    ``pad=M`` (000 section 4; M a power of two, or ``"auto"`` for the SIMD width) makes
+    the C back end pad every buffer to multiples of M with zeros (docs/c-backend.md,
+    "Padding"); results are then views of the padded buffers.  The numpy and interp back
+    ends accept ``pad`` and ignore it.  ``params``
     gives values to symbolic sizes (``{"n": 5}``; docs/language.md).
     ``opt=False`` runs the program as lowered, without the optimizer's passes, and
     ``skip_passes`` names passes to leave out and rewrite rules to switch off
@@ -145,6 +167,21 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     """
     source, lang = languages.load(source_or_path, lang)
     return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure)
+
+
+@guard
+def padded_empty(shape, pad: int | str, dtype="float64"):
+    """A zero array of ``shape`` laid out as a kernel compiled with ``pad`` (and
+    ``dtype``) lays out its buffers: a view whose base is the padded, aligned buffer.  Such
+    an input is read without a copy (docs/c-backend.md, "Padding")."""
+    resolved = resolve_dtype(dtype)
+    try:
+        dims = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}") from None
+    if any(n < 0 for n in dims):
+        raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}")
+    return _padded_empty(dims, check_pad(pad, resolved), resolved)
 
 
 def available_backends() -> tuple[str, ...]:

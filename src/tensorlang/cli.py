@@ -23,6 +23,7 @@ import numpy as np
 from . import __version__, stages
 from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
+from .schedule.padding import padding_decisions, padding_report
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .api import check_source, compile_source
@@ -304,7 +305,7 @@ def cmd_run(args) -> int:
     started = time.perf_counter()
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
                             params=args.params, opt=not args.no_opt, skip_passes=args.skip,
-                            check_structure=args.check_structure)
+                            check_structure=args.check_structure, pad=_pad(args))
     compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
@@ -425,7 +426,7 @@ def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            opt=not args.no_opt, skip_passes=args.skip)
+                            opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args))
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
@@ -443,15 +444,23 @@ def cmd_compile(args) -> int:
 def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            skip_passes=args.skip)
+                            skip_passes=args.skip, pad=_pad(args))
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
         _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
                          "report": text}, indent=2) + "\n" if args.json else text)
     elif args.json:
-        _out(json.dumps(_analyze_json(kernel), indent=2) + "\n")
+        facts = _analyze_json(kernel)
+        if kernel.pad > 1:  # per statement of the executed program, as the text report says
+            facts["padding"] = {"pad": kernel.pad, "statements": [
+                {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero,
+                 "why": chosen.why} for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
+        _out(json.dumps(facts, indent=2) + "\n")
     else:
-        _out(report(kernel.ein, kernel.optimized, kernel.dtype.itemsize))
+        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize)
+        if kernel.pad > 1:  # which statements run over padded extents (000 §4)
+            text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
+        _out(text)
     if getattr(args, "plot", None):
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
@@ -513,6 +522,21 @@ _PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl,
 _DTYPE_HELP = "element type: float64 (default) or float32"
 
 
+def _pad(args) -> int | str | None:
+    """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
+    text = getattr(args, "pad", None)
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _pad_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pad", metavar="M",
+                   help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
+                        "000 §4; auto: the SIMD width in elements (numpy and interp ignore it)")
+
+
 def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
     """The options every command that reads a program shares."""
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
@@ -558,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "slow); auto: c where a C compiler works, else numpy")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=_DTYPE_HELP)
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
+    _pad_option(p)
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
@@ -576,6 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the stage to show (default ast: the program as parsed)")
     p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
+    _pad_option(p)
     _optimizer_switches(p)
     p.set_defaults(func=cmd_compile)
 
@@ -584,6 +610,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "pass's log and the rewrite rules that fired.")
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
+    _pad_option(p)
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
     p.add_argument("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, zeros) "
                                                      "as a PNG (needs matplotlib)")

@@ -22,6 +22,7 @@ from .lang import Language
 from .loops import declared_structures, loop_program
 from .loops.ir import LoopProgram
 from .passes import Optimized, optimize
+from .schedule.padding import padded_shape
 from .schedule.plan import Schedule, plan
 from .semantics.interface import Role
 from .semantics.types import CheckedProgram, show
@@ -88,8 +89,11 @@ class Kernel:
         self._threads = check_threads(value) or default_threads()
 
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
-                 threads: int | None = None, opt: bool = True, skip_passes=()):
+                 threads: int | None = None, opt: bool = True, skip_passes=(), pad: int = 1):
         self.language = language
+        #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the
+        #: numpy and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
+        self.pad = pad
         self.checked = checked
         self.source = source
         self.backend = backend
@@ -162,7 +166,7 @@ class Kernel:
         """The schedule of the executed program (BLAS or loops, buffers, pool): the one
         the target runs, or, for the interpreter, the one the C and NumPy targets would."""
         if self._schedule is None:
-            self._schedule = self.target.schedule or plan(self.executed, self.dtype, self.roles())
+            self._schedule = self.target.schedule or plan(self.executed, self.dtype, self.roles(), pad=self.pad)
         return self._schedule
 
     @property
@@ -214,7 +218,8 @@ class Kernel:
         return dict(self.checked.interface.roles)
 
     def __repr__(self) -> str:
-        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}>"
+        padding = f" pad={self.pad}" if self.pad > 1 else ""
+        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}{padding}>"
 
     # --------------------------------------------------------------- running
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
@@ -391,7 +396,7 @@ class Kernel:
         """The variables fit the memory budget; checked on the first call only, since it
         depends on the declarations alone (and the budget, read from the environment)."""
         if self._store_elements is None:
-            elements = sum(math.prod(s) for s in self.checked.context.shapes.values())
+            elements = sum(math.prod(padded_shape(s, self.pad)) for s in self.checked.context.shapes.values())
             limits.check_allocation(elements, self.dtype.itemsize, "the program's variables")
             self._store_elements = elements
 

@@ -56,8 +56,11 @@ class SymbolicKernel:
     """
 
     def __init__(self, language: lang.Language, checked: CheckedProgram, source, backend: str, dtype: np.dtype,
-                 threads: int | None = None, opt: bool = True, skip_passes=(), params: Mapping[str, int] | None = None):
+                 threads: int | None = None, opt: bool = True, skip_passes=(), params: Mapping[str, int] | None = None,
+                 pad: int = 1):
         self.language = language
+        #: 000 §4 padding, passed to every specialisation (Kernel's ``pad``)
+        self.pad = pad
         self.checked = checked
         self.source = source
         self.backend = backend
@@ -281,7 +284,7 @@ class SymbolicKernel:
                         first.span if first else None).with_source(self.source) from None
         try:
             kernel = Kernel(self.language, checked, self.source, self.backend, self.dtype, self._threads or None, self.opt,
-                            self.skip_passes)
+                            self.skip_passes, pad=self.pad)
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         kernel.sizes = {**self.params, **binding}
@@ -319,7 +322,7 @@ class SymbolicKernel:
         fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name, self.backend, self.dtype.name,
-                          self._threads or None, self.opt, self.skip_passes, tuple(sorted(params.items())))
+                          self._threads or None, self.opt, self.skip_passes, tuple(sorted(params.items())), self.pad)
         outputs = {}
         for name in self.outputs:
             shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])
@@ -455,6 +458,7 @@ class KernelSpec:
     opt: bool
     skip_passes: tuple[str, ...]
     params: tuple[tuple[str, int], ...]
+    pad: int = 1
 
     def load(self) -> "SymbolicKernel | Kernel":
         source = Source(self.text, self.filename)
@@ -462,8 +466,8 @@ class KernelSpec:
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
         args = (language, checked, source, self.backend, np.dtype(self.dtype), self.threads, self.opt, self.skip_passes)
         if checked.symbols:
-            return SymbolicKernel(*args, params=dict(self.params))
-        kernel = Kernel(*args)
+            return SymbolicKernel(*args, params=dict(self.params), pad=self.pad)
+        kernel = Kernel(*args, pad=self.pad)
         kernel.sizes = dict(self.params)
         return kernel
 

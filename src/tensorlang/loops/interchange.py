@@ -18,7 +18,8 @@ from ..ein.forms import monomial
 from ..ein.index import has_affine
 from ..schedule.plan import BufferPlan
 from .ir import BinOp, Const, Load, Loop, Neg, Nest, Node, Scalar, Store
-from .lower import scalar
+from ..schedule.padding import TRUE, decide as decide_padding
+from .lower import rezero, scalar
 from .parallel import PARALLEL_WORK
 
 #: Contractions with fewer multiply-adds than this keep the accumulator form.  Below it
@@ -141,10 +142,19 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     found = contraction(stmt, buffers.variable_shapes)
     if found is None:
         return nest
+    # under padding (000 §4) the loops run to the extents schedule/padding.py decides;
+    # a contraction always writes its target in place here (contraction() requires it)
+    padding = decide_padding(stmt, buffers.pad) if buffers.pad > 1 else None
+    if padding is not None and padding.mode == TRUE:
+        return nest
+    # the summed loops sit outside the row here: only the row (the target's last,
+    # contiguous index) runs to its padded extent
+    reach = padding.extent if padding is not None else (lambda var, n: n)
     slots = buffers.slot_of
     slot = slots[stmt.target]
     here = tuple(name for name, _ in stmt.index)
     last, width = stmt.index[-1]
+    width = reach(last, width)
     product = scalar(found.product, slots)  # a product holds no sum: nothing runs first
     point = Load(slot, here)
 
@@ -164,8 +174,10 @@ def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     if found.scale is not None:
         body.append(row(scalar(found.scale, slots)))
     result = tuple(body)
-    for var, extent in reversed(stmt.index[:-1]):
-        result = (Loop(var, extent, result),)
+    for var, n in reversed(stmt.index[:-1]):
+        result = (Loop(var, reach(var, n), result),)
+    if padding is not None and padding.rezero:
+        result = (*result, *rezero(slot, tuple(n for _, n in stmt.index), buffers.pad, padding.rezero))
     return replace(nest, body=result, interchanged=True)
 
 

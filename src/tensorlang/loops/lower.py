@@ -23,6 +23,7 @@ import math
 
 from ..analysis.inplace import compatible
 from ..ein import ir as ein
+from ..schedule.padding import StatementPadding, decide as decide_padding, padded_shape
 from ..schedule.plan import BufferPlan
 from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Scalar, Select,
                  Store, Update)
@@ -36,9 +37,11 @@ def _position(i: ein.Index):
 class Lowering:
     """EIN expressions to loop-IR scalars over ``slots``, with fresh accumulators."""
 
-    def __init__(self, slots: dict[str, int]):
+    def __init__(self, slots: dict[str, int], padding: StatementPadding | None = None):
         self.slots = slots
         self.counter = 0
+        #: under pad=M, the padded extents of the sums that may run over them
+        self.padding = padding
 
     def fresh(self) -> str:
         self.counter += 1
@@ -70,6 +73,8 @@ class Lowering:
             pre, value = self.expr(e.body)
             nest: tuple[Node, ...] = (*pre, Update(acc, op, value))
             for var, extent in reversed(e.index):
+                if self.padding is not None and op == "+":
+                    extent = self.padding.extent(var, extent)
                 nest = (Loop(var, extent, nest, reductions=((op, acc),)),)
             return (Init(acc, op), *nest), Acc(acc)
         if isinstance(e, ein.Stack):  # CFDlang's stacking [a b c]
@@ -97,15 +102,48 @@ def scalar(e: ein.Expr, slots: dict[str, int]) -> Scalar:
 
 
 def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> Nest:
-    """The accumulator-form nest of ``stmt`` over ``buffers``' slots."""
+    """The accumulator-form nest of ``stmt`` over ``buffers``' slots.
+
+    Under padding (``buffers.pad`` > 1, 000 §4) the loops run to the extents
+    :func:`~tensorlang.schedule.padding.decide` gives, and a statement whose target's
+    padding may hold non-zeros afterwards ends with loops that zero it (:func:`rezero`)."""
     slots = buffers.slot_of
-    pre, value = Lowering(slots).expr(stmt.body)
-    here = tuple(name for name, _ in stmt.index)
     in_place = compatible(stmt).in_place  # 002: ev-c-stmt when compatible, else ev-stmt
+    padding = decide_padding(stmt, buffers.pad, in_place) if buffers.pad > 1 else None
+    pre, value = Lowering(slots, padding).expr(stmt.body)
+    here = tuple(name for name, _ in stmt.index)
     # the scratch buffer is flat: a printer indexes it by the target's row-major offset
     body: tuple[Node, ...] = (*pre, Store(slots[stmt.target] if in_place else buffers.scratch_for(stmt), here, value))
     for var, extent in reversed(stmt.index):
-        body = (Loop(var, extent, body),)
+        body = (Loop(var, padding.extent(var, extent) if padding else extent, body),)
     if not in_place:
-        body = (*body, Copy(slots[stmt.target], buffers.scratch_for(stmt), math.prod(n for _, n in stmt.index)))
+        shape = tuple(n for _, n in stmt.index)
+        count = math.prod(padded_shape(shape, buffers.pad))  # the scratch holds the target's padded layout
+        body = (*body, Copy(slots[stmt.target], buffers.scratch_for(stmt), count))
+    if padding is not None and padding.rezero:
+        body = (*body, *rezero(slots[stmt.target], tuple(n for _, n in stmt.index), buffers.pad, padding.rezero))
     return Nest(stmt, body, step)
+
+
+def rezero(slot: int, shape: tuple[int, ...], pad: int, dims: tuple[int, ...] | None = None) -> tuple[Node, ...]:
+    """Loops that set the padding of ``slot`` (true ``shape``, padded by ``pad``) to zero
+    along ``dims`` (default: every dimension): per dimension d, the points with index d in
+    its padding and the dimensions before d within their true extents (so no point is
+    written twice).  A statement whose outer loops kept their true extents re-zeroes its
+    last dimension only: the rest of the padding was not written."""
+    storage = padded_shape(shape, pad)
+    nests: list[Node] = []
+    names = tuple(f"pad{d}" for d in range(len(shape)))
+    for d in range(len(shape)) if dims is None else dims:
+        if storage[d] == shape[d]:
+            continue
+        node: Node = Store(slot, names, Const(0.0))
+        for k in reversed(range(len(shape))):
+            if k < d or (dims is not None and k not in dims and k > d):
+                node = Loop(names[k], shape[k], (node,))
+            elif k == d:
+                node = Loop(names[k], storage[k], (node,), start=shape[k])
+            else:
+                node = Loop(names[k], storage[k], (node,))
+        nests.append(node)
+    return tuple(nests)

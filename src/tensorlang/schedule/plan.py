@@ -32,6 +32,7 @@ from ..analysis.liveness import Sharing
 from ..ein import ir
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
+from .padding import decide as decide_padding, padded_shape
 from .steps import BlasStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
@@ -68,6 +69,8 @@ class BufferPlan:
     buffers: tuple[Buffer, ...]
     itemsize: int
     shared: tuple[Sharing, ...] = ()
+    #: 000 §4: buffers padded to multiples of ``pad`` (1: none; schedule/padding.py says which dimensions)
+    pad: int = 1
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -76,6 +79,14 @@ class BufferPlan:
     @property
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(b.shape for b in self.buffers)
+
+    @property
+    def storage_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """Each slot's shape in memory: its shape padded (schedule/padding.py); the flat
+        scratch slot is already as large as the largest padded target that needs it."""
+        if self.pad <= 1:
+            return self.shapes
+        return tuple(b.shape if b.name == SCRATCH else padded_shape(b.shape, self.pad) for b in self.buffers)
 
     @cached_property
     def slot_of(self) -> dict[str, int]:
@@ -109,7 +120,8 @@ class BufferPlan:
     @property
     def pool_bytes(self) -> int:
         """The bytes of one set of pooled buffers (a call takes one set)."""
-        return sum(self.buffers[n].size for n in self.pooled) * self.itemsize
+        storage = self.storage_shapes
+        return sum(math.prod(storage[n]) for n in self.pooled) * self.itemsize
 
 
 @dataclass(frozen=True)
@@ -121,7 +133,8 @@ class Schedule:
     dtype: str
 
 
-def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True) -> BufferPlan:
+def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
+                pad: int = 1) -> BufferPlan:
     """A slot per declared variable, in order, except the temporaries that reuse a dead
     temporary's buffer (``reuse``, 002 §6.2-6.3: :func:`..analysis.liveness.reuse`), and
     the scratch slot when a statement needs one (as large as the largest target that
@@ -133,11 +146,11 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
     gone = {s.name for s in shared}
     buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
     shapes = program.shapes
-    scratch = max((math.prod(shapes[s.target]) for s in program.statements if not compatible(s).in_place),
-                  default=None)
+    scratch = max((math.prod(padded_shape(shapes[s.target], pad)) for s in program.statements
+                   if not compatible(s).in_place), default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
-    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared)
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared, pad)
 
 
 def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
@@ -188,9 +201,13 @@ MAX_LOOP_STATEMENTS = 32
 
 
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
-         reuse: bool = True) -> Schedule:
-    """The schedule of ``program`` for ``dtype`` (see the module's docstring)."""
-    buffers = buffer_plan(program, dtype, roles, reuse)
+         reuse: bool = True, pad: int = 1) -> Schedule:
+    """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
+    ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
+    is a loop nest: the BLAS steps work on unpadded arrays."""
+    buffers = buffer_plan(program, dtype, roles, reuse, pad)
+    if pad > 1:
+        blas = False
     scheduled: list[Step] = []
     group: list[tuple[ir.Statement, str]] = []
 
@@ -201,9 +218,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             group.clear()
 
     for stmt in program.statements:
-        chosen = choose(stmt, buffers, blas)
+        chosen = choose(stmt, buffers, blas) if pad <= 1 else f"padding (pad {pad}) runs every statement as loops"
         if isinstance(chosen, str):
-            group.append((stmt, _loop_reason(stmt, chosen)))
+            group.append((stmt, _loop_reason(stmt, chosen, pad)))
             if len(group) >= MAX_LOOP_STATEMENTS:
                 flush()
             continue
@@ -213,8 +230,10 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name)
 
 
-def _loop_reason(stmt: ir.Statement, why: str) -> str:
+def _loop_reason(stmt: ir.Statement, why: str, pad: int = 1) -> str:
     reason = f"loops: {why}"
     if stmt.target in stmt.reads:
         reason += f"; {in_place_verdict(stmt)}"
+    if pad > 1:
+        reason += f"; {decide_padding(stmt, pad, compatible(stmt).in_place).describe()}"
     return reason

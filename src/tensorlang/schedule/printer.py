@@ -48,8 +48,11 @@ def to_text(schedule: Schedule) -> str:
              f"{len(plan.buffers)} buffer{'s' * (len(plan.buffers) != 1)}",
              "buffers:"]
     width = max((len(b.name) for b in plan.buffers), default=0)
+    storage = plan.storage_shapes
     for n, buffer in enumerate(plan.buffers):
         note = "  pooled" if buffer.pooled else ""
+        if plan.pad > 1 and buffer.name != SCRATCH:
+            note += f"  padded to {_shape(storage[n])} (pad {plan.pad})"
         if buffer.name == SCRATCH:
             note += "  (statements that read their target elsewhere write here, then copy)"
         lines.append(f"  v{n:<3} {buffer.name:<{width}}  {_shape(buffer.shape):<12} {buffer.role}{note}")

@@ -34,6 +34,7 @@ from ...ein.index import Affine, zero_based_text
 from ...ein.printer import statement_to_text
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
+from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
@@ -92,11 +93,13 @@ class CPrinter:
         #: the bodies of parallel loops, as functions of their own (:meth:`outline`)
         self.prototypes: list[str] = []
         self.helpers: list[str] = []
+        #: each slot's shape in memory: padded under pad=M (000 §4, schedule/padding.py)
+        self.storage = program.buffers.storage_shapes
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
-        shape = self.program.shapes[slot]
+        shape = self.storage[slot]
         if self.program.names[slot] == SCRATCH:
             raise AssertionError("the scratch buffer is written through store(), never read")
         return _row_major(indices, shape)
@@ -198,7 +201,7 @@ class CPrinter:
         shape of the statement being written (set by :meth:`nest`)."""
         if self.program.names[node.slot] == SCRATCH:
             return self._target_shape
-        return self.program.shapes[node.slot]
+        return self.storage[node.slot]
 
     def pragmas(self, loop: loops.Loop) -> list[str]:
         simd_reductions = [(op, acc) for op, acc in loop.reductions if op in ("+", "*")]
@@ -212,7 +215,7 @@ class CPrinter:
         return []
 
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
-        self._target_shape = tuple(n for _, n in nest.statement.index)
+        self._target_shape = padded_shape(tuple(n for _, n in nest.statement.index), self.program.buffers.pad)
         lines.append(f"    /* {_comment(statement_to_text(nest.statement))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
         for node in nest.body:

@@ -31,13 +31,16 @@ from . import build as c_build
 from . import threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
+from .padded import aligned_zeros, as_padded
 
 
-def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None) -> Generated:
+def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
+             pad: int = 1) -> Generated:
     """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``).
     Loops run on threads from ``parallel_work`` scalar operations on (default: the
-    threshold measured on this machine, :mod:`.threshold`)."""
-    schedule = plan(program, dtype, roles, blas)
+    threshold measured on this machine, :mod:`.threshold`); ``pad`` > 1 pads every
+    buffer (000 §4, :mod:`tensorlang.schedule.padding`)."""
+    schedule = plan(program, dtype, roles, blas, pad=pad)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
     return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work))
@@ -67,11 +70,18 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 class CKernel:
     """A compiled program: the generated source, the steps, and how to run them."""
 
-    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None):
+    #: An internal hook for tests: with padding, called after each run with every slot's
+    #: padded buffer by slot name (so a test can check that the padding is zero).
+    store_hook: Callable[[dict[str, np.ndarray]], None] | None = None
+
+    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None,
+                 pad: int = 1):
         self.program = program
         self.dtype = np.dtype(dtype)
+        #: 000 §4: buffers padded to multiples of ``pad`` (1: none), see :meth:`run_padded`
+        self.pad = pad
         self.compiler = c_build.require_compiler()
-        generated = generate(program, self.dtype, roles, blas, parallel_work)
+        generated = generate(program, self.dtype, roles, blas, parallel_work, pad)
         self.source = generated.source
         self.schedule = generated.schedule
         self.loop_program = generated.loop_program
@@ -85,7 +95,8 @@ class CKernel:
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
-        self.fast_call = fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
+        # a padded kernel's call copies into padded buffers: the general path does that
+        self.fast_call = None if pad > 1 else fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
@@ -93,7 +104,7 @@ class CKernel:
         ``threads=`` of two or more forces threads on every statement (002 §7), else the
         machine's measured threshold decides."""
         forced = 1 if kernel.threads >= 2 else None
-        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced)
+        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced, pad=getattr(kernel, "pad", 1))
 
     def direct_call(self):
         """``(function, slot names, slot shapes, from_buffer, char_type)`` when the
@@ -149,6 +160,10 @@ class CKernel:
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
         self._empty: list[np.ndarray | None] = [None] * len(self.plan)  # run() fills every slot
         self._pool: list[tuple[np.ndarray, ...]] = []
+        # padding (run_padded): each slot's unpadded region, and padded input copies
+        self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
+        self._input_pool: list[dict[int, np.ndarray]] = []
+        self._result_pool: list[dict[int, np.ndarray]] = []
 
     def take_temporaries(self) -> tuple[np.ndarray, ...]:
         """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
@@ -159,6 +174,9 @@ class CKernel:
         try:
             return self._pool.pop()
         except IndexError:
+            if self.pad > 1:  # padding zero on entry, and every statement leaves it zero
+                storage = self.schedule.buffers.storage_shapes
+                return tuple(aligned_zeros(storage[n], self.pad, self.dtype) for n in self.temporary_slots)
             return tuple(np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots)
 
     def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
@@ -178,6 +196,8 @@ class CKernel:
         array is the buffer, already holding the input, as long as no *other* input
         shares its memory.  (Calls without anything unusual take the generated fast path
         of :mod:`.fastcall` instead.)"""
+        if self.pad > 1:
+            return self.run_padded(supplied, targets, threads)
         dtype = self.dtype
         buffers = self._empty[:]
         pool = self.take_temporaries()
@@ -219,6 +239,66 @@ class CKernel:
                 results[name] = target
             else:
                 results[name] = filled[n]
+        return results
+
+    def run_padded(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
+        """A call with padded buffers (000 §4): every buffer padded, aligned and zero in
+        its padding.  Read-only inputs that already are padded buffers
+        (:func:`.padded.padded_empty`) are used in place; every other input is copied into
+        a padded buffer kept between calls (like the temporaries: a call takes a set and
+        gives it back; only the unpadded region is ever written, so the padding stays
+        zero).  Results come back as views of their padded buffers with the true shape
+        (not C-contiguous), or copied into the ``out=`` targets (whose padded buffers are
+        then kept for the next call: a fresh multi-megabyte buffer costs a page fault per
+        4 KiB)."""
+        pad, dtype = self.pad, self.dtype
+        storage = self.schedule.buffers.storage_shapes
+        buffers = self._empty[:]
+        pool = self.take_temporaries()
+        for position, n in enumerate(self.temporary_slots):
+            buffers[n] = pool[position]
+        try:
+            copies = self._input_pool.pop()
+        except IndexError:
+            copies = {n: aligned_zeros(storage[n], pad, dtype) for n, _ in self._inputs}
+        for n, name in self._inputs:
+            given = supplied[name]
+            found = as_padded(given, self.shapes[n], pad, dtype) if given.base is not None else None
+            if found is None:
+                found = copies[n]
+                found[self._regions[n]] = given
+            buffers[n] = found
+        kept = self._result_pool.pop() if self._result_pool else {}
+        reused: dict[int, np.ndarray] = {}
+        for n, name, shape, role in self._others:
+            value = supplied.get(name)
+            if targets and name in targets and n in kept:  # the caller gets a copy: reuse
+                buffer = reused[n] = kept[n]
+            else:
+                buffer = aligned_zeros(storage[n], pad, dtype)
+                if targets and name in targets:
+                    reused[n] = buffer
+            if value is not None:
+                buffer[self._regions[n]] = value
+            elif role == "optional":
+                buffer[self._regions[n]] = np.nan
+            buffers[n] = buffer
+        filled = cast("list[np.ndarray]", buffers)
+        self.execute(filled, threads)
+        if self.store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
+            self.store_hook({name: filled[n] for n, name in enumerate(self.names)})
+        self.give_back_temporaries(pool)
+        self._input_pool.append(copies)
+        results = {}
+        for n, name in self.results:
+            view = filled[n][self._regions[n]]
+            target = targets.get(name) if targets else None
+            if target is not None:
+                np.copyto(target, view)
+                view = target
+            results[name] = view
+        if reused:  # result buffers copied out to out= targets: kept for the next call
+            self._result_pool.append(reused)
         return results
 
     def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:

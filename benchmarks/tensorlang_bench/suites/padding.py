@@ -1,0 +1,165 @@
+"""The ``padding`` suite (paper 000 §4): odd extents with and without padded buffers.
+
+Each case runs one kernel on the C back end three ways:
+
+* ``tensorlang[c]``: no padding (the default; the schedule may use BLAS steps);
+* ``tensorlang[c] pad=auto``: every buffer padded to the SIMD width (docs/c-backend.md,
+  "Padding"), inputs passed as plain arrays, so each call copies them into padded
+  buffers;
+* ``tensorlang[c] pad=auto, padded inputs``: the same kernel with inputs made by
+  ``tl.padded_empty``, which it reads in place (no copy).
+
+Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` on E elements of size n^3 (n = 7, 13,
+31) and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
+with v : [N N], ``x = ((U # w) . [2 3]) * x`` with a row scale): N = 7, 13, 31, 129.
+Results are checked against numpy references.  Every tensorlang contender writes its
+result into an ``out=`` buffer (a padded kernel copies it out of its padded buffer, which
+it keeps between calls); ``x`` is passed as an input and its result lands in the buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..contenders import Bound, Contender, c_arrays
+from .common import CORPUS, Case, Context, make_rng, missing, peer_numpy_einsum
+
+INTERP_SUBS = "il,jm,kn,elmn->eijk"
+
+
+def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False, result: str = "x",
+                       shape=None) -> list[Contender]:
+    import tensorlang as tl
+
+    def variant(pad, padded_inputs: bool, backend: str = "c"):
+        def make(inp):
+            kernel = tl.compile(source, backend=backend, threads=ctx.threads, pad=pad)
+            if padded_inputs:
+                args = {}
+                for n in names:
+                    value = np.asarray(inp[n], dtype=np.float64)
+                    if value.ndim:
+                        args[n] = tl.padded_empty(value.shape, kernel.pad)
+                        args[n][...] = value
+                    else:
+                        args[n] = value
+            else:
+                args = c_arrays({n: inp[n] for n in names})
+            out = np.empty(shape if shape is not None else np.shape(inp[result]))
+            targets = {result: out}  # results land in an out= buffer, as in the cfd suite
+            return Bound(lambda: kernel(out=targets, **args), lambda: out)
+        return make
+
+    found = []
+    for backend in ctx.backends:  # every back end unpadded (numpy and interp ignore pad)
+        if backend == "interp" and not interp_ok:
+            found.append(missing("tensorlang[interp]", "tensorlang", "the reference interpreter is for tiny sizes"))
+        else:
+            found.append(Contender(f"tensorlang[{backend}]", "tensorlang", variant(None, False, backend), "no padding"))
+    if "c" not in ctx.backends:
+        return found
+    return found + [
+        Contender("tensorlang[c] pad=auto", "tensorlang", variant("auto", False),
+                  "buffers padded to the SIMD width; inputs copied into padded buffers per call"),
+        Contender("tensorlang[c] pad=auto, padded inputs", "tensorlang", variant("auto", True),
+                  "inputs from tl.padded_empty: read in place"),
+    ]
+
+
+def _interpolation_cases(ctx: Context) -> list[Case]:
+    ns = (7, 13) if ctx.quick else (7, 13, 31)
+    volume = 2**12 if ctx.quick else 2**20
+    cases = []
+    for n in ns:
+        E = max(1, volume // n**3)
+        shape = (E, n, n, n)
+
+        def inputs(n=n, shape=shape):
+            rng = make_rng(n)
+            return {"A": rng.uniform(-1, 1, (n, n)) / n, "B": rng.uniform(-1, 1, (n, n)) / n,
+                    "C": rng.uniform(-1, 1, (n, n)) / n, "u": rng.uniform(-1, 1, shape)}
+
+        names = ["A", "B", "C", "u"]
+        contenders = _padded_contenders(ctx, CORPUS.interpolation_source(n, E), names, result="v", shape=shape)
+        contenders.append(peer_numpy_einsum(INTERP_SUBS, names, shape, "optimal"))
+        cases.append(Case(
+            "padding", "interpolation", f"n={n} E={E}", n, E,
+            flops=6.0 * n**4 * E, bytes=8.0 * (2 * E * n**3 + 3 * n * n),
+            make_inputs=inputs, reference=lambda inp: CORPUS.kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
+            contenders=contenders, baseline="numpy.einsum(optimal)",
+            ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
+                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None)],
+        ))
+    return cases
+
+
+def _inplace_source(kind: str, N: int) -> tuple[str, list[str]]:
+    head = f"inout var x : [{N} {N}]\n"
+    if kind == "scale":
+        return f"in var s : []\n{head}x = s * x\n", ["s", "x"]
+    if kind == "multiply":
+        return f"in var v : [{N} {N}]\n{head}x = x * v\n", ["v", "x"]
+    return (f"in var U : [{N} {N}]\nin var w : [{N}]\n{head}x[i,j] = (sum(k) U[i,k] * w[k]) * x[i,j]\n",
+            ["U", "w", "x"])
+
+
+def _inplace_cases(ctx: Context) -> list[Case]:
+    sizes = (7, 31) if ctx.quick else (7, 13, 31, 129)
+    cases = []
+    for kind in ("scale", "multiply", "matvec_mul"):
+        for N in sizes:
+            source, names = _inplace_source(kind, N)
+
+            def inputs(kind=kind, N=N):
+                rng = make_rng(N)
+                x = rng.uniform(0.5, 1.5, (N, N))
+                if kind == "scale":
+                    return {"s": np.float64(1.5), "x": x}
+                if kind == "multiply":
+                    return {"v": rng.uniform(0.5, 1.5, (N, N)), "x": x}
+                return {"U": rng.uniform(0, 1, (N, N)), "w": rng.uniform(0, 1, N), "x": x}
+
+            def reference(inp, kind=kind):
+                if kind == "scale":
+                    return inp["s"] * inp["x"]
+                if kind == "multiply":
+                    return inp["x"] * inp["v"]
+                return (inp["U"] @ inp["w"])[:, None] * inp["x"]
+
+            flops = {"scale": 1.0 * N * N, "multiply": 1.0 * N * N, "matvec_mul": 3.0 * N * N}[kind]
+            nbytes = {"scale": 16.0, "multiply": 24.0, "matvec_mul": 24.0}[kind] * N * N
+            cases.append(Case(
+                "padding", kind, f"[{N} {N}]", N, 1, flops=flops, bytes=nbytes,
+                make_inputs=inputs, reference=reference,
+                contenders=[*_padded_contenders(ctx, source, names, N <= 13), _numpy_inplace(kind)],
+                baseline="numpy",
+                ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
+                        ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None)],
+            ))
+    return cases
+
+
+def _numpy_inplace(kind: str) -> Contender:
+    def make(inp):
+        x = np.array(inp["x"])
+        out = np.empty_like(x)
+        if kind == "scale":
+            s = inp["s"]
+            call = lambda: np.multiply(x, s, out=out)  # noqa: E731
+        elif kind == "multiply":
+            v = inp["v"]
+            call = lambda: np.multiply(x, v, out=out)  # noqa: E731
+        else:
+            U, w = inp["U"], inp["w"]
+            tmp = np.empty(x.shape[0])
+
+            def call():
+                np.matmul(U, w, out=tmp)
+                np.multiply(tmp[:, None], x, out=out)
+        return Bound(call, lambda: out)
+
+    return Contender("numpy", "peer", make, "ufuncs / matmul with out= into a result array")
+
+
+def cases(ctx: Context) -> list[Case]:
+    return _interpolation_cases(ctx) + _inplace_cases(ctx)

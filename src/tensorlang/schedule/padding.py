@@ -1,0 +1,235 @@
+"""Padding (paper 000 §4): which loops of a statement may run over padded extents.
+
+With ``pad=M`` every buffer's last (contiguous) dimension -- every dimension, as in 000,
+with :data:`PAD_EVERY_DIMENSION` -- is rounded up to a multiple of M (:func:`padded`,
+000's rounded type) and the padding holds zeros.  Only innermost loops run over padded
+extents (the target's last index, a Σ's last index): that is what makes the vectorized
+inner loop remainder-free; padding outer loops only adds work (measured,
+docs/performance.md "Padding").  Theorem 3 says that
+evaluating over the padded store gives the reference's values on the unpadded region and
+keeps the padding zero, because every operation of 000 Figure 12 maps zero to zero
+(linearity, and controlled division 0/0 := 0).  That argument is about real numbers; the
+store here holds IEEE numbers, where ``0 * inf`` is NaN.  So a statement's loops are
+padded only where the rule below shows the padded points contribute exact zeros whatever
+the unpadded region holds (NaN and ±inf included).
+
+**Vanishing at padding** (:func:`vanishes`): ``e`` vanishes at the padding of index v when,
+for every v beyond its true extent and every store whose padding is zero, ``e`` is ±0:
+
+* a tensor access with v among its indices reads padding: 0;
+* the constant 0 (not δ(v, p): a position p may lie in v's padding, ``delta[2,i]`` with
+  i of extent 1 is 1 at i = 2);
+* -a, and f(a) for f with f(0) = 0 (semantics.values.FUNCTIONS' flag), when a vanishes;
+* a + b, a - b when both vanish; a * b when both vanish, or one does and the other is a
+  finite constant (0 · inf is NaN, so a factor that may hold inf must vanish too);
+* a / b (controlled division) when a vanishes and b vanishes (0/0 := 0) or is a number
+  that is not NaN (0 / b = 0);
+* Σ, Π, max, min over other variables of a body that vanishes (a fold of zeros).
+
+**Per statement** (:func:`decide`), one of three modes:
+
+* ``padded`` -- the body vanishes at the padding of the target's last index: its loop
+  runs over the padded extent and writes exact zeros into the padding.  The inner loop
+  has no remainder iterations.
+* ``padded, re-zeroed`` -- it does not (``exp``, ``cos``, a literal added, an outer
+  product whose other factor may be inf): the loop still runs over the padded extent,
+  and the target's padding is set to zero again right after (loops over the padding only).
+* ``true extents`` -- the last index also indexes a dimension that is not padded
+  (:func:`reads_padded_only`), an affine index (``u[i+1]``) could reach beyond the padded
+  buffer, or an index is both a target index and a summed one: the target's loops keep
+  the true extents.  A statement that writes through the scratch buffer re-zeroes the
+  target's padding afterwards (the copy brings the scratch's padding along).
+
+A Σ's last index runs over its padded extent when the summand vanishes at its padding and
+it reads only padded dimensions (:func:`padded_sums`), so ``Σ_j A[i,j] x[j]`` adds exact
+zeros for j beyond the extent; products, max and min keep true extents (the padding's
+zeros would change their value).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..ein import ir
+from ..ein.index import Affine
+from ..semantics.values import FUNCTIONS
+
+PADDED = "padded"
+REZEROED = "padded, re-zeroed"
+TRUE = "true extents"
+
+
+def padded(n: int, pad: int) -> int:
+    """``n`` rounded up to a multiple of ``pad`` (000's rounded extent)."""
+    return -(-n // pad) * pad if pad > 1 else n
+
+
+#: 000 §4 rounds every dimension up; tensorlang rounds only the last (contiguous) one, by
+#: measurement (docs/performance.md, "Padding"): the loops only ever run the contiguous
+#: index over its padded extent (remainder-free inner loops), so padding the outer
+#: dimensions added memory traffic and nothing else.  True restores the paper's layout.
+PAD_EVERY_DIMENSION = False
+
+
+def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
+    """``shape`` in memory under ``pad``: its last (contiguous) dimension rounded up to a
+    multiple of ``pad``, or every dimension with :data:`PAD_EVERY_DIMENSION`."""
+    if pad <= 1 or not shape:
+        return tuple(shape)
+    if PAD_EVERY_DIMENSION:
+        return tuple(padded(n, pad) for n in shape)
+    return (*shape[:-1], padded(shape[-1], pad))
+
+
+def check_pad(pad) -> int:
+    """``pad`` as a positive power of two, or ValueError saying what is wrong."""
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 1 or pad & (pad - 1):
+        raise ValueError(f"pad must be a power of two >= 1 (or 'auto'), got {pad!r}")
+    return pad
+
+
+def _finite_const(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and math.isfinite(e.value)
+
+
+def vanishes(e: ir.Expr, var: str) -> bool:
+    """Whether ``e`` is ±0 at every point where ``var`` lies in its padding (module docs)."""
+    if isinstance(e, ir.Tensor):
+        return var in e.indices
+    if isinstance(e, ir.Const):
+        return e.value == 0
+    if isinstance(e, ir.Neg):
+        return vanishes(e.arg, var)
+    if isinstance(e, ir.Apply):
+        return FUNCTIONS[e.fn].zero_preserving and vanishes(e.arg, var)
+    if isinstance(e, ir.BinOp):
+        left, right = vanishes(e.left, var), vanishes(e.right, var)
+        if e.op in "+-":
+            return left and right
+        if e.op == "*":
+            return (left and (right or _finite_const(e.right))) or (right and _finite_const(e.left))
+        if e.op == "/":
+            nan_free = isinstance(e.right, ir.Const) and not math.isnan(e.right.value)
+            return left and (right or nan_free)
+        return False
+    if isinstance(e, (ir.Sum, ir.Reduce)):
+        if any(name == var for name, _ in e.index):  # var rebound inside: another index
+            return False
+        return vanishes(e.body, var)
+    return False  # ε, a stack's selection, anything new: not shown to vanish
+
+
+def reads_padded_only(body: ir.Expr, var: str) -> bool:
+    """Whether every access that ``var`` indexes has a padded dimension there, so a loop
+    over ``var``'s padded extent stays inside every buffer: always with 000's layout,
+    and with tensorlang's (the last dimension padded) when ``var`` only ever indexes last
+    dimensions (``A[i,k]`` padded over k, not over i)."""
+    if PAD_EVERY_DIMENSION:
+        return True
+    for node in ir.nodes(body):
+        if isinstance(node, ir.Tensor) and var in node.indices[:-1]:
+            return False
+    return True
+
+
+def padded_sums(body: ir.Expr) -> frozenset[str]:
+    """The summed index names whose loops may run over padded extents: the innermost
+    (last) index of a Σ, bound only by Σ (never by Π, max, min), and at every Σ that
+    binds the name the summand vanishes at its padding.  A Σ's other indices keep their
+    true extents: their loops are outside the innermost one, where padding only adds work."""
+    allowed: dict[str, bool] = {}
+    for node in ir.nodes(body):
+        if isinstance(node, (ir.Sum, ir.Reduce)):
+            names = [name for name, _ in node.index]
+            for position, name in enumerate(names):
+                ok = (isinstance(node, ir.Sum) and position == len(names) - 1 and names.count(name) == 1
+                      and vanishes(node.body, name) and reads_padded_only(node.body, name))
+                allowed[name] = allowed.get(name, True) and ok
+    return frozenset(name for name, ok in allowed.items() if ok)
+
+
+def _has_affine(body: ir.Expr) -> bool:
+    for node in ir.nodes(body):
+        if any(isinstance(i, Affine) for i in ir.index_uses(node)):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class StatementPadding:
+    """How one statement runs under ``pad``: its mode (:data:`PADDED`, :data:`REZEROED`,
+    :data:`TRUE`), the padded extent of each index name whose loop runs padded, the
+    target dimensions whose padding is set to zero afterwards (all of them, or only the
+    last, or none), and why."""
+
+    pad: int
+    mode: str
+    extents: dict[str, int] = field(default_factory=dict)
+    rezero: tuple[int, ...] = ()
+    why: str = ""
+
+    def extent(self, var: str, n: int) -> int:
+        """The extent the loop over ``var`` (true extent ``n``) runs to."""
+        return self.extents.get(var, n)
+
+    def describe(self) -> str:
+        """One line for ``--emit schedule`` and ``analyze``."""
+        text = f"pad {self.pad}: {self.mode}"
+        if self.extents:
+            text += f" over {', '.join(sorted(self.extents))}"
+        if self.why:
+            text += f" ({self.why})"
+        if self.rezero:
+            text += "; padding re-zeroed after"
+        return text
+
+
+def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadding:
+    """The padding mode of ``stmt`` under ``pad`` (module docs); ``in_place``: whether it
+    writes its target directly (else through the scratch buffer, whose copy brings its
+    whole padded layout along: then every dimension's padding is re-zeroed)."""
+    rank = len(stmt.index)
+    every = tuple(range(rank)) if not in_place else ()
+    if pad <= 1:
+        return StatementPadding(pad, TRUE, why="no padding")
+    here = [name for name, _ in stmt.index]
+    bound = {name for node in ir.nodes(stmt.body) if isinstance(node, (ir.Sum, ir.Reduce)) for name, _ in node.index}
+    if _has_affine(stmt.body):
+        return StatementPadding(pad, TRUE, rezero=every, why="an affine index could reach past the padding")
+    if bound & set(here):
+        return StatementPadding(pad, TRUE, rezero=every, why="an index is both a target and a summed index")
+    sums = padded_sums(stmt.body)
+    extents: dict[str, int] = {}
+    for node in ir.nodes(stmt.body):
+        if isinstance(node, ir.Sum):
+            extents.update((name, padded(n, pad)) for name, n in node.index if name in sums)
+    if not stmt.index:
+        return StatementPadding(pad, PADDED if extents else TRUE, extents, why="a scalar target")
+    last, n = stmt.index[-1]
+    if not reads_padded_only(stmt.body, last):
+        return StatementPadding(pad, TRUE, extents, rezero=every,
+                                why=f"{last} indexes a dimension that is not padded")
+    extents[last] = padded(n, pad)
+    if vanishes(stmt.body, last):
+        return StatementPadding(pad, PADDED, extents, rezero=every, why="zero maps to zero")
+    return StatementPadding(pad, REZEROED, extents, rezero=every or (rank - 1,),
+                            why=f"the value need not be 0 in the padding of {last}")
+
+
+def padding_decisions(program: ir.Program, pad: int) -> list[tuple[ir.Statement, StatementPadding]]:
+    """Each statement of ``program`` with its padding mode under ``pad`` (what the C target does)."""
+    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
+
+    return [(stmt, decide(stmt, pad, compatible(stmt).in_place)) for stmt in program.statements]
+
+
+def padding_report(program: ir.Program, pad: int) -> str:
+    """Per statement the padding mode ``analyze --pad M`` prints."""
+    from ..ein.printer import statement_to_text
+
+    lines = [f"padding (pad {pad}, 000 §4; C back end):"]
+    for n, (stmt, chosen) in enumerate(padding_decisions(program, pad), 1):
+        lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
+        lines.append(f"       {chosen.describe()}")
+    return "\n".join(lines)

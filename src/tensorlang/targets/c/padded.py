@@ -1,0 +1,116 @@
+"""Padded buffers (paper 000 §4): aligned, zero-padded storage and the views callers see.
+
+A padded buffer of a variable with shape (n1, ..., nk) is a C-contiguous array of shape
+(⌈n1⌉, ..., ⌈nk⌉), every extent rounded up to a multiple of M
+(:func:`tensorlang.schedule.padding.padded_shape`), whose first element is aligned to M
+elements (M · itemsize bytes, and at least 64 bytes, a cache line) and whose padding holds
+zeros.  What a caller sees is the view ``buffer[:n1, ..., :nk]``.
+
+:func:`padded_empty` gives callers such a buffer up front; :func:`as_padded` recognises
+one (its memory was made by :func:`padded_empty`, and the view's strides are the padded
+buffer's for this M and dtype) and uses it without a copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import weakref
+
+import numpy as np
+
+from ...schedule.padding import padded_shape
+
+#: The memory of every padded_empty array, by id: only these are read in place (a slice
+#: of the caller's own wider array has the same strides, but its "padding" is the
+#: caller's data, which as_padded would overwrite with zeros).
+_MADE: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+#: Buffers are aligned to at least this many bytes (a cache line).
+MIN_ALIGNMENT = 64
+
+
+def alignment(pad: int, itemsize: int) -> int:
+    """The byte alignment of a padded buffer: M elements, at least a cache line."""
+    return max(pad * itemsize, MIN_ALIGNMENT)
+
+
+def aligned_zeros(storage: tuple[int, ...], pad: int, dtype) -> np.ndarray:
+    """A zeroed C-contiguous array of shape ``storage`` whose data is aligned (:func:`alignment`)."""
+    dtype = np.dtype(dtype)
+    align = alignment(pad, dtype.itemsize)
+    nbytes = math.prod(storage) * dtype.itemsize
+    raw = np.zeros(nbytes + align, dtype=np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start:start + nbytes].view(dtype).reshape(storage)
+
+
+def unpadded(buffer: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The view of a padded ``buffer`` that has the variable's true ``shape``."""
+    if buffer.shape == shape:
+        return buffer
+    return buffer[tuple(slice(0, n) for n in shape)]
+
+
+def padded_empty(shape, pad: int, dtype="float64") -> np.ndarray:
+    """An array of ``shape`` whose memory is a padded buffer for ``pad`` (aligned, every
+    extent rounded up to a multiple of ``pad``, padding zero): a kernel compiled with the
+    same ``pad`` and dtype reads such an input without copying it.  The values are zero.
+    Write only through the returned view: the padding belongs to tensorlang."""
+    shape = tuple(int(n) for n in shape)
+    buffer = aligned_zeros(padded_shape(shape, pad), pad, dtype)
+    owner = buffer.base
+    assert isinstance(owner, np.ndarray), "aligned_zeros returns a view of its own allocation"
+    _MADE[id(owner)] = owner  # the memory's owner: as_padded accepts only these
+    return unpadded(buffer, shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(shape: tuple[int, ...], pad: int, itemsize: int) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+    """A padded buffer's shape, strides, alignment and bytes (computed once per layout:
+    a call checks every input against it)."""
+    storage = padded_shape(shape, pad)
+    strides = tuple(math.prod(storage[d + 1:]) * itemsize for d in range(len(storage)))
+    return storage, strides, alignment(pad, itemsize), math.prod(storage) * itemsize
+
+
+def as_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
+    """The padded buffer behind ``array`` when it is a :func:`padded_empty` view (or
+    laid out as one) for ``pad`` and ``dtype``, else None.  Its padding is set to zero,
+    so a caller who wrote there through the base cannot change a result."""
+    storage, strides, align, nbytes = _layout(shape, pad, dtype.itemsize)
+    base = array.base
+    if base is None or _MADE.get(id(base)) is not base:
+        return None
+    if (array.dtype != dtype or array.shape != shape or array.strides != strides or base.__class__ is not np.ndarray
+            or storage == shape):
+        return None
+    start = array.ctypes.data
+    if start % align:
+        return None
+    low = base.ctypes.data
+    if not base.flags.c_contiguous or not base.flags.writeable or start < low or start + nbytes > low + base.nbytes:
+        return None
+    buffer = np.ndarray(storage, dtype, buffer=base, offset=start - low)
+    if storage[:-1] == shape[:-1]:  # tensorlang's layout: the last dimension's padding only
+        buffer[..., shape[-1]:] = 0
+    else:
+        zero_padding(buffer, shape)
+    return buffer
+
+
+def zero_padding(buffer: np.ndarray, shape: tuple[int, ...]) -> None:
+    """Set the padding of ``buffer`` (everything outside ``buffer[:n1, ..., :nk]``) to 0."""
+    for d, n in enumerate(shape):
+        if buffer.shape[d] > n:
+            buffer[tuple(slice(0, shape[k]) for k in range(d)) + (slice(n, None),)] = 0
+
+
+def into_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
+    """A padded buffer holding ``array``: the caller's own when it is one, else a copy."""
+    found = as_padded(array, shape, pad, dtype)
+    if found is not None:
+        return found
+    buffer = aligned_zeros(padded_shape(shape, pad), pad, dtype)
+    unpadded(buffer, shape)[...] = array
+    return buffer

@@ -1,0 +1,149 @@
+"""``pad=`` / ``--pad``: the argument, ``padded_empty``, what the targets do with it, and
+what ``--emit schedule`` and ``analyze`` say (000 §4, docs/c-backend.md "Padding")."""
+
+import json
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.cli import main
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c.simd import simd_elements, vector_bytes
+
+needs_c = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
+
+MATVEC = "in var A : [7 5]\nin var x : [5]\nout var y : [7]\ny[i] = sum(k) A[i,k] * x[k]\n"
+SCALE = "inout var x : [13 7]\nin var s : []\nx = s * x\n"
+
+
+@pytest.mark.parametrize("bad", [3, 0, -4, 6, 2.0, True, "four", "", [4]])
+def test_bad_pad_is_an_input_error(bad):
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.compile(MATVEC, backend="numpy", pad=bad)
+    assert info.value.code == "input"
+
+
+def test_auto_is_the_simd_width_in_elements():
+    assert vector_bytes() in (16, 32, 64)
+    assert simd_elements(8) * 8 == vector_bytes() and simd_elements(4) * 4 == vector_bytes()
+    assert tl.compile(MATVEC, backend="numpy", pad="auto").pad == simd_elements(8)
+    assert tl.compile(MATVEC, backend="numpy", pad="auto", dtype="float32").pad == simd_elements(4)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "interp"])
+def test_numpy_and_interp_accept_and_ignore_pad(backend):
+    rng = np.random.default_rng(0)
+    A, x = rng.uniform(-1, 1, (7, 5)), rng.uniform(-1, 1, 5)
+    got = tl.compile(MATVEC, backend=backend, pad=4)(A=A, x=x)["y"]
+    np.testing.assert_allclose(got, A @ x, rtol=1e-12)
+    assert got.flags.c_contiguous
+
+
+def test_padded_empty_layout():
+    a = tl.padded_empty((7, 5), 4)
+    assert a.shape == (7, 5) and a.dtype == np.float64 and not a.any()
+    assert a.strides == (8 * 8, 8) and a.ctypes.data % 64 == 0
+    f = tl.padded_empty((3,), "auto", dtype="float32")
+    assert f.dtype == np.float32 and f.shape == (3,)
+    for bad in [(-1,), ("a",), 7]:
+        with pytest.raises(tl.TensorLangError):
+            tl.padded_empty(bad, 4)
+
+
+@needs_c
+def test_padded_input_is_read_without_a_copy_and_others_are_copied():
+    kernel = tl.compile(MATVEC, backend="c", pad=4)
+    seen = {}
+    kernel.target.store_hook = seen.update
+    rng = np.random.default_rng(1)
+    A = tl.padded_empty((7, 5), 4)
+    A[...] = rng.uniform(-1, 1, (7, 5))
+    x = rng.uniform(-1, 1, 5)
+    y = kernel(A=A, x=x)["y"]
+    np.testing.assert_allclose(y, A @ x, rtol=1e-12)
+    assert np.shares_memory(seen["A"], A) and not np.shares_memory(seen["x"], x)
+    plain = np.ascontiguousarray(A)
+    kernel(A=plain, x=x)
+    assert not np.shares_memory(seen["A"], plain)
+    # a slice of the caller's own wider array has the padded strides, but its "padding"
+    # is the caller's data: copied, never read in place (nor zeroed)
+    wide = np.full((7, 8), 5.0)
+    wide[:, :5] = A
+    np.testing.assert_allclose(kernel(A=wide[:, :5], x=x)["y"], y, rtol=1e-12)
+    assert not np.shares_memory(seen["A"], wide) and (wide[:, 5:] == 5.0).all()
+    # a padded_empty array made for another pad or dtype is copied, not misread
+    other = tl.padded_empty((7, 5), 16)  # (16, 16) in memory; pad 4 lays out (8, 8)
+    other[...] = A
+    np.testing.assert_allclose(kernel(A=other, x=x)["y"], y, rtol=1e-12)
+    assert not np.shares_memory(seen["A"], other)
+
+
+@needs_c
+def test_results_are_unpadded_views_and_out_receives_a_copy():
+    kernel = tl.compile(SCALE, backend="c", pad=4)
+    x = np.arange(13 * 7, dtype=float).reshape(13, 7)
+    before = x.copy()
+    result = kernel(x=x, s=2.0)["x"]
+    assert result.shape == (13, 7) and result.base is not None
+    np.testing.assert_array_equal(result, 2 * before)
+    np.testing.assert_array_equal(x, before)  # the caller's input is never written
+    target = np.empty((13, 7))
+    assert kernel(x=x, s=3.0, out={"x": target})["x"] is target
+    np.testing.assert_array_equal(target, 3 * before)
+    # the padded result buffer is kept for the next call with out=: no stale values
+    kernel(x=-x, s=5.0, out={"x": target})
+    np.testing.assert_array_equal(target, -5 * before)
+    again = kernel(x=x, s=7.0)["x"]  # without out=, a fresh buffer: the earlier result stands
+    np.testing.assert_array_equal(target, -5 * before)
+    np.testing.assert_array_equal(again, 7 * before)
+
+
+@needs_c
+def test_threads_and_float32_with_padding():
+    rng = np.random.default_rng(2)
+    A, x = rng.uniform(-1, 1, (7, 5)), rng.uniform(-1, 1, 5)
+    y = tl.compile(MATVEC, backend="c", pad=8, threads=2)(A=A, x=x)["y"]
+    np.testing.assert_allclose(y, A @ x, rtol=1e-12)
+    y32 = tl.compile(MATVEC, backend="c", pad="auto", dtype="float32")(A=A.astype("f4"), x=x.astype("f4"))["y"]
+    assert y32.dtype == np.float32
+    np.testing.assert_allclose(y32, A @ x, rtol=1e-5)
+
+
+@needs_c
+def test_symbolic_sizes_pass_pad_to_each_specialisation():
+    text = "in var A : [n n]\nin var x : [n]\nout var y : [n]\ny[i] = sum(k) A[i,k] * x[k]\n"
+    kernel = tl.compile(text, backend="c", pad=4)
+    rng = np.random.default_rng(3)
+    for n in (3, 5):
+        A, x = rng.uniform(-1, 1, (n, n)), rng.uniform(-1, 1, n)
+        np.testing.assert_allclose(kernel(A=A, x=x)["y"], A @ x, rtol=1e-12)
+    specialised = list(kernel._by_shapes.values())
+    assert len(specialised) == 2 and all(k.pad == 4 and k.target.pad == 4 for k in specialised)
+
+
+def test_emit_schedule_and_analyze_say_what_was_chosen(tmp_path, capsys):
+    prog = tmp_path / "p.tl"
+    prog.write_text("in var A : [7 5]\nin var x : [5]\nout var y : [7]\nout var z : [7 5]\n"
+                    "y[i] = sum(k) A[i,k] * x[k]\nz[i,j] = A[i,j] / 2\n")
+    assert main(["compile", str(prog), "--emit", "schedule", "--pad", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "padded to [7 8] (pad 4)" in text
+    assert "pad 4: true extents over k (i indexes a dimension that is not padded)" in text
+    assert "pad 4: padded over j (zero maps to zero)" in text
+    assert main(["analyze", str(prog), "--pad", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "padding (pad 4" in text and "pad 4: padded over j" in text
+    assert main(["analyze", str(prog), "--pad", "4", "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)["padding"]
+    assert facts["pad"] == 4 and [s["mode"] for s in facts["statements"]] == ["true extents", "padded"]
+    assert main(["compile", str(prog), "--emit", "loops", "--pad", "auto"]) == 0
+    assert main(["compile", str(prog), "--emit", "schedule", "--pad", "5"]) != 0
+    assert "error[input]" in capsys.readouterr().err
+
+
+@needs_c
+def test_cli_run_with_pad(tmp_path, capsys):
+    prog = tmp_path / "p.tl"
+    prog.write_text(MATVEC)
+    assert main(["run", str(prog), "--random-inputs", "--pad", "4", "--backend", "c", "--json"]) == 0
