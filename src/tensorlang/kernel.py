@@ -70,7 +70,43 @@ def default_threads() -> int:
     return 0
 
 
-class Kernel:
+class ProgramInterface:
+    """What a compiled program offers its caller, read off its checked program: the
+    variables to supply and the results, their types and roles (a :class:`Kernel` and a
+    :class:`~tensorlang.specialize.SymbolicKernel` share it)."""
+
+    checked: CheckedProgram
+
+    @property
+    def program(self):
+        return self.checked.program
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Variables the caller must supply."""
+        return self.checked.inputs
+
+    @property
+    def optional_inputs(self) -> tuple[str, ...]:
+        """Variables the caller may supply (they start undefined, NaN, otherwise)."""
+        return self.checked.optional_inputs
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return self.checked.results
+
+    @property
+    def shapes(self) -> dict[str, tuple]:
+        return dict(self.checked.context.shapes)
+
+    def roles(self) -> dict[str, Role]:
+        """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and
+        result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
+        only) or ``temp`` (semantics/interface.py)."""
+        return dict(self.checked.interface.roles)
+
+
+class Kernel(ProgramInterface):
     """``k(A=a, B=b)`` runs the program and returns a dict of results.
 
     Results are the ``out`` and ``inout`` variables, or, in a program without
@@ -176,27 +212,6 @@ class Kernel:
             self._loop_program = self.target.loop_program or loop_program(self.schedule, declared_structures(self.executed))
         return self._loop_program
 
-    @property
-    def program(self):
-        return self.checked.program
-
-    @property
-    def inputs(self) -> tuple[str, ...]:
-        """Variables the caller must supply."""
-        return self.checked.inputs
-
-    @property
-    def optional_inputs(self) -> tuple[str, ...]:
-        """Variables the caller may supply (they start undefined, NaN, otherwise)."""
-        return self.checked.optional_inputs
-
-    @property
-    def outputs(self) -> tuple[str, ...]:
-        return self.checked.results
-
-    @property
-    def shapes(self) -> dict[str, tuple[int, ...]]:
-        return dict(self.checked.context.shapes)
 
     @guard
     def dask(self, inputs=None, *, batch=None, chunks=None, split_every: int = 8, **arrays):
@@ -211,11 +226,6 @@ class Kernel:
         program without symbols); a :class:`~tensorlang.specialize.SymbolicKernel` has many."""
         return [dict(self.sizes)]
 
-    def roles(self) -> dict[str, Role]:
-        """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and
-        result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
-        only) or ``temp`` (semantics/interface.py)."""
-        return dict(self.checked.interface.roles)
 
     def __repr__(self) -> str:
         padding = f" pad={self.pad}" if self.pad > 1 else ""

@@ -34,8 +34,7 @@ from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard
-from .kernel import Kernel, check_threads, default_threads
-from .semantics.interface import Role
+from .kernel import Kernel, ProgramInterface, check_threads, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym
 from .semantics.types import CheckedProgram, show
 
@@ -47,7 +46,7 @@ MAX_SPECIALIZATIONS = 64
 SYMBOLIC_STAGES = ("ast", *lang.VIEWS)
 
 
-class SymbolicKernel:
+class SymbolicKernel(ProgramInterface):
     """A kernel for every binding of its program's symbolic sizes.
 
     ``k(A=a, u=u)`` binds the sizes from the arrays' shapes and runs the specialisation
@@ -103,29 +102,6 @@ class SymbolicKernel:
         for kernel in self._kernels.values():
             kernel.threads = self._threads
 
-    @property
-    def program(self):
-        return self.checked.program
-
-    @property
-    def inputs(self) -> tuple[str, ...]:
-        return self.checked.inputs
-
-    @property
-    def optional_inputs(self) -> tuple[str, ...]:
-        return self.checked.optional_inputs
-
-    @property
-    def outputs(self) -> tuple[str, ...]:
-        return self.checked.results
-
-    @property
-    def shapes(self) -> dict[str, tuple]:
-        """Each variable's declared type, symbols included (``(Sym('n'), 3)``)."""
-        return dict(self.checked.context.shapes)
-
-    def roles(self) -> dict[str, Role]:
-        return dict(self.checked.interface.roles)
 
     @property
     def last_run_seconds(self) -> float | None:
