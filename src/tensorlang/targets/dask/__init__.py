@@ -7,7 +7,8 @@ one task per chunk runs the kernel on that chunk (the program specialised for th
 chunk's size, :mod:`tensorlang.specialize`), and each result is put together by its
 kind (:mod:`tensorlang.analysis.batch`):
 
-* **map**: the chunks' pieces, concatenated along the batch dimension;
+* **map**: the chunks' pieces, concatenated along the batch dimension (a program whose
+  one result is a map is a ``dask.array.map_blocks``-style blockwise map of the kernel);
 * **sum**: a tree reduction (``split_every`` partial sums per task) of the chunks'
   partial sums: a covariance matrix over rows, say;
 * **replicated**: the first chunk's value (every chunk computes the same).
@@ -47,6 +48,25 @@ def _total(*parts):
     return total
 
 
+def _one_result(*blocks, spec, runner, names, others, result):
+    """One chunk of a map_blocks run: the kernel on the chunk, its one result."""
+    return runner(spec, dict(zip(names, blocks)), others)[result]
+
+
+def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping[str, Any], result: str,
+                shape: tuple, dtype) -> Any:
+    """A program with one result that has the batch: ``dask.array.map_blocks`` over the
+    batched inputs' blocks (aligned on the batch index, whatever dimension each has it in)."""
+    names = list(arrays)
+    args = []
+    for name in names:  # the batch is index "b"; every other dimension is one block of its own
+        args += [arrays[name], tuple("b" if d == positions[name] else f"{name}.{d}" for d in range(arrays[name].ndim))]
+    out_index = tuple("b" if n is None else f"out.{d}" for d, n in enumerate(shape))
+    return da.blockwise(_one_result, out_index, *args, dtype=dtype, concatenate=True,
+                        new_axes={f"out.{d}": n for d, n in enumerate(shape) if n is not None},
+                        spec=spec, runner=runner, names=names, others=dict(others), result=result)
+
+
 def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[str, Any], others: Mapping[str, Any],
                 outputs: Mapping[str, tuple], dtype: np.dtype, chunks=None, split_every: int = 8) -> dict[str, Any]:
     """The results as dask arrays.
@@ -76,6 +96,10 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
             raise error("input", f"{name!r} has {value.shape[positions[name]]} elements in its batch dimension "
                         f"but {first!r} has {sum(along)}")
         arrays[name] = value.rechunk(wanted)
+    kinds = {name: verdict.kinds.get(name, "map" if name in positions else "replicated") for name in outputs}
+    if len(outputs) == 1 and set(kinds.values()) == {"map"}:  # one result, chunk by chunk: map_blocks
+        (name, shape), = outputs.items()
+        return {name: _map_blocks(da, spec, runner, arrays, positions, others, name, shape, dtype)}
     blocks = {name: np.moveaxis(value.to_delayed(), positions[name], 0).reshape(-1) for name, value in arrays.items()}
     small = delayed(dict(others), pure=True)  # one key: every task depends on it, none copies it
     parts = [delayed(runner, pure=True)(spec, {name: blocks[name][i] for name in arrays}, small)
