@@ -167,7 +167,8 @@ def assert_targets_agree(text: str, lang: str, seed: int, mode: str, params=None
                          max_elements: int = MAX_ELEMENTS, dtype: str = "float64") -> None:
     """Check ``text``; if it checks, print every stage, run it on every target (optimized
     and not) on inputs of ``mode`` and compare with the interpreter.  Any non-TensorLangError is a bug."""
-    try:
+    try:  # every symbolic size the program has gets a value: the given one, else 3
+        params = {name: (params or {}).get(name, 3) for name in tl.check(text, lang=lang).symbols}
         reference = tl.compile(text, lang=lang, params=params, backend="interp", dtype=dtype)
     except tl.TensorLangError as exc:
         assert_clean(exc)
