@@ -16,6 +16,7 @@ equal extents get one symbol and different ones different symbols).  Then:
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -71,7 +72,7 @@ def _expected(form: str, text: str, inputs):
     return ein_oracle(kernel.ein, inputs)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("TENSORLANG_SIZES_EXAMPLES", 100)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(max_extent=4), values=st.lists(st.integers(1, 5), min_size=5, max_size=5),
        seed=st.integers(0, 2**32 - 1))
 def test_a_program_accepted_with_symbols_runs_at_every_binding(case: Case, values, seed):
