@@ -45,6 +45,7 @@ from functools import lru_cache
 
 from ..ein import ir
 from ..ein.index import Affine, Index, as_terms, to_text, variables_of
+from ..ein.names import free_index_sets
 
 #: How many of the innermost rules a :class:`Read` keeps (an expression may be as deep
 #: as the parser accepts; the reason for a verdict is always among the innermost rules).
@@ -155,26 +156,6 @@ def _rule(node: ir.Expr, free: dict[int, frozenset[str]]) -> str:
     return "tc-var-xy"
 
 
-def _free_sets(body: ir.Expr) -> dict[int, frozenset[str]]:
-    """Every node's free index variables, by node id (iterative: bodies may be deep)."""
-    free: dict[int, frozenset[str]] = {}
-    stack: list[tuple[ir.Expr, bool]] = [(body, False)]
-    while stack:
-        node, visited = stack.pop()
-        kids = ir.children(node)
-        if kids and not visited:
-            stack.append((node, True))
-            stack.extend((c, False) for c in kids)
-            continue
-        own = set(variables_of(ir.index_uses(node)))
-        if kids:
-            inner = set().union(*(free[id(c)] for c in kids))
-            inner -= {name for name, _ in ir.binders(node)}
-            own |= inner
-        free[id(node)] = frozenset(own)
-    return free
-
-
 def _reason(indices: tuple[Index, ...], written: tuple[str, ...], bound: frozenset[str]) -> str:
     """Why a read of the target at ``indices`` is not at the written index ('' if it is)."""
     if any(v in bound for v in variables_of(indices)):
@@ -217,7 +198,7 @@ def derive(stmt: ir.Statement, x: str) -> Verdict:
     written = tuple(name for name, _ in stmt.index)
     reads: list[Read] = []
     if x in stmt.reads:
-        free = _free_sets(stmt.body)
+        free = free_index_sets(stmt.body)
         holds = _contains(stmt.body, x)
         stack: list[tuple[ir.Expr, tuple[str, ...], frozenset[str]]] = [(stmt.body, ("ok-c-stmt",), frozenset())]
         while stack:

@@ -82,6 +82,11 @@ class TempNames(Fresh):
 def free_indices(e: ir.Expr) -> frozenset[str]:
     """The index variables ``e`` depends on that no Σ/reduction inside ``e`` binds.
     (Iterative: expressions may be as deep as the parser accepts.)"""
+    return free_index_sets(e)[id(e)]
+
+
+def free_index_sets(e: ir.Expr) -> dict[int, frozenset[str]]:
+    """:func:`free_indices` of every node of ``e``, by node id, in one walk."""
     found: dict[int, frozenset[str]] = {}
     stack: list[tuple[ir.Expr, bool]] = [(e, False)]
     while stack:
@@ -99,7 +104,7 @@ def free_indices(e: ir.Expr) -> frozenset[str]:
                 inner -= {name for name, _ in bound}
             own |= inner
         found[id(node)] = frozenset(own)
-    return found[id(e)]
+    return found
 
 
 def all_names(e: ir.Expr) -> set[str]:
