@@ -356,6 +356,9 @@ def write_plots(results: dict, directory: Path) -> tuple[list[str], str]:
         fig.savefig(Path(directory) / name, dpi=110)
         plt.close(fig)
         written.append(name)
+    from .roofline import write_rooflines
+
+    written += write_rooflines(results, directory, plt)
     return written, ""
 
 

@@ -335,7 +335,24 @@ def test_plots_are_written_or_skipped_with_a_note(tmp_path):
     except ImportError:
         assert plots == [] and "matplotlib" in note
     else:
-        assert plots == ["test_speedup.png"] and (tmp_path / "test_speedup.png").stat().st_size > 1000
+        assert plots == ["test_speedup.png", "test_roofline.png"]
+        assert all((tmp_path / p).stat().st_size > 1000 for p in plots)
+
+
+def test_roofline_points_are_the_fastest_correct_contender_of_each_family(tmp_path):
+    from tensorlang_bench import roofline
+
+    results = _results(tmp_path)
+    case = results["cases"][0]
+    (point,) = roofline.roofline_points(results, "test")
+    assert point["intensity"] == 6.0 / 96.0
+    # "wrong" is a peer with a wrong result: never the best peer, whatever its time
+    assert point["peer"] == "right" and point["tensorlang"] == "tl"
+    right = next(r for r in case["contenders"] if r["name"] == "right")
+    assert point["peer_GFLOPps"] == 6.0 / right["median_s"] / 1e9
+    assert roofline.roofline_points(results, "other suite") == []
+    case["flops"] = 0.0  # no count, no point: a roofline needs both axes
+    assert roofline.roofline_points(results, "test") == []
 
 
 # ------------------------------------------------------------------ the command
@@ -674,14 +691,20 @@ def test_plots_label_axes_with_units_and_name_every_contender(tmp_path, monkeypa
     real_close = plt.close
     monkeypatch.setattr(plt, "close", lambda fig=None: (figures.append(fig), real_close(fig)))
     plots, _ = report.write_plots(results, tmp_path)
-    assert plots == ["test_speedup.png", "cfd_time_per_element.png", "cfd_speedup.png"]
+    assert plots == ["test_speedup.png", "cfd_time_per_element.png", "cfd_speedup.png",
+                     "test_roofline.png", "cfd_roofline.png"]
     for fig in figures:
         axes = [ax for ax in fig.axes if ax.get_visible()]
         for ax in axes:
             assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
         legend = axes[0].get_legend()
         assert legend is not None
-        assert {"right", "tl"} <= {t.get_text() for t in legend.get_texts()}
+        names = {t.get_text() for t in legend.get_texts()}
+        if "roofline" in axes[0].get_title():  # one colour per kernel, filled ours, hollow the peer's
+            assert {"tensorlang (fastest)", "best peer"} <= names
+            assert {c["kernel"] for c in results["cases"] if axes[0].get_title().startswith(c["suite"])} <= names
+        else:
+            assert {"right", "tl"} <= names
     test_fig = figures[0]
     assert "only-here" in {t.get_text() for t in test_fig.axes[0].get_legend().get_texts()}
     assert "(µs)" in figures[1].axes[0].get_ylabel() and "n (points per direction)" == figures[1].axes[0].get_xlabel()
