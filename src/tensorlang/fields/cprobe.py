@@ -168,13 +168,6 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
 #define VW {vw}
 #define NV ({length} / VW)
 #define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
-/* multiply-adds may be fused (one rounding instead of two: the sums stay within the
-   reference's rounding, not bit-equal to it) */
-#if defined(__clang__)
-#pragma clang fp contract(fast)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=fast")
-#endif
 /* a short vector of doubles (GCC/clang vector extension), and its unaligned load */
 typedef double tl_v __attribute__((vector_size(VW * 8)));
 typedef double tl_vu __attribute__((vector_size(VW * 8), aligned(8)));
@@ -183,9 +176,17 @@ static inline tl_v tl_load(const double *p) {{ return *(const tl_vu *)p; }}
 /* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
    support's first sample, the fractional positions, and whether the point is inside the
    domain (a point outside or not finite gets the image's first cell, a safe address). */
-static inline void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
                             const int64_t *stride, double fr[D][B], int64_t first[B], int ok[B])
 {{
+    /* no fused multiply-add here: the positions must be the reference's to the bit, or a
+       point on the domain's border could be inside in one and outside in the other */
+#if defined(__clang__)
+    #pragma clang fp contract(off)
+#endif
     double x[D][B], at[B], in[B];
     for (int a = 0; a < D; a++)
         for (int j = 0; j < B; j++) {{
@@ -208,6 +209,14 @@ static inline void tl_cells(const double *M, const double *pts, int64_t p0, int6
     }}
     for (int j = 0; j < B; j++) {{ ok[j] = in[j] != 0.0 && at[j] >= 0.0; first[j] = ok[j] ? (int64_t)at[j] : 0; }}
 }}
+
+/* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
+   within the reference's rounding, not bit-equal to it). */
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
 
 void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,
               const double *M, double *out, int nthreads)
