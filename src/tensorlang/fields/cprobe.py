@@ -141,9 +141,11 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
     # where each index-space derivative component (a tuple of axes) comes from
     fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
     weights = "\n".join(
-        f"        double w{a}[{order + 1}][{S}][B];\n"
-        f"        for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n        }}"
+        f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
         for a in range(d))
+    wparams = ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
+    wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
+    wargs = ", ".join(f"w{a}" for a in range(d))
     contract = "\n            ".join(_contract(d, S, order))
     if d == 1:  # no outer axis: the one row is the result
         contract += "tl_v s0_[NV]; for (int i = 0; i < NV; i++) s0_[i] = tl_load(base + i*VW);"
@@ -174,20 +176,23 @@ typedef double tl_vu __attribute__((vector_size(VW * 8), aligned(8)));
 static inline tl_v tl_load(const double *p) {{ return *(const tl_vu *)p; }}
 
 /* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
-   support's first sample, the fractional positions, and whether the point is inside the
-   domain (a point outside or not finite gets the image's first cell, a safe address). */
+   support's first sample, whether the point is inside the domain (a point outside or
+   not finite gets the image's first cell, a safe address), and the kernel's weights
+   w<axis>[derivative order][tap][point] at its fractional position. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=off")))
 #endif
 static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
-                            const int64_t *stride, double fr[D][B], int64_t first[B], int ok[B])
+                            const int64_t *stride, int64_t first[B], int ok[B], {wparams})
 {{
-    /* no fused multiply-add here: the positions must be the reference's to the bit, or a
-       point on the domain's border could be inside in one and outside in the other */
+    /* no fused multiply-add here: positions and weights must be the reference's to the
+       bit, or a point on the domain's border could be inside in one and outside in the
+       other, and a weight that is exactly 0 there (bspln3's outer taps at integer
+       positions) could come out 1e-17 and turn an ∞ sample's 0·∞ = ⊥ into ∞ */
 #if defined(__clang__)
     #pragma clang fp contract(off)
 #endif
-    double x[D][B], at[B], in[B];
+    double x[D][B], fr[D][B], at[B], in[B];
     for (int a = 0; a < D; a++)
         for (int j = 0; j < B; j++) {{
             const double *pt = pts + (p0 + B <= n || p0 + j < n ? p0 + j : p0) * D;
@@ -208,6 +213,7 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
         }}
     }}
     for (int j = 0; j < B; j++) {{ ok[j] = in[j] != 0.0 && at[j] >= 0.0; first[j] = ok[j] ? (int64_t)at[j] : 0; }}
+{weights}
 }}
 
 /* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
@@ -236,11 +242,10 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
     #pragma omp parallel for schedule(static) num_threads(tl_threads) if(tl_threads > 1 && n >= {PARALLEL_POINTS})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
-        double fr[D][B];
         int64_t first[B];
         int ok[B];
-        tl_cells(M, pts, p0, n, sizes, stride, fr, first, ok);
-{weights}
+        {wdecls}
+        tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
         const int count = n - p0 < B ? (int)(n - p0) : B;
         for (int j = 0; j < count; j++) {{
             double *o = out + (p0 + j)*(NC*{full});
