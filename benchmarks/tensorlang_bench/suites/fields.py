@@ -1,18 +1,24 @@
 """The ``fields`` suite (paper 004): value, gradient and Hessian probes of a 3-D bspln3
-field at many random points.
+field at many random points, on an image that fits the L2 cache (64³, 2 MiB) and on one
+that does not (256³, 128 MiB; ``--quick``: 64³ only, 2000 points).
 
 Contenders: tensorlang's field probes (``tensorlang[c]``: generated C, OpenMP over the
-points; ``tensorlang[numpy]``: the numpy reference reconstruction), scipy's
-``ndimage.map_coordinates`` (order 3 on the B-spline coefficients, ``prefilter=False``,
-the same function; values only) and a numpy-vectorized hand implementation (weights per
-axis, the 4x4x4 neighbourhood gathered, contracted with einsum), which is also the
-reference.
+points, the run's thread count; ``tensorlang[numpy]``: the numpy reference
+reconstruction), scipy's ``ndimage.map_coordinates`` (order 3 on the B-spline
+coefficients, ``prefilter=False``, the same function; values only) and a
+numpy-vectorized hand implementation (weights per axis, the 4x4x4 neighbourhood
+gathered, contracted with einsum), which is also the reference.
 
-Counts per point: flops are those of the separable sum (64 taps of the innermost axis
-plus 16 and 4 for the outer ones, 2 flops each, for every derivative combination the
-probe needs, plus the 12 weight polynomials); bytes are the point read (24 B) and the
-result written (8 B per component): the image (2 MiB at 64³) is read once per call and
-mostly hits the cache, so it is not counted per point.
+Counts per point (:func:`counts`; docs/fields.md, "How fast a probe can be", has the
+model): flops are the separable sum's, done outer axes first (16 rows of 4 samples
+weighted per outer derivative combination, then 4 rows, then one 4-term dot product per
+derivative component, 2 flops per multiply-add), the weight polynomials (Horner) and
+the world-to-index map.  Bytes are the point read (24 B) and the result written (8 B per
+component), plus the image: read once per call when it fits the L2 cache, else, per
+point, the cache lines its 16 rows touch (a 32-byte row at a random 8-byte offset
+straddles two 64-byte lines 3 times in 8: 22 lines, 1408 B), since random points reuse
+nothing.  A note gives what the gather alone takes (the 16 rows read and summed, C, one
+thread), measured in the same run: the probe's floor, whatever the counts say.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import numpy as np
 from ..contenders import Bound, Contender
 from .common import Case, Context, make_rng, missing
 
-SIZE = 64
+#: image sizes (n³ samples): one inside the L2 cache, one far beyond it
+SIZES = (64, 256)
+QUICK_SIZES = (64,)
 
 
 def _weights(f: np.ndarray, order: int) -> np.ndarray:
@@ -76,7 +84,7 @@ def _tensorlang(ctx: Context, order: int) -> list[Contender]:
                 previous = run.USE_C
                 run.USE_C = use_c
                 try:
-                    cell[0] = E.probe(pts)
+                    cell[0] = E.probe(pts, threads=ctx.threads)
                 finally:
                     run.USE_C = previous
 
@@ -118,22 +126,105 @@ def _hand(order: int) -> Contender:
     return Contender("numpy (hand)", "peer", make, "vectorized: 4x4x4 gather + einsum per derivative")
 
 
+def counts(order: int, size: int, l2_bytes: int | None) -> tuple[float, float, float]:
+    """(flops, bytes) of one probe of derivative ``order`` on a ``size``³ float64 image,
+    and the bytes read once per call (the image, where it fits the L2 cache)."""
+    taps, lanes, d = 4, 4, 3
+    inner = len([c for c in itertools.product(range(order + 1), repeat=d - 1) if sum(c) <= order])
+    per_axis1 = (order + 1) * taps * lanes * 2  # one t0: axis 1's rows, per derivative order
+    flops = taps * per_axis1 + inner * taps * lanes * 2  # then axis 0
+    flops += len(list(itertools.combinations_with_replacement(range(d), order))) * taps * 2  # the dots
+    flops += sum(d * taps * (2 * (3 - m) + 1) for m in range(order + 1))  # weights: Horner, argument
+    flops += d * d * 2  # the world-to-index map
+    nbytes = 24 + 8 * d ** order
+    image = 8 * size ** d
+    if l2_bytes is None or image > l2_bytes:
+        nbytes += taps * taps * (1 + 3 / 8) * 64  # the lines 16 random rows touch
+    return float(flops), float(nbytes), (0.0 if l2_bytes is None or image > l2_bytes else float(image))
+
+
+def l2_bytes() -> int | None:
+    """The L2 cache's size (sysfs), None if unknown."""
+    from ..machine import _cache_sizes
+
+    text = _cache_sizes().get("L2 Unified", "")
+    if not text:
+        return None
+    units = {"K": 1 << 10, "M": 1 << 20}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+_GATHER = """
+#include <stdint.h>
+void tl_gather(int64_t n, const double *pts, const double *data, int64_t s0, int64_t s1, double *out)
+{
+    for (int64_t p = 0; p < n; p++) {
+        const double *b = data + ((int64_t)pts[3*p] - 1)*s0 + ((int64_t)pts[3*p+1] - 1)*s1 + (int64_t)pts[3*p+2] - 1;
+        double sum = 0.0;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                const double *r = b + i*s0 + j*s1;
+                sum += (r[0] + r[1]) + (r[2] + r[3]);
+            }
+        out[p] = sum;
+    }
+}
+"""
+
+
+def gather_seconds(data: np.ndarray, points: np.ndarray, repeats: int = 5) -> float | None:
+    """The median time of reading the 16 rows of every point and summing them (no
+    weights, no checks; points inside), compiled C on this thread: the gather's floor."""
+    import time
+
+    from tensorlang.targets.c import build
+
+    compiler = build.find_compiler()
+    if compiler is None:
+        return None
+    ffi, lib = build.build_and_load(_GATHER, compiler, "void tl_gather(int64_t n, const double *pts, "
+                                    "const double *data, int64_t s0, int64_t s1, double *out);")
+    out = np.empty(points.shape[0])
+    size = data.shape[0]
+
+    def call():
+        lib.tl_gather(points.shape[0], ffi.cast("double *", points.ctypes.data), ffi.cast("double *", data.ctypes.data),
+                      size * size, size, ffi.cast("double *", out.ctypes.data))
+
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
 def cases(ctx: Context) -> list[Case]:
     points = 2_000 if ctx.quick else 1_000_000
+    l2 = l2_bytes()
     result = []
-    for order, kernel in enumerate(("value", "gradient", "hessian")):
-        combos = len(list(itertools.combinations_with_replacement(range(3), order)))
-        flops = float(points * (combos * 2 * (64 + 16 + 4) + 12 * 8))
-        nbytes = float(points * (24 + 8 * 3 ** order))
-        contenders = _tensorlang(ctx, order) + ([_scipy(ctx)] if order == 0 else []) + [_hand(order)]
-
-        def inputs(points=points):
+    for size in (QUICK_SIZES if ctx.quick else SIZES):
+        def inputs(points=points, size=size):
             rng = make_rng(4)
-            return {"data": rng.standard_normal((SIZE, SIZE, SIZE)),
-                    "points": rng.uniform(1.0, SIZE - 2.0001, size=(points, 3))}
+            return {"data": rng.standard_normal((size, size, size)),
+                    "points": rng.uniform(1.0, size - 2.0001, size=(points, 3))}
 
-        result.append(Case("fields", f"bspln3_{kernel}", f"{points} points", points, points, flops, nbytes,
-                           inputs, lambda inp, order=order: hand_probe(inp["data"], inp["points"], order),
-                           contenders, "scipy.map_coordinates" if order == 0 else "numpy (hand)",
-                           tolerance=1e-10))
+        notes = []
+        if not ctx.quick:
+            made = inputs()
+            floor = gather_seconds(made["data"], made["points"])
+            del made
+            if floor is not None:
+                notes.append(f"the gather alone (16 rows per point read and summed, C, 1 thread) takes "
+                             f"{floor * 1e3:.1f} ms here: the probe's floor at this size")
+        where = "fits L2" if l2 is not None and 8 * size ** 3 <= l2 else "beyond L2"
+        for order, kernel in enumerate(("value", "gradient", "hessian")):
+            flops, nbytes, once = counts(order, size, l2)
+            contenders = _tensorlang(ctx, order) + ([_scipy(ctx)] if order == 0 else []) + [_hand(order)]
+            result.append(Case("fields", f"bspln3_{kernel}", f"{size}^3 ({where}), {points} points", points, points,
+                               flops * points, nbytes * points + once, inputs,
+                               lambda inp, order=order: hand_probe(inp["data"], inp["points"], order),
+                               contenders, "scipy.map_coordinates" if order == 0 else "numpy (hand)",
+                               tolerance=1e-10, notes=list(notes)))
     return result

@@ -117,11 +117,12 @@ class Field:
 
     # -------------------------------------------------------------- computing
     @guard
-    def probe(self, points) -> np.ndarray:
+    def probe(self, points, threads: int | None = None) -> np.ndarray:
         """The field's value at each point: ``points`` of shape (N, dim) (or one point of
         shape (dim,); for a 1-D field also (N,)) gives shape (N,) + σ.  ⊥ (NaN) where a
-        point is outside the field's domain or not finite."""
-        return run.probe(self, points)
+        point is outside the field's domain or not finite.  ``threads`` (1..256): the
+        OpenMP threads of the generated C probes; None: OpenMP's default."""
+        return run.probe(self, points, threads)
     def __call__(self, points) -> np.ndarray:
         """F(points): the same as :meth:`probe`."""
         return self.probe(points)

@@ -3,15 +3,31 @@
 One C function per (dimension, kernel, derivative order, voxel size) computes, for every
 point (an OpenMP loop over points), the index-space derivatives of that order of every
 voxel component, the same numbers as :func:`reconstruct.probe` (which stays the
-reference and the fallback where no C compiler works).
+reference and the fallback where no C compiler works).  docs/fields.md ("How fast a
+probe can be") has the cost model this layout follows.
 
 The kernel's weights are straight-line polynomials: for a fractional position f in
 [0, 1), tap i = 1-s .. s reads |f − i| on one fixed piece of the kernel (piece −i for
 i ≤ 0, piece i−1 for i ≥ 1), so each weight is one Horner evaluation in f with the
 piece's coefficients as literals, and odd derivatives of taps right of the point change
-sign.  The sum is separable (004 §2.2): the innermost axis is summed first for every
-derivative order, then the next, so a d-dimensional probe of support S costs about
-S^d·(k+1) multiply-adds per component rather than S^d·d^k.
+sign.  They are computed once per point and axis, for every derivative order the probe
+needs.
+
+The sum is separable (004 §2.2) and runs on *rows*: the S taps of the innermost axis
+times the voxel's components are contiguous in memory, so one row is read as one short
+vector (4 doubles for a scalar cubic kernel: one AVX load) and the outer axes are
+contracted first, row by row, into one vector of partial sums per combination of outer
+derivative counts (the value, ∂x, ∂y, ... share every row read); the innermost axis is
+contracted last, one short dot product per derivative component.  A 3-D bspln3 value
+costs 16 row loads and 16+4 vector multiply-adds; the gradient and Hessian read the
+same 16 rows.
+
+Points go in batches of :data:`BATCH`: the world-to-index map, the domain test and the
+weights are computed for a batch at once, one point per vector lane, branch-free; then
+each point of the batch reads its rows.  Random points make the probe a gather (a
+software prefetch of the rows of points ahead was tried and measured slower: the
+out-of-order core already keeps as many misses in flight as the core can hold; see
+docs/fields.md).
 
 Outside the domain (support leaving the image) or at a non-finite position the result
 is NaN (⊥), as in the reference.  The world-space chain rule is applied by the caller.
@@ -27,6 +43,12 @@ import numpy as np
 from .image import Image
 from .kernels import Kernel
 
+#: points per batch: cells and weights are computed for this many points at once, in
+#: vector lanes (the loop over the batch's points vectorizes)
+BATCH = 8
+#: points below which one thread does the work (starting threads costs more)
+PARALLEL_POINTS = 2048
+
 
 def _horner(coeffs: np.ndarray, var: str) -> str:
     text = repr(float(coeffs[-1]))
@@ -35,8 +57,8 @@ def _horner(coeffs: np.ndarray, var: str) -> str:
     return text
 
 
-def _weights(kern: Kernel, order: int) -> str:
-    """C statements setting w[m][t] for m = 0..order, t = tap, from f (a double)."""
+def _weights(kern: Kernel, order: int, a: int) -> str:
+    """C statements setting w{a}[m][t][j] for m = 0..order, t = tap, from f (a double)."""
     s = kern.radius
     lines = []
     for t, i in enumerate(range(1 - s, s + 1)):
@@ -45,10 +67,10 @@ def _weights(kern: Kernel, order: int) -> str:
         else:
             piece, arg, sign = i - 1, f"({float(i)!r} - f)", -1
         for m in range(order + 1):
-            expr = _horner(kern.piece(piece, m), "a")
+            expr = _horner(kern.piece(piece, m), "x")
             neg = "-" if (sign < 0 and m % 2) else ""
-            lines.append(f"{{ double a = {arg}; w[{m}][{t}] = {neg}({expr}); (void)a; }}")
-    return "\n        ".join(lines)
+            lines.append(f"{{ double x = {arg}; w{a}[{m}][{t}][j] = {neg}({expr}); (void)x; }}")
+    return "\n            ".join(lines)
 
 
 def _combos(d: int, order: int) -> list[tuple[int, ...]]:
@@ -56,99 +78,194 @@ def _combos(d: int, order: int) -> list[tuple[int, ...]]:
     return [c for c in itertools.product(range(order + 1), repeat=d) if sum(c) == order]
 
 
+def _width(length: int) -> int:
+    """Doubles per vector for rows of ``length`` doubles: 4 (AVX), 2 (SSE2) or 1."""
+    return next(w for w in (4, 2, 1) if length % w == 0)
+
+
+def _tree(terms: list[str]) -> str:
+    """A sum as a balanced tree: its additions' latency grows with log2(len(terms))."""
+    while len(terms) > 1:
+        terms = [f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+    return terms[0]
+
+
+def _contract(d: int, S: int, order: int) -> list[str]:
+    """Straight-line C summing the rows over the outer axes 0 .. d-2.
+
+    Axis a's sum, for fixed taps of the axes before it, gives one row (NV vectors) per
+    derivative counts of axes a .. d-2 summing to at most ``order``: axis d-2 sums the
+    rows its taps read, an axis a < d-2 sums axis a+1's rows, each weighted by axis a's
+    weights, as balanced trees (independent additions, not one chain).  Axis 0's rows,
+    ``s0_<counts>``, are the result."""
+    out: list[str] = []
+    outer = d - 1
+
+    def counts_of(a: int) -> list[tuple[int, ...]]:
+        return [c for c in itertools.product(range(order + 1), repeat=outer - a) if sum(c) <= order]
+
+    def name(a: int, taps: tuple[int, ...], c: tuple[int, ...]) -> str:
+        return f"s{a}_" + "".join(map(str, taps)) + ("_" + "_".join(map(str, c)) if c else "")
+
+    def axis(a: int, taps: tuple[int, ...]) -> None:
+        """Emit axis a's rows for the outer taps ``taps`` (one per axis before a)."""
+        if a == outer - 1:
+            subs = []
+            for t in range(S):
+                row = "".join(f" + {tap}*st{b}" for b, tap in enumerate(taps + (t,)) if tap)
+                sub = f"x_{''.join(map(str, taps))}{t}"
+                out.append(f"tl_v {sub}[NV]; for (int i = 0; i < NV; i++) {sub}[i] = tl_load(base{row} + i*VW);")
+                subs.append(sub)
+            for c in counts_of(a):
+                terms = [f"w{a}[{c[0]}][{t}][j] * {subs[t]}[i]" for t in range(S)]
+                out.append(f"tl_v {name(a, taps, c)}[NV]; for (int i = 0; i < NV; i++) {name(a, taps, c)}[i] = {_tree(terms)};")
+            return
+        for t in range(S):
+            axis(a + 1, taps + (t,))
+        for c in counts_of(a):
+            terms = [f"w{a}[{c[0]}][{t}][j] * {name(a + 1, taps + (t,), c[1:])}[i]" for t in range(S)]
+            out.append(f"tl_v {name(a, taps, c)}[NV]; for (int i = 0; i < NV; i++) {name(a, taps, c)}[i] = {_tree(terms)};")
+
+    if outer:
+        axis(0, ())
+    return out
+
+
 def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
     """The C source of ``tl_probe`` and its cffi declaration."""
     S, s = kern.support, kern.radius
     combos = _combos(d, order)
-    # partial sums: level a holds the counts of axes a..d-1 (the inner ones) with sum <= order
-    levels = [[c for c in itertools.product(range(order + 1), repeat=d - a) if sum(c) <= order] for a in range(d)]
     full = d ** order
+    length = S * ncomp
+    vw = _width(length)
     # where each index-space derivative component (a tuple of axes) comes from
-    fill = []
-    for axes in itertools.product(range(d), repeat=order):
-        counts = tuple(axes.count(a) for a in range(d))
-        fill.append(combos.index(counts))
-
-    def name(level: int, counts: tuple[int, ...]) -> str:
-        return f"s{level}_" + "_".join(map(str, counts))
-
-    body = []
-    # the innermost axis (d-1) reads the data row
-    inner = d - 1
-    stride_expr = "0"
-    for a in range(d):
-        stride_expr = f"(({stride_expr})*sz{a} + (c{a} + {1 - s} + t{a}))" if a < d else stride_expr
-
-    def loop(a: int, indent: str) -> list[str]:
-        out: list[str] = []
-        if a == inner:
-            for counts in levels[a]:
-                out.append(f"{indent}double {name(a, counts)}[NC] = {{0}};")
-            out.append(f"{indent}for (int t{a} = 0; t{a} < {S}; t{a}++) {{")
-            out.append(f"{indent}    const double *v = data + ({stride_expr})*NC;")
-            out.append(f"{indent}    for (int k = 0; k < NC; k++) {{")
-            for counts in levels[a]:
-                out.append(f"{indent}        {name(a, counts)}[k] += w{a}[{counts[0]}][t{a}] * v[k];")
-            out.append(f"{indent}    }}")
-            out.append(f"{indent}}}")
-            return out
-        for counts in levels[a]:
-            out.append(f"{indent}double {name(a, counts)}[NC] = {{0}};")
-        out.append(f"{indent}for (int t{a} = 0; t{a} < {S}; t{a}++) {{")
-        out.extend(loop(a + 1, indent + "    "))
-        out.append(f"{indent}    for (int k = 0; k < NC; k++) {{")
-        for counts in levels[a]:
-            out.append(f"{indent}        {name(a, counts)}[k] += w{a}[{counts[0]}][t{a}] * {name(a + 1, counts[1:])}[k];")
-        out.append(f"{indent}    }}")
-        out.append(f"{indent}}}")
-        return out
-
-    body = loop(0, "        ")
-    sizes = "\n".join(f"    const int64_t sz{a} = sizes[{a}];" for a in range(d))
+    fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
     weights = "\n".join(
-        f"        double w{a}[{order + 1}][{S}]; {{ double f = x[{a}] - fl[{a}]; double (*w)[{S}] = w{a};\n"
-        f"        {_weights(kern, order)} }}" for a in range(d))
-    stores = "\n".join(
-        f"            o[k*{full} + {j}] = {name(0, combos[c])}[k];" for j, c in enumerate(fill))
+        f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
+        for a in range(d))
+    wparams = ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
+    wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
+    wargs = ", ".join(f"w{a}" for a in range(d))
+    contract = "\n            ".join(_contract(d, S, order))
+    if d == 1:  # no outer axis: the one row is the result
+        contract += "tl_v s0_[NV]; for (int i = 0; i < NV; i++) s0_[i] = tl_load(base + i*VW);"
+    # the innermost axis: a dot product of a level-0 row with its weights per combination
+    inner = d - 1
+    dots = []
+    for j, c in enumerate(combos):
+        vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
+        terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]" for t in range(S)])
+        dots.append(f"r[{j}] = {terms};")
+    dots_text = "\n            ".join(dots)
+    stores = "\n            ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
     src = f"""
 #include <math.h>
 #include <stdint.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#define D {d}
+#define S {S}
 #define NC {ncomp}
+#define VW {vw}
+#define NV ({length} / VW)
+#define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
+/* a short vector of doubles (GCC/clang vector extension), and its unaligned load */
+typedef double tl_v __attribute__((vector_size(VW * 8)));
+typedef double tl_vu __attribute__((vector_size(VW * 8), aligned(8)));
+static inline tl_v tl_load(const double *p) {{ return *(const tl_vu *)p; }}
+
+/* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
+   support's first sample, whether the point is inside the domain (a point outside or
+   not finite gets the image's first cell, a safe address), and the kernel's weights
+   w<axis>[derivative order][tap][point] at its fractional position. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
+                            const int64_t *stride, int64_t first[B], int ok[B], {wparams})
+{{
+    /* no fused multiply-add here: positions and weights must be the reference's to the
+       bit, or a point on the domain's border could be inside in one and outside in the
+       other, and a weight that is exactly 0 there (bspln3's outer taps at integer
+       positions) could come out 1e-17 and turn an ∞ sample's 0·∞ = ⊥ into ∞ */
+#if defined(__clang__)
+    #pragma clang fp contract(off)
+#endif
+    double x[D][B], fr[D][B], at[B], in[B];
+    for (int a = 0; a < D; a++)
+        for (int j = 0; j < B; j++) {{
+            const double *pt = pts + (p0 + B <= n || p0 + j < n ? p0 + j : p0) * D;
+            double v = M[a*(D+1) + D];
+            for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
+            x[a][j] = v;
+        }}
+    for (int j = 0; j < B; j++) {{ at[j] = 0.0; in[j] = 1.0; }}
+    for (int a = 0; a < D; a++) {{
+        const double hi = (double)(sizes[a] - 1), step = (double)stride[a];
+        for (int j = 0; j < B; j++) {{  /* branch-free: one vector of points at a time */
+            double fl = floor(x[a][j]);
+            double inside = (fl + {1 - s} >= 0.0) & (fl + {s} <= hi);  /* 0 for NaN and ±inf too */
+            in[j] *= inside;
+            fl = inside != 0.0 ? fl : {float(s - 1)!r};
+            fr[a][j] = inside != 0.0 ? x[a][j] - fl : 0.0;
+            at[j] += (fl + {1 - s}) * step;
+        }}
+    }}
+    for (int j = 0; j < B; j++) {{ ok[j] = in[j] != 0.0 && at[j] >= 0.0; first[j] = ok[j] ? (int64_t)at[j] : 0; }}
+{weights}
+}}
+
+/* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
+   within the reference's rounding, not bit-equal to it). */
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
 
 void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,
-              const double *M, double *out)
+              const double *M, double *out, int nthreads)
 {{
-{sizes}
-    #pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < n; p++) {{
-        double x[{d}], fl[{d}];
-        int64_t cc[{d}];
-        int ok = 1;
-        for (int a = 0; a < {d}; a++) {{
-            double v = M[a*{d + 1} + {d}];
-            for (int b = 0; b < {d}; b++) v += M[a*{d + 1} + b] * pts[p*{d} + b];
-            x[a] = v;
-            if (!isfinite(v)) {{ ok = 0; break; }}
-            fl[a] = floor(v);
-            if (fl[a] + {1 - s} < 0 || fl[a] + {s} > (double)(sizes[a] - 1)) {{ ok = 0; break; }}
-            cc[a] = (int64_t)fl[a];
-        }}
-        double *o = out + p*(NC*{full});
-        if (!ok) {{
-            for (int k = 0; k < NC*{full}; k++) o[k] = NAN;
-            continue;
-        }}
-{chr(10).join(f"        const int64_t c{a} = cc[{a}];" for a in range(d))}
-{weights}
-{chr(10).join(body)}
-        for (int k = 0; k < NC; k++) {{
-{stores}
+    int64_t stride[D];
+    stride[D-1] = NC;
+    for (int a = D - 2; a >= 0; a--) stride[a] = stride[a+1] * sizes[a+1];
+#ifdef _OPENMP
+    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();
+#else
+    int tl_threads = 1;
+#endif
+    (void)tl_threads;
+    const int64_t {", ".join(f"st{a} = stride[{a}]" for a in range(d))};
+    {" ".join(f"(void)st{a};" for a in range(d))}
+    const int64_t batches = (n + B - 1) / B;
+    #pragma omp parallel for schedule(static) num_threads(tl_threads) if(tl_threads > 1 && n >= {PARALLEL_POINTS})
+    for (int64_t batch = 0; batch < batches; batch++) {{
+        const int64_t p0 = batch * B;
+        int64_t first[B];
+        int ok[B];
+        {wdecls}
+        tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
+        const int count = n - p0 < B ? (int)(n - p0) : B;
+        for (int j = 0; j < count; j++) {{
+            double *o = out + (p0 + j)*(NC*{full});
+            if (!ok[j]) {{
+                for (int k = 0; k < NC*{full}; k++) o[k] = NAN;
+                continue;
+            }}
+            const double *base = data + first[j];
+            {contract}
+            for (int k = 0; k < NC; k++) {{
+                double r[{len(combos)}];
+                {dots_text}
+                {stores}
+            }}
         }}
     }}
 }}
 """
     decl = "void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, " \
-           "const double *M, double *out);"
+           "const double *M, double *out, int nthreads);"
     return src, decl
 
 
@@ -161,9 +278,12 @@ def available() -> bool:
     return build.find_compiler() is not None
 
 
-def probe(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarray:
+def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndarray | None = None,
+          threads: int | None = None) -> np.ndarray:
     """Index-space derivatives of ``order`` at world ``points``: shape (N,) + voxel shape
-    + (dim,)*order, NaN outside; as :func:`reconstruct.probe` before its chain rule."""
+    + (dim,)*order, NaN outside; as :func:`reconstruct.probe` before its chain rule.
+    ``out`` (C-contiguous float64 of that shape) receives them if given; ``threads``:
+    OpenMP threads (None: OpenMP's default)."""
     from ..targets.c import build
 
     ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
@@ -178,11 +298,15 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarra
     data = np.ascontiguousarray(img.data, dtype=np.float64)
     sizes = np.asarray(img.sizes, dtype=np.int64)
     m = np.ascontiguousarray(img.to_index[: img.dim], dtype=np.float64)
-    out = np.empty((pts.shape[0],) + img.voxel_shape + (img.dim,) * order)
+    shape = (pts.shape[0],) + img.voxel_shape + (img.dim,) * order
+    if out is None:
+        out = np.empty(shape)
+    elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float64 array of shape {shape}")
 
     def ptr(a: np.ndarray, kind: str):
         return ffi.cast(kind, a.ctypes.data)
 
     lib.tl_probe(pts.shape[0], ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"),
-                 ptr(m, "double *"), ptr(out, "double *"))
+                 ptr(m, "double *"), ptr(out, "double *"), int(threads or 0))
     return out

@@ -19,6 +19,7 @@ from ..ein import interp, ir
 from ..ein.fields import Conv, Probe
 from ..ein.rewrite import Tally, counting
 from ..errors import TensorLangError, error
+from ..kernel import check_threads, default_threads
 from ..passes import fields as field_passes
 from ..passes import optimize
 from . import cprobe, reconstruct
@@ -36,20 +37,28 @@ CHUNK = 1 << 16
 USE_C = True
 
 
-def probe(f: Field, points) -> np.ndarray:
-    """``f`` at every point (Field.probe)."""
+def probe(f: Field, points, threads: int | None = None) -> np.ndarray:
+    """``f`` at every point (Field.probe); ``threads``: the C probes' OpenMP threads
+    (None: OpenMP's default, as compiled kernels take it)."""
     pts, single = _points(points, f.dim)
+    nthreads = check_threads(threads) or default_threads()
     the_plan = plan(f)
+    direct = _direct(the_plan)
+    if direct is not None:  # one probed convolution: computed straight into the result
+        (p,) = [p for p in the_plan.probes if p.name == direct]
+        result = probe_tensor(f.images[p.image], KERNELS[p.kernel], p.order, pts, threads=nthreads)
+        result = result.reshape((pts.shape[0],) + f.shape)  # ⊥ outside already
+        return result[0] if single else result
     result = np.empty((pts.shape[0],) + f.shape)
     for first in range(0, pts.shape[0], CHUNK):
         chunk = pts[first:first + CHUNK]
-        probes = {p.name: probe_tensor(f.images[p.image], KERNELS[p.kernel], p.order, chunk)
+        probes = {p.name: probe_tensor(f.images[p.image], KERNELS[p.kernel], p.order, chunk, threads=nthreads)
                   for p in the_plan.probes}
         for start in range(0, chunk.shape[0], BLOCK):
             count = min(BLOCK, chunk.shape[0] - start)
             block = {name: _padded(a[start:start + count]) for name, a in probes.items()}
             result[first + start:first + start + count] = _run(f, the_plan, block)[:count]
-    if f.images and _direct(the_plan) is None:  # a direct probe is ⊥ outside already
+    if f.images:
         result[~inside(f, pts)] = np.nan
     return result[0] if single else result
 
@@ -119,14 +128,16 @@ def plan(f: Field) -> Plan:
     return plan
 
 
-def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c: bool | None = None) -> np.ndarray:
+def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c: bool | None = None,
+                 threads: int = 0) -> np.ndarray:
     """One probed convolution at every point, world-space derivatives of ``order``: in
-    generated C where a compiler works (cprobe.py), else the numpy reference."""
+    generated C where a compiler works (cprobe.py, ``threads`` OpenMP threads, 0: the
+    default), else the numpy reference."""
     if use_c is None:
         use_c = USE_C and cprobe.available()
     if not use_c:
         return reconstruct.probe(img, kern, order, points)
-    result = cprobe.probe(img, kern, order, points)
+    result = cprobe.probe(img, kern, order, points, threads=threads)
     return reconstruct.to_world(result, img, order) if order else result
 
 

@@ -1,0 +1,123 @@
+"""The fast C probes (fields/cprobe.py: rows, outer axes first, batches of points)
+against the reference evaluation (the numpy reconstruction, fields/reconstruct.py, and
+the EIN evaluator for the program around it) on generated images, kernels, voxel
+shapes, world maps and points: inside, exactly on the domain's border, just outside,
+far outside and not finite.  Same ⊥s (NaN exactly where a point is not inside(), or a
+NaN sample or ∞·0 reaches the sum), same infinities, values within rounding."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tensorlang as tl
+from tensorlang.fields import KERNELS, cprobe, reconstruct, run
+
+pytestmark = pytest.mark.skipif(not cprobe.available(), reason="no working C compiler")
+
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300]
+
+
+@st.composite
+def cases(draw):
+    d = draw(st.integers(1, 3))
+    kern = KERNELS[draw(st.sampled_from(sorted(KERNELS)))]
+    # c1tent is C0 with a declared C1 (Diderot's cheap gradients): at an integer position,
+    # on its kink, the C probes take the one-sided derivative and the numpy reference
+    # sign(0) = 0, the mean of the two sides; both generators of C did so, so derivatives
+    # of c1tent are left out here (a known difference, docs/fields.md)
+    order = draw(st.integers(0, 0 if kern.name == "c1tent" else min(kern.continuity, 2)))
+    voxel = draw(st.sampled_from([(), (), (2,), (3,), (2, 2)]))
+    sizes = tuple(draw(st.integers(kern.support, kern.support + 5)) for _ in range(d))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    data = rng.normal(size=sizes + voxel)
+    flat = data.reshape(-1)
+    for _ in range(draw(st.integers(0, 2))):  # special samples: ⊥ and ∞ must travel alike
+        flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(SPECIAL))
+    if draw(st.booleans()):  # a general affine world map (well conditioned)
+        world = np.eye(d + 1)
+        world[:d, :d] = np.eye(d) * rng.uniform(0.5, 2.0, size=d) + rng.uniform(-0.3, 0.3, size=(d, d))
+        world[:d, d] = rng.uniform(-2, 2, size=d)
+    else:
+        world = None
+    img = tl.image(data, dim=d, world=world)
+    # index-space points: inside, on the border, just outside, far, not finite
+    s = kern.radius
+    lo, hi = float(s - 1), np.array(sizes, dtype=float) - s  # inside: lo <= x < hi
+    n = draw(st.integers(1, 40))
+    x = rng.uniform(lo - 1.5, hi + 1.5, size=(n, d))
+    picks = draw(st.lists(st.sampled_from(["lo", "hi", "below", "above", "nan", "inf", "-inf", "far"]),
+                          max_size=6))
+    for k, pick in enumerate(picks):
+        row, axis = k % n, k % d
+        x[row, axis] = {"lo": lo, "hi": np.nextafter(hi[axis], -np.inf), "below": np.nextafter(lo, -np.inf),
+                        "above": hi[axis], "nan": np.nan, "inf": np.inf, "-inf": -np.inf, "far": 1e30}[pick]
+    with np.errstate(all="ignore"):
+        points = (img.world[:d, :d] @ x.T).T + img.world[:d, d]
+    return img, kern, order, points
+
+
+def _agree(ours, ref):
+    assert ours.shape == ref.shape
+    assert np.array_equal(np.isnan(ours), np.isnan(ref)), (ours, ref)
+    infinite = np.isinf(ref)
+    assert np.array_equal(ours[infinite], ref[infinite]), (ours, ref)
+    finite = np.isfinite(ref)
+    scale = np.max(np.abs(ref[finite]), initial=1.0)
+    assert np.allclose(ours[finite], ref[finite], rtol=1e-9, atol=1e-9 * scale), (ours, ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases())
+def test_c_probe_tensors_agree_with_the_reference(case):
+    img, kern, order, points = case
+    ours = run.probe_tensor(img, kern, order, points, use_c=True)
+    ref = reconstruct.probe(img, kern, order, points)
+    _agree(ours, ref)
+    out = ~reconstruct.inside(img, kern, points)
+    assert np.isnan(ours[out]).all()  # ⊥ wherever the support leaves the image
+
+
+@settings(max_examples=25, deadline=None)
+@given(cases(), st.integers(1, 3))
+def test_c_field_probes_agree_with_the_ein_reference(case, threads):
+    """Whole fields (a direct probe, and an expression run as a tensor program): the C
+    path at 1..3 threads against the numpy reconstruction with the EIN evaluator."""
+    img, kern, order, points = case
+    F = tl.field(img, kern.name)
+    fields = [F]
+    if img.voxel_shape == () and order >= 1:
+        fields += [tl.grad(F), tl.norm(tl.grad(F))]
+    if img.voxel_shape == () and order >= 2:
+        fields += [tl.hessian(F)]
+    for field in fields:
+        run.USE_C = False
+        try:
+            ref = field.probe(points)
+        finally:
+            run.USE_C = True
+        try:
+            ours = field.probe(points, threads=threads)
+        finally:
+            run.USE_C = False
+        _agree(ours, ref)
+        if np.isfinite(img.data).all():
+            assert np.array_equal(np.isnan(ours).reshape(len(points), -1).any(axis=1), ~tl.inside(F, points))
+
+
+def test_many_points_on_threads_equal_one_thread():
+    """The OpenMP loop over batches of points (past PARALLEL_POINTS, with a partial last
+    batch) gives what one thread gives."""
+    rng = np.random.default_rng(7)
+    img = tl.image(rng.normal(size=(12, 13, 14)))
+    pts = rng.uniform(0.5, 12.5, size=(3 * cprobe.PARALLEL_POINTS + 5, 3))
+    one = cprobe.probe(img, KERNELS["bspln3"], 2, pts, threads=1)
+    many = cprobe.probe(img, KERNELS["bspln3"], 2, pts, threads=3)
+    assert np.array_equal(one, many, equal_nan=True)
+
+
+def test_bad_thread_counts_are_input_errors():
+    F = tl.field(np.zeros((6, 6)), "bspln3")
+    for bad in (0, -1, 1.5, "2", 10 ** 6):
+        with pytest.raises(tl.TensorLangError) as info:
+            F.probe([[2.5, 2.5]], threads=bad)
+        assert info.value.code == "input"
