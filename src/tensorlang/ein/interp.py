@@ -17,6 +17,7 @@ walk the same evaluator.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Mapping
 
@@ -142,8 +143,8 @@ def evaluate(e: ir.Expr, scope: list[tuple[str, int]], store: Mapping[str, Value
         for (name, n), start, item in zip(e.parts, e.starts, e.items):
             local = np.clip(np.asarray(position) - start, 0, n - 1)
             inner = evaluate(item, scope + [(name, n)], store, domain)
-            value = domain.choose((position >= start) & (position < start + n),
-                                  domain.each(inner, lambda a, local=local, n=n: _pick_last(a, local, rank, n)), value)
+            picked = domain.each(inner, functools.partial(_pick_last, local=local, rank=rank, n=n))
+            value = domain.choose((position >= start) & (position < start + n), picked, value)
         return value
     raise TypeError(f"not an EIN expression: {e!r}")
 

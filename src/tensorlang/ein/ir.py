@@ -393,7 +393,7 @@ def _node_getstate(self) -> dict:
     return state
 
 
-for _cls in KINDS:
+for _cls in (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack, Concat):
     _cls.__hash__ = _node_hash  # type: ignore[assignment]
     _cls.__eq__ = _node_eq  # type: ignore[assignment,method-assign]
     _cls.__getstate__ = _node_getstate  # type: ignore[attr-defined,method-assign]

@@ -45,7 +45,7 @@ def lower_statement(stmt: ast.Stmt, gamma: Context) -> ir.Statement:
         return ir.Statement(stmt.target, index, _lower_index_form(stmt.expr, gamma))
     names = IndexNames()
     out = [names.output() for _ in shape]
-    body = _Lowering(gamma, names).lower(stmt.expr, out)
+    body = _Lowering(gamma, names).lower(stmt.expr, list[ir.Index](out))
     return ir.Statement(stmt.target, Domain(tuple(zip(out, shape))), body)
 
 

@@ -223,14 +223,14 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             at = np.asarray(point(e.index))
             value = np.zeros([1] * rank, dtype=dtype)
             start = 0
-            for ref, item in zip(e.parts, e.items):
+            for ref, piece in zip(e.parts, e.items):
                 n = ref.extent or 0
-                inner = evaluate_index(item, store, scope + [(ref.variable, n)], shapes, dtype)
-                shape = np.broadcast_shapes(inner.shape[:-1], at.shape, value.shape)
+                got = evaluate_index(piece, store, scope + [(ref.variable, n)], shapes, dtype)
+                shape = np.broadcast_shapes(got.shape[:-1], at.shape, value.shape)
                 limits.check_allocation(math.prod(shape) * n, dtype.itemsize, "the concat", e.span)
                 local = np.broadcast_to(np.clip(at - start, 0, n - 1), shape)[..., None]
-                picked = np.take_along_axis(np.broadcast_to(inner, shape + (inner.shape[-1],)),
-                                            np.minimum(local, inner.shape[-1] - 1), axis=-1)[..., 0]
+                picked: np.ndarray = np.take_along_axis(np.broadcast_to(got, shape + (got.shape[-1],)),
+                                                        np.minimum(local, got.shape[-1] - 1), axis=-1)[..., 0]
                 value = np.where((at >= start) & (at < start + n), picked, value)
                 start += n
             return value
