@@ -122,7 +122,7 @@ def compatible_by_definition(x: str, e, shapes) -> bool:
 @st.composite
 def statements(draw):
     """``x = e`` with e a random well-typed operator-form expression that reads x."""
-    draft = Draft(qualified=True, max_extent=3)
+    draft = Draft(qualified=True, max_extent=3, direct_sums=False)
     shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))  # a scalar x is always compatible
     draft.shapes["x"] = shape
     draft.inputs.append("x")

@@ -80,7 +80,8 @@ TL_FORMS = {
     "iadd": "+ D[i,j]", "isub": "A[i,2] - delta[i,1]", "imul": "A[i,k] * B[k,j]", "idiv": "x[i+a-1] / 3",
     "ineg": "-sum(k)", "ivar": "A plain name in index form is a scalar variable", "inumber": "2 * sum(k)",
     "iparen": "(sum(k) a[k])", "icall": "exp", "access": "A[i,k]", "delta": "delta[i,1]",
-    "eps": "eps[i,j,k]", "isum_": "sum(k)", "ireduce_": "prod(k) e", "istack": "[e1, e2, ..., en][i]",
+    "eps": "eps[i,j,k]", "isum_": "sum(k)", "ireduce_": "prod(k) e", "istack": "[e1, e2, ..., en][i]", "concat": "concat(f, vec(f # f))", "vec": "vec(e)",
+    "iconcat": "concat(a:3 => f[a], b:9 => g[b])[p]",
     "structure_word": "[n n] symmetric", "structure_slice": "row(2)", "structure_where": "where i1 = i2",
 }
 

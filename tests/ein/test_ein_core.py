@@ -41,6 +41,7 @@ def mul(*factors):
 ONE_OF_EACH = (
     A, ir.Const(2.0), ir.Delta("i", 2), ir.Epsilon(("i", "j", "k")), ir.Neg(A), ir.Apply("exp", A),
     ir.BinOp("+", A, B), S([("k", 3)], A), ir.Reduce("max", (("k", 3),), A), ir.Stack("i", (A, B)),
+    ir.Concat("p", (("a", 2), ("b", 3)), (ir.Tensor("u", ("a",)), ir.Tensor("w", ("b",)))),
 )
 
 

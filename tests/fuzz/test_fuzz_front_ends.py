@@ -52,6 +52,10 @@ def _strip_functions(e):
         return ast.Transpose(_strip_functions(e.expr), e.pair)
     if isinstance(e, ast.Stack):
         return ast.Stack(tuple(_strip_functions(item) for item in e.items), e.index)
+    if isinstance(e, ast.Concat):
+        return ast.Concat(tuple(_strip_functions(item) for item in e.items), e.parts, e.index)
+    if isinstance(e, ast.Vec):
+        return ast.Vec(_strip_functions(e.expr))
     return e
 
 
@@ -65,7 +69,7 @@ def generated(draw, lang: str) -> str:
     elif lang == "teil":
         text = to_teil_source(draw(teil_programs(max_depth=3, max_stmts=3)))
     else:
-        program = draw(programs(max_depth=3, max_stmts=3))
+        program = draw(programs(max_depth=3, max_stmts=3, direct_sums=False))
         text = to_cfd_source(ast.Program(program.decls, tuple(ast.Assign(s.target, _strip_functions(s.expr))
                                                               for s in program.stmts)))
     if draw(st.booleans()):

@@ -40,6 +40,7 @@ class Draft:
     assigned: list[str] = field(default_factory=list)  # in statement order
     stmts: list[ast.Assign] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
+    direct_sums: bool = True  # concat and vec (003 §3): CFDlang and TeIL have neither
 
     def fresh(self, shape) -> str:
         name = f"v{len(self.shapes)}"
@@ -88,6 +89,10 @@ def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
     kinds += ["outer", "outer"]
     if shape and shape[0] <= 4:
         kinds += ["stack"]
+    if draft.direct_sums and shape and shape[-1] >= 2:
+        kinds += ["concat"]  # t-concat: the last extent split between the operands
+    if draft.direct_sums and shape and len(shape) < MAX_RANK and any(shape[-1] % m == 0 for m in range(2, shape[-1] + 1)):
+        kinds += ["vec"]  # t-vec: the last extent as m rows of shape[-1] / m
     kind = draw(st.sampled_from(kinds))
     sub = lambda s: expr_of_shape(draw, s, depth - 1, draft)  # noqa: E731
 
@@ -126,6 +131,13 @@ def expr_of_shape(draw, shape, depth, draft: Draft) -> ast.Expr:
         return ast.Outer(sub(shape[:k]), sub(shape[k:]))
     if kind == "stack":  # t-stack: shape[0] operands of the remaining type
         return ast.Stack(tuple(sub(shape[1:]) for _ in range(shape[0])))
+    if kind == "concat":
+        cuts = sorted(set(draw(st.lists(st.integers(1, shape[-1] - 1), min_size=1, max_size=2))))
+        ends = [0, *cuts, shape[-1]]
+        return ast.Concat(tuple(sub(shape[:-1] + (b - a,)) for a, b in zip(ends, ends[1:])))
+    if kind == "vec":
+        m = draw(st.sampled_from([m for m in range(2, shape[-1] + 1) if shape[-1] % m == 0]))
+        return ast.Vec(sub(shape[:-1] + (m, shape[-1] // m)))
     if kind in ("contr", "group"):
         npairs = 1 if kind == "contr" else draw(st.integers(1, 2))
         inner, pairs = _insert_pairs(draw, shape, npairs, draft.max_extent)
@@ -158,11 +170,13 @@ def _insert_pairs(draw, shape, npairs, max_extent):
 
 
 @st.composite
-def programs(draw, qualified: bool | None = None, max_depth: int = 4, max_stmts: int = 4, max_extent: int = 3):
-    """A random well-typed operator-form program (an ast.Program)."""
+def programs(draw, qualified: bool | None = None, max_depth: int = 4, max_stmts: int = 4, max_extent: int = 3,
+             direct_sums: bool = True):
+    """A random well-typed operator-form program (an ast.Program); ``direct_sums=False``:
+    without concat and vec (for the front ends that lack them)."""
     if qualified is None:
         qualified = draw(st.booleans())
-    draft = Draft(qualified, max_extent)
+    draft = Draft(qualified, max_extent, direct_sums=direct_sums)
     for _ in range(draw(st.integers(1, max_stmts))):
         shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=4)))
         # the target: a new variable, or (reusing) one of the same type
@@ -216,6 +230,10 @@ def parenthesize_fully(e: ast.Expr) -> str:
         return f"({parenthesize_fully(e.left)}) {e.op} ({parenthesize_fully(e.right)})"
     if isinstance(e, ast.Stack):
         return "[" + ", ".join(parenthesize_fully(item) for item in e.items) + "]"
+    if isinstance(e, ast.Concat):
+        return "concat(" + ", ".join(parenthesize_fully(item) for item in e.items) + ")"
+    if isinstance(e, ast.Vec):
+        return f"vec({parenthesize_fully(e.expr)})"
     raise AssertionError(e)
 
 
@@ -295,6 +313,14 @@ def _ev(e, store):
     if isinstance(e, ast.Stack):  # numpy.stack: each item in its own slice, exactly
         parts = [_ev(item, store) for item in e.items]
         return np.stack([v for v, _ in parts]), np.stack([np.broadcast_to(b, np.shape(v)) for v, b in parts])
+    if isinstance(e, ast.Concat):  # numpy.concatenate: each operand in its own piece, exactly
+        parts = [_ev(item, store) for item in e.items]
+        return (np.concatenate([v for v, _ in parts], axis=-1),
+                np.concatenate([np.broadcast_to(b, np.shape(v)) for v, b in parts], axis=-1))
+    if isinstance(e, ast.Vec):  # a row-major reshape, exactly
+        a, ea = _ev(e.expr, store)
+        shape = np.shape(a)[:-2] + (np.shape(a)[-2] * np.shape(a)[-1],)
+        return np.reshape(a, shape), np.reshape(np.broadcast_to(ea, np.shape(a)), shape)
     raise AssertionError(e)
 
 

@@ -134,6 +134,8 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
         kinds += ["eps"]
     if depth > 0 and any(n <= 4 for n in scope.values()):
         kinds += ["stack"]
+    if depth > 0 and any(n >= 2 for n in scope.values()):
+        kinds += ["concat"]
     if [n for n in draft.readable() if draft.shapes[n] == ()]:
         kinds += ["scalar"]
     kind = draw(st.sampled_from(kinds))
@@ -174,6 +176,13 @@ def index_expr(draw, scope: dict[str, int], depth: int, draft: _IndexDraft) -> i
     if kind == "stack":  # [e1, ..., en][i]: item i (EIN Stack, CFDlang's stacking)
         index = draw(st.sampled_from(sorted(i for i, n in scope.items() if n <= 4)))
         return ir.Stack(index, tuple(sub() for _ in range(scope[index])))
+    if kind == "concat":  # concat(a:2 => e1, b:3 => e2)[i]: the direct sum (003 §3)
+        index = draw(st.sampled_from(sorted(i for i, n in scope.items() if n >= 2)))
+        cuts = sorted(set(draw(st.lists(st.integers(1, scope[index] - 1), min_size=1, max_size=2))))
+        ends = [0, *cuts, scope[index]]
+        parts = tuple((f"c{len(scope)}_{k}", b - a) for k, (a, b) in enumerate(zip(ends, ends[1:])))
+        return ir.Concat(index, parts, tuple(index_expr(draw, scope | {name: n}, depth - 1, draft)
+                                             for name, n in parts))
     if kind in ("sum", "reduce"):
         op = "+" if kind == "sum" else draw(st.sampled_from(["*", "max", "min"]))
         taken = set(scope)

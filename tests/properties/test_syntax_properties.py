@@ -35,6 +35,10 @@ def strip_parens(e):
         return ast.Transpose(strip_parens(e.expr), e.pair)
     if isinstance(e, ast.Stack):
         return ast.Stack(tuple(strip_parens(item) for item in e.items), e.index)
+    if isinstance(e, ast.Concat):
+        return ast.Concat(tuple(strip_parens(item) for item in e.items), e.parts, e.index)
+    if isinstance(e, ast.Vec):
+        return ast.Vec(strip_parens(e.expr))
     return e
 
 

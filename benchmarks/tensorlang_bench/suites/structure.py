@@ -5,6 +5,10 @@ annotations, computed on their unique set and reconstructed.
   n features (symmetric: n(n+1)/2 unique entries);
 * ``moment3``: the third moment ``M3[i,j,k] = Σ_r F[r,i]·F[r,j]·F[r,k]`` (003's
   self outer product of degree 3: i ≤ j ≤ k, a sixth of the cube);
+* ``polyreg2`` / ``polyreg3``: 003 §3's polynomial regression, the features of a row f
+  ``x = f ⊕ vec(f⊗f)`` (⊕ ``vec(f⊗f⊗f)`` at degree 3) and their covariance Σ_r x xᵀ;
+  peers: batched BLAS on the expanded features (``X.T @ X``, the strongest dense peer),
+  the per-row dense computation (Σ_r outer(x_r, x_r)), opt_einsum;
 * 003 Table 1's tensor kernels with annotated inputs: ``thp_fixed_j`` (Hadamard product,
   B zero outside the slice j = J), ``ttm_diagonal_plane`` (tensor times matrix, B zero
   outside i = j), ``mttkrp_fixed_i`` (B zero outside the slice i = I).  The peers
@@ -57,6 +61,7 @@ def cases(ctx: Context) -> list[Case]:
         found.append(Case("structure", "moment3", f"m={m} n={n}", n, 1, 3.0 * m * n ** 3, 8.0 * (m * n + n ** 3),
                           inputs3, lambda inp: np.einsum("ri,rj,rk->ijk", inp["F"], inp["F"], inp["F"], optimize=True),
                           contenders, "numpy.einsum(optimal)"))
+    found += _polynomial_regression(ctx)
     n3 = (16, 32) if ctx.quick else (32, 64, 96)
     for n in n3:
         found += _table1(ctx, n)
@@ -120,3 +125,68 @@ def _hadamard_numpy() -> Contender:
         return Bound(lambda: np.multiply(B, C, out=out), lambda: out)
 
     return Contender("numpy", "peer", make, "B * C, out= buffer")
+
+
+def _features(F: np.ndarray, degree: int) -> np.ndarray:
+    """003 §3's features of every row: f ⊕ vec(f⊗f) (⊕ vec(f⊗f⊗f))."""
+    m = F.shape[0]
+    parts = [F, np.einsum("ri,rj->rij", F, F).reshape(m, -1)]
+    if degree == 3:
+        parts.append(np.einsum("ri,rj,rk->rijk", F, F, F).reshape(m, -1))
+    return np.concatenate(parts, axis=1)
+
+
+def _polyreg_blas(degree: int) -> Contender:
+    def make(inp):
+        F = inp["F"]
+        held: list[np.ndarray] = []
+
+        def run():
+            X = _features(F, degree)
+            held[:] = [X.T @ X]
+
+        return Bound(run, lambda: held[0])
+
+    return Contender("numpy", "peer", make, "features expanded, then X.T @ X (batched BLAS)")
+
+
+def _polyreg_per_row(degree: int) -> Contender:
+    def make(inp):
+        F = inp["F"]
+
+        def run():
+            X = _features(F, degree)
+            out = np.zeros((X.shape[1], X.shape[1]))
+            for x in X:
+                out += np.outer(x, x)
+            held[:] = [out]
+
+        held: list[np.ndarray] = []
+        return Bound(run, lambda: held[0])
+
+    return Contender("numpy-per-row", "peer", make, "the per-row dense computation: Σ_r outer(x_r, x_r)")
+
+
+def _polynomial_regression(ctx: Context) -> list[Case]:
+    found = []
+    sizes = {2: ((256, 8),) if ctx.quick else ((256, 8), (1024, 16)), 3: ((256, 4),) if ctx.quick else ((256, 4), (1024, 6))}
+    for degree, shapes in sizes.items():
+        for m, n in shapes:
+            k = n + n * n + (n ** 3 if degree == 3 else 0)
+
+            def inputs(m=m, n=n):
+                return {"F": make_rng(m * n + degree).uniform(-1, 1, (m, n))}
+
+            src = (f"in var F : [{m} {n}]\nvar G : [{m} {n} {n}]\n"
+                   + (f"var H : [{m} {n} {n} {n}]\n" if degree == 3 else "")
+                   + f"var X : [{m} {k}]\nout var C : [{k} {k}]\nG[r,i,j] = F[r,i] * F[r,j]\n"
+                   + ("H[r,i,j,l] = G[r,i,j] * F[r,l]\nX = concat(F, vec(G), vec(vec(H)))\n" if degree == 3
+                      else "X = concat(F, vec(G))\n")
+                   + "C[p,q] = sum(r) X[r,p] * X[r,q]\n")
+            contenders = tensorlang_contenders(ctx, src, "C", ["F"], (k, k), m * k <= 4096, "too slow")
+            contenders += [_polyreg_blas(degree), _polyreg_per_row(degree)]
+            found.append(Case("structure", f"polyreg{degree}", f"m={m} n={n}", k, 1, 2.0 * m * k * k,
+                              8.0 * (m * n + k * k), inputs,
+                              lambda inp, degree=degree: (lambda X: X.T @ X)(_features(inp["F"], degree)),
+                              contenders, "numpy"))
+    return found

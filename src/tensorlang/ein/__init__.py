@@ -6,6 +6,7 @@ prints as index notation that parses back (:mod:`.printer`).
 
 from .ir import (  # noqa: F401
     BinOp,
+    Concat,
     Const,
     Decl,
     Delta,

@@ -17,6 +17,7 @@ walk the same evaluator.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Mapping
 
@@ -134,5 +135,28 @@ def evaluate(e: ir.Expr, scope: list[tuple[str, int]], store: Mapping[str, Value
         for s, item in enumerate(e.items):
             value = domain.choose(position == s, ev(item), value)
         return value
+    if isinstance(e, ir.Concat):
+        # the direct sum: each point takes exactly one item's value, item k read at its
+        # own variable g - S_k (clipped into range where the point is another item's)
+        position = coords(e.index)
+        value = domain.exact(spread(0.0))
+        for (name, n), start, item in zip(e.parts, e.starts, e.items):
+            local = np.clip(np.asarray(position) - start, 0, n - 1)
+            inner = evaluate(item, scope + [(name, n)], store, domain)
+            picked = domain.each(inner, functools.partial(_pick_last, local=local, rank=rank, n=n))
+            value = domain.choose((position >= start) & (position < start + n), picked, value)
+        return value
     raise TypeError(f"not an EIN expression: {e!r}")
+
+
+def _pick_last(a: np.ndarray, local, rank: int, n: int) -> np.ndarray:
+    """``a`` (rank + 1 axes, the last an item's own variable of extent n) read at the
+    0-based positions ``local`` (laid along the first rank axes) of its last axis."""
+    a = np.asarray(a)
+    a = a if a.ndim == rank + 1 else a.reshape([1] * (rank + 1))
+    if a.shape[-1] == 1:
+        return a[..., 0]
+    shape = np.broadcast_shapes(a.shape[:-1], np.shape(local))
+    picks = np.broadcast_to(np.asarray(local), shape)[..., None]
+    return np.take_along_axis(np.broadcast_to(a, shape + (n,)), picks, axis=-1)[..., 0]
 

@@ -260,10 +260,63 @@ class Stack(Node):
         return (len(self.items),)
 
 
-Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack]
+@dataclass(frozen=True)
+class Concat(Node):
+    """The direct sum ⊕ along one index (paper 003 §3: ``f ⊕ vec(f ⊗ f)``): item k at
+    position g of ``index`` for g in its piece ``S_k < g <= S_k + n_k`` (S_k: the extents
+    of the items before it), read there at its own variable ``v_k = g - S_k``.
+
+    ``parts`` binds ``(v_k, n_k)`` for every item (each item uses only its own), so the
+    generic walks (free indices, renaming apart, substitution) need nothing of their own;
+    ``vec`` of the model language lowers to it too (a matrix is the direct sum of its
+    rows).  A piecewise *select*, never arithmetic: a NaN in one piece stays there."""
+
+    index: Index
+    parts: IndexMap
+    items: tuple["Expr", ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "parts", as_domain(self.parts))
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        """S_k: the position before item k's piece (0 for the first)."""
+        out, at = [], 0
+        for _, n in self.parts:
+            out.append(at)
+            at += n
+        return tuple(out)
+
+    @property
+    def extent(self) -> int:
+        return sum(n for _, n in self.parts)
+
+    def children(self):
+        return self.items
+
+    def replace_children(self, kids):
+        return Concat(self.index, self.parts, tuple(kids))
+
+    def binders(self):
+        return self.parts
+
+    def with_binders(self, index):
+        return Concat(self.index, index, self.items)
+
+    def index_uses(self):
+        return (self.index,)
+
+    def with_index_uses(self, uses):
+        return Concat(uses[0], self.parts, self.items)
+
+    def use_extents(self, shapes):
+        return (self.extent,)
+
+
+Expr = Union[Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack, Concat]
 
 #: The node kinds, for code that must name them all (the verifier, tests).
-KINDS: tuple[type, ...] = (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack)
+KINDS: tuple[type, ...] = (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack, Concat)
 
 
 # ------------------------------------------------------------------ equality, hashing
@@ -340,7 +393,7 @@ def _node_getstate(self) -> dict:
     return state
 
 
-for _cls in (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack):
+for _cls in (Tensor, Const, Delta, Epsilon, Neg, Apply, BinOp, Sum, Reduce, Stack, Concat):
     _cls.__hash__ = _node_hash  # type: ignore[assignment]
     _cls.__eq__ = _node_eq  # type: ignore[assignment,method-assign]
     _cls.__getstate__ = _node_getstate  # type: ignore[attr-defined,method-assign]

@@ -18,7 +18,7 @@ from . import ir
 
 #: Words of the text form that cannot name a variable (keywords, functions, index-form
 #: words): the model language (``.tl``) reads EIN text, so its parser reserves them too.
-RESERVED = frozenset({"var", "in", "out", "inout", "sum", "delta", "eps", *FUNCTION_NAMES})
+RESERVED = frozenset({"var", "in", "out", "inout", "sum", "delta", "eps", "concat", "vec", *FUNCTION_NAMES})
 
 
 def number_text(value: float) -> str:
@@ -83,6 +83,9 @@ def _render(e: ir.Expr) -> tuple[str, int]:
         return f"{e.fn}({_render(e.arg)[0]})", _ATOM
     if isinstance(e, ir.Stack):  # [e1, e2, ...][i]: item i of the stack
         return f"[{', '.join(_render(item)[0] for item in e.items)}][{_index(e.index)}]", _ATOM
+    if isinstance(e, ir.Concat):  # concat(a:3 => e1, b:4 => e2)[p]: the direct sum at p
+        parts = ", ".join(f"{name}:{n} => {_render(item)[0]}" for (name, n), item in zip(e.parts, e.items))
+        return f"concat({parts})[{_index(e.index)}]", _ATOM
     if isinstance(e, ir.Neg):
         text, level = _render(e.arg)
         if level >= _FACTOR:
@@ -117,8 +120,10 @@ def _inferred(name: str, e: ir.Expr) -> bool:
         node = stack.pop()
         if isinstance(node, (ir.Tensor, ir.Epsilon)) and name in node.indices:
             return True
-        if isinstance(node, ir.Stack) and node.index == name:
+        if isinstance(node, (ir.Stack, ir.Concat)) and node.index == name:
             return True
+        if isinstance(node, ir.Concat) and name in dict(node.parts):  # re-bound there
+            continue
         if not (isinstance(node, (ir.Sum, ir.Reduce)) and name in dict(node.index)):  # not re-bound there
             stack.extend(ir.children(node))
     return False

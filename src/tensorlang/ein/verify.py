@@ -163,6 +163,8 @@ def _describe(e: ir.Expr) -> str:
         return f"the access to {e.name!r}"
     if isinstance(e, ir.Stack):
         return f"a stack of {len(e.items)}"
+    if isinstance(e, ir.Concat):
+        return f"a concat of {len(e.items)}"
     if isinstance(e, ir.Epsilon):
         return f"ε of rank {len(e.indices)}"
     if isinstance(e, ir.Delta):

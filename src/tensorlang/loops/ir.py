@@ -84,6 +84,10 @@ class Select:
 
     var: "ein.Index"
     cases: tuple["Scalar", ...]
+    #: empty: case s at position s (a stack); else the ends of the cases' pieces, case k
+    #: for ``bounds[k-1] < var <= bounds[k]`` (a direct sum, ein.Concat; its cases read
+    #: only inside their piece, so only the chosen one may be evaluated)
+    bounds: tuple[int, ...] = ()
 
 
 Scalar = Union[Const, Load, Acc, Delta, Epsilon, Neg, Apply, BinOp, Select]

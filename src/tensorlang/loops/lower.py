@@ -23,6 +23,8 @@ import math
 
 from ..analysis.inplace import compatible
 from ..ein import ir as ein
+from ..ein.index import affine, as_terms
+from ..ein.names import substitute
 from ..schedule.padding import StatementPadding, decide as decide_padding, padded_shape
 from ..schedule.plan import BufferPlan
 from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Scalar, Select,
@@ -79,6 +81,8 @@ class Lowering:
             return (Init(acc, op), *nest), Acc(acc)
         if isinstance(e, ein.Stack):  # CFDlang's stacking [a b c]
             return self.stack(e)
+        if isinstance(e, ein.Concat):  # the direct sum (003 §3)
+            return self.concat(e)
         raise TypeError(f"not an EIN expression: {e!r}")
 
     def stack(self, e: ein.Stack) -> tuple[tuple[Node, ...], Scalar]:
@@ -91,6 +95,27 @@ class Lowering:
             pres.extend(pre)
             values.append(value)
         return tuple(pres), Select(e.index, tuple(values))
+
+
+    def concat(self, e: ein.Concat) -> tuple[tuple[Node, ...], Scalar]:
+        """Item k where the index lies in its piece, each item read at index - S_k (an
+        affine index, so no loop of its own).  A case is evaluated only in its piece (C's
+        ``?:``), so an item must need no statements of its own: the schedule lifts a sum
+        inside one into a temporary first (:func:`tensorlang.passes.split.lift_concat_items`)."""
+        if isinstance(e.index, int):  # a fixed position: that item, at its own position
+            for (name, n), start, item in zip(e.parts, e.starts, e.items):
+                if start < e.index <= start + n:
+                    return self.expr(substitute(item, {name: e.index - start}))
+        values = []
+        for (name, _), start, item in zip(e.parts, e.starts, e.items):
+            terms, offset = as_terms(e.index)
+            local = affine(terms, offset - start)
+            pre, value = self.expr(substitute(item, {name: local}))
+            if pre:
+                raise ValueError("a concat item with statements of its own (a sum): lift it into a temporary first")
+            values.append(value)
+        ends = tuple(start + n for start, (_, n) in zip(e.starts, e.parts))
+        return (), Select(e.index, tuple(values), ends)
 
 
 def scalar(e: ein.Expr, slots: dict[str, int]) -> Scalar:

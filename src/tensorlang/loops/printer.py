@@ -49,6 +49,9 @@ class _Printer:
             return f"{e.fn}({self.scalar(e.arg)})"
         if isinstance(e, BinOp):
             return f"({self.scalar(e.left)} {e.op} {self.scalar(e.right)})"
+        if isinstance(e, Select) and e.bounds:  # a direct sum: case k up to position bounds[k]
+            cases = ", ".join(f"<{end}: {self.scalar(c)}" for end, c in zip(e.bounds, e.cases))
+            return f"pieces({index_text(e.var)}: {cases})"
         if isinstance(e, Select):
             return f"select({index_text(e.var)}: {', '.join(self.scalar(c) for c in e.cases)})"
         raise TypeError(f"not a loop-IR scalar: {e!r}")

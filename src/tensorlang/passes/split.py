@@ -63,3 +63,41 @@ def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.S
         return ir.Tensor(target, tuple(v for v, _ in index))
 
     return ir.transform(e, (scope, None), enter, leave)
+
+
+def lift_concat_items(program: ir.Program) -> ir.Program:
+    """``program`` with every item of a direct sum (EIN ``Concat``) that holds a sum or
+    another reduction lifted into a temporary over the item's free indices.  A loop nest
+    evaluates only the chosen item at each point (so an item reads only inside its
+    piece); an item with loops of its own would run them at every point, reading out of
+    its piece.  The schedule runs it before planning loop nests; the program is returned
+    as it is when nothing is lifted."""
+    if not any(isinstance(node, ir.Concat) and any(_reduces(item) for item in node.items)
+               for stmt in program.statements for node in ir.nodes(stmt.body)):
+        return program
+    return lift_into_temporaries(program, _lift_items)
+
+
+def _reduces(e: ir.Expr) -> bool:
+    return any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(e))
+
+
+def _lift_items(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
+    def enter(node: ir.Expr, outer: dict[str, int]):
+        return node, outer | dict(ir.binders(node))
+
+    def leave(node: ir.Expr, outer: dict[str, int], inner: dict[str, int]) -> ir.Expr:
+        if not isinstance(node, ir.Concat):
+            return node
+        items = []
+        for item in node.items:  # children first: items of inner concats are lifted already
+            if _reduces(item):
+                free = free_indices(item)
+                index = tuple((v, n) for v, n in inner.items() if v in free)
+                target = names()
+                lifted.append(ir.Statement(target, index, item))
+                item = ir.Tensor(target, tuple(v for v, _ in index))
+            items.append(item)
+        return ir.Concat(node.index, node.parts, tuple(items))
+
+    return ir.transform(e, scope, enter, leave)

@@ -30,6 +30,7 @@ from ..analysis import liveness
 from ..analysis.inplace import compatible, in_place_verdict
 from ..analysis.liveness import Sharing
 from ..ein import ir
+from ..passes.split import lift_concat_items
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .padding import decide as decide_padding, padded_shape
@@ -205,6 +206,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
     is a loop nest: the BLAS steps work on unpadded arrays."""
+    program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
     buffers = buffer_plan(program, dtype, roles, reuse, pad)
     if pad > 1:
         blas = False

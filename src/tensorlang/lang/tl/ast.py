@@ -207,7 +207,31 @@ class Stack:
     span: Span | None = _span_field()
 
 
-Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum, Reduce, Stack]
+@dataclass(frozen=True)
+class Concat:
+    """The direct sum ⊕ (paper 003 §3).  Operator form ``concat(e1, e2, ...)``: operands
+    of equal leading extents joined along their last dimension (t-concat: ``[s.. a] ⊕
+    [s.. b]`` is ``[s.. a+b]``; for vectors, 003's ⊕).  Index form ``concat(a:3 => e1,
+    b:4 => e2)[p]``: at position p, item k at its own variable (``parts[k]``, with the
+    item's extent) p - (the extents before it); ``index`` is then p."""
+
+    items: tuple["Expr", ...]
+    parts: tuple[IndexRef, ...] = ()
+    index: IndexRef | None = None
+    span: Span | None = _span_field()
+
+
+@dataclass(frozen=True)
+class Vec:
+    """``vec(e)`` (paper 003 §3): e's last two dimensions flattened, row-major (t-vec:
+    ``[s.. a b]`` is ``[s.. a*b]``; for a matrix, 003's vec).  ``vec(vec(t))`` flattens three."""
+
+    expr: "Expr"
+    span: Span | None = _span_field()
+
+
+Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum, Reduce,
+             Stack, Concat, Vec]
 
 #: The elementwise functions of SPEC section 1 (their meaning: semantics.values.FUNCTIONS).
 FUNCTIONS = FUNCTION_NAMES
@@ -283,11 +307,11 @@ def children(expr: Expr) -> tuple[Expr, ...]:
         return ()
     if isinstance(expr, (Sum, Reduce)):
         return (expr.body,)
-    if isinstance(expr, (Paren, Neg, Contract, Transpose)):
+    if isinstance(expr, (Paren, Neg, Contract, Transpose, Vec)):
         return (expr.expr,)
     if isinstance(expr, (Outer, Binary)):
         return (expr.left, expr.right)
-    if isinstance(expr, Stack):
+    if isinstance(expr, (Stack, Concat)):
         return tuple(expr.items)
     if isinstance(expr, Call):
         return (expr.arg,)

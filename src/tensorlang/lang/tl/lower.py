@@ -8,6 +8,11 @@ Every model-language operator becomes index notation over fresh index variables:
 * a group ``e . [[m1 n1] ...]``          -> one Σ over one k per pair
 * ``e1 op e2`` (t-elem) at α             -> e1[α] op e2[α]; a scalar operand takes no indices
 * a stack ``[e1, ..., en]`` at (i, α)     -> Stack(i, (e1 at α, ..., en at α)): item i
+* ``concat(e1, e2)`` at (α, p)           -> Concat(p, (a:n1, b:n2), (e1 at (α, a), e2 at (α, b))):
+  the direct sum, item k where p lies in its piece (003 §3)
+* ``vec(e)``, e of type [.. m n], at (α, p) -> Concat(p, (a1:n, ..., am:n), (e at (α, 1, a1), ...)):
+  the rows of e's last two dimensions one after the other (row-major); at a fixed position
+  p, e at (α, (p-1) div n + 1, (p-1) mod n + 1)
 * number literals, ``-e`` and functions  -> themselves
 
 so that ``C = A # B . [2 3]`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form
@@ -40,7 +45,7 @@ def lower_statement(stmt: ast.Stmt, gamma: Context) -> ir.Statement:
         return ir.Statement(stmt.target, index, _lower_index_form(stmt.expr, gamma))
     names = IndexNames()
     out = [names.output() for _ in shape]
-    body = _Lowering(gamma, names).lower(stmt.expr, out)
+    body = _Lowering(gamma, names).lower(stmt.expr, list[ir.Index](out))
     return ir.Statement(stmt.target, Domain(tuple(zip(out, shape))), body)
 
 
@@ -56,8 +61,9 @@ class _Lowering:
             self._shapes[key] = type_of(e, self.gamma)
         return self._shapes[key]
 
-    def lower(self, e: ast.Expr, at: list[str]) -> ir.Expr:
-        """The EIN expression for ``e`` whose free indices, dimension by dimension, are ``at``."""
+    def lower(self, e: ast.Expr, at: list[ir.Index]) -> ir.Expr:
+        """The EIN expression for ``e`` whose free indices, dimension by dimension, are
+        ``at`` (index variables; inside a vec, fixed positions too)."""
         if isinstance(e, ast.Var):
             return ir.Tensor(e.name, tuple(at))
         if isinstance(e, ast.Number):
@@ -92,7 +98,29 @@ class _Lowering:
             right = self.lower(e.right, [] if self.shape(e.right) == () else at)
             return ir.BinOp(e.op, left, right)
         if isinstance(e, ast.Stack):  # t-stack: the first index picks the item
+            if isinstance(at[0], int):
+                return self.lower(e.items[at[0] - 1], at[1:])
             return ir.Stack(at[0], tuple(self.lower(item, at[1:]) for item in e.items))
+        if isinstance(e, ast.Concat):  # t-concat: the last index picks the item's piece
+            extents = [self.shape(item)[-1] for item in e.items]
+            last = at[-1]
+            if isinstance(last, int):
+                for item, n in zip(e.items, extents):
+                    if last <= n:
+                        return self.lower(item, at[:-1] + [last])
+                    last -= n
+                raise TypeError(f"position {at[-1]} is past the concat {e!r}")  # pragma: no cover
+            parts = [(self.names.summed(), n) for n in extents]
+            return ir.Concat(last, tuple(parts), tuple(self.lower(item, at[:-1] + [v])
+                                                        for item, (v, _) in zip(e.items, parts)))
+        if isinstance(e, ast.Vec):  # t-vec: position p is row (p-1) div n + 1, column (p-1) mod n + 1
+            m, n = self.shape(e.expr)[-2:]
+            last = at[-1]
+            if isinstance(last, int):
+                return self.lower(e.expr, at[:-1] + [(last - 1) // n + 1, (last - 1) % n + 1])
+            parts = [(self.names.summed(), n) for _ in range(m)]
+            return ir.Concat(last, tuple(parts), tuple(self.lower(e.expr, at[:-1] + [row, v])
+                                                        for row, (v, _) in enumerate(parts, start=1)))
         raise TypeError(f"not an operator-form expression: {e!r}")  # pragma: no cover
 
 
@@ -124,6 +152,11 @@ def _lower_index_form(e: ast.Expr, gamma: Context) -> ir.Expr:
         # ir.Stack.index is annotated str, but an affine selector ([..][i+1]) is stored
         # there too and every consumer handles it (ein/printer, targets/numpy/codegen)
         return ir.Stack(selector, tuple(_lower_index_form(item, gamma) for item in e.items))
+    if isinstance(e, ast.Concat):  # concat(a:3 => e1, b:4 => e2)[p]
+        if e.index is None:  # the type checker rejects an index-form concat without its index
+            raise TypeError(f"an index-form concat needs its index: {e!r}")
+        parts = tuple((ref.variable, ref.extent or 0) for ref in e.parts)
+        return ir.Concat(e.index.value, parts, tuple(_lower_index_form(item, gamma) for item in e.items))
     if isinstance(e, ast.Paren):
         return _lower_index_form(e.expr, gamma)
     if isinstance(e, ast.Neg):

@@ -135,6 +135,22 @@ class _ToAst(Transformer):
         items = tuple(i for i in rest if not isinstance(i, Token))
         return ast.Stack(items, None, _cover(lsqb, rest[-1]))
 
+    def concat(self, kw, _lpar, *rest):
+        items = tuple(i for i in rest if not isinstance(i, Token))
+        return ast.Concat(items, (), None, _cover(kw, rest[-1]))
+
+    def vec(self, kw, _lpar, expr, rpar):
+        return ast.Vec(expr, _cover(kw, rpar))
+
+    def cpart(self, name, _colon, extent, _arrow, expr):
+        ref = ast.IndexRef(str(name), _cover(name, extent), extent=lark_support.integer(extent))
+        return ref, expr
+
+    def iconcat(self, kw, _lpar, *rest):
+        # rest: parts and commas, ")", "[", idx, "]"
+        parts = tuple(i for i in rest[:-4] if isinstance(i, tuple))
+        return ast.Concat(tuple(e for _, e in parts), tuple(r for r, _ in parts), rest[-2], _cover(kw, rest[-1]))
+
     def istack(self, lsqb, *rest):
         # rest: items and commas, "]", "[", idx, "]"
         items = tuple(i for i in rest[:-4] if not isinstance(i, Token))

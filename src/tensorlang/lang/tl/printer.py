@@ -40,6 +40,10 @@ def _render(e: ast.Expr) -> tuple[str, int]:
         return f"{e.fn}({_fmt(e.arg, _SUM)})", _ATOM
     if isinstance(e, ast.Stack):
         return f"[{', '.join(_fmt(item, _SUM) for item in e.items)}]", _ATOM
+    if isinstance(e, ast.Concat):
+        return f"concat({', '.join(_fmt(item, _SUM) for item in e.items)})", _ATOM
+    if isinstance(e, ast.Vec):
+        return f"vec({_fmt(e.expr, _SUM)})", _ATOM
     if isinstance(e, ast.Neg):
         return "-" + _fmt(e.expr, _UNARY), _UNARY
     if isinstance(e, ast.Outer):
@@ -91,6 +95,11 @@ def _render_index(e: ast.Expr) -> tuple[str, int]:
             raise TypeError(f"an index-form stack needs its index: {e!r}")
         items = ", ".join(_render_index(item)[0] for item in e.items)
         return f"[{items}][{_index_ref(e.index)}]", _IATOM
+    if isinstance(e, ast.Concat):
+        if e.index is None:  # the grammar's index form has only concat(a:3 => e1, ..)[p]
+            raise TypeError(f"an index-form concat needs its index: {e!r}")
+        parts = ", ".join(f"{ref.value}:{ref.extent} => {_render_index(item)[0]}" for ref, item in zip(e.parts, e.items))
+        return f"concat({parts})[{_index_ref(e.index)}]", _IATOM
     if isinstance(e, ast.Neg):
         text, level = _render_index(e.expr)
         if level >= _IFACTOR:

@@ -97,6 +97,15 @@ def evaluate(e: ast.Expr, store: Mapping[str, np.ndarray], dtype: np.dtype = np.
             items = [ev(item) for item in e.items]
             limits.check_allocation(len(items) * items[0].size, dtype.itemsize, "the stack", e.span)
             return np.stack(items)
+        if isinstance(e, ast.Concat):
+            # t-concat: eval(concat(e1, e2)_{α p}) = eval(e1_{α p}) for p <= n1, else eval(e2_{α p-n1})
+            items = [ev(item) for item in e.items]
+            limits.check_allocation(sum(item.size for item in items), dtype.itemsize, "the concat", e.span)
+            return np.concatenate(items, axis=-1)
+        if isinstance(e, ast.Vec):
+            # t-vec: eval(vec(e)_{α p}) = eval(e_{α i j}) with p = (i-1)·n + j
+            a = ev(e.expr)
+            return a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],))
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return ev(e)
@@ -205,6 +214,25 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             value = np.array(np.broadcast_to(items[0], shape), dtype=dtype)
             for s, item in enumerate(items[1:], start=1):
                 value = np.where(position == s, item, value)
+            return value
+        if isinstance(e, ast.Concat):
+            # concat(a:n1 => e1, b:n2 => e2)[p] = e1 at a = p where p <= n1, else e2 at b = p - n1
+            # (a selection: each point takes one item's value)
+            if e.index is None:  # the type checker rejects an index-form concat without its index
+                raise TypeError(f"an index-form concat needs its index: {e!r}")
+            at = np.asarray(point(e.index))
+            value = np.zeros([1] * rank, dtype=dtype)
+            start = 0
+            for ref, piece in zip(e.parts, e.items):
+                n = ref.extent or 0
+                got = evaluate_index(piece, store, scope + [(ref.variable, n)], shapes, dtype)
+                shape = np.broadcast_shapes(got.shape[:-1], at.shape, value.shape)
+                limits.check_allocation(math.prod(shape) * n, dtype.itemsize, "the concat", e.span)
+                local = np.broadcast_to(np.clip(at - start, 0, n - 1), shape)[..., None]
+                picked: np.ndarray = np.take_along_axis(np.broadcast_to(got, shape + (got.shape[-1],)),
+                                                        np.minimum(local, got.shape[-1] - 1), axis=-1)[..., 0]
+                value = np.where((at >= start) & (at < start + n), picked, value)
+                start += n
             return value
         raise TypeError(f"not an index-form expression: {e!r}")  # pragma: no cover
 

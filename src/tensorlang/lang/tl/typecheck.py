@@ -13,7 +13,8 @@
   variable before it is assigned is ``uninit``, an ``out`` never assigned is ``uninit``.
 * Index form (SPEC section 3): extents inferred from plain uses (``index-extent``), no
   implicit summation (``free-index``), distinct left indices (``repeated-index``), fixed
-  positions inside their dimension (``t-access``), and affine indices (``u[i+1]``) whose
+  positions inside their dimension (``t-access``), the direct sum and vec of paper 003
+  (``t-concat``, ``t-vec``), and affine indices (``u[i+1]``) whose
   range over the box of their variables stays inside the dimension they index
   (``t-access-affine``): no access can leave its tensor.
 * Symbolic sizes (``[n m]``, :mod:`tensorlang.semantics.sizes`): every rule compares
@@ -69,6 +70,10 @@ def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
             return _t_binary(e, t(e.left), t(e.right))
         if isinstance(e, ast.Stack):
             return _rank_bound(_t_stack(e, [t(item) for item in e.items]), e)
+        if isinstance(e, ast.Concat):
+            return _t_concat(e, [t(item) for item in e.items])
+        if isinstance(e, ast.Vec):
+            return _t_vec(e, t(e.expr))
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return t(expr)
@@ -99,6 +104,45 @@ def _t_stack(e: ast.Stack, types: list[Shape]) -> Shape:
                 "t-stack",
             )
     return (len(types),) + types[0]
+
+
+def _known(extent, e: ast.Expr, rule: str, what: str) -> int:
+    """An extent ``rule`` computes with: a number (a symbolic size has no sum or product
+    here), and below the limit on elements."""
+    if isinstance(extent, Sym):
+        raise error("shape", f"{what} needs known sizes, not the symbolic size {extent}; give it with --param",
+                    e.span, rule)
+    return extent
+
+
+def _t_concat(e: ast.Concat, types: list[Shape]) -> Shape:
+    """t-concat: ``[s.. a1] ⊕ [s.. a2] ⊕ ...`` is ``[s.. a1+a2+...]``: operands of rank
+    at least 1 whose leading extents agree, joined along their last dimension."""
+    if e.index is not None or e.parts:  # the index form is typed by check_index_stmt
+        raise error("syntax", "an index-form concat(a:3 => ..)[p] stands in index form only", e.span, "t-concat")
+    for item, shape in zip(e.items, types):
+        if shape == ():
+            raise error("shape", "concat joins along the last dimension; this operand is a scalar "
+                        "(make it a vector, e.g. [x])", item.span or e.span, "t-concat")
+        if shape[:-1] != types[0][:-1]:
+            raise error("shape", f"concat joins along the last dimension, so the other extents must agree: "
+                        f"the first operand has type {show(types[0])}, this one {show(shape)}",
+                        item.span or e.span, "t-concat")
+    total = sum(_known(shape[-1], e, "t-concat", "concat") for shape in types)
+    if total >= MAX_ELEMENTS:
+        raise error("too-large", f"concat gives a dimension of {total} entries", e.span, "t-concat")
+    return types[0][:-1] + (total,)
+
+
+def _t_vec(e: ast.Vec, shape: Shape) -> Shape:
+    """t-vec: ``vec`` of ``[s.. a b]`` is ``[s.. a*b]`` (row-major: position (i-1)*b + j)."""
+    if len(shape) < 2:
+        raise error("shape", f"vec flattens the last two dimensions, but its operand has type {show(shape)} "
+                    f"of rank {len(shape)}", e.span, "t-vec")
+    a, b = (_known(n, e, "t-vec", "vec") for n in shape[-2:])
+    if a * b >= MAX_ELEMENTS:
+        raise error("too-large", f"vec gives a dimension of {a * b} entries", e.span, "t-vec")
+    return shape[:-2] + (a * b,)
 
 
 def _check_dim(d: int, shape: Shape, pair: ast.Pair, rule: str, what: str) -> None:
@@ -422,6 +466,32 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
         _use(e.index, len(e.items), f"a stack of {len(e.items)}", scope, pending)
         for item in e.items:
             _check_iexpr(item, scope, shapes, pending)
+    elif isinstance(e, ast.Concat):  # concat(a:3 => e1, b:4 => e2)[p] (t-concat)
+        if e.index is None:
+            raise error("syntax", "in index form a concat needs its parts and index: concat(a:3 => x[a], "
+                        "b:4 => y[b])[p]", e.span, "t-concat")
+        total = 0
+        for n, (ref, item) in enumerate(zip(e.parts, e.items)):
+            name = ref.variable
+            if name in scope or name in {r.value for r in e.parts[:n]}:
+                raise error("repeated-index", f"concat binds {name!r}, which is already bound here; choose "
+                            "another name", ref.span, "repeated-index")
+            extent = ref.extent if ref.extent is not None else 0
+            if not 1 <= extent < MAX_ELEMENTS:
+                code = "shape" if extent < 1 else "too-large"
+                raise error(code, f"the extent of {name!r} must be a positive integer below 2^62, got {extent}",
+                            ref.span, "t-concat")
+            total += extent
+            inner = dict(scope)
+            inner[name] = _Binding(name, ref.span)
+            inner[name].demand(extent, f"concat({name}:{extent})", ref.span)
+            _check_iexpr(item, inner, shapes, pending)
+        if total >= MAX_ELEMENTS:
+            raise error("too-large", f"concat gives a dimension of {total} entries", e.span, "t-concat")
+        _use(e.index, total, f"a concat of {total}", scope, pending)
+    elif isinstance(e, ast.Vec):
+        raise error("syntax", "vec stands in operator form only (x = vec(e)); in index form write the "
+                    "position, e.g. A[i,j] with p = (i-1)*n + j", e.span, "t-vec")
     elif isinstance(e, ast.Number):
         pass
     else:  # Binary, Neg, Call, Paren
@@ -449,5 +519,8 @@ def sum_extents(e: ast.Sum | ast.Reduce, shapes: Mapping[str, Shape]) -> tuple[i
         elif (isinstance(node, ast.Stack) and node.index is not None and isinstance(node.index.value, str)
               and node.index.value in wanted):
             found.setdefault(node.index.value, len(node.items))
+        elif (isinstance(node, ast.Concat) and node.index is not None and isinstance(node.index.value, str)
+              and node.index.value in wanted):
+            found.setdefault(node.index.value, sum(ref.extent or 0 for ref in node.parts))
         stack.extend(ast.children(node))
     return tuple(found[ref.variable] for ref in e.indices)

@@ -127,6 +127,11 @@ class CPrinter:
             if e.op == "/":
                 return f"tl_cdiv({left}, {right})"
             return f"({left} {e.op} {right})"
+        if isinstance(e, loops.Select) and e.bounds:  # a direct sum: only the chosen case is evaluated
+            text = self.scalar(e.cases[-1])
+            for n in reversed(range(len(e.cases) - 1)):
+                text = f"({_idx(e.var)} < {e.bounds[n]}LL ? {self.scalar(e.cases[n])} : {text})"
+            return text
         if isinstance(e, loops.Select):
             text = _number(float("nan"), self.real)
             for n in reversed(range(len(e.cases))):

@@ -171,6 +171,16 @@ class _Codegen:
             if index in common:
                 return code, tuple(x for x in common if x != index) + (index,)
             return code, (index,) + common
+        if isinstance(e, ir.Concat):  # the items side by side along the index's axis, exactly
+            emitted = [self.emit(item, st) for item in e.items]
+            own = {name for name, _ in e.parts}
+            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls if x not in own))
+            extents = {name: st.extents[name] for name in common} | dict(e.parts)
+            args = ", ".join(code for code, _ in emitted)
+            item_labels = tuple(ls for _, ls in emitted)
+            parts = tuple(name for name, _ in e.parts)
+            code = st.temp(f"_concat([{args}], {item_labels!r}, {common!r}, {parts!r}, {extents!r}, _dtype)")
+            return self.access(code, common + (e.index,), st)
         if isinstance(e, ir.BinOp):  # + - / (products were handled above)
             (a, la), (b, lb) = self.emit(e.left, st), self.emit(e.right, st)
             labels = la + tuple(x for x in lb if x not in la)
@@ -324,8 +334,7 @@ def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
     stack = [e]
     while stack:
         node = stack.pop()
-        if isinstance(node, (ir.Sum, ir.Reduce)):
-            extents.update(dict(node.index))
+        extents.update(dict(ir.binders(node)))  # a sum's, a reduction's, a concat's items' variables
         stack.extend(ir.children(node))
 
 
@@ -362,6 +371,22 @@ def _stack(items, item_labels, common, index, extents, dtype):
     if index in common:  # labels: common without index, then index
         return np.diagonal(stacked, axis1=0, axis2=1 + common.index(index))
     return stacked
+
+
+def _concat(items, item_labels, common, parts, extents, dtype):
+    """EIN ``Concat``: item k broadcast over the labels ``common`` and its own variable
+    ``parts[k]``, the items joined along a last axis (numpy.concatenate: every item is
+    copied into its own piece, so a NaN or inf in one never reaches another)."""
+    full = [extents[x] for x in common]
+    aligned = []
+    for value, labels, own in zip(items, item_labels, parts):
+        value = np.asarray(value, dtype=dtype)
+        order = common + (own,)
+        if labels:
+            value = np.transpose(value, [labels.index(x) for x in order if x in labels])
+        value = value.reshape([extents[x] if x in labels else 1 for x in order])
+        aligned.append(np.broadcast_to(value, full + [extents[own]]))
+    return np.concatenate(aligned, axis=-1)
 
 
 def _finish_at(value, perm, present, shape, dtype, reads):
@@ -458,6 +483,7 @@ def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
         "_kept": _kept,
         "_reduce": _reduce,
         "_stack": _stack,
+        "_concat": _concat,
         "_gather": gather,
         "_dtype": gen.dtype,
         "inf": float("inf"),  # repr() of a literal beyond the float range
