@@ -28,7 +28,7 @@ from ...schedule.steps import EinsumStep, LoopStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
-from . import threshold
+from . import callext, threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
@@ -96,7 +96,11 @@ class CKernel:
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
         # a padded kernel's call copies into padded buffers: the general path does that
-        self.fast_call = None if pad > 1 else fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
+        roles = {b.name: b.role for b in self.schedule.buffers.buffers}
+        self.fast_call = None if pad > 1 else fast_call(self, roles)
+        #: the C-level call path (:mod:`.callext`), tried before ``fast_call``; None where
+        #: the schedule is not one C function or the extension cannot be built here
+        self.c_call = None if self.fast_call is None else callext.caller(self, roles)
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
