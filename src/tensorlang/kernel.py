@@ -11,7 +11,7 @@ import math
 import numbers
 import os
 import time
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -138,7 +138,7 @@ class Kernel(ProgramInterface):
 
     @last_run_seconds.setter
     def last_run_seconds(self, value: float | None) -> None:
-        self._last_run_seconds = value
+        self._last_run_seconds: float | None = value
         caller = self._c_call
         if caller is not None:
             caller.last_seconds = -1.0 if value is None else value
@@ -154,11 +154,11 @@ class Kernel(ProgramInterface):
         self.backend = backend
         self.dtype = dtype
         #: the C call path (targets/c/callext.py) once armed (:meth:`_arm`), else None
-        self._c_call = None
+        self._c_call: Any = None
         self.threads = threads
         #: the values of the program's symbolic sizes this kernel was specialised for
         self.sizes: dict[str, int] = {}
-        self._last_run_seconds: float | None = None
+        self.last_run_seconds = None
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
         self._outputs_table = None

@@ -333,3 +333,32 @@ def test_threads_setting_reaches_the_c_path():
     assert k.target.c_call.threads == 3
     k.threads = None
     assert k.target.c_call.threads == k.threads
+
+
+# ------------------------------------------------------------ the einsum cache's hits
+def test_einsum_hits_take_the_c_path_and_decline_what_the_key_does_not_fix():
+    from tensorlang import einsum_api
+
+    einsum_api.clear_cache()
+    a = np.array([[np.nan, -0.0], [np.inf, 2.0]])
+    b = np.array([[1.0, -np.inf], [0.0, -0.0]])
+    first = tl.einsum("ij,jk->ik", a, b)  # the miss compiles and remembers
+    runner = einsum_api._HITS2[("ij,jk->ik", (2, 2), (2, 2), a.dtype, b.dtype, False)]
+    caller = getattr(runner, "__self__", None)
+    if caller is None or type(caller).__name__ != "Caller":
+        pytest.skip(f"no C call path here: {callext.why_unavailable()}")
+    before = caller.calls
+    again = tl.einsum("ij,jk->ik", a, b)
+    assert caller.calls == before + 1
+    _same(again, first)
+    with np.errstate(all="ignore"):
+        want = np.einsum("ij,jk->ik", a, b)
+    np.testing.assert_array_equal(again, want)
+    fortran = np.asfortranarray(a)  # the same key, but not C-ordered: declined, then the general path
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(tl.einsum("ij,jk->ik", fortran, b), want)
+    assert caller.calls == before + 1
+    x = np.array([1.0, -0.0, 3.0])
+    tl.einsum("i,i->", x, x + 1)
+    scalar = tl.einsum("i,i->", x, x + 1)  # a scalar result: a numpy scalar, as numpy gives
+    assert type(scalar) is type(np.einsum("i,i->", x, x + 1)) and scalar == 14.0
