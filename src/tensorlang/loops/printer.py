@@ -73,7 +73,8 @@ class _Printer:
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
         elif isinstance(node, Loop):
-            marks = "parallel " if node.parallel else "simd " if node.simd else ""
+            team = f"(≤{node.team} threads) " if node.parallel and node.team else ""
+            marks = f"parallel {team}" if node.parallel else "simd " if node.simd else ""
             bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
             reduce = "".join(f" reduce({op}: {acc})" for op, acc in node.reductions)
             lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:")

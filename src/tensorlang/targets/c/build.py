@@ -337,6 +337,24 @@ def build_and_load(source: str, compiler: Compiler, declarations: str):
 _loaded: dict[str, tuple[object, object]] = {}
 
 
+def prepare_openmp() -> None:
+    """Ask OpenMP's threads to sleep, not spin, while they wait for work
+    (``OMP_WAIT_POLICY=passive``), unless the user chose a policy (``OMP_WAIT_POLICY`` or
+    libgomp's ``GOMP_SPINCOUNT``).  libgomp's default spins for up to about a millisecond
+    after each parallel loop; on a machine whose cores are busy the spinning threads take
+    the CPU from the thread that still works, and a kernel ran 17-35x slower with threads
+    than without (issue 21).  Called before the first object that links OpenMP is
+    loaded: libgomp reads its environment once, when it is loaded (a library loaded
+    earlier that brought its own libgomp keeps that one's setting)."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
+
+
+def openmp_policy() -> str:
+    """The wait policy kernels run with, for the record (the threshold's cache key)."""
+    return f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')} GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '')}"
+
+
 class CannotLoad(TensorLangError):
     """dlopen refused the object."""
 
@@ -350,6 +368,7 @@ def load(path: Path, declarations: str):
 
     loaded = _loaded.get(str(path))
     if loaded is None:
+        prepare_openmp()
         ffi = cffi.FFI()
         ffi.cdef(declarations)
         try:

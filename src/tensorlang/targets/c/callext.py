@@ -471,6 +471,7 @@ def extension():
         spec = importlib.util.spec_from_file_location(
             _MODULE, path, loader=importlib.machinery.ExtensionFileLoader(_MODULE, str(path)))
         assert spec is not None and spec.loader is not None
+        c_build.prepare_openmp()  # the extension links OpenMP too (the compiler's flags)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except (TensorLangError, OSError, ImportError) as exc:

@@ -104,11 +104,11 @@ class CKernel:
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
-        """The C target of a kernel: its executed program with its dtype and roles;
-        ``threads=`` of two or more forces threads on every statement (002 §7), else the
-        machine's measured threshold decides."""
-        forced = 1 if kernel.threads >= 2 else None
-        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced, pad=getattr(kernel, "pad", 1))
+        """The C target of a kernel: its executed program with its dtype and roles.  The
+        machine's measured threshold (002 §7, :mod:`.threshold`) decides which statements
+        run on threads, whatever ``threads=`` says (it is the most threads a statement
+        uses); ``$TENSORLANG_PARALLEL_WORK=1`` forces threads on every statement."""
+        return cls(kernel.executed, kernel.dtype, kernel.roles(), pad=getattr(kernel, "pad", 1))
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
         """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order``
