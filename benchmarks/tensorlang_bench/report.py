@@ -166,6 +166,21 @@ def threads_markdown(results: dict) -> list[str]:
                          + " | ".join(_fmt(x) if x is not None else "–" for x in speedups) + " | "
                          + ("slower" if slower else "") + " |")
     lines.append("")
+    for count in others:  # the decisive comparison: interleaved in one run
+        rows = []
+        for case in runs[str(count)]:
+            recs = {r["name"]: r for r in case["contenders"] if "median_s" in r}
+            many, one = recs.get("tensorlang[c]"), recs.get("tensorlang[c] 1 thread")
+            if many and one:
+                ratio = one["median_s"] / many["median_s"]
+                rows.append(f"| {case['suite']} | {case['kernel']} | {case['label']} | {_fmt_time(one['median_s'])} | "
+                            f"{_fmt_time(many['median_s'])} | {_fmt(ratio)} | "
+                            f"{'slower' if many['median_s'] > SLOWER * one['median_s'] else ''} |")
+        if rows:
+            lines += [f"Interleaved in the {count}-thread run: tensorlang[c] with threads=1 and with threads={count}, "
+                      "the same kernel timed in turns (speedup above 1: threads pay).", "",
+                      f"| suite | kernel | size | threads=1 | threads={count} | speedup | flag |",
+                      "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
     return lines
 
 
