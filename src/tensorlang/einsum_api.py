@@ -3,7 +3,7 @@ opt_einsum's interface, compiled and cached.
 
 A call is looked up in an in-process cache keyed by the subscripts, each operand's shape,
 dtype and layout (C-ordered or not), which operands are the same array object, and the
-back end.  A hit runs the compiled kernel's generated fast path (``Kernel._fast``) and
+back end.  A hit runs the compiled kernel's C caller (targets/c/callext.py) or its fast path and
 nothing else, so a repeated call pays only the per-call cost.  A miss reads the
 subscripts against the shapes (the einsum front end, ``lang/einsum``: numpy's rules and
 errors), compiles the resulting index-form program with the model language's pipeline,
