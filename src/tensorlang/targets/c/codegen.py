@@ -51,28 +51,33 @@ REAL = {"float64": "double", "float32": "float"}
 #: slower than one.  Without ``/proc/loadavg`` every core counts as idle.
 THREADS = """
 #ifdef _OPENMP
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 static int tl_idle_cpus(void) {{
-    static int64_t sampled = INT64_MIN / 2;  /* ns */
-    static int idle = 0;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    int64_t now = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-    if (now - __atomic_load_n(&sampled, __ATOMIC_RELAXED) < 10000000) return __atomic_load_n(&idle, __ATOMIC_RELAXED);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN), running = 1;
-    char text[128];
-    int fd = open("/proc/loadavg", O_RDONLY), fields = 0;
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0) close(fd);
-    for (ssize_t k = 0; k < n && fields < 3; k++) if (text[k] == ' ' && ++fields == 3) running = atol(text + k + 1);
-    int found = (int)(cpus > running ? cpus - running : 0);  /* the cores nobody else runs on */
-    __atomic_store_n(&idle, found, __ATOMIC_RELAXED);
-    __atomic_store_n(&sampled, now, __ATOMIC_RELAXED);
-    return found;
+    static int64_t tl_sampled = INT64_MIN / 2;  /* ns */
+    static int tl_idle = 0;
+    struct timespec tl_now;
+    clock_gettime(CLOCK_MONOTONIC, &tl_now);
+    int64_t tl_ns = (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
+    if (tl_ns - __atomic_load_n(&tl_sampled, __ATOMIC_RELAXED) < 10000000) return __atomic_load_n(&tl_idle, __ATOMIC_RELAXED);
+    long tl_cpus = sysconf(_SC_NPROCESSORS_ONLN), tl_running = 1;
+    char tl_text[128];
+    int tl_fd = open("/proc/loadavg", O_RDONLY), tl_fields = 0;
+    ssize_t tl_n = tl_fd >= 0 ? read(tl_fd, tl_text, sizeof tl_text - 1) : -1;
+    if (tl_fd >= 0) close(tl_fd);
+    for (ssize_t tl_k = 0; tl_k < tl_n && tl_fields < 3; tl_k++)
+        if (tl_text[tl_k] == ' ' && ++tl_fields == 3) tl_running = atol(tl_text + tl_k + 1);
+    int tl_found = (int)(tl_cpus > tl_running ? tl_cpus - tl_running : 0);  /* the cores nobody else runs on */
+    __atomic_store_n(&tl_idle, tl_found, __ATOMIC_RELAXED);
+    __atomic_store_n(&tl_sampled, tl_ns, __ATOMIC_RELAXED);
+    return tl_found;
 }}
-static inline int tl_team(int threads, int cap) {{
-    int n = threads < cap ? threads : cap;
-    if (n > 1) {{ int free = 1 + tl_idle_cpus(); if (free < n) n = free; }}
-    return n;
+static inline int tl_team(int tl_asked, int tl_cap) {{
+    int tl_n = tl_asked < tl_cap ? tl_asked : tl_cap;
+    if (tl_n > 1) {{ int tl_free = 1 + tl_idle_cpus(); if (tl_free < tl_n) tl_n = tl_free; }}
+    return tl_n;
 }}
 #endif
 """
@@ -86,10 +91,6 @@ PRELUDE = """\
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
-#include <fcntl.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 #endif
 
 typedef {real} real;
@@ -99,7 +100,7 @@ static inline real tl_cdiv(real a, real b) {{ return (a == 0 && b == b) ? (real)
 /* max and min that propagate NaN (⊥), as numpy's reductions do */
 static inline real tl_max(real a, real b) {{ return (a > b || a != a) ? a : b; }}
 static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }}
-""" + THREADS
+"""
 
 
 
@@ -305,8 +306,10 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     return text
 
 
-def prelude(real: str) -> str:
-    return PRELUDE.format(real=real)
+def prelude(real: str, teams: bool = False) -> str:
+    """The source's head; with ``teams``, the run-time team decision (:data:`THREADS`),
+    which only sources with a parallel loop need (the others stay as they were)."""
+    return PRELUDE.format(real=real) + (THREADS.format() if teams else "")
 
 
 @dataclass(frozen=True)
@@ -349,5 +352,6 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
             comment = _comment(statement_to_text(statement_of(step)))
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
     declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in functions)
-    source = prelude(real) + "".join("\n" + part for part in parts)
+    body = "".join("\n" + part for part in parts)
+    source = prelude(real, teams="tl_team(" in body) + body
     return Generated(source, schedule, loop_program, tuple(functions), declarations)
