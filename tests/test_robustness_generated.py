@@ -174,6 +174,10 @@ C_WORDS = {"double", "float", "for", "if", "else", "inline", "int", "int64_t", "
            "restrict", "const", "real", "while", "break", "continue", "sizeof", "memcpy", "memset", "LL", "a", "b",
            "nthreads", "omp_get_max_threads", "omp_get_thread_num", "omp_get_num_threads", "NAN", "INFINITY",
            "HUGE_VAL", "isnan", "char", "size_t", "long", "unsigned"}
+# the run-time team decision of parallel loops (targets/c/codegen.py, THREADS): libc's names
+C_WORDS |= {"struct", "timespec", "clock_gettime", "CLOCK_MONOTONIC", "tv_sec", "tv_nsec", "INT64_MIN", "sysconf",
+            "_SC_NPROCESSORS_ONLN", "open", "O_RDONLY", "read", "close", "ssize_t", "atol", "__atomic_load_n",
+            "__atomic_store_n", "__ATOMIC_RELAXED"}
 C_WORDS |= {f.c_name for f in FUNCTIONS.values()} | {f.c_name + "f" for f in FUNCTIONS.values()}  # libm
 GENERATED = re.compile(r"(v|acc|t|s|p)\d+|x_[A-Za-z0-9_]+|tl_[A-Za-z0-9_]+")  # buffers, accumulators, indices, helpers
 

@@ -40,7 +40,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("suites", nargs="*", metavar="SUITE",
                    help=f"suites to run (default: all): {', '.join(SUITE_NAMES)}")
     p.add_argument("--quick", action="store_true", help="small sizes and few repetitions: a smoke check (< 2 minutes)")
-    p.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
+    p.add_argument("--threads", default="1", metavar="N[,N...]",
+                   help="threads for every contender (default 1); several counts (1,2) run every suite at each "
+                        "and compare them in one table")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"where results go (default {DEFAULT_OUT})")
     p.add_argument("--without", default="", metavar="PEER,...",
                    help=f"treat these peers as missing: {', '.join(PEER_NAMES)}")
@@ -59,17 +61,28 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def thread_counts(text) -> list[int]:
+    """``--threads``: one count (``2``) or several (``1,2``), each a positive integer."""
+    counts = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise tl.TensorLangError("input", f"--threads must be a positive integer or a list of them (1,2), got {text}")
+        counts.append(int(part))
+    return list(dict.fromkeys(counts))
+
+
 def cmd_bench(args) -> int:
     suites = list(dict.fromkeys(args.suites)) or list(SUITE_NAMES)
     unknown = [s for s in suites if s not in SUITE_NAMES]
     if unknown:
         raise tl.TensorLangError("input", f"unknown suite {unknown[0]!r}; choose from {', '.join(SUITE_NAMES)}")
-    if args.threads < 1:
-        raise tl.TensorLangError("input", f"--threads must be a positive integer, got {args.threads}")
+    counts = thread_counts(args.threads)
     usable = usable_cpus()
-    if args.threads > usable:
-        raise tl.TensorLangError("input", f"--threads {args.threads} is more than the {usable} CPU(s) this process may use: "
-                                          "the threads would share cores and the timings would mean little")
+    for count in counts:
+        if count > usable:
+            raise tl.TensorLangError("input", f"--threads {count} is more than the {usable} CPU(s) this process may use: "
+                                              "the threads would share cores and the timings would mean little")
     without = [w.strip() for w in args.without.split(",") if w.strip()]
     bad = [w for w in without if w not in PEER_NAMES]
     if bad:
@@ -87,13 +100,13 @@ def cmd_bench(args) -> int:
     from . import report, runner
 
     command = "tensorlang bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "bench" else ""
-    results = runner.run(suites, quick=args.quick, threads=args.threads, disabled=without,
+    results = runner.run(suites, quick=args.quick, threads=counts if len(counts) > 1 else counts[0], disabled=without,
                          progress=not args.no_progress, command=command.strip())
     try:
         written = report.write_all(results, out)
     except OSError as exc:
         raise tl.TensorLangError("input", f"cannot write the results into {str(out)!r}: {exc.strerror or exc}") from None
-    print("\n".join(report.summary_markdown(results)))
+    print("\n".join(report.summary_markdown(results) + report.threads_markdown(results)))
     for note in results["missing_peers"].values():
         print(f"note: {note}")
     print(f"wrote {written['json']}, {written['markdown']}" + "".join(f", {p}" for p in written["plots"]))

@@ -128,6 +128,62 @@ def summary_markdown(results: dict) -> list[str]:
     return lines
 
 
+#: A thread count's time above this many times the first count's is flagged "slower".
+SLOWER = 1.05
+
+
+def threads_markdown(results: dict) -> list[str]:
+    """Every contender's median at each thread count of a run with several
+    (``--threads 1,2``), and the speedup of each count over the first; a tensorlang
+    contender more than 5% slower with more threads is flagged (issue 21: threads must
+    never hurt).  Empty for a run at one count."""
+    counts = results.get("thread_counts") or []
+    runs = results.get("thread_runs") or {}
+    if len(counts) < 2:
+        return []
+    first, others = counts[0], counts[1:]
+    lines = [f"## Threads: {' against '.join(str(c) for c in counts)}", "",
+             f"Each count is a run of its own (the contenders interleaved within it); speedup = time at {first} "
+             f"thread(s) / time at the count (above 1: more threads are faster). A tensorlang contender more than "
+             f"{(SLOWER - 1) * 100:.0f}% slower with more threads is flagged.", "",
+             "| suite | kernel | size | contender | " + " | ".join(f"time at {c}" for c in counts) + " | "
+             + " | ".join(f"speedup at {c}" for c in others) + " | flag |",
+             "|" + " --- |" * (4 + len(counts) + len(others) + 1)]
+    by_count = {c: {(k["suite"], k["kernel"], k["label"]): k for k in runs[str(c)]} for c in counts}
+    for key, case in by_count[first].items():
+        for rec in case["contenders"]:
+            times = []
+            for c in counts:
+                other = by_count[c].get(key)
+                match = next((r for r in other["contenders"] if r["name"] == rec["name"]), None) if other else None
+                times.append(match.get("median_s") if match else None)
+            if times[0] is None or all(t is None for t in times[1:]):
+                continue
+            speedups = [times[0] / t if t else None for t in times[1:]]
+            slower = rec["family"] == "tensorlang" and any(t is not None and t > SLOWER * times[0] for t in times[1:])
+            lines.append(f"| {case['suite']} | {case['kernel']} | {case['label']} | {rec['name']} | "
+                         + " | ".join(_fmt_time(t) if t is not None else "–" for t in times) + " | "
+                         + " | ".join(_fmt(x) if x is not None else "–" for x in speedups) + " | "
+                         + ("slower" if slower else "") + " |")
+    lines.append("")
+    for count in others:  # the decisive comparison: interleaved in one run
+        rows = []
+        for case in runs[str(count)]:
+            recs = {r["name"]: r for r in case["contenders"] if "median_s" in r}
+            many, one = recs.get("tensorlang[c]"), recs.get("tensorlang[c] 1 thread")
+            if many and one:
+                ratio = one["median_s"] / many["median_s"]
+                rows.append(f"| {case['suite']} | {case['kernel']} | {case['label']} | {_fmt_time(one['median_s'])} | "
+                            f"{_fmt_time(many['median_s'])} | {_fmt(ratio)} | "
+                            f"{'slower' if many['median_s'] > SLOWER * one['median_s'] else ''} |")
+        if rows:
+            lines += [f"Interleaved in the {count}-thread run: tensorlang[c] with threads=1 and with threads={count}, "
+                      "the same kernel timed in turns (speedup above 1: threads pay).", "",
+                      f"| suite | kernel | size | threads=1 | threads={count} | speedup | flag |",
+                      "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
+    return lines
+
+
 def case_table(case: dict) -> list[str]:
     per = case["per"] > 1
     base = case.get("baseline")
@@ -157,13 +213,21 @@ def case_table(case: dict) -> list[str]:
     return lines
 
 
+def _threads_text(results: dict) -> str:
+    counts = results.get("thread_counts")
+    if counts and len(counts) > 1:
+        return (f"{results['threads']} thread(s) (then {', '.join(str(c) for c in counts[1:])}: "
+                "the table \"Threads\")")
+    return f"{results['threads']} thread(s)"
+
+
 def write_markdown(results: dict, directory: Path, plots: list[str], plot_note: str = "") -> Path:
     when = results["started"]
     lines = [
         "# tensorlang benchmark results",
         "",
         f"Run {when}, {'quick (smoke check)' if results['quick'] else 'full'} mode, "
-        f"{results['threads']} thread(s) for every contender, {results['seconds']:.0f} s. "
+        f"{_threads_text(results)} for every contender, {results['seconds']:.0f} s. "
         f"Suites: {', '.join(results['suites'])}. tensorlang back ends: {', '.join(results['backends'])}.",
         f"Command: `{results['command']}`" if results.get("command") else "",
         "",
@@ -174,6 +238,7 @@ def write_markdown(results: dict, directory: Path, plots: list[str], plot_note: 
         lines += [f"- {note}" for note in results["missing_peers"].values()]
         lines.append("")
     lines += summary_markdown(results)
+    lines += threads_markdown(results)
     if plots or plot_note:
         lines += ["## Plots", ""]
         lines += [f"![{p}]({p})" for p in plots]
@@ -385,6 +450,7 @@ def update_doc(results: dict, doc: Path, results_dir: Path, plots: list[str]) ->
             f"[{(rel / MD_NAME).as_posix()}]({(rel / MD_NAME).as_posix()}).", ""]
     body += ["#" + line if line.startswith("## ") or line.startswith("### ") else line for line in machine_markdown(results)]
     body += ["#" + line if line.startswith("## ") else line for line in summary_markdown(results)]
+    body += ["#" + line if line.startswith("## ") else line for line in threads_markdown(results)]
     body += [f"![{p}]({(rel / p).as_posix()})" for p in plots] + ["", END]
     text = doc.read_text() if doc.exists() else ""
     if BEGIN in text and END in text:

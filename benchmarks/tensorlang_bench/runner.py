@@ -215,15 +215,44 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
 def run(
     suite_names: Iterable[str],
     quick: bool = False,
-    threads: int = 1,
+    threads: int | Iterable[int] = 1,
     disabled=(),
     progress: bool = True,
     plan: Plan | None = None,
     limits: dict[int, machine.Limits] | None = None,
     command: str = "",
 ) -> dict:
-    """Run the named suites; the whole result as a JSON-ready dict."""
+    """Run the named suites; the whole result as a JSON-ready dict.
+
+    ``threads`` may list several counts (``(1, 2)``): the suites then run once per
+    count, the first count's run is the result's tables, and ``thread_runs`` holds every
+    count's cases, which the report compares in one table (report.threads_markdown)."""
+    counts = [threads] if isinstance(threads, int) else list(dict.fromkeys(threads))
+    if not counts:
+        raise ValueError("no thread count")
     suite_names = list(suite_names)
+    if limits is None:
+        limits = machine.measure_limits(sorted({1, 2, *counts}), quick)
+    runs = [_run_at(suite_names, quick, count, disabled, progress, plan, limits, command) for count in counts]
+    results = runs[0]
+    if len(counts) > 1:
+        results["thread_counts"] = counts
+        results["thread_runs"] = {str(count): r["cases"] for count, r in zip(counts, runs)}
+        results["seconds"] = sum(r["seconds"] for r in runs)
+    return results
+
+
+def _run_at(
+    suite_names: list[str],
+    quick: bool,
+    threads: int,
+    disabled,
+    progress: bool,
+    plan: Plan | None,
+    limits: dict[int, machine.Limits] | None,
+    command: str,
+) -> dict:
+    """One run of the suites with ``threads`` threads for every contender."""
     configure_threads(threads)
     peers = Peers(threads, disabled)
     versions = {"tensorlang": _tensorlang_version(), "numpy": np.__version__, **peers.versions()}

@@ -3,7 +3,7 @@ opt_einsum's interface, compiled and cached.
 
 A call is looked up in an in-process cache keyed by the subscripts, each operand's shape,
 dtype and layout (C-ordered or not), which operands are the same array object, and the
-back end.  A hit runs the compiled kernel's generated fast path (``Kernel._fast``) and
+back end.  A hit runs the compiled kernel's C caller (targets/c/callext.py) or its fast path and
 nothing else, so a repeated call pays only the per-call cost.  A miss reads the
 subscripts against the shapes (the einsum front end, ``lang/einsum``: numpy's rules and
 errors), compiles the resulting index-form program with the model language's pipeline,
@@ -109,9 +109,11 @@ def einsum(*operands, **options):
             runner = _HITS2.get((subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b))
             if runner is not None:
                 try:
-                    return runner(a, b)
+                    result = runner(a, b)
                 except ValueError:  # an operand that is not C-ordered: the general path
-                    pass
+                    result = None
+                if result is not None:  # (the C call path declines with None)
+                    return result
     elif not options and len(operands) == 2 and operands[0].__class__ is str:
         return _NUMPY_EINSUM(*operands)  # one operand: numpy's (views for ii->i, ij->ji)
     elif not options and len(operands) > 3 and operands[0].__class__ is str:
@@ -122,9 +124,11 @@ def einsum(*operands, **options):
             runner = None
         if runner is not None:
             try:
-                return runner(ops)
+                result = runner(ops)
             except ValueError:
-                pass
+                result = None
+            if result is not None:
+                return result
     return _einsum(*operands, **options)
 
 
@@ -288,6 +292,10 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     kernel's general path where that declines."""
     names = tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
+    ordered = getattr(kernel.target, "ordered_call", None)
+    caller = ordered(names, kernel.threads) if (plain and ordered is not None) else None
+    if caller is not None:  # the C call path: checks and calls in C, None where it declines
+        return _caller_runner(caller, kernel, scalar)
     direct = getattr(kernel.target, "direct_call", None)
     call = direct() if (plain and direct is not None) else None
     if call is not None:
@@ -306,6 +314,23 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
             r = kernel.run(arrays)
         value = r[RESULT]
         return value[()] if scalar else value
+    return run
+
+
+def _caller_runner(caller, kernel: Kernel, scalar: bool):
+    """The runner of a kernel with a C caller (targets/c/callext.py): ``caller.ordered``
+    takes the operands as they come and returns the result (a numpy scalar for a scalar
+    result), or None where an operand is not what the key promised (not C-ordered, say);
+    the general path then runs the kernel."""
+    ordered = caller.ordered
+
+    def run(ops):
+        result = ordered(*ops)
+        if result is None:
+            value = kernel.run({f"T{k}": o for k, o in enumerate(ops)})[RESULT]
+            return value[()] if scalar else value
+        return result
+    run.of_two = ordered  # type: ignore[attr-defined]  # the two-operand hit: the C method itself
     return run
 
 

@@ -11,7 +11,7 @@ import math
 import numbers
 import os
 import time
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -123,6 +123,25 @@ class Kernel(ProgramInterface):
     @threads.setter
     def threads(self, value) -> None:
         self._threads = check_threads(value) or default_threads()
+        caller = getattr(getattr(self, "target", None), "c_call", None)
+        if caller is not None:  # the C call path keeps its own copy (it reads no attribute)
+            caller.threads = self._threads
+
+    @property
+    def last_run_seconds(self) -> float | None:
+        """The seconds the last call took to run (its arguments checked), or None before
+        the first; the C call path (targets/c/callext.py) keeps its own clock."""
+        caller = self._c_call
+        if caller is not None and caller.last_seconds >= 0:
+            return caller.last_seconds
+        return self._last_run_seconds
+
+    @last_run_seconds.setter
+    def last_run_seconds(self, value: float | None) -> None:
+        self._last_run_seconds: float | None = value
+        caller = self._c_call
+        if caller is not None:
+            caller.last_seconds = -1.0 if value is None else value
 
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
                  threads: int | None = None, opt: bool = True, skip_passes=(), pad: int = 1):
@@ -134,10 +153,12 @@ class Kernel(ProgramInterface):
         self.source = source
         self.backend = backend
         self.dtype = dtype
+        #: the C call path (targets/c/callext.py) once armed (:meth:`_arm`), else None
+        self._c_call: Any = None
         self.threads = threads
         #: the values of the program's symbolic sizes this kernel was specialised for
         self.sizes: dict[str, int] = {}
-        self.last_run_seconds: float | None = None
+        self.last_run_seconds = None
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
         self._outputs_table = None
@@ -161,6 +182,8 @@ class Kernel(ProgramInterface):
         self.target = targets.load(backend, self)
         self._fast = self.target.fast_call
         self._check_structure = False
+        if self.target.c_call is not None:  # the C call path keeps its own thread count
+            self.target.c_call.threads = self._threads
 
     @property
     def check_structure(self) -> bool:
@@ -173,6 +196,14 @@ class Kernel(ProgramInterface):
     def check_structure(self, value: bool) -> None:
         self._check_structure = bool(value)
         self._fast = None if self._check_structure else self.target.fast_call
+        self._arm()
+
+    def _arm(self) -> None:
+        """Use the target's C call path from now on where it has one, the store's size has
+        been checked (on the first call) and no call checks structure."""
+        caller = self.target.c_call
+        ready = caller is not None and self._store_elements is not None and not self._check_structure
+        self._c_call = caller if ready else None
 
     @property
     def ein(self) -> ir.Program:
@@ -235,12 +266,21 @@ class Kernel(ProgramInterface):
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
         # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
         # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
+        # The plain case runs the C call path (targets/c/callext.py) with no other Python
+        # than this; it declines (None) anything unusual, and should it raise, the paths
+        # below redo the call: the generated Python fast path, then the guarded general
+        # path, which reports properly.
+        caller = self._c_call
+        if caller is not None and not args:
+            try:
+                results = caller(arrays, out)
+            except Exception:  # noqa: BLE001 - retried below, where errors are reported
+                results = None
+            if results is not None:
+                return results
         if args:
             raise self._positional(args)
-        # The plain case runs the generated fast path (c_fastcall) in as few frames as
-        # possible; it declines (None) anything unusual, and should it raise, the guarded
-        # general path below redoes the call and reports properly.
-        results = self._try_fast(arrays, out)
+        results = self._try_generated(arrays, out)
         return results if results is not None else self._call_guarded(out, arrays)
 
     def _positional(self, args: tuple) -> TensorLangError:
@@ -256,8 +296,21 @@ class Kernel(ProgramInterface):
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
 
     def _try_fast(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
-        """The results from the generated fast path, or None where it declines or raises
-        (the general path then redoes the call and reports properly)."""
+        """The results from the C call path or the generated fast path, or None where both
+        decline or raise (the general path then redoes the call and reports properly)."""
+        caller = self._c_call
+        if caller is not None:
+            try:
+                results = caller(arrays, out)
+            except Exception:  # noqa: BLE001 - retried below
+                results = None
+            if results is not None:
+                return results
+        return self._try_generated(arrays, out)
+
+    def _try_generated(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
+        """The results from the generated Python fast path (targets/c/fastcall.py), or None
+        where it declines or raises."""
         fast = self._fast
         if fast is None or self._store_elements is None or (out is not None and out.__class__ is not dict):
             return None
@@ -409,6 +462,7 @@ class Kernel(ProgramInterface):
             elements = sum(math.prod(padded_shape(s, self.pad)) for s in self.checked.context.shapes.values())
             limits.check_allocation(elements, self.dtype.itemsize, "the program's variables")
             self._store_elements = elements
+            self._arm()
 
     # --------------------------------------------------------------- inspection
     @guard

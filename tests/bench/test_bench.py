@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tensorlang.cli import main
-from tensorlang_bench import report, runner, suites, timing
+from tensorlang_bench import report, runner, suites, timing, usable_cpus
 from tensorlang_bench.contenders import Bound, Contender, Peers, tensorlang_backends
 from tensorlang_bench.machine import Limits
 
@@ -373,8 +373,38 @@ def test_cli_bench_quick_small_writes_its_files(tmp_path, capsys):
     assert "Summary" in printed and "results.json" in printed
 
 
+def test_cli_bench_at_two_thread_counts_compares_them_in_one_table(tmp_path, capsys):
+    if usable_cpus() < 2:
+        pytest.skip("one CPU")
+    out = tmp_path / "res"
+    status = main(["bench", "--quick", "small", "--threads", "1,2", "--out", str(out),
+                   "--without", "torch,jax,numba,opt_einsum", "--no-progress"])
+    assert status == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["threads"] == 1 and data["thread_counts"] == [1, 2] and set(data["thread_runs"]) == {"1", "2"}
+    assert data["thread_runs"]["2"][0]["threads"] == 2
+    md = (out / "results.md").read_text()
+    assert "## Threads: 1 against 2" in md and "| small | matmul_2x2 | 2x2 | numpy |" in md
+    assert "Threads: 1 against 2" in capsys.readouterr().out
+
+
+def test_threads_table_flags_a_tensorlang_contender_slower_with_more_threads():
+    def case(times):
+        return {"suite": "s", "kernel": "k", "label": "n", "contenders": [
+            {"name": name, "family": family, "median_s": t} for (name, family), t in times.items()]}
+
+    one = case({("tensorlang[c]", "tensorlang"): 1.0, ("numpy", "peer"): 1.0})
+    two = case({("tensorlang[c]", "tensorlang"): 1.2, ("numpy", "peer"): 2.0})
+    lines = report.threads_markdown({"thread_counts": [1, 2], "thread_runs": {"1": [one], "2": [two]}})
+    rows = {line.split(" | ")[3]: line for line in lines if line.startswith("| s |")}
+    assert rows["tensorlang[c]"].endswith("| slower |") and "0.833" in rows["tensorlang[c]"]
+    assert rows["numpy"].endswith("|  |")  # a peer is not flagged
+    assert report.threads_markdown({"threads": 1}) == []
+
+
 @pytest.mark.parametrize("argv,message", [
     (["bench", "nosuch"], "unknown suite 'nosuch'"),
+    (["bench", "--threads", "1,x"], "--threads must be a positive integer"),
     (["bench", "--threads", "0"], "--threads must be a positive integer"),
     (["bench", "--without", "pandas"], "unknown peer 'pandas'"),
 ])
@@ -591,6 +621,13 @@ def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
     bound = contender.make(dict(inputs))
     bound.call()
     assert np.allclose(bound.result(), suites.inplace._inplace_reference("lincomb")(inputs), rtol=1e-13)
+    caller = getattr(kernels[-1], "_c_call", None)
+    if caller is not None:  # the C call path (targets/c/callext.py) takes the call
+        before = caller.calls
+        bound.reset()
+        bound.call()
+        assert caller.calls == before + 1
+        return
     fast = getattr(kernels[-1], "_fast", None)
     if fast is None:
         pytest.skip("this C back end has no fast call path")

@@ -206,11 +206,18 @@ def test_float32_kernels_compute_in_float32():
     assert "typedef float real;" in matmul(5, 6, 4, dtype="float32").code("c")
 
 
-def test_threads_give_the_same_results():
+def test_threads_give_the_same_results(monkeypatch):
+    from tensorlang.targets.c import threshold
+
     x = rand(300, 300)
     program = "in var x : [300 300]\nout var y : [300 300]\ny = x * x + x\n"
     one = tl.compile(program, backend="c", threads=1)(x=x)["y"]
-    two = tl.compile(program, backend="c", threads=2)(x=x)["y"]
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")  # threads on every statement
+    threshold.parallel_work.cache_clear()
+    try:
+        two = tl.compile(program, backend="c", threads=2)(x=x)["y"]
+    finally:
+        threshold.parallel_work.cache_clear()
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(one, x * x + x)
 

@@ -1,24 +1,71 @@
 """The parallel threshold (002 §7): measured once per machine and cached, overridden by
-$TENSORLANG_PARALLEL_WORK, forced by threads= at compile time."""
+$TENSORLANG_PARALLEL_WORK (1 forces threads everywhere); a parallel loop's team."""
 
 from __future__ import annotations
 
 import json
+import os
 
+import numpy as np
 import pytest
 
 import tensorlang as tl
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import threshold
+from tensorlang.loops import parallel
+from tensorlang.targets.c import codegen, threshold
 
 pytestmark = pytest.mark.skipif("c" not in tl.available_backends(), reason="no C compiler")
 
 SMALL = "in var s : []\ninout var x : [1000]\nx = s * x\n"
 
 
-def test_threads_at_compile_time_force_openmp_on_small_statements():
+def test_threads_at_compile_time_do_not_force_openmp_on_small_statements(monkeypatch):
+    # issue 19/21: the threshold decides also with threads=2; $TENSORLANG_PARALLEL_WORK=1 forces
     assert "omp parallel" not in tl.compile(SMALL, backend="c").code("c")
-    assert "#pragma omp parallel for" in tl.compile(SMALL, backend="c", threads=2).code("c")
+    assert "omp parallel" not in tl.compile(SMALL, backend="c", threads=2).code("c")
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")
+    threshold.parallel_work.cache_clear()
+    try:
+        code = tl.compile(SMALL, backend="c", threads=2).code("c")
+        assert "#pragma omp parallel for schedule(static) num_threads(tl_threads)" in code  # no team limit
+    finally:
+        threshold.parallel_work.cache_clear()
+
+
+def test_a_parallel_statement_asks_for_the_team_its_work_pays_for(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "500")
+    threshold.parallel_work.cache_clear()
+    try:
+        k = tl.compile(SMALL, backend="c", threads=2)  # 1000 points: 2 * 1000 // 500 = 4 threads pay
+        assert "const int tl_team_x_i = tl_team(tl_threads, 4);" in k.code("c")
+        assert "parallel for i in range(1000):  # at most 4 threads" in k.ir("loops")
+        x = np.arange(1000.0)
+        np.testing.assert_array_equal(k(s=np.array(-0.0), x=x)["x"], -0.0 * x)
+    finally:
+        threshold.parallel_work.cache_clear()
+
+
+def test_team_size_grows_with_the_work_and_is_bounded_by_the_iterations():
+    assert parallel.team_size(1000, 1000, 50) == 2  # at the threshold: two threads win
+    assert parallel.team_size(4000, 1000, 50) == 8
+    assert parallel.team_size(10 ** 9, 1000, 6) == 6  # never more threads than iterations
+    assert parallel.team_size(10 ** 9, 1, 6) == 0  # forced: no limit
+
+
+def test_the_team_is_at_most_the_threads_asked_for_and_the_limit(monkeypatch):
+    """The run-time decision itself (codegen's THREADS), called through a probe."""
+    compiler = c_build.require_compiler()
+    if not compiler.openmp:
+        pytest.skip("no OpenMP")
+    source = (codegen.prelude("double", teams=True)
+              + "int tl_probe_team(int threads, int cap) { return tl_team(threads, cap); }\n")
+    _, lib = c_build.build_and_load(source, compiler, "int tl_probe_team(int threads, int cap);")
+    cpus = os.cpu_count() or 1
+    assert lib.tl_probe_team(1, 8) == 1  # one thread asked for: never more
+    assert lib.tl_probe_team(8, 1) == 1  # work for one: one
+    for threads, cap in ((2, 2), (8, 3), (3, 8)):
+        team = lib.tl_probe_team(threads, cap)
+        assert 1 <= team <= min(threads, cap, cpus)  # fewer where cores are busy, never more
 
 
 def test_the_threshold_decides_which_statements_run_on_threads(monkeypatch):

@@ -190,6 +190,9 @@ def tensorlang_contenders(ctx, source: str, outname: str, names, out_shape, inte
             result.append(missing("tensorlang[interp]", "tensorlang", f"reference interpreter skipped: {interp_why}"))
         else:
             result.append(tensorlang_contender(source, backend, bind, "out= buffer", ctx.threads))
+    if ctx.threads >= 2 and "c" in ctx.backends:  # interleaved with the N-thread kernel: do threads hurt?
+        one = tensorlang_contender(source, "c", bind, "out= buffer; threads=1 in a multi-threaded run", 1)
+        result.append(Contender("tensorlang[c] 1 thread", "tensorlang", one.make, one.note))
     return result
 
 

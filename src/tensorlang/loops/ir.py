@@ -139,7 +139,8 @@ class Loop:
     ``parallel``: the iterations are independent and worth threads; ``simd``: the body is
     straight-line code the compiler may vectorize (both set by :mod:`.parallel`);
     ``reductions``: the (op, accumulator) pairs the body updates, which a vectorized or
-    parallel loop must combine.
+    parallel loop must combine; ``team``: for a parallel loop, the most threads its work
+    pays for (0: no limit; :func:`.parallel.team_size`).
     """
 
     var: str
@@ -149,6 +150,7 @@ class Loop:
     simd: bool = False
     reductions: tuple[tuple[str, str], ...] = ()
     start: int | str = 0
+    team: int = 0
 
 
 Node = Union[Loop, Init, Update, Store, Copy]

@@ -2,7 +2,8 @@
 
 * **simd**: every innermost loop (its body is straight-line code, no loop inside).
 * **parallel**: the outermost output loop of a statement whose nest does at least
-  :data:`PARALLEL_WORK` scalar operations (an interchanged contraction's last output
+  :data:`PARALLEL_WORK` scalar operations, with the most threads its work pays for
+  (:func:`team_size`: fewer threads for small work) (an interchanged contraction's last output
   loop is its row, which stays inside the summed loops: only the output loops outside
   them are candidates); a scalar target's big ``+``/``*`` reduction shares its outermost
   summed loop out instead (OpenMP combines the partial results; max/min keep one
@@ -21,6 +22,17 @@ from .ir import Loop, Nest, Node, work
 #: than it saves (about 5-10 µs per parallel region on this class of machine).  The
 #: default of :func:`mark`: the C target measures its own (targets/c/threshold.py).
 PARALLEL_WORK = 1 << 17
+
+
+def team_size(total: int, parallel_work: int, extent: int) -> int:
+    """The most threads a parallel loop of ``total`` scalar operations and ``extent``
+    iterations pays for: at the threshold two threads win (002 §7, measured by the C
+    target), so ``k`` threads need about ``k / 2`` thresholds of work; never more threads
+    than iterations.  0 (no limit, and no look at how busy the machine is) where threads
+    are forced (``parallel_work`` 1: ``$TENSORLANG_PARALLEL_WORK=1``)."""
+    if parallel_work <= 1:
+        return 0
+    return max(2, min(extent, 2 * total // parallel_work))
 
 
 def _simd(node: Node) -> Node:
@@ -56,8 +68,9 @@ def mark(nest: Nest, parallel_work: int = PARALLEL_WORK) -> Nest:
     if len(chain) < len(variables) or not chain:
         return replace(nest, body=body)
     outer = chain[0]
-    if outer.extent > 1 and math.prod(loop.extent for loop in chain) * work(chain[-1].body) >= parallel_work:
-        body = (replace(outer, parallel=True), *body[1:])
+    total = math.prod(loop.extent for loop in chain) * work(chain[-1].body)
+    if outer.extent > 1 and total >= parallel_work:
+        body = (replace(outer, parallel=True, team=team_size(total, parallel_work, outer.extent)), *body[1:])
     return replace(nest, body=body)
 
 
@@ -66,5 +79,5 @@ def _parallel_reduction(node: Node, total: int, parallel_work: int) -> Node:
     if isinstance(node, Loop) and total >= parallel_work and node.extent > 1 and node.reductions and all(
         op in ("+", "*") for op, _ in node.reductions
     ):
-        return replace(node, parallel=True)
+        return replace(node, parallel=True, team=team_size(total, parallel_work, node.extent))
     return node

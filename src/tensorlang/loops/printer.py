@@ -77,9 +77,10 @@ class _Printer:
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
         elif isinstance(node, Loop):
             marks = "parallel " if node.parallel else "simd " if node.simd else ""
+            team = f"  # at most {node.team} threads" if node.parallel and node.team else ""
             bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
             reduce = "".join(f" reduce({op}: {acc})" for op, acc in node.reductions)
-            lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:")
+            lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:{team}")
             for child in node.body:
                 self.node(child, lines, depth + 1)
         else:

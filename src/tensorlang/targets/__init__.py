@@ -7,7 +7,7 @@ when a C compiler works, otherwise numpy with a one-line notice.
 
 A target is built from a :class:`~tensorlang.kernel.Kernel` (``REGISTRY[name](kernel)``); it
 has ``run(supplied, targets, threads) -> results``, ``fast_call`` (a generated call for
-the plain case, or None), ``schedule`` and ``loop_program`` (what it runs, or None) and
+the plain case, or None), ``c_call`` (the same in C, :mod:`.c.callext`, or None), ``schedule`` and ``loop_program`` (what it runs, or None) and
 ``source`` (its generated code, or None).
 """
 

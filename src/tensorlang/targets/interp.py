@@ -15,6 +15,7 @@ class InterpTarget:
     """A kernel's program on the reference interpreter."""
 
     fast_call = None
+    c_call = None
     schedule = None
     loop_program = None
     source = None

@@ -168,8 +168,8 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def cache_key(source: str, compiler: Compiler) -> str:
-    return _digest((compiler.key_material() + "\n" + source).encode())
+def cache_key(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) -> str:
+    return _digest((compiler.key_material() + "\n" + " ".join(extra_flags) + "\n" * bool(extra_flags) + source).encode())
 
 
 def _owned_and_private(path: Path) -> bool:
@@ -240,24 +240,25 @@ def _unlink(path) -> None:
         pass
 
 
-def build(source: str, compiler: Compiler) -> Path:
+def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) -> Path:
     """The path of a valid shared object for ``source``: from the cache, or compiled now.
 
     If the entry cannot be installed in the shared cache (something else sits at its
     path, the directory's files vanish under ``tensorlang cache clear`` in another
     process, ...), the kernel is compiled into this process's private temporary
-    directory instead: a damaged cache never makes a compile fail."""
-    key = cache_key(source, compiler)
+    directory instead: a damaged cache never makes a compile fail.  ``extra_flags``
+    (include directories, say) are added to the compiler's and are part of the key."""
+    key = cache_key(source, compiler, extra_flags)
     directory = _kernel_dir()
     obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
     if _valid_entry(obj, manifest, key):
         return obj
     try:
-        return _compile_into(directory, key, source, compiler)
+        return _compile_into(directory, key, source, compiler, extra_flags)
     except (OSError, _Vanished):
         pass
     try:
-        return _compile_into(_private_dir(), key, source, compiler)
+        return _compile_into(_private_dir(), key, source, compiler, extra_flags)
     except OSError as exc:  # no room even in the temporary directory, say
         raise error("backend", f"cannot write the compiled kernel: {exc.strerror or exc}") from None
 
@@ -285,7 +286,8 @@ def _clear_path(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _compile_into(directory: Path, key: str, source: str, compiler: Compiler) -> Path:
+def _compile_into(directory: Path, key: str, source: str, compiler: Compiler,
+                  extra_flags: tuple[str, ...] = ()) -> Path:
     obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
     shared = directory != _fallback_dir
     fd, tmp_obj = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".so")
@@ -295,7 +297,8 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler) ->
             # the source on standard input: a file name would be embedded in the object,
             # and a private temporary name makes two processes' objects differ, so that
             # one's manifest could describe the other's object (issue 16: a rebuild later)
-            result = _run([*compiler.command, *compiler.flags, "-x", "c", "-", "-o", tmp_obj, "-lm"], input=source)
+            result = _run([*compiler.command, *compiler.flags, *extra_flags, "-x", "c", "-", "-o", tmp_obj, "-lm"],
+                          input=source)
         except subprocess.TimeoutExpired:
             raise error("backend", f"the C compiler took more than {_COMPILE_TIMEOUT_S} s") from None
         except OSError as exc:
@@ -334,6 +337,24 @@ def build_and_load(source: str, compiler: Compiler, declarations: str):
 _loaded: dict[str, tuple[object, object]] = {}
 
 
+def prepare_openmp() -> None:
+    """Ask OpenMP's threads to sleep, not spin, while they wait for work
+    (``OMP_WAIT_POLICY=passive``), unless the user chose a policy (``OMP_WAIT_POLICY`` or
+    libgomp's ``GOMP_SPINCOUNT``).  libgomp's default spins for up to about a millisecond
+    after each parallel loop; on a machine whose cores are busy the spinning threads take
+    the CPU from the thread that still works, and a kernel ran 17-35x slower with threads
+    than without (issue 21).  Called before the first object that links OpenMP is
+    loaded: libgomp reads its environment once, when it is loaded (a library loaded
+    earlier that brought its own libgomp keeps that one's setting)."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
+
+
+def openmp_policy() -> str:
+    """The wait policy kernels run with, for the record (the threshold's cache key)."""
+    return f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')} GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '')}"
+
+
 class CannotLoad(TensorLangError):
     """dlopen refused the object."""
 
@@ -347,6 +368,7 @@ def load(path: Path, declarations: str):
 
     loaded = _loaded.get(str(path))
     if loaded is None:
+        prepare_openmp()
         ffi = cffi.FFI()
         ffi.cdef(declarations)
         try:

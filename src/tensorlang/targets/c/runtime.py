@@ -28,7 +28,7 @@ from ...schedule.steps import EinsumStep, LoopStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
-from . import threshold
+from . import callext, threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
@@ -96,15 +96,30 @@ class CKernel:
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
         # a padded kernel's call copies into padded buffers: the general path does that
-        self.fast_call = None if pad > 1 else fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
+        roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
+        self.fast_call = None if pad > 1 else fast_call(self, roles)
+        #: the C-level call path (:mod:`.callext`), tried before ``fast_call``; None where
+        #: the schedule is not one C function or the extension cannot be built here
+        self.c_call = None if self.fast_call is None else callext.caller(self, roles)
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
-        """The C target of a kernel: its executed program with its dtype and roles;
-        ``threads=`` of two or more forces threads on every statement (002 §7), else the
-        machine's measured threshold decides."""
-        forced = 1 if kernel.threads >= 2 else None
-        return cls(kernel.executed, kernel.dtype, kernel.roles(), parallel_work=forced, pad=getattr(kernel, "pad", 1))
+        """The C target of a kernel: its executed program with its dtype and roles.  The
+        machine's measured threshold (002 §7, :mod:`.threshold`) decides which statements
+        run on threads, whatever ``threads=`` says (it is the most threads a statement
+        uses); ``$TENSORLANG_PARALLEL_WORK=1`` forces threads on every statement."""
+        return cls(kernel.executed, kernel.dtype, kernel.roles(), pad=getattr(kernel, "pad", 1))
+
+    def ordered_call(self, order: tuple[str, ...], threads: int = 0):
+        """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order``
+        positionally and returns the one result, or None where this kernel has no C call
+        path (:mod:`.callext`); the einsum cache's hits call it."""
+        if self.fast_call is None:
+            return None
+        caller = callext.caller(self, self._roles, order)
+        if caller is not None:
+            caller.threads = threads
+        return caller
 
     def direct_call(self):
         """``(function, slot names, slot shapes, from_buffer, char_type)`` when the

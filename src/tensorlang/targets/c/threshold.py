@@ -7,11 +7,14 @@ smallest number of points at which ``x[i] = s * x[i]`` (one store per point, the
 :func:`tensorlang.loops.ir.work`) runs faster on two threads than on one, and caches it
 in the kernel cache's directory (``parallel_work.json``, keyed by compiler and CPU
 count).  A statement gets an ``omp parallel for`` when its nest's work reaches that
-threshold (:func:`tensorlang.loops.parallel.mark`); ``threads=`` of two or more at
-compile time forces it for every statement.
+threshold (:func:`tensorlang.loops.parallel.mark`), whatever ``threads=`` says (issue
+19: ``threads=2`` used to force threads on every statement); its team is at most what
+its work pays for and the cores idle at run time (targets/c/codegen.py, ``THREADS``).
 
 ``$TENSORLANG_PARALLEL_WORK`` overrides the measurement (the tests pin it so generated
-code does not depend on the machine).  Without a second core, or when two threads never
+code does not depend on the machine); ``1`` forces threads on every statement, with as
+many threads as asked for.  The measurement is keyed by the OpenMP wait policy too
+(:func:`.build.prepare_openmp`).  Without a second core, or when two threads never
 won, the threshold is :data:`NEVER`.
 """
 
@@ -81,7 +84,8 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None) ->
 
 
 def _key(compiler: c_build.Compiler) -> str:
-    return f"{compiler.key_material()}\ncpus={os.cpu_count()}"
+    c_build.prepare_openmp()  # measured under the wait policy the kernels run with
+    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}"
 
 
 @lru_cache(maxsize=None)

@@ -15,6 +15,7 @@ class NumpyTarget:
     """A kernel's program on the NumPy target: its schedule's steps as generated Python."""
 
     fast_call = None
+    c_call = None
     loop_program = None
 
     def __init__(self, kernel):

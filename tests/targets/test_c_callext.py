@@ -1,0 +1,364 @@
+"""The C-level call path (targets/c/callext.py): taken for the plain call, declining
+exactly where the generated Python fast call does, and giving the same results and the
+same errors as the general path on generated calls; references, the GIL and threads."""
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import callext
+
+pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
+
+MATMUL = "in var A : [2 3]\nin var B : [3 2]\nout var C : [2 2]\nC = A # B . [2 3]\n"
+#: programs with every role the caller handles: in, out, inout, a scalar input, two
+#: results, temporaries (the optimizer's intermediates of a chained product)
+PROGRAMS = {
+    "matmul": MATMUL,
+    "inout": "in var y : [4]\ninout var x : [4]\nx = x + y * x\n",
+    "scalar": "in var s : []\nin var x : [3]\nout var y : [3]\ny = s * x\n",
+    "two results": "in var x : [3]\nout var y : [3]\nout var z : [3]\ny = x + x\nz = x * x\n",
+    "temporaries": ("in var A : [3 3]\nin var B : [3 3]\nin var C : [3 3]\nin var u : [2 3 3 3]\n"
+                    "out var v : [2 3 3 3]\nv = u # A # B # C . [[2 6] [3 8] [4 10]]\n"),
+}
+SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5]
+
+
+def _c_kernel(source):
+    k = tl.compile(source, backend="c")
+    if k.target.c_call is None:
+        pytest.skip(f"no C call path here: {callext.why_unavailable()}")
+    return k
+
+
+def _general(source):
+    """The same program with neither fast path: every call takes the general path."""
+    k = tl.compile(source, backend="c")
+    k.target.c_call = None
+    k._fast = None
+    k.target.fast_call = None
+    return k
+
+
+def test_the_plain_call_takes_the_c_path():
+    k = _c_kernel(MATMUL)
+    a, b = np.random.default_rng(0).uniform(-1, 1, (2, 3)), np.random.default_rng(1).uniform(-1, 1, (3, 2))
+    k(A=a, B=b)  # the first call checks the store's size on the general path, then arms the C path
+    caller = k._c_call
+    assert caller is k.target.c_call
+    before = caller.calls
+    np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b, rtol=1e-14)
+    c = np.empty((2, 2))
+    assert k(A=a, B=b, out={"C": c})["C"] is c
+    assert k.run({"A": a, "B": b})["C"].shape == (2, 2)
+    assert caller.calls == before + 3
+    assert k.last_run_seconds is not None and k.last_run_seconds >= 0
+    # an unusual call declines: the counter stays, the general path answers
+    k(A=np.asfortranarray(np.ones((2, 3))), B=b)
+    assert caller.calls == before + 3
+
+
+def test_missing_headers_fall_back_to_the_python_fast_call(monkeypatch):
+    monkeypatch.setattr(callext, "include_dirs", lambda: None)
+    callext.extension.cache_clear()
+    try:
+        assert callext.extension() is None
+        assert "Python.h" in callext.why_unavailable()
+        k = tl.compile(MATMUL.replace("C = A", "C = 2 * A"), backend="c")
+        assert k.target.c_call is None and k.target.fast_call is not None
+        a, b = np.ones((2, 3)), np.ones((3, 2))
+        k(A=a, B=b)
+        assert k._c_call is None
+        assert k._try_generated({"A": a, "B": b}, None) is not None  # the Python fast call serves
+        np.testing.assert_array_equal(k(A=a, B=b)["C"], np.full((2, 2), 6.0))
+    finally:
+        monkeypatch.undo()
+        callext.extension.cache_clear()
+    assert callext.extension() is not None or callext.include_dirs() is None
+
+
+def test_a_failed_compile_falls_back(monkeypatch):
+    def broken(*args, **kwargs):
+        raise TensorLangError("internal", "generated C did not compile: simulated")
+
+    monkeypatch.setattr(c_build, "build", broken)
+    callext.extension.cache_clear()
+    try:
+        assert callext.extension() is None and "simulated" in callext.why_unavailable()
+    finally:
+        monkeypatch.undo()
+        callext.extension.cache_clear()
+
+
+# ------------------------------------------------------------ generated calls
+def _values(draw, shape):
+    n = int(np.prod(shape))
+    return np.array(draw(st.lists(st.sampled_from(SPECIALS) | st.floats(-1e3, 1e3), min_size=n, max_size=n)),
+                    dtype=np.float64).reshape(shape)
+
+
+#: how an input is given
+INPUT_KINDS = ["plain", "plain", "plain", "wrong shape", "float32", "int64", "fortran", "strided", "view",
+               "list", "missing", "number", "bool"]
+#: how a result's out= target is given
+OUT_KINDS = ["none", "none", "plain", "plain", "wrong shape", "float32", "read-only", "view", "an input",
+             "its own input", "unknown name", "shared"]
+
+
+@st.composite
+def calls(draw):
+    """A program and a recipe for one call to it: per input how it is given, per result
+    whether and how an out= target is; plus the values (NaN, ±inf, ±0 among them)."""
+    name = draw(st.sampled_from(sorted(PROGRAMS)))
+    k = _kernels(name)[0]
+    inputs = {n: (draw(st.sampled_from(INPUT_KINDS)), _values(draw, k.shapes[n])) for n in k.inputs}
+    results = {n: draw(st.sampled_from(OUT_KINDS)) for n in k.outputs}
+    extra = draw(st.sampled_from([None, None, None, "extra", "out-not-dict", "empty-out"]))
+    return name, inputs, results, extra
+
+
+def _build(k, recipe):
+    """The call's arguments, made afresh (so two kernels get equal, unshared arguments
+    with the same aliasing among them)."""
+    _, inputs, results, extra = recipe
+    arrays: dict = {}
+    for n, (kind, value) in inputs.items():
+        value = value.copy()
+        if kind == "missing":
+            continue
+        if kind == "wrong shape":
+            value = np.zeros(value.shape + (1,))
+        elif kind == "float32":
+            value = value.astype(np.float32)
+        elif kind == "int64":
+            value = np.nan_to_num(value, posinf=7, neginf=-7).astype(np.int64)
+        elif kind == "fortran":
+            value = np.asfortranarray(value)
+        elif kind == "strided":
+            value = np.repeat(value[..., None], 2, axis=-1)[..., 0]
+        elif kind == "view":
+            value = value.reshape(-1).reshape(value.shape)[...]
+        elif kind == "list":
+            value = value.tolist()
+        elif kind == "number":
+            value = float(value.reshape(-1)[0]) if value.size == 1 else value
+        elif kind == "bool":
+            value = True if value.size == 1 else value.astype(bool)
+        arrays[n] = value
+    out: dict = {}
+    shared = None
+    for n, kind in results.items():
+        shape = k.shapes[n]
+        if kind == "none":
+            continue
+        if kind == "plain":
+            out[n] = np.full(shape, 7.0)
+        elif kind == "wrong shape":
+            out[n] = np.zeros(shape + (2,))
+        elif kind == "float32":
+            out[n] = np.zeros(shape, np.float32)
+        elif kind == "read-only":
+            out[n] = np.zeros(shape)
+            out[n].flags.writeable = False
+        elif kind == "view":
+            out[n] = np.zeros((2,) + shape)[0]
+        elif kind == "an input":
+            same = [m for m in arrays if isinstance(arrays[m], np.ndarray) and arrays[m].shape == shape]
+            out[n] = arrays[same[0]] if same else np.zeros(shape)
+        elif kind == "its own input":
+            out[n] = arrays[n] if isinstance(arrays.get(n), np.ndarray) else np.zeros(shape)
+        elif kind == "unknown name":
+            out["nope"] = np.zeros(shape)
+        elif kind == "shared":
+            if shared is None or shared.shape != shape:
+                shared = np.zeros(shape)
+            out[n] = shared
+    if extra == "extra":
+        arrays["zz"] = np.zeros(2)
+    if extra == "out-not-dict":
+        return arrays, list(out.values())
+    if extra == "empty-out":
+        return arrays, {}
+    return arrays, (out or None)
+
+
+_KERNELS: dict = {}
+
+
+def _kernels(name):
+    if name not in _KERNELS:
+        source = PROGRAMS[name]
+        fast = _c_kernel(source)
+        fast(**{n: np.zeros(fast.shapes[n]) for n in fast.inputs})  # arms the C path
+        _KERNELS[name] = (fast, _general(source))
+    return _KERNELS[name]
+
+
+def _outcome(k, recipe):
+    arrays, out = _build(k, recipe)
+    try:
+        results = k(out=out, **arrays)
+    except TensorLangError as exc:
+        return ("error", exc.code, str(exc)), arrays, out
+    return ("ok", results), arrays, out
+
+
+def _same(x, y):
+    assert type(x) is type(y)
+    if isinstance(x, dict):
+        assert list(x) == list(y)
+        for key in x:
+            _same(x[key], y[key])
+    elif isinstance(x, (list, tuple)):
+        assert len(x) == len(y)
+        for a, b in zip(x, y):
+            _same(a, b)
+    elif isinstance(x, np.ndarray):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)  # NaN equals NaN here, and -0.0 == 0.0 ...
+        assert np.array_equal(np.signbit(x), np.signbit(y))  # ... so the signs of zeros too
+    else:
+        assert x == y or (x != x and y != y)  # NaN in a list
+
+
+@settings(max_examples=150, deadline=None)
+@given(calls())
+def test_c_path_and_general_path_agree_on_generated_calls(recipe):
+    fast, general = _kernels(recipe[0])
+    note(repr(recipe))
+    got, args_fast, out_fast = _outcome(fast, recipe)
+    want, args_general, out_general = _outcome(general, recipe)
+    assert got[0] == want[0], (got, want)
+    if got[0] == "error":
+        assert got[1:] == want[1:]
+    else:
+        _same(got[1], want[1])
+        # results that are out= targets are those targets, on both paths
+        for name, value in got[1].items():
+            given = out_fast.get(name) if isinstance(out_fast, dict) else None
+            wanted = out_general.get(name) if isinstance(out_general, dict) else None
+            assert (value is given) == (want[1][name] is wanted)
+    _same(args_fast, args_general)  # inputs written the same way (never, but in place)
+    _same(out_fast, out_general)
+
+
+@settings(max_examples=150, deadline=None)
+@given(calls())
+def test_c_path_declines_exactly_where_the_python_fast_call_does(recipe):
+    fast, _ = _kernels(recipe[0])
+    arrays, out = _build(fast, recipe)
+    if any(fast.shapes[n] == () and not isinstance(v, np.ndarray) for n, v in arrays.items() if n in fast.shapes):
+        return  # a number for a scalar: the Python fast call takes it, the C path declines
+    c_result = fast._c_call(arrays, out)
+    if out is not None and not isinstance(out, dict):  # the kernel never offers it to the Python one
+        assert c_result is None
+        return
+    arrays, out = _build(fast, recipe)
+    py_result = fast._fast(arrays, out, fast.threads)
+    assert (c_result is None) == (py_result is None)
+    if c_result is not None:
+        _same(c_result, py_result)
+
+
+# ------------------------------------------------------------ references, GIL, threads
+def test_many_calls_leak_no_references():
+    k = _c_kernel(PROGRAMS["inout"])
+    x, y, target = np.ones(4), np.ones(4), np.zeros(4)
+    out = {"x": target}
+    bad = np.ones(5)
+    k(x=x, y=y)
+    counts = [sys.getrefcount(v) for v in (x, y, target, bad, out)]
+    for _ in range(2000):
+        k(x=x, y=y)
+        k(x=x, y=y, out=out)
+        k(x=target, y=y, out=out)  # the in-place idiom
+        assert k._c_call({"x": bad, "y": y}, None) is None  # declined
+        with pytest.raises(TensorLangError):
+            k(x=bad, y=y)
+    assert [sys.getrefcount(v) for v in (x, y, target, bad, out)] == counts
+
+
+def test_the_caller_keeps_its_description_and_refuses_a_second_one():
+    k = _c_kernel(MATMUL)
+    caller = k.target.c_call
+    with pytest.raises(TypeError):
+        caller.__init__(1, (), (), (), np.float64, (), 0, False)
+    with pytest.raises(TypeError):
+        caller({}, None, None)
+
+
+@pytest.mark.parametrize("name", ["matmul", "temporaries-large"])
+def test_calls_from_many_threads_get_their_own_results(name):
+    source = PROGRAMS.get(name) or (
+        "in var A : [6 6]\nin var B : [6 6]\nin var C : [6 6]\nin var u : [40 6 6 6]\nout var v : [40 6 6 6]\n"
+        "v = u # A # B # C . [[2 6] [3 8] [4 10]]\n")
+    k = _c_kernel(source)
+    reference = tl.compile(source, backend="numpy")
+    rng = np.random.default_rng(5)
+    inputs = [{n: rng.uniform(-1, 1, k.shapes[n]) for n in k.inputs} for _ in range(4)]
+    expected = [reference(**x) for x in inputs]
+    k(**inputs[0])
+    caller = k._c_call
+    before = caller.calls
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(200 if name == "matmul" else 30):
+                got = k(**inputs[i])
+                for key, value in expected[i].items():
+                    np.testing.assert_allclose(got[key], value, rtol=1e-12, atol=1e-13)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert caller.calls > before
+
+
+def test_threads_setting_reaches_the_c_path():
+    k = _c_kernel(MATMUL)
+    k.threads = 3
+    assert k.target.c_call.threads == 3
+    k.threads = None
+    assert k.target.c_call.threads == k.threads
+
+
+# ------------------------------------------------------------ the einsum cache's hits
+def test_einsum_hits_take_the_c_path_and_decline_what_the_key_does_not_fix():
+    from tensorlang import einsum_api
+
+    einsum_api.clear_cache()
+    a = np.array([[np.nan, -0.0], [np.inf, 2.0]])
+    b = np.array([[1.0, -np.inf], [0.0, -0.0]])
+    first = tl.einsum("ij,jk->ik", a, b)  # the miss compiles and remembers
+    runner = einsum_api._HITS2[("ij,jk->ik", (2, 2), (2, 2), a.dtype, b.dtype, False)]
+    caller = getattr(runner, "__self__", None)
+    if caller is None or type(caller).__name__ != "Caller":
+        pytest.skip(f"no C call path here: {callext.why_unavailable()}")
+    before = caller.calls
+    again = tl.einsum("ij,jk->ik", a, b)
+    assert caller.calls == before + 1
+    _same(again, first)
+    with np.errstate(all="ignore"):
+        want = np.einsum("ij,jk->ik", a, b)
+    np.testing.assert_array_equal(again, want)
+    fortran = np.asfortranarray(a)  # the same key, but not C-ordered: declined, then the general path
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(tl.einsum("ij,jk->ik", fortran, b), want)
+    assert caller.calls == before + 1
+    x = np.array([1.0, -0.0, 3.0])
+    tl.einsum("i,i->", x, x + 1)
+    scalar = tl.einsum("i,i->", x, x + 1)  # a scalar result: a numpy scalar, as numpy gives
+    assert type(scalar) is type(np.einsum("i,i->", x, x + 1)) and scalar == 14.0
