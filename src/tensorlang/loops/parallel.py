@@ -23,11 +23,15 @@ from .ir import Loop, Nest, Node, work
 PARALLEL_WORK = 1 << 17
 
 
-def _simd(node: Node) -> Node:
+def simd_marks(node: Node) -> Node:
+    """``node`` with each innermost loop (no loop in its body) marked simd."""
     if not isinstance(node, Loop):
         return node
-    body = tuple(_simd(child) for child in node.body)
+    body = tuple(simd_marks(child) for child in node.body)
     return replace(node, body=body, simd=not any(isinstance(child, Loop) for child in body))
+
+
+_simd = simd_marks
 
 
 def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:

@@ -16,7 +16,7 @@ from ..schedule.printer import step_title
 from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
-from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
+from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
                  Store, Update)
 
 
@@ -72,6 +72,8 @@ class _Printer:
                 lines.append(f"{pad}{place} = {self.scalar(stored)}")
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
+        elif isinstance(node, Declare):
+            lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]")
         elif isinstance(node, Loop):
             marks = "parallel " if node.parallel else "simd " if node.simd else ""
             bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
@@ -84,7 +86,10 @@ class _Printer:
 
     def nest(self, nest: Nest, lines: list[str], depth: int) -> None:
         note = "  (interchanged: summed loops outside the row)" if nest.interchanged else ""
-        lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
+        if nest.fused:
+            lines.append(f"{'  ' * depth}# fused: {'; '.join(map(statement_to_text, nest.fused))}")
+        else:
+            lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
         for node in nest.body:
             self.node(node, lines, depth)
 

@@ -94,7 +94,7 @@ class CPrinter:
         self.prototypes: list[str] = []
         self.helpers: list[str] = []
         #: each slot's shape in memory: padded under pad=M (000 §4, schedule/padding.py)
-        self.storage = program.buffers.storage_shapes
+        self.storage = program.buffers.all_storage_shapes
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
@@ -155,6 +155,10 @@ class CPrinter:
                 lines.append(f"{pad}{place} += {self.scalar(stored.right)};")
             else:
                 lines.append(f"{pad}{place} = {self.scalar(stored)};")
+        elif isinstance(node, loops.Declare):  # a fused loop's local buffer (loops/fusion.py)
+            size = max(math.prod(node.shape), 1)
+            lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));"
+                         f"  /* {_comment(self.program.names[node.slot])} */")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Loop):
@@ -216,7 +220,8 @@ class CPrinter:
 
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = padded_shape(tuple(n for _, n in nest.statement.index), self.program.buffers.pad)
-        lines.append(f"    /* {_comment(statement_to_text(nest.statement))} */")
+        for stmt in nest.fused or (nest.statement,):
+            lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
         for node in nest.body:
             self.node(node, lines, 2)
