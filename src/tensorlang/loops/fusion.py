@@ -9,13 +9,12 @@ temporary drops its first index (always ``e``: the schedule checked it), so the
 temporary's buffer is one iteration's slice, which stays in the L1 cache.  The
 transposed copies the schedule asked for are declared and filled before the loop.
 
-The micro-kernel.  Inside the loop every extent is a compile-time constant, and each
-contraction in interchanged form is, per output row, ``T[.., x] = 0 + p(k0); for k: T[..,
-x] += p(k)`` with x the target's contiguous last index: constant trip counts, no
-remainder loops, the row (x's extent ≤ 32 doubles for the CFD kernels) kept in vector
-registers across the k loop by gcc at -O3.  Each component still adds the same products
-from the same 0 in the same order as the accumulator form (see :mod:`.interchange`), so
-⊥ and ±inf come out exactly as the reference's: nothing is skipped or reassociated.
+Inside the loop every extent is a compile-time constant; each small contraction becomes
+the row AXPYs of :mod:`.interchange` (else the accumulator form), or, with
+:data:`.microkernel.ENABLED`, a register-blocked micro-kernel.  The nest asks for the
+widest vectors (``wide_vectors``): its rows are in L1, so the arithmetic is the limit,
+and gcc's default on x86-64 is 256-bit vectors even where 512-bit ones exist
+(docs/c-backend.md, "Fused loops", has the measurements).
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ from ..schedule.steps import LoopStep
 from . import interchange
 from .ir import Apply, BinOp, Declare, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, work
 from .lower import lower_statement
+from . import microkernel
+from .microkernel import micro_kernel
 from .parallel import PARALLEL_WORK, simd_marks
 
 
@@ -41,11 +42,17 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     for stmt in fusion.prologue:
         before.extend(simd_marks(node) for node in lower_statement(stmt, buffers, number).body)
     body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration)]
+    registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
     for stmt in step.statements:
-        nest = lower_statement(stmt, buffers, number)
-        if len(stmt.index) >= 2:
-            nest = interchange.rewrite(nest, buffers)
-        outer = nest.body
+        blocked = micro_kernel(stmt, buffers, registers) if microkernel.ENABLED and len(stmt.index) >= 3 else None
+        if blocked is not None:
+            outer = blocked
+            registers += 1
+        else:
+            nest = lower_statement(stmt, buffers, number)
+            if len(stmt.index) >= 2:
+                nest = interchange.rewrite(nest, buffers)
+            outer = nest.body
         if len(outer) != 1 or not isinstance(outer[0], Loop) or outer[0].var != fusion.var:
             raise AssertionError(f"a fused statement's nest starts with its batch loop: {stmt}")
         body.extend(_drop_batch(node, per_iteration, fusion.var) for node in outer[0].body)
@@ -53,7 +60,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     assert isinstance(loop, Loop)
     if loop.extent > 1 and loop.extent * work(loop.body) >= parallel_work:
         loop = replace(loop, parallel=True)
-    return Nest(step.statements[0], (*before, loop), number, fused=step.statements)
+    return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True)
 
 
 def _drop_batch(node, slots: set[int], var: str):

@@ -172,6 +172,9 @@ class Nest:
     interchanged: bool = False
     #: a fused loop's nest (:mod:`.fusion`): every statement it runs (``statement`` is the first)
     fused: tuple[ein.Statement, ...] = ()
+    #: vectorize with the widest vectors the machine has (512-bit where there are; the
+    #: compiler's default on x86-64 is 256): set for fused loops, whose rows are in cache
+    wide_vectors: bool = False
 
 
 @dataclass(frozen=True)

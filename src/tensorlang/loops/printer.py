@@ -73,6 +73,8 @@ class _Printer:
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
         elif isinstance(node, Declare):
+            if node.slot >= len(self.names):  # a micro-kernel's accumulator block (loops/microkernel.py)
+                self.names = (*self.names, *(f"acc{n}" for n in range(len(self.names), node.slot + 1)))
             lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]")
         elif isinstance(node, Loop):
             marks = "parallel " if node.parallel else "simd " if node.simd else ""

@@ -62,6 +62,19 @@ static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }
 """
 
 
+#: Around a step whose nests ask for the widest vectors (loops.ir.Nest.wide_vectors): gcc
+#: on x86-64 prefers 256-bit vectors even with AVX-512; these functions may use 512.
+WIDE_BEGIN = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC target("prefer-vector-width=512")
+#endif
+"""
+WIDE_END = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+"""
+
+
 def _comment(text: str) -> str:
     """Text safe inside a C block comment (no ``*/``, no line breaks, ASCII only)."""
     return text.replace("*/", "* /").replace("\n", " ").encode("ascii", "replace").decode("ascii")
@@ -94,13 +107,13 @@ class CPrinter:
         self.prototypes: list[str] = []
         self.helpers: list[str] = []
         #: each slot's shape in memory: padded under pad=M (000 §4, schedule/padding.py)
-        self.storage = program.buffers.all_storage_shapes
+        self.storage = list(program.buffers.all_storage_shapes)
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
         shape = self.storage[slot]
-        if self.program.names[slot] == SCRATCH:
+        if slot < len(self.program.names) and self.program.names[slot] == SCRATCH:
             raise AssertionError("the scratch buffer is written through store(), never read")
         return _row_major(indices, shape)
 
@@ -157,8 +170,11 @@ class CPrinter:
                 lines.append(f"{pad}{place} = {self.scalar(stored)};")
         elif isinstance(node, loops.Declare):  # a fused loop's local buffer (loops/fusion.py)
             size = max(math.prod(node.shape), 1)
-            lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));"
-                         f"  /* {_comment(self.program.names[node.slot])} */")
+            while len(self.storage) <= node.slot:  # a micro-kernel's accumulator block
+                self.storage.append(())
+            self.storage[node.slot] = node.shape
+            name = self.program.names[node.slot] if node.slot < len(self.program.names) else "accumulators"
+            lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Loop):
@@ -203,7 +219,7 @@ class CPrinter:
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
         """The shape a Store indexes: the slot's own, or for the flat scratch buffer the
         shape of the statement being written (set by :meth:`nest`)."""
-        if self.program.names[node.slot] == SCRATCH:
+        if node.slot < len(self.program.names) and self.program.names[node.slot] == SCRATCH:
             return self._target_shape
         return self.storage[node.slot]
 
@@ -261,6 +277,8 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     text = "\n".join(lines) + "\n"
     if printer.helpers:
         text = "\n".join(printer.prototypes) + "\n\n" + text + "\n" + "\n".join(printer.helpers)
+    if any(nest.wide_vectors for nest in nests):
+        text = WIDE_BEGIN + text + WIDE_END
     return text
 
 
