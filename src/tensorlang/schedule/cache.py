@@ -3,7 +3,7 @@
 Read once per process from Linux's ``/sys/devices/system/cpu/cpu0/cache`` (the level,
 type and size of each cache of the first core), else from ``os.sysconf`` where the C
 library knows them, else a fallback of common sizes (L1d 32 KiB, L2 1 MiB), so the
-decision never depends on the machine being Linux.  ``TENSORLANG_CACHE`` overrides
+decision never depends on the machine being Linux.  ``TENSORLANG_CACHE_SIZES`` overrides
 them (``l1=49152,l2=2097152``) for tests and for reading another machine's schedule.
 """
 
@@ -83,7 +83,7 @@ def _from_env(text: str) -> tuple[int | None, int | None]:
 @lru_cache(maxsize=None)
 def cache_sizes() -> CacheSizes:
     """The machine's L1d and L2 sizes (see the module's docstring for the order asked)."""
-    env = os.environ.get("TENSORLANG_CACHE")
+    env = os.environ.get("TENSORLANG_CACHE_SIZES")
     if env:
         l1, l2 = _from_env(env)
         if l1 and l2:

@@ -48,6 +48,11 @@ from .cache import CacheSizes, cache_sizes
 #: plan.MAX_LOOP_STATEMENTS says why).
 MAX_FUSED_STATEMENTS = 32
 
+#: A statement with fewer multiply-adds keeps the dot-product (accumulator) form in the
+#: loop stage (loops/interchange.py's INTERCHANGE_WORK), where a transposed read is no
+#: better: no transpose for it.
+MIN_TRANSPOSE_WORK = 1 << 10
+
 #: Only matrices up to this size on a side are transposed once per call (a hoisted
 #: transpose of a big matrix would cost more than the strided reads it saves).
 MAX_TRANSPOSE = 64
@@ -181,12 +186,20 @@ def _transposes(stmt: ir.Statement, written: set[str], var: str, shapes: dict[st
     if not form.sums or not all(isinstance(f, (ir.Tensor, ir.Const)) for f in form.factors):
         return {}
     last = stmt.index[-1][0]
+    if math.prod(n for _, n in stmt.index) * math.prod(n for _, n in form.sums) < MIN_TRANSPOSE_WORK:
+        return {}
     found = {}
     for t in ir.tensors(stmt.body):
         if (t.name not in written and len(t.indices) == 2 and t.indices[0] == last
                 and isinstance(t.indices[1], str) and t.indices[1] != last and var not in t.indices
                 and max(shapes[t.name]) <= MAX_TRANSPOSE):
             found[t] = ir.Tensor(f"{t.name}ᵀ", (t.indices[1], t.indices[0]))
+    # only where it pays: afterwards every access that moves with the row index has it
+    # last, once (the loop stage's row-AXPY rule), else the reads stay as they are
+    after = [found.get(t, t) for t in ir.tensors(stmt.body)]
+    moving = [t for t in after if last in t.indices]
+    if not found or any(t.indices.count(last) != 1 or t.indices[-1] != last for t in moving):
+        return {}
     return found
 
 

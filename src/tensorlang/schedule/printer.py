@@ -50,7 +50,7 @@ def to_text(schedule: Schedule) -> str:
     lines = [f"schedule ({schedule.dtype}): {len(schedule.steps)} step{'s' * (len(schedule.steps) != 1)}, "
              f"{len(plan.buffers)} buffer{'s' * (len(plan.buffers) != 1)}",
              "buffers:"]
-    width = max((len(b.name) for b in plan.buffers), default=0)
+    width = max((len(name) for name in plan.all_names), default=0)
     storage = plan.storage_shapes
     for n, buffer in enumerate(plan.buffers):
         note = "  pooled" if buffer.pooled else ""
