@@ -24,7 +24,7 @@ from dataclasses import replace
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
-from .ir import Apply, BinOp, Declare, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, work
+from .ir import Acc, Apply, BinOp, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, work
 from .lower import lower_statement
 from . import microkernel
 from .microkernel import micro_kernel
@@ -55,7 +55,9 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
             outer = nest.body
         if len(outer) != 1 or not isinstance(outer[0], Loop) or outer[0].var != fusion.var:
             raise AssertionError(f"a fused statement's nest starts with its batch loop: {stmt}")
-        body.extend(_drop_batch(node, per_iteration, fusion.var) for node in outer[0].body)
+        # each statement's accumulators are its own (a plain nest has a C block of its own)
+        tag = f"s{len(body)}"
+        body.extend(_drop_batch(node, per_iteration, fusion.var, tag) for node in outer[0].body)
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
     if loop.extent > 1 and loop.extent * work(loop.body) >= parallel_work:
@@ -63,28 +65,33 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True)
 
 
-def _drop_batch(node, slots: set[int], var: str):
+def _drop_batch(node, slots: set[int], var: str, tag: str):
     """``node`` with every access to a per-iteration buffer in ``slots`` indexed without
-    its first index (the batch variable ``var``)."""
+    its first index (the batch variable ``var``), and its accumulators renamed ``<acc>_<tag>``."""
     if isinstance(node, Loop):
-        return replace(node, body=tuple(_drop_batch(child, slots, var) for child in node.body))
+        return replace(node, body=tuple(_drop_batch(child, slots, var, tag) for child in node.body),
+                       reductions=tuple((op, f"{acc}_{tag}") for op, acc in node.reductions))
     if isinstance(node, Store):
         indices = _strip(node.slot, node.indices, slots, var)
-        return Store(node.slot, indices, _drop_scalar(node.value, slots, var))
+        return Store(node.slot, indices, _drop_scalar(node.value, slots, var, tag))
     if isinstance(node, Update):
-        return replace(node, value=_drop_scalar(node.value, slots, var))
+        return Update(f"{node.acc}_{tag}", node.op, _drop_scalar(node.value, slots, var, tag))
+    if isinstance(node, Init):
+        return Init(f"{node.acc}_{tag}", node.op)
     return node
 
 
-def _drop_scalar(e: Scalar, slots: set[int], var: str) -> Scalar:
+def _drop_scalar(e: Scalar, slots: set[int], var: str, tag: str) -> Scalar:
     if isinstance(e, Load):
         return Load(e.slot, _strip(e.slot, e.indices, slots, var))
+    if isinstance(e, Acc):
+        return Acc(f"{e.name}_{tag}")
     if isinstance(e, (Neg, Apply)):
-        return replace(e, arg=_drop_scalar(e.arg, slots, var))
+        return replace(e, arg=_drop_scalar(e.arg, slots, var, tag))
     if isinstance(e, BinOp):
-        return BinOp(e.op, _drop_scalar(e.left, slots, var), _drop_scalar(e.right, slots, var))
+        return BinOp(e.op, _drop_scalar(e.left, slots, var, tag), _drop_scalar(e.right, slots, var, tag))
     if isinstance(e, Select):
-        return Select(e.var, tuple(_drop_scalar(c, slots, var) for c in e.cases))
+        return Select(e.var, tuple(_drop_scalar(c, slots, var, tag) for c in e.cases))
     return e
 
 

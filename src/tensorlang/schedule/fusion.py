@@ -35,6 +35,7 @@ micro-kernel applies (:mod:`tensorlang.loops.interchange`, :mod:`tensorlang.loop
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -259,7 +260,11 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
 
 def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
                   cache: CacheSizes | None = None) -> tuple[Fusion, ...]:
-    """The fused groups of ``program``, in order (see the module's docstring)."""
+    """The fused groups of ``program``, in order (see the module's docstring).
+    ``TENSORLANG_FUSE=0`` turns fusion off (to compare with, and for tests of the
+    statement-by-statement schedule)."""
+    if os.environ.get("TENSORLANG_FUSE", "1") == "0":
+        return ()
     cache = cache or cache_sizes()
     groups = []
     for start, group in _candidates(program):
