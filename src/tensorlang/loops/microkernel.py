@@ -29,6 +29,7 @@ is skipped or reassociated, so ⊥ and ±inf propagate as in the reference.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..ein import ir as ein
 from ..ein.index import Affine
@@ -128,12 +129,13 @@ def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int 
         return None
     fresh = Fresh(all_names(stmt.body) | {name for name, _ in here})
     yb, u = fresh("yb"), fresh("u")
-    point = Affine(((yb, height), (u, 1)), -height)  # 0-based: height*yb + u
+    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
+    point: Any = Affine(((yb, height), (u, 1)), -height)
     target = buffers.slot_of[stmt.target]
-    acc = (u, x)
-    where = tuple(point if name == y else name for name, _ in here)
+    acc: tuple[Any, ...] = (u, x)
+    where: tuple[Any, ...] = tuple(point if name == y else name for name, _ in here)
 
-    def block(value: Scalar) -> Node:
+    def block(value: Node) -> Node:
         return Loop(u, height, (Loop(x, width, (value,)),))
 
     first = _subst(product, {y: point, k: 0})

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..ein import ir
+from ..ein.index import as_domain
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, substitute
 from ..semantics.interface import Role
@@ -124,7 +125,7 @@ def _bytes(n: int) -> str:
 # ------------------------------------------------------------------ legality
 def _batch(stmt: ir.Statement) -> tuple[str, int] | None:
     """The statement's candidate batch index: its target's first, when it may join a group."""
-    if not stmt.index or stmt.index.conditions or stmt.target in stmt.reads:
+    if not stmt.index or as_domain(stmt.index).conditions or stmt.target in stmt.reads:
         return None
     var, extent = stmt.index[0]
     if extent < 2:
@@ -218,7 +219,7 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
     stop = start + len(group)
     written = {s.target for s in group}
     read_outside = {name for n, s in enumerate(program.statements) if not start <= n < stop for name in s.reads}
-    first_write = {}
+    first_write: dict[str, int] = {}
     for n, s in enumerate(group):
         first_write.setdefault(s.target, n)
     read_early = {name for n, s in enumerate(group) for name in s.reads if n <= first_write.get(name, -1)}

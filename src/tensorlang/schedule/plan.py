@@ -38,7 +38,7 @@ from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
 from .padding import decide as decide_padding, padded_shape
-from .steps import BlasStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
+from .steps import BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
 SCRATCH = "<scratch>"
@@ -263,8 +263,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     is a loop nest: the BLAS steps work on unpadded arrays.  ``fuse``: run statements
     that share a batch loop inside one (:mod:`.fusion`; the targets that run loop steps
     statement by statement, NumPy's, pass False)."""
+    fusions: tuple[Fusion, ...] = ()
     if pad > 1:
-        buffers, fusions = buffer_plan(program, dtype, roles, reuse, pad), ()
+        buffers = buffer_plan(program, dtype, roles, reuse, pad)
         blas = False
     else:
         buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse)
@@ -306,10 +307,10 @@ def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool) -> Loo
     reasons = []
     for stmt in original:
         alone = choose(stmt, buffers, blas)  # only its reason is kept: the slots do not matter
-        if isinstance(alone, str):
-            reasons.append(f"fused (alone: loops: {alone})")
-        else:
+        if isinstance(alone, (GemmStep, ModeStep, EinsumStep)):
             reasons.append(f"fused (alone: {alone.reason})")
+        else:
+            reasons.append(f"fused (alone: loops: {alone})")
     slots = {buffers.slot_of[name] for s in (*fused.prologue, *fused.statements) for name in (s.target, *s.reads)}
     slots = {s for s in slots if not buffers.is_local(s)}
     return LoopStep(fused.statements, tuple(sorted(slots)), tuple(reasons), fused)
