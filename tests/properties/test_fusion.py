@@ -251,3 +251,13 @@ def test_micro_kernels_keep_meaning_when_enabled(monkeypatch, block):
     printed = loops_text(kernel.loop_program, kernel.schedule)
     assert "yb" in printed and ("local acc" in printed) == block
     assert _same_bits(kernel(**inputs)["v"], plain)
+
+
+def test_analyze_reports_the_fused_groups(tmp_path, capsys):
+    from tensorlang.cli import main
+    path = tmp_path / "interp.tl"
+    path.write_text("in var A : [6 6]\nin var u : [8 6 6]\nout var v : [8 6 6]\nvar t : [8 6 6]\n"
+                    "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n")
+    main(["analyze", str(path)])
+    out = capsys.readouterr().out
+    assert "fusion over shared batch loops" in out and "working set" in out and "bytes moved" in out

@@ -273,3 +273,19 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
         if found is not None:
             groups.append(found)
     return tuple(groups)
+
+
+def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int) -> str:
+    """What ``tensorlang analyze`` prints about fusion: each fused group, its statements
+    (numbered as in the optimized program) and its cost; empty when nothing fuses."""
+    groups = fusion_groups(program, roles, itemsize)
+    if not groups:
+        return ""
+    from ..ein.printer import statement_to_text
+
+    lines = ["fusion over shared batch loops (C back end, schedule/fusion.py):"]
+    for g in groups:
+        lines.append(f"  statements {g.start + 1}..{g.stop}: {g.describe()}")
+        for n, stmt in enumerate(g.statements, g.start + 1):
+            lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
+    return "\n".join(lines)
