@@ -23,6 +23,7 @@ import numpy as np
 from . import __version__, stages
 from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
+from .schedule.fusion import fusion_groups, fusion_report
 from .schedule.padding import padding_decisions, padding_report
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
@@ -455,11 +456,19 @@ def cmd_analyze(args) -> int:
             facts["padding"] = {"pad": kernel.pad, "statements": [
                 {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero,
                  "why": chosen.why} for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
+        else:
+            facts["fusion"] = [{"statements": [g.start + 1, g.stop], "batch": g.var, "extent": g.extent,
+                                "locals": [l.name for l in g.locals], "working_set_bytes": g.working_set,
+                                "bytes_unfused": g.bytes_unfused, "bytes_fused": g.bytes_fused}
+                               for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
         _out(json.dumps(facts, indent=2) + "\n")
     else:
         text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
+        else:  # which statements share one loop over their batch (schedule/fusion.py)
+            fused = fusion_report(kernel.executed, kernel.roles(), kernel.dtype.itemsize)
+            text = text.rstrip("\n") + "\n" + fused + "\n" if fused else text
         _out(text)
     if getattr(args, "plot", None):
         if isinstance(kernel, SymbolicKernel):

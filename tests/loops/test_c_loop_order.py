@@ -338,7 +338,8 @@ def test_statements_that_read_their_target_keep_the_old_form():
     assert "memcpy" in k.source
 
 
-def test_a_program_of_the_three_contractions():
+def test_a_program_of_the_three_contractions(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")  # the statement-by-statement schedule (fusion: test_fusion.py)
     n, E = 6, 5
     text = (f"in var A : [{n} {n}]\nin var B : [{n} {n}]\nin var C : [{n} {n}]\nin var u : [{E} {n} {n} {n}]\n"
             f"var t1 : [{E} {n} {n} {n}]\nvar t2 : [{E} {n} {n} {n}]\nout var v : [{E} {n} {n} {n}]\n"

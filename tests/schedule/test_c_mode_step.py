@@ -133,7 +133,8 @@ def test_scale_factors_are_applied(statement, scale):
     assert step.scale == scale
 
 
-def test_interpolation_kernel_as_pairwise_statements():
+def test_interpolation_kernel_as_pairwise_statements(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")  # the statement-by-statement schedule (fusion: test_fusion.py)
     """The three pairwise steps of v[e,i,j,k] = Σ A[i,l] B[j,m] C[k,q] u[e,l,m,q], one
     program: whichever step each statement gets, the result is the interpreter's."""
     n, e = 8, 256

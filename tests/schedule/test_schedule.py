@@ -45,7 +45,8 @@ def emit(capsys, *args) -> str:
     return capsys.readouterr().out
 
 
-def test_emit_schedule_of_the_interpolation_example(capsys):
+def test_emit_schedule_of_the_interpolation_example(capsys, monkeypatch):
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")  # the statement-by-statement schedule (fusion: test_fusion.py)
     text = emit(capsys, EXAMPLE, "--emit", "schedule")
     # three pairwise contractions of 5^4 multiply-adds: loop nests, with the reason
     assert text.count("-- loops: 625 multiply-adds < BLAS_WORK 65536") == 3
@@ -57,7 +58,8 @@ def test_emit_schedule_of_the_interpolation_example(capsys):
                                                                      "--dtype", "float32")
 
 
-def test_emit_schedule_names_mode_products_gemms_and_why_loops():
+def test_emit_schedule_names_mode_products_gemms_and_why_loops(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")  # the statement-by-statement schedule (fusion: test_fusion.py)
     text = tl.compile(INTERPOLATION_64, backend="interp").ir("schedule")
     assert "mode product (one GEMM): 16777216 multiply-adds >= BLAS_WORK 65536" in text
     assert "P=4096 M=64 J=64 Q=1" in text
@@ -85,7 +87,8 @@ def test_emit_loops_shows_marks_and_the_interchanged_row(capsys, tmp_path):
     assert "t2[e,l,j,k] += (B[j,m] * t1[e,l,m,k])" in text  # the row AXPY
 
 
-def test_emit_loops_shows_accumulators_and_blas_steps_in_order():
+def test_emit_loops_shows_accumulators_and_blas_steps_in_order(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")  # the statement-by-statement schedule (fusion: test_fusion.py)
     text = tl.compile(INTERPOLATION_64, backend="interp").ir("loops")
     steps = re.findall(r"^step (\d): (\w+)", text, flags=re.M)
     assert steps == [("0", "mode"), ("1", "loops"), ("2", "GEMM")]

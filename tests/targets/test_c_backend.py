@@ -403,7 +403,8 @@ def test_unusual_out_arguments_go_to_the_general_path_and_its_errors():
     assert exc.value.code == "input" and "shape" in str(exc.value)
 
 
-def test_temporaries_are_reused_between_calls_and_not_shared_by_concurrent_ones():
+def test_temporaries_are_reused_between_calls_and_not_shared_by_concurrent_ones(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")  # the statement-by-statement schedule (fusion: test_fusion.py)
     """The optimizer's temporaries come from a pool: the same buffers on the next call,
     never one set for two calls running at once (each thread gets its own)."""
     import threading

@@ -3,7 +3,7 @@ schedule's buffers, printable (``--emit loops``) and printed as C by the C targe
 
 :func:`loop_program` runs the pipeline: :mod:`.lower` (accumulator form), then the
 transformations :mod:`.interchange` (row AXPY for contractions) and :mod:`.parallel`
-(OpenMP and SIMD marks).
+(OpenMP and SIMD marks); a fused step's statements become one nest (:mod:`.fusion`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from ..ein.structure import Structure
 from ..schedule.plan import Schedule
 from ..schedule.steps import LoopStep, statement_of
 from . import interchange, parallel, structure
+from .fusion import fused_nest
 from .ir import LoopProgram
 from .lower import lower_statement
 
@@ -30,6 +31,11 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
     for n, step in enumerate(schedule.steps):
         if not isinstance(step, LoopStep):
             structure.target_structure(statement_of(step), known)
+            continue
+        if step.fusion is not None:  # one loop over the batch around every statement (.fusion)
+            for stmt in step.statements:
+                structure.target_structure(stmt, known)
+            nests.append(fused_nest(step, schedule.buffers, n, parallel_work))
             continue
         for stmt in step.statements:
             found = structure.target_structure(stmt, known)

@@ -153,7 +153,18 @@ class Loop:
     team: int = 0
 
 
-Node = Union[Loop, Init, Update, Store, Copy]
+@dataclass(frozen=True)
+class Declare:
+    """A local buffer ``slot`` of ``shape`` (row-major, uninitialised), alive from here
+    to the end of the enclosing loop body or nest: a fused loop's per-iteration temporary
+    or a transposed copy made before it (:mod:`.fusion`).  Inside a parallel loop each
+    thread has its own."""
+
+    slot: int
+    shape: tuple[int, ...]
+
+
+Node = Union[Loop, Init, Update, Store, Copy, Declare]
 
 
 @dataclass(frozen=True)
@@ -165,6 +176,11 @@ class Nest:
     body: tuple[Node, ...]
     step: int = 0
     interchanged: bool = False
+    #: a fused loop's nest (:mod:`.fusion`): every statement it runs (``statement`` is the first)
+    fused: tuple[ein.Statement, ...] = ()
+    #: vectorize with the widest vectors the machine has (512-bit where there are; the
+    #: compiler's default on x86-64 is 256): set for fused loops, whose rows are in cache
+    wide_vectors: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,7 +192,8 @@ class LoopProgram:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return self.buffers.names
+        """The name of each slot, the fused loops' locals included (numbered after the slots)."""
+        return self.buffers.all_names
 
     @property
     def shapes(self) -> tuple[tuple[int, ...], ...]:
@@ -205,17 +222,20 @@ def children(node) -> tuple:
 
 
 def slots(nodes) -> set[int]:
-    """The buffers ``nodes`` read or write."""
+    """The buffers ``nodes`` read or write, less the local buffers they declare themselves."""
     found: set[int] = set()
+    declared: set[int] = set()
     stack = list(nodes)
     while stack:
         node = stack.pop()
+        if isinstance(node, Declare):
+            declared.add(node.slot)
         if isinstance(node, (Store, Load)):
             found.add(node.slot)
         elif isinstance(node, Copy):
             found.update((node.target, node.source))
         stack.extend(children(node))
-    return found
+    return found - declared
 
 
 def work(nodes) -> int:

@@ -35,11 +35,15 @@ def team_size(total: int, parallel_work: int, extent: int) -> int:
     return max(2, min(extent, 2 * total // parallel_work))
 
 
-def _simd(node: Node) -> Node:
+def simd_marks(node: Node) -> Node:
+    """``node`` with each innermost loop (no loop in its body) marked simd."""
     if not isinstance(node, Loop):
         return node
-    body = tuple(_simd(child) for child in node.body)
+    body = tuple(simd_marks(child) for child in node.body)
     return replace(node, body=body, simd=not any(isinstance(child, Loop) for child in body))
+
+
+_simd = simd_marks
 
 
 def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:

@@ -16,7 +16,7 @@ from ..schedule.printer import step_title
 from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
-from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
+from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
                  Store, Update)
 
 
@@ -75,6 +75,10 @@ class _Printer:
                 lines.append(f"{pad}{place} = {self.scalar(stored)}")
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
+        elif isinstance(node, Declare):
+            if node.slot >= len(self.names):  # a micro-kernel's accumulator block (loops/microkernel.py)
+                self.names = (*self.names, *(f"acc{n}" for n in range(len(self.names), node.slot + 1)))
+            lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]")
         elif isinstance(node, Loop):
             marks = "parallel " if node.parallel else "simd " if node.simd else ""
             team = f"  # at most {node.team} threads" if node.parallel and node.team else ""
@@ -88,7 +92,10 @@ class _Printer:
 
     def nest(self, nest: Nest, lines: list[str], depth: int) -> None:
         note = "  (interchanged: summed loops outside the row)" if nest.interchanged else ""
-        lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
+        if nest.fused:
+            lines.append(f"{'  ' * depth}# fused: {'; '.join(map(statement_to_text, nest.fused))}")
+        else:
+            lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
         for node in nest.body:
             self.node(node, lines, depth)
 

@@ -12,7 +12,11 @@
   becomes a mode product, a GEMM or an einsum step when that step :meth:`pays`, every
   other statement a loop nest, with the reason either way;
 * the **grouping**: consecutive loop statements form one :class:`~.steps.LoopStep` (one C
-  function), so a program is a sequence of loop and BLAS steps over one set of buffers.
+  function), so a program is a sequence of loop and BLAS steps over one set of buffers;
+* **fusion** (``fuse=True``, :mod:`.fusion`): consecutive statements that share a batch
+  loop run inside one loop over it as one fused :class:`~.steps.LoopStep` (whatever BLAS
+  would have done with them), their temporaries shrunk to one iteration's *locals*
+  (:attr:`BufferPlan.locals`: no slot a caller or the pool sees, numbered after the slots).
 
 ``tensorlang compile PROG --emit schedule`` prints the result (:mod:`.printer`).
 """
@@ -33,8 +37,9 @@ from ..ein import ir
 from ..passes.split import lift_concat_items
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
+from .fusion import Fusion, Local, fusion_groups
 from .padding import decide as decide_padding, padded_shape
-from .steps import BlasStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
+from .steps import BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
 SCRATCH = "<scratch>"
@@ -72,6 +77,8 @@ class BufferPlan:
     shared: tuple[Sharing, ...] = ()
     #: 000 §4: buffers padded to multiples of ``pad`` (1: none; schedule/padding.py says which dimensions)
     pad: int = 1
+    #: the fused loops' locals (:mod:`.fusion`): slots ``len(buffers)``, ``len(buffers)+1``, ...
+    locals: tuple[Local, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -92,6 +99,7 @@ class BufferPlan:
     @cached_property
     def slot_of(self) -> dict[str, int]:
         slots = {b.name: n for n, b in enumerate(self.buffers)}
+        slots.update((local.name, len(self.buffers) + k) for k, local in enumerate(self.locals))
         for s in self.shared:  # in order: an owner may itself live in an earlier one's slot
             slots[s.name] = slots[s.owner]
         return slots
@@ -99,7 +107,21 @@ class BufferPlan:
     @cached_property
     def variable_shapes(self) -> dict[str, tuple[int, ...]]:
         """Every variable's shape, the temporaries that share a slot included."""
-        return {name: self.buffers[slot].shape for name, slot in self.slot_of.items()}
+        return {name: self.buffers[slot].shape if slot < len(self.buffers) else self.locals[slot - len(self.buffers)].shape
+                for name, slot in self.slot_of.items()}
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        """The names of the slots and then of the locals, by slot number."""
+        return self.names + tuple(local.name for local in self.locals)
+
+    @property
+    def all_storage_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """:attr:`storage_shapes`, then each local's storage (one iteration's slice)."""
+        return self.storage_shapes + tuple(local.storage for local in self.locals)
+
+    def is_local(self, slot: int) -> bool:
+        return slot >= len(self.buffers)
 
     @property
     def scratch(self) -> int | None:
@@ -132,26 +154,31 @@ class Schedule:
     buffers: BufferPlan
     steps: tuple[Step, ...]
     dtype: str
+    #: the fused groups the steps run (:mod:`.fusion`), for ``analyze``
+    fusions: tuple[Fusion, ...] = ()
 
 
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
-                pad: int = 1) -> BufferPlan:
+                pad: int = 1, locals_: tuple[Local, ...] = ()) -> BufferPlan:
     """A slot per declared variable, in order, except the temporaries that reuse a dead
     temporary's buffer (``reuse``, 002 §6.2-6.3: :func:`..analysis.liveness.reuse`), and
     the scratch slot when a statement needs one (as large as the largest target that
     needs it).  ``roles`` defaults to the declarations' (semantics/interface.py); a name
-    without a role is a temporary."""
+    without a role is a temporary.  ``locals_``: the fused loops' locals, which get no
+    slot (and take no part in memory reuse)."""
     if roles is None:
         roles = declared_roles(program.decls)
-    shared = liveness.reuse(program, roles) if reuse else ()
-    gone = {s.name for s in shared}
+    own = {local.name for local in locals_}
+    reuse_roles = {**roles, **{name: Role.IN for name in own}} if own else roles
+    shared = liveness.reuse(program, reuse_roles) if reuse else ()
+    gone = {s.name for s in shared} | own
     buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
     shapes = program.shapes
     scratch = max((math.prod(padded_shape(shapes[s.target], pad)) for s in program.statements
                    if not compatible(s).in_place), default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
-    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared, pad)
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared, pad, tuple(locals_))
 
 
 def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
@@ -201,15 +228,50 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
 MAX_LOOP_STATEMENTS = 32
 
 
+def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reuse: bool,
+                fuse: bool) -> tuple[BufferPlan, tuple[Fusion, ...]]:
+    """The buffer plan with the fused groups' locals, and the groups.  A group is given
+    up when memory reuse put one of its non-local targets in the buffer of another
+    variable it reads (iteration e would overwrite what a later iteration still reads)."""
+    if roles is None:
+        roles = declared_roles(program.decls)
+    groups = fusion_groups(program, roles, np.dtype(dtype).itemsize) if fuse else ()
+    while True:
+        locals_ = tuple(local for g in groups for local in g.locals)
+        buffers = buffer_plan(program, dtype, roles, reuse, 1, locals_)
+        clashing = [g for g in groups if _clashes(g, buffers)]
+        if not clashing:
+            return buffers, groups
+        groups = tuple(g for g in groups if g not in clashing)
+
+
+def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
+    slot_of = buffers.slot_of
+    written = {s.target for s in group.statements}
+    accessed = {name for s in group.statements for name in (s.target, *s.reads)}
+    for name in written:
+        if buffers.is_local(slot_of[name]):
+            continue
+        if any(other != name and slot_of[other] == slot_of[name] for other in accessed):
+            return True
+    return False
+
+
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
-         reuse: bool = True, pad: int = 1) -> Schedule:
+         reuse: bool = True, pad: int = 1, fuse: bool = True) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
-    is a loop nest: the BLAS steps work on unpadded arrays."""
+    is a loop nest: the BLAS steps work on unpadded arrays.  ``fuse``: run statements
+    that share a batch loop inside one (:mod:`.fusion`; the targets that run loop steps
+    statement by statement, NumPy's, pass False)."""
     program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
-    buffers = buffer_plan(program, dtype, roles, reuse, pad)
+    fusions: tuple[Fusion, ...] = ()
     if pad > 1:
+        buffers = buffer_plan(program, dtype, roles, reuse, pad)
         blas = False
+    else:
+        buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse)
+    starts = {g.start: g for g in fusions}
     scheduled: list[Step] = []
     group: list[tuple[ir.Statement, str]] = []
 
@@ -219,7 +281,16 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             scheduled.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
             group.clear()
 
-    for stmt in program.statements:
+    skip = 0
+    for n, stmt in enumerate(program.statements):
+        if n < skip:
+            continue
+        if n in starts:
+            flush()
+            fused = starts[n]
+            scheduled.append(_fused_step(fused, program.statements[fused.start:fused.stop], buffers, blas))
+            skip = fused.stop
+            continue
         chosen = choose(stmt, buffers, blas) if pad <= 1 else f"padding (pad {pad}) runs every statement as loops"
         if isinstance(chosen, str):
             group.append((stmt, _loop_reason(stmt, chosen, pad)))
@@ -229,7 +300,22 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
         flush()
         scheduled.append(chosen)
     flush()
-    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name)
+    return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)
+
+
+def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool) -> LoopStep:
+    """The loop step of a fused group; each statement's reason says what it would have
+    been alone."""
+    reasons = []
+    for stmt in original:
+        alone = choose(stmt, buffers, blas)  # only its reason is kept: the slots do not matter
+        if isinstance(alone, (GemmStep, ModeStep, EinsumStep)):
+            reasons.append(f"fused (alone: {alone.reason})")
+        else:
+            reasons.append(f"fused (alone: loops: {alone})")
+    slots = {buffers.slot_of[name] for s in (*fused.prologue, *fused.statements) for name in (s.target, *s.reads)}
+    slots = {s for s in slots if not buffers.is_local(s)}
+    return LoopStep(fused.statements, tuple(sorted(slots)), tuple(reasons), fused)
 
 
 def _loop_reason(stmt: ir.Statement, why: str, pad: int = 1) -> str:

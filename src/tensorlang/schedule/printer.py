@@ -19,6 +19,9 @@ def _shape(shape: tuple[int, ...]) -> str:
 def step_title(step: Step) -> str:
     """One line: what kind of step, on which slots."""
     if isinstance(step, LoopStep):
+        if step.fusion is not None:
+            return (f"fused loop over {step.fusion.var} in 0..{step.fusion.extent - 1}, "
+                    f"over {' '.join(f'v{s}' for s in step.slots)}")
         return f"loops over {' '.join(f'v{s}' for s in step.slots)}"
     if isinstance(step, ModeStep):
         w = f"v{step.matrix}{'ᵀ' if step.transpose else ''}"
@@ -47,7 +50,7 @@ def to_text(schedule: Schedule) -> str:
     lines = [f"schedule ({schedule.dtype}): {len(schedule.steps)} step{'s' * (len(schedule.steps) != 1)}, "
              f"{len(plan.buffers)} buffer{'s' * (len(plan.buffers) != 1)}",
              "buffers:"]
-    width = max((len(b.name) for b in plan.buffers), default=0)
+    width = max((len(name) for name in plan.all_names), default=0)
     storage = plan.storage_shapes
     for n, buffer in enumerate(plan.buffers):
         note = "  pooled" if buffer.pooled else ""
@@ -56,6 +59,11 @@ def to_text(schedule: Schedule) -> str:
         if buffer.name == SCRATCH:
             note += "  (statements that read their target elsewhere write here, then copy)"
         lines.append(f"  v{n:<3} {buffer.name:<{width}}  {_shape(buffer.shape):<12} {buffer.role}{note}")
+    for k, local in enumerate(plan.locals):
+        slot = len(plan.buffers) + k
+        what = ("one iteration of a fused loop" if local.per_iteration
+                else "a transposed copy, made once per call before the fused loop")
+        lines.append(f"  v{slot:<3} {local.name:<{width}}  {_shape(local.storage):<12} local  ({what})")
     for shared in plan.shared:
         lines.append(f"  v{plan.slot_of[shared.name]:<3} {shared.name:<{width}}  reuses {shared.owner}'s buffer from "
                      f"statement {shared.at + 1} ({shared.figure}: 002 memory reuse by liveness)")
@@ -64,6 +72,10 @@ def to_text(schedule: Schedule) -> str:
     lines.append("steps:")
     for n, step in enumerate(schedule.steps):
         lines.append(f"  {n}: {step_title(step)}")
+        if isinstance(step, LoopStep) and step.fusion is not None:
+            lines.append(f"       -- {step.fusion.describe()}")
+            for stmt in step.fusion.prologue:
+                lines.append(f"       before the loop: {statement_to_text(stmt)}")
         for text, reason in step_statements(step):
             lines.append(f"       {text}")
             lines.append(f"         -- {reason}")

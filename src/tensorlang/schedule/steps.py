@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..ein import ir
 from ..ein.forms import monomial
+from .fusion import Fusion
 
 #: Contractions with at least this many multiply-adds go to BLAS (numpy) when they are
 #: BLAS-shaped.  Below it a generated loop nest wins: a numpy step costs ~10-20 µs of
@@ -108,11 +109,13 @@ class _BlasStep:
 class LoopStep:
     """Consecutive statements run as generated loop nests over the buffers ``slots``
     (those their nests use, in slot order); ``reasons[k]`` says why statement k is not
-    a BLAS step."""
+    a BLAS step.  ``fusion``: the statements run inside one loop over their shared batch
+    index (:mod:`.fusion`; ``statements`` are then the group's, batch index renamed)."""
 
     statements: tuple[ir.Statement, ...]
     slots: tuple[int, ...]
     reasons: tuple[str, ...]
+    fusion: Fusion | None = None
 
     def pays(self) -> bool:
         """A loop nest is what every other step is measured against."""

@@ -103,6 +103,18 @@ static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }
 """
 
 
+#: Around a step whose nests ask for the widest vectors (loops.ir.Nest.wide_vectors): gcc
+#: on x86-64 prefers 256-bit vectors even with AVX-512; these functions may use 512.
+WIDE_BEGIN = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC target("prefer-vector-width=512")
+#endif
+"""
+WIDE_END = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+"""
+
 
 def _comment(text: str) -> str:
     """Text safe inside a C block comment (no ``*/``, no line breaks, ASCII only)."""
@@ -136,13 +148,13 @@ class CPrinter:
         self.prototypes: list[str] = []
         self.helpers: list[str] = []
         #: each slot's shape in memory: padded under pad=M (000 §4, schedule/padding.py)
-        self.storage = program.buffers.storage_shapes
+        self.storage = list(program.buffers.all_storage_shapes)
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
         shape = self.storage[slot]
-        if self.program.names[slot] == SCRATCH:
+        if slot < len(self.program.names) and self.program.names[slot] == SCRATCH:
             raise AssertionError("the scratch buffer is written through store(), never read")
         return _row_major(indices, shape)
 
@@ -202,6 +214,13 @@ class CPrinter:
                 lines.append(f"{pad}{place} += {self.scalar(stored.right)};")
             else:
                 lines.append(f"{pad}{place} = {self.scalar(stored)};")
+        elif isinstance(node, loops.Declare):  # a fused loop's local buffer (loops/fusion.py)
+            size = max(math.prod(node.shape), 1)
+            while len(self.storage) <= node.slot:  # a micro-kernel's accumulator block
+                self.storage.append(())
+            self.storage[node.slot] = node.shape
+            name = self.program.names[node.slot] if node.slot < len(self.program.names) else "accumulators"
+            lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Loop):
@@ -246,7 +265,7 @@ class CPrinter:
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
         """The shape a Store indexes: the slot's own, or for the flat scratch buffer the
         shape of the statement being written (set by :meth:`nest`)."""
-        if self.program.names[node.slot] == SCRATCH:
+        if node.slot < len(self.program.names) and self.program.names[node.slot] == SCRATCH:
             return self._target_shape
         return self.storage[node.slot]
 
@@ -268,7 +287,8 @@ class CPrinter:
 
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = padded_shape(tuple(n for _, n in nest.statement.index), self.program.buffers.pad)
-        lines.append(f"    /* {_comment(statement_to_text(nest.statement))} */")
+        for stmt in nest.fused or (nest.statement,):
+            lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
         for node in nest.body:
             self.node(node, lines, 2)
@@ -308,6 +328,8 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     text = "\n".join(lines) + "\n"
     if printer.helpers:
         text = "\n".join(printer.prototypes) + "\n\n" + text + "\n" + "\n".join(printer.helpers)
+    if any(nest.wide_vectors for nest in nests):
+        text = WIDE_BEGIN + text + WIDE_END
     return text
 
 

@@ -1,0 +1,103 @@
+"""The loop nest of a fused step (:mod:`tensorlang.schedule.fusion`): one loop over the
+batch index around every statement's nest, per-iteration temporaries as local buffers.
+
+Each statement is lowered as it would be alone (:mod:`.lower`, then :mod:`.interchange`:
+a contraction becomes the row-AXPY micro-kernel below) and loses its outermost loop,
+which is the batch loop by the schedule's rule; the bodies run in order inside one
+``for e`` loop that declares the per-iteration temporaries first.  An access to such a
+temporary drops its first index (always ``e``: the schedule checked it), so the
+temporary's buffer is one iteration's slice, which stays in the L1 cache.  The
+transposed copies the schedule asked for are declared and filled before the loop.
+
+Inside the loop every extent is a compile-time constant; each small contraction becomes
+the row AXPYs of :mod:`.interchange` (else the accumulator form), or, with
+:data:`.microkernel.ENABLED`, a register-blocked micro-kernel.  The nest asks for the
+widest vectors (``wide_vectors``): its rows are in L1, so the arithmetic is the limit,
+and gcc's default on x86-64 is 256-bit vectors even where 512-bit ones exist
+(docs/c-backend.md, "Fused loops", has the measurements).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..schedule.plan import BufferPlan
+from ..schedule.steps import LoopStep
+from . import interchange
+from .ir import Acc, Apply, BinOp, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, work
+from .lower import lower_statement
+from . import microkernel
+from .microkernel import micro_kernel
+from .parallel import PARALLEL_WORK, simd_marks
+
+
+def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: int = PARALLEL_WORK) -> Nest:
+    """The one nest of fused loop step ``number`` (its ``fusion`` is set)."""
+    fusion = step.fusion
+    assert fusion is not None, "fused_nest lowers a fused step"
+    slot_of = buffers.slot_of
+    local = {slot_of[l.name]: l for l in fusion.locals}
+    per_iteration = {slot for slot, l in local.items() if l.per_iteration}
+    before: list[Node] = [Declare(slot, l.storage) for slot, l in local.items() if not l.per_iteration]
+    for stmt in fusion.prologue:
+        before.extend(simd_marks(node) for node in lower_statement(stmt, buffers, number).body)
+    body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration)]
+    registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
+    for stmt in step.statements:
+        blocked = micro_kernel(stmt, buffers, registers) if microkernel.ENABLED and len(stmt.index) >= 3 else None
+        if blocked is not None:
+            outer = blocked
+            registers += 1
+        else:
+            nest = lower_statement(stmt, buffers, number)
+            if len(stmt.index) >= 2:
+                nest = interchange.rewrite(nest, buffers)
+            outer = nest.body
+        if len(outer) != 1 or not isinstance(outer[0], Loop) or outer[0].var != fusion.var:
+            raise AssertionError(f"a fused statement's nest starts with its batch loop: {stmt}")
+        # each statement's accumulators are its own (a plain nest has a C block of its own)
+        tag = f"s{len(body)}"
+        body.extend(_drop_batch(node, per_iteration, fusion.var, tag) for node in outer[0].body)
+    loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
+    assert isinstance(loop, Loop)
+    if loop.extent > 1 and loop.extent * work(loop.body) >= parallel_work:
+        loop = replace(loop, parallel=True)
+    return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True)
+
+
+def _drop_batch(node, slots: set[int], var: str, tag: str):
+    """``node`` with every access to a per-iteration buffer in ``slots`` indexed without
+    its first index (the batch variable ``var``), and its accumulators renamed ``<acc>_<tag>``."""
+    if isinstance(node, Loop):
+        return replace(node, body=tuple(_drop_batch(child, slots, var, tag) for child in node.body),
+                       reductions=tuple((op, f"{acc}_{tag}") for op, acc in node.reductions))
+    if isinstance(node, Store):
+        indices = _strip(node.slot, node.indices, slots, var)
+        return Store(node.slot, indices, _drop_scalar(node.value, slots, var, tag))
+    if isinstance(node, Update):
+        return Update(f"{node.acc}_{tag}", node.op, _drop_scalar(node.value, slots, var, tag))
+    if isinstance(node, Init):
+        return Init(f"{node.acc}_{tag}", node.op)
+    return node
+
+
+def _drop_scalar(e: Scalar, slots: set[int], var: str, tag: str) -> Scalar:
+    if isinstance(e, Load):
+        return Load(e.slot, _strip(e.slot, e.indices, slots, var))
+    if isinstance(e, Acc):
+        return Acc(f"{e.name}_{tag}")
+    if isinstance(e, (Neg, Apply)):
+        return replace(e, arg=_drop_scalar(e.arg, slots, var, tag))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, _drop_scalar(e.left, slots, var, tag), _drop_scalar(e.right, slots, var, tag))
+    if isinstance(e, Select):
+        return Select(e.var, tuple(_drop_scalar(c, slots, var, tag) for c in e.cases))
+    return e
+
+
+def _strip(slot: int, indices, slots: set[int], var: str):
+    if slot not in slots:
+        return indices
+    if not indices or indices[0] != var:
+        raise AssertionError(f"a per-iteration buffer read at another batch point: v{slot}{list(indices)}")
+    return indices[1:]

@@ -1,0 +1,160 @@
+"""Register-blocked micro-kernels for the small dense products inside a fused loop.
+
+A contraction that :mod:`.interchange` would turn into row AXPYs, ``T[.., y, x] = Σ_k
+p(y, x, k)`` with x the target's contiguous last index, is instead computed a block of
+``U`` rows at a time (unroll and jam of the output loop y, LIBXSMM's idea of a small
+GEMM kept in registers, written here as plain loops)::
+
+    for the other output loops:
+        for yb in range(Y / U):
+            local acc[U][X]
+            for u, x:  acc[u][x] = 0 + p(y = U*yb + u, x, k = 0)
+            for k in range(1, K):
+                for u, x:  acc[u][x] += p(y = U*yb + u, x, k)
+            for u, x:  T[.., U*yb + u, x] = acc[u][x]
+
+Every bound is a compile-time constant and U divides Y, so there is no remainder loop;
+gcc unrolls the u and x loops completely and keeps ``acc`` (U·X values: at most
+:data:`MAX_VECTORS` vector registers) in registers across the k loop, so each k step
+loads the operand that moves with x once for all U rows.  y is chosen so that it does
+*not* occur in the factors that move with x (``u[k,a,b]`` in ``Σ_k u[k,a,b] A[j,k]``
+blocks over j): those rows are then shared by the U rows of the block and the factors
+that change with y are single broadcast values.
+
+Exactness: each component adds the same products, from the same 0 and in the same k
+order, as the accumulator form (the peeled first step of :mod:`.interchange`), nothing
+is skipped or reassociated, so ⊥ and ±inf propagate as in the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..ein import ir as ein
+from ..ein.index import Affine
+from ..ein.names import Fresh, all_names
+from ..schedule.plan import BufferPlan
+from .interchange import contraction
+from .ir import BinOp, Const, Declare, Load, Loop, Neg, Node, Scalar, Store
+from .lower import scalar
+
+#: The accumulator block may fill at most this many vector registers (x86-64 with
+#: AVX-512 has 32, AVX2 16; the operands and broadcasts need some too).
+MAX_VECTORS = 16
+
+#: The widest vector gcc uses by default on x86-64 (-march=native prefers 256 bits).
+VECTOR_BYTES = 32
+
+#: Whether fused loops use these micro-kernels (:mod:`.fusion`).  Off: measured on the
+#: CFD kernels (docs/c-backend.md, "Fused loops") they are no faster than the row AXPYs.
+#: Without fused multiply-add (off: ``a + b*c`` in one rounding turns an overflowing
+#: product's inf + -inf = ⊥ into -inf) each multiply-add is two vector operations, and
+#: the arithmetic, not the operand loads that blocking saves, is the limit.
+ENABLED = False
+
+#: Keep the block's accumulators in a local array copied out at the end (True) or
+#: update the target's rows in place (False; the copy-out measured slower).
+ACCUMULATOR_BLOCK = False
+
+#: Rows longer than this many elements are no small product (and not worth blocking).
+MAX_ROW = 64
+
+
+def block_rows(rows: int, row: int, itemsize: int) -> int:
+    """The block height U: the largest divisor of ``rows`` up to 8 whose U × ``row``
+    accumulators fit :data:`MAX_VECTORS` vector registers (1: no blocking)."""
+    width = max(VECTOR_BYTES // itemsize, 1)
+    vectors = math.ceil(row / width)
+    best = 1
+    for u in range(2, min(rows, 8) + 1):
+        if rows % u == 0 and u * vectors <= MAX_VECTORS:
+            best = u
+    return best
+
+
+def _factors(e: Scalar) -> list[Scalar]:
+    if isinstance(e, BinOp) and e.op == "*":
+        return _factors(e.left) + _factors(e.right)
+    if isinstance(e, Neg):
+        return _factors(e.arg)
+    return [e]
+
+
+def _uses(e: Scalar, var: str) -> bool:
+    if isinstance(e, Load):
+        return any(i == var or (isinstance(i, Affine) and var in dict(i.terms)) for i in e.indices)
+    if isinstance(e, BinOp):
+        return _uses(e.left, var) or _uses(e.right, var)
+    if isinstance(e, Neg):
+        return _uses(e.arg, var)
+    return False
+
+
+def _subst(e: Scalar, values: dict) -> Scalar:
+    if isinstance(e, Load):
+        return Load(e.slot, tuple(values.get(i, i) if isinstance(i, str) else i for i in e.indices))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, _subst(e.left, values), _subst(e.right, values))
+    if isinstance(e, Neg):
+        return Neg(_subst(e.arg, values))
+    return e
+
+
+def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
+    """The register-blocked nest of ``stmt`` (the module's docstring), its accumulator
+    block declared as local buffer ``slot``; the first ``keep`` output loops stay
+    outermost in order (a fused loop's batch).  None when it does not apply: no
+    interchangeable contraction with one summed index and no scale, fewer than two
+    output loops besides the kept ones, a row longer than :data:`MAX_ROW`, or no block
+    height above 1."""
+    if buffers.pad > 1:
+        return None
+    found = contraction(stmt, buffers.variable_shapes)
+    if found is None or len(found.summed) != 1 or found.scale is not None:
+        return None
+    here = list(stmt.index)
+    (x, width), outputs = here[-1], here[keep:-1]
+    if not outputs or width > MAX_ROW:
+        return None
+    (k, extent), = found.summed
+    product = scalar(found.product, buffers.slot_of)
+    moving = [f for f in _factors(product) if _uses(f, x)]
+    # y: the innermost output loop the row operands do not depend on, else the innermost
+    free = [name for name, _ in outputs if not any(_uses(f, name) for f in moving)]
+    y = free[-1] if free else outputs[-1][0]
+    rows = dict(outputs)[y]
+    height = block_rows(rows, width, buffers.itemsize)
+    if height < 2:
+        return None
+    fresh = Fresh(all_names(stmt.body) | {name for name, _ in here})
+    yb, u = fresh("yb"), fresh("u")
+    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
+    point: Any = Affine(((yb, height), (u, 1)), -height)
+    target = buffers.slot_of[stmt.target]
+    acc: tuple[Any, ...] = (u, x)
+    where: tuple[Any, ...] = tuple(point if name == y else name for name, _ in here)
+
+    def block(value: Node) -> Node:
+        return Loop(u, height, (Loop(x, width, (value,)),))
+
+    first = _subst(product, {y: point, k: 0})
+    step = _subst(product, {y: point})
+    if ACCUMULATOR_BLOCK:
+        body: tuple[Node, ...] = (
+            Declare(slot, (height, width)),
+            block(Store(slot, acc, BinOp("+", Const(0.0), first))),
+            *((Loop(k, extent, (block(Store(slot, acc, BinOp("+", Load(slot, acc), step))),), start=1),)
+              if extent > 1 else ()),
+            block(Store(target, where, Load(slot, acc))),
+        )
+    else:
+        body = (
+            block(Store(target, where, BinOp("+", Const(0.0), first))),
+            *((Loop(k, extent, (block(Store(target, where, BinOp("+", Load(target, where), step))),), start=1),)
+              if extent > 1 else ()),
+        )
+    nest: tuple[Node, ...] = (Loop(yb, rows // height, body),)
+    for name, n in reversed([(name, n) for name, n in here[:-1] if name != y]):
+        nest = (Loop(name, n, nest),)
+    return nest

@@ -1,0 +1,291 @@
+"""Fusion over a shared outer (batch) loop: which consecutive statements run inside one
+loop over their common first index, and which temporaries shrink to one iteration's size.
+
+The spectral-element kernels (papers 000/002) apply three small matrix products to each
+of E elements: ``tmp1[e,..] = Σ u[e,..] A``, ``tmp2[e,..] = Σ tmp1[e,..] B``, ``v[e,..] =
+Σ tmp2[e,..] C``.  Run one statement after the other, every temporary of E·n³ values goes
+through main memory, and the kernel is bound by memory three times over.  Run inside one
+loop over e, each temporary is needed for one element only: n³ values that stay in the
+level-1 cache, and only u and v move through memory.
+
+:func:`fusion_groups` decides it, once per schedule, in two parts:
+
+* **legality** (:func:`_joins`): every statement of a group writes its target at the
+  group's batch index in its first position (``T[e, ...] = ...``, renamed to one common
+  variable), does not read its target (ev-stmt would need the whole old target), and
+  reads every variable written inside the group only at that same batch index — so
+  iteration e never needs a value that another iteration computes.  A statement that
+  reads a temporary at another batch point (``w[e,j] = t[e+1,j]``, ``Σ_k t[k,j]``), a
+  reduction over the batch (``s[j] = Σ_e t[e,j]``: its target has no batch index), a
+  statement under ``pad=M`` or with conditions on its domain ends the group;
+* **cost** (:class:`Fusion`): a group is fused when at least one temporary becomes
+  local (written and read only inside the group: nothing else saves memory traffic) and
+  the bytes one iteration touches — a slice of each batched buffer, the whole of each
+  unbatched one (the small matrices), the locals — fit in half the level-2 cache
+  (:mod:`.cache`: read from the OS).  Bytes moved through memory drop from the sum of
+  every statement's operands and target to each non-local buffer once; both are printed.
+
+Inside a fused group a contraction that reads a small unbatched matrix with the target's
+last (contiguous) index first, ``v[e,j,l,m] = Σ_b C[m,b] tmp2[e,j,l,b]``, reads a
+transposed copy ``Cᵀ[b,m]`` made once per call instead (a *hoisted transpose*, exact: a
+copy): then every read that moves with m is contiguous and the loop stage's row-AXPY
+micro-kernel applies (:mod:`tensorlang.loops.interchange`, :mod:`tensorlang.loops.fusion`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..ein import ir
+from ..ein.index import as_domain
+from ..ein.forms import monomial
+from ..ein.names import Fresh, all_names, substitute
+from ..semantics.interface import Role
+from .cache import CacheSizes, cache_sizes
+
+#: A fused group runs at most this many statements (the C function's size, as
+#: plan.MAX_LOOP_STATEMENTS says why).
+MAX_FUSED_STATEMENTS = 32
+
+#: A statement with fewer multiply-adds keeps the dot-product (accumulator) form in the
+#: loop stage (loops/interchange.py's INTERCHANGE_WORK), where a transposed read is no
+#: better: no transpose for it.
+MIN_TRANSPOSE_WORK = 1 << 10
+
+#: Only matrices up to this size on a side are transposed once per call (a hoisted
+#: transpose of a big matrix would cost more than the strided reads it saves).
+MAX_TRANSPOSE = 64
+
+
+@dataclass(frozen=True)
+class Local:
+    """A variable that lives inside a fused loop: a temporary of one iteration
+    (``per_iteration``: its first dimension, the batch, is dropped from its storage) or
+    a transposed copy of a small matrix made before the loop."""
+
+    name: str
+    shape: tuple[int, ...]
+    per_iteration: bool
+
+    @property
+    def storage(self) -> tuple[int, ...]:
+        """The shape of its buffer: one iteration's slice for a per-iteration temporary."""
+        return self.shape[1:] if self.per_iteration else self.shape
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """One fused group: statements ``start .. start+len(statements)-1`` of the program
+    run inside one loop over ``var`` (extent ``extent``).  ``statements`` are the
+    group's statements with their batch index renamed to ``var`` and transposed reads
+    in place; ``prologue`` fills the transposed copies before the loop."""
+
+    start: int
+    statements: tuple[ir.Statement, ...]
+    var: str
+    extent: int
+    locals: tuple[Local, ...]
+    prologue: tuple[ir.Statement, ...]
+    working_set: int  # bytes one iteration touches
+    bytes_unfused: int  # bytes moved through memory, statement by statement
+    bytes_fused: int  # bytes moved through memory by the fused loop
+    cache: CacheSizes
+    itemsize: int
+
+    @property
+    def stop(self) -> int:
+        return self.start + len(self.statements)
+
+    @property
+    def budget(self) -> int:
+        return self.cache.l2 // 2
+
+    def describe(self) -> str:
+        temps = ", ".join(f"{l.name} [{' '.join(map(str, l.storage))}]" for l in self.locals if l.per_iteration)
+        copies = ", ".join(l.name for l in self.locals if not l.per_iteration)
+        where = "L1d" if self.working_set <= self.cache.l1 else "L2"
+        text = (f"fused over {self.var} (extent {self.extent}): per iteration {temps}; working set "
+                f"{_bytes(self.working_set)} <= L2/2 {_bytes(self.budget)}, fits {where} ({self.cache.describe()}); "
+                f"bytes moved {_bytes(self.bytes_unfused)} -> {_bytes(self.bytes_fused)}")
+        if copies:
+            text += f"; transposed once per call: {copies}"
+        return text
+
+
+def _bytes(n: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
+# ------------------------------------------------------------------ legality
+def _batch(stmt: ir.Statement) -> tuple[str, int] | None:
+    """The statement's candidate batch index: its target's first, when it may join a group."""
+    if not stmt.index or as_domain(stmt.index).conditions or stmt.target in stmt.reads:
+        return None
+    var, extent = stmt.index[0]
+    if extent < 2:
+        return None
+    if any(var in {name for name, _ in ir.binders(node)} for node in ir.nodes(stmt.body)):
+        return None  # the batch variable is bound again inside: its accesses name another loop
+    return var, extent
+
+
+def _joins(group: list[ir.Statement], extent: int) -> bool:
+    """Whether ``group`` (each statement's batch index first) may run in one loop over
+    the batch: every variable written in it is read only at the reading statement's batch index."""
+    written = {s.target for s in group}
+    for stmt in group:
+        var, n = stmt.index[0]
+        if n != extent:
+            return False
+        for t in ir.tensors(stmt.body):
+            if t.name in written and (not t.indices or t.indices[0] != var):
+                return False
+    return True
+
+
+def _candidates(program: ir.Program) -> list[tuple[int, list[ir.Statement]]]:
+    """Maximal runs of consecutive statements that may share a batch loop (greedy, in order)."""
+    runs: list[tuple[int, list[ir.Statement]]] = []
+    current: list[ir.Statement] = []
+    start, extent = 0, 0
+    for n, stmt in enumerate(program.statements):
+        found = _batch(stmt)
+        if current and found is not None and found[1] == extent and len(current) < MAX_FUSED_STATEMENTS \
+                and _joins(current + [stmt], extent):
+            current.append(stmt)
+            continue
+        if len(current) >= 2:
+            runs.append((start, current))
+        current, start = ([stmt], n) if found is not None and _joins([stmt], found[1]) else ([], n)
+        extent = found[1] if found is not None else 0
+    if len(current) >= 2:
+        runs.append((start, current))
+    return runs
+
+
+# ------------------------------------------------------------------ the group
+def _rename(group: list[ir.Statement], var: str) -> list[ir.Statement]:
+    out = []
+    for stmt in group:
+        old, extent = stmt.index[0]
+        body = substitute(stmt.body, {old: var}) if old != var else stmt.body
+        out.append(ir.Statement(stmt.target, ((var, extent), *stmt.index[1:]), body))
+    return out
+
+
+def _transposes(stmt: ir.Statement, written: set[str], var: str, shapes: dict[str, tuple[int, ...]]):
+    """The accesses ``X[x, k]`` of small unbatched matrices whose first index is the
+    target's last, x, in a contraction: read from ``Xᵀ[k, x]`` instead."""
+    if len(stmt.index) < 2:
+        return {}
+    form = monomial(stmt.body)
+    if not form.sums or not all(isinstance(f, (ir.Tensor, ir.Const)) for f in form.factors):
+        return {}
+    last = stmt.index[-1][0]
+    if math.prod(n for _, n in stmt.index) * math.prod(n for _, n in form.sums) < MIN_TRANSPOSE_WORK:
+        return {}
+    found = {}
+    for t in ir.tensors(stmt.body):
+        if (t.name not in written and len(t.indices) == 2 and t.indices[0] == last
+                and isinstance(t.indices[1], str) and t.indices[1] != last and var not in t.indices
+                and max(shapes[t.name]) <= MAX_TRANSPOSE):
+            found[t] = ir.Tensor(f"{t.name}ᵀ", (t.indices[1], t.indices[0]))
+    # only where it pays: afterwards every access that moves with the row index has it
+    # last, once (the loop stage's row-AXPY rule), else the reads stay as they are
+    after = [found.get(t, t) for t in ir.tensors(stmt.body)]
+    moving = [t for t in after if last in t.indices]
+    if not found or any(t.indices.count(last) != 1 or t.indices[-1] != last for t in moving):
+        return {}
+    return found
+
+
+def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
+    if not swap:
+        return stmt
+    body = ir.bottom_up(stmt.body, lambda e: swap.get(e, e) if isinstance(e, ir.Tensor) else e)
+    return ir.Statement(stmt.target, stmt.index, body)
+
+
+def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: Mapping[str, str],
+            itemsize: int, cache: CacheSizes) -> Fusion | None:
+    shapes = program.shapes
+    extent = group[0].index[0][1]
+    stop = start + len(group)
+    written = {s.target for s in group}
+    read_outside = {name for n, s in enumerate(program.statements) if not start <= n < stop for name in s.reads}
+    first_write: dict[str, int] = {}
+    for n, s in enumerate(group):
+        first_write.setdefault(s.target, n)
+    read_early = {name for n, s in enumerate(group) for name in s.reads if n <= first_write.get(name, -1)}
+    temps = [name for name in first_write
+             if str(roles.get(name, Role.TEMP)) == Role.TEMP and name not in read_outside and name not in read_early]
+    if not temps:
+        return None
+    taken: set[str] = set()
+    for stmt in group:
+        taken |= all_names(stmt.body) | {name for name, _ in stmt.index}
+    var = "e" if "e" not in taken else Fresh(taken)("e")
+    renamed = _rename(group, var)
+    statements, prologue, copies = [], {}, {}
+    for stmt in renamed:
+        swap = _transposes(stmt, written, var, shapes)
+        for old, new in swap.items():
+            if new.name not in copies:
+                rows, cols = shapes[old.name]
+                copies[new.name] = Local(new.name, (cols, rows), per_iteration=False)
+                prologue[new.name] = ir.Statement(new.name, (("p", cols), ("q", rows)), ir.Tensor(old.name, ("q", "p")))
+        statements.append(_with_transposes(stmt, swap))
+    # bytes: a batched buffer (first index the batch in every access) moves one slice an
+    # iteration; anything else is read whole
+    touched: dict[str, bool] = {}
+    for stmt in statements:
+        touched[stmt.target] = touched.get(stmt.target, True)
+        for t in ir.tensors(stmt.body):
+            batched = bool(t.indices) and t.indices[0] == var and shapes.get(t.name, (0,))[0] == extent
+            touched[t.name] = touched.get(t.name, True) and batched
+    size = {name: math.prod(shapes[name]) if name in shapes else math.prod(copies[name].shape) for name in touched}
+    working = sum(size[name] // extent if batched else size[name] for name, batched in touched.items()) * itemsize
+    unfused = sum(math.prod(shapes[s.target]) + sum(math.prod(shapes[r]) for r in s.reads) for s in group) * itemsize
+    fused = sum(size[name] for name in touched if name not in temps and name not in copies) * itemsize
+    locals_ = tuple(Local(name, shapes[name], per_iteration=True) for name in temps) + tuple(copies.values())
+    found = Fusion(start, tuple(statements), var, extent, locals_, tuple(prologue.values()), working, unfused, fused,
+                   cache, itemsize)
+    return found if working <= found.budget else None
+
+
+def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
+                  cache: CacheSizes | None = None) -> tuple[Fusion, ...]:
+    """The fused groups of ``program``, in order (see the module's docstring).
+    ``TENSORLANG_FUSE=0`` turns fusion off (to compare with, and for tests of the
+    statement-by-statement schedule)."""
+    if os.environ.get("TENSORLANG_FUSE", "1") == "0":
+        return ()
+    cache = cache or cache_sizes()
+    groups = []
+    for start, group in _candidates(program):
+        found = _fusion(program, start, group, roles, itemsize, cache)
+        if found is not None:
+            groups.append(found)
+    return tuple(groups)
+
+
+def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int) -> str:
+    """What ``tensorlang analyze`` prints about fusion: each fused group, its statements
+    (numbered as in the optimized program) and its cost; empty when nothing fuses."""
+    groups = fusion_groups(program, roles, itemsize)
+    if not groups:
+        return ""
+    from ..ein.printer import statement_to_text
+
+    lines = ["fusion over shared batch loops (C back end, schedule/fusion.py):"]
+    for g in groups:
+        lines.append(f"  statements {g.start + 1}..{g.stop}: {g.describe()}")
+        for n, stmt in enumerate(g.statements, g.start + 1):
+            lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
+    return "\n".join(lines)

@@ -1,0 +1,263 @@
+"""Fusion over a shared batch loop (schedule/fusion.py, loops/fusion.py) keeps meaning.
+
+Random batched programs — chains of small mode products (either side, either matrix
+orientation: some need the hoisted transpose), elementwise products, quotients and sums
+with another batched input — interleaved with statements that must break a fused group:
+a read of the previous temporary at another batch point (a sum over the batch, a fixed
+batch position) and a reduction over the batch.  Inputs mix ±0, ±inf and NaN (⊥) with
+ordinary numbers.  For each program the C target's fused kernel must
+
+* give what the same C target gives with fusion and BLAS off: ⊥ (NaN) and the
+  infinities in the same places, the rest within rounding (a row AXPY adds the same
+  products in the same order either way, but a dot product's ``omp simd reduction``
+  may combine partial sums in another order with the fused loop's wider vectors), and
+* agree with the EIN oracle on the executed program (NaN where it is ⊥, the same
+  infinities, finite values within the rounding bound),
+
+and every fused group the schedule made must be legal by an independent check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import event, given, note, settings, strategies as st
+
+import tensorlang as tl
+from tensorlang.ein import interp, ir
+from tensorlang.schedule import plan as plan_module
+from tensorlang.schedule.steps import LoopStep
+from tensorlang.targets.c import runtime as c_runtime
+
+from properties.harness import SLACK, ein_oracle
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+
+#: statement kinds: (template, breaks fusion); {p} the previous variable, {t} the target
+KINDS = {
+    "left": ("{t}[e,i,j] = sum(k) A[i,k] * {p}[e,k,j]", False),
+    "leftT": ("{t}[e,i,j] = sum(k) A[k,i] * {p}[e,k,j]", False),
+    "right": ("{t}[e,i,j] = sum(k) {p}[e,i,k] * B[j,k]", False),
+    "rightT": ("{t}[e,i,j] = sum(k) {p}[e,i,k] * B[k,j]", False),
+    "scale": ("{t}[e,i,j] = D[e,i,j] * {p}[e,i,j]", False),
+    "divide": ("{t}[e,i,j] = {p}[e,i,j] / D[e,i,j]", False),
+    "add": ("{t}[e,i,j] = {p}[e,i,j] + u[e,i,j]", False),
+    "batchsum": ("{t}[e,i,j] = sum(f) {p}[f,i,j] * D[e,i,j]", True),
+    "first": ("{t}[e,i,j] = {p}[1,i,j] * D[e,i,j]", True),
+    "reduce": ("s{n}[i,j] = sum(f) {p}[f,i,j]\n{t}[e,i,j] = s{n}[i,j] * D[e,i,j]", True),
+}
+
+
+@st.composite
+def batched_programs(draw):
+    E = draw(st.integers(2, 4))
+    n = draw(st.integers(1, 4))
+    kinds = draw(st.lists(st.sampled_from(sorted(KINDS)), min_size=2, max_size=5))
+    lines = [f"in var A : [{n} {n}]", f"in var B : [{n} {n}]", f"in var D : [{E} {n} {n}]",
+             f"in var u : [{E} {n} {n}]", f"out var v : [{E} {n} {n}]"]
+    body, previous = [], "u"
+    for number, kind in enumerate(kinds):
+        target = "v" if number == len(kinds) - 1 else f"t{number}"
+        if target != "v":
+            lines.append(f"var {target} : [{E} {n} {n}]")
+        if kind == "reduce":
+            lines.append(f"var s{number} : [{n} {n}]")
+        body.append(KINDS[kind][0].format(t=target, p=previous, n=number))
+        previous = target
+    return "\n".join(lines + body) + "\n", kinds
+
+
+def _inputs(text: str, seed: int, special: float) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    kernel = tl.compile(text, backend="interp")
+    arrays = {}
+    for decl in kernel.executed.decls:
+        if decl.qual == "in":
+            a = rng.uniform(-2, 2, size=decl.shape)
+            mask = rng.random(decl.shape) < special
+            a[mask] = rng.choice(SPECIALS, size=int(mask.sum()))
+            arrays[decl.name] = a
+    return arrays
+
+
+def _unfused(text: str):
+    """The C kernel with fusion and BLAS steps off (every statement its own loop nest)."""
+    original = plan_module.plan
+
+    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True):
+        return original(program, dtype, roles, False, reuse, pad, False)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(c_runtime, "plan", plain)
+        return tl.compile(text, backend="c")
+
+
+def _same_bits(got, ref) -> bool:
+    got, ref = np.asarray(got, dtype=float), np.asarray(ref, dtype=float)
+    nan = np.isnan(ref)
+    return (np.array_equal(np.isnan(got), nan) and np.array_equal(got[~nan], ref[~nan])
+            and np.array_equal(np.signbit(got[~nan]), np.signbit(ref[~nan])))
+
+
+def assert_legal(kernel) -> None:
+    """Every fused group: targets written at the batch index, every variable written in
+    the group read only at the reading statement's batch index, its locals read nowhere
+    outside it (checked here from the definitions, not by the schedule's own code)."""
+    program = kernel.executed
+    for step in kernel.schedule.steps:
+        if not isinstance(step, LoopStep) or step.fusion is None:
+            continue
+        fusion = step.fusion
+        written = {s.target for s in step.statements}
+        for stmt in step.statements:
+            assert stmt.index[0] == (fusion.var, fusion.extent), stmt
+            assert stmt.target not in stmt.reads
+            for t in ir.tensors(stmt.body):
+                if t.name in written:
+                    assert t.indices and t.indices[0] == fusion.var, (stmt, t)
+        group = set(range(fusion.start, fusion.stop))
+        for local in fusion.locals:
+            if local.per_iteration:
+                assert not any(local.name in s.reads for n, s in enumerate(program.statements) if n not in group)
+
+
+@settings(max_examples=100)
+@given(case=batched_programs(), seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.1, 0.4]))
+def test_fused_kernel_matches_unfused_and_the_oracle(case, seed, special):
+    text, kinds = case
+    note(text)
+    fused = tl.compile(text, backend="c")
+    assert_legal(fused)
+    event(f"fused groups: {sum(1 for s in fused.schedule.steps if isinstance(s, LoopStep) and s.fusion)}")
+    inputs = _inputs(text, seed, special)
+    got = fused(**inputs)["v"]
+    plain = _unfused(text)
+    assert not any(isinstance(s, LoopStep) and s.fusion for s in plain.schedule.steps)
+    unfused = plain(**inputs)["v"]
+    assert np.array_equal(np.isnan(got), np.isnan(unfused))
+    assert np.array_equal(got[np.isinf(unfused)], unfused[np.isinf(unfused)])
+    np.testing.assert_allclose(got, unfused, rtol=1e-12, atol=1e-12)
+    # the EIN evaluator's own arithmetic (controlled division, ⊥) decides NaN and inf ...
+    with np.errstate(all="ignore"):
+        expected = np.asarray(interp.run(fused.executed, inputs)["v"])
+        _, bound = ein_oracle(fused.executed, inputs)["v"]
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    inf = np.isinf(expected)
+    assert np.array_equal(got[inf], expected[inf])
+    # ... and the finite values agree within the harness's first-order rounding bound
+    finite = ~nan & ~inf & np.isfinite(bound)
+    err = np.abs(got[finite] - expected[finite])
+    assert (err <= SLACK * np.finfo(float).eps * np.asarray(bound)[finite] + 1e-300).all()
+
+
+def _fused_steps(text: str):
+    kernel = tl.compile(text, backend="c")
+    return kernel, [s for s in kernel.schedule.steps if isinstance(s, LoopStep) and s.fusion is not None]
+
+
+HEAD = "in var A : [3 3]\nin var D : [4 3 3]\nin var u : [4 3 3]\nout var v : [4 3 3]\nvar t : [4 3 3]\n"
+
+
+def test_a_chain_of_mode_products_fuses_with_per_iteration_temporaries():
+    kernel, fused = _fused_steps("in var A : [6 6]\nin var u : [8 6 6]\nout var v : [8 6 6]\nvar t : [8 6 6]\n"
+                                 "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n")
+    assert len(fused) == 1
+    locals_ = {l.name: l for l in fused[0].fusion.locals}
+    temps = [l for l in locals_.values() if l.per_iteration]
+    assert temps and all(l.storage == (6, 6) for l in temps)  # the optimizer names the temporary
+    assert "Aᵀ" in locals_ and not locals_["Aᵀ"].per_iteration  # v reads A[j,k]: a hoisted transpose
+    assert not set(kernel.schedule.buffers.names) & {l.name for l in temps}  # no slot ...
+    assert kernel.schedule.buffers.pool_bytes == 0  # ... and nothing pooled
+
+
+@pytest.mark.parametrize("second", [
+    "v[e,i,j] = sum(f) t[f,i,j]",  # reads the temporary at another batch point
+    "v[e,i,j] = t[1,i,j] * D[e,i,j]",  # a fixed batch position
+    "v[e,i,j] = t[e,j,i] + t[4,i,j]",
+])
+def test_no_fusion_when_a_statement_reads_a_temporary_at_another_batch_point(second):
+    _, fused = _fused_steps(HEAD + "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\n" + second + "\n")
+    assert fused == []
+
+
+def test_no_fusion_across_a_reduction_over_the_batch():
+    text = (HEAD + "var s : [3 3]\nt[e,i,j] = sum(k) A[i,k] * u[e,k,j]\ns[i,j] = sum(f) t[f,i,j]\n"
+            "v[e,i,j] = s[i,j] * D[e,i,j]\n")
+    kernel, fused = _fused_steps(text)
+    assert fused == []
+    expected = tl.compile(text, backend="interp")
+    rng = np.random.default_rng(1)
+    inputs = {"A": rng.standard_normal((3, 3)), "D": rng.standard_normal((4, 3, 3)), "u": rng.standard_normal((4, 3, 3))}
+    np.testing.assert_allclose(kernel(**inputs)["v"], expected(**inputs)["v"], rtol=1e-12)
+
+
+def test_a_temporary_read_after_the_group_keeps_its_full_buffer():
+    text = ("in var A : [3 3]\nin var u : [4 3 3]\nout var v : [4 3 3]\nout var w : [3 3]\nvar t : [4 3 3]\n"
+            "var r : [4 3 3]\nt[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nr[e,i,j] = sum(k) A[i,k] * t[e,k,j]\n"
+            "v[e,i,j] = sum(k) A[i,k] * r[e,k,j]\nw[i,j] = sum(f) t[f,i,j]\n")
+    kernel, fused = _fused_steps(text)
+    for step in fused:
+        names = {l.name for l in step.fusion.locals}
+        assert "t" not in names  # w reads t after the loop: it keeps a slot of [4 3 3]
+    assert "t" in kernel.schedule.buffers.names
+
+
+def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
+    from tensorlang.schedule import cache
+    text = HEAD + "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n"
+    assert _fused_steps(text)[1]  # fused with the machine's caches ...
+    monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize: __import__(
+        "tensorlang.schedule.fusion", fromlist=["x"]).fusion_groups(program, roles, itemsize, cache.CacheSizes(64, 128, "test")))
+    _, fused = _fused_steps(text)
+    assert fused == []  # ... but not with 128 bytes of L2
+
+
+def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):
+    from tensorlang.schedule import cache
+    found = cache.cache_sizes()
+    assert found.l1 > 0 and found.l2 >= found.l1 and found.source in ("sys", "sysconf", "fallback", "env")
+    monkeypatch.setenv("TENSORLANG_CACHE_SIZES", "l1=32K,l2=1M")
+    cache.cache_sizes.cache_clear()
+    try:
+        assert cache.cache_sizes() == cache.CacheSizes(32 * 1024, 1024 * 1024, "env")
+    finally:
+        cache.cache_sizes.cache_clear()
+
+
+def test_the_schedule_prints_the_fusion_and_its_cost():
+    kernel = tl.compile(HEAD + "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n",
+                        backend="c")
+    from tensorlang.schedule.printer import to_text
+    text = to_text(kernel.schedule)
+    assert "fused loop over e" in text and "local" in text and "bytes moved" in text and "working set" in text
+
+
+@pytest.mark.parametrize("block", [False, True])
+def test_micro_kernels_keep_meaning_when_enabled(monkeypatch, block):
+    """The register-blocked micro-kernels (off by default: loops/microkernel.py) give the
+    row-AXPY form's results bit for bit, ⊥ and infinities included."""
+    from tensorlang.loops import microkernel
+    text = ("in var A : [4 4]\nin var B : [4 4]\nin var u : [6 4 4 4]\nout var v : [6 4 4 4]\n"
+            "var t1 : [6 4 4 4]\nvar t2 : [6 4 4 4]\n"
+            "t1[e,i,j,l] = sum(k) A[i,k] * u[e,k,j,l]\nt2[e,i,j,l] = sum(k) B[j,k] * t1[e,i,k,l]\n"
+            "v[e,i,j,l] = sum(k) t2[e,i,j,k] * A[l,k]\n")
+    inputs = _inputs(text, 7, 0.1)
+    plain = tl.compile(text, backend="c")(**inputs)["v"]
+    monkeypatch.setattr(microkernel, "ENABLED", True)
+    monkeypatch.setattr(microkernel, "ACCUMULATOR_BLOCK", block)
+    kernel = tl.compile(text, backend="c")
+    from tensorlang.loops.printer import to_text as loops_text
+    printed = loops_text(kernel.loop_program, kernel.schedule)
+    assert "yb" in printed and ("local acc" in printed) == block
+    assert _same_bits(kernel(**inputs)["v"], plain)
+
+
+def test_analyze_reports_the_fused_groups(tmp_path, capsys):
+    from tensorlang.cli import main
+    path = tmp_path / "interp.tl"
+    path.write_text("in var A : [6 6]\nin var u : [8 6 6]\nout var v : [8 6 6]\nvar t : [8 6 6]\n"
+                    "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n")
+    main(["analyze", str(path)])
+    out = capsys.readouterr().out
+    assert "fusion over shared batch loops" in out and "working set" in out and "bytes moved" in out
