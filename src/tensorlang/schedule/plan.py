@@ -32,7 +32,7 @@ from ..analysis.liveness import Sharing
 from ..ein import ir
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
-from .padding import decide as decide_padding, padded_shape
+from .padding import blas_on_padded, decide as decide_padding, padded_shape
 from .steps import BlasStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
@@ -165,7 +165,9 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
 
 def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step | str:
     """The BLAS step that runs ``stmt``, or why the loop nest does: a mode product when it
-    pays, else a two-tensor GEMM, else opt_einsum's path for more tensors."""
+    pays, else a two-tensor GEMM, else opt_einsum's path for more tensors.  With padded
+    buffers only a step that runs on the padded buffers' views as it is
+    (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension)."""
     if not blas:
         return "BLAS steps are off"
     why = blas_shape(stmt)
@@ -186,6 +188,10 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
         step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
     if not step.pays():
         return step.why_not() or "the step does not pay"
+    if buffers.pad > 1:
+        refused = blas_on_padded(step, stmt, shapes)
+        if refused is not None:
+            return f"padding (pad {buffers.pad}): {refused}"
     reason = f"{kind}: {step.work} multiply-adds >= BLAS_WORK {steps.BLAS_WORK}"
     if isinstance(step, ModeStep) and step.batched:
         reason = (f"{kind}: J*M*Q = {step.j * step.m * step.q} >= MODE_BATCH_WORK {steps.MODE_BATCH_WORK} "
@@ -204,10 +210,8 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
          reuse: bool = True, pad: int = 1) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
-    is a loop nest: the BLAS steps work on unpadded arrays."""
+    is a loop nest but the BLAS steps that run on the padded buffers as they are."""
     buffers = buffer_plan(program, dtype, roles, reuse, pad)
-    if pad > 1:
-        blas = False
     scheduled: list[Step] = []
     group: list[tuple[ir.Statement, str]] = []
 
@@ -218,7 +222,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             group.clear()
 
     for stmt in program.statements:
-        chosen = choose(stmt, buffers, blas) if pad <= 1 else f"padding (pad {pad}) runs every statement as loops"
+        chosen = choose(stmt, buffers, blas)
         if isinstance(chosen, str):
             group.append((stmt, _loop_reason(stmt, chosen, pad)))
             if len(group) >= MAX_LOOP_STATEMENTS:

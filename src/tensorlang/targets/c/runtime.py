@@ -32,6 +32,7 @@ from . import threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
+from .padded_call import padded_fast_call
 
 
 def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
@@ -95,8 +96,9 @@ class CKernel:
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
-        # a padded kernel's call copies into padded buffers: the general path does that
-        self.fast_call = None if pad > 1 else fast_call(self, {b.name: b.role for b in self.schedule.buffers.buffers})
+        roles = {b.name: b.role for b in self.schedule.buffers.buffers}
+        # a padded kernel's plain calls skip the validation too, and run run_padded
+        self.fast_call = padded_fast_call(self, roles) if pad > 1 else fast_call(self, roles)
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
@@ -143,6 +145,16 @@ class CKernel:
                 np.copyto(buffers[target], value)
             return run_einsum
 
+        if self.pad > 1:  # on the padded buffers' views: BLAS takes the padded row stride as lda
+            used = (step.target, *step.operands)
+            regions = {s: tuple(slice(0, k) for k in self.shapes[s]) for s in used}
+
+            def run_blas_padded(buffers, threads):
+                views = {s: buffers[s][regions[s]] for s in used}
+                with np.errstate(all="ignore"):
+                    run_matmul(step, views)
+            return run_blas_padded
+
         def run_blas(buffers, threads):
             with np.errstate(all="ignore"):
                 run_matmul(step, buffers)
@@ -162,6 +174,7 @@ class CKernel:
         self._pool: list[tuple[np.ndarray, ...]] = []
         # padding (run_padded): each slot's unpadded region, and padded input copies
         self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
+        self._storage = buffers.storage_shapes
         self._input_pool: list[dict[int, np.ndarray]] = []
         self._result_pool: list[dict[int, np.ndarray]] = []
 
@@ -243,16 +256,17 @@ class CKernel:
 
     def run_padded(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """A call with padded buffers (000 §4): every buffer padded, aligned and zero in
-        its padding.  Read-only inputs that already are padded buffers
-        (:func:`.padded.padded_empty`) are used in place; every other input is copied into
-        a padded buffer kept between calls (like the temporaries: a call takes a set and
-        gives it back; only the unpadded region is ever written, so the padding stays
-        zero).  Results come back as views of their padded buffers with the true shape
-        (not C-contiguous), or copied into the ``out=`` targets (whose padded buffers are
-        then kept for the next call: a fresh multi-megabyte buffer costs a page fault per
-        4 KiB)."""
-        pad, dtype = self.pad, self.dtype
-        storage = self.schedule.buffers.storage_shapes
+        its padding.  Arrays made by :func:`.padded.padded_empty` are used in place, with
+        no copy: read-only inputs, and ``out=`` targets that share no memory with an
+        input or another target (the in-place idiom ``k(x=x, out={"x": x})`` with a
+        padded ``x`` included: the buffer already holds the input).  Every other input is
+        copied into a padded buffer kept between calls (like the temporaries: a call
+        takes a set and gives it back; only the unpadded region is ever written, so the
+        padding stays zero).  Results come back as their ``out=`` targets, or as views of
+        fresh padded buffers with the true shape (not C-contiguous); a target that is not
+        a padded buffer gets a copy (its padded buffer is then kept for the next call: a
+        fresh multi-megabyte buffer costs a page fault per 4 KiB)."""
+        pad, dtype, regions, storage = self.pad, self.dtype, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()
         for position, n in enumerate(self.temporary_slots):
@@ -266,22 +280,31 @@ class CKernel:
             found = as_padded(given, self.shapes[n], pad, dtype) if given.base is not None else None
             if found is None:
                 found = copies[n]
-                found[self._regions[n]] = given
+                found[regions[n]] = given
             buffers[n] = found
         kept = self._result_pool.pop() if self._result_pool else {}
         reused: dict[int, np.ndarray] = {}
+        direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:
             value = supplied.get(name)
-            if targets and name in targets and n in kept:  # the caller gets a copy: reuse
-                buffer = reused[n] = kept[n]
-            else:
-                buffer = aligned_zeros(storage[n], pad, dtype)
-                if targets and name in targets:
-                    reused[n] = buffer
+            target = targets.get(name) if targets else None
+            buffer = None
+            if target is not None and target.base is not None and _disjoint(target, supplied, name, direct):
+                buffer = as_padded(target, shape, pad, dtype)  # a padded_empty target: its own buffer
+                if buffer is not None:
+                    direct[name] = target
+            if buffer is None:
+                if target is not None and n in kept:  # the caller gets a copy: reuse
+                    buffer = reused[n] = kept[n]
+                else:
+                    buffer = aligned_zeros(storage[n], pad, dtype)
+                    if target is not None:
+                        reused[n] = buffer
             if value is not None:
-                buffer[self._regions[n]] = value
+                if value is not target or name not in direct:  # k(x=x, out={"x": x}) holds it already
+                    buffer[regions[n]] = value
             elif role == "optional":
-                buffer[self._regions[n]] = np.nan
+                buffer[regions[n]] = np.nan
             buffers[n] = buffer
         filled = cast("list[np.ndarray]", buffers)
         self.execute(filled, threads)
@@ -291,8 +314,11 @@ class CKernel:
         self._input_pool.append(copies)
         results = {}
         for n, name in self.results:
-            view = filled[n][self._regions[n]]
             target = targets.get(name) if targets else None
+            if target is not None and direct.get(name) is target:
+                results[name] = target  # written in place
+                continue
+            view = filled[n][regions[n]]
             if target is not None:
                 np.copyto(target, view)
                 view = target
