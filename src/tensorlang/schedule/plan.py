@@ -47,6 +47,9 @@ class Buffer:
     name: str
     shape: tuple[int, ...]
     role: str
+    #: 002 Fig. 20 by size: the temporary whose buffer this slot is a view of (its first
+    #: ``size`` elements in this slot's shape), "" for a slot with memory of its own
+    alias: str = ""
 
     @property
     def pooled(self) -> bool:
@@ -61,10 +64,14 @@ class Buffer:
 class BufferPlan:
     """The slots of a schedule (slot n is ``buffers[n]``) and the element size.
 
-    ``shared``: the temporaries that have no slot of their own but live in another's
-    (memory reuse by liveness, 002 §6.2-6.3, :func:`..analysis.liveness.reuse`);
-    :attr:`slot_of` maps them to their owner's slot, so the loop IR, the BLAS steps and
-    every printer see one buffer."""
+    ``shared``: the temporaries that live in another's buffer (memory reuse by liveness,
+    002 §6.2-6.3, :func:`..analysis.liveness.reuse`).  One of the owner's shape has no
+    slot of its own: :attr:`slot_of` maps it to the owner's slot, so the loop IR, the BLAS
+    steps and every printer see one buffer.  One of another shape (Fig. 20 by size) has
+    an *alias* slot of its own shape (:attr:`Buffer.alias`, one per owner and shape) that
+    the targets make a view of the owner's memory: every loop nest and BLAS step indexes
+    it with its own shape, and the C functions drop ``restrict`` for such slots
+    (:attr:`aliased`)."""
 
     buffers: tuple[Buffer, ...]
     itemsize: int
@@ -92,7 +99,8 @@ class BufferPlan:
     def slot_of(self) -> dict[str, int]:
         slots = {b.name: n for n, b in enumerate(self.buffers)}
         for s in self.shared:  # in order: an owner may itself live in an earlier one's slot
-            slots[s.name] = slots[s.owner]
+            if s.name not in slots:  # (an alias slot's temporary has its own)
+                slots[s.name] = slots[s.owner]
         return slots
 
     @cached_property
@@ -119,9 +127,20 @@ class BufferPlan:
 
     @property
     def pool_bytes(self) -> int:
-        """The bytes of one set of pooled buffers (a call takes one set)."""
+        """The bytes of one set of pooled buffers (a call takes one set; alias slots are
+        views of their owners' buffers and take nothing)."""
         storage = self.storage_shapes
-        return sum(math.prod(storage[n]) for n in self.pooled) * self.itemsize
+        return sum(math.prod(storage[n]) for n in self.pooled if not self.buffers[n].alias) * self.itemsize
+
+    @cached_property
+    def aliased(self) -> frozenset[int]:
+        """The slots whose memory another slot shares (alias slots and their owners)."""
+        slots = {b.name: n for n, b in enumerate(self.buffers)}
+        found = set()
+        for n, b in enumerate(self.buffers):
+            if b.alias:
+                found.update((n, slots[b.alias]))
+        return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -142,15 +161,37 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
     without a role is a temporary."""
     if roles is None:
         roles = declared_roles(program.decls)
-    shared = liveness.reuse(program, roles) if reuse else ()
-    gone = {s.name for s in shared}
-    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
+    # by size only without padding: a padded buffer's layout depends on its shape
+    shared = liveness.reuse(program, roles, by_size=pad <= 1) if reuse else ()
     shapes = program.shapes
+    owners = {}  # a shared temporary's buffer's owner (sharing is in order: owners first)
+    for s in shared:
+        owners[s.name] = owners.get(s.owner, s.owner)
+    aliases = {}  # (owner, shape) -> the first temporary of that shape in the owner's buffer
+    for s in shared:
+        owner = owners[s.name]
+        if shapes[s.name] != shapes[owner]:
+            aliases.setdefault((owner, shapes[s.name]), s.name)
+    gone = {s.name for s in shared} - set(aliases.values())
+    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
+    buffers = [replace(b, alias=owners[b.name]) if b.name in owners else b for b in buffers]
     scratch = max((math.prod(padded_shape(shapes[s.target], pad)) for s in program.statements
                    if not compatible(s).in_place), default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
-    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared, pad)
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, _through_aliases(shared, owners, aliases, shapes), pad)
+
+
+def _through_aliases(shared, owners, aliases, shapes) -> tuple[Sharing, ...]:
+    """``shared`` with each temporary mapped to the slot it is indexed through: its
+    owner's when it has the owner's shape, else the alias slot of its shape (an alias
+    slot's own temporary keeps its owner: it is a slot of the plan, a view of the owner's)."""
+    out = []
+    for s in shared:
+        owner = owners[s.name]
+        alias = aliases.get((owner, shapes[s.name]), s.name)
+        out.append(replace(s, owner=owner if shapes[s.name] == shapes[owner] or alias == s.name else alias))
+    return tuple(out)
 
 
 def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:

@@ -17,6 +17,7 @@ no memory with an input are written directly), then runs the steps in order.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, cast
 
 import numpy as np
@@ -167,6 +168,9 @@ class CKernel:
         buffers = self.schedule.buffers
         self.plan = tuple((n, b.name, b.shape, b.role) for n, b in enumerate(buffers.buffers))
         self.temporary_slots = buffers.pooled
+        slot_of = buffers.slot_of
+        #: alias slots (schedule/plan.py, Buffer.alias): views of their owner's buffer
+        self._alias_of = {n: slot_of[b.alias] for n, b in enumerate(buffers.buffers) if b.alias}
         self._inputs = tuple((n, name) for n, name, _, role in self.plan if role == "in")
         self._others = tuple(entry for entry in self.plan if entry[3] not in ("in", "temp"))
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
@@ -190,7 +194,11 @@ class CKernel:
             if self.pad > 1:  # padding zero on entry, and every statement leaves it zero
                 storage = self.schedule.buffers.storage_shapes
                 return tuple(aligned_zeros(storage[n], self.pad, self.dtype) for n in self.temporary_slots)
-            return tuple(np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots)
+            made = {n: np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots
+                    if n not in self._alias_of}
+            for n, owner in self._alias_of.items():  # 002 Fig. 20 by size: a view of the owner's memory
+                made[n] = made[owner].reshape(-1)[:math.prod(self.shapes[n])].reshape(self.shapes[n])
+            return tuple(made[n] for n in self.temporary_slots)
 
     def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
         self._pool.append(buffers)
