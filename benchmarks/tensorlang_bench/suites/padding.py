@@ -94,7 +94,8 @@ def _interpolation_cases(ctx: Context) -> list[Case]:
             make_inputs=inputs, reference=lambda inp: CORPUS.kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
             contenders=contenders, baseline="numpy.einsum(optimal)",
             ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
-                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None)],
+                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None),
+                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded in+out", "padding, padded in+out", None)],
         ))
     return cases
 

@@ -136,7 +136,7 @@ class BufferPlan:
     def aliased(self) -> frozenset[int]:
         """The slots whose memory another slot shares (alias slots and their owners)."""
         slots = {b.name: n for n, b in enumerate(self.buffers)}
-        found = set()
+        found: set[int] = set()
         for n, b in enumerate(self.buffers):
             if b.alias:
                 found.update((n, slots[b.alias]))
@@ -164,10 +164,10 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
     # by size only without padding: a padded buffer's layout depends on its shape
     shared = liveness.reuse(program, roles, by_size=pad <= 1) if reuse else ()
     shapes = program.shapes
-    owners = {}  # a shared temporary's buffer's owner (sharing is in order: owners first)
+    owners: dict[str, str] = {}  # a shared temporary's buffer's owner (sharing is in order: owners first)
     for s in shared:
         owners[s.name] = owners.get(s.owner, s.owner)
-    aliases = {}  # (owner, shape) -> the first temporary of that shape in the owner's buffer
+    aliases: dict[tuple[str, tuple[int, ...]], str] = {}  # (owner, shape) -> the first temporary of that shape in the owner's buffer
     for s in shared:
         owner = owners[s.name]
         if shapes[s.name] != shapes[owner]:
