@@ -313,7 +313,8 @@ def cmd_run(args) -> int:
     except TensorLangError as exc:
         raise _name_backend(exc, kernel).with_source(kernel.source) from None
     try:
-        results, first, warm = _timed_runs(kernel, arrays)
+        with _interpreter_progress(args, kernel):
+            results, first, warm = _timed_runs(kernel, arrays)
     except TensorLangError as exc:
         raise _name_backend(exc, kernel) from None
     written = _save_npz(args.output, results) if args.output else None
@@ -326,6 +327,61 @@ def cmd_run(args) -> int:
     else:
         _out(_run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written))
     return 0
+
+
+#: The reference interpreter's estimated work (the lowered program's flops, analysis/cost.py)
+#: from which ``run --backend interp`` shows progress and suggests ``--backend c``: it
+#: ran about 2e6-2e7 flops a second on the development machine (the interpolation with
+#: n = 3..5), so this is a run of a second or more.
+INTERP_LONG_FLOPS = 10**7
+
+
+def _terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _interpreter_progress(args, kernel):
+    """A progress bar over the reference interpreter's statements on stderr (rich), and a
+    hint that ``--backend c`` exists, when ``run --backend interp`` has a lot of work:
+    only on a terminal, never with --quiet or --json, and nothing at all for small
+    programs (the estimate is one walk over the lowered program).  Without rich (it is
+    the bench extra's, not a dependency) there is no bar, only the hint."""
+    import contextlib
+
+    if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
+        return contextlib.nullcontext()
+    try:
+        flops = program_cost(kernel.ein, kernel.dtype.itemsize).flops
+    except TensorLangError:  # a program the interpreter runs but EIN cannot express
+        return contextlib.nullcontext()
+    if flops < INTERP_LONG_FLOPS:
+        return contextlib.nullcontext()
+    print(f"note: the reference interpreter evaluates this program's ~{flops:.2g} flops one operator at a "
+          "time; --backend c compiles it (much faster)", file=sys.stderr)
+    try:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        return contextlib.nullcontext()
+    from rich.console import Console
+
+    from .semantics import progress
+
+    @contextlib.contextmanager
+    def bar():
+        columns = (TextColumn("interpreter"), BarColumn(), MofNCompleteColumn(), TextColumn("statements"),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True) as shown:
+            task = shown.add_task("run", total=None)
+
+            def observe(done: int, total: int) -> None:
+                shown.update(task, completed=done, total=total)
+
+            with progress.observing(observe):
+                yield
+    return bar()
 
 
 def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], float, list[float]]:

@@ -3,13 +3,15 @@ programs whose temporaries share buffers still compute the interpreter's result.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from tensorlang.analysis.liveness import live_after, reuse, temporary_bytes
+from tensorlang.analysis.liveness import live_after, peak_temporary_bytes, reuse, temporary_bytes
 from tensorlang.semantics.interface import roles
 
 
@@ -109,3 +111,127 @@ def test_programs_whose_temporaries_share_buffers_match_the_interpreter(source, 
         got = k(x=x, s=s)["v"]
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ reuse by size (Fig. 20)
+FIG20_SHAPES = [(4,), (2, 3), (3, 2), (3, 4), (4, 3, 2), (2, 2, 2), (1, 4), (5,)]
+
+
+@st.composite
+def mixed_chains(draw):
+    """Qualified programs whose temporaries have different shapes: each statement reads
+    one or two earlier variables, each dimension of a read at a target index of the same
+    extent where there is one, else summed."""
+    count = draw(st.integers(3, 6))
+    shapes = [draw(st.sampled_from(FIG20_SHAPES)) for _ in range(count)]
+    out_shape = draw(st.sampled_from(FIG20_SHAPES))
+    lines = ["in var x : [3 4]", "in var s : []"]
+    lines += [f"var t{k} : [{' '.join(map(str, shape))}]" for k, shape in enumerate(shapes)]
+    lines.append(f"out var v : [{' '.join(map(str, out_shape))}]")
+    known = {"x": (3, 4)}
+
+    def read(name: str, target: tuple[int, ...]) -> str:
+        names = [f"i{d}" for d in range(len(target))]
+        used, indices, summed = set(), [], []
+        for d, n in enumerate(known[name]):
+            free = [k for k, m in enumerate(target) if m == n and k not in used]
+            if free and draw(st.booleans() | st.just(True)):
+                used.add(free[0])
+                indices.append(names[free[0]])
+            else:
+                indices.append(f"q{d}")
+                summed.append(f"q{d}")
+        access = f"{name}[{','.join(indices)}]"
+        return f"(sum({','.join(summed)}) {access})" if summed else access
+
+    body = []
+    for k, shape in enumerate([*shapes, out_shape]):
+        target = f"t{k}" if k < count else "v"
+        sources = ["x"] + [f"t{j}" for j in range(k)]
+        # mostly the latest temporaries: long chains leave earlier buffers dead
+        first = draw(st.sampled_from(sources[-2:]))
+        second = draw(st.sampled_from(sources))
+        op = draw(st.sampled_from(["+", "*", "-"]))
+        index = ",".join(f"i{d}" for d in range(len(shape)))
+        body.append(f"{target}[{index}] = ({read(first, shape)} {op} {read(second, shape)}) * s")
+        if k < count:
+            known[target] = shape
+    return "\n".join(lines + body) + "\n"
+
+
+def _ranges_of(program, temps):
+    """(first write, last read or write) per temporary: written here, not taken from liveness.py."""
+    spans = {}
+    for n, stmt in enumerate(program.statements):
+        for name in [*stmt.reads, stmt.target]:
+            if name in temps:
+                start, _ = spans.get(name, (n, n))
+                spans[name] = (start, n)
+    return spans
+
+
+@pytest.mark.parametrize("opt", [False, True])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=mixed_chains(), seed=st.integers(0, 2**32 - 1))
+def test_temporaries_of_different_shapes_share_buffers_by_size(source, seed, opt):
+    if "c" not in tl.available_backends():
+        pytest.skip("no C compiler")
+    note(source)
+    k = tl.compile(source, backend="c", opt=opt)
+    plan = k.target.schedule.buffers
+    program = k.executed
+    temps = {name for name, role in k.roles().items() if role == "temp"} & set(program.shapes)
+    # which memory each temporary lives in: its slot's, or for an alias slot its owner's
+    memory = {}
+    for name in temps:
+        buffer = plan.buffers[plan.slot_of[name]]
+        memory[name] = buffer.alias or buffer.name
+        owner = plan.buffers[plan.slot_of[memory[name]]]
+        assert not owner.alias and math.prod(program.shapes[name]) <= owner.size, (name, owner)
+        assert plan.variable_shapes[name] == program.shapes[name] or buffer.shape == program.shapes[name]
+    spans = _ranges_of(program, temps)
+    fig16 = {(s.name, s.owner) for s in plan.shared if s.figure == "Fig. 16"}
+    names = sorted(n for n in temps if n in spans)
+    for a in names:
+        for b in names:
+            if a < b and memory[a] == memory[b]:
+                (a0, a1), (b0, b1) = sorted([spans[a], spans[b]])
+                # live ranges of one buffer never overlap; they touch only in a Fig. 16 statement
+                assert a1 < b0 or (a1 == b0 and fig16), (a, b, spans[a], spans[b])
+    event("by size" if any(b.alias for b in plan.buffers) else "no alias slot")
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-2, 2, (3, 4))
+    x.reshape(-1)[rng.integers(0, 12)] = rng.choice([np.nan, np.inf, -np.inf, 0.0, -0.0])
+    s = np.array(rng.choice([1.5, -0.5, 0.0, -0.0]))
+    want = tl.compile(source, backend="interp")(x=x, s=s)["v"]
+    for _ in range(2):  # twice: the pooled buffers (and their views) are reused between calls
+        got = k(x=x, s=s)["v"]
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_fig20_by_size_a_smaller_temporary_takes_a_dead_larger_buffer():
+    source = ("in var A : [2 5]\nin var B : [3 5]\nin var C : [4 5]\nin var D : [2 5]\nin var u : [5 5 5 5]\n"
+              "out var v : [2 3 4 2]\nvar t1 : [5 5 5 2]\nvar t2 : [5 5 4 2]\nvar t3 : [5 3 4 2]\n"
+              "t1[i,j,k,d] = sum(l) u[i,j,k,l] * D[d,l]\nt2[i,j,c,d] = sum(k) t1[i,j,k,d] * C[c,k]\n"
+              "t3[i,b,c,d] = sum(j) t2[i,j,c,d] * B[b,j]\nv[a,b,c,d] = sum(i) t3[i,b,c,d] * A[a,i]\n")
+    p = program(source)
+    shared = reuse(p, roles(p.decls))
+    assert [(s.name, s.owner, s.figure) for s in shared] == [("t3", "t1", "Fig. 20")]
+    assert reuse(p, roles(p.decls), by_size=False) == ()
+    assert temporary_bytes(p, roles(p.decls), 8, shared) == (2, 8 * (250 + 200))
+    assert peak_temporary_bytes(p, roles(p.decls), 8) == 8 * (250 + 200)
+    k = tl.compile(source, backend="c", opt=False)
+    plan = k.target.schedule.buffers
+    t3 = plan.buffers[plan.slot_of["t3"]]
+    assert t3.alias == "t1" and t3.shape == (5, 3, 4, 2) and plan.pool_bytes == 8 * (250 + 200)
+    assert f"real *v{plan.slot_of['t3']}" in k.target.source and f"real *v{plan.slot_of['t1']}," in k.target.source
+    rng = np.random.default_rng(0)
+    inputs = {name: rng.uniform(-1, 1, p.shapes[name]) for name in "ABCDu"}
+    want = tl.compile(source, backend="interp")(**inputs)["v"]
+    for _ in range(2):
+        np.testing.assert_allclose(k(**inputs)["v"], want, rtol=1e-12)
+    text = tl.compile(source, backend="interp", opt=False)
+    from tensorlang.analysis.report import temporary_memory
+    line = temporary_memory(text.ein, 8)
+    assert "2 buffers, 3600 bytes (one shape per buffer: 3 buffers, 4560 bytes); peak live 3600 bytes" in line

@@ -7,7 +7,10 @@ Each case runs one kernel on the C back end three ways:
   "Padding"), inputs passed as plain arrays, so each call copies them into padded
   buffers;
 * ``tensorlang[c] pad=auto, padded inputs``: the same kernel with inputs made by
-  ``tl.padded_empty``, which it reads in place (no copy).
+  ``tl.padded_empty``, which it reads in place (no copy);
+* ``tensorlang[c] pad=auto, padded in+out``: inputs and the ``out=`` buffer made by
+  ``tl.padded_empty``: the result is written into the caller's padded buffer (no copy
+  either way).
 
 Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` on E elements of size n^3 (n = 7, 13,
 31) and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
@@ -31,7 +34,7 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
                        shape=None) -> list[Contender]:
     import tensorlang as tl
 
-    def variant(pad, padded_inputs: bool, backend: str = "c"):
+    def variant(pad, padded_inputs: bool, backend: str = "c", padded_out: bool = False):
         def make(inp):
             kernel = tl.compile(source, backend=backend, threads=ctx.threads, pad=pad)
             if padded_inputs:
@@ -45,7 +48,8 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
                         args[n] = value
             else:
                 args = c_arrays({n: inp[n] for n in names})
-            out = np.empty(shape if shape is not None else np.shape(inp[result]))
+            out_shape = shape if shape is not None else np.shape(inp[result])
+            out = tl.padded_empty(out_shape, kernel.pad) if padded_out else np.empty(out_shape)
             targets = {result: out}  # results land in an out= buffer, as in the cfd suite
             return Bound(lambda: kernel(out=targets, **args), lambda: out)
         return make
@@ -63,6 +67,8 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
                   "buffers padded to the SIMD width; inputs copied into padded buffers per call"),
         Contender("tensorlang[c] pad=auto, padded inputs", "tensorlang", variant("auto", True),
                   "inputs from tl.padded_empty: read in place"),
+        Contender("tensorlang[c] pad=auto, padded in+out", "tensorlang", variant("auto", True, padded_out=True),
+                  "inputs and the out= buffer from tl.padded_empty: no copy in or out"),
     ]
 
 
@@ -88,7 +94,8 @@ def _interpolation_cases(ctx: Context) -> list[Case]:
             make_inputs=inputs, reference=lambda inp: CORPUS.kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
             contenders=contenders, baseline="numpy.einsum(optimal)",
             ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
-                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None)],
+                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None),
+                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded in+out", "padding, padded in+out", None)],
         ))
     return cases
 
@@ -134,7 +141,8 @@ def _inplace_cases(ctx: Context) -> list[Case]:
                 contenders=[*_padded_contenders(ctx, source, names, N <= 13), _numpy_inplace(kind)],
                 baseline="numpy",
                 ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
-                        ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None)],
+                        ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None),
+                        ("tensorlang[c]", "tensorlang[c] pad=auto, padded in+out", "padding, padded in+out", None)],
             ))
     return cases
 

@@ -16,14 +16,25 @@ first assignment to its last read, and two temporaries may share one buffer when
   (``loop_statement``; a statement without Σ or reduction never becomes a BLAS step or
   an interchanged nest, which is the default).
 
-Only temporaries of one shape share a buffer (the loop IR indexes a slot by its
-variable's shape).  :func:`reuse` gives the sharing, :func:`temporary_bytes` the memory
-the temporaries take without and with it (``tensorlang analyze`` prints both; the C
-target's pool allocates one buffer per owner).
+A buffer is as large as the temporary that first takes it (its *owner*).  Fig. 20
+reuse goes **by size**, not shape (``by_size``, the default): a temporary of any shape
+may take a dead buffer that is at least as large (the smallest that fits, so big buffers
+stay free for big temporaries), living in its first elements in its own row-major
+layout (the buffer plan gives it a slot of its own shape that is a view of the owner's
+memory, schedule/plan.py).  Fig. 16 needs the same shape: the statement reads and
+writes one buffer point by point, so both variables must lay a point out at the same
+offset.  ``by_size=False`` (padded buffers, whose layout depends on the shape) shares
+only buffers of one shape.
+
+:func:`reuse` gives the sharing, :func:`temporary_bytes` the memory the temporaries take
+without and with it, :func:`peak_temporary_bytes` the most that is live at once (no
+reuse can go below it); ``tensorlang analyze`` prints them, and the C target's pool
+allocates one buffer per owner.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
@@ -79,14 +90,18 @@ def _sum_free(stmt: ir.Statement) -> bool:
 
 
 def reuse(program: ir.Program, roles: Mapping[str, str],
-          loop_statement: Callable[[int, ir.Statement], bool] | None = None) -> tuple[Sharing, ...]:
+          loop_statement: Callable[[int, ir.Statement], bool] | None = None,
+          by_size: bool = True) -> tuple[Sharing, ...]:
     """Which temporaries live in another's buffer (greedy, in statement order: a
-    temporary takes the buffer of a Fig. 16 partner when it has one, else the one free
-    the longest).  ``loop_statement(n, stmt)`` says whether statement n runs as a loop
-    nest (Fig. 16 needs one); by default the statements without Σ or reduction.
+    temporary takes the buffer of a Fig. 16 partner when it has one, else a dead buffer:
+    with ``by_size`` the smallest that is large enough, of any shape, else one of its own
+    shape, the one free the longest).  ``loop_statement(n, stmt)`` says whether statement
+    n runs as a loop nest (Fig. 16 needs one); by default the statements without Σ or
+    reduction.
 
     Linear in the statements up to a log factor (programs may have thousands of
-    temporaries): busy buffers wait in a heap by the end of their current user's range."""
+    temporaries): busy buffers wait in a heap by the end of their current user's range,
+    free ones in a list sorted by size."""
     if loop_statement is None:
         loop_statement = lambda n, stmt: _sum_free(stmt)  # noqa: E731
     shapes = program.shapes
@@ -95,28 +110,33 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
     holder: dict[str, str] = {}  # owner -> the temporary in its buffer now
     ends: dict[str, int] = {}  # owner -> the end of that temporary's range
     owner_of: dict[str, str] = {}
-    busy: dict[tuple[int, ...], list[tuple[int, str]]] = {}  # shape -> heap of (end, owner)
-    free: dict[tuple[int, ...], list[tuple[int, str]]] = {}
+    # by size every buffer is in one group; else one group per shape
+    group = (lambda shape: ()) if by_size else (lambda shape: shape)  # noqa: E731
+    busy: dict[tuple[int, ...], list[tuple[int, str]]] = {}  # group -> heap of (end, owner)
+    free: dict[tuple[int, ...], list[tuple[int, int, str]]] = {}  # group -> sorted (size, end, owner)
     shared: list[Sharing] = []
     for name in sorted(ranges, key=lambda name: (ranges[name][0], name)):
         start, end = ranges[name]
         shape = shapes[name]
+        size = math.prod(shape)
         stmt = program.statements[start]
         choice = None
         for read in stmt.reads:  # Fig. 16: a buffer whose user this statement reads last
             owner = owner_of.get(read)
-            if (owner is not None and holder[owner] == read and ends[owner] == start and shapes[owner] == shape
+            if (owner is not None and holder[owner] == read and ends[owner] == start and shapes[read] == shape
                     and read != stmt.target and loop_statement(start, stmt) and _compatible_renamed(stmt, read)):
                 choice = (owner, "Fig. 16")
                 break
         if choice is None:  # Fig. 20: a buffer whose user was dead before this statement
-            heap, spare = busy.setdefault(shape, []), free.setdefault(shape, [])
+            key = group(shape)
+            heap, spare = busy.setdefault(key, []), free.setdefault(key, [])
             while heap and heap[0][0] < start:
                 done, owner = heapq.heappop(heap)
                 if ends[owner] == done:  # else a stale entry: the buffer was taken since
-                    heapq.heappush(spare, (done, owner))
-            while spare and choice is None:
-                done, owner = heapq.heappop(spare)
+                    bisect.insort(spare, (math.prod(shapes[owner]), done, owner))
+            at = bisect.bisect_left(spare, (size,))  # the smallest buffer that is large enough
+            while at < len(spare) and choice is None:
+                _, done, owner = spare.pop(at)
                 if ends[owner] == done:
                     choice = (owner, "Fig. 20")
         if choice is None:
@@ -125,8 +145,25 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
             owner = choice[0]
             shared.append(Sharing(name, owner, start, choice[1]))
         holder[owner], ends[owner], owner_of[name] = name, end, owner
-        heapq.heappush(busy.setdefault(shape, []), (end, owner))
+        heapq.heappush(busy.setdefault(group(shapes[owner]), []), (end, owner))
     return tuple(shared)
+
+
+def peak_temporary_bytes(program: ir.Program, roles: Mapping[str, str], itemsize: int) -> int:
+    """The most bytes of temporaries live at once (over the statements, each temporary
+    from its first assignment to its last read): what no buffer sharing can go below."""
+    shapes = program.shapes
+    temps = {name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP}
+    changes: dict[int, int] = {}
+    for name, (start, end) in _ranges(program, temps).items():
+        size = math.prod(shapes[name]) * itemsize
+        changes[start] = changes.get(start, 0) + size
+        changes[end + 1] = changes.get(end + 1, 0) - size
+    peak = live = 0
+    for n in sorted(changes):
+        live += changes[n]
+        peak = max(peak, live)
+    return peak
 
 
 def _compatible_renamed(stmt: ir.Statement, dying: str) -> bool:

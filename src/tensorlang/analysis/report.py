@@ -9,7 +9,7 @@ from ..ein.printer import statement_to_text
 from .cost import program_cost, statement_cost
 from ..semantics.interface import roles
 from .inplace import in_place_verdict
-from .liveness import reuse, temporary_bytes
+from .liveness import peak_temporary_bytes, reuse, temporary_bytes
 from .structure import structure_lines
 
 
@@ -39,13 +39,20 @@ def statement_table(program: ir.Program, itemsize: int) -> list[str]:
 
 
 def temporary_memory(program: ir.Program, itemsize: int) -> str:
-    """The temporaries' memory without and with reuse by liveness (002 §6.2-6.3)."""
+    """The temporaries' memory without and with reuse by liveness (002 §6.2-6.3; the
+    C target's buffer plan reuses by size), what reuse among one shape alone would give
+    when that differs, and the peak: the most that is live at once, which no reuse can
+    go below."""
     declared = roles(program.decls)
     shared = reuse(program, declared)
     (n0, b0), (n1, b1) = temporary_bytes(program, declared, itemsize), temporary_bytes(program, declared, itemsize, shared)
     plural = lambda n: "buffer" if n == 1 else "buffers"  # noqa: E731
-    return (f"temporaries: {n0} {plural(n0)}, {b0} bytes; reusing dead temporaries' buffers (002 §6.2-6.3): "
+    text = (f"temporaries: {n0} {plural(n0)}, {b0} bytes; reusing dead temporaries' buffers (002 §6.2-6.3): "
             f"{n1} {plural(n1)}, {b1} bytes")
+    n2, b2 = temporary_bytes(program, declared, itemsize, reuse(program, declared, by_size=False))
+    if (n2, b2) != (n1, b1):
+        text += f" (one shape per buffer: {n2} {plural(n2)}, {b2} bytes)"
+    return text + f"; peak live {peak_temporary_bytes(program, declared, itemsize)} bytes"
 
 
 def report(before: ir.Program, optimized, itemsize: int = 8) -> str:

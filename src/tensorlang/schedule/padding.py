@@ -233,3 +233,66 @@ def padding_report(program: ir.Program, pad: int) -> str:
         lines.append(f"  {n:>3}. {statement_to_text(stmt)}")
         lines.append(f"       {chosen.describe()}")
     return "\n".join(lines)
+
+
+#: With padded buffers a BLAS step also competes with a remainder-free padded loop nest,
+#: which wins while the matrices are narrow: measured (docs/performance.md, "Padding"),
+#: the interpolation's mode products with J = M = 7, 13, 31 ran 1.2-1.35x faster as
+#: padded loops than as BLAS on the padded views, and a matrix product with 63 <= N <= 257
+#: 1.3-3.4x slower.  So a step on padded buffers needs both of the matrix's sides
+#: (J and M of a mode product, the summed and right extents of a GEMM) at least this.
+PADDED_BLAS_MIN = 32
+
+
+def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> str | None:
+    """None when BLAS step ``step`` (of ``stmt``) runs on padded buffers as it is, else
+    why not.  BLAS reads a matrix through its leading dimension, so a padded row stride is
+    just ``lda``: the step runs on the views ``buffer[..., :n]`` of the padded buffers
+    (numpy hands a view whose last stride is one element to BLAS as it is) and writes only
+    the target's unpadded region, whose padding stays zero.  That needs every operand and
+    the target to be a stack of matrices whose columns are the last (padded) dimension,
+    with the padded dimension never merged into another:
+
+    * a mode product whose matrix is applied to the last dimension (Q empty) or to the
+      one before it (Q is the last dimension alone): X as (P, M) or (P, M, Q), the
+      leading dimensions merged (they are not padded, so merging them is still a view);
+    * a GEMM of matrices (no batch, each operand and the target two-dimensional, the
+      target in (left, right) order); a transposed operand is a transposed view.
+
+    Every other step (einsum steps, GEMMs over reshaped operands) would copy into
+    unpadded arrays: the statement stays a loop nest.  000's layout (every dimension
+    padded) keeps every statement a loop nest."""
+    from .steps import GemmStep, ModeStep  # steps knows nothing of padding
+
+    if PAD_EVERY_DIMENSION:
+        return "every dimension is padded: the merged views would not be BLAS matrices"
+    if isinstance(step, ModeStep):
+        if min(step.j, step.m) < PADDED_BLAS_MIN:
+            return (f"min(J,M) = {min(step.j, step.m)} < PADDED_BLAS_MIN {PADDED_BLAS_MIN}: "
+                    "the padded loop nest is faster")
+        trailing = len(stmt.index) - 1 - _mode_axis(stmt)
+        if trailing > 1:
+            return "a mode product over a dimension before the last two: its Q would merge a padded dimension"
+        return None
+    if isinstance(step, GemmStep):
+        narrow = min(step.left_shape[2], step.right_shape[2])
+        if narrow < PADDED_BLAS_MIN:
+            return f"a side of {narrow} < PADDED_BLAS_MIN {PADDED_BLAS_MIN}: the padded loop nest is faster"
+        two_d = all(len(shapes[t.name]) == 2 for t in ir.tensors(stmt.body)) and len(stmt.index) == 2
+        if step.left_shape[0] == 1 and two_d and step.result_axes is None:
+            return None
+        return "a GEMM over reshaped operands would copy them out of the padded buffers"
+    return "an einsum step runs on unpadded arrays"
+
+
+def _mode_axis(stmt: ir.Statement) -> int:
+    """The target axis a mode product ``target[P,j,Q] = Σ_m W X[P,m,Q]`` writes: where
+    the target's indices differ from X's (X is the factor indexed like the target but
+    for that one axis); the last axis when none is found (the step is then refused)."""
+    out = tuple(name for name, _ in stmt.index)
+    for t in ir.tensors(stmt.body):
+        if len(t.indices) == len(out):
+            differ = [k for k, (a, b) in enumerate(zip(out, t.indices)) if a != b]
+            if len(differ) == 1:
+                return differ[0]
+    return 0

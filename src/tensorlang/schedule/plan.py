@@ -38,7 +38,7 @@ from ..passes.split import lift_concat_items
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
-from .padding import decide as decide_padding, padded_shape
+from .padding import blas_on_padded, decide as decide_padding, padded_shape
 from .steps import BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
@@ -53,6 +53,9 @@ class Buffer:
     name: str
     shape: tuple[int, ...]
     role: str
+    #: 002 Fig. 20 by size: the temporary whose buffer this slot is a view of (its first
+    #: ``size`` elements in this slot's shape), "" for a slot with memory of its own
+    alias: str = ""
 
     @property
     def pooled(self) -> bool:
@@ -67,10 +70,14 @@ class Buffer:
 class BufferPlan:
     """The slots of a schedule (slot n is ``buffers[n]``) and the element size.
 
-    ``shared``: the temporaries that have no slot of their own but live in another's
-    (memory reuse by liveness, 002 §6.2-6.3, :func:`..analysis.liveness.reuse`);
-    :attr:`slot_of` maps them to their owner's slot, so the loop IR, the BLAS steps and
-    every printer see one buffer."""
+    ``shared``: the temporaries that live in another's buffer (memory reuse by liveness,
+    002 §6.2-6.3, :func:`..analysis.liveness.reuse`).  One of the owner's shape has no
+    slot of its own: :attr:`slot_of` maps it to the owner's slot, so the loop IR, the BLAS
+    steps and every printer see one buffer.  One of another shape (Fig. 20 by size) has
+    an *alias* slot of its own shape (:attr:`Buffer.alias`, one per owner and shape) that
+    the targets make a view of the owner's memory: every loop nest and BLAS step indexes
+    it with its own shape, and the C functions drop ``restrict`` for such slots
+    (:attr:`aliased`)."""
 
     buffers: tuple[Buffer, ...]
     itemsize: int
@@ -101,7 +108,8 @@ class BufferPlan:
         slots = {b.name: n for n, b in enumerate(self.buffers)}
         slots.update((local.name, len(self.buffers) + k) for k, local in enumerate(self.locals))
         for s in self.shared:  # in order: an owner may itself live in an earlier one's slot
-            slots[s.name] = slots[s.owner]
+            if s.name not in slots:  # (an alias slot's temporary has its own)
+                slots[s.name] = slots[s.owner]
         return slots
 
     @cached_property
@@ -142,9 +150,20 @@ class BufferPlan:
 
     @property
     def pool_bytes(self) -> int:
-        """The bytes of one set of pooled buffers (a call takes one set)."""
+        """The bytes of one set of pooled buffers (a call takes one set; alias slots are
+        views of their owners' buffers and take nothing)."""
         storage = self.storage_shapes
-        return sum(math.prod(storage[n]) for n in self.pooled) * self.itemsize
+        return sum(math.prod(storage[n]) for n in self.pooled if not self.buffers[n].alias) * self.itemsize
+
+    @cached_property
+    def aliased(self) -> frozenset[int]:
+        """The slots whose memory another slot shares (alias slots and their owners)."""
+        slots = {b.name: n for n, b in enumerate(self.buffers)}
+        found: set[int] = set()
+        for n, b in enumerate(self.buffers):
+            if b.alias:
+                found.update((n, slots[b.alias]))
+        return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -170,15 +189,38 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
         roles = declared_roles(program.decls)
     own = {local.name for local in locals_}
     reuse_roles = {**roles, **{name: Role.IN for name in own}} if own else roles
-    shared = liveness.reuse(program, reuse_roles) if reuse else ()
-    gone = {s.name for s in shared} | own
-    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
+    # by size only without padding: a padded buffer's layout depends on its shape
+    shared = liveness.reuse(program, reuse_roles, by_size=pad <= 1) if reuse else ()
     shapes = program.shapes
+    owners: dict[str, str] = {}  # a shared temporary's buffer's owner (sharing is in order: owners first)
+    for s in shared:
+        owners[s.name] = owners.get(s.owner, s.owner)
+    aliases: dict[tuple[str, tuple[int, ...]], str] = {}  # (owner, shape) -> the first temporary of that shape in the owner's buffer
+    for s in shared:
+        owner = owners[s.name]
+        if shapes[s.name] != shapes[owner]:
+            aliases.setdefault((owner, shapes[s.name]), s.name)
+    gone = ({s.name for s in shared} - set(aliases.values())) | own
+    buffers = [Buffer(d.name, d.shape, str(roles.get(d.name, Role.TEMP))) for d in program.decls if d.name not in gone]
+    buffers = [replace(b, alias=owners[b.name]) if b.name in owners else b for b in buffers]
     scratch = max((math.prod(padded_shape(shapes[s.target], pad)) for s in program.statements
                    if not compatible(s).in_place), default=None)
     if scratch is not None:
         buffers.append(Buffer(SCRATCH, (scratch,), str(Role.TEMP)))
-    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, shared, pad, tuple(locals_))
+    return BufferPlan(tuple(buffers), np.dtype(dtype).itemsize, _through_aliases(shared, owners, aliases, shapes), pad,
+                      tuple(locals_))
+
+
+def _through_aliases(shared, owners, aliases, shapes) -> tuple[Sharing, ...]:
+    """``shared`` with each temporary mapped to the slot it is indexed through: its
+    owner's when it has the owner's shape, else the alias slot of its shape (an alias
+    slot's own temporary keeps its owner: it is a slot of the plan, a view of the owner's)."""
+    out = []
+    for s in shared:
+        owner = owners[s.name]
+        alias = aliases.get((owner, shapes[s.name]), s.name)
+        out.append(replace(s, owner=owner if shapes[s.name] == shapes[owner] or alias == s.name else alias))
+    return tuple(out)
 
 
 def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
@@ -193,7 +235,9 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
 
 def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step | str:
     """The BLAS step that runs ``stmt``, or why the loop nest does: a mode product when it
-    pays, else a two-tensor GEMM, else opt_einsum's path for more tensors."""
+    pays, else a two-tensor GEMM, else opt_einsum's path for more tensors.  With padded
+    buffers only a step that runs on the padded buffers' views as it is
+    (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension)."""
     if not blas:
         return "BLAS steps are off"
     why = blas_shape(stmt)
@@ -214,6 +258,10 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
         step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
     if not step.pays():
         return step.why_not() or "the step does not pay"
+    if buffers.pad > 1:
+        refused = blas_on_padded(step, stmt, shapes)
+        if refused is not None:
+            return f"padding (pad {buffers.pad}): {refused}"
     reason = f"{kind}: {step.work} multiply-adds >= BLAS_WORK {steps.BLAS_WORK}"
     if isinstance(step, ModeStep) and step.batched:
         reason = (f"{kind}: J*M*Q = {step.j * step.m * step.q} >= MODE_BATCH_WORK {steps.MODE_BATCH_WORK} "
@@ -247,12 +295,18 @@ def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reu
 
 def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
     slot_of = buffers.slot_of
+
+    def memory(name: str) -> int:  # the slot whose memory ``name`` lives in (alias slots: the owner's)
+        slot = slot_of[name]
+        alias = buffers.buffers[slot].alias if slot < len(buffers.buffers) else ""
+        return slot_of[alias] if alias else slot
+
     written = {s.target for s in group.statements}
     accessed = {name for s in group.statements for name in (s.target, *s.reads)}
     for name in written:
         if buffers.is_local(slot_of[name]):
             continue
-        if any(other != name and slot_of[other] == slot_of[name] for other in accessed):
+        if any(other != name and memory(other) == memory(name) for other in accessed):
             return True
     return False
 
@@ -261,14 +315,13 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
          reuse: bool = True, pad: int = 1, fuse: bool = True) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
-    is a loop nest: the BLAS steps work on unpadded arrays.  ``fuse``: run statements
-    that share a batch loop inside one (:mod:`.fusion`; the targets that run loop steps
-    statement by statement, NumPy's, pass False)."""
+    is a loop nest but the BLAS steps that run on the padded buffers as they are.
+    ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
+    targets that run loop steps statement by statement, NumPy's, pass False)."""
     program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
     fusions: tuple[Fusion, ...] = ()
     if pad > 1:
         buffers = buffer_plan(program, dtype, roles, reuse, pad)
-        blas = False
     else:
         buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse)
     starts = {g.start: g for g in fusions}
@@ -291,7 +344,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             scheduled.append(_fused_step(fused, program.statements[fused.start:fused.stop], buffers, blas))
             skip = fused.stop
             continue
-        chosen = choose(stmt, buffers, blas) if pad <= 1 else f"padding (pad {pad}) runs every statement as loops"
+        chosen = choose(stmt, buffers, blas)
         if isinstance(chosen, str):
             group.append((stmt, _loop_reason(stmt, chosen, pad)))
             if len(group) >= MAX_LOOP_STATEMENTS:

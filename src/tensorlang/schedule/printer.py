@@ -58,6 +58,8 @@ def to_text(schedule: Schedule) -> str:
             note += f"  padded to {_shape(storage[n])} (pad {plan.pad})"
         if buffer.name == SCRATCH:
             note += "  (statements that read their target elsewhere write here, then copy)"
+        if buffer.alias:
+            note += f"  in {buffer.alias}'s buffer (a view of its first {buffer.size} elements)"
         lines.append(f"  v{n:<3} {buffer.name:<{width}}  {_shape(buffer.shape):<12} {buffer.role}{note}")
     for k, local in enumerate(plan.locals):
         slot = len(plan.buffers) + k
@@ -67,7 +69,8 @@ def to_text(schedule: Schedule) -> str:
     for shared in plan.shared:
         lines.append(f"  v{plan.slot_of[shared.name]:<3} {shared.name:<{width}}  reuses {shared.owner}'s buffer from "
                      f"statement {shared.at + 1} ({shared.figure}: 002 memory reuse by liveness)")
-    lines.append(f"pool: {len(pooled)} buffer{'s' * (len(pooled) != 1)}, {plan.pool_bytes} bytes per call "
+    owned = [n for n in pooled if not plan.buffers[n].alias]
+    lines.append(f"pool: {len(owned)} buffer{'s' * (len(owned) != 1)}, {plan.pool_bytes} bytes per call "
                  f"({schedule.dtype})")
     lines.append("steps:")
     for n, step in enumerate(schedule.steps):

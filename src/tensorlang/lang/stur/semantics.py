@@ -22,6 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from ...errors import error
+from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram
 from ...semantics.values import controlled_division
@@ -39,7 +40,7 @@ def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.fl
                     f"(params={{'{missing[0]}': ...}})")
     store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
     with np.errstate(all="ignore"):  # ⊥ and ±inf are values here, not warnings
-        for rule in model.order:
+        for rule in progress.statements(model.order):
             out = np.zeros(model.shapes[rule.name], dtype=dtype)
             for product in rule.products:
                 add_term(out, prepare(model, rule, product), store, dtype, model.values)

@@ -23,6 +23,7 @@ from typing import Mapping
 import numpy as np
 
 from ... import limits
+from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.values import REDUCTIONS
 from ...semantics.types import CheckedProgram, Context
@@ -126,6 +127,6 @@ def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.fl
     """Eval-Prog / St-Seq: μ_allocs (supplied values, ⊥ elsewhere), then each statement."""
     dtype = np.dtype(dtype)
     mu = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
-    for stmt in checked.program.stmts:
+    for stmt in progress.statements(checked.program.stmts):
         mu = ev_stmt(stmt, mu, checked.context, dtype)
     return mu

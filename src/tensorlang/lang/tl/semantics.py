@@ -22,6 +22,7 @@ import numpy as np
 from ... import limits
 from ...ein.index import position
 from ...errors import error
+from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram, Context
 from ...semantics.values import FUNCTIONS, REDUCTIONS, arithmetic, epsilon_sign
@@ -38,7 +39,7 @@ def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.fl
     """ev-prog / ev-seq: execute the statements in order and return the final store."""
     dtype = np.dtype(dtype)
     store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
-    for stmt in checked.program.stmts:
+    for stmt in progress.statements(checked.program.stmts):
         store = ev_stmt(stmt, store, checked.context, dtype)
     return store
 

@@ -9,7 +9,9 @@ int nthreads)`` taking the buffers its nests use, in slot order (a BLAS step N i
 comment in the source, run by the kernel: :mod:`.runtime`).  Inside,
 every slot is a ``real *restrict`` local, which is sound because every variable owns its
 buffer (the kernel never passes one array for two slots that are written; read-only
-inputs may share memory, which ``restrict`` allows).  Index arithmetic is ``int64_t`` so
+inputs may share memory, which ``restrict`` allows) -- except the slots of temporaries
+that share memory by size (002 Fig. 20, schedule/plan.py ``Buffer.alias``), which are
+plain pointers.  Index arithmetic is ``int64_t`` so
 tensors beyond 2^31 elements index correctly.  The body of an ``omp parallel for`` loop
 is printed as a ``static inline`` function of its own with ``restrict`` parameters
 (:meth:`CPrinter.outline`), declared before the step and defined after it.
@@ -150,6 +152,11 @@ class CPrinter:
         #: each slot's shape in memory: padded under pad=M (000 §4, schedule/padding.py)
         self.storage = list(program.buffers.all_storage_shapes)
 
+    def _param(self, slot: int) -> str:
+        """A slot's pointer parameter: ``restrict`` unless another slot views its memory
+        (002 Fig. 20 by size, schedule/plan.py ``BufferPlan.aliased``)."""
+        return f"real *{'' if slot in self.program.buffers.aliased else 'restrict '}v{slot}"
+
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
@@ -253,7 +260,7 @@ class CPrinter:
         name = f"{self.step}_body{len(self.helpers) + 1}"
         slots = sorted(used_slots(loop.body))
         var = _idx(loop.var)
-        head = f"static inline void {name}({', '.join([f'real *restrict v{s}' for s in slots] + [f'int64_t {var}'])})"
+        head = f"static inline void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         body = [head + " {"]
         for child in loop.body:
             self.node(child, body, 1)
@@ -309,7 +316,8 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     """One step: ``int name(real *v<slot>..., int nthreads)`` running ``nests`` in order;
     it takes exactly the buffers the nests use, in slot order."""
     printer = CPrinter(program, real, name)
-    params = [f"real *restrict v{slot}" for slot in slots] + ["int nthreads"]
+    aliased = program.buffers.aliased
+    params = [f"real *{'' if slot in aliased else 'restrict '}v{slot}" for slot in slots] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
     for slot in slots:
         lines.append(f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */")

@@ -26,6 +26,18 @@ from ...schedule.padding import padded_shape
 #: caller's data, which as_padded would overwrite with zeros).
 _MADE: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
 
+#: Every array padded_empty returned, by id: (a weak reference to it, its padded buffer,
+#: the views of the buffer's padding).  A call recognises these by identity, which costs
+#: a dictionary look-up instead of as_padded's address arithmetic (several microseconds,
+#: more than a small kernel runs); other views of the same memory take the long way.
+_VIEWS: dict[int, tuple[weakref.ref, np.ndarray, tuple[np.ndarray, ...]]] = {}
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _VIEWS.get(key)
+    if entry is not None and entry[0] is ref:
+        del _VIEWS[key]
+
 #: Buffers are aligned to at least this many bytes (a cache line).
 MIN_ALIGNMENT = 64
 
@@ -62,7 +74,12 @@ def padded_empty(shape, pad: int, dtype="float64") -> np.ndarray:
     owner = buffer.base
     assert isinstance(owner, np.ndarray), "aligned_zeros returns a view of its own allocation"
     _MADE[id(owner)] = owner  # the memory's owner: as_padded accepts only these
-    return unpadded(buffer, shape)
+    view = unpadded(buffer, shape)
+    if view is not buffer:
+        key = id(view)
+        ref = weakref.ref(view, functools.partial(_forget, key))
+        _VIEWS[key] = (ref, buffer, padding_regions(buffer, shape))
+    return view
 
 
 @functools.lru_cache(maxsize=256)
@@ -79,6 +96,15 @@ def as_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dty
     laid out as one) for ``pad`` and ``dtype``, else None.  Its padding is set to zero,
     so a caller who wrote there through the base cannot change a result."""
     storage, strides, align, nbytes = _layout(shape, pad, dtype.itemsize)
+    made = _VIEWS.get(id(array))
+    if made is not None and made[0]() is array:  # padded_empty's own view: no arithmetic
+        buffer = made[1]
+        if (buffer.shape == storage and array.shape == shape and array.strides == strides
+                and array.dtype == dtype):
+            for region in made[2]:
+                region.fill(0)
+            return buffer
+        return None
     base = array.base
     if base is None or _MADE.get(id(base)) is not base:
         return None
@@ -99,11 +125,17 @@ def as_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dty
     return buffer
 
 
+def padding_regions(buffer: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Views of ``buffer`` that together cover its padding (everything outside
+    ``buffer[:n1, ..., :nk]``), each once."""
+    return tuple(buffer[tuple(slice(0, shape[k]) for k in range(d)) + (slice(n, None),)]
+                 for d, n in enumerate(shape) if buffer.shape[d] > n)
+
+
 def zero_padding(buffer: np.ndarray, shape: tuple[int, ...]) -> None:
     """Set the padding of ``buffer`` (everything outside ``buffer[:n1, ..., :nk]``) to 0."""
-    for d, n in enumerate(shape):
-        if buffer.shape[d] > n:
-            buffer[tuple(slice(0, shape[k]) for k in range(d)) + (slice(n, None),)] = 0
+    for region in padding_regions(buffer, shape):
+        region.fill(0)
 
 
 def into_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:

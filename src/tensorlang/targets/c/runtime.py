@@ -17,6 +17,7 @@ no memory with an input are written directly), then runs the steps in order.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, cast
 
 import numpy as np
@@ -32,6 +33,7 @@ from . import callext, threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
+from .padded_call import padded_fast_call
 
 
 def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
@@ -95,12 +97,13 @@ class CKernel:
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
-        # a padded kernel's call copies into padded buffers: the general path does that
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
-        self.fast_call = None if pad > 1 else fast_call(self, roles)
+        # a padded kernel's plain calls skip the validation too, and run run_padded
+        self.fast_call = padded_fast_call(self, roles) if pad > 1 else fast_call(self, roles)
         #: the C-level call path (:mod:`.callext`), tried before ``fast_call``; None where
-        #: the schedule is not one C function or the extension cannot be built here
-        self.c_call = None if self.fast_call is None else callext.caller(self, roles)
+        #: the schedule is not one C function, the kernel is padded or the extension cannot
+        #: be built here
+        self.c_call = None if pad > 1 or self.fast_call is None else callext.caller(self, roles)
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
@@ -158,6 +161,16 @@ class CKernel:
                 np.copyto(buffers[target], value)
             return run_einsum
 
+        if self.pad > 1:  # on the padded buffers' views: BLAS takes the padded row stride as lda
+            used = (step.target, *step.operands)
+            regions = {s: tuple(slice(0, k) for k in self.shapes[s]) for s in used}
+
+            def run_blas_padded(buffers, threads):
+                views = {s: buffers[s][regions[s]] for s in used}
+                with np.errstate(all="ignore"):
+                    run_matmul(step, views)
+            return run_blas_padded
+
         def run_blas(buffers, threads):
             with np.errstate(all="ignore"):
                 run_matmul(step, buffers)
@@ -170,6 +183,9 @@ class CKernel:
         buffers = self.schedule.buffers
         self.plan = tuple((n, b.name, b.shape, b.role) for n, b in enumerate(buffers.buffers))
         self.temporary_slots = buffers.pooled
+        slot_of = buffers.slot_of
+        #: alias slots (schedule/plan.py, Buffer.alias): views of their owner's buffer
+        self._alias_of = {n: slot_of[b.alias] for n, b in enumerate(buffers.buffers) if b.alias}
         self._inputs = tuple((n, name) for n, name, _, role in self.plan if role == "in")
         self._others = tuple(entry for entry in self.plan if entry[3] not in ("in", "temp"))
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
@@ -177,6 +193,7 @@ class CKernel:
         self._pool: list[tuple[np.ndarray, ...]] = []
         # padding (run_padded): each slot's unpadded region, and padded input copies
         self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
+        self._storage = buffers.storage_shapes
         self._input_pool: list[dict[int, np.ndarray]] = []
         self._result_pool: list[dict[int, np.ndarray]] = []
 
@@ -192,7 +209,11 @@ class CKernel:
             if self.pad > 1:  # padding zero on entry, and every statement leaves it zero
                 storage = self.schedule.buffers.storage_shapes
                 return tuple(aligned_zeros(storage[n], self.pad, self.dtype) for n in self.temporary_slots)
-            return tuple(np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots)
+            made = {n: np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots
+                    if n not in self._alias_of}
+            for n, owner in self._alias_of.items():  # 002 Fig. 20 by size: a view of the owner's memory
+                made[n] = made[owner].reshape(-1)[:math.prod(self.shapes[n])].reshape(self.shapes[n])
+            return tuple(made[n] for n in self.temporary_slots)
 
     def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
         self._pool.append(buffers)
@@ -258,16 +279,17 @@ class CKernel:
 
     def run_padded(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """A call with padded buffers (000 §4): every buffer padded, aligned and zero in
-        its padding.  Read-only inputs that already are padded buffers
-        (:func:`.padded.padded_empty`) are used in place; every other input is copied into
-        a padded buffer kept between calls (like the temporaries: a call takes a set and
-        gives it back; only the unpadded region is ever written, so the padding stays
-        zero).  Results come back as views of their padded buffers with the true shape
-        (not C-contiguous), or copied into the ``out=`` targets (whose padded buffers are
-        then kept for the next call: a fresh multi-megabyte buffer costs a page fault per
-        4 KiB)."""
-        pad, dtype = self.pad, self.dtype
-        storage = self.schedule.buffers.storage_shapes
+        its padding.  Arrays made by :func:`.padded.padded_empty` are used in place, with
+        no copy: read-only inputs, and ``out=`` targets that share no memory with an
+        input or another target (the in-place idiom ``k(x=x, out={"x": x})`` with a
+        padded ``x`` included: the buffer already holds the input).  Every other input is
+        copied into a padded buffer kept between calls (like the temporaries: a call
+        takes a set and gives it back; only the unpadded region is ever written, so the
+        padding stays zero).  Results come back as their ``out=`` targets, or as views of
+        fresh padded buffers with the true shape (not C-contiguous); a target that is not
+        a padded buffer gets a copy (its padded buffer is then kept for the next call: a
+        fresh multi-megabyte buffer costs a page fault per 4 KiB)."""
+        pad, dtype, regions, storage = self.pad, self.dtype, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()
         for position, n in enumerate(self.temporary_slots):
@@ -281,22 +303,31 @@ class CKernel:
             found = as_padded(given, self.shapes[n], pad, dtype) if given.base is not None else None
             if found is None:
                 found = copies[n]
-                found[self._regions[n]] = given
+                found[regions[n]] = given
             buffers[n] = found
         kept = self._result_pool.pop() if self._result_pool else {}
         reused: dict[int, np.ndarray] = {}
+        direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:
             value = supplied.get(name)
-            if targets and name in targets and n in kept:  # the caller gets a copy: reuse
-                buffer = reused[n] = kept[n]
-            else:
-                buffer = aligned_zeros(storage[n], pad, dtype)
-                if targets and name in targets:
-                    reused[n] = buffer
+            target = targets.get(name) if targets else None
+            buffer = None
+            if target is not None and target.base is not None and _disjoint(target, supplied, name, direct):
+                buffer = as_padded(target, shape, pad, dtype)  # a padded_empty target: its own buffer
+                if buffer is not None:
+                    direct[name] = target
+            if buffer is None:
+                if target is not None and n in kept:  # the caller gets a copy: reuse
+                    buffer = reused[n] = kept[n]
+                else:
+                    buffer = aligned_zeros(storage[n], pad, dtype)
+                    if target is not None:
+                        reused[n] = buffer
             if value is not None:
-                buffer[self._regions[n]] = value
+                if value is not target or name not in direct:  # k(x=x, out={"x": x}) holds it already
+                    buffer[regions[n]] = value
             elif role == "optional":
-                buffer[self._regions[n]] = np.nan
+                buffer[regions[n]] = np.nan
             buffers[n] = buffer
         filled = cast("list[np.ndarray]", buffers)
         self.execute(filled, threads)
@@ -306,8 +337,11 @@ class CKernel:
         self._input_pool.append(copies)
         results = {}
         for n, name in self.results:
-            view = filled[n][self._regions[n]]
             target = targets.get(name) if targets else None
+            if target is not None and direct.get(name) is target:
+                results[name] = target  # written in place
+                continue
+            view = filled[n][regions[n]]
             if target is not None:
                 np.copyto(target, view)
                 view = target

@@ -4,6 +4,11 @@
 :class:`~tensorlang.schedule.steps.ModeStep` over buffers indexed by slot, writing the
 target's buffer in place; the C target runs its BLAS steps with it, and the NumPy
 target's generated code through :class:`MatmulIntoStore`.
+
+The buffers may be views that are not C-contiguous (the C target's padded buffers seen
+with their true shapes, schedule/padding.py :func:`blas_on_padded`): numpy passes such a
+view to BLAS with its row stride as the leading dimension.  A target is only ever
+reshaped into a view (:func:`_view`), never a copy the product would be lost in.
 """
 
 from __future__ import annotations
@@ -13,6 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...schedule.steps import GemmStep, MatmulStep, ModeStep
+
+
+def _view(array: np.ndarray, shape) -> np.ndarray:
+    """``array`` reshaped to ``shape`` without copying (AttributeError where that needs a copy)."""
+    view = array.view()
+    view.shape = shape  # numpy refuses rather than copies
+    return view
 
 
 def run_gemm(step: GemmStep, buffers) -> None:
@@ -31,7 +43,7 @@ def run_gemm(step: GemmStep, buffers) -> None:
         a, b = a.reshape(step.left_shape), b.reshape(step.right_shape)
     out = buffers[step.target]
     if step.result_axes is None:  # the target is laid out as (batch, left, right)
-        np.matmul(a, b, out=out.reshape((left, right) if batch == 1 else (batch, left, right)))
+        np.matmul(a, b, out=_view(out, (left, right) if batch == 1 else (batch, left, right)))
     else:
         value = np.matmul(a, b).reshape(step.result_shape)
         np.copyto(out, value.transpose(step.result_axes))
@@ -44,11 +56,11 @@ def run_mode_product(step: ModeStep, buffers) -> None:
     if step.transpose:
         w = w.T
     if step.p == 1:  # out(J, Q) = W' X(M, Q)
-        np.matmul(w, x.reshape(step.m, step.q), out=out.reshape(step.j, step.q))
+        np.matmul(w, x.reshape(step.m, step.q), out=_view(out, (step.j, step.q)))
     elif step.q == 1:  # out(P, J) = X(P, M) W'ᵀ
-        np.matmul(x.reshape(step.p, step.m), w.T, out=out.reshape(step.p, step.j))
+        np.matmul(x.reshape(step.p, step.m), w.T, out=_view(out, (step.p, step.j)))
     else:  # out(P, J, Q) = W' X(P, M, Q), W' broadcast over P
-        np.matmul(w, x.reshape(step.p, step.m, step.q), out=out.reshape(step.p, step.j, step.q))
+        np.matmul(w, x.reshape(step.p, step.m, step.q), out=_view(out, (step.p, step.j, step.q)))
     if step.scale != 1.0:
         np.multiply(out, out.dtype.type(step.scale), out=out)
 
