@@ -91,7 +91,7 @@ def _drop_scalar(e: Scalar, slots: set[int], var: str, tag: str) -> Scalar:
     if isinstance(e, BinOp):
         return BinOp(e.op, _drop_scalar(e.left, slots, var, tag), _drop_scalar(e.right, slots, var, tag))
     if isinstance(e, Select):
-        return Select(e.var, tuple(_drop_scalar(c, slots, var, tag) for c in e.cases))
+        return replace(e, cases=tuple(_drop_scalar(c, slots, var, tag) for c in e.cases))
     return e
 
 
