@@ -460,7 +460,7 @@ class Kernel(ProgramInterface):
         depends on the declarations alone (and the budget, read from the environment)."""
         if self._store_elements is None:
             elements = sum(math.prod(padded_shape(s, self.pad)) for s in self.checked.context.shapes.values())
-            limits.check_allocation(elements, self.dtype.itemsize, "the program's variables")
+            limits.check_allocation(elements, self.dtype.itemsize, "the store of the program's variables")
             self._store_elements = elements
             self._arm()
 
