@@ -434,3 +434,18 @@ def test_temporaries_are_reused_between_calls_and_not_shared_by_concurrent_ones(
         t.join()
     for value, want in zip(got, expected):
         np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-14)
+
+
+def test_einsum_step_beside_a_fused_loop_sees_only_buffers(monkeypatch):
+    """Found by the randomized CI profile: a fused loop's per-iteration locals have slots
+    past the buffers, and an einsum step's store must not index them."""
+    from tensorlang.schedule import steps
+
+    monkeypatch.setattr(steps, "BLAS_WORK", 0)
+    text = ("out var w0 : [4 1]\nin var w1 : [1]\nin var w2 : [1 4]\nin var w3 : [1]\n"
+            "w0[i0,i1] = concat(c2_0:1 => w1[c2_0], c2_1:1 => w1[c2_1+0], "
+            "c2_2:2 => sum(k3,k4) w3[k4] * (w2[k3,i0] * w1[i1]))[i0]\n")
+    inputs = {"w1": np.array([0.27392337]), "w2": np.array([[-0.46, -0.91, -0.96, 0.62]]), "w3": np.array([0.82])}
+    got = tl.compile(text, backend="c")(**inputs)["w0"]
+    want = tl.compile(text, backend="interp")(**inputs)["w0"]
+    np.testing.assert_allclose(got, want, rtol=1e-12)

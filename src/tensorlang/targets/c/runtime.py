@@ -152,7 +152,11 @@ class CKernel:
             return run_c
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
-            target, slot_of, name = step.target, self.schedule.buffers.slot_of, step.statement.target
+            target, name = step.target, step.statement.target
+            # the variables with a buffer: a fused loop's per-iteration locals have none
+            # (their slots lie past the buffers), and no einsum step outside its loop reads them
+            slot_of = {var: s for var, s in self.schedule.buffers.slot_of.items()
+                       if s < len(self.schedule.buffers.buffers)}
 
             def run_einsum(buffers, threads):
                 store = {var: buffers[s] for var, s in slot_of.items()}
