@@ -12,7 +12,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from padding.test_padding_theorem3 import PADS, SPECIALS, assert_padding_zero
+from padding.test_padding_theorem3 import PADS, assert_padding_zero, with_specials
 from properties.harness import assert_close_to_oracle, cases
 from tensorlang.schedule import padding, steps
 from tensorlang.schedule.steps import GemmStep, ModeStep
@@ -105,14 +105,7 @@ def test_generated_programs_with_blas_steps_on_padded_buffers(case, pad):
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS), data=st.data())
 def test_padded_blas_with_nan_inf_and_signed_zero(case, pad, data):
     note(case.text)
-    inputs = {}
-    for name, value in case.inputs.items():
-        value = np.array(value, dtype=np.float64)
-        if value.size:
-            flat = value.reshape(-1)
-            for _ in range(data.draw(st.integers(0, 3))):
-                flat[data.draw(st.integers(0, flat.size - 1))] = data.draw(st.sampled_from(SPECIALS))
-        inputs[name] = value
+    inputs = with_specials(case.inputs, data)
     with blas_everywhere():
         expected = tl.compile(case.text, backend="c")(**inputs)
         kernel = tl.compile(case.text, backend="c", pad=pad)

@@ -26,6 +26,20 @@ PADS = (2, 4, 8)
 SPECIALS = (np.nan, np.inf, -np.inf, 0.0, -0.0)
 
 
+def with_specials(inputs: dict, data) -> dict:
+    """Copies of ``inputs`` as float64 with up to three entries each replaced by a special
+    value (⊥, ±inf, ±0) drawn by hypothesis."""
+    out = {}
+    for name, value in inputs.items():
+        value = np.array(value, dtype=np.float64)
+        if value.size:
+            flat = value.reshape(-1)
+            for _ in range(data.draw(st.integers(0, 3))):
+                flat[data.draw(st.integers(0, flat.size - 1))] = data.draw(st.sampled_from(SPECIALS))
+        out[name] = value
+    return out
+
+
 def padded_run(text: str, inputs: dict, pad: int, every: bool = False):
     """The results of ``text`` on the padded C back end, and its padded store; ``every``:
     with 000's layout, every dimension padded (PAD_EVERY_DIMENSION), not only the last."""
@@ -71,14 +85,7 @@ def test_padded_store_matches_reference(case, pad, every):
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS), every=st.booleans(), data=st.data())
 def test_padding_stays_zero_with_nan_inf_and_signed_zero(case, pad, every, data):
     note(case.text)
-    inputs = {}
-    for name, value in case.inputs.items():
-        value = np.array(value, dtype=np.float64)
-        if value.size:
-            flat = value.reshape(-1)
-            for _ in range(data.draw(st.integers(0, 3))):
-                flat[data.draw(st.integers(0, flat.size - 1))] = data.draw(st.sampled_from(SPECIALS))
-        inputs[name] = value
+    inputs = with_specials(case.inputs, data)
     # the reference here is the unpadded C kernel of the same optimized program: the
     # optimizer's algebra (factoring a number out of a sum) already changes what inf and
     # NaN give against the interpreter (inf * inf + 0 * inf is NaN, (inf + 0) * inf is

@@ -43,9 +43,6 @@ def simd_marks(node: Node) -> Node:
     return replace(node, body=body, simd=not any(isinstance(child, Loop) for child in body))
 
 
-_simd = simd_marks
-
-
 def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:
     """The chain of loops over ``variables``, outermost first, each the first node of the
     one outside it (a scratch statement's nest is its loops, then a Copy)."""
@@ -62,7 +59,7 @@ def mark(nest: Nest, parallel_work: int = PARALLEL_WORK) -> Nest:
     """``nest`` with its simd and parallel loops marked; a loop runs on threads when the
     nest's work reaches ``parallel_work`` (the C target passes the threshold measured on
     the machine, targets/c/threshold.py, or 1 when ``threads=`` forces threads)."""
-    body = tuple(_simd(node) for node in nest.body)
+    body = tuple(simd_marks(node) for node in nest.body)
     index = nest.statement.index
     if not index:  # a scalar target: a big + or * reduction may share its outer loop out
         total = work(body)

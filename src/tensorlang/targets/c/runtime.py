@@ -153,10 +153,10 @@ class CKernel:
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
             target, name = step.target, step.statement.target
-            # the variables with a buffer: a fused loop's per-iteration locals have none
-            # (their slots lie past the buffers), and no einsum step outside its loop reads them
-            slot_of = {var: s for var, s in self.schedule.buffers.slot_of.items()
-                       if s < len(self.schedule.buffers.buffers)}
+            # the statement's own variables only (a fused loop's per-iteration locals, which
+            # have no buffer, are never among them)
+            every = self.schedule.buffers.slot_of
+            slot_of = {var: every[var] for var in (step.statement.target, *step.statement.reads)}
 
             def run_einsum(buffers, threads):
                 store = {var: buffers[s] for var, s in slot_of.items()}
