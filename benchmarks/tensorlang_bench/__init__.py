@@ -49,6 +49,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--docs", metavar="PAGE.md",
                    help="also refresh the generated part of this page (e.g. docs/performance.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--fma", action="store_true",
+                   help="also time tensorlang's C kernels compiled with fma=True (fused multiply-adds) in every suite "
+                        "(the cfd suite always does)")
     p.set_defaults(func=cmd_bench)
     return p
 
@@ -101,7 +104,7 @@ def cmd_bench(args) -> int:
 
     command = "tensorlang bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "bench" else ""
     results = runner.run(suites, quick=args.quick, threads=counts if len(counts) > 1 else counts[0], disabled=without,
-                         progress=not args.no_progress, command=command.strip())
+                         progress=not args.no_progress, command=command.strip(), fma=args.fma)
     try:
         written = report.write_all(results, out)
     except OSError as exc:

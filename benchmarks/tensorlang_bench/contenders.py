@@ -149,16 +149,17 @@ def tensorlang_backends() -> tuple[str, ...]:
 
 
 def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict], Bound], note: str = "",
-                         threads: int = 1) -> Contender:
+                         threads: int = 1, fma: bool = False) -> Contender:
     """A tensorlang kernel compiled from ``source`` for ``backend`` with ``threads``
     threads (explicit: the C back end would otherwise take OpenMP's default, however the
-    environment sets it); ``bind`` makes the call."""
+    environment sets it); ``bind`` makes the call.  ``fma``: compiled with ``fma=True``,
+    named ``tensorlang[c] fma``."""
 
     def make(inputs: dict) -> Bound:
-        kernel = tl.compile(source, backend=backend, threads=threads)
+        kernel = tl.compile(source, backend=backend, threads=threads, fma=fma)
         return bind(kernel, inputs)
 
-    return Contender(f"tensorlang[{backend}]", "tensorlang", make, note)
+    return Contender(f"tensorlang[{backend}]" + " fma" * fma, "tensorlang", make, note)
 
 
 def c_arrays(inputs: dict) -> dict:

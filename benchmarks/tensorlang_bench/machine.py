@@ -6,7 +6,13 @@ a laptop and poor for a matrix product on a server.  So every run measures
 * memory bandwidth: a large copy (``b = a``, 16 bytes moved per element), a STREAM
   triad (``a = b + s * c``, 24 bytes per element) and an in-place update (``a = s * a``,
   16 bytes per element: likwid-bench's "update"), on arrays far larger than the caches.
-  The limit is the best of the three.  Why the update: a copy or triad into a separate
+  The limit is the best of the three.  An in-place kernel that reads k arrays besides
+  the one it updates moves k + 2 streams (k + 1 read, one written back), and how close a
+  machine comes to its peak depends on the number of streams, so every run also measures
+  the matching STREAM-style update for k = 1 and 2 (``a = a * b``: 24 bytes per element;
+  ``a = s1 * a + s2 * b + s3 * c``: 32 bytes per element, block by block like the triad),
+  and a case that says how many arrays its kernel reads (``Case.streams``) is measured
+  against the update with that many read streams (``Limits.update_for``).  Why the update: a copy or triad into a separate
   array pays a hidden write-allocate read of its destination (not counted, by STREAM's
   convention), so on a machine whose stores do not bypass the cache it reports about 2/3
   of what the memory delivers; an in-place kernel (the ``inplace`` suite) pays no such
@@ -49,6 +55,18 @@ class Limits:
     gemm_n: int
     stream_elements: int
     update_gbs: float | None = None
+    #: in-place updates by the number of arrays read (the updated one included), as C
+    #: loops: 1 ``a = s*a``, 2 ``a = a * b``, 3 ``a = s1*a + s2*b + s3*c``
+    updates_gbs: dict[int, float] = field(default_factory=dict)
+
+    def update_for(self, reads: int) -> float | None:
+        """GB/s of the in-place update that reads ``reads`` arrays (the updated one
+        included) and writes one back: what an in-place kernel of that pattern can reach
+        (the STREAM-style C loop; numpy's ``a = 1.0 * a`` for one read in older runs)."""
+        found = self.updates_gbs.get(reads)
+        if found is None and reads == 1:
+            return self.update_gbs
+        return found
 
     @property
     def bandwidth_gbs(self) -> float:
@@ -61,6 +79,7 @@ class Limits:
             "copy_GBps": self.copy_gbs,
             "triad_GBps": self.triad_gbs,
             "update_GBps": self.update_gbs,
+            **{f"update{k}_GBps": v for k, v in sorted(self.updates_gbs.items())},
             "bandwidth_GBps": self.bandwidth_gbs,
             "gemm_GFLOPps": self.gemm_gflops,
             "gemm_n": self.gemm_n,
@@ -86,6 +105,98 @@ def _triad_block(a, b, c, s, sl, block=32768):
         part = slice(start, min(sl.stop, start + block))
         np.multiply(c[part], s, out=a[part])
         np.add(a[part], b[part], out=a[part])
+
+
+def _update3_block(a, b, c, sl, block=32768):
+    """``a = 1.0 * a + 0.0 * b + 0.0 * c`` block by block (the scaled operand stays in
+    cache, so memory sees three read streams and one write): a's values stay as they are."""
+    tmp = np.empty(min(block, sl.stop - sl.start))
+    for start in range(sl.start, sl.stop, block):
+        part = slice(start, min(sl.stop, start + block))
+        t = tmp[: part.stop - part.start]
+        np.multiply(b[part], 0.0, out=t)
+        np.add(a[part], t, out=a[part])
+        np.multiply(c[part], 0.0, out=t)
+        np.add(a[part], t, out=a[part])
+
+
+#: STREAM's way: the update loops in C, compiled with the compiler and flags tensorlang
+#: builds with (each thread runs its own slice [lo, hi); cffi releases the GIL)
+STREAM_C = """
+#include <stdint.h>
+void tl_update1(double *restrict a, double s, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) a[i] = s * a[i];
+}
+void tl_update2(double *restrict a, const double *restrict b, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) a[i] = a[i] * b[i];
+}
+void tl_update3(double *restrict a, const double *restrict b, const double *restrict c,
+                double s1, double s2, double s3, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) a[i] = s1 * a[i] + s2 * b[i] + s3 * c[i];
+}
+"""
+STREAM_DECLARATIONS = """
+void tl_update1(double *a, double s, int64_t lo, int64_t hi);
+void tl_update2(double *a, const double *b, int64_t lo, int64_t hi);
+void tl_update3(double *a, const double *b, const double *c, double s1, double s2, double s3, int64_t lo, int64_t hi);
+"""
+
+
+def stream_c():
+    """(ffi, lib) of :data:`STREAM_C`, or None where no C compiler works."""
+    try:
+        from tensorlang.targets.c import build as c_build
+
+        return c_build.build_and_load(STREAM_C, c_build.require_compiler(), STREAM_DECLARATIONS)
+    except Exception:  # noqa: BLE001 - no compiler: numpy's updates stand in
+        return None
+
+
+def update_kernels(a, b, c, compiled=None) -> dict:
+    """reads -> (work(slice), bytes per element): the in-place updates that read 1, 2 and
+    3 arrays (the updated one included; values unchanged: s = 1, the others' weights 0),
+    as C loops (:data:`STREAM_C`) where a compiler works, else numpy (block by block for
+    three reads, so the scaled operand stays in cache)."""
+    if compiled is None:
+        compiled = stream_c()
+    if compiled is None:
+        return {1: (lambda sl: np.multiply(a[sl], 1.0, out=a[sl]), 16),
+                2: (lambda sl: np.multiply(a[sl], b[sl], out=a[sl]), 24),
+                3: (lambda sl: _update3_block(a, b, c, sl), 32)}
+    ffi, lib = compiled
+    # "double[]" views keep their arrays alive as long as the closures below live
+    pa, pb, pc = (ffi.from_buffer("double[]", x) for x in (a, b, c))
+    return {1: (lambda sl: lib.tl_update1(pa, 1.0, sl.start, sl.stop), 16),
+            2: (lambda sl: lib.tl_update2(pa, pb, sl.start, sl.stop), 24),
+            3: (lambda sl: lib.tl_update3(pa, pb, pc, 1.0, 0.0, 0.0, sl.start, sl.stop), 32)}
+
+
+def measure_updates(threads: int, elements: int, repeats: int = 5) -> dict[int, float]:
+    """GB/s of the in-place updates that read 1, 2 and 3 arrays (the updated one
+    included): ``a = s*a`` (16 bytes per element), ``a = a*b`` (24) and
+    ``a = s1*a + s2*b + s3*c`` (32), STREAM-style C loops (:func:`update_kernels`)."""
+    a = np.full(elements, 3.0)
+    b = np.ones(elements)
+    c = np.full(elements, 0.5)
+    slices = _blocks(elements, threads)
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    try:
+        results = {}
+        for reads, (work, per) in update_kernels(a, b, c).items():
+            nbytes = per * elements
+            _parallel(pool, work, slices)
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                _parallel(pool, work, slices)
+                times.append(time.perf_counter() - start)
+            results[reads] = nbytes / summarize(times).median / 1e9
+        if not np.allclose(a[:: max(1, elements // 1000)], 3.0):
+            raise RuntimeError("an update changed its array")
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return results
 
 
 def measure_bandwidth(threads: int, elements: int, repeats: int = 5) -> tuple[float, float, float]:
@@ -145,7 +256,8 @@ def measure_limits(thread_counts=(1, 2), quick: bool = False) -> dict[int, Limit
     limits = {}
     for t in thread_counts:
         copy_gbs, triad_gbs, update_gbs = measure_bandwidth(t, elements, repeats)
-        limits[t] = Limits(t, copy_gbs, triad_gbs, measure_gemm(t, gemm_n, repeats), gemm_n, elements, update_gbs)
+        limits[t] = Limits(t, copy_gbs, triad_gbs, measure_gemm(t, gemm_n, repeats), gemm_n, elements, update_gbs,
+                           measure_updates(t, elements, repeats))
     return limits
 
 

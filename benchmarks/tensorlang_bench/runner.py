@@ -172,7 +172,8 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
     if clobbered:
         case.notes.append(f"input(s) {', '.join(clobbered)} changed while timing (a contender wrote into them)")
     lim = limits[threads]
-    peak, bw = lim.gemm_gflops * 1e9, lim.bandwidth_gbs * 1e9
+    matching = lim.update_for(case.streams) if case.streams is not None and hasattr(lim, "update_for") else None
+    peak, bw = lim.gemm_gflops * 1e9, (matching or lim.bandwidth_gbs) * 1e9
     t_compute, t_memory = case.flops / peak, case.bytes / bw
     bound_kind = "memory" if t_memory >= t_compute else "compute"
     t_limit = max(t_compute, t_memory)
@@ -221,8 +222,10 @@ def run(
     plan: Plan | None = None,
     limits: dict[int, machine.Limits] | None = None,
     command: str = "",
+    fma: bool = False,
 ) -> dict:
-    """Run the named suites; the whole result as a JSON-ready dict.
+    """Run the named suites; the whole result as a JSON-ready dict (``fma``: every suite
+    also times tensorlang's C kernels compiled with ``fma=True``).
 
     ``threads`` may list several counts (``(1, 2)``): the suites then run once per
     count, the first count's run is the result's tables, and ``thread_runs`` holds every
@@ -233,7 +236,7 @@ def run(
     suite_names = list(suite_names)
     if limits is None:
         limits = machine.measure_limits(sorted({1, 2, *counts}), quick)
-    runs = [_run_at(suite_names, quick, count, disabled, progress, plan, limits, command) for count in counts]
+    runs = [_run_at(suite_names, quick, count, disabled, progress, plan, limits, command, fma) for count in counts]
     results = runs[0]
     if len(counts) > 1:
         results["thread_counts"] = counts
@@ -251,6 +254,7 @@ def _run_at(
     plan: Plan | None,
     limits: dict[int, machine.Limits] | None,
     command: str,
+    fma: bool = False,
 ) -> dict:
     """One run of the suites with ``threads`` threads for every contender."""
     configure_threads(threads)
@@ -261,7 +265,7 @@ def _run_at(
     if limits is None:
         limits = machine.measure_limits(sorted({1, 2, threads}), quick)
     plan = plan or (Plan.quick() if quick else Plan())
-    ctx = suites_mod.Context(peers, threads, quick)
+    ctx = suites_mod.Context(peers, threads, quick, fma=fma)
     cases = [case for name in suite_names for case in suites_mod.SUITES[name](ctx)]
     results = []
     with machine.blas_threads(threads), machine.pinned_cpus(threads) as pinned, _Progress(len(cases), progress) as bar:

@@ -56,6 +56,13 @@ def check_pad(pad, dtype) -> int:
         raise TensorLangError("input", str(exc)) from None
 
 
+def check_fma(fma) -> bool:
+    """``fma=True`` (``--fma``): fused multiply-adds in the C back end's loops."""
+    if not isinstance(fma, bool):
+        raise TensorLangError("input", f"fma must be True or False, got {fma!r}")
+    return fma
+
+
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
     """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes
     and switches off rewrite rules by name (``skip_passes=("delta-elimination",)``;
@@ -102,6 +109,7 @@ def compile_source(
     opt: bool = True,
     skip_passes=(),
     check_structure: bool = False,
+    fma: bool = False,
 ) -> Kernel | SymbolicKernel:
     """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
     symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
@@ -111,13 +119,15 @@ def compile_source(
     resolved = resolve_dtype(dtype)
     padded = check_pad(pad, resolved)  # the C target pads; numpy and interp ignore it
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
+    check_fma(fma)
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
         symbolic = SymbolicKernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes,
-                                  check_params(params), pad=padded)
+                                  check_params(params), pad=padded, fma=fma)
         symbolic.check_structure = bool(check_structure)
         return symbolic
     try:
-        kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes, pad=padded)
+        kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes, pad=padded,
+                        fma=fma)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
     kernel.sizes = check_params(params)
@@ -147,6 +157,7 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     opt: bool = True,
     skip_passes=(),
     check_structure: bool = False,
+    fma: bool = False,
 ) -> Kernel | SymbolicKernel:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
@@ -164,9 +175,14 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     (docs/optimizer.md); the interpreter never optimizes.
     ``check_structure=True`` checks at every call that the inputs keep the structure
     the program promises (STUR's unique sets and redundancy maps; docs/structure.md).
+    ``fma=True`` lets the C back end compute each multiply-add of a sum, ``x + a*b``, as
+    one fused multiply-add (one rounding instead of two): faster, and within the
+    rounding bound for finite values, but an overflowing product no longer becomes inf
+    on its own (docs/optimizer.md, "Fused multiply-add", says exactly what may differ).
+    The numpy and interp back ends accept it and ignore it.
     """
     source, lang = languages.load(source_or_path, lang)
-    return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure)
+    return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure, fma)
 
 
 @guard

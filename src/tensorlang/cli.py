@@ -25,6 +25,7 @@ from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
 from .schedule.fusion import fusion_groups, fusion_report
 from .schedule.padding import padding_decisions, padding_report
+from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .api import check_source, compile_source
@@ -306,7 +307,7 @@ def cmd_run(args) -> int:
     started = time.perf_counter()
     kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
                             params=args.params, opt=not args.no_opt, skip_passes=args.skip,
-                            check_structure=args.check_structure, pad=_pad(args))
+                            check_structure=args.check_structure, pad=_pad(args), fma=args.fma)
     compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
@@ -483,7 +484,7 @@ def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args))
+                            opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args), fma=args.fma)
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
@@ -519,7 +520,7 @@ def cmd_analyze(args) -> int:
                                for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
         _out(json.dumps(facts, indent=2) + "\n")
     else:
-        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize)
+        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loop_statements)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
         else:  # which statements share one loop over their batch (schedule/fusion.py)
@@ -602,6 +603,15 @@ def _pad_option(p: argparse.ArgumentParser) -> None:
                         "000 §4; auto: the SIMD width in elements (numpy and interp ignore it)")
 
 
+_FMA_HELP = ("let the C back end compute each multiply-add of a sum as one fused multiply-add (one rounding): "
+             "faster; finite results within rounding, but an overflowing product no longer becomes inf on its "
+             "own (docs/optimizer.md, \"Fused multiply-add\"); numpy and interp ignore it")
+
+
+def _fma_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fma", action="store_true", help=_FMA_HELP)
+
+
 def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
     """The options every command that reads a program shares."""
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
@@ -648,6 +658,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=_DTYPE_HELP)
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
     _pad_option(p)
+    _fma_option(p)
     p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
@@ -667,6 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
     _pad_option(p)
+    _fma_option(p)
     _optimizer_switches(p)
     p.set_defaults(func=cmd_compile)
 

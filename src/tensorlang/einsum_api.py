@@ -19,10 +19,12 @@ numpy raises ValueError, with a message naming the operand and the dimension.
 Symmetry (no peer does this): when one array object is every operand of a Gram-like
 product (``ni,nj->ij``, ``ni,nj,nk->ijk`` and their relatives: the terms equal but for
 one letter each, every other letter summed), the result is symmetric under permuting
-its indices.  Only its unique entries are computed: for two operands by BLAS's SYRK
-(numpy's matmul of a matrix's transpose with itself calls ?syrk, which computes one
-triangle and mirrors it), for three by one product over the pairs i <= j (half the full
-product's flops), and the rest is filled from the sorted entries.
+its indices.  Only its unique entries are computed: for float64 by a C kernel generated
+per shape (targets/c/gram.py: register-blocked tiles over the sorted entries, the rest
+filled in the same call, called through the C-level Caller); otherwise for two operands
+by BLAS's SYRK (numpy's matmul of a matrix's transpose with itself calls ?syrk, which
+computes one triangle and mirrors it), for three by one product over the pairs i <= j
+(half the full product's flops), and the rest is filled from the sorted entries.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .api import compile_source
 from .errors import Source, TensorLangError
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
+from .targets.c import gram as c_gram
 
 EinsumError = languages.EINSUM.EinsumError
 RESULT = languages.EINSUM.RESULT
@@ -63,6 +66,7 @@ def clear_cache() -> None:
     _CACHE.clear()
     _HITS.clear()
     _HITS2.clear()
+    _HITS_SAME.clear()
 
 
 def cache_info() -> dict[str, int]:
@@ -92,6 +96,10 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
 _HITS: dict[tuple, Callable[[tuple], Any]] = {}
 #: the two-operand hits, as functions of the two operands (no tuple to build)
 _HITS2: dict[tuple, Callable[[Any, Any], Any]] = {}
+#: the hits of three or more operands that are all one array object: (subscripts, count,
+#: shape, dtype) -> runner (``_HITS``' key has no identity, so no symmetric runner may
+#: enter it; this key has it)
+_HITS_SAME: dict[tuple, Callable[[tuple], Any]] = {}
 
 _ndarray = np.ndarray
 
@@ -118,10 +126,15 @@ def einsum(*operands, **options):
         return _NUMPY_EINSUM(*operands)  # one operand: numpy's (views for ii->i, ij->ji)
     elif not options and len(operands) > 3 and operands[0].__class__ is str:
         ops = operands[1:]
-        try:  # an operand that is no ndarray (a list, a number) has another class: no hit
-            runner = _HITS.get((operands[0], *[(o.__class__, o.shape, o.dtype) for o in ops]))
-        except AttributeError:
-            runner = None
+        first = ops[0]
+        if first is ops[1] and first.__class__ is _ndarray and all(o is first for o in ops):
+            # one array k times: the table whose key says so (the symmetric routes')
+            runner = _HITS_SAME.get((operands[0], len(ops), first.shape, first.dtype))
+        else:
+            try:  # an operand that is no ndarray (a list, a number) has another class: no hit
+                runner = _HITS.get((operands[0], *[(o.__class__, o.shape, o.dtype) for o in ops]))
+            except AttributeError:
+                runner = None
         if runner is not None:
             try:
                 result = runner(ops)
@@ -166,13 +179,16 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
             del _CACHE[old]
         _HITS.clear()
         _HITS2.clear()
+        _HITS_SAME.clear()
     _CACHE[key] = runner
     if backend == "auto" and optimize is False and all(a.flags.c_contiguous for a in arrays):
         if len(arrays) == 2:
             a, b = arrays
             _HITS2[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = getattr(runner, "of_two", None) or (
                 lambda a, b: runner((a, b)))
-        elif len(arrays) > 2 and runner.__qualname__.split(".")[0] != "_gram":
+        elif len(arrays) > 2 and all(a is arrays[0] for a in arrays):
+            _HITS_SAME[(subscripts, len(arrays), arrays[0].shape, arrays[0].dtype)] = runner
+        elif len(arrays) > 2 and not runner.__qualname__.startswith("_gram"):  # (this key has no identity)
             _HITS[(subscripts, *[(np.ndarray, a.shape, a.dtype) for a in arrays])] = runner
 
 
@@ -255,7 +271,7 @@ def _numpy_agrees(exc: TensorLangError, by_numpy):
 def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize):
     """The runner for one key: the symmetric route, or a compiled kernel's fast call, or
     numpy.einsum where compiling fails (a program too large for the limits)."""
-    symmetric = _gram(spec, arrays)
+    symmetric = _gram(spec, arrays, in_c=backend in ("auto", "c"))
     if symmetric is not None:
         return symmetric
     layouts = tuple("C" if a.flags.c_contiguous else "F" for a in arrays)
@@ -373,7 +389,7 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
 GRAM3_WORK = 1 << 20
 
 
-def _gram(spec, arrays: tuple):
+def _gram(spec, arrays: tuple, in_c: bool = True):
     """The symmetric runner for a product of one array with itself, or None.
 
     The pattern: two or three operands, all the same object; their terms equal except
@@ -382,7 +398,8 @@ def _gram(spec, arrays: tuple):
     operand as a matrix (p's dimension last, the others flattened), the result is
     ``XᵀX`` (two operands) or ``T[i,j,k] = Σ_n X_ni X_nj X_nk`` (three): symmetric under
     every permutation of its indices, so only the entries with sorted indices are
-    computed and the others filled from them."""
+    computed and the others filled from them.  ``in_c``: the C Gram kernel may be used
+    (the back end is C's, or "auto")."""
     k = len(arrays)
     if k not in (2, 3) or any(a is not arrays[0] for a in arrays):
         return None
@@ -409,8 +426,11 @@ def _gram(spec, arrays: tuple):
         def gram(ops):
             x = matrix(ops[0])
             return x.T @ x  # numpy calls ?syrk for a matrix's transpose times itself: one triangle
-        return gram
+        return (_gram_in_c(arrays[0], p, m, 2) if in_c else None) or gram
 
+    kernel = _gram_in_c(arrays[0], p, m, 3) if in_c else None
+    if kernel is not None:
+        return kernel
     rows_n = int(np.prod(arrays[0].shape)) // m
     if rows_n * m ** 3 < GRAM3_WORK:
         return None  # small: the compiled loop nest beats m Python-level steps
@@ -444,6 +464,38 @@ def _gram(spec, arrays: tuple):
             t[i:, i:, i] = block
         return t
     return gram3
+
+
+def _gram_in_c(x: np.ndarray, p: int, m: int, k: int):
+    """The runner of ``XᵀX`` (``k`` = 2) or ``T[i,j,k] = Σ_n X_ni X_nj X_nk`` (``k`` = 3)
+    by the C Gram kernel (targets/c/gram.py: the sorted entries only, register-blocked,
+    the others filled from them in the same call), called through the C-level Caller;
+    None where it does not apply: not float64, the summed letters not all before or all
+    after the kept one (X is then no row-major n × m or m × n matrix), m beyond the
+    kernel's limit, or no C compiler or extension.  The key that selects this runner says
+    every operand is the one array; the caller checks shape, dtype and layout, and
+    declines (None) to the numpy route otherwise."""
+    limit = c_gram.MAX_M if k == 2 else c_gram.MAX_M3
+    if x.dtype != np.float64 or not x.flags.c_contiguous or m > limit or p not in (0, x.ndim - 1):
+        return None
+    n = x.size // m
+    try:
+        caller = c_gram.caller(c_gram.GramShape(n, m, p == 0 and x.ndim > 1, k), x.dtype, operand=x.shape)
+    except TensorLangError:
+        return None
+    if caller is None:
+        return None
+    ordered = caller.ordered
+
+    def gram_c(ops):
+        result = ordered(*ops)
+        if result is None:  # not C-ordered after all, say: numpy's route
+            y = np.moveaxis(ops[0], p, -1).reshape(-1, m)
+            return y.T @ y if k == 2 else np.einsum("ni,nj,nk->ijk", y, y, y, optimize=True)
+        return result
+    if k == 2:
+        gram_c.of_two = ordered  # type: ignore[attr-defined]  # the two-operand hit: the C method
+    return gram_c
 
 
 # ------------------------------------------------------------------ opt_einsum's interface

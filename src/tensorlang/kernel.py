@@ -26,6 +26,7 @@ from .schedule.padding import padded_shape
 from .schedule.plan import Schedule, plan
 from .semantics.interface import Role
 from .semantics.types import CheckedProgram, show
+from .targets.c.runtime import blas_int_max
 
 DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
 
@@ -144,8 +145,11 @@ class Kernel(ProgramInterface):
             caller.last_seconds = -1.0 if value is None else value
 
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
-                 threads: int | None = None, opt: bool = True, skip_passes=(), pad: int = 1):
+                 threads: int | None = None, opt: bool = True, skip_passes=(), pad: int = 1, fma: bool = False):
         self.language = language
+        #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
+        #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
+        self.fma = fma
         #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the
         #: numpy and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
         self.pad = pad
@@ -182,6 +186,7 @@ class Kernel(ProgramInterface):
         self.target = targets.load(backend, self)
         self._fast = self.target.fast_call
         self._check_structure = False
+        self._structures: dict | None = None  # inferred on the first compressed=True call
         if self.target.c_call is not None:  # the C call path keeps its own thread count
             self.target.c_call.threads = self._threads
 
@@ -231,16 +236,20 @@ class Kernel(ProgramInterface):
     @property
     def schedule(self) -> Schedule:
         """The schedule of the executed program (BLAS or loops, buffers, pool): the one
-        the target runs, or, for the interpreter, the one the C and NumPy targets would."""
+        the target runs, or, for the interpreter, the one the C target would (which calls
+        BLAS from C where it found one: a single GEMM pays sooner, steps.C_BLAS_WORK)."""
         if self._schedule is None:
-            self._schedule = self.target.schedule or plan(self.executed, self.dtype, self.roles(), pad=self.pad)
+            self._schedule = self.target.schedule or plan(
+                self.executed, self.dtype, self.roles(), pad=self.pad,
+                from_c=blas_int_max(self.dtype, self.pad) is not None)
         return self._schedule
 
     @property
     def loop_program(self) -> LoopProgram:
         """The loop IR of the schedule's loop steps (what the C target prints)."""
         if self._loop_program is None:
-            self._loop_program = self.target.loop_program or loop_program(self.schedule, declared_structures(self.executed))
+            self._loop_program = self.target.loop_program or loop_program(
+                self.schedule, declared_structures(self.executed), fma=self.fma)
         return self._loop_program
 
 
@@ -260,7 +269,8 @@ class Kernel(ProgramInterface):
 
     def __repr__(self) -> str:
         padding = f" pad={self.pad}" if self.pad > 1 else ""
-        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}{padding}>"
+        fused = " fma=True" if self.fma else ""
+        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}{padding}{fused}>"
 
     # --------------------------------------------------------------- running
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
@@ -330,15 +340,33 @@ class Kernel(ProgramInterface):
         return self._call(arrays, out)
 
     @guard
-    def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
+            compressed: bool = False) -> dict:
         """``k.run({"A": a}, out={"C": c})``: the same as ``k(A=a, out={"C": c})`` with the
         inputs in a dict, so that any variable name works (``out``, ``self``, names that are
-        Python keywords)."""
+        Python keywords).  ``compressed=True`` returns every result in compressed form
+        (:class:`tensorlang.analysis.structure.Compressed`: its unique entries, their
+        positions, and where every other entry comes from; ``.dense()`` rebuilds it)."""
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        if not isinstance(compressed, bool):
+            raise error("input", f"compressed must be True or False, got {compressed!r}")
         arrays = dict(inputs)
         results = self._try_fast(arrays, out)
-        return results if results is not None else self._call(arrays, out)
+        results = results if results is not None else self._call(arrays, out)
+        return self._compressed(results) if compressed else results
+
+    def _compressed(self, results: dict) -> dict:
+        """``results`` in compressed form, by the structure inferred for each (with no
+        zero claimed that only annihilation gives: see analysis.structure._support)."""
+        from .analysis.structure import compress, declared, infer
+        if self._structures is None:
+            self._structures = infer(self.executed, annihilating=False)
+        found = {}
+        for name, value in results.items():
+            structure = self._structures.get(name) or declared(name, tuple(np.shape(value)), None)
+            found[name] = compress(value, structure)
+        return found
 
     def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
         try:

@@ -56,10 +56,12 @@ class SymbolicKernel(ProgramInterface):
 
     def __init__(self, language: lang.Language, checked: CheckedProgram, source, backend: str, dtype: np.dtype,
                  threads: int | None = None, opt: bool = True, skip_passes=(), params: Mapping[str, int] | None = None,
-                 pad: int = 1):
+                 pad: int = 1, fma: bool = False):
         self.language = language
         #: 000 §4 padding, passed to every specialisation (Kernel's ``pad``)
         self.pad = pad
+        #: fused multiply-adds, passed to every specialisation (Kernel's ``fma``)
+        self.fma = fma
         self.checked = checked
         self.source = source
         self.backend = backend
@@ -260,7 +262,7 @@ class SymbolicKernel(ProgramInterface):
                         first.span if first else None).with_source(self.source) from None
         try:
             kernel = Kernel(self.language, checked, self.source, self.backend, self.dtype, self._threads or None, self.opt,
-                            self.skip_passes, pad=self.pad)
+                            self.skip_passes, pad=self.pad, fma=self.fma)
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         kernel.sizes = {**self.params, **binding}
@@ -298,7 +300,8 @@ class SymbolicKernel(ProgramInterface):
         fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name, self.backend, self.dtype.name,
-                          self._threads or None, self.opt, self.skip_passes, tuple(sorted(params.items())), self.pad)
+                          self._threads or None, self.opt, self.skip_passes, tuple(sorted(params.items())), self.pad,
+                          self.fma)
         outputs = {}
         for name in self.outputs:
             shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])
@@ -435,6 +438,7 @@ class KernelSpec:
     skip_passes: tuple[str, ...]
     params: tuple[tuple[str, int], ...]
     pad: int = 1
+    fma: bool = False
 
     def load(self) -> "SymbolicKernel | Kernel":
         source = Source(self.text, self.filename)
@@ -442,8 +446,8 @@ class KernelSpec:
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
         args = (language, checked, source, self.backend, np.dtype(self.dtype), self.threads, self.opt, self.skip_passes)
         if checked.symbols:
-            return SymbolicKernel(*args, params=dict(self.params), pad=self.pad)
-        kernel = Kernel(*args, pad=self.pad)
+            return SymbolicKernel(*args, params=dict(self.params), pad=self.pad, fma=self.fma)
+        kernel = Kernel(*args, pad=self.pad, fma=self.fma)
         kernel.sizes = dict(self.params)
         return kernel
 

@@ -18,6 +18,7 @@ from .ein.printer import to_lambda_text, to_text
 from .loops.printer import to_text as loops_text
 from .schedule.printer import to_text as schedule_text
 from .targets.c.codegen import print_c
+from .targets.c.runtime import blas_int_max
 from .targets.numpy.codegen import compile_numpy
 
 
@@ -45,7 +46,8 @@ def _numpy_source(kernel) -> str:
 
 #: The stages ``Kernel.code`` shows: what a target generates and runs.
 CODE_STAGES: dict[str, Callable[[Any], str]] = {
-    "c": lambda kernel: print_c(kernel.schedule, kernel.loop_program).source,
+    "c": lambda kernel: print_c(kernel.schedule, kernel.loop_program,
+                                blas_int_max(kernel.schedule.dtype, getattr(kernel, "pad", 1))).source,
     "numpy": _numpy_source,
 }
 

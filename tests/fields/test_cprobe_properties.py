@@ -47,6 +47,8 @@ def cases(draw):
     x = rng.uniform(lo - 1.5, hi + 1.5, size=(n, d))
     picks = draw(st.lists(st.sampled_from(["lo", "hi", "below", "above", "nan", "inf", "-inf", "far"]),
                           max_size=6))
+    if draw(st.booleans()):  # integer positions: outer taps exactly at the support's end
+        x = np.where(np.arange(n)[:, None] < draw(st.integers(1, n)), np.round(x), x)
     for k, pick in enumerate(picks):
         row, axis = k % n, k % d
         x[row, axis] = {"lo": lo, "hi": np.nextafter(hi[axis], -np.inf), "below": np.nextafter(lo, -np.inf),
@@ -121,3 +123,20 @@ def test_bad_thread_counts_are_input_errors():
         with pytest.raises(tl.TensorLangError) as info:
             F.probe([[2.5, 2.5]], threads=bad)
         assert info.value.code == "input"
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_an_infinite_sample_just_past_the_support_of_an_integer_point_gives_bottom(d, order):
+    """bspln3 at an integer position: the last tap is exactly at |x| = 2, where the kernel
+    is 0 (past the support), so an ∞ sample there gives 0·∞ = ⊥ in the reference.  The C
+    weights once evaluated the last piece's polynomial there (2.2e-16) and gave ∞."""
+    kern = KERNELS["bspln3"]
+    data = np.ones((7,) * d)
+    data[(4,) * d] = np.inf  # the point (2, .., 2) reads taps 1 .. 4 on each axis
+    img = tl.image(data, dim=d)
+    points = np.full((1, d), 2.0)
+    ours = run.probe_tensor(img, kern, order, points, use_c=True)
+    ref = reconstruct.probe(img, kern, order, points)
+    assert np.isnan(ref).all()
+    _agree(ours, ref)

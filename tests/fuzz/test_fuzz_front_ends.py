@@ -16,7 +16,7 @@ from hypothesis import given, note, strategies as st
 
 from fuzz.grammars import grammar_programs
 from fuzz.oracle import assert_targets_agree, fuzz_settings, no_hang
-from properties.generators import edit_tokens, program_text, programs
+from properties.generators import edit_tokens, map_children, program_text, programs
 from properties.harness import index_programs
 from properties.teil_generators import teil_programs, to_teil_source
 from tensorlang.ein.printer import to_text
@@ -40,23 +40,7 @@ def _strip_functions(e):
     """CFDlang has no functions: the model expression without them."""
     if isinstance(e, ast.Call):
         return _strip_functions(e.arg)
-    if isinstance(e, ast.Neg):
-        return ast.Neg(_strip_functions(e.expr))
-    if isinstance(e, ast.Outer):
-        return ast.Outer(_strip_functions(e.left), _strip_functions(e.right))
-    if isinstance(e, ast.Binary):
-        return ast.Binary(e.op, _strip_functions(e.left), _strip_functions(e.right))
-    if isinstance(e, ast.Contract):
-        return ast.Contract(_strip_functions(e.expr), e.pairs, e.grouped)
-    if isinstance(e, ast.Transpose):
-        return ast.Transpose(_strip_functions(e.expr), e.pair)
-    if isinstance(e, ast.Stack):
-        return ast.Stack(tuple(_strip_functions(item) for item in e.items), e.index)
-    if isinstance(e, ast.Concat):
-        return ast.Concat(tuple(_strip_functions(item) for item in e.items), e.parts, e.index)
-    if isinstance(e, ast.Vec):
-        return ast.Vec(_strip_functions(e.expr))
-    return e
+    return map_children(e, _strip_functions)
 
 
 @st.composite

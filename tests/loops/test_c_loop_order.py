@@ -50,14 +50,14 @@ def rand(*shape, seed=0):
 def loops_everywhere(interchange_work: int | None = None):
     """Every contraction on generated loops (no BLAS step); optionally another
     interchange threshold (0: small test shapes take the interchanged form too)."""
-    old = steps.BLAS_WORK, interchange.INTERCHANGE_WORK
-    steps.BLAS_WORK = 1 << 62
+    old = steps.BLAS_WORK, steps.C_BLAS_WORK, interchange.INTERCHANGE_WORK
+    steps.BLAS_WORK = steps.C_BLAS_WORK = 1 << 62
     if interchange_work is not None:
         interchange.INTERCHANGE_WORK = interchange_work
     try:
         yield
     finally:
-        steps.BLAS_WORK, interchange.INTERCHANGE_WORK = old
+        steps.BLAS_WORK, steps.C_BLAS_WORK, interchange.INTERCHANGE_WORK = old
 
 
 class Compiled:

@@ -20,6 +20,7 @@ tested by hand in tests/test_api.py.
 from __future__ import annotations
 
 import string
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,6 +55,22 @@ class Draft:
         if self.qualified:  # only inputs and what is already assigned
             names = [n for n in names if n in self.inputs or n in self.assigned]
         return names
+
+
+_EXPR_TYPES = ast.Expr.__args__  # type: ignore[attr-defined]
+
+
+def map_children(e: ast.Expr, f) -> ast.Expr:
+    """``e`` with ``f`` applied to each direct subexpression (fields holding an expression
+    or a tuple of expressions); every other field, spans included, is kept."""
+    changes = {}
+    for fld in dataclasses.fields(e):
+        value = getattr(e, fld.name)
+        if isinstance(value, _EXPR_TYPES):
+            changes[fld.name] = f(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, _EXPR_TYPES) for v in value):
+            changes[fld.name] = tuple(f(v) for v in value)
+    return dataclasses.replace(e, **changes) if changes else e
 
 
 def _leaf(draw, shape, draft: Draft) -> ast.Expr:

@@ -84,7 +84,7 @@ def _unfused(text: str):
     """The C kernel with fusion and BLAS steps off (every statement its own loop nest)."""
     original = plan_module.plan
 
-    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True):
+    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True, from_c=False):
         return original(program, dtype, roles, False, reuse, pad, False)
 
     with pytest.MonkeyPatch.context() as m:
@@ -233,24 +233,36 @@ def test_the_schedule_prints_the_fusion_and_its_cost():
     assert "fused loop over e" in text and "local" in text and "bytes moved" in text and "working set" in text
 
 
-@pytest.mark.parametrize("block", [False, True])
-def test_micro_kernels_keep_meaning_when_enabled(monkeypatch, block):
-    """The register-blocked micro-kernels (off by default: loops/microkernel.py) give the
-    row-AXPY form's results bit for bit, ⊥ and infinities included."""
+@pytest.mark.parametrize("form, block", [("jam", False), ("jam", True), ("vector", False)])
+@pytest.mark.parametrize("fma", [False, True])
+def test_micro_kernels_keep_meaning(monkeypatch, form, block, fma):
+    """The register-blocked micro-kernels (loops/microkernel.py: the outer-vectorized
+    block, on by default, and unroll and jam) give the row-AXPY form's results bit for
+    bit, ⊥ and infinities included; with ``fma=True`` too (both fuse the same
+    multiply-adds in the same order)."""
     from tensorlang.loops import microkernel
     text = ("in var A : [4 4]\nin var B : [4 4]\nin var u : [6 4 4 4]\nout var v : [6 4 4 4]\n"
             "var t1 : [6 4 4 4]\nvar t2 : [6 4 4 4]\n"
             "t1[e,i,j,l] = sum(k) A[i,k] * u[e,k,j,l]\nt2[e,i,j,l] = sum(k) B[j,k] * t1[e,i,k,l]\n"
             "v[e,i,j,l] = sum(k) t2[e,i,j,k] * A[l,k]\n")
     inputs = _inputs(text, 7, 0.1)
-    plain = tl.compile(text, backend="c")(**inputs)["v"]
-    monkeypatch.setattr(microkernel, "ENABLED", True)
-    monkeypatch.setattr(microkernel, "ACCUMULATOR_BLOCK", block)
-    kernel = tl.compile(text, backend="c")
+    monkeypatch.setattr(microkernel, "ENABLED", False)
+    monkeypatch.setattr(microkernel, "ENABLED_WITH_FMA", False)
+    plain = tl.compile(text, backend="c", fma=fma)
     from tensorlang.loops.printer import to_text as loops_text
+    assert "unroll(" not in loops_text(plain.loop_program, plain.schedule)
+    monkeypatch.setattr(microkernel, "ENABLED", True)
+    monkeypatch.setattr(microkernel, "ENABLED_WITH_FMA", True)
+    monkeypatch.setattr(microkernel, "FORM", form)
+    monkeypatch.setattr(microkernel, "ACCUMULATOR_BLOCK", block)
+    kernel = tl.compile(text, backend="c", fma=fma)
     printed = loops_text(kernel.loop_program, kernel.schedule)
-    assert "yb" in printed and ("local acc" in printed) == block
-    assert _same_bits(kernel(**inputs)["v"], plain)
+    if form == "jam":
+        assert "yb" in printed and ("local acc" in printed) == block
+    else:
+        assert "unroll(4) for u" in printed and "simd for" in printed
+    assert ("fma(" in printed) == fma
+    assert _same_bits(kernel(**inputs)["v"], plain(**inputs)["v"])
 
 
 def test_analyze_reports_the_fused_groups(tmp_path, capsys):

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, note, strategies as st
 
 import tensorlang as tl
-from properties.generators import edit_tokens, program_text, programs
+from properties.generators import edit_tokens, map_children, program_text, programs
 from tensorlang.lang.tl import ast
 from tensorlang.lang.tl.parser import parse_model
 from tensorlang.lang.tl.printer import to_source
@@ -21,25 +21,7 @@ def strip_parens(e):
     keeps the ones the text needs)."""
     if isinstance(e, ast.Paren):
         return strip_parens(e.expr)
-    if isinstance(e, ast.Neg):
-        return ast.Neg(strip_parens(e.expr))
-    if isinstance(e, ast.Call):
-        return ast.Call(e.fn, strip_parens(e.arg))
-    if isinstance(e, ast.Outer):
-        return ast.Outer(strip_parens(e.left), strip_parens(e.right))
-    if isinstance(e, ast.Binary):
-        return ast.Binary(e.op, strip_parens(e.left), strip_parens(e.right))
-    if isinstance(e, ast.Contract):
-        return ast.Contract(strip_parens(e.expr), e.pairs, e.grouped)
-    if isinstance(e, ast.Transpose):
-        return ast.Transpose(strip_parens(e.expr), e.pair)
-    if isinstance(e, ast.Stack):
-        return ast.Stack(tuple(strip_parens(item) for item in e.items), e.index)
-    if isinstance(e, ast.Concat):
-        return ast.Concat(tuple(strip_parens(item) for item in e.items), e.parts, e.index)
-    if isinstance(e, ast.Vec):
-        return ast.Vec(strip_parens(e.expr))
-    return e
+    return map_children(e, strip_parens)
 
 
 @given(program=programs())

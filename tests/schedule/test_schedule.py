@@ -50,11 +50,13 @@ def test_emit_schedule_of_the_interpolation_example(capsys, monkeypatch):
     text = emit(capsys, EXAMPLE, "--emit", "schedule")
     # three pairwise contractions of 5^4 multiply-adds: loop nests, with the reason
     assert text.count("-- loops: 625 multiply-adds < BLAS_WORK 65536") == 3
-    assert "loops over v0 v1 v2 v3 v4 v5 v6" in text
-    assert re.search(r"v5\s+tmp1\s+\[5 5 5\]\s+temp\s+pooled", text)
-    assert "pool: 2 buffers, 2000 bytes per call (float64)" in text
+    # 002 Fig. 20 literally: tmp1 lives in the result v's buffer until v is written
+    assert "loops over v0 v1 v2 v3 v4 v5" in text
+    assert re.search(r"v5\s+tmp2\s+\[5 5 5\]\s+temp\s+pooled", text)
+    assert re.search(r"v4\s+tmp1\s+lives in result v's buffer from statement 1, before v is written \(Fig. 20", text)
+    assert "pool: 1 buffer, 1000 bytes per call (float64)" in text
     # --dtype counts: the pool holds float32 elements
-    assert "pool: 2 buffers, 1000 bytes per call (float32)" in emit(capsys, EXAMPLE, "--emit", "schedule",
+    assert "pool: 1 buffer, 500 bytes per call (float32)" in emit(capsys, EXAMPLE, "--emit", "schedule",
                                                                      "--dtype", "float32")
 
 
@@ -65,7 +67,7 @@ def test_emit_schedule_names_mode_products_gemms_and_why_loops(monkeypatch):
     assert "P=4096 M=64 J=64 Q=1" in text
     assert "loops: batched mode product: J*M*Q = 262144 < MODE_BATCH_WORK 524288" in text
     assert "GEMM: 16777216 multiply-adds >= BLAS_WORK 65536" in text
-    assert "pool: 2 buffers, 4194304 bytes per call (float64)" in text
+    assert "pool: 1 buffer, 2097152 bytes per call (float64)" in text  # tmp1 in v's buffer (Fig. 20)
 
 
 def test_a_batched_mode_product_that_pays_says_why():

@@ -1,5 +1,7 @@
 """The ``cfd`` suite: interpolation ``v = (A⊗B⊗C) u`` and the inverse Helmholtz operator on
-E elements of size n^3 (n = 4..16), E n^3 about constant."""
+E elements of size n^3 (n = 4..16), E n^3 about constant.  tensorlang's C kernel runs
+twice: as compiled by default and with ``fma=True`` (``tensorlang[c] fma``: fused
+multiply-adds, docs/optimizer.md)."""
 
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def cases(ctx: Context) -> list[Case]:
                     "C": rng.uniform(-1, 1, (n, n)) / n, "u": rng.uniform(-1, 1, shape)}
 
         names = ["A", "B", "C", "u"]
-        contenders = tensorlang_contenders(ctx, interpolation_source(n, E), "v", names, shape, small_interp, why)
+        contenders = tensorlang_contenders(ctx, interpolation_source(n, E), "v", names, shape, small_interp, why, fma=True)
         contenders.append(peer_numpy_einsum(INTERP_SUBS, names, shape, False) if naive else
                           missing("numpy.einsum", "peer", f"optimize=False skipped: {naive_why}"))
         contenders += [
@@ -69,7 +71,7 @@ def cases(ctx: Context) -> list[Case]:
             return {"S": rng.uniform(-1, 1, (n, n)) / n, "D": rng.uniform(0.5, 1.5, shape), "u": rng.uniform(-1, 1, shape)}
 
         hnames = ["S", "D", "u"]
-        contenders = tensorlang_contenders(ctx, helmholtz_source(n, E), "v", hnames, shape, small_interp, why)
+        contenders = tensorlang_contenders(ctx, helmholtz_source(n, E), "v", hnames, shape, small_interp, why, fma=True)
         contenders.append(_numpy_helmholtz(shape, False) if naive else
                           missing("numpy.einsum", "peer", f"optimize=False skipped: {naive_why}"))
         contenders += [

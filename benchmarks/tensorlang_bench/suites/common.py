@@ -22,6 +22,8 @@ class Context:
     threads: int = 1
     quick: bool = False
     backends: tuple[str, ...] = field(default_factory=tensorlang_backends)
+    #: ``bench --fma``: every suite also times the C kernels compiled with ``fma=True``
+    fma: bool = False
 
 
 @dataclass
@@ -46,6 +48,9 @@ class Case:
     # reduction whose terms cancel needs the size of its terms, Σ|term|, instead: a correct
     # float64 sum is off by about eps Σ|term|, which can be far more than eps |sum|
     error_scale: Callable[[dict], float] | None = None
+    #: an in-place kernel: the arrays it reads (the updated one included) and so the
+    #: STREAM-style update its "% of limit" is measured against (machine.Limits.update_for)
+    streams: int | None = None
 
 
 def _load_corpus() -> ModuleType:
@@ -175,8 +180,11 @@ def peer_numba(ctx, bind: Callable[[dict, dict], Bound], note="hand-written loop
     return Contender("numba", "peer", make, note + (" (prange)" if ctx.threads > 1 else ""))
 
 
-def tensorlang_contenders(ctx, source: str, outname: str, names, out_shape, interp_ok: bool, interp_why: str) -> list[Contender]:
-    """One contender per tensorlang back end; results land in an ``out=`` buffer."""
+def tensorlang_contenders(ctx, source: str, outname: str, names, out_shape, interp_ok: bool, interp_why: str,
+                          fma: bool = False) -> list[Contender]:
+    """One contender per tensorlang back end; results land in an ``out=`` buffer.  With
+    ``fma`` (or ``bench --fma``), also ``tensorlang[c] fma``: the C kernel compiled with
+    ``fma=True`` (fused multiply-adds, docs/optimizer.md)."""
 
     def bind(kernel, inp):
         out = np.empty(out_shape)
@@ -190,6 +198,8 @@ def tensorlang_contenders(ctx, source: str, outname: str, names, out_shape, inte
             result.append(missing("tensorlang[interp]", "tensorlang", f"reference interpreter skipped: {interp_why}"))
         else:
             result.append(tensorlang_contender(source, backend, bind, "out= buffer", ctx.threads))
+        if backend == "c" and (fma or ctx.fma):
+            result.append(tensorlang_contender(source, "c", bind, "out= buffer; fma=True", ctx.threads, fma=True))
     if ctx.threads >= 2 and "c" in ctx.backends:  # interleaved with the N-thread kernel: do threads hurt?
         one = tensorlang_contender(source, "c", bind, "out= buffer; threads=1 in a multi-threaded run", 1)
         result.append(Contender("tensorlang[c] 1 thread", "tensorlang", one.make, one.note))

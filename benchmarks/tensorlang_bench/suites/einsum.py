@@ -8,8 +8,10 @@ Expressions (small, medium and large sizes; ``--quick`` keeps the first two):
 * ``chain``: a matrix chain ``ij,jk,kl->il`` of unequal sizes (the order matters);
 * ``batched``: many small products ``bij,bjk->bik``;
 * ``gram``: ``ni,nj->ij`` with one array X twice (XᵀX): tensorlang sees that the result is
-  symmetric and computes one triangle (SYRK); ``gram3``: ``ni,nj,nk->ijk`` with X three
-  times (a third-moment tensor), of which tensorlang computes the sorted entries only;
+  symmetric and computes one triangle (a C kernel generated per shape, targets/c/gram.py;
+  the peers reach OpenBLAS's SYRK or run a full GEMM); ``gram3``: ``ni,nj,nk->ijk`` with X
+  three times (a third-moment tensor), of which tensorlang computes the sorted entries
+  only (the same kernel's tiles, about a sixth of the full product's flops);
 * ``mttkrp``: the MTTKRP of CP decompositions, ``ijk,jr,kr->ir`` (three operands).
 
 tensorlang's contenders are ``tl.einsum`` on each back end: ``tensorlang[c]`` is the

@@ -7,7 +7,9 @@ and copying it back (its Fig. 10a/12a): ``tensorlang[c] with copy`` is that prog
 and each case's notes give our in-place speedup over it beside the paper's (1.86x,
 2.01x, 1.70x at N = 10^6).  The peers: numpy ufuncs with ``out=`` (in place) and plain
 numpy expressions (``x[...] = s * x``: a temporary, then a copy).  The "% of limit"
-column is each kernel's bytes/s as a fraction of the machine's measured bandwidth.
+column is each kernel's bytes/s as a fraction of the measured in-place update with as
+many read streams (``Case.streams``: scale 1, multiply 2, lincomb 3; machine.py measures
+``a = s*a``, ``a = a*b`` and ``a = s1*a + s2*b + s3*c`` in the same run).
 Threads: run the suite with ``--threads 1`` and ``--threads 2`` for time against N on
 each (``threads=2`` makes every statement an OpenMP loop, 002 §7).
 """
@@ -308,6 +310,6 @@ def cases(ctx: Context) -> list[Case]:
                 "inplace", kind, f"N={N:.0e}".replace("e+0", "e"), N, 1, flops, nbytes,
                 make_inputs=lambda kind=kind, N=N: _inplace_inputs(kind, N),
                 reference=_inplace_reference(kind), contenders=contenders, baseline="numpy",
-                ratios=ratios,
+                ratios=ratios, streams={"scale": 1, "multiply": 2, "lincomb": 3}.get(kind),
             ))
     return cases

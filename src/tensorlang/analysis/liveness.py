@@ -13,8 +13,15 @@ first assignment to its last read, and two temporaries may share one buffer when
   statement that assigns the second, and that statement, with the first renamed to the
   second, is *compatible* (002 Definition 2, :mod:`.inplace`): it may then write the
   buffer it is reading, point by point.  Such a statement must run as a loop nest
-  (``loop_statement``; a statement without Σ or reduction never becomes a BLAS step or
-  an interchanged nest, which is the default).
+  (``loop_statement``; by default a statement without Σ or reduction; the schedule
+  passes "no BLAS step can take it", Σ statements included).  The schedule then renames
+  the dying variable to the target in that statement, so the statement reads its own
+  target at the written index and every later stage treats it as the ordinary in-place
+  statement it now is (no interchange, no BLAS): one analysis, no second test.
+
+and (Fig. 20 literally, "into results") a temporary may live in the buffer of a result
+(``out``) before that result is first written: 002 Fig. 20 runs the interpolation
+``tmp1 = C # u . [2 5]; tmp2 = B # tmp1 . [2 5]; v = A # tmp2 . [2 5]`` with tmp1 in v.
 
 A buffer is as large as the temporary that first takes it (its *owner*).  Fig. 20
 reuse goes **by size**, not shape (``by_size``, the default): a temporary of any shape
@@ -68,6 +75,15 @@ class Sharing:
     owner: str
     at: int
     figure: str
+    #: Fig. 16: the variable the statement reads for the last time, whose buffer it writes
+    #: (the schedule renames it to ``name`` in that statement, which then runs in place)
+    dying: str = ""
+
+    @property
+    def in_result(self) -> bool:
+        """Whether ``owner`` is a result whose buffer holds ``name`` before the result is
+        first written (002 Fig. 20 literally: ``v = C # u . [2 5]`` puts tmp1 in v)."""
+        return self.figure.endswith("(result)")
 
 
 def _ranges(program: ir.Program, temps: set[str]) -> dict[str, tuple[int, int]]:
@@ -89,15 +105,39 @@ def _sum_free(stmt: ir.Statement) -> bool:
     return not any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))
 
 
+def _result_windows(program: ir.Program, roles: Mapping[str, str]) -> dict[str, int]:
+    """The results (``out``: returned only, never supplied) whose buffers are free before
+    their first assignment, each with the number of that statement: no statement up to
+    and including it reads the result, so its buffer holds nothing until then."""
+    windows: dict[str, int] = {}
+    seen: set[str] = set()
+    for n, stmt in enumerate(program.statements):
+        seen.update(stmt.reads)
+        name = stmt.target
+        if (name not in windows and name not in seen and str(roles.get(name, Role.TEMP)) == Role.OUT
+                and name in program.shapes):
+            windows[name] = n
+        seen.add(name)
+    return windows
+
+
 def reuse(program: ir.Program, roles: Mapping[str, str],
           loop_statement: Callable[[int, ir.Statement], bool] | None = None,
-          by_size: bool = True) -> tuple[Sharing, ...]:
+          by_size: bool = True, into_results: bool = True) -> tuple[Sharing, ...]:
     """Which temporaries live in another's buffer (greedy, in statement order: a
-    temporary takes the buffer of a Fig. 16 partner when it has one, else a dead buffer:
-    with ``by_size`` the smallest that is large enough, of any shape, else one of its own
-    shape, the one free the longest).  ``loop_statement(n, stmt)`` says whether statement
-    n runs as a loop nest (Fig. 16 needs one); by default the statements without Σ or
-    reduction.
+    temporary takes the buffer of a Fig. 16 partner when it has one, else a result's
+    buffer before the result is first written (Fig. 20 literally, ``into_results``), else
+    a dead buffer: with ``by_size`` the smallest that is large enough, of any shape, else
+    one of its own shape, the one free the longest).  ``loop_statement(n, stmt)`` says
+    whether statement n runs as a loop nest (Fig. 16 needs one: the statement then reads
+    and writes one buffer point by point); by default the statements without Σ or
+    reduction (the schedule passes its own test: every statement no BLAS step can take).
+
+    A result's buffer is taken only by temporaries of the result's shape (the result's
+    buffer is made per call, or is the caller's ``out=`` array, so it has no slot of
+    another shape to alias), and only by temporaries whose range ends before the result's
+    first assignment, or ends *in* it when that statement, reading the temporary for the
+    last time, is compatible with it (Fig. 16 into the result).
 
     Linear in the statements up to a log factor (programs may have thousands of
     temporaries): busy buffers wait in a heap by the end of their current user's range,
@@ -107,6 +147,7 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
     shapes = program.shapes
     temps = {name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP}
     ranges = _ranges(program, temps)
+    deadline = _result_windows(program, roles) if into_results else {}
     holder: dict[str, str] = {}  # owner -> the temporary in its buffer now
     ends: dict[str, int] = {}  # owner -> the end of that temporary's range
     owner_of: dict[str, str] = {}
@@ -115,6 +156,15 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
     busy: dict[tuple[int, ...], list[tuple[int, str]]] = {}  # group -> heap of (end, owner)
     free: dict[tuple[int, ...], list[tuple[int, int, str]]] = {}  # group -> sorted (size, end, owner)
     shared: list[Sharing] = []
+
+    def fig16(n: int, stmt: ir.Statement, dying: str) -> bool:
+        return loop_statement(n, stmt) and _compatible_renamed(stmt, dying)
+
+    def before_result(result: str, name: str, end: int) -> bool:
+        """May ``name``, live until ``end``, sit in ``result``'s buffer?"""
+        first = deadline[result]
+        return end < first or (end == first and fig16(first, program.statements[first], name))
+
     for name in sorted(ranges, key=lambda name: (ranges[name][0], name)):
         start, end = ranges[name]
         shape = shapes[name]
@@ -124,9 +174,16 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
         for read in stmt.reads:  # Fig. 16: a buffer whose user this statement reads last
             owner = owner_of.get(read)
             if (owner is not None and holder[owner] == read and ends[owner] == start and shapes[read] == shape
-                    and read != stmt.target and loop_statement(start, stmt) and _compatible_renamed(stmt, read)):
-                choice = (owner, "Fig. 16")
+                    and read != stmt.target and fig16(start, stmt, read)
+                    and (owner not in deadline or before_result(owner, name, end))):
+                choice = (owner, "Fig. 16 (result)" if owner in deadline else "Fig. 16", read)
                 break
+        if choice is None:  # Fig. 20 into a result not yet written: the tightest that fits
+            fits = [(first, result) for result, first in deadline.items()
+                    if shapes[result] == shape and ends.get(result, -1) < start and before_result(result, name, end)]
+            if fits:
+                result = min(fits)[1]
+                choice = (result, "Fig. 20 (result)", "")
         if choice is None:  # Fig. 20: a buffer whose user was dead before this statement
             key = group(shape)
             heap, spare = busy.setdefault(key, []), free.setdefault(key, [])
@@ -138,22 +195,27 @@ def reuse(program: ir.Program, roles: Mapping[str, str],
             while at < len(spare) and choice is None:
                 _, done, owner = spare.pop(at)
                 if ends[owner] == done:
-                    choice = (owner, "Fig. 20")
+                    choice = (owner, "Fig. 20", "")
         if choice is None:
             owner = name
         else:
             owner = choice[0]
-            shared.append(Sharing(name, owner, start, choice[1]))
+            shared.append(Sharing(name, owner, start, choice[1], choice[2] if choice[1].startswith("Fig. 16") else ""))
         holder[owner], ends[owner], owner_of[name] = name, end, owner
-        heapq.heappush(busy.setdefault(group(shapes[owner]), []), (end, owner))
+        if owner not in deadline:  # a result's buffer is never pooled for later temporaries
+            heapq.heappush(busy.setdefault(group(shapes[owner]), []), (end, owner))
     return tuple(shared)
 
 
-def peak_temporary_bytes(program: ir.Program, roles: Mapping[str, str], itemsize: int) -> int:
+def peak_temporary_bytes(program: ir.Program, roles: Mapping[str, str], itemsize: int,
+                         sharing: tuple[Sharing, ...] = ()) -> int:
     """The most bytes of temporaries live at once (over the statements, each temporary
-    from its first assignment to its last read): what no buffer sharing can go below."""
+    from its first assignment to its last read): what no sharing among temporaries can go
+    below.  With ``sharing``, the temporaries that live in a result's buffer (Fig. 20
+    literally) are left out: that memory is the result's, which the call needs anyway."""
     shapes = program.shapes
-    temps = {name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP}
+    inside = {s.name for s in sharing if s.in_result}
+    temps = {name for name in shapes if str(roles.get(name, Role.TEMP)) == Role.TEMP and name not in inside}
     changes: dict[int, int] = {}
     for name, (start, end) in _ranges(program, temps).items():
         size = math.prod(shapes[name]) * itemsize

@@ -20,7 +20,7 @@ def _amount(x: float) -> str:
     return f"{x:.0f}"
 
 
-def statement_table(program: ir.Program, itemsize: int) -> list[str]:
+def statement_table(program: ir.Program, itemsize: int, loop_statements=None) -> list[str]:
     shapes = program.shapes
     temps = {d.name for d in program.decls if d.qual == ir.TEMP}
     lines = []
@@ -34,35 +34,49 @@ def statement_table(program: ir.Program, itemsize: int) -> list[str]:
     total = program_cost(program, itemsize)
     lines.append(f"  total: {len(program.statements)} statements, flops {_amount(total.flops)}, "
                  f"bytes {_amount(total.bytes)}, {program.size} IR nodes")
-    lines.append("  " + temporary_memory(program, itemsize))
+    lines.append("  " + temporary_memory(program, itemsize, loop_statements))
     return lines
 
 
-def temporary_memory(program: ir.Program, itemsize: int) -> str:
+def temporary_memory(program: ir.Program, itemsize: int, loop_statements=None) -> str:
     """The temporaries' memory without and with reuse by liveness (002 §6.2-6.3; the
     C target's buffer plan reuses by size), what reuse among one shape alone would give
-    when that differs, and the peak: the most that is live at once, which no reuse can
-    go below."""
+    when that differs, then with temporaries also placed in results' buffers before the
+    results are written (002 Fig. 20 literally) when that differs, and the peak: the most
+    temporaries' memory live at once, which no reuse among temporaries can go below, and
+    what of it remains outside results' buffers.  ``loop_statements(shapes)`` gives the
+    schedule's test for the statements that run as loop nests (Fig. 16 needs one;
+    default: those without Σ)."""
     declared = roles(program.decls)
-    shared = reuse(program, declared)
-    (n0, b0), (n1, b1) = temporary_bytes(program, declared, itemsize), temporary_bytes(program, declared, itemsize, shared)
+    loops = loop_statements(program.shapes) if loop_statements is not None else None
+    among = reuse(program, declared, loops, into_results=False)
+    (n0, b0), (n1, b1) = temporary_bytes(program, declared, itemsize), temporary_bytes(program, declared, itemsize, among)
     plural = lambda n: "buffer" if n == 1 else "buffers"  # noqa: E731
     text = (f"temporaries: {n0} {plural(n0)}, {b0} bytes; reusing dead temporaries' buffers (002 §6.2-6.3): "
             f"{n1} {plural(n1)}, {b1} bytes")
-    n2, b2 = temporary_bytes(program, declared, itemsize, reuse(program, declared, by_size=False))
+    n2, b2 = temporary_bytes(program, declared, itemsize, reuse(program, declared, loops, by_size=False,
+                                                                     into_results=False))
     if (n2, b2) != (n1, b1):
         text += f" (one shape per buffer: {n2} {plural(n2)}, {b2} bytes)"
-    return text + f"; peak live {peak_temporary_bytes(program, declared, itemsize)} bytes"
+    full = reuse(program, declared, loops)
+    n3, b3 = temporary_bytes(program, declared, itemsize, full)
+    if (n3, b3) != (n1, b1):
+        text += f"; and results' buffers before they are written (002 Fig. 20): {n3} {plural(n3)}, {b3} bytes"
+    peak, rest = peak_temporary_bytes(program, declared, itemsize), peak_temporary_bytes(program, declared, itemsize, full)
+    text += f"; peak live {peak} bytes"
+    if rest != peak:
+        text += f", {rest} bytes outside results' buffers"
+    return text
 
 
-def report(before: ir.Program, optimized, itemsize: int = 8) -> str:
+def report(before: ir.Program, optimized, itemsize: int = 8, loop_statements=None) -> str:
     """The text ``tensorlang analyze`` prints: both programs statement by statement, the
     totals, the IR size and time after each pass (004 §5.7.4), and the rules that fired
     with their counts (``optimized.rules``; rules that never fired are not listed)."""
     lines = ["before the optimizer (as lowered):"]
-    lines += statement_table(before, itemsize)
+    lines += statement_table(before, itemsize, loop_statements)
     lines.append("after the optimizer:")
-    lines += statement_table(optimized.program, itemsize)
+    lines += statement_table(optimized.program, itemsize, loop_statements)
     a, b = program_cost(before, itemsize), program_cost(optimized.program, itemsize)
     if b.flops:
         lines.append(f"flops: {a.flops / b.flops:.3g}x fewer" if a.flops >= b.flops

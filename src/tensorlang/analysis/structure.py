@@ -31,14 +31,16 @@ supported position to the sorted one.  Nothing here rewrites a program.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from math import prod
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Optional
 
 import islpy as isl
+import numpy as np
 
 from ..ein import ir
-from ..ein.index import Index, as_terms
+from ..ein.index import Index, as_terms, index_variables
 from ..ein.names import substitute
 from ..ein.printer import expr_to_text
 from ..ein.structure import Structure, position_names
@@ -46,25 +48,156 @@ from ..semantics.values import FUNCTIONS
 
 
 @dataclass(frozen=True)
+class Block:
+    """One piece of a direct sum along a dimension (003 Fig. 10's direct-sum rule): the
+    0-based positions ``start .. start + size - 1`` hold ``vec`` of a tensor of ``shape``
+    (row-major: position ``start + Σ_t stride_t · l_t`` holds local entry ``l``), and
+    permuting the local dimensions within each of ``groups`` gives an equal entry, for
+    every value of the tensor's other indices.  ``vec(f⊗f)`` is one block of shape
+    ``(n, n)`` with the group ``(0, 1)``: x[S + a·n + b] = x[S + b·n + a]."""
+
+    start: int
+    shape: tuple[int, ...]
+    groups: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def size(self) -> int:
+        return prod(self.shape)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return tuple(prod(self.shape[t + 1:]) for t in range(len(self.shape)))
+
+    def permutations(self) -> list[tuple[int, ...]]:
+        """Every permutation of the local dimensions the groups allow (the identity
+        first): ``perm[t]`` is the local dimension whose value goes to dimension t."""
+        found: list[tuple[int, ...]] = []
+        for choice in itertools.product(*(itertools.permutations(g) for g in self.groups)):
+            perm = list(range(len(self.shape)))
+            for group, image in zip(self.groups, choice):
+                for t, u in zip(group, image):
+                    perm[t] = u
+            found.append(tuple(perm))
+        return found or [tuple(range(len(self.shape)))]
+
+    def shifted(self, by: int) -> "Block":
+        return Block(self.start + by, self.shape, self.groups)
+
+
+#: A dimension's direct-sum structure: its blocks, in order, covering the dimension.
+DimBlocks = tuple[Block, ...]
+
+
+def _locals(rank: int, tag: str) -> tuple[str, ...]:
+    return tuple(f"{tag}l{t}" for t in range(rank))
+
+
+def _block_relation(blocks: DimBlocks, p: str, q: str, tag: str) -> str:
+    """isl text: 1-based positions p and q of a dimension with ``blocks`` hold equal
+    entries by a block's local permutations (p = q outside blocks with groups)."""
+    pieces = []
+    for n, b in enumerate(blocks):
+        if not b.groups:
+            pieces.append(f"({b.start + 1} <= {p} <= {b.start + b.size} and {q} = {p})")
+            continue
+        names = _locals(len(b.shape), f"{tag}{n}")
+        bounds = " and ".join(f"0 <= {v} < {e}" for v, e in zip(names, b.shape))
+        for perm in b.permutations():
+            at_p = " + ".join(f"{k}*{v}" for k, v in zip(b.strides, names))
+            at_q = " + ".join(f"{k}*{names[perm[t]]}" for t, k in enumerate(b.strides))
+            pieces.append(f"(exists ({', '.join(names)} : {bounds} and {p} = {b.start + 1} + {at_p} "
+                          f"and {q} = {b.start + 1} + {at_q}))")
+    return "(" + " or ".join(pieces) + ")"
+
+
+def _block_order(blocks: DimBlocks, p: str, tag: str) -> str:
+    """isl text: 1-based position p is its block's representative (locals ascending
+    within each group)."""
+    pieces = []
+    for n, b in enumerate(blocks):
+        if not b.groups:
+            pieces.append(f"({b.start + 1} <= {p} <= {b.start + b.size})")
+            continue
+        names = _locals(len(b.shape), f"{tag}{n}")
+        bounds = [f"0 <= {v} < {e}" for v, e in zip(names, b.shape)]
+        order = [f"{names[g[k]]} <= {names[g[k + 1]]}" for g in b.groups for k in range(len(g) - 1)]
+        at = " + ".join(f"{k}*{v}" for k, v in zip(b.strides, names))
+        pieces.append(f"(exists ({', '.join(names)} : {' and '.join(bounds + order)} and {p} = {b.start + 1} + {at}))")
+    return "(" + " or ".join(pieces) + ")"
+
+
+@dataclass(frozen=True)
 class TensorStructure:
     """What is known of a tensor's entries: ``support`` (where it may be non-zero, an
-    isl set over positions ``p1 .. pk``, 1-based) and ``groups`` (tuples of 0-based
-    dimensions whose positions may be permuted without changing the value)."""
+    isl set over positions ``p1 .. pk``, 1-based), ``groups`` (tuples of 0-based
+    dimensions whose positions may be permuted without changing the value) and
+    ``blocks`` (per dimension, None or its direct-sum blocks: redundancy along one
+    dimension that is not a permutation of whole dimensions, :class:`Block`).
+
+    ``definition`` is the statement that computed the tensor where it is a product
+    without sums (003 §5.2's rule inlining: the symmetry test reads through it)."""
 
     name: str
     shape: tuple[int, ...]
     support: isl.Set
     groups: tuple[tuple[int, ...], ...] = ()
+    blocks: tuple[Optional[DimBlocks], ...] = ()
+    definition: Optional[ir.Statement] = field(default=None, compare=False)
+
+    def dim_blocks(self, d: int) -> Optional[DimBlocks]:
+        return self.blocks[d] if d < len(self.blocks) else None
+
+    @property
+    def redundant_blocks(self) -> bool:
+        """Whether some dimension has a block with a local symmetry."""
+        return any(b is not None and any(x.groups for x in b) for b in self.blocks)
 
     @property
     def unique(self) -> isl.Set:
-        """The unique set: the support with each symmetric group's positions ascending."""
+        """The unique set: the support with each symmetric group's positions ascending
+        and, along a dimension with blocks, each block's local positions ascending
+        within its groups."""
         names = _positions(len(self.shape))
         conditions = [f"{names[g[n]]} <= {names[g[n + 1]]}" for g in self.groups for n in range(len(g) - 1)]
+        for d, blocks in enumerate(self.blocks):
+            if blocks is not None and any(b.groups for b in blocks):
+                conditions.append(_block_order(blocks, names[d], f"d{d}"))
         if not conditions:
             return self.support
         order = isl.Set(f"{{ [{', '.join(names)}] : {' and '.join(conditions)} }}")
         return self.support.intersect(order)
+
+    def equivalence(self) -> isl.Map:
+        """The redundancy relation (003's T_R, closed): p -> p' where the entries at p
+        and p' are equal, over the box: the blocks' local permutations along each
+        dimension, then any permutation of whole dimensions within the groups."""
+        rank = len(self.shape)
+        p, q = _positions(rank), tuple(f"q{n + 1}" for n in range(rank))
+        box_text = _box_text(p, self.shape)
+        perms = [tuple(range(rank))]
+        for choice in itertools.product(*(itertools.permutations(g) for g in self.groups)):
+            moved = list(range(rank))
+            for group, image in zip(self.groups, choice):
+                for d, e in zip(group, image):
+                    moved[d] = e
+            perms.append(tuple(moved))
+        result = None
+        for perm in set(perms):
+            parts = [box_text]
+            for d in range(rank):
+                blocks = self.dim_blocks(d)
+                target = q[perm[d]]
+                parts.append(_block_relation(blocks, p[d], target, f"d{d}") if blocks else f"{target} = {p[d]}")
+            piece = isl.Map(f"{{ [{', '.join(p)}] -> [{', '.join(q)}] : {' and '.join(parts)} }}")
+            result = piece if result is None else result.union(piece)
+        assert result is not None
+        return result.coalesce()
+
+    def redundancy(self) -> isl.Map:
+        """003's redundancy map T_R: every supported position outside the unique set to
+        the unique position whose entry it copies."""
+        unique = self.unique
+        return self.equivalence().intersect_domain(self.support.subtract(unique)).intersect_range(unique)
 
     @property
     def dense_size(self) -> int:
@@ -92,6 +225,11 @@ class TensorStructure:
         what = []
         if self.groups:
             what.append("symmetric in " + "; ".join(" ".join(f"i{d + 1}" for d in g) for g in self.groups))
+        for d, blocks in enumerate(self.blocks):
+            if blocks is not None and any(b.groups for b in blocks):
+                what.append(f"i{d + 1} a direct sum (" + " ⊕ ".join(
+                    "vec " + "x".join(map(str, b.shape)) + (" sym" if b.groups else "") if len(b.shape) > 1
+                    else str(b.size) for b in blocks) + ")")
         if self.support_size < dense:
             what.append(f"support {self.support_size}")
         kind = ", ".join(what) if what else "dense"
@@ -210,7 +348,33 @@ def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure], 
 # ------------------------------------------------------------------ symmetry
 def canonical(e: ir.Expr, tensors: Mapping[str, TensorStructure]) -> str:
     """A text of ``e`` equal for expressions equal up to the order of the operands of
-    ``*`` and ``+`` and the order of the indices a symmetric tensor is read at."""
+    ``*`` and ``+`` and the order of the indices a symmetric tensor is read at.  A read
+    of a tensor computed as a product without sums is read through its definition (003
+    §5.2's rule inlining), so that ``H = G ⊗ f`` with ``G = f ⊗ f`` is ``f ⊗ f ⊗ f``."""
+    return _canonical(inline(e, tensors), tensors)
+
+
+#: How deep reads are inlined into the symmetry test.
+_INLINE_DEPTH = 4
+
+
+def inline(e: ir.Expr, tensors: Mapping[str, TensorStructure], depth: int = 0) -> ir.Expr:
+    """``e`` with every read of a tensor that has a definition replaced by it."""
+    if isinstance(e, ir.Tensor):
+        known = tensors.get(e.name)
+        if known is None or known.definition is None or depth >= _INLINE_DEPTH:
+            return e
+        head = [v for v, _ in known.definition.index]
+        if len(head) != len(e.indices):
+            return e
+        return inline(substitute(known.definition.body, dict(zip(head, e.indices))), tensors, depth + 1)
+    kids = ir.children(e)
+    if not kids:
+        return e
+    return ir.replace_children(e, tuple(inline(k, tensors, depth) for k in kids))
+
+
+def _canonical(e: ir.Expr, tensors: Mapping[str, TensorStructure]) -> str:
     if isinstance(e, ir.Tensor):
         indices = list(e.indices)
         known = tensors.get(e.name)
@@ -223,11 +387,11 @@ def canonical(e: ir.Expr, tensors: Mapping[str, TensorStructure]) -> str:
         return expr_to_text(ir.Tensor(e.name, tuple(indices)))
     if isinstance(e, ir.BinOp) and e.op in ("*", "+"):
         operands = _flatten(e, e.op)
-        return "(" + f" {e.op} ".join(sorted(canonical(x, tensors) for x in operands)) + ")"
+        return "(" + f" {e.op} ".join(sorted(_canonical(x, tensors) for x in operands)) + ")"
     kids = ir.children(e)
     if not kids:
         return expr_to_text(e)
-    inner = ", ".join(canonical(k, tensors) for k in kids)
+    inner = ", ".join(_canonical(k, tensors) for k in kids)
     head = expr_to_text(ir.replace_children(e, tuple(ir.Const(0.0) for _ in kids)))
     return f"{head}<{inner}>"
 
@@ -293,12 +457,144 @@ def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Map
     links = " and ".join(f"{names[n]} = {space.isl[v]}" for n, (v, _) in enumerate(stmt.index))
     rename = isl.Map(f"{{ [{', '.join(space.isl[v] for v in order)}] -> [{', '.join(names)}] : {links} }}")
     positions = rename.intersect_domain(support).range()
-    return TensorStructure(stmt.target, shape, positions.coalesce(), symmetric_groups(stmt, tensors, shape))
+    groups = symmetric_groups(stmt, tensors, shape)
+    blocks = statement_blocks(stmt, tensors, shape, groups)
+    return TensorStructure(stmt.target, shape, positions.coalesce(), groups, blocks, _definition(stmt))
 
 
-def infer(program: ir.Program) -> dict[str, TensorStructure]:
+def _definition(stmt: ir.Statement) -> ir.Statement | None:
+    """``stmt`` where rule inlining may read through it: a product of reads without
+    binders (no Σ, no direct sum) over distinct plain indices."""
+    variables = [v for v, _ in stmt.index]
+    if len(set(variables)) != len(variables) or not variables:
+        return None
+    if any(ir.binders(node) or isinstance(node, (ir.Concat, ir.Stack, ir.Epsilon)) for node in ir.nodes(stmt.body)):
+        return None
+    return stmt
+
+
+# ------------------------------------------------------------------ direct sums (003 Fig. 10)
+def statement_blocks(stmt: ir.Statement, tensors: Mapping[str, TensorStructure], shape: tuple[int, ...],
+                     groups: tuple[tuple[int, ...], ...] = ()) -> tuple[Optional[DimBlocks], ...]:
+    """The direct-sum structure of each of the target's dimensions (None: none known).
+
+    * **direct sum** and **repetition** (Fig. 10): a statement whose body is a direct
+      sum along a target index, ``X[r,g] = concat(F[r,g1], vec(G[r,.,.])[g2])``, has one
+      block per item; an item that reads ``vec`` of a tensor (nested ``Concat`` s whose
+      items read it at positions 1, 2, ... of one dimension) is a block of that tensor's
+      shape whose local dimensions keep the tensor's symmetry (``vec(f⊗f)``: x[S+a·n+b]
+      = x[S+b·n+a]); an item that reads a dimension with blocks keeps them, shifted;
+    * **pointwise** (the product, sum and projection rules read per index): a target index
+      that every access reads plainly, at dimensions with the same blocks, has those
+      blocks — every factor is equal at two positions the blocks relate, for every value
+      of the other variables, so the body is.  ``C[p,q] = Σ_r X[r,p]·X[r,q]`` inherits X's
+      blocks in p and in q.
+
+    A symmetric group whose dimensions get different blocks keeps none of them."""
+    variables = [v for v, _ in stmt.index]
+    if len(set(variables)) != len(variables):
+        return ()
+    found: list[Optional[DimBlocks]] = [None] * len(variables)
+    body = stmt.body
+    if isinstance(body, ir.Concat) and isinstance(body.index, str) and body.index in variables:
+        d = variables.index(body.index)
+        found[d] = _direct_sum_blocks(body, tensors)
+    elif not any(isinstance(node, (ir.Concat, ir.Stack)) for node in ir.nodes(body)):
+        for d, v in enumerate(variables):
+            found[d] = _inherited_blocks(body, v, shape[d], tensors)
+    for g in groups:
+        if len({found[d] for d in g}) > 1:
+            for d in g:
+                found[d] = None
+    if all(b is None for b in found):
+        return ()
+    return tuple(found)
+
+
+def _direct_sum_blocks(e: ir.Concat, tensors: Mapping[str, TensorStructure]) -> Optional[DimBlocks]:
+    blocks: list[Block] = []
+    for (var, extent), start, item in zip(e.parts, e.starts, e.items):
+        view = _vec_view(item, var)
+        block = Block(start, (extent,))
+        if view is not None and view[0] in tensors:
+            name, _, dims = view
+            known = tensors[name]
+            local_shape = tuple(known.shape[t] for t in dims)
+            if prod(local_shape) == extent:
+                if len(dims) == 1:
+                    inner = known.dim_blocks(dims[0])
+                    if inner is not None:
+                        blocks.extend(b.shifted(start) for b in inner)
+                        continue
+                else:
+                    local_groups = []
+                    for g in known.groups:
+                        members = tuple(n for n, t in enumerate(dims) if t in g)
+                        if len(members) > 1:
+                            local_groups.append(members)
+                    block = Block(start, local_shape, tuple(local_groups))
+        blocks.append(block)
+    return tuple(blocks) if any(b.groups for b in blocks) else None
+
+
+def _vec_view(e: ir.Expr, var: str) -> Optional[tuple[str, tuple[Optional[Index], ...], tuple[int, ...]]]:
+    """``e`` at local position ``var`` as vec of a tensor: (its name, the indices of its
+    other dimensions, its dimensions that ``var`` runs over in row-major order), or None.
+
+    A read ``T[.., var, ..]`` is a view of one dimension; a ``Concat`` along ``var`` whose
+    items k = 1..m are views of one tensor that differ only in one dimension, read at
+    position k, is a view of that dimension followed by the items' dimensions (``vec``)."""
+    if isinstance(e, ir.Tensor):
+        at = [t for t, i in enumerate(e.indices) if i == var]
+        if len(at) != 1 or any(var in index_variables(i) for t, i in enumerate(e.indices) if t != at[0]):
+            return None
+        template = tuple(None if t == at[0] else i for t, i in enumerate(e.indices))
+        return e.name, template, (at[0],)
+    if isinstance(e, ir.Concat) and e.index == var:
+        views = [_vec_view(item, v) for (v, _), item in zip(e.parts, e.items)]
+        if any(view is None for view in views) or len({n for _, n in e.parts}) != 1:
+            return None
+        names = {view[0] for view in views if view is not None}
+        dims = {view[2] for view in views if view is not None}
+        if len(names) != 1 or len(dims) != 1:
+            return None
+        templates = [view[1] for view in views if view is not None]
+        differing = [t for t in range(len(templates[0])) if len({tpl[t] for tpl in templates}) > 1]
+        if len(templates) == 1:  # one item: its fixed position must be 1 somewhere; take none
+            return None
+        if len(differing) != 1 or [tpl[differing[0]] for tpl in templates] != list(range(1, len(templates) + 1)):
+            return None
+        t0 = differing[0]
+        template = tuple(None if t == t0 else i for t, i in enumerate(templates[0]))
+        if any(i is not None and var in index_variables(i) for i in template):
+            return None
+        return names.pop(), template, (t0,) + dims.pop()
+    return None
+
+
+def _inherited_blocks(body: ir.Expr, var: str, extent: int, tensors: Mapping[str, TensorStructure]) -> Optional[DimBlocks]:
+    seen: set[DimBlocks] = set()
+    for node in ir.nodes(body):
+        if isinstance(node, ir.Tensor):
+            for t, i in enumerate(node.indices):
+                if var not in index_variables(i):
+                    continue
+                known = tensors.get(node.name)
+                blocks = known.dim_blocks(t) if known is not None and i == var else None
+                if blocks is None or known is None or known.shape[t] != extent:
+                    return None
+                seen.add(blocks)
+        elif isinstance(node, (ir.Delta, ir.Epsilon)) and any(var in index_variables(i) for i in ir.index_uses(node)):
+            return None
+        elif isinstance(node, (ir.Sum, ir.Reduce)) and var in dict(node.index):
+            return None
+    return seen.pop() if len(seen) == 1 else None
+
+
+def infer(program: ir.Program, annihilating: bool = True) -> dict[str, TensorStructure]:
     """Every tensor's structure: declarations first (inputs dense unless annotated),
-    then each statement's target as computed, in order (a later statement sees it)."""
+    then each statement's target as computed, in order (a later statement sees it);
+    ``annihilating``: see :func:`_support`."""
     shapes = program.shapes
     tensors: dict[str, TensorStructure] = {}
     for d in program.decls:
@@ -306,7 +602,7 @@ def infer(program: ir.Program) -> dict[str, TensorStructure]:
             tensors[d.name] = declared(d.name, tuple(d.shape), d.structure)
     for stmt in program.statements:
         shape = tuple(shapes[stmt.target])
-        tensors[stmt.target] = statement_structure(stmt, shape, tensors)
+        tensors[stmt.target] = statement_structure(stmt, shape, tensors, annihilating)
     return tensors
 
 
@@ -318,3 +614,111 @@ def structure_lines(program: ir.Program) -> list[str]:
     shapes = {n: "[" + " ".join(map(str, s.shape)) + "]" for n, s in found.items()}
     shape_width = max((len(t) for t in shapes.values()), default=0)
     return [f"  {name:<{width}} : {shapes[name]:<{shape_width}}   {s.describe()}" for name, s in found.items()]
+
+
+# ------------------------------------------------------------------ the compressed form
+def representatives(found: TensorStructure) -> np.ndarray:
+    """For every position of ``found``'s box (row-major), the flat index of the position
+    whose entry it copies: the lexicographically least of its orbit under the blocks'
+    local permutations and the groups' permutations of dimensions (itself where none)."""
+    shape = found.shape
+    rank = len(shape)
+    grids = [np.arange(n) for n in shape]
+    per_dim = []
+    for d in range(rank):
+        rep = grids[d].copy()
+        blocks = found.dim_blocks(d)
+        for b in blocks or ():
+            if not b.groups:
+                continue
+            local = np.array(np.unravel_index(np.arange(b.size), b.shape))  # [k, size]
+            for g in b.groups:
+                local[list(g)] = np.sort(local[list(g)], axis=0)
+            rep[b.start:b.start + b.size] = b.start + np.ravel_multi_index(tuple(local), b.shape)
+        per_dim.append(rep)
+    positions = np.array(np.meshgrid(*per_dim, indexing="ij")).reshape(rank, -1)
+    for g in found.groups:
+        positions[list(g)] = np.sort(positions[list(g)], axis=0)
+    flat: np.ndarray = (np.asarray(np.ravel_multi_index(tuple(positions), shape)) if rank
+                        else np.zeros(1, dtype=np.int64))
+    return flat
+
+
+def support_mask(found: TensorStructure) -> np.ndarray:
+    """Where ``found``'s support is, as a boolean array of its shape."""
+    full = box(found.shape)
+    if found.support.is_equal(full):
+        return np.ones(found.shape, dtype=bool)
+    mask = np.zeros(found.shape, dtype=bool)
+    for p in found.support_points():
+        mask[tuple(c - 1 for c in p)] = True
+    return mask
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """A result in compressed form (003 §5.5, for users who chain structured
+    computations): its unique entries and what every other position is.
+
+    * ``values``: the unique entries, in row-major order of their positions;
+    * ``positions``: their 0-based positions, ``[len(values), rank]``;
+    * ``source``: for every position of the dense shape, the index in ``values`` of the
+      entry it holds (a copy by the redundancy map, or itself), -1 where it is zero;
+    * ``structure``: the inferred :class:`TensorStructure` (its ``unique`` set and
+      ``redundancy()`` map are the isl sets the compiler used).
+
+    ``dense()`` reconstructs the dense array."""
+
+    name: str
+    shape: tuple[int, ...]
+    values: np.ndarray
+    positions: np.ndarray
+    source: np.ndarray
+    structure: TensorStructure
+
+    def dense(self) -> np.ndarray:
+        """The dense array: every position its entry, zeros outside the support."""
+        taken = self.values[np.maximum(self.source, 0)] if self.values.size else np.zeros(self.shape)
+        return np.where(self.source >= 0, taken, np.zeros((), dtype=self.values.dtype)).reshape(self.shape)
+
+    @property
+    def redundancy(self) -> str:
+        """The redundancy map (position -> the unique position it copies), as isl text."""
+        return str(self.structure.redundancy())
+
+    def __repr__(self) -> str:
+        return f"<Compressed {self.name} {list(self.shape)}: {self.structure.describe()}>"
+
+
+def compress(value: np.ndarray, found: TensorStructure) -> Compressed:
+    """``value`` (a dense result with structure ``found``) in compressed form."""
+    value = np.asarray(value)
+    if tuple(value.shape) != tuple(found.shape):
+        raise ValueError(f"{found.name}: shape {value.shape} is not the structure's {found.shape}")
+    reps = representatives(found)
+    flat = np.arange(reps.size)
+    inside = support_mask(found).reshape(-1)
+    unique = (reps == flat) & inside
+    index = np.full(reps.size, -1, dtype=np.int64)
+    index[unique] = np.arange(int(unique.sum()))
+    source = np.where(inside, index[reps], -1).reshape(found.shape)
+    positions = np.argwhere(unique.reshape(found.shape)) if found.shape else np.zeros((1, 0), dtype=np.int64)
+    return Compressed(found.name, found.shape, value.reshape(-1)[unique].copy(), positions, source, found)
+
+
+def runs_count(blocks: DimBlocks) -> int:
+    """How many runs (loops.structure.runs) a dimension with ``blocks`` packs in: one per
+    block without a symmetry, one per ordered prefix of its local positions otherwise."""
+    total = 0
+    for b in blocks:
+        if not b.groups:
+            total += 1
+            continue
+        before = {g[n + 1]: g[n] for g in b.groups for n in range(len(g) - 1)}
+        k = len(b.shape)
+        for prefix in itertools.product(*(range(n) for n in b.shape[:-1])):
+            if any(t in before and prefix[before[t]] > prefix[t] for t in range(k - 1)):
+                continue
+            first = prefix[before[k - 1]] if k - 1 in before else 0
+            total += b.shape[-1] > first
+    return total

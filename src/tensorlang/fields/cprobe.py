@@ -69,7 +69,15 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
         for m in range(order + 1):
             expr = _horner(kern.piece(piece, m), "x")
             neg = "-" if (sign < 0 and m % 2) else ""
-            lines.append(f"{{ double x = {arg}; w{a}[{m}][{t}][j] = {neg}({expr}); (void)x; }}")
+            value = f"{neg}({expr})"
+            if i >= 1:
+                # at f = 0 the tap sits at |f - i| = i, the first point of the next piece (or
+                # past the support when i = s): the reference takes that piece's value there,
+                # exactly 0 past the support, where this piece's polynomial leaves a rounding
+                # residue (bspln3's 2.2e-16 at 2) that would turn 0·∞ = ⊥ into ∞
+                at_zero = float(kern(np.array([-float(i)]), m)[0])
+                value = f"(f == 0.0 ? {at_zero!r} : {value})"
+            lines.append(f"{{ double x = {arg}; w{a}[{m}][{t}][j] = {value}; (void)x; }}")
     return "\n            ".join(lines)
 
 

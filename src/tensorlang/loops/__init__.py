@@ -8,6 +8,7 @@ transformations :mod:`.interchange` (row AXPY for contractions) and :mod:`.paral
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from ..ein.structure import Structure
@@ -20,12 +21,16 @@ from .lower import lower_statement
 
 
 def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
-                 compressed: bool = True, parallel_work: int = parallel.PARALLEL_WORK) -> LoopProgram:
+                 compressed: bool = True, parallel_work: int = parallel.PARALLEL_WORK,
+                 fma: bool = False) -> LoopProgram:
     """The nests of ``schedule``'s loop steps, in order.  A statement with a symmetric
     result computes its unique set and reconstructs the rest (:mod:`.structure`;
     ``declared``: the structures the program's declarations promise, by name;
     ``compressed=False`` keeps every nest dense); the others may be interchanged.  Loops
-    run on threads from ``parallel_work`` scalar operations on (:func:`.parallel.mark`)."""
+    run on threads from ``parallel_work`` scalar operations on (:func:`.parallel.mark`).
+    ``fma=True`` marks every nest for fused multiply-adds (:attr:`.ir.Nest.fma`) and lets
+    fused loops use the register-blocked micro-kernels where they pay with it
+    (:func:`.microkernel.enabled`)."""
     nests = []
     known = structure.declared_structures(schedule.buffers, declared or {})
     for n, step in enumerate(schedule.steps):
@@ -35,12 +40,20 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
         if step.fusion is not None:  # one loop over the batch around every statement (.fusion)
             for stmt in step.statements:
                 structure.target_structure(stmt, known)
-            nests.append(fused_nest(step, schedule.buffers, n, parallel_work))
+            nests.append(fused_nest(step, schedule.buffers, n, parallel_work, fma))
             continue
         for stmt in step.statements:
             found = structure.target_structure(stmt, known)
             groups = tuple(g for g in found.groups if len(g) <= structure.MAX_GROUP) if found and compressed else ()
             nest = lower_statement(stmt, schedule.buffers, n)
+            blocked = None
+            if found is not None and compressed and found.redundant_blocks and stmt_sums(stmt):
+                slot = schedule.buffers.slot_of[stmt.target]
+                blocked = (structure.compress_packed(nest, found, schedule.buffers, slot)
+                           or structure.compress_blocks(nest, found, slot))
+            if blocked is not None:
+                nests.append(parallel.mark(blocked, parallel_work))
+                continue
             if groups:
                 slot = schedule.buffers.slot_of[stmt.target]
                 nest = (structure.compress(interchange.rewrite(nest, schedule.buffers), groups, slot)
@@ -53,8 +66,14 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
                     nest = summed
                 else:
                     nest = interchange.rewrite(nest, schedule.buffers)
-            nests.append(parallel.mark(nest, parallel_work))
+            nests.append(replace(parallel.mark(nest, parallel_work), fma=fma))
     return LoopProgram(schedule.buffers, tuple(nests))
+
+
+def stmt_sums(stmt) -> bool:
+    """Whether ``stmt`` sums (worth computing on a unique set: a copy is not)."""
+    from ..ein import ir as ein
+    return any(isinstance(node, (ein.Sum, ein.Reduce)) for node in ein.nodes(stmt.body))
 
 
 def declared_structures(program) -> dict[str, Structure]:

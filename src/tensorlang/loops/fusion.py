@@ -10,8 +10,9 @@ temporary's buffer is one iteration's slice, which stays in the L1 cache.  The
 transposed copies the schedule asked for are declared and filled before the loop.
 
 Inside the loop every extent is a compile-time constant; each small contraction becomes
-the row AXPYs of :mod:`.interchange` (else the accumulator form), or, with
-:data:`.microkernel.ENABLED`, a register-blocked micro-kernel.  The nest asks for the
+a register block of :mod:`.microkernel` (with :func:`.microkernel.enabled`), else the
+row AXPYs of :mod:`.interchange`, else the accumulator form.  Per-iteration temporaries
+whose lives do not overlap share a local buffer (:func:`share_locals`).  The nest asks for the
 widest vectors (``wide_vectors``): its rows are in L1, so the arithmetic is the limit,
 and gcc's default on x86-64 is 256-bit vectors even where 512-bit ones exist
 (docs/c-backend.md, "Fused loops", has the measurements).
@@ -27,12 +28,14 @@ from . import interchange
 from .ir import Acc, Apply, BinOp, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, work
 from .lower import lower_statement
 from . import microkernel
-from .microkernel import micro_kernel
 from .parallel import PARALLEL_WORK, simd_marks
 
 
-def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: int = PARALLEL_WORK) -> Nest:
-    """The one nest of fused loop step ``number`` (its ``fusion`` is set)."""
+def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: int = PARALLEL_WORK,
+               fma: bool = False) -> Nest:
+    """The one nest of fused loop step ``number`` (its ``fusion`` is set); ``fma``: its
+    multiply-adds are fused (:attr:`.ir.Nest.fma`), which decides whether the
+    micro-kernels pay (:func:`.microkernel.enabled`)."""
     fusion = step.fusion
     assert fusion is not None, "fused_nest lowers a fused step"
     slot_of = buffers.slot_of
@@ -41,10 +44,12 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     before: list[Node] = [Declare(slot, l.storage) for slot, l in local.items() if not l.per_iteration]
     for stmt in fusion.prologue:
         before.extend(simd_marks(node) for node in lower_statement(stmt, buffers, number).body)
-    body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration)]
+    shared = share_locals(step.statements, {local[slot].name: slot for slot in per_iteration},
+                          {slot: local[slot].storage for slot in per_iteration}) if SHARE_LOCALS else {}
+    body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration) if slot not in shared]
     registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
     for stmt in step.statements:
-        blocked = micro_kernel(stmt, buffers, registers) if microkernel.ENABLED and len(stmt.index) >= 3 else None
+        blocked = microkernel.kernel(stmt, buffers, registers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
         if blocked is not None:
             outer = blocked
             registers += 1
@@ -58,11 +63,67 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         # each statement's accumulators are its own (a plain nest has a C block of its own)
         tag = f"s{len(body)}"
         body.extend(_drop_batch(node, per_iteration, fusion.var, tag) for node in outer[0].body)
+    if shared:
+        body = [_rename_slots(node, shared) for node in body]
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
     if loop.extent > 1 and loop.extent * work(loop.body) >= parallel_work:
         loop = replace(loop, parallel=True)
-    return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True)
+    return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
+
+
+#: Per-iteration temporaries whose lives do not overlap share one local buffer
+#: (:func:`share_locals`): the inverse Helmholtz operator's six temporaries of n³ values
+#: then take two buffers, which stay in L1 up to n = 12, instead of six.
+SHARE_LOCALS = True
+
+
+def share_locals(statements, slot_of: dict[str, int], storage: dict[int, tuple[int, ...]]) -> dict[int, int]:
+    """Which per-iteration locals (``slot_of``: by name) reuse another's buffer: slot ->
+    the slot whose buffer it takes.  A local lives from the statement that writes it to
+    the last statement that reads it (inclusive: a statement never writes a buffer it
+    reads); one whose life starts after another's ended, with the same storage, takes
+    that buffer (greedy, in program order, as 002 §6 shares temporaries by liveness)."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for n, stmt in enumerate(statements):
+        for name in stmt.reads:
+            if name in slot_of:
+                last[name] = n
+        if stmt.target in slot_of:
+            first.setdefault(stmt.target, n)
+            last.setdefault(stmt.target, n)
+    buffers: list[tuple[int, int, tuple[int, ...]]] = []  # (buffer slot, free after statement, storage)
+    shared: dict[int, int] = {}
+    for name in sorted(first, key=first.__getitem__):
+        slot, start = slot_of[name], first[name]
+        for k, (owner, free_after, shape) in enumerate(buffers):
+            if free_after < start and shape == storage[slot]:
+                shared[slot] = owner
+                buffers[k] = (owner, last[name], shape)
+                break
+        else:
+            buffers.append((slot, last[name], storage[slot]))
+    return shared
+
+
+def _rename_slots(node, mapping: dict[int, int]):
+    """``node`` with every access to a slot in ``mapping`` made to the slot it maps to."""
+    if isinstance(node, Loop):
+        return replace(node, body=tuple(_rename_slots(child, mapping) for child in node.body))
+    if isinstance(node, Store):
+        return Store(mapping.get(node.slot, node.slot), node.indices, _rename_slots(node.value, mapping))
+    if isinstance(node, Update):
+        return replace(node, value=_rename_slots(node.value, mapping))
+    if isinstance(node, Load):
+        return Load(mapping.get(node.slot, node.slot), node.indices)
+    if isinstance(node, (Neg, Apply)):
+        return replace(node, arg=_rename_slots(node.arg, mapping))
+    if isinstance(node, BinOp):
+        return BinOp(node.op, _rename_slots(node.left, mapping), _rename_slots(node.right, mapping))
+    if isinstance(node, Select):
+        return replace(node, cases=tuple(_rename_slots(c, mapping) for c in node.cases))
+    return node
 
 
 def _drop_batch(node, slots: set[int], var: str, tag: str):

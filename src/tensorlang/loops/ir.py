@@ -9,6 +9,7 @@ printer never has to make a user's name safe as an identifier.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Union
 
@@ -140,7 +141,9 @@ class Loop:
     straight-line code the compiler may vectorize (both set by :mod:`.parallel`);
     ``reductions``: the (op, accumulator) pairs the body updates, which a vectorized or
     parallel loop must combine; ``team``: for a parallel loop, the most threads its work
-    pays for (0: no limit; :func:`.parallel.team_size`).
+    pays for (0: no limit; :func:`.parallel.team_size`).  A simd loop with loops inside
+    is vectorized as a whole (outer-loop vectorization, :mod:`.microkernel`): each vector
+    lane runs the inner loops for its own iteration, and the inner loops carry no marks.
     """
 
     var: str
@@ -151,6 +154,9 @@ class Loop:
     reductions: tuple[tuple[str, str], ...] = ()
     start: int | str = 0
     team: int = 0
+    #: ask the compiler to unroll the loop this many times (0: its own choice); set by
+    #: :mod:`.microkernel` for a register block's rows, printed ``#pragma GCC unroll N``
+    unroll: int = 0
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,10 @@ class Nest:
     #: vectorize with the widest vectors the machine has (512-bit where there are; the
     #: compiler's default on x86-64 is 256): set for fused loops, whose rows are in cache
     wide_vectors: bool = False
+    #: compile with ``fma=True``: every multiply-add :func:`multiply_add` finds in the nest
+    #: is one fused multiply-add, ``x = fma(a, b, x)``, rounded once (docs/optimizer.md,
+    #: "Fused multiply-add"); False: ``x = x + a*b``, two roundings, as the reference
+    fma: bool = False
 
 
 @dataclass(frozen=True)
@@ -204,6 +214,30 @@ class LoopProgram:
 
 
 # ------------------------------------------------------------------ queries
+def multiply_add(node) -> tuple[str | tuple, Scalar, Scalar, bool] | None:
+    """The step ``x = x + a * b`` (or ``x = +0 + a * b``) of a sum that ``node`` is, as
+    ``(x, a, b, from_zero)``, or None.
+
+    ``x`` is an accumulator's name (``Update(acc, "+", a * b)``: a sum's step) or a
+    ``(slot, indices)`` place (``Store(x, x + a * b)``: a row update of :mod:`.interchange`
+    or :mod:`.microkernel`); ``from_zero``: the step adds to the number +0 instead
+    (``Store(x, 0 + a * b)``: the peeled first step of a row update).  In a nest compiled
+    with ``fma=True`` (:attr:`Nest.fma`) exactly these are fused multiply-adds: the added
+    value's outermost multiplication and the addition round once (``fma(a, b, x)``,
+    ``fma(a, b, +0)``); everything else rounds as written."""
+    if isinstance(node, Update) and node.op == "+" and isinstance(node.value, BinOp) and node.value.op == "*":
+        return node.acc, node.value.left, node.value.right, False
+    if isinstance(node, Store) and isinstance(node.value, BinOp) and node.value.op == "+":
+        added, base = node.value.right, node.value.left
+        if not (isinstance(added, BinOp) and added.op == "*"):
+            return None
+        if base == Load(node.slot, node.indices):
+            return (node.slot, node.indices), added.left, added.right, False
+        if isinstance(base, Const) and base.value == 0 and math.copysign(1.0, base.value) > 0:
+            return (node.slot, node.indices), added.left, added.right, True
+    return None
+
+
 def children(node) -> tuple:
     """The nodes and scalars directly inside ``node``."""
     if isinstance(node, Nest):

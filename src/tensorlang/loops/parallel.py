@@ -1,6 +1,7 @@
 """Parallel and SIMD marks: which loops run on threads and which the compiler vectorizes.
 
-* **simd**: every innermost loop (its body is straight-line code, no loop inside).
+* **simd**: every innermost loop (its body is straight-line code, no loop inside), unless
+  it lies inside a loop vectorized as a whole (:mod:`.microkernel`).
 * **parallel**: the outermost output loop of a statement whose nest does at least
   :data:`PARALLEL_WORK` scalar operations, with the most threads its work pays for
   (:func:`team_size`: fewer threads for small work) (an interchanged contraction's last output
@@ -36,8 +37,12 @@ def team_size(total: int, parallel_work: int, extent: int) -> int:
 
 
 def simd_marks(node: Node) -> Node:
-    """``node`` with each innermost loop (no loop in its body) marked simd."""
+    """``node`` with each innermost loop (no loop in its body) marked simd.  A loop that
+    is already simd with loops inside (an outer-vectorized register block,
+    :mod:`.microkernel`) stays as it is: no simd construct may nest in another."""
     if not isinstance(node, Loop):
+        return node
+    if node.simd and any(isinstance(child, Loop) for child in node.body):
         return node
     body = tuple(simd_marks(child) for child in node.body)
     return replace(node, body=body, simd=not any(isinstance(child, Loop) for child in body))

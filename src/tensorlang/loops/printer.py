@@ -17,7 +17,7 @@ from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
 from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
-                 Store, Update)
+                 Store, Update, multiply_add)
 
 
 def _number(value: float) -> str:
@@ -28,6 +28,7 @@ def _number(value: float) -> str:
 class _Printer:
     def __init__(self, program: LoopProgram):
         self.names = program.names
+        self.fma = False
 
     def access(self, slot: int, indices) -> str:
         return f"{self.names[slot]}[{','.join(map(str, indices))}]"
@@ -58,7 +59,12 @@ class _Printer:
 
     def node(self, node, lines: list[str], depth: int) -> None:
         pad = "  " * depth
-        if isinstance(node, Init):
+        fused = multiply_add(node) if self.fma else None
+        if fused is not None:  # one rounding (fma=True)
+            place, a, b, from_zero = fused
+            x = place if isinstance(place, str) else self.access(*place)
+            lines.append(f"{pad}{x} = fma({self.scalar(a)}, {self.scalar(b)}, {'0' if from_zero else x})")
+        elif isinstance(node, Init):
             lines.append(f"{pad}{node.acc} = {_number(REDUCTIONS[node.op].identity)}")
         elif isinstance(node, Update):
             value = self.scalar(node.value)
@@ -80,7 +86,8 @@ class _Printer:
                 self.names = (*self.names, *(f"acc{n}" for n in range(len(self.names), node.slot + 1)))
             lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]")
         elif isinstance(node, Loop):
-            marks = "parallel " if node.parallel else "simd " if node.simd else ""
+            marks = ("parallel " if node.parallel else "simd " if node.simd else
+                     f"unroll({node.unroll}) " if node.unroll > 1 else "")
             team = f"  # at most {node.team} threads" if node.parallel and node.team else ""
             bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
             reduce = "".join(f" reduce({op}: {acc})" for op, acc in node.reductions)
@@ -92,6 +99,7 @@ class _Printer:
 
     def nest(self, nest: Nest, lines: list[str], depth: int) -> None:
         note = "  (interchanged: summed loops outside the row)" if nest.interchanged else ""
+        self.fma = nest.fma
         if nest.fused:
             lines.append(f"{'  ' * depth}# fused: {'; '.join(map(statement_to_text, nest.fused))}")
         else:

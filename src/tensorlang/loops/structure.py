@@ -23,17 +23,19 @@ more), which every target already allows.  Groups of more than
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
+import math
+from dataclasses import dataclass, replace
 
 from typing import Any, Mapping
 
 import islpy as isl
 
-from ..analysis.structure import TensorStructure, declared as declared_structure, statement_structure
+from ..analysis.structure import Block, TensorStructure, declared as declared_structure, statement_structure
 from ..ein import ir as ein
+from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
-from .ir import Const, Copy, Load, Loop, Nest, Node, Store
+from .ir import Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, Nest, Node, Store, Update
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
@@ -185,25 +187,29 @@ def _plan(support: isl.Set, shape: tuple[int, ...]):
 def _map_index(i, mapping: Mapping[str, object]):
     """A loop-IR index with loop variables replaced: ``mapping`` gives a variable a
     0-based position (int), another variable (str) or (variable, offset)."""
-    from ..ein.index import Affine, affine, as_terms
     if isinstance(i, str):
         target = mapping.get(i, i)
+        if isinstance(target, Affine):  # 1-based over 1-based variables, as the loop IR's affine indices
+            return target
         if isinstance(target, tuple):
             var, offset = target
             return affine([(var, 1)], offset + 1) if offset else var
         return target
     if isinstance(i, Affine):  # 1-based over 1-based variables
         terms, offset = as_terms(i)
-        new_terms = []
+        new_terms: list[tuple[str, int]] = []
         for v, k in terms:
             target = mapping.get(v, v)
             if isinstance(target, int):
                 offset += k * (target + 1)
+            elif isinstance(target, Affine):
+                new_terms.extend((u, k * c) for u, c in target.terms)
+                offset += k * target.offset
             elif isinstance(target, tuple):
-                new_terms.append((target[0], k))
-                offset += k * target[1]
+                new_terms.append((str(target[0]), k))
+                offset += k * int(target[1])  # type: ignore[call-overload]
             else:
-                new_terms.append((target, k))
+                new_terms.append((str(target), k))
         result = affine(new_terms, offset)
         return result - 1 if isinstance(result, int) else result
     return i
@@ -396,3 +402,526 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
         return tuple(out)
 
     return replace(nest, body=apply(nest.body))
+
+
+# ------------------------------------------------------------------ direct-sum blocks
+def _block_position(block: Block, names: list[str]) -> Any:
+    """The loop-IR index of the position of local entry ``names`` (loop variables, one
+    per local dimension) of ``block``: 0-based ``start + Σ stride_t · l_t``, written
+    1-based over 1-based variables as the loop IR's affine indices are."""
+    strides = block.strides
+    return affine(list(zip(names, strides)), block.start + 1 - sum(strides))
+
+
+def _permutations(groups: tuple[tuple[int, ...], ...], rank: int) -> list[tuple[int, ...]]:
+    found = []
+    for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+        perm = list(range(rank))
+        for group, image in zip(groups, choice):
+            for d, e in zip(group, image):
+                perm[d] = e
+        found.append(tuple(perm))
+    return found or [tuple(range(rank))]
+
+
+def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | None:
+    """``nest`` computing only a set of representatives of ``found``'s redundancy (its
+    symmetric groups and the local symmetries of its dimensions' direct-sum blocks),
+    then reconstructing every other entry from it; None where the nest is not the plain
+    chain of the target's loops writing the target.
+
+    One compute nest per combination of blocks (the dimensions of a symmetric group in
+    nondecreasing block order): a block's loops are its local dimensions, triangular
+    within its local groups (``for a: for b in a..n-1`` for vec(f⊗f)), and its position
+    an affine index of them (``S + a·n + b``); within a symmetric group two dimensions in
+    the same block order their first local loops.  Every orbit of the redundancy has a
+    point there (sort each block's locals within its groups, then the group's dimensions
+    by (block, first local)); ties are computed twice, which the reconstruction makes
+    harmless: it copies each computed entry to every position of its orbit (local
+    permutations per dimension, then the group's permutations of dimensions)."""
+    stmt = nest.statement
+    variables = [v for v, _ in stmt.index]
+    extents = [n for _, n in stmt.index]
+    rank = len(variables)
+    if not variables or len(nest.body) != 1 or not _chain(nest.body, variables):
+        return None
+    inner: tuple[Node, ...] = nest.body
+    for _ in variables:
+        head = inner[0]
+        assert isinstance(head, Loop)
+        inner = head.body
+    if not any(isinstance(n, Store) and n.slot == slot and tuple(n.indices) == tuple(variables) for n in inner):
+        return None
+    dims = [found.dim_blocks(d) for d in range(rank)]
+    groups = tuple(g for g in found.groups if len({dims[d] for d in g}) == 1)
+    previous = {g[k + 1]: g[k] for g in groups for k in range(len(g) - 1)}
+    dim_perms = _permutations(groups, rank)
+    compute: list[Node] = []
+    rebuild: list[Node] = []
+    choices = [range(len(b)) if b else [None] for b in dims]
+    for combo in itertools.product(*choices):
+        if any(combo[d] is not None and combo[previous[d]] is not None and combo[previous[d]] > combo[d]  # type: ignore[operator]
+               for d in previous):
+            continue
+        spec: list[tuple[str, int, int | str]] = []
+        position: dict[int, object] = {}
+        local_names: dict[int, list[str]] = {}
+        first: dict[int, str] = {}
+        for d in range(rank):
+            prev = previous.get(d)
+            c = combo[d]
+            if c is None:
+                spec.append((variables[d], extents[d], variables[prev] if prev is not None else 0))
+                position[d] = variables[d]
+                first[d] = variables[d]
+                continue
+            block = dims[d][c]  # type: ignore[index]
+            names = [f"{variables[d]}_{t}" for t in range(len(block.shape))]
+            for t, extent in enumerate(block.shape):
+                start: int | str = 0
+                group = next((g for g in block.groups if t in g and g.index(t) > 0), None)
+                if group is not None:
+                    start = names[group[group.index(t) - 1]]
+                if t == 0 and prev is not None and combo[prev] == c:
+                    start = first[prev]
+                spec.append((names[t], extent, start))
+            local_names[d] = names
+            position[d] = _block_position(block, names)
+            first[d] = names[0]
+        mapping = {variables[d]: position[d] for d in local_names}
+        body: tuple[Node, ...] = tuple(_substitute(n, mapping) for n in inner)
+        here: Any = tuple(position[d] for d in range(rank))
+        stores: list[Node] = []
+        seen = {here}
+        local_choices = [dims[d][combo[d]].permutations() if d in local_names else [None]  # type: ignore[index]
+                         for d in range(rank)]
+        for perms in itertools.product(*local_choices):
+            moved: list[Any] = []
+            for d in range(rank):
+                if d in local_names:
+                    block = dims[d][combo[d]]  # type: ignore[index]
+                    names = local_names[d]
+                    moved.append(_block_position(block, [names[perms[d][t]] for t in range(len(names))]))
+                else:
+                    moved.append(position[d])
+            for perm in dim_perms:
+                out: list[Any] = [None] * rank
+                for d in range(rank):
+                    out[perm[d]] = moved[d]
+                key = tuple(out)
+                if key not in seen:
+                    seen.add(key)
+                    stores.append(Store(slot, key, Load(slot, here)))
+        compute_nest: tuple[Node, ...] = body
+        rebuild_nest: tuple[Node, ...] = tuple(stores)
+        last = len(local_names.get(rank - 1, [variables[-1]]))  # the loops of the last dimension
+        rows = _rows(body, spec[-last:], slot, here)
+        if rows is not None:  # the summation outside the last dimension's loops (row AXPY)
+            compute_nest, spec_outer = rows, spec[:-last]
+            for var, extent, start in reversed(spec_outer):
+                compute_nest = (Loop(var, extent, compute_nest, start=start),)
+            for var, extent, start in reversed(spec):
+                if rebuild_nest:
+                    rebuild_nest = (Loop(var, extent, rebuild_nest, start=start),)
+            compute.extend(compute_nest)
+            rebuild.extend(rebuild_nest)
+            continue
+        for var, extent, start in reversed(spec):
+            compute_nest = (Loop(var, extent, compute_nest, start=start),)
+            if rebuild_nest:
+                rebuild_nest = (Loop(var, extent, rebuild_nest, start=start),)
+        compute.extend(compute_nest)
+        rebuild.extend(rebuild_nest)
+    return replace(nest, body=tuple(compute) + tuple(rebuild))
+
+
+def _single_sum(body: tuple[Node, ...], slot: int, here) -> tuple[list[Loop], Update] | None:
+    """The loops and the update of ``body`` when it is one sum ``acc = 0; for r..: acc +=
+    v; T[here] = acc`` (loops with constant starts, one statement each), else None."""
+    if len(body) != 3 or not isinstance(body[0], Init) or body[0].op != "+":
+        return None
+    init, loop, store = body
+    assert isinstance(init, Init)
+    if not (isinstance(store, Store) and store.slot == slot and tuple(store.indices) == here
+            and isinstance(store.value, Acc) and store.value.name == init.acc):
+        return None
+    chain: list[Loop] = []
+    node: Node = loop
+    while isinstance(node, Loop) and not isinstance(node.start, str):
+        chain.append(node)
+        if len(node.body) != 1:
+            return None
+        node = node.body[0]
+    if not chain or not isinstance(node, Update) or node.acc != init.acc or node.op != "+":
+        return None
+    return chain, node
+
+
+def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot: int, here) -> tuple[Node, ...] | None:
+    """``acc = 0; for r..: acc += v; T[here] = acc`` with the loops ``inner`` around it,
+    as ``for inner: T[here] = 0`` then ``for r..: for inner: T[here] += v``: the same
+    additions in the same order per entry, with the innermost loop over contiguous
+    positions (vectorizable) and the summed operand loaded once per row.  None where
+    ``body`` is not that single sum."""
+    matched = _single_sum(body, slot, here)
+    if matched is None:
+        return None
+    chain, node = matched
+    if any(loop_.var in {v for v, _, _ in inner} for loop_ in chain):
+        return None
+    update: tuple[Node, ...] = (Store(slot, here, BinOp("+", Load(slot, here), node.value)),)
+    zero: tuple[Node, ...] = (Store(slot, here, Const(0.0)),)
+    for var, extent, start in reversed(inner):
+        update = (Loop(var, extent, update, start=start),)
+        zero = (Loop(var, extent, zero, start=start),)
+    for loop_ in reversed(chain):
+        update = (Loop(loop_.var, loop_.extent, update, start=loop_.start),)
+    return zero + update
+
+
+# ------------------------------------------------------------------ packed unique sets
+@dataclass(frozen=True)
+class Run:
+    """A run of a blocked dimension's unique positions: packed positions ``u0 .. u0 +
+    length - 1`` are the representatives ``images[0]`` at t = 0 .. length - 1, and
+    ``images`` (0-based ``(offset, stride)``: the position ``offset + stride · t``) are
+    every position of each one's orbit under the block's local permutations (the
+    representative first).  Runs step along a block's last local dimension with the
+    others fixed, so every position of an orbit is affine in t."""
+
+    u0: int
+    length: int
+    images: tuple[tuple[int, int], ...]
+
+
+def runs(blocks) -> tuple[Run, ...]:
+    """The unique positions of a dimension with direct-sum ``blocks``, packed in
+    ascending order, as runs (:class:`Run`)."""
+    found: list[Run] = []
+    u = 0
+    for block in blocks:
+        k = len(block.shape)
+        if not block.groups:
+            found.append(Run(u, block.size, ((block.start, 1),)))
+            u += block.size
+            continue
+        before = {g[n + 1]: g[n] for g in block.groups for n in range(len(g) - 1)}
+        strides = block.strides
+        perms = block.permutations()
+        for prefix in itertools.product(*(range(n) for n in block.shape[:-1])):
+            if any(t in before and prefix[before[t]] > prefix[t] for t in range(k - 1)):
+                continue
+            first = prefix[before[k - 1]] if k - 1 in before else 0
+            length = block.shape[-1] - first
+            if length <= 0:
+                continue
+            local = list(prefix) + [first]
+            images = []
+            for perm in perms:
+                moved = [local[perm[t]] for t in range(k)]
+                at = next(t for t in range(k) if perm[t] == k - 1)  # where t moves to
+                images.append((block.start + sum(s * v for s, v in zip(strides, moved)), strides[at]))
+            unique_images = tuple(dict.fromkeys(images))
+            found.append(Run(u, length, unique_images))
+            u += length
+    return tuple(found)
+
+
+def _affine0(terms: list[tuple[str, int]], offset: int):
+    """The loop-IR index of the 0-based position ``offset + Σ k · var`` (vars 0-based),
+    written 1-based over 1-based variables as the loop IR's affine indices are."""
+    terms = [(v, k) for v, k in terms if k]
+    if not terms:
+        return offset
+    return affine(terms, offset + 1 - sum(k for _, k in terms))
+
+
+def _loads(node: Any) -> list[Load]:
+    from dataclasses import fields, is_dataclass
+    found: list[Load] = []
+    if isinstance(node, Load):
+        found.append(node)
+    if not is_dataclass(node) or isinstance(node, type):
+        return found
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, tuple):
+            for v in value:
+                found.extend(_loads(v))
+        elif is_dataclass(value):
+            found.extend(_loads(value))
+    return found
+
+
+def _replace_loads(node: Any, change) -> Any:
+    from dataclasses import fields, is_dataclass
+    if isinstance(node, Load):
+        return change(node)
+    if not is_dataclass(node) or isinstance(node, type):
+        return node
+    changes: dict[str, Any] = {}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, tuple) and value and is_dataclass(value[0]):
+            changes[f.name] = tuple(_replace_loads(v, change) for v in value)
+        elif is_dataclass(value):
+            changes[f.name] = _replace_loads(value, change)
+    return replace(node, **changes) if changes else node
+
+
+def _mentions(node: Any, names: set[str]) -> bool:
+    from dataclasses import fields, is_dataclass
+    if isinstance(node, str):
+        return node in names
+    if isinstance(node, Affine):
+        return any(v in names for v, _ in node.terms)
+    if isinstance(node, tuple):
+        return any(_mentions(v, names) for v in node)
+    if not is_dataclass(node) or isinstance(node, type):
+        return False
+    return any(_mentions(getattr(node, f.name), names) for f in fields(node) if f.name not in ("slot", "acc", "op", "fn"))
+
+
+#: The packed extents are multiples of this; the last two packed dimensions of a sum are
+#: computed in TILE x TILE blocks kept in registers across the summation (:func:`_tiles`).
+TILE = 8
+
+#: Packed copies live on the stack: at most this many bytes of them per statement.
+MAX_PACKED_BYTES = 1 << 20
+
+#: At most this many reconstruction stores in the generated code per statement.
+MAX_REBUILD_STORES = 20000
+
+
+def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slot: int) -> Nest | None:
+    """``nest`` over the *packed* unique positions of its blocked dimensions (003 §5.5
+    with a compressed layout): every tensor the statement reads at a blocked index is
+    first copied, run by run, into a local array holding only its unique positions
+    along that dimension; the statement then runs densely — triangular over its
+    symmetric groups, row AXPYs (:func:`_rows`) — over the packed positions into a local
+    packed result; finally each packed entry is stored at every position of its orbit
+    (the blocks' local permutations, then the group's permutations of dimensions), run
+    pair by run pair, with affine indices only.  None where the nest is not the plain
+    chain of the target's loops, a blocked index is read other than plainly, padding
+    is on, or the copies or the code would be too large."""
+    stmt = nest.statement
+    variables = [v for v, _ in stmt.index]
+    extents = [n for _, n in stmt.index]
+    rank = len(variables)
+    if buffers.pad > 1 or not variables or len(nest.body) != 1 or not _chain(nest.body, variables):
+        return None
+    inner: tuple[Node, ...] = nest.body
+    for _ in variables:
+        head = inner[0]
+        assert isinstance(head, Loop)
+        inner = head.body
+    if not any(isinstance(n, Store) and n.slot == slot and tuple(n.indices) == tuple(variables) for n in inner):
+        return None
+    dims = {d: found.dim_blocks(d) for d in range(rank) if found.dim_blocks(d) is not None}
+    if not dims:
+        return None
+    dim_runs = {d: runs(b) for d, b in dims.items()}
+    packed_extent = {d: -(-sum(r.length for r in rs) // TILE) * TILE for d, rs in dim_runs.items()}
+    blocked_var = {variables[d]: d for d in dims}
+    shapes = buffers.all_storage_shapes
+    itemsize = buffers.itemsize
+    next_slot = len(buffers.all_names) + 8
+    # the tensors read at a blocked index, and along which of their dimensions
+    packs: dict[tuple, int] = {}
+    declares: list[Node] = []
+    copies: list[Node] = []
+    total_bytes = 0
+    for load in [x for n in inner for x in _loads(n)]:
+        along = []
+        for t, i in enumerate(load.indices):
+            if isinstance(i, str) and i in blocked_var:
+                along.append((t, blocked_var[i]))
+            elif _mentions(i, set(blocked_var)):
+                return None
+        if not along:
+            continue
+        key = (load.slot, tuple((t, dims[d]) for t, d in along))  # the same blocks share one copy
+        if key in packs or load.slot == slot:
+            if load.slot == slot:
+                return None
+            continue
+        shape = list(shapes[load.slot])
+        if any(shape[t] != extents[d] for t, d in along):
+            return None
+        for t, d in along:
+            shape[t] = packed_extent[d]
+        packs[key] = next_slot
+        total_bytes += math.prod(shape) * itemsize
+        declares.append(Declare(next_slot, tuple(shape)))
+        copies.extend(_pack_nests(load.slot, next_slot, tuple(shapes[load.slot]), dict(along), dim_runs, tuple(shape)))
+        next_slot += 1
+    target_slot = next_slot
+    target_shape = tuple(packed_extent.get(d, extents[d]) for d in range(rank))
+    total_bytes += math.prod(target_shape) * itemsize
+    if total_bytes > MAX_PACKED_BYTES:
+        return None
+    declares.append(Declare(target_slot, target_shape))
+    packed_var = {variables[d]: f"{variables[d]}_u" for d in dims}
+
+    def repack(load: Load) -> Load:
+        along = tuple((t, blocked_var[i]) for t, i in enumerate(load.indices) if isinstance(i, str) and i in blocked_var)
+        if not along:
+            return load
+        return Load(packs[(load.slot, tuple((t, dims[d]) for t, d in along))], tuple(packed_var.get(i, i) if isinstance(i, str) else i
+                                                      for i in load.indices))
+
+    here = tuple(packed_var.get(v, v) for v in variables)
+    body = tuple(_replace_loads(n, repack) for n in inner)
+    body = tuple(replace(n, slot=target_slot, indices=here) if isinstance(n, Store) and n.slot == slot else n
+                 for n in body)
+    if _mentions(body, set(blocked_var)):
+        return None
+    groups = tuple(g for g in found.groups if len({dims.get(d) for d in g}) == 1)
+    previous = {g[k + 1]: g[k] for g in groups for k in range(len(g) - 1)}
+    spec = [(here[d], target_shape[d], here[previous[d]] if d in previous else 0) for d in range(rank)]
+    tiled = _tiles(body, spec, target_slot, here, next_slot + 1) if rank >= 2 and {rank - 2, rank - 1} <= set(dims) else None
+    if tiled is not None:
+        compute: tuple[Node, ...] = tiled
+    else:
+        rows = _rows(body, spec[-1:], target_slot, here)
+        compute = rows if rows is not None else body
+        for var, extent, start in reversed(spec[:-1] if rows is not None else spec):
+            compute = (Loop(var, extent, compute, start=start),)
+    rebuild = _unpack_nests(slot, target_slot, variables, extents, dim_runs, groups, previous)
+    if rebuild is None:
+        return None
+    return replace(nest, body=tuple(declares) + tuple(copies) + compute + rebuild, wide_vectors=True)
+
+
+def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[int, int],
+                dim_runs: Mapping[int, tuple[Run, ...]], packed_shape: tuple[int, ...]) -> list[Node]:
+    """Loops copying ``source`` into ``packed``: its unique positions along the
+    dimensions ``along`` (dimension -> the target dimension whose runs they are), and
+    zeros in the padding beyond them.  The other dimensions are loops outside (one
+    nest), the runs inside: for X[r, g] packed along g, ``for r: X'[r, run] = X[r, ...]``
+    run after run, and the padding columns zeroed."""
+    names = [f"pk{t}" for t in range(len(shape))]
+    packed_dims = sorted(along)
+    inner: list[Node] = []
+    for chosen in itertools.product(*(dim_runs[along[t]] for t in packed_dims)):
+        run_of = dict(zip(packed_dims, chosen))
+        src, dst = [], []
+        for t in range(len(shape)):
+            if t in run_of:
+                r = run_of[t]
+                offset, stride = r.images[0]
+                src.append(_affine0([(names[t], stride)], offset))
+                dst.append(_affine0([(names[t], 1)], r.u0))
+            else:
+                src.append(names[t])
+                dst.append(names[t])
+        node: tuple[Node, ...] = (Store(packed, tuple(dst), Load(source, tuple(src))),)
+        for t in reversed(packed_dims):
+            node = (Loop(names[t], run_of[t].length, node),)
+        inner.extend(node)
+    # the padding: along each packed dimension, the positions past the unique ones
+    for t in packed_dims:
+        used = sum(r.length for r in dim_runs[along[t]])
+        if used == packed_shape[t]:
+            continue
+        index = tuple(_affine0([(names[u], 1)], used) if u == t else names[u] for u in range(len(shape)))
+        node = (Store(packed, index, Const(0.0)),)
+        for u in reversed(packed_dims):
+            node = (Loop(names[u], packed_shape[u] - used if u == t else packed_shape[u], node),)
+        inner.extend(node)
+    body: tuple[Node, ...] = tuple(inner)
+    for t in reversed(range(len(shape))):
+        if t not in along:
+            body = (Loop(names[t], shape[t], body),)
+    return list(body)
+
+
+def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[int],
+                  dim_runs: Mapping[int, tuple[Run, ...]], groups, previous) -> tuple[Node, ...] | None:
+    """Loops storing each packed entry at every position of its orbit."""
+    rank = len(variables)
+    dim_perms = _permutations(groups, rank)
+    nests: list[Node] = []
+    count = 0
+    choices = [range(len(dim_runs[d])) if d in dim_runs else [None] for d in range(rank)]
+    for combo in itertools.product(*choices):
+        if any(combo[d] is not None and combo[previous[d]] > combo[d] for d in previous):  # type: ignore[operator]
+            continue
+        tvars = [f"{variables[d]}_t" if d in dim_runs else variables[d] for d in range(rank)]
+        spec = []
+        source = []
+        images: list[list] = []
+        for d in range(rank):
+            prev = previous.get(d)
+            start = tvars[prev] if prev is not None and combo[prev] == combo[d] else 0
+            if d in dim_runs:
+                r = dim_runs[d][combo[d]]  # type: ignore[index]
+                spec.append((tvars[d], r.length, start))
+                source.append(_affine0([(tvars[d], 1)], r.u0))
+                images.append([_affine0([(tvars[d], s)], o) for o, s in r.images])
+            else:
+                spec.append((tvars[d], extents[d], start))
+                source.append(tvars[d])
+                images.append([tvars[d]])
+        value = Load(packed, tuple(source))
+        seen = set()
+        stores: list[Node] = []
+        for chosen in itertools.product(*images):
+            for perm in dim_perms:
+                out: list = [None] * rank
+                for d in range(rank):
+                    out[perm[d]] = chosen[d]
+                key = tuple(out)
+                if key not in seen:
+                    seen.add(key)
+                    stores.append(Store(slot, key, value))
+        count += len(stores)
+        if count > MAX_REBUILD_STORES:
+            return None
+        node: tuple[Node, ...] = tuple(stores)
+        for var, extent, start in reversed(spec):
+            node = (Loop(var, extent, node, start=start),)
+        nests.extend(node)
+    return tuple(nests)
+
+
+
+
+def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot: int, here, acc_slot: int
+           ) -> tuple[Node, ...] | None:
+    """The single sum ``acc = 0; for r..: acc += v; T[here] = acc`` over the loops
+    ``spec`` (the last two packed, extents multiples of :data:`TILE`) in TILE x TILE
+    blocks of its last two indices: a local block of accumulators, zeroed, updated for
+    every r by all its entries (constant bounds: gcc unrolls them and keeps the block in
+    registers, loading each operand once per r for the whole block), then stored.  Each
+    entry adds the same terms in the same order from 0 as the accumulator form.  A
+    triangular last index (starting at the one before it) becomes triangular in blocks:
+    the blocks on the diagonal are computed whole, their lower halves are never read."""
+    matched = _single_sum(body, slot, here)
+    if matched is None:
+        return None
+    chain, node = matched
+    (yv, ye, ys), (xv, xe, xs) = spec[-2], spec[-1]
+    if ys != 0 and not isinstance(ys, str) or xs not in (0, yv) or ye % TILE or xe % TILE:
+        return None
+    if any(isinstance(s_, str) and s_ in (yv, xv) for _, _, s_ in spec[:-2]):
+        return None
+    yb, xb, yu, xu = f"{yv}_b", f"{xv}_b", f"{yv}_i", f"{xv}_i"
+    mapping = {yv: _affine0([(yb, TILE), (yu, 1)], 0), xv: _affine0([(xb, TILE), (xu, 1)], 0)}
+    value = _substitute(node.value, mapping)
+    block = (yu, xu)
+    update: tuple[Node, ...] = (Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),)
+    update = (Loop(yu, TILE, (Loop(xu, TILE, update),)),)
+    for loop_ in reversed(chain):
+        update = (Loop(loop_.var, loop_.extent, update, start=loop_.start),)
+    zero: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(acc_slot, block, Const(0.0)),)),)),)
+    out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
+    out: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(slot, out_index, Load(acc_slot, block)),)),)),)
+    tile: tuple[Node, ...] = (Declare(acc_slot, (TILE, TILE)), *zero, *update, *out)
+    nest: tuple[Node, ...] = (Loop(xb, xe // TILE, tile, start=yb if xs == yv else 0),)
+    nest = (Loop(yb, ye // TILE, nest, start=ys if isinstance(ys, int) else 0),)
+    if isinstance(ys, str):  # the tiled index starts at an outer one: not in blocks
+        return None
+    for var, extent, start in reversed(spec[:-2]):
+        nest = (Loop(var, extent, nest, start=start),)
+    return nest

@@ -177,8 +177,32 @@ class Schedule:
     fusions: tuple[Fusion, ...] = ()
 
 
+def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False):
+    """The test 002 Fig. 16 needs of a statement that is to write the buffer it reads:
+    it surely runs as a loop nest, because :func:`.steps.blas_shape` refuses it or the
+    BLAS step it would be does not pay (:func:`choose`'s test without the slots, which do
+    not change the work).  Σ statements included: once memory reuse has renamed the
+    dying variable to the target (:func:`fig16_renamed`), the statement reads its own
+    target, so it keeps the accumulator form (each point's sums finished before its
+    store; no interchange, no micro-kernel) and never becomes a BLAS step."""
+    slot_of = dict.fromkeys(shapes, 0)
+    shapes = dict(shapes)
+
+    def runs_as_loops(n: int, stmt: ir.Statement) -> bool:
+        if blas_shape(stmt) is not None:
+            return True
+        step: BlasStep | None = mode_step(stmt, slot_of, shapes)
+        if step is None:
+            step = gemm_step(stmt, slot_of, shapes)
+        if step is None:
+            step = einsum_step(stmt, slot_of)
+        return not step.pays(from_c)
+    return runs_as_loops
+
+
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
-                pad: int = 1, locals_: tuple[Local, ...] = ()) -> BufferPlan:
+                pad: int = 1, locals_: tuple[Local, ...] = (), into_results: bool = True,
+                sums: bool = True, from_c: bool = False) -> BufferPlan:
     """A slot per declared variable, in order, except the temporaries that reuse a dead
     temporary's buffer (``reuse``, 002 §6.2-6.3: :func:`..analysis.liveness.reuse`), and
     the scratch slot when a statement needs one (as large as the largest target that
@@ -190,7 +214,8 @@ def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = No
     own = {local.name for local in locals_}
     reuse_roles = {**roles, **{name: Role.IN for name in own}} if own else roles
     # by size only without padding: a padded buffer's layout depends on its shape
-    shared = liveness.reuse(program, reuse_roles, by_size=pad <= 1) if reuse else ()
+    shared = liveness.reuse(program, reuse_roles, loop_statements(program.shapes, from_c) if sums else None, by_size=pad <= 1,
+                            into_results=into_results) if reuse else ()
     shapes = program.shapes
     owners: dict[str, str] = {}  # a shared temporary's buffer's owner (sharing is in order: owners first)
     for s in shared:
@@ -233,11 +258,12 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
     return found
 
 
-def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step | str:
+def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False) -> Step | str:
     """The BLAS step that runs ``stmt``, or why the loop nest does: a mode product when it
     pays, else a two-tensor GEMM, else opt_einsum's path for more tensors.  With padded
     buffers only a step that runs on the padded buffers' views as it is
-    (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension)."""
+    (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension).
+    ``from_c``: the target calls BLAS from C (:data:`.steps.C_BLAS_WORK`)."""
     if not blas:
         return "BLAS steps are off"
     why = blas_shape(stmt)
@@ -256,13 +282,15 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True) -> Step |
         step, kind = gemm, "GEMM"
     else:
         step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
-    if not step.pays():
-        return step.why_not() or "the step does not pay"
+    if not step.pays(from_c):
+        return step.why_not(from_c) or "the step does not pay"
     if buffers.pad > 1:
         refused = blas_on_padded(step, stmt, shapes)
         if refused is not None:
             return f"padding (pad {buffers.pad}): {refused}"
-    reason = f"{kind}: {step.work} multiply-adds >= BLAS_WORK {steps.BLAS_WORK}"
+    # the rule that let it in: BLAS_WORK, or the lower C_BLAS_WORK where only that one does
+    least, name = step.threshold(from_c) if step.work < steps.BLAS_WORK else (steps.BLAS_WORK, "BLAS_WORK")
+    reason = f"{kind}: {step.work} multiply-adds >= {name} {least}" + (" (BLAS called from C)" * (name != "BLAS_WORK"))
     if isinstance(step, ModeStep) and step.batched:
         reason = (f"{kind}: J*M*Q = {step.j * step.m * step.q} >= MODE_BATCH_WORK {steps.MODE_BATCH_WORK} "
                   f"and min(J,M) = {min(step.j, step.m)} >= MODE_BATCH_MIN {steps.MODE_BATCH_MIN}")
@@ -277,19 +305,26 @@ MAX_LOOP_STATEMENTS = 32
 
 
 def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reuse: bool,
-                fuse: bool) -> tuple[BufferPlan, tuple[Fusion, ...]]:
+                fuse: bool, from_c: bool = False) -> tuple[BufferPlan, tuple[Fusion, ...]]:
     """The buffer plan with the fused groups' locals, and the groups.  A group is given
     up when memory reuse put one of its non-local targets in the buffer of another
     variable it reads (iteration e would overwrite what a later iteration still reads)."""
     if roles is None:
         roles = declared_roles(program.decls)
     groups = fusion_groups(program, roles, np.dtype(dtype).itemsize) if fuse else ()
+    full = True
     while True:
         locals_ = tuple(local for g in groups for local in g.locals)
-        buffers = buffer_plan(program, dtype, roles, reuse, 1, locals_)
+        # a fused group is worth more than the reuse added since (temporaries in results,
+        # Fig. 16 for Σ statements): on a clash that reuse goes first, then the group
+        buffers = buffer_plan(program, dtype, roles, reuse, 1, locals_, into_results=full, sums=full,
+                              from_c=from_c)
         clashing = [g for g in groups if _clashes(g, buffers)]
         if not clashing:
             return buffers, groups
+        if full:
+            full = False
+            continue
         groups = tuple(g for g in groups if g not in clashing)
 
 
@@ -312,18 +347,21 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 
 
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
-         reuse: bool = True, pad: int = 1, fuse: bool = True) -> Schedule:
+         reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
     is a loop nest but the BLAS steps that run on the padded buffers as they are.
     ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
-    targets that run loop steps statement by statement, NumPy's, pass False)."""
+    targets that run loop steps statement by statement, NumPy's, pass False).  ``from_c``:
+    the target calls BLAS from generated C, so a single GEMM pays sooner
+    (:data:`.steps.C_BLAS_WORK`)."""
     program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
     fusions: tuple[Fusion, ...] = ()
     if pad > 1:
         buffers = buffer_plan(program, dtype, roles, reuse, pad)
     else:
-        buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse)
+        buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c)
+    program = fig16_renamed(program, buffers)
     starts = {g.start: g for g in fusions}
     scheduled: list[Step] = []
     group: list[tuple[ir.Statement, str]] = []
@@ -334,6 +372,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             scheduled.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
             group.clear()
 
+    structured = _block_structured(program) if blas else {}
     skip = 0
     for n, stmt in enumerate(program.statements):
         if n < skip:
@@ -341,10 +380,10 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
         if n in starts:
             flush()
             fused = starts[n]
-            scheduled.append(_fused_step(fused, program.statements[fused.start:fused.stop], buffers, blas))
+            scheduled.append(_fused_step(fused, program.statements[fused.start:fused.stop], buffers, blas, from_c))
             skip = fused.stop
             continue
-        chosen = choose(stmt, buffers, blas)
+        chosen = choose(stmt, buffers, blas, from_c) if stmt.target not in structured else structured[stmt.target]
         if isinstance(chosen, str):
             group.append((stmt, _loop_reason(stmt, chosen, pad)))
             if len(group) >= MAX_LOOP_STATEMENTS:
@@ -356,12 +395,53 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)
 
 
-def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool) -> LoopStep:
+def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
+    """``program`` with every read of a variable that lives in its statement's target's
+    slot renamed to the target (002 Fig. 16: ``y = s * x`` with y in x's buffer runs as
+    ``y = s * y``).  Memory reuse puts a read in its statement's target's buffer only
+    when the statement, so renamed, is compatible (:func:`..analysis.liveness.reuse`), so
+    the renamed statement is an ordinary in-place statement and every later stage (BLAS
+    or loops, interchange, micro-kernels, lowering) decides by the one derivation of
+    :mod:`..analysis.inplace`, as for ``x = s * x``.  The slots are unchanged: the target
+    and the renamed read share one."""
+    slot_of = buffers.slot_of
+    statements = []
+    for stmt in program.statements:
+        here = slot_of.get(stmt.target)
+        rename = {name: stmt.target for name in stmt.reads
+                  if name != stmt.target and here is not None and slot_of.get(name) == here}
+        if rename:
+            stmt = replace(stmt, body=ir.rename_tensors(stmt.body, rename))
+            if not compatible(stmt).in_place:  # reuse() guarantees it: a broken plan, not bad input
+                raise AssertionError(f"memory reuse made {stmt.target!r} read itself incompatibly: "
+                                     f"{compatible(stmt).line()}")
+        statements.append(stmt)
+    return replace(program, statements=tuple(statements))
+
+
+def _block_structured(program: ir.Program) -> dict[str, str]:
+    """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10:
+    ``Σ_r x_r x_rᵀ`` with x = f ⊕ vec(f⊗f)), by target, with why they stay loop nests:
+    the loops compute their unique entries only (:func:`tensorlang.loops.structure.compress_blocks`),
+    which a dense BLAS step cannot.  Only programs with a direct sum can have them."""
+    if not any(isinstance(node, ir.Concat) for stmt in program.statements for node in ir.nodes(stmt.body)):
+        return {}
+    from ..analysis.structure import infer  # only for programs with a direct sum
+    try:
+        found = infer(program)
+    except Exception:  # an expression the analysis cannot read: no claim
+        return {}
+    return {stmt.target: f"structure: {found[stmt.target].describe()}" for stmt in program.statements
+            if stmt.target in found and found[stmt.target].redundant_blocks
+            and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
+
+
+def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c: bool = False) -> LoopStep:
     """The loop step of a fused group; each statement's reason says what it would have
     been alone."""
     reasons = []
     for stmt in original:
-        alone = choose(stmt, buffers, blas)  # only its reason is kept: the slots do not matter
+        alone = choose(stmt, buffers, blas, from_c)  # only its reason is kept: the slots do not matter
         if isinstance(alone, (GemmStep, ModeStep, EinsumStep)):
             reasons.append(f"fused (alone: {alone.reason})")
         else:

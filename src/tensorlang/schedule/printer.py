@@ -67,8 +67,15 @@ def to_text(schedule: Schedule) -> str:
                 else "a transposed copy, made once per call before the fused loop")
         lines.append(f"  v{slot:<3} {local.name:<{width}}  {_shape(local.storage):<12} local  ({what})")
     for shared in plan.shared:
-        lines.append(f"  v{plan.slot_of[shared.name]:<3} {shared.name:<{width}}  reuses {shared.owner}'s buffer from "
-                     f"statement {shared.at + 1} ({shared.figure}: 002 memory reuse by liveness)")
+        if shared.in_result:
+            how = f"lives in result {shared.owner}'s buffer from statement {shared.at + 1}, before {shared.owner} is written"
+        else:
+            how = f"reuses {shared.owner}'s buffer from statement {shared.at + 1}"
+        figure = shared.figure.replace(" (result)", "")
+        why = f"{figure}: 002 memory reuse by liveness"
+        if shared.dying:
+            why += f"; reads {shared.dying} for the last time, renamed to {shared.name}: in place"
+        lines.append(f"  v{plan.slot_of[shared.name]:<3} {shared.name:<{width}}  {how} ({why})")
     owned = [n for n in pooled if not plan.buffers[n].alias]
     lines.append(f"pool: {len(owned)} buffer{'s' * (len(owned) != 1)}, {plan.pool_bytes} bytes per call "
                  f"({schedule.dtype})")

@@ -29,6 +29,14 @@ from .fusion import Fusion
 #: Python around the BLAS call, which a 2^16-flop loop finishes in.
 BLAS_WORK = 1 << 16
 
+#: With BLAS called from generated C (the C target, targets/c/blascall.py) a BLAS step
+#: costs about 0.1 µs more than its GEMM rather than ~10 µs of Python, so a single GEMM
+#: (no batch, no copy, every one of M, N and K at least C_BLAS_MIN, or a matrix times a
+#: vector) pays from this many multiply-adds: measured against the generated loops
+#: (docs/c-backend.md, "BLAS called from C").  The threshold is min(BLAS_WORK, this).
+C_BLAS_WORK = 1 << 13
+C_BLAS_MIN = 8
+
 #: A batched mode product (:class:`ModeStep` with P and Q both non-trivial) is one small
 #: GEMM per element of P; it runs on BLAS only when each GEMM has at least this many
 #: multiply-adds and W is at least MODE_BATCH_MIN on each side, else as a loop nest
@@ -89,19 +97,34 @@ def blas_shape(stmt: ir.Statement) -> str | None:
 
 class _BlasStep:
     """What the BLAS steps share: a step pays when nothing speaks against it, and by
-    default only too little work (fewer than :data:`BLAS_WORK` multiply-adds) does."""
+    default only too little work (fewer than :data:`BLAS_WORK` multiply-adds) does.
+    ``from_c``: the target calls BLAS from generated C, where one GEMM pays from
+    :data:`C_BLAS_WORK` (:attr:`single_gemm`)."""
 
     if TYPE_CHECKING:  # each step provides it, as a property or as a (frozen) field
         @property
         def work(self) -> int:
             """The step's multiply-adds."""
 
-    def why_not(self) -> str | None:
-        """None when the step beats the loop nest, else why not."""
-        return None if self.work >= BLAS_WORK else f"{self.work} multiply-adds < BLAS_WORK {BLAS_WORK}"
+    @property
+    def single_gemm(self) -> tuple[int, int, int] | None:
+        """(M, N, K) when the step is one GEMM on its buffers as they are, else None."""
+        return None
 
-    def pays(self) -> bool:
-        return self.why_not() is None
+    def threshold(self, from_c: bool = False) -> tuple[int, str]:
+        """The least work that pays, and its name."""
+        gemm = self.single_gemm if from_c else None
+        if gemm is not None and C_BLAS_WORK < BLAS_WORK and (min(gemm) >= C_BLAS_MIN or 1 in gemm[:2]):
+            return C_BLAS_WORK, "C_BLAS_WORK"
+        return BLAS_WORK, "BLAS_WORK"
+
+    def why_not(self, from_c: bool = False) -> str | None:
+        """None when the step beats the loop nest, else why not."""
+        least, name = self.threshold(from_c)
+        return None if self.work >= least else f"{self.work} multiply-adds < {name} {least}"
+
+    def pays(self, from_c: bool = False) -> bool:
+        return self.why_not(from_c) is None
 
 
 # ------------------------------------------------------------------ steps
@@ -159,6 +182,11 @@ class GemmStep(_BlasStep):
     def work(self) -> int:
         batch, left, summed = self.left_shape
         return batch * left * summed * self.right_shape[2]
+
+    @property
+    def single_gemm(self) -> tuple[int, int, int] | None:
+        batch, left, summed = self.left_shape
+        return None if batch > 1 or self.copies else (left, self.right_shape[2], summed)
 
     @property
     def copies(self) -> bool:
@@ -237,10 +265,16 @@ class ModeStep(_BlasStep):
         return self.p > 1 and self.q > 1
 
     @property
+    def single_gemm(self) -> tuple[int, int, int] | None:
+        if self.batched:
+            return None
+        return (self.j, self.q, self.m) if self.p == 1 else (self.p, self.j, self.m)
+
+    @property
     def work(self) -> int:
         return self.p * self.m * self.j * self.q
 
-    def why_not(self) -> str | None:
+    def why_not(self, from_c: bool = False) -> str | None:
         """None when the step should run rather than the generated loop nest, else why not.
 
         A plain GEMM (P or Q empty) runs when it has BLAS_WORK multiply-adds.  A batched
@@ -250,7 +284,7 @@ class ModeStep(_BlasStep):
         :data:`MODE_BATCH_MIN` on each side.  The measurements behind the rule (and why
         it follows the interchanged loop nests it competes with) are in docs/c-backend.md,
         "Measurements: batched mode products"."""
-        small = super().why_not()
+        small = super().why_not(from_c)
         if small is not None or not self.batched:
             return small
         per_gemm = self.j * self.m * self.q

@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang import einsum_api
+from tensorlang.targets.c import gram as c_gram
 
 RNG = np.random.default_rng(20)
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
@@ -330,10 +331,18 @@ def test_three_different_arrays_after_one_array_three_times_are_not_symmetric(mo
     _same(tl.einsum("ni,nj,nk->ijk", x, x, z), np.einsum("ni,nj,nk->ijk", x, x, z))
 
 
-def test_a_small_third_moment_takes_the_compiled_route():
+def test_a_small_third_moment_takes_the_c_gram_kernel_or_the_compiled_route(monkeypatch):
+    """The C Gram kernel (targets/c/gram.py) at any size; without it, a small moment takes
+    the compiled loop nest rather than the numpy route's m Python-level steps."""
     x = _data((20, 3), special=False)
     _same(tl.einsum("ni,nj,nk->ijk", x, x, x), np.einsum("ni,nj,nk->ijk", x, x, x))
     key = einsum_api._key("ni,nj,nk->ijk", (x, x, x), "auto") + (False,)
+    if c_gram.caller(c_gram.GramShape(20, 3, False, 3), np.float64) is not None:  # a compiler and the extension
+        assert einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
+    monkeypatch.setattr(einsum_api, "_gram_in_c", lambda *args: None)  # no C Gram kernel
+    y = _data((20, 4), special=False)
+    _same(tl.einsum("ni,nj,nk->ijk", y, y, y), np.einsum("ni,nj,nk->ijk", y, y, y))
+    key = einsum_api._key("ni,nj,nk->ijk", (y, y, y), "auto") + (False,)
     assert not einsum_api._CACHE[key].__qualname__.startswith("_gram")
 
 

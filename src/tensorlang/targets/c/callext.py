@@ -35,10 +35,14 @@ thread cannot free one under the C function.
 and no ``out=``, returning the one result (the einsum cache's hit path: its key has fixed
 shapes and dtypes, but the caller still checks them, so a stale entry cannot misbehave).
 
-A padded kernel could use the same type later: a slot's description would carry its
-storage (padded) shape, and the caller would copy an input's region into a padded work
-buffer and return a view of a padded result (what :meth:`.runtime.CKernel.run_padded`
-does in Python).
+A padded kernel (000 §4) uses the same type: its description also carries each slot's
+storage (padded) shape and the alignment, and the plain call with no ``out=`` does what
+:meth:`.runtime.CKernel.run_padded` does in Python: each input's region copied into a
+padded, aligned buffer the caller keeps, temporaries in kept padded buffers, each result
+a fresh zeroed padded buffer returned as the view of its true shape.  ``out=`` targets
+decline to the Python path (as do ``padded_empty`` inputs, which are not C-contiguous and
+are read in place there), and so does every call while ``caller.off`` is set (a test's
+store hook: :attr:`.runtime.CKernel.store_hook`).
 
 Where the headers are missing (``Python.h``, numpy's ``arrayobject.h``) or the extension
 does not compile or load, :func:`extension` is None with the reason in
@@ -60,6 +64,7 @@ import numpy as np
 from ...errors import TensorLangError
 from ...schedule.plan import SCRATCH
 from . import build as c_build
+from .padded import alignment as padded_alignment
 
 #: The most slots (C function parameters) the caller passes; a kernel with more keeps the
 #: Python fast call.
@@ -127,6 +132,11 @@ typedef struct {
     int release_gil;
     double last_seconds;
     unsigned long long calls;           /* calls taken (tests: the C path is used) */
+    int padded;                         /* 000 §4: every buffer padded to sdims, aligned to align bytes */
+    npy_intp sdims[MAX_SLOTS][MAX_RANK];
+    npy_intp align, itemsize;
+    void *workp[MAX_SLOTS];             /* padded: the aligned data of work[n] (a uint8 owner) */
+    int off;                            /* declines every call while set (a test's store hook) */
 } Caller;
 
 static double now(void) {
@@ -247,6 +257,110 @@ done:
     return result;
 }
 
+/* padded (000 §4): a zeroed buffer of slot n's storage shape aligned to c->align bytes:
+   its owner (a uint8 array, a new reference) and, in *data, the aligned start */
+static PyObject *padded_zeros(Caller *c, int n, void **data) {
+    npy_intp bytes = c->itemsize, total;
+    for (int k = 0; k < c->ndim[n]; k++) bytes *= c->sdims[n][k];
+    total = bytes + c->align;
+    PyObject *raw = PyArray_ZEROS(1, &total, NPY_UINT8, 0);
+    if (raw == NULL) return NULL;
+    uintptr_t start = (uintptr_t)PyArray_DATA((PyArrayObject *)raw);
+    *data = (void *)(start + (uintptr_t)((c->align - (npy_intp)(start % (uintptr_t)c->align)) % c->align));
+    return raw;
+}
+
+/* padded: the C-contiguous array of slot n's shape at src, copied into the region
+   [:n1, ..., :nk] of the padded buffer at dst (its padding is left as it is: zero) */
+static void copy_into_padded(Caller *c, int n, char *dst, const char *src) {
+    npy_intp size = c->itemsize, rows = 1, index[MAX_RANK] = {0};
+    int nd = c->ndim[n];
+    if (nd == 0) { memcpy(dst, src, (size_t)size); return; }
+    npy_intp row = c->dims[n][nd - 1] * size;
+    for (int k = 0; k < nd - 1; k++) rows *= c->dims[n][k];
+    for (npy_intp r = 0; r < rows; r++) {
+        npy_intp at = 0;
+        for (int k = 0; k < nd - 1; k++) at = at * c->sdims[n][k] + index[k];
+        at *= c->sdims[n][nd - 1];
+        memcpy(dst + at * size, src + r * row, (size_t)row);
+        for (int k = nd - 2; k >= 0; k--) {
+            if (++index[k] < c->dims[n][k]) break;
+            index[k] = 0;
+        }
+    }
+}
+
+/* padded: the view [:n1, ..., :nk] of slot n's padded buffer at data, owned by raw (a
+   new reference is taken), as CKernel.run_padded returns a result */
+static PyObject *padded_view(Caller *c, int n, PyObject *raw, void *data) {
+    npy_intp strides[MAX_RANK], step = c->itemsize;
+    for (int k = c->ndim[n] - 1; k >= 0; k--) { strides[k] = step; step *= c->sdims[n][k]; }
+    Py_INCREF(c->descr);  /* stolen */
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, c->descr, c->ndim[n], c->dims[n], strides, data,
+                                          NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, NULL);
+    if (view == NULL) return NULL;
+    Py_INCREF(raw);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, raw) < 0) {  /* steals raw */
+        Py_DECREF(view);
+        return NULL;
+    }
+    PyArray_UpdateFlags((PyArrayObject *)view, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS);
+    return view;
+}
+
+/* padded (000 §4): every input copied into its padded buffer (kept between calls),
+   results in fresh zeroed padded buffers returned as views of their true shape, the
+   temporaries in kept padded buffers whose padding the kernel leaves zero: what
+   CKernel.run_padded does for a plain call.  Inputs are copied before the call, so no
+   reference to them is needed while it runs. */
+static PyObject *run_padded(Caller *c, PyObject **input) {
+    PyObject *owner[MAX_SLOTS] = {0};   /* this call's own buffers (owned) */
+    void *p[MAX_SLOTS];
+    PyObject *result = NULL;
+    int n, use_own = !c->busy, rc;
+    double start = now();
+    for (n = 0; n < c->nslots; n++) {
+        int fresh = c->role[n] == R_OUT || c->role[n] == R_INOUT || !use_own;
+        if (fresh) {
+            if ((owner[n] = padded_zeros(c, n, &p[n])) == NULL) goto done;
+        } else {
+            if (c->work[n] == NULL && (c->work[n] = padded_zeros(c, n, &c->workp[n])) == NULL) goto done;
+            p[n] = c->workp[n];
+        }
+        if (c->role[n] == R_IN || c->role[n] == R_INOUT)
+            copy_into_padded(c, n, (char *)p[n], (const char *)PyArray_DATA((PyArrayObject *)input[n]));
+    }
+    if (use_own) c->busy = 1;
+    if (c->release_gil) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = call_function(c->fn, c->nslots, p, c->threads);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = call_function(c->fn, c->nslots, p, c->threads);
+    }
+    if (use_own) c->busy = 0;
+    if (rc != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "tensorlang: the kernel's C function failed");
+        goto done;
+    }
+    if ((result = PyDict_New()) == NULL) goto done;
+    for (n = 0; n < c->nslots; n++) {
+        if (c->role[n] != R_OUT && c->role[n] != R_INOUT) continue;
+        PyObject *view = padded_view(c, n, owner[n], p[n]);
+        if (view == NULL || PyDict_SetItem(result, c->name[n], view) < 0) {
+            Py_XDECREF(view);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(view);
+    }
+    c->calls++;
+    c->last_seconds = now() - start;
+done:
+    for (n = 0; n < c->nslots; n++) Py_XDECREF(owner[n]);
+    return result;
+}
+
 /* caller(arrays, out): the results dict, or None where the plain case does not hold */
 static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     Caller *c = (Caller *)self;
@@ -258,7 +372,9 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     if (!PyArg_UnpackTuple(args, "Caller", 1, 2, &arrays, &out)) return NULL;
-    if (!PyDict_CheckExact(arrays) || PyDict_GET_SIZE(arrays) != c->nrequired) Py_RETURN_NONE;
+    if (c->off || !PyDict_CheckExact(arrays) || PyDict_GET_SIZE(arrays) != c->nrequired) Py_RETURN_NONE;
+    if (c->padded && out != Py_None && !(PyDict_CheckExact(out) && PyDict_GET_SIZE(out) == 0))
+        Py_RETURN_NONE;  /* padded: out= targets take the Python path (run_padded) */
     for (n = 0; n < c->nslots; n++) {
         if (c->role[n] != R_IN && c->role[n] != R_INOUT) continue;
         PyObject *a = PyDict_GetItemWithError(arrays, c->name[n]);
@@ -269,6 +385,7 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         if (!fits(c, a, n)) Py_RETURN_NONE;
         input[n] = a;
     }
+    if (c->padded) return run_padded(c, input);
     if (out != Py_None) {
         if (!PyDict_CheckExact(out)) Py_RETURN_NONE;
         if (PyDict_GET_SIZE(out) != 0) {
@@ -299,7 +416,7 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
 static PyObject *Caller_ordered(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Caller *c = (Caller *)self;
     PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
-    if (nargs != c->norder || c->norder != c->nrequired) Py_RETURN_NONE;
+    if (c->off || c->padded || nargs != c->norder || c->norder != c->nrequired) Py_RETURN_NONE;
     for (Py_ssize_t k = 0; k < nargs; k++) {
         int n = c->order[k];
         if (!fits(c, args[k], n)) Py_RETURN_NONE;
@@ -318,12 +435,14 @@ static void Caller_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-/* Caller(address, roles, names, shapes, dtype, order, threads, release_gil) */
+/* Caller(address, roles, names, shapes, dtype, order, threads, release_gil[, storage, align]):
+   with storage (each slot's padded shape) and align (bytes), a padded kernel (000 §4) */
 static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     Caller *c = (Caller *)self;
     unsigned long long address;
-    PyObject *roles, *names, *shapes, *dtype, *order;
+    PyObject *roles, *names, *shapes, *dtype, *order, *storage = NULL;
     int threads, release_gil;
+    Py_ssize_t align = 0;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "a Caller takes its description positionally");
         return -1;
@@ -332,9 +451,14 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_TypeError, "a Caller is configured once");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "KO!O!O!OO!ip", &address, &PyTuple_Type, &roles, &PyTuple_Type, &names,
-                          &PyTuple_Type, &shapes, &dtype, &PyTuple_Type, &order, &threads, &release_gil))
+    if (!PyArg_ParseTuple(args, "KO!O!O!OO!ip|O!n", &address, &PyTuple_Type, &roles, &PyTuple_Type, &names,
+                          &PyTuple_Type, &shapes, &dtype, &PyTuple_Type, &order, &threads, &release_gil,
+                          &PyTuple_Type, &storage, &align))
         return -1;
+    if (storage != NULL && (PyTuple_GET_SIZE(storage) != PyTuple_GET_SIZE(roles) || align <= 0)) {
+        PyErr_SetString(PyExc_ValueError, "a padded Caller needs every slot's storage shape and an alignment");
+        return -1;
+    }
     Py_ssize_t count = PyTuple_GET_SIZE(roles);
     if (count > MAX_SLOTS || PyTuple_GET_SIZE(names) != count || PyTuple_GET_SIZE(shapes) != count
             || PyTuple_GET_SIZE(order) > count || address == 0) {
@@ -364,6 +488,20 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
                 return -1;
             }
         }
+        if (storage != NULL) {
+            PyObject *padded = PyTuple_GET_ITEM(storage, n);
+            if (!PyTuple_Check(padded) || PyTuple_GET_SIZE(padded) != c->ndim[n]) {
+                PyErr_SetString(PyExc_ValueError, "a storage shape does not fit its slot");
+                return -1;
+            }
+            for (int k = 0; k < c->ndim[n]; k++) {
+                c->sdims[n][k] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(padded, k));
+                if (c->sdims[n][k] < c->dims[n][k]) {
+                    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a storage extent below the shape's");
+                    return -1;
+                }
+            }
+        }
         c->nrequired += role == R_IN || role == R_INOUT;
         c->ntargets += role == R_OUT || role == R_INOUT;
     }
@@ -379,6 +517,16 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     c->threads = threads;
     c->release_gil = release_gil;
     c->last_seconds = -1.0;
+    c->padded = storage != NULL;
+    c->align = (npy_intp)align;
+    PyObject *itemsize = PyObject_GetAttrString((PyObject *)c->descr, "itemsize");
+    if (itemsize == NULL) return -1;
+    c->itemsize = (npy_intp)PyLong_AsSsize_t(itemsize);
+    Py_DECREF(itemsize);
+    if (c->itemsize <= 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a dtype without a size");
+        return -1;
+    }
     return 0;
 }
 
@@ -392,6 +540,8 @@ static PyMemberDef Caller_members[] = {
     {"threads", T_INT, offsetof(Caller, threads), 0, "the threads each call asks for (0: OpenMP's default)"},
     {"last_seconds", T_DOUBLE, offsetof(Caller, last_seconds), 0, "the last call's seconds (-1: none yet)"},
     {"calls", T_ULONGLONG, offsetof(Caller, calls), READONLY, "calls that took this path"},
+    {"off", T_INT, offsetof(Caller, off), 0, "while nonzero, every call declines (a test's store hook)"},
+    {"padded", T_INT, offsetof(Caller, padded), READONLY, "whether the kernel's buffers are padded (000 4)"},
     {NULL, 0, 0, 0, NULL}
 };
 
@@ -489,13 +639,20 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
     """The C caller of ``kernel`` (a CKernel) whose schedule is one C function, or None
     (several steps, optional inputs, too many slots or dimensions, no extension).
     ``order`` names the inputs :meth:`ordered` takes, in order."""
-    if kernel._only is None or kernel.ffi is None or kernel.pad > 1:
+    if kernel._only is None or kernel.ffi is None:
         return None
     if any(role == "optional" for role in roles.values()):
         return None
     function, slots = kernel._only
     names = tuple(kernel.names[s] for s in slots)
     shapes = tuple(tuple(int(k) for k in kernel.shapes[s]) for s in slots)
+    padded: tuple = ()
+    if kernel.pad > 1:  # 000 §4: the storage shapes; a 0-d result is a numpy scalar there (run_padded's)
+        if order or any(shape == () and roles.get(name) in ("out", "inout") for name, shape in zip(names, shapes)):
+            return None
+        storage = kernel.schedule.buffers.storage_shapes
+        padded = (tuple(tuple(int(k) for k in storage[s]) for s in slots),
+                  padded_alignment(kernel.pad, kernel.dtype.itemsize))
     if len(slots) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes):
         return None
     if not set(order) <= set(names):
@@ -507,4 +664,5 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
     address = int(kernel.ffi.cast("uintptr_t", function))
     elements = sum(int(np.prod(shape)) for shape in shapes)
     positions = tuple(names.index(name) for name in order)
-    return module.Caller(address, codes, names, shapes, kernel.dtype, positions, 0, elements >= RELEASE_GIL_ELEMENTS)
+    return module.Caller(address, codes, names, shapes, kernel.dtype, positions, 0, elements >= RELEASE_GIL_ELEMENTS,
+                         *padded)

@@ -5,8 +5,11 @@ order, the parallel and simd marks all come from the schedule and the loop IR; t
 module only spells them in C.
 
 Loop step N of a schedule becomes one function ``int tl_stepN(real *restrict v<slot>...,
-int nthreads)`` taking the buffers its nests use, in slot order (a BLAS step N is a
-comment in the source, run by the kernel: :mod:`.runtime`).  Inside,
+int nthreads)`` taking the buffers its nests use, in slot order.  A BLAS step N is such a
+function calling BLAS (:mod:`.blascall`) where the process has a BLAS generated C can
+call and the step needs no copy, else a comment in the source, run by the kernel in
+Python (:mod:`.runtime`); a schedule of several steps all in C gets ``tl_kernel``, which
+runs them in order.  Inside,
 every slot is a ``real *restrict`` local, which is sound because every variable owns its
 buffer (the kernel never passes one array for two slots that are written; read-only
 inputs may share memory, which ``restrict`` allows) -- except the slots of temporaries
@@ -40,6 +43,7 @@ from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
+from . import blascall
 
 #: The C type of each dtype.
 REAL = {"float64": "double", "float32": "float"}
@@ -118,9 +122,18 @@ WIDE_END = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang_
 """
 
 
+#: At the head of a source compiled with ``fma=True`` (docs/optimizer.md, "Fused multiply-add").
+FMA_NOTE = "/* fma=True: each multiply-add x + a*b of a sum is fma(a, b, x), rounded once */\n"
+
+
 def _comment(text: str) -> str:
     """Text safe inside a C block comment (no ``*/``, no line breaks, ASCII only)."""
     return text.replace("*/", "* /").replace("\n", " ").encode("ascii", "replace").decode("ascii")
+
+
+#: A local buffer beyond the program's slots larger than this many elements is printed as
+#: storage and a restrict pointer to it (see CPrinter's Declare).
+LOCAL_ARRAY_ELEMENTS = 64
 
 
 def _idx(i) -> str:
@@ -151,6 +164,8 @@ class CPrinter:
         self.helpers: list[str] = []
         #: each slot's shape in memory: padded under pad=M (000 §4, schedule/padding.py)
         self.storage = list(program.buffers.all_storage_shapes)
+        #: the nest being printed was compiled with ``fma=True`` (:attr:`loops.Nest.fma`)
+        self.fma = False
 
     def _param(self, slot: int) -> str:
         """A slot's pointer parameter: ``restrict`` unless another slot views its memory
@@ -203,7 +218,13 @@ class CPrinter:
     # ------------------------------------------------------------- statements
     def node(self, node, lines: list[str], depth: int) -> None:
         pad = "    " * depth
-        if isinstance(node, loops.Init):
+        fused = loops.multiply_add(node) if self.fma else None
+        if fused is not None:  # x = fma(a, b, x): one rounding (the nest's fma mark, loops.ir.multiply_add)
+            place, a, b, from_zero = fused
+            x = place if isinstance(place, str) else f"v{place[0]}[{_row_major(place[1], self._store_shape(node))}]"
+            addend = "(real)0" if from_zero else x
+            lines.append(f"{pad}{x} = fma{self.suffix}({self.scalar(a)}, {self.scalar(b)}, {addend});")
+        elif isinstance(node, loops.Init):
             lines.append(f"{pad}real {node.acc} = {_number(REDUCTIONS[node.op].identity, self.real)};")
         elif isinstance(node, loops.Update):
             value = self.scalar(node.value)
@@ -227,7 +248,14 @@ class CPrinter:
                 self.storage.append(())
             self.storage[node.slot] = node.shape
             name = self.program.names[node.slot] if node.slot < len(self.program.names) else "accumulators"
-            lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
+            if node.slot >= len(self.program.names) and size > LOCAL_ARRAY_ELEMENTS:
+                # a packed copy (loops/structure.py): read through a restrict pointer, so that
+                # gcc keeps the small accumulator arrays beside it in registers (it does not
+                # when both are local arrays)
+                lines.append(f"{pad}real v{node.slot}_storage[{size}] __attribute__((aligned(64)));  /* packed */")
+                lines.append(f"{pad}real *restrict v{node.slot} = v{node.slot}_storage;")
+            else:
+                lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Loop):
@@ -290,10 +318,13 @@ class CPrinter:
         if loop.simd and exact:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
             return [f"#pragma omp simd{clause}"]
+        if loop.unroll > 1:  # a register block's rows (loops.microkernel); gcc and clang know it
+            return [f"#pragma GCC unroll {loop.unroll}"]
         return []
 
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = padded_shape(tuple(n for _, n in nest.statement.index), self.program.buffers.pad)
+        self.fma = nest.fma
         for stmt in nest.fused or (nest.statement,):
             lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
@@ -358,24 +389,46 @@ class CFunction:
 
 @dataclass(frozen=True)
 class Generated:
-    """The C source of a schedule, its C functions and their cffi declarations."""
+    """The C source of a schedule, its C functions and their cffi declarations.
+    ``entry``: with several steps all in C (BLAS steps too, :mod:`.blascall`), the one
+    function ``tl_kernel`` that runs them in order over the union of their slots.
+    ``blas``: whether the source calls BLAS (it then exports ``tl_set_blas``, which the
+    kernel calls with :mod:`.blas`'s pointers before anything runs)."""
 
     source: str
     schedule: Schedule
     loop_program: loops.LoopProgram
     functions: tuple[CFunction, ...]
     declarations: str
+    entry: CFunction | None = None
+    blas: bool = False
 
 
 #: How each BLAS step runs, as the source's comment says it.
 _BLAS_COMMENT = {ModeStep: "numpy.matmul (mode product)", GemmStep: "numpy.matmul", EinsumStep: "opt_einsum"}
 
 
-def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
-    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``)."""
+def _entry(functions: list[CFunction]) -> tuple[CFunction, str]:
+    """``tl_kernel``: every step's function in order, over the union of their slots."""
+    slots = tuple(sorted(set().union(*(c.slots for c in functions))))
+    params = ", ".join([f"real *v{slot}" for slot in slots] + ["int nthreads"])
+    lines = [f"int tl_kernel({params}) {{"]
+    for c in functions:
+        args = ", ".join([f"v{slot}" for slot in c.slots] + ["nthreads"])
+        lines.append(f"    if ({c.name}({args}) != 0) return -1;")
+    lines += ["    return 0;", "}"]
+    return CFunction(-1, "tl_kernel", slots), "\n".join(lines) + "\n"
+
+
+def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None) -> Generated:
+    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  With
+    ``blas_int_max`` (the largest integer the BLAS found takes, :mod:`.blas`), GEMM and
+    mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`);
+    without it, or for the others, a BLAS step is a comment and runs in Python."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
+    blas = False
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
             nests = loop_program.nests_of(n)
@@ -383,10 +436,26 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
             c = CFunction(n, f"tl_step{n}", step.slots)
             parts.append(function(loop_program, c.name, nests, real, c.slots))
             functions.append(c)
-        else:
-            comment = _comment(statement_to_text(statement_of(step)))
+            continue
+        comment = _comment(statement_to_text(statement_of(step)))
+        gemm = None if blas_int_max is None else blascall.describe(step, blas_int_max)
+        if gemm is None:
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
-    declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in functions)
+            continue
+        c = CFunction(n, f"tl_step{n}", gemm.slots)
+        parts.append(blascall.function(c.name, gemm, "mode product" if isinstance(step, ModeStep) else "GEMM",
+                                       comment))
+        functions.append(c)
+        blas = True
+    entry = None
+    if len(schedule.steps) > 1 and len(functions) == len(schedule.steps) and blas:
+        entry, text = _entry(functions)
+        parts.append(text)
+    declared = [*functions, entry] if entry is not None else functions
+    declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in declared)
+    if blas:
+        declarations += "\nint tl_set_blas(void *, void *, int);"
     body = "".join("\n" + part for part in parts)
-    source = prelude(real, teams="tl_team(" in body) + body
-    return Generated(source, schedule, loop_program, tuple(functions), declarations)
+    source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
+              + (blascall.WRAPPERS if blas else "") + body)
+    return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)

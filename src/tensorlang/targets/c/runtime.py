@@ -6,8 +6,11 @@ loops, the buffers) and its loop IR (:mod:`tensorlang.loops`) are printed as C99
 (:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi, whose
 ``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes' ``.ctypes.data``
 costs (the per-call overhead is what small kernels pay).  Loop steps call their C
-function; matmul steps run ``numpy.matmul`` over the buffers (:mod:`..numpy.matmul`);
-einsum steps the NumPy target's einsum code for their statement.
+function; GEMM and mode product steps call BLAS from C where :mod:`.blas` found it (the
+kernel hands the pointers to the object's ``tl_set_blas`` once loaded, and a schedule all
+in C is one function, ``tl_kernel``, which the C caller takes), else run ``numpy.matmul``
+over the buffers (:mod:`..numpy.matmul`); einsum steps the NumPy target's einsum code
+for their statement.
 
 A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer
 (inputs that are read-only are used in place; inputs that are also results are copied,
@@ -25,10 +28,11 @@ import numpy as np
 from ...ein import ir
 from ...loops import declared_structures, loop_program
 from ...schedule.plan import plan
-from ...schedule.steps import EinsumStep, LoopStep
+from ...schedule.steps import EinsumStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
+from . import blas as c_blas
 from . import callext, threshold
 from .codegen import Generated, print_c
 from .fastcall import fast_call
@@ -37,15 +41,26 @@ from .padded_call import padded_fast_call
 
 
 def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
-             pad: int = 1) -> Generated:
+             pad: int = 1, fma: bool = False) -> Generated:
     """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``).
     Loops run on threads from ``parallel_work`` scalar operations on (default: the
     threshold measured on this machine, :mod:`.threshold`); ``pad`` > 1 pads every
-    buffer (000 §4, :mod:`tensorlang.schedule.padding`)."""
-    schedule = plan(program, dtype, roles, blas, pad=pad)
+    buffer (000 §4, :mod:`tensorlang.schedule.padding`); ``fma=True`` fuses the loop
+    nests' multiply-adds (``fma(a, b, x)``, one rounding: docs/optimizer.md)."""
+    int_max = blas_int_max(dtype, pad)
+    schedule = plan(program, dtype, roles, blas, pad=pad, from_c=int_max is not None)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
-    return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work))
+    return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work, fma=fma),
+                   int_max)
+
+
+def blas_int_max(dtype, pad: int = 1) -> int | None:
+    """The largest extent the BLAS generated C may call takes (:mod:`.blas`), or None
+    where BLAS steps run in Python: no BLAS found, or padded buffers (whose BLAS steps
+    run on views in Python, :meth:`CKernel.run_padded`)."""
+    found = c_blas.find(dtype) if pad == 1 else None
+    return None if found is None else found.int_max
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -72,18 +87,31 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 class CKernel:
     """A compiled program: the generated source, the steps, and how to run them."""
 
-    #: An internal hook for tests: with padding, called after each run with every slot's
-    #: padded buffer by slot name (so a test can check that the padding is zero).
-    store_hook: Callable[[dict[str, np.ndarray]], None] | None = None
+    _store_hook: Callable[[dict[str, np.ndarray]], None] | None = None
+
+    @property
+    def store_hook(self) -> Callable[[dict[str, np.ndarray]], None] | None:
+        """An internal hook for tests: with padding, called after each run with every
+        slot's padded buffer by slot name (so a test can check that the padding is zero).
+        While one is set, the C caller declines every call, so that run_padded sees each."""
+        return self._store_hook
+
+    @store_hook.setter
+    def store_hook(self, hook: Callable[[dict[str, np.ndarray]], None] | None) -> None:
+        self._store_hook = hook
+        if self.c_call is not None:
+            self.c_call.off = hook is not None
 
     def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None,
-                 pad: int = 1):
+                 pad: int = 1, fma: bool = False):
         self.program = program
         self.dtype = np.dtype(dtype)
         #: 000 §4: buffers padded to multiples of ``pad`` (1: none), see :meth:`run_padded`
         self.pad = pad
+        #: multiply-adds fused (``fma(a, b, x)``, one rounding; docs/optimizer.md)
+        self.fma = fma
         self.compiler = c_build.require_compiler()
-        generated = generate(program, self.dtype, roles, blas, parallel_work, pad)
+        generated = generate(program, self.dtype, roles, blas, parallel_work, pad, fma)
         self.source = generated.source
         self.schedule = generated.schedule
         self.loop_program = generated.loop_program
@@ -91,19 +119,28 @@ class CKernel:
         self.shapes = self.schedule.buffers.shapes
         self.ffi = None
         functions = {}
+        #: the one C function running the whole schedule, with its slots, or None
+        self._only: tuple | None = None
         if generated.functions:
             self.ffi, lib = c_build.build_and_load(self.source, self.compiler, generated.declarations)
+            if generated.blas:  # the pointers, before any call (the same each time: cached per process)
+                found = c_blas.find(self.dtype)
+                assert found is not None, "a source calls BLAS only where blas.find found it"
+                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv), found.kind)
             functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
+            if generated.entry is not None:  # several steps, all in C: tl_kernel runs them
+                self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
+            elif len(self.steps) == 1:
+                self._only = functions[0]
         self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
-        self._only = functions[0] if len(self.steps) == 1 and functions else None
         self._plan()
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
         # a padded kernel's plain calls skip the validation too, and run run_padded
         self.fast_call = padded_fast_call(self, roles) if pad > 1 else fast_call(self, roles)
         #: the C-level call path (:mod:`.callext`), tried before ``fast_call``; None where
-        #: the schedule is not one C function, the kernel is padded or the extension cannot
-        #: be built here
-        self.c_call = None if pad > 1 or self.fast_call is None else callext.caller(self, roles)
+        #: the schedule is not one C function or the extension cannot be built here (a
+        #: padded kernel's copies its inputs into padded buffers, as run_padded does)
+        self.c_call = None if self.fast_call is None else callext.caller(self, roles)
 
     @classmethod
     def for_kernel(cls, kernel) -> "CKernel":
@@ -111,7 +148,8 @@ class CKernel:
         machine's measured threshold (002 §7, :mod:`.threshold`) decides which statements
         run on threads, whatever ``threads=`` says (it is the most threads a statement
         uses); ``$TENSORLANG_PARALLEL_WORK=1`` forces threads on every statement."""
-        return cls(kernel.executed, kernel.dtype, kernel.roles(), pad=getattr(kernel, "pad", 1))
+        return cls(kernel.executed, kernel.dtype, kernel.roles(), pad=getattr(kernel, "pad", 1),
+                   fma=getattr(kernel, "fma", False))
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
         """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order``
@@ -143,7 +181,7 @@ class CKernel:
 
     def _runner(self, n: int, step, functions: dict) -> Callable[[list, int], None]:
         """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
-        if isinstance(step, LoopStep):
+        if n in functions:  # a loop step, or a BLAS step printed as C (.blascall)
             function, slots = functions[n]
 
             def run_c(buffers, threads):

@@ -446,7 +446,7 @@ def compile_numpy(program: ir.Program, dtype=np.float64, schedule: Schedule | No
     opt_einsum's own BLAS path, not a loop nest (measured: 1.2x faster for tr(A B) at
     n = 256), so only the C target pays the copy for BLAS."""
     if schedule is None:
-        schedule = plan(program, dtype, fuse=False)
+        schedule = plan(program, dtype, fuse=False, reuse=False)  # the store is by name: no shared buffers
     gen = _Codegen(dtype, optimize)
     lines = ["def kernel(_s):"]
     for step in schedule.steps:

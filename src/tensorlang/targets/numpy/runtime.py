@@ -20,7 +20,7 @@ class NumpyTarget:
 
     def __init__(self, kernel):
         self.kernel = kernel
-        self.schedule = plan(kernel.executed, kernel.dtype, kernel.roles(), fuse=False)
+        self.schedule = plan(kernel.executed, kernel.dtype, kernel.roles(), fuse=False, reuse=False)  # store by name
         self.compiled = compile_numpy(kernel.executed, kernel.dtype, self.schedule)
         self.source = self.compiled.source
         # what every call needs, looked up once (a small kernel's call is mostly Python)

@@ -1,0 +1,178 @@
+"""The BLAS functions generated C calls directly: found once per process in the library
+numpy already loaded, handed to each kernel as function pointers when it is loaded.
+
+A BLAS step that runs as ``numpy.matmul`` costs the Python around it (about 5 µs a
+call, more than a 64×64 product takes); generated C that calls ``dgemm`` itself runs the
+whole schedule as one C function, which the C-level call path (:mod:`.callext`) calls
+with no Python at all.  The discovery is left to well-kept libraries, never to a guess
+at file names:
+
+1. **threadpoolctl** (when importable) lists the BLAS libraries loaded in the process,
+   with each one's ``filepath`` and ``internal_api``.  An OpenBLAS among them (the one
+   inside numpy's own folder first: numpy's wheels bundle ``scipy-openblas``, whose
+   symbols carry a prefix and a suffix, ``scipy_cblas_dgemm64_``) is opened with
+   ``ctypes`` (dlopen of a loaded library returns the loaded one) and its CBLAS
+   functions are looked up under the affixes threadpoolctl knows for OpenBLAS
+   (prefix ``""`` or ``scipy_``, suffix ``""``, ``64_`` or ``_64``).  The integer width
+   follows the suffix (``64``: ILP64, 64-bit integers) or, without one, the library's
+   own ``openblas_get_config()`` (``USE64BITINT``).
+2. **scipy** (when importable): ``scipy.linalg.cython_blas`` exports its Fortran BLAS
+   wrappers as capsules (``__pyx_capi__``), with 32-bit integers (scipy's BLAS is
+   LP64).  This is scipy's own OpenBLAS, not numpy's; threadpoolctl's limits reach it
+   like numpy's.
+3. Neither: :func:`find` is None and BLAS steps keep running as ``numpy.matmul``
+   (:mod:`.runtime`), as they did before; ``$TENSORLANG_NO_C_BLAS=1`` forces this.
+
+Threads: the kernels call the same library numpy calls, so whatever limits its threads
+(``threadpoolctl.threadpool_limits``, ``OPENBLAS_NUM_THREADS``, the benchmark harness)
+limits the kernels' BLAS calls exactly as it limits ``numpy.matmul``; a kernel's
+``threads=`` is OpenMP's, as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+#: How generated C calls the functions (the kernel's ``tl_blas_kind``, codegen.BLAS).
+CBLAS64, CBLAS32, FORTRAN32 = 1, 2, 3
+
+#: The affixes of OpenBLAS's symbols, as threadpoolctl's OpenBLAS controller knows them.
+_PREFIXES = ("scipy_", "")
+_SUFFIXES = ("64_", "_64", "")
+
+#: The letter of each dtype's BLAS routines.
+_LETTER = {"float64": "d", "float32": "s"}
+
+
+@dataclass(frozen=True)
+class BlasFunctions:
+    """One dtype's GEMM and GEMV: their addresses, how to call them, and where from."""
+
+    gemm: int
+    gemv: int
+    kind: int  # CBLAS64, CBLAS32 or FORTRAN32
+    origin: str  # for the record: the library's path, or scipy.linalg.cython_blas
+
+    @property
+    def int_max(self) -> int:
+        """The largest extent or leading dimension the functions take."""
+        return 2**63 - 1 if self.kind == CBLAS64 else 2**31 - 1
+
+
+_why: list[str] = []
+
+
+def find(dtype) -> BlasFunctions | None:
+    """The BLAS functions for ``dtype`` (float64, float32), or None (:func:`why_not`);
+    the same for the whole process (it is looked up once)."""
+    return _find(np.dtype(dtype).name)
+
+
+@lru_cache(maxsize=None)
+def _find(dtype: str) -> BlasFunctions | None:
+    letter = _LETTER.get(dtype)
+    if letter is None:
+        _why.append(f"no BLAS routines for {dtype}")
+        return None
+    if os.environ.get("TENSORLANG_NO_C_BLAS", "").strip() not in ("", "0"):
+        _why.append("switched off by $TENSORLANG_NO_C_BLAS")
+        return None
+    found = _from_threadpoolctl(letter) or from_scipy(letter)
+    if found is None:
+        _why.append("no OpenBLAS found by threadpoolctl and no scipy.linalg.cython_blas")
+    return found
+
+
+def why_not(dtype="float64") -> str | None:
+    """Why :func:`find` is None for ``dtype`` (None when it is not)."""
+    return None if find(dtype) is not None else (_why[-1] if _why else "unknown")
+
+
+def clear() -> None:
+    """Forget what was found (tests: after changing the environment)."""
+    _find.cache_clear()
+
+
+def _numpy_first(filepath: str) -> int:
+    """0 for a library inside numpy's installation (numpy/, numpy.libs/, numpy/.dylibs),
+    1 for any other: the one numpy itself calls comes first."""
+    root = Path(np.__file__).resolve().parent
+    try:
+        path = Path(filepath).resolve()
+    except OSError:
+        return 1
+    return 0 if path.is_relative_to(root) or path.parent.name.startswith("numpy") else 1
+
+
+def _from_threadpoolctl(letter: str) -> BlasFunctions | None:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    try:
+        libraries = [lib for lib in threadpool_info()
+                     if lib.get("user_api") == "blas" and lib.get("internal_api") == "openblas" and lib.get("filepath")]
+    except Exception:  # noqa: BLE001 - a discovery that fails finds nothing
+        return None
+    for lib in sorted(libraries, key=lambda lib: _numpy_first(lib["filepath"])):
+        found = from_openblas(lib["filepath"], letter)
+        if found is not None:
+            return found
+    return None
+
+
+def from_openblas(filepath: str, letter: str) -> BlasFunctions | None:
+    """The CBLAS GEMM and GEMV with routine letter ``letter`` of the OpenBLAS at
+    ``filepath`` (a loaded library, as threadpoolctl reports it), or None."""
+    try:
+        dll = ctypes.CDLL(filepath)
+    except OSError:
+        return None
+    for prefix in _PREFIXES:
+        for suffix in _SUFFIXES:
+            gemm = getattr(dll, f"{prefix}cblas_{letter}gemm{suffix}", None)
+            gemv = getattr(dll, f"{prefix}cblas_{letter}gemv{suffix}", None)
+            if gemm is None or gemv is None:
+                continue
+            wide = "64" in suffix or _uses_64bit_integers(dll, prefix, suffix)
+            return BlasFunctions(_address(gemm), _address(gemv), CBLAS64 if wide else CBLAS32, filepath)
+    return None
+
+
+def _uses_64bit_integers(dll, prefix: str, suffix: str) -> bool:
+    """Whether an OpenBLAS without a ``64`` suffix was built with 64-bit integers."""
+    config = getattr(dll, f"{prefix}openblas_get_config{suffix}", None)
+    if config is None:
+        return False
+    config.restype = ctypes.c_char_p
+    return b"USE64BITINT" in (config() or b"")
+
+
+def _address(function) -> int:
+    return ctypes.cast(function, ctypes.c_void_p).value or 0
+
+
+def from_scipy(letter: str) -> BlasFunctions | None:
+    try:
+        from scipy.linalg import cython_blas
+    except ImportError:
+        return None
+    capsules = getattr(cython_blas, "__pyx_capi__", {})
+    gemm, gemv = capsules.get(f"{letter}gemm"), capsules.get(f"{letter}gemv")
+    if gemm is None or gemv is None:
+        return None
+    return BlasFunctions(_capsule_address(gemm), _capsule_address(gemv), FORTRAN32, "scipy.linalg.cython_blas")
+
+
+def _capsule_address(capsule) -> int:
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get_pointer(capsule, get_name(capsule)) or 0

@@ -1,0 +1,247 @@
+"""BLAS steps printed as C: a GEMM or mode product step as calls of ``dgemm``/``dgemv``
+(``sgemm``/``sgemv`` for float32) through function pointers the kernel is given when it
+is loaded (:mod:`.blas` finds them; ``tl_set_blas``).
+
+It decides nothing: which statements are BLAS steps comes from the schedule
+(:mod:`tensorlang.schedule.steps`).  :func:`describe` only says how a step is spelled as
+row-major GEMMs over the buffers *as they are*, with no copy: every operand viewed as a
+matrix (or a batch of matrices at a fixed stride) through BLAS's transpose flags and
+leading dimensions.  A step that needs a copy (an operand or a result whose axes are not
+grouped batch · rows · columns in memory, in either order) is None: it keeps running as
+``numpy.matmul`` in Python (:mod:`.runtime`), and so does every einsum step.
+
+Each description is one function ``int tl_stepN(real *v<slot>..., int nthreads)`` over
+its slots, like a loop step's; ``nthreads`` is OpenMP's and BLAS ignores it (the BLAS
+library's own thread setting applies, as it does to ``numpy.matmul``).  The C is:
+
+* ``C_t = op(A_t) op(B_t)`` for each of ``batch`` matrices (A, B and C advanced by their
+  strides; a stride 0 reuses the matrix: a mode product's W), with alpha 1 and beta 0,
+  then the target times ``scale`` when it is not 1, as ``numpy.matmul`` followed by
+  ``numpy.multiply`` does (alpha = scale would skip the products when scale is 0, and
+  0 · NaN must stay NaN);
+* GEMV where C is one row or one column (a matrix times a vector), the target zeroed
+  first (some OpenBLAS versions scale y by beta = 0 with a multiplication, which turns
+  uninitialised NaN into NaN).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ein import ir
+from ...schedule.steps import GemmStep, ModeStep, contraction_factors
+from .blas import CBLAS32, CBLAS64, FORTRAN32
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """``C_t = scale · op(A_t) op(B_t)`` for t < batch, row-major: op(A) is m×k, op(B) k×n,
+    C m×n; A stored k×m when ``trans_a`` (else m×k), B stored n×k when ``trans_b``."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    a: int  # slots
+    b: int
+    c: int
+    trans_a: bool
+    trans_b: bool
+    stride_a: int  # elements between consecutive matrices of the batch (0: the same one)
+    stride_b: int
+    scale: float
+
+    @property
+    def lda(self) -> int:
+        return self.m if self.trans_a else self.k
+
+    @property
+    def ldb(self) -> int:
+        return self.k if self.trans_b else self.n
+
+    @property
+    def slots(self) -> tuple[int, ...]:
+        return tuple(sorted({self.a, self.b, self.c}))
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        return (self.m, self.n, self.k, self.lda, self.ldb)
+
+
+def _grouped(indices, first, second) -> bool | None:
+    """False when ``indices`` is ``first + second``, True when ``second + first`` (the
+    matrix is stored transposed), None when neither; an empty group is either."""
+    indices, first, second = list(indices), list(first), list(second)
+    if indices == first + second:
+        return False
+    if indices == second + first:
+        return True
+    return None
+
+
+def describe(step, int_max: int) -> Gemm | None:
+    """The GEMMs of a GEMM or mode product step over its buffers as they are, or None
+    (another step, an operand or result that would need a copy, an extent beyond
+    ``int_max`` or zero)."""
+    gemm: Gemm | None
+    if isinstance(step, ModeStep):
+        gemm = _mode(step)
+    elif isinstance(step, GemmStep) and step.statement is not None:
+        gemm = _gemm(step, step.statement)
+    else:
+        return None
+    if gemm is None or min(gemm.batch, gemm.m, gemm.n, gemm.k) < 1 or max(gemm.extents) > int_max:
+        return None
+    return gemm
+
+
+def _mode(step: ModeStep) -> Gemm:
+    w, x, out, t = step.matrix, step.operand, step.target, step.transpose
+    if step.p == 1:  # out(J, Q) = W' X(M, Q)
+        return Gemm(1, step.j, step.q, step.m, w, x, out, t, False, 0, 0, step.scale)
+    if step.q == 1:  # out(P, J) = X(P, M) W'ᵀ: W' stored (J, M) is Wᵀ's transpose
+        return Gemm(1, step.p, step.j, step.m, x, w, out, False, not t, 0, 0, step.scale)
+    # out(P, J, Q) = W' X(P, M, Q): P GEMMs, W' the same each time
+    return Gemm(step.p, step.j, step.q, step.m, w, x, out, t, False, 0, step.m * step.q, step.scale)
+
+
+def _gemm(step: GemmStep, stmt: ir.Statement) -> Gemm | None:
+    found = contraction_factors(stmt)
+    if found is None:
+        return None
+    tensors, _, _ = found
+    if len(tensors) != 2:
+        return None
+    a, b = tensors  # as schedule.steps.gemm_step takes them: step.left is a, step.right b
+    la, lb = list(a.indices), list(b.indices)
+    out = [name for name, _ in stmt.index]
+    batch = [i for i in out if i in la and i in lb]
+    left = [i for i in out if i in la and i not in lb]
+    right = [i for i in out if i in lb and i not in la]
+    contracted = [i for i in la if i in lb and i not in out]
+    nb = len(batch)
+    if la[:nb] != batch or lb[:nb] != batch or out[:nb] != batch:
+        return None  # the batch must lead in every buffer: one matrix per batch point
+    trans_a = _grouped(la[nb:], left, contracted)
+    trans_b = _grouped(lb[nb:], contracted, right)
+    swap = _grouped(out[nb:], left, right)
+    if trans_a is None or trans_b is None or swap is None:
+        return None
+    count, m, k = step.left_shape
+    n = step.right_shape[2]
+    if not swap:
+        return Gemm(count, m, n, k, step.left, step.right, step.target, trans_a, trans_b, m * k, k * n, step.scale)
+    # the target stored (batch, right, left): Cᵀ = op(B)ᵀ op(A)ᵀ, the operands' flags flipped
+    return Gemm(count, n, m, k, step.right, step.left, step.target, not trans_b, not trans_a, k * n, m * k,
+                step.scale)
+
+
+#: The wrappers every source with BLAS steps carries: row-major GEMM and GEMV over the
+#: pointers ``tl_set_blas`` installs, in the calling convention ``tl_blas_kind`` names
+#: (blas.CBLAS64, CBLAS32, FORTRAN32).  ``{p}`` is the routines' letter (d, s).
+WRAPPERS = """
+/* BLAS, found in the library numpy loaded and installed by tl_set_blas (targets/c/blas.py) */
+static void *tl_blas_gemm, *tl_blas_gemv;
+static int tl_blas_kind;
+int tl_set_blas(void *gemm, void *gemv, int kind) {{
+    tl_blas_gemm = gemm; tl_blas_gemv = gemv; tl_blas_kind = kind;
+    return 0;
+}}
+typedef void (*tl_cgemm64_t)(int, int, int, int64_t, int64_t, int64_t, real, const real *, int64_t,
+                             const real *, int64_t, real, real *, int64_t);
+typedef void (*tl_cgemm32_t)(int, int, int, int32_t, int32_t, int32_t, real, const real *, int32_t,
+                             const real *, int32_t, real, real *, int32_t);
+typedef void (*tl_fgemm_t)(char *, char *, int32_t *, int32_t *, int32_t *, real *, const real *, int32_t *,
+                           const real *, int32_t *, real *, real *, int32_t *);
+typedef void (*tl_cgemv64_t)(int, int, int64_t, int64_t, real, const real *, int64_t, const real *, int64_t,
+                             real, real *, int64_t);
+typedef void (*tl_cgemv32_t)(int, int, int32_t, int32_t, real, const real *, int32_t, const real *, int32_t,
+                             real, real *, int32_t);
+typedef void (*tl_fgemv_t)(char *, int32_t *, int32_t *, real *, const real *, int32_t *, const real *, int32_t *,
+                           real *, real *, int32_t *);
+enum {{ TL_ROW_MAJOR = 101, TL_NO_TRANS = 111, TL_TRANS = 112 }};
+
+/* C (m x n, row-major) = op(A) op(B) */
+static int tl_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const real *a, int64_t lda,
+                   const real *b, int64_t ldb, real *c) {{
+    real one = 1, zero = 0;
+    switch (tl_blas_kind) {{
+    case {cblas64}:
+        ((tl_cgemm64_t)tl_blas_gemm)(TL_ROW_MAJOR, ta ? TL_TRANS : TL_NO_TRANS, tb ? TL_TRANS : TL_NO_TRANS,
+                                     m, n, k, one, a, lda, b, ldb, zero, c, n);
+        return 0;
+    case {cblas32}:
+        ((tl_cgemm32_t)tl_blas_gemm)(TL_ROW_MAJOR, ta ? TL_TRANS : TL_NO_TRANS, tb ? TL_TRANS : TL_NO_TRANS,
+                                     (int32_t)m, (int32_t)n, (int32_t)k, one, a, (int32_t)lda, b, (int32_t)ldb,
+                                     zero, c, (int32_t)n);
+        return 0;
+    case {fortran32}: {{  /* column-major: Cᵀ = op(B)ᵀ op(A)ᵀ */
+        char fa = ta ? 'T' : 'N', fb = tb ? 'T' : 'N';
+        int32_t fm = (int32_t)n, fn = (int32_t)m, fk = (int32_t)k, flda = (int32_t)ldb, fldb = (int32_t)lda;
+        int32_t fldc = (int32_t)n;
+        ((tl_fgemm_t)tl_blas_gemm)(&fb, &fa, &fm, &fn, &fk, &one, b, &flda, a, &fldb, &zero, c, &fldc);
+        return 0;
+    }}
+    default:
+        return -1;  /* tl_set_blas was not called */
+    }}
+}}
+
+/* y = R x (trans 0) or y = Rᵀ x (trans 1), R stored rows x cols, row-major */
+static int tl_gemv(int trans, int64_t rows, int64_t cols, const real *r, const real *x, real *y) {{
+    real one = 1, zero = 0;
+    memset(y, 0, (size_t)(trans ? cols : rows) * sizeof(real));
+    switch (tl_blas_kind) {{
+    case {cblas64}:
+        ((tl_cgemv64_t)tl_blas_gemv)(TL_ROW_MAJOR, trans ? TL_TRANS : TL_NO_TRANS, rows, cols, one, r, cols,
+                                     x, 1, zero, y, 1);
+        return 0;
+    case {cblas32}:
+        ((tl_cgemv32_t)tl_blas_gemv)(TL_ROW_MAJOR, trans ? TL_TRANS : TL_NO_TRANS, (int32_t)rows, (int32_t)cols,
+                                     one, r, (int32_t)cols, x, 1, zero, y, 1);
+        return 0;
+    case {fortran32}: {{  /* R row-major is Rᵀ column-major (cols x rows) */
+        char ft = trans ? 'N' : 'T';
+        int32_t fm = (int32_t)cols, fn = (int32_t)rows, flda = (int32_t)cols, inc = 1;
+        ((tl_fgemv_t)tl_blas_gemv)(&ft, &fm, &fn, &one, r, &flda, x, &inc, &zero, y, &inc);
+        return 0;
+    }}
+    default:
+        return -1;
+    }}
+}}
+""".format(cblas64=CBLAS64, cblas32=CBLAS32, fortran32=FORTRAN32)
+
+
+def _call(g: Gemm, a: str, b: str, c: str) -> str:
+    """The C call computing one product of ``g`` from the pointers ``a``, ``b``, ``c``."""
+    if g.n == 1:  # C (m x 1) = op(A) x, x = B's k values (B k x 1 or 1 x k: contiguous either way)
+        rows, cols = (g.k, g.m) if g.trans_a else (g.m, g.k)
+        return f"tl_gemv({int(g.trans_a)}, {rows}LL, {cols}LL, {a}, {b}, {c})"
+    if g.m == 1:  # C (1 x n) = x op(B), x = A's k values: Cᵀ = op(B)ᵀ x
+        rows, cols = (g.n, g.k) if g.trans_b else (g.k, g.n)
+        return f"tl_gemv({int(not g.trans_b)}, {rows}LL, {cols}LL, {b}, {a}, {c})"
+    return (f"tl_gemm({int(g.trans_a)}, {int(g.trans_b)}, {g.m}LL, {g.n}LL, {g.k}LL, {a}, {g.lda}LL, "
+            f"{b}, {g.ldb}LL, {c})")
+
+
+def function(name: str, g: Gemm, kind: str, comment: str) -> str:
+    """The C function ``int name(real *v<slot>..., int nthreads)`` running ``g``, headed
+    ``/* BLAS step (<kind>, gemm|gemv in C): <comment> */``."""
+    params = ", ".join([f"real *v{slot}" for slot in g.slots] + ["int nthreads"])
+    routine = "gemv" if 1 in (g.m, g.n) else "gemm"
+    lines = [f"/* BLAS step ({kind}, {routine} in C): {comment} */", f"int {name}({params}) {{",
+             "    (void)nthreads;"]
+    if g.batch == 1:
+        lines.append(f"    if ({_call(g, f'v{g.a}', f'v{g.b}', f'v{g.c}')} != 0) return -1;")
+    else:
+        lines.append(f"    for (int64_t t = 0; t < {g.batch}LL; ++t) {{")
+        a = f"v{g.a} + t * {g.stride_a}LL" if g.stride_a else f"v{g.a}"
+        b = f"v{g.b} + t * {g.stride_b}LL" if g.stride_b else f"v{g.b}"
+        lines.append(f"        if ({_call(g, a, b, f'v{g.c} + t * {g.m * g.n}LL')} != 0) return -1;")
+        lines.append("    }")
+    if g.scale != 1.0:  # numpy.multiply(out, scale, out=out), as the Python step does (finite: blas_shape)
+        lines.append(f"    for (int64_t i = 0; i < {g.batch * g.m * g.n}LL; ++i) v{g.c}[i] *= (real){float(g.scale)!r};")
+    lines.append("    return 0;")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

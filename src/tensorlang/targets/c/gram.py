@@ -1,0 +1,496 @@
+"""Gram products in C: ``XᵀX`` and ``T[i,j,k] = Σ_n X_ni X_nj X_nk``, their sorted
+entries computed once and the others filled in the same call.
+
+``tl.einsum("ni,nj->ij", X, X)`` (one array twice) is symmetric, so only the entries
+i <= j need computing (BLAS's SYRK does the same).  numpy reaches OpenBLAS's ``dsyrk``
+for ``X.T @ X``; on the benchmark machine that runs at about 60% of the GEMM rate, and a
+small call pays numpy's dispatch (2-3 µs) on top.  This module writes one C function per
+shape (the shape, the layout and the blocking are compile-time constants, as in every
+generated kernel) that
+
+* packs a panel of :data:`KC` rows of X into 8-column blocks (zero-padded, 64-byte
+  aligned), so that the inner loop reads contiguous streams whatever X's layout (``ni``
+  or ``in``), and prefetches the next panel while this one is multiplied;
+* runs a register-blocked micro-kernel over the tiles of 8 rows × 24 (or 16, 8) columns
+  that start at the diagonal block: 24 AVX-512 accumulators, per row of the panel three
+  vector loads and eight broadcasts for 24 FMAs (the shape of OpenBLAS's own DGEMM
+  kernel), so only the half-blocks on the diagonal are computed twice;
+* takes the last ``m mod 8`` columns (1..:data:`STRIP_TAIL`) as a column strip with the
+  vectors along the rows, so that no FMA lane multiplies padding;
+* accumulates into a padded, aligned work matrix, and finally copies its upper triangle
+  into the result and mirrors it into the lower one (m² stores, no extra full-matrix
+  copy).
+
+For three factors (``ni,nj,nk->ijk`` with X three times) the same tiles, with the loaded
+vectors scaled by column i, compute for each i the part j >= i (the first row block
+with tiles of its rows j >= i only), k >= j's block of ``(X diag(X_:i))ᵀ X``: about a sixth of the full product's flops (opt_einsum and numpy
+run the full ``nij,nk->ijk`` product), and every entry is then written from its sorted
+one, so the result is exactly symmetric.
+
+Where the compiler does not target AVX-512 (no ``__AVX512F__``) the same blocking runs as
+plain C loops (the compiler vectorizes what it can); ``portable=True`` forces that
+version (the tests compile both).
+
+The function has the C target's calling convention (buffer pointers, then the thread
+count), so the C-level ``Caller`` of :mod:`.callext` calls it: ``caller.ordered(X, X)``
+checks the operands and makes the result in C.  The work buffer is the caller's work
+slot (made once, reused).  One thread: the einsum calls it serves are measured against
+single-threaded peers; a large ``m`` goes to BLAS (:data:`MAX_M`, :data:`MAX_M3`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from . import build as c_build
+
+#: Columns of a block (one AVX-512 vector of doubles).
+BLOCK = 8
+#: The most columns (m) this kernel takes: beyond it the packed panels and the work
+#: matrix leave L2, and BLAS's SYRK (with its own cache blocking) is as fast or faster
+#: (measured, CPU time: m = 256 1.21x, 384 1.04-1.28x, 512 0.98-1.05x numpy's X.T @ X).
+MAX_M = 384
+#: The most columns for ``ni,nj,nk->ijk``: its work tensor has (8·⌈m/8⌉)³ doubles (16 MiB at 128).
+MAX_M3 = 128
+#: Rows of X per packed panel: an 8-row block of the panel (8 KiB) stays in L1 while the
+#: micro-kernel streams the column blocks from L2 (measured 64..1024: 128 was best, 2-7%
+#: ahead of 512 and 1024).
+KC = 128
+
+
+@dataclass(frozen=True)
+class GramShape:
+    """X as an n × m matrix read at ``x[r * row_stride + c * col_stride]``; the result
+    is m × m."""
+
+    n: int
+    m: int
+    transposed: bool  # X given as m × n (``in,jn->ij``): row stride 1, column stride n
+    order: int = 2  # 2: XᵀX (m × m); 3: T[i,j,k] = Σ_n X_ni X_nj X_nk (m × m × m)
+
+    @property
+    def blocks(self) -> int:
+        return -(-self.m // BLOCK)
+
+    @property
+    def kc(self) -> int:
+        """Rows per packed panel."""
+        return min(self.n, KC)
+
+    @property
+    def work_doubles(self) -> int:
+        mp = self.blocks * BLOCK
+        return mp ** self.order + 2 * self.blocks * self.kc * BLOCK + BLOCK  # work tensor, 2 panels, alignment
+
+
+def _tile(width: int, simd: bool, scaled: bool = False, rows: int = 8) -> str:
+    """The micro-kernel of a tile of 8 rows × ``width`` blocks (8 columns each):
+    ``c[u][w] += Σ_r a[r][u] · b[r][w]``, with ``scaled`` times ``s[8r]`` too (the third
+    factor of ``ni,nj,nk->ijk``: the loaded vectors are scaled, 3 multiplies per 24 FMAs).
+    ``rows`` < 8: only the last ``rows`` rows of the tile (u >= 8 - rows; the third
+    moment's first row block, where the rows j < i are not needed)."""
+    name = f"{'stile' if scaled else 'tile'}{width}" + (f"_{rows}" if rows < 8 else "")
+    low = 8 - rows
+    scale = "const double *restrict s, " if scaled else ""
+    if simd:
+        lines = [f"static inline void {name}(const double *restrict a, const double *restrict b, {scale}long kc, "
+                 "double *restrict c, int first, const char *pf, const double *restrict src, double *restrict dst, long cn) {"]
+        for u in range(low, 8):
+            for w in range(width):
+                lines.append(f"    __m512d c{u}{w} = first ? _mm512_setzero_pd() : _mm512_load_pd(c + {u} * MP + {8 * w});")
+        lines.append("    for (long r = 0; r < kc; r++) {")
+        lines.append("        _mm_prefetch(pf + 64 * r, _MM_HINT_T1);  /* a later panel's rows, from memory */")
+        lines.append("        if (r < cn) _mm512_store_pd(dst + 8 * r, _mm512_loadu_pd(src + r * M));  /* packs the next */")
+        if scaled:
+            lines.append("        __m512d t = _mm512_set1_pd(s[8 * r]);")
+        for w in range(width):
+            load = f"_mm512_load_pd(b + {w} * kc * 8 + 8 * r)"
+            lines.append(f"        __m512d v{w} = {f'_mm512_mul_pd({load}, t)' if scaled else load};")
+        for u in range(low, 8):
+            lines.append(f"        __m512d a{u} = _mm512_set1_pd(a[8 * r + {u}]);")
+            for w in range(width):
+                lines.append(f"        c{u}{w} = _mm512_fmadd_pd(a{u}, v{w}, c{u}{w});")
+        lines.append("    }")
+        for u in range(low, 8):
+            for w in range(width):
+                lines.append(f"    _mm512_store_pd(c + {u} * MP + {8 * w}, c{u}{w});")
+        lines.append("}")
+        return "\n".join(lines)
+    factor = "(s[8 * r] * b[w * kc * 8 + 8 * r + v])" if scaled else "b[w * kc * 8 + 8 * r + v]"
+    return f"""static inline void {name}(const double *restrict a, const double *restrict b, {scale}long kc,
+                         double *restrict c, int first, const char *pf, const double *restrict src,
+                         double *restrict dst, long cn) {{
+    (void)pf;
+    for (long r = 0; r < cn; r++)
+        for (int v = 0; v < 8; v++) dst[8 * r + v] = src[r * M + v];
+    double acc[8][{8 * width}];
+    for (int u = {low}; u < 8; u++)
+        for (int j = 0; j < {8 * width}; j++) acc[u][j] = first ? 0.0 : c[u * MP + j];
+    for (long r = 0; r < kc; r++)
+        for (int u = {low}; u < 8; u++) {{
+            double q = a[8 * r + u];
+            for (int w = 0; w < {width}; w++)
+                for (int v = 0; v < 8; v++) acc[u][8 * w + v] += q * {factor};
+        }}
+    for (int u = {low}; u < 8; u++)
+        for (int j = 0; j < {8 * width}; j++) c[u * MP + j] = acc[u][j];
+}}"""
+
+
+def _row_dispatch(width: int) -> str:
+    """``srow{width}(rows, ...)``: the scaled tile of its last ``rows`` rows."""
+    cases = "\n".join(f"    case {r}: stile{width}_{r}(a, b, s, kc, c, first, pf, NULL, NULL, 0); return;"
+                      for r in range(1, 8))
+    return (f"static inline void srow{width}(int rows, const double *restrict a, const double *restrict b, "
+            "const double *restrict s, long kc, double *restrict c, int first, const char *pf) {\n"
+            f"    switch (rows) {{\n{cases}\n"
+            f"    default: stile{width}(a, b, s, kc, c, first, pf, NULL, NULL, 0);\n    }}\n}}")
+
+
+#: The strip (the last m mod 8 columns as a column strip, vectors along the rows) is used
+#: when m mod 8 is 1..STRIP_TAIL: its FMAs do no padding's work (the 8-column tiles would
+#: spend 8 - m mod 8 lanes of every last-block FMA on zeros).
+STRIP_TAIL = 5
+
+
+def _strip_group(tail: int) -> int:
+    """Row blocks per strip call: group × (tail + 1) + 1 vector registers of 32."""
+    return 31 // (tail + 1)
+
+
+def _strip(tail: int, simd: bool) -> str:
+    """``strip(a, t, kc, c, first, count)``: for ``count`` (at most the group) row blocks
+    from ``a``, ``c[t][8·b + u] += Σ_r a_b[r][u] · t[r][t]``: the last ``tail`` columns
+    of X against 8 rows a vector.  One loop per count (the accumulators are registers)."""
+    group = _strip_group(tail)
+    lines = ["static void strip(const double *restrict a, const double *restrict t, long kc, double *restrict c, "
+             "int first, long count) {", "    switch (count) {"]
+    for count in range(group, 0, -1):
+        lines.append(f"    case {count}: {{")
+        if simd:
+            for b in range(count):
+                for q in range(tail):
+                    lines.append(f"        __m512d c{b}_{q} = first ? _mm512_setzero_pd() : _mm512_load_pd(c + {q} * MP + {8 * b});")
+            lines.append("        for (long r = 0; r < kc; r++) {")
+            for b in range(count):
+                lines.append(f"            __m512d v{b} = _mm512_load_pd(a + {b} * kc * 8 + 8 * r);")
+            for q in range(tail):
+                lines.append(f"            __m512d s{q} = _mm512_set1_pd(t[8 * r + {q}]);")
+                for b in range(count):
+                    lines.append(f"            c{b}_{q} = _mm512_fmadd_pd(v{b}, s{q}, c{b}_{q});")
+            lines.append("        }")
+            for b in range(count):
+                for q in range(tail):
+                    lines.append(f"        _mm512_store_pd(c + {q} * MP + {8 * b}, c{b}_{q});")
+        else:
+            lines += [f"        double acc[{tail}][{8 * count}];",
+                      f"        for (int q = 0; q < {tail}; q++)",
+                      f"            for (int i = 0; i < {8 * count}; i++) acc[q][i] = first ? 0.0 : c[q * MP + i];",
+                      "        for (long r = 0; r < kc; r++)",
+                      f"            for (int q = 0; q < {tail}; q++)",
+                      f"                for (int b = 0; b < {count}; b++)",
+                      "                    for (int u = 0; u < 8; u++) acc[q][8 * b + u] += a[b * kc * 8 + 8 * r + u] * t[8 * r + q];",
+                      f"        for (int q = 0; q < {tail}; q++)",
+                      f"            for (int i = 0; i < {8 * count}; i++) c[q * MP + i] = acc[q][i];"]
+        lines.append("        break;")
+        lines.append("    }")
+    lines += ["    }", "}"]
+    return "\n".join(lines)
+
+
+_TEAM = r"""
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* the threads a call uses: `threads` (0: OpenMP's default), one below PARALLEL_WORK
+   multiply-adds (the threshold measured on this machine, targets/c/threshold.py) */
+static int team(int threads) {
+#ifdef _OPENMP
+    if ((double)WORK < (double)PARALLEL_WORK) return 1;
+    return threads > 0 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+"""
+
+_PACK = r"""
+/* the partial last block of rows r0..r0+kc (M mod 8 columns, zero beyond; row-major X) */
+static void pack_tail_@S(const double *restrict x, double *restrict p, long r0, long kc) {
+    #pragma omp single
+    if (M % 8 && !TRANSPOSED) {
+        double *restrict pb = p + (M / 8) * kc * 8;
+        const double *restrict xb = x + r0 * M + 8 * (M / 8);
+        for (long r = 0; r < kc; r++)
+            for (int v = 0; v < 8; v++) pb[8 * r + v] = v < M % 8 ? xb[r * M + v] : 0.0;
+    }
+}
+
+/* pack rows r0..r0+kc of X: p[b][r][v] = X[r0 + r][8b + v], zero beyond M */
+static void pack_@S(const double *restrict x, double *restrict p, long r0, long kc) {
+#if TRANSPOSED
+    #pragma omp for schedule(static)
+    for (long b = 0; b < MB; b++) {  /* X[r][c] at x[c * N + r]: read along r */
+        double *restrict pb = p + b * kc * 8;
+        long width = M - 8 * b < 8 ? M - 8 * b : 8;
+        for (long v = 0; v < width; v++) {
+            const double *restrict xc = x + (8 * b + v) * N + r0;
+            for (long r = 0; r < kc; r++) pb[8 * r + v] = xc[r];
+        }
+        for (long v = width; v < 8; v++)
+            for (long r = 0; r < kc; r++) pb[8 * r + v] = 0.0;
+    }
+#else
+    /* a block at a time, its rows in order: the packed block is written as one stream
+       (a row at a time would write MB streams kc * 64 bytes apart: the same L1 sets) */
+    #pragma omp for schedule(static)
+    for (long b = 0; b < MB; b++) {
+        if (b == M / 8) continue;  /* the partial block: below (one thread) */
+        double *restrict pb = p + b * kc * 8;
+        const double *restrict xb = x + r0 * M + 8 * b;
+        for (long r = 0; r < kc; r++)
+            for (int v = 0; v < 8; v++) pb[8 * r + v] = xb[r * M + v];
+    }
+    pack_tail_@S(x, p, r0, kc);
+#endif
+}
+
+"""
+
+_BODY2 = r"""
+static int run_@S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
+    (void)nt;
+    double *g = (double *)(((unsigned long)work + 63) & ~(unsigned long)63);  /* MP x MP */
+    double *p = g + MP * MP;                                                    /* MB x KC x 8 */
+    #pragma omp parallel num_threads(nt) if(nt > 1)
+    {
+    /* two panel buffers: while one is multiplied, the tiles copy the next panel's rows
+       into the other (a load and a store in the shadow of 24 FMAs), and the panel
+       after it is prefetched from memory (row-major X; a transposed X is packed
+       panel by panel) */
+    double *cur = p, *nxt = p + MB * KC * 8;
+#if !TRANSPOSED
+    pack_@S(x, cur, 0, N < KC ? N : KC);  /* (its loops end with a barrier) */
+#endif
+    for (long r0 = 0; r0 < N; r0 += KC) {
+        long kc = N - r0 < KC ? N - r0 : KC;
+        long r1 = r0 + kc, kc1 = N - r1 < KC ? N - r1 : KC;
+        int first = r0 == 0;
+#if TRANSPOSED
+        pack_@S(x, cur, r0, kc);
+        kc1 = 0;
+        long kc2 = 0;
+#else
+        long kc2 = N - r1 - kc1 < KC ? N - r1 - kc1 : KC;
+#endif
+        const char *after = (const char *)(x + (r1 + kc1) * M);
+        long slice = kc2 * M * 8 / (TB > 0 ? TB : 1) + 1;
+        #pragma omp for schedule(static, 1)
+        for (long ib = 0; ib < TB; ib++) {  /* the triangle's tiles over the TB blocks */
+            const double *a = cur + ib * kc * 8;
+            const char *next = after + ib * slice, *end = next + slice;
+            if (kc2 <= 0) next = end = (const char *)g;
+            /* the first tile of each block row copies that block of the next panel */
+            const double *src = x + r1 * M + 8 * ib;
+            double *dst = nxt + ib * kc1 * 8;
+            long cn = ib < M / 8 && kc1 > 0 ? kc1 : 0;
+            long jb = ib;
+            for (; jb + 3 <= TB; jb += 3, next = next + 64 * kc < end ? next + 64 * kc : (const char *)g, cn = 0)
+                tile3(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
+            if (TB - jb == 2) tile2(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
+            else if (TB - jb == 1) tile1(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
+        }
+#if STRIP  /* the last TAIL columns against every row, vectors along the rows */
+        #pragma omp for schedule(static, 1)
+        for (long ib = 0; ib < MB; ib += SG)
+            strip(cur + ib * kc * 8, cur + TB * kc * 8, kc, g + 8 * TB * MP + 8 * ib, first, MB - ib < SG ? MB - ib : SG);
+#endif
+#if !TRANSPOSED
+        if (kc1 > 0) pack_tail_@S(x, nxt, r1, kc1);  /* (ends with a barrier) */
+        double *t = cur;
+        cur = nxt;
+        nxt = t;
+#endif
+    }
+    /* the upper triangle into the result, mirrored into the lower one (the strip's
+       columns were computed as rows: g[j][i] for j in the last block), in 16 x 16
+       blocks, so that the mirror's column writes stay in L1 (m = 256, n = 100: 259 us
+       with 32 x 32 blocks, whose 32 rows 2 KiB apart share two L1 sets; 123 us) */
+    #pragma omp for schedule(dynamic, 1)
+    for (long bi = 0; bi < M; bi += 16)
+        for (long bj = bi; bj < M; bj += 16)
+            for (long i = bi; i < bi + 16 && i < M; i++) {
+                const double *gi = g + i * MP;
+                double *ri = res + i * (long)M;
+                for (long j = bj > i ? bj : i; j < bj + 16 && j < M; j++) {
+                    double v = STRIP && j >= 8 * TB ? g[j * MP + i] : gi[j];
+                    ri[j] = v;
+                    res[j * (long)M + i] = v;
+                }
+            }
+    }
+    return 0;
+}
+"""
+
+
+_BODY3 = r"""
+static int run_@S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
+    (void)nt;
+    double *g = (double *)(((unsigned long)work + 63) & ~(unsigned long)63);  /* MP x MP x MP */
+    double *p = g + MP * MP * MP;                                               /* MB x KC x 8 */
+    #pragma omp parallel num_threads(nt) if(nt > 1)
+    {
+    for (long r0 = 0; r0 < N; r0 += KC) {
+        long kc = N - r0 < KC ? N - r0 : KC;
+        int first = r0 == 0;
+        pack_@S(x, p, r0, kc);
+        const char *after = (const char *)(x + (r0 + kc) * M);
+        long slice = (N - r0 - kc < KC ? N - r0 - kc : KC) * M * 8 / M + 1;
+        /* g[i][j][k] for i <= j <= k (and the rest of their blocks): for each i the Gram
+           product of X scaled by column i with X, over the blocks from i's */
+        #pragma omp for schedule(dynamic, 1)
+        for (long i = 0; i < M; i++) {
+            const double *s = p + (i / 8) * kc * 8 + i % 8;
+            double *gi = g + i * MP * MP;
+            const char *next = after + i * slice, *end = next + slice;
+            if (TRANSPOSED || r0 + kc >= N) next = end = (const char *)g;
+            for (long jb = i / 8; jb < MB; jb++) {
+                const double *a = p + jb * kc * 8;
+                int rows = jb == i / 8 ? 8 - (int)(i % 8) : 8;  /* the rows j >= i */
+                long kb = jb;
+                for (; kb + 3 <= MB; kb += 3, next = next + 64 * kc < end ? next + 64 * kc : (const char *)g)
+                    srow3(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
+                if (MB - kb == 2) srow2(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
+                else if (MB - kb == 1) srow1(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
+            }
+        }
+    }
+    /* every entry from its sorted one: exactly symmetric */
+    #pragma omp for schedule(dynamic, 1)
+    for (long i = 0; i < M; i++)
+        for (long j = i; j < M; j++)
+            for (long k = j; k < M; k++) {
+                double v = g[(i * MP + j) * MP + k];
+                res[(i * M + j) * M + k] = v;
+                res[(i * M + k) * M + j] = v;
+                res[(j * M + i) * M + k] = v;
+                res[(j * M + k) * M + i] = v;
+                res[(k * M + i) * M + j] = v;
+                res[(k * M + j) * M + i] = v;
+            }
+    }
+    return 0;
+}
+"""
+
+
+def _parallel_work() -> int:
+    """The multiply-adds from which a call runs on threads: the C target's measured
+    threshold (targets/c/threshold.py), which the tests pin with
+    ``$TENSORLANG_PARALLEL_WORK``."""
+    from . import threshold
+
+    return min(int(threshold.parallel_work()), 1 << 62)
+
+
+def function_name(shape: GramShape) -> str:
+    return f"tl_gram{shape.order}_{shape.n}_{shape.m}_{'t' if shape.transposed else 'n'}"
+
+
+def source(shape: GramShape, portable: bool = False, parallel_work: int | None = None) -> str:
+    """The C source of the Gram function for ``shape`` (``portable``: no intrinsics;
+    ``parallel_work``: the multiply-adds from which it runs on threads, by default the
+    machine's measured threshold)."""
+    mp = shape.blocks * BLOCK
+    head = [
+        "/* generated by tensorlang: X^T X, upper triangle and mirror (targets/c/gram.py) */",
+        "#include <stddef.h>",
+        f"#define N {shape.n}L",
+        f"#define M {shape.m}L",
+        f"#define MB {shape.blocks}L",
+        f"#define MP {mp}L",
+        f"#define KC {shape.kc}L",
+        f"#define TRANSPOSED {int(shape.transposed)}",
+        f"#define FUNCTION {function_name(shape)}",
+    ]
+    if portable:
+        head.append("#define TL_GRAM_PORTABLE 1")
+    scaled = shape.order == 3
+    tail = shape.m % BLOCK
+    strip = not scaled and 1 <= tail <= STRIP_TAIL
+    head += [f"#define STRIP {int(strip)}", f"#define TB {shape.m // BLOCK if strip else shape.blocks}L"]
+    if strip:
+        head += [f"#define SG {_strip_group(tail)}L"]
+    work = shape.n * shape.m * (shape.m + 1) // 2 if shape.order == 2 else shape.n * shape.m ** 3 // 6
+    head += [f"#define WORK {work}LL",
+             f"#define PARALLEL_WORK {_parallel_work() if parallel_work is None else parallel_work}LL"]
+    head += ["#if defined(__AVX512F__) && !defined(TL_GRAM_PORTABLE)", "#include <immintrin.h>"]
+    simd = "\n".join(_tile(w, True, scaled) for w in (1, 2, 3))
+    plain = "\n".join(_tile(w, False, scaled) for w in (1, 2, 3))
+    if scaled:  # the first row block of each i: only the rows j >= i
+        simd += "\n" + "\n".join(_tile(w, True, True, r) for w in (1, 2, 3) for r in range(1, 8))
+        plain += "\n" + "\n".join(_tile(w, False, True, r) for w in (1, 2, 3) for r in range(1, 8))
+        dispatch = "\n".join(_row_dispatch(w) for w in (1, 2, 3))
+        simd += "\n" + dispatch
+        plain += "\n" + dispatch
+    if strip:
+        simd += "\n" + _strip(tail, True)
+        plain += "\n" + _strip(tail, False)
+    core = _PACK + (_BODY3 if scaled else _BODY2)
+    # two copies: on threads, and one thread with no OpenMP at all (a parallel region of
+    # one thread still costs libgomp's team set-up, 0.6 µs: as much as a small call)
+    serial = "\n".join(line for line in core.replace("@S", "seq").splitlines() if "#pragma omp" not in line)
+    same = "const double *restrict same, " + ("const double *restrict same2, " if scaled else "")
+    entry = (f"int FUNCTION(const double *restrict x, {same}double *restrict res, double *restrict work, "
+             "int threads) {\n"
+             "    /* the caller's key makes the other operands X itself */\n"
+             f"    {'(void)same; (void)same2;' if scaled else '(void)same;'}\n"
+             "    int nt = team(threads);\n"
+             "    return nt > 1 ? run_par(x, res, work, nt) : run_seq(x, res, work, 1);\n}\n")
+    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + _TEAM
+            + core.replace("@S", "par") + serial + "\n" + entry)
+
+
+def declaration(shape: GramShape) -> str:
+    operands = "const double *x, const double *same, " + ("const double *same2, " if shape.order == 3 else "")
+    return f"int {function_name(shape)}({operands}double *res, double *work, int threads);"
+
+
+@lru_cache(maxsize=256)
+def compiled(shape: GramShape, portable: bool = False, parallel_work: int | None = None):
+    """(ffi, function) for ``shape``: compiled once (the build cache keeps it on disk),
+    or None where no C compiler works."""
+    compiler = c_build.find_compiler()
+    if compiler is None:
+        return None
+    ffi, lib = c_build.build_and_load(source(shape, portable, parallel_work), compiler, declaration(shape))
+    return ffi, getattr(lib, function_name(shape))
+
+
+def caller(shape: GramShape, dtype, portable: bool = False, operand: tuple[int, ...] | None = None,
+           threads: int = 0, parallel_work: int | None = None):
+    """The C-level caller of the Gram function (``caller.ordered(X, X)`` → the m × m
+    result, None where an operand is not a C-ordered float64 array of shape ``operand``,
+    by default X's as a matrix), or None where the C extension or a compiler is missing.
+    ``operand`` may be any shape whose row-major layout is X's (``nmi`` for ``nmi,nmj``).
+    ``threads``: the most threads a call uses (0: OpenMP's default, which threadpoolctl
+    and ``$OMP_NUM_THREADS`` set); below the machine's parallel threshold, one."""
+    from . import callext
+
+    module = callext.extension()
+    made = compiled(shape, portable, parallel_work)
+    if module is None or made is None:
+        return None
+    ffi, function = made
+    if operand is None:
+        operand = (shape.m, shape.n) if shape.transposed else (shape.n, shape.m)
+    address = int(ffi.cast("uintptr_t", function))
+    k = shape.order
+    return module.Caller(address, (callext.IN,) * k + (callext.OUT, callext.WORK), ("X", "X2", "X3")[:k] + ("R", "W"),
+                         (operand,) * k + ((shape.m,) * k, (shape.work_doubles,)), dtype, tuple(range(k)), threads,
+                         shape.n * shape.m >= callext.RELEASE_GIL_ELEMENTS)

@@ -1,0 +1,224 @@
+"""XᵀX in C (targets/c/gram.py) behind ``tl.einsum("ni,nj->ij", X, X)``: equal to
+numpy.einsum up to rounding with NaN, ±inf and ±0 among the inputs, exactly symmetric,
+and taken only when both operands are one array object."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import tensorlang as tl
+from tensorlang import einsum_api
+from tensorlang.targets.c import build as c_build, callext, gram
+
+pytestmark = pytest.mark.skipif(c_build.find_compiler() is None or callext.extension() is None,
+                                reason="needs a C compiler and the C call extension")
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
+
+#: (n, m): block edges in m (8 columns a block, 3 blocks a tile) and panel edges in n
+#: (gram.KC rows a panel); a few shapes, so that the compiles are few
+SHAPES = [(1, 1), (3, 2), (5, 7), (9, 8), (17, 9), (40, 16), (2, 24), (130, 25), (129, 17), (256, 33), (300, 50),
+          (31, 65)]
+
+#: subscripts with one array twice, and the operand's shape for (n, m)
+LAYOUTS = {
+    "ni,nj->ij": lambda n, m: (n, m),
+    "ni,nj->ji": lambda n, m: (n, m),
+    "in,jn->ij": lambda n, m: (m, n),
+    "abi,abj->ij": lambda n, m: (1, n, m),
+    "iab,jab->ji": lambda n, m: (m, n, 1),
+}
+
+
+def _data(rng, shape, specials: int, dtype=np.float64) -> np.ndarray:
+    x = rng.uniform(-1, 1, size=shape)
+    flat = x.reshape(-1)
+    if specials:
+        picks = rng.choice(flat.size, size=min(specials, flat.size), replace=False)
+        flat[picks] = rng.choice(SPECIAL, size=picks.size)
+    if rng.random() < 0.3:  # whole zero rows and columns: ±0 products, 0 · inf
+        flat[rng.integers(0, flat.size)] = -0.0
+    return x.astype(dtype)
+
+
+def _agrees(got: np.ndarray, expected: np.ndarray) -> None:
+    """Equal up to rounding, NaN where numpy has NaN and inf of numpy's sign where numpy
+    has one: a sum of products is non-finite the same way in every order of summation
+    (no overflow here: |x| <= 1), so no ⊥/inf latitude is needed."""
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(expected))
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-10, atol=1e-12)
+
+
+def _is_gram_in_c(subscripts: str, x: np.ndarray) -> bool:
+    key = einsum_api._key(subscripts, (x, x), "auto") + (False,)
+    return einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SHAPES), st.sampled_from(sorted(LAYOUTS)), st.integers(0, 6), st.integers(0, 2 ** 32 - 1))
+def test_one_array_twice_matches_numpy_with_nan_inf_and_signed_zeros(shape, subscripts, specials, seed):
+    rng = np.random.default_rng(seed)
+    x = _data(rng, LAYOUTS[subscripts](*shape), specials)
+    expected = np.einsum(subscripts, x, x)
+    for _ in range(2):  # the first call compiles and caches, the second is the C caller's hit
+        got = tl.einsum(subscripts, x, x)
+        _agrees(got, expected)
+        np.testing.assert_array_equal(got, got.T)  # the lower triangle is the upper one, mirrored
+    assert _is_gram_in_c(subscripts, x)
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (7, 3), (130, 9), (64, 26), (200, 41)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_the_portable_kernel_matches_numpy(n, m, transposed):
+    """The version without intrinsics (a compiler that does not target AVX-512)."""
+    rng = np.random.default_rng(n * m)
+    x = _data(rng, (m, n) if transposed else (n, m), 4)
+    call = gram.caller(gram.GramShape(n, m, transposed), np.float64, portable=True)
+    assert call is not None
+    got = call.ordered(x, x)
+    _agrees(got, x @ x.T if transposed else np.einsum("ni,nj->ij", x, x))
+    np.testing.assert_array_equal(got, got.T)
+
+
+def test_the_caller_declines_what_the_kernel_cannot_read():
+    x = np.ones((10, 4))
+    call = gram.caller(gram.GramShape(10, 4, False), np.float64)
+    assert call.ordered(np.asfortranarray(x), np.asfortranarray(x)) is None  # not C-ordered
+    assert call.ordered(x.astype(np.float32), x.astype(np.float32)) is None  # another dtype
+    assert call.ordered(np.ones((4, 10)), np.ones((4, 10))) is None  # another shape
+    np.testing.assert_array_equal(call.ordered(x, x), np.full((4, 4), 10.0))
+
+
+@pytest.mark.parametrize("other", [lambda x: x.copy(), lambda x: x[:], lambda x: x[::-1], lambda x: x + 1,
+                                   lambda x: x.reshape(x.shape)])
+def test_different_arrays_never_take_the_symmetric_route(other):
+    """Not the same object: the general route, even for a view of the same memory and
+    even after the same shapes were cached with one array twice."""
+    rng = np.random.default_rng(5)
+    x = _data(rng, (40, 6), 3)
+    tl.einsum("ni,nj->ij", x, x)  # the symmetric entry of these shapes first
+    y = other(x)
+    assert y is not x
+    _agrees(tl.einsum("ni,nj->ij", x, y), np.einsum("ni,nj->ij", x, y))
+    _agrees(tl.einsum("ni,nj->ij", y, x), np.einsum("ni,nj->ij", y, x))
+    key = einsum_api._key("ni,nj->ij", (x, y), "auto")
+    if key is not None and key + (False,) in einsum_api._CACHE:
+        assert not einsum_api._CACHE[key + (False,)].__qualname__.startswith("_gram")
+
+
+def test_a_fortran_ordered_array_twice_after_a_hit_is_still_right():
+    rng = np.random.default_rng(6)
+    x = _data(rng, (30, 5), 2)
+    tl.einsum("ni,nj->ij", x, x)
+    f = np.asfortranarray(_data(rng, (30, 5), 2))
+    _agrees(tl.einsum("ni,nj->ij", f, f), np.einsum("ni,nj->ij", f, f))
+
+
+def test_routes_the_c_kernel_does_not_take_stay_right():
+    rng = np.random.default_rng(7)
+    x32 = _data(rng, (30, 5), 2, np.float32)  # float32: numpy's SYRK
+    got = tl.einsum("ni,nj->ij", x32, x32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(np.einsum("ni,nj->ij", x32, x32)), rtol=1e-5,
+                               atol=1e-5)
+    x = _data(rng, (4, 6, 3), 2)  # the kept letter in the middle: numpy's SYRK
+    _agrees(tl.einsum("aib,ajb->ij", x, x), np.einsum("aib,ajb->ij", x, x))
+    assert not _is_gram_in_c("aib,ajb->ij", x)
+    wide = _data(rng, (3, gram.MAX_M + 1), 2)  # beyond the kernel's limit
+    _agrees(tl.einsum("ni,nj->ij", wide, wide), np.einsum("ni,nj->ij", wide, wide))
+    assert not _is_gram_in_c("ni,nj->ij", wide)
+    v = _data(rng, (9,), 2)  # an outer product of one vector with itself is a Gram matrix too
+    _agrees(tl.einsum("i,j->ij", v, v), np.einsum("i,j->ij", v, v))
+    assert _is_gram_in_c("i,j->ij", v)
+
+
+#: ``ni,nj,nk->ijk`` and relatives, and the operand's shape for (n, m)
+LAYOUTS3 = {
+    "ni,nj,nk->ijk": lambda n, m: (n, m),
+    "ni,nj,nk->kij": lambda n, m: (n, m),
+    "in,jn,kn": lambda n, m: (m, n),
+    "abi,abj,abk->jki": lambda n, m: (n, 1, m),
+}
+SHAPES3 = [(1, 1), (4, 3), (9, 8), (20, 9), (130, 17), (50, 25), (3, 40)]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SHAPES3), st.sampled_from(sorted(LAYOUTS3)), st.integers(0, 6), st.integers(0, 2 ** 32 - 1))
+def test_one_array_three_times_matches_numpy_with_nan_inf_and_signed_zeros(shape, subscripts, specials, seed):
+    rng = np.random.default_rng(seed)
+    x = _data(rng, LAYOUTS3[subscripts](*shape), specials)
+    expected = np.einsum(subscripts, x, x, x)
+    for _ in range(2):
+        got = tl.einsum(subscripts, x, x, x)
+        _agrees(got, expected)
+        for axes in [(1, 0, 2), (2, 1, 0), (0, 2, 1), (1, 2, 0)]:  # exactly symmetric
+            np.testing.assert_array_equal(got, got.transpose(axes))
+    key = einsum_api._key(subscripts, (x, x, x), "auto") + (False,)
+    assert einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (7, 3), (130, 9), (40, 26)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_the_portable_third_moment_kernel_matches_numpy(n, m, transposed):
+    rng = np.random.default_rng(n * m + 1)
+    x = _data(rng, (m, n) if transposed else (n, m), 4)
+    call = gram.caller(gram.GramShape(n, m, transposed, 3), np.float64, portable=True)
+    assert call is not None
+    y = x.T if transposed else x
+    _agrees(call.ordered(x, x, x), np.einsum("ni,nj,nk->ijk", y, y, y))
+
+
+def test_three_operands_that_are_not_one_array_are_never_symmetric():
+    """The hit table of three or more operands has no identity in its key: no symmetric
+    runner may enter it."""
+    rng = np.random.default_rng(8)
+    x = _data(rng, (30, 4), 2)
+    tl.einsum("ni,nj,nk->ijk", x, x, x)
+    tl.einsum("ni,nj,nk->ijk", x, x, x)
+    assert not any(r.__qualname__.startswith("_gram") for r in einsum_api._HITS.values())
+    assert einsum_api._HITS_SAME[("ni,nj,nk->ijk", 3, x.shape, x.dtype)].__qualname__.startswith("_gram_in_c")
+    for y, z in [(x.copy(), x), (x, x[:]), (x[::-1], x[::-1]), (x, x.copy())]:
+        _agrees(tl.einsum("ni,nj,nk->ijk", x, y, z), np.einsum("ni,nj,nk->ijk", x, y, z))
+        _agrees(tl.einsum("ni,nj,nk->ijk", y, z, x), np.einsum("ni,nj,nk->ijk", y, z, x))
+    f = np.asfortranarray(x)  # the same shape, another layout, one object three times
+    _agrees(tl.einsum("ni,nj,nk->ijk", f, f, f), np.einsum("ni,nj,nk->ijk", f, f, f))
+    big = _data(rng, (3, gram.MAX_M3 + 1), 0)  # beyond the kernel's limit: the numpy route
+    _agrees(tl.einsum("ni,nj,nk->ijk", big, big, big), np.einsum("ni,nj,nk->ijk", big, big, big))
+
+
+@pytest.mark.parametrize("order, n, m, transposed", [(2, 300, 37, False), (2, 129, 26, True), (2, 50, 8, False),
+                                                     (3, 140, 19, False), (3, 40, 9, True)])
+@pytest.mark.parametrize("portable", [False, True])
+def test_two_threads_give_the_same_result(order, n, m, transposed, portable):
+    """On threads (the threshold forced to 1): the panels' blocks, tiles and strips are
+    shared out, and the result is the one thread's, bit for bit (each entry is summed
+    by one thread in the same order)."""
+    rng = np.random.default_rng(n + m)
+    x = _data(rng, (m, n) if transposed else (n, m), 3)
+    shape = gram.GramShape(n, m, transposed, order)
+    one = gram.caller(shape, np.float64, portable=portable, threads=1, parallel_work=1)
+    two = gram.caller(shape, np.float64, portable=portable, threads=2, parallel_work=1)
+    ops = (x,) * order
+    np.testing.assert_array_equal(two.ordered(*ops), one.ordered(*ops))
+    y = x.T if transposed else x
+    _agrees(two.ordered(*ops), np.einsum(",".join(f"n{c}" for c in "ijk"[:order]) + "->" + "ijk"[:order],
+                                         *(y,) * order))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_chosen_back_end_decides_whether_the_c_kernel_runs(backend):
+    """backend="numpy" runs no generated C: numpy's SYRK (and the pairs product for three
+    factors); backend="c" and "auto" take the C Gram kernel."""
+    rng = np.random.default_rng(9)
+    x = _data(rng, (60, 7), 3)
+    for subscripts, k in [("ni,nj->ij", 2), ("ni,nj,nk->ijk", 3)]:
+        _agrees(tl.einsum(subscripts, *(x,) * k, backend=backend), np.einsum(subscripts, *(x,) * k))
+        key = einsum_api._key(subscripts, (x,) * k, backend) + (False,)
+        name = einsum_api._CACHE[key].__qualname__
+        assert name.startswith("_gram_in_c") == (backend == "c"), name
