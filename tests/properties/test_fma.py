@@ -224,9 +224,10 @@ def test_the_option_is_checked_and_carried():
     symbolic = tl.compile("in var A : [n n]\nin var x : [n]\nout var y : [n]\ny[i] = sum(k) A[i,k] * x[k]\n",
                           backend="c", fma=True)
     assert symbolic.fma and symbolic.specialize(n=40).fma
+    from tensorlang.kernel import Options
     from tensorlang.specialize import KernelSpec
-    spec = KernelSpec("in var x : [n]\nout var y : [n]\ny = 2 * x\n", "<t>", "tl", "c", "float64", 1, True, (),
-                      (("n", 3),), 1, True)
+    spec = KernelSpec("in var x : [n]\nout var y : [n]\ny = 2 * x\n", "<t>", "tl",
+                      Options("c", np.dtype("float64"), threads=1, fma=True), (("n", 3),))
     assert spec.load().fma
     for backend in ("numpy", "interp"):  # accepted and ignored
         assert tl.compile(INTERP, backend=backend, fma=True).fma
