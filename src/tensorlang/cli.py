@@ -32,7 +32,6 @@ from .explain import EXPLANATIONS, render as render_explanation
 from .api import check_source, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
-from .targets.c.runtime import blas_int_max
 from .errors import Source, TensorLangError, guard
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
 from .passes import PASS_NAMES
@@ -525,7 +524,7 @@ def cmd_analyze(args) -> int:
         # Fig. 16 asks which statements run as loops of the schedule analyze describes, the
         # C target's (Kernel.schedule): BLAS called from C where it was found, so a single
         # GEMM is a BLAS step from C_BLAS_WORK (docs/compatible.md)
-        loops = partial(loop_statements, from_c=blas_int_max(kernel.dtype, kernel.pad) is not None)
+        loops = partial(loop_statements, from_c=kernel.blas_from_c)
         text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"

@@ -282,9 +282,15 @@ class Kernel(ProgramInterface):
         BLAS from C where it found one: a single GEMM pays sooner, steps.C_BLAS_WORK)."""
         if self._schedule is None:
             self._schedule = self.target.schedule or plan(
-                self.executed, self.dtype, self.roles(), pad=self.pad,
-                from_c=blas_int_max(self.dtype, self.pad) is not None)
+                self.executed, self.dtype, self.roles(), pad=self.pad, from_c=self.blas_from_c)
         return self._schedule
+
+    @property
+    def blas_from_c(self) -> bool:
+        """Whether the C target would call BLAS from its generated C for this dtype and
+        padding (a BLAS was found, targets/c/blas.py): a single GEMM then pays from
+        steps.C_BLAS_WORK.  The schedule (:attr:`schedule`) and ``analyze`` decide with it."""
+        return blas_int_max(self.dtype, self.pad) is not None
 
     @property
     def loop_program(self) -> LoopProgram:
