@@ -12,7 +12,7 @@ import operator
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
-from .kernel import Kernel, check_threads, resolve_dtype
+from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .schedule import padding
 from .semantics.types import CheckedProgram
@@ -120,14 +120,13 @@ def compile_source(
     padded = check_pad(pad, resolved)  # the C target pads; numpy and interp ignore it
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     check_fma(fma)
+    options = Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma)
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
-        symbolic = SymbolicKernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes,
-                                  check_params(params), pad=padded, fma=fma)
+        symbolic = SymbolicKernel(languages.get(lang), checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)
         return symbolic
     try:
-        kernel = Kernel(languages.get(lang), checked, source, chosen, resolved, threads, opt, skip_passes, pad=padded,
-                        fma=fma)
+        kernel = Kernel(languages.get(lang), checked, source, options)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
     kernel.sizes = check_params(params)

@@ -16,6 +16,7 @@ import re
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -520,7 +521,11 @@ def cmd_analyze(args) -> int:
                                for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
         _out(json.dumps(facts, indent=2) + "\n")
     else:
-        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loop_statements)
+        # Fig. 16 asks which statements run as loops of the schedule analyze describes, the
+        # C target's (Kernel.schedule): BLAS called from C where it was found, so a single
+        # GEMM is a BLAS step from C_BLAS_WORK (docs/compatible.md)
+        loops = partial(loop_statements, from_c=kernel.blas_from_c)
+        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
         else:  # which statements share one loop over their batch (schedule/fusion.py)

@@ -11,6 +11,7 @@ import math
 import numbers
 import os
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -71,12 +72,63 @@ def default_threads() -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Options:
+    """How a program is compiled, checked once by :func:`tensorlang.compile`: one record
+    that a :class:`Kernel`, a :class:`~tensorlang.specialize.SymbolicKernel` (for each of
+    its specialisations) and a :class:`~tensorlang.specialize.KernelSpec` (for a Dask
+    worker) carry unchanged.  Hashable: it is part of a spec's key."""
+
+    #: the target that runs the program: "c", "numpy" or "interp" (resolved from "auto")
+    backend: str
+    dtype: np.dtype
+    #: the threads asked for (None: the default, :func:`default_threads`); a kernel's
+    #: ``threads`` attribute starts from it and may be set later
+    threads: int | None = None
+    #: run the optimizer (``opt=False``: the numpy and C targets run the lowered program)
+    opt: bool = True
+    #: optimizer passes left out (``skip_passes``; docs/optimizer.md)
+    skip_passes: tuple[str, ...] = ()
+    #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the numpy
+    #: and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
+    pad: int = 1
+    #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
+    #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
+    fma: bool = False
+
+
 class ProgramInterface:
     """What a compiled program offers its caller, read off its checked program: the
-    variables to supply and the results, their types and roles (a :class:`Kernel` and a
-    :class:`~tensorlang.specialize.SymbolicKernel` share it)."""
+    variables to supply and the results, their types and roles, and the options it was
+    compiled with (a :class:`Kernel` and a :class:`~tensorlang.specialize.SymbolicKernel`
+    share it)."""
 
     checked: CheckedProgram
+    options: Options
+
+    @property
+    def backend(self) -> str:
+        return self.options.backend
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.options.dtype
+
+    @property
+    def opt(self) -> bool:
+        return self.options.opt
+
+    @property
+    def skip_passes(self) -> tuple[str, ...]:
+        return self.options.skip_passes
+
+    @property
+    def pad(self) -> int:
+        return self.options.pad
+
+    @property
+    def fma(self) -> bool:
+        return self.options.fma
 
     @property
     def program(self):
@@ -144,22 +196,14 @@ class Kernel(ProgramInterface):
         if caller is not None:
             caller.last_seconds = -1.0 if value is None else value
 
-    def __init__(self, language: Language, checked: CheckedProgram, source: Source, backend: str, dtype: np.dtype,
-                 threads: int | None = None, opt: bool = True, skip_passes=(), pad: int = 1, fma: bool = False):
+    def __init__(self, language: Language, checked: CheckedProgram, source: Source, options: Options):
         self.language = language
-        #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
-        #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
-        self.fma = fma
-        #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the
-        #: numpy and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
-        self.pad = pad
+        self.options = options
         self.checked = checked
         self.source = source
-        self.backend = backend
-        self.dtype = dtype
         #: the C call path (targets/c/callext.py) once armed (:meth:`_arm`), else None
         self._c_call: Any = None
-        self.threads = threads
+        self.threads = options.threads
         #: the values of the program's symbolic sizes this kernel was specialised for
         self.sizes: dict[str, int] = {}
         self.last_run_seconds = None
@@ -173,17 +217,15 @@ class Kernel(ProgramInterface):
         except TensorLangError as exc:
             # the reference interpreter runs the source program: a program the compiled
             # targets cannot lower yet (error[backend], e.g. some STUR conditions) still runs
-            if backend != "interp" or exc.code != "backend":
+            if options.backend != "interp" or exc.code != "backend":
                 raise
             self._lowering_error = exc
-        self.opt = opt
-        self.skip_passes = tuple(skip_passes)
         self._optimized: Optimized | None = None
         self._schedule: Schedule | None = None
         self._loop_program: LoopProgram | None = None
         #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
         #: the reference interpreter
-        self.target = targets.load(backend, self)
+        self.target = targets.load(options.backend, self)
         self._fast = self.target.fast_call
         self._check_structure = False
         self._structures: dict | None = None  # inferred on the first compressed=True call
@@ -240,9 +282,15 @@ class Kernel(ProgramInterface):
         BLAS from C where it found one: a single GEMM pays sooner, steps.C_BLAS_WORK)."""
         if self._schedule is None:
             self._schedule = self.target.schedule or plan(
-                self.executed, self.dtype, self.roles(), pad=self.pad,
-                from_c=blas_int_max(self.dtype, self.pad) is not None)
+                self.executed, self.dtype, self.roles(), pad=self.pad, from_c=self.blas_from_c)
         return self._schedule
+
+    @property
+    def blas_from_c(self) -> bool:
+        """Whether the C target would call BLAS from its generated C for this dtype and
+        padding (a BLAS was found, targets/c/blas.py): a single GEMM then pays from
+        steps.C_BLAS_WORK.  The schedule (:attr:`schedule`) and ``analyze`` decide with it."""
+        return blas_int_max(self.dtype, self.pad) is not None
 
     @property
     def loop_program(self) -> LoopProgram:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -34,7 +34,7 @@ from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard
-from .kernel import Kernel, ProgramInterface, check_threads, default_threads
+from .kernel import Kernel, Options, ProgramInterface, check_threads, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym
 from .semantics.types import CheckedProgram, show
 
@@ -54,24 +54,17 @@ class SymbolicKernel(ProgramInterface):
     ``k.specializations()`` lists the bindings compiled so far.
     """
 
-    def __init__(self, language: lang.Language, checked: CheckedProgram, source, backend: str, dtype: np.dtype,
-                 threads: int | None = None, opt: bool = True, skip_passes=(), params: Mapping[str, int] | None = None,
-                 pad: int = 1, fma: bool = False):
+    def __init__(self, language: lang.Language, checked: CheckedProgram, source, options: Options,
+                 params: Mapping[str, int] | None = None):
         self.language = language
-        #: 000 §4 padding, passed to every specialisation (Kernel's ``pad``)
-        self.pad = pad
-        #: fused multiply-adds, passed to every specialisation (Kernel's ``fma``)
-        self.fma = fma
+        #: the options every specialisation is compiled with (its threads: this kernel's)
+        self.options = options
         self.checked = checked
         self.source = source
-        self.backend = backend
-        self.dtype = dtype
-        self.opt = opt
-        self.skip_passes = tuple(skip_passes)
         #: sizes given at compile time (already bound in ``checked``'s declarations)
         self.params = dict(params or {})
         self.symbols: tuple[str, ...] = checked.symbols
-        self._threads = check_threads(threads) or default_threads()
+        self._threads = check_threads(options.threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
         self._lock = threading.RLock()
         #: the raw shapes of ``_shape_key``'s inputs -> their specialisation (the fast path)
@@ -261,8 +254,7 @@ class SymbolicKernel(ProgramInterface):
             raise error("input", f"the sizes {shown} do not fit the program: {exc.message}",
                         first.span if first else None).with_source(self.source) from None
         try:
-            kernel = Kernel(self.language, checked, self.source, self.backend, self.dtype, self._threads or None, self.opt,
-                            self.skip_passes, pad=self.pad, fma=self.fma)
+            kernel = Kernel(self.language, checked, self.source, replace(self.options, threads=self._threads or None))
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         kernel.sizes = {**self.params, **binding}
@@ -299,9 +291,8 @@ class SymbolicKernel(ProgramInterface):
         others = {n: v for n, v in given.items() if n not in verdict.positions}
         fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})
         params = {**self.params, **fixed}
-        spec = KernelSpec(self.source.text, self.source.filename, self.language.name, self.backend, self.dtype.name,
-                          self._threads or None, self.opt, self.skip_passes, tuple(sorted(params.items())), self.pad,
-                          self.fma)
+        spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
+                          replace(self.options, threads=self._threads or None), tuple(sorted(params.items())))
         outputs = {}
         for name in self.outputs:
             shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])
@@ -431,23 +422,16 @@ class KernelSpec:
     text: str
     filename: str
     lang: str
-    backend: str
-    dtype: str
-    threads: int | None
-    opt: bool
-    skip_passes: tuple[str, ...]
+    options: Options
     params: tuple[tuple[str, int], ...]
-    pad: int = 1
-    fma: bool = False
 
     def load(self) -> "SymbolicKernel | Kernel":
         source = Source(self.text, self.filename)
         language = lang.get(self.lang)
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
-        args = (language, checked, source, self.backend, np.dtype(self.dtype), self.threads, self.opt, self.skip_passes)
         if checked.symbols:
-            return SymbolicKernel(*args, params=dict(self.params), pad=self.pad, fma=self.fma)
-        kernel = Kernel(*args, pad=self.pad, fma=self.fma)
+            return SymbolicKernel(language, checked, source, self.options, params=dict(self.params))
+        kernel = Kernel(language, checked, source, self.options)
         kernel.sizes = dict(self.params)
         return kernel
 

@@ -402,3 +402,47 @@ def test_fig16_inside_a_sum_runs_in_place_through_the_one_analysis(monkeypatch):
             got = k(A=A, x=x, s=s_)["v"]
             np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+#: A matrix-vector product between the two BLAS thresholds (C_BLAS_WORK <= 96 * 96 <
+#: BLAS_WORK: a BLAS step in C, a loop nest where BLAS is called from Python) whose
+#: result dies in a Fig. 16 statement, and a second one the tensor scale keeps in loops.
+BETWEEN = ("in var A : [96 96]\nin var x : [96]\nin var s : []\nout var v : [96]\nvar y : [96]\nvar t : [96]\n"
+           "var w : [96]\ny = s * x\nt[i] = sum(k) A[i,k] * y[k]\nw[i] = t[i] * x[i]\nv[i] = sum(k) A[i,k] * w[k]\n")
+
+
+def test_analyze_decides_what_runs_as_loops_as_the_c_target_does(monkeypatch, tmp_path, capsys):
+    """``tensorlang analyze`` describes the C target's schedule: its Fig. 16 test of the
+    statements that run as loops uses the C target's BLAS threshold (BLAS from C), so
+    its sharing is the C kernel's (docs/compatible.md)."""
+    monkeypatch.setenv("TENSORLANG_FUSE", "0")
+    from tensorlang import cli
+    from tensorlang.schedule import steps
+    from tensorlang.targets.c import build as c_build
+    from tensorlang.targets.c.runtime import blas_int_max
+
+    if c_build.find_compiler() is None or blas_int_max(np.dtype("float64")) is None:
+        pytest.skip("needs a C compiler and a BLAS the generated C can call")
+    assert steps.C_BLAS_WORK <= 96 * 96 < steps.BLAS_WORK
+    k = tl.compile(BETWEEN, backend="c")
+    schedule, executed = k.target.schedule, k.executed
+    in_loops = {id(s) for step in schedule.steps if isinstance(step, steps.LoopStep) for s in step.statements}
+    c_loops = [id(s) in in_loops for s in executed.statements]
+    assert c_loops[0] is False and c_loops[1:] == [True] * (len(c_loops) - 1)  # the product is a BLAS step
+
+    given = []
+    real = cli.report
+    monkeypatch.setattr(cli, "report", lambda *args: given.append(args[3]) or real(*args))
+    path = tmp_path / "between.tl"
+    path.write_text(BETWEEN)
+    assert cli.main(["analyze", str(path)]) == 0
+    (loop_statements,) = given
+    runs_as_loops = loop_statements(executed.shapes)
+    assert [runs_as_loops(n, s) for n, s in enumerate(executed.statements)] == c_loops
+    shared = schedule.buffers.shared
+    assert reuse(executed, roles(executed.decls), runs_as_loops) == shared
+    # the printed memory line after the optimizer: the temporaries' buffers the C kernel keeps
+    after = capsys.readouterr().out.split("after the optimizer:")[1]
+    line = next(x for x in after.splitlines() if x.strip().startswith("temporaries:"))
+    n, b = temporary_bytes(executed, roles(executed.decls), 8, shared)
+    assert line.split("; peak")[0].endswith(f"{n} {'buffer' if n == 1 else 'buffers'}, {b} bytes")

@@ -335,3 +335,39 @@ def check_backend(backend: str, case: Case, dtype: str = "float64") -> None:
         for value in results.values():
             assert value.dtype == np.dtype(dtype), f"{who}: dtype {value.dtype}"
         assert_close_to_oracle(case, results, dtype, who)
+
+
+# ---------------------------------------------------------------- C kernels with special values
+#: the special values :func:`special_inputs` mixes in: ±0, ±inf and NaN (⊥)
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+
+
+def special_inputs(text: str, seed: int, special: float) -> dict[str, np.ndarray]:
+    """Inputs for the ``in`` variables of program ``text``: uniform in [-2, 2], about a
+    fraction ``special`` of the entries replaced by one of :data:`SPECIALS`."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for decl in tl.compile(text, backend="interp").executed.decls:
+        if decl.qual == "in":
+            a = rng.uniform(-2, 2, size=decl.shape)
+            mask = rng.random(decl.shape) < special
+            a[mask] = rng.choice(SPECIALS, size=int(mask.sum()))
+            arrays[decl.name] = a
+    return arrays
+
+
+def assert_meets_ein_oracle(got: np.ndarray, program: ir.Program, inputs: dict[str, np.ndarray],
+                            name: str = "v") -> None:
+    """``got``, a back end's result ``name`` of EIN ``program``, agrees with the EIN
+    evaluator's own arithmetic (controlled division, ⊥) on NaN and the infinities, and
+    with :func:`ein_oracle` on the finite values within the first-order rounding bound."""
+    with np.errstate(all="ignore"):
+        expected = np.asarray(interp.run(program, inputs)[name])
+        _, bound = ein_oracle(program, inputs)[name]
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    inf = np.isinf(expected)
+    assert np.array_equal(got[inf], expected[inf])
+    finite = ~nan & ~inf & np.isfinite(bound)
+    err = np.abs(got[finite] - expected[finite])
+    assert (err <= SLACK * EPS["float64"] * np.asarray(bound)[finite] + 1e-300).all()

@@ -24,14 +24,12 @@ import pytest
 from hypothesis import event, given, note, settings, strategies as st
 
 import tensorlang as tl
-from tensorlang.ein import interp, ir
+from tensorlang.ein import ir
 from tensorlang.schedule import plan as plan_module
 from tensorlang.schedule.steps import LoopStep
 from tensorlang.targets.c import runtime as c_runtime
 
-from properties.harness import SLACK, ein_oracle
-
-SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+from properties.harness import assert_meets_ein_oracle, special_inputs
 
 #: statement kinds: (template, breaks fusion); {p} the previous variable, {t} the target
 KINDS = {
@@ -65,19 +63,6 @@ def batched_programs(draw):
         body.append(KINDS[kind][0].format(t=target, p=previous, n=number))
         previous = target
     return "\n".join(lines + body) + "\n", kinds
-
-
-def _inputs(text: str, seed: int, special: float) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    kernel = tl.compile(text, backend="interp")
-    arrays = {}
-    for decl in kernel.executed.decls:
-        if decl.qual == "in":
-            a = rng.uniform(-2, 2, size=decl.shape)
-            mask = rng.random(decl.shape) < special
-            a[mask] = rng.choice(SPECIALS, size=int(mask.sum()))
-            arrays[decl.name] = a
-    return arrays
 
 
 def _unfused(text: str):
@@ -129,7 +114,7 @@ def test_fused_kernel_matches_unfused_and_the_oracle(case, seed, special):
     fused = tl.compile(text, backend="c")
     assert_legal(fused)
     event(f"fused groups: {sum(1 for s in fused.schedule.steps if isinstance(s, LoopStep) and s.fusion)}")
-    inputs = _inputs(text, seed, special)
+    inputs = special_inputs(text, seed, special)
     got = fused(**inputs)["v"]
     plain = _unfused(text)
     assert not any(isinstance(s, LoopStep) and s.fusion for s in plain.schedule.steps)
@@ -137,18 +122,9 @@ def test_fused_kernel_matches_unfused_and_the_oracle(case, seed, special):
     assert np.array_equal(np.isnan(got), np.isnan(unfused))
     assert np.array_equal(got[np.isinf(unfused)], unfused[np.isinf(unfused)])
     np.testing.assert_allclose(got, unfused, rtol=1e-12, atol=1e-12)
-    # the EIN evaluator's own arithmetic (controlled division, ⊥) decides NaN and inf ...
-    with np.errstate(all="ignore"):
-        expected = np.asarray(interp.run(fused.executed, inputs)["v"])
-        _, bound = ein_oracle(fused.executed, inputs)["v"]
-    nan = np.isnan(expected)
-    assert np.array_equal(np.isnan(got), nan)
-    inf = np.isinf(expected)
-    assert np.array_equal(got[inf], expected[inf])
-    # ... and the finite values agree within the harness's first-order rounding bound
-    finite = ~nan & ~inf & np.isfinite(bound)
-    err = np.abs(got[finite] - expected[finite])
-    assert (err <= SLACK * np.finfo(float).eps * np.asarray(bound)[finite] + 1e-300).all()
+    # the EIN evaluator's own arithmetic (controlled division, ⊥) decides NaN and inf, and
+    # the finite values agree within the harness's first-order rounding bound
+    assert_meets_ein_oracle(got, fused.executed, inputs)
 
 
 def _fused_steps(text: str):
@@ -245,7 +221,7 @@ def test_micro_kernels_keep_meaning(monkeypatch, form, block, fma):
             "var t1 : [6 4 4 4]\nvar t2 : [6 4 4 4]\n"
             "t1[e,i,j,l] = sum(k) A[i,k] * u[e,k,j,l]\nt2[e,i,j,l] = sum(k) B[j,k] * t1[e,i,k,l]\n"
             "v[e,i,j,l] = sum(k) t2[e,i,j,k] * A[l,k]\n")
-    inputs = _inputs(text, 7, 0.1)
+    inputs = special_inputs(text, 7, 0.1)
     monkeypatch.setattr(microkernel, "ENABLED", False)
     monkeypatch.setattr(microkernel, "ENABLED_WITH_FMA", False)
     plain = tl.compile(text, backend="c", fma=fma)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import tensorlang as tl
 from padding.test_padding_theorem3 import with_specials
 from properties.harness import assert_close_to_oracle, cases
+from targets.test_c_callext import errors_in_threads
 from tensorlang.schedule import steps
 from tensorlang.schedule.steps import LoopStep, ModeStep
 from tensorlang.targets.c import blas, callext
@@ -399,8 +400,6 @@ def test_with_blas_in_c_a_single_gemm_pays_from_c_blas_work():
 def test_concurrent_calls_of_a_blas_kernel():
     """Large enough to release the GIL (callext.RELEASE_GIL_ELEMENTS): calls from four
     threads at once each get their own result, right."""
-    import threading
-
     n = 96
     assert 3 * n * n >= callext.RELEASE_GIL_ELEMENTS
     text = f"in var A : [{n} {n}]\nin var B : [{n} {n}]\nout var C : [{n} {n}]\nC[i,j] = sum(k) A[i,k] * B[k,j]\n"
@@ -408,20 +407,14 @@ def test_concurrent_calls_of_a_blas_kernel():
     rng = np.random.default_rng(7)
     pairs = [(rng.uniform(-1, 1, (n, n)), rng.uniform(-1, 1, (n, n))) for _ in range(4)]
     k(A=pairs[0][0], B=pairs[0][1])
-    failures = []
 
     def work(i):
         a, b = pairs[i]
         for _ in range(25):
-            if not np.allclose(k(A=a, B=b)["C"], a @ b, rtol=1e-12, atol=1e-12):
-                failures.append(i)
+            np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b, rtol=1e-12, atol=1e-12)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures
+    errors = errors_in_threads(work, 4)
+    assert not errors, errors[0]
 
 
 # ------------------------------------------------------------------ padded kernels on the C caller

@@ -31,6 +31,26 @@ PROGRAMS = {
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5]
 
 
+def errors_in_threads(work, count: int) -> list[Exception]:
+    """Run ``work(0)`` .. ``work(count - 1)`` on ``count`` threads at once and wait for
+    them all; the exceptions they raised (an assertion failing in a thread fails no test
+    by itself)."""
+    errors: list[Exception] = []
+
+    def run(i):
+        try:
+            work(i)
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
 def _c_kernel(source):
     k = tl.compile(source, backend="c")
     if k.target.c_call is None:
@@ -307,22 +327,14 @@ def test_calls_from_many_threads_get_their_own_results(name):
     k(**inputs[0])
     caller = k._c_call
     before = caller.calls
-    errors = []
 
     def work(i):
-        try:
-            for _ in range(200 if name == "matmul" else 30):
-                got = k(**inputs[i])
-                for key, value in expected[i].items():
-                    np.testing.assert_allclose(got[key], value, rtol=1e-12, atol=1e-13)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for _ in range(200 if name == "matmul" else 30):
+            got = k(**inputs[i])
+            for key, value in expected[i].items():
+                np.testing.assert_allclose(got[key], value, rtol=1e-12, atol=1e-13)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = errors_in_threads(work, 4)
     assert not errors, errors[0]
     assert caller.calls > before
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
+from tensorlang.kernel import Options
 from tensorlang.specialize import KernelSpec, run_chunk
 
 from corpus import EXAMPLES, kron3
@@ -129,7 +130,7 @@ def test_kernels_travel_as_text_and_options():
     k = tl.compile(COVARIANCE, backend="numpy")
     with pytest.raises(Exception):
         pickle.dumps(k.specialize(N=2, p=2).target)  # a loaded kernel is never shipped...
-    spec = KernelSpec(COVARIANCE, "<cov>", "tl", "numpy", "float64", None, True, (), (("p", 2),))
+    spec = KernelSpec(COVARIANCE, "<cov>", "tl", Options("numpy", np.dtype("float64")), (("p", 2),))
     again = pickle.loads(pickle.dumps(spec))  # ...its spec is
     X = np.arange(6.0).reshape(3, 2)
     np.testing.assert_allclose(run_chunk(again, {"X": X}, {})["C"], X.T @ X)

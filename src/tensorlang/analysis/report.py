@@ -45,8 +45,9 @@ def temporary_memory(program: ir.Program, itemsize: int, loop_statements=None) -
     results are written (002 Fig. 20 literally) when that differs, and the peak: the most
     temporaries' memory live at once, which no reuse among temporaries can go below, and
     what of it remains outside results' buffers.  ``loop_statements(shapes)`` gives the
-    schedule's test for the statements that run as loop nests (Fig. 16 needs one;
-    default: those without Σ)."""
+    test, of the target the report describes, for the statements that run as loop nests
+    (Fig. 16 needs one; ``tensorlang analyze`` passes the C target's, with its BLAS-from-C
+    threshold; default: those without Σ)."""
     declared = roles(program.decls)
     loops = loop_statements(program.shapes) if loop_statements is not None else None
     among = reuse(program, declared, loops, into_results=False)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from math import prod
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 import islpy as isl
 import numpy as np
@@ -92,38 +92,45 @@ def _locals(rank: int, tag: str) -> tuple[str, ...]:
     return tuple(f"{tag}l{t}" for t in range(rank))
 
 
-def _block_relation(blocks: DimBlocks, p: str, q: str, tag: str) -> str:
-    """isl text: 1-based positions p and q of a dimension with ``blocks`` hold equal
-    entries by a block's local permutations (p = q outside blocks with groups)."""
+def _over_blocks(blocks: DimBlocks, p: str, tag: str, plain: str,
+                 grouped: Callable[[Block, tuple[str, ...]], list[list[str]]]) -> str:
+    """isl text: a disjunction over ``blocks``.  For a block without groups, 1-based
+    position p lies in it and ``plain``; for a block with groups, one ``exists`` over its
+    local coordinates (named by ``tag``, each within the block's shape) per list of
+    conditions on them that ``grouped(block, locals)`` gives."""
     pieces = []
     for n, b in enumerate(blocks):
         if not b.groups:
-            pieces.append(f"({b.start + 1} <= {p} <= {b.start + b.size} and {q} = {p})")
+            pieces.append(f"({b.start + 1} <= {p} <= {b.start + b.size}{plain})")
             continue
         names = _locals(len(b.shape), f"{tag}{n}")
-        bounds = " and ".join(f"0 <= {v} < {e}" for v, e in zip(names, b.shape))
-        for perm in b.permutations():
-            at_p = " + ".join(f"{k}*{v}" for k, v in zip(b.strides, names))
-            at_q = " + ".join(f"{k}*{names[perm[t]]}" for t, k in enumerate(b.strides))
-            pieces.append(f"(exists ({', '.join(names)} : {bounds} and {p} = {b.start + 1} + {at_p} "
-                          f"and {q} = {b.start + 1} + {at_q}))")
+        bounds = [f"0 <= {v} < {e}" for v, e in zip(names, b.shape)]
+        pieces += [f"(exists ({', '.join(names)} : {' and '.join(bounds + conditions)}))"
+                   for conditions in grouped(b, names)]
     return "(" + " or ".join(pieces) + ")"
+
+
+def _at(b: Block, p: str, names: tuple[str, ...], perm: tuple[int, ...] | None = None) -> str:
+    """isl text: 1-based position p is block b's entry at local coordinates ``names``
+    (with ``perm``: at ``names`` permuted, :meth:`Block.permutations`)."""
+    terms = " + ".join(f"{k}*{names[t if perm is None else perm[t]]}" for t, k in enumerate(b.strides))
+    return f"{p} = {b.start + 1} + {terms}"
+
+
+def _block_relation(blocks: DimBlocks, p: str, q: str, tag: str) -> str:
+    """isl text: 1-based positions p and q of a dimension with ``blocks`` hold equal
+    entries by a block's local permutations (p = q outside blocks with groups)."""
+    return _over_blocks(blocks, p, tag, f" and {q} = {p}",
+                        lambda b, names: [[_at(b, p, names), _at(b, q, names, perm)] for perm in b.permutations()])
 
 
 def _block_order(blocks: DimBlocks, p: str, tag: str) -> str:
     """isl text: 1-based position p is its block's representative (locals ascending
     within each group)."""
-    pieces = []
-    for n, b in enumerate(blocks):
-        if not b.groups:
-            pieces.append(f"({b.start + 1} <= {p} <= {b.start + b.size})")
-            continue
-        names = _locals(len(b.shape), f"{tag}{n}")
-        bounds = [f"0 <= {v} < {e}" for v, e in zip(names, b.shape)]
+    def ascending(b: Block, names: tuple[str, ...]) -> list[list[str]]:
         order = [f"{names[g[k]]} <= {names[g[k + 1]]}" for g in b.groups for k in range(len(g) - 1)]
-        at = " + ".join(f"{k}*{v}" for k, v in zip(b.strides, names))
-        pieces.append(f"(exists ({', '.join(names)} : {' and '.join(bounds + order)} and {p} = {b.start + 1} + {at}))")
-    return "(" + " or ".join(pieces) + ")"
+        return [order + [_at(b, p, names)]]
+    return _over_blocks(blocks, p, tag, "", ascending)
 
 
 @dataclass(frozen=True)

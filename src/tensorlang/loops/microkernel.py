@@ -53,6 +53,7 @@ is skipped or reassociated, so ⊥ and ±inf propagate as in the reference.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from ..ein import ir as ein
@@ -141,19 +142,49 @@ def _subst(e: Scalar, values: dict) -> Scalar:
     return e
 
 
-def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
-    """The register-blocked nest of ``stmt`` (the module's docstring), its accumulator
-    block declared as local buffer ``slot``; the first ``keep`` output loops stay
-    outermost in order (a fused loop's batch).  None when it does not apply: no
-    interchangeable contraction with one summed index and no scale, fewer than two
-    output loops besides the kept ones, a row longer than :data:`MAX_ROW`, or no block
-    height above 1."""
+@dataclass(frozen=True)
+class _Site:
+    """Where a register block goes (:func:`_block_site`): the statement's loops
+    ``here``; the row x (``width`` long: the target's contiguous last index); the output
+    loop y the block runs over (``rows`` long); the one summed index k (``extent``
+    long); the summed product as a loop-IR scalar; the target's slot; fresh names yb
+    (the block) and u (a row in it), and ``fresh`` for more."""
+
+    here: tuple[tuple[str, int], ...]
+    x: str
+    width: int
+    y: str
+    rows: int
+    k: str
+    extent: int
+    product: Scalar
+    target: int
+    yb: str
+    u: str
+    fresh: Fresh
+
+    def where(self, point: Any) -> tuple[Any, ...]:
+        """The target's index with y at ``point``."""
+        return tuple(point if name == self.y else name for name, _ in self.here)
+
+    def outside(self, nest: tuple[Node, ...]) -> tuple[Node, ...]:
+        """``nest`` inside the statement's loops other than x and y, in their order."""
+        for name, n in reversed([(name, n) for name, n in self.here[:-1] if name != self.y]):
+            nest = (Loop(name, n, nest),)
+        return nest
+
+
+def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | None:
+    """What both register blocks need of ``stmt`` (the first ``keep`` output loops stay
+    outermost), or None when neither applies: padded buffers, no interchangeable
+    contraction with one summed index and no scale, fewer than two output loops besides
+    the kept ones, or a row longer than :data:`MAX_ROW`."""
     if buffers.pad > 1:
         return None
     found = contraction(stmt, buffers.variable_shapes)
     if found is None or len(found.summed) != 1 or found.scale is not None:
         return None
-    here = list(stmt.index)
+    here = tuple(stmt.index)
     (x, width), outputs = here[-1], here[keep:-1]
     if not outputs or width > MAX_ROW:
         return None
@@ -163,41 +194,51 @@ def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int 
     # y: the innermost output loop the row operands do not depend on, else the innermost
     free = [name for name, _ in outputs if not any(_uses(f, name) for f in moving)]
     y = free[-1] if free else outputs[-1][0]
-    rows = dict(outputs)[y]
-    height = block_rows(rows, width, buffers.itemsize)
-    if height < 2:
-        return None
     fresh = Fresh(all_names(stmt.body) | {name for name, _ in here})
     yb, u = fresh("yb"), fresh("u")
+    return _Site(here, x, width, y, dict(outputs)[y], k, extent, product, buffers.slot_of[stmt.target], yb, u, fresh)
+
+
+def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
+    """The register-blocked nest of ``stmt`` (the module's docstring), its accumulator
+    block declared as local buffer ``slot``; the first ``keep`` output loops stay
+    outermost in order (a fused loop's batch).  None when it does not apply: no
+    interchangeable contraction with one summed index and no scale, fewer than two
+    output loops besides the kept ones, a row longer than :data:`MAX_ROW`, or no block
+    height above 1."""
+    site = _block_site(stmt, buffers, keep)
+    if site is None:
+        return None
+    height = block_rows(site.rows, site.width, buffers.itemsize)
+    if height < 2:
+        return None
+    x, y, k, u = site.x, site.y, site.k, site.u
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
-    point: Any = Affine(((yb, height), (u, 1)), -height)
-    target = buffers.slot_of[stmt.target]
+    point: Any = Affine(((site.yb, height), (u, 1)), -height)
+    target = site.target
     acc: tuple[Any, ...] = (u, x)
-    where: tuple[Any, ...] = tuple(point if name == y else name for name, _ in here)
+    where = site.where(point)
 
     def block(value: Node) -> Node:
-        return Loop(u, height, (Loop(x, width, (value,)),))
+        return Loop(u, height, (Loop(x, site.width, (value,)),))
 
-    first = _subst(product, {y: point, k: 0})
-    step = _subst(product, {y: point})
+    first = _subst(site.product, {y: point, k: 0})
+    step = _subst(site.product, {y: point})
     if ACCUMULATOR_BLOCK:
         body: tuple[Node, ...] = (
-            Declare(slot, (height, width)),
+            Declare(slot, (height, site.width)),
             block(Store(slot, acc, BinOp("+", Const(0.0), first))),
-            *((Loop(k, extent, (block(Store(slot, acc, BinOp("+", Load(slot, acc), step))),), start=1),)
-              if extent > 1 else ()),
+            *((Loop(k, site.extent, (block(Store(slot, acc, BinOp("+", Load(slot, acc), step))),), start=1),)
+              if site.extent > 1 else ()),
             block(Store(target, where, Load(slot, acc))),
         )
     else:
         body = (
             block(Store(target, where, BinOp("+", Const(0.0), first))),
-            *((Loop(k, extent, (block(Store(target, where, BinOp("+", Load(target, where), step))),), start=1),)
-              if extent > 1 else ()),
+            *((Loop(k, site.extent, (block(Store(target, where, BinOp("+", Load(target, where), step))),), start=1),)
+              if site.extent > 1 else ()),
         )
-    nest: tuple[Node, ...] = (Loop(yb, rows // height, body),)
-    for name, n in reversed([(name, n) for name, n in here[:-1] if name != y]):
-        nest = (Loop(name, n, nest),)
-    return nest
+    return site.outside((Loop(site.yb, site.rows // height, body),))
 
 
 def kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
@@ -220,39 +261,22 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     when it does not apply: no interchangeable contraction with one summed index and no
     scale, fewer than two output loops besides the kept ones, a row longer than
     :data:`MAX_ROW`, or no block height above 1."""
-    if buffers.pad > 1:
+    site = _block_site(stmt, buffers, keep)
+    if site is None:
         return None
-    found = contraction(stmt, buffers.variable_shapes)
-    if found is None or len(found.summed) != 1 or found.scale is not None:
-        return None
-    here = list(stmt.index)
-    (x, width), outputs = here[-1], here[keep:-1]
-    if not outputs or width > MAX_ROW:
-        return None
-    (k, extent), = found.summed
-    product = scalar(found.product, buffers.slot_of)
-    moving = [f for f in _factors(product) if _uses(f, x)]
-    # y: the innermost output loop the row operands do not depend on, else the innermost
-    free = [name for name, _ in outputs if not any(_uses(f, name) for f in moving)]
-    y = free[-1] if free else outputs[-1][0]
-    rows = dict(outputs)[y]
+    rows = site.rows
     height = vector_height(rows)
     if height < 2:
         return None
-    fresh = Fresh(all_names(stmt.body) | {name for name, _ in here})
-    yb, u, acc = fresh("yb"), fresh("u"), fresh("acc")
+    u, acc = site.u, site.fresh("acc")
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
-    point: Any = u if rows == height else Affine(((yb, height), (u, 1)), -height)
-    target = buffers.slot_of[stmt.target]
-    where: tuple[Any, ...] = tuple(point if name == y else name for name, _ in here)
+    point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
     row = Loop(u, height, (
         Init(acc, "+"),
-        Loop(k, extent, (Update(acc, "+", _subst(product, {y: point})),)),
-        Store(target, where, Acc(acc)),
+        Loop(site.k, site.extent, (Update(acc, "+", _subst(site.product, {site.y: point})),)),
+        Store(site.target, site.where(point), Acc(acc)),
     ), unroll=height)
-    nest: tuple[Node, ...] = (Loop(x, width, (row,), simd=True),)
+    nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
     if rows != height:
-        nest = (Loop(yb, rows // height, nest),)
-    for name, n in reversed([(name, n) for name, n in here[:-1] if name != y]):
-        nest = (Loop(name, n, nest),)
-    return nest
+        nest = (Loop(site.yb, rows // height, nest),)
+    return site.outside(nest)

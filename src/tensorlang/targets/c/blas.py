@@ -7,7 +7,7 @@ whole schedule as one C function, which the C-level call path (:mod:`.callext`) 
 with no Python at all.  The discovery is left to well-kept libraries, never to a guess
 at file names:
 
-1. **threadpoolctl** (when importable) lists the BLAS libraries loaded in the process,
+1. **threadpoolctl** (a dependency; the code still copes without it) lists the BLAS libraries loaded in the process,
    with each one's ``filepath`` and ``internal_api``.  An OpenBLAS among them (the one
    inside numpy's own folder first: numpy's wheels bundle ``scipy-openblas``, whose
    symbols carry a prefix and a suffix, ``scipy_cblas_dgemm64_``) is opened with

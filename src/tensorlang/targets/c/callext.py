@@ -172,6 +172,27 @@ static int result_slot(Caller *c, PyObject *key) {
     return -1;
 }
 
+/* The kernel's C function over the buffers p, without the GIL where the kernel is large;
+   with use_own the work buffers are marked busy while it runs (a call from another
+   thread meanwhile makes its own).  0, or -1 with an exception set when it failed. */
+static int call_kernel(Caller *c, void **p, int use_own) {
+    int rc;
+    if (use_own) c->busy = 1;
+    if (c->release_gil) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = call_function(c->fn, c->nslots, p, c->threads);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = call_function(c->fn, c->nslots, p, c->threads);
+    }
+    if (use_own) c->busy = 0;
+    if (rc != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "tensorlang: the kernel's C function failed");
+        return -1;
+    }
+    return 0;
+}
+
 /* Run the function over the buffers: given[n] holds the input (in, inout) or the out=
    target (out, inout) of each slot, or NULL.  Returns the results dict (or, with
    `single`, the one result), NULL with an exception set on failure.  Holds a reference
@@ -181,7 +202,7 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
     PyObject *fresh[MAX_SLOTS] = {0};    /* work buffers of this call only (owned) */
     void *p[MAX_SLOTS];
     PyObject *result = NULL;
-    int n, use_own = !c->busy, rc;
+    int n, use_own = !c->busy;
     double start = now();
     for (n = 0; n < c->nslots; n++) {
         switch (c->role[n]) {
@@ -218,19 +239,7 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
         }
         p[n] = PyArray_DATA((PyArrayObject *)buffer[n]);
     }
-    if (use_own) c->busy = 1;
-    if (c->release_gil) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = call_function(c->fn, c->nslots, p, c->threads);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = call_function(c->fn, c->nslots, p, c->threads);
-    }
-    if (use_own) c->busy = 0;
-    if (rc != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "tensorlang: the kernel's C function failed");
-        goto done;
-    }
+    if (call_kernel(c, p, use_own) < 0) goto done;
     if (single) {
         for (n = 0; n < c->nslots; n++)
             if (c->role[n] == R_OUT || c->role[n] == R_INOUT) {
@@ -317,7 +326,7 @@ static PyObject *run_padded(Caller *c, PyObject **input) {
     PyObject *owner[MAX_SLOTS] = {0};   /* this call's own buffers (owned) */
     void *p[MAX_SLOTS];
     PyObject *result = NULL;
-    int n, use_own = !c->busy, rc;
+    int n, use_own = !c->busy;
     double start = now();
     for (n = 0; n < c->nslots; n++) {
         int fresh = c->role[n] == R_OUT || c->role[n] == R_INOUT || !use_own;
@@ -330,19 +339,7 @@ static PyObject *run_padded(Caller *c, PyObject **input) {
         if (c->role[n] == R_IN || c->role[n] == R_INOUT)
             copy_into_padded(c, n, (char *)p[n], (const char *)PyArray_DATA((PyArrayObject *)input[n]));
     }
-    if (use_own) c->busy = 1;
-    if (c->release_gil) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = call_function(c->fn, c->nslots, p, c->threads);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = call_function(c->fn, c->nslots, p, c->threads);
-    }
-    if (use_own) c->busy = 0;
-    if (rc != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "tensorlang: the kernel's C function failed");
-        goto done;
-    }
+    if (call_kernel(c, p, use_own) < 0) goto done;
     if ((result = PyDict_New()) == NULL) goto done;
     for (n = 0; n < c->nslots; n++) {
         if (c->role[n] != R_OUT && c->role[n] != R_INOUT) continue;
