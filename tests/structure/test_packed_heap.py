@@ -117,8 +117,10 @@ def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had():
         import ctypes, resource, sys
         # glibc: blocks above 64 KiB always mapped afresh and unmapped when freed (no
         # dynamic threshold keeping a freed block for the next call)
-        libc = ctypes.CDLL(None)
-        assert libc.mallopt(-3, 1 << 16) == 1 and libc.mallopt(-1, 0) == 1  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+        mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+        if mallopt is None or mallopt(-3, 1 << 16) != 1 or mallopt(-1, 0) != 1:  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+            print("no glibc")
+            sys.exit(0)
         import numpy as np
         import tensorlang as tl
         from tensorlang.errors import TensorLangError
@@ -140,6 +142,8 @@ def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had():
     """)
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-2000:]
+    if ran.stdout.strip() == "no glibc":
+        pytest.skip("needs glibc's mallopt")
     assert "code too-large" in ran.stdout and "packed" in ran.stdout, ran.stdout + ran.stderr[-2000:]
 
 
