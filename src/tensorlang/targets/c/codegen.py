@@ -36,8 +36,8 @@ import math
 from dataclasses import dataclass
 
 from ...ein.index import Affine, zero_based_text
-from ...errors import error
 from ...ein.printer import statement_to_text
+from ...errors import error
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
 from ...schedule.padding import padded_shape
@@ -144,8 +144,10 @@ LOCAL_ARRAY_ELEMENTS = 64
 #: Python threads get less than the main thread's 8 MiB).
 STACK_BYTES = 1 << 18
 
-#: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`): the
-#: runtime and the C call path turn it into ``too-large`` (0: done; -1: BLAS not set up).
+#: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
+#: :func:`check_status` makes it ``too-large`` in the runtime and the fast call (the C
+#: call path, :mod:`.callext`, fails on any nonzero status and the kernel then retries on
+#: those).  0: done; -1: BLAS not set up (:mod:`.blascall`).
 NO_MEMORY = -2
 
 
