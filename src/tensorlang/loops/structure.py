@@ -413,6 +413,40 @@ def _block_position(block: Block, names: list[str]) -> Any:
     return affine(list(zip(names, strides)), block.start + 1 - sum(strides))
 
 
+def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
+    """What runs inside the target's loops when ``nest`` is only the plain chain of
+    them (outermost first) storing the target ``slot`` at their variables; else None."""
+    variables = [v for v, _ in nest.statement.index]
+    if not variables or len(nest.body) != 1 or not _chain(nest.body, variables):
+        return None
+    inner: tuple[Node, ...] = nest.body
+    for _ in variables:
+        head = inner[0]
+        assert isinstance(head, Loop)  # _chain checked it
+        inner = head.body
+    if not any(isinstance(n, Store) and n.slot == slot and tuple(n.indices) == tuple(variables) for n in inner):
+        return None
+    return inner
+
+
+def _orbit_stores(slot: int, positions, dim_perms: list[tuple[int, ...]], value, skip=()) -> list[Node]:
+    """``slot[p] = value`` at every position p of an orbit: each of ``positions`` (an
+    index per dimension) under each of the permutations of dimensions ``dim_perms``
+    (dimension d moves to perm[d]), each position once, none of ``skip``."""
+    seen = set(skip)
+    stores: list[Node] = []
+    for moved in positions:
+        for perm in dim_perms:
+            out: list[Any] = [None] * len(perm)
+            for d, index in enumerate(moved):
+                out[perm[d]] = index
+            key = tuple(out)
+            if key not in seen:
+                seen.add(key)
+                stores.append(Store(slot, key, value))
+    return stores
+
+
 def _permutations(groups: tuple[tuple[int, ...], ...], rank: int) -> list[tuple[int, ...]]:
     found = []
     for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
@@ -443,14 +477,8 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
     rank = len(variables)
-    if not variables or len(nest.body) != 1 or not _chain(nest.body, variables):
-        return None
-    inner: tuple[Node, ...] = nest.body
-    for _ in variables:
-        head = inner[0]
-        assert isinstance(head, Loop)
-        inner = head.body
-    if not any(isinstance(n, Store) and n.slot == slot and tuple(n.indices) == tuple(variables) for n in inner):
+    inner = _target_body(nest, slot)
+    if inner is None:
         return None
     dims = [found.dim_blocks(d) for d in range(rank)]
     groups = tuple(g for g in found.groups if len({dims[d] for d in g}) == 1)
@@ -491,27 +519,10 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
         mapping = {variables[d]: position[d] for d in local_names}
         body: tuple[Node, ...] = tuple(_substitute(n, mapping) for n in inner)
         here: Any = tuple(position[d] for d in range(rank))
-        stores: list[Node] = []
-        seen = {here}
-        local_choices = [dims[d][combo[d]].permutations() if d in local_names else [None]  # type: ignore[index]
-                         for d in range(rank)]
-        for perms in itertools.product(*local_choices):
-            moved: list[Any] = []
-            for d in range(rank):
-                if d in local_names:
-                    block = dims[d][combo[d]]  # type: ignore[index]
-                    names = local_names[d]
-                    moved.append(_block_position(block, [names[perms[d][t]] for t in range(len(names))]))
-                else:
-                    moved.append(position[d])
-            for perm in dim_perms:
-                out: list[Any] = [None] * rank
-                for d in range(rank):
-                    out[perm[d]] = moved[d]
-                key = tuple(out)
-                if key not in seen:
-                    seen.add(key)
-                    stores.append(Store(slot, key, Load(slot, here)))
+        images = [[_block_position(dims[d][combo[d]], [local_names[d][p[t]] for t in range(len(p))])  # type: ignore[index]
+                   for p in dims[d][combo[d]].permutations()] if d in local_names else [position[d]]  # type: ignore[index]
+                  for d in range(rank)]
+        stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(slot, here), skip={here})
         compute_nest: tuple[Node, ...] = body
         rebuild_nest: tuple[Node, ...] = tuple(stores)
         last = len(local_names.get(rank - 1, [variables[-1]]))  # the loops of the last dimension
@@ -686,8 +697,13 @@ def _mentions(node: Any, names: set[str]) -> bool:
 #: computed in TILE x TILE blocks kept in registers across the summation (:func:`_tiles`).
 TILE = 8
 
-#: Packed copies live on the stack: at most this many bytes of them per statement.
-MAX_PACKED_BYTES = 1 << 20
+#: At most this many bytes of packed copies per statement (beyond it the block loops of
+#: :func:`compress_blocks`, which need none).  The C printer keeps small ones on the stack
+#: and puts larger ones in one heap block per run of the statement
+#: (``targets.c.codegen.STACK_BYTES``); the copies are never larger than what they copy
+#: (plus TILE - 1 positions per packed dimension), so this bound only keeps an absurd
+#: size from being attempted twice over.
+MAX_PACKED_BYTES = 1 << 28
 
 #: At most this many reconstruction stores in the generated code per statement.
 MAX_REBUILD_STORES = 20000
@@ -708,14 +724,8 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
     rank = len(variables)
-    if buffers.pad > 1 or not variables or len(nest.body) != 1 or not _chain(nest.body, variables):
-        return None
-    inner: tuple[Node, ...] = nest.body
-    for _ in variables:
-        head = inner[0]
-        assert isinstance(head, Loop)
-        inner = head.body
-    if not any(isinstance(n, Store) and n.slot == slot and tuple(n.indices) == tuple(variables) for n in inner):
+    inner = _target_body(nest, slot) if buffers.pad == 1 else None
+    if inner is None:
         return None
     dims = {d: found.dim_blocks(d) for d in range(rank) if found.dim_blocks(d) is not None}
     if not dims:
@@ -863,18 +873,7 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
                 spec.append((tvars[d], extents[d], start))
                 source.append(tvars[d])
                 images.append([tvars[d]])
-        value = Load(packed, tuple(source))
-        seen = set()
-        stores: list[Node] = []
-        for chosen in itertools.product(*images):
-            for perm in dim_perms:
-                out: list = [None] * rank
-                for d in range(rank):
-                    out[perm[d]] = chosen[d]
-                key = tuple(out)
-                if key not in seen:
-                    seen.add(key)
-                    stores.append(Store(slot, key, value))
+        stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(packed, tuple(source)))
         count += len(stores)
         if count > MAX_REBUILD_STORES:
             return None

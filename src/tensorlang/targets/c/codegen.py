@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from ...ein.index import Affine, zero_based_text
 from ...ein.printer import statement_to_text
+from ...errors import error
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
 from ...schedule.padding import padded_shape
@@ -135,6 +136,28 @@ def _comment(text: str) -> str:
 #: storage and a restrict pointer to it (see CPrinter's Declare).
 LOCAL_ARRAY_ELEMENTS = 64
 
+#: A nest's local buffers beyond the program's slots (a packed statement's copies,
+#: loops/structure.py) declared at its top level and together larger than this many bytes
+#: live on the heap: one block per run of the statement, allocated at its head and freed at
+#: its end (:meth:`CPrinter.nest`).  Smaller ones stay on the stack, which costs nothing to
+#: allocate; a larger stack frame could overflow a thread's stack (OpenMP workers and
+#: Python threads get less than the main thread's 8 MiB).
+STACK_BYTES = 1 << 18
+
+#: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
+#: :func:`check_status` makes it ``too-large`` in the runtime and the fast call (the C
+#: call path, :mod:`.callext`, fails on any nonzero status and the kernel then retries on
+#: those).  0: done; -1: BLAS not set up (:mod:`.blascall`).
+NO_MEMORY = -2
+
+
+def check_status(status: int) -> None:
+    """Raise what a step's nonzero return ``status`` means (a clear error, not a crash)."""
+    if status == NO_MEMORY:
+        raise error("too-large", "the C kernel could not allocate memory for a packed structured statement's copies")
+    if status != 0:
+        raise error("backend", f"the C kernel failed (status {status})")
+
 
 def _idx(i) -> str:
     """An index in C: a loop variable, a 0-based position, or an affine index's 0-based offset."""
@@ -166,6 +189,10 @@ class CPrinter:
         self.storage = list(program.buffers.all_storage_shapes)
         #: the nest being printed was compiled with ``fma=True`` (:attr:`loops.Nest.fma`)
         self.fma = False
+        self.itemsize = 4 if real == "float" else 8
+        #: the local buffers of the nest being printed that live in its heap block, by
+        #: slot: their byte offsets in it (:func:`heap_offsets`)
+        self._heap: dict[int, int] = {}
 
     def _param(self, slot: int) -> str:
         """A slot's pointer parameter: ``restrict`` unless another slot views its memory
@@ -248,7 +275,10 @@ class CPrinter:
                 self.storage.append(())
             self.storage[node.slot] = node.shape
             name = self.program.names[node.slot] if node.slot < len(self.program.names) else "accumulators"
-            if node.slot >= len(self.program.names) and size > LOCAL_ARRAY_ELEMENTS:
+            if node.slot in self._heap:  # a part of the nest's heap block (nest)
+                lines.append(f"{pad}real *restrict v{node.slot} = (real *)(tl_heap + {self._heap[node.slot]}LL);"
+                             "  /* packed, on the heap */")
+            elif node.slot >= len(self.program.names) and size > LOCAL_ARRAY_ELEMENTS:
                 # a packed copy (loops/structure.py): read through a restrict pointer, so that
                 # gcc keeps the small accumulator arrays beside it in registers (it does not
                 # when both are local arrays)
@@ -328,9 +358,34 @@ class CPrinter:
         for stmt in nest.fused or (nest.statement,):
             lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
+        self._heap, size = heap_offsets(nest, len(self.program.names), self.itemsize)
+        if self._heap:  # one block for the large local buffers; nothing in a nest returns early
+            lines.append("        void *tl_heap_block = NULL;")
+            lines.append(f"        if (posix_memalign(&tl_heap_block, 64, (size_t){size}LL) != 0) return {NO_MEMORY};")
+            lines.append("        char *tl_heap = (char *)tl_heap_block;")
         for node in nest.body:
             self.node(node, lines, 2)
+        if self._heap:
+            lines.append("        free(tl_heap_block);")
+            self._heap = {}
         lines.append("    }")
+
+
+def heap_offsets(nest: loops.Nest, program_slots: int, itemsize: int) -> tuple[dict[int, int], int]:
+    """Where the local buffers of ``nest`` that live on the heap (:data:`STACK_BYTES`)
+    lie in its one heap block, by slot (byte offsets, each a multiple of 64), and the
+    block's size; ``({}, 0)`` where they fit on the stack."""
+    local = [n for n in nest.body if isinstance(n, loops.Declare) and n.slot >= program_slots
+             and math.prod(n.shape) > LOCAL_ARRAY_ELEMENTS]
+    sizes = [-(-max(math.prod(n.shape), 1) * itemsize // 64) * 64 for n in local]
+    if sum(sizes) <= STACK_BYTES:
+        return {}, 0
+    offsets: dict[int, int] = {}
+    at = 0
+    for node, size in zip(local, sizes):
+        offsets[node.slot] = at
+        at += size
+    return offsets, at
 
 
 def _row_major(indices, shape) -> str:
@@ -456,6 +511,8 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     if blas:
         declarations += "\nint tl_set_blas(void *, void *, int);"
     body = "".join("\n" + part for part in parts)
+    if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
+        body = "\n#include <stdlib.h>\n" + body
     source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)

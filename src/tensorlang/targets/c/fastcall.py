@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...schedule.plan import SCRATCH
+from .codegen import check_status
 
 
 #: Number types a scalar input may be given as (bool is not a number here: the general
@@ -105,7 +106,11 @@ def fast_call(kernel, roles: dict[str, str]):
     buffer = {n: f"{'a' if roles.get(names[n]) == 'in' else 'b'}{n}" for n in slots}
     if function is not None:
         args = ", ".join(f"fb(char, {buffer[n]}, False)" for n in slots)
-        lines.append(f"    function({args}{', ' if args else ''}threads)")
+        lines.append(f"    status = function({args}{', ' if args else ''}threads)")
+        lines.append("    if status:")
+        if pooled:
+            lines.append("        give_back(pool)")
+        lines.append("        check_status(status)")
     else:
         lines.append(f"    execute([{', '.join(buffer[n] for n in slots)}], threads)")
     if pooled:
@@ -118,7 +123,7 @@ def fast_call(kernel, roles: dict[str, str]):
         "ndarray": np.ndarray, "dtype": kernel.dtype, "empty": np.empty, "copyto": np.copyto, "array": np.array,
         "numbers": _NUMBERS,
         "function": function, "execute": kernel.execute,
-        "take": kernel.take_temporaries, "give_back": kernel.give_back_temporaries,
+        "take": kernel.take_temporaries, "give_back": kernel.give_back_temporaries, "check_status": check_status,
     }
     if ffi is not None:
         namespace.update(fb=ffi._backend.from_buffer, char=ffi.typeof("char[]"))

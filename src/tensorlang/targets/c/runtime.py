@@ -34,7 +34,7 @@ from ..numpy.matmul import run_matmul
 from . import build as c_build
 from . import blas as c_blas
 from . import callext, threshold
-from .codegen import Generated, print_c
+from .codegen import Generated, check_status, print_c
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
 from .padded_call import padded_fast_call
@@ -186,7 +186,9 @@ class CKernel:
 
             def run_c(buffers, threads):
                 from_buffer = self.ffi.from_buffer
-                function(*[from_buffer(buffers[s]) for s in slots], threads)
+                status = function(*[from_buffer(buffers[s]) for s in slots], threads)
+                if status:
+                    check_status(status)
             return run_c
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
