@@ -126,7 +126,8 @@ class CKernel:
             if generated.blas:  # the pointers, before any call (the same each time: cached per process)
                 found = c_blas.find(self.dtype)
                 assert found is not None, "a source calls BLAS only where blas.find found it"
-                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv), found.kind)
+                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv),
+                                self.ffi.cast("void *", found.syrk), found.kind)
             functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
             if generated.entry is not None:  # several steps, all in C: tl_kernel runs them
                 self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
