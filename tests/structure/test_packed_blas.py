@@ -18,6 +18,7 @@ from tensorlang.loops.structure import PackedProduct, packed_product
 from tensorlang.schedule import steps
 from tensorlang.targets.c import blas, blascall
 from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import runtime
 from tensorlang.targets.c.codegen import PACKED_BLAS_MARK
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -132,6 +133,16 @@ def test_without_blas_the_product_keeps_the_loops(monkeypatch, low_threshold):
     assert _calls(kernel.target.source) == [] and "/* accumulators */" in kernel.target.source
     inputs = _inputs(kernel, np.random.default_rng(5), "float64", specials=True)
     _assert_same(kernel(**inputs), tl.compile(_poly2(40, 4), backend="interp")(**inputs), 1e-12)
+
+
+def test_a_kernel_without_blas_steps_has_no_packed_blas_call_either(low_threshold):
+    """``blas=False`` (a schedule of loops only, as the sanitizer driver builds it): the
+    source calls no BLAS at all, the packed product stays loops."""
+    if blas.find("float64") is None:
+        pytest.skip(f"no BLAS here ({blas.why_not()})")
+    program = tl.compile(_poly2(40, 4), backend="c").ein
+    assert len(_calls(runtime.generate(program, "float64").source)) == 1
+    assert _calls(runtime.generate(program, "float64", blas=False).source) == []
 
 
 def test_a_scaled_product_is_not_a_packed_product(low_threshold):

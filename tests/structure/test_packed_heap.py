@@ -8,6 +8,7 @@ block is bounds-checked byte for byte)."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -74,7 +75,8 @@ def test_copies_above_the_old_stack_cap_run_packed_on_the_heap():
     k = _kernel(M, N)
     assert OLD_CAP < _packed_bytes(k) <= MAX_PACKED_BYTES  # packed: the copies are declared
     source = k.target.source
-    assert source.count("posix_memalign(") == 1 and source.count("free(tl_heap_block);") == 1
+    ends = [line for line in source.splitlines() if line.strip() == "free(tl_heap_block);"]
+    assert source.count("posix_memalign(") == 1 and len(ends) == 1  # (and where a BLAS call fails, test_packed_blas)
     assert "/* packed, on the heap */" in source
     assert "_storage[" not in source  # no packed copy left on the stack
 
@@ -140,7 +142,10 @@ def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had():
         else:
             print("ran")
     """)
-    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    # without BLAS from C (the packed product then stays loops): after a first BLAS call the
+    # process holds memory a later heap block can be carved from, and the cap is not reached
+    env = {**os.environ, "TENSORLANG_NO_C_BLAS": "1"}
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
     assert ran.returncode == 0, ran.stderr[-2000:]
     if ran.stdout.strip() == "no glibc":
         pytest.skip("needs glibc's mallopt")

@@ -982,7 +982,7 @@ def packed_product(node: Node) -> PackedProduct | None:
     may compute it another way (one BLAS call, targets/c/blascall.py); the loops' marks
     (threads, simd) do not matter."""
     node = _unmarked(node)
-    if not (isinstance(node, Loop) and isinstance(node.start, int) and len(node.body) == 1
+    if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
             and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4):
         return None
     outer, inner = node, node.body[0]
@@ -1002,7 +1002,7 @@ def packed_product(node: Node) -> PackedProduct | None:
         return None
     value = walk.value.right
     names = (outer.var, inner.var, yu, xu)
-    rebuilt = _block_product(names, (outer.extent, inner.extent), outer.start, inner.start == outer.var, chain,
+    rebuilt = _block_product(names, (outer.extent, inner.extent), 0, inner.start == outer.var, chain,
                              value, stored.slot, tuple(stored.indices), declare.slot)
     if rebuilt != node or len(chain) != 1 or chain[0].start != 0:
         return None
@@ -1013,8 +1013,6 @@ def packed_product(node: Node) -> PackedProduct | None:
         return None
     a, b = value.left, value.right
     if tuple(a.indices) not in ((r, p), (p, r)) or tuple(b.indices) not in ((r, q), (q, r)):
-        return None
-    if outer.start != 0:
         return None
     return PackedProduct(stored.slot, a.slot, b.slot, outer.extent * TILE, inner.extent * TILE, chain[0].extent,
                          tuple(a.indices) == (r, p), tuple(b.indices) == (r, q), inner.start == outer.var)

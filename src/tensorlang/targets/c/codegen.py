@@ -317,9 +317,11 @@ class CPrinter:
     def packed_blas(self, loop: loops.Loop, lines: list[str], pad: str) -> bool:
         """Print ``loop`` as one BLAS call where it is a packed structured product that
         :func:`blascall.packed_call` takes (returns whether it did)."""
-        product = packed_product(loop) if self.blas_int_max is not None else None
+        if self.blas_int_max is None:
+            return False
+        product = packed_product(loop)
         calls = None if product is None else blascall.packed_call(product, self.storage, self.blas_int_max)
-        if calls is None:
+        if product is None or calls is None:
             return False
         routine = "syrk" if "tl_syrk(" in calls[-1] else "gemm"
         lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({routine}), {product.loop_work} multiply-adds of block loops */")

@@ -51,8 +51,9 @@ def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel
     schedule = plan(program, dtype, roles, blas, pad=pad, from_c=int_max is not None)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
+    # blas=False: no BLAS at all, a packed structured product's included (codegen.CPrinter.packed_blas)
     return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work, fma=fma),
-                   int_max)
+                   int_max if blas else None)
 
 
 def blas_int_max(dtype, pad: int = 1) -> int | None:
