@@ -496,10 +496,10 @@ def _entry(functions: list[CFunction]) -> tuple[CFunction, str]:
     """``tl_kernel``: every step's function in order, over the union of their slots."""
     slots = tuple(sorted(set().union(*(c.slots for c in functions))))
     params = ", ".join([f"real *v{slot}" for slot in slots] + ["int nthreads"])
-    lines = [f"int tl_kernel({params}) {{"]
-    for c in functions:
+    lines = [f"int tl_kernel({params}) {{", "    int tl_status;"]
+    for c in functions:  # a step's own status (NO_MEMORY, -1) is the kernel's
         args = ", ".join([f"v{slot}" for slot in c.slots] + ["nthreads"])
-        lines.append(f"    if ({c.name}({args}) != 0) return -1;")
+        lines.append(f"    if ((tl_status = {c.name}({args})) != 0) return tl_status;")
     lines += ["    return 0;", "}"]
     return CFunction(-1, "tl_kernel", slots), "\n".join(lines) + "\n"
 

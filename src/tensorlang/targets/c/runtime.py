@@ -402,7 +402,9 @@ class CKernel:
             function, slots = self._only
             assert self.ffi is not None, "a C function is loaded with its ffi"
             from_buffer = self.ffi.from_buffer
-            function(*[from_buffer(buffers[s]) for s in slots], threads)
+            status = function(*[from_buffer(buffers[s]) for s in slots], threads)
+            if status:  # a heap block not had (NO_MEMORY), BLAS not set up: as the steps' runners
+                check_status(status)
             return
         for run in self._runners:
             run(buffers, threads)
