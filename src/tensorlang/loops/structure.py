@@ -981,10 +981,12 @@ def packed_product(node: Node) -> PackedProduct | None:
     the node is rebuilt from what is found and must be the same), else None.  A printer
     may compute it another way (one BLAS call, targets/c/blascall.py); the loops' marks
     (threads, simd) do not matter."""
-    node = _unmarked(node)
     if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
-            and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4):
-        return None
+            and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4
+            and isinstance(node.body[0].body[0], Declare)):
+        return None  # (cheap checks first: the printer asks this of every loop)
+    node = _unmarked(node)
+    assert isinstance(node, Loop) and isinstance(node.body[0], Loop)
     outer, inner = node, node.body[0]
     declare, _, update, out = inner.body
     if not (isinstance(declare, Declare) and isinstance(out, Loop) and isinstance(update, Loop)):
