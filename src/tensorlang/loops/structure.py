@@ -907,20 +907,114 @@ def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot:
         return None
     yb, xb, yu, xu = f"{yv}_b", f"{xv}_b", f"{yv}_i", f"{xv}_i"
     mapping = {yv: _affine0([(yb, TILE), (yu, 1)], 0), xv: _affine0([(xb, TILE), (xu, 1)], 0)}
-    value = _substitute(node.value, mapping)
+    if isinstance(ys, str):  # the tiled index starts at an outer one: not in blocks
+        return None
+    out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
+    nest: tuple[Node, ...] = (_block_product((yb, xb, yu, xu), (ye // TILE, xe // TILE), ys, xs == yv, chain,
+                                             _substitute(node.value, mapping), slot, out_index, acc_slot),)
+    for var, extent, start in reversed(spec[:-2]):
+        nest = (Loop(var, extent, nest, start=start),)
+    return nest
+
+
+def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], start: int, triangular: bool,
+                   chain: list[Loop], value, slot: int, out_index: tuple, acc_slot: int) -> Loop:
+    """The block loops of :func:`_tiles`: ``names`` are the block and in-block variables
+    (y block, x block, y in block, x in block), ``blocks`` the number of blocks of each,
+    ``value`` the summand and ``out_index`` the target's index over them."""
+    yb, xb, yu, xu = names
     block = (yu, xu)
     update: tuple[Node, ...] = (Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),)
     update = (Loop(yu, TILE, (Loop(xu, TILE, update),)),)
     for loop_ in reversed(chain):
         update = (Loop(loop_.var, loop_.extent, update, start=loop_.start),)
     zero: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(acc_slot, block, Const(0.0)),)),)),)
-    out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
     out: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(slot, out_index, Load(acc_slot, block)),)),)),)
     tile: tuple[Node, ...] = (Declare(acc_slot, (TILE, TILE)), *zero, *update, *out)
-    nest: tuple[Node, ...] = (Loop(xb, xe // TILE, tile, start=yb if xs == yv else 0),)
-    nest = (Loop(yb, ye // TILE, nest, start=ys if isinstance(ys, int) else 0),)
-    if isinstance(ys, str):  # the tiled index starts at an outer one: not in blocks
+    return Loop(yb, blocks[0], (Loop(xb, blocks[1], tile, start=yb if triangular else 0),), start=start)
+
+
+@dataclass(frozen=True)
+class PackedProduct:
+    """The block product of :func:`_tiles` when it is a matrix product over packed
+    copies: ``target[p, q] = Σ_r left[·] · right[·]`` for p < ``rows``, q < ``cols``,
+    r < ``summed``, reading ``left`` at [r, p] (``left_summed_first``) or [p, r] and
+    ``right`` at [r, q] (``right_summed_first``) or [q, r]; every buffer 2-D, row-major.
+    ``upper``: only the entries p <= q are ever read (the triangular blocks: the
+    reconstruction reads the unique set, 003 §5.5), so those are all a product must
+    compute; the loops compute whole diagonal blocks besides."""
+
+    target: int
+    left: int
+    right: int
+    rows: int
+    cols: int
+    summed: int
+    left_summed_first: bool
+    right_summed_first: bool
+    upper: bool
+
+    @property
+    def self_product(self) -> bool:
+        """left is right, read the same way: target = leftᵀ left (or left leftᵀ), symmetric."""
+        return (self.left == self.right and self.left_summed_first == self.right_summed_first
+                and self.rows == self.cols)
+
+    @property
+    def loop_work(self) -> int:
+        """The multiply-adds the block loops do."""
+        nb = self.rows // TILE
+        blocks = nb * (nb + 1) // 2 if self.upper else nb * (self.cols // TILE)
+        return blocks * TILE * TILE * self.summed
+
+
+def _unmarked(node: Any) -> Any:
+    """``node`` with its loops' marks (parallel, simd, reductions, team, unroll) cleared."""
+    if isinstance(node, Loop):
+        return Loop(node.var, node.extent, tuple(_unmarked(n) for n in node.body), start=node.start)
+    return node
+
+
+def packed_product(node: Node) -> PackedProduct | None:
+    """What ``node`` computes when it is the block product :func:`_tiles` makes of a
+    two-factor sum over packed copies, ``T[p, q] = Σ_r A[r|p] · B[r|q]`` (nothing else:
+    the node is rebuilt from what is found and must be the same), else None.  A printer
+    may compute it another way (one BLAS call, targets/c/blascall.py); the loops' marks
+    (threads, simd) do not matter."""
+    if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
+            and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4
+            and isinstance(node.body[0].body[0], Declare)):
+        return None  # (cheap checks first: the printer asks this of every loop)
+    node = _unmarked(node)
+    assert isinstance(node, Loop) and isinstance(node.body[0], Loop)
+    outer, inner = node, node.body[0]
+    declare, _, update, out = inner.body
+    if not (isinstance(declare, Declare) and isinstance(out, Loop) and isinstance(update, Loop)):
         return None
-    for var, extent, start in reversed(spec[:-2]):
-        nest = (Loop(var, extent, nest, start=start),)
-    return nest
+    chain: list[Loop] = []
+    walk: Node = update
+    while isinstance(walk, Loop) and len(walk.body) == 1:
+        chain.append(walk)
+        walk = walk.body[0]
+    if len(chain) < 3 or not isinstance(walk, Store) or not isinstance(walk.value, BinOp):
+        return None
+    chain, (yu, xu) = chain[:-2], (chain[-2].var, chain[-1].var)
+    stored = out.body[0].body[0] if isinstance(out.body[0], Loop) and out.body[0].body else None
+    if not isinstance(stored, Store):
+        return None
+    value = walk.value.right
+    names = (outer.var, inner.var, yu, xu)
+    rebuilt = _block_product(names, (outer.extent, inner.extent), 0, inner.start == outer.var, chain,
+                             value, stored.slot, tuple(stored.indices), declare.slot)
+    if rebuilt != node or len(chain) != 1 or chain[0].start != 0:
+        return None
+    r = chain[0].var
+    p, q = _affine0([(outer.var, TILE), (yu, 1)], 0), _affine0([(inner.var, TILE), (xu, 1)], 0)
+    if not (isinstance(value, BinOp) and value.op == "*" and isinstance(value.left, Load)
+            and isinstance(value.right, Load) and tuple(stored.indices) == (p, q)):
+        return None
+    a, b = value.left, value.right
+    if tuple(a.indices) not in ((r, p), (p, r)) or tuple(b.indices) not in ((r, q), (q, r)):
+        return None
+    return PackedProduct(stored.slot, a.slot, b.slot, outer.extent * TILE, inner.extent * TILE, chain[0].extent,
+                         tuple(a.indices) == (r, p), tuple(b.indices) == (r, q), inner.start == outer.var)

@@ -37,6 +37,13 @@ BLAS_WORK = 1 << 16
 C_BLAS_WORK = 1 << 13
 C_BLAS_MIN = 8
 
+#: A packed structured statement's block product (loops/structure.py ``packed_product``:
+#: ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over the packed unique features) is one BLAS call
+#: from C (SYRK for the self-product, GEMM otherwise; targets/c/blascall.py) from this
+#: many multiply-adds of the block loops it replaces: measured against those loops
+#: (docs/structure.md, "Polynomial regression").
+PACKED_BLAS_WORK = 1 << 20
+
 #: A batched mode product (:class:`ModeStep` with P and Q both non-trivial) is one small
 #: GEMM per element of P; it runs on BLAS only when each GEMM has at least this many
 #: multiply-adds and W is at least MODE_BATCH_MIN on each side, else as a loop nest

@@ -1,4 +1,5 @@
-"""The BLAS functions generated C calls directly: found once per process in the library
+"""The BLAS functions generated C calls directly (GEMM and GEMV for BLAS steps, SYRK for
+packed structured products too): found once per process in the library
 numpy already loaded, handed to each kernel as function pointers when it is loaded.
 
 A BLAS step that runs as ``numpy.matmul`` costs the Python around it (about 5 µs a
@@ -52,12 +53,15 @@ _LETTER = {"float64": "d", "float32": "s"}
 
 @dataclass(frozen=True)
 class BlasFunctions:
-    """One dtype's GEMM and GEMV: their addresses, how to call them, and where from."""
+    """One dtype's GEMM, GEMV and SYRK: their addresses, how to call them, and where from."""
 
     gemm: int
     gemv: int
     kind: int  # CBLAS64, CBLAS32 or FORTRAN32
     origin: str  # for the record: the library's path, or scipy.linalg.cython_blas
+    #: SYRK (a packed structured statement's self-product, loops/structure.py
+    #: ``packed_product``); the discovery finds all three or none
+    syrk: int = 0
 
     @property
     def int_max(self) -> int:
@@ -128,8 +132,8 @@ def _from_threadpoolctl(letter: str) -> BlasFunctions | None:
 
 
 def from_openblas(filepath: str, letter: str) -> BlasFunctions | None:
-    """The CBLAS GEMM and GEMV with routine letter ``letter`` of the OpenBLAS at
-    ``filepath`` (a loaded library, as threadpoolctl reports it), or None."""
+    """The CBLAS GEMM, GEMV and SYRK with routine letter ``letter`` of the OpenBLAS at
+    ``filepath`` (a loaded library, as threadpoolctl reports it), or None (one missing)."""
     try:
         dll = ctypes.CDLL(filepath)
     except OSError:
@@ -138,10 +142,12 @@ def from_openblas(filepath: str, letter: str) -> BlasFunctions | None:
         for suffix in _SUFFIXES:
             gemm = getattr(dll, f"{prefix}cblas_{letter}gemm{suffix}", None)
             gemv = getattr(dll, f"{prefix}cblas_{letter}gemv{suffix}", None)
-            if gemm is None or gemv is None:
+            syrk = getattr(dll, f"{prefix}cblas_{letter}syrk{suffix}", None)
+            if gemm is None or gemv is None or syrk is None:
                 continue
             wide = "64" in suffix or _uses_64bit_integers(dll, prefix, suffix)
-            return BlasFunctions(_address(gemm), _address(gemv), CBLAS64 if wide else CBLAS32, filepath)
+            return BlasFunctions(_address(gemm), _address(gemv), CBLAS64 if wide else CBLAS32, filepath,
+                                 _address(syrk))
     return None
 
 
@@ -164,10 +170,11 @@ def from_scipy(letter: str) -> BlasFunctions | None:
     except ImportError:
         return None
     capsules = getattr(cython_blas, "__pyx_capi__", {})
-    gemm, gemv = capsules.get(f"{letter}gemm"), capsules.get(f"{letter}gemv")
-    if gemm is None or gemv is None:
+    gemm, gemv, syrk = (capsules.get(f"{letter}{name}") for name in ("gemm", "gemv", "syrk"))
+    if gemm is None or gemv is None or syrk is None:
         return None
-    return BlasFunctions(_capsule_address(gemm), _capsule_address(gemv), FORTRAN32, "scipy.linalg.cython_blas")
+    return BlasFunctions(_capsule_address(gemm), _capsule_address(gemv), FORTRAN32, "scipy.linalg.cython_blas",
+                         _capsule_address(syrk))
 
 
 def _capsule_address(capsule) -> int:

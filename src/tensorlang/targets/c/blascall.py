@@ -22,6 +22,12 @@ library's own thread setting applies, as it does to ``numpy.matmul``).  The C is
 * GEMV where C is one row or one column (a matrix times a vector), the target zeroed
   first (some OpenBLAS versions scale y by beta = 0 with a multiplication, which turns
   uninitialised NaN into NaN).
+
+A loop step may call BLAS too: the block product of a packed structured statement
+(:func:`tensorlang.loops.structure.packed_product`, ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over
+the packed unique positions) is one SYRK (the self-product: the upper triangle, all the
+reconstruction reads) or GEMM from :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK`
+multiply-adds on (:func:`packed_call`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ein import ir
+from ...loops.structure import PackedProduct
+from ...schedule import steps
 from ...schedule.steps import GemmStep, ModeStep, contraction_factors
 from .blas import CBLAS32, CBLAS64, FORTRAN32
 
@@ -141,10 +149,10 @@ def _gemm(step: GemmStep, stmt: ir.Statement) -> Gemm | None:
 #: (blas.CBLAS64, CBLAS32, FORTRAN32).  ``{p}`` is the routines' letter (d, s).
 WRAPPERS = """
 /* BLAS, found in the library numpy loaded and installed by tl_set_blas (targets/c/blas.py) */
-static void *tl_blas_gemm, *tl_blas_gemv;
+static void *tl_blas_gemm, *tl_blas_gemv, *tl_blas_syrk;
 static int tl_blas_kind;
-int tl_set_blas(void *gemm, void *gemv, int kind) {{
-    tl_blas_gemm = gemm; tl_blas_gemv = gemv; tl_blas_kind = kind;
+int tl_set_blas(void *gemm, void *gemv, void *syrk, int kind) {{
+    tl_blas_gemm = gemm; tl_blas_gemv = gemv; tl_blas_syrk = syrk; tl_blas_kind = kind;
     return 0;
 }}
 typedef void (*tl_cgemm64_t)(int, int, int, int64_t, int64_t, int64_t, real, const real *, int64_t,
@@ -159,7 +167,11 @@ typedef void (*tl_cgemv32_t)(int, int, int32_t, int32_t, real, const real *, int
                              real, real *, int32_t);
 typedef void (*tl_fgemv_t)(char *, int32_t *, int32_t *, real *, const real *, int32_t *, const real *, int32_t *,
                            real *, real *, int32_t *);
-enum {{ TL_ROW_MAJOR = 101, TL_NO_TRANS = 111, TL_TRANS = 112 }};
+typedef void (*tl_csyrk64_t)(int, int, int, int64_t, int64_t, real, const real *, int64_t, real, real *, int64_t);
+typedef void (*tl_csyrk32_t)(int, int, int, int32_t, int32_t, real, const real *, int32_t, real, real *, int32_t);
+typedef void (*tl_fsyrk_t)(char *, char *, int32_t *, int32_t *, real *, const real *, int32_t *, real *, real *,
+                           int32_t *);
+enum {{ TL_ROW_MAJOR = 101, TL_NO_TRANS = 111, TL_TRANS = 112, TL_UPPER = 121 }};
 
 /* C (m x n, row-major) = op(A) op(B) */
 static int tl_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const real *a, int64_t lda,
@@ -184,6 +196,31 @@ static int tl_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const real *
     }}
     default:
         return -1;  /* tl_set_blas was not called */
+    }}
+}}
+
+/* the upper triangle of C (n x n, row-major, row length ldc) = Aᵀ A (trans 1: A stored
+   k x n) or A Aᵀ (trans 0: A stored n x k); the lower triangle is not written */
+static int tl_syrk(int trans, int64_t n, int64_t k, const real *a, int64_t lda, real *c, int64_t ldc) {{
+    real one = 1, zero = 0;
+    if (tl_blas_syrk == 0) return -1;
+    switch (tl_blas_kind) {{
+    case {cblas64}:
+        ((tl_csyrk64_t)tl_blas_syrk)(TL_ROW_MAJOR, TL_UPPER, trans ? TL_TRANS : TL_NO_TRANS, n, k, one, a, lda, zero,
+                                     c, ldc);
+        return 0;
+    case {cblas32}:
+        ((tl_csyrk32_t)tl_blas_syrk)(TL_ROW_MAJOR, TL_UPPER, trans ? TL_TRANS : TL_NO_TRANS, (int32_t)n, (int32_t)k,
+                                     one, a, (int32_t)lda, zero, c, (int32_t)ldc);
+        return 0;
+    case {fortran32}: {{  /* column-major: A row-major is Aᵀ, C's row-major upper triangle its lower */
+        char fu = 'L', ft = trans ? 'N' : 'T';
+        int32_t fn = (int32_t)n, fk = (int32_t)k, flda = (int32_t)lda, fldc = (int32_t)ldc;
+        ((tl_fsyrk_t)tl_blas_syrk)(&fu, &ft, &fn, &fk, &one, a, &flda, &zero, c, &fldc);
+        return 0;
+    }}
+    default:
+        return -1;
     }}
 }}
 
@@ -245,3 +282,36 @@ def function(name: str, g: Gemm, kind: str, comment: str) -> str:
     lines.append("    return 0;")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def packed_call(product: PackedProduct, storage, int_max: int) -> list[str] | None:
+    """The C statements computing a packed block product (:class:`PackedProduct`) with one
+    BLAS call over its buffers as they are (``storage``: each slot's shape), or None where
+    it stays loops: fewer than :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK`
+    multiply-adds, a triangular product of two different operands (GEMM would do twice
+    the loops' work), or an extent beyond ``int_max``.
+    The target is zeroed first: it is a local buffer, uninitialised, and BLAS may scale
+    it by beta = 0 with a multiplication (NaN · 0 is NaN).  Each statement returns -1
+    (BLAS not set up) as a BLAS step does; the caller adds what must happen before."""
+    p = product
+    if p.loop_work < steps.PACKED_BLAS_WORK:
+        return None
+    shapes = [tuple(storage[s]) for s in (p.left, p.right, p.target)]
+    if any(len(shape) != 2 for shape in shapes):
+        return None
+    (a0, a1), (b0, b1), (c0, c1) = shapes
+    a_need = (p.summed, p.rows) if p.left_summed_first else (p.rows, p.summed)
+    b_need = (p.summed, p.cols) if p.right_summed_first else (p.cols, p.summed)
+    if a0 < a_need[0] or a1 < a_need[1] or b0 < b_need[0] or b1 < b_need[1] or c0 < p.rows or c1 < p.cols:
+        return None
+    if max(p.rows, p.cols, p.summed, a1, b1, c1) > int_max:
+        return None
+    target = f"v{p.target}"
+    zero = f"memset({target}, 0, (size_t){c0 * c1}LL * sizeof(real));"
+    if p.self_product and p.upper:
+        return [zero, f"tl_syrk({int(p.left_summed_first)}, {p.rows}LL, {p.summed}LL, v{p.left}, {a1}LL, "
+                      f"{target}, {c1}LL)"]
+    if p.upper or c1 != p.cols:
+        return None
+    return [zero, f"tl_gemm({int(p.left_summed_first)}, {int(not p.right_summed_first)}, {p.rows}LL, {p.cols}LL, "
+                  f"{p.summed}LL, v{p.left}, {a1}LL, v{p.right}, {b1}LL, {target})"]

@@ -40,6 +40,7 @@ from ...ein.printer import statement_to_text
 from ...errors import error
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
+from ...loops.structure import packed_product
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
@@ -123,6 +124,10 @@ WIDE_END = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang_
 """
 
 
+#: The comment heading a packed structured product printed as a BLAS call (the source then
+#: needs the BLAS wrappers, :func:`print_c`).
+PACKED_BLAS_MARK = "packed product: one BLAS call"
+
 #: At the head of a source compiled with ``fma=True`` (docs/optimizer.md, "Fused multiply-add").
 FMA_NOTE = "/* fma=True: each multiply-add x + a*b of a sum is fma(a, b, x), rounded once */\n"
 
@@ -177,8 +182,12 @@ def _number(value: float, real: str) -> str:
 class CPrinter:
     """Print loop nests over the slots of a :class:`~.loops.LoopProgram`."""
 
-    def __init__(self, program: loops.LoopProgram, real: str, step: str = "tl_step"):
+    def __init__(self, program: loops.LoopProgram, real: str, step: str = "tl_step",
+                 blas_int_max: int | None = None):
         self.program = program
+        #: where BLAS can be called from C, the largest integer it takes (:mod:`.blas`):
+        #: a packed structured product may then be one call (:func:`blascall.packed_call`)
+        self.blas_int_max = blas_int_max
         self.real = real
         self.suffix = "f" if real == "float" else ""
         self.step = step
@@ -288,6 +297,8 @@ class CPrinter:
                 lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
+        elif isinstance(node, loops.Loop) and self.packed_blas(node, lines, pad):
+            pass
         elif isinstance(node, loops.Loop):
             for pragma in self.pragmas(node):
                 lines.append(f"{pad}{pragma}")
@@ -302,6 +313,23 @@ class CPrinter:
             lines.append(f"{pad}}}")
         else:
             raise TypeError(f"not a loop-program node: {node!r}")
+
+    def packed_blas(self, loop: loops.Loop, lines: list[str], pad: str) -> bool:
+        """Print ``loop`` as one BLAS call where it is a packed structured product that
+        :func:`blascall.packed_call` takes (returns whether it did)."""
+        if self.blas_int_max is None:
+            return False
+        product = packed_product(loop)
+        calls = None if product is None else blascall.packed_call(product, self.storage, self.blas_int_max)
+        if product is None or calls is None:
+            return False
+        routine = "syrk" if "tl_syrk(" in calls[-1] else "gemm"
+        lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({routine}), {product.loop_work} multiply-adds of block loops */")
+        *first, call = calls
+        lines.extend(f"{pad}{c}" for c in first)
+        fail = "{ free(tl_heap_block); return -1; }" if self._heap else "return -1;"  # the heap block is freed
+        lines.append(f"{pad}if ({call} != 0) {fail}")
+        return True
 
     def outline(self, loop: loops.Loop) -> str:
         """The body of a parallel loop as a function of its own, ``static inline void
@@ -398,10 +426,11 @@ def _row_major(indices, shape) -> str:
 
 
 def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...], real: str,
-             slots: tuple[int, ...]) -> str:
+             slots: tuple[int, ...], blas_int_max: int | None = None) -> str:
     """One step: ``int name(real *v<slot>..., int nthreads)`` running ``nests`` in order;
-    it takes exactly the buffers the nests use, in slot order."""
-    printer = CPrinter(program, real, name)
+    it takes exactly the buffers the nests use, in slot order.  With ``blas_int_max``, a
+    packed structured product large enough is a BLAS call (:meth:`CPrinter.packed_blas`)."""
+    printer = CPrinter(program, real, name, blas_int_max)
     aliased = program.buffers.aliased
     params = [f"real *{'' if slot in aliased else 'restrict '}v{slot}" for slot in slots] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
@@ -467,10 +496,10 @@ def _entry(functions: list[CFunction]) -> tuple[CFunction, str]:
     """``tl_kernel``: every step's function in order, over the union of their slots."""
     slots = tuple(sorted(set().union(*(c.slots for c in functions))))
     params = ", ".join([f"real *v{slot}" for slot in slots] + ["int nthreads"])
-    lines = [f"int tl_kernel({params}) {{"]
-    for c in functions:
+    lines = [f"int tl_kernel({params}) {{", "    int tl_status;"]
+    for c in functions:  # a step's own status (NO_MEMORY, -1) is the kernel's
         args = ", ".join([f"v{slot}" for slot in c.slots] + ["nthreads"])
-        lines.append(f"    if ({c.name}({args}) != 0) return -1;")
+        lines.append(f"    if ((tl_status = {c.name}({args})) != 0) return tl_status;")
     lines += ["    return 0;", "}"]
     return CFunction(-1, "tl_kernel", slots), "\n".join(lines) + "\n"
 
@@ -478,8 +507,9 @@ def _entry(functions: list[CFunction]) -> tuple[CFunction, str]:
 def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None) -> Generated:
     """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  With
     ``blas_int_max`` (the largest integer the BLAS found takes, :mod:`.blas`), GEMM and
-    mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`);
-    without it, or for the others, a BLAS step is a comment and runs in Python."""
+    mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`), and
+    so are large packed structured products inside loop steps; without it, or for the
+    others, a BLAS step is a comment and runs in Python."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
@@ -489,8 +519,9 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
             nests = loop_program.nests_of(n)
             assert set(step.slots) == used_slots(nests), "the schedule's slots are the nests' slots"
             c = CFunction(n, f"tl_step{n}", step.slots)
-            parts.append(function(loop_program, c.name, nests, real, c.slots))
+            parts.append(function(loop_program, c.name, nests, real, c.slots, blas_int_max))
             functions.append(c)
+            blas = blas or PACKED_BLAS_MARK in parts[-1]
             continue
         comment = _comment(statement_to_text(statement_of(step)))
         gemm = None if blas_int_max is None else blascall.describe(step, blas_int_max)
@@ -509,7 +540,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     declared = [*functions, entry] if entry is not None else functions
     declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in declared)
     if blas:
-        declarations += "\nint tl_set_blas(void *, void *, int);"
+        declarations += "\nint tl_set_blas(void *, void *, void *, int);"
     body = "".join("\n" + part for part in parts)
     if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body

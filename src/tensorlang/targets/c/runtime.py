@@ -51,8 +51,9 @@ def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel
     schedule = plan(program, dtype, roles, blas, pad=pad, from_c=int_max is not None)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
+    # blas=False: no BLAS at all, a packed structured product's included (codegen.CPrinter.packed_blas)
     return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work, fma=fma),
-                   int_max)
+                   int_max if blas else None)
 
 
 def blas_int_max(dtype, pad: int = 1) -> int | None:
@@ -126,7 +127,8 @@ class CKernel:
             if generated.blas:  # the pointers, before any call (the same each time: cached per process)
                 found = c_blas.find(self.dtype)
                 assert found is not None, "a source calls BLAS only where blas.find found it"
-                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv), found.kind)
+                lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv),
+                                self.ffi.cast("void *", found.syrk), found.kind)
             functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
             if generated.entry is not None:  # several steps, all in C: tl_kernel runs them
                 self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
@@ -400,7 +402,9 @@ class CKernel:
             function, slots = self._only
             assert self.ffi is not None, "a C function is loaded with its ffi"
             from_buffer = self.ffi.from_buffer
-            function(*[from_buffer(buffers[s]) for s in slots], threads)
+            status = function(*[from_buffer(buffers[s]) for s in slots], threads)
+            if status:  # a heap block not had (NO_MEMORY), BLAS not set up: as the steps' runners
+                check_status(status)
             return
         for run in self._runners:
             run(buffers, threads)
