@@ -115,6 +115,8 @@ def test_a_large_product_calls_blas_and_a_small_one_keeps_the_loops():
                                            "{ free(tl_heap_block); return -1; }"]
     assert large.target._only is not None  # one C function: tl_kernel, as with BLAS steps
     assert _calls(small.target.source) == [] and "tl_set_blas" not in small.target.source
+    # its two loop steps (X, then the covariance) are one C function too, with no BLAS
+    assert small.target._only is not None and "int tl_kernel(" in small.target.source
     assert "/* accumulators */" in small.target.source
     for k, m, n in ((large, 3000, 8), (small, 64, 4)):
         F = np.random.default_rng(m).uniform(-1, 1, (m, n))

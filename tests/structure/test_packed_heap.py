@@ -121,8 +121,8 @@ def test_a_failed_allocation_is_too_large_not_a_crash():
 def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had(c_blas):
     """In a child process whose address space is capped just above what it uses after a
     first call, the next call's heap block (1.17 MB) cannot be allocated (glibc only).
-    With BLAS the kernel is one C function (tl_kernel: its packed product calls BLAS),
-    whose status the general path checks too; without BLAS it is two steps."""
+    Either way the kernel is one C function (tl_kernel: its two loop steps, the packed
+    product a BLAS call or loops), whose status the general path checks too."""
     if not sys.platform.startswith("linux"):
         pytest.skip("needs glibc's mallopt and /proc/self/statm")
     _kernel(M, N)  # skips where there is no C compiler (the child then compiles from the cache)

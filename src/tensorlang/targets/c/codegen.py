@@ -534,7 +534,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
         functions.append(c)
         blas = True
     entry = None
-    if len(schedule.steps) > 1 and len(functions) == len(schedule.steps) and blas:
+    if len(schedule.steps) > 1 and len(functions) == len(schedule.steps):
         entry, text = _entry(functions)
         parts.append(text)
     declared = [*functions, entry] if entry is not None else functions
