@@ -630,6 +630,8 @@ def representatives(found: TensorStructure) -> np.ndarray:
     local permutations and the groups' permutations of dimensions (itself where none)."""
     shape = found.shape
     rank = len(shape)
+    if not rank:  # a scalar: its one entry (meshgrid of no axes cannot be reshaped)
+        return np.zeros(1, dtype=np.int64)
     grids = [np.arange(n) for n in shape]
     per_dim = []
     for d in range(rank):
@@ -646,8 +648,7 @@ def representatives(found: TensorStructure) -> np.ndarray:
     positions = np.array(np.meshgrid(*per_dim, indexing="ij")).reshape(rank, -1)
     for g in found.groups:
         positions[list(g)] = np.sort(positions[list(g)], axis=0)
-    flat: np.ndarray = (np.asarray(np.ravel_multi_index(tuple(positions), shape)) if rank
-                        else np.zeros(1, dtype=np.int64))
+    flat: np.ndarray = np.asarray(np.ravel_multi_index(tuple(positions), shape))
     return flat
 
 
