@@ -657,11 +657,13 @@ def support_mask(found: TensorStructure) -> np.ndarray:
     full = box(found.shape)
     if found.support.is_equal(full):
         return np.ones(found.shape, dtype=bool)
-    mask = _mask_by_constraints(found.support, found.shape)
+    # the constraints over the whole box (~1 ns an entry and constraint), unless the
+    # support is a sparse few points, a diagonal say (~10 µs a point)
+    mask = _mask_by_constraints(found.support, found.shape) if found.support_size * 1000 >= found.dense_size else None
     if mask is not None:
         return mask
     mask = np.zeros(found.shape, dtype=bool)
-    for p in found.support_points():  # (a point at a time: ~10 µs each)
+    for p in found.support_points():
         mask[tuple(c - 1 for c in p)] = True
     return mask
 
