@@ -434,13 +434,16 @@ def _gram(spec, arrays: tuple, in_c: bool = True):
     rows_n = int(np.prod(arrays[0].shape)) // m
     if rows_n * m ** 3 < GRAM3_WORK:
         return None  # small: the compiled loop nest beats m Python-level steps
-    pairs = np.triu_indices(m)  # (i, j) with i <= j: the columns of the one big product
-    uppers = [np.triu_indices(m - i, 1) for i in range(m)]
-    rows = len(pairs[0])
+    rows = m * (m + 1) // 2  # the pairs (i, j) with i <= j: the columns of the one big product
     chunk = max(64, min(1024, (1 << 24) // max(rows, 1)))  # n in chunks: the pair products stay small
 
     def gram3(ops):
         x = matrix(ops[0])
+        # the result first: one too large for memory is numpy's MemoryError at once (the
+        # index arrays below were once made for every i when the runner was made: m³/3
+        # integers, minutes and gigabytes before that error for m = 3000)
+        t = np.empty((m, m, m), x.dtype)
+        pairs = np.triu_indices(m)
         # P[k, (i,j)] = Σ_n X_nk X_ni X_nj for i <= j: GEMMs of half the full product's
         # flops (the pairs i > j are never formed)
         product = np.zeros((m, rows), x.dtype)
@@ -453,11 +456,10 @@ def _gram(spec, arrays: tuple, in_c: bool = True):
                 np.multiply(part[:, i:], part[:, i:i + 1], out=z[:, at:at + m - i])
                 at += m - i
             product += part.T @ z
-        t = np.empty((m, m, m), x.dtype)
         t[pairs[0], pairs[1], :] = product.T
         for i in range(m):  # the entries whose smallest index is i, made exactly symmetric
             block = t[i, i:, i:].copy()  # rows j >= i, columns k >= i
-            upper = uppers[i]  # keep j <= k: the sorted entries; mirror them
+            upper = np.triu_indices(m - i, 1)  # keep j <= k: the sorted entries; mirror them
             block.T[upper] = block[upper]
             t[i, i:, i:] = block
             t[i:, i, i:] = block

@@ -151,11 +151,13 @@ class SymbolicKernel(ProgramInterface):
         return kernel._call_guarded(out, arrays)
 
     @guard
-    def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-        """``k.run({"A": a})``: the inputs in a dict, as :meth:`Kernel.run`."""
+    def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
+            compressed: bool = False) -> dict:
+        """``k.run({"A": a})``: the inputs in a dict, as :meth:`Kernel.run` (``compressed``
+        too)."""
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        return self.for_inputs(inputs, out).run(inputs, out)
+        return self.for_inputs(inputs, out).run(inputs, out, compressed)
 
     @guard
     def for_inputs(self, arrays: Mapping[str, object], out=None) -> Kernel:

@@ -235,6 +235,25 @@ def test_compressed_results_round_trip(name, backend, data):
     assert np.array_equal(packed.values, dense[tuple(packed.positions.T)], equal_nan=True)
 
 
+@pytest.mark.parametrize("backend", ["c", "numpy", "interp"])
+def test_compressed_scalar_result_and_symbolic_sizes(backend):
+    """A scalar result is its one value (was an internal error: no axes to mesh), and a
+    kernel with symbolic sizes takes ``compressed=True`` as a sized one does (was a
+    TypeError)."""
+    try:
+        k = tl.compile("in var a : [3]\nout var s : []\ns = sum(i) a[i]\n", backend=backend)
+        sym = tl.compile("in var X : [n m]\nout var C : [m m]\nC[j,k] = sum(i) X[i,j]*X[i,k]\n", backend=backend)
+    except TensorLangError as exc:  # no C compiler here
+        pytest.skip(str(exc))
+    s = k.run({"a": np.array([1.0, 2.0, 4.0])}, compressed=True)["s"]
+    assert s.values.tolist() == [7.0] and s.positions.shape == (1, 0) and s.dense() == 7.0
+    x = np.arange(15.0).reshape(5, 3)
+    c = sym.run({"X": x}, compressed=True)["C"]
+    assert c.values.size == 6 and np.array_equal(c.dense(), sym.run({"X": x})["C"])
+    with pytest.raises(TensorLangError, match="compressed"):
+        sym.run({"X": x}, compressed="yes")
+
+
 def test_compress_checks_the_shape_and_compressed_must_be_a_bool():
     found = _structures("polyreg2")["C"]
     with pytest.raises(ValueError):

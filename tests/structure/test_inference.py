@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 from math import comb
 
+import islpy as isl
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
-from tensorlang.analysis.structure import infer
+from tensorlang.analysis.structure import _mask_by_constraints, infer
 
 PROGRAMS = {
     # name: (program, target, expected unique size, expected symmetric groups)
@@ -133,3 +134,38 @@ def test_analyze_plot_draws_a_png(tmp_path, capsys):
     symbolic.write_text("in var A : [n n] upper\nout var B : [n n]\nB = A\n")
     assert main(["analyze", str(symbolic), "--plot", str(picture)]) == 1
     assert "error[input]" in capsys.readouterr().err
+
+
+def _points_mask(support, shape):
+    mask = np.zeros(shape, dtype=bool)
+    support.foreach_point(lambda p: mask.__setitem__(
+        tuple(int(p.get_coordinate_val(isl.dim_type.set, d).to_python()) - 1 for d in range(len(shape))), True))
+    return mask
+
+
+_CONSTRAINT = st.tuples(st.lists(st.integers(-2, 2), min_size=3, max_size=3), st.integers(-4, 4), st.booleans())
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3),
+       st.lists(st.lists(_CONSTRAINT, max_size=3), min_size=1, max_size=3), st.booleans())
+def test_support_mask_by_constraints_equals_the_support_points(shape, parts, with_div):
+    """The support as an array, evaluated constraint by constraint over the whole box
+    (compressed=True on a 1000 × 1000 upper result took 6.5 s a point at a time), equals
+    the points isl enumerates; a set with existential variables is left to the points."""
+    names = [f"p{d + 1}" for d in range(len(shape))]
+    in_box = " and ".join(f"1 <= {n} <= {e}" for n, e in zip(names, shape))
+    texts = []
+    for constraints in parts:
+        conds = [in_box] + [" + ".join(f"{c}*{n}" for c, n in zip(cs, names)) + f" + {k} {'=' if eq else '>='} 0"
+                            for cs, k, eq in constraints]
+        if with_div:
+            conds.append(f"exists (e : {names[0]} = 2e)")
+        texts.append(f"[{', '.join(names)}] : {' and '.join(conds)}")
+    support = isl.Set("{ " + "; ".join(texts) + " }")
+    fast = _mask_by_constraints(support, tuple(shape))
+    points = _points_mask(support, tuple(shape))
+    if fast is None:
+        assert with_div
+    else:
+        assert np.array_equal(fast, points)

@@ -630,6 +630,8 @@ def representatives(found: TensorStructure) -> np.ndarray:
     local permutations and the groups' permutations of dimensions (itself where none)."""
     shape = found.shape
     rank = len(shape)
+    if not rank:  # a scalar: its one entry (meshgrid of no axes cannot be reshaped)
+        return np.zeros(1, dtype=np.int64)
     grids = [np.arange(n) for n in shape]
     per_dim = []
     for d in range(rank):
@@ -646,8 +648,7 @@ def representatives(found: TensorStructure) -> np.ndarray:
     positions = np.array(np.meshgrid(*per_dim, indexing="ij")).reshape(rank, -1)
     for g in found.groups:
         positions[list(g)] = np.sort(positions[list(g)], axis=0)
-    flat: np.ndarray = (np.asarray(np.ravel_multi_index(tuple(positions), shape)) if rank
-                        else np.zeros(1, dtype=np.int64))
+    flat: np.ndarray = np.asarray(np.ravel_multi_index(tuple(positions), shape))
     return flat
 
 
@@ -656,9 +657,37 @@ def support_mask(found: TensorStructure) -> np.ndarray:
     full = box(found.shape)
     if found.support.is_equal(full):
         return np.ones(found.shape, dtype=bool)
+    # the constraints over the whole box (~1 ns an entry and constraint), unless the
+    # support is a sparse few points, a diagonal say (~10 µs a point)
+    mask = _mask_by_constraints(found.support, found.shape) if found.support_size * 1000 >= found.dense_size else None
+    if mask is not None:
+        return mask
     mask = np.zeros(found.shape, dtype=bool)
     for p in found.support_points():
         mask[tuple(c - 1 for c in p)] = True
+    return mask
+
+
+def _mask_by_constraints(support: isl.Set, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``support`` (1-based positions) as a boolean array of ``shape``, each basic set's
+    affine constraints evaluated over the whole box at once; None where a basic set has
+    existential variables or the set parameters (the caller then visits the points)."""
+    if support.dim(isl.dim_type.param):
+        return None
+    grids = np.ogrid[tuple(slice(1, n + 1) for n in shape)]  # 1-based, as the isl sets
+    mask = np.zeros(shape, dtype=bool)
+    for part in support.get_basic_sets():
+        if part.dim(isl.dim_type.div):
+            return None
+        inside = np.ones(shape, dtype=bool)
+        for c in part.get_constraints():
+            value = np.full((1,) * len(shape), int(c.get_constant_val().to_python()), dtype=np.int64)
+            for d, grid in enumerate(grids):
+                coefficient = int(c.get_coefficient_val(isl.dim_type.set, d).to_python())
+                if coefficient:
+                    value = value + coefficient * grid
+            inside &= (value == 0) if c.is_equality() else (value >= 0)
+        mask |= inside
     return mask
 
 

@@ -222,3 +222,13 @@ def test_a_chosen_back_end_decides_whether_the_c_kernel_runs(backend):
         key = einsum_api._key(subscripts, (x,) * k, backend) + (False,)
         name = einsum_api._CACHE[key].__qualname__
         assert name.startswith("_gram_in_c") == (backend == "c"), name
+
+
+def test_a_third_moment_too_large_for_memory_is_numpys_memory_error():
+    """m = 60000 (a 1.7 PB result): numpy.einsum's MemoryError, raised before any work
+    (the pairs route once built index arrays of m³/3 integers when its runner was made)."""
+    x = np.ones((1, 60000))
+    with pytest.raises(MemoryError):
+        np.einsum("ni,nj,nk->ijk", x, x, x)
+    with pytest.raises(MemoryError):
+        tl.einsum("ni,nj,nk->ijk", x, x, x)
