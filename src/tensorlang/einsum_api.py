@@ -474,15 +474,19 @@ def _gram_in_c(x: np.ndarray, p: int, m: int, k: int):
     the others filled from them in the same call), called through the C-level Caller;
     None where it does not apply: not float64, the summed letters not all before or all
     after the kept one (X is then no row-major n × m or m × n matrix), m beyond the
-    kernel's limit, or no C compiler or extension.  The key that selects this runner says
+    kernel's limit, a size where the kernel does not pay on this machine
+    (:func:`c_gram.pays`: without AVX-512 only small ones), or no C compiler or extension.  The key that selects this runner says
     every operand is the one array; the caller checks shape, dtype and layout, and
     declines (None) to the numpy route otherwise."""
     limit = c_gram.MAX_M if k == 2 else c_gram.MAX_M3
     if x.dtype != np.float64 or not x.flags.c_contiguous or m > limit or p not in (0, x.ndim - 1):
         return None
     n = x.size // m
+    shape = c_gram.GramShape(n, m, p == 0 and x.ndim > 1, k)
+    if not c_gram.pays(shape):
+        return None
     try:
-        caller = c_gram.caller(c_gram.GramShape(n, m, p == 0 and x.ndim > 1, k), x.dtype, operand=x.shape)
+        caller = c_gram.caller(shape, x.dtype, operand=x.shape)
     except TensorLangError:
         return None
     if caller is None:

@@ -12,10 +12,23 @@ import tensorlang as tl
 from tensorlang import einsum_api
 from tensorlang.targets.c import build as c_build, callext, gram
 
+_REAL_PAYS = gram.pays
+
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None or callext.extension() is None,
                                 reason="needs a C compiler and the C call extension")
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _the_kernel_takes_every_size():
+    """These tests check the C kernel itself, on any machine: where the compiler does not
+    target AVX-512 it would take only small sizes (gram.pays, tested on its own below)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gram, "pays", lambda shape: True)
+        einsum_api.clear_cache()
+        yield
+    einsum_api.clear_cache()
 
 #: (n, m): block edges in m (8 columns a block, 3 blocks a tile) and panel edges in n
 #: (gram.KC rows a panel); a few shapes, so that the compiles are few
@@ -232,3 +245,29 @@ def test_a_third_moment_too_large_for_memory_is_numpys_memory_error():
         np.einsum("ni,nj,nk->ijk", x, x, x)
     with pytest.raises(MemoryError):
         tl.einsum("ni,nj,nk->ijk", x, x, x)
+
+
+@pytest.mark.parametrize("vector_bytes, n, m, order, pays", [
+    (64, 20000, 200, 2, True), (64, 1, 1, 3, True),  # AVX-512: the intrinsics tiles, every size
+    (32, 100, 10, 2, True), (32, 200, 16, 2, False), (32, 2000, 100, 2, False),  # AVX2: XᵀX small only
+    (32, 100, 8, 3, False), (32, 500, 16, 3, True), (32, 300, 32, 3, True), (32, 1000, 40, 3, False),
+    (16, 100, 10, 2, True), (16, 2000, 100, 2, False),
+])
+def test_without_avx512_the_kernel_takes_only_the_sizes_where_it_was_measured_to_win(vector_bytes, n, m, order, pays):
+    with pytest.MonkeyPatch.context() as patch:  # the module's fixture made every size pay: the real rule
+        patch.setattr(gram, "pays", _REAL_PAYS)
+        patch.setattr(gram, "vector_bytes", lambda: vector_bytes)
+        assert gram.pays(gram.GramShape(n, m, False, order)) is pays
+
+
+def test_where_the_kernel_does_not_pay_tl_einsum_takes_numpys_syrk_route():
+    rng = np.random.default_rng(3)
+    x = _data(rng, (300, 40), 0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gram, "pays", lambda shape: False)
+        einsum_api.clear_cache()
+        _agrees(tl.einsum("ni,nj->ij", x, x), np.einsum("ni,nj->ij", x, x))
+        assert not _is_gram_in_c("ni,nj->ij", x)
+        got = tl.einsum("ni,nj->ij", x, x)
+        np.testing.assert_array_equal(got, got.T)
+    einsum_api.clear_cache()

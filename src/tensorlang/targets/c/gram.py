@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import build as c_build
+from .simd import vector_bytes
 
 #: Columns of a block (one AVX-512 vector of doubles).
 BLOCK = 8
@@ -53,6 +54,17 @@ BLOCK = 8
 MAX_M = 384
 #: The most columns for ``ni,nj,nk->ijk``: its work tensor has (8·⌈m/8⌉)³ doubles (16 MiB at 128).
 MAX_M3 = 128
+#: Without AVX-512 (the portable loops) the kernel wins only where numpy's own overhead
+#: dominates.  Measured on an AVX2 machine (AMD EPYC, 1 thread, against the routes
+#: tl.einsum takes otherwise): two factors 2.4x at n=100, m=10 (work n·m² = 1e4) but
+#: 0.39x at 200×16 (5e4) and 0.13-0.33x beyond, where OpenBLAS's SYRK has AVX2 kernels and
+#: the portable tiles do not; three factors 2.1-3.0x from n·m³ = 2e6 to 1e7 (the numpy
+#: route's pair products) but 0.27-0.65x below 2^20 (the compiled loop nest wins) and
+#: 0.63x at 6.4e7.  So the portable kernel takes XᵀX below PORTABLE_WORK2 and the third
+#: moment from PORTABLE_WORK3[0] up to PORTABLE_WORK3[1].
+PORTABLE_WORK2 = 1 << 14
+PORTABLE_WORK3 = (1 << 20, 1 << 24)
+
 #: Rows of X per packed panel: an 8-row block of the panel (8 KiB) stays in L1 while the
 #: micro-kernel streams the column blocks from L2 (measured 64..1024: 128 was best, 2-7%
 #: ahead of 512 and 1024).
@@ -396,6 +408,20 @@ def _parallel_work() -> int:
     from . import threshold
 
     return min(int(threshold.parallel_work()), 1 << 62)
+
+
+def pays(shape: GramShape) -> bool:
+    """Whether the C kernel for ``shape`` beats the route tl.einsum takes otherwise on
+    this machine: always where the compiler targets AVX-512 (the tiles' intrinsics, up to
+    :data:`MAX_M` / :data:`MAX_M3`), only at the sizes :data:`PORTABLE_WORK2` and
+    :data:`PORTABLE_WORK3` name where it builds the portable loops."""
+    if vector_bytes() >= 64:
+        return True
+    work = shape.n * shape.m ** shape.order
+    if shape.order == 2:
+        return work < PORTABLE_WORK2
+    low, high = PORTABLE_WORK3
+    return low <= work < high
 
 
 def function_name(shape: GramShape) -> str:
