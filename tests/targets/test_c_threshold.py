@@ -86,12 +86,49 @@ def test_the_measurement_is_cached_next_to_the_kernels(monkeypatch, tmp_path):
     try:
         value = threshold.parallel_work()
         record = json.loads((tmp_path / threshold.CACHE_FILE).read_text())
-        assert record["parallel_work"] == value and value in (1 << 10, 1 << 12, threshold.NEVER)
+        assert value == parallel.Threshold(record["parallel_work"], record["stream_work"])
+        assert {value.compute, value.stream} <= {1 << 10, 1 << 12, threshold.NEVER}
         if record["cpus"] >= 2 and c_build.find_compiler().openmp:
             assert [n for n, _, _ in record["times"]] == [1 << 10, 1 << 12]
+            assert [n for n, _, _ in record["stream_times"]] == [1 << 10, 1 << 12]
         # a second process reads the file instead of measuring again
-        (tmp_path / threshold.CACHE_FILE).write_text(json.dumps({**record, "parallel_work": 777}))
+        (tmp_path / threshold.CACHE_FILE).write_text(json.dumps({**record, "parallel_work": 777, "stream_work": 999}))
         threshold.parallel_work.cache_clear()
-        assert threshold.parallel_work() == 777
+        assert threshold.parallel_work() == parallel.Threshold(777, 999)
     finally:
         threshold.parallel_work.cache_clear()
+
+
+def test_the_first_win_needs_two_sizes_in_a_row():
+    times = [(1, 1.0, 0.9), (2, 1.0, 0.8), (4, 1.0, 0.95), (8, 1.0, 0.5), (16, 1.0, 0.6)]
+    assert threshold._first_win(times) == 8  # 2 won alone (4 lost): noise
+    assert threshold._first_win(times[:4]) == 8  # the last size wins on its own
+    assert threshold._first_win([(1, 1.0, 1.0), (2, 1.0, 0.9)]) == threshold.NEVER
+
+
+@pytest.mark.parametrize("program, kind", [
+    ("in var s : []\ninout var x : [100000]\nx = s * x\n", "stream"),  # elementwise: 1 op per element
+    ("in var A : [300 300]\nin var x : [300]\nout var y : [300]\ny[i] = sum(j) A[i,j] * x[j]\n", "stream"),  # matvec: reads A once
+    ("in var A : [200 200]\nin var B : [200 200]\nout var C : [200 200]\nC[i,k] = sum(j) A[i,j] * B[j,k]\n",
+     "compute"),
+])
+def test_each_statement_takes_the_threshold_of_its_kind_of_work(program, kind):
+    """With one threshold at 1000 and the other NEVER, only the statements of that kind
+    of work run on threads (the loops as the C target prints them, BLAS off)."""
+    from tensorlang.targets.c import runtime
+
+    program = tl.compile(program, backend="c", opt=False).executed
+    for compute, stream, threaded in ((1000, threshold.NEVER, "compute"), (threshold.NEVER, 1000, "stream")):
+        code = runtime.generate(program, "float64", blas=False,
+                                parallel_work=parallel.Threshold(compute, stream)).source
+        assert ("omp parallel for" in code) is (kind == threaded)
+
+
+def test_intensity_counts_each_buffer_once_at_its_largest_access():
+    from tensorlang.loops.ir import Load, Loop, Store, footprint
+
+    # y[i] = y[i] + A[i,j] * x[j] over i < 30, j < 20: A 600, x 20, y 30
+    body = (Loop("i", 30, (Loop("j", 20, (Store(2, ("i",), Load(0, ("i", "j"))),
+                                          Store(2, ("i",), Load(1, ("j",))))),)),)
+    assert footprint(body) == 600 + 20 + 30
+    assert parallel.intensity(body) == 2 * 600 / 650

@@ -21,13 +21,14 @@ from .lower import lower_statement
 
 
 def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
-                 compressed: bool = True, parallel_work: int = parallel.PARALLEL_WORK,
+                 compressed: bool = True, parallel_work: parallel.ParallelWork = parallel.PARALLEL_WORK,
                  fma: bool = False) -> LoopProgram:
     """The nests of ``schedule``'s loop steps, in order.  A statement with a symmetric
     result computes its unique set and reconstructs the rest (:mod:`.structure`;
     ``declared``: the structures the program's declarations promise, by name;
     ``compressed=False`` keeps every nest dense); the others may be interchanged.  Loops
-    run on threads from ``parallel_work`` scalar operations on (:func:`.parallel.mark`).
+    run on threads from ``parallel_work`` scalar operations on (:func:`.parallel.mark`; a
+    :class:`.parallel.Threshold` has one figure for arithmetic and one for streaming work).
     ``fma=True`` marks every nest for fused multiply-adds (:attr:`.ir.Nest.fma`) and lets
     fused loops use the register-blocked micro-kernels where they pay with it
     (:func:`.microkernel.enabled`)."""

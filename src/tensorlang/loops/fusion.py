@@ -28,10 +28,10 @@ from . import interchange
 from .ir import Acc, Apply, BinOp, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, work
 from .lower import lower_statement
 from . import microkernel
-from .parallel import PARALLEL_WORK, simd_marks
+from .parallel import PARALLEL_WORK, ParallelWork, simd_marks, team_size, threshold_for
 
 
-def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: int = PARALLEL_WORK,
+def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: ParallelWork = PARALLEL_WORK,
                fma: bool = False) -> Nest:
     """The one nest of fused loop step ``number`` (its ``fusion`` is set); ``fma``: its
     multiply-adds are fused (:attr:`.ir.Nest.fma`), which decides whether the
@@ -67,8 +67,10 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         body = [_rename_slots(node, shared) for node in body]
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
-    if loop.extent > 1 and loop.extent * work(loop.body) >= parallel_work:
-        loop = replace(loop, parallel=True)
+    threshold = threshold_for(parallel_work, (loop,))  # a fused loop's data is mostly in cache: compute
+    total = loop.extent * work(loop.body)
+    if loop.extent > 1 and total >= threshold:
+        loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
 
 

@@ -14,15 +14,52 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Union
 
-from .ir import Loop, Nest, Node, work
+from .ir import Loop, Nest, Node, footprint, work
 
 #: A statement whose loop nest does at least this many scalar operations gets an
 #: ``omp parallel for`` on its outermost loop; below it, starting threads costs more
 #: than it saves (about 5-10 µs per parallel region on this class of machine).  The
 #: default of :func:`mark`: the C target measures its own (targets/c/threshold.py).
 PARALLEL_WORK = 1 << 17
+
+#: A nest doing at least this many scalar operations per element of data it touches
+#: (:func:`intensity`) is arithmetic work over data in cache: a contraction, a fused batch
+#: loop.  Fewer is streaming work (elementwise statements, a matrix-vector product), bound
+#: by memory, which a second thread speeds up far less.
+INTENSE = 4
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The work from which a loop runs on threads, one figure per kind of work (both
+    measured per machine by the C target, targets/c/threshold.py): ``compute`` for
+    nests of at least :data:`INTENSE` operations per element touched, ``stream`` for the
+    others.  Where wake-ups are slow (OpenMP's passive wait policy on a virtual machine:
+    about 100 µs) streaming work may never pay while a fused batch loop of milliseconds
+    still runs twice as fast on two threads."""
+
+    compute: int
+    stream: int
+
+
+#: What :func:`mark` and the fused loops take: one figure for every nest, or a Threshold.
+ParallelWork = Union[int, Threshold]
+
+
+def intensity(nodes) -> float:
+    """Scalar operations per element of data ``nodes`` touch (:func:`.ir.work` over
+    :func:`.ir.footprint`)."""
+    return work(nodes) / max(footprint(nodes), 1)
+
+
+def threshold_for(parallel_work: ParallelWork, nodes) -> int:
+    """The threshold that applies to the nest ``nodes``: its kind's (:class:`Threshold`)."""
+    if isinstance(parallel_work, int):
+        return parallel_work
+    return parallel_work.compute if intensity(nodes) >= INTENSE else parallel_work.stream
 
 
 def team_size(total: int, parallel_work: int, extent: int) -> int:
@@ -60,11 +97,13 @@ def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:
     return chain
 
 
-def mark(nest: Nest, parallel_work: int = PARALLEL_WORK) -> Nest:
+def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
     """``nest`` with its simd and parallel loops marked; a loop runs on threads when the
-    nest's work reaches ``parallel_work`` (the C target passes the threshold measured on
-    the machine, targets/c/threshold.py, or 1 when ``threads=`` forces threads)."""
+    nest's work reaches ``parallel_work`` (the C target passes the thresholds measured on
+    the machine, targets/c/threshold.py, or 1 when ``threads=`` forces threads; of a
+    :class:`Threshold`, the one for the nest's kind of work, :func:`threshold_for`)."""
     body = tuple(simd_marks(node) for node in nest.body)
+    parallel_work = threshold_for(parallel_work, body)
     index = nest.statement.index
     if not index:  # a scalar target: a big + or * reduction may share its outer loop out
         total = work(body)

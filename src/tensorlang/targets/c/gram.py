@@ -407,7 +407,7 @@ def _parallel_work() -> int:
     ``$TENSORLANG_PARALLEL_WORK``."""
     from . import threshold
 
-    return min(int(threshold.parallel_work()), 1 << 62)
+    return min(int(threshold.parallel_work().compute), 1 << 62)  # arithmetic over packed panels in cache
 
 
 def pays(shape: GramShape) -> bool:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...ein import ir
 from ...loops import declared_structures, loop_program
+from ...loops.parallel import ParallelWork
 from ...schedule.plan import plan
 from ...schedule.steps import EinsumStep
 from ..numpy.codegen import compile_einsum
@@ -40,7 +41,7 @@ from .padded import aligned_zeros, as_padded
 from .padded_call import padded_fast_call
 
 
-def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: int | None = None,
+def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: ParallelWork | None = None,
              pad: int = 1, fma: bool = False) -> Generated:
     """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``).
     Loops run on threads from ``parallel_work`` scalar operations on (default: the
@@ -103,7 +104,7 @@ class CKernel:
         if self.c_call is not None:
             self.c_call.off = hook is not None
 
-    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: int | None = None,
+    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: ParallelWork | None = None,
                  pad: int = 1, fma: bool = False):
         self.program = program
         self.dtype = np.dtype(dtype)

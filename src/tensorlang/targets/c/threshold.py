@@ -1,21 +1,33 @@
-"""The parallel threshold, measured on this machine (paper 002 §7).
+"""The parallel thresholds, measured on this machine (paper 002 §7).
 
 002 §7 finds that whether threads pay depends on the machine and the work: scalar
 multiplication needed N ≈ 2000 elements before two or three cores beat one.  So the C
-target does not trust a constant: the first C kernel a machine builds measures the
-smallest number of points at which ``x[i] = s * x[i]`` (one store per point, the unit of
-:func:`tensorlang.loops.ir.work`) runs faster on two threads than on one, and caches it
-in the kernel cache's directory (``parallel_work.json``, keyed by compiler and CPU
-count).  A statement gets an ``omp parallel for`` when its nest's work reaches that
-threshold (:func:`tensorlang.loops.parallel.mark`), whatever ``threads=`` says (issue
-19: ``threads=2`` used to force threads on every statement); its team is at most what
-its work pays for and the cores idle at run time (targets/c/codegen.py, ``THREADS``).
+target does not trust a constant: the first C kernel a machine builds measures, for two
+kinds of work, the smallest number of points at which two threads run faster than one,
+and caches both in the kernel cache's directory (``parallel_work.json``, keyed by
+compiler, CPU count and OpenMP wait policy):
 
-``$TENSORLANG_PARALLEL_WORK`` overrides the measurement (the tests pin it so generated
-code does not depend on the machine); ``1`` forces threads on every statement, with as
-many threads as asked for.  The measurement is keyed by the OpenMP wait policy too
-(:func:`.build.prepare_openmp`).  Without a second core, or when two threads never
-won, the threshold is :data:`NEVER`.
+* **stream**: ``x[i] = s * x[i]`` over an array of that many points (one store per point,
+  the unit of :func:`tensorlang.loops.ir.work`): memory-bound work, which a second core
+  speeds up only as far as the memory system lets it;
+* **compute**: the same update over blocks of 512 points that stay in cache, each swept
+  again until the points add up: arithmetic over data in cache, as a contraction or a
+  fused batch loop does, which two cores nearly halve once the work pays for waking the
+  second thread.
+
+The two differ most where waking a thread is slow: with OpenMP's passive wait policy on
+a virtual machine a parallel region cost about 100 µs (AMD EPYC, 2 vCPUs), so streaming
+work never paid up to 2^23 points while the CFD kernels (fused loops of milliseconds)
+ran 1.5-2x faster on two threads.  A statement gets an ``omp parallel for`` when its
+nest's work reaches the threshold of its kind (:func:`tensorlang.loops.parallel.mark`,
+:func:`~tensorlang.loops.parallel.threshold_for`), whatever ``threads=`` says (issue 19:
+``threads=2`` used to force threads on every statement); its team is at most what its
+work pays for and the cores idle at run time (targets/c/codegen.py, ``THREADS``).
+
+``$TENSORLANG_PARALLEL_WORK`` overrides both figures (the tests pin it so generated code
+does not depend on the machine); ``1`` forces threads on every statement, with as many
+threads as asked for.  Without a second core, or where two threads never won, a
+threshold is :data:`NEVER`.
 """
 
 from __future__ import annotations
@@ -27,35 +39,54 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...loops.parallel import PARALLEL_WORK
+from ...loops.parallel import PARALLEL_WORK, Threshold
 from . import build as c_build
 
 #: A threshold no statement reaches: threads never pay here.
 NEVER = 1 << 62
-#: The sizes measured: 2^10 .. 2^21 points.
-SIZES = tuple(1 << k for k in range(10, 22))
+#: The sizes measured: 2^10 .. 2^26 points (the compute probe's data stays at 256 KiB;
+#: the stream probe stops at :data:`MAX_STREAM`, 64 MiB of data).
+SIZES = tuple(1 << k for k in range(10, 27))
+MAX_STREAM = 1 << 23
 #: Two threads "win" at a size when they take at most this fraction of one thread's time.
 WIN = 0.85
 CACHE_FILE = "parallel_work.json"
+#: Points per cache-resident block of the compute probe, and the most blocks (256 KiB in all).
+BLOCK, MAX_BLOCKS = 512, 64
 
 _PROBE = """
 #include <stdint.h>
-int tl_probe_scale(double *restrict x, double s, int64_t n, int threads) {
+int tl_probe_stream(double *restrict x, double s, int64_t n, int threads) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
 #endif
     for (int64_t i = 0; i < n; i++) x[i] = s * x[i];
     return 0;
 }
-"""
-_DECLARATIONS = "int tl_probe_scale(double *x, double s, int64_t n, int threads);"
+/* n points of the same update over blocks of BLOCK that stay in cache, each block swept
+   n / (blocks * BLOCK) times by the thread that owns it */
+int tl_probe_compute(double *restrict x, double s, int64_t n, int threads) {
+    int64_t blocks = n / %(block)d < %(max_blocks)d ? n / %(block)d : %(max_blocks)d;
+    if (blocks < 1) blocks = 1;
+    int64_t sweeps = n / (blocks * %(block)d);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
+#endif
+    for (int64_t b = 0; b < blocks; b++)
+        for (int64_t r = 0; r < sweeps; r++)
+            for (int64_t i = 0; i < %(block)d; i++) x[b * %(block)d + i] = s * x[b * %(block)d + i];
+    return 0;
+}
+""" % {"block": BLOCK, "max_blocks": MAX_BLOCKS}
+_DECLARATIONS = ("int tl_probe_stream(double *x, double s, int64_t n, int threads);"
+                 "int tl_probe_compute(double *x, double s, int64_t n, int threads);")
 
 
 def _seconds(call, n: int) -> float:
     """The best time of a call, repeated so that each sample takes about a millisecond."""
     reps = max(1, (1 << 20) // max(n, 1))
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         start = time.perf_counter()
         for _ in range(reps):
             call()
@@ -63,48 +94,59 @@ def _seconds(call, n: int) -> float:
     return best
 
 
+def _first_win(times: list) -> int:
+    """The smallest size at which two threads win there and at the next size too (one
+    noisy sample on a shared machine neither makes nor breaks it), or NEVER."""
+    wins = [two <= WIN * one for _, one, two in times]
+    return next((times[k][0] for k in range(len(times)) if wins[k] and all(wins[k + 1:k + 2])), NEVER)
+
+
 def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None) -> dict:
-    """Time ``x = s * x`` on 1 and 2 threads for each size; the threshold is the
-    smallest size at which two threads win there and at the next size too (one noisy
-    sample on a shared machine neither makes nor breaks it; :data:`NEVER` if none)."""
+    """Time both probes on 1 and 2 threads for each size: ``parallel_work`` (compute)
+    and ``stream_work``, each the smallest size at which two threads win (:func:`_first_win`)."""
     cpus = os.cpu_count() or 1
     if cpus < 2 or not compiler.openmp:
-        return {"parallel_work": NEVER, "cpus": cpus, "times": []}
+        return {"parallel_work": NEVER, "stream_work": NEVER, "cpus": cpus, "times": [], "stream_times": []}
     ffi, lib = c_build.build_and_load(_PROBE, compiler, _DECLARATIONS)
-    times = []
-    for n in SIZES if sizes is None else sizes:
-        x = np.ones(n)
-        ptr = ffi.cast("double *", ffi.from_buffer(x))
-        one = _seconds(lambda: lib.tl_probe_scale(ptr, 1.0, n, 1), n)
-        two = _seconds(lambda: lib.tl_probe_scale(ptr, 1.0, n, 2), n)
-        times.append((n, one, two))
-    wins = [two <= WIN * one for _, one, two in times]
-    threshold = next((times[k][0] for k in range(len(times)) if wins[k] and all(wins[k + 1:k + 2])), NEVER)
-    return {"parallel_work": threshold, "cpus": cpus, "times": times}
+    found = {}
+    for name, probe in (("times", lib.tl_probe_compute), ("stream_times", lib.tl_probe_stream)):
+        times = []
+        for n in SIZES if sizes is None else sizes:
+            if name == "stream_times" and n > MAX_STREAM:
+                break
+            x = np.ones(n if name == "stream_times" else min(n, BLOCK * MAX_BLOCKS))
+            ptr = ffi.cast("double *", ffi.from_buffer(x))
+            one = _seconds(lambda: probe(ptr, 1.0, n, 1), n)
+            two = _seconds(lambda: probe(ptr, 1.0, n, 2), n)
+            times.append((n, one, two))
+        found[name] = times
+    return {"parallel_work": _first_win(found["times"]), "stream_work": _first_win(found["stream_times"]),
+            "cpus": cpus, **found}
 
 
 def _key(compiler: c_build.Compiler) -> str:
     c_build.prepare_openmp()  # measured under the wait policy the kernels run with
-    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}"
+    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]}"
 
 
 @lru_cache(maxsize=None)
-def parallel_work() -> int:
-    """The threshold for this machine: ``$TENSORLANG_PARALLEL_WORK``, else the cached
-    measurement, else a fresh one (cached when the kernel cache is usable)."""
+def parallel_work() -> Threshold:
+    """The thresholds for this machine: ``$TENSORLANG_PARALLEL_WORK`` (both), else the
+    cached measurement, else a fresh one (cached when the kernel cache is usable)."""
     explicit = os.environ.get("TENSORLANG_PARALLEL_WORK", "").strip()
     if explicit.isdigit():
-        return max(1, int(explicit))
+        value = max(1, int(explicit))
+        return Threshold(value, value)
     compiler = c_build.find_compiler()
     if compiler is None:
-        return PARALLEL_WORK
+        return Threshold(PARALLEL_WORK, PARALLEL_WORK)
     directory = c_build.cache_dir()
     path = directory / CACHE_FILE
     key = _key(compiler)
     try:
         cached = json.loads(path.read_text())
-        if cached.get("key") == key and isinstance(cached.get("parallel_work"), int):
-            return int(cached["parallel_work"])
+        if cached.get("key") == key and all(isinstance(cached.get(f), int) for f in ("parallel_work", "stream_work")):
+            return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     except (OSError, ValueError, AttributeError):
         pass
     result = measure(compiler)
@@ -113,4 +155,4 @@ def parallel_work() -> int:
             c_build._write_atomic(directory, CACHE_FILE, json.dumps({"key": key, **result}).encode())
         except OSError:
             pass
-    return int(result["parallel_work"])
+    return Threshold(int(result["parallel_work"]), int(result["stream_work"]))
