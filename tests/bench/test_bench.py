@@ -412,6 +412,24 @@ def test_threads_table_flags_a_tensorlang_contender_slower_with_more_threads():
     assert report.threads_markdown({"threads": 1}) == []
 
 
+def test_the_interleaved_thread_comparison_uses_the_times_taken_by_themselves():
+    """In the 2-thread run the pair is timed again alone (runner.THREADS_PAUSE_S); the
+    table compares those times, not the round-robin's (where a peer's spinning pool
+    shared the core)."""
+    def case(recs):
+        return {"suite": "s", "kernel": "k", "label": "n", "contenders": recs}
+
+    one = case([{"name": "tensorlang[c]", "family": "tensorlang", "median_s": 1.0}])
+    two = case([{"name": "tensorlang[c]", "family": "tensorlang", "median_s": 1.0, "alone_median_s": 0.5},
+                {"name": "tensorlang[c] 1 thread", "family": "tensorlang", "median_s": 1.0, "alone_median_s": 0.9}])
+    lines = report.threads_markdown({"thread_counts": [1, 2], "thread_runs": {"1": [one], "2": [two]}})
+    row = next(line for line in lines if line.startswith("| s | k | n | 900 ms"))
+    assert "| 500 ms | 1.8 |" in row
+    del two["contenders"][0]["alone_median_s"]  # only one of the pair timed alone: the round-robin's
+    lines = report.threads_markdown({"thread_counts": [1, 2], "thread_runs": {"1": [one], "2": [two]}})
+    assert any(line.startswith("| s | k | n | 1 s | 1 s | 1 |") for line in lines)
+
+
 @pytest.mark.parametrize("argv,message", [
     (["bench", "nosuch"], "unknown suite 'nosuch'"),
     (["bench", "--threads", "1,x"], "--threads must be a positive integer"),
