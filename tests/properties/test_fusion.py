@@ -189,6 +189,26 @@ def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
     assert fused == []  # ... but not with 128 bytes of L2
 
 
+def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypatch):
+    """The inverse Helmholtz operator at n = 16: six 32 KiB per-iteration temporaries whose
+    lives overlap at most two at a time (the loops share their buffers, share_locals), so
+    the working set is u, D, v's slices, two temporaries, S and Sᵀ: 164 KiB, within half of a
+    512 KiB L2 (six would be 288 KiB)."""
+    from tensorlang.schedule import cache, fusion
+
+    text = ("in var S : [16 16]\nin var D : [8 16 16 16]\nin var u : [8 16 16 16]\nout var v : [8 16 16 16]\n"
+            "var t : [8 16 16 16]\nvar r : [8 16 16 16]\n"
+            "t = u # S # S # S . [[2 5] [3 7] [4 9]]\nr = D * t\nv = r # S # S # S . [[2 6] [3 8] [4 10]]\n")
+    sizes = cache.CacheSizes(32 * 1024, 512 * 1024, "test")
+    monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize: fusion.fusion_groups(
+        program, roles, itemsize, sizes))
+    _, fused = _fused_steps(text)
+    assert len(fused) == 1 and fused[0].fusion.working_set == 5 * 32 * 1024 + 2 * 16 * 16 * 8  # + S, Sᵀ
+    monkeypatch.setattr(fusion, "SHARE_LOCALS", False)
+    _, fused = _fused_steps(text)
+    assert fused == []  # each temporary its own buffer: 288 KiB > 256 KiB
+
+
 def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):
     from tensorlang.schedule import cache
     found = cache.cache_sizes()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..schedule.fusion import SHARE_LOCALS, share_locals
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
@@ -72,41 +73,6 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     if loop.extent > 1 and total >= threshold:
         loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
-
-
-#: Per-iteration temporaries whose lives do not overlap share one local buffer
-#: (:func:`share_locals`): the inverse Helmholtz operator's six temporaries of n³ values
-#: then take two buffers, which stay in L1 up to n = 12, instead of six.
-SHARE_LOCALS = True
-
-
-def share_locals(statements, slot_of: dict[str, int], storage: dict[int, tuple[int, ...]]) -> dict[int, int]:
-    """Which per-iteration locals (``slot_of``: by name) reuse another's buffer: slot ->
-    the slot whose buffer it takes.  A local lives from the statement that writes it to
-    the last statement that reads it (inclusive: a statement never writes a buffer it
-    reads); one whose life starts after another's ended, with the same storage, takes
-    that buffer (greedy, in program order, as 002 §6 shares temporaries by liveness)."""
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    for n, stmt in enumerate(statements):
-        for name in stmt.reads:
-            if name in slot_of:
-                last[name] = n
-        if stmt.target in slot_of:
-            first.setdefault(stmt.target, n)
-            last.setdefault(stmt.target, n)
-    buffers: list[tuple[int, int, tuple[int, ...]]] = []  # (buffer slot, free after statement, storage)
-    shared: dict[int, int] = {}
-    for name in sorted(first, key=first.__getitem__):
-        slot, start = slot_of[name], first[name]
-        for k, (owner, free_after, shape) in enumerate(buffers):
-            if free_after < start and shape == storage[slot]:
-                shared[slot] = owner
-                buffers[k] = (owner, last[name], shape)
-                break
-        else:
-            buffers.append((slot, last[name], storage[slot]))
-    return shared
 
 
 def _rename_slots(node, mapping: dict[int, int]):
