@@ -156,7 +156,14 @@ def test_kernels_take_any_arrays(data, lang, backend, dtype, extra, drop, via_ru
         x = np.asarray(args["x"]).astype(np.float64)
         expected = np.array([sum(a[i, j] * x[j] for j in range(3)) for i in range(2)])
         tol = 1e-12 if dtype == "float64" else 1e-5
-        np.testing.assert_allclose(got["y"], expected, rtol=tol, atol=tol * (1 + np.nanmax(np.abs(a), initial=0)))
+        rows = np.ones(2, dtype=bool)
+        if dtype == "float32":  # a row whose products or partial sums pass float32's largest number may
+            # overflow to ±inf (or inf - inf = NaN) in float32 arithmetic: float32's own rounding
+            with np.errstate(all="ignore"):
+                bound = np.array([np.nansum(np.abs(a[i] * x)) for i in range(2)])
+            rows = ~(bound > np.finfo(np.float32).max)
+        np.testing.assert_allclose(got["y"][rows], expected[rows], rtol=tol,
+                                   atol=tol * (1 + np.nanmax(np.abs(a), initial=0)))
         assert got["y"].dtype == np.dtype(dtype)
         if isinstance(out, dict) and "y" in out:
             assert got["y"] is out["y"] or np.shares_memory(got["y"], out["y"])
