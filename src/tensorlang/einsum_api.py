@@ -355,7 +355,7 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
     temporaries (slots that are neither: the optimizer's intermediates).  The function
     is written out per slot pattern (as targets/c/fastcall.py writes the kernels' fast
     calls): a loop over the slots would cost more than a small kernel's arithmetic."""
-    function, slots, shapes, from_buffer, char = call
+    function, slots, shapes, from_buffer, char, check_status = call
     lines = ["def run(ops):", "    r = empty(shape, dtype)"]
     arguments = []
     for n, (name, slot_shape) in enumerate(zip(slots, shapes)):
@@ -366,14 +366,17 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
         else:  # a temporary
             lines.append(f"    t{n} = empty({tuple(slot_shape)!r}, dtype)")
             arguments.append(f"fb(char, t{n}, False)")
-    lines.append(f"    function({', '.join(arguments)}, threads)")
+    lines.append(f"    status = function({', '.join(arguments)}, threads)")
+    lines.append("    if status:")  # it ran and failed (no memory for copies): raises, never retried
+    lines.append("        check_status(status)")
     lines.append("    return r[()]" if scalar else "    return r")
     namespace = {"empty": np.empty, "shape": shape, "dtype": dtype, "fb": from_buffer, "char": char,
-                 "function": function, "threads": threads}
+                 "function": function, "threads": threads, "check_status": check_status}
     if [a for a in arguments] == ["fb(char, ops[0], False)", "fb(char, ops[1], False)", "fb(char, r, False)"] \
             and not scalar:  # the common two-operand product: a function of the two arrays too
         lines += ["def of_two(a, b):", "    r = empty(shape, dtype)",
-                  "    function(fb(char, a, False), fb(char, b, False), fb(char, r, False), threads)", "    return r"]
+                  "    status = function(fb(char, a, False), fb(char, b, False), fb(char, r, False), threads)",
+                  "    if status:", "        check_status(status)", "    return r"]
     exec(compile("\n".join(lines) + "\n", "<tensorlang einsum call>", "exec"), namespace)  # noqa: S102 - ours
     run = namespace["run"]
     if "of_two" in namespace:

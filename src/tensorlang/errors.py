@@ -140,6 +140,13 @@ class TensorLangError(Exception):
         return self.render()
 
 
+class KernelFailed(TensorLangError):
+    """A compiled kernel ran and reported failure (a nonzero status: no memory for a
+    block of copies, BLAS not set up).  It may have written part of its buffers, an
+    in-place target among them, so no other call path may redo the call: every fast path
+    passes this error on instead of retrying on the general path."""
+
+
 def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
     """``FILE:LINE:COL: error[CODE]: message``, the source line, a caret, the rule."""
     where = source.filename if source else "tensorlang"

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import limits, stages, targets
-from .errors import Source, TensorLangError, error, guard
+from .errors import KernelFailed, Source, TensorLangError, error, guard
 from .ein import ir
 from .lang import Language
 from .loops import declared_structures, loop_program
@@ -332,6 +332,8 @@ class Kernel(ProgramInterface):
         if caller is not None and not args:
             try:
                 results = caller(arrays, out)
+            except KernelFailed as exc:  # it ran: redoing it could read a half-written target
+                raise exc.with_source(self.source) from None
             except Exception:  # noqa: BLE001 - retried below, where errors are reported
                 results = None
             if results is not None:
@@ -360,6 +362,8 @@ class Kernel(ProgramInterface):
         if caller is not None:
             try:
                 results = caller(arrays, out)
+            except KernelFailed as exc:  # it ran: never redone
+                raise exc.with_source(self.source) from None
             except Exception:  # noqa: BLE001 - retried below
                 results = None
             if results is not None:
@@ -375,6 +379,8 @@ class Kernel(ProgramInterface):
         try:
             start = time.perf_counter()
             results = fast(arrays, out, self.threads)
+        except KernelFailed as exc:  # it ran: never redone
+            raise exc.with_source(self.source) from None
         except Exception:  # noqa: BLE001 - retried on the general path, which reports
             return None
         if results is not None:

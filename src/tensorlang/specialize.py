@@ -246,6 +246,11 @@ class SymbolicKernel(ProgramInterface):
                 self._by_shapes.clear()  # it may hold the evicted one
             return kernel
 
+    def _bound_options(self) -> Options:
+        """The options each specialised kernel compiles with: the thread count set on this
+        symbolic kernel (``threads``), if any, over the one it was compiled with."""
+        return replace(self.options, threads=self._threads or None)
+
     def _compile(self, binding: dict[str, int]) -> Kernel:
         shown = ", ".join(f"{s} = {v}" for s, v in binding.items())
         try:
@@ -256,7 +261,7 @@ class SymbolicKernel(ProgramInterface):
             raise error("input", f"the sizes {shown} do not fit the program: {exc.message}",
                         first.span if first else None).with_source(self.source) from None
         try:
-            kernel = Kernel(self.language, checked, self.source, replace(self.options, threads=self._threads or None))
+            kernel = Kernel(self.language, checked, self.source, self._bound_options())
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         kernel.sizes = {**self.params, **binding}
@@ -294,7 +299,7 @@ class SymbolicKernel(ProgramInterface):
         fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
-                          replace(self.options, threads=self._threads or None), tuple(sorted(params.items())))
+                          self._bound_options(), tuple(sorted(params.items())))
         outputs = {}
         for name in self.outputs:
             shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])

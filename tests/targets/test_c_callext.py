@@ -2,6 +2,7 @@
 exactly where the generated Python fast call does, and giving the same results and the
 same errors as the general path on generated calls; references, the GIL and threads."""
 
+import ctypes
 import sys
 import threading
 
@@ -14,6 +15,8 @@ import tensorlang as tl
 from tensorlang.errors import TensorLangError
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import callext
+from tensorlang.targets.c.codegen import NO_MEMORY
+from tensorlang.targets.c.fastcall import fast_call
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -374,3 +377,42 @@ def test_einsum_hits_take_the_c_path_and_decline_what_the_key_does_not_fix():
     tl.einsum("i,i->", x, x + 1)
     scalar = tl.einsum("i,i->", x, x + 1)  # a scalar result: a numpy scalar, as numpy gives
     assert type(scalar) is type(np.einsum("i,i->", x, x + 1)) and scalar == 14.0
+
+
+# ------------------------------------------------------------ a kernel that ran and failed
+def _failing_function(k, status: int):
+    """Replace ``k``'s one C function by one that counts its calls and returns ``status``
+    (what a step returns when it cannot allocate its copies: codegen.NO_MEMORY); the
+    loaded library, whose ``tl_fail_calls()`` says how often it ran."""
+    function, slots = k.target._only
+    params = ", ".join(f"void *p{i}" for i in range(len(slots)))
+    source = (f"static int calls;\nint tl_fail({params}, int threads) {{ (void)threads; calls++; return {status}; }}\n"
+              "int tl_fail_calls(void) { return calls; }\n")
+    lib = ctypes.CDLL(str(c_build.build(source, c_build.find_compiler())))
+    address = ctypes.cast(lib.tl_fail, ctypes.c_void_p).value
+    k.target._only = (k.target.ffi.cast(k.target.ffi.typeof(function), address), slots)
+    return lib
+
+
+@pytest.mark.parametrize("path", ["c call", "python fast call"])
+@pytest.mark.parametrize("status, code", [(NO_MEMORY, "too-large"), (-1, "backend")])
+def test_a_kernel_that_ran_and_failed_is_reported_and_never_run_again(path, status, code):
+    # an in-place call: a second run after a failed one would start from a half-written x
+    k = _c_kernel(PROGRAMS["inout"])
+    x, y = np.arange(4.0), np.ones(4)
+    k(x=x.copy(), y=y)  # the first call checks the store's size and arms the C path
+    lib = _failing_function(k, status)
+    if path == "c call":
+        k.target.c_call = callext.caller(k.target, k.target._roles)
+        k._arm()
+        assert k._c_call is k.target.c_call
+    else:
+        k.target.c_call = None
+        k._arm()
+        k._fast = k.target.fast_call = fast_call(k.target, k.target._roles)
+    before = lib.tl_fail_calls()  # the library is cached: other cases may have run it
+    with pytest.raises(TensorLangError) as info:
+        k(x=x, y=y, out={"x": x})
+    assert info.value.code == code, info.value
+    assert lib.tl_fail_calls() == before + 1  # reported from the one run: no path redid the call
+    np.testing.assert_array_equal(x, np.arange(4.0))  # the function wrote nothing, nor did anyone else

@@ -68,7 +68,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         body = [_rename_slots(node, shared) for node in body]
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
-    threshold = threshold_for(parallel_work, (loop,))  # a fused loop's data is mostly in cache: compute
+    threshold = threshold_for(parallel_work, (loop,))  # by the loop's intensity, as any nest's
     total = loop.extent * work(loop.body)
     if loop.extent > 1 and total >= threshold:
         loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))

@@ -65,6 +65,7 @@ from ...errors import TensorLangError
 from ...schedule.plan import SCRATCH
 from . import build as c_build
 from .padded import alignment as padded_alignment
+from .codegen import check_status
 
 #: The most slots (C function parameters) the caller passes; a kernel with more keeps the
 #: Python fast call.
@@ -108,6 +109,26 @@ _SOURCE = r"""
 #define MAX_SLOTS @MAX_SLOTS@
 #define MAX_RANK @MAX_RANK@
 enum { R_IN = 0, R_OUT = 1, R_INOUT = 2, R_WORK = 3 };
+
+/* what a nonzero status means: codegen.check_status, set by set_status_handler() */
+static PyObject *status_handler = NULL;
+
+static PyObject *set_status_handler(PyObject *module, PyObject *handler) {
+    (void)module;
+    if (!PyCallable_Check(handler)) {
+        PyErr_SetString(PyExc_TypeError, "the status handler must be callable");
+        return NULL;
+    }
+    Py_INCREF(handler);
+    Py_XSETREF(status_handler, handler);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_status_handler", set_status_handler, METH_O,
+     "set_status_handler(f): f(status) raises what a kernel's nonzero status means"},
+    {NULL, NULL, 0, NULL}
+};
 
 static int call_function(void *fn, int n, void **p, int threads) {
     switch (n) {
@@ -186,8 +207,12 @@ static int call_kernel(Caller *c, void **p, int use_own) {
         rc = call_function(c->fn, c->nslots, p, c->threads);
     }
     if (use_own) c->busy = 0;
-    if (rc != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "tensorlang: the kernel's C function failed");
+    if (rc != 0) {  /* the function ran: check_status raises KernelFailed, which no path retries */
+        PyObject *none = status_handler == NULL ? NULL : PyObject_CallFunction(status_handler, "i", rc);
+        if (none != NULL || !PyErr_Occurred()) {
+            Py_XDECREF(none);
+            PyErr_Format(PyExc_RuntimeError, "tensorlang: the kernel's C function failed (status %d)", rc);
+        }
         return -1;
     }
     return 0;
@@ -557,7 +582,7 @@ static PyTypeObject CallerType = {
 };
 
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "tensorlang_callext", "tensorlang's C-level call path", -1, NULL, NULL, NULL, NULL, NULL
+    PyModuleDef_HEAD_INIT, "tensorlang_callext", "tensorlang's C-level call path", -1, module_methods, NULL, NULL, NULL, NULL
 };
 
 PyMODINIT_FUNC PyInit_tensorlang_callext(void) {
@@ -621,6 +646,7 @@ def extension():
         c_build.prepare_openmp()  # the extension links OpenMP too (the compiler's flags)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        module.set_status_handler(check_status)
     except (TensorLangError, OSError, ImportError) as exc:
         _why.append(f"the extension did not build or load: {exc}")
         return None

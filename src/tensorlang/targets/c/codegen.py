@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ...ein.index import Affine, zero_based_text
 from ...ein.printer import statement_to_text
-from ...errors import error
+from ...errors import KernelFailed, error
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
 from ...loops.structure import packed_product
@@ -150,18 +150,20 @@ LOCAL_ARRAY_ELEMENTS = 64
 STACK_BYTES = 1 << 18
 
 #: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
-#: :func:`check_status` makes it ``too-large`` in the runtime and the fast call (the C
-#: call path, :mod:`.callext`, fails on any nonzero status and the kernel then retries on
-#: those).  0: done; -1: BLAS not set up (:mod:`.blascall`).
+#: :func:`check_status` makes it ``too-large`` on every call path (the runtime, the
+#: Python fast call, and the C call path, :mod:`.callext`, which calls it with the
+#: status).  0: done; -1: BLAS not set up (:mod:`.blascall`).
 NO_MEMORY = -2
 
 
 def check_status(status: int) -> None:
-    """Raise what a step's nonzero return ``status`` means (a clear error, not a crash)."""
+    """Raise what a step's nonzero return ``status`` means (a clear error, not a crash):
+    :class:`~tensorlang.errors.KernelFailed`, which no call path retries, as the step may
+    have written part of its buffers."""
     if status == NO_MEMORY:
-        raise error("too-large", "the C kernel could not allocate memory for a packed structured statement's copies")
+        raise KernelFailed("too-large", "the C kernel could not allocate memory for a packed structured statement's copies")
     if status != 0:
-        raise error("backend", f"the C kernel failed (status {status})")
+        raise KernelFailed("backend", f"the C kernel failed (status {status})")
 
 
 def _idx(i) -> str:

@@ -166,16 +166,17 @@ class CKernel:
         return caller
 
     def direct_call(self):
-        """``(function, slot names, slot shapes, from_buffer, char_type)`` when the
-        schedule is one C function, else None: what a caller that has already checked its
-        arrays (the einsum cache, whose key fixes shapes, dtypes and layouts) needs to
-        call it with no further checks.  The slot names say which array goes where; a
-        slot that is no input or result is a temporary the caller allocates."""
+        """``(function, slot names, slot shapes, from_buffer, char_type, check_status)``
+        when the schedule is one C function, else None: what a caller that has already
+        checked its arrays (the einsum cache, whose key fixes shapes, dtypes and layouts)
+        needs to call it with no further checks.  The slot names say which array goes
+        where; a slot that is no input or result is a temporary the caller allocates; a
+        nonzero status the function returns goes to ``check_status``, which raises."""
         if self._only is None or self.ffi is None:
             return None
         function, slots = self._only
         return (function, tuple(self.names[s] for s in slots), tuple(tuple(self.shapes[s]) for s in slots),
-                self.ffi._backend.from_buffer, self.ffi.typeof("char[]"))
+                self.ffi._backend.from_buffer, self.ffi.typeof("char[]"), check_status)
 
     @property
     def steps(self):
