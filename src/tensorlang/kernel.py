@@ -22,6 +22,7 @@ from .ein import ir
 from .lang import Language
 from .loops import declared_structures, loop_program
 from .loops.ir import LoopProgram
+from .loops.structure import visited_points
 from .passes import Optimized, optimize
 from .schedule.padding import padded_shape
 from .schedule.plan import Schedule, plan
@@ -282,7 +283,8 @@ class Kernel(ProgramInterface):
         BLAS from C where it found one: a single GEMM pays sooner, steps.C_BLAS_WORK)."""
         if self._schedule is None:
             self._schedule = self.target.schedule or plan(
-                self.executed, self.dtype, self.roles(), pad=self.pad, from_c=self.blas_from_c)
+                self.executed, self.dtype, self.roles(), pad=self.pad, from_c=self.blas_from_c,
+                on_supports=visited_points)
         return self._schedule
 
     @property

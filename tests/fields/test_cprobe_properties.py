@@ -140,3 +140,35 @@ def test_an_infinite_sample_just_past_the_support_of_an_integer_point_gives_bott
     ref = reconstruct.probe(img, kern, order, points)
     assert np.isnan(ref).all()
     _agree(ours, ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases(), st.integers(1, 3))
+def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads):
+    """Sorting the points by the image's blocks (cprobe.sorts, C's tl_sort) changes the
+    order of the work only: every result, ⊥ and ∞ included, is bit-for-bit the one the
+    unsorted probe writes at that point's own index."""
+    img, kern, order, points = case
+    plain = cprobe.probe(img, kern, order, points, threads=threads, sort=False)
+    blocked = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
+    assert np.array_equal(plain, blocked, equal_nan=True)
+    # many points in few blocks, out of order, with points outside and not finite among them
+    rng = np.random.default_rng(len(points))
+    many = np.concatenate([points] * 40)[rng.permutation(40 * len(points))]
+    assert np.array_equal(cprobe.probe(img, kern, order, many, threads=threads, sort=False),
+                          cprobe.probe(img, kern, order, many, threads=threads, sort=True), equal_nan=True)
+
+
+def test_large_images_take_the_block_order_and_agree_with_the_reference():
+    rng = np.random.default_rng(11)
+    side = 130  # 130³ float64: 17 MiB, past SORT_IMAGE_BYTES
+    img = tl.image(rng.normal(size=(side, side, side)))
+    assert img.data.nbytes >= cprobe.SORT_IMAGE_BYTES
+    assert cprobe.sorts(img, cprobe.SORT_POINTS)
+    assert not cprobe.sorts(img, cprobe.SORT_POINTS - 1)  # too few points to pay
+    assert not cprobe.sorts(tl.image(rng.normal(size=(40, 40, 40))), 10 ** 6)  # 0.5 MiB: the caches hold it
+    pts = rng.uniform(-1.0, side + 1.0, size=(cprobe.SORT_POINTS, 3))
+    pts[:5] = [np.nan, 0.0, 1.0], [np.inf, 2.0, 3.0], [1e30, 5, 5], [0.0, 0.0, 0.0], [side - 1, side - 1, side - 1]
+    for order in (0, 1):
+        ours = cprobe.probe(img, KERNELS["bspln3"], order, pts, threads=2)  # sorted: sorts() said so
+        _agree(ours, reconstruct.probe(img, KERNELS["bspln3"], order, pts))

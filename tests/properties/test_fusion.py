@@ -69,7 +69,7 @@ def _unfused(text: str):
     """The C kernel with fusion and BLAS steps off (every statement its own loop nest)."""
     original = plan_module.plan
 
-    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True, from_c=False):
+    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True, from_c=False, on_supports=None):
         return original(program, dtype, roles, False, reuse, pad, False)
 
     with pytest.MonkeyPatch.context() as m:

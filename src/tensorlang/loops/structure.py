@@ -164,7 +164,7 @@ def _plan(support: isl.Set, shape: tuple[int, ...]):
             if len(used) == 2 and {coeffs[used[0]], coeffs[used[1]]} == {1, -1}:
                 a, b = used  # a outer: p_b = p_a + offset
                 offset = -const if coeffs[b] == 1 else const  # ±(p_b - p_a) + const = 0
-                if plan[b] is not None:
+                if plan[b] is not None or not _inside(offset, shape[a], shape[b]):
                     return None
                 plan[b] = ("same", a, offset)
                 continue
@@ -191,9 +191,9 @@ def _map_index(i, mapping: Mapping[str, object]):
         target = mapping.get(i, i)
         if isinstance(target, Affine):  # 1-based over 1-based variables, as the loop IR's affine indices
             return target
-        if isinstance(target, tuple):
+        if isinstance(target, tuple):  # p_i = p_var + offset, in 1-based positions as in 0-based
             var, offset = target
-            return affine([(var, 1)], offset + 1) if offset else var
+            return affine([(var, 1)], offset) if offset else var
         return target
     if isinstance(i, Affine):  # 1-based over 1-based variables
         terms, offset = as_terms(i)
@@ -317,7 +317,7 @@ def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dic
             hull = _support(e.body, space, known, annihilating=False).intersect(limits).simple_hull()
             outer = list(enclosing)
             for v, n in e.index:
-                plan = _variable_plan(hull, space, v, outer, n)
+                plan = _variable_plan(hull, space, v, outer, n, extents)
                 if plan is not None:
                     plans[v] = plan
                 outer.append(v)
@@ -330,7 +330,16 @@ def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dic
     return plans
 
 
-def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: int) -> tuple | None:
+def _inside(offset: int, outer: int, extent: int) -> bool:
+    """Whether p + offset is a position of ``extent`` for every position p of ``outer``:
+    only then may a loop be replaced by its value (a summand's support may leave the
+    first or last positions of the enclosing loop with nothing to add, and a position
+    outside the tensor must never be read)."""
+    return offset >= 0 and outer + offset <= extent
+
+
+def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: int,
+                   extents: Mapping[str, int]) -> tuple | None:
     d = space.dim(v)
     allowed = {space.dim(u) for u in outer}
     best = None
@@ -350,8 +359,11 @@ def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: 
                     return ("fixed", position - 1)
             elif len(others) == 1:
                 (e, ke), = others.items()
-                if ke == -k:  # v = u + offset
-                    return ("same", space.names[e], -const * k)
+                offset = -const * k
+                if ke == -k and _inside(offset, extents[space.names[e]], extent):  # v = u + offset
+                    return ("same", space.names[e], offset)
+                if ke == -k and offset > 0:  # v = u + offset runs past the end: v >= u covers it
+                    best = ("from", space.names[e])
             continue
         if k == 1 and not others and const <= -2:  # v >= 1 - const, beyond the box's 1
             best = best or ("start", -const - 1)
@@ -402,6 +414,48 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
         return tuple(out)
 
     return replace(nest, body=apply(nest.body))
+
+
+def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> tuple[int, int] | None:
+    """(about how many points the loop nest of ``stmt`` visits once :func:`restrict_sums`
+    and :func:`restrict` have restricted it, the points of its dense iteration space),
+    or None where ``stmt`` is no sum over a product these rewrites apply to.  A fixed or
+    equal index counts 1, a triangular loop half its extent, a later start what is left:
+    what the schedule weighs against a dense BLAS step (``schedule.plan``'s
+    ``on_supports``).  ``known``: the structures of the tensors ``stmt`` reads."""
+    if not isinstance(stmt.body, ein.Sum):
+        return None
+    extents = {**dict(stmt.index), **dict(stmt.body.index)}
+    dense = math.prod(extents.values())
+    sparse = [t for t in ein.tensors(stmt.body)
+              if t.name in known and known[t.name].shape and known[t.name].support_size < known[t.name].dense_size]
+    if not sparse:
+        return None
+    shape = tuple(n for _, n in stmt.index)
+    scratch = dict(known)
+    found = target_structure(stmt, scratch)
+    try:
+        plans = _sum_plans(stmt, known)
+        target = _plan(found.support, shape) if found is not None and restricts(found) else None
+    except (isl.Error, KeyError, ValueError, TypeError):
+        return None
+    visited = 1
+    for d, (v, n) in enumerate(stmt.index):
+        visited *= _planned_extent(target[d] if target is not None else None, n)
+    for v, n in stmt.body.index:
+        visited *= _planned_extent(plans.get(v), n)
+    return visited, dense
+
+
+def _planned_extent(plan: tuple | None, extent: int) -> int:
+    """About how many values a loop of ``extent`` takes under ``plan``."""
+    if plan is None:
+        return extent
+    if plan[0] in ("fixed", "same"):
+        return 1
+    if plan[0] == "start":
+        return max(1, extent - int(plan[1]))
+    return max(1, (extent + 1) // 2)  # "from": a triangle
 
 
 # ------------------------------------------------------------------ direct-sum blocks

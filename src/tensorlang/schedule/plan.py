@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -347,14 +347,19 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 
 
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
-         reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False) -> Schedule:
+         reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
+         on_supports: Callable | None = None) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
     is a loop nest but the BLAS steps that run on the padded buffers as they are.
     ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
     targets that run loop steps statement by statement, NumPy's, pass False).  ``from_c``:
     the target calls BLAS from generated C, so a single GEMM pays sooner
-    (:data:`.steps.C_BLAS_WORK`)."""
+    (:data:`.steps.C_BLAS_WORK`).  ``on_supports``: where the target's loop nests visit
+    only the support of a sum's summand (the C target's), how many points a statement's
+    nest visits of how many dense ones (:func:`tensorlang.loops.structure.visited_points`):
+    a sum visiting a small part of its dense iteration space stays a loop nest
+    (:func:`_sparse_sums`)."""
     program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
     fusions: tuple[Fusion, ...] = ()
     if pad > 1:
@@ -373,6 +378,8 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             group.clear()
 
     structured = _block_structured(program) if blas else {}
+    if blas and on_supports is not None and pad == 1:
+        structured = {**_sparse_sums(program, on_supports), **structured}
     skip = 0
     for n, stmt in enumerate(program.statements):
         if n < skip:
@@ -434,6 +441,36 @@ def _block_structured(program: ir.Program) -> dict[str, str]:
     return {stmt.target: f"structure: {found[stmt.target].describe()}" for stmt in program.statements
             if stmt.target in found and found[stmt.target].redundant_blocks
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
+
+
+#: A sum stays a loop nest over its summand's support where that support has at most
+#: 1/SPARSE_GAIN of the dense iteration space's points: BLAS does the dense work faster
+#: per point, but not this many times faster (measured: the product with one row of a
+#: 96x96 matrix, docs/structure.md "Supports instead of BLAS").
+SPARSE_GAIN = 8
+
+
+def _sparse_sums(program: ir.Program, visits: Callable) -> dict[str, str]:
+    """The sums whose summand is zero on most of their iteration space by the
+    declarations' promises (003 Fig. 9: a product's support is the intersection), by
+    target, with why they stay loop nests: the loops visit the support only (a fixed
+    slice, an equal index, a triangle: ``visits(stmt, structures)`` says how many points
+    they visit of how many dense ones), which a dense BLAS step cannot.  Only programs
+    with a declared structure can have them."""
+    if not any(d.structure is not None for d in program.decls):
+        return {}
+    from ..analysis.structure import infer  # only for structured programs
+    try:
+        found = infer(program, annihilating=False)
+    except Exception:  # an expression the analysis cannot read: no claim
+        return {}
+    chosen = {}
+    for stmt in program.statements:
+        points = visits(stmt, found)
+        if points is not None and points[0] * SPARSE_GAIN <= points[1]:
+            chosen[stmt.target] = (f"structure: its loops visit {points[0]} of {points[1]} points, the summand's "
+                                   f"support (<= 1/SPARSE_GAIN {SPARSE_GAIN})")
+    return chosen
 
 
 def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c: bool = False) -> LoopStep:

@@ -28,6 +28,7 @@ import numpy as np
 from ...ein import ir
 from ...loops import declared_structures, loop_program
 from ...loops.parallel import ParallelWork
+from ...loops.structure import visited_points
 from ...schedule.plan import plan
 from ...schedule.steps import EinsumStep
 from ..numpy.codegen import compile_einsum
@@ -49,7 +50,8 @@ def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel
     buffer (000 §4, :mod:`tensorlang.schedule.padding`); ``fma=True`` fuses the loop
     nests' multiply-adds (``fma(a, b, x)``, one rounding: docs/optimizer.md)."""
     int_max = blas_int_max(dtype, pad)
-    schedule = plan(program, dtype, roles, blas, pad=pad, from_c=int_max is not None)
+    schedule = plan(program, dtype, roles, blas, pad=pad, from_c=int_max is not None,
+                    on_supports=visited_points)
     if parallel_work is None:
         parallel_work = threshold.parallel_work()
     # blas=False: no BLAS at all, a packed structured product's included (codegen.CPrinter.packed_blas)
