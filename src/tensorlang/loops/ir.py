@@ -157,6 +157,10 @@ class Loop:
     #: ask the compiler to unroll the loop this many times (0: its own choice); set by
     #: :mod:`.microkernel` for a register block's rows, printed ``#pragma GCC unroll N``
     unroll: int = 0
+    #: buffers whose slab at ``var + 1`` (every element whose first index is the next
+    #: iteration's) each iteration asks the hardware to bring towards the core while it
+    #: computes on its own: a fused batch loop's inputs (:mod:`.fusion`, ``PREFETCH_BYTES``)
+    prefetch: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

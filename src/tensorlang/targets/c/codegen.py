@@ -307,6 +307,7 @@ class CPrinter:
             var = _idx(node.var)
             start = _idx(node.start) if isinstance(node.start, str) else "0" if node.start == 0 else f"{node.start}LL"
             lines.append(f"{pad}for (int64_t {var} = {start}; {var} < {node.extent}LL; ++{var}) {{")
+            lines.extend(f"{pad}    {line}" for line in self.prefetch(node))
             if node.parallel and not node.reductions:
                 lines.append(f"{pad}    {self.outline(node)};")
             else:
@@ -315,6 +316,23 @@ class CPrinter:
             lines.append(f"{pad}}}")
         else:
             raise TypeError(f"not a loop-program node: {node!r}")
+
+    def prefetch(self, loop: loops.Loop) -> list[str]:
+        """The C asking for the next iteration's slab of each of ``loop.prefetch``'s
+        buffers (loops/fusion.py): one prefetch towards L2 (read, moderate locality:
+        ``__builtin_prefetch(p, 0, 2)``) per 64-byte line, none past the last iteration.
+        A hint only: no value changes, and nothing is read from memory that is not the
+        buffer's."""
+        if not loop.prefetch:
+            return []
+        var = _idx(loop.var)
+        lines = [f"if ({var} + 1 < {loop.extent}LL) {{"]
+        for slot in loop.prefetch:
+            slab = math.prod(self.storage[slot][1:]) * self.itemsize
+            lines.append(f"    const char *tl_ahead{slot} = (const char *)(v{slot} + ({var} + 1) * {slab // self.itemsize}LL);")
+            lines.append(f"    for (int64_t tl_b = 0; tl_b < {slab}LL; tl_b += 64) __builtin_prefetch(tl_ahead{slot} + tl_b, 0, 2);")
+        lines.append("}")
+        return lines
 
     def packed_blas(self, loop: loops.Loop, lines: list[str], pad: str) -> bool:
         """Print ``loop`` as one BLAS call where it is a packed structured product that
