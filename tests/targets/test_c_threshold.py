@@ -37,7 +37,7 @@ def test_a_parallel_statement_asks_for_the_team_its_work_pays_for(monkeypatch):
     threshold.parallel_work.cache_clear()
     try:
         k = tl.compile(SMALL, backend="c", threads=2)  # 1000 points: 2 * 1000 // 500 = 4 threads pay
-        assert "const int tl_team_x_i = tl_team(tl_threads, 4);" in k.code("c")
+        assert "const int tl_team_x_i = tl_pick(&tl_choice1, tl_team(tl_threads, 4));" in k.code("c")
         assert "parallel for i in range(1000):  # at most 4 threads" in k.ir("loops")
         x = np.arange(1000.0)
         np.testing.assert_array_equal(k(s=np.array(-0.0), x=x)["x"], -0.0 * x)
@@ -132,3 +132,81 @@ def test_intensity_counts_each_buffer_once_at_its_largest_access():
                                           Store(2, ("i",), Load(1, ("j",))))),)),)
     assert footprint(body) == 600 + 20 + 30
     assert parallel.intensity(body) == 2 * 600 / 650
+
+
+# ------------------------------------------------------------ the measured choice (CHOICE)
+def _choice_harness():
+    """tl_pick and tl_record as generated (codegen.THREADS), behind small C functions."""
+    import ctypes
+
+    compiler = c_build.find_compiler()
+    if compiler is None or not compiler.openmp:
+        pytest.skip("no C compiler with OpenMP here")
+    source = (codegen.prelude("double", teams=True) + "\n#include <string.h>\n"
+              "static tl_choice tl_c;\n"
+              "int tl_test_pick(int team) { return tl_pick(&tl_c, team); }\n"
+              "void tl_test_record(int ran, long long ns) { tl_record(&tl_c, ran, ns); }\n"
+              "long long tl_test_mean(int i) { return tl_c.mean[i]; }\n"
+              "void tl_test_reset(void) { memset(&tl_c, 0, sizeof tl_c); }\n")
+    lib = ctypes.CDLL(str(c_build.build(source, compiler)))
+    lib.tl_test_record.argtypes = [ctypes.c_int, ctypes.c_longlong]
+    lib.tl_test_mean.restype = ctypes.c_longlong
+    lib.tl_test_reset()
+    return lib
+
+
+def _run(lib, calls: int, times: dict[int, int]) -> list[int]:
+    """``calls`` calls of a loop whose team of 2 takes times[2] ns and one thread times[1]:
+    the team each call ran."""
+    ran = []
+    for _ in range(calls):
+        team = lib.tl_test_pick(2)
+        lib.tl_test_record(team, times[team])
+        ran.append(team)
+    return ran
+
+
+def test_a_parallel_loop_keeps_to_the_faster_of_one_thread_and_its_team():
+    lib = _choice_harness()
+    warm = codegen.CHOICE["warm"]
+    explore = codegen.CHOICE["explore"]
+    first = _run(lib, 2 * warm, {1: 2000, 2: 1000})
+    assert first.count(1) == warm and first.count(2) == warm and first[0] == 2  # both tried, the team first
+    steady = _run(lib, 4 * explore, {1: 2000, 2: 1000})
+    assert steady.count(1) == 4  # the team wins; one thread only to look again, 1 in `explore`
+    # the machine changes: the second core is taken, the team now takes 4x as long
+    after = _run(lib, 4 * explore, {1: 2000, 2: 4000})
+    assert after[:8].count(2) <= 4  # the team's mean passes one thread's within a few calls
+    assert after[8:].count(2) <= 4  # then it is only looked at now and then ...
+    back = _run(lib, 6 * explore, {1: 2000, 2: 1000})
+    assert back[-2 * explore:].count(2) >= 2 * explore - 2  # ... which finds it fast again
+
+
+def test_one_thread_asked_is_one_thread_run():
+    lib = _choice_harness()
+    assert {lib.tl_test_pick(1) for _ in range(100)} == {1}
+
+
+def test_the_first_time_of_each_is_dropped():
+    lib = _choice_harness()
+    lib.tl_test_record(2, 10 ** 9)  # the team's first call: the threads start
+    lib.tl_test_record(2, 1000)
+    assert lib.tl_test_mean(1) == 1000
+
+
+def test_parallel_loops_of_a_kernel_measure_their_choice(monkeypatch):
+    """Each parallel loop with a team times itself after the loop, under the same choice
+    it picked; many calls (both choices tried, then the faster) give the same results."""
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "500")
+    threshold.parallel_work.cache_clear()
+    try:
+        k = tl.compile(SMALL + "\n", backend="c", threads=2)
+        c = k.code("c")
+        assert "static tl_choice tl_choice1;" in c
+        assert "tl_record(&tl_choice1, tl_team_x_i, tl_clock() - tl_team_x_i_t0);" in c
+        x = np.linspace(-3.0, 3.0, 1000)
+        x[7] = np.nan
+        for _ in range(2 * codegen.CHOICE["warm"] + codegen.CHOICE["explore"] + 3):
+            np.testing.assert_array_equal(k(s=np.array(-2.5), x=x)["x"], -2.5 * x)
+    finally:
+        threshold.parallel_work.cache_clear()

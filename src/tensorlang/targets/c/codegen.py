@@ -51,6 +51,13 @@ from . import blascall
 REAL = {"float64": "double", "float32": "float"}
 
 
+#: How a parallel loop keeps choosing between one thread and its team by measuring both
+#: (``tl_pick``/``tl_record`` in :data:`THREADS`): each is tried ``warm`` times first (the
+#: first time of each is dropped: cold caches, thread start), the faster running mean then wins, and every ``explore``-th call runs the other one so a
+#: change (a core that became busy or free) is seen; a mean follows new times with weight
+#: 1/``decay``.  The exploration costs at most 1/``explore`` of the difference.
+CHOICE = {"warm": 3, "explore": 32, "decay": 4}
+
 #: The team of a parallel loop (docs/c-backend.md, "Threads"): at most what its work pays
 #: for (``cap``, :func:`tensorlang.loops.parallel.team_size`) and at most one thread more
 #: than the machine has idle cores: the number of runnable tasks (``/proc/loadavg``'s
@@ -86,6 +93,32 @@ static inline int tl_team(int tl_asked, int tl_cap) {{
     int tl_n = tl_asked < tl_cap ? tl_asked : tl_cap;
     if (tl_n > 1) {{ int tl_free = 1 + tl_idle_cpus(); if (tl_free < tl_n) tl_n = tl_free; }}
     return tl_n;
+}}
+/* What each parallel loop has measured (CHOICE): the running mean of its times with
+   one thread ([0]) and with its team ([1]), each over the last few calls, and how many
+   calls it has seen.  Races between callers only blur the means. */
+typedef struct {{ int64_t mean[2]; int64_t seen[2]; int64_t calls; }} tl_choice;
+static inline int64_t tl_clock(void) {{
+    struct timespec tl_now;
+    clock_gettime(CLOCK_MONOTONIC, &tl_now);
+    return (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
+}}
+static inline int tl_pick(tl_choice *tl_c, int tl_team_n) {{
+    if (tl_team_n <= 1) return 1;
+    int64_t tl_k = __atomic_fetch_add(&tl_c->calls, 1, __ATOMIC_RELAXED);
+    int64_t tl_s0 = __atomic_load_n(&tl_c->seen[0], __ATOMIC_RELAXED), tl_s1 = __atomic_load_n(&tl_c->seen[1], __ATOMIC_RELAXED);
+    if (tl_s0 < {warm} || tl_s1 < {warm}) return tl_s1 <= tl_s0 ? tl_team_n : 1;  /* try both, team first */
+    int tl_team_wins = __atomic_load_n(&tl_c->mean[1], __ATOMIC_RELAXED) < __atomic_load_n(&tl_c->mean[0], __ATOMIC_RELAXED);
+    if (tl_k % {explore} == 0) tl_team_wins = !tl_team_wins;  /* look at the other now and then */
+    return tl_team_wins ? tl_team_n : 1;
+}}
+static inline void tl_record(tl_choice *tl_c, int tl_ran, int64_t tl_ns) {{
+    int tl_i = tl_ran > 1;
+    int64_t tl_old = __atomic_load_n(&tl_c->mean[tl_i], __ATOMIC_RELAXED);
+    int64_t tl_seen = __atomic_fetch_add(&tl_c->seen[tl_i], 1, __ATOMIC_RELAXED);
+    /* the first time of each pays for cold caches (and the team's thread start): the
+       second replaces it */
+    __atomic_store_n(&tl_c->mean[tl_i], tl_seen < 2 ? tl_ns : tl_old + (tl_ns - tl_old) / {decay}, __ATOMIC_RELAXED);
 }}
 #endif
 """
@@ -201,6 +234,7 @@ class CPrinter:
         #: the nest being printed was compiled with ``fma=True`` (:attr:`loops.Nest.fma`)
         self.fma = False
         self.itemsize = 4 if real == "float" else 8
+        self._choices = 0  # parallel loops with a measured choice so far (CHOICE)
         #: the local buffers of the nest being printed that live in its heap block, by
         #: slot: their byte offsets in it (:func:`heap_offsets`)
         self._heap: dict[int, int] = {}
@@ -302,6 +336,9 @@ class CPrinter:
         elif isinstance(node, loops.Loop) and self.packed_blas(node, lines, pad):
             pass
         elif isinstance(node, loops.Loop):
+            chosen = node.parallel and bool(node.team)  # a measured choice (CHOICE): timed below
+            if chosen:
+                self._choices += 1
             for pragma in self.pragmas(node):
                 lines.append(f"{pad}{pragma}")
             var = _idx(node.var)
@@ -314,6 +351,10 @@ class CPrinter:
                 for child in node.body:
                     self.node(child, lines, depth + 1)
             lines.append(f"{pad}}}")
+            if chosen:
+                team = f"tl_team_{var}"
+                lines += [f"{pad}#ifdef _OPENMP", f"{pad}tl_record(&tl_choice{self._choices}, {team}, tl_clock() - {team}_t0);",
+                          f"{pad}#endif"]
         else:
             raise TypeError(f"not a loop-program node: {node!r}")
 
@@ -390,7 +431,10 @@ class CPrinter:
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule(static) num_threads(tl_threads) if(tl_threads > 1){clause}"]
             team = f"tl_team_{_idx(loop.var)}"  # the team decided at run time (THREADS)
-            return ["#ifdef _OPENMP", f"const int {team} = tl_team(tl_threads, {loop.team});",
+            choice = f"tl_choice{self._choices}"
+            return ["#ifdef _OPENMP", f"static tl_choice {choice};",
+                    f"const int {team} = tl_pick(&{choice}, tl_team(tl_threads, {loop.team}));",
+                    f"const int64_t {team}_t0 = tl_clock();",
                     f"#pragma omp parallel for schedule(static) num_threads({team}) if({team} > 1){clause}",
                     "#endif"]
         if loop.simd and exact:
@@ -479,7 +523,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
 def prelude(real: str, teams: bool = False) -> str:
     """The source's head; with ``teams``, the run-time team decision (:data:`THREADS`),
     which only sources with a parallel loop need (the others stay as they were)."""
-    return PRELUDE.format(real=real) + (THREADS.format() if teams else "")
+    return PRELUDE.format(real=real) + (THREADS.format(**CHOICE) if teams else "")
 
 
 @dataclass(frozen=True)
