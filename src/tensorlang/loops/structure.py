@@ -422,7 +422,8 @@ def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) ->
     or None where ``stmt`` is no sum over a product these rewrites apply to.  A fixed or
     equal index counts 1, a triangular loop half its extent, a later start what is left:
     what the schedule weighs against a dense BLAS step (``schedule.plan``'s
-    ``on_supports``).  ``known``: the structures of the tensors ``stmt`` reads."""
+    ``on_supports``).  ``known``: the structures of the tensors ``stmt`` reads, and of
+    its target where the caller has it (``analysis.structure.infer`` gives both)."""
     if not isinstance(stmt.body, ein.Sum):
         return None
     extents = {**dict(stmt.index), **dict(stmt.body.index)}
@@ -432,8 +433,7 @@ def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) ->
     if not sparse:
         return None
     shape = tuple(n for _, n in stmt.index)
-    scratch = dict(known)
-    found = target_structure(stmt, scratch)
+    found = known.get(stmt.target) or target_structure(stmt, dict(known))
     try:
         plans = _sum_plans(stmt, known)
         target = _plan(found.support, shape) if found is not None and restricts(found) else None
