@@ -53,9 +53,9 @@ REAL = {"float64": "double", "float32": "float"}
 
 #: How a parallel loop keeps choosing between one thread and its team by measuring both
 #: (``tl_pick``/``tl_record`` in :data:`THREADS`): each is tried ``warm`` times first (the
-#: first time of each is dropped: cold caches, thread start), the faster running mean then wins, and every ``explore``-th call runs the other one so a
-#: change (a core that became busy or free) is seen; a mean follows new times with weight
-#: 1/``decay``.  The exploration costs at most 1/``explore`` of the difference.
+#: first time of each is dropped: cold caches, thread start), the faster running mean then
+#: wins, and every ``explore``-th call runs the other one so a change (a core that became
+#: busy or free) is seen; a mean follows new times with weight 1/``decay``.  The exploration costs at most 1/``explore`` of the difference.
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
 #: The team of a parallel loop (docs/c-backend.md, "Threads"): at most what its work pays
@@ -70,12 +70,15 @@ THREADS = """
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+static inline int64_t tl_clock(void) {{
+    struct timespec tl_now;
+    clock_gettime(CLOCK_MONOTONIC, &tl_now);
+    return (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
+}}
 static int tl_idle_cpus(void) {{
     static int64_t tl_sampled = INT64_MIN / 2;  /* ns */
     static int tl_idle = 0;
-    struct timespec tl_now;
-    clock_gettime(CLOCK_MONOTONIC, &tl_now);
-    int64_t tl_ns = (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
+    int64_t tl_ns = tl_clock();
     if (tl_ns - __atomic_load_n(&tl_sampled, __ATOMIC_RELAXED) < 10000000) return __atomic_load_n(&tl_idle, __ATOMIC_RELAXED);
     long tl_cpus = sysconf(_SC_NPROCESSORS_ONLN), tl_running = 1;
     char tl_text[128];
@@ -98,11 +101,6 @@ static inline int tl_team(int tl_asked, int tl_cap) {{
    one thread ([0]) and with its team ([1]), each over the last few calls, and how many
    calls it has seen.  Races between callers only blur the means. */
 typedef struct {{ int64_t mean[2]; int64_t seen[2]; int64_t calls; }} tl_choice;
-static inline int64_t tl_clock(void) {{
-    struct timespec tl_now;
-    clock_gettime(CLOCK_MONOTONIC, &tl_now);
-    return (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
-}}
 static inline int tl_pick(tl_choice *tl_c, int tl_team_n) {{
     if (tl_team_n <= 1) return 1;
     int64_t tl_k = __atomic_fetch_add(&tl_c->calls, 1, __ATOMIC_RELAXED);
