@@ -35,6 +35,8 @@ PROGRAMS = {
     "transpose in place": "inout var x : [3 5]\ninout var z : [5 5]\nz[i,j] = z[j,i] * x[1,i] + 2",
     "chain": ("in var A : [7 5]\nin var x : [5]\nout var y : [7]\nvar t : [7]\n"
               "t[i] = sum(k) A[i,k] * x[k]\ny[i] = sqrt(t[i]) - t[i] * 2"),
+    "concat": "in var a : [3]\nin var b : [2]\nout var y : [5]\ny = concat(a, b)",
+    "vec": "in var A : [3 5]\nout var y : [15]\ny = vec(A)",
     "contraction": ("in var A : [9 13]\nin var u : [13 13 2]\nout var v : [9 13 2]\n"
                     "v[l,j,e] = sum(i) A[l,i] * u[i,j,e]"),
 }
@@ -81,6 +83,13 @@ def test_modes():
     assert decide(_stmt(PROGRAMS["matrix-vector"]), 4).mode == TRUE
     assert decide(_stmt(PROGRAMS["division"]), 1).mode == TRUE
     assert decide(_stmt(PROGRAMS["affine"]), 4).mode == TRUE
+    for name in ("concat", "vec"):  # the last piece is read at i - S_k: past its own buffer when padded
+        for every in (False, True):
+            saved, padding.PAD_EVERY_DIMENSION = padding.PAD_EVERY_DIMENSION, every
+            try:
+                assert decide(_stmt(PROGRAMS[name]), 4).mode == TRUE, (name, every)
+            finally:
+                padding.PAD_EVERY_DIMENSION = saved
     chosen = decide(_stmt(PROGRAMS["matrix-vector"]), 4)
     assert chosen.extent("k", 5) == 8 and chosen.extent("i", 7) == 7 and not chosen.rezero
     saved, padding.PAD_EVERY_DIMENSION = padding.PAD_EVERY_DIMENSION, True

@@ -86,11 +86,12 @@ def test_padded_c_is_clean_under_sanitizers(case, pad, every):
 
 
 @pytest.mark.parametrize("every", (False, True), ids=("last-dimension", "every-dimension"))
-@pytest.mark.parametrize("name", ["max", "matrix-vector", "transpose in place", "affine", "contraction"])
+@pytest.mark.parametrize("name", ["max", "matrix-vector", "transpose in place", "affine", "contraction", "concat", "vec"])
 def test_programs_that_could_overrun_are_clean_under_sanitizers(name, every, tmp_path):
     """Loops that must keep their true extents (A[i,k] padded over i would read past A's
     rows in tensorlang's layout), the scratch copy, an affine index, an interchanged
-    contraction: each compiled with ASan at pad 4."""
+    contraction, a direct sum (its last piece read at i - S_k): each compiled with ASan
+    at pad 4."""
     from test_padding_rules import PROGRAMS
 
     text = PROGRAMS[name]

@@ -35,8 +35,9 @@ for every v beyond its true extent and every store whose padding is zero, ``e`` 
   product whose other factor may be inf): the loop still runs over the padded extent,
   and the target's padding is set to zero again right after (loops over the padding only).
 * ``true extents`` -- the last index also indexes a dimension that is not padded
-  (:func:`reads_padded_only`), an affine index (``u[i+1]``) could reach beyond the padded
-  buffer, or an index is both a target index and a summed one: the target's loops keep
+  (:func:`reads_padded_only`), selects the piece of a direct sum ⊕ (``concat``, ``vec``:
+  the last piece is read at ``i - S_k``, past its own padded buffer) or a stack's item,
+  an affine index (``u[i+1]``) could reach beyond the padded buffer, or an index is both a target index and a summed one: the target's loops keep
   the true extents.  A statement that writes through the scratch buffer re-zeroes the
   target's padding afterwards (the copy brings the scratch's padding along).
 
@@ -52,7 +53,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ein import ir
-from ..ein.index import Affine
+from ..ein.index import Affine, index_variables
 from ..semantics.values import FUNCTIONS
 
 PADDED = "padded"
@@ -124,7 +125,12 @@ def reads_padded_only(body: ir.Expr, var: str) -> bool:
     """Whether every access that ``var`` indexes has a padded dimension there, so a loop
     over ``var``'s padded extent stays inside every buffer: always with 000's layout,
     and with tensorlang's (the last dimension padded) when ``var`` only ever indexes last
-    dimensions (``A[i,k]`` padded over k, not over i)."""
+    dimensions (``A[i,k]`` padded over k, not over i).  Never when ``var`` selects the
+    piece of a direct sum ⊕ or the item of a stack: the last piece is read at
+    ``var - S_k``, which the padding of the whole does not keep inside that piece's buffer."""
+    for node in ir.nodes(body):
+        if isinstance(node, (ir.Concat, ir.Stack)) and var in index_variables(node.index):
+            return False  # a piece read at var - S_k, or an item chosen by var: no padded slot there
     if PAD_EVERY_DIMENSION:
         return True
     for node in ir.nodes(body):
