@@ -90,6 +90,22 @@ def test_visited_points_counts_what_the_restricted_loops_visit():
     assert visited_points(k.executed.statements[-1], infer(k.executed, annihilating=False)) is None
 
 
+def test_contraction_ordering_costs_a_sparse_operand_at_its_support():
+    """passes/order.py: MTTKRP on a fixed slice costs 3n³ as written and as opt_einsum's
+    chain (the dense Khatri-Rao product C[k,j] D[l,j], then the sparse product with B): it
+    stays whole, with no n³ temporary; dense, or half dense (a triangle: BLAS, dense
+    costs), it is split into pairwise steps."""
+    from tensorlang.passes.order import sparse_densities
+
+    whole = tl.compile(SPARSE["mttkrp on a fixed slice"], backend="numpy").executed
+    assert len(whole.statements) == 1, whole.statements
+    assert sparse_densities(whole) == {"B": 1 / 24}
+    for decl in ("", "where i1 <= i2"):
+        split = tl.compile(_mttkrp(decl), backend="numpy").executed
+        assert len(split.statements) == 2, (decl, split.statements)
+        assert sparse_densities(split) == {}
+
+
 def test_the_threshold_decides(monkeypatch):
     monkeypatch.setattr(plan_module, "SPARSE_GAIN", 10 ** 9)  # no restriction pays: BLAS everywhere
     k = _c(SPARSE["row"].replace("A[i,j]", "A[i , j]"))  # another source: not the cached kernel

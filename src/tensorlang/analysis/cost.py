@@ -31,6 +31,13 @@ class Cost:
     bytes: Any
 
 
+#: A sum stays a loop nest over its summand's support where that support has at most
+#: 1/SPARSE_GAIN of the dense iteration space's points: BLAS does the dense work faster
+#: per point, but not this many times faster (measured: the product with one row of a
+#: 96x96 matrix, docs/structure.md "Supports instead of BLAS").  The C schedule decides
+#: by it (``schedule.plan``), and contraction ordering costs such a sum at its support.
+SPARSE_GAIN = 8
+
 #: The node kinds that cost one flop where they are evaluated (an operation or a function).
 _OPERATIONS = (ir.Neg, ir.Apply, ir.BinOp)
 

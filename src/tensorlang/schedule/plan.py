@@ -30,6 +30,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from ..analysis.cost import SPARSE_GAIN
 from ..analysis import liveness
 from ..analysis.inplace import compatible, in_place_verdict
 from ..analysis.liveness import Sharing
@@ -443,11 +444,6 @@ def _block_structured(program: ir.Program) -> dict[str, str]:
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
 
 
-#: A sum stays a loop nest over its summand's support where that support has at most
-#: 1/SPARSE_GAIN of the dense iteration space's points: BLAS does the dense work faster
-#: per point, but not this many times faster (measured: the product with one row of a
-#: 96x96 matrix, docs/structure.md "Supports instead of BLAS").
-SPARSE_GAIN = 8
 
 
 def _sparse_sums(program: ir.Program, visits: Callable) -> dict[str, str]:
