@@ -44,10 +44,17 @@ def _numpy_source(kernel) -> str:
     return compile_numpy(kernel.executed, kernel.dtype, kernel.schedule).source
 
 
+def _c_source(kernel) -> str:
+    """The C a C kernel compiled (BLAS calls only where it found a BLAS), else the C its
+    schedule would give."""
+    if kernel.backend == "c" and getattr(kernel.target, "source", None):
+        return kernel.target.source
+    return print_c(kernel.schedule, kernel.loop_program, blas_int_max(kernel.schedule.dtype, getattr(kernel, "pad", 1))).source
+
+
 #: The stages ``Kernel.code`` shows: what a target generates and runs.
 CODE_STAGES: dict[str, Callable[[Any], str]] = {
-    "c": lambda kernel: print_c(kernel.schedule, kernel.loop_program,
-                                blas_int_max(kernel.schedule.dtype, getattr(kernel, "pad", 1))).source,
+    "c": _c_source,
     "numpy": _numpy_source,
 }
 

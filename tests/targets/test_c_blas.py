@@ -185,6 +185,8 @@ def test_without_blas_the_steps_run_as_numpy_matmul():
         kernel = tl.compile(text, backend="c", opt=False)
         assert runtime.blas_int_max("float64") is None
     assert "/* BLAS step (numpy.matmul" in kernel.target.source and "tl_set_blas" not in kernel.target.source
+    # BLAS found again: the C the kernel shows is still the C it compiled, not a reprint that calls BLAS
+    assert runtime.blas_int_max("float64") is not None and kernel.code("c") == kernel.target.source
     assert kernel.target._only is None and kernel.target.c_call is None
     assert kernel.target.fast_call is not None  # the Python fast call, through CKernel.execute
     inputs = _sprinkle(_inputs(kernel, np.random.default_rng(3), "float64"), np.random.default_rng(4))
