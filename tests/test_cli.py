@@ -178,6 +178,36 @@ def test_run_random_inputs_default_seed(matmul, capsys):
     assert "C" in summary_lines(out_default)
 
 
+@pytest.mark.parametrize("decl", ["where i1 = 3", "symmetric", "upper", "col(2)"])
+def test_random_inputs_keep_the_structure_the_program_promises(decl, capsys, tmp_path):
+    """A structured input drawn at random keeps its promise (zeros, symmetric copies), so
+    every back end computes the same thing (the C target computes on the unique set only:
+    with the promise broken its result would differ from the dense reference's)."""
+    path = tmp_path / "s.tl"
+    path.write_text(f"in var B : [40 40] {decl}\nin var C : [40 40]\nout var A : [40 40]\n"
+                    "A[i,j] = sum(k) B[i,k] * C[k,j]\n")
+    sums = set()
+    for backend in [b for b in ("c", "numpy", "interp") if b in tl.available_backends()]:
+        rc, out, _ = cli(capsys, "run", path, "--random-inputs", "--check-structure", "--backend", backend,
+                         "--output", tmp_path / f"{backend}.npz")
+        assert rc == 0 and "made to keep the structure" in out
+        with np.load(tmp_path / f"{backend}.npz") as res:
+            sums.add(round(float(res["A"].sum()), 9))
+    assert len(sums) == 1, sums
+
+
+def test_random_stur_inputs_keep_unique_sets_and_redundancy_maps(capsys, tmp_path):
+    """A zero outside T:U and a scaled copy by T:R (BANDED: B(i,j) = -2 B(j,i) below the
+    diagonal) are what --check-structure accepts."""
+    from lang.stur.test_stur import BANDED
+
+    path = tmp_path / "banded.stur"
+    path.write_text(BANDED)
+    rc, out, err = cli(capsys, "run", path, "--param", "W=5", "--random-inputs", "--check-structure",
+                       "--backend", "numpy")
+    assert (rc, err) == (0, "") and "made to keep the structure" in out
+
+
 def test_random_inputs_fill_only_missing_inputs(matmul, capsys, tmp_path):
     path, a, _ = matmul
     out1, out2 = tmp_path / "r1.npz", tmp_path / "r2.npz"

@@ -120,7 +120,7 @@ def compile_source(
     padded = check_pad(pad, resolved)  # the C target pads; numpy and interp ignore it
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     check_fma(fma)
-    options = Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma)
+    options = Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma, auto=backend == "auto")
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
         symbolic = SymbolicKernel(languages.get(lang), checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)

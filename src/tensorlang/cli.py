@@ -151,9 +151,14 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
             kernel = kernel.for_inputs(arrays)
         kernel._check_store_size()  # an absurd program is refused before drawing numbers
         rng = np.random.default_rng(args.random_inputs)
+        keep = kernel.language.keep_structure
         for name in _random_candidates(kernel):
             if name not in arrays:
-                arrays[name] = rng.uniform(-1.0, 1.0, size=kernel.shapes[name])
+                value = rng.uniform(-1.0, 1.0, size=kernel.shapes[name])
+                # a structured input keeps its promise (zeros, copies): every back end then agrees
+                arrays[name] = keep(kernel.checked, name, value) if keep is not None else value
+                if arrays[name] is not value:
+                    args.kept_structure = getattr(args, "kept_structure", set()) | {name}
     return arrays
 
 
@@ -423,8 +428,10 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
     for item in args.input:
         name, _, path = item.partition("=")
         origins[name] = path
+    promised: set[str] = getattr(args, "kept_structure", set())
     for name in arrays:
-        origins.setdefault(name, f"random uniform in [-1, 1], seed {args.random_inputs}")
+        kept = ", made to keep the structure the program promises for it" if name in promised else ""
+        origins.setdefault(name, f"random uniform in [-1, 1], seed {args.random_inputs}{kept}")
     return origins
 
 
@@ -653,13 +660,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read input NAME from a .npy file; repeatable")
     p.add_argument("--inputs", metavar="FILE.npz", help="read inputs from an .npz archive, one array per variable")
     p.add_argument("--random-inputs", action="store_const", const=0, dest="random_inputs",
-                   help="fill inputs not given otherwise with uniform random numbers in [-1, 1]; "
-                        "--random-inputs=SEED picks the seed (default 0)")
+                   help="fill inputs not given otherwise with uniform random numbers in [-1, 1], made to keep "
+                        "the structure the program promises for them (zeros, copies); --random-inputs=SEED picks "
+                        "the seed (default 0)")
     p.add_argument("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS)
     p.add_argument("--output", metavar="OUT.npz", help="write the results to an .npz archive (.npz is appended if missing)")
     p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN,
                    help="what runs the program: c (generated C), numpy, interp (the reference interpreter, "
-                        "slow); auto: c where a C compiler works, else numpy")
+                        "slow); auto: c where a C compiler works, else numpy, and interp for a program "
+                        "the compiled targets cannot lower yet (with a note)")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=_DTYPE_HELP)
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
     _pad_option(p)

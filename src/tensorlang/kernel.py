@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import dataclasses
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -96,6 +98,9 @@ class Options:
     #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
     #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
     fma: bool = False
+    #: the target was chosen by ``backend="auto"``: a program the compiled targets cannot
+    #: lower yet (error[backend]) then runs on the reference interpreter instead
+    auto: bool = False
 
 
 class ProgramInterface:
@@ -218,8 +223,14 @@ class Kernel(ProgramInterface):
         except TensorLangError as exc:
             # the reference interpreter runs the source program: a program the compiled
             # targets cannot lower yet (error[backend], e.g. some STUR conditions) still runs
-            if options.backend != "interp" or exc.code != "backend":
+            # there, when asked for or when the target was "auto" (with a note saying so)
+            if exc.code != "backend" or not (options.backend == "interp" or options.auto):
                 raise
+            if options.backend != "interp":
+                why = exc.diagnostics[0].message.split("; the compiled targets")[0]
+                print(f"tensorlang: note: {source.filename} runs on the reference interpreter (backend auto; the "
+                      f"compiled targets cannot lower it yet: {why})", file=sys.stderr)
+                options = self.options = dataclasses.replace(options, backend="interp")
             self._lowering_error = exc
         self._optimized: Optimized | None = None
         self._schedule: Schedule | None = None

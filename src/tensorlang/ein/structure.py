@@ -95,6 +95,12 @@ class Structure:
         ordered = np.sort(grids, axis=0)
         return value[tuple(ordered[a] for a in range(rank))]
 
+    def keep(self, value: np.ndarray) -> np.ndarray:
+        """``value`` made to keep the promise: its unique entries, and elsewhere what
+        :meth:`expected` says (the sorted position's copy, or 0)."""
+        value = np.asarray(value)
+        return np.where(self.unique_mask(value.shape), value, self.expected(value))
+
     def first_violation(self, value: np.ndarray) -> tuple[tuple[int, ...], float] | None:
         """The first position (row-major, 1-based) where ``value`` breaks the structure,
         with the value it should have; None if it keeps it (:func:`agree`)."""

@@ -50,3 +50,7 @@ class Language:
     #: ``check_structure(checked, supplied)``: error[structure] at the first input entry
     #: that breaks the structure the program promises for it (``--check-structure``)
     check_structure: Callable[[CheckedProgram, Mapping[str, np.ndarray]], None] | None = field(default=None)
+    #: ``keep_structure(checked, name, value)``: ``value`` made to keep the structure the
+    #: program promises for input ``name`` (zero outside its unique set, copies where its
+    #: redundancy says; ``--random-inputs``), ``value`` itself where it promises nothing
+    keep_structure: Callable[[CheckedProgram, str, np.ndarray], np.ndarray] | None = field(default=None)

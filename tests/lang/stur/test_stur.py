@@ -102,6 +102,41 @@ m2:D(i, j) := (0 <= i < N) * (0 <= j < N)
 m3:D(i, j, k) := (0 <= i < N) * (0 <= j < N) * (0 <= k < N)
 """
 
+# head indices limited to part of their dimension: a fixed column, a range, and a sum of
+# products over different parts (the compiled targets place each in a direct sum with
+# zero pieces around it)
+HEAD_FIXED = """\
+symbols: N, J
+A(i, j) := B(i, k) * C(k, j) * (j = J)
+A:D(i, j) := (0 <= i < N) * (0 <= j < N)
+B:D(i, k) := (0 <= i < N) * (0 <= k < N)
+C:D(k, j) := (0 <= k < N) * (0 <= j < N)
+"""
+
+HEAD_PIECES = """\
+symbols: W
+A(i) := B(i, j) * C(j) * (i = 0) + B(i, k) * C(k) * (1 <= i) * (W - 1 > i) * (k = (i - 1))
+A:D(i) := (0 <= i) * (i < W)
+B:D(i, j) := (0 <= i < W) * (0 <= j < W)
+C:D(j) := (0 <= j < W)
+"""
+
+HEAD_BOX = """\
+symbols: N, M
+A(i, j) := B(i, j) * (1 <= i < 3) * (2 <= j) * (j <= M - 2)
+A:D(i, j) := (0 <= i < N) * (0 <= j < M)
+B:D(i, j) := (0 <= i < N) * (0 <= j < M)
+"""
+
+# two head indices tied to each other: not a box of the head (interp only)
+HEAD_DIAGONAL = """\
+symbols: N
+A(i, j, k) := B(i, k) * C(i, j, k) * (i = j)
+A:D(i, j, k) := (0 <= i < N) * (0 <= j < N) * (0 <= k < N)
+B:D(i, k) := (0 <= i < N) * (0 <= k < N)
+C:D(i, j, k) := (0 <= i < N) * (0 <= j < N) * (0 <= k < N)
+"""
+
 #: name -> (program, params); all compile except where COMPILED says no.
 PROGRAMS = {
     "covariance": (COVARIANCE, {"R": 5, "F": 3}),
@@ -113,10 +148,15 @@ PROGRAMS = {
     "banded": (BANDED, {"W": 4}),
     "packed_triangle": (PACKED_TRIANGLE, {"N": 3}),
     "outer_three": (OUTER_THREE, {"N": 3}),
+    "head_fixed": (HEAD_FIXED, {"N": 4, "J": 2}),
+    "head_fixed_last": (HEAD_FIXED, {"N": 3, "J": 2}),
+    "head_pieces": (HEAD_PIECES, {"W": 5}),
+    "head_box": (HEAD_BOX, {"N": 4, "M": 6}),
+    "head_diagonal": (HEAD_DIAGONAL, {"N": 3}),
 }
 
 #: programs the compiled targets cannot lower yet (error[backend]; interp runs them)
-INTERP_ONLY = {"packed_triangle"}
+INTERP_ONLY = {"packed_triangle", "head_diagonal"}
 
 
 def _check(text, params=None):
@@ -272,6 +312,34 @@ def _kernel(name):
         text, params = PROGRAMS[name]
         _KERNELS[name] = tl.compile(text, lang="stur", params=params, backend="numpy")
     return _KERNELS[name]
+
+
+def test_a_limited_head_index_lowers_to_a_direct_sum_with_zero_pieces():
+    """Outside the part the conditions leave, the entries are exactly 0, also where the
+    inputs hold NaN or inf (a select, never 0 · NaN)."""
+    text, params = PROGRAMS["head_fixed"]
+    k = tl.compile(text, lang="stur", params=params, backend="numpy")
+    assert "concat(" in k.ir("ein")
+    B = np.full((4, 4), np.nan)
+    C = np.full((4, 4), np.inf)
+    got = k(B=B, C=C)["A"]
+    assert np.all(got[:, [0, 1, 3]] == 0) and np.all(np.isnan(got[:, 2]))
+    for backend in [b for b in ("c", "interp") if b in tl.available_backends()]:
+        other = tl.compile(text, lang="stur", params=params, backend=backend)(B=B, C=C)["A"]
+        np.testing.assert_array_equal(other, got)
+
+
+def test_auto_runs_what_the_compiled_targets_cannot_lower_on_the_interpreter(capsys):
+    text, params = PROGRAMS["head_diagonal"]
+    with pytest.raises(TensorLangError) as info:
+        tl.compile(text, lang="stur", params=params, backend="numpy")
+    assert info.value.code == "backend"
+    k = tl.compile(text, lang="stur", params=params)  # backend="auto"
+    assert k.backend == "interp"
+    assert "runs on the reference interpreter" in capsys.readouterr().err
+    inputs = _random_inputs(k.checked)
+    ref = _run_reference(text, params, inputs)
+    assert np.allclose(k(**inputs)["A"], ref["A"])
 
 
 def test_c_target_equals_reference():

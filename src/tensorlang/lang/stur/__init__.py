@@ -37,4 +37,5 @@ LANGUAGE = Language(
     description="STUR, the rule language of StructTensor (paper 003)",
     binds_params=True,
     check_structure=promise.check_promises,
+    keep_structure=promise.keep_promise,
 )

@@ -13,8 +13,14 @@ conditions can be *solved away*:
 3. what is still left must be implied by the boxes (a D fact that is a box, a
    condition such as ``(0 <= i < M)`` on a head index of extent M).
 
-A product whose conditions cut its box any other way (``i <= j``, a head index limited
-to part of its dimension, ``s = i*N + k - (i+1)*(i+2)/2``) is error[backend] for now:
+4. **a head index limited to part of its dimension** (``A(i, j) := ... * (j = J)``,
+   ``(1 <= i) * (W > i)``): the product is lowered over that part, the head index read
+   there at a local index, and placed in a direct sum along it (``Concat``) between
+   zero pieces: a piecewise select, so the entries outside are exactly 0 as STUR
+   means, whatever the inputs hold (never 0 · NaN).
+
+A product whose conditions cut its box any other way (``i <= j``,
+``s = i*N + k - (i+1)*(i+2)/2``) is error[backend] for now:
 the compressed loops that compute exactly such sets are the structure pass
 (docs/structure.md); the reference interpreter (``backend="interp"``) runs every
 program.
@@ -132,10 +138,15 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
         lo, hi = box[v]
         if lo is None or hi is None or lo > hi:
             return ir.Const(0.0)
+    # a head index limited to part of its dimension: the product lowers over that part,
+    # read at a local index, inside a direct sum with zero pieces around it (module docs)
+    local: dict[str, str] = {}
     for n, h in enumerate(head):
-        if box[h] != (0, shape[n] - 1):
-            raise _unsupported(term, f"its conditions limit head index {h!r} to {box[h][0]}..{box[h][1]} of "
-                               f"0..{shape[n] - 1}")
+        lo, hi = box[h]
+        if lo < 0 or hi > shape[n] - 1:  # the head's own range bounds it: never past the dimension
+            raise _unsupported(term, f"its conditions put head index {h!r} at {lo}..{hi}, outside 0..{shape[n] - 1}")
+        if (lo, hi) != (0, shape[n] - 1):
+            local[h] = _fresh(f"{h}_part", set(term.variables) | set(local.values()))
     for c in cons:
         lo, hi = lin_range(c.lin, box)
         implied = (lo is not None and lo >= 0) if c.kind == ">=" else (lo == 0 and hi == 0)
@@ -148,10 +159,10 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
         if len(lin.terms) == 1 and lin.terms[0][1] == 1 and lin.const == 0:
             v = lin.terms[0][0]
             if box[v][0] == 0 and extents[v] == dim_extent:
-                return v
+                return local.get(v, v)
         # STUR v = x_v + lo_v - 1 over EIN's 1-based x_v; the 1-based position is L + 1
         offset = lin.const + 1 + sum(c * (box[v][0] - 1) for v, c in lin.terms)
-        return affine([(v, c) for v, c in lin.terms], offset)
+        return affine([(local.get(v, v), c) for v, c in lin.terms], offset)
 
     factors: list[ir.Expr] = []
     used: set[str] = set()
@@ -173,4 +184,20 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
         body = f if body is None else ir.BinOp("*", body, f)
     assert body is not None
     loops = tuple((v, extents[v]) for v in summed if v in used)
-    return ir.Sum(Domain(loops), body) if loops else body
+    result: ir.Expr = ir.Sum(Domain(loops), body) if loops else body
+    for n in reversed(range(len(head))):
+        h = head[n]
+        if h in local:  # zeros before and after the part the conditions leave
+            lo, hi = box[h]
+            pieces = [(_fresh(f"{h}_before", set(term.variables) | set(local.values())), lo, ir.Const(0.0)),
+                      (local[h], hi - lo + 1, result),
+                      (_fresh(f"{h}_after", set(term.variables) | set(local.values())), shape[n] - 1 - hi, ir.Const(0.0))]
+            pieces = [p for p in pieces if p[1] > 0]
+            result = ir.Concat(h, Domain(tuple((v, k) for v, k, _ in pieces)), tuple(e for _, _, e in pieces))
+    return result
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name

@@ -83,7 +83,28 @@ def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
     return tuple(pieces)
 
 
-def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
+def keep_promise(checked: CheckedProgram, name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` made to keep T:U and T:R (``--random-inputs``): its unique entries, the
+    copies the redundancy map gives (read from the unique entries, so a second pass
+    changes nothing), zero elsewhere; unchanged for a tensor without a U fact or with a
+    redundancy map not of the checkable form."""
+    model: Model = checked.program
+    value = np.asarray(value, dtype=np.float64)
+    if name not in model.uniques or not model.shapes[name]:
+        return value
+    for _ in range(2):  # a copy of a copy reads the first pass's copy
+        found = _promised(model, name, value)
+        if found is None:
+            return value
+        inside, expected, _ = found
+        value = np.where(inside, value, expected)
+    return value
+
+
+def _promised(model: Model, name: str, value: np.ndarray):
+    """(where entries are free: the unique set and outside the tensor's dimensions, what
+    every other entry must be, where that is a copy), or None where the redundancy map
+    is not of the form c * (conditions) * (ip = e) ..."""
     shape = value.shape
     args = tuple(f"_{n}" for n in range(len(shape)))
     grids = _grids(shape)
@@ -97,7 +118,7 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
     covered = np.zeros(shape, dtype=bool)
     pieces = redundancy_pieces(model, name, args)
     if pieces is None:
-        return  # a redundancy map not of the form c * (conditions) * (ip = e) ...: nothing checkable
+        return None
     with np.errstate(all="ignore"):
         for coefficient, conditions, targets in pieces:
             where = _holds((conditions,), env, shape) & ~inside & ~covered
@@ -108,6 +129,14 @@ def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
             safe = tuple(np.where(valid, p, 0) for p in picks)
             expected = np.where(valid, coefficient * value[safe], expected)
             covered |= valid
+    return inside, expected, covered
+
+
+def _check_tensor(model: Model, name: str, value: np.ndarray) -> None:
+    found = _promised(model, name, value)
+    if found is None:
+        return  # a redundancy map not of the form c * (conditions) * (ip = e) ...: nothing checkable
+    inside, expected, covered = found
     same = agree(value, expected)
     bad = ~inside & ~same
     if not bad.any():

@@ -25,4 +25,5 @@ LANGUAGE = Language(
     print=printer.to_source,
     description="the model language of paper 000, with index notation",
     check_structure=structure.check_promises,
+    keep_structure=structure.keep_promise,
 )

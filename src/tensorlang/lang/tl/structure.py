@@ -127,4 +127,15 @@ def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) 
                     f"{float(actual)!r} should be {should!r}", decl.name_span, "structure promise (SPEC §4)")
 
 
-__all__ = ["Affine", "check_annotations", "check_promises", "structure_of"]
+def keep_promise(checked: CheckedProgram, name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` made to keep the structure declared for ``name`` (ein.structure's
+    :meth:`~tensorlang.ein.structure.Structure.keep`), unchanged where none is."""
+    for decl in checked.program.decls:
+        if decl.name == name and decl.structure is not None:
+            structure = structure_of(decl)
+            if structure is not None:
+                return structure.keep(np.asarray(value, dtype=np.float64))
+    return value
+
+
+__all__ = ["Affine", "check_annotations", "check_promises", "keep_promise", "structure_of"]
