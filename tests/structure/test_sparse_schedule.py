@@ -93,14 +93,16 @@ def test_visited_points_counts_what_the_restricted_loops_visit():
 def test_contraction_ordering_costs_a_sparse_operand_at_its_support():
     """passes/order.py: MTTKRP on a fixed slice costs 3n³ as written and as opt_einsum's
     chain (the dense Khatri-Rao product C[k,j] D[l,j], then the sparse product with B): it
-    stays whole, with no n³ temporary; dense, or half dense (a triangle: BLAS, dense
-    costs), it is split into pairwise steps."""
+    stays whole, with no n³ temporary; dense, half dense (a triangle: BLAS), or with a
+    support the restricted loops would not visit alone, it is split into pairwise steps."""
     from tensorlang.passes.order import sparse_densities
 
     whole = tl.compile(SPARSE["mttkrp on a fixed slice"], backend="numpy").executed
     assert len(whole.statements) == 1, whole.statements
     assert sparse_densities(whole) == {"B": 1 / 24}
-    for decl in ("", "where i1 <= i2"):
+    # dense, half dense, and supports the loops cannot state (a sum of positions) or may
+    # keep whole (a band): all costed dense
+    for decl in ("", "where i1 <= i2", "where i1 + i2 <= 3", "where i1 = i2 + 3"):
         split = tl.compile(_mttkrp(decl), backend="numpy").executed
         assert len(split.statements) == 2, (decl, split.statements)
         assert sparse_densities(split) == {}

@@ -33,7 +33,7 @@ import math
 import opt_einsum
 
 from ..ein import ir
-from ..ein.index import has_affine
+from ..ein.index import as_terms, has_affine
 from ..analysis.cost import SPARSE_GAIN, body_flops
 from ..ein.forms import Monomial, monomial, product
 from ..ein.names import TempNames, free_indices
@@ -72,14 +72,15 @@ def order_contractions(program: ir.Program) -> ir.Program:
 def sparse_densities(program: ir.Program) -> dict[str, float]:
     """The tensors declared with a structure whose support has at most 1/SPARSE_GAIN of
     their points, with that fraction (``analysis.structure``: 003's unique set and
-    redundancy map together).  Empty, and isl not loaded, for a program without one."""
+    redundancy map together), where the restricted loops visit just that support
+    (:func:`_loops_state`).  Empty, and isl not loaded, for a program without one."""
     if not any(d.structure is not None for d in program.decls):
         return {}
     from ..analysis.structure import declared  # only for structured programs
 
     found = {}
     for d in program.decls:
-        if d.structure is None or not d.shape:
+        if d.structure is None or not d.shape or not _loops_state(d.structure):
             continue
         try:
             t = declared(d.name, d.shape, d.structure)
@@ -89,6 +90,23 @@ def sparse_densities(program: ir.Program) -> dict[str, float]:
         if fraction * SPARSE_GAIN <= 1:
             found[d.name] = fraction
     return found
+
+
+def _loops_state(structure) -> bool:
+    """Whether the restricted loops visit about the support of ``structure`` and no
+    more: one conjunction (no union) of comparisons each between one position and a
+    number or another position (``i1 = 3``, ``i1 = i2``, ``i2 <= i3``), which fix, tie
+    or start a loop.  A support such as ``i1 + i2 <= 3`` has few points
+    but the loops cannot state it: they visit every point, so it is costed dense."""
+    if structure.symmetric or len(structure.unique) != 1:
+        return False
+    for c in structure.unique[0]:
+        (left, a), (right, b) = as_terms(c.left), as_terms(c.right)
+        if len(left) > 1 or len(right) > 1 or any(abs(k) != 1 for _, k in left + right):
+            return False
+        if left and right and a != b:  # a band (i1 = i2 + 3): its loops may keep the whole range
+            return False
+    return True
 
 
 def _density(e: ir.Expr, sparse: dict[str, float]) -> float:
