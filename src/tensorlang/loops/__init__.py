@@ -16,6 +16,7 @@ from ..schedule.plan import Schedule
 from ..schedule.steps import LoopStep, statement_of
 from . import interchange, parallel, structure
 from .fusion import fused_nest
+from .pieces import split_pieces
 from .ir import LoopProgram
 from .lower import lower_statement
 
@@ -68,7 +69,8 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
                 else:
                     nest = interchange.rewrite(nest, schedule.buffers)
             nests.append(replace(parallel.mark(nest, parallel_work), fma=fma))
-    return LoopProgram(schedule.buffers, tuple(nests))
+    # a loop over a direct sum's index runs piece by piece, without the select (.pieces)
+    return LoopProgram(schedule.buffers, tuple(split_pieces(nest) for nest in nests))
 
 
 def stmt_sums(stmt) -> bool:

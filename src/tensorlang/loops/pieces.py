@@ -1,0 +1,105 @@
+"""Index-set splitting of direct sums: a loop over the index of a ``concat`` (or ``vec``)
+becomes one loop per piece.
+
+A direct sum lowers to a :class:`~.ir.Select` with ``bounds``: case k where the index
+lies in its piece, printed in C as a chain of ``?:`` evaluated at every point
+(``X[r,j] = concat(F, vec(G))`` compares j against 17 ends for each of its 272 values).
+Where the select's index is the loop's own variable (``j``, or ``j - 16`` inside an
+outer piece), the loop's range splits at the pieces' ends into consecutive loops, each
+running the one case of its piece: no comparisons, and a plain copy or product the
+compiler vectorizes.  The loops run the same points in the same order and each point
+computes what the select chose, so the result is the same to the bit.
+
+Only loops that are not parallel and start at a number are split (a parallel loop split
+in pieces would start its threads once per piece), and only where a select has at most
+:data:`MAX_PIECES` cases (``vec`` of a matrix with many rows would multiply the code by
+its rows); nested direct sums split in turn, inside each piece.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ein.index import Affine
+from .ir import Apply, BinOp, Loop, Neg, Nest, Node, Select, Store, Update
+
+#: the most cases a select may have for its loop to be split (each is a loop of its own)
+MAX_PIECES = 32
+
+
+def split_pieces(nest: Nest) -> Nest:
+    """``nest`` with every loop over a direct sum's index split at the pieces' ends."""
+    body = tuple(n for node in nest.body for n in _split(node))
+    return nest if body == nest.body else replace(nest, body=body)
+
+
+def _form(var) -> tuple[str, int] | None:
+    """(v, o) where the select's 0-based position is the counter of loop v plus o."""
+    if isinstance(var, str):
+        return var, 0
+    if isinstance(var, Affine) and len(var.terms) == 1 and var.terms[0][1] == 1:
+        return var.terms[0][0], var.offset
+    return None
+
+
+def _split(node: Node) -> tuple[Node, ...]:
+    if not isinstance(node, Loop):
+        return (node,)
+    body = tuple(n for child in node.body for n in _split(child))
+    loop = node if body == node.body else replace(node, body=body)
+    if loop.parallel or not isinstance(loop.start, int):
+        return (loop,)
+    found = _find(loop.body, loop.var)
+    if found is None:
+        return (loop,)
+    offset, bounds, count = found
+    pieces: list[Node] = []
+    for k in range(count):  # case k: bounds[k-1] <= counter + offset < bounds[k]; the last: the rest
+        lo = max(loop.start, (bounds[k - 1] if k else -(1 << 62)) - offset)
+        hi = min(loop.extent, (bounds[k] if k < count - 1 else 1 << 62) - offset)
+        if lo >= hi:
+            continue
+        chosen = tuple(_choose(child, loop.var, offset, bounds, k) for child in loop.body)
+        pieces.extend(_split(replace(loop, start=lo, extent=hi, body=chosen)))
+    return tuple(pieces)
+
+
+def _find(nodes, var: str) -> tuple[int, tuple[int, ...], int] | None:
+    """(offset, bounds, cases) of the first direct-sum select over loop ``var``."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Select) and node.bounds and len(node.cases) <= MAX_PIECES:
+            form = _form(node.var)
+            if form is not None and form[0] == var:
+                return form[1], node.bounds, len(node.cases)
+        if isinstance(node, Loop):
+            stack.extend(node.body)
+        elif isinstance(node, (Store, Update)):
+            stack.append(node.value)
+        elif isinstance(node, Select):
+            stack.extend(node.cases)
+        elif isinstance(node, (Neg, Apply)):
+            stack.append(node.arg)
+        elif isinstance(node, BinOp):
+            stack.extend((node.left, node.right))
+    return None
+
+
+def _choose(node, var: str, offset: int, bounds: tuple[int, ...], k: int):
+    """``node`` with every select over ``var`` + ``offset`` with ``bounds`` replaced by
+    its case k (the piece the loop now runs)."""
+    if isinstance(node, Select):
+        if node.bounds == bounds and _form(node.var) == (var, offset):
+            return _choose(node.cases[k], var, offset, bounds, k)
+        return replace(node, cases=tuple(_choose(c, var, offset, bounds, k) for c in node.cases))
+    if isinstance(node, Loop):
+        return replace(node, body=tuple(_choose(c, var, offset, bounds, k) for c in node.body))
+    if isinstance(node, (Store, Update)):
+        return replace(node, value=_choose(node.value, var, offset, bounds, k))
+    if isinstance(node, (Neg, Apply)):
+        return replace(node, arg=_choose(node.arg, var, offset, bounds, k))
+    if isinstance(node, BinOp):
+        return replace(node, left=_choose(node.left, var, offset, bounds, k),
+                       right=_choose(node.right, var, offset, bounds, k))
+    return node
