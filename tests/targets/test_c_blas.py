@@ -116,6 +116,10 @@ FORMS = {
     "scaled by zero": ("in var A : [7 5]\nin var B : [5 6]\nout var C : [7 6]\n"
                        "C[i,j] = sum(k) 0 * A[i,k] * B[k,j]\n"),
     "A times A": "in var A : [6 6]\nout var C : [6 6]\nC[i,j] = sum(k) A[i,k] * A[k,j]\n",
+    "X transposed times X (syrk)": "in var X : [9 6]\nout var C : [6 6]\nC[i,j] = sum(r) X[r,i] * X[r,j]\n",
+    "X times X transposed (syrk)": "in var X : [6 9]\nout var C : [6 6]\nC[i,j] = sum(r) X[i,r] * X[j,r]\n",
+    "scaled X transposed times X (syrk)": ("in var X : [9 6]\nout var C : [6 6]\n"
+                                           "C[i,j] = sum(r) -1.5 * X[r,i] * X[r,j]\n"),
     "mode, first": ("in var W : [4 5]\nin var X : [5 3 2]\nout var Y : [4 3 2]\n"
                     "Y[j,a,b] = sum(m) W[j,m] * X[m,a,b]\n"),
     "mode, last": "in var W : [4 5]\nin var X : [3 2 5]\nout var Y : [3 2 4]\nY[a,b,j] = sum(m) W[j,m] * X[a,b,m]\n",
@@ -176,6 +180,22 @@ def test_every_gemm_form_runs_in_c_and_matches_the_interpreter(form, kind, dtype
             inputs = _sprinkle(inputs, rng)
         _assert_same(kernel(**inputs), reference(**inputs), rtol)
         _assert_same(kernel(**inputs), fallback(**inputs), rtol)
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if "(syrk)" in f])
+def test_a_self_product_is_one_syrk_and_exactly_symmetric(form):
+    """XᵀX (or XXᵀ) computes its upper triangle with SYRK, half GEMM's multiply-adds,
+    and copies the lower one from it; A times A (not a transpose) stays GEMM."""
+    with blas_everywhere():
+        kernel = tl.compile(FORMS[form], backend="c", opt=False)
+        square = tl.compile(FORMS["A times A"], backend="c", opt=False)
+    assert "syrk in C" in kernel.target.source and "tl_syrk(" in kernel.target.source
+    assert "syrk in C" not in square.target.source
+    rng = np.random.default_rng(5)
+    inputs = _sprinkle(_inputs(kernel, rng, "float64"), rng)
+    got = kernel(**inputs)["C"]
+    np.testing.assert_array_equal(got, got.T)  # NaN included: the lower triangle is the upper's copy
+    _assert_same({"C": got}, tl.compile(FORMS[form], backend="interp")(**inputs), 1e-12)
 
 
 def test_without_blas_the_steps_run_as_numpy_matmul():

@@ -21,7 +21,10 @@ library's own thread setting applies, as it does to ``numpy.matmul``).  The C is
   0 · NaN must stay NaN);
 * GEMV where C is one row or one column (a matrix times a vector), the target zeroed
   first (some OpenBLAS versions scale y by beta = 0 with a multiplication, which turns
-  uninitialised NaN into NaN).
+  uninitialised NaN into NaN);
+* SYRK where the product is one matrix's transpose times itself (``XᵀX``, the
+  covariance: :func:`self_product`), its upper triangle computed with half GEMM's
+  multiply-adds, the lower one copied from it (so the result is exactly symmetric).
 
 A loop step may call BLAS too: the block product of a packed structured statement
 (:func:`tensorlang.loops.structure.packed_product`, ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over
@@ -262,14 +265,28 @@ def _call(g: Gemm, a: str, b: str, c: str) -> str:
             f"{b}, {g.ldb}LL, {c})")
 
 
+def self_product(g: Gemm) -> bool:
+    """Whether ``g`` is one matrix's transpose times itself (``AᵀA`` or ``AAᵀ``, the same
+    buffer read the same way): symmetric, so SYRK computes its upper triangle with half
+    GEMM's multiply-adds (numpy's ``X.T @ X`` does the same) and the lower one is copied."""
+    return (g.batch == 1 and g.a == g.b != g.c and g.m == g.n > 1 and g.trans_a != g.trans_b
+            and g.lda == g.ldb)
+
+
 def function(name: str, g: Gemm, kind: str, comment: str) -> str:
     """The C function ``int name(real *v<slot>..., int nthreads)`` running ``g``, headed
-    ``/* BLAS step (<kind>, gemm|gemv in C): <comment> */``."""
+    ``/* BLAS step (<kind>, gemm|gemv|syrk in C): <comment> */``."""
     params = ", ".join([f"real *v{slot}" for slot in g.slots] + ["int nthreads"])
-    routine = "gemv" if 1 in (g.m, g.n) else "gemm"
+    routine = "gemv" if 1 in (g.m, g.n) else "syrk" if self_product(g) else "gemm"
     lines = [f"/* BLAS step ({kind}, {routine} in C): {comment} */", f"int {name}({params}) {{",
              "    (void)nthreads;"]
-    if g.batch == 1:
+    if routine == "syrk":  # zeroed first: BLAS may scale beta = 0 by multiplying (NaN · 0 is NaN)
+        n, c = g.n, f"v{g.c}"
+        lines.append(f"    memset({c}, 0, (size_t){n * n}LL * sizeof(real));")
+        lines.append(f"    if (tl_syrk({int(g.trans_a)}, {n}LL, {g.k}LL, v{g.a}, {g.lda}LL, {c}, {n}LL) != 0) return -1;")
+        lines.append(f"    for (int64_t i = 1; i < {n}LL; ++i)")
+        lines.append(f"        for (int64_t j = 0; j < i; ++j) {c}[i * {n}LL + j] = {c}[j * {n}LL + i];")
+    elif g.batch == 1:
         lines.append(f"    if ({_call(g, f'v{g.a}', f'v{g.b}', f'v{g.c}')} != 0) return -1;")
     else:
         lines.append(f"    for (int64_t t = 0; t < {g.batch}LL; ++t) {{")
