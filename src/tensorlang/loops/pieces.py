@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ein.index import Affine
-from .ir import Apply, BinOp, Loop, Neg, Nest, Node, Select, Store, Update
+from .ir import Apply, BinOp, Loop, Neg, Nest, Node, Select, Store, Update, children
 
 #: the most cases a select may have for its loop to be split (each is a loop of its own)
 MAX_PIECES = 32
@@ -73,16 +73,7 @@ def _find(nodes, var: str) -> tuple[int, tuple[int, ...], int] | None:
             form = _form(node.var)
             if form is not None and form[0] == var:
                 return form[1], node.bounds, len(node.cases)
-        if isinstance(node, Loop):
-            stack.extend(node.body)
-        elif isinstance(node, (Store, Update)):
-            stack.append(node.value)
-        elif isinstance(node, Select):
-            stack.extend(node.cases)
-        elif isinstance(node, (Neg, Apply)):
-            stack.append(node.arg)
-        elif isinstance(node, BinOp):
-            stack.extend((node.left, node.right))
+        stack.extend(children(node))
     return None
 
 
