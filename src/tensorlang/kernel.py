@@ -7,9 +7,9 @@ error[input] pointing at the variable's declaration.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
-import dataclasses
 import os
 import sys
 import time
