@@ -259,6 +259,26 @@ def children(node) -> tuple:
     return ()
 
 
+def replace_nodes(node, change):
+    """``node`` (any loop-IR node or scalar) rebuilt bottom-up through its fields, each
+    part for which ``change`` returns a replacement (not None) replaced by it and not
+    looked into further; ``change`` may rewrite inside its replacement itself."""
+    from dataclasses import fields, is_dataclass, replace
+    found = change(node)
+    if found is not None:
+        return found
+    if not is_dataclass(node) or isinstance(node, type):
+        return node
+    changes: dict = {}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, tuple) and value and is_dataclass(value[0]):
+            changes[f.name] = tuple(replace_nodes(v, change) for v in value)
+        elif is_dataclass(value):
+            changes[f.name] = replace_nodes(value, change)
+    return replace(node, **changes) if changes else node
+
+
 def slots(nodes) -> set[int]:
     """The buffers ``nodes`` read or write, less the local buffers they declare themselves."""
     found: set[int] = set()

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ein.index import Affine
-from .ir import Apply, BinOp, Loop, Neg, Nest, Node, Select, Store, Update, children
+from .ir import Loop, Nest, Node, Select, children, replace_nodes
 
 #: the most cases a select may have for its loop to be split (each is a loop of its own)
 MAX_PIECES = 32
@@ -80,17 +80,9 @@ def _find(nodes, var: str) -> tuple[int, tuple[int, ...], int] | None:
 def _choose(node, var: str, offset: int, bounds: tuple[int, ...], k: int):
     """``node`` with every select over ``var`` + ``offset`` with ``bounds`` replaced by
     its case k (the piece the loop now runs)."""
-    if isinstance(node, Select):
-        if node.bounds == bounds and _form(node.var) == (var, offset):
-            return _choose(node.cases[k], var, offset, bounds, k)
-        return replace(node, cases=tuple(_choose(c, var, offset, bounds, k) for c in node.cases))
-    if isinstance(node, Loop):
-        return replace(node, body=tuple(_choose(c, var, offset, bounds, k) for c in node.body))
-    if isinstance(node, (Store, Update)):
-        return replace(node, value=_choose(node.value, var, offset, bounds, k))
-    if isinstance(node, (Neg, Apply)):
-        return replace(node, arg=_choose(node.arg, var, offset, bounds, k))
-    if isinstance(node, BinOp):
-        return replace(node, left=_choose(node.left, var, offset, bounds, k),
-                       right=_choose(node.right, var, offset, bounds, k))
-    return node
+    def chosen(n):
+        if isinstance(n, Select) and n.bounds == bounds and _form(n.var) == (var, offset):
+            return _choose(n.cases[k], var, offset, bounds, k)
+        return None
+
+    return replace_nodes(node, chosen)

@@ -35,7 +35,7 @@ from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
-from .ir import Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, Nest, Node, Store, Update
+from .ir import Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, Nest, Node, Store, Update, replace_nodes
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
@@ -719,19 +719,7 @@ def _loads(node: Any) -> list[Load]:
 
 
 def _replace_loads(node: Any, change) -> Any:
-    from dataclasses import fields, is_dataclass
-    if isinstance(node, Load):
-        return change(node)
-    if not is_dataclass(node) or isinstance(node, type):
-        return node
-    changes: dict[str, Any] = {}
-    for f in fields(node):
-        value = getattr(node, f.name)
-        if isinstance(value, tuple) and value and is_dataclass(value[0]):
-            changes[f.name] = tuple(_replace_loads(v, change) for v in value)
-        elif is_dataclass(value):
-            changes[f.name] = _replace_loads(value, change)
-    return replace(node, **changes) if changes else node
+    return replace_nodes(node, lambda n: change(n) if isinstance(n, Load) else None)
 
 
 def _mentions(node: Any, names: set[str]) -> bool:
