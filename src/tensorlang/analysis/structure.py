@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from math import prod
+from math import comb, factorial, prod
 from typing import Callable, Iterable, Mapping, Optional
 
 import islpy as isl
@@ -59,6 +59,10 @@ class Block:
     start: int
     shape: tuple[int, ...]
     groups: tuple[tuple[int, ...], ...] = ()
+    #: Where the block's entries are monomials of one tensor's entries (:func:`_monomial`):
+    #: (the tensor, its dimension the local coordinates select, the text of its other
+    #: indices).  Entry ``l`` is then the product of that tensor's entries at l_1 .. l_k.
+    monomial: Optional[tuple[str, int, tuple[str, ...]]] = field(default=None, compare=False)
 
     @property
     def size(self) -> int:
@@ -81,7 +85,7 @@ class Block:
         return found or [tuple(range(len(self.shape)))]
 
     def shifted(self, by: int) -> "Block":
-        return Block(self.start + by, self.shape, self.groups)
+        return Block(self.start + by, self.shape, self.groups, self.monomial)
 
 
 #: A dimension's direct-sum structure: its blocks, in order, covering the dimension.
@@ -134,6 +138,137 @@ def _block_order(blocks: DimBlocks, p: str, tag: str) -> str:
 
 
 @dataclass(frozen=True)
+class Moments:
+    """003 §2's *generalized symmetry*: every entry is a moment ``Σ_r Π f[r, a]`` of one
+    tensor f over a multiset of its positions a, so entries whose multisets are equal
+    are equal — whatever the direct-sum blocks and dimensions they sit in.
+
+    ``C = Σ_r x_r x_rᵀ`` with ``x = f ⊕ vec(f⊗f)`` holds the degree-2, degree-3 and
+    degree-4 moments of f: 003 Fig. 4's 20×20 matrix (n = 4) has only 65 distinct
+    entries, where the symmetries of whole dimensions and blocks find 105.
+
+    ``dims`` gives, per dimension, its direct-sum blocks as (start, degree): positions
+    ``start .. start + n^degree - 1`` hold the monomials of that degree, position
+    ``start + Σ_t n^(degree-1-t) · a_t`` the one over a_1 .. a_degree (0-based)."""
+
+    base: str
+    n: int
+    dims: tuple[tuple[tuple[int, int], ...], ...]
+
+    @property
+    def degrees(self) -> tuple[int, ...]:
+        """The total degrees the entries have."""
+        return tuple(sorted({sum(choice) for choice in itertools.product(
+            *({deg for _, deg in blocks} for blocks in self.dims))}))
+
+    def canonical(self) -> list[tuple[int, ...]]:
+        """Per total degree, the blocks (an index per dimension) holding each moment's
+        lexicographically least position: the earliest block along the first dimension
+        that the other dimensions can complete, then along the second, and so on."""
+        reachable = [{0}]
+        for blocks in reversed(self.dims):
+            reachable.insert(0, {r + deg for r in reachable[0] for _, deg in blocks})
+        chosen = []
+        for total in self.degrees:
+            left, combo = total, []
+            for d, blocks in enumerate(self.dims):
+                k = min((k for k, (_, deg) in enumerate(blocks) if left - deg in reachable[d + 1]),
+                        key=lambda k: blocks[k][0])
+                combo.append(k)
+                left -= blocks[k][1]
+            chosen.append(tuple(combo))
+        return chosen
+
+    def count(self) -> int:
+        """How many distinct moments there are (every multiset of each degree occurs)."""
+        return sum(comb(self.n + total - 1, total) for total in self.degrees)
+
+    def keys(self, shape: tuple[int, ...]) -> np.ndarray:
+        """For every position of ``shape`` (row-major), its moment as one row: the degree,
+        then the sorted positions of f, padded with n."""
+        rank = len(shape)
+        top = max(self.degrees)
+        per_dim = []
+        for d, blocks in enumerate(self.dims):
+            local = np.full((shape[d], top + 1), self.n, dtype=np.int64)
+            local[:, 0] = 0
+            for start, deg in blocks:
+                size = self.n ** deg
+                coords = np.array(np.unravel_index(np.arange(size), (self.n,) * deg)).T  # [size, deg]
+                local[start:start + size, 1:deg + 1] = coords
+                local[start:start + size, 0] = deg
+            per_dim.append(local)
+        grids = np.meshgrid(*(np.arange(n) for n in shape), indexing="ij")
+        flat = [g.reshape(-1) for g in grids]
+        degree = sum(per_dim[d][flat[d], 0] for d in range(rank))
+        values = np.concatenate([per_dim[d][flat[d], 1:] for d in range(rank)], axis=1)
+        values.sort(axis=1)
+        return np.concatenate([degree[:, None], values[:, :top]], axis=1)
+
+    def order_text(self, names: tuple[str, ...]) -> str:
+        """isl text: 1-based positions ``names`` are the least position of their moment."""
+        pieces = []
+        for combo in self.canonical():
+            local, parts, sequence = [], [], []
+            for d, k in enumerate(combo):
+                start, deg = self.dims[d][k]
+                coords = [f"m{d}_{t}" for t in range(deg)]
+                local += coords
+                terms = " + ".join(f"{self.n ** (deg - 1 - t)}*{c}" for t, c in enumerate(coords)) or "0"
+                parts.append(f"{names[d]} = {start + 1} + {terms}")
+                parts += [f"0 <= {c} < {self.n}" for c in coords]
+                sequence += coords
+            parts += [f"{a} <= {b}" for a, b in zip(sequence, sequence[1:])]
+            body = " and ".join(parts)
+            pieces.append(f"(exists ({', '.join(local)} : {body}))" if local else f"({body})")
+        return "(" + " or ".join(pieces) + ")"
+
+    def equivalence_text(self, p: tuple[str, ...], q: tuple[str, ...]) -> list[str]:
+        """isl texts whose union relates positions p and q of equal moments: for each
+        two block choices of one total degree, q's coordinates a permutation of p's."""
+        by_total: dict[int, list[tuple[int, ...]]] = {}
+        for combo in itertools.product(*(range(len(b)) for b in self.dims)):
+            by_total.setdefault(sum(self.dims[d][k][1] for d, k in enumerate(combo)), []).append(combo)
+        pieces = []
+        for combos in by_total.values():
+            for first, second in itertools.product(combos, repeat=2):
+                head, a = self._coordinates(first, p, "a")
+                tail, b = self._coordinates(second, q, "b")
+                for perm in set(itertools.permutations(range(len(a)))):
+                    links = [f"{b[t]} = {a[perm[t]]}" for t in range(len(a))]
+                    names = ", ".join(a + b)
+                    pieces.append(f"(exists ({names} : {' and '.join(head + tail + links)}))" if names
+                                  else f"({' and '.join(head + tail) or 'true'})")
+        return pieces
+
+    def _coordinates(self, combo: tuple[int, ...], names: tuple[str, ...], tag: str) -> tuple[list[str], list[str]]:
+        parts, coords = [], []
+        for d, k in enumerate(combo):
+            start, deg = self.dims[d][k]
+            here = [f"{tag}{d}_{t}" for t in range(deg)]
+            terms = " + ".join(f"{self.n ** (deg - 1 - t)}*{c}" for t, c in enumerate(here)) or "0"
+            parts.append(f"{names[d]} = {start + 1} + {terms}")
+            parts += [f"0 <= {c} < {self.n}" for c in here]
+            coords += here
+        return parts, coords
+
+    def pieces(self) -> int:
+        """How many basic maps :meth:`equivalence_text` writes."""
+        by_total: dict[int, int] = {}
+        for combo in itertools.product(*(range(len(b)) for b in self.dims)):
+            total = sum(self.dims[d][k][1] for d, k in enumerate(combo))
+            by_total[total] = by_total.get(total, 0) + 1
+        return sum(c * c * factorial(t) for t, c in by_total.items())
+
+
+#: The most basic maps the isl form of a moment structure's redundancy relation takes
+#: (each pair of block choices of total degree D writes D! of them); beyond it
+#: :meth:`TensorStructure.equivalence` raises ValueError and :func:`representatives`
+#: gives the same relation as an array.
+MAX_MOMENT_PIECES = 400
+
+
+@dataclass(frozen=True)
 class TensorStructure:
     """What is known of a tensor's entries: ``support`` (where it may be non-zero, an
     isl set over positions ``p1 .. pk``, 1-based), ``groups`` (tuples of 0-based
@@ -150,6 +285,10 @@ class TensorStructure:
     groups: tuple[tuple[int, ...], ...] = ()
     blocks: tuple[Optional[DimBlocks], ...] = ()
     definition: Optional[ir.Statement] = field(default=None, compare=False)
+    #: 003 §2's generalized symmetry, where every entry is a moment of one tensor
+    #: (:class:`Moments`): it subsumes ``groups`` and ``blocks``, which stay what the
+    #: loops compress by (003 §5.5: the packed pairs).
+    moments: Optional[Moments] = None
 
     def dim_blocks(self, d: int) -> Optional[DimBlocks]:
         return self.blocks[d] if d < len(self.blocks) else None
@@ -161,9 +300,20 @@ class TensorStructure:
 
     @property
     def unique(self) -> isl.Set:
-        """The unique set: the support with each symmetric group's positions ascending
-        and, along a dimension with blocks, each block's local positions ascending
-        within its groups."""
+        """The unique set: the support with each moment's least position (with
+        :attr:`moments`), else each symmetric group's positions ascending and, along a
+        dimension with blocks, each block's local positions ascending within its groups."""
+        names = _positions(len(self.shape))
+        if self.moments is not None:
+            return self.support.intersect(isl.Set(f"{{ [{', '.join(names)}] : {self.moments.order_text(names)} }}"))
+        return self.pairwise_unique
+
+    @property
+    def pairwise_unique(self) -> isl.Set:
+        """The unique set by the symmetries of whole dimensions and of blocks only (what
+        the loops compute, 003 §5.5; without :attr:`moments` it is the unique set): the
+        support with each group's positions ascending and each block's local positions
+        ascending within its groups."""
         names = _positions(len(self.shape))
         conditions = [f"{names[g[n]]} <= {names[g[n + 1]]}" for g in self.groups for n in range(len(g) - 1)]
         for d, blocks in enumerate(self.blocks):
@@ -171,8 +321,7 @@ class TensorStructure:
                 conditions.append(_block_order(blocks, names[d], f"d{d}"))
         if not conditions:
             return self.support
-        order = isl.Set(f"{{ [{', '.join(names)}] : {' and '.join(conditions)} }}")
-        return self.support.intersect(order)
+        return self.support.intersect(isl.Set(f"{{ [{', '.join(names)}] : {' and '.join(conditions)} }}"))
 
     def equivalence(self) -> isl.Map:
         """The redundancy relation (003's T_R, closed): p -> p' where the entries at p
@@ -181,6 +330,13 @@ class TensorStructure:
         rank = len(self.shape)
         p, q = _positions(rank), tuple(f"q{n + 1}" for n in range(rank))
         box_text = _box_text(p, self.shape)
+        if self.moments is not None:
+            if self.moments.pieces() > MAX_MOMENT_PIECES:
+                raise ValueError(f"{self.name}: the redundancy relation of moments up to degree "
+                                 f"{max(self.moments.degrees)} takes {self.moments.pieces()} isl pieces "
+                                 f"(more than {MAX_MOMENT_PIECES}); representatives() gives it as an array")
+            text = " or ".join(self.moments.equivalence_text(p, q))
+            return isl.Map(f"{{ [{', '.join(p)}] -> [{', '.join(q)}] : {box_text} and ({text}) }}").coalesce()
         perms = [tuple(range(rank))]
         for choice in itertools.product(*(itertools.permutations(g) for g in self.groups)):
             moved = list(range(rank))
@@ -212,6 +368,8 @@ class TensorStructure:
 
     @property
     def unique_size(self) -> int:
+        if self.moments is not None and self.support.is_equal(box(self.shape)):
+            return self.moments.count()  # without enumerating the points
         return count(self.unique)
 
     @property
@@ -230,6 +388,11 @@ class TensorStructure:
         dense, unique = self.dense_size, self.unique_size
         share = f"{100.0 * unique / dense:.3g}%" if dense else "-"
         what = []
+        if self.moments is not None:
+            degrees = self.moments.degrees
+            what.append(f"moments of {self.moments.base} of degree "
+                        + (f"{degrees[0]}" if len(degrees) == 1 else f"{degrees[0]}..{degrees[-1]}")
+                        + " (equal for equal multisets of positions, 003's generalized symmetry)")
         if self.groups:
             what.append("symmetric in " + "; ".join(" ".join(f"i{d + 1}" for d in g) for g in self.groups))
         for d, blocks in enumerate(self.blocks):
@@ -466,7 +629,59 @@ def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Map
     positions = rename.intersect_domain(support).range()
     groups = symmetric_groups(stmt, tensors, shape)
     blocks = statement_blocks(stmt, tensors, shape, groups)
-    return TensorStructure(stmt.target, shape, positions.coalesce(), groups, blocks, _definition(stmt))
+    return TensorStructure(stmt.target, shape, positions.coalesce(), groups, blocks, _definition(stmt),
+                           statement_moments(stmt, tensors, shape))
+
+
+def statement_moments(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
+                      shape: tuple[int, ...]) -> Optional[Moments]:
+    """003 §2's generalized symmetry (:class:`Moments`): a statement
+    ``C[p1..pk] = (Σ_r) x[r, p1] · ... · x[r, pk]`` — k ≥ 2 reads of one tensor that
+    differ only at one dimension, read there at the target's indices, one each — where
+    every direct-sum block of x along that dimension holds monomials of one tensor f
+    (``x = f ⊕ vec(f⊗f)``: degree 1 and 2).  Each entry is then Σ_r of a product of
+    f's entries over the union of the positions' multisets."""
+    variables = [v for v, _ in stmt.index]
+    if len(variables) < 2 or len(set(variables)) != len(variables):
+        return None
+    body = stmt.body
+    while isinstance(body, ir.Sum):
+        if any(v in variables for v, _ in body.index):
+            return None
+        body = body.body
+    factors = _flatten(body, "*")
+    if len(factors) != len(variables) or not all(isinstance(f, ir.Tensor) for f in factors):
+        return None
+    reads: list[ir.Tensor] = factors  # type: ignore[assignment]
+    if len({f.name for f in reads}) != 1 or reads[0].name not in tensors:
+        return None
+    known = tensors[reads[0].name]
+    at, rest, order = None, None, {}
+    for f in reads:
+        hits = [t for t, i in enumerate(f.indices) if isinstance(i, str) and i in variables]
+        if len(hits) != 1:
+            return None
+        others = tuple(str(i) for t, i in enumerate(f.indices) if t != hits[0])
+        if any(v in variables for t, i in enumerate(f.indices) if t != hits[0] for v in index_variables(i)):
+            return None
+        if (at, rest) != (None, None) and (hits[0], others) != (at, rest):
+            return None
+        at, rest = hits[0], others
+        order[str(f.indices[hits[0]])] = True
+    if sorted(order) != sorted(variables) or at is None:
+        return None
+    blocks = known.dim_blocks(at)
+    if not blocks or any(b.monomial is None for b in blocks) or len({b.monomial for b in blocks}) != 1:
+        return None
+    monomial = blocks[0].monomial
+    assert monomial is not None
+    n = tensors[monomial[0]].shape[monomial[1]]
+    if any(b.shape != (n,) * len(b.shape) for b in blocks) or sum(b.size for b in blocks) != known.shape[at]:
+        return None
+    dim = tuple((b.start, len(b.shape)) for b in blocks)
+    if any(shape[d] != known.shape[at] for d in range(len(variables))):
+        return None
+    return Moments(monomial[0], n, (dim,) * len(variables))
 
 
 def _definition(stmt: ir.Statement) -> ir.Statement | None:
@@ -524,24 +739,64 @@ def _direct_sum_blocks(e: ir.Concat, tensors: Mapping[str, TensorStructure]) -> 
         view = _vec_view(item, var)
         block = Block(start, (extent,))
         if view is not None and view[0] in tensors:
-            name, _, dims = view
+            name, template, dims = view
             known = tensors[name]
             local_shape = tuple(known.shape[t] for t in dims)
             if prod(local_shape) == extent:
+                monomial = _monomial(name, template, dims, tensors)
                 if len(dims) == 1:
                     inner = known.dim_blocks(dims[0])
                     if inner is not None:
                         blocks.extend(b.shifted(start) for b in inner)
                         continue
+                    block = Block(start, local_shape, (), monomial)
                 else:
                     local_groups = []
                     for g in known.groups:
                         members = tuple(n for n, t in enumerate(dims) if t in g)
                         if len(members) > 1:
                             local_groups.append(members)
-                    block = Block(start, local_shape, tuple(local_groups))
+                    block = Block(start, local_shape, tuple(local_groups), monomial)
         blocks.append(block)
     return tuple(blocks) if any(b.groups for b in blocks) else None
+
+
+def _monomial(name: str, template: tuple[Optional[Index], ...], dims: tuple[int, ...],
+              tensors: Mapping[str, TensorStructure]) -> Optional[tuple[str, int, tuple[str, ...]]]:
+    """Whether ``vec`` of ``name`` over ``dims`` (its other indices ``template``) holds
+    monomials of one tensor f: read through the definitions (rule inlining), its entry
+    at local coordinates l_1 .. l_k is ``f[.., l_1, ..] · ... · f[.., l_k, ..]``, every
+    factor reading f at the same other indices and the same dimension, each coordinate
+    in one factor.  Returns (f, that dimension, the text of f's other indices) or None."""
+    local = [f"_tl_m{t}" for t in range(len(dims))]
+    indices = list(template)
+    for t, dim in enumerate(dims):
+        indices[dim] = local[t]
+    if any(i is None for i in indices):
+        return None
+    factors = _flatten(inline(ir.Tensor(name, tuple(indices)), tensors), "*")  # type: ignore[arg-type]
+    if len(factors) != len(dims):
+        return None
+    found: Optional[tuple[str, int, tuple[str, ...]]] = None
+    used = []
+    for f in factors:
+        if not isinstance(f, ir.Tensor) or f.name not in tensors:
+            return None
+        hits = [t for t, i in enumerate(f.indices) if isinstance(i, str) and i in local]
+        if len(hits) != 1:
+            return None
+        coordinate = local.index(str(f.indices[hits[0]]))
+        if tensors[f.name].shape[hits[0]] != tensors[name].shape[dims[coordinate]]:
+            return None
+        rest = [i for t, i in enumerate(f.indices) if t != hits[0]]
+        if any(v in local for i in rest for v in index_variables(i)):
+            return None
+        key = (f.name, hits[0], tuple(str(i) for i in rest))
+        if found is not None and key != found:
+            return None
+        found = key
+        used.append(str(f.indices[hits[0]]))
+    return found if sorted(used) == local else None
 
 
 def _vec_view(e: ir.Expr, var: str) -> Optional[tuple[str, tuple[Optional[Index], ...], tuple[int, ...]]]:
@@ -627,11 +882,15 @@ def structure_lines(program: ir.Program) -> list[str]:
 def representatives(found: TensorStructure) -> np.ndarray:
     """For every position of ``found``'s box (row-major), the flat index of the position
     whose entry it copies: the lexicographically least of its orbit under the blocks'
-    local permutations and the groups' permutations of dimensions (itself where none)."""
+    local permutations and the groups' permutations of dimensions (itself where none),
+    or of its moment (:class:`Moments`)."""
     shape = found.shape
     rank = len(shape)
     if not rank:  # a scalar: its one entry (meshgrid of no axes cannot be reshaped)
         return np.zeros(1, dtype=np.int64)
+    if found.moments is not None:  # the first position (row-major) of each moment
+        _, first, inverse = np.unique(found.moments.keys(shape), axis=0, return_index=True, return_inverse=True)
+        return np.asarray(first[inverse.reshape(-1)], dtype=np.int64)
     grids = [np.arange(n) for n in shape]
     per_dim = []
     for d in range(rank):
@@ -719,8 +978,13 @@ class Compressed:
 
     @property
     def redundancy(self) -> str:
-        """The redundancy map (position -> the unique position it copies), as isl text."""
-        return str(self.structure.redundancy())
+        """The redundancy map (position -> the unique position it copies), as isl text;
+        where that map is too large for isl (moments of high degree), a sentence saying
+        so — ``source`` holds the same map as an array."""
+        try:
+            return str(self.structure.redundancy())
+        except ValueError as exc:
+            return f"{exc} (here: source)"
 
     def __repr__(self) -> str:
         return f"<Compressed {self.name} {list(self.shape)}: {self.structure.describe()}>"
