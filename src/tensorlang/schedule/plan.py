@@ -439,9 +439,18 @@ def _block_structured(program: ir.Program) -> dict[str, str]:
         found = infer(program)
     except Exception:  # an expression the analysis cannot read: no claim
         return {}
-    return {stmt.target: f"structure: {found[stmt.target].describe()}" for stmt in program.statements
+    return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
             if stmt.target in found and found[stmt.target].redundant_blocks
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
+
+
+def _computed(found) -> str:
+    """``found`` described, and for moments (003 §2) what the loops compute instead: the
+    entries unique by the symmetries of dimensions and blocks (docs/structure.md)."""
+    if found.moments is None:
+        return found.describe()
+    from ..analysis.structure import count
+    return f"{found.describe()}; the loops compute the {count(found.pairwise_unique)} entries these symmetries leave"
 
 
 
