@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import tensorlang as tl
 from tensorlang import lang
 from tensorlang.errors import TensorLangError
+from tensorlang.ein import ir as ein_ir
 
 
 STUR = lang.get("stur")
@@ -137,6 +138,14 @@ B:D(i, k) := (0 <= i < N) * (0 <= k < N)
 C:D(i, j, k) := (0 <= i < N) * (0 <= j < N) * (0 <= k < N)
 """
 
+HEAD_UPPER = """\
+symbols: N
+A(i, j) := B(i, j) * (i <= j) + C(i, j) * (j = i + 1)
+A:D(i, j) := (0 <= i < N) * (0 <= j < N)
+B:D(i, j) := (0 <= i < N) * (0 <= j < N)
+C:D(i, j) := (0 <= i < N) * (0 <= j < N)
+"""
+
 #: name -> (program, params); all compile except where COMPILED says no.
 PROGRAMS = {
     "covariance": (COVARIANCE, {"R": 5, "F": 3}),
@@ -153,10 +162,11 @@ PROGRAMS = {
     "head_pieces": (HEAD_PIECES, {"W": 5}),
     "head_box": (HEAD_BOX, {"N": 4, "M": 6}),
     "head_diagonal": (HEAD_DIAGONAL, {"N": 3}),
+    "head_upper": (HEAD_UPPER, {"N": 4}),
 }
 
 #: programs the compiled targets cannot lower yet (error[backend]; interp runs them)
-INTERP_ONLY = {"packed_triangle", "head_diagonal"}
+INTERP_ONLY = {"packed_triangle"}
 
 
 def _check(text, params=None):
@@ -369,7 +379,7 @@ def test_head_limited_products_compile_and_agree_with_the_reference(text, data):
 
 
 def test_auto_runs_what_the_compiled_targets_cannot_lower_on_the_interpreter(capsys):
-    text, params = PROGRAMS["head_diagonal"]
+    text, params = PROGRAMS["packed_triangle"]
     with pytest.raises(TensorLangError) as info:
         tl.compile(text, lang="stur", params=params, backend="numpy")
     assert info.value.code == "backend"
@@ -378,7 +388,25 @@ def test_auto_runs_what_the_compiled_targets_cannot_lower_on_the_interpreter(cap
     assert "runs on the reference interpreter" in capsys.readouterr().err
     inputs = _random_inputs(k.checked)
     ref = _run_reference(text, params, inputs)
-    assert np.allclose(k(**inputs)["A"], ref["A"])
+    got = k(**inputs)
+    assert got and all(np.allclose(got[n], ref[n]) for n in got)
+
+
+@pytest.mark.parametrize("name", ["head_diagonal", "head_upper"])
+def test_a_condition_on_head_indices_is_a_select_with_exact_zeros(name):
+    """``(i = j)`` and ``(i <= j)`` on head indices lower to a direct sum along the
+    condition's value: the product is computed only where the condition holds, and the
+    entries elsewhere are 0 even where every input is NaN (STUR's meaning, not 0·NaN)."""
+    text, params = PROGRAMS[name]
+    for backend in [b for b in ("numpy", "c") if b in tl.available_backends()]:
+        k = tl.compile(text, lang="stur", params=params, backend=backend)
+        assert k.backend == backend
+        assert any(isinstance(node, ein_ir.Concat) for stmt in k.ein.statements for node in ein_ir.nodes(stmt.body))
+        inputs = {n: np.full(k.checked.context.shapes[n], np.nan) for n in k.checked.accepted_inputs}
+        got = k(**inputs)["A"]
+        ref = _run_reference(text, params, inputs)["A"]
+        assert np.array_equal(np.isnan(got), np.isnan(ref)) and np.isnan(got).any()
+        assert np.all(got[~np.isnan(ref)] == 0)
 
 
 def test_c_target_equals_reference():

@@ -19,8 +19,14 @@ conditions can be *solved away*:
    zero pieces: a piecewise select, so the entries outside are exactly 0 as STUR
    means, whatever the inputs hold (never 0 · NaN).
 
-A product whose conditions cut its box any other way (``i <= j``,
-``s = i*N + k - (i+1)*(i+2)/2``) is error[backend] for now:
+5. **a condition on head indices only** (``A(i, j, k) := ... * (i = j)``, ``(i <= j)``):
+   the product is computed where it holds and placed in a direct sum along the
+   condition's value (an affine index, ``j - i``): zero pieces where it does not, so
+   again a select with exact zeros, and the product is evaluated only where it holds.
+
+A product whose conditions cut its box any other way (a condition tying a summed index
+to a head index with a coefficient other than ±1, ``s = i*N + k - (i+1)*(i+2)/2``) is
+error[backend] for now:
 the compressed loops that compute exactly such sets are the structure pass
 (docs/structure.md); the reference interpreter (``backend="interp"``) runs every
 program.
@@ -147,11 +153,19 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
             raise _unsupported(term, f"its conditions put head index {h!r} at {lo}..{hi}, outside 0..{shape[n] - 1}")
         if (lo, hi) != (0, shape[n] - 1):
             local[h] = _fresh(f"{h}_part", set(term.variables) | set(local.values()))
+    selects: list[tuple[Constraint, int, int]] = []  # conditions on head indices only: step 5
     for c in cons:
         lo, hi = lin_range(c.lin, box)
         implied = (lo is not None and lo >= 0) if c.kind == ">=" else (lo == 0 and hi == 0)
-        if not implied:
-            raise _unsupported(term, "a condition cuts its loops to a set that is not a box")
+        if implied:
+            continue
+        on = {v for v, _ in c.lin.terms}
+        if on and on <= set(head) and lo is not None and hi is not None:
+            if hi < 0 or c.kind == "=" and lo > 0:
+                return ir.Const(0.0)  # no point: the product adds nothing
+            selects.append((c, lo, hi))
+            continue
+        raise _unsupported(term, "a condition cuts its loops to a set that is not a box")
     extents = {v: box[v][1] - box[v][0] + 1 for v in free}
 
     def position(arg: str, dim_extent: int):
@@ -185,6 +199,19 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
     assert body is not None
     loops = tuple((v, extents[v]) for v in summed if v in used)
     result: ir.Expr = ir.Sum(Domain(loops), body) if loops else body
+    taken = set(term.variables) | set(local.values())
+    for c, lo, hi in selects:  # the value where the condition holds, exact zeros elsewhere
+        # the condition's value L over EIN's 1-based head variables (STUR v = x_v - 1 + lo_v),
+        # shifted to select at 1-based position L - lo + 1 of a direct sum lo..hi
+        # (a head index limited to a part, step 4, is read at its local index: the select
+        # lies inside that part's direct sum)
+        index = affine([(local.get(v, v), k) for v, k in c.lin.terms],
+                       c.lin.const + sum(k * (box[v][0] - 1) for v, k in c.lin.terms) - lo + 1)
+        holds = 1 if c.kind == "=" else hi + 1
+        pieces = [(_fresh("below", taken), -lo, ir.Const(0.0)), (_fresh("holds", taken), holds, result),
+                  (_fresh("above", taken), hi if c.kind == "=" else 0, ir.Const(0.0))]
+        pieces = [p for p in pieces if p[1] > 0]
+        result = ir.Concat(index, Domain(tuple((v, k) for v, k, _ in pieces)), tuple(e for _, _, e in pieces))
     for n in reversed(range(len(head))):
         h = head[n]
         if h in local:  # zeros before and after the part the conditions leave
