@@ -35,7 +35,7 @@ from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard
 from .kernel import Kernel, Options, ProgramInterface, check_threads, default_threads
-from .semantics.sizes import MAX_EXTENT, Sym
+from .semantics.sizes import MAX_EXTENT, Sym, is_derived
 from .semantics.types import CheckedProgram, show
 
 #: Specialisations a kernel keeps loaded (least recently used first out); the compiled
@@ -63,7 +63,10 @@ class SymbolicKernel(ProgramInterface):
         self.source = source
         #: sizes given at compile time (already bound in ``checked``'s declarations)
         self.params = dict(params or {})
-        self.symbols: tuple[str, ...] = checked.symbols
+        #: the sizes a binding gives; an extent written as an expression of them (STUR's
+        #: ``s < N*(N+1)/2``: a Sym named by that text, sizes.is_derived) follows from them
+        #: when the program is specialised, and the specialisation checks it
+        self.symbols: tuple[str, ...] = tuple(s for s in checked.symbols if not is_derived(s))
         self._threads = check_threads(options.threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
         self._lock = threading.RLock()
@@ -77,7 +80,8 @@ class SymbolicKernel(ProgramInterface):
         #: per variable that can bind sizes (inputs, then results): its rank and, per
         #: symbolic dimension, (dimension, symbol number)
         self._binders: tuple[tuple[str, int, tuple[tuple[int, int], ...]], ...] = tuple(
-            (name, len(shapes[name]), tuple((d, index[e.name]) for d, e in enumerate(shapes[name]) if isinstance(e, Sym)))
+            (name, len(shapes[name]), tuple((d, index[e.name]) for d, e in enumerate(shapes[name])
+                                            if isinstance(e, Sym) and e.name in index))
             for name in (*checked.accepted_inputs, *(r for r in checked.results if r not in checked.accepted_inputs))
             if any(isinstance(e, Sym) for e in shapes[name]))
         determined = {s for name, _, dims in self._binders if name in checked.accepted_inputs for _, s in dims}
@@ -97,6 +101,15 @@ class SymbolicKernel(ProgramInterface):
         for kernel in self._kernels.values():
             kernel.threads = self._threads
 
+
+    @property
+    def backend(self) -> str:
+        """The target the specialisation compiled last runs on — under ``backend="auto"``
+        a program the compiled targets cannot lower runs on the reference interpreter —
+        or, before any, the one asked for."""
+        with self._lock:
+            last = self._last or (next(reversed(self._kernels.values())) if self._kernels else None)
+        return last.backend if last is not None else self.options.backend
 
     @property
     def last_run_seconds(self) -> float | None:

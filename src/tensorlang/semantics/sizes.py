@@ -53,6 +53,14 @@ def is_symbolic(shape: Iterable[Any]) -> bool:
     return any(isinstance(d, Sym) for d in shape)
 
 
+def is_derived(name: str) -> bool:
+    """Whether a symbol's name is an expression of other symbols rather than a size of its
+    own: a front end names an extent it can only write as an expression (STUR's D fact
+    ``(s < N*(N+1)/2)``) by that text.  It takes no value of its own; it follows from the
+    symbols it is written in when they are bound."""
+    return not name.isidentifier()
+
+
 def symbols_of(shapes: Iterable[Iterable[Any]]) -> tuple[str, ...]:
     """The symbols in these shapes, in order of first appearance."""
     seen: dict[str, None] = {}
@@ -100,5 +108,5 @@ def binding_diagnostic(name: str, value: int, first: tuple[str, int, int], secon
             f"every use of {name!r} must have one value")
 
 
-__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "is_symbolic", "program_symbols",
-           "symbols_of"]
+__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "is_derived", "is_symbolic",
+           "program_symbols", "symbols_of"]

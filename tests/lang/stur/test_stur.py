@@ -392,6 +392,19 @@ def test_auto_runs_what_the_compiled_targets_cannot_lower_on_the_interpreter(cap
     assert got and all(np.allclose(got[n], ref[n]) for n in got)
 
 
+def test_a_symbolic_kernel_reports_the_interpreter_its_specialisations_fell_back_to(capsys):
+    text, params = PROGRAMS["packed_triangle"]
+    k = tl.compile(text, lang="stur")  # N symbolic, backend="auto"
+    asked = k.backend
+    assert asked in tl.available_backends() or asked == "auto"
+    assert k.symbols == ("N",)  # packed's extent N*(N+1)/2 follows from N: no size of its own
+    spec = k.specialize(**params)
+    assert spec.backend == "interp" and k.backend == "interp"
+    assert "runs on the reference interpreter" in capsys.readouterr().err
+    u = np.arange(25.0).reshape(5, 5)  # N bound from U's shape; packed then has 15 entries
+    assert k(U=u)["packed"].tolist() == [u[i, j] for i in range(5) for j in range(i, 5)]
+
+
 @pytest.mark.parametrize("name", ["head_diagonal", "head_upper"])
 def test_a_condition_on_head_indices_is_a_select_with_exact_zeros(name):
     """``(i = j)`` and ``(i <= j)`` on head indices lower to a direct sum along the
