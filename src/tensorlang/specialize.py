@@ -104,11 +104,11 @@ class SymbolicKernel(ProgramInterface):
 
     @property
     def backend(self) -> str:
-        """The target the specialisation compiled last runs on — under ``backend="auto"``
-        a program the compiled targets cannot lower runs on the reference interpreter —
-        or, before any, the one asked for."""
+        """The target of the specialisation compiled (or looked up by :meth:`specialize`)
+        last — under ``backend="auto"`` a program the compiled targets cannot lower runs
+        on the reference interpreter — or, before any, the one asked for."""
         with self._lock:
-            last = self._last or (next(reversed(self._kernels.values())) if self._kernels else None)
+            last = next(reversed(self._kernels.values())) if self._kernels else None
         return last.backend if last is not None else self.options.backend
 
     @property

@@ -156,6 +156,8 @@ PROGRAMS = {
     "extra_loop": (EXTRA_LOOP, {"N": 3}),
     "banded": (BANDED, {"W": 4}),
     "packed_triangle": (PACKED_TRIANGLE, {"N": 3}),
+    # past MAX_UNROLL values of i: not unrolled, interpreter only
+    "packed_triangle_large": (PACKED_TRIANGLE, {"N": 40}),
     "outer_three": (OUTER_THREE, {"N": 3}),
     "head_fixed": (HEAD_FIXED, {"N": 4, "J": 2}),
     "head_fixed_last": (HEAD_FIXED, {"N": 3, "J": 2}),
@@ -166,7 +168,7 @@ PROGRAMS = {
 }
 
 #: programs the compiled targets cannot lower yet (error[backend]; interp runs them)
-INTERP_ONLY = {"packed_triangle"}
+INTERP_ONLY = {"packed_triangle_large"}
 
 
 def _check(text, params=None):
@@ -249,6 +251,9 @@ def test_nonaffine_packed_index():
     u = np.arange(9.0).reshape(3, 3)
     out = _run_reference(text, params, {"U": u})["packed"]
     assert np.allclose(out, u[np.triu_indices(3)])
+    for backend in [b for b in ("numpy", "c") if b in tl.available_backends()]:  # unrolled over i (step 6)
+        k = tl.compile(text, lang="stur", params=params, backend=backend)
+        assert np.array_equal(k(U=u)["packed"], u[np.triu_indices(3)])
 
 
 def test_points_outside_the_conditions_are_not_summed():
@@ -379,7 +384,7 @@ def test_head_limited_products_compile_and_agree_with_the_reference(text, data):
 
 
 def test_auto_runs_what_the_compiled_targets_cannot_lower_on_the_interpreter(capsys):
-    text, params = PROGRAMS["packed_triangle"]
+    text, params = PROGRAMS["packed_triangle_large"]
     with pytest.raises(TensorLangError) as info:
         tl.compile(text, lang="stur", params=params, backend="numpy")
     assert info.value.code == "backend"
@@ -398,11 +403,12 @@ def test_a_symbolic_kernel_reports_the_interpreter_its_specialisations_fell_back
     asked = k.backend
     assert asked in tl.available_backends() or asked == "auto"
     assert k.symbols == ("N",)  # packed's extent N*(N+1)/2 follows from N: no size of its own
-    spec = k.specialize(**params)
-    assert spec.backend == "interp" and k.backend == "interp"
-    assert "runs on the reference interpreter" in capsys.readouterr().err
     u = np.arange(25.0).reshape(5, 5)  # N bound from U's shape; packed then has 15 entries
     assert k(U=u)["packed"].tolist() == [u[i, j] for i in range(5) for j in range(i, 5)]
+    assert k.backend != "interp"  # unrolled over i (step 6)
+    spec = k.specialize(N=40)  # 40 values of i: past MAX_UNROLL
+    assert spec.backend == "interp" and k.backend == "interp"
+    assert "runs on the reference interpreter" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["head_diagonal", "head_upper"])

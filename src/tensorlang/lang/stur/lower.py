@@ -24,15 +24,22 @@ conditions can be *solved away*:
    condition's value (an affine index, ``j - i``): zero pieces where it does not, so
    again a select with exact zeros, and the product is evaluated only where it holds.
 
+6. **a condition affine once a variable is fixed** (a packed triangular index,
+   ``s = N*i + j - i*(i+1)/2``): the sum of its cases over that variable, each by
+   steps 1-5, for at most :data:`MAX_UNROLL` values.
+
 A product whose conditions cut its box any other way (a condition tying a summed index
-to a head index with a coefficient other than ±1, ``s = i*N + k - (i+1)*(i+2)/2``) is
-error[backend] for now:
+to a head index with a coefficient other than ±1, a union, a non-affine condition over
+more values) is error[backend] for now:
 the compressed loops that compute exactly such sets are the structure pass
 (docs/structure.md); the reference interpreter (``backend="interp"``) runs every
 program.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
 
 from ...ein import ir
 from ...ein.index import Domain, affine
@@ -131,11 +138,19 @@ def eliminate(term: Term) -> tuple[dict[str, Lin], list[Constraint]]:
         cons = [Constraint(c.lin.substitute(v, by), c.kind) for c in cons if c is not con]
 
 
+#: A product whose conditions are affine only once one of its variables is fixed is
+#: unrolled over that variable (step 6) when it takes at most this many values.
+MAX_UNROLL = 32
+
+
 def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
     if any(lo > hi for lo, hi in term.box.values()):
         return ir.Const(0.0)  # no point: the product adds nothing
     if not term.affine:
-        raise _unsupported(term, "a condition or dimension fact is not affine (or is a union)")
+        unrolled = _unrolled(model, term, shape)
+        if unrolled is None:
+            raise _unsupported(term, "a condition or dimension fact is not affine (or is a union)")
+        return unrolled
     head = term.rule.args
     subst, cons = eliminate(term)
     free = [v for v in term.variables if v not in subst]
@@ -222,6 +237,52 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
             pieces = [p for p in pieces if p[1] > 0]
             result = ir.Concat(h, Domain(tuple((v, k) for v, k, _ in pieces)), tuple(e for _, _, e in pieces))
     return result
+
+
+def _unrolled(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr | None:
+    """Step 6: the product as the sum of its cases v = lo .. hi of the variable v with the
+    fewest values (at most :data:`MAX_UNROLL`) that makes every condition affine once
+    fixed (``s = N*i + j - i*(i+1)/2`` is affine in s and j for each i).  Each case lowers
+    by steps 1-5 — a fixed head index is step 4, a part of its dimension with zeros
+    around it, so the cases' sum adds exact zeros; None where no variable does."""
+    for v in sorted(term.variables, key=lambda u: term.box[u][1] - term.box[u][0]):
+        lo, hi = term.box[v]
+        if hi - lo + 1 > MAX_UNROLL:
+            return None
+        cases = [_fixed(model, term, v, c) for c in range(lo, hi + 1)]
+        if any(case is None for case in cases):
+            continue
+        result: ir.Expr | None = None
+        for case in cases:
+            assert case is not None
+            part = lower_term(model, case, shape)
+            if isinstance(part, ir.Const) and part.value == 0.0 and result is not None:
+                continue  # a case without points
+            result = part if result is None else ir.BinOp("+", result, part)
+        return result
+    return None
+
+
+def _fixed(model: Model, term: Term, v: str, value: int) -> Term | None:
+    """``term`` with ``v = value``, its conditions made affine (None where one is not, or
+    a fact is a union)."""
+    values = {**model.values, v: value}
+    cons = [Constraint(Lin(((v, 1),), -value), "=")]
+    for mask in term.masks:
+        if len(mask) != 1:
+            return None
+        for left, op, right in mask[0]:
+            c = constraint(left, op, right, values)
+            if c is None:
+                return None
+            cons.append(c)
+    box = dict(term.box)
+    box[v] = (value, value)
+    found = propagate(cons, box)
+    if any(lo is None or hi is None for lo, hi in found.values()):
+        return None
+    bounds = {u: (int(lo), int(hi)) for u, (lo, hi) in found.items()}  # type: ignore[arg-type]
+    return replace(term, box=MappingProxyType(bounds), constraints=tuple(cons), affine=True)
 
 
 def _fresh(name: str, taken: set[str]) -> str:
