@@ -136,6 +136,11 @@ def test_a_large_relation_is_refused_with_a_clear_error_and_the_array_still_work
     # different rows of X: C[p,q] = Σ_r Σ_s X[r,p] X[s,q] is no moment
     "in var F : [5 3]\nvar G : [5 3 3]\nvar X : [5 12]\nout var C : [12 12]\n"
     "G[r,i,j] = F[r,i] * F[r,j]\nX = concat(F, vec(G))\nC[p,q] = sum(r, s) X[r,p] * X[s,q]\n",
+    # the sum of two direct sums of monomials (of F and of H) is none: blocks inherited
+    # pointwise keep their symmetry, not their monomials
+    "in var F : [5 3]\nin var H : [5 3]\nvar G : [5 3 3]\nvar K : [5 3 3]\nvar X : [5 12]\nvar W : [5 12]\n"
+    "var Y : [5 12]\nout var C : [12 12]\nG[r,i,j] = F[r,i] * F[r,j]\nK[r,i,j] = H[r,i] * H[r,j]\n"
+    "X = concat(F, vec(G))\nW = concat(H, vec(K))\nY[r,g] = X[r,g] + W[r,g]\nC[p,q] = sum(r) Y[r,p] * Y[r,q]\n",
     # a scaled block: 2·f⊗f is no monomial
     "in var F : [5 3]\nvar G : [5 3 3]\nvar X : [5 12]\nout var C : [12 12]\n"
     "G[r,i,j] = 2 * F[r,i] * F[r,j]\nX = concat(F, vec(G))\nC[p,q] = sum(r) X[r,p] * X[r,q]\n",

@@ -85,7 +85,10 @@ class Block:
         return found or [tuple(range(len(self.shape)))]
 
     def shifted(self, by: int) -> "Block":
-        return Block(self.start + by, self.shape, self.groups, self.monomial)
+        """The block ``by`` positions later, as a direct sum that holds it sees it.  Its
+        ``monomial`` is dropped: that names the holder's own variables, which the tensor
+        that holds this one may read at other indices."""
+        return Block(self.start + by, self.shape, self.groups)
 
 
 #: A dimension's direct-sum structure: its blocks, in order, covering the dimension.
@@ -190,8 +193,7 @@ class Moments:
         top = max(self.degrees)
         per_dim = []
         for d, blocks in enumerate(self.dims):
-            local = np.full((shape[d], top + 1), self.n, dtype=np.int64)
-            local[:, 0] = 0
+            local = np.full((shape[d], top + 1), self.n, dtype=np.int64)  # the blocks cover the dimension
             for start, deg in blocks:
                 size = self.n ** deg
                 coords = np.array(np.unravel_index(np.arange(size), (self.n,) * deg)).T  # [size, deg]
@@ -209,18 +211,9 @@ class Moments:
         """isl text: 1-based positions ``names`` are the least position of their moment."""
         pieces = []
         for combo in self.canonical():
-            local, parts, sequence = [], [], []
-            for d, k in enumerate(combo):
-                start, deg = self.dims[d][k]
-                coords = [f"m{d}_{t}" for t in range(deg)]
-                local += coords
-                terms = " + ".join(f"{self.n ** (deg - 1 - t)}*{c}" for t, c in enumerate(coords)) or "0"
-                parts.append(f"{names[d]} = {start + 1} + {terms}")
-                parts += [f"0 <= {c} < {self.n}" for c in coords]
-                sequence += coords
-            parts += [f"{a} <= {b}" for a, b in zip(sequence, sequence[1:])]
-            body = " and ".join(parts)
-            pieces.append(f"(exists ({', '.join(local)} : {body}))" if local else f"({body})")
+            parts, sequence = self._coordinates(combo, names, "m")
+            body = " and ".join(parts + [f"{a} <= {b}" for a, b in zip(sequence, sequence[1:])])
+            pieces.append(f"(exists ({', '.join(sequence)} : {body}))" if sequence else f"({body})")
         return "(" + " or ".join(pieces) + ")"
 
     def equivalence_text(self, p: tuple[str, ...], q: tuple[str, ...]) -> list[str]:
@@ -242,6 +235,8 @@ class Moments:
         return pieces
 
     def _coordinates(self, combo: tuple[int, ...], names: tuple[str, ...], tag: str) -> tuple[list[str], list[str]]:
+        """isl conditions: positions ``names`` lie in the blocks ``combo`` (one per
+        dimension) at coordinates named by ``tag``; and those names, in order."""
         parts, coords = [], []
         for d, k in enumerate(combo):
             start, deg = self.dims[d][k]
@@ -850,7 +845,8 @@ def _inherited_blocks(body: ir.Expr, var: str, extent: int, tensors: Mapping[str
             return None
         elif isinstance(node, (ir.Sum, ir.Reduce)) and var in dict(node.index):
             return None
-    return seen.pop() if len(seen) == 1 else None
+    # the blocks' symmetry holds pointwise; being monomials does not (X + W is none)
+    return tuple(Block(b.start, b.shape, b.groups) for b in seen.pop()) if len(seen) == 1 else None
 
 
 def infer(program: ir.Program, annihilating: bool = True) -> dict[str, TensorStructure]:
