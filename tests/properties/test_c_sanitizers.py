@@ -60,8 +60,8 @@ def driver(generated: c_codegen.Generated) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_sanitized(text: str, inputs: dict, dtype: str, tmp: Path) -> dict:
-    kernel = tl.compile(text, backend="interp", dtype=dtype)  # for the program's interface only
+def run_sanitized(text: str, inputs: dict, dtype: str, tmp: Path, **compile_args) -> dict:
+    kernel = tl.compile(text, backend="interp", dtype=dtype, **compile_args)  # for the program's interface only
     generated = c_backend.generate(kernel.ein, dtype, blas=False)
     src, exe = tmp / "kernel.c", tmp / "kernel"
     src.write_text(driver(generated))
