@@ -140,7 +140,7 @@ C:D(i, j, k) := (0 <= i < N) * (0 <= j < N) * (0 <= k < N)
 
 HEAD_UPPER = """\
 symbols: N
-A(i, j) := B(i, j) * (i <= j) + C(i, j) * (j = i + 1)
+A(i, j) := B(i, j) * (i <= j) + C(i, j) * (j = i + 1) + B(i, j) * (i <= j) * (j <= i + 1)
 A:D(i, j) := (0 <= i < N) * (0 <= j < N)
 B:D(i, j) := (0 <= i < N) * (0 <= j < N)
 C:D(i, j) := (0 <= i < N) * (0 <= j < N)

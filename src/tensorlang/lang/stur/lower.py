@@ -225,6 +225,7 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
         holds = 1 if c.kind == "=" else hi + 1
         pieces = [(_fresh("below", taken), -lo, ir.Const(0.0)), (_fresh("holds", taken), holds, result),
                   (_fresh("above", taken), hi if c.kind == "=" else 0, ir.Const(0.0))]
+        taken.update(v for v, _, _ in pieces)  # a second condition's direct sum binds other names
         pieces = [p for p in pieces if p[1] > 0]
         result = ir.Concat(index, Domain(tuple((v, k) for v, k, _ in pieces)), tuple(e for _, _, e in pieces))
     for n in reversed(range(len(head))):
