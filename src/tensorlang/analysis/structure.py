@@ -651,19 +651,11 @@ def statement_moments(stmt: ir.Statement, tensors: Mapping[str, TensorStructure]
     if len({f.name for f in reads}) != 1 or reads[0].name not in tensors:
         return None
     known = tensors[reads[0].name]
-    at, rest, order = None, None, {}
-    for f in reads:
-        hits = [t for t, i in enumerate(f.indices) if isinstance(i, str) and i in variables]
-        if len(hits) != 1:
-            return None
-        others = tuple(str(i) for t, i in enumerate(f.indices) if t != hits[0])
-        if any(v in variables for t, i in enumerate(f.indices) if t != hits[0] for v in index_variables(i)):
-            return None
-        if (at, rest) != (None, None) and (hits[0], others) != (at, rest):
-            return None
-        at, rest = hits[0], others
-        order[str(f.indices[hits[0]])] = True
-    if sorted(order) != sorted(variables) or at is None:
+    plain = [_read_at_one(f, set(variables)) for f in reads]
+    if any(p is None for p in plain) or len(set(plain)) != 1:  # one dimension, the same other indices
+        return None
+    at = plain[0][0]  # type: ignore[index]
+    if sorted(str(f.indices[at]) for f in reads) != sorted(variables):  # each target index once
         return None
     blocks = known.dim_blocks(at)
     if not blocks or any(b.monomial is None for b in blocks) or len({b.monomial for b in blocks}) != 1:
@@ -777,21 +769,31 @@ def _monomial(name: str, template: tuple[Optional[Index], ...], dims: tuple[int,
     for f in factors:
         if not isinstance(f, ir.Tensor) or f.name not in tensors:
             return None
-        hits = [t for t, i in enumerate(f.indices) if isinstance(i, str) and i in local]
-        if len(hits) != 1:
+        plain = _read_at_one(f, set(local))
+        if plain is None:
             return None
-        coordinate = local.index(str(f.indices[hits[0]]))
-        if tensors[f.name].shape[hits[0]] != tensors[name].shape[dims[coordinate]]:
+        at, rest = plain
+        coordinate = local.index(str(f.indices[at]))
+        if tensors[f.name].shape[at] != tensors[name].shape[dims[coordinate]]:
             return None
-        rest = [i for t, i in enumerate(f.indices) if t != hits[0]]
-        if any(v in local for i in rest for v in index_variables(i)):
-            return None
-        key = (f.name, hits[0], tuple(str(i) for i in rest))
+        key = (f.name, at, rest)
         if found is not None and key != found:
             return None
         found = key
-        used.append(str(f.indices[hits[0]]))
+        used.append(str(f.indices[at]))
     return found if sorted(used) == local else None
+
+
+def _read_at_one(read: ir.Tensor, names: set[str]) -> Optional[tuple[int, tuple[str, ...]]]:
+    """Where ``read`` has exactly one index that is one of ``names`` (plainly) and its
+    other indices mention none of them: that dimension and the text of the others."""
+    hits = [t for t, i in enumerate(read.indices) if isinstance(i, str) and i in names]
+    if len(hits) != 1:
+        return None
+    rest = [i for t, i in enumerate(read.indices) if t != hits[0]]
+    if any(v in names for i in rest for v in index_variables(i)):
+        return None
+    return hits[0], tuple(str(i) for i in rest)
 
 
 def _vec_view(e: ir.Expr, var: str) -> Optional[tuple[str, tuple[Optional[Index], ...], tuple[int, ...]]]:
