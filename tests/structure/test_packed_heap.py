@@ -31,8 +31,11 @@ OLD_CAP = 1 << 20
 
 
 def _poly2(m: int, n: int) -> str:
+    """Polynomial regression of degree 2 with the features X among the results: X is then
+    not a temporary its producer could write packed (loops/structure.py
+    ``pack_in_producer``), so the covariance makes its packed copy of X itself."""
     k = n + n * n
-    return (f"in var F : [{m} {n}]\nvar G : [{m} {n} {n}]\nvar X : [{m} {k}]\nout var C : [{k} {k}]\n"
+    return (f"in var F : [{m} {n}]\nvar G : [{m} {n} {n}]\nout var X : [{m} {k}]\nout var C : [{k} {k}]\n"
             "G[r,i,j] = F[r,i] * F[r,j]\nX = concat(F, vec(G))\nC[p,q] = sum(r) X[r,p] * X[r,q]\n")
 
 
@@ -141,7 +144,7 @@ def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had(c_blas):
         from test_packed_heap import _poly2
         k = tl.compile(_poly2({M}, {N}), backend="c")
         F = np.ones(({M}, {N}))
-        out = {{"C": np.empty(({N + N * N}, {N + N * N}))}}
+        out = {{"C": np.empty(({N + N * N}, {N + N * N})), "X": np.empty(({M}, {N + N * N}))}}
         k.run({{"F": F}}, out=out)
         k.run({{"F": F}}, out=out)
         used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()

@@ -3,7 +3,9 @@ schedule's buffers, printable (``--emit loops``) and printed as C by the C targe
 
 :func:`loop_program` runs the pipeline: :mod:`.lower` (accumulator form), then the
 transformations :mod:`.interchange` (row AXPY for contractions) and :mod:`.parallel`
-(OpenMP and SIMD marks); a fused step's statements become one nest (:mod:`.fusion`).
+(OpenMP and SIMD marks); a fused step's statements become one nest (:mod:`.fusion`);
+a temporary read only through a packed copy is stored packed by its producer
+(:func:`.structure.pack_in_producer`).
 """
 
 from __future__ import annotations
@@ -70,7 +72,11 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
                     nest = interchange.rewrite(nest, schedule.buffers)
             nests.append(replace(parallel.mark(nest, parallel_work), fma=fma))
     # a loop over a direct sum's index runs piece by piece, without the select (.pieces)
-    return LoopProgram(schedule.buffers, tuple(split_pieces(nest) for nest in nests))
+    program = LoopProgram(schedule.buffers, tuple(split_pieces(nest) for nest in nests))
+    # a temporary read only through a packed copy is written packed by its producer
+    statements = [s for step in schedule.steps
+                  for s in (step.statements if isinstance(step, LoopStep) else (statement_of(step),))]
+    return structure.pack_in_producer(program, statements) if compressed else program
 
 
 def stmt_sums(stmt) -> bool:

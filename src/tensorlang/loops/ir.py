@@ -178,6 +178,23 @@ Node = Union[Loop, Init, Update, Store, Copy, Declare]
 
 
 @dataclass(frozen=True)
+class PackedCopy:
+    """A local copy a nest makes of buffer ``source`` holding only its unique positions
+    along dimension ``along`` (:func:`.structure.compress_packed`): local slot ``packed``
+    of storage ``shape``; packed positions ``u0 .. u0 + length - 1`` hold the source's
+    positions ``first + stride · t`` along ``along`` (``runs``: one (u0, first, stride,
+    length) per run), the positions past the last run are zeros.  Recorded so that
+    :func:`.structure.pack_in_producer` can have the source's producer write the packed
+    layout itself."""
+
+    source: int
+    packed: int
+    along: int
+    runs: tuple[tuple[int, int, int, int], ...]
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Nest:
     """The loop nest of one EIN statement: the statement (for comments), the nest, the
     index of the schedule step that runs it, and whether :mod:`.interchange` rewrote it."""
@@ -195,6 +212,8 @@ class Nest:
     #: is one fused multiply-add, ``x = fma(a, b, x)``, rounded once (docs/optimizer.md,
     #: "Fused multiply-add"); False: ``x = x + a*b``, two roundings, as the reference
     fma: bool = False
+    #: the packed copies the nest makes before computing (:class:`PackedCopy`)
+    packs: tuple[PackedCopy, ...] = ()
 
 
 @dataclass(frozen=True)
