@@ -174,7 +174,23 @@ class Declare:
     shape: tuple[int, ...]
 
 
-Node = Union[Loop, Init, Update, Store, Copy, Declare]
+@dataclass(frozen=True)
+class Rebuild:
+    """``target[i] = source[u]`` at every position ``i`` of ``extents``, where ``u`` takes
+    each index through its dimension's table (``tables[d][i_d]``: the packed position of
+    the representative of ``i_d``; None: ``i_d`` itself) and then sorts the entries of
+    each of ``groups`` ascending (a group's packed positions are stored only in order).
+    A packed statement's reconstruction as a table (:mod:`.structure`), where writing
+    out every orbit's stores would make too much code."""
+
+    target: int
+    source: int
+    extents: tuple[int, ...]
+    tables: tuple[tuple[int, ...] | None, ...]
+    groups: tuple[tuple[int, ...], ...]
+
+
+Node = Union[Loop, Init, Update, Store, Copy, Declare, Rebuild]
 
 
 @dataclass(frozen=True)
@@ -309,7 +325,7 @@ def slots(nodes) -> set[int]:
             declared.add(node.slot)
         if isinstance(node, (Store, Load)):
             found.add(node.slot)
-        elif isinstance(node, Copy):
+        elif isinstance(node, (Copy, Rebuild)):
             found.update((node.target, node.source))
         stack.extend(children(node))
     return found - declared
@@ -332,6 +348,9 @@ def footprint(nodes) -> int:
             largest[node.target] = max(largest.get(node.target, 0), node.count)
             largest[node.source] = max(largest.get(node.source, 0), node.count)
             return
+        if isinstance(node, Rebuild):
+            largest[node.target] = max(largest.get(node.target, 0), math.prod(node.extents))
+            return
         if isinstance(node, (Load, Store)):
             named = {i for i in node.indices if isinstance(i, str) and i in trips}
             largest[node.slot] = max(largest.get(node.slot, 0), math.prod(trips[i] for i in named))
@@ -352,4 +371,6 @@ def work(nodes) -> int:
             total += max(trips, 0) * work(node.body)
         elif isinstance(node, (Store, Update)):
             total += 1
+        elif isinstance(node, Rebuild):
+            total += math.prod(node.extents)
     return max(total, 1)

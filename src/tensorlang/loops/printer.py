@@ -16,7 +16,8 @@ from ..schedule.printer import step_title
 from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
-from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Select,
+from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Rebuild,
+                 Select,
                  Store, Update, multiply_add)
 
 
@@ -81,6 +82,13 @@ class _Printer:
                 lines.append(f"{pad}{place} = {self.scalar(stored)}")
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
+        elif isinstance(node, Rebuild):
+            index = [f"i{d}" for d in range(len(node.extents))]
+            packed = [f"u{d}[i{d}]" if table is not None else f"i{d}" for d, table in enumerate(node.tables)]
+            sort = "".join(f", sorted in ({', '.join(packed[d] for d in g)})" for g in node.groups)
+            lines.append(f"{pad}for {', '.join(index)} in {' x '.join(map(str, node.extents))}: "
+                         f"{self.names[node.target]}[{','.join(index)}] = {self.names[node.source]}[{','.join(packed)}]"
+                         f"  # by tables u of packed positions{sort}")
         elif isinstance(node, Declare):
             if node.slot >= len(self.names):  # a micro-kernel's accumulator block (loops/microkernel.py)
                 self.names = (*self.names, *(f"acc{n}" for n in range(len(self.names), node.slot + 1)))

@@ -35,7 +35,8 @@ from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
-from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy, Store, Update,
+from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy, Rebuild, Store,
+                 Update,
                  children, replace_nodes, slots)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
@@ -748,8 +749,10 @@ TILE = 8
 #: size from being attempted twice over.
 MAX_PACKED_BYTES = 1 << 28
 
-#: At most this many reconstruction stores in the generated code per statement.
-MAX_REBUILD_STORES = 20000
+#: Beyond this many orbit stores a packed statement's reconstruction is one table-driven
+#: loop nest (:class:`~.ir.Rebuild`) instead of the stores written out, which cost gcc
+#: about 80 s at -O3 for polyreg3 at n = 6 (17.7k lines of C; docs/structure.md).
+REBUILD_TABLE_STORES = 4096
 
 
 def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slot: int) -> Nest | None:
@@ -846,8 +849,6 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
         for var, extent, start in reversed(spec[:-1] if rows is not None else spec):
             compute = (Loop(var, extent, compute, start=start),)
     rebuild = _unpack_nests(slot, target_slot, variables, extents, dim_runs, groups, previous)
-    if rebuild is None:
-        return None
     return replace(nest, body=tuple(declares) + tuple(copies) + compute + rebuild, wide_vectors=True, packs=tuple(recorded))
 
 
@@ -895,8 +896,9 @@ def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[in
 
 
 def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[int],
-                  dim_runs: Mapping[int, tuple[Run, ...]], groups, previous) -> tuple[Node, ...] | None:
-    """Loops storing each packed entry at every position of its orbit."""
+                  dim_runs: Mapping[int, tuple[Run, ...]], groups, previous) -> tuple[Node, ...]:
+    """Loops storing each packed entry at every position of its orbit; beyond
+    :data:`REBUILD_TABLE_STORES` stores, one :class:`~.ir.Rebuild` by tables instead."""
     rank = len(variables)
     dim_perms = _permutations(groups, rank)
     nests: list[Node] = []
@@ -923,8 +925,8 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
                 images.append([tvars[d]])
         stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(packed, tuple(source)))
         count += len(stores)
-        if count > MAX_REBUILD_STORES:
-            return None
+        if count > REBUILD_TABLE_STORES:
+            return (_rebuild_table(slot, packed, extents, dim_runs, groups),)
         node: tuple[Node, ...] = tuple(stores)
         for var, extent, start in reversed(spec):
             node = (Loop(var, extent, node, start=start),)
@@ -932,6 +934,26 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
     return tuple(nests)
 
 
+
+
+def _rebuild_table(slot: int, packed: int, extents: list[int], dim_runs: Mapping[int, tuple[Run, ...]],
+                   groups) -> Rebuild:
+    """The reconstruction as tables: per blocked dimension, the packed position of each
+    position's representative (every image of every run), and the groups to sort."""
+    tables: list[tuple[int, ...] | None] = []
+    for d, extent in enumerate(extents):
+        if d not in dim_runs:
+            tables.append(None)
+            continue
+        table: list[int | None] = [None] * extent
+        for r in dim_runs[d]:
+            for offset, stride in r.images:
+                for t in range(r.length):
+                    table[offset + stride * t] = r.u0 + t
+        if any(u is None for u in table):
+            raise AssertionError(f"the runs of dimension {d} miss a position")
+        tables.append(tuple(u for u in table if u is not None))
+    return Rebuild(slot, packed, tuple(extents), tuple(tables), tuple(g for g in groups if len(g) > 1))
 
 
 def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot: int, here, acc_slot: int

@@ -233,6 +233,7 @@ class CPrinter:
         self.fma = False
         self.itemsize = 4 if real == "float" else 8
         self._choices = 0  # parallel loops with a measured choice so far (CHOICE)
+        self._rebuilds = 0  # table reconstructions so far (their tables' names)
         #: the local buffers of the nest being printed that live in its heap block, by
         #: slot: their byte offsets in it (:func:`heap_offsets`)
         self._heap: dict[int, int] = {}
@@ -286,6 +287,36 @@ class CPrinter:
         raise TypeError(f"not a loop-program scalar: {e!r}")
 
     # ------------------------------------------------------------- statements
+    def rebuild(self, node: loops.Rebuild, lines: list[str], pad: str) -> None:
+        """A packed statement's reconstruction by tables (loops.ir.Rebuild): static
+        tables of packed positions, then one loop nest over the target, sorting each
+        group's positions with compare-exchanges."""
+        k = self._rebuilds
+        self._rebuilds += 1
+        rank = len(node.extents)
+        loop_vars = [f"rb{k}_{d}" for d in range(rank)]
+        packed = [f"ru{k}_{d}" for d in range(rank)]
+        for d, table in enumerate(node.tables):
+            if table is not None:
+                lines.append(f"{pad}static const int32_t tl_u{k}_{d}[{len(table)}] = {{{', '.join(map(str, table))}}};")
+        inner = pad
+        for d in range(rank):
+            lines.append(f"{inner}for (int64_t {_idx(loop_vars[d])} = 0; {_idx(loop_vars[d])} < {node.extents[d]}LL; "
+                         f"++{_idx(loop_vars[d])}) {{")
+            inner += "    "
+        for d in range(rank):
+            read = f"tl_u{k}_{d}[{_idx(loop_vars[d])}]" if node.tables[d] is not None else _idx(loop_vars[d])
+            lines.append(f"{inner}int64_t {_idx(packed[d])} = {read};")
+        for group in node.groups:  # a bubble sort's compare-exchanges: ascending in the group's order
+            for n in range(len(group) - 1, 0, -1):
+                for a in range(n):
+                    lo, hi = _idx(packed[group[a]]), _idx(packed[group[a + 1]])
+                    lines.append(f"{inner}if ({hi} < {lo}) {{ const int64_t tl_s = {lo}; {lo} = {hi}; {hi} = tl_s; }}")
+        lines.append(f"{inner}v{node.target}[{_row_major(loop_vars, self.storage[node.target])}] = "
+                     f"v{node.source}[{_row_major(packed, self.storage[node.source])}];")
+        for d in reversed(range(rank)):
+            lines.append(f"{pad}{'    ' * d}}}")
+
     def node(self, node, lines: list[str], depth: int) -> None:
         pad = "    " * depth
         fused = loops.multiply_add(node) if self.fma else None
@@ -331,6 +362,8 @@ class CPrinter:
                 lines.append(f"{pad}real v{node.slot}[{size}] __attribute__((aligned(64)));  /* {_comment(name)} */")
         elif isinstance(node, loops.Copy):
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
+        elif isinstance(node, loops.Rebuild):
+            self.rebuild(node, lines, pad)
         elif isinstance(node, loops.Loop) and self.packed_blas(node, lines, pad):
             pass
         elif isinstance(node, loops.Loop):
