@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ...ein.index import Affine, zero_based_text
 from ...ein.printer import statement_to_text
-from ...errors import KernelFailed, error
+from ...errors import KernelFailed
 from ...loops import ir as loops
 from ...loops.ir import slots as used_slots
 from ...loops.structure import packed_product
