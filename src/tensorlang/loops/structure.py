@@ -751,8 +751,9 @@ MAX_PACKED_BYTES = 1 << 28
 
 #: Beyond this many orbit stores a packed statement's reconstruction is one table-driven
 #: loop nest (:class:`~.ir.Rebuild`) instead of the stores written out, which cost gcc
-#: about 80 s at -O3 for polyreg3 at n = 6 (17.7k lines of C; docs/structure.md).
-REBUILD_TABLE_STORES = 4096
+#: about 80 s at -O3 for polyreg3 at n = 6 (17.7k lines of C) and 13 s for polyreg2 at
+#: n = 24; below it the stores are faster (polyreg2 at n = 8: tables 0.84x; docs/structure.md).
+REBUILD_TABLE_STORES = 1024
 
 
 def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slot: int) -> Nest | None:
