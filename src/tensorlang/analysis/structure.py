@@ -32,7 +32,7 @@ supported position to the sorted one.  Nothing here rewrites a program.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import comb, factorial, prod
 from typing import Callable, Iterable, Mapping, Optional
 
@@ -679,7 +679,22 @@ def _definition(stmt: ir.Statement) -> ir.Statement | None:
         return None
     if any(ir.binders(node) or isinstance(node, (ir.Concat, ir.Stack, ir.Epsilon)) for node in ir.nodes(stmt.body)):
         return None
+    if any(t.name == stmt.target for t in ir.tensors(stmt.body)):  # it reads the value it replaces
+        return None
     return stmt
+
+
+def record(tensors: dict[str, TensorStructure], found: TensorStructure) -> None:
+    """Record ``found`` as its tensor's structure for the statements after it.  A
+    definition read through by rule inlining (:func:`inline`) names the tensors it reads;
+    once one of them is assigned again it no longer holds what the definition read, so
+    every definition that reads the tensor just assigned is dropped (the structures
+    themselves stay true: they describe values already computed)."""
+    name = found.name
+    for other, known in list(tensors.items()):
+        if known.definition is not None and any(t.name == name for t in ir.tensors(known.definition.body)):
+            tensors[other] = replace(known, definition=None)
+    tensors[name] = found
 
 
 # ------------------------------------------------------------------ direct sums (003 Fig. 10)
@@ -862,7 +877,7 @@ def infer(program: ir.Program, annihilating: bool = True) -> dict[str, TensorStr
             tensors[d.name] = declared(d.name, tuple(d.shape), d.structure)
     for stmt in program.statements:
         shape = tuple(shapes[stmt.target])
-        tensors[stmt.target] = statement_structure(stmt, shape, tensors, annihilating)
+        record(tensors, statement_structure(stmt, shape, tensors, annihilating))
     return tensors
 
 

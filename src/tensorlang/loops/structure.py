@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 import islpy as isl
 
-from ..analysis.structure import Block, TensorStructure, declared as declared_structure, statement_structure
+from ..analysis.structure import Block, TensorStructure, declared as declared_structure, record, statement_structure
 from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
@@ -59,7 +59,7 @@ def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure]) -> 
     except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
         known.pop(stmt.target, None)
         return None
-    known[stmt.target] = found
+    record(known, found)
     return found
 
 
@@ -74,7 +74,7 @@ def symmetric_groups(stmt: ein.Statement, buffers: BufferPlan,
     except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
         known.pop(stmt.target, None)
         return ()
-    known[stmt.target] = found
+    record(known, found)
     return tuple(g for g in found.groups if len(g) <= MAX_GROUP)
 
 
