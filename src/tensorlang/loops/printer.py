@@ -17,8 +17,7 @@ from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
 from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Rebuild,
-                 Select,
-                 Store, Update, multiply_add)
+                 Select, Store, Update, multiply_add)
 
 
 def _number(value: float) -> str:

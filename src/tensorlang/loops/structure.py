@@ -36,8 +36,7 @@ from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
 from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy, Rebuild, Store,
-                 Update,
-                 children, replace_nodes, slots)
+                 Update, children, replace_nodes, slots)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
