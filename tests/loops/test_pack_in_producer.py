@@ -69,23 +69,15 @@ def test_the_producer_writes_the_packed_layout(m, n, degree, packed):
     x = k.schedule.buffers.slot_of["X"]
     nest = next(nest for nest in k.loop_program.nests if nest.statement.target == "C")
     assert nest.packs == ()  # its copy of X is gone: nothing declared stores a copy of X
-    assert any(isinstance(n, loops.Load) and n.slot == x for n in _walk(nest.body))  # it reads X itself
+    assert any(isinstance(n, loops.Load) and n.slot == x for n in loops.walk(nest.body))  # it reads X itself
     # the producer stores every packed column exactly once per row
     producer = next(nest for nest in k.loop_program.nests if any(
-        isinstance(n, loops.Store) and n.slot == x for n in _walk(nest.body)))
+        isinstance(n, loops.Store) and n.slot == x for n in loops.walk(nest.body)))
     used = n + n * (n + 1) // 2 + (n * (n + 1) * (n + 2) // 6 if degree == 3 else 0)  # the unique monomials
     assert sorted(_stored_columns(producer.body, x)) == list(range(used))
     # the columns past the last run are zeroed by the covariance's nest
     assert (packed > used) == any(isinstance(n, loops.Store) and n.slot == x and n.value == loops.Const(0.0)
-                                  for n in _walk(nest.body))
-
-
-def _walk(nodes):
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(loops.children(node))
+                                  for n in loops.walk(nest.body))
 
 
 def _stored_columns(body, slot: int) -> list[int]:

@@ -36,15 +36,7 @@ def _compile(text: str, backend: str = "c", **kw):
 
 
 def _rebuilds(kernel) -> list[loops.Rebuild]:
-    found = []
-    for nest in kernel.loop_program.nests:
-        stack = list(nest.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, loops.Rebuild):
-                found.append(node)
-            stack.extend(loops.children(node))
-    return found
+    return [node for nest in kernel.loop_program.nests for node in loops.walk(nest.body) if isinstance(node, loops.Rebuild)]
 
 
 def test_a_large_reconstruction_is_a_table():

@@ -314,20 +314,27 @@ def replace_nodes(node, change):
     return replace(node, **changes) if changes else node
 
 
+def walk(nodes):
+    """Every node and scalar in ``nodes`` and inside them, each before what it holds, in
+    order (a store, then the loads of its value from left to right)."""
+    stack = list(reversed(tuple(nodes)))
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
 def slots(nodes) -> set[int]:
     """The buffers ``nodes`` read or write, less the local buffers they declare themselves."""
     found: set[int] = set()
     declared: set[int] = set()
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
+    for node in walk(nodes):
         if isinstance(node, Declare):
             declared.add(node.slot)
         if isinstance(node, (Store, Load)):
             found.add(node.slot)
         elif isinstance(node, (Copy, Rebuild)):
             found.update((node.target, node.source))
-        stack.extend(children(node))
     return found - declared
 
 

@@ -36,7 +36,7 @@ from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
 from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy, Rebuild, Store,
-                 Update, children, replace_nodes, slots)
+                 Update, replace_nodes, slots, walk)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
@@ -703,20 +703,7 @@ def _affine0(terms: list[tuple[str, int]], offset: int):
 
 
 def _loads(node: Any) -> list[Load]:
-    from dataclasses import fields, is_dataclass
-    found: list[Load] = []
-    if isinstance(node, Load):
-        found.append(node)
-    if not is_dataclass(node) or isinstance(node, type):
-        return found
-    for f in fields(node):
-        value = getattr(node, f.name)
-        if isinstance(value, tuple):
-            for v in value:
-                found.extend(_loads(v))
-        elif is_dataclass(value):
-            found.extend(_loads(value))
-    return found
+    return [n for n in walk((node,)) if isinstance(n, Load)]
 
 
 def _replace_loads(node: Any, change) -> Any:
@@ -1143,7 +1130,7 @@ def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPl
         return None
     if any(p.source == source for n in nests for p in n.packs if p != pc):
         return None
-    writers = [j for j, n in enumerate(nests) if any(isinstance(x, Store) and x.slot == source for x in _walk(n.body))]
+    writers = [j for j, n in enumerate(nests) if any(isinstance(x, Store) and x.slot == source for x in walk(n.body))]
     if len(writers) != 1 or writers[0] >= k:
         return None
     j = writers[0]
@@ -1164,17 +1151,9 @@ def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPl
     return j, replace(nests[j], body=tuple(body))
 
 
-def _walk(nodes):
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(children(node))
-
-
 def _stores_only(node: Node, slot: int) -> bool:
     """Whether ``node`` is a loop nest (or a store) whose only effect is storing into ``slot``."""
-    found = list(_walk((node,)))
+    found = list(walk((node,)))
     return (any(isinstance(n, Store) for n in found)
             and all(n.slot == slot for n in found if isinstance(n, Store))
             and not any(isinstance(n, (Update, Init, Copy, Declare)) for n in found))
@@ -1196,7 +1175,7 @@ def _cuttable(loop: Loop, source: int, along: int) -> bool:
     accumulators it initialises itself."""
     if loop.parallel or not isinstance(loop.start, int):
         return False
-    inside = list(_walk(loop.body))
+    inside = list(walk(loop.body))
     declared = {n.slot for n in inside if isinstance(n, Declare)}
     initialised = {n.acc for n in inside if isinstance(n, Init)}
     for n in inside:
@@ -1224,7 +1203,7 @@ def _store_packed(node: Node, pc: PackedCopy) -> tuple[Node, ...] | None:
                 return None
             body.extend(got)
         return (replace(node, body=tuple(body)),)
-    if any(isinstance(n, Store) and n.slot == pc.source for n in _walk((node,))):
+    if any(isinstance(n, Store) and n.slot == pc.source for n in walk((node,))):
         return None
     return (node,)
 
@@ -1233,7 +1212,7 @@ def _cut(loop: Loop, pc: PackedCopy) -> tuple[Node, ...]:
     """``loop`` once per run it meets, over the positions of the run it stores, each store
     of the source moved to the run's packed place."""
     assert isinstance(loop.start, int)
-    o = next(_position(n.indices[pc.along], loop.var) for n in _walk(loop.body) if isinstance(n, Store) and n.slot == pc.source)
+    o = next(_position(n.indices[pc.along], loop.var) for n in walk(loop.body) if isinstance(n, Store) and n.slot == pc.source)
     assert o is not None
     pieces: list[Node] = []
     for u0, first, _, length in pc.runs:
