@@ -1090,10 +1090,11 @@ def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
     statement and read by exactly one (``statements``: every statement of the schedule,
     BLAS steps included), it has a slot of its own (no other variable shares or aliases
     it, no padding) and the packed layout fits in it (the packed extent is rounded up to
-    a multiple of :data:`TILE`, and a call allocates the slot's own shape), its producer's nest stores it only from loops over the packed
-    dimension that store nothing else (each such loop is cut into the runs' ranges, so
-    the iterations that remain compute exactly what they did) and never reads it, and
-    its reader's nest reads it only through the copy.  Anything else keeps the copy."""
+    a multiple of :data:`TILE`, and a call allocates the slot's own shape), its
+    producer's nest stores it only from loops over the packed dimension that store
+    nothing else (each such loop is cut into the runs' ranges, so the iterations that
+    remain compute exactly what they did) and never reads it, and its reader's nest
+    reads it only through the copy.  Anything else keeps the copy."""
     buffers = program.buffers
     nests = list(program.nests)
     shapes = list(buffers.buffers)
