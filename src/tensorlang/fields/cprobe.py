@@ -29,7 +29,10 @@ software prefetch of the rows of points ahead was tried and measured slower: the
 out-of-order core already keeps as many misses in flight as the core can hold; see
 docs/fields.md).  On a large image many points are first sorted by the image's blocks
 (:func:`sorts`, C's ``tl_sort``): the points of one block then share their rows in
-cache, and each result is still written at its point's own index.
+cache, and each result is still written at its point's own index.  Those scattered
+writes (the sort's and the results') are what software prefetch does pay for: each
+place is known a few points ahead, and asking for its line then hides the miss a
+store would otherwise wait on (:data:`SCATTER_AHEAD`, :data:`WRITE_AHEAD`).
 
 Outside the domain (support leaving the image) or at a non-finite position the result
 is NaN (⊥), as in the reference.  The world-space chain rule is applied by the caller.
@@ -48,6 +51,10 @@ from .kernels import Kernel
 #: points per batch: cells and weights are computed for this many points at once, in
 #: vector lanes (the loop over the batch's points vectorizes)
 BATCH = 8
+#: the sort's scattered writes are prefetched this many points ahead, the probe's
+#: scattered result writes this many batches ahead (measured: docs/fields.md)
+SCATTER_AHEAD = 16
+WRITE_AHEAD = 2
 #: points below which one thread does the work (starting threads costs more)
 PARALLEL_POINTS = 2048
 
@@ -78,7 +85,9 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
                 # exactly 0 past the support, where this piece's polynomial leaves a rounding
                 # residue (bspln3's 2.2e-16 at 2) that would turn 0·∞ = ⊥ into ∞
                 at_zero = float(kern(np.array([-float(i)]), m)[0])
-                value = f"(f == 0.0 ? {at_zero!r} : {value})"
+                # computed first, then selected: a select of two values vectorizes
+                lines.append(f"{{ double x = {arg}; double h = {value}; w{a}[{m}][{t}][j] = f == 0.0 ? {at_zero!r} : h; }}")
+                continue
             lines.append(f"{{ double x = {arg}; w{a}[{m}][{t}][j] = {value}; (void)x; }}")
     return "\n            ".join(lines)
 
@@ -181,10 +190,16 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
 #define VW {vw}
 #define NV ({length} / VW)
 #define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
+#if defined(__GNUC__) && !defined(__clang__)
+/* no code here reads or traps on the floating-point exception flags: without this gcc
+   keeps the batch's selects (weights at f = 0, the domain test) as branches, one point
+   at a time, rather than vector selects; the values are the same (clang's default) */
+#pragma GCC optimize("no-trapping-math")
+#endif
 /* a short vector of doubles (GCC/clang vector extension), and its unaligned load */
 typedef double tl_v __attribute__((vector_size(VW * 8)));
 typedef double tl_vu __attribute__((vector_size(VW * 8), aligned(8)));
-static inline tl_v tl_load(const double *p) {{ return *(const tl_vu *)p; }}
+#define tl_load(p) (*(const tl_vu *)(p))  /* a macro: inlined whatever the functions' options */
 
 /* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
    support's first sample, whether the point is inside the domain (a point outside or
@@ -216,10 +231,11 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
         const double hi = (double)(sizes[a] - 1), step = (double)stride[a];
         for (int j = 0; j < B; j++) {{  /* branch-free: one vector of points at a time */
             double fl = floor(x[a][j]);
-            double inside = (fl + {1 - s} >= 0.0) & (fl + {s} <= hi);  /* 0 for NaN and ±inf too */
-            in[j] *= inside;
-            fl = inside != 0.0 ? fl : {float(s - 1)!r};
-            fr[a][j] = inside != 0.0 ? x[a][j] - fl : 0.0;
+            const double rest = x[a][j] - fl;  /* computed first, then selected */
+            const int inside = (fl + {1 - s} >= 0.0) & (fl + {s} <= hi);  /* 0 for NaN and ±inf too */
+            in[j] = inside ? in[j] : 0.0;
+            fl = inside ? fl : {float(s - 1)!r};
+            fr[a][j] = inside ? rest : 0.0;
             at[j] += (fl + {1 - s}) * step;
         }}
     }}
@@ -273,6 +289,11 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
     }}
     for (int64_t k = 0; k < total; k++) count[k + 1] += count[k];
     for (int64_t p = 0; p < n; p++) {{
+        if (p + {SCATTER_AHEAD} < n) {{  /* the scattered writes' lines, asked for ahead */
+            const int64_t ahead = count[key[p + {SCATTER_AHEAD}]];
+            __builtin_prefetch(perm + ahead, 1, 1);
+            __builtin_prefetch(sorted + ahead * D, 1, 1);
+        }}
         const int64_t q = count[key[p]]++;
         perm[q] = (int32_t)p;
         for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
@@ -282,6 +303,9 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
     return 0;
 }}
 
+/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q, or
+   at perm[q] where perm is given: those scattered places' lines are then prefetched for
+   writing {WRITE_AHEAD} batches ahead. */
 static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data,
                             const int64_t *sizes, const double *M, double *out, int nthreads)
 {{
@@ -300,6 +324,12 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
     #pragma omp parallel for schedule(static) num_threads(tl_threads) if(tl_threads > 1 && n >= {PARALLEL_POINTS})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
+        if (perm != NULL && p0 + (1 + {WRITE_AHEAD}) * B <= n)
+            for (int j = 0; j < B; j++) {{
+                const char *w = (const char *)(out + perm[p0 + {WRITE_AHEAD} * B + j] * (NC*{full}));
+                __builtin_prefetch(w, 1, 1);
+                __builtin_prefetch(w + NC*{full}*8 - 1, 1, 1);
+            }}
         int64_t first[B];
         int ok[B];
         {wdecls}

@@ -1,0 +1,103 @@
+"""The generated probe C (fields/cprobe.py) under AddressSanitizer and UBSan.
+
+The probe reads rows at offsets computed from each point's cell, prefetches the places
+its scattered results go to ahead of time, and in block order sorts the points into
+freshly allocated arrays: every one of those reads and writes must stay inside its
+buffer.  Generated images (1-D to 3-D, scalar and tensor voxels, ⊥ and ±∞ samples) and
+points (inside, on the border, just outside, far, not finite) are written into a C
+``main`` that copies them into heap buffers of exactly their sizes and calls
+``tl_probe`` in the given order and in block order (forced, whatever the image's size);
+the index-space results must agree with the optimized build's (which
+tests/fields/test_cprobe_properties.py checks against the reference) up to rounding:
+built at -O1 without OpenMP, multiply-adds are not fused there."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from properties.test_c_sanitizers import SANITIZE, pytestmark  # noqa: F401 - skipped where ASan does not work
+from tensorlang.fields import cprobe, reconstruct
+from tensorlang.targets.c import build as c_build
+from test_cprobe_properties import _agree, cases
+
+
+def _literal(x: float) -> str:
+    if np.isnan(x):
+        return "NAN"
+    if np.isinf(x):
+        return "INFINITY" if x > 0 else "-INFINITY"
+    return float(x).hex()
+
+
+def _array(name: str, ctype: str, values) -> str:
+    """A heap buffer of exactly len(values) elements holding them (ASan guards its ends)."""
+    items = ", ".join(values) or "0"
+    n = len(values)
+    return (f"    static const {ctype} {name}_init[] = {{{items}}};\n"
+            f"    {ctype} *{name} = malloc({max(n, 1)} * sizeof({ctype}));\n"
+            f"    memcpy({name}, {name}_init, {n} * sizeof({ctype}));\n")
+
+
+def driver(img, n: int, points: np.ndarray, full: int, sort: int) -> str:
+    d = img.dim
+    m = np.ascontiguousarray(img.to_index[:d], dtype=np.float64)
+    return (
+        "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+        "void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,\n"
+        "              const double *M, double *out, int nthreads, int sort);\n"
+        "int main(void) {\n"
+        + _array("data", "double", [_literal(v) for v in np.asarray(img.data, dtype=np.float64).reshape(-1)])
+        + _array("pts", "double", [_literal(v) for v in points.reshape(-1)])
+        + _array("sizes", "int64_t", [str(int(s)) for s in img.sizes])
+        + _array("M", "double", [_literal(v) for v in m.reshape(-1)])
+        + f"    double *out = malloc({max(n * full, 1)} * sizeof(double));\n"
+        + f"    tl_probe({n}, pts, data, sizes, M, out, 1, {sort});\n"
+        + f"    for (int i = 0; i < {n * full}; i++) printf(\"%a\\n\", out[i]);\n"
+        + "    free(data); free(pts); free(sizes); free(M); free(out);\n    return 0;\n}\n"
+    )
+
+
+def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int) -> np.ndarray:
+    compiler = c_build.require_compiler()
+    ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
+    src, _ = cprobe.source(img.dim, kern, order, ncomp)
+    n = points.shape[0]
+    shape = (n,) + img.voxel_shape + (img.dim,) * order
+    full = int(np.prod(shape[1:], dtype=np.int64))
+    with tempfile.TemporaryDirectory() as tmp:
+        probe_c, main_c, exe = Path(tmp, "probe.c"), Path(tmp, "main.c"), Path(tmp, "probe")
+        probe_c.write_text(src)
+        main_c.write_text(driver(img, n, points, full, sort))
+        built = subprocess.run([*compiler.command, *SANITIZE, str(probe_c), str(main_c), "-o", str(exe), "-lm"],
+                               capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr[-3000:]
+        ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+    values = [float.fromhex(line) for line in ran.stdout.split()]
+    assert len(values) == n * full
+    return np.array(values).reshape(shape)
+
+
+@st.composite
+def many_points(draw):
+    """A case of test_cprobe_properties with its points repeated (shuffled) past a few
+    batches, so that the block order's sort and its prefetches ahead have work to do."""
+    img, kern, order, points = draw(cases())
+    reps = draw(st.integers(1, 6))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    many = np.concatenate([points] * reps + [points[: draw(st.integers(0, points.shape[0]))]])
+    return img, kern, order, many[rng.permutation(many.shape[0])]
+
+
+@settings(max_examples=12, deadline=None)
+@given(many_points(), st.sampled_from([0, 1]))
+def test_probe_c_is_clean_under_sanitizers(case, sort):
+    img, kern, order, points = case
+    ours = run_sanitized(img, kern, order, points, sort)
+    _agree(ours, cprobe.probe(img, kern, order, points, sort=bool(sort)))
+    assert np.isnan(ours[~reconstruct.inside(img, kern, points)]).all()
