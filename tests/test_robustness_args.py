@@ -200,3 +200,30 @@ def test_a_program_path_with_a_nul_byte_is_an_input_error(capsys):
     with pytest.raises(tl.TensorLangError) as info:
         tl.compile(__import__("pathlib").Path("p\x00.tl"))
     assert info.value.code == "input"
+
+
+# ------------------------------------------------------------------ calls that do not fit
+@pytest.mark.parametrize("call", [
+    lambda: tl.compile(PROGRAM, target="c"),   # numpy's and jax's word for backend
+    lambda: tl.compile(),
+    lambda: tl.compile(PROGRAM, "c", "float64", None, 1, None, None, None, True, (), False, False, "extra"),
+])
+def test_a_call_that_does_not_fit_the_signature_is_an_input_error(call):
+    # before: "internal error (TypeError: ...); please report it"
+    with pytest.raises(tl.TensorLangError) as info:
+        call()
+    assert info.value.code == "input"
+    assert "compile()" in str(info.value) and "internal" not in str(info.value)
+
+
+def test_a_type_error_inside_a_call_that_fits_stays_internal(monkeypatch):
+    # only a misfit call is the caller's: a TypeError raised deeper is still our bug
+    from tensorlang import api
+
+    def broken(*args, **kwargs):
+        raise TypeError("a bug deep inside")
+
+    monkeypatch.setattr(api, "check_source", broken)
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.compile(PROGRAM)
+    assert info.value.code == "internal" and "a bug deep inside" in str(info.value)

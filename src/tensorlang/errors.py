@@ -186,12 +186,25 @@ RECURSION_LIMIT = 10 * MAX_DEPTH
 def guard(fn):
     """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError.
 
-    Deep nesting (RecursionError) and exhausted memory become ``too-large``; anything
+    A call whose arguments do not fit ``fn``'s signature (an unknown keyword, a missing
+    argument) becomes ``input``, naming the function.  Deep nesting (RecursionError) and
+    exhausted memory become ``too-large``; anything
     else unexpected becomes ``internal`` with the original exception chained, so that
     the CLI can print one line and a bug report still has the traceback.
     """
     import functools
+    import inspect
     import sys
+
+    signature = inspect.signature(fn)
+
+    def misfit(args, kwargs) -> str | None:
+        """Why the call does not fit ``fn``'s signature (None: it fits)."""
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            return str(exc)
+        return None
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -209,6 +222,11 @@ def guard(fn):
         except MemoryError:
             raise TensorLangError("too-large", "the machine ran out of memory for this program") from None
         except Exception as exc:  # noqa: BLE001 - this is the boundary
+            # a call that does not fit the signature is the caller's slip, not ours (checked
+            # only once something failed: the calls that fit pay nothing for it)
+            why = misfit(args, kwargs) if isinstance(exc, TypeError) else None
+            if why is not None:
+                raise TensorLangError("input", f"{fn.__qualname__}(): {why}") from None
             raise TensorLangError(
                 "internal", f"internal error ({type(exc).__name__}: {exc}); please report it with the program"
             ) from exc
