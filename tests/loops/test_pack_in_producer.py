@@ -25,6 +25,8 @@ from tensorlang.errors import TensorLangError
 from tensorlang.loops import ir as loops
 from tensorlang.loops.structure import _cuttable
 
+from properties.harness import assert_same_values as _same
+
 
 def _poly(m: int, n: int, degree: int = 2, x_role: str = "var", extra: str = "") -> str:
     k = n + n * n + (n ** 3 if degree == 3 else 0)
@@ -50,14 +52,6 @@ def _x_shapes(kernel) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """X's shape in the schedule (what a call allocates) and in the loop program."""
     slot = kernel.schedule.buffers.slot_of["X"]
     return kernel.schedule.buffers.buffers[slot].shape, kernel.loop_program.buffers.buffers[slot].shape
-
-
-def _same(value, expected):
-    assert np.array_equal(np.isnan(value), np.isnan(expected))
-    infinite = np.isinf(expected)
-    assert np.array_equal(value[infinite], expected[infinite])
-    finite = np.isfinite(expected)
-    np.testing.assert_allclose(value[finite], expected[finite], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("m, n, degree, packed", [(64, 4, 2, 16), (256, 8, 2, 48), (1024, 16, 2, 152),

@@ -327,6 +327,18 @@ def assert_close_to_oracle(case: Case, results: dict, dtype: str = "float64", wh
         assert not bad.any(), f"{who} {name}: error {err[bad].max():.3g} exceeds the rounding bound {allowed[bad].min():.3g}"
 
 
+def assert_same_values(value, expected, rtol: float = 1e-12, atol: float = 1e-12) -> None:
+    """⊥ (NaN) at the same places, the same infinities, finite entries within rtol/atol:
+    what a rewrite that only reorders or skips work must keep."""
+    value, expected = np.asarray(value), np.asarray(expected)
+    assert value.shape == expected.shape, (value.shape, expected.shape)
+    assert np.array_equal(np.isnan(value), np.isnan(expected)), "undefined (NaN) entries differ"
+    infinite = np.isinf(expected)
+    assert np.array_equal(value[infinite], expected[infinite]), "infinite entries differ"
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(value[finite], expected[finite], rtol=rtol, atol=atol)
+
+
 def check_backend(backend: str, case: Case, dtype: str = "float64") -> None:
     """Run ``case`` on ``backend`` and on the interpreter; both must meet the oracle's bound."""
     inputs = case.inputs if dtype == "float64" else {k: v.astype(np.float32) for k, v in case.inputs.items()}
