@@ -1097,7 +1097,7 @@ def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
     reads it only through the copy.  Anything else keeps the copy."""
     buffers = program.buffers
     nests = list(program.nests)
-    shapes = list(buffers.buffers)
+    slots_after = list(buffers.buffers)
     for k, nest in enumerate(nests):
         for pc in nest.packs:
             found = _producer_packs(nests, k, pc, buffers, statements)
@@ -1107,10 +1107,10 @@ def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
             nests[j] = producer
             nests[k] = replace(nests[k], body=_without_copy(nests[k].body, pc), packs=tuple(
                 p for p in nests[k].packs if p != pc))
-            shapes[pc.source] = replace(shapes[pc.source], shape=pc.shape)
-    if not any(a.shape != b.shape for a, b in zip(shapes, buffers.buffers)):
+            slots_after[pc.source] = replace(slots_after[pc.source], shape=pc.shape)
+    if not any(a.shape != b.shape for a, b in zip(slots_after, buffers.buffers)):
         return program
-    return LoopProgram(replace(buffers, buffers=tuple(shapes)), tuple(nests))
+    return LoopProgram(replace(buffers, buffers=tuple(slots_after)), tuple(nests))
 
 
 def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPlan, statements):
@@ -1137,8 +1137,10 @@ def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPl
     j = writers[0]
     if any(l.slot == source for n in nests[j].body for l in _loads(n)):
         return None
-    copies = [n for n in nests[k].body if _stores_only(n, pc.packed)]
-    rest = [n for n in nests[k].body if not _stores_only(n, pc.packed)]
+    copies: list[Node] = []
+    rest: list[Node] = []
+    for n in nests[k].body:
+        (copies if _stores_only(n, pc.packed) else rest).append(n)
     if not copies or any(l.slot == source for n in rest for l in _loads(n)):
         return None
     if any(stride != 1 for _, _, stride, _ in pc.runs):
