@@ -30,6 +30,7 @@ def _same(value, expected):
     from properties.harness import assert_same_values
     assert_same_values(value, expected, rtol=1e-12, atol=1e-9)
 
+
 #: polyreg2 at m=3000, n=8: 72 features, 44 unique (48 packed): 1.17 MB of packed copies,
 #: above the 1 MiB the packed form was once limited to
 M, N = 3000, 8

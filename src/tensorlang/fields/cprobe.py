@@ -79,6 +79,7 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
             expr = _horner(kern.piece(piece, m), "x")
             neg = "-" if (sign < 0 and m % 2) else ""
             value = f"{neg}({expr})"
+            select = ""
             if i >= 1:
                 # at f = 0 the tap sits at |f - i| = i, the first point of the next piece (or
                 # past the support when i = s): the reference takes that piece's value there,
@@ -86,9 +87,8 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
                 # residue (bspln3's 2.2e-16 at 2) that would turn 0·∞ = ⊥ into ∞
                 at_zero = float(kern(np.array([-float(i)]), m)[0])
                 # computed first, then selected: a select of two values vectorizes
-                lines.append(f"{{ double x = {arg}; double h = {value}; w{a}[{m}][{t}][j] = f == 0.0 ? {at_zero!r} : h; }}")
-                continue
-            lines.append(f"{{ double x = {arg}; w{a}[{m}][{t}][j] = {value}; (void)x; }}")
+                select = f" h = f == 0.0 ? {at_zero!r} : h;"
+            lines.append(f"{{ double x = {arg}; double h = {value};{select} w{a}[{m}][{t}][j] = h; (void)x; }}")
     return "\n            ".join(lines)
 
 
