@@ -152,9 +152,12 @@ def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads):
     plain = cprobe.probe(img, kern, order, points, threads=threads, sort=False)
     blocked = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
     assert np.array_equal(plain, blocked, equal_nan=True)
-    # many points in few blocks, out of order, with points outside and not finite among them
+    # many points in few blocks, out of order, with points outside and not finite among
+    # them; past PARALLEL_POINTS, so that threads > 1 sort in parallel (each thread counts
+    # and scatters its own range: every point must still get its own result)
     rng = np.random.default_rng(len(points))
-    many = np.concatenate([points] * 40)[rng.permutation(40 * len(points))]
+    reps = max(40, -(-(cprobe.PARALLEL_POINTS + 5) // len(points)))
+    many = np.concatenate([points] * reps)[rng.permutation(reps * len(points))]
     assert np.array_equal(cprobe.probe(img, kern, order, many, threads=threads, sort=False),
                           cprobe.probe(img, kern, order, many, threads=threads, sort=True), equal_nan=True)
 

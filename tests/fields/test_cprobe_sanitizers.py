@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from properties.test_c_sanitizers import SANITIZE, pytestmark  # noqa: F401 - skipped where ASan does not work
@@ -43,7 +44,7 @@ def _array(name: str, ctype: str, values) -> str:
             f"    memcpy({name}, {name}_init, {n} * sizeof({ctype}));\n")
 
 
-def driver(img, n: int, points: np.ndarray, full: int, sort: int) -> str:
+def driver(img, n: int, points: np.ndarray, full: int, sort: int, threads: int = 1) -> str:
     d = img.dim
     m = np.ascontiguousarray(img.to_index[:d], dtype=np.float64)
     return (
@@ -56,13 +57,14 @@ def driver(img, n: int, points: np.ndarray, full: int, sort: int) -> str:
         + _array("sizes", "int64_t", [str(int(s)) for s in img.sizes])
         + _array("M", "double", [_literal(v) for v in m.reshape(-1)])
         + f"    double *out = malloc({max(n * full, 1)} * sizeof(double));\n"
-        + f"    tl_probe({n}, pts, data, sizes, M, out, 1, {sort});\n"
+        + f"    tl_probe({n}, pts, data, sizes, M, out, {threads}, {sort});\n"
         + f"    for (int i = 0; i < {n * full}; i++) printf(\"%a\\n\", out[i]);\n"
         + "    free(data); free(pts); free(sizes); free(M); free(out);\n    return 0;\n}\n"
     )
 
 
-def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int) -> np.ndarray:
+def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads: int = 1) -> np.ndarray:
+    """The probe's results from the sanitized build (with OpenMP where ``threads`` > 1)."""
     compiler = c_build.require_compiler()
     ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
     src, _ = cprobe.source(img.dim, kern, order, ncomp)
@@ -72,8 +74,9 @@ def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int) -> np.nd
     with tempfile.TemporaryDirectory() as tmp:
         probe_c, main_c, exe = Path(tmp, "probe.c"), Path(tmp, "main.c"), Path(tmp, "probe")
         probe_c.write_text(src)
-        main_c.write_text(driver(img, n, points, full, sort))
-        built = subprocess.run([*compiler.command, *SANITIZE, str(probe_c), str(main_c), "-o", str(exe), "-lm"],
+        main_c.write_text(driver(img, n, points, full, sort, threads))
+        openmp = ["-fopenmp"] if threads > 1 else []
+        built = subprocess.run([*compiler.command, *SANITIZE, *openmp, str(probe_c), str(main_c), "-o", str(exe), "-lm"],
                                capture_output=True, text=True)
         assert built.returncode == 0, built.stderr[-3000:]
         ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
@@ -101,3 +104,18 @@ def test_probe_c_is_clean_under_sanitizers(case, sort):
     ours = run_sanitized(img, kern, order, points, sort)
     _agree(ours, cprobe.probe(img, kern, order, points, sort=bool(sort)))
     assert np.isnan(ours[~reconstruct.inside(img, kern, points)]).all()
+
+
+@settings(max_examples=3, deadline=None)
+@given(cases(), st.integers(0, 2 ** 16))
+def test_the_parallel_sort_is_clean_under_sanitizers(case, seed):
+    """Past PARALLEL_POINTS at 2 threads, the sort runs in parallel: each thread counts
+    its own range into its own counts and scatters it; no index may leave perm or the
+    sorted copy."""
+    if not c_build.require_compiler().openmp:
+        pytest.skip("no OpenMP: the sort is the one-thread one, tested above")
+    img, kern, order, points = case
+    reps = -(-(cprobe.PARALLEL_POINTS + 3) // points.shape[0])
+    many = np.concatenate([points] * reps)[np.random.default_rng(seed).permutation(reps * points.shape[0])]
+    ours = run_sanitized(img, kern, order, many, 1, threads=2)
+    _agree(ours, cprobe.probe(img, kern, order, many, sort=False))

@@ -259,7 +259,7 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
    for the counts could not be had (the caller then probes in the given order). */
 #define SHIFT {SORT_SHIFT}
 static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
-                   int32_t *perm, double *sorted)
+                   int32_t *perm, double *sorted, int nthreads)
 {{
     int64_t blocks[D], mult[D], total = 1;
     for (int a = D - 1; a >= 0; a--) {{
@@ -267,36 +267,67 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
         mult[a] = total;
         total *= blocks[a];
     }}
-    int64_t *count = (int64_t *)calloc((size_t)total + 1, sizeof(int64_t));
+#ifdef _OPENMP
+    const int wanted = nthreads > 0 ? nthreads : omp_get_max_threads();
+    const int team = wanted > 1 && n >= {PARALLEL_POINTS} ? wanted : 1;
+#else
+    const int team = 1;
+    (void)nthreads;
+#endif
+    /* each thread counts its own range of points into its own counts (team of them,
+       total + 1 each), so that the sort stays stable: thread t's points of a block go
+       after those of threads before it, the same order as one thread's */
+    int64_t *count = (int64_t *)calloc((size_t)team * (size_t)(total + 1), sizeof(int64_t));
     int32_t *key = (int32_t *)malloc((size_t)n * sizeof(int32_t));  /* total <= n < 2^31 */
     if (count == NULL || key == NULL) {{
         free(count);
         free(key);
         return -1;
     }}
-    for (int64_t p = 0; p < n; p++) {{
-        const double *pt = pts + p * D;
-        int64_t k = 0;
-        for (int a = 0; a < D; a++) {{
-            double v = M[a*(D+1) + D];
-            for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-            /* NaN fails both tests: cell 0 */
-            int64_t cell = v >= 0.0 ? (v <= (double)(sizes[a] - 1) ? (int64_t)v : sizes[a] - 1) : 0;
-            k += (cell >> SHIFT) * mult[a];
+    #pragma omp parallel num_threads(team) if(team > 1)
+    {{
+#ifdef _OPENMP
+        const int t = omp_get_thread_num();
+#else
+        const int t = 0;
+#endif
+        const int64_t from = n * t / team, to = n * (t + 1) / team;
+        int64_t *mine = count + (int64_t)t * (total + 1);
+        for (int64_t p = from; p < to; p++) {{
+            const double *pt = pts + p * D;
+            int64_t k = 0;
+            for (int a = 0; a < D; a++) {{
+                double v = M[a*(D+1) + D];
+                for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
+                /* NaN fails both tests: cell 0 */
+                int64_t cell = v >= 0.0 ? (v <= (double)(sizes[a] - 1) ? (int64_t)v : sizes[a] - 1) : 0;
+                k += (cell >> SHIFT) * mult[a];
+            }}
+            key[p] = (int32_t)k;
+            mine[k]++;
         }}
-        key[p] = (int32_t)k;
-        count[k + 1]++;
-    }}
-    for (int64_t k = 0; k < total; k++) count[k + 1] += count[k];
-    for (int64_t p = 0; p < n; p++) {{
-        if (p + {SCATTER_AHEAD} < n) {{  /* the scattered writes' lines, asked for ahead */
-            const int64_t ahead = count[key[p + {SCATTER_AHEAD}]];
-            __builtin_prefetch(perm + ahead, 1, 1);
-            __builtin_prefetch(sorted + ahead * D, 1, 1);
+        #pragma omp barrier
+        #pragma omp single
+        {{  /* each thread's first place in each block: blocks in order, threads in order */
+            int64_t at = 0;
+            for (int64_t k = 0; k < total; k++)
+                for (int u = 0; u < team; u++) {{
+                    int64_t *c = count + (int64_t)u * (total + 1) + k;
+                    const int64_t here = *c;
+                    *c = at;
+                    at += here;
+                }}
         }}
-        const int64_t q = count[key[p]]++;
-        perm[q] = (int32_t)p;
-        for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+        for (int64_t p = from; p < to; p++) {{
+            if (p + {SCATTER_AHEAD} < to) {{  /* the scattered writes' lines, asked for ahead */
+                const int64_t ahead = mine[key[p + {SCATTER_AHEAD}]];
+                __builtin_prefetch(perm + ahead, 1, 1);
+                __builtin_prefetch(sorted + ahead * D, 1, 1);
+            }}
+            const int64_t q = mine[key[p]]++;
+            perm[q] = (int32_t)p;
+            for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+        }}
     }}
     free(count);
     free(key);
@@ -360,7 +391,7 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
     if (sort && n > 0 && n < INT32_MAX) {{
         int32_t *perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
         double *sorted = (double *)malloc((size_t)n * D * sizeof(double));
-        if (perm != NULL && sorted != NULL && tl_sort(n, pts, sizes, M, perm, sorted) == 0) {{
+        if (perm != NULL && sorted != NULL && tl_sort(n, pts, sizes, M, perm, sorted, nthreads) == 0) {{
             tl_probe_points(n, sorted, perm, data, sizes, M, out, nthreads);
             free(perm);
             free(sorted);
