@@ -9,7 +9,8 @@ points (inside, on the border, just outside, far, not finite) are written into a
 ``tl_probe`` in the given order and in block order (forced, whatever the image's size);
 the index-space results must agree with the optimized build's (which
 tests/fields/test_cprobe_properties.py checks against the reference) up to rounding:
-built at -O1 without OpenMP, multiply-adds are not fused there."""
+built at -O1 (without OpenMP, except for the parallel sort's test), multiply-adds are
+not fused there."""
 
 from __future__ import annotations
 
