@@ -259,7 +259,7 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
    for the counts could not be had (the caller then probes in the given order). */
 #define SHIFT {SORT_SHIFT}
 static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
-                   int32_t *perm, double *sorted, int nthreads)
+                   int32_t *perm, double *sorted, int threads)
 {{
     int64_t blocks[D], mult[D], total = 1;
     for (int a = D - 1; a >= 0; a--) {{
@@ -267,13 +267,7 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
         mult[a] = total;
         total *= blocks[a];
     }}
-#ifdef _OPENMP
-    const int wanted = nthreads > 0 ? nthreads : omp_get_max_threads();
-    const int team = wanted > 1 && n >= {PARALLEL_POINTS} ? wanted : 1;
-#else
-    const int team = 1;
-    (void)nthreads;
-#endif
+    const int team = threads > 1 && n >= {PARALLEL_POINTS} ? threads : 1;
     /* each thread counts its own range of points into its own counts (team of them,
        total + 1 each), so that the sort stays stable: thread t's points of a block go
        after those of threads before it, the same order as one thread's */
@@ -338,21 +332,15 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
    at perm[q] where perm is given: those scattered places' lines are then prefetched for
    writing {WRITE_AHEAD} batches ahead. */
 static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data,
-                            const int64_t *sizes, const double *M, double *out, int nthreads)
+                            const int64_t *sizes, const double *M, double *out, int threads)
 {{
     int64_t stride[D];
     stride[D-1] = NC;
     for (int a = D - 2; a >= 0; a--) stride[a] = stride[a+1] * sizes[a+1];
-#ifdef _OPENMP
-    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();
-#else
-    int tl_threads = 1;
-#endif
-    (void)tl_threads;
     const int64_t {", ".join(f"st{a} = stride[{a}]" for a in range(d))};
     {" ".join(f"(void)st{a};" for a in range(d))}
     const int64_t batches = (n + B - 1) / B;
-    #pragma omp parallel for schedule(static) num_threads(tl_threads) if(tl_threads > 1 && n >= {PARALLEL_POINTS})
+    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {PARALLEL_POINTS})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
         if (perm != NULL && p0 + (1 + {WRITE_AHEAD}) * B <= n)
@@ -388,11 +376,17 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
 void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,
               const double *M, double *out, int nthreads, int sort)
 {{
+#ifdef _OPENMP
+    const int threads = nthreads > 0 ? nthreads : omp_get_max_threads();  /* 0: OpenMP's default */
+#else
+    const int threads = 1;
+    (void)nthreads;
+#endif
     if (sort && n > 0 && n < INT32_MAX) {{
         int32_t *perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
         double *sorted = (double *)malloc((size_t)n * D * sizeof(double));
-        if (perm != NULL && sorted != NULL && tl_sort(n, pts, sizes, M, perm, sorted, nthreads) == 0) {{
-            tl_probe_points(n, sorted, perm, data, sizes, M, out, nthreads);
+        if (perm != NULL && sorted != NULL && tl_sort(n, pts, sizes, M, perm, sorted, threads) == 0) {{
+            tl_probe_points(n, sorted, perm, data, sizes, M, out, threads);
             free(perm);
             free(sorted);
             return;
@@ -400,7 +394,7 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         free(perm);
         free(sorted);
     }}
-    tl_probe_points(n, pts, NULL, data, sizes, M, out, nthreads);
+    tl_probe_points(n, pts, NULL, data, sizes, M, out, threads);
 }}
 """
     decl = "void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, " \
