@@ -139,6 +139,12 @@ static inline real tl_cdiv(real a, real b) {{ return (a == 0 && b == b) ? (real)
 /* max and min that propagate NaN (⊥), as numpy's reductions do */
 static inline real tl_max(real a, real b) {{ return (a > b || a != a) ? a : b; }}
 static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }}
+/* a function the compiler must not inline (CPrinter.outline: a fused loop's statement) */
+#if defined(__GNUC__)
+#define TL_NOINLINE __attribute__((noinline))
+#else
+#define TL_NOINLINE
+#endif
 """
 
 
@@ -440,11 +446,30 @@ class CPrinter:
         var = _idx(loop.var)
         head = f"static inline void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         body = [head + " {"]
+        own = own_functions(loop.body)
+        parts: list[str] = []
         for child in loop.body:
-            self.node(child, body, 1)
+            if any(child is o for o in own):
+                body.append(f"    {self.statement_function(f'{name}_s{len(parts) + 1}', child, var, parts)};")
+            else:
+                self.node(child, body, 1)
         body.append("}")
         self.prototypes.append(head + ";")
-        self.helpers.append("\n".join(body) + "\n")
+        self.helpers.append("\n".join(parts + body) + "\n")
+        return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
+
+    def statement_function(self, name: str, loop: loops.Loop, var: str, out: list[str]) -> str:
+        """One statement of a fused loop's body (:func:`own_functions`) as a function of
+        its own, ``static TL_NOINLINE void <body>_sN(real *restrict v<slot>..., int64_t
+        x_<var>)``, appended to ``out``; returns the call.  Its slots, the fused loop's
+        local buffers among them, come in as ``restrict`` pointers, as the body's do."""
+        slots = sorted(used_slots((loop,)))
+        head = f"static TL_NOINLINE void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
+        lines = [head + " {", f"    (void){var};"]
+        self.node(loop, lines, 1)
+        lines.append("}")
+        self.prototypes.append(head + ";")
+        out.append("\n".join(lines) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
 
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
@@ -492,6 +517,35 @@ class CPrinter:
             lines.append("        free(tl_heap_block);")
             self._heap = {}
         lines.append("    }")
+
+
+#: A fused loop's statement (a nest in its body) with at least this many scalar operations
+#: per iteration is compiled as a function of its own (:func:`own_functions`).  Measured on
+#: the CFD kernels (docs/c-backend.md, "Fused loops"): with all of them in one function gcc
+#: keeps the operands the statements share (the matrix S of the Helmholtz operator, read
+#: by all six products) in vector registers across the whole body, and the products left
+#: short of registers spill their accumulators: Helmholtz n = 12 ran 3.7 ms, one function
+#: per product 2.45 ms.  At n = 4 (256 operations a product) the calls cost 12%; at n = 8
+#: (4096) they are even or faster.
+OWN_FUNCTION_WORK = 2048
+
+
+def own_functions(body: tuple) -> list[loops.Loop]:
+    """The nests of a fused loop's ``body`` that are printed as functions of their own:
+    where the body has two or more nests, each with at least :data:`OWN_FUNCTION_WORK`
+    operations that reads no accumulator it does not start itself (the loop IR's
+    accumulators are C locals of the function they are printed in)."""
+    nests = [n for n in body if isinstance(n, loops.Loop)]
+    if len(nests) < 2:
+        return []
+
+    def closed(nest: loops.Loop) -> bool:
+        started = {n.acc for n in loops.walk((nest,)) if isinstance(n, loops.Init)}
+        used = {n.acc for n in loops.walk((nest,)) if isinstance(n, loops.Update)}
+        used |= {n.name for n in loops.walk((nest,)) if isinstance(n, loops.Acc)}
+        return used <= started
+
+    return [n for n in nests if loops.work((n,)) >= OWN_FUNCTION_WORK and closed(n)]
 
 
 def heap_offsets(nest: loops.Nest, program_slots: int, itemsize: int) -> tuple[dict[int, int], int]:
