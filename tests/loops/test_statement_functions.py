@@ -16,9 +16,9 @@ from tensorlang.targets.c import codegen
 from corpus import helmholtz_reference, helmholtz_source, interpolation_source
 
 
-def _c(source, **options):
+def _c(source, threads=1, **options):
     try:
-        return tl.compile(source, backend="c", threads=1, **options)
+        return tl.compile(source, backend="c", threads=threads, **options)
     except TensorLangError as exc:  # no C compiler here
         pytest.skip(str(exc))
 
@@ -57,8 +57,8 @@ def test_a_nest_reading_an_accumulator_it_does_not_start_stays_inline():
     assert codegen.own_functions((closed,)) == []  # one nest: nothing to keep apart
 
 
-@pytest.mark.parametrize("fma", [False, True])
-def test_functions_of_their_own_change_no_result(monkeypatch, fma):
+@pytest.mark.parametrize("fma,threads", [(False, 1), (True, 1), (True, 2)])
+def test_functions_of_their_own_change_no_result(monkeypatch, fma, threads):
     rng = np.random.default_rng(5)
     n, E = 8, 7
     args = {"S": rng.uniform(-1, 1, (n, n)) / n, "D": rng.uniform(0.5, 1.5, (E, n, n, n)),
@@ -67,10 +67,10 @@ def test_functions_of_their_own_change_no_result(monkeypatch, fma):
     args["u"][E - 1, 0, 0, 0] = -np.inf
     args["D"][4, 7, 7, 7] = np.inf
     args["u"][5] = -0.0
-    apart = _c(helmholtz_source(n, E), fma=fma)
+    apart = _c(helmholtz_source(n, E), threads, fma=fma)  # 2 threads: called from the parallel body
     assert "TL_NOINLINE void" in apart.target.source
     monkeypatch.setattr(codegen, "OWN_FUNCTION_WORK", 10**9)
-    inline = _c(helmholtz_source(n, E) + "\n\n", fma=fma)
+    inline = _c(helmholtz_source(n, E) + "\n\n", threads, fma=fma)
     assert "TL_NOINLINE void" not in inline.target.source
     got = apart(**args)["v"]
     assert np.array_equal(got, inline(**args)["v"], equal_nan=True)

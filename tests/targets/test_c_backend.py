@@ -213,11 +213,11 @@ def test_threads_give_the_same_results(monkeypatch):
     program = "in var x : [300 300]\nout var y : [300 300]\ny = x * x + x\n"
     one = tl.compile(program, backend="c", threads=1)(x=x)["y"]
     monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")  # threads on every statement
-    threshold.parallel_work.cache_clear()
+    threshold.clear()
     try:
         two = tl.compile(program, backend="c", threads=2)(x=x)["y"]
     finally:
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(one, x * x + x)
 

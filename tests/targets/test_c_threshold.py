@@ -24,17 +24,17 @@ def test_threads_at_compile_time_do_not_force_openmp_on_small_statements(monkeyp
     assert "omp parallel" not in tl.compile(SMALL, backend="c").code("c")
     assert "omp parallel" not in tl.compile(SMALL, backend="c", threads=2).code("c")
     monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")
-    threshold.parallel_work.cache_clear()
+    threshold.clear()
     try:
         code = tl.compile(SMALL, backend="c", threads=2).code("c")
         assert "#pragma omp parallel for schedule(static) num_threads(tl_threads)" in code  # no team limit
     finally:
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
 
 
 def test_a_parallel_statement_asks_for_the_team_its_work_pays_for(monkeypatch):
     monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "500")
-    threshold.parallel_work.cache_clear()
+    threshold.clear()
     try:
         k = tl.compile(SMALL, backend="c", threads=2)  # 1000 points: 2 * 1000 // 500 = 4 threads pay
         assert "const int tl_team_x_i = tl_pick(&tl_choice1, tl_team(tl_threads, 4));" in k.code("c")
@@ -42,7 +42,7 @@ def test_a_parallel_statement_asks_for_the_team_its_work_pays_for(monkeypatch):
         x = np.arange(1000.0)
         np.testing.assert_array_equal(k(s=np.array(-0.0), x=x)["x"], -0.0 * x)
     finally:
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
 
 
 def test_team_size_grows_with_the_work_and_is_bounded_by_the_iterations():
@@ -70,19 +70,19 @@ def test_the_team_is_at_most_the_threads_asked_for_and_the_limit(monkeypatch):
 
 def test_the_threshold_decides_which_statements_run_on_threads(monkeypatch):
     monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "500")
-    threshold.parallel_work.cache_clear()
+    threshold.clear()
     try:
         assert "#pragma omp parallel for" in tl.compile(SMALL, backend="c").code("c")
         assert "omp parallel" not in tl.compile(SMALL.replace("1000", "400"), backend="c").code("c")
     finally:
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
 
 
 def test_the_measurement_is_cached_next_to_the_kernels(monkeypatch, tmp_path):
     monkeypatch.delenv("TENSORLANG_PARALLEL_WORK")
     monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
     monkeypatch.setattr(threshold, "SIZES", (1 << 10, 1 << 12))
-    threshold.parallel_work.cache_clear()
+    threshold.clear()
     try:
         value = threshold.parallel_work()
         record = json.loads((tmp_path / threshold.CACHE_FILE).read_text())
@@ -93,10 +93,10 @@ def test_the_measurement_is_cached_next_to_the_kernels(monkeypatch, tmp_path):
             assert [n for n, _, _ in record["stream_times"]] == [1 << 10, 1 << 12]
         # a second process reads the file instead of measuring again
         (tmp_path / threshold.CACHE_FILE).write_text(json.dumps({**record, "parallel_work": 777, "stream_work": 999}))
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
         assert threshold.parallel_work() == parallel.Threshold(777, 999)
     finally:
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
 
 
 def test_the_first_win_needs_two_sizes_in_a_row():
@@ -198,7 +198,7 @@ def test_parallel_loops_of_a_kernel_measure_their_choice(monkeypatch):
     """Each parallel loop with a team times itself after the loop, under the same choice
     it picked; many calls (both choices tried, then the faster) give the same results."""
     monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "500")
-    threshold.parallel_work.cache_clear()
+    threshold.clear()
     try:
         k = tl.compile(SMALL + "\n", backend="c", threads=2)
         c = k.code("c")
@@ -209,4 +209,30 @@ def test_parallel_loops_of_a_kernel_measure_their_choice(monkeypatch):
         for _ in range(2 * codegen.CHOICE["warm"] + codegen.CHOICE["explore"] + 3):
             np.testing.assert_array_equal(k(s=np.array(-2.5), x=x)["x"], -2.5 * x)
     finally:
-        threshold.parallel_work.cache_clear()
+        threshold.clear()
+
+
+def test_a_process_pinned_to_fewer_cpus_neither_reads_nor_writes_the_machines_figures(monkeypatch, tmp_path):
+    """A pinned first measurement (the bench's one-thread pass runs on CPU 0) once cached
+    'threads never pay' for the whole machine; a pinned process now measures for itself
+    (two threads on one CPU: NEVER) and leaves the cache alone."""
+    monkeypatch.delenv("TENSORLANG_PARALLEL_WORK", raising=False)
+    monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
+    monkeypatch.setattr(threshold, "SIZES", (1 << 10, 1 << 12))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    compiler = c_build.find_compiler()
+    if compiler is None:
+        pytest.skip("no C compiler")
+    key = threshold._key(compiler)
+    (tmp_path / threshold.CACHE_FILE).write_text(json.dumps({"key": key, "parallel_work": 777, "stream_work": 999}))
+    threshold.clear()
+    try:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+        assert threshold.usable_cpus() == 1
+        assert threshold.parallel_work() == parallel.Threshold(threshold.NEVER, threshold.NEVER)
+        record = json.loads((tmp_path / threshold.CACHE_FILE).read_text())
+        assert (record["parallel_work"], record["stream_work"]) == (777, 999)  # not overwritten
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+        assert threshold.parallel_work() == parallel.Threshold(777, 999)  # the whole machine: the cache
+    finally:
+        threshold.clear()

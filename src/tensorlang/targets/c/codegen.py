@@ -243,6 +243,10 @@ class CPrinter:
         #: the local buffers of the nest being printed that live in its heap block, by
         #: slot: their byte offsets in it (:func:`heap_offsets`)
         self._heap: dict[int, int] = {}
+        #: the statements of the fused loop being printed that are functions of their own
+        #: (:func:`own_functions`), and how many such functions so far
+        self._apart: list[loops.Loop] = []
+        self._statement_functions = 0
 
     def _param(self, slot: int) -> str:
         """A slot's pointer parameter: ``restrict`` unless another slot views its memory
@@ -386,7 +390,10 @@ class CPrinter:
                 lines.append(f"{pad}    {self.outline(node)};")
             else:
                 for child in node.body:
-                    self.node(child, lines, depth + 1)
+                    if any(child is apart for apart in self._apart):
+                        lines.append(f"{pad}    {self.statement_function(child, var)};")
+                    else:
+                        self.node(child, lines, depth + 1)
             lines.append(f"{pad}}}")
             if chosen:
                 team = f"tl_team_{var}"
@@ -446,30 +453,30 @@ class CPrinter:
         var = _idx(loop.var)
         head = f"static inline void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         body = [head + " {"]
-        own = own_functions(loop.body)
-        parts: list[str] = []
         for child in loop.body:
-            if any(child is o for o in own):
-                body.append(f"    {self.statement_function(f'{name}_s{len(parts) + 1}', child, var, parts)};")
+            if any(child is apart for apart in self._apart):
+                body.append(f"    {self.statement_function(child, var)};")
             else:
                 self.node(child, body, 1)
         body.append("}")
         self.prototypes.append(head + ";")
-        self.helpers.append("\n".join(parts + body) + "\n")
+        self.helpers.append("\n".join(body) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
 
-    def statement_function(self, name: str, loop: loops.Loop, var: str, out: list[str]) -> str:
+    def statement_function(self, loop: loops.Loop, var: str) -> str:
         """One statement of a fused loop's body (:func:`own_functions`) as a function of
-        its own, ``static TL_NOINLINE void <body>_sN(real *restrict v<slot>..., int64_t
-        x_<var>)``, appended to ``out``; returns the call.  Its slots, the fused loop's
-        local buffers among them, come in as ``restrict`` pointers, as the body's do."""
+        its own, ``static TL_NOINLINE void <step>_sN(real *restrict v<slot>..., int64_t
+        x_<var>)``; returns the call.  Its slots, the fused loop's local buffers among
+        them, come in as ``restrict`` pointers, as a parallel loop's body's do."""
+        self._statement_functions += 1
+        name = f"{self.step}_s{self._statement_functions}"
         slots = sorted(used_slots((loop,)))
         head = f"static TL_NOINLINE void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         lines = [head + " {", f"    (void){var};"]
         self.node(loop, lines, 1)
         lines.append("}")
         self.prototypes.append(head + ";")
-        out.append("\n".join(lines) + "\n")
+        self.helpers.append("\n".join(lines) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
 
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
@@ -506,6 +513,9 @@ class CPrinter:
         for stmt in nest.fused or (nest.statement,):
             lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
+        # a fused loop's large statements: functions of their own (own_functions)
+        self._apart = [n for loop in nest.body if nest.fused and isinstance(loop, loops.Loop)
+                       for n in own_functions(loop.body)]
         self._heap, size = heap_offsets(nest, len(self.program.names), self.itemsize)
         if self._heap:  # one block for the large local buffers; nothing in a nest returns early
             lines.append("        void *tl_heap_block = NULL;")

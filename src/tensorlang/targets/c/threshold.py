@@ -101,10 +101,19 @@ def _first_win(times: list) -> int:
     return next((times[k][0] for k in range(len(times)) if wins[k] and all(wins[k + 1:k + 2])), NEVER)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity: ``taskset``, a benchmark pinning
+    itself, a container's cpuset), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no sched_getaffinity (macOS, Windows)
+        return os.cpu_count() or 1
+
+
 def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None) -> dict:
     """Time both probes on 1 and 2 threads for each size: ``parallel_work`` (compute)
     and ``stream_work``, each the smallest size at which two threads win (:func:`_first_win`)."""
-    cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     if cpus < 2 or not compiler.openmp:
         return {"parallel_work": NEVER, "stream_work": NEVER, "cpus": cpus, "times": [], "stream_times": []}
     ffi, lib = c_build.build_and_load(_PROBE, compiler, _DECLARATIONS)
@@ -126,13 +135,29 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None) ->
 
 def _key(compiler: c_build.Compiler) -> str:
     c_build.prepare_openmp()  # measured under the wait policy the kernels run with
-    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]}"
+    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]} on every cpu"
+
+
+def parallel_work() -> Threshold:
+    """The thresholds for this machine: ``$TENSORLANG_PARALLEL_WORK`` (both), else the
+    cached measurement, else a fresh one (cached when the kernel cache is usable).
+
+    A process allowed fewer CPUs than the machine has (pinned by ``taskset`` or by the
+    benchmark's one-thread pass) measures for itself and caches nothing: two threads on
+    one CPU never win, and that says nothing about the machine (a pinned first
+    measurement once set every later process's threshold to :data:`NEVER`).  The
+    figures are kept per CPU count for the process's life (:func:`clear` forgets them)."""
+    return _thresholds(usable_cpus())
+
+
+def clear() -> None:
+    """Forget the thresholds this process has read or measured (tests, a changed
+    ``$TENSORLANG_PARALLEL_WORK``)."""
+    _thresholds.cache_clear()
 
 
 @lru_cache(maxsize=None)
-def parallel_work() -> Threshold:
-    """The thresholds for this machine: ``$TENSORLANG_PARALLEL_WORK`` (both), else the
-    cached measurement, else a fresh one (cached when the kernel cache is usable)."""
+def _thresholds(cpus: int) -> Threshold:
     explicit = os.environ.get("TENSORLANG_PARALLEL_WORK", "").strip()
     if explicit.isdigit():
         value = max(1, int(explicit))
@@ -143,14 +168,16 @@ def parallel_work() -> Threshold:
     directory = c_build.cache_dir()
     path = directory / CACHE_FILE
     key = _key(compiler)
+    whole = cpus >= (os.cpu_count() or 1)  # the whole machine: its figures, cached
     try:
         cached = json.loads(path.read_text())
-        if cached.get("key") == key and all(isinstance(cached.get(f), int) for f in ("parallel_work", "stream_work")):
+        if whole and cached.get("key") == key and all(isinstance(cached.get(f), int)
+                                                     for f in ("parallel_work", "stream_work")):
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     except (OSError, ValueError, AttributeError):
         pass
     result = measure(compiler)
-    if c_build._usable_dir(directory):
+    if whole and c_build._usable_dir(directory):
         try:
             c_build._write_atomic(directory, CACHE_FILE, json.dumps({"key": key, **result}).encode())
         except OSError:
