@@ -32,7 +32,10 @@ docs/fields.md).  On a large image many points are first sorted by the image's b
 cache, and each result is still written at its point's own index.  Those scattered
 writes (the sort's and the results') are what software prefetch does pay for: each
 place is known a few points ahead, and asking for its line then hides the miss a
-store would otherwise wait on (:data:`SCATTER_AHEAD`, :data:`WRITE_AHEAD`).
+store would otherwise wait on (:data:`SCATTER_AHEAD`, :data:`WRITE_AHEAD`).  So are, in
+block order, the rows of the points about two blocks ahead (:data:`REGION_BLOCKS`,
+:data:`REGION_AHEAD`): a block's first reads from memory, not its points' arithmetic,
+were most of a large image's time.
 
 Outside the domain (support leaving the image) or at a non-finite position the result
 is NaN (⊥), as in the reference.  The world-space chain rule is applied by the caller.
@@ -55,6 +58,11 @@ BATCH = 8
 #: scattered result writes this many batches ahead (measured: docs/fields.md)
 SCATTER_AHEAD = 16
 WRITE_AHEAD = 2
+#: in block order, each batch asks for the rows of the points this many blocks' worth of
+#: points ahead (points / blocks each), at most :data:`REGION_AHEAD` points: the next
+#: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
+REGION_BLOCKS = 2
+REGION_AHEAD = 512
 #: points below which one thread does the work (starting threads costs more)
 PARALLEL_POINTS = 2048
 
@@ -176,6 +184,9 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
         terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]" for t in range(S)])
         dots.append(f"r[{j}] = {terms};")
     dots_text = "\n            ".join(dots)
+    prefetch_rows = " ".join(
+        "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
+        for taps in itertools.product(range(S), repeat=d - 1))
     stores = "\n            ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
     src = f"""
 #include <math.h>
@@ -332,7 +343,7 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
    at perm[q] where perm is given: those scattered places' lines are then prefetched for
    writing {WRITE_AHEAD} batches ahead. */
 static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data,
-                            const int64_t *sizes, const double *M, double *out, int threads)
+                            const int64_t *sizes, const double *M, double *out, int threads, int64_t look)
 {{
     int64_t stride[D];
     stride[D-1] = NC;
@@ -348,6 +359,23 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
                 const char *w = (const char *)(out + perm[p0 + {WRITE_AHEAD} * B + j] * (NC*{full}));
                 __builtin_prefetch(w, 1, 1);
                 __builtin_prefetch(w + NC*{full}*8 - 1, 1, 1);
+            }}
+        if (look > 0 && p0 + look + B <= n)
+            for (int j = 0; j < B; j++) {{  /* the rows of the points look ahead: in block order, the next blocks' */
+                const double *pt = pts + (p0 + look + j) * D;
+                int64_t at = 0;
+                int inside = 1;
+                for (int a = 0; a < D; a++) {{
+                    double v = M[a*(D+1) + D];
+                    for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
+                    const double fl = floor(v);
+                    inside &= (fl + {1 - s} >= 0.0) & (fl + {s} <= (double)(sizes[a] - 1));
+                    at += inside ? (int64_t)(fl + {1 - s}) * stride[a] : 0;
+                }}
+                if (inside) {{
+                    const double *r = data + at;
+                    {prefetch_rows}
+                }}
             }}
         int64_t first[B];
         int ok[B];
@@ -386,7 +414,12 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         int32_t *perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
         double *sorted = (double *)malloc((size_t)n * D * sizeof(double));
         if (perm != NULL && sorted != NULL && tl_sort(n, pts, sizes, M, perm, sorted, threads) == 0) {{
-            tl_probe_points(n, sorted, perm, data, sizes, M, out, threads);
+            /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
+            int64_t blocks = 1;
+            for (int a = 0; a < D; a++) blocks *= ((sizes[a] - 1) >> SHIFT) + 1;
+            int64_t look = {REGION_BLOCKS} * (n / blocks);
+            look = look < B ? B : look > {REGION_AHEAD} ? {REGION_AHEAD} : look;
+            tl_probe_points(n, sorted, perm, data, sizes, M, out, threads, look);
             free(perm);
             free(sorted);
             return;
@@ -394,7 +427,7 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         free(perm);
         free(sorted);
     }}
-    tl_probe_points(n, pts, NULL, data, sizes, M, out, threads);
+    tl_probe_points(n, pts, NULL, data, sizes, M, out, threads, 0);
 }}
 """
     decl = "void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, " \

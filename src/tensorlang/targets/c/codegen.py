@@ -390,7 +390,7 @@ class CPrinter:
                 lines.append(f"{pad}    {self.outline(node)};")
             else:
                 for child in node.body:
-                    if any(child is apart for apart in self._apart):
+                    if isinstance(child, loops.Loop) and any(child is apart for apart in self._apart):
                         lines.append(f"{pad}    {self.statement_function(child, var)};")
                     else:
                         self.node(child, lines, depth + 1)
@@ -454,7 +454,7 @@ class CPrinter:
         head = f"static inline void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         body = [head + " {"]
         for child in loop.body:
-            if any(child is apart for apart in self._apart):
+            if isinstance(child, loops.Loop) and any(child is apart for apart in self._apart):
                 body.append(f"    {self.statement_function(child, var)};")
             else:
                 self.node(child, body, 1)
