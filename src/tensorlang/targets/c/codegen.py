@@ -139,7 +139,7 @@ static inline real tl_cdiv(real a, real b) {{ return (a == 0 && b == b) ? (real)
 /* max and min that propagate NaN (⊥), as numpy's reductions do */
 static inline real tl_max(real a, real b) {{ return (a > b || a != a) ? a : b; }}
 static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }}
-/* a function the compiler must not inline (CPrinter.outline: a fused loop's statement) */
+/* a function the compiler must not inline (CPrinter.statement_function: a fused loop's statement) */
 #if defined(__GNUC__)
 #define TL_NOINLINE __attribute__((noinline))
 #else
@@ -390,10 +390,7 @@ class CPrinter:
                 lines.append(f"{pad}    {self.outline(node)};")
             else:
                 for child in node.body:
-                    if isinstance(child, loops.Loop) and any(child is apart for apart in self._apart):
-                        lines.append(f"{pad}    {self.statement_function(child, var)};")
-                    else:
-                        self.node(child, lines, depth + 1)
+                    self.child(child, var, lines, depth + 1)
             lines.append(f"{pad}}}")
             if chosen:
                 team = f"tl_team_{var}"
@@ -454,14 +451,19 @@ class CPrinter:
         head = f"static inline void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         body = [head + " {"]
         for child in loop.body:
-            if isinstance(child, loops.Loop) and any(child is apart for apart in self._apart):
-                body.append(f"    {self.statement_function(child, var)};")
-            else:
-                self.node(child, body, 1)
+            self.child(child, var, body, 1)
         body.append("}")
         self.prototypes.append(head + ";")
         self.helpers.append("\n".join(body) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
+
+    def child(self, node: loops.Node, var: str, lines: list[str], depth: int) -> None:
+        """A node inside the loop over ``var``: a call where it is a fused loop's statement
+        printed apart (:func:`own_functions`), else the node itself."""
+        if isinstance(node, loops.Loop) and any(node is apart for apart in self._apart):
+            lines.append(f"{'    ' * depth}{self.statement_function(node, var)};")
+        else:
+            self.node(node, lines, depth)
 
     def statement_function(self, loop: loops.Loop, var: str) -> str:
         """One statement of a fused loop's body (:func:`own_functions`) as a function of
