@@ -175,3 +175,30 @@ def test_large_images_take_the_block_order_and_agree_with_the_reference():
     for order in (0, 1):
         ours = cprobe.probe(img, KERNELS["bspln3"], order, pts, threads=2)  # sorted: sorts() said so
         _agree(ours, reconstruct.probe(img, KERNELS["bspln3"], order, pts))
+
+
+def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monkeypatch):
+    """The sort's buffers come from one scratch array kept between calls (fresh pages
+    cost a fault and the kernel's zeroing each call); one larger than SCRATCH_KEEP_BYTES
+    is the call's own; the results are those of the given order either way."""
+    if not cprobe.available():
+        pytest.skip("no C compiler")
+    rng = np.random.default_rng(4)
+    img = tl.image(rng.normal(size=(20, 20, 20)))
+    kern = KERNELS["bspln3"]
+    points = rng.uniform(1, 18, size=(3000, 3))
+    points[7] = np.nan
+    monkeypatch.setattr(cprobe, "_SCRATCH", [])
+    want = cprobe.probe(img, kern, 1, points, sort=False)
+    assert cprobe._SCRATCH == []  # the given order takes no scratch
+    first = cprobe.probe(img, kern, 1, points, sort=True)
+    (kept,) = cprobe._SCRATCH
+    assert kept.nbytes >= points.shape[0] * (8 * 3 + 8)
+    again = cprobe.probe(img, kern, 1, points[:1000], sort=True)  # fewer points: the same buffer
+    assert cprobe._SCRATCH[0] is kept
+    assert np.array_equal(first, want, equal_nan=True)
+    assert np.array_equal(again, want[:1000], equal_nan=True)
+    monkeypatch.setattr(cprobe, "SCRATCH_KEEP_BYTES", 1000)
+    cprobe._SCRATCH.clear()
+    assert np.array_equal(cprobe.probe(img, kern, 1, points, sort=True), want, equal_nan=True)
+    assert cprobe._SCRATCH == []  # too large to keep

@@ -266,11 +266,12 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
    sort by block, stable): points in one block read the same rows, so a gather that
    missed every cache for random points hits L1 and L2.  perm[q] is the caller's index
    of sorted point q, sorted[q] its coordinates.  A point outside or not finite goes to
-   the block of cell 0 (its result is NaN either way).  Returns 0, or -1 where memory
+   the block of cell 0 (its result is NaN either way); key[p] is point p's block
+   (total <= n < 2^31).  Returns 0, or -1 where memory
    for the counts could not be had (the caller then probes in the given order). */
 #define SHIFT {SORT_SHIFT}
 static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
-                   int32_t *perm, double *sorted, int threads)
+                   int32_t *perm, double *sorted, int32_t *key, int threads)
 {{
     int64_t blocks[D], mult[D], total = 1;
     for (int a = D - 1; a >= 0; a--) {{
@@ -283,12 +284,8 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
        total + 1 each), so that the sort stays stable: thread t's points of a block go
        after those of threads before it, the same order as one thread's */
     int64_t *count = (int64_t *)calloc((size_t)team * (size_t)(total + 1), sizeof(int64_t));
-    int32_t *key = (int32_t *)malloc((size_t)n * sizeof(int32_t));  /* total <= n < 2^31 */
-    if (count == NULL || key == NULL) {{
-        free(count);
-        free(key);
+    if (count == NULL)
         return -1;
-    }}
     #pragma omp parallel num_threads(team) if(team > 1)
     {{
 #ifdef _OPENMP
@@ -335,7 +332,6 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
         }}
     }}
     free(count);
-    free(key);
     return 0;
 }}
 
@@ -400,9 +396,12 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
 }}
 
 /* The probes of n points; with sort, in the order of the image's blocks (tl_sort), each
-   result still written at its point's own index: the same numbers in the same places. */
+   result still written at its point's own index: the same numbers in the same places.
+   The sort's buffers (the sorted coordinates, n*D doubles, then perm and key, n int32
+   each) are scratch where scratch is given (the caller's memory, reused from call to
+   call: fresh pages cost the kernel's zeroing and a fault each), else malloc'd here. */
 void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,
-              const double *M, double *out, int nthreads, int sort)
+              const double *M, double *out, int nthreads, int sort, char *scratch)
 {{
 #ifdef _OPENMP
     const int threads = nthreads > 0 ? nthreads : omp_get_max_threads();  /* 0: OpenMP's default */
@@ -411,27 +410,28 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
     (void)nthreads;
 #endif
     if (sort && n > 0 && n < INT32_MAX) {{
-        int32_t *perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
-        double *sorted = (double *)malloc((size_t)n * D * sizeof(double));
-        if (perm != NULL && sorted != NULL && tl_sort(n, pts, sizes, M, perm, sorted, threads) == 0) {{
+        char *own = scratch != NULL ? NULL : (char *)malloc((size_t)n * (D * sizeof(double) + 2 * sizeof(int32_t)));
+        char *block = scratch != NULL ? scratch : own;
+        double *sorted = (double *)block;
+        int32_t *perm = (int32_t *)(block + (size_t)n * D * sizeof(double));
+        int32_t *key = perm + n;
+        if (block != NULL && tl_sort(n, pts, sizes, M, perm, sorted, key, threads) == 0) {{
             /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
             int64_t blocks = 1;
             for (int a = 0; a < D; a++) blocks *= ((sizes[a] - 1) >> SHIFT) + 1;
             int64_t look = {REGION_BLOCKS} * (n / blocks);
             look = look < B ? B : look > {REGION_AHEAD} ? {REGION_AHEAD} : look;
             tl_probe_points(n, sorted, perm, data, sizes, M, out, threads, look);
-            free(perm);
-            free(sorted);
+            free(own);
             return;
         }}
-        free(perm);
-        free(sorted);
+        free(own);
     }}
     tl_probe_points(n, pts, NULL, data, sizes, M, out, threads, 0);
 }}
 """
     decl = "void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, " \
-           "const double *M, double *out, int nthreads, int sort);"
+           "const double *M, double *out, int nthreads, int sort, char *scratch);"
     return src, decl
 
 
@@ -453,6 +453,29 @@ SORT_IMAGE_BYTES = 8 << 20
 #: the blocks the points are sorted into have 2^SORT_SHIFT cells per axis (C's SHIFT;
 #: 32 and 64 measured slower: a block's rows no longer stay in L2)
 SORT_SHIFT = 4
+
+
+#: the block order's buffers (sorted coordinates, perm and keys: 8·dim + 8 bytes a point)
+#: are one scratch array kept between calls, at most this large: fresh memory costs a page
+#: fault and the kernel's zeroing of every page on every call (13% of a 256³ Hessian
+#: probe of 10⁶ points, measured: docs/fields.md); larger ones are the call's own
+SCRATCH_KEEP_BYTES = 256 << 20
+_SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
+
+
+def _scratch(nbytes: int) -> np.ndarray:
+    """A byte array of at least ``nbytes``: the kept one if it is large enough, else new
+    (list.pop is atomic: two calls at once never share one)."""
+    try:
+        kept = _SCRATCH.pop()
+    except IndexError:
+        kept = None
+    return kept if kept is not None and kept.nbytes >= nbytes else np.empty(nbytes, dtype=np.uint8)
+
+
+def _keep(buf: np.ndarray) -> None:
+    if buf.nbytes <= SCRATCH_KEEP_BYTES and not _SCRATCH:
+        _SCRATCH.append(buf)
 
 
 def sorts(img: Image, n: int) -> bool:
@@ -496,7 +519,12 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
     def ptr(a: np.ndarray, kind: str):
         return ffi.cast(kind, a.ctypes.data)
 
-    lib.tl_probe(pts.shape[0], ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"),
-                 ptr(m, "double *"), ptr(out, "double *"), int(threads or 0),
-                 int(sorts(img, pts.shape[0]) if sort is None else bool(sort)))
+    n = pts.shape[0]
+    blocked = 0 < n < 2**31 - 1 and (sorts(img, n) if sort is None else bool(sort))
+    scratch = _scratch(n * (8 * img.dim + 8)) if blocked else None
+    lib.tl_probe(n, ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"),
+                 ptr(m, "double *"), ptr(out, "double *"), int(threads or 0), int(blocked),
+                 ffi.NULL if scratch is None else ptr(scratch, "char *"))
+    if scratch is not None:
+        _keep(scratch)
     return out
