@@ -457,8 +457,9 @@ SORT_SHIFT = 4
 
 #: the block order's buffers (sorted coordinates, perm and keys: 8·dim + 8 bytes a point)
 #: are one scratch array kept between calls, at most this large: fresh memory costs a page
-#: fault and the kernel's zeroing of every page on every call (13% of a 256³ Hessian
-#: probe of 10⁶ points, measured: docs/fields.md); larger ones are the call's own
+#: fault and the kernel's zeroing of every page on every call (past glibc's mmap threshold:
+#: 4·10⁶ points on 256³ ran 1.2x faster, measured: docs/fields.md); larger ones are the
+#: call's own
 SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
 
