@@ -158,6 +158,38 @@ def _contract(d: int, S: int, order: int) -> list[str]:
     return out
 
 
+def _vector_dots(combos: list[tuple[int, ...]], inner: int, order: int) -> str:
+    """The innermost axis's dot products where each level-0 row is one vector of the 4
+    taps of a scalar image: the products are vectors (row × the point's weights of that
+    derivative order) and four of them are summed at once by a transpose (two rounds of
+    shuffles and adds), rather than lane by lane.  Each result is (p0 + p1) + (p2 + p3)
+    of its products, the association of the scalar tree (:func:`_tree`).  Measured on a
+    Hessian, 10⁶ points (docs/fields.md): 23.7 → 21.0 ms in L2, 48.2 → 45.7 ms on 256³."""
+    used = sorted({c[-1] for c in combos})
+    lines = [f"tl_v wv{m} = {{w{inner}[{m}][0][j], w{inner}[{m}][1][j], w{inner}[{m}][2][j], w{inner}[{m}][3][j]}};"
+             for m in used]
+    for j, c in enumerate(combos):
+        row = "s0_" + ("_" + "_".join(map(str, c[:-1])) if inner else "")
+        lines.append(f"const tl_v p{j} = {row}[0] * wv{c[-1]};")
+    j = 0
+    while j < len(combos):
+        left = len(combos) - j
+        if left >= 4:  # (a01, b01, a23, b23), (c01, d01, c23, d23) -> (a, b, c, d)
+            lines.append(f"{{ const tl_v h = TL_SHUF(p{j}, p{j + 1}, 0, 4, 2, 6) + TL_SHUF(p{j}, p{j + 1}, 1, 5, 3, 7); "
+                         f"const tl_v g = TL_SHUF(p{j + 2}, p{j + 3}, 0, 4, 2, 6) + TL_SHUF(p{j + 2}, p{j + 3}, 1, 5, 3, 7); "
+                         "const tl_v q = TL_SHUF(h, g, 0, 1, 4, 5) + TL_SHUF(h, g, 2, 3, 6, 7); "
+                         f"r[{j}] = q[0]; r[{j + 1}] = q[1]; r[{j + 2}] = q[2]; r[{j + 3}] = q[3]; }}")
+            j += 4
+        elif left >= 2:
+            lines.append(f"{{ const tl_v h = TL_SHUF(p{j}, p{j + 1}, 0, 4, 2, 6) + TL_SHUF(p{j}, p{j + 1}, 1, 5, 3, 7); "
+                         f"r[{j}] = h[0] + h[2]; r[{j + 1}] = h[1] + h[3]; }}")
+            j += 2
+        else:
+            lines.append(f"r[{j}] = (p{j}[0] + p{j}[1]) + (p{j}[2] + p{j}[3]);")
+            j += 1
+    return "\n                ".join(lines)
+
+
 def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
     """The C source of ``tl_probe`` and its cffi declaration."""
     S, s = kern.support, kern.radius
@@ -184,6 +216,8 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
         terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]" for t in range(S)])
         dots.append(f"r[{j}] = {terms};")
     dots_text = "\n            ".join(dots)
+    if ncomp == 1 and S == 4 and vw == 4:  # a row is one vector of the S taps: _vector_dots
+        dots_text = _vector_dots(combos, inner, order)
     prefetch_rows = " ".join(
         "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
         for taps in itertools.product(range(S), repeat=d - 1))
@@ -211,6 +245,14 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
 typedef double tl_v __attribute__((vector_size(VW * 8)));
 typedef double tl_vu __attribute__((vector_size(VW * 8), aligned(8)));
 #define tl_load(p) (*(const tl_vu *)(p))  /* a macro: inlined whatever the functions' options */
+#if VW == 4  /* lanes i, j, k, l of the 8 in (a, b): _vector_dots' transposes */
+#if defined(__clang__)
+#define TL_SHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+typedef long long tl_i __attribute__((vector_size(32)));
+#define TL_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (tl_i){{i, j, k, l}})
+#endif
+#endif
 
 /* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
    support's first sample, whether the point is inside the domain (a point outside or
