@@ -158,7 +158,7 @@ def _contract(d: int, S: int, order: int) -> list[str]:
     return out
 
 
-def _vector_dots(combos: list[tuple[int, ...]], inner: int, order: int) -> str:
+def _vector_dots(combos: list[tuple[int, ...]], inner: int) -> str:
     """The innermost axis's dot products where each level-0 row is one vector of the 4
     taps of a scalar image: the products are vectors (row × the point's weights of that
     derivative order) and four of them are summed at once by a transpose (two rounds of
@@ -210,14 +210,16 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
         contract += "tl_v s0_[NV]; for (int i = 0; i < NV; i++) s0_[i] = tl_load(base + i*VW);"
     # the innermost axis: a dot product of a level-0 row with its weights per combination
     inner = d - 1
-    dots = []
-    for j, c in enumerate(combos):
-        vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
-        terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]" for t in range(S)])
-        dots.append(f"r[{j}] = {terms};")
-    dots_text = "\n            ".join(dots)
     if ncomp == 1 and S == 4 and vw == 4:  # a row is one vector of the S taps: _vector_dots
-        dots_text = _vector_dots(combos, inner, order)
+        dots_text = _vector_dots(combos, inner)
+    else:
+        dots = []
+        for j, c in enumerate(combos):
+            vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
+            terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]"
+                           for t in range(S)])
+            dots.append(f"r[{j}] = {terms};")
+        dots_text = "\n            ".join(dots)
     prefetch_rows = " ".join(
         "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
         for taps in itertools.product(range(S), repeat=d - 1))

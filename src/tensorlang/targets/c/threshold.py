@@ -110,10 +110,11 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None) -> dict:
+def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cpus: int | None = None) -> dict:
     """Time both probes on 1 and 2 threads for each size: ``parallel_work`` (compute)
-    and ``stream_work``, each the smallest size at which two threads win (:func:`_first_win`)."""
-    cpus = usable_cpus()
+    and ``stream_work``, each the smallest size at which two threads win (:func:`_first_win`);
+    ``cpus``: those the process may use (None: :func:`usable_cpus`)."""
+    cpus = usable_cpus() if cpus is None else cpus
     if cpus < 2 or not compiler.openmp:
         return {"parallel_work": NEVER, "stream_work": NEVER, "cpus": cpus, "times": [], "stream_times": []}
     ffi, lib = c_build.build_and_load(_PROBE, compiler, _DECLARATIONS)
@@ -176,7 +177,7 @@ def _thresholds(cpus: int) -> Threshold:
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     except (OSError, ValueError, AttributeError):
         pass
-    result = measure(compiler)
+    result = measure(compiler, cpus=cpus)
     if whole and c_build._usable_dir(directory):
         try:
             c_build._write_atomic(directory, CACHE_FILE, json.dumps({"key": key, **result}).encode())
