@@ -446,15 +446,19 @@ class CPrinter:
         <tensorlang.targets.c.codegen>`).  Loops with OpenMP reductions keep their body
         inline: the accumulators are the step's locals."""
         name = f"{self.step}_body{len(self.helpers) + 1}"
-        slots = sorted(used_slots(loop.body))
         var = _idx(loop.var)
-        head = f"static inline void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
-        body = [head + " {"]
+        body: list[str] = []
         for child in loop.body:
             self.child(child, var, body, 1)
-        body.append("}")
+        return self._function("static inline", name, sorted(used_slots(loop.body)), var, body)
+
+    def _function(self, kind: str, name: str, slots: list[int], var: str, body: list[str]) -> str:
+        """``kind void name(real *restrict v<slot>..., int64_t var) { body }``, declared
+        before the step and defined after it (:attr:`prototypes`, :attr:`helpers`); returns
+        the call."""
+        head = f"{kind} void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
         self.prototypes.append(head + ";")
-        self.helpers.append("\n".join(body) + "\n")
+        self.helpers.append("\n".join([head + " {", *body, "}"]) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
 
     def child(self, node: loops.Node, var: str, lines: list[str], depth: int) -> None:
@@ -471,15 +475,10 @@ class CPrinter:
         x_<var>)``; returns the call.  Its slots, the fused loop's local buffers among
         them, come in as ``restrict`` pointers, as a parallel loop's body's do."""
         self._statement_functions += 1
-        name = f"{self.step}_s{self._statement_functions}"
-        slots = sorted(used_slots((loop,)))
-        head = f"static TL_NOINLINE void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
-        lines = [head + " {", f"    (void){var};"]
-        self.node(loop, lines, 1)
-        lines.append("}")
-        self.prototypes.append(head + ";")
-        self.helpers.append("\n".join(lines) + "\n")
-        return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
+        body = [f"    (void){var};"]
+        self.node(loop, body, 1)
+        return self._function("static TL_NOINLINE", f"{self.step}_s{self._statement_functions}",
+                              sorted(used_slots((loop,))), var, body)
 
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
         """The shape a Store indexes: the slot's own, or for the flat scratch buffer the
@@ -536,8 +535,8 @@ class CPrinter:
 #: the CFD kernels (docs/c-backend.md, "Fused loops"): with all of them in one function gcc
 #: keeps the operands the statements share (the matrix S of the Helmholtz operator, read
 #: by all six products) in vector registers across the whole body, and the products left
-#: short of registers spill their accumulators: Helmholtz n = 12 ran 3.7 ms, one function
-#: per product 2.45 ms.  At n = 4 (256 operations a product) the calls cost 12%; at n = 8
+#: short of registers spill their accumulators: Helmholtz n = 12 ran 3.71 ms, one function
+#: per product 2.61 ms.  At n = 4 (256 operations a product) the calls cost 12%; at n = 8
 #: (4096) they are even or faster.
 OWN_FUNCTION_WORK = 2048
 
@@ -552,9 +551,15 @@ def own_functions(body: tuple) -> list[loops.Loop]:
         return []
 
     def closed(nest: loops.Loop) -> bool:
-        started = {n.acc for n in loops.walk((nest,)) if isinstance(n, loops.Init)}
-        used = {n.acc for n in loops.walk((nest,)) if isinstance(n, loops.Update)}
-        used |= {n.name for n in loops.walk((nest,)) if isinstance(n, loops.Acc)}
+        started: set[str] = set()
+        used: set[str] = set()
+        for n in loops.walk((nest,)):
+            if isinstance(n, loops.Init):
+                started.add(n.acc)
+            elif isinstance(n, loops.Update):
+                used.add(n.acc)
+            elif isinstance(n, loops.Acc):
+                used.add(n.name)
         return used <= started
 
     return [n for n in nests if loops.work((n,)) >= OWN_FUNCTION_WORK and closed(n)]
