@@ -311,10 +311,10 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
    missed every cache for random points hits L1 and L2.  perm[q] is the caller's index
    of sorted point q, sorted[q] its coordinates.  A point outside or not finite goes to
    the block of cell 0 (its result is NaN either way); key[p] is point p's block
-   (total <= n < 2^31).  Returns 0, or -1 where memory
+   (total <= n < 2^31).  Returns the number of blocks, or -1 where memory
    for the counts could not be had (the caller then probes in the given order). */
 #define SHIFT {SORT_SHIFT}
-static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
+static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
                    int32_t *perm, double *sorted, int32_t *key, int threads)
 {{
     int64_t blocks[D], mult[D], total = 1;
@@ -376,7 +376,7 @@ static int tl_sort(int64_t n, const double *pts, const int64_t *sizes, const dou
         }}
     }}
     free(count);
-    return 0;
+    return total;
 }}
 
 /* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q, or
@@ -459,10 +459,9 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         double *sorted = (double *)block;
         int32_t *perm = (int32_t *)(block + (size_t)n * D * sizeof(double));
         int32_t *key = perm + n;
-        if (block != NULL && tl_sort(n, pts, sizes, M, perm, sorted, key, threads) == 0) {{
+        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, perm, sorted, key, threads) : -1;
+        if (blocks > 0) {{
             /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
-            int64_t blocks = 1;
-            for (int a = 0; a < D; a++) blocks *= ((sizes[a] - 1) >> SHIFT) + 1;
             int64_t look = {REGION_BLOCKS} * (n / blocks);
             look = look < B ? B : look > {REGION_AHEAD} ? {REGION_AHEAD} : look;
             tl_probe_points(n, sorted, perm, data, sizes, M, out, threads, look);
