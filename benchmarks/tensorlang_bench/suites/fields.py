@@ -7,7 +7,10 @@ points, the run's thread count; ``tensorlang[numpy]``: the numpy reference
 reconstruction), scipy's ``ndimage.map_coordinates`` (order 3 on the B-spline
 coefficients, ``prefilter=False``, the same function; values only) and a
 numpy-vectorized hand implementation (weights per axis, the 4x4x4 neighbourhood
-gathered, contracted with einsum), which is also the reference.
+gathered, contracted with einsum), which is also the reference.  tensorlang and scipy
+write into a result array made once (``out=``, ``output=``), as every suite's
+tensorlang contenders do: a caller probing in a loop reuses it, and a fresh 72 MB
+Hessian result would add its pages' faults and zeroing (about 5 ms here) to the time.
 
 Counts per point (:func:`counts`; docs/fields.md, "How fast a probe can be", has the
 model): flops are the separable sum's, done outer axes first (16 rows of 4 samples
@@ -78,20 +81,21 @@ def _tensorlang(ctx: Context, order: int) -> list[Contender]:
         def make(inp, use_c=backend == "c"):
             F = tl.field(inp["data"], "bspln3")
             E = [F, tl.grad(F), tl.hessian(F)][order]
-            cell = [None]
+            out = np.empty((inp["points"].shape[0],) + E.shape)  # made once, as a caller in a loop would
 
-            def call(pts=inp["points"]):
+            def call(pts=inp["points"], target=out):
                 previous = run.USE_C
                 run.USE_C = use_c
                 try:
-                    cell[0] = E.probe(pts, threads=ctx.threads)
+                    E.probe(pts, threads=ctx.threads, out=target)
                 finally:
                     run.USE_C = previous
 
-            call(inp["points"][:4])  # normalize, lower and build once, before timing
-            return Bound(call, lambda: cell[0])
+            call(inp["points"][:4], out[:4])  # normalize, lower and build once, before timing
+            return Bound(call, lambda: out)
 
-        note = "generated C probe, OpenMP over points" if backend == "c" else "numpy reference reconstruction"
+        note = ("generated C probe, OpenMP over points; out= buffer" if backend == "c"
+                else "numpy reference reconstruction; out= buffer")
         result.append(Contender(name, "tensorlang", make, note))
     return result
 
@@ -104,14 +108,15 @@ def _scipy(ctx: Context) -> Contender:
 
     def make(inp):
         data, coords = inp["data"], np.ascontiguousarray(inp["points"].T)
-        cell = [None]
+        out = np.empty(coords.shape[1])
 
         def call():
-            cell[0] = ndimage.map_coordinates(data, coords, order=3, prefilter=False)
+            ndimage.map_coordinates(data, coords, output=out, order=3, prefilter=False)
 
-        return Bound(call, lambda: cell[0])
+        return Bound(call, lambda: out)
 
-    return Contender("scipy.map_coordinates", "peer", make, "order=3, prefilter=False (the same B-spline sum)")
+    return Contender("scipy.map_coordinates", "peer", make,
+                     "order=3, prefilter=False (the same B-spline sum); output= buffer")
 
 
 def _hand(order: int) -> Contender:

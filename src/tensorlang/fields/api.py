@@ -117,12 +117,15 @@ class Field:
 
     # -------------------------------------------------------------- computing
     @guard
-    def probe(self, points, threads: int | None = None) -> np.ndarray:
+    def probe(self, points, threads: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """The field's value at each point: ``points`` of shape (N, dim) (or one point of
         shape (dim,); for a 1-D field also (N,)) gives shape (N,) + σ.  ⊥ (NaN) where a
         point is outside the field's domain or not finite.  ``threads`` (1..256): the
-        OpenMP threads of the generated C probes; None: OpenMP's default."""
-        return run.probe(self, points, threads)
+        OpenMP threads of the generated C probes; None: OpenMP's default.  ``out``: a
+        writeable C-contiguous float64 array of the result's shape, sharing no memory
+        with the points or the images, that receives the result and is returned (a
+        caller probing again and again saves the new array's page faults)."""
+        return run.probe(self, points, threads, out)
     def __call__(self, points) -> np.ndarray:
         """F(points): the same as :meth:`probe`."""
         return self.probe(points)

@@ -95,13 +95,19 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np
     return result
 
 
+def world_is_index(img: Image) -> bool:
+    """Whether the image's world-to-index map has the identity as its linear part (then
+    index-space derivatives are the world-space ones)."""
+    return bool(np.array_equal(img.to_index[:img.dim, :img.dim], np.eye(img.dim)))
+
+
 def to_world(result: np.ndarray, img: Image, order: int) -> np.ndarray:
     """Index-space derivatives to world space: ∂/∂p_j = Σ_a M[a, j] ∂/∂x_a per derivative
     index (M: the world-to-index matrix's linear part)."""
+    if world_is_index(img):
+        return result
     d = img.dim
     m = img.to_index[:d, :d]
-    if np.array_equal(m, np.eye(d)):
-        return result
     for k in range(order):
         axis = result.ndim - order + k
         result = np.moveaxis(np.tensordot(result, m, axes=([axis], [0])), -1, axis)

@@ -37,19 +37,21 @@ CHUNK = 1 << 16
 USE_C = True
 
 
-def probe(f: Field, points, threads: int | None = None) -> np.ndarray:
+def probe(f: Field, points, threads: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """``f`` at every point (Field.probe); ``threads``: the C probes' OpenMP threads
-    (None: OpenMP's default, as compiled kernels take it)."""
+    (None: OpenMP's default, as compiled kernels take it); ``out``: where the result
+    goes (checked by :func:`_target`), returned; None: a new array."""
     pts, single = _points(points, f.dim)
     nthreads = check_threads(threads) or default_threads()
     the_plan = plan(f)
+    result = _target(f, pts, single, out)
     direct = _direct(the_plan)
     if direct is not None:  # one probed convolution: computed straight into the result
         (p,) = [p for p in the_plan.probes if p.name == direct]
-        result = probe_tensor(f.images[p.image], KERNELS[p.kernel], p.order, pts, threads=nthreads)
-        result = result.reshape((pts.shape[0],) + f.shape)  # ⊥ outside already
-        return result[0] if single else result
-    result = np.empty((pts.shape[0],) + f.shape)
+        img = f.images[p.image]
+        probe_tensor(img, KERNELS[p.kernel], p.order, pts, threads=nthreads,  # ⊥ outside already
+                     out=result.reshape((pts.shape[0],) + img.voxel_shape + (img.dim,) * p.order))
+        return out if out is not None else result[0] if single else result
     for first in range(0, pts.shape[0], CHUNK):
         chunk = pts[first:first + CHUNK]
         probes = {p.name: probe_tensor(f.images[p.image], KERNELS[p.kernel], p.order, chunk, threads=nthreads)
@@ -60,7 +62,30 @@ def probe(f: Field, points, threads: int | None = None) -> np.ndarray:
             result[first + start:first + start + count] = _run(f, the_plan, block)[:count]
     if f.images:
         result[~inside(f, pts)] = np.nan
-    return result[0] if single else result
+    return out if out is not None else result[0] if single else result
+
+
+def _target(f: Field, pts: np.ndarray, single: bool, out: np.ndarray | None) -> np.ndarray:
+    """The array a probe writes, shape (N,) + σ: a new one, or ``out`` (shape σ for one
+    point given as shape (dim,)) where it is a writeable C-contiguous float64 array of
+    the result's shape that shares no memory with the points or the images."""
+    shape = (pts.shape[0],) + f.shape
+    if out is None:
+        return np.empty(shape)
+    want = f.shape if single else shape
+    if not isinstance(out, np.ndarray):
+        raise error("input", f"out must be a numpy array, got {type(out).__name__}")
+    if out.shape != want or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise error("input", f"out must be a C-contiguous float64 array of shape {want}, "
+                    f"got {out.dtype} of shape {out.shape}{'' if out.flags.c_contiguous else ', not C-contiguous'}")
+    for name, img in f.images.items():
+        if np.may_share_memory(out, img.data):
+            raise error("input", f"out shares memory with the image {name!r} the field reads")
+    if np.may_share_memory(out, pts):
+        raise error("input", "out shares memory with the points")
+    if not out.flags.writeable:
+        raise error("input", "out is read-only")
+    return out.reshape(shape)
 
 
 def inside(f: Field, points) -> np.ndarray:
@@ -129,16 +154,23 @@ def plan(f: Field) -> Plan:
 
 
 def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c: bool | None = None,
-                 threads: int = 0) -> np.ndarray:
+                 threads: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """One probed convolution at every point, world-space derivatives of ``order``: in
     generated C where a compiler works (cprobe.py, ``threads`` OpenMP threads, 0: the
-    default), else the numpy reference."""
+    default), else the numpy reference; into ``out`` (C-contiguous float64 of the
+    result's shape) where given, returned."""
     if use_c is None:
         use_c = USE_C and cprobe.available()
     if not use_c:
-        return reconstruct.probe(img, kern, order, points)
-    result = cprobe.probe(img, kern, order, points, threads=threads)
-    return reconstruct.to_world(result, img, order) if order else result
+        result = reconstruct.probe(img, kern, order, points)
+    elif order == 0 or reconstruct.world_is_index(img):
+        return cprobe.probe(img, kern, order, points, out=out, threads=threads)
+    else:
+        result = reconstruct.to_world(cprobe.probe(img, kern, order, points, threads=threads), img, order)
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _padded(a: np.ndarray) -> np.ndarray:
