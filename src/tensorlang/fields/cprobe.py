@@ -339,19 +339,23 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
 #endif
         const int64_t from = n * t / team, to = n * (t + 1) / team;
         int64_t *mine = count + (int64_t)t * (total + 1);
+        double top[D];
+        for (int a = 0; a < D; a++) top[a] = (double)(sizes[a] - 1);
+        /* the keys first, branch-free (the loop vectorizes), then the counts */
         for (int64_t p = from; p < to; p++) {{
             const double *pt = pts + p * D;
             int64_t k = 0;
             for (int a = 0; a < D; a++) {{
                 double v = M[a*(D+1) + D];
                 for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-                /* NaN fails both tests: cell 0 */
-                int64_t cell = v >= 0.0 ? (v <= (double)(sizes[a] - 1) ? (int64_t)v : sizes[a] - 1) : 0;
-                k += (cell >> SHIFT) * mult[a];
+                /* the cell, clamped to the image: NaN fails both tests, cell 0 */
+                const double cell = v >= 0.0 ? (v <= top[a] ? v : top[a]) : 0.0;
+                k += ((int64_t)cell >> SHIFT) * mult[a];
             }}
             key[p] = (int32_t)k;
-            mine[k]++;
         }}
+        for (int64_t p = from; p < to; p++)
+            mine[key[p]]++;
         #pragma omp barrier
         #pragma omp single
         {{  /* each thread's first place in each block: blocks in order, threads in order */
