@@ -256,6 +256,12 @@ typedef long long tl_i __attribute__((vector_size(32)));
 #endif
 #endif
 
+/* B doubles and B 64-bit integers (masks: all bits set for true) as vectors, and a
+   lane-wise select by a mask */
+typedef double tl_bd __attribute__((vector_size(B * 8)));
+typedef long long tl_bm __attribute__((vector_size(B * 8)));
+#define TL_SELECT(m, a, b) ((tl_bd)(((tl_bm)(a) & (m)) | ((tl_bm)(b) & ~(m))))
+
 /* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
    support's first sample, whether the point is inside the domain (a point outside or
    not finite gets the image's first cell, a safe address), and the kernel's weights
@@ -264,7 +270,7 @@ typedef long long tl_i __attribute__((vector_size(32)));
 __attribute__((optimize("fp-contract=off")))
 #endif
 static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
-                            const int64_t *stride, int64_t first[B], int ok[B], {wparams})
+                            const int64_t *stride, int64_t first[B], int64_t ok[B], {wparams})
 {{
     /* no fused multiply-add here: positions and weights must be the reference's to the
        bit, or a point on the domain's border could be inside in one and outside in the
@@ -273,28 +279,36 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
 #if defined(__clang__)
     #pragma clang fp contract(off)
 #endif
-    double x[D][B], fr[D][B], at[B], in[B];
+    double x[D][B], fr[D][B];
     for (int a = 0; a < D; a++)
         for (int j = 0; j < B; j++) {{
-            const double *pt = pts + (p0 + B <= n || p0 + j < n ? p0 + j : p0) * D;
+            const double *pt = pts + (p0 + j < n ? p0 + j : p0) * D;
             double v = M[a*(D+1) + D];
             for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
             x[a][j] = v;
         }}
-    for (int j = 0; j < B; j++) {{ at[j] = 0.0; in[j] = 1.0; }}
+    /* the batch as vectors (GCC/clang vector extensions, not left to the vectorizer):
+       a point is inside on axis a where floor(x) >= s-1 and floor(x) + s <= size-1,
+       that is s-1 <= x < size-s (false for NaN and ±inf); there x >= 0, so its floor
+       is its truncation to an integer; elsewhere x is replaced by s-1 first (cell
+       s-1, fraction 0: a safe address, and no conversion of a huge number) */
+    tl_bm in = ~(tl_bm){{0}};
+    tl_bd at = {{0}};
     for (int a = 0; a < D; a++) {{
-        const double hi = (double)(sizes[a] - 1), step = (double)stride[a];
-        for (int j = 0; j < B; j++) {{  /* branch-free: one vector of points at a time */
-            double fl = floor(x[a][j]);
-            const double rest = x[a][j] - fl;  /* computed first, then selected */
-            const int inside = (fl + {1 - s} >= 0.0) & (fl + {s} <= hi);  /* 0 for NaN and ±inf too */
-            in[j] = inside ? in[j] : 0.0;
-            fl = inside ? fl : {float(s - 1)!r};
-            fr[a][j] = inside ? rest : 0.0;
-            at[j] += (fl + {1 - s}) * step;
-        }}
+        tl_bd xa;
+        __builtin_memcpy(&xa, x[a], sizeof xa);
+        const tl_bm inside = (xa >= {float(s - 1)!r}) & (xa < (double)(sizes[a] - {s}));
+        in &= inside;
+        const tl_bd safe = TL_SELECT(inside, xa, (tl_bd){{0}} + {float(s - 1)!r});
+        const tl_bd fl = __builtin_convertvector(__builtin_convertvector(safe, tl_bm), tl_bd);
+        const tl_bd rest = TL_SELECT(inside, safe - fl, (tl_bd){{0}});
+        __builtin_memcpy(fr[a], &rest, sizeof rest);
+        at += (fl + {float(1 - s)!r}) * (double)stride[a];
     }}
-    for (int j = 0; j < B; j++) {{ ok[j] = in[j] != 0.0 && at[j] >= 0.0; first[j] = ok[j] ? (int64_t)at[j] : 0; }}
+    const tl_bm okv = in & (at >= 0.0);
+    const tl_bm firstv = okv & __builtin_convertvector(at, tl_bm);
+    __builtin_memcpy(ok, &okv, sizeof okv);
+    __builtin_memcpy(first, &firstv, sizeof firstv);
 {weights}
 }}
 
@@ -422,7 +436,7 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
                 }}
             }}
         int64_t first[B];
-        int ok[B];
+        int64_t ok[B];
         {wdecls}
         tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
         const int count = n - p0 < B ? (int)(n - p0) : B;
