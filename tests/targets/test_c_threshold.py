@@ -180,6 +180,23 @@ def test_a_parallel_loop_keeps_to_the_faster_of_one_thread_and_its_team():
     assert after[8:].count(2) <= 4  # then it is only looked at now and then ...
     back = _run(lib, 6 * explore, {1: 2000, 2: 1000})
     assert back[-2 * explore:].count(2) >= 2 * explore - 2  # ... which finds it fast again
+    first_look = back.index(2)
+    assert first_look <= explore  # the first look at the team comes within `explore` calls
+    assert back[first_look + 1:first_look + explore].count(2) == explore - 1  # and one look wins it back
+
+
+def test_one_look_at_the_losing_choice_replaces_its_stale_mean():
+    """A look at the loser replaces its mean with the new time; the winner's mean moves
+    by 1/decay of each new time (noise does not flip it at once)."""
+    lib = _choice_harness()
+    warm, decay = codegen.CHOICE["warm"], codegen.CHOICE["decay"]
+    _run(lib, 2 * warm, {1: 2000, 2: 8000})  # the team loses: 8000 against 2000
+    lib.tl_test_record(2, 500)  # a look at the team, the machine now free
+    assert lib.tl_test_mean(1) == 500
+    lib.tl_test_record(2, 1500)  # the team now wins: its mean moves by a quarter
+    assert lib.tl_test_mean(1) == 500 + (1500 - 500) // decay
+    lib.tl_test_record(1, 300)  # a look at one thread, now the loser: replaced
+    assert lib.tl_test_mean(0) == 300
 
 
 def test_one_thread_asked_is_one_thread_run():

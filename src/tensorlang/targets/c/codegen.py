@@ -55,7 +55,11 @@ REAL = {"float64": "double", "float32": "float"}
 #: (``tl_pick``/``tl_record`` in :data:`THREADS`): each is tried ``warm`` times first (the
 #: first time of each is dropped: cold caches, thread start), the faster running mean then
 #: wins, and every ``explore``-th call runs the other one so a change (a core that became
-#: busy or free) is seen; a mean follows new times with weight 1/``decay``.  The exploration costs at most 1/``explore`` of the difference.
+#: busy or free) is seen; the winner's mean follows new times with weight 1/``decay``,
+#: while a look at the loser replaces its mean (it is ``explore`` calls old or more: a
+#: team measured while another process held the second core would otherwise need
+#: several looks, ``explore`` calls apart, to win again once the core is free).  The
+#: exploration costs at most 1/``explore`` of the difference.
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
 #: The team of a parallel loop (docs/c-backend.md, "Threads"): at most what its work pays
@@ -113,10 +117,13 @@ static inline int tl_pick(tl_choice *tl_c, int tl_team_n) {{
 static inline void tl_record(tl_choice *tl_c, int tl_ran, int64_t tl_ns) {{
     int tl_i = tl_ran > 1;
     int64_t tl_old = __atomic_load_n(&tl_c->mean[tl_i], __ATOMIC_RELAXED);
+    int64_t tl_other = __atomic_load_n(&tl_c->mean[!tl_i], __ATOMIC_RELAXED);
     int64_t tl_seen = __atomic_fetch_add(&tl_c->seen[tl_i], 1, __ATOMIC_RELAXED);
     /* the first time of each pays for cold caches (and the team's thread start): the
-       second replaces it */
-    __atomic_store_n(&tl_c->mean[tl_i], tl_seen < 2 ? tl_ns : tl_old + (tl_ns - tl_old) / {decay}, __ATOMIC_RELAXED);
+       second replaces it; so does a look at the losing choice (its mean is as old as
+       its last look, `explore` calls or more ago) */
+    int tl_fresh = tl_seen < 2 || (tl_seen >= {warm} && tl_old > tl_other);
+    __atomic_store_n(&tl_c->mean[tl_i], tl_fresh ? tl_ns : tl_old + (tl_ns - tl_old) / {decay}, __ATOMIC_RELAXED);
 }}
 #endif
 """
