@@ -181,7 +181,8 @@ def threads_markdown(results: dict) -> list[str]:
         if rows:
             lines += [f"Interleaved in the {count}-thread run: tensorlang[c] with threads=1 and with threads={count}, "
                       "the same kernel timed in turns, by themselves after the peers' round and a pause "
-                      "(runner.THREADS_PAUSE_S: the peers' idle pools stop spinning; speedup above 1: threads pay).", "",
+                      "(runner.THREADS_PAUSE_S: the peers' idle pools stop spinning), in batches of at least "
+                      "runner.PAIR_BATCH_S (each kernel's steady state; speedup above 1: threads pay).", "",
                       f"| suite | kernel | size | threads=1 | threads={count} | speedup | flag |",
                       "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
     return lines

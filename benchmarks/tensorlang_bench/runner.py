@@ -168,7 +168,7 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
     pair = [name for name in ("tensorlang[c] 1 thread", "tensorlang[c]") if name in stats and name in timed]
     if len(pair) == 2:  # the thread comparison once more, by itself (see THREADS_PAUSE_S)
         time.sleep(THREADS_PAUSE_S)
-        alone = time_interleaved({name: timed[name].call for name in pair}, plan,
+        alone = time_interleaved({name: timed[name].call for name in pair}, pair_plan(plan),
                                  resets={name: timed[name].reset for name in pair}, failed=failed)
         for rec in records:
             if rec["name"] in alone:
@@ -228,6 +228,19 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
 #: kernel at n = 12 ran 1.71x faster on two threads alone, 1.15x right after a numba
 #: parallel call).  The report's thread comparison uses these times.
 THREADS_PAUSE_S = 0.3
+#: ... in batches of at least this long (and after PAIR_WARMUP calls each): in batches of
+#: the round-robin's 2 ms (4 calls of a 0.5 ms kernel) every other batch starts on the
+#: other kernel's cache state, and the 2-thread kernel's measured choice (docs/c-backend.md,
+#: "Threads") kept to one thread: measured, the CFD interpolation at n = 4 ran 1.00x
+#: faster on two threads called in turns call by call, 1.67x called alone.
+PAIR_BATCH_S = 0.02
+PAIR_WARMUP = 20
+
+
+def pair_plan(plan: Plan) -> Plan:
+    """The timing plan of the thread pair: the run's, with longer batches and warm-up."""
+    return Plan(warmup=max(plan.warmup, PAIR_WARMUP), rounds=plan.rounds, min_rounds=plan.min_rounds,
+                min_batch_s=max(plan.min_batch_s, PAIR_BATCH_S), budget_s=plan.budget_s)
 
 
 def run(

@@ -430,6 +430,22 @@ def test_the_interleaved_thread_comparison_uses_the_times_taken_by_themselves():
     assert any(line.startswith("| s | k | n | 1 s | 1 s | 1 |") for line in lines)
 
 
+def test_the_thread_pair_is_timed_in_long_batches_after_a_long_warm_up():
+    """The pair's own timing (runner.pair_plan) calls each kernel for at least
+    PAIR_BATCH_S at a time after PAIR_WARMUP calls, so a 2-thread kernel's measured choice
+    of team or one thread sees its own steady state, not the other kernel's caches every
+    few calls; the rounds and the budget stay the run's."""
+    from tensorlang_bench import runner
+    from tensorlang_bench.timing import Plan
+
+    for plan in (Plan(), Plan.quick(), Plan(min_batch_s=0.5, warmup=50)):
+        pair = runner.pair_plan(plan)
+        assert pair.min_batch_s == max(plan.min_batch_s, runner.PAIR_BATCH_S) >= plan.min_batch_s
+        assert pair.warmup == max(plan.warmup, runner.PAIR_WARMUP)
+        assert (pair.rounds, pair.min_rounds, pair.budget_s) == (plan.rounds, plan.min_rounds, plan.budget_s)
+    assert runner.pair_plan(Plan()).min_batch_s > Plan().min_batch_s  # longer than the round-robin's batches
+
+
 @pytest.mark.parametrize("argv,message", [
     (["bench", "nosuch"], "unknown suite 'nosuch'"),
     (["bench", "--threads", "1,x"], "--threads must be a positive integer"),
