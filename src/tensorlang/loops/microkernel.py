@@ -249,6 +249,30 @@ def kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -
     return micro_kernel(stmt, buffers, slot, keep)
 
 
+#: A vector block whose moving operand is a contiguous K × X block (its k is the index
+#: before x: the rows of a small matrix or of a per-iteration temporary) has its rows
+#: unrolled at most this many accumulator vectors (of 64 bytes) at a time: at n = 16
+#: (16 rows of 2 vectors: every AVX-512 register) gcc spilled; unrolled 8 at a time
+#: (docs/c-backend.md, "Rows unrolled in part"), the CFD interpolation ran 1.7-1.8 -> 1.16 ms and
+#: the Helmholtz operator 4.1-4.2 -> 2.8 ms.  Where the moving operand is strided (the
+#: kernel's input u[e, k, a, b]) the whole block stays unrolled: re-reading its rows
+#: made the same statement 2.5x slower.  12 rows of 2 vectors (24) stay unrolled: capped
+#: they ran 1.6x slower.
+UNROLL_VECTORS = 24
+
+
+def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int:
+    """How many rows of a vector block gcc unrolls at a time: all ``height`` unless the
+    moving operand is ``contiguous`` and the block's accumulators (``width`` elements of
+    ``itemsize`` bytes a row, in 64-byte vectors) exceed :data:`UNROLL_VECTORS`; then
+    the largest divisor of ``height`` that fits, if it is 8 or more (else all)."""
+    vectors = math.ceil(width * itemsize / 64)
+    if not contiguous or height * vectors <= UNROLL_VECTORS:
+        return height
+    fits = max(d for d in range(1, height + 1) if height % d == 0 and d * vectors <= UNROLL_VECTORS)
+    return fits if fits >= 8 else height
+
+
 def vector_height(rows: int) -> int:
     """The rows U of a vector block: the largest divisor of ``rows`` up to
     :data:`MAX_BLOCK_ROWS` (1: no block)."""
@@ -271,11 +295,14 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     u, acc = site.u, site.fresh("acc")
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
     point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
+    moving = [f for f in _factors(site.product) if _uses(f, site.x)]
+    contiguous = bool(moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
+                                      and f.indices[-2] == site.k for f in moving)
     row = Loop(u, height, (
         Init(acc, "+"),
         Loop(site.k, site.extent, (Update(acc, "+", _subst(site.product, {site.y: point})),)),
         Store(site.target, site.where(point), Acc(acc)),
-    ), unroll=height)
+    ), unroll=unroll_rows(height, site.width, buffers.itemsize, contiguous))
     nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
