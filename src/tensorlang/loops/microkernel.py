@@ -162,6 +162,7 @@ class _Site:
     yb: str
     u: str
     fresh: Fresh
+    moving: tuple[Scalar, ...]  # the product's factors that move with x (loaded per k)
 
     def where(self, point: Any) -> tuple[Any, ...]:
         """The target's index with y at ``point``."""
@@ -196,7 +197,8 @@ def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | 
     y = free[-1] if free else outputs[-1][0]
     fresh = Fresh(all_names(stmt.body) | {name for name, _ in here})
     yb, u = fresh("yb"), fresh("u")
-    return _Site(here, x, width, y, dict(outputs)[y], k, extent, product, buffers.slot_of[stmt.target], yb, u, fresh)
+    return _Site(here, x, width, y, dict(outputs)[y], k, extent, product, buffers.slot_of[stmt.target], yb, u, fresh,
+                 tuple(moving))
 
 
 def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
@@ -295,9 +297,8 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     u, acc = site.u, site.fresh("acc")
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
     point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
-    moving = [f for f in _factors(site.product) if _uses(f, site.x)]
-    contiguous = bool(moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
-                                      and f.indices[-2] == site.k for f in moving)
+    contiguous = bool(site.moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
+                                           and f.indices[-2] == site.k for f in site.moving)
     row = Loop(u, height, (
         Init(acc, "+"),
         Loop(site.k, site.extent, (Update(acc, "+", _subst(site.product, {site.y: point})),)),
