@@ -195,7 +195,7 @@ def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monk
     assert cprobe._SCRATCH == []  # the given order takes no scratch
     first = cprobe.probe(img, kern, 1, points, sort=True)
     (kept,) = cprobe._SCRATCH
-    assert kept.nbytes >= points.shape[0] * (8 * 3 + 8)
+    assert kept.nbytes >= cprobe.scratch_bytes(points.shape[0], 3)
     again = cprobe.probe(img, kern, 1, points[:1000], sort=True)  # fewer points: the same buffer
     assert cprobe._SCRATCH[0] is kept
     assert np.array_equal(first, want, equal_nan=True)

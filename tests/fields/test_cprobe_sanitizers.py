@@ -48,9 +48,9 @@ def _array(name: str, ctype: str, values) -> str:
 def driver(img, n: int, points: np.ndarray, full: int, sort: int, threads: int = 1) -> str:
     """A main() probing ``points``; ``sort`` 0: given order, 1: block order with the
     probe's own buffers, 2: block order in a caller's scratch buffer of exactly the size
-    cprobe.probe passes (8·dim + 8 bytes a point: ASan guards its end)."""
+    cprobe.probe passes (cprobe.scratch_bytes: ASan guards its end)."""
     d = img.dim
-    scratch = (f"    char *scratch = malloc({max(n * (8 * d + 8), 1)});\n" if sort == 2
+    scratch = (f"    char *scratch = malloc({max(cprobe.scratch_bytes(n, d), 1)});\n" if sort == 2
                else "    char *scratch = NULL;\n")
     m = np.ascontiguousarray(img.to_index[:d], dtype=np.float64)
     return (

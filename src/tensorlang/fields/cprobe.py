@@ -564,13 +564,19 @@ SORT_IMAGE_BYTES = 8 << 20
 SORT_SHIFT = 4
 
 
-#: the block order's buffers (sorted coordinates, perm and keys: 8·dim + 8 bytes a point)
-#: are one scratch array kept between calls, at most this large: fresh memory costs a page
-#: fault and the kernel's zeroing of every page on every call (past glibc's mmap threshold:
-#: 4·10⁶ points on 256³ ran 1.2x faster, measured: docs/fields.md); larger ones are the
-#: call's own
+#: the block order's buffers (:func:`scratch_bytes`) are one scratch array kept between
+#: calls, at most this large: fresh memory costs a page fault and the kernel's zeroing of
+#: every page on every call (past glibc's mmap threshold: 4·10⁶ points on 256³ ran 1.2x
+#: faster, measured: docs/fields.md); larger ones are the call's own
 SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
+
+
+def scratch_bytes(n: int, dim: int) -> int:
+    """The bytes of the block order's buffers for ``n`` points in ``dim`` dimensions, as
+    C's tl_probe lays them out: the sorted coordinates (8·dim bytes a point), then perm
+    and key (4 bytes each)."""
+    return n * (8 * dim + 8)
 
 
 def _scratch(nbytes: int) -> np.ndarray:
@@ -631,7 +637,7 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
 
     n = pts.shape[0]
     blocked = 0 < n < 2**31 - 1 and (sorts(img, n) if sort is None else bool(sort))
-    scratch = _scratch(n * (8 * img.dim + 8)) if blocked else None
+    scratch = _scratch(scratch_bytes(n, img.dim)) if blocked else None
     lib.tl_probe(n, ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"),
                  ptr(m, "double *"), ptr(out, "double *"), int(threads or 0), int(blocked),
                  ffi.NULL if scratch is None else ptr(scratch, "char *"))
