@@ -1,18 +1,30 @@
-"""A fused batch loop asks for the next iteration's slab of each input it reads at
-``[batch, ...]`` (loops/fusion.py ``_slabs_ahead``, codegen ``prefetch``): only inputs,
-only slabs of at most PREFETCH_BYTES, never past the last iteration, and the results are
-the same bits as without the hint."""
+"""Prefetch hints of a fused batch loop (loops/fusion.py ``_prefetch``, codegen ``prefetch``).
+
+A slab of at most PREFETCH_BYTES that the loop only reads is asked for one iteration
+ahead at the start of each iteration, towards L2.  A larger one (up to the L1 size) gets
+hints inside the loop instead: the next sub-slab into L1 where the first statement reading
+it walks it one sub-slab at a time, else the next element's whole slab shared out over
+the last statement; an output written across its slab is asked for writing by the
+statement before.  Hints never address outside their buffer and change no bit of any
+result."""
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.errors import TensorLangError
 from tensorlang.loops import fusion
+from tensorlang.loops.ir import Ahead, Loop, walk
+from tensorlang.targets.c import build as c_build, runtime as c_runtime
 
-from corpus import helmholtz_source, interpolation_source
+from corpus import helmholtz_reference, helmholtz_source, interpolation_source, kron3
 
 
 def _c(source, **options):
@@ -24,16 +36,24 @@ def _c(source, **options):
 
 def _fused_loops(k):
     return [node for nest in k.loop_program.nests if nest.fused for node in nest.body
-            if hasattr(node, "prefetch") and node.var == "e"]
+            if isinstance(node, Loop) and node.var == "e"]
+
+
+def _inner_hints(k) -> list[tuple[str, Ahead]]:
+    """(the loop's variable, hint) for each hint inside the fused batch loop."""
+    (batch,) = _fused_loops(k)
+    return [(node.var, ahead) for node in walk(batch.body) if isinstance(node, Loop) for ahead in node.prefetch]
 
 
 def test_the_fused_interpolation_prefetches_the_next_element_of_u_only(tmp_path, capsys):
     k = _c(interpolation_source(8, 64))
     (loop,) = _fused_loops(k)
     names = k.loop_program.names
-    assert [names[s] for s in loop.prefetch] == ["u"]  # not A, B, C (no batch index), not v (written)
+    # not A, B, C (no batch index), not v (written); the whole next slab, towards L2
+    assert [(names[a.slot], a.at, a.level, a.spread, a.write) for a in loop.prefetch] == [("u", (("e", 1),), 2, False, False)]
+    assert _inner_hints(k) == []
     c = k.target.source
-    assert "__builtin_prefetch(" in c and "if (x_e + 1 < 64LL)" in c  # none past the last element
+    assert "__builtin_prefetch(tl_ahead" in c and "if (x_e + 1 < 64LL)" in c  # none past the last element
     from tensorlang.cli import main
     program = tmp_path / "interp.tl"
     program.write_text(interpolation_source(8, 64))
@@ -44,28 +64,149 @@ def test_the_fused_interpolation_prefetches_the_next_element_of_u_only(tmp_path,
 def test_helmholtz_prefetches_both_of_its_batched_inputs():
     k = _c(helmholtz_source(8, 64))
     (loop,) = _fused_loops(k)
-    assert sorted(k.loop_program.names[s] for s in loop.prefetch) == ["D", "u"]
+    assert sorted(k.loop_program.names[a.slot] for a in loop.prefetch) == ["D", "u"]
 
 
-def test_slabs_past_the_budget_are_not_prefetched(monkeypatch):
+@pytest.mark.parametrize("fma", [False, True])
+def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
+    """n = 16: one element's u, D and v are 32 KiB each, more than PREFETCH_BYTES."""
+    names_of = lambda k, hints: [(var, k.loop_program.names[a.slot], a.at, a.spread, a.write, a.level) for var, a in hints]
+    helm = _c(helmholtz_source(16, 3), fma=fma)
+    assert _fused_loops(helm)[0].prefetch == ()
+    hints = names_of(helm, _inner_hints(helm))
+    # u is read by the first product one sub-slab u[e, k1] per iteration of its outer loop
+    # (the loop's name depends on the statement): the next sub-slab into L1
+    (first,) = [h for h in hints if h[1] == "u"]
+    assert first[2] == (("e", 0), (first[0], 1)) and not first[3] and not first[4] and first[5] == 1
+    # v is written across its slab (v[e, j, l, m] in a loop over l): asked for writing,
+    # shared out over the statement before; D is read by an elementwise product: no hint
+    (out,) = [h for h in hints if h[1] == "v"]
+    assert out[2] == (("e", 0),) and out[3] and out[4] and out[5] == 1
+    assert not [h for h in hints if h[1] == "D"]
+    c = helm.target.source
+    assert f"if (x_{first[0]} + 1 < 16LL)" in c  # no sub-slab past the element's last
+    assert "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 3)" in c
+
+    interp = _c(interpolation_source(16, 3), fma=fma)
+    assert _fused_loops(interp)[0].prefetch == ()
+    # the first product reads u[e, k, a, b] summed over k in a loop over a: across the
+    # slab, so the last statement asks for the next element's whole slab, shared out
+    assert names_of(interp, _inner_hints(interp))[0][1:] == ("u", (("e", 1),), True, False, 1)
+    assert len(_inner_hints(interp)) == 1  # v is written one sub-slab at a time: no hint
+    assert "if (x_e + 1 < 3LL)" in interp.target.source
+    from tensorlang.cli import main
+    program = tmp_path / "helm.tl"
+    program.write_text(helmholtz_source(16, 3))
+    assert main(["compile", str(program), "--emit", "loops"] + (["--fma"] if fma else [])) == 0
+    shown = capsys.readouterr().out
+    assert f"prefetch u[e, {first[0]}+1] into L1" in shown and "prefetch for writing v[e] into L1, spread" in shown
+
+
+def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch):
     monkeypatch.setattr(fusion, "PREFETCH_BYTES", 8 * 8 ** 3 - 1)  # one element's u is 4 KiB
     k = _c(interpolation_source(8, 64) + "\n")  # another source text: not the cached kernel
     (loop,) = _fused_loops(k)
     assert loop.prefetch == ()
-    assert "__builtin_prefetch(" not in k.target.source
+    assert [(a.at, a.spread) for _, a in _inner_hints(k)] == [((("e", 1),), True)]
+
+
+def test_slabs_larger_than_l1_get_no_hint(monkeypatch):
+    monkeypatch.setenv("TENSORLANG_CACHE_SIZES", "l1=16384,l2=1048576")
+    from tensorlang.schedule import cache
+    cache.cache_sizes.cache_clear()
+    try:
+        k = _c(helmholtz_source(16, 3) + "\n\n")  # 32 KiB slabs, above this L1 of 16 KiB
+        assert _fused_loops(k)[0].prefetch == () and _inner_hints(k) == []
+        assert "__builtin_prefetch(" not in k.target.source
+    finally:
+        cache.cache_sizes.cache_clear()
+
+
+def _without_hints(monkeypatch, source: str, **options):
+    with monkeypatch.context() as m:
+        m.setattr(fusion, "_prefetch", lambda loop, *rest: loop)
+        plain = _c(source + "\n\n\n", **options)  # another text: not the cached kernel
+    assert "__builtin_prefetch(" not in plain.target.source
+    return plain
+
+
+_specials = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0])
 
 
 @pytest.mark.parametrize("fma", [False, True])
-def test_the_hint_changes_no_result(monkeypatch, fma):
-    rng = np.random.default_rng(3)
-    n, E = 6, 37
-    args = {"A": rng.uniform(-1, 1, (n, n)), "B": rng.uniform(-1, 1, (n, n)), "C": rng.uniform(-1, 1, (n, n)),
-            "u": rng.uniform(-1, 1, (E, n, n, n))}
-    args["u"][3, 1, 2, 0] = np.nan
-    args["u"][E - 1, 0, 0, 0] = np.inf
-    with_hint = _c(interpolation_source(n, E), fma=fma)
-    assert _fused_loops(with_hint)[0].prefetch
-    monkeypatch.setattr(fusion, "PREFETCH_BYTES", 0)
-    without = _c(interpolation_source(n, E) + "\n\n", fma=fma)
-    assert _fused_loops(without)[0].prefetch == ()
-    assert np.array_equal(with_hint(**args)["v"], without(**args)["v"], equal_nan=True)
+@pytest.mark.parametrize("n, E", [(6, 37), (16, 3)])
+def test_the_hints_change_no_result(monkeypatch, fma, n, E):
+    helm_source, interp_source = helmholtz_source(n, E), interpolation_source(n, E)
+    kernels = [(_c(interp_source, fma=fma), _without_hints(monkeypatch, interp_source, fma=fma), "interp"),
+               (_c(helm_source, fma=fma), _without_hints(monkeypatch, helm_source, fma=fma), "helm")]
+    assert all("__builtin_prefetch(" in hinted.target.source for hinted, _, _ in kernels)
+
+    @settings(max_examples=10, deadline=None)
+    @given(seed=st.integers(0, 2**32 - 1), special=_specials, where=st.integers(0, E * n**3 - 1))
+    def check(seed, special, where):
+        rng = np.random.default_rng(seed)
+        u = rng.uniform(-1, 1, (E, n, n, n))
+        u.flat[where] = special
+        mats = {name: rng.uniform(-1, 1, (n, n)) / n for name in "ABCS"}
+        D = rng.uniform(0.5, 1.5, (E, n, n, n))
+        for hinted, plain, which in kernels:
+            args = ({"A": mats["A"], "B": mats["B"], "C": mats["C"], "u": u} if which == "interp"
+                    else {"S": mats["S"], "D": D, "u": u})
+            got, want = hinted(**args)["v"], plain(**args)["v"]
+            assert np.array_equal(got, want, equal_nan=True)
+            assert np.array_equal(np.signbit(got), np.signbit(want))
+            finite = np.isfinite(u).all(axis=(1, 2, 3))  # elements without ⊥/inf: the reference
+            ref = (kron3(mats["A"], mats["B"], mats["C"], u) if which == "interp"
+                   else helmholtz_reference({"S": mats["S"], "D": D, "u": u}))
+            assert np.allclose(got[finite], ref[finite], rtol=1e-10, atol=1e-12)
+
+    check()
+
+
+CHECKER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+static const char *tl_lo[16], *tl_hi[16];
+static int tl_buffers;
+static long tl_asked;
+static void tl_check(const void *p) {
+    const char *c = (const char *)p;
+    for (int i = 0; i < tl_buffers; i++) if (c >= tl_lo[i] && c < tl_hi[i]) { tl_asked++; return; }
+    fprintf(stderr, "prefetch outside every buffer: %p\n", p);
+    abort();
+}
+#define __builtin_prefetch(p, rw, loc) tl_check(p)
+"""
+
+
+def _prefetches_in_bounds(source: str) -> int:
+    """Run the C of ``source`` (fma, no BLAS) on exactly-sized heap buffers with every
+    prefetch checked to lie inside one of them; the number of prefetches asked."""
+    compiler = c_build.find_compiler()
+    if compiler is None:
+        pytest.skip("no C compiler")
+    kernel = tl.compile(source, backend="interp")  # for the program only
+    generated = c_runtime.generate(kernel.executed, "float64", blas=False, fma=True, parallel_work=1)
+    lines = [CHECKER, generated.source, "int main(void) {"]
+    for n, shape in enumerate(generated.loop_program.shapes):
+        size = int(np.prod(shape))
+        lines += [f"    real *v{n} = calloc({max(size, 1)}, sizeof(real));",
+                  f"    tl_lo[tl_buffers] = (const char *)v{n}; tl_hi[tl_buffers++] = (const char *)(v{n} + {size});"]
+    for function in generated.functions:
+        lines.append(f"    {function.name}({', '.join([f'v{s}' for s in function.slots] + ['1'])});")
+    lines += ['    printf("%ld\\n", tl_asked);', "    return 0;", "}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = Path(tmp, "k.c"), Path(tmp, "k")
+        src.write_text("\n".join(lines) + "\n")
+        built = subprocess.run([*compiler.command, "-O1", "-std=c99", str(src), "-o", str(exe), "-lm"],
+                               capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr[-3000:]
+        ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return int(ran.stdout.strip())
+
+
+@pytest.mark.parametrize("source", [helmholtz_source(16, 3), interpolation_source(16, 3), helmholtz_source(8, 5)])
+def test_no_hint_addresses_outside_its_buffer(source):
+    """Also the last element's and the last sub-slab's iterations: a guard each."""
+    assert _prefetches_in_bounds(source) > 0

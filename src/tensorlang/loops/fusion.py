@@ -27,8 +27,8 @@ from ..schedule.fusion import SHARE_LOCALS, share_locals
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
-from .ir import (Acc, Apply, BinOp, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update, children,
-                 work)
+from .ir import (Acc, Ahead, Apply, BinOp, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update,
+                 slots, walk, work)
 from .lower import lower_statement
 from . import microkernel
 from .parallel import PARALLEL_WORK, ParallelWork, simd_marks, team_size, threshold_for
@@ -51,6 +51,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
                           {slot: local[slot].storage for slot in per_iteration}) if SHARE_LOCALS else {}
     body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration) if slot not in shared]
     registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
+    spans: list[tuple[int, int]] = []  # each statement's nodes in ``body``: [start, stop)
     for stmt in step.statements:
         blocked = microkernel.kernel(stmt, buffers, registers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
         if blocked is not None:
@@ -65,12 +66,14 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
             raise AssertionError(f"a fused statement's nest starts with its batch loop: {stmt}")
         # each statement's accumulators are its own (a plain nest has a C block of its own)
         tag = f"s{len(body)}"
+        start = len(body)
         body.extend(_drop_batch(node, per_iteration, fusion.var, tag) for node in outer[0].body)
+        spans.append((start, len(body)))
     if shared:
         body = [_rename_slots(node, shared) for node in body]
     loop = simd_marks(Loop(fusion.var, fusion.extent, tuple(body)))
     assert isinstance(loop, Loop)
-    loop = replace(loop, prefetch=_slabs_ahead(loop, buffers))
+    loop = _prefetch(loop, spans, buffers, fusion.cache.l1)
     threshold = threshold_for(parallel_work, (loop,))  # by the loop's intensity, as any nest's
     total = loop.extent * work(loop.body)
     if loop.extent > 1 and total >= threshold:
@@ -78,41 +81,110 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
 
 
-#: The most bytes of one buffer's slab a fused iteration prefetches for the next: the
-#: slabs of every input must fit in L2 beside the iteration's own working set (the CFD
-#: kernels' u and D: 4 KiB each at n = 8, 32 KiB at n = 16).
-PREFETCH_BYTES = 64 * 1024
+#: The most bytes of one buffer's slab a fused iteration asks for all at once for the next
+#: iteration (towards L2, at its start).  A larger slab would ask for more lines than the
+#: core can have in flight, and the iteration's first statements would wait behind the
+#: burst; such slabs get the hints in the loop instead (:func:`_prefetch`).  The CFD
+#: kernels' u and D take 4 KiB a slab at n = 8, 13.5 KiB at n = 12, 32 KiB at n = 16
+#: (docs/c-backend.md, "Prefetching the next element", has the measurements).
+PREFETCH_BYTES = 16 * 1024
 
 
-def _slabs_ahead(loop: Loop, buffers: BufferPlan) -> tuple[int, ...]:
-    """The buffers the fused ``loop`` only reads, always at ``[var, ...]`` (the batch
-    index first, so the next iteration's values are one contiguous slab), whose slab is
-    at most :data:`PREFETCH_BYTES`: what each iteration prefetches for the next.
-    Measured on the interpolation at n = 8, E = 2048 (2-CPU AMD VM): 1.15-1.3x faster
-    with the next element's u asked into L2 (docs/c-backend.md, "Fused loops")."""
-    reads: dict[int, bool] = {}
-    written: set[int] = set()
-    stack: list = list(loop.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Load):
-            first = node.indices[0] if node.indices else None
-            reads[node.slot] = reads.get(node.slot, True) and first == loop.var and len(node.indices) >= 2
-        elif isinstance(node, Store):
-            written.add(node.slot)
-        elif isinstance(node, Copy):
-            written.add(node.target)
-            reads[node.source] = False
-        stack.extend(children(node))
-    program_slots = len(buffers.names)
-    chosen = []
-    for slot, batched in sorted(reads.items()):
-        if not batched or slot in written or slot >= program_slots:
+def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int) -> Loop:
+    """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`), which change
+    no value.  The buffers concerned are the program's own accessed at ``[var, ...]``
+    (the batch index first, so one iteration's values are one contiguous slab);
+    ``spans``: each statement's nodes in ``loop.body``.
+
+    * A slab of at most :data:`PREFETCH_BYTES` that the loop only reads: each iteration
+      asks for the next iteration's at its start, towards L2.
+    * A larger slab of at most ``l1`` bytes (the L1 data cache) that the loop only reads,
+      read first by a contraction: where that statement's outer loop walks the slab
+      one contiguous sub-slab per iteration (``u[e, k, ...]`` in a loop over ``k``), each
+      of its iterations asks for the next sub-slab into L1; where it reads across the
+      slab (``u[e, k, a, b]`` summed over ``k`` in a loop over ``a``), the loop's last
+      statement asks for the next iteration's whole slab into L1, its lines shared out
+      over that statement's outer loop.
+    * A larger slab of at most ``l1`` bytes that a statement after the first writes across
+      (``v[e, j, l, m]`` in a loop over ``l``): the statement before it asks for the
+      slab for writing into L1, shared out over its outer loop.  A slab written one
+      contiguous sub-slab at a time is left to the hardware's stream prefetcher.
+    """
+    var = loop.var
+    accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
+    for n, (start, stop) in enumerate(spans):
+        for node in walk(loop.body[start:stop]):
+            if isinstance(node, (Load, Store)):
+                accesses.setdefault(node.slot, []).append((n, isinstance(node, Store), node.indices))
+            elif isinstance(node, Copy):  # whole buffers: never a slab of the batch
+                accesses.setdefault(node.source, []).append((n, False, ()))
+                accesses.setdefault(node.target, []).append((n, True, ()))
+    body = list(loop.body)
+    burst: list[Ahead] = []
+    hints: dict[int, list[Ahead]] = {}  # position in body -> the hints of that loop
+
+    def outer(n: int, slot: int) -> tuple[int, Loop] | None:
+        """Statement ``n``'s first loop that accesses ``slot``, from 0, with its position."""
+        start, stop = spans[n]
+        for at in range(start, stop):
+            node = body[at]
+            if isinstance(node, Loop) and node.start == 0 and slot in slots((node,)):
+                return at, node
+        return None
+
+    for slot, seen in sorted(accesses.items()):
+        if slot >= len(buffers.names):  # a local buffer or a register block
             continue
         shape = buffers.storage_shapes[slot]
-        if shape[0] == loop.extent and math.prod(shape[1:]) * buffers.itemsize <= PREFETCH_BYTES:
-            chosen.append(slot)
-    return tuple(chosen)
+        if (len(shape) < 2 or shape[0] != loop.extent
+                or any(len(indices) != len(shape) or indices[0] != var for _, _, indices in seen)):
+            continue
+        slab = math.prod(shape[1:]) * buffers.itemsize
+        stored = [(n, indices) for n, is_store, indices in seen if is_store]
+        if not stored and slab <= PREFETCH_BYTES:
+            burst.append(Ahead(slot, ((var, 1),)))
+        if slab <= PREFETCH_BYTES or slab > l1:
+            continue
+        if not stored:
+            first = min(n for n, _, _ in seen)
+            found = outer(first, slot)
+            if found is None or not _sums(body[spans[first][0]:spans[first][1]]):
+                continue  # an elementwise statement streams its slab: the hardware's prefetcher follows
+            at, nest = found
+            if all(indices[1] == nest.var for n, _, indices in seen if n == first):
+                hints.setdefault(at, []).append(Ahead(slot, ((var, 0), (nest.var, 1)), level=1))
+            else:
+                last = outer(len(spans) - 1, slot) or _first_loop(body, spans[-1])
+                if last is not None:
+                    hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=1))
+        elif len({n for n, _ in stored}) == 1 and stored[0][0] > 0:
+            writer = stored[0][0]
+            found = outer(writer, slot)
+            before = _first_loop(body, spans[writer - 1])
+            if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
+                hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
+    for at, aheads in hints.items():
+        node = body[at]
+        assert isinstance(node, Loop)
+        body[at] = replace(node, prefetch=(*node.prefetch, *aheads))
+    return replace(loop, body=tuple(body), prefetch=tuple(burst))
+
+
+def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
+    """The first loop from 0 among ``body[span]``, with its position."""
+    for at in range(*span):
+        node = body[at]
+        if isinstance(node, Loop) and node.start == 0:
+            return at, node
+    return None
+
+
+def _sums(nodes) -> bool:
+    """Whether ``nodes`` (a statement's) sum: some loop's variable indexes no store (a
+    contraction, in accumulator, row-AXPY or register-block form)."""
+    variables = {node.var for node in walk(nodes) if isinstance(node, Loop)}
+    stored = {index for node in walk(nodes) if isinstance(node, Store) for index in node.indices}
+    return bool(variables - stored)
 
 
 def _rename_slots(node, mapping: dict[int, int]):

@@ -157,10 +157,29 @@ class Loop:
     #: ask the compiler to unroll the loop this many times (0: its own choice); set by
     #: :mod:`.microkernel` for a register block's rows, printed ``#pragma GCC unroll N``
     unroll: int = 0
-    #: buffers whose slab at ``var + 1`` (every element whose first index is the next
-    #: iteration's) each iteration asks the hardware to bring towards the core while it
-    #: computes on its own: a fused batch loop's inputs (:mod:`.fusion`, ``PREFETCH_BYTES``)
-    prefetch: tuple[int, ...] = ()
+    #: slabs each iteration asks the caches for while it computes on its own data
+    #: (:class:`Ahead`; :mod:`.fusion` decides which): hints that change no value
+    prefetch: tuple["Ahead", ...] = ()
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """A prefetch hint on a loop: each iteration asks the caches for (its share of) the
+    slab of buffer ``slot`` whose leading indices are ``at`` -- ``(variable, offset)``
+    pairs, one per leading dimension, e.g. ``(("e", 1),)`` for the next batch element's
+    slab ``u[e+1, ...]`` or ``(("e", 0), ("k", 1))`` for ``u[e, k+1, ...]``.  No
+    iteration asks for a slab past the buffer's end: a pair with an offset is guarded by
+    ``variable + offset < extent`` of its dimension.  ``spread``: the slab's 64-byte
+    lines are shared out over the loop's iterations in order (iteration t of T asks for
+    lines t·L/T to (t+1)·L/T - 1), else every iteration asks for all of them; ``write``:
+    asked for writing (the lines will be stored to); ``level``: the cache asked for, 1
+    (L1) or 2 (L2).  Loads and stores are unchanged: no value depends on a hint."""
+
+    slot: int
+    at: tuple[tuple[str, int], ...]
+    spread: bool = False
+    write: bool = False
+    level: int = 2
 
 
 @dataclass(frozen=True)
@@ -331,6 +350,8 @@ def slots(nodes) -> set[int]:
     for node in walk(nodes):
         if isinstance(node, Declare):
             declared.add(node.slot)
+        if isinstance(node, Loop):
+            found.update(ahead.slot for ahead in node.prefetch)  # a hint's address needs its buffer
         if isinstance(node, (Store, Load)):
             found.add(node.slot)
         elif isinstance(node, (Copy, Rebuild)):

@@ -99,9 +99,10 @@ class _Printer:
             bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
             reduce = "".join(f" reduce({op}: {acc})" for op, acc in node.reductions)
             lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:{team}")
-            if node.prefetch:
-                ahead = ", ".join(f"{self.names[s]}[{node.var}+1]" for s in node.prefetch)
-                lines.append(f"{pad}  prefetch {ahead}")
+            for ahead in node.prefetch:
+                at = ", ".join(f"{v}+{o}" if o else v for v, o in ahead.at)
+                how = "".join([" into L1" if ahead.level == 1 else "", ", spread" if ahead.spread else ""])
+                lines.append(f"{pad}  prefetch{' for writing' if ahead.write else ''} {self.names[ahead.slot]}[{at}]{how}")
             for child in node.body:
                 self.node(child, lines, depth + 1)
         else:

@@ -407,20 +407,35 @@ class CPrinter:
             raise TypeError(f"not a loop-program node: {node!r}")
 
     def prefetch(self, loop: loops.Loop) -> list[str]:
-        """The C asking for the next iteration's slab of each of ``loop.prefetch``'s
-        buffers (loops/fusion.py): one prefetch towards L2 (read, moderate locality:
-        ``__builtin_prefetch(p, 0, 2)``) per 64-byte line, none past the last iteration.
-        A hint only: no value changes, and nothing is read from memory that is not the
-        buffer's."""
-        if not loop.prefetch:
-            return []
-        var = _idx(loop.var)
-        lines = [f"if ({var} + 1 < {loop.extent}LL) {{"]
-        for slot in loop.prefetch:
-            slab = math.prod(self.storage[slot][1:]) * self.itemsize
-            lines.append(f"    const char *tl_ahead{slot} = (const char *)(v{slot} + ({var} + 1) * {slab // self.itemsize}LL);")
-            lines.append(f"    for (int64_t tl_b = 0; tl_b < {slab}LL; tl_b += 64) __builtin_prefetch(tl_ahead{slot} + tl_b, 0, 2);")
-        lines.append("}")
+        """The C asking for the slabs of ``loop.prefetch`` (:class:`loops.Ahead`, chosen in
+        loops/fusion.py): one ``__builtin_prefetch(p, write, locality)`` per 64-byte line
+        (locality 3 asks for L1, 2 for L2), all of the slab's lines in each iteration or,
+        spread, iteration t's share of them; none past the buffer's end (each offset index
+        is guarded).  A hint only: no value changes, and no address is formed outside the
+        buffer."""
+        groups: dict[str, list[str]] = {}  # the hints under one guard share its block
+        for ahead in loop.prefetch:
+            shape = self.storage[ahead.slot]
+            guard = " && ".join(f"{_idx(v)} + {o} < {shape[d]}LL" for d, (v, o) in enumerate(ahead.at) if o)
+            position = "0"
+            for d, (v, o) in enumerate(ahead.at):
+                term = f"{_idx(v)} + {o}" if o else _idx(v)
+                position = f"({term})" if position == "0" else f"({position} * {shape[d]}LL + {term})"
+            size = math.prod(shape[len(ahead.at):])
+            slab = size * self.itemsize
+            hint = f"{int(ahead.write)}, {3 if ahead.level == 1 else 2}"
+            name = f"tl_ahead{ahead.slot}"
+            if ahead.spread:
+                var, count, share = _idx(loop.var), -(-slab // 64), loop.extent
+                walk = (f"for (int64_t tl_l = {var} * {count}LL / {share}LL; tl_l < ({var} + 1) * {count}LL / {share}LL; ++tl_l) "
+                        f"__builtin_prefetch({name} + 64 * tl_l, {hint});")
+            else:
+                walk = f"for (int64_t tl_b = 0; tl_b < {slab}LL; tl_b += 64) __builtin_prefetch({name} + tl_b, {hint});"
+            groups.setdefault(guard, []).extend(
+                [f"    const char *{name} = (const char *)(v{ahead.slot} + {position} * {size}LL);", f"    {walk}"])
+        lines: list[str] = []
+        for guard, body in groups.items():
+            lines += [f"if ({guard}) {{" if guard else "{", *body, "}"]
         return lines
 
     def packed_blas(self, loop: loops.Loop, lines: list[str], pad: str) -> bool:
