@@ -28,7 +28,7 @@ from .loops.structure import visited_points
 from .passes import Optimized, optimize
 from .schedule.padding import padded_shape
 from .schedule.plan import Schedule, plan
-from .semantics.interface import Role
+from .semantics.interface import Role, check_out
 from .semantics.types import CheckedProgram, show
 from .targets.c.runtime import blas_int_max
 
@@ -530,18 +530,7 @@ class Kernel(ProgramInterface):
         for name, target in out.items():
             if name not in self.outputs:
                 raise error("input", f"out= names {name!r}, which is not a result (results: {', '.join(self.outputs)})")
-            expected = self.checked.context[name]
-            if not isinstance(target, np.ndarray):
-                raise error("input", f"out[{name!r}] must be a numpy array, got {type(target).__name__}")
-            if target.shape != expected or target.dtype != self.dtype:
-                raise error(
-                    "input",
-                    f"out[{name!r}] must have shape {show(expected)} and dtype {self.dtype.name}, "
-                    f"got {show(target.shape)} and {target.dtype}",
-                    self._decl_span(name),
-                )
-            if not target.flags.writeable:
-                raise error("input", f"out[{name!r}] is read-only", self._decl_span(name))
+            check_out(target, f"out[{name!r}]", self.checked.context[name], self.dtype, span=self._decl_span(name))
         given = list(out.items())
         for i, (name, target) in enumerate(given):
             for other, second in given[i + 1:]:

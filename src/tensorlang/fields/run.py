@@ -22,6 +22,7 @@ from ..errors import TensorLangError, error
 from ..kernel import check_threads, default_threads
 from ..passes import fields as field_passes
 from ..passes import optimize
+from ..semantics.interface import check_out
 from . import cprobe, reconstruct
 from .image import Image
 from .kernels import KERNELS, Kernel
@@ -73,19 +74,13 @@ def _target(f: Field, pts: np.ndarray, single: bool, out: np.ndarray | None) -> 
     if out is None:
         return np.empty(shape)
     want = f.shape if single else shape
-    if not isinstance(out, np.ndarray):
-        raise error("input", f"out must be a numpy array, got {type(out).__name__}")
-    if out.shape != want or out.dtype != np.float64 or not out.flags.c_contiguous:
-        raise error("input", f"out must be a C-contiguous float64 array of shape {want}, "
-                    f"got {out.dtype} of shape {out.shape}{'' if out.flags.c_contiguous else ', not C-contiguous'}")
-    for name, img in f.images.items():
-        if np.may_share_memory(out, img.data):
-            raise error("input", f"out shares memory with the image {name!r} the field reads")
-    if np.may_share_memory(out, pts):
-        raise error("input", "out shares memory with the points")
-    if not out.flags.writeable:
-        raise error("input", "out is read-only")
-    return out.reshape(shape)
+    if isinstance(out, np.ndarray):  # first: an image's memory is read-only too, and this says why
+        for name, img in f.images.items():
+            if np.may_share_memory(out, img.data):
+                raise error("input", f"out shares memory with the image {name!r} the field reads")
+        if np.may_share_memory(out, pts):
+            raise error("input", "out shares memory with the points")
+    return check_out(out, "out", want, np.dtype(np.float64), contiguous=True).reshape(shape)
 
 
 def inside(f: Field, points) -> np.ndarray:

@@ -23,6 +23,8 @@ from typing import Iterable, Mapping, Protocol
 
 import numpy as np
 
+from ..errors import error
+
 #: The qualifiers a program may write (000 §5).
 QUALIFIERS = ("in", "out", "inout")
 
@@ -135,3 +137,27 @@ def initial_store(shapes: Mapping[str, tuple[int, ...]], roles: Mapping[str, Rol
         else:
             store[name] = np.full(shape, np.nan, dtype=dtype)
     return store
+
+
+def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, contiguous: bool = False, span=None):
+    """A caller's array for a result (``out=``), checked before anything is written:
+    a writeable numpy array of ``shape`` and ``dtype`` (C-contiguous where
+    ``contiguous``); else an ``error[input]`` naming it as ``label`` (at ``span``, the
+    declaration, where there is one).  Whether it overlaps other arrays is the caller's
+    to check: only the caller knows which arrays the call reads."""
+    if not isinstance(target, np.ndarray):
+        raise error("input", f"{label} must be a numpy array, got {type(target).__name__}")
+    layout = "C-contiguous " if contiguous else ""
+    if target.shape != tuple(shape) or target.dtype != dtype or (contiguous and not target.flags.c_contiguous):
+        scattered = ", not C-contiguous" if layout and not target.flags.c_contiguous else ""
+        raise error("input", f"{label} must be a {layout}{np.dtype(dtype).name} array of shape {_shown(shape)}, got "
+                    f"{target.dtype} of shape {_shown(target.shape)}{scattered}", span)
+    if not target.flags.writeable:
+        raise error("input", f"{label} is read-only", span)
+    return target
+
+
+def _shown(shape) -> str:
+    """A shape as the language writes types, ``[3 4]`` (semantics.types.show, which
+    imports this module)."""
+    return "[" + " ".join(str(d) for d in shape) + "]"
