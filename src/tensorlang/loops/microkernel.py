@@ -256,16 +256,19 @@ def kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -
 #: unrolled at most this many accumulator vectors (of 64 bytes) at a time: at n = 16
 #: (16 rows of 2 vectors: every AVX-512 register) gcc spilled; unrolled 8 at a time
 #: (docs/c-backend.md, "Rows unrolled in part"), the CFD interpolation ran 1.7-1.8 -> 1.16 ms and
-#: the Helmholtz operator 4.1-4.2 -> 2.8 ms.  Where the moving operand is strided (the
-#: kernel's input u[e, k, a, b]) the whole block stays unrolled: re-reading its rows
-#: made the same statement 2.5x slower.  12 rows of 2 vectors (24) stay unrolled: capped
-#: they ran 1.6x slower.
+#: the Helmholtz operator 4.1-4.2 -> 2.8 ms.  Where the moving operand is a program
+#: input read at a stride (the interpolation's u[e, k, a, b]: 16 rows 2 KiB apart) the
+#: whole block stays unrolled: re-reading its rows made the kernel 3x slower.  A
+#: per-iteration temporary read so (Helmholtz's two k-mode products) is capped as a
+#: contiguous operand is: 4-9% faster with the in-loop prefetch hints of loops/fusion.py
+#: (with the burst prefetch before them it had measured slower).  12 rows of 2 vectors
+#: (24) stay unrolled: capped they ran 1.6x slower.
 UNROLL_VECTORS = 24
 
 
 def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int:
     """How many rows of a vector block gcc unrolls at a time: all ``height`` unless the
-    moving operand is ``contiguous`` and the block's accumulators (``width`` elements of
+    moving operand is ``contiguous`` (or a per-iteration temporary) and the block's accumulators (``width`` elements of
     ``itemsize`` bytes a row, in 64-byte vectors) exceed :data:`UNROLL_VECTORS`; then
     the largest divisor of ``height`` that fits, if it is 8 or more (else all)."""
     vectors = math.ceil(width * itemsize / 64)
@@ -299,11 +302,14 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
     contiguous = bool(site.moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
                                            and f.indices[-2] == site.k for f in site.moving)
+    # a per-iteration temporary (a slot after the program's) read across its rows may be
+    # re-read: it is in the caches; a program input read so is not (UNROLL_VECTORS)
+    local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
     row = Loop(u, height, (
         Init(acc, "+"),
         Loop(site.k, site.extent, (Update(acc, "+", _subst(site.product, {site.y: point})),)),
         Store(site.target, site.where(point), Acc(acc)),
-    ), unroll=unroll_rows(height, site.width, buffers.itemsize, contiguous))
+    ), unroll=unroll_rows(height, site.width, buffers.itemsize, contiguous or local))
     nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
