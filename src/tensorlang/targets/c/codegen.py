@@ -65,12 +65,17 @@ CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 #: The team of a parallel loop (docs/c-backend.md, "Threads"): at most what its work pays
 #: for (``cap``, :func:`tensorlang.loops.parallel.team_size`) and at most one thread more
 #: than the machine has idle cores: the number of runnable tasks (``/proc/loadavg``'s
-#: fourth field, ourselves included) read at most every 10 ms.  On a busy machine a
-#: thread that has to share a core holds the whole loop back, and one thread is never
-#: slower than one.  Without ``/proc/loadavg`` every core counts as idle.
+#: fourth field, ourselves included) read at most every 10 ms, less this process's own
+#: team workers that are running (``/proc/self/task``: OpenMP's workers spin for a while
+#: after a parallel region, and counted as someone else's work they kept the next calls
+#: on one thread), at most the last team's size less one.  On a busy machine a thread
+#: that has to share a core holds the whole loop back, and one thread is never slower
+#: than one.  Without ``/proc/loadavg`` every core counts as idle.
 THREADS = """
 #ifdef _OPENMP
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +83,38 @@ static inline int64_t tl_clock(void) {{
     struct timespec tl_now;
     clock_gettime(CLOCK_MONOTONIC, &tl_now);
     return (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
+}}
+/* the most threads the last parallel region of this library ran (tl_record) */
+static int tl_last_team = 1;
+/* This process's threads in state R, the caller excluded: /proc/self/task/<tid>/stat's
+   state follows the last ')' (the name may hold any character); 0 where /proc is not. */
+static long tl_own_running(void) {{
+    DIR *tl_dir = opendir("/proc/self/task");
+    if (tl_dir == NULL) return 0;
+    long tl_count = 0;
+    char tl_path[64], tl_stat[512];
+    for (struct dirent *tl_entry; (tl_entry = readdir(tl_dir)) != NULL;) {{
+        if (tl_entry->d_name[0] < '0' || tl_entry->d_name[0] > '9') continue;
+        snprintf(tl_path, sizeof tl_path, "/proc/self/task/%.20s/stat", tl_entry->d_name);
+        int tl_fd = open(tl_path, O_RDONLY);
+        if (tl_fd < 0) continue;
+        ssize_t tl_n = read(tl_fd, tl_stat, sizeof tl_stat - 1);
+        close(tl_fd);
+        if (tl_n <= 0) continue;
+        tl_stat[tl_n] = 0;
+        const char *tl_end = strrchr(tl_stat, ')');
+        if (tl_end != NULL && tl_end[1] == ' ' && tl_end[2] == 'R') tl_count++;
+    }}
+    closedir(tl_dir);
+    return tl_count > 0 ? tl_count - 1 : 0;
+}}
+/* Runnable tasks that are not this caller nor its own team's workers: of the ``running``
+   /proc/loadavg counts (the caller included), up to ``team`` - 1 of this process's
+   ``own`` running threads are the last region's workers, still spinning. */
+static inline long tl_others(long tl_running, long tl_own, int tl_team_n) {{
+    long tl_workers = tl_own < tl_team_n - 1 ? tl_own : tl_team_n - 1;
+    long tl_rest = tl_running - 1 - (tl_workers > 0 ? tl_workers : 0);
+    return tl_rest > 0 ? tl_rest : 0;
 }}
 static int tl_idle_cpus(void) {{
     static int64_t tl_sampled = INT64_MIN / 2;  /* ns */
@@ -91,7 +128,10 @@ static int tl_idle_cpus(void) {{
     if (tl_fd >= 0) close(tl_fd);
     for (ssize_t tl_k = 0; tl_k < tl_n && tl_fields < 3; tl_k++)
         if (tl_text[tl_k] == ' ' && ++tl_fields == 3) tl_running = atol(tl_text + tl_k + 1);
-    int tl_found = (int)(tl_cpus > tl_running ? tl_cpus - tl_running : 0);  /* the cores nobody else runs on */
+    int tl_team_n = __atomic_load_n(&tl_last_team, __ATOMIC_RELAXED);
+    long tl_own = tl_running > 1 && tl_team_n > 1 ? tl_own_running() : 0;  /* only where it can matter */
+    long tl_busy = 1 + tl_others(tl_running, tl_own, tl_team_n);
+    int tl_found = (int)(tl_cpus > tl_busy ? tl_cpus - tl_busy : 0);  /* the cores nobody else runs on */
     __atomic_store_n(&tl_idle, tl_found, __ATOMIC_RELAXED);
     __atomic_store_n(&tl_sampled, tl_ns, __ATOMIC_RELAXED);
     return tl_found;
@@ -115,6 +155,7 @@ static inline int tl_pick(tl_choice *tl_c, int tl_team_n) {{
     return tl_team_wins ? tl_team_n : 1;
 }}
 static inline void tl_record(tl_choice *tl_c, int tl_ran, int64_t tl_ns) {{
+    __atomic_store_n(&tl_last_team, tl_ran, __ATOMIC_RELAXED);
     int tl_i = tl_ran > 1;
     int64_t tl_old = __atomic_load_n(&tl_c->mean[tl_i], __ATOMIC_RELAXED);
     int64_t tl_other = __atomic_load_n(&tl_c->mean[!tl_i], __ATOMIC_RELAXED);
