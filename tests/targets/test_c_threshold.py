@@ -303,5 +303,5 @@ def test_the_teams_own_spinning_workers_are_not_counted_as_other_work(tmp_path):
     spinning, sleeping = run(True), run(False)
     assert spinning[0] == 1  # the spinning worker is running: counted as our own
     assert sleeping[0] == 0  # a sleeping one is not running
-    # others = running - the caller - our own workers (at most the last team less one)
+    # others = running - the caller - our own workers (at most the largest team less one)
     assert spinning[1:] == [1, 1, 2, 0]

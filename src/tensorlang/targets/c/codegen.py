@@ -68,7 +68,7 @@ CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 #: fourth field, ourselves included) read at most every 10 ms, less this process's own
 #: team workers that are running (``/proc/self/task``: OpenMP's workers spin for a while
 #: after a parallel region, and counted as someone else's work they kept the next calls
-#: on one thread), at most the last team's size less one.  On a busy machine a thread
+#: on one thread), at most the largest team's size less one.  On a busy machine a thread
 #: that has to share a core holds the whole loop back, and one thread is never slower
 #: than one.  Without ``/proc/loadavg`` every core counts as idle.
 THREADS = """
@@ -84,8 +84,9 @@ static inline int64_t tl_clock(void) {{
     clock_gettime(CLOCK_MONOTONIC, &tl_now);
     return (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
 }}
-/* the most threads the last parallel region of this library ran (tl_record) */
-static int tl_last_team = 1;
+/* the most threads a parallel region of this library has run (tl_record): OpenMP keeps
+   that many threads, whose workers may still spin after any later region */
+static int tl_most_team = 1;
 /* This process's threads in state R, the caller excluded: /proc/self/task/<tid>/stat's
    state follows the last ')' (the name may hold any character); 0 where /proc is not. */
 static long tl_own_running(void) {{
@@ -110,7 +111,7 @@ static long tl_own_running(void) {{
 }}
 /* Runnable tasks that are not this caller nor its own team's workers: of the ``running``
    /proc/loadavg counts (the caller included), up to ``team`` - 1 of this process's
-   ``own`` running threads are the last region's workers, still spinning. */
+   ``own`` running threads are OpenMP's workers (of a team of at most ``team``), spinning. */
 static inline long tl_others(long tl_running, long tl_own, int tl_team_n) {{
     long tl_workers = tl_own < tl_team_n - 1 ? tl_own : tl_team_n - 1;
     long tl_rest = tl_running - 1 - (tl_workers > 0 ? tl_workers : 0);
@@ -128,7 +129,7 @@ static int tl_idle_cpus(void) {{
     if (tl_fd >= 0) close(tl_fd);
     for (ssize_t tl_k = 0; tl_k < tl_n && tl_fields < 3; tl_k++)
         if (tl_text[tl_k] == ' ' && ++tl_fields == 3) tl_running = atol(tl_text + tl_k + 1);
-    int tl_team_n = __atomic_load_n(&tl_last_team, __ATOMIC_RELAXED);
+    int tl_team_n = __atomic_load_n(&tl_most_team, __ATOMIC_RELAXED);
     long tl_own = tl_running > 1 && tl_team_n > 1 ? tl_own_running() : 0;  /* only where it can matter */
     long tl_busy = 1 + tl_others(tl_running, tl_own, tl_team_n);
     int tl_found = (int)(tl_cpus > tl_busy ? tl_cpus - tl_busy : 0);  /* the cores nobody else runs on */
@@ -155,7 +156,7 @@ static inline int tl_pick(tl_choice *tl_c, int tl_team_n) {{
     return tl_team_wins ? tl_team_n : 1;
 }}
 static inline void tl_record(tl_choice *tl_c, int tl_ran, int64_t tl_ns) {{
-    __atomic_store_n(&tl_last_team, tl_ran, __ATOMIC_RELAXED);
+    if (tl_ran > __atomic_load_n(&tl_most_team, __ATOMIC_RELAXED)) __atomic_store_n(&tl_most_team, tl_ran, __ATOMIC_RELAXED);
     int tl_i = tl_ran > 1;
     int64_t tl_old = __atomic_load_n(&tl_c->mean[tl_i], __ATOMIC_RELAXED);
     int64_t tl_other = __atomic_load_n(&tl_c->mean[!tl_i], __ATOMIC_RELAXED);
