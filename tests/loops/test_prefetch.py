@@ -210,3 +210,60 @@ def _prefetches_in_bounds(source: str) -> int:
 def test_no_hint_addresses_outside_its_buffer(source):
     """Also the last element's and the last sub-slab's iterations: a guard each."""
     assert _prefetches_in_bounds(source) > 0
+
+
+def _mode_program(n: int, E: int, flips: tuple[bool, bool, bool], helm: bool) -> tuple[str, str]:
+    """A chain of three mode products on E elements of size n (each matrix or its
+    transpose, by ``flips``), optionally followed by D ⊙ and a second chain (the
+    Helmholtz operator's shape); the program and its numpy.einsum subscripts."""
+    pairs = " ".join(f"[{2 + m} {5 + 2 * m + (1 if flip else 0)}]" for m, flip in enumerate(flips))
+    cube = f"[{E} {n} {n} {n}]"
+    head = "".join(f"in var {name} : [{n} {n}]\n" for name in "ABC") + f"in var u : {cube}\nout var v : {cube}\n"
+    if not helm:
+        return head + f"v = u # A # B # C . [{pairs}]\n", ""
+    return (head + f"in var D : {cube}\nvar t : {cube}\nvar r : {cube}\n"
+            f"t = u # A # B # C . [{pairs}]\nr = D * t\nv = r # C # B # A . [{pairs}]\n"), ""
+
+
+def _mode_reference(args: dict, flips, helm: bool) -> np.ndarray:
+    def chain(x, mats):
+        for m, (M, flip) in enumerate(zip(mats, flips)):
+            # mode m+1 of x contracts with M's first index (flip: its second); M's other index
+            # is appended at the end, so after three modes the order is e, then the three new ones
+            x = np.tensordot(x, M.T if flip else M, axes=([1], [0]))
+        return x
+
+    t = chain(args["u"], (args["A"], args["B"], args["C"]))
+    if not helm:
+        return t
+    return chain(args["D"] * t, (args["C"], args["B"], args["A"]))
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.sampled_from([12, 13, 15, 16, 17]), E=st.integers(1, 3),
+       flips=st.tuples(st.booleans(), st.booleans(), st.booleans()), helm=st.booleans(), fma=st.booleans(),
+       special=_specials, seed=st.integers(0, 2**32 - 1))
+def test_generated_mode_chains_with_and_without_hints(n, E, flips, helm, fma, special, seed):
+    """Mode-product chains whose slabs fall on either side of PREFETCH_BYTES (n = 12, 13:
+    13.5 and 17.2 KiB) and of L1 (n = 17: 38.4 KiB) with the matrices either way round:
+    the C kernel with its hints gives the bits of the one without and the reference's
+    values, and none of its prefetches leaves its buffer."""
+    source, _ = _mode_program(n, E, flips, helm)
+    rng = np.random.default_rng(seed)
+    args = {name: rng.uniform(-1, 1, (n, n)) / n for name in "ABC"}
+    args["u"] = rng.uniform(-1, 1, (E, n, n, n))
+    args["u"].flat[rng.integers(E * n**3)] = special
+    if helm:
+        args["D"] = rng.uniform(0.5, 1.5, (E, n, n, n))
+    with pytest.MonkeyPatch.context() as m:
+        hinted = _c(source, fma=fma)
+        plain = _without_hints(m, source, fma=fma)
+    got, want = hinted(**args)["v"], plain(**args)["v"]
+    assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
+    with np.errstate(invalid="ignore", over="ignore"):
+        ref = _mode_reference(args, flips, helm)
+    finite = np.isfinite(args["u"]).all(axis=(1, 2, 3))
+    assert np.allclose(got[finite], ref[finite], rtol=1e-10, atol=1e-12)
+    assert np.array_equal(np.isnan(got[~finite]), np.isnan(ref[~finite]))
+    if "__builtin_prefetch(" in hinted.target.source:
+        assert _prefetches_in_bounds(source) > 0
