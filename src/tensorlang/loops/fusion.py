@@ -123,15 +123,6 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     burst: list[Ahead] = []
     hints: dict[int, list[Ahead]] = {}  # position in body -> the hints of that loop
 
-    def outer(n: int, slot: int) -> tuple[int, Loop] | None:
-        """Statement ``n``'s first loop that accesses ``slot``, from 0, with its position."""
-        start, stop = spans[n]
-        for at in range(start, stop):
-            node = body[at]
-            if isinstance(node, Loop) and node.start == 0 and slot in slots((node,)):
-                return at, node
-        return None
-
     for slot, seen in sorted(accesses.items()):
         if slot >= len(buffers.names):  # a local buffer or a register block
             continue
@@ -147,19 +138,19 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             continue
         if not stored:
             first = min(n for n, _, _ in seen)
-            found = outer(first, slot)
+            found = _first_loop(body, spans[first], slot)
             if found is None or not _sums(body[spans[first][0]:spans[first][1]]):
                 continue  # an elementwise statement streams its slab: the hardware's prefetcher follows
             at, nest = found
             if all(indices[1] == nest.var for n, _, indices in seen if n == first):
                 hints.setdefault(at, []).append(Ahead(slot, ((var, 0), (nest.var, 1)), level=1))
             else:
-                last = outer(len(spans) - 1, slot) or _first_loop(body, spans[-1])
+                last = _first_loop(body, spans[-1], slot) or _first_loop(body, spans[-1])
                 if last is not None:
                     hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=1))
         elif len({n for n, _ in stored}) == 1 and stored[0][0] > 0:
             writer = stored[0][0]
-            found = outer(writer, slot)
+            found = _first_loop(body, spans[writer], slot)
             before = _first_loop(body, spans[writer - 1])
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
                 hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
@@ -170,11 +161,12 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     return replace(loop, body=tuple(body), prefetch=tuple(burst))
 
 
-def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
-    """The first loop from 0 among ``body[span]``, with its position."""
+def _first_loop(body: list, span: tuple[int, int], slot: int | None = None) -> tuple[int, Loop] | None:
+    """The first loop from 0 among ``body[span]`` (one that accesses ``slot``, where
+    given), with its position."""
     for at in range(*span):
         node = body[at]
-        if isinstance(node, Loop) and node.start == 0:
+        if isinstance(node, Loop) and node.start == 0 and (slot is None or slot in slots((node,))):
             return at, node
     return None
 
