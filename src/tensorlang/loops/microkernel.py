@@ -314,3 +314,108 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
     return site.outside(nest)
+
+
+# ------------------------------------------------------------------ register tiles
+#: Whether the C back end prints a vector block (:func:`vector_block`) whose rows are whole
+#: 64-byte vectors as an explicit register tile (:class:`Tile`): None, where the C
+#: compiler targets AVX-512 (the C source's ``TL_TILES``, chosen by the preprocessor,
+#: with the plain nest as the other branch); True or False: always or never (tests build
+#: both forms on any machine).
+TILES: bool | None = None
+
+#: The bytes of one vector of a register tile (AVX-512's registers).
+TILE_BYTES = 64
+
+#: The most accumulator vectors a tile keeps (of the 32 AVX-512 registers: the operands
+#: and broadcasts need some too).  Measured on a 16 × 16 mode product in L1 (docs/c-backend.md,
+#: "Register tiles"): 8 rows of 2 vectors ran 110-120 GFLOP/s, 16 rows of 1 104, and gcc's
+#: own vectorization of the vector block 93-101.
+TILE_VECTORS = 16
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A vector block seen as a register tile: the simd loop over the row ``x``
+    (``width`` elements) around the loop over its rows ``u`` (``height``), each row
+    summed from +0 (``init``) over ``k`` (``extent``) by ``update`` and stored by
+    ``store``.  ``moving``: the loads that read with x (as their last index, alone: a
+    row of contiguous elements).  Printed with the rows in groups of ``group`` and each
+    row as ``width`` / lanes vectors: every lane computes its x as the plain nest does,
+    from +0, over the same products in the same k order, so the values are the same bits
+    (:func:`tile_of`)."""
+
+    x: str
+    width: int
+    u: str
+    height: int
+    k: str
+    extent: int
+    init: Init
+    update: Update
+    store: Store
+    moving: tuple[Load, ...]
+
+    def vectors(self, itemsize: int) -> int:
+        """The 64-byte vectors of one row."""
+        return self.width * itemsize // TILE_BYTES
+
+    def group(self, itemsize: int) -> int:
+        """The rows computed at once: the largest divisor of the height whose accumulators
+        (rows × vectors) fit :data:`TILE_VECTORS`."""
+        vectors = self.vectors(itemsize)
+        return max(r for r in range(1, self.height + 1) if self.height % r == 0 and r * vectors <= TILE_VECTORS)
+
+
+def _mentions(index: Any, var: str) -> bool:
+    return index == var or (isinstance(index, Affine) and var in dict(index.terms))
+
+
+def _tile_scalar(e: Scalar, x: str, moving: list[Load]) -> bool:
+    """Whether ``e`` is made of loads, constants, negation and + - * only, with ``x`` only
+    as the last index of a load (collected in ``moving``)."""
+    if isinstance(e, Load):
+        *rest, last = e.indices or (None,)
+        if any(_mentions(i, x) for i in rest):
+            return False
+        if last == x:
+            moving.append(e)
+        return last == x or not _mentions(last, x)
+    if isinstance(e, Const):
+        return True
+    if isinstance(e, Neg):
+        return _tile_scalar(e.arg, x, moving)
+    if isinstance(e, BinOp):
+        return e.op in ("+", "-", "*") and _tile_scalar(e.left, x, moving) and _tile_scalar(e.right, x, moving)
+    return False
+
+
+def tile_of(loop: Node, itemsize: int) -> Tile | None:
+    """``loop`` as a register tile (:class:`Tile`), or None: it is not a vector block's
+    simd loop (``simd for x: for u: acc = 0; for k: acc += p; T[.., x] = acc``), its row
+    is not a whole number of :data:`TILE_BYTES` vectors of ``itemsize``-byte elements,
+    the store's last index is not x, or the summed value is more than loads, constants,
+    negation and + - * with x as the last index of the loads that move with it."""
+    if not (isinstance(loop, Loop) and loop.simd and not loop.parallel and loop.start == 0 and len(loop.body) == 1):
+        return None
+    row = loop.body[0]
+    if not (isinstance(row, Loop) and not (row.simd or row.parallel or row.prefetch) and row.start == 0
+            and len(row.body) == 3):
+        return None
+    init, summed, store = row.body
+    if not (isinstance(init, Init) and init.op == "+" and isinstance(summed, Loop) and summed.start == 0
+            and not (summed.simd or summed.parallel or summed.prefetch) and len(summed.body) == 1
+            and isinstance(store, Store) and store.value == Acc(init.acc)):
+        return None
+    update = summed.body[0]
+    if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+"):
+        return None
+    if (loop.extent * itemsize) % TILE_BYTES:
+        return None
+    x = loop.var
+    if not store.indices or store.indices[-1] != x or any(_mentions(i, x) for i in store.indices[:-1]):
+        return None
+    moving: list[Load] = []
+    if not _tile_scalar(update.value, x, moving):
+        return None
+    return Tile(x, loop.extent, row.var, row.extent, summed.var, summed.extent, init, update, store, tuple(moving))

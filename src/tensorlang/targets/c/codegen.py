@@ -39,6 +39,7 @@ from ...ein.index import Affine, zero_based_text
 from ...ein.printer import statement_to_text
 from ...errors import KernelFailed
 from ...loops import ir as loops
+from ...loops import microkernel
 from ...loops.ir import slots as used_slots
 from ...loops.structure import packed_product
 from ...schedule.padding import padded_shape
@@ -197,6 +198,44 @@ static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }
 """
 
 
+#: Register tiles (loops.microkernel.Tile, :meth:`CPrinter.tile`): a vector of 64 bytes
+#: (GCC/clang vector extensions), its unaligned load and store, a scalar in every lane,
+#: and the lane-wise fused multiply-add (gcc and clang make it one instruction where the
+#: machine has one).  ``TL_TILES`` says whether a tile or the plain nest is compiled:
+#: on where the compiler targets AVX-512, unless the source defines it.
+TILES_PRELUDE = """
+#ifndef TL_TILES
+#if defined(__AVX512F__) && defined(__GNUC__)
+#define TL_TILES 1
+#else
+#define TL_TILES 0
+#endif
+#endif
+#if TL_TILES || {forced}
+typedef real tl_vd __attribute__((vector_size(64)));
+typedef real tl_vu __attribute__((vector_size(64), aligned(sizeof(real))));
+#define tl_vload(p) (*(const tl_vu *)(p))
+#define tl_vstore(p, v) (*(tl_vu *)(p) = (v))
+#if defined(__AVX512F__)
+/* AVX-512's own: gcc then broadcasts from memory into the multiply-add */
+#include <immintrin.h>
+static inline tl_vd tl_vsplat(real s) {{ return (tl_vd)_mm512_set1_{ps}(s); }}
+static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{ return (tl_vd)_mm512_fmadd_{ps}((__m512{d})a, (__m512{d})b, (__m512{d})c); }}
+#else
+static inline tl_vd tl_vsplat(real s) {{ return (tl_vd){{{lanes}}}; }}
+static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{
+    tl_vd r;
+    for (int i = 0; i < {count}; i++) r[i] = fma{suffix}(a[i], b[i], c[i]);
+    return r;
+}}
+#endif
+#endif
+"""
+
+#: The mark of a source with register tiles (:data:`TILES_PRELUDE` follows the prelude).
+TILE_MARK = "/* register tile:"
+
+
 #: Around a step whose nests ask for the widest vectors (loops.ir.Nest.wide_vectors): gcc
 #: on x86-64 prefers 256-bit vectors even with AVX-512; these functions may use 512.
 WIDE_BEGIN = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
@@ -296,6 +335,12 @@ class CPrinter:
         #: (:func:`own_functions`), and how many such functions so far
         self._apart: list[loops.Loop] = []
         self._statement_functions = 0
+        #: the nest being printed asks for the widest vectors (loops.ir.Nest.wide_vectors):
+        #: its vector blocks may be register tiles (:meth:`tile`), of which there are
+        #: ``_tiles`` so far; ``_plain``: printing a tile's plain nest (the #else branch)
+        self._wide = False
+        self._plain = False
+        self._tiles = 0
 
     def _param(self, slot: int) -> str:
         """A slot's pointer parameter: ``restrict`` unless another slot views its memory
@@ -423,6 +468,8 @@ class CPrinter:
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Rebuild):
             self.rebuild(node, lines, pad)
+        elif isinstance(node, loops.Loop) and self.tile(node, lines, depth):
+            pass
         elif isinstance(node, loops.Loop) and self.packed_blas(node, lines, pad):
             pass
         elif isinstance(node, loops.Loop):
@@ -447,6 +494,94 @@ class CPrinter:
                           f"{pad}#endif"]
         else:
             raise TypeError(f"not a loop-program node: {node!r}")
+
+    def tile(self, loop: loops.Loop, lines: list[str], depth: int) -> bool:
+        """Print ``loop`` as a register tile where it is one (:func:`microkernel.tile_of`,
+        in a nest that asks for the widest vectors); returns whether it did.  Under
+        ``microkernel.TILES`` None the source holds both the tile and the plain nest, and
+        the C preprocessor picks (``TL_TILES``: where the compiler targets AVX-512)."""
+        if not self._wide or self._plain or microkernel.TILES is False:
+            return False
+        tile = microkernel.tile_of(loop, self.itemsize)
+        if tile is None:
+            return False
+        self._tiles += 1
+        code = self.tile_code(tile, depth)
+        if microkernel.TILES:
+            lines.extend(code)
+            return True
+        pad = "    " * depth
+        lines.append(f"{pad}#if TL_TILES")
+        lines.extend(code)
+        lines.append(f"{pad}#else")
+        self._plain = True
+        try:
+            self.node(loop, lines, depth)
+        finally:
+            self._plain = False
+        lines.append(f"{pad}#endif")
+        return True
+
+    def tile_code(self, tile: microkernel.Tile, depth: int) -> list[str]:
+        """The C of a register tile: for each group of rows, the accumulators
+        ``tl_t<N>[rows][vectors]`` from +0, one k step at a time for every row and vector
+        (the loads that move with x as vectors, the other factors as scalars in every
+        lane: each lane computes the plain nest's sum for its x, in its k order, with
+        ``fma`` where the nest has one), then stored row by row."""
+        pad = "    " * depth
+        lanes = microkernel.TILE_BYTES // self.itemsize
+        vectors, group = tile.vectors(self.itemsize), tile.group(self.itemsize)
+        n = self._tiles
+        t, g = f"tl_t{n}", f"tl_g{n}"
+        x, u, k = _idx(tile.x), _idx(tile.u), _idx(tile.k)
+        moving = set(tile.moving)
+
+        def vector(e) -> str:  # e as a vector: the loads that move with x read as vectors, and
+            # each largest part without them computed as a scalar, then put in every lane
+            if not any(f in moving for f in loops.walk((e,))):
+                return f"tl_vsplat({self.scalar(e)})"
+            if isinstance(e, loops.Load):
+                return f"tl_vload(&v{e.slot}[{self.offset(e.slot, e.indices)}])"
+            if isinstance(e, loops.BinOp):
+                return f"({vector(e.left)} {e.op} {vector(e.right)})"
+            assert isinstance(e, loops.Neg), e  # microkernel.tile_of: loads, constants, - and + - *
+            return f"(-{vector(e.arg)})"
+
+        acc = f"{t}[tl_r][tl_v]"
+        fused = loops.multiply_add(tile.update) if self.fma else None
+        if fused is not None:
+            _, a, b, _ = fused
+            step = f"tl_vfma({vector(a)}, {vector(b)}, {acc})"
+        else:
+            step = f"{acc} + {vector(tile.update.value)}"
+        rows = (f"for (int64_t tl_r = 0; tl_r < {group}LL; ++tl_r) {{", f"    const int64_t {u} = {g} + tl_r;")
+        each = (f"    for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {{", f"        const int64_t {x} = tl_v * {lanes}LL;")
+        body = [
+            f"{TILE_MARK} {group} rows of {vectors} vectors at a time */",
+            f"for (int64_t {g} = 0; {g} < {tile.height}LL; {g} += {group}LL) {{",
+            f"    tl_vd {t}[{group}][{vectors}];",
+            f"    #pragma GCC unroll {group}",
+            "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
+            f"        for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {t}[tl_r][tl_v] = (tl_vd){{0}};",
+            f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{",
+            f"        #pragma GCC unroll {group}",
+            *(f"        {line}" for line in rows),
+            f"            #pragma GCC unroll {vectors}",
+            *(f"        {line}" for line in each),
+            f"                {acc} = {step};",
+            "            }",
+            "        }",
+            "    }",
+            f"    #pragma GCC unroll {group}",
+            *(f"    {line}" for line in rows),
+            f"        #pragma GCC unroll {vectors}",
+            *(f"    {line}" for line in each),
+            f"            tl_vstore(&v{tile.store.slot}[{_row_major(tile.store.indices, self._store_shape(tile.store))}], {acc});",
+            "        }",
+            "    }",
+            "}",
+        ]
+        return [f"{pad}{line}" for line in body]
 
     def prefetch(self, loop: loops.Loop) -> list[str]:
         """The C asking for the slabs of ``loop.prefetch`` (:class:`loops.Ahead`, chosen in
@@ -575,6 +710,7 @@ class CPrinter:
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = padded_shape(tuple(n for _, n in nest.statement.index), self.program.buffers.pad)
         self.fma = nest.fma
+        self._wide = nest.wide_vectors
         for stmt in nest.fused or (nest.statement,):
             lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
@@ -776,6 +912,11 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     body = "".join("\n" + part for part in parts)
     if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body
+    if TILE_MARK in body:
+        lanes = 64 // (4 if real == "float" else 8)
+        body = TILES_PRELUDE.format(forced=int(bool(microkernel.TILES)), lanes=", ".join(["s"] * lanes), count=lanes,
+                                    suffix="f" if real == "float" else "", ps="ps" if real == "float" else "pd",
+                                    d="" if real == "float" else "d") + body
     source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)

@@ -1,0 +1,211 @@
+"""Register tiles (loops/microkernel.py ``tile_of``, codegen ``CPrinter.tile``).
+
+A vector block of a fused loop whose rows are whole 64-byte vectors is printed as an
+explicit register tile where the compiler targets AVX-512 (``TL_TILES``): groups of rows
+kept as vectors across the summed index, the loads that move with the row read as
+vectors and every other factor put in every lane.  Each lane computes the plain nest's
+sum for its element, from +0, over the same products in the same order, with ``fma``
+exactly where the nest has one: the tile and the plain nest give the same bits, ⊥, ±inf
+and -0 included.  Both forms are built here whatever the machine (``microkernel.TILES``
+True and False)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+from tensorlang.loops import microkernel
+from tensorlang.loops.ir import Loop, walk
+from tensorlang.targets.c.codegen import TILE_MARK
+
+from corpus import helmholtz_reference, helmholtz_source, interpolation_source, kron3
+
+
+def _c(source, **options):
+    try:
+        return tl.compile(source, backend="c", threads=1, **options)
+    except TensorLangError as exc:  # no C compiler here
+        pytest.skip(str(exc))
+
+
+def _forced(monkeypatch, tiles: bool | None, source: str, **options):
+    """The kernel of ``source`` built with ``microkernel.TILES = tiles`` (another text for
+    each setting: never a kernel cached under another)."""
+    with monkeypatch.context() as m:
+        m.setattr(microkernel, "TILES", tiles)
+        return _c(source + "\n" * (3 + {None: 0, True: 1, False: 2}[tiles]), **options)
+
+
+def _tiles(k) -> list[microkernel.Tile]:
+    itemsize = np.dtype(k.dtype).itemsize if hasattr(k, "dtype") else 8
+    return [t for nest in k.loop_program.nests if nest.wide_vectors for node in walk(nest.body)
+            if isinstance(node, Loop) and (t := microkernel.tile_of(node, itemsize)) is not None]
+
+
+def test_the_cfd_products_at_n16_are_tiles_of_8_rows_of_2_vectors():
+    interp, helm = _c(interpolation_source(16, 3)), _c(helmholtz_source(16, 3))
+    assert len(_tiles(interp)) == 3 and len(_tiles(helm)) == 6
+    for tile in _tiles(interp) + _tiles(helm):
+        assert (tile.width, tile.height, tile.extent) == (16, 16, 16)
+        assert (tile.vectors(8), tile.group(8)) == (2, 8) and len(tile.moving) == 1
+        assert (tile.vectors(4), tile.group(4)) == (1, 16)  # float32: 16 lanes a vector
+    c = helm.target.source
+    # the default source has both forms, chosen by the preprocessor
+    assert c.count("#if TL_TILES\n") == 6 and c.count(TILE_MARK) == 6 and "#define TL_TILES 1" in c
+
+
+def test_rows_that_are_not_whole_vectors_are_not_tiles():
+    for n in (4, 6, 12):  # 32, 48, 96 bytes a row
+        k = _c(helmholtz_source(n, 3))
+        assert _tiles(k) == [] and TILE_MARK not in k.target.source
+    assert len(_tiles(_c(helmholtz_source(8, 3)))) == 6  # 64 bytes: one vector a row
+
+
+def _tile_loops(k) -> list[Loop]:
+    return [node for nest in k.loop_program.nests if nest.wide_vectors for node in walk(nest.body)
+            if isinstance(node, Loop) and microkernel.tile_of(node, 8) is not None]
+
+
+def test_only_loads_constants_and_plus_minus_times_with_the_row_last_make_a_tile():
+    from dataclasses import replace
+
+    from tensorlang.loops.ir import Apply, BinOp, Const, Load, Update
+
+    k = _c("in var A : [8 8]\nin var B : [8 8]\nin var u : [3 8 8]\nout var v : [3 8 8]\nvar t : [3 8 8]\n"
+           "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * B[k,j]\n")
+    loop = _tile_loops(k)[0]
+    tile = microkernel.tile_of(loop, 8)
+    assert len(_tile_loops(k)) == 2 and tile.height == 8 and tile.extent == 8
+
+    def with_value(value):
+        row = loop.body[0]
+        init, summed, store = row.body
+        summed = replace(summed, body=(Update(tile.update.acc, "+", value),))
+        return replace(loop, body=(replace(row, body=(init, summed, store)),))
+
+    (moving,) = tile.moving
+    other = next(f for f in walk((tile.update.value,)) if isinstance(f, Load) and f != moving)
+    assert microkernel.tile_of(with_value(BinOp("-", Const(2.0), BinOp("*", moving, other))), 8) is not None
+    for bad in (BinOp("/", moving, other), Apply("exp", moving), BinOp("*", Apply("exp", other), moving),
+                Load(moving.slot, (tile.x, *moving.indices[1:]))):  # the row also before the last index
+        assert microkernel.tile_of(with_value(bad), 8) is None, bad
+    assert microkernel.tile_of(with_value(other), 8).moving == ()  # nothing moves: a scalar in every lane
+    assert microkernel.tile_of(replace(loop, simd=False), 8) is None  # not a vector block
+    assert microkernel.tile_of(loop, 16) is not None and microkernel.tile_of(loop, 4) is None  # 32 bytes a row
+
+
+def test_forced_settings_print_one_form():
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(microkernel, "TILES", True)
+        on = _c(helmholtz_source(16, 3) + "\n\n\n\n")
+        m.setattr(microkernel, "TILES", False)
+        off = _c(helmholtz_source(16, 3) + "\n\n\n\n\n")
+    assert "#if TL_TILES\n" not in on.target.source and on.target.source.count(TILE_MARK) == 6
+    assert TILE_MARK not in off.target.source and "tl_vd" not in off.target.source
+
+
+# ------------------------------------------------------------------ generated programs
+#: factors a summed product may have: (text, whether it moves with the row j); t is the
+#: chain's previous result (u for the first statement), w a second batched input
+_FACTORS = [
+    ("A[i,k] * {t}[e,k,j]", True),
+    ("{t}[e,i,k] * B[k,j]", True),
+    ("{t}[e,k,j] * A[i,k] * w[e,k,j]", True),
+    ("(0.0 - A[i,k]) * {t}[e,k,j]", True),
+    ("(A[i,k] + 2.5) * ({t}[e,k,j] - w[e,k,j])", True),
+    ("{t}[e,i,k] * B[k,j] * B[k,j]", True),
+]
+
+
+@st.composite
+def _programs(draw, itemsize):
+    lanes = 64 // itemsize  # a row of one vector, two, three; or not a whole number of them
+    n = draw(st.sampled_from([lanes, lanes, 2 * lanes, 3 * lanes, lanes // 2 + 4]))
+    steps = draw(st.lists(st.sampled_from(range(len(_FACTORS))), min_size=2, max_size=3, unique=True))
+    E = draw(st.integers(2, 4))  # a batch of one is not a fused loop
+    lines = [f"in var A : [{n} {n}]", f"in var B : [{n} {n}]", f"in var u : [{E} {n} {n}]",
+             f"in var w : [{E} {n} {n}]", f"out var v : [{E} {n} {n}]"]
+    lines += [f"var t{s} : [{E} {n} {n}]" for s in range(len(steps) - 1)]
+    prev = "u"
+    for s, choice in enumerate(steps):
+        target = "v" if s == len(steps) - 1 else f"t{s}"
+        lines.append(f"{target}[e,i,j] = sum(k) " + _FACTORS[choice][0].format(t=prev))
+        prev = target
+    return "\n".join(lines) + "\n", n, E, steps
+
+
+_specials = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e300, -1e-300])
+
+
+def _numpy(steps, A, B, u, w):
+    prev = u
+    for choice in steps:
+        t = prev
+        prev = {
+            0: lambda: np.einsum("ik,ekj->eij", A, t),
+            1: lambda: np.einsum("eik,kj->eij", t, B),
+            2: lambda: np.einsum("ekj,ik,ekj->eij", t, A, w),
+            3: lambda: np.einsum("ik,ekj->eij", 0.0 - A, t),
+            4: lambda: np.einsum("ik,ekj->eij", A + 2.5, t - w),
+            5: lambda: np.einsum("eik,kj->eij", t, B * B),
+        }[choice]()
+    return prev
+
+
+@pytest.mark.parametrize("fma", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_tiles_give_the_plain_nests_bits_on_generated_chains(monkeypatch, fma, dtype):
+    seen: list[bool] = []  # whether each example's kernel has a tile
+
+    @settings(max_examples=15, deadline=None)
+    @given(program=_programs(np.dtype(dtype).itemsize), seed=st.integers(0, 2**32 - 1), special=_specials, where=st.integers(0, 10**6))
+    def check(program, seed, special, where):
+        source, n, E, steps = program
+        tiled = _forced(monkeypatch, True, source, fma=fma, dtype=dtype)
+        plain = _forced(monkeypatch, False, source, fma=fma, dtype=dtype)
+        seen.append(TILE_MARK in tiled.target.source)
+        assert TILE_MARK not in plain.target.source
+        rng = np.random.default_rng(seed)
+        A, B = (rng.uniform(-1, 1, (n, n)).astype(dtype) / n for _ in range(2))
+        u, w = (rng.uniform(-1, 1, (E, n, n)).astype(dtype) for _ in range(2))
+        u.flat[where % u.size] = special
+        w.flat[(where // 7) % w.size] = -0.0
+        args = {"A": A, "B": B, "u": u, "w": w}
+        with np.errstate(all="ignore"):
+            got, want = tiled(**args)["v"], plain(**args)["v"]
+            ref = _numpy(steps, *(x.astype(np.float64) for x in (A, B, u, w)))
+        assert got.dtype == want.dtype == np.dtype(dtype)
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        # the optimizer may reassociate a chain (A (A u) as (A A) u), which changes where
+        # inf - inf makes ⊥: against numpy, only where both are finite
+        finite = np.isfinite(ref) & np.isfinite(got)
+        scale = max(1.0, float(np.abs(ref[finite]).max(initial=0.0)))
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        assert np.allclose(got[finite], ref[finite], rtol=tol, atol=tol * scale)
+
+    check()
+    assert sum(seen) >= 3, seen  # the property was checked on tiles, not only on plain nests
+
+
+@pytest.mark.parametrize("fma", [False, True])
+def test_cfd_kernels_at_n16_tiled_agree_with_the_plain_nests_and_the_reference(monkeypatch, fma):
+    n, E = 16, 3
+    rng = np.random.default_rng(7)
+    u = rng.uniform(-1, 1, (E, n, n, n))
+    u[0, 1, 2, 3], u[1, 4, 5, 6], u[2, 7, 8, 9], u[2, 0, 0, 0] = np.nan, np.inf, -np.inf, -0.0
+    A, B, C, S = (rng.uniform(-1, 1, (n, n)) / n for _ in range(4))
+    D = rng.uniform(0.5, 1.5, (E, n, n, n))
+    for source, args, reference in (
+            (interpolation_source(n, E), {"A": A, "B": B, "C": C, "u": u}, lambda: kron3(A, B, C, u)),
+            (helmholtz_source(n, E), {"S": S, "D": D, "u": u}, lambda: helmholtz_reference({"S": S, "D": D, "u": u}))):
+        tiled, plain = _forced(monkeypatch, True, source, fma=fma), _forced(monkeypatch, False, source, fma=fma)
+        with np.errstate(invalid="ignore"):
+            got, want, ref = tiled(**args)["v"], plain(**args)["v"], reference()
+        assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
+        assert np.array_equal(np.isnan(got), np.isnan(ref))
+        ok = np.isfinite(ref)
+        assert np.allclose(got[ok], ref[ok], rtol=1e-11, atol=1e-13)
