@@ -82,7 +82,11 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     # shared out over the statement before; D is read by an elementwise product: no hint
     (out,) = [h for h in hints if h[1] == "v"]
     assert out[2] == (("e", 0),) and out[3] and out[4] and out[5] == 1
-    assert not [h for h in hints if h[1] == "D"]
+    # D is read first by the elementwise D ⊙ t (the fourth statement): the second product,
+    # two statements before, asks for this element's slab into L1, shared out
+    (d,) = [h for h in hints if h[1] == "D"]
+    assert d[2:] == ((("e", 0),), True, False, 1) and [h[1] for h in hints] == ["u", "D", "v"]
+    assert fusion.READ_AHEAD_STATEMENTS == 2
     c = helm.target.source
     assert f"if (x_{first[0]} + 1 < 16LL)" in c  # no sub-slab past the element's last
     assert "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 3)" in c
@@ -100,6 +104,7 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     assert main(["compile", str(program), "--emit", "loops"] + (["--fma"] if fma else [])) == 0
     shown = capsys.readouterr().out
     assert f"prefetch u[e, {first[0]}+1] into L1" in shown and "prefetch for writing v[e] into L1, spread" in shown
+    assert "prefetch D[e] into L1, spread" in shown
 
 
 def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch):
