@@ -199,9 +199,9 @@ static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }
 
 
 #: Register tiles (loops.microkernel.Tile, :meth:`CPrinter.tile`): a vector of 64 bytes
-#: (GCC/clang vector extensions), its unaligned load and store, a scalar in every lane,
-#: and the lane-wise fused multiply-add (gcc and clang make it one instruction where the
-#: machine has one).  ``TL_TILES`` says whether a tile or the plain nest is compiled:
+#: (GCC/clang vector extensions), its unaligned load and store, and a scalar in every
+#: lane; :data:`TILES_FMA` adds the lane-wise fused multiply-add (AVX-512's, else
+#: ``fma`` lane by lane).  ``TL_TILES`` says whether a tile or the plain nest is compiled:
 #: on where the compiler targets AVX-512, unless the source defines it.
 TILES_PRELUDE = """
 #ifndef TL_TILES
@@ -220,9 +220,18 @@ typedef real tl_vu __attribute__((vector_size(64), aligned(sizeof(real))));
 /* AVX-512's own: gcc then broadcasts from memory into the multiply-add */
 #include <immintrin.h>
 static inline tl_vd tl_vsplat(real s) {{ return (tl_vd)_mm512_set1_{ps}(s); }}
-static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{ return (tl_vd)_mm512_fmadd_{ps}((__m512{d})a, (__m512{d})b, (__m512{d})c); }}
 #else
 static inline tl_vd tl_vsplat(real s) {{ return (tl_vd){{{lanes}}}; }}
+#endif
+#endif
+"""
+
+#: The lane-wise fused multiply-add of register tiles, in sources compiled with ``fma=True``
+#: (the others never mention it).
+TILES_FMA = """#if TL_TILES || {forced}
+#if defined(__AVX512F__)
+static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{ return (tl_vd)_mm512_fmadd_{ps}((__m512{d})a, (__m512{d})b, (__m512{d})c); }}
+#else
 static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{
     tl_vd r;
     for (int i = 0; i < {count}; i++) r[i] = fma{suffix}(a[i], b[i], c[i]);
@@ -914,9 +923,10 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
         body = "\n#include <stdlib.h>\n" + body
     if TILE_MARK in body:
         lanes = 64 // (4 if real == "float" else 8)
-        body = TILES_PRELUDE.format(forced=int(bool(microkernel.TILES)), lanes=", ".join(["s"] * lanes), count=lanes,
-                                    suffix="f" if real == "float" else "", ps="ps" if real == "float" else "pd",
-                                    d="" if real == "float" else "d") + body
+        words = dict(forced=int(bool(microkernel.TILES)), lanes=", ".join(["s"] * lanes), count=lanes,
+                     suffix="f" if real == "float" else "", ps="ps" if real == "float" else "pd",
+                     d="" if real == "float" else "d")
+        body = TILES_PRELUDE.format(**words) + (TILES_FMA.format(**words) if "tl_vfma(" in body else "") + body
     source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)
