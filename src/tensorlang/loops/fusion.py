@@ -21,15 +21,18 @@ and gcc's default on x86-64 is 256-bit vectors even where 512-bit ones exist
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from ..ein import ir as ein
+from ..ein.index import as_domain
+from ..ein.index import has_affine
 from ..schedule.fusion import SHARE_LOCALS, share_locals
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
-from .ir import (Acc, Ahead, Apply, BinOp, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update,
-                 slots, walk, work)
-from .lower import lower_statement
+from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update,
+                 replace_nodes, slots, walk, work)
+from .lower import lower_statement, scalar
 from . import microkernel
 from .parallel import PARALLEL_WORK, ParallelWork, simd_marks, team_size, threshold_for
 
@@ -47,15 +50,33 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     before: list[Node] = [Declare(slot, l.storage) for slot, l in local.items() if not l.per_iteration]
     for stmt in fusion.prologue:
         before.extend(simd_marks(node) for node in lower_statement(stmt, buffers, number).body)
-    shared = share_locals(step.statements, {local[slot].name: slot for slot in per_iteration},
-                          {slot: local[slot].storage for slot in per_iteration}) if SHARE_LOCALS else {}
-    body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration) if slot not in shared]
+    statements = step.statements
+
+    def block(stmt, registers):
+        return microkernel.kernel(stmt, buffers, registers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
+
     registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
+    folded = {n for n in range(len(statements) - 1) if EPILOGUES and block(statements[n], registers) is not None
+              and epilogue(statements[n], statements[n + 1], statements[n + 2:], {local[s].name for s in per_iteration})}
+    # the buffers' lives as the folded statements run: a pair is one statement writing the
+    # elementwise one's target and reading what both read but the contraction's result
+    lives: list[ein.Statement | _Life | None] = [statements[n] if n - 1 not in folded else None
+                                                  for n in range(len(statements))]
+    for n in folded:
+        first, then = statements[n], statements[n + 1]
+        lives[n] = _Life(then.target, tuple(dict.fromkeys(r for r in first.reads + then.reads if r != first.target)))
+    shared = share_locals([life for life in lives if life is not None], {local[slot].name: slot for slot in per_iteration},
+                          {slot: local[slot].storage for slot in per_iteration}) if SHARE_LOCALS else {}
+    unused = {buffers.slot_of[statements[n].target] for n in folded}  # each fold's contraction result
+    body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration)
+                        if slot not in shared and slot not in unused]
     spans: list[tuple[int, int]] = []  # each statement's nodes in ``body``: [start, stop)
-    for stmt in step.statements:
-        blocked = microkernel.kernel(stmt, buffers, registers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
+    for n, stmt in enumerate(statements):
+        if n - 1 in folded:
+            continue  # in the store of the block before
+        blocked = block(stmt, registers)
         if blocked is not None:
-            outer = blocked
+            outer = blocked if n not in folded else _fold(blocked, stmt, statements[n + 1], buffers)
             registers += 1
         else:
             nest = lower_statement(stmt, buffers, number)
@@ -79,6 +100,70 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     if loop.extent > 1 and total >= threshold:
         loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
+
+
+#: Whether an elementwise statement that only consumes the contraction just before it
+#: (Helmholtz's ``r = D ⊙ t``) is computed in that contraction's store (:func:`epilogue`):
+#: Helmholtz n = 16, 1 thread, fma, cold: 2.07-2.11 -> 1.97-1.99 ms (docs/c-backend.md,
+#: "Register tiles"), the same bits.
+EPILOGUES = True
+
+
+@dataclass(frozen=True)
+class _Life:
+    """What :func:`share_locals` reads of a statement: the buffer it writes and those it reads."""
+
+    target: str
+    reads: tuple[str, ...]
+
+
+def epilogue(contraction: ein.Statement, after: ein.Statement, later, per_iteration: set[str]) -> bool:
+    """Whether ``after`` may be computed in the store of ``contraction``'s register block
+    (``later``: the statements after it; ``per_iteration``: the names of the loop's
+    per-iteration temporaries): ``contraction``'s result t is such a temporary, which only
+    ``after`` reads, once, at ``after``'s own index; ``after`` is elementwise (no sum or
+    reduction, no affine index, no condition), reads neither its own target nor writes
+    one the contraction reads, and runs over the same extents.  Each element of ``after``'s target is then computed from the
+    block's finished sum exactly as from t's element: the same value, without t."""
+    t = contraction.target
+    if t not in per_iteration or after.target in after.reads or any(t in s.reads for s in later):
+        return False
+    if after.target in contraction.reads:  # it would be written while the sum still reads it
+        return False
+    if [n for _, n in contraction.index] != [n for _, n in after.index]:
+        return False
+    if as_domain(after.index).conditions or as_domain(contraction.index).conditions:
+        return False
+    own = tuple(name for name, _ in after.index)
+    reads = [node for node in ein.nodes(after.body) if isinstance(node, ein.Tensor)]
+    if [r.indices for r in reads if r.name == t] != [own] or any(has_affine(r.indices) for r in reads):
+        return False
+    # elementwise: tensors, numbers and arithmetic, functions (no sum, reduction, δ, ε, stacking)
+    return all(isinstance(node, (ein.Tensor, ein.Const, ein.BinOp, ein.Neg, ein.Apply)) for node in ein.nodes(after.body))
+
+
+def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Statement,
+          buffers: BufferPlan) -> tuple[Node, ...]:
+    """``contraction``'s block ``nest`` with its store of t writing ``after``'s element
+    instead (:func:`epilogue`): ``after``'s value at the store's index, t's element read as
+    the block's accumulator."""
+    t = buffers.slot_of[contraction.target]
+    value = scalar(after.body, buffers.slot_of)
+    own = [name for name, _ in after.index]
+    assert all(isinstance(e, (Load, Const, BinOp, Neg, Apply)) for e in walk((value,))), value  # epilogue()
+
+    def change(node):
+        if isinstance(node, Store) and node.slot == t:
+            assert isinstance(node.value, Acc), node
+            at = dict(zip(own, node.indices))
+            computed = replace_nodes(value, lambda e: node.value if isinstance(e, Load) and e.slot == t else
+                                     Load(e.slot, tuple(at.get(i, i) for i in e.indices)) if isinstance(e, Load) else None)
+            return Store(buffers.slot_of[after.target], node.indices, computed)
+        return None
+
+    folded = tuple(replace_nodes(node, change) for node in nest)
+    assert t not in slots(folded), "the block no longer writes t"
+    return folded
 
 
 #: The most bytes of one buffer's slab a fused iteration asks for all at once for the next
@@ -142,10 +227,15 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
         if not stored:
             first = min(n for n, _, _ in seen)
             found = _first_loop(body, spans[first], slot)
-            if found is not None and not _sums(body[spans[first][0]:spans[first][1]]):
-                # an elementwise statement reads its slab in a burst: the statement
+            nodes = body[spans[first][0]:spans[first][1]]
+            epilogue_only = _stored_only(nodes, slot)  # read in a block's store, after its sum (epilogue)
+            if found is not None and (epilogue_only or not _sums(nodes)):
+                # an elementwise computation reads its slab in a burst: the statement
                 # READ_AHEAD_STATEMENTS before it asks for this iteration's slab into L1
-                ahead = _first_loop(body, spans[first - READ_AHEAD_STATEMENTS]) if first >= READ_AHEAD_STATEMENTS else None
+                # (a block with an epilogue counts as the contraction and the elementwise
+                # statement it holds)
+                lead = READ_AHEAD_STATEMENTS - 1 if epilogue_only and _sums(nodes) else READ_AHEAD_STATEMENTS
+                ahead = _first_loop(body, spans[first - lead]) if first >= lead > 0 else None
                 if ahead is not None:
                     hints.setdefault(ahead[0], []).append(Ahead(slot, ((var, 0),), spread=True, level=1))
                 continue
@@ -189,6 +279,14 @@ def _first_loop(body: list, span: tuple[int, int], slot: int | None = None) -> t
         if isinstance(node, Loop) and node.start == 0 and (slot is None or slot in slots((node,))):
             return at, node
     return None
+
+
+def _stored_only(nodes, slot: int) -> bool:
+    """Whether ``nodes`` read ``slot`` only in the values they store (never in a sum's
+    step): an elementwise statement, or the epilogue of a block (:func:`epilogue`)."""
+    in_updates = any(isinstance(node, Load) and node.slot == slot
+                     for update in walk(nodes) if isinstance(update, Update) for node in walk((update.value,)))
+    return not in_updates and any(isinstance(node, Load) and node.slot == slot for node in walk(nodes))
 
 
 def _sums(nodes) -> bool:

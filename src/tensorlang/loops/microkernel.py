@@ -61,7 +61,7 @@ from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
-from .ir import Acc, BinOp, Const, Declare, Init, Load, Loop, Neg, Node, Scalar, Store, Update
+from .ir import Acc, BinOp, Const, Declare, Init, Load, Loop, Neg, Node, Scalar, Store, Update, walk
 from .lower import scalar
 
 #: The accumulator block may fill at most this many vector registers (x86-64 with
@@ -132,13 +132,14 @@ def _uses(e: Scalar, var: str) -> bool:
     return False
 
 
-def _subst(e: Scalar, values: dict) -> Scalar:
+def substitute(e: Scalar, values: dict) -> Scalar:
+    """``e`` with each index variable of its loads that ``values`` names replaced by its value."""
     if isinstance(e, Load):
         return Load(e.slot, tuple(values.get(i, i) if isinstance(i, str) else i for i in e.indices))
     if isinstance(e, BinOp):
-        return BinOp(e.op, _subst(e.left, values), _subst(e.right, values))
+        return BinOp(e.op, substitute(e.left, values), substitute(e.right, values))
     if isinstance(e, Neg):
-        return Neg(_subst(e.arg, values))
+        return Neg(substitute(e.arg, values))
     return e
 
 
@@ -224,8 +225,8 @@ def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int 
     def block(value: Node) -> Node:
         return Loop(u, height, (Loop(x, site.width, (value,)),))
 
-    first = _subst(site.product, {y: point, k: 0})
-    step = _subst(site.product, {y: point})
+    first = substitute(site.product, {y: point, k: 0})
+    step = substitute(site.product, {y: point})
     if ACCUMULATOR_BLOCK:
         body: tuple[Node, ...] = (
             Declare(slot, (height, site.width)),
@@ -307,7 +308,7 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
     row = Loop(u, height, (
         Init(acc, "+"),
-        Loop(site.k, site.extent, (Update(acc, "+", _subst(site.product, {site.y: point})),)),
+        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),)),
         Store(site.target, site.where(point), Acc(acc)),
     ), unroll=unroll_rows(height, site.width, buffers.itemsize, contiguous or local))
     nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
@@ -339,8 +340,9 @@ class Tile:
     """A vector block seen as a register tile: the simd loop over the row ``x``
     (``width`` elements) around the loop over its rows ``u`` (``height``), each row
     summed from +0 (``init``) over ``k`` (``extent``) by ``update`` and stored by
-    ``store``.  ``moving``: the loads that read with x (as their last index, alone: a
-    row of contiguous elements).  Printed with the rows in groups of ``group`` and each
+    ``store`` (its value the sum, or an elementwise function of it: loops/fusion.py
+    ``epilogue``).  ``moving``: the loads that read with x (as their last index, alone:
+    a row of contiguous elements), in the summand and the stored value.  Printed with the rows in groups of ``group`` and each
     row as ``width`` / lanes vectors: every lane computes its x as the plain nest does,
     from +0, over the same products in the same k order, so the values are the same bits
     (:func:`tile_of`)."""
@@ -371,9 +373,11 @@ def _mentions(index: Any, var: str) -> bool:
     return index == var or (isinstance(index, Affine) and var in dict(index.terms))
 
 
-def _tile_scalar(e: Scalar, x: str, moving: list[Load]) -> bool:
-    """Whether ``e`` is made of loads, constants, negation and + - * only, with ``x`` only
-    as the last index of a load (collected in ``moving``)."""
+def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) -> bool:
+    """Whether ``e`` is made of loads, constants, negation and + - * only (and accumulator
+    ``acc``), with ``x`` only as the last index of a load (collected in ``moving``)."""
+    if isinstance(e, Acc):
+        return e.name == acc
     if isinstance(e, Load):
         *rest, last = e.indices or (None,)
         if any(_mentions(i, x) for i in rest):
@@ -384,9 +388,9 @@ def _tile_scalar(e: Scalar, x: str, moving: list[Load]) -> bool:
     if isinstance(e, Const):
         return True
     if isinstance(e, Neg):
-        return _tile_scalar(e.arg, x, moving)
+        return _tile_scalar(e.arg, x, moving, acc)
     if isinstance(e, BinOp):
-        return e.op in ("+", "-", "*") and _tile_scalar(e.left, x, moving) and _tile_scalar(e.right, x, moving)
+        return e.op in ("+", "-", "*") and _tile_scalar(e.left, x, moving, acc) and _tile_scalar(e.right, x, moving, acc)
     return False
 
 
@@ -405,7 +409,7 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
     init, summed, store = row.body
     if not (isinstance(init, Init) and init.op == "+" and isinstance(summed, Loop) and summed.start == 0
             and not (summed.simd or summed.parallel or summed.prefetch) and len(summed.body) == 1
-            and isinstance(store, Store) and store.value == Acc(init.acc)):
+            and isinstance(store, Store) and Acc(init.acc) in walk((store.value,))):
         return None
     update = summed.body[0]
     if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+"):
@@ -417,5 +421,9 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
         return None
     moving: list[Load] = []
     if not _tile_scalar(update.value, x, moving):
+        return None
+    # the stored value: the sum, or an elementwise statement's value computed from it
+    # (loops/fusion.py ``epilogue``), under the same rule
+    if not _tile_scalar(store.value, x, moving, init.acc):
         return None
     return Tile(x, loop.extent, row.var, row.extent, summed.var, summed.extent, init, update, store, tuple(moving))

@@ -547,8 +547,10 @@ class CPrinter:
 
         def vector(e) -> str:  # e as a vector: the loads that move with x read as vectors, and
             # each largest part without them computed as a scalar, then put in every lane
-            if not any(f in moving for f in loops.walk((e,))):
+            if not any(f in moving or isinstance(f, loops.Acc) for f in loops.walk((e,))):
                 return f"tl_vsplat({self.scalar(e)})"
+            if isinstance(e, loops.Acc):  # the stored value's sum: the row's accumulator vector
+                return acc
             if isinstance(e, loops.Load):
                 return f"tl_vload(&v{e.slot}[{self.offset(e.slot, e.indices)}])"
             if isinstance(e, loops.BinOp):
@@ -585,7 +587,8 @@ class CPrinter:
             *(f"    {line}" for line in rows),
             f"        #pragma GCC unroll {vectors}",
             *(f"    {line}" for line in each),
-            f"            tl_vstore(&v{tile.store.slot}[{_row_major(tile.store.indices, self._store_shape(tile.store))}], {acc});",
+            f"            tl_vstore(&v{tile.store.slot}[{_row_major(tile.store.indices, self._store_shape(tile.store))}], "
+            f"{vector(tile.store.value)});",
             "        }",
             "    }",
             "}",
