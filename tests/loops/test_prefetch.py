@@ -77,7 +77,9 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     # u is read by the first product one sub-slab u[e, k1] per iteration of its outer loop
     # (the loop's name depends on the statement): the next sub-slab into L1
     (first,) = [h for h in hints if h[1] == "u"]
-    assert first[2] == (("e", 0), (first[0], 1)) and not first[3] and not first[4] and first[5] == 1
+    # (AHEAD_BYTES ahead: 4 sub-slabs of 2 KiB, on into the next element's slab)
+    assert first[2] == (("e", 0), (first[0], fusion.AHEAD_BYTES // 2048)) and not first[3] and not first[4]
+    assert first[5] == 1
     # v is written across its slab (v[e, j, l, m] in a loop over l): asked for writing,
     # shared out over the statement before; D is read by an elementwise product: no hint
     (out,) = [h for h in hints if h[1] == "v"]
@@ -88,7 +90,8 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     assert d[2:] == ((("e", 0),), True, False, 1) and [h[1] for h in hints] == ["u", "D", "v"]
     assert fusion.READ_AHEAD_STATEMENTS == 2
     c = helm.target.source
-    assert f"if (x_{first[0]} + 1 < 16LL)" in c  # no sub-slab past the element's last
+    ahead = fusion.AHEAD_BYTES // 2048
+    assert f"if (((x_e) * 16LL + x_{first[0]} + {ahead}) < 48LL)" in c  # none past the last element's last
     assert "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 3)" in c
 
     interp = _c(interpolation_source(16, 3), fma=fma)
@@ -103,7 +106,7 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     program.write_text(helmholtz_source(16, 3))
     assert main(["compile", str(program), "--emit", "loops"] + (["--fma"] if fma else [])) == 0
     shown = capsys.readouterr().out
-    assert f"prefetch u[e, {first[0]}+1] into L1" in shown and "prefetch for writing v[e] into L1, spread" in shown
+    assert f"prefetch u[e, {first[0]}+{ahead}] into L1, across" in shown and "prefetch for writing v[e] into L1, spread" in shown
     assert "prefetch D[e] into L1, spread" in shown
 
 

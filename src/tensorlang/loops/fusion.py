@@ -186,7 +186,8 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     * A larger slab of at most ``l1`` bytes (the L1 data cache) that the loop only reads,
       read first by a contraction: where that statement's outer loop walks the slab
       one contiguous sub-slab per iteration (``u[e, k, ...]`` in a loop over ``k``), each
-      of its iterations asks for the next sub-slab into L1; where it reads across the
+      of its iterations asks for the sub-slab :data:`AHEAD_BYTES` ahead into L1 (on into
+      the next iteration's slab); where it reads across the
       slab (``u[e, k, a, b]`` summed over ``k`` in a loop over ``a``), the loop's last
       statement asks for the next iteration's whole slab into L1, its lines shared out
       over that statement's outer loop.
@@ -243,7 +244,9 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 continue
             at, nest = found
             if all(indices[1] == nest.var for n, _, indices in seen if n == first):
-                hints.setdefault(at, []).append(Ahead(slot, ((var, 0), (nest.var, 1)), level=1))
+                sub = math.prod(shape[2:]) * buffers.itemsize  # one sub-slab's bytes
+                hints.setdefault(at, []).append(Ahead(slot, ((var, 0), (nest.var, max(1, AHEAD_BYTES // sub))),
+                                                      level=1, across=True))
             else:
                 last = _first_loop(body, spans[-1], slot) or _first_loop(body, spans[-1])
                 if last is not None:
@@ -259,6 +262,15 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
         assert isinstance(node, Loop)
         body[at] = replace(node, prefetch=(*node.prefetch, *aheads))
     return replace(loop, body=tuple(body), prefetch=tuple(burst))
+
+
+#: How far ahead a statement walking a slab one sub-slab per iteration asks for the
+#: sub-slab it will read: this many bytes, at least one sub-slab, running on into the
+#: next iteration's slab (``prefetch u[e, k1+4] into L1, across`` at n = 16: 2 KiB
+#: sub-slabs).  Measured on Helmholtz n = 16 (1 thread, fma, cold, three interleaved
+#: rounds): one sub-slab ahead within the slab 1.91-1.92 ms, one across slabs 1.87, two
+#: 1.81-1.84, three 1.79-1.83, four 1.79 (docs/c-backend.md, "Prefetching the next element").
+AHEAD_BYTES = 8 * 1024
 
 
 #: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement

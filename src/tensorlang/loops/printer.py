@@ -101,7 +101,8 @@ class _Printer:
             lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:{team}")
             for ahead in node.prefetch:
                 at = ", ".join(f"{v}+{o}" if o else v for v, o in ahead.at)
-                how = "".join([" into L1" if ahead.level == 1 else "", ", spread" if ahead.spread else ""])
+                how = "".join([" into L1" if ahead.level == 1 else "", ", spread" if ahead.spread else "",
+                               ", across" if ahead.across else ""])
                 lines.append(f"{pad}  prefetch{' for writing' if ahead.write else ''} {self.names[ahead.slot]}[{at}]{how}")
             for child in node.body:
                 self.node(child, lines, depth + 1)

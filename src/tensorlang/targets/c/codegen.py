@@ -601,7 +601,7 @@ class CPrinter:
         (locality 3 asks for L1, 2 for L2), all of the slab's lines in each iteration or,
         spread, iteration t's share of them; none past the buffer's end (each offset index
         is guarded).  A hint only: no value changes, and no address is formed outside the
-        buffer."""
+        buffer (``across``: the guard is on the flattened leading position)."""
         groups: dict[str, list[str]] = {}  # the hints under one guard share its block
         for ahead in loop.prefetch:
             shape = self.storage[ahead.slot]
@@ -610,6 +610,8 @@ class CPrinter:
             for d, (v, o) in enumerate(ahead.at):
                 term = f"{_idx(v)} + {o}" if o else _idx(v)
                 position = f"({term})" if position == "0" else f"({position} * {shape[d]}LL + {term})"
+            if ahead.across:  # the flattened leading position stays inside the buffer
+                guard = f"{position} < {math.prod(shape[:len(ahead.at)])}LL"
             size = math.prod(shape[len(ahead.at):])
             slab = size * self.itemsize
             hint = f"{int(ahead.write)}, {3 if ahead.level == 1 else 2}"
