@@ -97,10 +97,17 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     interp = _c(interpolation_source(16, 3), fma=fma)
     assert _fused_loops(interp)[0].prefetch == ()
     # the first product reads u[e, k, a, b] summed over k in a loop over a: across the
-    # slab, so the last statement asks for the next element's whole slab, shared out
-    assert names_of(interp, _inner_hints(interp))[0][1:] == ("u", (("e", 1),), True, False, 1)
-    assert len(_inner_hints(interp)) == 1  # v is written one sub-slab at a time: no hint
+    # slab, so the statement before the last asks for the next element's whole slab,
+    # shared out; the last writes v one sub-slab v[e, j] at a time and asks for the one
+    # AHEAD_BYTES ahead for writing, on into the next element's
+    hints = names_of(interp, _inner_hints(interp))
+    assert [h[1:] for h in hints] == [("u", (("e", 1),), True, False, 1),
+                                      ("v", (("e", 0), (hints[1][0], ahead)), False, True, 1)]
+    (batch,) = _fused_loops(interp)
+    statements = [node for node in batch.body if isinstance(node, Loop)]
+    assert [bool(node.prefetch) for node in statements] == [False, True, True]
     assert "if (x_e + 1 < 3LL)" in interp.target.source
+    assert f"if (((x_e) * 16LL + x_{hints[1][0]} + {ahead}) < 48LL)" in interp.target.source
     from tensorlang.cli import main
     program = tmp_path / "helm.tl"
     program.write_text(helmholtz_source(16, 3))
@@ -115,7 +122,9 @@ def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch)
     k = _c(interpolation_source(8, 64) + "\n")  # another source text: not the cached kernel
     (loop,) = _fused_loops(k)
     assert loop.prefetch == ()
-    assert [(a.at, a.spread) for _, a in _inner_hints(k)] == [((("e", 1),), True)]
+    # u: the next element's, shared out; v, written 512 bytes a row: AHEAD_BYTES ahead
+    assert [(a.at, a.spread, a.write) for _, a in _inner_hints(k)] == [
+        ((("e", 1),), True, False), ((("e", 0), ("j", fusion.AHEAD_BYTES // 512)), False, True)]
 
 
 def test_slabs_larger_than_l1_get_no_hint(monkeypatch):

@@ -248,7 +248,10 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 hints.setdefault(at, []).append(Ahead(slot, ((var, 0), (nest.var, max(1, AHEAD_BYTES // sub))),
                                                       level=1, across=True))
             else:
-                last = _first_loop(body, spans[-1], slot) or _first_loop(body, spans[-1])
+                # over the statement before the last where there is one: the last may be
+                # writing the output, with hints of its own
+                at_span = spans[-2] if len(spans) > 1 and NEXT_SLAB_BEFORE_LAST else spans[-1]
+                last = _first_loop(body, at_span, slot) or _first_loop(body, at_span)
                 if last is not None:
                     hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=1))
         elif len({n for n, _ in stored}) == 1 and stored[0][0] > 0:
@@ -257,6 +260,10 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             before = _first_loop(body, spans[writer - 1])
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
                 hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
+            elif found is not None and WRITE_AHEAD:  # written one sub-slab per iteration
+                sub = math.prod(shape[2:]) * buffers.itemsize
+                hints.setdefault(found[0], []).append(Ahead(slot, ((var, 0), (found[1].var, max(1, AHEAD_BYTES // sub))),
+                                                            write=True, level=1, across=True))
     for at, aheads in hints.items():
         node = body[at]
         assert isinstance(node, Loop)
@@ -271,6 +278,16 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
 #: rounds): one sub-slab ahead within the slab 1.91-1.92 ms, one across slabs 1.87, two
 #: 1.81-1.84, three 1.79-1.83, four 1.79 (docs/c-backend.md, "Prefetching the next element").
 AHEAD_BYTES = 8 * 1024
+
+
+#: Whether an output slab written one sub-slab per iteration (the interpolation's
+#: ``v[e, j, ...]`` in a loop over j) is asked for writing :data:`AHEAD_BYTES` ahead by
+#: the statement writing it (else it is left to the hardware's stream prefetcher).
+WRITE_AHEAD = True
+
+#: Whether the next element's slab of an input read across it (the interpolation's u)
+#: is asked for over the statement before the last (else over the last).
+NEXT_SLAB_BEFORE_LAST = True
 
 
 #: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement
