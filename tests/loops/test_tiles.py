@@ -213,3 +213,67 @@ def test_cfd_kernels_at_n16_tiled_agree_with_the_plain_nests_and_the_reference(m
         assert np.array_equal(np.isnan(got), np.isnan(ref))
         ok = np.isfinite(ref)
         assert np.allclose(got[ok], ref[ok], rtol=1e-11, atol=1e-13)
+
+
+# ------------------------------------------------------------------ the portable form
+_FILL = r"""
+#include <stdio.h>
+#include <stdlib.h>
+static void tl_fill(real *p, long n, unsigned seed) {
+    const real special[5] = {(real)NAN, (real)INFINITY, -(real)INFINITY, (real)-0.0, (real)0.0};
+    for (long i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (i % 97 == 13) ? special[(i / 97) % 5] : ((real)((seed >> 8) & 0xffff) / 32768 - 1) / 16;
+    }
+}
+"""
+
+
+def _run_c(source: str, fma: bool, flags: list[str]) -> bytes:
+    """The C of ``source`` built with ``flags`` and run on filled buffers (⊥, ±inf, ±0
+    among them); every buffer's bytes afterwards."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from tensorlang.targets.c import build as c_build, runtime as c_runtime
+
+    compiler = c_build.find_compiler()
+    if compiler is None:
+        pytest.skip("no C compiler")
+    kernel = tl.compile(source, backend="interp")  # for the program only
+    generated = c_runtime.generate(kernel.executed, "float64", blas=False, fma=fma, parallel_work=1)
+    lines = [generated.source, _FILL, "int main(void) {"]
+    sizes = [max(int(np.prod(shape)), 1) for shape in generated.loop_program.shapes]
+    for n, size in enumerate(sizes):
+        lines.append(f"    real *v{n} = malloc({size} * sizeof(real)); tl_fill(v{n}, {size}, {n + 1}u);")
+    for function in generated.functions:
+        lines.append(f"    if ({function.name}({', '.join([f'v{s}' for s in function.slots] + ['1'])}) != 0) return 3;")
+    lines += [f"    fwrite(v{n}, sizeof(real), {size}, stdout);" for n, size in enumerate(sizes)]
+    lines += ["    return 0;", "}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = Path(tmp, "k.c"), Path(tmp, "k")
+        src.write_text("\n".join(lines) + "\n")
+        built = subprocess.run([*compiler.command, "-O3", "-std=c99", *flags, str(src), "-o", str(exe), "-lm"],
+                               capture_output=True, text=True)
+        if built.returncode != 0 and any(f.startswith("-m") for f in flags):
+            pytest.skip(f"the compiler takes no {flags}: {built.stderr[-300:]}")
+        assert built.returncode == 0, built.stderr[-3000:]
+        ran = subprocess.run([str(exe)], capture_output=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return ran.stdout
+
+
+@pytest.mark.parametrize("fma", [False, True])
+def test_the_portable_tile_gives_the_same_bits_as_the_plain_nest(fma):
+    """Where the compiler does not target AVX-512, a forced tile (``-DTL_TILES=1``) uses
+    the portable splat and lane-wise fma; its bits are the plain nest's."""
+    source = helmholtz_source(16, 2)
+    plain = np.frombuffer(_run_c(source, fma, ["-DTL_TILES=0"]), np.float64)
+    assert np.isnan(plain).any() and np.isinf(plain).any()  # the specials reached the results
+    for flags in (["-march=native", "-mno-avx512f", "-DTL_TILES=1"],
+                  ["-march=native"]):  # the default: AVX-512's tile where there is one
+        got = np.frombuffer(_run_c(source, fma, flags), np.float64)
+        # the same numbers, -0 included (a NaN's sign and payload are not specified)
+        assert np.array_equal(got, plain, equal_nan=True), flags
+        assert np.array_equal(np.signbit(got[~np.isnan(got)]), np.signbit(plain[~np.isnan(plain)])), flags

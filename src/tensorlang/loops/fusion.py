@@ -11,7 +11,9 @@ transposed copies the schedule asked for are declared and filled before the loop
 
 Inside the loop every extent is a compile-time constant; each small contraction becomes
 a register block of :mod:`.microkernel` (with :func:`.microkernel.enabled`), else the
-row AXPYs of :mod:`.interchange`, else the accumulator form.  Per-iteration temporaries
+row AXPYs of :mod:`.interchange`, else the accumulator form.  An elementwise statement
+that only consumes the block before it is computed in that block's store
+(:func:`epilogue`).  Per-iteration temporaries
 whose lives do not overlap share a local buffer (:func:`share_locals`).  The nest asks for the
 widest vectors (``wide_vectors``): its rows are in L1, so the arithmetic is the limit,
 and gcc's default on x86-64 is 256-bit vectors even where 512-bit ones exist
@@ -24,8 +26,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..ein import ir as ein
-from ..ein.index import as_domain
-from ..ein.index import has_affine
+from ..ein.index import as_domain, has_affine
 from ..schedule.fusion import SHARE_LOCALS, share_locals
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
@@ -123,8 +124,9 @@ def epilogue(contraction: ein.Statement, after: ein.Statement, later, per_iterat
     per-iteration temporaries): ``contraction``'s result t is such a temporary, which only
     ``after`` reads, once, at ``after``'s own index; ``after`` is elementwise (no sum or
     reduction, no affine index, no condition), reads neither its own target nor writes
-    one the contraction reads, and runs over the same extents.  Each element of ``after``'s target is then computed from the
-    block's finished sum exactly as from t's element: the same value, without t."""
+    one the contraction reads, and runs over the same extents.  Each element of
+    ``after``'s target is then computed from the block's finished sum exactly as from t's
+    element: the same value, without t."""
     t = contraction.target
     if t not in per_iteration or after.target in after.reads or any(t in s.reads for s in later):
         return False
@@ -187,17 +189,20 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
       read first by a contraction: where that statement's outer loop walks the slab
       one contiguous sub-slab per iteration (``u[e, k, ...]`` in a loop over ``k``), each
       of its iterations asks for the sub-slab :data:`AHEAD_BYTES` ahead into L1 (on into
-      the next iteration's slab); where it reads across the
-      slab (``u[e, k, a, b]`` summed over ``k`` in a loop over ``a``), the loop's last
-      statement asks for the next iteration's whole slab into L1, its lines shared out
-      over that statement's outer loop.
+      the next iteration's slab); where it reads across the slab (``u[e, k, a, b]``
+      summed over ``k`` in a loop over ``a``), the loop's statement before the last
+      (:data:`NEXT_SLAB_BEFORE_LAST`; in a loop of one statement, the last) asks for the next
+      iteration's whole slab into L1, its lines shared out over that statement's outer
+      loop.
     * Such a slab read first by an elementwise statement (which reads it in a burst):
       the statement :data:`READ_AHEAD_STATEMENTS` before it asks for this iteration's
       slab into L1, its lines shared out over that statement's outer loop.
     * A larger slab of at most ``l1`` bytes that a statement after the first writes across
       (``v[e, j, l, m]`` in a loop over ``l``): the statement before it asks for the
       slab for writing into L1, shared out over its outer loop.  A slab written one
-      contiguous sub-slab at a time is left to the hardware's stream prefetcher.
+      contiguous sub-slab per iteration: the statement writing it asks for the sub-slab
+      :data:`AHEAD_BYTES` ahead for writing (:data:`WRITE_AHEAD`; on into the next
+      iteration's slab).
     """
     var = loop.var
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
@@ -260,7 +265,8 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             before = _first_loop(body, spans[writer - 1])
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
                 hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
-            elif found is not None and WRITE_AHEAD:  # written one sub-slab per iteration
+            elif found is not None and WRITE_AHEAD and all(indices[1] == found[1].var for _, indices in stored):
+                # written one sub-slab per iteration
                 sub = math.prod(shape[2:]) * buffers.itemsize
                 hints.setdefault(found[0], []).append(Ahead(slot, ((var, 0), (found[1].var, max(1, AHEAD_BYTES // sub))),
                                                             write=True, level=1, across=True))
