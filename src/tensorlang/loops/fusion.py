@@ -225,6 +225,12 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 or any(len(indices) != len(shape) or indices[0] != var for _, _, indices in seen)):
             continue
         slab = math.prod(shape[1:]) * buffers.itemsize
+
+        def ahead_of(inner: str, write: bool, slot=slot, shape=shape) -> Ahead:
+            """The hint for the sub-slab (``slot[var, inner]``) AHEAD_BYTES ahead, on into
+            the next iteration's slab."""
+            sub = math.prod(shape[2:]) * buffers.itemsize
+            return Ahead(slot, ((var, 0), (inner, max(1, AHEAD_BYTES // sub))), write=write, level=1, across=True)
         stored = [(n, indices) for n, is_store, indices in seen if is_store]
         if not stored and slab <= PREFETCH_BYTES:
             burst.append(Ahead(slot, ((var, 1),)))
@@ -249,9 +255,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 continue
             at, nest = found
             if all(indices[1] == nest.var for n, _, indices in seen if n == first):
-                sub = math.prod(shape[2:]) * buffers.itemsize  # one sub-slab's bytes
-                hints.setdefault(at, []).append(Ahead(slot, ((var, 0), (nest.var, max(1, AHEAD_BYTES // sub))),
-                                                      level=1, across=True))
+                hints.setdefault(at, []).append(ahead_of(nest.var, write=False))
             else:
                 # over the statement before the last where there is one: the last may be
                 # writing the output, with hints of its own
@@ -266,10 +270,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
                 hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
             elif found is not None and WRITE_AHEAD and all(indices[1] == found[1].var for _, indices in stored):
-                # written one sub-slab per iteration
-                sub = math.prod(shape[2:]) * buffers.itemsize
-                hints.setdefault(found[0], []).append(Ahead(slot, ((var, 0), (found[1].var, max(1, AHEAD_BYTES // sub))),
-                                                            write=True, level=1, across=True))
+                hints.setdefault(found[0], []).append(ahead_of(found[1].var, write=True))  # one sub-slab per iteration
     for at, aheads in hints.items():
         node = body[at]
         assert isinstance(node, Loop)
