@@ -57,7 +57,11 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         return microkernel.kernel(stmt, buffers, registers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
 
     registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
-    folded = {n for n in range(len(statements) - 1) if EPILOGUES and block(statements[n], registers) is not None
+    blocks: list[tuple[Node, ...] | None] = []  # each statement's register block, where it has one
+    for stmt in statements:
+        blocks.append(block(stmt, registers))
+        registers += blocks[-1] is not None
+    folded = {n for n in range(len(statements) - 1) if EPILOGUES and blocks[n] is not None
               and epilogue(statements[n], statements[n + 1], statements[n + 2:], {local[s].name for s in per_iteration})}
     # the buffers' lives as the folded statements run: a pair is one statement writing the
     # elementwise one's target and reading what both read but the contraction's result
@@ -75,10 +79,9 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     for n, stmt in enumerate(statements):
         if n - 1 in folded:
             continue  # in the store of the block before
-        blocked = block(stmt, registers)
+        blocked = blocks[n]
         if blocked is not None:
             outer = blocked if n not in folded else _fold(blocked, stmt, statements[n + 1], buffers)
-            registers += 1
         else:
             nest = lower_statement(stmt, buffers, number)
             if len(stmt.index) >= 2:
@@ -157,9 +160,8 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
     def change(node):
         if isinstance(node, Store) and node.slot == t:
             assert isinstance(node.value, Acc), node
-            at = dict(zip(own, node.indices))
-            computed = replace_nodes(value, lambda e: node.value if isinstance(e, Load) and e.slot == t else
-                                     Load(e.slot, tuple(at.get(i, i) for i in e.indices)) if isinstance(e, Load) else None)
+            at = microkernel.substitute(value, dict(zip(own, node.indices)))
+            computed = replace_nodes(at, lambda e: node.value if isinstance(e, Load) and e.slot == t else None)
             return Store(buffers.slot_of[after.target], node.indices, computed)
         return None
 
@@ -225,12 +227,6 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 or any(len(indices) != len(shape) or indices[0] != var for _, _, indices in seen)):
             continue
         slab = math.prod(shape[1:]) * buffers.itemsize
-
-        def ahead_of(inner: str, write: bool, slot=slot, shape=shape) -> Ahead:
-            """The hint for the sub-slab (``slot[var, inner]``) AHEAD_BYTES ahead, on into
-            the next iteration's slab."""
-            sub = math.prod(shape[2:]) * buffers.itemsize
-            return Ahead(slot, ((var, 0), (inner, max(1, AHEAD_BYTES // sub))), write=write, level=1, across=True)
         stored = [(n, indices) for n, is_store, indices in seen if is_store]
         if not stored and slab <= PREFETCH_BYTES:
             burst.append(Ahead(slot, ((var, 1),)))
@@ -241,12 +237,13 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             found = _first_loop(body, spans[first], slot)
             nodes = body[spans[first][0]:spans[first][1]]
             epilogue_only = _stored_only(nodes, slot)  # read in a block's store, after its sum (epilogue)
-            if found is not None and (epilogue_only or not _sums(nodes)):
+            sums = _sums(nodes)
+            if found is not None and (epilogue_only or not sums):
                 # an elementwise computation reads its slab in a burst: the statement
                 # READ_AHEAD_STATEMENTS before it asks for this iteration's slab into L1
                 # (a block with an epilogue counts as the contraction and the elementwise
                 # statement it holds)
-                lead = READ_AHEAD_STATEMENTS - 1 if epilogue_only and _sums(nodes) else READ_AHEAD_STATEMENTS
+                lead = READ_AHEAD_STATEMENTS - 1 if epilogue_only and sums else READ_AHEAD_STATEMENTS
                 ahead = _first_loop(body, spans[first - lead]) if first >= lead > 0 else None
                 if ahead is not None:
                     hints.setdefault(ahead[0], []).append(Ahead(slot, ((var, 0),), spread=True, level=1))
@@ -255,7 +252,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 continue
             at, nest = found
             if all(indices[1] == nest.var for n, _, indices in seen if n == first):
-                hints.setdefault(at, []).append(ahead_of(nest.var, write=False))
+                hints.setdefault(at, []).append(_sub_slab_ahead(slot, var, nest.var, shape, buffers.itemsize, write=False))
             else:
                 # over the statement before the last where there is one: the last may be
                 # writing the output, with hints of its own
@@ -270,7 +267,9 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
                 hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
             elif found is not None and WRITE_AHEAD and all(indices[1] == found[1].var for _, indices in stored):
-                hints.setdefault(found[0], []).append(ahead_of(found[1].var, write=True))  # one sub-slab per iteration
+                # written one sub-slab per iteration
+                hints.setdefault(found[0], []).append(_sub_slab_ahead(slot, var, found[1].var, shape, buffers.itemsize,
+                                                                      write=True))
     for at, aheads in hints.items():
         node = body[at]
         assert isinstance(node, Loop)
@@ -305,6 +304,13 @@ NEXT_SLAB_BEFORE_LAST = True
 #: the hint two statements ahead, 2.31-2.40 one ahead; docs/c-backend.md, "Prefetching
 #: the next element").  With fewer statements before it, no hint.
 READ_AHEAD_STATEMENTS = 2
+
+
+def _sub_slab_ahead(slot: int, var: str, inner: str, shape: tuple[int, ...], itemsize: int, write: bool) -> Ahead:
+    """The hint for the sub-slab ``slot[var, inner]`` :data:`AHEAD_BYTES` ahead (at least
+    one), on into the next iteration's slab, into L1."""
+    sub = math.prod(shape[2:]) * itemsize
+    return Ahead(slot, ((var, 0), (inner, max(1, AHEAD_BYTES // sub))), write=write, level=1, across=True)
 
 
 def _first_loop(body: list, span: tuple[int, int], slot: int | None = None) -> tuple[int, Loop] | None:

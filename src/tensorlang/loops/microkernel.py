@@ -61,7 +61,7 @@ from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
-from .ir import Acc, BinOp, Const, Declare, Init, Load, Loop, Neg, Node, Scalar, Store, Update, walk
+from .ir import Acc, BinOp, Const, Declare, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
 from .lower import scalar
 
 #: The accumulator block may fill at most this many vector registers (x86-64 with
@@ -122,9 +122,14 @@ def _factors(e: Scalar) -> list[Scalar]:
     return [e]
 
 
+def _mentions(index: Any, var: str) -> bool:
+    """Whether loop variable ``var`` occurs in ``index`` (the variable itself, or a term of an affine index)."""
+    return index == var or (isinstance(index, Affine) and var in dict(index.terms))
+
+
 def _uses(e: Scalar, var: str) -> bool:
     if isinstance(e, Load):
-        return any(i == var or (isinstance(i, Affine) and var in dict(i.terms)) for i in e.indices)
+        return any(_mentions(i, var) for i in e.indices)
     if isinstance(e, BinOp):
         return _uses(e.left, var) or _uses(e.right, var)
     if isinstance(e, Neg):
@@ -134,13 +139,9 @@ def _uses(e: Scalar, var: str) -> bool:
 
 def substitute(e: Scalar, values: dict) -> Scalar:
     """``e`` with each index variable of its loads that ``values`` names replaced by its value."""
-    if isinstance(e, Load):
-        return Load(e.slot, tuple(values.get(i, i) if isinstance(i, str) else i for i in e.indices))
-    if isinstance(e, BinOp):
-        return BinOp(e.op, substitute(e.left, values), substitute(e.right, values))
-    if isinstance(e, Neg):
-        return Neg(substitute(e.arg, values))
-    return e
+    return replace_nodes(e, lambda node: Load(node.slot, tuple(values.get(i, i) if isinstance(i, str) else i
+                                                               for i in node.indices))
+                         if isinstance(node, Load) else None)
 
 
 @dataclass(frozen=True)
@@ -367,10 +368,6 @@ class Tile:
         (rows × vectors) fit :data:`TILE_VECTORS`."""
         vectors = self.vectors(itemsize)
         return max(r for r in range(1, self.height + 1) if self.height % r == 0 and r * vectors <= TILE_VECTORS)
-
-
-def _mentions(index: Any, var: str) -> bool:
-    return index == var or (isinstance(index, Affine) and var in dict(index.terms))
 
 
 def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) -> bool:

@@ -927,7 +927,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body
     if TILE_MARK in body:
-        lanes = 64 // (4 if real == "float" else 8)
+        lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
         words = dict(forced=int(bool(microkernel.TILES)), lanes=", ".join(["s"] * lanes), count=lanes,
                      suffix="f" if real == "float" else "", ps="ps" if real == "float" else "pd",
                      d="" if real == "float" else "d")
