@@ -40,7 +40,7 @@ def _forced(monkeypatch, tiles: bool | None, source: str, **options):
 
 
 def _tiles(k) -> list[microkernel.Tile]:
-    itemsize = np.dtype(k.dtype).itemsize if hasattr(k, "dtype") else 8
+    itemsize = np.dtype(k.dtype).itemsize
     return [t for nest in k.loop_program.nests if nest.wide_vectors for node in walk(nest.body)
             if isinstance(node, Loop) and (t := microkernel.tile_of(node, itemsize)) is not None]
 
