@@ -27,7 +27,26 @@ def test_threads_at_compile_time_do_not_force_openmp_on_small_statements(monkeyp
     threshold.clear()
     try:
         code = tl.compile(SMALL, backend="c", threads=2).code("c")
-        assert "#pragma omp parallel for schedule(static) num_threads(tl_threads)" in code  # no team limit
+        assert "#pragma omp parallel for schedule(guided) num_threads(tl_threads)" in code  # no team limit
+    finally:
+        threshold.clear()
+
+
+def test_a_parallel_reduction_keeps_static_halves_and_its_bits(monkeypatch):
+    # codegen.SCHEDULE: guided hands out iterations to whichever thread comes first, so a
+    # loop with an OpenMP reduction keeps static: its partial sums must not depend on it
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")
+    threshold.clear()
+    try:
+        k = tl.compile("in var x : [1000]\nout var s : []\ns[] = sum(i) x[i] * x[i]\n", backend="c", threads=2)
+        code = k.code("c")
+        assert "schedule(static) num_threads(tl_threads) if(tl_threads > 1) reduction(+:" in code
+        assert "schedule(guided)" not in code
+        x = np.random.default_rng(5).standard_normal(1000) * 1e8
+        first = k(x=x)["s"]
+        for _ in range(20):  # the same two halves every call: the same bits
+            assert k(x=x)["s"].tobytes() == first.tobytes()
+        assert abs(first - x @ x) <= 1e-12 * abs(x @ x)
     finally:
         threshold.clear()
 

@@ -63,6 +63,19 @@ REAL = {"float64": "double", "float32": "float"}
 #: exploration costs at most 1/``explore`` of the difference.
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
+#: How a parallel loop without reductions deals out its iterations (docs/c-backend.md,
+#: "Threads"): libgomp's ``guided`` gives the first thread to arrive half of them, the
+#: next half of the rest, and so on down to one.  Under the passive wait policy the
+#: worker wakes 20-40 us after the caller starts (measured on the 2-vCPU VM), and a
+#: thread whose vCPU the host lends away falls behind; with ``static`` halves the caller
+#: then waits for the late one, with ``guided`` it takes the rest.  Measured (2026-11-27,
+#: the CFD kernels with fma, 2 threads against 1, 40 interleaved rounds): interpolation
+#: n = 8 / 12 / 16 1.58-1.64 / 1.89 / 1.70x static, 1.78 / 1.93 / 1.77x guided; Helmholtz
+#: n = 8 / 16 1.82 / 1.87x static, 1.87 / 1.90x guided.  A loop with an OpenMP reduction
+#: keeps ``static``: its partial sums, and so its rounding, must not depend on which
+#: thread came first.
+SCHEDULE = "guided"
+
 #: The team of a parallel loop (docs/c-backend.md, "Threads"): at most what its work pays
 #: for (``cap``, :func:`tensorlang.loops.parallel.team_size`) and at most one thread more
 #: than the machine has idle cores: the number of runnable tasks (``/proc/loadavg``'s
@@ -705,14 +718,15 @@ class CPrinter:
         exact = len(simd_reductions) == len(loop.reductions)  # max/min: NaN rules, no OpenMP reduction
         if loop.parallel:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
+            kind = "static" if loop.reductions else SCHEDULE
             if not loop.team:  # threads forced: as many as asked for
-                return [f"#pragma omp parallel for schedule(static) num_threads(tl_threads) if(tl_threads > 1){clause}"]
+                return [f"#pragma omp parallel for schedule({kind}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
             team = f"tl_team_{_idx(loop.var)}"  # the team decided at run time (THREADS)
             choice = f"tl_choice{self._choices}"
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
                     f"const int {team} = tl_pick(&{choice}, tl_team(tl_threads, {loop.team}));",
                     f"const int64_t {team}_t0 = tl_clock();",
-                    f"#pragma omp parallel for schedule(static) num_threads({team}) if({team} > 1){clause}",
+                    f"#pragma omp parallel for schedule({kind}) num_threads({team}) if({team} > 1){clause}",
                     "#endif"]
         if loop.simd and exact:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
