@@ -292,7 +292,10 @@ int main(int argc, char **argv) {
             __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
         }
     }
-    printf("%ld %ld %ld %ld %ld\n", seen, tl_others(3, 1, 2), tl_others(2, 0, 2), tl_others(4, 3, 2), tl_others(1, 0, 4));
+    printf("%ld %ld %ld %ld %ld", seen, tl_others(3, 1, 2), tl_others(2, 0, 2), tl_others(4, 3, 2), tl_others(1, 0, 4));
+    long last = 1, samples[] = {1, 2, 1, 2, 2, 2, 1, 3, 3, 1};
+    for (int k = 0; k < 10; k++) printf(" %ld", tl_steady(&last, samples[k]));
+    printf("\n");
     return 0;
 }
 """
@@ -323,4 +326,6 @@ def test_the_teams_own_spinning_workers_are_not_counted_as_other_work(tmp_path):
     assert spinning[0] == 1  # the spinning worker is running: counted as our own
     assert sleeping[0] == 0  # a sleeping one is not running
     # others = running - the caller - our own workers (at most the largest team less one)
-    assert spinning[1:] == [1, 1, 2, 0]
+    assert spinning[1:5] == [1, 1, 2, 0]
+    # busy cores count only where two samples in a row saw them (tl_steady)
+    assert spinning[5:] == [1, 1, 1, 1, 2, 2, 1, 1, 3, 1]

@@ -82,7 +82,10 @@ SCHEDULE = "guided"
 #: fourth field, ourselves included) read at most every 10 ms, less this process's own
 #: team workers that are running (``/proc/self/task``: OpenMP's workers spin for a while
 #: after a parallel region, and counted as someone else's work they kept the next calls
-#: on one thread), at most the largest team's size less one.  On a busy machine a thread
+#: on one thread), at most the largest team's size less one, and only what two samples
+#: in a row saw (``tl_steady``: other tasks were runnable in 1 of 120 samples at idle and
+#: 1 of 40 in a process that had run JAX and torch; each such sample put ~10 calls of a
+#: 1 ms kernel on one thread).  On a busy machine a thread
 #: that has to share a core holds the whole loop back, and one thread is never slower
 #: than one.  Without ``/proc/loadavg`` every core counts as idle.
 THREADS = """
@@ -131,6 +134,13 @@ static inline long tl_others(long tl_running, long tl_own, int tl_team_n) {{
     long tl_rest = tl_running - 1 - (tl_workers > 0 ? tl_workers : 0);
     return tl_rest > 0 ? tl_rest : 0;
 }}
+/* The busy cores of this sample that the last sample saw busy too (the fewer of the
+   two): a task seen once (a kernel thread, a peer's pool waking for a moment) is not
+   load; ``last`` keeps the sample before. */
+static inline long tl_steady(long *tl_last, long tl_now) {{
+    long tl_before = __atomic_exchange_n(tl_last, tl_now, __ATOMIC_RELAXED);
+    return tl_before < tl_now ? tl_before : tl_now;
+}}
 static int tl_idle_cpus(void) {{
     static int64_t tl_sampled = INT64_MIN / 2;  /* ns */
     static int tl_idle = 0;
@@ -146,6 +156,8 @@ static int tl_idle_cpus(void) {{
     int tl_team_n = __atomic_load_n(&tl_most_team, __ATOMIC_RELAXED);
     long tl_own = tl_running > 1 && tl_team_n > 1 ? tl_own_running() : 0;  /* only where it can matter */
     long tl_busy = 1 + tl_others(tl_running, tl_own, tl_team_n);
+    static long tl_last_busy = 1;
+    tl_busy = tl_steady(&tl_last_busy, tl_busy);
     int tl_found = (int)(tl_cpus > tl_busy ? tl_cpus - tl_busy : 0);  /* the cores nobody else runs on */
     __atomic_store_n(&tl_idle, tl_found, __ATOMIC_RELAXED);
     __atomic_store_n(&tl_sampled, tl_ns, __ATOMIC_RELAXED);

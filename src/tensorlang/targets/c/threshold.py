@@ -24,6 +24,10 @@ nest's work reaches the threshold of its kind (:func:`tensorlang.loops.parallel.
 ``threads=2`` used to force threads on every statement); its team is at most what its
 work pays for and the cores idle at run time (targets/c/codegen.py, ``THREADS``).
 
+Both probes deal out their iterations as the kernels' loops do (codegen.SCHEDULE,
+``guided``).  Measured on the 2-vCPU VM (2026-11-27): compute 2^20-2^21 and stream 2^20
+with guided, 2^23 and 2^21 with static halves: a late worker costs the caller less.
+
 ``$TENSORLANG_PARALLEL_WORK`` overrides both figures (the tests pin it so generated code
 does not depend on the machine); ``1`` forces threads on every statement, with as many
 threads as asked for.  Without a second core, or where two threads never won, a
@@ -41,6 +45,7 @@ import numpy as np
 
 from ...loops.parallel import PARALLEL_WORK, Threshold
 from . import build as c_build
+from .codegen import SCHEDULE
 
 #: A threshold no statement reaches: threads never pay here.
 NEVER = 1 << 62
@@ -58,7 +63,7 @@ _PROBE = """
 #include <stdint.h>
 int tl_probe_stream(double *restrict x, double s, int64_t n, int threads) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
+#pragma omp parallel for schedule(%(schedule)s) num_threads(threads) if(threads > 1)
 #endif
     for (int64_t i = 0; i < n; i++) x[i] = s * x[i];
     return 0;
@@ -70,14 +75,14 @@ int tl_probe_compute(double *restrict x, double s, int64_t n, int threads) {
     if (blocks < 1) blocks = 1;
     int64_t sweeps = n / (blocks * %(block)d);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
+#pragma omp parallel for schedule(%(schedule)s) num_threads(threads) if(threads > 1)
 #endif
     for (int64_t b = 0; b < blocks; b++)
         for (int64_t r = 0; r < sweeps; r++)
             for (int64_t i = 0; i < %(block)d; i++) x[b * %(block)d + i] = s * x[b * %(block)d + i];
     return 0;
 }
-""" % {"block": BLOCK, "max_blocks": MAX_BLOCKS}
+""" % {"block": BLOCK, "max_blocks": MAX_BLOCKS, "schedule": SCHEDULE}
 _DECLARATIONS = ("int tl_probe_stream(double *x, double s, int64_t n, int threads);"
                  "int tl_probe_compute(double *x, double s, int64_t n, int threads);")
 
@@ -136,7 +141,7 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cp
 
 def _key(compiler: c_build.Compiler) -> str:
     c_build.prepare_openmp()  # measured under the wait policy the kernels run with
-    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]} on every cpu"
+    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]} on every cpu, schedule({SCHEDULE})"
 
 
 def parallel_work() -> Threshold:
