@@ -101,6 +101,7 @@ def test_the_measurement_is_cached_next_to_the_kernels(monkeypatch, tmp_path):
     monkeypatch.delenv("TENSORLANG_PARALLEL_WORK")
     monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
     monkeypatch.setattr(threshold, "SIZES", (1 << 10, 1 << 12))
+    monkeypatch.setattr(threshold, "wait_for_quiet", lambda timeout_s=1.0: True)  # whatever else runs now
     threshold.clear()
     try:
         value = threshold.parallel_work()
@@ -116,6 +117,50 @@ def test_the_measurement_is_cached_next_to_the_kernels(monkeypatch, tmp_path):
         assert threshold.parallel_work() == parallel.Threshold(777, 999)
     finally:
         threshold.clear()
+
+
+def test_a_measurement_while_other_work_ran_is_used_but_not_cached(monkeypatch, tmp_path):
+    # a thread still spinning on the second CPU (OpenBLAS's, ~110 ms after a numpy
+    # product) makes two threads look no faster than one: that figure is not the machine's
+    monkeypatch.delenv("TENSORLANG_PARALLEL_WORK")
+    monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
+    monkeypatch.setattr(threshold, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    looks = iter([False, True])  # busy before the measurement, quiet after it
+    monkeypatch.setattr(threshold, "wait_for_quiet", lambda timeout_s=1.0: next(looks))
+    monkeypatch.setattr(threshold, "measure", lambda compiler, cpus=None: {"parallel_work": 1 << 26, "stream_work": 1 << 20})
+    threshold.clear()
+    try:
+        assert threshold.parallel_work() == parallel.Threshold(1 << 26, 1 << 20)  # used in this process
+        assert not (tmp_path / threshold.CACHE_FILE).exists()  # the next one measures again
+        looks = iter([True, False])  # quiet before, busy after
+        threshold.clear()
+        threshold.parallel_work()
+        assert not (tmp_path / threshold.CACHE_FILE).exists()
+        looks = iter([True, True])
+        threshold.clear()
+        threshold.parallel_work()
+        assert json.loads((tmp_path / threshold.CACHE_FILE).read_text())["parallel_work"] == 1 << 26
+    finally:
+        threshold.clear()
+
+
+def test_waiting_for_quiet_needs_two_calm_looks_in_a_row(monkeypatch):
+    monkeypatch.setattr(threshold, "QUIET_POLL_S", 0.0)
+    seen = iter([2, 1, 3, 1, 1, 5])
+    monkeypatch.setattr(threshold, "running_tasks", lambda: next(seen))
+    assert threshold.wait_for_quiet(10.0)
+    assert next(seen) == 5  # it stopped at the second calm look in a row
+    monkeypatch.setattr(threshold, "running_tasks", lambda: 2)
+    assert not threshold.wait_for_quiet(0.0)  # busy until the time is up
+    monkeypatch.setattr(threshold, "running_tasks", lambda: None)
+    assert threshold.wait_for_quiet(0.0)  # no /proc/loadavg: nothing to wait for
+
+
+def test_running_tasks_counts_at_least_this_thread():
+    if not os.path.exists("/proc/loadavg"):
+        pytest.skip("no /proc/loadavg")
+    assert threshold.running_tasks() >= 1
 
 
 def test_the_first_win_needs_two_sizes_in_a_row():

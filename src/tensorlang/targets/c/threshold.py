@@ -87,16 +87,20 @@ _DECLARATIONS = ("int tl_probe_stream(double *x, double s, int64_t n, int thread
                  "int tl_probe_compute(double *x, double s, int64_t n, int threads);")
 
 
-def _seconds(call, n: int) -> float:
-    """The best time of a call, repeated so that each sample takes about a millisecond."""
+def _seconds(one, two, n: int) -> tuple[float, float]:
+    """The best times of two calls (one thread, two threads), each repeated so that a
+    sample takes about a millisecond, and their samples taken in turns: a task that holds
+    the second CPU for a while slows the samples of both that it overlaps, not all five
+    of one."""
     reps = max(1, (1 << 20) // max(n, 1))
-    best = float("inf")
+    best = [float("inf"), float("inf")]
     for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(reps):
-            call()
-        best = min(best, (time.perf_counter() - start) / reps)
-    return best
+        for k, call in enumerate((one, two)):
+            start = time.perf_counter()
+            for _ in range(reps):
+                call()
+            best[k] = min(best[k], (time.perf_counter() - start) / reps)
+    return best[0], best[1]
 
 
 def _first_win(times: list) -> int:
@@ -131,12 +135,49 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cp
                 break
             x = np.ones(n if name == "stream_times" else min(n, BLOCK * MAX_BLOCKS))
             ptr = ffi.cast("double *", ffi.from_buffer(x))
-            one = _seconds(lambda: probe(ptr, 1.0, n, 1), n)
-            two = _seconds(lambda: probe(ptr, 1.0, n, 2), n)
+            one, two = _seconds(lambda: probe(ptr, 1.0, n, 1), lambda: probe(ptr, 1.0, n, 2), n)
             times.append((n, one, two))
         found[name] = times
     return {"parallel_work": _first_win(found["times"]), "stream_work": _first_win(found["stream_times"]),
             "cpus": cpus, **found}
+
+
+#: How long a measurement waits for the other CPUs to fall quiet (:func:`wait_for_quiet`),
+#: and how often it looks, in seconds.
+QUIET_WAIT_S, QUIET_POLL_S = 1.0, 0.01
+
+
+def running_tasks() -> int | None:
+    """The machine's runnable tasks now, this thread included (``/proc/loadavg``'s
+    fourth field), or None where it cannot be read."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
+    """Whether nothing but this thread ran in two looks :data:`QUIET_POLL_S` apart, looking
+    for at most ``timeout_s``; True where /proc/loadavg cannot be read (nothing to wait for).
+
+    A thread still running on the second CPU makes the two-thread probe time a shared
+    core.  Measured: right after a numpy matrix product, OpenBLAS's worker spins for about
+    110 ms, and a measurement made then found compute 2^26 (two threads won only at the
+    largest size) where it found 2^21-2^22 in a quiet process; cached, that figure kept
+    every CFD kernel but the largest on one thread in later processes."""
+    deadline = time.perf_counter() + timeout_s
+    calm = 0
+    while True:
+        running = running_tasks()
+        if running is None:
+            return True
+        calm = calm + 1 if running <= 1 else 0
+        if calm >= 2:
+            return True
+        if time.perf_counter() >= deadline:
+            return False
+        time.sleep(QUIET_POLL_S)
 
 
 def _key(compiler: c_build.Compiler) -> str:
@@ -151,8 +192,11 @@ def parallel_work() -> Threshold:
     A process allowed fewer CPUs than the machine has (pinned by ``taskset`` or by the
     benchmark's one-thread pass) measures for itself and caches nothing: two threads on
     one CPU never win, and that says nothing about the machine (a pinned first
-    measurement once set every later process's threshold to :data:`NEVER`).  The
-    figures are kept per CPU count for the process's life (:func:`clear` forgets them)."""
+    measurement once set every later process's threshold to :data:`NEVER`).  A measurement
+    waits for the machine to fall quiet first (:func:`wait_for_quiet`), and one made while
+    another task kept running, before or after it, is used but not cached: the next
+    process measures again.  The figures are kept per CPU count for the process's life
+    (:func:`clear` forgets them)."""
     return _thresholds(usable_cpus())
 
 
@@ -182,8 +226,10 @@ def _thresholds(cpus: int) -> Threshold:
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     except (OSError, ValueError, AttributeError):
         pass
+    quiet = cpus < 2 or wait_for_quiet()
     result = measure(compiler, cpus=cpus)
-    if whole and c_build._usable_dir(directory):
+    quiet = quiet and (cpus < 2 or wait_for_quiet(QUIET_POLL_S))  # and still quiet after it
+    if whole and quiet and c_build._usable_dir(directory):
         try:
             c_build._write_atomic(directory, CACHE_FILE, json.dumps({"key": key, **result}).encode())
         except OSError:
