@@ -43,6 +43,9 @@ class Bound:
     call: Callable[[], object]
     result: Callable[[], np.ndarray]
     reset: Callable[[], None] = lambda: None
+    #: the generated C of a tensorlang[c] kernel (runner: a thread pair whose two builds
+    #: are the same C is told apart from one where threads changed the code)
+    code: str | None = None
 
 
 @dataclass
@@ -164,9 +167,16 @@ def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict
 
     def make(inputs: dict) -> Bound:
         kernel = tl.compile(source, backend=backend, threads=threads, fma=fma)
-        return bind(kernel, inputs)
+        return with_code(bind(kernel, inputs), kernel, backend)
 
     return Contender(f"tensorlang[{backend}]" + " fma" * fma, "tensorlang", make, note)
+
+
+def with_code(bound: Bound, kernel, backend: str) -> Bound:
+    """``bound`` with ``kernel``'s generated C attached (C back end only)."""
+    if backend == "c":
+        bound.code = kernel.code("c")
+    return bound
 
 
 def c_arrays(inputs: dict) -> dict:

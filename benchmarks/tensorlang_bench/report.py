@@ -175,14 +175,18 @@ def threads_markdown(results: dict) -> list[str]:
             if many and one:
                 key = "alone_median_s" if "alone_median_s" in many and "alone_median_s" in one else "median_s"
                 ratio = one[key] / many[key]
+                flag = "slower" if many[key] > SLOWER * one[key] else ""
+                if flag and many.get("same_code_both_thread_counts"):
+                    flag = "slower, same C (noise)"
                 rows.append(f"| {case['suite']} | {case['kernel']} | {case['label']} | {_fmt_time(one[key])} | "
-                            f"{_fmt_time(many[key])} | {_fmt(ratio)} | "
-                            f"{'slower' if many[key] > SLOWER * one[key] else ''} |")
+                            f"{_fmt_time(many[key])} | {_fmt(ratio)} | {flag} |")
         if rows:
             lines += [f"Interleaved in the {count}-thread run: tensorlang[c] with threads=1 and with threads={count}, "
                       "the same kernel timed in turns, by themselves after the peers' round and a pause "
                       "(runner.THREADS_PAUSE_S: the peers' idle pools stop spinning), in batches of at least "
-                      "runner.PAIR_BATCH_S (each kernel's steady state; speedup above 1: threads pay).", "",
+                      "runner.PAIR_BATCH_S (each kernel's steady state; speedup above 1: threads pay). "
+                      "\"same C\": the two builds generated the same C (no statement has work enough for a "
+                      "parallel loop), so a difference between them is the timing's noise, not threads.", "",
                       f"| suite | kernel | size | threads=1 | threads={count} | speedup | flag |",
                       "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
     return lines

@@ -170,9 +170,12 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
         time.sleep(THREADS_PAUSE_S)
         alone = time_interleaved({name: timed[name].call for name in pair}, pair_plan(plan),
                                  resets={name: timed[name].reset for name in pair}, failed=failed)
+        same = timed[pair[0]].code is not None and timed[pair[0]].code == timed[pair[1]].code
         for rec in records:
             if rec["name"] in alone:
                 rec["alone_median_s"] = alone[rec["name"]].median
+            if rec["name"] in pair:  # no parallel loop: threads=1 and threads=N built the same C
+                rec["same_code_both_thread_counts"] = same
     for rec in records:
         if rec["name"] in failed:  # it passed the check, then raised while being timed
             rec["status"], rec["error"] = "error", "while timing: " + _short(failed[rec["name"]])

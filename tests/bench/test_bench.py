@@ -430,6 +430,41 @@ def test_the_interleaved_thread_comparison_uses_the_times_taken_by_themselves():
     assert any(line.startswith("| s | k | n | 1 s | 1 s | 1 |") for line in lines)
 
 
+def test_a_thread_pair_that_built_the_same_c_is_marked_and_its_flag_says_so():
+    """Where no statement has work enough for a parallel loop, threads=1 and threads=2
+    generate the same C: the pair's time difference is noise, and the table says so."""
+    def pair(code_one, code_many):
+        def contender(name, code):
+            def make(inp):
+                out = np.empty_like(inp["x"])
+                return Bound(lambda: np.copyto(out, inp["x"]), lambda: out, code=code)
+            return Contender(name, "tensorlang", make, "")
+        return _case([_copy_contender("right", "baseline"), contender("tensorlang[c]", code_many),
+                      contender("tensorlang[c] 1 thread", code_one)])
+
+    def marks(case):
+        rec = runner.run_case(case, FAST, LIMITS, threads=2)
+        return {r["name"]: r.get("same_code_both_thread_counts") for r in rec["contenders"]}
+
+    assert marks(pair("int f;", "int f;")) == {"right": None, "tensorlang[c]": True, "tensorlang[c] 1 thread": True}
+    assert marks(pair("int f;", "#pragma omp parallel for")) == {
+        "right": None, "tensorlang[c]": False, "tensorlang[c] 1 thread": False}
+    assert marks(pair(None, None))["tensorlang[c]"] is False  # no code to compare: not the same
+
+    def row(same):
+        case = {"suite": "s", "kernel": "k", "label": "n", "contenders": [
+            {"name": "tensorlang[c]", "family": "tensorlang", "median_s": 1.0, "alone_median_s": 1.2,
+             "same_code_both_thread_counts": same},
+            {"name": "tensorlang[c] 1 thread", "family": "tensorlang", "median_s": 1.0, "alone_median_s": 1.0}]}
+        one = {"suite": "s", "kernel": "k", "label": "n", "contenders": [
+            {"name": "tensorlang[c]", "family": "tensorlang", "median_s": 1.0}]}
+        lines = report.threads_markdown({"thread_counts": [1, 2], "thread_runs": {"1": [one], "2": [case]}})
+        return next(line for line in lines if line.startswith("| s | k | n | 1 s | 1.2 s"))
+
+    assert row(False).endswith("| slower |")
+    assert row(True).endswith("| slower, same C (noise) |")
+
+
 def test_the_thread_pair_is_timed_in_long_batches_after_a_long_warm_up():
     """The pair's own timing (runner.pair_plan) calls each kernel for at least
     PAIR_BATCH_S at a time after PAIR_WARMUP calls, so a 2-thread kernel's measured choice
@@ -620,6 +655,9 @@ def test_tensorlang_contenders_get_fast_path_arrays_out_buffers_and_threads(monk
         def __call__(self, out=None, **arrays):
             self.calls.append((arrays, out))
             return out
+
+        def code(self, stage):
+            return f"/* threads={self.threads} */"
 
     monkeypatch.setattr(tensorlang, "compile", lambda source, backend="auto", threads=None, **k: FakeKernel(source, backend, threads))
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba", "opt_einsum"}), threads=2, quick=True,

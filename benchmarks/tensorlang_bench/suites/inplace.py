@@ -95,7 +95,7 @@ def _tensorlang_one_thread(ctx, source: str, names) -> Contender:
         st = _State(inp)
         args = c_arrays({n: st[n] for n in names})
         targets = {"x": st["x"]}
-        return Bound(lambda: kernel(out=targets, **args), lambda: st["x"], st.reset)
+        return Bound(lambda: kernel(out=targets, **args), lambda: st["x"], st.reset, code=kernel.code("c"))
 
     return Contender("tensorlang[c] 1 thread", "tensorlang", make, "threads=1 in a multi-threaded run")
 
