@@ -147,6 +147,12 @@ def test_a_measurement_while_other_work_ran_is_used_but_not_cached(monkeypatch, 
 
 def test_waiting_for_quiet_needs_two_calm_looks_in_a_row(monkeypatch):
     monkeypatch.setattr(threshold, "QUIET_POLL_S", 0.0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)  # a free CPU among 8: 7 runnable tasks at most
+    monkeypatch.setattr(threshold, "running_tasks", lambda: 7)
+    assert threshold.wait_for_quiet(1.0)
+    monkeypatch.setattr(threshold, "running_tasks", lambda: 8)
+    assert not threshold.wait_for_quiet(0.0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # two CPUs: nothing but this thread
     seen = iter([2, 1, 3, 1, 1, 5])
     monkeypatch.setattr(threshold, "running_tasks", lambda: next(seen))
     assert threshold.wait_for_quiet(10.0)

@@ -158,8 +158,11 @@ def running_tasks() -> int | None:
 
 
 def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
-    """Whether nothing but this thread ran in two looks :data:`QUIET_POLL_S` apart, looking
-    for at most ``timeout_s``; True where /proc/loadavg cannot be read (nothing to wait for).
+    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart (the runnable
+    tasks, this thread included, fewer than the CPUs: on two CPUs, nothing but this
+    thread), looking for at most ``timeout_s``; True where /proc/loadavg cannot be read
+    (nothing to wait for).  The probe's second thread needs that free CPU; on a large
+    machine other users' tasks do not keep it from finding one.
 
     A thread still running on the second CPU makes the two-thread probe time a shared
     core.  Measured: right after a numpy matrix product, OpenBLAS's worker spins for about
@@ -167,12 +170,13 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
     largest size) where it found 2^21-2^22 in a quiet process; cached, that figure kept
     every CFD kernel but the largest on one thread in later processes."""
     deadline = time.perf_counter() + timeout_s
+    cpus = os.cpu_count() or 1
     calm = 0
     while True:
         running = running_tasks()
         if running is None:
             return True
-        calm = calm + 1 if running <= 1 else 0
+        calm = calm + 1 if running <= max(1, cpus - 1) else 0
         if calm >= 2:
             return True
         if time.perf_counter() >= deadline:
