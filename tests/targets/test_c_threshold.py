@@ -122,6 +122,9 @@ def test_the_measurement_is_cached_next_to_the_kernels(monkeypatch, tmp_path):
 def test_a_measurement_while_other_work_ran_is_used_but_not_cached(monkeypatch, tmp_path):
     # a thread still spinning on the second CPU (OpenBLAS's, ~110 ms after a numpy
     # product) makes two threads look no faster than one: that figure is not the machine's
+    compiler = c_build.find_compiler()
+    if compiler is None or not compiler.openmp:
+        pytest.skip("no C compiler with OpenMP: nothing is probed")
     monkeypatch.delenv("TENSORLANG_PARALLEL_WORK")
     monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
     monkeypatch.setattr(threshold, "usable_cpus", lambda: 2)
@@ -141,6 +144,27 @@ def test_a_measurement_while_other_work_ran_is_used_but_not_cached(monkeypatch, 
         threshold.clear()
         threshold.parallel_work()
         assert json.loads((tmp_path / threshold.CACHE_FILE).read_text())["parallel_work"] == 1 << 26
+    finally:
+        threshold.clear()
+
+
+def test_without_probes_nothing_waits_for_quiet(monkeypatch, tmp_path):
+    # no OpenMP (or one CPU): measure() times nothing, so a busy machine costs no wait
+    monkeypatch.delenv("TENSORLANG_PARALLEL_WORK")
+    monkeypatch.setenv("TENSORLANG_CACHE", str(tmp_path))
+    if c_build.find_compiler() is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setattr(threshold, "_probes", lambda compiler, cpus: False)
+
+    def busy(timeout_s=1.0):
+        raise AssertionError("waited for quiet with no probe to time")
+
+    monkeypatch.setattr(threshold, "wait_for_quiet", busy)
+    monkeypatch.setattr(threshold, "measure", lambda compiler, cpus=None: {"parallel_work": threshold.NEVER,
+                                                                          "stream_work": threshold.NEVER})
+    threshold.clear()
+    try:
+        assert threshold.parallel_work() == parallel.Threshold(threshold.NEVER, threshold.NEVER)
     finally:
         threshold.clear()
 

@@ -119,12 +119,17 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _probes(compiler: c_build.Compiler, cpus: int) -> bool:
+    """Whether :func:`measure` times the probes: two CPUs or more, and OpenMP."""
+    return cpus >= 2 and compiler.openmp
+
+
 def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cpus: int | None = None) -> dict:
     """Time both probes on 1 and 2 threads for each size: ``parallel_work`` (compute)
     and ``stream_work``, each the smallest size at which two threads win (:func:`_first_win`);
     ``cpus``: those the process may use (None: :func:`usable_cpus`)."""
     cpus = usable_cpus() if cpus is None else cpus
-    if cpus < 2 or not compiler.openmp:
+    if not _probes(compiler, cpus):
         return {"parallel_work": NEVER, "stream_work": NEVER, "cpus": cpus, "times": [], "stream_times": []}
     ffi, lib = c_build.build_and_load(_PROBE, compiler, _DECLARATIONS)
     found = {}
@@ -230,9 +235,10 @@ def _thresholds(cpus: int) -> Threshold:
             return Threshold(int(cached["parallel_work"]), int(cached["stream_work"]))
     except (OSError, ValueError, AttributeError):
         pass
-    quiet = cpus < 2 or wait_for_quiet()
+    probes = _probes(compiler, cpus)  # without them there is nothing to wait for
+    quiet = not probes or wait_for_quiet()
     result = measure(compiler, cpus=cpus)
-    quiet = quiet and (cpus < 2 or wait_for_quiet(QUIET_POLL_S))  # and still quiet after it
+    quiet = quiet and (not probes or wait_for_quiet(QUIET_POLL_S))  # and still quiet after it
     if whole and quiet and c_build._usable_dir(directory):
         try:
             c_build._write_atomic(directory, CACHE_FILE, json.dumps({"key": key, **result}).encode())
