@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..contenders import Bound, Contender, c_arrays, tensorlang_contender
+from ..contenders import Bound, Contender, c_arrays, tensorlang_contender, with_code
 from .common import Case, Context, make_rng, missing, peer_numba
 
 
@@ -95,7 +95,7 @@ def _tensorlang_one_thread(ctx, source: str, names) -> Contender:
         st = _State(inp)
         args = c_arrays({n: st[n] for n in names})
         targets = {"x": st["x"]}
-        return Bound(lambda: kernel(out=targets, **args), lambda: st["x"], st.reset, code=kernel.code("c"))
+        return with_code(Bound(lambda: kernel(out=targets, **args), lambda: st["x"], st.reset), kernel, "c")
 
     return Contender("tensorlang[c] 1 thread", "tensorlang", make, "threads=1 in a multi-threaded run")
 
