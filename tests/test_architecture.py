@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     {"schedule"},
     {"loops"},
     {"targets"},
+    {"pipeline"},
     {"stages", "kernel"},
     {"specialize"},
     {"api", "einsum_api", "builder", "fields"},

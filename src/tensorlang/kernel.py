@@ -13,24 +13,22 @@ import numbers
 import os
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
-from . import limits, stages, targets
+from . import limits, pipeline, stages
 from .errors import KernelFailed, Source, TensorLangError, error, guard
 from .ein import ir
 from .lang import Language
-from .loops import declared_structures, loop_program
 from .loops.ir import LoopProgram
-from .loops.structure import visited_points
 from .passes import Optimized, optimize
+from .pipeline import Compiled, Options
 from .schedule.padding import padded_shape
-from .schedule.plan import Schedule, plan
+from .schedule.plan import Schedule
 from .semantics.interface import Role, check_out
 from .semantics.types import CheckedProgram, show
-from .targets.c.runtime import blas_int_max
+from .targets.interp import InterpTarget
 
 DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
 
@@ -73,34 +71,6 @@ def default_threads() -> int:
     if wanted.isdigit() and int(wanted) > MAX_THREADS:
         return MAX_THREADS
     return 0
-
-
-@dataclass(frozen=True)
-class Options:
-    """How a program is compiled, checked once by :func:`tensorlang.compile`: one record
-    that a :class:`Kernel`, a :class:`~tensorlang.specialize.SymbolicKernel` (for each of
-    its specialisations) and a :class:`~tensorlang.specialize.KernelSpec` (for a Dask
-    worker) carry unchanged.  Hashable: it is part of a spec's key."""
-
-    #: the target that runs the program: "c", "numpy" or "interp" (resolved from "auto")
-    backend: str
-    dtype: np.dtype
-    #: the threads asked for (None: the default, :func:`default_threads`); a kernel's
-    #: ``threads`` attribute starts from it and may be set later
-    threads: int | None = None
-    #: run the optimizer (``opt=False``: the numpy and C targets run the lowered program)
-    opt: bool = True
-    #: optimizer passes left out (``skip_passes``; docs/optimizer.md)
-    skip_passes: tuple[str, ...] = ()
-    #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the numpy
-    #: and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
-    pad: int = 1
-    #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
-    #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
-    fma: bool = False
-    #: the target was chosen by ``backend="auto"``: a program the compiled targets cannot
-    #: lower yet (error[backend]) then runs on the reference interpreter instead
-    auto: bool = False
 
 
 class ProgramInterface:
@@ -233,11 +203,18 @@ class Kernel(ProgramInterface):
                 options = self.options = dataclasses.replace(options, backend="interp")
             self._lowering_error = exc
         self._optimized: Optimized | None = None
-        self._schedule: Schedule | None = None
-        self._loop_program: LoopProgram | None = None
-        #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
-        #: the reference interpreter
-        self.target = targets.load(options.backend, self)
+        self._views: dict[tuple[str, str], Compiled] = {}
+        roles = checked.interface.roles
+        #: every stage's value (tensorlang.pipeline), or None where the program runs on the
+        #: reference interpreter because the compiled targets cannot lower it
+        self.compiled: Compiled | None = None
+        if self._ein is None:
+            self.target: Any = InterpTarget(self._reference, roles, options.dtype)
+        else:
+            self.compiled = pipeline.compile(self._ein, options, roles=roles, reference=self._reference)
+            #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
+            #: the reference interpreter
+            self.target = self.compiled.build
         self._fast = self.target.fast_call
         self._check_structure = False
         self._structures: dict | None = None  # inferred on the first compressed=True call
@@ -273,10 +250,32 @@ class Kernel(ProgramInterface):
         return self._ein
 
     # --------------------------------------------------------------- interface
+    def _reference(self, supplied: Mapping[str, np.ndarray], dtype) -> dict[str, np.ndarray]:
+        """The front end's reference semantics on the checked program (the oracle)."""
+        return self.language.interpret(self.checked, supplied, dtype)
+
+    def compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
+        """The pipeline's values with ``stage`` computed: this kernel's own where its
+        target ran the stage, else what ``backend`` (default: C, what ``--emit schedule``
+        and ``--emit loops`` show for every target) would compile, computed once."""
+        own = self.compiled
+        if own is not None and (backend is None or backend == self.backend) and getattr(own, stage) is not None:
+            return own
+        backend = backend or "c"
+        key = (backend, stage)
+        if key not in self._views:
+            options = dataclasses.replace(self.options, backend=backend)
+            self._views[key] = pipeline.compile(self.ein, options, roles=self.checked.interface.roles,
+                                                reference=self._reference, until=stage)
+        return self._views[key]
+
     @property
     def optimized(self) -> Optimized:
         """The optimizer's run on this program (:class:`tensorlang.passes.Optimized`):
-        the program after the passes and the log of each pass; computed on first use."""
+        the program after the passes and the log of each pass (computed here for a kernel
+        compiled with ``opt=False``, which runs the lowered program)."""
+        if self.compiled is not None and self.compiled.opt is not None:
+            return self.compiled.opt
         if self._optimized is None:
             self._optimized = optimize(self.ein, self.skip_passes)
         return self._optimized
@@ -290,29 +289,26 @@ class Kernel(ProgramInterface):
     @property
     def schedule(self) -> Schedule:
         """The schedule of the executed program (BLAS or loops, buffers, pool): the one
-        the target runs, or, for the interpreter, the one the C target would (which calls
-        BLAS from C where it found one: a single GEMM pays sooner, steps.C_BLAS_WORK)."""
-        if self._schedule is None:
-            self._schedule = self.target.schedule or plan(
-                self.executed, self.dtype, self.roles(), pad=self.pad, from_c=self.blas_from_c,
-                on_supports=visited_points)
-        return self._schedule
+        the target runs, or, for the interpreter, the one the C target would."""
+        found = self.compiled_for("schedule").schedule
+        assert found is not None
+        return found
 
     @property
     def blas_from_c(self) -> bool:
         """Whether the C target would call BLAS from its generated C for this dtype and
         padding (a BLAS was found, targets/c/blas.py): a single GEMM then pays from
-        steps.C_BLAS_WORK.  The schedule (:attr:`schedule`) and ``analyze`` decide with it."""
-        return blas_int_max(self.dtype, self.pad) is not None
+        steps.C_BLAS_WORK.  ``analyze`` decides with it."""
+        facts = self.compiled_for("facts", "c").facts
+        assert facts is not None
+        return facts.caps.blas_int_max is not None
 
     @property
     def loop_program(self) -> LoopProgram:
         """The loop IR of the schedule's loop steps (what the C target prints)."""
-        if self._loop_program is None:
-            self._loop_program = self.target.loop_program or loop_program(
-                self.schedule, declared_structures(self.executed), fma=self.fma)
-        return self._loop_program
-
+        found = self.compiled_for("loops").loops
+        assert found is not None
+        return found
 
     @guard
     def dask(self, inputs=None, *, batch=None, chunks=None, split_every: int = 8, **arrays):

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 import tensorlang as tl
 from tensorlang.loops import interchange, ir as loops
 from tensorlang.schedule import steps
-from tensorlang.targets.c import build as c_build, runtime as c_backend
+from c_source import c_kernel, generate
+from tensorlang.targets.c import build as c_build
 from tensorlang.ein import ir
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -74,7 +75,7 @@ class Compiled:
                 self.call = lambda inputs: kernel(**inputs)
             else:
                 kernel = tl.compile(text, backend="interp", dtype=dtype)
-                c = c_backend.CKernel(kernel.ein, np.dtype(dtype), kernel.roles(), blas=False)
+                c = c_kernel(kernel.ein, np.dtype(dtype), kernel.roles(), blas=False)
                 self.call = lambda inputs: c.run(
                     {n: np.ascontiguousarray(v, dtype) for n, v in inputs.items()}, {}, threads)
         self.kernel = kernel
@@ -475,7 +476,7 @@ def test_interchanged_nests_are_clean_under_sanitizers(text):
     with loops_everywhere():
         kernel = tl.compile(text, backend="interp")
         inputs = inputs_for(kernel)
-        program = c_backend.generate(kernel.ein, "float64", blas=False).loop_program
+        program = generate(kernel.ein, "float64", blas=False).loop_program
         shapes = dict(zip(program.names, program.shapes))
         assert any(interchange.contraction(n.statement, shapes) for n in program.nests) or text == sem(LAST, n=4, E=3)
         got = _sanitized(text, inputs)

@@ -22,7 +22,8 @@ import tensorlang as tl
 from tensorlang.errors import TensorLangError
 from tensorlang.loops import fusion
 from tensorlang.loops.ir import Ahead, Loop, walk
-from tensorlang.targets.c import build as c_build, runtime as c_runtime
+from c_source import generate
+from tensorlang.targets.c import build as c_build
 
 from corpus import helmholtz_reference, helmholtz_source, interpolation_source, kron3
 
@@ -203,7 +204,7 @@ def _prefetches_in_bounds(source: str) -> int:
     if compiler is None:
         pytest.skip("no C compiler")
     kernel = tl.compile(source, backend="interp")  # for the program only
-    generated = c_runtime.generate(kernel.executed, "float64", blas=False, fma=True, parallel_work=1)
+    generated = generate(kernel.executed, "float64", blas=False, fma=True, parallel_work=1)
     lines = [CHECKER, generated.source, "int main(void) {"]
     for n, shape in enumerate(generated.loop_program.shapes):
         size = int(np.prod(shape))

@@ -236,13 +236,14 @@ def _run_c(source: str, fma: bool, flags: list[str]) -> bytes:
     import tempfile
     from pathlib import Path
 
-    from tensorlang.targets.c import build as c_build, runtime as c_runtime
+    from c_source import generate
+    from tensorlang.targets.c import build as c_build
 
     compiler = c_build.find_compiler()
     if compiler is None:
         pytest.skip("no C compiler")
     kernel = tl.compile(source, backend="interp")  # for the program only
-    generated = c_runtime.generate(kernel.executed, "float64", blas=False, fma=fma, parallel_work=1)
+    generated = generate(kernel.executed, "float64", blas=False, fma=fma, parallel_work=1)
     lines = [generated.source, _FILL, "int main(void) {"]
     sizes = [max(int(np.prod(shape)), 1) for shape in generated.loop_program.shapes]
     for n, size in enumerate(sizes):

@@ -18,7 +18,8 @@ import tensorlang as tl
 from properties.harness import assert_close_to_oracle, cases
 from properties.test_c_sanitizers import SANITIZE, pytestmark  # noqa: F401 - skipped where ASan does not work
 from tensorlang.schedule import padding
-from tensorlang.targets.c import build as c_build, runtime as c_backend
+from c_source import generate
+from tensorlang.targets.c import build as c_build
 
 
 def _driver(generated, storage) -> str:
@@ -39,7 +40,7 @@ def _driver(generated, storage) -> str:
 
 def run_padded_sanitized(text: str, inputs: dict, pad: int, tmp: Path) -> dict:
     kernel = tl.compile(text, backend="interp")  # for the program's interface only
-    generated = c_backend.generate(kernel.ein, "float64", kernel.roles(), blas=False, pad=pad)
+    generated = generate(kernel.ein, "float64", kernel.roles(), blas=False, pad=pad)
     buffers = generated.schedule.buffers
     storage = buffers.storage_shapes
     src, exe = tmp / "kernel.c", tmp / "kernel"

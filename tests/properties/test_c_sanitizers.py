@@ -20,7 +20,8 @@ from hypothesis import given, note, settings
 import tensorlang as tl
 from properties.harness import assert_close_to_oracle, cases
 from tensorlang.schedule.steps import LoopStep
-from tensorlang.targets.c import build as c_build, codegen as c_codegen, runtime as c_backend
+from c_source import generate
+from tensorlang.targets.c import build as c_build, codegen as c_codegen
 
 SANITIZE = ["-O1", "-g", "-std=c99", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer"]
@@ -62,7 +63,7 @@ def driver(generated: c_codegen.Generated) -> str:
 
 def run_sanitized(text: str, inputs: dict, dtype: str, tmp: Path, **compile_args) -> dict:
     kernel = tl.compile(text, backend="interp", dtype=dtype, **compile_args)  # for the program's interface only
-    generated = c_backend.generate(kernel.ein, dtype, blas=False)
+    generated = generate(kernel.ein, dtype, blas=False)
     src, exe = tmp / "kernel.c", tmp / "kernel"
     src.write_text(driver(generated))
     compiler = c_build.require_compiler()
@@ -108,7 +109,7 @@ def test_generated_float32_c_is_clean_under_sanitizers(case):
 def test_the_sanitizer_build_catches_an_out_of_bounds_write(tmp_path):
     """The check above can fail: a kernel that writes one element too far is reported."""
     kernel = tl.compile("in var x : [4]\nout var y : [4]\ny = x + x\n", backend="interp")
-    generated = c_backend.generate(kernel.ein, "float64", blas=False)
+    generated = generate(kernel.ein, "float64", blas=False)
     broken = c_codegen.Generated(generated.source.replace("x_i < 4LL", "x_i < 5LL"), generated.schedule,
                                  generated.loop_program, generated.functions, generated.declarations)
     assert broken.source != generated.source

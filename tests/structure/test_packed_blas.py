@@ -18,7 +18,7 @@ from tensorlang.loops.structure import PackedProduct, packed_product
 from tensorlang.schedule import steps
 from tensorlang.targets.c import blas, blascall
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import runtime
+from c_source import generate
 from tensorlang.targets.c.codegen import PACKED_BLAS_MARK
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -143,8 +143,8 @@ def test_a_kernel_without_blas_steps_has_no_packed_blas_call_either(low_threshol
     if blas.find("float64") is None:
         pytest.skip(f"no BLAS here ({blas.why_not()})")
     program = tl.compile(_poly2(40, 4), backend="c").ein
-    assert len(_calls(runtime.generate(program, "float64").source)) == 1
-    assert _calls(runtime.generate(program, "float64", blas=False).source) == []
+    assert len(_calls(generate(program, "float64").source)) == 1
+    assert _calls(generate(program, "float64", blas=False).source) == []
 
 
 def test_a_scaled_product_is_not_a_packed_product(low_threshold):

@@ -20,7 +20,7 @@ from tensorlang.schedule import steps
 from tensorlang.schedule.steps import LoopStep, ModeStep
 from tensorlang.targets.c import blas, callext
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import runtime
+from tensorlang.targets.c import target as c_target
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -203,10 +203,10 @@ def test_without_blas_the_steps_run_as_numpy_matmul():
     text = FORMS["chain (temporaries, tl_kernel)"]
     with using(None), blas_everywhere():
         kernel = tl.compile(text, backend="c", opt=False)
-        assert runtime.blas_int_max("float64") is None
+        assert c_target.blas_int_max("float64") is None
     assert "/* BLAS step (numpy.matmul" in kernel.target.source and "tl_set_blas" not in kernel.target.source
     # BLAS found again: the C the kernel shows is still the C it compiled, not a reprint that calls BLAS
-    assert runtime.blas_int_max("float64") is not None and kernel.code("c") == kernel.target.source
+    assert c_target.blas_int_max("float64") is not None and kernel.code("c") == kernel.target.source
     assert kernel.target._only is None and kernel.target.c_call is None
     assert kernel.target.fast_call is not None  # the Python fast call, through CKernel.execute
     inputs = _sprinkle(_inputs(kernel, np.random.default_rng(3), "float64"), np.random.default_rng(4))

@@ -209,11 +209,11 @@ def test_the_first_win_needs_two_sizes_in_a_row():
 def test_each_statement_takes_the_threshold_of_its_kind_of_work(program, kind):
     """With one threshold at 1000 and the other NEVER, only the statements of that kind
     of work run on threads (the loops as the C target prints them, BLAS off)."""
-    from tensorlang.targets.c import runtime
+    from c_source import generate
 
     program = tl.compile(program, backend="c", opt=False).executed
     for compute, stream, threaded in ((1000, threshold.NEVER, "compute"), (threshold.NEVER, 1000, "stream")):
-        code = runtime.generate(program, "float64", blas=False,
+        code = generate(program, "float64", blas=False,
                                 parallel_work=parallel.Threshold(compute, stream)).source
         assert ("omp parallel for" in code) is (kind == threaded)
 

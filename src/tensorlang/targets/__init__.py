@@ -1,29 +1,101 @@
-"""Targets: each runs a compiled kernel's program on a store of numpy arrays.
+"""Targets: renderers of the pipeline's stage values, and the runners they build.
 
-``interp`` is the reference interpreter (the front end's own semantics), ``numpy`` runs
-the schedule with generated einsum and matmul code, ``c`` compiles the schedule's loop
-steps to C (loops, OpenMP, SIMD) and runs its BLAS steps with numpy.  ``auto`` picks C
-when a C compiler works, otherwise numpy with a one-line notice.
+A target decides nothing: :mod:`tensorlang.pipeline` plans the schedule and builds the loop
+IR for the target's :class:`Caps` (what its steps may use), then the target *renders*
+those values (``render``: the C source, the NumPy source, nothing for the interpreter)
+and *builds* a runner from the rendering (``build``).  No target sees a Kernel.
 
-A target is built from a :class:`~tensorlang.kernel.Kernel` (``REGISTRY[name](kernel)``); it
-has ``run(supplied, targets, threads) -> results``, ``fast_call`` (a generated call for
-the plain case, or None), ``c_call`` (the same in C, :mod:`.c.callext`, or None), ``schedule`` and ``loop_program`` (what it runs, or None) and
-``source`` (its generated code, or None).
+``interp`` runs the reference semantics (the front end's own, or EIN's), ``numpy`` runs
+the schedule as generated einsum and matmul code, ``c`` compiles the schedule's loop
+steps to C (loops, OpenMP, SIMD, BLAS from C) and loads it, ``dask`` runs a compiled
+program chunk by chunk over Dask arrays (:mod:`.dask`; it wraps the others, so it
+builds no runner of its own).  ``auto`` picks C when a C compiler works, otherwise numpy
+with a one-line notice.
+
+A runner has ``run(supplied, targets, threads) -> results``, ``fast_call`` (a generated
+call for the plain case, or None), ``c_call`` (the same in C, :mod:`.c.callext`, or None)
+and ``source`` (what it runs, or None).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..errors import error
+from ..loops.parallel import ParallelWork
 from .c import build as c_build
-from .c.runtime import CKernel
+from .c import target as c_target
 from .interp import InterpTarget
-from .numpy.runtime import NumpyTarget
+from .numpy import runtime as numpy_runtime
 
-#: The targets a user may name, in the order ``auto`` prefers them.
-REGISTRY = {"c": CKernel.for_kernel, "numpy": NumpyTarget, "interp": InterpTarget}
+
+@dataclass(frozen=True)
+class Caps:
+    """What a target's schedule may use and what runs below it (the schedule and loop
+    stages read it; it is computed once per compilation, :func:`Target.caps`)."""
+
+    #: statements that share a batch loop run inside one (loop targets)
+    fuse: bool = True
+    #: temporaries share buffers (002 §7; the store-by-name targets keep every name)
+    reuse: bool = True
+    #: BLAS steps allowed at all (tests switch them off to see every statement as loops)
+    blas: bool = True
+    #: the largest extent BLAS takes where generated C could call it, else None (BLAS, if
+    #: any, runs from Python: a single GEMM then pays later, schedule.steps.C_BLAS_WORK)
+    blas_int_max: int | None = None
+    #: loop nests visit only the support of a structured sum (the C target's do), so such
+    #: a sum may stay a loop nest (schedule.plan._sparse_sums)
+    supports: bool = False
+    #: the target runs the loop IR (the loop stage is built for it)
+    loops: bool = False
+    #: scalar operations from which a loop runs on threads (loops.parallel)
+    parallel_work: ParallelWork | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target: its capabilities, its renderer and its builder (all plain functions)."""
+
+    name: str
+    #: ``caps(dtype, pad, blas, parallel_work)``: what its schedule may use on this machine
+    caps: Callable[..., Caps]
+    #: ``render(program, schedule, loops, caps)``: the code it runs (None: it runs no code)
+    render: Callable[..., Any] | None
+    #: ``build(code, schedule, roles, options, reference)``: the runner
+    build: Callable[..., Any]
+    #: the stages the target needs, in pipeline order
+    stages: tuple[str, ...]
+
+
+def _c_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
+    from .c import threshold  # measured on first use (compiles a probe)
+
+    int_max = c_target.blas_int_max(dtype, pad)
+    return Caps(blas=blas, blas_int_max=int_max, supports=True, loops=True,
+                parallel_work=threshold.parallel_work() if parallel_work is None else parallel_work)
+
+
+def _numpy_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
+    return Caps(fuse=False, reuse=False, blas=blas)  # the store is by name: no shared buffers
+
+
+#: The targets a user may name, in the order ``auto`` prefers them (dask is reached
+#: through a kernel's ``dask`` method and is not a backend of its own).
+REGISTRY: dict[str, Target] = {
+    "c": Target("c", _c_caps, c_target.render, c_target.build,
+                ("opt", "facts", "schedule", "loops", "code", "build")),
+    "numpy": Target("numpy", _numpy_caps, numpy_runtime.render, numpy_runtime.build,
+                    ("opt", "facts", "schedule", "code", "build")),
+    "interp": Target("interp", lambda *args: Caps(), None, InterpTarget.build, ("build",)),
+}
 KNOWN = tuple(REGISTRY)
+
+
+def get(name: str) -> Target:
+    """The target ``name`` (as :func:`resolve` returned it)."""
+    return REGISTRY[name]
 
 
 def available() -> tuple[str, ...]:
@@ -51,8 +123,3 @@ def resolve(name: str) -> str:
     if name in KNOWN:
         return name
     raise error("backend", f"unknown back end {name!r}; choose one of auto, {', '.join(KNOWN)}")
-
-
-def load(name: str, kernel):
-    """The target ``name`` (as :func:`resolve` returned it) built for ``kernel``."""
-    return REGISTRY[name](kernel)

@@ -25,46 +25,16 @@ from typing import Callable, cast
 
 import numpy as np
 
-from ...ein import ir
-from ...loops import declared_structures, loop_program
-from ...loops.parallel import ParallelWork
-from ...loops.structure import visited_points
-from ...schedule.plan import plan
 from ...schedule.steps import EinsumStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
 from . import blas as c_blas
-from . import callext, threshold
-from .codegen import Generated, check_status, print_c
+from . import callext
+from .codegen import Generated, check_status
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
 from .padded_call import padded_fast_call
-
-
-def generate(program: ir.Program, dtype, roles=None, blas: bool = True, parallel_work: ParallelWork | None = None,
-             pad: int = 1, fma: bool = False) -> Generated:
-    """The schedule, loop IR and C source for ``program``; compiles nothing (``--emit c``).
-    Loops run on threads from ``parallel_work`` scalar operations on (default: the
-    threshold measured on this machine, :mod:`.threshold`); ``pad`` > 1 pads every
-    buffer (000 §4, :mod:`tensorlang.schedule.padding`); ``fma=True`` fuses the loop
-    nests' multiply-adds (``fma(a, b, x)``, one rounding: docs/optimizer.md)."""
-    int_max = blas_int_max(dtype, pad)
-    schedule = plan(program, dtype, roles, blas, pad=pad, from_c=int_max is not None,
-                    on_supports=visited_points)
-    if parallel_work is None:
-        parallel_work = threshold.parallel_work()
-    # blas=False: no BLAS at all, a packed structured product's included (codegen.CPrinter.packed_blas)
-    return print_c(schedule, loop_program(schedule, declared_structures(program), parallel_work=parallel_work, fma=fma),
-                   int_max if blas else None)
-
-
-def blas_int_max(dtype, pad: int = 1) -> int | None:
-    """The largest extent the BLAS generated C may call takes (:mod:`.blas`), or None
-    where BLAS steps run in Python: no BLAS found, or padded buffers (whose BLAS steps
-    run on views in Python, :meth:`CKernel.run_padded`)."""
-    found = c_blas.find(dtype) if pad == 1 else None
-    return None if found is None else found.int_max
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -106,19 +76,13 @@ class CKernel:
         if self.c_call is not None:
             self.c_call.off = hook is not None
 
-    def __init__(self, program: ir.Program, dtype, roles, blas: bool = True, parallel_work: ParallelWork | None = None,
-                 pad: int = 1, fma: bool = False):
-        self.program = program
-        self.dtype = np.dtype(dtype)
+    def __init__(self, generated: Generated, pad: int = 1):
+        self.dtype = np.dtype(generated.schedule.dtype)
         #: 000 §4: buffers padded to multiples of ``pad`` (1: none), see :meth:`run_padded`
         self.pad = pad
-        #: multiply-adds fused (``fma(a, b, x)``, one rounding; docs/optimizer.md)
-        self.fma = fma
         self.compiler = c_build.require_compiler()
-        generated = generate(program, self.dtype, roles, blas, parallel_work, pad, fma)
         self.source = generated.source
         self.schedule = generated.schedule
-        self.loop_program = generated.loop_program
         self.names = self.schedule.buffers.names
         self.shapes = self.schedule.buffers.shapes
         self.ffi = None
@@ -146,15 +110,6 @@ class CKernel:
         #: the schedule is not one C function or the extension cannot be built here (a
         #: padded kernel's copies its inputs into padded buffers, as run_padded does)
         self.c_call = None if self.fast_call is None else callext.caller(self, roles)
-
-    @classmethod
-    def for_kernel(cls, kernel) -> "CKernel":
-        """The C target of a kernel: its executed program with its dtype and roles.  The
-        machine's measured threshold (002 §7, :mod:`.threshold`) decides which statements
-        run on threads, whatever ``threads=`` says (it is the most threads a statement
-        uses); ``$TENSORLANG_PARALLEL_WORK=1`` forces threads on every statement."""
-        return cls(kernel.executed, kernel.dtype, kernel.roles(), pad=getattr(kernel, "pad", 1),
-                   fma=getattr(kernel, "fma", False))
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
         """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order``

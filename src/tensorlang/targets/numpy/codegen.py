@@ -33,7 +33,7 @@ from ...ein.forms import monomial
 from ...ein.index import Affine, gather, has_affine, positions, variables_of
 from ...ein.names import Fresh, all_names, rename_bound
 from ...ein.printer import statement_to_text
-from ...schedule.plan import BufferPlan, Schedule, plan
+from ...schedule.plan import BufferPlan, Schedule
 from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
 from . import nan_safe
@@ -435,18 +435,16 @@ class NumpyKernel:
             return self.function(dict(store))
 
 
-def compile_numpy(program: ir.Program, dtype=np.float64, schedule: Schedule | None = None,
+def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
                   optimize: str = "auto") -> NumpyKernel:
-    """Generate, and define, the Python function that runs ``program``'s schedule (planned
-    here unless given): matmul steps as ``numpy.matmul`` into a fresh array, the
+    """Generate, and define, the Python function that runs ``program``'s schedule:
+    matmul steps as ``numpy.matmul`` into a fresh array, the
     statements of every other step (loop nests and einsum steps) as einsum code.
 
     A GEMM step that copies an operand (``GemmStep.copies``: ``tr(A B)`` reads B
     transposed) runs as einsum code too: on this target the alternative to the copy is
     opt_einsum's own BLAS path, not a loop nest (measured: 1.2x faster for tr(A B) at
     n = 256), so only the C target pays the copy for BLAS."""
-    if schedule is None:
-        schedule = plan(program, dtype, fuse=False, reuse=False)  # the store is by name: no shared buffers
     gen = _Codegen(dtype, optimize)
     lines = ["def kernel(_s):"]
     for step in schedule.steps:

@@ -1,32 +1,37 @@
-"""The NumPy target: a kernel's schedule as generated Python (:mod:`.codegen`) over a
-store of named arrays."""
+"""The NumPy target: a schedule as generated Python (:mod:`.codegen`) over a store of
+named arrays."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...schedule.plan import plan
-from ...semantics.interface import initial_store
+from ...semantics.interface import Role, initial_store
 from ..store import results_from_store
-from .codegen import compile_numpy
+from .codegen import NumpyKernel, compile_numpy
+
+
+def render(program, schedule, loops, caps) -> NumpyKernel:
+    """The schedule's steps as generated Python (defined, not yet run)."""
+    return compile_numpy(program, schedule.dtype, schedule)
+
+
+def build(code: NumpyKernel, schedule, facts, options, reference=None) -> "NumpyTarget":
+    return NumpyTarget(code, facts.shapes, facts.roles, np.dtype(schedule.dtype))
 
 
 class NumpyTarget:
-    """A kernel's program on the NumPy target: its schedule's steps as generated Python."""
+    """A program on the NumPy target: its schedule's steps as generated Python."""
 
     fast_call = None
     c_call = None
-    loop_program = None
 
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.schedule = plan(kernel.executed, kernel.dtype, kernel.roles(), fuse=False, reuse=False)  # store by name
-        self.compiled = compile_numpy(kernel.executed, kernel.dtype, self.schedule)
-        self.source = self.compiled.source
+    def __init__(self, compiled: NumpyKernel, shapes, roles, dtype: np.dtype):
+        self.compiled = compiled
+        self.source = compiled.source
         # what every call needs, looked up once (a small kernel's call is mostly Python)
-        checked = kernel.checked
-        self._store_args = (checked.context.shapes, checked.interface.roles)
-        self._dtype, self._outputs = kernel.dtype, kernel.outputs
+        self._store_args = (shapes, roles)
+        self._dtype = dtype
+        self._outputs = tuple(name for name, role in roles.items() if role in (Role.INOUT, Role.OUT, Role.OPTIONAL))
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         shapes, roles = self._store_args

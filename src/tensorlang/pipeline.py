@@ -1,0 +1,217 @@
+"""The back half of the compiler as one chain of values: from an EIN program to a runner.
+
+:func:`compile` is the one driver below the front ends.  Every entry goes through it (text
+programs via :mod:`tensorlang.api`, einsum, the builder, field probes, specialisations,
+Dask chunks), and it starts from EIN: whatever produced the program, the stages below are
+the same.  Each stage is a plain function of the values before it, and its result is a
+frozen value that prints (``tensorlang compile --emit STAGE`` prints ``Compiled.STAGE``):
+
+========= ================================================ =========================
+stage     what it computes                                 function
+========= ================================================ =========================
+opt       the optimizer's passes (skipped with opt=False)  passes.optimize
+facts     what the later stages ask, computed once: roles, :func:`analyze`
+          shapes, declared structures, the target's caps
+schedule  steps (BLAS, loops, einsum) and buffers          schedule.plan.plan
+loops     the loop IR of the loop steps (targets that run  loops.loop_program
+          loops: C)
+code      the target's rendering (C source, NumPy source)  Target.render
+build     the runner (compiled, loaded)                    Target.build
+========= ================================================ =========================
+
+A target lists the stages it needs (:attr:`tensorlang.targets.Target.stages`): the
+interpreter needs none but ``build`` (it runs the reference semantics), NumPy no loops.
+``compile(..., until="loops")`` stops after a stage: what ``--emit`` of a stage the kernel's
+own target does not run computes (the schedule and loops the C target would run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from . import targets
+from .ein import ir
+from .ein.interp import run as ein_run
+from .ein.printer import to_lambda_text, to_text
+from .ein.structure import Structure
+from .loops import loop_program
+from .loops.ir import LoopProgram
+from .loops.printer import to_text as loops_text
+from .loops.structure import visited_points
+from .passes import Optimized, optimize
+from .schedule.plan import Schedule, plan
+from .schedule.printer import to_text as schedule_text
+from .semantics.interface import Role, interface
+from .targets import Caps
+
+#: The stages, in order (``--emit`` names them; ``ein`` is the program as given).
+STAGES = ("opt", "facts", "schedule", "loops", "code", "build")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a program is compiled, checked once by :func:`tensorlang.compile`: one record
+    that a :class:`~tensorlang.kernel.Kernel`, a :class:`~tensorlang.specialize.SymbolicKernel`
+    (for each of its specialisations) and a :class:`~tensorlang.specialize.KernelSpec` (for a
+    Dask worker) carry unchanged.  Hashable: it is part of a spec's key."""
+
+    #: the target that runs the program: "c", "numpy" or "interp" (resolved from "auto")
+    backend: str
+    dtype: np.dtype
+    #: the threads asked for (None: the default, :func:`tensorlang.kernel.default_threads`);
+    #: a kernel's ``threads`` attribute starts from it and may be set later
+    threads: int | None = None
+    #: run the optimizer (``opt=False``: the numpy and C targets run the lowered program)
+    opt: bool = True
+    #: optimizer passes left out (``skip_passes``; docs/optimizer.md)
+    skip_passes: tuple[str, ...] = ()
+    #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the numpy
+    #: and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
+    pad: int = 1
+    #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
+    #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
+    fma: bool = False
+    #: the target was chosen by ``backend="auto"``: a program the compiled targets cannot
+    #: lower yet (error[backend]) then runs on the reference interpreter instead
+    auto: bool = False
+    #: BLAS steps allowed (tests and benchmarks set False to see every statement as loops)
+    blas: bool = True
+    #: scalar operations from which a loop runs on threads; None: the machine's measured
+    #: threshold (targets/c/threshold.py); tests and benchmarks fix it
+    parallel_work: Any = None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the stages after the optimizer ask of the executed program, computed once."""
+
+    #: every variable's role in a call (semantics/interface.py)
+    roles: Mapping[str, Role]
+    #: the declared variables' shapes (the store a call starts from)
+    shapes: Mapping[str, tuple[int, ...]]
+    #: the structures the declarations promise, by name (ein/structure.py)
+    declared: Mapping[str, Structure]
+    #: what the target's steps may use on this machine
+    caps: Caps
+
+    def __str__(self) -> str:
+        lines = ["roles: " + ", ".join(f"{name} {role}" for name, role in self.roles.items())]
+        lines += [f"declared structure: {name}: {structure}" for name, structure in self.declared.items()]
+        caps = ", ".join(f"{f.name}={getattr(self.caps, f.name)}" for f in dataclasses.fields(self.caps))
+        return "\n".join([*lines, f"caps: {caps}"]) + "\n"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """Each stage's value (None for a stage not run); ``build`` is the runner."""
+
+    #: the program as given (``--emit ein``)
+    program: ir.Program
+    options: Options
+    roles: Mapping[str, Role]
+    #: the reference semantics ``reference(supplied, dtype) -> store`` (the interpreter target)
+    reference: Callable[..., dict] | None = field(default=None, compare=False)
+    opt: Optimized | None = None
+    facts: Facts | None = None
+    schedule: Schedule | None = None
+    loops: LoopProgram | None = None
+    code: Any = None
+    build: Any = None
+
+    @property
+    def executed(self) -> ir.Program:
+        """The EIN program the numpy and C targets run: the optimized one unless compiled
+        with ``opt=False``."""
+        return self.opt.program if self.opt is not None else self.program
+
+    def show(self, stage: str) -> str | None:
+        """The stage as text, or None where it was not run."""
+        if stage == "ein":
+            return to_text(self.program)
+        if stage == "lambda":
+            return to_lambda_text(self.program)
+        value = getattr(self, stage)
+        if value is None:
+            return None
+        if stage == "opt":
+            return to_text(value.program)
+        if stage == "schedule":
+            return schedule_text(value)
+        if stage == "loops":
+            assert self.schedule is not None, "loops are built from a schedule"
+            return loops_text(value, self.schedule)
+        if stage == "code":
+            return value.source
+        return str(value)
+
+
+def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) -> Facts:
+    """The facts stage: what the schedule, the loops and the target ask of ``program``."""
+    caps = targets.get(options.backend).caps(options.dtype, options.pad, options.blas, options.parallel_work)
+    declared = {d.name: d.structure for d in program.decls if d.structure is not None}
+    shapes = {d.name: d.shape for d in program.decls if d.name in roles}
+    return Facts(MappingProxyType(dict(roles)), MappingProxyType(shapes), MappingProxyType(declared), caps)
+
+
+def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule:
+    """The schedule stage: ``plan`` for the target's caps (the one caller of ``plan``)."""
+    caps = facts.caps
+    return plan(program, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
+                from_c=caps.blas_int_max is not None, on_supports=visited_points if caps.supports else None)
+
+
+def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
+    """The loops stage: the loop IR of the schedule's loop steps."""
+    return loop_program(schedule, facts.declared, parallel_work=facts.caps.parallel_work, fma=options.fma)
+
+
+def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] | None = None,  # noqa: A001
+            reference: Callable[..., dict] | None = None, until: str = "build") -> Compiled:
+    """Run the stages ``options.backend``'s target needs, up to ``until``, on ``program``.
+
+    ``roles``: the caller's interface (default: from the program's qualifiers);
+    ``reference``: the reference semantics the interpreter target runs (default: EIN's
+    evaluator on ``program``)."""
+    if until not in STAGES:
+        raise ValueError(f"no stage {until!r} (stages: {', '.join(STAGES)})")
+    target = targets.get(options.backend)
+    wanted = set(STAGES[:STAGES.index(until) + 1]) & set(target.stages)
+    roles = interface(program.decls).roles if roles is None else roles
+    if reference is None:
+        reference = _ein_reference(program, roles)
+    values: dict[str, Any] = {}
+    if "opt" in wanted and options.opt:
+        values["opt"] = optimize(program, options.skip_passes)
+    executed = values["opt"].program if "opt" in values else program
+    facts = analyze(executed, roles, options) if wanted & {"facts", "schedule", "loops", "code", "build"} else None
+    if "facts" in wanted:
+        values["facts"] = facts
+    if "schedule" in wanted:
+        assert facts is not None
+        values["schedule"] = schedule_of(executed, facts, options)
+    if "loops" in wanted:
+        assert facts is not None
+        values["loops"] = loops_of(values["schedule"], facts, options)
+    if "code" in wanted and target.render is not None:
+        values["code"] = target.render(executed, values["schedule"], values.get("loops"), facts.caps)
+    if "build" in wanted:
+        values["build"] = target.build(values.get("code"), values.get("schedule"), facts, options, reference)
+    return Compiled(program, options, roles, reference, **values)
+
+
+def _ein_reference(program: ir.Program, roles: Mapping[str, Role]) -> Callable[..., dict]:
+    """EIN's evaluator as the reference of a program that starts as EIN."""
+    from .semantics.interface import initial_store
+
+    shapes = {d.name: d.shape for d in program.decls}
+
+    def reference(supplied: Mapping[str, np.ndarray], dtype) -> dict:
+        store = ein_run(program, initial_store(shapes, roles, supplied, dtype))
+        return {name: np.asarray(value, dtype=dtype) for name, value in store.items()}
+
+    return reference
