@@ -448,7 +448,7 @@ class Kernel(ProgramInterface):
 
     def _decl_span(self, name: str):
         decl = self.checked.context.decls.get(name)
-        return decl.name_span if decl else None
+        return getattr(decl, "name_span", None)
 
     def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Every input an accepted name, an array of real numbers of its declared shape,

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import targets
 from .ein import ir
-from .ein.interp import run as ein_run
+from .ein.interp import reference as ein_reference
 from .ein.printer import to_lambda_text, to_text
 from .ein.structure import Structure
 from .loops import loop_program
@@ -183,7 +183,7 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
     wanted = set(STAGES[:STAGES.index(until) + 1]) & set(target.stages)
     roles = interface(program.decls).roles if roles is None else roles
     if reference is None:
-        reference = _ein_reference(program, roles)
+        reference = ein_reference(program, roles)
     values: dict[str, Any] = {}
     if "opt" in wanted and options.opt:
         values["opt"] = optimize(program, options.skip_passes)
@@ -203,15 +203,3 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
         values["build"] = target.build(values.get("code"), values.get("schedule"), facts, options, reference)
     return Compiled(program, options, roles, reference, **values)
 
-
-def _ein_reference(program: ir.Program, roles: Mapping[str, Role]) -> Callable[..., dict]:
-    """EIN's evaluator as the reference of a program that starts as EIN."""
-    from .semantics.interface import initial_store
-
-    shapes = {d.name: d.shape for d in program.decls}
-
-    def reference(supplied: Mapping[str, np.ndarray], dtype) -> dict:
-        store = ein_run(program, initial_store(shapes, roles, supplied, dtype))
-        return {name: np.asarray(value, dtype=dtype) for name, value in store.items()}
-
-    return reference

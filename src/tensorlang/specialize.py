@@ -224,7 +224,7 @@ class SymbolicKernel(ProgramInterface):
 
     def _error(self, message: str, name: str) -> TensorLangError:
         decl = self.checked.context.decls.get(name)
-        span = decl.name_span if decl is not None else None
+        span = getattr(decl, "name_span", None)
         return error("input", message, span).with_source(self.source)
 
     # ------------------------------------------------------------ specialising

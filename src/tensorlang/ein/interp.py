@@ -160,3 +160,18 @@ def _pick_last(a: np.ndarray, local, rank: int, n: int) -> np.ndarray:
     picks = np.broadcast_to(np.asarray(local), shape)[..., None]
     return np.take_along_axis(np.broadcast_to(a, shape + (n,)), picks, axis=-1)[..., 0]
 
+
+
+def reference(program: ir.Program, roles: Mapping[str, Any]) -> Callable[[Mapping[str, np.ndarray], Any], dict]:
+    """The reference semantics of a program that starts as EIN: ``reference(supplied,
+    dtype)`` is the final store of :func:`run` from the initial store the roles give
+    (semantics/interface.py), in ``dtype``."""
+    from ..semantics.interface import initial_store
+
+    shapes = {d.name: d.shape for d in program.decls}
+
+    def run_reference(supplied: Mapping[str, np.ndarray], dtype) -> dict:
+        store = run(program, initial_store(shapes, roles, supplied, dtype))
+        return {name: np.asarray(value, dtype=dtype) for name, value in store.items()}
+
+    return run_reference

@@ -16,7 +16,7 @@ from typing import Callable
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
-from . import builder, cfd, einsum, stur, teil, tl
+from . import builder, cfd, ein, einsum, stur, teil, tl
 from .language import Language, Params
 from .teil.convert import emit as _convert
 
@@ -26,7 +26,7 @@ DEFAULT = "tl"
 #: Every front end, by name.
 REGISTRY: dict[str, Language] = {
     lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, stur.LANGUAGE, einsum.LANGUAGE,
-                                      builder.LANGUAGE)
+                                      builder.LANGUAGE, ein.LANGUAGE)
 }
 
 #: The two front ends whose programs come from Python calls rather than files: the
@@ -34,6 +34,8 @@ REGISTRY: dict[str, Language] = {
 #: reaches them through these names, not by importing their folders.
 EINSUM = einsum
 BUILDER = builder
+#: Programs built as EIN in Python (einsum, the builder, field probes) enter here.
+EIN = ein.LANGUAGE
 
 #: File suffix -> language name.
 SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}
@@ -115,5 +117,5 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
         raise exc.with_source(source) from None
 
 
-__all__ = ["BUILDER", "DEFAULT", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
+__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
            "read_source"]

@@ -17,6 +17,7 @@ dimension numbers account for the dimensions already removed.
 from __future__ import annotations
 
 from ...ein import ir
+from ...ein.printer import to_text
 from ...errors import error
 from ..tl import ast as tl
 from ...semantics.types import CheckedProgram
@@ -183,6 +184,10 @@ def emit(checked: CheckedProgram, stage: str) -> str:
     """The program as text in the language of ``stage``: ``tl`` (the model language),
     ``teil``, or ``core`` (Core-TeIL, through :func:`~tensorlang.teil.core.to_core`).
     A variable name the target language reserves is renamed, with a comment saying so."""
+    if isinstance(checked.program, ir.Program):  # built as EIN (lang/ein): its text is index form
+        if stage == "tl":
+            return to_text(checked.program)
+        raise error("backend", "index-form statements have no TeIL counterpart (TeIL has no explicit indices)")
     is_teil = isinstance(checked.program, teil.Program)
     if stage == "tl":
         return to_model_source(teil_to_model(checked) if is_teil else checked.program)
