@@ -16,6 +16,6 @@ def generate(program, dtype, roles=None, blas: bool = True, parallel_work=None, 
 
 
 def c_kernel(program, dtype, roles=None, blas: bool = True, pad: int = 1):
-    """The built C kernel (runner) of ``program``."""
+    """The pipeline's values for ``program`` on the C target, built (``.build`` runs it)."""
     options = pipeline.Options("c", np.dtype(dtype), opt=False, pad=pad, blas=blas)
-    return pipeline.compile(program, options, roles=roles).build
+    return pipeline.compile(program, options, roles=roles)

@@ -207,7 +207,7 @@ def test_temporaries_of_different_shapes_share_buffers_by_size(source, seed, opt
         pytest.skip("no C compiler")
     note(source)
     k = tl.compile(source, backend="c", opt=opt)
-    plan = k.target.schedule.buffers
+    plan = k.schedule.buffers
     program = k.executed
     temps = {name for name, role in k.roles().items() if role == "temp"} & set(program.shapes)
     # a fused loop's per-iteration temporaries have no buffer (schedule/fusion.py)
@@ -253,7 +253,7 @@ def test_fig20_by_size_a_smaller_temporary_takes_a_dead_larger_buffer(monkeypatc
     assert temporary_bytes(p, roles(p.decls), 8, shared) == (2, 8 * (250 + 200))
     assert peak_temporary_bytes(p, roles(p.decls), 8) == 8 * (250 + 200)
     k = tl.compile(source, backend="c", opt=False)
-    plan = k.target.schedule.buffers
+    plan = k.schedule.buffers
     t3 = plan.buffers[plan.slot_of["t3"]]
     assert t3.alias == "t1" and t3.shape == (5, 3, 4, 2) and plan.pool_bytes == 8 * (250 + 200)
     assert f"real *v{plan.slot_of['t3']}" in k.target.source and f"real *v{plan.slot_of['t1']}," in k.target.source
@@ -272,7 +272,7 @@ def _memory_spans(k):
     """Per variable with a buffer of its own or shared (temporaries and results): the
     memory it lives in (an alias slot's owner's) and its live span (first write, last
     read or write; a result lives to the end), computed here, not by liveness.py."""
-    plan = k.target.schedule.buffers
+    plan = k.schedule.buffers
     program = k.executed
     roles_ = k.roles()
     names = {n for n, r in roles_.items() if r in ("temp", "out") and n in program.shapes}
@@ -350,7 +350,7 @@ def test_fig20_literally_tmp1_lives_in_the_result_before_it_is_written(monkeypat
         "and results' buffers before they are written (002 Fig. 20): 1 buffer, 1000 bytes; "
         "peak live 2000 bytes, 1000 bytes outside results' buffers")
     k = tl.compile(FIG20, backend="c", opt=False)
-    plan = k.target.schedule.buffers
+    plan = k.schedule.buffers
     assert plan.slot_of["tmp1"] == plan.slot_of["v"] and plan.pool_bytes == 1000
     rng = np.random.default_rng(1)
     inputs = {name: rng.uniform(-1, 1, p.shapes[name]) for name in ("A", "B", "C", "u")}
@@ -393,7 +393,7 @@ def test_fig16_inside_a_sum_runs_in_place_through_the_one_analysis(monkeypatch):
     shared = reuse(p, roles(p.decls), loop_statements(p.shapes))
     assert [(s.name, s.owner, s.figure, s.dying) for s in shared] == [("t", "y", "Fig. 16", "y")]
     k = tl.compile(F16_SUM, backend="c", opt=False)
-    plan = k.target.schedule.buffers
+    plan = k.schedule.buffers
     assert plan.slot_of["t"] == plan.slot_of["y"]
     # the statement was renamed: it reads its own target at the written index and the
     # one derivation says so (no scratch buffer, no copy back, no interchange)
@@ -432,7 +432,7 @@ def test_analyze_decides_what_runs_as_loops_as_the_c_target_does(monkeypatch, tm
         pytest.skip("needs a C compiler and a BLAS the generated C can call")
     assert steps.C_BLAS_WORK <= 96 * 96 < steps.BLAS_WORK
     k = tl.compile(BETWEEN, backend="c")
-    schedule, executed = k.target.schedule, k.executed
+    schedule, executed = k.schedule, k.executed
     in_loops = {id(s) for step in schedule.steps if isinstance(step, steps.LoopStep) for s in step.statements}
     c_loops = [id(s) in in_loops for s in executed.statements]
     assert c_loops[0] is False and c_loops[1:] == [True] * (len(c_loops) - 1)  # the product is a BLAS step

@@ -71,16 +71,17 @@ class Compiled:
         with loops_everywhere():
             if end_to_end:
                 kernel = tl.compile(text, backend="c", dtype=dtype, threads=threads or None)
-                c = kernel.target
+                compiled = kernel.compiled
                 self.call = lambda inputs: kernel(**inputs)
             else:
                 kernel = tl.compile(text, backend="interp", dtype=dtype)
-                c = c_kernel(kernel.ein, np.dtype(dtype), kernel.roles(), blas=False)
+                compiled = c_kernel(kernel.ein, np.dtype(dtype), kernel.roles(), blas=False)
+                c = compiled.build
                 self.call = lambda inputs: c.run(
                     {n: np.ascontiguousarray(v, dtype) for n, v in inputs.items()}, {}, threads)
         self.kernel = kernel
-        self.loop_program = c.loop_program
-        self.source = c.source
+        self.loop_program = compiled.loops
+        self.source = compiled.code.source
 
     def __call__(self, **inputs):
         return self.call(inputs)

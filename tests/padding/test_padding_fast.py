@@ -69,7 +69,7 @@ def test_blas_steps_run_on_padded_buffers(text, kind, pad):
         kernel = tl.compile(text, backend="c", pad=pad)
         unpadded = tl.compile(text, backend="c")
     assert any(isinstance(s, kind) for s in kernel.target.steps), kernel.target.steps
-    inputs = {b.name: rng.uniform(-1, 1, b.shape) for b in kernel.target.schedule.buffers.buffers if b.role == "in"}
+    inputs = {b.name: rng.uniform(-1, 1, b.shape) for b in kernel.schedule.buffers.buffers if b.role == "in"}
     expected = unpadded(**inputs)
     for given_inputs in (inputs, {k: padded_copy(v, pad) for k, v in inputs.items()}):
         results, store = run_with_store(kernel, **given_inputs)

@@ -59,7 +59,7 @@ def padded_run(text: str, inputs: dict, pad: int, every: bool = False):
 
 def assert_padding_zero(kernel, store: dict) -> None:
     """Every variable's buffer is zero outside its unpadded region (000 rule d-pad-var)."""
-    buffers = kernel.target.schedule.buffers
+    buffers = kernel.schedule.buffers
     for n, buffer in enumerate(buffers.buffers):
         if buffer.name not in store or buffer.name.startswith("<"):
             continue  # the flat scratch slot has no padding of its own

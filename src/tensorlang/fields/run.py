@@ -18,8 +18,10 @@ import numpy as np
 from ..ein import interp, ir
 from ..ein.fields import Conv, Probe
 from ..ein.rewrite import Tally, counting
-from ..errors import TensorLangError, error
-from ..kernel import check_threads, default_threads
+from .. import lang
+from ..errors import Source, TensorLangError, error
+from ..kernel import Kernel as CompiledKernel, check_threads, default_threads
+from ..pipeline import Options
 from ..passes import fields as field_passes
 from ..passes import optimize
 from ..semantics.interface import check_out
@@ -186,19 +188,17 @@ def _direct(plan: Plan) -> str | None:
 
 
 def _compiled(f: Field, plan: Plan):
-    """The probe's EIN program compiled by the C target (its .tl text through
-    ``tensorlang.compile``), once per field; None where that is not possible (no
-    compiler, a number the text form cannot carry, ``USE_C`` off): the EIN evaluator
-    runs it then."""
+    """The probe's EIN program compiled by the C target (through the one driver,
+    :mod:`tensorlang.pipeline`, from the EIN program itself), once per field; None where
+    that is not possible (no compiler, ``USE_C`` off): the EIN evaluator runs it then."""
     if not USE_C:
         return None
     if "kernel" not in f._cache:
         kernel = None
         if cprobe.available():
-            from ..api import compile as compile_program
-            from ..ein.printer import to_text
             try:
-                kernel = compile_program(to_text(plan.program), backend="c")
+                kernel = CompiledKernel(lang.EIN, lang.EIN.check(plan.program), Source("", "<field probe>"),
+                                Options("c", np.dtype(np.float64)))
             except TensorLangError:
                 kernel = None
         f._cache["kernel"] = kernel
