@@ -203,3 +203,32 @@ def test_a_new_front_end_is_one_language_value_and_one_registry_line(monkeypatch
         np.testing.assert_allclose(tl.compile(path, backend=backend)(A=a, B=b)["C"], a @ b)
     assert tl.compile(path, backend="interp").ir("ast").startswith("// toy\n")
     tl.check(path)
+
+
+# ------------------------------------------------------------------ the back half (pipeline)
+ABOVE_TARGETS = {"tensorlang.kernel", "tensorlang.pipeline", "tensorlang.stages", "tensorlang.api",
+                 "tensorlang.specialize"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("tensorlang.targets")))
+def test_no_target_imports_the_kernel_or_the_driver(name):
+    """Targets are renderers of the pipeline's values: they never see a Kernel."""
+    assert GRAPH[name] & ABOVE_TARGETS == set()
+
+
+
+
+def _plan_callers() -> list[str]:
+    found = []
+    for name, path in MODULES.items():
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#")[0]
+            if re.search(r"(?<![_a-zA-Z.])plan\(", code) and not code.lstrip().startswith("def "):
+                found.append(f"{name}:{n}")
+    return found
+
+
+def test_the_schedule_is_planned_in_one_place():
+    """``plan(`` has one caller: the pipeline's schedule stage."""
+    callers = _plan_callers()
+    assert len(callers) == 1 and callers[0].startswith("tensorlang.pipeline:"), callers

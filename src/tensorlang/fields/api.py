@@ -135,17 +135,17 @@ class Field:
         """IR node counts after each stage of the probe's compilation (004 Fig. 4):
         the field expression, after normalization, after Slice lowering, and after each
         optimizer pass."""
-        return list(run.plan(self).stages)
+        return list(run.probe_plan(self).stages)
 
     @guard
     def rules(self) -> dict[str, int]:
         """How often each field-normalization rule fired for the probe."""
-        return dict(run.plan(self).rules)
+        return dict(run.probe_plan(self).rules)
 
     @guard
     def program(self) -> ir.Program:
         """The optimized EIN program a probe block runs (points as the first axis)."""
-        return run.plan(self).program
+        return run.probe_plan(self).program
 
     @guard
     def ir(self, stage: str = "opt") -> str:
@@ -155,7 +155,7 @@ class Field:
         from ..ein.fields import to_text
         from ..ein.printer import to_text as program_text
 
-        plan = run.plan(self)
+        plan = run.probe_plan(self)
         shown = {"field": lambda: to_text(plan.probe), "normalize": lambda: to_text(plan.normal),
                  "slice": lambda: program_text(plan.lowered), "opt": lambda: program_text(plan.program)}
         if stage not in shown:

@@ -46,7 +46,7 @@ def probe(f: Field, points, threads: int | None = None, out: np.ndarray | None =
     goes (checked by :func:`_target`), returned; None: a new array."""
     pts, single = _points(points, f.dim)
     nthreads = check_threads(threads) or default_threads()
-    the_plan = plan(f)
+    the_plan = probe_plan(f)
     result = _target(f, pts, single, out)
     direct = _direct(the_plan)
     if direct is not None:  # one probed convolution: computed straight into the result
@@ -128,7 +128,7 @@ class Plan:
     rules: tuple[tuple[str, int], ...]
 
 
-def plan(f: Field) -> Plan:
+def probe_plan(f: Field) -> Plan:
     """Normalize, lower (Slice) and optimize the probe of ``f`` once (cached)."""
     plan = f._cache.get("plan")
     if plan is not None:

@@ -16,7 +16,7 @@ from typing import Callable
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
-from . import builder, cfd, ein, einsum, stur, teil, tl
+from . import builder, cfd, ein_built, einsum, stur, teil, tl
 from .language import Language, Params
 from .teil.convert import emit as _convert
 
@@ -26,7 +26,7 @@ DEFAULT = "tl"
 #: Every front end, by name.
 REGISTRY: dict[str, Language] = {
     lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, stur.LANGUAGE, einsum.LANGUAGE,
-                                      builder.LANGUAGE, ein.LANGUAGE)
+                                      builder.LANGUAGE, ein_built.LANGUAGE)
 }
 
 #: The two front ends whose programs come from Python calls rather than files: the
@@ -35,7 +35,7 @@ REGISTRY: dict[str, Language] = {
 EINSUM = einsum
 BUILDER = builder
 #: Programs built as EIN in Python (einsum, the builder, field probes) enter here.
-EIN = ein.LANGUAGE
+EIN = ein_built.LANGUAGE
 
 #: File suffix -> language name.
 SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}

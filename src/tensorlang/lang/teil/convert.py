@@ -184,7 +184,7 @@ def emit(checked: CheckedProgram, stage: str) -> str:
     """The program as text in the language of ``stage``: ``tl`` (the model language),
     ``teil``, or ``core`` (Core-TeIL, through :func:`~tensorlang.teil.core.to_core`).
     A variable name the target language reserves is renamed, with a comment saying so."""
-    if isinstance(checked.program, ir.Program):  # built as EIN (lang/ein): its text is index form
+    if isinstance(checked.program, ir.Program):  # built as EIN (lang/ein_built): its text is index form
         if stage == "tl":
             return to_text(checked.program)
         raise error("backend", "index-form statements have no TeIL counterpart (TeIL has no explicit indices)")

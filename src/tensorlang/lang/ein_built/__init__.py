@@ -42,7 +42,7 @@ def _interpret(checked: CheckedProgram, supplied, dtype) -> dict:
 
 
 LANGUAGE = Language(
-    name="ein",
+    name="ein_built",
     suffixes=(),
     parse=_parse,
     check=check,
