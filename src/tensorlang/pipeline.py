@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import targets
+from .analysis.structure import infer
 from .ein import ir
 from .ein.interp import reference as ein_reference
 from .ein.printer import to_lambda_text, to_text
@@ -44,6 +45,7 @@ from .loops.ir import LoopProgram
 from .loops.printer import to_text as loops_text
 from .loops.structure import visited_points
 from .passes import Optimized, optimize
+from .passes.split import lift_concat_items
 from .schedule.plan import Schedule, plan
 from .schedule.printer import to_text as schedule_text
 from .semantics.interface import Role, interface
@@ -98,10 +100,18 @@ class Facts:
     declared: Mapping[str, Structure]
     #: what the target's steps may use on this machine
     caps: Caps
+    #: structure inferred for a program with a direct sum (annihilating zeros counted),
+    #: by name: the schedule keeps sums with redundant blocks as loops (003 Fig. 10)
+    blocks: Mapping[str, Any] = field(default_factory=dict)
+    #: for a structured program on a target whose loops visit supports only: how many
+    #: points each statement's nest visits of how many dense ones, by target (003 Fig. 9)
+    visits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = ["roles: " + ", ".join(f"{name} {role}" for name, role in self.roles.items())]
         lines += [f"declared structure: {name}: {structure}" for name, structure in self.declared.items()]
+        lines += [f"blocks: {name}: {found.describe()}" for name, found in self.blocks.items() if found.redundant_blocks]
+        lines += [f"visits: {name}: {points[0]} of {points[1]} points" for name, points in self.visits.items()]
         caps = ", ".join(f"{f.name}={getattr(self.caps, f.name)}" for f in dataclasses.fields(self.caps))
         return "\n".join([*lines, f"caps: {caps}"]) + "\n"
 
@@ -155,14 +165,38 @@ def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) ->
     caps = targets.get(options.backend).caps(options.dtype, options.pad, options.blas, options.parallel_work)
     declared = {d.name: d.structure for d in program.decls if d.structure is not None}
     shapes = {d.name: d.shape for d in program.decls if d.name in roles}
-    return Facts(MappingProxyType(dict(roles)), MappingProxyType(shapes), MappingProxyType(declared), caps)
+    lifted = lift_concat_items(program)  # as the schedule sees it: a direct sum's items in temporaries
+    blocks: Mapping[str, Any] = {}
+    if caps.blas and any(isinstance(node, ir.Concat) for stmt in lifted.statements for node in ir.nodes(stmt.body)):
+        blocks = _inferred(lifted, annihilating=True) or {}
+    visits: dict[str, tuple[int, int]] = {}
+    if caps.blas and caps.supports and options.pad == 1 and declared:
+        known = _inferred(lifted, annihilating=False)
+        for stmt in lifted.statements if known is not None else ():
+            try:
+                points = visited_points(stmt, known)
+            except Exception:  # noqa: BLE001 - a statement the analysis cannot read: no claim
+                points = None
+            if points is not None:
+                visits[stmt.target] = points
+    return Facts(MappingProxyType(dict(roles)), MappingProxyType(shapes), MappingProxyType(declared), caps,
+                 MappingProxyType(dict(blocks)), MappingProxyType(visits))
+
+
+def _inferred(program: ir.Program, annihilating: bool) -> Mapping[str, Any] | None:
+    """The structure analysis of ``program`` (analysis/structure.py), or None where it
+    cannot read an expression (no claim is made then)."""
+    try:
+        return infer(program, annihilating=annihilating)
+    except Exception:  # noqa: BLE001 - an expression the analysis cannot read: no claim
+        return None
 
 
 def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule:
     """The schedule stage: ``plan`` for the target's caps (the one caller of ``plan``)."""
     caps = facts.caps
     return plan(program, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
-                from_c=caps.blas_int_max is not None, on_supports=visited_points if caps.supports else None)
+                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks)
 
 
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:

@@ -27,7 +27,7 @@ import tensorlang as tl
 from tensorlang.ein import ir
 from tensorlang.schedule import plan as plan_module
 from tensorlang.schedule.steps import LoopStep
-from tensorlang.targets.c import runtime as c_runtime
+from tensorlang import pipeline
 
 from properties.harness import assert_meets_ein_oracle, special_inputs
 
@@ -69,11 +69,11 @@ def _unfused(text: str):
     """The C kernel with fusion and BLAS steps off (every statement its own loop nest)."""
     original = plan_module.plan
 
-    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True, from_c=False, on_supports=None):
+    def plain(program, dtype, roles=None, blas=True, reuse=True, pad=1, fuse=True, from_c=False, **facts):
         return original(program, dtype, roles, False, reuse, pad, False)
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(c_runtime, "plan", plain)
+        m.setattr(pipeline, "plan", plain)
         return tl.compile(text, backend="c")
 
 

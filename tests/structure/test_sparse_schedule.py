@@ -1,5 +1,5 @@
 """A sum whose summand the declarations make zero on most of its iteration space stays a
-loop nest over its support instead of a dense BLAS step (schedule.plan ``on_supports``,
+loop nest over its support instead of a dense BLAS step (schedule.plan ``visits``, the pipeline's facts by
 loops.structure.visited_points): at sizes where the BLAS step would otherwise be taken,
 the C schedule picks loops exactly where they visit at most 1/SPARSE_GAIN of the dense
 points, and the result equals the reference interpreter."""

@@ -422,9 +422,10 @@ def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) ->
     and :func:`restrict` have restricted it, the points of its dense iteration space),
     or None where ``stmt`` is no sum over a product these rewrites apply to.  A fixed or
     equal index counts 1, a triangular loop half its extent, a later start what is left:
-    what the schedule weighs against a dense BLAS step (``schedule.plan``'s
-    ``on_supports``).  ``known``: the structures of the tensors ``stmt`` reads, and of
-    its target where the caller has it (``analysis.structure.infer`` gives both)."""
+    what the schedule weighs against a dense BLAS step (``schedule.plan``'s ``visits``,
+    which the pipeline's facts stage computes with it).  ``known``: the structures of
+    the tensors ``stmt`` reads, and of its target where the caller has it
+    (``analysis.structure.infer`` gives both)."""
     if not isinstance(stmt.body, ein.Sum):
         return None
     extents = {**dict(stmt.index), **dict(stmt.body.index)}

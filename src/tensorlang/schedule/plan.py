@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -349,18 +349,20 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
-         on_supports: Callable | None = None) -> Schedule:
+         visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
     is a loop nest but the BLAS steps that run on the padded buffers as they are.
     ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
     targets that run loop steps statement by statement, NumPy's, pass False).  ``from_c``:
     the target calls BLAS from generated C, so a single GEMM pays sooner
-    (:data:`.steps.C_BLAS_WORK`).  ``on_supports``: where the target's loop nests visit
-    only the support of a sum's summand (the C target's), how many points a statement's
-    nest visits of how many dense ones (:func:`tensorlang.loops.structure.visited_points`):
-    a sum visiting a small part of its dense iteration space stays a loop nest
-    (:func:`_sparse_sums`)."""
+    (:data:`.steps.C_BLAS_WORK`).  ``visits``: where the target's loop nests visit only
+    the support of a sum's summand (the C target's), how many points each statement's
+    nest visits of how many dense ones, by target (the pipeline's facts): a sum visiting
+    a small part of its dense iteration space stays a loop nest (:func:`_sparse_sums`).
+    ``blocks``: the structures inferred for a program with a direct sum, by name (the
+    pipeline's facts): a sum whose result has redundant blocks stays a loop nest
+    (:func:`_block_structured`)."""
     program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
     fusions: tuple[Fusion, ...] = ()
     if pad > 1:
@@ -378,9 +380,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             scheduled.append(LoopStep(tuple(s for s, _ in group), tuple(sorted(slots)), tuple(r for _, r in group)))
             group.clear()
 
-    structured = _block_structured(program) if blas else {}
-    if blas and on_supports is not None and pad == 1:
-        structured = {**_sparse_sums(program, on_supports), **structured}
+    structured = _block_structured(program, blocks) if blas and blocks else {}
+    if blas and visits and pad == 1:
+        structured = {**_sparse_sums(program, visits), **structured}
     skip = 0
     for n, stmt in enumerate(program.statements):
         if n < skip:
@@ -427,18 +429,11 @@ def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
     return replace(program, statements=tuple(statements))
 
 
-def _block_structured(program: ir.Program) -> dict[str, str]:
+def _block_structured(program: ir.Program, found: Mapping) -> dict[str, str]:
     """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10:
     ``Σ_r x_r x_rᵀ`` with x = f ⊕ vec(f⊗f)), by target, with why they stay loop nests:
     the loops compute their unique entries only (:func:`tensorlang.loops.structure.compress_blocks`),
-    which a dense BLAS step cannot.  Only programs with a direct sum can have them."""
-    if not any(isinstance(node, ir.Concat) for stmt in program.statements for node in ir.nodes(stmt.body)):
-        return {}
-    from ..analysis.structure import infer  # only for programs with a direct sum
-    try:
-        found = infer(program)
-    except Exception:  # an expression the analysis cannot read: no claim
-        return {}
+    which a dense BLAS step cannot.  ``found``: the structures inferred for the program."""
     return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
             if stmt.target in found and found[stmt.target].redundant_blocks
             and any(isinstance(node, (ir.Sum, ir.Reduce)) for node in ir.nodes(stmt.body))}
@@ -455,26 +450,15 @@ def _computed(found) -> str:
 
 
 
-def _sparse_sums(program: ir.Program, visits: Callable) -> dict[str, str]:
+def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> dict[str, str]:
     """The sums whose summand is zero on most of their iteration space by the
     declarations' promises (003 Fig. 9: a product's support is the intersection), by
     target, with why they stay loop nests: the loops visit the support only (a fixed
-    slice, an equal index, a triangle: ``visits(stmt, structures)`` says how many points
-    they visit of how many dense ones), which a dense BLAS step cannot.  Only programs
-    with a declared structure can have them."""
-    if not any(d.structure is not None for d in program.decls):
-        return {}
-    from ..analysis.structure import infer  # only for structured programs
-    try:
-        found = infer(program, annihilating=False)
-    except Exception:  # an expression the analysis cannot read: no claim
-        return {}
+    slice, an equal index, a triangle: ``visits[target]`` says how many points they visit
+    of how many dense ones), which a dense BLAS step cannot."""
     chosen = {}
     for stmt in program.statements:
-        try:
-            points = visits(stmt, found)
-        except Exception:  # a statement the analysis cannot read: no claim, the usual choice
-            points = None
+        points = visits.get(stmt.target)
         if points is not None and points[0] * SPARSE_GAIN <= points[1]:
             chosen[stmt.target] = (f"structure: its loops visit {points[0]} of {points[1]} points, the summand's "
                                    f"support (<= 1/SPARSE_GAIN {SPARSE_GAIN})")
