@@ -78,75 +78,99 @@ def run(program: ir.Program, inputs: Mapping[str, np.ndarray], domain: Values = 
     return store
 
 
-def evaluate(e: ir.Expr, scope: list[tuple[str, int]], store: Mapping[str, Value],
-             domain: Values = VALUES) -> Value:
-    """The value of ``e`` at every point of ``scope`` (one axis per index variable)."""
-    rank = len(scope)
-    axis = {name: a for a, (name, _) in enumerate(scope)}
+class At:
+    """Where an expression is evaluated: the scope (one axis per index variable, in
+    order), the store and the value domain."""
 
-    def coords(i: ir.Index):
+    def __init__(self, scope: list[tuple[str, int]], store: Mapping[str, Value], domain: Values):
+        self.scope, self.store, self.domain = scope, store, domain
+        self.rank = len(scope)
+        self.axis = {name: a for a, (name, _) in enumerate(scope)}
+
+    def coords(self, i: ir.Index):
         """The 0-based values an index takes, laid along its variables' axes (a position
         is a number; an affine index Σ c·v + offset is computed over 1-based values)."""
         if isinstance(i, int):
             return i - 1
         if not isinstance(i, str):
-            return index_position(i, lambda v: coords(v) + 1) - 1
-        a, n = axis[i], scope[axis[i]][1]
-        return np.arange(n).reshape([1] * a + [n] + [1] * (rank - a - 1))
+            return index_position(i, lambda v: self.coords(v) + 1) - 1
+        a, n = self.axis[i], self.scope[self.axis[i]][1]
+        return np.arange(n).reshape([1] * a + [n] + [1] * (self.rank - a - 1))
 
-    def spread(array) -> np.ndarray:
+    def spread(self, array) -> np.ndarray:
         array = np.asarray(array, dtype=np.float64)
-        return array if array.ndim == rank else array.reshape([1] * rank)
+        return array if array.ndim == self.rank else array.reshape([1] * self.rank)
 
-    def ev(e: ir.Expr) -> Value:
-        return evaluate(e, scope, store, domain)
+    def ev(self, e: ir.Expr, extra: list[tuple[str, int]] | None = None) -> Value:
+        """``e`` here, or over the scope extended by ``extra`` index variables."""
+        return evaluate(e, self.scope + extra if extra else self.scope, self.store, self.domain)
 
-    if isinstance(e, ir.Tensor):
-        picks = tuple(coords(i) for i in e.indices)
-        return domain.each(store[e.name], lambda a: spread(a[picks]))
-    if isinstance(e, ir.Const):
-        return domain.exact(spread(e.value))
-    if isinstance(e, ir.Delta):
-        return domain.exact(spread(np.equal(coords(e.first), coords(e.second))))
-    if isinstance(e, ir.Epsilon):
-        return domain.exact(spread(epsilon_sign([coords(i) for i in e.indices])))
-    if isinstance(e, ir.Neg):
-        return domain.neg(ev(e.arg))
-    if isinstance(e, ir.Apply):
-        return domain.apply(e.fn, ev(e.arg))
-    if isinstance(e, ir.BinOp):
-        return domain.binop(e.op, ev(e.left), ev(e.right))
-    if isinstance(e, (ir.Sum, ir.Reduce)):
-        # the body over the scope extended by the reduced indices, every reduced axis at
-        # its full extent (also where the body does not depend on it), folded as one axis
-        body = evaluate(e.body, scope + list(e.index), store, domain)
-        extents = (1,) * rank + tuple(n for _, n in e.index)
 
-        def terms(a: np.ndarray) -> np.ndarray:
-            full = np.broadcast_shapes(a.shape, extents)
-            limits.check_allocation(math.prod(full), a.itemsize, "a reduction of the EIN evaluator")
-            return np.broadcast_to(a, full).reshape(full[:rank] + (-1,))
+def _tensor(e: ir.Tensor, at: At) -> Value:
+    picks = tuple(at.coords(i) for i in e.indices)
+    return at.domain.each(at.store[e.name], lambda a: at.spread(a[picks]))
 
-        return domain.reduce(e.op if isinstance(e, ir.Reduce) else "+", domain.each(body, terms))
-    if isinstance(e, ir.Stack):
-        # [e1, ..., en][i] = e_i: each point takes exactly one item's value
-        position = coords(e.index)
-        value = domain.exact(spread(0.0))
-        for s, item in enumerate(e.items):
-            value = domain.choose(position == s, ev(item), value)
-        return value
-    if isinstance(e, ir.Concat):
-        # the direct sum: each point takes exactly one item's value, item k read at its
-        # own variable g - S_k (clipped into range where the point is another item's)
-        position = coords(e.index)
-        value = domain.exact(spread(0.0))
-        for (name, n), start, item in zip(e.parts, e.starts, e.items):
-            local = np.clip(np.asarray(position) - start, 0, n - 1)
-            inner = evaluate(item, scope + [(name, n)], store, domain)
-            picked = domain.each(inner, functools.partial(_pick_last, local=local, rank=rank, n=n))
-            value = domain.choose((position >= start) & (position < start + n), picked, value)
-        return value
-    raise TypeError(f"not an EIN expression: {e!r}")
+
+def _reduction(e: ir.Sum | ir.Reduce, at: At) -> Value:
+    """The body over the scope extended by the reduced indices, every reduced axis at its
+    full extent (also where the body does not depend on it), folded as one axis."""
+    body = at.ev(e.body, list(e.index))
+    extents = (1,) * at.rank + tuple(n for _, n in e.index)
+
+    def terms(a: np.ndarray) -> np.ndarray:
+        full = np.broadcast_shapes(a.shape, extents)
+        limits.check_allocation(math.prod(full), a.itemsize, "a reduction of the EIN evaluator")
+        return np.broadcast_to(a, full).reshape(full[:at.rank] + (-1,))
+
+    return at.domain.reduce(e.op if isinstance(e, ir.Reduce) else "+", at.domain.each(body, terms))
+
+
+def _stack(e: ir.Stack, at: At) -> Value:
+    """[e1, ..., en][i] = e_i: each point takes exactly one item's value."""
+    position = at.coords(e.index)
+    value = at.domain.exact(at.spread(0.0))
+    for s, item in enumerate(e.items):
+        value = at.domain.choose(position == s, at.ev(item), value)
+    return value
+
+
+def _concat(e: ir.Concat, at: At) -> Value:
+    """The direct sum: each point takes exactly one item's value, item k read at its own
+    variable g - S_k (clipped into range where the point is another item's)."""
+    position = at.coords(e.index)
+    value = at.domain.exact(at.spread(0.0))
+    for (name, n), start, item in zip(e.parts, e.starts, e.items):
+        local = np.clip(np.asarray(position) - start, 0, n - 1)
+        inner = at.ev(item, [(name, n)])
+        picked = at.domain.each(inner, functools.partial(_pick_last, local=local, rank=at.rank, n=n))
+        value = at.domain.choose((position >= start) & (position < start + n), picked, value)
+    return value
+
+
+#: How each node kind evaluates (a new node kind adds its entry: tests/test_architecture.py
+#: checks that every kind of ein/ir.py has one).
+EVALUATE: dict[type, Callable[[Any, At], Value]] = {
+    ir.Tensor: _tensor,
+    ir.Const: lambda e, at: at.domain.exact(at.spread(e.value)),
+    ir.Delta: lambda e, at: at.domain.exact(at.spread(np.equal(at.coords(e.first), at.coords(e.second)))),
+    ir.Epsilon: lambda e, at: at.domain.exact(at.spread(epsilon_sign([at.coords(i) for i in e.indices]))),
+    ir.Neg: lambda e, at: at.domain.neg(at.ev(e.arg)),
+    ir.Apply: lambda e, at: at.domain.apply(e.fn, at.ev(e.arg)),
+    ir.BinOp: lambda e, at: at.domain.binop(e.op, at.ev(e.left), at.ev(e.right)),
+    ir.Sum: _reduction,
+    ir.Reduce: _reduction,
+    ir.Stack: _stack,
+    ir.Concat: _concat,
+}
+
+
+def evaluate(e: ir.Expr, scope: list[tuple[str, int]], store: Mapping[str, Value],
+             domain: Values = VALUES) -> Value:
+    """The value of ``e`` at every point of ``scope`` (one axis per index variable)."""
+    rule = EVALUATE.get(type(e))
+    if rule is None:
+        raise TypeError(f"not an EIN expression: {e!r}")
+    return rule(e, At(scope, store, domain))
 
 
 def _pick_last(a: np.ndarray, local, rank: int, n: int) -> np.ndarray:

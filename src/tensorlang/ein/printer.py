@@ -13,6 +13,8 @@ variable used only inside affine indices gets its extent written, ``sum(a:3)``.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from ..semantics.values import FUNCTION_NAMES, REDUCTIONS
 from . import ir
 
@@ -68,47 +70,70 @@ def _wrap(e: ir.Expr, ok) -> str:
     return text if ok(level) else f"({text})"
 
 
+def _const(e: ir.Const) -> tuple[str, int]:
+    if e.value < 0:
+        return "-" + number_text(-e.value), _FACTOR
+    return number_text(e.value), _ATOM
+
+
+def _concat(e: ir.Concat) -> tuple[str, int]:
+    """concat(a:3 => e1, b:4 => e2)[p]: the direct sum at p."""
+    parts = ", ".join(f"{name}:{n} => {_render(item)[0]}" for (name, n), item in zip(e.parts, e.items))
+    return f"concat({parts})[{_index(e.index)}]", _ATOM
+
+
+def _neg(e: ir.Neg) -> tuple[str, int]:
+    text, level = _render(e.arg)
+    if level >= _FACTOR:
+        return "-" + text, _FACTOR
+    if level == _ISUM:
+        return "-" + text, _ISUM
+    return f"-({text})", _FACTOR
+
+
+def _reduction(e: ir.Sum | ir.Reduce) -> tuple[str, int]:
+    """Every reduction binds like sum."""
+    word = REDUCTIONS[e.op].word if isinstance(e, ir.Reduce) else "sum"
+    names = ",".join(name if _inferred(name, e.body) else f"{name}:{n}" for name, n in e.index)
+    return f"{word}({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
+
+
+def _binop(e: ir.BinOp) -> tuple[str, int]:
+    if e.op in "+-":
+        left = _wrap(e.left, lambda lv: lv >= _SUM)
+        right = _wrap(e.right, lambda lv: lv >= _TERM)
+        return f"{left} {e.op} {right}", _SUM
+    left = _wrap(e.left, lambda lv: lv >= _PROD)
+    rtext, rlevel = _render(e.right)
+    if rlevel == _ISUM:
+        return f"{left} {e.op} {rtext}", _TERM
+    right = rtext if rlevel >= _FACTOR else f"({rtext})"
+    return f"{left} {e.op} {right}", _PROD
+
+
+#: How each node kind prints, with its precedence level (a new node kind adds its entry:
+#: tests/test_architecture.py checks that every kind of ein/ir.py has one).
+RENDER: dict[type, Callable[[Any], tuple[str, int]]] = {
+    ir.Tensor: lambda e: (e.name + (_indices(e.indices) if e.indices else ""), _ATOM),
+    ir.Const: _const,
+    ir.Delta: lambda e: (f"delta[{_index(e.first)},{_index(e.second)}]", _ATOM),
+    ir.Epsilon: lambda e: (f"eps{_indices(e.indices)}", _ATOM),
+    ir.Apply: lambda e: (f"{e.fn}({_render(e.arg)[0]})", _ATOM),
+    # [e1, e2, ...][i]: item i of the stack
+    ir.Stack: lambda e: (f"[{', '.join(_render(item)[0] for item in e.items)}][{_index(e.index)}]", _ATOM),
+    ir.Concat: _concat,
+    ir.Neg: _neg,
+    ir.Sum: _reduction,
+    ir.Reduce: _reduction,
+    ir.BinOp: _binop,
+}
+
+
 def _render(e: ir.Expr) -> tuple[str, int]:
-    if isinstance(e, ir.Tensor):
-        return e.name + (_indices(e.indices) if e.indices else ""), _ATOM
-    if isinstance(e, ir.Const):
-        if e.value < 0:
-            return "-" + number_text(-e.value), _FACTOR
-        return number_text(e.value), _ATOM
-    if isinstance(e, ir.Delta):
-        return f"delta[{_index(e.first)},{_index(e.second)}]", _ATOM
-    if isinstance(e, ir.Epsilon):
-        return f"eps{_indices(e.indices)}", _ATOM
-    if isinstance(e, ir.Apply):
-        return f"{e.fn}({_render(e.arg)[0]})", _ATOM
-    if isinstance(e, ir.Stack):  # [e1, e2, ...][i]: item i of the stack
-        return f"[{', '.join(_render(item)[0] for item in e.items)}][{_index(e.index)}]", _ATOM
-    if isinstance(e, ir.Concat):  # concat(a:3 => e1, b:4 => e2)[p]: the direct sum at p
-        parts = ", ".join(f"{name}:{n} => {_render(item)[0]}" for (name, n), item in zip(e.parts, e.items))
-        return f"concat({parts})[{_index(e.index)}]", _ATOM
-    if isinstance(e, ir.Neg):
-        text, level = _render(e.arg)
-        if level >= _FACTOR:
-            return "-" + text, _FACTOR
-        if level == _ISUM:
-            return "-" + text, _ISUM
-        return f"-({text})", _FACTOR
-    if isinstance(e, (ir.Sum, ir.Reduce)):  # every reduction binds like sum
-        word = REDUCTIONS[e.op].word if isinstance(e, ir.Reduce) else "sum"
-        names = ",".join(name if _inferred(name, e.body) else f"{name}:{n}" for name, n in e.index)
-        return f"{word}({names}) " + _wrap(e.body, lambda lv: lv >= _TERM), _ISUM
-    if isinstance(e, ir.BinOp):
-        if e.op in "+-":
-            left = _wrap(e.left, lambda lv: lv >= _SUM)
-            right = _wrap(e.right, lambda lv: lv >= _TERM)
-            return f"{left} {e.op} {right}", _SUM
-        left = _wrap(e.left, lambda lv: lv >= _PROD)
-        rtext, rlevel = _render(e.right)
-        if rlevel == _ISUM:
-            return f"{left} {e.op} {rtext}", _TERM
-        right = rtext if rlevel >= _FACTOR else f"({rtext})"
-        return f"{left} {e.op} {right}", _PROD
-    raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
+    rule = RENDER.get(type(e))
+    if rule is None:
+        raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
+    return rule(e)
 
 
 def _inferred(name: str, e: ir.Expr) -> bool:
