@@ -437,7 +437,7 @@ def _block_structured(program: ir.Program) -> dict[str, str]:
     from ..analysis.structure import infer  # only for programs with a direct sum
     try:
         found = infer(program)
-    except Exception:  # an expression the analysis cannot read: no claim
+    except Exception:  # noqa: BLE001 - an expression the analysis cannot read: no claim
         return {}
     return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
             if stmt.target in found and found[stmt.target].redundant_blocks
@@ -467,13 +467,13 @@ def _sparse_sums(program: ir.Program, visits: Callable) -> dict[str, str]:
     from ..analysis.structure import infer  # only for structured programs
     try:
         found = infer(program, annihilating=False)
-    except Exception:  # an expression the analysis cannot read: no claim
+    except Exception:  # noqa: BLE001 - an expression the analysis cannot read: no claim
         return {}
     chosen = {}
     for stmt in program.statements:
         try:
             points = visits(stmt, found)
-        except Exception:  # a statement the analysis cannot read: no claim, the usual choice
+        except Exception:  # noqa: BLE001 - a statement the analysis cannot read: no claim, the usual choice
             points = None
         if points is not None and points[0] * SPARSE_GAIN <= points[1]:
             chosen[stmt.target] = (f"structure: its loops visit {points[0]} of {points[1]} points, the summand's "
