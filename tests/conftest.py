@@ -2,6 +2,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Property tests import their strategies as `properties.generators`.
@@ -35,9 +36,6 @@ settings.register_profile(
 )
 settings.register_profile("thorough", deadline=None, max_examples=3000, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
-
-
-import pytest
 
 
 @pytest.fixture(scope="session")

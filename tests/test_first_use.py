@@ -148,7 +148,7 @@ def test_analyze_json_has_the_costs_before_and_after(capsys):
 def test_run_json_and_quiet(tmp_path, capsys):
     prog = tmp_path / "mm.tl"
     prog.write_text(MATMUL)
-    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 4))
+    a = np.arange(6.0).reshape(2, 3)
     np.save(tmp_path / "A.npy", a)
     rc, out, err = run_cli(capsys, "run", prog, "--json", "--input", f"A={tmp_path / 'A.npy'}", "--random-inputs=4")
     assert (rc, err) == (0, "")

@@ -178,7 +178,7 @@ def test_a_sum_over_a_sum_with_a_constant_term_keeps_its_digits():
     for backend in tl.available_backends():
         got = tl.compile(src, backend=backend)(M=M, t=t)["y"]
         for i in range(4):
-            exact = _exact(lambda F: sum(F(float(M[i, j])) + F(float(t[i])) for j in range(30)))
+            exact = _exact(lambda F, i=i: sum(F(float(M[i, j])) + F(float(t[i])) for j in range(30)))
             assert abs(got[i] - exact) <= 1e-12 * abs(exact) + 1e-300, (backend, i, got[i], exact)
 
 

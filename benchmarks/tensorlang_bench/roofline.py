@@ -26,12 +26,7 @@ def roofline_points(results: dict, suite: str) -> list[dict]:
         if case["suite"] != suite or not case.get("flops") or not case.get("bytes"):
             continue
         timed = [r for r in case["contenders"] if r.get("status") == "ok" and r.get("median_s")]
-
-        def fastest(family: str):
-            recs = [r for r in timed if r["family"] == family]
-            return min(recs, key=lambda r: r["median_s"]) if recs else None
-
-        ours, peer = fastest("tensorlang"), fastest("peer")
+        ours, peer = _fastest(timed, "tensorlang"), _fastest(timed, "peer")
         if ours is None and peer is None:
             continue
         point = {"kernel": case["kernel"], "label": case["label"], "threads": case.get("threads", 1),
@@ -42,6 +37,12 @@ def roofline_points(results: dict, suite: str) -> list[dict]:
                 point[f"{key}_GFLOPps"] = case["flops"] / rec["median_s"] / 1e9
         points.append(point)
     return points
+
+
+def _fastest(timed: list[dict], family: str) -> dict | None:
+    """The record of ``family`` in ``timed`` with the least median time, or None."""
+    recs = [r for r in timed if r["family"] == family]
+    return min(recs, key=lambda r: r["median_s"]) if recs else None
 
 
 def write_rooflines(results: dict, directory: Path, plt) -> list[str]:

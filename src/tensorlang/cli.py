@@ -36,7 +36,6 @@ from .errors import Source, TensorLangError, guard
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
-from .kernel import Kernel
 from .specialize import SymbolicKernel
 
 #: The languages ``--lang`` accepts.

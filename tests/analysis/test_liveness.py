@@ -76,12 +76,12 @@ def chains(draw):
     temporaries at the written index, transposed, or summed."""
     n = draw(st.integers(1, 3))
     count = draw(st.integers(2, 5))
-    lines = [f"in var x : [{n} {n}]", f"in var s : []", f"out var v : [{n} {n}]"]
+    lines = [f"in var x : [{n} {n}]", "in var s : []", f"out var v : [{n} {n}]"]
     lines += [f"var t{k} : [{n} {n}]" for k in range(count)]
     body = []
     for k in range(count):
         sources = ["x"] + [f"t{j}" for j in range(k)]
-        def read():
+        def read(sources=sources):
             name = draw(st.sampled_from(sources))
             form = draw(st.sampled_from(["[i,j]", "[i,j]", "[j,i]", "sum", "in sum"]))
             if form == "in sum":  # read at the written index inside a Σ: Fig. 16 may still apply

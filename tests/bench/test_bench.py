@@ -106,7 +106,10 @@ def test_interleaved_budget_cuts_rounds_but_not_below_minimum():
 
 
 # ------------------------------------------------------------------ correctness gate
-def _case(contenders, reference=np.arange(6.0).reshape(2, 3)):
+_SIX = np.arange(6.0).reshape(2, 3)
+
+
+def _case(contenders, reference=_SIX):
     return suites.Case(
         "test", "copy", "n=6", 6, 1, flops=6.0, bytes=96.0,
         make_inputs=lambda: {"x": reference.copy()}, reference=lambda inp: inp["x"].copy(),

@@ -37,7 +37,7 @@ def _grammar_words(path: Path) -> set[str]:
     words = {w for w in re.findall(r'"([^"]+)"', text) if w.isalpha()}
     for alternatives in re.findall(r"\(([a-z+*|]+)\)", text):
         words.update(alternatives.split("|"))
-    for regex in re.findall(r"/(red\[\+\*\])/", text):  # red+ and red*
+    if re.search(r"/(red\[\+\*\])/", text):  # red+ and red*
         words.update({"red+", "red*"})
     return words
 

@@ -71,7 +71,9 @@ def test_helmholtz_prefetches_both_of_its_batched_inputs():
 @pytest.mark.parametrize("fma", [False, True])
 def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     """n = 16: one element's u, D and v are 32 KiB each, more than PREFETCH_BYTES."""
-    names_of = lambda k, hints: [(var, k.loop_program.names[a.slot], a.at, a.spread, a.write, a.level) for var, a in hints]
+    def names_of(k, hints):
+        return [(var, k.loop_program.names[a.slot], a.at, a.spread, a.write, a.level) for var, a in hints]
+
     helm = _c(helmholtz_source(16, 3), fma=fma)
     assert _fused_loops(helm)[0].prefetch == ()
     hints = names_of(helm, _inner_hints(helm))
@@ -245,8 +247,8 @@ def _mode_program(n: int, E: int, flips: tuple[bool, bool, bool], helm: bool) ->
 
 def _mode_reference(args: dict, flips, helm: bool) -> np.ndarray:
     def chain(x, mats):
-        for m, (M, flip) in enumerate(zip(mats, flips)):
-            # mode m+1 of x contracts with M's first index (flip: its second); M's other index
+        for M, flip in zip(mats, flips):
+            # the next mode of x contracts with M's first index (flip: its second); M's other index
             # is appended at the end, so after three modes the order is e, then the three new ones
             x = np.tensordot(x, M.T if flip else M, axes=([1], [0]))
         return x

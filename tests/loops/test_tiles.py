@@ -147,15 +147,14 @@ _specials = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e300, -1e-300]
 def _numpy(steps, A, B, u, w):
     prev = u
     for choice in steps:
-        t = prev
         prev = {
-            0: lambda: np.einsum("ik,ekj->eij", A, t),
-            1: lambda: np.einsum("eik,kj->eij", t, B),
-            2: lambda: np.einsum("ekj,ik,ekj->eij", t, A, w),
-            3: lambda: np.einsum("ik,ekj->eij", 0.0 - A, t),
-            4: lambda: np.einsum("ik,ekj->eij", A + 2.5, t - w),
-            5: lambda: np.einsum("eik,kj->eij", t, B * B),
-        }[choice]()
+            0: lambda t: np.einsum("ik,ekj->eij", A, t),
+            1: lambda t: np.einsum("eik,kj->eij", t, B),
+            2: lambda t: np.einsum("ekj,ik,ekj->eij", t, A, w),
+            3: lambda t: np.einsum("ik,ekj->eij", 0.0 - A, t),
+            4: lambda t: np.einsum("ik,ekj->eij", A + 2.5, t - w),
+            5: lambda t: np.einsum("eik,kj->eij", t, B * B),
+        }[choice](prev)
     return prev
 
 

@@ -65,7 +65,7 @@ def _inputs(checked, seed: int) -> dict[str, np.ndarray]:
 
 
 def _expected(form: str, text: str, inputs):
-    checked = tl.check(text)
+    tl.check(text)  # the program is well typed
     if form == "operator":
         return oracle(parse_model(text), inputs)
     kernel = tl.compile(text, backend="interp")

@@ -110,6 +110,14 @@ def test_one_blocked_index_and_no_symmetry():
     assert found["C"].blocks[0] is not None and found["C"].blocks[1] is None
 
 
+def _points(space: isl.Set, rank: int) -> list[tuple[int, ...]]:
+    """The points of an isl set of 1-based positions, as 0-based index tuples."""
+    found: list[tuple[int, ...]] = []
+    space.foreach_point(lambda p: found.append(tuple(
+        int(p.get_coordinate_val(isl.dim_type.set, d).to_python()) - 1 for d in range(rank))))
+    return found
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_the_redundancy_relation_holds_on_the_values(name):
     """Every pair of positions the isl relation relates holds equal values (finite
@@ -131,9 +139,7 @@ def test_the_redundancy_relation_holds_on_the_values(name):
         relation = found.equivalence()
         for a in np.ndindex(*value.shape):  # position by position (the whole relation at once is slow)
             point = isl.Set("{ [" + ", ".join(str(c + 1) for c in a) + "] }")
-            points: list = []
-            relation.intersect_domain(point).range().foreach_point(lambda p: points.append(tuple(
-                int(p.get_coordinate_val(isl.dim_type.set, d).to_python()) - 1 for d in range(value.ndim))))
+            points = _points(relation.intersect_domain(point).range(), value.ndim)
             assert a in points
             for b in points:
                 assert np.isclose(value[a], value[b], rtol=1e-12, atol=1e-12), (tname, a, b)
@@ -146,9 +152,7 @@ def test_isl_unique_set_and_numeric_representatives_agree(name):
             continue
         reps = representatives(found)
         numeric = {tuple(int(c) for c in np.unravel_index(i, found.shape)) for i in range(reps.size) if reps[i] == i}
-        unique: set = set()
-        found.unique.foreach_point(lambda p: unique.add(tuple(
-            int(p.get_coordinate_val(isl.dim_type.set, d).to_python()) - 1 for d in range(len(found.shape)))))
+        unique = set(_points(found.unique, len(found.shape)))
         assert unique == numeric & unique  # the support may cut the ordered set further
         assert len(unique) == found.unique_size
 

@@ -109,7 +109,7 @@ def main() -> None:
                 t = statistics.median(times[name])
                 ref = base_mv if name.startswith("matvec") else base
                 rows.append((n, name, t, ref / t, notes.get(name, "")))
-    print(f"| n | contender | median per call | numpy / this | what runs |")
+    print("| n | contender | median per call | numpy / this | what runs |")
     print("| --- | --- | --- | --- | --- |")
     for n, name, t, ratio, note in rows:
         unit = f"{t * 1e6:.3g} µs" if t < 1e-3 else f"{t * 1e3:.3g} ms"

@@ -174,7 +174,7 @@ def _polynomial_regression(ctx: Context) -> list[Case]:
         for m, n in shapes:
             k = n + n * n + (n ** 3 if degree == 3 else 0)
 
-            def inputs(m=m, n=n):
+            def inputs(m=m, n=n, degree=degree):
                 return {"F": make_rng(m * n + degree).uniform(-1, 1, (m, n))}
 
             src = (f"in var F : [{m} {n}]\nvar G : [{m} {n} {n}]\n"

@@ -74,8 +74,13 @@ def run(program: ir.Program, inputs: Mapping[str, np.ndarray], domain: Values = 
     for s in program.statements:
         value = evaluate(s.body, list(s.index), store, domain)
         shape = tuple(n for _, n in s.index)
-        store = {**store, s.target: domain.each(value, lambda a: np.broadcast_to(a, shape).copy())}
+        store = {**store, s.target: domain.each(value, functools.partial(_broadcast, shape=shape))}
     return store
+
+
+def _broadcast(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A fresh array of ``shape`` holding ``a`` broadcast."""
+    return np.broadcast_to(a, shape).copy()
 
 
 class At:

@@ -442,7 +442,7 @@ def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) ->
     except (isl.Error, KeyError, ValueError, TypeError):
         return None
     visited = 1
-    for d, (v, n) in enumerate(stmt.index):
+    for d, (_, n) in enumerate(stmt.index):
         visited *= _planned_extent(target[d] if target is not None else None, n)
     for v, n in stmt.body.index:
         visited *= _planned_extent(plans.get(v), n)

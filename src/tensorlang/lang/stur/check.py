@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ...errors import Diagnostic, Span, TensorLangError, error
+from ...errors import Diagnostic, Span, TensorLangError
 from ...semantics.interface import interface
 from ...semantics.sizes import Sym
 from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
@@ -154,7 +154,7 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
         if name not in heads:
             span = dict(program.spans).get(name)
             diagnostics.append(Diagnostic("undeclared", f"output {name!r} is computed by no rule", span, "stur-rule"))
-    for name, variables in program.iters:
+    for name, _variables in program.iters:
         if name not in heads:
             diagnostics.append(Diagnostic("undeclared", f"iters: {name!r} is computed by no rule", None, "stur-rule"))
     if diagnostics:

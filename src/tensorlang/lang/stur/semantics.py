@@ -26,7 +26,6 @@ from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram
 from ...semantics.values import controlled_division
-from . import ast
 from .check import Model, Term, prepare
 from .linear import evaluate, holds, too_large
 

@@ -157,8 +157,8 @@ def _to_teil(e: tl.Expr, checked: CheckedProgram) -> teil.Expr:
         removed: list[int] = []
         for pair in e.pairs:  # group pairs name dimensions before any is removed
             lo, hi = sorted((pair.first, pair.second))
-            shift = lambda d: d - sum(r < d for r in removed)  # noqa: E731
-            result = _op("contr", (shift(lo), shift(hi)), result)
+            shifted = tuple(d - sum(r < d for r in removed) for d in (lo, hi))
+            result = _op("contr", shifted, result)
             removed += [lo, hi]
         return result
     if isinstance(e, tl.Binary) and e.op in "+*":

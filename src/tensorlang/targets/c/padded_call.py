@@ -50,10 +50,10 @@ def padded_fast_call(kernel, roles: dict[str, str]):
         if out:
             if out.__class__ is not dict:
                 return None
-            seen = []
+            seen: list[np.ndarray] = []
             for name, target in out.items():
-                shape = results.get(name)
-                if (shape is None or target.__class__ is not ndarray or target.shape != shape
+                wanted = results.get(name)
+                if (wanted is None or target.__class__ is not ndarray or target.shape != wanted
                         or target.dtype is not dtype or not target.flags.writeable):
                     return None
                 if any(target is other for other in seen):
