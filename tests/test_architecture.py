@@ -232,3 +232,25 @@ def test_the_schedule_is_planned_in_one_place():
     """``plan(`` has one caller: the pipeline's schedule stage."""
     callers = _plan_callers()
     assert len(callers) == 1 and callers[0].startswith("tensorlang.pipeline:"), callers
+
+
+def _node_kinds() -> list[type]:
+    from tensorlang.ein import ir
+
+    return [c for c in vars(ir).values()
+            if isinstance(c, type) and issubclass(c, ir.Node) and c is not ir.Node and c.__module__ == ir.__name__]
+
+
+def test_every_node_kind_has_an_entry_in_each_evaluators_table():
+    """Evaluators dispatch on node kinds through tables: adding a kind to ein/ir.py means
+    one entry per table, and this lists the missing ones (docs/architecture.md, "Add a
+    node kind")."""
+    from tensorlang.ein.interp import EVALUATE
+    from tensorlang.ein.printer import RENDER
+
+    kinds = _node_kinds()
+    assert len(kinds) >= 11
+    missing = [f"{table}: {kind.__name__}" for table, entries in (("ein.interp.EVALUATE", EVALUATE),
+                                                                  ("ein.printer.RENDER", RENDER))
+               for kind in kinds if kind not in entries]
+    assert missing == []

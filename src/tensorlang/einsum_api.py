@@ -129,15 +129,15 @@ def einsum(*operands, **options):
         first = ops[0]
         if first is ops[1] and first.__class__ is _ndarray and all(o is first for o in ops):
             # one array k times: the table whose key says so (the symmetric routes')
-            runner = _HITS_SAME.get((operands[0], len(ops), first.shape, first.dtype))
+            many = _HITS_SAME.get((operands[0], len(ops), first.shape, first.dtype))
         else:
             try:  # an operand that is no ndarray (a list, a number) has another class: no hit
-                runner = _HITS.get((operands[0], *[(o.__class__, o.shape, o.dtype) for o in ops]))
+                many = _HITS.get((operands[0], *[(o.__class__, o.shape, o.dtype) for o in ops]))
             except AttributeError:
-                runner = None
-        if runner is not None:
+                many = None
+        if many is not None:
             try:
-                result = runner(ops)
+                result = many(ops)
             except ValueError:
                 result = None
             if result is not None:

@@ -185,7 +185,7 @@ class Kernel(ProgramInterface):
         self.last_run_seconds = None
         self._store_elements: int | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
-        self._outputs_table = None
+        self._outputs_table: tuple[dict[str, tuple[int, ...]], np.dtype] | None = None
         self._ein: ir.Program | None = None
         self._lowering_error: TensorLangError | None = None
         try:

@@ -35,13 +35,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import targets
-from .analysis.structure import infer
+from .analysis.structure import TensorStructure, infer
 from .ein import ir
 from .ein.interp import reference as ein_reference
 from .ein.printer import to_lambda_text, to_text
 from .ein.structure import Structure
 from .loops import loop_program
 from .loops.ir import LoopProgram
+from .loops.parallel import PARALLEL_WORK
 from .loops.printer import to_text as loops_text
 from .loops.structure import visited_points
 from .passes import Optimized, optimize
@@ -171,8 +172,8 @@ def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) ->
         blocks = _inferred(lifted, annihilating=True) or {}
     visits: dict[str, tuple[int, int]] = {}
     if caps.blas and caps.supports and options.pad == 1 and declared:
-        known = _inferred(lifted, annihilating=False)
-        for stmt in lifted.statements if known is not None else ():
+        known = _inferred(lifted, annihilating=False) or {}
+        for stmt in lifted.statements if known else ():
             try:
                 points = visited_points(stmt, known)
             except Exception:  # noqa: BLE001 - a statement the analysis cannot read: no claim
@@ -183,7 +184,7 @@ def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) ->
                  MappingProxyType(dict(blocks)), MappingProxyType(visits))
 
 
-def _inferred(program: ir.Program, annihilating: bool) -> Mapping[str, Any] | None:
+def _inferred(program: ir.Program, annihilating: bool) -> Mapping[str, TensorStructure] | None:
     """The structure analysis of ``program`` (analysis/structure.py), or None where it
     cannot read an expression (no claim is made then)."""
     try:
@@ -201,7 +202,8 @@ def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule
 
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
     """The loops stage: the loop IR of the schedule's loop steps."""
-    return loop_program(schedule, facts.declared, parallel_work=facts.caps.parallel_work, fma=options.fma)
+    work = facts.caps.parallel_work
+    return loop_program(schedule, facts.declared, parallel_work=PARALLEL_WORK if work is None else work, fma=options.fma)
 
 
 def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] | None = None,  # noqa: A001
@@ -232,6 +234,7 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
         assert facts is not None
         values["loops"] = loops_of(values["schedule"], facts, options)
     if "code" in wanted and target.render is not None:
+        assert facts is not None
         values["code"] = target.render(executed, values["schedule"], values.get("loops"), facts.caps)
     if "build" in wanted:
         values["build"] = target.build(values.get("code"), values.get("schedule"), facts, options, reference)

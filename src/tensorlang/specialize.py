@@ -349,7 +349,8 @@ class SymbolicKernel(ProgramInterface):
         try:
             return batch_verdict(ein, positions, line_of), batch
         except NotDataParallel as exc:
-            raise error("input", f"the program is not data-parallel along {batch}: {exc}").with_source(self.source)
+            raise error("input", f"the program is not data-parallel along {batch}: {exc}").with_source(
+                self.source) from None
 
     def binding_without(self, batch: str, arrays: Mapping[str, object]) -> dict[str, int]:
         """The values of every size but the batch, from the arrays' shapes (as a call binds them)."""

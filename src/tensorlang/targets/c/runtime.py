@@ -144,9 +144,11 @@ class CKernel:
         """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
         if n in functions:  # a loop step, or a BLAS step printed as C (.blascall)
             function, slots = functions[n]
+            ffi = self.ffi
+            assert ffi is not None, "a C function is loaded with its ffi"
 
             def run_c(buffers, threads):
-                from_buffer = self.ffi.from_buffer
+                from_buffer = ffi.from_buffer
                 status = function(*[from_buffer(buffers[s]) for s in slots], threads)
                 if status:
                     check_status(status)
