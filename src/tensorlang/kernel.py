@@ -288,9 +288,11 @@ class Kernel(ProgramInterface):
 
     @property
     def schedule(self) -> Schedule:
-        """The schedule of the executed program (BLAS or loops, buffers, pool): the one
-        the target runs, or, for the interpreter, the one the C target would."""
-        found = self.compiled_for("schedule").schedule
+        """The schedule of the executed program (BLAS or loops, buffers, pool) that goes
+        with :attr:`loop_program`: the one the target runs, or, for a target that runs no
+        loop IR (numpy, interp), the one the C target would run (the numpy target's own
+        is ``self.compiled.schedule``)."""
+        found = self.compiled_for("loops").schedule
         assert found is not None
         return found
 

@@ -39,7 +39,7 @@ IR_STAGES: dict[str, Callable[[Any], str]] = {
     "lambda": lambda kernel: to_lambda_text(kernel.ein),
     "opt": lambda kernel: to_text(kernel.optimized.program),
     "facts": _compiled("facts"),
-    "schedule": _compiled("schedule"),
+    "schedule": _compiled("schedule"),  # the kernel's own (numpy's for a numpy kernel)
     "loops": _compiled("loops"),
 }
 
