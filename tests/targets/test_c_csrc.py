@@ -13,7 +13,7 @@ import pytest
 
 from tensorlang.fields import cprobe
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import callext, codegen, csrc, threshold
+from tensorlang.targets.c import blas, callext, codegen, csrc, threshold
 
 COMPILER = c_build.find_compiler()
 needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no working C compiler on this machine")
@@ -49,6 +49,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "tl_tiles_fma.h": ({"forced": 1, "fmadd": "_mm512_fmadd_pd", "m512": "__m512d", "count": 8, "fma": "fma"}, {},
                        (_PRELUDE, ("tl_tiles.h", {"forced": 1, "lanes": "s, s, s, s, s, s, s, s",
                                                   "set1": "_mm512_set1_pd"}))),
+    "tl_blas.h": ({"cblas64": blas.CBLAS64, "cblas32": blas.CBLAS32, "fortran32": blas.FORTRAN32}, {}, (_PRELUDE,)),
     "tl_wide_begin.h": ({}, {}, ()),
     "tl_wide_end.h": ({}, {}, ()),
     "callext.c": ({"maxslots": callext.MAX_SLOTS, "maxrank": callext.MAX_RANK}, {}, ()),

@@ -169,8 +169,7 @@ def _paired_contract(order: int) -> list[str]:
     weighted sum over axis 1 serves two axis-0 taps at once; axis 0's sum is then
     (w0·s_0 + w1·s_1 | w2·s_2 + w3·s_3) in one vector, its halves added: the association
     of :func:`_tree`'s ((t0 + t1) + (t2 + t3)), the same terms in the same order.
-    Measured (docs/fields.md): Hessian of 10⁶ points on 24³ (in L2) 17.9–18.9 → 17.2–17.4 ms;
-    on 256³, where the memory waits dominate, no change beyond the noise."""
+    Faster on an image in L2, no change where memory waits dominate (docs/fields.md)."""
     out = []
     for t1 in range(4):
         row = lambda t0: "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
@@ -195,8 +194,8 @@ def _vector_dots(combos: list[tuple[int, ...]], inner: int) -> str:
     taps of a scalar image: the products are vectors (row × the point's weights of that
     derivative order) and four of them are summed at once by a transpose (two rounds of
     shuffles and adds), rather than lane by lane.  Each result is (p0 + p1) + (p2 + p3)
-    of its products, the association of the scalar tree (:func:`_tree`).  Measured on a
-    Hessian, 10⁶ points (docs/fields.md): 23.7 → 21.0 ms in L2, 48.2 → 45.7 ms on 256³."""
+    of its products, the association of the scalar tree (:func:`_tree`); measured faster
+    in and out of cache (docs/fields.md)."""
     used = sorted({c[-1] for c in combos})
     lines = [f"tl_v wv{m} = {{w{inner}[{m}][0][j], w{inner}[{m}][1][j], w{inner}[{m}][2][j], w{inner}[{m}][3][j]}};"
              for m in used]
@@ -437,9 +436,8 @@ def available() -> bool:
 
 #: points from which a probe of a large image goes in block order (:func:`sorts`)
 SORT_POINTS = 1 << 14
-#: image bytes from which the block order pays (measured, 10^6 random points, bspln3
-#: values: 2 MiB 93 against 82 ms unsorted, 16 MiB 102 against 234 ms, 128 MiB 153
-#: against 345 ms; docs/fields.md)
+#: image bytes from which the block order pays (measured on 10^6 random points: slower
+#: than the given order on an image of 2 MiB, 2.3x faster on 16 MiB; docs/fields.md)
 SORT_IMAGE_BYTES = 8 << 20
 #: the blocks the points are sorted into have 2^SORT_SHIFT cells per axis (C's SHIFT;
 #: 32 and 64 measured slower: a block's rows no longer stay in L2)
@@ -448,8 +446,8 @@ SORT_SHIFT = 4
 
 #: the block order's buffers (:func:`scratch_bytes`) are one scratch array kept between
 #: calls, at most this large: fresh memory costs a page fault and the kernel's zeroing of
-#: every page on every call (past glibc's mmap threshold: 4·10⁶ points on 256³ ran 1.2x
-#: faster, measured: docs/fields.md); larger ones are the call's own
+#: every page on every call (past glibc's mmap threshold; measured: docs/fields.md);
+#: larger ones are the call's own
 SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
 

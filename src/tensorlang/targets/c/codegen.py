@@ -566,13 +566,12 @@ class CPrinter:
 
 
 #: A fused loop's statement (a nest in its body) with at least this many scalar operations
-#: per iteration is compiled as a function of its own (:func:`own_functions`).  Measured on
-#: the CFD kernels (docs/c-backend.md, "Fused loops"): with all of them in one function gcc
-#: keeps the operands the statements share (the matrix S of the Helmholtz operator, read
-#: by all six products) in vector registers across the whole body, and the products left
-#: short of registers spill their accumulators: Helmholtz n = 12 ran 3.71 ms, one function
-#: per product 2.61 ms.  At n = 4 (256 operations a product) the calls cost 12%; at n = 8
-#: (4096) they are even or faster.
+#: per iteration is compiled as a function of its own (:func:`own_functions`): with all of
+#: them in one function gcc keeps the operands the statements share (the matrix S of the
+#: Helmholtz operator, read by all six products) in vector registers across the whole
+#: body, and the products left short of registers spill their accumulators (measured on
+#: the CFD kernels: docs/c-backend.md, "Fused loops"; docs/performance.md, "Measurement
+#: history").
 OWN_FUNCTION_WORK = 2048
 
 

@@ -51,24 +51,21 @@ from .simd import vector_bytes
 BLOCK = 8
 #: The most columns (m) this kernel takes: beyond it the packed panels and the work
 #: matrix leave L2, and BLAS's SYRK (with its own cache blocking) is as fast or faster
-#: (measured, CPU time: m = 256 1.21x, 384 1.04-1.28x, 512 0.98-1.05x numpy's X.T @ X).
+#: (docs/performance.md, "Measurement history").
 MAX_M = 384
 #: The most columns for ``ni,nj,nk->ijk``: its work tensor has (8·⌈m/8⌉)³ doubles (16 MiB at 128).
 MAX_M3 = 128
 #: Without AVX-512 (the portable loops) the kernel wins only where numpy's own overhead
-#: dominates.  Measured on an AVX2 machine (AMD EPYC, 1 thread, against the routes
-#: tl.einsum takes otherwise): two factors 2.4x at n=100, m=10 (work n·m² = 1e4) but
-#: 0.39x at 200×16 (5e4) and 0.13-0.33x beyond, where OpenBLAS's SYRK has AVX2 kernels and
-#: the portable tiles do not; three factors 2.1-3.0x from n·m³ = 2e6 to 1e7 (the numpy
-#: route's pair products) but 0.27-0.65x below 2^20 (the compiled loop nest wins) and
-#: 0.63x at 6.4e7.  So the portable kernel takes XᵀX below PORTABLE_WORK2 and the third
-#: moment from PORTABLE_WORK3[0] up to PORTABLE_WORK3[1].
+#: dominates: beyond small XᵀX products OpenBLAS's SYRK has AVX2 kernels and the portable
+#: tiles do not, and for the third moment the compiled loop nest wins below 2^20 and
+#: numpy's pair products above 2^24 (measured on an AVX2 machine: docs/performance.md,
+#: "Measurement history").  So the portable kernel takes XᵀX below PORTABLE_WORK2 and the
+#: third moment from PORTABLE_WORK3[0] up to PORTABLE_WORK3[1].
 PORTABLE_WORK2 = 1 << 14
 PORTABLE_WORK3 = (1 << 20, 1 << 24)
 
 #: Rows of X per packed panel: an 8-row block of the panel (8 KiB) stays in L1 while the
-#: micro-kernel streams the column blocks from L2 (measured 64..1024: 128 was best, 2-7%
-#: ahead of 512 and 1024).
+#: micro-kernel streams the column blocks from L2 (128 measured best of 64..1024).
 KC = 128
 
 

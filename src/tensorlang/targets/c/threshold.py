@@ -149,10 +149,10 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
     machine other users' tasks do not keep it from finding one.
 
     A thread still running on the second CPU makes the two-thread probe time a shared
-    core.  Measured: right after a numpy matrix product, OpenBLAS's worker spins for about
-    110 ms, and a measurement made then found compute 2^26 (two threads won only at the
-    largest size) where it found 2^21-2^22 in a quiet process; cached, that figure kept
-    every CFD kernel but the largest on one thread in later processes."""
+    core: right after a numpy matrix product OpenBLAS's worker spins for a while, and a
+    measurement made then found a threshold far too high, which, cached, kept every CFD
+    kernel but the largest on one thread in later processes (docs/performance.md,
+    "Measurement history")."""
     deadline = time.perf_counter() + timeout_s
     cpus = os.cpu_count() or 1
     calm = 0
