@@ -171,10 +171,13 @@ def _paired_contract(order: int) -> list[str]:
     of :func:`_tree`'s ((t0 + t1) + (t2 + t3)), the same terms in the same order.
     Faster on an image in L2, no change where memory waits dominate (docs/fields.md)."""
     out = []
+
+    def row(t0: int, t1: int) -> str:
+        return "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
+
     for t1 in range(4):
-        row = lambda t0: "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
-        out.append(f"const tl_w a{t1} = TL_PAIR(tl_load({row(0)}), tl_load({row(2)}));")
-        out.append(f"const tl_w b{t1} = TL_PAIR(tl_load({row(1)}), tl_load({row(3)}));")
+        out.append(f"const tl_w a{t1} = TL_PAIR(tl_load({row(0, t1)}), tl_load({row(2, t1)}));")
+        out.append(f"const tl_w b{t1} = TL_PAIR(tl_load({row(1, t1)}), tl_load({row(3, t1)}));")
     for m in range(order + 1):
         for v in "ab":
             terms = [f"w1[{m}][{t}][j] * {v}{t}" for t in range(4)]

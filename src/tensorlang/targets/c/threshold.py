@@ -119,7 +119,8 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cp
                 break
             x = np.ones(n if name == "stream_times" else min(n, BLOCK * MAX_BLOCKS))
             ptr = ffi.cast("double *", ffi.from_buffer(x))
-            one, two = _seconds(lambda: probe(ptr, 1.0, n, 1), lambda: probe(ptr, 1.0, n, 2), n)
+            one, two = _seconds(lambda probe=probe, ptr=ptr, n=n: probe(ptr, 1.0, n, 1),
+                                lambda probe=probe, ptr=ptr, n=n: probe(ptr, 1.0, n, 2), n)
             times.append((n, one, two))
         found[name] = times
     return {"parallel_work": _first_win(found["times"]), "stream_work": _first_win(found["stream_times"]),
