@@ -169,13 +169,15 @@ def _paired_contract(order: int) -> list[str]:
     weighted sum over axis 1 serves two axis-0 taps at once; axis 0's sum is then
     (w0·s_0 + w1·s_1 | w2·s_2 + w3·s_3) in one vector, its halves added: the association
     of :func:`_tree`'s ((t0 + t1) + (t2 + t3)), the same terms in the same order.
-    Measured (docs/fields.md): Hessian of 10⁶ points on 24³ (in L2) 17.9–18.9 → 17.2–17.4 ms;
-    on 256³, where the memory waits dominate, no change beyond the noise."""
+    Faster on an image in L2, no change where memory waits dominate (docs/fields.md)."""
     out = []
+
+    def row(t0: int, t1: int) -> str:
+        return "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
+
     for t1 in range(4):
-        row = lambda t0: "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
-        out.append(f"const tl_w a{t1} = TL_PAIR(tl_load({row(0)}), tl_load({row(2)}));")
-        out.append(f"const tl_w b{t1} = TL_PAIR(tl_load({row(1)}), tl_load({row(3)}));")
+        out.append(f"const tl_w a{t1} = TL_PAIR(tl_load({row(0, t1)}), tl_load({row(2, t1)}));")
+        out.append(f"const tl_w b{t1} = TL_PAIR(tl_load({row(1, t1)}), tl_load({row(3, t1)}));")
     for m in range(order + 1):
         for v in "ab":
             terms = [f"w1[{m}][{t}][j] * {v}{t}" for t in range(4)]
@@ -195,8 +197,8 @@ def _vector_dots(combos: list[tuple[int, ...]], inner: int) -> str:
     taps of a scalar image: the products are vectors (row × the point's weights of that
     derivative order) and four of them are summed at once by a transpose (two rounds of
     shuffles and adds), rather than lane by lane.  Each result is (p0 + p1) + (p2 + p3)
-    of its products, the association of the scalar tree (:func:`_tree`).  Measured on a
-    Hessian, 10⁶ points (docs/fields.md): 23.7 → 21.0 ms in L2, 48.2 → 45.7 ms on 256³."""
+    of its products, the association of the scalar tree (:func:`_tree`); measured faster
+    in and out of cache (docs/fields.md)."""
     used = sorted({c[-1] for c in combos})
     lines = [f"tl_v wv{m} = {{w{inner}[{m}][0][j], w{inner}[{m}][1][j], w{inner}[{m}][2][j], w{inner}[{m}][3][j]}};"
              for m in used]
@@ -222,21 +224,10 @@ def _vector_dots(combos: list[tuple[int, ...]], inner: int) -> str:
     return "\n                ".join(lines)
 
 
-def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
-    """The C source of ``tl_probe`` and its cffi declaration."""
-    S, s = kern.support, kern.radius
-    combos = _combos(d, order)
-    full = d ** order
-    length = S * ncomp
-    vw = _width(length)
-    # where each index-space derivative component (a tuple of axes) comes from
-    fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
-    weights = "\n".join(
-        f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
-        for a in range(d))
-    wparams = ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
-    wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
-    wargs = ", ".join(f"w{a}" for a in range(d))
+def _sums(d: int, S: int, order: int, ncomp: int, vw: int, combos: list[tuple[int, ...]]) -> tuple[str, str]:
+    """The C of one point's sum: the rows contracted over the outer axes (:func:`_contract`,
+    or :func:`_paired_contract` where it pays), then the innermost axis's dot products,
+    ``r[j]`` for each derivative combination ``combos[j]``."""
     contract = "\n            ".join(_contract(d, S, order))
     if d == 3 and S == 4 and ncomp == 1 and PAIRED is not False:  # two rows a vector, where it pays
         paired = "\n            ".join(_paired_contract(order))
@@ -246,20 +237,20 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
     # the innermost axis: a dot product of a level-0 row with its weights per combination
     inner = d - 1
     if ncomp == 1 and S == 4 and vw == 4:  # a row is one vector of the S taps: _vector_dots
-        dots_text = _vector_dots(combos, inner)
-    else:
-        dots = []
-        for j, c in enumerate(combos):
-            vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
-            terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]"
-                           for t in range(S)])
-            dots.append(f"r[{j}] = {terms};")
-        dots_text = "\n            ".join(dots)
-    prefetch_rows = " ".join(
-        "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
-        for taps in itertools.product(range(S), repeat=d - 1))
-    stores = "\n            ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
-    src = f"""
+        return contract, _vector_dots(combos, inner)
+    dots = []
+    for j, c in enumerate(combos):
+        vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
+        terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]"
+                       for t in range(S)])
+        dots.append(f"r[{j}] = {terms};")
+    return contract, "\n            ".join(dots)
+
+
+def _prefix(d: int, S: int, ncomp: int, vw: int) -> str:
+    """The source's head: the includes and the shape's macros (csrc/probe_*.c read them)."""
+    length = S * ncomp
+    return f"""
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -272,45 +263,18 @@ def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
 #define VW {vw}
 #define NV ({length} / VW)
 #define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
-#if defined(__GNUC__) && !defined(__clang__)
-/* no code here reads or traps on the floating-point exception flags: without this gcc
-   keeps the batch's selects (weights at f = 0, the domain test) as branches, one point
-   at a time, rather than vector selects; the values are the same (clang's default) */
-#pragma GCC optimize("no-trapping-math")
-#endif
-/* a short vector of doubles (GCC/clang vector extension), and its unaligned load */
-typedef double tl_v __attribute__((vector_size(VW * 8)));
-typedef double tl_vu __attribute__((vector_size(VW * 8), aligned(8)));
-#define tl_load(p) (*(const tl_vu *)(p))  /* a macro: inlined whatever the functions' options */
-/* _paired_contract's 8 doubles: two rows, and the halves of one (GCC 12 and clang have
-   __builtin_shufflevector; with AVX-512 each is one register, so TL_PAIRED is on there) */
-#if defined(__AVX512F__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
-#define TL_PAIRED 1
-#else
-#define TL_PAIRED 0
-#endif
-#if TL_PAIRED || {int(bool(PAIRED))}
-typedef double tl_w __attribute__((vector_size(64)));
-#define TL_PAIR(a, b) __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7)
-#define TL_LO(w) __builtin_shufflevector(w, w, 0, 1, 2, 3)
-#define TL_HI(w) __builtin_shufflevector(w, w, 4, 5, 6, 7)
-#endif
-#if VW == 4  /* lanes i, j, k, l of the 8 in (a, b): _vector_dots' transposes */
-#if defined(__clang__)
-#define TL_SHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
-#else
-typedef long long tl_i __attribute__((vector_size(32)));
-#define TL_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (tl_i){{i, j, k, l}})
-#endif
-#endif
+"""
 
-/* B doubles and B 64-bit integers (masks: all bits set for true) as vectors, and a
-   lane-wise select by a mask */
-typedef double tl_bd __attribute__((vector_size(B * 8)));
-typedef long long tl_bm __attribute__((vector_size(B * 8)));
-#define TL_SELECT(m, a, b) ((tl_bd)(((tl_bm)(a) & (m)) | ((tl_bm)(b) & ~(m))))
 
-/* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
+def _cells(d: int, kern: Kernel, order: int) -> str:
+    """``tl_cells``: a batch's cells, domain test and weights (the weights' polynomials
+    are the kernel's, as literals: :func:`_weights`)."""
+    s = kern.radius
+    weights = "\n".join(
+        f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
+        for a in range(d))
+    wparams = ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
+    return f"""/* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
    support's first sample, whether the point is inside the domain (a point outside or
    not finite gets the image's first cell, a safe address), and the kernel's weights
    w<axis>[derivative order][tap][point] at its fractional position. */
@@ -360,92 +324,25 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
 {weights}
 }}
 
-/* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
-   within the reference's rounding, not bit-equal to it). */
-#if defined(__clang__)
-#pragma clang fp contract(fast)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=fast")
-#endif
+"""
 
-/* The points in the order of the image's blocks of 2^SHIFT cells per axis (a counting
-   sort by block, stable): points in one block read the same rows, so a gather that
-   missed every cache for random points hits L1 and L2.  perm[q] is the caller's index
-   of sorted point q, sorted[q] its coordinates.  A point outside or not finite goes to
-   the block of cell 0 (its result is NaN either way); key[p] is point p's block
-   (total <= n < 2^31).  Returns the number of blocks, or -1 where memory
-   for the counts could not be had (the caller then probes in the given order). */
-#define SHIFT {SORT_SHIFT}
-static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
-                   int32_t *perm, double *sorted, int32_t *key, int threads)
-{{
-    int64_t blocks[D], mult[D], total = 1;
-    for (int a = D - 1; a >= 0; a--) {{
-        blocks[a] = ((sizes[a] - 1) >> SHIFT) + 1;
-        mult[a] = total;
-        total *= blocks[a];
-    }}
-    const int team = threads > 1 && n >= {PARALLEL_POINTS} ? threads : 1;
-    /* each thread counts its own range of points into its own counts (team of them,
-       total + 1 each), so that the sort stays stable: thread t's points of a block go
-       after those of threads before it, the same order as one thread's */
-    int64_t *count = (int64_t *)calloc((size_t)team * (size_t)(total + 1), sizeof(int64_t));
-    if (count == NULL)
-        return -1;
-    #pragma omp parallel num_threads(team) if(team > 1)
-    {{
-#ifdef _OPENMP
-        const int t = omp_get_thread_num();
-#else
-        const int t = 0;
-#endif
-        const int64_t from = n * t / team, to = n * (t + 1) / team;
-        int64_t *mine = count + (int64_t)t * (total + 1);
-        double top[D];
-        for (int a = 0; a < D; a++) top[a] = (double)(sizes[a] - 1);
-        /* the keys first, branch-free (the loop vectorizes), then the counts */
-        for (int64_t p = from; p < to; p++) {{
-            const double *pt = pts + p * D;
-            int64_t k = 0;
-            for (int a = 0; a < D; a++) {{
-                double v = M[a*(D+1) + D];
-                for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-                /* the cell, clamped to the image: NaN fails both tests, cell 0 */
-                const double cell = v >= 0.0 ? (v <= top[a] ? v : top[a]) : 0.0;
-                k += ((int64_t)cell >> SHIFT) * mult[a];
-            }}
-            key[p] = (int32_t)k;
-        }}
-        for (int64_t p = from; p < to; p++)
-            mine[key[p]]++;
-        #pragma omp barrier
-        #pragma omp single
-        {{  /* each thread's first place in each block: blocks in order, threads in order */
-            int64_t at = 0;
-            for (int64_t k = 0; k < total; k++)
-                for (int u = 0; u < team; u++) {{
-                    int64_t *c = count + (int64_t)u * (total + 1) + k;
-                    const int64_t here = *c;
-                    *c = at;
-                    at += here;
-                }}
-        }}
-        for (int64_t p = from; p < to; p++) {{
-            if (p + {SCATTER_AHEAD} < to) {{  /* the scattered writes' lines, asked for ahead */
-                const int64_t ahead = mine[key[p + {SCATTER_AHEAD}]];
-                __builtin_prefetch(perm + ahead, 1, 1);
-                __builtin_prefetch(sorted + ahead * D, 1, 1);
-            }}
-            const int64_t q = mine[key[p]]++;
-            perm[q] = (int32_t)p;
-            for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
-        }}
-    }}
-    free(count);
-    return total;
-}}
 
-/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q, or
+def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int) -> str:
+    """``tl_probe_points``: the probes of a run of points, a batch at a time (the sums of
+    :func:`_sums`, the rows of points ahead prefetched, the results stored)."""
+    S, s = kern.support, kern.radius
+    combos = _combos(d, order)
+    full = d ** order
+    # where each index-space derivative component (a tuple of axes) comes from
+    fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
+    wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
+    wargs = ", ".join(f"w{a}" for a in range(d))
+    contract, dots_text = _sums(d, S, order, ncomp, vw, combos)
+    prefetch_rows = " ".join(
+        "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
+        for taps in itertools.product(range(S), repeat=d - 1))
+    stores = "\n            ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
+    return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q, or
    at perm[q] where perm is given: those scattered places' lines are then prefetched for
    writing {WRITE_AHEAD} batches ahead. */
 static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data,
@@ -505,43 +402,30 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
     }}
 }}
 
-/* The probes of n points; with sort, in the order of the image's blocks (tl_sort), each
-   result still written at its point's own index: the same numbers in the same places.
-   The sort's buffers (the sorted coordinates, n*D doubles, then perm and key, n int32
-   each) are scratch where scratch is given (the caller's memory, reused from call to
-   call: fresh pages cost the kernel's zeroing and a fault each), else malloc'd here. */
-void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,
-              const double *M, double *out, int nthreads, int sort, char *scratch)
-{{
-#ifdef _OPENMP
-    const int threads = nthreads > 0 ? nthreads : omp_get_max_threads();  /* 0: OpenMP's default */
-#else
-    const int threads = 1;
-    (void)nthreads;
-#endif
-    if (sort && n > 0 && n < INT32_MAX) {{
-        char *own = scratch != NULL ? NULL : (char *)malloc((size_t)n * (D * sizeof(double) + 2 * sizeof(int32_t)));
-        char *block = scratch != NULL ? scratch : own;
-        double *sorted = (double *)block;
-        int32_t *perm = (int32_t *)(block + (size_t)n * D * sizeof(double));
-        int32_t *key = perm + n;
-        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, perm, sorted, key, threads) : -1;
-        if (blocks > 0) {{
-            /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
-            int64_t look = {REGION_BLOCKS} * (n / blocks);
-            look = look < B ? B : look > {REGION_AHEAD} ? {REGION_AHEAD} : look;
-            tl_probe_points(n, sorted, perm, data, sizes, M, out, threads, look);
-            free(own);
-            return;
-        }}
-        free(own);
-    }}
-    tl_probe_points(n, pts, NULL, data, sizes, M, out, threads, 0);
-}}
 """
-    decl = "void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, " \
-           "const double *M, double *out, int nthreads, int sort, char *scratch);"
-    return src, decl
+
+
+#: The cffi declaration of every probe's entry point (csrc/probe_entry.c).
+DECLARATION = ("void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, "
+               "const double *M, double *out, int nthreads, int sort, char *scratch);")
+
+
+def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
+    """The C source of ``tl_probe`` and its cffi declaration: the shape's macros
+    (:func:`_prefix`), csrc/probe_head.h (vector types), the generated ``tl_cells``,
+    csrc/probe_sort.c (``tl_sort``, the block order), the generated ``tl_probe_points``
+    and csrc/probe_entry.c (``tl_probe``)."""
+    from ..targets.c import csrc
+
+    S = kern.support
+    vw = _width(S * ncomp)
+    src = (_prefix(d, S, ncomp, vw)
+           + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
+           + _cells(d, kern, order)
+           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=PARALLEL_POINTS, scatterahead=SCATTER_AHEAD)
+           + _points(d, kern, order, ncomp, vw)
+           + csrc.text("probe_entry.c", regionblocks=REGION_BLOCKS, regionahead=REGION_AHEAD))
+    return src, DECLARATION
 
 
 _BUILT: dict[tuple, Any] = {}
@@ -555,9 +439,8 @@ def available() -> bool:
 
 #: points from which a probe of a large image goes in block order (:func:`sorts`)
 SORT_POINTS = 1 << 14
-#: image bytes from which the block order pays (measured, 10^6 random points, bspln3
-#: values: 2 MiB 93 against 82 ms unsorted, 16 MiB 102 against 234 ms, 128 MiB 153
-#: against 345 ms; docs/fields.md)
+#: image bytes from which the block order pays (measured on 10^6 random points: slower
+#: than the given order on an image of 2 MiB, 2.3x faster on 16 MiB; docs/fields.md)
 SORT_IMAGE_BYTES = 8 << 20
 #: the blocks the points are sorted into have 2^SORT_SHIFT cells per axis (C's SHIFT;
 #: 32 and 64 measured slower: a block's rows no longer stay in L2)
@@ -566,8 +449,8 @@ SORT_SHIFT = 4
 
 #: the block order's buffers (:func:`scratch_bytes`) are one scratch array kept between
 #: calls, at most this large: fresh memory costs a page fault and the kernel's zeroing of
-#: every page on every call (past glibc's mmap threshold: 4·10⁶ points on 256³ ran 1.2x
-#: faster, measured: docs/fields.md); larger ones are the call's own
+#: every page on every call (past glibc's mmap threshold; measured: docs/fields.md);
+#: larger ones are the call's own
 SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
 

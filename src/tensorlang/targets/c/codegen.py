@@ -46,14 +46,14 @@ from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
-from . import blascall
+from . import blascall, csrc
 
 #: The C type of each dtype.
 REAL = {"float64": "double", "float32": "float"}
 
 
 #: How a parallel loop keeps choosing between one thread and its team by measuring both
-#: (``tl_pick``/``tl_record`` in :data:`THREADS`): each is tried ``warm`` times first (the
+#: (``tl_pick``/``tl_record`` in csrc/tl_threads.h): each is tried ``warm`` times first (the
 #: first time of each is dropped: cold caches, thread start), the faster running mean then
 #: wins, and every ``explore``-th call runs the other one so a change (a core that became
 #: busy or free) is seen; the winner's mean follows new times with weight 1/``decay``,
@@ -68,219 +68,14 @@ CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 #: next half of the rest, and so on down to one.  Under the passive wait policy the
 #: worker wakes 20-40 us after the caller starts (measured on the 2-vCPU VM), and a
 #: thread whose vCPU the host lends away falls behind; with ``static`` halves the caller
-#: then waits for the late one, with ``guided`` it takes the rest.  Measured (2026-11-27,
-#: the CFD kernels with fma, 2 threads against 1, 40 interleaved rounds): interpolation
-#: n = 8 / 12 / 16 1.58-1.64 / 1.89 / 1.70x static, 1.78 / 1.93 / 1.77x guided; Helmholtz
-#: n = 8 / 16 1.82 / 1.87x static, 1.87 / 1.90x guided.  A loop with an OpenMP reduction
+#: then waits for the late one, with ``guided`` it takes the rest (measured faster on the
+#: CFD kernels: docs/performance.md, "Measurement history").  A loop with an OpenMP reduction
 #: keeps ``static``: its partial sums, and so its rounding, must not depend on which
 #: thread came first.
 SCHEDULE = "guided"
 
-#: The team of a parallel loop (docs/c-backend.md, "Threads"): at most what its work pays
-#: for (``cap``, :func:`tensorlang.loops.parallel.team_size`) and at most one thread more
-#: than the machine has idle cores: the number of runnable tasks (``/proc/loadavg``'s
-#: fourth field, ourselves included) read at most every 10 ms, less this process's own
-#: team workers that are running (``/proc/self/task``: OpenMP's workers spin for a while
-#: after a parallel region, and counted as someone else's work they kept the next calls
-#: on one thread), at most the largest team's size less one, and only what two samples
-#: in a row saw (``tl_steady``: other tasks were runnable in 1 of 120 samples at idle and
-#: 1 of 40 in a process that had run JAX and torch; each such sample put ~10 calls of a
-#: 1 ms kernel on one thread).  On a busy machine a thread
-#: that has to share a core holds the whole loop back, and one thread is never slower
-#: than one.  Without ``/proc/loadavg`` every core counts as idle.
-THREADS = """
-#ifdef _OPENMP
-#include <dirent.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
-static inline int64_t tl_clock(void) {{
-    struct timespec tl_now;
-    clock_gettime(CLOCK_MONOTONIC, &tl_now);
-    return (int64_t)tl_now.tv_sec * 1000000000 + tl_now.tv_nsec;
-}}
-/* the most threads a parallel region of this library has run (tl_record): OpenMP keeps
-   that many threads, whose workers may still spin after any later region */
-static int tl_most_team = 1;
-/* This process's threads in state R, the caller excluded: /proc/self/task/<tid>/stat's
-   state follows the last ')' (the name may hold any character); 0 where /proc is not. */
-static long tl_own_running(void) {{
-    DIR *tl_dir = opendir("/proc/self/task");
-    if (tl_dir == NULL) return 0;
-    long tl_count = 0;
-    char tl_path[64], tl_stat[512];
-    for (struct dirent *tl_entry; (tl_entry = readdir(tl_dir)) != NULL;) {{
-        if (tl_entry->d_name[0] < '0' || tl_entry->d_name[0] > '9') continue;
-        snprintf(tl_path, sizeof tl_path, "/proc/self/task/%.20s/stat", tl_entry->d_name);
-        int tl_fd = open(tl_path, O_RDONLY);
-        if (tl_fd < 0) continue;
-        ssize_t tl_n = read(tl_fd, tl_stat, sizeof tl_stat - 1);
-        close(tl_fd);
-        if (tl_n <= 0) continue;
-        tl_stat[tl_n] = 0;
-        const char *tl_end = strrchr(tl_stat, ')');
-        if (tl_end != NULL && tl_end[1] == ' ' && tl_end[2] == 'R') tl_count++;
-    }}
-    closedir(tl_dir);
-    return tl_count > 0 ? tl_count - 1 : 0;
-}}
-/* Runnable tasks that are not this caller nor its own team's workers: of the ``running``
-   /proc/loadavg counts (the caller included), up to ``team`` - 1 of this process's
-   ``own`` running threads are OpenMP's workers (of a team of at most ``team``), spinning. */
-static inline long tl_others(long tl_running, long tl_own, int tl_team_n) {{
-    long tl_workers = tl_own < tl_team_n - 1 ? tl_own : tl_team_n - 1;
-    long tl_rest = tl_running - 1 - (tl_workers > 0 ? tl_workers : 0);
-    return tl_rest > 0 ? tl_rest : 0;
-}}
-/* The busy cores of this sample that the last sample saw busy too (the fewer of the
-   two): a task seen once (a kernel thread, a peer's pool waking for a moment) is not
-   load; ``last`` keeps the sample before. */
-static inline long tl_steady(long *tl_last, long tl_now) {{
-    long tl_before = __atomic_exchange_n(tl_last, tl_now, __ATOMIC_RELAXED);
-    return tl_before < tl_now ? tl_before : tl_now;
-}}
-static int tl_idle_cpus(void) {{
-    static int64_t tl_sampled = INT64_MIN / 2;  /* ns */
-    static int tl_idle = 0;
-    int64_t tl_ns = tl_clock();
-    if (tl_ns - __atomic_load_n(&tl_sampled, __ATOMIC_RELAXED) < 10000000) return __atomic_load_n(&tl_idle, __ATOMIC_RELAXED);
-    long tl_cpus = sysconf(_SC_NPROCESSORS_ONLN), tl_running = 1;
-    char tl_text[128];
-    int tl_fd = open("/proc/loadavg", O_RDONLY), tl_fields = 0;
-    ssize_t tl_n = tl_fd >= 0 ? read(tl_fd, tl_text, sizeof tl_text - 1) : -1;
-    if (tl_fd >= 0) close(tl_fd);
-    for (ssize_t tl_k = 0; tl_k < tl_n && tl_fields < 3; tl_k++)
-        if (tl_text[tl_k] == ' ' && ++tl_fields == 3) tl_running = atol(tl_text + tl_k + 1);
-    int tl_team_n = __atomic_load_n(&tl_most_team, __ATOMIC_RELAXED);
-    long tl_own = tl_running > 1 && tl_team_n > 1 ? tl_own_running() : 0;  /* only where it can matter */
-    long tl_busy = 1 + tl_others(tl_running, tl_own, tl_team_n);
-    static long tl_last_busy = 1;
-    tl_busy = tl_steady(&tl_last_busy, tl_busy);
-    int tl_found = (int)(tl_cpus > tl_busy ? tl_cpus - tl_busy : 0);  /* the cores nobody else runs on */
-    __atomic_store_n(&tl_idle, tl_found, __ATOMIC_RELAXED);
-    __atomic_store_n(&tl_sampled, tl_ns, __ATOMIC_RELAXED);
-    return tl_found;
-}}
-static inline int tl_team(int tl_asked, int tl_cap) {{
-    int tl_n = tl_asked < tl_cap ? tl_asked : tl_cap;
-    if (tl_n > 1) {{ int tl_free = 1 + tl_idle_cpus(); if (tl_free < tl_n) tl_n = tl_free; }}
-    return tl_n;
-}}
-/* What each parallel loop has measured (CHOICE): the running mean of its times with
-   one thread ([0]) and with its team ([1]), each over the last few calls, and how many
-   calls it has seen.  Races between callers only blur the means. */
-typedef struct {{ int64_t mean[2]; int64_t seen[2]; int64_t calls; }} tl_choice;
-static inline int tl_pick(tl_choice *tl_c, int tl_team_n) {{
-    if (tl_team_n <= 1) return 1;
-    int64_t tl_k = __atomic_fetch_add(&tl_c->calls, 1, __ATOMIC_RELAXED);
-    int64_t tl_s0 = __atomic_load_n(&tl_c->seen[0], __ATOMIC_RELAXED), tl_s1 = __atomic_load_n(&tl_c->seen[1], __ATOMIC_RELAXED);
-    if (tl_s0 < {warm} || tl_s1 < {warm}) return tl_s1 <= tl_s0 ? tl_team_n : 1;  /* try both, team first */
-    int tl_team_wins = __atomic_load_n(&tl_c->mean[1], __ATOMIC_RELAXED) < __atomic_load_n(&tl_c->mean[0], __ATOMIC_RELAXED);
-    if (tl_k % {explore} == 0) tl_team_wins = !tl_team_wins;  /* look at the other now and then */
-    return tl_team_wins ? tl_team_n : 1;
-}}
-static inline void tl_record(tl_choice *tl_c, int tl_ran, int64_t tl_ns) {{
-    if (tl_ran > __atomic_load_n(&tl_most_team, __ATOMIC_RELAXED)) __atomic_store_n(&tl_most_team, tl_ran, __ATOMIC_RELAXED);
-    int tl_i = tl_ran > 1;
-    int64_t tl_old = __atomic_load_n(&tl_c->mean[tl_i], __ATOMIC_RELAXED);
-    int64_t tl_other = __atomic_load_n(&tl_c->mean[!tl_i], __ATOMIC_RELAXED);
-    int64_t tl_seen = __atomic_fetch_add(&tl_c->seen[tl_i], 1, __ATOMIC_RELAXED);
-    /* the first time of each pays for cold caches (and the team's thread start): the
-       second replaces it; so does a look at the losing choice (its mean is as old as
-       its last look, `explore` calls or more ago) */
-    int tl_fresh = tl_seen < 2 || (tl_seen >= {warm} && tl_old > tl_other);
-    __atomic_store_n(&tl_c->mean[tl_i], tl_fresh ? tl_ns : tl_old + (tl_ns - tl_old) / {decay}, __ATOMIC_RELAXED);
-}}
-#endif
-"""
-
-
-PRELUDE = """\
-/* generated by tensorlang: do not edit */
-#define _POSIX_C_SOURCE 200809L
-#include <stdint.h>
-#include <string.h>
-#include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-typedef {real} real;
-
-/* controlled division (000 Definition 8): 0 / b = 0 for every number b; 0 / NaN stays NaN */
-static inline real tl_cdiv(real a, real b) {{ return (a == 0 && b == b) ? (real)0 : a / b; }}
-/* max and min that propagate NaN (⊥), as numpy's reductions do */
-static inline real tl_max(real a, real b) {{ return (a > b || a != a) ? a : b; }}
-static inline real tl_min(real a, real b) {{ return (a < b || a != a) ? a : b; }}
-/* a function the compiler must not inline (CPrinter.statement_function: a fused loop's statement) */
-#if defined(__GNUC__)
-#define TL_NOINLINE __attribute__((noinline))
-#else
-#define TL_NOINLINE
-#endif
-"""
-
-
-#: Register tiles (loops.microkernel.Tile, :meth:`CPrinter.tile`): a vector of 64 bytes
-#: (GCC/clang vector extensions), its unaligned load and store, and a scalar in every
-#: lane; :data:`TILES_FMA` adds the lane-wise fused multiply-add (AVX-512's, else
-#: ``fma`` lane by lane).  ``TL_TILES`` says whether a tile or the plain nest is compiled:
-#: on where the compiler targets AVX-512, unless the source defines it.
-TILES_PRELUDE = """
-#ifndef TL_TILES
-#if defined(__AVX512F__) && defined(__GNUC__)
-#define TL_TILES 1
-#else
-#define TL_TILES 0
-#endif
-#endif
-#if TL_TILES || {forced}
-typedef real tl_vd __attribute__((vector_size(64)));
-typedef real tl_vu __attribute__((vector_size(64), aligned(sizeof(real))));
-#define tl_vload(p) (*(const tl_vu *)(p))
-#define tl_vstore(p, v) (*(tl_vu *)(p) = (v))
-#if defined(__AVX512F__)
-/* AVX-512's own: gcc then broadcasts from memory into the multiply-add */
-#include <immintrin.h>
-static inline tl_vd tl_vsplat(real s) {{ return (tl_vd)_mm512_set1_{ps}(s); }}
-#else
-static inline tl_vd tl_vsplat(real s) {{ return (tl_vd){{{lanes}}}; }}
-#endif
-#endif
-"""
-
-#: The lane-wise fused multiply-add of register tiles, in sources compiled with ``fma=True``
-#: (the others never mention it).
-TILES_FMA = """#if TL_TILES || {forced}
-#if defined(__AVX512F__)
-static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{ return (tl_vd)_mm512_fmadd_{ps}((__m512{d})a, (__m512{d})b, (__m512{d})c); }}
-#else
-static inline tl_vd tl_vfma(tl_vd a, tl_vd b, tl_vd c) {{
-    tl_vd r;
-    for (int i = 0; i < {count}; i++) r[i] = fma{suffix}(a[i], b[i], c[i]);
-    return r;
-}}
-#endif
-#endif
-"""
-
-#: The mark of a source with register tiles (:data:`TILES_PRELUDE` follows the prelude).
+#: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
 TILE_MARK = "/* register tile:"
-
-
-#: Around a step whose nests ask for the widest vectors (loops.ir.Nest.wide_vectors): gcc
-#: on x86-64 prefers 256-bit vectors even with AVX-512; these functions may use 512.
-WIDE_BEGIN = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC target("prefer-vector-width=512")
-#endif
-"""
-WIDE_END = """#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
-"""
 
 
 #: The comment heading a packed structured product printed as a BLAS call (the source then
@@ -733,7 +528,7 @@ class CPrinter:
             kind = "static" if loop.reductions else SCHEDULE
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({kind}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
-            team = f"tl_team_{_idx(loop.var)}"  # the team decided at run time (THREADS)
+            team = f"tl_team_{_idx(loop.var)}"  # the team decided at run time (csrc/tl_threads.h)
             choice = f"tl_choice{self._choices}"
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
                     f"const int {team} = tl_pick(&{choice}, tl_team(tl_threads, {loop.team}));",
@@ -771,13 +566,12 @@ class CPrinter:
 
 
 #: A fused loop's statement (a nest in its body) with at least this many scalar operations
-#: per iteration is compiled as a function of its own (:func:`own_functions`).  Measured on
-#: the CFD kernels (docs/c-backend.md, "Fused loops"): with all of them in one function gcc
-#: keeps the operands the statements share (the matrix S of the Helmholtz operator, read
-#: by all six products) in vector registers across the whole body, and the products left
-#: short of registers spill their accumulators: Helmholtz n = 12 ran 3.71 ms, one function
-#: per product 2.61 ms.  At n = 4 (256 operations a product) the calls cost 12%; at n = 8
-#: (4096) they are even or faster.
+#: per iteration is compiled as a function of its own (:func:`own_functions`): with all of
+#: them in one function gcc keeps the operands the statements share (the matrix S of the
+#: Helmholtz operator, read by all six products) in vector registers across the whole
+#: body, and the products left short of registers spill their accumulators (measured on
+#: the CFD kernels: docs/c-backend.md, "Fused loops"; docs/performance.md, "Measurement
+#: history").
 OWN_FUNCTION_WORK = 2048
 
 
@@ -858,14 +652,45 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     if printer.helpers:
         text = "\n".join(printer.prototypes) + "\n\n" + text + "\n" + "\n".join(printer.helpers)
     if any(nest.wide_vectors for nest in nests):
-        text = WIDE_BEGIN + text + WIDE_END
+        # gcc on x86-64 prefers 256-bit vectors even with AVX-512; these functions may use 512
+        text = csrc.text("tl_wide_begin.h") + text + csrc.text("tl_wide_end.h")
     return text
 
 
 def prelude(real: str, teams: bool = False) -> str:
-    """The source's head; with ``teams``, the run-time team decision (:data:`THREADS`),
-    which only sources with a parallel loop need (the others stay as they were)."""
-    return PRELUDE.format(real=real) + (THREADS.format(**CHOICE) if teams else "")
+    """The source's head (csrc/tl_prelude.h); with ``teams``, the run-time team decision
+    (csrc/tl_threads.h, with :data:`CHOICE`'s numbers), which only sources with a parallel
+    loop need (the others stay as they were).
+
+    The team of a parallel loop (docs/c-backend.md, "Threads") is at most what its work
+    pays for (``cap``, :func:`tensorlang.loops.parallel.team_size`) and at most one thread
+    more than the machine has idle cores: the runnable tasks of ``/proc/loadavg`` (read
+    at most every 10 ms) less this process's own spinning OpenMP workers
+    (``/proc/self/task``), counting only what two samples in a row saw (``tl_steady``).
+    On a busy machine a thread that has to share a core holds the whole loop back, and
+    one thread is never slower than one.  Without ``/proc/loadavg`` every core counts as
+    idle."""
+    return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
+
+
+def tiles_prelude(real: str, fma: bool) -> str:
+    """The register tiles' vector types and helpers (csrc/tl_tiles.h) for ``real``; with
+    ``fma``, their lane-wise fused multiply-add too (csrc/tl_tiles_fma.h).
+
+    Register tiles (loops.microkernel.Tile, :meth:`CPrinter.tile`) use a vector of 64
+    bytes (GCC/clang vector extensions), its unaligned load and store, and a scalar in
+    every lane; the fused multiply-add is AVX-512's, else ``fma`` lane by lane.
+    ``TL_TILES`` says whether a tile or the plain nest is compiled: on where the compiler
+    targets AVX-512, unless the source defines it (``microkernel.TILES`` forces it)."""
+    lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
+    ps = "ps" if real == "float" else "pd"
+    forced = int(bool(microkernel.TILES))
+    head = csrc.text("tl_tiles.h", forced=forced, lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
+    if not fma:
+        return head
+    return head + csrc.text("tl_tiles_fma.h", forced=forced, fmadd=f"_mm512_fmadd_{ps}",
+                            m512="__m512" if real == "float" else "__m512d", count=lanes,
+                            fma="fmaf" if real == "float" else "fma")
 
 
 @dataclass(frozen=True)
@@ -953,11 +778,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body
     if TILE_MARK in body:
-        lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
-        words = dict(forced=int(bool(microkernel.TILES)), lanes=", ".join(["s"] * lanes), count=lanes,
-                     suffix="f" if real == "float" else "", ps="ps" if real == "float" else "pd",
-                     d="" if real == "float" else "d")
-        body = TILES_PRELUDE.format(**words) + (TILES_FMA.format(**words) if "tl_vfma(" in body else "") + body
+        body = tiles_prelude(real, fma="tl_vfma(" in body) + body
     source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)

@@ -44,30 +44,28 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import build as c_build
+from . import csrc
 from .simd import vector_bytes
 
 #: Columns of a block (one AVX-512 vector of doubles).
 BLOCK = 8
 #: The most columns (m) this kernel takes: beyond it the packed panels and the work
 #: matrix leave L2, and BLAS's SYRK (with its own cache blocking) is as fast or faster
-#: (measured, CPU time: m = 256 1.21x, 384 1.04-1.28x, 512 0.98-1.05x numpy's X.T @ X).
+#: (docs/performance.md, "Measurement history").
 MAX_M = 384
 #: The most columns for ``ni,nj,nk->ijk``: its work tensor has (8·⌈m/8⌉)³ doubles (16 MiB at 128).
 MAX_M3 = 128
 #: Without AVX-512 (the portable loops) the kernel wins only where numpy's own overhead
-#: dominates.  Measured on an AVX2 machine (AMD EPYC, 1 thread, against the routes
-#: tl.einsum takes otherwise): two factors 2.4x at n=100, m=10 (work n·m² = 1e4) but
-#: 0.39x at 200×16 (5e4) and 0.13-0.33x beyond, where OpenBLAS's SYRK has AVX2 kernels and
-#: the portable tiles do not; three factors 2.1-3.0x from n·m³ = 2e6 to 1e7 (the numpy
-#: route's pair products) but 0.27-0.65x below 2^20 (the compiled loop nest wins) and
-#: 0.63x at 6.4e7.  So the portable kernel takes XᵀX below PORTABLE_WORK2 and the third
-#: moment from PORTABLE_WORK3[0] up to PORTABLE_WORK3[1].
+#: dominates: beyond small XᵀX products OpenBLAS's SYRK has AVX2 kernels and the portable
+#: tiles do not, and for the third moment the compiled loop nest wins below 2^20 and
+#: numpy's pair products above 2^24 (measured on an AVX2 machine: docs/performance.md,
+#: "Measurement history").  So the portable kernel takes XᵀX below PORTABLE_WORK2 and the
+#: third moment from PORTABLE_WORK3[0] up to PORTABLE_WORK3[1].
 PORTABLE_WORK2 = 1 << 14
 PORTABLE_WORK3 = (1 << 20, 1 << 24)
 
 #: Rows of X per packed panel: an 8-row block of the panel (8 KiB) stays in L1 while the
-#: micro-kernel streams the column blocks from L2 (measured 64..1024: 128 was best, 2-7%
-#: ahead of 512 and 1024).
+#: micro-kernel streams the column blocks from L2 (128 measured best of 64..1024).
 KC = 128
 
 
@@ -211,194 +209,11 @@ def _strip(tail: int, simd: bool) -> str:
     return "\n".join(lines)
 
 
-_TEAM = r"""
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* the threads a call uses: `threads` (0: OpenMP's default), one below PARALLEL_WORK
-   multiply-adds (the threshold measured on this machine, targets/c/threshold.py) */
-static int team(int threads) {
-#ifdef _OPENMP
-    if ((double)WORK < (double)PARALLEL_WORK) return 1;
-    return threads > 0 ? threads : omp_get_max_threads();
-#else
-    (void)threads;
-    return 1;
-#endif
-}
-
-"""
-
-_PACK = r"""
-/* the partial last block of rows r0..r0+kc (M mod 8 columns, zero beyond; row-major X) */
-static void pack_tail_@S(const double *restrict x, double *restrict p, long r0, long kc) {
-    #pragma omp single
-    if (M % 8 && !TRANSPOSED) {
-        double *restrict pb = p + (M / 8) * kc * 8;
-        const double *restrict xb = x + r0 * M + 8 * (M / 8);
-        for (long r = 0; r < kc; r++)
-            for (int v = 0; v < 8; v++) pb[8 * r + v] = v < M % 8 ? xb[r * M + v] : 0.0;
-    }
-}
-
-/* pack rows r0..r0+kc of X: p[b][r][v] = X[r0 + r][8b + v], zero beyond M */
-static void pack_@S(const double *restrict x, double *restrict p, long r0, long kc) {
-#if TRANSPOSED
-    #pragma omp for schedule(static)
-    for (long b = 0; b < MB; b++) {  /* X[r][c] at x[c * N + r]: read along r */
-        double *restrict pb = p + b * kc * 8;
-        long width = M - 8 * b < 8 ? M - 8 * b : 8;
-        for (long v = 0; v < width; v++) {
-            const double *restrict xc = x + (8 * b + v) * N + r0;
-            for (long r = 0; r < kc; r++) pb[8 * r + v] = xc[r];
-        }
-        for (long v = width; v < 8; v++)
-            for (long r = 0; r < kc; r++) pb[8 * r + v] = 0.0;
-    }
-#else
-    /* a block at a time, its rows in order: the packed block is written as one stream
-       (a row at a time would write MB streams kc * 64 bytes apart: the same L1 sets) */
-    #pragma omp for schedule(static)
-    for (long b = 0; b < MB; b++) {
-        if (b == M / 8) continue;  /* the partial block: below (one thread) */
-        double *restrict pb = p + b * kc * 8;
-        const double *restrict xb = x + r0 * M + 8 * b;
-        for (long r = 0; r < kc; r++)
-            for (int v = 0; v < 8; v++) pb[8 * r + v] = xb[r * M + v];
-    }
-    pack_tail_@S(x, p, r0, kc);
-#endif
-}
-
-"""
-
-_BODY2 = r"""
-static int run_@S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
-    (void)nt;
-    double *g = (double *)(((unsigned long)work + 63) & ~(unsigned long)63);  /* MP x MP */
-    double *p = g + MP * MP;                                                    /* MB x KC x 8 */
-    #pragma omp parallel num_threads(nt) if(nt > 1)
-    {
-    /* two panel buffers: while one is multiplied, the tiles copy the next panel's rows
-       into the other (a load and a store in the shadow of 24 FMAs), and the panel
-       after it is prefetched from memory (row-major X; a transposed X is packed
-       panel by panel) */
-    double *cur = p, *nxt = p + MB * KC * 8;
-#if !TRANSPOSED
-    pack_@S(x, cur, 0, N < KC ? N : KC);  /* (its loops end with a barrier) */
-#endif
-    for (long r0 = 0; r0 < N; r0 += KC) {
-        long kc = N - r0 < KC ? N - r0 : KC;
-        long r1 = r0 + kc, kc1 = N - r1 < KC ? N - r1 : KC;
-        int first = r0 == 0;
-#if TRANSPOSED
-        pack_@S(x, cur, r0, kc);
-        kc1 = 0;
-        long kc2 = 0;
-#else
-        long kc2 = N - r1 - kc1 < KC ? N - r1 - kc1 : KC;
-#endif
-        const char *after = (const char *)(x + (r1 + kc1) * M);
-        long slice = kc2 * M * 8 / (TB > 0 ? TB : 1) + 1;
-        #pragma omp for schedule(static, 1)
-        for (long ib = 0; ib < TB; ib++) {  /* the triangle's tiles over the TB blocks */
-            const double *a = cur + ib * kc * 8;
-            const char *next = after + ib * slice, *end = next + slice;
-            if (kc2 <= 0) next = end = (const char *)g;
-            /* the first tile of each block row copies that block of the next panel */
-            const double *src = x + r1 * M + 8 * ib;
-            double *dst = nxt + ib * kc1 * 8;
-            long cn = ib < M / 8 && kc1 > 0 ? kc1 : 0;
-            long jb = ib;
-            for (; jb + 3 <= TB; jb += 3, next = next + 64 * kc < end ? next + 64 * kc : (const char *)g, cn = 0)
-                tile3(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
-            if (TB - jb == 2) tile2(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
-            else if (TB - jb == 1) tile1(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
-        }
-#if STRIP  /* the last TAIL columns against every row, vectors along the rows */
-        #pragma omp for schedule(static, 1)
-        for (long ib = 0; ib < MB; ib += SG)
-            strip(cur + ib * kc * 8, cur + TB * kc * 8, kc, g + 8 * TB * MP + 8 * ib, first, MB - ib < SG ? MB - ib : SG);
-#endif
-#if !TRANSPOSED
-        if (kc1 > 0) pack_tail_@S(x, nxt, r1, kc1);  /* (ends with a barrier) */
-        double *t = cur;
-        cur = nxt;
-        nxt = t;
-#endif
-    }
-    /* the upper triangle into the result, mirrored into the lower one (the strip's
-       columns were computed as rows: g[j][i] for j in the last block), in 16 x 16
-       blocks, so that the mirror's column writes stay in L1 (m = 256, n = 100: 259 us
-       with 32 x 32 blocks, whose 32 rows 2 KiB apart share two L1 sets; 123 us) */
-    #pragma omp for schedule(dynamic, 1)
-    for (long bi = 0; bi < M; bi += 16)
-        for (long bj = bi; bj < M; bj += 16)
-            for (long i = bi; i < bi + 16 && i < M; i++) {
-                const double *gi = g + i * MP;
-                double *ri = res + i * (long)M;
-                for (long j = bj > i ? bj : i; j < bj + 16 && j < M; j++) {
-                    double v = STRIP && j >= 8 * TB ? g[j * MP + i] : gi[j];
-                    ri[j] = v;
-                    res[j * (long)M + i] = v;
-                }
-            }
-    }
-    return 0;
-}
-"""
-
-
-_BODY3 = r"""
-static int run_@S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
-    (void)nt;
-    double *g = (double *)(((unsigned long)work + 63) & ~(unsigned long)63);  /* MP x MP x MP */
-    double *p = g + MP * MP * MP;                                               /* MB x KC x 8 */
-    #pragma omp parallel num_threads(nt) if(nt > 1)
-    {
-    for (long r0 = 0; r0 < N; r0 += KC) {
-        long kc = N - r0 < KC ? N - r0 : KC;
-        int first = r0 == 0;
-        pack_@S(x, p, r0, kc);
-        const char *after = (const char *)(x + (r0 + kc) * M);
-        long slice = (N - r0 - kc < KC ? N - r0 - kc : KC) * M * 8 / M + 1;
-        /* g[i][j][k] for i <= j <= k (and the rest of their blocks): for each i the Gram
-           product of X scaled by column i with X, over the blocks from i's */
-        #pragma omp for schedule(dynamic, 1)
-        for (long i = 0; i < M; i++) {
-            const double *s = p + (i / 8) * kc * 8 + i % 8;
-            double *gi = g + i * MP * MP;
-            const char *next = after + i * slice, *end = next + slice;
-            if (TRANSPOSED || r0 + kc >= N) next = end = (const char *)g;
-            for (long jb = i / 8; jb < MB; jb++) {
-                const double *a = p + jb * kc * 8;
-                int rows = jb == i / 8 ? 8 - (int)(i % 8) : 8;  /* the rows j >= i */
-                long kb = jb;
-                for (; kb + 3 <= MB; kb += 3, next = next + 64 * kc < end ? next + 64 * kc : (const char *)g)
-                    srow3(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
-                if (MB - kb == 2) srow2(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
-                else if (MB - kb == 1) srow1(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
-            }
-        }
-    }
-    /* every entry from its sorted one: exactly symmetric */
-    #pragma omp for schedule(dynamic, 1)
-    for (long i = 0; i < M; i++)
-        for (long j = i; j < M; j++)
-            for (long k = j; k < M; k++) {
-                double v = g[(i * MP + j) * MP + k];
-                res[(i * M + j) * M + k] = v;
-                res[(i * M + k) * M + j] = v;
-                res[(j * M + i) * M + k] = v;
-                res[(j * M + k) * M + i] = v;
-                res[(k * M + i) * M + j] = v;
-                res[(k * M + j) * M + i] = v;
-            }
-    }
-    return 0;
-}
-"""
+def _core(scaled: bool, suffix: str) -> str:
+    """The packing and the driver (csrc/gram_pack.c, then csrc/gram_body3.c for three
+    factors, else csrc/gram_body2.c), their functions named with ``suffix``."""
+    body = "gram_body3.c" if scaled else "gram_body2.c"
+    return csrc.text("gram_pack.c", s=suffix) + csrc.text(body, s=suffix)
 
 
 def _parallel_work() -> int:
@@ -467,10 +282,9 @@ def source(shape: GramShape, portable: bool = False, parallel_work: int | None =
     if strip:
         simd += "\n" + _strip(tail, True)
         plain += "\n" + _strip(tail, False)
-    core = _PACK + (_BODY3 if scaled else _BODY2)
     # two copies: on threads, and one thread with no OpenMP at all (a parallel region of
     # one thread still costs libgomp's team set-up, 0.6 µs: as much as a small call)
-    serial = "\n".join(line for line in core.replace("@S", "seq").splitlines() if "#pragma omp" not in line)
+    serial = "\n".join(line for line in _core(scaled, "seq").splitlines() if "#pragma omp" not in line)
     same = "const double *restrict same, " + ("const double *restrict same2, " if scaled else "")
     entry = (f"int FUNCTION(const double *restrict x, {same}double *restrict res, double *restrict work, "
              "int threads) {\n"
@@ -478,8 +292,8 @@ def source(shape: GramShape, portable: bool = False, parallel_work: int | None =
              f"    {'(void)same; (void)same2;' if scaled else '(void)same;'}\n"
              "    int nt = team(threads);\n"
              "    return nt > 1 ? run_par(x, res, work, nt) : run_seq(x, res, work, 1);\n}\n")
-    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + _TEAM
-            + core.replace("@S", "par") + serial + "\n" + entry)
+    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + csrc.text("gram_team.c")
+            + _core(scaled, "par") + serial + "\n" + entry)
 
 
 def declaration(shape: GramShape) -> str:

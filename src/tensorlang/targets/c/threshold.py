@@ -25,8 +25,8 @@ nest's work reaches the threshold of its kind (:func:`tensorlang.loops.parallel.
 work pays for and the cores idle at run time (targets/c/codegen.py, ``THREADS``).
 
 Both probes deal out their iterations as the kernels' loops do (codegen.SCHEDULE,
-``guided``).  Measured on the 2-vCPU VM (2026-11-27): compute 2^20-2^21 and stream 2^20
-with guided, 2^23 and 2^21 with static halves: a late worker costs the caller less.
+``guided``: a late worker costs the caller less; docs/performance.md, "Measurement
+history", has the thresholds measured with each).
 
 ``$TENSORLANG_PARALLEL_WORK`` overrides both figures (the tests pin it so generated code
 does not depend on the machine); ``1`` forces threads on every statement, with as many
@@ -45,6 +45,7 @@ import numpy as np
 
 from ...loops.parallel import PARALLEL_WORK, Threshold
 from . import build as c_build
+from . import csrc
 from .codegen import SCHEDULE
 
 #: A threshold no statement reaches: threads never pay here.
@@ -59,30 +60,8 @@ CACHE_FILE = "parallel_work.json"
 #: Points per cache-resident block of the compute probe, and the most blocks (256 KiB in all).
 BLOCK, MAX_BLOCKS = 512, 64
 
-_PROBE = """
-#include <stdint.h>
-int tl_probe_stream(double *restrict x, double s, int64_t n, int threads) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(%(schedule)s) num_threads(threads) if(threads > 1)
-#endif
-    for (int64_t i = 0; i < n; i++) x[i] = s * x[i];
-    return 0;
-}
-/* n points of the same update over blocks of BLOCK that stay in cache, each block swept
-   n / (blocks * BLOCK) times by the thread that owns it */
-int tl_probe_compute(double *restrict x, double s, int64_t n, int threads) {
-    int64_t blocks = n / %(block)d < %(max_blocks)d ? n / %(block)d : %(max_blocks)d;
-    if (blocks < 1) blocks = 1;
-    int64_t sweeps = n / (blocks * %(block)d);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(%(schedule)s) num_threads(threads) if(threads > 1)
-#endif
-    for (int64_t b = 0; b < blocks; b++)
-        for (int64_t r = 0; r < sweeps; r++)
-            for (int64_t i = 0; i < %(block)d; i++) x[b * %(block)d + i] = s * x[b * %(block)d + i];
-    return 0;
-}
-""" % {"block": BLOCK, "max_blocks": MAX_BLOCKS, "schedule": SCHEDULE}
+#: The probes (csrc/threshold_probes.c), dealing out iterations as the kernels' loops do.
+_PROBE = csrc.text("threshold_probes.c", schedule=SCHEDULE, block=BLOCK, maxblocks=MAX_BLOCKS)
 _DECLARATIONS = ("int tl_probe_stream(double *x, double s, int64_t n, int threads);"
                  "int tl_probe_compute(double *x, double s, int64_t n, int threads);")
 
@@ -140,7 +119,8 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cp
                 break
             x = np.ones(n if name == "stream_times" else min(n, BLOCK * MAX_BLOCKS))
             ptr = ffi.cast("double *", ffi.from_buffer(x))
-            one, two = _seconds(lambda: probe(ptr, 1.0, n, 1), lambda: probe(ptr, 1.0, n, 2), n)
+            one, two = _seconds(lambda probe=probe, ptr=ptr, n=n: probe(ptr, 1.0, n, 1),
+                                lambda probe=probe, ptr=ptr, n=n: probe(ptr, 1.0, n, 2), n)
             times.append((n, one, two))
         found[name] = times
     return {"parallel_work": _first_win(found["times"]), "stream_work": _first_win(found["stream_times"]),
@@ -170,10 +150,10 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
     machine other users' tasks do not keep it from finding one.
 
     A thread still running on the second CPU makes the two-thread probe time a shared
-    core.  Measured: right after a numpy matrix product, OpenBLAS's worker spins for about
-    110 ms, and a measurement made then found compute 2^26 (two threads won only at the
-    largest size) where it found 2^21-2^22 in a quiet process; cached, that figure kept
-    every CFD kernel but the largest on one thread in later processes."""
+    core: right after a numpy matrix product OpenBLAS's worker spins for a while, and a
+    measurement made then found a threshold far too high, which, cached, kept every CFD
+    kernel but the largest on one thread in later processes (docs/performance.md,
+    "Measurement history")."""
     deadline = time.perf_counter() + timeout_s
     cpus = os.cpu_count() or 1
     calm = 0

@@ -1,0 +1,90 @@
+// probe_sort.c: the block order of a probe's points (fields/cprobe.py, tl_sort): a
+// stable counting sort by the image's blocks, on threads.  Follows the generated
+// tl_cells (whose fused multiply-adds are off; from here on they may be fused).
+// Placeholders: TL_FILL_SHIFT (cprobe.SORT_SHIFT), TL_FILL_PARALLELPOINTS
+// (cprobe.PARALLEL_POINTS), TL_FILL_SCATTERAHEAD (cprobe.SCATTER_AHEAD).
+/* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
+   within the reference's rounding, not bit-equal to it). */
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+/* The points in the order of the image's blocks of 2^SHIFT cells per axis (a counting
+   sort by block, stable): points in one block read the same rows, so a gather that
+   missed every cache for random points hits L1 and L2.  perm[q] is the caller's index
+   of sorted point q, sorted[q] its coordinates.  A point outside or not finite goes to
+   the block of cell 0 (its result is NaN either way); key[p] is point p's block
+   (total <= n < 2^31).  Returns the number of blocks, or -1 where memory
+   for the counts could not be had (the caller then probes in the given order). */
+#define SHIFT TL_FILL_SHIFT
+static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
+                   int32_t *perm, double *sorted, int32_t *key, int threads)
+{
+    int64_t blocks[D], mult[D], total = 1;
+    for (int a = D - 1; a >= 0; a--) {
+        blocks[a] = ((sizes[a] - 1) >> SHIFT) + 1;
+        mult[a] = total;
+        total *= blocks[a];
+    }
+    const int team = threads > 1 && n >= TL_FILL_PARALLELPOINTS ? threads : 1;
+    /* each thread counts its own range of points into its own counts (team of them,
+       total + 1 each), so that the sort stays stable: thread t's points of a block go
+       after those of threads before it, the same order as one thread's */
+    int64_t *count = (int64_t *)calloc((size_t)team * (size_t)(total + 1), sizeof(int64_t));
+    if (count == NULL)
+        return -1;
+    #pragma omp parallel num_threads(team) if(team > 1)
+    {
+#ifdef _OPENMP
+        const int t = omp_get_thread_num();
+#else
+        const int t = 0;
+#endif
+        const int64_t from = n * t / team, to = n * (t + 1) / team;
+        int64_t *mine = count + (int64_t)t * (total + 1);
+        double top[D];
+        for (int a = 0; a < D; a++) top[a] = (double)(sizes[a] - 1);
+        /* the keys first, branch-free (the loop vectorizes), then the counts */
+        for (int64_t p = from; p < to; p++) {
+            const double *pt = pts + p * D;
+            int64_t k = 0;
+            for (int a = 0; a < D; a++) {
+                double v = M[a*(D+1) + D];
+                for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
+                /* the cell, clamped to the image: NaN fails both tests, cell 0 */
+                const double cell = v >= 0.0 ? (v <= top[a] ? v : top[a]) : 0.0;
+                k += ((int64_t)cell >> SHIFT) * mult[a];
+            }
+            key[p] = (int32_t)k;
+        }
+        for (int64_t p = from; p < to; p++)
+            mine[key[p]]++;
+        #pragma omp barrier
+        #pragma omp single
+        {  /* each thread's first place in each block: blocks in order, threads in order */
+            int64_t at = 0;
+            for (int64_t k = 0; k < total; k++)
+                for (int u = 0; u < team; u++) {
+                    int64_t *c = count + (int64_t)u * (total + 1) + k;
+                    const int64_t here = *c;
+                    *c = at;
+                    at += here;
+                }
+        }
+        for (int64_t p = from; p < to; p++) {
+            if (p + TL_FILL_SCATTERAHEAD < to) {  /* the scattered writes' lines, asked for ahead */
+                const int64_t ahead = mine[key[p + TL_FILL_SCATTERAHEAD]];
+                __builtin_prefetch(perm + ahead, 1, 1);
+                __builtin_prefetch(sorted + ahead * D, 1, 1);
+            }
+            const int64_t q = mine[key[p]]++;
+            perm[q] = (int32_t)p;
+            for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+        }
+    }
+    free(count);
+    return total;
+}
+

@@ -1,0 +1,149 @@
+"""The C files of targets/c/csrc: each compiles on its own as C (``cc -fsyntax-only``,
+its placeholders given as macros, what it follows included first), and :func:`csrc.text`
+fills in exactly the placeholders a file has."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from tensorlang.fields import cprobe
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import blas, callext, codegen, csrc, threshold
+
+COMPILER = c_build.find_compiler()
+needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no working C compiler on this machine")
+
+#: The prelude of a double kernel, which the printer's other pieces follow.
+_PRELUDE = ("tl_prelude.h", {"real": "double"})
+#: Gram's shape macros (gram.source writes them) and its generated tiles' prototypes.
+_GRAM_SHAPE = {"N": "100L", "M": "13L", "MB": "2L", "MP": "16L", "KC": "100L", "STRIP": "1", "TB": "1L", "SG": "5L"}
+_TILES = "\n".join(
+    f"void tile{w}(const double *a, const double *b, long kc, double *c, int first, const char *pf, "
+    f"const double *src, double *dst, long cn);" for w in (1, 2, 3))
+_STRIP = "void strip(const double *a, const double *t, long kc, double *c, int first, long count);"
+_SROWS = "\n".join(
+    f"void srow{w}(int rows, const double *a, const double *b, const double *s, long kc, double *c, int first, "
+    f"const char *pf);" for w in (1, 2, 3))
+#: A probe's shape macros and head (cprobe.source writes them) for a scalar 3-D bspln3.
+_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "VW": "4", "NV": "(4 / VW)", "B": str(cprobe.BATCH)}
+_PROBE_INCLUDES = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
+_PROBE_HEAD = ("probe_head.h", {"paired": 0})
+_PROBE_FUNCTIONS = (
+    "static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M, int32_t *perm, "
+    "double *sorted, int32_t *key, int threads);\n"
+    "static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data, "
+    "const int64_t *sizes, const double *M, double *out, int threads, int64_t look);\n")
+
+#: Per file: the values of its placeholders (as the module that reads it gives them for a
+#: double kernel), other macros, and what it follows (C text, or (file, fill) read with
+#: csrc.text; a str naming a csrc file is included raw, its placeholders the same macros).
+RECIPES: dict[str, tuple[dict, dict, tuple]] = {
+    "tl_prelude.h": ({"real": "double"}, {}, ()),
+    "tl_threads.h": (codegen.CHOICE, {}, (_PRELUDE,)),
+    "tl_tiles.h": ({"forced": 1, "lanes": "s, s, s, s, s, s, s, s", "set1": "_mm512_set1_pd"}, {}, (_PRELUDE,)),
+    "tl_tiles_fma.h": ({"forced": 1, "fmadd": "_mm512_fmadd_pd", "m512": "__m512d", "count": 8, "fma": "fma"}, {},
+                       (_PRELUDE, ("tl_tiles.h", {"forced": 1, "lanes": "s, s, s, s, s, s, s, s",
+                                                  "set1": "_mm512_set1_pd"}))),
+    "tl_blas.h": ({"cblas64": blas.CBLAS64, "cblas32": blas.CBLAS32, "fortran32": blas.FORTRAN32}, {}, (_PRELUDE,)),
+    "tl_wide_begin.h": ({}, {}, ()),
+    "tl_wide_end.h": ({}, {}, ()),
+    "callext.c": ({"maxslots": callext.MAX_SLOTS, "maxrank": callext.MAX_RANK}, {}, ()),
+    "threshold_probes.c": ({"schedule": codegen.SCHEDULE, "block": threshold.BLOCK, "maxblocks": threshold.MAX_BLOCKS},
+                           {}, ()),
+    "gram_team.c": ({}, {"WORK": "1000LL", "PARALLEL_WORK": "100LL"}, ()),
+    "gram_pack.c": ({"s": "par"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ()),
+    "gram_body2.c": ({"s": "par"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _TILES + "\n" + _STRIP)),
+    "gram_body3.c": ({"s": "par"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
+    "probe_head.h": ({"paired": 0}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
+    "probe_sort.c": ({"shift": cprobe.SORT_SHIFT, "parallelpoints": cprobe.PARALLEL_POINTS,
+                      "scatterahead": cprobe.SCATTER_AHEAD}, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
+    "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD}, _PROBE_SHAPE,
+                      (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_FUNCTIONS)),
+}
+
+
+#: Other branches of a file: the transposed X of the Gram kernels, the forced paired rows.
+BRANCHES = {
+    **{name: [["-UTRANSPOSED", "-DTRANSPOSED=1"]] for name in ("gram_pack.c", "gram_body2.c", "gram_body3.c")},
+    "probe_head.h": [["-UTL_FILL_PAIRED", "-DTL_FILL_PAIRED=1"]],
+    "tl_prelude.h": [["-UTL_FILL_REAL", "-DTL_FILL_REAL=float"]],
+}
+
+
+def _path(name: str) -> Path:
+    return Path(str(resources.files(csrc).joinpath(name)))
+
+
+def test_every_c_file_has_a_recipe_and_its_placeholders_are_the_recipes():
+    assert set(csrc.names()) == set(RECIPES)
+    for name, (fill, _, _) in RECIPES.items():
+        assert csrc.placeholders(name) == set(fill), name
+
+
+def test_text_fills_every_placeholder_and_drops_the_notes():
+    text = csrc.text("threshold_probes.c", schedule="static", block=7, maxblocks=9)
+    assert "TL_FILL_" not in text and "schedule(static)" in text and "n / 7 < 9" in text
+    assert not any(line.startswith("//") for line in text.splitlines())
+    assert _path("threshold_probes.c").read_text().startswith("// threshold_probes.c:")
+
+
+@pytest.mark.parametrize("fill", [{}, {"schedule": "static", "block": 1}, {"schedule": "static", "block": 1,
+                                                                             "maxblocks": 2, "extra": 3}])
+def test_text_refuses_a_missing_or_unused_value(fill):
+    with pytest.raises(KeyError):
+        csrc.text("threshold_probes.c", **fill)
+
+
+def test_the_caller_switch_has_a_case_for_every_slot_count():
+    """csrc/callext.c calls a kernel's function with n buffer pointers for n up to MAX_SLOTS."""
+    cases = re.findall(r"case (\d+): return \(\(int \(\*\)\(([^)]*)\)\)fn\)\(([^;]*)\);", csrc.raw("callext.c"))
+    assert [int(n) for n, _, _ in cases] == list(range(callext.MAX_SLOTS + 1))
+    for n, types, args in cases:
+        assert types == ", ".join(["void *"] * int(n) + ["int"])
+        assert args == ", ".join([f"p[{k}]" for k in range(int(n))] + ["threads"])
+
+
+def _accepts(flag: str, tmp_path: Path) -> bool:
+    empty = tmp_path / "empty.c"
+    empty.write_text("int tl_empty;\n")
+    run = subprocess.run([*COMPILER.command, flag, "-fsyntax-only", str(empty)], capture_output=True)
+    return run.returncode == 0
+
+
+@needs_compiler
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_each_file_compiles_as_c_on_its_own(name, tmp_path):
+    """``cc -fsyntax-only`` with the build's language flags (C99, OpenMP where the
+    compiler has it), the placeholders as -D macros, for each branch of the file
+    (:data:`BRANCHES`), and again with AVX-512 where the compiler takes ``-mavx512f``."""
+    fill, macros, follows = RECIPES[name]
+    flags = [f for f in COMPILER.flags if f in ("-std=c99", "-fopenmp", "-fopenmp-simd", "-fno-strict-aliasing")]
+    flags += ["-fsyntax-only", "-Werror=implicit-function-declaration", "-Werror=implicit-int"]
+    if name == "callext.c":
+        includes = callext.include_dirs()
+        if includes is None:
+            pytest.skip("no Python.h or numpy/arrayobject.h here")
+        flags += [f"-I{d}" for d in includes]
+    defines = {**{f"TL_FILL_{k.upper()}": str(v) for k, v in fill.items()}, **macros}
+    flags += [f"-D{k}={v}" for k, v in defines.items()]
+    for k, piece in enumerate(follows):
+        if isinstance(piece, tuple):
+            text = csrc.text(piece[0], **piece[1])
+        elif piece in RECIPES:
+            text = csrc.raw(piece)  # the same placeholders, the same -D's
+        else:
+            text = piece
+        before = tmp_path / f"before{k}.h"
+        before.write_text(text)
+        flags += ["-include", str(before)]
+    variants = [[], *BRANCHES.get(name, [])]
+    if _accepts("-mavx512f", tmp_path):
+        variants += [["-mavx512f", *branch] for branch in variants]
+    for extra in variants:
+        run = subprocess.run([*COMPILER.command, *flags, *extra, str(_path(name))], capture_output=True, text=True)
+        assert run.returncode == 0, f"{name} {extra}:\n{run.stderr}"
