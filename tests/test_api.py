@@ -448,9 +448,39 @@ def test_outer_product_over_budget_is_too_large(monkeypatch):
 
 
 def test_store_over_budget_is_too_large(monkeypatch):
+    """The compiled targets refuse at compile time, before their build allocates anything
+    (the optimized program's buffers, pipeline.check_memory); the interpreter, which
+    allocates only when it runs, at the first call."""
     monkeypatch.setenv("TENSORLANG_MAX_BYTES", "1000")
-    k = tl.compile(OUTER)
+    for backend in ("numpy", *(("c",) if "c" in tl.available_backends() else ())):
+        raises("too-large", tl.compile, OUTER, backend=backend)
+    k = tl.compile(OUTER, backend="interp")
     raises("too-large", k, A=np.ones((10, 10)), B=np.ones((10, 10)))
+
+
+def test_buffers_over_budget_are_refused_before_the_target_builds(monkeypatch):
+    """The check is on the schedule's buffers (the optimized program's variables and
+    temporaries), before the target's build stage runs: a target whose build would
+    allocate is never reached."""
+    import dataclasses
+
+    from tensorlang import targets
+
+    built = []
+
+    def build(*args, **kwargs):
+        built.append(args)
+        raise TensorLangError("backend", "the build stage ran")
+
+    for name in ("numpy", *(("c",) if "c" in tl.available_backends() else ())):
+        monkeypatch.setitem(targets.REGISTRY, name, dataclasses.replace(targets.REGISTRY[name], build=build))
+        monkeypatch.setenv("TENSORLANG_MAX_BYTES", "1000")
+        raises("too-large", tl.compile, OUTER, backend=name)
+        assert built == []
+        monkeypatch.delenv("TENSORLANG_MAX_BYTES")
+        raises("backend", tl.compile, OUTER, backend=name)  # within the budget, it builds
+        assert len(built) == 1
+        built.clear()
 
 
 def test_absurd_declaration_is_too_large():

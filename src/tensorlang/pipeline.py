@@ -28,13 +28,14 @@ own target does not run computes (the schedule and loops the C target would run)
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import targets
+from . import limits, targets
 from .analysis.structure import TensorStructure, infer
 from .ein import ir
 from .ein.interp import reference as ein_reference
@@ -206,6 +207,19 @@ def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
     return loop_program(schedule, facts.declared, parallel_work=PARALLEL_WORK if work is None else work, fma=options.fma)
 
 
+def check_memory(schedule: Schedule) -> None:
+    """error[too-large] before anything is allocated where the schedule's buffers (every
+    variable and temporary of the optimized program, padded, a shared buffer once) need
+    more than the memory budget (limits.py, ``$TENSORLANG_MAX_BYTES``): the build stage
+    checks it, so no target allocates first and fails after."""
+    buffers = schedule.buffers
+    storage = buffers.storage_shapes
+    elements = sum(math.prod(storage[n]) for n, b in enumerate(buffers.buffers) if not b.alias)
+    elements += sum(math.prod(local.storage) for local in buffers.locals)
+    limits.check_allocation(elements, buffers.itemsize, "the buffers of the optimized program (its variables and "
+                            "temporaries)")
+
+
 def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] | None = None,  # noqa: A001
             reference: Callable[..., dict] | None = None, until: str = "build") -> Compiled:
     """Run the stages ``options.backend``'s target needs, up to ``until``, on ``program``.
@@ -237,6 +251,8 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
         assert facts is not None
         values["code"] = target.render(executed, values["schedule"], values.get("loops"), facts.caps)
     if "build" in wanted:
+        if values.get("schedule") is not None:
+            check_memory(values["schedule"])
         values["build"] = target.build(values.get("code"), values.get("schedule"), facts, options, reference)
     return Compiled(program, options, roles, reference, **values)
 
