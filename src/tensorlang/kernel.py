@@ -336,9 +336,9 @@ class Kernel(ProgramInterface):
         # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
         # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
         # The plain case runs the C call path (targets/c/callext.py) with no other Python
-        # than this; it declines (None) anything unusual, and should it raise, the paths
-        # below redo the call: the generated Python fast path, then the guarded general
-        # path, which reports properly.
+        # than this (the head of :meth:`call`, inlined: a small kernel's call is this
+        # method); it declines (None) anything unusual, and should it raise, the rest of
+        # the one call path redoes the call.
         caller = self._c_call
         if caller is not None and not args:
             try:
@@ -366,16 +366,26 @@ class Kernel(ProgramInterface):
         return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
 
-    def _try_fast(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
-        """The results from the C call path or the generated fast path, or None where both
-        decline or raise (the general path then redoes the call and reports properly)."""
+    def call(self, arrays: dict, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """The one call path (``k(**arrays)``, a symbolic kernel's specialisation): the
+        fast paths (:meth:`_fast_paths`), then the general path, which checks every
+        argument and reports."""
+        results = self._fast_paths(arrays, out)
+        return results if results is not None else self._call_guarded(out, arrays)
+
+    def _fast_paths(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
+        """The C caller (targets/c/callext.py), then the generated Python fast path
+        (targets/c/fastcall.py); each declines anything unusual with None, and so does
+        this.  Both stay because they pay (docs/performance.md, "Call paths"): the C
+        caller where the extension builds, the generated path where it cannot (no
+        Python.h), against the general path's checks."""
         caller = self._c_call
         if caller is not None:
             try:
                 results = caller(arrays, out)
             except KernelFailed as exc:  # it ran: never redone
                 raise exc.with_source(self.source) from None
-            except Exception:  # noqa: BLE001 - retried below
+            except Exception:  # noqa: BLE001 - retried below, where errors are reported
                 results = None
             if results is not None:
                 return results
@@ -417,7 +427,7 @@ class Kernel(ProgramInterface):
         if not isinstance(compressed, bool):
             raise error("input", f"compressed must be True or False, got {compressed!r}")
         arrays = dict(inputs)
-        results = self._try_fast(arrays, out)
+        results = self._fast_paths(arrays, out)
         results = results if results is not None else self._call(arrays, out)
         return self._compressed(results) if compressed else results
 
@@ -440,7 +450,7 @@ class Kernel(ProgramInterface):
                 self.language.check_structure(self.checked, supplied)
             targets = self._validate_out(out) if out else {}
             if self._store_elements is None:
-                self._check_store_size()
+                self.check_store_size()
             start = time.perf_counter()
             results = self.target.run(supplied, targets, self.threads)
             self.last_run_seconds = time.perf_counter() - start
@@ -537,7 +547,7 @@ class Kernel(ProgramInterface):
                                 "each result needs its own")
         return dict(out)
 
-    def _check_store_size(self) -> None:
+    def check_store_size(self) -> None:
         """The variables fit the memory budget; checked on the first call only, since it
         depends on the declarations alone (and the budget, read from the environment)."""
         if self._store_elements is None:

@@ -133,8 +133,7 @@ class SymbolicKernel(ProgramInterface):
             kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
         if kernel is not None:  # the specialisation's own fast path, without repacking the arguments
             self._last = kernel
-            results = kernel._try_fast(arrays, out)
-            return results if results is not None else kernel._call_guarded(out, arrays)
+            return kernel.call(arrays, out)
         return self._call_guarded(out, arrays)
 
     def _fast_key(self, arrays: dict, out) -> tuple[int, ...] | None:
@@ -160,8 +159,7 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        kernel = self.for_inputs(arrays, out)
-        return kernel._call_guarded(out, arrays)
+        return self.for_inputs(arrays, out).call(arrays, out)
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
