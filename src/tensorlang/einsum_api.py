@@ -35,8 +35,9 @@ from typing import Any, Callable
 import numpy as np
 
 from . import lang as languages
+from .api import compile_checked
 from .errors import Source, TensorLangError
-from .kernel import Kernel, Options, resolve_dtype
+from .kernel import Kernel
 from .targets import resolve as resolve_backend
 from .targets.c import gram as c_gram
 
@@ -297,11 +298,13 @@ def compile_spec(spec, dtype, backend: str = "auto") -> Kernel:
     parsed (the Spec's einsum text is only the source that errors point into)."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
-    options = Options(resolve_backend(backend), resolve_dtype(dtype), auto=backend == "auto")
     try:
-        return Kernel(language, language.check(spec), source, options)
+        checked = language.check(spec)
     except TensorLangError as exc:
         raise exc.with_source(source) from None
+    kernel = compile_checked(language, checked, source, backend, dtype)
+    assert isinstance(kernel, Kernel)  # an einsum call's shapes are numbers: never symbolic
+    return kernel
 
 
 def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool):
