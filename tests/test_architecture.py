@@ -177,6 +177,32 @@ def test_the_dispatch_pattern_would_catch_dispatch():
     assert not DISPATCH.search("language = languages.get(name)")
 
 
+#: A call of the model language's parser: program text read back.
+PARSE_MODEL = re.compile(r"\bparse_model\(")
+
+
+def _parse_model_calls(name: str) -> list[str]:
+    return [f"{name}:{n}: {line.strip()}" for n, line in enumerate(MODULES[name].read_text().splitlines(), 1)
+            if PARSE_MODEL.search(line) and not line.lstrip().startswith("#")]
+
+
+def test_only_the_model_language_parses_model_text():
+    """Programs that Python builds (einsum, the builder, field probes) reach the compiler
+    as EIN or as an AST, never as text printed and parsed again: ``parse_model(`` is
+    called only inside lang/tl/ (issue 40)."""
+    found = [hit for name in MODULES if not name.startswith("tensorlang.lang.tl")
+             for hit in _parse_model_calls(name)]
+    assert found == []
+
+
+def test_the_parse_model_claim_would_catch_a_call(monkeypatch, tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("from .tl.parser import parse_model\n\ndef check(spec):\n    return parse_model(text(spec))\n")
+    monkeypatch.setitem(MODULES, "tensorlang.lang.einsum.probe", path)
+    assert _parse_model_calls("tensorlang.lang.einsum.probe") == ["tensorlang.lang.einsum.probe:4: return parse_model(text(spec))"]
+    assert _parse_model_calls("tensorlang.lang.tl.parser")  # where it is defined and called: allowed there only
+
+
 def test_a_new_front_end_is_one_language_value_and_one_registry_line(monkeypatch, tmp_path):
     """A toy front end (the model language written upside down: statements first) plugs
     in by a Language value and a registry entry; compile, check, run, --emit ast and the

@@ -114,6 +114,27 @@ def compile_source(
     """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
     symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
     checked = check_source(source, lang, params)
+    return compile_checked(languages.get(lang), checked, source, backend, dtype, pad, threads, params, opt,
+                           skip_passes, check_structure, fma)
+
+
+def compile_checked(
+    language: languages.Language,
+    checked: CheckedProgram,
+    source: Source,
+    backend: str = "auto",
+    dtype="float64",
+    pad: int | str | None = None,
+    threads: int | None = None,
+    params=None,
+    opt: bool = True,
+    skip_passes=(),
+    check_structure: bool = False,
+    fma: bool = False,
+) -> Kernel | SymbolicKernel:
+    """Compile a front end's checked program: :func:`compile_source` after its check,
+    and the entry of the front ends whose programs Python builds (einsum, the builder),
+    which have no text to read.  ``source`` is what errors point into."""
     skip_passes = check_passes(opt, skip_passes)
     chosen = resolve_backend(backend)
     resolved = resolve_dtype(dtype)
@@ -122,11 +143,11 @@ def compile_source(
     check_fma(fma)
     options = Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma, auto=backend == "auto")
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
-        symbolic = SymbolicKernel(languages.get(lang), checked, source, options, check_params(params))
+        symbolic = SymbolicKernel(language, checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)
         return symbolic
     try:
-        kernel = Kernel(languages.get(lang), checked, source, options)
+        kernel = Kernel(language, checked, source, options)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
     kernel.sizes = check_params(params)

@@ -2,9 +2,10 @@
 compiled into a :class:`~tensorlang.kernel.Kernel`.
 
 The expressions live in the builder front end (``lang/builder``); this module, above the
-compiler, prints them as the builder's text (the model language) and compiles that with
-the builder front end, so a built kernel is exactly the kernel of its text: the same EIN,
-the same optimizer, the same targets.
+compiler, has the front end make them a model-language program (its AST, built directly:
+no text is printed and parsed again), checks it and compiles it, so a built kernel is
+the kernel of the same program written as text: the same EIN, the same optimizer, the
+same targets.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from . import lang as languages
-from .api import compile_source
+from .api import compile_checked
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel
 from .specialize import SymbolicKernel
@@ -37,8 +38,9 @@ def _outputs(outputs) -> dict:
 
 
 def source(outputs) -> str:
-    """The built program's text (the model language): what :func:`build` compiles."""
-    return languages.BUILDER.to_model_source(_outputs(outputs))
+    """The built program's text (the model language): the program :func:`build`
+    compiles, printed (build itself writes no text to read back)."""
+    return languages.BUILDER.to_source(_outputs(outputs))
 
 
 @guard
@@ -48,5 +50,13 @@ def build(outputs, backend: str = "auto", dtype="float64", threads: int | None =
     ``outputs`` is a dict from output names to expressions, one expression (its output
     is called ``R``) or a list (``R0``, ``R1``, ...).  The kernel's inputs are the
     variables the expressions use, by the names given to ``tl.var``."""
-    text = source(outputs)
-    return compile_source(Source(text, "<builder>"), languages.BUILDER.LANGUAGE.name, backend, dtype, threads=threads)
+    language = languages.BUILDER.LANGUAGE
+    program = languages.BUILDER.to_program(_outputs(outputs))
+    # the printed program is the kernel's source: what errors name, and what a kernel
+    # with symbolic sizes specialises for each binding
+    source = Source(language.print(program), "<builder>")
+    try:
+        checked = language.check(program)
+    except TensorLangError as exc:
+        raise exc.with_source(source) from None
+    return compile_checked(language, checked, source, backend, dtype, threads=threads)

@@ -6,8 +6,8 @@ dtype and layout (C-ordered or not), which operands are the same array object, a
 back end.  A hit runs the compiled kernel's C caller (targets/c/callext.py) or its fast path and
 nothing else, so a repeated call pays only the per-call cost.  A miss reads the
 subscripts against the shapes (the einsum front end, ``lang/einsum``: numpy's rules and
-errors), compiles the resulting index-form program with the model language's pipeline,
-and stores a *runner* for the key.
+errors), lowers them to one EIN statement, compiles that with the one driver
+(``tensorlang.pipeline``) and stores a *runner* for the key.
 
 What is not compiled goes to ``numpy.einsum`` unchanged, so results and errors are
 numpy's: dtypes other than float32/float64 (integers, complex, bool, object, float16),
@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import lang as languages
-from .api import compile_source
+from .api import compile_checked
 from .errors import Source, TensorLangError
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
@@ -293,10 +293,16 @@ def _transposed(spec, layouts):
 
 
 def compile_spec(spec, dtype, backend: str = "auto") -> Kernel:
-    """The kernel of an einsum Spec (the einsum front end's program)."""
+    """The kernel of an einsum Spec: its EIN program (the einsum front end lowers the Spec
+    directly, lang/einsum/lower.py) compiled by the one driver; no text is written or
+    parsed (the Spec's einsum text is only the source that errors point into)."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
-    kernel = compile_source(source, language.name, backend, dtype)
+    try:
+        checked = language.check(spec)
+    except TensorLangError as exc:
+        raise exc.with_source(source) from None
+    kernel = compile_checked(language, checked, source, backend, dtype)
     assert isinstance(kernel, Kernel)  # an einsum call's shapes are numbers: never symbolic
     return kernel
 

@@ -1,8 +1,11 @@
 """The builder (tl.var, tl.outer, tl.contract, tl.transpose, + - * /, tl.kron, tl.build):
 the same EIN as the model language's text, results against numpy, shape errors where
-an expression is built."""
+an expression is built; no text is parsed, a shared subexpression is lowered once, and
+building from many threads at once gives every thread its kernel."""
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang import builder
+from tensorlang.lang.builder import Var
 
 RNG = np.random.default_rng(15)
 
@@ -116,3 +120,127 @@ def test_random_builder_programs_match_the_interpreter(steps, seed):
             e, value = -e, -value
     for backend in ("numpy", "interp"):
         np.testing.assert_allclose(tl.build({"Y": e}, backend=backend)(A=a)["Y"], value, rtol=1e-12, atol=1e-12)
+
+
+def _text(outputs: dict) -> str:
+    """The program as the builder once printed it to parse it (fully parenthesized
+    operator form, inputs in order of first use): the oracle for its direct lowering."""
+    declared: dict = {}
+
+    def walk(e):
+        if isinstance(e, Var):
+            declared.setdefault(e.name, e)
+        for child in (getattr(e, "left", None), getattr(e, "right", None), getattr(e, "operand", None)):
+            if child is not None:
+                walk(child)
+
+    for e in outputs.values():
+        walk(e)
+    lines = [f"in var {v.name} : [{' '.join(map(str, v.shape))}]" for v in declared.values()]
+    lines += [f"out var {name} : [{' '.join(map(str, e.shape))}]" for name, e in outputs.items()]
+    lines += [f"{name} = {e.text()}" for name, e in outputs.items()]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["outer", "add", "sub", "mul", "div", "scale", "negative", "transpose", "neg"]),
+                min_size=1, max_size=6))
+def test_random_builder_programs_have_their_texts_ein(steps):
+    """Without a shared subexpression (those become temporaries) a built program's EIN
+    is, node for node, its text's."""
+    A, s = tl.var("A", (2, 2)), tl.var("s", ())
+
+    def make():
+        e = A
+        for step in steps:
+            if step == "outer" and len(e.shape) == 2:
+                e = tl.contract(tl.outer(A, e), (2, 3))
+            elif step in ("add", "sub", "mul", "div"):
+                e = {"add": e + A, "sub": A - e, "mul": e * A, "div": e / s}[step]
+            elif step == "scale":
+                e = 0.5 * e
+            elif step == "negative":
+                e = e * -2.5 - 0.0 * A - A * -0.0
+            elif step == "transpose":
+                e = tl.transpose(e)
+            elif step == "neg":
+                e = -e
+        return e
+
+    outputs = {"Y": make(), "Z": make() * s}
+    assert tl.build(outputs, backend="numpy").ein == tl.compile(_text(outputs), backend="numpy").ein
+
+
+def test_building_parses_no_text(monkeypatch):
+    from tensorlang.lang import lark_support
+
+    monkeypatch.setattr(lark_support, "parse", lambda *args: pytest.fail("parsed program text"))
+    A, B = tl.var("A", (2, 3)), tl.var("B", (3, 4))
+    k = tl.build({"C": tl.contract(tl.outer(A, B), (2, 3))}, backend="numpy")
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b)
+
+
+@pytest.mark.parametrize("shape", [(3,), ()], ids=["vector", "scalar"])
+def test_a_shared_subexpression_is_lowered_once(shape):
+    """``e + e`` doubled twenty times is 21 nodes (2^20 leaves as a tree): one temporary
+    per shared node, so building, checking and lowering are linear (this once printed
+    2^20 leaves and never finished)."""
+    x = tl.var("x", shape)
+    e = x
+    for _ in range(20):
+        e = e + e
+    text = builder.source({"y": e})
+    assert text.count(" + ") == 20
+    a = RNG.standard_normal(shape)
+    for backend in ("numpy", "interp"):
+        k = tl.build({"y": e}, backend=backend)
+        assert len(k.ein.statements) == 20
+        np.testing.assert_allclose(k(x=a)["y"], a * 2.0**20)
+    # a node shared between outputs is computed once too, and both outputs read it
+    both = tl.build({"P": e * x, "Q": -e}, backend="numpy")
+    np.testing.assert_allclose(both(x=a)["P"], a * a * 2.0**20)
+    np.testing.assert_allclose(both(x=a)["Q"], -a * 2.0**20)
+
+
+def test_building_one_expression_from_six_threads_at_once():
+    """No state is shared between builds: every thread gets its kernel and its result
+    (a spurious error[shape] was once reported under this load)."""
+    n = 3
+    A, B, C = (tl.var(name, (n, n)) for name in "ABC")
+    u = tl.var("u", (n, n, n))
+    shared = {"v": tl.kron(A, B, C)(u), "S": (A + tl.transpose(A)) / 2}
+    a, b, c = (RNG.standard_normal((n, n)) for _ in range(3))
+    x = RNG.standard_normal((n, n, n))
+    expected = np.einsum("ia,jb,kc,abc->ijk", a, b, c, x)
+    start = threading.Barrier(6)
+    failures: list = []
+
+    def work(fresh: bool) -> None:
+        try:
+            start.wait()
+            for _ in range(8):
+                outputs = shared
+                if fresh:  # the same expression, built in this thread
+                    P, Q, R = (tl.var(name, (n, n)) for name in "ABC")
+                    outputs = {"v": tl.kron(P, Q, R)(tl.var("u", (n, n, n))), "S": (P + tl.transpose(P)) / 2}
+                result = tl.build(outputs, backend="numpy")(A=a, B=b, C=c, u=x)
+                np.testing.assert_allclose(result["v"], expected)
+                np.testing.assert_allclose(result["S"], (a + a.T) / 2)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k % 2 == 0,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+
+
+def test_symbolic_sizes_specialise_from_the_printed_program():
+    A = tl.var("A", ("n", "n"))
+    k = tl.build({"C": tl.contract(tl.outer(A, A), (2, 3)) + A}, backend="numpy")
+    for n in (2, 5):
+        a = RNG.standard_normal((n, n))
+        np.testing.assert_allclose(k(A=a)["C"], a @ a + a)

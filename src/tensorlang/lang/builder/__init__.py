@@ -1,23 +1,33 @@
 """The builder: programs of the operator language built from Python values.
 
 ``expressions`` holds the nodes and constructors (``var``, ``outer``, ``contract``,
-``transpose``, ``kron``, ``+ - * /``); a built program is printed as the model language
-(:func:`~.expressions.to_model_source`) and from there it is the model language's
-program: its text is this front end's text, so that parsing, checking, lowering and the
-reference interpreter are the model language's own and the EIN is the same as the text's.
-``tl.build`` (``tensorlang.builder``, above the compiler) compiles it.
+``transpose``, ``kron``, ``+ - * /``); ``lower`` makes built outputs a program of the
+model language as its AST (no text, no parser; a shared subexpression becomes one
+temporary), so that checking, lowering to EIN and the reference interpreter are the model
+language's own and the EIN is the same as the text's (``lower``'s docstring says why the
+AST rather than EIN).  A program's text, where one is wanted (``tensorlang.builder.source``,
+the source a symbolic kernel specialises), is that AST printed as the model language, and
+reading it back is the model language's parser.  ``tl.build`` (``tensorlang.builder``,
+above the compiler) compiles it.
 """
 
 from __future__ import annotations
 
 from ..language import Language, Params
 from ..tl import LANGUAGE as MODEL
-from ..tl.parser import parse_model
-from .expressions import Expr, Kron, Var, contract, kron, outer, to_model_source, transpose, var
+from .expressions import Expr, Kron, Var, contract, kron, outer, transpose, var
+from .lower import to_program
 
 
 def _parse(text: str, params: Params):
-    return parse_model(text)
+    """A builder program's text is the model language's (what a symbolic kernel reads
+    back for each binding of its sizes)."""
+    return MODEL.parse(text, params)
+
+
+def to_source(outputs) -> str:
+    """The built program printed as the model language."""
+    return MODEL.print(to_program(outputs))
 
 
 LANGUAGE = Language(
@@ -31,4 +41,5 @@ LANGUAGE = Language(
     description="programs built in Python (tl.var, tl.outer, tl.contract, ...), printed as the model language",
 )
 
-__all__ = ["Expr", "Kron", "LANGUAGE", "Var", "contract", "kron", "outer", "to_model_source", "transpose", "var"]
+__all__ = ["Expr", "Kron", "LANGUAGE", "Var", "contract", "kron", "outer", "to_program", "to_source", "transpose",
+           "var"]

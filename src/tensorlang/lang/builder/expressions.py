@@ -9,8 +9,9 @@ numbered from 1, as the model language numbers them, so that a builder program a
 text read the same.
 
 Every node is immutable and knows its shape, so that a shape error surfaces where the
-expression is built (error[shape], with the operator's rule), not at ``build``.
-:func:`to_model_source` prints the outputs as a model-language program, which the model
+expression is built (error[shape], with the operator's rule), not at ``build``; a
+node's shape is computed once (an expression may share its operands: ``e + e``).
+:mod:`.lower` makes the outputs a model-language program (its AST), which the model
 language then checks and lowers: the builder produces the same EIN as the text.
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Mapping
 
 from ...errors import error
 from ...semantics.sizes import Sym
@@ -30,11 +30,18 @@ class Expr:
 
     shape: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        # the type, computed once when the node is made: an expression may share its
+        # operands (``e + e`` doubled twenty times), and a property would walk every path
+        if "shape" not in self.__dict__:
+            object.__setattr__(self, "shape", self._shape())
+
+    def _shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
     def text(self) -> str:  # the model language's text, fully parenthesized
         raise NotImplementedError
 
-    def variables(self) -> list["Var"]:
-        raise NotImplementedError
 
     # the arithmetic of t-elem, t-smul and t-sdiv
     def __add__(self, other):
@@ -98,8 +105,6 @@ class Var(Expr):
     def text(self) -> str:
         return self.name
 
-    def variables(self) -> list["Var"]:
-        return [self]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -110,8 +115,6 @@ class Number(Expr):
     def text(self) -> str:
         return repr(self.value) if self.value >= 0 else f"({self.value!r})"
 
-    def variables(self) -> list[Var]:
-        return []
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -119,15 +122,12 @@ class Outer(Expr):
     left: Expr
     right: Expr
 
-    @property
-    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def _shape(self) -> tuple[int, ...]:
         return self.left.shape + self.right.shape
 
     def text(self) -> str:
         return f"({self.left.text()} # {self.right.text()})"
 
-    def variables(self) -> list[Var]:
-        return self.left.variables() + self.right.variables()
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -135,8 +135,7 @@ class Contract(Expr):
     operand: Expr
     pairs: tuple[tuple[int, int], ...]
 
-    @property
-    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def _shape(self) -> tuple[int, ...]:
         gone = {d for pair in self.pairs for d in pair}
         return tuple(n for d, n in enumerate(self.operand.shape, 1) if d not in gone)
 
@@ -144,8 +143,6 @@ class Contract(Expr):
         pairs = " ".join(f"[{m} {n}]" for m, n in self.pairs)
         return f"({self.operand.text()} . [{pairs}])"
 
-    def variables(self) -> list[Var]:
-        return self.operand.variables()
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -153,8 +150,7 @@ class Transpose(Expr):
     operand: Expr
     pair: tuple[int, int]
 
-    @property
-    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def _shape(self) -> tuple[int, ...]:
         shape = list(self.operand.shape)
         m, n = self.pair
         shape[m - 1], shape[n - 1] = shape[n - 1], shape[m - 1]
@@ -163,8 +159,6 @@ class Transpose(Expr):
     def text(self) -> str:
         return f"({self.operand.text()} ^ [{self.pair[0]} {self.pair[1]}])"
 
-    def variables(self) -> list[Var]:
-        return self.operand.variables()
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -175,40 +169,30 @@ class Binary(Expr):
 
     def __post_init__(self):
         a, b = self.left.shape, self.right.shape
-        if a == b:
-            return
-        if self.op == "*" and (a == () or b == ()):
-            return
-        if self.op == "/" and b == ():
-            return
-        rule = {"+": "t-elem", "-": "t-elem", "*": "t-elem, t-smul", "/": "t-elem, t-sdiv"}[self.op]
-        raise error("shape", f"{self.op!r} needs operands of one type (or a scalar where {rule} allows it), "
-                    f"got {list(a)} and {list(b)}", rule=rule.split(",")[0])
+        if not (a == b or (self.op == "*" and (a == () or b == ())) or (self.op == "/" and b == ())):
+            rule = {"+": "t-elem", "-": "t-elem", "*": "t-elem, t-smul", "/": "t-elem, t-sdiv"}[self.op]
+            raise error("shape", f"{self.op!r} needs operands of one type (or a scalar where {rule} allows it), "
+                        f"got {list(a)} and {list(b)}", rule=rule.split(",")[0])
+        super().__post_init__()
 
-    @property
-    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def _shape(self) -> tuple[int, ...]:
         return self.left.shape or self.right.shape
 
     def text(self) -> str:
         return f"({self.left.text()} {self.op} {self.right.text()})"
 
-    def variables(self) -> list[Var]:
-        return self.left.variables() + self.right.variables()
 
 
 @dataclass(frozen=True, repr=False, eq=False)
 class Neg(Expr):
     operand: Expr
 
-    @property
-    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def _shape(self) -> tuple[int, ...]:
         return self.operand.shape
 
     def text(self) -> str:
         return f"(-{self.operand.text()})"
 
-    def variables(self) -> list[Var]:
-        return self.operand.variables()
 
 
 # ------------------------------------------------------------------ the constructors
@@ -285,39 +269,3 @@ class Kron:
 
 def kron(*factors) -> Kron:
     return Kron(*factors)
-
-
-def to_model_source(outputs: Mapping[str, Expr]) -> str:
-    """The model-language program computing ``outputs`` (name -> expression): an
-    ``in`` declaration per variable, in order of first use, an ``out`` one per output."""
-    if not outputs:
-        raise error("input", "build needs at least one output")
-    declared: dict[str, Var] = {}
-    for name, e in outputs.items():
-        if not isinstance(name, str) or not name.isidentifier():
-            raise error("input", f"an output's name must be an identifier, got {name!r}")
-        for v in _expr(e).variables():
-            seen = declared.setdefault(v.name, v)
-            if seen.shape != v.shape:
-                raise error("shape", f"two variables called {v.name!r} with shapes {list(seen.shape)} "
-                            f"and {list(v.shape)}")
-    clash = set(outputs) & set(declared)
-    if clash:
-        raise error("input", f"output {sorted(clash)[0]!r} has the name of an input variable")
-    lines = [f"in var {v.name} : [{' '.join(map(str, v.shape))}]" for v in declared.values()]
-    lines += [f"out var {name} : [{' '.join(map(str, _expr(e).shape))}]" for name, e in outputs.items()]
-    lines += [f"{name} = {_strip(_expr(e).text())}" for name, e in outputs.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _strip(text: str) -> str:
-    """The outermost parentheses are not needed on a statement's right side."""
-    if text.startswith("(") and text.endswith(")"):
-        depth = 0
-        for n, ch in enumerate(text):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0 and n < len(text) - 1:
-                return text
-        return text[1:-1]
-    return text

@@ -2,20 +2,24 @@
 
 ``subscripts`` reads numpy.einsum's subscripts against the operands' shapes (every rule
 numpy has: implicit and explicit output, diagonals, ``...`` broadcasting, size-1
-broadcasting, the interleaved sublist form) into a :class:`~.subscripts.Spec`;
-``program`` writes the Spec as a program of the model language's index form, which the
-model language then checks, lowers, interprets and prints.  The Python surface
-(``tl.einsum``, ``tl.contract_expression``, ``tl.einsum_path``, the cache) is
-``tensorlang.einsum_api``, above the compiler.
+broadcasting, the interleaved sublist form) into a :class:`~.subscripts.Spec`; ``lower``
+builds the Spec's EIN program directly (one statement, ``Res = sum ... T0 * T1 ...``),
+which from there is an EIN program as any other (``lang/ein_built``: checked by reading its
+declarations, lowered as it is, interpreted by EIN's evaluator, printed in index form).
+No model-language text is written or parsed.  The Python surface (``tl.einsum``,
+``tl.contract_expression``, ``tl.einsum_path``, the cache) is ``tensorlang.einsum_api``,
+above the compiler.
 """
 
 from __future__ import annotations
 
+from ...ein import ir
+from ...ein.printer import to_text as ein_text
 from ...semantics.types import CheckedProgram
+from ..ein_built import LANGUAGE as EIN, check as check_ein
 from ..language import Language, Params
-from ..tl import LANGUAGE as MODEL
-from ..tl.parser import parse_model
-from .program import RESULT, parse_text, to_model_source, to_text
+from .lower import RESULT, lower
+from .program import parse_text, to_text
 from .subscripts import EinsumError, Spec, from_sublists, parse
 
 
@@ -24,14 +28,15 @@ def _parse(text: str, params: Params) -> Spec:
 
 
 def check(spec: Spec) -> CheckedProgram:
-    """The einsum's index-form program, checked by the model language's rules."""
-    return MODEL.check(parse_model(to_model_source(spec)))
+    """The einsum's EIN program (:func:`~.lower.lower`), checked as EIN: its interface
+    is its declarations' (``T0``, ``T1``, ... in, ``Res`` out)."""
+    return check_ein(lower(spec))
 
 
 def _print(program) -> str:
-    """The einsum text of a Spec; a checked einsum's program is its index-form program,
-    printed as the model language prints it."""
-    return to_text(program) if isinstance(program, Spec) else MODEL.print(program)
+    """The einsum text of a Spec; a checked einsum's program is its EIN program, printed
+    in index form."""
+    return ein_text(program) if isinstance(program, ir.Program) else to_text(program)
 
 
 LANGUAGE = Language(
@@ -39,10 +44,10 @@ LANGUAGE = Language(
     suffixes=(".einsum",),
     parse=_parse,
     check=check,
-    lower=MODEL.lower,
-    interpret=MODEL.interpret,
+    lower=EIN.lower,
+    interpret=EIN.interpret,
     print=_print,
     description="numpy.einsum's subscripts with the operands' shapes ('ij,jk->ik : [2 3] [3 4]')",
 )
 
-__all__ = ["EinsumError", "LANGUAGE", "RESULT", "Spec", "check", "from_sublists", "parse", "to_model_source", "to_text"]
+__all__ = ["EinsumError", "LANGUAGE", "RESULT", "Spec", "check", "from_sublists", "lower", "parse", "to_text"]

@@ -1,21 +1,6 @@
-"""An einsum call as a program of the model language's index form (SPEC section 3).
-
-``ij,jk->ik`` over a [2 3] and a [3 4] operand is::
-
-    in var T0 : [2 3]
-    in var T1 : [3 4]
-    out var Res : [2 4]
-    Res[i,k] = sum(j) T0[i,j] * T1[j,k]
-
-so that type checking, lowering to EIN, the optimizer and every target are the model
-language's own: an einsum is 004's EIN statement written in numpy's notation.  A
-letter is its own index name; a broadcast dimension ``...`` gets ``z0``, ``z1``, ...
-(two characters, so it can never meet a letter); a dimension of size 1 that broadcasts
-is read at its one position (``T0[i,1]``); a repeated letter is a diagonal
-(``T0[i,i]``), which the index form has.
-
-The einsum front end's own text (``--emit ast``, ``.einsum`` files) is the subscripts
-and the operands' shapes: ``ij,jk->ik : [2 3] [3 4]``.
+"""The einsum front end's own text (``.einsum`` files): the subscripts and the operands'
+shapes, ``ij,jk->ik : [2 3] [3 4]``, read into a Spec and written from one.  (The
+program a Spec computes is built by :mod:`.lower`.)
 """
 
 from __future__ import annotations
@@ -24,42 +9,6 @@ import re
 
 from ...errors import error
 from .subscripts import Spec, parse
-
-#: The operands' and the result's variable names (multi-letter: never an index letter).
-OPERAND = "T{}"
-RESULT = "Res"
-
-
-def index_name(label: str) -> str:
-    """A label's index name in the model language: the letter, or ``zD`` for ``..D``."""
-    return f"z{label[2:]}" if label.startswith("..") else label
-
-
-def _shape(shape) -> str:
-    return "[" + " ".join(str(n) for n in shape) + "]"
-
-
-def to_model_source(spec: Spec) -> str:
-    """The model-language program that computes ``spec``'s einsum."""
-    lines = [f"in var {OPERAND.format(k)} : {_shape(shape)}" for k, shape in enumerate(spec.shapes)]
-    lines.append(f"out var {RESULT} : {_shape(spec.result_shape)}")
-    factors = []
-    for k, term in enumerate(spec.terms):
-        if not term:
-            factors.append(OPERAND.format(k))
-            continue
-        indices = ["1" if spec.broadcast(k, d) else index_name(label) for d, label in enumerate(term)]
-        factors.append(f"{OPERAND.format(k)}[{','.join(indices)}]")
-    # a summed label that every operand broadcasts (size 1 where another label sizes it
-    # larger) cannot occur: a label's extent is the largest size it has somewhere
-    summed = [index_name(label) for label in spec.summed]
-    right = " * ".join(factors)
-    if summed:
-        right = f"sum({', '.join(summed)}) {right}"
-    left = f"{RESULT}[{','.join(index_name(label) for label in spec.output)}]"
-    lines.append(f"{left} = {right}")
-    return "\n".join(lines) + "\n"
-
 
 _TEXT = re.compile(r"^\s*(?P<subscripts>[^:]*?)\s*:\s*(?P<shapes>(\[[\s\d]*\]\s*)*)$")
 
@@ -81,3 +30,7 @@ def parse_text(text: str) -> Spec:
 def to_text(spec: Spec) -> str:
     """The einsum front end's text for ``spec`` (explicit subscripts)."""
     return f"{spec.subscripts()} : {' '.join(_shape(s) for s in spec.shapes)}\n"
+
+
+def _shape(shape) -> str:
+    return "[" + " ".join(str(n) for n in shape) + "]"

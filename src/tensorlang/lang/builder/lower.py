@@ -1,0 +1,153 @@
+"""Built expressions as a program of the model language, built as its AST (no text).
+
+The builder's outputs (name -> expression) become a :class:`~..tl.ast.Program`: an
+``in`` declaration per variable (in order of first use, left to right), an ``out`` one per
+output, one operator-form statement per output.  From there the program is the model
+language's: ``MODEL.check`` applies 000's typing rules by name, ``MODEL.lower`` lowers it
+to EIN (004 §5.1), and the model language's interpreter is the reference.
+
+Why the model language's AST and not EIN directly: the builder *is* 001 §5's operator
+language, so (1) its EIN comes from the one lowering of operator form
+(``lang/tl/lower.py``) and is the EIN of the same program written as text, node for node;
+(2) the reference interpreter stays the model language's own, evaluating the operators
+by the paper's rules, so comparing it with the compiled targets still checks that
+lowering (EIN's evaluator would check the EIN against itself); (3) the other views work
+as for ``.tl`` programs (``--emit teil``); (4) a program with size names
+(``tl.var("A", ("n", "n"))``) is specialised per binding by the model language, as a
+``.tl`` program with symbolic sizes is (the kernel's source is the printed program).
+
+A subexpression used more than once (the same Python object: ``x = e + e`` doubled
+twenty times is 21 nodes, but 2^20 leaves as a tree) is lowered once, as a temporary:
+``var t1 : [..]`` and ``t1 = e`` before the statements that read it, which read ``t1``.
+An expression used once is written in place, so a program without sharing is exactly
+the program its text would be.  Every walk here is iterative and over the nodes (not
+the paths), and no state outlives a call (building from many threads at once is safe).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+from ...errors import error
+from ..tl import ast
+from .expressions import Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The operands of ``e``, left to right."""
+    if isinstance(e, (Outer, Binary)):
+        return (e.left, e.right)
+    if isinstance(e, (Contract, Transpose, Neg)):
+        return (e.operand,)
+    return ()
+
+
+def _variables(roots: list[Expr]) -> dict[str, Var]:
+    """The variables, by name, in order of first use (left to right, outputs in order);
+    two different variables of one name are error[shape] unless their shapes agree."""
+    declared: dict[str, Var] = {}
+    seen: set[int] = set()
+    stack = list(reversed(roots))
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Var):
+            first = declared.setdefault(e.name, e)
+            if first.shape != e.shape:
+                raise error("shape", f"two variables called {e.name!r} with shapes {list(first.shape)} "
+                            f"and {list(e.shape)}")
+        stack.extend(reversed(children(e)))
+    return declared
+
+
+def _postorder(roots: list[Expr]) -> tuple[list[Expr], dict[int, int]]:
+    """Every node once, operands before the expressions that use them, and how many
+    times each is used (by an expression or as an output)."""
+    uses: dict[int, int] = {}
+    order: list[Expr] = []
+    for root in roots:
+        uses[id(root)] = uses.get(id(root), 0) + 1
+    stack: list[tuple[Expr, bool]] = [(root, False) for root in reversed(roots)]
+    done: set[int] = set()
+    while stack:
+        e, expanded = stack.pop()
+        if expanded:
+            order.append(e)
+            continue
+        if id(e) in done:
+            continue
+        done.add(id(e))
+        stack.append((e, True))
+        for child in reversed(children(e)):
+            uses[id(child)] = uses.get(id(child), 0) + 1
+            stack.append((child, False))
+    return order, uses
+
+
+def _number(value: float) -> ast.Expr:
+    """A literal as the model language reads its text: a negative number (or -0.0) is
+    the negation of its magnitude."""
+    if value < 0 or (value == 0 and math.copysign(1.0, value) < 0):
+        return ast.Neg(ast.Number(-value))
+    return ast.Number(value)
+
+
+def _node(e: Expr, operands: list[ast.Expr]) -> ast.Expr:
+    """``e`` as an AST node over its operands' AST."""
+    if isinstance(e, Var):
+        return ast.Var(e.name)
+    if isinstance(e, Number):
+        return _number(e.value)
+    if isinstance(e, Outer):
+        return ast.Outer(operands[0], operands[1])
+    if isinstance(e, Binary):
+        return ast.Binary(e.op, operands[0], operands[1])
+    if isinstance(e, Neg):
+        return ast.Neg(operands[0])
+    if isinstance(e, Transpose):
+        return ast.Transpose(operands[0], ast.Pair(*e.pair))
+    if isinstance(e, Contract):
+        return ast.Contract(operands[0], tuple(ast.Pair(m, n) for m, n in e.pairs), grouped=True)
+    raise TypeError(f"not a builder expression: {e!r}")  # pragma: no cover
+
+
+def to_program(outputs: Mapping[str, Expr]) -> ast.Program:
+    """The model-language program computing ``outputs`` (name -> expression)."""
+    if not outputs:
+        raise error("input", "build needs at least one output")
+    for name in outputs:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise error("input", f"an output's name must be an identifier, got {name!r}")
+    roots = [_expr(e) for e in outputs.values()]
+    declared = _variables(roots)
+    clash = set(outputs) & set(declared)
+    if clash:
+        raise error("input", f"output {sorted(clash)[0]!r} has the name of an input variable")
+    order, uses = _postorder(roots)
+    taken = set(outputs) | set(declared)
+    temporaries: list[ast.Decl] = []
+    statements: list[ast.Stmt] = []
+    written: dict[int, ast.Expr] = {}  # node -> the AST its users read (a temporary's name where shared)
+    for e in order:
+        node = _node(e, [written[id(child)] for child in children(e)])
+        if uses[id(e)] > 1 and not isinstance(e, (Var, Number)):
+            name = _fresh(taken, len(temporaries) + 1)
+            temporaries.append(ast.Decl(name, tuple(e.shape)))
+            statements.append(ast.Assign(name, node))
+            node = ast.Var(name)
+        written[id(e)] = node
+    decls = [ast.Decl(v.name, tuple(v.shape), "in") for v in declared.values()]
+    decls += [ast.Decl(name, tuple(root.shape), "out") for name, root in zip(outputs, roots)]
+    statements += [ast.Assign(name, written[id(root)]) for name, root in zip(outputs, roots)]
+    return ast.Program(tuple(decls + temporaries), tuple(statements))
+
+
+def _fresh(taken: set[str], n: int) -> str:
+    name = f"t{n}"
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name

@@ -1,0 +1,55 @@
+"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly: 004's statement, built
+as :mod:`tensorlang.ein.ir` values (no model-language text, no parser).
+
+``ij,jk->ik`` over a [2 3] and a [3 4] operand is::
+
+    in var T0 : [2 3]
+    in var T1 : [3 4]
+    out var Res : [2 4]
+    Res[i,k] = sum(j) T0[i,j] * T1[j,k]
+
+A letter is its own index name; a broadcast dimension ``...`` gets ``z0``, ``z1``, ...
+(two characters, so it can never meet a letter); a dimension of size 1 that broadcasts
+is read at its one position (``T0[i,1]``); a repeated letter is a diagonal
+(``T0[i,i]``).  The product of the operands is nested to the left (``(T0 * T1) * T2``)
+and one Σ binds every summed label in order of first use: node for node the EIN that the
+model language lowers that text to (tests/lang/einsum/test_lower.py checks it over
+generated Specs).
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from ...ein import ir
+from ...ein.index import Domain
+from .subscripts import Spec
+
+#: The operands' and the result's variable names (multi-letter: never an index letter).
+OPERAND = "T{}"
+RESULT = "Res"
+
+
+def index_name(label: str) -> str:
+    """A label's index name: the letter, or ``zD`` for the broadcast label ``..D``."""
+    return f"z{label[2:]}" if label.startswith("..") else label
+
+
+def lower(spec: Spec) -> ir.Program:
+    """The EIN program computing ``spec``'s einsum: operands ``T0``, ``T1``, ... (``in``),
+    the result ``Res`` (``out``), one statement."""
+    decls = [ir.Decl(OPERAND.format(k), tuple(shape), "in") for k, shape in enumerate(spec.shapes)]
+    decls.append(ir.Decl(RESULT, tuple(spec.result_shape), "out"))
+    factors: list[ir.Expr] = []
+    for k, term in enumerate(spec.terms):
+        indices = tuple(1 if spec.broadcast(k, d) else index_name(label) for d, label in enumerate(term))
+        factors.append(ir.Tensor(OPERAND.format(k), indices))
+    body: ir.Expr = reduce(lambda left, right: ir.BinOp("*", left, right), factors)
+    # a summed label that every operand broadcasts (size 1 where another label sizes it
+    # larger) cannot occur: a label's extent is the largest size it has somewhere
+    extent = spec.extent
+    summed = tuple((index_name(label), extent[label]) for label in spec.summed)
+    if summed:
+        body = ir.Sum(Domain(summed), body)
+    index = Domain(tuple((index_name(label), extent[label]) for label in spec.output))
+    return ir.Program(tuple(decls), (ir.Statement(RESULT, index, body),))
