@@ -269,19 +269,16 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
 #: How far ahead a statement walking a slab one sub-slab per iteration asks for the
 #: sub-slab it will read: this many bytes, at least one sub-slab, running on into the
 #: next iteration's slab (``prefetch u[e, k1+4] into L1, across`` at n = 16: 2 KiB
-#: sub-slabs).  Measured on Helmholtz n = 16 (1 thread, fma, cold, three interleaved
-#: rounds): one sub-slab ahead within the slab 1.91-1.92 ms, one across slabs 1.87, two
-#: 1.81-1.84, three 1.79-1.83, four 1.79 (docs/c-backend.md, "Prefetching the next element").
+#: sub-slabs): further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
 AHEAD_BYTES = 8 * 1024
 
 
 #: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement
 #: of a fused loop reads first (Helmholtz's ``D ⊙ t``) is asked for into L1 by the
 #: statement this many before it, its lines shared out over that statement's outer loop:
-#: left to the hardware's prefetcher, the elementwise statement waited on memory for a
-#: fifth of the kernel's time (Helmholtz n = 16, 1 thread, cold: 2.37 -> 2.07-2.10 ms with
-#: the hint two statements ahead, 2.31-2.40 one ahead; docs/c-backend.md, "Prefetching
-#: the next element").  With fewer statements before it, no hint.
+#: left to the hardware's prefetcher, the elementwise statement waits on memory, and one
+#: statement ahead is too late (docs/performance.md, "Measurement history").  With fewer statements
+#: before it, no hint.
 READ_AHEAD_STATEMENTS = 2
 
 

@@ -16,8 +16,8 @@ across the k loop, the operand that moves with x is loaded once per k for all U 
 and the factors that change with y are broadcasts.  It is the accumulator form of
 :mod:`.lower` in another loop order: each component is summed from +0 over the same
 products in the same k order as the reference, so it is exact as the reference is.
-Measured on the CFD kernels (docs/c-backend.md, "Fused loops") it is the fastest form
-with and without fused multiply-add (``fma=True`` makes each step one ``fma``).
+It is the fastest form measured on the CFD kernels, with and without fused multiply-add
+(``fma=True`` makes each step one ``fma``; docs/performance.md, "Measurement history").
 
 Every bound is a compile-time constant and U divides Y, so there is no remainder loop.
 y is chosen so that it does *not* occur in the factors that move with x (``u[k,a,b]``
@@ -41,15 +41,15 @@ from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, U
 from .lower import scalar
 
 #: Whether fused loops use these micro-kernels (:mod:`.fusion`) without fused
-#: multiply-add: on, they are faster in cache (docs/performance.md, "Measurement
-#: history") and add the same products in the same order.
+#: multiply-add: on, they are faster in cache (docs/performance.md, "Measurement history") and add
+#: the same products in the same order.
 ENABLED = True
 
 #: Whether fused loops use these micro-kernels when multiply-adds are fused (``fma=True``).
 ENABLED_WITH_FMA = True
 
 #: The most rows of a vector block (its accumulators, each ⌈X / vector width⌉ vectors):
-#: measured (docs/c-backend.md): 16 rows of 16 ran 2.3x faster than two blocks of 8.
+#: one block of 16 rows beat two blocks of 8 (docs/performance.md, "Measurement history").
 MAX_BLOCK_ROWS = 16
 
 
@@ -154,16 +154,12 @@ def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | 
 
 #: A vector block whose moving operand is a contiguous K × X block (its k is the index
 #: before x: the rows of a small matrix or of a per-iteration temporary) has its rows
-#: unrolled at most this many accumulator vectors (of 64 bytes) at a time: at n = 16
-#: (16 rows of 2 vectors: every AVX-512 register) gcc spilled; unrolled 8 at a time
-#: (docs/c-backend.md, "Rows unrolled in part"), the CFD interpolation ran 1.7-1.8 -> 1.16 ms and
-#: the Helmholtz operator 4.1-4.2 -> 2.8 ms.  Where the moving operand is a program
-#: input read at a stride (the interpolation's u[e, k, a, b]: 16 rows 2 KiB apart) the
-#: whole block stays unrolled: re-reading its rows made the kernel 3x slower.  A
-#: per-iteration temporary read so (Helmholtz's two k-mode products) is capped as a
-#: contiguous operand is: 4-9% faster with the in-loop prefetch hints of loops/fusion.py
-#: (with the burst prefetch before them it had measured slower).  12 rows of 2 vectors
-#: (24) stay unrolled: capped they ran 1.6x slower.
+#: unrolled at most this many accumulator vectors (of 64 bytes) at a time, because with
+#: every AVX-512 register in the block (16 rows of 2 vectors) gcc spills.  Where the
+#: moving operand is a program input read at a stride (the interpolation's u[e, k, a, b])
+#: the whole block stays unrolled, since re-reading its rows costs more than the spills;
+#: a per-iteration temporary read so (Helmholtz's k-mode products) is in cache and capped
+#: as a contiguous operand is (docs/performance.md, "Measurement history").
 UNROLL_VECTORS = 24
 
 
@@ -229,9 +225,7 @@ TILES: bool | None = None
 TILE_BYTES = 64
 
 #: The most accumulator vectors a tile keeps (of the 32 AVX-512 registers: the operands
-#: and broadcasts need some too).  Measured on a 16 × 16 mode product in L1 (docs/c-backend.md,
-#: "Register tiles"): 8 rows of 2 vectors ran 110-120 GFLOP/s, 16 rows of 1 104, and gcc's
-#: own vectorization of the vector block 93-101.
+#: and broadcasts need some too): the fastest grouping measured (docs/performance.md, "Measurement history").
 TILE_VECTORS = 16
 
 

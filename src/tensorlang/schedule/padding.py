@@ -231,10 +231,8 @@ def padding_report(program: ir.Program, pad: int) -> str:
 
 
 #: With padded buffers a BLAS step also competes with a remainder-free padded loop nest,
-#: which wins while the matrices are narrow: measured (docs/performance.md, "Padding"),
-#: the interpolation's mode products with J = M = 7, 13, 31 ran 1.2-1.35x faster as
-#: padded loops than as BLAS on the padded views, and a matrix product with 63 <= N <= 257
-#: 1.3-3.4x slower.  So a step on padded buffers needs both of the matrix's sides
+#: which wins while the matrices are narrow (docs/performance.md, "Padding", and
+#: "Measurement history").  So a step on padded buffers needs both of the matrix's sides
 #: (J and M of a mode product, the summed and right extents of a GEMM) at least this.
 PADDED_BLAS_MIN = 32
 
