@@ -229,12 +229,10 @@ def test_the_schedule_prints_the_fusion_and_its_cost():
     assert "fused loop over e" in text and "local" in text and "bytes moved" in text and "working set" in text
 
 
-@pytest.mark.parametrize("form, block", [("jam", False), ("jam", True), ("vector", False)])
 @pytest.mark.parametrize("fma", [False, True])
-def test_micro_kernels_keep_meaning(monkeypatch, form, block, fma):
+def test_micro_kernels_keep_meaning(monkeypatch, fma):
     """The register-blocked micro-kernels (loops/microkernel.py: the outer-vectorized
-    block, on by default, and unroll and jam) give the row-AXPY form's results bit for
-    bit, ⊥ and infinities included; with ``fma=True`` too (both fuse the same
+    block, on by default) give the row-AXPY form's results bit for bit, ⊥ and infinities included; with ``fma=True`` too (both fuse the same
     multiply-adds in the same order)."""
     from tensorlang.loops import microkernel
     text = ("in var A : [4 4]\nin var B : [4 4]\nin var u : [6 4 4 4]\nout var v : [6 4 4 4]\n"
@@ -249,14 +247,9 @@ def test_micro_kernels_keep_meaning(monkeypatch, form, block, fma):
     assert "unroll(" not in loops_text(plain.loop_program, plain.schedule)
     monkeypatch.setattr(microkernel, "ENABLED", True)
     monkeypatch.setattr(microkernel, "ENABLED_WITH_FMA", True)
-    monkeypatch.setattr(microkernel, "FORM", form)
-    monkeypatch.setattr(microkernel, "ACCUMULATOR_BLOCK", block)
     kernel = tl.compile(text, backend="c", fma=fma)
     printed = loops_text(kernel.loop_program, kernel.schedule)
-    if form == "jam":
-        assert "yb" in printed and ("local acc" in printed) == block
-    else:
-        assert "unroll(4) for u" in printed and "simd for" in printed
+    assert "unroll(4) for u" in printed and "simd for" in printed
     assert ("fma(" in printed) == fma
     assert _same_bits(kernel(**inputs)["v"], plain(**inputs)["v"])
 

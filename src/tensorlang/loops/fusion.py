@@ -53,15 +53,11 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         before.extend(simd_marks(node) for node in lower_statement(stmt, buffers, number).body)
     statements = step.statements
 
-    def block(stmt, registers):
-        return microkernel.kernel(stmt, buffers, registers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
-
-    registers = len(buffers.all_names)  # the micro-kernels' accumulator blocks: slots after every other
-    blocks: list[tuple[Node, ...] | None] = []  # each statement's register block, where it has one
-    for stmt in statements:
-        blocks.append(block(stmt, registers))
-        registers += blocks[-1] is not None
-    folded = {n for n in range(len(statements) - 1) if EPILOGUES and blocks[n] is not None
+    # each statement's register block, where it has one
+    blocks: list[tuple[Node, ...] | None] = [
+        microkernel.vector_block(stmt, buffers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
+        for stmt in statements]
+    folded = {n for n in range(len(statements) - 1) if blocks[n] is not None
               and epilogue(statements[n], statements[n + 1], statements[n + 2:], {local[s].name for s in per_iteration})}
     # the buffers' lives as the folded statements run: a pair is one statement writing the
     # elementwise one's target and reading what both read but the contraction's result
@@ -104,13 +100,6 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     if loop.extent > 1 and total >= threshold:
         loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
-
-
-#: Whether an elementwise statement that only consumes the contraction just before it
-#: (Helmholtz's ``r = D ⊙ t``) is computed in that contraction's store (:func:`epilogue`):
-#: Helmholtz n = 16, 1 thread, fma, cold: 2.07-2.11 -> 1.97-1.99 ms (docs/c-backend.md,
-#: "Register tiles"), the same bits.
-EPILOGUES = True
 
 
 @dataclass(frozen=True)
@@ -193,7 +182,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
       of its iterations asks for the sub-slab :data:`AHEAD_BYTES` ahead into L1 (on into
       the next iteration's slab); where it reads across the slab (``u[e, k, a, b]``
       summed over ``k`` in a loop over ``a``), the loop's statement before the last
-      (:data:`NEXT_SLAB_BEFORE_LAST`; in a loop of one statement, the last) asks for the next
+      (in a loop of one statement, the last) asks for the next
       iteration's whole slab into L1, its lines shared out over that statement's outer
       loop.
     * Such a slab read first by an elementwise statement (which reads it in a burst):
@@ -203,7 +192,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
       (``v[e, j, l, m]`` in a loop over ``l``): the statement before it asks for the
       slab for writing into L1, shared out over its outer loop.  A slab written one
       contiguous sub-slab per iteration: the statement writing it asks for the sub-slab
-      :data:`AHEAD_BYTES` ahead for writing (:data:`WRITE_AHEAD`; on into the next
+      :data:`AHEAD_BYTES` ahead for writing (on into the next
       iteration's slab).
     """
     var = loop.var
@@ -256,7 +245,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             else:
                 # over the statement before the last where there is one: the last may be
                 # writing the output, with hints of its own
-                at_span = spans[-2] if len(spans) > 1 and NEXT_SLAB_BEFORE_LAST else spans[-1]
+                at_span = spans[-2] if len(spans) > 1 else spans[-1]
                 last = _first_loop(body, at_span, slot) or _first_loop(body, at_span)
                 if last is not None:
                     hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=1))
@@ -266,7 +255,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             before = _first_loop(body, spans[writer - 1])
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
                 hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
-            elif found is not None and WRITE_AHEAD and all(indices[1] == found[1].var for _, indices in stored):
+            elif found is not None and all(indices[1] == found[1].var for _, indices in stored):
                 # written one sub-slab per iteration
                 hints.setdefault(found[0], []).append(_sub_slab_ahead(slot, var, found[1].var, shape, buffers.itemsize,
                                                                       write=True))
@@ -280,29 +269,16 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
 #: How far ahead a statement walking a slab one sub-slab per iteration asks for the
 #: sub-slab it will read: this many bytes, at least one sub-slab, running on into the
 #: next iteration's slab (``prefetch u[e, k1+4] into L1, across`` at n = 16: 2 KiB
-#: sub-slabs).  Measured on Helmholtz n = 16 (1 thread, fma, cold, three interleaved
-#: rounds): one sub-slab ahead within the slab 1.91-1.92 ms, one across slabs 1.87, two
-#: 1.81-1.84, three 1.79-1.83, four 1.79 (docs/c-backend.md, "Prefetching the next element").
+#: sub-slabs): further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
 AHEAD_BYTES = 8 * 1024
-
-
-#: Whether an output slab written one sub-slab per iteration (the interpolation's
-#: ``v[e, j, ...]`` in a loop over j) is asked for writing :data:`AHEAD_BYTES` ahead by
-#: the statement writing it (else it is left to the hardware's stream prefetcher).
-WRITE_AHEAD = True
-
-#: Whether the next element's slab of an input read across it (the interpolation's u)
-#: is asked for over the statement before the last (else over the last).
-NEXT_SLAB_BEFORE_LAST = True
 
 
 #: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement
 #: of a fused loop reads first (Helmholtz's ``D ⊙ t``) is asked for into L1 by the
 #: statement this many before it, its lines shared out over that statement's outer loop:
-#: left to the hardware's prefetcher, the elementwise statement waited on memory for a
-#: fifth of the kernel's time (Helmholtz n = 16, 1 thread, cold: 2.37 -> 2.07-2.10 ms with
-#: the hint two statements ahead, 2.31-2.40 one ahead; docs/c-backend.md, "Prefetching
-#: the next element").  With fewer statements before it, no hint.
+#: left to the hardware's prefetcher, the elementwise statement waits on memory, and one
+#: statement ahead is too late (docs/performance.md, "Measurement history").  With fewer statements
+#: before it, no hint.
 READ_AHEAD_STATEMENTS = 2
 
 

@@ -255,14 +255,19 @@ class Nest:
     fma: bool = False
     #: the packed copies the nest makes before computing (:class:`PackedCopy`)
     packs: tuple[PackedCopy, ...] = ()
+    #: the loop rewrites that took this nest, in order (``tensorlang.loops.LOOP_PIPELINE``;
+    #: a structure rewrite takes a nest even where it leaves it as it was)
+    rewrites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class LoopProgram:
-    """The nests of a schedule's loop steps, in order, over its buffer plan."""
+    """The nests of a schedule's loop steps, in order, over its buffer plan, and the loop
+    rewrites that made them (``tensorlang.loops.LOOP_PIPELINE``), in the order they ran."""
 
     buffers: BufferPlan
     nests: tuple[Nest, ...]
+    rewrites: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -1,8 +1,7 @@
 """Register-blocked micro-kernels for the small dense products inside a fused loop.
 
-Two forms.  The one fused loops use (:func:`kernel`, :data:`FORM` ``"vector"``) is
-the *outer-vectorized register block* (:func:`vector_block`): for ``T[.., y, x] = Σ_k
-p(y, x, k)`` with x the target's contiguous last index::
+Fused loops use the *outer-vectorized register block* (:func:`vector_block`): for
+``T[.., y, x] = Σ_k p(y, x, k)`` with x the target's contiguous last index::
 
     for the other output loops:
         for yb in range(Y / U):
@@ -17,37 +16,14 @@ across the k loop, the operand that moves with x is loaded once per k for all U 
 and the factors that change with y are broadcasts.  It is the accumulator form of
 :mod:`.lower` in another loop order: each component is summed from +0 over the same
 products in the same k order as the reference, so it is exact as the reference is.
-Measured on the CFD kernels (docs/c-backend.md, "Fused loops") it is the fastest form
-with and without fused multiply-add (``fma=True`` makes each step one ``fma``).
+It is the fastest form measured on the CFD kernels, with and without fused multiply-add
+(``fma=True`` makes each step one ``fma``; docs/performance.md, "Measurement history").
 
-The older form (:func:`micro_kernel`, ``FORM = "jam"``) is unroll and jam of the row
-AXPYs; gcc keeps its block in memory, not registers, and it was no faster than the row
-AXPYs.
-
-A contraction that :mod:`.interchange` would turn into row AXPYs, ``T[.., y, x] = Σ_k
-p(y, x, k)`` with x the target's contiguous last index, is instead computed a block of
-``U`` rows at a time (unroll and jam of the output loop y, LIBXSMM's idea of a small
-GEMM kept in registers, written here as plain loops)::
-
-    for the other output loops:
-        for yb in range(Y / U):
-            local acc[U][X]
-            for u, x:  acc[u][x] = 0 + p(y = U*yb + u, x, k = 0)
-            for k in range(1, K):
-                for u, x:  acc[u][x] += p(y = U*yb + u, x, k)
-            for u, x:  T[.., U*yb + u, x] = acc[u][x]
-
-Every bound is a compile-time constant and U divides Y, so there is no remainder loop;
-gcc unrolls the u and x loops completely and keeps ``acc`` (U·X values: at most
-:data:`MAX_VECTORS` vector registers) in registers across the k loop, so each k step
-loads the operand that moves with x once for all U rows.  y is chosen so that it does
-*not* occur in the factors that move with x (``u[k,a,b]`` in ``Σ_k u[k,a,b] A[j,k]``
-blocks over j): those rows are then shared by the U rows of the block and the factors
-that change with y are single broadcast values.
-
-Exactness: each component adds the same products, from the same 0 and in the same k
-order, as the accumulator form (the peeled first step of :mod:`.interchange`), nothing
-is skipped or reassociated, so ⊥ and ±inf propagate as in the reference.
+Every bound is a compile-time constant and U divides Y, so there is no remainder loop.
+y is chosen so that it does *not* occur in the factors that move with x (``u[k,a,b]``
+in ``Σ_k u[k,a,b] A[j,k]`` blocks over j): those rows are then shared by the U rows of
+the block and the factors that change with y are single broadcast values.  Nothing is
+skipped or reassociated, so ⊥ and ±inf propagate as in the reference.
 """
 
 from __future__ import annotations
@@ -61,31 +37,19 @@ from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
-from .ir import Acc, BinOp, Const, Declare, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
+from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
 from .lower import scalar
 
-#: The accumulator block may fill at most this many vector registers (x86-64 with
-#: AVX-512 has 32, AVX2 16; the operands and broadcasts need some too).
-MAX_VECTORS = 16
-
-#: The widest vector gcc uses by default on x86-64 (-march=native prefers 256 bits).
-VECTOR_BYTES = 32
-
 #: Whether fused loops use these micro-kernels (:mod:`.fusion`) without fused
-#: multiply-add.  The "jam" form was measured no faster than the row AXPYs (gcc keeps its
-#: block in memory); the "vector" form ran 1.06-1.37x faster in cache (docs/c-backend.md, "Fused
-#: loops") and adds the same products in the same order: on.
+#: multiply-add: on, they are faster in cache (docs/performance.md, "Measurement history") and add
+#: the same products in the same order.
 ENABLED = True
 
 #: Whether fused loops use these micro-kernels when multiply-adds are fused (``fma=True``).
 ENABLED_WITH_FMA = True
 
-#: The form :func:`kernel` builds: ``"vector"`` (:func:`vector_block`) or ``"jam"``
-#: (:func:`micro_kernel`).
-FORM = "vector"
-
 #: The most rows of a vector block (its accumulators, each ⌈X / vector width⌉ vectors):
-#: measured (docs/c-backend.md): 16 rows of 16 ran 2.3x faster than two blocks of 8.
+#: one block of 16 rows beat two blocks of 8 (docs/performance.md, "Measurement history").
 MAX_BLOCK_ROWS = 16
 
 
@@ -94,24 +58,9 @@ def enabled(fma: bool) -> bool:
     the micro-kernels (:data:`ENABLED_WITH_FMA`, :data:`ENABLED`)."""
     return ENABLED_WITH_FMA if fma else ENABLED
 
-#: Keep the block's accumulators in a local array copied out at the end (True) or
-#: update the target's rows in place (False; the copy-out measured slower).
-ACCUMULATOR_BLOCK = False
 
 #: Rows longer than this many elements are no small product (and not worth blocking).
 MAX_ROW = 64
-
-
-def block_rows(rows: int, row: int, itemsize: int) -> int:
-    """The block height U: the largest divisor of ``rows`` up to 8 whose U × ``row``
-    accumulators fit :data:`MAX_VECTORS` vector registers (1: no blocking)."""
-    width = max(VECTOR_BYTES // itemsize, 1)
-    vectors = math.ceil(row / width)
-    best = 1
-    for u in range(2, min(rows, 8) + 1):
-        if rows % u == 0 and u * vectors <= MAX_VECTORS:
-            best = u
-    return best
 
 
 def _factors(e: Scalar) -> list[Scalar]:
@@ -178,8 +127,8 @@ class _Site:
 
 
 def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | None:
-    """What both register blocks need of ``stmt`` (the first ``keep`` output loops stay
-    outermost), or None when neither applies: padded buffers, no interchangeable
+    """What a register block needs of ``stmt`` (the first ``keep`` output loops stay
+    outermost), or None when it does not apply: padded buffers, no interchangeable
     contraction with one summed index and no scale, fewer than two output loops besides
     the kept ones, or a row longer than :data:`MAX_ROW`."""
     if buffers.pad > 1:
@@ -203,68 +152,14 @@ def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | 
                  tuple(moving))
 
 
-def micro_kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
-    """The register-blocked nest of ``stmt`` (the module's docstring), its accumulator
-    block declared as local buffer ``slot``; the first ``keep`` output loops stay
-    outermost in order (a fused loop's batch).  None when it does not apply: no
-    interchangeable contraction with one summed index and no scale, fewer than two
-    output loops besides the kept ones, a row longer than :data:`MAX_ROW`, or no block
-    height above 1."""
-    site = _block_site(stmt, buffers, keep)
-    if site is None:
-        return None
-    height = block_rows(site.rows, site.width, buffers.itemsize)
-    if height < 2:
-        return None
-    x, y, k, u = site.x, site.y, site.k, site.u
-    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
-    point: Any = Affine(((site.yb, height), (u, 1)), -height)
-    target = site.target
-    acc: tuple[Any, ...] = (u, x)
-    where = site.where(point)
-
-    def block(value: Node) -> Node:
-        return Loop(u, height, (Loop(x, site.width, (value,)),))
-
-    first = substitute(site.product, {y: point, k: 0})
-    step = substitute(site.product, {y: point})
-    if ACCUMULATOR_BLOCK:
-        body: tuple[Node, ...] = (
-            Declare(slot, (height, site.width)),
-            block(Store(slot, acc, BinOp("+", Const(0.0), first))),
-            *((Loop(k, site.extent, (block(Store(slot, acc, BinOp("+", Load(slot, acc), step))),), start=1),)
-              if site.extent > 1 else ()),
-            block(Store(target, where, Load(slot, acc))),
-        )
-    else:
-        body = (
-            block(Store(target, where, BinOp("+", Const(0.0), first))),
-            *((Loop(k, site.extent, (block(Store(target, where, BinOp("+", Load(target, where), step))),), start=1),)
-              if site.extent > 1 else ()),
-        )
-    return site.outside((Loop(site.yb, site.rows // height, body),))
-
-
-def kernel(stmt: ein.Statement, buffers: BufferPlan, slot: int, keep: int = 1) -> tuple[Node, ...] | None:
-    """The micro-kernel of :data:`FORM` for ``stmt`` (``slot``: the local buffer a
-    "jam" accumulator block may use), or None where it does not apply."""
-    if FORM == "vector":
-        return vector_block(stmt, buffers, keep)
-    return micro_kernel(stmt, buffers, slot, keep)
-
-
 #: A vector block whose moving operand is a contiguous K × X block (its k is the index
 #: before x: the rows of a small matrix or of a per-iteration temporary) has its rows
-#: unrolled at most this many accumulator vectors (of 64 bytes) at a time: at n = 16
-#: (16 rows of 2 vectors: every AVX-512 register) gcc spilled; unrolled 8 at a time
-#: (docs/c-backend.md, "Rows unrolled in part"), the CFD interpolation ran 1.7-1.8 -> 1.16 ms and
-#: the Helmholtz operator 4.1-4.2 -> 2.8 ms.  Where the moving operand is a program
-#: input read at a stride (the interpolation's u[e, k, a, b]: 16 rows 2 KiB apart) the
-#: whole block stays unrolled: re-reading its rows made the kernel 3x slower.  A
-#: per-iteration temporary read so (Helmholtz's two k-mode products) is capped as a
-#: contiguous operand is: 4-9% faster with the in-loop prefetch hints of loops/fusion.py
-#: (with the burst prefetch before them it had measured slower).  12 rows of 2 vectors
-#: (24) stay unrolled: capped they ran 1.6x slower.
+#: unrolled at most this many accumulator vectors (of 64 bytes) at a time, because with
+#: every AVX-512 register in the block (16 rows of 2 vectors) gcc spills.  Where the
+#: moving operand is a program input read at a stride (the interpolation's u[e, k, a, b])
+#: the whole block stays unrolled, since re-reading its rows costs more than the spills;
+#: a per-iteration temporary read so (Helmholtz's k-mode products) is in cache and capped
+#: as a contiguous operand is (docs/performance.md, "Measurement history").
 UNROLL_VECTORS = 24
 
 
@@ -330,9 +225,7 @@ TILES: bool | None = None
 TILE_BYTES = 64
 
 #: The most accumulator vectors a tile keeps (of the 32 AVX-512 registers: the operands
-#: and broadcasts need some too).  Measured on a 16 × 16 mode product in L1 (docs/c-backend.md,
-#: "Register tiles"): 8 rows of 2 vectors ran 110-120 GFLOP/s, 16 rows of 1 104, and gcc's
-#: own vectorization of the vector block 93-101.
+#: and broadcasts need some too): the fastest grouping measured (docs/performance.md, "Measurement history").
 TILE_VECTORS = 16
 
 

@@ -5,7 +5,8 @@ prefixed ``parallel`` (threads share the iterations) or ``simd`` (vectorized), w
 accumulators they reduce; buffers print as the variables they hold, indices are 0-based
 positions or loop variables, ``/`` is controlled division.  Steps of the schedule that
 are not loop nests (BLAS calls) print as one line each, so the whole program reads in
-order.
+order.  The first line lists the loop rewrites that made the program
+(:attr:`.ir.LoopProgram.rewrites`).
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def to_text(program: LoopProgram, schedule: Schedule) -> str:
     """Every step of ``schedule`` in order: loop steps as their nests in ``program``."""
     printer = _Printer(program)
     buffers = ", ".join(f"v{n} {name}" for n, name in enumerate(program.names))
-    lines = [f"# loops ({schedule.dtype}); buffers: {buffers or 'none'}"]
+    lines = [f"# loop rewrites: {', '.join(program.rewrites) or 'none'}",
+             f"# loops ({schedule.dtype}); buffers: {buffers or 'none'}"]
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
             lines.append(f"step {n}: loops")

@@ -737,9 +737,8 @@ TILE = 8
 MAX_PACKED_BYTES = 1 << 28
 
 #: Beyond this many orbit stores a packed statement's reconstruction is one table-driven
-#: loop nest (:class:`~.ir.Rebuild`) instead of the stores written out, which cost gcc
-#: about 80 s at -O3 for polyreg3 at n = 6 (17.7k lines of C) and 13 s for polyreg2 at
-#: n = 24; below it the stores are faster (polyreg2 at n = 8: tables 0.84x; docs/structure.md).
+#: loop nest (:class:`~.ir.Rebuild`) instead of the stores written out, which take gcc
+#: minutes to compile at that size; below it the stores run faster (docs/performance.md, "Measurement history").
 REBUILD_TABLE_STORES = 1024
 
 

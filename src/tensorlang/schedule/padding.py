@@ -1,8 +1,8 @@
 """Padding (paper 000 §4): which loops of a statement may run over padded extents.
 
-With ``pad=M`` every buffer's last (contiguous) dimension -- every dimension, as in 000,
-with :data:`PAD_EVERY_DIMENSION` -- is rounded up to a multiple of M (:func:`padded`,
-000's rounded type) and the padding holds zeros.  Only innermost loops run over padded
+With ``pad=M`` every buffer's last (contiguous) dimension is rounded up to a multiple of
+M (:func:`padded`, 000's rounded type; 000 rounds every dimension, which only added
+memory traffic here: docs/performance.md, "Padding") and the padding holds zeros.  Only innermost loops run over padded
 extents (the target's last index, a Σ's last index): that is what makes the vectorized
 inner loop remainder-free; padding outer loops only adds work (measured,
 docs/performance.md "Padding").  Theorem 3 says that
@@ -66,20 +66,12 @@ def padded(n: int, pad: int) -> int:
     return -(-n // pad) * pad if pad > 1 else n
 
 
-#: 000 §4 rounds every dimension up; tensorlang rounds only the last (contiguous) one, by
-#: measurement (docs/performance.md, "Padding"): the loops only ever run the contiguous
-#: index over its padded extent (remainder-free inner loops), so padding the outer
-#: dimensions added memory traffic and nothing else.  True restores the paper's layout.
-PAD_EVERY_DIMENSION = False
-
-
 def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
     """``shape`` in memory under ``pad``: its last (contiguous) dimension rounded up to a
-    multiple of ``pad``, or every dimension with :data:`PAD_EVERY_DIMENSION`."""
+    multiple of ``pad`` (the loops only ever run the contiguous index over its padded
+    extent, so padding the others would only add memory traffic)."""
     if pad <= 1 or not shape:
         return tuple(shape)
-    if PAD_EVERY_DIMENSION:
-        return tuple(padded(n, pad) for n in shape)
     return (*shape[:-1], padded(shape[-1], pad))
 
 
@@ -123,16 +115,13 @@ def vanishes(e: ir.Expr, var: str) -> bool:
 
 def reads_padded_only(body: ir.Expr, var: str) -> bool:
     """Whether every access that ``var`` indexes has a padded dimension there, so a loop
-    over ``var``'s padded extent stays inside every buffer: always with 000's layout,
-    and with tensorlang's (the last dimension padded) when ``var`` only ever indexes last
-    dimensions (``A[i,k]`` padded over k, not over i).  Never when ``var`` selects the
+    over ``var``'s padded extent stays inside every buffer: with the last dimension
+    padded, when ``var`` only ever indexes last dimensions (``A[i,k]`` padded over k, not over i).  Never when ``var`` selects the
     piece of a direct sum ⊕ or the item of a stack: the last piece is read at
     ``var - S_k``, which the padding of the whole does not keep inside that piece's buffer."""
     for node in ir.nodes(body):
         if isinstance(node, (ir.Concat, ir.Stack)) and var in index_variables(node.index):
             return False  # a piece read at var - S_k, or an item chosen by var: no padded slot there
-    if PAD_EVERY_DIMENSION:
-        return True
     for node in ir.nodes(body):
         if isinstance(node, ir.Tensor) and var in node.indices[:-1]:
             return False
@@ -242,10 +231,8 @@ def padding_report(program: ir.Program, pad: int) -> str:
 
 
 #: With padded buffers a BLAS step also competes with a remainder-free padded loop nest,
-#: which wins while the matrices are narrow: measured (docs/performance.md, "Padding"),
-#: the interpolation's mode products with J = M = 7, 13, 31 ran 1.2-1.35x faster as
-#: padded loops than as BLAS on the padded views, and a matrix product with 63 <= N <= 257
-#: 1.3-3.4x slower.  So a step on padded buffers needs both of the matrix's sides
+#: which wins while the matrices are narrow (docs/performance.md, "Padding", and
+#: "Measurement history").  So a step on padded buffers needs both of the matrix's sides
 #: (J and M of a mode product, the summed and right extents of a GEMM) at least this.
 PADDED_BLAS_MIN = 32
 
@@ -266,12 +253,9 @@ def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]])
       target in (left, right) order); a transposed operand is a transposed view.
 
     Every other step (einsum steps, GEMMs over reshaped operands) would copy into
-    unpadded arrays: the statement stays a loop nest.  000's layout (every dimension
-    padded) keeps every statement a loop nest."""
+    unpadded arrays: the statement stays a loop nest."""
     from .steps import GemmStep, ModeStep  # steps knows nothing of padding
 
-    if PAD_EVERY_DIMENSION:
-        return "every dimension is padded: the merged views would not be BLAS matrices"
     if isinstance(step, ModeStep):
         if min(step.j, step.m) < PADDED_BLAS_MIN:
             return (f"min(J,M) = {min(step.j, step.m)} < PADDED_BLAS_MIN {PADDED_BLAS_MIN}: "

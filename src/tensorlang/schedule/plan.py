@@ -299,9 +299,8 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
 
 
 #: Consecutive loop statements form one C function, at most this many: gcc's time grows
-#: faster than linearly with a function's size (measured: 300 in-place statements on a
-#: [64] vector, one function: 4.8 s; 1000: 80 s), while a call per function costs well
-#: under a microsecond.
+#: faster than linearly with a function's size (docs/performance.md, "Measurement history"), while a
+#: call per function costs well under a microsecond.
 MAX_LOOP_STATEMENTS = 32
 
 

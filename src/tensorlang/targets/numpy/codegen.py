@@ -443,8 +443,9 @@ def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
 
     A GEMM step that copies an operand (``GemmStep.copies``: ``tr(A B)`` reads B
     transposed) runs as einsum code too: on this target the alternative to the copy is
-    opt_einsum's own BLAS path, not a loop nest (measured: 1.2x faster for tr(A B) at
-    n = 256), so only the C target pays the copy for BLAS."""
+    opt_einsum's own BLAS path, not a loop nest, which measured faster
+    (docs/performance.md, "Measurement history"), so only the C target pays the copy for
+    BLAS."""
     gen = _Codegen(dtype, optimize)
     lines = ["def kernel(_s):"]
     for step in schedule.steps:

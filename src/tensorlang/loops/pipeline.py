@@ -1,0 +1,274 @@
+"""The loop pipeline: :func:`loop_program` runs :data:`LOOP_PIPELINE`, named rewrites in
+order, each a plain function ``(LoopProgram, LoopFacts) -> LoopProgram``
+(:class:`LoopFacts`: what was decided before the loops, the same for every rewrite):
+
+================= ========================================================= ====================
+name              what it does                                              module
+================= ========================================================= ====================
+lower             every statement as a nest in accumulator form; a fused    lower.py, fusion.py
+                  step as one nest (its register blocks and prefetch hints)
+blocks            a sum with a blocked (direct-sum) result: its packed or   structure.py
+                  block-wise unique set, then the rebuild
+symmetry          a symmetric result: its unique set (triangular loops),    structure.py
+                  then the rebuild
+restrict-sums     summation loops over the support of their summands       structure.py
+restrict          the target's loops over its support, after a zero fill    structure.py
+interchange       a contraction as row AXPYs (the nests no rewrite above    interchange.py
+                  took)
+parallel          OpenMP and SIMD marks                                     parallel.py
+pieces            a loop over a direct sum's index piece by piece           pieces.py
+pack-in-producer  a temporary read only through a packed copy is written    structure.py
+                  packed by its producer
+================= ========================================================= ====================
+
+``loop_program(schedule, skip=("interchange",))`` leaves rewrites out (``lower`` cannot
+be); every other rewrite is optional, and the program computes the same values without
+it.  The result records the rewrites that ran (:attr:`.ir.LoopProgram.rewrites`, the
+first line of ``--emit loops``); each nest records the rewrites that took it
+(:attr:`.ir.Nest.rewrites`): a nest that a structure rewrite took is not interchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+from ..analysis.structure import TensorStructure
+from ..ein.structure import Structure
+from ..schedule.plan import Schedule
+from ..schedule.steps import LoopStep, statement_of
+from . import interchange as _interchange, parallel as _parallel, structure
+from .fusion import fused_nest
+from .pieces import split_pieces
+from .ir import LoopProgram, Nest
+from .lower import lower_statement
+
+
+@dataclass(frozen=True)
+class StatementFacts:
+    """What the structure analysis found for one loop statement: its target's structure
+    (None where the analysis cannot read the statement) and the structures known once
+    it has run (the declarations' and every earlier target's, its own included)."""
+
+    found: TensorStructure | None
+    known: Mapping[str, TensorStructure]
+
+
+@dataclass(frozen=True)
+class LoopFacts:
+    """What the rewrites read besides the program: the schedule, the options, and per
+    nest as lowered (fused nests included, in order) its statement's facts (None for a
+    fused nest, which ``lower`` builds whole)."""
+
+    schedule: Schedule
+    statements: tuple[StatementFacts | None, ...]
+    parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK
+    fma: bool = False
+
+
+def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
+               parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK, fma: bool = False) -> LoopFacts:
+    """The facts of ``schedule``'s loop statements, in program order (``declared``: the
+    structures the program's declarations promise, by name)."""
+    known = structure.declared_structures(schedule.buffers, declared or {})
+    facts: list[StatementFacts | None] = []
+    for step in schedule.steps:
+        if not isinstance(step, LoopStep):
+            structure.target_structure(statement_of(step), known)
+            continue
+        for stmt in step.statements:
+            found = structure.target_structure(stmt, known)
+            if step.fusion is None:
+                facts.append(StatementFacts(found, MappingProxyType(dict(known))))
+        if step.fusion is not None:
+            facts.append(None)
+    return LoopFacts(schedule, tuple(facts), parallel_work, fma)
+
+
+Rewrite = Callable[[LoopProgram, LoopFacts], LoopProgram]
+
+
+def _each(program: LoopProgram, facts: LoopFacts, name: str,
+          change: Callable[[Nest, StatementFacts], Nest | None]) -> LoopProgram:
+    """``program`` with ``change`` applied to each nest of a statement of its own (a fused
+    nest is left as ``lower`` built it); a nest ``change`` returns is recorded as taken by
+    ``name``, None leaves it as it is."""
+    assert len(facts.statements) == len(program.nests), "the rewrites keep one nest per lowered nest"
+    nests = []
+    for nest, fact in zip(program.nests, facts.statements):
+        changed = change(nest, fact) if fact is not None else None
+        nests.append(nest if changed is None else replace(changed, rewrites=(*nest.rewrites, name)))
+    return replace(program, nests=tuple(nests))
+
+
+def _taken(nest: Nest, *names: str) -> bool:
+    return any(name in nest.rewrites for name in names)
+
+
+def lower(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """Every loop statement as a nest in accumulator form (:mod:`.lower`), with the
+    options' multiply-adds (:attr:`.ir.Nest.fma`); a fused step as its one nest
+    (:mod:`.fusion`: register blocks, epilogues, prefetch hints, threads)."""
+    schedule = facts.schedule
+    nests: list[Nest] = []
+    for n, step in enumerate(schedule.steps):
+        if not isinstance(step, LoopStep):
+            continue
+        if step.fusion is not None:  # one loop over the batch around every statement
+            nests.append(fused_nest(step, schedule.buffers, n, facts.parallel_work, facts.fma))
+            continue
+        nests.extend(replace(lower_statement(stmt, schedule.buffers, n), fma=facts.fma) for stmt in step.statements)
+    return replace(program, nests=tuple(nests))
+
+
+def blocks(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A sum whose result has redundant direct-sum blocks computes its unique set, packed
+    (:func:`.structure.compress_packed`) or block by block
+    (:func:`.structure.compress_blocks`), then rebuilds the rest.  Such a nest keeps
+    its multiply-adds unfused (``fma`` off), as it always has."""
+    buffers = facts.schedule.buffers
+
+    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+        found = fact.found
+        if found is None or not found.redundant_blocks or not stmt_sums(nest.statement):
+            return None
+        slot = buffers.slot_of[nest.statement.target]
+        blocked = structure.compress_packed(nest, found, buffers, slot) or structure.compress_blocks(nest, found, slot)
+        return None if blocked is None else replace(blocked, fma=False)
+
+    return _each(program, facts, "blocks", change)
+
+
+def _groups(fact: StatementFacts) -> tuple[tuple[int, ...], ...]:
+    found = fact.found
+    return tuple(g for g in found.groups if len(g) <= structure.MAX_GROUP) if found else ()
+
+
+def symmetry(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A symmetric result computes its unique set with triangular loops, then rebuilds
+    the rest (:func:`.structure.compress`: the interchanged nest where that works, else
+    the dense one).  It takes every nest with a symmetric group, compressed or not."""
+    buffers = facts.schedule.buffers
+
+    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+        groups = _groups(fact)
+        if _taken(nest, "blocks") or not groups:
+            return None
+        slot = buffers.slot_of[nest.statement.target]
+        return (structure.compress(_interchange.rewrite(nest, buffers), groups, slot)
+                or structure.compress(nest, groups, slot) or nest)
+
+    return _each(program, facts, "symmetry", change)
+
+
+def restrict_sums(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """Summation loops over the support of their summands (:func:`.structure.restrict_sums`)."""
+
+    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+        if _taken(nest, "blocks", "symmetry"):
+            return None
+        summed = structure.restrict_sums(nest, fact.known)
+        return None if summed is nest else summed
+
+    return _each(program, facts, "restrict-sums", change)
+
+
+def restrict(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """The target's loops over its support where that saves enough
+    (:func:`.structure.restricts`, :func:`.structure.restrict`)."""
+
+    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+        if _taken(nest, "blocks", "symmetry") or fact.found is None or not structure.restricts(fact.found):
+            return None
+        return structure.restrict(nest, fact.found.support)
+
+    return _each(program, facts, "restrict", change)
+
+
+def interchange(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A contraction as row AXPYs (:func:`.interchange.rewrite`), in the nests no
+    structure rewrite took."""
+    buffers = facts.schedule.buffers
+
+    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+        if _taken(nest, "blocks", "symmetry", "restrict-sums", "restrict"):
+            return None
+        rewritten = _interchange.rewrite(nest, buffers)
+        return None if rewritten is nest else rewritten
+
+    return _each(program, facts, "interchange", change)
+
+
+def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks)."""
+    return _each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, facts.parallel_work))
+
+
+def pieces(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A loop over a direct sum's index runs piece by piece, without the select
+    (:func:`.pieces.split_pieces`; fused nests too)."""
+    return replace(program, nests=tuple(split_pieces(nest) for nest in program.nests))
+
+
+def pack_in_producer(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A temporary read only through a packed copy is written packed by its producer
+    (:func:`.structure.pack_in_producer`)."""
+    statements = [s for step in facts.schedule.steps
+                  for s in (step.statements if isinstance(step, LoopStep) else (statement_of(step),))]
+    return structure.pack_in_producer(program, statements)
+
+
+#: The loop rewrites in the order :func:`loop_program` runs them (module docs).
+LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
+    ("lower", lower),
+    ("blocks", blocks),
+    ("symmetry", symmetry),
+    ("restrict-sums", restrict_sums),
+    ("restrict", restrict),
+    ("interchange", interchange),
+    ("parallel", parallel),
+    ("pieces", pieces),
+    ("pack-in-producer", pack_in_producer),
+)
+
+#: The names ``skip`` accepts.
+LOOP_REWRITE_NAMES = tuple(name for name, _ in LOOP_PIPELINE)
+
+#: The rewrites that exploit declared or found structure (``compressed=False`` skips them).
+STRUCTURE_REWRITES = ("blocks", "symmetry", "restrict-sums", "restrict", "pack-in-producer")
+
+
+def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
+                 compressed: bool = True, parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK,
+                 fma: bool = False, skip=()) -> LoopProgram:
+    """The nests of ``schedule``'s loop steps, in order, made by :data:`LOOP_PIPELINE`
+    without the rewrites named in ``skip``.  A statement with a symmetric or blocked
+    result computes its unique set and reconstructs the rest, a structured one runs over
+    its support (``declared``: the structures the program's declarations promise, by
+    name; ``compressed=False`` skips :data:`STRUCTURE_REWRITES`: every nest dense); the
+    others may be interchanged.  Loops run on threads from ``parallel_work`` scalar
+    operations on (:func:`.parallel.mark`; a :class:`.parallel.Threshold` has one figure
+    for arithmetic and one for streaming work).  ``fma=True`` marks every nest for fused
+    multiply-adds (:attr:`.ir.Nest.fma`) and lets fused loops use the register-blocked
+    micro-kernels where they pay with it (:func:`.microkernel.enabled`)."""
+    skipped = set((skip,) if isinstance(skip, str) else skip)
+    for name in sorted(skipped):
+        if name not in LOOP_REWRITE_NAMES:
+            raise ValueError(f"unknown loop rewrite {name!r} (rewrites: {', '.join(LOOP_REWRITE_NAMES)})")
+    if "lower" in skipped:
+        raise ValueError("the loop rewrite 'lower' cannot be skipped: every other one starts from its nests")
+    if not compressed:
+        skipped |= set(STRUCTURE_REWRITES)
+    facts = loop_facts(schedule, declared, parallel_work, fma)
+    program = LoopProgram(schedule.buffers, ())
+    for name, rewrite in LOOP_PIPELINE:
+        if name not in skipped:
+            program = replace(rewrite(program, facts), rewrites=(*program.rewrites, name))
+    return program
+
+
+def stmt_sums(stmt) -> bool:
+    """Whether ``stmt`` sums (worth computing on a unique set: a copy is not)."""
+    from ..ein import ir as ein
+    return any(isinstance(node, (ein.Sum, ein.Reduce)) for node in ein.nodes(stmt.body))
