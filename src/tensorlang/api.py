@@ -13,6 +13,7 @@ from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel, Options, check_threads, resolve_dtype
+from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .schedule import padding
 from .semantics.types import CheckedProgram
@@ -64,9 +65,11 @@ def check_fma(fma) -> bool:
 
 
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
-    """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes
-    and switches off rewrite rules by name (``skip_passes=("delta-elimination",)``;
-    ``--no-opt``, ``--skip NAME``): both are for debugging the optimizer."""
+    """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes,
+    switches off rewrite rules by name (``skip_passes=("delta-elimination",)``) and leaves
+    out loop rewrites (``skip_passes=("interchange",)``, loops.LOOP_PIPELINE; ``lower``
+    cannot be left out) (``--no-opt``, ``--skip NAME``): all are for debugging the
+    compiler."""
     if not isinstance(opt, bool):
         raise TensorLangError("input", f"opt must be True or False, got {opt!r}")
     if isinstance(skip_passes, str):
@@ -76,8 +79,11 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
     except TypeError:
         raise TensorLangError("input", f"skip_passes must be a list of pass or rule names, got {skip_passes!r}") from None
     for name in names:
+        if name in LOOP_REWRITE_NAMES and name != "lower":
+            continue
         if name not in PASS_NAMES and name not in RULE_NAMES:
-            raise TensorLangError("input", unknown_name(name))
+            loops = ", ".join(n for n in LOOP_REWRITE_NAMES if n != "lower")
+            raise TensorLangError("input", f"{unknown_name(name)}; loop rewrites: {loops}")
     return names
 
 

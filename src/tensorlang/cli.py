@@ -743,15 +743,17 @@ def _bench_missing(args) -> int:
 
 
 def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:
-    """``--no-opt`` and ``--skip NAME`` (a pass or a rewrite rule): for debugging the
-    optimizer (docs/optimizer.md).  An unknown name is error[input], listing both."""
+    """``--no-opt`` and ``--skip NAME`` (a pass, a rewrite rule or a loop rewrite): for
+    debugging the compiler (docs/optimizer.md).  An unknown name is error[input], listing
+    them."""
     if no_opt:
         p.add_argument("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
     else:
         p.set_defaults(no_opt=False)
     p.add_argument("--skip", action="append", default=[], metavar="NAME",
-                   help=f"leave out an optimizer pass ({', '.join(PASS_NAMES)}) or switch off a rewrite rule "
-                        "(`tensorlang analyze` shows those that fire; docs/optimizer.md lists them); repeatable")
+                   help=f"leave out an optimizer pass ({', '.join(PASS_NAMES)}), switch off a rewrite rule "
+                        "(`tensorlang analyze` shows those that fire; docs/optimizer.md lists them) or leave out "
+                        "a loop rewrite (`--emit loops` lists those that ran); repeatable")
 
 
 def _normalize(argv: list[str]) -> list[str]:

@@ -22,7 +22,7 @@ from .errors import KernelFailed, Source, TensorLangError, error, guard
 from .ein import ir
 from .lang import Language
 from .loops.ir import LoopProgram
-from .passes import Optimized, optimize
+from .passes import Optimized
 from .pipeline import Compiled, Options
 from .schedule.padding import padded_shape
 from .schedule.plan import Schedule
@@ -277,7 +277,7 @@ class Kernel(ProgramInterface):
         if self.compiled is not None and self.compiled.opt is not None:
             return self.compiled.opt
         if self._optimized is None:
-            self._optimized = optimize(self.ein, self.skip_passes)
+            self._optimized = pipeline.optimized(self.ein, dataclasses.replace(self.options, opt=True))
         return self._optimized
 
     @property

@@ -41,7 +41,7 @@ from .ein import ir
 from .ein.interp import reference as ein_reference
 from .ein.printer import to_lambda_text, to_text
 from .ein.structure import Structure
-from .loops import loop_program
+from .loops import LOOP_REWRITE_NAMES, loop_program
 from .loops.ir import LoopProgram
 from .loops.parallel import PARALLEL_WORK
 from .loops.printer import to_text as loops_text
@@ -162,6 +162,12 @@ class Compiled:
         return str(value)
 
 
+def optimized(program: ir.Program, options: Options) -> Optimized:
+    """The opt stage: the optimizer's passes, less those ``skip_passes`` names (loop
+    rewrites among them are the loops stage's)."""
+    return optimize(program, [n for n in options.skip_passes if n not in LOOP_REWRITE_NAMES])
+
+
 def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) -> Facts:
     """The facts stage: what the schedule, the loops and the target ask of ``program``."""
     caps = targets.get(options.backend).caps(options.dtype, options.pad, options.blas, options.parallel_work)
@@ -204,7 +210,8 @@ def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
     """The loops stage: the loop IR of the schedule's loop steps."""
     work = facts.caps.parallel_work
-    return loop_program(schedule, facts.declared, parallel_work=PARALLEL_WORK if work is None else work, fma=options.fma)
+    return loop_program(schedule, facts.declared, parallel_work=PARALLEL_WORK if work is None else work, fma=options.fma,
+                        skip=[n for n in options.skip_passes if n in LOOP_REWRITE_NAMES])
 
 
 def check_memory(schedule: Schedule) -> None:
@@ -236,7 +243,7 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
         reference = ein_reference(program, roles)
     values: dict[str, Any] = {}
     if "opt" in wanted and options.opt:
-        values["opt"] = optimize(program, options.skip_passes)
+        values["opt"] = optimized(program, options)
     executed = values["opt"].program if "opt" in values else program
     facts = analyze(executed, roles, options) if wanted & {"facts", "schedule", "loops", "code", "build"} else None
     if "facts" in wanted:
