@@ -176,7 +176,7 @@ def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
 def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: str) -> None:
     if len(_CACHE) >= CACHE_SIZE:
         for old in list(_CACHE)[: CACHE_SIZE // 2]:
-            del _CACHE[old]
+            _CACHE.pop(old, None)  # (another thread may be dropping it too)
         _HITS.clear()
         _HITS2.clear()
         _HITS_SAME.clear()

@@ -161,6 +161,7 @@ def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
                 width = max(1, diag.span.end_col - diag.span.col)
             else:
                 width = max(1, len(text) - start)
+            text, start = _around(text, start)
             width = min(width, max(1, len(text) - start))
             gutter = f"{diag.span.line:>4} | "
             out.append(gutter + text)
@@ -170,6 +171,23 @@ def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
     if diag.rule:
         out.append(f"  = rule: {diag.rule}")
     return "\n".join(out)
+
+
+#: A source line longer than this is shown as the part around the caret, what is left out
+#: marked "...": a diagnostic stays one screen line (a megabyte line once made a
+#: megabyte message).
+SHOWN_LINE = 200
+
+
+def _around(text: str, start: int) -> tuple[str, int]:
+    """``text`` cut to :data:`SHOWN_LINE` characters around column ``start`` (0-based),
+    and the caret's column in the cut text."""
+    if len(text) <= SHOWN_LINE:
+        return text, start
+    left = min(max(0, start - SHOWN_LINE // 2), len(text) - SHOWN_LINE)
+    right = left + SHOWN_LINE
+    shown = ("..." if left > 0 else "") + text[left:right] + ("..." if right < len(text) else "")
+    return shown, start - left + (3 if left > 0 else 0)
 
 
 def error(code: str, message: str, span: Span | None = None, rule: str | None = None) -> TensorLangError:

@@ -117,7 +117,9 @@ class SymbolicKernel(ProgramInterface):
 
     def specializations(self) -> list[dict[str, int]]:
         """The bindings compiled and loaded so far, oldest first: ``[{"n": 4}, {"n": 8}]``."""
-        return [dict(zip(self.symbols, key)) for key in self._kernels]
+        with self._lock:  # another thread may be adding one
+            keys = list(self._kernels)
+        return [dict(zip(self.symbols, key)) for key in keys]
 
     def __repr__(self) -> str:
         return (f"<tensorlang.SymbolicKernel {self.source.filename} sizes={','.join(self.symbols)} "

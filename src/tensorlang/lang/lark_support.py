@@ -143,9 +143,27 @@ Hint = Callable[[Token | None, Token], "tuple[str, Span] | None"]
 Foreign = Callable[[str], "str | None"]
 
 
-def _line(text: str, number: int) -> str:
-    lines = text.split("\n")
-    return lines[number - 1] if 1 <= number <= len(lines) else ""
+#: The hint of a line (``Foreign``) reads at most this many characters either side of
+#: the column where parsing stopped: a hint's patterns are regular expressions whose
+#: backtracking costs up to the square of the text they read, and a line may be a
+#: megabyte (``"x" * 10**6`` took minutes), so diagnostics stay linear in the input.
+HINT_WINDOW = 300
+
+
+def _line(text: str, number: int, col: int | None = None) -> str:
+    """Line ``number`` of ``text`` (no line breaks); with ``col``, only the part within
+    :data:`HINT_WINDOW` characters of that column."""
+    start = 0
+    for _ in range(number - 1):  # (no split: one line of a large text is all we need)
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return ""
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    if col is not None and end - start > 2 * HINT_WINDOW:
+        at = start + max(col - 1, 0)
+        start, end = max(start, at - HINT_WINDOW), min(end, at + HINT_WINDOW)
+    return text[start:end] if number >= 1 else ""
 
 
 def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, foreign: Foreign | None = None):
@@ -156,7 +174,7 @@ def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, fo
     check_nesting(text)
 
     def fail(what: str, span: Span, otherwise: str = ""):
-        better = foreign(_line(text, span.line)) if foreign is not None else None
+        better = foreign(_line(text, span.line, span.col)) if foreign is not None else None
         message = f"unexpected {what}: {better}" if better else f"unexpected {what}{otherwise}"
         return error("syntax", message, span)
 

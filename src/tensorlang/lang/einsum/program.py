@@ -10,21 +10,24 @@ import re
 from ...errors import error
 from .subscripts import Spec, parse
 
-_TEXT = re.compile(r"^\s*(?P<subscripts>[^:]*?)\s*:\s*(?P<shapes>(\[[\s\d]*\]\s*)*)$")
+#: The shapes after the ':' (anchored at both ends and unambiguous: linear in the text,
+#: where the one pattern for the whole text backtracked quadratically over blanks).
+_SHAPES = re.compile(r"(?:\[[\s\d]*\]\s*)*")
 
 
 def parse_text(text: str) -> Spec:
     """``ij,jk->ik : [2 3] [3 4]``: the einsum front end's text form."""
-    match = _TEXT.match(text.strip())
-    if match is None:
+    subscripts, colon, rest = text.strip().partition(":")
+    rest = rest.lstrip()
+    if not colon or _SHAPES.fullmatch(rest) is None:
         raise error("syntax", "an einsum program is its subscripts, ':' and the operands' shapes, "
                     "e.g. 'ij,jk->ik : [2 3] [3 4]'")
-    shapes = tuple(tuple(int(n) for n in s.split()) for s in re.findall(r"\[([\s\d]*)\]", match["shapes"]))
+    shapes = tuple(tuple(int(n) for n in s.split()) for s in re.findall(r"\[([\s\d]*)\]", rest))
     for shape in shapes:
         if 0 in shape:
             raise error("shape", "an einsum program's operands need positive extents (an empty operand "
                         "is numpy's business: tl.einsum hands it to numpy.einsum)")
-    return parse(match["subscripts"], shapes)
+    return parse(subscripts.strip(), shapes)
 
 
 def to_text(spec: Spec) -> str:

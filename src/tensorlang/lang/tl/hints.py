@@ -24,13 +24,18 @@ _SHAPE_TUPLE = re.compile(r""":\s*\(\s*(\d+(?:\s*,\s*\d*)*)\s*\)""")
 _PAIR_COMMAS = re.compile(r"""[.^]\s*\[\s*\[?\s*(\d+)\s*,\s*(\d+)\s*\]""")
 _PYTHON = re.compile(r"""^\s*(import\s+\w|from\s+\w+\s+import\b|def\s+\w+\s*\(|for\s+\w+\s+in\b|return\b|print\s*\(|class\s+\w+)""")
 
+#: The most characters of a line the hint reads: its patterns backtrack, at a cost up to
+#: the square of their text (the parser hands over at most ``lark_support.HINT_WINDOW``
+#: characters either side of where it stopped, so this is only a bound for other callers).
+LONGEST = 1000
+
 _MATRIX_PRODUCT = "{c}[i,j] = sum(k) {a}[i,k] * {b}[k,j]  (or {c} = {a} # {b} . [2 3])"
 
 
 def hint(line: str) -> str | None:
     """The hint for the source line the parser stopped on, or None if it holds no
     foreign form this module knows."""
-    line = line.split("//", 1)[0]  # a comment may say anything
+    line = line[:LONGEST].split("//", 1)[0]  # a comment may say anything
     m = _EINSUM.search(line)
     if m:
         return _einsum_hint(m[1] or "C", m[3], [o.strip() for o in m[4].split(",") if o.strip()])

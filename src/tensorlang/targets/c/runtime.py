@@ -312,7 +312,10 @@ class CKernel:
                 found = copies[n]
                 found[regions[n]] = given
             buffers[n] = found
-        kept = self._result_pool.pop() if self._result_pool else {}
+        try:  # (pop, not a test then a pop: another thread may take the last set between them)
+            kept = self._result_pool.pop()
+        except IndexError:
+            kept = {}
         reused: dict[int, np.ndarray] = {}
         direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:

@@ -130,7 +130,7 @@ static int result_slot(Caller *c, PyObject *key) {
    thread meanwhile makes its own).  0, or -1 with an exception set when it failed. */
 static int call_kernel(Caller *c, void **p, int use_own) {
     int rc;
-    if (use_own) c->busy = 1;
+    (void)use_own;  /* run() and run_padded() hold c->busy for the whole call */
     if (c->release_gil) {
         Py_BEGIN_ALLOW_THREADS
         rc = call_function(c->fn, c->nslots, p, c->threads);
@@ -138,7 +138,6 @@ static int call_kernel(Caller *c, void **p, int use_own) {
     } else {
         rc = call_function(c->fn, c->nslots, p, c->threads);
     }
-    if (use_own) c->busy = 0;
     if (rc != 0) {  /* the function ran: check_status raises KernelFailed, which no path retries */
         PyObject *none = status_handler == NULL ? NULL : PyObject_CallFunction(status_handler, "i", rc);
         if (none != NULL || !PyErr_Occurred()) {
@@ -161,6 +160,7 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
     PyObject *result = NULL;
     int n, use_own = !c->busy;
     double start = now();
+    if (use_own) c->busy = 1;  /* from here: numpy may release the GIL (a large calloc or copy) */
     for (n = 0; n < c->nslots; n++) {
         switch (c->role[n]) {
         case R_IN:
@@ -216,6 +216,7 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
     c->calls++;
     c->last_seconds = now() - start;
 done:
+    if (use_own) c->busy = 0;
     for (n = 0; n < c->nslots; n++) {
         Py_XDECREF(buffer[n]);
         Py_XDECREF(fresh[n]);
@@ -285,6 +286,7 @@ static PyObject *run_padded(Caller *c, PyObject **input) {
     PyObject *result = NULL;
     int n, use_own = !c->busy;
     double start = now();
+    if (use_own) c->busy = 1;  /* from here: numpy may release the GIL (a large calloc or copy) */
     for (n = 0; n < c->nslots; n++) {
         int fresh = c->role[n] == R_OUT || c->role[n] == R_INOUT || !use_own;
         if (fresh) {
@@ -311,6 +313,7 @@ static PyObject *run_padded(Caller *c, PyObject **input) {
     c->calls++;
     c->last_seconds = now() - start;
 done:
+    if (use_own) c->busy = 0;
     for (n = 0; n < c->nslots; n++) Py_XDECREF(owner[n]);
     return result;
 }
