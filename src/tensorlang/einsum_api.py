@@ -393,8 +393,7 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
 # ------------------------------------------------------------------ symmetry
 #: The work (rows × m³) from which ``ni,nj,nk->ijk`` with one array takes the symmetric
 #: route: below it, its m Python-level steps cost more than the compiled loop nest
-#: (measured: n=100, m=8 took 151 µs symmetric against 94 µs for numpy's loop nest;
-#: n=2000, m=40 took 17.6 ms against opt_einsum's 26 ms).
+#: (docs/performance.md, "Measurement history").
 GRAM3_WORK = 1 << 20
 
 

@@ -207,7 +207,7 @@ class CKernel:
     def take_temporaries(self) -> tuple[np.ndarray, ...]:
         """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
         calls: a fresh multi-megabyte buffer costs a page fault per 4 KiB on first touch
-        (measured: about 4 ms of the 7 ms an interpolation call took at n=8, E=2048).
+        (docs/performance.md, "Measurement history": most of a call's time, measured).
         A call takes a set and gives it back when done, so concurrent calls never share
         one (the pool grows to as many sets as calls run at once)."""
         try:
