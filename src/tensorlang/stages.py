@@ -39,7 +39,9 @@ IR_STAGES: dict[str, Callable[[Any], str]] = {
     "lambda": lambda kernel: to_lambda_text(kernel.ein),
     "opt": lambda kernel: to_text(kernel.optimized.program),
     "facts": _compiled("facts"),
-    "schedule": _compiled("schedule"),  # the kernel's own (numpy's for a numpy kernel)
+    # the schedule that goes with the loops (Kernel.schedule): the C target's where the
+    # kernel's own target runs no loop IR (a numpy kernel's own is its compiled.schedule)
+    "schedule": lambda kernel: kernel.compiled_for("loops").show("schedule"),
     "loops": _compiled("loops"),
 }
 
