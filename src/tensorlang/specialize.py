@@ -28,7 +28,7 @@ from typing import Mapping
 
 import numpy as np
 
-from . import lang
+from . import lang, targets
 from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
@@ -295,7 +295,8 @@ class SymbolicKernel(ProgramInterface):
         chunks; results that are sums over the batch are a tree reduction of the chunks'
         partial sums.  Inputs are given by keyword or, for names that clash with the
         options, in ``inputs``."""
-        from .targets.dask import run_chunked
+        run_chunked = targets.get("dask").chunked
+        assert run_chunked is not None, "the dask target runs chunks"
 
         given = {**(dict(inputs) if inputs is not None else {}), **arrays}
         verdict, batch = self.batch_verdict(batch)

@@ -9,7 +9,7 @@ and *builds* a runner from the rendering (``build``).  No target sees a Kernel.
 the schedule as generated einsum and matmul code, ``c`` compiles the schedule's loop
 steps to C (loops, OpenMP, SIMD, BLAS from C) and loads it, ``dask`` runs a compiled
 program chunk by chunk over Dask arrays (:mod:`.dask`; it wraps the others, so it
-builds no runner of its own).  ``auto`` picks C when a C compiler works, otherwise numpy
+builds no runner of its own: its ``chunked`` is how it runs).  ``auto`` picks C when a C compiler works, otherwise numpy
 with a one-line notice.
 
 A runner has ``run(supplied, targets, threads) -> results``, ``fast_call`` (a generated
@@ -26,6 +26,7 @@ from typing import Any, Callable
 from ..errors import error
 from ..loops.parallel import ParallelWork
 from .c import build as c_build
+from . import dask as dask_target
 from .c import target as c_target
 from .interp import InterpTarget
 from .numpy import runtime as numpy_runtime
@@ -67,6 +68,9 @@ class Target:
     build: Callable[..., Any]
     #: the stages the target needs, in pipeline order
     stages: tuple[str, ...]
+    #: a target that wraps the others rather than running a program itself (dask): how
+    #: it runs a compiled kernel's spec chunk by chunk (targets/dask ``run_chunked``)
+    chunked: Callable[..., Any] | None = None
 
 
 def _c_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
@@ -81,16 +85,23 @@ def _numpy_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelW
     return Caps(fuse=False, reuse=False, blas=blas)  # the store is by name: no shared buffers
 
 
-#: The targets a user may name, in the order ``auto`` prefers them (dask is reached
-#: through a kernel's ``dask`` method and is not a backend of its own).
+def _wraps_a_kernel(*args, **kwargs):
+    raise error("backend", "the dask target runs a compiled kernel chunk by chunk: call k.dask(...) on a kernel "
+                           "compiled for another back end (docs/dask.md)")
+
+
+#: Every target, by name: the back ends a user may name (``backend=``), in the order
+#: ``auto`` prefers them, then dask, which wraps a compiled kernel (``k.dask(...)``).
 REGISTRY: dict[str, Target] = {
     "c": Target("c", _c_caps, c_target.render, c_target.build,
                 ("opt", "facts", "schedule", "loops", "code", "build")),
     "numpy": Target("numpy", _numpy_caps, numpy_runtime.render, numpy_runtime.build,
                     ("opt", "facts", "schedule", "code", "build")),
     "interp": Target("interp", lambda *args: Caps(), None, InterpTarget.build, ("build",)),
+    "dask": Target("dask", lambda *args: Caps(), None, _wraps_a_kernel, (), chunked=dask_target.run_chunked),
 }
-KNOWN = tuple(REGISTRY)
+#: The back ends a user may name.
+KNOWN = tuple(name for name, target in REGISTRY.items() if target.chunked is None)
 
 
 def get(name: str) -> Target:
