@@ -2,7 +2,7 @@
 packed statement (loops/structure.py ``packed_product``: ``C[p,q] = Σ_r X'[r,p] X'[r,q]``
 over the packed unique features) is SYRK for the self-product (the upper triangle, all
 the reconstruction reads) and GEMM for a full product, from steps.PACKED_BLAS_WORK
-multiply-adds on (the ``packed-blas`` loop rewrite, loops/structure.py ``blas_routine``;
+multiply-adds on (the ``packed-blas`` loop rewrite, loops/pipeline.py ``blas_routine``;
 targets/c/blascall.py ``packed_call`` spells the call); smaller ones, and every one
 where no BLAS is found, keep the 8×8 block loops.  Results against the reference
 interpreter with ⊥, ±inf and ±0 among the inputs (docs/structure.md: the same rules as a
@@ -16,12 +16,13 @@ import pytest
 import tensorlang as tl
 from targets.test_c_blas import KINDS, SPECIALS, _assert_same, using
 from tensorlang.loops.ir import BlasProduct, Loop
-from tensorlang.loops.structure import PackedProduct, blas_routine, packed_product
+from tensorlang.loops.pipeline import blas_routine
+from tensorlang.loops.structure import PackedProduct, packed_product
 from tensorlang.schedule import steps
 from tensorlang.targets.c import blas, blascall
 from tensorlang.targets.c import build as c_build
 from c_source import generate
-from tensorlang.targets.c.codegen import PACKED_BLAS_MARK
+from tensorlang.targets.c.codegen import PACKED_BLAS_MARK, print_c
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -159,7 +160,7 @@ def test_a_scaled_product_is_not_a_packed_product(low_threshold):
 
 
 def test_the_rewrite_takes_what_blas_computes_and_nothing_else():
-    """loops.structure.blas_routine decides (the ``packed-blas`` loop rewrite),
+    """loops.pipeline.blas_routine decides (the ``packed-blas`` loop rewrite),
     blascall.packed_call only spells the call."""
     storage = {1: (40, 16), 2: (40, 16), 3: (16, 16)}
     big = 1 << 40
@@ -205,5 +206,8 @@ def test_the_packed_blas_rewrite_is_named_and_skipping_it_keeps_the_loops():
     assert node.routine == "syrk" and packed_product(node.loop) == node.product
     assert "blas syrk: " in kernel.ir("loops") and "blas syrk: " not in skipped.ir("loops")
     assert _calls(skipped.target.source) == [] and PACKED_BLAS_MARK not in skipped.target.source
+    # a printer with no BLAS to call prints the node's block loops (the printer's fallback)
+    fallback = print_c(kernel.schedule, kernel.loop_program, None).source
+    assert _calls(fallback) == [] and "/* accumulators */" in fallback and "tl_set_blas" not in fallback
     F = np.random.default_rng(3).uniform(-1, 1, (3000, 8))
     np.testing.assert_allclose(skipped(F=F)["C"], kernel(F=F)["C"], rtol=1e-12, atol=1e-12)

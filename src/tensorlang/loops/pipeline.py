@@ -21,8 +21,8 @@ pack-in-producer  a temporary read only through a packed copy is written    stru
                   packed by its producer
 tiles             a vector block whose rows are whole 64-byte vectors, in   microkernel.py
                   a fused nest, as a register tile (:class:`.ir.Tile`)
-packed-blas       a large packed block product as one BLAS call             structure.py
-                  (:class:`.ir.BlasProduct`), where the target calls BLAS
+packed-blas       a large packed block product as one BLAS call             structure.py,
+                  (:class:`.ir.BlasProduct`), where the target calls BLAS   pipeline.py
 ================= ========================================================= ====================
 
 ``loop_program(schedule, skip=("interchange",))`` leaves rewrites out (``lower`` cannot
@@ -41,6 +41,7 @@ from typing import Callable, Mapping
 from ..analysis.structure import TensorStructure
 from ..ein.structure import Structure
 from ..schedule.plan import Schedule
+from ..schedule import steps
 from ..schedule.steps import LoopStep, statement_of
 from . import interchange as _interchange, microkernel, parallel as _parallel, structure
 from .fusion import fused_nest
@@ -247,10 +248,32 @@ def tiles(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     return replace(program, nests=tuple(nests))
 
 
+def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ...]],
+                 int_max: int) -> tuple[str, tuple[int, int, int], int] | None:
+    """``(routine, leading dimensions of left, right and target, the target's elements)``
+    of one BLAS call computing ``p`` over its buffers as stored (``storage``: each slot's
+    shape): SYRK for a self-product's upper triangle, else GEMM; None where it stays
+    loops: under :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds, a
+    buffer not 2-D or too short, an extent over ``int_max``, or a triangular product of
+    two operands (GEMM would do twice the loops' work)."""
+    shapes = [tuple(storage.get(s, ())) for s in (p.left, p.right, p.target)]
+    if p.loop_work < steps.PACKED_BLAS_WORK or any(len(shape) != 2 for shape in shapes):
+        return None
+    (a0, a1), (b0, b1), (c0, c1) = shapes
+    a_need = (p.summed, p.rows) if p.left_summed_first else (p.rows, p.summed)
+    b_need = (p.summed, p.cols) if p.right_summed_first else (p.cols, p.summed)
+    if (a0 < a_need[0] or a1 < a_need[1] or b0 < b_need[0] or b1 < b_need[1] or c0 < p.rows or c1 < p.cols
+            or max(p.rows, p.cols, p.summed, a1, b1, c1) > int_max):
+        return None
+    if not (p.self_product and p.upper) and (p.upper or c1 != p.cols):
+        return None
+    return "syrk" if p.self_product and p.upper else "gemm", (a1, b1, c1), c0 * c1
+
+
 def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """Each packed block product large enough as one BLAS call, SYRK or GEMM
-    (:func:`.structure.blas_product`, :class:`.ir.BlasProduct`), where the target calls
-    BLAS (:attr:`LoopFacts.blas_int_max`)."""
+    (:func:`.structure.packed_product`, :func:`blas_routine`, :class:`.ir.BlasProduct`),
+    where the target calls BLAS (:attr:`LoopFacts.blas_int_max`)."""
     if facts.blas_int_max is None:
         return program
     int_max = facts.blas_int_max
@@ -262,7 +285,9 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
             storage[node.slot] = node.shape
         if isinstance(node, Tile):
             return node
-        return structure.blas_product(node, storage, int_max) if isinstance(node, Loop) else None
+        found = structure.packed_product(node) if isinstance(node, Loop) else None
+        routine = None if found is None else blas_routine(found, storage, int_max)
+        return None if found is None or routine is None else BlasProduct(found, *routine, node)
 
     nests = []
     for nest in program.nests:

@@ -34,9 +34,8 @@ from ..analysis.structure import Block, TensorStructure, declared as declared_st
 from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
-from ..schedule import steps
 from ..schedule.plan import BufferPlan
-from .ir import (Acc, BinOp, BlasProduct, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy,
+from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy,
                  Rebuild, Store, Update, replace_nodes, slots, walk)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
@@ -1037,7 +1036,7 @@ def packed_product(node: Node) -> PackedProduct | None:
     """What ``node`` computes when it is the block product :func:`_tiles` makes of a
     two-factor sum over packed copies, ``T[p, q] = Σ_r A[r|p] · B[r|q]`` (nothing else:
     the node is rebuilt from what is found and must be the same), else None (the loops'
-    marks do not matter).  :func:`blas_product` computes it another way."""
+    marks do not matter).  The ``packed-blas`` loop rewrite computes it another way."""
     if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
             and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4
             and isinstance(node.body[0].body[0], Declare)):
@@ -1076,35 +1075,6 @@ def packed_product(node: Node) -> PackedProduct | None:
     return PackedProduct(stored.slot, a.slot, b.slot, outer.extent * TILE, inner.extent * TILE, chain[0].extent,
                          tuple(a.indices) == (r, p), tuple(b.indices) == (r, q), inner.start == outer.var)
 
-
-
-def blas_product(node: Node, storage: Mapping[int, tuple[int, ...]], int_max: int) -> BlasProduct | None:
-    """``node`` as one BLAS call (:class:`~.ir.BlasProduct`) where it is a packed block
-    product (:func:`packed_product`) that :func:`blas_routine` takes, else None."""
-    p = packed_product(node)
-    found = None if p is None else blas_routine(p, storage, int_max)
-    return None if p is None or found is None else BlasProduct(p, *found, node)
-
-
-def blas_routine(p: PackedProduct, storage: Mapping[int, tuple[int, ...]], int_max: int):
-    """``(routine, leading dimensions of left, right and target, the target's elements)``
-    of one BLAS call computing ``p`` over its buffers as stored (``storage``: each slot's
-    shape): SYRK for a self-product's upper triangle, else GEMM; None where it stays
-    loops: under :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds, a
-    buffer not 2-D or too short, an extent over ``int_max``, or a triangular product of
-    two operands (GEMM would do twice the loops' work)."""
-    shapes = [tuple(storage.get(s, ())) for s in (p.left, p.right, p.target)]
-    if p.loop_work < steps.PACKED_BLAS_WORK or any(len(shape) != 2 for shape in shapes):
-        return None
-    (a0, a1), (b0, b1), (c0, c1) = shapes
-    a_need = (p.summed, p.rows) if p.left_summed_first else (p.rows, p.summed)
-    b_need = (p.summed, p.cols) if p.right_summed_first else (p.cols, p.summed)
-    if (a0 < a_need[0] or a1 < a_need[1] or b0 < b_need[0] or b1 < b_need[1] or c0 < p.rows or c1 < p.cols
-            or max(p.rows, p.cols, p.summed, a1, b1, c1) > int_max):
-        return None
-    if not (p.self_product and p.upper) and (p.upper or c1 != p.cols):
-        return None
-    return "syrk" if p.self_product and p.upper else "gemm", (a1, b1, c1), c0 * c1
 
 
 # ------------------------------------------------------------------ the producer packs
