@@ -666,11 +666,10 @@ def tiles_prelude(real: str, fma: bool, forced: bool = False) -> str:
     ``microkernel.TILES`` True, define it 1)."""
     lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
     ps = "ps" if real == "float" else "pd"
-    forced = int(forced)
-    head = csrc.text("tl_tiles.h", forced=forced, lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
+    head = csrc.text("tl_tiles.h", forced=int(forced), lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
     if not fma:
         return head
-    return head + csrc.text("tl_tiles_fma.h", forced=forced, fmadd=f"_mm512_fmadd_{ps}",
+    return head + csrc.text("tl_tiles_fma.h", forced=int(forced), fmadd=f"_mm512_fmadd_{ps}",
                             m512="__m512" if real == "float" else "__m512d", count=lanes,
                             fma="fmaf" if real == "float" else "fma")
 
