@@ -211,7 +211,7 @@ def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
     """The loops stage: the loop IR of the schedule's loop steps."""
     work = facts.caps.parallel_work
     return loop_program(schedule, facts.declared, parallel_work=PARALLEL_WORK if work is None else work, fma=options.fma,
-                        skip=[n for n in options.skip_passes if n in LOOP_REWRITE_NAMES])
+                        skip=[n for n in options.skip_passes if n in LOOP_REWRITE_NAMES], blas_int_max=facts.caps.blas_int_max if facts.caps.blas else None)
 
 
 def check_memory(schedule: Schedule) -> None:

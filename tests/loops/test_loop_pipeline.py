@@ -1,11 +1,11 @@
 """The named loop pipeline (loops/__init__.py ``LOOP_PIPELINE``): its names are unique,
 each rewrite but ``lower`` can be left out (``loop_program(..., skip=(name,))``) and the
 C kernel then still computes what the reference interpreter does, the loop program
-records the rewrites that ran, and ``--emit loops`` prints them on its first line."""
+records the rewrites that ran, and ``--emit loops`` prints them on its first line.  The
+last two, ``tiles`` and ``packed-blas``, make the choices the C printer once made itself:
+skipped, the C has no register tile or no BLAS call."""
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 import pytest
@@ -16,7 +16,8 @@ from tensorlang.loops import (LOOP_PIPELINE, LOOP_REWRITE_NAMES, STRUCTURE_REWRI
                               interchange, loop_program)
 from tensorlang.loops.printer import to_text
 from tensorlang.schedule import steps
-from tensorlang.targets.c import runtime as c_runtime
+from tensorlang.targets.c import blas
+from tensorlang.targets.c.codegen import PACKED_BLAS_MARK, TILE_MARK
 
 from corpus import helmholtz_source
 from structure.test_compressed import SUMS, SUPPORTS
@@ -32,6 +33,8 @@ PROGRAMS = {
     "contraction": ("in var A : [6 6]\nin var t : [4 6 6 6]\nout var v : [4 6 6 6]\n"
                     "v[e,i,j,k] = sum(l) A[i,l] * t[e,l,j,k]\n"),  # interchange
     "helmholtz": helmholtz_source(4, 3),  # a fused loop (lower)
+    "helmholtz 8": helmholtz_source(8, 2),  # rows of one 64-byte vector (tiles)
+    "polyreg2 large": _poly(400, 8, 2),  # a packed product worth a BLAS call (packed-blas, PACKED_BLAS_WORK below)
 }
 
 
@@ -40,7 +43,7 @@ def loops_everywhere(monkeypatch):
     """Every contraction on generated loops (no BLAS step), and small ones interchanged too."""
     monkeypatch.setattr(steps, "BLAS_WORK", 1 << 62)
     monkeypatch.setattr(steps, "C_BLAS_WORK", 1 << 62)
-    monkeypatch.setattr(steps, "PACKED_BLAS_WORK", 1 << 62)
+    monkeypatch.setattr(steps, "PACKED_BLAS_WORK", 100_000)
     monkeypatch.setattr(interchange, "INTERCHANGE_WORK", 0)
 
 
@@ -59,7 +62,10 @@ def _kernel(text: str):
 
 
 def _program(kernel, skip=()):
-    return loop_program(kernel.schedule, declared_structures(kernel.executed), skip=skip)
+    """The loop program of ``kernel`` with ``skip`` left out, for the caps C compiles with."""
+    caps = kernel.compiled_for("facts", "c").facts.caps
+    return loop_program(kernel.schedule, declared_structures(kernel.executed), skip=skip,
+                        blas_int_max=caps.blas_int_max if caps.blas else None)
 
 
 def _nests(program) -> tuple:
@@ -93,6 +99,8 @@ def test_every_rewrite_changes_some_program():
     least one of them (else the meaning test would prove nothing about it)."""
     kernels = {name: _kernel(text) for name, text in PROGRAMS.items()}
     for rewrite in LOOP_REWRITE_NAMES[1:]:
+        if rewrite == "packed-blas" and blas.find("float64") is None:
+            continue  # no BLAS to call here
         assert any(_nests(_program(k, (rewrite,))) != _nests(k.loop_program) for k in kernels.values()), rewrite
 
 
@@ -106,12 +114,13 @@ def test_skipping_one_rewrite_keeps_the_values(monkeypatch, rewrite):
     """Each rewrite alone left out (on the programs where that changes the nests), the C
     kernel still agrees with the reference interpreter."""
     changed = _changed_by(rewrite)
+    if rewrite == "packed-blas" and blas.find("float64") is None:
+        pytest.skip(f"no BLAS here ({blas.why_not()})")
     assert changed
-    monkeypatch.setattr(c_runtime, "loop_program", functools.partial(loop_program, skip=(rewrite,)))
     for name in changed:
         text = PROGRAMS[name] + f"// without {rewrite}\n"  # a text of its own: no kernel cached for it
         try:
-            kernel = tl.compile(text, backend="c")
+            kernel = tl.compile(text, backend="c", skip_passes=(rewrite,))
         except TensorLangError as exc:  # no C compiler here
             pytest.skip(str(exc))
         assert rewrite not in kernel.loop_program.rewrites
@@ -151,3 +160,19 @@ def test_unknown_names_and_lower_cannot_be_skipped():
     with pytest.raises(ValueError, match="'lower' cannot be skipped"):
         _program(kernel, ("lower",))
     assert _program(kernel, "symmetry").rewrites == _program(kernel, ("symmetry",)).rewrites  # one name as a string
+
+
+def test_the_printers_choices_are_the_last_rewrites_and_skipping_them_changes_the_c():
+    """``tiles`` and ``packed-blas`` end the pipeline; skipped, the C has the plain blocks
+    instead of register tiles, the block loops instead of a BLAS call."""
+    assert LOOP_REWRITE_NAMES[-2:] == ("tiles", "packed-blas")
+    helmholtz = _kernel(PROGRAMS["helmholtz 8"])
+    assert TILE_MARK in helmholtz.target.source
+    without = tl.compile(PROGRAMS["helmholtz 8"] + "// no tiles\n", backend="c", skip_passes=("tiles",))
+    assert TILE_MARK not in without.target.source and "tiles" not in without.loop_program.rewrites
+    if blas.find("float64") is None:
+        pytest.skip(f"no BLAS here ({blas.why_not()})")
+    poly = _kernel(PROGRAMS["polyreg2 large"])
+    assert PACKED_BLAS_MARK in poly.target.source
+    without = tl.compile(PROGRAMS["polyreg2 large"] + "// no blas\n", backend="c", skip_passes=("packed-blas",))
+    assert PACKED_BLAS_MARK not in without.target.source and "tl_set_blas" not in without.target.source

@@ -1,4 +1,5 @@
-"""Register tiles (loops/microkernel.py ``tile_of``, codegen ``CPrinter.tile``).
+"""Register tiles (the ``tiles`` loop rewrite: loops/microkernel.py ``tile_of`` makes
+loops.ir.Tile nodes; codegen ``CPrinter.tile`` prints them).
 
 A vector block of a fused loop whose rows are whole 64-byte vectors is printed as an
 explicit register tile where the compiler targets AVX-512 (``TL_TILES``): groups of rows
@@ -59,6 +60,29 @@ def test_the_cfd_products_at_n16_are_tiles_of_8_rows_of_2_vectors():
     c = helm.target.source
     # the default source has both forms, chosen by the preprocessor
     assert c.count("#if TL_TILES\n") == 6 and c.count(TILE_MARK) == 6 and "#define TL_TILES 1" in c
+
+
+def test_tiles_is_a_loop_rewrite_and_skipping_it_leaves_the_plain_blocks():
+    """The ``tiles`` rewrite puts a loops.ir.Tile where tile_of finds one (the block kept
+    as its other branch); ``--emit loops`` shows it; skipped (a debugging switch), the C
+    has the plain blocks and no tile, with the same bits."""
+    from tensorlang.loops.ir import Tile
+
+    tiled = _c(helmholtz_source(16, 3))
+    plain = _c(helmholtz_source(16, 3) + "\n" * 9, skip_passes=("tiles",))
+    nodes = [n for nest in tiled.loop_program.nests for n in walk(nest.body) if isinstance(n, Tile)]
+    assert len(nodes) == 6 and all(n.plain and microkernel.tile_of(n.loop, 8) == n.tile for n in nodes)
+    assert all("tiles" in nest.rewrites for nest in tiled.loop_program.nests if nest.wide_vectors)
+    assert "tiles" in tiled.loop_program.rewrites and "tiles" not in plain.loop_program.rewrites
+    assert tiled.ir("loops").count("register tile: ") == 6 and "register tile: " not in plain.ir("loops")
+    assert not any(isinstance(n, Tile) for nest in plain.loop_program.nests for n in walk(nest.body))
+    assert TILE_MARK not in plain.target.source and "#if TL_TILES" not in plain.target.source
+    assert "tl_vd" not in plain.target.source
+    rng = np.random.default_rng(7)
+    n = 16
+    args = {"S": rng.uniform(-1, 1, (n, n)), "D": rng.uniform(-1, 1, (3, n, n, n)), "u": rng.uniform(-1, 1, (3, n, n, n))}
+    for name, value in tiled(**args).items():
+        np.testing.assert_array_equal(plain(**args)[name], value)
 
 
 def test_rows_that_are_not_whole_vectors_are_not_tiles():

@@ -2,7 +2,8 @@
 packed statement (loops/structure.py ``packed_product``: ``C[p,q] = Σ_r X'[r,p] X'[r,q]``
 over the packed unique features) is SYRK for the self-product (the upper triangle, all
 the reconstruction reads) and GEMM for a full product, from steps.PACKED_BLAS_WORK
-multiply-adds on (targets/c/blascall.py ``packed_call``); smaller ones, and every one
+multiply-adds on (the ``packed-blas`` loop rewrite, loops/pipeline.py ``blas_routine``;
+targets/c/blascall.py ``packed_call`` spells the call); smaller ones, and every one
 where no BLAS is found, keep the 8×8 block loops.  Results against the reference
 interpreter with ⊥, ±inf and ±0 among the inputs (docs/structure.md: the same rules as a
 BLAS step), in each calling convention the discovery can hand a kernel, both dtypes."""
@@ -14,12 +15,14 @@ import pytest
 
 import tensorlang as tl
 from targets.test_c_blas import KINDS, SPECIALS, _assert_same, using
+from tensorlang.loops.ir import BlasProduct, Loop
+from tensorlang.loops.pipeline import blas_routine
 from tensorlang.loops.structure import PackedProduct, packed_product
 from tensorlang.schedule import steps
 from tensorlang.targets.c import blas, blascall
 from tensorlang.targets.c import build as c_build
 from c_source import generate
-from tensorlang.targets.c.codegen import PACKED_BLAS_MARK
+from tensorlang.targets.c.codegen import PACKED_BLAS_MARK, print_c
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -108,7 +111,7 @@ def test_a_large_product_calls_blas_and_a_small_one_keeps_the_loops():
     large = tl.compile(_poly2(3000, 8), backend="c")  # 21 triangular 8x8 blocks x 3000 rows: 4 M multiply-adds
     small = tl.compile(_poly2(64, 4), backend="c")  # 3 blocks x 64 rows
     nest = next(n for n in large.loop_program.nests if n.statement.target == "C")
-    product = next(p for p in map(packed_product, nest.body) if p is not None)
+    product = next(n.product for n in nest.body if isinstance(n, BlasProduct))  # the packed-blas rewrite's
     assert product.self_product and product.upper and product.loop_work >= steps.PACKED_BLAS_WORK
     # X's producer writes it packed (loops.structure.pack_in_producer), so SYRK reads X's
     # own buffer (v1) and nothing is on the heap (test_packed_heap: a failing call frees it)
@@ -156,7 +159,9 @@ def test_a_scaled_product_is_not_a_packed_product(low_threshold):
     _assert_same(kernel(**inputs), tl.compile(text, backend="interp")(**inputs), 1e-12)
 
 
-def test_packed_call_takes_what_blas_computes_and_nothing_else():
+def test_the_rewrite_takes_what_blas_computes_and_nothing_else():
+    """loops.pipeline.blas_routine decides (the ``packed-blas`` loop rewrite),
+    blascall.packed_call only spells the call."""
     storage = {1: (40, 16), 2: (40, 16), 3: (16, 16)}
     big = 1 << 40
     syrk = PackedProduct(3, 1, 1, 16, 16, 40, True, True, True)
@@ -164,17 +169,45 @@ def test_packed_call_takes_what_blas_computes_and_nothing_else():
     saved = steps.PACKED_BLAS_WORK
     try:
         steps.PACKED_BLAS_WORK = syrk.loop_work
-        zero, call = blascall.packed_call(syrk, storage, big)
+        found = blas_routine(syrk, storage, big)
+        assert found == ("syrk", (16, 16, 16), 256)
+        zero, call = blascall.packed_call(BlasProduct(syrk, *found, Loop("p", 2, ())))
         assert zero == "memset(v3, 0, (size_t)256LL * sizeof(real));"  # the local target may hold NaN
         assert call == "tl_syrk(1, 16LL, 40LL, v1, 16LL, v3, 16LL)"
-        assert blascall.packed_call(syrk, storage, 39) is None  # 40 rows: beyond the BLAS's integers
+        assert blas_routine(syrk, storage, 39) is None  # 40 rows: beyond the BLAS's integers
         steps.PACKED_BLAS_WORK = syrk.loop_work + 1
-        assert blascall.packed_call(syrk, storage, big) is None  # below the threshold
+        assert blas_routine(syrk, storage, big) is None  # below the threshold
         steps.PACKED_BLAS_WORK = 1
         gemm = PackedProduct(3, 1, 2, 16, 16, 40, True, True, False)
-        assert blascall.packed_call(gemm, storage, big)[1] == "tl_gemm(1, 0, 16LL, 16LL, 40LL, v1, 16LL, v2, 16LL, v3)"
+        found = blas_routine(gemm, storage, big)
+        assert found is not None and found[0] == "gemm"
+        assert (blascall.packed_call(BlasProduct(gemm, *found, Loop("p", 2, ())))[1]
+                == "tl_gemm(1, 0, 16LL, 16LL, 40LL, v1, 16LL, v2, 16LL, v3)")
         # triangular with two operands: GEMM would do twice the loops' work
-        assert blascall.packed_call(PackedProduct(3, 1, 2, 16, 16, 40, True, True, True), storage, big) is None
-        assert blascall.packed_call(syrk, {1: (39, 16), 2: (40, 16), 3: (16, 16)}, big) is None  # too short
+        assert blas_routine(PackedProduct(3, 1, 2, 16, 16, 40, True, True, True), storage, big) is None
+        assert blas_routine(syrk, {1: (39, 16), 2: (40, 16), 3: (16, 16)}, big) is None  # too short
+        assert blas_routine(syrk, {1: (40, 16), 2: (40, 16)}, big) is None  # the target's shape unknown
     finally:
         steps.PACKED_BLAS_WORK = saved
+
+
+def test_the_packed_blas_rewrite_is_named_and_skipping_it_keeps_the_loops():
+    """``packed-blas`` is a loop rewrite (``--emit loops`` shows its node and lists it);
+    skipped, the product is its block loops again, with the same values."""
+    if blas.find("float64") is None:
+        pytest.skip(f"no BLAS here ({blas.why_not()})")
+    text = _poly2(3000, 8)
+    kernel = tl.compile(text, backend="c")
+    skipped = tl.compile(text + "\n", backend="c", skip_passes=("packed-blas",))
+    assert "packed-blas" in kernel.loop_program.rewrites and "packed-blas" not in skipped.loop_program.rewrites
+    nest = next(n for n in kernel.loop_program.nests if n.statement.target == "C")
+    assert "packed-blas" in nest.rewrites
+    (node,) = [n for n in nest.body if isinstance(n, BlasProduct)]
+    assert node.routine == "syrk" and packed_product(node.loop) == node.product
+    assert "blas syrk: " in kernel.ir("loops") and "blas syrk: " not in skipped.ir("loops")
+    assert _calls(skipped.target.source) == [] and PACKED_BLAS_MARK not in skipped.target.source
+    # a printer with no BLAS to call prints the node's block loops (the printer's fallback)
+    fallback = print_c(kernel.schedule, kernel.loop_program, None).source
+    assert _calls(fallback) == [] and "/* accumulators */" in fallback and "tl_set_blas" not in fallback
+    F = np.random.default_rng(3).uniform(-1, 1, (3000, 8))
+    np.testing.assert_allclose(skipped(F=F)["C"], kernel(F=F)["C"], rtol=1e-12, atol=1e-12)

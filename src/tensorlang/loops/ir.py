@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from ..ein import ir as ein
 from ..schedule.plan import BufferPlan
@@ -215,7 +215,43 @@ class Rebuild:
     groups: tuple[tuple[int, ...], ...]
 
 
-Node = Union[Loop, Init, Update, Store, Copy, Declare, Rebuild]
+@dataclass(frozen=True)
+class Tile:
+    """A vector block's simd ``loop`` computed as a register tile (the ``tiles`` rewrite,
+    :func:`.microkernel.tile_of`; ``tile``: what it found): groups of rows kept in vector
+    registers across the summed index, each lane computing the loop's sum for its element
+    in the same order, so the values are the loop's, bit for bit.  ``plain``: the loop
+    stays as the other branch, compiled where the C compiler does not target AVX-512
+    (``#if TL_TILES``); False: the tile alone (``microkernel.TILES`` True)."""
+
+    tile: Any  # a microkernel.Tile
+    loop: Loop
+    plain: bool = True
+
+
+@dataclass(frozen=True)
+class BlasProduct:
+    """A packed structured block product ``loop`` computed by one BLAS call (the
+    ``packed-blas`` rewrite, :func:`.pipeline.blas_routine`; ``product``: what
+    :func:`.structure.packed_product` found): ``routine`` ``"syrk"`` (the upper triangle
+    of a self-product) or ``"gemm"``, over the buffers as stored, whose leading
+    dimensions are ``leading`` (left, right, target); the target's ``zeroed`` elements
+    are zeroed first.  A printer with no BLAS to call prints ``loop``, which computes the
+    same."""
+
+    product: Any  # a structure.PackedProduct
+    routine: str
+    leading: tuple[int, int, int]
+    zeroed: int
+    loop: Loop
+
+
+Node = Union[Loop, Init, Update, Store, Copy, Declare, Rebuild, Tile, BlasProduct]
+
+
+def plain(node):
+    """``node``, or the loop a :class:`Tile` or :class:`BlasProduct` computes another way."""
+    return node.loop if isinstance(node, (Tile, BlasProduct)) else node
 
 
 @dataclass(frozen=True)
@@ -313,6 +349,8 @@ def children(node) -> tuple:
         return node.body
     if isinstance(node, Loop):
         return node.body
+    if isinstance(node, (Tile, BlasProduct)):  # the same values as their loop
+        return (node.loop,)
     if isinstance(node, (Store, Update)):
         return (node.value,)
     if isinstance(node, Select):
@@ -377,6 +415,7 @@ def footprint(nodes) -> int:
     largest: dict[int, int] = {}
 
     def visit(node, trips: dict[str, int]) -> None:
+        node = plain(node)
         if isinstance(node, Loop):
             count = node.extent - node.start if isinstance(node.start, int) else (node.extent + 1) // 2
             inner = {**trips, node.var: max(count, 1)}
@@ -404,7 +443,7 @@ def footprint(nodes) -> int:
 def work(nodes) -> int:
     """Scalar operations of a loop body (each Store/Update counts one, loops multiply)."""
     total = 0
-    for node in nodes:
+    for node in map(plain, nodes):
         if isinstance(node, Loop):
             trips = node.extent - node.start if isinstance(node.start, int) else (node.extent + 1) // 2
             total += max(trips, 0) * work(node.body)

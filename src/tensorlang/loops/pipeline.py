@@ -19,6 +19,10 @@ parallel          OpenMP and SIMD marks                                     para
 pieces            a loop over a direct sum's index piece by piece           pieces.py
 pack-in-producer  a temporary read only through a packed copy is written    structure.py
                   packed by its producer
+tiles             a vector block whose rows are whole 64-byte vectors, in   microkernel.py
+                  a fused nest, as a register tile (:class:`.ir.Tile`)
+packed-blas       a large packed block product as one BLAS call             structure.py,
+                  (:class:`.ir.BlasProduct`), where the target calls BLAS   pipeline.py
 ================= ========================================================= ====================
 
 ``loop_program(schedule, skip=("interchange",))`` leaves rewrites out (``lower`` cannot
@@ -37,11 +41,12 @@ from typing import Callable, Mapping
 from ..analysis.structure import TensorStructure
 from ..ein.structure import Structure
 from ..schedule.plan import Schedule
+from ..schedule import steps
 from ..schedule.steps import LoopStep, statement_of
-from . import interchange as _interchange, parallel as _parallel, structure
+from . import interchange as _interchange, microkernel, parallel as _parallel, structure
 from .fusion import fused_nest
 from .pieces import split_pieces
-from .ir import LoopProgram, Nest
+from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, replace_nodes
 from .lower import lower_statement
 
 
@@ -65,10 +70,14 @@ class LoopFacts:
     statements: tuple[StatementFacts | None, ...]
     parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK
     fma: bool = False
+    #: where the target calls BLAS from its code, the largest integer the BLAS takes
+    #: (the C target's caps), else None: no product becomes a BLAS call (``packed-blas``)
+    blas_int_max: int | None = None
 
 
 def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
-               parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK, fma: bool = False) -> LoopFacts:
+               parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK, fma: bool = False,
+               blas_int_max: int | None = None) -> LoopFacts:
     """The facts of ``schedule``'s loop statements, in program order (``declared``: the
     structures the program's declarations promise, by name)."""
     known = structure.declared_structures(schedule.buffers, declared or {})
@@ -83,7 +92,7 @@ def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = No
                 facts.append(StatementFacts(found, MappingProxyType(dict(known))))
         if step.fusion is not None:
             facts.append(None)
-    return LoopFacts(schedule, tuple(facts), parallel_work, fma)
+    return LoopFacts(schedule, tuple(facts), parallel_work, fma, blas_int_max)
 
 
 Rewrite = Callable[[LoopProgram, LoopFacts], LoopProgram]
@@ -219,6 +228,77 @@ def pack_in_producer(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     return structure.pack_in_producer(program, statements)
 
 
+def tiles(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """In a nest that asks for the widest vectors (a fused loop's), each vector block whose
+    rows are whole 64-byte vectors as a register tile (:func:`.microkernel.tile_of`,
+    :class:`.ir.Tile`) with the block as the other branch; ``microkernel.TILES`` True:
+    the tile alone, False: no tile."""
+    if microkernel.TILES is False:
+        return program
+    itemsize = facts.schedule.buffers.itemsize
+
+    def tile(node) -> Tile | None:
+        found = microkernel.tile_of(node, itemsize) if isinstance(node, Loop) else None
+        return None if found is None else Tile(found, node, plain=not microkernel.TILES)
+
+    nests = []
+    for nest in program.nests:
+        body = tuple(replace_nodes(node, tile) for node in nest.body) if nest.wide_vectors else nest.body
+        nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "tiles")))
+    return replace(program, nests=tuple(nests))
+
+
+def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ...]],
+                 int_max: int) -> tuple[str, tuple[int, int, int], int] | None:
+    """``(routine, leading dimensions of left, right and target, the target's elements)``
+    of one BLAS call computing ``p`` over its buffers as stored (``storage``: each slot's
+    shape): SYRK for a self-product's upper triangle, else GEMM; None where it stays
+    loops: under :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds, a
+    buffer not 2-D or too short, an extent over ``int_max``, or a triangular product of
+    two operands (GEMM would do twice the loops' work)."""
+    shapes = [tuple(storage.get(s, ())) for s in (p.left, p.right, p.target)]
+    if p.loop_work < steps.PACKED_BLAS_WORK or any(len(shape) != 2 for shape in shapes):
+        return None
+    (a0, a1), (b0, b1), (c0, c1) = shapes
+    a_need = (p.summed, p.rows) if p.left_summed_first else (p.rows, p.summed)
+    b_need = (p.summed, p.cols) if p.right_summed_first else (p.cols, p.summed)
+    if (a0 < a_need[0] or a1 < a_need[1] or b0 < b_need[0] or b1 < b_need[1] or c0 < p.rows or c1 < p.cols
+            or max(p.rows, p.cols, p.summed, a1, b1, c1) > int_max):
+        return None
+    if not (p.self_product and p.upper) and (p.upper or c1 != p.cols):
+        return None
+    return "syrk" if p.self_product and p.upper else "gemm", (a1, b1, c1), c0 * c1
+
+
+def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """Each packed block product large enough as one BLAS call, SYRK or GEMM
+    (:func:`.structure.packed_product`, :func:`blas_routine`, :class:`.ir.BlasProduct`),
+    where the target calls BLAS (:attr:`LoopFacts.blas_int_max`)."""
+    if facts.blas_int_max is None:
+        return program
+    int_max = facts.blas_int_max
+    storage: dict[int, tuple[int, ...]] = {}
+    step = None
+
+    def product(node) -> Tile | BlasProduct | None:
+        if isinstance(node, Declare):  # a local buffer's shape from here on
+            storage[node.slot] = node.shape
+        if isinstance(node, Tile):
+            return node
+        found = structure.packed_product(node) if isinstance(node, Loop) else None
+        routine = None if found is None else blas_routine(found, storage, int_max)
+        return None if found is None or routine is None else BlasProduct(found, *routine, node)
+
+    nests = []
+    for nest in program.nests:
+        if nest.step != step:  # each step's buffers as they are stored, its locals as declared
+            step = nest.step
+            storage = dict(enumerate(program.buffers.all_storage_shapes))
+        body = tuple(replace_nodes(node, product) for node in nest.body)
+        nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "packed-blas")))
+    return replace(program, nests=tuple(nests))
+
+
 #: The loop rewrites in the order :func:`loop_program` runs them (module docs).
 LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("lower", lower),
@@ -230,6 +310,8 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("parallel", parallel),
     ("pieces", pieces),
     ("pack-in-producer", pack_in_producer),
+    ("tiles", tiles),
+    ("packed-blas", packed_blas),
 )
 
 #: The names ``skip`` accepts.
@@ -241,7 +323,7 @@ STRUCTURE_REWRITES = ("blocks", "symmetry", "restrict-sums", "restrict", "pack-i
 
 def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
                  compressed: bool = True, parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK,
-                 fma: bool = False, skip=()) -> LoopProgram:
+                 fma: bool = False, skip=(), blas_int_max: int | None = None) -> LoopProgram:
     """The nests of ``schedule``'s loop steps, in order, made by :data:`LOOP_PIPELINE`
     without the rewrites named in ``skip``.  A statement with a symmetric or blocked
     result computes its unique set and reconstructs the rest, a structured one runs over
@@ -251,7 +333,9 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
     operations on (:func:`.parallel.mark`; a :class:`.parallel.Threshold` has one figure
     for arithmetic and one for streaming work).  ``fma=True`` marks every nest for fused
     multiply-adds (:attr:`.ir.Nest.fma`) and lets fused loops use the register-blocked
-    micro-kernels where they pay with it (:func:`.microkernel.enabled`)."""
+    micro-kernels where they pay with it (:func:`.microkernel.enabled`).  With
+    ``blas_int_max`` (the target calls BLAS, :attr:`LoopFacts.blas_int_max`) a large
+    packed block product is one BLAS call."""
     skipped = set((skip,) if isinstance(skip, str) else skip)
     for name in sorted(skipped):
         if name not in LOOP_REWRITE_NAMES:
@@ -260,7 +344,7 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
         raise ValueError("the loop rewrite 'lower' cannot be skipped: every other one starts from its nests")
     if not compressed:
         skipped |= set(STRUCTURE_REWRITES)
-    facts = loop_facts(schedule, declared, parallel_work, fma)
+    facts = loop_facts(schedule, declared, parallel_work, fma, blas_int_max)
     program = LoopProgram(schedule.buffers, ())
     for name, rewrite in LOOP_PIPELINE:
         if name not in skipped:

@@ -5,7 +5,9 @@ prefixed ``parallel`` (threads share the iterations) or ``simd`` (vectorized), w
 accumulators they reduce; buffers print as the variables they hold, indices are 0-based
 positions or loop variables, ``/`` is controlled division.  Steps of the schedule that
 are not loop nests (BLAS calls) print as one line each, so the whole program reads in
-order.  The first line lists the loop rewrites that made the program
+order.  A register tile (:class:`.ir.Tile`) and a packed product computed by BLAS
+(:class:`.ir.BlasProduct`) print as a line saying so, with the loop they stand for
+indented below it.  The first line lists the loop rewrites that made the program
 (:attr:`.ir.LoopProgram.rewrites`).
 """
 
@@ -17,8 +19,8 @@ from ..schedule.printer import step_title
 from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
-from .ir import (Acc, Apply, BinOp, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Nest, Rebuild,
-                 Select, Store, Update, multiply_add)
+from .ir import (Acc, Apply, BinOp, BlasProduct, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg,
+                 Nest, Rebuild, Select, Store, Tile, Update, multiply_add)
 
 
 def _number(value: float) -> str:
@@ -30,6 +32,9 @@ class _Printer:
     def __init__(self, program: LoopProgram):
         self.names = program.names
         self.fma = False
+
+    def name(self, slot: int) -> str:
+        return self.names[slot] if slot < len(self.names) else f"v{slot}"
 
     def access(self, slot: int, indices) -> str:
         return f"{self.names[slot]}[{','.join(map(str, indices))}]"
@@ -93,6 +98,20 @@ class _Printer:
             if node.slot >= len(self.names):  # a micro-kernel's accumulator block (loops/microkernel.py)
                 self.names = (*self.names, *(f"acc{n}" for n in range(len(self.names), node.slot + 1)))
             lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]")
+        elif isinstance(node, Tile):
+            t = node.tile
+            how = "; else the loop below (where the compiler has no AVX-512)" if node.plain else ", for the loop below"
+            lines.append(f"{pad}register tile: {t.x} in range({t.width}) as vectors, rows {t.u} in range({t.height}), "
+                         f"summed over {t.k} in range({t.extent}){how}")
+            self.node(node.loop, lines, depth + 1)
+        elif isinstance(node, BlasProduct):
+            p = node.product
+            left = f"{self.name(p.left)}[{'r,p' if p.left_summed_first else 'p,r'}]"
+            right = f"{self.name(p.right)}[{'r,q' if p.right_summed_first else 'q,r'}]"
+            upper = ", p <= q" if p.upper else ""
+            lines.append(f"{pad}blas {node.routine}: {self.name(p.target)}[p,q] = sum(r) {left} * {right}  "
+                         f"# p < {p.rows}, q < {p.cols}{upper}, r < {p.summed}; for the loop below")
+            self.node(node.loop, lines, depth + 1)
         elif isinstance(node, Loop):
             marks = ("parallel " if node.parallel else "simd " if node.simd else
                      f"unroll({node.unroll}) " if node.unroll > 1 else "")

@@ -35,8 +35,8 @@ from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
-from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy, Rebuild, Store,
-                 Update, replace_nodes, slots, walk)
+from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy,
+                 Rebuild, Store, Update, replace_nodes, slots, walk)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
@@ -1035,13 +1035,12 @@ def _unmarked(node: Any) -> Any:
 def packed_product(node: Node) -> PackedProduct | None:
     """What ``node`` computes when it is the block product :func:`_tiles` makes of a
     two-factor sum over packed copies, ``T[p, q] = Σ_r A[r|p] · B[r|q]`` (nothing else:
-    the node is rebuilt from what is found and must be the same), else None.  A printer
-    may compute it another way (one BLAS call, targets/c/blascall.py); the loops' marks
-    (threads, simd) do not matter."""
+    the node is rebuilt from what is found and must be the same), else None (the loops'
+    marks do not matter).  The ``packed-blas`` loop rewrite computes it another way."""
     if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
             and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4
             and isinstance(node.body[0].body[0], Declare)):
-        return None  # (cheap checks first: the printer asks this of every loop)
+        return None  # (cheap checks first: the packed-blas rewrite asks this of every loop)
     node = _unmarked(node)
     assert isinstance(node, Loop) and isinstance(node.body[0], Loop)
     outer, inner = node, node.body[0]
@@ -1075,6 +1074,7 @@ def packed_product(node: Node) -> PackedProduct | None:
         return None
     return PackedProduct(stored.slot, a.slot, b.slot, outer.extent * TILE, inner.extent * TILE, chain[0].extent,
                          tuple(a.indices) == (r, p), tuple(b.indices) == (r, q), inner.start == outer.var)
+
 
 
 # ------------------------------------------------------------------ the producer packs

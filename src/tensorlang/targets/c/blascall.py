@@ -28,9 +28,11 @@ library's own thread setting applies, as it does to ``numpy.matmul``).  The C is
 
 A loop step may call BLAS too: the block product of a packed structured statement
 (:func:`tensorlang.loops.structure.packed_product`, ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over
-the packed unique positions) is one SYRK (the self-product: the upper triangle, all the
-reconstruction reads) or GEMM from :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK`
-multiply-adds on (:func:`packed_call`).
+the packed unique positions) that the ``packed-blas`` loop rewrite made a
+:class:`~tensorlang.loops.ir.BlasProduct` (from
+:data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds on) is one SYRK (the
+self-product: the upper triangle, all the reconstruction reads) or GEMM
+(:func:`packed_call`).
 """
 
 from __future__ import annotations
@@ -38,8 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ein import ir
-from ...loops.structure import PackedProduct
-from ...schedule import steps
+from ...loops.ir import BlasProduct
 from ...schedule.steps import GemmStep, ModeStep, contraction_factors
 from . import csrc
 from .blas import CBLAS32, CBLAS64, FORTRAN32
@@ -202,34 +203,19 @@ def function(name: str, g: Gemm, kind: str, comment: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def packed_call(product: PackedProduct, storage, int_max: int) -> list[str] | None:
-    """The C statements computing a packed block product (:class:`PackedProduct`) with one
-    BLAS call over its buffers as they are (``storage``: each slot's shape), or None where
-    it stays loops: fewer than :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK`
-    multiply-adds, a triangular product of two different operands (GEMM would do twice
-    the loops' work), or an extent beyond ``int_max``.
-    The target is zeroed first: it is a local buffer, uninitialised, and BLAS may scale
-    it by beta = 0 with a multiplication (NaN · 0 is NaN).  Each statement returns -1
-    (BLAS not set up) as a BLAS step does; the caller adds what must happen before."""
-    p = product
-    if p.loop_work < steps.PACKED_BLAS_WORK:
-        return None
-    shapes = [tuple(storage[s]) for s in (p.left, p.right, p.target)]
-    if any(len(shape) != 2 for shape in shapes):
-        return None
-    (a0, a1), (b0, b1), (c0, c1) = shapes
-    a_need = (p.summed, p.rows) if p.left_summed_first else (p.rows, p.summed)
-    b_need = (p.summed, p.cols) if p.right_summed_first else (p.cols, p.summed)
-    if a0 < a_need[0] or a1 < a_need[1] or b0 < b_need[0] or b1 < b_need[1] or c0 < p.rows or c1 < p.cols:
-        return None
-    if max(p.rows, p.cols, p.summed, a1, b1, c1) > int_max:
-        return None
+def packed_call(node: BlasProduct) -> list[str]:
+    """The C statements computing a packed block product with one BLAS call
+    (:class:`~tensorlang.loops.ir.BlasProduct`: the ``packed-blas`` loop rewrite chose
+    the routine and found the buffers' leading dimensions).  The target is zeroed first:
+    it is a local buffer, uninitialised, and BLAS may scale it by beta = 0 with a
+    multiplication (NaN · 0 is NaN).  The last statement is the call, which returns
+    nonzero (BLAS not set up) as a BLAS step does; the caller adds what must happen then."""
+    p = node.product
+    lda, ldb, ldc = node.leading
     target = f"v{p.target}"
-    zero = f"memset({target}, 0, (size_t){c0 * c1}LL * sizeof(real));"
-    if p.self_product and p.upper:
-        return [zero, f"tl_syrk({int(p.left_summed_first)}, {p.rows}LL, {p.summed}LL, v{p.left}, {a1}LL, "
-                      f"{target}, {c1}LL)"]
-    if p.upper or c1 != p.cols:
-        return None
+    zero = f"memset({target}, 0, (size_t){node.zeroed}LL * sizeof(real));"
+    if node.routine == "syrk":
+        return [zero, f"tl_syrk({int(p.left_summed_first)}, {p.rows}LL, {p.summed}LL, v{p.left}, {lda}LL, "
+                      f"{target}, {ldc}LL)"]
     return [zero, f"tl_gemm({int(p.left_summed_first)}, {int(not p.right_summed_first)}, {p.rows}LL, {p.cols}LL, "
-                  f"{p.summed}LL, v{p.left}, {a1}LL, v{p.right}, {b1}LL, {target})"]
+                  f"{p.summed}LL, v{p.left}, {lda}LL, v{p.right}, {ldb}LL, {target})"]

@@ -1,8 +1,9 @@
 """The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
 
 It decides nothing: which statements are loops or BLAS calls, the buffers, the loop
-order, the parallel and simd marks all come from the schedule and the loop IR; this
-module only spells them in C.
+order, the parallel and simd marks, the register tiles and the packed products computed
+by BLAS all come from the schedule and the loop IR (its rewrites, :mod:`tensorlang.loops`);
+this module only spells them in C.
 
 Loop step N of a schedule becomes one function ``int tl_stepN(real *restrict v<slot>...,
 int nthreads)`` taking the buffers its nests use, in slot order.  A BLAS step N is such a
@@ -41,7 +42,6 @@ from ...errors import KernelFailed
 from ...loops import ir as loops
 from ...loops import microkernel
 from ...loops.ir import slots as used_slots
-from ...loops.structure import packed_product
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
@@ -142,7 +142,8 @@ class CPrinter:
                  blas_int_max: int | None = None):
         self.program = program
         #: where BLAS can be called from C, the largest integer it takes (:mod:`.blas`):
-        #: a packed structured product may then be one call (:func:`blascall.packed_call`)
+        #: a packed product the loop IR computes by BLAS (loops.ir.BlasProduct) is then one
+        #: call (:func:`blascall.packed_call`), else its loops
         self.blas_int_max = blas_int_max
         self.real = real
         self.suffix = "f" if real == "float" else ""
@@ -162,14 +163,9 @@ class CPrinter:
         self._heap: dict[int, int] = {}
         #: the statements of the fused loop being printed that are functions of their own
         #: (:func:`own_functions`), and how many such functions so far
-        self._apart: list[loops.Loop] = []
+        self._apart: list[loops.Node] = []
         self._statement_functions = 0
-        #: the nest being printed asks for the widest vectors (loops.ir.Nest.wide_vectors):
-        #: its vector blocks may be register tiles (:meth:`tile`), of which there are
-        #: ``_tiles`` so far; ``_plain``: printing a tile's plain nest (the #else branch)
-        self._wide = False
-        self._plain = False
-        self._tiles = 0
+        self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
 
     def _param(self, slot: int) -> str:
         """A slot's pointer parameter: ``restrict`` unless another slot views its memory
@@ -297,10 +293,10 @@ class CPrinter:
             lines.append(f"{pad}memcpy(v{node.target}, v{node.source}, (size_t){node.count}LL * sizeof(real));")
         elif isinstance(node, loops.Rebuild):
             self.rebuild(node, lines, pad)
-        elif isinstance(node, loops.Loop) and self.tile(node, lines, depth):
-            pass
-        elif isinstance(node, loops.Loop) and self.packed_blas(node, lines, pad):
-            pass
+        elif isinstance(node, loops.Tile):
+            self.tile(node, lines, depth)
+        elif isinstance(node, loops.BlasProduct):
+            self.packed_blas(node, lines, depth)
         elif isinstance(node, loops.Loop):
             chosen = node.parallel and bool(node.team)  # a measured choice (CHOICE): timed below
             if chosen:
@@ -324,32 +320,21 @@ class CPrinter:
         else:
             raise TypeError(f"not a loop-program node: {node!r}")
 
-    def tile(self, loop: loops.Loop, lines: list[str], depth: int) -> bool:
-        """Print ``loop`` as a register tile where it is one (:func:`microkernel.tile_of`,
-        in a nest that asks for the widest vectors); returns whether it did.  Under
-        ``microkernel.TILES`` None the source holds both the tile and the plain nest, and
-        the C preprocessor picks (``TL_TILES``: where the compiler targets AVX-512)."""
-        if not self._wide or self._plain or microkernel.TILES is False:
-            return False
-        tile = microkernel.tile_of(loop, self.itemsize)
-        if tile is None:
-            return False
+    def tile(self, node: loops.Tile, lines: list[str], depth: int) -> None:
+        """A register tile (loops.ir.Tile): with its plain loop as the other branch, the C
+        preprocessor picks (``TL_TILES``: where the compiler targets AVX-512), else the
+        tile alone."""
         self._tiles += 1
-        code = self.tile_code(tile, depth)
-        if microkernel.TILES:
+        code = self.tile_code(node.tile, depth)
+        if not node.plain:
             lines.extend(code)
-            return True
+            return
         pad = "    " * depth
         lines.append(f"{pad}#if TL_TILES")
         lines.extend(code)
         lines.append(f"{pad}#else")
-        self._plain = True
-        try:
-            self.node(loop, lines, depth)
-        finally:
-            self._plain = False
+        self.node(node.loop, lines, depth)
         lines.append(f"{pad}#endif")
-        return True
 
     def tile_code(self, tile: microkernel.Tile, depth: int) -> list[str]:
         """The C of a register tile: for each group of rows, the accumulators
@@ -449,22 +434,18 @@ class CPrinter:
             lines += [f"if ({guard}) {{" if guard else "{", *body, "}"]
         return lines
 
-    def packed_blas(self, loop: loops.Loop, lines: list[str], pad: str) -> bool:
-        """Print ``loop`` as one BLAS call where it is a packed structured product that
-        :func:`blascall.packed_call` takes (returns whether it did)."""
+    def packed_blas(self, node: loops.BlasProduct, lines: list[str], depth: int) -> None:
+        """A packed product computed by one BLAS call (loops.ir.BlasProduct,
+        :func:`blascall.packed_call`); its loops where this source calls no BLAS."""
         if self.blas_int_max is None:
-            return False
-        product = packed_product(loop)
-        calls = None if product is None else blascall.packed_call(product, self.storage, self.blas_int_max)
-        if product is None or calls is None:
-            return False
-        routine = "syrk" if "tl_syrk(" in calls[-1] else "gemm"
-        lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({routine}), {product.loop_work} multiply-adds of block loops */")
-        *first, call = calls
+            self.node(node.loop, lines, depth)
+            return
+        pad = "    " * depth
+        lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({node.routine}), {node.product.loop_work} multiply-adds of block loops */")
+        *first, call = blascall.packed_call(node)
         lines.extend(f"{pad}{c}" for c in first)
         fail = "{ free(tl_heap_block); return -1; }" if self._heap else "return -1;"  # the heap block is freed
         lines.append(f"{pad}if ({call} != 0) {fail}")
-        return True
 
     def outline(self, loop: loops.Loop) -> str:
         """The body of a parallel loop as a function of its own, ``static inline void
@@ -497,12 +478,12 @@ class CPrinter:
     def child(self, node: loops.Node, var: str, lines: list[str], depth: int) -> None:
         """A node inside the loop over ``var``: a call where it is a fused loop's statement
         printed apart (:func:`own_functions`), else the node itself."""
-        if isinstance(node, loops.Loop) and any(node is apart for apart in self._apart):
+        if any(node is apart for apart in self._apart):
             lines.append(f"{'    ' * depth}{self.statement_function(node, var)};")
         else:
             self.node(node, lines, depth)
 
-    def statement_function(self, loop: loops.Loop, var: str) -> str:
+    def statement_function(self, loop: loops.Node, var: str) -> str:
         """One statement of a fused loop's body (:func:`own_functions`) as a function of
         its own, ``static TL_NOINLINE void <step>_sN(real *restrict v<slot>..., int64_t
         x_<var>)``; returns the call.  Its slots, the fused loop's local buffers among
@@ -545,7 +526,6 @@ class CPrinter:
     def nest(self, nest: loops.Nest, lines: list[str]) -> None:
         self._target_shape = padded_shape(tuple(n for _, n in nest.statement.index), self.program.buffers.pad)
         self.fma = nest.fma
-        self._wide = nest.wide_vectors
         for stmt in nest.fused or (nest.statement,):
             lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
@@ -575,16 +555,17 @@ class CPrinter:
 OWN_FUNCTION_WORK = 2048
 
 
-def own_functions(body: tuple) -> list[loops.Loop]:
-    """The nests of a fused loop's ``body`` that are printed as functions of their own:
-    where the body has two or more nests, each with at least :data:`OWN_FUNCTION_WORK`
-    operations that reads no accumulator it does not start itself (the loop IR's
-    accumulators are C locals of the function they are printed in)."""
-    nests = [n for n in body if isinstance(n, loops.Loop)]
+def own_functions(body: tuple) -> list[loops.Node]:
+    """The nests of a fused loop's ``body`` (a loop, or a tile or BLAS call of one) that
+    are printed as functions of their own: where the body has two or more nests, each
+    with at least :data:`OWN_FUNCTION_WORK` operations that reads no accumulator it does
+    not start itself (the loop IR's accumulators are C locals of the function they are
+    printed in)."""
+    nests = [n for n in body if isinstance(loops.plain(n), loops.Loop)]
     if len(nests) < 2:
         return []
 
-    def closed(nest: loops.Loop) -> bool:
+    def closed(nest: loops.Node) -> bool:
         started: set[str] = set()
         used: set[str] = set()
         for n in loops.walk((nest,)):
@@ -673,22 +654,22 @@ def prelude(real: str, teams: bool = False) -> str:
     return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
 
 
-def tiles_prelude(real: str, fma: bool) -> str:
+def tiles_prelude(real: str, fma: bool, forced: bool = False) -> str:
     """The register tiles' vector types and helpers (csrc/tl_tiles.h) for ``real``; with
     ``fma``, their lane-wise fused multiply-add too (csrc/tl_tiles_fma.h).
 
-    Register tiles (loops.microkernel.Tile, :meth:`CPrinter.tile`) use a vector of 64
-    bytes (GCC/clang vector extensions), its unaligned load and store, and a scalar in
-    every lane; the fused multiply-add is AVX-512's, else ``fma`` lane by lane.
-    ``TL_TILES`` says whether a tile or the plain nest is compiled: on where the compiler
-    targets AVX-512, unless the source defines it (``microkernel.TILES`` forces it)."""
+    Register tiles (loops.ir.Tile, :meth:`CPrinter.tile`) use a vector of 64 bytes
+    (GCC/clang vector extensions), its unaligned load and store, and a scalar in every
+    lane; the fused multiply-add is AVX-512's, else ``fma`` lane by lane.  ``TL_TILES``
+    says whether a tile or the plain nest is compiled: on where the compiler targets
+    AVX-512, unless the source defines it (``forced``: tiles without a plain branch,
+    ``microkernel.TILES`` True, define it 1)."""
     lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
     ps = "ps" if real == "float" else "pd"
-    forced = int(bool(microkernel.TILES))
-    head = csrc.text("tl_tiles.h", forced=forced, lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
+    head = csrc.text("tl_tiles.h", forced=int(forced), lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
     if not fma:
         return head
-    return head + csrc.text("tl_tiles_fma.h", forced=forced, fmadd=f"_mm512_fmadd_{ps}",
+    return head + csrc.text("tl_tiles_fma.h", forced=int(forced), fmadd=f"_mm512_fmadd_{ps}",
                             m512="__m512" if real == "float" else "__m512d", count=lanes,
                             fma="fmaf" if real == "float" else "fma")
 
@@ -778,7 +759,9 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body
     if TILE_MARK in body:
-        body = tiles_prelude(real, fma="tl_vfma(" in body) + body
+        forced = any(isinstance(node, loops.Tile) and not node.plain
+                     for nest in loop_program.nests for node in loops.walk(nest.body))
+        body = tiles_prelude(real, fma="tl_vfma(" in body, forced=forced) + body
     source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)
