@@ -570,7 +570,7 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
         raise EinsumError("contract_expression takes the subscripts as a string")
     fixed: dict[int, np.ndarray] = {}
     for k in constants or ():
-        if not isinstance(k, numbers.Integral) or not 0 <= int(k) < len(shapes):
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 0 <= int(k) < len(shapes):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
         fixed[int(k)] = np.asarray(shapes[k])
     return ContractExpression(subscripts, shapes, fixed, backend)
