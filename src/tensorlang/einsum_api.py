@@ -319,8 +319,8 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     fast = kernel._fast
     threads = kernel.threads
 
-    def prepare(ops):
-        return {name: (np.ascontiguousarray(o, dtype) if layout == "C" else np.asfortranarray(o, dtype).T)
+    def prepare(ops):  # np.asarray(order="C"), not ascontiguousarray: a 0-d operand stays 0-d
+        return {name: (np.asarray(o, dtype, order="C") if layout == "C" else np.asfortranarray(o, dtype).T)
                 for name, o, layout in zip(names, ops, layouts)}
 
     def run(ops):
