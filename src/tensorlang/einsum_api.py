@@ -38,6 +38,7 @@ from . import lang as languages
 from .api import compile_source
 from .errors import Source, TensorLangError
 from .kernel import Kernel
+from .passes.order import OPTIMAL_UP_TO
 from .targets import resolve as resolve_backend
 from .targets.c import gram as c_gram
 
@@ -163,13 +164,26 @@ def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize
 _OPTIMIZE = (False, True, "greedy", "optimal")
 
 
+def _bounded(optimize, operands: tuple):
+    """numpy's ``optimize``, with 'optimal' (an exhaustive search: a ring of 52 operands
+    never ends) given way to 'greedy' beyond passes.order.OPTIMAL_UP_TO operands, as
+    tensorlang's own ordering does (docs/einsum.md)."""
+    if isinstance(optimize, str) and optimize == "optimal":
+        count = len(operands) - 1 if operands and isinstance(operands[0], str) else len(operands) // 2
+        if count > OPTIMAL_UP_TO:
+            return "greedy"
+    return optimize
+
+
 def _numpy(operands, out, dtype, order, casting, optimize):
-    return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
+    return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting,
+                         optimize=_bounded(optimize, operands))
 
 
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
     def run(ops):
-        return _NUMPY_EINSUM(subscripts, *ops, optimize=optimize)
+        optimize_ = _bounded(optimize, (subscripts, *ops))
+        return _NUMPY_EINSUM(subscripts, *ops, optimize=optimize_)
     return run
 
 
@@ -593,7 +607,7 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
             path = None
         if path is not None:
             return _NUMPY_EINSUM_PATH(*operands, optimize=path)
-    return _NUMPY_EINSUM_PATH(*operands, optimize="greedy" if optimize is None else optimize,
+    return _NUMPY_EINSUM_PATH(*operands, optimize="greedy" if optimize is None else _bounded(optimize, operands),
                               einsum_call=einsum_call)
 
 

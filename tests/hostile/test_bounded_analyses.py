@@ -41,8 +41,9 @@ def test_a_structured_declaration_of_any_size_compiles_or_is_refused_at_once(ann
                 f"s = sum(i,j,k) A[i,j] * x[j] * y[k] * x[i]\n"]
     for text in programs:
         for backend in ("numpy", "c"):
-            _refused_or_fine(lambda: tl.compile(text, backend=backend), f"{annotation} n={n} {backend}")
-        _refused_or_fine(lambda: tl.check(text), f"check {annotation} n={n}")
+            _refused_or_fine(lambda text=text, backend=backend: tl.compile(text, backend=backend),
+                             f"{annotation} n={n} {backend}")
+        _refused_or_fine(lambda text=text: tl.check(text), f"check {annotation} n={n}")
 
 
 @pytest.mark.parametrize("rank", [2, 3, 4])
@@ -92,6 +93,19 @@ def test_a_ring_of_einsum_operands_finds_its_order_at_once(letters):
     with oracle.no_hang(f"ring of {letters}"):
         got = tl.einsum(",".join(terms) + "->", *ops)
     assert got == pytest.approx(np.einsum(",".join(terms) + "->", *ops, optimize="greedy"))
+
+
+@pytest.mark.parametrize("optimize", ["optimal", "greedy", True])
+def test_a_ring_numpy_computes_with_optimal_asked_is_bounded_too(optimize):
+    """Integer operands go to numpy.einsum; its exhaustive 'optimal' gives way to 'greedy'
+    beyond order.OPTIMAL_UP_TO operands (docs/einsum.md), in tl.einsum_path as well."""
+    L = string.ascii_letters
+    terms = ",".join(L[k] + L[(k + 1) % 52] for k in range(52)) + "->"
+    ops = [np.ones((2, 2), np.int64)] * 52
+    with oracle.no_hang("numpy's ring"):
+        assert tl.einsum(terms, *ops, optimize=optimize) == 2**52
+        path, _ = tl.einsum_path(terms, *ops, optimize=optimize)
+    assert path[0] == "einsum_path" and len(path) == 52
 
 
 def test_the_path_search_is_bounded_for_every_operand_count():
