@@ -98,7 +98,7 @@ def test_a_ring_of_einsum_operands_finds_its_order_at_once(letters):
 @pytest.mark.parametrize("optimize", ["optimal", "greedy", True])
 def test_a_ring_numpy_computes_with_optimal_asked_is_bounded_too(optimize):
     """Integer operands go to numpy.einsum; its exhaustive 'optimal' gives way to 'greedy'
-    beyond order.OPTIMAL_UP_TO operands (docs/einsum.md), in tl.einsum_path as well."""
+    beyond einsum_api.NUMPY_OPTIMAL_UP_TO operands (docs/einsum.md), in tl.einsum_path too."""
     L = string.ascii_letters
     terms = ",".join(L[k] + L[(k + 1) % 52] for k in range(52)) + "->"
     ops = [np.ones((2, 2), np.int64)] * 52
