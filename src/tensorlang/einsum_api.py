@@ -163,13 +163,30 @@ def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize
 _OPTIMIZE = (False, True, "greedy", "optimal")
 
 
+#: The most operands numpy's exhaustive 'optimal' path search is asked to order: a ring
+#: of 8 took 0.7 s, of 9 7 s, of 10 55 s (numpy 2, this machine), and of 52 never ends.
+NUMPY_OPTIMAL_UP_TO = 8
+
+
+def _bounded(optimize, operands: tuple):
+    """numpy's ``optimize``, with 'optimal' given way to 'greedy' beyond
+    NUMPY_OPTIMAL_UP_TO operands (docs/einsum.md)."""
+    if isinstance(optimize, str) and optimize == "optimal":
+        count = len(operands) - 1 if operands and isinstance(operands[0], str) else len(operands) // 2
+        if count > NUMPY_OPTIMAL_UP_TO:
+            return "greedy"
+    return optimize
+
+
 def _numpy(operands, out, dtype, order, casting, optimize):
-    return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
+    return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting,
+                         optimize=_bounded(optimize, operands))
 
 
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
     def run(ops):
-        return _NUMPY_EINSUM(subscripts, *ops, optimize=optimize)
+        optimize_ = _bounded(optimize, (subscripts, *ops))
+        return _NUMPY_EINSUM(subscripts, *ops, optimize=optimize_)
     return run
 
 
@@ -325,8 +342,8 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     fast = kernel._fast
     threads = kernel.threads
 
-    def prepare(ops):
-        return {name: (np.ascontiguousarray(o, dtype) if layout == "C" else np.asfortranarray(o, dtype).T)
+    def prepare(ops):  # np.asarray(order="C"), not ascontiguousarray: a 0-d operand stays 0-d
+        return {name: (np.asarray(o, dtype, order="C") if layout == "C" else np.asfortranarray(o, dtype).T)
                 for name, o, layout in zip(names, ops, layouts)}
 
     def run(ops):
@@ -575,7 +592,7 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
         raise EinsumError("contract_expression takes the subscripts as a string")
     fixed: dict[int, np.ndarray] = {}
     for k in constants or ():
-        if not isinstance(k, numbers.Integral) or not 0 <= int(k) < len(shapes):
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 0 <= int(k) < len(shapes):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
         fixed[int(k)] = np.asarray(shapes[k])
     return ContractExpression(subscripts, shapes, fixed, backend)
@@ -598,7 +615,7 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
             path = None
         if path is not None:
             return _NUMPY_EINSUM_PATH(*operands, optimize=path)
-    return _NUMPY_EINSUM_PATH(*operands, optimize="greedy" if optimize is None else optimize,
+    return _NUMPY_EINSUM_PATH(*operands, optimize="greedy" if optimize is None else _bounded(optimize, operands),
                               einsum_call=einsum_call)
 
 

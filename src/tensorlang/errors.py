@@ -139,6 +139,24 @@ class TensorLangError(Exception):
     def __str__(self) -> str:
         return self.render()
 
+    # An error raised in a Dask worker or a multiprocessing child crosses the process
+    # boundary by pickle (and copy.copy uses the same protocol): rebuild it from its
+    # diagnostics and source, not from ``args`` (the rendering), which the constructor
+    # does not take.  Subclasses with another constructor (EinsumError) come back as
+    # themselves through _rebuild, which bypasses their __init__.
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.diagnostics, self.source, self.__dict__.copy()))
+
+
+def _rebuild(cls, diagnostics, source, state):
+    """A TensorLangError (or subclass) with these diagnostics and source (see __reduce__)."""
+    err = Exception.__new__(cls)
+    err.__dict__.update(state)
+    err.diagnostics = list(diagnostics)
+    err.source = source
+    err.args = (err.render(),)
+    return err
+
 
 class KernelFailed(TensorLangError):
     """A compiled kernel ran and reported failure (a nonzero status: no memory for a

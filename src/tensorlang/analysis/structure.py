@@ -45,6 +45,7 @@ from ..ein.names import substitute
 from ..ein.printer import expr_to_text
 from ..ein.structure import Structure, position_names
 from ..semantics.values import FUNCTIONS
+from ..errors import error
 
 
 @dataclass(frozen=True)
@@ -401,9 +402,44 @@ class TensorStructure:
         return f"unique {unique} of {dense} ({share}): {kind}"
 
 
+#: The most work :func:`count` hands to isl: its point count walks every point of the
+#: set's bounding box but along one axis (a triangle n x n: n steps, 1e5 of them about
+#: half a second; a 10**6 x 10**6 box took 3.5 s, a 10**9 x 10**9 one hours).  Boxes are
+#: counted without isl; any other set whose bounding box exceeds this is refused with
+#: error[too-large] (docs/security.md), before isl starts.
+COUNT_WORK = 10**5
+
+
 def count(s: isl.Set) -> int:
-    """The number of integer points of a bounded set."""
+    """The number of integer points of a bounded set; error[too-large] (a
+    :class:`~tensorlang.errors.TensorLangError`) when counting it would take isl more
+    than COUNT_WORK steps (module constant)."""
+    if s.is_empty():
+        return 0
+    extents = []
+    for d in range(s.dim(isl.dim_type.set)):
+        low, high = s.dim_min_val(d), s.dim_max_val(d)
+        if not (low.is_int() and high.is_int()):  # unbounded: isl says so itself
+            return int(s.count_val().to_python())
+        extents.append(int(high.to_python()) - int(low.to_python()) + 1)
+    if len(extents) >= 2:
+        if s.is_equal(isl.Set.box_from_points(_point(s, low_or_high=False), _point(s, low_or_high=True))):
+            return prod(extents)
+        work = prod(extents) // max(extents)
+        if work > COUNT_WORK:
+            raise error("too-large", f"the structure analysis would count the points of a set spanning "
+                                     f"{' x '.join(map(str, extents))} positions (more than {COUNT_WORK} steps); "
+                                     f"a structured tensor this large is refused (docs/security.md)")
     return int(s.count_val().to_python())
+
+
+def _point(s: isl.Set, low_or_high: bool) -> isl.Point:
+    """The corner of ``s``'s bounding box with every coordinate least (or greatest)."""
+    point = isl.Point.zero(s.get_space())
+    for d in range(s.dim(isl.dim_type.set)):
+        value = s.dim_max_val(d) if low_or_high else s.dim_min_val(d)
+        point = point.set_coordinate_val(isl.dim_type.set, d, value)
+    return point
 
 
 def _positions(rank: int) -> tuple[str, ...]:
@@ -684,17 +720,30 @@ def _definition(stmt: ir.Statement) -> ir.Statement | None:
     return stmt
 
 
-def record(tensors: dict[str, TensorStructure], found: TensorStructure) -> None:
+def record(tensors: dict[str, TensorStructure], found: TensorStructure,
+           readers: dict[str, set[str]] | None = None) -> None:
     """Record ``found`` as its tensor's structure for the statements after it.  A
     definition read through by rule inlining (:func:`inline`) names the tensors it reads;
     once one of them is assigned again it no longer holds what the definition read, so
     every definition that reads the tensor just assigned is dropped (the structures
-    themselves stay true: they describe values already computed)."""
+    themselves stay true: they describe values already computed).
+
+    ``readers`` (kept by the caller across a program's statements: tensor name -> the
+    tensors whose definitions read it) makes this O(1) per statement instead of a scan of
+    every tensor known (10**4 statements: 50 million scans otherwise)."""
     name = found.name
-    for other, known in list(tensors.items()):
+    if readers is None:
+        candidates = list(tensors)
+    else:
+        candidates = [other for other in readers.pop(name, ()) if other in tensors]
+    for other in candidates:
+        known = tensors[other]
         if known.definition is not None and any(t.name == name for t in ir.tensors(known.definition.body)):
             tensors[other] = replace(known, definition=None)
     tensors[name] = found
+    if readers is not None and found.definition is not None:
+        for t in ir.tensors(found.definition.body):
+            readers.setdefault(t.name, set()).add(name)
 
 
 # ------------------------------------------------------------------ direct sums (003 Fig. 10)
@@ -866,18 +915,29 @@ def _inherited_blocks(body: ir.Expr, var: str, extent: int, tensors: Mapping[str
     return tuple(Block(b.start, b.shape, b.groups) for b in seen.pop()) if len(seen) == 1 else None
 
 
+#: The most statements :func:`infer` analyses (a few milliseconds of isl work each, and
+#: linear in their number).  The compiler makes no structural claim for a longer program
+#: (pipeline._inferred: the program is compiled dense, the cheaper path); a compressed
+#: call of such a kernel is refused with error[too-large] (docs/security.md).
+MAX_INFER_STATEMENTS = 1024
+
+
 def infer(program: ir.Program, annihilating: bool = True) -> dict[str, TensorStructure]:
     """Every tensor's structure: declarations first (inputs dense unless annotated),
     then each statement's target as computed, in order (a later statement sees it);
     ``annihilating``: see :func:`_support`."""
+    if len(program.statements) > MAX_INFER_STATEMENTS:
+        raise error("too-large", f"the structure analysis takes programs of at most {MAX_INFER_STATEMENTS} "
+                                 f"statements, this one has {len(program.statements)}")
     shapes = program.shapes
     tensors: dict[str, TensorStructure] = {}
     for d in program.decls:
         if all(isinstance(n, int) for n in d.shape):
             tensors[d.name] = declared(d.name, tuple(d.shape), d.structure)
+    readers: dict[str, set[str]] = {}
     for stmt in program.statements:
         shape = tuple(shapes[stmt.target])
-        record(tensors, statement_structure(stmt, shape, tensors, annihilating))
+        record(tensors, statement_structure(stmt, shape, tensors, annihilating), readers)
     return tensors
 
 

@@ -32,7 +32,7 @@ from ..ein.names import substitute
 from ..errors import MAX_DEPTH, error, guard
 from ..semantics.values import FUNCTIONS
 from . import run
-from .image import Image, image as make_image
+from .image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, real_array
 from .kernels import Kernel, kernel as find_kernel
 
 #: the continuity of a lifted tensor (a constant field is smooth)
@@ -125,7 +125,7 @@ class Field:
         writeable C-contiguous float64 array of the result's shape, sharing no memory
         with the points or the images, that receives the result and is returned (a
         caller probing again and again saves the new array's page faults)."""
-        return run.probe(self, points, threads, out)
+        return run.probe(self, _real_points(points), threads, out)
     def __call__(self, points) -> np.ndarray:
         """F(points): the same as :meth:`probe`."""
         return self.probe(points)
@@ -184,9 +184,13 @@ def _lift(value, dim: int) -> Field:
     if isinstance(value, Field):
         return value
     try:
-        array = np.array(value, dtype=np.float64)
+        array = np.asarray(value)
     except (TypeError, ValueError):
-        raise error("shape", f"cannot use a {type(value).__name__} as a field or tensor", rule="field-lift") from None
+        array = np.asarray(None)
+    if array.dtype.kind not in REAL_KINDS or array.size > MAX_IMAGE_ELEMENTS:  # None, strings, complex, objects
+        raise error("shape", f"cannot use a {type(value).__name__} as a field or tensor (a number or an array "
+                             f"of real numbers)", rule="field-lift")
+    array = np.array(array, dtype=np.float64)
     if array.ndim == 0:
         return Field(ir.Const(float(array)), (), (), dim, SMOOTH)
     name = f"C{next(_CONSTS)}"
@@ -398,8 +402,18 @@ def det(f: Field) -> Field:
     return _make((f,), ir.Sum(tuple((c, n) for c in cols), body), (), ())
 
 
+#: The largest identity(n) (a tensor shape of a field stays small: its probes hold
+#: n² values per point).
+MAX_IDENTITY = 1 << 12
+
+
 def identity(n: int, dim: int = 3) -> Field:
-    """The identity matrix as a constant field (δ_ij)."""
+    """The identity matrix as a constant field (δ_ij): n×n (n ≥ 1) of dimension ``dim`` (1..3)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 1 <= n <= MAX_IDENTITY:
+        raise error("input", f"identity(n): n is an integer from 1 to {MAX_IDENTITY}, got {n!r}")
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or not 1 <= dim <= 3:
+        raise error("input", f"identity(n, dim): a field has 1, 2 or 3 dimensions, got {dim!r}")
+    n, dim = int(n), int(dim)
     i, j = _fresh(), _fresh()
     return Field(ir.Delta(i, j), (i, j), (n, n), dim, SMOOTH)
 
@@ -421,4 +435,14 @@ assert {"sqrt", "exp", "log", "sin", "cos", "tanh", "abs"} <= set(FUNCTIONS)
 def inside(f: Field, points) -> np.ndarray:
     """Whether each point is in the field's domain: every image it reads has the whole
     kernel support around the point (Diderot's inside)."""
-    return run.inside(f, points)
+    if not isinstance(f, Field):
+        raise error("input", f"inside() takes a field, got {type(f).__name__}")
+    return run.inside(f, _real_points(points))
+
+
+def _real_points(points):
+    """``points`` unchanged when they are real numbers; error[input] for complex, object,
+    string or datetime points (numpy would drop an imaginary part with a warning)."""
+    if isinstance(points, np.ndarray) and points.dtype.kind in REAL_KINDS:
+        return points
+    return real_array(points, "probe points")

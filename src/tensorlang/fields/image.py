@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
 
-from ..errors import error
+from ..errors import TensorLangError, error
 
 _COUNTER = itertools.count(1)
 
@@ -62,6 +63,46 @@ class Image:
         return f"Image({self.name}, sizes={self.sizes}, voxel={self.voxel_shape})"
 
 
+#: numpy dtype kinds an image or a probe point may have: bool, integers, floats (complex
+#: values, objects, strings, dates and times are refused, not cast)
+REAL_KINDS = frozenset("biuf")
+
+#: The most samples an image may have (2**31 float64 values: 16 GiB); a file whose
+#: header claims more is refused before its data is read.
+MAX_IMAGE_ELEMENTS = 2**31
+
+#: The most bytes of an NRRD header the loader reads (pynrrd reads it line by line).
+MAX_HEADER_BYTES = 1 << 20
+
+
+def real_array(value, what: str) -> np.ndarray:
+    """``value`` as a float64 array, or error[input] when it is not an array of real
+    numbers (complex, object, string, datetime data; ragged lists)."""
+    if isinstance(value, np.ndarray):
+        array = value
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            raise error("input", f"{what} must be an array of real numbers, got {type(value).__name__}") from None
+    if array.dtype.kind not in REAL_KINDS:
+        raise error("input", f"{what} must be an array of real numbers (bool, integer or float), "
+                             f"got dtype {array.dtype}")
+    if array.size > MAX_IMAGE_ELEMENTS:
+        raise error("too-large", f"{what} has {array.size} elements; at most {MAX_IMAGE_ELEMENTS} are taken")
+    return array if array.dtype == np.float64 else array.astype(np.float64)
+
+
+def _vector(value, dim: int, what: str) -> np.ndarray:
+    """A per-axis number (one number, or one per space axis) as a float64 vector of ``dim``."""
+    v = real_array(value, f"world {what}")
+    if v.ndim == 0:
+        return np.full(dim, float(v))
+    if v.shape != (dim,):
+        raise error("input", f"world {what} of a {dim}-D image is one number or {dim}, got shape {v.shape}")
+    return v
+
+
 def _world_matrix(world, dim: int) -> np.ndarray:
     """The homogeneous index-to-world matrix from None (identity), a dim×dim linear part
     (column a: the world step of index axis a), a (dim+1)×(dim+1) homogeneous matrix, or
@@ -73,19 +114,16 @@ def _world_matrix(world, dim: int) -> np.ndarray:
         unknown = set(world) - {"spacing", "origin", "directions"}
         if unknown:
             raise error("input", f"world= takes spacing, origin and directions, not {sorted(unknown)}")
-        directions = np.asarray(world.get("directions", np.eye(dim)), dtype=np.float64)
-        spacing = np.broadcast_to(np.asarray(world.get("spacing", 1.0), dtype=np.float64), (dim,))
-        origin = np.broadcast_to(np.asarray(world.get("origin", 0.0), dtype=np.float64), (dim,))
+        directions = real_array(world.get("directions", np.eye(dim)), "world directions")
+        spacing = _vector(world.get("spacing", 1.0), dim, "spacing")
+        origin = _vector(world.get("origin", 0.0), dim, "origin")
         if directions.shape != (dim, dim):
             raise error("input", f"world directions must be {dim}x{dim}, got shape {directions.shape}")
         m = np.eye(dim + 1)
         m[:dim, :dim] = directions * spacing[None, :]
         m[:dim, dim] = origin
         world = m
-    try:
-        m = np.array(world, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise error("input", "world= must be a matrix of numbers") from None
+    m = real_array(world, "world=").copy()
     if m.shape == (dim, dim):
         h = np.eye(dim + 1)
         h[:dim, :dim] = m
@@ -105,13 +143,10 @@ def image(data, dim: int | None = None, world=None) -> Image:
     the rest the voxel shape; ``world``: the index-to-world transform (default identity)."""
     if isinstance(data, Image):
         return data if world is None else Image(data.data, data.dim, _world_matrix(world, data.dim), data.name)
-    try:
-        array = np.array(data, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise error("input", f"an image needs an array of numbers, got {type(data).__name__}") from None
+    array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
     if dim is None:
         dim = array.ndim
-    if not isinstance(dim, (int, np.integer)) or not 1 <= dim <= 3:
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or not 1 <= dim <= 3:
         raise error("input", f"an image has 1, 2 or 3 space axes, not {dim!r}")
     if array.ndim < dim:
         raise error("input", f"a {dim}-D image needs at least {dim} axes, the array has {array.ndim}")
@@ -123,27 +158,142 @@ def image(data, dim: int | None = None, world=None) -> Image:
 
 def load(path, dim: int | None = None, world=None) -> Image:
     """An image from a ``.npy`` or NRRD (``.nrrd``, ``.nhdr``) file; error[input] when it
-    cannot be read."""
-    name = os.fspath(path)
+    cannot be read, is no regular file (a FIFO, a device, a directory), its header is
+    malformed or its data are not real numbers; error[too-large] when its header claims
+    more than MAX_IMAGE_ELEMENTS samples (refused before the data are read)."""
+    try:
+        name = os.fspath(path)
+    except TypeError:
+        raise error("input", f"an image file is a path, got {type(path).__name__}") from None
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
     suffix = os.path.splitext(name)[1].lower()
     if suffix == ".npy":
-        try:
-            data = np.load(name, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise error("input", f"cannot read image {name!r}: {exc}") from None
-        return image(data, dim, world)
+        _regular_file(name)
+        return image(_load_npy(name), dim, world)
     if suffix in (".nrrd", ".nhdr"):
+        _regular_file(name)
         return _load_nrrd(name, dim, world)
     raise error("input", f"cannot read image {name!r}: expected a .npy, .nrrd or .nhdr file")
+
+
+def _regular_file(name: str) -> int:
+    """The size of file ``name``; error[input] unless it is a regular file (reading a FIFO
+    or a device could block for ever or never end)."""
+    try:
+        info = os.stat(name)
+    except (OSError, ValueError) as exc:
+        raise error("input", f"cannot read image {name!r}: {exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise error("input", f"cannot read image {name!r}: it is not a regular file")
+    return info.st_size
+
+
+def _claimed(shape, what: str) -> int:
+    """The number of samples a header claims, error[too-large] beyond MAX_IMAGE_ELEMENTS."""
+    total = 1
+    for n in shape:
+        total *= int(n)
+    if total > MAX_IMAGE_ELEMENTS:
+        raise error("too-large", f"{what} claims {total} samples; images hold at most {MAX_IMAGE_ELEMENTS}")
+    return total
+
+
+def _load_npy(name: str) -> np.ndarray:
+    """A .npy file's array, its header checked (dtype, size) before the data are read."""
+    fmt = np.lib.format
+    try:
+        with open(name, "rb") as fh:
+            version = fmt.read_magic(fh)
+            read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            shape, _, dtype = read_header(fh)
+    except (OSError, ValueError, TypeError, SyntaxError, EOFError) as exc:
+        raise error("input", f"cannot read image {name!r}: {exc}") from None
+    if dtype.kind not in REAL_KINDS:
+        raise error("input", f"image {name!r} holds {dtype} data; images are real numbers (bool, integer or float)")
+    _claimed(shape, f"image {name!r}")
+    try:
+        return np.load(name, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise error("input", f"cannot read image {name!r}: {exc}") from None
+    except MemoryError:
+        raise error("too-large", f"image {name!r} does not fit in memory") from None
+
+
+def _header_lines(fh, name: str):
+    """The lines of an NRRD header, at most MAX_HEADER_BYTES of them in all."""
+    used = 0
+    while True:
+        line = fh.readline(MAX_HEADER_BYTES + 1 - used)
+        if not line:
+            return
+        used += len(line)
+        if used > MAX_HEADER_BYTES:
+            raise error("input", f"NRRD image {name!r}: the header is longer than {MAX_HEADER_BYTES} bytes")
+        yield line
+        if line.strip() == b"":
+            return
+
+
+#: what pynrrd and the decompressors raise for a malformed header or payload
+def _read_errors():
+    import zlib
+
+    import nrrd
+
+    return (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration, zlib.error,
+            nrrd.NRRDError)
+
+
+def _check_nrrd_header(header: dict, name: str, size: int) -> None:
+    """What pynrrd would otherwise trip over, or loop on: the sizes against the dimension
+    and MAX_IMAGE_ELEMENTS, the kinds' count, the skips against the data's bytes (a line
+    skip of 10**18 reads the file line by line 10**18 times), a data file that is no
+    regular file.  error[input] (or error[too-large]) naming the field."""
+    for field in ("type", "dimension", "sizes", "encoding"):
+        if field not in header:
+            raise error("input", f"NRRD image {name!r}: the header has no {field!r} field")
+    sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
+    if int(header["dimension"]) != len(sizes) or not 1 <= len(sizes) <= 16:
+        raise error("input", f"NRRD image {name!r}: dimension {header['dimension']} but {len(sizes)} sizes")
+    if any(n < 1 for n in sizes):
+        raise error("input", f"NRRD image {name!r}: sizes {sizes} must be positive")
+    _claimed(sizes, f"NRRD image {name!r}")
+    kinds = header.get("kinds")
+    if kinds is not None and len(kinds) != len(sizes):
+        raise error("input", f"NRRD image {name!r}: {len(kinds)} kinds for {len(sizes)} axes")
+    data_file = header.get("datafile", header.get("data file"))
+    if data_file is not None:
+        if not isinstance(data_file, str) or data_file.startswith("LIST") or "%" in data_file:
+            raise error("input", f"NRRD image {name!r}: data file {data_file!r}: only one data file is read")
+        path = data_file if os.path.isabs(data_file) else os.path.join(os.path.dirname(name), data_file)
+        size = _regular_file(path)
+    for field in ("line skip", "lineskip", "byte skip", "byteskip"):
+        if field in header:
+            skip = int(header[field])
+            if not (-1 if "byte" in field else 0) <= skip <= size:
+                raise error("input", f"NRRD image {name!r}: {field} {skip} is beyond the {size} bytes of data")
 
 
 def _load_nrrd(name: str, dim: int | None, world) -> Image:
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
 
+    failures = _read_errors()
+    size = _regular_file(name)
     try:
-        data, header = nrrd.read(name, index_order="F")
-    except (OSError, ValueError, KeyError, nrrd.NRRDError) as exc:
-        raise error("input", f"cannot read NRRD image {name!r}: {exc}") from None
+        with open(name, "rb") as fh:
+            header = nrrd.read_header(_header_lines(fh, name))
+            _check_nrrd_header(header, name, size)
+            data = nrrd.read_data(header, fh, name, index_order="F")
+    except MemoryError:
+        raise error("too-large", f"NRRD image {name!r} does not fit in memory") from None
+    except failures as exc:
+        if isinstance(exc, TensorLangError):
+            raise
+        why = "the file is empty" if isinstance(exc, StopIteration) else f"{type(exc).__name__}: {exc}"
+        raise error("input", f"cannot read NRRD image {name!r}: {why}") from None
+    if data.dtype.kind not in REAL_KINDS:
+        raise error("input", f"NRRD image {name!r} holds {data.dtype} data; images are real numbers")
     kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * data.ndim)]
     space = [a for a, k in enumerate(kinds) if k in _SPACE_KINDS]
     voxel = [a for a, k in enumerate(kinds) if k not in _SPACE_KINDS]
@@ -163,18 +313,27 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
     if dim is not None and dim != d:
         raise error("input", f"NRRD image {name!r} has {d} space axes, not {dim}")
     if world is None:
-        m = np.eye(d + 1)
-        directions = header.get("space directions")
-        if directions is not None:
-            rows = [np.asarray(directions[a], dtype=np.float64) for a in range(len(directions))]
-            rows = [r for r in rows if r.ndim == 1 and np.all(np.isfinite(r))]
-            if len(rows) == d and all(len(r) == d for r in rows):
-                m[:d, :d] = np.stack(rows, axis=1)  # column a: the world step of index axis a
-        elif header.get("spacings") is not None:
-            spacings = np.asarray(header["spacings"], dtype=np.float64)[space]
-            m[:d, :d] = np.diag(np.where(np.isfinite(spacings), spacings, 1.0))
-        origin = header.get("space origin")
-        if origin is not None and len(origin) == d:
-            m[:d, d] = np.asarray(origin, dtype=np.float64)
-        world = m
+        try:
+            world = _nrrd_world(header, space, d)
+        except (TypeError, ValueError, IndexError, KeyError) as exc:
+            raise error("input", f"NRRD image {name!r}: cannot read its space fields ({exc})") from None
     return image(array, d, world)
+
+
+def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
+    """The index-to-world matrix of an NRRD header's space directions (or spacings) and
+    space origin."""
+    m = np.eye(d + 1)
+    directions = header.get("space directions")
+    if directions is not None:
+        rows = [np.asarray(directions[a], dtype=np.float64) for a in range(len(directions))]
+        rows = [r for r in rows if r.ndim == 1 and np.all(np.isfinite(r))]
+        if len(rows) == d and all(len(r) == d for r in rows):
+            m[:d, :d] = np.stack(rows, axis=1)  # column a: the world step of index axis a
+    elif header.get("spacings") is not None:
+        spacings = np.asarray(header["spacings"], dtype=np.float64)[space]
+        m[:d, :d] = np.diag(np.where(np.isfinite(spacings), spacings, 1.0))
+    origin = header.get("space origin")
+    if origin is not None and len(origin) == d:
+        m[:d, d] = np.asarray(origin, dtype=np.float64)
+    return m

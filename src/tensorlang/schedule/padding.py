@@ -75,10 +75,15 @@ def padded_shape(shape: tuple[int, ...], pad: int) -> tuple[int, ...]:
     return (*shape[:-1], padded(shape[-1], pad))
 
 
+#: The largest pad: 4096 elements (32 KiB of doubles, far past any SIMD width or cache
+#: line).  A larger one only wastes memory, and 2**63 does not fit the C code's integers.
+MAX_PAD = 2**12
+
+
 def check_pad(pad) -> int:
-    """``pad`` as a positive power of two, or ValueError saying what is wrong."""
-    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 1 or pad & (pad - 1):
-        raise ValueError(f"pad must be a power of two >= 1 (or 'auto'), got {pad!r}")
+    """``pad`` as a power of two from 1 to MAX_PAD, or ValueError saying what is wrong."""
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 1 or pad & (pad - 1) or pad > MAX_PAD:
+        raise ValueError(f"pad must be a power of two from 1 to {MAX_PAD} (or 'auto'), got {pad!r}")
     return pad
 
 

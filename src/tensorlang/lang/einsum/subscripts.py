@@ -24,6 +24,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...errors import TensorLangError
 
 LETTERS = frozenset(string.ascii_letters)
@@ -32,6 +34,14 @@ LETTERS = frozenset(string.ascii_letters)
 class EinsumError(TensorLangError, ValueError):
     """Invalid subscripts or operands for einsum: a ValueError as numpy raises, with
     tensorlang's code (``input``) and a message that says where."""
+
+    def __init__(self, message: str):
+        super().__init__("input", message)
+
+
+class EinsumTypeError(TensorLangError, TypeError):
+    """A subscript of the wrong type (a float, a bool, a string in a sublist): a
+    TypeError as numpy raises, with tensorlang's code (``input``)."""
 
     def __init__(self, message: str):
         super().__init__("input", message)
@@ -212,11 +222,12 @@ def _sublist(sublist, where: str) -> str:
         if item is Ellipsis:
             out.append("...")
             continue
-        try:
-            s = int(item)
-        except (TypeError, ValueError):
-            raise EinsumError(f"einsum: {where} has {item!r}; use integers 0..51 and Ellipsis") from None
-        if s != item or not 0 <= s < 52:
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+            # numpy: "each subscript must be either an integer or an ellipsis" (a TypeError)
+            raise EinsumTypeError(f"einsum: {where} has {item!r}; each subscript must be either an integer "
+                                  "(0..51) or an ellipsis")
+        s = int(item)
+        if not 0 <= s < 52:
             raise EinsumError(f"einsum: {where} has {item!r}; subscripts must be integers in [0, 52)")
         out.append(chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26))
     return "".join(out)

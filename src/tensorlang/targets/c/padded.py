@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from ...limits import check_allocation
 from ...schedule.padding import padded_shape
 
 #: The memory of every padded_empty array, by id: only these are read in place (a slice
@@ -70,7 +71,10 @@ def padded_empty(shape, pad: int, dtype="float64") -> np.ndarray:
     same ``pad`` and dtype reads such an input without copying it.  The values are zero.
     Write only through the returned view: the padding belongs to tensorlang."""
     shape = tuple(int(n) for n in shape)
-    buffer = aligned_zeros(padded_shape(shape, pad), pad, dtype)
+    storage = padded_shape(shape, pad)
+    # 2**62 elements: error[too-large] against the memory budget, before numpy is asked
+    check_allocation(math.prod(storage), np.dtype(dtype).itemsize, f"padded_empty{shape}")
+    buffer = aligned_zeros(storage, pad, dtype)
     owner = buffer.base
     assert isinstance(owner, np.ndarray), "aligned_zeros returns a view of its own allocation"
     _MADE[id(owner)] = owner  # the memory's owner: as_padded accepts only these

@@ -40,6 +40,36 @@ def dask_array_module():
     return da
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_split_every(split_every) -> int:
+    """``split_every`` (the partial sums one task of the tree reduction adds) as an int
+    of at least 2; error[input] otherwise (1 would never shrink the tree: no end)."""
+    if not _is_int(split_every) or split_every < 2:
+        raise error("input", f"split_every is an integer of at least 2, got {split_every!r}")
+    return int(split_every)
+
+
+def check_chunks(chunks, length: int):
+    """``chunks`` along a batch of ``length``: ``"auto"``, a positive chunk length, or a
+    tuple of positive lengths that add up to ``length``; error[input] otherwise."""
+    if isinstance(chunks, str):
+        if chunks != "auto":
+            raise error("input", f"chunks is 'auto', a positive integer or a tuple of them, got {chunks!r}")
+        return chunks
+    if _is_int(chunks):
+        if chunks < 1:
+            raise error("input", f"chunks is a positive chunk length, got {chunks!r}")
+        return int(chunks)
+    if isinstance(chunks, (tuple, list)) and chunks and all(_is_int(n) and n >= 1 for n in chunks):
+        if sum(chunks) != length:
+            raise error("input", f"chunks {tuple(chunks)} add up to {sum(chunks)}, but the batch has {length} elements")
+        return tuple(int(n) for n in chunks)
+    raise error("input", f"chunks is 'auto', a positive integer or a tuple of positive integers, got {chunks!r}")
+
+
 def _total(*parts):
     """One level of the tree reduction: the sum of some partial sums."""
     total = np.array(parts[0], copy=True)
@@ -75,10 +105,13 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     rest (numpy arrays, or small dask arrays computed once); ``outputs``: each result's
     shape with ``None`` in its batch dimension (only for map results); ``chunks``: the
     chunk length along the batch where the first batched input is not a dask array yet
-    (``"auto"`` by default)."""
+    (``"auto"`` by default, a positive length, or positive lengths that add up to the
+    batch); ``split_every``: an integer of at least 2 (:func:`check_chunks`,
+    :func:`check_split_every`)."""
     from dask import delayed
 
     da = dask_array_module()
+    split_every = check_split_every(split_every)
     if not batched:
         raise error("input", "a chunked run needs at least one input that has the batch dimension")
     positions = verdict.positions
@@ -86,7 +119,9 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     first = next(iter(batched))
     for name, value in batched.items():
         if not isinstance(value, da.Array):
-            along = chunks if name == first and chunks is not None else "auto"
+            value = np.asarray(value)
+            along = (check_chunks(chunks, value.shape[positions[name]])
+                     if name == first and chunks is not None else "auto")
             value = da.from_array(np.asarray(value), chunks={positions[name]: along} if along != "auto" else "auto")
         arrays[name] = value
     along = arrays[first].chunks[positions[first]]
