@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import io
 import json
 import os
 import re
@@ -33,7 +34,8 @@ from .api import check_source, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
-from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
+from . import limits
+from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
@@ -44,8 +46,26 @@ LANGUAGES = sorted(REGISTRY)
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
     if path == "-":
-        return Source(sys.stdin.read().removeprefix("\ufeff"), "<stdin>"), lang or DEFAULT_LANGUAGE
+        return _read_stdin(), lang or DEFAULT_LANGUAGE
     return read_source(path), language_of(path, lang)
+
+
+def _read_stdin() -> Source:
+    """The program on standard input as bytes (the locale's encoding plays no part),
+    at most the limit of docs/security.md: ``< /dev/zero`` is refused, not read."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # standard input closed (0<&-) or replaced by a text-only object
+        if sys.stdin is None:
+            raise TensorLangError("input", "cannot read the program from standard input: it is closed")
+        text = sys.stdin.read(limits.max_source_bytes() + 1)
+        stream = io.BytesIO(text.encode("utf-8", "surrogateescape"))
+    try:
+        data = limits.read_bounded(stream, limits.max_source_bytes(), "the program on standard input")
+    except TensorLangError as exc:
+        raise exc.with_source(Source("", "<stdin>")) from None
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot read the program from standard input: {exc.strerror or exc}") from None
+    return decode_source(data, "<stdin>")
 
 
 # ------------------------------------------------------------------ check

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from .. import limits
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
@@ -80,13 +81,30 @@ def looks_like_path(source_or_path) -> bool:
 
 
 def read_source(path) -> Source:
-    """Read a program file; an unreadable one is error[input], never an OSError."""
-    name = os.fspath(path)
+    """Read a program file; an unreadable one is error[input], never an OSError.
+
+    Only a regular file is read (a FIFO would block, ``/dev/zero`` never ends), and at
+    most :func:`~tensorlang.limits.max_source_bytes` of it: a larger one is
+    error[too-large] before it is read whole (docs/security.md)."""
     try:
-        data = Path(name).read_bytes()
-    except (OSError, ValueError) as exc:  # ValueError: a name with a NUL character
+        name = os.fspath(path)
+    except TypeError as exc:
+        raise error("input", f"cannot read program: {exc}") from None
+    try:
+        fd = limits.open_regular(name, "program")
+        with os.fdopen(fd, "rb") as fh:
+            data = limits.read_bounded(fh, limits.max_source_bytes(), "the program")
+    except TensorLangError as exc:
+        raise exc.with_source(Source("", name)) from None
+    except (OSError, ValueError) as exc:
         raise error("input", f"cannot read program: {getattr(exc, 'strerror', None) or exc}").with_source(
             Source("", name)) from None
+    return decode_source(data, name)
+
+
+def decode_source(data: bytes, name: str) -> Source:
+    """Program bytes as text: UTF-8, a leading byte order mark dropped; anything else is
+    error[input] (whatever the locale says)."""
     try:
         return Source(data.decode("utf-8-sig"), name)  # a leading byte order mark is no program text
     except UnicodeDecodeError:
@@ -118,4 +136,4 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
 
 
 __all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
-           "read_source"]
+           "decode_source", "read_source"]
