@@ -17,6 +17,7 @@ import re
 import sys
 import tempfile
 import time
+import zipfile
 from functools import partial
 from pathlib import Path
 
@@ -107,16 +108,19 @@ def _diagnostics(exc: TensorLangError) -> list[dict]:
 
 
 # ------------------------------------------------------------------ run
-def _load_array_file(path: str, name: str | None = None):
-    """np.load without pickles; a file that cannot be read for any reason is error[input]."""
+def _open_array_file(path: str, name: str | None = None):
+    """An input file opened for reading and whether it is an archive (.npz): a regular
+    file (a FIFO or ``/dev/zero`` is refused before reading) that starts as np.save or
+    np.savez write; anything else is error[input]."""
+    fh = os.fdopen(limits.open_regular(path, "input file"), "rb")
     try:
-        with open(path, "rb") as fh:
-            magic = fh.read(6)
-    except FileNotFoundError:
-        raise TensorLangError("input", f"input file {path!r} does not exist") from None
+        magic = fh.read(6)
+        fh.seek(0)
     except OSError as exc:
+        fh.close()
         raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
     if magic and not magic.startswith((b"\x93NUMPY", b"PK")):
+        fh.close()
         # numpy would try to unpickle it and say "pickled data"; the cause is a file that
         # is not an array file at all (text, CSV)
         kind = "text" if _looks_like_text(path) else "neither a .npy array nor an .npz archive"
@@ -124,14 +128,7 @@ def _load_array_file(path: str, name: str | None = None):
         raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
                                        "are written by np.save (.npy) and np.savez (.npz), "
                                        "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise TensorLangError("input", f"input file {path!r} does not exist") from None
-    except Exception as exc:  # noqa: BLE001 - numpy raises many kinds for damaged files
-        what = f"input {name!r} from " if name else "inputs from "
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise TensorLangError("input", f"cannot read {what}{path!r}: {detail}") from None
+    return fh, magic.startswith(b"PK")
 
 
 def _looks_like_text(path: str) -> bool:
@@ -144,27 +141,83 @@ def _looks_like_text(path: str) -> bool:
     return True
 
 
+def _declared(kernel, name: str) -> tuple[int, ...] | None:
+    """The shape the program declares for input ``name``, where it is known before the
+    inputs are read (not for a program with symbolic sizes, nor for a name that is no
+    input: the kernel reports those)."""
+    if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs:
+        return None
+    return tuple(kernel.checked.context[name])
+
+
+def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
+    """One array from a .npy stream (a file or an archive's member): its header first,
+    and the shape, dtype and size it declares checked against the program and the memory
+    budget before a byte of data is read or decompressed (docs/security.md)."""
+    where = f"input {name!r} from {path!r}"
+    try:
+        version = np.lib.format.read_magic(stream)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = header(stream)
+    except Exception as exc:  # noqa: BLE001 - numpy raises many kinds for damaged headers
+        raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
+    if dtype.hasobject:
+        raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
+    expected = _declared(kernel, name)
+    if expected is not None and dtype.kind not in "biuf":
+        raise TensorLangError("input", f"{where} has dtype {dtype}; expected real numbers ({kernel.dtype.name})")
+    if expected is not None and tuple(shape) != expected:
+        raise TensorLangError("input", f"{where} has shape {show(tuple(shape))} but is declared {show(expected)} "
+                                       "(read from the file's header; no data was read)")
+    limits.check_allocation(int(np.prod(shape, dtype=object)), max(dtype.itemsize, 1), where)
+    try:
+        stream.seek(0)
+        return np.lib.format.read_array(stream, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - truncated or damaged data
+        raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _read_npz(fh, path: str, kernel) -> dict[str, np.ndarray]:
+    """Every member of an .npz archive (as np.load names them: ``.npy`` dropped), each
+    checked from its header before it is decompressed (:func:`_read_npy`)."""
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        archive = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise TensorLangError("input", f"cannot read inputs from {path!r}: {_first_line(exc)}") from None
+    with archive:
+        for info in archive.infolist():
+            name = info.filename.removesuffix(".npy")
+            try:
+                member = archive.open(info)
+            except Exception as exc:  # noqa: BLE001 - a damaged, encrypted or unsupported member
+                raise TensorLangError("input", f"cannot read input {name!r} from {path!r}: {_first_line(exc)}") from None
+            with member:
+                arrays[name] = _read_npy(member, path, name, kernel)
+    return arrays
+
+
 def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     if args.inputs:
-        archive = _load_array_file(args.inputs)
-        if not hasattr(archive, "files"):
-            raise TensorLangError("input", f"--inputs {args.inputs}: expected an .npz archive, got a single array")
-        with archive:
-            try:
-                for name in archive.files:
-                    arrays[name] = archive[name]
-            except Exception as exc:  # noqa: BLE001 - a damaged member of the archive
-                raise TensorLangError("input", f"cannot read inputs from {args.inputs!r}: {exc}") from None
+        fh, archive = _open_array_file(args.inputs)
+        with fh:
+            if not archive:
+                raise TensorLangError("input", f"--inputs {args.inputs}: expected an .npz archive, got a single array")
+            arrays.update(_read_npz(fh, args.inputs, kernel))
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise TensorLangError("input", f"--input expects NAME=FILE.npy, got {item!r}")
-        value = _load_array_file(path, name)
-        if hasattr(value, "files"):
-            value.close()
-            raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
-        arrays[name] = value
+        fh, archive = _open_array_file(path, name)
+        with fh:
+            if archive:
+                raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
+            arrays[name] = _read_npy(fh, path, name, kernel)
     if args.random_inputs is not None:
         if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
             kernel = kernel.for_inputs(arrays)
@@ -326,6 +379,8 @@ MAX_WARM = 50
 
 
 def cmd_run(args) -> int:
+    if args.random_inputs is not None and args.random_inputs < 0:  # numpy's generators take none
+        raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     if args.output:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
