@@ -9,6 +9,7 @@ for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for develo
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import io
 import json
@@ -306,6 +307,8 @@ class _StdoutGone(TensorLangError):
 def _out(text: str) -> None:
     """Write to standard output; a full disk or a closed pipe is error[input], never a
     traceback or an internal error."""
+    if sys.stdout is None:  # started with standard output closed (>&-)
+        raise TensorLangError("input", "cannot write to standard output: it is closed")
     try:
         sys.stdout.write(text)
     except BrokenPipeError:
@@ -315,6 +318,8 @@ def _out(text: str) -> None:
 
 
 def _flush_stdout() -> None:
+    if sys.stdout is None:
+        return
     try:
         sys.stdout.flush()
     except BrokenPipeError:
@@ -510,7 +515,16 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
+    micro = "µs" if _encodable("µ", sys.stdout) else "us"  # an ASCII locale has no µ
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} {micro}"
+
+
+def _encodable(text: str, stream) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> str:
@@ -572,7 +586,7 @@ def cmd_compile(args) -> int:
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
     if args.o:
         try:
-            Path(args.o).write_text(text)
+            Path(args.o).write_text(text, encoding="utf-8")  # as programs are read, whatever the locale
         except OSError as exc:
             raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
     else:
@@ -865,13 +879,65 @@ def _colour() -> bool:
 
 
 def _print_error(exc: TensorLangError) -> None:
+    if sys.stderr is None:  # started with standard error closed (2>&-): the exit status says it
+        return
     text = exc.render()
     if _colour():
         text = re.sub(r"error\[[a-z-]+\]", lambda m: f"\033[1;31m{m[0]}\033[0m", text)
-    print(text, file=sys.stderr)
+    try:
+        print(text, file=sys.stderr)
+    except (OSError, ValueError):  # standard error gone too: the exit status says it
+        pass
+
+
+def _standard_streams() -> None:
+    """Make the process safe to run in odd environments, before anything else:
+
+    * a standard descriptor (0, 1, 2) that was closed at start (``>&-``, ``2>&-``) gets
+      ``/dev/null``, so that no file opened later (a program, a temporary output, a
+      compiler's pipe) takes its number and receives what was meant for the terminal;
+      Python already set ``sys.stdout``/``sys.stderr`` to None, which :func:`_out` and
+      :func:`_print_error` honour;
+    * a stream whose encoding cannot say everything (an ASCII locale, ``LANG=C`` without
+      Python's UTF-8 mode, ``PYTHONIOENCODING=ascii``) writes ``\\u...`` escapes for what
+      it cannot encode instead of failing with UnicodeEncodeError."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:  # pragma: no cover - no /dev/null
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape", "backslashreplace") \
+                and hasattr(stream, "reconfigure") and not _encodable("\u22a5\u00b5\u03b6", stream):
+            try:
+                stream.reconfigure(errors=_ESCAPE)
+            except (ValueError, OSError, LookupError):  # pragma: no cover - a stream that cannot be reconfigured
+                pass
+
+
+def _escape_unencodable(exc: UnicodeError):
+    """The encoding error handler of :func:`_standard_streams`: the bytes of an
+    undecodable file name (surrogateescape) come out as they came in, anything else
+    the locale cannot encode as a ``\\u...`` escape (backslashreplace)."""
+    if isinstance(exc, UnicodeEncodeError):
+        chunk = exc.object[exc.start:exc.end]
+        if all("\udc80" <= c <= "\udcff" for c in chunk):
+            return bytes(ord(c) - 0xDC00 for c in chunk), exc.end
+    return codecs.backslashreplace_errors(exc)
+
+
+_ESCAPE = "tensorlang-escape"
+codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
 def main(argv: list[str] | None = None) -> int:
+    _standard_streams()
     args = build_parser().parse_args(_normalize(list(sys.argv[1:] if argv is None else argv)))
     try:
         if hasattr(args, "param"):
