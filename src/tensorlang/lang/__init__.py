@@ -51,6 +51,43 @@ VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
 }
 
 
+def printed_as(name: str) -> str:
+    """The front end that reads a program of language ``name`` as ``--emit ast`` prints
+    it: TeIL and STUR print themselves, every other front end the model language."""
+    return name if name in ("teil", "stur") else "tl"
+
+
+def reads_back(text: str, language: str, stage: str) -> str:
+    """``text`` (a program ``--emit STAGE`` printed) when the ``language`` front end reads
+    it back, or error[too-large] naming the bound it would pass: parentheses nested more
+    than MAX_NESTING deep or an expression more than MAX_DEPTH operators deep (a 1999-deep
+    right-nested sum prints as ``x + (x + (...))``).  The nesting is counted on the text;
+    the depth only where a line is long enough to reach it (printers write one statement
+    a line, and every node of a parsed expression takes at least one character), by
+    parsing the text as the front end would."""
+    from ..errors import MAX_DEPTH
+    from .lark_support import MAX_NESTING, check_nesting
+
+    def refuse(bound: str) -> TensorLangError:
+        return error("too-large", f"--emit {stage}: the printed program would nest {bound}, more than the "
+                                  f"{language} front end reads back (docs/security.md); split the expression "
+                                  "into several statements")
+    try:
+        check_nesting(text)
+    except TensorLangError:
+        raise refuse(f"parentheses more than {MAX_NESTING} deep") from None
+    if max(map(len, text.split("\n"))) <= MAX_DEPTH:
+        return text
+    try:
+        get(language).parse(text, {})
+    except TensorLangError as exc:
+        if exc.code == "too-large" and "nested" in exc.message:
+            raise refuse(f"an expression more than {MAX_DEPTH} operators deep") from None
+        # any other complaint is no bound of this check's (tests/test_resources.py reads
+        # every stage back)
+    return text
+
+
 def get(name: str) -> Language:
     """The front end called ``name``, or error[input] naming those there are."""
     language = REGISTRY.get(name) if isinstance(name, str) else None  # a list is unhashable
@@ -136,4 +173,4 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
 
 
 __all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
-           "decode_source", "read_source"]
+           "decode_source", "printed_as", "read_source", "reads_back"]
