@@ -194,7 +194,6 @@ def guard(fn):
     """
     import functools
     import inspect
-    import sys
 
     signature = inspect.signature(fn)
 
