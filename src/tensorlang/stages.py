@@ -36,13 +36,16 @@ def _source(stage: str, show: Callable[[Any], str], language: Callable[[Any], st
     return lambda kernel: lang.reads_back(show(kernel), language(kernel), stage)
 
 
+def _read_as(language: str) -> Callable[[Any], str]:
+    return lambda kernel: language
+
+
 #: The stages ``Kernel.ir`` shows: the program as parsed, in the other languages, in EIN,
 #: and the pipeline's stages below the optimizer.
 IR_STAGES: dict[str, Callable[[Any], str]] = {
     "ast": _source("ast", lambda kernel: kernel.language.print(kernel.program),
                    lambda kernel: lang.printed_as(kernel.language.name)),
-    **{stage: _source(stage, _view(stage), lambda kernel, s=stage: "tl" if s == "tl" else "teil")
-       for stage in lang.VIEWS},
+    **{stage: _source(stage, _view(stage), _read_as("tl" if stage == "tl" else "teil")) for stage in lang.VIEWS},
     "ein": _source("ein", lambda kernel: to_text(kernel.ein), lambda kernel: "tl"),
     "lambda": lambda kernel: to_lambda_text(kernel.ein),
     "opt": _source("opt", lambda kernel: to_text(kernel.optimized.program), lambda kernel: "tl"),
