@@ -30,25 +30,20 @@ def _compiled(stage: str, backend: str | None = None) -> Callable[[Any], str]:
     return show
 
 
-def _source(stage: str, show: Callable[[Any], str], language: Callable[[Any], str]) -> Callable[[Any], str]:
+def _source(stage: str, show: Callable[[Any], str]) -> Callable[[Any], str]:
     """A stage that prints a program: its text when the front end reads it back, else
     error[too-large] naming the bound (:func:`tensorlang.lang.reads_back`)."""
-    return lambda kernel: lang.reads_back(show(kernel), language(kernel), stage)
-
-
-def _read_as(language: str) -> Callable[[Any], str]:
-    return lambda kernel: language
+    return lambda kernel: lang.reads_back(show(kernel), stage, kernel.language.name)
 
 
 #: The stages ``Kernel.ir`` shows: the program as parsed, in the other languages, in EIN,
 #: and the pipeline's stages below the optimizer.
 IR_STAGES: dict[str, Callable[[Any], str]] = {
-    "ast": _source("ast", lambda kernel: kernel.language.print(kernel.program),
-                   lambda kernel: lang.printed_as(kernel.language.name)),
-    **{stage: _source(stage, _view(stage), _read_as("tl" if stage == "tl" else "teil")) for stage in lang.VIEWS},
-    "ein": _source("ein", lambda kernel: to_text(kernel.ein), lambda kernel: "tl"),
+    "ast": _source("ast", lambda kernel: kernel.language.print(kernel.program)),
+    **{stage: _source(stage, _view(stage)) for stage in lang.VIEWS},
+    "ein": _source("ein", lambda kernel: to_text(kernel.ein)),
     "lambda": lambda kernel: to_lambda_text(kernel.ein),
-    "opt": _source("opt", lambda kernel: to_text(kernel.optimized.program), lambda kernel: "tl"),
+    "opt": _source("opt", lambda kernel: to_text(kernel.optimized.program)),
     "facts": _compiled("facts"),
     "schedule": _compiled("schedule"),  # the kernel's own (numpy's for a numpy kernel)
     "loops": _compiled("loops"),

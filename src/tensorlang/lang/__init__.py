@@ -57,9 +57,19 @@ def printed_as(name: str) -> str:
     return name if name in ("teil", "stur") else "tl"
 
 
-def reads_back(text: str, language: str, stage: str) -> str:
-    """``text`` (a program ``--emit STAGE`` printed) when the ``language`` front end reads
-    it back, or error[too-large] naming the bound it would pass: parentheses nested more
+def reader_of(stage: str, language: str) -> str:
+    """The front end that reads what ``--emit STAGE`` prints for a program in ``language``:
+    TeIL for ``teil`` and ``core``, the program's own notation for ``ast``
+    (:func:`printed_as`), the model language for ``tl``, ``ein`` and ``opt``."""
+    if stage == "ast":
+        return printed_as(language)
+    return "teil" if stage in ("teil", "core") else "tl"
+
+
+def reads_back(text: str, stage: str, program_language: str) -> str:
+    """``text`` (what ``--emit STAGE`` printed for a program in ``program_language``) when
+    the front end that reads it (:func:`reader_of`) does, or error[too-large] naming the
+    bound it would pass: parentheses nested more
     than MAX_NESTING deep or an expression more than MAX_DEPTH operators deep (a 1999-deep
     right-nested sum prints as ``x + (x + (...))``).  The nesting is counted on the text;
     the depth only where a line is long enough to reach it (printers write one statement
@@ -67,6 +77,8 @@ def reads_back(text: str, language: str, stage: str) -> str:
     parsing the text as the front end would."""
     from ..errors import MAX_DEPTH
     from .lark_support import MAX_NESTING, check_nesting
+
+    language = reader_of(stage, program_language)
 
     def refuse(bound: str) -> TensorLangError:
         return error("too-large", f"--emit {stage}: the printed program would nest {bound}, more than the "
@@ -173,4 +185,4 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
 
 
 __all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
-           "decode_source", "printed_as", "read_source", "reads_back"]
+           "decode_source", "printed_as", "read_source", "reader_of", "reads_back"]
