@@ -958,7 +958,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exception(exc.__cause__ or exc)
         return 3 if exc.code == "internal" else 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        if sys.stderr is not None:  # else print would fall back to standard output
+            print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
