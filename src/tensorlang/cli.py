@@ -9,13 +9,16 @@ for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for develo
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
+import io
 import json
 import os
 import re
 import sys
 import tempfile
 import time
+import zipfile
 from functools import partial
 from pathlib import Path
 
@@ -33,7 +36,8 @@ from .api import check_source, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
-from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, language_of, read_source
+from . import limits
+from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
@@ -44,8 +48,26 @@ LANGUAGES = sorted(REGISTRY)
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
     if path == "-":
-        return Source(sys.stdin.read().removeprefix("\ufeff"), "<stdin>"), lang or DEFAULT_LANGUAGE
+        return _read_stdin(), lang or DEFAULT_LANGUAGE
     return read_source(path), language_of(path, lang)
+
+
+def _read_stdin() -> Source:
+    """The program on standard input as bytes (the locale's encoding plays no part),
+    at most the limit of docs/security.md: ``< /dev/zero`` is refused, not read."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # standard input closed (0<&-) or replaced by a text-only object
+        if sys.stdin is None:
+            raise TensorLangError("input", "cannot read the program from standard input: it is closed")
+        text = sys.stdin.read(limits.max_source_bytes() + 1)
+        stream = io.BytesIO(text.encode("utf-8", "surrogateescape"))
+    try:
+        data = limits.read_bounded(stream, limits.max_source_bytes(), "the program on standard input")
+    except TensorLangError as exc:
+        raise exc.with_source(Source("", "<stdin>")) from None
+    except OSError as exc:
+        raise TensorLangError("input", f"cannot read the program from standard input: {exc.strerror or exc}") from None
+    return decode_source(data, "<stdin>")
 
 
 # ------------------------------------------------------------------ check
@@ -87,16 +109,19 @@ def _diagnostics(exc: TensorLangError) -> list[dict]:
 
 
 # ------------------------------------------------------------------ run
-def _load_array_file(path: str, name: str | None = None):
-    """np.load without pickles; a file that cannot be read for any reason is error[input]."""
+def _open_array_file(path: str, name: str | None = None):
+    """An input file opened for reading and whether it is an archive (.npz): a regular
+    file (a FIFO or ``/dev/zero`` is refused before reading) that starts as np.save or
+    np.savez write; anything else is error[input]."""
+    fh = os.fdopen(limits.open_regular(path, "input file"), "rb")
     try:
-        with open(path, "rb") as fh:
-            magic = fh.read(6)
-    except FileNotFoundError:
-        raise TensorLangError("input", f"input file {path!r} does not exist") from None
+        magic = fh.read(6)
+        fh.seek(0)
     except OSError as exc:
+        fh.close()
         raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
     if magic and not magic.startswith((b"\x93NUMPY", b"PK")):
+        fh.close()
         # numpy would try to unpickle it and say "pickled data"; the cause is a file that
         # is not an array file at all (text, CSV)
         kind = "text" if _looks_like_text(path) else "neither a .npy array nor an .npz archive"
@@ -104,14 +129,7 @@ def _load_array_file(path: str, name: str | None = None):
         raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
                                        "are written by np.save (.npy) and np.savez (.npz), "
                                        "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise TensorLangError("input", f"input file {path!r} does not exist") from None
-    except Exception as exc:  # noqa: BLE001 - numpy raises many kinds for damaged files
-        what = f"input {name!r} from " if name else "inputs from "
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise TensorLangError("input", f"cannot read {what}{path!r}: {detail}") from None
+    return fh, magic.startswith(b"PK")
 
 
 def _looks_like_text(path: str) -> bool:
@@ -124,27 +142,83 @@ def _looks_like_text(path: str) -> bool:
     return True
 
 
+def _declared(kernel, name: str) -> tuple[int, ...] | None:
+    """The shape the program declares for input ``name``, where it is known before the
+    inputs are read (not for a program with symbolic sizes, nor for a name that is no
+    input: the kernel reports those)."""
+    if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs:
+        return None
+    return tuple(kernel.checked.context[name])
+
+
+def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
+    """One array from a .npy stream (a file or an archive's member): its header first,
+    and the shape, dtype and size it declares checked against the program and the memory
+    budget before a byte of data is read or decompressed (docs/security.md)."""
+    where = f"input {name!r} from {path!r}"
+    try:
+        version = np.lib.format.read_magic(stream)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = header(stream)
+    except Exception as exc:  # noqa: BLE001 - numpy raises many kinds for damaged headers
+        raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
+    if dtype.hasobject:
+        raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
+    expected = _declared(kernel, name)
+    if expected is not None and dtype.kind not in "biuf":
+        raise TensorLangError("input", f"{where} has dtype {dtype}; expected real numbers ({kernel.dtype.name})")
+    if expected is not None and tuple(shape) != expected:
+        raise TensorLangError("input", f"{where} has shape {show(tuple(shape))} but is declared {show(expected)} "
+                                       "(read from the file's header; no data was read)")
+    limits.check_allocation(int(np.prod(shape, dtype=object)), max(dtype.itemsize, 1), where)
+    try:
+        stream.seek(0)
+        return np.lib.format.read_array(stream, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - truncated or damaged data
+        raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _read_npz(fh, path: str, kernel) -> dict[str, np.ndarray]:
+    """Every member of an .npz archive (as np.load names them: ``.npy`` dropped), each
+    checked from its header before it is decompressed (:func:`_read_npy`)."""
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        archive = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise TensorLangError("input", f"cannot read inputs from {path!r}: {_first_line(exc)}") from None
+    with archive:
+        for info in archive.infolist():
+            name = info.filename.removesuffix(".npy")
+            try:
+                member = archive.open(info)
+            except Exception as exc:  # noqa: BLE001 - a damaged, encrypted or unsupported member
+                raise TensorLangError("input", f"cannot read input {name!r} from {path!r}: {_first_line(exc)}") from None
+            with member:
+                arrays[name] = _read_npy(member, path, name, kernel)
+    return arrays
+
+
 def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     if args.inputs:
-        archive = _load_array_file(args.inputs)
-        if not hasattr(archive, "files"):
-            raise TensorLangError("input", f"--inputs {args.inputs}: expected an .npz archive, got a single array")
-        with archive:
-            try:
-                for name in archive.files:
-                    arrays[name] = archive[name]
-            except Exception as exc:  # noqa: BLE001 - a damaged member of the archive
-                raise TensorLangError("input", f"cannot read inputs from {args.inputs!r}: {exc}") from None
+        fh, archive = _open_array_file(args.inputs)
+        with fh:
+            if not archive:
+                raise TensorLangError("input", f"--inputs {args.inputs}: expected an .npz archive, got a single array")
+            arrays.update(_read_npz(fh, args.inputs, kernel))
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise TensorLangError("input", f"--input expects NAME=FILE.npy, got {item!r}")
-        value = _load_array_file(path, name)
-        if hasattr(value, "files"):
-            value.close()
-            raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
-        arrays[name] = value
+        fh, archive = _open_array_file(path, name)
+        with fh:
+            if archive:
+                raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
+            arrays[name] = _read_npy(fh, path, name, kernel)
     if args.random_inputs is not None:
         if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
             kernel = kernel.for_inputs(arrays)
@@ -233,6 +307,8 @@ class _StdoutGone(TensorLangError):
 def _out(text: str) -> None:
     """Write to standard output; a full disk or a closed pipe is error[input], never a
     traceback or an internal error."""
+    if sys.stdout is None:  # started with standard output closed (>&-)
+        raise TensorLangError("input", "cannot write to standard output: it is closed")
     try:
         sys.stdout.write(text)
     except BrokenPipeError:
@@ -242,6 +318,8 @@ def _out(text: str) -> None:
 
 
 def _flush_stdout() -> None:
+    if sys.stdout is None:
+        return
     try:
         sys.stdout.flush()
     except BrokenPipeError:
@@ -306,6 +384,8 @@ MAX_WARM = 50
 
 
 def cmd_run(args) -> int:
+    if args.random_inputs is not None and args.random_inputs < 0:  # numpy's generators take none
+        raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
     if args.output:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
@@ -435,7 +515,16 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
+    micro = "µs" if _encodable("µ", sys.stdout) else "us"  # an ASCII locale has no µ
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} {micro}"
+
+
+def _encodable(text: str, stream) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> str:
@@ -497,7 +586,7 @@ def cmd_compile(args) -> int:
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
     if args.o:
         try:
-            Path(args.o).write_text(text)
+            Path(args.o).write_text(text, encoding="utf-8")  # as programs are read, whatever the locale
         except OSError as exc:
             raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
     else:
@@ -792,13 +881,65 @@ def _colour() -> bool:
 
 
 def _print_error(exc: TensorLangError) -> None:
+    if sys.stderr is None:  # started with standard error closed (2>&-): the exit status says it
+        return
     text = exc.render()
     if _colour():
         text = re.sub(r"error\[[a-z-]+\]", lambda m: f"\033[1;31m{m[0]}\033[0m", text)
-    print(text, file=sys.stderr)
+    try:
+        print(text, file=sys.stderr)
+    except (OSError, ValueError):  # standard error gone too: the exit status says it
+        pass
+
+
+def _standard_streams() -> None:
+    """Make the process safe to run in odd environments, before anything else:
+
+    * a standard descriptor (0, 1, 2) that was closed at start (``>&-``, ``2>&-``) gets
+      ``/dev/null``, so that no file opened later (a program, a temporary output, a
+      compiler's pipe) takes its number and receives what was meant for the terminal;
+      Python already set ``sys.stdout``/``sys.stderr`` to None, which :func:`_out` and
+      :func:`_print_error` honour;
+    * a stream whose encoding cannot say everything (an ASCII locale, ``LANG=C`` without
+      Python's UTF-8 mode, ``PYTHONIOENCODING=ascii``) writes ``\\u...`` escapes for what
+      it cannot encode instead of failing with UnicodeEncodeError."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:  # pragma: no cover - no /dev/null
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape", "backslashreplace") \
+                and hasattr(stream, "reconfigure") and not _encodable("\u22a5\u00b5\u03b6", stream):
+            try:
+                stream.reconfigure(errors=_ESCAPE)
+            except (ValueError, OSError, LookupError):  # pragma: no cover - a stream that cannot be reconfigured
+                pass
+
+
+def _escape_unencodable(exc: UnicodeError):
+    """The encoding error handler of :func:`_standard_streams`: the bytes of an
+    undecodable file name (surrogateescape) come out as they came in, anything else
+    the locale cannot encode as a ``\\u...`` escape (backslashreplace)."""
+    if isinstance(exc, UnicodeEncodeError):
+        chunk = exc.object[exc.start:exc.end]
+        if all("\udc80" <= c <= "\udcff" for c in chunk):
+            return bytes(ord(c) - 0xDC00 for c in chunk), exc.end
+    return codecs.backslashreplace_errors(exc)
+
+
+_ESCAPE = "tensorlang-escape"
+codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
 def main(argv: list[str] | None = None) -> int:
+    _standard_streams()
     args = build_parser().parse_args(_normalize(list(sys.argv[1:] if argv is None else argv)))
     try:
         if hasattr(args, "param"):
@@ -819,7 +960,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exception(exc.__cause__ or exc)
         return 3 if exc.code == "internal" else 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        if sys.stderr is not None:  # else print would fall back to standard output
+            print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1

@@ -230,7 +230,6 @@ def guard(fn):
     """
     import functools
     import inspect
-    import sys
 
     signature = inspect.signature(fn)
 
@@ -245,10 +244,11 @@ def guard(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         # Stages recurse over expressions; the parser bounds their depth (MAX_DEPTH), and
-        # this limit leaves room for every stage at that depth.
-        previous = sys.getrecursionlimit()
-        if previous < RECURSION_LIMIT:
-            sys.setrecursionlimit(RECURSION_LIMIT)
+        # this limit leaves room for every stage at that depth.  The limit is the
+        # interpreter's, shared by every thread: it is raised by the first guarded call
+        # and put back only when the last one (in any thread) returns, so that a call
+        # finishing in one thread never lowers it under another still running.
+        _raise_recursion_limit()
         try:
             return fn(*args, **kwargs)
         except TensorLangError:
@@ -267,7 +267,36 @@ def guard(fn):
                 "internal", f"internal error ({type(exc).__name__}: {exc}); please report it with the program"
             ) from exc
         finally:
-            if previous < RECURSION_LIMIT:
-                sys.setrecursionlimit(previous)
+            _restore_recursion_limit()
 
     return wrapper
+
+
+_limit_lock = __import__("threading").Lock()
+#: Guarded calls running now (all threads), and the recursion limit before the first.
+_limit_users = 0
+_limit_before: int | None = None
+
+
+def _raise_recursion_limit() -> None:
+    import sys
+
+    global _limit_users, _limit_before
+    with _limit_lock:
+        if _limit_users == 0:
+            previous = sys.getrecursionlimit()
+            _limit_before = previous if previous < RECURSION_LIMIT else None
+            if _limit_before is not None:
+                sys.setrecursionlimit(RECURSION_LIMIT)
+        _limit_users += 1
+
+
+def _restore_recursion_limit() -> None:
+    import sys
+
+    global _limit_users, _limit_before
+    with _limit_lock:
+        _limit_users -= 1
+        if _limit_users == 0 and _limit_before is not None:
+            sys.setrecursionlimit(_limit_before)
+            _limit_before = None

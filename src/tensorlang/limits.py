@@ -7,6 +7,7 @@ set (tests use it to exercise the limit cheaply).
 from __future__ import annotations
 
 import os
+import stat
 
 from .errors import Span, error
 
@@ -43,3 +44,60 @@ def _human(n: float) -> str:
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1024
     return f"{n:.1f} EiB"  # pragma: no cover
+
+
+#: The largest program text read (a file or standard input), unless
+#: ``$TENSORLANG_MAX_SOURCE_BYTES`` says otherwise: far beyond any program written or
+#: generated (a 10 000-statement program is about 300 KB), and small enough that an
+#: endless or huge file (``/dev/zero``, a log) is refused before memory runs out.
+MAX_SOURCE_BYTES = 8 * 2**20
+
+
+def max_source_bytes() -> int:
+    """How many bytes of program text are read at most (:data:`MAX_SOURCE_BYTES`, or
+    ``$TENSORLANG_MAX_SOURCE_BYTES`` when it is a positive integer)."""
+    configured = os.environ.get("TENSORLANG_MAX_SOURCE_BYTES", "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return MAX_SOURCE_BYTES
+
+
+def open_regular(path: str, what: str) -> int:
+    """A descriptor of ``path`` opened for reading, or error[input] when it cannot be
+    opened or is not a regular file (a FIFO would block, a device such as ``/dev/zero``
+    never ends, a directory has no text).  Opening does not block on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error("input", f"{what} {path!r} does not exist") from None
+    except (OSError, ValueError) as exc:  # ValueError: a name with a NUL character
+        raise error("input", f"cannot read {what} {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "not a regular file")
+            raise error("input", f"cannot read {what} {path!r}: it is {kind}, not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bounded(stream, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes from a binary stream, or error[too-large] when it holds
+    more (the excess is never read: one byte past the limit tells)."""
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > limit:
+        raise error("too-large", f"{what} is larger than {_human(limit)}, the most tensorlang reads "
+                                 "($TENSORLANG_MAX_SOURCE_BYTES)")
+    return b"".join(chunks)

@@ -30,14 +30,20 @@ def _compiled(stage: str, backend: str | None = None) -> Callable[[Any], str]:
     return show
 
 
+def _source(stage: str, show: Callable[[Any], str]) -> Callable[[Any], str]:
+    """A stage that prints a program: its text when the front end reads it back, else
+    error[too-large] naming the bound (:func:`tensorlang.lang.reads_back`)."""
+    return lambda kernel: lang.reads_back(show(kernel), stage, kernel.language.name)
+
+
 #: The stages ``Kernel.ir`` shows: the program as parsed, in the other languages, in EIN,
 #: and the pipeline's stages below the optimizer.
 IR_STAGES: dict[str, Callable[[Any], str]] = {
-    "ast": lambda kernel: kernel.language.print(kernel.program),
-    **{stage: _view(stage) for stage in lang.VIEWS},
-    "ein": lambda kernel: to_text(kernel.ein),
+    "ast": _source("ast", lambda kernel: kernel.language.print(kernel.program)),
+    **{stage: _source(stage, _view(stage)) for stage in lang.VIEWS},
+    "ein": _source("ein", lambda kernel: to_text(kernel.ein)),
     "lambda": lambda kernel: to_lambda_text(kernel.ein),
-    "opt": lambda kernel: to_text(kernel.optimized.program),
+    "opt": _source("opt", lambda kernel: to_text(kernel.optimized.program)),
     "facts": _compiled("facts"),
     # the schedule that goes with the loops (Kernel.schedule): the C target's where the
     # kernel's own target runs no loop IR (a numpy kernel's own is its compiled.schedule)

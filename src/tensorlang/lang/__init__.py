@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from .. import limits
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
@@ -50,6 +51,55 @@ VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
 }
 
 
+def printed_as(name: str) -> str:
+    """The front end that reads a program of language ``name`` as ``--emit ast`` prints
+    it: TeIL and STUR print themselves, every other front end the model language."""
+    return name if name in ("teil", "stur") else "tl"
+
+
+def reader_of(stage: str, language: str) -> str:
+    """The front end that reads what ``--emit STAGE`` prints for a program in ``language``:
+    TeIL for ``teil`` and ``core``, the program's own notation for ``ast``
+    (:func:`printed_as`), the model language for ``tl``, ``ein`` and ``opt``."""
+    if stage == "ast":
+        return printed_as(language)
+    return "teil" if stage in ("teil", "core") else "tl"
+
+
+def reads_back(text: str, stage: str, program_language: str) -> str:
+    """``text`` (what ``--emit STAGE`` printed for a program in ``program_language``) when
+    the front end that reads it (:func:`reader_of`) does, or error[too-large] naming the
+    bound it would pass: parentheses nested more
+    than MAX_NESTING deep or an expression more than MAX_DEPTH operators deep (a 1999-deep
+    right-nested sum prints as ``x + (x + (...))``).  The nesting is counted on the text;
+    the depth only where a line is long enough to reach it (printers write one statement
+    a line, and every node of a parsed expression takes at least one character), by
+    parsing the text as the front end would."""
+    from ..errors import MAX_DEPTH
+    from .lark_support import MAX_NESTING, check_nesting
+
+    language = reader_of(stage, program_language)
+
+    def refuse(bound: str) -> TensorLangError:
+        return error("too-large", f"--emit {stage}: the printed program would nest {bound}, more than the "
+                                  f"{language} front end reads back (docs/security.md); split the expression "
+                                  "into several statements")
+    try:
+        check_nesting(text)
+    except TensorLangError:
+        raise refuse(f"parentheses more than {MAX_NESTING} deep") from None
+    if max(map(len, text.split("\n"))) <= MAX_DEPTH:
+        return text
+    try:
+        get(language).parse(text, {})
+    except TensorLangError as exc:
+        if exc.code == "too-large" and "nested" in exc.message:
+            raise refuse(f"an expression more than {MAX_DEPTH} operators deep") from None
+        # any other complaint is no bound of this check's (tests/test_resources.py reads
+        # every stage back)
+    return text
+
+
 def get(name: str) -> Language:
     """The front end called ``name``, or error[input] naming those there are."""
     language = REGISTRY.get(name) if isinstance(name, str) else None  # a list is unhashable
@@ -80,13 +130,30 @@ def looks_like_path(source_or_path) -> bool:
 
 
 def read_source(path) -> Source:
-    """Read a program file; an unreadable one is error[input], never an OSError."""
-    name = os.fspath(path)
+    """Read a program file; an unreadable one is error[input], never an OSError.
+
+    Only a regular file is read (a FIFO would block, ``/dev/zero`` never ends), and at
+    most :func:`~tensorlang.limits.max_source_bytes` of it: a larger one is
+    error[too-large] before it is read whole (docs/security.md)."""
     try:
-        data = Path(name).read_bytes()
-    except (OSError, ValueError) as exc:  # ValueError: a name with a NUL character
+        name = os.fspath(path)
+    except TypeError as exc:
+        raise error("input", f"cannot read program: {exc}") from None
+    try:
+        fd = limits.open_regular(name, "program")
+        with os.fdopen(fd, "rb") as fh:
+            data = limits.read_bounded(fh, limits.max_source_bytes(), "the program")
+    except TensorLangError as exc:
+        raise exc.with_source(Source("", name)) from None
+    except (OSError, ValueError) as exc:
         raise error("input", f"cannot read program: {getattr(exc, 'strerror', None) or exc}").with_source(
             Source("", name)) from None
+    return decode_source(data, name)
+
+
+def decode_source(data: bytes, name: str) -> Source:
+    """Program bytes as text: UTF-8, a leading byte order mark dropped; anything else is
+    error[input] (whatever the locale says)."""
     try:
         return Source(data.decode("utf-8-sig"), name)  # a leading byte order mark is no program text
     except UnicodeDecodeError:
@@ -118,4 +185,4 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
 
 
 __all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
-           "read_source"]
+           "decode_source", "printed_as", "read_source", "reader_of", "reads_back"]

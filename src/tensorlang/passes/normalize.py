@@ -64,7 +64,7 @@ from ..ein.forms import product
 from ..ein.index import index_variables
 from ..ein.names import Fresh, all_names, distinct_binders, free_indices, substitute
 from ..ein.rewrite import Context, Rule, Tally, active, apply_first, rewrite
-from ..semantics.values import FUNCTIONS, epsilon_sign, fold
+from ..semantics.values import FUNCTIONS, epsilon_sign, fold, power
 
 #: A product is distributed over a sum only while the expansion has at most this many terms.
 MAX_TERMS = 64
@@ -172,7 +172,7 @@ def _unused_reduction_indices(e: ir.Reduce, ctx) -> ir.Expr | None:
     body = e.body
     if e.op == "*":
         if isinstance(body, ir.Const):
-            body = ir.Const(body.value ** count)
+            body = ir.Const(power(body.value, count))  # IEEE: an overflow is inf
         elif count * ir.size(body) <= MAX_POWER_NODES:
             body = product([body] * count)
         else:

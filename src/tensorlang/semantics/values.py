@@ -57,6 +57,20 @@ def fold(op: str, a: float, b: float) -> float:
     return float(arithmetic(op, np.float64(a), np.float64(b)))
 
 
+def power(a: float, n: int) -> float:
+    """``a`` multiplied by itself ``n`` times (a product over ``n`` equal values), in IEEE
+    arithmetic as the evaluators compute it: an overflow is ±inf, never OverflowError
+    (Python's ``float ** int`` raises it), and the sign follows the parity of ``n`` even
+    where ``n`` is too large for a float to hold exactly."""
+    a, n = float(a), int(n)
+    try:
+        magnitude = abs(a) ** n  # C's pow, as before: the same digits wherever it did not fail
+    except OverflowError:
+        magnitude = math.inf
+    negative = math.copysign(1.0, a) < 0 and n % 2 == 1
+    return -magnitude if negative else magnitude
+
+
 @dataclass(frozen=True)
 class Function:
     """An elementwise function: its name in programs, the numpy ufunc that evaluates it,

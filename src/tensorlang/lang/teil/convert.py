@@ -19,6 +19,7 @@ from __future__ import annotations
 from ...ein import ir
 from ...ein.printer import to_text
 from ...errors import error
+from ..lark_support import MAX_NESTING
 from ..tl import ast as tl
 from ...semantics.types import CheckedProgram
 from ..tl.typecheck import type_of
@@ -195,4 +196,48 @@ def emit(checked: CheckedProgram, stage: str) -> str:
     mapping = keyword_renaming(program)
     notes = "".join(f"// renamed: {old} -> {new} ('{old}' is a TeIL keyword)\n" for old, new in mapping.items())
     program = rename(program, mapping) if mapping else program
-    return notes + to_teil_source(to_core(program) if stage == "core" else program)
+    return notes + to_teil_source(readable_parentheses(to_core(program) if stage == "core" else program))
+
+
+def readable_parentheses(program: teil.Program) -> teil.Program:
+    """The program with the parentheses of a statement dropped where they would nest
+    deeper than the front end reads (MAX_NESTING): TeIL's operators are prefix
+    applications of fixed arity, so no parenthesis is needed to read an expression back
+    (``add add x y z`` is ``add (add x y) z``), and the converters add them only as the
+    paper writes them.  Statements within the bound keep theirs."""
+    stmts = tuple(s if _paren_nesting(s.expr) <= MAX_NESTING else teil.Assign(s.target, _without_parens(s.expr))
+                  for s in program.stmts)
+    return program if all(a is b for a, b in zip(stmts, program.stmts)) else teil.Program(program.decls, stmts)
+
+
+def _paren_nesting(e: teil.Expr) -> int:
+    deepest, stack = 0, [(e, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, teil.Paren):
+            depth += 1
+            deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in teil.children(node))
+    return deepest
+
+
+def _without_parens(e: teil.Expr) -> teil.Expr:
+    """``e`` without Paren nodes (iteratively: a Core-TeIL expression may be thousands of
+    operators deep)."""
+    done: dict[int, teil.Expr] = {}
+    stack: list[tuple[teil.Expr, bool]] = [(e, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, teil.Var):
+            done[id(node)] = node
+        elif isinstance(node, teil.Paren):
+            if ready:
+                done[id(node)] = done[id(node.expr)]
+            else:
+                stack += [(node, True), (node.expr, False)]
+        elif ready:
+            done[id(node)] = teil.Op(node.op, node.params, tuple(done[id(a)] for a in node.args), node.span,
+                                     node.head_span, node.param_spans)
+        else:
+            stack += [(node, True), *((a, False) for a in node.args)]
+    return done[id(e)]
