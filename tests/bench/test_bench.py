@@ -336,6 +336,7 @@ def test_update_doc_replaces_only_the_generated_part(tmp_path):
     assert second.endswith("prose after\n") and "a.png" not in second
 
 
+@pytest.mark.slow
 def test_plots_are_written_or_skipped_with_a_note(tmp_path):
     results = _results(tmp_path)
     results["suites"] = ["test"]
@@ -366,6 +367,7 @@ def test_roofline_points_are_the_fastest_correct_contender_of_each_family(tmp_pa
 
 
 # ------------------------------------------------------------------ the command
+@pytest.mark.slow
 def test_cli_bench_quick_small_writes_its_files(tmp_path, capsys):
     out = tmp_path / "res"
     status = main(["bench", "--quick", "small", "--out", str(out), "--without", "torch,jax,numba", "--no-progress"])
@@ -515,6 +517,7 @@ def _modules_after(code: str) -> list[str]:
     return proc.stdout.split()
 
 
+@pytest.mark.slow
 def test_import_tensorlang_loads_no_bench_code():
     loaded = _modules_after("import tensorlang")
     assert not [m for m in loaded if m.split(".")[0] in ("tensorlang_bench",) + HEAVY]
@@ -789,6 +792,7 @@ def test_counted_flops_and_bytes_match_the_hand_derivation():
         assert (case.flops, case.bytes) == ((2 * n**3, 24 * n * n) if case.kernel == "matmul" else (2 * n * n, 16 * n * n))
 
 
+@pytest.mark.slow
 def test_plots_label_axes_with_units_and_name_every_contender(tmp_path, monkeypatch):
     """Each panel has axis labels (units where there are any); the legend names every
     contender drawn, also one that appears only in a later panel."""

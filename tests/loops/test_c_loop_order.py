@@ -134,6 +134,7 @@ def assert_matches_interpreter(text: str, inputs=None, dtype="float64", rtol=1e-
 
 
 # ------------------------------------------------------------------- the choice of form
+@pytest.mark.slow
 @pytest.mark.parametrize("statement", [MIDDLE, FIRST])
 def test_benchmark_contractions_are_interchanged(statement):
     k = compile_c(sem(statement))
@@ -409,6 +410,7 @@ def special_inputs(kernel, seed):
     return inputs
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(case=contractions(), seed=st.integers(0, 1000))
 def test_random_contractions_match_the_interpreter(case, seed):
@@ -428,6 +430,7 @@ def test_random_contractions_match_the_interpreter(case, seed):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_the_random_contractions_reach_both_forms():
     """The strategy above is not vacuous: it draws interchanged statements with several
     summed indices and with fixed positions, and statements that keep the old form."""
@@ -484,6 +487,7 @@ def test_interchanged_nests_are_clean_under_sanitizers(text):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.slow
 @sanitizers
 @settings(max_examples=25)
 @given(case=contractions(), seed=st.integers(0, 1000))
@@ -499,6 +503,7 @@ def test_random_contractions_are_clean_under_sanitizers(case, seed):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, equal_nan=True)
 
 
+@pytest.mark.slow
 @sanitizers
 @settings(max_examples=25)
 @given(case=__import__("properties.harness", fromlist=["cases"]).cases(max_extent=5))

@@ -129,6 +129,7 @@ _middles = st.sampled_from([
 _specials = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e300])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 @pytest.mark.parametrize("tiles", [False, True])
 def test_folded_statements_give_the_same_bits(monkeypatch, fma, tiles):

@@ -61,6 +61,7 @@ def test_the_cfd_products_at_n16_are_tiles_of_8_rows_of_2_vectors():
     assert c.count("#if TL_TILES\n") == 6 and c.count(TILE_MARK) == 6 and "#define TL_TILES 1" in c
 
 
+@pytest.mark.slow
 def test_rows_that_are_not_whole_vectors_are_not_tiles():
     for n in (4, 6, 12):  # 32, 48, 96 bytes a row
         k = _c(helmholtz_source(n, 3))
@@ -101,6 +102,7 @@ def test_only_loads_constants_and_plus_minus_times_with_the_row_last_make_a_tile
     assert microkernel.tile_of(loop, 16) is not None and microkernel.tile_of(loop, 4) is None  # 32 bytes a row
 
 
+@pytest.mark.slow
 def test_forced_settings_print_one_form():
     with pytest.MonkeyPatch.context() as m:
         m.setattr(microkernel, "TILES", True)
@@ -159,6 +161,7 @@ def _numpy(steps, A, B, u, w):
     return prev
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_tiles_give_the_plain_nests_bits_on_generated_chains(monkeypatch, fma, dtype):
@@ -195,6 +198,7 @@ def test_tiles_give_the_plain_nests_bits_on_generated_chains(monkeypatch, fma, d
     assert sum(seen) >= 3, seen  # the property was checked on tiles, not only on plain nests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_cfd_kernels_at_n16_tiled_agree_with_the_plain_nests_and_the_reference(monkeypatch, fma):
     n, E = 16, 3
@@ -264,6 +268,7 @@ def _run_c(source: str, fma: bool, flags: list[str]) -> bytes:
     return ran.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_the_portable_tile_gives_the_same_bits_as_the_plain_nest(fma):
     """Where the compiler does not target AVX-512, a forced tile (``-DTL_TILES=1``) uses

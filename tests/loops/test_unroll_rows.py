@@ -76,6 +76,7 @@ def test_cfd_products_at_n16_unroll_the_contiguous_ones_by_8(fma):
     assert np.allclose(got[ok], want[ok], rtol=1e-11, atol=1e-13)
 
 
+@pytest.mark.slow
 def test_smaller_cfd_kernels_keep_every_row_unrolled():
     for n in (4, 8, 12):
         for source in (interpolation_source(n, 2), helmholtz_source(n, 2)):

@@ -72,6 +72,7 @@ def run_padded_sanitized(text: str, inputs: dict, pad: int, tmp: Path) -> dict:
     return {name: final[name] for name in kernel.outputs}
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(case=cases(max_extent=5), pad=st.sampled_from((2, 4, 8)), every=st.booleans())
 def test_padded_c_is_clean_under_sanitizers(case, pad, every):

@@ -106,6 +106,7 @@ def assert_legal(kernel) -> None:
                 assert not any(local.name in s.reads for n, s in enumerate(program.statements) if n not in group)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(case=batched_programs(), seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.1, 0.4]))
 def test_fused_kernel_matches_unfused_and_the_oracle(case, seed, special):

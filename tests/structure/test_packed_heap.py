@@ -85,6 +85,7 @@ def _reference_budget(monkeypatch):
     monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(512 * 2**20))
 
 
+@pytest.mark.slow
 def test_copies_above_the_old_stack_cap_run_packed_on_the_heap():
     k = _kernel(M, N)
     assert OLD_CAP < _packed_bytes(k) <= MAX_PACKED_BYTES  # packed: the copies are declared
@@ -124,6 +125,7 @@ def test_a_failed_allocation_is_too_large_not_a_crash():
     codegen.check_status(0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c_blas", ["1", "0"], ids=["blas", "no blas"])
 def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had(c_blas):
     """In a child process whose address space is capped just above what it uses after a
@@ -168,6 +170,7 @@ def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had(c_blas):
     assert "code too-large" in ran.stdout and "packed" in ran.stdout, ran.stdout + ran.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_heap_packed_c_is_clean_under_sanitizers(monkeypatch):
     _reference_budget(monkeypatch)
     sanitizers = pytest.importorskip("properties.test_c_sanitizers")

@@ -108,6 +108,7 @@ def _keeping_promise(kernel, seed: int) -> dict:
     return inputs
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(text=structured_programs(), seed=st.integers(0, 2 ** 32 - 1))
 def test_structured_c_is_clean_under_sanitizers(text, seed):
