@@ -190,6 +190,7 @@ def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
     assert fused == []  # ... but not with 128 bytes of L2
 
 
+@pytest.mark.slow
 def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypatch):
     """The inverse Helmholtz operator at n = 16: six 32 KiB per-iteration temporaries whose
     lives overlap at most two at a time (the loops share their buffers, share_locals), so

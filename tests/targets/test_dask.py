@@ -147,6 +147,7 @@ def client():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_two_worker_processes_give_the_single_process_results(client):
     k = tl.compile(EXAMPLES / "sizes" / "interpolation.tl")
     i = interpolation_inputs(np.random.default_rng(4), 40, 3)
@@ -168,6 +169,7 @@ def _slow(block):
     return block
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_retried_and_the_result_is_right(client):
     cov = tl.compile(COVARIANCE)
     X = np.random.default_rng(6).standard_normal((4000, 3))
