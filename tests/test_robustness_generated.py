@@ -74,6 +74,7 @@ SANITIZED_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @needs_c
 @pytest.mark.skipif(_gcc_runtime("libasan.so") is None, reason="gcc's ASan runtime is not installed")
 @pytest.mark.parametrize("fuse", ["0", "1"])  # statement by statement (BLAS, mode steps), and fused loops

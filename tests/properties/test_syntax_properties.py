@@ -64,6 +64,7 @@ def edited_programs(draw):
     return edit_tokens(draw, toks, VOCABULARY)
 
 
+@pytest.mark.slow
 @given(text=edited_programs(), seed=st.integers(0, 1000))
 def test_edited_programs_raise_only_tensorlang_errors(text, seed, monkeypatch_budget):
     note(text)

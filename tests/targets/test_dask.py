@@ -201,6 +201,7 @@ def test_the_out_of_core_example_on_a_small_file(client, tmp_path):
     np.testing.assert_allclose(C, example.reference(path, slice_rows=9_000), rtol=1e-11)
 
 
+@pytest.mark.slow
 def test_a_kernel_with_numbers_only_says_how_to_chunk():
     k = tl.compile("in var x : [4]\nout var y : [4]\ny = x + x\n", backend="numpy")
     with pytest.raises(tl.TensorLangError) as info:
