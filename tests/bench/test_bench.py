@@ -266,7 +266,7 @@ def test_pinned_cpus_narrows_every_thread_and_restores():
         pytest.skip("CPU affinity is Linux-only")
     before = os.sched_getaffinity(0)
     if len(before) < 2:
-        pytest.skip("needs at least two CPUs")
+        pytest.skip(f"needs two CPUs: this process may use {len(before)}")
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait)
     worker.start()
@@ -387,7 +387,7 @@ def test_cli_bench_quick_small_writes_its_files(tmp_path, capsys):
 
 def test_cli_bench_at_two_thread_counts_compares_them_in_one_table(tmp_path, capsys):
     if usable_cpus() < 2:
-        pytest.skip("one CPU")
+        pytest.skip(f"needs two CPUs: this process may use {usable_cpus()}")
     out = tmp_path / "res"
     status = main(["bench", "--quick", "small", "--threads", "1,2", "--out", str(out),
                    "--without", "torch,jax,numba,opt_einsum", "--no-progress"])

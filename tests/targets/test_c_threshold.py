@@ -75,7 +75,7 @@ def test_the_team_is_at_most_the_threads_asked_for_and_the_limit(monkeypatch):
     """The run-time decision itself (codegen's THREADS), called through a probe."""
     compiler = c_build.require_compiler()
     if not compiler.openmp:
-        pytest.skip("no OpenMP")
+        pytest.skip("needs a C compiler with OpenMP: the team is OpenMP's")
     source = (codegen.prelude("double", teams=True)
               + "int tl_probe_team(int threads, int cap) { return tl_team(threads, cap); }\n")
     _, lib = c_build.build_and_load(source, compiler, "int tl_probe_team(int threads, int cap);")
