@@ -143,6 +143,7 @@ COMPILE_ONE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @needs_c
 def test_two_processes_compiling_the_same_program_into_one_cache_both_succeed(tmp_path):
     cache = tmp_path / "cache"
