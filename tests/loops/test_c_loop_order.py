@@ -467,6 +467,7 @@ def _sanitizers_available() -> bool:
 sanitizers = pytest.mark.skipif(not _sanitizers_available(), reason="the C compiler here cannot build with ASan/UBSan")
 
 
+@pytest.mark.slow
 @sanitizers
 @pytest.mark.parametrize("text", [
     sem(LAST, n=4, E=3), sem(MIDDLE, n=5, E=3), sem(FIRST, n=3, E=40),

@@ -55,6 +55,7 @@ def _epilogue_stores(k) -> list[Store]:
             and any(isinstance(e, Acc) for e in walk((node.value,)))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("middle, folds", [
     # the forms the optimizer leaves as a statement of their own after the contraction
     # (it moves a sum into most elementwise expressions itself: exp(t) * D, t / D, t + w)

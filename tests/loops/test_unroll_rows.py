@@ -47,6 +47,7 @@ def _unrolls(source: str) -> list[int]:
     return [int(m) for m in re.findall(r"#pragma GCC unroll (\d+)", plain)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_cfd_products_at_n16_unroll_the_contiguous_ones_by_8(fma):
     rng = np.random.default_rng(16)

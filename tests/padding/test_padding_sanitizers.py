@@ -86,6 +86,7 @@ def test_padded_c_is_clean_under_sanitizers(case, pad, every):
     assert_close_to_oracle(case, results, "float64", f"c pad={pad} (sanitized)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("every", (False, True), ids=("last-dimension", "every-dimension"))
 @pytest.mark.parametrize("name", ["max", "matrix-vector", "transpose in place", "affine", "contraction", "concat", "vec"])
 def test_programs_that_could_overrun_are_clean_under_sanitizers(name, every, tmp_path):

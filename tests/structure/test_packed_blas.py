@@ -76,6 +76,7 @@ def _inputs(kernel, rng, dtype, specials: bool) -> dict:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("program", PROGRAMS)

@@ -102,6 +102,7 @@ def test_small_copies_stay_on_the_stack():
     assert "posix_memalign(" not in k.target.source and "_storage[" in k.target.source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_heap_packed_result_equals_the_dense_reference(seed, monkeypatch):
     """003 Property 5 at a size whose copies are on the heap, specials among the inputs

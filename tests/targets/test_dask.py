@@ -22,6 +22,9 @@ from corpus import EXAMPLES, kron3
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
+# left out of the quick tier: Dask's schedulers, a local cluster's worker processes and
+# the out-of-core run cost about 10 s of CPU in all (docs/architecture.md, "Tests")
+pytestmark = pytest.mark.slow
 
 COVARIANCE = """
 // the covariance (Gram) matrix of N rows of p features, and the column sums
