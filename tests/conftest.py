@@ -35,7 +35,21 @@ settings.register_profile(
     "ci", deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow], derandomize=False
 )
 settings.register_profile("thorough", deadline=None, max_examples=3000, suppress_health_check=list(HealthCheck))
+# the quick tier (`pytest -m "not slow"`, see pytest_configure below): a property test that
+# sets no example count of its own draws 50 programs instead of 200 (or the ci profile's 500)
+settings.register_profile(
+    "quick", deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+def pytest_configure(config):
+    """Two tiers (docs/architecture.md, "Tests"): `python -m pytest` runs everything;
+    `python -m pytest -m "not slow"` leaves out the tests marked ``slow`` (registered in
+    pyproject.toml) and loads the "quick" hypothesis profile, unless $HYPOTHESIS_PROFILE
+    names one.  Runs before the test modules are imported, so every ``@settings`` sees it."""
+    if "HYPOTHESIS_PROFILE" not in os.environ and "not slow" in (config.getoption("markexpr", "") or ""):
+        settings.load_profile("quick")
 
 
 @pytest.fixture(scope="session")

@@ -501,6 +501,7 @@ def test_moderate_nesting_works():
     assert float(tl.compile(src)(x=1.5)["x"]) == 3.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("terms", [3000, 20000])
 def test_very_long_chain_is_an_error_not_a_recursion_error(terms):
     src = "var x : []\nx = " + " + ".join(["x"] * terms) + "\n"

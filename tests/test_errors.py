@@ -454,6 +454,7 @@ def test_declaration_after_a_statement_is_reported_at_the_declaration():
     assert "declarations must come before statements" in info.value.message
 
 
+@pytest.mark.slow
 def test_expression_nested_beyond_the_depth_limit_is_too_large():
     from tensorlang.errors import MAX_DEPTH
 

@@ -70,6 +70,7 @@ def test_the_c_kernel_runs_with_the_largest_count():
     assert k(x=np.ones((256, 256)))["y"].sum() == 2 * 256 * 256
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", ["1000000", "100000,2"])
 def test_an_absurd_omp_num_threads_cannot_crash_a_kernel(env):
     # threads=None runs OpenMP's default, which is $OMP_NUM_THREADS: a million segfaulted
@@ -84,6 +85,7 @@ def test_an_absurd_omp_num_threads_cannot_crash_a_kernel(env):
     assert done.stdout.split() == [str(MAX_THREADS), "524288.0"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", ["1000000", "5000", str(2**31), "0", "-2"])
 def test_cli_threads_out_of_range_is_one_line(capsys, prog, threads):
     # a subprocess: before the fix, these crashed or aborted the whole process

@@ -62,6 +62,7 @@ def _chain(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpy", "interp"])
 def test_long_fusable_chain_compiles_in_linear_time(backend):
     # before: 1000 statements took 173 s (fusion rescanned from the start after every
@@ -83,6 +84,7 @@ def ir_size(e) -> int:
     return ir.size(e)
 
 
+@pytest.mark.slow
 def test_deepest_accepted_expression_passes_every_stage():
     # ``x + x + ... + x``, as deep as the parser accepts (MAX_DEPTH): the optimizer's
     # walks (renaming, rewriting, split, order, hashing, cost) are iterative, so
@@ -131,6 +133,7 @@ def test_dataclass_equality_and_hash_without_recursion():
         ir.BinOp("+", ir.Const(1.0), ir.Tensor("x", ("i",)))
 
 
+@pytest.mark.slow
 def test_long_runs_of_loop_statements_become_c_functions_of_bounded_size():
     """1000 in-place statements on one vector: one C function took gcc 80 s (10 000 did
     not finish); steps of at most MAX_LOOP_STATEMENTS statements compile in about a second."""

@@ -74,6 +74,7 @@ SANITIZED_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @needs_c
 @pytest.mark.skipif(_gcc_runtime("libasan.so") is None, reason="gcc's ASan runtime is not installed")
 @pytest.mark.parametrize("fuse", ["0", "1"])  # statement by statement (BLAS, mode steps), and fused loops
@@ -142,6 +143,7 @@ COMPILE_ONE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @needs_c
 def test_two_processes_compiling_the_same_program_into_one_cache_both_succeed(tmp_path):
     cache = tmp_path / "cache"

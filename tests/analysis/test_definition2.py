@@ -22,6 +22,7 @@ import sys
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
+import pytest
 import tensorlang as tl
 from tensorlang.analysis.inplace import compatible
 from tensorlang.lang.tl import ast
@@ -217,6 +218,7 @@ def check(case) -> tuple[bool, bool]:
     return by_definition, verdict.compatible
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=statements())
 def test_the_type_system_is_sound_for_definition_2(case):

@@ -171,6 +171,7 @@ def _assert_same(got, want, text, kronecker_lenient=False):
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-9, atol=1e-9, err_msg=text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpy", "c"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=self_updates())

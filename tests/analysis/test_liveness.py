@@ -114,6 +114,7 @@ def _oracle(source: str, opt: bool):
     return tl.compile(source, backend="numpy", opt=True) if opt else tl.compile(source, backend="interp")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt", [False, True])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=chains(), seed=st.integers(0, 2**32 - 1))
@@ -193,6 +194,7 @@ def _ranges_of(program, temps):
 
 
 @pytest.mark.parametrize("opt", [False, True])
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=mixed_chains(), seed=st.integers(0, 2**32 - 1))
 # the optimizer moves sums of t0 apart (reassociation): ⊥ where an infinity meets its
@@ -291,6 +293,7 @@ def _memory_spans(k):
     return plan, memory, spans
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt, pad", [(False, 1), (True, 1), (False, 4)])
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

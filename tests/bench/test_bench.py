@@ -269,7 +269,7 @@ def test_pinned_cpus_narrows_every_thread_and_restores():
         pytest.skip("CPU affinity is Linux-only")
     before = os.sched_getaffinity(0)
     if len(before) < 2:
-        pytest.skip("needs at least two CPUs")
+        pytest.skip(f"needs two CPUs: this process may use {len(before)}")
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait)
     worker.start()
@@ -339,6 +339,7 @@ def test_update_doc_replaces_only_the_generated_part(tmp_path):
     assert second.endswith("prose after\n") and "a.png" not in second
 
 
+@pytest.mark.slow
 def test_plots_are_written_or_skipped_with_a_note(tmp_path):
     results = _results(tmp_path)
     results["suites"] = ["test"]
@@ -369,6 +370,7 @@ def test_roofline_points_are_the_fastest_correct_contender_of_each_family(tmp_pa
 
 
 # ------------------------------------------------------------------ the command
+@pytest.mark.slow
 def test_cli_bench_quick_small_writes_its_files(tmp_path, capsys):
     out = tmp_path / "res"
     status = main(["bench", "--quick", "small", "--out", str(out), "--without", "torch,jax,numba", "--no-progress"])
@@ -388,7 +390,7 @@ def test_cli_bench_quick_small_writes_its_files(tmp_path, capsys):
 
 def test_cli_bench_at_two_thread_counts_compares_them_in_one_table(tmp_path, capsys):
     if usable_cpus() < 2:
-        pytest.skip("one CPU")
+        pytest.skip(f"needs two CPUs: this process may use {usable_cpus()}")
     out = tmp_path / "res"
     status = main(["bench", "--quick", "small", "--threads", "1,2", "--out", str(out),
                    "--without", "torch,jax,numba,opt_einsum", "--no-progress"])
@@ -518,6 +520,7 @@ def _modules_after(code: str) -> list[str]:
     return proc.stdout.split()
 
 
+@pytest.mark.slow
 def test_import_tensorlang_loads_no_bench_code():
     loaded = _modules_after("import tensorlang")
     assert not [m for m in loaded if m.split(".")[0] in ("tensorlang_bench",) + HEAVY]
@@ -792,6 +795,7 @@ def test_counted_flops_and_bytes_match_the_hand_derivation():
         assert (case.flops, case.bytes) == ((2 * n**3, 24 * n * n) if case.kernel == "matmul" else (2 * n * n, 16 * n * n))
 
 
+@pytest.mark.slow
 def test_plots_label_axes_with_units_and_name_every_contender(tmp_path, monkeypatch):
     """Each panel has axis labels (units where there are any); the legend names every
     contender drawn, also one that appears only in a later panel."""

@@ -155,6 +155,7 @@ def test_the_tutorial_shows_the_optimized_program_it_prints(capsys):
     assert all(line in printed for line in shown.strip().splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed (pip install -e '.[docs]')")
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     # not -q: mkdocs counts the warnings strict mode turns into errors only when it logs them

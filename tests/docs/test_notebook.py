@@ -13,6 +13,7 @@ pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")
 
 
+@pytest.mark.slow
 def test_the_tutorial_notebook_runs(tmp_path):
     notebook = nbformat.read(EXAMPLES / "tutorial.ipynb", as_version=4)
     client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})

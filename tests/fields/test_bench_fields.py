@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(
     reason="tensorlang_bench is imported from another checkout (put benchmarks/ of this one on the path)")
 
 
+@pytest.mark.slow
 def test_fields_suite_quick_contenders_agree_with_the_reference():
     ctx = suites.Context(Peers(disabled={"torch", "jax", "numba"}), quick=True)
     cases = suites.SUITES["fields"](ctx)

@@ -13,6 +13,7 @@ CASES = [(1, "ctmr", 1, ()), (2, "bspln3", 2, ()), (2, "tent", 0, (2,)), (3, "bs
          (3, "bspln3", 2, ()), (3, "c4hexic", 2, (3,)), (2, "c4hexic", 4, ()), (3, "ctmr", 1, (2, 2))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d,kern,order,voxel", CASES)
 def test_c_probes_equal_the_numpy_reference(d, kern, order, voxel):
     rng = np.random.default_rng(d + order)
@@ -27,6 +28,7 @@ def test_c_probes_equal_the_numpy_reference(d, kern, order, voxel):
     assert np.isnan(ours[:3]).all()
 
 
+@pytest.mark.slow
 def test_field_expressions_give_the_same_values_with_c_probes(monkeypatch):
     rng = np.random.default_rng(3)
     F = tl.field(rng.normal(size=(10, 10, 10)), "bspln3")

@@ -70,6 +70,7 @@ def _agree(ours, ref):
     assert np.allclose(ours[finite], ref[finite], rtol=1e-9, atol=1e-9 * scale), (ours, ref)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(cases())
 def test_c_probe_tensors_agree_with_the_reference(case):
@@ -81,6 +82,7 @@ def test_c_probe_tensors_agree_with_the_reference(case):
     assert np.isnan(ours[out]).all()  # ⊥ wherever the support leaves the image
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(cases(), st.integers(1, 3))
 def test_c_field_probes_agree_with_the_ein_reference(case, threads):
@@ -144,6 +146,7 @@ def test_an_infinite_sample_just_past_the_support_of_an_integer_point_gives_bott
     _agree(ours, ref)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(cases(), st.integers(1, 3))
 def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads):
@@ -206,6 +209,7 @@ def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monk
     assert cprobe._SCRATCH == []  # too large to keep
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(cases(dim=3, support=4, scalar=True), st.sampled_from([True, False]))
 def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):

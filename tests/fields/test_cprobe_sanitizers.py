@@ -104,6 +104,7 @@ def many_points(draw):
     return img, kern, order, many[rng.permutation(many.shape[0])]
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(many_points(), st.sampled_from([0, 1, 2]))
 def test_probe_c_is_clean_under_sanitizers(case, sort):
@@ -113,6 +114,7 @@ def test_probe_c_is_clean_under_sanitizers(case, sort):
     assert np.isnan(ours[~reconstruct.inside(img, kern, points)]).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None)
 @given(cases(), st.integers(0, 2 ** 16))
 def test_the_parallel_sort_is_clean_under_sanitizers(case, seed):

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, note, strategies as st
 
+import pytest
 import tensorlang as tl
 from fuzz.oracle import assert_clean, fuzz_settings, no_hang
 
@@ -49,6 +50,7 @@ def _show(value) -> str:
         return "(an argument with a 5000-digit integer)"
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(source=SOURCES, lang=LANGS, backend=BACKENDS, dtype=DTYPES, pad=PADS, threads=THREADS, params=PARAMS,
        opt=OPTS, skip=SKIPS, check_only=st.booleans())

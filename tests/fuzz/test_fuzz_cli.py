@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, note, strategies as st
 
+import pytest
 from fuzz.oracle import fuzz_settings, no_hang
 from tensorlang.cli import main
 
@@ -59,6 +60,7 @@ COMMANDS = ["check", "run", "compile", "analyze", "cache", "nosuch", ""]
 ARGV = st.lists(st.one_of(st.sampled_from(OPTIONS), st.sampled_from(FILES), st.sampled_from(VALUES)), max_size=7)
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(command=st.sampled_from(COMMANDS), rest=ARGV, stdin=st.sampled_from(sorted(PROGRAMS)))
 def test_the_command_line_takes_any_argv(command, rest, stdin):

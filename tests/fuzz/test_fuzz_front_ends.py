@@ -14,6 +14,7 @@ import re
 
 from hypothesis import given, note, strategies as st
 
+import pytest
 from fuzz.grammars import grammar_programs
 from fuzz.oracle import assert_targets_agree, fuzz_settings, no_hang
 from properties.generators import edit_tokens, map_children, program_text, programs
@@ -65,6 +66,7 @@ def _lang(kind: str) -> str:
     return kind.split("-")[0]
 
 
+@pytest.mark.slow
 @fuzz_settings(25)
 @given(data=st.data(), kind=st.sampled_from(["tl", "teil", "cfd"]), seed=st.integers(0, 2**16), mode=MODES)
 def test_grammar_drawn_text_is_rejected_cleanly_or_runs_alike_everywhere(data, kind, seed, mode, monkeypatch_budget):
@@ -74,6 +76,7 @@ def test_grammar_drawn_text_is_rejected_cleanly_or_runs_alike_everywhere(data, k
         assert_targets_agree(text, kind, seed, mode, params={"n": 3} if kind == "cfd" else None)
 
 
+@pytest.mark.slow
 @fuzz_settings(40)
 @given(data=st.data(), kind=st.sampled_from(["tl-operator", "tl-index", "teil", "cfd"]), seed=st.integers(0, 2**16),
        mode=MODES)
@@ -84,6 +87,7 @@ def test_generated_and_edited_programs_run_alike_everywhere(data, kind, seed, mo
         assert_targets_agree(text, _lang(kind), seed, mode, params={"n": 3} if kind == "cfd" else None)
 
 
+@pytest.mark.slow
 @fuzz_settings(12)
 @given(data=st.data(), kind=st.sampled_from(["tl-operator", "tl-index", "teil", "cfd"]), seed=st.integers(0, 2**16),
        mode=MODES)

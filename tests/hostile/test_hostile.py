@@ -34,6 +34,7 @@ def test_the_corpus_is_there():
     assert {p.suffix for p in CASES} >= {".tl", ".teil", ".cfd"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
 def test_a_hostile_program_is_refused_cleanly_or_runs_alike_everywhere(path, monkeypatch_budget):
     text = path.read_bytes().decode("utf-8", errors="surrogateescape")

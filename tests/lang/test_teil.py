@@ -395,6 +395,7 @@ def _cli(*args, stdin=None):
                           input=stdin)
 
 
+@pytest.mark.slow
 def test_cli_check_run_and_compile_teil(tmp_path):
     ok = _cli("check", EXAMPLES / "fig7_matrix_product.teil")
     assert ok.returncode == 0 and "ok" in ok.stdout
@@ -419,6 +420,7 @@ def test_cli_check_run_and_compile_teil(tmp_path):
     assert refused.returncode == 1 and "error[backend]" in refused.stderr and "3:5" in refused.stderr
 
 
+@pytest.mark.slow
 def test_unqualified_teil_program_gets_random_inputs_for_what_it_reads():
     out = _cli("run", "-", "--lang", "teil", "--random-inputs",
                stdin="alloc x : [2]\nalloc y : [2]\ny = add x x\n")

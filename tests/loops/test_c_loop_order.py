@@ -136,6 +136,7 @@ def assert_matches_interpreter(text: str, inputs=None, dtype="float64", rtol=1e-
 
 
 # ------------------------------------------------------------------- the choice of form
+@pytest.mark.slow
 @pytest.mark.parametrize("statement", [MIDDLE, FIRST])
 def test_benchmark_contractions_are_interchanged(statement):
     k = compile_c(sem(statement))
@@ -411,6 +412,7 @@ def special_inputs(kernel, seed):
     return inputs
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(case=contractions(), seed=st.integers(0, 1000))
 def test_random_contractions_match_the_interpreter(case, seed):
@@ -430,6 +432,7 @@ def test_random_contractions_match_the_interpreter(case, seed):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_the_random_contractions_reach_both_forms():
     """The strategy above is not vacuous: it draws interchanged statements with several
     summed indices and with fixed positions, and statements that keep the old form."""
@@ -466,6 +469,7 @@ def _sanitizers_available() -> bool:
 sanitizers = pytest.mark.skipif(not _sanitizers_available(), reason="the C compiler here cannot build with ASan/UBSan")
 
 
+@pytest.mark.slow
 @sanitizers
 @pytest.mark.parametrize("text", [
     sem(LAST, n=4, E=3), sem(MIDDLE, n=5, E=3), sem(FIRST, n=3, E=40),
@@ -486,6 +490,7 @@ def test_interchanged_nests_are_clean_under_sanitizers(text):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.slow
 @sanitizers
 @settings(max_examples=25)
 @given(case=contractions(), seed=st.integers(0, 1000))
@@ -501,6 +506,7 @@ def test_random_contractions_are_clean_under_sanitizers(case, seed):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, equal_nan=True)
 
 
+@pytest.mark.slow
 @sanitizers
 @settings(max_examples=25)
 @given(case=__import__("properties.harness", fromlist=["cases"]).cases(max_extent=5))

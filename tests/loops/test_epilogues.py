@@ -55,6 +55,7 @@ def _epilogue_stores(k) -> list[Store]:
             and any(isinstance(e, Acc) for e in walk((node.value,)))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("middle, folds", [
     # the forms the optimizer leaves as a statement of their own after the contraction
     # (it moves a sum into most elementwise expressions itself: exp(t) * D, t / D, t + w)
@@ -135,6 +136,7 @@ _middles = st.sampled_from([
 _specials = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e300])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 @pytest.mark.parametrize("tiles", [False, True])
 def test_folded_statements_give_the_same_bits(monkeypatch, fma, tiles):

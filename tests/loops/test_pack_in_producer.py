@@ -54,6 +54,7 @@ def _x_shapes(kernel) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return kernel.schedule.buffers.buffers[slot].shape, kernel.loop_program.buffers.buffers[slot].shape
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m, n, degree, packed", [(64, 4, 2, 16), (256, 8, 2, 48), (1024, 16, 2, 152),
                                                   (32, 4, 3, 40), (16, 3, 3, 24)])
 def test_the_producer_writes_the_packed_layout(m, n, degree, packed):
@@ -118,6 +119,7 @@ def test_the_copy_stays_where_the_producer_must_not_pack(text, why):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-12, err_msg=name)
 
 
+@pytest.mark.slow
 def test_every_slot_fits_what_a_call_allocates():
     """The runtime allocates each pooled temporary in the schedule's shape: the loop
     program may store a slot smaller, never larger."""
@@ -134,6 +136,7 @@ _SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.5])
 _MODERATE = st.one_of(st.floats(1e-3, 100), st.floats(-100, -1e-3))
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(m=st.integers(1, 9), n=st.integers(4, 7), degree=st.sampled_from([2, 3]), data=st.data())
 def test_packed_producer_equals_the_reference(m, n, degree, data):
@@ -172,6 +175,7 @@ def test_cuttable_loops():
                           loops.Store(S, row + ("j",), loops.Acc("a"))), S, 1)
 
 
+@pytest.mark.slow
 def test_packed_producer_is_clean_under_sanitizers():
     sanitizers = pytest.importorskip("properties.test_c_sanitizers")
     if not sanitizers._sanitizers_work():

@@ -55,6 +55,7 @@ def test_too_many_pieces_keep_the_select(monkeypatch):
 _SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0])
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=25, deadline=None)
 @given(sizes=st.lists(st.integers(1, 7), min_size=1, max_size=4), rows=st.integers(1, 3),

@@ -68,6 +68,7 @@ def test_helmholtz_prefetches_both_of_its_batched_inputs():
     assert sorted(k.loop_program.names[a.slot] for a in loop.prefetch) == ["D", "u"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     """n = 16: one element's u, D and v are 32 KiB each, more than PREFETCH_BYTES."""
@@ -153,6 +154,7 @@ def _without_hints(monkeypatch, source: str, **options):
 _specials = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 @pytest.mark.parametrize("n, E", [(6, 37), (16, 3)])
 def test_the_hints_change_no_result(monkeypatch, fma, n, E):
@@ -259,6 +261,7 @@ def _mode_reference(args: dict, flips, helm: bool) -> np.ndarray:
     return chain(args["D"] * t, (args["C"], args["B"], args["A"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(n=st.sampled_from([12, 13, 15, 16, 17]), E=st.integers(1, 3),
        flips=st.tuples(st.booleans(), st.booleans(), st.booleans()), helm=st.booleans(), fma=st.booleans(),

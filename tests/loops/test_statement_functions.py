@@ -29,6 +29,7 @@ def _fused_body(k):
     return loop.body
 
 
+@pytest.mark.slow
 def test_the_helmholtz_products_at_n8_are_functions_of_their_own():
     k = _c(helmholtz_source(8, 5))
     body = _fused_body(k)
@@ -58,6 +59,7 @@ def test_a_nest_reading_an_accumulator_it_does_not_start_stays_inline():
     assert codegen.own_functions((closed,)) == []  # one nest: nothing to keep apart
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma,threads", [(False, 1), (True, 1), (True, 2)])
 def test_functions_of_their_own_change_no_result(monkeypatch, fma, threads):
     rng = np.random.default_rng(5)

@@ -85,6 +85,7 @@ def test_tiles_is_a_loop_rewrite_and_skipping_it_leaves_the_plain_blocks():
         np.testing.assert_array_equal(plain(**args)[name], value)
 
 
+@pytest.mark.slow
 def test_rows_that_are_not_whole_vectors_are_not_tiles():
     for n in (4, 6, 12):  # 32, 48, 96 bytes a row
         k = _c(helmholtz_source(n, 3))
@@ -125,6 +126,7 @@ def test_only_loads_constants_and_plus_minus_times_with_the_row_last_make_a_tile
     assert microkernel.tile_of(loop, 16) is not None and microkernel.tile_of(loop, 4) is None  # 32 bytes a row
 
 
+@pytest.mark.slow
 def test_forced_settings_print_one_form():
     with pytest.MonkeyPatch.context() as m:
         m.setattr(microkernel, "TILES", True)
@@ -182,6 +184,7 @@ def _numpy(steps, A, B, u, w):
     return prev
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_tiles_give_the_plain_nests_bits_on_generated_chains(monkeypatch, fma, dtype):
@@ -218,6 +221,7 @@ def test_tiles_give_the_plain_nests_bits_on_generated_chains(monkeypatch, fma, d
     assert sum(seen) >= 3, seen  # the property was checked on tiles, not only on plain nests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_cfd_kernels_at_n16_tiled_agree_with_the_plain_nests_and_the_reference(monkeypatch, fma):
     n, E = 16, 3
@@ -288,6 +292,7 @@ def _run_c(source: str, fma: bool, flags: list[str]) -> bytes:
     return ran.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_the_portable_tile_gives_the_same_bits_as_the_plain_nest(fma):
     """Where the compiler does not target AVX-512, a forced tile (``-DTL_TILES=1``) uses

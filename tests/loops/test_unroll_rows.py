@@ -47,6 +47,7 @@ def _unrolls(source: str) -> list[int]:
     return [int(m) for m in re.findall(r"#pragma GCC unroll (\d+)", plain)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
 def test_cfd_products_at_n16_unroll_the_contiguous_ones_by_8(fma):
     rng = np.random.default_rng(16)
@@ -76,6 +77,7 @@ def test_cfd_products_at_n16_unroll_the_contiguous_ones_by_8(fma):
     assert np.allclose(got[ok], want[ok], rtol=1e-11, atol=1e-13)
 
 
+@pytest.mark.slow
 def test_smaller_cfd_kernels_keep_every_row_unrolled():
     for n in (4, 8, 12):
         for source in (interpolation_source(n, 2), helmholtz_source(n, 2)):

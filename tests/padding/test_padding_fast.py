@@ -91,6 +91,7 @@ def test_padded_blas_refuses_what_would_copy_and_narrow_matrices():
     assert any(isinstance(s, ModeStep | GemmStep) for s in big.target.steps)
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS))
 def test_generated_programs_with_blas_steps_on_padded_buffers(case, pad):
@@ -101,6 +102,7 @@ def test_generated_programs_with_blas_steps_on_padded_buffers(case, pad):
     assert_close_to_oracle(case, results, "float64", f"c pad={pad} with BLAS steps")
 
 
+@pytest.mark.slow
 @settings(max_examples=20)
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS), data=st.data())
 def test_padded_blas_with_nan_inf_and_signed_zero(case, pad, data):
@@ -174,6 +176,7 @@ def test_padded_input_recognised_by_identity_and_its_padding_zeroed():
         reshaped.shape = (91,)
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS), padded_out=st.booleans())
 def test_generated_programs_with_padded_inputs_and_targets(case, pad, padded_out):

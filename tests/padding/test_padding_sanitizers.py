@@ -71,6 +71,7 @@ def run_padded_sanitized(text: str, inputs: dict, pad: int, tmp: Path) -> dict:
     return {name: final[name] for name in kernel.outputs}
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(case=cases(max_extent=5), pad=st.sampled_from((2, 4, 8)))
 def test_padded_c_is_clean_under_sanitizers(case, pad):
@@ -80,6 +81,7 @@ def test_padded_c_is_clean_under_sanitizers(case, pad):
     assert_close_to_oracle(case, results, "float64", f"c pad={pad} (sanitized)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["max", "matrix-vector", "transpose in place", "affine", "contraction", "concat", "vec"])
 def test_programs_that_could_overrun_are_clean_under_sanitizers(name, tmp_path):
     """Loops that must keep their true extents (A[i,k] padded over i would read past A's

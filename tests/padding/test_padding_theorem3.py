@@ -64,6 +64,7 @@ def assert_padding_zero(kernel, store: dict) -> None:
         assert np.all(outside == 0), f"padding of {buffer.name!r} holds {outside[outside != 0][:5]}"
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS))
 def test_padded_store_matches_reference(case, pad):
@@ -72,6 +73,7 @@ def test_padded_store_matches_reference(case, pad):
     assert_close_to_oracle(case, results, "float64", f"c pad={pad}")
 
 
+@pytest.mark.slow
 @settings(max_examples=20)
 @given(case=cases(max_extent=6), pad=st.sampled_from(PADS), data=st.data())
 def test_padding_stays_zero_with_nan_inf_and_signed_zero(case, pad, data):

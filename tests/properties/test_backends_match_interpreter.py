@@ -13,6 +13,7 @@ from properties.harness import cases, check_backend
 BACKENDS = ["numpy", "c"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @given(case=cases())
 def test_backend_matches_interpreter_float64(backend, case):
@@ -20,6 +21,7 @@ def test_backend_matches_interpreter_float64(backend, case):
     check_backend(backend, case, "float64")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=60)
 @given(case=cases(max_extent=4))

@@ -87,6 +87,7 @@ def run_sanitized(text: str, inputs: dict, dtype: str, tmp: Path, **compile_args
     return {name: final[name] for name in kernel.outputs}
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(case=cases(max_extent=5))
 def test_generated_c_is_clean_under_sanitizers(case):
@@ -96,6 +97,7 @@ def test_generated_c_is_clean_under_sanitizers(case):
     assert_close_to_oracle(case, results, "float64", "c (sanitized)")
 
 
+@pytest.mark.slow
 @settings(max_examples=20)
 @given(case=cases(max_extent=4))
 def test_generated_float32_c_is_clean_under_sanitizers(case):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, note, settings, strategies as st
 
+import pytest
 import tensorlang as tl
 from properties.generators import edit_tokens, programs, random_inputs
 from tensorlang.lang.cfd import to_cfd_source
@@ -45,6 +46,7 @@ def without_functions(e):
     raise AssertionError(e)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(program=programs(max_extent=3, direct_sums=False), seed=st.integers(0, 2**16))
 def test_model_program_printed_as_cfd_computes_the_same(program, seed):
@@ -89,6 +91,7 @@ def edited_cfd_programs(draw):
     return edit_tokens(draw, toks, VOCABULARY)
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(text=edited_cfd_programs(), seed=st.integers(0, 1000))
 def test_edited_cfd_programs_raise_only_tensorlang_errors(text, seed, monkeypatch_budget):

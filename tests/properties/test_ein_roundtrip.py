@@ -3,12 +3,14 @@
 import numpy as np
 from hypothesis import given, note
 
+import pytest
 import tensorlang as tl
 from properties.generators import program_text, programs, random_inputs
 from properties.harness import index_programs
 from tensorlang.ein.printer import to_text
 
 
+@pytest.mark.slow
 @given(program=programs(max_extent=4))
 def test_printed_ein_of_operator_form_parses_back_to_the_same_ein(program):
     text = program_text(program, full_parens=False)
@@ -23,6 +25,7 @@ def test_printed_ein_of_operator_form_parses_back_to_the_same_ein(program):
         np.testing.assert_allclose(reparsed[name], original[name], rtol=1e-9, atol=1e-9, equal_nan=True)
 
 
+@pytest.mark.slow
 @given(program=index_programs(max_extent=4))
 def test_printed_index_form_parses_back_to_the_generated_ein(program):
     text = to_text(program)

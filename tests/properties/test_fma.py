@@ -80,6 +80,7 @@ def _row_axpy_kernel(text: str, fma: bool = False):
         return tl.compile(text, backend="c", fma=fma)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(text=cfd_programs(), seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.1, 0.4]))
 def test_the_default_stays_bit_for_bit(text, seed, special):
@@ -90,6 +91,7 @@ def test_the_default_stays_bit_for_bit(text, seed, special):
     assert _same_bits(kernel(**inputs)["v"], _row_axpy_kernel(text)(**inputs)["v"])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(text=cfd_programs(), seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.1, 0.4]))
 def test_fma_keeps_bot_and_infinities_and_the_rounding_bound(text, seed, special):
@@ -104,6 +106,7 @@ def test_fma_keeps_bot_and_infinities_and_the_rounding_bound(text, seed, special
     assert _same_bits(got, _row_axpy_kernel(text, fma=True)(**inputs)["v"])
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(case=cases())
 def test_fma_on_generated_programs_meets_the_oracle(case):
@@ -113,6 +116,7 @@ def test_fma_on_generated_programs_meets_the_oracle(case):
     assert_close_to_oracle(case, tl.compile(case.text, backend="c", fma=True)(**case.inputs), "float64", "c fma")
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(case=cases(max_extent=4))
 def test_fma_on_generated_programs_meets_the_oracle_float32(case):
@@ -176,6 +180,7 @@ INTERP = ("in var A : [8 8]\nin var u : [64 8 8]\nout var v : [64 8 8]\nvar t : 
           "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n")
 
 
+@pytest.mark.slow
 def test_the_option_reaches_the_loop_ir_the_source_and_the_cache_key():
     plain, fused = tl.compile(INTERP, backend="c"), tl.compile(INTERP, backend="c", fma=True)
     assert plain.fma is False and fused.fma is True and "fma=True" in repr(fused)

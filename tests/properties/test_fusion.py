@@ -106,6 +106,7 @@ def assert_legal(kernel) -> None:
                 assert not any(local.name in s.reads for n, s in enumerate(program.statements) if n not in group)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(case=batched_programs(), seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.1, 0.4]))
 def test_fused_kernel_matches_unfused_and_the_oracle(case, seed, special):
@@ -189,6 +190,7 @@ def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
     assert fused == []  # ... but not with 128 bytes of L2
 
 
+@pytest.mark.slow
 def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypatch):
     """The inverse Helmholtz operator at n = 16: six 32 KiB per-iteration temporaries whose
     lives overlap at most two at a time (the loops share their buffers, share_locals), so

@@ -28,6 +28,7 @@ def assert_within_bound(name, got, value, bound, eps):
     assert worst <= 0, f"{name}: error {err.max():.3g} exceeds the rounding bound"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("full_parens", [False, True], ids=["minimal-parens", "full-parens"])
 @given(program=programs(), seed=st.integers(0, 2**32 - 1))
 def test_interpreter_equals_einsum_translation(full_parens, program, seed):
@@ -44,6 +45,7 @@ def test_interpreter_equals_einsum_translation(full_parens, program, seed):
         assert_within_bound(name, got, value, bound, EPS["float64"])
 
 
+@pytest.mark.slow
 @given(program=programs(max_depth=3, max_stmts=3), seed=st.integers(0, 2**32 - 1))
 def test_interpreter_float32_within_float32_rounding(program, seed):
     text = program_text(program, full_parens=False)

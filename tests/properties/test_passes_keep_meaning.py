@@ -204,6 +204,7 @@ def assert_same_meaning(before: ir.Program, after: ir.Program, inputs) -> None:
         assert (err <= allowed).all(), f"{name}: error {err.max():.3g} beyond the rounding bound"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(PASSES))
 @settings(max_examples=120)
 @given(case=ein_programs())
@@ -219,6 +220,7 @@ def test_pass_keeps_the_meaning(name, case):
     assert results(after) == results(program)
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(case=ein_programs(), off=st.sets(st.sampled_from(RULE_NAMES), min_size=1, max_size=4))
 def test_switching_rules_off_keeps_the_meaning(case, off):
@@ -253,6 +255,7 @@ def test_the_optimizer_never_adds_flops(case):
     assert program_cost(optimize(once).program).flops <= program_cost(once).flops
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpy", "c"])
 @settings(max_examples=80)
 @given(program=contraction_programs(), seed=st.integers(0, 2**32 - 1))

@@ -22,6 +22,7 @@ import re
 import numpy as np
 from hypothesis import HealthCheck, event, given, note, settings, strategies as st
 
+import pytest
 import tensorlang as tl
 from tensorlang.lang.tl.parser import parse_model
 
@@ -72,6 +73,7 @@ def _expected(form: str, text: str, inputs):
     return ein_oracle(kernel.ein, inputs)
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("TENSORLANG_SIZES_EXAMPLES", 100)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(max_extent=4), values=st.lists(st.integers(1, 5), min_size=5, max_size=5),
        seed=st.integers(0, 2**32 - 1))

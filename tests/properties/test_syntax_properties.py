@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, note, strategies as st
 
+import pytest
 import tensorlang as tl
 from properties.generators import edit_tokens, map_children, program_text, programs
 from tensorlang.lang.tl import ast
@@ -24,6 +25,7 @@ def strip_parens(e):
     return map_children(e, strip_parens)
 
 
+@pytest.mark.slow
 @given(program=programs())
 def test_printed_program_parses_back_to_the_same_ast(program):
     text = program_text(program, full_parens=False)
@@ -35,6 +37,7 @@ def test_printed_program_parses_back_to_the_same_ast(program):
     assert parse_model(to_source(parsed)) == parsed
 
 
+@pytest.mark.slow
 @given(program=programs())
 def test_full_and_minimal_parenthesization_mean_the_same_program(program):
     full = parse_model(program_text(program, full_parens=True))
@@ -61,6 +64,7 @@ def edited_programs(draw):
     return edit_tokens(draw, toks, VOCABULARY)
 
 
+@pytest.mark.slow
 @given(text=edited_programs(), seed=st.integers(0, 1000))
 def test_edited_programs_raise_only_tensorlang_errors(text, seed, monkeypatch_budget):
     note(text)

@@ -15,6 +15,7 @@ import numpy as np
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+import pytest
 import tensorlang as tl
 from tensorlang.lang.tl import ast as tl_ast
 from tensorlang.lang.teil.parser import parse_teil
@@ -40,6 +41,7 @@ def _case(draw):
     return program, text, inputs, expected
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(data=st.data())
 def test_teil_lowering_matches_figure6_semantics(data):
@@ -52,6 +54,7 @@ def test_teil_lowering_matches_figure6_semantics(data):
     _same(expected, tl.compile(ein_text, backend="interp")(**inputs), "EIN as .tl, interp")
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(data=st.data())
 def test_teil_to_model_language_computes_the_same(data):
@@ -62,6 +65,7 @@ def test_teil_to_model_language_computes_the_same(data):
     _same(expected, tl.compile(tl_text, backend="interp")(**inputs), "--emit tl")
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(data=st.data())
 def test_core_rewriter_output_is_core_and_computes_the_same(data):
@@ -73,6 +77,7 @@ def test_core_rewriter_output_is_core_and_computes_the_same(data):
     _same(expected, tl.compile(core_text, lang="teil", backend="interp")(**inputs), "--emit core")
 
 
+@pytest.mark.slow
 @given(program=teil_programs())
 def test_teil_printer_round_trips(program):
     text = to_teil_source(program)

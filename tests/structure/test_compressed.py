@@ -68,6 +68,7 @@ def _keep(name, decl_structure, values):
     return values
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(st.sampled_from(sorted(PROGRAMS)), st.data())
 def test_compressed_plus_reconstruction_equals_the_dense_reference(name, data):
@@ -149,6 +150,7 @@ _FINITE = st.one_of(_MODERATE, st.just(0.0))
 _ALL_SPARSE = {**SUPPORTS, **SUMS}
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(st.sampled_from(sorted(_ALL_SPARSE)), st.data())
 def test_support_loops_equal_the_dense_reference(name, data):

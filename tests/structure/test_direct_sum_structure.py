@@ -213,6 +213,7 @@ def test_the_packed_covariance_does_a_fraction_of_the_dense_work():
     assert loops.work(nest.body) * 2 < loops.work(dense.body)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(sorted(PROGRAMS)), st.data())
 def test_packed_computation_plus_reconstruction_equals_the_dense_reference(name, data):

@@ -89,6 +89,7 @@ def test_fig4_isl_unique_set_is_the_first_position_of_each_class():
     assert unique == set(representatives(found).tolist()) and len(unique) == 65
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src", [_poly(4, 3, 2), _poly(4, 2, 2)])
 def test_isl_relation_unique_set_and_representatives_agree(src):
     """Position by position (enumerating the whole relation at once is slow in isl): the
@@ -155,6 +156,7 @@ def test_no_moments_are_claimed_where_they_do_not_hold(src):
     assert np.allclose(value.reshape(-1), value.reshape(-1)[reps], rtol=1e-12)  # what is claimed holds
 
 
+@pytest.mark.slow
 def test_analyze_reports_the_moments_and_plots_them(tmp_path):
     import subprocess
     import sys

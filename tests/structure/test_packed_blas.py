@@ -79,6 +79,7 @@ def _inputs(kernel, rng, dtype, specials: bool) -> dict:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("program", PROGRAMS)
@@ -105,6 +106,7 @@ def test_a_packed_product_calls_blas_and_matches_the_interpreter(program, kind, 
         _assert_same(loops(**inputs), want, rtol)
 
 
+@pytest.mark.slow
 def test_a_large_product_calls_blas_and_a_small_one_keeps_the_loops():
     if blas.find("float64") is None:
         pytest.skip(f"no BLAS here ({blas.why_not()})")

@@ -26,9 +26,14 @@ from tensorlang.targets.c import codegen
 
 
 def _same(value, expected):
+    """The C target's covariance is a BLAS syrk on the packed copies, and 1e300 among the
+    inputs makes products of finite numbers overflow: where such an overflow meets the
+    opposite infinity the reference's sum as written is ⊥ (inf + -inf), and OpenBLAS's
+    fused multiply-adds may give that infinity instead (docs/optimizer.md, "Fused
+    multiply-add", point 3), as they did on seed 0 with a SkylakeX kernel: allowed."""
     # imported here: a subprocess below imports this module with only its folder on the path
     from properties.harness import assert_same_values
-    assert_same_values(value, expected, rtol=1e-12, atol=1e-9)
+    assert_same_values(value, expected, rtol=1e-12, atol=1e-9, fused=True)
 
 
 #: polyreg2 at m=3000, n=8: 72 features, 44 unique (48 packed): 1.17 MB of packed copies,
@@ -80,6 +85,7 @@ def _reference_budget(monkeypatch):
     monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(512 * 2**20))
 
 
+@pytest.mark.slow
 def test_copies_above_the_old_stack_cap_run_packed_on_the_heap():
     k = _kernel(M, N)
     assert OLD_CAP < _packed_bytes(k) <= MAX_PACKED_BYTES  # packed: the copies are declared
@@ -96,6 +102,7 @@ def test_small_copies_stay_on_the_stack():
     assert "posix_memalign(" not in k.target.source and "_storage[" in k.target.source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_heap_packed_result_equals_the_dense_reference(seed, monkeypatch):
     """003 Property 5 at a size whose copies are on the heap, specials among the inputs
@@ -119,6 +126,7 @@ def test_a_failed_allocation_is_too_large_not_a_crash():
     codegen.check_status(0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c_blas", ["1", "0"], ids=["blas", "no blas"])
 def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had(c_blas):
     """In a child process whose address space is capped just above what it uses after a
@@ -163,6 +171,7 @@ def test_the_kernel_reports_too_large_when_the_heap_block_cannot_be_had(c_blas):
     assert "code too-large" in ran.stdout and "packed" in ran.stdout, ran.stdout + ran.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_heap_packed_c_is_clean_under_sanitizers(monkeypatch):
     _reference_budget(monkeypatch)
     sanitizers = pytest.importorskip("properties.test_c_sanitizers")

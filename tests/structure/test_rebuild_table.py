@@ -60,6 +60,7 @@ def test_the_table_sends_each_position_to_its_representative(monkeypatch):
     assert rebuild.tables == (want, want) and rebuild.groups == ((0, 1),)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["polyreg2", "polyreg3", "sum-symmetric block", "one blocked index"])
 def test_tables_and_orbit_stores_give_the_same_bits(name, monkeypatch):
     text = PROGRAMS[name]
@@ -84,6 +85,7 @@ _SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.5])
 _MODERATE = st.one_of(st.floats(1e-3, 100), st.floats(-100, -1e-3))
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(m=st.integers(1, 6), n=st.integers(2, 5), degree=st.sampled_from([2, 3]), data=st.data())
 def test_tables_equal_the_reference(m, n, degree, data):
@@ -110,6 +112,7 @@ def test_the_loop_program_prints_the_tables(monkeypatch):
     assert "by tables u of packed positions, sorted in (u0[i0], u1[i1])" in text
 
 
+@pytest.mark.slow
 def test_tables_are_clean_under_sanitizers(monkeypatch):
     sanitizers = pytest.importorskip("properties.test_c_sanitizers")
     if not sanitizers._sanitizers_work():

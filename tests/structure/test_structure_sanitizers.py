@@ -108,6 +108,7 @@ def _keeping_promise(kernel, seed: int) -> dict:
     return inputs
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(text=structured_programs(), seed=st.integers(0, 2 ** 32 - 1))
 def test_structured_c_is_clean_under_sanitizers(text, seed):
@@ -121,6 +122,7 @@ def test_structured_c_is_clean_under_sanitizers(text, seed):
         np.testing.assert_allclose(results[name], value, rtol=1e-10, atol=1e-10, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, n", [("head_diagonal", 3), ("head_upper", 4), ("head_upper", 1),
                                      ("packed_triangle", 3), ("packed_triangle", 5)])
 def test_stur_selects_and_unrolled_cases_are_clean_under_sanitizers(name, n):

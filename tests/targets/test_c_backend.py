@@ -40,6 +40,7 @@ def rand(*shape, seed=0):
 
 
 # ---------------------------------------------------------------- generated code
+@pytest.mark.slow
 def test_emitted_c_uses_int64_restrict_and_simd():
     code = matmul(3, 4, 5).code("c")
     assert "real *restrict v0" in code
@@ -76,6 +77,7 @@ def test_names_never_reach_c_identifiers():
     np.testing.assert_array_equal(k(int=x)["main"], x.T)
 
 
+@pytest.mark.slow
 def test_cli_emit_c(tmp_path):
     prog = tmp_path / "mm.tl"
     prog.write_text(MATMUL.format(n=2, m=3, p=4))
@@ -132,6 +134,7 @@ def test_nan_and_inf_propagate_through_blas_like_loops():
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(case=__import__("properties.harness", fromlist=["cases"]).cases())
 def test_random_programs_with_every_contraction_on_blas(case):
@@ -351,6 +354,7 @@ def test_fast_path_declines_unusual_inputs_which_the_general_path_handles():
         k(A=a)
 
 
+@pytest.mark.slow
 def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path):
     wrapper = tmp_path / "cc-without-openmp"
     wrapper.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in -fopenmp*) echo "no OpenMP here" >&2; exit 1;; esac; done\n'

@@ -303,6 +303,7 @@ def contraction_programs(draw):
     return text, inputs
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(program=contraction_programs(), kind=st.sampled_from(KINDS), data=st.data())
 def test_generated_contractions_with_blas_in_c_match_the_interpreter(program, kind, data):
@@ -323,6 +324,7 @@ def test_generated_contractions_with_blas_in_c_match_the_interpreter(program, ki
     _assert_same(kernel(**inputs), fallback(**inputs), 1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(program=contraction_programs(), dtype=st.sampled_from(("float64", "float32")))
 def test_generated_contractions_optimized_meet_the_reference(program, dtype):
@@ -336,6 +338,7 @@ def test_generated_contractions_optimized_meet_the_reference(program, dtype):
                  1e-10 if dtype == "float64" else 2e-4)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(case=cases(max_extent=6), data=st.data())
 def test_generated_programs_with_blas_steps_in_c(case, data):
@@ -487,6 +490,7 @@ def test_a_padded_kernel_takes_the_c_caller_for_plain_calls():
     assert info.value.code == "input"
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(case=cases(max_extent=6), pad=st.sampled_from((2, 4, 8)), data=st.data())
 def test_padded_kernels_on_the_c_caller_match_run_padded(case, pad, data):
@@ -505,6 +509,7 @@ def test_padded_kernels_on_the_c_caller_match_run_padded(case, pad, data):
     event(f"C caller: {k._c_call is not None and k._c_call.calls > 0}")
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(program=contraction_programs(), pad=st.sampled_from((2, 4, 8)), data=st.data())
 def test_padded_contractions_on_the_c_caller_match_run_padded(program, pad, data):

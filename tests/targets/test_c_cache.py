@@ -61,6 +61,7 @@ def test_cached_objects_are_reused_without_compiling(cache, monkeypatch):
     assert calls == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "manifest-key", "manifest-hash", "no-manifest",
                                     "world-writable", "manifest-not-json"])
 def test_damaged_or_foreign_entries_are_rebuilt(cache, monkeypatch, damage):
@@ -122,6 +123,7 @@ def _compile_elsewhere(cache: Path, c: float) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_concurrent_processes_compiling_one_kernel_are_safe(cache):
     env = {**os.environ, "TENSORLANG_CACHE": str(cache), **KERNELS_ONLY}
     procs = [subprocess.Popen([sys.executable, "-c", _compile_code(5.0)], stdout=subprocess.PIPE,
@@ -155,6 +157,7 @@ def _damaged_entry(cache: Path):
     return so, so.with_suffix(".json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["so", "manifest", "both"])
 def test_an_entry_that_is_a_directory_is_rebuilt(cache, which):
     so, manifest = _damaged_entry(cache)
@@ -166,6 +169,7 @@ def test_an_entry_that_is_a_directory_is_rebuilt(cache, which):
     assert so.is_file() and manifest.is_file() and c_build._valid_entry(so, manifest, so.stem)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [30_000, 200_000])
 def test_a_deeply_nested_manifest_is_rebuilt(cache, depth):
     so, manifest = _damaged_entry(cache)
@@ -175,6 +179,7 @@ def test_a_deeply_nested_manifest_is_rebuilt(cache, depth):
     assert c_build._valid_entry(so, manifest, so.stem)
 
 
+@pytest.mark.slow
 def test_a_huge_sparse_object_is_rebuilt_without_reading_it(cache):
     import tracemalloc
 
@@ -214,6 +219,7 @@ def test_an_object_removed_between_build_and_load_is_rebuilt(cache, monkeypatch)
     np.testing.assert_array_equal(_run(6.0), [0, 6, 24])
 
 
+@pytest.mark.slow
 def test_concurrent_cache_clear_and_compiles(cache):
     env = {**os.environ, "TENSORLANG_CACHE": str(cache), **KERNELS_ONLY}
     procs = [subprocess.Popen([sys.executable, "-c", _compile_code(c)], stdout=subprocess.PIPE,

@@ -251,6 +251,7 @@ def _same(x, y):
         assert x == y or (x != x and y != y)  # NaN in a list
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(calls())
 def test_c_path_and_general_path_agree_on_generated_calls(recipe):
@@ -272,6 +273,7 @@ def test_c_path_and_general_path_agree_on_generated_calls(recipe):
     _same(out_fast, out_general)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(calls())
 def test_c_path_declines_exactly_where_the_python_fast_call_does(recipe):

@@ -22,6 +22,9 @@ from corpus import EXAMPLES, kron3
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
+# left out of the quick tier: Dask's schedulers, a local cluster's worker processes and
+# the out-of-core run cost about 10 s of CPU in all (docs/architecture.md, "Tests")
+pytestmark = pytest.mark.slow
 
 COVARIANCE = """
 // the covariance (Gram) matrix of N rows of p features, and the column sums
@@ -148,6 +151,7 @@ def client():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_two_worker_processes_give_the_single_process_results(client):
     k = tl.compile(EXAMPLES / "sizes" / "interpolation.tl")
     i = interpolation_inputs(np.random.default_rng(4), 40, 3)
@@ -169,6 +173,7 @@ def _slow(block):
     return block
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_retried_and_the_result_is_right(client):
     cov = tl.compile(COVARIANCE)
     X = np.random.default_rng(6).standard_normal((4000, 3))
@@ -200,6 +205,7 @@ def test_the_out_of_core_example_on_a_small_file(client, tmp_path):
     np.testing.assert_allclose(C, example.reference(path, slice_rows=9_000), rtol=1e-11)
 
 
+@pytest.mark.slow
 def test_a_kernel_with_numbers_only_says_how_to_chunk():
     k = tl.compile("in var x : [4]\nout var y : [4]\ny = x + x\n", backend="numpy")
     with pytest.raises(tl.TensorLangError) as info:

@@ -296,6 +296,7 @@ def test_a_c_call_with_a_transposed_operand_after_a_hit_is_still_right():
     _same(tl.einsum("ij,jk->ik", a[:, ::-1], b), np.einsum("ij,jk->ik", a[:, ::-1], b))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("subscripts, shape", [("ni,nj->ij", (50, 7)), ("in,jn->ji", (6, 40)),
                                                 ("nmi,nmj->ij", (5, 4, 3)), ("inm,jnm->ij", (3, 4, 5))])
 def test_one_array_twice_computes_a_symmetric_result_once(subscripts, shape):
@@ -309,6 +310,7 @@ def test_one_array_twice_computes_a_symmetric_result_once(subscripts, shape):
     _same(tl.einsum(subscripts, x, y), np.einsum(subscripts, x, y))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("subscripts, shape", [("ni,nj,nk->ijk", (30, 5)), ("ni,nj,nk->kij", (30, 4)),
                                                 ("in,jn,kn", (3, 20)), ("bni,bnj,bnk->jki", (2, 6, 4))])
 def test_one_array_three_times_computes_the_sorted_entries_once(subscripts, shape, monkeypatch):

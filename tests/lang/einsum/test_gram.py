@@ -73,6 +73,7 @@ def _is_gram_in_c(subscripts: str, x: np.ndarray) -> bool:
     return einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SHAPES), st.sampled_from(sorted(LAYOUTS)), st.integers(0, 6), st.integers(0, 2 ** 32 - 1))
 def test_one_array_twice_matches_numpy_with_nan_inf_and_signed_zeros(shape, subscripts, specials, seed):
@@ -86,6 +87,7 @@ def test_one_array_twice_matches_numpy_with_nan_inf_and_signed_zeros(shape, subs
     assert _is_gram_in_c(subscripts, x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, m", [(1, 1), (7, 3), (130, 9), (64, 26), (200, 41)])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_the_portable_kernel_matches_numpy(n, m, transposed):
@@ -161,6 +163,7 @@ LAYOUTS3 = {
 SHAPES3 = [(1, 1), (4, 3), (9, 8), (20, 9), (130, 17), (50, 25), (3, 40)]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SHAPES3), st.sampled_from(sorted(LAYOUTS3)), st.integers(0, 6), st.integers(0, 2 ** 32 - 1))
 def test_one_array_three_times_matches_numpy_with_nan_inf_and_signed_zeros(shape, subscripts, specials, seed):
@@ -176,6 +179,7 @@ def test_one_array_three_times_matches_numpy_with_nan_inf_and_signed_zeros(shape
     assert einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, m", [(1, 1), (7, 3), (130, 9), (40, 26)])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_the_portable_third_moment_kernel_matches_numpy(n, m, transposed):
@@ -205,6 +209,7 @@ def test_three_operands_that_are_not_one_array_are_never_symmetric():
     _agrees(tl.einsum("ni,nj,nk->ijk", big, big, big), np.einsum("ni,nj,nk->ijk", big, big, big))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order, n, m, transposed", [(2, 300, 37, False), (2, 129, 26, True), (2, 50, 8, False),
                                                      (3, 140, 19, False), (3, 40, 9, True)])
 @pytest.mark.parametrize("portable", [False, True])
@@ -224,6 +229,7 @@ def test_two_threads_give_the_same_result(order, n, m, transposed, portable):
                                          *(y,) * order))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpy", "c"])
 def test_a_chosen_back_end_decides_whether_the_c_kernel_runs(backend):
     """backend="numpy" runs no generated C: numpy's SYRK (and the pairs product for three

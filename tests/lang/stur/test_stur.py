@@ -368,6 +368,7 @@ def _head_limited(draw):
             f"B:D(i, k) := (0 <= i < {n}) * (0 <= k < {r})\nC:D(k, j) := (0 <= k < {r}) * (0 <= j < {m})\n")
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(_head_limited(), st.data())
 def test_head_limited_products_compile_and_agree_with_the_reference(text, data):
