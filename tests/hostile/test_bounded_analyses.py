@@ -77,9 +77,9 @@ def test_the_order_pass_costs_an_uncountable_support_dense():
         return (f"in var B : [{n} {n}] where i1 <= i2, i2 <= {m}\nin var C : [{n} 4]\nin var D : [{n} 4]\n"
                 f"out var A : [{n} 4]\nA[i,j] = sum(k,l) B[i,k] * C[k,j] * D[l,j]\n")
     with oracle.no_hang("order"):
-        small = tl.compile(program(1000, 10), backend="numpy").executed
+        small = tl.compile(program(1000, 10), backend="interp").executed  # no buffers: never run
         assert set(order.sparse_densities(small)) == {"B"}
-        huge = tl.compile(program(10**9, 10**6), backend="numpy").executed
+        huge = tl.compile(program(10**9, 10**6), backend="interp").executed
         assert order.sparse_densities(huge) == {}
 
 

@@ -112,7 +112,9 @@ def _changed_by(rewrite: str) -> list[str]:
 @pytest.mark.parametrize("rewrite", LOOP_REWRITE_NAMES[1:])
 def test_skipping_one_rewrite_keeps_the_values(monkeypatch, rewrite):
     """Each rewrite alone left out (on the programs where that changes the nests), the C
-    kernel still agrees with the reference interpreter."""
+    kernel still agrees with the reference interpreter (with the numpy target, itself
+    checked against the interpreter, for Helmholtz at n = 8: the interpreter evaluates
+    its n⁹ outer product as written, over a session's memory budget)."""
     changed = _changed_by(rewrite)
     if rewrite == "packed-blas" and blas.find("float64") is None:
         pytest.skip(f"no BLAS here ({blas.why_not()})")
@@ -125,7 +127,7 @@ def test_skipping_one_rewrite_keeps_the_values(monkeypatch, rewrite):
             pytest.skip(str(exc))
         assert rewrite not in kernel.loop_program.rewrites
         assert all(rewrite not in nest.rewrites for nest in kernel.loop_program.nests)
-        reference = tl.compile(text, backend="interp")
+        reference = tl.compile(text, backend="numpy" if name == "helmholtz 8" else "interp")
         for seed in (0, 1):
             inputs = _inputs(kernel, seed)
             got, expected = kernel(**inputs), reference(**inputs)
