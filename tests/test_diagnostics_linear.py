@@ -68,6 +68,7 @@ print("done", lang)
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["tl", "cfd", "teil", "einsum"])
 def test_million_character_programs(tmp_path, lang):
     script = tmp_path / "hostile.py"

@@ -213,6 +213,7 @@ def non_ascii(tmp_path_factory):
     return base
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", ODD_LOCALES, ids=lambda e: " ".join(f"{k}={v}" for k, v in e.items()))
 def test_ascii_locales_never_turn_output_into_an_internal_error(non_ascii, env):
     cases = [
@@ -273,6 +274,7 @@ DEEP = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("language", sorted(DEEP))
 def test_deep_programs_compile_from_8_threads_at_once(language):
     tl.compile(DEEP[language], lang=language, backend="interp")  # one thread: accepted
@@ -360,6 +362,7 @@ def _reading_language(stage: str, language: str) -> str:
     return lang.reader_of(stage, language)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [50, MAX_NESTING + 1, 700, MAX_DEPTH - 1])
 def test_every_printed_stage_reads_back_or_is_refused_naming_the_bound(depth):
     refused: dict[str, list[str]] = {}

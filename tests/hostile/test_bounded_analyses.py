@@ -121,6 +121,7 @@ def _chain(statements: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statements", [10, structure.MAX_INFER_STATEMENTS - 2, 10**4])
 def test_the_structure_analysis_of_many_statements_is_bounded(statements):
     """Statements each reading the one before transposed: up to MAX_INFER_STATEMENTS the

@@ -94,6 +94,7 @@ def test_the_names_are_unique_and_lower_comes_first():
     assert all(callable(rewrite) for _, rewrite in LOOP_PIPELINE)
 
 
+@pytest.mark.slow
 def test_every_rewrite_changes_some_program():
     """The programs below exercise every rewrite: leaving it out changes the nests of at
     least one of them (else the meaning test would prove nothing about it)."""
@@ -109,6 +110,7 @@ def _changed_by(rewrite: str) -> list[str]:
             if _nests(_program(_kernel(text), (rewrite,))) != _nests(_kernel(text).loop_program)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rewrite", LOOP_REWRITE_NAMES[1:])
 def test_skipping_one_rewrite_keeps_the_values(monkeypatch, rewrite):
     """Each rewrite alone left out (on the programs where that changes the nests), the C

@@ -193,6 +193,7 @@ def test_the_rewrite_takes_what_blas_computes_and_nothing_else():
         steps.PACKED_BLAS_WORK = saved
 
 
+@pytest.mark.slow
 def test_the_packed_blas_rewrite_is_named_and_skipping_it_keeps_the_loops():
     """``packed-blas`` is a loop rewrite (``--emit loops`` shows its node and lists it);
     skipped, the product is its block loops again, with the same values."""
