@@ -1,0 +1,94 @@
+"""The examples of the pages users land on run, in order, as the page shows them: every
+```` ```python ```` block of the landing page, the how-tos, the tutorial, coming-from, einsum,
+the Python API, tensor fields and Dask pages, and the quick start's commands.
+
+A block preceded by a line ``<!-- not run: REASON -->`` is left out (REASON says why).
+The tutorial, index and api pages are also run by tests/docs/test_docs.py and the fields
+page by tests/fields/test_docs_fields.py, which check what they print as well.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: The user-facing pages whose Python blocks run here.
+PAGES = ["index.md", "tutorial.md", "coming-from.md", "einsum.md", "api.md", "fields.md", "dask.md"] + sorted(
+    f"howto/{p.name}" for p in (DOCS / "howto").glob("*.md"))
+#: Pages that need an optional package to run (the how-to says to install it).
+NEEDS = {"dask.md": "dask", "howto/dask.md": "dask", "howto/fields.md": "scipy",
+         "howto/reference-check.md": "opt_einsum"}
+#: Pages whose examples take more than a couple of seconds (they time a peer).
+SLOW = {"tutorial.md", "dask.md", "einsum.md", "fields.md"} | {p for p in PAGES if p.startswith("howto/")}
+
+BLOCK = re.compile(r"(<!-- not run: [^>]+-->\n)?```python\n(.*?)```", re.S)
+
+
+def python_blocks(page: str) -> list[str]:
+    """The page's Python blocks that run (a ``<!-- not run: ... -->`` line skips the next)."""
+    return [code for skip, code in BLOCK.findall((DOCS / page).read_text()) if not skip]
+
+
+def test_a_skipped_block_says_why():
+    for page in PAGES:
+        for reason in re.findall(r"<!-- not run:([^>]*)-->", (DOCS / page).read_text()):
+            assert len(reason.strip()) > 10, (page, "say why the block is not run")
+
+
+def _params():
+    for page in PAGES:
+        marks = [pytest.mark.slow] if page in SLOW else []
+        yield pytest.param(page, marks=marks, id=page)
+
+
+@pytest.mark.parametrize("page", list(_params()))
+def test_the_python_blocks_of_a_page_run(page, tmp_path, monkeypatch, capsys):
+    if page in NEEDS and importlib.util.find_spec(NEEDS[page]) is None:
+        pytest.skip(f"{NEEDS[page]} is not installed (the page says to install it)")
+    blocks = python_blocks(page)
+    assert blocks, f"{page} has no Python example"
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__docs__"}
+    for n, block in enumerate(blocks):
+        exec(compile(block, f"docs/{page} block {n + 1}", "exec"), namespace)
+
+
+def quick_start_commands() -> list[str]:
+    """The ``tensorlang ...`` commands of README's quick start and the landing page's first
+    shell block (an ``install`` command before them is what the test environment did)."""
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    shell = re.findall(r"```sh\n(.*?)```", quick, re.S)[0] + re.findall(r"```sh\n(.*?)```", (DOCS / "index.md").read_text(), re.S)[0]
+    commands = []
+    for line in shell.splitlines():
+        for part in line.split("#", 1)[0].split("&&"):
+            if part.strip().startswith("tensorlang "):
+                commands.append(part.strip())
+    return commands
+
+
+def test_the_quick_start_is_two_commands():
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in re.findall(r"```sh\n(.*?)```", quick, re.S)[0].splitlines() if line.strip()]
+    assert len(lines) == 2 and all(line.startswith("pip install") for line in lines)
+    assert quick_start_commands()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", quick_start_commands())
+def test_a_quick_start_command_runs(command):
+    args = shlex.split(command)
+    proc = subprocess.run([sys.executable, "-m", "tensorlang", *args[1:]], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
