@@ -164,6 +164,7 @@ def test_the_citation_pattern_finds_citations_and_not_numbers():
 DEV_LOG = [
     r"\bthe issues?'s?\b", r"\bissues?'s? (targets?|goals?)\b", r"\b[Ii]ssues? \d+\b", r"\bthis session\b",
     r"\bthe lead\b", r"\b(issue|session|development) report\b", r"\[[a-z]+\] issue\b",
+    r"\bSPEC\b",  # the project's contract is not in the repository: say what it says, or link a page
 ]
 #: Remarks about the machine a measurement ran on: not in the pages users land on.
 MACHINE = [r"\bthis machine\b", r"\bdevelopment machine\b", r"\b\d-core\b", r"\b\d-CPU\b", r"\bshared VM\b",
