@@ -73,7 +73,7 @@ def quick_start_commands() -> list[str]:
         for part in line.split("#", 1)[0].split("&&"):
             if part.strip().startswith("tensorlang "):
                 commands.append(part.strip())
-    return commands
+    return list(dict.fromkeys(commands))
 
 
 def test_the_quick_start_is_two_commands():
