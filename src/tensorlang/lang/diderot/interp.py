@@ -96,7 +96,7 @@ def coerce(ty: Ty, v):
 
 
 def fmt(v) -> str:
-    """How Diderot's print writes a value (C++ stream defaults: 6 significant digits)."""
+    """How print writes a value (as a --double Diderot executable: 17 significant digits)."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, np.integer)):
@@ -106,7 +106,7 @@ def fmt(v) -> str:
             return "nan" if math.copysign(1, v) > 0 else "-nan"
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
-        return f"{v:g}"
+        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
             return fmt(float(v))
