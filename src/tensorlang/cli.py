@@ -32,7 +32,7 @@ from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
-from .api import check_source, compile_source
+from .api import check_source, compile_options, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
@@ -239,16 +239,7 @@ def _random_candidates(kernel) -> list[str]:
     """With qualifiers: the in/inout variables.  Without: those read before assigned
     (in the lowered program, which keeps one statement per source statement and what
     each reads, whatever the front end)."""
-    if kernel.checked.context.qualified:
-        return list(kernel.inputs)
-    assigned: set[str] = set()
-    needed: list[str] = []
-    for stmt in kernel.ein.statements:
-        for name in stmt.reads:
-            if name not in assigned and name not in needed:
-                needed.append(name)
-        assigned.add(stmt.target)
-    return needed
+    return list(kernel.inputs + kernel.unassigned_reads)
 
 
 def _output_path(path: str) -> Path:
@@ -390,9 +381,9 @@ def cmd_run(args) -> int:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
     started = time.perf_counter()
-    kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
-                            params=args.params, opt=not args.no_opt, skip_passes=args.skip,
-                            check_structure=args.check_structure, pad=_pad(args), fma=args.fma)
+    options = compile_options(args.backend, args.dtype, _pad(args), args.threads, not args.no_opt, args.skip,
+                              args.fma, args.allow_missing)
+    kernel = compile_source(source, lang, options, args.params, args.check_structure)
     compile_seconds = time.perf_counter() - started
     try:
         arrays = _gather_inputs(args, kernel)
@@ -579,8 +570,9 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
-    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args), fma=args.fma)
+    options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
+                              fma=args.fma)
+    kernel = compile_source(source, lang, options, args.params)
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
@@ -597,8 +589,8 @@ def cmd_compile(args) -> int:
 # ------------------------------------------------------------------ analyze
 def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
-    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            skip_passes=args.skip, pad=_pad(args))
+    kernel = compile_source(source, lang, compile_options("interp", args.dtype, _pad(args), skip_passes=args.skip),
+                            args.params)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
         _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
@@ -766,6 +758,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
                    help="check that the inputs keep the structure the program promises (error[structure] at the "
                         "first entry that does not)")
+    p.add_argument("--allow-missing", action="store_true", dest="allow_missing",
+                   help="in a program without in/out qualifiers, let a variable it reads before assigning start "
+                        "as ⊥ (NaN) when no input gives it (default: error[input] naming it)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("-q", "--quiet", action="store_true", help="print nothing but the file --output wrote")
     how.add_argument("--json", action="store_true", help="print what ran, the results' summaries and the timings as JSON")

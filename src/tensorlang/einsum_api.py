@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import lang as languages
-from .api import compile_checked
+from .api import compile_checked, compile_options
 from .errors import Source, TensorLangError
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
@@ -319,7 +319,7 @@ def compile_spec(spec, dtype, backend: str = "auto") -> Kernel:
         checked = language.check(spec)
     except TensorLangError as exc:
         raise exc.with_source(source) from None
-    kernel = compile_checked(language, checked, source, backend, dtype)
+    kernel = compile_checked(language, checked, source, compile_options(backend, dtype))
     assert isinstance(kernel, Kernel)  # an einsum call's shapes are numbers: never symbolic
     return kernel
 
