@@ -21,6 +21,7 @@ import time
 import zipfile
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -380,11 +381,11 @@ def cmd_run(args) -> int:
     if args.output:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     options = compile_options(args.backend, args.dtype, _pad(args), args.threads, not args.no_opt, args.skip,
                               args.fma, args.allow_missing)
     kernel = compile_source(source, lang, options, args.params, args.check_structure)
-    compile_seconds = time.perf_counter() - started
+    compile_seconds = Timing(time.perf_counter() - started, time.process_time() - started_cpu)
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
@@ -461,20 +462,73 @@ def _interpreter_progress(args, kernel):
     return bar()
 
 
-def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], float, list[float]]:
-    """The results, the first call's seconds and the warm calls' seconds: the first call
+class Timing(NamedTuple):
+    """Seconds of one timed span: on the wall clock and of CPU time (every thread of the
+    process: more than the wall where several threads ran, far less where the process
+    waited for CPUs other processes held)."""
+
+    wall: float
+    cpu: float
+
+
+#: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU
+#: most of the time (a kernel call does no I/O): the machine was busy.
+BUSY_CPU_FRACTION = 0.5
+
+
+def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Timing]]:
+    """The results, the first call's time and the warm calls' times: the first call
     pays for loading and first touches; warm calls are what a loop of calls costs."""
-    start = time.perf_counter()
+    clock, cpu = time.perf_counter, time.process_time
+    start, start_cpu = clock(), cpu()
     results = kernel.run(arrays)
-    first = time.perf_counter() - start
-    warm: list[float] = []
-    if first < WARM_SECONDS:
-        deadline = time.perf_counter() + WARM_SECONDS
-        while len(warm) < MAX_WARM and (len(warm) < 3 or time.perf_counter() < deadline):
-            start = time.perf_counter()
+    first = Timing(clock() - start, cpu() - start_cpu)
+    warm: list[Timing] = []
+    if first.wall < WARM_SECONDS:
+        deadline = clock() + WARM_SECONDS
+        while len(warm) < MAX_WARM and (len(warm) < 3 or clock() < deadline):
+            start, start_cpu = clock(), cpu()
             kernel.run(arrays)
-            warm.append(time.perf_counter() - start)
+            warm.append(Timing(clock() - start, cpu() - start_cpu))
     return results, first, warm
+
+
+def _median(times: list[Timing]) -> Timing:
+    return Timing(float(np.median([t.wall for t in times])), float(np.median([t.cpu for t in times])))
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system says)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _load() -> float | None:
+    """The one-minute load average, or None where the system has none (Windows)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def _busy(first: Timing, warm: list[Timing]) -> str | None:
+    """Why the timings are not the kernel's own (None when nothing says so): more
+    runnable processes than CPUs, or calls that spent most of their wall time waiting."""
+    runs = warm or [first]
+    wall, cpu = sum(t.wall for t in runs), sum(t.cpu for t in runs)
+    load, cpus = _load(), _cpus()
+    reasons = []
+    if load is not None and load > cpus:
+        reasons.append(f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
+    if wall > 0 and cpu < BUSY_CPU_FRACTION * wall:
+        reasons.append(f"the calls had the CPU {100 * cpu / wall:.0f}% of their wall time")
+    if not reasons:
+        return None
+    shown = _median(warm) if warm else first
+    return (f"the machine was busy ({'; '.join(reasons)}): wall {duration(shown.wall)}, CPU "
+            f"{duration(shown.cpu)}; the CPU time is closer to the kernel's own cost")
 
 
 def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
@@ -505,9 +559,22 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
     return origins
 
 
-def _ms(seconds: float) -> str:
-    micro = "µs" if _encodable("µ", sys.stdout) else "us"  # an ASCII locale has no µ
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} {micro}"
+def duration(seconds: float) -> str:
+    """Seconds in the unit that reads best, three digits: ``28.6 µs``, ``318 µs``,
+    ``54.6 ms``, ``3.48 s``, ``125 s`` (never ``3.48e+03 ms``)."""
+    if seconds < 1e-3:
+        micro = "µs" if _encodable("µ", sys.stdout) else "us"  # an ASCII locale has no µ
+        return f"{_digits(seconds * 1e6)} {micro}"
+    if seconds < 1:
+        return f"{_digits(seconds * 1e3)} ms"
+    return f"{_digits(seconds)} s"
+
+
+def _digits(value: float) -> str:
+    """Three significant digits without an exponent (``0.5``, ``28.6``, ``999``, ``1250``)."""
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
 
 
 def _encodable(text: str, stream) -> bool:
@@ -538,15 +605,22 @@ def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm,
         if value.size <= SMALL_RESULT:
             text = np.array2string(value, prefix="    ")
             lines.append("    " + text)
-    timing = f"time: compile {_ms(compile_seconds)}; run "
+    timing = f"time: compile {_both(compile_seconds)}; run "
     if warm:
-        timing += f"{_ms(float(np.median(warm)))} (median of {len(warm)} warm calls; first call {_ms(first)})"
+        timing += f"{_both(_median(warm))} (median of {len(warm)} warm calls; first call {duration(first.wall)})"
     else:
-        timing += f"{_ms(first)} (one call; too slow to repeat)"
+        timing += f"{_both(first)} (one call; too slow to repeat)"
     lines.append(timing)
+    busy = _busy(first, warm)
+    if busy:
+        lines.append(f"note: {busy}")
     if written:
         lines.append(f"wrote {len(results)} result(s) to {written}")
     return "\n".join(lines) + "\n"
+
+
+def _both(timing: Timing) -> str:
+    return f"{duration(timing.wall)} wall, {duration(timing.cpu)} CPU"
 
 
 def _fmt(x, digits: int = 6) -> str:
@@ -560,8 +634,11 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
         "dtype": kernel.dtype.name, "optimized": kernel.opt,
         "inputs": {n: {"shape": list(np.shape(arrays[n])), "from": origins[n]} for n in arrays},
         "results": {n: _describe(v) for n, v in results.items()},
-        "seconds": {"compile": compile_seconds, "first_call": first,
-                    "warm_median": float(np.median(warm)) if warm else None, "warm_calls": len(warm)},
+        "seconds": {"compile": compile_seconds.wall, "first_call": first.wall,
+                    "warm_median": _median(warm).wall if warm else None, "warm_calls": len(warm),
+                    "compile_cpu": compile_seconds.cpu, "first_call_cpu": first.cpu,
+                    "warm_median_cpu": _median(warm).cpu if warm else None},
+        "machine": {"cpus": _cpus(), "load_average": _load(), "busy": _busy(first, warm)},
         "output": written,
     }
 
