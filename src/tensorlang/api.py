@@ -11,7 +11,7 @@ import operator
 
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
-from .errors import Source, TensorLangError, guard
+from .errors import Source, TensorLangError, guard, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
@@ -229,6 +229,7 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
     return _padded_empty(dims, check_pad(pad, resolved), resolved)
 
 
+@signature_checked
 def available_backends() -> tuple[str, ...]:
     """The back ends that work on this machine, in the order ``backend="auto"`` prefers
     them (``c`` only where a C compiler works).  Probing the compiler takes a moment the

@@ -73,6 +73,14 @@ def default_threads() -> int:
     return 0
 
 
+def closest(name, names) -> str:
+    """`` (did you mean 'A'?)`` for the closest of ``names`` to a misspelt ``name``, else ""."""
+    import difflib
+
+    found = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6) if isinstance(name, str) else []
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
 class ProgramInterface:
     """What a compiled program offers its caller, read off its checked program: the
     variables to supply and the results, their types and roles, and the options it was
@@ -522,7 +530,8 @@ class Kernel(ProgramInterface):
         for name in arrays:
             if name not in ctx:
                 known = ", ".join(ctx.shapes) or "none"
-                raise error("input", f"the program has no variable {name!r} (declared: {known})")
+                hint = closest(name, [*ctx.shapes, "out"])
+                raise error("input", f"the program has no variable {name!r}{hint} (declared: {known})")
             if name not in accepted:
                 role = ctx.quals[name] or "temporary"
                 hint = "; pass it in out= to receive the result in place" if role == "out" else ""

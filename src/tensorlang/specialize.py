@@ -34,7 +34,7 @@ from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard
-from .kernel import Kernel, Options, ProgramInterface, check_threads, default_threads
+from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, is_derived
 from .semantics.types import CheckedProgram, show
 
@@ -304,7 +304,8 @@ class SymbolicKernel(ProgramInterface):
         accepted = set(self.checked.accepted_inputs)
         for name in given:
             if name not in accepted:
-                raise error("input", f"{name!r} is no input of the program (inputs: {', '.join(sorted(accepted))})")
+                hint = closest(name, [*sorted(accepted), "inputs", "batch", "chunks", "split_every"])
+                raise error("input", f"{name!r} is no input of the program{hint} (inputs: {', '.join(sorted(accepted))})")
         missing = [n for n in self.checked.inputs if n not in given]
         if missing:
             raise error("input", f"missing input {missing[0]!r} of shape {show(shapes[missing[0]])}")
