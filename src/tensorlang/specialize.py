@@ -29,6 +29,7 @@ from typing import Mapping
 import numpy as np
 
 from . import lang, targets
+from .targets.dask import default_batch
 from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
@@ -323,10 +324,8 @@ class SymbolicKernel(ProgramInterface):
 
     def batch_verdict(self, batch: str | None = None):
         """(the data-parallel verdict, the batch's name) for a chunked run along ``batch``."""
-        if batch is None:
-            if len(self.symbols) != 1:
-                raise error("input", f"name the batch size: batch= one of {', '.join(self.symbols)}")
-            batch = self.symbols[0]
+        if batch is None:  # the one size the program is data-parallel along (targets/dask)
+            return default_batch(self.symbols, self.batch_verdict, self.checked.accepted_inputs)
         if batch not in self.symbols:
             raise error("input", f"the batch must be a symbolic size of the program ({', '.join(self.symbols)}), "
                         f"got {batch!r}")
