@@ -144,7 +144,7 @@ def einsum(*operands, **options):
             if result is not None:
                 return result
     if options and not _EINSUM_ACCEPTS.issuperset(options):
-        check_keywords("einsum", options, _EINSUM_KEYWORDS)
+        check_keywords(einsum.__name__, options, _EINSUM_KEYWORDS)
     return _einsum(*operands, **options)
 
 
