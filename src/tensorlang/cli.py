@@ -33,6 +33,7 @@ from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
+from .analysis.report import duration
 from .api import check_source, compile_options, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
@@ -557,24 +558,6 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
         kept = ", made to keep the structure the program promises for it" if name in promised else ""
         origins.setdefault(name, f"random uniform in [-1, 1], seed {args.random_inputs}{kept}")
     return origins
-
-
-def duration(seconds: float) -> str:
-    """Seconds in the unit that reads best, three digits: ``28.6 µs``, ``318 µs``,
-    ``54.6 ms``, ``3.48 s``, ``125 s`` (never ``3.48e+03 ms``)."""
-    if seconds < 1e-3:
-        micro = "µs" if _encodable("µ", sys.stdout) else "us"  # an ASCII locale has no µ
-        return f"{_digits(seconds * 1e6)} {micro}"
-    if seconds < 1:
-        return f"{_digits(seconds * 1e3)} ms"
-    return f"{_digits(seconds)} s"
-
-
-def _digits(value: float) -> str:
-    """Three significant digits without an exponent (``0.5``, ``28.6``, ``999``, ``1250``)."""
-    if value >= 100:
-        return f"{value:.0f}"
-    return f"{value:.3g}"
 
 
 def _encodable(text: str, stream) -> bool:
