@@ -530,13 +530,15 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
     reasons = []
     if load is not None and load > cpus:
         reasons.append(f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
-    if wall > 0 and cpu < BUSY_CPU_FRACTION * wall:
-        reasons.append(f"the calls had the CPU {100 * cpu / wall:.0f}% of their wall time")
+    waited = wall > 0 and cpu < BUSY_CPU_FRACTION * wall
+    if waited:
+        calls = f"the {len(runs)} timed calls" if len(runs) > 1 else "the call"
+        reasons.append(f"{calls} had the CPU {100 * cpu / wall:.0f}% of their wall time: wall {duration(wall)}, "
+                       f"CPU {duration(cpu)} in all")
     if not reasons:
         return None
-    shown = _median(warm) if warm else first
-    return (f"the machine was busy ({'; '.join(reasons)}): wall {duration(shown.wall)}, CPU "
-            f"{duration(shown.cpu)}; the CPU time is closer to the kernel's own cost")
+    return f"the machine was busy ({'; '.join(reasons)})" + (
+        "; the CPU time is closer to the kernel's own cost" if waited else "")
 
 
 def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
