@@ -16,11 +16,12 @@ from .builder import build, contract, kron, var
 from .builder import outer as _build_outer, transpose as _build_transpose
 from .einsum_api import ContractExpression, EinsumError, contract_expression, einsum, einsum_path
 from .fields import curl, det, div, dot, field, grad, hessian, image, inside, jacobian, norm, normalize, trace
-from .errors import TensorLangError
+from .errors import ArgumentError, TensorLangError, signature_checked
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "SymbolicKernel", "TensorLangError", "__version__",
+__all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "SymbolicKernel", "TensorLangError",
+           "ArgumentError", "__version__",
            # tensor fields (paper 004, docs/fields.md)
            "fields", "field", "image", "grad", "jacobian", "hessian", "curl", "div", "dot", "outer", "norm",
            "normalize", "trace", "transpose", "det", "inside"] + [
@@ -29,6 +30,15 @@ __all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "
                          var, contract, kron, build)]
 
 
+# A call that does not fit a field function's signature (``tl.grad(F, kernal=...)``) is
+# ArgumentError, error[input] and a TypeError, naming the keyword and the accepted ones,
+# as every public function's (docs/api.md, "Arguments").
+(field, image, grad, jacobian, hessian, curl, div, dot, norm, normalize, trace, det, inside, var, contract, kron) = map(
+    signature_checked, (field, image, grad, jacobian, hessian, curl, div, dot, norm, normalize, trace, det, inside,
+                        var, contract, kron))
+
+
+@signature_checked
 def outer(*operands):
     """The outer product: of built expressions (``tl.var``, docs/einsum.md) or of tensor
     fields (``tl.field``, docs/fields.md), whichever the operands are."""
@@ -37,6 +47,7 @@ def outer(*operands):
     return _build_outer(*operands)
 
 
+@signature_checked
 def transpose(operand, *pair):
     """The transpose of a built expression (``pair`` of dimensions, a matrix's by
     default) or of a matrix field."""

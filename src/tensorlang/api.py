@@ -11,7 +11,7 @@ import operator
 
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
-from .errors import Source, TensorLangError, guard
+from .errors import Source, TensorLangError, guard, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
@@ -104,50 +104,47 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
         raise exc.with_source(source) from None
 
 
-def compile_source(
-    source: Source,
-    lang: str = languages.DEFAULT,
+def compile_options(
     backend: str = "auto",
     dtype="float64",
     pad: int | str | None = None,
     threads: int | None = None,
-    params=None,
     opt: bool = True,
     skip_passes=(),
-    check_structure: bool = False,
     fma: bool = False,
-) -> Kernel | SymbolicKernel:
-    """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
-    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
-    checked = check_source(source, lang, params)
-    return compile_checked(languages.get(lang), checked, source, backend, dtype, pad, threads, params, opt,
-                           skip_passes, check_structure, fma)
-
-
-def compile_checked(
-    language: languages.Language,
-    checked: CheckedProgram,
-    source: Source,
-    backend: str = "auto",
-    dtype="float64",
-    pad: int | str | None = None,
-    threads: int | None = None,
-    params=None,
-    opt: bool = True,
-    skip_passes=(),
-    check_structure: bool = False,
-    fma: bool = False,
-) -> Kernel | SymbolicKernel:
-    """Compile a front end's checked program: :func:`compile_source` after its check,
-    and the entry of the front ends whose programs Python builds (einsum, the builder),
-    which have no text to read.  ``source`` is what errors point into."""
+    allow_missing: bool = False,
+) -> Options:
+    """The one place the compile keywords are checked and made an :class:`Options`
+    record (``tl.compile``, the CLI, einsum and the builder all go through it); each
+    value as :func:`tensorlang.compile` documents it, error[input] otherwise."""
     skip_passes = check_passes(opt, skip_passes)
     chosen = resolve_backend(backend)
     resolved = resolve_dtype(dtype)
     padded = check_pad(pad, resolved)  # the C target pads; numpy and interp ignore it
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
     check_fma(fma)
-    options = Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma, auto=backend == "auto")
+    if not isinstance(allow_missing, bool):
+        raise TensorLangError("input", f"allow_missing must be True or False, got {allow_missing!r}")
+    return Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma, allow_missing=allow_missing,
+                   auto=backend == "auto")
+
+
+def compile_source(source: Source, lang: str = languages.DEFAULT, options: Options | None = None, params=None,
+                   check_structure: bool = False) -> Kernel | SymbolicKernel:
+    """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
+    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time;
+    ``options`` from :func:`compile_options` (its defaults when None)."""
+    checked = check_source(source, lang, params)
+    return compile_checked(languages.get(lang), checked, source, options, params, check_structure)
+
+
+def compile_checked(language: languages.Language, checked: CheckedProgram, source: Source,
+                    options: Options | None = None, params=None, check_structure: bool = False) -> Kernel | SymbolicKernel:
+    """Compile a front end's checked program: :func:`compile_source` after its check,
+    and the entry of the front ends whose programs Python builds (einsum, the builder),
+    which have no text to read.  ``source`` is what errors point into."""
+    if options is None:
+        options = compile_options()
     if checked.symbols:  # sizes left to bind: specialised per binding at call time
         symbolic = SymbolicKernel(language, checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)
@@ -184,6 +181,7 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     skip_passes=(),
     check_structure: bool = False,
     fma: bool = False,
+    allow_missing: bool = False,
 ) -> Kernel | SymbolicKernel:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
@@ -206,9 +204,14 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     rounding bound for finite values, but an overflowing product no longer becomes inf
     on its own (docs/optimizer.md, "Fused multiply-add", says exactly what may differ).
     The numpy and interp back ends accept it and ignore it.
+    ``allow_missing=True`` lets a call of a program without ``in``/``out`` qualifiers
+    leave out a variable the program reads before assigning it: it starts as ⊥ (NaN),
+    as 000 section 5 has it; by default that is error[input] naming the variable
+    (docs/api.md, "Inputs of a program without qualifiers").
     """
     source, lang = languages.load(source_or_path, lang)
-    return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure, fma)
+    options = compile_options(backend, dtype, pad, threads, opt, skip_passes, fma, allow_missing)
+    return compile_source(source, lang, options, params, check_structure)
 
 
 @guard
@@ -226,6 +229,7 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
     return _padded_empty(dims, check_pad(pad, resolved), resolved)
 
 
+@signature_checked
 def available_backends() -> tuple[str, ...]:
     """The back ends that work on this machine, in the order ``backend="auto"`` prefers
     them (``c`` only where a C compiler works).  Probing the compiler takes a moment the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from . import lang as languages
-from .api import compile_checked
+from .api import compile_checked, compile_options
 from .errors import Source, TensorLangError, guard
 from .kernel import Kernel
 from .specialize import SymbolicKernel
@@ -59,4 +59,4 @@ def build(outputs, backend: str = "auto", dtype="float64", threads: int | None =
         checked = language.check(program)
     except TensorLangError as exc:
         raise exc.with_source(source) from None
-    return compile_checked(language, checked, source, backend, dtype, threads=threads)
+    return compile_checked(language, checked, source, compile_options(backend, dtype, threads=threads))

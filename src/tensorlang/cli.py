@@ -21,6 +21,7 @@ import time
 import zipfile
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,7 +33,8 @@ from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
-from .api import check_source, compile_source
+from .analysis.report import duration
+from .api import check_source, compile_options, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
@@ -239,16 +241,7 @@ def _random_candidates(kernel) -> list[str]:
     """With qualifiers: the in/inout variables.  Without: those read before assigned
     (in the lowered program, which keeps one statement per source statement and what
     each reads, whatever the front end)."""
-    if kernel.checked.context.qualified:
-        return list(kernel.inputs)
-    assigned: set[str] = set()
-    needed: list[str] = []
-    for stmt in kernel.ein.statements:
-        for name in stmt.reads:
-            if name not in assigned and name not in needed:
-                needed.append(name)
-        assigned.add(stmt.target)
-    return needed
+    return list(kernel.inputs + kernel.unassigned_reads)
 
 
 def _output_path(path: str) -> Path:
@@ -389,11 +382,11 @@ def cmd_run(args) -> int:
     if args.output:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
-    started = time.perf_counter()
-    kernel = compile_source(source, lang, backend=args.backend, dtype=args.dtype, threads=args.threads,
-                            params=args.params, opt=not args.no_opt, skip_passes=args.skip,
-                            check_structure=args.check_structure, pad=_pad(args), fma=args.fma)
-    compile_seconds = time.perf_counter() - started
+    started, started_cpu = time.perf_counter(), _cpu()
+    options = compile_options(args.backend, args.dtype, _pad(args), args.threads, not args.no_opt, args.skip,
+                              args.fma, args.allow_missing)
+    kernel = compile_source(source, lang, options, args.params, args.check_structure)
+    compile_seconds = Timing(time.perf_counter() - started, _cpu() - started_cpu)
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
@@ -470,20 +463,82 @@ def _interpreter_progress(args, kernel):
     return bar()
 
 
-def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], float, list[float]]:
-    """The results, the first call's seconds and the warm calls' seconds: the first call
+class Timing(NamedTuple):
+    """Seconds of one timed span: on the wall clock and of CPU time (every thread of the
+    process and the compiler it ran: more than the wall where several threads ran, far
+    less where the process waited for CPUs other processes held)."""
+
+    wall: float
+    cpu: float
+
+
+#: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU
+#: most of the time (a kernel call does no I/O): the machine was busy.
+BUSY_CPU_FRACTION = 0.5
+
+
+def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Timing]]:
+    """The results, the first call's time and the warm calls' times: the first call
     pays for loading and first touches; warm calls are what a loop of calls costs."""
-    start = time.perf_counter()
+    clock, cpu = time.perf_counter, _cpu
+    start, start_cpu = clock(), cpu()
     results = kernel.run(arrays)
-    first = time.perf_counter() - start
-    warm: list[float] = []
-    if first < WARM_SECONDS:
-        deadline = time.perf_counter() + WARM_SECONDS
-        while len(warm) < MAX_WARM and (len(warm) < 3 or time.perf_counter() < deadline):
-            start = time.perf_counter()
+    first = Timing(clock() - start, cpu() - start_cpu)
+    warm: list[Timing] = []
+    if first.wall < WARM_SECONDS:
+        deadline = clock() + WARM_SECONDS
+        while len(warm) < MAX_WARM and (len(warm) < 3 or clock() < deadline):
+            start, start_cpu = clock(), cpu()
             kernel.run(arrays)
-            warm.append(time.perf_counter() - start)
+            warm.append(Timing(clock() - start, cpu() - start_cpu))
     return results, first, warm
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (every thread) and of the child processes it waited
+    for (the C compiler: a compile's CPU is mostly the compiler's)."""
+    children = os.times()
+    return time.process_time() + children.children_user + children.children_system
+
+
+def _median(times: list[Timing]) -> Timing:
+    return Timing(float(np.median([t.wall for t in times])), float(np.median([t.cpu for t in times])))
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system says)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _load() -> float | None:
+    """The one-minute load average, or None where the system has none (Windows)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def _busy(first: Timing, warm: list[Timing]) -> str | None:
+    """Why the timings are not the kernel's own (None when nothing says so): more
+    runnable processes than CPUs, or calls that spent most of their wall time waiting."""
+    runs = warm or [first]
+    wall, cpu = sum(t.wall for t in runs), sum(t.cpu for t in runs)
+    load, cpus = _load(), _cpus()
+    reasons = []
+    if load is not None and load > cpus:
+        reasons.append(f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
+    waited = wall > 0 and cpu < BUSY_CPU_FRACTION * wall
+    if waited:
+        calls = f"the {len(runs)} timed calls" if len(runs) > 1 else "the call"
+        reasons.append(f"{calls} had the CPU {100 * cpu / wall:.0f}% of their wall time: wall {duration(wall)}, "
+                       f"CPU {duration(cpu)} in all")
+    if not reasons:
+        return None
+    return f"the machine was busy ({'; '.join(reasons)})" + (
+        "; the CPU time is closer to the kernel's own cost" if waited else "")
 
 
 def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
@@ -514,11 +569,6 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
     return origins
 
 
-def _ms(seconds: float) -> str:
-    micro = "µs" if _encodable("µ", sys.stdout) else "us"  # an ASCII locale has no µ
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} {micro}"
-
-
 def _encodable(text: str, stream) -> bool:
     try:
         text.encode(getattr(stream, "encoding", None) or "utf-8")
@@ -547,15 +597,22 @@ def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm,
         if value.size <= SMALL_RESULT:
             text = np.array2string(value, prefix="    ")
             lines.append("    " + text)
-    timing = f"time: compile {_ms(compile_seconds)}; run "
+    timing = f"time: compile {_both(compile_seconds)}; run "
     if warm:
-        timing += f"{_ms(float(np.median(warm)))} (median of {len(warm)} warm calls; first call {_ms(first)})"
+        timing += f"{_both(_median(warm))} (median of {len(warm)} warm calls; first call {duration(first.wall)})"
     else:
-        timing += f"{_ms(first)} (one call; too slow to repeat)"
+        timing += f"{_both(first)} (one call; too slow to repeat)"
     lines.append(timing)
+    busy = _busy(first, warm)
+    if busy:
+        lines.append(f"note: {busy}")
     if written:
         lines.append(f"wrote {len(results)} result(s) to {written}")
     return "\n".join(lines) + "\n"
+
+
+def _both(timing: Timing) -> str:
+    return f"{duration(timing.wall)} wall, {duration(timing.cpu)} CPU"
 
 
 def _fmt(x, digits: int = 6) -> str:
@@ -569,8 +626,11 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
         "dtype": kernel.dtype.name, "optimized": kernel.opt,
         "inputs": {n: {"shape": list(np.shape(arrays[n])), "from": origins[n]} for n in arrays},
         "results": {n: _describe(v) for n, v in results.items()},
-        "seconds": {"compile": compile_seconds, "first_call": first,
-                    "warm_median": float(np.median(warm)) if warm else None, "warm_calls": len(warm)},
+        "seconds": {"compile": compile_seconds.wall, "first_call": first.wall,
+                    "warm_median": _median(warm).wall if warm else None, "warm_calls": len(warm),
+                    "compile_cpu": compile_seconds.cpu, "first_call_cpu": first.cpu,
+                    "warm_median_cpu": _median(warm).cpu if warm else None},
+        "machine": {"cpus": _cpus(), "load_average": _load(), "busy": _busy(first, warm)},
         "output": written,
     }
 
@@ -579,8 +639,9 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
-    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            opt=not args.no_opt, skip_passes=args.skip, pad=_pad(args), fma=args.fma)
+    options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
+                              fma=args.fma)
+    kernel = compile_source(source, lang, options, args.params)
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
@@ -597,8 +658,8 @@ def cmd_compile(args) -> int:
 # ------------------------------------------------------------------ analyze
 def cmd_analyze(args) -> int:
     source, lang = _read_program(args.program, args.lang)
-    kernel = compile_source(source, lang, backend="interp", dtype=args.dtype, params=args.params,
-                            skip_passes=args.skip, pad=_pad(args))
+    kernel = compile_source(source, lang, compile_options("interp", args.dtype, _pad(args), skip_passes=args.skip),
+                            args.params)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
         _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
@@ -766,6 +827,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
                    help="check that the inputs keep the structure the program promises (error[structure] at the "
                         "first entry that does not)")
+    p.add_argument("--allow-missing", action="store_true", dest="allow_missing",
+                   help="in a program without in/out qualifiers, let a variable it reads before assigning start "
+                        "as ⊥ (NaN) when no input gives it (default: error[input] naming it)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("-q", "--quiet", action="store_true", help="print nothing but the file --output wrote")
     how.add_argument("--json", action="store_true", help="print what ran, the results' summaries and the timings as JSON")

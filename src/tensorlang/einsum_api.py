@@ -29,14 +29,15 @@ computes one triangle and mirrors it), for three by one product over the pairs i
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import Any, Callable
 
 import numpy as np
 
 from . import lang as languages
-from .api import compile_checked
-from .errors import Source, TensorLangError
+from .api import compile_checked, compile_options
+from .errors import Source, TensorLangError, check_keywords, signature_checked
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
 from .targets.c import gram as c_gram
@@ -142,7 +143,27 @@ def einsum(*operands, **options):
                 result = None
             if result is not None:
                 return result
+    if options and not _EINSUM_ACCEPTS.issuperset(options):
+        check_keywords(einsum.__name__, options, _EINSUM_KEYWORDS)
     return _einsum(*operands, **options)
+
+
+#: The keywords tl.einsum takes: numpy.einsum's and ``backend``.
+_EINSUM_KEYWORDS = ("out", "dtype", "order", "casting", "optimize", "backend")
+_EINSUM_ACCEPTS = frozenset(_EINSUM_KEYWORDS)
+
+
+def _signature(names: tuple, variadic: str, defaults: dict) -> inspect.Signature:
+    """A signature for a function written with ``*args, **options`` for speed: what
+    ``inspect.signature``, ``help()`` and IDEs show (docs/api.md, "Signatures")."""
+    P = inspect.Parameter
+    return inspect.Signature([*(P(n, P.POSITIONAL_ONLY) for n in names), P(variadic, P.VAR_POSITIONAL),
+                              *(P(k, P.KEYWORD_ONLY, default=v) for k, v in defaults.items())])
+
+
+einsum.__signature__ = _signature(  # type: ignore[attr-defined]
+    ("subscripts",), "operands",
+    {"out": None, "dtype": None, "order": "K", "casting": "safe", "optimize": False, "backend": "auto"})
 
 
 def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, backend: str = "auto"):
@@ -319,7 +340,7 @@ def compile_spec(spec, dtype, backend: str = "auto") -> Kernel:
         checked = language.check(spec)
     except TensorLangError as exc:
         raise exc.with_source(source) from None
-    kernel = compile_checked(language, checked, source, backend, dtype)
+    kernel = compile_checked(language, checked, source, compile_options(backend, dtype))
     assert isinstance(kernel, Kernel)  # an einsum call's shapes are numbers: never symbolic
     return kernel
 
@@ -584,10 +605,15 @@ def _shape_of(shape) -> tuple[int, ...]:
     return tuple(int(n) for n in dims)
 
 
-def contract_expression(subscripts: str, *shapes, constants=None, backend: str = "auto", **_ignored):
+@signature_checked
+def contract_expression(subscripts: str, *shapes, constants=None, backend: str = "auto", use_blas: bool = True,
+                        optimize=True, memory_limit=None):
     """``expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)); expr(a, b)``: the
     contraction compiled once for these shapes (opt_einsum's interface).  ``constants``
-    lists the positions whose entry in ``shapes`` is the array itself."""
+    lists the positions whose entry in ``shapes`` is the array itself.  ``use_blas``,
+    ``optimize`` and ``memory_limit`` are opt_einsum's, accepted so that its calls run
+    unchanged, and ignored: tensorlang's optimizer orders the contraction and its
+    schedule picks BLAS.  Any other keyword is error[input] (also a TypeError)."""
     if not isinstance(subscripts, str):
         raise EinsumError("contract_expression takes the subscripts as a string")
     fixed: dict[int, np.ndarray] = {}
@@ -599,6 +625,7 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
 
 
 # ------------------------------------------------------------------ path
+@signature_checked
 def einsum_path(*operands, optimize=None, einsum_call=False):
     """The contraction order tensorlang runs, with its flops, in numpy.einsum_path's
     format: ``(path, report)``, the path as ``['einsum_path', (0, 1), ...]`` and the

@@ -159,6 +159,78 @@ def _rebuild(cls, diagnostics, source, state):
     return err
 
 
+class ArgumentError(TensorLangError, TypeError):
+    """error[input] for a call to a public function whose arguments do not fit its
+    signature (an unknown keyword, a missing argument): a :class:`TensorLangError` and a
+    ``TypeError``, as Python's own would be, so either ``except`` catches it
+    (docs/api.md, "Arguments")."""
+
+    def __init__(self, message: str):
+        super().__init__("input", message)
+
+
+def unknown_keyword(function: str, keyword: str, accepted) -> ArgumentError:
+    """``f() got an unexpected keyword argument 'bakend' (did you mean backend?; it
+    takes ...)``: the unknown keyword, the closest accepted one and all of them."""
+    import difflib
+
+    accepted = list(accepted)
+    close = difflib.get_close_matches(keyword, accepted, n=1, cutoff=0.6) if isinstance(keyword, str) else []
+    hint = f"did you mean {close[0]}? " if close else ""
+    takes = ", ".join(accepted) or "no keyword arguments"
+    return ArgumentError(f"{function}() got an unexpected keyword argument {keyword!r} ({hint}it takes: {takes})")
+
+
+def check_keywords(function: str, given, accepted) -> None:
+    """Raise :func:`unknown_keyword` for the first of ``given`` not in ``accepted``."""
+    for keyword in given:
+        if keyword not in accepted:
+            raise unknown_keyword(function, keyword, accepted)
+
+
+def _misfit_error(function: str, signature, args, kwargs) -> ArgumentError | None:
+    """Why a call does not fit ``signature`` as an ArgumentError (None: it fits)."""
+    import inspect
+
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        params = signature.parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            accepted = [n for n, p in params.items() if n != "self" and p.kind in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+            for keyword in kwargs:
+                if keyword not in params or params[keyword].kind is inspect.Parameter.POSITIONAL_ONLY:
+                    return unknown_keyword(function, keyword, accepted)
+        return ArgumentError(f"{function}(): {exc}")
+    return None
+
+
+def signature_checked(fn):
+    """For public functions that are not :func:`guard`-ed: a call that does not fit
+    ``fn``'s signature raises :class:`ArgumentError` (with "did you mean") instead of
+    Python's bare ``TypeError``; anything else passes through unchanged.  The check runs
+    only once a ``TypeError`` was raised: calls that fit pay one wrapper frame."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as exc:
+            if isinstance(exc, TensorLangError):
+                raise
+            why = _misfit_error(fn.__qualname__, signature, args, kwargs)
+            if why is None:
+                raise
+            raise why from None
+
+    return wrapper
+
+
 class KernelFailed(TensorLangError):
     """A compiled kernel ran and reported failure (a nonzero status: no memory for a
     block of copies, BLAS not set up).  It may have written part of its buffers, an
@@ -234,14 +306,6 @@ def guard(fn):
 
     signature = inspect.signature(fn)
 
-    def misfit(args, kwargs) -> str | None:
-        """Why the call does not fit ``fn``'s signature (None: it fits)."""
-        try:
-            signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            return str(exc)
-        return None
-
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         # Stages recurse over expressions; the parser bounds their depth (MAX_DEPTH), and
@@ -261,9 +325,9 @@ def guard(fn):
         except Exception as exc:  # noqa: BLE001 - this is the boundary
             # a call that does not fit the signature is the caller's slip, not ours (checked
             # only once something failed: the calls that fit pay nothing for it)
-            why = misfit(args, kwargs) if isinstance(exc, TypeError) else None
+            why = _misfit_error(fn.__qualname__, signature, args, kwargs) if isinstance(exc, TypeError) else None
             if why is not None:
-                raise TensorLangError("input", f"{fn.__qualname__}(): {why}") from None
+                raise why from None
             raise TensorLangError(
                 "internal", f"internal error ({type(exc).__name__}: {exc}); please report it with the program"
             ) from exc

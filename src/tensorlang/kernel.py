@@ -73,6 +73,14 @@ def default_threads() -> int:
     return 0
 
 
+def closest(name, names) -> str:
+    """`` (did you mean 'A'?)`` for the closest of ``names`` to a misspelt ``name``, else ""."""
+    import difflib
+
+    found = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6) if isinstance(name, str) else []
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
 class ProgramInterface:
     """What a compiled program offers its caller, read off its checked program: the
     variables to supply and the results, their types and roles, and the options it was
@@ -184,6 +192,7 @@ class Kernel(ProgramInterface):
         self.sizes: dict[str, int] = {}
         self.last_run_seconds = None
         self._store_elements: int | None = None
+        self._unassigned: tuple[str, ...] | None = None
         self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
         self._outputs_table: tuple[dict[str, tuple[int, ...]], np.dtype] | None = None
         self._ein: ir.Program | None = None
@@ -319,6 +328,39 @@ class Kernel(ProgramInterface):
         raise error("input", "a chunked run (k.dask) cuts the program along a symbolic size, and this program's "
                     f"sizes are all numbers{written}: declare the batch as a name, e.g. "
                     "in var u : [E n n n], and compile without a value for it")
+
+    @property
+    def unassigned_reads(self) -> tuple[str, ...]:
+        """In a program without ``in``/``out`` qualifiers, the variables it reads before
+        assigning them (or never assigns): what a caller means to supply (the lowered
+        program keeps one statement per source statement and what each reads, whatever
+        the front end).  Empty for a qualified program, whose ``in``/``inout`` say it."""
+        found = self._unassigned
+        if found is None:
+            found = ()
+            if not self.checked.context.qualified:
+                optional = set(self.checked.optional_inputs)
+                assigned: set[str] = set()
+                needed: dict[str, None] = {}
+                if self._ein is not None:
+                    for stmt in self._ein.statements:
+                        needed.update((n, None) for n in stmt.reads if n not in assigned and n in optional)
+                        assigned.add(stmt.target)
+                else:  # runs on the interpreter (not lowered): those no statement assigns
+                    assigned = {stmt.target for stmt in self.program.stmts}
+                    needed.update((n, None) for n in self.checked.optional_inputs if n not in assigned)
+                found = tuple(needed)
+            self._unassigned = found
+        return found
+
+    @property
+    def required_inputs(self) -> tuple[str, ...]:
+        """What a call must supply: the ``in`` and ``inout`` variables, and, in a program
+        without qualifiers, the variables it reads before assigning them (unless compiled
+        with ``allow_missing=True``, which lets them start as ⊥)."""
+        if self.options.allow_missing:
+            return self.inputs
+        return self.inputs + self.unassigned_reads
 
     def specializations(self) -> list[dict[str, int]]:
         """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` for a
@@ -469,7 +511,7 @@ class Kernel(ProgramInterface):
         table = self._input_table
         if table is None:
             accepted = self.checked.accepted_inputs
-            table = self._input_table = ({n: self.checked.context[n] for n in accepted}, self.checked.inputs)
+            table = self._input_table = ({n: self.checked.context[n] for n in accepted}, self.required_inputs)
         shapes, required = table
         fine = {}
         for name, value in arrays.items():
@@ -488,7 +530,8 @@ class Kernel(ProgramInterface):
         for name in arrays:
             if name not in ctx:
                 known = ", ".join(ctx.shapes) or "none"
-                raise error("input", f"the program has no variable {name!r} (declared: {known})")
+                hint = closest(name, [*ctx.shapes, "out"])
+                raise error("input", f"the program has no variable {name!r}{hint} (declared: {known})")
             if name not in accepted:
                 role = ctx.quals[name] or "temporary"
                 hint = "; pass it in out= to receive the result in place" if role == "out" else ""
@@ -497,6 +540,14 @@ class Kernel(ProgramInterface):
         if missing:
             name = missing[0]
             raise error("input", f"missing input {name!r} of shape {show(ctx[name])}", self._decl_span(name))
+        unset = [n for n in self.required_inputs if n not in arrays]
+        if unset:
+            name = unset[0]
+            others = f" (also {', '.join(repr(n) for n in unset[1:])})" if len(unset) > 1 else ""
+            raise error("input", f"missing input {name!r} of shape {show(ctx[name])}{others}: the program reads it "
+                        "before assigning it; a program without in/out qualifiers would start it as ⊥ (NaN). "
+                        "Give it, or compile with allow_missing=True (tensorlang run --allow-missing) to run "
+                        "with ⊥", self._decl_span(name))
         return {name: self._as_array(name, value) for name, value in arrays.items()}
 
     def _as_array(self, name: str, value) -> np.ndarray:

@@ -80,6 +80,9 @@ class Options:
     #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
     #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
     fma: bool = False
+    #: a program without in/out qualifiers runs with a variable it reads before assigning
+    #: left out: ⊥ (NaN) instead of error[input] (``allow_missing=True``, ``--allow-missing``)
+    allow_missing: bool = False
     #: the target was chosen by ``backend="auto"``: a program the compiled targets cannot
     #: lower yet (error[backend]) then runs on the reference interpreter instead
     auto: bool = False

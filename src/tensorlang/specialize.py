@@ -29,12 +29,13 @@ from typing import Mapping
 import numpy as np
 
 from . import lang, targets
+from .targets.dask import default_batch
 from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard
-from .kernel import Kernel, Options, ProgramInterface, check_threads, default_threads
+from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, is_derived
 from .semantics.types import CheckedProgram, show
 
@@ -304,7 +305,8 @@ class SymbolicKernel(ProgramInterface):
         accepted = set(self.checked.accepted_inputs)
         for name in given:
             if name not in accepted:
-                raise error("input", f"{name!r} is no input of the program (inputs: {', '.join(sorted(accepted))})")
+                hint = closest(name, [*sorted(accepted), "inputs", "batch", "chunks", "split_every"])
+                raise error("input", f"{name!r} is no input of the program{hint} (inputs: {', '.join(sorted(accepted))})")
         missing = [n for n in self.checked.inputs if n not in given]
         if missing:
             raise error("input", f"missing input {missing[0]!r} of shape {show(shapes[missing[0]])}")
@@ -322,10 +324,8 @@ class SymbolicKernel(ProgramInterface):
 
     def batch_verdict(self, batch: str | None = None):
         """(the data-parallel verdict, the batch's name) for a chunked run along ``batch``."""
-        if batch is None:
-            if len(self.symbols) != 1:
-                raise error("input", f"name the batch size: batch= one of {', '.join(self.symbols)}")
-            batch = self.symbols[0]
+        if batch is None:  # the one size the program is data-parallel along (targets/dask)
+            return default_batch(self.symbols, self.batch_verdict, self.checked.accepted_inputs)
         if batch not in self.symbols:
             raise error("input", f"the batch must be a symbolic size of the program ({', '.join(self.symbols)}), "
                         f"got {batch!r}")

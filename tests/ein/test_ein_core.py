@@ -198,7 +198,7 @@ def test_the_evaluator_runs_the_examples_as_lowered_and_as_optimized(path):
     sizes = {name: 3 for name in tl.check(path).symbols}  # examples/sizes: at one binding
     kernel = tl.compile(path, backend="interp", params=sizes)
     rng = np.random.default_rng(3)
-    inputs = {name: rng.uniform(-1, 1, size=kernel.shapes[name]) for name in kernel.inputs}
+    inputs = {name: rng.uniform(-1, 1, size=kernel.shapes[name]) for name in kernel.required_inputs}
     expected = kernel(**inputs)
     for program in (kernel.ein, kernel.optimized.program):
         got = interp.run(program, inputs)

@@ -260,7 +260,10 @@ def test_unqualified_program_returns_the_whole_store_and_starts_undefined():
     res = tl.compile("alloc x : [2]\nalloc y : [2]\ny = add x x\n", lang="teil")(x=[1.0, 2.0])
     np.testing.assert_array_equal(res["y"], [2.0, 4.0])
     assert set(res) == {"x", "y"}
-    assert np.isnan(tl.compile("alloc x : [2]\nalloc y : [2]\ny = add x x\n", lang="teil")()["y"]).all()
+    with pytest.raises(tl.TensorLangError, match="missing input 'x'"):
+        tl.compile("alloc x : [2]\nalloc y : [2]\ny = add x x\n", lang="teil")()
+    assert np.isnan(tl.compile("alloc x : [2]\nalloc y : [2]\ny = add x x\n", lang="teil",
+                               allow_missing=True)()["y"]).all()
 
 
 def test_statement_reads_the_old_store():  # St-Stmt

@@ -227,7 +227,7 @@ def test_threads_give_the_same_results(monkeypatch):
 
 def test_unsupplied_optional_inputs_start_undefined():
     # without qualifiers every variable is a result and may be supplied; y is not
-    k = tl.compile("var x : [3]\nvar y : [3]\nx = x + y\n", backend="c")
+    k = tl.compile("var x : [3]\nvar y : [3]\nx = x + y\n", backend="c", allow_missing=True)
     res = k(x=np.ones(3))
     assert np.isnan(res["x"]).all() and np.isnan(res["y"]).all()
 

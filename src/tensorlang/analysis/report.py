@@ -4,6 +4,8 @@ often each rewrite rule fired."""
 
 from __future__ import annotations
 
+import sys
+
 from ..ein import ir
 from ..ein.printer import statement_to_text
 from .cost import program_cost, statement_cost
@@ -85,7 +87,7 @@ def report(before: ir.Program, optimized, itemsize: int = 8, loop_statements=Non
     lines.append("passes (IR nodes and statements after each):")
     for record in optimized.log:
         lines.append(f"  {record.name:<10} {record.nodes:>7} nodes  {record.statements:>4} statements  "
-                     f"{record.seconds * 1e3:8.2f} ms")
+                     f"{duration(record.seconds):>8}")
     fired = getattr(optimized, "rules", ())
     lines.append("rules (times fired; --skip RULE turns one off):" if fired else "rules: none fired")
     width = max((len(name) for name, _ in fired), default=0)
@@ -113,3 +115,25 @@ def symbolic_report(program: ir.Program, size, symbols: tuple[str, ...], itemsiz
     total = program_cost(program, itemsize, size)
     lines.append(f"  total: {len(program.statements)} statements, flops {total.flops}, bytes {total.bytes}")
     return "\n".join(lines) + "\n"
+
+
+def duration(seconds: float) -> str:
+    """Seconds in the unit that reads best, three digits (what every time the CLI prints
+    uses): ``28.6 µs``, ``318 µs``, ``54.6 ms``, ``3.48 s``, ``125 s``, never
+    ``3.48e+03 ms``; ``us`` where standard output cannot encode µ (an ASCII locale)."""
+    if seconds < 1e-3:
+        try:
+            "µ".encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+            micro = "µs"
+        except (UnicodeEncodeError, LookupError):
+            micro = "us"
+        return f"{_digits(seconds * 1e6)} {micro}"
+    if seconds < 1:
+        return f"{_digits(seconds * 1e3)} ms"
+    return f"{_digits(seconds)} s"
+
+
+def _digits(value: float) -> str:
+    """Three significant digits without an exponent (``0.5``, ``28.6``, ``999``, ``1250``)."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+

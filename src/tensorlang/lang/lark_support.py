@@ -4,9 +4,15 @@ nesting that keep the recursive later stages within Python's recursion limit."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
+import sys
+from pathlib import Path
 from typing import Callable, Iterable
 
-from lark import Token
+import lark
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import MAX_DEPTH, Span, TensorLangError, error
@@ -227,3 +233,52 @@ def check_depth(stmts, children: Callable) -> None:
                     stmt.span,
                 )
             stack.extend((child, depth + 1) for child in children(node))
+
+
+# ------------------------------------------------------------------ grammar tables
+def grammar_cache_dir() -> Path:
+    """Where the grammars' parse tables are kept between processes: ``grammars/`` in
+    tensorlang's per-user cache (``$TENSORLANG_CACHE``, else ``$XDG_CACHE_HOME/tensorlang``
+    or ``~/.cache/tensorlang``, as the compiled kernels')."""
+    explicit = os.environ.get("TENSORLANG_CACHE", "").strip()
+    if explicit:
+        return Path(explicit).expanduser() / "grammars"
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tensorlang" / "grammars"
+
+
+def _private_dir(path: Path) -> bool:
+    """``path`` is (made) a directory this user owns and may write, that nobody else may
+    write: the tables are pickles, so no other user may plant one."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.stat()
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or not os.access(path, os.W_OK | os.X_OK):
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False
+    return not info.st_mode & 0o022
+
+
+def cache_file(grammar: str, options: dict) -> str:
+    """The tables' file name: a digest of the grammar text, the options, lark's version
+    and Python's (a changed grammar or a new lark never reads old tables)."""
+    key = "\n".join([grammar, repr(sorted((k, repr(v)) for k, v in options.items() if k != "transformer")),
+                     lark.__version__, "%d.%d" % sys.version_info[:2]])
+    return f"lalr-{hashlib.sha256(key.encode()).hexdigest()[:24]}.lark"
+
+
+def lalr_parser(grammar: str, **options) -> Lark:
+    """``Lark(grammar, parser="lalr", **options)`` with its parse tables cached on disk
+    (lark's ``cache=``): a process loads them instead of computing them (about 0.1 s for
+    the four grammars).  A cache directory that cannot be used (no home, a read-only
+    one, another user's) means no cache, silently.  A file that cannot be read back (one
+    being written by another process at that moment, a damaged one) is computed again
+    and rewritten: lark checks the digest it writes first and rebuilds on any failure."""
+    options["parser"] = "lalr"
+    directory = grammar_cache_dir()
+    if not _private_dir(directory):
+        return Lark(grammar, **options)
+    return Lark(grammar, cache=str(directory / cache_file(grammar, options)), **options)

@@ -174,7 +174,7 @@ class _Parser:
 @functools.lru_cache(maxsize=None)
 def _parser() -> _Parser:
     grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
-    return _Parser(Lark(grammar, start="program", parser="lalr", propagate_positions=True, maybe_placeholders=False))
+    return _Parser(lark_support.lalr_parser(grammar, start="program", propagate_positions=True, maybe_placeholders=False))
 
 
 def parse_stur(text: str) -> ast.Program:

@@ -78,7 +78,7 @@ class _ToAst(Transformer):
 @functools.lru_cache(maxsize=None)
 def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
-    return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
+    return lark_support.lalr_parser(grammar, start="program", keep_all_tokens=True, transformer=_ToAst())
 
 
 def _hint(text, previous, tok):

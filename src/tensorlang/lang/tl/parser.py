@@ -230,7 +230,7 @@ class _ToAst(Transformer):
 def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
     grammar = grammar.replace("@FUNCTIONS@", "|".join(ast.FUNCTIONS))
-    return Lark(grammar, start="program", parser="lalr", keep_all_tokens=True, transformer=_ToAst())
+    return lark_support.lalr_parser(grammar, start="program", keep_all_tokens=True, transformer=_ToAst())
 
 
 def _hint(previous, tok):

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ...analysis.batch import Verdict
-from ...errors import error
+from ...errors import TensorLangError, error
 
 
 def dask_array_module():
@@ -38,6 +38,31 @@ def dask_array_module():
     except ImportError:  # pragma: no cover - dask is in the test extra
         raise error("backend", "the Dask target needs dask: pip install 'tensorlang[dask]'") from None
     return da
+
+
+def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple[Verdict, str]],
+                  inputs: tuple[str, ...]) -> tuple[Verdict, str]:
+    """The batch when ``batch=`` is not given: the first symbolic size, in the order the
+    declarations introduce them, that some input has and along which the program is
+    data-parallel (``verdict_along(size)`` says, or raises error[input] with the reason).
+    Chunks along any such size give the same results, so the first is as right as any:
+    ``X : [N p]``, ``C : [p p]`` is cut along ``N`` (``p`` is in two dimensions of ``C``),
+    ``Y = X * X`` along ``N`` too.  No size that qualifies is error[input] with each
+    size's reason."""
+    why: dict[str, str] = {}
+    for symbol in symbols:
+        try:
+            verdict, batch = verdict_along(symbol)
+        except TensorLangError as exc:
+            if exc.code != "input" or len(symbols) == 1:
+                raise
+            why[symbol] = exc.message
+            continue
+        if any(name in verdict.positions for name in inputs):
+            return verdict, batch
+        why[symbol] = f"no input has {symbol}"
+    raise error("input", "no batch can be chosen: the program is data-parallel along none of its sizes that an "
+                "input has (" + "; ".join(why[s] for s in symbols) + "); name one with batch=")
 
 
 def _is_int(value) -> bool:

@@ -1,0 +1,112 @@
+"""Unknown keywords are errors everywhere in the public API (docs/api.md, "Arguments"):
+every function of ``tl.__all__`` refuses a misspelt keyword with ArgumentError —
+error[input] and a TypeError — naming it, the closest accepted keyword and all of them;
+and the signatures ``inspect.signature`` reports are the real ones."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+
+
+def _public_functions():
+    for name in tl.__all__:
+        value = getattr(tl, name)
+        if callable(value) and not inspect.isclass(value):
+            yield name, value
+
+
+def _misspelt(function) -> tuple[str, str | None]:
+    """A misspelling of the function's last keyword (its second letter left out), and
+    that keyword; ``bogus`` where it takes no keyword."""
+    params = inspect.signature(function).parameters.values()
+    named = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and len(p.name) > 3]
+    if not named:
+        return "bogus", None
+    word = named[-1]
+    return word[0] + word[2:], word
+
+
+def test_the_audit_covers_the_api():
+    names = {name for name, _ in _public_functions()}
+    assert {"compile", "check", "einsum", "einsum_path", "contract_expression", "build", "var", "kron", "field",
+            "grad", "outer", "transpose", "available_backends", "padded_empty"} <= names
+
+
+@pytest.mark.parametrize("name", [name for name, _ in _public_functions()])
+def test_a_misspelt_keyword_is_refused_by_name(name):
+    function = getattr(tl, name)
+    wrong, meant = _misspelt(function)
+    with pytest.raises(tl.ArgumentError) as caught:
+        function(**{wrong: 1})
+    err = caught.value
+    assert isinstance(err, TypeError) and isinstance(err, tl.TensorLangError) and err.code == "input"
+    assert f"unexpected keyword argument {wrong!r}" in err.message and f"{name}()" in err.message
+    if meant is not None:
+        assert f"did you mean {meant}?" in err.message
+
+
+def test_the_examples_of_the_issue():
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    with pytest.raises(TypeError, match="did you mean backend"):
+        tl.contract_expression("ij,jk->ik", (2, 3), (3, 4), bakend="numpy")
+    with pytest.raises(tl.TensorLangError, match="did you mean backend"):
+        tl.einsum("ij,jk->ik", a, b, bakend="numpy")
+    with pytest.raises(tl.ArgumentError, match="did you mean backend"):
+        tl.compile("var x : [2]\nx = x + x", bakend="numpy")
+    with pytest.raises(tl.ArgumentError, match="did you mean optimize"):
+        tl.einsum_path("ij,jk->ik", a, b, optimise="greedy")
+
+
+def test_opt_einsums_own_keywords_are_accepted():
+    expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4), optimize="greedy", use_blas=False, memory_limit=None)
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(expr(a, b), a @ b)
+    np.testing.assert_allclose(tl.einsum("ij,jk->ik", a, b, optimize=True, backend="numpy"), a @ b)
+
+
+def test_kernel_methods_and_inputs():
+    k = tl.compile("in var A : [2 2]\nout var C : [2 2]\nC = A + A", backend="numpy")
+    a = np.ones((2, 2))
+    with pytest.raises(tl.TensorLangError, match=r"no variable 'AA' \(did you mean 'A'\?\)"):
+        k(AA=a)
+    with pytest.raises(tl.TensorLangError, match=r"did you mean 'out'"):
+        k(A=a, outs={"C": np.empty((2, 2))})
+    with pytest.raises(tl.ArgumentError, match="did you mean compressed"):
+        k.run({"A": a}, compresed=True)
+    with pytest.raises(tl.ArgumentError, match="did you mean stage"):
+        k.ir(stag="ein")
+    s = tl.compile("in var X : [N p]\nout var C : [p p]\nC[i,j] = sum(r) X[r,i] * X[r,j]", backend="numpy")
+    with pytest.raises(tl.TensorLangError, match=r"'bacth' is no input of the program \(did you mean 'batch'\?\)"):
+        s.dask(X=np.ones((4, 2)), bacth="N")
+    expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bakend'"):  # Python's own
+        expr(np.ones((2, 3)), np.ones((3, 4)), bakend="numpy")
+
+
+def test_signatures_are_the_real_ones():
+    einsum = inspect.signature(tl.einsum)
+    assert list(einsum.parameters) == ["subscripts", "operands", "out", "dtype", "order", "casting", "optimize",
+                                       "backend"]
+    assert {k: p.default for k, p in einsum.parameters.items() if p.default is not p.empty} == {
+        "out": None, "dtype": None, "order": "K", "casting": "safe", "optimize": False, "backend": "auto"}
+    compile_params = inspect.signature(tl.compile).parameters
+    assert list(compile_params) == ["source_or_path", "backend", "dtype", "pad", "threads", "lang", "params", "opt",
+                                    "skip_passes", "check_structure", "fma", "allow_missing"]
+    for name, function in _public_functions():  # no function shows a bare *args, **kwargs wrapper
+        params = inspect.signature(function).parameters.values()
+        assert not any(p.kind is p.VAR_KEYWORD for p in params), name
+
+
+def test_compile_options_is_the_one_keyword_list():
+    """tl.compile's option keywords, past the program, its language, params and
+    check_structure, are compile_options's, in order: written once (api.py)."""
+    from tensorlang.api import compile_options
+
+    own = {"source_or_path", "lang", "params", "check_structure"}
+    assert [k for k in inspect.signature(tl.compile).parameters if k not in own] == list(
+        inspect.signature(compile_options).parameters)
+    assert {k: p.default for k, p in inspect.signature(tl.compile).parameters.items() if k not in own} == {
+        k: p.default for k, p in inspect.signature(compile_options).parameters.items()}
