@@ -37,6 +37,7 @@ from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from . import limits
+from .lang.json_form import to_json
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
@@ -576,6 +577,10 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
 
 
 # ------------------------------------------------------------------ compile
+#: The stages ``compile --json`` prints as trees (lang/json_form.py)
+JSON_STAGES = {"ast": lambda k: k.program, "ein": lambda k: k.ein, "opt": lambda k: k.optimized.program}
+
+
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
@@ -584,6 +589,12 @@ def cmd_compile(args) -> int:
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
+    if args.json:  # the tree as JSON (docs/cli.md, "JSON form"); the text above checked the stage exists
+        if args.emit not in JSON_STAGES:
+            raise TensorLangError("input", f"--json prints the trees of --emit {', '.join(JSON_STAGES)}, "
+                                  f"not of {args.emit}")
+        tree = JSON_STAGES[args.emit](kernel)
+        text = json.dumps(to_json(tree, "ast" if args.emit == "ast" else "ein", kernel.language.name), indent=1) + "\n"
     if args.o:
         try:
             Path(args.o).write_text(text, encoding="utf-8")  # as programs are read, whatever the locale
@@ -778,6 +789,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES,
                    help="the stage to show (default ast: the program as parsed)")
     p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--json", action="store_true", help="print the tree of --emit ast, ein or opt as JSON "
+                                                       "(docs/cli.md, 'JSON form')")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
     _pad_option(p)
     _fma_option(p)
