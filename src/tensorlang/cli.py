@@ -631,7 +631,7 @@ def cmd_analyze(args) -> int:
         # C target's (Kernel.schedule): BLAS called from C where it was found, so a single
         # GEMM is a BLAS step from C_BLAS_WORK (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
-        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops)
+        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops, isl=args.isl)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
         else:  # which statements share one loop over their batch (schedule/fusion.py)
@@ -804,6 +804,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
     _pad_option(p)
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
+    p.add_argument("--isl", action="store_true", help="also print each structured tensor's unique set and "
+                                                      "redundancy map as isl text (docs/structure.md)")
     p.add_argument("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, zeros) "
                                                      "as a PNG (needs matplotlib)")
     _optimizer_switches(p, no_opt=False)
