@@ -37,7 +37,7 @@ from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from . import limits
-from .lang.json_form import to_json
+from .lang import to_json
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show

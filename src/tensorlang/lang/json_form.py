@@ -1,24 +1,12 @@
 """The JSON form of a program's tree: ``tensorlang compile PROG --emit ast --json``.
 
 One printer for every front end's AST and for EIN (``--emit ein`` / ``opt``): it knows no
-node kind, only that the trees are frozen dataclasses, so a new front end's AST prints
-without a line here.  The schema (docs/cli.md, "JSON form") is version 1:
-
-* the document: ``{"format": "tensorlang-ast" | "tensorlang-ein", "version": 1,
-  "language": NAME, "types": {KIND: "module.Class", ...}, "program": NODE}``;
-* a node: ``{"node": KIND, FIELD: VALUE, ...}``, its fields in declaration order, KIND
-  the class's name (``types`` says which class, for a reader that rebuilds the tree);
-* a span (where a node's text stands): ``{"line": L, "col": C, "end_line": L2,
-  "end_col": C2}``, 1-based, ``end_col`` one past the last character;
-* a tuple or list: an array; a mapping: ``{"map": [[key, value], ...]}``; a set:
-  ``{"set": [...]}`` (sorted where the items sort); an enumeration's member:
-  ``{"enum": KIND, "name": NAME}``;
-* a number: a JSON number (integers stay integers); NaN and ±inf: ``{"float": "nan" |
-  "inf" | "-inf"}``; a string, a boolean, null: themselves;
-* anything else (no node of ours is one): ``{"opaque": TYPE, "text": str(value)}``.
-
-:func:`from_json` rebuilds the tree (classes of this package only), equal to the
-original, spans included; the tests round-trip every front end's examples through it.
+node kind, only that trees are frozen dataclasses, so a new front end's AST prints without
+a line here.  The schema (version 1) is docs/cli.md's "JSON form": nodes as ``{"node":
+KIND, FIELD: VALUE, ...}``, spans as ``{"line", "col", "end_line", "end_col"}``, arrays,
+``{"map": ...}``, ``{"set": ...}``, ``{"enum": ...}``, ``{"float": "nan"}``, and
+``{"opaque": TYPE, "text": ...}`` for anything else.  :func:`from_json` rebuilds the tree
+(tensorlang's classes only), equal to the original, spans included.
 """
 
 from __future__ import annotations
@@ -42,7 +30,6 @@ def to_json(tree: Any, kind: str = "ast", language: str | None = None) -> dict:
 
 
 def _encode(value: Any, types: dict[str, str]) -> Any:
-    # iterative over the tree's depth is not needed: the parsers bound nesting (MAX_NESTING)
     if isinstance(value, Span):
         return {"line": value.line, "col": value.col, "end_line": value.end_line, "end_col": value.end_col}
     if isinstance(value, enum.Enum):
@@ -61,22 +48,13 @@ def _encode(value: Any, types: dict[str, str]) -> Any:
     if isinstance(value, Mapping):
         return {"map": [[_encode(k, types), _encode(v, types)] for k, v in value.items()]}
     if isinstance(value, (set, frozenset)):
-        items = [_encode(v, types) for v in value]
-        try:
-            items.sort()
-        except TypeError:
-            pass
-        return {"set": items}
+        return {"set": sorted((_encode(v, types) for v in value), key=repr)}
     return {"opaque": type(value).__name__, "text": str(value)}
-
-
-def _qualified(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _kind(cls: type, types: dict[str, str]) -> str:
     """A class's name as the node kind; its full path where another class has the name."""
-    path = _qualified(cls)
+    path = f"{cls.__module__}.{cls.__qualname__}"
     kind = cls.__name__ if types.setdefault(cls.__name__, path) == path else path
     types[kind] = path
     return kind
@@ -106,13 +84,11 @@ def _decode(value: Any, classes: dict[str, type]) -> Any:
     if not isinstance(value, dict):
         return value
     if "node" in value:
-        cls = classes[value["node"]]
-        fields = {f.name: _decode(value[f.name], classes) for f in dataclasses.fields(cls) if f.name in value}
-        init = {k: v for k, v in fields.items() if next(f for f in dataclasses.fields(cls) if f.name == k).init}
-        node = cls(**init)
-        for name, v in fields.items():
-            if name not in init:
-                object.__setattr__(node, name, v)
+        cls, given = classes[value["node"]], [f for f in dataclasses.fields(classes[value["node"]]) if f.name in value]
+        node = cls(**{f.name: _decode(value[f.name], classes) for f in given if f.init})
+        for f in given:
+            if not f.init:
+                object.__setattr__(node, f.name, _decode(value[f.name], classes))
         return node
     if "enum" in value:
         return classes[value["enum"]][value["name"]]

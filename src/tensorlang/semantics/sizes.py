@@ -20,8 +20,8 @@ field), as the three text front ends' ASTs are.
 
 from __future__ import annotations
 
+import ast as pyast
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Union
 
@@ -76,54 +76,23 @@ def poly_of(extent: Extent) -> Poly | None:
         return {(): extent} if extent else {}
     if not is_derived(extent.name):
         return {(extent.name,): 1}
-    tokens = re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-+*()]|\S", extent.name)
-    if tokens == [] or any(t not in "+-*()" and not t[0].isalnum() and t[0] != "_" for t in tokens):
+    try:  # read as a Python expression tree, never evaluated
+        return _poly(pyast.parse(extent.name, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
         return None
-    pos = 0
 
-    def peek() -> str:
-        return tokens[pos] if pos < len(tokens) else ""
 
-    def atom() -> Poly:
-        nonlocal pos
-        t = peek()
-        pos += 1
-        if t == "(":
-            inner = total()
-            if peek() != ")":
-                raise ValueError(t)
-            pos += 1
-            return inner
-        if t == "-":
-            return _scale(atom(), -1)
-        if t.isdigit():
-            return {(): int(t)} if int(t) else {}
-        if t and (t[0].isalpha() or t[0] == "_"):
-            return {(t,): 1}
-        raise ValueError(t)
-
-    def product() -> Poly:
-        nonlocal pos
-        value = atom()
-        while peek() == "*":
-            pos += 1
-            value = _times(value, atom())
-        return value
-
-    def total() -> Poly:
-        nonlocal pos
-        value = product()
-        while peek() in ("+", "-"):
-            sign = 1 if tokens[pos] == "+" else -1
-            pos += 1
-            value = _plus(value, _scale(product(), sign))
-        return value
-
-    try:
-        value = total()
-    except ValueError:
-        return None
-    return value if pos == len(tokens) else None
+def _poly(node) -> Poly:
+    if isinstance(node, pyast.BinOp) and isinstance(node.op, (pyast.Add, pyast.Sub, pyast.Mult)):
+        a, b = _poly(node.left), _poly(node.right)
+        return _times(a, b) if isinstance(node.op, pyast.Mult) else _plus(a, _scale(b, 1 if isinstance(node.op, pyast.Add) else -1))
+    if isinstance(node, pyast.UnaryOp) and isinstance(node.op, pyast.USub):
+        return _scale(_poly(node.operand), -1)
+    if isinstance(node, pyast.Constant) and type(node.value) is int:
+        return {(): node.value} if node.value else {}
+    if isinstance(node, pyast.Name):
+        return {(node.id,): 1}
+    raise ValueError(node)
 
 
 def _plus(a: Poly, b: Poly) -> Poly:
