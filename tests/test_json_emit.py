@@ -118,3 +118,12 @@ def test_the_printer_is_generic_over_dataclass_trees_and_the_reader_over_ours_on
     assert info.value.code == "input"
     with pytest.raises(tl.TensorLangError):
         from_json({"version": 99})
+
+
+def test_an_enumeration_member_round_trips():
+    from tensorlang.semantics.interface import Role
+
+    member = list(Role)[-1]
+    doc = json.loads(json.dumps(to_json((member, 2.5, -float("inf")))))
+    assert doc["program"][0] == {"enum": "Role", "name": member.name}
+    assert from_json(doc) == (member, 2.5, -float("inf"))

@@ -26,7 +26,7 @@ def structure_view(program: ir.Program, isl: bool = False) -> list[str]:
     found = {n: s for n, s in infer(program).items() if s.shape}
     summary = structure_lines(program)
     lines: list[str] = []
-    for line, (name, s) in zip(summary, found.items()):
+    for line, s in zip(summary, found.values()):
         lines.append(line)
         lines += [f"      {detail}" for detail in details(s, isl)]
     return lines

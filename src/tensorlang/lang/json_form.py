@@ -91,7 +91,7 @@ def _decode(value: Any, classes: dict[str, type]) -> Any:
                 object.__setattr__(node, f.name, _decode(value[f.name], classes))
         return node
     if "enum" in value:
-        return classes[value["enum"]][value["name"]]
+        return getattr(classes[value["enum"]], value["name"])
     if "float" in value:
         return float(value["float"])
     if "map" in value:
