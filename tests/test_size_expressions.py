@@ -111,3 +111,16 @@ def test_the_documented_example_is_the_tested_file():
     section = page.split("### Size expressions", 1)[1]
     shown = section.split("```\n", 2)[1]
     assert shown in QUADRATIC
+
+
+@pytest.mark.parametrize("extent", [
+    "+".join(f"a{i}" for i in range(100)),            # too many terms
+    "*".join(["(a+b+c+d+e+f+g+h)"] * 40),             # a product that would explode
+    "*".join(["p"] * 100),                           # a degree above the bound
+    "*".join(["99999"] * 40) + "*p",                 # a coefficient past 2^124
+])
+def test_a_hostile_size_expression_is_error_too_large_at_its_text(extent):
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.check(f"in var x : [{extent}]\n")
+    assert info.value.code == "too-large"
+    assert info.value.diagnostics[0].span.line == 1 and info.value.diagnostics[0].span.col == 13

@@ -30,6 +30,9 @@ from ..errors import TensorLangError, error
 #: Extents at or above this cannot be indexed by the targets' 64-bit loops.
 MAX_EXTENT = 2**62
 
+#: The most terms (and the highest degree) a size expression's polynomial may have.
+MAX_TERMS = 64
+
 
 @dataclass(frozen=True)
 class Sym:
@@ -107,9 +110,20 @@ def _scale(a: Poly, k: int) -> Poly:
 
 
 def _times(a: Poly, b: Poly) -> Poly:
+    if len(a) * len(b) > MAX_TERMS ** 2:
+        raise error("too-large", f"a size expression of more than {MAX_TERMS} terms")
     out: Poly = {}
     for ma, ca in a.items():
         out = _plus(out, {tuple(sorted(ma + mb)): ca * cb for mb, cb in b.items()})
+    return out
+
+
+def poly_arith(op: str, a: Poly, b: Poly) -> Poly:
+    """``a op b`` (op in + - *) within the bounds on a size expression (error[too-large])."""
+    out = _times(a, b) if op == "*" else _plus(a, _scale(b, -1 if op == "-" else 1))
+    if len(out) > MAX_TERMS or any(len(m) > MAX_TERMS or abs(c) >= MAX_EXTENT ** 2 for m, c in out.items()):
+        raise error("too-large", f"a size expression of more than {MAX_TERMS} terms, a degree above {MAX_TERMS} "
+                    "or a coefficient of 2^124 or more")
     return out
 
 
@@ -135,7 +149,7 @@ def size_arith(op: str, a: Extent, b: Extent) -> Extent | None:
     pa, pb = poly_of(a), poly_of(b)
     if pa is None or pb is None:
         return None
-    return extent_of(_times(pa, pb) if op == "*" else _plus(pa, _scale(pb, -1 if op == "-" else 1)))
+    return extent_of(poly_arith(op, pa, pb))
 
 
 def free_sizes(extent: Extent) -> tuple[str, ...]:
@@ -220,4 +234,4 @@ def binding_diagnostic(name: str, value: int, first: tuple[str, int, int], secon
 
 
 __all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "extent_of", "free_sizes", "is_derived",
-           "is_symbolic", "never_positive", "poly_of", "program_symbols", "size_arith", "symbols_of"]
+           "is_symbolic", "never_positive", "poly_arith", "poly_of", "program_symbols", "size_arith", "symbols_of"]

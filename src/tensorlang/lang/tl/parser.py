@@ -15,8 +15,8 @@ from lark import Lark, Token, Transformer, v_args
 
 from ...ein.index import affine
 from ...ein.printer import RESERVED
-from ...errors import Span, error
-from ...semantics.sizes import never_positive, size_arith
+from ...errors import Span, TensorLangError, error
+from ...semantics.sizes import extent_of, never_positive, poly_arith, poly_of
 from .. import lark_support
 from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
 from . import ast, hints
@@ -79,24 +79,29 @@ class _ToAst(Transformer):
         return tok
 
     def shape(self, lsqb, *rest):
-        dims, rsqb = rest[:-1], rest[-1]
+        dims, rsqb = tuple((extent_of(poly), span) for poly, span in rest[:-1]), rest[-1]
         for extent, span in dims:
             if never_positive(extent) and not isinstance(extent, int):
                 raise error("shape", f"the size expression {extent} is below 1 for every value of its sizes",
                             span, "s-var")
         return tuple(extent for extent, _ in dims), _cover(lsqb, rsqb)
 
-    # a size expression (docs/language.md, "Size expressions"): (extent, span) pairs
+    # a size expression (docs/language.md, "Size expressions"): (polynomial, span) pairs
     def dim_atom(self, *items):
         if len(items) == 3:
             return items[1][0], _cover(items[0], items[2])
-        return lark_support.extents(items, RESERVED)[0], _tok_span(items[0])
+        extent = lark_support.extents(items, RESERVED)[0]
+        return poly_of(extent) or {}, _tok_span(items[0])
 
     def dim(self, first, *rest):
-        extent, span = first
+        poly, span = first
         for op, (other, last) in zip(rest[::2], rest[1::2]):
-            extent, span = size_arith(str(op), extent, other), Span(span.line, span.col, last.end_line, last.end_col)
-        return extent, span
+            try:
+                poly = poly_arith(str(op), poly, other)
+            except TensorLangError as exc:
+                raise error(exc.code, exc.message, Span(span.line, span.col, last.end_line, last.end_col)) from None
+            span = Span(span.line, span.col, last.end_line, last.end_col)
+        return poly, span
 
     dim_term = dim
 
