@@ -81,14 +81,16 @@ def poly_of(extent: Extent) -> Poly | None:
         return {(extent.name,): 1}
     try:  # read as a Python expression tree, never evaluated
         return _poly(pyast.parse(extent.name, mode="eval").body)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, TensorLangError):
         return None
 
 
+_OPS = {pyast.Add: "+", pyast.Sub: "-", pyast.Mult: "*"}
+
+
 def _poly(node) -> Poly:
-    if isinstance(node, pyast.BinOp) and isinstance(node.op, (pyast.Add, pyast.Sub, pyast.Mult)):
-        a, b = _poly(node.left), _poly(node.right)
-        return _times(a, b) if isinstance(node.op, pyast.Mult) else _plus(a, _scale(b, 1 if isinstance(node.op, pyast.Add) else -1))
+    if isinstance(node, pyast.BinOp) and type(node.op) in _OPS:
+        return poly_arith(_OPS[type(node.op)], _poly(node.left), _poly(node.right))
     if isinstance(node, pyast.UnaryOp) and isinstance(node.op, pyast.USub):
         return _scale(_poly(node.operand), -1)
     if isinstance(node, pyast.Constant) and type(node.value) is int:
@@ -110,20 +112,19 @@ def _scale(a: Poly, k: int) -> Poly:
 
 
 def _times(a: Poly, b: Poly) -> Poly:
-    if len(a) * len(b) > MAX_TERMS ** 2:
-        raise error("too-large", f"a size expression of more than {MAX_TERMS} terms")
     out: Poly = {}
     for ma, ca in a.items():
         out = _plus(out, {tuple(sorted(ma + mb)): ca * cb for mb, cb in b.items()})
     return out
 
 
-def poly_arith(op: str, a: Poly, b: Poly) -> Poly:
+def poly_arith(op: str, a: Poly, b: Poly, span=None) -> Poly:
     """``a op b`` (op in + - *) within the bounds on a size expression (error[too-large])."""
-    out = _times(a, b) if op == "*" else _plus(a, _scale(b, -1 if op == "-" else 1))
-    if len(out) > MAX_TERMS or any(len(m) > MAX_TERMS or abs(c) >= MAX_EXTENT ** 2 for m, c in out.items()):
+    big = op == "*" and len(a) * len(b) > MAX_TERMS ** 2
+    out = {} if big else _times(a, b) if op == "*" else _plus(a, _scale(b, -1 if op == "-" else 1))
+    if big or len(out) > MAX_TERMS or any(len(m) > MAX_TERMS or abs(c) >= MAX_EXTENT ** 2 for m, c in out.items()):
         raise error("too-large", f"a size expression of more than {MAX_TERMS} terms, a degree above {MAX_TERMS} "
-                    "or a coefficient of 2^124 or more")
+                    "or a coefficient of 2^124 or more", span)
     return out
 
 
@@ -147,9 +148,7 @@ def size_arith(op: str, a: Extent, b: Extent) -> Extent | None:
     """``a op b`` for op in + - * (concat's and vec's extents, a declaration's size
     expression); None where an operand is no polynomial."""
     pa, pb = poly_of(a), poly_of(b)
-    if pa is None or pb is None:
-        return None
-    return extent_of(poly_arith(op, pa, pb))
+    return None if pa is None or pb is None else extent_of(poly_arith(op, pa, pb))
 
 
 def free_sizes(extent: Extent) -> tuple[str, ...]:
@@ -161,9 +160,7 @@ def free_sizes(extent: Extent) -> tuple[str, ...]:
 def never_positive(extent: Extent) -> bool:
     """Whether an extent is below 1 at every binding (a number below 1, or a polynomial
     none of whose coefficients is positive)."""
-    if isinstance(extent, int):
-        return extent < 1
-    poly = poly_of(extent)
+    poly = {(): extent} if isinstance(extent, int) else poly_of(extent)
     return poly is not None and all(c <= 0 for c in poly.values())
 
 

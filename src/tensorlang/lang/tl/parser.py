@@ -15,7 +15,7 @@ from lark import Lark, Token, Transformer, v_args
 
 from ...ein.index import affine
 from ...ein.printer import RESERVED
-from ...errors import Span, TensorLangError, error
+from ...errors import Span, error
 from ...semantics.sizes import extent_of, never_positive, poly_arith, poly_of
 from .. import lark_support
 from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
@@ -96,11 +96,8 @@ class _ToAst(Transformer):
     def dim(self, first, *rest):
         poly, span = first
         for op, (other, last) in zip(rest[::2], rest[1::2]):
-            try:
-                poly = poly_arith(str(op), poly, other)
-            except TensorLangError as exc:
-                raise error(exc.code, exc.message, Span(span.line, span.col, last.end_line, last.end_col)) from None
             span = Span(span.line, span.col, last.end_line, last.end_col)
+            poly = poly_arith(str(op), poly, other, span)
         return poly, span
 
     dim_term = dim
