@@ -304,7 +304,7 @@ BUDGETS = {"core": 5000, "front ends": 5000, "structure": 3500, "schedule+loops"
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
 CEILINGS = {"front ends": 5025, "structure": 4540, "schedule+loops": 3935, "targets": 5540, "fields": 2280,
-            "surface": 4160}
+            "surface": 4165}
 
 
 def layer_sizes() -> dict[str, int]:

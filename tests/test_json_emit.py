@@ -127,3 +127,15 @@ def test_an_enumeration_member_round_trips():
     doc = json.loads(json.dumps(to_json((member, 2.5, -float("inf")))))
     assert doc["program"][0] == {"enum": "Role", "name": member.name}
     assert from_json(doc) == (member, 2.5, -float("inf"))
+
+
+@pytest.mark.parametrize("params", [[], ["--param", "R=4", "--param", "F=3"]])
+def test_a_stur_file_prints_its_tree_and_its_text(params, tmp_path, capsys):
+    p = tmp_path / "cov.stur"
+    p.write_text(test_stur.COVARIANCE)
+    assert main(["compile", str(p), "--emit", "ast", *params]) == 0  # the checked program prints as its AST
+    assert capsys.readouterr().out.startswith("symbols: R, F\n")
+    assert main(["compile", str(p), "--emit", "ast", "--json", *params]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    values = {"R": 4, "F": 3} if params else {}
+    assert doc["language"] == "stur" and from_json(doc) == lang.parse(Source(test_stur.COVARIANCE, "c"), "stur", values)

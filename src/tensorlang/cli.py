@@ -37,7 +37,7 @@ from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from . import limits
-from .lang import to_json
+from .lang import parse, to_json
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
@@ -578,7 +578,7 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
 
 # ------------------------------------------------------------------ compile
 #: The stages ``compile --json`` prints as trees (lang/json_form.py)
-JSON_STAGES = {"ast": lambda k: k.program, "ein": lambda k: k.ein, "opt": lambda k: k.optimized.program}
+JSON_STAGES = ("ast", "ein", "opt")
 
 
 def cmd_compile(args) -> int:
@@ -593,7 +593,11 @@ def cmd_compile(args) -> int:
         if args.emit not in JSON_STAGES:
             raise TensorLangError("input", f"--json prints the trees of --emit {', '.join(JSON_STAGES)}, "
                                   f"not of {args.emit}")
-        tree = JSON_STAGES[args.emit](kernel)
+        if args.emit == "ast":  # the tree as parsed
+            tree = parse(source, lang, args.params)
+        else:
+            assert not isinstance(kernel, SymbolicKernel), "its ir() refused ein and opt"
+            tree = kernel.ein if args.emit == "ein" else kernel.optimized.program
         text = json.dumps(to_json(tree, "ast" if args.emit == "ast" else "ein", kernel.language.name), indent=1) + "\n"
     if args.o:
         try:
