@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -139,3 +140,15 @@ def test_a_stur_file_prints_its_tree_and_its_text(params, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     values = {"R": 4, "F": 3} if params else {}
     assert doc["language"] == "stur" and from_json(doc) == lang.parse(Source(test_stur.COVARIANCE, "c"), "stur", values)
+
+
+def test_the_documented_example_is_what_the_command_prints(capsys):
+    page = (EXAMPLES.parent / "docs" / "cli.md").read_text()
+    block = page.split("### JSON form", 1)[1].split("```\n", 2)[1]
+    command = block.splitlines()[0].removeprefix("$ tensorlang ").split()
+    assert main(command) == 0
+    printed = json.dumps(json.loads(capsys.readouterr().out))  # one line, ", " and ": " as the page writes
+    shown = re.findall(r'"\w+": (?:"[^"]*"|\d+|null|\{"line"[^}]*\})', block)
+    assert len(shown) >= 10
+    for fragment in shown:
+        assert fragment in printed, fragment
