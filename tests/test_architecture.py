@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"stages", "kernel"},
     {"specialize"},
     {"api", "einsum_api", "builder", "fields"},
-    {"cli", "__init__", "__main__", "explain"},
+    {"cli", "__init__", "__main__", "explain", "testing"},
 ]
 LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}
 
@@ -321,7 +321,8 @@ BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500,
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 3600, "structure": 4450, "schedule+loops": 3935, "targets": 5560, "fields": 2280, "surface": 4230}
+CEILINGS = {"diderot": 3600, "front ends": 5025, "structure": 4540, "schedule+loops": 3935, "targets": 5560,
+            "fields": 2280, "surface": 4395}
 
 
 def layer_sizes() -> dict[str, int]:

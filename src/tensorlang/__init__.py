@@ -79,3 +79,6 @@ def _version() -> str:
 
 
 __version__ = _version()
+
+from . import testing  # noqa: E402 - tl.testing.assert_matches_reference (docs/api.md)
+__all__ += ["testing"]

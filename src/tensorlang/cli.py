@@ -39,6 +39,7 @@ from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from . import limits
+from .lang import parse, to_json
 from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
@@ -636,6 +637,10 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
 
 
 # ------------------------------------------------------------------ compile
+#: The stages ``compile --json`` prints as trees (lang/json_form.py)
+JSON_STAGES = ("ast", "ein", "opt")
+
+
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
@@ -645,6 +650,16 @@ def cmd_compile(args) -> int:
     if args.emit == "opt" and args.no_opt:
         raise TensorLangError("input", "--emit opt shows the optimizer's output; it cannot be combined with --no-opt")
     text = kernel.ir(args.emit) if args.emit in stages.IR_STAGES else kernel.code(args.emit)
+    if args.json:  # the tree as JSON (docs/cli.md, "JSON form"); the text above checked the stage exists
+        if args.emit not in JSON_STAGES:
+            raise TensorLangError("input", f"--json prints the trees of --emit {', '.join(JSON_STAGES)}, "
+                                  f"not of {args.emit}")
+        if args.emit == "ast":  # the tree as parsed
+            tree = parse(source, lang, args.params)
+        else:
+            assert not isinstance(kernel, SymbolicKernel), "its ir() refused ein and opt"
+            tree = kernel.ein if args.emit == "ein" else kernel.optimized.program
+        text = json.dumps(to_json(tree, "ast" if args.emit == "ast" else "ein", kernel.language.name), indent=1) + "\n"
     if args.o:
         try:
             Path(args.o).write_text(text, encoding="utf-8")  # as programs are read, whatever the locale
@@ -681,7 +696,7 @@ def cmd_analyze(args) -> int:
         # C target's (Kernel.schedule): BLAS called from C where it was found, so a single
         # GEMM is a BLAS step from C_BLAS_WORK (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
-        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops)
+        text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops, isl=args.isl)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
         else:  # which statements share one loop over their batch (schedule/fusion.py)
@@ -842,6 +857,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES,
                    help="the stage to show (default ast: the program as parsed)")
     p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--json", action="store_true", help="print the tree of --emit ast, ein or opt as JSON "
+                                                       "(docs/cli.md, 'JSON form')")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
     _pad_option(p)
     _fma_option(p)
@@ -855,6 +872,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
     _pad_option(p)
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
+    p.add_argument("--isl", action="store_true", help="also print each structured tensor's unique set and "
+                                                      "redundancy map as isl text (docs/structure.md)")
     p.add_argument("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, zeros) "
                                                      "as a PNG (needs matplotlib)")
     _optimizer_switches(p, no_opt=False)

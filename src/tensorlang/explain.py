@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ein.printer import html_text
 from .errors import CODES
 
 
@@ -31,6 +32,10 @@ class Explanation:
     #: the example corrected: accepted (kind "program") or run without error (kind "python")
     fix: str = ""
     kind: str = "program"
+
+    def _repr_html_(self) -> str:  # a notebook shows what `tensorlang explain CODE` prints
+        return html_text(render(self.code) if EXPLANATIONS.get(self.code) is self else
+                         f"error[{self.code}]: {self.summary}\n\n{self.detail}", f"error[{self.code}]")
 
 
 _ENTRIES = (

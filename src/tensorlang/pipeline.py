@@ -39,7 +39,7 @@ from . import limits, targets
 from .analysis.structure import TensorStructure, infer
 from .ein import ir
 from .ein.interp import reference as ein_reference
-from .ein.printer import to_lambda_text, to_text
+from .ein.printer import html_text, to_lambda_text, to_text
 from .ein.structure import Structure
 from .loops import LOOP_REWRITE_NAMES, loop_program
 from .loops.ir import LoopProgram
@@ -143,6 +143,12 @@ class Compiled:
         """The EIN program the numpy and C targets run: the optimized one unless compiled
         with ``opt=False``."""
         return self.opt.program if self.opt is not None else self.program
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: every stage run, each as its text under its name (escaped)."""
+        shown = [(stage, self.show(stage)) for stage in ("ein", "opt", "facts", "schedule", "loops", "code")]
+        return "".join(f"<details><summary>{stage}</summary>{html_text(text)}</details>"
+                       for stage, text in shown if text is not None)
 
     def show(self, stage: str) -> str | None:
         """The stage as text, or None where it was not run."""

@@ -12,7 +12,7 @@ from .cost import program_cost, statement_cost
 from ..semantics.interface import roles
 from .inplace import in_place_verdict
 from .liveness import peak_temporary_bytes, reuse, temporary_bytes
-from .structure import structure_lines
+from .structure_view import structure_view
 
 
 def _amount(x: float) -> str:
@@ -72,10 +72,11 @@ def temporary_memory(program: ir.Program, itemsize: int, loop_statements=None) -
     return text
 
 
-def report(before: ir.Program, optimized, itemsize: int = 8, loop_statements=None) -> str:
+def report(before: ir.Program, optimized, itemsize: int = 8, loop_statements=None, isl: bool = False) -> str:
     """The text ``tensorlang analyze`` prints: both programs statement by statement, the
     totals, the IR size and time after each pass (004 §5.7.4), and the rules that fired
-    with their counts (``optimized.rules``; rules that never fired are not listed)."""
+    with their counts (``optimized.rules``; rules that never fired are not listed), and
+    each tensor's structure (``isl``: with its isl sets; analysis/structure_view.py)."""
     lines = ["before the optimizer (as lowered):"]
     lines += statement_table(before, itemsize, loop_statements)
     lines.append("after the optimizer:")
@@ -93,7 +94,7 @@ def report(before: ir.Program, optimized, itemsize: int = 8, loop_statements=Non
     width = max((len(name) for name, _ in fired), default=0)
     for name, count in fired:
         lines.append(f"  {name:<{width}} {count:>6}")
-    structure = structure_lines(before)
+    structure = structure_view(before, isl)
     if structure:
         lines.append("structure (unique set: the entries a structured computation computes; 003 §5.1):")
         lines += structure

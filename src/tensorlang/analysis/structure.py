@@ -42,7 +42,7 @@ import numpy as np
 from ..ein import ir
 from ..ein.index import Index, as_terms, index_variables
 from ..ein.names import substitute
-from ..ein.printer import expr_to_text
+from ..ein.printer import expr_to_text, html_table, html_text
 from ..ein.structure import Structure, position_names
 from ..semantics.values import FUNCTIONS
 from ..errors import error
@@ -1061,6 +1061,11 @@ class Compressed:
 
     def __repr__(self) -> str:
         return f"<Compressed {self.name} {list(self.shape)}: {self.structure.describe()}>"
+
+    def _repr_html_(self) -> str:  # a notebook's view (escaped): the counts, then the unique entries
+        head = html_table(("result", "shape", "unique", "dense", "structure"), [(self.name, list(self.shape), len(
+            self.values), int(np.prod(self.shape)), self.structure.describe())])
+        return head + html_text(np.array2string(self.values, threshold=40), "values")
 
 
 def compress(value: np.ndarray, found: TensorStructure) -> Compressed:

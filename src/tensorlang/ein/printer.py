@@ -9,11 +9,17 @@ Precedence follows the index-form grammar: ``sum(k) body`` (and likewise ``prod(
 parenthesized unless it ends a product or a term.  Indices print as the language writes
 them (``u[i+1]``, ``x[2*i+a-1]``, a window ``u[i+0]``: :func:`.index.to_text`); a bound
 variable used only inside affine indices gets its extent written, ``sum(a:3)``.
+
+For notebooks, :func:`html_text` and :func:`html_table` are the escaped HTML blocks the
+``_repr_html_`` methods of reports, stages and compressed results are made of, and
+:func:`to_html` is an EIN program's (``ir.Program._repr_html_``, set below: the IR module
+cannot import its printer).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import html
+from typing import Any, Callable, Iterable
 
 from ..semantics.values import FUNCTION_NAMES, REDUCTIONS
 from . import ir
@@ -187,3 +193,30 @@ def to_lambda_text(program: ir.Program) -> str:
         sigma = ", ".join(f"{name}<{n}" for name, n in s.index)
         lines.append(f"{s.target} = λ {params} ⟨{expr_to_text(body)}⟩_{{{sigma}}} ({', '.join(args)})")
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ notebooks (HTML)
+def html_text(text: str, title: str | None = None) -> str:
+    """``text`` as an escaped ``<pre>`` block, under an escaped bold ``title``."""
+    head = f"<b>{html.escape(title)}</b>" if title else ""
+    return f'<div class="tensorlang">{head}<pre>{html.escape(text)}</pre></div>'
+
+
+def html_table(header: Iterable[object], rows: Iterable[Iterable[object]], title: str | None = None) -> str:
+    """A small table, every cell escaped."""
+    def row(cells, tag):
+        return "<tr>" + "".join(f"<{tag}>{html.escape(str(c))}</{tag}>" for c in cells) + "</tr>"
+
+    head = f"<b>{html.escape(title)}</b>" if title else ""
+    body = row(header, "th") + "".join(row(r, "td") for r in rows)
+    return f'<div class="tensorlang">{head}<table>{body}</table></div>'
+
+
+def to_html(program: ir.Program) -> str:
+    """An EIN program for a notebook: its declarations as a table, its statements as text."""
+    decls = [(d.name, "[" + " ".join(map(str, d.shape)) + "]", d.qual or "") for d in program.decls]
+    statements = "\n".join(statement_to_text(s) for s in program.statements)
+    return html_table(("variable", "shape", "role"), decls, "EIN program") + html_text(statements)
+
+
+ir.Program._repr_html_ = to_html  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
 from . import builder, cfd, diderot, ein_built, einsum, stur, teil, tl
+from .json_form import from_json, to_json  # the JSON form of any tree (compile --json)
 from .language import Language, Params
 from .teil.convert import emit as _convert
 
@@ -184,5 +185,5 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
         raise exc.with_source(source) from None
 
 
-__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
+__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "from_json", "to_json", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
            "decode_source", "printed_as", "read_source", "reader_of", "reads_back"]

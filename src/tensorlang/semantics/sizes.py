@@ -20,6 +20,7 @@ field), as the three text front ends' ASTs are.
 
 from __future__ import annotations
 
+import ast as pyast
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Union
@@ -28,6 +29,9 @@ from ..errors import TensorLangError, error
 
 #: Extents at or above this cannot be indexed by the targets' 64-bit loops.
 MAX_EXTENT = 2**62
+
+#: The most terms (and the highest degree) a size expression's polynomial may have.
+MAX_TERMS = 64
 
 
 @dataclass(frozen=True)
@@ -61,12 +65,114 @@ def is_derived(name: str) -> bool:
     return not name.isidentifier()
 
 
+# ------------------------------------------------------------------ size expressions
+#: A polynomial in the sizes: each monomial (its symbols, sorted, repeated for powers) to
+#: its integer coefficient.  A size expression (``[M p+p*p]``) is kept as the Sym named by
+#: the normal form's text, so that two expressions equal as polynomials are one symbol.
+Poly = dict[tuple[str, ...], int]
+
+
+def poly_of(extent: Extent) -> Poly | None:
+    """An extent as a polynomial; None for a derived name that is no sum of products of
+    symbols and integers (STUR's ``N*(N+1)/2``)."""
+    if isinstance(extent, int):
+        return {(): extent} if extent else {}
+    if not is_derived(extent.name):
+        return {(extent.name,): 1}
+    try:  # read as a Python expression tree, never evaluated
+        return _poly(pyast.parse(extent.name, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, TensorLangError):
+        return None
+
+
+_OPS = {pyast.Add: "+", pyast.Sub: "-", pyast.Mult: "*"}
+
+
+def _poly(node) -> Poly:
+    if isinstance(node, pyast.BinOp) and type(node.op) in _OPS:
+        return poly_arith(_OPS[type(node.op)], _poly(node.left), _poly(node.right))
+    if isinstance(node, pyast.UnaryOp) and isinstance(node.op, pyast.USub):
+        return _scale(_poly(node.operand), -1)
+    if isinstance(node, pyast.Constant) and type(node.value) is int:
+        return {(): node.value} if node.value else {}
+    if isinstance(node, pyast.Name):
+        return {(node.id,): 1}
+    raise ValueError(node)
+
+
+def _plus(a: Poly, b: Poly) -> Poly:
+    out = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, 0) + c
+    return {m: c for m, c in out.items() if c}
+
+
+def _scale(a: Poly, k: int) -> Poly:
+    return {m: c * k for m, c in a.items() if c * k}
+
+
+def _times(a: Poly, b: Poly) -> Poly:
+    out: Poly = {}
+    for ma, ca in a.items():
+        out = _plus(out, {tuple(sorted(ma + mb)): ca * cb for mb, cb in b.items()})
+    return out
+
+
+def poly_arith(op: str, a: Poly, b: Poly, span=None) -> Poly:
+    """``a op b`` (op in + - *) within the bounds on a size expression (error[too-large])."""
+    big = op == "*" and len(a) * len(b) > MAX_TERMS ** 2
+    out = {} if big else _times(a, b) if op == "*" else _plus(a, _scale(b, -1 if op == "-" else 1))
+    if big or len(out) > MAX_TERMS or any(len(m) > MAX_TERMS or abs(c) >= MAX_EXTENT ** 2 for m, c in out.items()):
+        raise error("too-large", f"a size expression of more than {MAX_TERMS} terms, a degree above {MAX_TERMS} "
+                    "or a coefficient of 2^124 or more", span)
+    return out
+
+
+def extent_of(poly: Poly) -> Extent:
+    """The extent a polynomial is: a number, a symbol, or a derived symbol named by the
+    normal form (positive terms first, by degree, constants last: ``p+p*p``, ``n-1``)."""
+    if not poly:
+        return 0
+    if list(poly) == [()]:
+        return poly[()]
+    if len(poly) == 1 and next(iter(poly.values())) == 1 and len(next(iter(poly))) == 1:
+        return Sym(next(iter(poly))[0])
+    text = ""
+    for m, c in sorted(poly.items(), key=lambda mc: (mc[1] < 0, not mc[0], len(mc[0]), mc[0])):
+        term = "*".join(([str(abs(c))] if abs(c) != 1 or not m else []) + list(m))
+        text += ("-" if c < 0 else "+" if text else "") + term
+    return Sym(text)
+
+
+def size_arith(op: str, a: Extent, b: Extent) -> Extent | None:
+    """``a op b`` for op in + - * (concat's and vec's extents, a declaration's size
+    expression); None where an operand is no polynomial."""
+    pa, pb = poly_of(a), poly_of(b)
+    return None if pa is None or pb is None else extent_of(poly_arith(op, pa, pb))
+
+
+def free_sizes(extent: Extent) -> tuple[str, ...]:
+    """The plain symbols an extent is written in (itself for a plain symbol)."""
+    poly = poly_of(extent) or {}
+    return tuple(dict.fromkeys(name for m in poly for name in m))
+
+
+def never_positive(extent: Extent) -> bool:
+    """Whether an extent is below 1 at every binding (a number below 1, or a polynomial
+    none of whose coefficients is positive)."""
+    poly = {(): extent} if isinstance(extent, int) else poly_of(extent)
+    return poly is not None and all(c <= 0 for c in poly.values())
+
+
 def symbols_of(shapes: Iterable[Iterable[Any]]) -> tuple[str, ...]:
-    """The symbols in these shapes, in order of first appearance."""
+    """The symbols in these shapes, in order of first appearance: a size expression's
+    symbols before the expression's own (derived) name."""
     seen: dict[str, None] = {}
     for shape in shapes:
         for d in shape:
             if isinstance(d, Sym):
+                for name in free_sizes(d) if is_derived(d.name) else ():
+                    seen.setdefault(name)
                 seen.setdefault(d.name)
     return tuple(seen)
 
@@ -88,15 +194,31 @@ def bind(program, params: Mapping[str, int], what: str = "--param") -> Any:
         raise TensorLangError("input", f"{what} {unused[0]}: the program has no size named {unused[0]!r} ({have})")
     for name, value in params.items():
         if value >= MAX_EXTENT:
-            where = next(decl.span for decl in program.decls if Sym(name) in decl.shape)
+            where = next((decl.span for decl in program.decls if Sym(name) in decl.shape), None)
             raise error("too-large", f"size {name!r} is 2^62 or more ({int(value).bit_length()} bits)", where)
     if not params or not hasattr(program, "decls"):
         return program
 
-    def value_of(d):
-        return params.get(d.name, d) if isinstance(d, Sym) else d
+    def value_of(d, decl):
+        if not isinstance(d, Sym) or not is_derived(d.name):
+            return params.get(d.name, d) if isinstance(d, Sym) else d
+        poly = poly_of(d)
+        if poly is None or not any(name in params for name in free_sizes(d)):
+            return d
+        value: Extent = 0
+        for m, c in poly.items():  # each bound symbol's value put in
+            term: Extent = c
+            for name in m:
+                term = size_arith("*", term, params.get(name, Sym(name))) or 0
+            value = size_arith("+", value, term) or 0
+        if never_positive(value) or (isinstance(value, int) and value >= MAX_EXTENT):
+            shown = ", ".join(f"{n} = {params[n]}" for n in free_sizes(d) if n in params)
+            raise error("shape" if never_positive(value) else "too-large",
+                        f"the size {d} of {decl.name!r} is {value} for {shown}; extents are positive and below 2^62",
+                        decl.span, "s-var")
+        return value
 
-    decls = tuple(dataclasses.replace(decl, shape=tuple(value_of(d) for d in decl.shape))
+    decls = tuple(dataclasses.replace(decl, shape=tuple(value_of(d, decl) for d in decl.shape))
                   if is_symbolic(decl.shape) else decl for decl in program.decls)
     return dataclasses.replace(program, decls=decls)
 
@@ -108,5 +230,5 @@ def binding_diagnostic(name: str, value: int, first: tuple[str, int, int], secon
             f"every use of {name!r} must have one value")
 
 
-__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "is_derived", "is_symbolic",
-           "program_symbols", "symbols_of"]
+__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "extent_of", "free_sizes", "is_derived",
+           "is_symbolic", "never_positive", "poly_arith", "poly_of", "program_symbols", "size_arith", "symbols_of"]

@@ -72,7 +72,7 @@ def test_one_expression_or_a_list_and_the_c_target():
     (lambda A, v: tl.contract(A, (1, 3)), "dim-range"),
     (lambda A, v: tl.contract(tl.outer(A, v), (1, 3)), "shape"),
     (lambda A, v: tl.transpose(v, (1, 2)), "dim-range"),
-    (lambda A, v: tl.kron(A)(A), "shape"),
+    (lambda A, v: tl.kron(A, A)(v), "shape"),  # rank 1 < 2 (a higher rank has batch axes: kron(A)(A) is A A^T)
     (lambda A, v: A + "x", "input"),
     (lambda A, v: A * float("nan"), "input"),
     (lambda A, v: tl.var("1x", (2,)), "input"),

@@ -251,20 +251,27 @@ def transpose(operand, pair=(1, 2)) -> Expr:
 class Kron:
     """The tensor-product operator A1 ⊗ ... ⊗ Ad of matrices; applied to a tensor u of
     rank d it is ``v[i1..id] = Σ A1[i1,a1] ... Ad[id,ad] u[a1..ad]`` (CFDlang's
-    interpolation), written ``(A1 # ... # Ad # u) . [[2 2d+1] [4 2d+2] ...]``."""
+    interpolation), written ``(A1 # ... # Ad # u) . [[2 2d+1] [4 2d+2] ...]``.  A u of
+    higher rank has leading batch axes, as numpy's ``matmul`` broadcasts: the operator
+    acts on the last d axes of each, ``v[e.., i1..id] = Σ A1[i1,a1] ... u[e.., a1..ad]``,
+    written ``(u # A1 # ... # Ad) . [[k+1 k+d+2] [k+2 k+d+4] ...]`` for k batch axes."""
 
     def __init__(self, *factors):
         self.factors = tuple(_expr(f) for f in factors)
         if not self.factors or any(len(f.shape) != 2 for f in self.factors):
-            raise error("shape", "kron takes one or more matrices (rank 2)")
+            raise error("shape", "kron takes one or more matrices (rank 2); a batch axis goes on the tensor it "
+                        "is applied to")
 
     def __call__(self, u) -> Expr:
         u = _expr(u)
         d = len(self.factors)
-        if len(u.shape) != d:
-            raise error("shape", f"kron of {d} matrices applies to a tensor of rank {d}, got rank {len(u.shape)}")
-        pairs = [(2 * k + 2, 2 * d + 1 + k) for k in range(d)]
-        return contract(outer(*self.factors, u), pairs)
+        k = len(u.shape) - d  # leading batch axes
+        if k < 0:
+            raise error("shape", f"kron of {d} matrices applies to a tensor of rank {d} or more (leading axes "
+                        f"are a batch), got rank {len(u.shape)}")
+        if k == 0:
+            return contract(outer(*self.factors, u), [(2 * m + 2, 2 * d + 1 + m) for m in range(d)])
+        return contract(outer(u, *self.factors), [(k + 1 + m, k + d + 2 * m + 2) for m in range(d)])
 
 
 def kron(*factors) -> Kron:

@@ -35,6 +35,7 @@ def rule_text(r: ast.Rule) -> str:
 
 
 def to_source(program: ast.Program) -> str:
+    program = getattr(program, "ast", program)  # a checked program (check.Model) prints as its AST
     lines = []
     if program.symbols:
         lines.append("symbols: " + ", ".join(program.symbols))

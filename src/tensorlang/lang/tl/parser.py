@@ -15,7 +15,8 @@ from lark import Lark, Token, Transformer, v_args
 
 from ...ein.index import affine
 from ...ein.printer import RESERVED
-from ...errors import error
+from ...errors import Span, error
+from ...semantics.sizes import extent_of, never_positive, poly_arith, poly_of
 from .. import lark_support
 from ..lark_support import MAX_NESTING, cover as _cover, tok_span as _tok_span  # noqa: F401 - MAX_NESTING re-exported
 from . import ast, hints
@@ -78,8 +79,28 @@ class _ToAst(Transformer):
         return tok
 
     def shape(self, lsqb, *rest):
-        extents, rsqb = rest[:-1], rest[-1]
-        return lark_support.extents(extents, RESERVED), _cover(lsqb, rsqb)
+        dims, rsqb = tuple((extent_of(poly), span) for poly, span in rest[:-1]), rest[-1]
+        for extent, span in dims:
+            if never_positive(extent) and not isinstance(extent, int):
+                raise error("shape", f"the size expression {extent} is below 1 for every value of its sizes",
+                            span, "s-var")
+        return tuple(extent for extent, _ in dims), _cover(lsqb, rsqb)
+
+    # a size expression (docs/language.md, "Size expressions"): (polynomial, span) pairs
+    def dim_atom(self, *items):
+        if len(items) == 3:
+            return items[1][0], _cover(items[0], items[2])
+        extent = lark_support.extents(items, RESERVED)[0]
+        return poly_of(extent) or {}, _tok_span(items[0])
+
+    def dim(self, first, *rest):
+        poly, span = first
+        for op, (other, last) in zip(rest[::2], rest[1::2]):
+            span = Span(span.line, span.col, last.end_line, last.end_col)
+            poly = poly_arith(str(op), poly, other, span)
+        return poly, span
+
+    dim_term = dim
 
     def assign(self, name, _eq, expr):
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))

@@ -31,7 +31,7 @@ from typing import Mapping, NamedTuple
 
 from ...ein.index import Affine, index_range, index_variables
 from ...errors import Diagnostic, Span, error
-from ...semantics.sizes import Sym
+from ...semantics.sizes import Sym, free_sizes, is_derived, size_arith
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK, CheckedProgram, Context, Shape, check_statements, show
 from . import ast
 from .structure import check_annotations
@@ -106,13 +106,17 @@ def _t_stack(e: ast.Stack, types: list[Shape]) -> Shape:
     return (len(types),) + types[0]
 
 
-def _known(extent, e: ast.Expr, rule: str, what: str) -> int:
-    """An extent ``rule`` computes with: a number (a symbolic size has no sum or product
-    here), and below the limit on elements."""
-    if isinstance(extent, Sym):
-        raise error("shape", f"{what} needs known sizes, not the symbolic size {extent}; give it with --param",
-                    e.span, rule)
-    return extent
+def _extent_sum(op: str, extents, e: ast.Expr, rule: str, what: str):
+    """The sum or product of extents (a size expression where one is symbolic: concat of
+    ``[p]`` and ``[p*p]`` is ``[p+p*p]``), below the limit on elements."""
+    total = extents[0]
+    for extent in extents[1:]:
+        total = size_arith(op, total, extent)
+        if total is None:
+            raise error("shape", f"{what} needs sizes written as sums of products, not {extent}", e.span, rule)
+    if isinstance(total, int) and total >= MAX_ELEMENTS:
+        raise error("too-large", f"{what} gives a dimension of {total} entries", e.span, rule)
+    return total
 
 
 def _t_concat(e: ast.Concat, types: list[Shape]) -> Shape:
@@ -128,10 +132,7 @@ def _t_concat(e: ast.Concat, types: list[Shape]) -> Shape:
             raise error("shape", f"concat joins along the last dimension, so the other extents must agree: "
                         f"the first operand has type {show(types[0])}, this one {show(shape)}",
                         item.span or e.span, "t-concat")
-    total = sum(_known(shape[-1], e, "t-concat", "concat") for shape in types)
-    if total >= MAX_ELEMENTS:
-        raise error("too-large", f"concat gives a dimension of {total} entries", e.span, "t-concat")
-    return types[0][:-1] + (total,)
+    return types[0][:-1] + (_extent_sum("+", [shape[-1] for shape in types], e, "t-concat", "concat"),)
 
 
 def _t_vec(e: ast.Vec, shape: Shape) -> Shape:
@@ -139,10 +140,7 @@ def _t_vec(e: ast.Vec, shape: Shape) -> Shape:
     if len(shape) < 2:
         raise error("shape", f"vec flattens the last two dimensions, but its operand has type {show(shape)} "
                     f"of rank {len(shape)}", e.span, "t-vec")
-    a, b = (_known(n, e, "t-vec", "vec") for n in shape[-2:])
-    if a * b >= MAX_ELEMENTS:
-        raise error("too-large", f"vec gives a dimension of {a * b} entries", e.span, "t-vec")
-    return shape[:-2] + (a * b,)
+    return shape[:-2] + (_extent_sum("*", list(shape[-2:]), e, "t-vec", "vec"),)
 
 
 def _check_dim(d: int, shape: Shape, pair: ast.Pair, rule: str, what: str) -> None:
@@ -225,12 +223,29 @@ def check_program(program: ast.Program, first_dimension: int = 1) -> CheckedProg
     ``first_dimension`` is the number the program's dialect gives the first dimension
     (0 for CFDlang), so that messages quote dimensions as the program writes them.
     """
+    _check_size_expressions(program)
     diagnostics: list[Diagnostic] = check_annotations(program)
     reset = FIRST_DIMENSION.set(first_dimension)
     try:
         return check_statements(program, diagnostics, _ok_stmt, ast.variables_read)
     finally:
         FIRST_DIMENSION.reset(reset)
+
+
+def _check_size_expressions(program: ast.Program) -> None:
+    """A size written only inside size expressions (``[p+p*p]``) gets no value from a
+    shape: it must be given with params (it is bound before checking, so here it is an
+    error naming it)."""
+    plain = {d.name for decl in program.decls for d in decl.shape if isinstance(d, Sym) and not is_derived(d.name)}
+    for decl in program.decls:
+        for d in decl.shape:
+            if isinstance(d, Sym) and is_derived(d.name):
+                for name in free_sizes(d):
+                    if name not in plain:
+                        raise error("shape", f"the size {name!r} appears only in the size expression {d} of "
+                                    f"{decl.name!r}, and no shape determines it; give its value with --param "
+                                    f"{name}=N (params= in Python) or declare a dimension of size {name}",
+                                    decl.span, "s-var")
 
 
 def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:

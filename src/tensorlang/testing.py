@@ -1,0 +1,139 @@
+"""The reference semantics, usable from outside: is a result what the program means?
+
+``tl.testing.assert_matches_reference(program, inputs, result)`` evaluates the program's
+EIN form (as lowered, before any optimisation) with the reference evaluator, on float64,
+carrying for every entry a first-order bound on the rounding error that any order of the
+same operations may add, and compares ``result`` with it by the rules of docs/api.md
+("Testing against the reference"):
+
+* ⊥ (NaN) entries stand at the same positions;
+* an infinite entry is the same infinity;
+* a finite entry is within ``slack`` × eps(result's dtype) × its rounding bound (float32
+  results also get ``slack`` × eps × |value|: their inputs and every step round to float32).
+
+With ``fused=True`` a ⊥ of the reference may be ±inf in the result (a fused multiply-add
+or a BLAS kernel that overflows a product of finite numbers before it meets the opposite
+infinity: docs/optimizer.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from .ein import interp
+from .errors import error
+
+__all__ = ["assert_matches_reference", "reference"]
+
+
+class _Bounded(interp.Values):
+    """The reference arithmetic on (value, bound) pairs; bounds in units of eps."""
+
+    def exact(self, array):
+        return array, np.zeros(np.shape(array))
+
+    def each(self, pair, f):
+        return f(pair[0]), f(pair[1])
+
+    def choose(self, mask, a, b):
+        return np.where(mask, a[0], b[0]), np.where(mask, a[1], b[1])
+
+    def neg(self, a):
+        return -a[0], a[1]
+
+    def apply(self, fn, a):
+        v, e = a
+        with np.errstate(all="ignore"):
+            r = interp.FUNCTIONS[fn](v)
+            slope = {"abs": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.0, "exp": np.abs(r),
+                     "sqrt": 0.5 / np.abs(r), "log": 1.0 / np.abs(v)}.get(fn, np.abs(r) + 1.0)
+            return r, slope * e + np.abs(r) + 1.0
+
+    def binop(self, op, a, b):
+        (x, ex), (y, ey) = a, b
+        with np.errstate(all="ignore"):
+            v = interp.arithmetic(op, x, y)  # controlled division included
+            if op in "+-":
+                return v, ex + ey + np.abs(v)
+            if op == "*":
+                return v, np.abs(x) * ey + ex * np.abs(y) + np.abs(v)
+            return v, np.where(x == 0, 0.0, ex / np.abs(y) + np.abs(x) * ey / (y * y)) + np.abs(v)
+
+    def reduce(self, op, a):
+        v, b = a
+        with np.errstate(all="ignore"):
+            if op == "+":  # any order of summation: n terms, each rounding at most the partial sums
+                return v.sum(axis=-1), b.sum(axis=-1) + v.shape[-1] * np.abs(v).sum(axis=-1)
+            if op in ("max", "min"):
+                pick = np.maximum if op == "max" else np.minimum
+                return pick.reduce(v, axis=-1), b.max(axis=-1)
+            value, bound = v[..., 0], b[..., 0]
+            for t in range(1, v.shape[-1]):
+                value, bound = self.binop("*", (value, bound), (v[..., t], b[..., t]))
+            return value, bound
+
+
+def _kernel(program, inputs, params):
+    from . import api, specialize
+    from .kernel import Kernel
+
+    if isinstance(program, specialize.SymbolicKernel):
+        return program.for_inputs(inputs)
+    if isinstance(program, Kernel):
+        return program
+    if isinstance(program, (str, Path)):
+        compiled = api.compile(program, backend="interp", params=params)
+        return compiled.for_inputs(inputs) if isinstance(compiled, specialize.SymbolicKernel) else compiled
+    raise error("input", "assert_matches_reference takes a program (text or path), a tl.Kernel or a "
+                f"tl.SymbolicKernel, got {type(program).__name__}")
+
+
+def reference(program, inputs: Mapping[str, object], *, params: Mapping[str, int] | None = None) -> dict:
+    """Each result of the program as (value, rounding bound in units of eps), float64."""
+    kernel = _kernel(program, inputs, params)
+    store = interp.run(kernel.ein, {n: np.asarray(v, dtype=np.float64) for n, v in inputs.items()}, _Bounded())
+    return {name: store[name] for name in kernel.outputs}
+
+
+def assert_matches_reference(program, inputs: Mapping[str, object], result, *, params: Mapping[str, int] | None = None,
+                             slack: float = 32.0, fused: bool = False) -> None:
+    """Raise AssertionError unless ``result`` (a dict of results, or the one result's
+    array) is what ``program`` computes from ``inputs`` by the rules above."""
+    expected = reference(program, inputs, params=params)
+    if not isinstance(result, Mapping):
+        if len(expected) != 1:
+            raise error("input", f"the program has {len(expected)} results ({', '.join(expected)}): pass them as a dict")
+        result = {next(iter(expected)): result}
+    unknown = [n for n in result if n not in expected]
+    if unknown:
+        raise AssertionError(f"{unknown[0]!r} is no result of the program (results: {', '.join(expected)})")
+    for name, got in result.items():
+        got = np.asarray(got)
+        value, bound = expected[name]
+        if got.shape != np.shape(value):
+            raise AssertionError(f"{name}: shape {got.shape}, the reference has {np.shape(value)}")
+        eps = float(np.finfo(got.dtype).eps) if got.dtype.kind == "f" else float(np.finfo(np.float64).eps)
+        got = got.astype(np.float64)
+        if fused:
+            got = np.where(np.isnan(value) & np.isinf(got), np.nan, got)
+        _same(name, "undefined (⊥, NaN) entries", np.isnan(got) != np.isnan(value), got, value)
+        inf = np.isinf(value) | np.isinf(got)
+        _same(name, "infinite entries", inf & (got != value) & ~np.isnan(value), got, value)
+        finite = np.isfinite(value) & np.isfinite(got)
+        scale = np.abs(value) if eps > np.finfo(np.float64).eps else 0.0
+        allowed = slack * eps * (np.abs(bound) + scale) + np.finfo(np.float64).tiny
+        with np.errstate(invalid="ignore", over="ignore"):
+            beyond = finite & (np.abs(got - value) > allowed)
+        _same(name, "finite entries beyond the rounding bound", beyond, got, value, allowed)
+
+
+def _same(name: str, what: str, bad: np.ndarray, got, value, allowed=None) -> None:
+    if not np.any(bad):
+        return
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    tail = f" (allowed {np.broadcast_to(allowed, bad.shape)[where]:.3g})" if allowed is not None else ""
+    raise AssertionError(f"{name}: {int(np.count_nonzero(bad))} {what}; first at {where}: "
+                         f"got {got[where]!r}, the reference {value[where]!r}{tail}")

@@ -1,0 +1,84 @@
+"""Notebook views (_repr_html_): EIN programs, the pipeline's stages (Compiled), error
+explanations and compressed results show as small escaped HTML tables and <pre> blocks."""
+
+from __future__ import annotations
+
+import html.parser
+
+import numpy as np
+
+import tensorlang as tl
+from tensorlang.ein import ir
+from tensorlang.ein.printer import html_table, html_text
+from tensorlang.explain import EXPLANATIONS, Explanation
+
+from corpus import EXAMPLES
+
+HOSTILE = '<script>alert("x")</script>&amp;'
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(markup: str) -> _Tags:
+    found = _Tags()
+    found.feed(markup)
+    found.close()
+    return found
+
+
+def test_hostile_text_is_escaped_in_tables_and_blocks():
+    for markup in (html_table(("a", HOSTILE), [(HOSTILE, 1)], HOSTILE), html_text(HOSTILE, HOSTILE)):
+        assert "<script>" not in markup and "&lt;script&gt;" in markup and "&amp;amp;" in markup
+        found = parse(markup)
+        assert "script" not in found.tags
+        assert HOSTILE in "".join(found.text)  # the browser shows the text as it is
+
+
+def test_an_ein_program_shows_its_declarations_and_statements():
+    k = tl.compile("in var A : [2 3]\nin var x : [3]\nout var y : [2]\ny = A # x . [2 3]\n", backend="interp")
+    markup = k.ein._repr_html_()
+    found = parse(markup)
+    assert {"table", "pre", "th", "td"} <= set(found.tags)
+    assert [t for t in found.text if t.strip()] == ["EIN program", "variable", "shape", "role", "A", "[2 3]", "in",
+                                                    "x", "[3]", "in", "y", "[2]", "out", "y[i] = sum(k) A[i,k] * x[k]"]
+    hostile = ir.Program((ir.Decl(HOSTILE, (2,), "in"),), ())
+    assert "<script>" not in hostile._repr_html_() and "&lt;script&gt;" in hostile._repr_html_()
+
+
+def test_the_compiled_stages_show_each_stage_that_ran():
+    k = tl.compile("in var A : [2 3]\nin var B : [3 4]\nout var C : [2 4]\nC = A # B . [2 3]\n", backend="numpy")
+    markup = k.compiled._repr_html_()
+    summaries = [part.split("</summary>")[0] for part in markup.split("<summary>")[1:]]
+    assert summaries == ["ein", "opt", "facts", "schedule", "code"]  # the numpy target runs no loops
+    code = k.compiled.show("code")
+    assert code is not None and "< BLAS_WORK" in code and "&lt; BLAS_WORK" in markup  # escaped...
+    assert code in "".join(parse(markup).text)  # ...and shown as it is
+
+
+def test_an_explanation_shows_what_explain_prints_escaped():
+    markup = EXPLANATIONS["syntax"]._repr_html_()
+    assert "error[syntax]" in markup and "C = A @ B" in markup
+    made = Explanation("x", HOSTILE, HOSTILE)
+    assert "<script>" not in made._repr_html_()
+
+
+def test_a_compressed_result_shows_its_counts_and_values():
+    k = tl.compile(EXAMPLES / "structure" / "polyreg2.tl", backend="numpy")
+    F = np.random.default_rng(0).uniform(-1, 1, (64, 4))
+    C = k.run({"F": F}, compressed=True)["C"]
+    found = parse(C._repr_html_())
+    cells = [t.strip() for t in found.text if t.strip()]
+    assert "table" in found.tags and "pre" in found.tags
+    assert cells[:5] == ["result", "shape", "unique", "dense", "structure"]
+    assert cells[5:9] == ["C", "[20, 20]", "65", "400"]
