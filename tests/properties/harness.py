@@ -392,3 +392,61 @@ def assert_meets_ein_oracle(got: np.ndarray, program: ir.Program, inputs: dict[s
     finite = ~nan & ~inf & np.isfinite(bound)
     err = np.abs(got[finite] - expected[finite])
     assert (err <= SLACK * EPS["float64"] * np.asarray(bound)[finite] + 1e-300).all()
+
+
+# ---------------------------------------------------------------- ⊥ compared strictly
+#: the values :func:`undefined_and_zeros` mixes in: ⊥, +0 and -0 (no infinities: with
+#: them, reassociation may legitimately turn inf + -inf = ⊥ into ±inf, docs/optimizer.md)
+NAN_AND_ZEROS = np.array([np.nan, 0.0, -0.0])
+
+
+def undefined_and_zeros(inputs: dict[str, np.ndarray], seed: int, fraction: float = 0.15) -> dict[str, np.ndarray]:
+    """``inputs`` with about ``fraction`` of their entries replaced by ⊥, +0 or -0."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, value in inputs.items():
+        a = np.array(value, dtype=np.float64, copy=True)
+        mask = rng.random(a.shape) < fraction
+        a[mask] = rng.choice(NAN_AND_ZEROS, size=int(mask.sum()))
+        out[name] = a
+    return out
+
+
+def selects(text: str) -> bool:
+    """Whether a program uses δ or ε, which the optimizer (so every compiled target) may
+    treat as selectors: a ⊥ term that a zero of δ or ε multiplies may be dropped
+    (docs/optimizer.md, docs/language.md "Where a compiled target may drop a ⊥")."""
+    import re
+    return re.search(r"\b(delta|eps)\b", text) is not None
+
+
+def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "float64") -> None:
+    """``case`` with ⊥ and ±0 among its inputs on ``backend`` against the reference
+    interpreter: ⊥ at exactly the interpreter's positions (a program with δ or ε may be
+    defined where the interpreter is ⊥, never the reverse), finite entries within the
+    first-order rounding bound (computed by the EIN oracle with each ⊥ input read as 0)."""
+    inputs = undefined_and_zeros(case.inputs, seed)
+    if dtype != "float64":
+        inputs = {k: v.astype(dtype) for k, v in inputs.items()}
+    reference = tl.compile(case.text, backend="interp", dtype=dtype)
+    want = reference(**inputs)
+    got = tl.compile(case.text, backend=backend, dtype=dtype)(**inputs)
+    zeroed = {k: np.where(np.isnan(v), 0.0, v).astype(np.float64) for k, v in inputs.items()}
+    with np.errstate(all="ignore"):
+        bounds = ein_oracle(reference.ein, zeroed)
+    eps = EPS[dtype]
+    for name in case.results:
+        value, ours = np.asarray(want[name], dtype=np.float64), np.asarray(got[name], dtype=np.float64)
+        assert ours.shape == value.shape
+        nan = np.isnan(value)
+        if selects(case.text):
+            assert not np.isnan(ours[~nan]).any(), f"{backend} {name}: ⊥ where the interpreter is defined"
+        else:
+            assert np.array_equal(np.isnan(ours), nan), f"{backend} {name}: undefined (NaN) entries differ"
+        keep = ~nan & ~np.isnan(ours)
+        bound = np.asarray(bounds[name][1], dtype=np.float64)
+        bound = np.broadcast_to(np.where(np.isfinite(bound), bound, np.inf), value.shape)
+        err = np.abs(ours[keep] - value[keep])
+        allowed = SLACK * eps * (bound[keep] + np.abs(value[keep])) + 1e-300
+        bad = ~(err <= allowed) & ~(ours[keep] == value[keep])
+        assert not bad.any(), f"{backend} {name}: error {err[bad].max():.3g} beyond the rounding bound"
