@@ -450,3 +450,31 @@ def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "floa
         allowed = SLACK * eps * (bound[keep] + np.abs(value[keep])) + 1e-300
         bad = ~(err <= allowed) & ~(ours[keep] == value[keep])
         assert not bad.any(), f"{backend} {name}: error {err[bad].max():.3g} beyond the rounding bound"
+
+
+def assert_within_rounding(text: str, inputs: dict[str, np.ndarray], got: dict, expected: dict,
+                           dtype: str = "float64", who: str = "") -> None:
+    """Two runs of program ``text`` that may order its sums differently (padded and
+    unpadded C, BLAS blocking) agree within the program's rounding bound: ⊥ at the same
+    entries, the same infinities, finite entries within SLACK · eps · (the first-order
+    bound of :func:`ein_oracle`, which grows with the number of terms summed and the sum
+    of their magnitudes, + |value|).  The bound is computed on the inputs with each
+    non-finite entry read as 0 (an entry a ⊥ or an infinity reaches is not finite)."""
+    program = tl.compile(text, backend="interp").ein
+    finite_inputs = {k: np.where(np.isfinite(v), v, 0.0).astype(np.float64) for k, v in inputs.items()}
+    with np.errstate(all="ignore"):
+        bounds = ein_oracle(program, finite_inputs)
+    eps = EPS[dtype]
+    for name, want in expected.items():
+        value, ours = np.asarray(want, dtype=np.float64), np.asarray(got[name], dtype=np.float64)
+        assert ours.shape == value.shape, (who, name)
+        assert np.array_equal(np.isnan(ours), np.isnan(value)), f"{who} {name}: undefined (NaN) entries differ"
+        infinite = np.isinf(value)
+        assert np.array_equal(ours[infinite], value[infinite]), f"{who} {name}: infinite entries differ"
+        finite = np.isfinite(value)
+        bound = np.broadcast_to(np.asarray(bounds[name][1], dtype=np.float64), value.shape)
+        bound = np.where(np.isfinite(bound), bound, np.inf)
+        err = np.abs(ours[finite] - value[finite])
+        allowed = SLACK * eps * (bound[finite] + np.abs(value[finite])) + 1e-300
+        bad = ~(err <= allowed)
+        assert not bad.any(), f"{who} {name}: error {err[bad].max():.3g} beyond the rounding bound {allowed[bad].min():.3g}"

@@ -65,20 +65,20 @@ def structured_programs(draw):
         summed = draw(st.lists(st.sampled_from([v for v in "jkrl" if v not in out]), max_size=2, unique=True))
         names = out + summed
 
-        def access(name, kinds):
+        def access(name, kinds, names=names):
             idx = []
             for kind in kinds:
                 fitting = [v for v in names if VARS[v] == kind]
                 idx.append(draw(st.sampled_from(fitting)) if fitting else None)
             return None if None in idx else f"{name}[{','.join(idx)}]"
 
-        def product():
+        def product(names=names):
             factors = []
             readable = pool + list(temporaries)
             for _ in range(draw(st.integers(1, 3))):
                 name = draw(st.sampled_from(readable))
                 kinds = decls[name][0] if name in decls else temporaries[name]
-                a = access(name, kinds)
+                a = access(name, kinds, names)
                 if a is not None:
                     factors.append(a)
             if draw(st.booleans()) and factors:  # a self outer product: the same access, indices swapped
