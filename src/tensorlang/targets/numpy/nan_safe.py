@@ -30,8 +30,8 @@ def einsum(subscripts: str, *operands, **options):
         return np.einsum(subscripts, *operands, **options)
     inputs, out = subscripts.split("->")
     terms = []
-    for labels, x in zip(inputs.split(","), operands):
-        x, labels = _diagonals(np.asarray(x), list(labels))
+    for term, x in zip(inputs.split(","), operands):
+        x, labels = _diagonals(np.asarray(x), list(term))
         own = [n for n, label in enumerate(labels) if label not in out and inputs.count(label) == labels.count(label)]
         if own:
             x = x.sum(axis=tuple(own))
