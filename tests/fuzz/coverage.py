@@ -37,7 +37,8 @@ import numpy as np
 import tensorlang as tl
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = str(ROOT / "src" / "tensorlang")
+#: the package's files as imported (src/ here, site-packages where CI tests the wheel)
+PACKAGE = str(Path(tl.__file__).resolve().parent)
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SUFFIX = {"tl": ".tl", "teil": ".teil", "cfd": ".cfd", "stur": ".stur", "einsum": ".einsum"}
 #: one input may take this long before it is a hang (a guard, not a speed test: the
