@@ -24,10 +24,8 @@ def cases(draw, dim=None, support=None, scalar=False):
     d = draw(st.integers(1, 3)) if dim is None else dim
     kern = KERNELS[draw(st.sampled_from(sorted(k for k in KERNELS if support in (None, KERNELS[k].support))))]
     # c1tent is C0 with a declared C1 (Diderot's cheap gradients): at an integer position,
-    # on its kink, the C probes take the one-sided derivative and the numpy reference
-    # sign(0) = 0, the mean of the two sides; both generators of C did so, so derivatives
-    # of c1tent are left out here (a known difference, docs/fields.md)
-    order = draw(st.integers(0, 0 if kern.name == "c1tent" else min(kern.continuity, 2)))
+    # on its kink, both take the right-hand derivative (docs/fields.md)
+    order = draw(st.integers(0, min(kern.continuity, 2)))
     voxel = () if scalar else draw(st.sampled_from([(), (), (2,), (3,), (2, 2)]))
     sizes = tuple(draw(st.integers(kern.support, kern.support + 5)) for _ in range(d))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
@@ -239,3 +237,20 @@ def test_the_default_source_chooses_paired_rows_by_the_preprocessor():
     assert "#if TL_PAIRED\n" in src and "TL_PAIR(tl_load(" in src  # both forms, chosen by the compiler's target
     assert "TL_PAIR(tl_load(" not in cprobe.source(3, K["bspln3"], 2, 3)[0]  # vector voxels: one form
     assert "TL_PAIR(tl_load(" not in cprobe.source(3, K["c4hexic"], 1, 1)[0]  # 6 taps: one form
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_c1tent_derivatives_at_integer_positions_are_the_right_hand_slopes(dim):
+    """On a sample, the gradient of a c1tent field is the slope of the cell to the right
+    ([n, n+1)), on the C probes and the numpy reference alike (docs/fields.md)."""
+    rng = np.random.default_rng(dim)
+    sizes = (6, 5, 4)[:dim]
+    data = rng.normal(size=sizes)
+    img = tl.image(data, dim=dim)
+    kern = KERNELS["c1tent"]
+    grid = np.stack(np.meshgrid(*[np.arange(0, n - 1) for n in sizes], indexing="ij"), -1).reshape(-1, dim)
+    points = grid.astype(float)
+    want = np.stack([data[tuple(np.minimum(grid[:, b] + (b == a), sizes[b] - 1) for b in range(dim))]
+                     - data[tuple(grid[:, b] for b in range(dim))] for a in range(dim)], -1)
+    for ours in (run.probe_tensor(img, kern, 1, points, use_c=True), reconstruct.probe(img, kern, 1, points)):
+        np.testing.assert_allclose(ours.reshape(-1, dim), want, rtol=1e-12, atol=1e-12)

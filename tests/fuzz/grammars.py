@@ -49,3 +49,25 @@ def grammar_programs(lang: str) -> st.SearchStrategy[str]:
         else:
             explicit[terminal.name] = st.just(f" {terminal.name.lower()} ")
     return from_lark(parser, start="program", explicit=explicit)
+
+
+#: STUR's pools: a few tensor and index names, the symbols, small numbers
+STUR_POOL = {"NAME": ["A", "B", "X", "y", "i", "j", "k", "N", "M", "D", "U", "R", "ip", "jp"],
+             "NUMBER": ["0", "1", "2", "3", "0.5", "1e999"], "CMP": ["<", "<=", "=", "==", ">", ">="],
+             "INV": ["^-1"], "_NL": ["\n"]}
+
+
+def stur_programs() -> st.SearchStrategy[str]:
+    """STUR text drawn from its grammar (lang/stur/grammar.lark)."""
+    from tensorlang.lang.stur.parser import _parser as stur_parser
+
+    parser = stur_parser().lark if hasattr(stur_parser(), "lark") else stur_parser()
+    explicit: dict[str, st.SearchStrategy[str]] = {}
+    for terminal in parser.terminals:
+        if terminal.name in STUR_POOL:
+            explicit[terminal.name] = st.sampled_from([f" {w} " if w != "\n" else w for w in STUR_POOL[terminal.name]])
+        elif isinstance(terminal.pattern, PatternStr):
+            explicit[terminal.name] = st.just(f" {terminal.pattern.value} ")
+        else:
+            explicit[terminal.name] = st.just(f" {terminal.name.lower()} ")
+    return from_lark(parser, start="program", explicit=explicit)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import tensorlang as tl
 from padding.test_padding_theorem3 import PADS, assert_padding_zero, with_specials
-from properties.harness import assert_close_to_oracle, cases
+from properties.harness import assert_close_to_oracle, assert_within_rounding, cases
 from tensorlang.schedule import padding, steps
 from tensorlang.schedule.steps import GemmStep, ModeStep
 from tensorlang.targets.c import build as c_build
@@ -112,8 +112,8 @@ def test_padded_blas_with_nan_inf_and_signed_zero(case, pad, data):
         expected = tl.compile(case.text, backend="c")(**inputs)
         kernel = tl.compile(case.text, backend="c", pad=pad)
     results, _ = run_with_store(kernel, **inputs)
-    for name, value in expected.items():
-        np.testing.assert_allclose(results[name], value, rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=name)
+    # padding may reorder sums: within the program's rounding bound, not a fixed rtol
+    assert_within_rounding(case.text, inputs, results, expected, who=f"c pad={pad}")
 
 
 # ------------------------------------------------------------------ the padded fast call

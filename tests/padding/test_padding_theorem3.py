@@ -14,7 +14,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import tensorlang as tl
-from properties.harness import assert_close_to_oracle, cases
+from properties.harness import assert_close_to_oracle, assert_within_rounding, cases
 from tensorlang.schedule.padding import padded_shape
 from tensorlang.targets.c import build as c_build
 
@@ -86,5 +86,5 @@ def test_padding_stays_zero_with_nan_inf_and_signed_zero(case, pad, data):
     expected = tl.compile(case.text, backend="c")(**inputs)
     kernel, results, store = padded_run(case.text, inputs, pad)
     assert set(results) == set(expected)
-    for name, value in expected.items():
-        np.testing.assert_allclose(results[name], value, rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=name)
+    # padding may reorder sums: within the program's rounding bound, not a fixed rtol
+    assert_within_rounding(case.text, inputs, results, expected, who=f"c pad={pad}")

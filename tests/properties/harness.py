@@ -392,3 +392,89 @@ def assert_meets_ein_oracle(got: np.ndarray, program: ir.Program, inputs: dict[s
     finite = ~nan & ~inf & np.isfinite(bound)
     err = np.abs(got[finite] - expected[finite])
     assert (err <= SLACK * EPS["float64"] * np.asarray(bound)[finite] + 1e-300).all()
+
+
+# ---------------------------------------------------------------- ⊥ compared strictly
+#: the values :func:`undefined_and_zeros` mixes in: ⊥, +0 and -0 (no infinities: with
+#: them, reassociation may legitimately turn inf + -inf = ⊥ into ±inf, docs/optimizer.md)
+NAN_AND_ZEROS = np.array([np.nan, 0.0, -0.0])
+
+
+def undefined_and_zeros(inputs: dict[str, np.ndarray], seed: int, fraction: float = 0.15) -> dict[str, np.ndarray]:
+    """``inputs`` with about ``fraction`` of their entries replaced by ⊥, +0 or -0."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, value in inputs.items():
+        a = np.array(value, dtype=np.float64, copy=True)
+        mask = rng.random(a.shape) < fraction
+        a[mask] = rng.choice(NAN_AND_ZEROS, size=int(mask.sum()))
+        out[name] = a
+    return out
+
+
+def selects(text: str) -> bool:
+    """Whether a program uses δ or ε, which the optimizer (so every compiled target) may
+    treat as selectors: a ⊥ term that a zero of δ or ε multiplies may be dropped
+    (docs/optimizer.md, docs/language.md "Where a compiled target may drop a ⊥")."""
+    import re
+    return re.search(r"\b(delta|eps)\b", text) is not None
+
+
+def check_backend_strict(backend: str, case: Case, seed: int, dtype: str = "float64") -> None:
+    """``case`` with ⊥ and ±0 among its inputs on ``backend`` against the reference
+    interpreter: ⊥ at exactly the interpreter's positions (a program with δ or ε may be
+    defined where the interpreter is ⊥, never the reverse), finite entries within the
+    first-order rounding bound (computed by the EIN oracle with each ⊥ input read as 0)."""
+    inputs = undefined_and_zeros(case.inputs, seed)
+    if dtype != "float64":
+        inputs = {k: v.astype(dtype) for k, v in inputs.items()}
+    reference = tl.compile(case.text, backend="interp", dtype=dtype)
+    want = reference(**inputs)
+    got = tl.compile(case.text, backend=backend, dtype=dtype)(**inputs)
+    zeroed = {k: np.where(np.isnan(v), 0.0, v).astype(np.float64) for k, v in inputs.items()}
+    with np.errstate(all="ignore"):
+        bounds = ein_oracle(reference.ein, zeroed)
+    eps = EPS[dtype]
+    for name in case.results:
+        value, ours = np.asarray(want[name], dtype=np.float64), np.asarray(got[name], dtype=np.float64)
+        assert ours.shape == value.shape
+        nan = np.isnan(value)
+        if selects(case.text):
+            assert not np.isnan(ours[~nan]).any(), f"{backend} {name}: ⊥ where the interpreter is defined"
+        else:
+            assert np.array_equal(np.isnan(ours), nan), f"{backend} {name}: undefined (NaN) entries differ"
+        keep = ~nan & ~np.isnan(ours)
+        bound = np.asarray(bounds[name][1], dtype=np.float64)
+        bound = np.broadcast_to(np.where(np.isfinite(bound), bound, np.inf), value.shape)
+        err = np.abs(ours[keep] - value[keep])
+        allowed = SLACK * eps * (bound[keep] + np.abs(value[keep])) + 1e-300
+        bad = ~(err <= allowed) & ~(ours[keep] == value[keep])
+        assert not bad.any(), f"{backend} {name}: error {err[bad].max():.3g} beyond the rounding bound"
+
+
+def assert_within_rounding(text: str, inputs: dict[str, np.ndarray], got: dict, expected: dict,
+                           dtype: str = "float64", who: str = "") -> None:
+    """Two runs of program ``text`` that may order its sums differently (padded and
+    unpadded C, BLAS blocking) agree within the program's rounding bound: ⊥ at the same
+    entries, the same infinities, finite entries within SLACK · eps · (the first-order
+    bound of :func:`ein_oracle`, which grows with the number of terms summed and the sum
+    of their magnitudes, + |value|).  The bound is computed on the inputs with each
+    non-finite entry read as 0 (an entry a ⊥ or an infinity reaches is not finite)."""
+    program = tl.compile(text, backend="interp").ein
+    finite_inputs = {k: np.where(np.isfinite(v), v, 0.0).astype(np.float64) for k, v in inputs.items()}
+    with np.errstate(all="ignore"):
+        bounds = ein_oracle(program, finite_inputs)
+    eps = EPS[dtype]
+    for name, want in expected.items():
+        value, ours = np.asarray(want, dtype=np.float64), np.asarray(got[name], dtype=np.float64)
+        assert ours.shape == value.shape, (who, name)
+        assert np.array_equal(np.isnan(ours), np.isnan(value)), f"{who} {name}: undefined (NaN) entries differ"
+        infinite = np.isinf(value)
+        assert np.array_equal(ours[infinite], value[infinite]), f"{who} {name}: infinite entries differ"
+        finite = np.isfinite(value)
+        bound = np.broadcast_to(np.asarray(bounds[name][1], dtype=np.float64), value.shape)
+        bound = np.where(np.isfinite(bound), bound, np.inf)
+        err = np.abs(ours[finite] - value[finite])
+        allowed = SLACK * eps * (bound[finite] + np.abs(value[finite])) + 1e-300
+        bad = ~(err <= allowed)
+        assert not bad.any(), f"{who} {name}: error {err[bad].max():.3g} beyond the rounding bound {allowed[bad].min():.3g}"

@@ -29,7 +29,7 @@ from tensorlang.passes.program import results
 
 from .generators import program_text, programs, random_inputs
 from .generators import bounded_binop
-from .harness import EPS, SLACK, Bounded, ein_oracle, index_programs
+from .harness import EPS, SLACK, Bounded, ein_oracle, index_programs, undefined_and_zeros
 
 PASSES = {name: run for name, run in PIPELINE}
 PASSES["pipeline"] = lambda program: optimize(program, verify=True).program
@@ -106,8 +106,17 @@ def contraction_programs(draw, max_stmts: int = 4):
 
 
 @st.composite
-def ein_programs(draw):
-    """(EIN program, inputs) from one of the three generators."""
+def ein_programs(draw, undefined: bool = False):
+    """(EIN program, inputs) from one of the three generators; ``undefined``: with ⊥
+    and ±0 among the inputs (harness.undefined_and_zeros)."""
+    program, inputs = draw(_ein_programs())
+    if undefined:
+        inputs = undefined_and_zeros(inputs, draw(st.integers(0, 2**32 - 1)))
+    return program, inputs
+
+
+@st.composite
+def _ein_programs(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     kind = draw(st.sampled_from(["index", "operator", "contraction", "contraction"]))
     if kind == "operator":
@@ -218,6 +227,26 @@ def test_pass_keeps_the_meaning(name, case):
     assert_same_meaning(program, after, inputs)
     tl.check(to_text(after))  # what a pass produces is a well-typed program again
     assert results(after) == results(program)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(PASSES))
+@settings(max_examples=60)
+@given(case=ein_programs(undefined=True))
+def test_pass_keeps_undefined_entries(name, case):
+    """⊥ compared strictly (issue 41): with ⊥ and ±0 among the inputs, each pass alone
+    keeps ⊥ exactly where the original has it (δ/ε as selectors aside)."""
+    program, inputs = case
+    note(to_text(program))
+    assert_same_meaning(program, PASSES[name](program), inputs)
+
+
+@settings(max_examples=30)
+@given(case=ein_programs(undefined=True))
+def test_the_pipeline_keeps_undefined_entries_quick(case):
+    program, inputs = case
+    note(to_text(program))
+    assert_same_meaning(program, PASSES["pipeline"](program), inputs)
 
 
 @pytest.mark.slow

@@ -50,6 +50,7 @@ import numpy as np
 
 from .image import Image
 from .kernels import Kernel
+from .reconstruct import at_integer
 
 #: points per batch: cells and weights are computed for this many points at once, in
 #: vector lanes (the loop over the batch's points vectorizes)
@@ -93,11 +94,11 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
             value = f"{neg}({expr})"
             select = ""
             if i >= 1:
-                # at f = 0 the tap sits at |f - i| = i, the first point of the next piece (or
-                # past the support when i = s): the reference takes that piece's value there,
-                # exactly 0 past the support, where this piece's polynomial leaves a rounding
-                # residue (bspln3's 2.2e-16 at 2) that would turn 0·∞ = ⊥ into ∞
-                at_zero = float(kern(np.array([-float(i)]), m)[0])
+                # at f = 0 the tap sits at |f - i| = i, the end of this piece: the value is
+                # the right-hand limit (reconstruct.at_integer, exact: 0 past the support,
+                # where this piece's polynomial leaves a rounding residue, bspln3's 2.2e-16
+                # at 2, that would turn 0·∞ = ⊥ into ∞; c1tent's slope on its kink)
+                at_zero = at_integer(kern, -i, m)
                 # computed first, then selected: a select of two values vectorizes
                 select = f" h = f == 0.0 ? {at_zero!r} : h;"
             lines.append(f"{{ double x = {arg}; double h = {value};{select} w{a}[{m}][{t}][j] = h; (void)x; }}")

@@ -275,6 +275,66 @@ def _check_nrrd_header(header: dict, name: str, size: int) -> None:
                 raise error("input", f"NRRD image {name!r}: {field} {skip} is beyond the {size} bytes of data")
 
 
+#: bytes a compressed payload may inflate to beyond what its header's sizes need
+INFLATE_SLACK = 1 << 20
+
+
+def _bound_compressed(header: dict, fh, name: str) -> None:
+    """error[too-large] when a gzip or bzip2 payload inflates to more bytes than the
+    header's sizes need (at 8 bytes a sample, the widest type, plus its byte skip and
+    INFLATE_SLACK): a small file that inflates to gigabytes is refused after inflating
+    at most that many bytes, before pynrrd inflates all of it.  A payload that is no
+    valid stream is left to pynrrd, which says so.  ``fh`` is left where it was."""
+    import bz2
+    import zlib
+
+    encoding = str(header.get("encoding", "")).lower()
+    if encoding not in ("gzip", "gz", "bzip2", "bz2"):
+        return
+    limit = int(np.prod([int(n) for n in np.atleast_1d(header["sizes"])], dtype=object)) * 8
+    limit += max(int(header.get("byte skip", header.get("byteskip", 0))), 0) + INFLATE_SLACK
+    data_file = header.get("datafile", header.get("data file"))
+    source = open(data_file if os.path.isabs(data_file) else os.path.join(os.path.dirname(name), data_file), "rb") \
+        if data_file is not None else fh
+    start = source.tell()
+    try:
+        for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
+            source.readline()
+        gz = zlib.decompressobj(zlib.MAX_WBITS | 16) if encoding.startswith("g") else None
+        bz = None if gz is not None else bz2.BZ2Decompressor()
+        total = 0
+        try:
+            while True:
+                chunk = source.read(1 << 16)
+                if not chunk:
+                    return
+                if gz is not None:
+                    while chunk:
+                        total += len(gz.decompress(chunk, 1 << 20))
+                        chunk = gz.unconsumed_tail
+                        if total > limit:
+                            break
+                    done = gz.eof
+                else:
+                    assert bz is not None
+                    total += len(bz.decompress(chunk, 1 << 20))
+                    while total <= limit and not bz.eof and not bz.needs_input:
+                        total += len(bz.decompress(b"", 1 << 20))
+                    done = bz.eof
+                if total > limit:
+                    raise error("too-large", f"NRRD image {name!r}: its {encoding} data inflate to more than "
+                                f"{limit} bytes, beyond what its sizes {[int(n) for n in np.atleast_1d(header['sizes'])]} need")
+                if done:
+                    return
+        except (zlib.error, OSError, EOFError, ValueError):
+            return  # not a valid stream: pynrrd reports it
+    finally:
+        if source is fh:
+            fh.seek(start)
+        else:
+            source.close()
+
+
 def _load_nrrd(name: str, dim: int | None, world) -> Image:
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
 
@@ -284,6 +344,7 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
         with open(name, "rb") as fh:
             header = nrrd.read_header(_header_lines(fh, name))
             _check_nrrd_header(header, name, size)
+            _bound_compressed(header, fh, name)
             data = nrrd.read_data(header, fh, name, index_order="F")
     except MemoryError:
         raise error("too-large", f"NRRD image {name!r} does not fit in memory") from None

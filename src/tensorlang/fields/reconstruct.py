@@ -17,6 +17,7 @@ outside the field's domain: its probe is ⊥ (NaN).  ``inside`` tells which poin
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
@@ -65,6 +66,44 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarra
     return out
 
 
+def at_integer(kern: Kernel, j: int, order: int) -> float:
+    """h⁽ᵒʳᵈᵉʳ⁾ at the integer j, as the limit from the right: the derivative of the
+    polynomial piece on [j, j + 1) (docs/fields.md, "Derivatives at integer positions").
+    Where the two one-sided limits agree (every kernel's every derivative it is
+    continuous in) this is the kernel's own value there, ``kern(j, order)``, as before;
+    where they differ (c1tent's first derivative: a C0 kernel declared C1) it is the
+    right-hand one, computed exactly in rationals."""
+    right, left = _limit(kern, j, order, +1), _limit(kern, j, order, -1)
+    if right == left:
+        return float(kern(np.array([float(j)]), order)[0])
+    return float(right)
+
+
+def _limit(kern: Kernel, j: int, order: int, side: int) -> Fraction:
+    """The exact one-sided limit of h⁽ᵒʳᵈᵉʳ⁾ at the integer j (side +1: from the right)."""
+    a = abs(j)
+    toward_zero = (j > 0 and side < 0) or (j < 0 and side > 0)  # |x| -> a from below
+    piece = a - 1 if toward_zero else a
+    if piece >= kern.radius or piece < 0:
+        return Fraction(0)
+    coefficients = [Fraction(c).limit_denominator(10**6) for c in kern.pieces[piece]]
+    for _ in range(order):
+        coefficients = [c * k for k, c in enumerate(coefficients)][1:]
+    value = sum((c * Fraction(a) ** k for k, c in enumerate(coefficients)), Fraction(0))
+    negative = order % 2 and (j < 0 or (j == 0 and side < 0))
+    return -value if negative else value
+
+
+def cell_weights(kern: Kernel, frac: np.ndarray, order: int) -> np.ndarray:
+    """:meth:`Kernel.weights`, with the weights at ``frac == 0`` (a position on a sample)
+    the right-hand limits :func:`at_integer`: a point's cell is [n, n + 1) and its value
+    and derivatives are that cell's polynomial's, at its left end too."""
+    w = kern.weights(frac, order)
+    taps = np.arange(1 - kern.radius, kern.radius + 1)
+    at_zero = np.array([at_integer(kern, -int(i), order) for i in taps])
+    return np.where((frac == 0)[..., None], at_zero, w)
+
+
 def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarray:
     d, s = img.dim, kern.radius
     x = index_positions(img, points)
@@ -79,7 +118,7 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np
     index = tuple((n[:, a].reshape((-1,) + (1,) * d) + grids[a][None]) for a in range(d))
     hood = img.data[index]
     # weights per axis and derivative order: w[a][m] has shape (N, S)
-    w = [[kern.weights(f[:, a], m) for m in range(order + 1)] for a in range(d)]
+    w = [[cell_weights(kern, f[:, a], m) for m in range(order + 1)] for a in range(d)]
     letters = "abc"[:d]
     spec = "n" + letters + "...," + ",".join(f"n{c}" for c in letters) + "->n..."
     result = np.empty((points.shape[0],) + img.voxel_shape + (d,) * order)

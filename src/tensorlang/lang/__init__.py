@@ -48,7 +48,8 @@ _PLANNED: dict[str, str] = {}
 
 #: The program in another language, whatever its own: ``--emit tl|teil|core``.
 VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
-    stage: functools.partial(_convert, stage=stage) for stage in ("tl", "teil", "core")
+    stage: functools.partial(lambda checked, stage: _convert(stur.as_model(checked), stage), stage=stage)
+    for stage in ("tl", "teil", "core")
 }
 
 

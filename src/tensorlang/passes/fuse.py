@@ -142,12 +142,13 @@ def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None =
             multilinear_def = is_multilinear(definition.body)
         if not multilinear_def:
             return None
-    taken = all_names(use.body) | {name for name, _ in use.index} | all_names(definition.body)
+    at_use = all_names(use.body) | {name for name, _ in use.index}  # (one walk of the use, not two)
+    taken = at_use | all_names(definition.body)
     fresh = Fresh(taken | {name for name, _ in definition.index})
     params = [name for name, _ in definition.index]
     # the definition's own binders must not shadow a name bound or free at the use
     # (index notation has no shadowing: `sum(j) ... sum(j)` nested is repeated-index)
-    around = all_names(use.body) | {name for name, _ in use.index} | set(params)
+    around = at_use | set(params)
     body = rename_bound(definition.body, fresh, around)
     context = Context(fresh, dict(use.index), tally, (t, params, body))
     return ir.Statement(use.target, use.index, rewrite(use.body, RULES, context))

@@ -21,8 +21,10 @@ import math
 import numbers
 from dataclasses import dataclass
 
+from ...ein.printer import RESERVED
 from ...errors import error
 from ...semantics.sizes import Sym
+from ...semantics.types import MAX_ELEMENTS, MAX_RANK
 
 
 class Expr:
@@ -39,8 +41,26 @@ class Expr:
     def _shape(self) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def text(self) -> str:  # the model language's text, fully parenthesized
+    def pieces(self) -> tuple:  # the text: strings and operands (expressions), in order
         raise NotImplementedError
+
+    def text(self, limit: int | None = None) -> str:
+        """The model language's text, fully parenthesized; at most ``limit`` characters
+        (then ending in ``...``).  Iterative: an expression 10^5 levels deep prints, and
+        a shared one (``e + e`` doubled) stops at the limit instead of at 2^20 leaves."""
+        out: list[str] = []
+        size = 0
+        stack: list = [self]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Expr):
+                stack.extend(reversed(item.pieces()))
+                continue
+            out.append(item)
+            size += len(item)
+            if limit is not None and size > limit:
+                return "".join(out)[:limit] + "..."
+        return "".join(out)
 
 
     # the arithmetic of t-elem, t-smul and t-sdiv
@@ -72,29 +92,67 @@ class Expr:
         return Neg(self)
 
     def __repr__(self) -> str:
-        return f"<tl expression {self.text()} : {list(self.shape)}>"
+        return f"<tl expression {self.text(limit=200)} : {list(self.shape)}>"
 
 
 def _expr(value) -> Expr:
     if isinstance(value, Expr):
         return value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            raise error("input", f"a builder number must be finite (the language has no literal for {value!r})")
-        return Number(float(value))
+        try:
+            number = float(value)
+        except (OverflowError, ValueError):
+            raise error("too-large", f"a builder number must be finite; {_short(value)} is beyond the float range") from None
+        if not math.isfinite(number):
+            raise error("input", f"a builder number must be finite (the language has no literal for {_short(value)})")
+        return Number(number)
     raise error("input", f"a builder expression combines expressions and numbers, not {type(value).__name__}")
 
 
+def _short(value) -> str:
+    """``value`` as text for a message, at most 60 characters (an int of 5000 digits is
+    not printed: Python refuses to, and no reader wants it)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 180:
+        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _integer(value, what: str) -> int:
+    """``value`` as an int when it is an integer (Python's or numpy's), not a bool, a
+    float, a string or another number that happens to equal one: error[input] otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise error("input", f"{what} must be an integer, got {_short(value)} ({type(value).__name__})")
+    return int(value)
+
+
 def _dims(pair, rank: int, what: str) -> tuple[int, int]:
-    try:
-        m, n = (int(d) for d in pair)
-    except (TypeError, ValueError):
-        raise error("input", f"{what} takes pairs of dimensions (m, n), got {pair!r}") from None
+    if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise error("input", f"{what} takes pairs of dimensions (m, n), got {_short(pair)}")
+    m, n = (_integer(d, f"{what}: a dimension") for d in pair)
     for d in (m, n):
         if not 1 <= d <= rank:
-            raise error("dim-range", f"{what}: dimension {d} is outside 1..{rank} (dimensions count from 1)",
+            raise error("dim-range", f"{what}: dimension {_short(d)} is outside 1..{rank} (dimensions count from 1)",
                         rule="t-contr" if what == "contract" else "t-trans")
     return m, n
+
+
+def _extent(value, name: str):
+    """One extent of ``tl.var(name, shape)``: a positive integer below MAX_ELEMENTS, or
+    a size name (an identifier that is no keyword of the model language)."""
+    if isinstance(value, str):
+        if value.isidentifier() and value not in RESERVED:
+            return Sym(value)
+        why = "a keyword of the model language" if value in RESERVED else "not an identifier"
+        raise error("input", f"variable {name!r}: a size name must be an identifier, got {_short(value)} ({why}); "
+                    "a number of elements is an int")
+    n = _integer(value, f"variable {name!r}: an extent")
+    if n < 1:
+        raise error("shape", f"variable {name!r}: extents must be positive, got {_short(n)}", rule="s-var")
+    if n >= MAX_ELEMENTS:
+        raise error("too-large", f"variable {name!r}: the extent {_short(n)} is not below 2^62, the most any "
+                    "target indexes")
+    return n
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -102,8 +160,8 @@ class Var(Expr):
     name: str
     shape: tuple[int, ...]
 
-    def text(self) -> str:
-        return self.name
+    def pieces(self) -> tuple:
+        return (self.name,)
 
 
 
@@ -112,8 +170,8 @@ class Number(Expr):
     value: float
     shape: tuple[int, ...] = ()
 
-    def text(self) -> str:
-        return repr(self.value) if self.value >= 0 else f"({self.value!r})"
+    def pieces(self) -> tuple:
+        return (repr(self.value) if self.value >= 0 else f"({self.value!r})",)
 
 
 
@@ -125,8 +183,8 @@ class Outer(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.left.shape + self.right.shape
 
-    def text(self) -> str:
-        return f"({self.left.text()} # {self.right.text()})"
+    def pieces(self) -> tuple:
+        return ("(", self.left, " # ", self.right, ")")
 
 
 
@@ -139,9 +197,9 @@ class Contract(Expr):
         gone = {d for pair in self.pairs for d in pair}
         return tuple(n for d, n in enumerate(self.operand.shape, 1) if d not in gone)
 
-    def text(self) -> str:
+    def pieces(self) -> tuple:
         pairs = " ".join(f"[{m} {n}]" for m, n in self.pairs)
-        return f"({self.operand.text()} . [{pairs}])"
+        return ("(", self.operand, f" . [{pairs}])")
 
 
 
@@ -156,8 +214,8 @@ class Transpose(Expr):
         shape[m - 1], shape[n - 1] = shape[n - 1], shape[m - 1]
         return tuple(shape)
 
-    def text(self) -> str:
-        return f"({self.operand.text()} ^ [{self.pair[0]} {self.pair[1]}])"
+    def pieces(self) -> tuple:
+        return ("(", self.operand, f" ^ [{self.pair[0]} {self.pair[1]}])")
 
 
 
@@ -178,8 +236,8 @@ class Binary(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.left.shape or self.right.shape
 
-    def text(self) -> str:
-        return f"({self.left.text()} {self.op} {self.right.text()})"
+    def pieces(self) -> tuple:
+        return ("(", self.left, f" {self.op} ", self.right, ")")
 
 
 
@@ -190,23 +248,25 @@ class Neg(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.operand.shape
 
-    def text(self) -> str:
-        return f"(-{self.operand.text()})"
+    def pieces(self) -> tuple:
+        return ("(-", self.operand, ")")
 
 
 
 # ------------------------------------------------------------------ the constructors
 def var(name: str, shape) -> Var:
-    """A variable (an input of the built program) of the given extents: numbers, or
-    names for symbolic sizes (``tl.var("A", ("n", "n"))``)."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise error("input", f"a variable's name must be an identifier, got {name!r}")
-    try:  # a name is a symbolic size, bound when the built kernel is called (docs/language.md)
-        extents = tuple(Sym(n) if isinstance(n, str) and n.isidentifier() else int(n) for n in shape)
-    except (TypeError, ValueError):
-        raise error("input", f"a variable's shape is a tuple of positive integers or size names, got {shape!r}") from None
-    if any(not isinstance(n, Sym) and n < 1 for n in extents):
-        raise error("shape", f"variable {name!r}: extents must be positive, got {list(extents)}", rule="s-var")
+    """A variable (an input of the built program) of the given extents: positive ints,
+    or names for symbolic sizes (``tl.var("A", ("n", "n"))``).  Anything else (a float, a
+    bool, a string of digits, a Decimal) is error[input], however near an integer."""
+    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED:
+        raise error("input", f"a variable's name must be an identifier that is no keyword, got {_short(name)}")
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list)):
+        raise error("input", f"variable {name!r}: a shape is a tuple of extents, got {_short(shape)} "
+                    f"({type(shape).__name__})")
+    if len(shape) > MAX_RANK:
+        raise error("too-large", f"variable {name!r} has {len(shape)} dimensions; at most {MAX_RANK} "
+                    "(numpy's limit, which every target relies on)")
+    extents = tuple(_extent(n, name) for n in shape)
     return Var(name, extents)  # type: ignore[arg-type]  # symbols until bound
 
 
@@ -225,7 +285,8 @@ def contract(operand, *pairs) -> Expr:
     (numbered from 1, before any is removed) summed together; ``contract(e, (2, 3))`` or
     ``contract(e, [(2, 7), (4, 8)])``."""
     e = _expr(operand)
-    if len(pairs) == 1 and pairs[0] and all(isinstance(p, (tuple, list)) for p in pairs[0]):
+    if len(pairs) == 1 and isinstance(pairs[0], (tuple, list)) and pairs[0] \
+            and all(isinstance(p, (tuple, list)) for p in pairs[0]):
         pairs = tuple(pairs[0])
     if not pairs:
         raise error("input", "contract takes at least one pair of dimensions")

@@ -20,7 +20,8 @@ A subexpression used more than once (the same Python object: ``x = e + e`` doubl
 twenty times is 21 nodes, but 2^20 leaves as a tree) is lowered once, as a temporary:
 ``var t1 : [..]`` and ``t1 = e`` before the statements that read it, which read ``t1``.
 An expression used once is written in place, so a program without sharing is exactly
-the program its text would be.  Every walk here is iterative and over the nodes (not
+the program its text would be, unless it is more than :data:`SPILL_DEPTH` operators deep:
+its subexpressions at every SPILL_DEPTH levels are temporaries too.  Every walk here is iterative and over the nodes (not
 the paths), and no state outlives a call (building from many threads at once is safe).
 """
 
@@ -32,6 +33,12 @@ from typing import Mapping
 from ...errors import error
 from ..tl import ast
 from .expressions import Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
+
+
+#: An expression deeper than this becomes a temporary, as a shared one does, so that no
+#: statement of the program is deeper (an expression 10^5 operators deep is 1000
+#: statements, not one that the later stages would refuse as nested too deeply).
+SPILL_DEPTH = 100
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
@@ -131,9 +138,12 @@ def to_program(outputs: Mapping[str, Expr]) -> ast.Program:
     temporaries: list[ast.Decl] = []
     statements: list[ast.Stmt] = []
     written: dict[int, ast.Expr] = {}  # node -> the AST its users read (a temporary's name where shared)
+    depth: dict[int, int] = {}  # node -> how deep the AST its users read is
     for e in order:
         node = _node(e, [written[id(child)] for child in children(e)])
-        if uses[id(e)] > 1 and not isinstance(e, (Var, Number)):
+        depth[id(e)] = 1 + max((depth[id(child)] for child in children(e)), default=0)
+        if (uses[id(e)] > 1 or depth[id(e)] >= SPILL_DEPTH) and not isinstance(e, (Var, Number)):
+            depth[id(e)] = 1
             name = _fresh(taken, len(temporaries) + 1)
             temporaries.append(ast.Decl(name, tuple(e.shape)))
             statements.append(ast.Assign(name, node))

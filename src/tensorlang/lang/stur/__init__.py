@@ -26,6 +26,16 @@ def _parse(text: str, params: Params) -> ast.Program:
     return dataclasses.replace(program, params=tuple((k, int(v)) for k, v in params.items()))
 
 
+def as_model(checked):
+    """``--emit tl|teil|core`` of a STUR program: its EIN lowering (which needs the
+    symbols' values), which the registry's conversions print as an index-form program of
+    the model language (``tl``) and refuse for TeIL (error[backend]: TeIL has no
+    explicit indices); another front end's program is returned as it is."""
+    if not isinstance(checked.program, check.Model):
+        return checked
+    return dataclasses.replace(checked, program=lower.lower_program(checked))
+
+
 LANGUAGE = Language(
     name="stur",
     suffixes=(".stur",),

@@ -32,7 +32,7 @@ from ...semantics.sizes import Sym
 from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
 from . import ast
 from .ast import Rule as _Rule
-from .linear import INF, Constraint, comparisons, constraint, propagate, text
+from .linear import INF, Constraint, comparisons, constraint, propagate, reciprocal, text
 
 #: The value symbols stand for while a program without values is checked: boundedness
 #: does not depend on it.
@@ -447,14 +447,14 @@ def prepare(model: Model, rule: ast.Rule, product: ast.Product) -> Term:
     accesses: list[ast.Access] = []
     for f in product.factors:
         if isinstance(f, ast.Number):
-            coefficient *= (1.0 / f.value) if f.inverse and f.value else (float("inf") if f.inverse else f.value)
+            coefficient *= reciprocal(f.value) if f.inverse else f.value
         elif isinstance(f, ast.Access):
             if f.name in symbols:
                 if f.name not in model.values:
                     raise _fail("input", f"symbol {f.name!r} has no value: give it with --param {f.name}=...", f.span,
                                 "stur-rule")
                 value = float(model.values[f.name])
-                coefficient *= (1.0 / value) if f.inverse else value
+                coefficient *= reciprocal(value) if f.inverse else value
                 continue
             accesses.append(f)
             variables.update(dict.fromkeys(f.args))

@@ -264,3 +264,13 @@ def too_large(elements: int, what: str, span) -> None:
     if elements > 2**31:
         raise error("too-large", f"{what} has {elements} points; the reference interpreter enumerates at most 2^31",
                     span)
+
+
+def reciprocal(x):
+    """``x^-1`` in STUR: 1/x, and 0 where x is 0 (±0), as StructTensor computes the
+    reciprocal of a structural zero (docs/structure.md, "Reciprocals"); ⊥ stays ⊥ and
+    1/±inf = ±0.  A number gives a float, an array an array."""
+    with np.errstate(all="ignore"):
+        a = np.asarray(x)
+        q = np.where(a == 0, np.zeros_like(a), np.divide(np.ones_like(a), a, where=a != 0, out=np.zeros_like(a)))
+        return float(q) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else q

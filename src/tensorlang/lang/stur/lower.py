@@ -52,6 +52,18 @@ from .linear import Constraint, Lin, comparisons, constraint, lin_range, propaga
 from .promise import redundancy_pieces
 
 
+def reciprocal(x: ir.Expr) -> ir.Expr:
+    """``x^-1`` in EIN: 1/x, and 0 where x is 0 (docs/structure.md, "Reciprocals").
+
+    Written ``(tanh(x) / tanh(x)) / x`` over controlled division (0 / b = 0): tanh is
+    0 exactly at ±0 and finite and non-zero elsewhere (±1 at ±inf, x itself for a
+    subnormal x), so the numerator is exactly 1 where x ≠ 0 and 0 where x = 0; ⊥ stays
+    ⊥.  So 1/x is exact, 1/±inf = ±0, 1/0 = 0, on every target, and the structure
+    analysis sees a reciprocal that vanishes where x does (tanh keeps zeros)."""
+    t = ir.Apply("tanh", x)
+    return ir.BinOp("/", ir.BinOp("/", t, t), x)
+
+
 def lower_program(checked: CheckedProgram) -> ir.Program:
     model: Model = checked.program
     if not model.bound:
@@ -200,7 +212,7 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
         for a in access.args:
             used.update(v for v, _ in subst.get(a, Lin(((a, 1),), 0)).terms)
         tensor = ir.Tensor(access.name, indices)
-        factors.append(ir.BinOp("/", ir.Const(1.0), tensor) if access.inverse else tensor)
+        factors.append(reciprocal(tensor) if access.inverse else tensor)
     coefficient = term.coefficient
     summed = [v for v in free if v not in head]
     for v in summed:

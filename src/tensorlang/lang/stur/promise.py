@@ -20,7 +20,7 @@ from ...errors import Diagnostic, TensorLangError
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, fact_masks
-from .linear import comparisons, evaluate, holds
+from .linear import comparisons, evaluate, holds, reciprocal
 
 
 def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) -> None:
@@ -62,7 +62,7 @@ def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
         targets: dict[str, ast.IExpr] = {}
         for f in product.factors:
             if isinstance(f, ast.Number):
-                coefficient *= 1.0 / f.value if f.inverse else f.value
+                coefficient *= reciprocal(f.value) if f.inverse else f.value
                 continue
             assert isinstance(f, ast.Condition)
             for left, op, right in comparisons(f):

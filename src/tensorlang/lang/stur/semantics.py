@@ -8,8 +8,9 @@ where the inner sum ranges over the integer points (h, v) that lie in every acce
 tensor's dimensions (its D fact, also H's own) and satisfy every condition of P_t.
 Points outside that set are *not in the sum* (they are not multiplied by zero: an
 infinite or ⊥ entry outside the set does not leak in, as in StructTensor's loops, which
-never visit them).  ``T^-1(i)`` is 1 / T(i) (controlled division), ``N^-1()`` with N a
-symbol is 1/N.  Rules run in dependency order; a computed tensor starts at 0.
+never visit them).  ``T^-1(i)`` is 1 / T(i), and 0 where T(i) = 0 (the reciprocal of a
+zero is 0, as StructTensor computes it at a structural zero: docs/structure.md,
+"Reciprocals"), ``N^-1()`` with N a symbol is 1/N, ``0^-1`` is 0.  Rules run in dependency order; a computed tensor starts at 0.
 
 Inputs are dense arrays: a U or R fact of an input is the caller's promise about its
 entries, which this interpreter does not need (and ``--check-structure`` checks).
@@ -25,9 +26,8 @@ from ...errors import error
 from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram
-from ...semantics.values import controlled_division
 from .check import Model, Term, prepare
-from .linear import evaluate, holds, too_large
+from .linear import evaluate, holds, reciprocal, too_large
 
 
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
@@ -84,7 +84,7 @@ def add_term(out: np.ndarray, term: Term, store: Mapping[str, np.ndarray], dtype
         array = store[access.name]
         picked = array[tuple(grids[a] for a in access.args)] if access.args else array[()]
         if access.inverse:
-            picked = controlled_division(np.asarray(1.0, dtype=dtype), picked)
+            picked = reciprocal(picked)
         value = value * picked
     value = np.where(mask, value, dtype.type(0))
     head = term.rule.args

@@ -202,9 +202,10 @@ class _Codegen:
         names = tuple(i for i in indices if isinstance(i, str))  # the rest: no affine index is left
         labels = tuple(dict.fromkeys(names))
         if len(labels) < len(names):
-            letters = {name: _LETTERS[n] for n, name in enumerate(labels)}
+            letters = {name: opt_einsum.get_symbol(n) for n, name in enumerate(labels)}
             sub = "".join(letters[i] for i in names) + "->" + "".join(letters[i] for i in labels)
-            array = st.temp(f"_np.einsum({sub!r}, {array})")
+            # past 52 labels numpy's einsum has no letters: the target's own einsum (nan_safe)
+            array = st.temp(f"{'_np' if len(labels) <= len(_LETTERS) else '_nan_safe'}.einsum({sub!r}, {array})")
         return array, labels
 
     def delta(self, e: ir.Delta, st: _Statement) -> tuple[str, tuple[str, ...]]:
@@ -484,6 +485,7 @@ def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
         "_stack": _stack,
         "_concat": _concat,
         "_gather": gather,
+        "_nan_safe": nan_safe,
         "_dtype": gen.dtype,
         "inf": float("inf"),  # repr() of a literal beyond the float range
     }

@@ -16,8 +16,52 @@ import numpy as np
 #: opt_einsum's ``backend=`` for the NumPy target's contractions.
 BACKEND = __name__
 
-einsum = np.einsum
 transpose = np.transpose
+
+_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def einsum(subscripts: str, *operands, **options):
+    """numpy.einsum; for subscripts beyond its 52 ASCII letters (opt_einsum names the
+    53rd index and later with other characters, ``opt_einsum.get_symbol``), the same
+    sum of products by broadcasting: diagonals taken, each operand's own summed labels
+    summed first, the rest multiplied elementwise and summed (⊥ · 0 = ⊥ as everywhere)."""
+    if set(subscripts) - set(",->") <= _ASCII:
+        return np.einsum(subscripts, *operands, **options)
+    inputs, out = subscripts.split("->")
+    terms = []
+    for term, x in zip(inputs.split(","), operands):
+        x, labels = _diagonals(np.asarray(x), list(term))
+        own = [n for n, label in enumerate(labels) if label not in out and inputs.count(label) == labels.count(label)]
+        if own:
+            x = x.sum(axis=tuple(own))
+            labels = [label for n, label in enumerate(labels) if n not in own]
+        terms.append((x, labels))
+    order = list(out) + [label for _, labels in terms for label in labels if label not in out]
+    order = list(dict.fromkeys(order))
+    if len(order) > 64:
+        raise ValueError(f"a contraction step over {len(order)} indices (numpy has at most 64 dimensions)")
+    product = None
+    for x, labels in terms:
+        present = [label for label in order if label in labels]
+        x = np.transpose(x, [labels.index(label) for label in present])
+        x = x.reshape([x.shape[present.index(label)] if label in labels else 1 for label in order])
+        product = x if product is None else product * x
+    assert product is not None
+    if len(order) > len(out):
+        product = product.sum(axis=tuple(range(len(out), len(order))))
+    return np.asarray(product)
+
+
+def _diagonals(x, labels: list[str]):
+    """``x`` with every repeated label taken once (the diagonal), and its labels."""
+    while len(set(labels)) < len(labels):
+        label = next(label for label in labels if labels.count(label) > 1)
+        first = labels.index(label)
+        second = labels.index(label, first + 1)
+        x = np.diagonal(x, axis1=first, axis2=second)  # the diagonal's axis goes last
+        labels = [item for n, item in enumerate(labels) if n not in (first, second)] + [label]
+    return x, labels
 
 
 def tensordot(a, b, axes=2):
