@@ -303,7 +303,7 @@ BUDGETS = {"core": 5000, "front ends": 5000, "structure": 3500, "schedule+loops"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2280, "surface": 4000}
+CEILINGS = {"structure": 4450, "schedule+loops": 4072, "targets": 5518, "fields": 2280, "surface": 3908}
 
 
 def layer_sizes() -> dict[str, int]:

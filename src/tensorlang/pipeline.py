@@ -204,7 +204,7 @@ def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule
     """The schedule stage: ``plan`` for the target's caps (the one caller of ``plan``)."""
     caps = facts.caps
     return plan(program, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
-                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks)
+                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks, gram=caps.gram)
 
 
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
