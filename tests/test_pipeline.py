@@ -93,6 +93,43 @@ def test_the_schedule_is_planned_once_per_compilation(monkeypatch):
     assert len(calls) == 1
 
 
+def _counted(monkeypatch, module, name: str) -> list:
+    calls: list = []
+    original = getattr(module, name)
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counting)
+    return calls
+
+
+def test_direct_sums_are_lifted_once_per_compilation(monkeypatch):
+    """The facts stage lifts a direct sum's reducing items (passes/split.py); the schedule
+    plans the program it lifted and does not lift again."""
+    lifted = _counted(monkeypatch, pipeline, "lift_concat_items")
+    text = ("in var F : [16 3]\nvar G : [16 3 3]\nvar X : [16 12]\nout var C : [12 12]\n"
+            "G[r,i,j] = F[r,i] * F[r,j]\nX = concat(F, vec(G))\nC[p,q] = sum(r) X[r,p] * X[r,q]\n")
+    kernel = tl.compile(text, backend=BACKENDS[-1])
+    assert len(lifted) == 1
+    assert kernel.compiled.facts.lifted is not None
+    f = np.random.default_rng(2).standard_normal((16, 3))
+    x = np.concatenate([f, np.einsum("ri,rj->rij", f, f).reshape(16, 9)], axis=1)
+    np.testing.assert_allclose(kernel(F=f)["C"], x.T @ x, rtol=1e-10, atol=1e-10)
+
+
+def test_a_view_of_another_target_reuses_the_kernels_optimizer_run(monkeypatch):
+    """``--emit loops`` of a numpy kernel compiles the C target's view from the kernel's
+    own optimized program: the passes run once."""
+    runs = _counted(monkeypatch, pipeline, "optimize")
+    kernel = tl.compile(PRODUCT, backend="numpy")
+    assert len(runs) == 1
+    kernel.ir("loops")
+    assert kernel.compiled_for("loops").opt is kernel.compiled.opt
+    assert len(runs) == 1
+
+
 def test_loop_rewrites_are_skipped_by_name_like_passes():
     text = tl.compile(PRODUCT, backend="numpy", skip_passes=("interchange",)).ir("loops")
     first = text.splitlines()[0]

@@ -17,12 +17,9 @@ cannot honour exactly.  Invalid subscripts raise :class:`EinsumError` (a ValueEr
 numpy raises ValueError, with a message naming the operand and the dimension.
 
 Symmetry (no peer does this): a call whose operands are all one array object is compiled
-with that array as the kernel's one input (the cache key says which operands are the
-first one), so the schedule sees a product of one tensor with itself.  Where that is a
-Gram-like product (``ni,nj->ij``, ``ni,nj,nk->ijk`` and their relatives) the schedule
-chooses a Gram step (schedule/steps.py ``GramStep``, rendered by the C target from
-targets/c/gram.py: the sorted entries only, the others filled in the same call), as for
-the same product written in ``.tl`` or called through ``tl.contract_expression``.
+with that array as the kernel's one input, so the schedule sees a product of one tensor
+with itself: a Gram step where it is Gram-like (``ni,nj->ij``, ``ni,nj,nk->ijk``...;
+schedule/steps.py ``GramStep``), as for the same product in ``.tl``.
 """
 
 from __future__ import annotations
@@ -287,8 +284,7 @@ def _numpy_agrees(exc: TensorLangError, by_numpy):
 def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize, same: bool = False):
     """The runner for one key: a compiled kernel's fast call, or numpy.einsum where
     compiling fails (a program too large for the limits).  ``same``: every operand is one
-    array object, and the kernel reads it as one input (:func:`compile_spec`), so the
-    schedule sees a product of one tensor with itself (a Gram step where it is one)."""
+    array object, the kernel's one input (a Gram step where the schedule sees one)."""
     layouts = tuple("C" if a.flags.c_contiguous else "F" for a in arrays)
     try:
         kernel = compile_spec(_transposed(spec, layouts), dtype, backend, same)
@@ -343,8 +339,7 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
     dtype and layout, so where the kernel is one C function the runner calls it directly
     (no checks left to do); otherwise it goes through the kernel's fast call, and the
-    kernel's general path where that declines.  ``same``: the kernel has one input, ``T0``,
-    which every operand is."""
+    kernel's general path where that declines.  ``same``: every operand is its one input."""
     names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     ordered = getattr(kernel.target, "ordered_call", None)

@@ -36,7 +36,6 @@ from ..analysis.inplace import compatible, in_place_verdict
 from ..analysis.liveness import Sharing
 from ..ein import ir
 from ..ein.index import Domain
-from ..passes.split import lift_concat_items
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
@@ -359,7 +358,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
          gram: int | None = None) -> Schedule:
-    """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
+    """The schedule of ``program`` for ``dtype`` (see the module's docstring): the program
+    with its direct sums' reducing items lifted (passes/split.py ``lift_concat_items``,
+    which the pipeline's facts stage runs: a loop nest evaluates an item in place).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
     is a loop nest but the BLAS steps that run on the padded buffers as they are.
     ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
@@ -374,7 +375,6 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     (:func:`_block_structured`).  ``gram``: the target renders Gram steps, with vectors of
     this many bytes (:class:`.steps.GramStep`; a third moment the optimizer split into a
     pair product and a contraction is merged back first, :func:`gram_merged`)."""
-    program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
     if gram is not None and blas and pad == 1:
         program = gram_merged(program, roles, gram)
     fusions: tuple[Fusion, ...] = ()
