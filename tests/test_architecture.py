@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "tensorlang"
 #: import from its own layer's other members only where the graph stays acyclic, and
 #: from lower layers freely; never from a higher layer.
 LAYERS: list[set[str]] = [
-    {"errors", "limits"},
+    {"errors", "limits", "machine"},
     {"semantics"},
     {"ein"},
     {"lang", "analysis"},
@@ -292,7 +292,7 @@ SIZE_LAYERS = (
     ("core", ("ein/", "passes/", "semantics/", "analysis/")),
     ("front ends", ("lang/",)),
     ("schedule+loops", ("schedule/", "loops/")),
-    ("targets", ("targets/",)),
+    ("targets", ("targets/", "machine.py")),
     ("surface", ("",)),
 )
 
@@ -303,7 +303,7 @@ BUDGETS = {"core": 5000, "front ends": 5000, "structure": 3500, "schedule+loops"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"structure": 4450, "schedule+loops": 4072, "targets": 5518, "fields": 2280, "surface": 3908}
+CEILINGS = {"structure": 4450, "schedule+loops": 3971, "targets": 5620, "fields": 2280, "surface": 3909}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -350,16 +350,12 @@ def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:
 
 
 # ------------------------------------------------------------------ Gram products
-#: The most columns (m) the Gram kernel takes for ``XᵀX``: beyond it its packed panels and
-#: work matrix leave L2, and BLAS's SYRK (a GEMM step of a self-product, with its own cache
-#: blocking) is as fast or faster (docs/performance.md, "Measurement history").
-GRAM_MAX_M = 384
-#: The most columns for the third moment: its work tensor has (8·⌈m/8⌉)³ doubles (16 MiB at 128).
-GRAM_MAX_M3 = 128
-#: Without AVX-512 (the kernel's portable loops) it wins only where a library call's
-#: overhead dominates: XᵀX below GRAM_PORTABLE_WORK2 (n·m²), the third moment from
-#: GRAM_PORTABLE_WORK3[0] up to GRAM_PORTABLE_WORK3[1] (n·m³), measured on an AVX2 machine
-#: (docs/performance.md, "Measurement history").
+#: The most columns (m) the Gram kernel takes: for ``XᵀX`` beyond it its panels leave L2 and
+#: SYRK (a GEMM step) is as fast (docs/einsum.md); the third moment's work tensor has
+#: (8·⌈m/8⌉)³ doubles (16 MiB at 128).
+GRAM_MAX_M, GRAM_MAX_M3 = 384, 128
+#: Without AVX-512 (the portable loops) it wins only for XᵀX below GRAM_PORTABLE_WORK2
+#: (n·m²) and the third moment in GRAM_PORTABLE_WORK3 (n·m³; an AVX2 machine, docs/einsum.md).
 GRAM_PORTABLE_WORK2 = 1 << 14
 GRAM_PORTABLE_WORK3 = (1 << 20, 1 << 24)
 

@@ -81,10 +81,10 @@ class Target:
 def _c_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
     from .c import threshold  # measured on first use (compiles a probe)
 
-    from .c.simd import vector_bytes
+    from ..machine import vector_bytes
 
     int_max = c_target.blas_int_max(dtype, pad)
-    gram = vector_bytes() if np.dtype(dtype) == np.float64 and pad == 1 else None
+    gram = vector_bytes(c_build.find_compiler()) if np.dtype(dtype) == np.float64 and pad == 1 else None
     return Caps(blas=blas, blas_int_max=int_max, supports=True, loops=True,
                 parallel_work=threshold.parallel_work() if parallel_work is None else parallel_work, gram=gram)
 
