@@ -303,7 +303,7 @@ BUDGETS = {"core": 5000, "front ends": 5000, "structure": 3500, "schedule+loops"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"structure": 4450, "schedule+loops": 3971, "targets": 5620, "fields": 2280, "surface": 3909}
+CEILINGS = {"structure": 4450, "schedule+loops": 3986, "targets": 5622, "fields": 2280, "surface": 3909}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -295,7 +295,7 @@ def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts:
     return runner
 
 
-def _one_array(arrays: tuple) -> bool:
+def _one_array(arrays: tuple | list) -> bool:
     return len(arrays) > 1 and all(a is arrays[0] for a in arrays)
 
 

@@ -277,7 +277,7 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     slot_of = buffers.slot_of
     shapes = buffers.variable_shapes
     symmetric = gram_step(stmt, slot_of, shapes) if gram is not None and buffers.pad == 1 else None
-    if symmetric is not None and symmetric.why_not(gram) is None:
+    if symmetric is not None and gram is not None and symmetric.why_not(gram) is None:
         return replace(symmetric, reason=f"Gram product (order {symmetric.order}, m = {symmetric.m}): the sorted "
                                          "entries only, the others filled from them")
     step: BlasStep
