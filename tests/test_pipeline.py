@@ -172,6 +172,7 @@ def gram_pays(monkeypatch):
 
 
 @needs_c
+@pytest.mark.slow
 @pytest.mark.parametrize("text, subscripts", [(GRAM_TL, "ni,nj->ij"), (MOMENT_TL, "ni,nj,nk->ijk")])
 def test_a_gram_product_is_one_schedule_step_whatever_the_entry(text, subscripts, gram_pays):
     """The same product as a .tl program, tl.einsum with one array k times, and
@@ -210,6 +211,7 @@ def test_a_pair_product_read_twice_is_not_merged_into_a_moment(gram_pays):
 
 
 @needs_c
+@pytest.mark.slow
 def test_two_gram_steps_share_one_c_source(gram_pays):
     """Each Gram step's names carry its step's prefix: two in one kernel compile."""
     text = ("in var X : [40 6]\nin var Y : [6 9]\nout var R : [6 6]\nout var S : [9 9]\n"
