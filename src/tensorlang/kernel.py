@@ -266,7 +266,8 @@ class Kernel(ProgramInterface):
     def compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
         """The pipeline's values with ``stage`` computed: this kernel's own where its
         target ran the stage, else what ``backend`` (default: C, what ``--emit schedule``
-        and ``--emit loops`` show for every target) would compile, computed once."""
+        and ``--emit loops`` show for every target) would compile, computed once (the
+        optimizer's value reused where this kernel's target ran it)."""
         own = self.compiled
         if own is not None and (backend is None or backend == self.backend) and getattr(own, stage) is not None:
             return own
@@ -275,7 +276,8 @@ class Kernel(ProgramInterface):
         if key not in self._views:
             options = dataclasses.replace(self.options, backend=backend)
             self._views[key] = pipeline.compile(self.ein, options, roles=self.checked.interface.roles,
-                                                reference=self._reference, until=stage)
+                                                reference=self._reference, until=stage,
+                                                opt=own.opt if own is not None else None)
         return self._views[key]
 
     @property

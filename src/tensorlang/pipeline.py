@@ -111,6 +111,8 @@ class Facts:
     #: for a structured program on a target whose loops visit supports only: how many
     #: points each statement's nest visits of how many dense ones, by target (003 Fig. 9)
     visits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: the program as the schedule sees it (passes/split.py ``lift_concat_items``, run once)
+    lifted: ir.Program | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         lines = ["roles: " + ", ".join(f"{name} {role}" for name, role in self.roles.items())]
@@ -197,7 +199,7 @@ def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) ->
             if points is not None:
                 visits[stmt.target] = points
     return Facts(MappingProxyType(dict(roles)), MappingProxyType(shapes), MappingProxyType(declared), caps,
-                 MappingProxyType(dict(blocks)), MappingProxyType(visits))
+                 MappingProxyType(dict(blocks)), MappingProxyType(visits), lifted)
 
 
 def _inferred(program: ir.Program, annihilating: bool) -> Mapping[str, TensorStructure] | None:
@@ -212,8 +214,8 @@ def _inferred(program: ir.Program, annihilating: bool) -> Mapping[str, TensorStr
 def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule:
     """The schedule stage: ``plan`` for the target's caps (the one caller of ``plan``)."""
     caps = facts.caps
-    return plan(program, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
-                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks)
+    return plan(program if facts.lifted is None else facts.lifted, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
+                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks, gram=caps.gram)
 
 
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
@@ -237,12 +239,13 @@ def check_memory(schedule: Schedule) -> None:
 
 
 def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] | None = None,  # noqa: A001
-            reference: Callable[..., dict] | None = None, until: str = "build") -> Compiled:
+            reference: Callable[..., dict] | None = None, until: str = "build",
+            opt: Optimized | None = None) -> Compiled:
     """Run the stages ``options.backend``'s target needs, up to ``until``, on ``program``.
 
     ``roles``: the caller's interface (default: from the program's qualifiers);
     ``reference``: the reference semantics the interpreter target runs (default: EIN's
-    evaluator on ``program``)."""
+    evaluator on ``program``); ``opt``: the opt stage's value where the caller has it."""
     if until not in STAGES:
         raise ValueError(f"no stage {until!r} (stages: {', '.join(STAGES)})")
     target = targets.get(options.backend)
@@ -252,7 +255,7 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
         reference = ein_reference(program, roles)
     values: dict[str, Any] = {}
     if "opt" in wanted and options.opt:
-        values["opt"] = optimized(program, options)
+        values["opt"] = opt if opt is not None else optimized(program, options)
     executed = values["opt"].program if "opt" in values else program
     facts = analyze(executed, roles, options) if wanted & {"facts", "schedule", "loops", "code", "build"} else None
     if "facts" in wanted:

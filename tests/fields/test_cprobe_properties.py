@@ -109,11 +109,11 @@ def test_c_field_probes_agree_with_the_ein_reference(case, threads):
 
 
 def test_many_points_on_threads_equal_one_thread():
-    """The OpenMP loop over batches of points (past PARALLEL_POINTS, with a partial last
+    """The OpenMP loop over batches of points (past cprobe.parallel_points, with a partial last
     batch) gives what one thread gives."""
     rng = np.random.default_rng(7)
     img = tl.image(rng.normal(size=(12, 13, 14)))
-    pts = rng.uniform(0.5, 12.5, size=(3 * cprobe.PARALLEL_POINTS + 5, 3))
+    pts = rng.uniform(0.5, 12.5, size=(3 * cprobe.parallel_points(3, 4, 1) + 5, 3))
     one = cprobe.probe(img, KERNELS["bspln3"], 2, pts, threads=1)
     many = cprobe.probe(img, KERNELS["bspln3"], 2, pts, threads=3)
     assert np.array_equal(one, many, equal_nan=True)
@@ -156,10 +156,11 @@ def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads):
     blocked = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
     assert np.array_equal(plain, blocked, equal_nan=True)
     # many points in few blocks, out of order, with points outside and not finite among
-    # them; past PARALLEL_POINTS, so that threads > 1 sort in parallel (each thread counts
+    # them; past cprobe.parallel_points, so that threads > 1 sort in parallel (each thread counts
     # and scatters its own range: every point must still get its own result)
     rng = np.random.default_rng(len(points))
-    reps = max(40, -(-(cprobe.PARALLEL_POINTS + 5) // len(points)))
+    reps = max(40, -(-(cprobe.parallel_points(img.dim, kern.support, int(np.prod(img.voxel_shape))) + 5)
+                     // len(points)))
     many = np.concatenate([points] * reps)[rng.permutation(reps * len(points))]
     assert np.array_equal(cprobe.probe(img, kern, order, many, threads=threads, sort=False),
                           cprobe.probe(img, kern, order, many, threads=threads, sort=True), equal_nan=True)

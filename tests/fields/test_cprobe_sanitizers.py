@@ -118,13 +118,13 @@ def test_probe_c_is_clean_under_sanitizers(case, sort):
 @settings(max_examples=3, deadline=None)
 @given(cases(), st.integers(0, 2 ** 16))
 def test_the_parallel_sort_is_clean_under_sanitizers(case, seed):
-    """Past PARALLEL_POINTS at 2 threads, the sort runs in parallel: each thread counts
+    """Past cprobe.parallel_points at 2 threads, the sort runs in parallel: each thread counts
     its own range into its own counts and scatters it; no index may leave perm or the
     sorted copy."""
     if not c_build.require_compiler().openmp:
         pytest.skip("no OpenMP: the sort is the one-thread one, tested above")
     img, kern, order, points = case
-    reps = -(-(cprobe.PARALLEL_POINTS + 3) // points.shape[0])
+    reps = -(-(cprobe.parallel_points(img.dim, kern.support, int(np.prod(img.voxel_shape))) + 3) // points.shape[0])
     many = np.concatenate([points] * reps)[np.random.default_rng(seed).permutation(reps * points.shape[0])]
     ours = run_sanitized(img, kern, order, many, 2, threads=2)  # in a scratch buffer of the exact size
     _agree(ours, cprobe.probe(img, kern, order, many, sort=False))

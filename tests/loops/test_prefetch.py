@@ -133,7 +133,7 @@ def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch)
 
 def test_slabs_larger_than_l1_get_no_hint(monkeypatch):
     monkeypatch.setenv("TENSORLANG_CACHE_SIZES", "l1=16384,l2=1048576")
-    from tensorlang.schedule import cache
+    from tensorlang import machine as cache
     cache.cache_sizes.cache_clear()
     try:
         k = _c(helmholtz_source(16, 3) + "\n\n")  # 32 KiB slabs, above this L1 of 16 KiB

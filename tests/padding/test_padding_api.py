@@ -9,7 +9,8 @@ import pytest
 import tensorlang as tl
 from tensorlang.cli import main
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c.simd import simd_elements, vector_bytes
+from tensorlang import machine
+from tensorlang.targets.c.build import find_compiler
 
 needs_c = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -25,10 +26,12 @@ def test_bad_pad_is_an_input_error(bad):
 
 
 def test_auto_is_the_simd_width_in_elements():
-    assert vector_bytes() in (16, 32, 64)
-    assert simd_elements(8) * 8 == vector_bytes() and simd_elements(4) * 4 == vector_bytes()
-    assert tl.compile(MATVEC, backend="numpy", pad="auto").pad == simd_elements(8)
-    assert tl.compile(MATVEC, backend="numpy", pad="auto", dtype="float32").pad == simd_elements(4)
+    width = machine.vector_bytes(find_compiler())
+    assert width in (16, 32, 64)
+    elements = lambda itemsize: machine.simd_elements(find_compiler(), itemsize)  # noqa: E731
+    assert elements(8) * 8 == width and elements(4) * 4 == width
+    assert tl.compile(MATVEC, backend="numpy", pad="auto").pad == elements(8)
+    assert tl.compile(MATVEC, backend="numpy", pad="auto", dtype="float32").pad == elements(4)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "interp"])

@@ -181,7 +181,7 @@ def test_a_temporary_read_after_the_group_keeps_its_full_buffer():
 
 
 def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
-    from tensorlang.schedule import cache
+    from tensorlang import machine as cache
     text = HEAD + "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n"
     assert _fused_steps(text)[1]  # fused with the machine's caches ...
     monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize: __import__(
@@ -196,7 +196,8 @@ def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypat
     lives overlap at most two at a time (the loops share their buffers, share_locals), so
     the working set is u, D, v's slices, two temporaries, S and Sᵀ: 164 KiB, within half of a
     512 KiB L2 (six would be 288 KiB)."""
-    from tensorlang.schedule import cache, fusion
+    from tensorlang import machine as cache
+    from tensorlang.schedule import fusion
 
     text = ("in var S : [16 16]\nin var D : [8 16 16 16]\nin var u : [8 16 16 16]\nout var v : [8 16 16 16]\n"
             "var t : [8 16 16 16]\nvar r : [8 16 16 16]\n"
@@ -212,7 +213,7 @@ def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypat
 
 
 def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):
-    from tensorlang.schedule import cache
+    from tensorlang import machine as cache
     found = cache.cache_sizes()
     assert found.l1 > 0 and found.l2 >= found.l1 and found.source in ("sys", "sysconf", "fallback", "env")
     monkeypatch.setenv("TENSORLANG_CACHE_SIZES", "l1=32K,l2=1M")

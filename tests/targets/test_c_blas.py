@@ -72,13 +72,15 @@ def using(kind: str | None, dtype: str = "float64"):
 
 @contextlib.contextmanager
 def blas_everywhere():
-    """Every BLAS-shaped contraction a BLAS step, batched mode products included."""
-    saved = steps.BLAS_WORK, steps.MODE_BATCH_WORK, steps.MODE_BATCH_MIN
+    """Every BLAS-shaped contraction a BLAS step, batched mode products included, and no
+    Gram step (which a self-product XᵀX takes otherwise on a float64 C kernel)."""
+    saved = steps.BLAS_WORK, steps.MODE_BATCH_WORK, steps.MODE_BATCH_MIN, steps.GramStep.why_not
     steps.BLAS_WORK = steps.MODE_BATCH_WORK = steps.MODE_BATCH_MIN = 1
+    steps.GramStep.why_not = lambda self, vector_bytes: "BLAS everywhere"  # type: ignore[method-assign]
     try:
         yield
     finally:
-        steps.BLAS_WORK, steps.MODE_BATCH_WORK, steps.MODE_BATCH_MIN = saved
+        steps.BLAS_WORK, steps.MODE_BATCH_WORK, steps.MODE_BATCH_MIN, steps.GramStep.why_not = saved
 
 
 def test_the_blas_numpy_loaded_is_found():

@@ -20,14 +20,15 @@ needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no working C compi
 
 #: The prelude of a double kernel, which the printer's other pieces follow.
 _PRELUDE = ("tl_prelude.h", {"real": "double"})
-#: Gram's shape macros (gram.source writes them) and its generated tiles' prototypes.
+#: Gram's shape macros (gram.source writes them) and its generated tiles' prototypes (as
+#: the raw files name them: the prefix placeholder is part of each name).
 _GRAM_SHAPE = {"N": "100L", "M": "13L", "MB": "2L", "MP": "16L", "KC": "100L", "STRIP": "1", "TB": "1L", "SG": "5L"}
 _TILES = "\n".join(
-    f"void tile{w}(const double *a, const double *b, long kc, double *c, int first, const char *pf, "
+    f"void TL_FILL_Ptile{w}(const double *a, const double *b, long kc, double *c, int first, const char *pf, "
     f"const double *src, double *dst, long cn);" for w in (1, 2, 3))
-_STRIP = "void strip(const double *a, const double *t, long kc, double *c, int first, long count);"
+_STRIP = "void TL_FILL_Pstrip(const double *a, const double *t, long kc, double *c, int first, long count);"
 _SROWS = "\n".join(
-    f"void srow{w}(int rows, const double *a, const double *b, const double *s, long kc, double *c, int first, "
+    f"void TL_FILL_Psrow{w}(int rows, const double *a, const double *b, const double *s, long kc, double *c, int first, "
     f"const char *pf);" for w in (1, 2, 3))
 #: A probe's shape macros and head (cprobe.source writes them) for a scalar 3-D bspln3.
 _PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "VW": "4", "NV": "(4 / VW)", "B": str(cprobe.BATCH)}
@@ -55,12 +56,12 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "callext.c": ({"maxslots": callext.MAX_SLOTS, "maxrank": callext.MAX_RANK}, {}, ()),
     "threshold_probes.c": ({"schedule": codegen.SCHEDULE, "block": threshold.BLOCK, "maxblocks": threshold.MAX_BLOCKS},
                            {}, ()),
-    "gram_team.c": ({}, {"WORK": "1000LL", "PARALLEL_WORK": "100LL"}, ()),
-    "gram_pack.c": ({"s": "par"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ()),
-    "gram_body2.c": ({"s": "par"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _TILES + "\n" + _STRIP)),
-    "gram_body3.c": ({"s": "par"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
+    "gram_team.c": ({"p": "tl_"}, {"TEAM": "2"}, ()),
+    "gram_pack.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ()),
+    "gram_body2.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _TILES + "\n" + _STRIP)),
+    "gram_body3.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
     "probe_head.h": ({"paired": 0}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
-    "probe_sort.c": ({"shift": cprobe.SORT_SHIFT, "parallelpoints": cprobe.PARALLEL_POINTS,
+    "probe_sort.c": ({"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048,
                       "scatterahead": cprobe.SCATTER_AHEAD}, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
     "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD}, _PROBE_SHAPE,
                       (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_FUNCTIONS)),

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from ..loops.parallel import least_items
 from .image import Image
 from .kernels import Kernel
 from .reconstruct import at_integer
@@ -64,12 +65,17 @@ WRITE_AHEAD = 2
 #: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
 REGION_BLOCKS = 2
 REGION_AHEAD = 512
-#: points below which one thread does the work (starting threads costs more)
-PARALLEL_POINTS = 2048
 #: scalar 3-D images with 4-tap kernels sum two rows at once in 512-bit vectors
 #: (:func:`_paired_contract`): None, where the compiler targets AVX-512 (C's TL_PAIRED);
 #: True or False, always or never (the tests build both)
 PAIRED: bool | None = None
+
+
+def parallel_points(d: int, support: int, ncomp: int) -> int:
+    """The points from which a probe runs on threads (the thread policy, loops/parallel.py:
+    ``support**d`` taps of ``ncomp`` components a point)."""
+    from ..targets.c import threshold
+    return least_items(support ** d * ncomp, threshold.parallel_work().compute)
 
 
 def _horner(coeffs: np.ndarray, var: str) -> str:
@@ -328,7 +334,7 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
 """
 
 
-def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int) -> str:
+def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int) -> str:
     """``tl_probe_points``: the probes of a run of points, a batch at a time (the sums of
     :func:`_sums`, the rows of points ahead prefetched, the results stored)."""
     S, s = kern.support, kern.radius
@@ -355,7 +361,7 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
     const int64_t {", ".join(f"st{a} = stride[{a}]" for a in range(d))};
     {" ".join(f"(void)st{a};" for a in range(d))}
     const int64_t batches = (n + B - 1) / B;
-    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {PARALLEL_POINTS})
+    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
         if (perm != NULL && p0 + (1 + {WRITE_AHEAD}) * B <= n)
@@ -411,20 +417,21 @@ DECLARATION = ("void tl_probe(int64_t n, const double *pts, const double *data, 
                "const double *M, double *out, int nthreads, int sort, char *scratch);")
 
 
-def source(d: int, kern: Kernel, order: int, ncomp: int) -> tuple[str, str]:
+def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = None) -> tuple[str, str]:
     """The C source of ``tl_probe`` and its cffi declaration: the shape's macros
     (:func:`_prefix`), csrc/probe_head.h (vector types), the generated ``tl_cells``,
     csrc/probe_sort.c (``tl_sort``, the block order), the generated ``tl_probe_points``
-    and csrc/probe_entry.c (``tl_probe``)."""
+    and csrc/probe_entry.c (``tl_probe``); on threads from ``parallel`` points."""
     from ..targets.c import csrc
 
     S = kern.support
     vw = _width(S * ncomp)
+    parallel = parallel_points(d, S, ncomp) if parallel is None else parallel
     src = (_prefix(d, S, ncomp, vw)
            + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
            + _cells(d, kern, order)
-           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=PARALLEL_POINTS, scatterahead=SCATTER_AHEAD)
-           + _points(d, kern, order, ncomp, vw)
+           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, scatterahead=SCATTER_AHEAD)
+           + _points(d, kern, order, ncomp, vw, parallel)
            + csrc.text("probe_entry.c", regionblocks=REGION_BLOCKS, regionahead=REGION_AHEAD))
     return src, DECLARATION
 
@@ -499,11 +506,12 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
     from ..targets.c import build
 
     ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
-    key = (img.dim, kern.name, order, ncomp, PAIRED)
+    parallel = parallel_points(img.dim, kern.support, ncomp)
+    key = (img.dim, kern.name, order, ncomp, PAIRED, parallel)
     loaded = _BUILT.get(key)
     if loaded is None:
         compiler = build.require_compiler()
-        src, decl = source(img.dim, kern, order, ncomp)
+        src, decl = source(img.dim, kern, order, ncomp, parallel)
         loaded = _BUILT[key] = build.build_and_load(src, compiler, decl)
     ffi, lib = loaded
     pts = np.ascontiguousarray(points, dtype=np.float64)

@@ -1,14 +1,15 @@
-"""Parallel and SIMD marks: which loops run on threads and which the compiler vectorizes.
+"""The thread policy, and the parallel and SIMD marks of the loop nests.
+
+One policy (:func:`team`, :func:`least_items`) for the loop nests, the Gram steps and the
+field probes: work against the machine's measured threshold (docs/c-backend.md, "Threads").
 
 * **simd**: every innermost loop (its body is straight-line code, no loop inside), unless
   it lies inside a loop vectorized as a whole (:mod:`.microkernel`).
-* **parallel**: the outermost output loop of a statement whose nest does at least
-  :data:`PARALLEL_WORK` scalar operations, with the most threads its work pays for
-  (:func:`team_size`: fewer threads for small work) (an interchanged contraction's last output
-  loop is its row, which stays inside the summed loops: only the output loops outside
-  them are candidates); a scalar target's big ``+``/``*`` reduction shares its outermost
-  summed loop out instead (OpenMP combines the partial results; max/min keep one
-  thread, since their NaN rule is ours, not OpenMP's).
+* **parallel**: the outermost output loop of a statement where :func:`team` says so (an
+  interchanged contraction's last output loop is its row, inside the summed loops: only
+  the output loops outside them are candidates); a scalar target's big ``+``/``*``
+  reduction shares its outermost summed loop out instead (OpenMP combines the partial
+  results; max/min keep one thread: their NaN rule is ours, not OpenMP's).
 """
 
 from __future__ import annotations
@@ -73,6 +74,18 @@ def team_size(total: int, parallel_work: int, extent: int) -> int:
     return max(2, min(extent, 2 * total // parallel_work))
 
 
+def team(work: int, threshold: int, extent: int) -> int | None:
+    """None (one thread) for ``work`` below ``threshold``, else the most threads it pays for."""
+    if extent <= 1 or work < threshold:
+        return None
+    return team_size(work, threshold, extent)
+
+
+def least_items(per_item: int, threshold: int) -> int:
+    """The fewest items of ``per_item`` operations whose work reaches ``threshold``."""
+    return max(1, -(-threshold // max(per_item, 1)))
+
+
 def simd_marks(node: Node) -> Node:
     """``node`` with each innermost loop (no loop in its body) marked simd.  A loop that
     is already simd with loops inside (an outer-vectorized register block,
@@ -114,15 +127,17 @@ def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
         return replace(nest, body=body)
     outer = chain[0]
     total = math.prod(loop.extent for loop in chain) * work(chain[-1].body)
-    if outer.extent > 1 and total >= parallel_work:
-        body = (replace(outer, parallel=True, team=team_size(total, parallel_work, outer.extent)), *body[1:])
+    threads = team(total, parallel_work, outer.extent)
+    if threads is not None:
+        body = (replace(outer, parallel=True, team=threads), *body[1:])
     return replace(nest, body=body)
 
 
 def _parallel_reduction(node: Node, total: int, parallel_work: int) -> Node:
     """The outermost loop of a big sum or product, marked parallel."""
-    if isinstance(node, Loop) and total >= parallel_work and node.extent > 1 and node.reductions and all(
-        op in ("+", "*") for op, _ in node.reductions
-    ):
-        return replace(node, parallel=True, team=team_size(total, parallel_work, node.extent))
+    if not isinstance(node, Loop):
+        return node
+    threads = team(total, parallel_work, node.extent)
+    if threads is not None and node.reductions and all(op in ("+", "*") for op, _ in node.reductions):
+        return replace(node, parallel=True, team=threads)
     return node

@@ -22,7 +22,7 @@ level-1 cache, and only u and v move through memory.
   local (written and read only inside the group: nothing else saves memory traffic) and
   the bytes one iteration touches — a slice of each batched buffer, the whole of each
   unbatched one (the small matrices), the locals — fit in half the level-2 cache
-  (:mod:`.cache`: read from the OS).  Bytes moved through memory drop from the sum of
+  (:mod:`tensorlang.machine`: read from the OS).  Bytes moved through memory drop from the sum of
   every statement's operands and target to each non-local buffer once; both are printed.
 
 Inside a fused group a contraction that reads a small unbatched matrix with the target's
@@ -44,7 +44,7 @@ from ..ein.index import as_domain
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, substitute
 from ..semantics.interface import Role
-from .cache import CacheSizes, cache_sizes
+from ..machine import CacheSizes, cache_sizes
 
 #: A fused group runs at most this many statements (the C function's size, as
 #: plan.MAX_LOOP_STATEMENTS says why).

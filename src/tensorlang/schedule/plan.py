@@ -35,12 +35,13 @@ from ..analysis import liveness
 from ..analysis.inplace import compatible, in_place_verdict
 from ..analysis.liveness import Sharing
 from ..ein import ir
-from ..passes.split import lift_concat_items
+from ..ein.index import Domain
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
 from .padding import blas_on_padded, decide as decide_padding, padded_shape
-from .steps import BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, einsum_step, gemm_step, mode_step
+from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
+                    einsum_step, gemm_step, gram_step, mode_step)
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
 SCRATCH = "<scratch>"
@@ -259,9 +260,12 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
     return found
 
 
-def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False) -> Step | str:
-    """The BLAS step that runs ``stmt``, or why the loop nest does: a mode product when it
-    pays, else a two-tensor GEMM, else opt_einsum's path for more tensors.  With padded
+def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False,
+           gram: int | None = None) -> Step | str:
+    """The library step that runs ``stmt``, or why the loop nest does: a Gram product when
+    the target offers one (``gram``: the vector bytes of its generated C, None: no Gram
+    steps) and it pays, else a mode product when it pays, else a two-tensor GEMM, else
+    opt_einsum's path for more tensors.  With padded
     buffers only a step that runs on the padded buffers' views as it is
     (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension).
     ``from_c``: the target calls BLAS from C (:data:`.steps.C_BLAS_WORK`)."""
@@ -272,6 +276,10 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
         return why
     slot_of = buffers.slot_of
     shapes = buffers.variable_shapes
+    symmetric = gram_step(stmt, slot_of, shapes) if gram is not None and buffers.pad == 1 else None
+    if symmetric is not None and gram is not None and symmetric.why_not(gram) is None:
+        return replace(symmetric, reason=f"Gram product (order {symmetric.order}, m = {symmetric.m}): the sorted "
+                                         "entries only, the others filled from them")
     step: BlasStep
     mode = mode_step(stmt, slot_of, shapes)
     gemm = gemm_step(stmt, slot_of, shapes) if mode is None else None
@@ -348,8 +356,11 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
-         visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None) -> Schedule:
-    """The schedule of ``program`` for ``dtype`` (see the module's docstring).  With
+         visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
+         gram: int | None = None) -> Schedule:
+    """The schedule of ``program`` for ``dtype`` (see the module's docstring): the program
+    with its direct sums' reducing items lifted (passes/split.py ``lift_concat_items``,
+    which the pipeline's facts stage runs: a loop nest evaluates an item in place).  With
     ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
     is a loop nest but the BLAS steps that run on the padded buffers as they are.
     ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
@@ -361,8 +372,11 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     a small part of its dense iteration space stays a loop nest (:func:`_sparse_sums`).
     ``blocks``: the structures inferred for a program with a direct sum, by name (the
     pipeline's facts): a sum whose result has redundant blocks stays a loop nest
-    (:func:`_block_structured`)."""
-    program = lift_concat_items(program)  # a loop nest evaluates a direct sum's items in place
+    (:func:`_block_structured`).  ``gram``: the target renders Gram steps, with vectors of
+    this many bytes (:class:`.steps.GramStep`; a third moment the optimizer split into a
+    pair product and a contraction is merged back first, :func:`gram_merged`)."""
+    if gram is not None and blas and pad == 1:
+        program = gram_merged(program, roles, gram)
     fusions: tuple[Fusion, ...] = ()
     if pad > 1:
         buffers = buffer_plan(program, dtype, roles, reuse, pad)
@@ -392,7 +406,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             scheduled.append(_fused_step(fused, program.statements[fused.start:fused.stop], buffers, blas, from_c))
             skip = fused.stop
             continue
-        chosen = choose(stmt, buffers, blas, from_c) if stmt.target not in structured else structured[stmt.target]
+        chosen = choose(stmt, buffers, blas, from_c, gram) if stmt.target not in structured else structured[stmt.target]
         if isinstance(chosen, str):
             group.append((stmt, _loop_reason(stmt, chosen, pad)))
             if len(group) >= MAX_LOOP_STATEMENTS:
@@ -402,6 +416,38 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
         scheduled.append(chosen)
     flush()
     return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)
+
+
+def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_bytes: int) -> ir.Program:
+    """``program`` with each third moment the optimizer split in two (``t[n,i,j] = X[n,i] *
+    X[n,j]; R[i,j,k] = Σ_n X[n,k] * t[n,i,j]``, t a temporary only the second reads) merged
+    back into one statement where that is a Gram step that pays (:class:`.steps.GramStep`:
+    a sixth of the pair product's multiply-adds, and no t)."""
+    roles = declared_roles(program.decls) if roles is None else roles
+    statements, shapes = list(program.statements), program.shapes
+    for n in range(len(statements) - 2, -1, -1):
+        pair, contraction = statements[n], statements[n + 1]
+        if roles.get(pair.target, Role.TEMP) != Role.TEMP or blas_shape(contraction) is not None \
+                or sum(pair.target in s.reads for s in statements) != 1:
+            continue
+        factors, summed, scale = contraction_factors(contraction)
+        inner = contraction_factors(pair)
+        uses = [t for t in factors if t.name == pair.target]
+        if scale != 1.0 or len(factors) != 2 or len(uses) != 1 or inner is None or inner[1] or inner[2] != 1.0 \
+                or len(inner[0]) != 2 or not all(isinstance(i, str) for t in inner[0] for i in t.indices):
+            continue
+        rename = dict(zip((name for name, _ in pair.index), uses[0].indices))
+        x, y = (ir.Tensor(t.name, tuple(rename[i] for i in t.indices)) for t in inner[0])
+        other = next(t for t in factors if t.name != pair.target)
+        merged = replace(contraction, body=ir.Sum(Domain(tuple(summed)), ir.BinOp("*", ir.BinOp("*", x, y), other)))
+        step = gram_step(merged, dict.fromkeys(shapes, 0), shapes)
+        if step is not None and step.order == 3 and step.why_not(vector_bytes) is None:
+            statements[n:n + 2] = [merged]
+    if len(statements) == len(program.statements):
+        return program
+    kept = {name for s in statements for name in (s.target, *s.reads)}
+    return replace(program, decls=tuple(d for d in program.decls if d.name in kept or d.name in roles and
+                                        roles[d.name] != Role.TEMP), statements=tuple(statements))
 
 
 def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:

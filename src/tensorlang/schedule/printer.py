@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ein.printer import statement_to_text
 from .plan import SCRATCH, Schedule
-from .steps import EinsumStep, GemmStep, LoopStep, ModeStep, Step, statement_of
+from .steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, Step, statement_of
 
 
 def _shape(shape: tuple[int, ...]) -> str:
@@ -34,6 +34,10 @@ def step_title(step: Step) -> str:
                 + (f", scale {step.scale!r}" if step.scale != 1.0 else ""))
     if isinstance(step, EinsumStep):
         return f"einsum: opt_einsum path into v{step.target}"
+    if isinstance(step, GramStep):
+        layout = "m x n" if step.transposed else "n x m"
+        return (f"Gram product (order {step.order}): v{step.target} from v{step.operand} as an {layout} matrix, "
+                f"n={step.n} m={step.m}")
     raise TypeError(f"not a schedule step: {step!r}")
 
 

@@ -7,6 +7,10 @@
 * :class:`ModeStep`: a mode product ``target[P,j,Q] = scale * Σ_m W[j,m] X[P,m,Q]`` as one
   ``numpy.matmul`` over views, copying nothing.
 * :class:`EinsumStep`: any other BLAS-sized contraction, on opt_einsum's path.
+* :class:`GramStep`: a product of one tensor with itself that is symmetric (``XᵀX``, the
+  third moment ``Σ_n X_ni X_nj X_nk``): a library kernel computing the sorted entries only
+  (the C target renders it, targets/c/gram.py); the schedule chooses it where the target's
+  caps offer it and :meth:`GramStep.why_not` says it pays.
 
 A BLAS step is only a candidate for a statement whose shape BLAS computes
 (:func:`blas_shape`); :meth:`pays` says whether it beats the loop nest.  The steps are
@@ -345,16 +349,99 @@ def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:
     return EinsumStep(slot_of[stmt.target], stmt, multiply_adds(stmt, summed))
 
 
+# ------------------------------------------------------------------ Gram products
+#: The most columns (m) the Gram kernel takes: for ``XᵀX`` beyond it its panels leave L2 and
+#: SYRK (a GEMM step) is as fast (docs/einsum.md); the third moment's work tensor has
+#: (8·⌈m/8⌉)³ doubles (16 MiB at 128).
+GRAM_MAX_M, GRAM_MAX_M3 = 384, 128
+#: Without AVX-512 (the portable loops) it wins only for XᵀX below GRAM_PORTABLE_WORK2
+#: (n·m²) and the third moment in GRAM_PORTABLE_WORK3 (n·m³; an AVX2 machine, docs/einsum.md).
+GRAM_PORTABLE_WORK2 = 1 << 14
+GRAM_PORTABLE_WORK3 = (1 << 20, 1 << 24)
+
+
+@dataclass(frozen=True)
+class GramStep:
+    """``target = Σ X X`` (``order`` 2: m × m) or ``Σ X X X`` (order 3: m × m × m) over one
+    tensor X read as an n × m matrix (``transposed``: as m × n, its kept index first):
+    symmetric under every permutation of the target's indices, so the kernel computes the
+    entries with sorted indices and fills the others from them.  ``statement``: the
+    product as one statement (a third moment the optimizer split in two is merged back,
+    :func:`~.plan.plan`)."""
+
+    target: int
+    operand: int
+    n: int
+    m: int
+    transposed: bool
+    order: int
+    statement: ir.Statement
+    reason: str = ""
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return (self.operand,)
+
+    @property
+    def work(self) -> int:
+        return self.n * self.m ** self.order
+
+    def why_not(self, vector_bytes: int) -> str | None:
+        """None when the kernel beats the other steps on a machine whose generated C has
+        vectors of ``vector_bytes``, else why not."""
+        limit, name = (GRAM_MAX_M, "GRAM_MAX_M") if self.order == 2 else (GRAM_MAX_M3, "GRAM_MAX_M3")
+        if self.m > limit:
+            return f"Gram product: m = {self.m} > {name} {limit}"
+        if vector_bytes >= 64:
+            return None
+        if self.order == 2 and self.work >= GRAM_PORTABLE_WORK2:
+            return f"Gram product without AVX-512: n*m^2 = {self.work} >= GRAM_PORTABLE_WORK2 {GRAM_PORTABLE_WORK2}"
+        low, high = GRAM_PORTABLE_WORK3
+        if self.order == 3 and not low <= self.work < high:
+            return f"Gram product without AVX-512: n*m^3 = {self.work} outside GRAM_PORTABLE_WORK3 [{low}, {high})"
+        return None
+
+
+def gram_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GramStep | None:
+    """The :class:`GramStep` of a BLAS-shaped statement (:func:`blas_shape`) that is a
+    product of two or three accesses of one tensor, equal but at one position p where each
+    has its own index, the target's indices those (in any order), every other index summed
+    and p the tensor's first or last dimension (X is then a row-major n × m or m × n
+    matrix); else None."""
+    tensors, summed, scale = contraction_factors(stmt)
+    k = len(tensors)
+    if k not in (2, 3) or scale != 1.0 or len({t.name for t in tensors}) != 1:
+        return None
+    first = tensors[0].indices
+    if any(len(t.indices) != len(first) for t in tensors):
+        return None
+    differ = {d for t in tensors[1:] for d, (x, y) in enumerate(zip(first, t.indices)) if x != y}
+    if len(differ) != 1:
+        return None
+    p = differ.pop()
+    own = {t.indices[p] for t in tensors}
+    others = set(first) - {first[p]}
+    if len(own) != k or own & others or own != {name for name, _ in stmt.index} \
+            or others != {name for name, _ in summed}:
+        return None
+    shape = shapes[tensors[0].name]
+    if p not in (0, len(shape) - 1):
+        return None
+    m = shape[p]
+    return GramStep(slot_of[stmt.target], slot_of[tensors[0].name], math.prod(shape) // m, m,
+                    p == 0 and len(shape) > 1, k, stmt)
+
+
 #: The steps a target runs with numpy.matmul over the buffers.
 MatmulStep = GemmStep | ModeStep
 #: The steps that run a statement on BLAS rather than as a loop nest.
 BlasStep = GemmStep | ModeStep | EinsumStep
 
 
-def statement_of(step: BlasStep) -> ir.Statement:
+def statement_of(step: BlasStep | GramStep) -> ir.Statement:
     """The statement a BLAS step runs.  Every step :func:`~.plan.plan` makes carries it;
     a GEMM or mode-product step built by hand only to ask :meth:`pays` may not."""
     if step.statement is None:
         raise ValueError(f"a {type(step).__name__} without its statement: {step!r}")
     return step.statement
-Step = LoopStep | GemmStep | ModeStep | EinsumStep
+Step = LoopStep | GemmStep | ModeStep | EinsumStep | GramStep

@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from ..errors import error
 from ..loops.parallel import ParallelWork
 from .c import build as c_build
@@ -53,6 +55,9 @@ class Caps:
     loops: bool = False
     #: scalar operations from which a loop runs on threads (loops.parallel)
     parallel_work: ParallelWork | None = None
+    #: the target renders Gram steps (schedule.steps.GramStep: float64, unpadded, C), whose
+    #: generated C has vectors of this many bytes; None: no Gram steps
+    gram: int | None = None
 
 
 @dataclass(frozen=True)
@@ -76,9 +81,12 @@ class Target:
 def _c_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
     from .c import threshold  # measured on first use (compiles a probe)
 
+    from ..machine import vector_bytes
+
     int_max = c_target.blas_int_max(dtype, pad)
+    gram = vector_bytes(c_build.find_compiler()) if np.dtype(dtype) == np.float64 and pad == 1 else None
     return Caps(blas=blas, blas_int_max=int_max, supports=True, loops=True,
-                parallel_work=threshold.parallel_work() if parallel_work is None else parallel_work)
+                parallel_work=threshold.parallel_work() if parallel_work is None else parallel_work, gram=gram)
 
 
 def _numpy_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:

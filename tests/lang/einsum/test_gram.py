@@ -1,6 +1,7 @@
-"""XᵀX in C (targets/c/gram.py) behind ``tl.einsum("ni,nj->ij", X, X)``: equal to
-numpy.einsum up to rounding with NaN, ±inf and ±0 among the inputs, exactly symmetric,
-and taken only when both operands are one array object."""
+"""XᵀX in C (targets/c/gram.py), a Gram step of the schedule, behind
+``tl.einsum("ni,nj->ij", X, X)``: equal to numpy.einsum up to rounding with NaN, ±inf and
+±0 among the inputs, exactly symmetric, and taken only when both operands are one array
+object."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang import einsum_api
+from tensorlang.schedule.steps import GRAM_MAX_M, GRAM_MAX_M3, GramStep
 from tensorlang.targets.c import build as c_build, callext, gram
 
-_REAL_PAYS = gram.pays
+_REAL_WHY_NOT = GramStep.why_not
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None or callext.extension() is None,
                                 reason="needs a C compiler and the C call extension")
@@ -23,9 +25,10 @@ SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
 @pytest.fixture(autouse=True, scope="module")
 def _the_kernel_takes_every_size():
     """These tests check the C kernel itself, on any machine: where the compiler does not
-    target AVX-512 it would take only small sizes (gram.pays, tested on its own below)."""
+    target AVX-512 it would take only small sizes (GramStep.why_not, tested on its own
+    below); the column limits stay."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gram, "pays", lambda shape: True)
+        patch.setattr(GramStep, "why_not", lambda self, vector_bytes: _REAL_WHY_NOT(self, 64))
         einsum_api.clear_cache()
         yield
     einsum_api.clear_cache()
@@ -68,9 +71,31 @@ def _agrees(got: np.ndarray, expected: np.ndarray) -> None:
     np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-10, atol=1e-12)
 
 
-def _is_gram_in_c(subscripts: str, x: np.ndarray) -> bool:
-    key = einsum_api._key(subscripts, (x, x), "auto") + (False,)
-    return einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
+def _gram_steps(runner) -> list:
+    """The Gram steps of the kernel a cached einsum runner runs."""
+    kernel = getattr(runner, "kernel", None)
+    compiled = None if kernel is None else kernel.compiled
+    return [] if compiled is None or compiled.schedule is None else [
+        step for step in compiled.schedule.steps if isinstance(step, GramStep)]
+
+
+def _is_gram_in_c(subscripts: str, x: np.ndarray, k: int = 2, backend: str = "auto") -> bool:
+    key = einsum_api._key(subscripts, (x,) * k, backend) + (False,)
+    return bool(_gram_steps(einsum_api._CACHE[key]))
+
+
+def _kernel(shape: gram.GramShape, x: np.ndarray, portable: bool = False, threads: int = 1,
+            parallel_work: int = 1 << 62) -> np.ndarray:
+    """The Gram function of ``shape`` alone (gram.compiled) on ``x``."""
+    made = gram.compiled(shape, portable, parallel_work)
+    assert made is not None
+    ffi, function = made
+    result = np.empty((shape.m,) * shape.order)
+    work = np.empty(shape.work_doubles)
+    x = np.ascontiguousarray(x)
+    assert function(ffi.from_buffer("double[]", x), ffi.from_buffer("double[]", result),
+                    ffi.from_buffer("double[]", work), threads) == 0
+    return result
 
 
 @pytest.mark.slow
@@ -94,19 +119,25 @@ def test_the_portable_kernel_matches_numpy(n, m, transposed):
     """The version without intrinsics (a compiler that does not target AVX-512)."""
     rng = np.random.default_rng(n * m)
     x = _data(rng, (m, n) if transposed else (n, m), 4)
-    call = gram.caller(gram.GramShape(n, m, transposed), np.float64, portable=True)
-    assert call is not None
-    got = call.ordered(x, x)
+    got = _kernel(gram.GramShape(n, m, transposed), x, portable=True)
     _agrees(got, x @ x.T if transposed else np.einsum("ni,nj->ij", x, x))
     np.testing.assert_array_equal(got, got.T)
 
 
-def test_the_caller_declines_what_the_kernel_cannot_read():
+def test_the_one_input_caller_declines_what_the_kernel_cannot_read():
+    """The kernel compiled for one array twice has one input, named twice in its C
+    caller's order: the caller takes one array object there and nothing else."""
     x = np.ones((10, 4))
-    call = gram.caller(gram.GramShape(10, 4, False), np.float64)
+    tl.einsum("ni,nj->ij", x, x)
+    runner = einsum_api._CACHE[einsum_api._key("ni,nj->ij", (x, x), "auto") + (False,)]
+    assert _gram_steps(runner)
+    call = runner.kernel.target.ordered_call(("T0", "T0"))
+    assert call.ordered(x, x.copy()) is None  # two objects for the one input
+    assert call.ordered(x, x[:]) is None
     assert call.ordered(np.asfortranarray(x), np.asfortranarray(x)) is None  # not C-ordered
     assert call.ordered(x.astype(np.float32), x.astype(np.float32)) is None  # another dtype
     assert call.ordered(np.ones((4, 10)), np.ones((4, 10))) is None  # another shape
+    assert call.ordered(x) is None  # one array where the order names two
     np.testing.assert_array_equal(call.ordered(x, x), np.full((4, 4), 10.0))
 
 
@@ -124,7 +155,7 @@ def test_different_arrays_never_take_the_symmetric_route(other):
     _agrees(tl.einsum("ni,nj->ij", y, x), np.einsum("ni,nj->ij", y, x))
     key = einsum_api._key("ni,nj->ij", (x, y), "auto")
     if key is not None and key + (False,) in einsum_api._CACHE:
-        assert not einsum_api._CACHE[key + (False,)].__qualname__.startswith("_gram")
+        assert not _gram_steps(einsum_api._CACHE[key + (False,)])
 
 
 def test_a_fortran_ordered_array_twice_after_a_hit_is_still_right():
@@ -145,12 +176,12 @@ def test_routes_the_c_kernel_does_not_take_stay_right():
     x = _data(rng, (4, 6, 3), 2)  # the kept letter in the middle: numpy's SYRK
     _agrees(tl.einsum("aib,ajb->ij", x, x), np.einsum("aib,ajb->ij", x, x))
     assert not _is_gram_in_c("aib,ajb->ij", x)
-    wide = _data(rng, (3, gram.MAX_M + 1), 2)  # beyond the kernel's limit
+    wide = _data(rng, (3, GRAM_MAX_M + 1), 2)  # beyond the kernel's limit
     _agrees(tl.einsum("ni,nj->ij", wide, wide), np.einsum("ni,nj->ij", wide, wide))
     assert not _is_gram_in_c("ni,nj->ij", wide)
-    v = _data(rng, (9,), 2)  # an outer product of one vector with itself is a Gram matrix too
+    v = _data(rng, (9,), 2)  # an outer product of one vector with itself: no sum, a loop nest
     _agrees(tl.einsum("i,j->ij", v, v), np.einsum("i,j->ij", v, v))
-    assert _is_gram_in_c("i,j->ij", v)
+    assert not _is_gram_in_c("i,j->ij", v)
 
 
 #: ``ni,nj,nk->ijk`` and relatives, and the operand's shape for (n, m)
@@ -175,8 +206,7 @@ def test_one_array_three_times_matches_numpy_with_nan_inf_and_signed_zeros(shape
         _agrees(got, expected)
         for axes in [(1, 0, 2), (2, 1, 0), (0, 2, 1), (1, 2, 0)]:  # exactly symmetric
             np.testing.assert_array_equal(got, got.transpose(axes))
-    key = einsum_api._key(subscripts, (x, x, x), "auto") + (False,)
-    assert einsum_api._CACHE[key].__qualname__.startswith("_gram_in_c")
+    assert _is_gram_in_c(subscripts, x, 3)
 
 
 @pytest.mark.slow
@@ -185,10 +215,8 @@ def test_one_array_three_times_matches_numpy_with_nan_inf_and_signed_zeros(shape
 def test_the_portable_third_moment_kernel_matches_numpy(n, m, transposed):
     rng = np.random.default_rng(n * m + 1)
     x = _data(rng, (m, n) if transposed else (n, m), 4)
-    call = gram.caller(gram.GramShape(n, m, transposed, 3), np.float64, portable=True)
-    assert call is not None
     y = x.T if transposed else x
-    _agrees(call.ordered(x, x, x), np.einsum("ni,nj,nk->ijk", y, y, y))
+    _agrees(_kernel(gram.GramShape(n, m, transposed, 3), x, portable=True), np.einsum("ni,nj,nk->ijk", y, y, y))
 
 
 def test_three_operands_that_are_not_one_array_are_never_symmetric():
@@ -198,14 +226,14 @@ def test_three_operands_that_are_not_one_array_are_never_symmetric():
     x = _data(rng, (30, 4), 2)
     tl.einsum("ni,nj,nk->ijk", x, x, x)
     tl.einsum("ni,nj,nk->ijk", x, x, x)
-    assert not any(r.__qualname__.startswith("_gram") for r in einsum_api._HITS.values())
-    assert einsum_api._HITS_SAME[("ni,nj,nk->ijk", 3, x.shape, x.dtype)].__qualname__.startswith("_gram_in_c")
+    assert not any(_gram_steps(r) for r in einsum_api._HITS.values())
+    assert _gram_steps(einsum_api._CACHE[einsum_api._key("ni,nj,nk->ijk", (x, x, x), "auto") + (False,)])
     for y, z in [(x.copy(), x), (x, x[:]), (x[::-1], x[::-1]), (x, x.copy())]:
         _agrees(tl.einsum("ni,nj,nk->ijk", x, y, z), np.einsum("ni,nj,nk->ijk", x, y, z))
         _agrees(tl.einsum("ni,nj,nk->ijk", y, z, x), np.einsum("ni,nj,nk->ijk", y, z, x))
     f = np.asfortranarray(x)  # the same shape, another layout, one object three times
     _agrees(tl.einsum("ni,nj,nk->ijk", f, f, f), np.einsum("ni,nj,nk->ijk", f, f, f))
-    big = _data(rng, (3, gram.MAX_M3 + 1), 0)  # beyond the kernel's limit: the numpy route
+    big = _data(rng, (3, GRAM_MAX_M3 + 1), 0)  # beyond the kernel's limit: the other steps
     _agrees(tl.einsum("ni,nj,nk->ijk", big, big, big), np.einsum("ni,nj,nk->ijk", big, big, big))
 
 
@@ -220,27 +248,24 @@ def test_two_threads_give_the_same_result(order, n, m, transposed, portable):
     rng = np.random.default_rng(n + m)
     x = _data(rng, (m, n) if transposed else (n, m), 3)
     shape = gram.GramShape(n, m, transposed, order)
-    one = gram.caller(shape, np.float64, portable=portable, threads=1, parallel_work=1)
-    two = gram.caller(shape, np.float64, portable=portable, threads=2, parallel_work=1)
-    ops = (x,) * order
-    np.testing.assert_array_equal(two.ordered(*ops), one.ordered(*ops))
+    one = _kernel(shape, x, portable, threads=1, parallel_work=1)
+    two = _kernel(shape, x, portable, threads=2, parallel_work=1)
+    np.testing.assert_array_equal(two, one)
     y = x.T if transposed else x
-    _agrees(two.ordered(*ops), np.einsum(",".join(f"n{c}" for c in "ijk"[:order]) + "->" + "ijk"[:order],
+    _agrees(two, np.einsum(",".join(f"n{c}" for c in "ijk"[:order]) + "->" + "ijk"[:order],
                                          *(y,) * order))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpy", "c"])
 def test_a_chosen_back_end_decides_whether_the_c_kernel_runs(backend):
-    """backend="numpy" runs no generated C: numpy's SYRK (and the pairs product for three
-    factors); backend="c" and "auto" take the C Gram kernel."""
+    """backend="numpy" runs no generated C (its caps offer no Gram step: numpy's matmul
+    and its loops); backend="c" and "auto" take the C Gram kernel."""
     rng = np.random.default_rng(9)
     x = _data(rng, (60, 7), 3)
     for subscripts, k in [("ni,nj->ij", 2), ("ni,nj,nk->ijk", 3)]:
         _agrees(tl.einsum(subscripts, *(x,) * k, backend=backend), np.einsum(subscripts, *(x,) * k))
-        key = einsum_api._key(subscripts, (x,) * k, backend) + (False,)
-        name = einsum_api._CACHE[key].__qualname__
-        assert name.startswith("_gram_in_c") == (backend == "c"), name
+        assert _is_gram_in_c(subscripts, x, k, backend) == (backend == "c")
 
 
 def test_a_third_moment_too_large_for_memory_is_numpys_memory_error():
@@ -260,17 +285,15 @@ def test_a_third_moment_too_large_for_memory_is_numpys_memory_error():
     (16, 100, 10, 2, True), (16, 2000, 100, 2, False),
 ])
 def test_without_avx512_the_kernel_takes_only_the_sizes_where_it_was_measured_to_win(vector_bytes, n, m, order, pays):
-    with pytest.MonkeyPatch.context() as patch:  # the module's fixture made every size pay: the real rule
-        patch.setattr(gram, "pays", _REAL_PAYS)
-        patch.setattr(gram, "vector_bytes", lambda: vector_bytes)
-        assert gram.pays(gram.GramShape(n, m, False, order)) is pays
+    step = GramStep(0, 1, n, m, False, order, None)  # type: ignore[arg-type]  # (why_not reads no statement)
+    assert (_REAL_WHY_NOT(step, vector_bytes) is None) is pays
 
 
-def test_where_the_kernel_does_not_pay_tl_einsum_takes_numpys_syrk_route():
+def test_where_the_kernel_does_not_pay_tl_einsum_takes_the_syrk_route():
     rng = np.random.default_rng(3)
     x = _data(rng, (300, 40), 0)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gram, "pays", lambda shape: False)
+        patch.setattr(GramStep, "why_not", lambda self, vector_bytes: "not here")
         einsum_api.clear_cache()
         _agrees(tl.einsum("ni,nj->ij", x, x), np.einsum("ni,nj->ij", x, x))
         assert not _is_gram_in_c("ni,nj->ij", x)

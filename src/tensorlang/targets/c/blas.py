@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...machine import BLAS_INT_MAX
+
 #: How generated C calls the functions (the kernel's ``tl_blas_kind``, codegen.BLAS).
 CBLAS64, CBLAS32, FORTRAN32 = 1, 2, 3
 
@@ -66,7 +68,7 @@ class BlasFunctions:
     @property
     def int_max(self) -> int:
         """The largest extent or leading dimension the functions take."""
-        return 2**63 - 1 if self.kind == CBLAS64 else 2**31 - 1
+        return BLAS_INT_MAX[64 if self.kind == CBLAS64 else 32]
 
 
 _why: list[str] = []

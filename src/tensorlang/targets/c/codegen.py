@@ -44,9 +44,9 @@ from ...loops import microkernel
 from ...loops.ir import slots as used_slots
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
-from ...schedule.steps import EinsumStep, GemmStep, LoopStep, ModeStep, statement_of
+from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
-from . import blascall, csrc
+from . import blascall, csrc, gram
 
 #: The C type of each dtype.
 REAL = {"float64": "double", "float32": "float"}
@@ -716,12 +716,14 @@ def _entry(functions: list[CFunction]) -> tuple[CFunction, str]:
     return CFunction(-1, "tl_kernel", slots), "\n".join(lines) + "\n"
 
 
-def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None) -> Generated:
+def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None,
+            parallel_work: int = 1 << 62) -> Generated:
     """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  With
     ``blas_int_max`` (the largest integer the BLAS found takes, :mod:`.blas`), GEMM and
     mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`), and
     so are large packed structured products inside loop steps; without it, or for the
-    others, a BLAS step is a comment and runs in Python."""
+    others, a BLAS step is a comment and runs in Python.  A Gram step is the Gram kernel
+    (:mod:`.gram`), on threads from ``parallel_work`` multiply-adds."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
@@ -738,6 +740,11 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
             blas = blas or PACKED_BLAS_MARK in parts[-1]
             continue
         comment = _comment(statement_to_text(statement_of(step)))
+        if isinstance(step, GramStep):
+            c = CFunction(n, f"tl_step{n}", tuple(sorted((step.operand, step.target))))
+            parts.append(gram.step_function(c.name, step, comment, parallel_work))
+            functions.append(c)
+            continue
         gemm = None if blas_int_max is None else blascall.describe(step, blas_int_max)
         if gemm is None:
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")

@@ -31,11 +31,13 @@ Where the compiler does not target AVX-512 (no ``__AVX512F__``) the same blockin
 plain C loops (the compiler vectorizes what it can); ``portable=True`` forces that
 version (the tests compile both).
 
-The function has the C target's calling convention (buffer pointers, then the thread
-count), so the C-level ``Caller`` of :mod:`.callext` calls it: ``caller.ordered(X, X)``
-checks the operands and makes the result in C.  The work buffer is the caller's work
-slot (made once, reused).  One thread: the einsum calls it serves are measured against
-single-threaded peers; a large ``m`` goes to BLAS (:data:`MAX_M`, :data:`MAX_M3`).
+The schedule chooses the kernel (a Gram step, :class:`tensorlang.schedule.steps.GramStep`,
+for every entry alike: ``tl.einsum`` with one array twice, ``tl.contract_expression``
+called so, a ``.tl`` program with the product); :func:`step_function` renders the step as
+a function of the kernel's source with the C target's calling convention (buffer
+pointers, then the thread count), its work block allocated per call.  Its threads are the
+one thread policy's (loops/parallel.py ``team``: its multiply-adds against the machine's
+measured threshold), fixed when the step is rendered (``TEAM``).
 """
 
 from __future__ import annotations
@@ -43,27 +45,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...loops.parallel import team
+from ...schedule.steps import GramStep
 from . import build as c_build
 from . import csrc
-from .simd import vector_bytes
 
 #: Columns of a block (one AVX-512 vector of doubles).
 BLOCK = 8
-#: The most columns (m) this kernel takes: beyond it the packed panels and the work
-#: matrix leave L2, and BLAS's SYRK (with its own cache blocking) is as fast or faster
-#: (docs/performance.md, "Measurement history").
-MAX_M = 384
-#: The most columns for ``ni,nj,nk->ijk``: its work tensor has (8·⌈m/8⌉)³ doubles (16 MiB at 128).
-MAX_M3 = 128
-#: Without AVX-512 (the portable loops) the kernel wins only where numpy's own overhead
-#: dominates: beyond small XᵀX products OpenBLAS's SYRK has AVX2 kernels and the portable
-#: tiles do not, and for the third moment the compiled loop nest wins below 2^20 and
-#: numpy's pair products above 2^24 (measured on an AVX2 machine: docs/performance.md,
-#: "Measurement history").  So the portable kernel takes XᵀX below PORTABLE_WORK2 and the
-#: third moment from PORTABLE_WORK3[0] up to PORTABLE_WORK3[1].
-PORTABLE_WORK2 = 1 << 14
-PORTABLE_WORK3 = (1 << 20, 1 << 24)
-
 #: Rows of X per packed panel: an 8-row block of the panel (8 KiB) stays in L1 while the
 #: micro-kernel streams the column blocks from L2 (128 measured best of 64..1024).
 KC = 128
@@ -94,13 +82,13 @@ class GramShape:
         return mp ** self.order + 2 * self.blocks * self.kc * BLOCK + BLOCK  # work tensor, 2 panels, alignment
 
 
-def _tile(width: int, simd: bool, scaled: bool = False, rows: int = 8) -> str:
+def _tile(width: int, simd: bool, scaled: bool = False, rows: int = 8, prefix: str = "") -> str:
     """The micro-kernel of a tile of 8 rows × ``width`` blocks (8 columns each):
     ``c[u][w] += Σ_r a[r][u] · b[r][w]``, with ``scaled`` times ``s[8r]`` too (the third
     factor of ``ni,nj,nk->ijk``: the loaded vectors are scaled, 3 multiplies per 24 FMAs).
     ``rows`` < 8: only the last ``rows`` rows of the tile (u >= 8 - rows; the third
     moment's first row block, where the rows j < i are not needed)."""
-    name = f"{'stile' if scaled else 'tile'}{width}" + (f"_{rows}" if rows < 8 else "")
+    name = prefix + f"{'stile' if scaled else 'tile'}{width}" + (f"_{rows}" if rows < 8 else "")
     low = 8 - rows
     scale = "const double *restrict s, " if scaled else ""
     if simd:
@@ -148,14 +136,14 @@ def _tile(width: int, simd: bool, scaled: bool = False, rows: int = 8) -> str:
 }}"""
 
 
-def _row_dispatch(width: int) -> str:
+def _row_dispatch(width: int, prefix: str = "") -> str:
     """``srow{width}(rows, ...)``: the scaled tile of its last ``rows`` rows."""
-    cases = "\n".join(f"    case {r}: stile{width}_{r}(a, b, s, kc, c, first, pf, NULL, NULL, 0); return;"
+    cases = "\n".join(f"    case {r}: {prefix}stile{width}_{r}(a, b, s, kc, c, first, pf, NULL, NULL, 0); return;"
                       for r in range(1, 8))
-    return (f"static inline void srow{width}(int rows, const double *restrict a, const double *restrict b, "
+    return (f"static inline void {prefix}srow{width}(int rows, const double *restrict a, const double *restrict b, "
             "const double *restrict s, long kc, double *restrict c, int first, const char *pf) {\n"
             f"    switch (rows) {{\n{cases}\n"
-            f"    default: stile{width}(a, b, s, kc, c, first, pf, NULL, NULL, 0);\n    }}\n}}")
+            f"    default: {prefix}stile{width}(a, b, s, kc, c, first, pf, NULL, NULL, 0);\n    }}\n}}")
 
 
 #: The strip (the last m mod 8 columns as a column strip, vectors along the rows) is used
@@ -169,12 +157,12 @@ def _strip_group(tail: int) -> int:
     return 31 // (tail + 1)
 
 
-def _strip(tail: int, simd: bool) -> str:
+def _strip(tail: int, simd: bool, prefix: str = "") -> str:
     """``strip(a, t, kc, c, first, count)``: for ``count`` (at most the group) row blocks
     from ``a``, ``c[t][8·b + u] += Σ_r a_b[r][u] · t[r][t]``: the last ``tail`` columns
     of X against 8 rows a vector.  One loop per count (the accumulators are registers)."""
     group = _strip_group(tail)
-    lines = ["static void strip(const double *restrict a, const double *restrict t, long kc, double *restrict c, "
+    lines = [f"static void {prefix}strip(const double *restrict a, const double *restrict t, long kc, double *restrict c, "
              "int first, long count) {", "    switch (count) {"]
     for count in range(group, 0, -1):
         lines.append(f"    case {count}: {{")
@@ -209,44 +197,26 @@ def _strip(tail: int, simd: bool) -> str:
     return "\n".join(lines)
 
 
-def _core(scaled: bool, suffix: str) -> str:
+def _core(scaled: bool, suffix: str, prefix: str) -> str:
     """The packing and the driver (csrc/gram_pack.c, then csrc/gram_body3.c for three
-    factors, else csrc/gram_body2.c), their functions named with ``suffix``."""
+    factors, else csrc/gram_body2.c), their functions named with ``prefix`` and ``suffix``."""
     body = "gram_body3.c" if scaled else "gram_body2.c"
-    return csrc.text("gram_pack.c", s=suffix) + csrc.text(body, s=suffix)
+    return csrc.text("gram_pack.c", s=suffix, p=prefix) + csrc.text(body, s=suffix, p=prefix)
 
 
-def _parallel_work() -> int:
-    """The multiply-adds from which a call runs on threads: the C target's measured
-    threshold (targets/c/threshold.py), which the tests pin with
-    ``$TENSORLANG_PARALLEL_WORK``."""
-    from . import threshold
-
-    return min(int(threshold.parallel_work().compute), 1 << 62)  # arithmetic over packed panels in cache
+#: The macros a Gram block defines, undefined after it (the kernel's other steps follow).
+MACROS = ("N", "M", "MB", "MP", "KC", "TRANSPOSED", "STRIP", "TB", "SG", "TEAM", "TL_GRAM_PORTABLE")
 
 
-def pays(shape: GramShape) -> bool:
-    """Whether the C kernel for ``shape`` beats the route tl.einsum takes otherwise on
-    this machine: always where the compiler targets AVX-512 (the tiles' intrinsics, up to
-    :data:`MAX_M` / :data:`MAX_M3`), only at the sizes :data:`PORTABLE_WORK2` and
-    :data:`PORTABLE_WORK3` name where it builds the portable loops."""
-    if vector_bytes() >= 64:
-        return True
-    work = shape.n * shape.m ** shape.order
-    if shape.order == 2:
-        return work < PORTABLE_WORK2
-    low, high = PORTABLE_WORK3
-    return low <= work < high
+def shape_of(step: GramStep) -> GramShape:
+    return GramShape(step.n, step.m, step.transposed, step.order)
 
 
-def function_name(shape: GramShape) -> str:
-    return f"tl_gram{shape.order}_{shape.n}_{shape.m}_{'t' if shape.transposed else 'n'}"
-
-
-def source(shape: GramShape, portable: bool = False, parallel_work: int | None = None) -> str:
-    """The C source of the Gram function for ``shape`` (``portable``: no intrinsics;
-    ``parallel_work``: the multiply-adds from which it runs on threads, by default the
-    machine's measured threshold)."""
+def source(shape: GramShape, portable: bool = False, parallel_work: int = 1 << 62, prefix: str = "tl_") -> str:
+    """The C of the Gram function ``<prefix>gram(x, res, work, threads)`` for ``shape``
+    (``portable``: no intrinsics; ``parallel_work``: the threshold the thread policy,
+    loops/parallel.py ``team``, weighs its multiply-adds against; ``prefix``: of every
+    name it defines, so that one source holds several)."""
     mp = shape.blocks * BLOCK
     head = [
         "/* generated by tensorlang: X^T X, upper triangle and mirror (targets/c/gram.py) */",
@@ -257,7 +227,6 @@ def source(shape: GramShape, portable: bool = False, parallel_work: int | None =
         f"#define MP {mp}L",
         f"#define KC {shape.kc}L",
         f"#define TRANSPOSED {int(shape.transposed)}",
-        f"#define FUNCTION {function_name(shape)}",
     ]
     if portable:
         head.append("#define TL_GRAM_PORTABLE 1")
@@ -268,69 +237,58 @@ def source(shape: GramShape, portable: bool = False, parallel_work: int | None =
     if strip:
         head += [f"#define SG {_strip_group(tail)}L"]
     work = shape.n * shape.m * (shape.m + 1) // 2 if shape.order == 2 else shape.n * shape.m ** 3 // 6
-    head += [f"#define WORK {work}LL",
-             f"#define PARALLEL_WORK {_parallel_work() if parallel_work is None else parallel_work}LL"]
+    threads = team(work, parallel_work, shape.m)
+    head += [f"#define TEAM {-1 if threads is None else threads}"]
     head += ["#if defined(__AVX512F__) && !defined(TL_GRAM_PORTABLE)", "#include <immintrin.h>"]
-    simd = "\n".join(_tile(w, True, scaled) for w in (1, 2, 3))
-    plain = "\n".join(_tile(w, False, scaled) for w in (1, 2, 3))
+    simd = "\n".join(_tile(w, True, scaled, prefix=prefix) for w in (1, 2, 3))
+    plain = "\n".join(_tile(w, False, scaled, prefix=prefix) for w in (1, 2, 3))
     if scaled:  # the first row block of each i: only the rows j >= i
-        simd += "\n" + "\n".join(_tile(w, True, True, r) for w in (1, 2, 3) for r in range(1, 8))
-        plain += "\n" + "\n".join(_tile(w, False, True, r) for w in (1, 2, 3) for r in range(1, 8))
-        dispatch = "\n".join(_row_dispatch(w) for w in (1, 2, 3))
+        simd += "\n" + "\n".join(_tile(w, True, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8))
+        plain += "\n" + "\n".join(_tile(w, False, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8))
+        dispatch = "\n".join(_row_dispatch(w, prefix) for w in (1, 2, 3))
         simd += "\n" + dispatch
         plain += "\n" + dispatch
     if strip:
-        simd += "\n" + _strip(tail, True)
-        plain += "\n" + _strip(tail, False)
+        simd += "\n" + _strip(tail, True, prefix)
+        plain += "\n" + _strip(tail, False, prefix)
     # two copies: on threads, and one thread with no OpenMP at all (a parallel region of
     # one thread still costs libgomp's team set-up, 0.6 µs: as much as a small call)
-    serial = "\n".join(line for line in _core(scaled, "seq").splitlines() if "#pragma omp" not in line)
-    same = "const double *restrict same, " + ("const double *restrict same2, " if scaled else "")
-    entry = (f"int FUNCTION(const double *restrict x, {same}double *restrict res, double *restrict work, "
+    serial = "\n".join(line for line in _core(scaled, "seq", prefix).splitlines() if "#pragma omp" not in line)
+    entry = (f"static int {prefix}gram(const double *restrict x, double *restrict res, double *restrict work, "
              "int threads) {\n"
-             "    /* the caller's key makes the other operands X itself */\n"
-             f"    {'(void)same; (void)same2;' if scaled else '(void)same;'}\n"
-             "    int nt = team(threads);\n"
-             "    return nt > 1 ? run_par(x, res, work, nt) : run_seq(x, res, work, 1);\n}\n")
-    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + csrc.text("gram_team.c")
-            + _core(scaled, "par") + serial + "\n" + entry)
+             f"    int nt = {prefix}team(threads);\n"
+             f"    return nt > 1 ? {prefix}run_par(x, res, work, nt) : {prefix}run_seq(x, res, work, 1);\n}}\n")
+    undefine = "".join(f"#undef {name}\n" for name in MACROS)
+    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + csrc.text("gram_team.c", p=prefix)
+            + _core(scaled, "par", prefix) + serial + "\n" + entry + undefine)
 
 
-def declaration(shape: GramShape) -> str:
-    operands = "const double *x, const double *same, " + ("const double *same2, " if shape.order == 3 else "")
-    return f"int {function_name(shape)}({operands}double *res, double *work, int threads);"
+def step_function(name: str, step: GramStep, comment: str, parallel_work: int) -> str:
+    """The C function ``int name(real *v<operand>, real *v<target>, int nthreads)`` of a
+    Gram step (the schedule's :class:`~tensorlang.schedule.steps.GramStep`): the Gram
+    function, prefixed with ``name``, and a call of it on a work block of its own
+    (allocated per call: NO_MEMORY where that fails)."""
+    shape = shape_of(step)
+    order = "X^T X" if step.order == 2 else "sum_n X_ni X_nj X_nk"
+    params = ", ".join(f"real *restrict v{slot}" for slot in sorted((step.operand, step.target)))
+    return (f"/* Gram step ({order}, m = {step.m}: the sorted entries, the others filled in): {comment} */\n"
+            + source(shape, parallel_work=parallel_work, prefix=f"{name}_") + "#include <stdlib.h>\n"
+            f"int {name}({params}, int nthreads) {{\n"
+            f"    double *work = (double *)malloc({shape.work_doubles}LL * sizeof(double));\n"
+            "    if (work == NULL) return -2;  /* NO_MEMORY */\n"
+            f"    int status = {name}_gram(v{step.operand}, v{step.target}, work, nthreads);\n"
+            "    free(work);\n    return status;\n}\n")
 
 
-@lru_cache(maxsize=256)
-def compiled(shape: GramShape, portable: bool = False, parallel_work: int | None = None):
-    """(ffi, function) for ``shape``: compiled once (the build cache keeps it on disk),
-    or None where no C compiler works."""
+@lru_cache(maxsize=64)
+def compiled(shape: GramShape, portable: bool = False, parallel_work: int = 1 << 62):
+    """``(ffi, function(x, res, work, threads))`` for ``shape`` alone, or None (no C
+    compiler): the tests' way to the portable loops and to threads."""
     compiler = c_build.find_compiler()
     if compiler is None:
         return None
-    ffi, lib = c_build.build_and_load(source(shape, portable, parallel_work), compiler, declaration(shape))
-    return ffi, getattr(lib, function_name(shape))
-
-
-def caller(shape: GramShape, dtype, portable: bool = False, operand: tuple[int, ...] | None = None,
-           threads: int = 0, parallel_work: int | None = None):
-    """The C-level caller of the Gram function (``caller.ordered(X, X)`` → the m × m
-    result, None where an operand is not a C-ordered float64 array of shape ``operand``,
-    by default X's as a matrix), or None where the C extension or a compiler is missing.
-    ``operand`` may be any shape whose row-major layout is X's (``nmi`` for ``nmi,nmj``).
-    ``threads``: the most threads a call uses (0: OpenMP's default, which threadpoolctl
-    and ``$OMP_NUM_THREADS`` set); below the machine's parallel threshold, one."""
-    from . import callext
-
-    module = callext.extension()
-    made = compiled(shape, portable, parallel_work)
-    if module is None or made is None:
-        return None
-    ffi, function = made
-    if operand is None:
-        operand = (shape.m, shape.n) if shape.transposed else (shape.n, shape.m)
-    address = int(ffi.cast("uintptr_t", function))
-    k = shape.order
-    return module.Caller(address, (callext.IN,) * k + (callext.OUT, callext.WORK), ("X", "X2", "X3")[:k] + ("R", "W"),
-                         (operand,) * k + ((shape.m,) * k, (shape.work_doubles,)), dtype, tuple(range(k)), threads,
-                         shape.n * shape.m >= callext.RELEASE_GIL_ELEMENTS)
+    text = source(shape, portable, parallel_work, "tl_") + (
+        "int tl_gram_call(const double *x, double *res, double *work, int threads) "
+        "{ return tl_gram(x, res, work, threads); }\n")
+    ffi, lib = c_build.build_and_load(text, compiler, "int tl_gram_call(const double *, double *, double *, int);")
+    return ffi, lib.tl_gram_call

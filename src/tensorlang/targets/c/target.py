@@ -3,6 +3,7 @@ as C, :mod:`.codegen`) and a builder (compiled, cached and loaded: :class:`.runt
 
 from __future__ import annotations
 
+from ...loops.parallel import PARALLEL_WORK, Threshold
 from . import blas as c_blas
 from .codegen import Generated, print_c
 from .runtime import CKernel
@@ -20,7 +21,9 @@ def render(program, schedule, loops, caps) -> Generated:
     """The C source of ``schedule`` with its loop steps' nests from ``loops``; BLAS from C
     where the caps found one (``caps.blas`` False: no BLAS at all, a packed structured
     product's included)."""
-    return print_c(schedule, loops, caps.blas_int_max if caps.blas else None)
+    work = caps.parallel_work
+    return print_c(schedule, loops, caps.blas_int_max if caps.blas else None,
+                   work.compute if isinstance(work, Threshold) else work or PARALLEL_WORK)
 
 
 def build(code: Generated, schedule, facts, options, reference=None) -> CKernel:

@@ -44,6 +44,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...loops.parallel import PARALLEL_WORK, Threshold
+from ...machine import cpu_count, usable_cpus
 from . import build as c_build
 from . import csrc
 from .codegen import SCHEDULE
@@ -87,15 +88,6 @@ def _first_win(times: list) -> int:
     noisy sample on a shared machine neither makes nor breaks it), or NEVER."""
     wins = [two <= WIN * one for _, one, two in times]
     return next((times[k][0] for k in range(len(times)) if wins[k] and all(wins[k + 1:k + 2])), NEVER)
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity: ``taskset``, a benchmark pinning
-    itself, a container's cpuset), else the machine's count."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # no sched_getaffinity (macOS, Windows)
-        return os.cpu_count() or 1
 
 
 def _probes(compiler: c_build.Compiler, cpus: int) -> bool:
@@ -155,7 +147,7 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
     kernel but the largest on one thread in later processes (docs/performance.md,
     "Measurement history")."""
     deadline = time.perf_counter() + timeout_s
-    cpus = os.cpu_count() or 1
+    cpus = cpu_count()
     calm = 0
     while True:
         running = running_tasks()
@@ -171,7 +163,7 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
 
 def _key(compiler: c_build.Compiler) -> str:
     c_build.prepare_openmp()  # measured under the wait policy the kernels run with
-    return f"{compiler.key_material()}\ncpus={os.cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]} on every cpu, schedule({SCHEDULE})"
+    return f"{compiler.key_material()}\ncpus={cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]} on every cpu, schedule({SCHEDULE})"
 
 
 def parallel_work() -> Threshold:
@@ -207,7 +199,7 @@ def _thresholds(cpus: int) -> Threshold:
     directory = c_build.cache_dir()
     path = directory / CACHE_FILE
     key = _key(compiler)
-    whole = cpus >= (os.cpu_count() or 1)  # the whole machine: its figures, cached
+    whole = cpus >= (cpu_count())  # the whole machine: its figures, cached
     try:
         cached = json.loads(path.read_text())
         if whole and cached.get("key") == key and all(isinstance(cached.get(f), int)

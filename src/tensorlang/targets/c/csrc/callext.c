@@ -72,7 +72,7 @@ static int call_function(void *fn, int n, void **p, int threads) {
 typedef struct {
     PyObject_HEAD
     void *fn;
-    int nslots, nrequired, ntargets, norder;
+    int nslots, nrequired, ntargets, norder, ndistinct;
     int role[MAX_SLOTS];
     PyObject *name[MAX_SLOTS];          /* str (interned) */
     int ndim[MAX_SLOTS];
@@ -369,13 +369,18 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 /* caller.ordered(a, b, ...): the inputs in the description's order, no out=; the one
-   result, or None where the plain case does not hold */
+   result, or None where the plain case does not hold.  A slot the order names twice
+   (an einsum of one array twice, compiled with one input) takes one array object. */
 static PyObject *Caller_ordered(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Caller *c = (Caller *)self;
     PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
-    if (c->off || c->padded || nargs != c->norder || c->norder != c->nrequired) Py_RETURN_NONE;
+    if (c->off || c->padded || nargs != c->norder || c->ndistinct != c->nrequired) Py_RETURN_NONE;
     for (Py_ssize_t k = 0; k < nargs; k++) {
         int n = c->order[k];
+        if (input[n] != NULL) {
+            if (input[n] != args[k]) Py_RETURN_NONE;
+            continue;
+        }
         if (!fits(c, args[k], n)) Py_RETURN_NONE;
         input[n] = args[k];
     }
@@ -418,7 +423,7 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     Py_ssize_t count = PyTuple_GET_SIZE(roles);
     if (count > MAX_SLOTS || PyTuple_GET_SIZE(names) != count || PyTuple_GET_SIZE(shapes) != count
-            || PyTuple_GET_SIZE(order) > count || address == 0) {
+            || PyTuple_GET_SIZE(order) > MAX_SLOTS || address == 0) {
         PyErr_SetString(PyExc_ValueError, "a Caller's description does not fit");
         return -1;
     }
@@ -470,6 +475,9 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
             return -1;
         }
         c->order[k] = (int)n;
+        int again = 0;
+        for (int q = 0; q < k; q++) again |= c->order[q] == (int)n;
+        c->ndistinct += !again;
     }
     c->threads = threads;
     c->release_gil = release_gil;

@@ -1,8 +1,8 @@
 // gram_body2.c: X^T X over the packed panels, upper triangle then mirrored
 // (targets/c/gram.py): calls the generated tiles tile1..tile3 and strip.
-// Follows gram_pack.c; placeholder TL_FILL_S as there.
+// Follows gram_pack.c; placeholders TL_FILL_S and TL_FILL_P as there.
 
-static int run_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
+static int TL_FILL_Prun_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
     (void)nt;
     double *g = (double *)(((unsigned long)work + 63) & ~(unsigned long)63);  /* MP x MP */
     double *p = g + MP * MP;                                                    /* MB x KC x 8 */
@@ -14,14 +14,14 @@ static int run_TL_FILL_S(const double *restrict x, double *restrict res, double 
        panel by panel) */
     double *cur = p, *nxt = p + MB * KC * 8;
 #if !TRANSPOSED
-    pack_TL_FILL_S(x, cur, 0, N < KC ? N : KC);  /* (its loops end with a barrier) */
+    TL_FILL_Ppack_TL_FILL_S(x, cur, 0, N < KC ? N : KC);  /* (its loops end with a barrier) */
 #endif
     for (long r0 = 0; r0 < N; r0 += KC) {
         long kc = N - r0 < KC ? N - r0 : KC;
         long r1 = r0 + kc, kc1 = N - r1 < KC ? N - r1 : KC;
         int first = r0 == 0;
 #if TRANSPOSED
-        pack_TL_FILL_S(x, cur, r0, kc);
+        TL_FILL_Ppack_TL_FILL_S(x, cur, r0, kc);
         kc1 = 0;
         long kc2 = 0;
 #else
@@ -40,17 +40,17 @@ static int run_TL_FILL_S(const double *restrict x, double *restrict res, double 
             long cn = ib < M / 8 && kc1 > 0 ? kc1 : 0;
             long jb = ib;
             for (; jb + 3 <= TB; jb += 3, next = next + 64 * kc < end ? next + 64 * kc : (const char *)g, cn = 0)
-                tile3(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
-            if (TB - jb == 2) tile2(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
-            else if (TB - jb == 1) tile1(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
+                TL_FILL_Ptile3(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
+            if (TB - jb == 2) TL_FILL_Ptile2(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
+            else if (TB - jb == 1) TL_FILL_Ptile1(a, cur + jb * kc * 8, kc, g + 8 * ib * MP + 8 * jb, first, next, src, dst, cn);
         }
 #if STRIP  /* the last TAIL columns against every row, vectors along the rows */
         #pragma omp for schedule(static, 1)
         for (long ib = 0; ib < MB; ib += SG)
-            strip(cur + ib * kc * 8, cur + TB * kc * 8, kc, g + 8 * TB * MP + 8 * ib, first, MB - ib < SG ? MB - ib : SG);
+            TL_FILL_Pstrip(cur + ib * kc * 8, cur + TB * kc * 8, kc, g + 8 * TB * MP + 8 * ib, first, MB - ib < SG ? MB - ib : SG);
 #endif
 #if !TRANSPOSED
-        if (kc1 > 0) pack_tail_TL_FILL_S(x, nxt, r1, kc1);  /* (ends with a barrier) */
+        if (kc1 > 0) TL_FILL_Ppack_tail_TL_FILL_S(x, nxt, r1, kc1);  /* (ends with a barrier) */
         double *t = cur;
         cur = nxt;
         nxt = t;

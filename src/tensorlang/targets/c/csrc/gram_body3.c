@@ -1,8 +1,8 @@
 // gram_body3.c: T[i,j,k] = sum_n X_ni X_nj X_nk for i <= j <= k, then every entry
 // from its sorted one (targets/c/gram.py): calls the generated srow1..srow3.
-// Follows gram_pack.c; placeholder TL_FILL_S as there.
+// Follows gram_pack.c; placeholders TL_FILL_S and TL_FILL_P as there.
 
-static int run_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
+static int TL_FILL_Prun_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
     (void)nt;
     double *g = (double *)(((unsigned long)work + 63) & ~(unsigned long)63);  /* MP x MP x MP */
     double *p = g + MP * MP * MP;                                               /* MB x KC x 8 */
@@ -11,7 +11,7 @@ static int run_TL_FILL_S(const double *restrict x, double *restrict res, double 
     for (long r0 = 0; r0 < N; r0 += KC) {
         long kc = N - r0 < KC ? N - r0 : KC;
         int first = r0 == 0;
-        pack_TL_FILL_S(x, p, r0, kc);
+        TL_FILL_Ppack_TL_FILL_S(x, p, r0, kc);
         const char *after = (const char *)(x + (r0 + kc) * M);
         long slice = (N - r0 - kc < KC ? N - r0 - kc : KC) * M * 8 / M + 1;
         /* g[i][j][k] for i <= j <= k (and the rest of their blocks): for each i the Gram
@@ -27,9 +27,9 @@ static int run_TL_FILL_S(const double *restrict x, double *restrict res, double 
                 int rows = jb == i / 8 ? 8 - (int)(i % 8) : 8;  /* the rows j >= i */
                 long kb = jb;
                 for (; kb + 3 <= MB; kb += 3, next = next + 64 * kc < end ? next + 64 * kc : (const char *)g)
-                    srow3(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
-                if (MB - kb == 2) srow2(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
-                else if (MB - kb == 1) srow1(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
+                    TL_FILL_Psrow3(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
+                if (MB - kb == 2) TL_FILL_Psrow2(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
+                else if (MB - kb == 1) TL_FILL_Psrow1(rows, a, p + kb * kc * 8, s, kc, gi + 8 * jb * MP + 8 * kb, first, next);
             }
         }
     }

@@ -1,10 +1,11 @@
 // gram_pack.c: packing a panel of X's rows into 8-column blocks (targets/c/gram.py).
-// The generated prefix defines M, N, MB, KC and TRANSPOSED.  Placeholder: TL_FILL_S,
+// The generated prefix defines M, N, MB, KC and TRANSPOSED.  Placeholders: TL_FILL_S,
 // the functions' suffix: par (OpenMP's worksharing) or seq (gram.py drops the
-// '#pragma omp' lines: no OpenMP at all).
+// '#pragma omp' lines: no OpenMP at all); TL_FILL_P, the prefix of every static name
+// (one kernel's source may hold several Gram steps).
 
 /* the partial last block of rows r0..r0+kc (M mod 8 columns, zero beyond; row-major X) */
-static void pack_tail_TL_FILL_S(const double *restrict x, double *restrict p, long r0, long kc) {
+static void TL_FILL_Ppack_tail_TL_FILL_S(const double *restrict x, double *restrict p, long r0, long kc) {
     #pragma omp single
     if (M % 8 && !TRANSPOSED) {
         double *restrict pb = p + (M / 8) * kc * 8;
@@ -15,7 +16,7 @@ static void pack_tail_TL_FILL_S(const double *restrict x, double *restrict p, lo
 }
 
 /* pack rows r0..r0+kc of X: p[b][r][v] = X[r0 + r][8b + v], zero beyond M */
-static void pack_TL_FILL_S(const double *restrict x, double *restrict p, long r0, long kc) {
+static void TL_FILL_Ppack_TL_FILL_S(const double *restrict x, double *restrict p, long r0, long kc) {
 #if TRANSPOSED
     #pragma omp for schedule(static)
     for (long b = 0; b < MB; b++) {  /* X[r][c] at x[c * N + r]: read along r */
@@ -39,7 +40,7 @@ static void pack_TL_FILL_S(const double *restrict x, double *restrict p, long r0
         for (long r = 0; r < kc; r++)
             for (int v = 0; v < 8; v++) pb[8 * r + v] = xb[r * M + v];
     }
-    pack_tail_TL_FILL_S(x, p, r0, kc);
+    TL_FILL_Ppack_tail_TL_FILL_S(x, p, r0, kc);
 #endif
 }
 

@@ -1,19 +1,20 @@
-// gram_team.c: the Gram kernels' team size (targets/c/gram.py): one thread below
-// PARALLEL_WORK multiply-adds.  The generated prefix defines WORK and PARALLEL_WORK.
+// gram_team.c: the Gram kernels' team size (targets/c/gram.py), as the one thread
+// policy gave it (loops/parallel.py ``team``).  The generated prefix defines TEAM;
+// placeholder TL_FILL_P as in gram_pack.c.
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-/* the threads a call uses: `threads` (0: OpenMP's default), one below PARALLEL_WORK
-   multiply-adds (the threshold measured on this machine, targets/c/threshold.py) */
-static int team(int threads) {
+/* the threads a call uses: one where TEAM < 0 (its work is below the machine's measured
+   threshold), else `threads` (0: OpenMP's default), at most TEAM where TEAM > 0 */
+static int TL_FILL_Pteam(int threads) {
 #ifdef _OPENMP
-    if ((double)WORK < (double)PARALLEL_WORK) return 1;
-    return threads > 0 ? threads : omp_get_max_threads();
+    if (TEAM < 0) return 1;
+    int nt = threads > 0 ? threads : omp_get_max_threads();
+    return TEAM > 0 && nt > TEAM ? TEAM : nt;
 #else
     (void)threads;
     return 1;
 #endif
 }
-

@@ -2,7 +2,7 @@
 // stable counting sort by the image's blocks, on threads.  Follows the generated
 // tl_cells (whose fused multiply-adds are off; from here on they may be fused).
 // Placeholders: TL_FILL_SHIFT (cprobe.SORT_SHIFT), TL_FILL_PARALLELPOINTS
-// (cprobe.PARALLEL_POINTS), TL_FILL_SCATTERAHEAD (cprobe.SCATTER_AHEAD).
+// (cprobe.parallel_points), TL_FILL_SCATTERAHEAD (cprobe.SCATTER_AHEAD).
 /* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
    within the reference's rounding, not bit-equal to it). */
 #if defined(__clang__)

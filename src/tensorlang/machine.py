@@ -1,0 +1,154 @@
+"""The machine's facts in one module, each read once per process; it sits below every
+package and imports none (the C compiler is the caller's, ``find_compiler()``).
+
+* caches (:func:`cache_sizes`, for the fusion cost model): ``/sys/devices/system/cpu/cpu0/cache``,
+  else ``os.sysconf``, else L1d 32 KiB and L2 1 MiB; ``$TENSORLANG_CACHE_SIZES``
+  (``l1=49152,l2=2097152``) overrides them for tests and for another machine's schedule;
+* cores (:func:`cpu_count`, :func:`usable_cpus`: the parallel thresholds' measurement);
+* vectors (:func:`vector_bytes`, :func:`simd_elements`: ``pad="auto"``, the Gram step): the
+  compiler's predefined macros with tensorlang's ``-m`` flags (``cc -dM -E``):
+  ``__AVX512F__`` 64 bytes, ``__AVX__`` 32, ``__SSE2__`` or ``__ARM_NEON`` 16, else 16.
+  The fused multiply-add is the C's own test (``__AVX512F__``, csrc/tl_tiles_fma.h);
+* BLAS integers (:data:`BLAS_INT_MAX`, by the width targets/c/blas.py finds).
+
+What threads cost is measured by running code (targets/c/threshold.py); the thread policy
+that reads it is loops/parallel.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+
+#: Used when neither /sys nor sysconf says: a small common L1d and a modest L2.
+FALLBACK_L1 = 32 * 1024
+FALLBACK_L2 = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CacheSizes:
+    """Bytes of the first core's level-1 data cache and its level-2 cache, and where
+    the numbers came from ("sys", "sysconf", "fallback" or "env")."""
+
+    l1: int
+    l2: int
+    source: str
+
+    def describe(self) -> str:
+        return f"L1d {self.l1 // 1024} KiB, L2 {self.l2 // 1024} KiB ({self.source})"
+
+
+def _size(text: str) -> int | None:
+    """``48K`` / ``2048K`` / ``1M`` / ``49152`` as bytes."""
+    text = text.strip().upper()
+    scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
+    digits = text[:-1] if text[-1:] in "KMG" else text
+    return int(digits) * scale if digits.isdigit() else None
+
+
+def _from_sys(root: Path = SYS_CACHE) -> tuple[int | None, int | None]:
+    l1 = l2 = None
+    try:
+        entries = sorted(root.glob("index*"))
+    except OSError:
+        return None, None
+    for entry in entries:
+        try:
+            level = (entry / "level").read_text().strip()
+            kind = (entry / "type").read_text().strip()
+            size = _size((entry / "size").read_text())
+        except OSError:
+            continue
+        if level == "1" and kind in ("Data", "Unified"):
+            l1 = size
+        elif level == "2" and kind in ("Data", "Unified"):
+            l2 = size
+    return l1, l2
+
+
+def _from_sysconf() -> tuple[int | None, int | None]:
+    def conf(name: str) -> int | None:
+        try:
+            value = os.sysconf(name)
+        except (ValueError, OSError, AttributeError):
+            return None
+        return value if value and value > 0 else None
+    return conf("SC_LEVEL1_DCACHE_SIZE"), conf("SC_LEVEL2_CACHE_SIZE")
+
+
+def _from_env(text: str) -> tuple[int | None, int | None]:
+    found: dict[str, int | None] = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        found[key.strip().lower()] = _size(value) if value.strip() else None
+    return found.get("l1"), found.get("l2")
+
+
+@lru_cache(maxsize=None)
+def cache_sizes() -> CacheSizes:
+    """The machine's L1d and L2 sizes (see the module's docstring for the order asked)."""
+    env = os.environ.get("TENSORLANG_CACHE_SIZES")
+    if env:
+        l1, l2 = _from_env(env)
+        if l1 and l2:
+            return CacheSizes(l1, l2, "env")
+    l1, l2 = _from_sys()
+    if l1 and l2:
+        return CacheSizes(l1, l2, "sys")
+    l1, l2 = _from_sysconf()
+    if l1 and l2:
+        return CacheSizes(l1, l2, "sysconf")
+    return CacheSizes(FALLBACK_L1, FALLBACK_L2, "fallback")
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity: ``taskset``, a benchmark pinning
+    itself, a container's cpuset), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no sched_getaffinity (macOS, Windows)
+        return cpu_count()
+
+
+#: The vector width in bytes of each predefined macro, widest first.
+WIDTHS = (("__AVX512F__", 64), ("__AVX__", 32), ("__SSE2__", 16), ("__ARM_NEON", 16))
+
+#: The width when the compiler says nothing (or there is none): SSE2's and NEON's.
+DEFAULT_BYTES = 16
+
+
+@lru_cache(maxsize=None)
+def _macros(command: tuple[str, ...], flags: tuple[str, ...]) -> frozenset[str]:
+    try:
+        result = subprocess.run([*command, *flags, "-dM", "-E", "-x", "c", "-"], input="", capture_output=True,
+                                text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(line.split()[1] for line in result.stdout.splitlines() if line.startswith("#define "))
+
+
+def vector_bytes(compiler: Any) -> int:
+    """The widest vector register the C ``compiler`` (a targets.c.build.Compiler, or None)
+    generates code for with its ``-m`` flags, in bytes."""
+    flags = () if compiler is None else tuple(f for f in compiler.flags if f.startswith("-m"))
+    defined = frozenset() if compiler is None else _macros(tuple(compiler.command), flags)
+    return next((width for macro, width in WIDTHS if macro in defined), DEFAULT_BYTES)
+
+
+def simd_elements(compiler: Any, itemsize: int) -> int:
+    """The SIMD width in elements of ``itemsize`` bytes (a power of two, at least 1)."""
+    return max(vector_bytes(compiler) // itemsize, 1)
+
+
+#: The largest extent or leading dimension a BLAS takes, by its integers' width in bits.
+BLAS_INT_MAX = {64: 2**63 - 1, 32: 2**31 - 1}
