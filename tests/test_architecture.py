@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"pipeline"},
     {"stages", "kernel"},
     {"specialize"},
-    {"api", "einsum_api", "builder", "fields"},
+    {"api", "einsum_api", "builder", "fields", "strands"},
     {"cli", "__init__", "__main__", "explain"},
 ]
 LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}
@@ -289,6 +289,7 @@ SIZE_LAYERS = (
     ("structure", ("ein/structure.py", "lang/tl/structure.py", "lang/stur/", "analysis/structure",
                    "loops/structure.py")),
     ("fields", ("fields/", "ein/fields.py", "passes/fields.py")),
+    ("strands", ("strands/",)),
     ("core", ("ein/", "passes/", "semantics/", "analysis/")),
     ("front ends", ("lang/",)),
     ("schedule+loops", ("schedule/", "loops/")),
@@ -298,12 +299,12 @@ SIZE_LAYERS = (
 
 #: Lines per layer that the design aims for (issue [pipeline]).
 BUDGETS = {"core": 5000, "front ends": 5000, "structure": 3500, "schedule+loops": 3500, "targets": 4000,
-           "fields": 2000, "surface": 2500}
+           "fields": 2000, "strands": 1000, "surface": 2500}
 
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2280, "surface": 4000}
+CEILINGS = {"structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2280, "surface": 4015}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -20,6 +20,7 @@ from .semantics.types import CheckedProgram
 from .targets.c.padded import padded_empty as _padded_empty
 from .targets.c.simd import simd_elements
 from .specialize import SymbolicKernel
+from .strands import StrandRun
 
 
 def check_params(params) -> dict[str, int]:
@@ -116,10 +117,15 @@ def compile_source(
     skip_passes=(),
     check_structure: bool = False,
     fma: bool = False,
-) -> Kernel | SymbolicKernel:
+) -> Kernel | SymbolicKernel | StrandRun:
     """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
-    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
+    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time (a
+    strand program, Diderot's: a :class:`~tensorlang.strands.StrandRun`)."""
     checked = check_source(source, lang, params)
+    strands = getattr(languages.get(lang), "strands", None)
+    if strands is not None:
+        check_threads(threads)
+        return StrandRun(strands(checked), source, threads)
     return compile_checked(languages.get(lang), checked, source, backend, dtype, pad, threads, params, opt,
                            skip_passes, check_structure, fma)
 
@@ -184,10 +190,11 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     skip_passes=(),
     check_structure: bool = False,
     fma: bool = False,
-) -> Kernel | SymbolicKernel:
+) -> Kernel | SymbolicKernel | StrandRun:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
-    shapes and compiles once per binding).
+    shapes and compiles once per binding); a Diderot program, a
+    :class:`~tensorlang.strands.StrandRun`: call it with its inputs by name (docs/diderot.md).
 
     ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
     on one thread.
