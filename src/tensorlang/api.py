@@ -117,17 +117,19 @@ def compile_source(
     skip_passes=(),
     check_structure: bool = False,
     fma: bool = False,
-) -> Kernel | SymbolicKernel | StrandRun:
+) -> Kernel | SymbolicKernel:
     """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
-    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time (a
-    strand program, Diderot's: a :class:`~tensorlang.strands.StrandRun`)."""
+    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time."""
     checked = check_source(source, lang, params)
-    strands = getattr(languages.get(lang), "strands", None)
-    if strands is not None:
-        check_threads(threads)
-        return StrandRun(strands(checked), source, threads)
     return compile_checked(languages.get(lang), checked, source, backend, dtype, pad, threads, params, opt,
                            skip_passes, check_structure, fma)
+
+
+def compile_strands(source: Source, lang: str, threads: int | None = None) -> StrandRun:
+    """A strand program (its front end has a ``strands`` hook) as docs/diderot.md's callable."""
+    checked = check_source(source, lang)
+    check_threads(threads)
+    return StrandRun(languages.get(lang).strands(checked), source, threads)  # type: ignore[attr-defined]
 
 
 def compile_checked(
@@ -215,6 +217,8 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     The numpy and interp back ends accept it and ignore it.
     """
     source, lang = languages.load(source_or_path, lang)
+    if getattr(languages.get(lang), "strands", None) is not None:
+        return compile_strands(source, lang, threads)
     return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure, fma)
 
 

@@ -32,7 +32,7 @@ from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
-from .api import check_source, compile_source
+from .api import check_source, compile_source, compile_strands
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
@@ -945,7 +945,7 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
     if not at or argv[at] == "-" or getattr(REGISTRY.get(language_of(argv[at])), "strands", None) is None:
         return None
     path, rest = argv[at], argv[1:at] + argv[at + 1:]
-    return argparse.Namespace(func=lambda _: compile_source(read_source(path), language_of(path)).main(  # type: ignore[union-attr]
+    return argparse.Namespace(func=lambda _: compile_strands(read_source(path), language_of(path)).main(
         rest, prog=f"tensorlang run {path}"))
 
 

@@ -29,7 +29,7 @@ from ..errors import TensorLangError, error
 #: NRRD's kind for the component axis of a tensor shape (any other shape: ``list``).
 COMPONENT_KINDS = {(2,): "2-vector", (3,): "3-vector", (4,): "4-vector", (2, 2): "2D-matrix", (3, 3): "3D-matrix"}
 
-_TYPES = {"real": (np.dtype("<f8"), "double"), "tensor": (np.dtype("<f8"), "double"),
+_TYPES: dict[str, tuple[np.dtype, str]] = {"real": (np.dtype("<f8"), "double"), "tensor": (np.dtype("<f8"), "double"),
           "int": (np.dtype("<i4"), "int"), "bool": (np.dtype("u1"), "uchar")}
 
 

@@ -104,7 +104,7 @@ def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]
 
 def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
     """(spellings, metavar, description, default) of every run option, in usage order."""
-    rows = [
+    rows: list[tuple[tuple[str, ...], str, str, str]] = [
         (("-l", "--limit"), "N", "stop after N super-steps; 0 means the default cap "
                                  f"({DEFAULT_LIMIT}; Diderot: unlimited)", "0"),
         (("-s", "--snapshot"), "N", "write a snapshot of every output every N super-steps (0: none)", "0"),

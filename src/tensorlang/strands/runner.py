@@ -280,8 +280,8 @@ class StrandRun:
 def _count_arg(value: Any, what: str, low: int, high: int | None = None) -> int:
     if value is None:
         return 0
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low \
-            or (high is not None and value > high):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or int(value) < low \
+            or (high is not None and int(value) > high):
         bound = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise error("input", f"{what} must be an integer {bound}, got {value!r}")
     return int(value)
