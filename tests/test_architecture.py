@@ -67,7 +67,24 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in found if m.startswith("tensorlang") and m != name}
 
 
-GRAPH = {name: {m for m in _imports(name, path) if m in MODULES} for name, path in MODULES.items()}
+#: The modules of ``fields`` that import nothing above ``errors`` (the image, the kernels,
+#: the probe sum): the Diderot front end's interpreter reads them (issue 42), and that
+#: edge is not counted as going up the layers (docs/architecture.md, "Layers").
+FIELD_LEAVES = {"tensorlang.fields.image", "tensorlang.fields.kernels", "tensorlang.fields.reconstruct"}
+
+
+def _counted(module: str, target: str) -> bool:
+    return not (module.startswith("tensorlang.lang.diderot") and target in FIELD_LEAVES)
+
+
+GRAPH = {name: {m for m in _imports(name, path) if m in MODULES and _counted(name, m)}
+         for name, path in MODULES.items()}
+
+
+def test_the_field_leaves_import_only_errors_and_each_other():
+    for leaf in FIELD_LEAVES:
+        assert {_unit(t) for t in _imports(leaf, MODULES[leaf])} <= {"errors", "fields"}
+        assert {t for t in _imports(leaf, MODULES[leaf]) if _unit(t) == "fields"} <= FIELD_LEAVES
 
 
 def _unit(module: str) -> str:
@@ -291,6 +308,7 @@ SIZE_LAYERS = (
     ("fields", ("fields/", "ein/fields.py", "passes/fields.py")),
     ("strands", ("strands/",)),
     ("core", ("ein/", "passes/", "semantics/", "analysis/")),
+    ("diderot", ("lang/diderot/",)),
     ("front ends", ("lang/",)),
     ("schedule+loops", ("schedule/", "loops/")),
     ("targets", ("targets/",)),
@@ -298,13 +316,13 @@ SIZE_LAYERS = (
 )
 
 #: Lines per layer that the design aims for (issue [pipeline]).
-BUDGETS = {"core": 5000, "front ends": 5000, "structure": 3500, "schedule+loops": 3500, "targets": 4000,
+BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500, "schedule+loops": 3500, "targets": 4000,
            "fields": 2000, "strands": 1000, "surface": 2500}
 
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2280, "surface": 4015}
+CEILINGS = {"diderot": 3600, "structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2280, "surface": 4015}
 
 
 def layer_sizes() -> dict[str, int]:

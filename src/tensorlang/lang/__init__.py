@@ -17,7 +17,7 @@ from .. import limits
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
-from . import builder, cfd, ein_built, einsum, stur, teil, tl
+from . import builder, cfd, diderot, ein_built, einsum, stur, teil, tl
 from .language import Language, Params
 from .teil.convert import emit as _convert
 
@@ -27,7 +27,7 @@ DEFAULT = "tl"
 #: Every front end, by name.
 REGISTRY: dict[str, Language] = {
     lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, stur.LANGUAGE, einsum.LANGUAGE,
-                                      builder.LANGUAGE, ein_built.LANGUAGE)
+                                      builder.LANGUAGE, ein_built.LANGUAGE, diderot.LANGUAGE)
 }
 
 #: The two front ends whose programs come from Python calls rather than files: the

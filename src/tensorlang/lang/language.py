@@ -54,3 +54,7 @@ class Language:
     #: program promises for input ``name`` (zero outside its unique set, copies where its
     #: redundancy says; ``--random-inputs``), ``value`` itself where it promises nothing
     keep_structure: Callable[[CheckedProgram, str, np.ndarray], np.ndarray] | None = field(default=None)
+    #: ``strands(checked, base_dir)``: the front end's programs are strand programs
+    #: (Diderot): they run as a :class:`~tensorlang.lang.diderot.program.StrandProgram`
+    #: instead of being lowered to one kernel (``lower`` says so with an error)
+    strands: Callable[..., Any] | None = field(default=None)

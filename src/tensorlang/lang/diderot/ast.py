@@ -1,0 +1,380 @@
+"""The Diderot front end's syntax tree: frozen dataclasses, every node with its span.
+
+One tree for both versions of the language (1.0 and 2.0): where they spell a construct
+differently (``global {..}`` and ``update {..}``; ``initially [..]`` and
+``create_array {..}``; ``real{}`` and ``real[]``) the parser builds the same node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ...errors import Span
+
+NOWHERE = Span(0, 0, 0, 0)
+
+
+# ---------------------------------------------------------------- types (as written)
+@dataclass(frozen=True)
+class TypeSyn:
+    """A type as written: ``kind`` is one of int bool real string tensor image field
+    kernel strand; ``shape`` the tensor (or voxel) shape; ``dim`` an image's or field's
+    dimension; ``k`` a field's or kernel's continuity (None when a 2.0 field omits it);
+    ``seq``: sequence dimensions outermost first, None for a dynamic one (``T{}``)."""
+
+    kind: str
+    shape: tuple[int, ...] = ()
+    dim: int | None = None
+    k: int | None = None
+    seq: tuple[int | None, ...] = ()
+    name: str | None = None  # a strand's name (foreach over strands)
+    span: Span = NOWHERE
+
+    def text(self) -> str:
+        """As Diderot spells it (vec3, tensor[3,3], image(2)[], field#1(2)[], real{})."""
+        if self.kind in ("int", "bool", "string"):
+            base = self.kind
+        elif self.kind in ("real", "tensor"):
+            base = "real" if not self.shape else (
+                f"vec{self.shape[0]}" if len(self.shape) == 1 and 2 <= self.shape[0] <= 4
+                else "tensor[" + ",".join(map(str, self.shape)) + "]")
+        elif self.kind == "image":
+            base = f"image({self.dim})[{','.join(map(str, self.shape))}]"
+        elif self.kind == "field":
+            base = f"field#{self.k}({self.dim})[{','.join(map(str, self.shape))}]"
+        elif self.kind == "kernel":
+            base = f"kernel#{self.k}"
+        else:
+            base = str(self.name)
+        return base + "".join("{}" if n is None else "{" + str(n) + "}" for n in self.seq)
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass(frozen=True)
+class Num:
+    value: int | float
+    is_int: bool
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Str:
+    value: str
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Bool:
+    value: bool
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    """``bspln3#2``: a kernel with a stated continuity."""
+    name: str
+    k: int
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """``op`` in its Unicode spelling: + - * / % ^ @ ⊛ • × ⊗ : ∘ < <= == != >= > && ||."""
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-" or "!"
+    operand: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Diff:
+    op: str  # "∇" "∇⊗" "∇•" "∇×"
+    operand: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Cond:
+    """``then if test else other``."""
+    then: "Expr"
+    test: "Expr"
+    other: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Range:
+    lo: "Expr"
+    hi: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Norm:
+    operand: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Apply:
+    func: "Expr"
+    args: tuple["Expr", ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Index:
+    """``e[i, :, j]``; a ``:`` is None."""
+    operand: "Expr"
+    indices: tuple["Expr | None", ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class SeqIndex:
+    """``e{i}`` (version 1.0's sequence subscript)."""
+    operand: "Expr"
+    index: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Select:
+    """``s.x``: another strand's state variable."""
+    operand: "Expr"
+    name: str
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class TensorLit:
+    elems: tuple["Expr", ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class SeqLit:
+    elems: tuple["Expr", ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Iter:
+    name: str
+    domain: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Comprehension:
+    """``{ body | x in domain }``: the argument of a reduction (sum, mean, ...)."""
+    body: "Expr"
+    iter: Iter
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Identity:
+    n: int
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Zeros:
+    shape: tuple[int, ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Nan:
+    shape: tuple[int, ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class RealCast:
+    operand: "Expr"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Load:
+    """``image("f.nrrd")`` / ``load_image(..)`` (what="image"), ``load(..)`` /
+    ``load_sequence(..)`` (what="sequence")."""
+    what: str
+    path: "Expr"
+    span: Span = NOWHERE
+
+
+Expr = Union[Num, Str, Bool, Var, KernelRef, BinOp, Unary, Diff, Cond, Range, Norm, Apply, Index, SeqIndex,
+             Select, TensorLit, SeqLit, Comprehension, Identity, Zeros, Nan, RealCast, Load]
+
+
+# ---------------------------------------------------------------- statements
+@dataclass(frozen=True)
+class Block:
+    stmts: tuple["Stmt", ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Decl:
+    type: TypeSyn
+    name: str
+    init: Expr | None
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    op: str  # "=" "+=" "-=" "*=" "/=" "%="
+    value: Expr
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class If:
+    test: Expr
+    then: "Stmt"
+    other: "Stmt | None"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Foreach:
+    type: TypeSyn
+    name: str
+    domain: Expr
+    body: "Stmt"
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Stabilize:
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Die:
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Continue:
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Return:
+    value: Expr
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Print:
+    args: tuple[Expr, ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class New:
+    strand: str
+    args: tuple[Expr, ...]
+    span: Span = NOWHERE
+
+
+Stmt = Union[Block, Decl, Assign, If, Foreach, Stabilize, Die, Continue, Return, Print, New]
+
+
+# ---------------------------------------------------------------- declarations
+@dataclass(frozen=True)
+class InputDecl:
+    type: TypeSyn
+    name: str
+    description: str | None
+    default: Expr | None
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class GlobalDecl:
+    type: TypeSyn
+    name: str
+    init: Expr | None
+    const: bool = False
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Param:
+    type: TypeSyn
+    name: str
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class FunctionDecl:
+    result: TypeSyn
+    name: str
+    params: tuple[Param, ...]
+    body: Expr | Block  # the ``= expr;`` form or a block
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class StateDecl:
+    type: TypeSyn
+    name: str
+    init: Expr | None
+    output: bool
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Strand:
+    name: str
+    params: tuple[Param, ...]
+    state: tuple[StateDecl, ...]
+    methods: tuple[tuple[str, Block], ...]  # ("update" | "stabilize" | "start" | "initialize", body)
+    span: Span = NOWHERE
+
+    def method(self, name: str) -> Block | None:
+        return next((body for m, body in self.methods if m == name), None)
+
+
+@dataclass(frozen=True)
+class Create:
+    """``initially [ S(..) | i in a..b, ... ]`` (grid) or ``{ ... }`` (collection)."""
+    grid: bool
+    strand: str
+    args: tuple[Expr, ...]
+    iters: tuple[Iter, ...]
+    span: Span = NOWHERE
+
+
+@dataclass(frozen=True)
+class Program:
+    version: str
+    decls: tuple[InputDecl | GlobalDecl | FunctionDecl, ...]
+    strand: Strand
+    update: Block | None  # the global update block (``global`` in 1.0, ``update`` in 2.0)
+    start: Block | None
+    create: Create
+    initialize: Block | None = None
+    span: Span = NOWHERE
+    text: str = field(default="", repr=False, compare=False)

@@ -1,0 +1,232 @@
+"""The types of Diderot's operators and basis library (the overloads the checker
+resolves); the values are computed in :mod:`.interp`."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .types import BOOL, INT, REAL, STRING, Ty, is_num, is_real, tensor
+
+
+def _num(a: Ty, b: Ty) -> Ty | None:
+    """int op int: int; otherwise numbers coerce to real."""
+    if a.kind == "int" and b.kind == "int":
+        return INT
+    if is_num(a) and is_num(b):
+        return REAL
+    return None
+
+
+def _as_tensor(t: Ty) -> Ty:
+    return REAL if t.kind == "int" else t
+
+
+def _field_k(a: Ty, b: Ty) -> int:
+    ks = [t.k or 0 for t in (a, b) if t.kind == "field"]
+    return min(ks)
+
+
+def binary(op: str, a: Ty, b: Ty) -> Ty | None:
+    """The result type of ``a op b``, None where no overload applies."""
+    if op in ("&&", "||"):
+        return BOOL if a == BOOL and b == BOOL else None
+    if op in ("==", "!="):
+        if (a == b and a.kind in ("int", "bool", "string")) or (is_num(a) and is_num(b)):
+            return BOOL
+        return None
+    if op in ("<", "<=", ">", ">="):
+        return BOOL if is_num(a) and is_num(b) else None
+    if op == "%":
+        return INT if a.kind == "int" and b.kind == "int" else (REAL if is_num(a) and is_num(b) else None)
+    if op == "^":
+        return REAL if is_num(a) and is_num(b) else None
+    if op == "⊛":
+        img, ker = (a, b) if a.kind == "image" else (b, a)
+        if img.kind == "image" and ker.kind == "kernel":
+            return Ty("field", img.shape, img.dim, ker.k)
+        return None
+    if op == "∘":
+        if a.kind == "field" and b.kind == "field" and b.shape == ((a.dim,) if a.dim > 1 else ()):
+            return Ty("field", a.shape, b.dim, min(a.k or 0, b.k or 0))
+        return None
+    fa, fb = a.kind == "field", b.kind == "field"
+    if fa or fb:
+        return _field_binary(op, a, b)
+    if a.kind not in ("int", "tensor") or b.kind not in ("int", "tensor"):
+        return None
+    if op in ("+", "-"):
+        if a.kind == "int" and b.kind == "int":
+            return INT
+        a, b = _as_tensor(a), _as_tensor(b)
+        return a if a.shape == b.shape else None
+    if op == "*":
+        if a.kind == "int" and b.kind == "int":
+            return INT
+        a, b = _as_tensor(a), _as_tensor(b)
+        if a.shape == ():
+            return b
+        return a if b.shape == () else None
+    if op == "/":
+        if a.kind == "int" and b.kind == "int":
+            return INT
+        a, b = _as_tensor(a), _as_tensor(b)
+        return a if b.shape == () else None
+    a, b = _as_tensor(a), _as_tensor(b)
+    if op == "•":
+        if a.shape and b.shape and a.shape[-1] == b.shape[0]:
+            return tensor(*(a.shape[:-1] + b.shape[1:]))
+        return None
+    if op == ":":
+        if len(a.shape) >= 2 and len(b.shape) >= 2 and a.shape[-2:] == b.shape[:2]:
+            return tensor(*(a.shape[:-2] + b.shape[2:]))
+        return None
+    if op == "⊗":
+        if a.shape and b.shape:
+            return tensor(*(a.shape + b.shape))
+        return None
+    if op == "×":
+        if a.shape == b.shape == (3,):
+            return tensor(3)
+        if a.shape == b.shape == (2,):
+            return REAL
+        return None
+    return None
+
+
+def _field_binary(op: str, a: Ty, b: Ty) -> Ty | None:
+    f = a if a.kind == "field" else b
+    k = _field_k(a, b)
+    if a.kind == "field" and b.kind == "field":
+        if a.dim != b.dim:
+            return None
+        if op in ("+", "-"):
+            return Ty("field", a.shape, a.dim, k) if a.shape == b.shape else None
+        if op == "*" and (a.shape == () or b.shape == ()):
+            return Ty("field", a.shape or b.shape, a.dim, k)
+        if op == "/" and b.shape == ():
+            return Ty("field", a.shape, a.dim, k)
+        if op in ("•", "⊗", "×", ":"):
+            t = binary(op, tensor(*a.shape), tensor(*b.shape)) if a.shape and b.shape else None
+            return Ty("field", t.shape, a.dim, k) if t is not None else None
+        return None
+    other = b if f is a else a
+    if other.kind not in ("int", "tensor"):
+        return None
+    other = _as_tensor(other)
+    if op in ("+", "-"):
+        return f if other.shape == f.shape else None
+    if op == "*" and (other.shape == () or f.shape == ()):
+        return Ty("field", f.shape or other.shape, f.dim, f.k)
+    if op == "/" and f is a and other.shape == ():
+        return f
+    if op in ("•", "⊗", "×", ":"):
+        t = binary(op, tensor(*a.shape) if a is f else other, tensor(*b.shape) if b is f else other)
+        return Ty("field", t.shape, f.dim, f.k) if t is not None else None
+    return None
+
+
+# ---------------------------------------------------------------- basis functions
+def _real_fn(n: int) -> Callable[[list[Ty]], Ty | None]:
+    return lambda args: REAL if len(args) == n and all(is_num(t) for t in args) else None
+
+
+def _minmax(args: list[Ty]) -> Ty | None:
+    if len(args) == 2:
+        return _num(*args)
+    return None
+
+
+def _lerp(args: list[Ty]) -> Ty | None:
+    if len(args) == 3:
+        a, b, t = args
+        a, b = (REAL if x.kind == "int" else x for x in (a, b))
+        return a if a.kind == "tensor" and a == b and is_num(t) else None
+    if len(args) == 5:
+        a, b = (REAL if x.kind == "int" else x for x in args[:2])
+        return a if a.kind == "tensor" and a == b and all(is_num(t) for t in args[2:]) else None
+    return None
+
+
+def _clamp(args: list[Ty]) -> Ty | None:
+    if len(args) == 1 and args[0].kind == "image":
+        return args[0]
+    if len(args) == 3:
+        lo, hi, x = args
+        if all(t.kind == "int" for t in args):
+            return INT
+        x = REAL if x.kind == "int" else x
+        if x.kind == "tensor" and all(is_num(t) or t == x for t in (lo, hi)):
+            return x
+    return None
+
+
+def _image(args: list[Ty]) -> Ty | None:
+    return args[0] if len(args) == 1 and args[0].kind == "image" else None
+
+
+def _square(args: list[Ty], result) -> Ty | None:
+    if len(args) == 1 and args[0].kind == "tensor" and len(args[0].shape) == 2 and args[0].shape[0] == args[0].shape[1]:
+        return result(args[0].shape[0])
+    return None
+
+
+def _vec(args: list[Ty]) -> Ty | None:
+    if len(args) == 1 and (args[0].kind == "tensor" and args[0].shape or args[0].kind == "field"):
+        return args[0]
+    return None
+
+
+def _inside(args: list[Ty]) -> Ty | None:
+    if len(args) == 2 and args[1].kind == "field":
+        want = REAL if args[1].dim == 1 else tensor(args[1].dim)
+        if args[0] == want or (args[1].dim == 1 and is_num(args[0])):
+            return BOOL
+    return None
+
+
+def _transpose(args: list[Ty]) -> Ty | None:
+    if len(args) == 1 and args[0].kind == "tensor" and len(args[0].shape) == 2:
+        return tensor(args[0].shape[1], args[0].shape[0])
+    return None
+
+
+def _modulate(args: list[Ty]) -> Ty | None:
+    return args[0] if len(args) == 2 and args[0] == args[1] and args[0].kind == "tensor" else None
+
+
+def _length(args: list[Ty]) -> Ty | None:
+    return INT if len(args) == 1 and args[0].kind == "seq" else None
+
+
+def _count(args: list[Ty]) -> Ty | None:
+    return INT if not args else None
+
+
+def _load(args: list[Ty]) -> Ty | None:
+    return Ty("seq", elem=Ty("void")) if args == [STRING] else None
+
+
+def _real_or_int(args: list[Ty]) -> Ty | None:
+    if len(args) == 1 and args[0].kind == "int":
+        return INT
+    return REAL if len(args) == 1 and is_real(args[0]) else None
+
+
+FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
+    **{name: _real_fn(1) for name in ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+                                     "atan", "sinh", "cosh", "tanh", "erf", "erfc", "ceil", "floor", "round",
+                                     "trunc", "sgn")},
+    "abs": _real_or_int,
+    "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
+    "min": _minmax, "max": _minmax, "lerp": _lerp, "clamp": _clamp,
+    "wrap": _image, "mirror": _image,
+    "inside": _inside, "normalize": _vec,
+    "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
+    "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
+    "inv": lambda a: _square(a, lambda n: tensor(n, n)),
+    "det": lambda a: _square(a, lambda n: REAL),
+    "trace": lambda a: _square(a, lambda n: REAL),
+    "transpose": _transpose, "modulate": _modulate,
+    "length": _length, "load": _load,
+    "numStrands": _count, "numActive": _count, "numStable": _count,
+}

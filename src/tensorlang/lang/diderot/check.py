@@ -1,0 +1,490 @@
+"""The Diderot typechecker: every expression's type, every name's scope, the basis
+library's overloads, and error[CODE] at the position of the first ill-typed construct.
+
+Codes (docs/errors.md): ``undeclared`` (an unknown variable, function or strand
+variable), ``redeclared``, ``assign-shape`` (a value of another type stored in a
+variable, passed to a parameter or returned), ``shape`` (operands that fit no
+overload of an operator or basis function, probing a field at a point of the wrong
+dimension), ``continuity`` (a derivative of a field that is not differentiable that
+many times: its kernel's continuity is too low), ``syntax`` (a statement where the
+language does not allow it: ``die`` in a function, ``new`` outside a strand).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import Span, error
+from ...fields.kernels import KERNELS
+from . import ast as A
+from . import basis
+from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, from_syntax, is_num, is_real, tensor
+
+REDUCTIONS = ("sum", "mean", "max", "min", "product", "all", "exists")
+SETS = ("all", "active", "stable")
+
+
+@dataclass
+class Checked:
+    """A typechecked program: the tree, each expression's type (by ``id`` of its node),
+    each variable's scope, and the declared globals, functions and strand."""
+
+    program: A.Program
+    types: dict[int, Ty] = field(default_factory=dict)
+    scopes: dict[int, str] = field(default_factory=dict)  # id(Var) -> global|state|local|kernel|func
+    globals: dict[str, Ty] = field(default_factory=dict)
+    functions: dict[str, A.FunctionDecl] = field(default_factory=dict)
+    state: dict[str, Ty] = field(default_factory=dict)
+    params: dict[str, Ty] = field(default_factory=dict)
+    communicates: bool = False  # the strands read each other's state (sphere queries)
+
+    @property
+    def name(self) -> str:
+        return self.program.strand.name
+
+    def type_of(self, node) -> Ty:
+        return self.types[id(node)]
+
+
+class _Scope:
+    def __init__(self, parent: "_Scope | None", kind: str):
+        self.parent, self.kind, self.names = parent, kind, {}
+
+    def lookup(self, name: str):
+        scope = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name], scope.kind
+            scope = scope.parent
+        return None, None
+
+
+class Checker:
+    def __init__(self, program: A.Program):
+        self.c = Checked(program)
+        self.strand = program.strand
+        self.where = "global"  # global | function | strand | update (the global block)
+        self.result: Ty | None = None
+
+    # ---------------------------------------------------------------- helpers
+    def fail(self, code: str, message: str, node) -> None:
+        raise error(code, message, getattr(node, "span", None))
+
+    def note(self, node, ty: Ty) -> Ty:
+        self.c.types[id(node)] = ty
+        return ty
+
+    def expect(self, target: Ty, value: Ty, node, what: str) -> None:
+        if not assignable(target, value):
+            self.fail("assign-shape", f"{what}: expected {target}, got {value}", node)
+
+    # ---------------------------------------------------------------- program
+    def run(self) -> Checked:
+        program = self.c.program
+        top = _Scope(None, "global")
+        self.top = top
+        for name in KERNELS:
+            top.names[name] = Ty("kernel", k=KERNELS[name].continuity)
+        for decl in program.decls:
+            if isinstance(decl, A.FunctionDecl):
+                if decl.name in self.c.functions or decl.name in self.c.globals:
+                    self.fail("redeclared", f"{decl.name} is declared twice", decl)
+                self.c.functions[decl.name] = decl
+                self.function(decl, top)
+                continue
+            ty = from_syntax(decl.type)
+            if decl.name in self.c.globals or decl.name in self.c.functions:
+                self.fail("redeclared", f"{decl.name} is declared twice", decl)
+            init = decl.default if isinstance(decl, A.InputDecl) else decl.init
+            if init is not None:
+                if isinstance(decl, A.InputDecl) and isinstance(init, A.Apply) and isinstance(init.func, A.Var) \
+                        and init.func.name == "load":
+                    value = self.note(init, ty)
+                else:
+                    value = self.expr(init, top)
+                if ty.kind == "field" and ty.k is None and value.kind == "field":
+                    ty = Ty("field", ty.shape, ty.dim, value.k)
+                self.expect(ty, value, init, f"the value of {decl.name}")
+            elif not isinstance(decl, A.InputDecl) and ty.kind in ("field", "image", "kernel"):
+                self.fail("uninit", f"{decl.name} has no value", decl)
+            top.names[decl.name] = ty
+            self.c.globals[decl.name] = ty
+        self.strand_decl(program.strand, top)
+        for block in (program.start, program.initialize, program.update):
+            if block is not None:
+                self.where = "update"
+                self.block(block, _Scope(top, "local"))
+        self.create(program.create, top)
+        return self.c
+
+    def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
+        scope = _Scope(top, "local")
+        for p in decl.params:
+            scope.names[p.name] = from_syntax(p.type)
+        self.where, self.result = "function", from_syntax(decl.result)
+        if isinstance(decl.body, A.Block):
+            self.block(decl.body, scope)
+        else:
+            value = self.expr(decl.body, scope)
+            self.expect(self.result, value, decl.body, f"the result of {decl.name}")
+        self.where, self.result = "global", None
+
+    def strand_decl(self, strand: A.Strand, top: _Scope) -> None:
+        scope = _Scope(top, "state")
+        for p in strand.params:
+            ty = from_syntax(p.type)
+            scope.names[p.name] = ty
+            self.c.params[p.name] = ty
+        self.where = "strand"
+        for sv in strand.state:
+            ty = from_syntax(sv.type)
+            if sv.name in scope.names:
+                self.fail("redeclared", f"{sv.name} is declared twice", sv)
+            if sv.init is not None:
+                self.expect(ty, self.expr(sv.init, scope), sv.init, f"the value of {sv.name}")
+            scope.names[sv.name] = ty
+            self.c.state[sv.name] = ty
+        if "pos" in self.c.state and not (self.c.state["pos"].kind == "tensor" or is_real(self.c.state["pos"])):
+            self.fail("shape", "a strand's pos must be a real or a vector", strand)
+        if not any(sv.output for sv in strand.state):
+            self.fail("syntax", f"strand {strand.name} has no output variable", strand)
+        for _name, body in strand.methods:
+            self.block(body, _Scope(scope, "local"))
+        self.where = "global"
+
+    def create(self, create: A.Create, top: _Scope) -> None:
+        if create.strand != self.strand.name:
+            self.fail("undeclared", f"no strand called {create.strand}", create)
+        scope = _Scope(top, "local")
+        for it in create.iters:
+            if isinstance(it.domain, A.Range):
+                for end in (it.domain.lo, it.domain.hi):
+                    if self.expr(end, scope).kind != "int":
+                        self.fail("shape", "an iteration range's ends are integers", end)
+                scope.names[it.name] = INT
+            else:
+                dom = self.expr(it.domain, scope)
+                if create.grid or dom.kind != "seq":
+                    self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
+                scope.names[it.name] = dom.elem
+        self.new_args(create.strand, create.args, scope, create)
+
+    def new_args(self, name: str, args, scope: _Scope, node) -> None:
+        params = self.strand.params
+        if len(args) != len(params):
+            self.fail("shape", f"strand {name} takes {len(params)} arguments, got {len(args)}", node)
+        for p, a in zip(params, args):
+            self.expect(from_syntax(p.type), self.expr(a, scope), a, f"strand parameter {p.name}")
+
+    # ---------------------------------------------------------------- statements
+    def block(self, block: A.Block, scope: _Scope) -> None:
+        inner = _Scope(scope, "local")
+        for stmt in block.stmts:
+            self.stmt(stmt, inner)
+
+    def stmt(self, s, scope: _Scope) -> None:
+        if isinstance(s, A.Block):
+            self.block(s, scope)
+        elif isinstance(s, A.Decl):
+            ty = from_syntax(s.type)
+            if s.name in scope.names:
+                self.fail("redeclared", f"{s.name} is declared twice in this block", s)
+            if s.init is not None:
+                self.expect(ty, self.expr(s.init, scope), s.init, f"the value of {s.name}")
+            scope.names[s.name] = ty
+        elif isinstance(s, A.Assign):
+            ty, kind = scope.lookup(s.name)
+            if ty is None:
+                self.fail("undeclared-assign", f"assignment to undeclared variable {s.name}", s)
+            self.c.scopes[id(s)] = kind
+            if kind == "global" and self.where not in ("update",):
+                self.fail("read-only", f"global {s.name} can only be assigned in the global update block", s)
+            if kind == "state" and s.name in self.c.params:
+                self.fail("read-only", f"strand parameter {s.name} cannot be assigned", s)
+            value = self.expr(s.value, scope)
+            if s.op != "=":
+                value = self.binary(s.op[0], ty, value, s)
+            self.expect(ty, value, s.value, f"assignment to {s.name}")
+        elif isinstance(s, A.If):
+            self.expect_bool(s.test, scope)
+            self.stmt(s.then, _Scope(scope, "local"))
+            if s.other is not None:
+                self.stmt(s.other, _Scope(scope, "local"))
+        elif isinstance(s, A.Foreach):
+            dom = self.expr(s.domain, scope)
+            inner = _Scope(scope, "local")
+            if dom.kind == "set":
+                inner.names[s.name] = Ty("strand", name=dom.name)
+            elif dom.kind == "seq":
+                inner.names[s.name] = dom.elem
+            elif isinstance(s.domain, A.Range):
+                inner.names[s.name] = INT
+            else:
+                self.fail("shape", f"foreach iterates over a sequence or a set of strands, not {dom}", s.domain)
+            self.stmt(s.body, inner)
+        elif isinstance(s, (A.Stabilize, A.Die)):
+            if self.where not in ("strand", "update"):
+                self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in strand methods and the global block", s)
+        elif isinstance(s, A.Continue):
+            if self.where != "strand":
+                self.fail("syntax", "continue is allowed only in strand methods", s)
+        elif isinstance(s, A.Return):
+            if self.where != "function":
+                self.fail("syntax", "return is allowed only in functions", s)
+            self.expect(self.result, self.expr(s.value, scope), s.value, "the returned value")
+        elif isinstance(s, A.Print):
+            for a in s.args:
+                self.expr(a, scope)
+        elif isinstance(s, A.New):
+            if self.where != "strand":
+                self.fail("syntax", "new is allowed only in strand methods", s)
+            if s.strand != self.strand.name:
+                self.fail("undeclared", f"no strand called {s.strand}", s)
+            self.new_args(s.strand, s.args, scope, s)
+
+    def expect_bool(self, e, scope) -> None:
+        t = self.expr(e, scope)
+        if t != BOOL:
+            self.fail("shape", f"a condition must be bool, not {t}", e)
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, e, scope: _Scope) -> Ty:
+        return self.note(e, self._expr(e, scope))
+
+    def _expr(self, e, scope: _Scope) -> Ty:
+        if isinstance(e, A.Num):
+            return INT if e.is_int else REAL
+        if isinstance(e, A.Str):
+            return STRING
+        if isinstance(e, A.Bool):
+            return BOOL
+        if isinstance(e, A.Var):
+            ty, kind = scope.lookup(e.name)
+            if ty is None:
+                if e.name in self.c.functions or e.name in basis.FUNCTIONS:
+                    self.fail("shape", f"function {e.name} used as a value", e)
+                self.fail("undeclared", f"undeclared variable {e.name}", e)
+            self.c.scopes[id(e)] = kind
+            return ty
+        if isinstance(e, A.KernelRef):
+            if e.name not in KERNELS:
+                self.fail("undeclared", f"unknown kernel {e.name}", e)
+            if e.k > KERNELS[e.name].continuity:
+                self.fail("continuity", f"kernel {e.name} is C{KERNELS[e.name].continuity}, not C{e.k}", e)
+            return Ty("kernel", k=e.k)
+        if isinstance(e, A.BinOp):
+            a = self.expr(e.left, scope)
+            b = self.expr(e.right, scope)
+            return self.binary(e.op, a, b, e)
+        if isinstance(e, A.Unary):
+            t = self.expr(e.operand, scope)
+            if e.op == "!":
+                if t != BOOL:
+                    self.fail("shape", f"! applies to bool, not {t}", e)
+                return BOOL
+            if t.kind not in ("int", "tensor", "field"):
+                self.fail("shape", f"- applies to numbers, tensors and fields, not {t}", e)
+            return t
+        if isinstance(e, A.Diff):
+            return self.diff(e, self.expr(e.operand, scope))
+        if isinstance(e, A.Cond):
+            self.expect_bool(e.test, scope)
+            a, b = self.expr(e.then, scope), self.expr(e.other, scope)
+            if a == b:
+                return a
+            if is_num(a) and is_num(b):
+                return REAL
+            self.fail("shape", f"the branches of a conditional expression differ: {a} and {b}", e)
+        if isinstance(e, A.Range):
+            for end in (e.lo, e.hi):
+                if self.expr(end, scope) != INT:
+                    self.fail("shape", "a range's ends are integers", end)
+            return Ty("seq", elem=INT)
+        if isinstance(e, A.Norm):
+            t = self.expr(e.operand, scope)
+            if t.kind == "int":
+                return INT
+            if t.kind == "tensor":
+                return REAL
+            if t.kind == "field":
+                return Ty("field", (), t.dim, t.k)
+            self.fail("shape", f"|x| applies to numbers, tensors and fields, not {t}", e)
+        if isinstance(e, A.Apply):
+            return self.apply(e, scope)
+        if isinstance(e, A.Index):
+            t = self.expr(e.operand, scope)
+            for i in e.indices:
+                if i is not None and self.expr(i, scope) != INT:
+                    self.fail("shape", "an index is an integer", i)
+            if t.kind == "seq":
+                if len(e.indices) != 1 or e.indices[0] is None:
+                    self.fail("shape", "a sequence takes one index", e)
+                return t.elem
+            if t.kind != "tensor" or len(e.indices) != len(t.shape):
+                self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
+            for i, n in zip(e.indices, t.shape):
+                if isinstance(i, A.Num) and not 0 <= i.value < n:
+                    self.fail("dim-range", f"index {i.value} is outside 0..{n - 1}", i)
+            return tensor(*[n for i, n in zip(e.indices, t.shape) if i is None])
+        if isinstance(e, A.SeqIndex):
+            t = self.expr(e.operand, scope)
+            if t.kind != "seq":
+                self.fail("shape", f"{{i}} indexes a sequence, not {t}", e)
+            if self.expr(e.index, scope) != INT:
+                self.fail("shape", "an index is an integer", e.index)
+            return t.elem
+        if isinstance(e, A.Select):
+            t = self.expr(e.operand, scope)
+            if t.kind != "strand":
+                self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e)
+            if e.name not in self.c.state:
+                self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
+            return self.c.state[e.name]
+        if isinstance(e, A.TensorLit):
+            ts = [self.expr(x, scope) for x in e.elems]
+            shapes = {t.shape for t in ts if t.kind == "tensor"}
+            if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
+                self.fail("shape", "the elements of a tensor [..] are numbers or tensors of one shape", e)
+            inner = next(iter(shapes)) if shapes else ()
+            return tensor(len(ts), *inner)
+        if isinstance(e, A.SeqLit):
+            ts = [self.expr(x, scope) for x in e.elems]
+            if not ts:
+                return Ty("seq", elem=VOID, n=0)
+            elem = REAL if all(is_num(t) for t in ts) and REAL in ts else ts[0]
+            for t, x in zip(ts, e.elems):
+                self.expect(elem, t, x, "a sequence element")
+            if elem == INT and self.c.program.version.startswith("2"):
+                pass
+            return Ty("seq", elem=elem, n=len(ts))
+        if isinstance(e, A.Comprehension):
+            self.fail("syntax", "a comprehension { e | x in s } is the argument of a reduction", e)
+        if isinstance(e, A.Identity):
+            return tensor(e.n, e.n)
+        if isinstance(e, A.Zeros):
+            return tensor(*e.shape)
+        if isinstance(e, A.Nan):
+            return tensor(*e.shape)
+        if isinstance(e, A.RealCast):
+            t = self.expr(e.operand, scope)
+            if not is_num(t):
+                self.fail("shape", f"real() converts an int, not {t}", e)
+            return REAL
+        if isinstance(e, A.Load):
+            if self.expr(e.path, scope) != STRING:
+                self.fail("shape", "a file name is a string", e.path)
+            return Ty("image", ()) if e.what == "image" else Ty("seq", elem=VOID)
+        raise AssertionError(type(e))  # pragma: no cover
+
+    # ---------------------------------------------------------------- operators
+    def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
+        result = basis.binary(op, a, b)
+        if result is None:
+            self.fail("shape", f"operator {op} does not apply to {a} and {b}", node)
+        return result
+
+    def diff(self, e: A.Diff, t: Ty) -> Ty:
+        if t.kind != "field":
+            self.fail("shape", f"{e.op} applies to a field, not {t}", e)
+        if (t.k or 0) < 1:
+            self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
+                                    "reconstruct with a smoother kernel)", e)
+        k, d = (t.k or 0) - 1, t.dim
+        if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
+            return Ty("field", t.shape, d, k)
+        if e.op == "∇":
+            if t.shape != ():
+                self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e)
+            return Ty("field", (d,), d, k)
+        if e.op == "∇⊗":
+            return Ty("field", t.shape + (d,), d, k)
+        if e.op == "∇•":
+            if t.shape != (d,):
+                self.fail("shape", f"∇• applies to a vector field of dimension {d}, not {t}", e)
+            return Ty("field", (), d, k)
+        if t.shape != (d,) or d not in (2, 3):
+            self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e)
+        return Ty("field", () if d == 2 else (3,), d, k)
+
+    def apply(self, e: A.Apply, scope: _Scope) -> Ty:
+        f = e.func
+        if isinstance(f, A.Var) and scope.lookup(f.name)[0] is None:
+            name = f.name
+            if name in REDUCTIONS and len(e.args) == 1 and isinstance(e.args[0], A.Comprehension):
+                return self.reduction(name, e.args[0], scope)
+            if name == "sphere":
+                if self.where != "strand":
+                    self.fail("syntax", "sphere() queries are made in strand methods", e)
+                if "pos" not in self.c.state:
+                    self.fail("undeclared", "sphere() needs a strand state variable pos", e)
+                for a in e.args:
+                    self.expr(a, scope)
+                self.c.communicates = True
+                return Ty("set", name=self.strand.name)
+            args = [self.expr(a, scope) for a in e.args]
+            if name in self.c.functions:
+                decl = self.c.functions[name]
+                if len(args) != len(decl.params):
+                    self.fail("shape", f"{name} takes {len(decl.params)} arguments, got {len(args)}", e)
+                for p, a, node in zip(decl.params, args, e.args):
+                    self.expect(from_syntax(p.type), a, node, f"argument {p.name} of {name}")
+                self.c.scopes[id(f)] = "func"
+                return from_syntax(decl.result)
+            if name in basis.FUNCTIONS:
+                result = basis.FUNCTIONS[name](args)
+                if result is None:
+                    shown = ", ".join(map(str, args))
+                    self.fail("shape", f"no overload of {name} takes ({shown})", e)
+                self.c.scopes[id(f)] = "basis"
+                return result
+            self.fail("undeclared", f"unknown function {name}", f)
+        ft = self.expr(f, scope)
+        args = [self.expr(a, scope) for a in e.args]
+        if ft.kind == "field":
+            want = REAL if ft.dim == 1 else tensor(ft.dim)
+            if len(args) != 1 or not assignable(want, args[0]):
+                got = ", ".join(map(str, args))
+                self.fail("shape", f"a field of dimension {ft.dim} is probed at a {want}, not ({got})", e)
+            return tensor(*ft.shape)
+        self.fail("shape", f"{ft} cannot be applied", e)
+        raise AssertionError  # pragma: no cover
+
+    def reduction(self, name: str, comp: A.Comprehension, scope: _Scope) -> Ty:
+        dom = comp.iter.domain
+        inner = _Scope(scope, "local")
+        if isinstance(dom, A.Select) and isinstance(dom.operand, A.Var) and dom.operand.name == self.strand.name:
+            if dom.name not in SETS:
+                self.fail("undeclared", f"{dom.name} is no set of strands (all, active, stable)", dom)
+            if self.where != "update":
+                self.fail("syntax", f"{self.strand.name}.{dom.name} is read in the global block", dom)
+            self.note(dom, Ty("set", name=self.strand.name))
+            inner.names[comp.iter.name] = Ty("strand", name=self.strand.name)
+        else:
+            t = self.expr(dom, scope)
+            if t.kind == "set":
+                inner.names[comp.iter.name] = Ty("strand", name=t.name)
+            elif t.kind == "seq":
+                inner.names[comp.iter.name] = t.elem
+            else:
+                self.fail("shape", f"a reduction runs over strands or a sequence, not {t}", dom)
+        body = self.expr(comp.body, inner)
+        self.note(comp, body)
+        if name in ("all", "exists"):
+            if body != BOOL:
+                self.fail("shape", f"{name} reduces bool values, not {body}", comp.body)
+            return BOOL
+        if name == "mean":
+            if not is_num(body):
+                self.fail("shape", f"mean reduces numbers, not {body}", comp.body)
+            return REAL
+        if body.kind not in ("int", "tensor") or (name in ("max", "min") and not is_num(body)):
+            self.fail("shape", f"{name} reduces numbers, not {body}", comp.body)
+        return body
+
+
+def check(program: A.Program) -> Checked:
+    """The program's types and scopes, or error[CODE] at the first ill-typed construct."""
+    return Checker(program).run()
+
+
+__all__ = ["Checked", "check", "Span"]

@@ -1,0 +1,220 @@
+"""Field values in the strand interpreter: small symbolic objects (an image convolved
+with a kernel, derivatives, lifted arithmetic) evaluated at one point by 004 §2.2's
+probe sum (the kernels' weights and the index/world maps of :mod:`tensorlang.fields`).
+
+``value(x, order)``: the ``order``-th derivative at world point x, shape
+``field shape + (dim,)*order`` (no derivative axis for a 1-D field); ⊥ (NaN) outside.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import error
+from ...fields import reconstruct
+from ...fields.image import Image
+from ...fields.kernels import Kernel
+
+
+class BorderImage:
+    """An image with Diderot's border control: samples outside the index range are read
+    clamped to the edge, wrapped around, or mirrored (``clamp``, ``wrap``, ``mirror``)."""
+
+    def __init__(self, image: Image, mode: str):
+        self.image, self.mode = image, mode
+
+
+def _taps(n: np.ndarray, s: int, sizes, mode: str | None):
+    """Per axis: the sample indices n+1-s .. n+s, mapped by the border mode."""
+    out = []
+    for a, size in enumerate(sizes):
+        idx = np.arange(int(n[a]) + 1 - s, int(n[a]) + s + 1)
+        if mode == "clamp":
+            idx = np.clip(idx, 0, size - 1)
+        elif mode == "wrap":
+            idx = np.mod(idx, size)
+        elif mode == "mirror":
+            period = 2 * size
+            idx = np.mod(idx, period)
+            idx = np.where(idx >= size, period - 1 - idx, idx)
+        out.append(idx)
+    return out
+
+
+class Field:
+    dim: int
+
+    def value(self, x: np.ndarray, order: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def inside(self, x: np.ndarray) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Conv(Field):
+    """``image ⊛ kernel``."""
+
+    def __init__(self, img, kern: Kernel):
+        self.mode = img.mode if isinstance(img, BorderImage) else None
+        self.img: Image = img.image if isinstance(img, BorderImage) else img
+        self.kern, self.dim = kern, self.img.dim
+        self.shape = self.img.voxel_shape
+        self._m = self.img.to_index
+
+    def index(self, x: np.ndarray) -> np.ndarray:
+        return reconstruct.index_positions(self.img, np.reshape(np.asarray(x, dtype=np.float64), (1, self.dim)))[0]
+
+    def inside(self, x) -> bool:
+        return bool(reconstruct.inside(self.img, self.kern, np.reshape(np.asarray(x, dtype=np.float64),
+                                                                       (1, self.dim)))[0])
+
+    def value(self, x, order: int) -> np.ndarray:
+        d, s = self.dim, self.kern.radius
+        if order > self.kern.continuity + 1 and order > 0:
+            pass  # the checker bounds the derivatives by the declared continuity
+        xi = self.index(x)
+        if not np.all(np.isfinite(xi)) or (self.mode is None and not self.inside(x)):
+            shape = self.shape + ((d,) * order if d > 1 else ())
+            return np.full(shape, np.nan)
+        n = np.floor(xi)
+        f = xi - n
+        taps = _taps(n, s, self.img.sizes, self.mode)
+        hood = self.img.data[np.ix_(*taps)] if d > 1 else self.img.data[taps[0]]
+        # weights[a][m]: the m-th derivative's weights along axis a, shape (2s,)
+        w = [[self.kern.weights(np.array(f[a]), m) for m in range(order + 1)] for a in range(d)]
+        out = np.empty(self.shape + (d,) * order)
+        import itertools
+        for axes in itertools.product(range(d), repeat=order):
+            counts = [axes.count(a) for a in range(d)]
+            v = hood
+            for a in range(d):
+                v = np.tensordot(w[a][counts[a]], v, axes=([0], [0]))
+            out[(Ellipsis,) + axes] = v
+        if order:
+            out = reconstruct.to_world(out, self.img, order)
+        if d == 1 and order:
+            out = out.reshape(self.shape)
+        return out
+
+
+class Lifted(Field):
+    """Arithmetic of fields and constants, lifted pointwise, with the derivative rules
+    the examples need (sums to any order; products and quotients to first order)."""
+
+    def __init__(self, op: str, a, b, dim: int):
+        self.op, self.a, self.b, self.dim = op, a, b, dim
+
+    def inside(self, x) -> bool:
+        return all(f.inside(x) for f in (self.a, self.b) if isinstance(f, Field))
+
+    def _norm_d(self, va, x, order):
+        if order > 1:
+            raise error("backend", "the interpreter differentiates |F| at most once")
+        return _norm_grad(va, self.a.value(x, 1))
+
+    def _v(self, f, x, order):
+        if isinstance(f, Field):
+            return f.value(x, order)
+        return f if order == 0 else None
+
+    def value(self, x, order: int):
+        op, a, b = self.op, self.a, self.b
+        if op in ("+", "-"):
+            va, vb = self._v(a, x, order), self._v(b, x, order)
+            if va is None:
+                return -vb if op == "-" else vb
+            if vb is None:
+                return va
+            return va + vb if op == "+" else va - vb
+        if op == "neg":
+            return -a.value(x, order)
+        if op == "norm":
+            va = a.value(x, 0)
+            return np.sqrt(np.sum(va * va)) if order == 0 else self._norm_d(va, x, order)
+        if op in ("*", "/") and not isinstance(b, Field):
+            return _scale(a.value(x, order), b, op, order, self.dim)
+        if op == "*" and not isinstance(a, Field):
+            return _scale(b.value(x, order), a, "*", order, self.dim)
+        if order > 1:
+            raise error("backend", "the interpreter differentiates a product or quotient of fields at most once")
+        va, vb = a.value(x, 0), b.value(x, 0)
+        if order == 0:
+            return _mul(va, vb) if op == "*" else va / vb
+        ga, gb = a.value(x, 1), b.value(x, 1)
+        if op == "*":  # (ab)' = a'b + ab'
+            return _mul_d(ga, vb, self.dim) + _mul_d_r(va, gb, self.dim)
+        # (a/b)' = a'/b - a b'/b²
+        return _mul_d(ga, 1.0 / vb, self.dim) - _mul_d_r(va / (vb * vb), gb, self.dim)
+
+
+def _scale(v, c, op, order, dim):
+    c = np.asarray(c, dtype=np.float64)
+    if op == "/":
+        return v / c
+    if c.ndim == 0:
+        return v * c
+    return np.multiply.outer(c, v) if order == 0 else np.multiply.outer(c, v)
+
+
+def _mul(va, vb):
+    va, vb = np.asarray(va), np.asarray(vb)
+    return va * vb if va.ndim == 0 or vb.ndim == 0 else np.multiply.outer(va, vb)
+
+
+def _mul_d(ga, vb, dim):
+    """(derivative of a) times the value b (b a scalar)."""
+    return ga * vb
+
+
+def _mul_d_r(va, gb, dim):
+    """a (a tensor) times the derivative of a scalar b: a ⊗ ∇b."""
+    va = np.asarray(va)
+    if dim == 1:
+        return va * gb
+    return np.multiply.outer(va, gb) if va.ndim else va * gb
+
+
+def _norm_grad(v, g):
+    n = np.sqrt(np.sum(v * v))
+    if g.ndim == v.ndim:  # 1-D
+        return np.sum(v * g) / n
+    return np.tensordot(v, g, axes=(list(range(v.ndim)), list(range(v.ndim)))) / n
+
+
+class Deriv(Field):
+    """∇F, ∇⊗F, ∇•F, ∇×F of a field F."""
+
+    def __init__(self, op: str, f: Field):
+        self.op, self.f, self.dim = op, f, f.dim
+
+    def inside(self, x) -> bool:
+        return self.f.inside(x)
+
+    def value(self, x, order: int):
+        g = self.f.value(x, order + 1)
+        if self.op in ("∇", "∇⊗") or self.dim == 1:
+            return g
+        if self.op == "∇•":  # the first (component) axis against the first derivative axis
+            return np.trace(g, axis1=0, axis2=1)
+        if self.dim == 2:  # ∂F1/∂x - ∂F0/∂y
+            return g[1, 0] - g[0, 1]
+        return np.stack([g[2, 1] - g[1, 2], g[0, 2] - g[2, 0], g[1, 0] - g[0, 1]])
+
+
+class Compose(Field):
+    """``F ∘ G``: F probed at G's value (order 0 only)."""
+
+    def __init__(self, f: Field, g: Field):
+        self.f, self.g, self.dim = f, g, g.dim
+
+    def inside(self, x) -> bool:
+        return self.g.inside(x) and self.f.inside(self.g.value(x, 0))
+
+    def value(self, x, order: int):
+        if order:
+            raise error("backend", "the interpreter does not differentiate a composition of fields")
+        return self.f.value(self.g.value(x, 0), 0)
+
+
+def lift(op: str, a, b, dim: int) -> Field:
+    return Lifted(op, a, b, dim)

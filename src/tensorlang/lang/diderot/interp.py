@@ -1,0 +1,885 @@
+"""The strand interpreter: the reference semantics of a Diderot program (the oracle).
+
+Bulk-synchronous execution: the globals are computed in order, the strands created
+(a grid ``initially [..]`` or a collection ``initially {..}``); then, once per
+super-step, every active strand runs ``update`` (reading other strands' state as it
+was at the start of the step), new strands join, and the global block runs; until no
+strand is active or the iteration limit is reached.  ``stabilize`` runs the strand's
+stabilize method and freezes it; ``die`` removes it; ``continue`` ends its update.
+
+The tree is compiled once into Python closures (one per node), so that a strand's
+update does not re-dispatch on node types; values are Python ints, bools, floats and
+strings, numpy arrays for tensors, tuples for sequences, :mod:`.fieldval` objects for
+fields, :class:`~tensorlang.fields.image.Image` for images.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ...errors import error
+from ...fields.image import Image
+from ...fields.image import load as load_image
+from ...fields.kernels import KERNELS
+from . import ast as A
+from . import fieldval as FV
+from .check import Checked
+from .types import Ty, is_real
+
+ACTIVE, STABLE, DEAD = 0, 1, 2
+
+#: the iteration limit when none is given (docs/diderot-language.md): nothing runs for ever
+DEFAULT_LIMIT = 10000
+
+
+class _Stabilize(Exception):
+    pass
+
+
+class _Die(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class Strand:
+    __slots__ = ("id", "state", "status")
+
+    def __init__(self, sid: int, state: dict):
+        self.id, self.state, self.status = sid, state, ACTIVE
+
+
+class Frame:
+    """Where a closure finds its variables: the globals, the current strand's state,
+    the locals of the method or function running."""
+
+    __slots__ = ("g", "s", "l", "strand", "rt")
+
+    def __init__(self, g, s, loc, strand, rt):
+        self.g, self.s, self.l, self.strand, self.rt = g, s, loc, strand, rt
+
+
+# ---------------------------------------------------------------- value helpers
+def c_div(a: int, b: int) -> int:
+    if b == 0:
+        raise error("input", "integer division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def c_mod(a: int, b: int) -> int:
+    if b == 0:
+        raise error("input", "integer remainder by zero")
+    return a - b * c_div(a, b)
+
+
+def coerce(ty: Ty, v):
+    """A value stored in a variable of type ``ty`` (int -> real)."""
+    if is_real(ty) and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return float(v)
+    if ty.kind == "tensor" and ty.shape and not isinstance(v, np.ndarray):
+        return np.asarray(v, dtype=np.float64)
+    if ty.kind == "seq" and ty.elem is not None and isinstance(v, tuple):
+        return tuple(coerce(ty.elem, x) for x in v)
+    return v
+
+
+def fmt(v) -> str:
+    """How print writes a value (as a --double Diderot executable: 17 significant digits)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan" if math.copysign(1, v) > 0 else "-nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return fmt(float(v))
+        return "[" + ",".join(fmt(x if isinstance(x, np.ndarray) else float(x)) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "{" + ",".join(fmt(x) for x in v) + "}"
+    return str(v)
+
+
+# ---------------------------------------------------------------- the compiler
+class Compiler:
+    def __init__(self, checked: Checked):
+        self.c = checked
+        self.functions: dict[str, Callable] = {}
+
+    def ty(self, node) -> Ty:
+        return self.c.types[id(node)]
+
+    # ---- expressions
+    def expr(self, e) -> Callable[[Frame], Any]:
+        method = getattr(self, "e_" + type(e).__name__)
+        return method(e)
+
+    def e_Num(self, e):
+        v = e.value
+        return lambda fr: v
+
+    e_Str = e_Num
+    e_Bool = e_Num
+
+    def e_Var(self, e):
+        name, scope = e.name, self.c.scopes.get(id(e), "global")
+        if scope == "local":
+            return lambda fr: fr.l[name]
+        if scope == "state":
+            return lambda fr: fr.s[name]
+        if scope == "kernel" or (scope == "global" and name in KERNELS and name not in self.c.globals):
+            k = KERNELS[name]
+            return lambda fr: k
+        return lambda fr: fr.g[name]
+
+    def e_KernelRef(self, e):
+        k = KERNELS[e.name]
+        return lambda fr: k
+
+    def e_BinOp(self, e):
+        a, b = self.expr(e.left), self.expr(e.right)
+        ta, tb, tr = self.ty(e.left), self.ty(e.right), self.ty(e)
+        op = e.op
+        if op == "&&":
+            return lambda fr: a(fr) and b(fr)
+        if op == "||":
+            return lambda fr: a(fr) or b(fr)
+        if ta.kind == "field" or tb.kind == "field" or op == "⊛":
+            return self.field_binop(op, a, b, ta, tb, tr)
+        if tr.kind == "int":
+            if op == "/":
+                return lambda fr: c_div(a(fr), b(fr))
+            if op == "%":
+                return lambda fr: c_mod(a(fr), b(fr))
+        fn = _BINARY[op]
+        if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
+            return lambda fr: float(fn(a(fr), b(fr)))
+        return lambda fr: fn(a(fr), b(fr))
+
+    def field_binop(self, op, a, b, ta, tb, tr):
+        dim = tr.dim
+        if op == "⊛":
+            def conv(fr):
+                x, y = a(fr), b(fr)
+                img, ker = (x, y) if not isinstance(x, type(KERNELS["tent"])) else (y, x)
+                return FV.Conv(img, ker)
+            return conv
+        if op == "∘":
+            return lambda fr: FV.Compose(a(fr), b(fr))
+        if op == "-" and tb.kind != "field":
+            return lambda fr: FV.lift("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
+        if op in ("+", "-", "*", "/"):
+            return lambda fr: FV.lift(op, a(fr), b(fr), dim)
+        raise error("backend", f"the interpreter does not lift {op} to fields")
+
+    def e_Unary(self, e):
+        a = self.expr(e.operand)
+        if e.op == "!":
+            return lambda fr: not a(fr)
+        t = self.ty(e)
+        if t.kind == "field":
+            return lambda fr: FV.lift("neg", a(fr), None, t.dim)
+        return lambda fr: -a(fr)
+
+    def e_Diff(self, e):
+        a, op = self.expr(e.operand), e.op
+        return lambda fr: FV.Deriv(op, a(fr))
+
+    def e_Cond(self, e):
+        t, c, o = self.expr(e.then), self.expr(e.test), self.expr(e.other)
+        ty = self.ty(e)
+        if is_real(ty):
+            return lambda fr: float(t(fr) if c(fr) else o(fr))
+        return lambda fr: t(fr) if c(fr) else o(fr)
+
+    def e_Range(self, e):
+        lo, hi = self.expr(e.lo), self.expr(e.hi)
+        return lambda fr: tuple(range(lo(fr), hi(fr) + 1))
+
+    def e_Norm(self, e):
+        a = self.expr(e.operand)
+        t = self.ty(e.operand)
+        if t.kind == "int":
+            return lambda fr: abs(a(fr))
+        if t.kind == "field":
+            return lambda fr: FV.lift("norm", a(fr), None, t.dim)
+        if t.shape == ():
+            return lambda fr: abs(float(a(fr)))
+        return lambda fr: float(np.sqrt(np.sum(np.square(a(fr)))))
+
+    def e_Apply(self, e):
+        f = e.func
+        if isinstance(f, A.Var) and self.c.scopes.get(id(f)) in ("func", "basis", None) and f.name not in (
+                self.c.globals if self.c.scopes.get(id(f)) is None else ()):
+            scope = self.c.scopes.get(id(f))
+            if scope == "func":
+                return self.call_function(f.name, e)
+            if scope == "basis":
+                return self.call_basis(f.name, e)
+            if f.name == "sphere":
+                args = [self.expr(a) for a in e.args]
+                if len(args) == 1:
+                    return lambda fr: fr.rt.sphere(fr, None, args[0](fr))
+                return lambda fr: fr.rt.sphere(fr, args[0](fr), args[1](fr))
+            return self.reduction(f.name, e.args[0])
+        fn = self.expr(f)
+        arg = self.expr(e.args[0])
+        shape = self.ty(e).shape
+
+        def probe(fr):
+            field = fn(fr)
+            x = np.asarray(arg(fr), dtype=np.float64)
+            v = field.value(x, 0)
+            return float(v) if not shape else np.asarray(v, dtype=np.float64)
+        return probe
+
+    def call_function(self, name, e):
+        args = [self.expr(a) for a in e.args]
+        decl = self.c.functions[name]
+        from .types import from_syntax
+        ptys = [from_syntax(p.type) for p in decl.params]
+        names = [p.name for p in decl.params]
+        rty = from_syntax(decl.result)
+        functions = self.functions
+
+        def call(fr):
+            loc = {n: coerce(t, a(fr)) for n, t, a in zip(names, ptys, args)}
+            return coerce(rty, functions[name](Frame(fr.g, fr.s, loc, fr.strand, fr.rt)))
+        return call
+
+    def function(self, decl: A.FunctionDecl):
+        if isinstance(decl.body, A.Block):
+            body = self.stmt(decl.body)
+
+            def run(fr):
+                try:
+                    body(fr)
+                except _Return as r:
+                    return r.value
+                raise error("input", f"function {decl.name} ended without a return")
+            return run
+        return self.expr(decl.body)
+
+    def call_basis(self, name, e):
+        args = [self.expr(a) for a in e.args]
+        tys = [self.ty(a) for a in e.args]
+        rty = self.ty(e)
+        if name == "inside":
+            x, f = args
+            return lambda fr: f(fr).inside(np.asarray(x(fr), dtype=np.float64))
+        if name in ("clamp", "wrap", "mirror") and len(args) == 1:
+            a = args[0]
+            return lambda fr: FV.BorderImage(a(fr), name)
+        if name == "numStrands":
+            return lambda fr: fr.rt.count((ACTIVE, STABLE))
+        if name == "numActive":
+            return lambda fr: fr.rt.count((ACTIVE,))
+        if name == "numStable":
+            return lambda fr: fr.rt.count((STABLE,))
+        if name == "normalize" and tys[0].kind == "field":
+            a = args[0]
+            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, tys[0].dim), tys[0].dim)
+        if name in ("min", "max") and rty.kind == "int":
+            fn = min if name == "min" else max
+            a, b = args
+            return lambda fr: fn(a(fr), b(fr))
+        fn = BASIS[name]
+        real = is_real(rty)
+        if len(args) == 1:
+            a = args[0]
+            return (lambda fr: float(fn(a(fr)))) if real else (lambda fr: fn(a(fr)))
+        if real:
+            return lambda fr: float(fn(*[a(fr) for a in args]))
+        return lambda fr: fn(*[a(fr) for a in args])
+
+    def reduction(self, name, comp: A.Comprehension):
+        body = self.expr(comp.body)
+        var = comp.iter.name
+        dom = comp.iter.domain
+        if isinstance(dom, A.Select) and isinstance(dom.operand, A.Var) and dom.operand.name == self.c.name:
+            which = {"all": (ACTIVE, STABLE), "active": (ACTIVE,), "stable": (STABLE,)}[dom.name]
+
+            def items(fr):
+                return fr.rt.states(which)
+        else:
+            items = self.expr(dom)
+        bty = self.ty(comp)
+        zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
+
+        def values(fr):
+            loc = fr.l
+            saved = loc.get(var, _MISSING)
+            out = []
+            for item in items(fr):
+                loc[var] = item
+                out.append(body(fr))
+            if saved is _MISSING:
+                loc.pop(var, None)
+            else:
+                loc[var] = saved
+            return out
+
+        if name == "sum":
+            return lambda fr: sum(values(fr), zero)
+        if name == "product":
+            return lambda fr: math.prod(values(fr))
+        if name == "mean":
+            def mean(fr):
+                vs = values(fr)
+                return float(sum(vs, 0.0) / len(vs)) if vs else math.nan
+            return mean
+        if name in ("max", "min"):
+            fn = max if name == "max" else min
+            empty = (-math.inf if name == "max" else math.inf) if bty.kind != "int" else 0
+
+            def extreme(fr):
+                vs = values(fr)
+                return fn(vs) if vs else empty
+            return extreme
+        if name == "all":
+            return lambda fr: all(values(fr))
+        return lambda fr: any(values(fr))
+
+    def e_Index(self, e):
+        a = self.expr(e.operand)
+        t = self.ty(e.operand)
+        idx = [None if i is None else self.expr(i) for i in e.indices]
+        if t.kind == "seq":
+            i0 = idx[0]
+            return lambda fr: _seq_get(a(fr), i0(fr))
+        scalar = self.ty(e).shape == ()
+
+        def index(fr):
+            v = a(fr)
+            key = tuple(slice(None) if i is None else _checked_index(i(fr), n) for i, n in zip(idx, t.shape))
+            r = v[key]
+            return float(r) if scalar else r
+        return index
+
+    def e_SeqIndex(self, e):
+        a, i = self.expr(e.operand), self.expr(e.index)
+        return lambda fr: _seq_get(a(fr), i(fr))
+
+    def e_Select(self, e):
+        a, name = self.expr(e.operand), e.name
+        return lambda fr: a(fr)[name]
+
+    def e_TensorLit(self, e):
+        elems = [self.expr(x) for x in e.elems]
+        return lambda fr: np.array([x(fr) for x in elems], dtype=np.float64)
+
+    def e_SeqLit(self, e):
+        elems = [self.expr(x) for x in e.elems]
+        ety = self.ty(e).elem
+        return lambda fr: tuple(coerce(ety, x(fr)) for x in elems)
+
+    def e_Identity(self, e):
+        v = np.eye(e.n)
+        return lambda fr: v
+
+    def e_Zeros(self, e):
+        v = np.zeros(e.shape)
+        return lambda fr: v if e.shape else 0.0
+
+    def e_Nan(self, e):
+        v = np.full(e.shape, np.nan) if e.shape else math.nan
+        return lambda fr: v
+
+    def e_RealCast(self, e):
+        a = self.expr(e.operand)
+        return lambda fr: float(a(fr))
+
+    def e_Load(self, e):
+        path = self.expr(e.path)
+        if e.what == "image":
+            return lambda fr: fr.rt.image(path(fr))
+        return lambda fr: fr.rt.sequence(path(fr), None)
+
+    # ---- statements
+    def stmt(self, s) -> Callable[[Frame], None]:
+        return getattr(self, "s_" + type(s).__name__)(s)
+
+    def s_Block(self, s):
+        body = [self.stmt(x) for x in s.stmts]
+        if len(body) == 1:
+            return body[0]
+
+        def block(fr):
+            for st in body:
+                st(fr)
+        return block
+
+    def s_Decl(self, s):
+        from .types import from_syntax
+        ty = from_syntax(s.type)
+        name = s.name
+        if s.init is None:
+            zero = _zero(ty)
+            return lambda fr: fr.l.__setitem__(name, zero)
+        v = self.expr(s.init)
+
+        def decl(fr):
+            fr.l[name] = coerce(ty, v(fr))
+        return decl
+
+    def s_Assign(self, s):
+        scope = self.c.scopes[id(s)]
+        name = s.name
+        v = self.expr(s.value)
+        ty = _declared(self.c, s, scope)
+        if s.op != "=":
+            op = s.op[0]
+            # the checker typed "x op= e" as "x op e"
+            if ty.kind == "int" and op in "/%":
+                fn = c_div if op == "/" else c_mod
+            else:
+                fn = _BINARY[op]
+            store = {"local": "l", "state": "s", "global": "g"}[scope]
+
+            def update(fr):
+                d = getattr(fr, store)
+                d[name] = coerce(ty, fn(d[name], v(fr)))
+            return update
+        store = {"local": "l", "state": "s", "global": "g"}[scope]
+
+        def assign(fr):
+            getattr(fr, store)[name] = coerce(ty, v(fr))
+        return assign
+
+    def s_If(self, s):
+        test, then = self.expr(s.test), self.stmt(s.then)
+        if s.other is None:
+            def if_(fr):
+                if test(fr):
+                    then(fr)
+            return if_
+        other = self.stmt(s.other)
+
+        def if_else(fr):
+            if test(fr):
+                then(fr)
+            else:
+                other(fr)
+        return if_else
+
+    def s_Foreach(self, s):
+        dom, body, name = self.expr(s.domain), self.stmt(s.body), s.name
+
+        def foreach(fr):
+            for item in dom(fr):
+                fr.l[name] = item
+                body(fr)
+        return foreach
+
+    def s_Stabilize(self, s):
+        def stabilize(fr):
+            raise _Stabilize()
+        return stabilize
+
+    def s_Die(self, s):
+        def die(fr):
+            raise _Die()
+        return die
+
+    def s_Continue(self, s):
+        def continue_(fr):
+            raise _Continue()
+        return continue_
+
+    def s_Return(self, s):
+        v = self.expr(s.value)
+
+        def return_(fr):
+            raise _Return(v(fr))
+        return return_
+
+    def s_Print(self, s):
+        args = [self.expr(a) for a in s.args]
+
+        def print_(fr):
+            fr.rt.printed.append("".join(fmt(a(fr)) for a in args))
+        return print_
+
+    def s_New(self, s):
+        args = [self.expr(a) for a in s.args]
+
+        def new(fr):
+            fr.rt.new_strand([a(fr) for a in args])
+        return new
+
+
+_MISSING = object()
+
+
+def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
+    """The declared type of an assignment's target (the value's type for a local, which
+    the checker already matched against the declaration)."""
+    if scope == "global":
+        return checked.globals[s.name]
+    if scope == "state":
+        return checked.state[s.name]
+    return checked.types.get(id(s.value), Ty("void")) if s.op == "=" else _local_type(checked, s)
+
+
+def _local_type(checked: Checked, s: A.Assign) -> Ty:
+    t = checked.types.get(id(s.value), Ty("void"))
+    return t
+
+
+def _zero(ty: Ty):
+    if ty.kind == "int":
+        return 0
+    if ty.kind == "bool":
+        return False
+    if ty.kind == "string":
+        return ""
+    if ty.kind == "tensor":
+        return np.zeros(ty.shape) if ty.shape else 0.0
+    return None
+
+
+def _checked_index(i: int, n: int) -> int:
+    if not 0 <= i < n:
+        raise error("input", f"index {i} is outside 0..{n - 1}")
+    return i
+
+
+def _seq_get(seq, i):
+    if not 0 <= i < len(seq):
+        raise error("input", f"sequence index {i} is outside 0..{len(seq) - 1}")
+    return seq[i]
+
+
+def _dot(a, b):
+    return np.tensordot(a, b, axes=1)
+
+
+def _colon(a, b):
+    return np.tensordot(a, b, axes=2)
+
+
+def _cross(a, b):
+    if np.shape(a) == (2,):
+        return float(a[0] * b[1] - a[1] * b[0])
+    return np.cross(a, b)
+
+
+def _pow(a, b):
+    try:
+        return float(a) ** float(b) if not (float(a) < 0 and not float(b).is_integer()) else math.nan
+    except OverflowError:
+        return math.inf
+    except ZeroDivisionError:
+        return math.inf
+
+
+def _div(a, b):
+    with np.errstate(all="ignore"):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return np.divide(a, b)
+        b = float(b)
+        if b == 0.0:
+            a = float(a)
+            return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+        return a / b
+
+
+_BINARY: dict[str, Callable] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
+    "%": math.fmod, "^": _pow, "•": _dot, ":": _colon, "⊗": np.multiply.outer, "×": _cross,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _lerp(a, b, *rest):
+    if len(rest) == 1:
+        t = rest[0]
+        return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
+    x0, x, x1 = rest
+    t = _div(x - x0, x1 - x0)
+    return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
+
+
+def _clamp(lo, hi, x):
+    return np.minimum(np.maximum(x, lo), hi) if isinstance(x, np.ndarray) else min(max(x, lo), hi)
+
+
+def _normalize(v):
+    n = float(np.sqrt(np.sum(np.square(v))))
+    return v / n if n != 0 else v * 0.0
+
+
+def _evals(m):
+    w, _ = _eig(m)
+    return tuple(float(x) for x in w)
+
+
+def _evecs(m):
+    _, v = _eig(m)
+    return tuple(np.array(v[:, i]) for i in range(v.shape[1]))
+
+
+def _eig(m):
+    """Eigenvalues of a symmetric matrix, largest first, with their eigenvectors."""
+    if not np.all(np.isfinite(m)):
+        n = m.shape[0]
+        return np.full(n, np.nan), np.full((n, n), np.nan)
+    w, v = np.linalg.eigh((m + m.T) / 2)
+    order = np.argsort(-w, kind="stable")
+    return w[order], v[:, order]
+
+
+def _safe(fn):
+    def call(*args):
+        with np.errstate(all="ignore"):
+            try:
+                return fn(*args)
+            except (ValueError, OverflowError):
+                return math.nan
+    return call
+
+
+BASIS: dict[str, Callable] = {
+    "sqrt": _safe(lambda x: math.sqrt(x) if x >= 0 else math.nan), "exp": _safe(lambda x: np.exp(x)),
+    "log": _safe(lambda x: np.log(x)), "log2": _safe(np.log2), "log10": _safe(np.log10),
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": _safe(math.asin), "acos": _safe(math.acos),
+    "atan": math.atan, "sinh": _safe(math.sinh), "cosh": _safe(math.cosh), "tanh": math.tanh,
+    "erf": math.erf, "erfc": math.erfc, "ceil": lambda x: float(math.ceil(x)), "floor": lambda x: float(math.floor(x)),
+    "round": lambda x: float(np.round(x)) if abs(x - math.floor(x)) != 0.5 else float(math.copysign(math.floor(abs(x)) + 1, x)),
+    "trunc": lambda x: float(math.trunc(x)), "sgn": lambda x: float(np.sign(x)), "abs": abs,
+    "atan2": math.atan2, "fmod": _safe(math.fmod), "pow": _pow,
+    "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
+    "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
+    "lerp": _lerp, "clamp": _clamp, "normalize": _normalize,
+    "evals": _evals, "evecs": _evecs, "inv": _safe(np.linalg.inv), "det": lambda m: float(np.linalg.det(m)),
+    "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T,
+    "modulate": lambda a, b: a * b, "length": len,
+}
+
+
+@dataclass
+class Compiled:
+    """The closures of one program."""
+
+    globals: list  # (name, type, closure or None, is_input)
+    state: list  # (name, type, closure)
+    update: Callable | None
+    stabilize: Callable | None
+    global_update: Callable | None
+    create_args: list
+    create_iters: list  # (name, lo, hi) closures, or (name, seq, None)
+    params: list  # (name, type)
+
+
+def compile_program(checked: Checked) -> Compiled:
+    from .types import from_syntax
+
+    comp = Compiler(checked)
+    program = checked.program
+    for decl in program.decls:
+        if isinstance(decl, A.FunctionDecl):
+            comp.functions[decl.name] = comp.function(decl)
+    globals_ = []
+    for decl in program.decls:
+        if isinstance(decl, A.FunctionDecl):
+            continue
+        ty = checked.globals[decl.name]
+        if isinstance(decl, A.InputDecl):
+            init = decl.default
+            default = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
+            globals_.append((decl.name, ty, default, True))
+        else:
+            globals_.append((decl.name, ty, None if decl.init is None else comp.expr(decl.init), False))
+    strand = program.strand
+    state = [(sv.name, from_syntax(sv.type), None if sv.init is None else comp.expr(sv.init)) for sv in strand.state]
+    update = strand.method("update")
+    stab = strand.method("stabilize")
+    blocks = [b for b in (program.update,) if b is not None]
+    iters = []
+    for it in program.create.iters:
+        if isinstance(it.domain, A.Range):
+            iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))
+        else:
+            iters.append((it.name, comp.expr(it.domain), None))
+    return Compiled(
+        globals_, state,
+        comp.stmt(update) if update is not None else None,
+        comp.stmt(stab) if stab is not None else None,
+        comp.stmt(blocks[0]) if blocks else None,
+        [comp.expr(a) for a in program.create.args], iters,
+        [(p.name, from_syntax(p.type)) for p in strand.params])
+
+
+def _is_load(e) -> bool:
+    return isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load")
+
+
+# ---------------------------------------------------------------- the run
+class Runtime:
+    """One run of a program: its globals, its strands and what it printed."""
+
+    def __init__(self, checked: Checked, compiled: Compiled, base_dir: str | None = None):
+        self.c, self.p = checked, compiled
+        self.base_dir = base_dir
+        self.g: dict[str, Any] = {}
+        self.strands: list[Strand] = []
+        self.printed: list[str] = []
+        self.pending: list[Strand] = []
+        self.snapshot: list[tuple[Strand, dict]] | None = None
+        self._tree = None
+
+    # ---- files
+    def _path(self, path: str) -> str:
+        import os
+        if self.base_dir and not os.path.isabs(path):
+            candidate = os.path.join(self.base_dir, path)
+            if os.path.exists(candidate) or not os.path.exists(path):
+                return candidate
+        return path
+
+    def image(self, path):
+        if isinstance(path, Image):
+            return path
+        return load_image(self._path(str(path)))
+
+    def sequence(self, value, elem: Ty | None):
+        if isinstance(value, str):
+            img = load_image(self._path(value))
+            data = img.data
+            # an NRRD of N items: the first axes are the item's components
+            if elem is not None and elem.kind == "tensor" and elem.shape:
+                k = len(elem.shape)
+                data = np.moveaxis(np.asarray(data), list(range(k)), list(range(-k, 0)))
+                data = data.reshape((-1,) + elem.shape)
+                return tuple(np.array(x) for x in data)
+            return tuple(float(x) for x in np.ravel(data, order="F"))
+        if elem is not None and elem.kind == "tensor" and elem.shape:
+            arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
+            return tuple(np.array(x) for x in arr)
+        return tuple(coerce(elem, x) if elem is not None else x for x in value)
+
+    # ---- strands
+    def frame(self, strand: Strand | None, loc=None) -> Frame:
+        return Frame(self.g, strand.state if strand else {}, {} if loc is None else loc, strand, self)
+
+    def make_strand(self, args) -> Strand:
+        state: dict[str, Any] = {}
+        for (name, ty), v in zip(self.p.params, args):
+            state[name] = coerce(ty, v)
+        strand = Strand(len(self.strands) + len(self.pending), state)
+        fr = self.frame(strand, state)
+        for name, ty, init in self.p.state:
+            state[name] = coerce(ty, init(fr)) if init is not None else _zero(ty)
+        return strand
+
+    def new_strand(self, args) -> None:
+        self.pending.append(self.make_strand(args))
+
+    def count(self, which) -> int:
+        return sum(1 for s in self.strands if s.status in which)
+
+    def states(self, which):
+        return [s.state for s in self.strands if s.status in which]
+
+    def sphere(self, fr: Frame, center, radius):
+        if self.snapshot is None:
+            return []
+        if self._tree is None:
+            from scipy.spatial import cKDTree
+            pts = np.array([np.atleast_1d(st["pos"]) for _, st in self.snapshot], dtype=np.float64)
+            self._tree = cKDTree(pts) if len(pts) else None
+        if self._tree is None:
+            return []
+        me = fr.strand
+        at = np.atleast_1d(fr.s["pos"] if center is None else center).astype(np.float64)
+        if not np.all(np.isfinite(at)):
+            return []
+        found = sorted(self._tree.query_ball_point(at, float(radius)))
+        return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
+
+    def stabilize(self, strand: Strand) -> None:
+        if self.p.stabilize is not None:
+            try:
+                self.p.stabilize(self.frame(strand))
+            except (_Stabilize, _Continue):
+                pass
+            except _Die:
+                strand.status = DEAD
+                return
+        strand.status = STABLE
+
+    def step(self) -> None:
+        if self.c.communicates:
+            self.snapshot = [(s, dict(s.state)) for s in self.strands if s.status != DEAD]
+            self._tree = None
+        update = self.p.update
+        for strand in self.strands:
+            if strand.status != ACTIVE:
+                continue
+            if update is None:
+                self.stabilize(strand)
+                continue
+            try:
+                update(self.frame(strand))
+            except _Continue:
+                pass
+            except _Stabilize:
+                self.stabilize(strand)
+            except _Die:
+                strand.status = DEAD
+        self.strands.extend(self.pending)
+        self.pending = []
+        self.snapshot = None
+        if self.p.global_update is not None:
+            try:
+                self.p.global_update(self.frame(None))
+            except _Stabilize:
+                for s in self.strands:
+                    if s.status == ACTIVE:
+                        self.stabilize(s)
+            except _Die:
+                for s in self.strands:
+                    if s.status == ACTIVE:
+                        s.status = DEAD
+            except _Continue:
+                pass
+
+
+def create(rt: Runtime):
+    """The initial strands and, for a grid, its shape (first iterator outermost)."""
+    p = rt.p
+    fr = rt.frame(None)
+    ranges = []
+    for name, lo, hi in p.create_iters:
+        if hi is None:
+            ranges.append((name, list(lo(fr))))
+        else:
+            ranges.append((name, list(range(lo(fr), hi(fr) + 1))))
+    shape = tuple(len(r) for _, r in ranges)
+    total = int(np.prod(shape)) if shape else 1
+    from ...limits import memory_budget_bytes
+    if total * (len(p.state) + len(p.params) + 4) * 128 > memory_budget_bytes():
+        raise error("too-large", f"{total} strands do not fit in the memory budget")
+    import itertools
+    for combo in itertools.product(*[r for _, r in ranges]):
+        loc = {name: v for (name, _), v in zip(ranges, combo)}
+        args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
+        rt.strands.append(rt.make_strand(args))
+    return shape

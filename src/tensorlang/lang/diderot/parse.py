@@ -1,0 +1,369 @@
+"""Diderot program text -> :mod:`.ast` (versions 1.0 and 2.0), error[syntax] at positions."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import VisitError
+
+from ...errors import Span, TensorLangError, error
+from .. import lark_support
+from . import ast as A
+
+#: Unicode spelling of every operator, from whichever spelling the program used.
+_CANON = {
+    "⋅": "•", "(*)": "⊛", "\\conv": "⊛", "\\dot": "•", "\\times": "×", "\\otimes": "⊗", "\\circ": "∘",
+    "∇⋅": "∇•",
+}
+
+WORDS = {
+    "NAME": "a name", "REAL": "a real number", "STRING": "a string", "SEMICOLON": "';'",
+    "LBRACE": "'{'", "RBRACE": "'}'", "VBAR": "'|'", "MULOP": "an operator", "ADDOP": "'+'",
+    "MINUS": "'-'", "CMP": "a comparison", "OPASSIGN": "an assignment", "DIFF": "'∇'",
+}
+
+
+def _span(meta) -> Span:
+    if getattr(meta, "empty", True):
+        return A.NOWHERE
+    return Span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _tok(tok: Token) -> Span:
+    return lark_support.tok_span(tok)
+
+
+def _diff_op(text: str) -> str:
+    if text.startswith("\\nabla"):
+        rest = text[len("\\nabla"):].strip()
+        return {"": "∇", "\\otimes": "∇⊗", "\\dot": "∇•", "\\times": "∇×"}[rest]
+    return _CANON.get(text, text)
+
+
+def _unquote(tok: Token) -> str:
+    body = str(tok)[1:-1]
+    escapes = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v": "\v"}
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt.isdigit() and i + 3 < len(body) + 1 and body[i + 1:i + 4].isdigit():
+                out.append(chr(int(body[i + 1:i + 4])))
+                i += 4
+                continue
+            out.append(escapes.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _int(tok: Token) -> int:
+    return lark_support.integer(tok)
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    # ---- top level
+    def start(self, meta, items):
+        version = "1.0"
+        decls, update, start, init, strand, create = [], None, None, None, None, None
+        for item in items:
+            if isinstance(item, Token) and item.type == "VERSION":
+                version = str(item).split()[-1]
+            elif isinstance(item, A.Strand):
+                strand = item
+            elif isinstance(item, A.Create):
+                create = item
+            elif isinstance(item, tuple):
+                kind, block = item
+                if kind == "update":
+                    update = block
+                elif kind == "start":
+                    start = block
+                else:
+                    init = block
+            else:
+                decls.append(item)
+        return A.Program(version, tuple(decls), strand, update, start, create, init, _span(meta))
+
+    def input_decl(self, meta, c):
+        desc = _unquote(c[2]) if c[2] is not None else None
+        return A.InputDecl(c[0], str(c[1]), desc, c[3], _span(meta))
+
+    def global_decl(self, meta, c):
+        const = c[0] is not None
+        return A.GlobalDecl(c[1], str(c[2]), c[3], const, _span(meta))
+
+    def function_decl(self, meta, c):
+        return A.FunctionDecl(c[0], str(c[1]), c[2], c[3], _span(meta))
+
+    def fun_expr(self, meta, c):
+        return c[0]
+
+    def fun_block(self, meta, c):
+        return c[0]
+
+    def params(self, meta, c):
+        return tuple(p for p in c if p is not None)
+
+    def param(self, meta, c):
+        return A.Param(c[0], str(c[1]), _span(meta))
+
+    def global_block(self, meta, c):
+        return ("update", c[1])
+
+    def start_block(self, meta, c):
+        return ("start", c[0])
+
+    def init_block(self, meta, c):
+        return ("initialize", c[0])
+
+    def strand(self, meta, c):
+        name, params = str(c[0]), c[1]
+        state = tuple(x for x in c[2:] if isinstance(x, A.StateDecl))
+        methods = tuple(x for x in c[2:] if isinstance(x, tuple))
+        return A.Strand(name, params, state, methods, _span(meta))
+
+    def state_decl(self, meta, c):
+        return A.StateDecl(c[1], str(c[2]), c[3], c[0] is not None, _span(meta))
+
+    def method(self, meta, c):
+        if len(c) == 1:  # "start" / "initialize" are anonymous tokens
+            return ("start", c[0])
+        return (str(c[0]), c[1])
+
+    def _create(self, meta, c, grid):
+        name, args = c[0]
+        return A.Create(grid, name, args, c[1], _span(meta))
+
+    def create_array(self, meta, c):
+        return self._create(meta, c, True)
+
+    def create_collection(self, meta, c):
+        return self._create(meta, c, False)
+
+    def call(self, meta, c):
+        return (str(c[0]), c[1])
+
+    def iters(self, meta, c):
+        return tuple(c)
+
+    def iter(self, meta, c):
+        return A.Iter(str(c[0]), c[1], _span(meta))
+
+    # ---- types
+    def image_type(self, meta, c):
+        return A.TypeSyn("image", c[1], dim=_int(c[0]), span=_span(meta))
+
+    def field_type(self, meta, c):
+        k = _int(c[0]) if c[0] is not None else None
+        return A.TypeSyn("field", c[2], dim=_int(c[1]), k=k, span=_span(meta))
+
+    def kernel_type(self, meta, c):
+        return A.TypeSyn("kernel", k=_int(c[0]), span=_span(meta))
+
+    def value_type(self, meta, c):
+        kind, shape = c[0]
+        seq = tuple(c[1:])
+        return A.TypeSyn(kind, shape, seq=seq, span=_span(meta))
+
+    def prim(self, meta, c):
+        tok = c[0]
+        word = str(tok)
+        if tok.type == "TENSOR":
+            return ("tensor" if c[1] else "real", c[1])
+        if tok.type == "VEC":
+            return ("tensor", (int(word[3]),))
+        if tok.type == "MAT":
+            return ("tensor", (int(word[3]), int(word[3])))
+        return ({"INT_T": "int", "REAL_T": "real", "BOOL": "bool", "STRING_T": "string"}[tok.type], ())
+
+    def shape(self, meta, c):
+        return tuple(_int(t) for t in c if t is not None)
+
+    def seq_dim(self, meta, c):
+        return _int(c[0]) if c and c[0] is not None else None
+
+    # ---- statements
+    def block(self, meta, c):
+        return A.Block(tuple(c), _span(meta))
+
+    def decl(self, meta, c):
+        return A.Decl(c[0], str(c[1]), c[2], _span(meta))
+
+    def assign(self, meta, c):
+        if len(c) == 2:
+            return A.Assign(str(c[0]), "=", c[1], _span(meta))
+        return A.Assign(str(c[0]), str(c[1]), c[2], _span(meta))
+
+    def if_stmt(self, meta, c):
+        return A.If(c[0], c[1], c[2], _span(meta))
+
+    def foreach(self, meta, c):
+        ty = c[0]
+        if isinstance(ty, Token):
+            ty = A.TypeSyn("strand", name=str(ty), span=_tok(ty))
+        return A.Foreach(ty, str(c[1]), c[2], c[3], _span(meta))
+
+    def stabilize(self, meta, c):
+        return A.Stabilize(_span(meta))
+
+    def die(self, meta, c):
+        return A.Die(_span(meta))
+
+    def continue_(self, meta, c):
+        return A.Continue(_span(meta))
+
+    def return_(self, meta, c):
+        return A.Return(c[0], _span(meta))
+
+    def print_(self, meta, c):
+        return A.Print(c[0], _span(meta))
+
+    def new(self, meta, c):
+        return A.New(str(c[0]), c[1], _span(meta))
+
+    # ---- expressions
+    def cond(self, meta, c):
+        return A.Cond(c[0], c[1], c[2], _span(meta))
+
+    def range(self, meta, c):
+        return A.Range(c[0], c[1], _span(meta))
+
+    def binop(self, meta, c):
+        return A.BinOp(_CANON.get(str(c[1]), str(c[1])), c[0], c[2], _span(meta))
+
+    def unary(self, meta, c):
+        return A.Unary(str(c[0]), c[1], _span(meta))
+
+    def diff(self, meta, c):
+        return A.Diff(_diff_op(str(c[0])), c[1], _span(meta))
+
+    def apply(self, meta, c):
+        return A.Apply(c[0], c[1], _span(meta))
+
+    def index(self, meta, c):
+        return A.Index(c[0], c[1], _span(meta))
+
+    def indices(self, meta, c):
+        return tuple(c)
+
+    def slice_all(self, meta, c):
+        return None
+
+    def select(self, meta, c):
+        return A.Select(c[0], str(c[1]), _span(meta))
+
+    def seq_index(self, meta, c):
+        return A.SeqIndex(c[0], c[1], _span(meta))
+
+    def comprehension_arg(self, meta, c):
+        comp = A.Comprehension(c[1], c[2], _span(meta))
+        return A.Apply(c[0], (comp,), _span(meta))
+
+    def comprehension(self, meta, c):
+        return A.Comprehension(c[0], c[1], _span(meta))
+
+    def var(self, meta, c):
+        return A.Var(str(c[0]), _span(meta))
+
+    def kernel_ref(self, meta, c):
+        return A.KernelRef(str(c[0]), _int(c[1]), _span(meta))
+
+    def int_lit(self, meta, c):
+        return A.Num(_int(c[0]), True, _span(meta))
+
+    def real_lit(self, meta, c):
+        return A.Num(float(str(c[0])), False, _span(meta))
+
+    def pi(self, meta, c):
+        import math
+        return A.Num(math.pi, False, _span(meta))
+
+    def inf(self, meta, c):
+        return A.Num(float("inf"), False, _span(meta))
+
+    def str_lit(self, meta, c):
+        return A.Str(_unquote(c[0]), _span(meta))
+
+    def true(self, meta, c):
+        return A.Bool(True, _span(meta))
+
+    def false(self, meta, c):
+        return A.Bool(False, _span(meta))
+
+    def seq_lit(self, meta, c):
+        return A.SeqLit(tuple(c), _span(meta))
+
+    def tensor_lit(self, meta, c):
+        return A.TensorLit(tuple(c), _span(meta))
+
+    def norm(self, meta, c):
+        return A.Norm(c[0], _span(meta))
+
+    def identity(self, meta, c):
+        return A.Identity(_int(c[0]), _span(meta))
+
+    def zeros(self, meta, c):
+        return A.Zeros(c[0], _span(meta))
+
+    def nan(self, meta, c):
+        return A.Nan(c[0] if c and c[0] is not None else (), _span(meta))
+
+    def real_cast(self, meta, c):
+        return A.RealCast(c[-1], _span(meta))
+
+    def load_image(self, meta, c):
+        return A.Load("image", c[0], _span(meta))
+
+    def load_sequence(self, meta, c):
+        return A.Load("sequence", c[0], _span(meta))
+
+    def args(self, meta, c):
+        return tuple(x for x in c if x is not None)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def _check_version(text: str) -> None:
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if stripped.startswith("#version"):
+            version = stripped.split()[1] if len(stripped.split()) > 1 else ""
+            if version not in ("1.0", "2.0", "1", "2"):
+                raise error("syntax", f"#version {version}: this front end reads Diderot versions 1.0 and 2.0",
+                            Span(number, 1, number, len(line) + 1))
+            return
+        if stripped and not stripped.startswith("//"):
+            return
+
+
+def parse_program(text: str) -> A.Program:
+    """The program's tree (spans into ``text``), or error[syntax] at the first token
+    the grammar cannot take."""
+    _check_version(text)
+    tree = lark_support.parse(_parser(), text, WORDS)
+    try:
+        program = _ToAst().transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, TensorLangError):
+            raise exc.orig_exc from None
+        raise
+    if program.create is None or program.strand is None:
+        raise error("syntax", "a Diderot program needs a strand definition and an initially/create_* line",
+                    Span.point(*lark_support.end_position(text)))
+    if program.version in ("1", "2"):
+        program = A.Program(program.version + ".0", *[getattr(program, f) for f in
+                                                      ("decls", "strand", "update", "start", "create",
+                                                       "initialize", "span")])
+    from dataclasses import replace
+    return replace(program, text=text)

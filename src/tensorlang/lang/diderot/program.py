@@ -1,0 +1,188 @@
+"""A checked Diderot program as something to run: its inputs, its outputs, and
+:meth:`StrandProgram.run` (the strand interpreter, :mod:`.interp`).  The interface
+the command line and ``tl.compile`` use (docs/diderot-language.md)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ...errors import error
+from ...fields.image import Image
+from ...fields.image import image as make_image
+from . import ast as A
+from . import interp as I
+from .check import Checked
+from .types import Ty
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    type: str
+    kind: str  # int | real | bool | string | tensor | image | sequence
+    shape: tuple[int, ...]
+    dim: int | None
+    default: object | None
+    description: str | None
+
+    @property
+    def required(self) -> bool:
+        return self.default is None
+
+
+@dataclass(frozen=True)
+class Output:
+    name: str
+    type: str
+    kind: str  # int | real | bool | tensor
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outputs: dict[str, np.ndarray]
+    grid_shape: tuple[int, ...] | None
+    steps: int
+    active: int
+    stable: int
+    printed: str
+
+
+def _kind(ty: Ty) -> str:
+    if ty.kind == "tensor":
+        return "real" if not ty.shape else "tensor"
+    if ty.kind == "seq":
+        return "sequence"
+    return ty.kind
+
+
+class StrandProgram:
+    """A runnable Diderot program."""
+
+    def __init__(self, checked: Checked, base_dir: str | None = None):
+        self.checked = checked
+        self.name = checked.program.strand.name
+        self.grid = checked.program.create.grid
+        self.base_dir = base_dir
+        self.compiled = I.compile_program(checked)
+        inputs = []
+        rt = I.Runtime(checked, self.compiled, base_dir)
+        for decl in checked.program.decls:
+            if not isinstance(decl, A.InputDecl):
+                continue
+            ty = checked.globals[decl.name]
+            default = None
+            if decl.default is not None:
+                if isinstance(decl.default, A.Load) or I._is_load(decl.default):
+                    path = decl.default.path if isinstance(decl.default, A.Load) else decl.default.args[0]
+                    default = path.value if isinstance(path, A.Str) else None
+                else:
+                    try:
+                        default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
+                    except Exception:  # a default that reads other globals: known at run time
+                        default = None
+            inputs.append(Input(decl.name, decl.type.text(), _kind(ty), tuple(ty.elem.shape if ty.kind == "seq" and ty.elem else ty.shape),
+                                ty.dim, default, decl.description))
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(Output(sv.name, sv.type.text(), _kind(checked.state[sv.name]),
+                                    _out_shape(checked.state[sv.name]))
+                             for sv in checked.program.strand.state if sv.output)
+
+    def run(self, values: Mapping[str, object] | None = None, *, limit: int = 0, snapshot: int = 0,
+            on_snapshot: Callable[[int, RunResult], None] | None = None, threads: int = 1,
+            progress: Callable[[int, int], None] | None = None) -> RunResult:
+        values = dict(values or {})
+        known = {i.name for i in self.inputs}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise error("input", f"{self.name}: no input called {unknown[0]} (inputs: {', '.join(sorted(known))})")
+        rt = I.Runtime(self.checked, self.compiled, self.base_dir)
+        fr = rt.frame(None)
+        for name, ty, init, is_input in self.compiled.globals:
+            if is_input and name in values:
+                rt.g[name] = self._convert(rt, name, ty, values[name])
+            elif is_input and init is None:
+                raise error("input", f"input {name} ({ty}) is required: it has no default")
+            elif isinstance(init, tuple):  # load("file") / image("file") defaults
+                path = init[1].path if isinstance(init[1], A.Load) else init[1].args[0]
+                rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "")
+            elif init is not None:
+                rt.g[name] = self._convert(rt, name, ty, init(fr)) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
+            else:
+                rt.g[name] = I._zero(ty)
+        shape = I.create(rt)
+        cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
+        steps = 0
+        if snapshot and on_snapshot is not None:
+            on_snapshot(0, self._result(rt, shape, 0, snap=True))
+        while any(s.status == I.ACTIVE for s in rt.strands) and steps < cap:
+            rt.step()
+            steps += 1
+            if progress is not None:
+                progress(steps, rt.count((I.ACTIVE,)))
+            if snapshot and on_snapshot is not None and steps % snapshot == 0:
+                on_snapshot(steps, self._result(rt, shape, steps, snap=True))
+        return self._result(rt, shape, steps)
+
+    def _convert(self, rt, name: str, ty: Ty, value):
+        if ty.kind == "image":
+            if isinstance(value, (str, os.PathLike)):
+                img = rt.image(os.fspath(value))
+            elif isinstance(value, Image):
+                img = value
+            else:
+                img = make_image(value, ty.dim)
+            if ty.dim is not None and (img.dim != ty.dim or img.voxel_shape != ty.shape):
+                raise error("input", f"input {name} is {ty}, the image given is {img.dim}-D with voxels "
+                                     f"of shape {list(img.voxel_shape)}")
+            return img
+        if ty.kind == "seq":
+            return rt.sequence(os.fspath(value) if isinstance(value, os.PathLike) else value, ty.elem)
+        if ty.kind == "tensor" and ty.shape:
+            arr = np.asarray(value, dtype=np.float64)
+            if arr.shape != ty.shape:
+                raise error("input", f"input {name} is {ty}, got shape {arr.shape}")
+            return arr
+        if ty.kind == "tensor":
+            return float(value)
+        if ty.kind == "int":
+            if isinstance(value, bool) or int(value) != value:
+                raise error("input", f"input {name} is an int, got {value!r}")
+            return int(value)
+        if ty.kind == "bool":
+            return bool(value)
+        return value
+
+    def _result(self, rt, shape, steps: int, snap: bool = False) -> RunResult:
+        if self.grid:
+            chosen = rt.strands
+            grid = shape
+        else:
+            which = (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
+            chosen = [s for s in rt.strands if s.status in which]
+            grid = None
+        outputs = {}
+        for o in self.outputs:
+            ty = self.checked.state[o.name]
+            vals = [_as_array(s.state[o.name], ty) for s in chosen]
+            arr = np.array(vals, dtype=np.int64 if ty.kind == "int" else (bool if ty.kind == "bool" else np.float64))
+            arr = arr.reshape((len(chosen),) + o.shape)
+            outputs[o.name] = arr.reshape(grid + o.shape) if grid is not None else arr
+        return RunResult(outputs, grid, steps, rt.count((I.ACTIVE,)), rt.count((I.STABLE,)),
+                         "".join(rt.printed))
+
+
+def _out_shape(ty: Ty) -> tuple[int, ...]:
+    if ty.kind == "seq":
+        return ((ty.n or 0),) + _out_shape(ty.elem)
+    return tuple(ty.shape) if ty.kind == "tensor" else ()
+
+
+def _as_array(v, ty: Ty):
+    if ty.kind == "seq":
+        return [_as_array(x, ty.elem) for x in v]
+    return v

@@ -1,0 +1,99 @@
+"""Diderot's types as the checker and the interpreter see them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast as A
+
+
+@dataclass(frozen=True)
+class Ty:
+    """``kind``: int bool string tensor (real is tensor with shape ()) field image kernel
+    seq strand set (a set of strands: ``S.all``, ``sphere(r)``) void."""
+
+    kind: str
+    shape: tuple[int, ...] = ()
+    dim: int | None = None
+    k: int | None = None
+    elem: "Ty | None" = None
+    n: int | None = None  # a sequence's length (None: dynamic)
+    name: str | None = None  # a strand's name
+
+    def __str__(self) -> str:
+        if self.kind == "tensor":
+            if not self.shape:
+                return "real"
+            if len(self.shape) == 1 and 2 <= self.shape[0] <= 4:
+                return f"vec{self.shape[0]}"
+            return "tensor[" + ",".join(map(str, self.shape)) + "]"
+        if self.kind == "field":
+            return f"field#{self.k}({self.dim})[{','.join(map(str, self.shape))}]"
+        if self.kind == "image":
+            return f"image({self.dim})[{','.join(map(str, self.shape))}]"
+        if self.kind == "kernel":
+            return f"kernel#{self.k}"
+        if self.kind == "seq":
+            return f"{self.elem}" + ("{}" if self.n is None else "{" + str(self.n) + "}")
+        if self.kind in ("strand", "set"):
+            return f"strand {self.name}" if self.kind == "strand" else f"set of strand {self.name}"
+        return self.kind
+
+
+INT = Ty("int")
+BOOL = Ty("bool")
+STRING = Ty("string")
+REAL = Ty("tensor")
+VOID = Ty("void")
+
+
+def tensor(*shape: int) -> Ty:
+    return Ty("tensor", tuple(shape))
+
+
+def is_real(t: Ty) -> bool:
+    return t.kind == "tensor" and t.shape == ()
+
+
+def is_num(t: Ty) -> bool:
+    return t.kind == "int" or is_real(t)
+
+
+def from_syntax(s: A.TypeSyn) -> Ty:
+    if s.kind in ("int", "bool", "string"):
+        base = Ty(s.kind)
+    elif s.kind in ("real", "tensor"):
+        base = Ty("tensor", tuple(s.shape))
+    elif s.kind == "image":
+        base = Ty("image", tuple(s.shape), dim=s.dim)
+    elif s.kind == "field":
+        base = Ty("field", tuple(s.shape), dim=s.dim, k=s.k)
+    elif s.kind == "kernel":
+        base = Ty("kernel", k=s.k)
+    else:
+        base = Ty("strand", name=s.name)
+    for n in reversed(s.seq):
+        base = Ty("seq", elem=base, n=n)
+    return base
+
+
+def assignable(target: Ty, value: Ty) -> bool:
+    """Whether a value of type ``value`` may be stored in a variable of type ``target``
+    (int -> real coercion; a field of higher continuity where a lower one is declared;
+    a fixed-length sequence where a dynamic one is declared)."""
+    if target == value:
+        return True
+    if is_real(target) and value.kind == "int":
+        return True
+    if target.kind == "image" and value.kind == "image" and value.dim is None:
+        return True  # image("file.nrrd"): the file says its dimension at run time
+    if target.kind == "seq" and value.kind == "seq" and value.elem == Ty("void"):
+        return True  # load("file.nrrd") and {}
+    if target.kind == "field" and value.kind == "field":
+        if value.dim is None:  # a field over image("file.nrrd"): the file decides
+            return target.k is None or (value.k or 0) >= target.k
+        return (target.dim, target.shape) == (value.dim, value.shape) and (target.k is None or (value.k or 0) >= target.k)
+    if target.kind == "seq" and value.kind == "seq":
+        return (target.n is None or target.n == value.n) and value.elem is not None and target.elem is not None \
+            and (assignable(target.elem, value.elem) or value.n == 0)
+    return False
