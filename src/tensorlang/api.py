@@ -127,9 +127,8 @@ def compile_source(
 
 def compile_strands(source: Source, lang: str, threads: int | None = None) -> StrandRun:
     """A strand program (its front end has a ``strands`` hook) as docs/diderot.md's callable."""
-    checked = check_source(source, lang)
     check_threads(threads)
-    return StrandRun(languages.get(lang).strands(checked), source, threads)  # type: ignore[attr-defined]
+    return StrandRun.compile(languages.get(lang), source, threads)
 
 
 def compile_checked(

@@ -26,7 +26,7 @@ def fake_language(monkeypatch):
             "collection": fake.collection_program, "images": fake.program_with_images}
     language = types.SimpleNamespace(
         name="fakestrand", suffixes=(".fakestrand",), parse=lambda text, params: text.strip(),
-        check=lambda ast: ast, binds_params=True, core_check=None, strands=lambda checked: made[checked]())
+        check=lambda ast: ast, binds_params=True, core_check=None, strands=lambda checked, base_dir=None: made[checked]())
     monkeypatch.setitem(languages.REGISTRY, "fakestrand", language)
     monkeypatch.setitem(languages.SUFFIXES, ".fakestrand", "fakestrand")
     return language

@@ -5,6 +5,7 @@ One file per output variable.  NRRD's axis 0 is the fastest; the file has
 * first, when the output is not a scalar, one axis of its components in row-major
   order, of kind ``2-vector``, ``3-vector``, ``4-vector`` (vec2..4), ``2D-matrix``,
   ``3D-matrix`` (mat2, mat3) or ``list`` (any other shape, flattened);
+  a fixed-size sequence (``real[5]``) is one ``list`` axis of its elements' components;
 * then, for a grid (``initially [ ... | i in a..b, j in c..d ]``), one axis per
   iterator, the last iterator fastest (kind ``space``); for a collection
   (``initially { ... }``), one axis over the strands (kind ``list``).
@@ -40,7 +41,7 @@ def layout(kind: str, shape: tuple[int, ...], outer: tuple[int, ...], grid: bool
     kinds: list[str] = []
     if shape:
         sizes.append(int(np.prod(shape)))
-        kinds.append(COMPONENT_KINDS.get(tuple(shape), "list"))
+        kinds.append(COMPONENT_KINDS.get(tuple(shape), "list") if kind != "sequence" else "list")
     sizes += [int(n) for n in reversed(outer)]
     kinds += ["space" if grid else "list"] * len(outer)
     return sizes, kinds
@@ -70,8 +71,9 @@ def encode(output, value: Any, grid: bool) -> tuple[list[int], list[str], str, n
         raise error("internal", f"output {output.name!r} of a collection has shape {array.shape}")
     if not outer:  # NRRD has at least one axis; a lone strand's grid is 1 long
         outer = (1,)
-    dtype, type_name = _TYPES.get(output.kind, _TYPES["real"])
-    if output.kind == "int" and array.size and (array.min() < -2**31 or array.max() >= 2**31):
+    element = output.type.split("[")[0] if output.kind == "sequence" else output.kind  # int[3]: ints
+    dtype, type_name = _TYPES.get(element, _TYPES["real"])
+    if type_name == "int" and array.size and (array.min() < -2**31 or array.max() >= 2**31):
         raise error("input", f"output {output.name!r} holds integers beyond 32 bits, which Diderot's int output "
                              "(NRRD type int) cannot hold")
     sizes, kinds = layout(output.kind, shape, outer, grid)

@@ -61,16 +61,21 @@ class RunOptions:
         return self.limit or DEFAULT_LIMIT
 
 
+def _numbers(inp) -> bool:
+    """Whether the input takes numbers, one per component: a tensor, a fixed-size sequence."""
+    return inp.kind == "tensor" or (inp.kind == "sequence" and bool(inp.shape) and inp.shape[0] > 0)
+
+
 def _count(inp) -> int:
-    return int(np.prod(inp.shape)) if inp.kind == "tensor" else 1
+    return int(np.prod(inp.shape)) if _numbers(inp) else 1
 
 
 def _metavar(inp) -> str:
     """What an input's option takes, in words, for the usage text."""
-    if inp.kind == "tensor":
+    if _numbers(inp):
         n = _count(inp)
         return " ".join(("x", "y", "z", "w")[:n]) if n <= 4 else f"x1 ... x{n}"
-    return {"image": "file.nrrd", "real": "x"}.get(inp.kind, inp.kind)
+    return {"image": "file.nrrd", "sequence": "file.nrrd", "real": "x"}.get(inp.kind, inp.kind)
 
 
 def show_value(value: Any) -> str:
@@ -174,7 +179,7 @@ def parse_value(inp, words: Sequence[str], what: str | None = None):
     """The value of input ``inp`` from its option's words (one, or one per component of
     a tensor): error[input] naming the option when they do not fit its type."""
     what = what or f"-{inp.name}"
-    if inp.kind == "tensor":
+    if _numbers(inp):
         values = [_number(w, False, f"{what} ({inp.type})") for w in words]
         return np.array(values, dtype=np.float64).reshape(inp.shape)
     (word,) = words
@@ -187,7 +192,7 @@ def parse_value(inp, words: Sequence[str], what: str | None = None):
         if low in _TRUE or low in _FALSE:
             return low in _TRUE
         raise _input_error(f"{what} (bool) expects true or false, got {word!r}")
-    if inp.kind in ("string", "image"):
+    if inp.kind in ("string", "image", "sequence"):  # a dynamic sequence: its NRRD file
         return word
     raise _input_error(f"{what}: inputs of type {inp.type} cannot be given on the command line in this version")
 

@@ -155,6 +155,18 @@ class StrandRun:
         self.base_dirs: tuple[str, ...] = (os.path.dirname(os.path.abspath(filename)),) \
             if filename and not filename.startswith("<") else ()
 
+    @classmethod
+    def compile(cls, language, source, threads: int | None = None) -> "StrandRun":
+        """The program of ``source`` (a :class:`~tensorlang.errors.Source`) in ``language``, a
+        front end with a ``strands(checked, folder)`` hook; errors point into the source.
+        (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
+        try:
+            checked = language.check(language.parse(source.text, {}))
+            folder = None if source.filename.startswith("<") else os.path.dirname(os.path.abspath(source.filename))
+            return cls(language.strands(checked, folder), source, threads)
+        except TensorLangError as exc:
+            raise exc.with_source(source) from None
+
     @property
     def name(self) -> str:
         return self.program.name
