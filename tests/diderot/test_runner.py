@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import types
+from pathlib import Path
 
 import nrrd
 import numpy as np
@@ -256,3 +257,112 @@ def test_main_writes_to_the_streams_it_is_given(program_file, tmp_path, monkeypa
     p = tl.compile(program_file("collection"))
     assert p.main(["-n", "3", "-v"], out=out, err=err) == 0
     assert "done: 2 steps" in err.getvalue() and out.getvalue() == ""
+
+
+# ------------------------------------------------------------------ end to end, with the Diderot front end
+PROGRAMS = Path(__file__).parent / "run_programs"
+needs_diderot = pytest.mark.skipif("diderot" not in languages.REGISTRY, reason="the Diderot front end is not here")
+
+
+def linear_image(n: int = 6) -> np.ndarray:
+    """f = 2x + 3y on an n x n grid (array axis 0 is x, NRRD's fastest axis)."""
+    x, y = np.meshgrid(np.arange(n, dtype=float), np.arange(n, dtype=float), indexing="ij")
+    return 2 * x + 3 * y
+
+
+@needs_diderot
+def test_a_diderot_grid_program_from_python():
+    p = tl.compile(str(PROGRAMS / "sample2d.diderot"))
+    assert [i.name for i in p.inputs] == ["img", "scale", "res", "lo", "hi", "negate", "label"]
+    res = p(img=linear_image(), scale=2.0)
+    i, j = np.meshgrid(np.arange(3.0), np.arange(3.0), indexing="ij")
+    np.testing.assert_allclose(res.val, 2.0 * (2 * (1 + i) + 3 * (1 + j)), atol=1e-12)
+    np.testing.assert_allclose(res.grad, np.broadcast_to([2.0, 3.0], (3, 3, 2)), atol=1e-12)
+    assert res.printed == "sampled\n" and res.grid_shape == (3, 3)
+    res = p(img=linear_image(), negate=True, res=2, lo=[1.5, 1.0], hi=[1.5, 2.0])
+    np.testing.assert_allclose(res.val, [[-6.0, -9.0], [-6.0, -9.0]], atol=1e-12)
+    with pytest.raises(TensorLangError, match=r"no input 'image'; its inputs: img \(image\(2\)\[\]\), scale"):
+        p(image=linear_image())
+    with pytest.raises(TensorLangError, match=r"missing required input: img \(image\(2\)\[\]\)"):
+        p()
+    with pytest.raises(TensorLangError, match=r"samples have shape \(4,\), the program declares scalar samples"):
+        p(img=np.zeros((4, 4, 4)))  # an array's first two axes are space, the rest the sample's shape
+
+
+@needs_diderot
+def test_a_diderot_grid_program_from_the_command_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    nrrd.write("lin.nrrd", linear_image(), {"kinds": ["space", "space"]}, index_order="F")
+    prog = str(PROGRAMS / "sample2d.diderot")
+    status, out, err = run_cli(["run", prog, "-img", "lin.nrrd", "-lo", "1", "1.5", "-label", "hi",
+                                "-o-grad", "g.nrrd"], capsys)
+    assert (status, out, err) == (0, "hi\n", "")
+    val, header = nrrd.read("val.nrrd", index_order="C")
+    assert header["kinds"] == ["space", "space"] and header["type"] == "double"
+    np.testing.assert_allclose(val[0], [2 + 4.5, 2 + 6.75, 2 + 9.0], atol=1e-12)  # j (fastest) moves y
+    grad, header = nrrd.read("g.nrrd", index_order="C")
+    assert list(header["sizes"]) == [2, 3, 3] and header["kinds"][0] == "2-vector"
+    status, out, _ = run_cli(["run", prog, "--help"], capsys)
+    assert status == 0 and "-lo x y" in out and "(vec2) the grid's lower corner; default: 1 1" in out
+    assert "(image(2)[]) the image to sample; required" in out
+
+
+@needs_diderot
+def test_a_diderot_collection_with_snapshots(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run_cli(["run", str(PROGRAMS / "walkers.diderot"), "-count", "5", "-s", "2",
+                                "-o-x", "x-final.nrrd"], capsys)
+    assert status == 0, err
+    x, header = nrrd.read("x-final.nrrd", index_order="C")
+    assert x.tolist() == [0.0, 0.0, 0.0] and header["kinds"] == ["list"]
+    trail, header = nrrd.read("trail.nrrd", index_order="C")
+    assert trail.tolist() == [[0.0, 0.0, 0.0], [2.0, 0.0, 2.0], [4.0, 0.0, 4.0]]
+    assert header["kinds"] == ["3-vector", "list"]
+    snaps = sorted(f for f in os.listdir() if f.startswith(("x-0", "trail-0")))
+    assert snaps == ["trail-0000.nrrd", "trail-0002.nrrd", "trail-0004.nrrd", "x-0000.nrrd", "x-0002.nrrd",
+                     "x-0004.nrrd"]
+    first, _ = nrrd.read("x-0000.nrrd", index_order="C")
+    assert first.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]  # every strand, before the first step
+
+
+@needs_diderot
+def test_the_iteration_limit_and_the_default_cap(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    prog = str(PROGRAMS / "forever.diderot")
+    status, out, err = run_cli(["run", prog, "-l", "3"], capsys)
+    assert status == 0 and err == ""
+    assert nrrd.read("n.nrrd", index_order="C")[0].tolist() == [3, 3, 3]
+    monkeypatch.setattr(options, "DEFAULT_LIMIT", 7)
+    status, out, err = run_cli(["run", prog], capsys)
+    assert status == 0 and "stopped at the default cap of 7 super-steps: 3 strands still active" in err
+    assert nrrd.read("n.nrrd", index_order="C")[0].tolist() == [7, 7, 7]
+    assert tl.compile(prog).run(limit=4).n.tolist() == [4, 4, 4]
+
+
+@needs_diderot
+def test_diderot_text_compiles_with_lang():
+    text = (PROGRAMS / "forever.diderot").read_text()
+    res = tl.compile(text, lang="diderot").run(limit=2)
+    assert res.n.tolist() == [2, 2, 2] and res.active == 3
+
+
+@needs_diderot
+def test_an_ill_typed_diderot_program_is_an_error_at_its_position(tmp_path, capsys):
+    path = tmp_path / "bad.diderot"
+    path.write_text("#version 2.0\nstrand s (int i) {\n   output real x = [1.0, 2.0];\n   update { stabilize; }\n}\n"
+                    "initially [ s(i) | i in 0..1 ];\n")
+    status, out, err = run_cli(["run", str(path)], capsys)
+    assert status == 1 and f"{path}:3:" in err and "error[" in err and "Traceback" not in err
+
+
+@needs_diderot
+@pytest.mark.slow
+def test_tensorlang_run_in_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "tensorlang", "run", str(PROGRAMS / "forever.diderot"), "-l", "2",
+                           "-o", "out.nrrd"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(Path(tl.__file__).parents[1])))
+    assert done.returncode == 0, done.stderr
+    assert nrrd.read(str(tmp_path / "out.nrrd"), index_order="C")[0].tolist() == [2, 2, 2]
