@@ -30,6 +30,7 @@ CODES = frozenset(
         "input",
         # project extensions, documented in docs/errors.md
         "read-only",
+        "continuity",
         "too-large",
         "backend",
         "internal",

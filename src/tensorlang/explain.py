@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from .errors import CODES
 
 
+_D = ("from tensorlang.lang import diderot as d\nd.typecheck(d.parse_program('input image(2)[] i;\\nfield#%s(2)[] F"
+      " = %s (*) i;\\nstrand s () { output vec2 g = \\\\nabla F([1,1]); update {} }\\ninitially [ s() | j in 0..0 ];'))\n")
+
+
 @dataclass(frozen=True)
 class Explanation:
     code: str
@@ -82,6 +86,9 @@ _ENTRIES = (
         "place, or assign to another variable.",
         "in var a : [2]\nout var b : [2]\na = a + a\nb = a\n",
         "inout var a : [2]\nout var b : [2]\na = a + a\nb = a\n"),
+    Explanation("continuity", "(Diderot) a derivative of a field that is not differentiable",
+                "A field#k (its kernel's continuity) can be differentiated k times; reconstruct with a "
+                "smoother kernel (ctmr, bspln3, c4hexic).", _D % ("0", "tent"), _D % ("1", "ctmr"), "python"),
     Explanation(
         "index-extent", "one index variable ranges over dimensions of different extents",
         "In index form an index such as i takes one extent everywhere it is used: i over "

@@ -38,7 +38,7 @@ def _print(program) -> str:
     return show(program)
 
 
-def check(program):
+def typecheck(program):
     """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position."""
     from .check import check as run_check
     return run_check(program)
@@ -54,7 +54,7 @@ LANGUAGE = Language(
     name="diderot",
     suffixes=(".diderot",),
     parse=_parse,
-    check=check,
+    check=typecheck,
     lower=_lower,
     interpret=_interpret,
     print=_print,
@@ -62,4 +62,4 @@ LANGUAGE = Language(
     strands=strands,
 )
 
-__all__ = ["LANGUAGE", "check", "parse_program", "strands"]
+__all__ = ["LANGUAGE", "parse_program", "strands", "typecheck"]

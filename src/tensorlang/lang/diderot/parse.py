@@ -73,6 +73,8 @@ class _ToAst(Transformer):
         version = "1.0"
         decls, update, start, init, strand, create = [], None, None, None, None, None
         for item in items:
+            if item is None:  # no #version line: version 1.0
+                continue
             if isinstance(item, Token) and item.type == "VERSION":
                 version = str(item).split()[-1]
             elif isinstance(item, A.Strand):

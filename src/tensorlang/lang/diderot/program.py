@@ -10,7 +10,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...errors import error
+from ...errors import TensorLangError, error
 from ...fields.image import Image
 from ...fields.image import image as make_image
 from . import ast as A
@@ -83,7 +83,7 @@ class StrandProgram:
                 else:
                     try:
                         default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
-                    except Exception:  # a default that reads other globals: known at run time
+                    except (KeyError, TypeError, ValueError, TensorLangError):  # reads other globals: known at run time
                         default = None
             inputs.append(Input(decl.name, decl.type.text(), _kind(ty), tuple(ty.elem.shape if ty.kind == "seq" and ty.elem else ty.shape),
                                 ty.dim, default, decl.description))
