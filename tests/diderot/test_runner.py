@@ -366,3 +366,29 @@ def test_tensorlang_run_in_a_fresh_process(tmp_path):
                           env=dict(os.environ, PYTHONPATH=str(Path(tl.__file__).parents[1])))
     assert done.returncode == 0, done.stderr
     assert nrrd.read(str(tmp_path / "out.nrrd"), index_order="C")[0].tolist() == [2, 2, 2]
+
+
+@needs_diderot
+def test_the_tutorials_isocontour_finds_points_on_the_circle():
+    c = np.linspace(-2.0, 2.0, 41)
+    x, y = np.meshgrid(c, c, indexing="ij")
+    img = tl.image(x**2 + y**2, world={"spacing": 0.1, "origin": [-2.0, -2.0]})
+    res = tl.compile(str(PROGRAMS / "isocontour.diderot"))(img=img, isoval=1.0, res=6)
+    assert res.pos.shape[1:] == (2,) and 20 <= len(res.pos) <= 36
+    np.testing.assert_allclose(np.hypot(res.pos[:, 0], res.pos[:, 1]), 1.0, atol=1e-9)
+
+
+@needs_diderot
+def test_the_tutorials_mip_keeps_the_brightest_sample_of_each_ray(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    vol = np.zeros((5, 6, 7))
+    vol[2, 3, 4], vol[1, 1, 1] = 5.0, 2.0
+    nrrd.write("vol.nrrd", vol, {"kinds": ["space"] * 3}, index_order="F")
+    status, _, err = run_cli(["run", str(PROGRAMS / "mip.diderot"), "-vol", "vol.nrrd", "-res0", "4", "-res1", "5",
+                              "-hi", "3", "4", "6", "-step", "1", "-o", "mip.nrrd"], capsys)
+    assert status == 0, err
+    mip, header = nrrd.read("mip.nrrd", index_order="C")
+    expected = np.zeros((4, 5))
+    expected[2, 3], expected[1, 1] = 5.0, 2.0
+    np.testing.assert_array_equal(mip, expected)
+    assert list(header["sizes"]) == [5, 4] and header["kinds"] == ["space", "space"]
