@@ -96,3 +96,17 @@ def test_an_image_header_claiming_more_than_the_memory_budget_is_too_large(tmp_p
     small = tmp_path / "small.nrrd"
     small.write_bytes(b"NRRD0004\ntype: float\ndimension: 1\nsizes: 10\nencoding: raw\n\n" + bytes(40))
     nrrd_out.check_image_file(str(small))  # within the budget: left to the reader
+
+
+def test_outputs_of_sequences_of_any_length_are_refused_before_a_run():
+    nrrd_out.check_writable([REAL, Output("s", "real[3]", "sequence", (3,))])
+    with pytest.raises(TensorLangError, match=r"output d \(real\[\]\) is a sequence of any length") as info:
+        nrrd_out.check_writable([REAL, Output("d", "real[]", "sequence", (0,))])
+    assert info.value.code == "backend"
+
+
+def test_a_fixed_length_sequence_is_one_list_axis_of_its_elements_type(tmp_path):
+    ints = Output("s", "int[3]", "sequence", (3,))
+    path = nrrd_out.write(str(tmp_path / "s.nrrd"), ints, np.arange(6).reshape(2, 3), False)
+    data, header = nrrd.read(path, index_order="C")
+    assert data.dtype == np.int32 and header["kinds"] == ["list", "list"] and data.tolist() == [[0, 1, 2], [3, 4, 5]]

@@ -102,6 +102,15 @@ def write(path: str, output, value: Any, grid: bool) -> str:
     return path
 
 
+def check_writable(outputs) -> None:
+    """error[backend] for an output this version cannot write: a sequence of any length
+    (``T[]``), which Diderot writes as ``PREFIX-len.nrrd`` and ``PREFIX-data.nrrd``."""
+    for out in outputs:
+        if out.kind == "sequence" and (not out.shape or out.shape[0] == 0):
+            raise error("backend", f"output {out.name} ({out.type}) is a sequence of any length; writing such "
+                                   "outputs (NAME-len.nrrd, NAME-data.nrrd) is not in this version")
+
+
 def snapshot_name(prefix: str, step: int) -> str:
     """``PREFIX-NNNN.nrrd``: the step with at least four digits, as Diderot names snapshots."""
     return f"{prefix}-{step:04d}.nrrd"

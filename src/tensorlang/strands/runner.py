@@ -251,6 +251,7 @@ class StrandRun:
         if opts.help:
             out.write(self.usage(prog, opts.help == "long"))
             return 0
+        nrrd_out.check_writable(self.outputs)
         files = options.output_files(self.program, opts)
         for path in files.values():
             _check_writable(path)
