@@ -125,12 +125,6 @@ def compile_source(
                            skip_passes, check_structure, fma)
 
 
-def compile_strands(source: Source, lang: str, threads: int | None = None) -> StrandRun:
-    """A strand program (its front end has a ``strands`` hook) as docs/diderot.md's callable."""
-    check_threads(threads)
-    return StrandRun.compile(languages.get(lang), source, threads)
-
-
 def compile_checked(
     language: languages.Language,
     checked: CheckedProgram,
@@ -216,8 +210,8 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     The numpy and interp back ends accept it and ignore it.
     """
     source, lang = languages.load(source_or_path, lang)
-    if getattr(languages.get(lang), "strands", None) is not None:
-        return compile_strands(source, lang, threads)
+    if getattr(languages.get(lang), "strands", None) is not None:  # a strand program (Diderot's)
+        return StrandRun.compile(languages.get(lang), source, check_threads(threads) or None)
     return compile_source(source, lang, backend, dtype, pad, threads, params, opt, skip_passes, check_structure, fma)
 
 

@@ -32,7 +32,7 @@ from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
-from .api import check_source, compile_source, compile_strands
+from .api import check_source, compile_source
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
@@ -41,6 +41,7 @@ from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
+from .strands import StrandRun
 
 #: The languages ``--lang`` accepts.
 LANGUAGES = sorted(REGISTRY)
@@ -945,14 +946,13 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
     if not at or argv[at] == "-" or getattr(REGISTRY.get(language_of(argv[at])), "strands", None) is None:
         return None
     path, rest = argv[at], argv[1:at] + argv[at + 1:]
-    return argparse.Namespace(func=lambda _: compile_strands(read_source(path), language_of(path)).main(
-        rest, prog=f"tensorlang run {path}"))
+    return argparse.Namespace(func=lambda _: StrandRun.compile(REGISTRY[language_of(path)], read_source(path)).main(
+        rest, prog=f"tensorlang run {path}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
 
 
 def main(argv: list[str] | None = None) -> int:
     _standard_streams()
-    words = list(sys.argv[1:] if argv is None else argv)
-    args = _strand_run(words) or build_parser().parse_args(_normalize(words))
+    args = _strand_run(words := list(sys.argv[1:] if argv is None else argv)) or build_parser().parse_args(_normalize(words))
     try:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)

@@ -17,6 +17,7 @@ against its input's type) and what it returns into arrays and files.
 
 from __future__ import annotations
 
+import io
 import math
 import numbers
 import os
@@ -244,8 +245,8 @@ class StrandRun:
         outputs (and snapshots) as NRRD files, ``print`` output to standard output (or
         ``-print FILE``), progress and ``-v`` messages to standard error.  Returns the
         exit status; errors leave as TensorLangError."""
-        out = out if out is not None else sys.stdout
-        err = err if err is not None else sys.stderr
+        out = out if out is not None else sys.stdout or io.StringIO()  # a closed stream (>&-) is None
+        err = err if err is not None else sys.stderr or io.StringIO()
         prog = prog or self.name
         given, opts = options.parse(self.program, argv)
         if opts.help:
