@@ -392,3 +392,11 @@ def test_the_tutorials_mip_keeps_the_brightest_sample_of_each_ray(tmp_path, caps
     expected[2, 3], expected[1, 1] = 5.0, 2.0
     np.testing.assert_array_equal(mip, expected)
     assert list(header["sizes"]) == [5, 4] and header["kinds"] == ["space", "space"]
+
+
+def test_a_closed_standard_output_is_one_diagnostic(program_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdout", None)
+    status = cli.main(["run", program_file("collection"), "-n", "3", "-t"])
+    err = capsys.readouterr().err
+    assert status == 1 and "error[input]: cannot write to standard output: it is closed" in err
