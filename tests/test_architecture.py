@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"pipeline"},
     {"stages", "kernel"},
     {"specialize"},
-    {"api", "einsum_api", "builder", "fields"},
+    {"api", "einsum_api", "builder", "fields", "strands"},
     {"cli", "__init__", "__main__", "explain", "testing"},
 ]
 LAYER = {name: n for n, members in enumerate(LAYERS) for name in members}
@@ -306,6 +306,7 @@ SIZE_LAYERS = (
     ("structure", ("ein/structure.py", "lang/tl/structure.py", "lang/stur/", "analysis/structure",
                    "loops/structure.py")),
     ("fields", ("fields/", "ein/fields.py", "passes/fields.py")),
+    ("strands", ("strands/",)),
     ("core", ("ein/", "passes/", "semantics/", "analysis/")),
     ("diderot", ("lang/diderot/",)),
     ("front ends", ("lang/",)),
@@ -316,13 +317,13 @@ SIZE_LAYERS = (
 
 #: Lines per layer that the design aims for (issue [pipeline]).
 BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500, "schedule+loops": 3500, "targets": 4000,
-           "fields": 2000, "surface": 2500}
+           "fields": 2000, "strands": 1000, "surface": 2500}
 
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
 CEILINGS = {"core": 5025, "diderot": 3600, "front ends": 5160, "structure": 4575, "schedule+loops": 3986, "targets": 5695,
-            "fields": 2385, "surface": 4315}
+            "fields": 2385, "surface": 4331}
 
 
 def layer_sizes() -> dict[str, int]:

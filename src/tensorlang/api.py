@@ -21,6 +21,7 @@ from .targets.c.padded import padded_empty as _padded_empty
 from .machine import simd_elements
 from .targets.c.build import find_compiler
 from .specialize import SymbolicKernel
+from .strands import StrandRun
 
 
 def check_params(params) -> dict[str, int]:
@@ -183,10 +184,11 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     check_structure: bool = False,
     fma: bool = False,
     allow_missing: bool = False,
-) -> Kernel | SymbolicKernel:
+) -> Kernel | SymbolicKernel | StrandRun:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
-    shapes and compiles once per binding).
+    shapes and compiles once per binding); a Diderot program, a
+    :class:`~tensorlang.strands.StrandRun`: call it with its inputs by name (docs/diderot.md).
 
     ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
     on one thread.
@@ -211,6 +213,8 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     (docs/api.md, "Inputs of a program without qualifiers").
     """
     source, lang = languages.load(source_or_path, lang)
+    if getattr(languages.get(lang), "strands", None) is not None:  # a strand program (Diderot's)
+        return StrandRun.compile(languages.get(lang), source, check_threads(threads) or None)
     options = compile_options(backend, dtype, pad, threads, opt, skip_passes, fma, allow_missing)
     return compile_source(source, lang, options, params, check_structure)
 

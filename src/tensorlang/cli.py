@@ -44,6 +44,7 @@ from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
+from .strands import StrandRun
 
 #: The languages ``--lang`` accepts.
 LANGUAGES = sorted(REGISTRY)
@@ -1021,9 +1022,20 @@ _ESCAPE = "tensorlang-escape"
 codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
+def _strand_run(argv: list[str]) -> argparse.Namespace | None:
+    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot):
+    the words after the path are its own command line, as Diderot's executables take it."""
+    at = next((n for n, a in enumerate(argv) if n and not a.startswith("-")), 0) if argv[:1] == ["run"] else 0
+    if not at or argv[at] == "-" or getattr(REGISTRY.get(language_of(argv[at])), "strands", None) is None:
+        return None
+    path, rest = argv[at], argv[1:at] + argv[at + 1:]
+    return argparse.Namespace(func=lambda _: StrandRun.compile(REGISTRY[language_of(path)], read_source(path)).main(
+        rest, prog=f"tensorlang run {path}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
+
+
 def main(argv: list[str] | None = None) -> int:
     _standard_streams()
-    args = build_parser().parse_args(_normalize(list(sys.argv[1:] if argv is None else argv)))
+    args = _strand_run(words := list(sys.argv[1:] if argv is None else argv)) or build_parser().parse_args(_normalize(words))
     try:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)

@@ -1,0 +1,148 @@
+"""Outputs and snapshots as NRRD files, laid out as Diderot's executables write them.
+
+One file per output variable.  NRRD's axis 0 is the fastest; the file has
+
+* first, when the output is not a scalar, one axis of its components in row-major
+  order, of kind ``2-vector``, ``3-vector``, ``4-vector`` (vec2..4), ``2D-matrix``,
+  ``3D-matrix`` (mat2, mat3) or ``list`` (any other shape, flattened);
+  a fixed-size sequence (``real[5]``) is one ``list`` axis of its elements' components;
+* then, for a grid (``initially [ ... | i in a..b, j in c..d ]``), one axis per
+  iterator, the last iterator fastest (kind ``space``); for a collection
+  (``initially { ... }``), one axis over the strands (kind ``list``).
+
+So the array ``res[name]`` of shape ``grid + shape`` (or ``(n,) + shape``) is the file's
+data read in C order.  Reals are written as ``double`` (Diderot's ``--double``), ints as
+``int`` (32 bits), bools as ``uchar``; the encoding is raw, little-endian, and the header
+carries only the fields above, as Teem's ``nrrdSave`` writes them for Diderot.  A path
+ending in ``.nhdr`` gets a detached header and its data in ``NAME.raw`` beside it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .. import limits
+from ..errors import TensorLangError, error
+
+#: NRRD's kind for the component axis of a tensor shape (any other shape: ``list``).
+COMPONENT_KINDS = {(2,): "2-vector", (3,): "3-vector", (4,): "4-vector", (2, 2): "2D-matrix", (3, 3): "3D-matrix"}
+
+_TYPES: dict[str, tuple[np.dtype, str]] = {"real": (np.dtype("<f8"), "double"), "tensor": (np.dtype("<f8"), "double"),
+          "int": (np.dtype("<i4"), "int"), "bool": (np.dtype("u1"), "uchar")}
+
+
+def layout(kind: str, shape: tuple[int, ...], outer: tuple[int, ...], grid: bool) -> tuple[list[int], list[str]]:
+    """The NRRD sizes and kinds (fastest axis first) of an output of ``kind`` and per-strand
+    ``shape`` over ``outer`` strands: the grid's shape, or ``(n,)`` for a collection."""
+    sizes: list[int] = []
+    kinds: list[str] = []
+    if shape:
+        sizes.append(int(np.prod(shape)))
+        kinds.append(COMPONENT_KINDS.get(tuple(shape), "list") if kind != "sequence" else "list")
+    sizes += [int(n) for n in reversed(outer)]
+    kinds += ["space" if grid else "list"] * len(outer)
+    return sizes, kinds
+
+
+def header(sizes: list[int], kinds: list[str], type_name: str, data_file: str | None = None) -> bytes:
+    """The text of an NRRD header (with its blank line when attached)."""
+    lines = ["NRRD0003", "# Complete NRRD file format specification at:",
+             "# http://teem.sourceforge.net/nrrd/format.html",
+             f"type: {type_name}", f"dimension: {len(sizes)}", "sizes: " + " ".join(map(str, sizes)),
+             "kinds: " + " ".join(kinds), "endian: little", "encoding: raw"]
+    if data_file is not None:
+        lines.append(f"data file: {data_file}")
+    return ("\n".join(lines) + "\n" + ("" if data_file is not None else "\n")).encode("ascii")
+
+
+def encode(output, value: Any, grid: bool) -> tuple[list[int], list[str], str, np.ndarray]:
+    """(sizes, kinds, NRRD type, C-ordered data) of ``value``, the array of ``output``
+    (an object with ``name``, ``kind`` and per-strand ``shape``) over all strands."""
+    array = np.asarray(value)
+    shape = tuple(output.shape)
+    if array.ndim < len(shape) or tuple(array.shape[array.ndim - len(shape):]) != shape:
+        raise error("internal", f"output {output.name!r}: an array of shape {array.shape} does not end in the "
+                                f"output's shape {shape}")
+    outer = tuple(array.shape[:array.ndim - len(shape)])
+    if not grid and len(outer) != 1:
+        raise error("internal", f"output {output.name!r} of a collection has shape {array.shape}")
+    if not outer:  # NRRD has at least one axis; a lone strand's grid is 1 long
+        outer = (1,)
+    element = output.type.split("[")[0] if output.kind == "sequence" else output.kind  # int[3]: ints
+    dtype, type_name = _TYPES.get(element, _TYPES["real"])
+    if type_name == "int" and array.size and (array.min() < -2**31 or array.max() >= 2**31):
+        raise error("input", f"output {output.name!r} holds integers beyond 32 bits, which Diderot's int output "
+                             "(NRRD type int) cannot hold")
+    sizes, kinds = layout(output.kind, shape, outer, grid)
+    return sizes, kinds, type_name, np.ascontiguousarray(array, dtype=dtype)
+
+
+def write(path: str, output, value: Any, grid: bool) -> str:
+    """Write ``value`` (the output's array over all strands) to ``path``; returns the path.
+    error[input] when the file cannot be written."""
+    sizes, kinds, type_name, data = encode(output, value, grid)
+    detached = path.lower().endswith(".nhdr")
+    raw = os.path.splitext(path)[0] + ".raw" if detached else None
+    try:
+        if raw is not None:
+            with open(raw, "wb") as fh:
+                fh.write(data.tobytes())
+            with open(path, "wb") as fh:
+                fh.write(header(sizes, kinds, type_name, os.path.basename(raw)))
+        else:
+            with open(path, "wb") as fh:
+                fh.write(header(sizes, kinds, type_name))
+                fh.write(data.tobytes())
+    except (OSError, ValueError) as exc:
+        raise error("input", f"cannot write output {output.name!r} to {path!r}: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+    return path
+
+
+def check_writable(outputs) -> None:
+    """error[backend] for an output this version cannot write: a sequence of any length
+    (``T[]``), which Diderot writes as ``PREFIX-len.nrrd`` and ``PREFIX-data.nrrd``."""
+    for out in outputs:
+        if out.kind == "sequence" and (not out.shape or out.shape[0] == 0):
+            raise error("backend", f"output {out.name} ({out.type}) is a sequence of any length; writing such "
+                                   "outputs (NAME-len.nrrd, NAME-data.nrrd) is not in this version")
+
+
+def snapshot_name(prefix: str, step: int) -> str:
+    """``PREFIX-NNNN.nrrd``: the step with at least four digits, as Diderot names snapshots."""
+    return f"{prefix}-{step:04d}.nrrd"
+
+
+def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool) -> list[str]:
+    """Write every output to its file (``files``: output name -> path); the paths written."""
+    return [write(files[out.name], out, values[out.name], grid) for out in outputs]
+
+
+def check_image_file(path: str) -> None:
+    """Refuse, before its data are read, an NRRD image whose header claims more samples
+    than the memory budget holds as float64 (error[too-large]); an unreadable header is
+    left to the image reader, which names what is wrong."""
+    if not path.lower().endswith((".nrrd", ".nhdr")):
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except (OSError, ValueError):
+        return
+    for line in head.split(b"\n"):
+        if not line.strip():
+            break
+        key, sep, rest = line.decode("latin-1").partition(":")
+        if sep and key.strip().lower() == "sizes":
+            try:
+                count = int(np.prod([int(w) for w in rest.split()], dtype=object))
+            except ValueError:
+                return
+            try:
+                limits.check_allocation(count, 8, f"image {path!r}")
+            except TensorLangError as exc:
+                raise TensorLangError("too-large", exc.message + " (TENSORLANG_MAX_BYTES sets the budget)") from None
+            return

@@ -1,0 +1,287 @@
+"""The command line of a strand program, as a compiled Diderot executable has it.
+
+Every ``input`` of the program is an option ``-name VALUE`` (a tensor takes one number
+per component, in row-major order: ``-cmin -4 -4``; an image takes a file path), required
+when the program gives it no default.  The run options follow Diderot's runtime:
+
+* ``-l/--limit N``      at most N super-steps; 0 (Diderot: unlimited) means the default
+                        cap :data:`DEFAULT_LIMIT`, so that no run goes on for ever;
+* ``-s/--snapshot N``   write every output every N super-steps (``NAME-NNNN.nrrd``);
+* ``-o/--output FILE``  the output file (one output); with several outputs
+                        ``-o-NAME/--output-NAME`` per output;
+* ``-sp/--snapshot-prefix P`` (``-sp-NAME`` with several) the snapshots' file prefix;
+* ``-n/--nworkers N``   threads (``--threads`` too);
+* ``-print FILE``       where ``print`` writes (default ``-``, standard output);
+* ``-v/--verbose``, ``-t/--timing``, ``-h`` (usage) and ``--help`` (every option).
+
+This module only reads the command line: the values it returns are Python values
+(ints, floats, bools, strings, float64 arrays; an image stays its path) for
+:mod:`.runner` to convert and check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import TensorLangError
+
+#: The super-steps a run takes at most when neither ``-l`` nor ``limit=`` says otherwise
+#: (Diderot's executables run until every strand is stable or dead: a program whose
+#: strands never stabilize runs for ever there; here it stops after this many steps with
+#: a note, and writes the outputs of the strands as they stand).
+DEFAULT_LIMIT = 10_000
+
+#: The most threads a run may ask for (the same bound as ``--threads`` of ``tensorlang run``).
+MAX_THREADS = 256
+
+_TRUE = {"true", "t", "yes", "y", "on", "1"}
+_FALSE = {"false", "f", "no", "n", "off", "0"}
+
+
+@dataclass
+class RunOptions:
+    """The run options of one command line (the program's inputs are apart)."""
+
+    limit: int = 0                      # 0: DEFAULT_LIMIT
+    snapshot: int = 0                   # 0: no snapshots
+    outputs: dict[str, str] = field(default_factory=dict)     # output -> file
+    snapshot_prefix: dict[str, str] = field(default_factory=dict)  # output -> prefix
+    threads: int | None = None
+    print_to: str = "-"
+    verbose: bool = False
+    timing: bool = False
+    help: str | None = None             # "short" (-h) or "long" (--help)
+
+    @property
+    def steps(self) -> int:
+        """The super-steps the run may take: ``limit``, or DEFAULT_LIMIT for 0."""
+        return self.limit or DEFAULT_LIMIT
+
+
+def _numbers(inp) -> bool:
+    """Whether the input takes numbers, one per component: a tensor, a fixed-size sequence."""
+    return inp.kind == "tensor" or (inp.kind == "sequence" and bool(inp.shape) and inp.shape[0] > 0)
+
+
+def _count(inp) -> int:
+    return int(np.prod(inp.shape)) if _numbers(inp) else 1
+
+
+def _metavar(inp) -> str:
+    """What an input's option takes, in words, for the usage text."""
+    if _numbers(inp):
+        n = _count(inp)
+        return " ".join(("x", "y", "z", "w")[:n]) if n <= 4 else f"x1 ... x{n}"
+    return {"image": "file.nrrd", "sequence": "file.nrrd", "real": "x"}.get(inp.kind, inp.kind)
+
+
+def show_value(value: Any) -> str:
+    """A value as the command line writes it: ``-4 -4`` for a tensor, ``true`` for a bool."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, np.ndarray):
+        return " ".join(show_value(v) for v in value.reshape(-1).tolist())
+    if isinstance(value, float):
+        return repr(value) if not value.is_integer() or abs(value) >= 1e16 else str(int(value))
+    return str(value)
+
+
+def _several(program) -> bool:
+    return len(program.outputs) > 1
+
+
+def output_files(program, opts: RunOptions | None = None) -> dict[str, str]:
+    """The file each output is written to: ``NAME.nrrd`` unless ``-o`` (one output) or
+    ``-o-NAME`` (several) says otherwise."""
+    chosen = opts.outputs if opts else {}
+    return {out.name: chosen.get(out.name, f"{out.name}.nrrd") for out in program.outputs}
+
+
+def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]:
+    """The file prefix of each output's snapshots (``PREFIX-NNNN.nrrd``): the output's
+    name unless ``-sp`` / ``-sp-NAME`` says otherwise."""
+    chosen = opts.snapshot_prefix if opts else {}
+    return {out.name: chosen.get(out.name, out.name) for out in program.outputs}
+
+
+def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
+    """(spellings, metavar, description, default) of every run option, in usage order."""
+    rows: list[tuple[tuple[str, ...], str, str, str]] = [
+        (("-l", "--limit"), "N", "stop after N super-steps; 0 means the default cap "
+                                 f"({DEFAULT_LIMIT}; Diderot: unlimited)", "0"),
+        (("-s", "--snapshot"), "N", "write a snapshot of every output every N super-steps (0: none)", "0"),
+    ]
+    if _several(program):
+        for out in program.outputs:
+            rows.append(((f"-o-{out.name}", f"--output-{out.name}"), "FILE", f"output file for {out.name}",
+                         f"{out.name}.nrrd"))
+            rows.append(((f"-sp-{out.name}", f"--snapshot-prefix-{out.name}"), "PREFIX",
+                         f"snapshot file prefix for {out.name}", out.name))
+    elif program.outputs:
+        name = program.outputs[0].name
+        rows.append((("-o", "--output"), "FILE", "output file", f"{name}.nrrd"))
+        rows.append((("-sp", "--snapshot-prefix"), "PREFIX", "snapshot file prefix", name))
+    rows += [
+        (("-n", "--nworkers", "--threads"), "N", f"worker threads, 1 to {MAX_THREADS}", "1"),
+        (("-print",), "FILE", "where print writes (- is standard output)", "-"),
+        (("-v", "--verbose"), "", "say what the run does, and show its progress, on standard error", ""),
+        (("-t", "--timing"), "", "print the run time (usr=SECONDS) on standard output", ""),
+        (("-h", "--help"), "", "-h: the usage line; --help: every option with its description", ""),
+    ]
+    return rows
+
+
+def usage(program, prog: str, long: bool = True) -> str:
+    """The usage text: one line (``-h``), and with ``long`` every input with its type,
+    description and default, then the run options (``--help``)."""
+    words = [f"usage: {prog}"]
+    for inp in program.inputs:
+        item = f"-{inp.name} {_metavar(inp)}"
+        words.append(item if inp.default is None else f"[{item}]")
+    words.append("[options]")
+    lines = [" ".join(words)]
+    if not long:
+        return lines[0] + "\n"
+    if program.inputs:
+        lines += ["", "inputs:"]
+        for inp in program.inputs:
+            head = f"  -{inp.name} {_metavar(inp)}"
+            text = f"({inp.type}) {inp.description or ''}".rstrip()
+            default = "required" if inp.default is None else f"default: {show_value(inp.default)}"
+            lines.append(f"{head:<28} {text}; {default}" if len(head) < 28 else f"{head}\n{'':<28} {text}; {default}")
+    lines += ["", "run options:"]
+    for spellings, metavar, text, default in _run_options(program):
+        head = "  " + ", ".join(spellings) + (f" {metavar}" if metavar else "")
+        more = f" (default: {default})" if default else ""
+        lines.append(f"{head:<28} {text}{more}" if len(head) < 28 else f"{head}\n{'':<28} {text}{more}")
+    return "\n".join(lines) + "\n"
+
+
+def _input_error(message: str) -> TensorLangError:
+    return TensorLangError("input", message)
+
+
+def _number(text: str, integer: bool, what: str):
+    try:
+        if integer:
+            return int(text, 10)
+        value = float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise _input_error(f"{what} expects {kind}, got {text!r}") from None
+    return value
+
+
+def parse_value(inp, words: Sequence[str], what: str | None = None):
+    """The value of input ``inp`` from its option's words (one, or one per component of
+    a tensor): error[input] naming the option when they do not fit its type."""
+    what = what or f"-{inp.name}"
+    if _numbers(inp):
+        values = [_number(w, False, f"{what} ({inp.type})") for w in words]
+        return np.array(values, dtype=np.float64).reshape(inp.shape)
+    (word,) = words
+    if inp.kind == "int":
+        return _number(word, True, f"{what} ({inp.type})")
+    if inp.kind == "real":
+        return _number(word, False, f"{what} ({inp.type})")
+    if inp.kind == "bool":
+        low = word.lower()
+        if low in _TRUE or low in _FALSE:
+            return low in _TRUE
+        raise _input_error(f"{what} (bool) expects true or false, got {word!r}")
+    if inp.kind in ("string", "image", "sequence"):  # a dynamic sequence: its NRRD file
+        return word
+    raise _input_error(f"{what}: inputs of type {inp.type} cannot be given on the command line in this version")
+
+
+def _nonnegative(text: str, what: str, low: int = 0, high: int | None = None) -> int:
+    value = _number(text, True, what)
+    if value < low or (high is not None and value > high):
+        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise _input_error(f"{what} expects an integer {bound}, got {text!r}")
+    return value
+
+
+def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
+    """The inputs given on the command line (by name; those left out keep their
+    defaults, which the program applies) and the run options.  A missing required input,
+    an unknown option, a missing or malformed value are error[input] naming the option."""
+    inputs = {f"-{inp.name}": inp for inp in program.inputs}
+    inputs.update({f"--{inp.name}": inp for inp in program.inputs})
+    outs = [out.name for out in program.outputs]
+    several = _several(program)
+    opts = RunOptions()
+    values: dict[str, Any] = {}
+    args = list(argv)
+    i = 0
+
+    def take(option: str, n: int) -> list[str]:
+        nonlocal i
+        words = args[i + 1:i + 1 + n]
+        if len(words) < n:
+            got = f"got {len(words)}" if words else "got none"
+            raise _input_error(f"{option} expects {n} value{'s' if n > 1 else ''}, {got}")
+        i += n
+        return words
+
+    while i < len(args):
+        arg = args[i]
+        name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if eq:  # --limit=5, --isoval=0.5
+            args[i:i + 1] = [name, attached]
+            arg = name
+        if arg in inputs:  # an input wins over a run option of the same spelling
+            inp = inputs[arg]
+            values[inp.name] = parse_value(inp, take(arg, _count(inp)), arg)
+        elif arg in ("-h", "--help"):
+            opts.help = "short" if arg == "-h" else "long"
+        elif arg in ("-l", "--limit"):
+            opts.limit = _nonnegative(take(arg, 1)[0], arg)
+        elif arg in ("-s", "--snapshot"):
+            opts.snapshot = _nonnegative(take(arg, 1)[0], arg)
+        elif arg in ("-n", "--nworkers", "--threads"):
+            opts.threads = _nonnegative(take(arg, 1)[0], arg, 1, MAX_THREADS)
+        elif arg == "-print":
+            opts.print_to = take(arg, 1)[0]
+        elif arg in ("-v", "--verbose"):
+            opts.verbose = True
+        elif arg in ("-t", "--timing"):
+            opts.timing = True
+        elif arg in ("-o", "--output", "-sp", "--snapshot-prefix") and outs:
+            if several:
+                stem = "-o" if arg.startswith("-o") or arg == "--output" else "-sp"
+                raise _input_error(f"{arg}: the program has {len(outs)} outputs ({', '.join(outs)}); name one, "
+                                   f"as in {stem}-{outs[0]} FILE")
+            (opts.outputs if arg in ("-o", "--output") else opts.snapshot_prefix)[outs[0]] = take(arg, 1)[0]
+        elif several and _per_output(arg, outs) is not None:
+            which, out = _per_output(arg, outs)  # type: ignore[misc]
+            (opts.outputs if which == "o" else opts.snapshot_prefix)[out] = take(arg, 1)[0]
+        else:
+            raise _input_error(_unknown(arg, program))
+        i += 1
+    if opts.help is None:
+        missing = [f"-{inp.name} ({inp.type})" for inp in program.inputs
+                   if inp.default is None and inp.name not in values]
+        if missing:
+            raise _input_error(f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)} "
+                               "(--help lists the inputs)")
+    return values, opts
+
+
+def _per_output(arg: str, outs: list[str]) -> tuple[str, str] | None:
+    for out in outs:
+        if arg in (f"-o-{out}", f"--output-{out}"):
+            return "o", out
+        if arg in (f"-sp-{out}", f"--snapshot-prefix-{out}"):
+            return "sp", out
+    return None
+
+
+def _unknown(arg: str, program) -> str:
+    names = ", ".join(f"-{inp.name}" for inp in program.inputs) or "none"
+    if not arg.startswith("-"):
+        return f"unexpected argument {arg!r}: inputs are given as -NAME VALUE (the program's inputs: {names})"
+    return f"unknown option {arg!r} (the program's inputs: {names}; --help lists every option)"

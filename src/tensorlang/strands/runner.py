@@ -1,0 +1,367 @@
+"""Running a strand program (a Diderot program) from Python and from the command line.
+
+``tl.compile("iso2d.diderot")`` returns a :class:`StrandRun`: call it with the inputs by
+name and it returns a :class:`Result`, a mapping from output names to numpy arrays (also
+readable as attributes, ``res.pos``) that says how the run ended (``res.steps``,
+``res.active``, ``res.stable``, ``res.printed``).  ``tensorlang run prog.diderot -isoval
+0.5 -o out.nrrd`` is :meth:`StrandRun.main`: the command line of :mod:`.options`, the
+outputs and snapshots written as :mod:`.nrrd_out` lays them out.
+
+The program itself (parsing, checking, the strands' execution) is the front end's: it
+hands over an object with ``name``, ``inputs``, ``outputs``, ``grid`` and
+``run(values, limit=, snapshot=, on_snapshot=, threads=, progress=)`` (its
+``StrandProgram``).  This module turns what users give into what that ``run`` takes
+(image paths and arrays into :class:`~tensorlang.fields.Image`, every value checked
+against its input's type) and what it returns into arrays and files.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import numbers
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from .. import limits
+from ..errors import TensorLangError, error
+from ..fields import Image, image as make_image, load as load_image
+from . import nrrd_out, options
+
+
+class Result(Mapping):
+    """The outputs of a run by name (numpy arrays: the grid's shape, or the number of
+    stable strands for a collection, followed by the output's shape), and how it ended."""
+
+    def __init__(self, run_result, program) -> None:
+        self._outputs: dict[str, np.ndarray] = {out.name: np.asarray(run_result.outputs[out.name])
+                                                for out in program.outputs}
+        #: the grid's shape, or None for a collection
+        self.grid_shape: tuple[int, ...] | None = run_result.grid_shape
+        #: super-steps run
+        self.steps: int = run_result.steps
+        #: strands still active when the run stopped (at the iteration limit)
+        self.active: int = run_result.active
+        #: stable strands
+        self.stable: int = run_result.stable
+        #: what ``print`` wrote, in order
+        self.printed: str = run_result.printed
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._outputs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._outputs)
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        outputs = self.__dict__.get("_outputs", {})
+        if name in outputs:
+            return outputs[name]
+        raise AttributeError(f"the program has no output {name!r} (outputs: {', '.join(outputs) or 'none'})")
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}: {v.shape}" for k, v in self._outputs.items())
+        return f"Result({shapes}; steps={self.steps}, active={self.active}, stable={self.stable})"
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def _image_input(inp, value: Any, base_dirs: Sequence[str] = ()) -> Image:
+    """An image input from a path (NRRD or .npy), an array (space axes first, then the
+    voxel's shape) or an Image, checked against the declared ``image(d)[shape]``."""
+    what = f"input {inp.name} ({inp.type})"
+    try:
+        if isinstance(value, Image):
+            img = value
+        elif _is_path(value):
+            path = os.fspath(value)
+            if not os.path.isabs(path) and not os.path.exists(path):
+                path = next((os.path.join(b, path) for b in base_dirs if os.path.exists(os.path.join(b, path))), path)
+            nrrd_out.check_image_file(path)
+            img = load_image(path)
+        else:
+            array = np.asarray(value) if not isinstance(value, np.ndarray) else value
+            if array.dtype.kind in "biuf":
+                limits.check_allocation(array.size, 8, what)
+            img = make_image(array, inp.dim if inp.dim is not None and np.ndim(array) >= inp.dim else None)
+    except TensorLangError as exc:
+        raise TensorLangError(exc.code, f"{what}: {exc.message}") from None
+    if inp.dim is not None and img.dim != inp.dim:
+        raise error("input", f"{what}: the image has {img.dim} space axes, the program declares {inp.dim}")
+    if tuple(img.voxel_shape) != tuple(inp.shape):
+        declared = "scalar" if not inp.shape else f"shape {tuple(inp.shape)}"
+        raise error("input", f"{what}: the image's samples have shape {tuple(img.voxel_shape)}, the program "
+                             f"declares {declared} samples")
+    return img
+
+
+def _real(value: Any, what: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise error("input", f"{what} must be a real number, got {value!r}")
+    return float(value)
+
+
+def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
+    """``value`` as the program's ``run`` takes input ``inp``: int, float, bool, str, a
+    float64 array of the tensor's shape, or an Image; error[input] when it does not fit."""
+    what = f"input {inp.name} ({inp.type})"
+    if inp.kind == "image":
+        return _image_input(inp, value, base_dirs)
+    if inp.kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise error("input", f"{what} must be an integer, got {value!r}")
+        return int(value)
+    if inp.kind == "real":
+        return _real(value, what)
+    if inp.kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise error("input", f"{what} must be True or False, got {value!r}")
+        return bool(value)
+    if inp.kind == "string":
+        if not isinstance(value, str):
+            raise error("input", f"{what} must be a string, got {value!r}")
+        return value
+    if inp.kind == "tensor":
+        try:
+            array = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise error("input", f"{what} must be an array of shape {tuple(inp.shape)} of real numbers, "
+                                 f"got {value!r}") from None
+        if array.shape != tuple(inp.shape):
+            raise error("input", f"{what} must have shape {tuple(inp.shape)}, got shape {array.shape}")
+        return array
+    return value  # a type the front end checks itself (sequences)
+
+
+class StrandRun:
+    """A compiled strand program: call it with its inputs by name (``p(img=..., isoval=0)``)
+    for a :class:`Result`, or run it with Diderot's command line (:meth:`main`)."""
+
+    def __init__(self, program, source=None, threads: int | None = None) -> None:
+        self.program = program
+        self.source = source
+        self.threads = threads
+        filename = getattr(source, "filename", None)
+        #: where a relative image path is looked for after the working directory
+        self.base_dirs: tuple[str, ...] = (os.path.dirname(os.path.abspath(filename)),) \
+            if filename and not filename.startswith("<") else ()
+
+    @classmethod
+    def compile(cls, language, source, threads: int | None = None) -> "StrandRun":
+        """The program of ``source`` (a :class:`~tensorlang.errors.Source`) in ``language``, a
+        front end with a ``strands(checked, folder)`` hook; errors point into the source.
+        (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
+        try:
+            checked = language.check(language.parse(source.text, {}))
+            folder = None if source.filename.startswith("<") else os.path.dirname(os.path.abspath(source.filename))
+            return cls(language.strands(checked, folder), source, threads)
+        except TensorLangError as exc:
+            raise exc.with_source(source) from None
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+    @property
+    def inputs(self) -> tuple:
+        """The program's inputs (name, type, kind, shape, dim, default, description)."""
+        return tuple(self.program.inputs)
+
+    @property
+    def outputs(self) -> tuple:
+        return tuple(self.program.outputs)
+
+    @property
+    def grid(self) -> bool:
+        return bool(self.program.grid)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{i.name}: {i.type}" for i in self.inputs)
+        outs = ", ".join(f"{o.name}: {o.type}" for o in self.outputs)
+        return f"StrandRun({self.name}; inputs: {ins or 'none'}; outputs: {outs or 'none'})"
+
+    def usage(self, prog: str | None = None, long: bool = True) -> str:
+        """The ``--help`` text (``long=False``: the ``-h`` line)."""
+        return options.usage(self.program, prog or self.name, long)
+
+    def __call__(self, **inputs: Any) -> Result:
+        return self.run(inputs)
+
+    # ------------------------------------------------------------------ Python
+    def values(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The inputs converted for the program: error[input] for an unknown name (the
+        message lists the inputs), a missing required input or a value of the wrong type.
+        An image input left out is read from its default path (``image("f.nrrd")``)."""
+        known = {inp.name: inp for inp in self.inputs}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            names = ", ".join(f"{i.name} ({i.type})" for i in self.inputs) or "none"
+            raise error("input", f"the program has no input {', '.join(map(repr, unknown))}; its inputs: {names}")
+        missing = [f"{inp.name} ({inp.type})" for inp in self.inputs if inp.default is None and inp.name not in given]
+        if missing:
+            raise error("input", f"missing required input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+        values = {name: convert(known[name], value, self.base_dirs) for name, value in given.items()}
+        for inp in self.inputs:
+            if inp.kind == "image" and inp.name not in values and _is_path(inp.default):
+                values[inp.name] = convert(inp, inp.default, self.base_dirs)
+        return values
+
+    def run(self, inputs: Mapping[str, Any] | None = None, *, limit: int | None = None, threads: int | None = None,
+            snapshot: int = 0, on_snapshot: Callable[[int, Result], None] | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Result:
+        """Run with ``inputs`` by name.  ``limit``: at most that many super-steps (None or
+        0: :data:`~.options.DEFAULT_LIMIT`); ``threads``: 1 to 256; ``snapshot=N`` calls
+        ``on_snapshot(step, result)`` every N super-steps; ``progress(step, active)``
+        after each super-step."""
+        steps = _count_arg(limit, "limit", 0) or options.DEFAULT_LIMIT
+        workers = _count_arg(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
+        every = _count_arg(snapshot, "snapshot", 0)
+        values = self.values(inputs or {})
+        hook = None
+        if on_snapshot is not None:
+            def hook(step: int, state) -> None:
+                on_snapshot(step, Result(state, self.program))
+        try:
+            state = self.program.run(values, limit=steps, snapshot=every, on_snapshot=hook, threads=workers or 1,
+                                     progress=progress)
+        except MemoryError:
+            raise error("too-large", f"the run of {self.name} does not fit in memory (its strands and their state; "
+                                     "a smaller grid or image, or TENSORLANG_MAX_BYTES to say the budget)") from None
+        return Result(state, self.program)
+
+    # ------------------------------------------------------------------ command line
+    def main(self, argv: Sequence[str], prog: str | None = None, out=None, err=None) -> int:
+        """Run as Diderot's executable would with command line ``argv``: write the
+        outputs (and snapshots) as NRRD files, ``print`` output to standard output (or
+        ``-print FILE``), progress and ``-v`` messages to standard error.  Returns the
+        exit status; errors leave as TensorLangError."""
+        out = out if out is not None else sys.stdout or io.StringIO()  # a closed stream (>&-) is None
+        err = err if err is not None else sys.stderr or io.StringIO()
+        prog = prog or self.name
+        given, opts = options.parse(self.program, argv)
+        if opts.help:
+            out.write(self.usage(prog, opts.help == "long"))
+            return 0
+        nrrd_out.check_writable(self.outputs)
+        files = options.output_files(self.program, opts)
+        for path in files.values():
+            _check_writable(path)
+        prefixes = options.snapshot_prefixes(self.program, opts)
+        say = _Progress(err, opts.verbose)
+        if opts.verbose:
+            say.line("initializing inputs and creating strands ...")
+
+        def snap(step: int, res: Result) -> None:
+            if res.grid_shape is None and any(len(v) == 0 for v in res.values()):
+                return  # no strand alive: NRRD holds no empty arrays
+            for output in self.outputs:
+                nrrd_out.write(nrrd_out.snapshot_name(prefixes[output.name], step), output, res[output.name],
+                               self.grid)
+
+        started = time.perf_counter()
+        res = self.run(given, limit=opts.limit, threads=opts.threads, snapshot=opts.snapshot,
+                       on_snapshot=snap if opts.snapshot else None, progress=say.step)
+        seconds = time.perf_counter() - started
+        say.done()
+        _print_text(res.printed, opts.print_to, out)
+        if res.active and (opts.verbose or not opts.limit):
+            why = f"the default cap of {options.DEFAULT_LIMIT} super-steps" if not opts.limit else "the step limit"
+            hint = "; -l N sets the limit" if not opts.limit else ""
+            say.line(f"stopped at {why}: {res.active} strand{'s' if res.active != 1 else ''} still active{hint}")
+        if opts.verbose:
+            say.line(f"done: {res.steps} steps, in {seconds:.3f} seconds; {res.stable} stable strands")
+        elif opts.timing:
+            out.write(f"usr={seconds:.6f}\n")
+        if not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
+            say.line("no stable strands at termination, so no output")
+            return 1
+        written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid)
+        if opts.verbose:
+            say.line("wrote " + ", ".join(written))
+        return 0
+
+
+def _count_arg(value: Any, what: str, low: int, high: int | None = None) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or int(value) < low \
+            or (high is not None and int(value) > high):
+        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise error("input", f"{what} must be an integer {bound}, got {value!r}")
+    return int(value)
+
+
+def _check_writable(path: str) -> None:
+    """error[input] before the run when an output file cannot be written (a directory, a
+    folder that does not exist or is not writable): a long run is not wasted."""
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise error("input", f"cannot write output {path!r}: it is a directory")
+    if not os.path.isdir(folder):
+        raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise error("input", f"cannot write output {path!r}: the folder {folder!r} is not writable")
+
+
+def _print_text(text: str, where: str, out) -> None:
+    if not text:
+        return
+    if where == "-":
+        out.write(text)
+        return
+    try:
+        with open(where, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise error("input", f"cannot write the printed output to {where!r}: {exc.strerror or exc}") from None
+
+
+class _Progress:
+    """Progress on standard error: the super-step and the active strands, on one line
+    rewritten in place on a terminal, a line every few seconds with ``-v`` elsewhere."""
+
+    def __init__(self, stream, verbose: bool) -> None:
+        self.stream = stream
+        try:
+            self.tty = bool(stream.isatty())
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.verbose = verbose
+        self.last = -math.inf
+        self.pending = False
+
+    def step(self, step: int, active: int) -> None:
+        if not (self.tty or self.verbose):
+            return
+        now = time.monotonic()
+        if now - self.last < (0.2 if self.tty else 5.0):
+            return
+        self.last = now
+        text = f"step {step}: {active} active strand{'s' if active != 1 else ''}"
+        if self.tty:
+            self.stream.write("\r" + text + "\033[K")
+            self.pending = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.pending:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.pending = False
+
+    def line(self, text: str) -> None:
+        self.done()
+        self.stream.write(text + "\n")
+        self.stream.flush()
