@@ -644,6 +644,10 @@ JSON_STAGES = ("ast", "ein", "opt")
 
 def cmd_compile(args) -> int:
     source, lang = _read_program(args.program, args.lang)
+    if args.emit == "ast" and getattr(REGISTRY[lang], "strands", None) is not None:  # a strand program: no kernel
+        tree = parse(source, lang, args.params)
+        _out(json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree))
+        return 0
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
                               fma=args.fma)

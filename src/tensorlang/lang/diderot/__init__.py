@@ -60,6 +60,7 @@ LANGUAGE = Language(
     print=_print,
     description="Diderot: strands probing tensor fields (versions 1.0 and 2.0)",
     strands=strands,
+    binds_params=True,  # no symbolic sizes: the registry has nothing to bind
 )
 
 __all__ = ["LANGUAGE", "parse_program", "strands", "typecheck"]
