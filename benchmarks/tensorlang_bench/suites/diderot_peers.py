@@ -177,7 +177,7 @@ def norm(v: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the programs in numpy
-def vimg(inp: dict) -> np.ndarray:
+def vimg(inp: dict, count=None) -> np.ndarray:
     a = inp["args"]
     img, cmap = inp["images"]["img"], inp["images"]["cmap"]
     resU, resV = a["resU"], a["resV"]
@@ -188,6 +188,8 @@ def vimg(inp: dict) -> np.ndarray:
     rgb = np.tile(np.array(a["background"], dtype=float), (len(x), 1))
     ins = inside(img, "bspln3", x)
     v, g = probe(img, "bspln3", x[ins], grad=True)
+    if count is not None:
+        count[0] += int(ins.sum())
     gl = norm(g)
     col = cmap_tent_clamp(cmap, lerp5(0.0, 1.0, a["vmin"], v, a["vmax"]))
     pos = gl > 0
@@ -230,7 +232,7 @@ def iso2d(inp: dict, count=None) -> np.ndarray:
     return x[state == 1]
 
 
-def life(inp: dict) -> np.ndarray:
+def life(inp: dict, count=None) -> np.ndarray:
     a = inp["args"]
     board = inp["images"]["board"]
     N = a["N"]
@@ -246,7 +248,7 @@ def life(inp: dict) -> np.ndarray:
     return alive
 
 
-def sphere(inp: dict) -> np.ndarray:
+def sphere(inp: dict, count=None) -> np.ndarray:
     from scipy.spatial import cKDTree
 
     a = inp["args"]
@@ -260,6 +262,8 @@ def sphere(inp: dict) -> np.ndarray:
         dl = norm(d)
         keep = dl > 0
         i, j, d, dl = i[keep], j[keep], d[keep], dl[keep]
+        if count is not None:
+            count[0] += len(i)
         p = ((1 - dl / rad) ** 3)[:, None] * d / dl[:, None]
         f = np.zeros_like(pos)
         for c in range(3):
