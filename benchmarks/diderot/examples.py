@@ -131,7 +131,7 @@ def program_path(ref_dir: Path, examples: Path | None, example: str, program: st
 
 
 def run_one(ref: Path, examples: Path | None, example: str, run: dict, timeout: float,
-            python: str = sys.executable, tol: float = TOLERANCE) -> Outcome:
+            python: str = sys.executable, tol: float = TOLERANCE, src: Path | None = None) -> Outcome:
     out = Outcome(example, run["name"], "not run", ref_seconds=run.get("seconds_seq"))
     if run["name"] in NOT_COMPARED or not run.get("outputs"):
         out.detail = "nothing to compare (no reference output)"
@@ -152,7 +152,7 @@ def run_one(ref: Path, examples: Path | None, example: str, run: dict, timeout: 
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(os.path.realpath(rdir / name), dst)
         env = dict(os.environ)
-        src = Path(__file__).resolve().parents[2] / "src"
+        src = src or Path(__file__).resolve().parents[2] / "src"
         if src.is_dir():
             env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
         cmd = [python, "-m", "tensorlang", "run", prog.name] + list(run["args"])
@@ -219,6 +219,7 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     ap.add_argument("--tol", type=float, default=TOLERANCE)
     ap.add_argument("--json", default=None, help="also write the outcomes here")
+    ap.add_argument("--src", default=None, help="the tensorlang sources to run (default: this checkout's src/)")
     args = ap.parse_args(argv)
     ref = Path(args.ref)
     examples = Path(args.examples) if args.examples else None
@@ -232,7 +233,8 @@ def main(argv=None) -> int:
             rows.append(Outcome(name, "-", "not run", "no reference (runs.json) for it"))
             print(rows[-1].row(), flush=True)
         for run in runs:
-            rows.append(run_one(ref, examples, name, run, args.timeout, tol=args.tol))
+            rows.append(run_one(ref, examples, name, run, args.timeout, tol=args.tol,
+                                src=Path(args.src) if args.src else None))
             print(rows[-1].row(), flush=True)
     counts: dict[str, int] = {}
     for r in rows:
