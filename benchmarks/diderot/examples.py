@@ -59,10 +59,22 @@ class Outcome:
 
 def read_nrrd(path: Path) -> np.ndarray:
     """The array of an NRRD file, axes in the file's order (fastest first), as float64."""
+    return read_nrrd_kinds(path)[0]
+
+
+def read_nrrd_kinds(path: Path) -> tuple[np.ndarray, list[str]]:
+    """The array (axes fastest first, float64) and the axes' kinds."""
     import nrrd
 
-    data, _ = nrrd.read(str(path), index_order="F")
-    return np.asarray(data, dtype=np.float64)
+    data, header = nrrd.read(str(path), index_order="F")
+    return np.asarray(data, dtype=np.float64), [str(k) for k in header.get("kinds", [])]
+
+
+def sorted_strands(a: np.ndarray) -> np.ndarray:
+    """A collection's strands (its last axis) in lexicographic order of their values."""
+    cols = a.reshape(-1, a.shape[-1])
+    order = np.lexsort(cols[::-1]) if cols.shape[0] else np.arange(a.shape[-1])
+    return a[..., order]
 
 
 def compare_arrays(got: np.ndarray, ref: np.ndarray, tol: float = TOLERANCE) -> tuple[bool, str]:
@@ -110,9 +122,12 @@ def numbers(text: str) -> list:
 
 
 def compare_stdout(got: str, ref: str) -> str:
-    """'same', 'same numbers' (within 1e-6) or 'differs'."""
+    """'same', 'same numbers' (within 1e-6), 'same lines, another order' (strands print in
+    the order they run, which Diderot does not define) or 'differs'."""
     if got == ref:
         return "same"
+    if sorted(got.splitlines()) == sorted(ref.splitlines()):
+        return "same lines, another order"
     a, b = numbers(got), numbers(ref)
     if len(a) == len(b):
         try:
@@ -179,12 +194,19 @@ def run_one(ref: Path, examples: Path | None, example: str, run: dict, timeout: 
                 bad.append(f"{name}: not written")
                 continue
             try:
-                got, want = read_nrrd(got_path), read_nrrd(ref_path)
+                got, _ = read_nrrd_kinds(got_path)
+                want, kinds = read_nrrd_kinds(ref_path)
             except Exception as exc:  # noqa: BLE001 - an unreadable output is a difference
                 bad.append(f"{name}: unreadable ({type(exc).__name__}: {exc})"[:200])
                 continue
             how = STATISTICAL.get(example)
             ok, what = compare_points(got, want) if how == "points" else compare_arrays(got, want, tol)
+            if not ok and how != "points" and kinds and kinds[-1] == "list" and got.shape == want.shape:
+                # Diderot's runtime fills a dead strand's slot with the last strand: a
+                # collection's snapshots list the strands in storage order, not creation order
+                ok2, what2 = compare_arrays(sorted_strands(got), sorted_strands(want), tol)
+                if ok2:
+                    ok, what = True, what2 + " up to the strands' order"
             out.files[name] = what
             if not ok:
                 bad.append(f"{name}: {what}")
