@@ -5,7 +5,10 @@ the language features Diderot's public examples use), at realistic sizes.
 Contenders:
 
 * ``tensorlang[c]``: ``p = tl.compile(program, threads=N)`` then ``p(**inputs)`` (images
-  passed as NRRD paths, the outputs read from the result); the compile time is a note.  The
+  passed as NRRD paths, sequences as arrays, the outputs read from the result); the compile
+  time is a note.  It is first run on tiny inputs: more than TOO_SLOW times slower than
+  numpy there (a strand interpreter in Python would take hours at these sizes), it is
+  reported as an error instead of being timed.  The
   other back ends are listed as skipped: a strand program runs through the C target (the
   strand interpreter is the oracle, far too slow at these sizes).  Until tensorlang runs
   Diderot programs the contender reports the error it raises, and nothing else changes.
@@ -51,12 +54,18 @@ def _camera(res: int, n: int, step_voxels: float) -> dict:
                 near=-1.8, far=1.8, dt=step_voxels * 2.0 / (n - 1))
 
 
-def _specs(quick: bool) -> list[dict]:
+#: sizes: (image n, plane), (volume n, mip rays, dvr rays), (life n, generations), (particles, steps)
+SIZES = {"full": ((256, 512), (256, 256, 192), (512, 10), (10_000, 20)),
+         "quick": ((48, 64), (32, 48, 32), (64, 5), (500, 5)),
+         "tiny": ((16, 12), (12, 10, 10), (12, 3), (60, 2))}
+#: a tensorlang run this much slower than numpy on the tiny inputs is not timed at the case's
+#: size (a strand interpreter in Python would take hours there); it is reported as an error
+TOO_SLOW = 20.0
+
+
+def _specs(size: str) -> list[dict]:
     """Each benchmark: its program, the size label, how to make its inputs, strands."""
-    img_n, plane = (48, 64) if quick else (256, 512)
-    vol_n, mip_res, dvr_res = (32, 48, 32) if quick else (256, 256, 192)
-    life_n, gens = (64, 5) if quick else (512, 10)
-    parts, sgens = (500, 5) if quick else (10_000, 20)
+    (img_n, plane), (vol_n, mip_res, dvr_res), (life_n, gens), (parts, sgens) = SIZES[size]
     shade = dict(level=0.5, thick=0.02, stopAt=0.01, light=[1.0, 1.0, 2.0], ka=0.2, kd=0.7, ks=0.3, shiny=30.0,
                  tint=[0.9, 0.8, 0.6])
     return [
@@ -204,17 +213,16 @@ def _tensorlang(ctx: Context, spec: dict, notes: list) -> list[Contender]:
             inp = nest(made, spec)
             holder = tempfile.TemporaryDirectory(prefix="tl-bench-diderot-tl-")
             tmp = Path(holder.name)
-            args = _write_inputs(spec, inp, tmp)
+            values = _values(spec, inp, tmp)
             prog = tmp / f"{spec['name']}.diderot"
             shutil.copy(dp.PROGRAMS / prog.name, prog)
-            values = {k: (str(tmp / v) if k in inp.get("images", {}) or k in inp.get("points", {})
-                          else np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in args.items()}
             start = time.perf_counter()
             try:
                 program = tl.compile(str(prog), threads=ctx.threads)
             except TypeError:  # a compile without a threads= keyword
                 program = tl.compile(str(prog))
             notes.append(f"tensorlang: tl.compile took {time.perf_counter() - start:.2f} s for {prog.name}")
+            _fast_enough(program, spec, tmp)
             cell = [None]
 
             def call(keep=holder):
@@ -224,8 +232,36 @@ def _tensorlang(ctx: Context, spec: dict, notes: list) -> list[Contender]:
 
             return Bound(call, lambda: cell[0])
 
-        result.append(Contender(name, "tensorlang", make, "tl.compile(program); p(**inputs) (images as NRRD paths)"))
+        result.append(Contender(name, "tensorlang", make, "tl.compile(program); p(**inputs) (images as NRRD paths, sequences as arrays)"))
     return result
+
+
+def _values(spec: dict, inp: dict, where: Path) -> dict:
+    """Keyword arguments of the compiled program: inputs written as NRRD files (paths),
+    vectors as arrays, numbers as they are."""
+    args = _write_inputs(spec, inp, where)
+    images, points = inp.get("images", {}), inp.get("points", {})
+    return {k: (str(where / v) if k in images else points[k] if k in points
+                else np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in args.items()}
+
+
+def _fast_enough(program, spec: dict, where: Path) -> None:
+    """Raise when tensorlang is TOO_SLOW times slower than numpy on the tiny inputs."""
+    tiny = next(s for s in _specs("tiny") if s["name"] == spec["name"])
+    inp = tiny["make"]()
+    sub = where / "tiny"
+    sub.mkdir(exist_ok=True)
+    values = _values(tiny, inp, sub)
+    program(**values)  # first call: builds what it builds
+    start = time.perf_counter()
+    program(**values)
+    ours = time.perf_counter() - start
+    start = time.perf_counter()
+    dp.NUMPY[spec["name"]](inp, None)
+    theirs = time.perf_counter() - start
+    if ours > TOO_SLOW * theirs + 0.05:
+        raise RuntimeError(f"not timed at this size: on tiny inputs ({tiny['label']}) it took {ours:.3f} s, numpy "
+                           f"{theirs:.4f} s (over {TOO_SLOW:g}x slower; the strand interpreter?)")
 
 
 def _numpy(spec: dict) -> Contender:
@@ -247,7 +283,7 @@ def _numpy(spec: dict) -> Contender:
 
 def cases(ctx: Context) -> list[Case]:
     result = []
-    for spec in _specs(ctx.quick):
+    for spec in _specs("quick" if ctx.quick else "full"):
         notes: list[str] = []
         box: list[Case] = []
         contenders = (_tensorlang(ctx, spec, notes) + [_diderot(ctx, spec, notes, "seq"), _diderot(ctx, spec, notes, "par")]
