@@ -39,6 +39,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -186,12 +187,12 @@ def _diderot(ctx: Context, spec: dict, notes: list, target: str) -> Contender:
         notes.append(f"{label}: diderotc took {built.first_compile_s:.1f} s to compile {spec['name']}.diderot"
                      + ("" if built.compile_s else " (cached build)"))
         cli = dp.cli_args(args) + (["-n", str(ctx.threads)] if target == "par" else [])
-        cell = [None]
+        cell: dict[str, np.ndarray] = {}
 
         def call(keep=holder):
-            cell[0] = dp.run_exe(built.exe, tmp, cli, "out.nrrd")
+            cell["out"] = dp.run_exe(built.exe, tmp, cli, "out.nrrd")
 
-        return Bound(call, lambda: cell[0])
+        return Bound(call, lambda: cell["out"])
 
     note = "the real compiler's executable: " + ("diderotc --double --exec" if target == "seq"
                                                  else f"diderotc --double --exec --target=pthread, -n {ctx.threads}")
@@ -223,14 +224,14 @@ def _tensorlang(ctx: Context, spec: dict, notes: list) -> list[Contender]:
                 program = tl.compile(str(prog))
             notes.append(f"tensorlang: tl.compile took {time.perf_counter() - start:.2f} s for {prog.name}")
             _fast_enough(program, spec, tmp)
-            cell = [None]
+            cell: dict[str, np.ndarray] = {}
 
             def call(keep=holder):
                 res = program(**values)
                 outs = getattr(res, "outputs", res)
-                cell[0] = np.asarray(outs[spec["output"]], dtype=np.float64)
+                cell["out"] = np.asarray(outs[spec["output"]], dtype=np.float64)
 
-            return Bound(call, lambda: cell[0])
+            return Bound(call, lambda: cell["out"])
 
         result.append(Contender(name, "tensorlang", make, "tl.compile(program); p(**inputs) (images as NRRD paths, sequences as arrays)"))
     return result
@@ -268,17 +269,21 @@ def _numpy(spec: dict) -> Contender:
     def make(made):
         inp = nest(made, spec)
         fn = dp.NUMPY[spec["name"]]
-        cell = [None]
+        cell: dict[str, np.ndarray] = {}
 
         def call():
-            cell[0] = fn(inp, None)
+            cell["out"] = fn(inp, None)
 
-        return Bound(call, lambda: cell[0])
+        return Bound(call, lambda: cell["out"])
 
     how = {"life": "the 8-neighbour sum as 8 shifted slices", "sphere": "cKDTree.query_pairs + bincount a step",
            "mip": "scipy.ndimage.map_coordinates(order=1) a step"}.get(
         spec["name"], "4x4 neighbourhood gathered, separable bspln3 weights, a step")
     return Contender("numpy", "peer", make, f"vectorized over all active strands: {how}")
+
+
+def _flat_maker(make) -> Callable[[], dict]:
+    return lambda: flat(make())
 
 
 def cases(ctx: Context) -> list[Case]:
@@ -289,7 +294,7 @@ def cases(ctx: Context) -> list[Case]:
         contenders = (_tensorlang(ctx, spec, notes) + [_diderot(ctx, spec, notes, "seq"), _diderot(ctx, spec, notes, "par")]
                       + [_numpy(spec)])
         case = Case("diderot", spec["name"], spec["label"], spec["strands"], spec["strands"], 1.0, 1.0,
-                    lambda make=spec["make"]: flat(make()), _reference(spec, box), contenders, "numpy", tolerance=1e-7, notes=notes,
+                    _flat_maker(spec["make"]), _reference(spec, box), contenders, "numpy", tolerance=1e-7, notes=notes,
                     ratios=[("diderot (seq)", "tensorlang[c]", "tensorlang over Diderot's sequential executable", None),
                             ("diderot (pthread)", "tensorlang[c]", "tensorlang over Diderot's pthread executable", None),
                             ("numpy", "tensorlang[c]", "tensorlang over numpy/scipy", None)])

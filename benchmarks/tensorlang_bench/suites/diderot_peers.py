@@ -140,11 +140,11 @@ def probe(img: Img, kernel: str, x: np.ndarray, grad: bool = False):
     base = sum(n[:, a] * strides[a] for a in range(d))
     hood = img.data.reshape(-1)[base[:, None] + offs.reshape(1, -1)].reshape((len(x),) + (taps,) * d)
     w = [weights(kernel, f[:, a], 0) for a in range(d)]
-    dw = [weights(kernel, f[:, a], 1) for a in range(d)] if grad else None
+    dw = [weights(kernel, f[:, a], 1) for a in range(d)] if grad else []
     # contract the fastest axis (the array's last) first; one array per derivative direction
-    parts = {(): hood}
+    parts: dict[tuple[int, ...], np.ndarray] = {(): hood}
     for a in range(d):
-        nxt = {}
+        nxt: dict[tuple[int, ...], np.ndarray] = {}
         for key, arr in parts.items():
             nxt[key] = np.einsum("n...i,ni->n...", arr, w[a])
             if grad and not key:
