@@ -37,7 +37,7 @@ def _cases():
     ex = _script()
     return [pytest.param(name, run, id=f"{name}/{run['name']}")
             for name in ex.examples_in(Path(REF)) for run in ex.load_runs(Path(REF), name)
-            if run.get("outputs") and run["name"] not in ex.NOT_COMPARED]
+            if (run.get("outputs") or run.get("snapshots")) and run["name"] not in ex.NOT_COMPARED]
 
 
 @pytest.mark.parametrize("example,run", _cases())
