@@ -451,7 +451,7 @@ def build(program: str, target: str, proxies: dict[str, Path]) -> Built:
     return Built(exe, seconds, seconds)
 
 
-def run_exe(exe: Path, cwd: Path, args: list[str], output: str, timeout: float = 3600) -> np.ndarray:
+def run_exe(exe: Path, cwd: Path, args: list[str], output: str, timeout: float = 300) -> np.ndarray:
     proc = subprocess.run([str(exe)] + args + ["-o", output], cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{exe.name} failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-300:]}")
