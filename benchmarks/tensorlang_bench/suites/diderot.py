@@ -22,6 +22,10 @@ Contenders:
   per super-step over every active strand (diderot_peers.py); it is also the reference,
   checked against the real executables by tests/diderot/test_bench_peers.py.
 
+Results must agree with the reference to 1e-7 of its largest magnitude; iso2d's to 1e-5 (a
+seed stops once its Newton step is below 1e-6: a rounding difference can add or save the
+last step, which moves the point by up to that much).
+
 "per element" in the tables is the time per strand (strands per second is its inverse).
 "% of limit" is the probe bound: the roofline time of the probes the program makes (counted
 exactly by the reference run: flops of the separable kernel sums, each inside probe once;
@@ -75,7 +79,7 @@ def _specs(size: str) -> list[dict]:
                                          "args": dict(center=[0.0, 0.0], height=1.9, resU=plane, resV=plane, level=0.2,
                                                       width=0.01, vmin=-1.5, vmax=1.5, background=[0.1, 0.1, 0.1])}),
         dict(name="iso2d", label=f"{plane}² seeds, {img_n}² image, Newton steps", strands=plane * plane, output="x",
-             images=("img",), make=lambda: {"images": {"img": dp.smooth2d(img_n)},
+             images=("img",), tolerance=1e-5, make=lambda: {"images": {"img": dp.smooth2d(img_n)},
                            "args": dict(level=0.2, res=plane, lo=[-0.95, -0.95], hi=[0.95, 0.95], maxSteps=16,
                                         tol=1e-6)}),
         dict(name="life", label=f"{life_n}² cells, {gens} generations", strands=life_n * life_n, output="alive",
@@ -294,7 +298,8 @@ def cases(ctx: Context) -> list[Case]:
         contenders = (_tensorlang(ctx, spec, notes) + [_diderot(ctx, spec, notes, "seq"), _diderot(ctx, spec, notes, "par")]
                       + [_numpy(spec)])
         case = Case("diderot", spec["name"], spec["label"], spec["strands"], spec["strands"], 1.0, 1.0,
-                    _flat_maker(spec["make"]), _reference(spec, box), contenders, "numpy", tolerance=1e-7, notes=notes,
+                    _flat_maker(spec["make"]), _reference(spec, box), contenders, "numpy", tolerance=spec.get("tolerance", 1e-7),
+                    notes=notes,
                     ratios=[("diderot (seq)", "tensorlang[c]", "tensorlang over Diderot's sequential executable", None),
                             ("diderot (pthread)", "tensorlang[c]", "tensorlang over Diderot's pthread executable", None),
                             ("numpy", "tensorlang[c]", "tensorlang over numpy/scipy", None)])
