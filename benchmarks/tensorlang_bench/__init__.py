@@ -6,7 +6,7 @@ machine, next to that machine's measured limits.  Modules:
 * ``timing``       warm-up, repetitions, median, contenders interleaved;
 * ``machine``      the machine's description and limits (bandwidth, BLAS peak);
 * ``contenders``   tensorlang's back ends, optional peers (skipped with a note), baselines;
-* ``suites``       one module a suite (cfd, inplace, blas, small, einsum, fields, structure): kernels, sizes, flop/byte
+* ``suites``       one module a suite (cfd, inplace, blas, small, einsum, fields, structure, padding, diderot): kernels, sizes, flop/byte
                    counts, references, each peer's implementation;
 * ``runner``       correctness gate, timing, metrics, progress bar;
 * ``report``       JSON, markdown tables, PNG plots.
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import tensorlang as tl
 
-SUITE_NAMES = ("cfd", "inplace", "blas", "small", "einsum", "fields", "structure", "padding")
+SUITE_NAMES = ("cfd", "inplace", "blas", "small", "einsum", "fields", "structure", "padding", "diderot")
 PEER_NAMES = ("opt_einsum", "torch", "jax", "numba")
 DEFAULT_OUT = os.path.join("benchmarks", "results")
 

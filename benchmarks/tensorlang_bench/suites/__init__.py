@@ -13,7 +13,7 @@ Every case has a float64 reference computed independently of the contenders (num
 ``tensordot`` chains, or ``longdouble`` arithmetic for elementwise kernels), and every
 contender's result is checked against it before it is timed.
 
-Each suite is a module (``cfd``, ``inplace``, ``blas``, ``small``, ``einsum``, ``fields``, ``structure``, ``padding``) whose ``cases`` takes a
+Each suite is a module (``cfd``, ``inplace``, ``blas``, ``small``, ``einsum``, ``fields``, ``structure``, ``padding``, ``diderot``) whose ``cases`` takes a
 :class:`Context` and returns its cases; building a case is cheap (inputs are made only
 when the runner reaches it).  ``common`` holds what several suites share.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import blas, cfd, einsum, fields, inplace, padding, small, structure
+from . import blas, cfd, diderot, einsum, fields, inplace, padding, small, structure
 from .common import Case, Context
 
 SUITES: dict[str, Callable[[Context], list[Case]]] = {
@@ -30,4 +30,5 @@ SUITES: dict[str, Callable[[Context], list[Case]]] = {
     "einsum": einsum.cases, "fields": fields.cases,
     "structure": structure.cases,
     "padding": padding.cases,
+    "diderot": diderot.cases,
 }

@@ -1,0 +1,308 @@
+"""The ``diderot`` suite (issue 42): Diderot strand programs run end to end — vimg, iso2d,
+life, sphere, mip and dvr (our own programs in benchmarks/diderot/programs/, written with
+the language features Diderot's public examples use), at realistic sizes.
+
+Contenders:
+
+* ``tensorlang[c]``: ``p = tl.compile(program, threads=N)`` then ``p(**inputs)`` (images
+  passed as NRRD paths, sequences as arrays, the outputs read from the result); the compile
+  time is a note.  It is first run on tiny inputs: more than TOO_SLOW times slower than
+  numpy there (a strand interpreter in Python would take hours at these sizes), it is
+  reported as an error instead of being timed.  The
+  other back ends are listed as skipped: a strand program runs through the C target (the
+  strand interpreter is the oracle, far too slow at these sizes).  Until tensorlang runs
+  Diderot programs the contender reports the error it raises, and nothing else changes.
+* ``diderot (seq)`` and ``diderot (pthread)``: the real compiler's executables
+  (``diderotc --double --exec``, and ``--target=pthread`` run with ``-n N``), an optional peer
+  skipped when ``diderotc`` is not on PATH.  Built once per program, size and target into a
+  cache (``$TENSORLANG_BENCH_CACHE`` or ``~/.cache/tensorlang-bench/diderot``); the first
+  build's time is a note.  A call is a whole process: start-up, reading the NRRD inputs,
+  running, writing the output (what a user of the executable pays).
+* ``numpy``: the program vectorized over all strands with numpy/scipy, one array operation
+  per super-step over every active strand (diderot_peers.py); it is also the reference,
+  checked against the real executables by tests/diderot/test_bench_peers.py.
+
+Results must agree with the reference to 1e-7 of its largest magnitude; iso2d's to 1e-5 (a
+seed stops once its Newton step is below 1e-6: a rounding difference can add or save the
+last step, which moves the point by up to that much).
+
+"per element" in the tables is the time per strand (strands per second is its inverse).
+"% of limit" is the probe bound: the roofline time of the probes the program makes (counted
+exactly by the reference run: flops of the separable kernel sums, each inside probe once;
+bytes: the image once per call plus the outputs, since a ray's or a pixel's neighbours
+reuse its cache lines) divided by the measured time; life (no probes after the first step)
+and sphere (no fields) count their neighbour sums instead.  Sizes: a 512² image plane
+(vimg, iso2d seeds, life board) and a 256³ volume (mip, dvr; 256² rays for mip and 192² for
+dvr, stepping two voxels: the numpy version takes about ten seconds a call beyond that);
+``--quick``: tiny sizes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..contenders import Bound, Contender
+from . import diderot_peers as dp
+from .common import Case, Context, missing
+
+PEER_NOTE = "diderotc is not on PATH (the real Diderot compiler; /work/shared/tools/diderot/README.md builds it)"
+
+
+def _camera(res: int, n: int, step_voxels: float) -> dict:
+    return dict(eye=[4.0, 3.5, 3.0], at=[0.0, 0.0, 0.0], up=[0.0, 0.0, 1.0], fov=24.0, resU=res, resV=res,
+                near=-1.8, far=1.8, dt=step_voxels * 2.0 / (n - 1))
+
+
+#: sizes: (image n, plane), (volume n, mip rays, dvr rays), (life n, generations), (particles, steps)
+SIZES = {"full": ((256, 512), (256, 256, 192), (512, 10), (10_000, 20)),
+         "quick": ((48, 64), (32, 48, 32), (64, 5), (500, 5)),
+         "tiny": ((16, 12), (12, 10, 10), (12, 3), (60, 2))}
+#: a tensorlang run this much slower than numpy on the tiny inputs is not timed at the case's
+#: size (a strand interpreter in Python would take hours there); it is reported as an error
+TOO_SLOW = 20.0
+
+
+def _specs(size: str) -> list[dict]:
+    """Each benchmark: its program, the size label, how to make its inputs, strands."""
+    (img_n, plane), (vol_n, mip_res, dvr_res), (life_n, gens), (parts, sgens) = SIZES[size]
+    shade = dict(level=0.5, thick=0.02, stopAt=0.01, light=[1.0, 1.0, 2.0], ka=0.2, kd=0.7, ks=0.3, shiny=30.0,
+                 tint=[0.9, 0.8, 0.6])
+    return [
+        dict(name="vimg", label=f"{plane}² pixels, {img_n}² image, bspln3 value+gradient", strands=plane * plane,
+             output="rgb", images=("img", "cmap"), vdims={"cmap": 1}, make=lambda: {"images": {"img": dp.smooth2d(img_n), "cmap": dp.colormap()},
+                                         "args": dict(center=[0.0, 0.0], height=1.9, resU=plane, resV=plane, level=0.2,
+                                                      width=0.01, vmin=-1.5, vmax=1.5, background=[0.1, 0.1, 0.1])}),
+        dict(name="iso2d", label=f"{plane}² seeds, {img_n}² image, Newton steps", strands=plane * plane, output="x",
+             images=("img",), tolerance=1e-5, make=lambda: {"images": {"img": dp.smooth2d(img_n)},
+                           "args": dict(level=0.2, res=plane, lo=[-0.95, -0.95], hi=[0.95, 0.95], maxSteps=16,
+                                        tol=1e-6)}),
+        dict(name="life", label=f"{life_n}² cells, {gens} generations", strands=life_n * life_n, output="alive",
+             images=("board",), make=lambda: {"images": {"board": dp.board(life_n)}, "args": dict(N=life_n, gens=gens)},
+             float_images=("board",)),
+        dict(name="sphere", label=f"{parts} particles, {sgens} steps", strands=parts, output="pos",
+             points=("start",), make=lambda: {"points": {"start": dp.sphere_points(parts)},
+                           "args": dict(rad=float(np.sqrt(32.0 / parts)), step=0.002, gens=sgens)}),
+        dict(name="mip", label=f"{mip_res}² rays, {vol_n}³ volume, tent", strands=mip_res * mip_res, output="m",
+             images=("vol",), make=lambda: {"images": {"vol": dp.blob3d(vol_n)}, "args": _camera(mip_res, vol_n, 2.0)}),
+        dict(name="dvr", label=f"{dvr_res}² rays, {vol_n}³ volume, bspln3 value+gradient", strands=dvr_res * dvr_res,
+             output="rgba", images=("vol",), make=lambda: {"images": {"vol": dp.blob3d(vol_n)},
+                                          "args": dict(_camera(dvr_res, vol_n, 2.0), **shade)}),
+    ]
+
+
+def flat(made: dict) -> dict:
+    """A case's inputs as the runner keeps them (a flat dict of arrays, which it copies and
+    checks for writes): ``img``, ``img:origin``, ``img:spacing`` per image, the point lists,
+    ``arg:NAME`` per scalar or vector input."""
+    out = {}
+    for key, img in made.get("images", {}).items():
+        out[key], out[f"{key}:origin"], out[f"{key}:spacing"] = img.data, img.origin, np.array(img.spacing)
+    out.update(made.get("points", {}))
+    out.update({f"arg:{k}": np.array(v) for k, v in made["args"].items()})
+    return out
+
+
+def nest(inp: dict, spec: dict) -> dict:
+    """The inverse of :func:`flat`: images as ``Img``, arguments as Python numbers and lists."""
+    images = {k: dp.Img(inp[k], inp[k].ndim - spec.get("vdims", {}).get(k, 0), inp[f"{k}:origin"], float(inp[f"{k}:spacing"]))
+              for k in spec.get("images", ())}
+    points = {k: inp[k] for k in spec.get("points", ())}
+    args = {k[4:]: (v.item() if v.ndim == 0 else v.tolist()) for k, v in inp.items() if k.startswith("arg:")}
+    return {"images": images, "points": points, "args": args}
+
+
+# ------------------------------------------------------------------ counts: the probe bound
+def _probe_counts(dim: int, taps: int, grad: bool) -> float:
+    """Flops of one probe: the separable sums (each tap weighted once per derivative
+    component, 2 flops a multiply-add) and the weights (about 8 flops a tap a component)."""
+    comps = 1 + (dim if grad else 0)
+    return 2.0 * taps ** dim * comps + 8.0 * taps * dim * (2 if grad else 1)
+
+
+def _counts(spec: dict, inp: dict, stats: dict) -> tuple[float, float]:
+    """(flops, bytes) of one run, from the reference run's statistics."""
+    name = spec["name"]
+    image_bytes = sum(im.data.nbytes for im in inp.get("images", {}).values())
+    out_bytes = 8.0 * stats.get("outputs", spec["strands"])
+    if name in ("vimg", "iso2d", "dvr"):
+        flops = stats["probes"] * _probe_counts(2 if name != "dvr" else 3, 4, True)
+    elif name == "mip":
+        flops = stats["probes"] * _probe_counts(3, 2, False)
+    elif name == "life":
+        flops = spec["strands"] * inp["args"]["gens"] * 8.0  # the eight-neighbour sum
+        image_bytes += spec["strands"] * inp["args"]["gens"] * 2 * 4.0  # states read and written, every generation
+    else:  # sphere: ~30 flops a neighbour pair (difference, length, the push), both ways
+        flops = stats["pairs"] * 2 * 30.0  # pairs counted over every step
+        image_bytes += spec["strands"] * inp["args"]["gens"] * 2 * 24.0
+    return max(flops, 1.0), float(image_bytes + out_bytes)
+
+
+def _reference(spec: dict, case_box: list):
+    """The numpy version, which also counts the probes (neighbour pairs for sphere) it makes:
+    the case's flops and bytes are set from them."""
+
+    def ref(made: dict) -> np.ndarray:
+        inp = nest(made, spec)
+        count = [0]
+        out = dp.NUMPY[spec["name"]](inp, count)
+        case = case_box[0]
+        case.flops, case.bytes = _counts(spec, inp, {"probes": count[0], "pairs": count[0], "outputs": out.size})
+        return out
+
+    return ref
+
+
+# ------------------------------------------------------------------ contenders
+def _write_inputs(spec: dict, inp: dict, where: Path) -> dict:
+    """The program's inputs as the executables and tl.compile take them: images and point
+    lists written as NRRD files in ``where``, named by input."""
+    args = dict(inp["args"])
+    for key, img in inp.get("images", {}).items():
+        dp.write_nrrd(where / f"{key}.nrrd", img, "float" if key in spec.get("float_images", ()) else "double")
+        args[key] = f"{key}.nrrd"
+    for key, pts in inp.get("points", {}).items():
+        dp.write_list_nrrd(where / f"{key}.nrrd", pts)
+        args[key] = f"{key}.nrrd"
+    return args
+
+
+def _diderot(ctx: Context, spec: dict, notes: list, target: str) -> Contender:
+    label = "diderot (seq)" if target == "seq" else "diderot (pthread)"
+    if dp.diderotc() is None:
+        return missing(label, "peer", PEER_NOTE)
+    if target == "seq" and ctx.threads > 1:
+        return missing(label, "peer", "sequential executable: timed in the 1-thread run")
+
+    def make(made):
+        inp = nest(made, spec)
+        holder = tempfile.TemporaryDirectory(prefix="tl-bench-diderot-")  # removed with the bound call
+        tmp = Path(holder.name)
+        args = _write_inputs(spec, inp, tmp)
+        proxies = {f"{k}.nrrd": tmp / f"{k}.nrrd" for k in inp.get("images", {})
+                   if k not in spec.get("float_images", ())}
+        proxies.update({f"{k}.nrrd": tmp / f"{k}.nrrd" for k in inp.get("points", {})})
+        built = dp.build(spec["name"], target, proxies)
+        notes.append(f"{label}: diderotc took {built.first_compile_s:.1f} s to compile {spec['name']}.diderot"
+                     + ("" if built.compile_s else " (cached build)"))
+        cli = dp.cli_args(args) + (["-n", str(ctx.threads)] if target == "par" else [])
+        cell: dict[str, np.ndarray] = {}
+
+        def call(keep=holder):
+            cell["out"] = dp.run_exe(built.exe, tmp, cli, "out.nrrd")
+
+        return Bound(call, lambda: cell["out"])
+
+    note = "the real compiler's executable: " + ("diderotc --double --exec" if target == "seq"
+                                                 else f"diderotc --double --exec --target=pthread, -n {ctx.threads}")
+    return Contender(label, "peer", make, note + "; a call is a whole process (start-up, NRRD in and out)")
+
+
+def _tensorlang(ctx: Context, spec: dict, notes: list) -> list[Contender]:
+    result = []
+    for backend in ctx.backends:
+        name = f"tensorlang[{backend}]"
+        if backend != "c":
+            result.append(missing(name, "tensorlang", "a Diderot program runs through the C target (its strand "
+                                                      "interpreter is the oracle, too slow at these sizes)"))
+            continue
+
+        def make(made):
+            import tensorlang as tl
+
+            inp = nest(made, spec)
+            holder = tempfile.TemporaryDirectory(prefix="tl-bench-diderot-tl-")
+            tmp = Path(holder.name)
+            values = _values(spec, inp, tmp)
+            prog = tmp / f"{spec['name']}.diderot"
+            shutil.copy(dp.PROGRAMS / prog.name, prog)
+            start = time.perf_counter()
+            try:
+                program = tl.compile(str(prog), threads=ctx.threads)
+            except TypeError:  # a compile without a threads= keyword
+                program = tl.compile(str(prog))
+            notes.append(f"tensorlang: tl.compile took {time.perf_counter() - start:.2f} s for {prog.name}")
+            _fast_enough(program, spec, tmp)
+            cell: dict[str, np.ndarray] = {}
+
+            def call(keep=holder):
+                res = program(**values)
+                outs = getattr(res, "outputs", res)
+                cell["out"] = np.asarray(outs[spec["output"]], dtype=np.float64)
+
+            return Bound(call, lambda: cell["out"])
+
+        result.append(Contender(name, "tensorlang", make, "tl.compile(program); p(**inputs) (images as NRRD paths, sequences as arrays)"))
+    return result
+
+
+def _values(spec: dict, inp: dict, where: Path) -> dict:
+    """Keyword arguments of the compiled program: inputs written as NRRD files (paths),
+    vectors as arrays, numbers as they are."""
+    args = _write_inputs(spec, inp, where)
+    images, points = inp.get("images", {}), inp.get("points", {})
+    return {k: (str(where / v) if k in images else points[k] if k in points
+                else np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in args.items()}
+
+
+def _fast_enough(program, spec: dict, where: Path) -> None:
+    """Raise when tensorlang is TOO_SLOW times slower than numpy on the tiny inputs."""
+    tiny = next(s for s in _specs("tiny") if s["name"] == spec["name"])
+    inp = tiny["make"]()
+    sub = where / "tiny"
+    sub.mkdir(exist_ok=True)
+    values = _values(tiny, inp, sub)
+    program(**values)  # first call: builds what it builds
+    start = time.perf_counter()
+    program(**values)
+    ours = time.perf_counter() - start
+    start = time.perf_counter()
+    dp.NUMPY[spec["name"]](inp, None)
+    theirs = time.perf_counter() - start
+    if ours > TOO_SLOW * theirs + 0.05:
+        raise RuntimeError(f"not timed at this size: on tiny inputs ({tiny['label']}) it took {ours:.3f} s, numpy "
+                           f"{theirs:.4f} s (over {TOO_SLOW:g}x slower; the strand interpreter?)")
+
+
+def _numpy(spec: dict) -> Contender:
+    def make(made):
+        inp = nest(made, spec)
+        fn = dp.NUMPY[spec["name"]]
+        cell: dict[str, np.ndarray] = {}
+
+        def call():
+            cell["out"] = fn(inp, None)
+
+        return Bound(call, lambda: cell["out"])
+
+    how = {"life": "the 8-neighbour sum as 8 shifted slices", "sphere": "cKDTree.query_pairs + bincount a step",
+           "mip": "scipy.ndimage.map_coordinates(order=1) a step"}.get(
+        spec["name"], "4x4 neighbourhood gathered, separable bspln3 weights, a step")
+    return Contender("numpy", "peer", make, f"vectorized over all active strands: {how}")
+
+
+def _flat_maker(make) -> Callable[[], dict]:
+    return lambda: flat(make())
+
+
+def cases(ctx: Context) -> list[Case]:
+    result = []
+    for spec in _specs("quick" if ctx.quick else "full"):
+        notes: list[str] = []
+        box: list[Case] = []
+        contenders = (_tensorlang(ctx, spec, notes) + [_diderot(ctx, spec, notes, "seq"), _diderot(ctx, spec, notes, "par")]
+                      + [_numpy(spec)])
+        case = Case("diderot", spec["name"], spec["label"], spec["strands"], spec["strands"], 1.0, 1.0,
+                    _flat_maker(spec["make"]), _reference(spec, box), contenders, "numpy", tolerance=spec.get("tolerance", 1e-7),
+                    notes=notes,
+                    ratios=[("diderot (seq)", "tensorlang[c]", "tensorlang over Diderot's sequential executable", None),
+                            ("diderot (pthread)", "tensorlang[c]", "tensorlang over Diderot's pthread executable", None),
+                            ("numpy", "tensorlang[c]", "tensorlang over numpy/scipy", None)])
+        box.append(case)
+        result.append(case)
+    return result
