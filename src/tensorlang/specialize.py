@@ -216,12 +216,20 @@ class SymbolicKernel(ProgramInterface):
                 found.setdefault(symbol, (extent, name, d))
         missing = [s for s in self.symbols if s not in found]
         if missing:
+            self._check_names(arrays, ("out",))  # a misspelt or forgotten input is the cause
             free = missing[0]
             users = [n for n, shape in self.checked.context.shapes.items() if any(e == Sym(free) for e in shape)]
             raise error("input", f"size {free!r} has no value: no input given determines it (it sizes "
                         f"{', '.join(map(repr, users))}); give it with --param {free}=N (params={{{free!r}: N}} "
                         f"in Python), or call with arrays that have it").with_source(self.source)
         return {s: found[s][0] for s in self.symbols}
+
+    def _check_names(self, given: Mapping[str, object], options: tuple[str, ...]) -> None:
+        accepted = sorted(self.checked.accepted_inputs)
+        for name in (n for n in given if n not in accepted):
+            raise error("input", f"{name!r} is no input of the program{closest(name, [*accepted, *options])} (inputs: {', '.join(accepted)})")
+        for name in (n for n in self.checked.inputs if n not in given):
+            raise self._error(f"missing input {name!r} of shape {show(self.checked.context[name])}", name)
 
     def _error(self, message: str, name: str) -> TensorLangError:
         decl = self.checked.context.decls.get(name)
@@ -302,14 +310,7 @@ class SymbolicKernel(ProgramInterface):
         given = {**(dict(inputs) if inputs is not None else {}), **arrays}
         verdict, batch = self.batch_verdict(batch)
         shapes = self.checked.context.shapes
-        accepted = set(self.checked.accepted_inputs)
-        for name in given:
-            if name not in accepted:
-                hint = closest(name, [*sorted(accepted), "inputs", "batch", "chunks", "split_every"])
-                raise error("input", f"{name!r} is no input of the program{hint} (inputs: {', '.join(sorted(accepted))})")
-        missing = [n for n in self.checked.inputs if n not in given]
-        if missing:
-            raise error("input", f"missing input {missing[0]!r} of shape {show(shapes[missing[0]])}")
+        self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
         fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})

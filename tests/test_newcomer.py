@@ -1,0 +1,64 @@
+"""What a newcomer tripped over, from a fresh clone and the docs only: each as a test
+that failed before its fix (a misleading error, a page a user could not reach, a claim
+the docs did not make)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+GRADIENT = """
+in var Dx : [p p]
+in var w : [E p p p]
+out var g : [E p p p]
+g[e,i,j,k] = sum(l) Dx[i,l] * w[e,l,j,k]
+"""
+
+
+def test_a_forgotten_input_of_a_program_with_sizes_is_named():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"missing input 'w' of shape \[E p p p\]"):
+        k(Dx=np.eye(3))
+
+
+def test_a_misspelt_input_of_a_program_with_sizes_is_named_not_a_size():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"'ww' is no input of the program.*did you mean 'w'"):
+        k(Dx=np.eye(3), ww=np.ones((2, 3, 3, 3)))
+
+
+def test_a_size_nothing_could_bind_still_says_so():
+    k = tl.compile("in var A : [n]\nout var B : [m]\nB[i] = sum(j) A[j]\n")
+    with pytest.raises(TensorLangError, match=r"size 'm' has no value"):
+        k(A=np.ones(3))
+
+
+def test_float32_fortran_and_strided_inputs_give_the_documented_results():
+    k = tl.compile(GRADIENT)
+    rng = np.random.default_rng(0)
+    Dx, w = rng.standard_normal((4, 4)), rng.standard_normal((3, 4, 4, 6))[..., 1:5]
+    want = np.einsum("il,eljk->eijk", Dx, w)
+    np.testing.assert_allclose(k(Dx=Dx, w=np.asfortranarray(w))["g"], want, rtol=1e-12, atol=1e-12)
+    got = k(Dx=Dx.astype(np.float32), w=w.astype(np.float32))["g"]
+    assert got.dtype == np.float64                  # as docs/howto/cfd.md says
+    assert "float32 arrays are converted" in " ".join((DOCS / "howto" / "cfd.md").read_text().split())
+    k32 = tl.compile(GRADIENT, dtype="float32")
+    assert k32(Dx=Dx.astype(np.float32), w=w.astype(np.float32))["g"].dtype == np.float32
+
+
+def test_a_diderot_user_reaches_the_diderot_pages_from_the_landing_page_and_how_to():
+    assert "(diderot.md)" in (DOCS / "index.md").read_text()
+    assert "(../diderot.md)" in (DOCS / "howto" / "fields.md").read_text()
+
+
+def test_the_reference_check_how_to_says_what_zero_over_zero_is():
+    text = " ".join((DOCS / "howto" / "reference-check.md").read_text().split())
+    assert "`0 / 0` is `0`" in text and "assert_matches_reference" in text
+    k = tl.compile("in var y : [2]\nout var z : [2]\nz = y / y\n", backend="interp")
+    assert list(k(y=np.array([0.0, 2.0]))["z"]) == [0.0, 1.0]
