@@ -62,3 +62,22 @@ def test_the_reference_check_how_to_says_what_zero_over_zero_is():
     assert "`0 / 0` is `0`" in text and "assert_matches_reference" in text
     k = tl.compile("in var y : [2]\nout var z : [2]\nz = y / y\n", backend="interp")
     assert list(k(y=np.array([0.0, 2.0]))["z"]) == [0.0, 1.0]
+
+
+def test_a_name_misspelt_only_in_case_gets_the_hint():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"'W' is no input of the program \(did you mean 'w'\?\)"):
+        k(Dx=np.eye(3), W=np.ones((2, 3, 3, 3)))
+    fixed = tl.compile("in var A : [2]\nout var B : [2]\nB = A * A\n")
+    with pytest.raises(TensorLangError, match=r"no variable 'a' \(did you mean 'A'\?\)"):
+        fixed(a=np.ones(2))
+
+
+def test_a_misspelt_reconstruction_kernel_gets_the_hint():
+    with pytest.raises(TensorLangError, match=r"unknown reconstruction kernel 'bspline3' \(did you mean 'bspln3'\?\)"):
+        tl.field(np.ones((6, 6)), "bspline3")
+
+
+def test_an_unknown_keyword_keeps_its_numpy_like_wording():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'optimise' \(did you mean optimize\? it takes"):
+        tl.einsum("ij,jk", np.ones((2, 2)), np.ones((2, 2)), optimise=True)
