@@ -81,3 +81,13 @@ def test_a_misspelt_reconstruction_kernel_gets_the_hint():
 def test_an_unknown_keyword_keeps_its_numpy_like_wording():
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'optimise' \(did you mean optimize\? it takes"):
         tl.einsum("ij,jk", np.ones((2, 2)), np.ones((2, 2)), optimise=True)
+
+
+def test_run_random_inputs_without_sizes_asks_for_the_sizes(tmp_path, capsys):
+    from tensorlang.cli import main
+
+    prog = tmp_path / "grad.tl"
+    prog.write_text(GRADIENT)
+    assert main(["run", str(prog), "--random-inputs"]) != 0
+    err = capsys.readouterr().err
+    assert "size 'p' has no value" in err and "--param p=N" in err and "missing input" not in err

@@ -162,7 +162,7 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        return self.for_inputs(arrays, out).call(arrays, out)
+        return self.for_inputs(arrays, out, complete=True).call(arrays, out)
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
@@ -171,12 +171,12 @@ class SymbolicKernel(ProgramInterface):
         too)."""
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        return self.for_inputs(inputs, out).run(inputs, out, compressed)
+        return self.for_inputs(inputs, out, complete=True).run(inputs, out, compressed)
 
     @guard
-    def for_inputs(self, arrays: Mapping[str, object], out=None) -> Kernel:
+    def for_inputs(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> Kernel:
         """The specialisation these arrays bind (:meth:`binding`), compiled on first use."""
-        kernel = self._specialization(self.binding(arrays, out))
+        kernel = self._specialization(self.binding(arrays, out, complete))
         self._last = kernel
         try:
             shapes = tuple([arrays[name].shape for name in self._shape_key])  # type: ignore[attr-defined]
@@ -188,10 +188,10 @@ class SymbolicKernel(ProgramInterface):
             self._by_shapes[shapes] = kernel
         return kernel
 
-    def binding(self, arrays: Mapping[str, object], out=None) -> dict[str, int]:
+    def binding(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> dict[str, int]:
         """Each symbol's value from the arrays' shapes: inputs in declaration order, then
         ``out=`` arrays.  Disagreements, empty dimensions and symbols nothing binds are
-        error[input]."""
+        error[input]; for ``complete`` arrays (a call), a misspelt or forgotten input first."""
         found: dict[str, tuple[int, str, int]] = {}  # symbol -> (value, array, dimension)
         given = dict(out) if isinstance(out, Mapping) else {}
         for name, rank, dims in self._binders:
@@ -216,7 +216,8 @@ class SymbolicKernel(ProgramInterface):
                 found.setdefault(symbol, (extent, name, d))
         missing = [s for s in self.symbols if s not in found]
         if missing:
-            self._check_names(arrays, ("out",))  # a misspelt or forgotten input is the cause
+            if complete:  # the arrays of a call: a misspelt or forgotten input is the cause
+                self._check_names(arrays, ("out",))
             free = missing[0]
             users = [n for n, shape in self.checked.context.shapes.items() if any(e == Sym(free) for e in shape)]
             raise error("input", f"size {free!r} has no value: no input given determines it (it sizes "
