@@ -91,3 +91,12 @@ def test_run_random_inputs_without_sizes_asks_for_the_sizes(tmp_path, capsys):
     assert main(["run", str(prog), "--random-inputs"]) != 0
     err = capsys.readouterr().err
     assert "size 'p' has no value" in err and "--param p=N" in err and "missing input" not in err
+
+
+def test_two_sizes_in_one_param_say_one_param_per_size(tmp_path, capsys):
+    from tensorlang.cli import main
+
+    prog = tmp_path / "grad.tl"
+    prog.write_text(GRADIENT)
+    assert main(["run", str(prog), "--random-inputs", "--param", "E=3,p=4"]) != 0
+    assert "one --param per size" in capsys.readouterr().err
