@@ -100,3 +100,10 @@ def test_two_sizes_in_one_param_say_one_param_per_size(tmp_path, capsys):
     prog.write_text(GRADIENT)
     assert main(["run", str(prog), "--random-inputs", "--param", "E=3,p=4"]) != 0
     assert "one --param per size" in capsys.readouterr().err
+
+
+def test_the_landing_page_and_readme_say_the_same_about_platforms():
+    index = " ".join((DOCS / "index.md").read_text().split())
+    readme = " ".join((DOCS.parent / "README.md").read_text().split())
+    for text in (index, readme):
+        assert "macOS should work" in text and "Windows is untested" in text
