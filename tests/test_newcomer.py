@@ -107,3 +107,18 @@ def test_the_landing_page_and_readme_say_the_same_about_platforms():
     readme = " ".join((DOCS.parent / "README.md").read_text().split())
     for text in (index, readme):
         assert "macOS should work" in text and "Windows is untested" in text
+
+
+def test_ci_runs_the_readme_quick_start_commands_as_written():
+    """The quick start works from a fresh clone because CI (.ci/run, a fresh virtual
+    environment) runs each of README's two commands word for word."""
+    import re
+
+    readme = (DOCS.parent / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = [line.strip() for line in re.findall(r"```sh\n(.*?)```", quick, re.S)[0].splitlines() if line.strip()]
+    ci = [line.strip() for line in (DOCS.parent / ".ci" / "run").read_text().splitlines()]
+    assert len(commands) == 2
+    for command in commands:
+        wanted = command.replace("pip install -e", "pip install --quiet -e")
+        assert command in ci or wanted in ci, command
