@@ -122,3 +122,10 @@ def test_ci_runs_the_readme_quick_start_commands_as_written():
     for command in commands:
         wanted = command.replace("pip install -e", "pip install --quiet -e")
         assert command in ci or wanted in ci, command
+
+
+def test_run_with_a_dict_names_a_forgotten_input_too():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"missing input 'w'"):
+        k.run({"Dx": np.eye(3)})
+    assert k.for_inputs({"Dx": np.eye(3), "w": np.ones((2, 3, 3, 3))}).shapes["g"] == (2, 3, 3, 3)
