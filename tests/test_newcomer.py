@@ -129,3 +129,10 @@ def test_run_with_a_dict_names_a_forgotten_input_too():
     with pytest.raises(TensorLangError, match=r"missing input 'w'"):
         k.run({"Dx": np.eye(3)})
     assert k.for_inputs({"Dx": np.eye(3), "w": np.ones((2, 3, 3, 3))}).shapes["g"] == (2, 3, 3, 3)
+
+
+def test_the_einsum_how_to_does_not_promise_more_than_blas_for_one_matrix_product():
+    text = " ".join((DOCS / "howto" / "einsum.md").read_text().split())
+    assert "BLAS's work either way" in text
+    a, b = np.ones((40, 16)), np.ones((16, 12))
+    np.testing.assert_array_equal(tl.einsum("ri,ij->rj", a, b), a @ b)
