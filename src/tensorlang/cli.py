@@ -952,7 +952,7 @@ def _parse_params(items: list[str]) -> dict[str, int]:
         except ValueError:
             number = 0
         if number < 1 or not value.isdigit():
-            raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}")
+            raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}" + ("; give one --param per size: --param n=4 --param m=5" if "=" in value else ""))
         if name in params and params[name] != number:
             raise TensorLangError("input", f"--param {name} is given twice, as {params[name]} and {number}")
         params[name] = number

@@ -169,14 +169,22 @@ class ArgumentError(TensorLangError, TypeError):
         super().__init__("input", message)
 
 
+def closest(name, names) -> str:
+    """`` (did you mean 'A'?)`` for the closest of ``names`` to a misspelt ``name`` (case
+    aside: ``W`` finds ``w``), else ""."""
+    import difflib
+
+    lower = {str(n).lower(): n for n in reversed(list(names))} if isinstance(name, str) else {}
+    found = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6) if lower else []
+    return f" (did you mean {lower[found[0]]!r}?)" if found else ""
+
+
 def unknown_keyword(function: str, keyword: str, accepted) -> ArgumentError:
     """``f() got an unexpected keyword argument 'bakend' (did you mean backend?; it
     takes ...)``: the unknown keyword, the closest accepted one and all of them."""
-    import difflib
-
     accepted = list(accepted)
-    close = difflib.get_close_matches(keyword, accepted, n=1, cutoff=0.6) if isinstance(keyword, str) else []
-    hint = f"did you mean {close[0]}? " if close else ""
+    close = closest(keyword, accepted)  # " (did you mean 'backend'?)"
+    hint = close[2:-1].replace("'", "") + " " if close else ""
     takes = ", ".join(accepted) or "no keyword arguments"
     return ArgumentError(f"{function}() got an unexpected keyword argument {keyword!r} ({hint}it takes: {takes})")
 

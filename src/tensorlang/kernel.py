@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import limits, pipeline, stages
-from .errors import KernelFailed, Source, TensorLangError, error, guard
+from .errors import KernelFailed, Source, TensorLangError, closest, error, guard
 from .ein import ir
 from .lang import Language
 from .loops.ir import LoopProgram
@@ -71,14 +71,6 @@ def default_threads() -> int:
     if wanted.isdigit() and int(wanted) > MAX_THREADS:
         return MAX_THREADS
     return 0
-
-
-def closest(name, names) -> str:
-    """`` (did you mean 'A'?)`` for the closest of ``names`` to a misspelt ``name``, else ""."""
-    import difflib
-
-    found = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6) if isinstance(name, str) else []
-    return f" (did you mean {found[0]!r}?)" if found else ""
 
 
 class ProgramInterface:

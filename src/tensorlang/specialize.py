@@ -162,7 +162,7 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        return self.for_inputs(arrays, out).call(arrays, out)
+        return self.for_inputs(arrays, out, complete=True).call(arrays, out)
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
@@ -171,12 +171,12 @@ class SymbolicKernel(ProgramInterface):
         too)."""
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        return self.for_inputs(inputs, out).run(inputs, out, compressed)
+        return self.for_inputs(inputs, out, complete=True).run(inputs, out, compressed)
 
     @guard
-    def for_inputs(self, arrays: Mapping[str, object], out=None) -> Kernel:
+    def for_inputs(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> Kernel:
         """The specialisation these arrays bind (:meth:`binding`), compiled on first use."""
-        kernel = self._specialization(self.binding(arrays, out))
+        kernel = self._specialization(self.binding(arrays, out, complete))
         self._last = kernel
         try:
             shapes = tuple([arrays[name].shape for name in self._shape_key])  # type: ignore[attr-defined]
@@ -188,10 +188,10 @@ class SymbolicKernel(ProgramInterface):
             self._by_shapes[shapes] = kernel
         return kernel
 
-    def binding(self, arrays: Mapping[str, object], out=None) -> dict[str, int]:
+    def binding(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> dict[str, int]:
         """Each symbol's value from the arrays' shapes: inputs in declaration order, then
         ``out=`` arrays.  Disagreements, empty dimensions and symbols nothing binds are
-        error[input]."""
+        error[input]; for ``complete`` arrays (a call), a misspelt or forgotten input first."""
         found: dict[str, tuple[int, str, int]] = {}  # symbol -> (value, array, dimension)
         given = dict(out) if isinstance(out, Mapping) else {}
         for name, rank, dims in self._binders:
@@ -216,12 +216,21 @@ class SymbolicKernel(ProgramInterface):
                 found.setdefault(symbol, (extent, name, d))
         missing = [s for s in self.symbols if s not in found]
         if missing:
+            if complete:  # the arrays of a call: a misspelt or forgotten input is the cause
+                self._check_names(arrays, ("out",))
             free = missing[0]
             users = [n for n, shape in self.checked.context.shapes.items() if any(e == Sym(free) for e in shape)]
             raise error("input", f"size {free!r} has no value: no input given determines it (it sizes "
                         f"{', '.join(map(repr, users))}); give it with --param {free}=N (params={{{free!r}: N}} "
                         f"in Python), or call with arrays that have it").with_source(self.source)
         return {s: found[s][0] for s in self.symbols}
+
+    def _check_names(self, given: Mapping[str, object], options: tuple[str, ...]) -> None:
+        accepted = sorted(self.checked.accepted_inputs)
+        for name in (n for n in given if n not in accepted):
+            raise error("input", f"{name!r} is no input of the program{closest(name, [*accepted, *options])} (inputs: {', '.join(accepted)})")
+        for name in (n for n in self.checked.inputs if n not in given):
+            raise self._error(f"missing input {name!r} of shape {show(self.checked.context[name])}", name)
 
     def _error(self, message: str, name: str) -> TensorLangError:
         decl = self.checked.context.decls.get(name)
@@ -302,14 +311,7 @@ class SymbolicKernel(ProgramInterface):
         given = {**(dict(inputs) if inputs is not None else {}), **arrays}
         verdict, batch = self.batch_verdict(batch)
         shapes = self.checked.context.shapes
-        accepted = set(self.checked.accepted_inputs)
-        for name in given:
-            if name not in accepted:
-                hint = closest(name, [*sorted(accepted), "inputs", "batch", "chunks", "split_every"])
-                raise error("input", f"{name!r} is no input of the program{hint} (inputs: {', '.join(sorted(accepted))})")
-        missing = [n for n in self.checked.inputs if n not in given]
-        if missing:
-            raise error("input", f"missing input {missing[0]!r} of shape {show(shapes[missing[0]])}")
+        self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
         fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})

@@ -22,7 +22,7 @@ from fractions import Fraction as Q
 
 import numpy as np
 
-from ..errors import error
+from ..errors import closest, error
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,6 @@ def kernel(name_or_kernel) -> Kernel:
         return name_or_kernel
     found = KERNELS.get(name_or_kernel) if isinstance(name_or_kernel, str) else None
     if found is None:
-        raise error("input", f"unknown reconstruction kernel {name_or_kernel!r} "
+        raise error("input", f"unknown reconstruction kernel {name_or_kernel!r}{closest(name_or_kernel, KERNELS)} "
                              f"(known: {', '.join(KERNELS)})")
     return found

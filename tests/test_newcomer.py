@@ -1,0 +1,138 @@
+"""What a newcomer tripped over, from a fresh clone and the docs only: each as a test
+that failed before its fix (a misleading error, a page a user could not reach, a claim
+the docs did not make)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+GRADIENT = """
+in var Dx : [p p]
+in var w : [E p p p]
+out var g : [E p p p]
+g[e,i,j,k] = sum(l) Dx[i,l] * w[e,l,j,k]
+"""
+
+
+def test_a_forgotten_input_of_a_program_with_sizes_is_named():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"missing input 'w' of shape \[E p p p\]"):
+        k(Dx=np.eye(3))
+
+
+def test_a_misspelt_input_of_a_program_with_sizes_is_named_not_a_size():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"'ww' is no input of the program.*did you mean 'w'"):
+        k(Dx=np.eye(3), ww=np.ones((2, 3, 3, 3)))
+
+
+def test_a_size_nothing_could_bind_still_says_so():
+    k = tl.compile("in var A : [n]\nout var B : [m]\nB[i] = sum(j) A[j]\n")
+    with pytest.raises(TensorLangError, match=r"size 'm' has no value"):
+        k(A=np.ones(3))
+
+
+def test_float32_fortran_and_strided_inputs_give_the_documented_results():
+    k = tl.compile(GRADIENT)
+    rng = np.random.default_rng(0)
+    Dx, w = rng.standard_normal((4, 4)), rng.standard_normal((3, 4, 4, 6))[..., 1:5]
+    want = np.einsum("il,eljk->eijk", Dx, w)
+    np.testing.assert_allclose(k(Dx=Dx, w=np.asfortranarray(w))["g"], want, rtol=1e-12, atol=1e-12)
+    got = k(Dx=Dx.astype(np.float32), w=w.astype(np.float32))["g"]
+    assert got.dtype == np.float64                  # as docs/howto/cfd.md says
+    assert "float32 arrays are converted" in " ".join((DOCS / "howto" / "cfd.md").read_text().split())
+    k32 = tl.compile(GRADIENT, dtype="float32")
+    assert k32(Dx=Dx.astype(np.float32), w=w.astype(np.float32))["g"].dtype == np.float32
+
+
+def test_a_diderot_user_reaches_the_diderot_pages_from_the_landing_page_and_how_to():
+    assert "(diderot.md)" in (DOCS / "index.md").read_text()
+    assert "(../diderot.md)" in (DOCS / "howto" / "fields.md").read_text()
+
+
+def test_the_reference_check_how_to_says_what_zero_over_zero_is():
+    text = " ".join((DOCS / "howto" / "reference-check.md").read_text().split())
+    assert "`0 / 0` is `0`" in text and "assert_matches_reference" in text
+    k = tl.compile("in var y : [2]\nout var z : [2]\nz = y / y\n", backend="interp")
+    assert list(k(y=np.array([0.0, 2.0]))["z"]) == [0.0, 1.0]
+
+
+def test_a_name_misspelt_only_in_case_gets_the_hint():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"'W' is no input of the program \(did you mean 'w'\?\)"):
+        k(Dx=np.eye(3), W=np.ones((2, 3, 3, 3)))
+    fixed = tl.compile("in var A : [2]\nout var B : [2]\nB = A * A\n")
+    with pytest.raises(TensorLangError, match=r"no variable 'a' \(did you mean 'A'\?\)"):
+        fixed(a=np.ones(2))
+
+
+def test_a_misspelt_reconstruction_kernel_gets_the_hint():
+    with pytest.raises(TensorLangError, match=r"unknown reconstruction kernel 'bspline3' \(did you mean 'bspln3'\?\)"):
+        tl.field(np.ones((6, 6)), "bspline3")
+
+
+def test_an_unknown_keyword_keeps_its_numpy_like_wording():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'optimise' \(did you mean optimize\? it takes"):
+        tl.einsum("ij,jk", np.ones((2, 2)), np.ones((2, 2)), optimise=True)
+
+
+def test_run_random_inputs_without_sizes_asks_for_the_sizes(tmp_path, capsys):
+    from tensorlang.cli import main
+
+    prog = tmp_path / "grad.tl"
+    prog.write_text(GRADIENT)
+    assert main(["run", str(prog), "--random-inputs"]) != 0
+    err = capsys.readouterr().err
+    assert "size 'p' has no value" in err and "--param p=N" in err and "missing input" not in err
+
+
+def test_two_sizes_in_one_param_say_one_param_per_size(tmp_path, capsys):
+    from tensorlang.cli import main
+
+    prog = tmp_path / "grad.tl"
+    prog.write_text(GRADIENT)
+    assert main(["run", str(prog), "--random-inputs", "--param", "E=3,p=4"]) != 0
+    assert "one --param per size" in capsys.readouterr().err
+
+
+def test_the_landing_page_and_readme_say_the_same_about_platforms():
+    index = " ".join((DOCS / "index.md").read_text().split())
+    readme = " ".join((DOCS.parent / "README.md").read_text().split())
+    for text in (index, readme):
+        assert "macOS should work" in text and "Windows is untested" in text
+
+
+def test_ci_runs_the_readme_quick_start_commands_as_written():
+    """The quick start works from a fresh clone because CI (.ci/run, a fresh virtual
+    environment) runs each of README's two commands word for word."""
+    import re
+
+    readme = (DOCS.parent / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = [line.strip() for line in re.findall(r"```sh\n(.*?)```", quick, re.S)[0].splitlines() if line.strip()]
+    ci = [line.strip() for line in (DOCS.parent / ".ci" / "run").read_text().splitlines()]
+    assert len(commands) == 2
+    for command in commands:
+        wanted = command.replace("pip install -e", "pip install --quiet -e")
+        assert command in ci or wanted in ci, command
+
+
+def test_run_with_a_dict_names_a_forgotten_input_too():
+    k = tl.compile(GRADIENT)
+    with pytest.raises(TensorLangError, match=r"missing input 'w'"):
+        k.run({"Dx": np.eye(3)})
+    assert k.for_inputs({"Dx": np.eye(3), "w": np.ones((2, 3, 3, 3))}).shapes["g"] == (2, 3, 3, 3)
+
+
+def test_the_einsum_how_to_does_not_promise_more_than_blas_for_one_matrix_product():
+    text = " ".join((DOCS / "howto" / "einsum.md").read_text().split())
+    assert "BLAS's work either way" in text
+    a, b = np.ones((40, 16)), np.ones((16, 12))
+    np.testing.assert_array_equal(tl.einsum("ri,ij->rj", a, b), a @ b)
