@@ -11,8 +11,11 @@ of the polynomials a field sampled from them reproduces exactly (the tests check
 The kernels and their supports are Diderot's: tent (support 2, C0), c1tent (the tent
 declared C1, for cheap gradients, as Diderot's dvr example uses it), ctmr (Catmull-Rom,
 support 4, C1, interpolating), bspln3 (uniform cubic B-spline, support 4, C2, not
-interpolating: sample data through ``prefilter`` first to interpolate), c4hexic
-(support 6, C4, reproduces cubics).
+interpolating: sample data through ``prefilter`` first to interpolate), bspln5 (the
+uniform quintic B-spline, support 6, C4, not interpolating), c4hexic (support 6, C4,
+reproduces cubics).  c2tent and c2ctmr are, like c1tent, teaching kernels: the tent and
+Catmull-Rom polynomials declared C2, so a program may take second derivatives of fields
+built from them (their true second derivatives jump at the knots).
 """
 
 from __future__ import annotations
@@ -76,7 +79,15 @@ KERNELS: dict[str, Kernel] = {
         Kernel("tent", 2, 0, 1, (_f(1, -1),)),
         Kernel("c1tent", 2, 1, 1, (_f(1, -1),)),
         Kernel("ctmr", 4, 1, 2, (_f(1, 0, "-5/2", "3/2"), _f(2, -4, "5/2", "-1/2"))),
+        Kernel("c2tent", 2, 2, 1, (_f(1, -1),)),
+        Kernel("c2ctmr", 4, 2, 2, (_f(1, 0, "-5/2", "3/2"), _f(2, -4, "5/2", "-1/2"))),
         Kernel("bspln3", 4, 2, 1, (_f("2/3", 0, -1, "1/2"), _f("4/3", -2, 1, "-1/6"))),
+        # the quintic B-spline: on [k, k+1) a piece of (3-x)^5/120 - 6 (2-x)^5/120 + 15 (1-x)^5/120
+        Kernel("bspln5", 6, 4, 1, (
+            _f("11/20", 0, "-1/2", 0, "1/4", "-1/12"),
+            _f("17/40", "5/8", "-7/4", "5/4", "-3/8", "1/24"),
+            _f("81/40", "-27/8", "9/4", "-3/4", "1/8", "-1/120"),
+        )),
         Kernel("c4hexic", 6, 4, 3, (
             _f("69/80", 0, "-23/16", 0, "19/16", "-7/12", "1/16"),
             _f("3/160", "35/8", "-341/32", 10, "-147/32", "25/24", "-3/32"),
