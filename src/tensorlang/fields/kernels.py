@@ -21,6 +21,7 @@ built from them (their true second derivatives jump at the knots).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction as Q
 
 import numpy as np
@@ -67,6 +68,39 @@ class Kernel:
         ``frac`` in [0, 1): shape ``frac.shape + (support,)`` (004 §2.2's sum)."""
         taps = np.arange(1 - self.radius, self.radius + 1, dtype=np.float64)
         return self(frac[..., None] - taps, order)
+
+
+@lru_cache(maxsize=None)
+def tap_segments(kern: Kernel, order: int, digits: int | None = None) -> np.ndarray:
+    """The kernel per tap as polynomials of the signed argument x = f - i: row i-(1-s)
+    holds the coefficients (constant first) of h⁽ᵒʳᵈᵉʳ⁾(x) on the one unit interval x
+    covers for taps i = 1-s .. s and fractions f in [0, 1): x in [-i, 1-i), which is
+    piece -i of |x| for i <= 0 and piece i-1 (mirrored: x -> -x) for i >= 1.  With
+    ``digits``, every coefficient is rounded to that many significant decimal digits
+    (Diderot's code generator writes them so: see fieldval)."""
+    s = kern.radius
+    rows = []
+    for i in range(1 - s, s + 1):
+        piece = np.array(kern.pieces[-i if i <= 0 else i - 1], dtype=np.float64)
+        signed = piece if i <= 0 else piece * (-1.0) ** np.arange(len(piece))  # h(x) = p(-x)
+        for _ in range(order):
+            signed = signed[1:] * np.arange(1, len(signed)) if len(signed) > 1 else np.zeros(1)
+        if digits is not None:
+            signed = np.array([float(f"{c:.{digits}g}") for c in signed])
+        rows.append(signed)
+    width = max(len(r) for r in rows)
+    return np.array([np.pad(r, (0, width - len(r))) for r in rows])
+
+
+def tap_weights(kern: Kernel, order: int, f: float, digits: int | None = None) -> np.ndarray:
+    """h⁽ᵒʳᵈᵉʳ⁾(f - i) for the taps i = 1-s .. s of one fraction f in [0, 1), each tap's
+    polynomial evaluated by Horner's rule in x = f - i (:func:`tap_segments`)."""
+    c = tap_segments(kern, order, digits)
+    x = f - np.arange(1 - kern.radius, kern.radius + 1, dtype=np.float64)
+    h = c[:, -1].copy()
+    for k in range(c.shape[1] - 2, -1, -1):
+        h = c[:, k] + x * h
+    return h
 
 
 def _f(*cs) -> tuple[float, ...]:

@@ -86,6 +86,8 @@ def c_mod(a: int, b: int) -> int:
 
 def coerce(ty: Ty, v):
     """A value stored in a variable of type ``ty`` (int -> real)."""
+    if type(v) is float:  # the common case: a real stays as it is
+        return v
     if is_real(ty) and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return float(v)
     if ty.kind == "tensor" and ty.shape and not isinstance(v, np.ndarray):
@@ -590,6 +592,8 @@ def _pow(a, b):
 
 
 def _div(a, b):
+    if type(a) is float and type(b) is float and b != 0.0:  # the common case
+        return a / b
     with np.errstate(all="ignore"):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return np.divide(a, b)

@@ -16,6 +16,7 @@ from ...fields.image import image as make_image
 from . import ast as A
 from . import interp as I
 from .check import Checked
+from .fieldval import BorderImage
 from .types import Ty
 
 
@@ -130,6 +131,8 @@ class StrandProgram:
 
     def _convert(self, rt, name: str, ty: Ty, value):
         if ty.kind == "image":
+            if isinstance(value, BorderImage):  # clamp(img), wrap(img), mirror(img): checked already
+                return value
             if isinstance(value, (str, os.PathLike)):
                 img = rt.image(os.fspath(value))
             elif isinstance(value, Image):
