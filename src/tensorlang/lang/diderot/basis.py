@@ -46,7 +46,7 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
             return Ty("field", img.shape, img.dim, ker.k)
         return None
     if op == "∘":
-        if a.kind == "field" and b.kind == "field" and b.shape == ((a.dim,) if a.dim > 1 else ()):
+        if a.kind == "field" and b.kind == "field" and a.dim is not None and b.shape == ((a.dim,) if a.dim > 1 else ()):
             return Ty("field", a.shape, b.dim, min(a.k or 0, b.k or 0))
         return None
     fa, fb = a.kind == "field", b.kind == "field"
@@ -177,7 +177,7 @@ def _vec(args: list[Ty]) -> Ty | None:
 
 
 def _inside(args: list[Ty]) -> Ty | None:
-    if len(args) == 2 and args[1].kind == "field":
+    if len(args) == 2 and args[1].kind == "field" and args[1].dim is not None:
         want = REAL if args[1].dim == 1 else tensor(args[1].dim)
         if args[0] == want or (args[1].dim == 1 and is_num(args[0])):
             return BOOL

@@ -196,7 +196,7 @@ class Compiler:
             return lambda fr: not a(fr)
         t = self.ty(e)
         if t.kind == "field":
-            return lambda fr: FV.lift("neg", a(fr), None, t.dim)
+            return lambda fr: FV.lift("neg", a(fr), None, _dim(t))
         return lambda fr: -a(fr)
 
     def e_Diff(self, e):
@@ -220,7 +220,7 @@ class Compiler:
         if t.kind == "int":
             return lambda fr: abs(a(fr))
         if t.kind == "field":
-            return lambda fr: FV.lift("norm", a(fr), None, t.dim)
+            return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
         if t.shape == ():
             return lambda fr: abs(float(a(fr)))
         return lambda fr: float(np.sqrt(np.sum(np.square(a(fr)))))
@@ -296,7 +296,8 @@ class Compiler:
             return lambda fr: fr.rt.count((STABLE,))
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
-            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, tys[0].dim), tys[0].dim)
+            d = _dim(tys[0])
+            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, d), d)
         if name in ("min", "max") and rty.kind == "int":
             fn = min if name == "min" else max
             a, b = args
@@ -364,6 +365,7 @@ class Compiler:
         idx = [None if i is None else self.expr(i) for i in e.indices]
         if t.kind == "seq":
             i0 = idx[0]
+            assert i0 is not None  # the checker asks a sequence for one index
             return lambda fr: _seq_get(a(fr), i0(fr))
         scalar = self.ty(e).shape == ()
 
@@ -388,7 +390,7 @@ class Compiler:
 
     def e_SeqLit(self, e):
         elems = [self.expr(x) for x in e.elems]
-        ety = self.ty(e).elem
+        ety = _elem(self.ty(e))
         return lambda fr: tuple(coerce(ety, x(fr)) for x in elems)
 
     def e_Identity(self, e):
@@ -542,6 +544,18 @@ def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
 def _local_type(checked: Checked, s: A.Assign) -> Ty:
     t = checked.types.get(id(s.value), Ty("void"))
     return t
+
+
+def _dim(ty: Ty) -> int:
+    """The dimension of a field type (the checker gives every field one)."""
+    assert ty.dim is not None, ty
+    return ty.dim
+
+
+def _elem(ty: Ty) -> Ty:
+    """The element type of a sequence type (the checker gives every sequence one)."""
+    assert ty.elem is not None, ty
+    return ty.elem
 
 
 def _zero(ty: Ty):
@@ -716,7 +730,7 @@ def compile_program(checked: Checked) -> Compiled:
     update = strand.method("update")
     stab = strand.method("stabilize")
     blocks = [b for b in (program.update,) if b is not None]
-    iters = []
+    iters: list[tuple[str, Callable, Callable | None]] = []
     for it in program.create.iters:
         if isinstance(it.domain, A.Range):
             iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))

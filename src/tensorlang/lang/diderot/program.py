@@ -78,7 +78,7 @@ class StrandProgram:
             ty = checked.globals[decl.name]
             default = None
             if decl.default is not None:
-                if isinstance(decl.default, A.Load) or I._is_load(decl.default):
+                if isinstance(decl.default, (A.Load, A.Apply)) and I._is_load(decl.default):
                     path = decl.default.path if isinstance(decl.default, A.Load) else decl.default.args[0]
                     default = path.value if isinstance(path, A.Str) else None
                 else:
@@ -181,11 +181,11 @@ class StrandProgram:
 
 def _out_shape(ty: Ty) -> tuple[int, ...]:
     if ty.kind == "seq":
-        return ((ty.n or 0),) + _out_shape(ty.elem)
+        return ((ty.n or 0),) + _out_shape(I._elem(ty))
     return tuple(ty.shape) if ty.kind == "tensor" else ()
 
 
 def _as_array(v, ty: Ty):
     if ty.kind == "seq":
-        return [_as_array(x, ty.elem) for x in v]
+        return [_as_array(x, I._elem(ty)) for x in v]
     return v
