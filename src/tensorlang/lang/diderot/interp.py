@@ -749,6 +749,17 @@ def _is_load(e) -> bool:
     return isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load")
 
 
+def within_sphere(points: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
+    """Which ``points`` (N, d) a ``sphere(radius)`` query at ``center`` finds, by the test
+    Diderot's runtime makes: the squared distance, summed axis by axis into a
+    single-precision accumulator (even in a --double build), strictly below radius²."""
+    total = np.zeros(len(points), dtype=np.float32)
+    for a in range(points.shape[1]):
+        d = points[:, a] - center[a]
+        total = (total.astype(np.float64) + d * d).astype(np.float32)
+    return total.astype(np.float64) < radius * radius
+
+
 # ---------------------------------------------------------------- the run
 class Runtime:
     """One run of a program: its globals, its strands and what it printed."""
@@ -829,7 +840,13 @@ class Runtime:
         at = np.atleast_1d(fr.s["pos"] if center is None else center).astype(np.float64)
         if not np.all(np.isfinite(at)):
             return []
-        found = sorted(self._tree.query_ball_point(at, float(radius)))
+        radius = float(radius)
+        if not radius > 0:
+            return []
+        # candidates from the tree, a little beyond the radius; then Diderot's own test
+        found = np.array(sorted(self._tree.query_ball_point(at, radius * (1 + 1e-6) + 1e-300)), dtype=np.intp)
+        if len(found):
+            found = found[within_sphere(self._tree.data[found], at, radius)]
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
     def stabilize(self, strand: Strand) -> None:
