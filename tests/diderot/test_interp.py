@@ -89,3 +89,46 @@ initially [ s(1.5 + 0.25*i, 2.0) | i in 0..3 ];
     xs = 1.5 + 0.25 * np.arange(4)
     assert np.allclose(res.outputs["v"][:, 0], 2 * xs + 6)
     assert np.allclose(res.outputs["v"][:, 1:], [2, 3])
+
+
+def test_probes_in_a_program_agree_with_tensorlang_fields():
+    # value, gradient, Hessian eigen-system and lifted arithmetic of a rotated, scaled image
+    from tensorlang.fields import KERNELS, reconstruct
+    import tensorlang as tl
+    rng = np.random.default_rng(7)
+    t = 0.4
+    lin = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]]) @ np.diag([0.3, 0.25])
+    world = np.eye(3)
+    world[:2, :2], world[:2, 2] = lin, [-1.0, -1.2]
+    img = tl.image(rng.normal(size=(9, 8)), world=world)
+    res = load("hessian.diderot").run({"img": img})
+    j, i = np.meshgrid(np.arange(7), np.arange(10), indexing="ij")
+    pts = np.stack([0.35 * i - 1.1, 0.3 * j - 0.9], axis=-1).reshape(-1, 2)
+    inside = reconstruct.inside(img, KERNELS["bspln3"], pts)
+    assert res.outputs["in"].reshape(-1).tolist() == inside.tolist()
+    assert 0 < inside.sum() < len(pts)
+    val = reconstruct.probe(img, KERNELS["bspln3"], 0, pts)
+    grad = reconstruct.probe(img, KERNELS["bspln3"], 1, pts)
+    hess = reconstruct.probe(img, KERNELS["bspln3"], 2, pts)
+    ok = inside
+    assert np.allclose(res.outputs["val"].reshape(-1)[ok], val[ok], atol=1e-10)
+    assert np.allclose(res.outputs["grad"].reshape(-1, 2)[ok], grad[ok], atol=1e-9)
+    lam, vec = np.linalg.eigh(hess[ok])
+    assert np.allclose(res.outputs["lam"].reshape(-1, 2)[ok], lam[:, ::-1], atol=1e-8)  # descending
+    ev0 = res.outputs["ev0"].reshape(-1, 2)[ok]
+    assert np.allclose(np.abs(np.sum(ev0 * vec[:, :, 1], axis=1)), 1, atol=1e-8)  # up to sign
+    lifted = 2 * val - np.linalg.norm(grad, axis=-1)
+    assert np.allclose(res.outputs["lifted"].reshape(-1)[ok], lifted[ok], atol=1e-9)
+    assert np.all(np.isnan(res.outputs["val"].reshape(-1)[~ok]))
+    # the clamped tent field is defined everywhere: outside, it reads the edge samples
+    xi = np.linalg.solve(lin, (pts - [-1.0, -1.2]).T).T
+    n = np.floor(xi).astype(int)
+    f = xi - n
+    d = img.data
+    want = []
+    for (a, b), (fa, fb) in zip(n, f):
+        def at(u, v):
+            return d[min(max(u, 0), 8), min(max(v, 0), 7)]
+        want.append((1 - fa) * (1 - fb) * at(a, b) + fa * (1 - fb) * at(a + 1, b)
+                    + (1 - fa) * fb * at(a, b + 1) + fa * fb * at(a + 1, b + 1))
+    assert np.allclose(res.outputs["edge"].reshape(-1), want, atol=1e-12)
