@@ -321,7 +321,7 @@ BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500,
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 3600, "structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2280, "surface": 4000}
+CEILINGS = {"diderot": 3600, "structure": 4450, "schedule+loops": 3935, "targets": 5540, "fields": 2330, "surface": 4000}
 
 
 def layer_sizes() -> dict[str, int]:
