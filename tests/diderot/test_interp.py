@@ -132,3 +132,12 @@ def test_probes_in_a_program_agree_with_tensorlang_fields():
         want.append((1 - fa) * (1 - fb) * at(a, b) + fa * (1 - fb) * at(a + 1, b)
                     + (1 - fa) * fb * at(a, b + 1) + fa * fb * at(a + 1, b + 1))
     assert np.allclose(res.outputs["edge"].reshape(-1), want, atol=1e-12)
+
+
+def test_new_strands_join_at_the_end_of_the_step_and_the_global_block_sees_them():
+    # what Diderot's own executable (diderotc --double) prints and writes for this program
+    res = load("spawn.diderot").run({})
+    assert res.printed == "2 0.5\n4 0.75\n8 0.875\n8 0.875\n"
+    assert res.outputs["where"].tolist() == [0, 0.5, 0.25, 0.75, 0.125, 0.625, 0.375, 0.875]
+    assert res.outputs["level"].tolist() == [3] * 8
+    assert (res.steps, res.active, res.stable) == (4, 0, 8)
