@@ -25,8 +25,10 @@ _PAD = {"clamp": "edge", "wrap": "wrap", "mirror": "symmetric"}
 
 def reference_probe(img, kern, order: int, p: np.ndarray, mode: str | None) -> np.ndarray:
     d, s = img.dim, kern.radius
-    lin, org = img.world[:d, :d], img.world[:d, d]
-    x = np.linalg.solve(lin, p - org)
+    lin = img.world[:d, :d]
+    # index position by the homogeneous world-to-index map, as Diderot's runtime (and the
+    # interpreter) compute it: on a knot, another rounding could pick the next cell
+    x = img.to_index[:d, :d] @ p + img.to_index[:d, d]
     n = np.floor(x).astype(int)
     f = x - n
     data = img.data

@@ -38,6 +38,9 @@ class Checked:
     state: dict[str, Ty] = field(default_factory=dict)
     params: dict[str, Ty] = field(default_factory=dict)
     communicates: bool = False  # the strands read each other's state (sphere queries)
+    #: the state variables strands read from each other (``P.x`` in a strand method, and
+    #: ``pos``): Diderot's runtime keeps two copies of them (see interp.Runtime.step)
+    shared: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -353,6 +356,8 @@ class Checker:
                 self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e)
             if e.name not in self.c.state:
                 self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
+            if self.where == "strand":
+                self.c.shared.add(e.name)
             return self.c.state[e.name]
         if isinstance(e, A.TensorLit):
             ts = [self.expr(x, scope) for x in e.elems]
@@ -434,6 +439,7 @@ class Checker:
                 for a in e.args:
                     self.expr(a, scope)
                 self.c.communicates = True
+                self.c.shared.add("pos")
                 return Ty("set", name=self.strand.name)
             args = [self.expr(a, scope) for a in e.args]
             if name in self.c.functions:

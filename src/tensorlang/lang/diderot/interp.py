@@ -223,7 +223,7 @@ class Compiler:
             return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
         if t.shape == ():
             return lambda fr: abs(float(a(fr)))
-        return lambda fr: float(np.sqrt(np.sum(np.square(a(fr)))))
+        return lambda fr: _norm(a(fr))
 
     def e_Apply(self, e):
         f = e.func
@@ -605,17 +605,27 @@ def _pow(a, b):
         return math.inf
 
 
+def _norm(v) -> float:
+    """|v| of a tensor: the square root of the squares summed in order, as Diderot's C does
+    (numpy's reductions cost more than the arithmetic on a vec3)."""
+    total = 0.0
+    for x in np.asarray(v, dtype=np.float64).flat:
+        total += x * x
+    return math.sqrt(total)
+
+
 def _div(a, b):
+    """a / b with IEEE results for a zero divisor (the run holds np.errstate(all="ignore"):
+    StrandProgram.run)."""
     if type(a) is float and type(b) is float and b != 0.0:  # the common case
         return a / b
-    with np.errstate(all="ignore"):
-        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-            return np.divide(a, b)
-        b = float(b)
-        if b == 0.0:
-            a = float(a)
-            return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
-        return a / b
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.divide(a, b)
+    b = float(b)
+    if b == 0.0:
+        a = float(a)
+        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+    return a / b
 
 
 _BINARY: dict[str, Callable] = {
@@ -860,6 +870,16 @@ class Runtime:
                 return
         strand.status = STABLE
 
+    def _drop_step(self, strand: Strand, before: dict | None) -> None:
+        """What Diderot's runtime does to a strand that the global block stabilizes when
+        strands communicate: it keeps two copies of the shared variables (this step's
+        input and output) and, the step done, stabilizes with the copy of the step's
+        start, so the last step's changes to the shared variables are dropped (circle:
+        the positions written are those of the step before the one that converged)."""
+        if before is not None:
+            for name in self.c.shared:
+                strand.state[name] = before[name]
+
     def step(self) -> None:
         if self.c.communicates:
             self.snapshot = [(s, dict(s.state)) for s in self.strands if s.status != DEAD]
@@ -881,13 +901,15 @@ class Runtime:
                 strand.status = DEAD
         self.strands.extend(self.pending)
         self.pending = []
-        self.snapshot = None
+        start, self.snapshot = self.snapshot, None
         if self.p.global_update is not None:
             try:
                 self.p.global_update(self.frame(None))
             except _Stabilize:
+                before = {id(s): st for s, st in start or ()}
                 for s in self.strands:
                     if s.status == ACTIVE:
+                        self._drop_step(s, before.get(id(s)))
                         self.stabilize(s)
             except _Die:
                 for s in self.strands:

@@ -96,7 +96,12 @@ class StrandProgram:
     def run(self, values: Mapping[str, object] | None = None, *, limit: int = 0, snapshot: int = 0,
             on_snapshot: Callable[[int, RunResult], None] | None = None, threads: int = 1,
             progress: Callable[[int, int], None] | None = None) -> RunResult:
-        values = dict(values or {})
+        with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
+            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress)
+
+    def _run(self, values: dict, limit: int, snapshot: int,
+             on_snapshot: Callable[[int, RunResult], None] | None,
+             progress: Callable[[int, int], None] | None) -> RunResult:
         known = {i.name for i in self.inputs}
         unknown = sorted(set(values) - known)
         if unknown:
