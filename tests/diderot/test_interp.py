@@ -141,3 +141,12 @@ def test_new_strands_join_at_the_end_of_the_step_and_the_global_block_sees_them(
     assert res.outputs["where"].tolist() == [0, 0.5, 0.25, 0.75, 0.125, 0.625, 0.375, 0.875]
     assert res.outputs["level"].tolist() == [3] * 8
     assert (res.steps, res.active, res.stable) == (4, 0, 8)
+
+
+def test_a_global_stabilize_drops_the_last_step_of_the_shared_variables():
+    # Diderot's executable writes pos as it was before the third step (pos is shared: the
+    # strands see each other) and seen as the third step left it (seen is the strand's own)
+    res = load("gstop.diderot").run({})
+    assert res.outputs["pos"].tolist() == [[2, 0], [3, 0], [4, 0]]
+    assert res.outputs["seen"].tolist() == [6, 6, 6]
+    assert (res.steps, res.stable) == (3, 3)
