@@ -783,6 +783,16 @@ class Runtime:
         self.pending: list[Strand] = []
         self.snapshot: list[tuple[Strand, dict]] | None = None
         self._tree = None
+        #: the living strands in the order of Diderot's runtime (its strand array's index
+        #: permutation): the stable ones first, in the order they stabilized, then the
+        #: active ones; made from the creation order at the first step (see step)
+        self.order: list[Strand] | None = None
+
+    def alive(self) -> list[Strand]:
+        """The living strands in Diderot's order (updates, queries and reductions go so)."""
+        if self.order is None:
+            return [s for s in self.strands if s.status != DEAD]
+        return self.order
 
     # ---- files
     def _path(self, path: str) -> str:
@@ -835,7 +845,7 @@ class Runtime:
         return sum(1 for s in self.strands if s.status in which)
 
     def states(self, which):
-        return [s.state for s in self.strands if s.status in which]
+        return [s.state for s in self.alive() if s.status in which]
 
     def sphere(self, fr: Frame, center, radius):
         if self.snapshot is None:
@@ -881,24 +891,44 @@ class Runtime:
                 strand.state[name] = before[name]
 
     def step(self) -> None:
+        """One super-step, in the order Diderot's runtime keeps its strands: positions
+        [stable | active]; the active ones update in position order; one that stabilizes
+        swaps with the first not-yet-stable position (so it joins the stable ones), one
+        that dies swaps with the last active position not yet dead (which updates next,
+        in its place); the strands made by ``new`` follow the survivors."""
+        order = self.alive()
         if self.c.communicates:
-            self.snapshot = [(s, dict(s.state)) for s in self.strands if s.status != DEAD]
+            self.snapshot = [(s, dict(s.state)) for s in order]
             self._tree = None
         update = self.p.update
-        for strand in self.strands:
-            if strand.status != ACTIVE:
-                continue
-            if update is None:
-                self.stabilize(strand)
-                continue
+        n_stable = sum(1 for s in order if s.status == STABLE)
+        stabilizing = dying = 0
+        ix = n_stable
+        while ix < len(order) - dying:
+            strand = order[ix]
             try:
+                if update is None:
+                    raise _Stabilize()
                 update(self.frame(strand))
             except _Continue:
                 pass
             except _Stabilize:
                 self.stabilize(strand)
+                if strand.status == STABLE:
+                    jx = n_stable + stabilizing
+                    order[ix], order[jx] = order[jx], order[ix]
+                    stabilizing += 1
+                    ix += 1
+                    continue
             except _Die:
                 strand.status = DEAD
+            if strand.status == DEAD:
+                dying += 1
+                jx = len(order) - dying
+                order[ix], order[jx] = order[jx], order[ix]
+                continue
+            ix += 1
+        self.order = order[:len(order) - dying] + self.pending
         self.strands.extend(self.pending)
         self.pending = []
         start, self.snapshot = self.snapshot, None
@@ -907,7 +937,7 @@ class Runtime:
                 self.p.global_update(self.frame(None))
             except _Stabilize:
                 before = {id(s): st for s, st in start or ()}
-                for s in self.strands:
+                for s in self.alive():
                     if s.status == ACTIVE:
                         self._drop_step(s, before.get(id(s)))
                         self.stabilize(s)
@@ -915,6 +945,7 @@ class Runtime:
                 for s in self.strands:
                     if s.status == ACTIVE:
                         s.status = DEAD
+                self.order = [s for s in self.alive() if s.status != DEAD]
             except _Continue:
                 pass
 

@@ -171,7 +171,7 @@ class StrandProgram:
             grid = shape
         else:
             which = (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
-            chosen = [s for s in rt.strands if s.status in which]
+            chosen = [s for s in rt.alive() if s.status in which]  # in Diderot's order
             grid = None
         outputs = {}
         for o in self.outputs:
