@@ -150,3 +150,12 @@ def test_a_global_stabilize_drops_the_last_step_of_the_shared_variables():
     assert res.outputs["pos"].tolist() == [[2, 0], [3, 0], [4, 0]]
     assert res.outputs["seen"].tolist() == [6, 6, 6]
     assert (res.steps, res.stable) == (3, 3)
+
+
+def test_strands_update_and_are_written_in_the_order_of_diderots_strand_array():
+    # what Diderot's executable prints and writes: a strand that dies swaps with the last
+    # active one (7 updates before 6), the stable ones come first in the order they
+    # stabilized (2 and 4 at the first step, 0 and 6 at the third)
+    res = load("order.diderot").run({})
+    assert res.printed == "0 1 2 3 4 5 7 6 \n1 6 0 3 4 7 \n0 3 6 \n"
+    assert res.outputs["id"].tolist() == [2, 4, 0, 6]
