@@ -196,3 +196,16 @@ def test_within_sphere_sums_in_single_precision():
     pts = np.array([[np.sqrt(1 + 2.0 ** -30), 0.0], [1.0, 0.0], [1.5, 0.0]])
     assert within_sphere(pts, np.zeros(2), r).tolist() == [True, True, False]
     assert within_sphere(pts, np.zeros(2), 1.0).tolist() == [False, False, False]  # strictly inside
+
+
+@pytest.mark.parametrize("name", sorted(FV.LIFTED))
+def test_lifted_functions_and_abs_of_fields_differentiate_by_the_chain_rule(name):
+    # a positive, smooth 1-D field; derivatives against central differences of the value
+    xs = np.linspace(0, 3, 16)
+    img = tl.image(2 + np.sin(xs) + 0.1 * xs ** 2, world={"spacing": 0.25, "origin": -1.0})
+    base = FV.Conv(img, KERNELS["c4hexic"])
+    for field in (FV.Lifted1(name, base), FV.lift("norm", FV.lift("+", base, -2.5, 1), None, 1)):
+        p, h = np.array([0.83]), 1e-4
+        for order in (1, 2, 3):
+            fd = (np.asarray(field.value(p + h, order - 1)) - np.asarray(field.value(p - h, order - 1))) / (2 * h)
+            assert np.allclose(field.value(p, order), fd, rtol=1e-5, atol=1e-6), (name, order)

@@ -9,6 +9,7 @@ probe sum (the kernels' weights and the index/world maps of :mod:`tensorlang.fie
 from __future__ import annotations
 
 import itertools
+from typing import Callable
 
 import numpy as np
 
@@ -160,6 +161,8 @@ class Lifted(Field):
             return -a.value(x, order)
         if op == "norm":
             va = a.value(x, 0)
+            if order and np.ndim(va) == 0:  # |F| of a scalar field: ∂ᵏ|F| = sgn(F) ∂ᵏF (sgn 0 = 0), as Diderot
+                return np.sign(va) * a.value(x, order)
             return np.sqrt(np.sum(va * va)) if order == 0 else self._norm_d(va, x, order)
         if op in ("*", "/") and not isinstance(b, Field):
             return _scale(a.value(x, order), b, op, order, self.dim)
@@ -209,6 +212,42 @@ def _norm_grad(v, g):
     if g.ndim == v.ndim:  # 1-D
         return np.sum(v * g) / n
     return np.tensordot(v, g, axes=(list(range(v.ndim)), list(range(v.ndim)))) / n
+
+
+#: functions lifted to scalar fields: the function and its first three derivatives
+LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
+    "sin": (np.sin, np.cos, lambda v: -np.sin(v), lambda v: -np.cos(v)),
+    "cos": (np.cos, lambda v: -np.sin(v), lambda v: -np.cos(v), np.sin),
+    "exp": (np.exp, np.exp, np.exp, np.exp),
+    "sqrt": (np.sqrt, lambda v: 0.5 / np.sqrt(v), lambda v: -0.25 / (v * np.sqrt(v)),
+             lambda v: 0.375 / (v * v * np.sqrt(v))),
+}
+
+
+class Lifted1(Field):
+    """``fn(F)`` of a scalar field F, differentiated by the chain rule (to second order:
+    ∇fn(F) = fn'(F) ∇F, ∇⊗∇fn(F) = fn''(F) ∇F⊗∇F + fn'(F) ∇⊗∇F; and, for 1-D fields,
+    the third derivative fn‴ F'³ + 3 fn'' F' F'' + fn' F‴)."""
+
+    def __init__(self, name: str, f: Field):
+        self.name, self.f, self.dim = name, f, f.dim
+
+    def inside(self, x) -> bool:
+        return self.f.inside(x)
+
+    def value(self, x, order: int):
+        fn, d1, d2, d3 = LIFTED[self.name]
+        v = self.f.value(x, 0)
+        if order == 0:
+            return fn(v)
+        g = self.f.value(x, 1)
+        if order == 1:
+            return d1(v) * g
+        if order == 2:
+            return d2(v) * np.multiply.outer(g, g) + d1(v) * self.f.value(x, 2)
+        if order == 3 and self.dim == 1:
+            return d3(v) * g ** 3 + 3 * d2(v) * g * self.f.value(x, 2) + d1(v) * self.f.value(x, 3)
+        raise error("backend", f"the interpreter differentiates {self.name}(F) at most twice")
 
 
 class Deriv(Field):

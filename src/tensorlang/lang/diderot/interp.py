@@ -294,6 +294,9 @@ class Compiler:
             return lambda fr: fr.rt.count((ACTIVE,))
         if name == "numStable":
             return lambda fr: fr.rt.count((STABLE,))
+        if tys and tys[0].kind == "field" and name in FV.LIFTED:
+            a = args[0]
+            return lambda fr: FV.Lifted1(name, a(fr))
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
             d = _dim(tys[0])
