@@ -159,3 +159,9 @@ def test_strands_update_and_are_written_in_the_order_of_diderots_strand_array():
     res = load("order.diderot").run({})
     assert res.printed == "0 1 2 3 4 5 7 6 \n1 6 0 3 4 7 \n0 3 6 \n"
     assert res.outputs["id"].tolist() == [2, 4, 0, 6]
+
+
+def test_without_bulk_synchronous_features_the_stable_strands_keep_creation_order():
+    # no global block, no new, no communication: Diderot's direct strand array
+    res = load("order2.diderot").run({})
+    assert res.outputs["id"].tolist() == [0, 2, 4, 6]

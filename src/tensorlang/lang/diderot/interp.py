@@ -549,6 +549,17 @@ def _local_type(checked: Checked, s: A.Assign) -> Ty:
     return t
 
 
+def _uses(node, cls) -> bool:
+    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
+    if isinstance(node, cls):
+        return True
+    if isinstance(node, (list, tuple)):
+        return any(_uses(x, cls) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(_uses(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
+    return False
+
+
 def _dim(ty: Ty) -> int:
     """The dimension of a field type (the checker gives every field one)."""
     assert ty.dim is not None, ty
@@ -790,6 +801,12 @@ class Runtime:
         #: permutation): the stable ones first, in the order they stabilized, then the
         #: active ones; made from the creation order at the first step (see step)
         self.order: list[Strand] | None = None
+        strand = checked.program.strand
+        has_new, has_die = _uses(strand, A.New), _uses(strand, A.Die)
+        bsp = has_new or checked.communicates or checked.program.update is not None
+        #: Diderot keeps its strands in a permuted ("indirect") array when strands are
+        #: made by new, or die in a bulk-synchronous run; otherwise in creation order
+        self.indirect = has_new or (has_die and bsp)
 
     def alive(self) -> list[Strand]:
         """The living strands in Diderot's order (updates, queries and reductions go so)."""
@@ -900,15 +917,20 @@ class Runtime:
         that dies swaps with the last active position not yet dead (which updates next,
         in its place); the strands made by ``new`` follow the survivors."""
         order = self.alive()
+        if not self.indirect:  # creation order; stable and dead strands stay in place
+            order = [s for s in self.strands if s.status != DEAD]
         if self.c.communicates:
             self.snapshot = [(s, dict(s.state)) for s in order]
             self._tree = None
         update = self.p.update
-        n_stable = sum(1 for s in order if s.status == STABLE)
+        n_stable = sum(1 for s in order if s.status == STABLE) if self.indirect else 0
         stabilizing = dying = 0
         ix = n_stable
         while ix < len(order) - dying:
             strand = order[ix]
+            if strand.status != ACTIVE:  # a direct array: stable strands stay in place
+                ix += 1
+                continue
             try:
                 if update is None:
                     raise _Stabilize()
@@ -917,7 +939,7 @@ class Runtime:
                 pass
             except _Stabilize:
                 self.stabilize(strand)
-                if strand.status == STABLE:
+                if strand.status == STABLE and self.indirect:
                     jx = n_stable + stabilizing
                     order[ix], order[jx] = order[jx], order[ix]
                     stabilizing += 1
@@ -925,13 +947,13 @@ class Runtime:
                     continue
             except _Die:
                 strand.status = DEAD
-            if strand.status == DEAD:
+            if strand.status == DEAD and self.indirect:
                 dying += 1
                 jx = len(order) - dying
                 order[ix], order[jx] = order[jx], order[ix]
                 continue
             ix += 1
-        self.order = order[:len(order) - dying] + self.pending
+        self.order = [s for s in order[:len(order) - dying] if s.status != DEAD] + self.pending
         self.strands.extend(self.pending)
         self.pending = []
         start, self.snapshot = self.snapshot, None
