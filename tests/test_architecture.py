@@ -323,7 +323,7 @@ BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500,
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
 CEILINGS = {"core": 5025, "diderot": 3600, "front ends": 5160, "structure": 4575, "schedule+loops": 3986, "targets": 5695,
-            "fields": 2385, "surface": 4340}
+            "fields": 2435, "surface": 4340}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -10,7 +10,8 @@ from tensorlang.fields import KERNELS, reconstruct
 
 ndimage = pytest.importorskip("scipy.ndimage")
 
-EXPECTED = {"tent": (2, 0, 1), "c1tent": (2, 1, 1), "ctmr": (4, 1, 2), "bspln3": (4, 2, 1), "c4hexic": (6, 4, 3)}
+EXPECTED = {"tent": (2, 0, 1), "c1tent": (2, 1, 1), "ctmr": (4, 1, 2), "bspln3": (4, 2, 1), "c4hexic": (6, 4, 3),
+            "c2tent": (2, 2, 1), "c2ctmr": (4, 2, 2), "bspln5": (6, 4, 1)}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -18,7 +19,8 @@ def test_kernel_support_continuity_and_accuracy(name):
     k = KERNELS[name]
     assert (k.support, k.continuity, k.accuracy) == EXPECTED[name]
     assert np.all(k(np.array([k.support / 2, k.support / 2 + 0.5, -k.support / 2 - 1])) == 0)
-    own = 0 if name == "c1tent" else k.continuity  # c1tent is the tent declared C1
+    # c1tent, c2tent and c2ctmr are the tent and Catmull-Rom declared smoother than they are
+    own = {"c1tent": 0, "c2tent": 0, "c2ctmr": 1}.get(name, k.continuity)
     eps = 1e-9
     for knot in range(0, k.radius + 1):
         for order in range(own + 1):
@@ -31,6 +33,29 @@ def test_kernel_support_continuity_and_accuracy(name):
     for m in range(k.accuracy + 1):
         assert np.allclose(w @ taps.astype(float) ** m, f ** m, atol=1e-13)
     assert not np.allclose(w @ taps.astype(float) ** (k.accuracy + 1), f ** (k.accuracy + 1), atol=1e-6)
+
+
+
+def test_bspln5_is_the_quintic_b_spline_of_the_truncated_power_formula():
+    # B5(x) = 1/5! sum_k (-1)^k C(6, k) (x + 3 - k)_+^5, written independently of the pieces
+    from math import comb, factorial
+    x = np.linspace(-3.5, 3.5, 141)
+    expect = sum((-1) ** k * comb(6, k) * np.maximum(x + 3 - k, 0) ** 5 for k in range(7)) / factorial(5)
+    assert np.allclose(KERNELS["bspln5"](x), expect, atol=1e-12)
+    # partition of unity and the kernel's derivative against a central difference
+    f = np.linspace(0, 0.99, 23)
+    assert np.allclose(KERNELS["bspln5"].weights(f, 0).sum(axis=-1), 1, atol=1e-13)
+    h = 1e-6
+    fd = (KERNELS["bspln5"](x + h) - KERNELS["bspln5"](x - h)) / (2 * h)
+    assert np.allclose(KERNELS["bspln5"](x, 1), fd, atol=1e-8)
+
+
+def test_the_c2_teaching_kernels_are_the_tent_and_catmull_rom_declared_smoother():
+    x = np.linspace(-2.5, 2.5, 101)
+    for c2, base in (("c2tent", "tent"), ("c2ctmr", "ctmr")):
+        assert KERNELS[c2].continuity == 2 and KERNELS[c2].support == KERNELS[base].support
+        for order in (0, 1, 2):
+            assert np.array_equal(KERNELS[c2](x, order), KERNELS[base](x, order))
 
 
 def _poly_image(shape, degree, rng, world=None):

@@ -11,13 +11,17 @@ of the polynomials a field sampled from them reproduces exactly (the tests check
 The kernels and their supports are Diderot's: tent (support 2, C0), c1tent (the tent
 declared C1, for cheap gradients, as Diderot's dvr example uses it), ctmr (Catmull-Rom,
 support 4, C1, interpolating), bspln3 (uniform cubic B-spline, support 4, C2, not
-interpolating: sample data through ``prefilter`` first to interpolate), c4hexic
-(support 6, C4, reproduces cubics).
+interpolating: sample data through ``prefilter`` first to interpolate), bspln5 (the
+uniform quintic B-spline, support 6, C4, not interpolating), c4hexic (support 6, C4,
+reproduces cubics).  c2tent and c2ctmr are, like c1tent, teaching kernels: the tent and
+Catmull-Rom polynomials declared C2, so a program may take second derivatives of fields
+built from them (their true second derivatives jump at the knots).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction as Q
 
 import numpy as np
@@ -66,6 +70,39 @@ class Kernel:
         return self(frac[..., None] - taps, order)
 
 
+@lru_cache(maxsize=None)
+def tap_segments(kern: Kernel, order: int, digits: int | None = None) -> np.ndarray:
+    """The kernel per tap as polynomials of the signed argument x = f - i: row i-(1-s)
+    holds the coefficients (constant first) of h⁽ᵒʳᵈᵉʳ⁾(x) on the one unit interval x
+    covers for taps i = 1-s .. s and fractions f in [0, 1): x in [-i, 1-i), which is
+    piece -i of |x| for i <= 0 and piece i-1 (mirrored: x -> -x) for i >= 1.  With
+    ``digits``, every coefficient is rounded to that many significant decimal digits
+    (Diderot's code generator writes them so: see fieldval)."""
+    s = kern.radius
+    rows = []
+    for i in range(1 - s, s + 1):
+        piece = np.array(kern.pieces[-i if i <= 0 else i - 1], dtype=np.float64)
+        signed = piece if i <= 0 else piece * (-1.0) ** np.arange(len(piece))  # h(x) = p(-x)
+        for _ in range(order):
+            signed = signed[1:] * np.arange(1, len(signed)) if len(signed) > 1 else np.zeros(1)
+        if digits is not None:
+            signed = np.array([float(f"{c:.{digits}g}") for c in signed])
+        rows.append(signed)
+    width = max(len(r) for r in rows)
+    return np.array([np.pad(r, (0, width - len(r))) for r in rows])
+
+
+def tap_weights(kern: Kernel, order: int, f: float, digits: int | None = None) -> np.ndarray:
+    """h⁽ᵒʳᵈᵉʳ⁾(f - i) for the taps i = 1-s .. s of one fraction f in [0, 1), each tap's
+    polynomial evaluated by Horner's rule in x = f - i (:func:`tap_segments`)."""
+    c = tap_segments(kern, order, digits)
+    x = f - np.arange(1 - kern.radius, kern.radius + 1, dtype=np.float64)
+    h = c[:, -1].copy()
+    for k in range(c.shape[1] - 2, -1, -1):
+        h = c[:, k] + x * h
+    return h
+
+
 def _f(*cs) -> tuple[float, ...]:
     return tuple(float(Q(c)) for c in cs)
 
@@ -76,7 +113,15 @@ KERNELS: dict[str, Kernel] = {
         Kernel("tent", 2, 0, 1, (_f(1, -1),)),
         Kernel("c1tent", 2, 1, 1, (_f(1, -1),)),
         Kernel("ctmr", 4, 1, 2, (_f(1, 0, "-5/2", "3/2"), _f(2, -4, "5/2", "-1/2"))),
+        Kernel("c2tent", 2, 2, 1, (_f(1, -1),)),
+        Kernel("c2ctmr", 4, 2, 2, (_f(1, 0, "-5/2", "3/2"), _f(2, -4, "5/2", "-1/2"))),
         Kernel("bspln3", 4, 2, 1, (_f("2/3", 0, -1, "1/2"), _f("4/3", -2, 1, "-1/6"))),
+        # the quintic B-spline: on [k, k+1) a piece of (3-x)^5/120 - 6 (2-x)^5/120 + 15 (1-x)^5/120
+        Kernel("bspln5", 6, 4, 1, (
+            _f("11/20", 0, "-1/2", 0, "1/4", "-1/12"),
+            _f("17/40", "5/8", "-7/4", "5/4", "-3/8", "1/24"),
+            _f("81/40", "-27/8", "9/4", "-3/4", "1/8", "-1/120"),
+        )),
         Kernel("c4hexic", 6, 4, 3, (
             _f("69/80", 0, "-23/16", 0, "19/16", "-7/12", "1/16"),
             _f("3/160", "35/8", "-341/32", 10, "-147/32", "25/24", "-3/32"),

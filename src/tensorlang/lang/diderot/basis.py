@@ -46,7 +46,7 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
             return Ty("field", img.shape, img.dim, ker.k)
         return None
     if op == "∘":
-        if a.kind == "field" and b.kind == "field" and b.shape == ((a.dim,) if a.dim > 1 else ()):
+        if a.kind == "field" and b.kind == "field" and a.dim is not None and b.shape == ((a.dim,) if a.dim > 1 else ()):
             return Ty("field", a.shape, b.dim, min(a.k or 0, b.k or 0))
         return None
     fa, fb = a.kind == "field", b.kind == "field"
@@ -130,6 +130,17 @@ def _real_fn(n: int) -> Callable[[list[Ty]], Ty | None]:
     return lambda args: REAL if len(args) == n and all(is_num(t) for t in args) else None
 
 
+#: functions of reals lifted to scalar fields (fieldval.LIFTED gives their derivatives)
+LIFTED_FUNCTIONS = ("sin", "cos", "exp", "sqrt")
+
+
+def _real_or_field_fn(args: list[Ty]) -> Ty | None:
+    """A function of one real, or of a scalar field (then a scalar field, as smooth)."""
+    if len(args) == 1 and args[0].kind == "field" and args[0].shape == ():
+        return args[0]
+    return REAL if len(args) == 1 and is_num(args[0]) else None
+
+
 def _minmax(args: list[Ty]) -> Ty | None:
     if len(args) == 2:
         return _num(*args)
@@ -177,7 +188,7 @@ def _vec(args: list[Ty]) -> Ty | None:
 
 
 def _inside(args: list[Ty]) -> Ty | None:
-    if len(args) == 2 and args[1].kind == "field":
+    if len(args) == 2 and args[1].kind == "field" and args[1].dim is not None:
         want = REAL if args[1].dim == 1 else tensor(args[1].dim)
         if args[0] == want or (args[1].dim == 1 and is_num(args[0])):
             return BOOL
@@ -216,6 +227,7 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **{name: _real_fn(1) for name in ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
                                      "atan", "sinh", "cosh", "tanh", "erf", "erfc", "ceil", "floor", "round",
                                      "trunc", "sgn")},
+    **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
     "abs": _real_or_int,
     "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
     "min": _minmax, "max": _minmax, "lerp": _lerp, "clamp": _clamp,

@@ -13,6 +13,7 @@ language does not allow it: ``die`` in a function, ``new`` outside a strand).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ...errors import Span, error
 from ...fields.kernels import KERNELS
@@ -37,6 +38,9 @@ class Checked:
     state: dict[str, Ty] = field(default_factory=dict)
     params: dict[str, Ty] = field(default_factory=dict)
     communicates: bool = False  # the strands read each other's state (sphere queries)
+    #: the state variables strands read from each other (``P.x`` in a strand method, and
+    #: ``pos``): Diderot's runtime keeps two copies of them (see interp.Runtime.step)
+    shared: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -48,10 +52,11 @@ class Checked:
 
 class _Scope:
     def __init__(self, parent: "_Scope | None", kind: str):
-        self.parent, self.kind, self.names = parent, kind, {}
+        self.parent, self.kind = parent, kind
+        self.names: dict[str, Ty] = {}
 
     def lookup(self, name: str):
-        scope = self
+        scope: _Scope | None = self
         while scope is not None:
             if name in scope.names:
                 return scope.names[name], scope.kind
@@ -67,8 +72,20 @@ class Checker:
         self.result: Ty | None = None
 
     # ---------------------------------------------------------------- helpers
-    def fail(self, code: str, message: str, node) -> None:
+    def fail(self, code: str, message: str, node) -> NoReturn:
         raise error(code, message, getattr(node, "span", None))
+
+    def element(self, t: Ty, node) -> Ty:
+        """The element type of sequence type ``t``."""
+        if t.elem is None:
+            self.fail("shape", f"{t} has no element type", node)
+        return t.elem
+
+    def space(self, t: Ty, node) -> int:
+        """The dimension of field (or image) type ``t``."""
+        if t.dim is None:
+            self.fail("shape", f"{t} has no dimension", node)
+        return t.dim
 
     def note(self, node, ty: Ty) -> Ty:
         self.c.types[id(node)] = ty
@@ -166,7 +183,7 @@ class Checker:
                 dom = self.expr(it.domain, scope)
                 if create.grid or dom.kind != "seq":
                     self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
-                scope.names[it.name] = dom.elem
+                scope.names[it.name] = self.element(dom, it.domain)
         self.new_args(create.strand, create.args, scope, create)
 
     def new_args(self, name: str, args, scope: _Scope, node) -> None:
@@ -216,7 +233,7 @@ class Checker:
             if dom.kind == "set":
                 inner.names[s.name] = Ty("strand", name=dom.name)
             elif dom.kind == "seq":
-                inner.names[s.name] = dom.elem
+                inner.names[s.name] = self.element(dom, s.domain)
             elif isinstance(s.domain, A.Range):
                 inner.names[s.name] = INT
             else:
@@ -231,7 +248,7 @@ class Checker:
         elif isinstance(s, A.Return):
             if self.where != "function":
                 self.fail("syntax", "return is allowed only in functions", s)
-            self.expect(self.result, self.expr(s.value, scope), s.value, "the returned value")
+            self.expect(self.result or VOID, self.expr(s.value, scope), s.value, "the returned value")
         elif isinstance(s, A.Print):
             for a in s.args:
                 self.expr(a, scope)
@@ -319,7 +336,7 @@ class Checker:
             if t.kind == "seq":
                 if len(e.indices) != 1 or e.indices[0] is None:
                     self.fail("shape", "a sequence takes one index", e)
-                return t.elem
+                return self.element(t, e)
             if t.kind != "tensor" or len(e.indices) != len(t.shape):
                 self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
             for i, n in zip(e.indices, t.shape):
@@ -332,13 +349,15 @@ class Checker:
                 self.fail("shape", f"{{i}} indexes a sequence, not {t}", e)
             if self.expr(e.index, scope) != INT:
                 self.fail("shape", "an index is an integer", e.index)
-            return t.elem
+            return self.element(t, e)
         if isinstance(e, A.Select):
             t = self.expr(e.operand, scope)
             if t.kind != "strand":
                 self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e)
             if e.name not in self.c.state:
                 self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
+            if self.where == "strand":
+                self.c.shared.add(e.name)
             return self.c.state[e.name]
         if isinstance(e, A.TensorLit):
             ts = [self.expr(x, scope) for x in e.elems]
@@ -389,7 +408,7 @@ class Checker:
         if (t.k or 0) < 1:
             self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
                                     "reconstruct with a smoother kernel)", e)
-        k, d = (t.k or 0) - 1, t.dim
+        k, d = (t.k or 0) - 1, self.space(t, e)
         if d == 1 and e.op in ("∇", "∇⊗"):  # a 1-D field's derivative has no axis of its own
             return Ty("field", t.shape, d, k)
         if e.op == "∇":
@@ -420,14 +439,15 @@ class Checker:
                 for a in e.args:
                     self.expr(a, scope)
                 self.c.communicates = True
+                self.c.shared.add("pos")
                 return Ty("set", name=self.strand.name)
             args = [self.expr(a, scope) for a in e.args]
             if name in self.c.functions:
                 decl = self.c.functions[name]
                 if len(args) != len(decl.params):
                     self.fail("shape", f"{name} takes {len(decl.params)} arguments, got {len(args)}", e)
-                for p, a, node in zip(decl.params, args, e.args):
-                    self.expect(from_syntax(p.type), a, node, f"argument {p.name} of {name}")
+                for p, at, node in zip(decl.params, args, e.args):
+                    self.expect(from_syntax(p.type), at, node, f"argument {p.name} of {name}")
                 self.c.scopes[id(f)] = "func"
                 return from_syntax(decl.result)
             if name in basis.FUNCTIONS:
@@ -441,7 +461,7 @@ class Checker:
         ft = self.expr(f, scope)
         args = [self.expr(a, scope) for a in e.args]
         if ft.kind == "field":
-            want = REAL if ft.dim == 1 else tensor(ft.dim)
+            want = REAL if ft.dim == 1 else tensor(self.space(ft, f))
             if len(args) != 1 or not assignable(want, args[0]):
                 got = ", ".join(map(str, args))
                 self.fail("shape", f"a field of dimension {ft.dim} is probed at a {want}, not ({got})", e)
@@ -464,7 +484,7 @@ class Checker:
             if t.kind == "set":
                 inner.names[comp.iter.name] = Ty("strand", name=t.name)
             elif t.kind == "seq":
-                inner.names[comp.iter.name] = t.elem
+                inner.names[comp.iter.name] = self.element(t, comp)
             else:
                 self.fail("shape", f"a reduction runs over strands or a sequence, not {t}", dom)
         body = self.expr(comp.body, inner)

@@ -86,6 +86,8 @@ def c_mod(a: int, b: int) -> int:
 
 def coerce(ty: Ty, v):
     """A value stored in a variable of type ``ty`` (int -> real)."""
+    if type(v) is float:  # the common case: a real stays as it is
+        return v
     if is_real(ty) and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return float(v)
     if ty.kind == "tensor" and ty.shape and not isinstance(v, np.ndarray):
@@ -194,7 +196,7 @@ class Compiler:
             return lambda fr: not a(fr)
         t = self.ty(e)
         if t.kind == "field":
-            return lambda fr: FV.lift("neg", a(fr), None, t.dim)
+            return lambda fr: FV.lift("neg", a(fr), None, _dim(t))
         return lambda fr: -a(fr)
 
     def e_Diff(self, e):
@@ -218,10 +220,10 @@ class Compiler:
         if t.kind == "int":
             return lambda fr: abs(a(fr))
         if t.kind == "field":
-            return lambda fr: FV.lift("norm", a(fr), None, t.dim)
+            return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
         if t.shape == ():
             return lambda fr: abs(float(a(fr)))
-        return lambda fr: float(np.sqrt(np.sum(np.square(a(fr)))))
+        return lambda fr: _norm(a(fr))
 
     def e_Apply(self, e):
         f = e.func
@@ -292,9 +294,13 @@ class Compiler:
             return lambda fr: fr.rt.count((ACTIVE,))
         if name == "numStable":
             return lambda fr: fr.rt.count((STABLE,))
+        if tys and tys[0].kind == "field" and name in FV.LIFTED:
+            a = args[0]
+            return lambda fr: FV.Lifted1(name, a(fr))
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
-            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, tys[0].dim), tys[0].dim)
+            d = _dim(tys[0])
+            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, d), d)
         if name in ("min", "max") and rty.kind == "int":
             fn = min if name == "min" else max
             a, b = args
@@ -362,6 +368,7 @@ class Compiler:
         idx = [None if i is None else self.expr(i) for i in e.indices]
         if t.kind == "seq":
             i0 = idx[0]
+            assert i0 is not None  # the checker asks a sequence for one index
             return lambda fr: _seq_get(a(fr), i0(fr))
         scalar = self.ty(e).shape == ()
 
@@ -386,7 +393,7 @@ class Compiler:
 
     def e_SeqLit(self, e):
         elems = [self.expr(x) for x in e.elems]
-        ety = self.ty(e).elem
+        ety = _elem(self.ty(e))
         return lambda fr: tuple(coerce(ety, x(fr)) for x in elems)
 
     def e_Identity(self, e):
@@ -542,6 +549,29 @@ def _local_type(checked: Checked, s: A.Assign) -> Ty:
     return t
 
 
+def _uses(node, cls) -> bool:
+    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
+    if isinstance(node, cls):
+        return True
+    if isinstance(node, (list, tuple)):
+        return any(_uses(x, cls) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(_uses(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
+    return False
+
+
+def _dim(ty: Ty) -> int:
+    """The dimension of a field type (the checker gives every field one)."""
+    assert ty.dim is not None, ty
+    return ty.dim
+
+
+def _elem(ty: Ty) -> Ty:
+    """The element type of a sequence type (the checker gives every sequence one)."""
+    assert ty.elem is not None, ty
+    return ty.elem
+
+
 def _zero(ty: Ty):
     if ty.kind == "int":
         return 0
@@ -589,15 +619,27 @@ def _pow(a, b):
         return math.inf
 
 
+def _norm(v) -> float:
+    """|v| of a tensor: the square root of the squares summed in order, as Diderot's C does
+    (numpy's reductions cost more than the arithmetic on a vec3)."""
+    total = 0.0
+    for x in np.asarray(v, dtype=np.float64).flat:
+        total += x * x
+    return math.sqrt(total)
+
+
 def _div(a, b):
-    with np.errstate(all="ignore"):
-        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-            return np.divide(a, b)
-        b = float(b)
-        if b == 0.0:
-            a = float(a)
-            return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+    """a / b with IEEE results for a zero divisor (the run holds np.errstate(all="ignore"):
+    StrandProgram.run)."""
+    if type(a) is float and type(b) is float and b != 0.0:  # the common case
         return a / b
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.divide(a, b)
+    b = float(b)
+    if b == 0.0:
+        a = float(a)
+        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+    return a / b
 
 
 _BINARY: dict[str, Callable] = {
@@ -712,7 +754,7 @@ def compile_program(checked: Checked) -> Compiled:
     update = strand.method("update")
     stab = strand.method("stabilize")
     blocks = [b for b in (program.update,) if b is not None]
-    iters = []
+    iters: list[tuple[str, Callable, Callable | None]] = []
     for it in program.create.iters:
         if isinstance(it.domain, A.Range):
             iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))
@@ -731,6 +773,17 @@ def _is_load(e) -> bool:
     return isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load")
 
 
+def within_sphere(points: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
+    """Which ``points`` (N, d) a ``sphere(radius)`` query at ``center`` finds, by the test
+    Diderot's runtime makes: the squared distance, summed axis by axis into a
+    single-precision accumulator (even in a --double build), strictly below radius²."""
+    total = np.zeros(len(points), dtype=np.float32)
+    for a in range(points.shape[1]):
+        d = points[:, a] - center[a]
+        total = (total.astype(np.float64) + d * d).astype(np.float32)
+    return total.astype(np.float64) < radius * radius
+
+
 # ---------------------------------------------------------------- the run
 class Runtime:
     """One run of a program: its globals, its strands and what it printed."""
@@ -744,6 +797,22 @@ class Runtime:
         self.pending: list[Strand] = []
         self.snapshot: list[tuple[Strand, dict]] | None = None
         self._tree = None
+        #: the living strands in the order of Diderot's runtime (its strand array's index
+        #: permutation): the stable ones first, in the order they stabilized, then the
+        #: active ones; made from the creation order at the first step (see step)
+        self.order: list[Strand] | None = None
+        strand = checked.program.strand
+        has_new, has_die = _uses(strand, A.New), _uses(strand, A.Die)
+        bsp = has_new or checked.communicates or checked.program.update is not None
+        #: Diderot keeps its strands in a permuted ("indirect") array when strands are
+        #: made by new, or die in a bulk-synchronous run; otherwise in creation order
+        self.indirect = has_new or (has_die and bsp)
+
+    def alive(self) -> list[Strand]:
+        """The living strands in Diderot's order (updates, queries and reductions go so)."""
+        if self.order is None:
+            return [s for s in self.strands if s.status != DEAD]
+        return self.order
 
     # ---- files
     def _path(self, path: str) -> str:
@@ -796,7 +865,7 @@ class Runtime:
         return sum(1 for s in self.strands if s.status in which)
 
     def states(self, which):
-        return [s.state for s in self.strands if s.status in which]
+        return [s.state for s in self.alive() if s.status in which]
 
     def sphere(self, fr: Frame, center, radius):
         if self.snapshot is None:
@@ -811,7 +880,13 @@ class Runtime:
         at = np.atleast_1d(fr.s["pos"] if center is None else center).astype(np.float64)
         if not np.all(np.isfinite(at)):
             return []
-        found = sorted(self._tree.query_ball_point(at, float(radius)))
+        radius = float(radius)
+        if not radius > 0:
+            return []
+        # candidates from the tree, a little beyond the radius; then Diderot's own test
+        found = np.array(sorted(self._tree.query_ball_point(at, radius * (1 + 1e-6) + 1e-300)), dtype=np.intp)
+        if len(found):
+            found = found[within_sphere(self._tree.data[found], at, radius)]
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
     def stabilize(self, strand: Strand) -> None:
@@ -825,39 +900,77 @@ class Runtime:
                 return
         strand.status = STABLE
 
+    def _drop_step(self, strand: Strand, before: dict | None) -> None:
+        """What Diderot's runtime does to a strand that the global block stabilizes when
+        strands communicate: it keeps two copies of the shared variables (this step's
+        input and output) and, the step done, stabilizes with the copy of the step's
+        start, so the last step's changes to the shared variables are dropped (circle:
+        the positions written are those of the step before the one that converged)."""
+        if before is not None:
+            for name in self.c.shared:
+                strand.state[name] = before[name]
+
     def step(self) -> None:
+        """One super-step, in the order Diderot's runtime keeps its strands: positions
+        [stable | active]; the active ones update in position order; one that stabilizes
+        swaps with the first not-yet-stable position (so it joins the stable ones), one
+        that dies swaps with the last active position not yet dead (which updates next,
+        in its place); the strands made by ``new`` follow the survivors."""
+        order = self.alive()
+        if not self.indirect:  # creation order; stable and dead strands stay in place
+            order = [s for s in self.strands if s.status != DEAD]
         if self.c.communicates:
-            self.snapshot = [(s, dict(s.state)) for s in self.strands if s.status != DEAD]
+            self.snapshot = [(s, dict(s.state)) for s in order]
             self._tree = None
         update = self.p.update
-        for strand in self.strands:
-            if strand.status != ACTIVE:
-                continue
-            if update is None:
-                self.stabilize(strand)
+        n_stable = sum(1 for s in order if s.status == STABLE) if self.indirect else 0
+        stabilizing = dying = 0
+        ix = n_stable
+        while ix < len(order) - dying:
+            strand = order[ix]
+            if strand.status != ACTIVE:  # a direct array: stable strands stay in place
+                ix += 1
                 continue
             try:
+                if update is None:
+                    raise _Stabilize()
                 update(self.frame(strand))
             except _Continue:
                 pass
             except _Stabilize:
                 self.stabilize(strand)
+                if strand.status == STABLE and self.indirect:
+                    jx = n_stable + stabilizing
+                    order[ix], order[jx] = order[jx], order[ix]
+                    stabilizing += 1
+                    ix += 1
+                    continue
             except _Die:
                 strand.status = DEAD
+            if strand.status == DEAD and self.indirect:
+                dying += 1
+                jx = len(order) - dying
+                order[ix], order[jx] = order[jx], order[ix]
+                continue
+            ix += 1
+        self.order = [s for s in order[:len(order) - dying] if s.status != DEAD] + self.pending
         self.strands.extend(self.pending)
         self.pending = []
-        self.snapshot = None
+        start, self.snapshot = self.snapshot, None
         if self.p.global_update is not None:
             try:
                 self.p.global_update(self.frame(None))
             except _Stabilize:
-                for s in self.strands:
+                before = {id(s): st for s, st in start or ()}
+                for s in self.alive():
                     if s.status == ACTIVE:
+                        self._drop_step(s, before.get(id(s)))
                         self.stabilize(s)
             except _Die:
                 for s in self.strands:
                     if s.status == ACTIVE:
                         s.status = DEAD
+                self.order = [s for s in self.alive() if s.status != DEAD]
             except _Continue:
                 pass
 

@@ -91,6 +91,8 @@ class _ToAst(Transformer):
                     init = block
             else:
                 decls.append(item)
+        if strand is None or create is None:  # the grammar requires both
+            raise error("syntax", "a program needs a strand and an initially part", _span(meta))
         return A.Program(version, tuple(decls), strand, update, start, create, init, _span(meta))
 
     def input_decl(self, meta, c):

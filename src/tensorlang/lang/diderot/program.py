@@ -16,6 +16,7 @@ from ...fields.image import image as make_image
 from . import ast as A
 from . import interp as I
 from .check import Checked
+from .fieldval import BorderImage
 from .types import Ty
 
 
@@ -77,7 +78,7 @@ class StrandProgram:
             ty = checked.globals[decl.name]
             default = None
             if decl.default is not None:
-                if isinstance(decl.default, A.Load) or I._is_load(decl.default):
+                if isinstance(decl.default, (A.Load, A.Apply)) and I._is_load(decl.default):
                     path = decl.default.path if isinstance(decl.default, A.Load) else decl.default.args[0]
                     default = path.value if isinstance(path, A.Str) else None
                 else:
@@ -95,7 +96,12 @@ class StrandProgram:
     def run(self, values: Mapping[str, object] | None = None, *, limit: int = 0, snapshot: int = 0,
             on_snapshot: Callable[[int, RunResult], None] | None = None, threads: int = 1,
             progress: Callable[[int, int], None] | None = None) -> RunResult:
-        values = dict(values or {})
+        with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
+            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress)
+
+    def _run(self, values: dict, limit: int, snapshot: int,
+             on_snapshot: Callable[[int, RunResult], None] | None,
+             progress: Callable[[int, int], None] | None) -> RunResult:
         known = {i.name for i in self.inputs}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -130,6 +136,8 @@ class StrandProgram:
 
     def _convert(self, rt, name: str, ty: Ty, value):
         if ty.kind == "image":
+            if isinstance(value, BorderImage):  # clamp(img), wrap(img), mirror(img): checked already
+                return value
             if isinstance(value, (str, os.PathLike)):
                 img = rt.image(os.fspath(value))
             elif isinstance(value, Image):
@@ -163,7 +171,7 @@ class StrandProgram:
             grid = shape
         else:
             which = (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
-            chosen = [s for s in rt.strands if s.status in which]
+            chosen = [s for s in rt.alive() if s.status in which]  # in Diderot's order
             grid = None
         outputs = {}
         for o in self.outputs:
@@ -178,11 +186,11 @@ class StrandProgram:
 
 def _out_shape(ty: Ty) -> tuple[int, ...]:
     if ty.kind == "seq":
-        return ((ty.n or 0),) + _out_shape(ty.elem)
+        return ((ty.n or 0),) + _out_shape(I._elem(ty))
     return tuple(ty.shape) if ty.kind == "tensor" else ()
 
 
 def _as_array(v, ty: Ty):
     if ty.kind == "seq":
-        return [_as_array(x, ty.elem) for x in v]
+        return [_as_array(x, I._elem(ty)) for x in v]
     return v
