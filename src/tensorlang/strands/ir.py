@@ -1,0 +1,244 @@
+"""The strand IR: frozen, printable, scalar.
+
+Every value is a scalar of one of three types (``int``: 64-bit, ``real``: double,
+``bool``); a Diderot tensor is lowered to its components, row-major.  Variables live in
+four spaces: ``g`` a global slot (one per component, in the globals' array), ``s`` a
+state slot of the strand being run (one array per slot over all strands: struct of
+arrays), ``o`` a state slot of the strand a reduction visits, ``l`` a local.
+
+A program holds four statement lists: ``create`` (a new strand's parameters and state
+from the grid iterators), ``update``, ``stabilize`` (both end by ``Exit``) and
+``global_block`` (run once per super-step after the updates).  Images are read through
+``Probe`` statements, which write the components of a probe into locals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+TYPES = ("int", "real", "bool")
+
+
+@dataclass(frozen=True)
+class Slot:
+    name: str
+    ty: str
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass(frozen=True)
+class Const:
+    value: object
+    ty: str
+
+
+@dataclass(frozen=True)
+class Ref:
+    space: str  # g s o l
+    name: str
+    ty: str
+
+
+@dataclass(frozen=True)
+class Bin:
+    """``op``: + - * / % (C's, on ints: truncating, a zero divisor is an error) and the
+    comparisons and && ||."""
+    op: str
+    a: "Expr"
+    b: "Expr"
+    ty: str
+
+
+@dataclass(frozen=True)
+class Un:
+    op: str  # - !
+    a: "Expr"
+    ty: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function of the C prelude (``sqrt``, ``tl_min``, ...)."""
+    fn: str
+    args: tuple["Expr", ...]
+    ty: str
+
+
+@dataclass(frozen=True)
+class Sel:
+    """``a if c else b`` (only the chosen operand is evaluated)."""
+    c: "Expr"
+    a: "Expr"
+    b: "Expr"
+    ty: str
+
+
+@dataclass(frozen=True)
+class Cast:
+    a: "Expr"
+    ty: str
+
+
+Expr = Union[Const, Ref, Bin, Un, Call, Sel, Cast]
+
+
+# ---------------------------------------------------------------- statements
+@dataclass(frozen=True)
+class Local:
+    name: str
+    ty: str
+    init: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Set:
+    space: str  # g s l
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: tuple["Stmt", ...]
+    other: tuple["Stmt", ...] = ()
+
+
+@dataclass(frozen=True)
+class For:
+    """``for var in lo..hi`` (inclusive, ints)."""
+    var: str
+    lo: Expr
+    hi: Expr
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class Exit:
+    """``stabilize`` ``die`` ``continue`` (end the method), or ``goto`` a label (a
+    function's ``return``, inlined)."""
+    kind: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Label:
+    name: str
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """``target = op { value | o in strands.which }``: ``body`` computes ``value`` for
+    the visited strand (space ``o``).  ``op``: sum product mean max min all exists
+    count."""
+    target: str
+    op: str
+    which: str  # all active stable
+    body: tuple["Stmt", ...]
+    value: Expr
+    ty: str
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The components of ``order``-th derivatives (world space) of ``image ⊛ kernel``
+    at world point ``pos`` into the locals ``targets`` (voxel components × derivative
+    components, row-major); ⊥ (NaN) where the kernel's support leaves the image
+    (``border`` None) or at a non-finite point.  ``inside`` probes write one bool:
+    whether the support fits."""
+    image: int  # index into StrandIR.images
+    kernel: str
+    order: int
+    pos: tuple[Expr, ...]
+    targets: tuple[str, ...]
+    border: str | None = None
+    inside: bool = False
+
+
+Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe]
+
+
+@dataclass(frozen=True)
+class ImageSlot:
+    """An image the program probes: its global's name, dimension and voxel shape."""
+    name: str
+    dim: int
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StrandIR:
+    name: str
+    globals: tuple[Slot, ...]
+    state: tuple[Slot, ...]
+    iters: tuple[str, ...]  # the grid's (or collection's) iterators, outermost first
+    create: tuple[Stmt, ...]
+    update: tuple[Stmt, ...]
+    stabilize: tuple[Stmt, ...] | None
+    global_block: tuple[Stmt, ...] | None
+    images: tuple[ImageSlot, ...] = ()
+
+    def show(self) -> str:
+        return show(self)
+
+
+# ---------------------------------------------------------------- printer
+_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+
+
+def expr_text(e: Expr) -> str:
+    if isinstance(e, Const):
+        return repr(e.value) if e.ty != "bool" else ("true" if e.value else "false")
+    if isinstance(e, Ref):
+        return f"{e.space}.{e.name}"
+    if isinstance(e, Bin):
+        return f"({expr_text(e.a)} {e.op} {expr_text(e.b)})"
+    if isinstance(e, Un):
+        return f"{e.op}{expr_text(e.a)}"
+    if isinstance(e, Call):
+        return f"{e.fn}({', '.join(expr_text(a) for a in e.args)})"
+    if isinstance(e, Sel):
+        return f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})"
+    return f"{e.ty}({expr_text(e.a)})"
+
+
+def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
+    if isinstance(s, Local):
+        return [f"{pad}{s.ty} {s.name}" + ("" if s.init is None else f" = {expr_text(s.init)}")]
+    if isinstance(s, Set):
+        return [f"{pad}{s.space}.{s.name} = {expr_text(s.value)}"]
+    if isinstance(s, If):
+        out = [f"{pad}if {expr_text(s.cond)}:"] + block_lines(s.then, pad + "  ")
+        return out + ([f"{pad}else:"] + block_lines(s.other, pad + "  ") if s.other else [])
+    if isinstance(s, For):
+        return [f"{pad}for {s.var} in {expr_text(s.lo)}..{expr_text(s.hi)}:"] + block_lines(s.body, pad + "  ")
+    if isinstance(s, Exit):
+        return [f"{pad}{s.kind}" + (f" {s.label}" if s.label else "")]
+    if isinstance(s, Label):
+        return [f"{pad}{s.name}:"]
+    if isinstance(s, Reduce):
+        return ([f"{pad}{s.ty} {s.target} = {s.op} over {s.which} strands o:"] + block_lines(s.body, pad + "  ")
+                + [f"{pad}  yield {expr_text(s.value)}"])
+    what = "inside" if s.inside else f"probe d{s.order}"
+    border = f" [{s.border}]" if s.border else ""
+    return [f"{pad}{', '.join(s.targets)} = {what} image{s.image}{border} ⊛ {s.kernel} at "
+            f"({', '.join(expr_text(p) for p in s.pos)})"]
+
+
+def block_lines(body, pad: str) -> list[str]:
+    return [line for s in body for line in stmt_lines(s, pad)] or [f"{pad}pass"]
+
+
+def show(p: StrandIR) -> str:
+    lines = [f"strand program {p.name}"]
+    lines += [f"global {s.ty} {s.name}" for s in p.globals]
+    lines += [f"image{i} {im.name}: {im.dim}-D, voxels {list(im.shape)}" for i, im in enumerate(p.images)]
+    lines += [f"state {s.ty} {s.name}" for s in p.state]
+    lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
+    lines += ["update:"] + block_lines(p.update, "  ")
+    if p.stabilize is not None:
+        lines += ["stabilize:"] + block_lines(p.stabilize, "  ")
+    if p.global_block is not None:
+        lines += ["global:"] + block_lines(p.global_block, "  ")
+    return "\n".join(lines) + "\n"

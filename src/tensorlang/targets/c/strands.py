@@ -1,0 +1,363 @@
+"""The C renderer and executor of the strand IR (:mod:`tensorlang.strands.ir`).
+
+The strands' state is struct-of-arrays: one row of ``R`` (doubles) or ``I`` (64-bit
+ints; bools too) per state slot, one column per strand, and a status byte per strand
+(0 active, 1 stable, 2 dead: the interpreter's numbers).  ``tl_create`` fills the
+state from the grid's iterators (one OpenMP loop over strands); ``tl_steps`` runs up to
+``k`` bulk-synchronous super-steps in C: an OpenMP loop over the active strands
+(``update``, then ``stabilize`` for those that stabilized), then the global block, which
+reads the globals' array (``gr``, ``gi``) and may write it; it stops early once no
+strand is active.  An integer division by zero or an index out of range sets an error
+code that the caller turns into ``error[input]`` after the step (the interpreter raises
+the same error).  Images are read by probes generated here (:mod:`.strands_probe`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...errors import error
+from ...strands import EXECUTORS, UNAVAILABLE
+from ...strands import ir as S
+from . import build as c_build
+from . import strands_probe as P
+
+_CTY = {"int": "int64_t", "real": "double", "bool": "int"}
+
+PRELUDE = r"""
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+static int64_t tl_err_flag;
+static inline int64_t tl_idiv(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a / b; }
+static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a % b; }
+static inline int64_t tl_ichk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 2; return 0; } return i; }
+static inline int64_t tl_iabs(int64_t a) { return a < 0 ? -a : a; }
+static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
+static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
+static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { int64_t t = lo > x ? lo : x; return hi < t ? hi : t; }
+static inline double tl_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b < a ? b : a); }
+static inline double tl_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b > a ? b : a); }
+static inline double tl_clamp(double lo, double hi, double x) { double t = lo > x ? lo : x; return hi < t ? hi : t; }
+static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+static inline double tl_pow(double a, double b) { return pow(a, b); }
+static inline double tl_div(double a, double b) { return a / b; }
+static inline double tl_nrm(double x, double n) { return n != 0 ? x / n : x * 0.0; }
+"""
+
+ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range"}
+
+
+class Renderer:
+    def __init__(self, ir: S.StrandIR):
+        self.ir = ir
+        self.state = {}
+        self.globals = {}
+        for space, slots in (("s", ir.state), ("g", ir.globals)):
+            nr = ni = 0
+            table = self.state if space == "s" else self.globals
+            for slot in slots:
+                if slot.ty == "real":
+                    table[slot.name] = ("R", nr)
+                    nr += 1
+                else:
+                    table[slot.name] = ("I", ni)
+                    ni += 1
+            if space == "s":
+                self.nr, self.ni = nr, ni
+            else:
+                self.gnr, self.gni = nr, ni
+        self.method = "update"
+
+    # ---- expressions
+    def ex(self, e) -> str:
+        if isinstance(e, S.Const):
+            if e.ty == "bool":
+                return "1" if e.value else "0"
+            if e.ty == "int":
+                return f"INT64_C({int(e.value)})"  # type: ignore[call-overload]
+            v = float(e.value)  # type: ignore[arg-type]
+            if v != v:
+                return "NAN"
+            if v in (float("inf"), float("-inf")):
+                return "INFINITY" if v > 0 else "(-INFINITY)"
+            return f"({v!r})"
+        if isinstance(e, S.Ref):
+            return self.ref(e.space, e.name)
+        if isinstance(e, S.Bin):
+            a, b = self.ex(e.a), self.ex(e.b)
+            if e.ty == "int" and e.op == "/":
+                return f"tl_idiv({a}, {b})"
+            if e.ty == "int" and e.op == "%":
+                return f"tl_imod({a}, {b})"
+            return f"({a} {e.op} {b})"
+        if isinstance(e, S.Un):
+            return f"({e.op}{self.ex(e.a)})"
+        if isinstance(e, S.Call):
+            return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
+        if isinstance(e, S.Sel):
+            return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
+        return f"(({_CTY[e.ty]})({self.ex(e.a)}))"
+
+    def ref(self, space: str, name: str) -> str:
+        if space == "l":
+            return f"l_{name}"
+        if space == "g":
+            arr, k = self.globals[name]
+            return f"g{arr.lower()}[{k}]"
+        arr, k = self.state[name]
+        return f"{arr}[{k} * n + {'i' if space == 's' else 'j'}]"
+
+    # ---- statements
+    def stmts(self, body, pad: str) -> list[str]:
+        out: list[str] = []
+        for s in body:
+            out += self.stmt(s, pad)
+        return out
+
+    def stmt(self, s, pad: str) -> list[str]:
+        if isinstance(s, S.Local):
+            init = f" = {self.ex(s.init)}" if s.init is not None else " = 0"
+            return [f"{pad}{_CTY[s.ty]} l_{s.name}{init};"]
+        if isinstance(s, S.Set):
+            return [f"{pad}{self.ref(s.space, s.name)} = {self.ex(s.value)};"]
+        if isinstance(s, S.If):
+            out = [f"{pad}if ({self.ex(s.cond)}) {{"] + self.stmts(s.then, pad + "    ")
+            if s.other:
+                out += [f"{pad}}} else {{"] + self.stmts(s.other, pad + "    ")
+            return out + [f"{pad}}}"]
+        if isinstance(s, S.For):
+            return ([f"{pad}for (int64_t l_{s.var} = {self.ex(s.lo)}, hi_{s.var} = {self.ex(s.hi)}; "
+                     f"l_{s.var} <= hi_{s.var}; l_{s.var}++) {{"] + self.stmts(s.body, pad + "    ") + [f"{pad}}}"])
+        if isinstance(s, S.Exit):
+            if s.kind == "goto":
+                return [f"{pad}goto {s.label};"]
+            code = {"update": {"continue": 0, "stabilize": 1, "die": 2},
+                    "stabilize": {"continue": 1, "stabilize": 1, "die": 2},
+                    "global": {"continue": 0, "stabilize": 1, "die": 2},
+                    "create": {"continue": 0, "stabilize": 0, "die": 0}}[self.method][s.kind]
+            return [f"{pad}return {code};"]
+        if isinstance(s, S.Label):
+            return [f"{s.name}: ;"]
+        if isinstance(s, S.Reduce):
+            return self.reduce(s, pad)
+        if isinstance(s, S.Probe):
+            return P.render(s, self.ir.images[s.image], self.ex, pad)
+        raise error("internal", f"the strand renderer has no case for {type(s).__name__}")
+
+    def reduce(self, s: S.Reduce, pad: str) -> list[str]:
+        ty = _CTY[s.ty]
+        test = {"all": "status[j] != 2", "active": "status[j] == 0", "stable": "status[j] == 1"}[s.which]
+        t, inner = f"l_{s.target}", pad + "        "
+        init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
+                "max": "0", "min": "0"}[s.op]
+        out = [f"{pad}{ty} {t} = {init};", f"{pad}{{", f"{pad}    int64_t cnt = 0;",
+               f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
+        out += self.stmts(s.body, inner)
+        v = self.ex(s.value)
+        if s.op in ("sum", "mean"):
+            out.append(f"{inner}{t} += {v};")
+        elif s.op == "count":
+            out.append(f"{inner}{t} += 1;")
+        elif s.op == "product":
+            out.append(f"{inner}{t} *= {v};")
+        elif s.op == "all":
+            out.append(f"{inner}{t} = {t} && ({v});")
+        elif s.op == "exists":
+            out.append(f"{inner}{t} = {t} || ({v});")
+        else:
+            cmp = ">" if s.op == "max" else "<"
+            out += [f"{inner}{{ {ty} v = {v}; if (cnt == 0 || v {cmp} {t}) {t} = v; }}"]
+        out += [f"{inner}cnt++;", f"{pad}    }}"]
+        if s.op == "mean":
+            out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
+        if s.op in ("max", "min") and s.ty == "real":
+            out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
+        return out + [f"{pad}}}"]
+
+    # ---- the program
+    def function(self, name: str, method: str, body, per_strand: bool) -> list[str]:
+        self.method = method
+        args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
+                "const int64_t *gi, const tl_img *img") if per_strand else \
+            "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
+        final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
+        lines = [f"static int {name}({args}) {{"] + self.stmts(body, "    ")
+        unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
+        return lines + [unused, f"    return {final};", "}"]
+
+    def source(self) -> str:
+        ir = self.ir
+        lines = [PRELUDE, P.PRELUDE]
+        lines += P.kernels(ir)
+        lines += self.function("tl_create_one", "create", ir.create, True)
+        lines += self.function("tl_update", "update", ir.update, True)
+        lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
+        if ir.global_block is not None:
+            lines += self.function("tl_global", "global", ir.global_block, False)
+        # the iterators reach tl_create_one as locals: pass them through a tiny wrapper
+        lines = [ln.replace("static int tl_create_one(int64_t n, int64_t i,",
+                            "static int tl_create_one(const int64_t *its, int64_t n, int64_t i,") for ln in lines]
+        its = "".join(f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};\n" for k, it in enumerate(ir.iters))
+        src = "\n".join(lines).replace("static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
+                                        "double *restrict R, int64_t *restrict I, const double *gr, "
+                                        "const int64_t *gi, const tl_img *img) {\n",
+                                        "static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
+                                        "double *restrict R, int64_t *restrict I, const double *gr, "
+                                        "const int64_t *gi, const tl_img *img) {\n" + its, 1)
+        nd = max(1, len(ir.iters))
+        glob = ir.global_block is not None
+        return src + DRIVER.format(nd=nd, has_global=int(glob),
+                                   call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
+
+
+DRIVER = r"""
+#define TL_HAS_GLOBAL {has_global}
+void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
+               const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
+    #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t i = 0; i < n; i++) {{
+        int64_t its[{nd}], rem = i;
+        for (int k = nd - 1; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
+        tl_create_one(its, n, i, R, I, gr, gi, img);
+        status[i] = 0;
+    }}
+}}
+
+int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out) {{
+    int64_t s = 0, active = 0;
+    tl_err_flag = 0;
+    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    while (s < k && active > 0) {{
+        active = 0;
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1) reduction(+:active)
+        for (int64_t i = 0; i < n; i++) {{
+            if (status[i] != 0) continue;
+            int r = tl_update(n, i, R, I, gr, gi, img);
+            if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+            if (r) status[i] = (int8_t)r; else active++;
+        }}
+        s++;
+        int g = {call_global};
+        if (g) {{
+            #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+            for (int64_t i = 0; i < n; i++) {{
+                if (status[i] != 0) continue;
+                status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
+            }}
+            active = 0;
+        }}
+        if (tl_err_flag) break;
+    }}
+    *err = tl_err_flag;
+    *active_out = active;
+    return s;
+}}
+"""
+
+DECLARATIONS = """
+typedef struct { const double *data; int64_t size[3]; double m[9]; double b[3]; } tl_img;
+void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
+               const double *gr, const int64_t *gi, const tl_img *img, int threads);
+int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out);
+"""
+
+
+def render(ir: S.StrandIR) -> str:
+    """The C source of a strand program (its functions, then the driver)."""
+    return Renderer(ir).source()
+
+
+class Runner:
+    """A strand program built to C: :meth:`start` a run over given globals and grid."""
+
+    def __init__(self, ir: S.StrandIR):
+        self.ir = ir
+        self.renderer = Renderer(ir)
+        self.source = self.renderer.source()
+        self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS)
+
+    def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1) -> "Run":
+        return Run(self, values, ranges, threads)
+
+
+class Run:
+    def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
+        r = self.runner = runner.renderer
+        self.ffi, self.lib, self.threads = runner.ffi, runner.lib, threads
+        ext = [max(0, hi - lo + 1) for lo, hi in ranges]
+        self.n = n = int(np.prod(ext)) if ext else 1
+        self.R = np.zeros((max(r.nr, 1), n))
+        self.I = np.zeros((max(r.ni, 1), n), dtype=np.int64)
+        self.status = np.zeros(n, dtype=np.int8)
+        self.gr = np.zeros(max(r.gnr, 1))
+        self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
+        for name, (arr, k) in r.globals.items():
+            base, _, comp = name.partition(".")
+            v = values[base]
+            x = np.ravel(np.asarray(v))[int(comp)] if comp else v
+            if arr == "R":
+                self.gr[k] = float(x)
+            else:
+                self.gi[k] = int(x)
+        self.images, self.keep = P.pack(self.ffi, runner.ir.images, values)
+        self._active = n
+        if n:
+            lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
+            ex = np.array(ext or [1], dtype=np.int64)
+            self.lib.tl_create(n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
+                               self._p("double *", self.R), self._p("int64_t *", self.I),
+                               self._p("int8_t *", self.status), self._p("double *", self.gr),
+                               self._p("int64_t *", self.gi), self.images, threads)
+
+    def _p(self, ctype: str, arr: np.ndarray):
+        return self.ffi.cast(ctype, arr.ctypes.data)
+
+    def active(self) -> int:
+        return self._active
+
+    def steps(self, k: int) -> int:
+        if self.n == 0:
+            return 0
+        err = self.ffi.new("int64_t *")
+        act = self.ffi.new("int64_t *")
+        done = self.lib.tl_steps(self.n, k, self._p("double *", self.R), self._p("int64_t *", self.I),
+                                 self._p("int8_t *", self.status), self._p("double *", self.gr),
+                                 self._p("int64_t *", self.gi), self.images, self.threads, err, act)
+        self._active = int(act[0])
+        if err[0]:
+            raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
+        return int(done)
+
+    def state(self, name: str, shape: tuple[int, ...], kind: str) -> np.ndarray:
+        names = [name] if not shape else [f"{name}.{k}" for k in range(int(np.prod(shape)))]
+        rows = []
+        for slot in names:
+            arr, k = self.runner.state[slot]
+            rows.append(self.R[k] if arr == "R" else self.I[k])
+        out = np.stack(rows, axis=-1).reshape((self.n,) + tuple(shape))
+        if kind == "bool":
+            return out.astype(bool)
+        if kind == "int":
+            return out.astype(np.int64)
+        return out.astype(np.float64)
+
+
+_RUNNERS: dict[str, Runner] = {}
+
+
+def build(ir: S.StrandIR) -> Runner:
+    """The runner of ``ir``, built once per process per program text."""
+    key = ir.show()
+    runner = _RUNNERS.get(key)
+    if runner is None:
+        runner = _RUNNERS[key] = Runner(ir)
+    return runner
+
+
+EXECUTORS["c"] = build
+UNAVAILABLE["c"] = c_build.why_no_compiler
