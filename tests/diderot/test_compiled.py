@@ -1,0 +1,333 @@
+"""The compiled execution of strand programs (docs/diderot-compiled.md): the strand IR,
+its C executor, and the executor agreeing with the interpreter (the oracle) on
+hand-written and generated programs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings, strategies as st
+
+from tensorlang.errors import TensorLangError
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.lang.diderot.lower import strand_plan
+from tensorlang.targets.c import build as c_build
+
+HERE = Path(__file__).parent / "programs"
+
+needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+
+def program(text: str):
+    return strands(check(parse_program(text)))
+
+
+def same(a, b) -> None:
+    """Two RunResults agree: counts, steps, outputs (ints and bools exactly, reals within
+    rounding, NaN at the same places)."""
+    assert (a.steps, a.active, a.stable, a.grid_shape) == (b.steps, b.active, b.stable, b.grid_shape)
+    assert a.outputs.keys() == b.outputs.keys()
+    for name in a.outputs:
+        x, y = a.outputs[name], b.outputs[name]
+        assert x.shape == y.shape and x.dtype == y.dtype, name
+        if x.dtype.kind == "f":
+            assert np.array_equal(np.isnan(x), np.isnan(y)), name
+            assert np.allclose(x, y, rtol=1e-12, atol=1e-300, equal_nan=True), (name, x, y)
+        else:
+            assert np.array_equal(x, y), name
+
+
+def both(p, values=None, **kw):
+    a = p.run(values or {}, backend="interp", **kw)
+    b = p.run(values or {}, backend="c", **kw)
+    same(a, b)
+    return b
+
+
+HERON = """#version 1.0
+input real minval ("min") = 1;
+input real maxval ("max") = 100;
+input int numval ("how many") = 100;
+input real eps ("error") = 0.000001;
+strand sqroot (real val) {
+   real root = val;
+   int iter = 0;
+   output vec4 vrie = [val,-1,-1,-1];
+   update {
+      if (val <= 0) { stabilize; }
+      root = (root + val/root) / 2.0;
+      iter += 1;
+      if (|(root/val)*root - 1| < eps) { stabilize; }
+   }
+   stabilize { vrie = [val, root, iter, (root-sqrt(val))/sqrt(val)]; }
+}
+initially [ sqroot(lerp(minval, maxval, 1, ii, numval)) | ii in 1 .. numval ];
+"""
+
+SIEVE = """#version 1.0
+input int NN ("highest") = 100;
+int nextp = 2;
+strand test(int ii) {
+   output int pp = ii;
+   update {
+      if (nextp == pp) { stabilize; } else if (ii % nextp == 0) { die; }
+   }
+}
+global { nextp = min { T.pp | T in test.active }; }
+initially { test(ii) | ii in 2..NN };
+"""
+
+
+@needs_cc
+def test_heron_compiles_and_agrees():
+    p = program(HERON)
+    ir, why = strand_plan(p.checked)
+    assert why is None and "stabilize:" in ir.show()
+    res = both(p)
+    assert res.outputs["vrie"].shape == (100, 4) and res.steps == 7
+    assert p.run({}).outputs["vrie"].tolist() == res.outputs["vrie"].tolist()  # the default is C
+    assert p.executor_note is None
+
+
+@needs_cc
+def test_the_iteration_limit_and_a_grid_left_active():
+    p = program(HERON)
+    res = both(p, {"eps": 1e-300}, limit=3)
+    assert res.steps == 3 and res.active == 99  # sqrt(1) converges at once
+    assert (res.outputs["vrie"][1:, 1] == -1).all()
+
+
+@needs_cc
+def test_sieve_dies_and_reduces_in_the_global_block():
+    res = both(program(SIEVE), {"NN": 60})
+    assert res.outputs["pp"].tolist() == [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59]
+
+
+@needs_cc
+def test_a_program_with_functions_and_the_countdown_example():
+    both(program((HERE / "countdown.diderot").read_text()), {"top": 9})
+    both(program((HERE / "countdown.diderot").read_text()), {"top": 9}, limit=3)
+
+
+@needs_cc
+def test_threads_give_the_same_answer():
+    p = program(HERON)
+    same(p.run({"numval": 2000}, backend="c", threads=1), p.run({"numval": 2000}, backend="c", threads=2))
+
+
+@needs_cc
+def test_snapshots_and_progress_from_the_c_executor():
+    p = program(SIEVE)
+    seen, prog = [], []
+    for backend in ("interp", "c"):
+        shots: list = []
+        steps: list = []
+        p.run({"NN": 30}, backend=backend, snapshot=2, on_snapshot=lambda k, r: shots.append((k, r.outputs["pp"].tolist())),
+              progress=lambda k, a: steps.append((k, a)))
+        seen.append(shots)
+        prog.append(steps)
+    assert seen[0] == seen[1] and prog[0] == prog[1]
+
+
+def test_what_the_compiled_path_does_not_cover_falls_back_with_a_reason():
+    text = """#version 1.0
+strand s (int i) { output int x = i; update { print("hi\\n"); stabilize; } }
+initially [ s(i) | i in 0..2 ];
+"""
+    p = program(text)
+    res = p.run({})
+    assert res.printed == "hi\nhi\nhi\n" and "print" in (p.executor_note or "")
+    with pytest.raises(TensorLangError) as info:
+        p.run({}, backend="c")
+    assert info.value.code == "backend" and "print" in info.value.message
+
+
+def test_an_unknown_backend_is_refused():
+    with pytest.raises(TensorLangError) as info:
+        program(HERON).run({}, backend="gpu")
+    assert info.value.code == "backend"
+
+
+@needs_cc
+def test_integer_division_by_zero_is_an_error_in_both():
+    text = """#version 1.0
+input int d = 0;
+strand s (int i) { output int x = i; update { x = i / d; stabilize; } }
+initially [ s(i) | i in 0..2 ];
+"""
+    for backend in ("interp", "c"):
+        with pytest.raises(TensorLangError) as info:
+            program(text).run({}, backend=backend)
+        assert info.value.code == "input"
+
+
+@needs_cc
+def test_tensors_functions_and_the_basis_library():
+    text = """#version 1.0
+input real a = 0.75;
+function vec3 spin(vec3 v, real t) = [v[0]*cos(t) - v[1]*sin(t), v[0]*sin(t) + v[1]*cos(t), v[2]];
+function real pick(int k) {
+   if (k % 2 == 0) { return 1.5*k; }
+   return -k;
+}
+strand s (int i) {
+   vec3 v = [i, 1 - i, 2];
+   tensor[3,3] m = v ⊗ [1, 2, 3] + identity[3];
+   output real d = 0;
+   output vec3 w = [0,0,0];
+   output tensor[2,2] t = zeros[2,2];
+   output int k = i;
+   update {
+      w = normalize(spin(v, a*i)) + m•v - v×[0,0,1];
+      d = det(m) + trace(transpose(m)) + m:m + pick(i) + |w| + atan2(v[1], v[0]) + fmod(7.5, a + i)
+          + lerp(1, 3, a) + clamp(-1, 1, v[1]) + exp(-a) + log(1 + i) + pow(a, 3) + a^2 + sgn(v[1])
+          + floor(a*i) + ceil(-a*i) + round(2.5*i) + trunc(-a*i) + max(a, i) + min(a, i) + sqrt(i);
+      t = [[v[0], v[1]], [v[2], w[1]]] * 2 - [[1, 0], [0, 1]] / a;
+      k = clamp(0, 3, i - 1) + max(i, 2) + |1 - i| + (i if i > 1 else -i);
+      foreach (int j in 0..i) { k += j; }
+      stabilize;
+   }
+}
+initially [ s(i) | i in 0..4 ];
+"""
+    p = program(text)
+    assert strand_plan(p.checked)[1] is None
+    res = both(p)
+    assert res.outputs["k"].tolist() == [3, 2, 9, 16, 24]
+
+
+@needs_cc
+def test_dynamic_indices_are_checked():
+    text = """#version 1.0
+input int off = 0;
+strand s (int i) { output real x = 0; update { vec3 v = [10, 20, 30]; x = v[i + off]; stabilize; } }
+initially [ s(i) | i in 0..2 ];
+"""
+    assert both(program(text)).outputs["x"].tolist() == [10, 20, 30]
+    for backend in ("interp", "c"):
+        with pytest.raises(TensorLangError):
+            program(text).run({"off": 1}, backend=backend)
+
+
+# ---------------------------------------------------------------- generated programs
+LIT = st.sampled_from(["0.0", "1.0", "-1.5", "2.0", "0.5", "1e300", "-1e-300", "3.25"])
+
+
+def rexpr(depth: int) -> st.SearchStrategy[str]:
+    leaf = st.one_of(st.sampled_from(["x", "y", "real(k)", "p0", "v[0]", "v[1]", "g"]), LIT)
+    if depth <= 0:
+        return leaf
+    sub = rexpr(depth - 1)
+    return st.one_of(
+        leaf,
+        st.tuples(sub, st.sampled_from(["+", "-", "*", "/"]), sub).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        sub.map(lambda a: f"(-{a})"),
+        st.tuples(st.sampled_from(["sqrt", "floor", "|"]), sub).map(
+            lambda t: f"|({t[1]})|" if t[0] == "|" else f"{t[0]}({t[1]})"),
+        st.tuples(st.sampled_from(["min", "max"]), sub, sub).map(lambda t: f"{t[0]}({t[1]}, {t[2]})"),
+        st.tuples(sub, bexpr(depth - 1), sub).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})"),
+        st.just("|v|"), st.just("(v•[1.0, -2.0])"),
+    )
+
+
+def iexpr() -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(["k", "i", "k + 1", "k - 2", "3*k", "k / 2", "k % 3", "-k", "|k - 3|",
+                                      "max(k, i)", "min(k, 4)"]),
+                     st.integers(-5, 5).map(str))
+
+
+def bexpr(depth: int) -> st.SearchStrategy[str]:
+    base = st.one_of(
+        st.sampled_from(["f", "!f", "k % 2 == 0", "k > i", "i == 2"]),
+        st.tuples(rexpr(0), st.sampled_from(["<", "<=", "==", "!=", ">", ">="]), rexpr(0)).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"),
+    )
+    if depth <= 0:
+        return base
+    return st.one_of(base, st.tuples(base, st.sampled_from(["&&", "||"]), base).map(lambda t: f"({t[0]} {t[1]} {t[2]})"))
+
+
+def vexpr() -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(["v", "normalize(v)", "-v", "v + [1.0, 0.5]"]),
+                     st.tuples(rexpr(1), rexpr(1)).map(lambda t: f"[{t[0]}, {t[1]}]"),
+                     rexpr(1).map(lambda a: f"({a}) * v"))
+
+
+def stmts(depth: int, collection: bool) -> st.SearchStrategy[str]:
+    simple = st.one_of(
+        rexpr(2).map(lambda e: f"x = {e};"), rexpr(2).map(lambda e: f"y += {e};"),
+        iexpr().map(lambda e: f"k = {e};"), bexpr(1).map(lambda e: f"f = {e};"), vexpr().map(lambda e: f"v = {e};"),
+        bexpr(1).map(lambda e: f"if ({e}) {{ stabilize; }}"),
+        *([bexpr(1).map(lambda e: f"if ({e}) {{ die; }}")] if collection else []),
+    )
+    if depth <= 0:
+        return simple
+    block = st.lists(stmts(depth - 1, collection), min_size=1, max_size=3).map(" ".join)
+    return st.one_of(simple, st.tuples(bexpr(1), block, block).map(lambda t: f"if ({t[0]}) {{ {t[1]} }} else {{ {t[2]} }}"))
+
+
+@st.composite
+def programs(draw) -> str:
+    collection = draw(st.booleans())
+    body = " ".join(draw(st.lists(stmts(1, collection), min_size=1, max_size=5)))
+    red = draw(st.sampled_from(["g = g + 1.0;", "g = mean { s.x | s in S.active };", "g = max { s.y | s in S.all };",
+                                "g = real(sum { s.k | s in S.stable });", "g = real(numActive());"]))
+    yinit = re.sub(r"\by\b", "x", draw(rexpr(1)))
+    create = "{ S(i) | i in 0..5 }" if collection else "[ S(i) | i in 0..5 ]"
+    return f"""#version 1.0
+input real p0 = {draw(LIT)};
+real g = 0.0;
+strand S (int i) {{
+   real x = real(i) * p0;
+   int k = i;
+   bool f = i % 2 == 1;
+   vec2 v = [x, 1.0];
+   real y = {yinit};
+   output real ox = 0.0;
+   output int ok = 0;
+   output vec2 ov = [0.0, 0.0];
+   output bool ob = false;
+   update {{
+      {body}
+      ox = x; ok = k; ov = v; ob = f;
+      if (k > 40 || k < -40) {{ stabilize; }}
+   }}
+   stabilize {{ ox = x + y; }}
+}}
+global {{ {red} }}
+initially {create};
+"""
+
+
+def agree(text: str, limit: int) -> None:
+    p = program(text)
+    assert strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
+    outcomes = []
+    for backend in ("interp", "c"):
+        try:
+            outcomes.append(p.run({}, backend=backend, limit=limit))
+        except TensorLangError as exc:
+            outcomes.append(exc.code)
+    if isinstance(outcomes[0], str) or isinstance(outcomes[1], str):
+        assert outcomes[0] == outcomes[1]
+    else:
+        same(*outcomes)
+
+
+@needs_cc
+@settings(max_examples=6, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(text=programs(), limit=st.integers(1, 6))
+def test_generated_programs_agree_quick(text, limit):
+    agree(text, limit)
+
+
+@pytest.mark.slow
+@needs_cc
+@settings(deadline=None)
+@given(text=programs(), limit=st.integers(1, 8))
+def test_generated_programs_agree(text, limit):
+    agree(text, limit)
