@@ -168,6 +168,15 @@ class ImageSlot:
 
 
 @dataclass(frozen=True)
+class KernelSlot:
+    """A reconstruction kernel: its radius s (taps n+1-s .. n+s) and its pieces'
+    polynomial coefficients in |x| (constant term first; piece k on [k, k+1))."""
+    name: str
+    radius: int
+    pieces: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
 class StrandIR:
     name: str
     globals: tuple[Slot, ...]
@@ -178,6 +187,7 @@ class StrandIR:
     stabilize: tuple[Stmt, ...] | None
     global_block: tuple[Stmt, ...] | None
     images: tuple[ImageSlot, ...] = ()
+    kernels: tuple[KernelSlot, ...] = ()
 
     def show(self) -> str:
         return show(self)
@@ -234,6 +244,7 @@ def show(p: StrandIR) -> str:
     lines = [f"strand program {p.name}"]
     lines += [f"global {s.ty} {s.name}" for s in p.globals]
     lines += [f"image{i} {im.name}: {im.dim}-D, voxels {list(im.shape)}" for i, im in enumerate(p.images)]
+    lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
     lines += [f"state {s.ty} {s.name}" for s in p.state]
     lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
     lines += ["update:"] + block_lines(p.update, "  ")

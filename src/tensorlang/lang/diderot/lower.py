@@ -96,6 +96,7 @@ class Lowerer:
         self.depth = 0
         self.global_slots: dict[str, list[str]] = {}
         self.images: list[S.ImageSlot] = []
+        self.kernels: list[S.KernelSlot] = []
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
     # ---- helpers
@@ -490,11 +491,129 @@ class Lowerer:
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes)
+    def field(self, e) -> Field:
+        """The field expression ``e`` denotes, followed through the globals that define it."""
+        ty = self.ty(e)
+        if isinstance(e, A.Var):
+            decl = self.global_decls.get(e.name)
+            if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
+                raise Unsupported(f"the field {e.name} (not a global with a definition)")
+            return self.field(decl.init)
+        if isinstance(e, A.BinOp) and e.op == "⊛":
+            ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
+            return Field("conv", self.image(img), self.kernel(ker), dim=ty.dim or 0, shape=tuple(ty.shape))
+        if isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/"):
+            parts = []
+            for side in (e.left, e.right):
+                parts.append(self.field(side) if self.ty(side).kind == "field" else self.share(self.expr(side)))
+            if e.op in ("*", "/") and (isinstance(parts[1], Field) and (e.op == "/" or isinstance(parts[0], Field))):
+                raise Unsupported(f"the product or quotient of two fields")
+            if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
+                raise Unsupported("a field scaled by a tensor")
+            return Field("lift", e.op, *parts, dim=ty.dim or 0, shape=tuple(ty.shape))
+        if isinstance(e, A.Unary) and e.op == "-":
+            return Field("lift", "neg", self.field(e.operand), dim=ty.dim or 0, shape=tuple(ty.shape))
+        if isinstance(e, A.Diff):
+            return Field("deriv", e.op, self.field(e.operand), dim=ty.dim or 0, shape=tuple(ty.shape))
+        raise Unsupported(f"the field expression {type(e).__name__}")
+
+    def image(self, e) -> tuple[int, str | None]:
+        border = None
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") \
+                and len(e.args) == 1:
+            border, e = e.func.name, e.args[0]
+        if not (isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image"):
+            raise Unsupported("an image that is not a global variable")
+        ty = self.c.globals[e.name]
+        for k, im in enumerate(self.images):
+            if im.name == e.name:
+                return k, border
+        if ty.dim is None:
+            raise Unsupported(f"the image {e.name} of unknown dimension")
+        self.images.append(S.ImageSlot(e.name, ty.dim, tuple(ty.shape)))
+        return len(self.images) - 1, border
+
+    def kernel(self, e) -> str:
+        from ...fields.kernels import KERNELS
+
+        name = e.name if isinstance(e, (A.Var, A.KernelRef)) else None
+        if name not in KERNELS or (isinstance(e, A.Var) and name in self.c.globals):
+            raise Unsupported("a kernel that is not one of the named kernels")
+        k = KERNELS[name]
+        if all(ks.name != name for ks in self.kernels):
+            self.kernels.append(S.KernelSlot(name, k.radius, tuple(tuple(float(c) for c in p) for p in k.pieces)))
+        return name
+
+    def fval(self, f: Field, order: int, x: V) -> V | None:
+        """The ``order``-th derivative of ``f`` at ``x`` (None: zero, a constant's)."""
+        d = f.dim
+        if f.kind == "conv":
+            (k, border), kernel = f.args
+            n = int(np.prod(f.shape)) * (d ** order if d > 1 else 1)
+            names = [self.fresh("p") for _ in range(n)]
+            self.emit(S.Probe(k, kernel, order, tuple(x.flat()), tuple(names), border))
+            return V.of(f.shape + ((d,) * order if d > 1 else ()), "real", [S.Ref("l", nm, "real") for nm in names])
+        if f.kind == "deriv":
+            op, inner = f.args
+            if op in ("∇", "∇⊗") or d == 1:
+                return self.fval(inner, order + 1, x)
+            if order:
+                raise Unsupported(f"derivatives of {op}F")
+            g = self.share(self.fval(inner, 1, x))
+            m = g.comps
+            if op == "∇•":
+                acc = m[0, 0]
+                for i in range(1, m.shape[0]):
+                    acc = b("+", acc, m[i, i], "real")
+                return scal(acc, "real")
+            if d == 2:
+                return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
+            return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
+                                       b("-", m[1, 0], m[0, 1], "real")])
+        op, *parts = f.args
+        if op == "neg":
+            v = self.fval(parts[0], order, x)
+            return None if v is None else V.of(v.shape, "real", [S.Un("-", c, "real") for c in v.flat()])
+        vals = [self.fval(p, order, x) if isinstance(p, Field) else (p if order == 0 else None) for p in parts]
+        if op in ("*", "/"):
+            field_v, const = (vals[0], parts[1]) if isinstance(parts[0], Field) else (vals[1], parts[0])
+            if field_v is None:
+                return None
+            c = const.flat()[0]
+            return V.of(field_v.shape, "real", [b(op, y, c, "real") if op == "/" or isinstance(parts[0], Field)
+                                                else b("*", c, y, "real") for y in field_v.flat()])
+        va, vb = vals
+        if va is None:
+            return vb if vb is None or op == "+" else V.of(vb.shape, "real", [S.Un("-", y, "real") for y in vb.flat()])
+        if vb is None:
+            return va
+        return V.of(va.shape, "real", [b(op, p, q, "real") for p, q in zip(va.flat(), vb.flat())])
+
+    def leaves(self, f: Field) -> list[Field]:
+        if f.kind == "conv":
+            return [f]
+        return [leaf for p in f.args if isinstance(p, Field) for leaf in self.leaves(p)]
+
     def probe(self, f, e) -> V:
-        raise Unsupported("probing fields")
+        if self.ty(f).kind != "field":
+            raise Unsupported(f"applying a {self.ty(f)}")
+        fe = self.field(f)
+        x = self.share(self.expr(e.args[0]))
+        v = self.fval(fe, 0, x)
+        if v is None:
+            raise Unsupported("a probe of a constant")
+        return v
 
     def probe_inside(self, e) -> V:
-        raise Unsupported("inside tests of fields")
+        x = self.share(self.expr(e.args[0]))
+        acc = None
+        for leaf in self.leaves(self.field(e.args[1])):
+            (k, _border), kernel = leaf.args
+            name = self.fresh("in")
+            self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
+            ref = S.Ref("l", name, "bool")
+            acc = ref if acc is None else b("&&", acc, ref, "bool")
+        return scal(acc if acc is not None else _const(True, "bool"), "bool")
 
     # ---- statements
     def stmt(self, s) -> None:
@@ -646,7 +765,7 @@ def lower(checked: Checked) -> S.StrandIR:
             gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
     return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
                       update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
-                      tuple(L.images))
+                      tuple(L.images), tuple(L.kernels))
 
 
 # ---------------------------------------------------------------- running it

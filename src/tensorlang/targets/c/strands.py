@@ -144,7 +144,7 @@ class Renderer:
         if isinstance(s, S.Reduce):
             return self.reduce(s, pad)
         if isinstance(s, S.Probe):
-            return P.render(s, self.ir.images[s.image], self.ex, pad)
+            return P.render(s, self.ir, self.ex, pad)
         raise error("internal", f"the strand renderer has no case for {type(s).__name__}")
 
     def reduce(self, s: S.Reduce, pad: str) -> list[str]:
@@ -259,7 +259,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
 """
 
 DECLARATIONS = """
-typedef struct { const double *data; int64_t size[3]; double m[9]; double b[3]; } tl_img;
+typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; } tl_img;
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
