@@ -831,11 +831,11 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
 
     def result(steps: int, snap: bool = False):
         status = run.status
-        chosen = np.ones(total, bool) if program.grid else np.isin(status, (0, 1) if snap else (1,))
+        chosen = None if program.grid else (status <= 1 if snap else status == 1)
         outputs = {}
         for o in program.outputs:
-            arr = run.state(o.name, o.shape, o.kind)[chosen]
-            outputs[o.name] = arr.reshape(shape + o.shape) if program.grid else arr
+            arr = run.state(o.name, o.shape, o.kind)
+            outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr[chosen]
         return RunResult(outputs, shape if program.grid else None, steps, int(np.sum(status == 0)),
                          int(np.sum(status == 1)), "")
     steps = 0

@@ -334,17 +334,16 @@ class Run:
         return int(done)
 
     def state(self, name: str, shape: tuple[int, ...], kind: str) -> np.ndarray:
+        """A state variable of every strand: shape (n,) + ``shape``, a copy."""
         names = [name] if not shape else [f"{name}.{k}" for k in range(int(np.prod(shape)))]
-        rows = []
-        for slot in names:
-            arr, k = self.runner.state[slot]
-            rows.append(self.R[k] if arr == "R" else self.I[k])
-        out = np.stack(rows, axis=-1).reshape((self.n,) + tuple(shape))
+        places = [self.runner.state[slot] for slot in names]
+        table = self.R if places[0][0] == "R" else self.I
+        rows = [k for _, k in places]
+        out = table[rows[0]].copy() if len(rows) == 1 else np.ascontiguousarray(table[rows].T)
+        out = out.reshape((self.n,) + tuple(shape))
         if kind == "bool":
             return out.astype(bool)
-        if kind == "int":
-            return out.astype(np.int64)
-        return out.astype(np.float64)
+        return out
 
 
 _RUNNERS: dict[str, Runner] = {}
