@@ -135,15 +135,42 @@ def test_snapshots_and_progress_from_the_c_executor():
 
 def test_what_the_compiled_path_does_not_cover_falls_back_with_a_reason():
     text = """#version 1.0
-strand s (int i) { output int x = i; update { print("hi\\n"); stabilize; } }
+input string who = "x";
+strand s (int i) { output int x = i; update { print(who, "\\n"); stabilize; } }
 initially [ s(i) | i in 0..2 ];
 """
     p = program(text)
     res = p.run({})
-    assert res.printed == "hi\nhi\nhi\n" and "print" in (p.executor_note or "")
+    assert res.printed == "x\nx\nx\n" and "string" in (p.executor_note or "")
     with pytest.raises(TensorLangError) as info:
         p.run({}, backend="c")
-    assert info.value.code == "backend" and "print" in info.value.message
+    assert info.value.code == "backend" and "string" in info.value.message
+
+
+@needs_cc
+def test_print_and_string_comparisons_in_c():
+    text = """#version 1.0
+input string which = "b";
+input real r = 0.1;
+strand s (int i) {
+   output int x = 0;
+   update {
+      if (which == "a") { x = 1; } else if ("b" == which) { x = 2; }
+      print(i, " ", r*i, " ", [r, -r, i/0.0], " ", i > 1, " ", "odd" if i % 2 == 1 else "even", "\\n");
+      stabilize;
+   }
+}
+global { print("step\\n"); }
+initially [ s(i) | i in 0..3 ];
+"""
+    p = program(text)
+    assert strand_plan(p.checked)[1] is None
+    for which, x in (("a", 1), ("b", 2), ("zz", 0)):
+        res = both(p, {"which": which})
+        assert res.outputs["x"].tolist() == [x] * 4
+        assert res.printed == p.run({"which": which}, backend="interp").printed
+    assert "0.30000000000000004 [0.10000000000000001,-0.10000000000000001,inf] true odd" in res.printed
+    assert res.printed.endswith("step\n")
 
 
 def test_an_unknown_backend_is_refused():

@@ -1,7 +1,8 @@
 """The strand IR: frozen, printable, scalar.
 
-Every value is a scalar of one of three types (``int``: 64-bit, ``real``: double,
-``bool``); a Diderot tensor is lowered to its components, row-major.  Variables live in
+Every value is a scalar of one of four types (``int``: 64-bit, ``real``: double,
+``bool``, ``string``: the number of a string in the program's table, ``strings``, where
+strings the program does not spell get numbers after those it does); a Diderot tensor is lowered to its components, row-major.  Variables live in
 four spaces: ``g`` a global slot (one per component, in the globals' array), ``s`` a
 state slot of the strand being run (one array per slot over all strands: struct of
 arrays), ``o`` a state slot of the strand a reduction visits, ``l`` a local.
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-TYPES = ("int", "real", "bool")
+TYPES = ("int", "real", "bool", "string")
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,14 @@ class Probe:
     inside: bool = False
 
 
-Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe]
+@dataclass(frozen=True)
+class Print:
+    """Append text to the run's output: literal strings and scalars formatted as the
+    interpreter does (reals with 17 significant digits, ``true``/``false``)."""
+    items: tuple["str | Expr", ...]
+
+
+Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print]
 
 
 @dataclass(frozen=True)
@@ -188,6 +196,8 @@ class StrandIR:
     global_block: tuple[Stmt, ...] | None
     images: tuple[ImageSlot, ...] = ()
     kernels: tuple[KernelSlot, ...] = ()
+    prints: bool = False  # strands print: the executor runs them in order, one thread
+    strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
 
     def show(self) -> str:
         return show(self)
@@ -230,6 +240,8 @@ def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
     if isinstance(s, Reduce):
         return ([f"{pad}{s.ty} {s.target} = {s.op} over {s.which} strands o:"] + block_lines(s.body, pad + "  ")
                 + [f"{pad}  yield {expr_text(s.value)}"])
+    if isinstance(s, Print):
+        return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
     what = "inside" if s.inside else f"probe d{s.order}"
     border = f" [{s.border}]" if s.border else ""
     return [f"{pad}{', '.join(s.targets)} = {what} image{s.image}{border} ⊛ {s.kernel} at "

@@ -33,7 +33,7 @@ class Unsupported(Exception):
 
 
 def _scalar(ty: Ty) -> str:
-    if ty.kind in ("int", "bool"):
+    if ty.kind in ("int", "bool", "string"):
         return ty.kind
     if ty.kind == "tensor":
         return "real"
@@ -97,6 +97,8 @@ class Lowerer:
         self.global_slots: dict[str, list[str]] = {}
         self.images: list[S.ImageSlot] = []
         self.kernels: list[S.KernelSlot] = []
+        self.printing = False
+        self.strings: list[str] = []  # string literals: a string is its number here
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
     # ---- helpers
@@ -166,6 +168,11 @@ class Lowerer:
         return scal(_const(int(e.value), "int") if e.is_int else _const(float(e.value), "real"),
                     "int" if e.is_int else "real")
 
+    def e_Str(self, e):
+        if e.value not in self.strings:
+            self.strings.append(e.value)
+        return scal(_const(self.strings.index(e.value), "string"), "string")
+
     def e_Bool(self, e):
         return scal(_const(bool(e.value), "bool"), "bool")
 
@@ -222,7 +229,7 @@ class Lowerer:
             return scal(S.Call("tl_iabs", (v.flat()[0],), "int"), "int")
         if not v.shape:
             return scal(S.Call("fabs", (v.flat()[0],), "real"), "real")
-        return scal(S.Call("sqrt", (self._sumsq(self.share(v)),), "real"), "real")
+        return scal(S.Call("tl_sqrt", (self._sumsq(self.share(v)),), "real"), "real")
 
     def _sumsq(self, v: V):
         acc = None
@@ -388,7 +395,7 @@ class Lowerer:
             self.scopes, self.ret, self.where = saved_scopes, saved_ret, saved_where
             self.depth -= 1
 
-    _REAL1 = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
+    _REAL1 = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
               "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
               "cosh": "cosh", "tanh": "tanh", "erf": "erf", "erfc": "erfc", "ceil": "ceil", "floor": "floor",
               "round": "round", "trunc": "trunc", "sgn": "tl_sgn", "abs": "fabs"}
@@ -438,7 +445,7 @@ class Lowerer:
             return V.of(x.shape, st, [S.Call(fn, (p, q, r), st) for p, q, r in zip(los, his, x.flat())])
         if name == "normalize":
             v = self.share(args[0])
-            n = self.share(scal(S.Call("sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
+            n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
             return V.of(v.shape, "real", [S.Call("tl_nrm", (x, n), "real") for x in v.flat()])
         if name == "modulate":
             return V.of(args[0].shape, "real", [b("*", p, q, "real") for p, q in zip(flat[0], flat[1])])
@@ -687,6 +694,33 @@ class Lowerer:
     def s_Continue(self, s):
         self.emit(S.Exit("continue"))
 
+    def s_Print(self, s):
+        items: list = []
+        for a in s.args:
+            if isinstance(a, A.Str):
+                items.append(a.value)
+                continue
+            v = self.expr(a)
+            if v.ty == "string" and _reads_a_string(v.flat()[0]):
+                raise Unsupported("printing a string variable")
+            if not v.shape:
+                items.append(v.flat()[0])
+                continue
+
+            def nest(arr):
+                if not isinstance(arr, np.ndarray) or arr.ndim == 0:
+                    items.append(arr[()] if isinstance(arr, np.ndarray) else arr)
+                    return
+                items.append("[")
+                for k in range(arr.shape[0]):
+                    if k:
+                        items.append(",")
+                    nest(arr[k])
+                items.append("]")
+            nest(v.comps)
+        self.printing = True
+        self.emit(S.Print(tuple(items)))
+
     def s_Return(self, s):
         if self.ret is None:
             raise Unsupported("return outside a function")
@@ -695,6 +729,12 @@ class Lowerer:
         for n, x in zip(names, v.flat()):
             self.emit(S.Set("l", n, x))
         self.emit(S.Exit("goto", label))
+
+
+def _reads_a_string(e) -> bool:
+    if isinstance(e, S.Ref):
+        return e.ty == "string"
+    return any(_reads_a_string(getattr(e, f)) for f in ("a", "b", "c") if hasattr(e, f))
 
 
 def _obj0(x) -> np.ndarray:
@@ -765,7 +805,7 @@ def lower(checked: Checked) -> S.StrandIR:
             gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
     return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
                       update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
-                      tuple(L.images), tuple(L.kernels))
+                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings))
 
 
 # ---------------------------------------------------------------- running it
@@ -837,7 +877,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             arr = run.state(o.name, o.shape, o.kind)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr[chosen]
         return RunResult(outputs, shape if program.grid else None, steps, int(np.sum(status == 0)),
-                         int(np.sum(status == 1)), "")
+                         int(np.sum(status == 1)), run.printed)
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))

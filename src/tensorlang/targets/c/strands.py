@@ -24,11 +24,13 @@ from ...strands import ir as S
 from . import build as c_build
 from . import strands_probe as P
 
-_CTY = {"int": "int64_t", "real": "double", "bool": "int"}
+_CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
 
 PRELUDE = r"""
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 static int64_t tl_err_flag;
 static inline int64_t tl_idiv(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a / b; }
@@ -43,11 +45,31 @@ static inline double tl_max(double a, double b) { return (isnan(a) || isnan(b)) 
 static inline double tl_clamp(double lo, double hi, double x) { double t = lo > x ? lo : x; return hi < t ? hi : t; }
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
-static inline double tl_div(double a, double b) { return a / b; }
+static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
+static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
 static inline double tl_nrm(double x, double n) { return n != 0 ? x / n : x * 0.0; }
+static char *tl_pbuf; static size_t tl_plen, tl_pcap;
+static void tl_pput(const char *s, size_t n) {
+    if (tl_plen + n + 1 > tl_pcap) {
+        size_t cap = 2 * (tl_plen + n + 1) + 256; char *nb = realloc(tl_pbuf, cap);
+        if (!nb) { tl_err_flag = 3; return; }
+        tl_pbuf = nb; tl_pcap = cap;
+    }
+    memcpy(tl_pbuf + tl_plen, s, n); tl_plen += n;
+}
+static void tl_pstr(const char *s) { tl_pput(s, strlen(s)); }
+static void tl_pint(int64_t v) { char b[32]; int n = snprintf(b, sizeof b, "%lld", (long long)v); tl_pput(b, (size_t)n); }
+static void tl_pbool(int v) { tl_pstr(v ? "true" : "false"); }
+static void tl_preal(double v) {
+    if (isnan(v)) { tl_pstr(signbit(v) ? "-nan" : "nan"); return; }
+    if (isinf(v)) { tl_pstr(v > 0 ? "inf" : "-inf"); return; }
+    char b[40]; int n = snprintf(b, sizeof b, "%.17g", v); tl_pput(b, (size_t)n);
+}
+const char *tl_printed(int64_t *n) { *n = (int64_t)tl_plen; tl_plen = 0; return tl_pbuf; }
 """
 
-ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range"}
+ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range",
+          3: "no memory for the printed output"}
 
 
 class Renderer:
@@ -76,7 +98,7 @@ class Renderer:
         if isinstance(e, S.Const):
             if e.ty == "bool":
                 return "1" if e.value else "0"
-            if e.ty == "int":
+            if e.ty in ("int", "string"):
                 return f"INT64_C({int(e.value)})"  # type: ignore[call-overload]
             v = float(e.value)  # type: ignore[arg-type]
             if v != v:
@@ -92,6 +114,8 @@ class Renderer:
                 return f"tl_idiv({a}, {b})"
             if e.ty == "int" and e.op == "%":
                 return f"tl_imod({a}, {b})"
+            if e.ty == "real" and e.op == "/":
+                return f"tl_div({a}, {b})"
             return f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
             return f"({e.op}{self.ex(e.a)})"
@@ -145,6 +169,16 @@ class Renderer:
             return self.reduce(s, pad)
         if isinstance(s, S.Probe):
             return P.render(s, self.ir, self.ex, pad)
+        if isinstance(s, S.Print):
+            out = []
+            for x in s.items:
+                if isinstance(x, str):
+                    text = x.encode("unicode_escape").decode("ascii").replace('"', '\\"')
+                    out.append(f'{pad}tl_pstr("{text}");')
+                else:
+                    fn = {"int": "tl_pint", "real": "tl_preal", "bool": "tl_pbool", "string": "tl_pstrid"}[x.ty]
+                    out.append(f"{pad}{fn}({self.ex(x)});")
+            return out
         raise error("internal", f"the strand renderer has no case for {type(s).__name__}")
 
     def reduce(self, s: S.Reduce, pad: str) -> list[str]:
@@ -190,7 +224,9 @@ class Renderer:
 
     def source(self) -> str:
         ir = self.ir
-        lines = [PRELUDE, P.PRELUDE]
+        texts = ", ".join('"' + t.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"' for t in ir.strings)
+        lines = [PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
+                 f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); }}"]
         lines += P.kernels(ir)
         lines += self.function("tl_create_one", "create", ir.create, True)
         lines += self.function("tl_update", "update", ir.update, True)
@@ -264,6 +300,7 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
                const double *gr, const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                  const tl_img *img, int threads, int64_t *err, int64_t *active_out);
+const char *tl_printed(int64_t *n);
 """
 
 
@@ -288,7 +325,9 @@ class Runner:
 class Run:
     def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
         r = self.runner = runner.renderer
-        self.ffi, self.lib, self.threads = runner.ffi, runner.lib, threads
+        self.ffi, self.lib = runner.ffi, runner.lib
+        self.threads = 1 if runner.ir.prints else threads  # printed text in the interpreter's order
+        self.printed = ""
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
         self.R = np.zeros((max(r.nr, 1), n))
@@ -302,6 +341,9 @@ class Run:
             x = np.ravel(np.asarray(v))[int(comp)] if comp else v
             if arr == "R":
                 self.gr[k] = float(x)
+            elif isinstance(x, str):
+                table = list(runner.ir.strings)
+                self.gi[k] = table.index(x) if x in table else len(table) + self._other(x)
             else:
                 self.gi[k] = int(x)
         self.images, self.keep = P.pack(self.ffi, runner.ir.images, values)
@@ -312,7 +354,13 @@ class Run:
             self.lib.tl_create(n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                                self._p("double *", self.R), self._p("int64_t *", self.I),
                                self._p("int8_t *", self.status), self._p("double *", self.gr),
-                               self._p("int64_t *", self.gi), self.images, threads)
+                               self._p("int64_t *", self.gi), self.images, self.threads)
+            self._take_printed()
+
+    def _other(self, text: str) -> int:
+        """A number for a string the program does not spell (equal strings, equal numbers)."""
+        others = self.__dict__.setdefault("_others", {})
+        return others.setdefault(text, len(others))
 
     def _p(self, ctype: str, arr: np.ndarray):
         return self.ffi.cast(ctype, arr.ctypes.data)
@@ -329,9 +377,17 @@ class Run:
                                  self._p("int8_t *", self.status), self._p("double *", self.gr),
                                  self._p("int64_t *", self.gi), self.images, self.threads, err, act)
         self._active = int(act[0])
+        self._take_printed()
         if err[0]:
             raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
         return int(done)
+
+    def _take_printed(self) -> None:
+        if self.runner.ir.prints:
+            n = self.ffi.new("int64_t *")
+            buf = self.lib.tl_printed(n)
+            if n[0]:
+                self.printed += self.ffi.string(buf, n[0]).decode("utf-8", "replace")
 
     def state(self, name: str, shape: tuple[int, ...], kind: str) -> np.ndarray:
         """A state variable of every strand: shape (n,) + ``shape``, a copy."""
