@@ -126,8 +126,9 @@ def test_snapshots_and_progress_from_the_c_executor():
     for backend in ("interp", "c"):
         shots: list = []
         steps: list = []
-        p.run({"NN": 30}, backend=backend, snapshot=2, on_snapshot=lambda k, r: shots.append((k, r.outputs["pp"].tolist())),
-              progress=lambda k, a: steps.append((k, a)))
+        p.run({"NN": 30}, backend=backend, snapshot=2,
+              on_snapshot=lambda k, r, shots=shots: shots.append((k, r.outputs["pp"].tolist())),
+              progress=lambda k, a, steps=steps: steps.append((k, a)))
         seen.append(shots)
         prog.append(steps)
     assert seen[0] == seen[1] and prog[0] == prog[1]
@@ -460,7 +461,7 @@ def probe_programs(draw):
     order = draw(st.integers(0, min(k, 2)))
     border = draw(st.sampled_from(["", "clamp", "wrap", "mirror"]))
     img = f"{border}(img)" if border else "img"
-    outs = [f"v = F(p);"]
+    outs = ["v = F(p);"]
     if order >= 1:
         outs.append("g = ∇F(p);")
     if order >= 2:

@@ -505,7 +505,7 @@ class Lowerer:
             decl = self.global_decls.get(e.name)
             if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
                 raise Unsupported(f"the field {e.name} (not a global with a definition)")
-            return self.field(decl.init)
+            return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
         if isinstance(e, A.BinOp) and e.op == "⊛":
             ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
             return Field("conv", self.image(img), self.kernel(ker), dim=ty.dim or 0, shape=tuple(ty.shape))
@@ -514,7 +514,7 @@ class Lowerer:
             for side in (e.left, e.right):
                 parts.append(self.field(side) if self.ty(side).kind == "field" else self.share(self.expr(side)))
             if e.op in ("*", "/") and (isinstance(parts[1], Field) and (e.op == "/" or isinstance(parts[0], Field))):
-                raise Unsupported(f"the product or quotient of two fields")
+                raise Unsupported("the product or quotient of two fields")
             if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
                 raise Unsupported("a field scaled by a tensor")
             return Field("lift", e.op, *parts, dim=ty.dim or 0, shape=tuple(ty.shape))
@@ -566,7 +566,10 @@ class Lowerer:
                 return self.fval(inner, order + 1, x)
             if order:
                 raise Unsupported(f"derivatives of {op}F")
-            g = self.share(self.fval(inner, 1, x))
+            gv = self.fval(inner, 1, x)
+            if gv is None:
+                raise Unsupported(f"{op} of a constant")
+            g = self.share(gv)
             m = g.comps
             if op == "∇•":
                 acc = m[0, 0]
@@ -630,7 +633,10 @@ class Lowerer:
         method(s)
 
     def block(self, stmts) -> tuple:
-        out, _ = self.sub(lambda: [self.stmt(x) for x in stmts])
+        def run() -> None:
+            for x in stmts:
+                self.stmt(x)
+        out, _ = self.sub(run)
         return tuple(out)
 
     def s_Block(self, s):
@@ -780,9 +786,9 @@ def lower(checked: Checked) -> S.StrandIR:
     for sv in strand.state:
         ty = from_syntax(sv.type)
         cur = L.slots("s", sv.name, ty)
-        v = L.expr(sv.init) if sv.init is not None else None
+        init: V | None = L.expr(sv.init) if sv.init is not None else None
         for k, r in enumerate(cur.flat()):
-            L.emit(S.Set("s", r.name, v.flat()[k] if v is not None else _const(False if r.ty == "bool" else 0, r.ty)))
+            L.emit(S.Set("s", r.name, init.flat()[k] if init is not None else _const(False if r.ty == "bool" else 0, r.ty)))
     create = tuple(L.out)
 
     def method(name: str) -> tuple | None:
@@ -856,6 +862,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     if which != "c":
         return None
     ir, _ = strand_plan(program.checked)
+    assert ir is not None  # choose() said "c"
     runner = EXECUTORS["c"](ir)
     fr = rt.frame(None)
     ranges = []

@@ -75,8 +75,8 @@ ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of 
 class Renderer:
     def __init__(self, ir: S.StrandIR):
         self.ir = ir
-        self.state = {}
-        self.globals = {}
+        self.state: dict[str, tuple[str, int]] = {}
+        self.globals: dict[str, tuple[str, int]] = {}
         for space, slots in (("s", ir.state), ("g", ir.globals)):
             nr = ni = 0
             table = self.state if space == "s" else self.globals

@@ -157,7 +157,7 @@ def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
         out.append(f"{pad}memcpy(tw, res, sizeof tw);")
         for c in range(vox):
             for axes in itertools.product(range(d), repeat=order):
-                def at(ax):
+                def at(ax, c=c):
                     return c * d ** order + sum(x * d ** (order - 1 - i) for i, x in enumerate(ax))
                 terms = " + ".join(f"im->m[{4 * a + axes[k]}] * tw[{at(axes[:k] + (a,) + axes[k + 1:])}]"
                                    for a in range(d))
