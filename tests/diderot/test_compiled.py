@@ -521,3 +521,33 @@ def probes_agree(case, seed) -> None:
     p = program(text)
     assert strand_plan(p.checked)[1] is None
     both(p, {"img": image(data, world=w)})
+
+
+@needs_cc
+def test_a_repeated_probe_is_computed_once_until_its_point_changes():
+    from tensorlang.fields.image import image
+
+    text = """#version 1.0
+input image(2)[] img;
+field#2(2)[] F = bspln3 ⊛ img;
+strand s (int i) {
+   vec2 pos = [2.5 + 0.1*i, 3.25];
+   output vec3 out = [0, 0, 0];
+   int n = 0;
+   update {
+      real a = |∇F(pos)|;
+      real b = F(pos) + |∇F(pos)|;
+      pos += [0.125, 0];
+      real c = |∇F(pos)|;
+      foreach (int k in 0..2) { pos += [0.0625, 0]; c += F(pos); }
+      out = [a, b - a, c];
+      n += 1;
+      if (n > 3) { stabilize; }
+   }
+}
+initially [ s(i) | i in 0..4 ];
+"""
+    p = program(text)
+    shown = strand_plan(p.checked)[0].show()
+    assert shown.count("probe d1") == 2 and shown.count("probe d0") == 2
+    both(p, {"img": image(np.random.default_rng(3).normal(size=(12, 10)))})

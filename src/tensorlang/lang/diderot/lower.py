@@ -98,6 +98,8 @@ class Lowerer:
         self.images: list[S.ImageSlot] = []
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
+        #: probes already computed on this path: (image, kernel, order, border, point) -> locals
+        self.probes: dict[tuple, tuple[str, ...]] = {}
         self.strings: list[str] = []  # string literals: a string is its number here
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
@@ -106,16 +108,27 @@ class Lowerer:
         return f"{base}_{next(self.counter)}"
 
     def emit(self, s) -> None:
+        """Append a statement; forget the probes whose point it may change (a jump or a
+        label forgets them all: a probe before it need not have run)."""
         self.out.append(s)
+        if self.probes and not isinstance(s, (S.Local, S.Probe)):
+            written = _writes(s)
+            if written is None:
+                self.probes = {}
+            elif written:
+                self.probes = {k: v for k, v in self.probes.items() if not (_reads(k[4]) & written)}
 
     def sub(self, fn: Callable[[], Any]) -> tuple[list, Any]:
         saved, self.out = self.out, []
+        saved_probes = self.probes
+        self.probes = dict(saved_probes)
         self.scopes.append({})
         try:
             value = fn()
             return self.out, value
         finally:
             self.out = saved
+            self.probes = saved_probes
             self.scopes.pop()
 
     def share(self, v: V) -> V:
@@ -557,8 +570,12 @@ class Lowerer:
         if f.kind == "conv":
             (k, border), kernel = f.args
             n = int(np.prod(f.shape)) * (d ** order if d > 1 else 1)
-            names = [self.fresh("p") for _ in range(n)]
-            self.emit(S.Probe(k, kernel, order, tuple(x.flat()), tuple(names), border))
+            key = (k, kernel, order, border, tuple(x.flat()))
+            names = list(self.probes.get(key, ()))
+            if not names:
+                names = [self.fresh("p") for _ in range(n)]
+                self.emit(S.Probe(k, kernel, order, tuple(x.flat()), tuple(names), border))
+                self.probes[key] = tuple(names)
             return V.of(f.shape + ((d,) * order if d > 1 else ()), "real", [S.Ref("l", nm, "real") for nm in names])
         if f.kind == "deriv":
             op, inner = f.args
@@ -686,6 +703,7 @@ class Lowerer:
         var = self.fresh(s.name)
 
         def body():
+            self.probes = {}  # a probe before the loop may be stale on its second iteration
             self.scopes[-1][s.name] = (scal(S.Ref("l", var, "int"), "int"), [var])
             self.stmt(s.body)
         stmts, _ = self.sub(body)
@@ -735,6 +753,40 @@ class Lowerer:
         for n, x in zip(names, v.flat()):
             self.emit(S.Set("l", n, x))
         self.emit(S.Exit("goto", label))
+
+
+def _reads(exprs) -> set:
+    """The variables (space, name) some expressions read."""
+    out: set = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, S.Ref):
+            out.add((e.space, e.name))
+        else:
+            stack += [getattr(e, f) for f in ("a", "b", "c") if hasattr(e, f)] + list(getattr(e, "args", ()))
+    return out
+
+
+def _writes(s) -> set | None:
+    """The variables a statement may assign (None: it may jump within the method; a
+    stabilize, die or continue leaves it)."""
+    if isinstance(s, S.Set):
+        return {(s.space, s.name)}
+    if isinstance(s, S.Label) or (isinstance(s, S.Exit) and s.kind == "goto"):
+        return None
+    if isinstance(s, S.Exit):
+        return set()
+    out: set = set()
+    if isinstance(s, S.For):
+        out.add(("l", s.var))
+    for body in (getattr(s, "then", ()), getattr(s, "other", ()), getattr(s, "body", ())):
+        for x in body:
+            w = _writes(x)
+            if w is None:
+                return None
+            out |= w
+    return out
 
 
 def _reads_a_string(e) -> bool:
@@ -795,14 +847,14 @@ def lower(checked: Checked) -> S.StrandIR:
         body = strand.method(name)
         if body is None:
             return None
-        L.out, L.scopes, L.where = [], [{}], "strand"
+        L.out, L.scopes, L.where, L.probes = [], [{}], "strand", {}
         L.stmt(body)
         return tuple(L.out)
     update = method("update")
     stabilize = method("stabilize")
     global_block = None
     if p.update is not None:
-        L.out, L.scopes, L.where = [], [{}], "global"
+        L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
         L.stmt(p.update)
         global_block = tuple(L.out)
     gslots = []
