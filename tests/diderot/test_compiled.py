@@ -194,6 +194,35 @@ initially [ s(i) | i in 0..2 ];
 
 
 @needs_cc
+def test_sphere_queries_see_the_neighbours_as_they_were():
+    both(program((HERE / "neighbours.diderot").read_text()))
+    text = """#version 1.0
+input real rad = 1.1;
+strand p (int i) {
+   vec2 pos = [0.7*i, 0.1*(i % 3)];
+   output real e = 0;
+   output int seen = 0;
+   update {
+      real acc = 0;
+      foreach (p q in sphere(rad)) {
+         acc += |q.pos - pos| + q.e;
+         if (q.seen > 6 && i % 4 == 0) { die; }
+      }
+      seen = sum { 1 | q in sphere(rad) } + seen;
+      e = acc + mean { q.e | q in sphere(2*rad) };
+      pos += [0.05*i, -0.02];
+      if (seen > 9) { stabilize; }
+   }
+}
+initially { p(i) | i in 0..40 };
+"""
+    p = program(text)
+    assert strand_plan(p.checked)[1] is None
+    res = both(p)
+    assert res.stable > 0
+
+
+@needs_cc
 def test_tensors_functions_and_the_basis_library():
     text = """#version 1.0
 input real a = 0.75;
@@ -290,6 +319,10 @@ def stmts(depth: int, collection: bool) -> st.SearchStrategy[str]:
         rexpr(2).map(lambda e: f"x = {e};"), rexpr(2).map(lambda e: f"y += {e};"),
         iexpr().map(lambda e: f"k = {e};"), bexpr(1).map(lambda e: f"f = {e};"), vexpr().map(lambda e: f"v = {e};"),
         bexpr(1).map(lambda e: f"if ({e}) {{ stabilize; }}"),
+        st.sampled_from(["y += sum { n.y | n in sphere(1.0) };", "k += sum { n.k | n in sphere(1.6) };",
+                         "foreach (S n in sphere(1.0)) { x += n.x; if (n.f) { y -= n.x; } }",
+                         "pos = pos + [0.25 * min(1.0, max(-1.0, x)), 0.0];", "f = exists { n.f | n in sphere(2.0) };",
+                         "x = max { n.x | n in sphere(0.75) };", "pos = [x, y];"]),
         *([bexpr(1).map(lambda e: f"if ({e}) {{ die; }}")] if collection else []),
     )
     if depth <= 0:
@@ -314,6 +347,7 @@ strand S (int i) {{
    int k = i;
    bool f = i % 2 == 1;
    vec2 v = [x, 1.0];
+   vec2 pos = [real(i) * 0.75, 0.5];
    real y = {yinit};
    output real ox = 0.0;
    output int ok = 0;

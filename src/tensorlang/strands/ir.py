@@ -131,14 +131,18 @@ class Label:
 @dataclass(frozen=True)
 class Reduce:
     """``target = op { value | o in strands.which }``: ``body`` computes ``value`` for
-    the visited strand (space ``o``).  ``op``: sum product mean max min all exists
-    count."""
+    the visited strand (space ``o``: its state now).  ``op``: sum product mean max min
+    all exists count, or ``each`` (a foreach: ``body`` only).  ``which`` ``sphere``:
+    the strands (stable or active at the start of the step, this one left out) whose
+    ``pos`` was within ``radius`` of this strand's ``pos`` then, in strand order, read
+    as they were then (space ``n``)."""
     target: str
     op: str
-    which: str  # all active stable
+    which: str  # all active stable sphere
     body: tuple["Stmt", ...]
     value: Expr
     ty: str
+    radius: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,7 @@ class StrandIR:
     kernels: tuple[KernelSlot, ...] = ()
     prints: bool = False  # strands print: the executor runs them in order, one thread
     strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
+    sphere: Expr | None = None  # strands query neighbours: the spatial grid's cell size (globals only)
 
     def show(self) -> str:
         return show(self)
@@ -238,8 +243,9 @@ def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
     if isinstance(s, Label):
         return [f"{pad}{s.name}:"]
     if isinstance(s, Reduce):
-        return ([f"{pad}{s.ty} {s.target} = {s.op} over {s.which} strands o:"] + block_lines(s.body, pad + "  ")
-                + [f"{pad}  yield {expr_text(s.value)}"])
+        where = f"sphere({expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
+        return ([f"{pad}{s.ty} {s.target} = {s.op} over {where}:"] + block_lines(s.body, pad + "  ")
+                + ([f"{pad}  yield {expr_text(s.value)}"] if s.op != "each" else []))
     if isinstance(s, Print):
         return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
     what = "inside" if s.inside else f"probe d{s.order}"

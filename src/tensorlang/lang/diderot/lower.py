@@ -98,6 +98,8 @@ class Lowerer:
         self.images: list[S.ImageSlot] = []
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
+        self.in_sphere = False
+        self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
         #: probes already computed on this path: (image, kernel, order, border, point) -> locals
         self.probes: dict[tuple, tuple[str, ...]] = {}
         self.strings: list[str] = []  # string literals: a string is its number here
@@ -485,29 +487,68 @@ class Lowerer:
             return scal(acc, "real")
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
+    def sphere(self, dom):
+        """The radius of a ``sphere(r)`` domain, which must depend on globals only (the
+        executor's spatial grid is built once per step with that cell size)."""
+        if self.where != "strand" or len(dom.args) != 1:
+            raise Unsupported("sphere queries outside strand methods or around another point")
+        if self.in_sphere:
+            raise Unsupported("a sphere query inside another")
+        pos = self.c.state.get("pos")
+        if pos is None or pos.kind != "tensor" or len(pos.shape) != 1 or not 1 <= pos.shape[0] <= 3:
+            raise Unsupported("sphere queries without a vec1..vec3 pos")
+        radius = self.expr(dom.args[0]).flat()[0]
+        if any(space != "g" for space, _ in _reads([radius])):
+            raise Unsupported("a sphere radius that depends on the strand")
+        if self.sphere_radius is None:
+            self.sphere_radius = radius
+        return radius
+
+    def neighbours(self, var: str, fn):
+        """Lower ``fn`` with ``var`` naming the neighbour a sphere query visits."""
+        def body():
+            self.in_sphere = True
+            self.probes = {}
+            self.scopes[-1][var] = "neighbour"
+            try:
+                return fn()
+            finally:
+                self.in_sphere = False
+        return self.sub(body)
+
     def reduction(self, name: str, comp) -> V:
         dom = comp.iter.domain
-        if not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
-                and dom.operand.name == self.c.name):
-            raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
-                              "in the global block)")
         rty = self.ty(comp.body)
         if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
             raise Unsupported(f"a reduction of {rty}")
+        op = name
+        t = self.fresh("red")
+        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
+            radius = self.sphere(dom)
+            stmts, v = self.neighbours(comp.iter.name, lambda: self.expr(comp.body))
+            outty = "real" if name == "mean" else v.ty
+            self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius))
+            return scal(S.Ref("l", t, outty), outty)
+        if not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
+                and dom.operand.name == self.c.name):
+            raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
+                              "in the global block, and sphere queries)")
 
         def body():
             self.scopes[-1][comp.iter.name] = "strand"
             return self.expr(comp.body)
         stmts, v = self.sub(body)
-        op = {"exists": "exists"}.get(name, name)
         outty = "real" if name == "mean" else v.ty
-        t = self.fresh("red")
         self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
         return scal(S.Ref("l", t, outty), outty)
 
     def e_Select(self, e):
-        if isinstance(e.operand, A.Var) and self.lookup(e.operand.name) == "strand":
-            return self.slots("o", e.name, self.c.state[e.name])
+        if isinstance(e.operand, A.Var):
+            what = self.lookup(e.operand.name)
+            if what == "strand":
+                return self.slots("o", e.name, self.c.state[e.name])
+            if what == "neighbour":
+                return self.slots("n", e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
     # ---- fields (probes)
@@ -697,8 +738,14 @@ class Lowerer:
         self.emit(S.If(c, then, other))
 
     def s_Foreach(self, s):
-        if not isinstance(s.domain, A.Range):
-            raise Unsupported("foreach over a sequence or strands")
+        dom = s.domain
+        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
+            radius = self.sphere(dom)
+            stmts, _ = self.neighbours(s.name, lambda: self.stmt(s.body))
+            self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius))
+            return
+        if not isinstance(dom, A.Range):
+            raise Unsupported("foreach over a sequence or a set of strands")
         lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
         var = self.fresh(s.name)
 
@@ -863,7 +910,7 @@ def lower(checked: Checked) -> S.StrandIR:
             gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
     return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
                       update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
-                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings))
+                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius)
 
 
 # ---------------------------------------------------------------- running it

@@ -132,6 +132,8 @@ class Renderer:
             arr, k = self.globals[name]
             return f"g{arr.lower()}[{k}]"
         arr, k = self.state[name]
+        if space == "n":
+            return f"tl_{arr}0[{k} * n + j]"
         return f"{arr}[{k} * n + {'i' if space == 's' else 'j'}]"
 
     # ---- statements
@@ -182,6 +184,8 @@ class Renderer:
         raise error("internal", f"the strand renderer has no case for {type(s).__name__}")
 
     def reduce(self, s: S.Reduce, pad: str) -> list[str]:
+        if s.which == "sphere":
+            return self.sphere(s, pad)
         ty = _CTY[s.ty]
         test = {"all": "status[j] != 2", "active": "status[j] == 0", "stable": "status[j] == 1"}[s.which]
         t, inner = f"l_{s.target}", pad + "        "
@@ -211,6 +215,51 @@ class Renderer:
             out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
         return out + [f"{pad}}}"]
 
+    def sphere(self, s: S.Reduce, pad: str) -> list[str]:
+        """A reduction (or foreach) over the neighbours a sphere query finds."""
+        t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
+        init = {"sum": "0", "mean": "0", "product": "1", "all": "1", "exists": "0", "max": "0", "min": "0",
+                "each": "0"}[s.op]
+        assert s.radius is not None
+        out = [f"{pad}{ty} {t} = {init};"] if s.op != "each" else []
+        pos = ", ".join(self.ref("s", name) for name in self.pos_slots())
+        out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; double c_[3] = {{{pos}}};",
+                f"{pad}    int64_t nn_ = tl_nb_query(n, i, c_, {self.ex(s.radius)});",
+                f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = tl_nbuf[q_];"]
+        out += self.stmts(s.body, inner)
+        v = self.ex(s.value)
+        if s.op in ("sum", "mean"):
+            out.append(f"{inner}{t} += {v};")
+        elif s.op == "product":
+            out.append(f"{inner}{t} *= {v};")
+        elif s.op == "all":
+            out.append(f"{inner}{t} = {t} && ({v});")
+        elif s.op == "exists":
+            out.append(f"{inner}{t} = {t} || ({v});")
+        elif s.op in ("max", "min"):
+            cmp = ">" if s.op == "max" else "<"
+            out.append(f"{inner}{{ {ty} v = {v}; if (cnt == 0 || v {cmp} {t}) {t} = v; }}")
+        out += [f"{inner}cnt++; (void)j;", f"{pad}    }}", f"{pad}    (void)cnt;"]
+        if s.op == "mean":
+            out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
+        if s.op in ("max", "min") and s.ty == "real":
+            out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
+        return out + [f"{pad}}}"]
+
+    def pos_slots(self) -> list[str]:
+        return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
+
+    def neighbours(self) -> list[str]:
+        """The snapshot of the state at the start of a step, its spatial grid, the query."""
+        rows = [self.state[name][1] for name in self.pos_slots()]
+        d = len(rows)
+        d2 = " + ".join(f"(tl_R0[{k} * n + j] - c[{a}]) * (tl_R0[{k} * n + j] - c[{a}])" for a, k in enumerate(rows))
+        fin = " && ".join(f"isfinite(tl_R0[{k} * n + j])" for k in rows)
+        cell = " + ".join(f"(int64_t)floor((tl_R0[{k} * n + j] - tl_gmin[{a}]) / tl_gh) * tl_gstride[{a}]"
+                          for a, k in enumerate(rows))
+        rowlist = ", ".join(str(k) for k in rows)
+        return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(d=d, d2=d2, fin=fin, cell=cell)
+
     # ---- the program
     def function(self, name: str, method: str, body, per_strand: bool) -> list[str]:
         self.method = method
@@ -228,6 +277,10 @@ class Renderer:
         lines = [PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); }}"]
         lines += P.kernels(ir)
+        if ir.sphere is not None:
+            lines.append(self.neighbours())
+            lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
+                         f"return {self.ex(ir.sphere)}; }}")
         lines += self.function("tl_create_one", "create", ir.create, True)
         lines += self.function("tl_update", "update", ir.update, True)
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
@@ -245,12 +298,14 @@ class Renderer:
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         nd = max(1, len(ir.iters))
         glob = ir.global_block is not None
-        return src + DRIVER.format(nd=nd, has_global=int(glob),
+        return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None),
+                                   nr=max(self.nr, 1), ni=max(self.ni, 1),
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
 
 DRIVER = r"""
 #define TL_HAS_GLOBAL {has_global}
+#define TL_COMM {comm}
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
@@ -267,7 +322,17 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+#if TL_COMM
+    tl_R0 = malloc(sizeof(double) * {nr} * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * {ni} * (size_t)n);
+    tl_S0 = malloc((size_t)n);
+    if (!tl_R0 || !tl_I0 || !tl_S0) {{ free(tl_R0); free(tl_I0); free(tl_S0); *err = 3; *active_out = active; return 0; }}
+#endif
     while (s < k && active > 0) {{
+#if TL_COMM
+        memcpy(tl_R0, R, sizeof(double) * {nr} * (size_t)n); memcpy(tl_I0, I, sizeof(int64_t) * {ni} * (size_t)n);
+        memcpy(tl_S0, status, (size_t)n);
+        tl_nb_build(n, tl_grid_h(gr, gi));
+#endif
         active = 0;
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1) reduction(+:active)
         for (int64_t i = 0; i < n; i++) {{
@@ -288,9 +353,84 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
         }}
         if (tl_err_flag) break;
     }}
+#if TL_COMM
+    free(tl_R0); free(tl_I0); free(tl_S0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0;
+#endif
     *err = tl_err_flag;
     *active_out = active;
     return s;
+}}
+"""
+
+NEIGHBOURS = r"""
+static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
+static int64_t *tl_gstart, *tl_gorder, tl_gdim[3] = {{1, 1, 1}}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
+static __thread int64_t *tl_nbuf; static __thread int64_t tl_ncap;
+static void tl_nb_push(int64_t j, int64_t *len) {{
+    if (*len >= tl_ncap) {{
+        int64_t cap = 2 * tl_ncap + 64; int64_t *nb = realloc(tl_nbuf, sizeof(int64_t) * (size_t)cap);
+        if (!nb) {{ tl_err_flag = 3; return; }}
+        tl_nbuf = nb; tl_ncap = cap;
+    }}
+    tl_nbuf[(*len)++] = j;
+}}
+static int tl_cmp64(const void *a, const void *b) {{ int64_t x = *(const int64_t *)a, y = *(const int64_t *)b; return (x > y) - (x < y); }}
+static void tl_nb_build(int64_t n, double h) {{
+    free(tl_gstart); free(tl_gorder); tl_gstart = 0; tl_gorder = 0; tl_gok = 0;
+    if (!(h > 0) || !isfinite(h)) return;
+    double mn[3] = {{0, 0, 0}}, mx[3] = {{0, 0, 0}}; int64_t cnt = 0;
+    for (int64_t j = 0; j < n; j++) {{
+        if (tl_S0[j] == 2 || !({fin})) continue;
+        double c[3] = {{0, 0, 0}};
+        for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + j];
+        for (int a = 0; a < {d}; a++) {{ if (!cnt || c[a] < mn[a]) mn[a] = c[a]; if (!cnt || c[a] > mx[a]) mx[a] = c[a]; }}
+        cnt++;
+    }}
+    double total;
+    for (;;) {{
+        total = 1;
+        for (int a = 0; a < {d}; a++) total *= floor((mx[a] - mn[a]) / h) + 1;
+        if (total <= 4.0 * (double)cnt + 64) break;
+        h *= 2;
+    }}
+    for (int a = 0; a < 3; a++) {{ tl_gdim[a] = a < {d} ? (int64_t)(floor((mx[a] - mn[a]) / h) + 1) : 1; tl_gmin[a] = mn[a]; }}
+    tl_gstride[2] = 1; tl_gstride[1] = tl_gdim[2]; tl_gstride[0] = tl_gdim[1] * tl_gdim[2];
+    tl_gh = h;
+    int64_t cells = (int64_t)total;
+    tl_gstart = calloc((size_t)cells + 1, sizeof(int64_t)); tl_gorder = malloc(sizeof(int64_t) * (size_t)(cnt + 1));
+    if (!tl_gstart || !tl_gorder) return;
+    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) tl_gstart[({cell}) + 1]++;
+    for (int64_t c = 0; c < cells; c++) tl_gstart[c + 1] += tl_gstart[c];
+    int64_t *fill = calloc((size_t)cells, sizeof(int64_t));
+    if (!fill) return;
+    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) {{ int64_t c = {cell}; tl_gorder[tl_gstart[c] + fill[c]++] = j; }}
+    free(fill);
+    tl_gok = 1;
+}}
+static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
+    int64_t len = 0;
+    for (int a = 0; a < {d}; a++) if (!isfinite(c[a])) return 0;
+    if (!(r >= 0)) return 0;
+    double r2 = r * r;
+    if (!tl_gok) {{
+        for (int64_t j = 0; j < n; j++) if (j != i && tl_S0[j] != 2 && {d2} <= r2) tl_nb_push(j, &len);
+    }} else {{
+        int64_t lo[3] = {{0, 0, 0}}, hi[3] = {{0, 0, 0}};
+        for (int a = 0; a < {d}; a++) {{
+            double l = floor((c[a] - r - tl_gmin[a]) / tl_gh), h = floor((c[a] + r - tl_gmin[a]) / tl_gh);
+            if (h < 0 || l > (double)(tl_gdim[a] - 1)) return 0;
+            lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
+        }}
+        for (int64_t x = lo[0]; x <= hi[0]; x++) for (int64_t y = lo[1]; y <= hi[1]; y++) for (int64_t z = lo[2]; z <= hi[2]; z++) {{
+            int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z;
+            for (int64_t m = tl_gstart[cl]; m < tl_gstart[cl + 1]; m++) {{
+                int64_t j = tl_gorder[m];
+                if (j != i && {d2} <= r2) tl_nb_push(j, &len);
+            }}
+        }}
+    }}
+    qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    return len;
 }}
 """
 
