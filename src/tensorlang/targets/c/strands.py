@@ -249,7 +249,7 @@ class Renderer:
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
 
-    def neighbours(self) -> list[str]:
+    def neighbours(self) -> str:
         """The snapshot of the state at the start of a step, its spatial grid, the query."""
         rows = [self.state[name][1] for name in self.pos_slots()]
         d = len(rows)
