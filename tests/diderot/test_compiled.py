@@ -585,3 +585,16 @@ initially [ s(i) | i in 0..4 ];
     shown = strand_plan(p.checked)[0].show()
     assert shown.count("probe d1") == 2 and shown.count("probe d0") == 2
     both(p, {"img": image(np.random.default_rng(3).normal(size=(12, 10)))})
+
+
+@needs_cc
+def test_no_strands_at_all():
+    text = """#version 1.0
+input int top = -1;
+int g = 0;
+strand s (int i) { output real x = i; update { x += 1; } }
+global { g += 1; }
+initially { s(i) | i in 0..top };
+"""
+    res = both(program(text))
+    assert res.steps == 0 and res.outputs["x"].shape == (0,)

@@ -914,21 +914,19 @@ def lower(checked: Checked) -> S.StrandIR:
 
 
 # ---------------------------------------------------------------- running it
-_PLANS: dict[int, tuple[object, S.StrandIR | None, str | None]] = {}
-
-
 def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
-    """The strand IR of ``checked`` and None, or None and why it runs in the interpreter."""
-    cached = _PLANS.get(id(checked))
-    if cached is not None and cached[0] is checked:
-        return cached[1], cached[2]
+    """The strand IR of ``checked`` and None, or None and why it runs in the interpreter
+    (computed once per typed program, kept on it)."""
+    cached = checked.__dict__.get("_strand_plan")
+    if cached is not None:
+        return cached
     try:
         ir, why = lower(checked), None
     except Unsupported as exc:
         ir, why = None, f"the C executor does not support {exc}"
     except RecursionError:
         ir, why = None, "the C executor does not support expressions this deep"
-    _PLANS[id(checked)] = (checked, ir, why)
+    checked.__dict__["_strand_plan"] = (ir, why)
     return ir, why
 
 
