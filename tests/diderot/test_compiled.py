@@ -598,3 +598,15 @@ initially { s(i) | i in 0..top };
 """
     res = both(program(text))
     assert res.steps == 0 and res.outputs["x"].shape == (0,)
+
+
+def test_a_field_over_a_global_the_global_block_changes_stays_in_the_interpreter():
+    text = """#version 1.0
+input image(2)[] img;
+real iso = 0.5;
+field#1(2)[] F = ctmr ⊛ img - iso;
+strand s (int i) { output real v = 0; update { v = F([2.0 + 0.1*i, 2.5]); } }
+global { iso += 1; }
+initially [ s(i) | i in 0..3 ];
+"""
+    assert "iso" in (strand_plan(program(text).checked)[1] or "")

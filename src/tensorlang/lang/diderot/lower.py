@@ -99,6 +99,7 @@ class Lowerer:
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
         self.in_sphere = False
+        self.field_reads: set[str] = set()  # globals the fields' definitions read
         self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
         #: probes already computed on this path: (image, kernel, order, border, point) -> locals
         self.probes: dict[tuple, tuple[str, ...]] = {}
@@ -514,6 +515,7 @@ class Lowerer:
                 return fn()
             finally:
                 self.in_sphere = False
+        self.field_reads: set[str] = set()  # globals the fields' definitions read
         return self.sub(body)
 
     def reduction(self, name: str, comp) -> V:
@@ -567,6 +569,9 @@ class Lowerer:
             parts = []
             for side in (e.left, e.right):
                 parts.append(self.field(side) if self.ty(side).kind == "field" else self.share(self.expr(side)))
+                if isinstance(parts[-1], V):
+                    self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat())
+                                         if space == "g"}
             if e.op in ("*", "/") and (isinstance(parts[1], Field) and (e.op == "/" or isinstance(parts[0], Field))):
                 raise Unsupported("the product or quotient of two fields")
             if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
@@ -836,6 +841,17 @@ def _writes(s) -> set | None:
     return out
 
 
+def _all_sets(body) -> set:
+    """Every variable a list of statements assigns, at any depth."""
+    out: set = set()
+    for s in body:
+        if isinstance(s, S.Set):
+            out.add((s.space, s.name))
+        for attr in ("then", "other", "body"):
+            out |= _all_sets(getattr(s, attr, ()))
+    return out
+
+
 def _reads_a_string(e) -> bool:
     if isinstance(e, S.Ref):
         return e.ty == "string"
@@ -904,6 +920,10 @@ def lower(checked: Checked) -> S.StrandIR:
         L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
         L.stmt(p.update)
         global_block = tuple(L.out)
+        written = {name.partition(".")[0] for space, name in _all_sets(global_block) if space == "g"}
+        if written & L.field_reads:
+            raise Unsupported(f"a field defined with a global the global block assigns "
+                              f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
     gslots = []
     for name, ty in checked.globals.items():
         if name in L.global_slots:
