@@ -515,7 +515,6 @@ class Lowerer:
                 return fn()
             finally:
                 self.in_sphere = False
-        self.field_reads: set[str] = set()  # globals the fields' definitions read
         return self.sub(body)
 
     def reduction(self, name: str, comp) -> V:
