@@ -223,6 +223,36 @@ initially { p(i) | i in 0..40 };
 
 
 @needs_cc
+def test_new_strands_join_after_the_update_loop():
+    text = """#version 1.0
+int step = 0;
+strand cell (int gen, real x) {
+   vec2 pos = [x, 0];
+   output real val = x;
+   output int born = gen;
+   update {
+      int near = sum { 1 | c in sphere(0.6) };
+      if (gen < 3 && near < 2) { new cell(gen + 1, x + 0.5); new cell(gen + 1, x - 0.25); }
+      val += near;
+      if (step > 3 || gen > 2) { stabilize; }
+      print(gen, ":", near, " ");
+   }
+}
+global { step += 1; print("| ", numActive(), " active\\n"); }
+initially { cell(0, 2.0*i) | i in 0..2 };
+"""
+    p = program(text)
+    assert strand_plan(p.checked)[1] is None
+    res = both(p)
+    assert res.outputs["born"].max() == 3 and res.printed == p.run({}, backend="interp").printed
+    shots = [[], []]
+    for k, backend in enumerate(("interp", "c")):
+        p.run({}, backend=backend, snapshot=1,
+              on_snapshot=lambda s, r, k=k: shots[k].append((s, r.outputs["born"].tolist(), r.outputs["val"].tolist())))
+    assert shots[0] == shots[1] and len(shots[0]) > 3
+
+
+@needs_cc
 def test_tensors_functions_and_the_basis_library():
     text = """#version 1.0
 input real a = 0.75;
@@ -309,7 +339,7 @@ def bexpr(depth: int) -> st.SearchStrategy[str]:
 
 
 def vexpr() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(["v", "normalize(v)", "-v", "v + [1.0, 0.5]"]),
+    return st.one_of(st.sampled_from(["v", "normalize(v)", "-v", "v + [1.0, 0.5]", "[v[1], v[0]]", "v[0] * v"]),
                      st.tuples(rexpr(1), rexpr(1)).map(lambda t: f"[{t[0]}, {t[1]}]"),
                      rexpr(1).map(lambda a: f"({a}) * v"))
 
@@ -323,7 +353,8 @@ def stmts(depth: int, collection: bool) -> st.SearchStrategy[str]:
                          "foreach (S n in sphere(1.0)) { x += n.x; if (n.f) { y -= n.x; } }",
                          "pos = pos + [0.25 * min(1.0, max(-1.0, x)), 0.0];", "f = exists { n.f | n in sphere(2.0) };",
                          "x = max { n.x | n in sphere(0.75) };", "pos = [x, y];"]),
-        *([bexpr(1).map(lambda e: f"if ({e}) {{ die; }}")] if collection else []),
+        *([bexpr(1).map(lambda e: f"if ({e}) {{ die; }}"),
+           bexpr(1).map(lambda e: f"if ({e} && i < 20) {{ new S(i + 6); }}")] if collection else []),
     )
     if depth <= 0:
         return simple

@@ -7,8 +7,8 @@ four spaces: ``g`` a global slot (one per component, in the globals' array), ``s
 state slot of the strand being run (one array per slot over all strands: struct of
 arrays), ``o`` a state slot of the strand a reduction visits, ``l`` a local.
 
-A program holds four statement lists: ``create`` (a new strand's parameters and state
-from the grid iterators), ``update``, ``stabilize`` (both end by ``Exit``) and
+A program holds five statement lists: ``create`` (a strand's parameters from the grid
+iterators), ``init`` (its state, from its parameters; new strands' too), ``update``, ``stabilize`` (both end by ``Exit``) and
 ``global_block`` (run once per super-step after the updates).  Images are read through
 ``Probe`` statements, which write the components of a probe into locals.
 """
@@ -168,7 +168,15 @@ class Print:
     items: tuple["str | Expr", ...]
 
 
-Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print]
+@dataclass(frozen=True)
+class New:
+    """A new strand with these parameter components (``StrandIR.params``' order): it
+    joins after the update loop, its state initialised by ``init``, and runs from the
+    next step."""
+    args: tuple[Expr, ...]
+
+
+Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New]
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,9 @@ class StrandIR:
     prints: bool = False  # strands print: the executor runs them in order, one thread
     strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
     sphere: Expr | None = None  # strands query neighbours: the spatial grid's cell size (globals only)
+    init: tuple[Stmt, ...] = ()  # the state initializers (after ``create`` set the parameters; also for new strands)
+    params: tuple[str, ...] = ()  # the parameters' state slots
+    births: bool = False  # strands run ``new``
 
     def show(self) -> str:
         return show(self)
@@ -246,6 +257,8 @@ def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
         where = f"sphere({expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
         return ([f"{pad}{s.ty} {s.target} = {s.op} over {where}:"] + block_lines(s.body, pad + "  ")
                 + ([f"{pad}  yield {expr_text(s.value)}"] if s.op != "each" else []))
+    if isinstance(s, New):
+        return [f"{pad}new ({', '.join(expr_text(a) for a in s.args)})"]
     if isinstance(s, Print):
         return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
     what = "inside" if s.inside else f"probe d{s.order}"
@@ -265,6 +278,7 @@ def show(p: StrandIR) -> str:
     lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
     lines += [f"state {s.ty} {s.name}" for s in p.state]
     lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
+    lines += ["init:"] + block_lines(p.init, "  ")
     lines += ["update:"] + block_lines(p.update, "  ")
     if p.stabilize is not None:
         lines += ["stabilize:"] + block_lines(p.stabilize, "  ")

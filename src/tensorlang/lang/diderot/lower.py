@@ -99,6 +99,7 @@ class Lowerer:
         self.kernels: list[S.KernelSlot] = []
         self.printing = False
         self.in_sphere = False
+        self.births = False
         self.field_reads: set[str] = set()  # globals the fields' definitions read
         self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
         #: probes already computed on this path: (image, kernel, order, border, point) -> locals
@@ -732,7 +733,13 @@ class Lowerer:
             op = s.op[0]
             rty = Ty("tensor", cur.shape) if cur.ty == "real" else Ty(cur.ty)
             value = self.binary(op, cur, value, rty)
-        for n, x in zip(names, value.flat()):
+        comps = value.flat()
+        if len(comps) > 1 and _reads(comps) & {(space, n) for n in names}:
+            temps = [self.fresh("old") for _ in comps]  # v = v[0] * v, v = [v[1], v[0]]: from the old v
+            for t, x in zip(temps, comps):
+                self.emit(S.Local(t, x.ty, x))
+            comps = [S.Ref("l", t, x.ty) for t, x in zip(temps, comps)]
+        for n, x in zip(names, comps):
             self.emit(S.Set(space, n, x))
 
     def s_If(self, s):
@@ -795,6 +802,18 @@ class Lowerer:
             nest(v.comps)
         self.printing = True
         self.emit(S.Print(tuple(items)))
+
+    def s_New(self, s):
+        if self.c.program.create.grid:
+            raise Unsupported("new strands in a grid")
+        items = []
+        for prm, a in zip(self.c.program.strand.params, s.args):
+            ty = from_syntax(prm.type)
+            v = self.expr(a)
+            st = _scalar(ty)
+            items += [S.Cast(x, st) if x.ty != st else x for x in v.flat()]
+        self.births = True
+        self.emit(S.New(tuple(items)))
 
     def s_Return(self, s):
         if self.ret is None:
@@ -878,6 +897,8 @@ def lower(checked: Checked) -> S.StrandIR:
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     state_slots = []
+    n_params = sum(int(np.prod(from_syntax(prm.type).shape)) if from_syntax(prm.type).shape else 1
+                   for prm in strand.params)
     for name, ty in state_tys:
         st = _scalar(ty)
         n = int(np.prod(ty.shape)) if ty.shape else 1
@@ -896,14 +917,15 @@ def lower(checked: Checked) -> S.StrandIR:
         cur = L.slots("s", prm.name, from_syntax(prm.type))
         for r, x in zip(cur.flat(), v.flat()):
             L.emit(S.Set("s", r.name, x))
-    L.scopes = [{}]
+    create = tuple(L.out)
+    L.scopes, L.out, L.probes = [{}], [], {}
     for sv in strand.state:
         ty = from_syntax(sv.type)
         cur = L.slots("s", sv.name, ty)
         init: V | None = L.expr(sv.init) if sv.init is not None else None
         for k, r in enumerate(cur.flat()):
             L.emit(S.Set("s", r.name, init.flat()[k] if init is not None else _const(False if r.ty == "bool" else 0, r.ty)))
-    create = tuple(L.out)
+    init_state = tuple(L.out)
 
     def method(name: str) -> tuple | None:
         body = strand.method(name)
@@ -929,7 +951,8 @@ def lower(checked: Checked) -> S.StrandIR:
             gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
     return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
                       update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
-                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius)
+                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
+                      init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births)
 
 
 # ---------------------------------------------------------------- running it

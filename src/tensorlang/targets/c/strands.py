@@ -171,6 +171,11 @@ class Renderer:
             return self.reduce(s, pad)
         if isinstance(s, S.Probe):
             return P.render(s, self.ir, self.ex, pad)
+        if isinstance(s, S.New):
+            reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
+            ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
+            return [f"{pad}{{ double br_[{max(1, len(reals))}] = {{{', '.join(reals) or '0'}}}; "
+                    f"int64_t bi_[{max(1, len(ints))}] = {{{', '.join(ints) or '0'}}}; tl_birth(i, br_, bi_); }}"]
         if isinstance(s, S.Print):
             out = []
             for x in s.items:
@@ -277,11 +282,15 @@ class Renderer:
         lines = [PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); }}"]
         lines += P.kernels(ir)
+        nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
+        nbi = len(ir.params) - nbr
+        lines.append(BIRTHS.format(nbr=max(1, nbr), nbi=max(1, nbi)))
         if ir.sphere is not None:
             lines.append(self.neighbours())
             lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
                          f"return {self.ex(ir.sphere)}; }}")
-        lines += self.function("tl_create_one", "create", ir.create, True)
+        lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
+        lines += self.function("tl_init_one", "create", ir.init, True)
         lines += self.function("tl_update", "update", ir.update, True)
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
@@ -317,10 +326,33 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
     }}
 }}
 
+void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
+                   const int64_t *gi, const tl_img *img, int threads) {{
+    #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t i = from; i < n; i++) {{ tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }}
+}}
+
+int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
+                  int threads, int64_t *err) {{
+    int g = {call_global};
+    if (g) {{
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+        for (int64_t i = 0; i < n; i++) {{
+            if (status[i] != 0) continue;
+            status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
+        }}
+    }}
+    int64_t active = 0;
+    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    *err = tl_err_flag;
+    return active;
+}}
+
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
-                 const tl_img *img, int threads, int64_t *err, int64_t *active_out) {{
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending) {{
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
+    *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
 #if TL_COMM
     tl_R0 = malloc(sizeof(double) * {nr} * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * {ni} * (size_t)n);
@@ -333,24 +365,16 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
         memcpy(tl_S0, status, (size_t)n);
         tl_nb_build(n, tl_grid_h(gr, gi));
 #endif
-        active = 0;
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1) reduction(+:active)
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
         for (int64_t i = 0; i < n; i++) {{
             if (status[i] != 0) continue;
             int r = tl_update(n, i, R, I, gr, gi, img);
             if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-            if (r) status[i] = (int8_t)r; else active++;
+            if (r) status[i] = (int8_t)r;
         }}
+        if (tl_nb > 0) {{ *pending = 1; break; }}  /* the caller adds the new strands, then calls tl_finish */
         s++;
-        int g = {call_global};
-        if (g) {{
-            #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
-            for (int64_t i = 0; i < n; i++) {{
-                if (status[i] != 0) continue;
-                status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
-            }}
-            active = 0;
-        }}
+        active = tl_finish(n, R, I, status, gr, gi, img, threads, err);
         if (tl_err_flag) break;
     }}
 #if TL_COMM
@@ -359,6 +383,34 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
     *err = tl_err_flag;
     *active_out = active;
     return s;
+}}
+"""
+
+BIRTHS = r"""
+static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
+static void tl_birth(int64_t i, const double *br, const int64_t *bi) {{
+    #pragma omp critical (tl_births)
+    {{
+        if (tl_nb >= tl_bcap) {{
+            int64_t cap = 2 * tl_bcap + 64;
+            int64_t *p = realloc(tl_bpar, sizeof(int64_t) * (size_t)cap); if (p) tl_bpar = p;
+            int64_t *q = realloc(tl_bseq, sizeof(int64_t) * (size_t)cap); if (q) tl_bseq = q;
+            double *r = realloc(tl_br, sizeof(double) * {nbr} * (size_t)cap); if (r) tl_br = r;
+            int64_t *t = realloc(tl_bi, sizeof(int64_t) * {nbi} * (size_t)cap); if (t) tl_bi = t;
+            if (p && q && r && t) tl_bcap = cap; else tl_err_flag = 3;
+        }}
+        if (tl_nb < tl_bcap) {{
+            tl_bpar[tl_nb] = i; tl_bseq[tl_nb] = tl_bctr++;
+            memcpy(tl_br + tl_nb * {nbr}, br, sizeof(double) * {nbr}); memcpy(tl_bi + tl_nb * {nbi}, bi, sizeof(int64_t) * {nbi});
+            tl_nb++;
+        }}
+    }}
+}}
+int64_t tl_nbirths(void) {{ return tl_nb; }}
+void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi) {{
+    memcpy(par, tl_bpar, sizeof(int64_t) * (size_t)tl_nb); memcpy(seq, tl_bseq, sizeof(int64_t) * (size_t)tl_nb);
+    memcpy(br, tl_br, sizeof(double) * {nbr} * (size_t)tl_nb); memcpy(bi, tl_bi, sizeof(int64_t) * {nbi} * (size_t)tl_nb);
+    tl_nb = 0;
 }}
 """
 
@@ -439,7 +491,13 @@ typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16];
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
-                 const tl_img *img, int threads, int64_t *err, int64_t *active_out);
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending);
+int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
+                  int threads, int64_t *err);
+void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
+                   const int64_t *gi, const tl_img *img, int threads);
+int64_t tl_nbirths(void);
+void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi);
 const char *tl_printed(int64_t *n);
 """
 
@@ -508,19 +566,68 @@ class Run:
     def active(self) -> int:
         return self._active
 
+    def _buffers(self):
+        return (self._p("double *", self.R), self._p("int64_t *", self.I), self._p("int8_t *", self.status),
+                self._p("double *", self.gr), self._p("int64_t *", self.gi), self.images, self.threads)
+
     def steps(self, k: int) -> int:
+        """Run up to ``k`` super-steps (fewer once no strand is active); how many ran."""
         if self.n == 0:
             return 0
-        err = self.ffi.new("int64_t *")
-        act = self.ffi.new("int64_t *")
-        done = self.lib.tl_steps(self.n, k, self._p("double *", self.R), self._p("int64_t *", self.I),
-                                 self._p("int8_t *", self.status), self._p("double *", self.gr),
-                                 self._p("int64_t *", self.gi), self.images, self.threads, err, act)
-        self._active = int(act[0])
+        err, act, pending = self.ffi.new("int64_t *"), self.ffi.new("int64_t *"), self.ffi.new("int64_t *")
+        done = 0
+        while done < k:
+            R, I, status, gr, gi, img, threads = self._buffers()
+            done += int(self.lib.tl_steps(self.n, k - done, R, I, status, gr, gi, img, threads, err, act, pending))
+            self._active = int(act[0])
+            self._check(err)
+            if not pending[0]:
+                break
+            self._add_births()  # the update loop made new strands: they join, then the global block runs
+            R, I, status, gr, gi, img, threads = self._buffers()
+            self._active = int(self.lib.tl_finish(self.n, R, I, status, gr, gi, img, threads, err))
+            done += 1
+            self._check(err)
+            if self._active == 0:
+                break
+        return done
+
+    def _check(self, err) -> None:
         self._take_printed()
         if err[0]:
             raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
-        return int(done)
+
+    def _add_births(self) -> None:
+        """Append the strands ``new`` made (in the order the interpreter makes them: by
+        parent, then in the parent's order), their parameters set, their state initialised."""
+        nb = int(self.lib.tl_nbirths())
+        r = self.runner
+        params = r.ir.params
+        nbr = max(1, sum(1 for slot in params if r.state[slot][0] == "R"))
+        nbi = max(1, len(params) - sum(1 for slot in params if r.state[slot][0] == "R"))
+        par, seq = np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.int64)
+        br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
+        self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
+                                self._p("int64_t *", bi))
+        order = np.lexsort((seq, par))
+        n0, n1 = self.n, self.n + nb
+        R = np.zeros((self.R.shape[0], n1))
+        R[:, :n0] = self.R
+        I = np.zeros((self.I.shape[0], n1), dtype=np.int64)
+        I[:, :n0] = self.I
+        kr = ki = 0
+        for slot in params:
+            arr, row = r.state[slot]
+            if arr == "R":
+                R[row, n0:] = br[order, kr]
+                kr += 1
+            else:
+                I[row, n0:] = bi[order, ki]
+                ki += 1
+        self.R, self.I, self.n = R, I, n1
+        self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
+        R_, I_, status, gr, gi, img, threads = self._buffers()
+        self.lib.tl_init_range(n1, n0, R_, I_, status, gr, gi, img, threads)
 
     def _take_printed(self) -> None:
         if self.runner.ir.prints:

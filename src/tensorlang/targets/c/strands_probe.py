@@ -50,7 +50,7 @@ def _orders(body, found: dict[str, int]) -> None:
 def kernels(ir: S.StrandIR) -> list[str]:
     """One C function per kernel and derivative order the probes use."""
     found: dict[str, int] = {}
-    for body in (ir.create, ir.update, ir.stabilize, ir.global_block):
+    for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block):
         _orders(body, found)
     lines = []
     for k in ir.kernels:
