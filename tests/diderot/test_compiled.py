@@ -42,9 +42,12 @@ def same(a, b) -> None:
 
 
 def both(p, values=None, **kw):
+    """The interpreter's result and the C executor's, on one thread and two, agree."""
     a = p.run(values or {}, backend="interp", **kw)
     b = p.run(values or {}, backend="c", **kw)
     same(a, b)
+    same(b, p.run(values or {}, backend="c", threads=2, **kw))
+    assert a.printed == b.printed
     return b
 
 
@@ -117,6 +120,18 @@ def test_a_program_with_functions_and_the_countdown_example():
 def test_threads_give_the_same_answer():
     p = program(HERON)
     same(p.run({"numval": 2000}, backend="c", threads=1), p.run({"numval": 2000}, backend="c", threads=2))
+
+
+@needs_cc
+def test_python_threads_may_run_one_program_at_once():
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = program(SIEVE)
+    want = p.run({"NN": 500}, backend="c").outputs["pp"].tolist()
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: p.run({"NN": 500}, backend="c", progress=lambda s, a: None).outputs["pp"].tolist(),
+                            range(8)))
+    assert all(g == want for g in got)
 
 
 @needs_cc

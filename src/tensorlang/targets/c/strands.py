@@ -14,6 +14,7 @@ the same error).  Images are read by probes generated here (:mod:`.strands_probe
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Mapping
 
 import numpy as np
@@ -515,6 +516,9 @@ class Runner:
         self.renderer = Renderer(ir)
         self.source = self.renderer.source()
         self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS)
+        #: one C call at a time per program: the error code, print and birth buffers and the
+        #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
+        self.lock = threading.Lock()
 
     def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1) -> "Run":
         return Run(self, values, ranges, threads)
@@ -523,7 +527,7 @@ class Runner:
 class Run:
     def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
         r = self.runner = runner.renderer
-        self.ffi, self.lib = runner.ffi, runner.lib
+        self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
         self.threads = 1 if runner.ir.prints else threads  # printed text in the interpreter's order
         self.printed = ""
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
@@ -549,11 +553,15 @@ class Run:
         if n:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
-            self.lib.tl_create(n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
-                               self._p("double *", self.R), self._p("int64_t *", self.I),
-                               self._p("int8_t *", self.status), self._p("double *", self.gr),
-                               self._p("int64_t *", self.gi), self.images, self.threads)
-            self._take_printed()
+            with self.lock:
+                self._create(lo, ex, ranges)
+
+    def _create(self, lo, ex, ranges) -> None:
+        self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
+                           self._p("double *", self.R), self._p("int64_t *", self.I),
+                           self._p("int8_t *", self.status), self._p("double *", self.gr),
+                           self._p("int64_t *", self.gi), self.images, self.threads)
+        self._take_printed()
 
     def _other(self, text: str) -> int:
         """A number for a string the program does not spell (equal strings, equal numbers)."""
@@ -574,6 +582,10 @@ class Run:
         """Run up to ``k`` super-steps (fewer once no strand is active); how many ran."""
         if self.n == 0:
             return 0
+        with self.lock:
+            return self._steps(k)
+
+    def _steps(self, k: int) -> int:
         err, act, pending = self.ffi.new("int64_t *"), self.ffi.new("int64_t *"), self.ffi.new("int64_t *")
         done = 0
         while done < k:
