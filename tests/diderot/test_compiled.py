@@ -427,7 +427,7 @@ def agree(text: str, limit: int) -> None:
 
 
 @needs_cc
-@settings(max_examples=6, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@settings(max_examples=3, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(text=programs(), limit=st.integers(1, 6))
 def test_generated_programs_agree_quick(text, limit):
     agree(text, limit)
@@ -573,7 +573,7 @@ initially [ s({", ".join(f"i{a}" for a in range(d))}) | {iters} ];
 
 
 @needs_cc
-@settings(max_examples=3, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@settings(max_examples=2, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(case=probe_programs(), seed=st.integers(0, 1000))
 def test_generated_probes_agree_quick(case, seed):
     probes_agree(case, seed)
