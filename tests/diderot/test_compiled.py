@@ -658,3 +658,18 @@ global { iso += 1; }
 initially [ s(i) | i in 0..3 ];
 """
     assert "iso" in (strand_plan(program(text).checked)[1] or "")
+
+
+def test_a_c_build_that_fails_falls_back_to_the_interpreter(monkeypatch):
+    from tensorlang import strands as strand_ir
+    from tensorlang.errors import error
+
+    def broken(ir):
+        raise error("internal", "generated C did not compile: (a test)")
+    monkeypatch.setitem(strand_ir.EXECUTORS, "c", broken)
+    monkeypatch.setitem(strand_ir.UNAVAILABLE, "c", lambda: None)
+    p = program(HERON)
+    res = p.run({"numval": 5})
+    assert res.outputs["vrie"].shape == (5, 4) and "could not build" in (p.executor_note or "")
+    with pytest.raises(TensorLangError):
+        p.run({"numval": 5}, backend="c")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...errors import error
+from ...errors import TensorLangError, error
 from ...strands import EXECUTORS, UNAVAILABLE
 from ...strands import ir as S
 from . import ast as A
@@ -1002,7 +1002,13 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         return None
     ir, _ = strand_plan(program.checked)
     assert ir is not None  # choose() said "c"
-    runner = EXECUTORS["c"](ir)
+    try:
+        runner = EXECUTORS["c"](ir)
+    except TensorLangError as exc:  # the C compiler failed on this program: the interpreter runs it
+        if backend == "c":
+            raise
+        program.executor_note = f"the C executor could not build this program: {exc.message}"
+        return None
     fr = rt.frame(None)
     ranges = []
     for _name, lo, hi in program.compiled.create_iters:
