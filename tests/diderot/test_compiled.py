@@ -151,16 +151,19 @@ def test_snapshots_and_progress_from_the_c_executor():
 
 def test_what_the_compiled_path_does_not_cover_falls_back_with_a_reason():
     text = """#version 1.0
-input string who = "x";
-strand s (int i) { output int x = i; update { print(who, "\\n"); stabilize; } }
+strand s (int i) {
+   output real x = i;
+   update { x = trace(inv([[2.0, 0.0], [0.0, 4.0]])); print("hi\\n"); stabilize; }
+}
 initially [ s(i) | i in 0..2 ];
 """
     p = program(text)
     res = p.run({})
-    assert res.printed == "x\nx\nx\n" and "string" in (p.executor_note or "")
+    assert res.printed == "hi\nhi\nhi\n" and "inv" in (p.executor_note or "")
+    assert res.outputs["x"].tolist() == [0.75] * 3
     with pytest.raises(TensorLangError) as info:
         p.run({}, backend="c")
-    assert info.value.code == "backend" and "string" in info.value.message
+    assert info.value.code == "backend" and "inv" in info.value.message
 
 
 @needs_cc
@@ -172,7 +175,7 @@ strand s (int i) {
    output int x = 0;
    update {
       if (which == "a") { x = 1; } else if ("b" == which) { x = 2; }
-      print(i, " ", r*i, " ", [r, -r, i/0.0], " ", i > 1, " ", "odd" if i % 2 == 1 else "even", "\\n");
+      print(i, " ", r*i, " ", [r, -r, i/0.0], " ", i > 1, " ", "odd" if i % 2 == 1 else "even", " ", which, "\\n");
       stabilize;
    }
 }
@@ -185,7 +188,7 @@ initially [ s(i) | i in 0..3 ];
         res = both(p, {"which": which})
         assert res.outputs["x"].tolist() == [x] * 4
         assert res.printed == p.run({"which": which}, backend="interp").printed
-    assert "0.30000000000000004 [0.10000000000000001,-0.10000000000000001,inf] true odd" in res.printed
+    assert "0.30000000000000004 [0.10000000000000001,-0.10000000000000001,inf] true odd zz" in res.printed
     assert res.printed.endswith("step\n")
 
 

@@ -783,8 +783,6 @@ class Lowerer:
                 items.append(a.value)
                 continue
             v = self.expr(a)
-            if v.ty == "string" and _reads_a_string(v.flat()[0]):
-                raise Unsupported("printing a string variable")
             if not v.shape:
                 items.append(v.flat()[0])
                 continue
@@ -868,12 +866,6 @@ def _all_sets(body) -> set:
         for attr in ("then", "other", "body"):
             out |= _all_sets(getattr(s, attr, ()))
     return out
-
-
-def _reads_a_string(e) -> bool:
-    if isinstance(e, S.Ref):
-        return e.ty == "string"
-    return any(_reads_a_string(getattr(e, f)) for f in ("a", "b", "c") if hasattr(e, f))
 
 
 def _obj0(x) -> np.ndarray:

@@ -281,7 +281,10 @@ class Renderer:
         ir = self.ir
         texts = ", ".join('"' + t.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"' for t in ir.strings)
         lines = [PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
-                 f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); }}"]
+                 "static const char *const *tl_more; static int64_t tl_nmore;",
+                 "void tl_set_strings(const char *const *more, int64_t n) { tl_more = more; tl_nmore = n; }",
+                 f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
+                 f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
         lines += P.kernels(ir)
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         nbi = len(ir.params) - nbr
@@ -500,6 +503,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 int64_t tl_nbirths(void);
 void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi);
 const char *tl_printed(int64_t *n);
+void tl_set_strings(const char *const *more, int64_t n);
 """
 
 
@@ -556,7 +560,16 @@ class Run:
             with self.lock:
                 self._create(lo, ex, ranges)
 
+    def _strings(self) -> None:
+        """The texts of the strings the program does not spell (string inputs), for print."""
+        others = self.__dict__.get("_others", {})
+        texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(others, key=others.get)]
+        table = self.ffi.new("const char *[]", texts or [self.ffi.NULL])
+        self._texts = (texts, table)
+        self.lib.tl_set_strings(table, len(texts))
+
     def _create(self, lo, ex, ranges) -> None:
+        self._strings()
         self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                            self._p("double *", self.R), self._p("int64_t *", self.I),
                            self._p("int8_t *", self.status), self._p("double *", self.gr),
@@ -583,6 +596,7 @@ class Run:
         if self.n == 0:
             return 0
         with self.lock:
+            self._strings()
             return self._steps(k)
 
     def _steps(self, k: int) -> int:
