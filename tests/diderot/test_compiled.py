@@ -664,7 +664,7 @@ initially [ s(i) | i in 0..3 ];
 
 
 def test_a_c_build_that_fails_falls_back_to_the_interpreter(monkeypatch):
-    from tensorlang import strands as strand_ir
+    from tensorlang import strand_ir
     from tensorlang.errors import error
 
     def broken(ir):

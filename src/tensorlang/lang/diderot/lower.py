@@ -1,4 +1,4 @@
-"""Lowering a typed Diderot program to the strand IR (:mod:`tensorlang.strands.ir`), and
+"""Lowering a typed Diderot program to the strand IR (:mod:`tensorlang.strand_ir.ir`), and
 running it through a registered executor (the C target's, ``targets/c/strands.py``).
 
 Tensors become their components (row-major, numpy object arrays of IR expressions
@@ -6,7 +6,7 @@ while lowering), user functions are inlined (a block body's ``return`` a jump to
 end of its copy), ``a if c else b``, ``&&`` and ``||`` stay lazy, and the field
 expressions a strand probes are followed back through the globals that define them
 to ``image ⊛ kernel`` with derivatives and lifted arithmetic: each probe becomes one
-:class:`~tensorlang.strands.ir.Probe` of the image per derivative order, and the
+:class:`~tensorlang.strand_ir.ir.Probe` of the image per derivative order, and the
 lifted operators and the chain rule of ``∇`` over them are applied to the probed
 components.  What the lowering does not handle raises :class:`Unsupported` with the
 reason; :func:`strand_plan` keeps it, and the program then runs in the interpreter
@@ -21,8 +21,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import TensorLangError, error
-from ...strands import EXECUTORS, UNAVAILABLE
-from ...strands import ir as S
+from ...strand_ir import EXECUTORS, UNAVAILABLE
+from ...strand_ir import ir as S
 from . import ast as A
 from .check import Checked
 from .types import Ty, from_syntax

@@ -1,4 +1,4 @@
-"""The C renderer and executor of the strand IR (:mod:`tensorlang.strands.ir`).
+"""The C renderer and executor of the strand IR (:mod:`tensorlang.strand_ir.ir`).
 
 The strands' state is struct-of-arrays: one row of ``R`` (doubles) or ``I`` (64-bit
 ints; bools too) per state slot, one column per strand, and a status byte per strand
@@ -20,8 +20,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...errors import error
-from ...strands import EXECUTORS, UNAVAILABLE
-from ...strands import ir as S
+from ...strand_ir import EXECUTORS, UNAVAILABLE
+from ...strand_ir import ir as S
 from . import build as c_build
 from . import strands_probe as P
 

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import error
-from ...strands import ir as S
+from ...strand_ir import ir as S
 
 PRELUDE = ("typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; } tl_img;\n"
            "static inline int64_t tl_pmod(int64_t a, int64_t p) { int64_t r = a % p; return r < 0 ? r + p : r; }\n")
