@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"errors", "limits", "machine"},
     {"semantics"},
     {"ein"},
+    {"strand_ir"},
     {"lang", "analysis"},
     {"passes"},
     {"schedule"},
@@ -303,6 +304,7 @@ def test_every_node_kind_has_an_entry_in_each_evaluators_table():
 #: The layers of the size budget (docs/architecture.md, "Size budgets"): the first rule
 #: that matches a file's path under src/tensorlang/ decides; .py, .c and .h files count.
 SIZE_LAYERS = (
+    ("compiled strands", ("strand_ir/", "lang/diderot/lower.py", "targets/c/strands")),
     ("structure", ("ein/structure.py", "lang/tl/structure.py", "lang/stur/", "analysis/structure",
                    "loops/structure.py")),
     ("fields", ("fields/", "ein/fields.py", "passes/fields.py")),
@@ -316,8 +318,8 @@ SIZE_LAYERS = (
 )
 
 #: Lines per layer that the design aims for (issue [pipeline]).
-BUDGETS = {"core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500, "schedule+loops": 3500, "targets": 4000,
-           "fields": 2000, "strands": 1000, "surface": 2500}
+BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot": 2000, "structure": 3500,
+           "schedule+loops": 3500, "targets": 4000, "fields": 2000, "strands": 1000, "surface": 2500}
 
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in

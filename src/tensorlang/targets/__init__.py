@@ -29,6 +29,7 @@ from ..errors import error
 from ..loops.parallel import ParallelWork
 from .c import build as c_build
 from . import dask as dask_target
+from .c import strands as _c_strands  # noqa: F401 - registers the strand executor (strand_ir.EXECUTORS)
 from .c import target as c_target
 from .interp import InterpTarget
 from .numpy import runtime as numpy_runtime

@@ -70,6 +70,7 @@ class StrandProgram:
         self.grid = checked.program.create.grid
         self.base_dir = base_dir
         self.compiled = I.compile_program(checked)
+        self.executor_note: str | None = None  # why the last run used the interpreter, where C was asked for
         inputs = []
         rt = I.Runtime(checked, self.compiled, base_dir)
         for decl in checked.program.decls:
@@ -95,13 +96,16 @@ class StrandProgram:
 
     def run(self, values: Mapping[str, object] | None = None, *, limit: int = 0, snapshot: int = 0,
             on_snapshot: Callable[[int, RunResult], None] | None = None, threads: int = 1,
-            progress: Callable[[int, int], None] | None = None) -> RunResult:
+            progress: Callable[[int, int], None] | None = None, backend: str | None = None) -> RunResult:
+        """``backend``: "c" (the strand IR compiled to C, :mod:`.lower`), "interp" (the
+        interpreter), None: C where the program is supported and a compiler works, else
+        the interpreter (``executor_note`` says why)."""
         with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
-            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress)
+            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
 
     def _run(self, values: dict, limit: int, snapshot: int,
              on_snapshot: Callable[[int, RunResult], None] | None,
-             progress: Callable[[int, int], None] | None) -> RunResult:
+             progress: Callable[[int, int], None] | None, threads: int = 1, backend: str | None = None) -> RunResult:
         known = {i.name for i in self.inputs}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -120,6 +124,12 @@ class StrandProgram:
                 rt.g[name] = self._convert(rt, name, ty, init(fr)) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
             else:
                 rt.g[name] = I._zero(ty)
+        if backend != "interp":
+            from .lower import run_compiled
+            done = run_compiled(self, rt, backend, RunResult, limit=limit, snapshot=snapshot, on_snapshot=on_snapshot,
+                                threads=threads, progress=progress)
+            if done is not None:
+                return done
         shape = I.create(rt)
         cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
         steps = 0

@@ -1,0 +1,1041 @@
+"""Lowering a typed Diderot program to the strand IR (:mod:`tensorlang.strand_ir.ir`), and
+running it through a registered executor (the C target's, ``targets/c/strands.py``).
+
+Tensors become their components (row-major, numpy object arrays of IR expressions
+while lowering), user functions are inlined (a block body's ``return`` a jump to the
+end of its copy), ``a if c else b``, ``&&`` and ``||`` stay lazy, and the field
+expressions a strand probes are followed back through the globals that define them
+to ``image ⊛ kernel`` with derivatives and lifted arithmetic: each probe becomes one
+:class:`~tensorlang.strand_ir.ir.Probe` of the image per derivative order, and the
+lifted operators and the chain rule of ``∇`` over them are applied to the probed
+components.  What the lowering does not handle raises :class:`Unsupported` with the
+reason; :func:`strand_plan` keeps it, and the program then runs in the interpreter
+(docs/diderot-compiled.md lists what falls back).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+
+from ...errors import TensorLangError, error
+from ...strand_ir import EXECUTORS, UNAVAILABLE
+from ...strand_ir import ir as S
+from . import ast as A
+from .check import Checked
+from .types import Ty, from_syntax
+
+
+class Unsupported(Exception):
+    """The program uses something the strand IR does not express (the reason)."""
+
+
+def _scalar(ty: Ty) -> str:
+    if ty.kind in ("int", "bool", "string"):
+        return ty.kind
+    if ty.kind == "tensor":
+        return "real"
+    raise Unsupported(f"values of type {ty}")
+
+
+class V:
+    """A lowered value: an object array (shape = the tensor's) of scalar expressions."""
+
+    def __init__(self, comps: np.ndarray, ty: str):
+        self.comps, self.ty = comps, ty
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.comps.shape
+
+    def flat(self) -> list:
+        return list(self.comps.reshape(-1))
+
+    @staticmethod
+    def of(shape, ty: str, items) -> "V":
+        arr = np.empty(len(items), dtype=object)
+        for i, x in enumerate(items):
+            arr[i] = x
+        return V(arr.reshape(shape), ty)
+
+
+def scal(e, ty: str) -> V:
+    return V.of((), ty, [e])
+
+
+def _const(value, ty: str):
+    return S.Const(value, ty)
+
+
+def b(op: str, x, y, ty: str):
+    return S.Bin(op, x, y, ty)
+
+
+def _ety(e) -> str:
+    return e.ty
+
+
+class Field:
+    """A field expression resolved for probing: ``kind`` conv (image, kernel, border),
+    lift (op, operands), const (a V), deriv (op, operand)."""
+
+    def __init__(self, kind: str, *args, dim: int = 0, shape: tuple[int, ...] = ()):
+        self.kind, self.args, self.dim, self.shape = kind, args, dim, shape
+
+
+class Lowerer:
+    def __init__(self, checked: Checked):
+        self.c = checked
+        self.out: list = []
+        self.scopes: list[dict[str, Any]] = [{}]
+        self.counter = itertools.count()
+        self.where = "strand"
+        self.ret: tuple[list[str], str, str, Ty] | None = None  # (targets, label, ty, declared)
+        self.depth = 0
+        self.global_slots: dict[str, list[str]] = {}
+        self.images: list[S.ImageSlot] = []
+        self.kernels: list[S.KernelSlot] = []
+        self.printing = False
+        self.in_sphere = False
+        self.births = False
+        self.field_reads: set[str] = set()  # globals the fields' definitions read
+        self.sphere_radius: Any = None  # the first sphere query's radius: the grid's cell size
+        #: probes already computed on this path: (image, kernel, order, border, point) -> locals
+        self.probes: dict[tuple, tuple[str, ...]] = {}
+        self.strings: list[str] = []  # string literals: a string is its number here
+        self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
+
+    # ---- helpers
+    def fresh(self, base: str) -> str:
+        return f"{base}_{next(self.counter)}"
+
+    def emit(self, s) -> None:
+        """Append a statement; forget the probes whose point it may change (a jump or a
+        label forgets them all: a probe before it need not have run)."""
+        self.out.append(s)
+        if self.probes and not isinstance(s, (S.Local, S.Probe)):
+            written = _writes(s)
+            if written is None:
+                self.probes = {}
+            elif written:
+                self.probes = {k: v for k, v in self.probes.items() if not (_reads(k[4]) & written)}
+
+    def sub(self, fn: Callable[[], Any]) -> tuple[list, Any]:
+        saved, self.out = self.out, []
+        saved_probes = self.probes
+        self.probes = dict(saved_probes)
+        self.scopes.append({})
+        try:
+            value = fn()
+            return self.out, value
+        finally:
+            self.out = saved
+            self.probes = saved_probes
+            self.scopes.pop()
+
+    def share(self, v: V) -> V:
+        """``v`` with every non-trivial component in a local (used more than once)."""
+        items = []
+        for x in v.flat():
+            if isinstance(x, (S.Const, S.Ref)):
+                items.append(x)
+            else:
+                name = self.fresh("t")
+                self.emit(S.Local(name, x.ty, x))
+                items.append(S.Ref("l", name, x.ty))
+        return V.of(v.shape, v.ty, items)
+
+    def ty(self, node) -> Ty:
+        return self.c.types[id(node)]
+
+    def declare(self, name: str, ty: Ty, value: V | None) -> None:
+        st = _scalar(ty)
+        names = [self.fresh(name) for _ in range(int(np.prod(ty.shape)) if ty.shape else 1)]
+        vals = value.flat() if value is not None else [None] * len(names)
+        for n, x in zip(names, vals):
+            self.emit(S.Local(n, st, x if x is not None else _const(False if st == "bool" else 0, st)))
+        self.scopes[-1][name] = (V.of(ty.shape, st, [S.Ref("l", n, st) for n in names]), names)
+
+    def lookup(self, name: str):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        raise Unsupported(f"the variable {name} (not a local here)")
+
+    def slots(self, space: str, name: str, ty: Ty) -> V:
+        st = _scalar(ty)
+        if ty.shape:
+            names = [f"{name}.{k}" for k in range(int(np.prod(ty.shape)))]
+        else:
+            names = [name]
+        if space == "g":
+            self.global_slots[name] = names
+        return V.of(ty.shape, st, [S.Ref(space, n, st) for n in names])
+
+    # ---- expressions
+    def expr(self, e) -> V:
+        method = getattr(self, "e_" + type(e).__name__, None)
+        if method is None:
+            raise Unsupported(f"the expression {type(e).__name__}")
+        return method(e)
+
+    def e_Num(self, e):
+        return scal(_const(int(e.value), "int") if e.is_int else _const(float(e.value), "real"),
+                    "int" if e.is_int else "real")
+
+    def e_Str(self, e):
+        if e.value not in self.strings:
+            self.strings.append(e.value)
+        return scal(_const(self.strings.index(e.value), "string"), "string")
+
+    def e_Bool(self, e):
+        return scal(_const(bool(e.value), "bool"), "bool")
+
+    def e_Var(self, e):
+        scope = self.c.scopes.get(id(e), "global")
+        if scope == "local":
+            v = self.lookup(e.name)
+            if isinstance(v, tuple):
+                return v[0]
+            raise Unsupported(f"{e.name} as a value")
+        ty = self.ty(e)
+        if scope == "state":
+            if self.where == "global":
+                raise Unsupported("strand state in the global block")
+            return self.slots("s", e.name, ty)
+        if scope == "global" and e.name in self.c.globals:
+            if ty.kind in ("field", "image", "kernel"):
+                raise Unsupported(f"the {ty.kind} {e.name} as a value")
+            return self.slots("g", e.name, ty)
+        raise Unsupported(f"the name {e.name}")
+
+    def e_RealCast(self, e):
+        v = self.expr(e.operand)
+        return V.of(v.shape, "real", [S.Cast(x, "real") for x in v.flat()])
+
+    def e_TensorLit(self, e):
+        parts = [self.expr(x) for x in e.elems]
+        items = [S.Cast(x, "real") if x.ty == "int" else x for p in parts for x in p.flat()]
+        return V.of((len(parts),) + parts[0].shape, "real", items)
+
+    def e_Identity(self, e):
+        return V.of((e.n, e.n), "real", [_const(1.0 if i == j else 0.0, "real") for i in range(e.n) for j in range(e.n)])
+
+    def e_Zeros(self, e):
+        n = int(np.prod(e.shape)) if e.shape else 1
+        return V.of(tuple(e.shape), "real", [_const(0.0, "real")] * n)
+
+    def e_Nan(self, e):
+        n = int(np.prod(e.shape)) if e.shape else 1
+        return V.of(tuple(e.shape), "real", [_const(float("nan"), "real")] * n)
+
+    def e_Unary(self, e):
+        v = self.expr(e.operand)
+        if self.ty(e).kind == "field":
+            raise Unsupported("a field as a value")
+        return V.of(v.shape, v.ty, [S.Un(e.op, x, v.ty) for x in v.flat()])
+
+    def e_Norm(self, e):
+        t = self.ty(e.operand)
+        if t.kind == "field":
+            raise Unsupported("|F| of a field outside a probe")
+        v = self.expr(e.operand)
+        if t.kind == "int":
+            return scal(S.Call("tl_iabs", (v.flat()[0],), "int"), "int")
+        if not v.shape:
+            return scal(S.Call("fabs", (v.flat()[0],), "real"), "real")
+        return scal(S.Call("tl_sqrt", (self._sumsq(self.share(v)),), "real"), "real")
+
+    def _sumsq(self, v: V):
+        acc = None
+        for x in v.flat():
+            sq = b("*", x, x, "real")
+            acc = sq if acc is None else b("+", acc, sq, "real")
+        return acc
+
+    def e_Cond(self, e):
+        c = self.expr(e.test).flat()[0]
+        ty = self.ty(e)
+        st = _scalar(ty)
+        then_stmts, tv = self.sub(lambda: self.expr(e.then))
+        else_stmts, ev = self.sub(lambda: self.expr(e.other))
+        if not then_stmts and not else_stmts:
+            return V.of(tv.shape, st, [S.Sel(c, x, y, st) for x, y in zip(tv.flat(), ev.flat())])
+        names = [self.fresh("c") for _ in tv.flat()]
+        for n in names:
+            self.emit(S.Local(n, st))
+        self.emit(S.If(c, tuple(then_stmts) + tuple(S.Set("l", n, x) for n, x in zip(names, tv.flat())),
+                       tuple(else_stmts) + tuple(S.Set("l", n, x) for n, x in zip(names, ev.flat()))))
+        return V.of(tv.shape, st, [S.Ref("l", n, st) for n in names])
+
+    def e_BinOp(self, e):
+        op = e.op
+        ta, tb, tr = self.ty(e.left), self.ty(e.right), self.ty(e)
+        if "field" in (ta.kind, tb.kind, tr.kind) or op in ("⊛", "∘"):
+            raise Unsupported("field arithmetic outside a probe")
+        if op in ("&&", "||"):
+            a = self.expr(e.left).flat()[0]
+            rhs, bv = self.sub(lambda: self.expr(e.right))
+            if not rhs:
+                return scal(b(op, a, bv.flat()[0], "bool"), "bool")
+            n = self.fresh("sc")
+            self.emit(S.Local(n, "bool", a))
+            ref = S.Ref("l", n, "bool")
+            cond = ref if op == "&&" else S.Un("!", ref, "bool")
+            self.emit(S.If(cond, tuple(rhs) + (S.Set("l", n, bv.flat()[0]),)))
+            return scal(ref, "bool")
+        return self.binary(op, self.expr(e.left), self.expr(e.right), tr)
+
+    def binary(self, op: str, x: V, y: V, tr: Ty) -> V:
+        st = _scalar(tr)
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            return scal(b(op, x.flat()[0], y.flat()[0], "bool"), "bool")
+        if not x.shape and not y.shape:
+            p, q = x.flat()[0], y.flat()[0]
+            if op == "^":
+                return scal(S.Call("tl_pow", (p, q), "real"), "real")
+            if op == "%" and st == "real":
+                return scal(S.Call("fmod", (p, q), "real"), "real")
+            if op in ("+", "-", "*", "/", "%"):
+                return scal(b(op, p, q, st), st)
+        if op in ("+", "-") and x.shape == y.shape:
+            return V.of(x.shape, "real", [b(op, p, q, "real") for p, q in zip(x.flat(), y.flat())])
+        if op in ("*", "/") and not y.shape:
+            q = self.share(y).flat()[0]
+            return V.of(x.shape, "real", [b(op, p, q, "real") for p in x.flat()])
+        if op == "*" and not x.shape:
+            p = self.share(x).flat()[0]
+            return V.of(y.shape, "real", [b("*", p, q, "real") for q in y.flat()])
+        x, y = self.share(x), self.share(y)
+        if op == "⊗":
+            return V.of(x.shape + y.shape, "real", [b("*", p, q, "real") for p in x.flat() for q in y.flat()])
+        if op in ("•", ":"):
+            k = 1 if op == "•" else 2
+            if x.shape[len(x.shape) - k:] != y.shape[:k]:
+                raise Unsupported(f"{op} of shapes {x.shape} and {y.shape}")
+            xs, ys = x.comps, y.comps
+            out_shape = x.shape[:len(x.shape) - k] + y.shape[k:]
+            items = []
+            for i in np.ndindex(*x.shape[:len(x.shape) - k]):
+                for j in np.ndindex(*y.shape[k:]):
+                    acc = None
+                    for m in np.ndindex(*y.shape[:k]):
+                        t = b("*", xs[i + m], ys[m + j], "real")
+                        acc = t if acc is None else b("+", acc, t, "real")
+                    items.append(acc)
+            return V.of(out_shape, "real", items)
+        if op == "×":
+            p, q = x.flat(), y.flat()
+            if x.shape == (2,):
+                return scal(b("-", b("*", p[0], q[1], "real"), b("*", p[1], q[0], "real"), "real"), "real")
+
+            def cr(i, j):
+                return b("-", b("*", p[i], q[j], "real"), b("*", p[j], q[i], "real"), "real")
+            return V.of((3,), "real", [cr(1, 2), cr(2, 0), cr(0, 1)])
+        raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
+
+    def e_Index(self, e):
+        t = self.ty(e.operand)
+        if t.kind != "tensor":
+            raise Unsupported(f"indexing a {t}")
+        v = self.expr(e.operand)
+        arr = v.comps
+        axis = 0
+        for i in e.indices:
+            if i is None:
+                axis += 1
+                continue
+            n = arr.shape[axis]
+            if isinstance(i, A.Num) and i.is_int:
+                k = int(i.value)
+                if not 0 <= k < n:
+                    raise Unsupported(f"the constant index {k} outside 0..{n - 1}")
+                arr = np.take(arr, k, axis=axis)
+                continue
+            iv = self.expr(i).flat()[0]
+            name = self.fresh("ix")
+            self.emit(S.Local(name, "int", S.Call("tl_ichk", (iv, _const(n, "int")), "int")))
+            ref = S.Ref("l", name, "int")
+            moved = np.moveaxis(arr, axis, 0)
+            out = np.empty(moved.shape[1:], dtype=object)
+            for idx in np.ndindex(*moved.shape[1:]):
+                sel = moved[(n - 1,) + idx]
+                for k in range(n - 2, -1, -1):
+                    sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), moved[(k,) + idx], sel, "real")
+                out[idx] = sel
+            arr = out
+        return V(arr if isinstance(arr, np.ndarray) and arr.shape else _obj0(arr[()] if isinstance(arr, np.ndarray) else arr),
+                 "real")
+
+    def e_Apply(self, e):
+        f = e.func
+        scope = self.c.scopes.get(id(f)) if isinstance(f, A.Var) else "probe"
+        if isinstance(f, A.Var) and scope == "func":
+            return self.inline(f.name, e)
+        if isinstance(f, A.Var) and scope == "basis":
+            return self.basis(f.name, e)
+        if isinstance(f, A.Var) and scope is None and f.name not in self.c.globals:
+            if f.name == "sphere":
+                raise Unsupported("sphere queries (strand communication)")
+            return self.reduction(f.name, e.args[0])
+        return self.probe(f, e)
+
+    def inline(self, name: str, e) -> V:
+        decl = self.c.functions[name]
+        if self.depth > 12:
+            raise Unsupported(f"recursion in function {name}")
+        args = [self.expr(a) for a in e.args]
+        rty = from_syntax(decl.result)
+        saved_scopes, saved_ret, saved_where = self.scopes, self.ret, self.where
+        self.scopes = [{}]
+        self.depth += 1
+        try:
+            for p, v in zip(decl.params, args):
+                self.declare(p.name, from_syntax(p.type), v)
+            st = _scalar(rty)
+            if not isinstance(decl.body, A.Block):
+                v = self.expr(decl.body)
+                return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
+            n = int(np.prod(rty.shape)) if rty.shape else 1
+            names = [self.fresh("ret") for _ in range(n)]
+            for nm in names:
+                self.emit(S.Local(nm, st))
+            label = self.fresh("end")
+            self.ret = (names, label, st, rty)
+            self.where = "function"
+            self.stmt(decl.body)
+            self.emit(S.Label(label))
+            return V.of(rty.shape, st, [S.Ref("l", nm, st) for nm in names])
+        finally:
+            self.scopes, self.ret, self.where = saved_scopes, saved_ret, saved_where
+            self.depth -= 1
+
+    _REAL1 = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
+              "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
+              "cosh": "cosh", "tanh": "tanh", "erf": "erf", "erfc": "erfc", "ceil": "ceil", "floor": "floor",
+              "round": "round", "trunc": "trunc", "sgn": "tl_sgn", "abs": "fabs"}
+
+    def basis(self, name: str, e) -> V:
+        rty = self.ty(e)
+        tys = [self.ty(a) for a in e.args]
+        if name == "inside":
+            return self.probe_inside(e)
+        if name in ("numStrands", "numActive", "numStable"):
+            if self.where != "global":
+                raise Unsupported(f"{name}() in a strand (strand communication)")
+            which = {"numStrands": "all", "numActive": "active", "numStable": "stable"}[name]
+            t = self.fresh("n")
+            self.emit(S.Reduce(t, "count", which, (), _const(1, "int"), "int"))
+            return scal(S.Ref("l", t, "int"), "int")
+        if any(t.kind not in ("int", "tensor", "bool") for t in tys):
+            raise Unsupported(f"{name} of {', '.join(map(str, tys))}")
+        args = [self.expr(a) for a in e.args]
+        flat = [a.flat() for a in args]
+        if name in self._REAL1 and not args[0].shape:
+            if name == "abs" and rty.kind == "int":
+                return scal(S.Call("tl_iabs", (flat[0][0],), "int"), "int")
+            return scal(S.Call(self._REAL1[name], (flat[0][0],), "real"), "real")
+        if name in ("min", "max") and not rty.shape:
+            st = _scalar(rty)
+            fn = ("tl_i" if st == "int" else "tl_") + name
+            return scal(S.Call(fn, (flat[0][0], flat[1][0]), st), st)
+        if name in ("atan2", "fmod", "pow") and len(args) == 2:
+            return scal(S.Call({"pow": "tl_pow"}.get(name, name), (flat[0][0], flat[1][0]), "real"), "real")
+        if name == "lerp":
+            a, bb = self.share(args[0]), self.share(args[1])
+            if len(args) == 3:
+                t = self.share(args[2]).flat()[0]
+            else:
+                x0, x, x1 = (self.share(v).flat()[0] for v in args[2:])
+                t = self.share(scal(S.Call("tl_div", (b("-", x, x0, _num(x, x0)), b("-", x1, x0, _num(x1, x0))),
+                                           "real"), "real")).flat()[0]
+            return V.of(a.shape, "real", [b("+", p, b("*", t, b("-", q, p, "real"), "real"), "real")
+                                          for p, q in zip(a.flat(), bb.flat())])
+        if name == "clamp":
+            lo, hi, x = (self.share(v) for v in args)
+            st = _scalar(rty)
+            los = lo.flat() * (len(x.flat()) if not lo.shape else 1)
+            his = hi.flat() * (len(x.flat()) if not hi.shape else 1)
+            fn = "tl_iclamp" if st == "int" else "tl_clamp"
+            return V.of(x.shape, st, [S.Call(fn, (p, q, r), st) for p, q, r in zip(los, his, x.flat())])
+        if name == "normalize":
+            v = self.share(args[0])
+            n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
+            return V.of(v.shape, "real", [S.Call("tl_nrm", (x, n), "real") for x in v.flat()])
+        if name == "modulate":
+            return V.of(args[0].shape, "real", [b("*", p, q, "real") for p, q in zip(flat[0], flat[1])])
+        if name == "trace":
+            m = args[0].comps
+            acc = m[0, 0]
+            for i in range(1, m.shape[0]):
+                acc = b("+", acc, m[i, i], "real")
+            return scal(acc, "real")
+        if name == "transpose":
+            return V(np.ascontiguousarray(args[0].comps.T), "real")
+        if name == "det" and args[0].shape in ((2, 2), (3, 3)):
+            m = self.share(args[0]).comps
+            if m.shape == (2, 2):
+                return scal(b("-", b("*", m[0, 0], m[1, 1], "real"), b("*", m[0, 1], m[1, 0], "real"), "real"), "real")
+            terms = []
+            for j, sgn in ((0, "+"), (1, "-"), (2, "+")):
+                c1, c2 = [k for k in range(3) if k != j]
+                minor = b("-", b("*", m[1, c1], m[2, c2], "real"), b("*", m[1, c2], m[2, c1], "real"), "real")
+                terms.append((sgn, b("*", m[0, j], minor, "real")))
+            acc = terms[0][1]
+            for sgn, t in terms[1:]:
+                acc = b(sgn, acc, t, "real")
+            return scal(acc, "real")
+        raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
+
+    def sphere(self, dom):
+        """The radius of a ``sphere(r)`` domain, which must depend on globals only (the
+        executor's spatial grid is built once per step with that cell size)."""
+        if self.where != "strand" or len(dom.args) != 1:
+            raise Unsupported("sphere queries outside strand methods or around another point")
+        if self.in_sphere:
+            raise Unsupported("a sphere query inside another")
+        pos = self.c.state.get("pos")
+        if pos is None or pos.kind != "tensor" or len(pos.shape) != 1 or not 1 <= pos.shape[0] <= 3:
+            raise Unsupported("sphere queries without a vec1..vec3 pos")
+        radius = self.expr(dom.args[0]).flat()[0]
+        if any(space != "g" for space, _ in _reads([radius])):
+            raise Unsupported("a sphere radius that depends on the strand")
+        if self.sphere_radius is None:
+            self.sphere_radius = radius
+        return radius
+
+    def neighbours(self, var: str, fn):
+        """Lower ``fn`` with ``var`` naming the neighbour a sphere query visits."""
+        def body():
+            self.in_sphere = True
+            self.probes = {}
+            self.scopes[-1][var] = "neighbour"
+            try:
+                return fn()
+            finally:
+                self.in_sphere = False
+        return self.sub(body)
+
+    def reduction(self, name: str, comp) -> V:
+        dom = comp.iter.domain
+        rty = self.ty(comp.body)
+        if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
+            raise Unsupported(f"a reduction of {rty}")
+        op = name
+        t = self.fresh("red")
+        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
+            radius = self.sphere(dom)
+            stmts, v = self.neighbours(comp.iter.name, lambda: self.expr(comp.body))
+            outty = "real" if name == "mean" else v.ty
+            self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius))
+            return scal(S.Ref("l", t, outty), outty)
+        if not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
+                and dom.operand.name == self.c.name):
+            raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
+                              "in the global block, and sphere queries)")
+
+        def body():
+            self.scopes[-1][comp.iter.name] = "strand"
+            return self.expr(comp.body)
+        stmts, v = self.sub(body)
+        outty = "real" if name == "mean" else v.ty
+        self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
+        return scal(S.Ref("l", t, outty), outty)
+
+    def e_Select(self, e):
+        if isinstance(e.operand, A.Var):
+            what = self.lookup(e.operand.name)
+            if what == "strand":
+                return self.slots("o", e.name, self.c.state[e.name])
+            if what == "neighbour":
+                return self.slots("n", e.name, self.c.state[e.name])
+        raise Unsupported("reading another strand's state")
+
+    # ---- fields (probes)
+    def field(self, e) -> Field:
+        """The field expression ``e`` denotes, followed through the globals that define it."""
+        ty = self.ty(e)
+        if isinstance(e, A.Var):
+            decl = self.global_decls.get(e.name)
+            if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
+                raise Unsupported(f"the field {e.name} (not a global with a definition)")
+            return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
+        if isinstance(e, A.BinOp) and e.op == "⊛":
+            ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
+            return Field("conv", self.image(img), self.kernel(ker), dim=ty.dim or 0, shape=tuple(ty.shape))
+        if isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/"):
+            parts = []
+            for side in (e.left, e.right):
+                parts.append(self.field(side) if self.ty(side).kind == "field" else self.share(self.expr(side)))
+                if isinstance(parts[-1], V):
+                    self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat())
+                                         if space == "g"}
+            if e.op in ("*", "/") and (isinstance(parts[1], Field) and (e.op == "/" or isinstance(parts[0], Field))):
+                raise Unsupported("the product or quotient of two fields")
+            if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
+                raise Unsupported("a field scaled by a tensor")
+            return Field("lift", e.op, *parts, dim=ty.dim or 0, shape=tuple(ty.shape))
+        if isinstance(e, A.Unary) and e.op == "-":
+            return Field("lift", "neg", self.field(e.operand), dim=ty.dim or 0, shape=tuple(ty.shape))
+        if isinstance(e, A.Diff):
+            return Field("deriv", e.op, self.field(e.operand), dim=ty.dim or 0, shape=tuple(ty.shape))
+        raise Unsupported(f"the field expression {type(e).__name__}")
+
+    def image(self, e) -> tuple[int, str | None]:
+        border = None
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") \
+                and len(e.args) == 1:
+            border, e = e.func.name, e.args[0]
+        if not (isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image"):
+            raise Unsupported("an image that is not a global variable")
+        ty = self.c.globals[e.name]
+        for k, im in enumerate(self.images):
+            if im.name == e.name:
+                return k, border
+        if ty.dim is None:
+            raise Unsupported(f"the image {e.name} of unknown dimension")
+        self.images.append(S.ImageSlot(e.name, ty.dim, tuple(ty.shape)))
+        return len(self.images) - 1, border
+
+    def kernel(self, e) -> str:
+        from ...fields.kernels import KERNELS
+
+        name = e.name if isinstance(e, (A.Var, A.KernelRef)) else None
+        if name not in KERNELS or (isinstance(e, A.Var) and name in self.c.globals):
+            raise Unsupported("a kernel that is not one of the named kernels")
+        k = KERNELS[name]
+        if all(ks.name != name for ks in self.kernels):
+            self.kernels.append(S.KernelSlot(name, k.radius, tuple(tuple(float(c) for c in p) for p in k.pieces)))
+        return name
+
+    def fval(self, f: Field, order: int, x: V) -> V | None:
+        """The ``order``-th derivative of ``f`` at ``x`` (None: zero, a constant's)."""
+        d = f.dim
+        if f.kind == "conv":
+            (k, border), kernel = f.args
+            n = int(np.prod(f.shape)) * (d ** order if d > 1 else 1)
+            key = (k, kernel, order, border, tuple(x.flat()))
+            names = list(self.probes.get(key, ()))
+            if not names:
+                names = [self.fresh("p") for _ in range(n)]
+                self.emit(S.Probe(k, kernel, order, tuple(x.flat()), tuple(names), border))
+                self.probes[key] = tuple(names)
+            return V.of(f.shape + ((d,) * order if d > 1 else ()), "real", [S.Ref("l", nm, "real") for nm in names])
+        if f.kind == "deriv":
+            op, inner = f.args
+            if op in ("∇", "∇⊗") or d == 1:
+                return self.fval(inner, order + 1, x)
+            if order:
+                raise Unsupported(f"derivatives of {op}F")
+            gv = self.fval(inner, 1, x)
+            if gv is None:
+                raise Unsupported(f"{op} of a constant")
+            g = self.share(gv)
+            m = g.comps
+            if op == "∇•":
+                acc = m[0, 0]
+                for i in range(1, m.shape[0]):
+                    acc = b("+", acc, m[i, i], "real")
+                return scal(acc, "real")
+            if d == 2:
+                return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
+            return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
+                                       b("-", m[1, 0], m[0, 1], "real")])
+        op, *parts = f.args
+        if op == "neg":
+            v = self.fval(parts[0], order, x)
+            return None if v is None else V.of(v.shape, "real", [S.Un("-", c, "real") for c in v.flat()])
+        vals = [self.fval(p, order, x) if isinstance(p, Field) else (p if order == 0 else None) for p in parts]
+        if op in ("*", "/"):
+            field_v, const = (vals[0], parts[1]) if isinstance(parts[0], Field) else (vals[1], parts[0])
+            if field_v is None:
+                return None
+            c = const.flat()[0]
+            return V.of(field_v.shape, "real", [b(op, y, c, "real") if op == "/" or isinstance(parts[0], Field)
+                                                else b("*", c, y, "real") for y in field_v.flat()])
+        va, vb = vals
+        if va is None:
+            return vb if vb is None or op == "+" else V.of(vb.shape, "real", [S.Un("-", y, "real") for y in vb.flat()])
+        if vb is None:
+            return va
+        return V.of(va.shape, "real", [b(op, p, q, "real") for p, q in zip(va.flat(), vb.flat())])
+
+    def leaves(self, f: Field) -> list[Field]:
+        if f.kind == "conv":
+            return [f]
+        return [leaf for p in f.args if isinstance(p, Field) for leaf in self.leaves(p)]
+
+    def probe(self, f, e) -> V:
+        if self.ty(f).kind != "field":
+            raise Unsupported(f"applying a {self.ty(f)}")
+        fe = self.field(f)
+        x = self.share(self.expr(e.args[0]))
+        v = self.fval(fe, 0, x)
+        if v is None:
+            raise Unsupported("a probe of a constant")
+        return v
+
+    def probe_inside(self, e) -> V:
+        x = self.share(self.expr(e.args[0]))
+        acc = None
+        for leaf in self.leaves(self.field(e.args[1])):
+            (k, _border), kernel = leaf.args
+            name = self.fresh("in")
+            self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
+            ref = S.Ref("l", name, "bool")
+            acc = ref if acc is None else b("&&", acc, ref, "bool")
+        return scal(acc if acc is not None else _const(True, "bool"), "bool")
+
+    # ---- statements
+    def stmt(self, s) -> None:
+        method = getattr(self, "s_" + type(s).__name__, None)
+        if method is None:
+            raise Unsupported(f"the statement {type(s).__name__.lower()}")
+        method(s)
+
+    def block(self, stmts) -> tuple:
+        def run() -> None:
+            for x in stmts:
+                self.stmt(x)
+        out, _ = self.sub(run)
+        return tuple(out)
+
+    def s_Block(self, s):
+        self.scopes.append({})
+        try:
+            for x in s.stmts:
+                self.stmt(x)
+        finally:
+            self.scopes.pop()
+
+    def s_Decl(self, s):
+        ty = from_syntax(s.type)
+        value = None if s.init is None else self.expr(s.init)
+        self.declare(s.name, ty, value)
+
+    def s_Assign(self, s):
+        scope = self.c.scopes.get(id(s), "local")
+        if scope == "local":
+            target = self.lookup(s.name)
+            if not isinstance(target, tuple):
+                raise Unsupported(f"assigning {s.name}")
+            cur, names = target
+            space = "l"
+        else:
+            ty = self.c.state[s.name] if scope == "state" else self.c.globals[s.name]
+            space = "s" if scope == "state" else "g"
+            cur = self.slots(space, s.name, ty)
+            names = [r.name for r in cur.flat()]
+        value = self.expr(s.value)
+        if s.op != "=":
+            op = s.op[0]
+            rty = Ty("tensor", cur.shape) if cur.ty == "real" else Ty(cur.ty)
+            value = self.binary(op, cur, value, rty)
+        comps = value.flat()
+        if len(comps) > 1 and _reads(comps) & {(space, n) for n in names}:
+            temps = [self.fresh("old") for _ in comps]  # v = v[0] * v, v = [v[1], v[0]]: from the old v
+            for t, x in zip(temps, comps):
+                self.emit(S.Local(t, x.ty, x))
+            comps = [S.Ref("l", t, x.ty) for t, x in zip(temps, comps)]
+        for n, x in zip(names, comps):
+            self.emit(S.Set(space, n, x))
+
+    def s_If(self, s):
+        c = self.expr(s.test).flat()[0]
+        then = self.block([s.then])
+        other = self.block([s.other]) if s.other is not None else ()
+        self.emit(S.If(c, then, other))
+
+    def s_Foreach(self, s):
+        dom = s.domain
+        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
+            radius = self.sphere(dom)
+            stmts, _ = self.neighbours(s.name, lambda: self.stmt(s.body))
+            self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius))
+            return
+        if not isinstance(dom, A.Range):
+            raise Unsupported("foreach over a sequence or a set of strands")
+        lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
+        var = self.fresh(s.name)
+
+        def body():
+            self.probes = {}  # a probe before the loop may be stale on its second iteration
+            self.scopes[-1][s.name] = (scal(S.Ref("l", var, "int"), "int"), [var])
+            self.stmt(s.body)
+        stmts, _ = self.sub(body)
+        self.emit(S.For(var, lo, hi, tuple(stmts)))
+
+    def s_Stabilize(self, s):
+        self.emit(S.Exit("stabilize"))
+
+    def s_Die(self, s):
+        self.emit(S.Exit("die"))
+
+    def s_Continue(self, s):
+        self.emit(S.Exit("continue"))
+
+    def s_Print(self, s):
+        items: list = []
+        for a in s.args:
+            if isinstance(a, A.Str):
+                items.append(a.value)
+                continue
+            v = self.expr(a)
+            if not v.shape:
+                items.append(v.flat()[0])
+                continue
+
+            def nest(arr):
+                if not isinstance(arr, np.ndarray) or arr.ndim == 0:
+                    items.append(arr[()] if isinstance(arr, np.ndarray) else arr)
+                    return
+                items.append("[")
+                for k in range(arr.shape[0]):
+                    if k:
+                        items.append(",")
+                    nest(arr[k])
+                items.append("]")
+            nest(v.comps)
+        self.printing = True
+        self.emit(S.Print(tuple(items)))
+
+    def s_New(self, s):
+        if self.c.program.create.grid:
+            raise Unsupported("new strands in a grid")
+        items = []
+        for prm, a in zip(self.c.program.strand.params, s.args):
+            ty = from_syntax(prm.type)
+            v = self.expr(a)
+            st = _scalar(ty)
+            items += [S.Cast(x, st) if x.ty != st else x for x in v.flat()]
+        self.births = True
+        self.emit(S.New(tuple(items)))
+
+    def s_Return(self, s):
+        if self.ret is None:
+            raise Unsupported("return outside a function")
+        names, label, st, _ = self.ret
+        v = self.expr(s.value)
+        for n, x in zip(names, v.flat()):
+            self.emit(S.Set("l", n, x))
+        self.emit(S.Exit("goto", label))
+
+
+def _reads(exprs) -> set:
+    """The variables (space, name) some expressions read."""
+    out: set = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, S.Ref):
+            out.add((e.space, e.name))
+        else:
+            stack += [getattr(e, f) for f in ("a", "b", "c") if hasattr(e, f)] + list(getattr(e, "args", ()))
+    return out
+
+
+def _writes(s) -> set | None:
+    """The variables a statement may assign (None: it may jump within the method; a
+    stabilize, die or continue leaves it)."""
+    if isinstance(s, S.Set):
+        return {(s.space, s.name)}
+    if isinstance(s, S.Label) or (isinstance(s, S.Exit) and s.kind == "goto"):
+        return None
+    if isinstance(s, S.Exit):
+        return set()
+    out: set = set()
+    if isinstance(s, S.For):
+        out.add(("l", s.var))
+    for body in (getattr(s, "then", ()), getattr(s, "other", ()), getattr(s, "body", ())):
+        for x in body:
+            w = _writes(x)
+            if w is None:
+                return None
+            out |= w
+    return out
+
+
+def _all_sets(body) -> set:
+    """Every variable a list of statements assigns, at any depth."""
+    out: set = set()
+    for s in body:
+        if isinstance(s, S.Set):
+            out.add((s.space, s.name))
+        for attr in ("then", "other", "body"):
+            out |= _all_sets(getattr(s, attr, ()))
+    return out
+
+
+def _obj0(x) -> np.ndarray:
+    arr = np.empty((), dtype=object)
+    arr[()] = x
+    return arr
+
+
+def _num(x, y) -> str:
+    return "int" if x.ty == "int" and y.ty == "int" else "real"
+
+
+# ---------------------------------------------------------------- the program
+def lower(checked: Checked) -> S.StrandIR:
+    """The strand IR of a typed program, or :class:`Unsupported` with the reason."""
+    p = checked.program
+    L = Lowerer(checked)
+    if p.start is not None or p.initialize is not None:
+        raise Unsupported("a start or initialize block")
+    strand = p.strand
+    state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
+        [(sv.name, from_syntax(sv.type)) for sv in strand.state]
+    state_slots = []
+    n_params = sum(int(np.prod(from_syntax(prm.type).shape)) if from_syntax(prm.type).shape else 1
+                   for prm in strand.params)
+    for name, ty in state_tys:
+        st = _scalar(ty)
+        n = int(np.prod(ty.shape)) if ty.shape else 1
+        state_slots += [S.Slot(name if not ty.shape else f"{name}.{k}", st) for k in range(n)]
+    iters = []
+    for it in p.create.iters:
+        if not isinstance(it.domain, A.Range):
+            raise Unsupported("creating strands over a sequence")
+        iters.append(it.name)
+    # create: the arguments, then the state initializers in order
+    L.where = "create"
+    L.scopes = [{it: (scal(S.Ref("l", f"it_{it}", "int"), "int"), [f"it_{it}"]) for it in iters}]
+    L.out = []
+    for prm, arg in zip(strand.params, p.create.args):
+        v = L.expr(arg)
+        cur = L.slots("s", prm.name, from_syntax(prm.type))
+        for r, x in zip(cur.flat(), v.flat()):
+            L.emit(S.Set("s", r.name, x))
+    create = tuple(L.out)
+    L.scopes, L.out, L.probes = [{}], [], {}
+    for sv in strand.state:
+        ty = from_syntax(sv.type)
+        cur = L.slots("s", sv.name, ty)
+        init: V | None = L.expr(sv.init) if sv.init is not None else None
+        for k, r in enumerate(cur.flat()):
+            L.emit(S.Set("s", r.name, init.flat()[k] if init is not None else _const(False if r.ty == "bool" else 0, r.ty)))
+    init_state = tuple(L.out)
+
+    def method(name: str) -> tuple | None:
+        body = strand.method(name)
+        if body is None:
+            return None
+        L.out, L.scopes, L.where, L.probes = [], [{}], "strand", {}
+        L.stmt(body)
+        return tuple(L.out)
+    update = method("update")
+    stabilize = method("stabilize")
+    global_block = None
+    if p.update is not None:
+        L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
+        L.stmt(p.update)
+        global_block = tuple(L.out)
+        written = {name.partition(".")[0] for space, name in _all_sets(global_block) if space == "g"}
+        if written & L.field_reads:
+            raise Unsupported(f"a field defined with a global the global block assigns "
+                              f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
+    gslots = []
+    for name, ty in checked.globals.items():
+        if name in L.global_slots:
+            gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
+    return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
+                      update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
+                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
+                      init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births)
+
+
+# ---------------------------------------------------------------- running it
+def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
+    """The strand IR of ``checked`` and None, or None and why it runs in the interpreter
+    (computed once per typed program, kept on it)."""
+    cached = checked.__dict__.get("_strand_plan")
+    if cached is not None:
+        return cached
+    try:
+        ir, why = lower(checked), None
+    except Unsupported as exc:
+        ir, why = None, f"the C executor does not support {exc}"
+    except RecursionError:
+        ir, why = None, "the C executor does not support expressions this deep"
+    checked.__dict__["_strand_plan"] = (ir, why)
+    return ir, why
+
+
+def choose(checked: Checked, backend: str | None) -> tuple[str, str | None]:
+    """The executor a run uses (``"c"`` or ``"interp"``) and, for the interpreter where C
+    was possible in principle, why."""
+    if backend not in (None, "c", "interp"):
+        raise error("backend", f"a strand program runs with backend 'c' or 'interp', not {backend!r}")
+    if backend == "interp":
+        return "interp", None
+    ir, why = strand_plan(checked)
+    if why is None and "c" not in EXECUTORS:
+        why = "no C executor is registered"
+    if why is None and "c" in UNAVAILABLE:
+        why = UNAVAILABLE["c"]()
+    if why is not None and backend == "c":
+        raise error("backend", f"{checked.name}: {why}")
+    return ("interp", why) if why is not None else ("c", None)
+
+
+def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, snapshot: int, on_snapshot, threads: int,
+                 progress):
+    """Run ``program`` (its globals computed in ``rt``) with the C executor and return
+    its ``RunResult`` (the class, passed by the caller), or None where it runs in the interpreter (``program.executor_note``
+    says why)."""
+    from . import interp as I
+
+    which, why = choose(program.checked, backend)
+    program.executor_note = why
+    if which != "c":
+        return None
+    ir, _ = strand_plan(program.checked)
+    assert ir is not None  # choose() said "c"
+    try:
+        runner = EXECUTORS["c"](ir)
+    except TensorLangError as exc:  # the C compiler failed on this program: the interpreter runs it
+        if backend == "c":
+            raise
+        program.executor_note = f"the C executor could not build this program: {exc.message}"
+        return None
+    fr = rt.frame(None)
+    ranges = []
+    for _name, lo, hi in program.compiled.create_iters:
+        ranges.append((int(lo(fr)), int(hi(fr))))
+    shape = tuple(max(0, h - l + 1) for l, h in ranges)
+    total = int(np.prod(shape)) if shape else 1
+    from ...limits import memory_budget_bytes
+    if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
+        raise error("too-large", f"{total} strands do not fit in the memory budget")
+    run = runner.start(rt.g, ranges, threads=max(1, int(threads or 1)))
+    cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
+
+    def result(steps: int, snap: bool = False):
+        status = run.status
+        chosen = None if program.grid else (status <= 1 if snap else status == 1)
+        outputs = {}
+        for o in program.outputs:
+            arr = run.state(o.name, o.shape, o.kind)
+            outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr[chosen]
+        return RunResult(outputs, shape if program.grid else None, steps, int(np.sum(status == 0)),
+                         int(np.sum(status == 1)), run.printed)
+    steps = 0
+    if snapshot and on_snapshot is not None:
+        on_snapshot(0, result(0, True))
+    chunk = 1 if progress is not None else (snapshot if snapshot and on_snapshot is not None else cap)
+    while steps < cap and run.active() > 0:
+        done = run.steps(min(chunk, cap - steps))
+        if done == 0:
+            break
+        steps += done
+        if progress is not None:
+            progress(steps, run.active())
+        if snapshot and on_snapshot is not None and steps % snapshot == 0:
+            on_snapshot(steps, result(steps, True))
+    return result(steps)
+
+
+__all__ = ["Unsupported", "choose", "lower", "run_compiled", "strand_plan"]

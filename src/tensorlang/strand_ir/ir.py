@@ -1,0 +1,287 @@
+"""The strand IR: frozen, printable, scalar.
+
+Every value is a scalar of one of four types (``int``: 64-bit, ``real``: double,
+``bool``, ``string``: the number of a string in the program's table, ``strings``, where
+strings the program does not spell get numbers after those it does); a Diderot tensor is lowered to its components, row-major.  Variables live in
+four spaces: ``g`` a global slot (one per component, in the globals' array), ``s`` a
+state slot of the strand being run (one array per slot over all strands: struct of
+arrays), ``o`` a state slot of the strand a reduction visits, ``l`` a local.
+
+A program holds five statement lists: ``create`` (a strand's parameters from the grid
+iterators), ``init`` (its state, from its parameters; new strands' too), ``update``, ``stabilize`` (both end by ``Exit``) and
+``global_block`` (run once per super-step after the updates).  Images are read through
+``Probe`` statements, which write the components of a probe into locals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+TYPES = ("int", "real", "bool", "string")
+
+
+@dataclass(frozen=True)
+class Slot:
+    name: str
+    ty: str
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass(frozen=True)
+class Const:
+    value: object
+    ty: str
+
+
+@dataclass(frozen=True)
+class Ref:
+    space: str  # g s o l
+    name: str
+    ty: str
+
+
+@dataclass(frozen=True)
+class Bin:
+    """``op``: + - * / % (C's, on ints: truncating, a zero divisor is an error) and the
+    comparisons and && ||."""
+    op: str
+    a: "Expr"
+    b: "Expr"
+    ty: str
+
+
+@dataclass(frozen=True)
+class Un:
+    op: str  # - !
+    a: "Expr"
+    ty: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function of the C prelude (``sqrt``, ``tl_min``, ...)."""
+    fn: str
+    args: tuple["Expr", ...]
+    ty: str
+
+
+@dataclass(frozen=True)
+class Sel:
+    """``a if c else b`` (only the chosen operand is evaluated)."""
+    c: "Expr"
+    a: "Expr"
+    b: "Expr"
+    ty: str
+
+
+@dataclass(frozen=True)
+class Cast:
+    a: "Expr"
+    ty: str
+
+
+Expr = Union[Const, Ref, Bin, Un, Call, Sel, Cast]
+
+
+# ---------------------------------------------------------------- statements
+@dataclass(frozen=True)
+class Local:
+    name: str
+    ty: str
+    init: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Set:
+    space: str  # g s l
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: tuple["Stmt", ...]
+    other: tuple["Stmt", ...] = ()
+
+
+@dataclass(frozen=True)
+class For:
+    """``for var in lo..hi`` (inclusive, ints)."""
+    var: str
+    lo: Expr
+    hi: Expr
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class Exit:
+    """``stabilize`` ``die`` ``continue`` (end the method), or ``goto`` a label (a
+    function's ``return``, inlined)."""
+    kind: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Label:
+    name: str
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """``target = op { value | o in strands.which }``: ``body`` computes ``value`` for
+    the visited strand (space ``o``: its state now).  ``op``: sum product mean max min
+    all exists count, or ``each`` (a foreach: ``body`` only).  ``which`` ``sphere``:
+    the strands (stable or active at the start of the step, this one left out) whose
+    ``pos`` was within ``radius`` of this strand's ``pos`` then, in strand order, read
+    as they were then (space ``n``)."""
+    target: str
+    op: str
+    which: str  # all active stable sphere
+    body: tuple["Stmt", ...]
+    value: Expr
+    ty: str
+    radius: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The components of ``order``-th derivatives (world space) of ``image ⊛ kernel``
+    at world point ``pos`` into the locals ``targets`` (voxel components × derivative
+    components, row-major); ⊥ (NaN) where the kernel's support leaves the image
+    (``border`` None) or at a non-finite point.  ``inside`` probes write one bool:
+    whether the support fits."""
+    image: int  # index into StrandIR.images
+    kernel: str
+    order: int
+    pos: tuple[Expr, ...]
+    targets: tuple[str, ...]
+    border: str | None = None
+    inside: bool = False
+
+
+@dataclass(frozen=True)
+class Print:
+    """Append text to the run's output: literal strings and scalars formatted as the
+    interpreter does (reals with 17 significant digits, ``true``/``false``)."""
+    items: tuple["str | Expr", ...]
+
+
+@dataclass(frozen=True)
+class New:
+    """A new strand with these parameter components (``StrandIR.params``' order): it
+    joins after the update loop, its state initialised by ``init``, and runs from the
+    next step."""
+    args: tuple[Expr, ...]
+
+
+Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New]
+
+
+@dataclass(frozen=True)
+class ImageSlot:
+    """An image the program probes: its global's name, dimension and voxel shape."""
+    name: str
+    dim: int
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KernelSlot:
+    """A reconstruction kernel: its radius s (taps n+1-s .. n+s) and its pieces'
+    polynomial coefficients in |x| (constant term first; piece k on [k, k+1))."""
+    name: str
+    radius: int
+    pieces: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class StrandIR:
+    name: str
+    globals: tuple[Slot, ...]
+    state: tuple[Slot, ...]
+    iters: tuple[str, ...]  # the grid's (or collection's) iterators, outermost first
+    create: tuple[Stmt, ...]
+    update: tuple[Stmt, ...]
+    stabilize: tuple[Stmt, ...] | None
+    global_block: tuple[Stmt, ...] | None
+    images: tuple[ImageSlot, ...] = ()
+    kernels: tuple[KernelSlot, ...] = ()
+    prints: bool = False  # strands print: the executor runs them in order, one thread
+    strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
+    sphere: Expr | None = None  # strands query neighbours: the spatial grid's cell size (globals only)
+    init: tuple[Stmt, ...] = ()  # the state initializers (after ``create`` set the parameters; also for new strands)
+    params: tuple[str, ...] = ()  # the parameters' state slots
+    births: bool = False  # strands run ``new``
+
+    def show(self) -> str:
+        return show(self)
+
+
+# ---------------------------------------------------------------- printer
+_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+
+
+def expr_text(e: Expr) -> str:
+    if isinstance(e, Const):
+        return repr(e.value) if e.ty != "bool" else ("true" if e.value else "false")
+    if isinstance(e, Ref):
+        return f"{e.space}.{e.name}"
+    if isinstance(e, Bin):
+        return f"({expr_text(e.a)} {e.op} {expr_text(e.b)})"
+    if isinstance(e, Un):
+        return f"{e.op}{expr_text(e.a)}"
+    if isinstance(e, Call):
+        return f"{e.fn}({', '.join(expr_text(a) for a in e.args)})"
+    if isinstance(e, Sel):
+        return f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})"
+    return f"{e.ty}({expr_text(e.a)})"
+
+
+def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
+    if isinstance(s, Local):
+        return [f"{pad}{s.ty} {s.name}" + ("" if s.init is None else f" = {expr_text(s.init)}")]
+    if isinstance(s, Set):
+        return [f"{pad}{s.space}.{s.name} = {expr_text(s.value)}"]
+    if isinstance(s, If):
+        out = [f"{pad}if {expr_text(s.cond)}:"] + block_lines(s.then, pad + "  ")
+        return out + ([f"{pad}else:"] + block_lines(s.other, pad + "  ") if s.other else [])
+    if isinstance(s, For):
+        return [f"{pad}for {s.var} in {expr_text(s.lo)}..{expr_text(s.hi)}:"] + block_lines(s.body, pad + "  ")
+    if isinstance(s, Exit):
+        return [f"{pad}{s.kind}" + (f" {s.label}" if s.label else "")]
+    if isinstance(s, Label):
+        return [f"{pad}{s.name}:"]
+    if isinstance(s, Reduce):
+        where = f"sphere({expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
+        return ([f"{pad}{s.ty} {s.target} = {s.op} over {where}:"] + block_lines(s.body, pad + "  ")
+                + ([f"{pad}  yield {expr_text(s.value)}"] if s.op != "each" else []))
+    if isinstance(s, New):
+        return [f"{pad}new ({', '.join(expr_text(a) for a in s.args)})"]
+    if isinstance(s, Print):
+        return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
+    what = "inside" if s.inside else f"probe d{s.order}"
+    border = f" [{s.border}]" if s.border else ""
+    return [f"{pad}{', '.join(s.targets)} = {what} image{s.image}{border} ⊛ {s.kernel} at "
+            f"({', '.join(expr_text(p) for p in s.pos)})"]
+
+
+def block_lines(body, pad: str) -> list[str]:
+    return [line for s in body for line in stmt_lines(s, pad)] or [f"{pad}pass"]
+
+
+def show(p: StrandIR) -> str:
+    lines = [f"strand program {p.name}"]
+    lines += [f"global {s.ty} {s.name}" for s in p.globals]
+    lines += [f"image{i} {im.name}: {im.dim}-D, voxels {list(im.shape)}" for i, im in enumerate(p.images)]
+    lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
+    lines += [f"state {s.ty} {s.name}" for s in p.state]
+    lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
+    lines += ["init:"] + block_lines(p.init, "  ")
+    lines += ["update:"] + block_lines(p.update, "  ")
+    if p.stabilize is not None:
+        lines += ["stabilize:"] + block_lines(p.stabilize, "  ")
+    if p.global_block is not None:
+        lines += ["global:"] + block_lines(p.global_block, "  ")
+    return "\n".join(lines) + "\n"

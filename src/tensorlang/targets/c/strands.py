@@ -1,0 +1,691 @@
+"""The C renderer and executor of the strand IR (:mod:`tensorlang.strand_ir.ir`).
+
+The strands' state is struct-of-arrays: one row of ``R`` (doubles) or ``I`` (64-bit
+ints; bools too) per state slot, one column per strand, and a status byte per strand
+(0 active, 1 stable, 2 dead: the interpreter's numbers).  ``tl_create`` fills the
+state from the grid's iterators (one OpenMP loop over strands); ``tl_steps`` runs up to
+``k`` bulk-synchronous super-steps in C: an OpenMP loop over the active strands
+(``update``, then ``stabilize`` for those that stabilized), then the global block, which
+reads the globals' array (``gr``, ``gi``) and may write it; it stops early once no
+strand is active.  An integer division by zero or an index out of range sets an error
+code that the caller turns into ``error[input]`` after the step (the interpreter raises
+the same error).  Images are read by probes generated here (:mod:`.strands_probe`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...errors import error
+from ...strand_ir import EXECUTORS, UNAVAILABLE
+from ...strand_ir import ir as S
+from . import build as c_build
+from . import strands_probe as P
+
+_CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
+
+PRELUDE = r"""
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static int64_t tl_err_flag;
+static inline int64_t tl_idiv(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a / b; }
+static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a % b; }
+static inline int64_t tl_ichk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 2; return 0; } return i; }
+static inline int64_t tl_iabs(int64_t a) { return a < 0 ? -a : a; }
+static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
+static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
+static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { int64_t t = lo > x ? lo : x; return hi < t ? hi : t; }
+static inline double tl_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b < a ? b : a); }
+static inline double tl_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b > a ? b : a); }
+static inline double tl_clamp(double lo, double hi, double x) { double t = lo > x ? lo : x; return hi < t ? hi : t; }
+static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+static inline double tl_pow(double a, double b) { return pow(a, b); }
+static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
+static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
+static inline double tl_nrm(double x, double n) { return n != 0 ? x / n : x * 0.0; }
+static char *tl_pbuf; static size_t tl_plen, tl_pcap;
+static void tl_pput(const char *s, size_t n) {
+    if (tl_plen + n + 1 > tl_pcap) {
+        size_t cap = 2 * (tl_plen + n + 1) + 256; char *nb = realloc(tl_pbuf, cap);
+        if (!nb) { tl_err_flag = 3; return; }
+        tl_pbuf = nb; tl_pcap = cap;
+    }
+    memcpy(tl_pbuf + tl_plen, s, n); tl_plen += n;
+}
+static void tl_pstr(const char *s) { tl_pput(s, strlen(s)); }
+static void tl_pint(int64_t v) { char b[32]; int n = snprintf(b, sizeof b, "%lld", (long long)v); tl_pput(b, (size_t)n); }
+static void tl_pbool(int v) { tl_pstr(v ? "true" : "false"); }
+static void tl_preal(double v) {
+    if (isnan(v)) { tl_pstr(signbit(v) ? "-nan" : "nan"); return; }
+    if (isinf(v)) { tl_pstr(v > 0 ? "inf" : "-inf"); return; }
+    char b[40]; int n = snprintf(b, sizeof b, "%.17g", v); tl_pput(b, (size_t)n);
+}
+const char *tl_printed(int64_t *n) { *n = (int64_t)tl_plen; tl_plen = 0; return tl_pbuf; }
+"""
+
+ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range",
+          3: "no memory for the printed output"}
+
+
+class Renderer:
+    def __init__(self, ir: S.StrandIR):
+        self.ir = ir
+        self.state: dict[str, tuple[str, int]] = {}
+        self.globals: dict[str, tuple[str, int]] = {}
+        for space, slots in (("s", ir.state), ("g", ir.globals)):
+            nr = ni = 0
+            table = self.state if space == "s" else self.globals
+            for slot in slots:
+                if slot.ty == "real":
+                    table[slot.name] = ("R", nr)
+                    nr += 1
+                else:
+                    table[slot.name] = ("I", ni)
+                    ni += 1
+            if space == "s":
+                self.nr, self.ni = nr, ni
+            else:
+                self.gnr, self.gni = nr, ni
+        self.method = "update"
+
+    # ---- expressions
+    def ex(self, e) -> str:
+        if isinstance(e, S.Const):
+            if e.ty == "bool":
+                return "1" if e.value else "0"
+            if e.ty in ("int", "string"):
+                return f"INT64_C({int(e.value)})"  # type: ignore[call-overload]
+            v = float(e.value)  # type: ignore[arg-type]
+            if v != v:
+                return "NAN"
+            if v in (float("inf"), float("-inf")):
+                return "INFINITY" if v > 0 else "(-INFINITY)"
+            return f"({v!r})"
+        if isinstance(e, S.Ref):
+            return self.ref(e.space, e.name)
+        if isinstance(e, S.Bin):
+            a, b = self.ex(e.a), self.ex(e.b)
+            if e.ty == "int" and e.op == "/":
+                return f"tl_idiv({a}, {b})"
+            if e.ty == "int" and e.op == "%":
+                return f"tl_imod({a}, {b})"
+            if e.ty == "real" and e.op == "/":
+                return f"tl_div({a}, {b})"
+            return f"({a} {e.op} {b})"
+        if isinstance(e, S.Un):
+            return f"({e.op}{self.ex(e.a)})"
+        if isinstance(e, S.Call):
+            return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
+        if isinstance(e, S.Sel):
+            return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
+        return f"(({_CTY[e.ty]})({self.ex(e.a)}))"
+
+    def ref(self, space: str, name: str) -> str:
+        if space == "l":
+            return f"l_{name}"
+        if space == "g":
+            arr, k = self.globals[name]
+            return f"g{arr.lower()}[{k}]"
+        arr, k = self.state[name]
+        if space == "n":
+            return f"tl_{arr}0[{k} * n + j]"
+        return f"{arr}[{k} * n + {'i' if space == 's' else 'j'}]"
+
+    # ---- statements
+    def stmts(self, body, pad: str) -> list[str]:
+        out: list[str] = []
+        for s in body:
+            out += self.stmt(s, pad)
+        return out
+
+    def stmt(self, s, pad: str) -> list[str]:
+        if isinstance(s, S.Local):
+            init = f" = {self.ex(s.init)}" if s.init is not None else " = 0"
+            return [f"{pad}{_CTY[s.ty]} l_{s.name}{init};"]
+        if isinstance(s, S.Set):
+            return [f"{pad}{self.ref(s.space, s.name)} = {self.ex(s.value)};"]
+        if isinstance(s, S.If):
+            out = [f"{pad}if ({self.ex(s.cond)}) {{"] + self.stmts(s.then, pad + "    ")
+            if s.other:
+                out += [f"{pad}}} else {{"] + self.stmts(s.other, pad + "    ")
+            return out + [f"{pad}}}"]
+        if isinstance(s, S.For):
+            return ([f"{pad}for (int64_t l_{s.var} = {self.ex(s.lo)}, hi_{s.var} = {self.ex(s.hi)}; "
+                     f"l_{s.var} <= hi_{s.var}; l_{s.var}++) {{"] + self.stmts(s.body, pad + "    ") + [f"{pad}}}"])
+        if isinstance(s, S.Exit):
+            if s.kind == "goto":
+                return [f"{pad}goto {s.label};"]
+            code = {"update": {"continue": 0, "stabilize": 1, "die": 2},
+                    "stabilize": {"continue": 1, "stabilize": 1, "die": 2},
+                    "global": {"continue": 0, "stabilize": 1, "die": 2},
+                    "create": {"continue": 0, "stabilize": 0, "die": 0}}[self.method][s.kind]
+            return [f"{pad}return {code};"]
+        if isinstance(s, S.Label):
+            return [f"{s.name}: ;"]
+        if isinstance(s, S.Reduce):
+            return self.reduce(s, pad)
+        if isinstance(s, S.Probe):
+            return P.render(s, self.ir, self.ex, pad)
+        if isinstance(s, S.New):
+            reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
+            ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
+            return [f"{pad}{{ double br_[{max(1, len(reals))}] = {{{', '.join(reals) or '0'}}}; "
+                    f"int64_t bi_[{max(1, len(ints))}] = {{{', '.join(ints) or '0'}}}; tl_birth(i, br_, bi_); }}"]
+        if isinstance(s, S.Print):
+            out = []
+            for x in s.items:
+                if isinstance(x, str):
+                    text = x.encode("unicode_escape").decode("ascii").replace('"', '\\"')
+                    out.append(f'{pad}tl_pstr("{text}");')
+                else:
+                    fn = {"int": "tl_pint", "real": "tl_preal", "bool": "tl_pbool", "string": "tl_pstrid"}[x.ty]
+                    out.append(f"{pad}{fn}({self.ex(x)});")
+            return out
+        raise error("internal", f"the strand renderer has no case for {type(s).__name__}")
+
+    def reduce(self, s: S.Reduce, pad: str) -> list[str]:
+        if s.which == "sphere":
+            return self.sphere(s, pad)
+        ty = _CTY[s.ty]
+        test = {"all": "status[j] != 2", "active": "status[j] == 0", "stable": "status[j] == 1"}[s.which]
+        t, inner = f"l_{s.target}", pad + "        "
+        init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
+                "max": "0", "min": "0"}[s.op]
+        out = [f"{pad}{ty} {t} = {init};", f"{pad}{{", f"{pad}    int64_t cnt = 0;",
+               f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
+        out += self.stmts(s.body, inner)
+        v = self.ex(s.value)
+        if s.op in ("sum", "mean"):
+            out.append(f"{inner}{t} += {v};")
+        elif s.op == "count":
+            out.append(f"{inner}{t} += 1;")
+        elif s.op == "product":
+            out.append(f"{inner}{t} *= {v};")
+        elif s.op == "all":
+            out.append(f"{inner}{t} = {t} && ({v});")
+        elif s.op == "exists":
+            out.append(f"{inner}{t} = {t} || ({v});")
+        else:
+            cmp = ">" if s.op == "max" else "<"
+            out += [f"{inner}{{ {ty} v = {v}; if (cnt == 0 || v {cmp} {t}) {t} = v; }}"]
+        out += [f"{inner}cnt++;", f"{pad}    }}"]
+        if s.op == "mean":
+            out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
+        if s.op in ("max", "min") and s.ty == "real":
+            out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
+        return out + [f"{pad}}}"]
+
+    def sphere(self, s: S.Reduce, pad: str) -> list[str]:
+        """A reduction (or foreach) over the neighbours a sphere query finds."""
+        t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
+        init = {"sum": "0", "mean": "0", "product": "1", "all": "1", "exists": "0", "max": "0", "min": "0",
+                "each": "0"}[s.op]
+        assert s.radius is not None
+        out = [f"{pad}{ty} {t} = {init};"] if s.op != "each" else []
+        pos = ", ".join(self.ref("s", name) for name in self.pos_slots())
+        out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; double c_[3] = {{{pos}}};",
+                f"{pad}    int64_t nn_ = tl_nb_query(n, i, c_, {self.ex(s.radius)});",
+                f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = tl_nbuf[q_];"]
+        out += self.stmts(s.body, inner)
+        v = self.ex(s.value)
+        if s.op in ("sum", "mean"):
+            out.append(f"{inner}{t} += {v};")
+        elif s.op == "product":
+            out.append(f"{inner}{t} *= {v};")
+        elif s.op == "all":
+            out.append(f"{inner}{t} = {t} && ({v});")
+        elif s.op == "exists":
+            out.append(f"{inner}{t} = {t} || ({v});")
+        elif s.op in ("max", "min"):
+            cmp = ">" if s.op == "max" else "<"
+            out.append(f"{inner}{{ {ty} v = {v}; if (cnt == 0 || v {cmp} {t}) {t} = v; }}")
+        out += [f"{inner}cnt++; (void)j;", f"{pad}    }}", f"{pad}    (void)cnt;"]
+        if s.op == "mean":
+            out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
+        if s.op in ("max", "min") and s.ty == "real":
+            out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
+        return out + [f"{pad}}}"]
+
+    def pos_slots(self) -> list[str]:
+        return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
+
+    def neighbours(self) -> str:
+        """The snapshot of the state at the start of a step, its spatial grid, the query."""
+        rows = [self.state[name][1] for name in self.pos_slots()]
+        d = len(rows)
+        d2 = " + ".join(f"(tl_R0[{k} * n + j] - c[{a}]) * (tl_R0[{k} * n + j] - c[{a}])" for a, k in enumerate(rows))
+        fin = " && ".join(f"isfinite(tl_R0[{k} * n + j])" for k in rows)
+        cell = " + ".join(f"(int64_t)floor((tl_R0[{k} * n + j] - tl_gmin[{a}]) / tl_gh) * tl_gstride[{a}]"
+                          for a, k in enumerate(rows))
+        rowlist = ", ".join(str(k) for k in rows)
+        return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(d=d, d2=d2, fin=fin, cell=cell)
+
+    # ---- the program
+    def function(self, name: str, method: str, body, per_strand: bool) -> list[str]:
+        self.method = method
+        args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
+                "const int64_t *gi, const tl_img *img") if per_strand else \
+            "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
+        final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
+        lines = [f"static int {name}({args}) {{"] + self.stmts(body, "    ")
+        unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
+        return lines + [unused, f"    return {final};", "}"]
+
+    def source(self) -> str:
+        ir = self.ir
+        texts = ", ".join('"' + t.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"' for t in ir.strings)
+        lines = [PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
+                 "static const char *const *tl_more; static int64_t tl_nmore;",
+                 "void tl_set_strings(const char *const *more, int64_t n) { tl_more = more; tl_nmore = n; }",
+                 f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
+                 f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
+        lines += P.kernels(ir)
+        nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
+        nbi = len(ir.params) - nbr
+        lines.append(BIRTHS.format(nbr=max(1, nbr), nbi=max(1, nbi)))
+        if ir.sphere is not None:
+            lines.append(self.neighbours())
+            lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
+                         f"return {self.ex(ir.sphere)}; }}")
+        lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
+        lines += self.function("tl_init_one", "create", ir.init, True)
+        lines += self.function("tl_update", "update", ir.update, True)
+        lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
+        if ir.global_block is not None:
+            lines += self.function("tl_global", "global", ir.global_block, False)
+        # the iterators reach tl_create_one as locals: pass them through a tiny wrapper
+        lines = [ln.replace("static int tl_create_one(int64_t n, int64_t i,",
+                            "static int tl_create_one(const int64_t *its, int64_t n, int64_t i,") for ln in lines]
+        its = "".join(f"    int64_t l_it_{it} = its[{k}]; (void)l_it_{it};\n" for k, it in enumerate(ir.iters))
+        src = "\n".join(lines).replace("static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
+                                        "double *restrict R, int64_t *restrict I, const double *gr, "
+                                        "const int64_t *gi, const tl_img *img) {\n",
+                                        "static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
+                                        "double *restrict R, int64_t *restrict I, const double *gr, "
+                                        "const int64_t *gi, const tl_img *img) {\n" + its, 1)
+        nd = max(1, len(ir.iters))
+        glob = ir.global_block is not None
+        return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None),
+                                   nr=max(self.nr, 1), ni=max(self.ni, 1),
+                                   call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
+
+
+DRIVER = r"""
+#define TL_HAS_GLOBAL {has_global}
+#define TL_COMM {comm}
+void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
+               const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
+    #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t i = 0; i < n; i++) {{
+        int64_t its[{nd}], rem = i;
+        for (int k = nd - 1; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
+        tl_create_one(its, n, i, R, I, gr, gi, img);
+        status[i] = 0;
+    }}
+}}
+
+void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
+                   const int64_t *gi, const tl_img *img, int threads) {{
+    #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t i = from; i < n; i++) {{ tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }}
+}}
+
+int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
+                  int threads, int64_t *err) {{
+    int g = {call_global};
+    if (g) {{
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+        for (int64_t i = 0; i < n; i++) {{
+            if (status[i] != 0) continue;
+            status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
+        }}
+    }}
+    int64_t active = 0;
+    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    *err = tl_err_flag;
+    return active;
+}}
+
+int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending) {{
+    int64_t s = 0, active = 0;
+    tl_err_flag = 0;
+    *pending = 0;
+    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+#if TL_COMM
+    tl_R0 = malloc(sizeof(double) * {nr} * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * {ni} * (size_t)n);
+    tl_S0 = malloc((size_t)n);
+    if (!tl_R0 || !tl_I0 || !tl_S0) {{ free(tl_R0); free(tl_I0); free(tl_S0); *err = 3; *active_out = active; return 0; }}
+#endif
+    while (s < k && active > 0) {{
+#if TL_COMM
+        memcpy(tl_R0, R, sizeof(double) * {nr} * (size_t)n); memcpy(tl_I0, I, sizeof(int64_t) * {ni} * (size_t)n);
+        memcpy(tl_S0, status, (size_t)n);
+        tl_nb_build(n, tl_grid_h(gr, gi));
+#endif
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+        for (int64_t i = 0; i < n; i++) {{
+            if (status[i] != 0) continue;
+            int r = tl_update(n, i, R, I, gr, gi, img);
+            if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+            if (r) status[i] = (int8_t)r;
+        }}
+        if (tl_nb > 0) {{ *pending = 1; break; }}  /* the caller adds the new strands, then calls tl_finish */
+        s++;
+        active = tl_finish(n, R, I, status, gr, gi, img, threads, err);
+        if (tl_err_flag) break;
+    }}
+#if TL_COMM
+    free(tl_R0); free(tl_I0); free(tl_S0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0;
+#endif
+    *err = tl_err_flag;
+    *active_out = active;
+    return s;
+}}
+"""
+
+BIRTHS = r"""
+static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
+static void tl_birth(int64_t i, const double *br, const int64_t *bi) {{
+    #pragma omp critical (tl_births)
+    {{
+        if (tl_nb >= tl_bcap) {{
+            int64_t cap = 2 * tl_bcap + 64;
+            int64_t *p = realloc(tl_bpar, sizeof(int64_t) * (size_t)cap); if (p) tl_bpar = p;
+            int64_t *q = realloc(tl_bseq, sizeof(int64_t) * (size_t)cap); if (q) tl_bseq = q;
+            double *r = realloc(tl_br, sizeof(double) * {nbr} * (size_t)cap); if (r) tl_br = r;
+            int64_t *t = realloc(tl_bi, sizeof(int64_t) * {nbi} * (size_t)cap); if (t) tl_bi = t;
+            if (p && q && r && t) tl_bcap = cap; else tl_err_flag = 3;
+        }}
+        if (tl_nb < tl_bcap) {{
+            tl_bpar[tl_nb] = i; tl_bseq[tl_nb] = tl_bctr++;
+            memcpy(tl_br + tl_nb * {nbr}, br, sizeof(double) * {nbr}); memcpy(tl_bi + tl_nb * {nbi}, bi, sizeof(int64_t) * {nbi});
+            tl_nb++;
+        }}
+    }}
+}}
+int64_t tl_nbirths(void) {{ return tl_nb; }}
+void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi) {{
+    memcpy(par, tl_bpar, sizeof(int64_t) * (size_t)tl_nb); memcpy(seq, tl_bseq, sizeof(int64_t) * (size_t)tl_nb);
+    memcpy(br, tl_br, sizeof(double) * {nbr} * (size_t)tl_nb); memcpy(bi, tl_bi, sizeof(int64_t) * {nbi} * (size_t)tl_nb);
+    tl_nb = 0;
+}}
+"""
+
+NEIGHBOURS = r"""
+static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
+static int64_t *tl_gstart, *tl_gorder, tl_gdim[3] = {{1, 1, 1}}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
+static __thread int64_t *tl_nbuf; static __thread int64_t tl_ncap;
+static void tl_nb_push(int64_t j, int64_t *len) {{
+    if (*len >= tl_ncap) {{
+        int64_t cap = 2 * tl_ncap + 64; int64_t *nb = realloc(tl_nbuf, sizeof(int64_t) * (size_t)cap);
+        if (!nb) {{ tl_err_flag = 3; return; }}
+        tl_nbuf = nb; tl_ncap = cap;
+    }}
+    tl_nbuf[(*len)++] = j;
+}}
+static int tl_cmp64(const void *a, const void *b) {{ int64_t x = *(const int64_t *)a, y = *(const int64_t *)b; return (x > y) - (x < y); }}
+static void tl_nb_build(int64_t n, double h) {{
+    free(tl_gstart); free(tl_gorder); tl_gstart = 0; tl_gorder = 0; tl_gok = 0;
+    if (!(h > 0) || !isfinite(h)) return;
+    double mn[3] = {{0, 0, 0}}, mx[3] = {{0, 0, 0}}; int64_t cnt = 0;
+    for (int64_t j = 0; j < n; j++) {{
+        if (tl_S0[j] == 2 || !({fin})) continue;
+        double c[3] = {{0, 0, 0}};
+        for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + j];
+        for (int a = 0; a < {d}; a++) {{ if (!cnt || c[a] < mn[a]) mn[a] = c[a]; if (!cnt || c[a] > mx[a]) mx[a] = c[a]; }}
+        cnt++;
+    }}
+    double total;
+    for (;;) {{
+        total = 1;
+        for (int a = 0; a < {d}; a++) total *= floor((mx[a] - mn[a]) / h) + 1;
+        if (total <= 4.0 * (double)cnt + 64) break;
+        h *= 2;
+    }}
+    for (int a = 0; a < 3; a++) {{ tl_gdim[a] = a < {d} ? (int64_t)(floor((mx[a] - mn[a]) / h) + 1) : 1; tl_gmin[a] = mn[a]; }}
+    tl_gstride[2] = 1; tl_gstride[1] = tl_gdim[2]; tl_gstride[0] = tl_gdim[1] * tl_gdim[2];
+    tl_gh = h;
+    int64_t cells = (int64_t)total;
+    tl_gstart = calloc((size_t)cells + 1, sizeof(int64_t)); tl_gorder = malloc(sizeof(int64_t) * (size_t)(cnt + 1));
+    if (!tl_gstart || !tl_gorder) return;
+    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) tl_gstart[({cell}) + 1]++;
+    for (int64_t c = 0; c < cells; c++) tl_gstart[c + 1] += tl_gstart[c];
+    int64_t *fill = calloc((size_t)cells, sizeof(int64_t));
+    if (!fill) return;
+    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) {{ int64_t c = {cell}; tl_gorder[tl_gstart[c] + fill[c]++] = j; }}
+    free(fill);
+    tl_gok = 1;
+}}
+static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
+    int64_t len = 0;
+    for (int a = 0; a < {d}; a++) if (!isfinite(c[a])) return 0;
+    if (!(r >= 0)) return 0;
+    double r2 = r * r;
+    if (!tl_gok) {{
+        for (int64_t j = 0; j < n; j++) if (j != i && tl_S0[j] != 2 && {d2} <= r2) tl_nb_push(j, &len);
+    }} else {{
+        int64_t lo[3] = {{0, 0, 0}}, hi[3] = {{0, 0, 0}};
+        for (int a = 0; a < {d}; a++) {{
+            double l = floor((c[a] - r - tl_gmin[a]) / tl_gh), h = floor((c[a] + r - tl_gmin[a]) / tl_gh);
+            if (h < 0 || l > (double)(tl_gdim[a] - 1)) return 0;
+            lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
+        }}
+        for (int64_t x = lo[0]; x <= hi[0]; x++) for (int64_t y = lo[1]; y <= hi[1]; y++) for (int64_t z = lo[2]; z <= hi[2]; z++) {{
+            int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z;
+            for (int64_t m = tl_gstart[cl]; m < tl_gstart[cl + 1]; m++) {{
+                int64_t j = tl_gorder[m];
+                if (j != i && {d2} <= r2) tl_nb_push(j, &len);
+            }}
+        }}
+    }}
+    qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    return len;
+}}
+"""
+
+DECLARATIONS = """
+typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; } tl_img;
+void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
+               const double *gr, const int64_t *gi, const tl_img *img, int threads);
+int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending);
+int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
+                  int threads, int64_t *err);
+void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
+                   const int64_t *gi, const tl_img *img, int threads);
+int64_t tl_nbirths(void);
+void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi);
+const char *tl_printed(int64_t *n);
+void tl_set_strings(const char *const *more, int64_t n);
+"""
+
+
+def render(ir: S.StrandIR) -> str:
+    """The C source of a strand program (its functions, then the driver)."""
+    return Renderer(ir).source()
+
+
+class Runner:
+    """A strand program built to C: :meth:`start` a run over given globals and grid."""
+
+    def __init__(self, ir: S.StrandIR):
+        self.ir = ir
+        self.renderer = Renderer(ir)
+        self.source = self.renderer.source()
+        self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS)
+        #: one C call at a time per program: the error code, print and birth buffers and the
+        #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
+        self.lock = threading.Lock()
+
+    def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1) -> "Run":
+        return Run(self, values, ranges, threads)
+
+
+class Run:
+    def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
+        r = self.runner = runner.renderer
+        self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
+        self.threads = 1 if runner.ir.prints else threads  # printed text in the interpreter's order
+        self.printed = ""
+        ext = [max(0, hi - lo + 1) for lo, hi in ranges]
+        self.n = n = int(np.prod(ext)) if ext else 1
+        self.R = np.zeros((max(r.nr, 1), n))
+        self.I = np.zeros((max(r.ni, 1), n), dtype=np.int64)
+        self.status = np.zeros(n, dtype=np.int8)
+        self.gr = np.zeros(max(r.gnr, 1))
+        self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
+        for name, (arr, k) in r.globals.items():
+            base, _, comp = name.partition(".")
+            v = values[base]
+            x = np.ravel(np.asarray(v))[int(comp)] if comp else v
+            if arr == "R":
+                self.gr[k] = float(x)
+            elif isinstance(x, str):
+                table = list(runner.ir.strings)
+                self.gi[k] = table.index(x) if x in table else len(table) + self._other(x)
+            else:
+                self.gi[k] = int(x)
+        self.images, self.keep = P.pack(self.ffi, runner.ir.images, values)
+        self._active = n
+        if n:
+            lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
+            ex = np.array(ext or [1], dtype=np.int64)
+            with self.lock:
+                self._create(lo, ex, ranges)
+
+    def _strings(self) -> None:
+        """The texts of the strings the program does not spell (string inputs), for print."""
+        others = self.__dict__.get("_others", {})
+        texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(others, key=others.get)]
+        table = self.ffi.new("const char *[]", texts or [self.ffi.NULL])
+        self._texts = (texts, table)
+        self.lib.tl_set_strings(table, len(texts))
+
+    def _create(self, lo, ex, ranges) -> None:
+        self._strings()
+        self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
+                           self._p("double *", self.R), self._p("int64_t *", self.I),
+                           self._p("int8_t *", self.status), self._p("double *", self.gr),
+                           self._p("int64_t *", self.gi), self.images, self.threads)
+        self._take_printed()
+
+    def _other(self, text: str) -> int:
+        """A number for a string the program does not spell (equal strings, equal numbers)."""
+        others = self.__dict__.setdefault("_others", {})
+        return others.setdefault(text, len(others))
+
+    def _p(self, ctype: str, arr: np.ndarray):
+        return self.ffi.cast(ctype, arr.ctypes.data)
+
+    def active(self) -> int:
+        return self._active
+
+    def _buffers(self):
+        return (self._p("double *", self.R), self._p("int64_t *", self.I), self._p("int8_t *", self.status),
+                self._p("double *", self.gr), self._p("int64_t *", self.gi), self.images, self.threads)
+
+    def steps(self, k: int) -> int:
+        """Run up to ``k`` super-steps (fewer once no strand is active); how many ran."""
+        if self.n == 0:
+            return 0
+        with self.lock:
+            self._strings()
+            return self._steps(k)
+
+    def _steps(self, k: int) -> int:
+        err, act, pending = self.ffi.new("int64_t *"), self.ffi.new("int64_t *"), self.ffi.new("int64_t *")
+        done = 0
+        while done < k:
+            R, I, status, gr, gi, img, threads = self._buffers()
+            done += int(self.lib.tl_steps(self.n, k - done, R, I, status, gr, gi, img, threads, err, act, pending))
+            self._active = int(act[0])
+            self._check(err)
+            if not pending[0]:
+                break
+            self._add_births()  # the update loop made new strands: they join, then the global block runs
+            R, I, status, gr, gi, img, threads = self._buffers()
+            self._active = int(self.lib.tl_finish(self.n, R, I, status, gr, gi, img, threads, err))
+            done += 1
+            self._check(err)
+            if self._active == 0:
+                break
+        return done
+
+    def _check(self, err) -> None:
+        self._take_printed()
+        if err[0]:
+            raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
+
+    def _add_births(self) -> None:
+        """Append the strands ``new`` made (in the order the interpreter makes them: by
+        parent, then in the parent's order), their parameters set, their state initialised."""
+        nb = int(self.lib.tl_nbirths())
+        r = self.runner
+        params = r.ir.params
+        nbr = max(1, sum(1 for slot in params if r.state[slot][0] == "R"))
+        nbi = max(1, len(params) - sum(1 for slot in params if r.state[slot][0] == "R"))
+        par, seq = np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.int64)
+        br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
+        self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
+                                self._p("int64_t *", bi))
+        order = np.lexsort((seq, par))
+        n0, n1 = self.n, self.n + nb
+        R = np.zeros((self.R.shape[0], n1))
+        R[:, :n0] = self.R
+        I = np.zeros((self.I.shape[0], n1), dtype=np.int64)
+        I[:, :n0] = self.I
+        kr = ki = 0
+        for slot in params:
+            arr, row = r.state[slot]
+            if arr == "R":
+                R[row, n0:] = br[order, kr]
+                kr += 1
+            else:
+                I[row, n0:] = bi[order, ki]
+                ki += 1
+        self.R, self.I, self.n = R, I, n1
+        self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
+        R_, I_, status, gr, gi, img, threads = self._buffers()
+        self.lib.tl_init_range(n1, n0, R_, I_, status, gr, gi, img, threads)
+
+    def _take_printed(self) -> None:
+        if self.runner.ir.prints:
+            n = self.ffi.new("int64_t *")
+            buf = self.lib.tl_printed(n)
+            if n[0]:
+                self.printed += self.ffi.string(buf, n[0]).decode("utf-8", "replace")
+
+    def state(self, name: str, shape: tuple[int, ...], kind: str) -> np.ndarray:
+        """A state variable of every strand: shape (n,) + ``shape``, a copy."""
+        names = [name] if not shape else [f"{name}.{k}" for k in range(int(np.prod(shape)))]
+        places = [self.runner.state[slot] for slot in names]
+        table = self.R if places[0][0] == "R" else self.I
+        rows = [k for _, k in places]
+        out = table[rows[0]].copy() if len(rows) == 1 else np.ascontiguousarray(table[rows].T)
+        out = out.reshape((self.n,) + tuple(shape))
+        if kind == "bool":
+            return out.astype(bool)
+        return out
+
+
+_RUNNERS: dict[str, Runner] = {}
+
+
+def build(ir: S.StrandIR) -> Runner:
+    """The runner of ``ir``, built once per process per program text."""
+    key = ir.show()
+    runner = _RUNNERS.get(key)
+    if runner is None:
+        runner = _RUNNERS[key] = Runner(ir)
+    return runner
+
+
+EXECUTORS["c"] = build
+UNAVAILABLE["c"] = c_build.why_no_compiler
