@@ -53,8 +53,7 @@ def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure],
                      readers: dict[str, set[str]] | None = None) -> TensorStructure | None:
     """The structure of ``stmt``'s target (recorded in ``known`` for the statements
     after it), or None where the analysis cannot read the statement.  ``readers``: kept
-    by the caller across a program's statements (see ``record``), so that recording
-    costs O(1) per statement rather than a scan of every tensor known."""
+    by the caller across statements, recording is O(1) then (see ``record``)."""
     shape = tuple(n for _, n in stmt.index)
     try:
         found = statement_structure(stmt, shape, known, annihilating=False)
