@@ -59,3 +59,25 @@ def test_ten_thousand_statements_compile_to_c(program):
     code = kernel.code("c")
     assert "t9999" in code or "y" in code
     assert kernel.ir("opt")
+
+
+def test_lowering_types_each_subexpression_once(monkeypatch):
+    """A deep expression (``x + x + ... + x``, left-nested) is lowered with each
+    subexpression's type checked once, not once per enclosing expression."""
+    from tensorlang.lang.tl import LANGUAGE, typecheck
+
+    def binary_checks(depth: int) -> int:
+        checked = tl.check(f"in var x : [3]\nout var y : [3]\ny = {' + '.join(['x'] * depth)}\n")
+        calls = [0]
+        rule = typecheck._t_binary
+
+        def counted(*args):
+            calls[0] += 1
+            return rule(*args)
+
+        monkeypatch.setattr(typecheck, "_t_binary", counted)
+        LANGUAGE.lower(checked)
+        monkeypatch.setattr(typecheck, "_t_binary", rule)
+        return calls[0]
+
+    assert binary_checks(200) <= 200 and binary_checks(400) <= 400
