@@ -31,6 +31,8 @@ probe, an affine index) is added here, in the printer, the evaluator and lowerin
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import math
 
 import dataclasses
@@ -522,7 +524,7 @@ class Statement:
     def __post_init__(self):
         object.__setattr__(self, "index", as_domain(self.index))
 
-    @property
+    @cached_property  # (computed once: the passes and the scheduler ask per statement)
     def reads(self) -> tuple[str, ...]:
         """The variables the body reads, each once, in order of first use (the args)."""
         return tuple(dict.fromkeys(t.name for t in tensors(self.body)))

@@ -82,12 +82,13 @@ def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = No
     structures the program's declarations promise, by name)."""
     known = structure.declared_structures(schedule.buffers, declared or {})
     facts: list[StatementFacts | None] = []
+    readers: dict[str, set[str]] = {}
     for step in schedule.steps:
         if not isinstance(step, LoopStep):
-            structure.target_structure(statement_of(step), known)
+            structure.target_structure(statement_of(step), known, readers)
             continue
         for stmt in step.statements:
-            found = structure.target_structure(stmt, known)
+            found = structure.target_structure(stmt, known, readers)
             if step.fusion is None:
                 facts.append(StatementFacts(found, MappingProxyType(dict(known))))
         if step.fusion is not None:

@@ -49,16 +49,18 @@ def declared_structures(buffers: BufferPlan, declared: Mapping[str, Structure]) 
             if s is not None and name in shapes}
 
 
-def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure]) -> TensorStructure | None:
+def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure],
+                     readers: dict[str, set[str]] | None = None) -> TensorStructure | None:
     """The structure of ``stmt``'s target (recorded in ``known`` for the statements
-    after it), or None where the analysis cannot read the statement."""
+    after it), or None where the analysis cannot read the statement.  ``readers``: kept
+    by the caller across statements, recording is O(1) then (see ``record``)."""
     shape = tuple(n for _, n in stmt.index)
     try:
         found = statement_structure(stmt, shape, known, annihilating=False)
     except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
         known.pop(stmt.target, None)
         return None
-    record(known, found)
+    record(known, found, readers)
     return found
 
 

@@ -28,17 +28,18 @@ import math
 
 from ..ein import ir
 from ..ein.forms import monomial
-from ..ein.names import Fresh, all_names, rename_bound, substitute
+from ..ein.names import Fresh, all_names, rename_indices
 from ..ein.rewrite import Context, Rule, Tally, active, rewrite
 from .program import assignments, readers, temporaries
 
 
 def _substitute_definition(e: ir.Tensor, ctx: Context) -> ir.Expr | None:
-    """An access to the temporary being fused: its body at the access's indices."""
-    target, params, body = ctx.env
+    """An access to the temporary being fused: its body at the access's indices, its
+    binders renamed apart from the use's names in the same walk (see :func:`fuse_into`)."""
+    target, params, body, bind = ctx.env
     if e.name != target:
         return None
-    return substitute(body, dict(zip(params, e.indices)), ctx.fresh)
+    return rename_indices(body, dict(zip(params, e.indices)), bind)
 
 
 FUSION = Rule("fusion", "004 §5.2", "a single-use temporary's access becomes its body",
@@ -98,7 +99,7 @@ def fuse(program: ir.Program) -> ir.Program:
             read_by[name].discard(d)
         for name in reads[u]:
             read_by[name].discard(u)
-        reads[u], sizes[u] = fused.reads, ir.size(fused.body)
+        reads[u], sizes[u] = _reads_and_size(fused.body)
         for name in reads[u]:
             read_by.setdefault(name, set()).add(u)
         for n in [u] + [n for name in reads[u] for n in assigned.get(name, ()) if n < u]:
@@ -109,6 +110,17 @@ def fuse(program: ir.Program) -> ir.Program:
     if len(kept) == len(program.statements):
         return program
     return ir.Program(program.decls, kept)
+
+
+def _reads_and_size(body: ir.Expr) -> tuple[tuple[str, ...], int]:
+    """A statement's ``reads`` and its body's ``ir.size`` in one walk."""
+    reads: dict[str, None] = {}
+    count = 0
+    for node in ir.nodes(body):
+        count += 1
+        if isinstance(node, ir.Tensor):
+            reads.setdefault(node.name)
+    return tuple(reads), count
 
 
 def _assigned_between(positions, d: int, u: int) -> bool:
@@ -143,15 +155,39 @@ def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None =
         if not multilinear_def:
             return None
     at_use = all_names(use.body) | {name for name, _ in use.index}  # (one walk of the use, not two)
-    taken = at_use | all_names(definition.body)
-    fresh = Fresh(taken | {name for name, _ in definition.index})
     params = [name for name, _ in definition.index]
+    fresh = _LazyFresh(at_use | set(params), definition.body)
     # the definition's own binders must not shadow a name bound or free at the use
-    # (index notation has no shadowing: `sum(j) ... sum(j)` nested is repeated-index)
-    around = at_use | set(params)
-    body = rename_bound(definition.body, fresh, around)
-    context = Context(fresh, dict(use.index), tally, (t, params, body))
+    # (index notation has no shadowing: `sum(j) ... sum(j)` nested is repeated-index):
+    # a binder whose name is in sight is renamed to a fresh one.  The renaming and the
+    # substitution of the access's indices for the parameters are one walk of the
+    # definition (a renamed binder never captures an index of the use, so renaming
+    # first and substituting after gives the same expression, and the same fresh names).
+    seen = at_use | set(params)
+
+    def bind(name: str, outer) -> str:
+        new = fresh(name) if name in seen else name
+        seen.add(new)
+        return new
+
+    context = Context(fresh, dict(use.index), tally, (t, params, definition.body, bind))
     return ir.Statement(use.target, use.index, rewrite(use.body, RULES, context))
+
+
+class _LazyFresh(Fresh):
+    """A :class:`Fresh` avoiding ``taken`` and every name of ``body``, whose names are
+    only collected when a first fresh name is asked for (a walk of the definition that
+    most fusions, which rename no binder, never need)."""
+
+    def __init__(self, taken: set[str], body: ir.Expr):
+        super().__init__(taken)
+        self._body: ir.Expr | None = body
+
+    def take(self, candidates) -> str:
+        if self._body is not None:
+            self.taken |= all_names(self._body)
+            self._body = None
+        return super().take(candidates)
 
 
 def _occurrences(e: ir.Expr, name: str, scope: dict[str, int], linear: bool):

@@ -89,11 +89,11 @@ class BufferPlan:
     #: the fused loops' locals (:mod:`.fusion`): slots ``len(buffers)``, ``len(buffers)+1``, ...
     locals: tuple[Local, ...] = ()
 
-    @property
+    @cached_property  # (a large program asks for it per statement: computed once)
     def names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.buffers)
 
-    @property
+    @cached_property
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(b.shape for b in self.buffers)
 
@@ -120,7 +120,7 @@ class BufferPlan:
         return {name: self.buffers[slot].shape if slot < len(self.buffers) else self.locals[slot - len(self.buffers)].shape
                 for name, slot in self.slot_of.items()}
 
-    @property
+    @cached_property  # (a large program asks for it per statement: computed once)
     def all_names(self) -> tuple[str, ...]:
         """The names of the slots and then of the locals, by slot number."""
         return self.names + tuple(local.name for local in self.locals)

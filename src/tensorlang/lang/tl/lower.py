@@ -56,10 +56,8 @@ class _Lowering:
         self._shapes: dict[int, tuple[int, ...]] = {}
 
     def shape(self, e: ast.Expr) -> tuple[int, ...]:
-        key = id(e)
-        if key not in self._shapes:
-            self._shapes[key] = type_of(e, self.gamma)
-        return self._shapes[key]
+        found = self._shapes.get(id(e))  # (type_of fills in every subexpression's)
+        return type_of(e, self.gamma, self._shapes) if found is None else found
 
     def lower(self, e: ast.Expr, at: list[ir.Index]) -> ir.Expr:
         """The EIN expression for ``e`` whose free indices, dimension by dimension, are

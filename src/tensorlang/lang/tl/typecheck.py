@@ -45,11 +45,20 @@ def _rank_bound(shape: Shape, e: ast.Expr) -> Shape:
     return shape
 
 
-def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape]) -> Shape:
-    """Γ ⊢ e : t.  Raises :class:`TensorLangError` naming the rule whose premise fails."""
+def type_of(expr: ast.Expr, gamma: Context | Mapping[str, Shape], memo: dict[int, Shape] | None = None) -> Shape:
+    """Γ ⊢ e : t.  Raises :class:`TensorLangError` naming the rule whose premise fails.
+    ``memo`` (by node id, kept by a caller asking for every subexpression, as lowering
+    does) records each subexpression's type, so that each is checked once."""
     shapes = gamma.shapes if isinstance(gamma, Context) else gamma
 
+    known: dict[int, Shape] = {} if memo is None else memo
+
     def t(e: ast.Expr) -> Shape:
+        if id(e) not in known:
+            known[id(e)] = rule(e)
+        return known[id(e)]
+
+    def rule(e: ast.Expr) -> Shape:
         if isinstance(e, ast.Var):  # t-var
             if e.name not in shapes:
                 raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
