@@ -194,6 +194,11 @@ class KernelSlot:
     name: str
     radius: int
     pieces: tuple[tuple[float, ...], ...]
+    #: per derivative order m, per tap t = 0 .. 2s-1 (tap i = 1-s+t): the coefficients
+    #: (constant first) of h⁽ᵐ⁾ as a polynomial in the signed x = f - i, rounded as
+    #: Diderot's code generator writes them (the interpreter's weights, bit for bit);
+    #: empty: the pieces above, evaluated in |x|
+    segments: tuple[tuple[tuple[float, ...], ...], ...] = ()
 
 
 @dataclass(frozen=True)

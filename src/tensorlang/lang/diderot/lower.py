@@ -600,14 +600,18 @@ class Lowerer:
         return len(self.images) - 1, border
 
     def kernel(self, e) -> str:
-        from ...fields.kernels import KERNELS
+        from ...fields.kernels import KERNELS, tap_segments
+        from .fieldval import DIDEROT_DIGITS
 
         name = e.name if isinstance(e, (A.Var, A.KernelRef)) else None
         if name not in KERNELS or (isinstance(e, A.Var) and name in self.c.globals):
             raise Unsupported("a kernel that is not one of the named kernels")
         k = KERNELS[name]
         if all(ks.name != name for ks in self.kernels):
-            self.kernels.append(S.KernelSlot(name, k.radius, tuple(tuple(float(c) for c in p) for p in k.pieces)))
+            segments = tuple(tuple(tuple(float(c) for c in row) for row in tap_segments(k, m, DIDEROT_DIGITS))
+                             for m in range(MAX_ORDER + 1))
+            self.kernels.append(S.KernelSlot(name, k.radius, tuple(tuple(float(c) for c in p) for p in k.pieces),
+                                             segments))
         return name
 
     def fval(self, f: Field, order: int, x: V) -> V | None:
@@ -948,6 +952,35 @@ def lower(checked: Checked) -> S.StrandIR:
 
 
 # ---------------------------------------------------------------- running it
+#: the highest derivative order whose tap polynomials a kernel slot carries
+MAX_ORDER = 4
+
+
+def _holds(node, cls) -> bool:
+    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
+    if isinstance(node, cls):
+        return True
+    if isinstance(node, (list, tuple)):
+        return any(_holds(x, cls) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(_holds(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
+    return False
+
+
+def interpreter_only(checked: Checked) -> str | None:
+    """Why a program follows runtime rules of Diderot's that only the interpreter
+    implements so far (docs/diderot-compiled.md, "What runs in C"), or None."""
+    strand = checked.program.strand
+    has_new, has_die = _holds(strand, A.New), _holds(strand, A.Die)
+    if has_new or (has_die and (checked.communicates or checked.program.update is not None)):
+        return ("strands made by new, or dying in a bulk-synchronous program, keep Diderot's permuted "
+                "strand order, which the C executor does not follow yet")
+    if checked.communicates:
+        return ("sphere queries use Diderot's single-precision distance test, which the C executor "
+                "does not follow yet")
+    return None
+
+
 def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     """The strand IR of ``checked`` and None, or None and why it runs in the interpreter
     (computed once per typed program, kept on it)."""
@@ -955,7 +988,8 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     if cached is not None:
         return cached
     try:
-        ir, why = lower(checked), None
+        why = interpreter_only(checked)
+        ir = lower(checked) if why is None else None
     except Unsupported as exc:
         ir, why = None, f"the C executor does not support {exc}"
     except RecursionError:

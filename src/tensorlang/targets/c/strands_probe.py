@@ -55,7 +55,14 @@ def kernels(ir: S.StrandIR) -> list[str]:
     lines = []
     for k in ir.kernels:
         for m in range(found.get(k.name, -1) + 1):
-            lines.append(f"static inline double tl_k_{k.name}_{m}(double u) {{")
+            if m < len(k.segments):  # tap t's own polynomial in u = f - i, as the interpreter's weights
+                lines.append(f"static inline double tl_k_{k.name}_{m}(double u, int t) {{")
+                lines.append("    switch (t) {")
+                lines += [f"    case {t}: return {_horner(list(row), 'u')};" for t, row in enumerate(k.segments[m])]
+                lines += ["    default: return 0.0;", "    }", "}"]
+                continue
+            lines.append(f"static inline double tl_k_{k.name}_{m}(double u, int t) {{")
+            lines.append("    (void)t;")
             lines.append("    double a = fabs(u), r;")
             for piece, coeffs in enumerate(k.pieces):
                 word = "if" if piece == 0 else "else if"
@@ -112,7 +119,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str) ->
             out.append(line + f" ix{a}[t] = v; }} }}")
         for m in range(order + 1):
             out.append(f"{q}double w{a}_{m}[{taps}]; for (int t = 0; t < {taps}; t++) "
-                       f"w{a}_{m}[t] = tl_k_{s.kernel}_{m}(f{a} - ({1 - radius} + t));")
+                       f"w{a}_{m}[t] = tl_k_{s.kernel}_{m}(f{a} - ({1 - radius} + t), t);")
     strides = ["1"] * d
     for a in range(d - 2, -1, -1):
         strides[a] = f"im->size[{a + 1}] * {strides[a + 1]}" if strides[a + 1] != "1" else f"im->size[{a + 1}]"
