@@ -162,7 +162,7 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
         storage = kernel.schedule.buffers.storage_shapes
         padded = (tuple(tuple(int(k) for k in storage[s]) for s in slots),
                   padded_alignment(kernel.pad, kernel.dtype.itemsize))
-    if len(slots) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes):
+    if len(slots) > MAX_SLOTS or len(order) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes):
         return None
     if not set(order) <= set(names):
         return None
