@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import Phase, assume, given, reject, settings, strategies as st
+from hypothesis import Phase, event, example, given, reject, settings, strategies as st
 
 from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
-from tensorlang.lang.diderot.lower import interpreter_only, strand_plan
+from tensorlang.lang.diderot.lower import interpreter_only, permuted, strand_plan
 from tensorlang.targets.c import build as c_build
 
 HERE = Path(__file__).parent / "programs"
@@ -106,8 +106,10 @@ def test_the_iteration_limit_and_a_grid_left_active():
 
 @needs_cc
 def test_sieve_dies_and_reduces_in_the_global_block():
-    p = program(SIEVE)  # dying strands in a bulk-synchronous program: Diderot's order, the interpreter's
-    res = p.run({"NN": 60}) if interpreter_only(p.checked) else both(p, {"NN": 60})
+    p = program(SIEVE)  # dying strands in a bulk-synchronous program: Diderot's permuted order in both
+    assert strand_plan(p.checked)[0] is not None and strand_plan(p.checked)[0].indirect
+    res = both(p, {"NN": 60})
+    assert both(p, {"NN": 200}).stable == 46
     assert res.outputs["pp"].tolist() == [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59]
 
 
@@ -128,8 +130,6 @@ def test_python_threads_may_run_one_program_at_once():
     from concurrent.futures import ThreadPoolExecutor
 
     p = program(SIEVE)
-    if interpreter_only(p.checked):
-        pytest.skip("runs in the interpreter (lower.interpreter_only)")
     want = p.run({"NN": 500}, backend="c").outputs["pp"].tolist()
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda _: p.run({"NN": 500}, backend="c", progress=lambda s, a: None).outputs["pp"].tolist(),
@@ -141,8 +141,6 @@ def test_python_threads_may_run_one_program_at_once():
 def test_snapshots_and_progress_from_the_c_executor():
     p = program(SIEVE)
     seen, prog = [], []
-    if interpreter_only(p.checked):  # sieve's dying strands keep Diderot's permuted order
-        pytest.skip("runs in the interpreter (lower.interpreter_only)")
     for backend in ("interp", "c"):
         shots: list = []
         steps: list = []
@@ -218,8 +216,7 @@ initially [ s(i) | i in 0..2 ];
 
 @needs_cc
 def test_sphere_queries_see_the_neighbours_as_they_were():
-    near = program((HERE / "neighbours.diderot").read_text())
-    assert interpreter_only(near.checked) and near.run({}).stable + near.run({}).active >= 0
+    both(program((HERE / "neighbours.diderot").read_text()))
     text = """#version 1.0
 input real rad = 1.1;
 strand p (int i) {
@@ -241,12 +238,9 @@ strand p (int i) {
 initially { p(i) | i in 0..40 };
 """
     p = program(text)
-    assert interpreter_only(p.checked) == strand_plan(p.checked)[1]  # Diderot's rules: the interpreter's
-    res = p.run({})
-    assert res.stable > 0 and p.executor_note == interpreter_only(p.checked)
-    with pytest.raises(TensorLangError) as info:
-        p.run({}, backend="c")
-    assert info.value.code == "backend"
+    assert interpreter_only(p.checked) is None and strand_plan(p.checked)[1] is None
+    res = both(p)
+    assert res.stable > 0
 
 
 @needs_cc
@@ -269,9 +263,14 @@ global { step += 1; print("| ", numActive(), " active\\n"); }
 initially { cell(0, 2.0*i) | i in 0..2 };
 """
     p = program(text)
-    assert "new" in (strand_plan(p.checked)[1] or "")  # Diderot's permuted strand order: the interpreter's
-    res = p.run({})
-    assert res.outputs["born"].max() == 3 and "new" in (p.executor_note or "")
+    assert strand_plan(p.checked)[1] is None  # Diderot's permuted strand order, in C too
+    res = both(p)
+    assert res.outputs["born"].max() == 3 and res.printed == p.run({}, backend="interp").printed
+    shots = [[], []]
+    for k, backend in enumerate(("interp", "c")):
+        p.run({}, backend=backend, snapshot=1,
+              on_snapshot=lambda s, r, k=k: shots[k].append((s, r.outputs["born"].tolist(), r.outputs["val"].tolist())))
+    assert shots[0] == shots[1] and len(shots[0]) > 3
 
 
 @needs_cc
@@ -366,15 +365,20 @@ def vexpr() -> st.SearchStrategy[str]:
                      rexpr(1).map(lambda a: f"({a}) * v"))
 
 
+#: sphere queries (radii at and near the strands' spacing: Diderot's strict, single-precision
+#: distance test decides), and moves of the queried positions
+SPHERES = ["y += sum { n.y | n in sphere(1.0) };", "k += sum { n.k | n in sphere(1.5) };",
+           "foreach (S n in sphere(1.0)) { x += n.x; if (n.f) { y -= n.x; } }",
+           "pos = pos + [0.25 * min(1.0, max(-1.0, x)), 0.0];", "f = exists { n.f | n in sphere(2.0) };",
+           "x = max { n.x | n in sphere(0.75) };", "pos = [x, y];", "k += sum { 1 | n in sphere(0.75) };"]
+
+
 def stmts(depth: int, collection: bool) -> st.SearchStrategy[str]:
     simple = st.one_of(
         rexpr(2).map(lambda e: f"x = {e};"), rexpr(2).map(lambda e: f"y += {e};"),
         iexpr().map(lambda e: f"k = {e};"), bexpr(1).map(lambda e: f"f = {e};"), vexpr().map(lambda e: f"v = {e};"),
         bexpr(1).map(lambda e: f"if ({e}) {{ stabilize; }}"),
-        st.sampled_from(["y += sum { n.y | n in sphere(1.0) };", "k += sum { n.k | n in sphere(1.6) };",
-                         "foreach (S n in sphere(1.0)) { x += n.x; if (n.f) { y -= n.x; } }",
-                         "pos = pos + [0.25 * min(1.0, max(-1.0, x)), 0.0];", "f = exists { n.f | n in sphere(2.0) };",
-                         "x = max { n.x | n in sphere(0.75) };", "pos = [x, y];"]),
+        st.sampled_from(SPHERES),
         *([bexpr(1).map(lambda e: f"if ({e}) {{ die; }}"),
            bexpr(1).map(lambda e: f"if ({e} && i < 20) {{ new S(i + 6); }}")] if collection else []),
     )
@@ -387,7 +391,15 @@ def stmts(depth: int, collection: bool) -> st.SearchStrategy[str]:
 @st.composite
 def programs(draw) -> str:
     collection = draw(st.booleans())
-    body = " ".join(draw(st.lists(stmts(1, collection), min_size=1, max_size=5)))
+    parts = draw(st.lists(stmts(1, collection), min_size=1, max_size=5))
+    # sphere queries, and strands that die or are born, often enough that Diderot's
+    # distance test and permuted strand order are compared in most runs
+    parts += draw(st.lists(st.sampled_from(SPHERES), max_size=2))
+    if collection:
+        parts += draw(st.lists(st.one_of(bexpr(1).map(lambda e: f"if ({e}) {{ die; }}"),
+                                         bexpr(1).map(lambda e: f"if ({e} && i < 20) {{ new S(i + 6); }}")),
+                               max_size=2))
+    body = " ".join(draw(st.permutations(parts)))
     red = draw(st.sampled_from(["g = g + 1.0;", "g = mean { s.x | s in S.active };", "g = max { s.y | s in S.all };",
                                 "g = real(sum { s.k | s in S.stable });", "g = real(numActive());"]))
     yinit = re.sub(r"\by\b", "x", draw(rexpr(1)))
@@ -420,25 +432,61 @@ initially {create};
 
 def agree(text: str, limit: int) -> None:
     p = program(text)
-    assume(interpreter_only(p.checked) is None)  # Diderot's strand order, sphere's test: the interpreter's only
-    assert strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
+    assert interpreter_only(p.checked) is None and strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
+    event(f"permuted order: {permuted(p.checked)}, sphere queries: {p.checked.communicates}")
     outcomes = []
-    for backend in ("interp", "c"):
+    for backend, threads in (("interp", 1), ("c", 1), ("c", 2)):
         try:
-            outcomes.append(p.run({}, backend=backend, limit=limit))
+            outcomes.append(p.run({}, backend=backend, limit=limit, threads=threads))
         except TensorLangError as exc:
             outcomes.append(exc.code)
         except (OverflowError, ValueError):  # the interpreter's floor(±inf), sin(inf): not the C executor's to judge
             reject()
-    if isinstance(outcomes[0], str) or isinstance(outcomes[1], str):
-        assert outcomes[0] == outcomes[1]
+    if any(isinstance(o, str) for o in outcomes):
+        assert outcomes[0] == outcomes[1] == outcomes[2]
     else:
-        same(*outcomes)
+        same(outcomes[0], outcomes[1])
+        same(outcomes[1], outcomes[2])
+
+
+#: a program of the generator's shape with all of Diderot's ordering rules at once: strands
+#: that die and are born in a bulk-synchronous run, sphere queries, a global reduction
+PERMUTED = """#version 1.0
+input real p0 = 0.37;
+real g = 0.0;
+strand S (int i) {
+   real x = real(i) * p0;
+   int k = i;
+   bool f = i % 2 == 1;
+   vec2 v = [x, 1.0];
+   vec2 pos = [real(i) * 0.75, 0.5];
+   real y = x;
+   output real ox = 0.0;
+   output int ok = 0;
+   output vec2 ov = [0.0, 0.0];
+   output bool ob = false;
+   update {
+      y += sum { n.y | n in sphere(1.0) };
+      if (k % 3 == 2) { die; }
+      if (f && i < 20) { new S(i + 6); }
+      foreach (S n in sphere(1.6)) { x += n.x; if (n.f) { y -= n.x; } }
+      k = k + 1;
+      pos = pos + [0.25 * min(1.0, max(-1.0, x)), 0.0];
+      if (x > 3.0) { stabilize; }
+      ox = x; ok = k; ov = v; ob = f;
+      if (k > 40 || k < -40) { stabilize; }
+   }
+   stabilize { ox = x + y; }
+}
+global { g = mean { s.x | s in S.active }; }
+initially { S(i) | i in 0..5 };
+"""
 
 
 @needs_cc
 @settings(max_examples=3, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(text=programs(), limit=st.integers(1, 6))
+@example(text=PERMUTED, limit=6)
 def test_generated_programs_agree_quick(text, limit):
     agree(text, limit)
 
@@ -681,3 +729,39 @@ def test_a_c_build_that_fails_falls_back_to_the_interpreter(monkeypatch):
     assert res.outputs["vrie"].shape == (5, 4) and "could not build" in (p.executor_note or "")
     with pytest.raises(TensorLangError):
         p.run({"numval": 5}, backend="c")
+
+
+@needs_cc
+def test_the_c_executor_keeps_diderots_strand_order():
+    # what Diderot's executable prints and writes (tests/diderot/test_interp.py): a dying
+    # strand swaps with the last active one, the stable ones come first as they stabilized
+    p = program((HERE / "order.diderot").read_text())
+    assert strand_plan(p.checked)[0] is not None and strand_plan(p.checked)[0].indirect
+    res = both(p)
+    assert res.printed == "0 1 2 3 4 5 7 6 \n1 6 0 3 4 7 \n0 3 6 \n"
+    assert res.outputs["id"].tolist() == [2, 4, 0, 6]
+
+
+@needs_cc
+def test_a_global_stabilize_drops_the_last_step_of_the_shared_variables_in_c():
+    res = both(program((HERE / "gstop.diderot").read_text()))
+    assert res.outputs["pos"].tolist() == [[2, 0], [3, 0], [4, 0]] and res.outputs["seen"].tolist() == [6, 6, 6]
+
+
+@needs_cc
+def test_sphere_keeps_neighbours_strictly_inside_in_single_precision():
+    # strands 0.1 apart on a line: in single precision 0.1² + ... rounds; at r = 0.2 the
+    # neighbour two places away is at distance 0.2 (not strictly inside), one place away is
+    text = """#version 1.0
+input real r = 0.2;
+strand p (int i) {
+   vec2 pos = [0.1*i, 0.0];
+   output int seen = 0;
+   update { seen = sum { 1 | q in sphere(r) }; stabilize; }
+}
+initially { p(i) | i in 0..9 };
+"""
+    p = program(text)
+    for r in (0.2, 0.1, 0.30000001, 1e-9, 0.0):
+        both(p, {"r": r})
+    assert both(p, {"r": 0.25}).outputs["seen"].tolist() == [2, 3, 4, 4, 4, 4, 4, 4, 3, 2]

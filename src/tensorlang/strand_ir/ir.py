@@ -219,6 +219,12 @@ class StrandIR:
     init: tuple[Stmt, ...] = ()  # the state initializers (after ``create`` set the parameters; also for new strands)
     params: tuple[str, ...] = ()  # the parameters' state slots
     births: bool = False  # strands run ``new``
+    #: Diderot keeps the strands in a permuted order (``new``, or ``die`` in a bulk-synchronous
+    #: program): stable ones first as they stabilized, a dying one swaps with the last active one
+    indirect: bool = False
+    #: the state slots other strands read (sphere queries): a stabilize from the global block
+    #: puts back their values of the step's start, as Diderot's runtime does
+    shared: tuple[str, ...] = ()
 
     def show(self) -> str:
         return show(self)

@@ -948,7 +948,9 @@ def lower(checked: Checked) -> S.StrandIR:
     return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
                       update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
                       tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
-                      init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births)
+                      init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births,
+                      permuted(checked),
+                      tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared))
 
 
 # ---------------------------------------------------------------- running it
@@ -967,17 +969,19 @@ def _holds(node, cls) -> bool:
     return False
 
 
-def interpreter_only(checked: Checked) -> str | None:
-    """Why a program follows runtime rules of Diderot's that only the interpreter
-    implements so far (docs/diderot-compiled.md, "What runs in C"), or None."""
+def permuted(checked: Checked) -> bool:
+    """Whether Diderot's runtime keeps this program's strands in a permuted order: strands
+    made by ``new``, or dying in a bulk-synchronous program (a global block or queries)."""
     strand = checked.program.strand
     has_new, has_die = _holds(strand, A.New), _holds(strand, A.Die)
-    if has_new or (has_die and (checked.communicates or checked.program.update is not None)):
-        return ("strands made by new, or dying in a bulk-synchronous program, keep Diderot's permuted "
-                "strand order, which the C executor does not follow yet")
-    if checked.communicates:
-        return ("sphere queries use Diderot's single-precision distance test, which the C executor "
-                "does not follow yet")
+    return has_new or (has_die and (checked.communicates or checked.program.update is not None))
+
+
+def interpreter_only(checked: Checked) -> str | None:
+    """Why a program follows runtime rules of Diderot's that only the interpreter
+    implements so far (docs/diderot-compiled.md, "What runs in C"), or None.  The C
+    executor now follows both (the permuted strand order, sphere's distance test)."""
+    del checked
     return None
 
 
@@ -1049,7 +1053,9 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
 
     def result(steps: int, snap: bool = False):
         status = run.status
-        chosen = None if program.grid else (status <= 1 if snap else status == 1)
+        # a collection's strands in the executor's order (Diderot's, where it permutes them)
+        where = run.alive()
+        chosen = None if program.grid else where[(status[where] <= 1) if snap else (status[where] == 1)]
         outputs = {}
         for o in program.outputs:
             arr = run.state(o.name, o.shape, o.kind)
@@ -1072,4 +1078,4 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     return result(steps)
 
 
-__all__ = ["Unsupported", "choose", "lower", "run_compiled", "strand_plan"]
+__all__ = ["Unsupported", "choose", "interpreter_only", "lower", "permuted", "run_compiled", "strand_plan"]

@@ -199,6 +199,9 @@ class Renderer:
                 "max": "0", "min": "0"}[s.op]
         out = [f"{pad}{ty} {t} = {init};", f"{pad}{{", f"{pad}    int64_t cnt = 0;",
                f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
+        if self.ir.indirect:  # Diderot's order of the living strands
+            out[-2:] = [f"{pad}    for (int64_t o_ = 0; o_ < tl_nl; o_++) {{",
+                        f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
         out += self.stmts(s.body, inner)
         v = self.ex(s.value)
         if s.op in ("sum", "mean"):
@@ -259,12 +262,17 @@ class Renderer:
         """The snapshot of the state at the start of a step, its spatial grid, the query."""
         rows = [self.state[name][1] for name in self.pos_slots()]
         d = len(rows)
-        d2 = " + ".join(f"(tl_R0[{k} * n + j] - c[{a}]) * (tl_R0[{k} * n + j] - c[{a}])" for a, k in enumerate(rows))
+        # Diderot's test: the squared distance summed in single precision, strictly below r²
+        d2 = "".join("(double)(float)(" for _ in rows) + "0.0" + "".join(
+            f" + (tl_R0[{k} * n + j] - c[{a}]) * (tl_R0[{k} * n + j] - c[{a}]))" for a, k in enumerate(rows))
         fin = " && ".join(f"isfinite(tl_R0[{k} * n + j])" for k in rows)
         cell = " + ".join(f"(int64_t)floor((tl_R0[{k} * n + j] - tl_gmin[{a}]) / tl_gh) * tl_gstride[{a}]"
                           for a, k in enumerate(rows))
         rowlist = ", ".join(str(k) for k in rows)
-        return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(d=d, d2=d2, fin=fin, cell=cell)
+        # neighbours in the order of the strands at the step's start (Diderot's, where it permutes them)
+        key = "tl_P0[x_] > tl_P0[y_]) - (tl_P0[x_] < tl_P0[y_]" if self.ir.indirect else "x_ > y_) - (x_ < y_"
+        return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(d=d, d2=d2, fin=fin, cell=cell,
+                                                                                             key=key)
 
     # ---- the program
     def function(self, name: str, method: str, body, per_strand: bool) -> list[str]:
@@ -289,8 +297,13 @@ class Renderer:
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         nbi = len(ir.params) - nbr
         lines.append(BIRTHS.format(nbr=max(1, nbr), nbi=max(1, nbi)))
+        lines.append("static int64_t *tl_ordp, tl_nl; /* the living strands in Diderot's order (a permuted run) */")
         if ir.sphere is not None:
             lines.append(self.neighbours())
+            drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
+                            for arr, k in (self.state[name] for name in ir.shared))
+            lines.append("static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I) "
+                         f"{{ if (!tl_R0 || i >= tl_n0) return; {drop} (void)n; (void)R; (void)I; }}")
             lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
                          f"return {self.ex(ir.sphere)}; }}")
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
@@ -311,7 +324,7 @@ class Renderer:
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         nd = max(1, len(ir.iters))
         glob = ir.global_block is not None
-        return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None),
+        return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                    nr=max(self.nr, 1), ni=max(self.ni, 1),
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
@@ -319,6 +332,7 @@ class Renderer:
 DRIVER = r"""
 #define TL_HAS_GLOBAL {has_global}
 #define TL_COMM {comm}
+#define TL_INDIRECT {indirect}
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
@@ -337,14 +351,24 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 }}
 
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
-                  int threads, int64_t *err) {{
+                  int threads, int64_t *err, int64_t *ord, int64_t *nlive) {{
+    tl_ordp = ord; tl_nl = *nlive;
     int g = {call_global};
     if (g) {{
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
-        for (int64_t i = 0; i < n; i++) {{
+        for (int64_t q = 0; q < (TL_INDIRECT ? *nlive : n); q++) {{
+            int64_t i = TL_INDIRECT ? ord[q] : q;
             if (status[i] != 0) continue;
+#if TL_COMM
+            if (g == 1) tl_drop(n, i, R, I);  /* the shared variables as the step found them */
+#endif
             status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
         }}
+#if TL_INDIRECT
+        int64_t kept = 0;  /* the dead leave the order; the others keep theirs */
+        for (int64_t q = 0; q < *nlive; q++) if (status[ord[q]] != 2) ord[kept++] = ord[q];
+        *nlive = kept;
+#endif
     }}
     int64_t active = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
@@ -353,22 +377,59 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
 }}
 
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
-                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending) {{
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
+                 int64_t *ord, int64_t *nlive, int64_t *rank) {{
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
     *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
 #if TL_COMM
+    free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
     tl_R0 = malloc(sizeof(double) * {nr} * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * {ni} * (size_t)n);
-    tl_S0 = malloc((size_t)n);
-    if (!tl_R0 || !tl_I0 || !tl_S0) {{ free(tl_R0); free(tl_I0); free(tl_S0); *err = 3; *active_out = active; return 0; }}
+    tl_S0 = malloc((size_t)n); tl_P0 = malloc(sizeof(int64_t) * (size_t)n);
+    if (!tl_R0 || !tl_I0 || !tl_S0 || !tl_P0) {{
+        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); *err = 3; *active_out = active; return 0;
+    }}
 #endif
     while (s < k && active > 0) {{
 #if TL_COMM
         memcpy(tl_R0, R, sizeof(double) * {nr} * (size_t)n); memcpy(tl_I0, I, sizeof(int64_t) * {ni} * (size_t)n);
         memcpy(tl_S0, status, (size_t)n);
+        for (int64_t q = 0; q < (TL_INDIRECT ? *nlive : n); q++) tl_P0[TL_INDIRECT ? ord[q] : q] = q;
         tl_nb_build(n, tl_grid_h(gr, gi));
 #endif
+#if TL_INDIRECT
+        {{
+            /* Diderot's permuted order: positions [stable | active]; the active ones update in
+               position order; one that stabilizes swaps with the first active position, one that
+               dies with the last living one (which updates next, in its place).  With threads the
+               updates run first (rank[] holds their outcome), then the same walk reorders. */
+            int64_t nl = *nlive, ns = 0;
+            for (int64_t q = 0; q < nl; q++) ns += status[ord[q]] == 1;
+            if (threads > 1) {{
+                #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+                for (int64_t q = ns; q < nl; q++) {{
+                    int64_t i = ord[q];
+                    int r = tl_update(n, i, R, I, gr, gi, img);
+                    if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+                    rank[i] = r;
+                }}
+            }}
+            int64_t ix = ns, st = 0, dy = 0, visit = 0;
+            while (ix < nl - dy) {{
+                int64_t i = ord[ix];
+                int r;
+                if (threads > 1) r = (int)rank[i];
+                else {{ r = tl_update(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img); }}
+                rank[i] = visit++;
+                if (r) status[i] = (int8_t)r;
+                if (r == 1) {{ int64_t jx = ns + st; ord[ix] = ord[jx]; ord[jx] = i; st++; ix++; }}
+                else if (r == 2) {{ dy++; int64_t jx = nl - dy; ord[ix] = ord[jx]; ord[jx] = i; }}
+                else ix++;
+            }}
+            *nlive = nl - dy;
+        }}
+#else
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
         for (int64_t i = 0; i < n; i++) {{
             if (status[i] != 0) continue;
@@ -376,13 +437,16 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
             if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
             if (r) status[i] = (int8_t)r;
         }}
+#endif
         if (tl_nb > 0) {{ *pending = 1; break; }}  /* the caller adds the new strands, then calls tl_finish */
         s++;
-        active = tl_finish(n, R, I, status, gr, gi, img, threads, err);
+        active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         if (tl_err_flag) break;
     }}
 #if TL_COMM
-    free(tl_R0); free(tl_I0); free(tl_S0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0;
+    if (!*pending) {{  /* kept for tl_finish where new strands are pending (the global block's stabilize) */
+        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0; tl_P0 = 0;
+    }}
 #endif
     *err = tl_err_flag;
     *active_out = active;
@@ -430,7 +494,8 @@ static void tl_nb_push(int64_t j, int64_t *len) {{
     }}
     tl_nbuf[(*len)++] = j;
 }}
-static int tl_cmp64(const void *a, const void *b) {{ int64_t x = *(const int64_t *)a, y = *(const int64_t *)b; return (x > y) - (x < y); }}
+static int64_t *tl_P0, tl_n0;
+static int tl_cmp64(const void *a, const void *b) {{ int64_t x_ = *(const int64_t *)a, y_ = *(const int64_t *)b; return ({key}); }}
 static void tl_nb_build(int64_t n, double h) {{
     free(tl_gstart); free(tl_gorder); tl_gstart = 0; tl_gorder = 0; tl_gok = 0;
     if (!(h > 0) || !isfinite(h)) return;
@@ -469,11 +534,11 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
     if (!(r >= 0)) return 0;
     double r2 = r * r;
     if (!tl_gok) {{
-        for (int64_t j = 0; j < n; j++) if (j != i && tl_S0[j] != 2 && {d2} <= r2) tl_nb_push(j, &len);
+        for (int64_t j = 0; j < n; j++) if (j != i && tl_S0[j] != 2 && {d2} < r2) tl_nb_push(j, &len);
     }} else {{
         int64_t lo[3] = {{0, 0, 0}}, hi[3] = {{0, 0, 0}};
         for (int a = 0; a < {d}; a++) {{
-            double l = floor((c[a] - r - tl_gmin[a]) / tl_gh), h = floor((c[a] + r - tl_gmin[a]) / tl_gh);
+            double rr = r * (1 + 1e-6) + 1e-300, l = floor((c[a] - rr - tl_gmin[a]) / tl_gh), h = floor((c[a] + rr - tl_gmin[a]) / tl_gh);
             if (h < 0 || l > (double)(tl_gdim[a] - 1)) return 0;
             lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
         }}
@@ -481,7 +546,7 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
             int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z;
             for (int64_t m = tl_gstart[cl]; m < tl_gstart[cl + 1]; m++) {{
                 int64_t j = tl_gorder[m];
-                if (j != i && {d2} <= r2) tl_nb_push(j, &len);
+                if (j != i && {d2} < r2) tl_nb_push(j, &len);
             }}
         }}
     }}
@@ -495,9 +560,10 @@ typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16];
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
-                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending);
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
+                 int64_t *ord, int64_t *nlive, int64_t *rank);
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
-                  int threads, int64_t *err);
+                  int threads, int64_t *err, int64_t *ord, int64_t *nlive);
 void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
                    const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_nbirths(void);
@@ -539,6 +605,12 @@ class Run:
         self.R = np.zeros((max(r.nr, 1), n))
         self.I = np.zeros((max(r.ni, 1), n), dtype=np.int64)
         self.status = np.zeros(n, dtype=np.int8)
+        #: the living strands' columns in the executor's order (Diderot's permuted one where
+        #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
+        self.indirect = runner.ir.indirect
+        self.ord = np.arange(n, dtype=np.int64)
+        self.nlive = np.array([n], dtype=np.int64)
+        self.rank = np.zeros(max(n, 1), dtype=np.int64)
         self.gr = np.zeros(max(r.gnr, 1))
         self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
         for name, (arr, k) in r.globals.items():
@@ -587,6 +659,11 @@ class Run:
     def active(self) -> int:
         return self._active
 
+    def alive(self) -> np.ndarray:
+        """The columns of the strands in the order outputs list them (dead ones too where
+        the order is not permuted: the caller filters by status)."""
+        return self.ord[:int(self.nlive[0])].copy() if self.indirect else np.arange(self.n)
+
     def _buffers(self):
         return (self._p("double *", self.R), self._p("int64_t *", self.I), self._p("int8_t *", self.status),
                 self._p("double *", self.gr), self._p("int64_t *", self.gi), self.images, self.threads)
@@ -604,14 +681,17 @@ class Run:
         done = 0
         while done < k:
             R, I, status, gr, gi, img, threads = self._buffers()
-            done += int(self.lib.tl_steps(self.n, k - done, R, I, status, gr, gi, img, threads, err, act, pending))
+            done += int(self.lib.tl_steps(self.n, k - done, R, I, status, gr, gi, img, threads, err, act, pending,
+                                          self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive),
+                                          self._p("int64_t *", self.rank)))
             self._active = int(act[0])
             self._check(err)
             if not pending[0]:
                 break
             self._add_births()  # the update loop made new strands: they join, then the global block runs
             R, I, status, gr, gi, img, threads = self._buffers()
-            self._active = int(self.lib.tl_finish(self.n, R, I, status, gr, gi, img, threads, err))
+            self._active = int(self.lib.tl_finish(self.n, R, I, status, gr, gi, img, threads, err,
+                                                  self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive)))
             done += 1
             self._check(err)
             if self._active == 0:
@@ -635,7 +715,8 @@ class Run:
         br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
         self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
                                 self._p("int64_t *", bi))
-        order = np.lexsort((seq, par))
+        # in a permuted run, parents in the order they updated (their rank), as Diderot appends them
+        order = np.lexsort((seq, self.rank[par] if self.indirect else par))
         n0, n1 = self.n, self.n + nb
         R = np.zeros((self.R.shape[0], n1))
         R[:, :n0] = self.R
@@ -652,6 +733,10 @@ class Run:
                 ki += 1
         self.R, self.I, self.n = R, I, n1
         self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
+        live = int(self.nlive[0]) if self.indirect else n0
+        self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
+        self.nlive = np.array([live + nb], dtype=np.int64)
+        self.rank = np.zeros(max(n1, 1), dtype=np.int64)
         R_, I_, status, gr, gi, img, threads = self._buffers()
         self.lib.tl_init_range(n1, n0, R_, I_, status, gr, gi, img, threads)
 
