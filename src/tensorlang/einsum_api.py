@@ -281,7 +281,11 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
             own_key += (optimize, order.upper())
     runner = _CACHE.get(own_key) if own_key is not None else None
     if runner is None:
-        runner = _make_runner(spec, arrays, result_dtype, backend, subscripts, optimize, _one_array(arrays))
+        try:
+            runner = _make_runner(spec, arrays, result_dtype, backend, subscripts, optimize, _one_array(arrays))
+        except RecursionError:  # hundreds of operands nest too deeply for a stage's recursion
+            raise TensorLangError("too-large", f"{len(arrays)} operands nest too deeply to compile "
+                                  "(the same einsum in fewer calls, or backend='interp')") from None
         if own_key is not None and all(o is a for o, a in zip(ops, arrays)):
             _remember(own_key, runner, arrays, subscripts, optimize, backend)
     result = runner(arrays)

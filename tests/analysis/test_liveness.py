@@ -442,7 +442,7 @@ def test_analyze_decides_what_runs_as_loops_as_the_c_target_does(monkeypatch, tm
 
     given = []
     real = cli.report
-    monkeypatch.setattr(cli, "report", lambda *args: given.append(args[3]) or real(*args))
+    monkeypatch.setattr(cli, "report", lambda *args, **kw: given.append(args[3]) or real(*args, **kw))
     path = tmp_path / "between.tl"
     path.write_text(BETWEEN)
     assert cli.main(["analyze", str(path)]) == 0

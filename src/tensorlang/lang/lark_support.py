@@ -251,7 +251,9 @@ def _private_dir(path: Path) -> bool:
     """``path`` is (made) a directory this user owns and may write, that nobody else may
     write: the tables are pickles, so no other user may plant one."""
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not path.parent.exists():  # the cache root the kernels share: private too
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, exist_ok=True)
         info = path.stat()
     except OSError:
         return False

@@ -102,7 +102,7 @@ class _Codegen:
         extents = dict(stmt.index)
         _collect_extents(body, extents)
         st = _Statement(self, extents)
-        st.lines.append(f"    # {statement_to_text(stmt)}")
+        st.lines.append(f"    # {_comment(stmt)}")
         if reason is not None:  # the schedule's: why this statement is no matmul step
             st.lines.append(f"    # {reason}")
         value, labels = self.emit(body, st)
@@ -491,3 +491,12 @@ def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
     }
     exec(compile(source, "<tensorlang numpy kernel>", "exec"), namespace)  # noqa: S102 - our own generated code
     return NumpyKernel(source, namespace["kernel"])
+
+
+def _comment(stmt) -> str:
+    """The statement as the generated code's comment: its text, or a note where the text
+    is too deep for the printer's recursion (a product of hundreds of operands)."""
+    try:
+        return statement_to_text(stmt)
+    except RecursionError:
+        return f"{stmt.target} = (a statement nested too deeply to print)"
