@@ -511,7 +511,7 @@ def image_with_specials(rng, shape, specials: int = 2):
 @pytest.mark.slow
 @needs_cc
 def test_probes_of_a_2d_image_agree_with_the_interpreter():
-    from tensorlang.fields.image import image
+    from tensorlang.sampling.image import image
 
     text = """#version 1.0
 input image(2)[] img;
@@ -546,7 +546,7 @@ initially [ s(-1.0 + 0.83*i, 0.5 + 0.79*j) | i in 0..13, j in 0..12 ];
 @pytest.mark.slow
 @needs_cc
 def test_vector_and_1d_fields_and_a_3d_volume():
-    from tensorlang.fields.image import image
+    from tensorlang.sampling.image import image
 
     text = """#version 1.0
 input image(2)[2] vf;
@@ -591,7 +591,7 @@ COORD = st.one_of(st.floats(-3, 12, allow_nan=False), st.sampled_from([float("in
 
 @st.composite
 def probe_programs(draw):
-    from tensorlang.fields.kernels import KERNELS
+    from tensorlang.sampling.kernels import KERNELS
 
     d = draw(st.sampled_from([2, 3]))
     name = draw(st.sampled_from(KERNEL_NAMES))
@@ -646,7 +646,7 @@ def test_generated_probes_agree(case, seed):
 
 
 def probes_agree(case, seed) -> None:
-    from tensorlang.fields.image import image
+    from tensorlang.sampling.image import image
 
     text, d, sizes, world = case
     rng = np.random.default_rng(seed)
@@ -663,7 +663,7 @@ def probes_agree(case, seed) -> None:
 
 @needs_cc
 def test_a_repeated_probe_is_computed_once_until_its_point_changes():
-    from tensorlang.fields.image import image
+    from tensorlang.sampling.image import image
 
     text = """#version 1.0
 input image(2)[] img;

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
-from tensorlang.fields.kernels import KERNELS
+from tensorlang.sampling.kernels import KERNELS
 from tensorlang.lang.diderot import fieldval as FV
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
@@ -133,7 +133,7 @@ def test_inside_is_the_support_test_in_index_space(d, name, data):
 
 
 def test_tap_weights_partition_unity_and_match_the_kernel():
-    from tensorlang.fields.kernels import tap_weights
+    from tensorlang.sampling.kernels import tap_weights
     for kern in KERNELS.values():
         taps = np.arange(1 - kern.radius, kern.radius + 1)
         for f in (0.0, 0.25, 0.5, 0.999):

@@ -232,7 +232,7 @@ def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):
 
 
 def test_the_default_source_chooses_paired_rows_by_the_preprocessor():
-    from tensorlang.fields.kernels import KERNELS as K
+    from tensorlang.sampling.kernels import KERNELS as K
 
     src, _ = cprobe.source(3, K["bspln3"], 2, 1)
     assert "#if TL_PAIRED\n" in src and "TL_PAIR(tl_load(" in src  # both forms, chosen by the compiler's target

@@ -25,7 +25,7 @@ from tensorlang.errors import CODES, Diagnostic, KernelFailed, Source, Span
 from tensorlang.fields import api as fields_api
 from tensorlang.lang.einsum.subscripts import EinsumError, EinsumTypeError
 
-fields_image = importlib.import_module("tensorlang.fields.image")  # (tl.fields.image is the function)
+fields_image = importlib.import_module("tensorlang.sampling.image")  # (tl.fields.image is the function)
 
 
 def refused(code: str, fn, *args, **kwargs) -> tl.TensorLangError:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorlang.errors import TensorLangError
-from tensorlang.fields.image import INFLATE_SLACK, load
+from tensorlang.sampling.image import INFLATE_SLACK, load
 
 COMPRESS = {"gzip": gzip.compress, "gz": gzip.compress, "bzip2": bz2.compress, "bz2": bz2.compress}
 

@@ -15,8 +15,8 @@ NRRD, the index-to-world map), ``reconstruct`` (the probe sum of 004 §2.2, vect
 
 from .api import (Field, component, cos, curl, det, div, dot, exp, field, grad, hessian, identity, inside,
                   jacobian, log, norm, normalize, outer, sin, sqrt, tanh, trace, transpose)
-from .image import Image, image, load
-from .kernels import KERNELS, Kernel, kernel
+from ..sampling.image import Image, image, load
+from ..sampling.kernels import KERNELS, Kernel, kernel
 
 __all__ = ["Field", "Image", "KERNELS", "Kernel", "component", "cos", "curl", "det", "div", "dot", "exp", "field",
            "grad", "hessian", "identity", "image", "inside", "jacobian", "kernel", "load", "log", "norm",

@@ -32,8 +32,8 @@ from ..ein.names import substitute
 from ..errors import MAX_DEPTH, error, guard
 from ..semantics.values import FUNCTIONS
 from . import run
-from .image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, real_array
-from .kernels import Kernel, kernel as find_kernel
+from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, real_array
+from ..sampling.kernels import Kernel, kernel as find_kernel
 
 #: the continuity of a lifted tensor (a constant field is smooth)
 SMOOTH = 1 << 20
@@ -169,7 +169,7 @@ def field(img, kernel: str | Kernel = "bspln3", world=None, dim: int | None = No
     a path to a .npy/.nrrd file) with kernel ``kernel`` (tent, c1tent, ctmr, bspln3,
     c4hexic); ``world``/``dim`` as for :func:`tensorlang.fields.image`."""
     if isinstance(img, (str, bytes)) or hasattr(img, "__fspath__"):
-        from .image import load
+        from ..sampling.image import load
         img = load(img, dim, world)
     else:
         img = make_image(img, dim, world)

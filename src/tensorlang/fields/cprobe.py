@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 
 from ..loops.parallel import least_items
-from .image import Image
-from .kernels import Kernel
+from ..sampling.image import Image
+from ..sampling.kernels import Kernel
 from .reconstruct import at_integer
 
 #: points per batch: cells and weights are computed for this many points at once, in

@@ -21,8 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .image import Image
-from .kernels import Kernel
+from ..sampling.image import Image
+from ..sampling.kernels import Kernel
 
 #: points per block: bounds the gathered neighbourhoods (block × support^dim × voxel)
 BLOCK = 1 << 14

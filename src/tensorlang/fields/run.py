@@ -26,8 +26,8 @@ from ..passes import fields as field_passes
 from ..passes import optimize
 from ..semantics.interface import check_out
 from . import cprobe, reconstruct
-from .image import Image
-from .kernels import KERNELS, Kernel
+from ..sampling.image import Image
+from ..sampling.kernels import KERNELS, Kernel
 
 #: a Field (api.py imports this module, so it is not named here)
 Field = Any

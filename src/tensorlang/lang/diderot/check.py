@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ...errors import Span, error
-from ...fields.kernels import KERNELS
+from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import basis
 from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, from_syntax, is_num, is_real, tensor

@@ -14,8 +14,8 @@ from typing import Callable
 import numpy as np
 
 from ...errors import error
-from ...fields.image import Image
-from ...fields.kernels import Kernel, tap_weights
+from ...sampling.image import Image
+from ...sampling.kernels import Kernel, tap_weights
 
 
 #: Diderot's code generator writes each coefficient of a kernel's (and its derivatives')
@@ -67,7 +67,7 @@ class Conv(Field):
     goes to index space (x = M·p + o, M and o from the image's world-to-index map), the
     taps n+1-s .. n+s around n = ⌊x⌋ are read (through the border mode, if any), and
     each axis's weights are the kernel's tap polynomials at the fraction f = x - n
-    (:func:`~tensorlang.fields.kernels.tap_weights`, with Diderot's rounded coefficients:
+    (:func:`~tensorlang.sampling.kernels.tap_weights`, with Diderot's rounded coefficients:
     :data:`DIDEROT_DIGITS`).  Derivatives are taken in index
     space and carried to world space by one factor of M per derivative axis."""
 

@@ -10,7 +10,7 @@ stabilize method and freezes it; ``die`` removes it; ``continue`` ends its updat
 The tree is compiled once into Python closures (one per node), so that a strand's
 update does not re-dispatch on node types; values are Python ints, bools, floats and
 strings, numpy arrays for tensors, tuples for sequences, :mod:`.fieldval` objects for
-fields, :class:`~tensorlang.fields.image.Image` for images.
+fields, :class:`~tensorlang.sampling.image.Image` for images.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import error
-from ...fields.image import Image
-from ...fields.image import load as load_image
-from ...fields.kernels import KERNELS
+from ...sampling.image import Image
+from ...sampling.image import load as load_image
+from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
 from .check import Checked

@@ -600,7 +600,7 @@ class Lowerer:
         return len(self.images) - 1, border
 
     def kernel(self, e) -> str:
-        from ...fields.kernels import KERNELS, tap_segments
+        from ...sampling.kernels import KERNELS, tap_segments
         from .fieldval import DIDEROT_DIGITS
 
         name = e.name if isinstance(e, (A.Var, A.KernelRef)) else None

@@ -11,8 +11,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ...errors import TensorLangError, error
-from ...fields.image import Image
-from ...fields.image import image as make_image
+from ...sampling.image import Image
+from ...sampling.image import image as make_image
 from . import ast as A
 from . import interp as I
 from .check import Checked

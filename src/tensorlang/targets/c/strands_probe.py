@@ -174,7 +174,7 @@ def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
 
 def pack(ffi, images: tuple[S.ImageSlot, ...], values) -> tuple[object, list]:
     """The images' C descriptors from the run's values (images as
-    :class:`tensorlang.fields.image.Image`, border-controlled ones with ``.image``)."""
+    :class:`tensorlang.sampling.image.Image`, border-controlled ones with ``.image``)."""
     arr = ffi.new("tl_img[]", max(1, len(images)))
     keep: list = [arr]
     for k, slot in enumerate(images):
