@@ -378,3 +378,14 @@ class Program:
     initialize: Block | None = None
     span: Span = NOWHERE
     text: str = field(default="", repr=False, compare=False)
+
+
+def holds(node, cls) -> bool:
+    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
+    if isinstance(node, cls):
+        return True
+    if isinstance(node, (list, tuple)):
+        return any(holds(x, cls) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(holds(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
+    return False

@@ -508,3 +508,12 @@ def check(program: A.Program) -> Checked:
 
 
 __all__ = ["Checked", "check", "Span"]
+
+
+def permuted(checked: Checked) -> bool:
+    """Whether Diderot's runtime keeps this program's strands in a permuted order: strands
+    made by ``new``, or dying in a bulk-synchronous program (a global block or queries).
+    The interpreter and the C executor both follow that order there."""
+    strand = checked.program.strand
+    has_new, has_die = A.holds(strand, A.New), A.holds(strand, A.Die)
+    return has_new or (has_die and (checked.communicates or checked.program.update is not None))

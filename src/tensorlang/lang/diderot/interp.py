@@ -27,7 +27,7 @@ from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
-from .check import Checked
+from .check import Checked, permuted
 from .types import Ty, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
@@ -549,17 +549,6 @@ def _local_type(checked: Checked, s: A.Assign) -> Ty:
     return t
 
 
-def _uses(node, cls) -> bool:
-    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
-    if isinstance(node, cls):
-        return True
-    if isinstance(node, (list, tuple)):
-        return any(_uses(x, cls) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return any(_uses(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
-    return False
-
-
 def _dim(ty: Ty) -> int:
     """The dimension of a field type (the checker gives every field one)."""
     assert ty.dim is not None, ty
@@ -801,12 +790,9 @@ class Runtime:
         #: permutation): the stable ones first, in the order they stabilized, then the
         #: active ones; made from the creation order at the first step (see step)
         self.order: list[Strand] | None = None
-        strand = checked.program.strand
-        has_new, has_die = _uses(strand, A.New), _uses(strand, A.Die)
-        bsp = has_new or checked.communicates or checked.program.update is not None
         #: Diderot keeps its strands in a permuted ("indirect") array when strands are
         #: made by new, or die in a bulk-synchronous run; otherwise in creation order
-        self.indirect = has_new or (has_die and bsp)
+        self.indirect = permuted(checked)
 
     def alive(self) -> list[Strand]:
         """The living strands in Diderot's order (updates, queries and reductions go so)."""

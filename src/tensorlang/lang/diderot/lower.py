@@ -24,7 +24,7 @@ from ...errors import TensorLangError, error
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
-from .check import Checked
+from .check import Checked, permuted
 from .types import Ty, from_syntax
 
 
@@ -956,25 +956,6 @@ def lower(checked: Checked) -> S.StrandIR:
 # ---------------------------------------------------------------- running it
 #: the highest derivative order whose tap polynomials a kernel slot carries
 MAX_ORDER = 4
-
-
-def _holds(node, cls) -> bool:
-    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
-    if isinstance(node, cls):
-        return True
-    if isinstance(node, (list, tuple)):
-        return any(_holds(x, cls) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return any(_holds(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
-    return False
-
-
-def permuted(checked: Checked) -> bool:
-    """Whether Diderot's runtime keeps this program's strands in a permuted order: strands
-    made by ``new``, or dying in a bulk-synchronous program (a global block or queries)."""
-    strand = checked.program.strand
-    has_new, has_die = _holds(strand, A.New), _holds(strand, A.Die)
-    return has_new or (has_die and (checked.communicates or checked.program.update is not None))
 
 
 def interpreter_only(checked: Checked) -> str | None:
