@@ -148,9 +148,11 @@ def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
             if t in watched or any(s.target in watched for s in statements[d + 1:n]):
                 continue
             merged = merged_pair(definition, middle, last, shapes)
-            step = gram_step(merged, dict.fromkeys(shapes, 0), shapes) if merged is not None else None
+            if merged is None:  # (then both are sums of products: multiply_adds counts them)
+                continue
+            step = gram_step(merged, dict.fromkeys(shapes, 0), shapes)
             pair_work = sum(multiply_adds(s, contraction_factors(s)[1]) for s in (middle, last))
-            if merged is not None and step is not None and step.order == 2 and step.why_not(vector_bytes) is None \
+            if step is not None and step.order == 2 and step.why_not(vector_bytes) is None \
                     and step.n * step.m * (step.m + 1) // 2 < pair_work:
                 statements[n:n + 2] = [merged]
                 changed = True
