@@ -118,3 +118,12 @@ def test_the_merged_kernel_matches_the_interpreter_with_undefined_entries(form, 
         keep = ~np.isnan(want)
         np.testing.assert_allclose(got[keep], want[keep], rtol=1e-11, atol=1e-12)
         tl.testing.assert_matches_reference(text, {"X": xs, "W": ws}, {"S": got})
+
+
+def test_statements_that_are_no_products_are_passed_over(gram_pays):
+    """003's polynomial regression (a concat between the products): nothing to merge, and
+    no statement's work is asked of a body that is no sum of products."""
+    from corpus import EXAMPLES
+
+    program = _optimized((EXAMPLES / "structure" / "polyreg2.tl").read_text())
+    assert gram_chains(program, None, 64) is program
