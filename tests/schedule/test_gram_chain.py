@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.ein import ir
@@ -127,3 +128,24 @@ def test_statements_that_are_no_products_are_passed_over(gram_pays):
 
     program = _optimized((EXAMPLES / "structure" / "polyreg2.tl").read_text())
     assert gram_chains(program, None, 64) is program
+
+
+@needs_c
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(m=st.integers(9, 70), p=st.integers(2, 20), n=st.integers(1, 9), x_rows=st.booleans(), w_rows=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_any_layout_of_the_chain_agrees_with_the_interpreter(m, p, n, x_rows, w_rows, seed, gram_pays):
+    """X stored [m p] or [p m], W [p n] or [n p]: whatever the optimizer's order and
+    whether the pair is merged, the C kernel computes what the interpreter does."""
+    xs, ws = ("r,k", "r,l") if x_rows else ("k,r", "l,r"), ("k,i", "l,j") if w_rows else ("i,k", "j,l")
+    text = (f"in var X : [{m if x_rows else p} {p if x_rows else m}]\nin var W : [{p if w_rows else n} "
+            f"{n if w_rows else p}]\nout var S : [{n} {n}]\n")
+    text += f"S[i,j] = sum(r,k,l) X[{xs[0]}] * W[{ws[0]}] * X[{xs[1]}] * W[{ws[1]}]\n"
+    rng = np.random.default_rng(seed)
+    inputs = {"X": rng.uniform(-1, 1, (m, p) if x_rows else (p, m)), "W": rng.uniform(-1, 1, (p, n) if w_rows else (n, p))}
+    got = tl.compile(text, backend="c")(**inputs)["S"]
+    tl.testing.assert_matches_reference(text, inputs, {"S": got})
+    x = inputs["X"] if x_rows else inputs["X"].T
+    w = inputs["W"] if w_rows else inputs["W"].T
+    np.testing.assert_allclose(got, (x @ w).T @ (x @ w), rtol=1e-10, atol=1e-12)
