@@ -35,7 +35,7 @@ The schedule chooses the kernel (a Gram step, :class:`tensorlang.schedule.steps.
 for every entry alike: ``tl.einsum`` with one array twice, ``tl.contract_expression``
 called so, a ``.tl`` program with the product); :func:`step_function` renders the step as
 a function of the kernel's source with the C target's calling convention (buffer
-pointers, then the thread count), its work block kept between calls.  Its threads are the
+pointers, then the thread count), its work block allocated per call.  Its threads are the
 one thread policy's (loops/parallel.py ``team``: its multiply-adds against the machine's
 measured threshold), fixed when the step is rendered (``TEAM``).
 """
