@@ -266,20 +266,18 @@ def source(shape: GramShape, portable: bool = False, parallel_work: int = 1 << 6
 def step_function(name: str, step: GramStep, comment: str, parallel_work: int) -> str:
     """The C function ``int name(real *v<operand>, real *v<target>, int nthreads)`` of a
     Gram step (the schedule's :class:`~tensorlang.schedule.steps.GramStep`): the Gram
-    function, prefixed with ``name``, and a call of it on a work block (NO_MEMORY where
-    none can be had) kept between calls, taken by an atomic exchange (calls at once get
-    one each): allocated per call, one above the mmap threshold paid its page faults."""
+    function, prefixed with ``name``, and a call of it on a work block of its own
+    (allocated per call: NO_MEMORY where that fails)."""
     shape = shape_of(step)
     order = "X^T X" if step.order == 2 else "sum_n X_ni X_nj X_nk"
     params = ", ".join(f"real *restrict v{slot}" for slot in sorted((step.operand, step.target)))
     return (f"/* Gram step ({order}, m = {step.m}: the sorted entries, the others filled in): {comment} */\n"
             + source(shape, parallel_work=parallel_work, prefix=f"{name}_") + "#include <stdlib.h>\n"
-            f"static double *{name}_kept;  /* the work block kept between calls, or NULL */\nint {name}({params}, int nthreads) {{\n"
-            f"    double *work = __atomic_exchange_n(&{name}_kept, (double *)NULL, __ATOMIC_ACQUIRE);\n"
-            f"    if (work == NULL) work = (double *)malloc({shape.work_doubles}LL * sizeof(double));\n"
+            f"int {name}({params}, int nthreads) {{\n"
+            f"    double *work = (double *)malloc({shape.work_doubles}LL * sizeof(double));\n"
             "    if (work == NULL) return -2;  /* NO_MEMORY */\n"
             f"    int status = {name}_gram(v{step.operand}, v{step.target}, work, nthreads);\n"
-            f"    free(__atomic_exchange_n(&{name}_kept, work, __ATOMIC_RELEASE));  /* another call's, if any */\n    return status;\n}}\n")
+            "    free(work);\n    return status;\n}\n")
 
 
 @lru_cache(maxsize=64)
