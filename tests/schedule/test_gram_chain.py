@@ -149,3 +149,31 @@ def test_any_layout_of_the_chain_agrees_with_the_interpreter(m, p, n, x_rows, w_
     x = inputs["X"] if x_rows else inputs["X"].T
     w = inputs["W"] if w_rows else inputs["W"].T
     np.testing.assert_allclose(got, (x @ w).T @ (x @ w), rtol=1e-10, atol=1e-12)
+
+
+def _chain(overwrite: bool) -> tuple[ir.Program, dict]:
+    """Y = X W; (X = 2 X;) T = YᵀX; S = T W, built directly (m = 4096, p = 64, n = 32)."""
+    from tensorlang.semantics.interface import Role
+
+    def product(target, index, summed, a, b):
+        return ir.Statement(target, index, ir.Sum(summed, ir.BinOp("*", a, b)))
+
+    y = product("Y", (("r", 4096), ("i", 32)), (("k", 64),), ir.Tensor("X", ("r", "k")), ir.Tensor("W", ("k", "i")))
+    twice = ir.Statement("X", (("r", 4096), ("k", 64)), ir.BinOp("*", ir.Const(2.0), ir.Tensor("X", ("r", "k"))))
+    t = product("T", (("i", 32), ("l", 64)), (("r", 4096),), ir.Tensor("X", ("r", "l")), ir.Tensor("Y", ("r", "i")))
+    s = product("S", (("i", 32), ("j", 32)), (("l", 64),), ir.Tensor("W", ("l", "j")), ir.Tensor("T", ("i", "l")))
+    decls = tuple(ir.Decl(name, shape) for name, shape in
+                  (("X", (4096, 64)), ("W", (64, 32)), ("Y", (4096, 32)), ("T", (32, 64)), ("S", (32, 32))))
+    statements = (y, twice, t, s) if overwrite else (y, t, s)
+    return ir.Program(decls, statements), {"X": Role.INOUT if overwrite else Role.IN, "W": Role.IN, "S": Role.OUT}
+
+
+def test_no_merge_when_y_definition_reads_something_changed_in_between():
+    """Y = X W, then X changes: Yᵀ X_new W is no YᵀY, the pair stays; without the change
+    the same chain is merged (S reads Y twice, T is gone)."""
+    changed, roles = _chain(overwrite=True)
+    assert gram_chains(changed, roles, 64) is changed
+    plain, roles = _chain(overwrite=False)
+    merged = gram_chains(plain, roles, 64)
+    assert [s.target for s in merged.statements] == ["Y", "S"] and merged.statements[1].reads == ("Y",)
+    assert "T" not in {d.name for d in merged.decls}
