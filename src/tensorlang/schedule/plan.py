@@ -39,6 +39,7 @@ from ..ein.index import Domain
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
+from .gram_chain import gram_chains
 from .padding import blas_on_padded, decide as decide_padding, padded_shape
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
                     einsum_step, gemm_step, gram_step, mode_step)
@@ -374,9 +375,10 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     pipeline's facts): a sum whose result has redundant blocks stays a loop nest
     (:func:`_block_structured`).  ``gram``: the target renders Gram steps, with vectors of
     this many bytes (:class:`.steps.GramStep`; a third moment the optimizer split into a
-    pair product and a contraction is merged back first, :func:`gram_merged`)."""
+    pair product and a contraction is merged back first, :func:`gram_merged`, and a
+    ``YᵀY`` the optimizer computed as ``(YᵀX) W`` is taken back, :mod:`.gram_chain`)."""
     if gram is not None and blas and pad == 1:
-        program = gram_merged(program, roles, gram)
+        program = gram_chains(gram_merged(program, roles, gram), roles, gram)
     fusions: tuple[Fusion, ...] = ()
     if pad > 1:
         buffers = buffer_plan(program, dtype, roles, reuse, pad)

@@ -1,0 +1,164 @@
+"""A Gram product the optimizer turned into a chain, taken back (issue 43's ``S = YᵀY``
+with ``Y = X W``).
+
+Written as one expression, ``S[i,j] = Σ_{r,k,l} X[r,k] W[k,i] X[r,l] W[l,j]`` (or
+``(X W)ᵀ (X W)``), the optimizer's contraction order computes
+
+    Y[r,i] = Σ_k X[r,k] W[k,i]        (m·p·n multiply-adds)
+    T[i,l] = Σ_r X[r,l] Y[r,i]        (m·p·n)
+    S[i,j] = Σ_l W[l,j] T[i,l]        (p·n²)
+
+because it does not see that ``Σ_l X[r,l] W[l,j]`` is Y again.  The second and third
+statements together are ``S = Yᵀ Y``: a Gram product over Y, which the C target's Gram
+kernel computes with about m·n²/2 multiply-adds (the sorted entries), no T, and one pass
+over Y instead of X.  :func:`gram_chains` finds such pairs of statements and replaces
+them by ``S[i,j] = Σ_r Y[r,i] Y[r,j]`` where that statement is a Gram step that pays
+(:class:`.steps.GramStep`) and does less work than the pair.
+
+The match is exact, not a heuristic: the pair's composition ``S = Σ Y[..i..] R[..j..]``
+is compared, factor by factor and up to a renaming of the summed indices, with Y times
+Y's own definition renamed (``R`` must *be* that definition), every scale 1, and nothing
+between Y's statement and S writes Y or what Y's statement reads.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import replace
+from typing import Mapping
+
+from ..ein import ir
+from ..ein.index import Domain
+from ..semantics.interface import Role, roles as declared_roles
+from .steps import blas_shape, contraction_factors, gram_step, multiply_adds
+
+#: The most summed indices a comparison tries every renaming of (k! renamings).
+MAX_SUMMED = 5
+
+
+def _product(stmt: ir.Statement):
+    """(tensor accesses, summed index map) of a scale-1 sum of a product of tensors with
+    plain indices, else None."""
+    if blas_shape(stmt) is not None:
+        return None
+    tensors, summed, scale = contraction_factors(stmt)
+    if scale != 1.0 or not all(isinstance(i, str) for t in tensors for i in t.indices):
+        return None
+    return tensors, summed
+
+
+def _same(left: list[ir.Tensor], lsum: set[str], right: list[ir.Tensor], rsum: set[str]) -> bool:
+    """Whether two products of accesses are equal up to a renaming of their summed indices
+    (the free ones must agree as they are)."""
+    if len(left) != len(right) or len(lsum) != len(rsum) or len(lsum) > MAX_SUMMED:
+        return False
+    want = Counter((t.name, t.indices) for t in left)
+    names = sorted(rsum)
+    for image in itertools.permutations(sorted(lsum)):
+        rename = dict(zip(names, image))
+        got = Counter((t.name, tuple(rename.get(i, i) if isinstance(i, str) else i for i in t.indices)) for t in right)
+        if got == want:
+            return True
+    return False
+
+
+def _fresh(taken: set[str], stem: str) -> str:
+    n = 0
+    while f"{stem}{n}" in taken:
+        n += 1
+    name = f"{stem}{n}"
+    taken.add(name)
+    return name
+
+
+def merged_pair(definition: ir.Statement, middle: ir.Statement, last: ir.Statement,
+                shapes: Mapping[str, tuple[int, ...]]) -> ir.Statement | None:
+    """``S[i,j] = Σ Y[..i..] Y[..j..]`` when ``middle`` (T = Σ ... Y ...) followed by
+    ``last`` (S = Σ ... T ...) computes that, Y being ``definition``'s target; else None."""
+    mid, fin, dfn = _product(middle), _product(last), _product(definition)
+    if mid is None or fin is None or dfn is None:
+        return None
+    y = definition.target
+    uses = [t for t in mid[0] if t.name == middle.target]
+    if uses or y in definition.reads:
+        return None
+    t_uses = [t for t in fin[0] if t.name == middle.target]
+    if len(t_uses) != 1 or any(t.name == y for t in fin[0]):
+        return None
+    # compose: T's access in `last` replaced by T's body, its summed indices made fresh
+    taken = {i for s in (middle, last, definition) for i, _ in (*s.index, *contraction_factors(s)[1])}
+    taken |= {i for s in (middle, last, definition) for t in contraction_factors(s)[0] for i in t.indices}
+    rename = dict(zip((name for name, _ in middle.index), t_uses[0].indices))
+    extents = dict(fin[1])
+    for name, extent in mid[1]:
+        rename[name] = _fresh(taken, "s")
+        extents[rename[name]] = extent
+    composed = [t for t in fin[0] if t.name != middle.target]
+    composed += [ir.Tensor(t.name, tuple(rename[i] for i in t.indices)) for t in mid[0]]
+    summed = set(extents)
+    out = [name for name, _ in last.index]
+    ys = [t for t in composed if t.name == y]
+    if len(out) != 2 or len(ys) != 1:
+        return None
+    first = ys[0]
+    free = [i for i in first.indices if i not in summed]
+    if len(free) != 1 or len(set(first.indices)) != len(first.indices):
+        return None
+    i = free[0]
+    j = next(name for name in out if name != i) if i in out and len(set(out)) == 2 else None
+    if j is None:
+        return None
+    # Y[..j..] by Y's definition: its indices renamed to the second access's, its sums fresh
+    second = tuple(j if name == i else name for name in first.indices)
+    dmap = dict(zip((name for name, _ in definition.index), second))
+    for name, _ in dfn[1]:
+        dmap[name] = _fresh(taken, "d")
+    expanded = [first] + [ir.Tensor(t.name, tuple(dmap[x] for x in t.indices)) for t in dfn[0]]
+    if not _same(composed, summed, expanded, {x for x in first.indices if x in summed} | {dmap[n] for n, _ in dfn[1]}):
+        return None
+    # the summed index under its name in ``middle`` where that is free (as the program wrote it)
+    back = {rename[name]: name for name, _ in mid[1] if name not in out}
+    kept = tuple((back.get(name, name), extents[name]) for name in first.indices if name in summed)
+    left, right = (ir.Tensor(y, tuple(back.get(x, x) for x in ix)) for ix in (first.indices, second))
+    body = ir.Sum(Domain(kept), ir.BinOp("*", left, right))
+    return replace(last, body=body)
+
+
+def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_bytes: int) -> ir.Program:
+    """``program`` with each pair ``T = Σ ... Y ...; S = Σ ... T ...`` (T a temporary only
+    S reads) that computes ``S = YᵀY`` (:func:`merged_pair`) replaced by that Gram
+    product, where it is a Gram step that pays (:class:`.steps.GramStep`) and does fewer
+    multiply-adds than the pair (counted as the Gram kernel's sorted entries)."""
+    roles = declared_roles(program.decls) if roles is None else roles
+    statements, shapes = list(program.statements), program.shapes
+    changed = False
+    for n in range(len(statements) - 2, 0, -1):
+        middle, last = statements[n], statements[n + 1]
+        t = middle.target
+        if roles.get(t, Role.TEMP) != Role.TEMP or sum(t in s.reads for s in statements) != 1 \
+                or sum(s.target == t for s in statements) != 1 or t not in last.reads:
+            continue
+        for name in middle.reads:
+            d = next((d for d in range(n - 1, -1, -1) if statements[d].target == name), None)
+            if d is None:
+                continue
+            definition = statements[d]
+            watched = {definition.target, *definition.reads}
+            if t in watched or any(s.target in watched for s in statements[d + 1:n]):
+                continue
+            merged = merged_pair(definition, middle, last, shapes)
+            if merged is None:  # (then both are sums of products: multiply_adds counts them)
+                continue
+            step = gram_step(merged, dict.fromkeys(shapes, 0), shapes)
+            pair_work = sum(multiply_adds(s, contraction_factors(s)[1]) for s in (middle, last))
+            if step is not None and step.order == 2 and step.why_not(vector_bytes) is None \
+                    and step.n * step.m * (step.m + 1) // 2 < pair_work:
+                statements[n:n + 2] = [merged]
+                changed = True
+                break
+    if not changed:
+        return program
+    kept = {name for s in statements for name in (s.target, *s.reads)}
+    return replace(program, decls=tuple(d for d in program.decls if d.name in kept or d.name in roles and
+                                        roles[d.name] != Role.TEMP), statements=tuple(statements))
