@@ -412,7 +412,8 @@ class SymbolicKernel(ProgramInterface):
         except TensorLangError as exc:
             return f"symbolic sizes: {', '.join(self.symbols)}; no costs without values ({exc.message})\n"
         if costs is not None:
-            return symbolic_report(*costs, self.symbols, self.dtype.itemsize)
+            ein, size = costs
+            return symbolic_report(ein, size, self.symbols, self.dtype.itemsize)
         needed = []
         value = _stand_ins(self.source.text, 1, 2 * len(self.symbols))[0]  # none of the stand-ins below
         for name in self.symbols:  # which size, once it has a value, leaves polynomials in the others
