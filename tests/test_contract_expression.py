@@ -99,3 +99,21 @@ def test_the_bench_report_sets_the_expression_beside_einsum():
     assert rows[0].endswith("| 0.5 |  |") and rows[1].endswith("| 1.05 |  |")  # within the spread: no flag
     assert rows[2].endswith("| 3 | slower |")
     assert report.expression_markdown({"cases": cases[:0]}) == []
+
+
+def test_an_expression_and_einsum_share_their_kernel_across_threads():
+    """One expression and tl.einsum on its shapes, called from many threads at once: one
+    compiled kernel and C caller (its work buffers per call), every result right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = _data((300, 12), 5)
+    y = _data((300, 12), 6)
+    expr = tl.contract_expression("ni,nj->ij", x.shape, x.shape)
+    expected = {"xx": x.T @ x, "xy": x.T @ y}
+
+    def job(n):
+        a, b, key = (x, x, "xx") if n % 2 else (x, y, "xy")
+        got = expr(a, b) if n % 3 else tl.einsum("ni,nj->ij", a, b)
+        return np.allclose(got, expected[key], rtol=1e-12, atol=1e-12)
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(job, range(400)))
