@@ -425,8 +425,8 @@ class SymbolicKernel(ProgramInterface):
         needed = needed[:1] or list(self.symbols)
         rest = [s for s in self.symbols if s not in needed]
         raise error("input", f"the costs are no polynomials in {', '.join(needed)}: the program lowers to another "
-                    f"form for each value of {' and '.join(needed)} (vec of a symbolic extent becomes one piece per "
-                    f"row); give {' '.join(f'--param {n}=VALUE' for n in needed)} (params= in Python)"
+                    f"form for each value of {' and '.join(needed)} (vec of a symbolic extent, for one, becomes a piece "
+                    f"per row); give {' '.join(f'--param {n}=VALUE' for n in needed)} (params= in Python)"
                     + (f"; {', '.join(rest)} may stay symbolic" if rest else "")).with_source(self.source)
 
     def _symbolic_costs(self, free: tuple[str, ...], fixed: dict[str, int]):
