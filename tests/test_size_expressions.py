@@ -164,3 +164,21 @@ def test_analyze_names_the_size_whose_value_changes_the_programs_form(capsys):
     assert main(["analyze", str(EXAMPLES / "sizes" / "quadratic_features.tl"), "--param", "p=3"]) == 0
     out = capsys.readouterr().out
     assert "Z : [M 12]" in out and "symbolic sizes: M" in out
+
+
+def test_analyze_without_values_that_cannot_lower_says_which_values_to_give():
+    """No costs is never a report with exit status 0: a STUR position symbol is named, a
+    program that does not lower at the stand-in sizes says so and asks for the sizes."""
+    position = ("symbols: P, Q, K\nA(i, j) := X(i, j) * (i = K)\nA:D(i, j) := (0 <= i < P) * (0 <= j < Q)\n"
+                "X:D(i, j) := (0 <= i < P) * (0 <= j < Q)\n")
+    k = tl.compile(position, lang="stur", backend="numpy")
+    assert isinstance(k, tl.SymbolicKernel) and k.symbols == ("P", "Q")
+    with pytest.raises(tl.TensorLangError, match="'K'") as info:
+        k.cost_report()
+    assert info.value.code == "input"
+    packed = ("symbols: N\npacked(s) := U(i, j) * (i <= j) * (s = (N * i + j) - (i * (i + 1) / 2))\n"
+              "U:D(i, j) := (0 <= i < N) * (0 <= j < N)\nU:U(i, j) := (i <= j)\n"
+              "packed:D(s) := (0 <= s) * (s < N * (N + 1) / 2)\n")
+    k = tl.compile(packed, lang="stur", backend="numpy")
+    with pytest.raises(tl.TensorLangError, match=r"stand-in sizes \(N = \d+\).*give --param N=VALUE"):
+        k.cost_report()

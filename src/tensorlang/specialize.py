@@ -20,6 +20,7 @@ needs n >= 3) is error[input] saying which.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -406,11 +407,17 @@ class SymbolicKernel(ProgramInterface):
         as its symbol, or as its size expression's polynomial (``p+p*p``); lowering at a
         second set of stand-ins must give the same polynomials.  Where it does not (the
         lowered program's form depends on a size's value: ``vec`` of ``[M p p]`` is p
-        pieces), error[input] names the sizes to give values to."""
+        pieces), error[input] names the sizes to give values to; where the program does not
+        lower at the stand-ins, the lowering's error says so and asks for values."""
         try:
             costs = self._symbolic_costs(self.symbols, {})
         except TensorLangError as exc:
-            return f"symbolic sizes: {', '.join(self.symbols)}; no costs without values ({exc.message})\n"
+            if exc.code == "input":  # a size the program needs to lower at all (a STUR position): named
+                raise
+            stand_ins = ", ".join(f"{s} = {v}" for s, v in zip(self.symbols, _stand_ins(self.source.text, len(self.symbols))))
+            raise error(exc.code, f"costs without values lower the program at stand-in sizes ({stand_ins}), and "
+                        f"there it fails: {exc.message}; give {' '.join(f'--param {s}=VALUE' for s in self.symbols)} "
+                        "(params= in Python)").with_source(self.source) from None
         if costs is not None:
             ein, size = costs
             return symbolic_report(ein, size, self.symbols, self.dtype.itemsize)
@@ -441,8 +448,8 @@ class SymbolicKernel(ProgramInterface):
             for name in self.checked.derived_symbols:  # a size expression's value reads back as its polynomial
                 poly = poly_of(Sym(name))
                 if poly is not None and all(n in binding for m in poly for n in m):
-                    value = sum(c * _product(binding[n] for n in m) for m, c in poly.items())
-                    meaning.setdefault(value, sum((Poly.constant(c) * _product(
+                    value = sum(c * math.prod(binding[n] for n in m) for m, c in poly.items())
+                    meaning.setdefault(value, sum((Poly.constant(c) * math.prod(
                         Poly.constant(binding[n]) if n in fixed else Poly.symbol(n) for n in m)
                         for m, c in poly.items()), Poly()))
 
@@ -512,13 +519,6 @@ def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:
             found.append(candidate)
         candidate += 1
     return found[skip:]
-
-
-def _product(factors):
-    result = 1
-    for f in factors:
-        result = f * result
-    return result
 
 
 def _text_stage(kernel, stage: str) -> str:
