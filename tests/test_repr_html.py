@@ -138,3 +138,13 @@ def test_a_kernel_view_escapes_its_file_name_and_caps_its_rows(tmp_path):
     text = "".join(f"in var {n} : [2]\n" for n in names) + "out var r : [2]\nr = " + " + ".join(names) + "\n"
     cells = _cells(tl.compile(text, backend="numpy")._repr_html_())
     assert "v39" in cells and "v40" not in cells and "... 21 more" in cells
+
+
+def test_an_unqualified_programs_read_first_variables_show_as_required():
+    k = tl.compile(EXAMPLES / "fig4_matrix_product.tl", backend="numpy")
+    cells = _cells(k._repr_html_())
+    assert cells[5:17] == ["A", "required", "[30 40]", "float64", "B", "required", "[40 50]", "float64",
+                           "C", "optional", "[30 50]", "float64"]
+    assert "k(A=..., B=..., C=... (optional))" in "".join(parse(k._repr_html_()).text)
+    missing = tl.compile(EXAMPLES / "fig4_matrix_product.tl", backend="numpy", allow_missing=True)
+    assert _cells(missing._repr_html_())[5:7] == ["A", "optional"]  # the opt-in to ⊥

@@ -148,13 +148,13 @@ class ProgramInterface:
         shapes = self.shapes
         shown = [n for n in shapes if roles.get(n) != Role.TEMP]
         temps = len(shapes) - len(shown)
-        rows = [(n, roles[n].value if n in roles else "", "[" + " ".join(map(str, shapes[n])) + "]",
-                 self.dtype.name) for n in shown[:self.HTML_ROWS]]
+        required = getattr(self, "required_inputs", self.inputs)  # an unqualified program's read-first ones too
+        rows = [(n, "required" if roles.get(n) == Role.OPTIONAL and n in required else roles[n].value if n in roles
+                 else "", "[" + " ".join(map(str, shapes[n])) + "]", self.dtype.name) for n in shown[:self.HTML_ROWS]]
         if len(shown) > self.HTML_ROWS:
             rows.append((f"... {len(shown) - self.HTML_ROWS} more", "", "", ""))
         if temps:
             rows.append((f"{temps} temporar{'y' if temps == 1 else 'ies'}", "temp", "", ""))
-        required = getattr(self, "required_inputs", self.inputs)
         args = [f"{n}=..." for n in required] + [f"{n}=... (optional)" for n in self.optional_inputs
                                                  if n not in required]
         call = f"k({', '.join(args)}) -> {{{', '.join(f'{n!r}: ...' for n in self.outputs)}}}"
