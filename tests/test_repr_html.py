@@ -82,3 +82,69 @@ def test_a_compressed_result_shows_its_counts_and_values():
     assert "table" in found.tags and "pre" in found.tags
     assert cells[:5] == ["result", "shape", "unique", "dense", "structure"]
     assert cells[5:9] == ["C", "[20, 20]", "65", "400"]
+
+
+MATMUL = "in var A : [2 3]\nin var B : [3 4]\nout var C : [2 4]\nvar t : [2 4]\nt = A # B . [2 3]\nC = t * 2\n"
+
+
+def _cells(markup: str) -> list[str]:
+    return [t.strip() for t in parse(markup).text if t.strip()]
+
+
+def test_a_kernel_shows_its_signature_target_and_stages():
+    k = tl.compile(MATMUL, backend="numpy", threads=2)
+    markup = k._repr_html_()
+    cells = _cells(markup)
+    assert cells[:5] == ["tensorlang.Kernel <string>", "variable", "role", "shape", "dtype"]
+    assert cells[5:17] == ["A", "in", "[2 3]", "float64", "B", "in", "[3 4]", "float64", "C", "out", "[2 4]",
+                           "float64"]
+    assert cells[17:19] == ["1 temporary", "temp"]
+    text = "".join(parse(markup).text)
+    assert "k(A=..., B=...) -> {'C': ...}" in text
+    assert "target numpy; float64; threads 2" in text
+    assert "k.ir(stage): ast, tl, teil, core, ein, lambda, opt, facts, schedule, loops" in text
+    assert "k.code(target): c, numpy" in text
+    summaries = [part.split("</summary>")[0] for part in markup.split("<summary>")[1:]]
+    assert summaries == ["stages run (numpy)", "ein", "opt", "facts", "schedule", "code"]
+    assert k.compiled._repr_html_() in markup
+
+
+def test_a_kernels_options_and_bound_sizes_show():
+    k = tl.compile("in var A : [n 3]\nout var C : [n 3]\nC = A * 2\n", backend="numpy", params={"n": 5},
+                   dtype="float32", opt=False)
+    text = "".join(parse(k._repr_html_()).text)
+    assert "target numpy; float32; threads" in text and "opt=False" in text
+    assert ["A", "in", "[5 3]", "float32"] == _cells(k._repr_html_())[5:9]
+
+
+def test_a_symbolic_kernel_shows_its_sizes_and_where_the_later_stages_are():
+    s = tl.compile("in var A : [n m]\nin var x : [m]\nout var y : [n]\ny = A # x . [2 3]\n", backend="numpy")
+    text = "".join(parse(s._repr_html_()).text)
+    assert "tensorlang.SymbolicKernel" in text and "[n m]" in text
+    assert "sizes n, m bound from the inputs' shapes at each call (compiled so far: none)" in text
+    assert "k.specialize(n=8, m=8)" in text and "k.code(target): c" not in text
+    s(A=np.ones((2, 3)), x=np.ones(3))
+    assert "(compiled so far: n=2, m=3)" in "".join(parse(s._repr_html_()).text)
+    kernel = s.for_inputs({"A": np.ones((2, 3)), "x": np.ones(3)})
+    assert "sizes n=2, m=3" in "".join(parse(kernel._repr_html_()).text)
+
+
+def test_a_kernel_view_escapes_its_file_name_and_caps_its_rows(tmp_path):
+    path = tmp_path / "<script>x.tl"
+    path.write_text(MATMUL)
+    markup = tl.compile(path, backend="interp")._repr_html_()
+    assert "<script>" not in markup and "&lt;script&gt;x.tl" in markup
+    names = [f"v{n}" for n in range(60)]
+    text = "".join(f"in var {n} : [2]\n" for n in names) + "out var r : [2]\nr = " + " + ".join(names) + "\n"
+    cells = _cells(tl.compile(text, backend="numpy")._repr_html_())
+    assert "v39" in cells and "v40" not in cells and "... 21 more" in cells
+
+
+def test_an_unqualified_programs_read_first_variables_show_as_required():
+    k = tl.compile(EXAMPLES / "fig4_matrix_product.tl", backend="numpy")
+    cells = _cells(k._repr_html_())
+    assert cells[5:17] == ["A", "required", "[30 40]", "float64", "B", "required", "[40 50]", "float64",
+                           "C", "optional", "[30 50]", "float64"]
+    assert "k(A=..., B=..., C=... (optional))" in "".join(parse(k._repr_html_()).text)
+    missing = tl.compile(EXAMPLES / "fig4_matrix_product.tl", backend="numpy", allow_missing=True)
+    assert _cells(missing._repr_html_())[5:7] == ["A", "optional"]  # the opt-in to ⊥

@@ -124,3 +124,61 @@ def test_a_hostile_size_expression_is_error_too_large_at_its_text(extent):
         tl.check(f"in var x : [{extent}]\n")
     assert info.value.code == "too-large"
     assert info.value.diagnostics[0].span.line == 1 and info.value.diagnostics[0].span.col == 13
+
+
+# ------------------------------------------------------------------ analyze and .symbols (issue 43)
+def test_check_symbols_are_the_free_sizes_and_the_expressions_apart():
+    checked = tl.check(QUADRATIC)
+    assert checked.symbols == ("M", "p")  # names to bind: every one an identifier
+    assert checked.derived_symbols == ("p+p*p",)
+    bound = tl.check(QUADRATIC, params=dict.fromkeys(checked.symbols, 3))
+    assert bound.symbols == () and bound.derived_symbols == ()
+    only = tl.check("in var x : [n m]\nout var y : [n m]\ny = x * 2\n")
+    assert only.symbols == ("n", "m") and only.derived_symbols == ()
+
+
+def test_analyze_reads_a_size_expression_back_as_its_polynomial(capsys, tmp_path):
+    from tensorlang.cli import main
+
+    path = tmp_path / "joined.tl"
+    path.write_text("in var x : [M p]\nin var y : [M q]\nout var z : [M p+q]\nout var s : [M]\n"
+                    "z = concat(x, y)\ns[m] = sum(i) z[m,i]\n")
+    assert main(["analyze", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "z : [M p + q]" in out and "s : [M]   flops M*p + M*q   bytes 8*M*p + 8*M*q + 8*M" in out
+    assert tl.compile(path).cost_report() == out
+    assert main(["analyze", str(path), "--param", "M=5", "--param", "p=3", "--param", "q=2"]) == 0
+    assert "z : [5 5]" in capsys.readouterr().out
+
+
+def test_analyze_names_the_size_whose_value_changes_the_programs_form(capsys):
+    from tensorlang.cli import main
+
+    assert main(["analyze", str(EXAMPLES / "sizes" / "quadratic_features.tl")]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "give --param p=VALUE" in err and "M may stay symbolic" in err
+    assert "Traceback" not in err
+    with pytest.raises(tl.TensorLangError, match="no polynomials in p") as info:
+        tl.compile(QUADRATIC).cost_report()
+    assert info.value.code == "input"
+    assert main(["analyze", str(EXAMPLES / "sizes" / "quadratic_features.tl"), "--param", "p=3"]) == 0
+    out = capsys.readouterr().out
+    assert "Z : [M 12]" in out and "symbolic sizes: M" in out
+
+
+def test_analyze_without_values_that_cannot_lower_says_which_values_to_give():
+    """No costs is never a report with exit status 0: a STUR position symbol is named, a
+    program that does not lower at the stand-in sizes says so and asks for the sizes."""
+    position = ("symbols: P, Q, K\nA(i, j) := X(i, j) * (i = K)\nA:D(i, j) := (0 <= i < P) * (0 <= j < Q)\n"
+                "X:D(i, j) := (0 <= i < P) * (0 <= j < Q)\n")
+    k = tl.compile(position, lang="stur", backend="numpy")
+    assert isinstance(k, tl.SymbolicKernel) and k.symbols == ("P", "Q")
+    with pytest.raises(tl.TensorLangError, match="'K'") as info:
+        k.cost_report()
+    assert info.value.code == "input"
+    packed = ("symbols: N\npacked(s) := U(i, j) * (i <= j) * (s = (N * i + j) - (i * (i + 1) / 2))\n"
+              "U:D(i, j) := (0 <= i < N) * (0 <= j < N)\nU:U(i, j) := (i <= j)\n"
+              "packed:D(s) := (0 <= s) * (s < N * (N + 1) / 2)\n")
+    k = tl.compile(packed, lang="stur", backend="numpy")
+    with pytest.raises(tl.TensorLangError, match=r"stand-in sizes \(N = \d+\).*give --param N=VALUE"):
+        k.cost_report()

@@ -29,7 +29,8 @@ def test_a_wrong_entry_is_reported_with_its_position_and_the_bound():
     inputs = {"A": rng.uniform(-1, 1, (3, 4)), "x": rng.uniform(-1, 1, 4)}
     y = inputs["A"] @ inputs["x"]
     y[1] += 1e-9
-    with pytest.raises(AssertionError, match=r"y: 1 finite entries beyond the rounding bound; first at \(1,\)"):
+    with pytest.raises(AssertionError, match=r"y: 1 finite entries beyond the rounding bound; first at y\[1\]: got [0-9.e+-]+, "
+                       r"the reference [0-9.e+-]+ \(differ by 1e-09, allowed [0-9.e+-]+\)$"):
         tl.testing.assert_matches_reference(MATVEC, inputs, {"y": y})
     y[1] -= 1e-9
     y[1] *= 1 + 4 * np.finfo(float).eps  # a different summation order: within the bound
@@ -73,3 +74,25 @@ def test_a_bad_program_argument_is_error_input():
     with pytest.raises(tl.TensorLangError) as info:
         tl.testing.assert_matches_reference(42, {}, {})
     assert info.value.code == "input"
+
+
+@pytest.mark.parametrize("got, reference, said", [
+    ([np.nan], [1.0], "got nan, the reference 1.0"),
+    ([1.0], [np.nan], "got 1.0, the reference nan"),
+    ([-np.inf], [np.inf], "got -inf, the reference inf"),
+    ([np.inf], [-0.0], "got inf, the reference -0.0"),
+    ([0.1], [-0.0], "got 0.1, the reference -0.0 (differ by 0.1, allowed "),
+])
+def test_messages_print_numbers_as_users_read_them(got, reference, said):
+    """nan, inf, -0.0 and 0.1, never numpy's np.float64(nan) (issue 43)."""
+    text = "in var a : [1]\nout var c : [1]\nc = a\n"
+    with pytest.raises(AssertionError) as info:
+        tl.testing.assert_matches_reference(text, {"a": np.array(reference)}, {"c": np.array(got)})
+    message = str(info.value)
+    assert said in message and "np." not in message and "first at c[0]:" in message, message
+
+
+def test_a_scalar_result_is_named_without_an_index():
+    text = "in var a : [2]\nout var s : []\ns = a # a . [1 2]\n"
+    with pytest.raises(AssertionError, match=r"first at s: got 3\.0, the reference 2\.0"):
+        tl.testing.assert_matches_reference(text, {"a": np.array([1.0, 1.0])}, {"s": np.array(3.0)})

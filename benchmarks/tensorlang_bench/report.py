@@ -192,6 +192,37 @@ def threads_markdown(results: dict) -> list[str]:
     return lines
 
 
+#: the einsum suite's contender that calls ``tl.contract_expression`` (suites/einsum.py)
+EXPRESSION = "tensorlang[c] contract_expression"
+
+
+def expression_markdown(results: dict) -> list[str]:
+    """``tl.contract_expression`` against ``tl.einsum`` (``tensorlang[c]``) on every case
+    where both were timed (the einsum suite: interleaved in the same rounds).  A ratio
+    above 1 is flagged "slower" only where the two inter-quartile ranges do not overlap
+    (the expression's first quartile above tl.einsum's third): below that, the two
+    medians differ by less than the spread of either."""
+    rows = []
+    for case in results["cases"]:
+        recs = {r["name"]: r for r in case["contenders"] if "median_s" in r}
+        einsum, expr = recs.get("tensorlang[c]"), recs.get(EXPRESSION)
+        if not (einsum and expr):
+            continue
+        ratio = expr["median_s"] / einsum["median_s"]
+        flag = "slower" if expr["q1_s"] > einsum["q3_s"] else ""
+        rows.append(f"| {case['kernel']} | {case['label']} | {_fmt_time(einsum['median_s'])} | "
+                    f"{_fmt_time(expr['median_s'])} | {_fmt(ratio)} | {flag} |")
+    if not rows:
+        return []
+    return ["## contract_expression against tl.einsum", "",
+            "The same contraction called as `tl.einsum(subs, *ops)` (tensorlang[c]) and as "
+            "`expr(*ops)` with `expr = tl.contract_expression(subs, *shapes)` built once, timed in the same "
+            "rounds; ratio = expression / tl.einsum (at most 1: the expression is at least as fast). "
+            "\"slower\": the expression's first quartile is above tl.einsum's third.", "",
+            "| kernel | size | tl.einsum | contract_expression | ratio | flag |",
+            "| --- | --- | --- | --- | --- | --- |", *rows, ""]
+
+
 def case_table(case: dict) -> list[str]:
     per = case["per"] > 1
     base = case.get("baseline")
@@ -247,6 +278,7 @@ def write_markdown(results: dict, directory: Path, plots: list[str], plot_note: 
         lines.append("")
     lines += summary_markdown(results)
     lines += threads_markdown(results)
+    lines += expression_markdown(results)
     if plots or plot_note:
         lines += ["## Plots", ""]
         lines += [f"![{p}]({p})" for p in plots]
@@ -289,7 +321,7 @@ def _by_kernel(results: dict, suite: str) -> dict[str, list[dict]]:
 
 _COLORS = {
     "tensorlang[c]": "tab:red", "tensorlang[c] fma": "tab:pink", "tensorlang[numpy]": "tab:orange",
-    "tensorlang[interp]": "gold",
+    "tensorlang[interp]": "gold", "tensorlang[c] contract_expression": "darkred",
     "numpy": "black", "numpy.einsum": "tab:gray", "numpy.einsum(optimal)": "tab:brown", "opt_einsum": "tab:purple",
     "torch": "tab:blue", "jax": "tab:green", "numba": "tab:cyan",
 }

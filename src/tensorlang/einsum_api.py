@@ -452,7 +452,14 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
 # ------------------------------------------------------------------ opt_einsum's interface
 class ContractExpression:
     """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
-    ContractExpression).  ``constants`` are operands fixed at construction."""
+    ContractExpression).  ``constants`` are operands fixed at construction.
+
+    It runs what ``tl.einsum`` runs for the same call (the runner of the einsum cache's
+    entry, built at construction), with less in front of it: a call tries the C caller
+    (``ordered``, which checks the arrays in C and declines with None), the one for one
+    array k times first where the first two arrays are one object, and nothing else;
+    the general path (constants, ``out=``, another back end, an array of another dtype,
+    shape or layout) checks and reports what is wrong."""
 
     def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
         self.subscripts = subscripts
@@ -466,23 +473,29 @@ class ContractExpression:
         self._runner = self._same = None
         if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape):
             dummies = tuple(np.empty(shape) for shape in spec.shapes)
-            self._runner = _make_runner(spec, dummies, np.dtype(np.float64), backend, subscripts, True)
+            self._runner = _shared_runner(spec, dummies, backend, subscripts)
             if not constants and len(set(spec.shapes)) == 1:  # called with one array k times: its own kernel
-                self._same = _make_runner(spec, (dummies[0],) * len(dummies), np.dtype(np.float64), backend,
-                                          subscripts, True, same=True)
+                self._same = _shared_runner(spec, (dummies[0],) * len(dummies), backend, subscripts)
         #: the C callers (``ordered(*arrays)``, None where an array is not what they were
         #: built for), where the runners have them: a call tries them first
         self._fast = getattr(self._runner, "ordered", None) if not constants else None
         self._fast_same = getattr(self._same, "ordered", None)
 
     def __call__(self, *arrays, out=None, backend: str | None = None, evaluate_constants: bool = False):
-        fast = self._fast
-        if fast is not None and out is None and backend is None:
-            if self._fast_same is not None and arrays and arrays[-1] is arrays[0] and all(a is arrays[0] for a in arrays):
-                fast = self._fast_same
-            result = fast(*arrays)
-            if result is not None:
-                return result
+        if out is None and backend is None:
+            if self._fast_same is not None and len(arrays) > 1 and arrays[0] is arrays[1]:
+                result = self._fast_same(*arrays)  # declines (None) unless every array is that one
+                if result is not None:
+                    return result
+            fast = self._fast
+            if fast is not None:
+                result = fast(*arrays)
+                if result is not None:
+                    return result
+        return self._general(arrays, out, backend)
+
+    def _general(self, arrays: tuple, out, backend: str | None):
+        """A call the C callers declined, or one with constants, ``out=`` or ``backend=``."""
         if len(arrays) != self.num_args:
             raise EinsumError(f"this contraction takes {self.num_args} array(s) (besides its constants), "
                               f"got {len(arrays)}")
@@ -494,10 +507,10 @@ class ContractExpression:
         runner = self._runner
         if self._same is not None and _one_array(ops):
             runner = self._same
-        if runner is not None and out is None and all(
+        if runner is not None and out is None and backend is None and all(
                 o.__class__ is np.ndarray and o.dtype == np.float64 and o.flags.c_contiguous and o.shape == s
                 for o, s in zip(ops, self.spec.shapes)):
-            return runner(tuple(ops))
+            return runner(tuple(ops))  # what the runner was built for (a direct call checks nothing)
         for o, s in zip(ops, self.spec.shapes):
             if np.shape(o) != s:
                 raise EinsumError(f"this contraction was built for shapes {list(self.spec.shapes)}, "
@@ -506,6 +519,23 @@ class ContractExpression:
 
     def __repr__(self) -> str:
         return f"<tl.ContractExpression('{self.spec.subscripts()}')>"
+
+
+def _shared_runner(spec, arrays: tuple, backend: str, subscripts: str):
+    """The runner ``tl.einsum(subscripts, *arrays)`` runs (float64, C-ordered operands; one
+    array k times where ``arrays`` are one object): the einsum cache's entry, or a new one
+    put there, so that an expression and ``tl.einsum`` share one compiled kernel and its
+    C caller.  Where the call is not compiled (numpy computes it) the expression keeps a
+    runner of its own, numpy's ``optimize=True`` as opt_einsum orders."""
+    key = _key(subscripts, arrays, backend)
+    assert key is not None  # (ndarrays)
+    key += (False,)  # tl.einsum's default optimize=False: the key of a plain call
+    runner = _CACHE.get(key)
+    if getattr(runner, "kernel", None) is None:
+        runner = _make_runner(spec, arrays, np.dtype(np.float64), backend, subscripts, True, _one_array(arrays))
+        if getattr(runner, "kernel", None) is not None:  # compiled: the same for any optimize
+            _remember(key, runner, arrays, subscripts, False, backend)
+    return runner
 
 
 def _shape_of(shape) -> tuple[int, ...]:

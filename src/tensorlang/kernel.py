@@ -17,9 +17,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import limits, pipeline, stages
+from . import lang, limits, pipeline, stages
 from .errors import KernelFailed, Source, TensorLangError, closest, error, guard
 from .ein import ir
+from .ein.printer import html_table, html_text
 from .lang import Language
 from .loops.ir import LoopProgram
 from .passes import Optimized
@@ -81,6 +82,8 @@ class ProgramInterface:
 
     checked: CheckedProgram
     options: Options
+    source: Source
+    threads: int
 
     @property
     def backend(self) -> str:
@@ -133,6 +136,57 @@ class ProgramInterface:
         result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
         only) or ``temp`` (semantics/interface.py)."""
         return dict(self.checked.interface.roles)
+
+    #: the most variables a notebook's view lists (a generated program may have thousands)
+    HTML_ROWS = 40
+
+    def _repr_html_(self) -> str:
+        """A notebook's view (every text escaped): how to call it, its variables (role,
+        shape, dtype), the target and options it was compiled with, the stages
+        ``ir``/``code`` show, and each stage its target ran (collapsed)."""
+        roles = self.roles()
+        shapes = self.shapes
+        shown = [n for n in shapes if roles.get(n) != Role.TEMP]
+        temps = len(shapes) - len(shown)
+        required = getattr(self, "required_inputs", self.inputs)  # an unqualified program's read-first ones too
+        rows = [(n, "required" if roles.get(n) == Role.OPTIONAL and n in required else roles[n].value if n in roles
+                 else "", "[" + " ".join(map(str, shapes[n])) + "]", self.dtype.name) for n in shown[:self.HTML_ROWS]]
+        if len(shown) > self.HTML_ROWS:
+            rows.append((f"... {len(shown) - self.HTML_ROWS} more", "", "", ""))
+        if temps:
+            rows.append((f"{temps} temporar{'y' if temps == 1 else 'ies'}", "temp", "", ""))
+        args = [f"{n}=..." for n in required] + [f"{n}=... (optional)" for n in self.optional_inputs
+                                                 if n not in required]
+        call = f"k({', '.join(args)}) -> {{{', '.join(f'{n!r}: ...' for n in self.outputs)}}}"
+        options = [f"target {self.backend}", self.dtype.name, f"threads {self.threads or 'default'}"]
+        options += [f"pad {self.pad}"] if self.pad > 1 else []
+        options += ["fma"] if self.fma else []
+        options += ["opt=False"] if not self.opt else []
+        options += [self._sizes_text()] if self._sizes_text() else []
+        symbols = getattr(self, "symbols", ())  # a SymbolicKernel: the later stages need the sizes' values
+        if symbols:
+            example = ", ".join(f"{s}=8" for s in symbols)
+            shows = (f"k.ir(stage): {', '.join(('ast', *lang.VIEWS))}; the later stages and k.code(target) "
+                     f"of a specialisation: k.specialize({example})")
+        else:
+            shows = f"k.ir(stage): {', '.join(stages.IR_STAGES)}\nk.code(target): {', '.join(stages.CODE_STAGES)}"
+        text = f"{call}\n{'; '.join(options)}\n{shows}"
+        title = f"tensorlang.{type(self).__name__} {self.source.filename}"
+        return html_table(("variable", "role", "shape", "dtype"), rows, title) + html_text(text) + self._stages_html()
+
+    def specializations(self) -> list[dict[str, int]]:
+        raise NotImplementedError  # each kind's own
+
+    def _sizes_text(self) -> str:
+        symbols = getattr(self, "symbols", ())  # a SymbolicKernel's sizes, bound per call
+        if not symbols:
+            return ""
+        bound = "; ".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in self.specializations())
+        return (f"sizes {', '.join(symbols)} bound from the inputs' shapes at each call "
+                f"(compiled so far: {bound or 'none'})")
+
+    def _stages_html(self) -> str:
+        return ""
 
 
 class Kernel(ProgramInterface):
@@ -360,6 +414,14 @@ class Kernel(ProgramInterface):
         """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` for a
         program without symbols); a :class:`~tensorlang.specialize.SymbolicKernel` has many."""
         return [dict(self.sizes)]
+
+    def _sizes_text(self) -> str:
+        return "sizes " + ", ".join(f"{k}={v}" for k, v in self.sizes.items()) if self.sizes else ""
+
+    def _stages_html(self) -> str:
+        if self.compiled is None:
+            return html_text("runs on the reference interpreter (the compiled targets cannot lower it)")
+        return f"<details><summary>stages run ({self.backend})</summary>{self.compiled._repr_html_()}</details>"
 
 
     def __repr__(self) -> str:

@@ -20,6 +20,7 @@ needs n >= 3) is error[input] saying which.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -36,7 +37,7 @@ from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
-from .semantics.sizes import MAX_EXTENT, Sym, is_derived
+from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
 
 #: Specialisations a kernel keeps loaded (least recently used first out); the compiled
@@ -65,9 +66,9 @@ class SymbolicKernel(ProgramInterface):
         #: sizes given at compile time (already bound in ``checked``'s declarations)
         self.params = dict(params or {})
         #: the sizes a binding gives; an extent written as an expression of them (STUR's
-        #: ``s < N*(N+1)/2``: a Sym named by that text, sizes.is_derived) follows from them
-        #: when the program is specialised, and the specialisation checks it
-        self.symbols: tuple[str, ...] = tuple(s for s in checked.symbols if not is_derived(s))
+        #: ``s < N*(N+1)/2``, ``p+p*p``: checked.derived_symbols) follows from them when
+        #: the program is specialised, and the specialisation checks it
+        self.symbols: tuple[str, ...] = checked.symbols
         self._threads = check_threads(options.threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
         self._lock = threading.RLock()
@@ -403,27 +404,62 @@ class SymbolicKernel(ProgramInterface):
         """``tensorlang analyze`` without values: each statement's flops and bytes as
         polynomials in the sizes.  The program is lowered at stand-in values for the
         symbols (primes no other extent of the program equals), each extent read back
-        as its symbol; lowering at a second set of stand-ins must give the same
-        polynomials, else they are not reported."""
-        found = []
-        for skip in (0, len(self.symbols)):
-            values = _stand_ins(self.source.text, len(self.symbols), skip)
-            symbol_of = dict(zip(values, self.symbols))
-
-            def size(n: int, symbol_of=symbol_of):
-                return Poly.symbol(symbol_of[n]) if n in symbol_of else Poly.constant(n)
-
+        as its symbol, or as its size expression's polynomial (``p+p*p``); lowering at a
+        second set of stand-ins must give the same polynomials.  Where it does not (the
+        lowered program's form depends on a size's value: ``vec`` of ``[M p p]`` is p
+        pieces), error[input] names the sizes to give values to; where the program does not
+        lower at the stand-ins, the lowering's error says so and asks for values."""
+        try:
+            costs = self._symbolic_costs(self.symbols, {})
+        except TensorLangError as exc:
+            if exc.code == "input":  # a size the program needs to lower at all (a STUR position): named
+                raise
+            stand_ins = ", ".join(f"{s} = {v}" for s, v in zip(self.symbols, _stand_ins(self.source.text, len(self.symbols))))
+            raise error(exc.code, f"costs without values lower the program at stand-in sizes ({stand_ins}), and "
+                        f"there it fails: {exc.message}; give {' '.join(f'--param {s}=VALUE' for s in self.symbols)} "
+                        "(params= in Python)").with_source(self.source) from None
+        if costs is not None:
+            ein, size = costs
+            return symbolic_report(ein, size, self.symbols, self.dtype.itemsize)
+        needed = []
+        value = _stand_ins(self.source.text, 1, 2 * len(self.symbols))[0]  # none of the stand-ins below
+        for name in self.symbols:  # which size, once it has a value, leaves polynomials in the others
             try:
-                program = lang.parse(self.source, self.language.name, {**self.params, **dict(zip(self.symbols, values))})
-                ein = self.language.lower(self.language.check(program))
-            except TensorLangError as exc:
-                return f"symbolic sizes: {', '.join(self.symbols)}; no costs without values ({exc.message})\n"
+                if self._symbolic_costs(tuple(s for s in self.symbols if s != name), {name: value}) is not None:
+                    needed.append(name)
+            except TensorLangError:
+                continue
+        needed = needed[:1] or list(self.symbols)
+        rest = [s for s in self.symbols if s not in needed]
+        raise error("input", f"the costs are no polynomials in {', '.join(needed)}: the program lowers to another "
+                    f"form for each value of {' and '.join(needed)} (vec of a symbolic extent, for one, becomes a piece "
+                    f"per row); give {' '.join(f'--param {n}=VALUE' for n in needed)} (params= in Python)"
+                    + (f"; {', '.join(rest)} may stay symbolic" if rest else "")).with_source(self.source)
+
+    def _symbolic_costs(self, free: tuple[str, ...], fixed: dict[str, int]):
+        """(the EIN program lowered at stand-ins for ``free``, the extent -> polynomial
+        map) where two sets of stand-ins give the same costs, else None; ``fixed`` are
+        values for the other sizes."""
+        found = []
+        for skip in (0, len(free)):
+            values = _stand_ins(self.source.text, len(free), skip)
+            binding = {**fixed, **dict(zip(free, values))}
+            meaning: dict[int, Poly] = {v: Poly.symbol(name) for name, v in zip(free, values)}
+            for name in self.checked.derived_symbols:  # a size expression's value reads back as its polynomial
+                poly = poly_of(Sym(name))
+                if poly is not None and all(n in binding for m in poly for n in m):
+                    value = sum(c * math.prod(binding[n] for n in m) for m, c in poly.items())
+                    meaning.setdefault(value, sum((Poly.constant(c) * math.prod(
+                        Poly.constant(binding[n]) if n in fixed else Poly.symbol(n) for n in m)
+                        for m, c in poly.items()), Poly()))
+
+            def size(n: int, meaning=meaning):
+                return meaning.get(n) or Poly.constant(n)
+
+            program = lang.parse(self.source, self.language.name, {**self.params, **binding})
+            ein = self.language.lower(self.language.check(program))
             found.append((ein, size, str(program_cost(ein, self.dtype.itemsize, size))))
-        if found[0][2] != found[1][2]:
-            return (f"symbolic sizes: {', '.join(self.symbols)}; the costs depend on the sizes in a way that is "
-                    "no polynomial: give --param NAME=VALUE\n")
-        ein, size, _ = found[0]
-        return symbolic_report(ein, size, self.symbols, self.dtype.itemsize)
+        return found[0][:2] if found[0][2] == found[1][2] else None
 
     @guard
     def report(self) -> str:
@@ -453,7 +489,7 @@ class KernelSpec:
         source = Source(self.text, self.filename)
         language = lang.get(self.lang)
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
-        if checked.symbols:
+        if checked.symbols or checked.derived_symbols:
             return SymbolicKernel(language, checked, source, self.options, params=dict(self.params))
         kernel = Kernel(language, checked, source, self.options)
         kernel.sizes = dict(self.params)

@@ -134,6 +134,20 @@ def _same(name: str, what: str, bad: np.ndarray, got, value, allowed=None) -> No
     if not np.any(bad):
         return
     where = tuple(int(i) for i in np.argwhere(bad)[0])
-    tail = f" (allowed {np.broadcast_to(allowed, bad.shape)[where]:.3g})" if allowed is not None else ""
-    raise AssertionError(f"{name}: {int(np.count_nonzero(bad))} {what}; first at {where}: "
-                         f"got {got[where]!r}, the reference {value[where]!r}{tail}")
+    tail = ""
+    if allowed is not None:
+        tail = (f" (differ by {_number(abs(got[where] - value[where]), 3)}, "
+                f"allowed {_number(np.broadcast_to(allowed, bad.shape)[where], 3)})")
+    at = f"{name}[{', '.join(map(str, where))}]" if where else name
+    raise AssertionError(f"{name}: {int(np.count_nonzero(bad))} {what}; first at {at}: "
+                         f"got {_number(got[where])}, the reference {_number(value[where])}{tail}")
+
+
+def _number(x, digits: int | None = None) -> str:
+    """A number as a user reads it: ``nan``, ``inf``, ``-inf``, ``-0.0``, ``0.1`` (Python's
+    shortest round-trip form of the float64, or ``digits`` significant digits), never
+    numpy's ``np.float64(nan)``."""
+    x = float(x)
+    if digits is None or not np.isfinite(x) or x == 0:
+        return repr(x)
+    return f"{x:.{digits}g}"

@@ -16,8 +16,9 @@ Expressions (small, medium and large sizes; ``--quick`` keeps the first two):
 
 tensorlang's contenders are ``tl.einsum`` on each back end: ``tensorlang[c]`` is the
 default call ``tl.einsum(subs, *ops)`` (the C back end is what ``auto`` picks), the others
-pass ``backend=``.  Flops are those of the best pairwise order (opt_einsum's count);
-the reference is numpy's einsum in long double arithmetic, independent of every contender.
+pass ``backend=``; ``tensorlang[c] contract_expression`` calls the expression
+``tl.contract_expression(subs, *shapes)`` built once, as opt_einsum's users call it.
+Flops are those of the best pairwise order (opt_einsum's count); the reference is numpy's einsum in long double arithmetic, independent of every contender.
 """
 
 from __future__ import annotations
@@ -52,7 +53,28 @@ def _tl(ctx: Context, subs: str, names, interp_ok: bool) -> list[Contender]:
             return Bound(call, lambda: np.asarray(cell[0]))
         note = "tl.einsum(subs, *ops): cached kernel" + ("" if backend == "c" else f", backend={backend!r}")
         result.append(Contender(f"tensorlang[{backend}]", "tensorlang", make, note))
+        if backend == "c":
+            result.append(Contender(EXPRESSION, "tensorlang", _expression(subs, names),
+                                    "tl.contract_expression(subs, *shapes), built once; expr(*ops)"))
     return result
+
+
+#: the contender that calls ``tl.contract_expression``'s compiled expression (opt_einsum's
+#: interface); the report's table "contract_expression against tl.einsum" sets it beside
+#: ``tensorlang[c]``, the default ``tl.einsum`` call, timed in the same rounds
+EXPRESSION = "tensorlang[c] contract_expression"
+
+
+def _expression(subs: str, names):
+    def make(inp):
+        ops = [inp[n] for n in names]
+        expr = tl.contract_expression(subs, *[o.shape for o in ops])
+        cell = [None]
+
+        def call():
+            cell[0] = expr(*ops)
+        return Bound(call, lambda: np.asarray(cell[0]))
+    return make
 
 
 def _returning(name: str, fn, names, note: str) -> Contender:

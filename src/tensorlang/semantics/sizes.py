@@ -165,14 +165,26 @@ def never_positive(extent: Extent) -> bool:
 
 
 def symbols_of(shapes: Iterable[Iterable[Any]]) -> tuple[str, ...]:
-    """The symbols in these shapes, in order of first appearance: a size expression's
-    symbols before the expression's own (derived) name."""
+    """The free sizes in these shapes, in order of first appearance: the plain names, a
+    size expression's own names included (``[M p+p*p]`` gives M, p), never the
+    expression itself (:func:`derived_of`)."""
     seen: dict[str, None] = {}
     for shape in shapes:
         for d in shape:
             if isinstance(d, Sym):
-                for name in free_sizes(d) if is_derived(d.name) else ():
+                for name in free_sizes(d) if is_derived(d.name) else (d.name,):
                     seen.setdefault(name)
+    return tuple(seen)
+
+
+def derived_of(shapes: Iterable[Iterable[Any]]) -> tuple[str, ...]:
+    """The size expressions still unbound in these shapes (``p+p*p``, STUR's
+    ``N*(N+1)/2``), in order of first appearance: they take no value of their own and
+    follow from the free sizes when those are bound."""
+    seen: dict[str, None] = {}
+    for shape in shapes:
+        for d in shape:
+            if isinstance(d, Sym) and is_derived(d.name):
                 seen.setdefault(d.name)
     return tuple(seen)
 
@@ -230,5 +242,6 @@ def binding_diagnostic(name: str, value: int, first: tuple[str, int, int], secon
             f"every use of {name!r} must have one value")
 
 
-__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "extent_of", "free_sizes", "is_derived",
+__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "derived_of", "extent_of", "free_sizes",
+           "is_derived",
            "is_symbolic", "never_positive", "poly_arith", "poly_of", "program_symbols", "size_arith", "symbols_of"]

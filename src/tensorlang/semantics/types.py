@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import Diagnostic, TensorLangError
 from .interface import Interface, interface
-from .sizes import Sym, symbols_of
+from .sizes import Sym, derived_of, symbols_of
 
 #: A type: its extents, numbers or symbols (:mod:`.sizes`) before a binding.
 Shape = tuple[int, ...]
@@ -82,9 +82,16 @@ class CheckedProgram:
 
     @property
     def symbols(self) -> tuple[str, ...]:
-        """The symbolic sizes still unbound in the declarations (:mod:`.sizes`); a
-        program with none can be lowered and run, one with some must be specialised."""
+        """The free symbolic sizes still unbound in the declarations (:mod:`.sizes`), the
+        names to bind (``params=``, ``--param``); a program with none can be lowered and
+        run, one with some must be specialised."""
         return symbols_of(self.context.shapes.values())
+
+    @property
+    def derived_symbols(self) -> tuple[str, ...]:
+        """The size expressions still unbound (``p+p*p``): no names to bind, they follow
+        from :attr:`symbols`."""
+        return derived_of(self.context.shapes.values())
 
 
 # ------------------------------------------------------------------ Figure 7

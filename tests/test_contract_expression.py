@@ -1,0 +1,119 @@
+"""tl.contract_expression runs what tl.einsum runs for the same call (issue 43): one
+compiled kernel, shared with the einsum cache, and a call path with less in front of it.
+Speed itself is measured by `tensorlang bench einsum` (its table "contract_expression
+against tl.einsum"), not here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang import einsum_api
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    einsum_api.clear_cache()
+    yield
+    einsum_api.clear_cache()
+
+
+def _data(shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, shape)
+
+
+def _entry(subscripts, arrays):
+    return einsum_api._CACHE.get(einsum_api._key(subscripts, tuple(arrays), "auto") + (False,))
+
+
+def test_the_expression_and_einsum_share_one_compiled_kernel():
+    a, b, c = _data((2, 3)), _data((3, 4)), _data((4, 5))
+    expr = tl.contract_expression("ij,jk,kl->il", a.shape, b.shape, c.shape)
+    entry = _entry("ij,jk,kl->il", (a, b, c))
+    assert entry is not None and expr._runner is entry  # built once, into the einsum cache
+    entries = einsum_api.cache_info()["entries"]
+    np.testing.assert_allclose(tl.einsum("ij,jk,kl->il", a, b, c), expr(a, b, c), rtol=1e-14)
+    assert einsum_api.cache_info()["entries"] == entries  # tl.einsum compiled nothing new
+
+
+def test_an_expression_takes_the_kernel_einsum_compiled_first():
+    x = _data((40, 6))
+    tl.einsum("ni,nj->ij", x, x)  # one array twice: the einsum cache's one-input kernel
+    first = _entry("ni,nj->ij", (x, x))
+    expr = tl.contract_expression("ni,nj->ij", x.shape, x.shape)
+    assert expr._same is first
+    np.testing.assert_allclose(expr(x, x), x.T @ x, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("subscripts, k", [("ni,nj->ij", 2), ("ni,nj,nk->ijk", 3)])
+def test_one_array_and_several_arrays_of_one_shape(subscripts, k):
+    """The one-array kernel is tried when the first two arrays are one object, and
+    declines unless all are: (x, x, y) must not be read as x three times."""
+    x, y = _data((30, 4), 1), _data((30, 4), 2)
+    expr = tl.contract_expression(subscripts, *(x.shape,) * k)
+    for arrays in [(x,) * k, (x, y, x)[:k], (x, x, y)[:k], (y, x, x)[:k], (x,) * (k - 1) + (x.copy(),)]:
+        np.testing.assert_allclose(expr(*arrays), np.einsum(subscripts, *arrays), rtol=1e-12, atol=1e-12)
+
+
+def test_calls_the_c_callers_decline_take_the_general_path():
+    a, b = _data((3, 4)), _data((4, 5))
+    expr = tl.contract_expression("ij,jk->ik", a.shape, b.shape)
+    expected = a @ b
+    for args in [(np.asfortranarray(a), b), (a.astype(np.float32), b), (a.tolist(), b), (a[:, ::1], b)]:
+        np.testing.assert_allclose(expr(*args), np.einsum("ij,jk->ik", *args), rtol=1e-12)
+    out = np.empty((3, 5))
+    assert expr(a, b, out=out) is out and np.allclose(out, expected)
+    np.testing.assert_allclose(expr(a, b, backend="numpy"), expected, rtol=1e-12)
+    with pytest.raises(tl.EinsumError, match="takes 2 array"):
+        expr(a)
+    with pytest.raises(tl.EinsumError, match="built for shapes"):
+        expr(a, np.ones((4, 6)))
+
+
+def test_an_expression_with_constants_is_not_the_plain_calls_kernel():
+    b = _data((3, 4))
+    expr = tl.contract_expression("ij,jk->ik", (2, 3), b, constants=[1])
+    a = _data((2, 3))
+    np.testing.assert_allclose(expr(a), a @ b, rtol=1e-12)
+    with pytest.raises(tl.EinsumError, match="takes 1 array"):
+        expr(a, b)
+
+
+def test_the_bench_report_sets_the_expression_beside_einsum():
+    from tensorlang_bench import report
+    from tensorlang_bench.suites import einsum as suite
+
+    def rec(name, median, q1, q3):
+        return {"name": name, "family": "tensorlang", "median_s": median, "q1_s": q1, "q3_s": q3}
+
+    cases = [{"kernel": "mm", "label": "i=2", "contenders": [rec("tensorlang[c]", 2e-6, 1.9e-6, 2.1e-6),
+                                                             rec(suite.EXPRESSION, 1e-6, 0.9e-6, 1.1e-6)]},
+             {"kernel": "gram", "label": "n=9", "contenders": [rec("tensorlang[c]", 1e-3, 0.9e-3, 1.1e-3),
+                                                               rec(suite.EXPRESSION, 1.05e-3, 1e-3, 1.2e-3)]},
+             {"kernel": "chain", "label": "i=3", "contenders": [rec("tensorlang[c]", 1e-6, 0.9e-6, 1.1e-6),
+                                                                rec(suite.EXPRESSION, 3e-6, 2e-6, 4e-6)]}]
+    lines = report.expression_markdown({"cases": cases})
+    assert suite.EXPRESSION == report.EXPRESSION
+    rows = [line for line in lines if line.startswith("| mm") or line.startswith("| gram") or line.startswith("| chain")]
+    assert rows[0].endswith("| 0.5 |  |") and rows[1].endswith("| 1.05 |  |")  # within the spread: no flag
+    assert rows[2].endswith("| 3 | slower |")
+    assert report.expression_markdown({"cases": cases[:0]}) == []
+
+
+def test_an_expression_and_einsum_share_their_kernel_across_threads():
+    """One expression and tl.einsum on its shapes, called from many threads at once: one
+    compiled kernel and C caller (its work buffers per call), every result right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = _data((300, 12), 5)
+    y = _data((300, 12), 6)
+    expr = tl.contract_expression("ni,nj->ij", x.shape, x.shape)
+    expected = {"xx": x.T @ x, "xy": x.T @ y}
+
+    def job(n):
+        a, b, key = (x, x, "xx") if n % 2 else (x, y, "xy")
+        got = expr(a, b) if n % 3 else tl.einsum("ni,nj->ij", a, b)
+        return np.allclose(got, expected[key], rtol=1e-12, atol=1e-12)
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(job, range(400)))
