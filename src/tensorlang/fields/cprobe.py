@@ -22,7 +22,6 @@ from ..ein.fields import Sample
 from ..sampling.image import Image
 from ..sampling.kernels import Kernel
 from ..schedule.probe import SORT_IMAGE_BYTES, SORT_POINTS, sorts as _sorts  # noqa: F401 - the rule's constants
-from ..targets.c.probe import parallel_points  # noqa: F401 - where a probe runs on threads
 
 #: the points of the program a probe compiles (its block); the general entry takes any number
 POINTS = 1 << 14
@@ -32,6 +31,12 @@ def available() -> bool:
     """Whether a C compiler works here (the probes then run in generated C)."""
     from ..targets.c import build
     return build.find_compiler() is not None
+
+
+def parallel_points(d: int, support: int, ncomp: int) -> int:
+    """The points from which a probe runs on threads, on this machine (its measured threshold)."""
+    from ..targets.c import probe as c_probe, threshold
+    return c_probe.parallel_points(d, support, ncomp, threshold.parallel_work().compute)
 
 
 def geometry(img: Image) -> np.ndarray:
@@ -51,7 +56,7 @@ def sample_program(dim: int, voxel: tuple[int, ...], sizes: tuple[int, ...], ker
     body = Sample(kernel, order, indices, ir.Tensor(image, ()), ir.Tensor(at, ()), ir.Tensor(geo, ()))
     decls = (ir.Decl(image, sizes + voxel, "in"), ir.Decl(at, (points, dim), "in"),
              ir.Decl(geo, (dim, dim + 2), "in"), ir.Decl(target, shape, qual))
-    return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))
+    return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))  # type: ignore[arg-type]
 
 
 _KERNELS: dict[tuple[ir.Program, Any], Any] = {}

@@ -1,10 +1,13 @@
-"""Generated C for probes: 004 §2.2's sum for a batch of points, in parallel.
+"""The C target's probe renderer: a probe step (004 §2.2's sum for a batch of points, in
+parallel) as C.
 
-One C function per (dimension, kernel, derivative order, voxel size) computes, for every
-point (an OpenMP loop over points), the index-space derivatives of that order of every
-voxel component, the same numbers as :func:`reconstruct.probe` (which stays the
-reference and the fallback where no C compiler works).  docs/fields.md ("How fast a
-probe can be") has the cost model this layout follows.
+A field probe's lowered program computes each probe tensor by a Sample statement, which
+the schedule makes a :class:`~tensorlang.schedule.probe.ProbeStep`; :func:`step_function`
+renders it.  One C function per (dimension, kernel, derivative order, voxel size)
+computes, for every point (an OpenMP loop over points), the index-space derivatives of
+that order of every voxel component, the same numbers as ``fields/reconstruct.py``'s
+probe (the reference, and the EIN evaluator's rule for a Sample).
+docs/internals/fields-probes.md has the cost model this layout follows.
 
 The kernel's weights are straight-line polynomials: for a fractional position f in
 [0, 1), tap i = 1-s .. s reads |f − i| on one fixed piece of the kernel (piece −i for
@@ -28,7 +31,7 @@ each point of the batch reads its rows.  Random points make the probe a gather (
 software prefetch of the rows of points ahead was tried and measured slower: the
 out-of-order core already keeps as many misses in flight as the core can hold; see
 docs/fields.md).  On a large image many points are first sorted by the image's blocks
-(:func:`sorts`, C's ``tl_sort``): the points of one block then share their rows in
+(the schedule's ``sorts``, C's ``tl_sort``): the points of one block then share their rows in
 cache, and each result is still written at its point's own index.  Those scattered
 writes (the sort's and the results') are what software prefetch does pay for: each
 place is known a few points ahead, and asking for its line then hides the miss a
@@ -38,7 +41,8 @@ block order, the rows of the points about two blocks ahead (:data:`REGION_BLOCKS
 were most of a large image's time.
 
 Outside the domain (support leaving the image) or at a non-finite position the result
-is NaN (⊥), as in the reference.  The world-space chain rule is applied by the caller.
+is NaN (⊥), as in the reference.  The world-space chain rule is the program's next
+statements (fields/run.py).
 """
 
 from __future__ import annotations
@@ -71,13 +75,10 @@ REGION_AHEAD = 512
 PAIRED: bool | None = None
 
 
-def parallel_points(d: int, support: int, ncomp: int, work: int | None = None) -> int:
+def parallel_points(d: int, support: int, ncomp: int, work: int) -> int:
     """The points from which a probe runs on threads (the thread policy, loops/parallel.py:
-    ``support**d`` taps of ``ncomp`` components a point, against ``work``, by default the
-    machine's measured threshold)."""
-    if work is None:
-        from . import threshold
-        work = threshold.parallel_work().compute
+    ``support**d`` taps of ``ncomp`` components a point, against ``work``, the scalar
+    operations from which a loop runs on threads)."""
     return least_items(support ** d * ncomp, work)
 
 
@@ -427,7 +428,7 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
     and csrc/probe_entry.c (``tl_probe``); on threads from ``parallel`` points."""
     S = kern.support
     vw = _width(S * ncomp)
-    parallel = parallel_points(d, S, ncomp) if parallel is None else parallel
+    parallel = (1 << 62) if parallel is None else parallel
     src = (_prefix(d, S, ncomp, vw)
            + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
            + _cells(d, kern, order)
