@@ -1,11 +1,13 @@
 """Running a probe: normalize, lower and optimize once per field, then evaluate block by
 block (paper 004 §5; docs/fields.md, "How a probe is compiled").
 
-:func:`plan` turns ``Probe(F, x)`` into an optimized EIN program over a block of points
-(passes/fields.py: normalization, Slice; passes.optimize) and keeps it on the field;
-:func:`probe` computes the probe tensors the program reads (generated C, cprobe.py, or
-the numpy reference, reconstruct.py) a chunk of points at a time and runs the program
-on each block: compiled by the C target, or on the EIN evaluator without a compiler.
+:func:`probe_plan` turns ``Probe(F, x)`` into an optimized EIN program over a block of
+points (passes/fields.py: normalization, Slice; passes.optimize) with, in front, one
+Sample statement per probe tensor (and the world's chain rule), and keeps it on the
+field; :func:`probe` runs that program block by block: compiled by the C target through
+the one driver (each Sample a probe step of its schedule), or on the EIN evaluator
+without a compiler.  A probe that is one probed convolution takes all its points at once
+(cprobe.py).
 """
 
 from __future__ import annotations
