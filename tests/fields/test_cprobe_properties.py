@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang.fields import KERNELS, cprobe, reconstruct, run
+from tensorlang.targets.c import probe as c_probe
 
 pytestmark = pytest.mark.skipif(not cprobe.available(), reason="no working C compiler")
 
@@ -213,14 +214,13 @@ def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monk
 @given(cases(dim=3, support=4, scalar=True), st.sampled_from([True, False]))
 def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):
     """Scalar 3-D images with 4-tap kernels sum two rows at once in 8-double vectors
-    where the compiler targets AVX-512 (cprobe.PAIRED None); both forms are built here,
+    where the compiler targets AVX-512 (targets/c/probe.py's PAIRED None); both forms are built here,
     whatever the machine, and each agrees with the reference, ⊥ and ∞ included, and
     with itself in block order."""
     img, kern, order, points = case
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cprobe, "PAIRED", paired)
-        patch.setattr(cprobe, "_BUILT", {})
-        src, _ = cprobe.source(3, kern, order, 1)
+        patch.setattr(c_probe, "PAIRED", paired)
+        src, _ = c_probe.source(3, kern, order, 1)
         assert ("TL_PAIR(tl_load(" in src) == paired and "#if TL_PAIRED\n" not in src
         ours = cprobe.probe(img, kern, order, points, sort=False)
         many = np.concatenate([points] * 60)
@@ -234,10 +234,10 @@ def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):
 def test_the_default_source_chooses_paired_rows_by_the_preprocessor():
     from tensorlang.sampling.kernels import KERNELS as K
 
-    src, _ = cprobe.source(3, K["bspln3"], 2, 1)
+    src, _ = c_probe.source(3, K["bspln3"], 2, 1)
     assert "#if TL_PAIRED\n" in src and "TL_PAIR(tl_load(" in src  # both forms, chosen by the compiler's target
-    assert "TL_PAIR(tl_load(" not in cprobe.source(3, K["bspln3"], 2, 3)[0]  # vector voxels: one form
-    assert "TL_PAIR(tl_load(" not in cprobe.source(3, K["c4hexic"], 1, 1)[0]  # 6 taps: one form
+    assert "TL_PAIR(tl_load(" not in c_probe.source(3, K["bspln3"], 2, 3)[0]  # vector voxels: one form
+    assert "TL_PAIR(tl_load(" not in c_probe.source(3, K["c4hexic"], 1, 1)[0]  # 6 taps: one form
 
 
 @pytest.mark.parametrize("dim", [1, 2, 3])

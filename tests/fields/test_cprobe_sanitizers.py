@@ -25,6 +25,7 @@ from hypothesis import given, settings, strategies as st
 from properties.test_c_sanitizers import SANITIZE, pytestmark  # noqa: F401 - skipped where ASan does not work
 from tensorlang.fields import cprobe, reconstruct
 from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import probe as c_probe
 from test_cprobe_properties import _agree, cases
 
 
@@ -74,7 +75,7 @@ def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads:
     """The probe's results from the sanitized build (with OpenMP where ``threads`` > 1)."""
     compiler = c_build.require_compiler()
     ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
-    src, _ = cprobe.source(img.dim, kern, order, ncomp)
+    src, _ = c_probe.source(img.dim, kern, order, ncomp, cprobe.parallel_points(img.dim, kern.support, ncomp))
     n = points.shape[0]
     shape = (n,) + img.voxel_shape + (img.dim,) * order
     full = int(np.prod(shape[1:], dtype=np.int64))

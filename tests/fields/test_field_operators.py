@@ -284,7 +284,11 @@ def test_every_stage_prints():
     assert "∂/∂x" in field and "@x" in field and "⊛ bspln3" in field
     assert "∂/∂x" not in normal and "⊛ bspln3^[" in normal  # derivatives moved onto the kernel
     assert "P0[p," in E.ir("slice") and "out var E" in E.ir("opt")
-    assert _error(lambda: E.ir("loops")).code == "input"
+    schedule = E.ir("schedule")  # each probe tensor a probe step of the schedule, rendered by the C target
+    assert "probe: v" in schedule and "bspln3 probe of order 1" in schedule
+    assert "probe(I0 ⊛ bspln3^1, X, G0)" in E.ir("opt")
+    assert "tl_step0_points" in E.ir("c")
+    assert _error(lambda: E.ir("tiles")).code == "input"
 
 
 def test_deep_and_exploding_fields_are_too_large_not_a_hang(monkeypatch):

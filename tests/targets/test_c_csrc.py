@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorlang.fields import cprobe
+from tensorlang.targets.c import probe as cprobe
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import blas, callext, codegen, csrc, threshold
 

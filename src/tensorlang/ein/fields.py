@@ -8,7 +8,9 @@ A field expression is an ordinary EIN expression whose leaves may be
 position.  After the field normalization of ``passes/fields.py`` no :class:`Diff` is
 left, and every :class:`Conv` sits directly under a :class:`Probe` (004 §5.3's normal
 form); lowering then replaces each probed convolution by a tensor read (Slice, §5.7.2),
-so no pass or target below ever sees these kinds.
+so no pass below ever sees these kinds.  What the program then runs for each probe
+tensor is one more kind, :class:`Sample`, a library statement's body: the schedule makes
+its statement a probe step (schedule/probe.py) that the C target renders.
 
 * ``Conv(image, kernel, comps, derivs)`` is V_α ⊛ H^β: image ``image`` (a name) at
   voxel component indices α = ``comps``, reconstructed with kernel ``kernel`` whose
@@ -25,6 +27,7 @@ from typing import Any
 
 from . import ir
 from .index import Index
+from .printer import _ATOM, RENDER, expr_to_text
 
 
 @dataclass(frozen=True)
@@ -84,12 +87,63 @@ class Probe(ir.Node):
         return Probe(kids[0], self.at)
 
 
+@dataclass(frozen=True)
+class Sample(ir.Node):
+    """The probe tensor of one (image, kernel, derivative order) at a batch of points:
+    ``P[p, α, β] = ∂^β (V_α ⊛ h)(M·x[p])``, the derivatives in *index* space (the world's
+    chain rule is a statement of its own), ⊥ (NaN) where the kernel's support around
+    the point leaves the image or the point is not finite.  ``indices`` are (p, α, β) as
+    the statement's target has them; ``image``, ``points`` (N × dim) and ``geometry``
+    (dim × (dim+2): per space axis a, the world-to-index map's row a, then the image's
+    number of samples along a) are the variables it reads, as accesses without indices (so ``Statement.reads`` and renamings see them).  A
+    statement whose body is one Sample is a library step, never a loop nest or part of
+    an optimized expression (docs/fields.md, "How a probe is compiled")."""
+
+    kernel: str
+    order: int
+    indices: tuple[Index, ...]
+    image: ir.Tensor
+    points: ir.Tensor
+    geometry: ir.Tensor
+
+    def children(self):
+        return (self.image, self.points, self.geometry)
+
+    def replace_children(self, kids):
+        return Sample(self.kernel, self.order, self.indices, *kids)
+
+    def index_uses(self):
+        return self.indices
+
+    def with_index_uses(self, uses):
+        return Sample(self.kernel, self.order, tuple(uses), self.image, self.points, self.geometry)
+
+    def use_extents(self, shapes):
+        return (None,) * len(self.indices)
+
+
+def sample_text(e: Sample) -> tuple[str, int]:
+    """How a Sample prints in index notation: ``probe(I0 ⊛ bspln3^2, x, G0)[p,i,j]``."""
+    from .index import to_text as index_text
+
+    derivs = f"^{e.order}" if e.order else ""
+    image, points, geometry = (expr_to_text(kid) for kid in e.children())
+    return (f"probe({image} ⊛ {e.kernel}{derivs}, {points}, {geometry})"
+            f"[{','.join(index_text(i) for i in e.indices)}]", _ATOM)
+
+
+def is_sample(stmt: ir.Statement) -> bool:
+    """Whether ``stmt`` is a probe tensor's library statement (its body one Sample)."""
+    return isinstance(stmt.body, Sample)
+
+
 FIELD_KINDS: tuple[type, ...] = (Conv, Diff, Probe)
 
-for _cls in FIELD_KINDS:  # the iterative hash and equality of the other node kinds
+for _cls in (*FIELD_KINDS, Sample):  # the iterative hash and equality of the other node kinds
     _cls.__hash__ = ir._node_hash  # type: ignore[assignment]
     _cls.__eq__ = ir._node_eq  # type: ignore[assignment,method-assign]
     _cls.__getstate__ = ir._node_getstate  # type: ignore[attr-defined,method-assign,assignment]
+RENDER[Sample] = sample_text  # the EIN evaluator's entry is the reference's (fields/reconstruct.py)
 
 
 def is_field_free(e: "ir.Expr") -> bool:

@@ -9,7 +9,7 @@ derivatives and probes at batches of points.  See docs/fields.md.
 The modules: ``kernels`` (tent, c1tent, ctmr, bspln3, c4hexic), ``image`` (arrays, .npy,
 NRRD, the index-to-world map), ``reconstruct`` (the probe sum of 004 §2.2, vectorized),
 ``api`` (the Field type and its operators), ``run`` (a probe's plan and its evaluation),
-``cprobe`` (the generated C of the probe sum).  Normalization and lowering are EIN passes
+``cprobe`` (one probed convolution at many points, through its probe step's C).  Normalization and lowering are EIN passes
 (passes/fields.py) over EIN's field forms (ein/fields.py).
 """
 

@@ -150,16 +150,19 @@ class Field:
     @guard
     def ir(self, stage: str = "opt") -> str:
         """The probe's IR as text after a stage: ``field`` (as built), ``normalize``
-        (004 §5.3's normal form), ``slice`` (the EIN program as lowered) or ``opt`` (as
-        optimized)."""
+        (004 §5.3's normal form), ``slice`` (the EIN program as lowered), ``opt`` (as
+        optimized, each probe tensor a Sample statement), or the compiler's stages of that
+        program for the C target: ``schedule`` (the probe steps), ``loops``, ``c``."""
         from ..ein.fields import to_text
         from ..ein.printer import to_text as program_text
 
         plan = run.probe_plan(self)
         shown = {"field": lambda: to_text(plan.probe), "normalize": lambda: to_text(plan.normal),
                  "slice": lambda: program_text(plan.lowered), "opt": lambda: program_text(plan.program)}
+        if stage in ("schedule", "loops", "c"):
+            return run.stage_text(plan, stage)
         if stage not in shown:
-            raise error("input", f"unknown stage {stage!r} (field, normalize, slice, opt)")
+            raise error("input", f"unknown stage {stage!r} (field, normalize, slice, opt, schedule, loops, c)")
         return shown[stage]()
 
 

@@ -1,442 +1,30 @@
-"""Generated C for probes: 004 §2.2's sum for a batch of points, in parallel.
+"""A probed convolution at any number of points, in generated C: the probe step's kernel.
 
-One C function per (dimension, kernel, derivative order, voxel size) computes, for every
-point (an OpenMP loop over points), the index-space derivatives of that order of every
-voxel component, the same numbers as :func:`reconstruct.probe` (which stays the
-reference and the fallback where no C compiler works).  docs/fields.md ("How fast a
-probe can be") has the cost model this layout follows.
-
-The kernel's weights are straight-line polynomials: for a fractional position f in
-[0, 1), tap i = 1-s .. s reads |f − i| on one fixed piece of the kernel (piece −i for
-i ≤ 0, piece i−1 for i ≥ 1), so each weight is one Horner evaluation in f with the
-piece's coefficients as literals, and odd derivatives of taps right of the point change
-sign.  They are computed once per point and axis, for every derivative order the probe
-needs.
-
-The sum is separable (004 §2.2) and runs on *rows*: the S taps of the innermost axis
-times the voxel's components are contiguous in memory, so one row is read as one short
-vector (4 doubles for a scalar cubic kernel: one AVX load) and the outer axes are
-contracted first, row by row, into one vector of partial sums per combination of outer
-derivative counts (the value, ∂x, ∂y, ... share every row read); the innermost axis is
-contracted last, one short dot product per derivative component.  A 3-D bspln3 value
-costs 16 row loads and 16+4 vector multiply-adds; the gradient and Hessian read the
-same 16 rows.
-
-Points go in batches of :data:`BATCH`: the world-to-index map, the domain test and the
-weights are computed for a batch at once, one point per vector lane, branch-free; then
-each point of the batch reads its rows.  Random points make the probe a gather (a
-software prefetch of the rows of points ahead was tried and measured slower: the
-out-of-order core already keeps as many misses in flight as the core can hold; see
-docs/fields.md).  On a large image many points are first sorted by the image's blocks
-(:func:`sorts`, C's ``tl_sort``): the points of one block then share their rows in
-cache, and each result is still written at its point's own index.  Those scattered
-writes (the sort's and the results') are what software prefetch does pay for: each
-place is known a few points ahead, and asking for its line then hides the miss a
-store would otherwise wait on (:data:`SCATTER_AHEAD`, :data:`WRITE_AHEAD`).  So are, in
-block order, the rows of the points about two blocks ahead (:data:`REGION_BLOCKS`,
-:data:`REGION_AHEAD`): a block's first reads from memory, not its points' arithmetic,
-were most of a large image's time.
-
-Outside the domain (support leaving the image) or at a non-finite position the result
-is NaN (⊥), as in the reference.  The world-space chain rule is applied by the caller.
+The C of a probe is the C target's (targets/c/probe.py renders a
+:class:`~tensorlang.schedule.probe.ProbeStep`), and a field probe reaches it the way
+every program does: its lowered EIN program, a statement ``E[p, α, β] = Sample(...)``
+(ein/fields.py), compiled by the one driver (:mod:`tensorlang.pipeline`).  That program
+runs on a block of points; a probe of many points calls the step's general entry, which
+takes any number of points, from the same compiled library, so that the points are sorted
+by the image's blocks as a whole (:func:`tensorlang.schedule.probe.sorts`) rather than
+block by block.  The block order's buffers are one scratch array kept between calls.
 """
 
 from __future__ import annotations
 
-import itertools
+import math
 from typing import Any
 
 import numpy as np
 
-from ..loops.parallel import least_items
+from ..ein import ir
+from ..ein.fields import Sample
 from ..sampling.image import Image
 from ..sampling.kernels import Kernel
-from .reconstruct import at_integer
+from ..schedule.probe import SORT_IMAGE_BYTES, SORT_POINTS, sorts as _sorts  # noqa: F401 - the rule's constants
 
-#: points per batch: cells and weights are computed for this many points at once, in
-#: vector lanes (the loop over the batch's points vectorizes)
-BATCH = 8
-#: the sort's scattered writes are prefetched this many points ahead, the probe's
-#: scattered result writes this many batches ahead (measured: docs/fields.md)
-SCATTER_AHEAD = 16
-WRITE_AHEAD = 2
-#: in block order, each batch asks for the rows of the points this many blocks' worth of
-#: points ahead (points / blocks each), at most :data:`REGION_AHEAD` points: the next
-#: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
-REGION_BLOCKS = 2
-REGION_AHEAD = 512
-#: scalar 3-D images with 4-tap kernels sum two rows at once in 512-bit vectors
-#: (:func:`_paired_contract`): None, where the compiler targets AVX-512 (C's TL_PAIRED);
-#: True or False, always or never (the tests build both)
-PAIRED: bool | None = None
-
-
-def parallel_points(d: int, support: int, ncomp: int) -> int:
-    """The points from which a probe runs on threads (the thread policy, loops/parallel.py:
-    ``support**d`` taps of ``ncomp`` components a point)."""
-    from ..targets.c import threshold
-    return least_items(support ** d * ncomp, threshold.parallel_work().compute)
-
-
-def _horner(coeffs: np.ndarray, var: str) -> str:
-    text = repr(float(coeffs[-1]))
-    for c in coeffs[-2::-1]:
-        text = f"({text}*{var} + {float(c)!r})"
-    return text
-
-
-def _weights(kern: Kernel, order: int, a: int) -> str:
-    """C statements setting w{a}[m][t][j] for m = 0..order, t = tap, from f (a double)."""
-    s = kern.radius
-    lines = []
-    for t, i in enumerate(range(1 - s, s + 1)):
-        if i <= 0:
-            piece, arg, sign = -i, f"(f + {float(-i)!r})", 1
-        else:
-            piece, arg, sign = i - 1, f"({float(i)!r} - f)", -1
-        for m in range(order + 1):
-            expr = _horner(kern.piece(piece, m), "x")
-            neg = "-" if (sign < 0 and m % 2) else ""
-            value = f"{neg}({expr})"
-            select = ""
-            if i >= 1:
-                # at f = 0 the tap sits at |f - i| = i, the end of this piece: the value is
-                # the right-hand limit (reconstruct.at_integer, exact: 0 past the support,
-                # where this piece's polynomial leaves a rounding residue, bspln3's 2.2e-16
-                # at 2, that would turn 0·∞ = ⊥ into ∞; c1tent's slope on its kink)
-                at_zero = at_integer(kern, -i, m)
-                # computed first, then selected: a select of two values vectorizes
-                select = f" h = f == 0.0 ? {at_zero!r} : h;"
-            lines.append(f"{{ double x = {arg}; double h = {value};{select} w{a}[{m}][{t}][j] = h; (void)x; }}")
-    return "\n            ".join(lines)
-
-
-def _combos(d: int, order: int) -> list[tuple[int, ...]]:
-    """Derivative counts per axis (m0, ..., m_{d-1}) summing to ``order``."""
-    return [c for c in itertools.product(range(order + 1), repeat=d) if sum(c) == order]
-
-
-def _width(length: int) -> int:
-    """Doubles per vector for rows of ``length`` doubles: 4 (AVX), 2 (SSE2) or 1."""
-    return next(w for w in (4, 2, 1) if length % w == 0)
-
-
-def _tree(terms: list[str]) -> str:
-    """A sum as a balanced tree: its additions' latency grows with log2(len(terms))."""
-    while len(terms) > 1:
-        terms = [f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
-    return terms[0]
-
-
-def _contract(d: int, S: int, order: int) -> list[str]:
-    """Straight-line C summing the rows over the outer axes 0 .. d-2.
-
-    Axis a's sum, for fixed taps of the axes before it, gives one row (NV vectors) per
-    derivative counts of axes a .. d-2 summing to at most ``order``: axis d-2 sums the
-    rows its taps read, an axis a < d-2 sums axis a+1's rows, each weighted by axis a's
-    weights, as balanced trees (independent additions, not one chain).  Axis 0's rows,
-    ``s0_<counts>``, are the result."""
-    out: list[str] = []
-    outer = d - 1
-
-    def counts_of(a: int) -> list[tuple[int, ...]]:
-        return [c for c in itertools.product(range(order + 1), repeat=outer - a) if sum(c) <= order]
-
-    def name(a: int, taps: tuple[int, ...], c: tuple[int, ...]) -> str:
-        return f"s{a}_" + "".join(map(str, taps)) + ("_" + "_".join(map(str, c)) if c else "")
-
-    def axis(a: int, taps: tuple[int, ...]) -> None:
-        """Emit axis a's rows for the outer taps ``taps`` (one per axis before a)."""
-        if a == outer - 1:
-            subs = []
-            for t in range(S):
-                row = "".join(f" + {tap}*st{b}" for b, tap in enumerate(taps + (t,)) if tap)
-                sub = f"x_{''.join(map(str, taps))}{t}"
-                out.append(f"tl_v {sub}[NV]; for (int i = 0; i < NV; i++) {sub}[i] = tl_load(base{row} + i*VW);")
-                subs.append(sub)
-            for c in counts_of(a):
-                terms = [f"w{a}[{c[0]}][{t}][j] * {subs[t]}[i]" for t in range(S)]
-                out.append(f"tl_v {name(a, taps, c)}[NV]; for (int i = 0; i < NV; i++) {name(a, taps, c)}[i] = {_tree(terms)};")
-            return
-        for t in range(S):
-            axis(a + 1, taps + (t,))
-        for c in counts_of(a):
-            terms = [f"w{a}[{c[0]}][{t}][j] * {name(a + 1, taps + (t,), c[1:])}[i]" for t in range(S)]
-            out.append(f"tl_v {name(a, taps, c)}[NV]; for (int i = 0; i < NV; i++) {name(a, taps, c)}[i] = {_tree(terms)};")
-
-    if outer:
-        axis(0, ())
-    return out
-
-
-def _paired_contract(order: int) -> list[str]:
-    """:func:`_contract` for a scalar 3-D image and a 4-tap kernel (each row one vector
-    of 4 doubles), two rows to an 8-double vector (512 bits: one AVX-512 register).
-    Axis 1's rows of axis-0 taps 0 and 2 are paired, and those of taps 1 and 3, so each
-    weighted sum over axis 1 serves two axis-0 taps at once; axis 0's sum is then
-    (w0·s_0 + w1·s_1 | w2·s_2 + w3·s_3) in one vector, its halves added: the association
-    of :func:`_tree`'s ((t0 + t1) + (t2 + t3)), the same terms in the same order.
-    Faster on an image in L2, no change where memory waits dominate (docs/fields.md)."""
-    out = []
-
-    def row(t0: int, t1: int) -> str:
-        return "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
-
-    for t1 in range(4):
-        out.append(f"const tl_w a{t1} = TL_PAIR(tl_load({row(0, t1)}), tl_load({row(2, t1)}));")
-        out.append(f"const tl_w b{t1} = TL_PAIR(tl_load({row(1, t1)}), tl_load({row(3, t1)}));")
-    for m in range(order + 1):
-        for v in "ab":
-            terms = [f"w1[{m}][{t}][j] * {v}{t}" for t in range(4)]
-            out.append(f"const tl_w s{v}{m} = {_tree(terms)};")
-    for c0 in range(order + 1):
-        out.append(f"const tl_w wa{c0} = {{" + ", ".join([f"w0[{c0}][0][j]"] * 4 + [f"w0[{c0}][2][j]"] * 4) + "};")
-        out.append(f"const tl_w wb{c0} = {{" + ", ".join([f"w0[{c0}][1][j]"] * 4 + [f"w0[{c0}][3][j]"] * 4) + "};")
-    for c0 in range(order + 1):
-        for c1 in range(order + 1 - c0):
-            out.append(f"const tl_w T{c0}_{c1} = wa{c0} * sa{c1} + wb{c0} * sb{c1};")
-            out.append(f"tl_v s0__{c0}_{c1}[1] = {{TL_LO(T{c0}_{c1}) + TL_HI(T{c0}_{c1})}};")
-    return out
-
-
-def _vector_dots(combos: list[tuple[int, ...]], inner: int) -> str:
-    """The innermost axis's dot products where each level-0 row is one vector of the 4
-    taps of a scalar image: the products are vectors (row × the point's weights of that
-    derivative order) and four of them are summed at once by a transpose (two rounds of
-    shuffles and adds), rather than lane by lane.  Each result is (p0 + p1) + (p2 + p3)
-    of its products, the association of the scalar tree (:func:`_tree`); measured faster
-    in and out of cache (docs/fields.md)."""
-    used = sorted({c[-1] for c in combos})
-    lines = [f"tl_v wv{m} = {{w{inner}[{m}][0][j], w{inner}[{m}][1][j], w{inner}[{m}][2][j], w{inner}[{m}][3][j]}};"
-             for m in used]
-    for j, c in enumerate(combos):
-        row = "s0_" + ("_" + "_".join(map(str, c[:-1])) if inner else "")
-        lines.append(f"const tl_v p{j} = {row}[0] * wv{c[-1]};")
-    j = 0
-    while j < len(combos):
-        left = len(combos) - j
-        if left >= 4:  # (a01, b01, a23, b23), (c01, d01, c23, d23) -> (a, b, c, d)
-            lines.append(f"{{ const tl_v h = TL_SHUF(p{j}, p{j + 1}, 0, 4, 2, 6) + TL_SHUF(p{j}, p{j + 1}, 1, 5, 3, 7); "
-                         f"const tl_v g = TL_SHUF(p{j + 2}, p{j + 3}, 0, 4, 2, 6) + TL_SHUF(p{j + 2}, p{j + 3}, 1, 5, 3, 7); "
-                         "const tl_v q = TL_SHUF(h, g, 0, 1, 4, 5) + TL_SHUF(h, g, 2, 3, 6, 7); "
-                         f"r[{j}] = q[0]; r[{j + 1}] = q[1]; r[{j + 2}] = q[2]; r[{j + 3}] = q[3]; }}")
-            j += 4
-        elif left >= 2:
-            lines.append(f"{{ const tl_v h = TL_SHUF(p{j}, p{j + 1}, 0, 4, 2, 6) + TL_SHUF(p{j}, p{j + 1}, 1, 5, 3, 7); "
-                         f"r[{j}] = h[0] + h[2]; r[{j + 1}] = h[1] + h[3]; }}")
-            j += 2
-        else:
-            lines.append(f"r[{j}] = (p{j}[0] + p{j}[1]) + (p{j}[2] + p{j}[3]);")
-            j += 1
-    return "\n                ".join(lines)
-
-
-def _sums(d: int, S: int, order: int, ncomp: int, vw: int, combos: list[tuple[int, ...]]) -> tuple[str, str]:
-    """The C of one point's sum: the rows contracted over the outer axes (:func:`_contract`,
-    or :func:`_paired_contract` where it pays), then the innermost axis's dot products,
-    ``r[j]`` for each derivative combination ``combos[j]``."""
-    contract = "\n            ".join(_contract(d, S, order))
-    if d == 3 and S == 4 and ncomp == 1 and PAIRED is not False:  # two rows a vector, where it pays
-        paired = "\n            ".join(_paired_contract(order))
-        contract = paired if PAIRED else f"#if TL_PAIRED\n            {paired}\n#else\n            {contract}\n#endif"
-    if d == 1:  # no outer axis: the one row is the result
-        contract += "tl_v s0_[NV]; for (int i = 0; i < NV; i++) s0_[i] = tl_load(base + i*VW);"
-    # the innermost axis: a dot product of a level-0 row with its weights per combination
-    inner = d - 1
-    if ncomp == 1 and S == 4 and vw == 4:  # a row is one vector of the S taps: _vector_dots
-        return contract, _vector_dots(combos, inner)
-    dots = []
-    for j, c in enumerate(combos):
-        vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
-        terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]"
-                       for t in range(S)])
-        dots.append(f"r[{j}] = {terms};")
-    return contract, "\n            ".join(dots)
-
-
-def _prefix(d: int, S: int, ncomp: int, vw: int) -> str:
-    """The source's head: the includes and the shape's macros (csrc/probe_*.c read them)."""
-    length = S * ncomp
-    return f"""
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#define D {d}
-#define S {S}
-#define NC {ncomp}
-#define VW {vw}
-#define NV ({length} / VW)
-#define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
-"""
-
-
-def _cells(d: int, kern: Kernel, order: int) -> str:
-    """``tl_cells``: a batch's cells, domain test and weights (the weights' polynomials
-    are the kernel's, as literals: :func:`_weights`)."""
-    s = kern.radius
-    weights = "\n".join(
-        f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
-        for a in range(d))
-    wparams = ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
-    return f"""/* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
-   support's first sample, whether the point is inside the domain (a point outside or
-   not finite gets the image's first cell, a safe address), and the kernel's weights
-   w<axis>[derivative order][tap][point] at its fractional position. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("fp-contract=off")))
-#endif
-static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
-                            const int64_t *stride, int64_t first[B], int64_t ok[B], {wparams})
-{{
-    /* no fused multiply-add here: positions and weights must be the reference's to the
-       bit, or a point on the domain's border could be inside in one and outside in the
-       other, and a weight that is exactly 0 there (bspln3's outer taps at integer
-       positions) could come out 1e-17 and turn an ∞ sample's 0·∞ = ⊥ into ∞ */
-#if defined(__clang__)
-    #pragma clang fp contract(off)
-#endif
-    double x[D][B], fr[D][B];
-    for (int a = 0; a < D; a++)
-        for (int j = 0; j < B; j++) {{
-            const double *pt = pts + (p0 + j < n ? p0 + j : p0) * D;
-            double v = M[a*(D+1) + D];
-            for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-            x[a][j] = v;
-        }}
-    /* the batch as vectors (GCC/clang vector extensions, not left to the vectorizer):
-       a point is inside on axis a where floor(x) >= s-1 and floor(x) + s <= size-1,
-       that is s-1 <= x < size-s (false for NaN and ±inf); there x >= 0, so its floor
-       is its truncation to an integer; elsewhere x is replaced by s-1 first (cell
-       s-1, fraction 0: a safe address, and no conversion of a huge number) */
-    tl_bm in = ~(tl_bm){{0}};
-    tl_bd at = {{0}};
-    for (int a = 0; a < D; a++) {{
-        tl_bd xa;
-        __builtin_memcpy(&xa, x[a], sizeof xa);
-        const tl_bm inside = (xa >= {float(s - 1)!r}) & (xa < (double)(sizes[a] - {s}));
-        in &= inside;
-        const tl_bd safe = TL_SELECT(inside, xa, (tl_bd){{0}} + {float(s - 1)!r});
-        const tl_bd fl = __builtin_convertvector(__builtin_convertvector(safe, tl_bm), tl_bd);
-        const tl_bd rest = TL_SELECT(inside, safe - fl, (tl_bd){{0}});
-        __builtin_memcpy(fr[a], &rest, sizeof rest);
-        at += (fl + {float(1 - s)!r}) * (double)stride[a];
-    }}
-    const tl_bm okv = in & (at >= 0.0);
-    const tl_bm firstv = okv & __builtin_convertvector(at, tl_bm);
-    __builtin_memcpy(ok, &okv, sizeof okv);
-    __builtin_memcpy(first, &firstv, sizeof firstv);
-{weights}
-}}
-
-"""
-
-
-def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int) -> str:
-    """``tl_probe_points``: the probes of a run of points, a batch at a time (the sums of
-    :func:`_sums`, the rows of points ahead prefetched, the results stored)."""
-    S, s = kern.support, kern.radius
-    combos = _combos(d, order)
-    full = d ** order
-    # where each index-space derivative component (a tuple of axes) comes from
-    fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
-    wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
-    wargs = ", ".join(f"w{a}" for a in range(d))
-    contract, dots_text = _sums(d, S, order, ncomp, vw, combos)
-    prefetch_rows = " ".join(
-        "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
-        for taps in itertools.product(range(S), repeat=d - 1))
-    stores = "\n            ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
-    return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q, or
-   at perm[q] where perm is given: those scattered places' lines are then prefetched for
-   writing {WRITE_AHEAD} batches ahead. */
-static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data,
-                            const int64_t *sizes, const double *M, double *out, int threads, int64_t look)
-{{
-    int64_t stride[D];
-    stride[D-1] = NC;
-    for (int a = D - 2; a >= 0; a--) stride[a] = stride[a+1] * sizes[a+1];
-    const int64_t {", ".join(f"st{a} = stride[{a}]" for a in range(d))};
-    {" ".join(f"(void)st{a};" for a in range(d))}
-    const int64_t batches = (n + B - 1) / B;
-    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
-    for (int64_t batch = 0; batch < batches; batch++) {{
-        const int64_t p0 = batch * B;
-        if (perm != NULL && p0 + (1 + {WRITE_AHEAD}) * B <= n)
-            for (int j = 0; j < B; j++) {{
-                const char *w = (const char *)(out + perm[p0 + {WRITE_AHEAD} * B + j] * (NC*{full}));
-                __builtin_prefetch(w, 1, 1);
-                __builtin_prefetch(w + NC*{full}*8 - 1, 1, 1);
-            }}
-        if (look > 0 && p0 + look + B <= n)
-            for (int j = 0; j < B; j++) {{  /* the rows of the points look ahead: in block order, the next blocks' */
-                const double *pt = pts + (p0 + look + j) * D;
-                int64_t at = 0;
-                int inside = 1;
-                for (int a = 0; a < D; a++) {{
-                    double v = M[a*(D+1) + D];
-                    for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-                    const double fl = floor(v);
-                    inside &= (fl + {1 - s} >= 0.0) & (fl + {s} <= (double)(sizes[a] - 1));
-                    at += inside ? (int64_t)(fl + {1 - s}) * stride[a] : 0;
-                }}
-                if (inside) {{
-                    const double *r = data + at;
-                    {prefetch_rows}
-                }}
-            }}
-        int64_t first[B];
-        int64_t ok[B];
-        {wdecls}
-        tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
-        const int count = n - p0 < B ? (int)(n - p0) : B;
-        for (int j = 0; j < count; j++) {{
-            double *o = out + (perm != NULL ? perm[p0 + j] : p0 + j)*(NC*{full});
-            if (!ok[j]) {{
-                for (int k = 0; k < NC*{full}; k++) o[k] = NAN;
-                continue;
-            }}
-            const double *base = data + first[j];
-            {contract}
-            for (int k = 0; k < NC; k++) {{
-                double r[{len(combos)}];
-                {dots_text}
-                {stores}
-            }}
-        }}
-    }}
-}}
-
-"""
-
-
-#: The cffi declaration of every probe's entry point (csrc/probe_entry.c).
-DECLARATION = ("void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes, "
-               "const double *M, double *out, int nthreads, int sort, char *scratch);")
-
-
-def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = None) -> tuple[str, str]:
-    """The C source of ``tl_probe`` and its cffi declaration: the shape's macros
-    (:func:`_prefix`), csrc/probe_head.h (vector types), the generated ``tl_cells``,
-    csrc/probe_sort.c (``tl_sort``, the block order), the generated ``tl_probe_points``
-    and csrc/probe_entry.c (``tl_probe``); on threads from ``parallel`` points."""
-    from ..targets.c import csrc
-
-    S = kern.support
-    vw = _width(S * ncomp)
-    parallel = parallel_points(d, S, ncomp) if parallel is None else parallel
-    src = (_prefix(d, S, ncomp, vw)
-           + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
-           + _cells(d, kern, order)
-           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, scatterahead=SCATTER_AHEAD)
-           + _points(d, kern, order, ncomp, vw, parallel)
-           + csrc.text("probe_entry.c", regionblocks=REGION_BLOCKS, regionahead=REGION_AHEAD))
-    return src, DECLARATION
-
-
-_BUILT: dict[tuple, Any] = {}
+#: the points of the program a probe compiles (its block); the general entry takes any number
+POINTS = 1 << 14
 
 
 def available() -> bool:
@@ -445,20 +33,59 @@ def available() -> bool:
     return build.find_compiler() is not None
 
 
-#: points from which a probe of a large image goes in block order (:func:`sorts`)
-SORT_POINTS = 1 << 14
-#: image bytes from which the block order pays (measured on 10^6 random points: slower
-#: than the given order on an image of 2 MiB, 2.3x faster on 16 MiB; docs/fields.md)
-SORT_IMAGE_BYTES = 8 << 20
-#: the blocks the points are sorted into have 2^SORT_SHIFT cells per axis (C's SHIFT;
-#: 32 and 64 measured slower: a block's rows no longer stay in L2)
-SORT_SHIFT = 4
+def parallel_points(d: int, support: int, ncomp: int) -> int:
+    """The points from which a probe runs on threads, on this machine (its measured threshold)."""
+    from ..targets.c import probe as c_probe, threshold
+    return c_probe.parallel_points(d, support, ncomp, threshold.parallel_work().compute)
+
+
+def geometry(img: Image) -> np.ndarray:
+    """The geometry a Sample reads (dim × (dim+2)): per space axis, the world-to-index
+    map's row, then the image's number of samples along it."""
+    d = img.dim
+    return np.ascontiguousarray(np.hstack([img.to_index[:d], np.asarray(img.sizes, dtype=np.float64)[:, None]]))
+
+
+def sample_program(dim: int, voxel: tuple[int, ...], sizes: tuple[int, ...], kernel: str, order: int,
+                   points: int, target: str = "E", image: str = "I0", geo: str = "G0", at: str = "X",
+                   qual: str = "out") -> ir.Program:
+    """The EIN program of one probed convolution at ``points`` points:
+    ``target[p, α, β] = probe(image ⊛ kernel^order, at, geo)``, index-space derivatives."""
+    indices = ("p",) + tuple(f"c{k}" for k in range(len(voxel))) + tuple(f"d{k}" for k in range(order))
+    shape = (points,) + voxel + (dim,) * order
+    body = Sample(kernel, order, indices, ir.Tensor(image, ()), ir.Tensor(at, ()), ir.Tensor(geo, ()))
+    decls = (ir.Decl(image, sizes + voxel, "in"), ir.Decl(at, (points, dim), "in"),
+             ir.Decl(geo, (dim, dim + 2), "in"), ir.Decl(target, shape, qual))
+    return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))  # type: ignore[arg-type]
+
+
+_KERNELS: dict[tuple[ir.Program, Any], Any] = {}
+
+
+def _kernel(img: Image, kern: Kernel, order: int):
+    """The compiled one-probe program for ``img``'s shape (the C source does not depend on
+    the image's sizes, which the geometry carries: one build serves every size)."""
+    from .. import lang
+    from ..errors import Source
+    from ..kernel import Kernel as CompiledKernel
+    from ..pipeline import Options
+    from ..targets.c import probe as c_probe
+
+    program = sample_program(img.dim, img.voxel_shape, img.sizes, kern.name, order, POINTS)
+    key = (program, c_probe.PAIRED)  # (the tests render both forms of paired rows)
+    found = _KERNELS.get(key)
+    if found is None:
+        if len(_KERNELS) > 64:
+            _KERNELS.clear()
+        found = _KERNELS[key] = CompiledKernel(lang.EIN, lang.EIN.check(program), Source("", "<field probe>"),
+                                                   Options("c", np.dtype(np.float64), opt=False))
+    return found
 
 
 #: the block order's buffers (:func:`scratch_bytes`) are one scratch array kept between
 #: calls, at most this large: fresh memory costs a page fault and the kernel's zeroing of
-#: every page on every call (past glibc's mmap threshold; measured: docs/fields.md);
-#: larger ones are the call's own
+#: every page on every call (past glibc's mmap threshold; measured:
+#: docs/internals/fields-probes.md); larger ones are the call's own
 SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
 
@@ -486,13 +113,9 @@ def _keep(buf: np.ndarray) -> None:
 
 
 def sorts(img: Image, n: int) -> bool:
-    """Whether a probe of ``n`` points sorts them by the image's blocks first: where the
-    image is large (random points then miss the caches for every row they read: at
-    least :data:`SORT_IMAGE_BYTES`), there are enough points for the sort to pay
-    (:data:`SORT_POINTS`), no more blocks than points (the counts are one integer per
-    block) and fewer than 2^31 points (the sort's indices are 32-bit)."""
-    blocks = int(np.prod([((size - 1) >> SORT_SHIFT) + 1 for size in img.sizes], dtype=np.int64))
-    return SORT_POINTS <= n < 2**31 - 1 and img.data.nbytes >= SORT_IMAGE_BYTES and blocks <= n
+    """Whether a probe of ``n`` points of ``img`` goes in the image's block order
+    (:func:`tensorlang.schedule.probe.sorts`)."""
+    return _sorts(img.sizes, math.prod(img.voxel_shape), n)
 
 
 def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndarray | None = None,
@@ -503,17 +126,10 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
     OpenMP threads (None: OpenMP's default); ``sort``: probe the points in the order of
     the image's blocks (the same results, in the caller's order; None: where
     :func:`sorts` says it pays)."""
-    from ..targets.c import build
+    from ..targets.c.probe import general_entry
 
-    ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
-    parallel = parallel_points(img.dim, kern.support, ncomp)
-    key = (img.dim, kern.name, order, ncomp, PAIRED, parallel)
-    loaded = _BUILT.get(key)
-    if loaded is None:
-        compiler = build.require_compiler()
-        src, decl = source(img.dim, kern, order, ncomp, parallel)
-        loaded = _BUILT[key] = build.build_and_load(src, compiler, decl)
-    ffi, lib = loaded
+    runner = _kernel(img, kern, order).target
+    entry, ffi = general_entry(runner), runner.ffi
     pts = np.ascontiguousarray(points, dtype=np.float64)
     data = np.ascontiguousarray(img.data, dtype=np.float64)
     sizes = np.asarray(img.sizes, dtype=np.int64)
@@ -530,9 +146,8 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
     n = pts.shape[0]
     blocked = 0 < n < 2**31 - 1 and (sorts(img, n) if sort is None else bool(sort))
     scratch = _scratch(scratch_bytes(n, img.dim)) if blocked else None
-    lib.tl_probe(n, ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"),
-                 ptr(m, "double *"), ptr(out, "double *"), int(threads or 0), int(blocked),
-                 ffi.NULL if scratch is None else ptr(scratch, "char *"))
+    entry(n, ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"), ptr(m, "double *"),
+          ptr(out, "double *"), int(threads or 0), int(blocked), ffi.NULL if scratch is None else ptr(scratch, "char *"))
     if scratch is not None:
         _keep(scratch)
     return out

@@ -17,12 +17,14 @@ outside the field's domain: its probe is ⊥ (NaN).  ``inside`` tells which poin
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..ein.fields import Sample
+from ..ein.interp import EVALUATE
 from ..sampling.image import Image
-from ..sampling.kernels import Kernel
+from ..sampling.kernels import KERNELS, Kernel, at_integer  # noqa: F401 - at_integer: the reference's, used here too
 
 #: points per block: bounds the gathered neighbourhoods (block × support^dim × voxel)
 BLOCK = 1 << 14
@@ -55,43 +57,47 @@ def inside(img: Image, kern: Kernel, points: np.ndarray) -> np.ndarray:
     return ok
 
 
-def probe(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarray:
+def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, world: bool = True) -> np.ndarray:
     """∂^order (kern ⊛ img) at every point: shape (N,) + voxel shape + (dim,)*order, in
-    world space; ⊥ (NaN) outside the domain."""
+    world space (``world=False``: in index space, as a Sample is); ⊥ (NaN) outside the
+    domain."""
     points = np.asarray(points, dtype=np.float64)
     out = np.empty((points.shape[0],) + img.voxel_shape + (img.dim,) * order)
     for start in range(0, points.shape[0], BLOCK):
         stop = min(start + BLOCK, points.shape[0])
-        out[start:stop] = _probe_block(img, kern, order, points[start:stop])
+        out[start:stop] = _probe_block(img, kern, order, points[start:stop], world)
     return out
 
 
-def at_integer(kern: Kernel, j: int, order: int) -> float:
-    """h⁽ᵒʳᵈᵉʳ⁾ at the integer j, as the limit from the right: the derivative of the
-    polynomial piece on [j, j + 1) (docs/fields.md, "Derivatives at integer positions").
-    Where the two one-sided limits agree (every kernel's every derivative it is
-    continuous in) this is the kernel's own value there, ``kern(j, order)``, as before;
-    where they differ (c1tent's first derivative: a C0 kernel declared C1) it is the
-    right-hand one, computed exactly in rationals."""
-    right, left = _limit(kern, j, order, +1), _limit(kern, j, order, -1)
-    if right == left:
-        return float(kern(np.array([float(j)]), order)[0])
-    return float(right)
+@dataclass(frozen=True)
+class _Sampled:
+    """An image as a Sample reads it (ein/fields.py): samples, and the geometry's
+    world-to-index rows (index_positions and inside read ``to_index``)."""
+
+    data: np.ndarray
+    dim: int
+    to_index: np.ndarray
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(self.data.shape[: self.dim])
+
+    @property
+    def voxel_shape(self) -> tuple[int, ...]:
+        return tuple(self.data.shape[self.dim:])
 
 
-def _limit(kern: Kernel, j: int, order: int, side: int) -> Fraction:
-    """The exact one-sided limit of h⁽ᵒʳᵈᵉʳ⁾ at the integer j (side +1: from the right)."""
-    a = abs(j)
-    toward_zero = (j > 0 and side < 0) or (j < 0 and side > 0)  # |x| -> a from below
-    piece = a - 1 if toward_zero else a
-    if piece >= kern.radius or piece < 0:
-        return Fraction(0)
-    coefficients = [Fraction(c).limit_denominator(10**6) for c in kern.pieces[piece]]
-    for _ in range(order):
-        coefficients = [c * k for k, c in enumerate(coefficients)][1:]
-    value = sum((c * Fraction(a) ** k for k, c in enumerate(coefficients)), Fraction(0))
-    negative = order % 2 and (j < 0 or (j == 0 and side < 0))
-    return -value if negative else value
+def _evaluate_sample(e: Sample, at) -> np.ndarray:
+    """The EIN evaluator's rule for a Sample: this module's reference probe, in index space."""
+    points = np.asarray(at.store[e.points.name], dtype=np.float64)
+    geo = np.asarray(at.store[e.geometry.name], dtype=np.float64)
+    d = points.shape[1]
+    img = _Sampled(np.asarray(at.store[e.image.name], dtype=np.float64), d, geo[:, : d + 1])
+    value = probe(img, KERNELS[e.kernel], e.order, points, world=False)  # type: ignore[arg-type]
+    return at.domain.exact(at.spread(value[tuple(at.coords(i) for i in e.indices)]))
+
+
+EVALUATE[Sample] = _evaluate_sample
 
 
 def cell_weights(kern: Kernel, frac: np.ndarray, order: int) -> np.ndarray:
@@ -104,7 +110,7 @@ def cell_weights(kern: Kernel, frac: np.ndarray, order: int) -> np.ndarray:
     return np.where((frac == 0)[..., None], at_zero, w)
 
 
-def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np.ndarray:
+def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray, world: bool = True) -> np.ndarray:
     d, s = img.dim, kern.radius
     x = index_positions(img, points)
     ok = inside(img, kern, points)
@@ -128,7 +134,7 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray) -> np
             value = np.einsum(spec, hood, *(w[a][counts[a]] for a in range(d)), optimize=True)
         for perm in set(itertools.permutations(axes)):
             result[(Ellipsis,) + perm] = value
-    if order:
+    if order and world:
         result = to_world(result, img, order)
     result[~ok] = np.nan
     return result

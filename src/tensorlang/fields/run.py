@@ -1,16 +1,18 @@
 """Running a probe: normalize, lower and optimize once per field, then evaluate block by
 block (paper 004 §5; docs/fields.md, "How a probe is compiled").
 
-:func:`plan` turns ``Probe(F, x)`` into an optimized EIN program over a block of points
-(passes/fields.py: normalization, Slice; passes.optimize) and keeps it on the field;
-:func:`probe` computes the probe tensors the program reads (generated C, cprobe.py, or
-the numpy reference, reconstruct.py) a chunk of points at a time and runs the program
-on each block: compiled by the C target, or on the EIN evaluator without a compiler.
+:func:`probe_plan` turns ``Probe(F, x)`` into an optimized EIN program over a block of
+points (passes/fields.py: normalization, Slice; passes.optimize) with, in front, one
+Sample statement per probe tensor (and the world's chain rule), and keeps it on the
+field; :func:`probe` runs that program block by block: compiled by the C target through
+the one driver (each Sample a probe step of its schedule), or on the EIN evaluator
+without a compiler.  A probe that is one probed convolution takes all its points at once
+(cprobe.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -32,10 +34,9 @@ from ..sampling.kernels import KERNELS, Kernel
 #: a Field (api.py imports this module, so it is not named here)
 Field = Any
 
-#: points per evaluation block: one lowered program serves every call
-BLOCK = 4096
-#: points per call of the probe kernels (bounds the probe tensors' memory)
-CHUNK = 1 << 16
+#: points per evaluation block: one lowered program serves every call (its probe steps
+#: sort the block's points by the image's blocks where that pays: schedule/probe.py)
+BLOCK = cprobe.POINTS
 #: whether probes run in generated C when a compiler works (tests switch it to compare)
 USE_C = True
 
@@ -48,21 +49,26 @@ def probe(f: Field, points, threads: int | None = None, out: np.ndarray | None =
     nthreads = check_threads(threads) or default_threads()
     the_plan = probe_plan(f)
     result = _target(f, pts, single, out)
-    direct = _direct(the_plan)
-    if direct is not None:  # one probed convolution: computed straight into the result
-        (p,) = [p for p in the_plan.probes if p.name == direct]
+    if the_plan.direct is not None:  # one probed convolution: all points at once, straight into the result
+        p = the_plan.direct
         img = f.images[p.image]
         probe_tensor(img, KERNELS[p.kernel], p.order, pts, threads=nthreads,  # ⊥ outside already
                      out=result.reshape((pts.shape[0],) + img.voxel_shape + (img.dim,) * p.order))
         return out if out is not None else result[0] if single else result
-    for first in range(0, pts.shape[0], CHUNK):
-        chunk = pts[first:first + CHUNK]
-        probes = {p.name: probe_tensor(f.images[p.image], KERNELS[p.kernel], p.order, chunk, threads=nthreads)
-                  for p in the_plan.probes}
-        for start in range(0, chunk.shape[0], BLOCK):
-            count = min(BLOCK, chunk.shape[0] - start)
-            block = {name: _padded(a[start:start + count]) for name, a in probes.items()}
-            result[first + start:first + start + count] = _run(f, the_plan, block)[:count]
+    kernel = _compiled(f, the_plan)
+    inputs = _inputs(f, the_plan)
+    block = np.empty((BLOCK, f.dim))
+    for start in range(0, pts.shape[0], BLOCK):
+        count = min(BLOCK, pts.shape[0] - start)
+        block[:count] = pts[start:start + count]
+        block[count:] = np.nan  # points past the last: ⊥, dropped
+        inputs["X"] = block
+        if kernel is not None:
+            kernel.threads = nthreads or None
+            value = kernel(**inputs)["E"]
+        else:
+            value = interp.run(the_plan.program, inputs)["E"]
+        result[start:start + count] = np.asarray(value)[:count]
     if f.images:
         result[~inside(f, pts)] = np.nan
     return out if out is not None else result[0] if single else result
@@ -122,10 +128,16 @@ class Plan:
     probe: Any  # the field expression probed: Probe(F, x)
     normal: Any  # after normalization (004 §5.3)
     lowered: ir.Program  # after Slice (004 §5.7.2)
+    #: what a block of points runs: each probe tensor a Sample statement (a probe step of
+    #: the schedule, schedule/probe.py), the world's chain rule, then the optimized program
     program: ir.Program
     probes: tuple[field_passes.ProbeTensor, ...]
     stages: tuple[tuple[str, int], ...]
     rules: tuple[tuple[str, int], ...]
+    #: the probe tensor the optimized program merely copies (``E[p, σ] = P[p, σ]``), if it does
+    direct: field_passes.ProbeTensor | None = None
+    #: the program's variable for each image name: (image, geometry, world-to-index matrix)
+    names: tuple[tuple[str, tuple[str, str, str]], ...] = ()
 
 
 def probe_plan(f: Field) -> Plan:
@@ -141,13 +153,107 @@ def probe_plan(f: Field) -> Plan:
     images = {name: (img.voxel_shape, img.dim) for name, img in f.images.items()}
     constants = {name: a.shape for name, a in f.constants.items()}
     lowered = field_passes.lower(normal, tuple(zip(f.out, f.shape)), BLOCK, images, constants)
-    optimized = optimize(lowered.program)
+    names = {name: (f"I{j}", f"G{j}", f"J{j}") for j, name in
+             enumerate(dict.fromkeys(p.image for p in lowered.probes))}
+    chained = {p.name for p in lowered.probes if p.order and not reconstruct.world_is_index(f.images[p.image])}
+    optimized = optimize(_chain_rule(lowered, chained, names, f))
     stages = [("field", ir.size(probe)), ("normalize", ir.size(normal)), ("slice", lowered.program.size)]
     stages += [(f"opt:{r.name}", r.nodes) for r in optimized.log[1:]]
     rules = tuple((name, n) for name, n in tally.counts.items() if n)
-    plan = Plan(probe, normal, lowered.program, optimized.program, lowered.probes, tuple(stages), rules)
+    direct = _direct(optimized.program, lowered.probes)
+    program = _with_samples(optimized.program, lowered.probes, chained, names, f)
+    if direct is not None and direct.name not in chained:  # the probe step writes the result itself
+        img = f.images[direct.image]
+        image, geo, _ = names[direct.image]
+        program = cprobe.sample_program(img.dim, img.voxel_shape, img.sizes, direct.kernel, direct.order, BLOCK,
+                                        image=image, geo=geo)
+    plan = Plan(probe, normal, lowered.program, program, lowered.probes, tuple(stages), rules, direct,
+                tuple(names.items()))
     f._cache["plan"] = plan
     return plan
+
+
+def _chain_rule(lowered: field_passes.Lowered, chained: set[str], names: Mapping[str, tuple[str, str, str]],
+                f: Field) -> ir.Program:
+    """The lowered program with each probe tensor in ``chained`` (derivatives of an image
+    whose world is not its index space) computed from its index-space derivatives ``Q``
+    by the chain rule, one statement per derivative index (∂/∂p_j = Σ_a J[a, j] ∂/∂x_a,
+    J the world-to-index matrix's linear part: reconstruct.to_world's order)."""
+    if not chained:
+        return lowered.program
+    decls = [d for d in lowered.program.decls if d.name not in chained]
+    statements = []
+    for p in lowered.probes:
+        if p.name not in chained:
+            continue
+        shape = next(d.shape for d in lowered.program.decls if d.name == p.name)
+        d = f.images[p.image].dim
+        jac = names[p.image][2]
+        if all(x.name != jac for x in decls):
+            decls.insert(0, ir.Decl(jac, (d, d), "in"))
+        front = ("p",) + tuple(f"c{k}" for k in range(len(shape) - 1 - p.order))
+        derivs = [f"d{k}" for k in range(p.order)]
+        source = "Q" + p.name[1:]
+        decls.insert(0, ir.Decl(source, shape, "in"))
+        for k in range(p.order):
+            target = p.name if k == p.order - 1 else f"{source}_{k}"
+            if target != p.name:
+                decls.append(ir.Decl(target, shape, ir.TEMP))
+            reading = derivs[:k] + ["a"] + derivs[k + 1:]
+            body = ir.Sum((("a", d),), ir.BinOp("*", ir.Tensor(source, front + tuple(reading)),
+                                                ir.Tensor(jac, ("a", derivs[k]))))
+            statements.append(ir.Statement(target, tuple(zip(front + tuple(derivs), shape)), body))
+            source = target
+        decls.append(ir.Decl(p.name, shape, ir.TEMP))
+    return ir.Program(tuple(decls), tuple(statements) + lowered.program.statements)
+
+
+def _with_samples(program: ir.Program, probes, chained: set[str], names: Mapping[str, tuple[str, str, str]],
+                  f: Field) -> ir.Program:
+    """``program`` (which reads the probe tensors as inputs) preceded by the Sample
+    statements that compute them from the images at the points ``X``."""
+    sampled = {("Q" + p.name[1:]) if p.name in chained else p.name: p for p in probes}
+    decls = []
+    for name in dict.fromkeys(p.image for p in probes):
+        img = f.images[name]
+        image, geo, _ = names[name]
+        decls += [ir.Decl(image, img.sizes + img.voxel_shape, "in"), ir.Decl(geo, (img.dim, img.dim + 2), "in")]
+    decls.append(ir.Decl("X", (BLOCK, f.dim), "in"))
+    statements = []
+    for target, p in sampled.items():
+        shape = next(d.shape for d in program.decls if d.name == target)
+        one = cprobe.sample_program(f.dim, shape[1:len(shape) - p.order], (), p.kernel, p.order, BLOCK, target=target,
+                                    image=names[p.image][0], geo=names[p.image][1], qual=ir.TEMP)
+        statements.append(one.statements[0])
+    decls += [replace(d, qual=ir.TEMP) if d.name in sampled else d for d in program.decls]
+    return ir.Program(tuple(decls), tuple(statements) + program.statements)
+
+
+def stage_text(plan: Plan, stage: str) -> str:
+    """``schedule``, ``loops`` or ``c`` (the code) of the probe's program for the C target,
+    through the one driver (``--emit`` of a program's stage)."""
+    from .. import pipeline
+
+    until = "code" if stage == "c" else stage
+    compiled = pipeline.compile(plan.program, Options("c", np.dtype(np.float64), opt=False), until=until)
+    text = compiled.show(until)
+    assert text is not None, "the C target runs every stage up to its code"
+    return text
+
+
+def _inputs(f: Field, plan: Plan) -> dict[str, Any]:
+    """What a block's call reads besides its points: the images, their geometries and
+    world-to-index matrices, the lifted tensors."""
+    declared = {d.name for d in plan.program.decls}
+    inputs: dict[str, Any] = {}
+    for name, (image, geo, jac) in plan.names:
+        img = f.images[name]
+        inputs[image] = np.ascontiguousarray(img.data, dtype=np.float64)
+        inputs[geo] = cprobe.geometry(img)
+        if jac in declared:
+            inputs[jac] = np.ascontiguousarray(img.to_index[:img.dim, :img.dim])
+    inputs.update({name: a for name, a in f.constants.items() if name in declared})
+    return inputs
 
 
 def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c: bool | None = None,
@@ -170,21 +276,12 @@ def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c
     return out
 
 
-def _padded(a: np.ndarray) -> np.ndarray:
-    """A block of probe values padded to the program's extent (the padding is dropped)."""
-    if a.shape[0] == BLOCK:
-        return a
-    return np.concatenate([a, np.zeros((BLOCK - a.shape[0],) + a.shape[1:])])
-
-
-def _direct(plan: Plan) -> str | None:
-    """The probe tensor the program merely copies (``E[p, σ] = P[p, σ]``), if it does."""
-    (stmt,) = plan.program.statements if len(plan.program.statements) == 1 else (None,)
-    if stmt is None or not isinstance(stmt.body, ir.Tensor):
+def _direct(program: ir.Program, probes) -> field_passes.ProbeTensor | None:
+    """The probe tensor ``program`` merely copies (``E[p, σ] = P[p, σ]``), if it does."""
+    (stmt,) = program.statements if len(program.statements) == 1 else (None,)
+    if stmt is None or not isinstance(stmt.body, ir.Tensor) or stmt.body.indices != tuple(v for v, _ in stmt.index):
         return None
-    if stmt.body.indices != tuple(v for v, _ in stmt.index) or stmt.body.name not in {p.name for p in plan.probes}:
-        return None
-    return stmt.body.name
+    return next((p for p in probes if p.name == stmt.body.name), None)
 
 
 def _compiled(f: Field, plan: Plan):
@@ -196,25 +293,10 @@ def _compiled(f: Field, plan: Plan):
     if "kernel" not in f._cache:
         kernel = None
         if cprobe.available():
-            try:
+            try:  # optimized already (its probe statements are no expression for the optimizer)
                 kernel = CompiledKernel(lang.EIN, lang.EIN.check(plan.program), Source("", "<field probe>"),
-                                Options("c", np.dtype(np.float64)))
+                                        Options("c", np.dtype(np.float64), opt=False))
             except TensorLangError:
                 kernel = None
         f._cache["kernel"] = kernel
     return f._cache["kernel"]
-
-
-def _run(f: Field, plan: Plan, probes: Mapping[str, np.ndarray]) -> np.ndarray:
-    """One block of the probe's EIN program, from its probe tensors."""
-    direct = _direct(plan)
-    if direct is not None:
-        return probes[direct]
-    inputs: dict[str, Any] = dict(probes)
-    declared = {d.name for d in plan.program.decls}
-    inputs.update({name: a for name, a in f.constants.items() if name in declared})
-    kernel = _compiled(f, plan)
-    if kernel is not None:
-        return np.asarray(kernel(**inputs)["E"])
-    store = interp.run(plan.program, inputs)
-    return np.asarray(store["E"])

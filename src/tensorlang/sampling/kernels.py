@@ -103,6 +103,35 @@ def tap_weights(kern: Kernel, order: int, f: float, digits: int | None = None) -
     return h
 
 
+def at_integer(kern: Kernel, j: int, order: int) -> float:
+    """h⁽ᵒʳᵈᵉʳ⁾ at the integer j, as the limit from the right: the derivative of the
+    polynomial piece on [j, j + 1) (docs/fields.md, "Derivatives at integer positions"; the C probes
+    and the numpy reference both take their weights at f = 0 from it).
+    Where the two one-sided limits agree (every kernel's every derivative it is
+    continuous in) this is the kernel's own value there, ``kern(j, order)``, as before;
+    where they differ (c1tent's first derivative: a C0 kernel declared C1) it is the
+    right-hand one, computed exactly in rationals."""
+    right, left = _limit(kern, j, order, +1), _limit(kern, j, order, -1)
+    if right == left:
+        return float(kern(np.array([float(j)]), order)[0])
+    return float(right)
+
+
+def _limit(kern: Kernel, j: int, order: int, side: int) -> Q:
+    """The exact one-sided limit of h⁽ᵒʳᵈᵉʳ⁾ at the integer j (side +1: from the right)."""
+    a = abs(j)
+    toward_zero = (j > 0 and side < 0) or (j < 0 and side > 0)  # |x| -> a from below
+    piece = a - 1 if toward_zero else a
+    if piece >= kern.radius or piece < 0:
+        return Q(0)
+    coefficients = [Q(c).limit_denominator(10**6) for c in kern.pieces[piece]]
+    for _ in range(order):
+        coefficients = [c * k for k, c in enumerate(coefficients)][1:]
+    value = sum((c * Q(a) ** k for k, c in enumerate(coefficients)), Q(0))
+    negative = order % 2 and (j < 0 or (j == 0 and side < 0))
+    return -value if negative else value
+
+
 def _f(*cs) -> tuple[float, ...]:
     return tuple(float(Q(c)) for c in cs)
 

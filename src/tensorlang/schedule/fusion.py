@@ -41,6 +41,7 @@ from typing import Mapping
 
 from ..ein import ir
 from ..ein.index import as_domain
+from ..ein.fields import is_sample
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, substitute
 from ..semantics.interface import Role
@@ -160,8 +161,8 @@ def _bytes(n: int) -> str:
 # ------------------------------------------------------------------ legality
 def _batch(stmt: ir.Statement) -> tuple[str, int] | None:
     """The statement's candidate batch index: its target's first, when it may join a group."""
-    if not stmt.index or as_domain(stmt.index).conditions or stmt.target in stmt.reads:
-        return None
+    if not stmt.index or as_domain(stmt.index).conditions or stmt.target in stmt.reads or is_sample(stmt):
+        return None  # (a field probe's probe tensor is a library step: schedule/probe.py)
     var, extent = stmt.index[0]
     if extent < 2:
         return None

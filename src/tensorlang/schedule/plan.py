@@ -43,6 +43,7 @@ from .gram_chain import gram_chains
 from .padding import blas_on_padded, decide as decide_padding, padded_shape
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
                     einsum_step, gemm_step, gram_step, mode_step)
+from .probe import probe_step
 
 #: The name of the scratch slot (not a legal variable name, so it cannot clash).
 SCRATCH = "<scratch>"
@@ -270,6 +271,9 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     buffers only a step that runs on the padded buffers' views as it is
     (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension).
     ``from_c``: the target calls BLAS from C (:data:`.steps.C_BLAS_WORK`)."""
+    library = probe_step(stmt, buffers.slot_of, buffers.variable_shapes)  # a field probe's probe tensor
+    if library is not None:
+        return library
     if not blas:
         return "BLAS steps are off"
     why = blas_shape(stmt)

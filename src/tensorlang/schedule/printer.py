@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ein.printer import statement_to_text
 from .plan import SCRATCH, Schedule
-from .steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, Step, statement_of
+from .steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, Step, statement_of
 
 
 def _shape(shape: tuple[int, ...]) -> str:
@@ -38,6 +38,10 @@ def step_title(step: Step) -> str:
         layout = "m x n" if step.transposed else "n x m"
         return (f"Gram product (order {step.order}): v{step.target} from v{step.operand} as an {layout} matrix, "
                 f"n={step.n} m={step.m}")
+    if isinstance(step, ProbeStep):
+        return (f"probe: v{step.target} = {step.kernel} probe of order {step.order} of image v{step.image} "
+                f"({'x'.join(map(str, step.sizes))}, {step.ncomp} a sample) at the {step.n} points v{step.points}, "
+                f"geometry v{step.geometry}" + (", in block order" if step.sort else ""))
     raise TypeError(f"not a schedule step: {step!r}")
 
 

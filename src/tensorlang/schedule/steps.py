@@ -438,10 +438,14 @@ MatmulStep = GemmStep | ModeStep
 BlasStep = GemmStep | ModeStep | EinsumStep
 
 
-def statement_of(step: BlasStep | GramStep) -> ir.Statement:
+def statement_of(step: "BlasStep | GramStep | ProbeStep") -> ir.Statement:
     """The statement a BLAS step runs.  Every step :func:`~.plan.plan` makes carries it;
     a GEMM or mode-product step built by hand only to ask :meth:`pays` may not."""
     if step.statement is None:
         raise ValueError(f"a {type(step).__name__} without its statement: {step!r}")
     return step.statement
-Step = LoopStep | GemmStep | ModeStep | EinsumStep | GramStep
+
+
+from .probe import ProbeStep  # noqa: E402 - the probe step lives in its own module (schedule/probe.py)
+
+Step = LoopStep | GemmStep | ModeStep | EinsumStep | GramStep | ProbeStep

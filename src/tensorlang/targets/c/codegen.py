@@ -44,9 +44,9 @@ from ...loops import microkernel
 from ...loops.ir import slots as used_slots
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
-from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, statement_of
+from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
-from . import blascall, csrc, gram
+from . import blascall, csrc, gram, probe
 
 #: The C type of each dtype.
 REAL = {"float64": "double", "float32": "float"}
@@ -727,6 +727,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
+    extra: list[str] = []  # cffi declarations beyond the steps' (a probe step's general entry)
     blas = False
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
@@ -745,6 +746,13 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
             parts.append(gram.step_function(c.name, step, comment, parallel_work))
             functions.append(c)
             continue
+        if isinstance(step, ProbeStep):  # a field probe's probe tensor (targets/c/probe.py)
+            c = CFunction(n, f"tl_step{n}", tuple(sorted({step.target, *step.operands})))
+            text, entry_declaration = probe.step_function(c.name, step, comment, parallel_work)
+            parts.append(text)
+            functions.append(c)
+            extra.append(entry_declaration)
+            continue
         gemm = None if blas_int_max is None else blascall.describe(step, blas_int_max)
         if gemm is None:
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
@@ -760,6 +768,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
         parts.append(text)
     declared = [*functions, entry] if entry is not None else functions
     declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in declared)
+    declarations += "".join("\n" + line for line in extra)
     if blas:
         declarations += "\nint tl_set_blas(void *, void *, void *, int);"
     body = "".join("\n" + part for part in parts)

@@ -86,6 +86,7 @@ class CKernel:
         self.names = self.schedule.buffers.names
         self.shapes = self.schedule.buffers.shapes
         self.ffi = None
+        self.lib = None
         functions = {}
         #: the one C function running the whole schedule, with its slots, or None
         self._only: tuple | None = None
@@ -96,6 +97,8 @@ class CKernel:
                 assert found is not None, "a source calls BLAS only where blas.find found it"
                 lib.tl_set_blas(self.ffi.cast("void *", found.gemm), self.ffi.cast("void *", found.gemv),
                                 self.ffi.cast("void *", found.syrk), found.kind)
+            #: the loaded library (a field probe calls its probe step's general entry, targets/c/probe.py)
+            self.lib = lib
             functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
             if generated.entry is not None:  # several steps, all in C: tl_kernel runs them
                 self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
