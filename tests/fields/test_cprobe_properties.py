@@ -16,6 +16,9 @@ from tensorlang.targets.c import probe as c_probe
 pytestmark = pytest.mark.skipif(not cprobe.available(), reason="no working C compiler")
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300]
+#: kernels declared smoother than they are (teaching kernels: the tent and Catmull-Rom
+#: polynomials with a higher declared continuity): the order their derivatives are continuous to
+TRUE_SMOOTHNESS = {"c1tent": 0, "c2tent": 0, "c2ctmr": 1}
 
 
 @st.composite
@@ -69,6 +72,16 @@ def _agree(ours, ref):
     assert np.allclose(ours[finite], ref[finite], rtol=1e-9, atol=1e-9 * scale), (ours, ref)
 
 
+def _on_a_kink(img, points, tol=1e-9):
+    """Points whose index position is within ``tol`` of an integer on some axis: there a
+    kernel that is only C0 (c1tent, declared C1) has two one-sided derivatives, and a world
+    map's rounding (each side inverts it in its own order) picks either side."""
+    d = img.dim
+    with np.errstate(all="ignore"):
+        idx = np.linalg.solve(img.world[:d, :d], (points - img.world[:d, d]).T).T
+        return (np.abs(idx - np.round(idx)) < tol).any(axis=1)
+
+
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(cases())
@@ -76,7 +89,12 @@ def test_c_probe_tensors_agree_with_the_reference(case):
     img, kern, order, points = case
     ours = run.probe_tensor(img, kern, order, points, use_c=True)
     ref = reconstruct.probe(img, kern, order, points)
-    _agree(ours, ref)
+    if order > TRUE_SMOOTHNESS.get(kern.name, kern.continuity):  # on a kink: the side is rounding's
+        kink = _on_a_kink(img, points)
+        assert np.array_equal(np.isnan(ours[kink]), np.isnan(ref[kink]))
+        _agree(ours[~kink], ref[~kink])
+    else:
+        _agree(ours, ref)
     out = ~reconstruct.inside(img, kern, points)
     assert np.isnan(ours[out]).all()  # ⊥ wherever the support leaves the image
 
