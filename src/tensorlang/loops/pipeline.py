@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 from ..analysis.structure import TensorStructure
+from ..ein import ir as ein
 from ..ein.structure import Structure
 from ..schedule.plan import Schedule
 from ..schedule import steps
@@ -54,7 +55,9 @@ from .lower import lower_statement
 class StatementFacts:
     """What the structure analysis found for one loop statement: its target's structure
     (None where the analysis cannot read the statement) and the structures known once
-    it has run (the declarations' and every earlier target's, its own included)."""
+    it has run of the tensors it reads and of its target (the declarations' or an
+    earlier target's; its own target's is the one just found).  Only those: a snapshot
+    of every tensor known would make the facts of n statements n²/2 entries."""
 
     found: TensorStructure | None
     known: Mapping[str, TensorStructure]
@@ -90,10 +93,17 @@ def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = No
         for stmt in step.statements:
             found = structure.target_structure(stmt, known, readers)
             if step.fusion is None:
-                facts.append(StatementFacts(found, MappingProxyType(dict(known))))
+                facts.append(StatementFacts(found, MappingProxyType(_known_to(stmt, known))))
         if step.fusion is not None:
             facts.append(None)
     return LoopFacts(schedule, tuple(facts), parallel_work, fma, blas_int_max)
+
+
+def _known_to(stmt, known: Mapping[str, TensorStructure]) -> dict[str, TensorStructure]:
+    """The entries of ``known`` for the tensors ``stmt`` reads and for its target (what
+    the rewrites ask of a statement's facts: :func:`.structure.restrict_sums`)."""
+    names = {t.name for t in ein.tensors(stmt.body)} | {stmt.target}
+    return {name: known[name] for name in names if name in known}
 
 
 Rewrite = Callable[[LoopProgram, LoopFacts], LoopProgram]
@@ -355,5 +365,4 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
 
 def stmt_sums(stmt) -> bool:
     """Whether ``stmt`` sums (worth computing on a unique set: a copy is not)."""
-    from ..ein import ir as ein
     return any(isinstance(node, (ein.Sum, ein.Reduce)) for node in ein.nodes(stmt.body))
