@@ -14,7 +14,10 @@ is read at its one position (``T0[i,1]``); a repeated letter is a diagonal
 (``T0[i,i]``).  The product of the operands is nested to the left (``(T0 * T1) * T2``)
 and one Σ binds every summed label in order of first use: node for node the EIN that the
 model language lowers that text to (tests/lang/einsum/test_lower.py checks it over
-generated Specs).
+generated Specs).  Beyond :data:`LEFT_DEEP_MAX` operands the product is a balanced tree
+instead (the same factors in the same order, ``((T0 * T1) * (T2 * T3))``), so that its
+depth grows as the logarithm of the operands, not as their number: every later stage
+walks it within a bounded depth.
 """
 
 from __future__ import annotations
@@ -28,6 +31,24 @@ from .subscripts import Spec
 #: The operands' and the result's variable names (multi-letter: never an index letter).
 OPERAND = "T{}"
 RESULT = "Res"
+
+
+#: The most operands whose product is nested to the left (numpy's einsum takes at most
+#: 32 operands written as letters; more come only through the sublist form).
+LEFT_DEEP_MAX = 32
+
+
+def product(factors: list[ir.Expr]) -> ir.Expr:
+    """The product of ``factors`` in their order: nested to the left up to
+    :data:`LEFT_DEEP_MAX` of them, a balanced tree of depth about log2 of their number
+    beyond."""
+    if len(factors) <= LEFT_DEEP_MAX:
+        return reduce(lambda left, right: ir.BinOp("*", left, right), factors)
+    level = list(factors)
+    while len(level) > 1:
+        paired = [ir.BinOp("*", level[k], level[k + 1]) for k in range(0, len(level) - 1, 2)]
+        level = paired + level[len(level) - len(level) % 2:]
+    return level[0]
 
 
 def index_name(label: str) -> str:
@@ -44,7 +65,7 @@ def lower(spec: Spec) -> ir.Program:
     for k, term in enumerate(spec.terms):
         indices = tuple(1 if spec.broadcast(k, d) else index_name(label) for d, label in enumerate(term))
         factors.append(ir.Tensor(OPERAND.format(k), indices))
-    body: ir.Expr = reduce(lambda left, right: ir.BinOp("*", left, right), factors)
+    body: ir.Expr = product(factors)
     # a summed label that every operand broadcasts (size 1 where another label sizes it
     # larger) cannot occur: a label's extent is the largest size it has somewhere
     extent = spec.extent
