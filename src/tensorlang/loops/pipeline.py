@@ -34,6 +34,7 @@ first line of ``--emit loops``); each nest records the rewrites that took it
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -288,7 +289,8 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     if facts.blas_int_max is None:
         return program
     int_max = facts.blas_int_max
-    storage: dict[int, tuple[int, ...]] = {}
+    stored = dict(enumerate(program.buffers.all_storage_shapes))  # (once: a copy per step is quadratic)
+    storage: ChainMap[int, tuple[int, ...]] = ChainMap({}, stored)
     step = None
 
     def product(node) -> Tile | BlasProduct | None:
@@ -304,7 +306,7 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     for nest in program.nests:
         if nest.step != step:  # each step's buffers as they are stored, its locals as declared
             step = nest.step
-            storage = dict(enumerate(program.buffers.all_storage_shapes))
+            storage = ChainMap({}, stored)
         body = tuple(replace_nodes(node, product) for node in nest.body)
         nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "packed-blas")))
     return replace(program, nests=tuple(nests))
