@@ -56,9 +56,7 @@ from .lower import lower_statement
 class StatementFacts:
     """What the structure analysis found for one loop statement: its target's structure
     (None where the analysis cannot read the statement) and the structures known once
-    it has run of the tensors it reads and of its target (the declarations' or an
-    earlier target's; its own target's is the one just found).  Only those: a snapshot
-    of every tensor known would make the facts of n statements n²/2 entries."""
+    it has run of the tensors it reads and of its target (not of every tensor: n²/2)."""
 
     found: TensorStructure | None
     known: Mapping[str, TensorStructure]
@@ -101,9 +99,7 @@ def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = No
 
 
 def _known_to(stmt, known: Mapping[str, TensorStructure]) -> dict[str, TensorStructure]:
-    """The entries of ``known`` for the tensors ``stmt`` reads and for its target (what
-    the rewrites ask of a statement's facts: :func:`.structure.restrict_sums`)."""
-    names = {t.name for t in ein.tensors(stmt.body)} | {stmt.target}
+    names = {t.name for t in ein.tensors(stmt.body)} | {stmt.target}  # what restrict_sums reads
     return {name: known[name] for name in names if name in known}
 
 

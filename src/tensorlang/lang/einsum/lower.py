@@ -14,10 +14,7 @@ is read at its one position (``T0[i,1]``); a repeated letter is a diagonal
 (``T0[i,i]``).  The product of the operands is nested to the left (``(T0 * T1) * T2``)
 and one Σ binds every summed label in order of first use: node for node the EIN that the
 model language lowers that text to (tests/lang/einsum/test_lower.py checks it over
-generated Specs).  Beyond :data:`LEFT_DEEP_MAX` operands the product is a balanced tree
-instead (the same factors in the same order, ``((T0 * T1) * (T2 * T3))``), so that its
-depth grows as the logarithm of the operands, not as their number: every later stage
-walks it within a bounded depth.
+generated Specs); beyond :data:`LEFT_DEEP_MAX` operands, a balanced tree (depth log2).
 """
 
 from __future__ import annotations
@@ -33,22 +30,18 @@ OPERAND = "T{}"
 RESULT = "Res"
 
 
-#: The most operands whose product is nested to the left (numpy's einsum takes at most
-#: 32 operands written as letters; more come only through the sublist form).
+#: The most operands whose product nests to the left (more come only as sublists).
 LEFT_DEEP_MAX = 32
 
 
 def product(factors: list[ir.Expr]) -> ir.Expr:
-    """The product of ``factors`` in their order: nested to the left up to
-    :data:`LEFT_DEEP_MAX` of them, a balanced tree of depth about log2 of their number
-    beyond."""
+    """``factors`` multiplied in order: to the left up to LEFT_DEEP_MAX, else pairwise."""
     if len(factors) <= LEFT_DEEP_MAX:
         return reduce(lambda left, right: ir.BinOp("*", left, right), factors)
-    level = list(factors)
-    while len(level) > 1:
-        paired = [ir.BinOp("*", level[k], level[k + 1]) for k in range(0, len(level) - 1, 2)]
-        level = paired + level[len(level) - len(level) % 2:]
-    return level[0]
+    while len(factors) > 1:
+        factors = [ir.BinOp("*", *factors[k:k + 2]) if k + 1 < len(factors) else factors[k]
+                   for k in range(0, len(factors), 2)]
+    return factors[0]
 
 
 def index_name(label: str) -> str:
