@@ -226,3 +226,23 @@ def test_every_stage_of_a_large_program_prints(program):
             continue
         assert text, stage
     assert "t1999" in tl.compile(source, backend="numpy").code("numpy")
+
+
+def test_memory_reuse_builds_the_table_of_shapes_a_bounded_number_of_times(monkeypatch):
+    """The liveness analysis (buffer reuse, 002 §6.2) asks for the program's shapes, a dict
+    over every declaration, a fixed number of times, not once per statement."""
+    from tensorlang.analysis import liveness
+    from tensorlang.semantics.interface import interface
+
+    program = tl.compile(wide(300), backend="numpy").optimized.program
+    roles = interface(program.decls).roles
+    built = [0]
+    shapes = ir.Program.shapes
+
+    def counted(self):
+        built[0] += 1
+        return shapes.fget(self)
+
+    monkeypatch.setattr(ir.Program, "shapes", property(counted))
+    liveness.reuse(program, roles)
+    assert 1 <= built[0] <= 4, built[0]
