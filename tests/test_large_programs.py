@@ -81,3 +81,168 @@ def test_lowering_types_each_subexpression_once(monkeypatch):
         return calls[0]
 
     assert binary_checks(200) <= 200 and binary_checks(400) <= 400
+
+
+def contraction_chain(statements: int) -> str:
+    """Each statement a matrix product with the one before (operator form): fusion and
+    contraction ordering see products, the schedule GEMM candidates."""
+    lines = ["in var x : [4 4]", "out var y : [4 4]"]
+    lines += [f"var t{k} : [4 4]" for k in range(statements)]
+    lines.append("t0 = x")
+    lines += [f"t{k} = t{k - 1} # x . [2 3] + x" for k in range(1, statements)]
+    lines.append(f"y = t{statements - 1}")
+    return "\n".join(lines) + "\n"
+
+
+def wide_expressions(statements: int) -> str:
+    """Independent statements of wide expressions: six terms, one of them a sum."""
+    lines = ["in var x : [4 4]"]
+    lines += [f"out var t{k} : [4 4]" for k in range(statements)]
+    for k in range(statements):
+        terms = " + ".join(f"x[i,j] * {k + m}.0" for m in range(5))
+        lines.append(f"t{k}[i,j] = {terms} + sum(l) x[i,l] * x[l,j]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", [contraction_chain, wide_expressions])
+def test_the_work_of_compiling_other_shapes_grows_linearly(program, monkeypatch):
+    small = _walk_work(program(300), monkeypatch)
+    large = _walk_work(program(900), monkeypatch)
+    assert small > 300
+    assert large <= 3.5 * small, (small, large)  # quadratic would be about 9x
+
+
+def _loop_facts_entries(source: str) -> tuple[int, int]:
+    """(statements with facts, the structures their facts hold in all) of ``source``'s
+    loop program."""
+    from tensorlang.loops.pipeline import loop_facts
+
+    kernel = tl.compile(source, backend="numpy")
+    compiled = kernel.compiled_for("loops")
+    facts = loop_facts(compiled.schedule, compiled.facts.declared)
+    kept = [f for f in facts.statements if f is not None]
+    return len(kept), sum(len(f.known) for f in kept)
+
+
+def test_loop_facts_hold_what_each_statement_reads_not_a_snapshot_of_everything():
+    """Each loop statement's facts keep the structures of the tensors it reads and of
+    its target, not every structure known so far (n statements would hold n²/2)."""
+    statements, entries = _loop_facts_entries(wide(120))
+    assert statements >= 100
+    assert entries <= 2 * statements, (statements, entries)
+
+
+def test_loop_facts_keep_what_restrict_sums_reads():
+    """The facts of a statement that reads a structured tensor hold its structure: the
+    summation loop over a lower-triangular operand still starts at its row."""
+    source = ("in var L : [5 5] lower\nin var b : [5]\nout var y : [5]\nvar u : [5]\n"
+              "u[i] = b[i] * 2.0\ny[i] = sum(j) L[i,j] * u[j]\n")
+    from tensorlang.loops.pipeline import loop_facts
+
+    kernel = tl.compile(source, backend="numpy")
+    compiled = kernel.compiled_for("loops")
+    facts = [f for f in loop_facts(compiled.schedule, compiled.facts.declared).statements if f is not None]
+    assert any("L" in f.known for f in facts)
+    assert all(set(f.known) <= {"L", "b", "u", "y"} for f in facts)
+
+
+def _depth(e, children) -> int:
+    """The depth of an expression tree, iteratively."""
+    deepest, stack = 0, [(e, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((child, d + 1) for child in children(node))
+    return deepest
+
+
+@pytest.mark.parametrize("operands", [2, 32, 33, 1000, 1025])
+def test_an_einsums_product_is_left_deep_up_to_32_operands_and_balanced_beyond(operands):
+    """``ij,jk,...`` lowers its product nested to the left (node for node the text's
+    lowering) up to LEFT_DEEP_MAX operands; beyond, as a balanced tree whose depth
+    grows as log2 of the operands, with the factors in their order."""
+    import importlib
+
+    einsum_lower = importlib.import_module("tensorlang.lang.einsum.lower")
+
+    factors = [ir.Tensor(f"T{k}", ("i",)) for k in range(operands)]
+    body = einsum_lower.product(factors)
+    depth = _depth(body, ir.children)
+    if operands <= einsum_lower.LEFT_DEEP_MAX:
+        assert depth == operands
+    else:
+        assert depth <= operands.bit_length() + 1, depth
+    assert [t.name for t in ir.tensors(body)] == [f.name for f in factors]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "interp", pytest.param("c", marks=pytest.mark.slow)])
+def test_an_einsum_of_thousands_of_operands_compiles(backend):
+    """Two thousand operands (the sublist form; a Hadamard product of vectors): no stage
+    recurses as deep as the operands are many, and the product is numpy's."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    arrays = [1.0 + 1e-3 * rng.standard_normal(3) for _ in range(2000)]
+    operands = [x for a in arrays for x in (a, [0])]
+    got = tl.einsum(*operands, [0], backend=backend)
+    np.testing.assert_allclose(got, np.prod(arrays, axis=0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("depth", [250, 2500])
+def test_the_builder_splits_deep_expressions_into_statements_at_most_spill_depth_deep(depth):
+    """An expression ``depth`` operators deep is about depth/SPILL_DEPTH statements, none
+    deeper than SPILL_DEPTH (linear work: each operator is written once)."""
+    import importlib
+
+    builder_lower = importlib.import_module("tensorlang.lang.builder.lower")
+    from tensorlang.lang.tl import ast
+
+    a = tl.var("A", (2,))
+    e = a
+    for k in range(depth):
+        e = (e + a) if k % 3 else -(e * 2.0)
+    program = builder_lower.to_program({"R": e})
+    depths = [_depth(stmt.expr, ast.children) for stmt in program.stmts]
+    assert max(depths) <= builder_lower.SPILL_DEPTH + 1, max(depths)
+    assert len(program.stmts) <= 2 * depth // builder_lower.SPILL_DEPTH + 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", [wide_expressions, contraction_chain])
+def test_every_stage_of_a_large_program_prints(program):
+    """Every stage ``tensorlang compile --emit`` has, of a 2 000-statement program
+    compiled for the interpreter (whose kernel computes each stage on request), and its
+    numpy kernel's code: no stage is left out of the linear-work guarantee."""
+    from tensorlang.stages import EMIT_STAGES
+
+    source = program(2000)
+    kernel = tl.compile(source, backend="interp")
+    for stage in EMIT_STAGES:
+        try:
+            text = kernel.ir(stage) if stage not in ("c", "numpy") else kernel.code(stage)
+        except tl.TensorLangError as exc:  # index form has no TeIL view
+            assert exc.code == "backend" and stage in ("teil", "core") and program is wide_expressions
+            continue
+        assert text, stage
+    assert "t1999" in tl.compile(source, backend="numpy").code("numpy")
+
+
+def test_memory_reuse_builds_the_table_of_shapes_a_bounded_number_of_times(monkeypatch):
+    """The liveness analysis (buffer reuse, 002 §6.2) asks for the program's shapes, a dict
+    over every declaration, a fixed number of times, not once per statement."""
+    from tensorlang.analysis import liveness
+    from tensorlang.semantics.interface import interface
+
+    program = tl.compile(wide(300), backend="numpy").optimized.program
+    roles = interface(program.decls).roles
+    built = [0]
+    shapes = ir.Program.shapes
+
+    def counted(self):
+        built[0] += 1
+        return shapes.fget(self)
+
+    monkeypatch.setattr(ir.Program, "shapes", property(counted))
+    liveness.reuse(program, roles)
+    assert 1 <= built[0] <= 4, built[0]

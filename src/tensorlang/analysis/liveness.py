@@ -111,11 +111,12 @@ def _result_windows(program: ir.Program, roles: Mapping[str, str]) -> dict[str, 
     and including it reads the result, so its buffer holds nothing until then."""
     windows: dict[str, int] = {}
     seen: set[str] = set()
+    shapes = program.shapes  # (a dict built per call: once, not per statement)
     for n, stmt in enumerate(program.statements):
         seen.update(stmt.reads)
         name = stmt.target
         if (name not in windows and name not in seen and str(roles.get(name, Role.TEMP)) == Role.OUT
-                and name in program.shapes):
+                and name in shapes):
             windows[name] = n
         seen.add(name)
     return windows

@@ -34,11 +34,13 @@ first line of ``--emit loops``); each nest records the rewrites that took it
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Mapping
 
 from ..analysis.structure import TensorStructure
+from ..ein import ir as ein
 from ..ein.structure import Structure
 from ..schedule.plan import Schedule
 from ..schedule import steps
@@ -54,7 +56,7 @@ from .lower import lower_statement
 class StatementFacts:
     """What the structure analysis found for one loop statement: its target's structure
     (None where the analysis cannot read the statement) and the structures known once
-    it has run (the declarations' and every earlier target's, its own included)."""
+    it has run of the tensors it reads and of its target (not of every tensor: n²/2)."""
 
     found: TensorStructure | None
     known: Mapping[str, TensorStructure]
@@ -90,10 +92,15 @@ def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = No
         for stmt in step.statements:
             found = structure.target_structure(stmt, known, readers)
             if step.fusion is None:
-                facts.append(StatementFacts(found, MappingProxyType(dict(known))))
+                facts.append(StatementFacts(found, MappingProxyType(_known_to(stmt, known))))
         if step.fusion is not None:
             facts.append(None)
     return LoopFacts(schedule, tuple(facts), parallel_work, fma, blas_int_max)
+
+
+def _known_to(stmt, known: Mapping[str, TensorStructure]) -> dict[str, TensorStructure]:
+    names = {t.name for t in ein.tensors(stmt.body)} | {stmt.target}  # what restrict_sums reads
+    return {name: known[name] for name in names if name in known}
 
 
 Rewrite = Callable[[LoopProgram, LoopFacts], LoopProgram]
@@ -278,7 +285,8 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     if facts.blas_int_max is None:
         return program
     int_max = facts.blas_int_max
-    storage: dict[int, tuple[int, ...]] = {}
+    stored = dict(enumerate(program.buffers.all_storage_shapes))  # (once: a copy per step is quadratic)
+    storage: ChainMap[int, tuple[int, ...]] = ChainMap({}, stored)
     step = None
 
     def product(node) -> Tile | BlasProduct | None:
@@ -294,7 +302,7 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     for nest in program.nests:
         if nest.step != step:  # each step's buffers as they are stored, its locals as declared
             step = nest.step
-            storage = dict(enumerate(program.buffers.all_storage_shapes))
+            storage = ChainMap({}, stored)
         body = tuple(replace_nodes(node, product) for node in nest.body)
         nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "packed-blas")))
     return replace(program, nests=tuple(nests))
@@ -355,5 +363,4 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
 
 def stmt_sums(stmt) -> bool:
     """Whether ``stmt`` sums (worth computing on a unique set: a copy is not)."""
-    from ..ein import ir as ein
     return any(isinstance(node, (ein.Sum, ein.Reduce)) for node in ein.nodes(stmt.body))

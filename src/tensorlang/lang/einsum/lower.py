@@ -14,7 +14,7 @@ is read at its one position (``T0[i,1]``); a repeated letter is a diagonal
 (``T0[i,i]``).  The product of the operands is nested to the left (``(T0 * T1) * T2``)
 and one Σ binds every summed label in order of first use: node for node the EIN that the
 model language lowers that text to (tests/lang/einsum/test_lower.py checks it over
-generated Specs).
+generated Specs); beyond :data:`LEFT_DEEP_MAX` operands, a balanced tree (depth log2).
 """
 
 from __future__ import annotations
@@ -28,6 +28,20 @@ from .subscripts import Spec
 #: The operands' and the result's variable names (multi-letter: never an index letter).
 OPERAND = "T{}"
 RESULT = "Res"
+
+
+#: The most operands whose product nests to the left (more come only as sublists).
+LEFT_DEEP_MAX = 32
+
+
+def product(factors: list[ir.Expr]) -> ir.Expr:
+    """``factors`` multiplied in order: to the left up to LEFT_DEEP_MAX, else pairwise."""
+    if len(factors) <= LEFT_DEEP_MAX:
+        return reduce(lambda left, right: ir.BinOp("*", left, right), factors)
+    while len(factors) > 1:
+        factors = [ir.BinOp("*", *factors[k:k + 2]) if k + 1 < len(factors) else factors[k]
+                   for k in range(0, len(factors), 2)]
+    return factors[0]
 
 
 def index_name(label: str) -> str:
@@ -44,7 +58,7 @@ def lower(spec: Spec) -> ir.Program:
     for k, term in enumerate(spec.terms):
         indices = tuple(1 if spec.broadcast(k, d) else index_name(label) for d, label in enumerate(term))
         factors.append(ir.Tensor(OPERAND.format(k), indices))
-    body: ir.Expr = reduce(lambda left, right: ir.BinOp("*", left, right), factors)
+    body: ir.Expr = product(factors)
     # a summed label that every operand broadcasts (size 1 where another label sizes it
     # larger) cannot occur: a label's extent is the largest size it has somewhere
     extent = spec.extent
