@@ -215,7 +215,7 @@ def _rename(group: list[ir.Statement], var: str) -> list[ir.Statement]:
     return out
 
 
-def _transposes(stmt: ir.Statement, written: set[str], var: str, shapes: dict[str, tuple[int, ...]]):
+def _transposes(stmt: ir.Statement, written: set[str], var: str, shapes: Mapping[str, tuple[int, ...]]):
     """The accesses ``X[x, k]`` of small unbatched matrices whose first index is the
     target's last, x, in a contraction: read from ``Xᵀ[k, x]`` instead."""
     if len(stmt.index) < 2:
@@ -249,8 +249,7 @@ def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
 
 
 def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: Mapping[str, str],
-            itemsize: int, cache: CacheSizes) -> Fusion | None:
-    shapes = program.shapes
+            itemsize: int, cache: CacheSizes, shapes: Mapping[str, tuple[int, ...]]) -> Fusion | None:
     extent = group[0].index[0][1]
     stop = start + len(group)
     written = {s.target for s in group}
@@ -309,8 +308,9 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
         return ()
     cache = cache or cache_sizes()
     groups = []
+    shapes = program.shapes  # once: built per access, and a program may have 10^4 groups
     for start, group in _candidates(program):
-        found = _fusion(program, start, group, roles, itemsize, cache)
+        found = _fusion(program, start, group, roles, itemsize, cache, shapes)
         if found is not None:
             groups.append(found)
     return tuple(groups)
