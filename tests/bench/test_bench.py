@@ -906,7 +906,24 @@ def test_bandwidth_limit_includes_the_in_place_update():
     values = machine.measure_bandwidth(1, 4096, repeats=1)  # three rates (not judged)
     assert len(values) == 3 and all(v > 0 for v in values)
     old_run = {"machine": machine.describe({}).as_dict(), "limits": {"1": dict(lim.as_dict(), update_GBps=None)}}
-    assert "| 1 | 10.0 | 12.0 | – | 40.0 (n=64) |" in report.machine_markdown(old_run)
+    assert "| 1 | 10.0 | 12.0 | – | – | 40.0 (n=64) |" in report.machine_markdown(old_run)
+
+
+def test_the_compute_roof_is_the_measured_fma_peak_and_the_gemm_rate_without_it():
+    """Issue 44: the bound is the core's own FMA peak (a C loop of independent vector
+    FMAs), not what OpenBLAS's kernels reach; runs without a compiler (and older runs)
+    keep the GEMM rate as the roof."""
+    from tensorlang_bench import machine
+
+    assert Limits(1, 10.0, 12.0, 40.0, 64, 1024, 19.0).peak_gflops == 40.0
+    lim = Limits(1, 10.0, 12.0, 40.0, 64, 1024, 19.0, {}, 90.0, "AVX-512")
+    assert lim.peak_gflops == 90.0 and lim.as_dict()["fma_peak_GFLOPps"] == 90.0
+    assert "| 1 | 10.0 | 12.0 | 19.0 | 90.0 (AVX-512) | 40.0 (n=64) |" in report.machine_markdown(
+        {"machine": machine.describe({}).as_dict(), "limits": {"1": lim.as_dict()}})
+    measured = machine.measure_fma_peak(1, bursts=3, iters=2000)
+    if measured is not None:  # a C compiler works: a positive rate on the widest vectors it targets
+        gflops, vectors = measured
+        assert gflops > 0 and vectors in ("AVX-512", "AVX2", "scalar")
 
 
 def test_cancelling_reduction_is_judged_against_its_terms():
