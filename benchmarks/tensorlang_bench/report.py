@@ -292,7 +292,7 @@ def _by_kernel(results: dict, suite: str) -> dict[str, list[dict]]:
 
 
 _COLORS = {
-    "tensorlang[c]": "tab:red", "tensorlang[c] fma": "tab:pink", "tensorlang[numpy]": "tab:orange",
+    "tensorlang[c]": "tab:red", "tensorlang[c] fma": "tab:pink", "tensorlang[c] no fma": "tab:pink", "tensorlang[numpy]": "tab:orange",
     "tensorlang[interp]": "gold",
     "numpy": "black", "numpy.einsum": "tab:gray", "numpy.einsum(optimal)": "tab:brown", "opt_einsum": "tab:purple",
     "torch": "tab:blue", "jax": "tab:green", "numba": "tab:cyan",
