@@ -646,10 +646,14 @@ static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (PyTuple_GET_SIZE(args) == 0 && kwargs != NULL && PyDict_CheckExact(kwargs)) {
         /* the instance's own attribute (Kernel defines no descriptor of that name: a
            plain dict look-up, without the class's attribute search first) */
+#if PY_VERSION_HEX < 0x030D0000
         PyObject **dict = _PyObject_GetDictPtr(self);
         PyObject *caller = dict != NULL && *dict != NULL ? PyDict_GetItemWithError(*dict, str_c_call) : NULL;
         if (caller != NULL) Py_INCREF(caller);
         else if (!PyErr_Occurred()) caller = PyObject_GetAttr(self, str_c_call);
+#else   /* the private dict pointer is no API from 3.13 on: the attribute look-up */
+        PyObject *caller = PyObject_GetAttr(self, str_c_call);
+#endif
         if (caller == NULL) {
             PyErr_Clear();
         } else if (Py_TYPE(caller) == &CallerType) {
