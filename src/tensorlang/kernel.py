@@ -232,6 +232,7 @@ class Kernel(ProgramInterface):
         it pays; :attr:`options` (and so :attr:`pad`) become what was chosen."""
         from .schedule.padding import AutoPad, auto_pad
 
+        assert self._ein is not None  # only a lowered program compiles
         if options.backend != "c":  # numpy and interp accept pad and ignore it
             self.options = dataclasses.replace(options, pad_auto=False)
             self.auto_pad = AutoPad(options.pad, f"the {options.backend} back end ignores pad")
