@@ -50,8 +50,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="also refresh the generated part of this page (e.g. docs/performance.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--fma", action="store_true",
-                   help="also time tensorlang's C kernels compiled with fma=True (fused multiply-adds) in every suite "
-                        "(the cfd suite always does)")
+                   help="also time tensorlang's C kernels compiled with fma=False (every product rounded on its own; "
+                        "fused multiply-adds are the default) in every suite (the cfd suite always does)")
     p.set_defaults(func=cmd_bench)
     return p
 

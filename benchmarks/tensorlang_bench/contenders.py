@@ -159,17 +159,20 @@ def tensorlang_backends() -> tuple[str, ...]:
 
 
 def tensorlang_contender(source: str, backend: str, bind: Callable[[object, dict], Bound], note: str = "",
-                         threads: int = 1, fma: bool = False) -> Contender:
+                         threads: int = 1, fma: bool | None = None) -> Contender:
     """A tensorlang kernel compiled from ``source`` for ``backend`` with ``threads``
     threads (explicit: the C back end would otherwise take OpenMP's default, however the
-    environment sets it); ``bind`` makes the call.  ``fma``: compiled with ``fma=True``,
-    named ``tensorlang[c] fma``."""
+    environment sets it); ``bind`` makes the call.  ``fma``: None compiles with the
+    default (fused multiply-adds on), False with ``fma=False`` (each product rounded:
+    named ``tensorlang[c] no fma``), True with ``fma=True`` (``tensorlang[c] fma``)."""
 
     def make(inputs: dict) -> Bound:
-        kernel = tl.compile(source, backend=backend, threads=threads, fma=fma)
+        extra = {} if fma is None else {"fma": fma}
+        kernel = tl.compile(source, backend=backend, threads=threads, **extra)
         return with_code(bind(kernel, inputs), kernel, backend)
 
-    return Contender(f"tensorlang[{backend}]" + " fma" * fma, "tensorlang", make, note)
+    suffix = {None: "", True: " fma", False: " no fma"}[fma]
+    return Contender(f"tensorlang[{backend}]{suffix}", "tensorlang", make, note)
 
 
 def with_code(bound: Bound, kernel, backend: str) -> Bound:

@@ -18,8 +18,16 @@ a laptop and poor for a matrix product on a server.  So every run measures
   of what the memory delivers; an in-place kernel (the ``inplace`` suite) pays no such
   read, and measured against copy and triad alone it showed "180% of the limit" on data
   three times the size of the last-level cache;
-* the BLAS matrix-product peak (``C = A @ B``, 2 n^3 flops) — what the machine's best
-  library reaches, a practical peak rather than the data sheet's;
+* the floating-point peak (:func:`measure_fma_peak`): a C loop of independent fused
+  multiply-adds on the widest vectors the compiler targets with tensorlang's flags
+  (AVX-512 where the machine has it, else AVX2/FMA), with enough independent
+  accumulators (16) to cover the FMA latency times the ports that issue them.  It is the
+  core's own bound, not a library's: OpenBLAS picks its kernels by CPU family, and on a
+  machine it does not know it runs AVX2 kernels on AVX-512 hardware (this machine's
+  GEMM ran at 61 GFLOP/s while its FMAs reach 80-90).  It is the compute roof of the
+  roofline and of "% of limit";
+* the BLAS matrix-product rate (``C = A @ B``, 2 n^3 flops) — what the machine's best
+  library reaches, reported beside the peak (older runs used it as the roof);
 
 each with 1 and 2 threads (the thread count a kernel runs with picks the limit it is
 compared with).  Bytes follow STREAM's convention: the write-allocate read of the
@@ -58,6 +66,16 @@ class Limits:
     #: in-place updates by the number of arrays read (the updated one included), as C
     #: loops: 1 ``a = s*a``, 2 ``a = a * b``, 3 ``a = s1*a + s2*b + s3*c``
     updates_gbs: dict[int, float] = field(default_factory=dict)
+    #: the FMA peak (:func:`measure_fma_peak`), GFLOP/s; None where no C compiler works
+    fma_gflops: float | None = None
+    #: what the peak ran on: "AVX-512", "AVX2", "scalar" (the vectors of the C it was built as)
+    fma_vectors: str | None = None
+
+    @property
+    def peak_gflops(self) -> float:
+        """The compute roof a kernel is compared with: the FMA peak where it was
+        measured, else (no compiler, older runs) the BLAS matrix-product rate."""
+        return self.fma_gflops if self.fma_gflops else self.gemm_gflops
 
     def update_for(self, reads: int) -> float | None:
         """GB/s of the in-place update that reads ``reads`` arrays (the updated one
@@ -83,6 +101,9 @@ class Limits:
             "bandwidth_GBps": self.bandwidth_gbs,
             "gemm_GFLOPps": self.gemm_gflops,
             "gemm_n": self.gemm_n,
+            "fma_peak_GFLOPps": self.fma_gflops,
+            "fma_vectors": self.fma_vectors,
+            "peak_GFLOPps": self.peak_gflops,
             "stream_elements": self.stream_elements,
         }
 
@@ -233,6 +254,91 @@ def measure_bandwidth(threads: int, elements: int, repeats: int = 5) -> tuple[fl
     return results[0], results[1], results[2]
 
 
+#: The FMA peak's loop: ``FMA_ACCUMULATORS`` independent chains ``c = c * a + b`` (a
+#: just below 1, so the values stay near 1: no overflow, no subnormals), each step one
+#: vector FMA.  16 chains cover 4-cycle latency x 2 ports twice over (AVX-512 has 32
+#: registers; AVX2's 16 hold them with a and b reloaded from L1, which costs no FMA slot).
+FMA_ACCUMULATORS = 16
+FMA_C = """
+#include <stdint.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+typedef __m512d tl_v;
+#define TL_FMA(x, y, z) _mm512_fmadd_pd(x, y, z)
+#define TL_SET(x) _mm512_set1_pd(x)
+#define TL_LANES 8
+#define TL_KIND 3
+#elif defined(__AVX__) && defined(__FMA__)
+#include <immintrin.h>
+typedef __m256d tl_v;
+#define TL_FMA(x, y, z) _mm256_fmadd_pd(x, y, z)
+#define TL_SET(x) _mm256_set1_pd(x)
+#define TL_LANES 4
+#define TL_KIND 2
+#else
+typedef double tl_v;
+#define TL_FMA(x, y, z) ((x) * (y) + (z))
+#define TL_SET(x) (x)
+#define TL_LANES 1
+#define TL_KIND 1
+#endif
+#define TL_ACC %d
+int tl_fma_kind(void) { return TL_KIND; }
+/* flops of one call: 2 * iters * TL_ACC * TL_LANES; returns a value the caller keeps */
+double tl_fma_loop(int64_t iters, double *lanes) {
+    tl_v a = TL_SET(0.9999999), b = TL_SET(1e-7), c[TL_ACC];
+    for (int k = 0; k < TL_ACC; ++k) c[k] = TL_SET(1.0 + 1e-3 * k);
+    for (int64_t i = 0; i < iters; ++i) {
+        #pragma GCC unroll 16
+        for (int k = 0; k < TL_ACC; ++k) c[k] = TL_FMA(c[k], a, b);
+    }
+    double s = 0.0;
+    for (int k = 0; k < TL_ACC; ++k) { double *p = (double *)&c[k]; for (int l = 0; l < TL_LANES; ++l) s += p[l]; }
+    *lanes = TL_LANES;
+    return s;
+}
+""" % FMA_ACCUMULATORS
+FMA_DECLARATIONS = """
+int tl_fma_kind(void);
+double tl_fma_loop(int64_t iters, double *lanes);
+"""
+FMA_KINDS = {3: "AVX-512", 2: "AVX2", 1: "scalar"}
+
+
+def measure_fma_peak(threads: int, bursts: int = 60, iters: int = 100_000, compiled=None) -> tuple[float, str] | None:
+    """(GFLOP/s, vectors) of :data:`FMA_C` on ``threads`` threads, or None without a C
+    compiler.  Each of ``bursts`` bursts runs ``iters`` steps of every chain (about 1-2 ms
+    at 80 GFLOP/s) on every thread at once; the peak is the *best* burst, not the median:
+    a peak is what the core can do, and another process sharing the core only ever
+    makes a burst slower (a shared machine's medians were 4x below its best bursts)."""
+    if compiled is None:
+        try:
+            from tensorlang.targets.c import build as c_build
+
+            compiled = c_build.build_and_load(FMA_C, c_build.require_compiler(), FMA_DECLARATIONS)
+        except Exception:  # noqa: BLE001 - no compiler: the GEMM rate stays the roof
+            return None
+    ffi, lib = compiled
+    lanes = [ffi.new("double *") for _ in range(threads)]
+
+    def work(k):
+        return lib.tl_fma_loop(iters, lanes[k])
+
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    try:
+        _parallel(pool, work, range(threads))  # warm-up: the vector units powered up
+        best = float("inf")
+        for _ in range(bursts):
+            start = time.perf_counter()
+            _parallel(pool, work, range(threads))
+            best = min(best, time.perf_counter() - start)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    flops = 2.0 * iters * FMA_ACCUMULATORS * lanes[0][0] * threads
+    return flops / best / 1e9, FMA_KINDS.get(lib.tl_fma_kind(), "scalar")
+
+
 def measure_gemm(threads: int, n: int, repeats: int = 5) -> float:
     """GFLOP/s of a float64 BLAS matrix product of order ``n`` on ``threads`` threads."""
     rng = np.random.default_rng(0)
@@ -256,8 +362,9 @@ def measure_limits(thread_counts=(1, 2), quick: bool = False) -> dict[int, Limit
     limits = {}
     for t in thread_counts:
         copy_gbs, triad_gbs, update_gbs = measure_bandwidth(t, elements, repeats)
+        peak = measure_fma_peak(t)
         limits[t] = Limits(t, copy_gbs, triad_gbs, measure_gemm(t, gemm_n, repeats), gemm_n, elements, update_gbs,
-                           measure_updates(t, elements, repeats))
+                           measure_updates(t, elements, repeats), *(peak or (None, None)))
     return limits
 
 

@@ -89,13 +89,17 @@ def machine_markdown(results: dict) -> list[str]:
     lines.append(f"- load average (1, 5, 15 min) at start {_load(m.get('load_average'))}, at end {_load(results.get('load_average_after'))}"
                  " (other processes on the machine make timings noisy)")
     lines += ["", "### Measured limits", "",
-              "Bandwidth (the best of copy, triad and in-place update) and the BLAS matrix-product rate;",
-              "a kernel's \"% of limit\" compares it with these, at the run's thread count.", "",
-              "| threads | copy GB/s | triad GB/s | update GB/s | BLAS GEMM GFLOP/s |", "| --- | --- | --- | --- | --- |"]
+              "Bandwidth (the best of copy, triad and in-place update), the FMA peak (a C loop of independent",
+              "vector fused multiply-adds: the compute roof) and the BLAS matrix-product rate beside it;",
+              "a kernel's \"% of limit\" compares it with the bandwidth and the FMA peak, at the run's thread count.", "",
+              "| threads | copy GB/s | triad GB/s | update GB/s | FMA peak GFLOP/s | BLAS GEMM GFLOP/s |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for t, lim in sorted(results["limits"].items(), key=lambda kv: int(kv[0])):
         update = lim.get("update_GBps")  # absent from runs saved before it was measured
+        fma = lim.get("fma_peak_GFLOPps")  # absent from older runs (the GEMM rate was the roof)
+        fma_text = "–" if fma is None else f"{fma:.1f} ({lim.get('fma_vectors') or '?'})"
         lines.append(f"| {t} | {lim['copy_GBps']:.1f} | {lim['triad_GBps']:.1f} | {'–' if update is None else f'{update:.1f}'} | "
-                     f"{lim['gemm_GFLOPps']:.1f} (n={lim['gemm_n']}) |")
+                     f"{fma_text} | {lim['gemm_GFLOPps']:.1f} (n={lim['gemm_n']}) |")
     lines.append("")
     return lines
 
@@ -320,8 +324,8 @@ def _by_kernel(results: dict, suite: str) -> dict[str, list[dict]]:
 
 
 _COLORS = {
-    "tensorlang[c]": "tab:red", "tensorlang[c] fma": "tab:pink", "tensorlang[numpy]": "tab:orange",
-    "tensorlang[interp]": "gold", "tensorlang[c] contract_expression": "darkred",
+    "tensorlang[c]": "tab:red", "tensorlang[c] fma": "tab:pink", "tensorlang[c] no fma": "tab:pink",
+    "tensorlang[numpy]": "tab:orange", "tensorlang[interp]": "gold", "tensorlang[c] contract_expression": "darkred",
     "numpy": "black", "numpy.einsum": "tab:gray", "numpy.einsum(optimal)": "tab:brown", "opt_einsum": "tab:purple",
     "torch": "tab:blue", "jax": "tab:green", "numba": "tab:cyan",
 }

@@ -184,7 +184,7 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
         case.notes.append(f"input(s) {', '.join(clobbered)} changed while timing (a contender wrote into them)")
     lim = limits[threads]
     matching = lim.update_for(case.streams) if case.streams is not None and hasattr(lim, "update_for") else None
-    peak, bw = lim.gemm_gflops * 1e9, (matching or lim.bandwidth_gbs) * 1e9
+    peak, bw = getattr(lim, "peak_gflops", lim.gemm_gflops) * 1e9, (matching or lim.bandwidth_gbs) * 1e9
     t_compute, t_memory = case.flops / peak, case.bytes / bw
     bound_kind = "memory" if t_memory >= t_compute else "compute"
     t_limit = max(t_compute, t_memory)

@@ -60,7 +60,8 @@ def check_pad(pad, dtype) -> int:
 
 
 def check_fma(fma) -> bool:
-    """``fma=True`` (``--fma``): fused multiply-adds in the C back end's loops."""
+    """``fma=True`` (the default; ``--no-fma`` turns it off): fused multiply-adds in the C
+    back end's loops."""
     if not isinstance(fma, bool):
         raise TensorLangError("input", f"fma must be True or False, got {fma!r}")
     return fma
@@ -113,7 +114,7 @@ def compile_options(
     threads: int | None = None,
     opt: bool = True,
     skip_passes=(),
-    fma: bool = False,
+    fma: bool = True,
     allow_missing: bool = False,
 ) -> Options:
     """The one place the compile keywords are checked and made an :class:`Options`
@@ -127,8 +128,9 @@ def compile_options(
     check_fma(fma)
     if not isinstance(allow_missing, bool):
         raise TensorLangError("input", f"allow_missing must be True or False, got {allow_missing!r}")
+    pad_auto = isinstance(pad, str) and padded > 1  # "auto": the kernel decides (schedule.padding.auto_pad)
     return Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma, allow_missing=allow_missing,
-                   auto=backend == "auto")
+                   auto=backend == "auto", pad_auto=pad_auto)
 
 
 def compile_source(source: Source, lang: str = languages.DEFAULT, options: Options | None = None, params=None,
@@ -186,7 +188,7 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     opt: bool = True,
     skip_passes=(),
     check_structure: bool = False,
-    fma: bool = False,
+    fma: bool = True,
     allow_missing: bool = False,
 ) -> Kernel | SymbolicKernel | StrandRun:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
@@ -206,11 +208,13 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     (docs/optimizer.md); the interpreter never optimizes.
     ``check_structure=True`` checks at every call that the inputs keep the structure
     the program promises (STUR's unique sets and redundancy maps; docs/structure.md).
-    ``fma=True`` lets the C back end compute each multiply-add of a sum, ``x + a*b``, as
-    one fused multiply-add (one rounding instead of two): faster, and within the
-    rounding bound for finite values, but an overflowing product no longer becomes inf
-    on its own (docs/optimizer.md, "Fused multiply-add", says exactly what may differ).
-    The numpy and interp back ends accept it and ignore it.
+    ``fma=True`` (the default, as BLAS, XLA and numba do) lets the C back end compute
+    each multiply-add of a sum, ``x + a*b``, as one fused multiply-add (one rounding
+    instead of two): faster, within the rounding bound for finite values, ⊥ and ±inf
+    inputs giving what they give unfused; only a product of finite numbers that
+    overflows (or underflows) is not rounded on its own (docs/optimizer.md, "Fused
+    multiply-add", says exactly what may differ).  ``fma=False`` rounds every product
+    as the reference does.  The numpy and interp back ends accept it and ignore it.
     ``allow_missing=True`` lets a call of a program without ``in``/``out`` qualifiers
     leave out a variable the program reads before assigning it: it starts as ⊥ (NaN),
     as 000 section 5 has it; by default that is error[input] naming the variable

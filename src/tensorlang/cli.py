@@ -781,16 +781,20 @@ def _pad(args) -> int | str | None:
 def _pad_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pad", metavar="M",
                    help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
-                        "000 §4; auto: the SIMD width in elements (numpy and interp ignore it)")
+                        "000 §4; auto: the SIMD width in elements where padding removes vector remainders at no "
+                        "other cost, else none (a kernel's auto_pad says why; numpy and interp ignore it)")
 
 
-_FMA_HELP = ("let the C back end compute each multiply-add of a sum as one fused multiply-add (one rounding): "
-             "faster; finite results within rounding, but an overflowing product no longer becomes inf on its "
-             "own (docs/optimizer.md, \"Fused multiply-add\"); numpy and interp ignore it")
+_FMA_HELP = ("the C back end computes each multiply-add of a sum as one fused multiply-add (one rounding; "
+             "the default, as in BLAS, XLA and numba): finite results within rounding, but an overflowing product "
+             "no longer becomes inf on its own (docs/optimizer.md, \"Fused multiply-add\"); numpy and interp ignore it")
+_NO_FMA_HELP = "round every product on its own, as the reference does (fma=False): see --fma"
 
 
 def _fma_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fma", action="store_true", help=_FMA_HELP)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--fma", dest="fma", action="store_true", default=True, help=_FMA_HELP)
+    group.add_argument("--no-fma", dest="fma", action="store_false", help=_NO_FMA_HELP)
 
 
 def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:

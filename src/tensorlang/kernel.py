@@ -266,7 +266,8 @@ class Kernel(ProgramInterface):
         if self._ein is None:
             self.target: Any = InterpTarget(self._reference, roles, options.dtype)
         else:
-            self.compiled = pipeline.compile(self._ein, options, roles=roles, reference=self._reference)
+            self.compiled = self._compile_padded_or_not(options, roles) if options.pad_auto else \
+                pipeline.compile(self._ein, options, roles=roles, reference=self._reference)
             #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
             #: the reference interpreter
             self.target = self.compiled.build
@@ -275,6 +276,30 @@ class Kernel(ProgramInterface):
         self._structures: dict | None = None  # inferred on the first compressed=True call
         if self.target.c_call is not None:  # the C call path keeps its own thread count
             self.target.c_call.threads = self._threads
+
+    #: what ``pad="auto"`` chose and why (schedule.padding.AutoPad); None without "auto"
+    auto_pad: Any = None
+
+    def _compile_padded_or_not(self, options: Options, roles) -> Compiled:
+        """``pad="auto"``: compile unpadded, and padded to the vector width
+        (``options.pad``) only where :func:`~tensorlang.schedule.padding.auto_pad` says
+        it pays; :attr:`options` (and so :attr:`pad`) become what was chosen."""
+        from .schedule.padding import AutoPad, auto_pad
+
+        assert self._ein is not None  # only a lowered program compiles
+        if options.backend != "c":  # numpy and interp accept pad and ignore it
+            self.options = dataclasses.replace(options, pad_auto=False)
+            self.auto_pad = AutoPad(options.pad, f"the {options.backend} back end ignores pad")
+            return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+        plain = dataclasses.replace(options, pad=1, pad_auto=False)
+        compiled = pipeline.compile(self._ein, plain, roles=roles, reference=self._reference)
+        assert compiled.schedule is not None
+        self.auto_pad = auto_pad(compiled.executed, compiled.schedule, options.pad)
+        if self.auto_pad.pad == 1:
+            self.options = plain
+            return compiled
+        self.options = dataclasses.replace(options, pad_auto=False)
+        return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
 
     @property
     def check_structure(self) -> bool:
@@ -295,6 +320,24 @@ class Kernel(ProgramInterface):
         caller = self.target.c_call
         ready = caller is not None and self._store_elements is not None and not self._check_structure
         self._c_call = caller if ready else None
+        if ready and not Kernel._entry_installed:  # k(...) then runs the caller from C (callext.install_entry)
+            from .targets.c import callext
+
+            Kernel._entry_installed = callext.install_entry(Kernel, Kernel.__dict__["__call__"])
+
+    #: whether the C call path's entry serves ``Kernel.__call__`` (:meth:`_arm`)
+    _entry_installed = False
+
+    def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
+        """The C entry's caller raised ``exc`` on the call ``self(**keywords)``: what
+        :meth:`__call__` does then (a failed kernel is reported, never redone; anything
+        else is redone by the generated and the general path, which report errors)."""
+        if isinstance(exc, KernelFailed):
+            raise exc.with_source(self.source) from None
+        arrays = dict(keywords)
+        out = arrays.pop("out", None)
+        results = self._try_generated(arrays, out)
+        return results if results is not None else self._call_guarded(out, arrays)
 
     @property
     def ein(self) -> ir.Program:

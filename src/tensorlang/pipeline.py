@@ -78,8 +78,9 @@ class Options:
     #: and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
     pad: int = 1
     #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
-    #: docs/optimizer.md, "Fused multiply-add"); numpy and interp accept it and ignore it
-    fma: bool = False
+    #: docs/optimizer.md, "Fused multiply-add"; on by default, as in BLAS, XLA and numba);
+    #: numpy and interp accept it and ignore it
+    fma: bool = True
     #: a program without in/out qualifiers runs with a variable it reads before assigning
     #: left out: ⊥ (NaN) instead of error[input] (``allow_missing=True``, ``--allow-missing``)
     allow_missing: bool = False
@@ -91,6 +92,9 @@ class Options:
     #: scalar operations from which a loop runs on threads; None: the machine's measured
     #: threshold (targets/c/threshold.py); tests and benchmarks fix it
     parallel_work: Any = None
+    #: ``pad="auto"``: ``pad`` is the vector width, and the kernel decides per program
+    #: whether to use it (schedule.padding.auto_pad) or not to pad at all
+    pad_auto: bool = False
 
 
 @dataclass(frozen=True)

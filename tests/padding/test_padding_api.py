@@ -150,3 +150,51 @@ def test_cli_run_with_pad(tmp_path, capsys):
     prog = tmp_path / "p.tl"
     prog.write_text(MATVEC)
     assert main(["run", str(prog), "--random-inputs", "--pad", "4", "--backend", "c", "--json"]) == 0
+
+
+# ------------------------------------------------------- pad="auto" decides (issue 44)
+@needs_c
+@pytest.mark.parametrize("text, why", [
+    # every padded extent a multiple of the width: nothing to remove
+    ("in var A : [64 64]\nout var y : [64 64]\ny = A * A\n", "no remainder"),
+    # a contraction whose factor may be inf: its padding would need re-zeroing
+    ("in var A : [64 7]\nin var B : [7 7]\nout var y : [64 7]\ny[i,j] = sum(k) A[i,k] * B[k,j]\n", "re-zeroed"),
+    # elementwise work does not pay for copying into padded buffers
+    ("in var A : [64 7]\nout var y : [64 7]\ny = A * A\n", "do not amortise"),
+])
+def test_auto_pads_only_where_it_pays(text, why):
+    """Issue 44: ``pad="auto"`` is never slower than no padding, so it pads only where it
+    removes a vector remainder at no other cost (schedule.padding.auto_pad)."""
+    kernel = tl.compile(text, backend="c", pad="auto")
+    assert kernel.pad == 1 and kernel.target.pad == 1 and why in kernel.auto_pad.why
+    assert kernel.options.pad_auto is False
+    assert kernel.code("c") == tl.compile(text, backend="c").code("c")  # the unpadded kernel itself
+
+
+@needs_c
+def test_auto_keeps_the_fused_schedule():
+    """A fused loop (the CFD interpolation's) is worth more than the remainders padding
+    removes (measured 2x slower padded): auto keeps it."""
+    text = ("in var A : [7 7]\nin var u : [300 7 7 7]\nout var v : [300 7 7 7]\n"
+            "v[e,i,j,k] = sum(l,m,q) A[i,l] * A[j,m] * A[k,q] * u[e,l,m,q]\n")
+    kernel = tl.compile(text, backend="c", pad="auto")
+    assert kernel.pad == 1 and ("fuses" in kernel.auto_pad.why or "re-zeroed" in kernel.auto_pad.why
+                                or "Step" in kernel.auto_pad.why)
+
+
+@needs_c
+def test_auto_pads_where_every_condition_holds(monkeypatch):
+    """With the amortisation thresholds at 0, a zero-preserving loop over an extent with a
+    remainder is padded to the vector width, and computes what the unpadded kernel does."""
+    from tensorlang.schedule import padding as rules
+
+    monkeypatch.setattr(rules, "AUTO_FLOPS_PER_COPIED", 0)
+    monkeypatch.setattr(rules, "AUTO_MIN_ELEMENTS", 0)
+    text = "in var A : [64 7]\nout var y : [64 7]\ny = A * A\n"
+    kernel = tl.compile(text, backend="c", pad="auto")
+    width = machine.simd_elements(find_compiler(), 8)
+    if width <= 1:
+        pytest.skip("no vectors")
+    assert kernel.pad == width and "removes the remainders of extents 7" in kernel.auto_pad.why
+    A = np.random.default_rng(1).uniform(-1, 1, (64, 7))
+    np.testing.assert_array_equal(kernel(A=A)["y"], A * A)

@@ -1,7 +1,8 @@
 """``fma=True``: fused multiply-adds in the C back end (docs/optimizer.md, "Fused
 multiply-add"), and the register blocks of fused loops (loops/microkernel.py).
 
-* ``fma=False`` (the default) stays bit for bit what it was: the outer-vectorized
+* ``fma=True`` is the default (issue 44: as BLAS, XLA and numba contract to FMA);
+* ``fma=False`` stays bit for bit what it was: the outer-vectorized
   register block gives the row-AXPY form's results exactly (⊥, ±inf and the sign of
   zeros included), and the source has no ``fma`` in it.
 * ``fma=True`` on generated programs: within the harness's rounding bound of the EIN
@@ -83,9 +84,9 @@ def _row_axpy_kernel(text: str, fma: bool = False):
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(text=cfd_programs(), seed=st.integers(0, 2**32 - 1), special=st.sampled_from([0.0, 0.1, 0.4]))
-def test_the_default_stays_bit_for_bit(text, seed, special):
+def test_fma_false_stays_bit_for_bit(text, seed, special):
     note(text)
-    kernel = tl.compile(text, backend="c")
+    kernel = tl.compile(text, backend="c", fma=False)
     assert "fma(" not in kernel.code("c") and "fma(" not in kernel.ir("loops")
     inputs = special_inputs(text, seed, special)
     assert _same_bits(kernel(**inputs)["v"], _row_axpy_kernel(text)(**inputs)["v"])
@@ -148,13 +149,14 @@ def test_the_documented_differences(a, u, reference, fused):
     U = np.full((64, 8, 8), -1.0)
     U[:, 0, :], U[:, 1, :] = u
     inputs = {"A": A, "u": U}
-    kernel = tl.compile(MODE, backend="c")
+    kernel = tl.compile(MODE, backend="c", fma=False)
     assert "row" in kernel.ir("loops") or "+=" in kernel.ir("loops")
     for backend in ("interp", "c"):
-        got = tl.compile(MODE, backend=backend)(**inputs)["v"]
+        got = tl.compile(MODE, backend=backend, fma=False)(**inputs)["v"]
         assert _same_bits(got, np.full(got.shape, reference)), backend
-    got = tl.compile(MODE, backend="c", fma=True)(**inputs)["v"]
-    assert _same_bits(got, np.full(got.shape, fused))
+    for fma in (True, None):  # None: the default, which fuses
+        got = tl.compile(MODE, backend="c", **({} if fma is None else {"fma": fma}))(**inputs)["v"]
+        assert _same_bits(got, np.full(got.shape, fused))
     # (the numpy target accepts fma and ignores it; its matmul steps round as the BLAS
     # library does, which uses fused multiply-adds itself: docs/optimizer.md)
     assert tl.compile(MODE, backend="numpy", fma=True)(**inputs)["v"].shape == got.shape
@@ -173,6 +175,14 @@ def test_inf_and_nan_operands_propagate_as_without_fma():
         b = np.stack([pairs[1], rng.permutation(pairs[1])])
         ref = tl.compile(text, backend="interp")(a=a, b=b)["s"]
         assert _same_bits(tl.compile(text, backend="c", fma=True)(a=a, b=b)["s"], ref)
+        assert _same_bits(tl.compile(text, backend="c")(a=a, b=b)["s"], ref)  # the default: the same
+
+
+def test_the_default_fuses_multiply_adds():
+    """Issue 44: fused multiply-adds are the default (``fma=False`` turns them off)."""
+    kernel = tl.compile(INTERP, backend="c")
+    assert kernel.fma is True and "fma(" in kernel.ir("loops")
+    assert tl.compile(INTERP, backend="c", fma=False).fma is False
 
 
 # ------------------------------------------------------------- the option's path
@@ -182,7 +192,7 @@ INTERP = ("in var A : [8 8]\nin var u : [64 8 8]\nout var v : [64 8 8]\nvar t : 
 
 @pytest.mark.slow
 def test_the_option_reaches_the_loop_ir_the_source_and_the_cache_key():
-    plain, fused = tl.compile(INTERP, backend="c"), tl.compile(INTERP, backend="c", fma=True)
+    plain, fused = tl.compile(INTERP, backend="c", fma=False), tl.compile(INTERP, backend="c", fma=True)
     assert plain.fma is False and fused.fma is True and "fma=True" in repr(fused)
     assert all(nest.fma for nest in fused.loop_program.nests) and not any(n.fma for n in plain.loop_program.nests)
     assert "fma(" in fused.ir("loops") and "fma(" not in plain.ir("loops")
@@ -220,6 +230,8 @@ def test_the_cli_takes_fma(tmp_path, capsys):
     path.write_text(INTERP)
     assert main(["compile", str(path), "--emit", "c", "--fma"]) == 0
     assert "fma(" in capsys.readouterr().out
-    assert main(["compile", str(path), "--emit", "c"]) == 0
+    assert main(["compile", str(path), "--emit", "c"]) == 0  # the default fuses too
+    assert "fma(" in capsys.readouterr().out
+    assert main(["compile", str(path), "--emit", "c", "--no-fma"]) == 0
     assert "fma(" not in capsys.readouterr().out
     assert main(["run", str(path), "--random-inputs", "--fma", "--backend", "c", "-q"]) == 0

@@ -88,6 +88,38 @@ def test_the_plain_call_takes_the_c_path():
     assert caller.calls == before + 3
 
 
+def test_a_kernel_call_runs_no_python_frame():
+    """Issue 44: ``k(A=a, out={...})`` goes from the class's tp_call straight to the C
+    caller (callext.install_entry): no Python function runs, not even Kernel.__call__;
+    a declined call still reaches the Python __call__ and the general path."""
+
+    k = _c_kernel(MATMUL)
+    a, b = np.random.default_rng(0).uniform(-1, 1, (2, 3)), np.random.default_rng(1).uniform(-1, 1, (3, 2))
+    k(A=a, B=b)  # arms the C path (and installs the entry)
+    c = np.empty((2, 2))
+    seen: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        got = k(A=a, B=b, out={"C": c})
+    finally:
+        sys.setprofile(None)
+    assert got["C"] is c and seen == []
+    np.testing.assert_allclose(c, a @ b, rtol=1e-14)
+    sys.setprofile(profile)
+    try:
+        k(A=np.asfortranarray(a), B=b)  # declined in C: the Python path answers
+    finally:
+        sys.setprofile(None)
+    assert "__call__" in seen
+    with pytest.raises(TensorLangError):
+        k(A=a)  # a missing input is still the general path's error
+
+
 def test_missing_headers_fall_back_to_the_python_fast_call(monkeypatch):
     monkeypatch.setattr(callext, "include_dirs", lambda: None)
     callext.extension.cache_clear()

@@ -1,7 +1,7 @@
 """The ``cfd`` suite: interpolation ``v = (A⊗B⊗C) u`` and the inverse Helmholtz operator on
 E elements of size n^3 (n = 4..16), E n^3 about constant.  tensorlang's C kernel runs
-twice: as compiled by default and with ``fma=True`` (``tensorlang[c] fma``: fused
-multiply-adds, docs/optimizer.md)."""
+twice: as compiled by default (fused multiply-adds on) and with ``fma=False``
+(``tensorlang[c] no fma``: every product rounded on its own, docs/optimizer.md)."""
 
 from __future__ import annotations
 

@@ -182,9 +182,10 @@ def peer_numba(ctx, bind: Callable[[dict, dict], Bound], note="hand-written loop
 
 def tensorlang_contenders(ctx, source: str, outname: str, names, out_shape, interp_ok: bool, interp_why: str,
                           fma: bool = False) -> list[Contender]:
-    """One contender per tensorlang back end; results land in an ``out=`` buffer.  With
-    ``fma`` (or ``bench --fma``), also ``tensorlang[c] fma``: the C kernel compiled with
-    ``fma=True`` (fused multiply-adds, docs/optimizer.md)."""
+    """One contender per tensorlang back end (compiled with the defaults a user gets:
+    fused multiply-adds on); results land in an ``out=`` buffer.  With ``fma`` (or
+    ``bench --fma``), also ``tensorlang[c] no fma``: the C kernel compiled with
+    ``fma=False`` (every product rounded on its own, docs/optimizer.md)."""
 
     def bind(kernel, inp):
         out = np.empty(out_shape)
@@ -199,7 +200,7 @@ def tensorlang_contenders(ctx, source: str, outname: str, names, out_shape, inte
         else:
             result.append(tensorlang_contender(source, backend, bind, "out= buffer", ctx.threads))
         if backend == "c" and (fma or ctx.fma):
-            result.append(tensorlang_contender(source, "c", bind, "out= buffer; fma=True", ctx.threads, fma=True))
+            result.append(tensorlang_contender(source, "c", bind, "out= buffer; fma=False", ctx.threads, fma=False))
     if ctx.threads >= 2 and "c" in ctx.backends:  # interleaved with the N-thread kernel: do threads hurt?
         one = tensorlang_contender(source, "c", bind, "out= buffer; threads=1 in a multi-threaded run", 1)
         result.append(Contender("tensorlang[c] 1 thread", "tensorlang", one.make, one.note))

@@ -3,12 +3,15 @@
 Each case runs one kernel on the C back end three ways:
 
 * ``tensorlang[c]``: no padding (the default; the schedule may use BLAS steps);
-* ``tensorlang[c] pad=auto``: every buffer padded to the SIMD width (docs/c-backend.md,
-  "Padding"), inputs passed as plain arrays, so each call copies them into padded
-  buffers;
-* ``tensorlang[c] pad=auto, padded inputs``: the same kernel with inputs made by
+* ``tensorlang[c] pad=auto``: what a user gets from ``pad="auto"``: padded to the SIMD
+  width only where that removes vector remainders at no other cost, else the unpadded
+  kernel (schedule.padding.auto_pad; docs/c-backend.md, "Padding");
+* ``tensorlang[c] pad=W``: every buffer padded to the SIMD width W whatever it costs
+  (``pad=W`` given explicitly), inputs passed as plain arrays, so each call copies them
+  into padded buffers;
+* ``tensorlang[c] pad=W, padded inputs``: the same kernel with inputs made by
   ``tl.padded_empty``, which it reads in place (no copy);
-* ``tensorlang[c] pad=auto, padded in+out``: inputs and the ``out=`` buffer made by
+* ``tensorlang[c] pad=W, padded in+out``: inputs and the ``out=`` buffer made by
   ``tl.padded_empty``: the result is written into the caller's padded buffer (no copy
   either way).
 
@@ -28,6 +31,12 @@ from ..contenders import Bound, Contender, c_arrays
 from .common import CORPUS, Case, Context, make_rng, missing, peer_numpy_einsum
 
 INTERP_SUBS = "il,jm,kn,elmn->eijk"
+
+#: the notes under each case: no padding against pad="auto" and against pad=W three ways
+PADDING_RATIOS = [("tensorlang[c]", "tensorlang[c] pad=auto", "pad=auto", None),
+                  ("tensorlang[c]", "tensorlang[c] pad=W", "padding (pad=W)", None),
+                  ("tensorlang[c]", "tensorlang[c] pad=W, padded inputs", "pad=W, padded inputs", None),
+                  ("tensorlang[c]", "tensorlang[c] pad=W, padded in+out", "pad=W, padded in+out", None)]
 
 
 def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False, result: str = "x",
@@ -62,12 +71,18 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
             found.append(Contender(f"tensorlang[{backend}]", "tensorlang", variant(None, False, backend), "no padding"))
     if "c" not in ctx.backends:
         return found
+    from tensorlang.machine import simd_elements
+    from tensorlang.targets.c.build import find_compiler
+
+    width = max(2, simd_elements(find_compiler(), 8))
     return found + [
         Contender("tensorlang[c] pad=auto", "tensorlang", variant("auto", False),
-                  "buffers padded to the SIMD width; inputs copied into padded buffers per call"),
-        Contender("tensorlang[c] pad=auto, padded inputs", "tensorlang", variant("auto", True),
+                  "pad='auto': the SIMD width where it removes remainders at no other cost, else no padding"),
+        Contender("tensorlang[c] pad=W", "tensorlang", variant(width, False),
+                  f"buffers padded to the SIMD width W = {width}; inputs copied into padded buffers per call"),
+        Contender("tensorlang[c] pad=W, padded inputs", "tensorlang", variant(width, True),
                   "inputs from tl.padded_empty: read in place"),
-        Contender("tensorlang[c] pad=auto, padded in+out", "tensorlang", variant("auto", True, padded_out=True),
+        Contender("tensorlang[c] pad=W, padded in+out", "tensorlang", variant(width, True, padded_out=True),
                   "inputs and the out= buffer from tl.padded_empty: no copy in or out"),
     ]
 
@@ -93,9 +108,7 @@ def _interpolation_cases(ctx: Context) -> list[Case]:
             flops=6.0 * n**4 * E, bytes=8.0 * (2 * E * n**3 + 3 * n * n),
             make_inputs=inputs, reference=lambda inp: CORPUS.kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
             contenders=contenders, baseline="numpy.einsum(optimal)",
-            ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
-                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None),
-                    ("tensorlang[c]", "tensorlang[c] pad=auto, padded in+out", "padding, padded in+out", None)],
+            ratios=PADDING_RATIOS,
         ))
     return cases
 
@@ -140,9 +153,7 @@ def _inplace_cases(ctx: Context) -> list[Case]:
                 make_inputs=inputs, reference=reference,
                 contenders=[*_padded_contenders(ctx, source, names, N <= 13), _numpy_inplace(kind)],
                 baseline="numpy",
-                ratios=[("tensorlang[c]", "tensorlang[c] pad=auto", "padding", None),
-                        ("tensorlang[c]", "tensorlang[c] pad=auto, padded inputs", "padding, padded inputs", None),
-                        ("tensorlang[c]", "tensorlang[c] pad=auto, padded in+out", "padding, padded in+out", None)],
+                ratios=PADDING_RATIOS,
             ))
     return cases
 

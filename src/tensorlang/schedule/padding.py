@@ -291,3 +291,84 @@ def _mode_axis(stmt: ir.Statement) -> int:
             if len(differ) == 1:
                 return differ[0]
     return 0
+
+
+#: ``pad="auto"`` pads only a program that does at least this many flops per element it
+#: copies in and out of padded buffers (a padded call copies every input given as a plain
+#: array, and every result written into an ``out=`` array: about 2 bytes moved per byte
+#: held), and at least :data:`AUTO_MIN_ELEMENTS` elements: below that a padded call's
+#: fixed cost (its buffers, its Python path with ``out=``) is more than a remainder costs.
+AUTO_FLOPS_PER_COPIED = 16
+AUTO_MIN_ELEMENTS = 1 << 14
+
+
+@dataclass(frozen=True)
+class AutoPad:
+    """What ``pad="auto"`` chose for a program: ``pad`` (1: no padding) and why."""
+
+    pad: int
+    why: str
+
+
+def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
+    """``pad="auto"`` (000 §4): the vector ``width`` (in elements: machine.simd_elements)
+    where padding removes vector remainders at no other cost, else 1.  ``schedule`` is
+    the program's *unpadded* schedule.  Padding is chosen only when all of these hold
+    (docs/c-backend.md, "Padding", has the measurements behind each):
+
+    1. some loop that padding would run to a padded extent (a target's last index, a Σ's
+       innermost index) has an extent that is not a multiple of ``width``: there is a
+       remainder to remove;
+    2. every statement runs ``padded`` (:func:`decide`): no statement keeps its true
+       extents or re-zeroes its padding after (a second pass over the target);
+    3. the unpadded schedule is loop nests only, none fused: padding gives up fused
+       loops (their per-iteration temporaries become whole padded buffers), and BLAS, Gram
+       and einsum steps (which refuse or copy padded buffers), each measured 2-6x slower
+       than the remainder they save;
+    4. the work amortises the copies into and out of padded buffers
+       (:data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS`)."""
+    from .steps import LoopStep  # steps knows nothing of padding
+
+    if width <= 1:
+        return AutoPad(1, "no vectors wider than one element")
+    remainders = sorted({n for stmt in program.statements for n in _padded_extents(stmt, width) if n % width})
+    if not remainders:
+        return AutoPad(1, f"every padded loop's extent is a multiple of the vector width {width}: no remainder")
+    for stmt in program.statements:
+        chosen = decide(stmt, width)
+        if chosen.mode != PADDED:
+            return AutoPad(1, f"a statement would run {chosen.mode} ({chosen.why})")
+    for step in schedule.steps:
+        if not isinstance(step, LoopStep):
+            return AutoPad(1, f"the unpadded schedule has a {type(step).__name__} (padded buffers would give it up)")
+        if step.fusion is not None:
+            return AutoPad(1, "the unpadded schedule fuses loops (padding would give up the fusion)")
+    shapes = {d.name: tuple(d.shape) for d in program.decls}
+    copied = sum(math.prod(shape) for shape in shapes.values())
+    flops = sum(_flops(stmt) for stmt in program.statements)
+    if copied < AUTO_MIN_ELEMENTS or flops < AUTO_FLOPS_PER_COPIED * copied:
+        return AutoPad(1, f"{flops} flops on {copied} elements do not amortise copying them into padded buffers")
+    return AutoPad(width, f"removes the remainders of extents {', '.join(map(str, remainders))} (vector width {width})")
+
+
+def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
+    """The extents of the loops that padding would run padded in ``stmt`` (module docs)."""
+    chosen = decide(stmt, width)
+    found = []
+    for name, n in stmt.index[-1:]:
+        if name in chosen.extents:
+            found.append(n)
+    for node in ir.nodes(stmt.body):
+        if isinstance(node, ir.Sum):
+            found.extend(n for name, n in node.index if name in chosen.extents)
+    return found
+
+
+def _flops(stmt: ir.Statement) -> int:
+    """A first count of ``stmt``'s arithmetic: its target's points times the operations of
+    its body, each Σ's extents multiplying the operations below it."""
+    def ops(e: ir.Expr) -> int:
+        if isinstance(e, ir.Sum):
+            return math.prod(n for _, n in e.index) * (ops(e.body) + 1)
+        return 1 + sum(ops(child) for child in ir.children(e)) if ir.children(e) else 0
+    return math.prod(n for _, n in stmt.index) * max(1, ops(stmt.body))

@@ -32,9 +32,13 @@ static PyObject *set_status_handler(PyObject *module, PyObject *handler) {
     Py_RETURN_NONE;
 }
 
+static PyObject *install_entry(PyObject *module, PyObject *args);
+
 static PyMethodDef module_methods[] = {
     {"set_status_handler", set_status_handler, METH_O,
      "set_status_handler(f): f(status) raises what a kernel's nonzero status means"},
+    {"install_entry", install_entry, METH_VARARGS,
+     "install_entry(cls, fallback): cls's instances call their C caller from the class's tp_call"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -83,7 +87,8 @@ typedef struct {
     int busy;                           /* a call is using work[] (the GIL is released) */
     int threads;
     int release_gil;
-    double last_seconds;
+    double last_seconds;                /* set from Python (last_seconds), when last_ticks is 0 */
+    unsigned long long last_ticks;      /* the last call's ticks of tl_ticks() (0: see last_seconds) */
     unsigned long long calls;           /* calls taken (tests: the C path is used) */
     int padded;                         /* 000 §4: every buffer padded to sdims, aligned to align bytes */
     npy_intp sdims[MAX_SLOTS][MAX_RANK];
@@ -96,6 +101,29 @@ static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A call's clock.  clock_gettime costs 25-30 ns in a VM, two per call: a sixth of a
+   2x2 product's whole call.  On x86 the time-stamp counter (invariant on every CPU with
+   AVX) is read instead, and its ticks are turned into seconds only when last_seconds
+   is read, by the rate measured between the module's start and that read. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static unsigned long long tl_ticks(void) { return (unsigned long long)__rdtsc(); }
+#define TL_TICKS_ARE_NS 0
+#else
+static unsigned long long tl_ticks(void) { return (unsigned long long)(now() * 1e9); }
+#define TL_TICKS_ARE_NS 1
+#endif
+static unsigned long long ticks0;
+static double seconds0;
+
+static double tick_seconds(void) {  /* seconds per tick */
+    if (TL_TICKS_ARE_NS) return 1e-9;
+    unsigned long long t = tl_ticks();
+    double s = now();
+    if (t <= ticks0 || s <= seconds0) return 1e-9;
+    return (s - seconds0) / (double)(t - ticks0);
 }
 
 /* o is exactly an ndarray of slot n's shape, the kernel's dtype, C-contiguous, aligned */
@@ -159,7 +187,7 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
     void *p[MAX_SLOTS];
     PyObject *result = NULL;
     int n, use_own = !c->busy;
-    double start = now();
+    unsigned long long start = tl_ticks();
     if (use_own) c->busy = 1;  /* from here: numpy may release the GIL (a large calloc or copy) */
     for (n = 0; n < c->nslots; n++) {
         switch (c->role[n]) {
@@ -214,7 +242,7 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
             }
     }
     c->calls++;
-    c->last_seconds = now() - start;
+    c->last_ticks = tl_ticks() - start + 1;  /* never 0: 0 means "see last_seconds" */
 done:
     if (use_own) c->busy = 0;
     for (n = 0; n < c->nslots; n++) {
@@ -285,7 +313,7 @@ static PyObject *run_padded(Caller *c, PyObject **input) {
     void *p[MAX_SLOTS];
     PyObject *result = NULL;
     int n, use_own = !c->busy;
-    double start = now();
+    unsigned long long start = tl_ticks();
     if (use_own) c->busy = 1;  /* from here: numpy may release the GIL (a large calloc or copy) */
     for (n = 0; n < c->nslots; n++) {
         int fresh = c->role[n] == R_OUT || c->role[n] == R_INOUT || !use_own;
@@ -311,11 +339,40 @@ static PyObject *run_padded(Caller *c, PyObject **input) {
         Py_DECREF(view);
     }
     c->calls++;
-    c->last_seconds = now() - start;
+    c->last_ticks = tl_ticks() - start + 1;  /* never 0: 0 means "see last_seconds" */
 done:
     if (use_own) c->busy = 0;
     for (n = 0; n < c->nslots; n++) Py_XDECREF(owner[n]);
     return result;
+}
+
+/* The out= targets of a call whose inputs are in input[]: target[n] for each slot named
+   in out (a dict, or None/absent), checked as the plain case needs them.  1 when the
+   call may go on, 0 when it declines. */
+static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject **target) {
+    int n, m;
+    if (out == NULL || out == Py_None) return 1;
+    if (!PyDict_CheckExact(out)) return 0;
+    if (PyDict_GET_SIZE(out) == 0) return 1;
+    if (c->padded) return 0;  /* padded: out= targets take the Python path (run_padded) */
+    Py_ssize_t pos = 0;
+    PyObject *key, *t;
+    while (PyDict_Next(out, &pos, &key, &t)) {
+        n = result_slot(c, key);
+        if (n < 0 || target[n] != NULL) return 0;
+        if (!fits(c, t, n) || PyArray_BASE((PyArrayObject *)t) != NULL
+                || !PyArray_ISWRITEABLE((PyArrayObject *)t)) return 0;
+        target[n] = t;
+    }
+    for (n = 0; n < c->nslots; n++) {
+        if (input[n] != NULL && PyArray_BASE((PyArrayObject *)input[n]) != NULL) return 0;
+        if (target[n] == NULL) continue;
+        for (m = 0; m < c->nslots; m++) {
+            if (m == n) continue;
+            if (input[m] == target[n] || target[m] == target[n]) return 0;
+        }
+    }
+    return 1;
 }
 
 /* caller(arrays, out): the results dict, or None where the plain case does not hold */
@@ -323,7 +380,7 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     Caller *c = (Caller *)self;
     PyObject *arrays, *out = Py_None;
     PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
-    int n, m;
+    int n;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "a Caller takes (arrays, out)");
         return NULL;
@@ -343,28 +400,44 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         input[n] = a;
     }
     if (c->padded) return run_padded(c, input);
-    if (out != Py_None) {
-        if (!PyDict_CheckExact(out)) Py_RETURN_NONE;
-        if (PyDict_GET_SIZE(out) != 0) {
-            Py_ssize_t pos = 0;
-            PyObject *key, *t;
-            while (PyDict_Next(out, &pos, &key, &t)) {
-                n = result_slot(c, key);
-                if (n < 0 || target[n] != NULL) Py_RETURN_NONE;
-                if (!fits(c, t, n) || PyArray_BASE((PyArrayObject *)t) != NULL
-                        || !PyArray_ISWRITEABLE((PyArrayObject *)t)) Py_RETURN_NONE;
-                target[n] = t;
-            }
-            for (n = 0; n < c->nslots; n++) {
-                if (input[n] != NULL && PyArray_BASE((PyArrayObject *)input[n]) != NULL) Py_RETURN_NONE;
-                if (target[n] == NULL) continue;
-                for (m = 0; m < c->nslots; m++) {
-                    if (m == n) continue;
-                    if (input[m] == target[n] || target[m] == target[n]) Py_RETURN_NONE;
-                }
-            }
+    if (!gather_targets(c, out, input, target)) Py_RETURN_NONE;
+    return run(c, input, target, 0);
+}
+
+/* The same call from a kernel's own keywords, k(A=a, B=b, out={...}): the inputs and
+   "out" in one dict (the keywords of the call, never kept).  As Caller_call. */
+static PyObject *str_out = NULL;
+
+static PyObject *caller_keywords(Caller *c, PyObject *kwargs) {
+    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
+    PyObject *out = NULL, *key, *value;
+    Py_ssize_t pos = 0;
+    int found = 0, n;
+    if (c->off) Py_RETURN_NONE;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        if (key == str_out || (PyUnicode_Check(key) && PyUnicode_Compare(key, str_out) == 0)) {
+            out = value;
+            continue;
         }
+        for (n = 0; n < c->nslots; n++)
+            if ((c->role[n] == R_IN || c->role[n] == R_INOUT) && c->name[n] == key) break;
+        if (n == c->nslots) {  /* keyword names are interned as a rule; else compare */
+            if (!PyUnicode_Check(key)) Py_RETURN_NONE;
+            for (n = 0; n < c->nslots; n++)
+                if ((c->role[n] == R_IN || c->role[n] == R_INOUT) && PyUnicode_Compare(c->name[n], key) == 0) break;
+            if (PyErr_Occurred()) PyErr_Clear();
+            if (n == c->nslots) Py_RETURN_NONE;
+        }
+        if (!fits(c, value, n)) Py_RETURN_NONE;
+        input[n] = value;
+        found++;
     }
+    if (found != c->nrequired) Py_RETURN_NONE;
+    if (c->padded) {
+        if (out != NULL && out != Py_None && !(PyDict_CheckExact(out) && PyDict_GET_SIZE(out) == 0)) Py_RETURN_NONE;
+        return run_padded(c, input);
+    }
+    if (!gather_targets(c, out, input, target)) Py_RETURN_NONE;
     return run(c, input, target, 0);
 }
 
@@ -503,11 +576,32 @@ static PyMethodDef Caller_methods[] = {
 
 static PyMemberDef Caller_members[] = {
     {"threads", T_INT, offsetof(Caller, threads), 0, "the threads each call asks for (0: OpenMP's default)"},
-    {"last_seconds", T_DOUBLE, offsetof(Caller, last_seconds), 0, "the last call's seconds (-1: none yet)"},
     {"calls", T_ULONGLONG, offsetof(Caller, calls), READONLY, "calls that took this path"},
     {"off", T_INT, offsetof(Caller, off), 0, "while nonzero, every call declines (a test's store hook)"},
     {"padded", T_INT, offsetof(Caller, padded), READONLY, "whether the kernel's buffers are padded (000 4)"},
     {NULL, 0, 0, 0, NULL}
+};
+
+static PyObject *Caller_get_last(PyObject *self, void *closure) {
+    Caller *c = (Caller *)self;
+    (void)closure;
+    if (c->last_ticks == 0) return PyFloat_FromDouble(c->last_seconds);
+    return PyFloat_FromDouble((double)(c->last_ticks - 1) * tick_seconds());
+}
+
+static int Caller_set_last(PyObject *self, PyObject *value, void *closure) {
+    Caller *c = (Caller *)self;
+    (void)closure;
+    double v = value == NULL ? -1.0 : PyFloat_AsDouble(value);
+    if (v == -1.0 && PyErr_Occurred()) return -1;
+    c->last_seconds = v;
+    c->last_ticks = 0;
+    return 0;
+}
+
+static PyGetSetDef Caller_getset[] = {
+    {"last_seconds", Caller_get_last, Caller_set_last, "the last call's seconds (-1: none yet)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}
 };
 
 static PyTypeObject CallerType = {
@@ -522,7 +616,92 @@ static PyTypeObject CallerType = {
     .tp_call = Caller_call,
     .tp_methods = Caller_methods,
     .tp_members = Caller_members,
+    .tp_getset = Caller_getset,
 };
+
+/* A kernel class's own call (install_entry): k(A=a, out={...}) runs the C caller the
+   instance keeps in its attribute `_c_call` straight from the class's tp_call, without
+   a Python frame.  Whatever it declines goes to the class's Python __call__ (the one
+   path that reports errors); a caller that raised goes to `_c_call_raised(exc, kwargs)`,
+   which never runs the kernel twice when it failed after running. */
+static PyObject *entry_fallback = NULL;   /* the class's Python __call__ */
+static PyObject *str_c_call = NULL, *str_raised = NULL;
+
+static PyObject *entry_fall_back(PyObject *self, PyObject *args, PyObject *kwargs) {
+    Py_ssize_t k, count = PyTuple_GET_SIZE(args);
+    PyObject *full = PyTuple_New(count + 1), *result;
+    if (full == NULL) return NULL;
+    Py_INCREF(self);
+    PyTuple_SET_ITEM(full, 0, self);
+    for (k = 0; k < count; k++) {
+        Py_INCREF(PyTuple_GET_ITEM(args, k));
+        PyTuple_SET_ITEM(full, k + 1, PyTuple_GET_ITEM(args, k));
+    }
+    result = PyObject_Call(entry_fallback, full, kwargs);
+    Py_DECREF(full);
+    return result;
+}
+
+static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    if (PyTuple_GET_SIZE(args) == 0 && kwargs != NULL && PyDict_CheckExact(kwargs)) {
+        /* the instance's own attribute (Kernel defines no descriptor of that name: a
+           plain dict look-up, without the class's attribute search first) */
+#if PY_VERSION_HEX < 0x030D0000
+        PyObject **dict = _PyObject_GetDictPtr(self);
+        PyObject *caller = dict != NULL && *dict != NULL ? PyDict_GetItemWithError(*dict, str_c_call) : NULL;
+        if (caller != NULL) Py_INCREF(caller);
+        else if (!PyErr_Occurred()) caller = PyObject_GetAttr(self, str_c_call);
+#else   /* the private dict pointer is no API from 3.13 on: the attribute look-up */
+        PyObject *caller = PyObject_GetAttr(self, str_c_call);
+#endif
+        if (caller == NULL) {
+            PyErr_Clear();
+        } else if (Py_TYPE(caller) == &CallerType) {
+            PyObject *result = caller_keywords((Caller *)caller, kwargs);
+            Py_DECREF(caller);
+            if (result == NULL) {  /* it raised: the class decides (KernelFailed is final) */
+                PyObject *type, *value, *trace;
+                PyErr_Fetch(&type, &value, &trace);
+                PyErr_NormalizeException(&type, &value, &trace);
+                if (trace != NULL && value != NULL) PyException_SetTraceback(value, trace);
+                result = PyObject_CallMethodObjArgs(self, str_raised, value ? value : Py_None, kwargs, NULL);
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(trace);
+                return result;
+            }
+            if (result != Py_None) return result;
+            Py_DECREF(result);
+        } else {
+            Py_DECREF(caller);
+        }
+    }
+    return entry_fall_back(self, args, kwargs);
+}
+
+/* install_entry(cls, fallback): cls's instances are called by entry_call (fallback: the
+   class's Python __call__).  Once per process; True when installed. */
+static PyObject *install_entry(PyObject *module, PyObject *args) {
+    PyTypeObject *cls;
+    PyObject *fallback;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &cls, &fallback)) return NULL;
+    if (!PyCallable_Check(fallback) || !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_TypeError, "install_entry takes a Python class and its __call__");
+        return NULL;
+    }
+    if (entry_fallback != NULL && entry_fallback != fallback) Py_RETURN_FALSE;
+    if (str_c_call == NULL) {
+        str_c_call = PyUnicode_InternFromString("_c_call");
+        str_raised = PyUnicode_InternFromString("_c_call_raised");
+        if (str_c_call == NULL || str_raised == NULL) return NULL;
+    }
+    Py_INCREF(fallback);
+    Py_XSETREF(entry_fallback, fallback);
+    cls->tp_call = entry_call;
+    PyType_Modified(cls);
+    Py_RETURN_TRUE;
+}
 
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "tensorlang_callext", "tensorlang's C-level call path", -1, module_methods, NULL, NULL, NULL, NULL
@@ -530,6 +709,9 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit_tensorlang_callext(void) {
     import_array();
+    ticks0 = tl_ticks();
+    seconds0 = now();
+    if ((str_out = PyUnicode_InternFromString("out")) == NULL) return NULL;
     if (PyType_Ready(&CallerType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
