@@ -172,6 +172,12 @@ class Checker:
     def create(self, create: A.Create, top: _Scope) -> None:
         if create.strand != self.strand.name:
             self.fail("undeclared", f"no strand called {create.strand}", create)
+        if create.grid:  # a grid's outputs have one entry per strand: none may die or be born
+            blocks = (self.strand, self.c.program.start, self.c.program.initialize, self.c.program.update)
+            for cls, word in ((A.Die, "die"), (A.New, "new")):
+                if A.holds(blocks, cls):
+                    self.fail("syntax", f"a grid of strands (initially [ ... ], create_array) cannot use '{word}': "
+                                        "create a collection (initially { ... }, create_collection) instead", create)
         scope = _Scope(top, "local")
         for it in create.iters:
             if isinstance(it.domain, A.Range):
@@ -376,8 +382,11 @@ class Checker:
             if elem == INT and self.c.program.version.startswith("2"):
                 pass
             return Ty("seq", elem=elem, n=len(ts))
-        if isinstance(e, A.Comprehension):
-            self.fail("syntax", "a comprehension { e | x in s } is the argument of a reduction", e)
+        if isinstance(e, A.Comprehension):  # a sequence comprehension: one element per item
+            body = self.expr(e.body, self.iteration(e, scope))
+            if body.kind not in ("int", "bool", "string", "tensor"):
+                self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
+            return Ty("seq", elem=body)
         if isinstance(e, A.Identity):
             return tensor(e.n, e.n)
         if isinstance(e, A.Zeros):
@@ -468,6 +477,16 @@ class Checker:
             return tensor(*ft.shape)
         self.fail("shape", f"{ft} cannot be applied", e)
         raise AssertionError  # pragma: no cover
+
+    def iteration(self, comp: A.Comprehension, scope: _Scope) -> _Scope:
+        """The scope of a comprehension's body: its variable bound to an element of a
+        sequence (a range a..b is a sequence of ints)."""
+        t = self.expr(comp.iter.domain, scope)
+        if t.kind != "seq":
+            self.fail("shape", f"a sequence comprehension iterates over a sequence, not {t}", comp.iter.domain)
+        inner = _Scope(scope, "local")
+        inner.names[comp.iter.name] = self.element(t, comp)
+        return inner
 
     def reduction(self, name: str, comp: A.Comprehension, scope: _Scope) -> Ty:
         dom = comp.iter.domain

@@ -221,7 +221,25 @@ LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
     "exp": (np.exp, np.exp, np.exp, np.exp),
     "sqrt": (np.sqrt, lambda v: 0.5 / np.sqrt(v), lambda v: -0.25 / (v * np.sqrt(v)),
              lambda v: 0.375 / (v * v * np.sqrt(v))),
+    "tan": (np.tan, lambda v: 1 + np.tan(v) ** 2, lambda v: 2 * np.tan(v) * (1 + np.tan(v) ** 2),
+            lambda v: 2 * (1 + np.tan(v) ** 2) * (1 + 3 * np.tan(v) ** 2)),
+    "atan": (np.arctan, lambda v: 1 / (1 + v * v), lambda v: -2 * v / (1 + v * v) ** 2,
+             lambda v: (6 * v * v - 2) / (1 + v * v) ** 3),
+    "asin": (np.arcsin, lambda v: (1 - v * v) ** -0.5, lambda v: v * (1 - v * v) ** -1.5,
+             lambda v: (1 + 2 * v * v) * (1 - v * v) ** -2.5),
+    "acos": (np.arccos, lambda v: -(1 - v * v) ** -0.5, lambda v: -v * (1 - v * v) ** -1.5,
+             lambda v: -(1 + 2 * v * v) * (1 - v * v) ** -2.5),
 }
+
+
+def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
+    """x^n (n an int) and its first three derivatives, for ``F^n`` of a scalar field."""
+    def term(k: int) -> Callable:
+        c = 1
+        for j in range(k):
+            c *= n - j
+        return lambda v: c * np.power(v, float(n - k)) if c else np.zeros_like(v)
+    return term(0), term(1), term(2), term(3)
 
 
 class Lifted1(Field):
@@ -229,14 +247,14 @@ class Lifted1(Field):
     ∇fn(F) = fn'(F) ∇F, ∇⊗∇fn(F) = fn''(F) ∇F⊗∇F + fn'(F) ∇⊗∇F; and, for 1-D fields,
     the third derivative fn‴ F'³ + 3 fn'' F' F'' + fn' F‴)."""
 
-    def __init__(self, name: str, f: Field):
+    def __init__(self, name: str | tuple, f: Field):
         self.name, self.f, self.dim = name, f, f.dim
 
     def inside(self, x) -> bool:
         return self.f.inside(x)
 
     def value(self, x, order: int):
-        fn, d1, d2, d3 = LIFTED[self.name]
+        fn, d1, d2, d3 = LIFTED[self.name] if isinstance(self.name, str) else self.name
         v = self.f.value(x, 0)
         if order == 0:
             return fn(v)
@@ -247,7 +265,46 @@ class Lifted1(Field):
             return d2(v) * np.multiply.outer(g, g) + d1(v) * self.f.value(x, 2)
         if order == 3 and self.dim == 1:
             return d3(v) * g ** 3 + 3 * d2(v) * g * self.f.value(x, 2) + d1(v) * self.f.value(x, 3)
-        raise error("backend", f"the interpreter differentiates {self.name}(F) at most twice")
+        raise error("backend", f"the interpreter differentiates {self.name if isinstance(self.name, str) else 'F^n'}(F) at most twice")
+
+
+#: functions of a matrix lifted to fields of square matrices
+MATRIX = ("det", "trace", "inv", "transpose")
+
+
+class MatrixFn(Field):
+    """``det(F)``, ``trace(F)``, ``inv(F)``, ``transpose(F)`` of a field of square
+    matrices, pointwise; derivatives: trace and transpose to any order (they are
+    linear), det and inv once (∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹)."""
+
+    def __init__(self, name: str, f: Field):
+        self.name, self.f, self.dim = name, f, f.dim
+
+    def inside(self, x) -> bool:
+        return self.f.inside(x)
+
+    def value(self, x, order: int):
+        v = np.asarray(self.f.value(x, order), dtype=np.float64)
+        if self.name == "trace":  # the matrix axes come first, the derivative axes after
+            return np.trace(v, axis1=0, axis2=1)
+        if self.name == "transpose":
+            return np.swapaxes(v, 0, 1)
+        a = np.asarray(self.f.value(x, 0), dtype=np.float64) if order else v
+        with np.errstate(all="ignore"):
+            if not np.all(np.isfinite(a)) or np.linalg.det(a) == 0:
+                ai = np.full(a.shape, np.nan)
+            else:
+                ai = np.linalg.inv(a)
+            if order == 0:
+                return float(np.linalg.det(a)) if self.name == "det" else ai
+            if order > 1:
+                raise error("backend", f"the interpreter differentiates {self.name}(F) at most once")
+            dv = v if v.ndim == 3 else v[:, :, None]  # a 1-D field's derivative has no axis
+            if self.name == "det":
+                r = np.linalg.det(a) * np.einsum("ij,jik->k", ai, dv)
+            else:
+                r = -np.einsum("ij,jlk,lm->imk", ai, dv, ai)
+        return r if v.ndim == 3 else r[..., 0]
 
 
 class Deriv(Field):

@@ -162,6 +162,11 @@ class Compiler:
             return lambda fr: a(fr) and b(fr)
         if op == "||":
             return lambda fr: a(fr) or b(fr)
+        if op == "@":
+            ea, eb = _elem(tr), _elem(tr)
+            left = (lambda fr: a(fr)) if ta.kind == "seq" else (lambda fr: (coerce(ea, a(fr)),))
+            right = (lambda fr: b(fr)) if tb.kind == "seq" else (lambda fr: (coerce(eb, b(fr)),))
+            return lambda fr: tuple(coerce(ea, x) for x in left(fr) + right(fr))
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
             return self.field_binop(op, a, b, ta, tb, tr)
         if tr.kind == "int":
@@ -169,7 +174,7 @@ class Compiler:
                 return lambda fr: c_div(a(fr), b(fr))
             if op == "%":
                 return lambda fr: c_mod(a(fr), b(fr))
-        fn = _BINARY[op]
+        fn = _ipow if op == "^" and tb.kind == "int" else _BINARY[op]
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
         return lambda fr: fn(a(fr), b(fr))
@@ -188,6 +193,8 @@ class Compiler:
             return lambda fr: FV.lift("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
         if op in ("+", "-", "*", "/"):
             return lambda fr: FV.lift(op, a(fr), b(fr), dim)
+        if op == "^":
+            return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
         raise error("backend", f"the interpreter does not lift {op} to fields")
 
     def e_Unary(self, e):
@@ -297,6 +304,9 @@ class Compiler:
         if tys and tys[0].kind == "field" and name in FV.LIFTED:
             a = args[0]
             return lambda fr: FV.Lifted1(name, a(fr))
+        if tys and tys[0].kind == "field" and name in FV.MATRIX:
+            a = args[0]
+            return lambda fr: FV.MatrixFn(name, a(fr))
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
             d = _dim(tys[0])
@@ -386,6 +396,24 @@ class Compiler:
     def e_Select(self, e):
         a, name = self.expr(e.operand), e.name
         return lambda fr: a(fr)[name]
+
+    def e_Comprehension(self, e):
+        body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
+        ety = _elem(self.ty(e))
+
+        def comprehension(fr):
+            loc = fr.l
+            saved = loc.get(var, _MISSING)
+            out = []
+            for item in dom(fr):
+                loc[var] = item
+                out.append(coerce(ety, body(fr)))
+            if saved is _MISSING:
+                loc.pop(var, None)
+            else:
+                loc[var] = saved
+            return tuple(out)
+        return comprehension
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
@@ -608,6 +636,21 @@ def _pow(a, b):
         return math.inf
 
 
+def _ipow(a, n: int) -> float:
+    """x^n for an int n by repeated squaring, as Diderot's executables compute it (so
+    0.3^3 is 0.3*0.3*0.3 = 0.027, where pow gives 0.026999999999999996)."""
+    if n < 0:
+        return _div(1.0, _ipow(a, -n))
+    if n == 0:
+        return 1.0
+    h = _ipow(a, n // 2)
+    try:
+        r = float(h) * float(h)
+        return r * float(a) if n % 2 else r
+    except OverflowError:  # pragma: no cover - floats overflow to inf, not an exception
+        return math.inf
+
+
 def _norm(v) -> float:
     """|v| of a tensor: the square root of the squares summed in order, as Diderot's C does
     (numpy's reductions cost more than the arithmetic on a vec3)."""
@@ -646,6 +689,16 @@ def _lerp(a, b, *rest):
     x0, x, x1 = rest
     t = _div(x - x0, x1 - x0)
     return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
+
+
+def _clerp(a, b, *rest):
+    """lerp with the parameter clamped to [0, 1] (Diderot's clerp)."""
+    if len(rest) == 1:
+        t = rest[0]
+    else:
+        x0, x, x1 = rest
+        t = _div(x - x0, x1 - x0)
+    return _lerp(a, b, min(max(t, 0.0), 1.0))
 
 
 def _clamp(lo, hi, x):
@@ -698,7 +751,7 @@ BASIS: dict[str, Callable] = {
     "atan2": math.atan2, "fmod": _safe(math.fmod), "pow": _pow,
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
-    "lerp": _lerp, "clamp": _clamp, "normalize": _normalize,
+    "lerp": _lerp, "clerp": _clerp, "clamp": _clamp, "normalize": _normalize,
     "evals": _evals, "evecs": _evecs, "inv": _safe(np.linalg.inv), "det": lambda m: float(np.linalg.det(m)),
     "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T,
     "modulate": lambda a, b: a * b, "length": len,
