@@ -97,7 +97,14 @@ def output_files(program, opts: RunOptions | None = None) -> dict[str, str]:
     """The file each output is written to: ``NAME.nrrd`` unless ``-o`` (one output) or
     ``-o-NAME`` (several) says otherwise."""
     chosen = opts.outputs if opts else {}
-    return {out.name: chosen.get(out.name, f"{out.name}.nrrd") for out in program.outputs}
+    return {out.name: chosen.get(out.name, out.name if _dynamic(out) else f"{out.name}.nrrd")
+            for out in program.outputs}
+
+
+def _dynamic(out) -> bool:
+    """A sequence of any length: written as PREFIX-len.nrrd and PREFIX-data.nrrd, where
+    PREFIX is the output's name or the -o value as given (Diderot appends to it)."""
+    return out.kind == "sequence" and (not out.shape or out.shape[0] == 0)
 
 
 def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]:

@@ -252,10 +252,11 @@ class StrandRun:
         if opts.help:
             out.write(self.usage(prog, opts.help == "long"))
             return 0
-        nrrd_out.check_writable(self.outputs)
         files = options.output_files(self.program, opts)
-        for path in files.values():
-            _check_writable(path)
+        for output in self.outputs:
+            dynamic = nrrd_out.is_dynamic(output)
+            for path in nrrd_out.dynamic_files(files[output.name]) if dynamic else (files[output.name],):
+                _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
         say = _Progress(err, opts.verbose)
         if opts.verbose:
@@ -265,8 +266,11 @@ class StrandRun:
             if res.grid_shape is None and any(len(v) == 0 for v in res.values()):
                 return  # no strand alive: NRRD holds no empty arrays
             for output in self.outputs:
-                nrrd_out.write(nrrd_out.snapshot_name(prefixes[output.name], step), output, res[output.name],
-                               self.grid)
+                if nrrd_out.is_dynamic(output):
+                    nrrd_out.write_dynamic(prefixes[output.name], output, res[output.name], self.grid, say.line, step)
+                else:
+                    nrrd_out.write(nrrd_out.snapshot_name(prefixes[output.name], step), output, res[output.name],
+                                   self.grid)
 
         started = time.perf_counter()
         res = self.run(given, limit=opts.limit, threads=opts.threads, snapshot=opts.snapshot,
@@ -285,7 +289,7 @@ class StrandRun:
         if not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
             say.line("no stable strands at termination, so no output")
             return 1
-        written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid)
+        written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid, warn=say.line)
         if opts.verbose:
             say.line("wrote " + ", ".join(written))
         return 0

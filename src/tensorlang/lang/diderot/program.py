@@ -186,6 +186,12 @@ class StrandProgram:
         outputs = {}
         for o in self.outputs:
             ty = self.checked.state[o.name]
+            if ty.kind == "seq" and ty.n is None:  # T[]: one array (length, *element shape) per strand
+                arr = np.empty(len(chosen), dtype=object)
+                for i, s in enumerate(chosen):
+                    arr[i] = _dynamic(s.state[o.name], ty)
+                outputs[o.name] = arr.reshape(grid) if grid is not None else arr
+                continue
             vals = [_as_array(s.state[o.name], ty) for s in chosen]
             arr = np.array(vals, dtype=np.int64 if ty.kind == "int" else (bool if ty.kind == "bool" else np.float64))
             arr = arr.reshape((len(chosen),) + o.shape)
@@ -198,6 +204,13 @@ def _out_shape(ty: Ty) -> tuple[int, ...]:
     if ty.kind == "seq":
         return ((ty.n or 0),) + _out_shape(I._elem(ty))
     return tuple(ty.shape) if ty.kind == "tensor" else ()
+
+
+def _dynamic(v, ty: Ty) -> np.ndarray:
+    """A strand's sequence of any length as an array of shape (length, *element shape)."""
+    elem = I._elem(ty)
+    dtype = np.int64 if elem.kind == "int" else (bool if elem.kind == "bool" else np.float64)
+    return np.array([_as_array(x, elem) for x in v], dtype=dtype).reshape((len(v),) + _out_shape(elem))
 
 
 def _as_array(v, ty: Ty):
