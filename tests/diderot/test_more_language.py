@@ -197,3 +197,62 @@ TENSORS = """0 34.282856857085704 [0,2,0] {6,3.9999999999999996,2}
 FIELDFNS = """0 -1.3760158247975403 0 [0.65313903969440068,0.75723800408265041] 0.94926189192360166 [[1.9999994810573112,-0.20000000028070292],[-0.20000000028070292,-3.3760153058548514]] 0.04018104189768483 1.5306152848972119 [[0.49705550072157495,-0.02944628245951264],[-0.02944628245951264,-0.29446274777717868]]
 1 -1.2760158434964719 0 [0.76110637091372435,0.64862708250160217] 1.0773789735704844 [[1.9999994718775316,-0.20000000028061066],[-0.20000000028061066,-3.2760153153740035]] 0.040901634014958839 1.5298946927799377 [[0.49696616394001525,-0.03033967285226501],[-0.03033967285226501,-0.30339664798165389]]
 2 -1.1760158672949739 0 [0.83249558817540781,0.55403167388560171] 1.2252317193320355 [[1.9999994601479643,-0.20000000028097065],[-0.20000000028097065,-3.1760153274429381]] 0.041822421585060408 1.5289739052098361 [[0.49687123713715375,-0.03128896976925008],[-0.03128896976925008,-0.31288961279586669]]"""
+
+
+def test_start_methods_global_start_and_new_strands_starting_next_step():
+    res = run("starts.diderot")
+    assert res.printed.splitlines() == STARTS.splitlines()
+    assert res.outputs["k"].tolist() == [2, 5, 7, 9, 13, 5]  # the stable strands in Diderot's order
+
+
+def test_a_program_without_super_steps_prints_strand_by_strand():
+    p = load("startorder.diderot")
+    want = STARTORDER.splitlines()
+    assert p.run({}, backend="interp").printed.splitlines() == want
+    assert p.run({}).printed.splitlines() == want  # the C executor leaves such a program to the interpreter
+    assert p.run({}, backend="interp").outputs["k"].tolist() == [7, 7, 7]
+
+
+def test_the_global_initialize_block_runs_before_the_strands_exist():
+    res = run("globalinit.diderot")
+    assert res.outputs["u"].tolist() == [1.0, 2.0, 3.0]
+    assert res.printed == "0 1\n1 1\n2 1\n"
+
+
+STARTS = """gstart 5 0
+start 0 5
+start 1 5
+stab 1
+start 2 5
+start 3 5
+start 4 5
+upd 0 1
+upd 2 5
+stab 2
+upd 3 7
+stab 3
+upd 4 9
+stab 4
+gupd 6
+start 6 6
+upd 0 2
+upd 6 13
+stab 6
+gupd 7
+upd 0 3
+gupd 8
+upd 0 4
+gupd 9
+upd 0 5
+stab 0
+gupd 10"""
+
+STARTORDER = """0 1
+0 3
+0 5
+0 7
+1 3
+1 5
+1 7
+2 5
+2 7"""

@@ -291,4 +291,24 @@ def _unknown(arg: str, program) -> str:
     names = ", ".join(f"-{inp.name}" for inp in program.inputs) or "none"
     if not arg.startswith("-"):
         return f"unexpected argument {arg!r}: inputs are given as -NAME VALUE (the program's inputs: {names})"
-    return f"unknown option {arg!r} (the program's inputs: {names}; --help lists every option)"
+    guess = _closest(arg, program)
+    hint = f": did you mean {guess}?" if guess else ""
+    return f"unknown option {arg!r}{hint} (the program's inputs: {names}; --help lists every option)"
+
+
+def _closest(arg: str, program) -> str | None:
+    """The input or run option most like ``arg`` (a misspelling, another case, one dash
+    too many or too few), spelled as it is given, or None."""
+    import difflib
+
+    word = arg.split("=", 1)[0].lstrip("-")
+    spellings: dict[str, str] = {}
+    for inp in program.inputs:
+        spellings.setdefault(inp.name.lower(), f"-{inp.name}")
+    for names, _meta, _text, _default in _run_options(program):
+        for name in names:
+            spellings.setdefault(name.lstrip("-").lower(), name)
+    if word.lower() in spellings:
+        return spellings[word.lower()]
+    found = difflib.get_close_matches(word.lower(), list(spellings), n=1, cutoff=0.75)
+    return spellings[found[0]] if found else None

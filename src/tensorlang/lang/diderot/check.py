@@ -661,6 +661,14 @@ def check(program: A.Program) -> Checked:
 __all__ = ["Checked", "check", "Span"]
 
 
+def bulk_synchronous(checked: Checked) -> bool:
+    """Whether Diderot's executable runs this program in super-steps: it has a global
+    update block, strands made by ``new`` or strand communication.  Otherwise it runs
+    each strand to its end before the next (so ``print`` output comes strand by strand)."""
+    program = checked.program
+    return program.update is not None or checked.communicates or A.holds(program.strand, A.New)
+
+
 def permuted(checked: Checked) -> bool:
     """Whether Diderot's runtime keeps this program's strands in a permuted order: strands
     made by ``new``, or dying in a bulk-synchronous program (a global block or queries).

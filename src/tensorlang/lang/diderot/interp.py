@@ -27,7 +27,7 @@ from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
-from .check import Checked, permuted
+from .check import Checked, bulk_synchronous, permuted
 from .types import Ty, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
@@ -549,6 +549,7 @@ class Compiler:
 
         def print_(fr):
             fr.rt.printed.append("".join(fmt(a(fr)) for a in args))
+            fr.rt.print_owner.append(fr.strand.id if fr.strand is not None else -1)
         return print_
 
     def s_New(self, s):
@@ -770,6 +771,9 @@ class Compiled:
     create_args: list
     create_iters: list  # (name, lo, hi) closures, or (name, seq, None)
     params: list  # (name, type)
+    start: Callable | None = None  # the strand's start method (1.0: initialize)
+    global_init: Callable | None = None  # the global initialize block (before the strands exist)
+    global_start: Callable | None = None  # the global start block (once the strands exist)
 
 
 def compile_program(checked: Checked) -> Compiled:
@@ -808,7 +812,10 @@ def compile_program(checked: Checked) -> Compiled:
         comp.stmt(stab) if stab is not None else None,
         comp.stmt(blocks[0]) if blocks else None,
         [comp.expr(a) for a in program.create.args], iters,
-        [(p.name, from_syntax(p.type)) for p in strand.params])
+        [(p.name, from_syntax(p.type)) for p in strand.params],
+        start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
+        global_init=comp.stmt(program.initialize) if program.initialize is not None else None,
+        global_start=comp.stmt(program.start) if program.start is not None else None)
 
 
 def _is_load(e) -> bool:
@@ -846,6 +853,18 @@ class Runtime:
         #: Diderot keeps its strands in a permuted ("indirect") array when strands are
         #: made by new, or die in a bulk-synchronous run; otherwise in creation order
         self.indirect = permuted(checked)
+        self.unstarted: list[Strand] = []  # strands whose start method has not run
+        self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
+        self.bsp = bulk_synchronous(checked)
+
+    def printed_text(self) -> str:
+        """What ``print`` wrote, in the order Diderot's executable writes it: as printed in
+        a bulk-synchronous program; otherwise strand by strand (in creation order), since
+        its executable runs each strand to its end before the next."""
+        if self.bsp:
+            return "".join(self.printed)
+        order = sorted(range(len(self.printed)), key=lambda i: self.print_owner[i])
+        return "".join(self.printed[i] for i in order)
 
     def alive(self) -> list[Strand]:
         """The living strands in Diderot's order (updates, queries and reductions go so)."""
@@ -928,6 +947,27 @@ class Runtime:
             found = found[within_sphere(self._tree.data[found], at, radius)]
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
+    def run_start(self) -> None:
+        """The strands' start methods, once each, before their first update: the initial
+        strands' once all exist (after the global start block), those made by ``new`` at
+        the beginning of the next super-step, as Diderot's runtime runs them.  A start
+        method may stabilize (the stabilize method runs) or die."""
+        for strand in self.unstarted:
+            if strand.status != ACTIVE:
+                continue
+            try:
+                self.p.start(self.frame(strand))
+            except _Continue:
+                pass
+            except _Stabilize:
+                self.stabilize(strand)
+            except _Die:
+                strand.status = DEAD
+        self.unstarted = []
+        if self.indirect:  # stable first, as in Diderot's permuted array
+            alive = self.alive()
+            self.order = [s for s in alive if s.status == STABLE] + [s for s in alive if s.status == ACTIVE]
+
     def stabilize(self, strand: Strand) -> None:
         if self.p.stabilize is not None:
             try:
@@ -955,6 +995,8 @@ class Runtime:
         swaps with the first not-yet-stable position (so it joins the stable ones), one
         that dies swaps with the last active position not yet dead (which updates next,
         in its place); the strands made by ``new`` follow the survivors."""
+        if self.p.start is not None and self.unstarted:  # strands made by new start now
+            self.run_start()
         order = self.alive()
         if not self.indirect:  # creation order; stable and dead strands stay in place
             order = [s for s in self.strands if s.status != DEAD]
@@ -994,6 +1036,7 @@ class Runtime:
             ix += 1
         self.order = [s for s in order[:len(order) - dying] if s.status != DEAD] + self.pending
         self.strands.extend(self.pending)
+        self.unstarted.extend(self.pending)
         self.pending = []
         start, self.snapshot = self.snapshot, None
         if self.p.global_update is not None:
@@ -1015,8 +1058,10 @@ class Runtime:
 
 
 def create(rt: Runtime):
-    """The initial strands and, for a grid, its shape (first iterator outermost)."""
+    """The initial strands and, for a grid, its shape (first iterator outermost); then
+    the global start block and the strands' start methods."""
     p = rt.p
+    initialize(rt)
     fr = rt.frame(None)
     ranges = []
     for name, lo, hi in p.create_iters:
@@ -1034,4 +1079,23 @@ def create(rt: Runtime):
         loc = {name: v for (name, _), v in zip(ranges, combo)}
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
         rt.strands.append(rt.make_strand(args))
+    if p.global_start is not None:
+        _global_block(rt, p.global_start)
+    if p.start is not None:
+        rt.unstarted = list(rt.strands)
+        rt.run_start()
     return shape
+
+
+def initialize(rt: Runtime) -> None:
+    """The global initialize block: it runs once the globals have their values, before
+    the strands are created (it may assign globals)."""
+    if rt.p.global_init is not None:
+        _global_block(rt, rt.p.global_init)
+
+
+def _global_block(rt: Runtime, block) -> None:
+    try:
+        block(rt.frame(None))
+    except (_Stabilize, _Die, _Continue):
+        pass

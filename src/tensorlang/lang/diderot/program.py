@@ -197,7 +197,7 @@ class StrandProgram:
             arr = arr.reshape((len(chosen),) + o.shape)
             outputs[o.name] = arr.reshape(grid + o.shape) if grid is not None else arr
         return RunResult(outputs, grid, steps, rt.count((I.ACTIVE,)), rt.count((I.STABLE,)),
-                         "".join(rt.printed))
+                         rt.printed_text())
 
 
 def _out_shape(ty: Ty) -> tuple[int, ...]:
