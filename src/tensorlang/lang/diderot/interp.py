@@ -952,11 +952,12 @@ class Runtime:
         strands' once all exist (after the global start block), those made by ``new`` at
         the beginning of the next super-step, as Diderot's runtime runs them.  A start
         method may stabilize (the stabilize method runs) or die."""
-        for strand in self.unstarted:
+        start = self.p.start
+        for strand in self.unstarted if start is not None else ():
             if strand.status != ACTIVE:
                 continue
             try:
-                self.p.start(self.frame(strand))
+                start(self.frame(strand))
             except _Continue:
                 pass
             except _Stabilize:
