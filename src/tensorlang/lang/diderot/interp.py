@@ -953,8 +953,8 @@ class Runtime:
         the beginning of the next super-step, as Diderot's runtime runs them.  A start
         method may stabilize (the stabilize method runs) or die."""
         start = self.p.start
-        for strand in self.unstarted if start is not None else ():
-            if strand.status != ACTIVE:
+        for strand in self.unstarted:
+            if strand.status != ACTIVE or start is None:
                 continue
             try:
                 start(self.frame(strand))
