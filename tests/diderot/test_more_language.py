@@ -256,3 +256,12 @@ STARTORDER = """0 1
 1 7
 2 5
 2 7"""
+
+
+def test_int_constants_size_tensors_sequences_and_identity():
+    res = run("consts.diderot")
+    assert res.printed == "[[1,0,0],[0,1,0],[0,0,1]]\n" * 2
+    assert res.outputs["y"].tolist() == [[[1, 0, 2], [1, 2, 0]], [[1, 1, 2], [1, 2, 0]]]
+    with pytest.raises(TensorLangError, match="K in a shape is not an int constant") as info:
+        check(parse_program((HERE / "consts.diderot").read_text().replace("tensor[M,N] y", "tensor[M,K] y")))
+    assert info.value.code == "syntax" and info.value.span.line == 6
