@@ -154,6 +154,8 @@ def test_programs_diderotc_rejects_are_errors_at_a_position(body, code, words):
     ("function real f(real x) { if (x > 0.0) { return x; } }\n"
      "strand S (int i) { output real y = 0.0; update { y = f(1.0); stabilize; } }\ncreate_array { S(i) | i in 0..1 }",
      "uninit", "function f can end without returning"),
+    ("strand S (int i) { output string y = \"a\"; update { stabilize; } }\ncreate_array { S(i) | i in 0..1 }",
+     "shape", "output y is string"),
     ("strand S (int i) { output real y = 0.0; update { if (i == 1) die; stabilize; } }\n"
      "create_array { S(i) | i in 0..2 }", "syntax", "cannot use 'die'"),
     ("strand S (int i) { output real y = 0.0; update { if (i == 1) new S(7); stabilize; } }\n"

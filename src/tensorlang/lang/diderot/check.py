@@ -162,6 +162,12 @@ class Checker:
                 self.expect(ty, self.expr(sv.init, scope), sv.init, f"the value of {sv.name}")
             scope.names[sv.name] = ty
             self.c.state[sv.name] = ty
+            base = ty
+            while base.kind == "seq" and base.elem is not None:
+                base = base.elem
+            if sv.output and base.kind not in ("int", "bool", "tensor"):
+                self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
+                                   "(or sequences of them), which NRRD files hold", sv)
         if "pos" in self.c.state and not (self.c.state["pos"].kind == "tensor" or is_real(self.c.state["pos"])):
             self.fail("shape", "a strand's pos must be a real or a vector", strand)
         if not any(sv.output for sv in strand.state):
