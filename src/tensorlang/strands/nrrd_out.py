@@ -12,7 +12,7 @@ One file per output variable.  NRRD's axis 0 is the fastest; the file has
 
 So the array ``res[name]`` of shape ``grid + shape`` (or ``(n,) + shape``) is the file's
 data read in C order.  Reals are written as ``double`` (Diderot's ``--double``), ints as
-``int`` (32 bits), bools as ``uchar``; the encoding is raw, little-endian, and the header
+``int`` (32 bits), bools as ``unsigned char``; the encoding is raw, little-endian, and the header
 carries only the fields above, as Teem's ``nrrdSave`` writes them for Diderot.  A path
 ending in ``.nhdr`` gets a detached header and its data in ``NAME.raw`` beside it.
 """
@@ -31,7 +31,7 @@ from ..errors import TensorLangError, error
 COMPONENT_KINDS = {(2,): "2-vector", (3,): "3-vector", (4,): "4-vector", (2, 2): "2D-matrix", (3, 3): "3D-matrix"}
 
 _TYPES: dict[str, tuple[np.dtype, str]] = {"real": (np.dtype("<f8"), "double"), "tensor": (np.dtype("<f8"), "double"),
-          "int": (np.dtype("<i4"), "int"), "bool": (np.dtype("u1"), "uchar")}
+          "int": (np.dtype("<i4"), "int"), "bool": (np.dtype("u1"), "unsigned char")}
 
 
 def layout(kind: str, shape: tuple[int, ...], outer: tuple[int, ...], grid: bool) -> tuple[list[int], list[str]]:

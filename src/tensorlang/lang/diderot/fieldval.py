@@ -150,6 +150,8 @@ class Lifted(Field):
 
     def value(self, x, order: int):
         op, a, b = self.op, self.a, self.b
+        if op in BILINEAR:
+            return self._bilinear(x, order)
         if op in ("+", "-"):
             va, vb = self._v(a, x, order), self._v(b, x, order)
             if va is None:
@@ -178,6 +180,68 @@ class Lifted(Field):
             return _mul_d(ga, vb, self.dim) + _mul_d_r(va, gb, self.dim)
         # (a/b)' = a'/b - a b'/b²
         return _mul_d(ga, 1.0 / vb, self.dim) - _mul_d_r(va / (vb * vb), gb, self.dim)
+
+
+    def _bilinear(self, x, order: int):
+        """a•b, a⊗b, a×b, a:b of fields (or a field and a tensor), by the product rule to
+        second order: each derivative axis is taken one index at a time."""
+        fn, dim = BILINEAR[self.op], self.dim
+
+        def part(f, k):  # the k-th derivative (None: 0) of operand f
+            if isinstance(f, Field):
+                return np.asarray(f.value(x, k), dtype=np.float64)
+            return np.asarray(f, dtype=np.float64) if k == 0 else None
+
+        def axis(v, *idx):  # one component of the derivative axes (none for a 1-D field)
+            return v if dim == 1 else v[(Ellipsis,) + idx]
+
+        if order == 0:
+            return fn(part(self.a, 0), part(self.b, 0))
+        if order > 2:
+            raise error("backend", f"the interpreter differentiates {self.op} of fields at most twice")
+        terms = []
+        va, vb = part(self.a, 0), part(self.b, 0)
+        da, db = part(self.a, 1), part(self.b, 1)
+        n = 1 if dim == 1 else dim
+        if order == 1:
+            comps = []
+            for k in range(n):
+                t = 0.0
+                if da is not None:
+                    t = t + fn(axis(da, k), vb)
+                if db is not None:
+                    t = t + fn(va, axis(db, k))
+                comps.append(np.asarray(t, dtype=np.float64))
+            return comps[0] if dim == 1 else np.stack(comps, axis=-1)
+        ha, hb = part(self.a, 2), part(self.b, 2)
+        for k in range(n):
+            row = []
+            for m in range(n):
+                t = 0.0
+                if ha is not None:
+                    t = t + fn(axis(ha, k, m), vb)
+                if hb is not None:
+                    t = t + fn(va, axis(hb, k, m))
+                if da is not None and db is not None:
+                    t = t + fn(axis(da, k), axis(db, m)) + fn(axis(da, m), axis(db, k))
+                row.append(np.asarray(t, dtype=np.float64))
+            terms.append(row)
+        if dim == 1:
+            return terms[0][0]
+        return np.stack([np.stack(r, axis=-1) for r in terms], axis=-2)
+
+
+def _cross(a, b):
+    if np.shape(a) == (2,):
+        return a[0] * b[1] - a[1] * b[0]
+    return np.cross(a, b)
+
+
+#: products of tensors lifted to fields (Lifted._bilinear differentiates them)
+BILINEAR: dict[str, Callable] = {
+    "•": lambda a, b: np.tensordot(a, b, axes=1), "⊗": np.multiply.outer, "×": _cross,
+    ":": lambda a, b: np.tensordot(a, b, axes=2),
+}
 
 
 def _scale(v, c, op, order, dim):

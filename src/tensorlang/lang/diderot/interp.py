@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...errors import error
+from ...errors import TensorLangError, error
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
@@ -191,7 +191,7 @@ class Compiler:
             return lambda fr: FV.Compose(a(fr), b(fr))
         if op == "-" and tb.kind != "field":
             return lambda fr: FV.lift("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
-        if op in ("+", "-", "*", "/"):
+        if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
             return lambda fr: FV.lift(op, a(fr), b(fr), dim)
         if op == "^":
             return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
@@ -721,11 +721,77 @@ def _evecs(m):
     return tuple(np.array(v[:, i]) for i in range(v.shape[1]))
 
 
+_EPS = 16 * np.finfo(np.float64).eps
+
+
+def _unit2(v: np.ndarray) -> np.ndarray:
+    s = math.sqrt(v[0] * v[0] + v[1] * v[1])
+    return v * (1.0 / s) if s > _EPS else v
+
+
+def _eig2(m):
+    """A symmetric 2x2 matrix's eigen-system the closed-form way Diderot's executables
+    compute it (so the eigenvectors' signs are theirs): the mean of the eigenvalues is
+    taken out, ±√D/2 put back; the second eigenvector is the sum (or the difference) of
+    the rows of M - λ₀I, the first is it turned a quarter; a double root gives the axes."""
+    m00, m01, m11 = float(m[0, 0]), float(m[0, 1]), float(m[1, 1])
+    mean = 0.5 * (m00 + m11)
+    m00, m11 = m00 - mean, m11 - mean
+    q = m00 - m11
+    d = 4.0 * m01 * m01 + q * q
+    if not d > _EPS:
+        return np.array([mean, mean]), np.eye(2)
+    vv = 0.5 * math.sqrt(d)
+    r1, r2 = np.array([m00 - vv, m01]), np.array([m01, m11 - vv])
+    e1 = _unit2(r1 + r2 if float(r1 @ r2) > 0 else r1 - r2)
+    e0 = _unit2(np.array([e1[1], -e1[0]]))
+    return np.array([vv + mean, -vv + mean]), np.stack([e0, e1], axis=1)
+
+
+def _null_dir(a: np.ndarray) -> np.ndarray:
+    """The direction Diderot's executables give the null space of a rank-2 symmetric
+    3x3 matrix: the cross product of its first two rows, then the other two pairs'
+    crosses added or subtracted, whichever lengthens the sum."""
+    r0, r1, r2 = a
+    res = np.cross(r0, r1)
+    for crs in (np.cross(r1, r2), np.cross(r0, r2)):
+        res = res + crs if float(res @ crs) > 0 else res - crs
+    return res
+
+
+def _eig3(m):
+    """A symmetric 3x3 matrix's eigen-system (numpy's values and vectors, largest value
+    first) with the eigenvectors' signs of Diderot's executables for distinct eigenvalues:
+    the vector of the eigenvalue of largest magnitude among the first and the last, and
+    the middle one, point along the null spaces its executables build (``_null_dir``);
+    the third completes a right-handed frame.  Repeated eigenvalues keep numpy's."""
+    m = (m + m.T) / 2
+    w, v = np.linalg.eigh(m)
+    order = np.argsort(-w, kind="stable")
+    w, v = w[order], v[:, order].copy()
+    scale = max(abs(float(w[0])), abs(float(w[2])), 1e-300)
+    if min(w[0] - w[1], w[1] - w[2]) <= 1e-12 * scale:
+        return w, v
+    keep = 0 if abs(w[0] - w.mean()) > abs(w[2] - w.mean()) else 2
+    for i in (keep, 1):
+        if float(_null_dir(m - w[i] * np.eye(3)) @ v[:, i]) < 0:
+            v[:, i] = -v[:, i]
+    if keep == 0:
+        v[:, 2] = np.cross(v[:, 0], v[:, 1])
+    else:
+        v[:, 0] = np.cross(v[:, 1], v[:, 2])
+    return w, v
+
+
 def _eig(m):
     """Eigenvalues of a symmetric matrix, largest first, with their eigenvectors."""
     if not np.all(np.isfinite(m)):
         n = m.shape[0]
         return np.full(n, np.nan), np.full((n, n), np.nan)
+    if m.shape == (2, 2):
+        return _eig2(m)
+    if m.shape == (3, 3):
+        return _eig3(m)
     w, v = np.linalg.eigh((m + m.T) / 2)
     order = np.argsort(-w, kind="stable")
     return w[order], v[:, order]
@@ -888,14 +954,16 @@ class Runtime:
 
     def sequence(self, value, elem: Ty | None):
         if isinstance(value, str):
-            img = load_image(self._path(value))
-            data = img.data
-            # an NRRD of N items: the first axes are the item's components
+            # an NRRD of N items, NRRD axis 0 fastest: the first axes are the item's components
+            data = _read_items(self._path(value))
             if elem is not None and elem.kind == "tensor" and elem.shape:
-                k = len(elem.shape)
-                data = np.moveaxis(np.asarray(data), list(range(k)), list(range(-k, 0)))
-                data = data.reshape((-1,) + elem.shape)
-                return tuple(np.array(x) for x in data)
+                size = int(np.prod(elem.shape))
+                if data.size % size:
+                    raise error("input", f"{value!r} holds {data.size} numbers, not items of {elem}")
+                items = np.ravel(data, order="F").reshape((-1,) + tuple(reversed(elem.shape)))
+                return tuple(np.array(x.T) for x in items)
+            if elem is not None and elem.kind == "int":
+                return tuple(int(x) for x in np.ravel(data, order="F"))
             return tuple(float(x) for x in np.ravel(data, order="F"))
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
@@ -1056,6 +1124,26 @@ class Runtime:
                 self.order = [s for s in self.alive() if s.status != DEAD]
             except _Continue:
                 pass
+
+
+def _read_items(path: str) -> np.ndarray:
+    """The samples of a file read as a sequence (any kinds of axes): an NRRD file in
+    NRRD's axis order (the fastest first), or a ``.npy`` array (C order, reversed so)."""
+    try:
+        if path.lower().endswith(".npy"):
+            return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64).T
+        import nrrd
+
+        data, _ = nrrd.read(path, index_order="F")
+    except TensorLangError:
+        raise
+    except MemoryError:
+        raise error("too-large", f"sequence file {path!r} does not fit in memory") from None
+    except (OSError, ValueError, KeyError, IndexError, TypeError, StopIteration) as exc:  # pynrrd, a bad file
+        raise error("input", f"cannot read the sequence file {path!r}: {type(exc).__name__}: {exc}") from None
+    if np.asarray(data).dtype.kind not in "iufb":
+        raise error("input", f"sequence file {path!r} holds {np.asarray(data).dtype} data, not numbers")
+    return np.asarray(data)
 
 
 def create(rt: Runtime):
