@@ -311,3 +311,35 @@ VECTORFIELD = """[0.10000000000000001,0.20000000000000001] [0.033266761374707333
 [-0.29999999999999999,0.40000000000000002] [-0.024677869174059768,-0.21585807933003323] 0.21726414255238469 0.047203707639022929 [-0.11358463888310366,-0.99352832360723109] {0.69276333573673132,-0.59650472900176532}
 [0.5,-0.5] [0.014019814966712745,0.5630604569998785] 0.56323497179118143 0.31723363344861288 [0.024891591731471128,0.99969015632898661] {2.2551062951142158,-1.1526003658902537}
 [0,0] [0.0033333333331068658,6.1537508306202647e-17] 0.0033333333331068658 1.1111111109601328e-05 [1,1.8461252493115055e-14] {0.99833446111769375,-0.99833446111769353}"""
+
+
+def test_progress_inside_a_long_super_step(monkeypatch):
+    import io
+
+    from tensorlang.strands import runner
+
+    text = ("#version 2.0\nstrand S (int i) { output real y = 0.0; update { y = real(i); stabilize; } }\n"
+            "create_array { S(i) | i in 0..4999 }\n")
+    seen: list = []
+
+    class Progress:
+        def __call__(self, step, active):
+            seen.append(("step", step, active))
+
+        def within(self, done, total):
+            seen.append(("within", done, total))
+
+    load_text(text).run({}, progress=Progress(), backend="interp")
+    assert seen == [("within", 2048, 5000), ("within", 4096, 5000), ("step", 1, 0)]
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    clock = iter(range(10**6))
+    monkeypatch.setattr(runner.time, "monotonic", lambda: float(next(clock)))
+    err = Terminal()
+    say = runner._Progress(err, False)
+    say.within(2048, 5000)
+    say(1, 3)
+    assert err.getvalue() == "\rstep 1: 2048 of 5000 strands updated\033[K\rstep 1: 3 active strands\033[K"

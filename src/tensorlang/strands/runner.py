@@ -274,7 +274,7 @@ class StrandRun:
 
         started = time.perf_counter()
         res = self.run(given, limit=opts.limit, threads=opts.threads, snapshot=opts.snapshot,
-                       on_snapshot=snap if opts.snapshot else None, progress=say.step)
+                       on_snapshot=snap if opts.snapshot else None, progress=say)
         seconds = time.perf_counter() - started
         say.done()
         _print_text(res.printed, opts.print_to, out)
@@ -343,15 +343,26 @@ class _Progress:
         self.verbose = verbose
         self.last = -math.inf
         self.pending = False
+        self.steps = 0
+
+    def __call__(self, step: int, active: int) -> None:
+        self.step(step, active)
 
     def step(self, step: int, active: int) -> None:
+        self.steps = step
+        self._say(f"step {step}: {active} active strand{'s' if active != 1 else ''}")
+
+    def within(self, done: int, total: int) -> None:
+        """Progress inside a long super-step (the interpreter's): strands updated so far."""
+        self._say(f"step {self.steps + 1}: {done} of {total} strands updated")
+
+    def _say(self, text: str) -> None:
         if not (self.tty or self.verbose):
             return
         now = time.monotonic()
         if now - self.last < (0.2 if self.tty else 5.0):
             return
         self.last = now
-        text = f"step {step}: {active} active strand{'s' if active != 1 else ''}"
         if self.tty:
             self.stream.write("\r" + text + "\033[K")
             self.pending = True

@@ -921,6 +921,9 @@ class Runtime:
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
+        #: ``within(done, total)`` every few thousand strand updates of a super-step
+        #: (the command line's progress line for a long step), or None
+        self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
 
     def printed_text(self) -> str:
@@ -1076,11 +1079,15 @@ class Runtime:
         n_stable = sum(1 for s in order if s.status == STABLE) if self.indirect else 0
         stabilizing = dying = 0
         ix = n_stable
+        within, done = self.within, 0
         while ix < len(order) - dying:
             strand = order[ix]
             if strand.status != ACTIVE:  # a direct array: stable strands stay in place
                 ix += 1
                 continue
+            done += 1
+            if within is not None and done % 2048 == 0:
+                within(done, len(order))
             try:
                 if update is None:
                     raise _Stabilize()

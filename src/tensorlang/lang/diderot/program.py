@@ -111,6 +111,7 @@ class StrandProgram:
         if unknown:
             raise error("input", f"{self.name}: no input called {unknown[0]} (inputs: {', '.join(sorted(known))})")
         rt = I.Runtime(self.checked, self.compiled, self.base_dir)
+        rt.within = getattr(progress, "within", None)  # progress inside a long super-step
         fr = rt.frame(None)
         for name, ty, init, is_input in self.compiled.globals:
             if is_input and name in values:
