@@ -170,8 +170,11 @@ class Lifted(Field):
             return _scale(a.value(x, order), b, op, order, self.dim)
         if op == "*" and not isinstance(a, Field):
             return _scale(b.value(x, order), a, "*", order, self.dim)
+        if op == "*" and order == 2:
+            return self._bilinear(x, order, _mul)
         if order > 1:
-            raise error("backend", "the interpreter differentiates a product or quotient of fields at most once")
+            raise error("backend", "the interpreter differentiates a product of fields at most twice and a "
+                                   "quotient at most once")
         va, vb = a.value(x, 0), b.value(x, 0)
         if order == 0:
             return _mul(va, vb) if op == "*" else va / vb
@@ -182,10 +185,10 @@ class Lifted(Field):
         return _mul_d(ga, 1.0 / vb, self.dim) - _mul_d_r(va / (vb * vb), gb, self.dim)
 
 
-    def _bilinear(self, x, order: int):
-        """a•b, a⊗b, a×b, a:b of fields (or a field and a tensor), by the product rule to
-        second order: each derivative axis is taken one index at a time."""
-        fn, dim = BILINEAR[self.op], self.dim
+    def _bilinear(self, x, order: int, fn: Callable | None = None):
+        """a•b, a⊗b, a×b, a:b (and a*b) of fields (or a field and a tensor), by the product
+        rule to second order: each derivative axis is taken one index at a time."""
+        fn, dim = fn or BILINEAR[self.op], self.dim
 
         def part(f, k):  # the k-th derivative (None: 0) of operand f
             if isinstance(f, Field):
