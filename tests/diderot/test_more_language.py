@@ -367,3 +367,20 @@ def test_a_kernel_declared_smoother_than_it_is(tmp_path):
 KERNELK = """[0.68205000000000426,0.74818540566244596] [[0,-0.19999999999997797],[-0.19999999999997797,0]] [0.62325000000000408,0.71153927235233283]
 [0.88205000000000766,0.72718540566243162] [[0,-0.19999999999997797],[-0.19999999999997797,0]] [0.82324999999999982,0.69153927235232615]
 [1.0820500000000024,0.70618540566243948] [[0,-0.20000000000006679],[-0.20000000000006679,0]] [1.0232500000000009,0.67153927235232835]"""
+
+
+def test_inputs_of_every_kind_on_the_command_line(tmp_path):
+    import io
+
+    from tensorlang.strands.runner import StrandRun
+
+    p = StrandRun(load("inputs.diderot"))
+    out = io.StringIO()
+    argv = ["-w", "4", "5", "6", "-b", "true", "-k", "7", "-m", "9", "8", "7", "6", "-s", "0.5", "0.25", "0.125",
+            "-name", "hello", "-o", str(tmp_path / "y.nrrd")]
+    assert p.main(argv, out=out, err=io.StringIO()) == 0
+    assert out.getvalue() == "hello [[9,8],[7,6]] {0.5,0.25,0.125}\n" * 3  # as the executable printed
+    y, _ = nrrd.read(str(tmp_path / "y.nrrd"))
+    assert y.tolist() == [15.5, 19.25, 23.125]
+    with pytest.raises(TensorLangError, match="-s expects 3 values, got 2"):
+        p.main(["-s", "1", "2"], out=io.StringIO(), err=io.StringIO())

@@ -87,7 +87,7 @@ class StrandProgram:
                         default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
                     except (KeyError, TypeError, ValueError, TensorLangError):  # reads other globals: known at run time
                         default = None
-            inputs.append(Input(decl.name, decl.type.text(), _kind(ty), tuple(ty.elem.shape if ty.kind == "seq" and ty.elem else ty.shape),
+            inputs.append(Input(decl.name, decl.type.text(), _kind(ty), _out_shape(ty) if ty.kind == "seq" else tuple(ty.shape),
                                 ty.dim, default, decl.description))
         self.inputs = tuple(inputs)
         self.outputs = tuple(Output(sv.name, sv.type.text(), _kind(checked.state[sv.name]),
