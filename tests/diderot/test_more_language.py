@@ -384,3 +384,8 @@ def test_inputs_of_every_kind_on_the_command_line(tmp_path):
     assert y.tolist() == [15.5, 19.25, 23.125]
     with pytest.raises(TensorLangError, match="-s expects 3 values, got 2"):
         p.main(["-s", "1", "2"], out=io.StringIO(), err=io.StringIO())
+
+
+def test_print_formats_as_diderots_executable():
+    assert run("printing.diderot").printed == \
+        "{} {1,2,3} [1.5,-0] inf -inf -nan inf 123456789 9.9999999999999995e-08 3\n"  # diderotc's stdout

@@ -671,7 +671,10 @@ def _div(a, b):
     b = float(b)
     if b == 0.0:
         a = float(a)
-        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+        if math.isnan(a):
+            return a
+        # 0/0: the processor's default NaN, whose sign bit is set on x86 (Diderot prints -nan)
+        return -math.nan if a == 0.0 else math.copysign(math.inf, a) * math.copysign(1, b)
     return a / b
 
 
