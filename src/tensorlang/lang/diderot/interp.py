@@ -671,10 +671,9 @@ def _div(a, b):
     b = float(b)
     if b == 0.0:
         a = float(a)
-        if math.isnan(a):
-            return a
-        # 0/0: the processor's default NaN, whose sign bit is set on x86 (Diderot prints -nan)
-        return -math.nan if a == 0.0 else math.copysign(math.inf, a) * math.copysign(1, b)
+        # 0/0 is a NaN without its sign bit, as the C executor's tl_div gives (Diderot's
+        # executables, on x86, get the processor's default NaN and print -nan)
+        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
     return a / b
 
 
