@@ -124,12 +124,15 @@ def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
     if _several(program):
         for out in program.outputs:
             rows.append(((f"-o-{out.name}", f"--output-{out.name}"), "FILE", f"output file for {out.name}",
-                         f"{out.name}.nrrd"))
+                         out.name if _dynamic(out) else f"{out.name}.nrrd"))
             rows.append(((f"-sp-{out.name}", f"--snapshot-prefix-{out.name}"), "PREFIX",
                          f"snapshot file prefix for {out.name}", out.name))
     elif program.outputs:
         name = program.outputs[0].name
-        rows.append((("-o", "--output"), "FILE", "output file", f"{name}.nrrd"))
+        dyn = _dynamic(program.outputs[0])
+        rows.append((("-o", "--output"), "FILE" if not dyn else "PREFIX",
+                     "output file" if not dyn else "output files' prefix (PREFIX-len.nrrd, PREFIX-data.nrrd)",
+                     name if dyn else f"{name}.nrrd"))
         rows.append((("-sp", "--snapshot-prefix"), "PREFIX", "snapshot file prefix", name))
     rows += [
         (("-n", "--nworkers", "--threads"), "N", f"worker threads, 1 to {MAX_THREADS}", "1"),
