@@ -12,7 +12,7 @@ One file per output variable.  NRRD's axis 0 is the fastest; the file has
 
 So the array ``res[name]`` of shape ``grid + shape`` (or ``(n,) + shape``) is the file's
 data read in C order.  Reals are written as ``double`` (Diderot's ``--double``), ints as
-``int`` (32 bits), bools as ``uchar``; the encoding is raw, little-endian, and the header
+``int`` (32 bits), bools as ``unsigned char``; the encoding is raw, little-endian, and the header
 carries only the fields above, as Teem's ``nrrdSave`` writes them for Diderot.  A path
 ending in ``.nhdr`` gets a detached header and its data in ``NAME.raw`` beside it.
 """
@@ -31,7 +31,7 @@ from ..errors import TensorLangError, error
 COMPONENT_KINDS = {(2,): "2-vector", (3,): "3-vector", (4,): "4-vector", (2, 2): "2D-matrix", (3, 3): "3D-matrix"}
 
 _TYPES: dict[str, tuple[np.dtype, str]] = {"real": (np.dtype("<f8"), "double"), "tensor": (np.dtype("<f8"), "double"),
-          "int": (np.dtype("<i4"), "int"), "bool": (np.dtype("u1"), "uchar")}
+          "int": (np.dtype("<i4"), "int"), "bool": (np.dtype("u1"), "unsigned char")}
 
 
 def layout(kind: str, shape: tuple[int, ...], outer: tuple[int, ...], grid: bool) -> tuple[list[int], list[str]]:
@@ -47,12 +47,14 @@ def layout(kind: str, shape: tuple[int, ...], outer: tuple[int, ...], grid: bool
     return sizes, kinds
 
 
-def header(sizes: list[int], kinds: list[str], type_name: str, data_file: str | None = None) -> bytes:
-    """The text of an NRRD header (with its blank line when attached)."""
-    lines = ["NRRD0003", "# Complete NRRD file format specification at:",
+def header(sizes: list[int], kinds: list[str] | None, type_name: str, data_file: str | None = None) -> bytes:
+    """The text of an NRRD header (with its blank line when attached); without ``kinds``,
+    the version Teem writes for such a header (NRRD0001)."""
+    lines = ["NRRD0003" if kinds is not None else "NRRD0001", "# Complete NRRD file format specification at:",
              "# http://teem.sourceforge.net/nrrd/format.html",
-             f"type: {type_name}", f"dimension: {len(sizes)}", "sizes: " + " ".join(map(str, sizes)),
-             "kinds: " + " ".join(kinds), "endian: little", "encoding: raw"]
+             f"type: {type_name}", f"dimension: {len(sizes)}", "sizes: " + " ".join(map(str, sizes))]
+    lines += ["kinds: " + " ".join(kinds)] if kinds is not None else []
+    lines += ["endian: little", "encoding: raw"]
     if data_file is not None:
         lines.append(f"data file: {data_file}")
     return ("\n".join(lines) + "\n" + ("" if data_file is not None else "\n")).encode("ascii")
@@ -102,13 +104,67 @@ def write(path: str, output, value: Any, grid: bool) -> str:
     return path
 
 
-def check_writable(outputs) -> None:
-    """error[backend] for an output this version cannot write: a sequence of any length
-    (``T[]``), which Diderot writes as ``PREFIX-len.nrrd`` and ``PREFIX-data.nrrd``."""
-    for out in outputs:
-        if out.kind == "sequence" and (not out.shape or out.shape[0] == 0):
-            raise error("backend", f"output {out.name} ({out.type}) is a sequence of any length; writing such "
-                                   "outputs (NAME-len.nrrd, NAME-data.nrrd) is not in this version")
+def is_dynamic(output) -> bool:
+    """Whether ``output`` is a sequence of any length (``T[]``, ``T{}``)."""
+    return output.kind == "sequence" and (not output.shape or output.shape[0] == 0)
+
+
+def dynamic_files(prefix: str, step: int | None = None) -> tuple[str, str]:
+    """The two files of a sequence-of-any-length output: ``PREFIX-len.nrrd`` and
+    ``PREFIX-data.nrrd`` (the prefix is the output's name, or what ``-o`` gives, as is);
+    a snapshot's are ``PREFIX-len-NNNN.nrrd`` and ``PREFIX-data-NNNN.nrrd``."""
+    if step is not None:
+        return snapshot_name(f"{prefix}-len", step), snapshot_name(f"{prefix}-data", step)
+    return f"{prefix}-len.nrrd", f"{prefix}-data.nrrd"
+
+
+def write_dynamic(prefix: str, output, value: Any, grid: bool, warn=None, step: int | None = None) -> list[str]:
+    """Write a sequence-of-any-length output as Diderot's executables do: ``PREFIX-len.nrrd``
+    holds, per strand, the offset of its elements in the data file and their count (ints,
+    a ``2-vector`` axis, then the strands' axes as for any output); ``PREFIX-data.nrrd``
+    holds every strand's elements one after the other (the element's components, then a
+    ``list`` axis).  When every sequence is empty there is no data file: ``warn`` gets
+    the message Diderot prints.  Returns the paths written."""
+    seqs = np.asarray(value, dtype=object)
+    outer = seqs.shape or (1,)
+    flat = [np.asarray(v) for v in seqs.reshape(-1)]
+    elem_shape = tuple(output.shape[1:])
+    counts = np.array([len(v) for v in flat], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    pairs = np.stack([offsets, counts], axis=-1).reshape(outer + (2,))
+    len_path, data_path = dynamic_files(prefix, step)
+    length = _Out(output.name, "tensor", (2,), "int[2]")
+    sizes, kinds, _t, data = encode(length, pairs, grid)
+    total = int(counts.sum())
+    # with every sequence empty, Diderot's runtime writes the lengths without kinds
+    _save(len_path, output, sizes, kinds if total else None, "int", np.ascontiguousarray(pairs, "<i4"))
+    written = [len_path]
+    if total == 0:
+        if warn is not None:
+            what = "snapshot" if step is not None else "output"
+            warn(f"Warning: all sequences in {what} are empty, so no '{data_path}' file produced")
+        return written
+    element = output.type.split("[")[0].split("{")[0]
+    dtype, type_name = _TYPES.get(element, _TYPES["real"])
+    elements = np.concatenate([v.reshape((len(v),) + elem_shape) for v in flat if len(v)])
+    sizes, kinds = layout("tensor", elem_shape, (total,), False)
+    _save(data_path, output, sizes, kinds, type_name, np.ascontiguousarray(elements, dtype=dtype))
+    return written + [data_path]
+
+
+class _Out:
+    def __init__(self, name: str, kind: str, shape: tuple[int, ...], type_: str):
+        self.name, self.kind, self.shape, self.type = name, kind, shape, type_
+
+
+def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_name: str, data: np.ndarray) -> None:
+    try:
+        with open(path, "wb") as fh:
+            fh.write(header(sizes, kinds, type_name))
+            fh.write(data.tobytes())
+    except (OSError, ValueError) as exc:
+        raise error("input", f"cannot write output {output.name!r} to {path!r}: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
 def snapshot_name(prefix: str, step: int) -> str:
@@ -116,9 +172,16 @@ def snapshot_name(prefix: str, step: int) -> str:
     return f"{prefix}-{step:04d}.nrrd"
 
 
-def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool) -> list[str]:
-    """Write every output to its file (``files``: output name -> path); the paths written."""
-    return [write(files[out.name], out, values[out.name], grid) for out in outputs]
+def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool, warn=None) -> list[str]:
+    """Write every output to its file (``files``: output name -> path; for a sequence of
+    any length, the prefix of its two files); the paths written."""
+    written: list[str] = []
+    for out in outputs:
+        if is_dynamic(out):
+            written += write_dynamic(files[out.name], out, values[out.name], grid, warn)
+        else:
+            written.append(write(files[out.name], out, values[out.name], grid))
+    return written
 
 
 def check_image_file(path: str) -> None:

@@ -97,7 +97,14 @@ def output_files(program, opts: RunOptions | None = None) -> dict[str, str]:
     """The file each output is written to: ``NAME.nrrd`` unless ``-o`` (one output) or
     ``-o-NAME`` (several) says otherwise."""
     chosen = opts.outputs if opts else {}
-    return {out.name: chosen.get(out.name, f"{out.name}.nrrd") for out in program.outputs}
+    return {out.name: chosen.get(out.name, out.name if _dynamic(out) else f"{out.name}.nrrd")
+            for out in program.outputs}
+
+
+def _dynamic(out) -> bool:
+    """A sequence of any length: written as PREFIX-len.nrrd and PREFIX-data.nrrd, where
+    PREFIX is the output's name or the -o value as given (Diderot appends to it)."""
+    return out.kind == "sequence" and (not out.shape or out.shape[0] == 0)
 
 
 def snapshot_prefixes(program, opts: RunOptions | None = None) -> dict[str, str]:
@@ -117,12 +124,15 @@ def _run_options(program) -> list[tuple[tuple[str, ...], str, str, str]]:
     if _several(program):
         for out in program.outputs:
             rows.append(((f"-o-{out.name}", f"--output-{out.name}"), "FILE", f"output file for {out.name}",
-                         f"{out.name}.nrrd"))
+                         out.name if _dynamic(out) else f"{out.name}.nrrd"))
             rows.append(((f"-sp-{out.name}", f"--snapshot-prefix-{out.name}"), "PREFIX",
                          f"snapshot file prefix for {out.name}", out.name))
     elif program.outputs:
         name = program.outputs[0].name
-        rows.append((("-o", "--output"), "FILE", "output file", f"{name}.nrrd"))
+        dyn = _dynamic(program.outputs[0])
+        rows.append((("-o", "--output"), "FILE" if not dyn else "PREFIX",
+                     "output file" if not dyn else "output files' prefix (PREFIX-len.nrrd, PREFIX-data.nrrd)",
+                     name if dyn else f"{name}.nrrd"))
         rows.append((("-sp", "--snapshot-prefix"), "PREFIX", "snapshot file prefix", name))
     rows += [
         (("-n", "--nworkers", "--threads"), "N", f"worker threads, 1 to {MAX_THREADS}", "1"),
@@ -284,4 +294,24 @@ def _unknown(arg: str, program) -> str:
     names = ", ".join(f"-{inp.name}" for inp in program.inputs) or "none"
     if not arg.startswith("-"):
         return f"unexpected argument {arg!r}: inputs are given as -NAME VALUE (the program's inputs: {names})"
-    return f"unknown option {arg!r} (the program's inputs: {names}; --help lists every option)"
+    guess = _closest(arg, program)
+    hint = f": did you mean {guess}?" if guess else ""
+    return f"unknown option {arg!r}{hint} (the program's inputs: {names}; --help lists every option)"
+
+
+def _closest(arg: str, program) -> str | None:
+    """The input or run option most like ``arg`` (a misspelling, another case, one dash
+    too many or too few), spelled as it is given, or None."""
+    import difflib
+
+    word = arg.split("=", 1)[0].lstrip("-")
+    spellings: dict[str, str] = {}
+    for inp in program.inputs:
+        spellings.setdefault(inp.name.lower(), f"-{inp.name}")
+    for names, _meta, _text, _default in _run_options(program):
+        for name in names:
+            spellings.setdefault(name.lstrip("-").lower(), name)
+    if word.lower() in spellings:
+        return spellings[word.lower()]
+    found = difflib.get_close_matches(word.lower(), list(spellings), n=1, cutoff=0.75)
+    return spellings[found[0]] if found else None

@@ -252,10 +252,11 @@ class StrandRun:
         if opts.help:
             out.write(self.usage(prog, opts.help == "long"))
             return 0
-        nrrd_out.check_writable(self.outputs)
         files = options.output_files(self.program, opts)
-        for path in files.values():
-            _check_writable(path)
+        for output in self.outputs:
+            dynamic = nrrd_out.is_dynamic(output)
+            for path in nrrd_out.dynamic_files(files[output.name]) if dynamic else (files[output.name],):
+                _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
         say = _Progress(err, opts.verbose)
         if opts.verbose:
@@ -265,12 +266,15 @@ class StrandRun:
             if res.grid_shape is None and any(len(v) == 0 for v in res.values()):
                 return  # no strand alive: NRRD holds no empty arrays
             for output in self.outputs:
-                nrrd_out.write(nrrd_out.snapshot_name(prefixes[output.name], step), output, res[output.name],
-                               self.grid)
+                if nrrd_out.is_dynamic(output):
+                    nrrd_out.write_dynamic(prefixes[output.name], output, res[output.name], self.grid, say.line, step)
+                else:
+                    nrrd_out.write(nrrd_out.snapshot_name(prefixes[output.name], step), output, res[output.name],
+                                   self.grid)
 
         started = time.perf_counter()
         res = self.run(given, limit=opts.limit, threads=opts.threads, snapshot=opts.snapshot,
-                       on_snapshot=snap if opts.snapshot else None, progress=say.step)
+                       on_snapshot=snap if opts.snapshot else None, progress=say)
         seconds = time.perf_counter() - started
         say.done()
         _print_text(res.printed, opts.print_to, out)
@@ -285,7 +289,7 @@ class StrandRun:
         if not self.grid and (any(len(v) == 0 for v in res.values()) if res else res.stable == 0):
             say.line("no stable strands at termination, so no output")
             return 1
-        written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid)
+        written = nrrd_out.write_all(files, self.outputs, dict(res), self.grid, warn=say.line)
         if opts.verbose:
             say.line("wrote " + ", ".join(written))
         return 0
@@ -339,15 +343,26 @@ class _Progress:
         self.verbose = verbose
         self.last = -math.inf
         self.pending = False
+        self.steps = 0
+
+    def __call__(self, step: int, active: int) -> None:
+        self.step(step, active)
 
     def step(self, step: int, active: int) -> None:
+        self.steps = step
+        self._say(f"step {step}: {active} active strand{'s' if active != 1 else ''}")
+
+    def within(self, done: int, total: int) -> None:
+        """Progress inside a long super-step (the interpreter's): strands updated so far."""
+        self._say(f"step {self.steps + 1}: {done} of {total} strands updated")
+
+    def _say(self, text: str) -> None:
         if not (self.tty or self.verbose):
             return
         now = time.monotonic()
         if now - self.last < (0.2 if self.tty else 5.0):
             return
         self.last = now
-        text = f"step {step}: {active} active strand{'s' if active != 1 else ''}"
         if self.tty:
             self.stream.write("\r" + text + "\033[K")
             self.pending = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .types import BOOL, INT, REAL, STRING, Ty, is_num, is_real, tensor
+from .types import BOOL, INT, REAL, STRING, VOID, Ty, is_num, is_real, tensor
 
 
 def _num(a: Ty, b: Ty) -> Ty | None:
@@ -39,7 +39,11 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
     if op == "%":
         return INT if a.kind == "int" and b.kind == "int" else (REAL if is_num(a) and is_num(b) else None)
     if op == "^":
+        if a.kind == "field" and a.shape == () and b.kind == "int":
+            return a  # a scalar field to an integer power (Diderot's pow_si)
         return REAL if is_num(a) and is_num(b) else None
+    if op == "@":
+        return _append(a, b)
     if op == "⊛":
         img, ker = (a, b) if a.kind == "image" else (b, a)
         if img.kind == "image" and ker.kind == "kernel":
@@ -93,6 +97,29 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
     return None
 
 
+def _append(a: Ty, b: Ty) -> Ty | None:
+    """``s @ x``, ``x @ s`` and ``s @ t``: a sequence of any length (Diderot's ``@``)."""
+    def elem(t: Ty) -> Ty | None:
+        return None if t.kind != "seq" else t.elem
+
+    ea, eb = elem(a), elem(b)
+    e: Ty | None
+    if ea is not None and eb is not None:
+        if ea == VOID or eb == VOID:
+            e = eb if ea == VOID else ea
+        elif ea == eb or (is_num(ea) and is_num(eb)):
+            e = ea if ea == eb else REAL
+        else:
+            return None
+    elif ea is not None:
+        e = ea if b == ea or (is_real(ea) and b.kind == "int") else None
+    elif eb is not None:
+        e = eb if a == eb or (is_real(eb) and a.kind == "int") else None
+    else:
+        return None
+    return None if e is None else Ty("seq", elem=e)
+
+
 def _field_binary(op: str, a: Ty, b: Ty) -> Ty | None:
     f = a if a.kind == "field" else b
     k = _field_k(a, b)
@@ -131,7 +158,7 @@ def _real_fn(n: int) -> Callable[[list[Ty]], Ty | None]:
 
 
 #: functions of reals lifted to scalar fields (fieldval.LIFTED gives their derivatives)
-LIFTED_FUNCTIONS = ("sin", "cos", "exp", "sqrt")
+LIFTED_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "exp", "sqrt")
 
 
 def _real_or_field_fn(args: list[Ty]) -> Ty | None:
@@ -175,9 +202,17 @@ def _image(args: list[Ty]) -> Ty | None:
     return args[0] if len(args) == 1 and args[0].kind == "image" else None
 
 
-def _square(args: list[Ty], result) -> Ty | None:
-    if len(args) == 1 and args[0].kind == "tensor" and len(args[0].shape) == 2 and args[0].shape[0] == args[0].shape[1]:
-        return result(args[0].shape[0])
+def _square(args: list[Ty], result, fields: bool = False) -> Ty | None:
+    """A function of a square matrix; with ``fields``, also of a field of square matrices
+    (then a field of the result, as smooth)."""
+    if len(args) != 1 or len(args[0].shape) != 2 or args[0].shape[0] != args[0].shape[1]:
+        return None
+    t = args[0]
+    if t.kind == "tensor":
+        return result(t.shape[0])
+    if t.kind == "field" and fields:
+        r = result(t.shape[0])
+        return Ty("field", r.shape, t.dim, t.k)
     return None
 
 
@@ -196,8 +231,9 @@ def _inside(args: list[Ty]) -> Ty | None:
 
 
 def _transpose(args: list[Ty]) -> Ty | None:
-    if len(args) == 1 and args[0].kind == "tensor" and len(args[0].shape) == 2:
-        return tensor(args[0].shape[1], args[0].shape[0])
+    if len(args) == 1 and args[0].kind in ("tensor", "field") and len(args[0].shape) == 2:
+        t = args[0]
+        return Ty(t.kind, (t.shape[1], t.shape[0]), t.dim, t.k)
     return None
 
 
@@ -230,14 +266,14 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
     "abs": _real_or_int,
     "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
-    "min": _minmax, "max": _minmax, "lerp": _lerp, "clamp": _clamp,
+    "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp,
     "wrap": _image, "mirror": _image,
     "inside": _inside, "normalize": _vec,
     "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
-    "inv": lambda a: _square(a, lambda n: tensor(n, n)),
-    "det": lambda a: _square(a, lambda n: REAL),
-    "trace": lambda a: _square(a, lambda n: REAL),
+    "inv": lambda a: _square(a, lambda n: tensor(n, n), fields=True),
+    "det": lambda a: _square(a, lambda n: REAL, fields=True),
+    "trace": lambda a: _square(a, lambda n: REAL, fields=True),
     "transpose": _transpose, "modulate": _modulate,
     "length": _length, "load": _load,
     "numStrands": _count, "numActive": _count, "numStable": _count,

@@ -132,6 +132,7 @@ class Checker:
                 self.where = "update"
                 self.block(block, _Scope(top, "local"))
         self.create(program.create, top)
+        _Inits(self).program(program)
         return self.c
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
@@ -161,6 +162,12 @@ class Checker:
                 self.expect(ty, self.expr(sv.init, scope), sv.init, f"the value of {sv.name}")
             scope.names[sv.name] = ty
             self.c.state[sv.name] = ty
+            base = ty
+            while base.kind == "seq" and base.elem is not None:
+                base = base.elem
+            if sv.output and base.kind not in ("int", "bool", "tensor"):
+                self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
+                                   "(or sequences of them), which NRRD files hold", sv)
         if "pos" in self.c.state and not (self.c.state["pos"].kind == "tensor" or is_real(self.c.state["pos"])):
             self.fail("shape", "a strand's pos must be a real or a vector", strand)
         if not any(sv.output for sv in strand.state):
@@ -172,6 +179,12 @@ class Checker:
     def create(self, create: A.Create, top: _Scope) -> None:
         if create.strand != self.strand.name:
             self.fail("undeclared", f"no strand called {create.strand}", create)
+        if create.grid:  # a grid's outputs have one entry per strand: none may die or be born
+            blocks = (self.strand, self.c.program.start, self.c.program.initialize, self.c.program.update)
+            for cls, word in ((A.Die, "die"), (A.New, "new")):
+                if A.holds(blocks, cls):
+                    self.fail("syntax", f"a grid of strands (initially [ ... ], create_array) cannot use '{word}': "
+                                        "create a collection (initially { ... }, create_collection) instead", create)
         scope = _Scope(top, "local")
         for it in create.iters:
             if isinstance(it.domain, A.Range):
@@ -286,8 +299,8 @@ class Checker:
         if isinstance(e, A.KernelRef):
             if e.name not in KERNELS:
                 self.fail("undeclared", f"unknown kernel {e.name}", e)
-            if e.k > KERNELS[e.name].continuity:
-                self.fail("continuity", f"kernel {e.name} is C{KERNELS[e.name].continuity}, not C{e.k}", e)
+            # diderotc takes ``name#k`` at its word, even above the kernel's continuity (as it
+            # does for c2ctmr): its derivatives are the polynomials' pieces
             return Ty("kernel", k=e.k)
         if isinstance(e, A.BinOp):
             a = self.expr(e.left, scope)
@@ -376,8 +389,11 @@ class Checker:
             if elem == INT and self.c.program.version.startswith("2"):
                 pass
             return Ty("seq", elem=elem, n=len(ts))
-        if isinstance(e, A.Comprehension):
-            self.fail("syntax", "a comprehension { e | x in s } is the argument of a reduction", e)
+        if isinstance(e, A.Comprehension):  # a sequence comprehension: one element per item
+            body = self.expr(e.body, self.iteration(e, scope))
+            if body.kind not in ("int", "bool", "string", "tensor"):
+                self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
+            return Ty("seq", elem=body)
         if isinstance(e, A.Identity):
             return tensor(e.n, e.n)
         if isinstance(e, A.Zeros):
@@ -469,6 +485,16 @@ class Checker:
         self.fail("shape", f"{ft} cannot be applied", e)
         raise AssertionError  # pragma: no cover
 
+    def iteration(self, comp: A.Comprehension, scope: _Scope) -> _Scope:
+        """The scope of a comprehension's body: its variable bound to an element of a
+        sequence (a range a..b is a sequence of ints)."""
+        t = self.expr(comp.iter.domain, scope)
+        if t.kind != "seq":
+            self.fail("shape", f"a sequence comprehension iterates over a sequence, not {t}", comp.iter.domain)
+        inner = _Scope(scope, "local")
+        inner.names[comp.iter.name] = self.element(t, comp)
+        return inner
+
     def reduction(self, name: str, comp: A.Comprehension, scope: _Scope) -> Ty:
         dom = comp.iter.domain
         inner = _Scope(scope, "local")
@@ -502,12 +528,151 @@ class Checker:
         return body
 
 
+class _Inits:
+    """Diderot's rules that a variable has a value before it is read: a local declared
+    without one, or a state variable without one, must be assigned on every path before a
+    read (both branches of an if; a foreach body may not run); a global that is not an
+    input needs a value (or an assignment in the global initialize block); an output needs
+    a value; a function's block ends in a return (in tail position: an if's branches both
+    end in one).  Errors: error[uninit] (diderotc: "possible use of variable 'z' before it
+    has been initialized", "... is not initialized", "Missing return statement")."""
+
+    def __init__(self, checker: Checker):
+        self.fail = checker.fail
+
+    def program(self, program: A.Program) -> None:
+        env: dict[str, object] = {}
+        unset: set = set()
+        for decl in program.decls:
+            if isinstance(decl, A.FunctionDecl):
+                self.function(decl, dict(env))
+                continue
+            env[decl.name] = key = ("global", decl.name)
+            init = decl.default if isinstance(decl, A.InputDecl) else decl.init
+            if init is not None:
+                self.reads(init, env, unset)
+            elif not isinstance(decl, A.InputDecl):
+                unset.add(key)
+        if program.initialize is not None:
+            unset = self.stmt(program.initialize, dict(env), unset)
+        for decl in program.decls:
+            if not isinstance(decl, A.FunctionDecl) and ("global", decl.name) in unset:
+                self.fail("uninit", f"global variable {decl.name} is not initialized: give it a value", decl)
+        strand = program.strand
+        senv = dict(env)
+        for p in strand.params:
+            senv[p.name] = ("param", p.name)
+        for sv in strand.state:
+            if sv.init is not None:
+                self.reads(sv.init, senv, unset)
+            elif sv.output:
+                self.fail("uninit", f"strand output variable {sv.name} is not initialized: give it a value", sv)
+            senv[sv.name] = key = ("state", sv.name)
+            if sv.init is None:
+                unset = unset | {key}
+        first = [body for name, body in strand.methods if name in ("initialize", "start")]
+        for body in first:
+            unset = self.stmt(body, dict(senv), unset)
+        for name, body in strand.methods:
+            if name not in ("initialize", "start"):
+                self.stmt(body, dict(senv), unset)
+        for block in (program.start, program.update):
+            if block is not None:
+                self.stmt(block, dict(env), unset)
+
+    def function(self, decl: A.FunctionDecl, env: dict) -> None:
+        for p in decl.params:
+            env[p.name] = ("param", p.name)
+        if isinstance(decl.body, A.Block):
+            if not _returns(decl.body):
+                self.fail("uninit", f"function {decl.name} can end without returning a value: "
+                                    "its last statement must be a return (or an if/else whose branches end in one)", decl)
+            self.stmt(decl.body, env, set())
+        else:
+            self.reads(decl.body, env, set())
+
+    def stmt(self, s, env: dict, unset: set) -> set:
+        """The keys of the variables still without a value after ``s``."""
+        if isinstance(s, A.Block):
+            inner = dict(env)
+            for st in s.stmts:
+                unset = self.stmt(st, inner, unset)
+            return unset
+        if isinstance(s, A.Decl):
+            if s.init is not None:
+                self.reads(s.init, env, unset)
+            env[s.name] = key = ("local", id(s))
+            return unset | {key} if s.init is None else unset
+        if isinstance(s, A.Assign):
+            if s.op != "=":
+                self._read(s.name, env, unset, s)
+            self.reads(s.value, env, unset)
+            return unset - {env.get(s.name)}
+        if isinstance(s, A.If):
+            self.reads(s.test, env, unset)
+            then = self.stmt(s.then, dict(env), unset)
+            other = self.stmt(s.other, dict(env), unset) if s.other is not None else unset
+            return then | other
+        if isinstance(s, A.Foreach):
+            self.reads(s.domain, env, unset)
+            inner = dict(env)
+            inner[s.name] = ("local", id(s))
+            self.stmt(s.body, inner, unset)
+            return unset
+        for e in (getattr(s, "value", None), *getattr(s, "args", ())):
+            if e is not None:
+                self.reads(e, env, unset)
+        return unset
+
+    def _read(self, name: str, env: dict, unset: set, node) -> None:
+        if env.get(name) in unset:
+            self.fail("uninit", f"possible use of variable {name} before it has been initialized", node)
+
+    def reads(self, e, env: dict, unset: set) -> None:
+        if isinstance(e, A.Var):
+            self._read(e.name, env, unset, e)
+        elif isinstance(e, A.Comprehension):
+            self.reads(e.iter.domain, env, unset)
+            inner = dict(env)
+            inner[e.iter.name] = ("local", id(e))
+            self.reads(e.body, inner, unset)
+        elif isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name not in env:
+            for a in e.args:
+                self.reads(a, env, unset)
+        elif isinstance(e, (list, tuple)):
+            for x in e:
+                self.reads(x, env, unset)
+        elif hasattr(e, "__dataclass_fields__"):
+            for f in e.__dataclass_fields__:
+                if f != "span":
+                    self.reads(getattr(e, f), env, unset)
+
+
+def _returns(s) -> bool:
+    """Whether statement ``s`` ends in a return on every path (Diderot's tail position)."""
+    if isinstance(s, A.Return):
+        return True
+    if isinstance(s, A.Block):
+        return bool(s.stmts) and _returns(s.stmts[-1])
+    if isinstance(s, A.If):
+        return s.other is not None and _returns(s.then) and _returns(s.other)
+    return False
+
+
 def check(program: A.Program) -> Checked:
     """The program's types and scopes, or error[CODE] at the first ill-typed construct."""
     return Checker(program).run()
 
 
 __all__ = ["Checked", "check", "Span"]
+
+
+def bulk_synchronous(checked: Checked) -> bool:
+    """Whether Diderot's executable runs this program in super-steps: it has a global
+    update block, strands made by ``new`` or strand communication.  Otherwise it runs
+    each strand to its end before the next (so ``print`` output comes strand by strand)."""
+    program = checked.program
+    return program.update is not None or checked.communicates or A.holds(program.strand, A.New)
 
 
 def permuted(checked: Checked) -> bool:

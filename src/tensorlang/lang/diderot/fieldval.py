@@ -150,6 +150,8 @@ class Lifted(Field):
 
     def value(self, x, order: int):
         op, a, b = self.op, self.a, self.b
+        if op in BILINEAR:
+            return self._bilinear(x, order)
         if op in ("+", "-"):
             va, vb = self._v(a, x, order), self._v(b, x, order)
             if va is None:
@@ -168,8 +170,11 @@ class Lifted(Field):
             return _scale(a.value(x, order), b, op, order, self.dim)
         if op == "*" and not isinstance(a, Field):
             return _scale(b.value(x, order), a, "*", order, self.dim)
+        if op == "*" and order == 2:
+            return self._bilinear(x, order, _mul)
         if order > 1:
-            raise error("backend", "the interpreter differentiates a product or quotient of fields at most once")
+            raise error("backend", "the interpreter differentiates a product of fields at most twice and a "
+                                   "quotient at most once")
         va, vb = a.value(x, 0), b.value(x, 0)
         if order == 0:
             return _mul(va, vb) if op == "*" else va / vb
@@ -178,6 +183,68 @@ class Lifted(Field):
             return _mul_d(ga, vb, self.dim) + _mul_d_r(va, gb, self.dim)
         # (a/b)' = a'/b - a b'/b²
         return _mul_d(ga, 1.0 / vb, self.dim) - _mul_d_r(va / (vb * vb), gb, self.dim)
+
+
+    def _bilinear(self, x, order: int, fn: Callable | None = None):
+        """a•b, a⊗b, a×b, a:b (and a*b) of fields (or a field and a tensor), by the product
+        rule to second order: each derivative axis is taken one index at a time."""
+        fn, dim = fn or BILINEAR[self.op], self.dim
+
+        def part(f, k):  # the k-th derivative (None: 0) of operand f
+            if isinstance(f, Field):
+                return np.asarray(f.value(x, k), dtype=np.float64)
+            return np.asarray(f, dtype=np.float64) if k == 0 else None
+
+        def axis(v, *idx):  # one component of the derivative axes (none for a 1-D field)
+            return v if dim == 1 else v[(Ellipsis,) + idx]
+
+        if order == 0:
+            return fn(part(self.a, 0), part(self.b, 0))
+        if order > 2:
+            raise error("backend", f"the interpreter differentiates {self.op} of fields at most twice")
+        terms = []
+        va, vb = part(self.a, 0), part(self.b, 0)
+        da, db = part(self.a, 1), part(self.b, 1)
+        n = 1 if dim == 1 else dim
+        if order == 1:
+            comps = []
+            for k in range(n):
+                t = 0.0
+                if da is not None:
+                    t = t + fn(axis(da, k), vb)
+                if db is not None:
+                    t = t + fn(va, axis(db, k))
+                comps.append(np.asarray(t, dtype=np.float64))
+            return comps[0] if dim == 1 else np.stack(comps, axis=-1)
+        ha, hb = part(self.a, 2), part(self.b, 2)
+        for k in range(n):
+            row = []
+            for m in range(n):
+                t = 0.0
+                if ha is not None:
+                    t = t + fn(axis(ha, k, m), vb)
+                if hb is not None:
+                    t = t + fn(va, axis(hb, k, m))
+                if da is not None and db is not None:
+                    t = t + fn(axis(da, k), axis(db, m)) + fn(axis(da, m), axis(db, k))
+                row.append(np.asarray(t, dtype=np.float64))
+            terms.append(row)
+        if dim == 1:
+            return terms[0][0]
+        return np.stack([np.stack(r, axis=-1) for r in terms], axis=-2)
+
+
+def _cross(a, b):
+    if np.shape(a) == (2,):
+        return a[0] * b[1] - a[1] * b[0]
+    return np.cross(a, b)
+
+
+#: products of tensors lifted to fields (Lifted._bilinear differentiates them)
+BILINEAR: dict[str, Callable] = {
+    "•": lambda a, b: np.tensordot(a, b, axes=1), "⊗": np.multiply.outer, "×": _cross,
+    ":": lambda a, b: np.tensordot(a, b, axes=2),
+}
 
 
 def _scale(v, c, op, order, dim):
@@ -221,7 +288,25 @@ LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
     "exp": (np.exp, np.exp, np.exp, np.exp),
     "sqrt": (np.sqrt, lambda v: 0.5 / np.sqrt(v), lambda v: -0.25 / (v * np.sqrt(v)),
              lambda v: 0.375 / (v * v * np.sqrt(v))),
+    "tan": (np.tan, lambda v: 1 + np.tan(v) ** 2, lambda v: 2 * np.tan(v) * (1 + np.tan(v) ** 2),
+            lambda v: 2 * (1 + np.tan(v) ** 2) * (1 + 3 * np.tan(v) ** 2)),
+    "atan": (np.arctan, lambda v: 1 / (1 + v * v), lambda v: -2 * v / (1 + v * v) ** 2,
+             lambda v: (6 * v * v - 2) / (1 + v * v) ** 3),
+    "asin": (np.arcsin, lambda v: (1 - v * v) ** -0.5, lambda v: v * (1 - v * v) ** -1.5,
+             lambda v: (1 + 2 * v * v) * (1 - v * v) ** -2.5),
+    "acos": (np.arccos, lambda v: -(1 - v * v) ** -0.5, lambda v: -v * (1 - v * v) ** -1.5,
+             lambda v: -(1 + 2 * v * v) * (1 - v * v) ** -2.5),
 }
+
+
+def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
+    """x^n (n an int) and its first three derivatives, for ``F^n`` of a scalar field."""
+    def term(k: int) -> Callable:
+        c = 1
+        for j in range(k):
+            c *= n - j
+        return lambda v: c * np.power(v, float(n - k)) if c else np.zeros_like(v)
+    return term(0), term(1), term(2), term(3)
 
 
 class Lifted1(Field):
@@ -229,14 +314,14 @@ class Lifted1(Field):
     ∇fn(F) = fn'(F) ∇F, ∇⊗∇fn(F) = fn''(F) ∇F⊗∇F + fn'(F) ∇⊗∇F; and, for 1-D fields,
     the third derivative fn‴ F'³ + 3 fn'' F' F'' + fn' F‴)."""
 
-    def __init__(self, name: str, f: Field):
+    def __init__(self, name: str | tuple, f: Field):
         self.name, self.f, self.dim = name, f, f.dim
 
     def inside(self, x) -> bool:
         return self.f.inside(x)
 
     def value(self, x, order: int):
-        fn, d1, d2, d3 = LIFTED[self.name]
+        fn, d1, d2, d3 = LIFTED[self.name] if isinstance(self.name, str) else self.name
         v = self.f.value(x, 0)
         if order == 0:
             return fn(v)
@@ -247,7 +332,46 @@ class Lifted1(Field):
             return d2(v) * np.multiply.outer(g, g) + d1(v) * self.f.value(x, 2)
         if order == 3 and self.dim == 1:
             return d3(v) * g ** 3 + 3 * d2(v) * g * self.f.value(x, 2) + d1(v) * self.f.value(x, 3)
-        raise error("backend", f"the interpreter differentiates {self.name}(F) at most twice")
+        raise error("backend", f"the interpreter differentiates {self.name if isinstance(self.name, str) else 'F^n'}(F) at most twice")
+
+
+#: functions of a matrix lifted to fields of square matrices
+MATRIX = ("det", "trace", "inv", "transpose")
+
+
+class MatrixFn(Field):
+    """``det(F)``, ``trace(F)``, ``inv(F)``, ``transpose(F)`` of a field of square
+    matrices, pointwise; derivatives: trace and transpose to any order (they are
+    linear), det and inv once (∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹)."""
+
+    def __init__(self, name: str, f: Field):
+        self.name, self.f, self.dim = name, f, f.dim
+
+    def inside(self, x) -> bool:
+        return self.f.inside(x)
+
+    def value(self, x, order: int):
+        v = np.asarray(self.f.value(x, order), dtype=np.float64)
+        if self.name == "trace":  # the matrix axes come first, the derivative axes after
+            return np.trace(v, axis1=0, axis2=1)
+        if self.name == "transpose":
+            return np.swapaxes(v, 0, 1)
+        a = np.asarray(self.f.value(x, 0), dtype=np.float64) if order else v
+        with np.errstate(all="ignore"):
+            if not np.all(np.isfinite(a)) or np.linalg.det(a) == 0:
+                ai = np.full(a.shape, np.nan)
+            else:
+                ai = np.linalg.inv(a)
+            if order == 0:
+                return float(np.linalg.det(a)) if self.name == "det" else ai
+            if order > 1:
+                raise error("backend", f"the interpreter differentiates {self.name}(F) at most once")
+            dv = v if v.ndim == 3 else v[:, :, None]  # a 1-D field's derivative has no axis
+            if self.name == "det":
+                r = np.linalg.det(a) * np.einsum("ij,jik->k", ai, dv)
+            else:
+                r = -np.einsum("ij,jlk,lm->imk", ai, dv, ai)
+        return r if v.ndim == 3 else r[..., 0]
 
 
 class Deriv(Field):

@@ -21,13 +21,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...errors import error
+from ...errors import TensorLangError, error
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
-from .check import Checked, permuted
+from .check import Checked, bulk_synchronous, permuted
 from .types import Ty, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
@@ -162,6 +162,11 @@ class Compiler:
             return lambda fr: a(fr) and b(fr)
         if op == "||":
             return lambda fr: a(fr) or b(fr)
+        if op == "@":
+            ea, eb = _elem(tr), _elem(tr)
+            left = (lambda fr: a(fr)) if ta.kind == "seq" else (lambda fr: (coerce(ea, a(fr)),))
+            right = (lambda fr: b(fr)) if tb.kind == "seq" else (lambda fr: (coerce(eb, b(fr)),))
+            return lambda fr: tuple(coerce(ea, x) for x in left(fr) + right(fr))
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
             return self.field_binop(op, a, b, ta, tb, tr)
         if tr.kind == "int":
@@ -169,7 +174,7 @@ class Compiler:
                 return lambda fr: c_div(a(fr), b(fr))
             if op == "%":
                 return lambda fr: c_mod(a(fr), b(fr))
-        fn = _BINARY[op]
+        fn = _ipow if op == "^" and tb.kind == "int" else _BINARY[op]
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
         return lambda fr: fn(a(fr), b(fr))
@@ -186,8 +191,10 @@ class Compiler:
             return lambda fr: FV.Compose(a(fr), b(fr))
         if op == "-" and tb.kind != "field":
             return lambda fr: FV.lift("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
-        if op in ("+", "-", "*", "/"):
+        if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
             return lambda fr: FV.lift(op, a(fr), b(fr), dim)
+        if op == "^":
+            return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
         raise error("backend", f"the interpreter does not lift {op} to fields")
 
     def e_Unary(self, e):
@@ -297,6 +304,9 @@ class Compiler:
         if tys and tys[0].kind == "field" and name in FV.LIFTED:
             a = args[0]
             return lambda fr: FV.Lifted1(name, a(fr))
+        if tys and tys[0].kind == "field" and name in FV.MATRIX:
+            a = args[0]
+            return lambda fr: FV.MatrixFn(name, a(fr))
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
             d = _dim(tys[0])
@@ -386,6 +396,24 @@ class Compiler:
     def e_Select(self, e):
         a, name = self.expr(e.operand), e.name
         return lambda fr: a(fr)[name]
+
+    def e_Comprehension(self, e):
+        body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
+        ety = _elem(self.ty(e))
+
+        def comprehension(fr):
+            loc = fr.l
+            saved = loc.get(var, _MISSING)
+            out = []
+            for item in dom(fr):
+                loc[var] = item
+                out.append(coerce(ety, body(fr)))
+            if saved is _MISSING:
+                loc.pop(var, None)
+            else:
+                loc[var] = saved
+            return tuple(out)
+        return comprehension
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
@@ -521,6 +549,7 @@ class Compiler:
 
         def print_(fr):
             fr.rt.printed.append("".join(fmt(a(fr)) for a in args))
+            fr.rt.print_owner.append(fr.strand.id if fr.strand is not None else -1)
         return print_
 
     def s_New(self, s):
@@ -608,6 +637,21 @@ def _pow(a, b):
         return math.inf
 
 
+def _ipow(a, n: int) -> float:
+    """x^n for an int n by repeated squaring, as Diderot's executables compute it (so
+    0.3^3 is 0.3*0.3*0.3 = 0.027, where pow gives 0.026999999999999996)."""
+    if n < 0:
+        return _div(1.0, _ipow(a, -n))
+    if n == 0:
+        return 1.0
+    h = _ipow(a, n // 2)
+    try:
+        r = float(h) * float(h)
+        return r * float(a) if n % 2 else r
+    except OverflowError:  # pragma: no cover - floats overflow to inf, not an exception
+        return math.inf
+
+
 def _norm(v) -> float:
     """|v| of a tensor: the square root of the squares summed in order, as Diderot's C does
     (numpy's reductions cost more than the arithmetic on a vec3)."""
@@ -627,6 +671,8 @@ def _div(a, b):
     b = float(b)
     if b == 0.0:
         a = float(a)
+        # 0/0 is a NaN without its sign bit, as the C executor's tl_div gives (Diderot's
+        # executables, on x86, get the processor's default NaN and print -nan)
         return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
     return a / b
 
@@ -648,6 +694,16 @@ def _lerp(a, b, *rest):
     return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
 
 
+def _clerp(a, b, *rest):
+    """lerp with the parameter clamped to [0, 1] (Diderot's clerp)."""
+    if len(rest) == 1:
+        t = rest[0]
+    else:
+        x0, x, x1 = rest
+        t = _div(x - x0, x1 - x0)
+    return _lerp(a, b, min(max(t, 0.0), 1.0))
+
+
 def _clamp(lo, hi, x):
     return np.minimum(np.maximum(x, lo), hi) if isinstance(x, np.ndarray) else min(max(x, lo), hi)
 
@@ -667,11 +723,77 @@ def _evecs(m):
     return tuple(np.array(v[:, i]) for i in range(v.shape[1]))
 
 
+_EPS = 16 * np.finfo(np.float64).eps
+
+
+def _unit2(v: np.ndarray) -> np.ndarray:
+    s = math.sqrt(v[0] * v[0] + v[1] * v[1])
+    return v * (1.0 / s) if s > _EPS else v
+
+
+def _eig2(m):
+    """A symmetric 2x2 matrix's eigen-system the closed-form way Diderot's executables
+    compute it (so the eigenvectors' signs are theirs): the mean of the eigenvalues is
+    taken out, ±√D/2 put back; the second eigenvector is the sum (or the difference) of
+    the rows of M - λ₀I, the first is it turned a quarter; a double root gives the axes."""
+    m00, m01, m11 = float(m[0, 0]), float(m[0, 1]), float(m[1, 1])
+    mean = 0.5 * (m00 + m11)
+    m00, m11 = m00 - mean, m11 - mean
+    q = m00 - m11
+    d = 4.0 * m01 * m01 + q * q
+    if not d > _EPS:
+        return np.array([mean, mean]), np.eye(2)
+    vv = 0.5 * math.sqrt(d)
+    r1, r2 = np.array([m00 - vv, m01]), np.array([m01, m11 - vv])
+    e1 = _unit2(r1 + r2 if float(r1 @ r2) > 0 else r1 - r2)
+    e0 = _unit2(np.array([e1[1], -e1[0]]))
+    return np.array([vv + mean, -vv + mean]), np.stack([e0, e1], axis=1)
+
+
+def _null_dir(a: np.ndarray) -> np.ndarray:
+    """The direction Diderot's executables give the null space of a rank-2 symmetric
+    3x3 matrix: the cross product of its first two rows, then the other two pairs'
+    crosses added or subtracted, whichever lengthens the sum."""
+    r0, r1, r2 = a
+    res = np.cross(r0, r1)
+    for crs in (np.cross(r1, r2), np.cross(r0, r2)):
+        res = res + crs if float(res @ crs) > 0 else res - crs
+    return res
+
+
+def _eig3(m):
+    """A symmetric 3x3 matrix's eigen-system (numpy's values and vectors, largest value
+    first) with the eigenvectors' signs of Diderot's executables for distinct eigenvalues:
+    the vector of the eigenvalue of largest magnitude among the first and the last, and
+    the middle one, point along the null spaces its executables build (``_null_dir``);
+    the third completes a right-handed frame.  Repeated eigenvalues keep numpy's."""
+    m = (m + m.T) / 2
+    w, v = np.linalg.eigh(m)
+    order = np.argsort(-w, kind="stable")
+    w, v = w[order], v[:, order].copy()
+    scale = max(abs(float(w[0])), abs(float(w[2])), 1e-300)
+    if min(w[0] - w[1], w[1] - w[2]) <= 1e-12 * scale:
+        return w, v
+    keep = 0 if abs(w[0] - w.mean()) > abs(w[2] - w.mean()) else 2
+    for i in (keep, 1):
+        if float(_null_dir(m - w[i] * np.eye(3)) @ v[:, i]) < 0:
+            v[:, i] = -v[:, i]
+    if keep == 0:
+        v[:, 2] = np.cross(v[:, 0], v[:, 1])
+    else:
+        v[:, 0] = np.cross(v[:, 1], v[:, 2])
+    return w, v
+
+
 def _eig(m):
     """Eigenvalues of a symmetric matrix, largest first, with their eigenvectors."""
     if not np.all(np.isfinite(m)):
         n = m.shape[0]
         return np.full(n, np.nan), np.full((n, n), np.nan)
+    if m.shape == (2, 2):
+        return _eig2(m)
+    if m.shape == (3, 3):
+        return _eig3(m)
     w, v = np.linalg.eigh((m + m.T) / 2)
     order = np.argsort(-w, kind="stable")
     return w[order], v[:, order]
@@ -698,7 +820,7 @@ BASIS: dict[str, Callable] = {
     "atan2": math.atan2, "fmod": _safe(math.fmod), "pow": _pow,
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
-    "lerp": _lerp, "clamp": _clamp, "normalize": _normalize,
+    "lerp": _lerp, "clerp": _clerp, "clamp": _clamp, "normalize": _normalize,
     "evals": _evals, "evecs": _evecs, "inv": _safe(np.linalg.inv), "det": lambda m: float(np.linalg.det(m)),
     "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T,
     "modulate": lambda a, b: a * b, "length": len,
@@ -717,6 +839,9 @@ class Compiled:
     create_args: list
     create_iters: list  # (name, lo, hi) closures, or (name, seq, None)
     params: list  # (name, type)
+    start: Callable | None = None  # the strand's start method (1.0: initialize)
+    global_init: Callable | None = None  # the global initialize block (before the strands exist)
+    global_start: Callable | None = None  # the global start block (once the strands exist)
 
 
 def compile_program(checked: Checked) -> Compiled:
@@ -755,7 +880,10 @@ def compile_program(checked: Checked) -> Compiled:
         comp.stmt(stab) if stab is not None else None,
         comp.stmt(blocks[0]) if blocks else None,
         [comp.expr(a) for a in program.create.args], iters,
-        [(p.name, from_syntax(p.type)) for p in strand.params])
+        [(p.name, from_syntax(p.type)) for p in strand.params],
+        start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
+        global_init=comp.stmt(program.initialize) if program.initialize is not None else None,
+        global_start=comp.stmt(program.start) if program.start is not None else None)
 
 
 def _is_load(e) -> bool:
@@ -793,6 +921,21 @@ class Runtime:
         #: Diderot keeps its strands in a permuted ("indirect") array when strands are
         #: made by new, or die in a bulk-synchronous run; otherwise in creation order
         self.indirect = permuted(checked)
+        self.unstarted: list[Strand] = []  # strands whose start method has not run
+        self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
+        #: ``within(done, total)`` every few thousand strand updates of a super-step
+        #: (the command line's progress line for a long step), or None
+        self.within: Callable[[int, int], None] | None = None
+        self.bsp = bulk_synchronous(checked)
+
+    def printed_text(self) -> str:
+        """What ``print`` wrote, in the order Diderot's executable writes it: as printed in
+        a bulk-synchronous program; otherwise strand by strand (in creation order), since
+        its executable runs each strand to its end before the next."""
+        if self.bsp:
+            return "".join(self.printed)
+        order = sorted(range(len(self.printed)), key=lambda i: self.print_owner[i])
+        return "".join(self.printed[i] for i in order)
 
     def alive(self) -> list[Strand]:
         """The living strands in Diderot's order (updates, queries and reductions go so)."""
@@ -816,14 +959,16 @@ class Runtime:
 
     def sequence(self, value, elem: Ty | None):
         if isinstance(value, str):
-            img = load_image(self._path(value))
-            data = img.data
-            # an NRRD of N items: the first axes are the item's components
+            # an NRRD of N items, NRRD axis 0 fastest: the first axes are the item's components
+            data = _read_items(self._path(value))
             if elem is not None and elem.kind == "tensor" and elem.shape:
-                k = len(elem.shape)
-                data = np.moveaxis(np.asarray(data), list(range(k)), list(range(-k, 0)))
-                data = data.reshape((-1,) + elem.shape)
-                return tuple(np.array(x) for x in data)
+                size = int(np.prod(elem.shape))
+                if data.size % size:
+                    raise error("input", f"{value!r} holds {data.size} numbers, not items of {elem}")
+                items = np.ravel(data, order="F").reshape((-1,) + tuple(reversed(elem.shape)))
+                return tuple(np.array(x.T) for x in items)
+            if elem is not None and elem.kind == "int":
+                return tuple(int(x) for x in np.ravel(data, order="F"))
             return tuple(float(x) for x in np.ravel(data, order="F"))
         if elem is not None and elem.kind == "tensor" and elem.shape:
             arr = np.asarray(value, dtype=np.float64).reshape((-1,) + elem.shape)
@@ -875,6 +1020,28 @@ class Runtime:
             found = found[within_sphere(self._tree.data[found], at, radius)]
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
+    def run_start(self) -> None:
+        """The strands' start methods, once each, before their first update: the initial
+        strands' once all exist (after the global start block), those made by ``new`` at
+        the beginning of the next super-step, as Diderot's runtime runs them.  A start
+        method may stabilize (the stabilize method runs) or die."""
+        start = self.p.start
+        for strand in self.unstarted:
+            if strand.status != ACTIVE or start is None:
+                continue
+            try:
+                start(self.frame(strand))
+            except _Continue:
+                pass
+            except _Stabilize:
+                self.stabilize(strand)
+            except _Die:
+                strand.status = DEAD
+        self.unstarted = []
+        if self.indirect:  # stable first, as in Diderot's permuted array
+            alive = self.alive()
+            self.order = [s for s in alive if s.status == STABLE] + [s for s in alive if s.status == ACTIVE]
+
     def stabilize(self, strand: Strand) -> None:
         if self.p.stabilize is not None:
             try:
@@ -902,6 +1069,8 @@ class Runtime:
         swaps with the first not-yet-stable position (so it joins the stable ones), one
         that dies swaps with the last active position not yet dead (which updates next,
         in its place); the strands made by ``new`` follow the survivors."""
+        if self.p.start is not None and self.unstarted:  # strands made by new start now
+            self.run_start()
         order = self.alive()
         if not self.indirect:  # creation order; stable and dead strands stay in place
             order = [s for s in self.strands if s.status != DEAD]
@@ -912,11 +1081,15 @@ class Runtime:
         n_stable = sum(1 for s in order if s.status == STABLE) if self.indirect else 0
         stabilizing = dying = 0
         ix = n_stable
+        within, done = self.within, 0
         while ix < len(order) - dying:
             strand = order[ix]
             if strand.status != ACTIVE:  # a direct array: stable strands stay in place
                 ix += 1
                 continue
+            done += 1
+            if within is not None and done % 2048 == 0:
+                within(done, len(order))
             try:
                 if update is None:
                     raise _Stabilize()
@@ -941,6 +1114,7 @@ class Runtime:
             ix += 1
         self.order = [s for s in order[:len(order) - dying] if s.status != DEAD] + self.pending
         self.strands.extend(self.pending)
+        self.unstarted.extend(self.pending)
         self.pending = []
         start, self.snapshot = self.snapshot, None
         if self.p.global_update is not None:
@@ -961,9 +1135,31 @@ class Runtime:
                 pass
 
 
+def _read_items(path: str) -> np.ndarray:
+    """The samples of a file read as a sequence (any kinds of axes): an NRRD file in
+    NRRD's axis order (the fastest first), or a ``.npy`` array (C order, reversed so)."""
+    try:
+        if path.lower().endswith(".npy"):
+            return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64).T
+        import nrrd
+
+        data, _ = nrrd.read(path, index_order="F")
+    except TensorLangError:
+        raise
+    except MemoryError:
+        raise error("too-large", f"sequence file {path!r} does not fit in memory") from None
+    except (OSError, ValueError, KeyError, IndexError, TypeError, StopIteration) as exc:  # pynrrd, a bad file
+        raise error("input", f"cannot read the sequence file {path!r}: {type(exc).__name__}: {exc}") from None
+    if np.asarray(data).dtype.kind not in "iufb":
+        raise error("input", f"sequence file {path!r} holds {np.asarray(data).dtype} data, not numbers")
+    return np.asarray(data)
+
+
 def create(rt: Runtime):
-    """The initial strands and, for a grid, its shape (first iterator outermost)."""
+    """The initial strands and, for a grid, its shape (first iterator outermost); then
+    the global start block and the strands' start methods."""
     p = rt.p
+    initialize(rt)
     fr = rt.frame(None)
     ranges = []
     for name, lo, hi in p.create_iters:
@@ -981,4 +1177,23 @@ def create(rt: Runtime):
         loc = {name: v for (name, _), v in zip(ranges, combo)}
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
         rt.strands.append(rt.make_strand(args))
+    if p.global_start is not None:
+        _global_block(rt, p.global_start)
+    if p.start is not None:
+        rt.unstarted = list(rt.strands)
+        rt.run_start()
     return shape
+
+
+def initialize(rt: Runtime) -> None:
+    """The global initialize block: it runs once the globals have their values, before
+    the strands are created (it may assign globals)."""
+    if rt.p.global_init is not None:
+        _global_block(rt, rt.p.global_init)
+
+
+def _global_block(rt: Runtime, block) -> None:
+    try:
+        block(rt.frame(None))
+    except (_Stabilize, _Die, _Continue):
+        pass

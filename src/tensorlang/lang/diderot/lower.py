@@ -24,7 +24,7 @@ from ...errors import TensorLangError, error
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
-from .check import Checked, permuted
+from .check import Checked, bulk_synchronous, permuted
 from .types import Ty, from_syntax
 
 
@@ -890,6 +890,8 @@ def lower(checked: Checked) -> S.StrandIR:
     if p.start is not None or p.initialize is not None:
         raise Unsupported("a start or initialize block")
     strand = p.strand
+    if any(name in ("start", "initialize") for name, _ in strand.methods):
+        raise Unsupported("a strand's start method")
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     state_slots = []
@@ -941,6 +943,8 @@ def lower(checked: Checked) -> S.StrandIR:
         if written & L.field_reads:
             raise Unsupported(f"a field defined with a global the global block assigns "
                               f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
+    if L.printing and not bulk_synchronous(checked):
+        raise Unsupported("print in a program that is not bulk-synchronous (Diderot prints strand by strand)")
     gslots = []
     for name, ty in checked.globals.items():
         if name in L.global_slots:

@@ -68,6 +68,10 @@ def _int(tok: Token) -> int:
 
 @v_args(meta=True)
 class _ToAst(Transformer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.consts: dict[str, int] = {}  # int constants with a literal value, for shapes
+
     # ---- top level
     def start(self, meta, items):
         version = "1.0"
@@ -101,7 +105,18 @@ class _ToAst(Transformer):
 
     def global_decl(self, meta, c):
         const = c[0] is not None
+        if const and c[1].kind == "int" and not c[1].seq and isinstance(c[3], A.Num) and c[3].is_int:
+            self.consts[str(c[2])] = int(c[3].value)  # tensor[N], real[N], identity[N] may name it
         return A.GlobalDecl(c[1], str(c[2]), c[3], const, _span(meta))
+
+    def dim(self, meta, c):
+        tok = c[0]
+        if tok.type == "INT":
+            return _int(tok)
+        if str(tok) not in self.consts:
+            raise error("syntax", f"{tok} in a shape is not an int constant declared before it "
+                                  f"(const int {tok} = ...;)", _span(meta))
+        return self.consts[str(tok)]
 
     def function_decl(self, meta, c):
         return A.FunctionDecl(c[0], str(c[1]), c[2], c[3], _span(meta))
@@ -188,10 +203,10 @@ class _ToAst(Transformer):
         return ({"INT_T": "int", "REAL_T": "real", "BOOL": "bool", "STRING_T": "string"}[tok.type], ())
 
     def shape(self, meta, c):
-        return tuple(_int(t) for t in c if t is not None)
+        return tuple(t for t in c if t is not None)
 
     def seq_dim(self, meta, c):
-        return _int(c[0]) if c and c[0] is not None else None
+        return c[0] if c and c[0] is not None else None
 
     # ---- statements
     def block(self, meta, c):
@@ -311,7 +326,7 @@ class _ToAst(Transformer):
         return A.Norm(c[0], _span(meta))
 
     def identity(self, meta, c):
-        return A.Identity(_int(c[0]), _span(meta))
+        return A.Identity(c[0], _span(meta))
 
     def zeros(self, meta, c):
         return A.Zeros(c[0], _span(meta))

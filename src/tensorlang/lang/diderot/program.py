@@ -87,7 +87,7 @@ class StrandProgram:
                         default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
                     except (KeyError, TypeError, ValueError, TensorLangError):  # reads other globals: known at run time
                         default = None
-            inputs.append(Input(decl.name, decl.type.text(), _kind(ty), tuple(ty.elem.shape if ty.kind == "seq" and ty.elem else ty.shape),
+            inputs.append(Input(decl.name, decl.type.text(), _kind(ty), _out_shape(ty) if ty.kind == "seq" else tuple(ty.shape),
                                 ty.dim, default, decl.description))
         self.inputs = tuple(inputs)
         self.outputs = tuple(Output(sv.name, sv.type.text(), _kind(checked.state[sv.name]),
@@ -111,6 +111,7 @@ class StrandProgram:
         if unknown:
             raise error("input", f"{self.name}: no input called {unknown[0]} (inputs: {', '.join(sorted(known))})")
         rt = I.Runtime(self.checked, self.compiled, self.base_dir)
+        rt.within = getattr(progress, "within", None)  # progress inside a long super-step
         fr = rt.frame(None)
         for name, ty, init, is_input in self.compiled.globals:
             if is_input and name in values:
@@ -186,18 +187,31 @@ class StrandProgram:
         outputs = {}
         for o in self.outputs:
             ty = self.checked.state[o.name]
+            if ty.kind == "seq" and ty.n is None:  # T[]: one array (length, *element shape) per strand
+                arr = np.empty(len(chosen), dtype=object)
+                for i, s in enumerate(chosen):
+                    arr[i] = _dynamic(s.state[o.name], ty)
+                outputs[o.name] = arr.reshape(grid) if grid is not None else arr
+                continue
             vals = [_as_array(s.state[o.name], ty) for s in chosen]
             arr = np.array(vals, dtype=np.int64 if ty.kind == "int" else (bool if ty.kind == "bool" else np.float64))
             arr = arr.reshape((len(chosen),) + o.shape)
             outputs[o.name] = arr.reshape(grid + o.shape) if grid is not None else arr
         return RunResult(outputs, grid, steps, rt.count((I.ACTIVE,)), rt.count((I.STABLE,)),
-                         "".join(rt.printed))
+                         rt.printed_text())
 
 
 def _out_shape(ty: Ty) -> tuple[int, ...]:
     if ty.kind == "seq":
         return ((ty.n or 0),) + _out_shape(I._elem(ty))
     return tuple(ty.shape) if ty.kind == "tensor" else ()
+
+
+def _dynamic(v, ty: Ty) -> np.ndarray:
+    """A strand's sequence of any length as an array of shape (length, *element shape)."""
+    elem = I._elem(ty)
+    dtype = np.int64 if elem.kind == "int" else (bool if elem.kind == "bool" else np.float64)
+    return np.array([_as_array(x, elem) for x in v], dtype=dtype).reshape((len(v),) + _out_shape(elem))
 
 
 def _as_array(v, ty: Ty):
