@@ -19,29 +19,12 @@ from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.sampling.image import image as make_image
 from tensorlang.targets.c import build as c_build
+from test_compiled import same  # tests/diderot is on the path: the folder is not a package
 
 
 MIRROR = Path("/work/.mirror/Diderot-Language+examples/repo")
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 needs_mirror = pytest.mark.skipif(not MIRROR.exists(), reason="the examples' mirror is not on this machine")
-
-
-def program(text: str):
-    return strands(check(parse_program(text)))
-
-
-def same(a, b) -> None:
-    """Two RunResults agree (as test_compiled's: reals within rounding, NaN at the same places)."""
-    assert (a.steps, a.active, a.stable, a.grid_shape) == (b.steps, b.active, b.stable, b.grid_shape)
-    assert a.outputs.keys() == b.outputs.keys()
-    for name in a.outputs:
-        x, y = a.outputs[name], b.outputs[name]
-        assert x.shape == y.shape and x.dtype == y.dtype, name
-        if x.dtype.kind == "f":
-            assert np.array_equal(np.isnan(x), np.isnan(y)), name
-            assert np.allclose(x, y, rtol=1e-9, atol=1e-10, equal_nan=True), (name, np.nanmax(abs(x - y)))
-        else:
-            assert np.array_equal(x, y), name
 
 
 _NUM = re.compile(r"-?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)")
@@ -147,6 +130,7 @@ def test_halftone_agrees():
 
 @needs_cc
 @needs_mirror
+@pytest.mark.slow
 def test_steps_with_a_fixed_sequence_output_agrees():
     a, b = _run_both(example("steps-2.0/steps.diderot"), {}, threads=False)
     assert b.outputs["state"].shape[1:] == (5,) and a.printed
@@ -174,6 +158,7 @@ def test_lic_with_images_named_in_its_fields_agrees(tmp_path):
 
 @needs_cc
 @needs_mirror
+@pytest.mark.slow
 def test_tensor2_probes_an_image_named_in_its_field(tmp_path):
     vol = np.random.default_rng(5).standard_normal((9, 9, 9, 3))
     _write(tmp_path / "vec.nrrd", vol, ["space", "space", "space", "vector"])
