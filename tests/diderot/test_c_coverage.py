@@ -350,3 +350,26 @@ initially { p([0.1*(i % 7), 0.13*(i / 7)], 0.1 + 0.01*i) | i in 0..48 };
 def test_sphere_queries_with_a_strand_radius_and_around_other_points():
     a, b = _agree(SPHERES)
     assert b.steps > 5 and np.any(b.outputs["near"] > 0) and np.any(b.outputs["seen"] > 0)
+
+
+@needs_cc
+def test_sums_of_vectors_over_neighbours_strands_and_sequences():
+    text = """#version 1.0
+real{2} ws = {0.5, 2.0};
+vec2 centroid = [0, 0];
+strand p (int i) {
+   vec2 pos = [0.3*(i % 5), 0.25*(i / 5)];
+   output vec2 push = [0, 0];
+   output vec2 mix = [0, 0];
+   update {
+      push = sum { P.pos - pos | P in sphere(0.4) } + 0.1*centroid;
+      mix = sum { w * pos | w in ws };
+      pos += 0.05 * push;
+      if (|push| < 0.01) { stabilize; }
+   }
+}
+global { centroid = sum { P.pos | P in p.all } / real(numStrands()); }
+initially [ p(i) | i in 0..19 ];
+"""
+    _, b = _agree(text, limit=6)
+    assert b.outputs["push"].shape == (20, 2) and np.any(b.outputs["push"] != 0) and np.all(b.outputs["mix"][1:, 0] > 0)

@@ -631,6 +631,8 @@ class Lowerer:
     def reduction(self, name: str, comp) -> V:
         dom = comp.iter.domain
         rty = self.ty(comp.body)
+        if rty.kind == "tensor" and rty.shape and name == "sum":
+            return self.tensor_sum(comp)
         if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
             raise Unsupported(f"a reduction of {rty}")
         op = name
@@ -655,6 +657,41 @@ class Lowerer:
         outty = "real" if name == "mean" else v.ty
         self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
         return scal(S.Ref("l", t, outty), outty)
+
+    def tensor_sum(self, comp) -> V:
+        """``sum { t | x in D }`` of tensors t: accumulators the visit of each x adds to
+        (zero first, then in the domain's order, as the interpreter's ``sum``)."""
+        dom, var = comp.iter.domain, comp.iter.name
+        shape = _shape(self.ty(comp.body))
+        accs = [self.fresh("acc") for _ in range(int(np.prod(shape)))]
+        for a in accs:
+            self.emit(S.Local(a, "real", _const(0.0, "real")))
+
+        def add():
+            v = self.expr(comp.body)
+            for a, x in zip(accs, v.flat()):
+                self.emit(S.Set("l", a, b("+", S.Ref("l", a, "real"), x, "real")))
+        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
+            radius, center = self.sphere(dom)
+            stmts, _ = self.neighbours(var, add)
+            self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
+        elif self.ty(dom).kind == "seq":
+            seq, j = self.share_seq(self.sequence(dom)), self.fresh(var)
+
+            def item():
+                self.scopes[-1][var] = (self.seq_item(seq, S.Ref("l", j, "int")), [])
+                add()
+            stmts, _ = self.sub(item)
+            self.emit(S.For(j, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+        elif self.where == "global" and isinstance(dom, A.Select):
+            def strand():
+                self.scopes[-1][var] = "strand"
+                add()
+            stmts, _ = self.sub(strand)
+            self.emit(S.Reduce("", "each", dom.name, tuple(stmts), _const(0, "int"), "int"))
+        else:
+            raise Unsupported(f"the reduction sum over {type(dom).__name__}")
+        return V.of(shape, "real", [S.Ref("l", a, "real") for a in accs])
 
     def share_seq(self, seq):
         return seq if isinstance(seq, DSeq) else self.share(seq)
