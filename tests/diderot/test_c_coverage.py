@@ -373,3 +373,25 @@ initially [ p(i) | i in 0..19 ];
 """
     _, b = _agree(text, limit=6)
     assert b.outputs["push"].shape == (20, 2) and np.any(b.outputs["push"] != 0) and np.all(b.outputs["mix"][1:, 0] > 0)
+
+
+@needs_cc
+def test_strands_that_count_the_strands_run_in_order():
+    text = """#version 1.0
+strand s (int i) {
+   output int seen = 0;
+   output int act = 0;
+   update {
+      seen = numStrands();
+      act = numActive() * 100 + numStable();
+      if (i % 3 == 0) { die; }
+      if (i % 3 == 1 || seen < 9) { stabilize; }
+   }
+}
+initially { s(i) | i in 0..8 };
+"""
+    p = strands(check(parse_program(text)))
+    ir, why = strand_plan(p.checked)
+    assert why is None and ir.serial
+    a, b = _agree(text)
+    assert len(set(b.outputs["act"].tolist())) > 1  # each strand saw the statuses of those before it

@@ -270,6 +270,9 @@ class StrandIR:
     #: puts back their values of the step's start, as Diderot's runtime does
     shared: tuple[str, ...] = ()
     seqs: tuple[SeqSlot, ...] = ()  # the dynamic sequences read (``At``, ``Len``)
+    #: strands count the strands (``numStrands()`` in a method): they update one at a time,
+    #: in order, so that each sees the statuses of those before it (the interpreter's)
+    serial: bool = False
 
     def show(self) -> str:
         return show(self)

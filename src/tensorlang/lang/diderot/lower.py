@@ -134,6 +134,7 @@ class Lowerer:
         self.strings: list[str] = []  # string literals: a string is its number here
         self.seqs: list[S.SeqSlot] = []  # the dynamic sequences read
         self.want: Ty | None = None  # the declared type of the global field being followed
+        self.serial = False  # a strand method counts the strands
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
     # ---- helpers
@@ -508,8 +509,9 @@ class Lowerer:
         if name == "inside":
             return self.probe_inside(e)
         if name in ("numStrands", "numActive", "numStable"):
-            if self.where != "global":
-                raise Unsupported(f"{name}() in a strand (strand communication)")
+            if self.where not in ("global", "strand"):
+                raise Unsupported(f"{name}() outside strand methods and the global block")
+            self.serial |= self.where == "strand"
             which = {"numStrands": "all", "numActive": "active", "numStable": "stable"}[name]
             t = self.fresh("n")
             self.emit(S.Reduce(t, "count", which, (), _const(1, "int"), "int"))
@@ -1282,7 +1284,7 @@ def lower(checked: Checked) -> S.StrandIR:
                       init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births,
                       permuted(checked),
                       tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared),
-                      tuple(L.seqs))
+                      tuple(L.seqs), L.serial)
 
 
 # ---------------------------------------------------------------- running it

@@ -296,9 +296,10 @@ class Renderer:
                     f"{pad}    int64_t nn_ = tl_nb_query(n, i, c_, {self.ex(s.radius)});",
                     f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = tl_nbuf[q_]; (void)j;"]
         else:
-            test = {"all": "status[j] != 2", "active": "status[j] == 0", "stable": "status[j] == 1"}[s.which]
+            st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
+            test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]
             out += [f"{pad}{{", f"{pad}    int64_t cnt = 0;"]
-            if self.ir.indirect:  # Diderot's order of the living strands
+            if self.ir.indirect and s.op != "count":  # Diderot's order of the living strands
                 out += [f"{pad}    for (int64_t o_ = 0; o_ < tl_nl; o_++) {{",
                         f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
             else:
@@ -363,6 +364,7 @@ class Renderer:
         nbi = len(ir.params) - nbr
         lines.append(BIRTHS.format(nbr=max(1, nbr), nbi=max(1, nbi)))
         lines.append("static int64_t *tl_ordp, tl_nl; /* the living strands in Diderot's order (a permuted run) */")
+        lines.append("static const int8_t *tl_status; /* the strands' statuses, for numStrands() in a method */")
         if ir.sphere is not None:
             lines.append(self.neighbours())
             drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
@@ -417,7 +419,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
                   int threads, int64_t *err, int64_t *ord, int64_t *nlive) {{
-    tl_ordp = ord; tl_nl = *nlive;
+    tl_ordp = ord; tl_nl = *nlive; tl_status = status;
     int g = {call_global};
     if (g) {{
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
@@ -446,6 +448,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
                  int64_t *ord, int64_t *nlive, int64_t *rank) {{
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
+    tl_status = status;
     *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
 #if TL_COMM
@@ -680,7 +683,8 @@ class Run:
     def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
         r = self.runner = runner.renderer
         self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
-        self.threads = 1 if runner.ir.prints else threads  # printed text in the interpreter's order
+        # printed text in the interpreter's order; counts of the strands as they update in order
+        self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.printed = ""
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
