@@ -256,7 +256,7 @@ strand s (vec3 p, int k) {
       stats = {acc, mean { x | x in xs }, max { x | x in ws }, min { x*2 | x in xs }};
       ends = {pts{0}, pts[length(pts) - 1] + xs[pick] * p};
       flags = all { x > -10 | x in xs } && exists { w > 0.5 | w in ws } || product { x | x in xs } > total;
-      n = sum { 1 | q in pts } + k;
+      n = sum { 1 | q in pts } + k + sum { j*j | j in 0..k } - 5 + min { j | j in 3..2 };
       stabilize;
    }
 }
@@ -272,7 +272,7 @@ def test_sequences_fixed_and_of_any_length(tmp_path):
     text = SEQUENCES
     a, b = _agree(text, base_dir=str(tmp_path))
     assert b.outputs["stats"].shape == (6, 4) and b.outputs["ends"].shape == (6, 2, 3)
-    assert b.outputs["n"].tolist() == [8] * 6
+    assert b.outputs["n"].tolist() == [8] * 6  # 6 items + 2 + (0 + 1 + 4) - 5 + (an empty int min: 0)
     ir, _ = strand_plan(strands(check(parse_program(text))).checked)
     assert "seq0 pts" in ir.show() and "seq1 ws" in ir.show()
     for backend in ("interp", "c"):  # an index past the end is error[input] in both

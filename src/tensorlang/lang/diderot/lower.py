@@ -216,9 +216,12 @@ class Lowerer:
         return DSeq(len(self.seqs) - 1, shape, st)
 
     def seq_item(self, seq, index) -> V:
-        """Item ``index`` (an IR int) of a sequence (a DSeq or a V, the sequence's axis first)."""
+        """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
+        the sequence's axis first)."""
         if isinstance(seq, DSeq):
             return seq.item(index)
+        if isinstance(seq, tuple):  # loops over a range stay inside it
+            return scal(b("+", seq[0], index, "int"), "int")
         n = seq.shape[0]
         if isinstance(index, S.Const):
             if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
@@ -236,14 +239,19 @@ class Lowerer:
         return V(out, seq.ty)
 
     def sequence(self, e):
-        """A sequence-valued expression: a DSeq (a dynamic global) or a V."""
+        """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
         ty = self.ty(e)
+        if isinstance(e, A.Range):
+            lo, hi = (self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
+            return (lo, hi)
         if ty.kind == "seq" and ty.n is None and isinstance(e, A.Var) and e.name in self.c.globals \
                 and self.c.scopes.get(id(e), "global") == "global":
             return self.dseq(e.name)
         return self.expr(e)
 
     def seq_len(self, seq):
+        if isinstance(seq, tuple):
+            return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
         return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
 
     # ---- expressions
@@ -696,7 +704,7 @@ class Lowerer:
         return V.of(shape, "real", [S.Ref("l", a, "real") for a in accs])
 
     def share_seq(self, seq):
-        return seq if isinstance(seq, DSeq) else self.share(seq)
+        return self.share(seq) if isinstance(seq, V) else seq
 
     def seq_reduction(self, name: str, comp, seq) -> V:
         """``name { body | x in seq }`` over a sequence, as a loop (the interpreter's
