@@ -382,7 +382,9 @@ MATRICES = ["{ real{3} q = {x, y, real(k)}; x = q{i % 3} + sum { t*t | t in q } 
             "{ real{2} e = evals([[x, 0.5], [0.5, y]]); vec2{2} w = evecs([[x, 0.5], [0.5, y]]); x = e{0} - e{1}; v = w{1} * e{1}; }",
             "{ tensor[3,3] m = [[x, 0.5, 0.0], [0.5, y, 0.25], [0.0, 0.25, -x]]; vec3 e = [evals(m){0}, evals(m){1}, evals(m){2}]; y = e[1] + evecs(m){2}[0]; }",
             "{ tensor[2,2] m = inv([[x, 0.5], [0.5, -x]]); v = m • v; x = det(m) + m[0,1]; }",
-            "k = length({1, 2, k}) + k;"]
+            "k = length({1, 2, k}) + k;", "k += sum { j*j | j in i..k };",
+            "x += real(numActive()) - 0.5 * real(numStable());",
+            "v += sum { n.v | n in sphere(1.0) };"]
 
 
 def stmts(depth: int, collection: bool) -> st.SearchStrategy[str]:
