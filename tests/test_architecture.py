@@ -307,7 +307,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"compiled strands": 2850, "core": 5065, "diderot": 3600, "front ends": 5165, "structure": 4575, "schedule+loops": 3990, "targets": 5705,
+CEILINGS = {"compiled strands": 2845, "core": 5065, "diderot": 3600, "front ends": 5165, "structure": 4575, "schedule+loops": 3990, "targets": 5705,
             "fields": 2435, "surface": 4345}
 
 

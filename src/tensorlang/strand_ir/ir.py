@@ -212,8 +212,8 @@ Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New, Lib]
 @dataclass(frozen=True)
 class ImageSlot:
     """An image the program probes: its global's name, dimension and voxel shape; or,
-    for ``image("file.nrrd")`` inside a field's definition, the file's ``path`` (the
-    run loads it; ``name`` is then the path too and ``dim`` 0 until it is read)."""
+    for ``image("file.nrrd")`` inside a field's definition (``name`` that text), the
+    file's ``path``, which the run loads (the declared field type gives the voxels)."""
     name: str
     dim: int
     shape: tuple[int, ...]

@@ -209,11 +209,9 @@ class Lowerer:
         if ty.elem.kind == "void":
             raise Unsupported(f"the sequence {name} of unknown item type")
         st, shape = _scalar(ty.elem), _shape(ty.elem)
-        for k, q in enumerate(self.seqs):
-            if q.name == name:
-                return DSeq(k, shape, st)
-        self.seqs.append(S.SeqSlot(name, st, int(np.prod(shape))))
-        return DSeq(len(self.seqs) - 1, shape, st)
+        if all(q.name != name for q in self.seqs):
+            self.seqs.append(S.SeqSlot(name, st, int(np.prod(shape))))
+        return DSeq([q.name for q in self.seqs].index(name), shape, st)
 
     def seq_item(self, seq, index) -> V:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
@@ -242,15 +240,14 @@ class Lowerer:
         """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
         ty = self.ty(e)
         if isinstance(e, A.Range):
-            lo, hi = (self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
-            return (lo, hi)
+            return tuple(self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
         if ty.kind == "seq" and ty.n is None and isinstance(e, A.Var) and e.name in self.c.globals \
                 and self.c.scopes.get(id(e), "global") == "global":
             return self.dseq(e.name)
         return self.expr(e)
 
     def seq_len(self, seq):
-        if isinstance(seq, tuple):
+        if isinstance(seq, tuple):  # a range lo..hi
             return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
         return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
 
@@ -821,24 +818,17 @@ class Lowerer:
                 and len(e.args) == 1:
             border, e = e.func.name, e.args[0]
         if isinstance(e, A.Load) and e.what == "image" and isinstance(e.path, A.Str) and self.want is not None:
-            path, want = e.path.value, self.want  # image("file.nrrd"): the field's declared type says its voxels
-            for k, im in enumerate(self.images):
-                if im.path == path:
-                    return k, border
-            if want.dim is None:
-                raise Unsupported(f"the image {path} of unknown dimension")
-            self.images.append(S.ImageSlot(path, want.dim, tuple(want.shape), path))
-            return len(self.images) - 1, border
-        if not (isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image"):
+            # image("file.nrrd"): the field's declared type says its voxels; the run loads it
+            path, ty, name = e.path.value, self.want, f'image("{e.path.value}")'
+        elif isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image":
+            path, ty, name = None, self.c.globals[e.name], e.name
+        else:
             raise Unsupported("an image that is not a global variable or image(\"file\")")
-        ty = self.c.globals[e.name]
-        for k, im in enumerate(self.images):
-            if im.name == e.name:
-                return k, border
-        if ty.dim is None:
-            raise Unsupported(f"the image {e.name} of unknown dimension")
-        self.images.append(S.ImageSlot(e.name, ty.dim, tuple(ty.shape)))
-        return len(self.images) - 1, border
+        if all(im.name != name for im in self.images):
+            if ty.dim is None:
+                raise Unsupported(f"the image {name} of unknown dimension")
+            self.images.append(S.ImageSlot(name, ty.dim, tuple(ty.shape), path))
+        return [im.name for im in self.images].index(name), border
 
     def kernel(self, e) -> str:
         from ...sampling.kernels import KERNELS, tap_segments
