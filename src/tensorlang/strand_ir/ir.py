@@ -81,7 +81,24 @@ class Cast:
     ty: str
 
 
-Expr = Union[Const, Ref, Bin, Un, Call, Sel, Cast]
+@dataclass(frozen=True)
+class At:
+    """Component ``comp`` of item ``index`` of the dynamic sequence ``seq`` (an index
+    into ``StrandIR.seqs``); an index outside the sequence is an error."""
+    seq: int
+    index: "Expr"
+    comp: int
+    ty: str
+
+
+@dataclass(frozen=True)
+class Len:
+    """The number of items of the dynamic sequence ``seq``."""
+    seq: int
+    ty: str = "int"
+
+
+Expr = Union[Const, Ref, Bin, Un, Call, Sel, Cast, At, Len]
 
 
 # ---------------------------------------------------------------- statements
@@ -143,6 +160,7 @@ class Reduce:
     value: Expr
     ty: str
     radius: Expr | None = None
+    center: tuple[Expr, ...] = ()  # sphere(x, r): around x instead of this strand's pos
 
 
 @dataclass(frozen=True)
@@ -176,15 +194,39 @@ class New:
     args: tuple[Expr, ...]
 
 
-Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New]
+@dataclass(frozen=True)
+class Lib:
+    """``targets = fn(args)``: a library routine of the C prelude with several results:
+    ``eig`` (a symmetric n×n matrix, row-major: its n eigenvalues, largest first, then
+    the n eigenvectors, each of unit length with a positive dot product with
+    (1, φ⁻¹, φ⁻², φ⁻³); all ⊥ for a matrix with a non-finite entry) and ``inv`` (the
+    inverse of a 2×2 or 3×3 matrix; all ⊥ where the determinant is 0)."""
+    fn: str
+    args: tuple[Expr, ...]
+    targets: tuple[str, ...]
+
+
+Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New, Lib]
 
 
 @dataclass(frozen=True)
 class ImageSlot:
-    """An image the program probes: its global's name, dimension and voxel shape."""
+    """An image the program probes: its global's name, dimension and voxel shape; or,
+    for ``image("file.nrrd")`` inside a field's definition (``name`` that text), the
+    file's ``path``, which the run loads (the declared field type gives the voxels)."""
     name: str
     dim: int
     shape: tuple[int, ...]
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class SeqSlot:
+    """A dynamic sequence (``T{}``) the program reads: its global's name, the scalar type
+    and number of its items' components."""
+    name: str
+    ty: str
+    comps: int
 
 
 @dataclass(frozen=True)
@@ -215,7 +257,9 @@ class StrandIR:
     kernels: tuple[KernelSlot, ...] = ()
     prints: bool = False  # strands print: the executor runs them in order, one thread
     strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
-    sphere: Expr | None = None  # strands query neighbours: the spatial grid's cell size (globals only)
+    #: strands query neighbours: the spatial grid's cell size (globals only; -1: a query's
+    #: radius depends on the strand, the cell size comes from the strands' density)
+    sphere: Expr | None = None
     init: tuple[Stmt, ...] = ()  # the state initializers (after ``create`` set the parameters; also for new strands)
     params: tuple[str, ...] = ()  # the parameters' state slots
     births: bool = False  # strands run ``new``
@@ -225,6 +269,10 @@ class StrandIR:
     #: the state slots other strands read (sphere queries): a stabilize from the global block
     #: puts back their values of the step's start, as Diderot's runtime does
     shared: tuple[str, ...] = ()
+    seqs: tuple[SeqSlot, ...] = ()  # the dynamic sequences read (``At``, ``Len``)
+    #: strands count the strands (``numStrands()`` in a method): they update one at a time,
+    #: in order, so that each sees the statuses of those before it (the interpreter's)
+    serial: bool = False
 
     def show(self) -> str:
         return show(self)
@@ -247,6 +295,10 @@ def expr_text(e: Expr) -> str:
         return f"{e.fn}({', '.join(expr_text(a) for a in e.args)})"
     if isinstance(e, Sel):
         return f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})"
+    if isinstance(e, At):
+        return f"seq{e.seq}[{expr_text(e.index)}].{e.comp}"
+    if isinstance(e, Len):
+        return f"|seq{e.seq}|"
     return f"{e.ty}({expr_text(e.a)})"
 
 
@@ -265,11 +317,14 @@ def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
     if isinstance(s, Label):
         return [f"{pad}{s.name}:"]
     if isinstance(s, Reduce):
-        where = f"sphere({expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
+        at = "".join(f"{expr_text(c)}, " for c in s.center)
+        where = f"sphere({at}{expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
         return ([f"{pad}{s.ty} {s.target} = {s.op} over {where}:"] + block_lines(s.body, pad + "  ")
                 + ([f"{pad}  yield {expr_text(s.value)}"] if s.op != "each" else []))
     if isinstance(s, New):
         return [f"{pad}new ({', '.join(expr_text(a) for a in s.args)})"]
+    if isinstance(s, Lib):
+        return [f"{pad}{', '.join(s.targets)} = {s.fn}({', '.join(expr_text(a) for a in s.args)})"]
     if isinstance(s, Print):
         return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
     what = "inside" if s.inside else f"probe d{s.order}"
@@ -287,6 +342,7 @@ def show(p: StrandIR) -> str:
     lines += [f"global {s.ty} {s.name}" for s in p.globals]
     lines += [f"image{i} {im.name}: {im.dim}-D, voxels {list(im.shape)}" for i, im in enumerate(p.images)]
     lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
+    lines += [f"seq{i} {q.name}: {q.ty} × {q.comps}" for i, q in enumerate(p.seqs)]
     lines += [f"state {s.ty} {s.name}" for s in p.state]
     lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
     lines += ["init:"] + block_lines(p.init, "  ")

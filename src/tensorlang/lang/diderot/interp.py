@@ -481,8 +481,11 @@ class Compiler:
         if s.op != "=":
             op = s.op[0]
             # the checker typed "x op= e" as "x op e"
-            if ty.kind == "int" and op in "/%":
-                fn = c_div if op == "/" else c_mod
+            if ty.kind == "int" and op in "/%":  # a local's type is its value's here: vec2 v; v /= 2 divides reals
+                idiv, other = (c_div, _BINARY["/"]) if op == "/" else (c_mod, _BINARY["%"])
+
+                def fn(x, y, idiv=idiv, other=other):
+                    return idiv(x, y) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
             else:
                 fn = _BINARY[op]
             store = {"local": "l", "state": "s", "global": "g"}[scope]
@@ -796,7 +799,21 @@ def _eig(m):
         return _eig3(m)
     w, v = np.linalg.eigh((m + m.T) / 2)
     order = np.argsort(-w, kind="stable")
-    return w[order], v[:, order]
+    w, v = w[order], v[:, order]
+    # each eigenvector's sign: a positive dot product with (1, φ⁻¹, φ⁻², φ⁻³), as the C executor's
+    flip = np.array([1.0, 0.6180339887498949, 0.3819660112501051, 0.2360679774997897])[:len(w)] @ v < 0
+    return w, np.where(flip, -v, v)
+
+
+def _inv(m):
+    """The inverse of a square matrix; ⊥ everywhere for a singular one or one with ⊥ or ∞."""
+    m = np.asarray(m, dtype=np.float64)
+    if np.all(np.isfinite(m)):
+        try:
+            return np.linalg.inv(m)
+        except np.linalg.LinAlgError:
+            pass
+    return np.full(m.shape, np.nan)
 
 
 def _safe(fn):
@@ -821,7 +838,7 @@ BASIS: dict[str, Callable] = {
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "lerp": _lerp, "clerp": _clerp, "clamp": _clamp, "normalize": _normalize,
-    "evals": _evals, "evecs": _evecs, "inv": _safe(np.linalg.inv), "det": lambda m: float(np.linalg.det(m)),
+    "evals": _evals, "evecs": _evecs, "inv": _safe(_inv), "det": lambda m: float(np.linalg.det(m)),
     "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T,
     "modulate": lambda a, b: a * b, "length": len,
 }

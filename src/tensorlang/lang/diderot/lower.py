@@ -37,7 +37,34 @@ def _scalar(ty: Ty) -> str:
         return ty.kind
     if ty.kind == "tensor":
         return "real"
+    if ty.kind == "seq" and ty.elem is not None and (ty.n is not None or ty.elem.kind != "void"):
+        return _scalar(ty.elem)
     raise Unsupported(f"values of type {ty}")
+
+
+def _shape(ty: Ty) -> tuple[int, ...]:
+    """The components' shape of a value of type ``ty``: a fixed-length sequence ``T{n}``
+    is n items of T's components (the sequence's axis first)."""
+    if ty.kind == "seq":
+        if ty.n is None or ty.elem is None:
+            raise Unsupported(f"a value of type {ty} (sequences of any length are read from globals only)")
+        return (ty.n,) + _shape(ty.elem)
+    return tuple(ty.shape) if ty.kind == "tensor" else ()
+
+
+def _size(ty: Ty) -> int:
+    return int(np.prod(_shape(ty)))
+
+
+class DSeq:
+    """A dynamic sequence global (``T{}``): slot ``k`` of ``StrandIR.seqs``, items of ``shape``."""
+
+    def __init__(self, k: int, shape: tuple[int, ...], ty: str):
+        self.k, self.shape, self.ty = k, shape, ty
+
+    def item(self, index) -> V:
+        n = int(np.prod(self.shape))
+        return V.of(self.shape, self.ty, [S.At(self.k, index, c, self.ty) for c in range(n)])
 
 
 class V:
@@ -105,6 +132,9 @@ class Lowerer:
         #: probes already computed on this path: (image, kernel, order, border, point) -> locals
         self.probes: dict[tuple, tuple[str, ...]] = {}
         self.strings: list[str] = []  # string literals: a string is its number here
+        self.seqs: list[S.SeqSlot] = []  # the dynamic sequences read
+        self.want: Ty | None = None  # the declared type of the global field being followed
+        self.serial = False  # a strand method counts the strands
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
     # ---- helpers
@@ -152,11 +182,11 @@ class Lowerer:
 
     def declare(self, name: str, ty: Ty, value: V | None) -> None:
         st = _scalar(ty)
-        names = [self.fresh(name) for _ in range(int(np.prod(ty.shape)) if ty.shape else 1)]
+        names = [self.fresh(name) for _ in range(_size(ty))]
         vals = value.flat() if value is not None else [None] * len(names)
         for n, x in zip(names, vals):
             self.emit(S.Local(n, st, x if x is not None else _const(False if st == "bool" else 0, st)))
-        self.scopes[-1][name] = (V.of(ty.shape, st, [S.Ref("l", n, st) for n in names]), names)
+        self.scopes[-1][name] = (V.of(_shape(ty), st, [S.Ref("l", n, st) for n in names]), names)
 
     def lookup(self, name: str):
         for scope in reversed(self.scopes):
@@ -166,13 +196,60 @@ class Lowerer:
 
     def slots(self, space: str, name: str, ty: Ty) -> V:
         st = _scalar(ty)
-        if ty.shape:
-            names = [f"{name}.{k}" for k in range(int(np.prod(ty.shape)))]
-        else:
-            names = [name]
+        shape = _shape(ty)
+        names = [f"{name}.{k}" for k in range(int(np.prod(shape)))] if shape else [name]
         if space == "g":
             self.global_slots[name] = names
-        return V.of(ty.shape, st, [S.Ref(space, n, st) for n in names])
+        return V.of(shape, st, [S.Ref(space, n, st) for n in names])
+
+    def dseq(self, name: str) -> DSeq:
+        """The dynamic sequence global ``name``."""
+        ty = self.c.globals[name]
+        assert ty.elem is not None
+        if ty.elem.kind == "void":
+            raise Unsupported(f"the sequence {name} of unknown item type")
+        st, shape = _scalar(ty.elem), _shape(ty.elem)
+        if all(q.name != name for q in self.seqs):
+            self.seqs.append(S.SeqSlot(name, st, int(np.prod(shape))))
+        return DSeq([q.name for q in self.seqs].index(name), shape, st)
+
+    def seq_item(self, seq, index) -> V:
+        """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
+        the sequence's axis first)."""
+        if isinstance(seq, DSeq):
+            return seq.item(index)
+        if isinstance(seq, tuple):  # loops over a range stay inside it
+            return scal(b("+", seq[0], index, "int"), "int")
+        n = seq.shape[0]
+        if isinstance(index, S.Const):
+            if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
+                raise Unsupported(f"the constant index {index.value} outside 0..{n - 1}")
+            return V(_as_arr(seq.comps[int(index.value)]), seq.ty)  # type: ignore[call-overload]
+        name = self.fresh("ix")
+        self.emit(S.Local(name, "int", S.Call("tl_schk", (index, _const(n, "int")), "int")))
+        ref = S.Ref("l", name, "int")
+        out = np.empty(seq.shape[1:], dtype=object)
+        for idx in np.ndindex(*seq.shape[1:]):
+            sel = seq.comps[(n - 1,) + idx]
+            for k in range(n - 2, -1, -1):
+                sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), seq.comps[(k,) + idx], sel, seq.ty)
+            out[idx] = sel
+        return V(out, seq.ty)
+
+    def sequence(self, e):
+        """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
+        ty = self.ty(e)
+        if isinstance(e, A.Range):
+            return tuple(self.share(self.expr(x)).flat()[0] for x in (e.lo, e.hi))
+        if ty.kind == "seq" and ty.n is None and isinstance(e, A.Var) and e.name in self.c.globals \
+                and self.c.scopes.get(id(e), "global") == "global":
+            return self.dseq(e.name)
+        return self.expr(e)
+
+    def seq_len(self, seq):
+        if isinstance(seq, tuple):  # a range lo..hi
+            return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
+        return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
 
     # ---- expressions
     def expr(self, e) -> V:
@@ -208,6 +285,8 @@ class Lowerer:
         if scope == "global" and e.name in self.c.globals:
             if ty.kind in ("field", "image", "kernel"):
                 raise Unsupported(f"the {ty.kind} {e.name} as a value")
+            if ty.kind == "seq" and ty.n is None:
+                raise Unsupported(f"the sequence {e.name} of any length as a value")
             return self.slots("g", e.name, ty)
         raise Unsupported(f"the name {e.name}")
 
@@ -336,8 +415,21 @@ class Lowerer:
             return V.of((3,), "real", [cr(1, 2), cr(2, 0), cr(0, 1)])
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
+    def e_SeqLit(self, e):
+        ety = _scalar(self.ty(e))
+        parts = [self.expr(x) for x in e.elems]
+        if not parts:
+            raise Unsupported("the empty sequence {}")
+        items = [S.Cast(x, ety) if x.ty != ety else x for p in parts for x in p.flat()]
+        return V.of((len(parts),) + parts[0].shape, ety, items)
+
+    def e_SeqIndex(self, e):
+        return self.seq_item(self.sequence(e.operand), self.expr(e.index).flat()[0])
+
     def e_Index(self, e):
         t = self.ty(e.operand)
+        if t.kind == "seq":
+            return self.seq_item(self.sequence(e.operand), self.expr(e.indices[0]).flat()[0])
         if t.kind != "tensor":
             raise Unsupported(f"indexing a {t}")
         v = self.expr(e.operand)
@@ -398,8 +490,7 @@ class Lowerer:
             if not isinstance(decl.body, A.Block):
                 v = self.expr(decl.body)
                 return V.of(v.shape, st, [S.Cast(x, st) if x.ty != st else x for x in v.flat()])
-            n = int(np.prod(rty.shape)) if rty.shape else 1
-            names = [self.fresh("ret") for _ in range(n)]
+            names = [self.fresh("ret") for _ in range(_size(rty))]
             for nm in names:
                 self.emit(S.Local(nm, st))
             label = self.fresh("end")
@@ -407,7 +498,7 @@ class Lowerer:
             self.where = "function"
             self.stmt(decl.body)
             self.emit(S.Label(label))
-            return V.of(rty.shape, st, [S.Ref("l", nm, st) for nm in names])
+            return V.of(_shape(rty), st, [S.Ref("l", nm, st) for nm in names])
         finally:
             self.scopes, self.ret, self.where = saved_scopes, saved_ret, saved_where
             self.depth -= 1
@@ -423,14 +514,24 @@ class Lowerer:
         if name == "inside":
             return self.probe_inside(e)
         if name in ("numStrands", "numActive", "numStable"):
-            if self.where != "global":
-                raise Unsupported(f"{name}() in a strand (strand communication)")
+            if self.where not in ("global", "strand"):
+                raise Unsupported(f"{name}() outside strand methods and the global block")
+            self.serial |= self.where == "strand"
             which = {"numStrands": "all", "numActive": "active", "numStable": "stable"}[name]
             t = self.fresh("n")
             self.emit(S.Reduce(t, "count", which, (), _const(1, "int"), "int"))
             return scal(S.Ref("l", t, "int"), "int")
+        if name == "length" and len(e.args) == 1:
+            return scal(self.seq_len(self.sequence(e.args[0])), "int")
         if any(t.kind not in ("int", "tensor", "bool") for t in tys):
             raise Unsupported(f"{name} of {', '.join(map(str, tys))}")
+        if name in ("evals", "evecs", "inv") and tys[0].shape in ((2, 2), (3, 3)):
+            n = tys[0].shape[0]
+            fn = "inv" if name == "inv" else "eig"
+            refs = self.lib(fn, self.expr(e.args[0]).flat(), n * n if fn == "inv" else n + n * n)
+            if name == "evals":
+                return V.of((n,), "real", refs[:n])
+            return V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
         args = [self.expr(a) for a in e.args]
         flat = [a.flat() for a in args]
         if name in self._REAL1 and not args[0].shape:
@@ -489,22 +590,38 @@ class Lowerer:
             return scal(acc, "real")
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
-    def sphere(self, dom):
-        """The radius of a ``sphere(r)`` domain, which must depend on globals only (the
-        executor's spatial grid is built once per step with that cell size)."""
-        if self.where != "strand" or len(dom.args) != 1:
-            raise Unsupported("sphere queries outside strand methods or around another point")
+    def lib(self, fn: str, args: list, n: int) -> list:
+        """The ``n`` results of the library routine ``fn`` (an ``S.Lib``), computed once
+        per argument values on a path (as probes are)."""
+        key = (fn, None, None, None, tuple(args))
+        names = list(self.probes.get(key, ()))
+        if not names:
+            names = [self.fresh(fn) for _ in range(n)]
+            for nm in names:
+                self.emit(S.Local(nm, "real"))
+            self.emit(S.Lib(fn, tuple(args), tuple(names)))
+            self.probes[key] = tuple(names)
+        return [S.Ref("l", nm, "real") for nm in names]
+
+    def sphere(self, dom) -> tuple:
+        """The radius and center (``()``: this strand's ``pos``) of a ``sphere(r)`` or
+        ``sphere(x, r)`` domain.  The executor's spatial grid is built once per step with
+        the first radius as its cell size where that depends on globals only, else with a
+        cell size from the strands' density."""
+        if self.where != "strand":
+            raise Unsupported("sphere queries outside strand methods")
         if self.in_sphere:
             raise Unsupported("a sphere query inside another")
         pos = self.c.state.get("pos")
         if pos is None or pos.kind != "tensor" or len(pos.shape) != 1 or not 1 <= pos.shape[0] <= 3:
             raise Unsupported("sphere queries without a vec1..vec3 pos")
-        radius = self.expr(dom.args[0]).flat()[0]
+        center = tuple(self.share(self.expr(dom.args[0])).flat()) if len(dom.args) == 2 else ()
+        radius = self.share(self.expr(dom.args[-1])).flat()[0]
         if any(space != "g" for space, _ in _reads([radius])):
-            raise Unsupported("a sphere radius that depends on the strand")
-        if self.sphere_radius is None:
+            self.sphere_radius = _const(-1.0, "real")
+        elif self.sphere_radius is None:
             self.sphere_radius = radius
-        return radius
+        return radius, center
 
     def neighbours(self, var: str, fn):
         """Lower ``fn`` with ``var`` naming the neighbour a sphere query visits."""
@@ -521,16 +638,20 @@ class Lowerer:
     def reduction(self, name: str, comp) -> V:
         dom = comp.iter.domain
         rty = self.ty(comp.body)
+        if rty.kind == "tensor" and rty.shape and name == "sum":
+            return self.tensor_sum(comp)
         if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
             raise Unsupported(f"a reduction of {rty}")
         op = name
         t = self.fresh("red")
         if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius = self.sphere(dom)
+            radius, center = self.sphere(dom)
             stmts, v = self.neighbours(comp.iter.name, lambda: self.expr(comp.body))
             outty = "real" if name == "mean" else v.ty
-            self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius))
+            self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius, center))
             return scal(S.Ref("l", t, outty), outty)
+        if self.ty(dom).kind == "seq":
+            return self.seq_reduction(name, comp, self.sequence(dom))
         if not (self.where == "global" and isinstance(dom, A.Select) and isinstance(dom.operand, A.Var)
                 and dom.operand.name == self.c.name):
             raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
@@ -543,6 +664,80 @@ class Lowerer:
         outty = "real" if name == "mean" else v.ty
         self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
         return scal(S.Ref("l", t, outty), outty)
+
+    def tensor_sum(self, comp) -> V:
+        """``sum { t | x in D }`` of tensors t: accumulators the visit of each x adds to
+        (zero first, then in the domain's order, as the interpreter's ``sum``)."""
+        dom, var = comp.iter.domain, comp.iter.name
+        shape = _shape(self.ty(comp.body))
+        accs = [self.fresh("acc") for _ in range(int(np.prod(shape)))]
+        for a in accs:
+            self.emit(S.Local(a, "real", _const(0.0, "real")))
+
+        def add():
+            v = self.expr(comp.body)
+            for a, x in zip(accs, v.flat()):
+                self.emit(S.Set("l", a, b("+", S.Ref("l", a, "real"), x, "real")))
+        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
+            radius, center = self.sphere(dom)
+            stmts, _ = self.neighbours(var, add)
+            self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
+        elif self.ty(dom).kind == "seq":
+            seq, j = self.share_seq(self.sequence(dom)), self.fresh(var)
+
+            def item():
+                self.scopes[-1][var] = (self.seq_item(seq, S.Ref("l", j, "int")), [])
+                add()
+            stmts, _ = self.sub(item)
+            self.emit(S.For(j, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+        elif self.where == "global" and isinstance(dom, A.Select):
+            def strand():
+                self.scopes[-1][var] = "strand"
+                add()
+            stmts, _ = self.sub(strand)
+            self.emit(S.Reduce("", "each", dom.name, tuple(stmts), _const(0, "int"), "int"))
+        else:
+            raise Unsupported(f"the reduction sum over {type(dom).__name__}")
+        return V.of(shape, "real", [S.Ref("l", a, "real") for a in accs])
+
+    def share_seq(self, seq):
+        return self.share(seq) if isinstance(seq, V) else seq
+
+    def seq_reduction(self, name: str, comp, seq) -> V:
+        """``name { body | x in seq }`` over a sequence, as a loop (the interpreter's
+        order and empty results: mean ⊥, max -∞, min ∞, 0 for ints)."""
+        rty = self.ty(comp.body)
+        if rty.kind not in ("int", "tensor", "bool") or (rty.kind == "tensor" and rty.shape):
+            raise Unsupported(f"a reduction of {rty}")
+        seq = self.share_seq(seq)
+        st = "bool" if name in ("all", "exists") else ("real" if name == "mean" else _scalar(rty))
+        acc, cnt, var = self.fresh("red"), self.fresh("cnt"), self.fresh(comp.iter.name)
+        zero = {"product": 1, "all": True, "exists": False}.get(name, 0)
+        self.emit(S.Local(acc, st, _const(float(zero) if st == "real" else zero, st)))
+        self.emit(S.Local(cnt, "int", _const(0, "int")))
+        a, c = S.Ref("l", acc, st), S.Ref("l", cnt, "int")
+
+        def body():
+            self.scopes[-1][comp.iter.name] = (self.seq_item(seq, S.Ref("l", var, "int")), [])
+            v = self.expr(comp.body).flat()[0]
+            if name in ("sum", "mean", "product"):
+                new = b("*" if name == "product" else "+", a, v, st)
+            elif name in ("all", "exists"):
+                new = b("&&" if name == "all" else "||", a, v, "bool")
+            else:
+                better = b(">" if name == "max" else "<", v, a, "bool")
+                new = S.Sel(b("||", b("==", c, _const(0, "int"), "bool"), better, "bool"), v, a, st)
+            self.emit(S.Set("l", acc, new))
+            self.emit(S.Set("l", cnt, b("+", c, _const(1, "int"), "int")))
+        stmts, _ = self.sub(body)
+        self.emit(S.For(var, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+        if name == "mean":
+            return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), b("/", a, S.Cast(c, "real"), "real"),
+                              _const(float("nan"), "real"), "real"), "real")
+        if name in ("max", "min") and st == "real":
+            inf = _const(float("-inf") if name == "max" else float("inf"), "real")
+            return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), a, inf, "real"), "real")
+        return scal(a, st)
 
     def e_Select(self, e):
         if isinstance(e.operand, A.Var):
@@ -561,43 +756,79 @@ class Lowerer:
             decl = self.global_decls.get(e.name)
             if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
                 raise Unsupported(f"the field {e.name} (not a global with a definition)")
-            return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
+            saved, self.want = self.want, self.c.globals[e.name]  # the declared type, for image("file")
+            try:
+                return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
+            finally:
+                self.want = saved
         if isinstance(e, A.BinOp) and e.op == "⊛":
             ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
-            return Field("conv", self.image(img), self.kernel(ker), dim=ty.dim or 0, shape=tuple(ty.shape))
+            k, border = self.image(img)
+            return Field("conv", (k, border), self.kernel(ker), dim=self.images[k].dim, shape=self.images[k].shape)
         if isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/"):
-            parts = []
+            parts: list = []
             for side in (e.left, e.right):
-                parts.append(self.field(side) if self.ty(side).kind == "field" else self.share(self.expr(side)))
-                if isinstance(parts[-1], V):
-                    self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat())
-                                         if space == "g"}
-            if e.op in ("*", "/") and (isinstance(parts[1], Field) and (e.op == "/" or isinstance(parts[0], Field))):
-                raise Unsupported("the product or quotient of two fields")
+                if self.ty(side).kind == "field":
+                    parts.append(self.field(side) if e.op in ("+", "-") or self.ty(side).shape == ty.shape
+                                 else self.opaque(side))
+                    continue
+                parts.append(self.share(self.expr(side)))
+                self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat()) if space == "g"}
             if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
                 raise Unsupported("a field scaled by a tensor")
-            return Field("lift", e.op, *parts, dim=ty.dim or 0, shape=tuple(ty.shape))
+            fields = [p for p in parts if isinstance(p, Field)]
+            if e.op in ("*", "/") and len(fields) == 2 and (fields[1].shape if e.op == "/" else fields[0].shape and fields[1].shape):
+                raise Unsupported("a product of two non-scalar fields")
+            big = max(fields, key=lambda f: len(f.shape))
+            return Field("lift", e.op, *parts, dim=big.dim, shape=big.shape)
         if isinstance(e, A.Unary) and e.op == "-":
-            return Field("lift", "neg", self.field(e.operand), dim=ty.dim or 0, shape=tuple(ty.shape))
+            f = self.field(e.operand)
+            return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
+        if isinstance(e, A.Norm):
+            f = self.opaque(e.operand)
+            return Field("lift", "norm", f, dim=f.dim, shape=())
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
+                and e.func.name in _LIFTED and len(e.args) == 1:
+            f = self.opaque(e.args[0])
+            return Field("lift", e.func.name, f, dim=f.dim, shape=f.shape)
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
+                and e.func.name == "normalize" and len(e.args) == 1:
+            f = self.opaque(e.args[0])
+            return Field("lift", "/", f, Field("lift", "norm", f, dim=f.dim, shape=()), dim=f.dim, shape=f.shape)
         if isinstance(e, A.Diff):
-            return Field("deriv", e.op, self.field(e.operand), dim=ty.dim or 0, shape=tuple(ty.shape))
+            f = self.opaque(e.operand)
+            d = f.dim
+            shape = {"∇": f.shape + (d,) if d > 1 else f.shape, "∇⊗": f.shape + (d,) if d > 1 else f.shape,
+                     "∇•": f.shape[:-1] if d > 1 else f.shape, "∇×": () if d == 2 else (3,)}[e.op]
+            return Field("deriv", e.op, f, dim=d, shape=shape)
         raise Unsupported(f"the field expression {type(e).__name__}")
+
+    def opaque(self, e) -> Field:
+        """``field(e)`` below an operator that changes the shape (``image("file")``'s
+        voxels are then not the declared field's)."""
+        saved, self.want = self.want, None
+        try:
+            return self.field(e)
+        finally:
+            self.want = saved
 
     def image(self, e) -> tuple[int, str | None]:
         border = None
         if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") \
                 and len(e.args) == 1:
             border, e = e.func.name, e.args[0]
-        if not (isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image"):
-            raise Unsupported("an image that is not a global variable")
-        ty = self.c.globals[e.name]
-        for k, im in enumerate(self.images):
-            if im.name == e.name:
-                return k, border
-        if ty.dim is None:
-            raise Unsupported(f"the image {e.name} of unknown dimension")
-        self.images.append(S.ImageSlot(e.name, ty.dim, tuple(ty.shape)))
-        return len(self.images) - 1, border
+        if isinstance(e, A.Load) and e.what == "image" and isinstance(e.path, A.Str) and self.want is not None:
+            # image("file.nrrd"): the field's declared type says its voxels; the run loads it
+            path, ty, name = e.path.value, self.want, f'image("{e.path.value}")'
+        elif isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image":
+            path, ty, name = None, self.c.globals[e.name], e.name
+        else:
+            raise Unsupported("an image that is not a global variable or image(\"file\")")
+        if all(im.name != name for im in self.images):
+            if ty.dim is None:
+                raise Unsupported(f"the image {name} of unknown dimension")
+            self.images.append(S.ImageSlot(name, ty.dim, tuple(ty.shape), path))
+        return [im.name for im in self.images].index(name), border
 
     def kernel(self, e) -> str:
         from ...sampling.kernels import KERNELS, tap_segments
@@ -648,6 +879,8 @@ class Lowerer:
             return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
                                        b("-", m[1, 0], m[0, 1], "real")])
         op, *parts = f.args
+        if op == "norm" or op in _LIFTED or (op in ("*", "/") and all(isinstance(p, Field) for p in parts)):
+            return self.fval_nonlinear(f, order, x)
         if op == "neg":
             v = self.fval(parts[0], order, x)
             return None if v is None else V.of(v.shape, "real", [S.Un("-", c, "real") for c in v.flat()])
@@ -665,6 +898,74 @@ class Lowerer:
         if vb is None:
             return va
         return V.of(va.shape, "real", [b(op, p, q, "real") for p, q in zip(va.flat(), vb.flat())])
+
+    def fval_nonlinear(self, f: Field, order: int, x: V) -> V:
+        """``|F|``, ``sin(F)`` (and ``cos exp sqrt``), ``F*G`` and ``F/G`` of fields (G
+        scalar), differentiated as the interpreter's ``fieldval`` does: |F| and products
+        once (|F| of a scalar F: sgn(F) times any derivative), functions twice."""
+        op, *parts = f.args
+        d = f.dim
+
+        def val(g: Field, m: int) -> V:
+            v = self.fval(g, m, x)
+            if v is None:
+                raise Unsupported("a constant field below |F|, a function or a product")
+            return self.share(v)
+
+        def ew(fn, *vs: V) -> V:  # componentwise
+            return V.of(vs[0].shape, "real", [fn(*cs) for cs in zip(*(v.flat() for v in vs))])
+
+        def times(v: V, c) -> V:
+            return ew(lambda y: b("*", y, c, "real"), v)
+
+        def outer(u: V, w: V) -> V:
+            return V.of(u.shape + w.shape, "real", [b("*", p, q, "real") for p in u.flat() for q in w.flat()])
+        if op == "norm":
+            g = parts[0]
+            v = val(g, 0)
+            if not g.shape:  # sgn(F) ∂ᵏF, and |F| as √(F²) (the interpreter's)
+                if order == 0:
+                    return scal(S.Call("tl_sqrt", (b("*", v.flat()[0], v.flat()[0], "real"),), "real"), "real")
+                return times(val(g, order), S.Call("tl_sgn", (v.flat()[0],), "real"))
+            n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
+            if order == 0:
+                return scal(n, "real")
+            if order > 1:
+                raise Unsupported("derivatives of |F| past the first")
+            dv = val(g, 1)
+            if d == 1:
+                return scal(b("/", _dotsum(v.flat(), dv.flat()), n, "real"), "real")
+            rows = dv.comps.reshape(-1, d)
+            return V.of((d,), "real", [b("/", _dotsum(v.flat(), list(rows[:, j])), n, "real") for j in range(d)])
+        if op in _LIFTED:
+            fn, d1, d2 = _LIFTED[op]
+            v = val(parts[0], 0).flat()[0]
+            if order == 0:
+                return scal(fn(v), "real")
+            g1 = val(parts[0], 1)
+            if order == 1:
+                return times(g1, d1(v))
+            if order == 2:
+                h = val(parts[0], 2)
+                return ew(lambda p, q: b("+", p, q, "real"), times(outer(g1, g1), d2(v)), times(h, d1(v)))
+            raise Unsupported(f"derivatives of {op}(F) past the second")
+        fa, fb = parts
+        va, vb = val(fa, 0), val(fb, 0)
+        if order == 0:
+            if op == "/":
+                return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
+            return times(vb, va.flat()[0]) if not va.shape else times(va, vb.flat()[0])
+        if order > 1 or fa.shape and fb.shape or (not fa.shape and fb.shape):
+            raise Unsupported("derivatives of a product of fields past the first")
+        ga, gb = val(fa, 1), val(fb, 1)
+        c = vb.flat()[0]
+        if op == "*":  # (ab)' = a'b + a ⊗ b'
+            first, second = times(ga, c), (times(va, gb.flat()[0]) if d == 1 else outer(va, gb))
+        else:  # (a/b)' = a' (1/b) - (a/b²) ⊗ b'
+            inv = self.share(scal(b("/", _const(1.0, "real"), c, "real"), "real")).flat()[0]
+            q = ew(lambda p: b("/", p, b("*", c, c, "real"), "real"), va)
+            first, second = times(ga, inv), (times(q, gb.flat()[0]) if d == 1 else outer(q, gb))
+        return ew(lambda p, r: b("-" if op == "/" else "+", p, r, "real"), first, second)
 
     def leaves(self, f: Field) -> list[Field]:
         if f.kind == "conv":
@@ -755,18 +1056,24 @@ class Lowerer:
     def s_Foreach(self, s):
         dom = s.domain
         if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius = self.sphere(dom)
+            radius, center = self.sphere(dom)
             stmts, _ = self.neighbours(s.name, lambda: self.stmt(s.body))
-            self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius))
+            self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
             return
-        if not isinstance(dom, A.Range):
-            raise Unsupported("foreach over a sequence or a set of strands")
-        lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
+        seq = None
+        if isinstance(dom, A.Range):
+            lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
+        elif self.ty(dom).kind == "seq":
+            seq = self.share_seq(self.sequence(dom))
+            lo, hi = _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int")
+        else:
+            raise Unsupported("foreach over a set of strands")
         var = self.fresh(s.name)
 
         def body():
             self.probes = {}  # a probe before the loop may be stale on its second iteration
-            self.scopes[-1][s.name] = (scal(S.Ref("l", var, "int"), "int"), [var])
+            ref = S.Ref("l", var, "int")
+            self.scopes[-1][s.name] = (scal(ref, "int"), [var]) if seq is None else (self.seq_item(seq, ref), [])
             self.stmt(s.body)
         stmts, _ = self.sub(body)
         self.emit(S.For(var, lo, hi, tuple(stmts)))
@@ -827,6 +1134,28 @@ class Lowerer:
         self.emit(S.Exit("goto", label))
 
 
+#: functions lifted to scalar fields (the interpreter's ``fieldval.LIFTED``): the C
+#: function, then its first and second derivatives as functions of the IR value
+_LIFTED: dict[str, tuple[Callable, Callable, Callable]] = {
+    "sin": (lambda v: S.Call("sin", (v,), "real"), lambda v: S.Call("cos", (v,), "real"),
+            lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real")),
+    "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
+            lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real")),
+    "exp": (lambda v: S.Call("exp", (v,), "real"),) * 3,
+    "sqrt": (lambda v: S.Call("tl_sqrt", (v,), "real"),
+             lambda v: b("/", _const(0.5, "real"), S.Call("tl_sqrt", (v,), "real"), "real"),
+             lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real")),
+}
+
+
+def _dotsum(xs, ys):
+    acc = None
+    for p, q in zip(xs, ys):
+        t = b("*", p, q, "real")
+        acc = t if acc is None else b("+", acc, t, "real")
+    return acc
+
+
 def _reads(exprs) -> set:
     """The variables (space, name) some expressions read."""
     out: set = set()
@@ -836,7 +1165,7 @@ def _reads(exprs) -> set:
         if isinstance(e, S.Ref):
             out.add((e.space, e.name))
         else:
-            stack += [getattr(e, f) for f in ("a", "b", "c") if hasattr(e, f)] + list(getattr(e, "args", ()))
+            stack += [getattr(e, f) for f in ("a", "b", "c", "index") if hasattr(e, f)] + list(getattr(e, "args", ()))
     return out
 
 
@@ -872,6 +1201,10 @@ def _all_sets(body) -> set:
     return out
 
 
+def _as_arr(x) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else _obj0(x)
+
+
 def _obj0(x) -> np.ndarray:
     arr = np.empty((), dtype=object)
     arr[()] = x
@@ -895,21 +1228,19 @@ def lower(checked: Checked) -> S.StrandIR:
     state_tys = [(prm.name, from_syntax(prm.type)) for prm in strand.params] + \
         [(sv.name, from_syntax(sv.type)) for sv in strand.state]
     state_slots = []
-    n_params = sum(int(np.prod(from_syntax(prm.type).shape)) if from_syntax(prm.type).shape else 1
-                   for prm in strand.params)
+    n_params = sum(_size(from_syntax(prm.type)) for prm in strand.params)
     for name, ty in state_tys:
         st = _scalar(ty)
-        n = int(np.prod(ty.shape)) if ty.shape else 1
-        state_slots += [S.Slot(name if not ty.shape else f"{name}.{k}", st) for k in range(n)]
-    iters = []
-    for it in p.create.iters:
-        if not isinstance(it.domain, A.Range):
-            raise Unsupported("creating strands over a sequence")
-        iters.append(it.name)
+        state_slots += [S.Slot(name if not _shape(ty) else f"{name}.{k}", st) for k in range(_size(ty))]
+    iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"
-    L.scopes = [{it: (scal(S.Ref("l", f"it_{it}", "int"), "int"), [f"it_{it}"]) for it in iters}]
     L.out = []
+    L.scopes = [{}]
+    for it in p.create.iters:  # an iterator over a sequence is its item at the strand's index
+        ref = S.Ref("l", f"it_{it.name}", "int")
+        L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{it.name}"]) if isinstance(it.domain, A.Range) \
+            else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
     for prm, arg in zip(strand.params, p.create.args):
         v = L.expr(arg)
         cur = L.slots("s", prm.name, from_syntax(prm.type))
@@ -954,7 +1285,8 @@ def lower(checked: Checked) -> S.StrandIR:
                       tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
                       init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births,
                       permuted(checked),
-                      tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared))
+                      tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared),
+                      tuple(L.seqs), L.serial)
 
 
 # ---------------------------------------------------------------- running it
@@ -1027,13 +1359,17 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     fr = rt.frame(None)
     ranges = []
     for _name, lo, hi in program.compiled.create_iters:
-        ranges.append((int(lo(fr)), int(hi(fr))))
+        ranges.append((int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1))
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
     total = int(np.prod(shape)) if shape else 1
     from ...limits import memory_budget_bytes
     if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
         raise error("too-large", f"{total} strands do not fit in the memory budget")
-    run = runner.start(rt.g, ranges, threads=max(1, int(threads or 1)))
+    values = dict(rt.g)
+    for im in ir.images:  # image("file.nrrd") inside a field's definition
+        if im.path is not None:
+            values[im.name] = rt.image(im.path)
+    run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
     cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
 
     def result(steps: int, snap: bool = False):

@@ -37,6 +37,15 @@ static int64_t tl_err_flag;
 static inline int64_t tl_idiv(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a / b; }
 static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a % b; }
 static inline int64_t tl_ichk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 2; return 0; } return i; }
+static inline int64_t tl_schk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 4; return 0; } return i; }
+typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
+static const tl_seq *tl_sq;
+void tl_set_seqs(const tl_seq *s) { tl_sq = s; }
+static inline double tl_at(int k, int64_t i, int c) {
+    const tl_seq *q = &tl_sq[k];
+    if (i < 0 || i >= q->len) { tl_err_flag = 4; return 0; }
+    return q->data[i * q->comps + c];
+}
 static inline int64_t tl_iabs(int64_t a) { return a < 0 ? -a : a; }
 static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
 static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
@@ -69,8 +78,81 @@ static void tl_preal(double v) {
 const char *tl_printed(int64_t *n) { *n = (int64_t)tl_plen; tl_plen = 0; return tl_pbuf; }
 """
 
+#: the library routines of ``S.Lib`` statements (included where a program uses them):
+#: cyclic Jacobi rotations for the symmetric eigenproblem (accurate to rounding, as
+#: LAPACK's, for the 2×2 and 3×3 matrices Diderot has), the inverse by cofactors
+LINALG = r"""
+static const double tl_sgnref[4] = {1.0, 0.6180339887498949, 0.3819660112501051, 0.2360679774997897};
+static void tl_eig(int n, const double *m, double *out) {
+    double a[16], v[16];
+    for (int k = 0; k < n * n; k++)
+        if (!isfinite(m[k])) { for (int q = 0; q < n + n * n; q++) out[q] = NAN; return; }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) { a[r * n + c] = 0.5 * (m[r * n + c] + m[c * n + r]); v[r * n + c] = r == c; }
+    for (int sweep = 0; sweep < 64; sweep++) {
+        int turned = 0;
+        for (int p = 0; p < n - 1; p++)
+            for (int q = p + 1; q < n; q++) {
+                double apq = a[p * n + q], app = a[p * n + p], aqq = a[q * n + q];
+                if (apq == 0) continue;
+                if (fabs(apq) <= 1e-18 * (fabs(app) + fabs(aqq))) { a[p * n + q] = a[q * n + p] = 0; continue; }
+                turned = 1;
+                double th = (aqq - app) / (2 * apq);  /* cot 2θ; t = tan θ, the smaller root */
+                double t = fabs(th) > 1e150 ? 0.5 / fabs(th) : 1 / (fabs(th) + sqrt(th * th + 1));
+                if (th < 0) t = -t;
+                double c = 1 / sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < n; k++) {
+                    double x = a[k * n + p], y = a[k * n + q];
+                    a[k * n + p] = c * x - s * y; a[k * n + q] = s * x + c * y;
+                }
+                for (int k = 0; k < n; k++) {
+                    double x = a[p * n + k], y = a[q * n + k];
+                    a[p * n + k] = c * x - s * y; a[q * n + k] = s * x + c * y;
+                }
+                a[p * n + q] = a[q * n + p] = 0;
+                for (int k = 0; k < n; k++) {
+                    double x = v[k * n + p], y = v[k * n + q];
+                    v[k * n + p] = c * x - s * y; v[k * n + q] = s * x + c * y;
+                }
+            }
+        if (!turned) break;
+    }
+    int used[4] = {0, 0, 0, 0};
+    for (int r = 0; r < n; r++) {  /* largest first; the first of equal ones first */
+        int best = -1;
+        for (int k = 0; k < n; k++)
+            if (!used[k] && (best < 0 || a[k * n + k] > a[best * n + best])) best = k;
+        used[best] = 1;
+        out[r] = a[best * n + best];
+        double dot = 0;
+        for (int c = 0; c < n; c++) dot += tl_sgnref[c] * v[c * n + best];
+        for (int c = 0; c < n; c++) out[n + r * n + c] = dot < 0 ? -v[c * n + best] : v[c * n + best];
+    }
+}
+static void tl_inv(int n, const double *m0, double *out) {
+    double d, m[9], big = 0;  /* scaled by a power of two near the largest entry: no overflow */
+    int e = 0;
+    for (int k = 0; k < n * n; k++) big = fabs(m0[k]) > big ? fabs(m0[k]) : big;
+    if (big > 0 && isfinite(big)) frexp(big, &e);
+    for (int k = 0; k < n * n; k++) m[k] = ldexp(m0[k], -e);
+    if (n == 2) {
+        d = m[0] * m[3] - m[1] * m[2];
+        out[0] = m[3] / d; out[1] = -m[1] / d; out[2] = -m[2] / d; out[3] = m[0] / d;
+    } else {
+        out[0] = m[4] * m[8] - m[5] * m[7]; out[1] = m[2] * m[7] - m[1] * m[8]; out[2] = m[1] * m[5] - m[2] * m[4];
+        out[3] = m[5] * m[6] - m[3] * m[8]; out[4] = m[0] * m[8] - m[2] * m[6]; out[5] = m[2] * m[3] - m[0] * m[5];
+        out[6] = m[3] * m[7] - m[4] * m[6]; out[7] = m[1] * m[6] - m[0] * m[7]; out[8] = m[0] * m[4] - m[1] * m[3];
+        d = m[0] * out[0] + m[1] * out[3] + m[2] * out[6];
+        for (int k = 0; k < 9; k++) out[k] /= d;
+    }
+    int bad = d == 0 || !isfinite(d);
+    for (int k = 0; k < n * n; k++) bad |= !isfinite(m[k]);
+    for (int k = 0; k < n * n; k++) out[k] = bad ? NAN : ldexp(out[k], -e);
+}
+"""
+
 ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range",
-          3: "no memory for the printed output"}
+          3: "no memory for the printed output", 4: "a sequence index out of range"}
 
 
 class Renderer:
@@ -124,6 +206,11 @@ class Renderer:
             return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
         if isinstance(e, S.Sel):
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
+        if isinstance(e, S.At):
+            at = f"tl_at({e.seq}, {self.ex(e.index)}, {e.comp})"
+            return at if e.ty == "real" else f"(({_CTY[e.ty]}){at})"
+        if isinstance(e, S.Len):
+            return f"tl_sq[{e.seq}].len"
         return f"(({_CTY[e.ty]})({self.ex(e.a)}))"
 
     def ref(self, space: str, name: str) -> str:
@@ -170,6 +257,12 @@ class Renderer:
             return [f"{s.name}: ;"]
         if isinstance(s, S.Reduce):
             return self.reduce(s, pad)
+        if isinstance(s, S.Lib):
+            n = len(s.args)
+            size = {"eig": int(round(n ** 0.5)), "inv": int(round(n ** 0.5))}[s.fn]
+            return ([f"{pad}{{ const double a_[{n}] = {{{', '.join(self.ex(a) for a in s.args)}}}; "
+                     f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
+                    + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
             return P.render(s, self.ir, self.ex, pad)
         if isinstance(s, S.New):
@@ -190,65 +283,36 @@ class Renderer:
         raise error("internal", f"the strand renderer has no case for {type(s).__name__}")
 
     def reduce(self, s: S.Reduce, pad: str) -> list[str]:
-        if s.which == "sphere":
-            return self.sphere(s, pad)
-        ty = _CTY[s.ty]
-        test = {"all": "status[j] != 2", "active": "status[j] == 0", "stable": "status[j] == 1"}[s.which]
-        t, inner = f"l_{s.target}", pad + "        "
-        init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
-                "max": "0", "min": "0"}[s.op]
-        out = [f"{pad}{ty} {t} = {init};", f"{pad}{{", f"{pad}    int64_t cnt = 0;",
-               f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
-        if self.ir.indirect:  # Diderot's order of the living strands
-            out[-2:] = [f"{pad}    for (int64_t o_ = 0; o_ < tl_nl; o_++) {{",
-                        f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
-        out += self.stmts(s.body, inner)
-        v = self.ex(s.value)
-        if s.op in ("sum", "mean"):
-            out.append(f"{inner}{t} += {v};")
-        elif s.op == "count":
-            out.append(f"{inner}{t} += 1;")
-        elif s.op == "product":
-            out.append(f"{inner}{t} *= {v};")
-        elif s.op == "all":
-            out.append(f"{inner}{t} = {t} && ({v});")
-        elif s.op == "exists":
-            out.append(f"{inner}{t} = {t} || ({v});")
-        else:
-            cmp = ">" if s.op == "max" else "<"
-            out += [f"{inner}{{ {ty} v = {v}; if (cnt == 0 || v {cmp} {t}) {t} = v; }}"]
-        out += [f"{inner}cnt++;", f"{pad}    }}"]
-        if s.op == "mean":
-            out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
-        if s.op in ("max", "min") and s.ty == "real":
-            out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
-        return out + [f"{pad}}}"]
-
-    def sphere(self, s: S.Reduce, pad: str) -> list[str]:
-        """A reduction (or foreach) over the neighbours a sphere query finds."""
+        """A reduction (or foreach) over a set of strands or the neighbours a sphere query
+        finds: the loop's head by the set, then one fold of ``value`` by the operator."""
         t, inner, ty = f"l_{s.target}", pad + "        ", _CTY[s.ty]
-        init = {"sum": "0", "mean": "0", "product": "1", "all": "1", "exists": "0", "max": "0", "min": "0",
-                "each": "0"}[s.op]
-        assert s.radius is not None
-        out = [f"{pad}{ty} {t} = {init};"] if s.op != "each" else []
-        pos = ", ".join(self.ref("s", name) for name in self.pos_slots())
-        out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; double c_[3] = {{{pos}}};",
-                f"{pad}    int64_t nn_ = tl_nb_query(n, i, c_, {self.ex(s.radius)});",
-                f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = tl_nbuf[q_];"]
+        init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
+                "max": "0", "min": "0"}
+        out = [f"{pad}{ty} {t} = {init[s.op]};"] if s.op != "each" else []
+        if s.which == "sphere":
+            assert s.radius is not None
+            at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
+            out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; double c_[3] = {{{at}}};",
+                    f"{pad}    int64_t nn_ = tl_nb_query(n, i, c_, {self.ex(s.radius)});",
+                    f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = tl_nbuf[q_]; (void)j;"]
+        else:
+            st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
+            test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]
+            out += [f"{pad}{{", f"{pad}    int64_t cnt = 0;"]
+            if self.ir.indirect and s.op != "count":  # Diderot's order of the living strands
+                out += [f"{pad}    for (int64_t o_ = 0; o_ < tl_nl; o_++) {{",
+                        f"{pad}        int64_t j = tl_ordp[o_]; if (!({test})) continue;"]
+            else:
+                out += [f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
         out += self.stmts(s.body, inner)
         v = self.ex(s.value)
-        if s.op in ("sum", "mean"):
-            out.append(f"{inner}{t} += {v};")
-        elif s.op == "product":
-            out.append(f"{inner}{t} *= {v};")
-        elif s.op == "all":
-            out.append(f"{inner}{t} = {t} && ({v});")
-        elif s.op == "exists":
-            out.append(f"{inner}{t} = {t} || ({v});")
-        elif s.op in ("max", "min"):
-            cmp = ">" if s.op == "max" else "<"
-            out.append(f"{inner}{{ {ty} v = {v}; if (cnt == 0 || v {cmp} {t}) {t} = v; }}")
-        out += [f"{inner}cnt++; (void)j;", f"{pad}    }}", f"{pad}    (void)cnt;"]
+        fold = {"sum": f"{t} += {v};", "mean": f"{t} += {v};", "count": f"{t} += 1;", "product": f"{t} *= {v};",
+                "all": f"{t} = {t} && ({v});", "exists": f"{t} = {t} || ({v});",
+                "max": f"{{ {ty} v = {v}; if (cnt == 0 || v > {t}) {t} = v; }}",
+                "min": f"{{ {ty} v = {v}; if (cnt == 0 || v < {t}) {t} = v; }}"}
+        if s.op in fold:
+            out.append(f"{inner}{fold[s.op]}")
+        out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"]
         if s.op == "mean":
             out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
         if s.op in ("max", "min") and s.ty == "real":
@@ -294,10 +358,13 @@ class Renderer:
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
                  f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
         lines += P.kernels(ir)
+        if _uses(ir, S.Lib):
+            lines.append(LINALG)
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         nbi = len(ir.params) - nbr
         lines.append(BIRTHS.format(nbr=max(1, nbr), nbi=max(1, nbi)))
         lines.append("static int64_t *tl_ordp, tl_nl; /* the living strands in Diderot's order (a permuted run) */")
+        lines.append("static const int8_t *tl_status; /* the strands' statuses, for numStrands() in a method */")
         if ir.sphere is not None:
             lines.append(self.neighbours())
             drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
@@ -352,7 +419,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
                   int threads, int64_t *err, int64_t *ord, int64_t *nlive) {{
-    tl_ordp = ord; tl_nl = *nlive;
+    tl_ordp = ord; tl_nl = *nlive; tl_status = status;
     int g = {call_global};
     if (g) {{
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
@@ -381,6 +448,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
                  int64_t *ord, int64_t *nlive, int64_t *rank) {{
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
+    tl_status = status;
     *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
 #if TL_COMM
@@ -498,7 +566,8 @@ static int64_t *tl_P0, tl_n0;
 static int tl_cmp64(const void *a, const void *b) {{ int64_t x_ = *(const int64_t *)a, y_ = *(const int64_t *)b; return ({key}); }}
 static void tl_nb_build(int64_t n, double h) {{
     free(tl_gstart); free(tl_gorder); tl_gstart = 0; tl_gorder = 0; tl_gok = 0;
-    if (!(h > 0) || !isfinite(h)) return;
+    int dense = h == -1.0;  /* the radius depends on the strand: a cell size from the density */
+    if (!dense && (!(h > 0) || !isfinite(h))) return;
     double mn[3] = {{0, 0, 0}}, mx[3] = {{0, 0, 0}}; int64_t cnt = 0;
     for (int64_t j = 0; j < n; j++) {{
         if (tl_S0[j] == 2 || !({fin})) continue;
@@ -506,6 +575,12 @@ static void tl_nb_build(int64_t n, double h) {{
         for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + j];
         for (int a = 0; a < {d}; a++) {{ if (!cnt || c[a] < mn[a]) mn[a] = c[a]; if (!cnt || c[a] > mx[a]) mx[a] = c[a]; }}
         cnt++;
+    }}
+    if (dense) {{
+        double vol = 1; int k = 0;
+        for (int a = 0; a < {d}; a++) if (mx[a] > mn[a]) {{ vol *= mx[a] - mn[a]; k++; }}
+        h = cnt > 0 && k > 0 ? pow(vol / (double)cnt, 1.0 / k) : 1.0;
+        if (!(h > 0) || !isfinite(h)) h = 1.0;
     }}
     double total;
     for (;;) {{
@@ -570,7 +645,17 @@ int64_t tl_nbirths(void);
 void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi);
 const char *tl_printed(int64_t *n);
 void tl_set_strings(const char *const *more, int64_t n);
+typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
+void tl_set_seqs(const tl_seq *s);
 """
+
+
+def _uses(ir: S.StrandIR, kind: type) -> bool:
+    """Whether a statement of ``kind`` occurs in the program."""
+    def walk(body) -> bool:
+        return any(isinstance(s, kind) or walk(getattr(s, "then", ())) or walk(getattr(s, "other", ()))
+                   or walk(getattr(s, "body", ())) for s in body or ())
+    return any(walk(body) for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block))
 
 
 def render(ir: S.StrandIR) -> str:
@@ -598,7 +683,8 @@ class Run:
     def __init__(self, runner: Runner, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int):
         r = self.runner = runner.renderer
         self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
-        self.threads = 1 if runner.ir.prints else threads  # printed text in the interpreter's order
+        # printed text in the interpreter's order; counts of the strands as they update in order
+        self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.printed = ""
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
@@ -625,6 +711,14 @@ class Run:
             else:
                 self.gi[k] = int(x)
         self.images, self.keep = P.pack(self.ffi, runner.ir.images, values)
+        self.seqs = self.ffi.new("tl_seq[]", max(1, len(runner.ir.seqs)))
+        for k, q in enumerate(runner.ir.seqs):  # the dynamic sequences: items × components, row-major
+            data = np.ascontiguousarray(np.asarray([np.ravel(np.asarray(x, dtype=np.float64)) for x in values[q.name]],
+                                                   dtype=np.float64).reshape(-1))
+            self.keep.append(data)
+            self.seqs[k].data = self.ffi.cast("const double *", data.ctypes.data)
+            self.seqs[k].len = len(values[q.name])
+            self.seqs[k].comps = q.comps
         self._active = n
         if n:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
@@ -633,12 +727,14 @@ class Run:
                 self._create(lo, ex, ranges)
 
     def _strings(self) -> None:
-        """The texts of the strings the program does not spell (string inputs), for print."""
+        """The texts of the strings the program does not spell (string inputs), for print;
+        the sequences' descriptors."""
         others = self.__dict__.get("_others", {})
         texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(others, key=others.get)]
         table = self.ffi.new("const char *[]", texts or [self.ffi.NULL])
         self._texts = (texts, table)
         self.lib.tl_set_strings(table, len(texts))
+        self.lib.tl_set_seqs(self.seqs)
 
     def _create(self, lo, ex, ranges) -> None:
         self._strings()
