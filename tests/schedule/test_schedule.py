@@ -80,7 +80,9 @@ def test_a_batched_mode_product_that_pays_says_why():
 def test_emit_loops_shows_marks_and_the_interchanged_row(capsys, tmp_path):
     path = tmp_path / "middle.tl"
     path.write_text(MIDDLE)
-    text = emit(capsys, path, "--emit", "loops")
+    fused = emit(capsys, path, "--emit", "loops")  # fused multiply-adds: the default
+    assert "t2[e,l,j,k] = fma(B[j,m], t1[e,l,m,k], t2[e,l,j,k])" in fused
+    text = emit(capsys, path, "--emit", "loops", "--no-fma")
     assert "(interchanged: summed loops outside the row)" in text
     assert "parallel for e in range(512):" in text
     assert "simd for k in range(8):" in text
