@@ -405,3 +405,28 @@ initially { s(i) | i in 0..8 };
     assert why is None and ir.serial
     a, b = _agree(text)
     assert len(set(b.outputs["act"].tolist())) > 1  # each strand saw the statuses of those before it
+
+
+PRINTS = """#version 1.0
+strand s (int i) {
+   output real x = 0;
+   int k = 0;
+   update {
+      print("strand ", i, " step ", k, " seq ", {x, 2.0*i}, "\\n");
+      k += 1;
+      x += 0.5;
+      if (k > i) { stabilize; }
+   }
+}
+initially [ s(i) | i in 0..2 ];
+"""
+
+
+@needs_cc
+def test_prints_of_a_program_that_is_not_bulk_synchronous_come_strand_by_strand_in_c():
+    p = strands(check(parse_program(PRINTS)), None)
+    assert strand_plan(p.checked)[1] is None  # runs in C
+    a, b = _agree(PRINTS)
+    lines = b.printed.splitlines()
+    assert lines[:3] == ["strand 0 step 0 seq {0,0}", "strand 1 step 0 seq {0,2}", "strand 1 step 1 seq {0.5,2}"]
+    assert [ln.split()[1] for ln in lines] == ["0", "1", "1", "2", "2", "2"]

@@ -1098,17 +1098,18 @@ class Lowerer:
                 items.append(v.flat()[0])
                 continue
 
-            def nest(arr):
+            def nest(arr, ty):  # a sequence prints in braces, a tensor's axes in brackets
                 if not isinstance(arr, np.ndarray) or arr.ndim == 0:
                     items.append(arr[()] if isinstance(arr, np.ndarray) else arr)
                     return
-                items.append("[")
+                seq = ty is not None and ty.kind == "seq"
+                items.append("{" if seq else "[")
                 for k in range(arr.shape[0]):
                     if k:
                         items.append(",")
-                    nest(arr[k])
-                items.append("]")
-            nest(v.comps)
+                    nest(arr[k], ty.elem if seq else None)
+                items.append("}" if seq else "]")
+            nest(v.comps, self.ty(a))
         self.printing = True
         self.emit(S.Print(tuple(items)))
 
@@ -1274,8 +1275,6 @@ def lower(checked: Checked) -> S.StrandIR:
         if written & L.field_reads:
             raise Unsupported(f"a field defined with a global the global block assigns "
                               f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
-    if L.printing and not bulk_synchronous(checked):
-        raise Unsupported("print in a program that is not bulk-synchronous (Diderot prints strand by strand)")
     gslots = []
     for name, ty in checked.globals.items():
         if name in L.global_slots:
@@ -1370,6 +1369,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         if im.path is not None:
             values[im.name] = rt.image(im.path)
     run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
+    bsp = bulk_synchronous(program.checked)  # otherwise Diderot prints strand by strand
     cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
 
     def result(steps: int, snap: bool = False):
@@ -1382,7 +1382,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             arr = run.state(o.name, o.shape, o.kind)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr[chosen]
         return RunResult(outputs, shape if program.grid else None, steps, int(np.sum(status == 0)),
-                         int(np.sum(status == 1)), run.printed)
+                         int(np.sum(status == 1)), run.printed if bsp else run.printed_by_strand())
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))

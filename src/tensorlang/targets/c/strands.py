@@ -68,6 +68,18 @@ static void tl_pput(const char *s, size_t n) {
     memcpy(tl_pbuf + tl_plen, s, n); tl_plen += n;
 }
 static void tl_pstr(const char *s) { tl_pput(s, strlen(s)); }
+/* where each print statement's text starts, and its strand (-1: a global block): a program
+   that is not bulk-synchronous has its text sorted strand by strand, as Diderot's runs */
+static int64_t *tl_pmk; static size_t tl_pmn, tl_pmcap;
+static void tl_pmark(int64_t owner) {
+    if (tl_pmn + 2 > tl_pmcap) {
+        size_t cap = 2 * tl_pmcap + 64; int64_t *nb = realloc(tl_pmk, cap * sizeof *nb);
+        if (!nb) { tl_err_flag = 3; return; }
+        tl_pmk = nb; tl_pmcap = cap;
+    }
+    tl_pmk[tl_pmn++] = (int64_t)tl_plen; tl_pmk[tl_pmn++] = owner;
+}
+const int64_t *tl_pmarks(int64_t *n) { *n = (int64_t)tl_pmn; tl_pmn = 0; return tl_pmk; }
 static void tl_pint(int64_t v) { char b[32]; int n = snprintf(b, sizeof b, "%lld", (long long)v); tl_pput(b, (size_t)n); }
 static void tl_pbool(int v) { tl_pstr(v ? "true" : "false"); }
 static void tl_preal(double v) {
@@ -321,7 +333,7 @@ class Renderer:
             return [f"{pad}{{ double br_[{max(1, len(reals))}] = {{{', '.join(reals) or '0'}}}; "
                     f"int64_t bi_[{max(1, len(ints))}] = {{{', '.join(ints) or '0'}}}; tl_birth(i, br_, bi_); }}"]
         if isinstance(s, S.Print):
-            out = []
+            out = [f"{pad}tl_pmark({'-1' if self.method == 'global' else 'i'});"]
             for x in s.items:
                 if isinstance(x, str):
                     text = x.encode("unicode_escape").decode("ascii").replace('"', '\\"')
@@ -694,6 +706,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 int64_t tl_nbirths(void);
 void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi);
 const char *tl_printed(int64_t *n);
+const int64_t *tl_pmarks(int64_t *n);
 void tl_set_strings(const char *const *more, int64_t n);
 typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
 void tl_set_seqs(const tl_seq *s);
@@ -736,6 +749,7 @@ class Run:
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.printed = ""
+        self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
         self.R = np.zeros((max(r.nr, 1), n))
@@ -888,10 +902,20 @@ class Run:
 
     def _take_printed(self) -> None:
         if self.runner.ir.prints:
-            n = self.ffi.new("int64_t *")
+            n, m = self.ffi.new("int64_t *"), self.ffi.new("int64_t *")
+            marks = self.lib.tl_pmarks(m)
             buf = self.lib.tl_printed(n)
-            if n[0]:
-                self.printed += self.ffi.string(buf, n[0]).decode("utf-8", "replace")
+            text = bytes(self.ffi.unpack(buf, n[0])) if n[0] else b""
+            at = [int(marks[k]) for k in range(0, m[0], 2)] + [len(text)]
+            if at[0] > 0:
+                self.chunks.append((-1, text[:at[0]]))
+            self.chunks += [(int(marks[2 * k + 1]), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
+            self.printed += text.decode("utf-8", "replace")
+
+    def printed_by_strand(self) -> str:
+        """The printed text strand by strand (a global block's first), each strand's in the
+        order printed: Diderot's order for a program that is not bulk-synchronous."""
+        return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
 
     def state(self, name: str, shape: tuple[int, ...], kind: str) -> np.ndarray:
         """A state variable of every strand: shape (n,) + ``shape``, a copy."""
