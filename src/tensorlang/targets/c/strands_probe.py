@@ -92,8 +92,9 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str) ->
     out += [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
     support = " && ".join(f"n{a} + {1 - radius} >= 0 && n{a} + {radius} <= (double)(im->size[{a}] - 1)"
                           for a in range(d))
-    if s.inside:
-        return out + [f"{p}l_{s.targets[0]} = ok && {support};", f"{pad}}}"]
+    if s.inside:  # Diderot's generated test: s - 1 < x < size - s, strictly, on the index position
+        strict = " && ".join(f"xi{a} > {radius - 1} && xi{a} < (double)(im->size[{a}] - {radius})" for a in range(d))
+        return out + [f"{p}l_{s.targets[0]} = ok && {strict};", f"{pad}}}"]
     if s.border is None:
         out.append(f"{p}ok = ok && {support};")
     nout = len(s.targets)
