@@ -46,7 +46,7 @@ SMALL = {
     "iso2d": lambda: ({"images": {"img": dp.smooth2d(40)},
                        "args": dict(level=0.1, res=40, lo=[-0.95, -0.95], hi=[0.95, 0.95], maxSteps=16, tol=1e-6)}),
     "life": lambda: ({"images": {"board": dp.board(32)}, "args": dict(N=32, gens=7)}),
-    "sphere": lambda: ({"points": {"start": dp.sphere_points(300)}, "args": dict(rad=0.3, step=0.01, gens=5)}),
+    "sphere": lambda: ({"args": dict(n=300, rad=0.3, step=0.01, gens=5)}),
     "mip": lambda: ({"images": {"vol": dp.blob3d(16)},
                      "args": dict(eye=[4.0, 3.0, 2.0], at=[0.0, 0.0, 0.0], up=[0.0, 0.0, 1.0], fov=30.0, resU=24,
                                   resV=20, near=-2.0, far=2.0, dt=0.05)}),
