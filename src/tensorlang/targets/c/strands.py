@@ -555,8 +555,7 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
 }}
 """
 
-DECLARATIONS = """
-typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; } tl_img;
+DECLARATIONS = P.TYPEDEF + """
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
