@@ -171,7 +171,7 @@ class Renderer:
         if isinstance(s, S.Reduce):
             return self.reduce(s, pad)
         if isinstance(s, S.Probe):
-            return P.render(s, self.ir, self.ex, pad)
+            return P.render(s, self.ir, self.ex, pad, self.probe_plan)
         if isinstance(s, S.New):
             reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
             ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
@@ -281,7 +281,8 @@ class Renderer:
                 "const int64_t *gi, const tl_img *img") if per_strand else \
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
         final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
-        lines = [f"static int {name}({args}) {{"] + self.stmts(body, "    ")
+        decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
+        lines = [f"static int {name}({args}) {{"] + decls + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
 
