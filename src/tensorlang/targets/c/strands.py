@@ -585,7 +585,15 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
             }}
         }}
     }}
-    qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    if (len > 32) qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    else {{  /* a few neighbours (the usual case): insertion sort, the comparison inlined; the keys differ, so the order is qsort's */
+        int64_t *a_ = tl_nbuf;
+        for (int64_t p = 1; p < len; p++) {{
+            int64_t v = a_[p], q = p;
+            while (q > 0 && tl_cmp64(&a_[q - 1], &v) > 0) {{ a_[q] = a_[q - 1]; q--; }}
+            a_[q] = v;
+        }}
+    }}
     return len;
 }}
 """
