@@ -253,7 +253,7 @@ def sphere(inp: dict, count=None) -> np.ndarray:
 
     a = inp["args"]
     rad, step = a["rad"], a["step"]
-    pos = sphere_points(a["n"])
+    pos = sphere_points(a["num"])
     for _ in range(a["gens"]):
         pairs = cKDTree(pos).query_pairs(rad, output_type="ndarray")
         i, j = pairs[:, 0], pairs[:, 1]

@@ -206,7 +206,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
 
     # innermost axis: the samples, gathered once, each order's sum in its own accumulator
     inner = d - 1
-    suffixes = {inner: [(m,) for m in range(top + 1)]}
+    suffixes: dict[int, list[tuple[int, ...]]] = {inner: [(m,) for m in range(top + 1)]}
     out.append(r + " ".join(f"double {name(inner, c)}{dims(inner)};" for c in suffixes[inner]))
     loop = r
     for b in range(inner):
@@ -218,7 +218,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
                + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }")
     out.append(loop + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1)))
-    for b in range(inner - 1, -1, -1):
+    for _b in range(inner - 1, -1, -1):
         loop = loop[:-4]
         out.append(f"{loop}}}")
     # the outer axes, innermost first: each partial sum of the next level weighted once per order
@@ -232,7 +232,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
         for c in suffixes[level]:
             out.append(f"{loop}{{ double a = 0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
                        f"{name(level + 1, c[1:])}{idx(level)}[t]; {name(level, c)}{idx(level)} = a; }}")
-        for b in range(level - 1, -1, -1):
+        for _b in range(level - 1, -1, -1):
             loop = loop[:-4]
             out.append(f"{loop}}}")
     base = 0
