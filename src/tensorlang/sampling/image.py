@@ -148,10 +148,8 @@ def image(data, dim: int | None = None, world=None) -> Image:
 
 
 def _owned(array: np.ndarray, dim: int | None, world) -> Image:
-    """An image of a float64 array nothing else refers to (a copy, or what a file reader
-    returned: not copied again, which costs as much as reading a large volume)."""
-    if dim is None:
-        dim = array.ndim
+    """An image of a float64 array nothing else refers to (a copy, or a reader's array)."""
+    dim = array.ndim if dim is None else dim
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or not 1 <= dim <= 3:
         raise error("input", f"an image has 1, 2 or 3 space axes, not {dim!r}")
     if array.ndim < dim:

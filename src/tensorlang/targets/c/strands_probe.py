@@ -141,14 +141,10 @@ def _families(body, found: dict) -> None:
 
 
 def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
-    """The probe caches of one C function (a method of a strand): per image, kernel and
-    border its probes use, the last index position probed and every derivative up to the
-    highest order the function probes there.  A probe at the position of the last one
-    reads the cache (iso2d's ``F(x)`` after ``∇F(x)``, dvr's ``∇F(p)`` after ``F(p)``);
-    each computes all those orders at once, from one gathering of the samples with the
-    separable sums shared between the orders (each sum in the order a probe of its own
-    would add it, so the values are those of separate probes).  The cache lives in the
-    call: nothing outlives a strand's update."""
+    """A C function's probe caches: per image, kernel and border, the last index position
+    and every derivative order the function probes there (all computed at once, their
+    separable sums shared), so that ``F(x)`` after ``∇F(x)`` is a lookup.  Nothing
+    outlives the call."""
     found: dict = {}
     _families(body, found)
     plan, lines = {}, []
