@@ -46,7 +46,7 @@ SMALL = {
     "iso2d": lambda: ({"images": {"img": dp.smooth2d(40)},
                        "args": dict(level=0.1, res=40, lo=[-0.95, -0.95], hi=[0.95, 0.95], maxSteps=16, tol=1e-6)}),
     "life": lambda: ({"images": {"board": dp.board(32)}, "args": dict(N=32, gens=7)}),
-    "sphere": lambda: ({"points": {"start": dp.sphere_points(300)}, "args": dict(rad=0.3, step=0.01, gens=5)}),
+    "sphere": lambda: ({"args": dict(num=300, rad=0.3, step=0.01, gens=5)}),
     "mip": lambda: ({"images": {"vol": dp.blob3d(16)},
                      "args": dict(eye=[4.0, 3.0, 2.0], at=[0.0, 0.0, 0.0], up=[0.0, 0.0, 1.0], fov=30.0, resU=24,
                                   resV=20, near=-2.0, far=2.0, dt=0.05)}),
@@ -77,3 +77,28 @@ def test_numpy_version_matches_diderot_executable(name, tmp_path, monkeypatch):
     got = dp.run_exe(built.exe, Path(tmp_path), dp.cli_args(args), "out.nrrd")
     assert got.shape == want.shape
     assert np.max(np.abs(got - want)) <= 1e-8 * np.max(np.abs(want))
+
+
+OUTPUT = {"vimg": "rgb", "iso2d": "x", "life": "alive", "sphere": "pos", "mip": "m", "dvr": "rgba"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_tensorlang_runs_the_bench_programs_as_the_numpy_versions(name, tmp_path):
+    # the suite's tensorlang contender on small inputs: C (where the executor takes the
+    # program) against the numpy version, which the test above holds to the real executables
+    import tensorlang as tl
+
+    inp = SMALL[name]()
+    want = dp.NUMPY[name](inp)
+    args = dict(inp["args"])
+    for key, img in inp.get("images", {}).items():
+        dp.write_nrrd(tmp_path / f"{key}.nrrd", img)
+        args[key] = str(tmp_path / f"{key}.nrrd")
+    shutil.copy(dp.PROGRAMS / f"{name}.diderot", tmp_path)
+    prog = tl.compile(str(tmp_path / f"{name}.diderot"))
+    got = np.asarray(prog(**{k: np.asarray(v, dtype=float) if isinstance(v, list) else v for k, v in args.items()})[
+        OUTPUT[name]], dtype=np.float64)
+    assert prog.program.executor_note is None  # it ran in C
+    assert got.shape == want.shape
+    assert np.max(np.abs(got - want)) <= (1e-6 if name == "iso2d" else 1e-9) * max(1.0, np.max(np.abs(want)))

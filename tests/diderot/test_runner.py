@@ -276,11 +276,14 @@ def test_a_diderot_grid_program_from_python():
     assert [i.name for i in p.inputs] == ["img", "scale", "res", "lo", "hi", "negate", "label"]
     res = p(img=linear_image(), scale=2.0)
     i, j = np.meshgrid(np.arange(3.0), np.arange(3.0), indexing="ij")
-    np.testing.assert_allclose(res.val, 2.0 * (2 * (1 + i) + 3 * (1 + j)), atol=1e-12)
-    np.testing.assert_allclose(res.grad, np.broadcast_to([2.0, 3.0], (3, 3, 2)), atol=1e-12)
+    # inside(x, F) is Diderot's strict test, 1 < x < 4 for ctmr on 6 samples: the points
+    # at x = 1 or y = 1 (i = 0 or j = 0) are outside and keep their initial values
+    ins = (i > 0) & (j > 0)
+    np.testing.assert_allclose(res.val, np.where(ins, 2.0 * (2 * (1 + i) + 3 * (1 + j)), -1.0), atol=1e-12)
+    np.testing.assert_allclose(res.grad, np.where(ins[..., None], [2.0, 3.0], 0.0), atol=1e-12)
     assert res.printed == "sampled\n" and res.grid_shape == (3, 3)
-    res = p(img=linear_image(), negate=True, res=2, lo=[1.5, 1.0], hi=[1.5, 2.0])
-    np.testing.assert_allclose(res.val, [[-6.0, -9.0], [-6.0, -9.0]], atol=1e-12)
+    res = p(img=linear_image(), negate=True, res=2, lo=[1.5, 1.25], hi=[1.5, 2.0])
+    np.testing.assert_allclose(res.val, [[-6.75, -9.0], [-6.75, -9.0]], atol=1e-12)
     with pytest.raises(TensorLangError, match=r"no input 'image'; its inputs: img \(image\(2\)\[\]\), scale"):
         p(image=linear_image())
     with pytest.raises(TensorLangError, match=r"missing required input: img \(image\(2\)\[\]\)"):
@@ -294,12 +297,12 @@ def test_a_diderot_grid_program_from_the_command_line(tmp_path, capsys, monkeypa
     monkeypatch.chdir(tmp_path)
     nrrd.write("lin.nrrd", linear_image(), {"kinds": ["space", "space"]}, index_order="F")
     prog = str(PROGRAMS / "sample2d.diderot")
-    status, out, err = run_cli(["run", prog, "-img", "lin.nrrd", "-lo", "1", "1.5", "-label", "hi",
+    status, out, err = run_cli(["run", prog, "-img", "lin.nrrd", "-lo", "1.5", "1.5", "-label", "hi",
                                 "-o-grad", "g.nrrd"], capsys)
     assert (status, out, err) == (0, "hi\n", "")
     val, header = nrrd.read("val.nrrd", index_order="C")
     assert header["kinds"] == ["space", "space"] and header["type"] == "double"
-    np.testing.assert_allclose(val[0], [2 + 4.5, 2 + 6.75, 2 + 9.0], atol=1e-12)  # j (fastest) moves y
+    np.testing.assert_allclose(val[0], [3 + 4.5, 3 + 6.75, 3 + 9.0], atol=1e-12)  # j (fastest) moves y
     grad, header = nrrd.read("g.nrrd", index_order="C")
     assert list(header["sizes"]) == [2, 3, 3] and header["kinds"][0] == "2-vector"
     status, out, _ = run_cli(["run", prog, "--help"], capsys)
@@ -390,6 +393,7 @@ def test_the_tutorials_mip_keeps_the_brightest_sample_of_each_ray(tmp_path, caps
     mip, header = nrrd.read("mip.nrrd", index_order="C")
     expected = np.zeros((4, 5))
     expected[2, 3], expected[1, 1] = 5.0, 2.0
+    expected[0, :] = expected[:, 0] = -np.inf  # rays on the volume's border: inside() is strict, as Diderot's
     np.testing.assert_array_equal(mip, expected)
     assert list(header["sizes"]) == [5, 4] and header["kinds"] == ["space", "space"]
 

@@ -253,8 +253,7 @@ def sphere(inp: dict, count=None) -> np.ndarray:
 
     a = inp["args"]
     rad, step = a["rad"], a["step"]
-    pos = inp["points"]["start"].copy()
-    pos /= norm(pos)[:, None]
+    pos = sphere_points(a["num"])
     for _ in range(a["gens"]):
         pairs = cKDTree(pos).query_pairs(rad, output_type="ndarray")
         i, j = pairs[:, 0], pairs[:, 1]
@@ -392,9 +391,15 @@ def board(n: int, seed: int = 7) -> Img:
     return Img((rng.random((n, n)) < 0.3).astype(float), 2, np.array([-(n // 2)] * 2, dtype=float), 1.0)
 
 
-def sphere_points(n: int, seed: int = 3) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    p = rng.standard_normal((n, 3))
+def sphere_points(n: int) -> np.ndarray:
+    """sphere.diderot's starting points: particle i on a golden-angle spiral, pushed off it
+    by a wobble, normalized (the same arithmetic as the program's)."""
+    i = np.arange(n, dtype=np.float64)
+    z = 1 - 2 * (i + 0.5) / n
+    phi = 2.399963229728653 * i
+    r = np.sqrt(1 - z * z)
+    p = np.stack([r * np.cos(phi) + 0.2 * np.sin(1.7 * i), r * np.sin(phi) + 0.2 * np.sin(2.3 * i),
+                  z + 0.2 * np.sin(3.1 * i)], axis=1)
     return p / norm(p)[:, None]
 
 

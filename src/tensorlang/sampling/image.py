@@ -144,8 +144,12 @@ def image(data, dim: int | None = None, world=None) -> Image:
     if isinstance(data, Image):
         return data if world is None else Image(data.data, data.dim, _world_matrix(world, data.dim), data.name)
     array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
-    if dim is None:
-        dim = array.ndim
+    return _owned(array, dim, world)
+
+
+def _owned(array: np.ndarray, dim: int | None, world) -> Image:
+    """An image of a float64 array nothing else refers to (a copy, or a reader's array)."""
+    dim = array.ndim if dim is None else dim
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or not 1 <= dim <= 3:
         raise error("input", f"an image has 1, 2 or 3 space axes, not {dim!r}")
     if array.ndim < dim:
@@ -378,7 +382,7 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
             world = _nrrd_world(header, space, d)
         except (TypeError, ValueError, IndexError, KeyError) as exc:
             raise error("input", f"NRRD image {name!r}: cannot read its space fields ({exc})") from None
-    return image(array, d, world)
+    return _owned(array, d, world)  # the reader's array is this image's own: no second copy
 
 
 def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:

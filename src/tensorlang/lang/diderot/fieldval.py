@@ -99,7 +99,12 @@ class Conv(Field):
         return n
 
     def inside(self, x) -> bool:
-        return self._cell(x) is not None
+        """Diderot's ``inside(x, F)``: the code diderotc generates tests the index position
+        itself, strictly, on every axis: s - 1 < x < size - s (s the kernel's radius).  It
+        differs from the probe's support test (:meth:`_cell`) at x = s - 1 exactly."""
+        xi = self.index(x)
+        s = self.kern.radius
+        return bool(np.all(np.isfinite(xi))) and all(s - 1 < xi[a] < size - s for a, size in enumerate(self._sizes))
 
     def value(self, x, order: int) -> np.ndarray:
         d, s = self.dim, self.kern.radius

@@ -326,7 +326,7 @@ class Renderer:
                      f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
-            return P.render(s, self.ir, self.ex, pad)
+            return P.render(s, self.ir, self.ex, pad, self.probe_plan)
         if isinstance(s, S.New):
             reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
             ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
@@ -407,7 +407,8 @@ class Renderer:
                 "const int64_t *gi, const tl_img *img") if per_strand else \
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
         final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
-        lines = [f"static int {name}({args}) {{"] + self.stmts(body, "    ")
+        decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
+        lines = [f"static int {name}({args}) {{"] + decls + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
 
@@ -453,7 +454,9 @@ class Renderer:
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         nd = max(1, len(ir.iters))
         glob = ir.global_block is not None
+        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
+                                   solo=int(solo),
                                    nr=max(self.nr, 1), ni=max(self.ni, 1),
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
@@ -462,8 +465,12 @@ DRIVER = r"""
 #define TL_HAS_GLOBAL {has_global}
 #define TL_COMM {comm}
 #define TL_INDIRECT {indirect}
+#define TL_SOLO {solo}
+#define TL_TILE 8
+static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
+    tl_cols = ext[nd - 1];
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < n; i++) {{
         int64_t its[{nd}], rem = i;
@@ -559,6 +566,34 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
             }}
             *nlive = nl - dy;
         }}
+#elif TL_SOLO
+        /* no strand sees another's state or the step count (no global block, queries, new,
+           print): the super-steps of one strand do not depend on the others', so each runs
+           its (up to k - s) steps at once, its state in cache; the steps taken are the most
+           any strand took, as the bulk-synchronous loop would count them */
+        /* in tiles of the grid (its last iterator across, the others down; TL_TILE^2 strands):
+           neighbouring strands probe neighbouring samples (rays, pixels), so a tile's strands
+           find most of theirs in cache, where row by row the row above had left it */
+        int64_t most = 0, cols = tl_cols > 0 ? tl_cols : n, rows = (n + cols - 1) / cols;
+        int64_t ntc = (cols + TL_TILE - 1) / TL_TILE, ntr = (rows + TL_TILE - 1) / TL_TILE;
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1) reduction(max: most)
+        for (int64_t tt = 0; tt < ntr * ntc; tt++) {{
+            int64_t r0 = (tt / ntc) * TL_TILE, c0 = (tt % ntc) * TL_TILE;
+            for (int64_t row = r0; row < r0 + TL_TILE && row < rows; row++)
+                for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {{
+                    int64_t u = 0;
+                    while (status[i] == 0 && u < k - s && !tl_err_flag) {{
+                        int r = tl_update(n, i, R, I, gr, gi, img);
+                        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+                        if (r) status[i] = (int8_t)r;
+                        u++;
+                    }}
+                    if (u > most) most = u;
+                }}
+        }}
+        s += most;
+        active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
+        break;
 #else
         #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
         for (int64_t i = 0; i < n; i++) {{
@@ -687,13 +722,20 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
             }}
         }}
     }}
-    qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    if (len > 32) qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    else {{  /* a few neighbours (the usual case): insertion sort, the comparison inlined; the keys differ, so the order is qsort's */
+        int64_t *a_ = tl_nbuf;
+        for (int64_t p = 1; p < len; p++) {{
+            int64_t v = a_[p], q = p;
+            while (q > 0 && tl_cmp64(&a_[q - 1], &v) > 0) {{ a_[q] = a_[q - 1]; q--; }}
+            a_[q] = v;
+        }}
+    }}
     return len;
 }}
 """
 
-DECLARATIONS = """
-typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; } tl_img;
+DECLARATIONS = P.TYPEDEF + """
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads);
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,

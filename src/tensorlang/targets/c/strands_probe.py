@@ -21,7 +21,12 @@ import numpy as np
 from ...errors import error
 from ...strand_ir import ir as S
 
-PRELUDE = ("typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; } tl_img;\n"
+#: an image's C descriptor: its samples where they lie (``stride``: elements between
+#: neighbours along each space axis, ``cstride`` between a voxel's components), so that an
+#: NRRD file's data (fastest axis first) and a numpy array of any layout are read in place
+TYPEDEF = ("typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; "
+           "int64_t stride[3]; int64_t cstride; } tl_img;")
+PRELUDE = (TYPEDEF + "\n"
            "static inline int64_t tl_pmod(int64_t a, int64_t p) { int64_t r = a % p; return r < 0 ? r + p : r; }\n")
 
 
@@ -73,7 +78,7 @@ def kernels(ir: S.StrandIR) -> list[str]:
     return lines
 
 
-def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str) -> list[str]:
+def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, plan: dict | None = None) -> list[str]:
     image = ir.images[s.image]
     radius = next(k.radius for k in ir.kernels if k.name == s.kernel)
     d, order, taps = image.dim, s.order, 2 * radius
@@ -92,15 +97,73 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str) ->
     out += [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
     support = " && ".join(f"n{a} + {1 - radius} >= 0 && n{a} + {radius} <= (double)(im->size[{a}] - 1)"
                           for a in range(d))
-    if s.inside:
-        return out + [f"{p}l_{s.targets[0]} = ok && {support};", f"{pad}}}"]
-    if s.border is None:
-        out.append(f"{p}ok = ok && {support};")
-    nout = len(s.targets)
-    out.append(f"{p}if (!ok) {{")
-    out += [f"{p}    l_{t} = NAN;" for t in s.targets]
-    out.append(f"{p}}} else {{")
+    if s.inside:  # Diderot's generated test: s - 1 < x < size - s, strictly, on the index position
+        strict = " && ".join(f"xi{a} > {radius - 1} && xi{a} < (double)(im->size[{a}] - {radius})" for a in range(d))
+        return out + [f"{p}l_{s.targets[0]} = ok && {strict};", f"{pad}}}"]
+    fam = plan.get(family(s)) if plan is not None else None
+    top = fam[1] if fam is not None else order  # the orders this probe computes: 0..top
+    sizes = [vox * d ** o for o in range(top + 1)]
+    total, base = sum(sizes), sum(sizes[:order])
+    if fam is not None:  # the function's cache of this image, kernel and border (cache_decls)
+        key, cache = f"tl_pc{fam[0]}_x", f"tl_pc{fam[0]}_r"
+        out.append(f"{p}if (" + " || ".join(f"!(xi{a} == {key}[{a}])" for a in range(d)) + ") {")
+    else:
+        key, cache = "", "pr"
+        out.append(f"{p}double pr[{total}];")
+        out.append(f"{p}{{")
     q = p + "    "
+    if s.border is None:
+        out.append(f"{q}ok = ok && {support};")
+    out.append(f"{q}if (!ok) {{")
+    out.append(f"{q}    for (int k = 0; k < {total}; k++) {cache}[k] = NAN;")
+    out.append(f"{q}}} else {{")
+    out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes)
+    out.append(f"{q}}}")
+    if fam is not None:
+        out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
+    out.append(f"{p}}}")
+    out += [f"{p}l_{t} = {cache}[{base + k}];" for k, t in enumerate(s.targets)]
+    return out + [f"{pad}}}"]
+
+
+def family(s: S.Probe) -> tuple[int, str, str | None]:
+    """Probes of one image through one kernel and border: at the same point they share
+    the cell, the weights and the samples."""
+    return (s.image, s.kernel, s.border)
+
+
+def _families(body, found: dict) -> None:
+    for s in body or ():
+        if isinstance(s, S.Probe) and not s.inside:
+            found[family(s)] = max(found.get(family(s), 0), s.order)
+        for attr in ("then", "other", "body"):
+            _families(getattr(s, attr, ()), found)
+
+
+def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
+    """A C function's probe caches: per image, kernel and border, the last index position
+    and every derivative order the function probes there (all computed at once, their
+    separable sums shared), so that ``F(x)`` after ``∇F(x)`` is a lookup.  Nothing
+    outlives the call."""
+    found: dict = {}
+    _families(body, found)
+    plan, lines = {}, []
+    for j, (fam, top) in enumerate(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))):
+        image = ir.images[fam[0]]
+        d = image.dim
+        vox = int(np.prod(image.shape)) if image.shape else 1
+        plan[fam] = (j, top)
+        total = sum(vox * d ** o for o in range(top + 1))
+        lines.append(f"{pad}double tl_pc{j}_x[{d}] = {{{', '.join(['NAN'] * d)}}}, tl_pc{j}_r[{total}];")
+        lines.append(f"{pad}(void)tl_pc{j}_x; (void)tl_pc{j}_r;")
+    return lines, plan
+
+
+def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int, cache: str,
+          sizes: list[int]) -> list[str]:
+    """The taps, the weights of orders 0..top, and the separable sums into ``cache`` (the
+    orders one after another, each voxel component's derivatives row-major, world space)."""
+    out = []
     for a in range(d):
         out.append(f"{q}int64_t ix{a}[{taps}];")
         size = f"im->size[{a}]"
@@ -117,43 +180,73 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str) ->
             if s.border == "mirror":
                 line += f" if (v >= {size}) v = {period} - 1 - v;"
             out.append(line + f" ix{a}[t] = v; }} }}")
-        for m in range(order + 1):
+        for m in range(top + 1):
             out.append(f"{q}double w{a}_{m}[{taps}]; for (int t = 0; t < {taps}; t++) "
                        f"w{a}_{m}[t] = tl_k_{s.kernel}_{m}(f{a} - ({1 - radius} + t), t);")
-    strides = ["1"] * d
-    for a in range(d - 2, -1, -1):
-        strides[a] = f"im->size[{a + 1}] * {strides[a + 1]}" if strides[a + 1] != "1" else f"im->size[{a + 1}]"
-    out.append(f"{q}double res[{nout}];")
-    combos = sorted({tuple(axes.count(a) for a in range(d)) for axes in itertools.product(range(d), repeat=order)})
-    for counts in combos:
-        out.append(f"{q}for (int c = 0; c < {vox}; c++) {{")
-        inner = q + "    "
-        out.append(f"{inner}double s0 = 0;")
-        loop = inner
-        for a in range(d):
-            out.append(f"{loop}for (int t{a} = 0; t{a} < {taps}; t{a}++) {{")
+    out.append(f"{q}const double *dp = im->data;")
+    for a in range(d):  # the taps' offsets along each axis, in elements
+        out.append(f"{q}{{ const int64_t st = im->stride[{a}]; for (int t = 0; t < {taps}; t++) ix{a}[t] *= st; }}")
+    if vox > 1:
+        out.append(f"{q}const int64_t cst = im->cstride;")
+    out.append(f"{q}for (int c = 0; c < {vox}; c++) {{")
+    r = q + "    "
+
+    def name(level: int, counts: tuple[int, ...]) -> str:  # counts: derivatives along axes level..d-1
+        return f"P{level}_" + "".join(map(str, counts))
+
+    def dims(level: int) -> str:
+        return "".join(f"[{taps}]" for _ in range(level))
+
+    def idx(level: int) -> str:
+        return "".join(f"[t{b}]" for b in range(level))
+
+    # innermost axis: the samples, gathered once, each order's sum in its own accumulator
+    inner = d - 1
+    suffixes: dict[int, list[tuple[int, ...]]] = {inner: [(m,) for m in range(top + 1)]}
+    out.append(r + " ".join(f"double {name(inner, c)}{dims(inner)};" for c in suffixes[inner]))
+    loop = r
+    for b in range(inner):
+        out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
+        loop += "    "
+    out.append(loop + " ".join(f"double a{m} = 0;" for m in range(top + 1)))
+    offset = " + ".join(f"ix{b}[t{b}]" for b in range(inner)) + (" + " if inner else "") + f"ix{inner}[t]" \
+        + (" + c * cst" if vox > 1 else "")
+    out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
+               + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }")
+    out.append(loop + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1)))
+    for _b in range(inner - 1, -1, -1):
+        loop = loop[:-4]
+        out.append(f"{loop}}}")
+    # the outer axes, innermost first: each partial sum of the next level weighted once per order
+    for level in range(inner - 1, -1, -1):
+        suffixes[level] = [(m,) + c for c in suffixes[level + 1] for m in range(top + 1 - sum(c))]
+        out.append(r + " ".join(f"double {name(level, c)}{dims(level)};" for c in suffixes[level]))
+        loop = r
+        for b in range(level):
+            out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
             loop += "    "
-            if a < d - 1:
-                out.append(f"{loop}double s{a + 1} = 0;")
-        offset = " + ".join(f"ix{a}[t{a}] * {strides[a]}" if strides[a] != "1" else f"ix{a}[t{a}]" for a in range(d))
-        out.append(f"{loop}s{d - 1} += w{d - 1}_{counts[d - 1]}[t{d - 1}] * im->data[({offset}) * {vox} + c];")
-        for a in range(d - 1, -1, -1):
+        for c in suffixes[level]:
+            out.append(f"{loop}{{ double a = 0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
+                       f"{name(level + 1, c[1:])}{idx(level)}[t]; {name(level, c)}{idx(level)} = a; }}")
+        for _b in range(level - 1, -1, -1):
             loop = loop[:-4]
             out.append(f"{loop}}}")
-            if a > 0:
-                out.append(f"{loop}s{a - 1} += w{a - 1}_{counts[a - 1]}[t{a - 1}] * s{a};")
-        axes_list = sorted({perm for axes in itertools.product(range(d), repeat=order)
-                            if tuple(axes.count(a) for a in range(d)) == counts for perm in [axes]})
-        for axes in axes_list:
-            flat = sum(ax * d ** (order - 1 - k) for k, ax in enumerate(axes))
-            out.append(f"{inner}res[c * {d ** order} + {flat}] = s0;")
-        out.append(f"{q}}}")
-    if order:
+    base = 0
+    for o in range(top + 1):
+        for axes in itertools.product(range(d), repeat=o):
+            counts = tuple(axes.count(a) for a in range(d))
+            flat = sum(ax * d ** (o - 1 - k) for k, ax in enumerate(axes))
+            out.append(f"{r}{cache}[{base} + c * {d ** o} + {flat}] = {name(0, counts)};")
+        base += sizes[o]
+    out.append(f"{q}}}")
+    base = sizes[0]
+    for o in range(1, top + 1):
         out.append(f"{q}if (!im->ident) {{")
-        out += _to_world(q + "    ", d, order, vox)
+        out.append(f"{q}    double *res = {cache} + {base};")
+        out += _to_world(q + "    ", d, o, vox)
         out.append(f"{q}}}")
-    out += [f"{q}l_{t} = res[{k}];" for k, t in enumerate(s.targets)]
-    return out + [f"{p}}}", f"{pad}}}"]
+        base += sizes[o]
+    return out
 
 
 def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
@@ -180,18 +273,27 @@ def pack(ffi, images: tuple[S.ImageSlot, ...], values) -> tuple[object, list]:
     for k, slot in enumerate(images):
         img = values[slot.name]
         img = getattr(img, "image", img)
-        data = np.ascontiguousarray(img.data, dtype=np.float64)
+        data = np.asarray(img.data)
         if img.dim != slot.dim or tuple(data.shape[img.dim:]) != slot.shape:
             raise error("input", f"image {slot.name}: expected {slot.dim}-D with voxels {list(slot.shape)}, "
                                  f"got {img.dim}-D with voxels {list(data.shape[img.dim:])}")
-        keep.append(data)
-        m = np.asarray(img.to_index, dtype=np.float64)
         d = slot.dim
+        vox = int(np.prod(slot.shape)) if slot.shape else 1
+        # read in place where it can be (a float64 array, the voxel's components one axis):
+        # an NRRD file's samples are fastest-axis first, a transposed copy would cost more
+        # than the probes of many programs
+        flat = data.reshape(data.shape[:d] + (vox,)) if data.dtype == np.float64 else None
+        if flat is None or any(x % 8 for x in flat.strides):
+            flat = np.ascontiguousarray(data, dtype=np.float64).reshape(data.shape[:d] + (vox,))
+        keep.append(flat)
+        m = np.asarray(img.to_index, dtype=np.float64)
         desc = arr[k]
-        desc.data = ffi.cast("const double *", data.ctypes.data)
+        desc.data = ffi.cast("const double *", flat.ctypes.data)
         for a in range(3):
             desc.size[a] = int(data.shape[a]) if a < d else 1
-        desc.vox = int(np.prod(slot.shape)) if slot.shape else 1
+            desc.stride[a] = flat.strides[a] // 8 if a < d else 0
+        desc.cstride = flat.strides[d] // 8
+        desc.vox = vox
         for a in range(d):
             for c in range(d):
                 desc.m[4 * a + c] = float(m[a, c])
