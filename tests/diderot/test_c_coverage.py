@@ -430,3 +430,33 @@ def test_prints_of_a_program_that_is_not_bulk_synchronous_come_strand_by_strand_
     lines = b.printed.splitlines()
     assert lines[:3] == ["strand 0 step 0 seq {0,0}", "strand 1 step 0 seq {0,2}", "strand 1 step 1 seq {0.5,2}"]
     assert [ln.split()[1] for ln in lines] == ["0", "1", "1", "2", "2", "2"]
+
+
+BORDER_GLOBALS = """#version 1.0
+input image(1)[] img;
+image(1)[] bc = {border}(img);
+image(1)[] alias = bc;
+field#1(1)[] F = ctmr ⊛ alias;
+field#0(1)[] G = tent ⊛ {other}(img);
+strand s (int i) {{
+  output vec3 v = [0, 0, 0];
+  update {{ real x = -9 + 0.75*i; v = [F(x), ∇F(x), G(x)]; stabilize; }}
+}}
+initially [ s(i) | i in 0..24 ];
+"""
+
+
+@needs_cc
+@pytest.mark.parametrize("border", ["clamp", "wrap", "mirror"])
+def test_an_image_global_defined_with_a_border_keeps_it_in_c(tmp_path, border):
+    """plot1d's `image(1)[] bcimg = clamp(img)`: the C probe takes the border from the
+    global's definition (followed through an alias)."""
+    data = np.array([0.5, -1.0, 2.0, 0.25, 1.5])
+    nrrd.write(str(tmp_path / "d.nrrd"), data)
+    text = BORDER_GLOBALS.format(border=border, other="clamp" if border != "clamp" else "wrap")
+    p = strands(check(parse_program(text)), str(tmp_path))
+    assert strand_plan(p.checked)[1] is None
+    a = p.run({"img": str(tmp_path / "d.nrrd")}, backend="interp")
+    b = p.run({"img": str(tmp_path / "d.nrrd")}, backend="c")
+    assert not np.isnan(a.outputs["v"]).any()  # outside the samples too: the border maps the taps
+    same(a, b)

@@ -817,6 +817,12 @@ class Lowerer:
         if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name in ("clamp", "wrap", "mirror") \
                 and len(e.args) == 1:
             border, e = e.func.name, e.args[0]
+        decl = self.global_decls.get(e.name) if isinstance(e, A.Var) else None
+        if isinstance(decl, A.GlobalDecl) and isinstance(decl.init, (A.Apply, A.Var)) \
+                and self.c.scopes.get(id(e), "global") == "global":
+            # an image global defined by another (image(1)[] b = clamp(img)): its border and image
+            k, inner = self.image(decl.init)
+            return k, border or inner
         if isinstance(e, A.Load) and e.what == "image" and isinstance(e.path, A.Str) and self.want is not None:
             # image("file.nrrd"): the field's declared type says its voxels; the run loads it
             path, ty, name = e.path.value, self.want, f'image("{e.path.value}")'
