@@ -145,3 +145,50 @@ initially [ s(i) | i in 0..16 ];
     x = np.arange(17) / 2.0
     assert o[:, 0].tolist() == ((x > 1) & (x < 6)).astype(float).tolist()
     assert o[:, 1].tolist() == ((x > 0) & (x < 7)).astype(float).tolist()
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "reversed"])
+def test_three_d_probes_with_axis_0_in_lanes_agree_whatever_the_layout(layout):
+    # the innermost sums run with axis 0's taps as lanes (contiguous where its stride is 1:
+    # "F", an NRRD file's layout; strided otherwise), kept [t1][t0]: value, gradient and
+    # Hessian of a 3-D image, ⊥ and ±inf among the samples, against the interpreter
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(7, 8, 9))
+    base[3, 4, 4], base[2, 5, 3], base[4, 2, 5] = np.nan, np.inf, -np.inf
+    arr = {"C": base, "F": np.asfortranarray(base), "reversed": base[::-1, ::-1, :]}[layout]
+    img = Image(arr, 3, np.diag([0.7, 0.8, 0.9, 1.0]))
+    text = """#version 1.0
+input image(3)[] img;
+field#2(3)[] F = bspln3 ⊛ img;
+strand s (int i, int j) {
+   vec3 x = [1.3 + 0.31 * real(i), 1.7 + 0.33 * real(j), 1.9 + 0.29 * real(i + j)];
+   output real v = 0;
+   output vec3 g = [0, 0, 0];
+   output tensor[3,3] h = zeros[3,3];
+   update { if (inside(x, F)) { v = F(x); g = ∇F(x); h = ∇⊗∇F(x); } stabilize; }
+}
+initially [ s(i, j) | i in 0..10, j in 0..10 ];
+"""
+    res = agree(program(text), {"img": img})
+    v = np.asarray(res.outputs["v"])
+    assert np.isnan(v).any() and (np.isfinite(v) & (v != 0)).any()
+
+
+def test_a_norm_compared_with_zero_needs_no_root_and_keeps_its_truth():
+    # |v| == 0 compiles to v•v == 0: the same truth for 0, -0, tiny (v•v underflows), NaN, inf
+    text = """#version 1.0
+input real a = 0;
+strand s (int i) {
+   output vec2 o = [0, 0];
+   update {
+      real c = 0.0 if i == 0 else (-0.0 if i == 1 else (1e-200 if i == 2 else (a / a if i == 3 else (1.0 / a if i == 4 else (-3.0 if i == 5 else (2.5))))));
+      vec2 v = [c, -0.0];
+      o = [1.0 if |v| == 0.0 else 0.0, 1.0 if |v| != 0.0 else 0.0];
+      stabilize;
+   }
+}
+initially [ s(i) | i in 0..6 ];
+"""
+    o = np.asarray(agree(program(text), {}).outputs["o"])
+    assert o[:, 0].tolist() == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert o[:, 1].tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]

@@ -672,13 +672,17 @@ def bulk_synchronous(checked: Checked) -> bool:
     update block, strands made by ``new`` or strand communication.  Otherwise it runs
     each strand to its end before the next (so ``print`` output comes strand by strand)."""
     program = checked.program
-    return program.update is not None or checked.communicates or A.holds(program.strand, A.New)
+    return program.update is not None or checked.communicates or _holds(checked, A.New)
+
+
+def _holds(checked: Checked, cls: type) -> bool:  # A.holds on the strand, kept: every run asks
+    got = checked.__dict__.setdefault("_holds", {})
+    return got[cls] if cls in got else got.setdefault(cls, A.holds(checked.program.strand, cls))
 
 
 def permuted(checked: Checked) -> bool:
     """Whether Diderot's runtime keeps this program's strands in a permuted order: strands
     made by ``new``, or dying in a bulk-synchronous program (a global block or queries).
     The interpreter and the C executor both follow that order there."""
-    strand = checked.program.strand
-    has_new, has_die = A.holds(strand, A.New), A.holds(strand, A.Die)
+    has_new, has_die = _holds(checked, A.New), _holds(checked, A.Die)
     return has_new or (has_die and (checked.communicates or checked.program.update is not None))

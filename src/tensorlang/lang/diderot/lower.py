@@ -1381,14 +1381,17 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     def result(steps: int, snap: bool = False):
         status = run.status
         # a collection's strands in the executor's order (Diderot's, where it permutes them)
-        where = run.alive()
-        chosen = None if program.grid else where[(status[where] <= 1) if snap else (status[where] == 1)]
+        chosen = None
+        if not program.grid:
+            keep = (status <= 1) if snap else (status == 1)
+            where = run.alive() if run.indirect else None  # otherwise in column order: the mask
+            chosen = keep if where is None else where[keep[where]]
         outputs = {}
         for o in program.outputs:
-            arr = run.state(o.name, o.shape, o.kind)
-            outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr[chosen]
-        return RunResult(outputs, shape if program.grid else None, steps, int(np.sum(status == 0)),
-                         int(np.sum(status == 1)), run.printed if bsp else run.printed_by_strand())
+            arr = run.state(o.name, o.shape, o.kind, chosen)
+            outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
+        return RunResult(outputs, shape if program.grid else None, steps, int(np.count_nonzero(status == 0)),
+                         int(np.count_nonzero(status == 1)), run.printed if bsp else run.printed_by_strand())
     steps = 0
     if snapshot and on_snapshot is not None:
         on_snapshot(0, result(0, True))

@@ -254,6 +254,10 @@ class Renderer:
         if isinstance(e, S.Ref):
             return self.ref(e.space, e.name)
         if isinstance(e, S.Bin):
+            if e.op in ("==", "!=") and _root_of(e.a) is not None and _zero(e.b):
+                # |v| == 0 as v•v == 0 (the same truth for every argument, NaN and negatives
+                # included: the root is 0 exactly where its argument is): no square root
+                return f"({self.ex(_root_of(e.a))} {e.op} 0.0)"
             a, b = self.ex(e.a), self.ex(e.b)
             if e.ty == "int" and e.op == "/":
                 return f"tl_idiv({a}, {b})"
@@ -755,6 +759,15 @@ void tl_set_seqs(const tl_seq *s);
 """
 
 
+def _root_of(e):
+    """The argument of a square root (``tl_sqrt``), or None."""
+    return e.args[0] if isinstance(e, S.Call) and e.fn == "tl_sqrt" and len(e.args) == 1 else None
+
+
+def _zero(e) -> bool:
+    return isinstance(e, S.Const) and e.ty == "real" and float(e.value) == 0.0  # type: ignore[arg-type]
+
+
 def _uses(ir: S.StrandIR, kind: type) -> bool:
     """Whether a statement of ``kind`` occurs in the program."""
     def walk(body) -> bool:
@@ -959,14 +972,18 @@ class Run:
         order printed: Diderot's order for a program that is not bulk-synchronous."""
         return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
 
-    def state(self, name: str, shape: tuple[int, ...], kind: str) -> np.ndarray:
-        """A state variable of every strand: shape (n,) + ``shape``, a copy."""
+    def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
+        """A state variable of every strand (or of the strands ``cols``: their columns, or
+        a mask over all): shape (n,) + ``shape``, a copy."""
         names = [name] if not shape else [f"{name}.{k}" for k in range(int(np.prod(shape)))]
         places = [self.runner.state[slot] for slot in names]
         table = self.R if places[0][0] == "R" else self.I
         rows = [k for _, k in places]
-        out = table[rows[0]].copy() if len(rows) == 1 else np.ascontiguousarray(table[rows].T)
-        out = out.reshape((self.n,) + tuple(shape))
+        count = self.n if cols is None else int(np.count_nonzero(cols)) if cols.dtype == bool else len(cols)
+        out = np.empty((count, len(rows)), dtype=table.dtype)
+        for j, k in enumerate(rows):  # one row of the table at a time: no copy of the whole table
+            out[:, j] = table[k] if cols is None else table[k][cols]
+        out = out.reshape((count,) + tuple(shape))
         if kind == "bool":
             return out.astype(bool)
         return out

@@ -4,10 +4,10 @@ Per probe statement: the world-to-index map (``m``: the rows of the homogeneous
 inverse of the image's index-to-world map, an entry 0 skipped as the interpreter
 does), the cell n = ⌊x⌋ and fraction f, the domain test (the kernel's whole support
 inside the image; ⊥ outside unless a border mode maps the taps: clamp, wrap,
-mirror), the weights of every tap and derivative order from the kernel's pieces
-(one Horner polynomial per piece, as :meth:`fields.kernels.Kernel.weights`), the
-separable sum (innermost axis first: contiguous samples), and the chain rule to world
-space where the map's linear part is not the identity (the interpreter's
+mirror), the weights of every tap and derivative order (each tap's Horner polynomial,
+the coefficients in one table: the taps in SIMD lanes), the separable sum (innermost axis
+first, axis 0's taps in lanes: contiguous samples in an NRRD file), and the chain rule to
+world space where the map's linear part is not the identity (the interpreter's
 ``reconstruct.to_world``, axis by axis).  ``inside`` probes write the domain test.
 """
 
@@ -44,6 +44,13 @@ def _horner(c: list[float], x: str) -> str:
     return expr
 
 
+def _horner_names(c: list[str], x: str) -> str:
+    expr = c[-1]
+    for coef in reversed(c[:-1]):
+        expr = f"({coef} + ({expr}) * {x})"
+    return expr
+
+
 def _orders(body, found: dict[str, int]) -> None:
     for s in body or ():
         if isinstance(s, S.Probe):
@@ -61,10 +68,19 @@ def kernels(ir: S.StrandIR) -> list[str]:
     for k in ir.kernels:
         for m in range(found.get(k.name, -1) + 1):
             if m < len(k.segments):  # tap t's own polynomial in u = f - i, as the interpreter's weights
-                lines.append(f"static inline double tl_k_{k.name}_{m}(double u, int t) {{")
-                lines.append("    switch (t) {")
-                lines += [f"    case {t}: return {_horner(list(row), 'u')};" for t, row in enumerate(k.segments[m])]
-                lines += ["    default: return 0.0;", "    }", "}"]
+                rows = [list(row) for row in k.segments[m]]
+                width = max(len(row) for row in rows)
+                # every tap's coefficients in one table (zeros above a tap's degree): the taps'
+                # Horner steps in SIMD lanes, no branch; the same operations as tap by tap
+                rows = [row + [0.0] * (width - len(row)) for row in rows]
+                table = ", ".join("{" + ", ".join(map(repr, row)) + "}" for row in rows)
+                lines.append(f"static const double tl_c_{k.name}_{m}[{len(rows)}][{width}] = {{{table}}};")
+                lines.append(f"static inline void tl_w_{k.name}_{m}(double f, double *restrict w) {{")
+                lines.append(f"    for (int t = 0; t < {len(rows)}; t++) {{")
+                lines.append(f"        double u = f - ({1 - k.radius} + t);")
+                coef = [f"tl_c_{k.name}_{m}[t][{j}]" for j in range(width)]
+                lines.append(f"        w[t] = {_horner_names(coef, 'u')};")
+                lines += ["    }", "}"]
                 continue
             lines.append(f"static inline double tl_k_{k.name}_{m}(double u, int t) {{")
             lines.append("    (void)t;")
@@ -117,7 +133,8 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     out.append(f"{q}if (!ok) {{")
     out.append(f"{q}    for (int k = 0; k < {total}; k++) {cache}[k] = NAN;")
     out.append(f"{q}}} else {{")
-    out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes)
+    segmented = len(next(k for k in ir.kernels if k.name == s.kernel).segments)
+    out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes, segmented)
     out.append(f"{q}}}")
     if fam is not None:
         out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
@@ -160,14 +177,21 @@ def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
 
 
 def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int, cache: str,
-          sizes: list[int]) -> list[str]:
+          sizes: list[int], segmented: int) -> list[str]:
     """The taps, the weights of orders 0..top, and the separable sums into ``cache`` (the
-    orders one after another, each voxel component's derivatives row-major, world space)."""
+    orders one after another, each voxel component's derivatives row-major, world space).
+    ``segmented``: the orders whose weights have a table (``tl_w_``)."""
     out = []
+    affine = d > 1 and s.border is None  # the taps at strides from the support's first sample
     for a in range(d):
-        out.append(f"{q}int64_t ix{a}[{taps}];")
         size = f"im->size[{a}]"
-        if s.border is None:
+        if affine:
+            out.append(f"{q}const int64_t st{a} = im->stride[{a}];")
+        else:
+            out.append(f"{q}int64_t ix{a}[{taps}];")
+        if affine:
+            pass
+        elif s.border is None:
             out.append(f"{q}for (int t = 0; t < {taps}; t++) ix{a}[t] = (int64_t)n{a} + {1 - radius} + t;")
         elif s.border == "clamp":
             out.append(f"{q}{{ double c = n{a} < -{taps} ? -{taps} : (n{a} > (double){size} + {taps} ? (double){size} + {taps} : n{a});")
@@ -181,11 +205,18 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
                 line += f" if (v >= {size}) v = {period} - 1 - v;"
             out.append(line + f" ix{a}[t] = v; }} }}")
         for m in range(top + 1):
+            if m < segmented:  # the taps' weights at once (tl_w_: a table of Horner polynomials)
+                out.append(f"{q}double w{a}_{m}[{taps}]; tl_w_{s.kernel}_{m}(f{a}, w{a}_{m});")
+                continue
             out.append(f"{q}double w{a}_{m}[{taps}]; for (int t = 0; t < {taps}; t++) "
                        f"w{a}_{m}[t] = tl_k_{s.kernel}_{m}(f{a} - ({1 - radius} + t), t);")
-    out.append(f"{q}const double *dp = im->data;")
-    for a in range(d):  # the taps' offsets along each axis, in elements
-        out.append(f"{q}{{ const int64_t st = im->stride[{a}]; for (int t = 0; t < {taps}; t++) ix{a}[t] *= st; }}")
+    if affine:
+        out.append(f"{q}const double *dp = im->data + "
+                   + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";")
+    else:
+        out.append(f"{q}const double *dp = im->data;")
+        for a in range(d):  # the taps' offsets along each axis, in elements
+            out.append(f"{q}{{ const int64_t st = im->stride[{a}]; for (int t = 0; t < {taps}; t++) ix{a}[t] *= st; }}")
     if vox > 1:
         out.append(f"{q}const int64_t cst = im->cstride;")
     out.append(f"{q}for (int c = 0; c < {vox}; c++) {{")
@@ -197,26 +228,52 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
     def dims(level: int) -> str:
         return "".join(f"[{taps}]" for _ in range(level))
 
-    def idx(level: int) -> str:
-        return "".join(f"[t{b}]" for b in range(level))
+    inner = d - 1
+
+    def idx(level: int, last: str = "") -> str:  # the innermost level's sums are kept [t1]..[t0]
+        ts = [f"t{b}" for b in range(level)] + ([last] if last else [])
+        if level + bool(last) == inner and ts:
+            ts = ts[1:] + ts[:1]
+        return "".join(f"[{t}]" for t in ts)
 
     # innermost axis: the samples, gathered once, each order's sum in its own accumulator
-    inner = d - 1
     suffixes: dict[int, list[tuple[int, ...]]] = {inner: [(m,) for m in range(top + 1)]}
     out.append(r + " ".join(f"double {name(inner, c)}{dims(inner)};" for c in suffixes[inner]))
+    comp = " + c * cst" if vox > 1 else ""
+    offset = " + ".join(f"ix{b}[t{b}]" for b in range(inner)) + (" + " if inner else "") + f"ix{inner}[t]" + comp
     loop = r
-    for b in range(inner):
-        out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
-        loop += "    "
-    out.append(loop + " ".join(f"double a{m} = 0;" for m in range(top + 1)))
-    offset = " + ".join(f"ix{b}[t{b}]" for b in range(inner)) + (" + " if inner else "") + f"ix{inner}[t]" \
-        + (" + c * cst" if vox > 1 else "")
-    out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
-               + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }")
-    out.append(loop + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1)))
-    for _b in range(inner - 1, -1, -1):
-        loop = loop[:-4]
-        out.append(f"{loop}}}")
+    if affine:  # the taps of axis 0 in SIMD lanes (contiguous samples where the stride is 1, an
+        # NRRD file's layout), each lane's sum in the same order as tap by tap
+        out.append(r + " ".join(f"memset({name(inner, (m,))}, 0, sizeof {name(inner, (m,))});"
+                                for m in range(top + 1)))
+        row = " + ".join([f"t{b} * st{b}" for b in range(1, inner)] + [f"t * st{inner}"]) + comp
+        for variant, at in (("if (st0 == 1) {", "row[t0]"), ("} else {", "row[t0 * st0]")):
+            out.append(r + variant)
+            loop = r + "    "
+            for b in range(1, inner):
+                out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
+                loop += "    "
+            out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{")
+            out.append(f"{loop}    const double *row = dp + {row};")
+            out.append(f"{loop}    for (int t0 = 0; t0 < {taps}; t0++) {{ double v = {at}; "
+                       + " ".join(f"{name(inner, (m,))}{idx(inner)} += w{inner}_{m}[t] * v;" for m in range(top + 1))
+                       + " }")
+            out.append(f"{loop}}}")
+            for _b in range(inner - 1, 0, -1):
+                loop = loop[:-4]
+                out.append(f"{loop}}}")
+        out.append(f"{r}}}")
+    else:
+        for b in range(inner):
+            out.append(f"{loop}for (int t{b} = 0; t{b} < {taps}; t{b}++) {{")
+            loop += "    "
+        out.append(loop + " ".join(f"double a{m} = 0;" for m in range(top + 1)))
+        out.append(f"{loop}for (int t = 0; t < {taps}; t++) {{ double v = dp[{offset}]; "
+                   + " ".join(f"a{m} += w{inner}_{m}[t] * v;" for m in range(top + 1)) + " }")
+        out.append(loop + " ".join(f"{name(inner, (m,))}{idx(inner)} = a{m};" for m in range(top + 1)))
+        for _b in range(inner - 1, -1, -1):
+            loop = loop[:-4]
+            out.append(f"{loop}}}")
     # the outer axes, innermost first: each partial sum of the next level weighted once per order
     for level in range(inner - 1, -1, -1):
         suffixes[level] = [(m,) + c for c in suffixes[level + 1] for m in range(top + 1 - sum(c))]
@@ -227,7 +284,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
             loop += "    "
         for c in suffixes[level]:
             out.append(f"{loop}{{ double a = 0; for (int t = 0; t < {taps}; t++) a += w{level}_{c[0]}[t] * "
-                       f"{name(level + 1, c[1:])}{idx(level)}[t]; {name(level, c)}{idx(level)} = a; }}")
+                       f"{name(level + 1, c[1:])}{idx(level, 't')}; {name(level, c)}{idx(level)} = a; }}")
         for _b in range(level - 1, -1, -1):
             loop = loop[:-4]
             out.append(f"{loop}}}")
