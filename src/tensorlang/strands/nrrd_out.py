@@ -86,21 +86,7 @@ def write(path: str, output, value: Any, grid: bool) -> str:
     """Write ``value`` (the output's array over all strands) to ``path``; returns the path.
     error[input] when the file cannot be written."""
     sizes, kinds, type_name, data = encode(output, value, grid)
-    detached = path.lower().endswith(".nhdr")
-    raw = os.path.splitext(path)[0] + ".raw" if detached else None
-    try:
-        if raw is not None:
-            with open(raw, "wb") as fh:
-                fh.write(data.tobytes())
-            with open(path, "wb") as fh:
-                fh.write(header(sizes, kinds, type_name, os.path.basename(raw)))
-        else:
-            with open(path, "wb") as fh:
-                fh.write(header(sizes, kinds, type_name))
-                fh.write(data.tobytes())
-    except (OSError, ValueError) as exc:
-        raise error("input", f"cannot write output {output.name!r} to {path!r}: "
-                             f"{getattr(exc, 'strerror', None) or exc}") from None
+    _save(path, output, sizes, kinds, type_name, data)
     return path
 
 
@@ -158,10 +144,18 @@ class _Out:
 
 
 def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_name: str, data: np.ndarray) -> None:
+    """The header and the data in one file, or a ``.nhdr`` header beside its ``.raw`` data."""
+    raw = os.path.splitext(path)[0] + ".raw" if path.lower().endswith(".nhdr") else None
     try:
-        with open(path, "wb") as fh:
-            fh.write(header(sizes, kinds, type_name))
-            fh.write(data.tobytes())
+        if raw is not None:
+            with open(raw, "wb") as fh:
+                fh.write(data.tobytes())
+            with open(path, "wb") as fh:
+                fh.write(header(sizes, kinds, type_name, os.path.basename(raw)))
+        else:
+            with open(path, "wb") as fh:
+                fh.write(header(sizes, kinds, type_name))
+                fh.write(data.tobytes())
     except (OSError, ValueError) as exc:
         raise error("input", f"cannot write output {output.name!r} to {path!r}: "
                              f"{getattr(exc, 'strerror', None) or exc}") from None
