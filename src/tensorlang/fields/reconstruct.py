@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ein.fields import Sample
 from ..ein.interp import EVALUATE
-from ..sampling.image import Image
+from ..sampling.image import Image, Samples
 from ..sampling.kernels import KERNELS, Kernel, at_integer  # noqa: F401 - at_integer: the reference's, used here too
 
 #: points per block: bounds the gathered neighbourhoods (block × support^dim × voxel)
@@ -70,21 +70,13 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, world: bool 
 
 
 @dataclass(frozen=True)
-class _Sampled:
+class _Sampled(Samples):
     """An image as a Sample reads it (ein/fields.py): samples, and the geometry's
     world-to-index rows (index_positions and inside read ``to_index``)."""
 
     data: np.ndarray
     dim: int
     to_index: np.ndarray
-
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        return tuple(self.data.shape[: self.dim])
-
-    @property
-    def voxel_shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape[self.dim:])
 
 
 def _evaluate_sample(e: Sample, at) -> np.ndarray:

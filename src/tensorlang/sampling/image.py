@@ -36,14 +36,12 @@ _VOXEL_KINDS = {
 _SPACE_KINDS = {"domain", "space", "time"}
 
 
-@dataclass(frozen=True, eq=False)
-class Image:
-    """Sampled data (space axes first, then the voxel shape) and its index-to-world map."""
+class Samples:
+    """The axes of sampled data ``data`` (``dim`` space axes first, then the voxel shape):
+    shared by :class:`Image` and the arrays a probe step reads (fields/reconstruct.py)."""
 
     data: np.ndarray
     dim: int
-    world: np.ndarray  # (dim+1, dim+1), homogeneous: world = world @ [index, 1]
-    name: str = dataclass_field(default_factory=lambda: f"V{next(_COUNTER)}")
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -53,6 +51,16 @@ class Image:
     @property
     def voxel_shape(self) -> tuple[int, ...]:
         return tuple(self.data.shape[self.dim:])
+
+
+@dataclass(frozen=True, eq=False)
+class Image(Samples):
+    """Sampled data (space axes first, then the voxel shape) and its index-to-world map."""
+
+    data: np.ndarray
+    dim: int
+    world: np.ndarray  # (dim+1, dim+1), homogeneous: world = world @ [index, 1]
+    name: str = dataclass_field(default_factory=lambda: f"V{next(_COUNTER)}")
 
     @property
     def to_index(self) -> np.ndarray:
