@@ -803,8 +803,7 @@ class Run:
         self.ffi, self.lib, self.lock = runner.ffi, runner.lib, runner.lock
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
-        self.printed = ""
-        self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement
+        self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
         self.R = np.zeros((max(r.nr, 1), n))
@@ -965,7 +964,11 @@ class Run:
             if at[0] > 0:
                 self.chunks.append((-1, text[:at[0]]))
             self.chunks += [(int(marks[2 * k + 1]), text[at[k]:at[k + 1]]) for k in range(m[0] // 2)]
-            self.printed += text.decode("utf-8", "replace")
+
+    @property
+    def printed(self) -> str:
+        """The printed text in the order it was printed."""
+        return b"".join(t for _, t in self.chunks).decode("utf-8", "replace")
 
     def printed_by_strand(self) -> str:
         """The printed text strand by strand (a global block's first), each strand's in the
