@@ -227,6 +227,28 @@ def test_eigenvalues_eigenvectors_and_inverses_agree_with_lapack():
     assert np.all(b.outputs["ev3"][11] == 0)
 
 
+EIGEN_TIE = """#version 1.0
+strand S (int i) {
+   real y = real(i) * -1.5;
+   output vec3 v = [0.0,0.0,0.0];
+   update { tensor[3,3] m = [[0.0, 0.5, 0.0], [0.5, y, 0.25], [0.0, 0.25, -0.0]]; v = evecs(m){2}; stabilize; }
+}
+initially [ S(i) | i in 0..5 ];
+"""
+
+
+@needs_cc
+def test_an_eigenvector_sign_on_equal_gaps_is_diderots_in_both_executors():
+    """For i = 0 the outer eigenvalues are ±0.559 around 0: both gaps are equal, and
+    rounding (LAPACK's in the interpreter, Jacobi's in C) must not pick the sign.  The
+    expected rows are what the real Diderot compiler's executable printed."""
+    a, b = _agree(EIGEN_TIE)
+    diderot = np.array([[0.63245553, -0.70710677, 0.31622782], [0.28157857, -0.94915318, 0.14078929],
+                        [0.15869144, -0.98413473, 0.079345718], [0.10863709, -0.99259633, 0.054318532],
+                        [0.082271956, -0.99576068, 0.041135959], [0.066106282, -0.99726516, 0.033046268]])
+    assert np.allclose(b.outputs["v"], diderot, atol=1e-4)  # its float solver: the signs are the point
+
+
 def _m3(i: int) -> np.ndarray:
     a, b, c = np.sin(1.3 * i + 0.2), np.cos(0.7 * i) - 0.5, 0.3 * i - 1
     return np.array([[a, b, c], [b, 2 * c - a, 0.5], [c, 0.5, a * b + 1]])

@@ -767,7 +767,7 @@ def _null_dir(a: np.ndarray) -> np.ndarray:
 def _eig3(m):
     """A symmetric 3x3 matrix's eigen-system (numpy's values and vectors, largest value
     first) with the eigenvectors' signs of Diderot's executables for distinct eigenvalues:
-    the vector of the eigenvalue of largest magnitude among the first and the last, and
+    the vector of the outer eigenvalue farther from the middle one (the last on a tie), and
     the middle one, point along the null spaces its executables build (``_null_dir``);
     the third completes a right-handed frame.  Repeated eigenvalues keep numpy's."""
     m = (m + m.T) / 2
@@ -777,7 +777,9 @@ def _eig3(m):
     scale = max(abs(float(w[0])), abs(float(w[2])), 1e-300)
     if min(w[0] - w[1], w[1] - w[2]) <= 1e-12 * scale:
         return w, v
-    keep = 0 if abs(w[0] - w.mean()) > abs(w[2] - w.mean()) else 2
+    # the outer eigenvalue whose gap to the middle one is wider; an equal gap (up to
+    # rounding, which differs between LAPACK and the C executor's Jacobi) keeps the last
+    keep = 0 if (w[0] - w[1]) - (w[1] - w[2]) > 1e-9 * scale else 2
     for i in (keep, 1):
         if float(_null_dir(m - w[i] * np.eye(3)) @ v[:, i]) < 0:
             v[:, i] = -v[:, i]

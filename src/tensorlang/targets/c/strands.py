@@ -115,13 +115,12 @@ static void tl_cross(const double *a, const double *b, double *r) {
     r[0] = a[1] * b[2] - a[2] * b[1]; r[1] = a[2] * b[0] - a[0] * b[2]; r[2] = a[0] * b[1] - a[1] * b[0];
 }
 /* 3x3, distinct eigenvalues: the signs of Diderot's executables (the interpreter's _eig3):
-   the vectors of the outer eigenvalue farther from the mean and of the middle one point
+   the vectors of the outer eigenvalue farther from the middle one (the last on a tie) and of the middle one point
    along the null direction of a - wI (crosses of its rows), the third completes the frame */
 static void tl_eig3_signs(const double *a, double *out) {
     double *w = out, scale = fmax(fmax(fabs(w[0]), fabs(w[2])), 1e-300);
     if (fmin(w[0] - w[1], w[1] - w[2]) <= 1e-12 * scale) return;
-    double mean = (w[0] + w[1] + w[2]) / 3;
-    int keep = fabs(w[0] - mean) > fabs(w[2] - mean) ? 0 : 2, idx[2] = {keep, 1};
+    int keep = (w[0] - w[1]) - (w[1] - w[2]) > 1e-9 * scale ? 0 : 2, idx[2] = {keep, 1};
     for (int t = 0; t < 2; t++) {
         int i = idx[t];
         double b[9], res[3], crs[3];
