@@ -165,8 +165,8 @@ def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
             if step is not None and step.order == 2 and step.why_not(vector_bytes) is None \
                     and step.n * step.m * (step.m + 1) // 2 < pair_work:
                 statements[n:n + 2] = [merged]
-                for s, sign in ((middle, -1), (last, -1), (merged, 1)):
-                    readers.update({x: sign for x in s.reads}), writers.update({s.target: sign})
+                for s, sign in ((middle, -1), (last, -1), (merged, 1)):  # writers: only t's drops (t is gone)
+                    readers.update(dict.fromkeys(s.reads, sign))
                 changed = True
                 break
     if not changed:
