@@ -16,7 +16,7 @@ families, by tag:
 * ``einsum``: einsum programs (subscripts and shapes), numpy.einsum the reference.
 
 :data:`CORPUS` maps each name to a :class:`Case`; ``EXAMPLE_CASES`` and ``CFD_KERNELS``
-keep the tables ``tests/test_examples.py`` and ``tests/test_cfd.py`` were written over.
+keep the tables ``tests/lang/tl/test_examples.py`` and ``tests/lang/test_cfd.py`` were written over.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ EXAMPLE_CASES = {
 
 def _cfd_case(inputs, expected):
     """(inputs(rng), expected(inputs)) as the ``case(rng) -> (inputs, expected)`` builder
-    tests/test_cfd.py uses."""
+    tests/lang/test_cfd.py uses."""
     def case(rng, **sizes):
         ins = inputs(rng, **sizes)
         return ins, expected(ins)

@@ -178,3 +178,37 @@ def test_no_merge_when_y_definition_reads_something_changed_in_between():
     merged = gram_chains(plain, roles, 64)
     assert [s.target for s in merged.statements] == ["Y", "S"] and merged.statements[1].reads == ("Y",)
     assert "T" not in {d.name for d in merged.decls}
+
+
+def _chains(copies: int, shared: int | None) -> tuple[ir.Program, dict]:
+    """``copies`` chains of _chain's, one after the other (Y0, T0, S0, Y1, ...), and, with
+    ``shared``, a last statement that also reads T{shared} (a second reader)."""
+    from tensorlang.semantics.interface import Role
+
+    one, _ = _chain(overwrite=False)
+    shapes = {d.name: d.shape for d in one.decls}
+    statements, decls, roles = [], [ir.Decl("X", shapes["X"]), ir.Decl("W", shapes["W"])], {"X": Role.IN, "W": Role.IN}
+    for k in range(copies):
+        names = {"X": "X", "W": "W", "Y": f"Y{k}", "T": f"T{k}", "S": f"S{k}"}
+        statements += [ir.Statement(names[s.target], s.index, ir.rename_tensors(s.body, names)) for s in one.statements]
+        decls += [ir.Decl(names[n], shapes[n]) for n in ("Y", "T", "S")]
+        roles[f"S{k}"] = Role.OUT
+    if shared is not None:
+        statements.append(ir.Statement("U", (("i", 32), ("l", 64)), ir.Tensor(f"T{shared}", ("i", "l"))))
+        decls.append(ir.Decl("U", (32, 64)))
+        roles["U"] = Role.OUT
+    return ir.Program(tuple(decls), tuple(statements)), roles
+
+
+@pytest.mark.parametrize("shared", [None, 0, 1, 2])
+def test_every_chain_of_a_program_merges_unless_its_temporary_has_another_reader(shared):
+    """Several merges in one program (the readers and writers counted once are kept up to
+    date as pairs merge): each chain becomes Y, S, except the one whose T is also read
+    by a later statement."""
+    program, roles = _chains(3, shared)
+    merged = gram_chains(program, roles, 64)
+    expected = []
+    for k in range(3):
+        expected += [f"Y{k}", f"T{k}", f"S{k}"] if k == shared else [f"Y{k}", f"S{k}"]
+    assert [s.target for s in merged.statements] == expected + (["U"] if shared is not None else [])
+    assert {f"T{k}" for k in range(3) if k != shared}.isdisjoint(d.name for d in merged.decls)

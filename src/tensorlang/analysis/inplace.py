@@ -30,8 +30,7 @@ occurrence, read where, under which rule, is the reason (``tensorlang analyze``)
 
 One derivation serves ``tensorlang analyze``, the buffer plan (:mod:`..schedule.plan`:
 the scratch slot), the loop IR (:mod:`..loops.lower`: store into the target or into the
-scratch buffer and copy back) and so every target.  Verdicts are cached per statement
-(statements are immutable and hashable).
+scratch buffer and copy back) and so every target, once per statement object.
 
 Soundness (compatible ⇒ in place gives ev-stmt's result) is 002 Corollary 1; the tests
 check it by brute force against Fig. 5's ``eval_Γ`` (tests/analysis) and by running
@@ -41,7 +40,6 @@ random self-updating statements in place against the reference interpreter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..ein import ir
 from ..ein.index import Affine, Index, as_terms, to_text, variables_of
@@ -185,10 +183,12 @@ def _contains(body: ir.Expr, target: str) -> set[int]:
     return found
 
 
-@lru_cache(maxsize=4096)
 def compatible(stmt: ir.Statement) -> Verdict:
-    """002's derivation for ``stmt``: ``Γ ⊢ x = e ok`` by ok-c-stmt, read by read."""
-    return derive(stmt, stmt.target)
+    """002's derivation for ``stmt``: ``Γ ⊢ x = e ok`` by ok-c-stmt, read by read; kept on the
+    statement object as its ``reads`` are (a cache by value hashed and compared statements)."""
+    if "_verdict" not in stmt.__dict__:  # frozen: set as functools.cached_property does
+        object.__setattr__(stmt, "_verdict", derive(stmt, stmt.target))
+    return stmt.__dict__["_verdict"]
 
 
 def derive(stmt: ir.Statement, x: str) -> Verdict:

@@ -97,7 +97,7 @@ def reads_back(text: str, stage: str, program_language: str) -> str:
     except TensorLangError as exc:
         if exc.code == "too-large" and "nested" in exc.message:
             raise refuse(f"an expression more than {MAX_DEPTH} operators deep") from None
-        # any other complaint is no bound of this check's (tests/test_resources.py reads
+        # any other complaint is no bound of this check's (tests/hostile/test_resources.py reads
         # every stage back)
     return text
 

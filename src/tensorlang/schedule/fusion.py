@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -249,11 +250,13 @@ def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
 
 
 def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: Mapping[str, str],
-            itemsize: int, cache: CacheSizes, shapes: Mapping[str, tuple[int, ...]]) -> Fusion | None:
+            itemsize: int, cache: CacheSizes, shapes: Mapping[str, tuple[int, ...]],
+            readers: Mapping[str, int]) -> Fusion | None:
+    """``readers``: how many statements read each name (counted once for all groups)."""
     extent = group[0].index[0][1]
-    stop = start + len(group)
     written = {s.target for s in group}
-    read_outside = {name for n, s in enumerate(program.statements) if not start <= n < stop for name in s.reads}
+    inside = Counter(name for s in group for name in s.reads)
+    read_outside = {name for name in inside.keys() | written if readers.get(name, 0) > inside[name]}
     first_write: dict[str, int] = {}
     for n, s in enumerate(group):
         first_write.setdefault(s.target, n)
@@ -309,8 +312,9 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
     cache = cache or cache_sizes()
     groups = []
     shapes = program.shapes  # once: built per access, and a program may have 10^4 groups
+    readers = Counter(name for s in program.statements for name in s.reads)
     for start, group in _candidates(program):
-        found = _fusion(program, start, group, roles, itemsize, cache, shapes)
+        found = _fusion(program, start, group, roles, itemsize, cache, shapes, readers)
         if found is not None:
             groups.append(found)
     return tuple(groups)

@@ -24,6 +24,7 @@ between Y's statement and S writes Y or what Y's statement reads.
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import replace
 from typing import Mapping
@@ -132,20 +133,29 @@ def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
     multiply-adds than the pair (counted as the Gram kernel's sorted entries)."""
     roles = declared_roles(program.decls) if roles is None else roles
     statements, shapes = list(program.statements), program.shapes
+    # per name, counted once and kept as pairs merge (a scan per pair was quadratic); a
+    # merge replaces statements n and n+1, so the positions below n never move
+    readers, writers = Counter(x for s in statements for x in s.reads), Counter(s.target for s in statements)
+    written_at: dict[str, list[int]] = {}
+    for k, s in enumerate(statements):
+        written_at.setdefault(s.target, []).append(k)
+
+    def last_write(name: str, before: int) -> int:
+        """The last statement before position ``before`` that writes ``name``, or -1."""
+        return at[k - 1] if (k := bisect_left(at := written_at.get(name, []), before)) else -1
     changed = False
     for n in range(len(statements) - 2, 0, -1):
         middle, last = statements[n], statements[n + 1]
         t = middle.target
-        if roles.get(t, Role.TEMP) != Role.TEMP or sum(t in s.reads for s in statements) != 1 \
-                or sum(s.target == t for s in statements) != 1 or t not in last.reads:
+        if roles.get(t, Role.TEMP) != Role.TEMP or readers[t] != 1 or writers[t] != 1 or t not in last.reads:
             continue
         for name in middle.reads:
-            d = next((d for d in range(n - 1, -1, -1) if statements[d].target == name), None)
-            if d is None:
+            d = last_write(name, n)
+            if d < 0:
                 continue
             definition = statements[d]
             watched = {definition.target, *definition.reads}
-            if t in watched or any(s.target in watched for s in statements[d + 1:n]):
+            if t in watched or any(last_write(w, n) > d for w in watched):
                 continue
             merged = merged_pair(definition, middle, last, shapes)
             if merged is None:  # (then both are sums of products: multiply_adds counts them)
@@ -155,6 +165,8 @@ def gram_chains(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
             if step is not None and step.order == 2 and step.why_not(vector_bytes) is None \
                     and step.n * step.m * (step.m + 1) // 2 < pair_work:
                 statements[n:n + 2] = [merged]
+                for s, sign in ((middle, -1), (last, -1), (merged, 1)):  # writers: only t's drops (t is gone)
+                    readers.update(dict.fromkeys(s.reads, sign))
                 changed = True
                 break
     if not changed:

@@ -777,9 +777,7 @@ def _eig3(m):
     scale = max(abs(float(w[0])), abs(float(w[2])), 1e-300)
     if min(w[0] - w[1], w[1] - w[2]) <= 1e-12 * scale:
         return w, v
-    # the outer eigenvalue whose gap to the middle one is wider; an equal gap (up to
-    # rounding, which differs between LAPACK and the C executor's Jacobi) keeps the last
-    keep = 0 if (w[0] - w[1]) - (w[1] - w[2]) > 1e-9 * scale else 2
+    keep = 0 if (w[0] - w[1]) - (w[1] - w[2]) > 1e-9 * scale else 2  # a tie up to rounding: 2
     for i in (keep, 1):
         if float(_null_dir(m - w[i] * np.eye(3)) @ v[:, i]) < 0:
             v[:, i] = -v[:, i]

@@ -22,7 +22,7 @@ from tensorlang import cli
 from tensorlang.errors import CODES
 from tensorlang.explain import EXPLANATIONS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MATMUL = "in var A : [2 3]\nin var B : [3 4]\nout var C : [2 4]\nC = A # B . [2 3]\n"
 
 

@@ -2,7 +2,7 @@
 paper the docs cite is on the references page and every citation links to it, and the
 pages a user reads carry no development-log wording.
 
-``python tests/test_docs_site.py --link-citations`` links the citations the test finds
+``python tests/docs/test_docs_site.py --link-citations`` links the citations the test finds
 unlinked (``paper 003``, ``003 §5.5``, ``002's``) to docs/references.md, in docs/ and
 README.md; run it after adding text that cites a paper.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 REFERENCES = DOCS / "references.md"
 
@@ -150,7 +150,7 @@ def test_every_cited_paper_is_on_the_references_page():
 
 def test_every_citation_links_to_the_references_page():
     unlinked = [c for page in _citation_pages() for c in unlinked_citations(page)]
-    assert unlinked == [], "run python tests/test_docs_site.py --link-citations"
+    assert unlinked == [], "run python tests/docs/test_docs_site.py --link-citations"
 
 
 def test_the_citation_pattern_finds_citations_and_not_numbers():

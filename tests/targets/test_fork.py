@@ -21,7 +21,7 @@ import pytest
 
 from tensorlang.targets import available
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 needs_c = pytest.mark.skipif("c" not in available(), reason="no C compiler")
 

@@ -32,7 +32,7 @@ from tensorlang.errors import MAX_DEPTH, TensorLangError
 from tensorlang.lang.lark_support import MAX_NESTING
 from tensorlang.semantics.values import power
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 SMALL = "in var x : [3]\nout var y : [3]\ny = x * 2\n"
 SYMBOLIC = "in var x : [n]\nout var y : [n]\ny = x * 2\n"
 

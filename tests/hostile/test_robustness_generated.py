@@ -29,7 +29,7 @@ import pytest
 import tensorlang as tl
 from tensorlang.semantics.values import FUNCTIONS
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]
 SRC = TESTS.parent / "src"
 HAVE_C = "c" in tl.available_backends()
 needs_c = pytest.mark.skipif(not HAVE_C, reason="no C compiler")

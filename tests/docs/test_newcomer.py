@@ -11,7 +11,7 @@ import pytest
 import tensorlang as tl
 from tensorlang.errors import TensorLangError
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 GRADIENT = """
 in var Dx : [p p]

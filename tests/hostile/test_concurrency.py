@@ -26,7 +26,7 @@ HAS_C = "c" in available()
 THREADS = 4
 CALLS = 150
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 needs_c = pytest.mark.skipif(not HAS_C, reason="no C compiler")
 

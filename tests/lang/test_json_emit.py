@@ -21,7 +21,7 @@ from tensorlang.lang.json_form import VERSION, from_json, to_json
 
 from corpus import EXAMPLES
 
-sys.path.insert(0, str(Path(__file__).parent / "lang" / "stur"))
+sys.path.insert(0, str(Path(__file__).parent / "stur"))
 import test_stur  # noqa: E402 - the STUR programs written for its tests
 
 FILES = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".tl", ".cfd", ".teil"))

@@ -49,7 +49,7 @@ CASES = {
         lambda i: {"y": np.einsum("bij,bj->bi", i["M"], i["x"])},
         [dict(batch=1, n=3, m=2), dict(batch=6, n=5, m=8)],
     ),
-    "quadratic_features.tl": (  # a size expression, [M p+p*p] (tests/test_size_expressions.py)
+    "quadratic_features.tl": (  # a size expression, [M p+p*p] (tests/semantics/test_size_expressions.py)
         lambda rng, M, p: {"F": rand(rng, M, p)},
         lambda i: {"Z": np.concatenate([i["F"], np.einsum("mi,mj->mij", i["F"], i["F"]).reshape(len(i["F"]), -1)], 1)},
         [dict(M=3, p=2), dict(M=5, p=4)],

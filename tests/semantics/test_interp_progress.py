@@ -67,7 +67,7 @@ def test_without_rich_only_the_hint(program, terminal, capsys, monkeypatch):
     assert "--backend c" in err and "statements" not in err
 
 
-EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.mark.parametrize("path", [None, EXAMPLES / "teil" / "fig7_matrix_product.teil",
