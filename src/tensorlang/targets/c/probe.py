@@ -69,6 +69,11 @@ WRITE_AHEAD = 2
 #: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
 REGION_BLOCKS = 2
 REGION_AHEAD = 512
+#: points already coherent are not sorted: at most one jump (consecutive points neither
+#: in one block nor in the next along the innermost axis) per this many points (a grid in
+#: raster order, points along curves, points in block order; random points jump at
+#: almost every point) (measured: docs/performance.md)
+COHERENT_POINTS = 16
 #: scalar 3-D images with 4-tap kernels sum two rows at once in 512-bit vectors
 #: (:func:`_paired_contract`): None, where the compiler targets AVX-512 (C's TL_PAIRED);
 #: True or False, always or never (the tests build both)
@@ -432,7 +437,8 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
     src = (_prefix(d, S, ncomp, vw)
            + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
            + _cells(d, kern, order)
-           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, scatterahead=SCATTER_AHEAD)
+           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, scatterahead=SCATTER_AHEAD,
+                       coherent=COHERENT_POINTS)
            + _points(d, kern, order, ncomp, vw, parallel)
            + csrc.text("probe_entry.c", regionblocks=REGION_BLOCKS, regionahead=REGION_AHEAD))
     return src, DECLARATION

@@ -2,8 +2,9 @@
 // points sorted by block where asked (tl_sort), then the generated tl_probe_points.
 // Placeholders: TL_FILL_REGIONBLOCKS and TL_FILL_REGIONAHEAD (cprobe.REGION_BLOCKS,
 // REGION_AHEAD: how far ahead, in block order, the rows of points are prefetched).
-/* The probes of n points; with sort, in the order of the image's blocks (tl_sort), each
-   result still written at its point's own index: the same numbers in the same places.
+/* The probes of n points; with sort, in the order of the image's blocks (tl_sort) unless
+   tl_sort finds them coherent already, each result still written at its point's own
+   index: the same numbers in the same places.
    The sort's buffers (the sorted coordinates, n*D doubles, then perm and key, n int32
    each) are scratch where scratch is given (the caller's memory, reused from call to
    call: fresh pages cost the kernel's zeroing and a fault each), else malloc'd here. */

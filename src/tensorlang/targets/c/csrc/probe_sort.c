@@ -2,7 +2,8 @@
 // stable counting sort by the image's blocks, on threads.  Follows the generated
 // tl_cells (whose fused multiply-adds are off; from here on they may be fused).
 // Placeholders: TL_FILL_SHIFT (cprobe.SORT_SHIFT), TL_FILL_PARALLELPOINTS
-// (cprobe.parallel_points), TL_FILL_SCATTERAHEAD (cprobe.SCATTER_AHEAD).
+// (cprobe.parallel_points), TL_FILL_SCATTERAHEAD (cprobe.SCATTER_AHEAD),
+// TL_FILL_COHERENT (cprobe.COHERENT_POINTS).
 /* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
    within the reference's rounding, not bit-equal to it). */
 #if defined(__clang__)
@@ -35,6 +36,7 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
     int64_t *count = (int64_t *)calloc((size_t)team * (size_t)(total + 1), sizeof(int64_t));
     if (count == NULL)
         return -1;
+    int64_t all_jumps = 0;
     #pragma omp parallel num_threads(team) if(team > 1)
     {
 #ifdef _OPENMP
@@ -59,32 +61,47 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
             }
             key[p] = (int32_t)k;
         }
-        for (int64_t p = from; p < to; p++)
-            mine[key[p]]++;
-        #pragma omp barrier
-        #pragma omp single
-        {  /* each thread's first place in each block: blocks in order, threads in order */
-            int64_t at = 0;
-            for (int64_t k = 0; k < total; k++)
-                for (int u = 0; u < team; u++) {
-                    int64_t *c = count + (int64_t)u * (total + 1) + k;
-                    const int64_t here = *c;
-                    *c = at;
-                    at += here;
-                }
+        /* the jumps: consecutive points neither in one block nor in the next along the
+           innermost axis (branch-free; the loop vectorizes).  Few jumps (points on a grid
+           in raster order, along a curve, already in block order): the given order
+           reuses the rows as the block order would, and the sort is not paid */
+        int64_t jumps = 0;
+        for (int64_t p = from + 1; p < to; p++) {
+            const int64_t step = (int64_t)key[p] - (int64_t)key[p - 1];
+            jumps += (step < 0) | (step > 1);
         }
-        for (int64_t p = from; p < to; p++) {
-            if (p + TL_FILL_SCATTERAHEAD < to) {  /* the scattered writes' lines, asked for ahead */
-                const int64_t ahead = mine[key[p + TL_FILL_SCATTERAHEAD]];
-                __builtin_prefetch(perm + ahead, 1, 1);
-                __builtin_prefetch(sorted + ahead * D, 1, 1);
+        #pragma omp atomic
+        all_jumps += jumps;
+        #pragma omp barrier
+        /* the same for every thread: all read all_jumps after the barrier */
+        if (all_jumps * TL_FILL_COHERENT > n) {
+            for (int64_t p = from; p < to; p++)
+                mine[key[p]]++;
+            #pragma omp barrier
+            #pragma omp single
+            {  /* each thread's first place in each block: blocks in order, threads in order */
+                int64_t at = 0;
+                for (int64_t k = 0; k < total; k++)
+                    for (int u = 0; u < team; u++) {
+                        int64_t *c = count + (int64_t)u * (total + 1) + k;
+                        const int64_t here = *c;
+                        *c = at;
+                        at += here;
+                    }
             }
-            const int64_t q = mine[key[p]]++;
-            perm[q] = (int32_t)p;
-            for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+            for (int64_t p = from; p < to; p++) {
+                if (p + TL_FILL_SCATTERAHEAD < to) {  /* the scattered writes' lines, asked for ahead */
+                    const int64_t ahead = mine[key[p + TL_FILL_SCATTERAHEAD]];
+                    __builtin_prefetch(perm + ahead, 1, 1);
+                    __builtin_prefetch(sorted + ahead * D, 1, 1);
+                }
+                const int64_t q = mine[key[p]]++;
+                perm[q] = (int32_t)p;
+                for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+            }
         }
     }
     free(count);
-    return total;
+    return all_jumps * TL_FILL_COHERENT > n ? total : 0;
 }
 
