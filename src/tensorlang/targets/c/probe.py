@@ -72,7 +72,7 @@ REGION_AHEAD = 512
 #: points already coherent are not sorted: at most one jump (consecutive points neither
 #: in one block nor in the next along the innermost axis) per this many points (a grid in
 #: raster order, points along curves, points in block order; random points jump at
-#: almost every point) (measured: docs/performance.md)
+#: almost every point) (measured: docs/performance.md); 0: always sorted (the tests)
 COHERENT_POINTS = 16
 #: scalar 3-D images with 4-tap kernels sum two rows at once in 512-bit vectors
 #: (:func:`_paired_contract`): None, where the compiler targets AVX-512 (C's TL_PAIRED);

@@ -74,7 +74,7 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
         all_jumps += jumps;
         #pragma omp barrier
         /* the same for every thread: all read all_jumps after the barrier */
-        if (all_jumps * TL_FILL_COHERENT > n) {
+        if (TL_FILL_COHERENT == 0 || all_jumps * TL_FILL_COHERENT > n) {
             for (int64_t p = from; p < to; p++)
                 mine[key[p]]++;
             #pragma omp barrier
@@ -102,6 +102,6 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
         }
     }
     free(count);
-    return all_jumps * TL_FILL_COHERENT > n ? total : 0;
+    return TL_FILL_COHERENT == 0 || all_jumps * TL_FILL_COHERENT > n ? total : 0;
 }
 
