@@ -93,8 +93,8 @@ _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back a
 def scratch_bytes(n: int, dim: int) -> int:
     """The bytes of the block order's buffers for ``n`` points in ``dim`` dimensions, as
     C's tl_probe lays them out: the sorted coordinates (8·dim bytes a point), then perm
-    and key (4 bytes each)."""
-    return n * (8 * dim + 8)
+    and key (4 bytes each), the first two starting on 64-byte lines (128 bytes more)."""
+    return n * (8 * dim + 8) + 128
 
 
 def _scratch(nbytes: int) -> np.ndarray:
