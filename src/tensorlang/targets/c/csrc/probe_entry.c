@@ -21,10 +21,10 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         char *own = scratch != NULL ? NULL : (char *)malloc((size_t)n * (D * sizeof(double) + 2 * sizeof(int32_t)) + 128);
         char *block = scratch != NULL ? scratch : own;
         /* the sorted coordinates and perm start on 64-byte lines (tl_sort's streaming stores) */
-        double *sorted = (double *)(block + (64 - (uintptr_t)block % 64) % 64);
-        int32_t *perm = (int32_t *)((char *)sorted + ((size_t)n * D * sizeof(double) + 63) / 64 * 64);
-        int32_t *key = perm + n;
-        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, perm, sorted, key, threads) : -1;
+        double *sorted = block != NULL ? (double *)(block + (64 - (uintptr_t)block % 64) % 64) : NULL;
+        int32_t *perm = block != NULL ? (int32_t *)((char *)sorted + ((size_t)n * D * sizeof(double) + 63) / 64 * 64)
+                                      : NULL;
+        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, perm, sorted, perm + n, threads) : -1;
         if (blocks > 0) {
             /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
             int64_t look = TL_FILL_REGIONBLOCKS * (n / blocks);
