@@ -210,8 +210,9 @@ def test_large_images_take_the_block_order_and_agree_with_the_reference():
 def test_coherent_points_are_not_sorted_and_agree(monkeypatch):
     """tl_sort counts the jumps between blocks of consecutive points: a grid in raster
     order and points already in block order are probed in the given order (the scratch's
-    perm is never written), random points are sorted (perm is a permutation); the results
-    are the given order's either way, bit for bit, and the reference's."""
+    perm is never written), random points are sorted (perm is a permutation, where C's
+    layout puts it); the results are the given order's either way, bit for bit, and the
+    reference's."""
     rng = np.random.default_rng(8)
     side = 50  # 4 blocks of 16 cells per axis
     img = tl.image(rng.normal(size=(side, side, side)))
@@ -224,7 +225,8 @@ def test_coherent_points_are_not_sorted_and_agree(monkeypatch):
     blocked = rand[np.argsort(keys, kind="stable")]
     monkeypatch.setattr(cprobe, "_SCRATCH", [])
     for points, sorted_ in ((grid, False), (blocked, False), (rand, True)):
-        scratch = np.full(cprobe.scratch_bytes(n, 3), 0xFF, dtype=np.uint8)
+        # at an odd address: C aligns the sorted coordinates and perm to 64 bytes inside it
+        scratch = np.full(cprobe.scratch_bytes(n, 3) + 5, 0xFF, dtype=np.uint8)[5:]
         cprobe._SCRATCH[:] = [scratch]
         ours = cprobe.probe(img, kern, 1, points, sort=True)
         assert cprobe._SCRATCH == [scratch]
