@@ -12,9 +12,10 @@ write into a result array made once (``out=``, ``output=``), as every suite's
 tensorlang contenders do: a caller probing in a loop reuses it, and a fresh 72 MB
 Hessian result would add its pages' faults and zeroing (about 5 ms here) to the time.
 
-The bound (:func:`counts`; docs/fields.md, "How fast a probe can be", has the model) is
-the machine's limit for this work, whatever order the points come in: the larger of the
-arithmetic at the core's FMA peak and the memory traffic a perfect cache would leave.
+The bound (:func:`counts`; docs/performance.md, "Fields: the probe bound made the
+machine's", has the numbers) is the machine's limit for this work, whatever order the
+points come in: the larger of the arithmetic at the core's FMA peak and the memory
+traffic a perfect cache would leave.
 Flops are the separable sum's, done outer axes first (16 rows of 4 samples weighted per
 outer derivative combination, then 4 rows, then one 4-term dot product per derivative
 component, 2 flops per multiply-add), the weight polynomials (Horner) and the
@@ -155,8 +156,8 @@ def counts(order: int, size: int, points: int) -> tuple[float, float, float]:
     return float(flops), float(nbytes), float(once)
 
 
-#: what the "% of limit" column of this suite compares with (docs/fields.md, "Reading
-#: the % of limit column")
+#: what the "% of limit" column of this suite compares with (docs/performance.md, "Fields:
+#: the probe bound made the machine's")
 LIMIT_NOTE = ("% of limit: the larger of the flops at the FMA peak and the bytes a perfect cache would move "
               "(each image line some point touches read once, the points read, the results written), "
               "whatever the points' order: the block sort's traffic and a random-order gather's misses are "
