@@ -207,7 +207,8 @@ def test_large_images_take_the_block_order_and_agree_with_the_reference():
         _agree(ours, reconstruct.probe(img, KERNELS["bspln3"], order, pts))
 
 
-def test_coherent_points_are_not_sorted_and_agree(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_coherent_points_are_not_sorted_and_agree(monkeypatch, threads):
     """tl_sort counts the jumps between blocks of consecutive points: a grid in raster
     order and points already in block order are probed in the given order (the scratch's
     perm is never written), random points are sorted (perm is a permutation, where C's
@@ -228,7 +229,7 @@ def test_coherent_points_are_not_sorted_and_agree(monkeypatch):
         # at an odd address: C aligns the sorted coordinates and perm to 64 bytes inside it
         scratch = np.full(cprobe.scratch_bytes(n, 3) + 5, 0xFF, dtype=np.uint8)[5:]
         cprobe._SCRATCH[:] = [scratch]
-        ours = cprobe.probe(img, kern, 1, points, sort=True)
+        ours = cprobe.probe(img, kern, 1, points, sort=True, threads=threads)  # 2: past parallel_points
         assert cprobe._SCRATCH == [scratch]
         start = -scratch.ctypes.data % 64 + -(-24 * n // 64) * 64  # C's layout: 64-byte aligned
         perm = scratch[start: start + 4 * n].view(np.int32)
