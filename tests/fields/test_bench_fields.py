@@ -35,3 +35,21 @@ def test_fields_suite_quick_contenders_agree_with_the_reference():
             assert np.allclose(bound.result(), expected, rtol=1e-10, atol=1e-10), (case.kernel, contender.name)
             ran += 1
         assert ran >= 3 if case.kernel == "bspln3_value" else ran >= 2
+
+
+def test_the_probe_bound_counts_the_flops_and_a_perfect_caches_bytes():
+    """The suite's bound (docs/performance.md): flops of the separable sum, the weights and
+    the map; per point its 24 bytes and its result; once per call the image's lines the
+    points touch, each once: 22 lines a point while few points share any, the whole image
+    (never more) when many do."""
+    from tensorlang_bench.suites.fields import counts
+
+    image = 8 * 256 ** 3
+    for order, (flops, nbytes) in enumerate([(270, 32), (538, 48), (822, 96)]):
+        f, b, once = counts(order, 256, 10 ** 6)
+        assert (f, b) == (flops, nbytes)
+        assert image * 0.9999 < once <= image
+        assert counts(order, 64, 10 ** 6)[2] <= 8 * 64 ** 3
+    few = counts(0, 256, 100)[2]
+    assert abs(few - 100 * 22 * 64) < 0.01 * few
+    assert counts(0, 256, 10 ** 4)[2] < counts(0, 256, 10 ** 5)[2] < counts(0, 256, 10 ** 6)[2]

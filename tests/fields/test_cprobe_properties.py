@@ -165,11 +165,18 @@ def test_an_infinite_sample_just_past_the_support_of_an_integer_point_gives_bott
 
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
-@given(cases(), st.integers(1, 3))
-def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads):
+@given(cases(), st.integers(1, 3), st.sampled_from([0, c_probe.COHERENT_POINTS]))
+def test_probes_in_block_order_equal_probes_in_the_given_order(case, threads, coherent):
     """Sorting the points by the image's blocks (cprobe.sorts, C's tl_sort) changes the
     order of the work only: every result, ⊥ and ∞ included, is bit-for-bit the one the
-    unsorted probe writes at that point's own index."""
+    unsorted probe writes at that point's own index.  ``coherent`` 0: always sorted (these
+    small images have one block, so that tl_sort would find every order coherent)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(c_probe, "COHERENT_POINTS", coherent)
+        _block_order_equals_given_order(case, threads)
+
+
+def _block_order_equals_given_order(case, threads):
     img, kern, order, points = case
     plain = cprobe.probe(img, kern, order, points, threads=threads, sort=False)
     blocked = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
@@ -198,6 +205,40 @@ def test_large_images_take_the_block_order_and_agree_with_the_reference():
     for order in (0, 1):
         ours = cprobe.probe(img, KERNELS["bspln3"], order, pts, threads=2)  # sorted: sorts() said so
         _agree(ours, reconstruct.probe(img, KERNELS["bspln3"], order, pts))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_coherent_points_are_not_sorted_and_agree(monkeypatch, threads):
+    """tl_sort counts the jumps between blocks of consecutive points: a grid in raster
+    order and points already in block order are probed in the given order (the scratch's
+    perm is never written), random points are sorted (perm is a permutation, where C's
+    layout puts it); the results are the given order's either way, bit for bit, and the
+    reference's."""
+    rng = np.random.default_rng(8)
+    side = 50  # 4 blocks of 16 cells per axis
+    img = tl.image(rng.normal(size=(side, side, side)))
+    kern = KERNELS["bspln3"]
+    n = 27_000
+    grid = np.stack(np.meshgrid(*(np.linspace(0.5, side - 1.5, 30),) * 3, indexing="ij"), -1).reshape(-1, 3)
+    rand = rng.uniform(-1.0, side + 1.0, size=(n, 3))
+    rand[:3] = [np.nan, 0.0, 1.0], [np.inf, 2.0, 3.0], [1e30, 5, 5]
+    keys = (np.floor(np.clip(np.nan_to_num(rand, nan=0.0), 0, side - 1)).astype(np.int64) >> 4) @ [16, 4, 1]
+    blocked = rand[np.argsort(keys, kind="stable")]
+    monkeypatch.setattr(cprobe, "_SCRATCH", [])
+    for points, sorted_ in ((grid, False), (blocked, False), (rand, True)):
+        # at an odd address: C aligns the sorted coordinates and perm to 64 bytes inside it
+        scratch = np.full(cprobe.scratch_bytes(n, 3) + 5, 0xFF, dtype=np.uint8)[5:]
+        cprobe._SCRATCH[:] = [scratch]
+        ours = cprobe.probe(img, kern, 1, points, sort=True, threads=threads)  # 2: past parallel_points
+        assert cprobe._SCRATCH == [scratch]
+        start = -scratch.ctypes.data % 64 + -(-24 * n // 64) * 64  # C's layout: 64-byte aligned
+        perm = scratch[start: start + 4 * n].view(np.int32)
+        if sorted_:
+            assert np.array_equal(np.sort(perm), np.arange(n))
+        else:
+            assert (perm == -1).all()  # untouched: no sort
+        assert np.array_equal(ours, cprobe.probe(img, kern, 1, points, sort=False), equal_nan=True)
+        _agree(reconstruct.to_world(ours, img, 1), reconstruct.probe(img, kern, 1, points))
 
 
 def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monkeypatch):

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from properties.test_c_sanitizers import SANITIZE, pytestmark  # noqa: F401 - skipped where ASan does not work
-from tensorlang.fields import cprobe, reconstruct
+import tensorlang as tl
+from tensorlang.fields import KERNELS, cprobe, reconstruct
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import probe as c_probe
 from test_cprobe_properties import _agree, cases
@@ -75,7 +76,11 @@ def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads:
     """The probe's results from the sanitized build (with OpenMP where ``threads`` > 1)."""
     compiler = c_build.require_compiler()
     ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
-    src, _ = c_probe.source(img.dim, kern, order, ncomp, cprobe.parallel_points(img.dim, kern.support, ncomp))
+    with pytest.MonkeyPatch.context() as patch:
+        # sort 1: tl_sort's test of coherent points (these images' one block: never sorted);
+        # sort 2 and threads: always sorted
+        patch.setattr(c_probe, "COHERENT_POINTS", c_probe.COHERENT_POINTS if sort == 1 and threads == 1 else 0)
+        src, _ = c_probe.source(img.dim, kern, order, ncomp, cprobe.parallel_points(img.dim, kern.support, ncomp))
     n = points.shape[0]
     shape = (n,) + img.voxel_shape + (img.dim,) * order
     full = int(np.prod(shape[1:], dtype=np.int64))
@@ -129,3 +134,22 @@ def test_the_parallel_sort_is_clean_under_sanitizers(case, seed):
     many = np.concatenate([points] * reps)[np.random.default_rng(seed).permutation(reps * points.shape[0])]
     ours = run_sanitized(img, kern, order, many, 2, threads=2)  # in a scratch buffer of the exact size
     _agree(ours, cprobe.probe(img, kern, order, many, sort=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_write_combined_sort_of_many_blocks_is_clean_under_sanitizers(threads):
+    """An image of 27 blocks and a few thousand random points (not a multiple of the
+    buffers' 8 and 16): the sort's buffers fill and go out as whole lines, blocks start
+    and end inside lines (each thread's part too, at 2 threads past parallel_points),
+    in a scratch buffer of exactly cprobe.scratch_bytes wherever malloc put it."""
+    if threads > 1 and not c_build.require_compiler().openmp:
+        pytest.skip("no OpenMP")
+    rng = np.random.default_rng(threads)
+    img = tl.image(rng.normal(size=(33, 33, 33)))  # 3 blocks of 16 cells per axis
+    kern = KERNELS["bspln3"]
+    n = max(3001, cprobe.parallel_points(3, 4, 1) + 37) | 1
+    points = rng.uniform(-1.0, 34.0, size=(n, 3))
+    points[:2] = [np.nan, 3.0, 3.0], [np.inf, 1.0, 2.0]
+    ours = run_sanitized(img, kern, 1, points, 2, threads=threads)
+    _agree(ours, cprobe.probe(img, kern, 1, points, sort=False))

@@ -62,7 +62,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "gram_body3.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
     "probe_head.h": ({"paired": 0}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
     "probe_sort.c": ({"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048,
-                      "scatterahead": cprobe.SCATTER_AHEAD}, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
+                      "coherent": cprobe.COHERENT_POINTS}, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
     "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD}, _PROBE_SHAPE,
                       (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_FUNCTIONS)),
 }

@@ -12,21 +12,28 @@ write into a result array made once (``out=``, ``output=``), as every suite's
 tensorlang contenders do: a caller probing in a loop reuses it, and a fresh 72 MB
 Hessian result would add its pages' faults and zeroing (about 5 ms here) to the time.
 
-Counts per point (:func:`counts`; docs/fields.md, "How fast a probe can be", has the
-model): flops are the separable sum's, done outer axes first (16 rows of 4 samples
-weighted per outer derivative combination, then 4 rows, then one 4-term dot product per
-derivative component, 2 flops per multiply-add), the weight polynomials (Horner) and
-the world-to-index map.  Bytes are the point read (24 B) and the result written (8 B per
-component), plus the image: read once per call when it fits the L2 cache, else, per
-point, the cache lines its 16 rows touch (a 32-byte row at a random 8-byte offset
-straddles two 64-byte lines 3 times in 8: 22 lines, 1408 B), since random points reuse
-nothing.  A note gives what the gather alone takes (the 16 rows read and summed, C, one
-thread), measured in the same run: the probe's floor, whatever the counts say.
+The bound (:func:`counts`; docs/performance.md, "Fields: the probe bound made the
+machine's", has the numbers) is the machine's limit for this work, whatever order the
+points come in: the larger of the arithmetic at the core's FMA peak and the memory
+traffic a perfect cache would leave.
+Flops are the separable sum's, done outer axes first (16 rows of 4 samples weighted per
+outer derivative combination, then 4 rows, then one 4-term dot product per derivative
+component, 2 flops per multiply-add), the weight polynomials (Horner) and the
+world-to-index map.  Bytes are the point read (24 B) and the result written (8 B per
+component), per point, plus every cache line of the image that some point's support
+touches, read once: for random points, of the image's L lines each point touches 22 (16
+rows of 32 bytes at a random 8-byte offset; a row straddles two 64-byte lines 3 times in
+8), so L·(1 − exp(−22·n/L)) distinct lines are expected (the whole image for 10⁶ points
+on 256³).  A probe that moves more (a random-order gather reads 22 lines a point; the
+block sort writes and reads the points again) is measured against this.  A note gives
+what the gather alone takes (the 16 rows read and summed, C, one thread), measured in
+the same run.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -131,9 +138,10 @@ def _hand(order: int) -> Contender:
     return Contender("numpy (hand)", "peer", make, "vectorized: 4x4x4 gather + einsum per derivative")
 
 
-def counts(order: int, size: int, l2_bytes: int | None) -> tuple[float, float, float]:
+def counts(order: int, size: int, points: int) -> tuple[float, float, float]:
     """(flops, bytes) of one probe of derivative ``order`` on a ``size``³ float64 image,
-    and the bytes read once per call (the image, where it fits the L2 cache)."""
+    and the bytes read once per call of ``points`` uniformly random points: the image's
+    lines their supports touch, each once (a perfect cache)."""
     taps, lanes, d = 4, 4, 3
     inner = len([c for c in itertools.product(range(order + 1), repeat=d - 1) if sum(c) <= order])
     per_axis1 = (order + 1) * taps * lanes * 2  # one t0: axis 1's rows, per derivative order
@@ -141,19 +149,19 @@ def counts(order: int, size: int, l2_bytes: int | None) -> tuple[float, float, f
     flops += len(list(itertools.combinations_with_replacement(range(d), order))) * taps * 2  # the dots
     flops += sum(d * taps * (2 * (3 - m) + 1) for m in range(order + 1))  # weights: Horner, argument
     flops += d * d * 2  # the world-to-index map
-    nbytes = 24 + 8 * d ** order
-    image = 8 * size ** d
-    if l2_bytes is None or image > l2_bytes:
-        nbytes += taps * taps * (1 + 3 / 8) * 64  # the lines 16 random rows touch
-    return float(flops), float(nbytes), (0.0 if l2_bytes is None or image > l2_bytes else float(image))
+    nbytes = 24 + 8 * d ** order  # the point, the result
+    lines = 8 * size ** d / 64
+    touched = taps * taps * (1 + 3 / 8)  # lines a point's 16 rows touch
+    once = 64 * lines * -math.expm1(-touched * points / lines)
+    return float(flops), float(nbytes), float(once)
 
 
-#: what the "% of limit" column of this suite compares with (docs/fields.md, "Reading
-#: the % of limit column")
-LIMIT_NOTE = ("% of limit counts, beyond L2, the 22 lines of every point read from memory (random points "
-              "share none): a random-order gather. Where the image fits the L3 cache, or where the probe "
-              "sorts the points by the image's blocks (large images), it reads far fewer from memory, so "
-              "the column is not this machine's floor for the probe")
+#: what the "% of limit" column of this suite compares with (docs/performance.md, "Fields:
+#: the probe bound made the machine's")
+LIMIT_NOTE = ("% of limit: the larger of the flops at the FMA peak and the bytes a perfect cache would move "
+              "(each image line some point touches read once, the points read, the results written), "
+              "whatever the points' order: the block sort's traffic and a random-order gather's misses are "
+              "the probe's, not the bound's")
 
 
 def l2_bytes() -> int | None:
@@ -233,7 +241,7 @@ def cases(ctx: Context) -> list[Case]:
                              f"{floor * 1e3:.1f} ms here: the probe's floor at this size")
         where = "fits L2" if l2 is not None and 8 * size ** 3 <= l2 else "beyond L2"
         for order, kernel in enumerate(("value", "gradient", "hessian")):
-            flops, nbytes, once = counts(order, size, l2)
+            flops, nbytes, once = counts(order, size, points)
             contenders = _tensorlang(ctx, order) + ([_scipy(ctx)] if order == 0 else []) + [_hand(order)]
             result.append(Case("fields", f"bspln3_{kernel}", f"{size}^3 ({where}), {points} points", points, points,
                                flops * points, nbytes * points + once, inputs,

@@ -59,7 +59,7 @@ def sample_program(dim: int, voxel: tuple[int, ...], sizes: tuple[int, ...], ker
     return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))  # type: ignore[arg-type]
 
 
-_KERNELS: dict[tuple[ir.Program, Any], Any] = {}
+_KERNELS: dict[tuple[ir.Program, Any, int], Any] = {}
 
 
 def _kernel(img: Image, kern: Kernel, order: int):
@@ -72,7 +72,7 @@ def _kernel(img: Image, kern: Kernel, order: int):
     from ..targets.c import probe as c_probe
 
     program = sample_program(img.dim, img.voxel_shape, img.sizes, kern.name, order, POINTS)
-    key = (program, c_probe.PAIRED)  # (the tests render both forms of paired rows)
+    key = (program, c_probe.PAIRED, c_probe.COHERENT_POINTS)  # (the tests render both forms of each)
     found = _KERNELS.get(key)
     if found is None:
         if len(_KERNELS) > 64:
@@ -93,8 +93,8 @@ _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back a
 def scratch_bytes(n: int, dim: int) -> int:
     """The bytes of the block order's buffers for ``n`` points in ``dim`` dimensions, as
     C's tl_probe lays them out: the sorted coordinates (8·dim bytes a point), then perm
-    and key (4 bytes each)."""
-    return n * (8 * dim + 8)
+    and key (4 bytes each), the first two starting on 64-byte lines (128 bytes more)."""
+    return n * (8 * dim + 8) + 128
 
 
 def _scratch(nbytes: int) -> np.ndarray:

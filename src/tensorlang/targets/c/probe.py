@@ -32,10 +32,12 @@ software prefetch of the rows of points ahead was tried and measured slower: the
 out-of-order core already keeps as many misses in flight as the core can hold; see
 docs/fields.md).  On a large image many points are first sorted by the image's blocks
 (the schedule's ``sorts``, C's ``tl_sort``): the points of one block then share their rows in
-cache, and each result is still written at its point's own index.  Those scattered
-writes (the sort's and the results') are what software prefetch does pay for: each
-place is known a few points ahead, and asking for its line then hides the miss a
-store would otherwise wait on (:data:`SCATTER_AHEAD`, :data:`WRITE_AHEAD`).  So are, in
+cache, and each result is still written at its point's own index; points already
+coherent (:data:`COHERENT_POINTS`) are not sorted.  The sort's scattered writes go
+through a buffer per block and whole lines of streaming stores (no line read before it
+is written); the probe's scattered result writes are prefetched: each place is known a
+few points ahead, and asking for its line then hides the miss a store would otherwise
+wait on (:data:`WRITE_AHEAD`).  So are, in
 block order, the rows of the points about two blocks ahead (:data:`REGION_BLOCKS`,
 :data:`REGION_AHEAD`): a block's first reads from memory, not its points' arithmetic,
 were most of a large image's time.
@@ -60,15 +62,19 @@ from . import csrc
 #: points per batch: cells and weights are computed for this many points at once, in
 #: vector lanes (the loop over the batch's points vectorizes)
 BATCH = 8
-#: the sort's scattered writes are prefetched this many points ahead, the probe's
-#: scattered result writes this many batches ahead (measured: docs/fields.md)
-SCATTER_AHEAD = 16
+#: the probe's scattered result writes are prefetched this many batches ahead
+#: (measured: docs/fields.md)
 WRITE_AHEAD = 2
 #: in block order, each batch asks for the rows of the points this many blocks' worth of
 #: points ahead (points / blocks each), at most :data:`REGION_AHEAD` points: the next
 #: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
 REGION_BLOCKS = 2
 REGION_AHEAD = 512
+#: points already coherent are not sorted: at most one jump (consecutive points neither
+#: in one block nor in the next along the innermost axis) per this many points (a grid in
+#: raster order, points along curves, points in block order; random points jump at
+#: almost every point) (measured: docs/performance.md); 0: always sorted (the tests)
+COHERENT_POINTS = 16
 #: scalar 3-D images with 4-tap kernels sum two rows at once in 512-bit vectors
 #: (:func:`_paired_contract`): None, where the compiler targets AVX-512 (C's TL_PAIRED);
 #: True or False, always or never (the tests build both)
@@ -432,7 +438,7 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
     src = (_prefix(d, S, ncomp, vw)
            + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
            + _cells(d, kern, order)
-           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, scatterahead=SCATTER_AHEAD)
+           + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, coherent=COHERENT_POINTS)
            + _points(d, kern, order, ncomp, vw, parallel)
            + csrc.text("probe_entry.c", regionblocks=REGION_BLOCKS, regionahead=REGION_AHEAD))
     return src, DECLARATION
@@ -442,7 +448,7 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
 #: two probe steps (another image, kernel or order) and the loop steps share one source
 _LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_v", "tl_vu", "tl_w", "tl_i", "tl_bd", "tl_bm")
 _MACROS = ("D", "S", "NC", "VW", "NV", "B", "SHIFT", "tl_load", "TL_PAIRED", "TL_PAIR", "TL_LO", "TL_HI",
-           "TL_SHUF", "TL_SELECT")
+           "TL_SHUF", "TL_SELECT", "TL_STREAM_DOUBLES", "TL_STREAM_INTS", "TL_STREAM_FENCE")
 
 
 def entry_name(name: str) -> str:

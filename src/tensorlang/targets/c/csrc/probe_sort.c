@@ -2,7 +2,7 @@
 // stable counting sort by the image's blocks, on threads.  Follows the generated
 // tl_cells (whose fused multiply-adds are off; from here on they may be fused).
 // Placeholders: TL_FILL_SHIFT (cprobe.SORT_SHIFT), TL_FILL_PARALLELPOINTS
-// (cprobe.parallel_points), TL_FILL_SCATTERAHEAD (cprobe.SCATTER_AHEAD).
+// (cprobe.parallel_points), TL_FILL_COHERENT (cprobe.COHERENT_POINTS).
 /* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
    within the reference's rounding, not bit-equal to it). */
 #if defined(__clang__)
@@ -14,11 +14,29 @@
 /* The points in the order of the image's blocks of 2^SHIFT cells per axis (a counting
    sort by block, stable): points in one block read the same rows, so a gather that
    missed every cache for random points hits L1 and L2.  perm[q] is the caller's index
-   of sorted point q, sorted[q] its coordinates.  A point outside or not finite goes to
+   of sorted point q, sorted[q] its coordinates (both 64-byte aligned, for the streaming
+   stores; else plain stores).  A point outside or not finite goes to
    the block of cell 0 (its result is NaN either way); key[p] is point p's block
    (total <= n < 2^31).  Returns the number of blocks, or -1 where memory
    for the counts could not be had (the caller then probes in the given order). */
 #define SHIFT TL_FILL_SHIFT
+/* whole lines stored without being read first (streaming stores: SSE2, every x86-64),
+   elsewhere plain stores; the fence orders them before the barrier or return */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define TL_STREAM_DOUBLES(dst, src, count) \
+    do { for (int i_ = 0; i_ < (count); i_ += 2) _mm_stream_pd((dst) + i_, _mm_load_pd((src) + i_)); } while (0)
+#define TL_STREAM_INTS(dst, src) \
+    do { for (int i_ = 0; i_ < 4; i_++) \
+        _mm_stream_si128((__m128i *)(dst) + i_, _mm_load_si128((const __m128i *)(src) + i_)); } while (0)
+#define TL_STREAM_FENCE() _mm_sfence()
+#else
+#define TL_STREAM_DOUBLES(dst, src, count) \
+    do { for (int i_ = 0; i_ < (count); i_++) (dst)[i_] = (src)[i_]; } while (0)
+#define TL_STREAM_INTS(dst, src) \
+    do { for (int i_ = 0; i_ < 16; i_++) (dst)[i_] = (src)[i_]; } while (0)
+#define TL_STREAM_FENCE() ((void)0)
+#endif
 static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
                    int32_t *perm, double *sorted, int32_t *key, int threads)
 {
@@ -35,6 +53,7 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
     int64_t *count = (int64_t *)calloc((size_t)team * (size_t)(total + 1), sizeof(int64_t));
     if (count == NULL)
         return -1;
+    int64_t all_jumps = 0;
     #pragma omp parallel num_threads(team) if(team > 1)
     {
 #ifdef _OPENMP
@@ -59,32 +78,90 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
             }
             key[p] = (int32_t)k;
         }
-        for (int64_t p = from; p < to; p++)
-            mine[key[p]]++;
-        #pragma omp barrier
-        #pragma omp single
-        {  /* each thread's first place in each block: blocks in order, threads in order */
-            int64_t at = 0;
-            for (int64_t k = 0; k < total; k++)
-                for (int u = 0; u < team; u++) {
-                    int64_t *c = count + (int64_t)u * (total + 1) + k;
-                    const int64_t here = *c;
-                    *c = at;
-                    at += here;
-                }
+        /* the jumps: consecutive points neither in one block nor in the next along the
+           innermost axis (branch-free; the loop vectorizes).  Few jumps (points on a grid
+           in raster order, along a curve, already in block order): the given order
+           reuses the rows as the block order would, and the sort is not paid */
+        int64_t jumps = 0;
+        for (int64_t p = from + 1; p < to; p++) {
+            const int64_t step = (int64_t)key[p] - (int64_t)key[p - 1];
+            jumps += (step < 0) | (step > 1);
         }
-        for (int64_t p = from; p < to; p++) {
-            if (p + TL_FILL_SCATTERAHEAD < to) {  /* the scattered writes' lines, asked for ahead */
-                const int64_t ahead = mine[key[p + TL_FILL_SCATTERAHEAD]];
-                __builtin_prefetch(perm + ahead, 1, 1);
-                __builtin_prefetch(sorted + ahead * D, 1, 1);
+        #pragma omp atomic
+        all_jumps += jumps;
+        #pragma omp barrier
+        /* the same for every thread: all read all_jumps after the barrier */
+        if (TL_FILL_COHERENT == 0 || all_jumps * TL_FILL_COHERENT > n) {
+            for (int64_t p = from; p < to; p++)
+                mine[key[p]]++;
+            #pragma omp barrier
+            #pragma omp single
+            {  /* each thread's first place in each block: blocks in order, threads in order */
+                int64_t at = 0;
+                for (int64_t k = 0; k < total; k++)
+                    for (int u = 0; u < team; u++) {
+                        int64_t *c = count + (int64_t)u * (total + 1) + k;
+                        const int64_t here = *c;
+                        *c = at;
+                        at += here;
+                    }
             }
-            const int64_t q = mine[key[p]]++;
-            perm[q] = (int32_t)p;
-            for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+            /* write-combined: each block's next points gather in a buffer of its own (8
+               points' coordinates and 16 indices: whole lines; for 4096 blocks 1 MiB, in
+               L2), and a full buffer goes to its place with streaming stores, which write
+               whole lines without reading them first (a scattered store's line is read
+               from memory first: most of the sort's time).  A line shared with another
+               block or thread's part, and each block's last partial lines, are stored
+               plainly */
+            char *room = (char *)malloc((size_t)total * (8 * D * sizeof(double) + 16 * sizeof(int32_t)
+                                                         + sizeof(int64_t)) + 64);
+            double *cbuf = room != NULL ? (double *)(room + (64 - (uintptr_t)room % 64)) : NULL;
+            int32_t *pbuf = cbuf != NULL ? (int32_t *)(cbuf + (size_t)total * 8 * D) : NULL;
+            int64_t *begin = pbuf != NULL ? (int64_t *)(pbuf + (size_t)total * 16) : NULL;
+            if (begin != NULL && (uintptr_t)sorted % 64 == 0 && (uintptr_t)perm % 64 == 0) {
+                for (int64_t k = 0; k < total; k++) begin[k] = mine[k];
+                for (int64_t p = from; p < to; p++) {
+                    const int64_t k = key[p];
+                    const int64_t q = mine[k]++;
+                    double *cb = cbuf + k * 8 * D;
+                    int32_t *pb = pbuf + k * 16;
+                    for (int c = 0; c < D; c++) cb[(q & 7) * D + c] = pts[p * D + c];
+                    pb[q & 15] = (int32_t)p;
+                    if ((q & 7) == 7) {
+                        if (q - 7 >= begin[k]) {
+                            TL_STREAM_DOUBLES(sorted + (q - 7) * D, cb, 8 * D);
+                        } else {
+                            for (int64_t r = begin[k]; r <= q; r++)
+                                for (int c = 0; c < D; c++) sorted[r * D + c] = cb[(r & 7) * D + c];
+                        }
+                    }
+                    if ((q & 15) == 15) {
+                        if (q - 15 >= begin[k]) {
+                            TL_STREAM_INTS(perm + (q - 15), pb);
+                        } else {
+                            for (int64_t r = begin[k]; r <= q; r++) perm[r] = pb[r & 15];
+                        }
+                    }
+                }
+                for (int64_t k = 0; k < total; k++) {  /* the blocks' last partial lines */
+                    const int64_t end = mine[k], c8 = end & ~(int64_t)7, c16 = end & ~(int64_t)15;
+                    for (int64_t r = c8 > begin[k] ? c8 : begin[k]; r < end; r++)
+                        for (int c = 0; c < D; c++) sorted[r * D + c] = cbuf[k * 8 * D + (r & 7) * D + c];
+                    for (int64_t r = c16 > begin[k] ? c16 : begin[k]; r < end; r++)
+                        perm[r] = pbuf[k * 16 + (r & 15)];
+                }
+                TL_STREAM_FENCE();
+            } else {  /* no memory for the buffers: plain stores */
+                for (int64_t p = from; p < to; p++) {
+                    const int64_t q = mine[key[p]]++;
+                    perm[q] = (int32_t)p;
+                    for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
+                }
+            }
+            free(room);
         }
     }
     free(count);
-    return total;
+    return TL_FILL_COHERENT == 0 || all_jumps * TL_FILL_COHERENT > n ? total : 0;
 }
 
