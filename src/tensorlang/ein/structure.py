@@ -16,14 +16,10 @@ Imports nothing from the package but :mod:`.index`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
 from .index import Index, position, to_text
-
-#: Comparison operators of a condition (``==`` is read as ``=``).
-OPERATORS = ("=", "<=", "<", ">=", ">")
 
 
 @dataclass(frozen=True)
@@ -81,10 +77,6 @@ class Structure:
             mask |= held
         return mask
 
-    def unique_count(self, shape: tuple[int, ...]) -> int:
-        """The size of the unique set in a tensor of ``shape`` (counted on its positions)."""
-        return int(self.unique_mask(shape).sum())
-
     def expected(self, value: np.ndarray) -> np.ndarray:
         """What ``value`` must be wherever it is not unique: the copy from the sorted
         position (symmetric), else 0."""
@@ -130,8 +122,3 @@ def agree(value, expected) -> np.ndarray:
     with np.errstate(all="ignore"):
         return ((value == expected) | (np.isnan(value) & np.isnan(expected))
                 | np.isclose(value, expected, rtol=COPY_RTOL, atol=0.0))
-
-
-def conditions_text(unique: Iterable[Iterable[Condition]]) -> str:
-    parts = [" and ".join(str(c) for c in conj) or "true" for conj in unique]
-    return " or ".join(parts) if parts else "empty"

@@ -138,12 +138,3 @@ def index_names(e: IExpr) -> tuple[str, ...]:
     if isinstance(e, INeg):
         return index_names(e.arg)
     return tuple(dict.fromkeys(index_names(e.left) + index_names(e.right)))
-
-
-def factor_names(f: Factor) -> tuple[str, ...]:
-    """The index names a factor mentions (an access's arguments, a condition's names)."""
-    if isinstance(f, Access):
-        return f.args
-    if isinstance(f, Condition):
-        return tuple(dict.fromkeys(n for e in f.exprs for n in index_names(e)))
-    return ()

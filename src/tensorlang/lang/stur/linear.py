@@ -241,10 +241,6 @@ def rename(e: ast.IExpr, mapping: Mapping[str, str]) -> ast.IExpr:
     return e
 
 
-def rename_condition(c: ast.Condition, mapping: Mapping[str, str]) -> ast.Condition:
-    return ast.Condition(tuple(rename(e, mapping) for e in c.exprs), c.ops, c.span)
-
-
 def text(e: ast.IExpr) -> str:
     """An index expression as STUR writes it (fully parenthesized where nested)."""
     if isinstance(e, ast.INum):

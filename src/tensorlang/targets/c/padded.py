@@ -140,13 +140,3 @@ def zero_padding(buffer: np.ndarray, shape: tuple[int, ...]) -> None:
     """Set the padding of ``buffer`` (everything outside ``buffer[:n1, ..., :nk]``) to 0."""
     for region in padding_regions(buffer, shape):
         region.fill(0)
-
-
-def into_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
-    """A padded buffer holding ``array``: the caller's own when it is one, else a copy."""
-    found = as_padded(array, shape, pad, dtype)
-    if found is not None:
-        return found
-    buffer = aligned_zeros(padded_shape(shape, pad), pad, dtype)
-    unpadded(buffer, shape)[...] = array
-    return buffer
