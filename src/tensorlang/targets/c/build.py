@@ -138,11 +138,12 @@ def _usable_dir(path: Path) -> bool:
         info = path.stat()
     except OSError:
         return False
-    if not stat.S_ISDIR(info.st_mode) or not os.access(path, os.W_OK | os.X_OK):
-        return False
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return False
-    return not info.st_mode & 0o022  # nobody else may plant objects in it
+    return stat.S_ISDIR(info.st_mode) and os.access(path, os.W_OK | os.X_OK) and _private(info)
+
+
+def _private(info: os.stat_result) -> bool:
+    """Owned by this user and writable by nobody else (nobody else may plant objects)."""
+    return (not hasattr(os, "getuid") or info.st_uid == os.getuid()) and not info.st_mode & 0o022
 
 
 _fallback_dir: Path | None = None
@@ -151,17 +152,16 @@ _notified = False
 
 def _kernel_dir() -> Path:
     """The cache directory, or a private temporary one if the cache cannot be used."""
-    global _fallback_dir, _notified
+    global _notified
     path = cache_dir()
     if _usable_dir(path):
         return path
-    if _fallback_dir is None:
-        _fallback_dir = Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
+    fallback = _private_dir()
     if not _notified:
         print(f"tensorlang: note: cache directory {path} is not usable (not a private, writable directory); "
-              f"compiling into {_fallback_dir} for this process", file=sys.stderr)
+              f"compiling into {fallback} for this process", file=sys.stderr)
         _notified = True
-    return _fallback_dir
+    return fallback
 
 
 def _digest(data: bytes) -> str:
@@ -177,9 +177,7 @@ def _owned_and_private(path: Path) -> bool:
         info = path.stat()
     except OSError:
         return False
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return False
-    return stat.S_ISREG(info.st_mode) and not info.st_mode & 0o022
+    return stat.S_ISREG(info.st_mode) and _private(info)
 
 
 #: No kernel object is anywhere near this; a bigger file in the cache (a sparse 1 GiB
