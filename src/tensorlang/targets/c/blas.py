@@ -1,33 +1,21 @@
 """The BLAS functions generated C calls directly (GEMM and GEMV for BLAS steps, SYRK for
 packed structured products too): found once per process in the library
-numpy already loaded, handed to each kernel as function pointers when it is loaded.
+numpy already loaded, handed to each kernel as function pointers when it is loaded
+(docs/c-backend.md, "BLAS called from C").
 
-A BLAS step that runs as ``numpy.matmul`` costs the Python around it (about 5 µs a
-call, more than a 64×64 product takes); generated C that calls ``dgemm`` itself runs the
-whole schedule as one C function, which the C-level call path (:mod:`.callext`) calls
-with no Python at all.  The discovery is left to well-kept libraries, never to a guess
-at file names:
+The discovery is left to well-kept libraries, never to a guess at file names:
 
-1. **threadpoolctl** (a dependency; the code still copes without it) lists the BLAS libraries loaded in the process,
-   with each one's ``filepath`` and ``internal_api``.  An OpenBLAS among them (the one
-   inside numpy's own folder first: numpy's wheels bundle ``scipy-openblas``, whose
-   symbols carry a prefix and a suffix, ``scipy_cblas_dgemm64_``) is opened with
-   ``ctypes`` (dlopen of a loaded library returns the loaded one) and its CBLAS
-   functions are looked up under the affixes threadpoolctl knows for OpenBLAS
-   (prefix ``""`` or ``scipy_``, suffix ``""``, ``64_`` or ``_64``).  The integer width
-   follows the suffix (``64``: ILP64, 64-bit integers) or, without one, the library's
-   own ``openblas_get_config()`` (``USE64BITINT``).
-2. **scipy** (when importable): ``scipy.linalg.cython_blas`` exports its Fortran BLAS
-   wrappers as capsules (``__pyx_capi__``), with 32-bit integers (scipy's BLAS is
-   LP64).  This is scipy's own OpenBLAS, not numpy's; threadpoolctl's limits reach it
-   like numpy's.
+1. **threadpoolctl** lists the BLAS libraries loaded in the process; an OpenBLAS among
+   them (the one inside numpy's own folder first) is opened with ``ctypes`` and its CBLAS
+   functions looked up under the affixes threadpoolctl knows for OpenBLAS; the integer
+   width follows the suffix (``64``: ILP64) or the library's ``openblas_get_config()``.
+2. **scipy** (when importable): the Fortran BLAS capsules of ``scipy.linalg.cython_blas``
+   (32-bit integers).
 3. Neither: :func:`find` is None and BLAS steps keep running as ``numpy.matmul``
-   (:mod:`.runtime`), as they did before; ``$TENSORLANG_NO_C_BLAS=1`` forces this.
+   (:mod:`.runtime`); ``$TENSORLANG_NO_C_BLAS=1`` forces this.
 
-Threads: the kernels call the same library numpy calls, so whatever limits its threads
-(``threadpoolctl.threadpool_limits``, ``OPENBLAS_NUM_THREADS``, the benchmark harness)
-limits the kernels' BLAS calls exactly as it limits ``numpy.matmul``; a kernel's
-``threads=`` is OpenMP's, as before.
+The kernels call the library numpy calls, so whatever limits its threads limits theirs;
+a kernel's ``threads=`` is OpenMP's.
 """
 
 from __future__ import annotations

@@ -1,38 +1,23 @@
 """BLAS steps printed as C: a GEMM or mode product step as calls of ``dgemm``/``dgemv``
 (``sgemm``/``sgemv`` for float32) through function pointers the kernel is given when it
-is loaded (:mod:`.blas` finds them; ``tl_set_blas``).
+is loaded (:mod:`.blas` finds them; ``tl_set_blas``; docs/c-backend.md, "BLAS called
+from C").
 
 It decides nothing: which statements are BLAS steps comes from the schedule
 (:mod:`tensorlang.schedule.steps`).  :func:`describe` only says how a step is spelled as
-row-major GEMMs over the buffers *as they are*, with no copy: every operand viewed as a
-matrix (or a batch of matrices at a fixed stride) through BLAS's transpose flags and
-leading dimensions.  A step that needs a copy (an operand or a result whose axes are not
-grouped batch · rows · columns in memory, in either order) is None: it keeps running as
-``numpy.matmul`` in Python (:mod:`.runtime`), and so does every einsum step.
+row-major GEMMs over the buffers *as they are*, with no copy, through BLAS's transpose
+flags and leading dimensions; a step that needs a copy is None and keeps running as
+``numpy.matmul`` in Python (:mod:`.runtime`), as does every einsum step.
 
 Each description is one function ``int tl_stepN(real *v<slot>..., int nthreads)`` over
-its slots, like a loop step's; ``nthreads`` is OpenMP's and BLAS ignores it (the BLAS
-library's own thread setting applies, as it does to ``numpy.matmul``).  The C is:
-
-* ``C_t = op(A_t) op(B_t)`` for each of ``batch`` matrices (A, B and C advanced by their
-  strides; a stride 0 reuses the matrix: a mode product's W), with alpha 1 and beta 0,
-  then the target times ``scale`` when it is not 1, as ``numpy.matmul`` followed by
-  ``numpy.multiply`` does (alpha = scale would skip the products when scale is 0, and
-  0 · NaN must stay NaN);
-* GEMV where C is one row or one column (a matrix times a vector), the target zeroed
-  first (some OpenBLAS versions scale y by beta = 0 with a multiplication, which turns
-  uninitialised NaN into NaN);
-* SYRK where the product is one matrix's transpose times itself (``XᵀX``, the
-  covariance: :func:`self_product`), its upper triangle computed with half GEMM's
-  multiply-adds, the lower one copied from it (so the result is exactly symmetric).
-
-A loop step may call BLAS too: the block product of a packed structured statement
-(:func:`tensorlang.loops.structure.packed_product`, ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over
-the packed unique positions) that the ``packed-blas`` loop rewrite made a
-:class:`~tensorlang.loops.ir.BlasProduct` (from
-:data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds on) is one SYRK (the
-self-product: the upper triangle, all the reconstruction reads) or GEMM
-(:func:`packed_call`).
+its slots, like a loop step's (BLAS ignores ``nthreads``): ``C_t = op(A_t) op(B_t)`` for
+each of ``batch`` matrices, then the target times ``scale`` when it is not 1 (alpha =
+scale would skip the products when scale is 0, and 0 · NaN must stay NaN); GEMV where C
+is one row or one column, the target zeroed first (some OpenBLAS versions turn
+uninitialised NaN into NaN with beta = 0); SYRK for one matrix's transpose times itself
+(:func:`self_product`), the lower triangle copied from the upper one.  The block product
+of a packed structured statement that the ``packed-blas`` loop rewrite made a
+:class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_call`).
 """
 
 from __future__ import annotations

@@ -1,26 +1,14 @@
 """Compile generated C into shared objects, cached per user, and load them.
 
-The compiler is ``$CC`` or ``cc``, with ``-O3 -march=native -fopenmp`` (OpenMP is probed
-once; without it the kernels still build, single-threaded, with ``-fopenmp-simd`` where
-the compiler knows it).  Objects are cached under ``$TENSORLANG_CACHE`` (default: the
-user's cache directory, ``$XDG_CACHE_HOME/tensorlang`` or ``~/.cache/tensorlang``),
-keyed by a SHA-256 of the source, the compiler's identity and the flags.
-
-Safety of the cache, which is shared by every process of the user:
-* Entries are written atomically: the compiler writes a private temporary file in the
-  cache directory, which is then renamed over the entry (``os.replace``), so concurrent
-  processes compiling the same kernel each install a complete object and a reader never
-  sees half a file.
-* Each object has a manifest (``KEY.json``) recording its key and the SHA-256 of the
-  object's bytes.  An entry is loaded only if the manifest is ours, names this key and
-  matches the bytes, and the files belong to this user and are not writable by others;
-  anything else (corrupt, truncated, foreign, a directory, a huge or deeply nested
-  manifest, a huge object) is rebuilt, never loaded blindly and never read whole.
-* A compile that cannot finish in the shared directory (``tensorlang cache clear`` in
-  another process removed its files, an entry cannot be replaced) is redone in a private
-  temporary directory; ``cache clear`` leaves temporaries young enough to be in use.
-* The directory is created private (0700).  If it cannot be used at all, kernels are
-  built in a private temporary directory instead, with a one-line notice.
+The compiler is ``$CC`` or ``cc`` with the best of ``-O3 -march=native -fopenmp`` it
+accepts (:func:`_probe`).  Objects are cached under ``$TENSORLANG_CACHE`` (default
+``$XDG_CACHE_HOME/tensorlang`` or ``~/.cache/tensorlang``), keyed by a SHA-256 of the
+source, the compiler's identity and the flags.  The cache is shared by every process of
+the user, so entries are written atomically, loaded only when their manifest
+(``KEY.json``) names the key and matches the object's bytes and both files are the
+user's own and private, and rebuilt (never loaded blindly, never an error) otherwise; a
+cache that cannot be used sends the compile to a private temporary directory
+(docs/c-backend.md, "Building and the cache", has each rule).
 """
 
 from __future__ import annotations

@@ -65,13 +65,11 @@ CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
 #: How a parallel loop without reductions deals out its iterations (docs/c-backend.md,
 #: "Threads"): libgomp's ``guided`` gives the first thread to arrive half of them, the
-#: next half of the rest, and so on down to one.  Under the passive wait policy the
-#: worker wakes 20-40 us after the caller starts (measured on the 2-vCPU VM), and a
-#: thread whose vCPU the host lends away falls behind; with ``static`` halves the caller
-#: then waits for the late one, with ``guided`` it takes the rest (measured faster on the
-#: CFD kernels: docs/performance.md, "Measurement history").  A loop with an OpenMP reduction
-#: keeps ``static``: its partial sums, and so its rounding, must not depend on which
-#: thread came first.
+#: next half of the rest, and so on down to one: a caller whose worker wakes late takes
+#: the rest instead of waiting for it (faster than ``static`` halves on the CFD kernels:
+#: docs/performance.md, "Measurement history").  A loop with an OpenMP reduction keeps
+#: ``static``: its partial sums, and so its rounding, must not depend on which thread
+#: came first.
 SCHEDULE = "guided"
 
 #: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).

@@ -15,18 +15,13 @@ compiler, CPU count and OpenMP wait policy):
   fused batch loop does, which two cores nearly halve once the work pays for waking the
   second thread.
 
-The two differ most where waking a thread is slow: with OpenMP's passive wait policy on
-a virtual machine a parallel region cost about 100 µs (AMD EPYC, 2 vCPUs), so streaming
-work never paid up to 2^23 points while the CFD kernels (fused loops of milliseconds)
-ran 1.5-2x faster on two threads.  A statement gets an ``omp parallel for`` when its
-nest's work reaches the threshold of its kind (:func:`tensorlang.loops.parallel.mark`,
-:func:`~tensorlang.loops.parallel.threshold_for`), whatever ``threads=`` says (issue 19:
-``threads=2`` used to force threads on every statement); its team is at most what its
-work pays for and the cores idle at run time (targets/c/codegen.py, ``THREADS``).
-
-Both probes deal out their iterations as the kernels' loops do (codegen.SCHEDULE,
-``guided``: a late worker costs the caller less; docs/performance.md, "Measurement
-history", has the thresholds measured with each).
+The two differ most where waking a thread is slow (docs/performance.md, "Measurement
+history", has the figures).  A statement gets an ``omp parallel for`` when its nest's
+work reaches the threshold of its kind (:func:`tensorlang.loops.parallel.mark`,
+:func:`~tensorlang.loops.parallel.threshold_for`), whatever ``threads=`` says; its team
+is at most what its work pays for and the cores idle at run time (targets/c/codegen.py,
+``THREADS``).  Both probes deal out their iterations as the kernels' loops do
+(codegen.SCHEDULE).
 
 ``$TENSORLANG_PARALLEL_WORK`` overrides both figures (the tests pin it so generated code
 does not depend on the machine); ``1`` forces threads on every statement, with as many
