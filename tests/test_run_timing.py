@@ -22,7 +22,7 @@ def test_durations_read_in_their_own_unit(seconds, shown):
 
 
 def test_the_busy_note(monkeypatch):
-    monkeypatch.setattr(cli, "_cpus", lambda: 2)
+    monkeypatch.setattr(cli, "usable_cpus", lambda: 2)
     monkeypatch.setattr(cli, "_load", lambda: 0.5)
     calm = [Timing(1e-3, 0.95e-3)] * 5
     assert cli._busy(calm[0], calm) is None

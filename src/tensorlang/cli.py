@@ -35,6 +35,7 @@ from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .analysis.report import duration
 from .api import check_source, compile_options, compile_source
+from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
@@ -300,23 +301,22 @@ class _StdoutGone(TensorLangError):
 
 
 def _out(text: str) -> None:
-    """Write to standard output; a full disk or a closed pipe is error[input], never a
-    traceback or an internal error."""
+    """Write to standard output (see :func:`_on_stdout`)."""
     if sys.stdout is None:  # started with standard output closed (>&-)
         raise TensorLangError("input", "cannot write to standard output: it is closed")
-    try:
-        sys.stdout.write(text)
-    except BrokenPipeError:
-        raise _StdoutGone("input", "standard output was closed") from None
-    except OSError as exc:
-        raise TensorLangError("input", f"cannot write to standard output: {exc.strerror or exc}") from None
+    _on_stdout(sys.stdout.write, text)
 
 
 def _flush_stdout() -> None:
-    if sys.stdout is None:
-        return
+    if sys.stdout is not None:
+        _on_stdout(sys.stdout.flush)
+
+
+def _on_stdout(action, *args) -> None:
+    """``action(*args)`` on standard output: a full disk or a closed pipe is error[input],
+    never a traceback or an internal error."""
     try:
-        sys.stdout.flush()
+        action(*args)
     except BrokenPipeError:
         raise _StdoutGone("input", "standard output was closed") from None
     except OSError as exc:
@@ -507,14 +507,6 @@ def _median(times: list[Timing]) -> Timing:
     return Timing(float(np.median([t.wall for t in times])), float(np.median([t.cpu for t in times])))
 
 
-def _cpus() -> int:
-    """The CPUs this process may run on (its affinity where the system says)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def _load() -> float | None:
     """The one-minute load average, or None where the system has none (Windows)."""
     try:
@@ -528,7 +520,7 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
     runnable processes than CPUs, or calls that spent most of their wall time waiting."""
     runs = warm or [first]
     wall, cpu = sum(t.wall for t in runs), sum(t.cpu for t in runs)
-    load, cpus = _load(), _cpus()
+    load, cpus = _load(), usable_cpus()
     reasons = []
     if load is not None and load > cpus:
         reasons.append(f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
@@ -632,7 +624,7 @@ def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm,
                     "warm_median": _median(warm).wall if warm else None, "warm_calls": len(warm),
                     "compile_cpu": compile_seconds.cpu, "first_call_cpu": first.cpu,
                     "warm_median_cpu": _median(warm).cpu if warm else None},
-        "machine": {"cpus": _cpus(), "load_average": _load(), "busy": _busy(first, warm)},
+        "machine": {"cpus": usable_cpus(), "load_average": _load(), "busy": _busy(first, warm)},
         "output": written,
     }
 
