@@ -11,7 +11,7 @@ import operator
 
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
-from .errors import Source, TensorLangError, guard, signature_checked
+from .errors import Source, TensorLangError, check_flag, guard, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
@@ -59,22 +59,13 @@ def check_pad(pad, dtype) -> int:
         raise TensorLangError("input", str(exc)) from None
 
 
-def check_fma(fma) -> bool:
-    """``fma=True`` (the default; ``--no-fma`` turns it off): fused multiply-adds in the C
-    back end's loops."""
-    if not isinstance(fma, bool):
-        raise TensorLangError("input", f"fma must be True or False, got {fma!r}")
-    return fma
-
-
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
     """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes,
     switches off rewrite rules by name (``skip_passes=("delta-elimination",)``) and leaves
     out loop rewrites (``skip_passes=("interchange",)``, loops.LOOP_PIPELINE; ``lower``
     cannot be left out) (``--no-opt``, ``--skip NAME``): all are for debugging the
     compiler."""
-    if not isinstance(opt, bool):
-        raise TensorLangError("input", f"opt must be True or False, got {opt!r}")
+    check_flag("opt", opt)
     if isinstance(skip_passes, str):
         skip_passes = (skip_passes,)
     try:
@@ -125,9 +116,8 @@ def compile_options(
     resolved = resolve_dtype(dtype)
     padded = check_pad(pad, resolved)  # the C target pads; numpy and interp ignore it
     check_threads(threads)  # 1..MAX_THREADS: OpenMP crashes or aborts on absurd counts
-    check_fma(fma)
-    if not isinstance(allow_missing, bool):
-        raise TensorLangError("input", f"allow_missing must be True or False, got {allow_missing!r}")
+    check_flag("fma", fma)  # fused multiply-adds in the C back end's loops
+    check_flag("allow_missing", allow_missing)
     pad_auto = isinstance(pad, str) and padded > 1  # "auto": the kernel decides (schedule.padding.auto_pad)
     return Options(chosen, resolved, threads, opt, tuple(skip_passes), padded, fma, allow_missing=allow_missing,
                    auto=backend == "auto", pad_auto=pad_auto)

@@ -294,6 +294,13 @@ def error(code: str, message: str, span: Span | None = None, rule: str | None = 
     return TensorLangError(code, message, span, rule)
 
 
+def check_flag(name: str, value) -> bool:
+    """``value`` of the keyword ``name`` when it is True or False, else error[input]."""
+    if not isinstance(value, bool):
+        raise error("input", f"{name} must be True or False, got {value!r}")
+    return value
+
+
 #: Expressions nested deeper than this are rejected after parsing (error[too-large]).
 MAX_DEPTH = 2000
 #: The Python recursion limit while a guarded entry point runs.

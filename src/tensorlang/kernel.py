@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import lang, limits, pipeline, stages
-from .errors import KernelFailed, Source, TensorLangError, closest, error, guard
+from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -565,8 +565,7 @@ class Kernel(ProgramInterface):
         positions, and where every other entry comes from; ``.dense()`` rebuilds it)."""
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        if not isinstance(compressed, bool):
-            raise error("input", f"compressed must be True or False, got {compressed!r}")
+        check_flag("compressed", compressed)
         arrays = dict(inputs)
         results = self._fast_paths(arrays, out)
         results = results if results is not None else self._call(arrays, out)
