@@ -161,8 +161,6 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
         raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics)
 
     order = _order(program, heads)
-    reads = {a.name for r in heads.values() for p in r.products for a in p.factors
-             if isinstance(a, ast.Access) and a.name not in symbols}
     inputs = tuple(n for n in dict.fromkeys(a.name for r in program.computations for p in r.products
                                             for a in p.factors if isinstance(a, ast.Access))
                    if n not in heads and n not in symbols)
@@ -171,7 +169,6 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
     else:
         main = tuple(r.name for r in program.computations if not r.preprocess)
         outputs = main or tuple(r.name for r in program.computations)
-    del reads
     shapes: dict[str, tuple] = {}
     for name in (*inputs, *order_names(order)):
         rank = ranks[name]

@@ -16,6 +16,7 @@ A constraint is normalised to ``L >= 0`` or ``L = 0`` with L affine (``a < b`` i
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -152,17 +153,20 @@ def constraint(left: ast.IExpr, op: str, right: ast.IExpr, values: Mapping[str, 
     return Constraint(lin, ">=")
 
 
-def holds(left, op: str, right):
-    """The comparison on values (numbers or arrays)."""
-    if op == "=":
-        return left == right
-    if op == "<=":
-        return left <= right
-    if op == "<":
-        return left < right
-    if op == ">=":
-        return left >= right
-    return left > right
+#: A condition's comparisons on values (numbers or arrays).
+COMPARE = {"=": operator.eq, "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+
+
+def holds_any(alternatives, env: Mapping[str, object], shape: tuple[int, ...]) -> np.ndarray:
+    """Where in a box of ``shape`` one of the ``alternatives`` holds: each a conjunction of
+    ``(left, op, right)`` comparisons of index expressions evaluated in ``env``."""
+    mask = np.zeros(shape, dtype=bool)
+    for pairs in alternatives:
+        ok = np.ones(shape, dtype=bool)
+        for left, op, right in pairs:
+            ok &= np.broadcast_to(COMPARE[op](evaluate(left, env), evaluate(right, env)), shape)
+        mask |= ok
+    return mask
 
 
 # ------------------------------------------------------------------ intervals

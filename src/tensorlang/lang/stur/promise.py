@@ -20,7 +20,7 @@ from ...errors import Diagnostic, TensorLangError
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, fact_masks
-from .linear import comparisons, evaluate, holds, reciprocal
+from .linear import comparisons, evaluate, holds_any, reciprocal
 
 
 def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) -> None:
@@ -33,16 +33,6 @@ def check_promises(checked: CheckedProgram, supplied: Mapping[str, np.ndarray]) 
 def _grids(shape) -> list[np.ndarray]:
     rank = len(shape)
     return [np.arange(n, dtype=np.int64).reshape([1] * a + [n] + [1] * (rank - a - 1)) for a, n in enumerate(shape)]
-
-
-def _holds(alternatives, env, shape) -> np.ndarray:
-    mask = np.zeros(shape, dtype=bool)
-    for pairs in alternatives:
-        ok = np.ones(shape, dtype=bool)
-        for left, op, right in pairs:
-            ok &= np.broadcast_to(holds(evaluate(left, env), op, evaluate(right, env)), shape)
-        mask |= ok
-    return mask
 
 
 def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
@@ -110,10 +100,10 @@ def _promised(model: Model, name: str, value: np.ndarray):
     grids = _grids(shape)
     env = {**model.values, **dict(zip(args, grids))}
     unique, _, _ = fact_masks(model, name, args, "U")
-    inside = _holds(unique, env, shape)
+    inside = holds_any(unique, env, shape)
     dims, _, _ = fact_masks(model, name, args, "D")
     if dims is not None:
-        inside |= ~_holds(dims, env, shape)  # outside the tensor's own dimensions: nothing promised
+        inside |= ~holds_any(dims, env, shape)  # outside the tensor's own dimensions: nothing promised
     expected = np.zeros(shape)
     covered = np.zeros(shape, dtype=bool)
     pieces = redundancy_pieces(model, name, args)
@@ -121,7 +111,7 @@ def _promised(model: Model, name: str, value: np.ndarray):
         return None
     with np.errstate(all="ignore"):
         for coefficient, conditions, targets in pieces:
-            where = _holds((conditions,), env, shape) & ~inside & ~covered
+            where = holds_any((conditions,), env, shape) & ~inside & ~covered
             picks = tuple(np.broadcast_to(np.asarray(evaluate(t, env)), shape) for t in targets)
             valid = where.copy()
             for p, n in zip(picks, shape):

@@ -27,7 +27,7 @@ from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram
 from .check import Model, Term, prepare
-from .linear import evaluate, holds, reciprocal, too_large
+from .linear import holds_any, reciprocal, too_large
 
 
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
@@ -60,13 +60,7 @@ def term_mask(term: Term, env: Mapping[str, object], shape: tuple[int, ...]) -> 
     """Where in the term's box every mask holds."""
     mask = np.ones(shape, dtype=bool)
     for alternatives in term.masks:
-        any_holds = np.zeros(shape, dtype=bool)
-        for pairs in alternatives:
-            all_hold = np.ones(shape, dtype=bool)
-            for left, op, right in pairs:
-                all_hold &= np.broadcast_to(holds(evaluate(left, env), op, evaluate(right, env)), shape)
-            any_holds |= all_hold
-        mask &= any_holds
+        mask &= holds_any(alternatives, env, shape)
     return mask
 
 
