@@ -28,7 +28,7 @@ from .codegen import check_status
 
 #: Number types a scalar input may be given as (bool is not a number here: the general
 #: path decides what to say about it).
-_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
                       np.uint64, np.uint32, np.uint16, np.uint8})
 
 
@@ -121,7 +121,7 @@ def fast_call(kernel, roles: dict[str, str]):
     ffi = kernel.ffi
     namespace = {
         "ndarray": np.ndarray, "dtype": kernel.dtype, "empty": np.empty, "copyto": np.copyto, "array": np.array,
-        "numbers": _NUMBERS,
+        "numbers": NUMBERS,
         "function": function, "execute": kernel.execute,
         "take": kernel.take_temporaries, "give_back": kernel.give_back_temporaries, "check_status": check_status,
     }

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Number types a scalar input may be given as (bool is not a number here: the general
-#: path decides what to say about it).
-_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
-                      np.uint64, np.uint32, np.uint16, np.uint8})
+from .fastcall import NUMBERS
 
 
 def padded_fast_call(kernel, roles: dict[str, str]):
@@ -43,7 +40,7 @@ def padded_fast_call(kernel, roles: dict[str, str]):
             return None
         for name, shape in required:
             a = arrays.get(name)
-            if a.__class__ in _NUMBERS and shape == ():
+            if a.__class__ in NUMBERS and shape == ():
                 a = arrays[name] = np.array(a, dtype)
             if a.__class__ is not ndarray or a.shape != shape or a.dtype is not dtype:
                 return None
