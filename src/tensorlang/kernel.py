@@ -476,24 +476,11 @@ class Kernel(ProgramInterface):
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
         # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
         # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
-        # The plain case runs the C call path (targets/c/callext.py) with no other Python
-        # than this (the head of :meth:`call`, inlined: a small kernel's call is this
-        # method); it declines (None) anything unusual, and should it raise, the rest of
-        # the one call path redoes the call.
-        caller = self._c_call
-        if caller is not None and not args:
-            try:
-                results = caller(arrays, out)
-            except KernelFailed as exc:  # it ran: redoing it could read a half-written target
-                raise exc.with_source(self.source) from None
-            except Exception:  # noqa: BLE001 - retried below, where errors are reported
-                results = None
-            if results is not None:
-                return results
+        # Once the C call path is armed, the plain case never gets here: the class's
+        # entry (callext.install_entry) runs it from C and sends here what it declines.
         if args:
             raise self._positional(args)
-        results = self._try_generated(arrays, out)
-        return results if results is not None else self._call_guarded(out, arrays)
+        return self.call(arrays, out)
 
     def _positional(self, args: tuple) -> TensorLangError:
         """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
