@@ -639,16 +639,9 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
 def prelude(real: str, teams: bool = False) -> str:
     """The source's head (csrc/tl_prelude.h); with ``teams``, the run-time team decision
     (csrc/tl_threads.h, with :data:`CHOICE`'s numbers), which only sources with a parallel
-    loop need (the others stay as they were).
-
-    The team of a parallel loop (docs/c-backend.md, "Threads") is at most what its work
-    pays for (``cap``, :func:`tensorlang.loops.parallel.team_size`) and at most one thread
-    more than the machine has idle cores: the runnable tasks of ``/proc/loadavg`` (read
-    at most every 10 ms) less this process's own spinning OpenMP workers
-    (``/proc/self/task``), counting only what two samples in a row saw (``tl_steady``).
-    On a busy machine a thread that has to share a core holds the whole loop back, and
-    one thread is never slower than one.  Without ``/proc/loadavg`` every core counts as
-    idle."""
+    loop need (the others stay as they were).  A parallel loop's team is at most what
+    its work pays for and one thread more than the machine has idle cores
+    (docs/c-backend.md, "Threads", says how the idle cores are counted)."""
     return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
 
 
