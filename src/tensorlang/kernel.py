@@ -188,6 +188,15 @@ class ProgramInterface:
     def _stages_html(self) -> str:
         return ""
 
+    def _variable_lines(self) -> list[str]:
+        """``report``'s list of the variables: each one's role and type."""
+        ctx = self.checked.context
+        lines = ["variables:"]
+        for name, shape in ctx.shapes.items():
+            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
+            lines.append(f"  {role:9} {name} : {show(shape)}")
+        return lines
+
 
 class Kernel(ProgramInterface):
     """``k(A=a, B=b)`` runs the program and returns a dict of results.
@@ -726,11 +735,8 @@ class Kernel(ProgramInterface):
     def report(self) -> str:
         """Per variable its role and type; per statement its type."""
         ctx = self.checked.context
-        lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name})", "variables:"]
-        for name, shape in ctx.shapes.items():
-            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
-            lines.append(f"  {role:9} {name} : {show(shape)}")
-        lines.append("statements:")
+        lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name})",
+                 *self._variable_lines(), "statements:"]
         for stmt in self.program.stmts:
             lines.append(f"  line {stmt.span.line if stmt.span else '?'}: {stmt.target} : {show(ctx[stmt.target])}")
         return "\n".join(lines)

@@ -315,7 +315,7 @@ class SymbolicKernel(ProgramInterface):
         self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
-        fixed = self.binding_without(batch, {**others, **{n: _Shaped(v, verdict.positions[n]) for n, v in batched.items()}})
+        fixed = self.binding_without(batch, given)
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
                           self._bound_options(), tuple(sorted(params.items())))
@@ -463,13 +463,9 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def report(self) -> str:
-        ctx = self.checked.context
-        lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name}; symbolic sizes "
-                 f"{', '.join(self.symbols)}, {len(self._kernels)} specialization(s))", "variables:"]
-        for name, shape in ctx.shapes.items():
-            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
-            lines.append(f"  {role:9} {name} : {show(shape)}")
-        return "\n".join(lines)
+        head = (f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name}; symbolic sizes "
+                f"{', '.join(self.symbols)}, {len(self._kernels)} specialization(s))")
+        return "\n".join([head, *self._variable_lines()])
 
 
 # ------------------------------------------------------------------ chunked runs (Dask)
@@ -525,13 +521,6 @@ def _text_stage(kernel, stage: str) -> str:
     if stage == "ast":
         return kernel.language.print(kernel.program)
     return lang.VIEWS[stage](kernel.checked)
-
-
-class _Shaped:
-    """An array's shape for binding, without reading a dask array's values."""
-
-    def __init__(self, value, batch_dim: int):
-        self.shape = tuple(getattr(value, "shape", np.shape(value)))
 
 
 def _shape_of(value, name: str) -> tuple[int, ...]:
