@@ -230,7 +230,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
         kernel.check_store_size()  # an absurd program is refused before drawing numbers
         rng = np.random.default_rng(args.random_inputs)
         keep = kernel.language.keep_structure
-        for name in _random_candidates(kernel):
+        for name in kernel.inputs + kernel.unassigned_reads:  # unassigned_reads: without qualifiers
             if name not in arrays:
                 value = rng.uniform(-1.0, 1.0, size=kernel.shapes[name])
                 # a structured input keeps its promise (zeros, copies): every back end then agrees
@@ -238,13 +238,6 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
                 if arrays[name] is not value:
                     args.kept_structure = getattr(args, "kept_structure", set()) | {name}
     return arrays
-
-
-def _random_candidates(kernel) -> list[str]:
-    """With qualifiers: the in/inout variables.  Without: those read before assigned
-    (in the lowered program, which keeps one statement per source statement and what
-    each reads, whatever the front end)."""
-    return list(kernel.inputs + kernel.unassigned_reads)
 
 
 def _output_path(path: str) -> Path:
