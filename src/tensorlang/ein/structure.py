@@ -22,6 +22,10 @@ import numpy as np
 from .index import Index, position, to_text
 
 
+#: A condition's comparison operators (the parsers read ``==`` as ``=``).
+COMPARE = {"=": np.equal, "<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater}
+
+
 @dataclass(frozen=True)
 class Condition:
     """``left op right`` over position variables (an affine comparison)."""
@@ -36,16 +40,7 @@ class Condition:
     def holds(self, value) -> np.ndarray:
         """Where the comparison holds, positions given by ``value(name)`` (numbers or
         broadcasting arrays)."""
-        a, b = position(self.left, value), position(self.right, value)
-        if self.op == "=":
-            return np.equal(a, b)
-        if self.op == "<=":
-            return np.less_equal(a, b)
-        if self.op == "<":
-            return np.less(a, b)
-        if self.op == ">=":
-            return np.greater_equal(a, b)
-        return np.greater(a, b)
+        return COMPARE[self.op](position(self.left, value), position(self.right, value))
 
 
 def position_names(rank: int) -> tuple[str, ...]:

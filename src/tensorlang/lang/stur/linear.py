@@ -16,12 +16,12 @@ A constraint is normalised to ``L >= 0`` or ``L = 0`` with L affine (``a < b`` i
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 
+from ...ein.structure import COMPARE
 from ...errors import error
 from . import ast
 
@@ -151,10 +151,6 @@ def constraint(left: ast.IExpr, op: str, right: ast.IExpr, values: Mapping[str, 
     if op in ("<", ">"):
         lin = lin.plus(Lin((), 1), -1)
     return Constraint(lin, ">=")
-
-
-#: A condition's comparisons on values (numbers or arrays).
-COMPARE = {"=": operator.eq, "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
 
 def holds_any(alternatives, env: Mapping[str, object], shape: tuple[int, ...]) -> np.ndarray:

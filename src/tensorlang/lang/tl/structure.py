@@ -37,6 +37,8 @@ from . import ast
 RULE = "t-structure (SPEC §4)"
 
 MATRIX_WORDS = ("diagonal", "upper", "lower", "row", "col")
+#: The unique set of a diagonal, upper or lower matrix: ``i1 op i2``.
+TRIANGLES = {"diagonal": "=", "upper": "<=", "lower": ">="}
 
 
 def _fail(message: str, span) -> TensorLangError:
@@ -61,12 +63,8 @@ def structure_of(decl: ast.Decl) -> Structure | None:
     if kind == "symmetric":
         chain = tuple(Condition(names[n], "<=", names[n + 1]) for n in range(rank - 1))
         return Structure(rank, (chain,), True, text)
-    if kind == "diagonal":
-        return Structure(rank, ((Condition("i1", "=", "i2"),),), False, text)
-    if kind == "upper":
-        return Structure(rank, ((Condition("i1", "<=", "i2"),),), False, text)
-    if kind == "lower":
-        return Structure(rank, ((Condition("i1", ">=", "i2"),),), False, text)
+    if kind in TRIANGLES:
+        return Structure(rank, ((Condition("i1", TRIANGLES[kind], "i2"),),), False, text)
     if kind == "zero":
         return Structure(rank, (), False, text)
     if kind in ("row", "col"):
@@ -76,10 +74,8 @@ def structure_of(decl: ast.Decl) -> Structure | None:
         if note.arg < 1 or (not isinstance(extent, Sym) and note.arg > extent):
             raise _fail(f"{kind}({note.arg}) is outside dimension {axis + 1} of {decl.name!r} (1..{extent})", note.span)
         return Structure(rank, ((Condition(names[axis], "=", note.arg),),), False, text)
-    conditions: list[Condition] = []
-    for indices, ops in note.conditions:
-        for n, op in enumerate(ops):
-            conditions.append(Condition(indices[n], op, indices[n + 1]))
+    conditions = [Condition(indices[n], op, indices[n + 1]) for indices, ops in note.conditions
+                  for n, op in enumerate(ops)]
     for c in conditions:
         for side in (c.left, c.right):
             for v in index_variables(side):
