@@ -133,14 +133,9 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
     """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart (the runnable
     tasks, this thread included, fewer than the CPUs: on two CPUs, nothing but this
     thread), looking for at most ``timeout_s``; True where /proc/loadavg cannot be read
-    (nothing to wait for).  The probe's second thread needs that free CPU; on a large
-    machine other users' tasks do not keep it from finding one.
-
-    A thread still running on the second CPU makes the two-thread probe time a shared
-    core: right after a numpy matrix product OpenBLAS's worker spins for a while, and a
-    measurement made then found a threshold far too high, which, cached, kept every CFD
-    kernel but the largest on one thread in later processes (docs/performance.md,
-    "Measurement history")."""
+    (nothing to wait for).  The probe's second thread needs that free CPU, or it times a
+    shared core (docs/performance.md, "Measurement history": a spinning OpenBLAS worker
+    once made the cached threshold far too high)."""
     deadline = time.perf_counter() + timeout_s
     cpus = cpu_count()
     calm = 0
