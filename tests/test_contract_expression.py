@@ -5,6 +5,8 @@ against tl.einsum"), not here."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -96,9 +98,45 @@ def test_the_bench_report_sets_the_expression_beside_einsum():
     lines = report.expression_markdown({"cases": cases})
     assert suite.EXPRESSION == report.EXPRESSION
     rows = [line for line in lines if line.startswith("| mm") or line.startswith("| gram") or line.startswith("| chain")]
-    assert rows[0].endswith("| 0.5 |  |") and rows[1].endswith("| 1.05 |  |")  # within the spread: no flag
-    assert rows[2].endswith("| 3 | slower |")
+    assert rows[0].endswith("| 0.5 | – |  |") and rows[1].endswith("| 1.05 | – |  |")  # within the spread: no flag
+    assert rows[2].endswith("| 3 | – | slower |")
     assert report.expression_markdown({"cases": cases[:0]}) == []
+    # timed again as a pair: the rounds' median ratio and its quartiles decide
+    cases[0]["contenders"][1]["paired"] = {"ratio": 0.4, "q1": 0.35, "q3": 0.45, "a_median_s": 2e-6,
+                                           "b_median_s": 0.8e-6}
+    cases[1]["contenders"][1]["paired"] = {"ratio": 1.02, "q1": 0.97, "q3": 1.05, "a_median_s": 1e-3,
+                                           "b_median_s": 1.02e-3}
+    cases[2]["contenders"][1]["paired"] = {"ratio": 1.3, "q1": 1.1, "q3": 1.5, "a_median_s": 1e-6,
+                                           "b_median_s": 1.3e-6}
+    rows = [line for line in report.expression_markdown({"cases": cases}) if line.startswith("| ") and "---" not in line][1:]
+    assert rows[0] == "| mm | i=2 | 2 µs | 800 ns | 0.4 | 0.35–0.45 |  |"
+    assert rows[1].endswith("| 1.02 | 0.97–1.05 |  |")  # slower in fewer than three rounds of four
+    assert rows[2].endswith("| 1.3 | 1.1–1.5 | slower |")
+
+
+def test_a_pair_is_timed_batch_beside_batch_with_one_call_count():
+    """timing.time_paired: the same number of calls in both batches of a round, the order
+    alternating, and the ratio the median of the rounds' ratios (a fake clock: a call of a
+    costs 1, of b 2)."""
+    from tensorlang_bench import timing
+
+    now = [0.0]
+    calls = {"a": 0, "b": 0}
+    log: list[str] = []
+
+    def make(name, cost):
+        def fn():
+            calls[name] += 1
+            log.append(name)
+            now[0] += cost
+        return fn
+    plan = timing.Plan(warmup=1, rounds=9, min_rounds=3, min_batch_s=4.0, budget_s=1e9)
+    paired = timing.time_paired(make("a", 1.0), make("b", 2.0), plan, clock=lambda: now[0])
+    assert paired.ratio == 2.0 and paired.q1 == paired.q3 == 2.0
+    assert paired.a.inner == paired.b.inner == 4 and paired.a.samples == paired.b.samples == 9
+    assert paired.as_dict()["ratio"] == 2.0
+    timed = log[-9 * 8:]  # the rounds: a's batch first, then b's first, in turn
+    assert [timed[r * 8] for r in range(9)] == ["a", "b"] * 4 + ["a"]
 
 
 def test_an_expression_and_einsum_share_their_kernel_across_threads():
@@ -117,3 +155,22 @@ def test_an_expression_and_einsum_share_their_kernel_across_threads():
         return np.allclose(got, expected[key], rtol=1e-12, atol=1e-12)
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(job, range(400)))
+
+
+def test_a_misspelt_keyword_of_an_expression_call_is_an_error_with_a_hint():
+    a, b = _data((2, 3)), _data((3, 4))
+    expr = tl.contract_expression("ij,jk->ik", a.shape, b.shape)
+    with pytest.raises(tl.ArgumentError, match=r"unexpected keyword argument 'bakend' \(did you mean backend\?"):
+        expr(a, b, bakend="numpy")
+    with pytest.raises(TypeError):  # (an ArgumentError is a TypeError too, as Python's own would be)
+        expr(a, b, outt=None)
+    assert list(inspect.signature(expr).parameters) == ["arrays", "out", "backend", "evaluate_constants"]
+    np.testing.assert_allclose(expr(a, b, evaluate_constants=True), a @ b, rtol=1e-12)
+
+
+def test_an_unknown_back_end_is_an_error_when_the_expression_is_built_not_a_silent_numpy_run():
+    with pytest.raises(tl.TensorLangError, match=r"error\[backend\]: unknown back end 'cuda'"):
+        tl.contract_expression("ij,jk->ik", (2, 3), (3, 4), backend="cuda")
+    expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4))
+    with pytest.raises(tl.TensorLangError, match=r"unknown back end 'nunpy'"):
+        expr(_data((2, 3)), _data((3, 4)), backend="nunpy")

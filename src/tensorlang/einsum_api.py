@@ -467,6 +467,8 @@ class ContractExpression:
         self.constants = constants
         self.backend = backend
         self.num_args = len(shapes) - len(constants)
+        if backend != "auto":
+            resolve_backend(backend)  # an unknown or unavailable back end is error[backend], not numpy's run
         self._free = tuple(k for k in range(len(shapes)) if k not in constants)
         spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self.spec = spec
@@ -481,8 +483,8 @@ class ContractExpression:
         self._fast = getattr(self._runner, "ordered", None) if not constants else None
         self._fast_same = getattr(self._same, "ordered", None)
 
-    def __call__(self, *arrays, out=None, backend: str | None = None, evaluate_constants: bool = False):
-        if out is None and backend is None:
+    def __call__(self, *arrays, **options):
+        if not options:
             if self._fast_same is not None and len(arrays) > 1 and arrays[0] is arrays[1]:
                 result = self._fast_same(*arrays)  # declines (None) unless every array is that one
                 if result is not None:
@@ -492,7 +494,13 @@ class ContractExpression:
                 result = fast(*arrays)
                 if result is not None:
                     return result
-        return self._general(arrays, out, backend)
+            return self._general(arrays, None, None)
+        if not _CALL_ACCEPTS.issuperset(options):
+            check_keywords("ContractExpression.__call__", options, _CALL_KEYWORDS)
+        backend = options.get("backend")
+        if backend is not None:
+            resolve_backend(backend)
+        return self._general(arrays, options.get("out"), backend)
 
     def _general(self, arrays: tuple, out, backend: str | None):
         """A call the C callers declined, or one with constants, ``out=`` or ``backend=``."""
@@ -519,6 +527,15 @@ class ContractExpression:
 
     def __repr__(self) -> str:
         return f"<tl.ContractExpression('{self.spec.subscripts()}')>"
+
+
+#: The keywords an expression's call takes (opt_einsum's; ``evaluate_constants`` is
+#: accepted and ignored: constants are folded into the call, not evaluated apart).  The
+#: call is written ``*arrays, **options`` so that a plain call checks no keyword.
+_CALL_KEYWORDS = ("out", "backend", "evaluate_constants")
+_CALL_ACCEPTS = frozenset(_CALL_KEYWORDS)
+ContractExpression.__call__.__signature__ = _signature(  # type: ignore[attr-defined]
+    ("self",), "arrays", {"out": None, "backend": None, "evaluate_constants": False})
 
 
 def _shared_runner(spec, arrays: tuple, backend: str, subscripts: str):
