@@ -32,7 +32,7 @@ import tensorlang as tl
 
 from . import machine, suites as suites_mod
 from .contenders import Peers, configure_threads
-from .timing import Plan, summarize, time_interleaved
+from .timing import Plan, summarize, time_interleaved, time_paired
 
 FAMILY_ORDER = {"tensorlang": 0, "baseline": 1, "peer": 2}
 
@@ -176,6 +176,10 @@ def run_case(case, plan: Plan, limits: dict[int, machine.Limits], threads: int, 
                 rec["alone_median_s"] = alone[rec["name"]].median
             if rec["name"] in pair:  # no parallel loop: threads=1 and threads=N built the same C
                 rec["same_code_both_thread_counts"] = same
+    for a, b in case.pairs:  # (a, b) compared batch beside batch, by themselves (timing.time_paired)
+        if a in timed and b in timed and a not in failed and b not in failed:
+            paired = time_paired(timed[a].call, timed[b].call, pair_plan(plan))
+            next(rec for rec in records if rec["name"] == b)["paired"] = {"against": a, **paired.as_dict()}
     for rec in records:
         if rec["name"] in failed:  # it passed the check, then raised while being timed
             rec["status"], rec["error"] = "error", "while timing: " + _short(failed[rec["name"]])

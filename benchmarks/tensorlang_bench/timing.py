@@ -174,3 +174,51 @@ def time_interleaved(
             on_round(r + 1, rounds)
     return {name: summarize(samples[name], inner[name]) for name in samples
             if samples[name] and (failed is None or name not in failed)}
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two contenders timed by themselves, batch beside batch: ``ratio`` is the median
+    over rounds of b's batch time over a's in the same round (a paired statistic: load
+    that drifts over seconds spoils both batches of a round alike), ``q1``/``q3`` its
+    quartiles; ``a``/``b`` each one's own per-call statistics."""
+
+    ratio: float
+    q1: float
+    q3: float
+    a: Stats
+    b: Stats
+
+    def as_dict(self) -> dict:
+        return {"ratio": self.ratio, "q1": self.q1, "q3": self.q3, "a_median_s": self.a.median,
+                "b_median_s": self.b.median, "rounds": self.a.samples, "calls_per_sample": self.a.inner}
+
+
+def time_paired(fa: Callable[[], object], fb: Callable[[], object], plan: Plan = Plan(),
+                clock=time.perf_counter) -> Paired:
+    """Time ``fa`` and ``fb`` in rounds of one batch each, the same number of calls in
+    both batches (enough for the faster one's batch to last ``plan.min_batch_s``), in the order a b, then b a: the second
+    batch of a round no longer profits from the first's warm caches more often for one
+    of them.  Rounds: ``plan.rounds``, fewer (never below ``plan.min_rounds``) to fit
+    ``plan.budget_s``."""
+    for _ in range(plan.warmup):
+        fa()
+        fb()
+    inner = max(calibrate(fa, plan.min_batch_s, clock)[0], calibrate(fb, plan.min_batch_s, clock)[0])
+    start = clock()
+    for _ in range(inner):
+        fa()
+        fb()
+    cost = clock() - start
+    rounds = max(plan.min_rounds, min(plan.rounds, int(plan.budget_s / cost))) if cost > 0 else plan.rounds
+    ta: list[float] = []
+    tb: list[float] = []
+    for r in range(rounds):
+        for fn, into in ((fa, ta), (fb, tb)) if r % 2 == 0 else ((fb, tb), (fa, ta)):
+            start = clock()
+            for _ in range(inner):
+                fn()
+            into.append((clock() - start) / inner)
+    ratios = sorted(b / a for a, b in zip(ta, tb))
+    q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) >= 2 else (ratios[0],) * 3
+    return Paired(statistics.median(ratios), q1, q3, summarize(ta, inner), summarize(tb, inner))

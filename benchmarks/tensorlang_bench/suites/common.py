@@ -44,6 +44,9 @@ class Case:
     #: (slower contender, faster contender, what, a paper's value or None): after the run
     #: a note gives the measured ratio of their median times beside the paper's
     ratios: list[tuple[str, str, str, float | None]] = field(default_factory=list)
+    #: (a, b): after the round-robin, a and b timed again by themselves, batch beside batch,
+    #: and b's time over a's reported as the median of the rounds' ratios (timing.time_paired)
+    pairs: list[tuple[str, str]] = field(default_factory=list)
     # what errors are measured against (default: the reference's largest magnitude); a
     # reduction whose terms cancel needs the size of its terms, Σ|term|, instead: a correct
     # float64 sum is off by about eps Σ|term|, which can be far more than eps |sum|

@@ -165,5 +165,6 @@ def cases(ctx: Context) -> list[Case]:
             label = " ".join(f"{c}={n}" for c, n in sizes.items())
             biggest = max(sizes.values())
             result.append(Case("einsum", kernel, label, biggest, 1, flops, 8.0 * elements, inputs, reference,
-                               contenders, "numpy.einsum(optimize=True)", tolerance=1e-9))
+                               contenders, "numpy.einsum(optimize=True)", tolerance=1e-9,
+                               pairs=[("tensorlang[c]", EXPRESSION)]))
     return result
