@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 #: The user-facing pages whose Python blocks run here.
-PAGES = ["index.md", "tutorial.md", "coming-from.md", "einsum.md", "api.md", "fields.md", "dask.md"] + sorted(
+PAGES = ["index.md", "tutorial.md", "coming-from.md", "einsum.md", "api.md", "fields.md", "dask.md", "teil.md"] + sorted(
     f"howto/{p.name}" for p in (DOCS / "howto").glob("*.md"))
 #: Pages that need an optional package to run (the how-to says to install it).
 NEEDS = {"dask.md": "dask", "howto/dask.md": "dask", "howto/fields.md": "scipy",
