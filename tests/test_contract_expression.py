@@ -98,20 +98,20 @@ def test_the_bench_report_sets_the_expression_beside_einsum():
     lines = report.expression_markdown({"cases": cases})
     assert suite.EXPRESSION == report.EXPRESSION
     rows = [line for line in lines if line.startswith("| mm") or line.startswith("| gram") or line.startswith("| chain")]
-    assert rows[0].endswith("| 0.5 | – |  |") and rows[1].endswith("| 1.05 | – |  |")  # within the spread: no flag
-    assert rows[2].endswith("| 3 | – | slower |")
+    assert rows[0].endswith("| 0.5 | – | – |  |") and rows[1].endswith("| 1.05 | – | – |  |")  # within the spread: no flag
+    assert rows[2].endswith("| 3 | – | – | slower |")
     assert report.expression_markdown({"cases": cases[:0]}) == []
     # timed again as a pair: the rounds' median ratio and its quartiles decide
     cases[0]["contenders"][1]["paired"] = {"ratio": 0.4, "q1": 0.35, "q3": 0.45, "a_median_s": 2e-6,
-                                           "b_median_s": 0.8e-6}
+                                           "b_median_s": 0.8e-6, "cpu_ratio": 0.41}
     cases[1]["contenders"][1]["paired"] = {"ratio": 1.02, "q1": 0.97, "q3": 1.05, "a_median_s": 1e-3,
                                            "b_median_s": 1.02e-3}
     cases[2]["contenders"][1]["paired"] = {"ratio": 1.3, "q1": 1.1, "q3": 1.5, "a_median_s": 1e-6,
                                            "b_median_s": 1.3e-6}
     rows = [line for line in report.expression_markdown({"cases": cases}) if line.startswith("| ") and "---" not in line][1:]
-    assert rows[0] == "| mm | i=2 | 2 µs | 800 ns | 0.4 | 0.35–0.45 |  |"
-    assert rows[1].endswith("| 1.02 | 0.97–1.05 |  |")  # slower in fewer than three rounds of four
-    assert rows[2].endswith("| 1.3 | 1.1–1.5 | slower |")
+    assert rows[0] == "| mm | i=2 | 2 µs | 800 ns | 0.4 | 0.35–0.45 | 0.41 |  |"
+    assert rows[1].endswith("| 1.02 | 0.97–1.05 | – |  |")  # slower in fewer than three rounds of four
+    assert rows[2].endswith("| 1.3 | 1.1–1.5 | – | slower |")
 
 
 def test_a_pair_is_timed_batch_beside_batch_with_one_call_count():
@@ -131,8 +131,8 @@ def test_a_pair_is_timed_batch_beside_batch_with_one_call_count():
             now[0] += cost
         return fn
     plan = timing.Plan(warmup=1, rounds=9, min_rounds=3, min_batch_s=4.0, budget_s=1e9)
-    paired = timing.time_paired(make("a", 1.0), make("b", 2.0), plan, clock=lambda: now[0])
-    assert paired.ratio == 2.0 and paired.q1 == paired.q3 == 2.0
+    paired = timing.time_paired(make("a", 1.0), make("b", 2.0), plan, clock=lambda: now[0], cpu_clock=lambda: now[0])
+    assert paired.ratio == 2.0 and paired.q1 == paired.q3 == 2.0 and paired.cpu_ratio == 2.0
     assert paired.a.inner == paired.b.inner == 4 and paired.a.samples == paired.b.samples == 9
     assert paired.as_dict()["ratio"] == 2.0
     timed = log[-9 * 8:]  # the rounds: a's batch first, then b's first, in turn

@@ -219,12 +219,13 @@ def expression_markdown(results: dict) -> list[str]:
             t_einsum, t_expr, ratio = paired["a_median_s"], paired["b_median_s"], paired["ratio"]
             spread = f"{_fmt(paired['q1'])}–{_fmt(paired['q3'])}"
             flag = "slower" if paired["q1"] > 1 else ""
+            cpu = _fmt(paired.get("cpu_ratio"))
         else:
             t_einsum, t_expr = einsum["median_s"], expr["median_s"]
-            ratio, spread = t_expr / t_einsum, "–"
+            ratio, spread, cpu = t_expr / t_einsum, "–", "–"
             flag = "slower" if expr["q1_s"] > einsum["q3_s"] else ""
         rows.append(f"| {case['kernel']} | {case['label']} | {_fmt_time(t_einsum)} | "
-                    f"{_fmt_time(t_expr)} | {_fmt(ratio)} | {spread} | {flag} |")
+                    f"{_fmt_time(t_expr)} | {_fmt(ratio)} | {spread} | {cpu} | {flag} |")
     if not rows:
         return []
     return ["## contract_expression against tl.einsum", "",
@@ -232,10 +233,11 @@ def expression_markdown(results: dict) -> list[str]:
             "`expr(*ops)` with `expr = tl.contract_expression(subs, *shapes)` built once, timed again by "
             "themselves after the round-robin, batch beside batch (the same number of calls in both, "
             "the order alternating); ratio = expression / tl.einsum, the median over the rounds of the "
-            "two batches' ratio, with its quartiles (at most 1: the expression is at least as fast). "
+            "two batches' ratio, with its quartiles (at most 1: the expression is at least as fast); "
+            "CPU ratio: the same of the process's CPU time (a busy machine's waits left out). "
             "\"slower\": the ratio's first quartile is above 1.", "",
-            "| kernel | size | tl.einsum | contract_expression | ratio | ratio's quartiles | flag |",
-            "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
+            "| kernel | size | tl.einsum | contract_expression | ratio | ratio's quartiles | CPU ratio | flag |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
 
 
 def case_table(case: dict) -> list[str]:

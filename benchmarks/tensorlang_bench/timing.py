@@ -181,26 +181,39 @@ class Paired:
     """Two contenders timed by themselves, batch beside batch: ``ratio`` is the median
     over rounds of b's batch time over a's in the same round (a paired statistic: load
     that drifts over seconds spoils both batches of a round alike), ``q1``/``q3`` its
-    quartiles; ``a``/``b`` each one's own per-call statistics."""
+    quartiles; ``cpu_*`` the same of the process's CPU time (what a busy machine's
+    waits for a CPU leave out); ``a``/``b`` each one's own per-call statistics."""
 
     ratio: float
     q1: float
     q3: float
     a: Stats
     b: Stats
+    cpu_ratio: float
+    cpu_q1: float
+    cpu_q3: float
 
     def as_dict(self) -> dict:
         return {"ratio": self.ratio, "q1": self.q1, "q3": self.q3, "a_median_s": self.a.median,
-                "b_median_s": self.b.median, "rounds": self.a.samples, "calls_per_sample": self.a.inner}
+                "b_median_s": self.b.median, "cpu_ratio": self.cpu_ratio, "cpu_q1": self.cpu_q1,
+                "cpu_q3": self.cpu_q3, "rounds": self.a.samples, "calls_per_sample": self.a.inner}
+
+
+def _median_quartiles(values: list[float]) -> tuple[float, float, float]:
+    data = sorted(values)
+    if len(data) < 2:
+        return data[0], data[0], data[0]
+    q1, _, q3 = statistics.quantiles(data, n=4, method="inclusive")
+    return statistics.median(data), q1, q3
 
 
 def time_paired(fa: Callable[[], object], fb: Callable[[], object], plan: Plan = Plan(),
-                clock=time.perf_counter) -> Paired:
+                clock=time.perf_counter, cpu_clock=time.process_time) -> Paired:
     """Time ``fa`` and ``fb`` in rounds of one batch each, the same number of calls in
-    both batches (enough for the faster one's batch to last ``plan.min_batch_s``), in the order a b, then b a: the second
-    batch of a round no longer profits from the first's warm caches more often for one
-    of them.  Rounds: ``plan.rounds``, fewer (never below ``plan.min_rounds``) to fit
-    ``plan.budget_s``."""
+    both batches (enough for the faster one's batch to last ``plan.min_batch_s``), in the
+    order a b, then b a: the second batch of a round no longer profits from the first's
+    warm caches more often for one of them.  Rounds: ``plan.rounds``, fewer (never below
+    ``plan.min_rounds``) to fit ``plan.budget_s``."""
     for _ in range(plan.warmup):
         fa()
         fb()
@@ -211,14 +224,15 @@ def time_paired(fa: Callable[[], object], fb: Callable[[], object], plan: Plan =
         fb()
     cost = clock() - start
     rounds = max(plan.min_rounds, min(plan.rounds, int(plan.budget_s / cost))) if cost > 0 else plan.rounds
-    ta: list[float] = []
-    tb: list[float] = []
+    wall: dict[str, list[float]] = {"a": [], "b": []}
+    cpu: dict[str, list[float]] = {"a": [], "b": []}
     for r in range(rounds):
-        for fn, into in ((fa, ta), (fb, tb)) if r % 2 == 0 else ((fb, tb), (fa, ta)):
-            start = clock()
+        for name, fn in (("a", fa), ("b", fb)) if r % 2 == 0 else (("b", fb), ("a", fa)):
+            start, start_cpu = clock(), cpu_clock()
             for _ in range(inner):
                 fn()
-            into.append((clock() - start) / inner)
-    ratios = sorted(b / a for a, b in zip(ta, tb))
-    q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) >= 2 else (ratios[0],) * 3
-    return Paired(statistics.median(ratios), q1, q3, summarize(ta, inner), summarize(tb, inner))
+            wall[name].append((clock() - start) / inner)
+            cpu[name].append((cpu_clock() - start_cpu) / inner)
+    ratio = _median_quartiles([b / a for a, b in zip(wall["a"], wall["b"])])
+    cpu_ratio = _median_quartiles([b / a for a, b in zip(cpu["a"], cpu["b"]) if a > 0])
+    return Paired(*ratio, summarize(wall["a"], inner), summarize(wall["b"], inner), *cpu_ratio)
