@@ -136,3 +136,17 @@ def test_the_einsum_how_to_does_not_promise_more_than_blas_for_one_matrix_produc
     assert "BLAS's work either way" in text
     a, b = np.ones((40, 16)), np.ones((16, 12))
     np.testing.assert_array_equal(tl.einsum("ri,ij->rj", a, b), a @ b)
+
+
+def test_a_dask_style_chunk_shape_is_refused_with_what_chunks_means():
+    pytest.importorskip("dask")
+    k = tl.compile("in var u : [E n]\nout var v : [E n]\nv = 2 * u\n")
+    with pytest.raises(TensorLangError, match=r"lengths along the batch only.*chunks=10 cuts it into chunks of 10"):
+        k.dask(u=np.ones((100, 4)), batch="E", chunks=(10, 4))
+
+
+def test_the_teil_page_declares_each_variable_once_in_its_example():
+    page = (DOCS / "teil.md").read_text()
+    block = page.split("```\n", 2)[1]
+    names = [line.split()[2] for line in block.splitlines() if " alloc " in f" {line}"]
+    assert len(names) == len(set(names)), names
