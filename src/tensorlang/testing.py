@@ -24,7 +24,7 @@ from typing import Mapping
 import numpy as np
 
 from .ein import interp
-from .errors import error
+from .errors import error, signature_checked
 
 __all__ = ["assert_matches_reference", "reference"]
 
@@ -91,6 +91,7 @@ def _kernel(program, inputs, params):
                 f"tl.SymbolicKernel, got {type(program).__name__}")
 
 
+@signature_checked
 def reference(program, inputs: Mapping[str, object], *, params: Mapping[str, int] | None = None) -> dict:
     """Each result of the program as (value, rounding bound in units of eps), float64."""
     kernel = _kernel(program, inputs, params)
@@ -98,6 +99,7 @@ def reference(program, inputs: Mapping[str, object], *, params: Mapping[str, int
     return {name: store[name] for name in kernel.outputs}
 
 
+@signature_checked
 def assert_matches_reference(program, inputs: Mapping[str, object], result, *, params: Mapping[str, int] | None = None,
                              slack: float = 32.0, fused: bool = False) -> None:
     """Raise AssertionError unless ``result`` (a dict of results, or the one result's

@@ -150,3 +150,16 @@ def test_the_teil_page_declares_each_variable_once_in_its_example():
     block = page.split("```\n", 2)[1]
     names = [line.split()[2] for line in block.splitlines() if " alloc " in f" {line}"]
     assert len(names) == len(set(names)), names
+
+
+def test_numpy_testing_keywords_on_the_reference_check_name_what_it_takes():
+    program = "in var A : [2]\nout var B : [2]\nB = A + A\n"
+    with pytest.raises(tl.ArgumentError, match=r"'rtol' \(it takes: program, inputs, result, params, slack, fused\)"):
+        tl.testing.assert_matches_reference(program, {"A": np.ones(2)}, {"B": np.full(2, 2.0)}, rtol=1e-9)
+    with pytest.raises(tl.ArgumentError, match="did you mean params"):
+        tl.testing.reference(program, {"A": np.ones(2)}, param={})
+
+
+def test_an_array_given_to_the_builder_says_how_the_builder_takes_arrays():
+    with pytest.raises(TensorLangError, match=r"not ndarray \(the builder describes a kernel: .*tl\.var\(name, shape\)"):
+        tl.kron(np.eye(2), np.eye(2))

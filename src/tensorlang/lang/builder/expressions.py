@@ -106,7 +106,10 @@ def _expr(value) -> Expr:
         if not math.isfinite(number):
             raise error("input", f"a builder number must be finite (the language has no literal for {_short(value)})")
         return Number(number)
-    raise error("input", f"a builder expression combines expressions and numbers, not {type(value).__name__}")
+    hint = (" (the builder describes a kernel: name each array tl.var(name, shape) and pass the arrays "
+            "when calling what tl.build returns; tl.einsum computes on arrays directly)"
+            if hasattr(value, "shape") and hasattr(value, "dtype") else "")  # an array (numpy's or another)
+    raise error("input", f"a builder expression combines expressions and numbers, not {type(value).__name__}{hint}")
 
 
 def _short(value) -> str:
