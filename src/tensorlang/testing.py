@@ -24,7 +24,7 @@ from typing import Mapping
 import numpy as np
 
 from .ein import interp
-from .errors import error, signature_checked
+from .errors import TensorLangError, error, signature_checked
 
 __all__ = ["assert_matches_reference", "reference"]
 
@@ -95,7 +95,11 @@ def _kernel(program, inputs, params):
 def reference(program, inputs: Mapping[str, object], *, params: Mapping[str, int] | None = None) -> dict:
     """Each result of the program as (value, rounding bound in units of eps), float64."""
     kernel = _kernel(program, inputs, params)
-    store = interp.run(kernel.ein, {n: np.asarray(v, dtype=np.float64) for n, v in inputs.items()}, _Bounded())
+    try:  # a missing, misspelt or misshapen input is the kernel call's error, not a ⊥ reference
+        arrays = kernel._validate_inputs(inputs)
+    except TensorLangError as exc:
+        raise exc.with_source(kernel.source) from None
+    store = interp.run(kernel.ein, {n: np.asarray(v, dtype=np.float64) for n, v in arrays.items()}, _Bounded())
     return {name: store[name] for name in kernel.outputs}
 
 

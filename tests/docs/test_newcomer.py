@@ -163,3 +163,14 @@ def test_numpy_testing_keywords_on_the_reference_check_name_what_it_takes():
 def test_an_array_given_to_the_builder_says_how_the_builder_takes_arrays():
     with pytest.raises(TensorLangError, match=r"not ndarray \(the builder describes a kernel: .*tl\.var\(name, shape\)"):
         tl.kron(np.eye(2), np.eye(2))
+
+
+def test_the_reference_check_names_a_forgotten_or_misspelt_input_instead_of_a_bottom_reference():
+    program = "in var A : [3 4]\nin var B : [4 5]\nout var R : [3 5]\nR[i,k] = sum(j) A[i,j] * B[j,k]\n"
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    tl.testing.assert_matches_reference(program, {"A": A, "B": B}, A @ B)
+    with pytest.raises(TensorLangError, match=r"missing input 'B' of shape \[4 5\]"):
+        tl.testing.assert_matches_reference(program, {"A": A}, A @ B)
+    with pytest.raises(TensorLangError, match=r"no variable 'Bb' \(did you mean 'B'\?\)"):
+        tl.testing.reference(program, {"A": A, "Bb": B})
