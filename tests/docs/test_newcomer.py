@@ -174,3 +174,13 @@ def test_the_reference_check_names_a_forgotten_or_misspelt_input_instead_of_a_bo
         tl.testing.assert_matches_reference(program, {"A": A}, A @ B)
     with pytest.raises(TensorLangError, match=r"no variable 'Bb' \(did you mean 'B'\?\)"):
         tl.testing.reference(program, {"A": A, "Bb": B})
+
+
+def test_a_kernel_with_sizes_called_positionally_says_to_name_the_inputs():
+    k = tl.compile("in var A : [n n]\nin var u : [E n]\nout var v : [E n]\nv[e,a] = sum(i) A[a,i] * u[e,i]\n")
+    for args in [(np.eye(2),), (np.eye(2), np.ones((3, 2)))]:  # (one array was taken for out=)
+        with pytest.raises(TensorLangError, match=r"takes its inputs by name.*call k\(A=\.\.\., u=\.\.\.\)"):
+            k(*args)
+    with pytest.raises(TensorLangError, match=r"pass the dict as k.run\(d\) or k\(\*\*d\)"):
+        k({"A": np.eye(2), "u": np.ones((3, 2))})
+    assert k(A=np.eye(2), u=np.ones((3, 2)))["v"].shape == (3, 2)
