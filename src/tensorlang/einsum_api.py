@@ -467,8 +467,8 @@ class ContractExpression:
         self.constants = constants
         self.backend = backend
         self.num_args = len(shapes) - len(constants)
-        if backend != "auto":
-            resolve_backend(backend)  # an unknown or unavailable back end is error[backend], not numpy's run
+        if backend != "auto":  # error[backend] here, not a numpy run
+            resolve_backend(backend)
         self._free = tuple(k for k in range(len(shapes)) if k not in constants)
         spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self.spec = spec
@@ -495,12 +495,8 @@ class ContractExpression:
                 if result is not None:
                     return result
             return self._general(arrays, None, None)
-        if not _CALL_ACCEPTS.issuperset(options):
-            check_keywords("ContractExpression.__call__", options, _CALL_KEYWORDS)
-        backend = options.get("backend")
-        if backend is not None:
-            resolve_backend(backend)
-        return self._general(arrays, options.get("out"), backend)
+        check_keywords("ContractExpression.__call__", options, _CALL_KEYWORDS)  # (an unknown back end: einsum's error)
+        return self._general(arrays, options.get("out"), options.get("backend"))
 
     def _general(self, arrays: tuple, out, backend: str | None):
         """A call the C callers declined, or one with constants, ``out=`` or ``backend=``."""
@@ -529,13 +525,10 @@ class ContractExpression:
         return f"<tl.ContractExpression('{self.spec.subscripts()}')>"
 
 
-#: The keywords an expression's call takes (opt_einsum's; ``evaluate_constants`` is
-#: accepted and ignored: constants are folded into the call, not evaluated apart).  The
-#: call is written ``*arrays, **options`` so that a plain call checks no keyword.
-_CALL_KEYWORDS = ("out", "backend", "evaluate_constants")
-_CALL_ACCEPTS = frozenset(_CALL_KEYWORDS)
-ContractExpression.__call__.__signature__ = _signature(  # type: ignore[attr-defined]
-    ("self",), "arrays", {"out": None, "backend": None, "evaluate_constants": False})
+#: An expression call's keywords (opt_einsum's; ``evaluate_constants`` is ignored), written
+#: ``**options`` so that a plain call checks none; its signature says them (docs/api.md).
+_CALL_KEYWORDS = {"out": None, "backend": None, "evaluate_constants": False}
+ContractExpression.__call__.__signature__ = _signature(("self",), "arrays", _CALL_KEYWORDS)  # type: ignore[attr-defined]
 
 
 def _shared_runner(spec, arrays: tuple, backend: str, subscripts: str):

@@ -123,6 +123,18 @@ class ProgramInterface:
         """Variables the caller may supply (they start undefined, NaN, otherwise)."""
         return self.checked.optional_inputs
 
+    def _positional(self, args: tuple) -> TensorLangError:
+        """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
+        names = self.inputs or self.optional_inputs
+        by_name = ", ".join(f"{n}=..." for n in names) or "NAME=array"
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            how = "pass the dict as k.run(d) or k(**d)"
+        else:
+            how = f"call k({by_name}) or k.run({{name: array}})"
+        count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
+        return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
+                              "(results in place: out={name: array}, by keyword)").with_source(self.source)
+
     @property
     def outputs(self) -> tuple[str, ...]:
         return self.checked.results
@@ -490,18 +502,6 @@ class Kernel(ProgramInterface):
         if args:
             raise self._positional(args)
         return self.call(arrays, out)
-
-    def _positional(self, args: tuple) -> TensorLangError:
-        """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
-        names = self.inputs or self.optional_inputs
-        by_name = ", ".join(f"{n}=..." for n in names) or "NAME=array"
-        if len(args) == 1 and isinstance(args[0], Mapping):
-            how = "pass the dict as k.run(d) or k(**d)"
-        else:
-            how = f"call k({by_name}) or k.run({{name: array}})"
-        count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
-        return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
-                              "(results in place: out={name: array}, by keyword)").with_source(self.source)
 
     def call(self, arrays: dict, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """The one call path (``k(**arrays)``, a symbolic kernel's specialisation): the

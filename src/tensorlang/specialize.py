@@ -164,15 +164,6 @@ class SymbolicKernel(ProgramInterface):
         return tuple(values) if all(values) else None
 
     @guard
-    def _positional(self, args: tuple) -> TensorLangError:
-        """error[input] for ``k(a)`` or ``k({"A": a})``, as :meth:`Kernel._positional` says it."""
-        by_name = ", ".join(f"{n}=..." for n in self.checked.accepted_inputs) or "NAME=array"
-        how = ("pass the dict as k.run(d) or k(**d)" if len(args) == 1 and isinstance(args[0], Mapping)
-               else f"call k({by_name}) or k.run({{name: array}})")
-        count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
-        return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
-                              "(results in place: out={name: array}, by keyword)").with_source(self.source)
-
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
         return self.for_inputs(arrays, out, complete=True).call(arrays, out)
 

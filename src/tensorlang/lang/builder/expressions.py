@@ -106,10 +106,7 @@ def _expr(value) -> Expr:
         if not math.isfinite(number):
             raise error("input", f"a builder number must be finite (the language has no literal for {_short(value)})")
         return Number(number)
-    hint = (" (the builder describes a kernel: name each array tl.var(name, shape) and pass the arrays "
-            "when calling what tl.build returns; tl.einsum computes on arrays directly)"
-            if hasattr(value, "shape") and hasattr(value, "dtype") else "")  # an array (numpy's or another)
-    raise error("input", f"a builder expression combines expressions and numbers, not {type(value).__name__}{hint}")
+    raise error("input", f"a builder expression combines expressions and numbers, not {type(value).__name__}" + (" (name an array tl.var(name, shape) and pass it to the built kernel's call; tl.einsum takes arrays)" if hasattr(value, "shape") and hasattr(value, "dtype") else ""))
 
 
 def _short(value) -> str:

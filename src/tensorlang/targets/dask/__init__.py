@@ -90,9 +90,7 @@ def check_chunks(chunks, length: int):
         return int(chunks)
     if isinstance(chunks, (tuple, list)) and chunks and all(_is_int(n) and n >= 1 for n in chunks):
         if sum(chunks) != length:
-            raise error("input", f"chunks {tuple(chunks)} add up to {sum(chunks)}, but the batch has {length} elements "
-                                 f"(chunks= are lengths along the batch only, not a chunk shape as dask's: "
-                                 f"chunks={chunks[0]} cuts it into chunks of {chunks[0]})")
+            raise error("input", f"chunks {tuple(chunks)} add up to {sum(chunks)}, but the batch has {length} elements (chunks= are lengths along the batch only, not a chunk shape as dask's: chunks={chunks[0]} cuts it into chunks of {chunks[0]})")
         return tuple(int(n) for n in chunks)
     raise error("input", f"chunks is 'auto', a positive integer or a tuple of positive integers, got {chunks!r}")
 
