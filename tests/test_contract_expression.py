@@ -174,3 +174,16 @@ def test_an_unknown_back_end_is_an_error_when_the_expression_is_built_not_a_sile
     expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4))
     with pytest.raises(tl.TensorLangError, match=r"unknown back end 'nunpy'"):
         expr(_data((2, 3)), _data((3, 4)), backend="nunpy")
+
+
+def test_dask_operands_go_to_their_own_einsum_and_stay_lazy():
+    """numpy.einsum hands a call with dask arrays to dask (NEP 18): so does tl.einsum, and
+    so does an expression, instead of computing the whole result in memory."""
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(_data((6, 4)), chunks=(3, 4))
+    lazy = tl.einsum("ni,nj->ij", x, x)
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_allclose(lazy.compute(), np.einsum("ni,nj->ij", x.compute(), x.compute()), rtol=1e-12)
+    expr = tl.contract_expression("ni,nj->ij", x.shape, x.shape)
+    assert isinstance(expr(x, x), da.Array)
+    assert isinstance(tl.einsum("ni,nj->ij", x.compute(), x.compute()), np.ndarray)

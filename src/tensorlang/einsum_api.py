@@ -243,6 +243,8 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
             subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
         except EinsumError as exc:
             return _numpy_agrees(exc, by_numpy)
+    if any(not isinstance(o, np.ndarray) and hasattr(type(o), "__array_function__") for o in ops):
+        return by_numpy()  # dask, cupy...: numpy hands the call to their einsum (a lazy dask array stays lazy)
     try:
         arrays = tuple(np.asarray(o) for o in ops)
     except Exception:  # noqa: BLE001 - numpy says what is wrong with an operand
@@ -454,11 +456,10 @@ class ContractExpression:
     """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
     ContractExpression).  ``constants`` are operands fixed at construction.
 
-    It runs what ``tl.einsum`` runs for the same call (the runner of the einsum cache's
-    entry, built at construction), with less in front of it: a call tries the C caller
-    (``ordered``, which checks the arrays in C and declines with None), the one for one
-    array k times first where the first two arrays are one object, and nothing else;
-    the general path (constants, ``out=``, another back end, an array of another dtype,
+    It runs what ``tl.einsum`` runs for the same call (the einsum cache's runner, built at
+    construction), with less in front of it: a call tries the C caller (``ordered``: it checks
+    the arrays in C, declines with None), the one-array kernel's first where the first two
+    arrays are one object; the general path (constants, ``out=``, another back end, dtype,
     shape or layout) checks and reports what is wrong."""
 
     def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
@@ -525,8 +526,7 @@ class ContractExpression:
         return f"<tl.ContractExpression('{self.spec.subscripts()}')>"
 
 
-#: An expression call's keywords (opt_einsum's; ``evaluate_constants`` is ignored), written
-#: ``**options`` so that a plain call checks none; its signature says them (docs/api.md).
+#: An expression call's keywords (opt_einsum's; ``evaluate_constants`` ignored), checked only when given
 _CALL_KEYWORDS = {"out": None, "backend": None, "evaluate_constants": False}
 ContractExpression.__call__.__signature__ = _signature(("self",), "arrays", _CALL_KEYWORDS)  # type: ignore[attr-defined]
 
