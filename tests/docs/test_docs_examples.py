@@ -1,6 +1,6 @@
 """The examples of the pages users land on run, in order, as the page shows them: every
 ```` ```python ```` block of the landing page, the how-tos, the tutorial, coming-from, einsum,
-the Python API, tensor fields and Dask pages, and the quick start's commands.
+the Python API, TeIL, tensor fields and Dask pages, and the quick start's commands.
 
 A block preceded by a line ``<!-- not run: REASON -->`` is left out (REASON says why).
 The tutorial, index and api pages are also run by tests/docs/test_docs.py and the fields
@@ -92,3 +92,15 @@ def test_a_quick_start_command_runs(command):
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+#: Pages whose Python blocks other tests run (and which): every other user page with a
+#: Python block must be in PAGES.
+ELSEWHERE = {"errors.md": "tests/docs/test_first_use.py runs each code's example and fix (tensorlang.explain)",
+             "diderot-compiled.md": "tests/diderot/test_compiled.py runs its heron program on both executors"}
+
+
+def test_every_python_example_of_a_user_page_is_run_by_a_test():
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "internals" not in p.parts}
+    with_python = {p for p in pages if "```python" in (DOCS / p).read_text()}
+    assert with_python - set(PAGES) - set(ELSEWHERE) == set(), "add the page to PAGES (or say in ELSEWHERE who runs it)"
