@@ -392,6 +392,8 @@ def _node_eq(self, other) -> bool:
 def _node_getstate(self) -> dict:
     state = dict(self.__dict__)
     state.pop("_hash", None)  # a str's hash differs from one process to the next
+    state.pop("_size", None)  # (caches: computed again where asked)
+    state.pop("_free", None)
     return state
 
 
@@ -495,8 +497,24 @@ def nodes(e: Expr) -> Iterator[Expr]:
 
 
 def size(e: Expr) -> int:
-    """The number of expression-tree nodes (004 §5.7.4 measures IR size this way)."""
-    return sum(1 for _ in nodes(e))
+    """The number of expression-tree nodes (004 §5.7.4 measures IR size this way); each
+    node keeps its count once computed (the optimizer's log counts every pass's program,
+    whose unchanged subtrees are the same nodes)."""
+    cached = _node(e).__dict__.get("_size")
+    if cached is not None:
+        return cached
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        node, visited = stack.pop()
+        if "_size" in node.__dict__:
+            continue
+        kids = children(node)
+        if not visited and any("_size" not in k.__dict__ for k in kids):
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids)
+            continue
+        object.__setattr__(node, "_size", 1 + sum(k.__dict__["_size"] for k in kids))
+    return e.__dict__["_size"]
 
 
 def tensors(e: Expr) -> list[Tensor]:
