@@ -34,6 +34,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import math
+from operator import is_not as _is_not
 
 import dataclasses
 from dataclasses import dataclass
@@ -411,7 +412,9 @@ def _node(e) -> Node:
 
 def children(e: Expr) -> tuple[Expr, ...]:
     """The subexpressions of ``e``, left to right."""
-    return _node(e).children()
+    if not isinstance(e, Node):  # (``_node`` inlined: every walk calls this once a node)
+        raise TypeError(f"not an EIN expression: {e!r}")
+    return e.children()
 
 
 def replace_children(e: Expr, kids) -> Expr:
@@ -451,7 +454,7 @@ def transform(e: Expr, context, enter: Callable, leave: Callable) -> Expr:
             stack.append((child, inner, child_inner, children(child), []))
             continue
         stack.pop()
-        if any(a is not b for a, b in zip(new, kids)):
+        if kids and any(map(_is_not, new, kids)):
             node = node.replace_children(tuple(new))
         done = leave(node, ctx, inner)
         if not stack:
@@ -461,7 +464,9 @@ def transform(e: Expr, context, enter: Callable, leave: Callable) -> Expr:
 
 def binders(e: Expr) -> IndexMap:
     """The index map ``e`` binds over its children (Σ and reductions), else ``()``."""
-    return _node(e).binders()
+    if not isinstance(e, Node):
+        raise TypeError(f"not an EIN expression: {e!r}")
+    return e.binders()
 
 
 def with_binders(e: Expr, index: IndexMap) -> Expr:

@@ -293,6 +293,8 @@ def _count_statement(token, declaration: bool = False) -> None:
     methods as it reduces, so a longer program costs no more than the limit's worth of
     parsing)."""
     counter = _statements.get()
+    if counter is None:  # the transformer run outside parse_model: no limit
+        return
     counter[declaration] += 1
     if counter[declaration] > counter[2]:
         limits.check_statements(counter[declaration], _tok_span(token), "declarations" if declaration else "statements")
@@ -300,8 +302,8 @@ def _count_statement(token, declaration: bool = False) -> None:
 
 #: Statements and declarations parsed so far, and the most allowed of each ([statements,
 #: declarations, limit]), for the parse under way.
-_statements: contextvars.ContextVar[list[int]] = contextvars.ContextVar("tensorlang_model_statements",
-                                                                          default=[0, 0, 1 << 62])
+_statements: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("tensorlang_model_statements",
+                                                                                 default=None)
 
 
 #: The text being parsed, for the hint (lark's callbacks see tokens, not the text).
