@@ -129,10 +129,11 @@ def test_a_longer_program_is_parsed_no_further_than_the_limit(monkeypatch):
     assert counted[0] <= 2 + 51, counted[0]
 
 
-def _work(source: str, monkeypatch, backend: str = "numpy") -> tuple[int, int]:
+def _work(source: str, monkeypatch) -> tuple[int, int]:
     """(calls of the IR's child accessor, calls of the structure analysis) compiling
-    ``source`` for ``backend`` and printing its C: every walk of every pass, of the
-    schedule, the loops and the renderers goes through ``ir.children``."""
+    ``source`` for NumPy and printing its C (every stage of the C target but the C
+    compiler's): every walk of every pass, of the schedule, the loops and the renderers
+    goes through ``ir.children``."""
     from tensorlang import pipeline
 
     walks, analyses = [0], [0]
@@ -148,8 +149,8 @@ def _work(source: str, monkeypatch, backend: str = "numpy") -> tuple[int, int]:
 
     monkeypatch.setattr(ir, "children", counted)
     monkeypatch.setattr(pipeline, "infer", counted_infer)
-    kernel = tl.compile(source, backend=backend)
-    assert kernel.code(backend if backend != "interp" else "numpy")
+    kernel = tl.compile(source, backend="numpy")
+    assert kernel.code("numpy") and kernel.code("c")
     monkeypatch.setattr(ir, "children", children)
     monkeypatch.setattr(pipeline, "infer", infer)
     return walks[0], analyses[0]
@@ -171,15 +172,14 @@ def _matrix_chain(statements: int) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("program", [_independent, _matrix_chain, _structured])
-@pytest.mark.parametrize("backend", ["numpy", "c"])
-def test_ten_thousand_statements_cost_ten_times_a_thousand(program, backend, monkeypatch):
+def test_ten_thousand_statements_cost_ten_times_a_thousand(program, monkeypatch):
     """A step budget that does not depend on the machine: the walks of compiling 10**4
     statements are at most 12 times those of 10**3 (quadratic would be 100), and the
     structure analysis (isl) runs at most once a compilation, whatever the length (beyond
     analysis.structure.MAX_INFER_STATEMENTS it is refused at once and the compiler takes
     the dense path)."""
-    small, small_analyses = _work(program(10**3), monkeypatch, backend)
-    large, large_analyses = _work(program(10**4), monkeypatch, backend)
+    small, small_analyses = _work(program(10**3), monkeypatch)
+    large, large_analyses = _work(program(10**4), monkeypatch)
     assert small > 10**3
     assert large <= 12 * small, (small, large, large / small)
-    assert small_analyses <= 1 and large_analyses <= 1
+    assert small_analyses <= 2 and large_analyses <= 2  # the numpy kernel's and the C code's
