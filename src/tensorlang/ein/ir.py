@@ -353,22 +353,27 @@ _CHILD_FIELDS = frozenset({"args", "items", "operands", "children", "body", "arg
 
 
 def _node_hash(self) -> int:
-    cached = self.__dict__.get("_hash")
-    if cached is not None:
-        return cached
-    stack: list[tuple[Node, bool]] = [(self, False)]
+    return cached_bottom_up(self, "_hash", lambda node, kids: hash((type(node).__name__, _shallow(node), tuple(kids))))
+
+
+def cached_bottom_up(e: Node, key: str, value: Callable[[Any, list], Any]) -> Any:
+    """``value(node, its children's values)`` of ``e``, children first, without recursion;
+    every node keeps its value under ``key`` once computed (nodes are immutable, and a
+    rewritten tree shares its unchanged subtrees: a later walk stops at them)."""
+    if key in e.__dict__:
+        return e.__dict__[key]
+    stack: list[tuple[Node, bool]] = [(e, False)]
     while stack:
         node, visited = stack.pop()
-        if "_hash" in node.__dict__:
+        if key in node.__dict__:
             continue
         kids = node.children()
-        if not visited and any("_hash" not in k.__dict__ for k in kids):
+        if not visited and any(key not in k.__dict__ for k in kids):
             stack.append((node, True))
             stack.extend((k, False) for k in kids)
             continue
-        value = hash((type(node).__name__, _shallow(node), tuple(k.__dict__["_hash"] for k in kids)))
-        object.__setattr__(node, "_hash", value)
-    return self.__dict__["_hash"]
+        object.__setattr__(node, key, value(node, [k.__dict__[key] for k in kids]))
+    return e.__dict__[key]
 
 
 def _node_eq(self, other) -> bool:
@@ -502,24 +507,9 @@ def nodes(e: Expr) -> Iterator[Expr]:
 
 
 def size(e: Expr) -> int:
-    """The number of expression-tree nodes (004 §5.7.4 measures IR size this way); each
-    node keeps its count once computed (the optimizer's log counts every pass's program,
-    whose unchanged subtrees are the same nodes)."""
-    cached = _node(e).__dict__.get("_size")
-    if cached is not None:
-        return cached
-    stack: list[tuple[Expr, bool]] = [(e, False)]
-    while stack:
-        node, visited = stack.pop()
-        if "_size" in node.__dict__:
-            continue
-        kids = children(node)
-        if not visited and any("_size" not in k.__dict__ for k in kids):
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids)
-            continue
-        object.__setattr__(node, "_size", 1 + sum(k.__dict__["_size"] for k in kids))
-    return e.__dict__["_size"]
+    """The number of expression-tree nodes (004 §5.7.4 measures IR size this way), kept
+    on each node (the optimizer's log counts every pass's program)."""
+    return cached_bottom_up(_node(e), "_size", lambda node, kids: 1 + sum(kids))
 
 
 def tensors(e: Expr) -> list[Tensor]:

@@ -82,28 +82,15 @@ class TempNames(Fresh):
 def free_indices(e: ir.Expr) -> frozenset[str]:
     """The index variables ``e`` depends on that no Σ/reduction inside ``e`` binds.
     (Iterative: expressions may be as deep as the parser accepts.)"""
-    cached = e.__dict__.get("_free")  # each node keeps its set once computed (nodes are immutable)
-    if cached is not None:
-        return cached
-    stack: list[tuple[ir.Expr, bool]] = [(e, False)]
-    while stack:
-        node, visited = stack.pop()
-        if "_free" in node.__dict__:
-            continue
-        kids = ir.children(node)
-        if not visited and any("_free" not in c.__dict__ for c in kids):
-            stack.append((node, True))
-            stack.extend((c, False) for c in kids)
-            continue
-        own = set(variables_of(ir.index_uses(node)))
-        if kids:
-            inner = set().union(*(c.__dict__["_free"] for c in kids))
-            bound = ir.binders(node)
-            if bound:
-                inner -= {name for name, _ in bound}
-            own |= inner
-        object.__setattr__(node, "_free", frozenset(own))
-    return e.__dict__["_free"]
+    return ir.cached_bottom_up(e, "_free", _free)
+
+
+def _free(node: ir.Expr, kids: list[frozenset[str]]) -> frozenset[str]:
+    own = set(variables_of(ir.index_uses(node)))
+    if kids:
+        bound = {name for name, _ in ir.binders(node)}
+        own |= set().union(*kids) - bound
+    return frozenset(own)
 
 
 def free_index_sets(e: ir.Expr) -> dict[int, frozenset[str]]:
