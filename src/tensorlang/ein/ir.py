@@ -398,8 +398,8 @@ def _node_eq(self, other) -> bool:
 def _node_getstate(self) -> dict:
     state = dict(self.__dict__)
     state.pop("_hash", None)  # a str's hash differs from one process to the next
-    state.pop("_size", None)  # (caches: computed again where asked)
-    state.pop("_free", None)
+    for cached in ("_size", "_free", "_names", "_flops"):  # (cached_bottom_up's: computed again where asked)
+        state.pop(cached, None)
     return state
 
 

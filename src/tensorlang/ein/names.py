@@ -117,11 +117,12 @@ def free_index_sets(e: ir.Expr) -> dict[int, frozenset[str]]:
 
 def all_names(e: ir.Expr) -> set[str]:
     """Every index variable written anywhere in ``e``, free or bound."""
-    names: set[str] = set()
-    for node in ir.nodes(e):
-        names.update(name for name, _ in ir.binders(node))
-        names.update(variables_of(ir.index_uses(node)))
-    return names
+    return set(ir.cached_bottom_up(e, "_names", _names))
+
+
+def _names(node: ir.Expr, kids: list[frozenset[str]]) -> frozenset[str]:
+    own = {name for name, _ in ir.binders(node)} | set(variables_of(ir.index_uses(node)))
+    return frozenset(own.union(*kids))
 
 
 def rename_indices(e: ir.Expr, mapping: dict[str, ir.Index],
