@@ -183,3 +183,30 @@ def test_ten_thousand_statements_cost_ten_times_a_thousand(program, monkeypatch)
     assert small > 10**3
     assert large <= 12 * small, (small, large, large / small)
     assert small_analyses <= 2 and large_analyses <= 2  # the numpy kernel's and the C code's
+
+
+def test_the_values_nodes_keep_are_the_walks_and_stay_out_of_pickles():
+    """``ir.cached_bottom_up`` keeps a node's size, free indices, index names and flops:
+    each equals what a walk without caches computes (over shared subtrees too), and a
+    pickled node carries none of them (nor its hash, which differs between processes)."""
+    import pickle
+
+    from tensorlang.analysis.cost import body_flops
+    from tensorlang.ein.names import all_names, free_index_sets, free_indices
+
+    shared = ir.BinOp("*", ir.Tensor("A", ("i", "k")), ir.Tensor("B", ("k", "j")))
+    inner = ir.Sum((("k", 3),), shared)
+    outer = ir.BinOp("+", inner, ir.Sum((("j", 4),), ir.BinOp("*", shared, ir.Const(2.0))))
+    assert free_indices(shared) == {"i", "j", "k"}  # cached on the shared subtree first
+    walked = free_index_sets(outer)  # one walk that keeps nothing on the nodes
+    assert ir.size(outer) == sum(1 for _ in ir.nodes(outer)) == 11
+    assert free_indices(outer) == walked[id(outer)] == {"i", "j", "k"}  # the second sum binds j, not k
+    assert free_indices(inner) == walked[id(inner)] == {"i", "j"}
+    assert all_names(outer) == {"i", "j", "k"}
+    assert body_flops(outer) == 3 * (1 + 1) + 4 * (1 + 1 + 1) + 1
+    hash(outer)
+    copy = pickle.loads(pickle.dumps(outer))
+    assert not {"_hash", "_size", "_free", "_names", "_flops"} & set(copy.__dict__)
+    assert copy == outer
+    assert (ir.size(copy), free_indices(copy), body_flops(copy)) == (ir.size(outer), free_indices(outer), body_flops(outer))
+    assert body_flops(outer, size=lambda n: 2 * n) == 6 * (1 + 1) + 8 * (1 + 1 + 1) + 1  # not the cached value
