@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import numbers
 from typing import Any, Callable
 
 import numpy as np
 
 from . import lang as languages
+from . import limits
 from .api import compile_checked, compile_options
 from .ein import ir
 from .errors import Source, TensorLangError, check_keywords, signature_checked
@@ -474,7 +476,11 @@ class ContractExpression:
         spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self.spec = spec
         self._runner = self._same = None
-        if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape):
+        # the runners are built from arrays of the shapes (allocated, not filled): shapes
+        # beyond the memory budget get none, and a call runs the general path, which
+        # refuses them (error[too-large]) where arrays that large are passed at all
+        within = sum(math.prod(shape) for shape in spec.shapes) * 8 <= limits.memory_budget_bytes()
+        if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape) and within:
             dummies = tuple(np.empty(shape) for shape in spec.shapes)
             self._runner = _shared_runner(spec, dummies, backend, subscripts)
             if not constants and len(set(spec.shapes)) == 1:  # called with one array k times: its own kernel

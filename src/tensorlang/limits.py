@@ -101,3 +101,30 @@ def read_bounded(stream, limit: int, what: str) -> bytes:
         raise error("too-large", f"{what} is larger than {_human(limit)}, the most tensorlang reads "
                                  "($TENSORLANG_MAX_SOURCE_BYTES)")
     return b"".join(chunks)
+
+
+#: The most statements a program may have, unless ``$TENSORLANG_MAX_STATEMENTS`` says
+#: otherwise: every stage's work is linear in the statements (tests/hostile/
+#: test_large_programs.py), but its constant is a few milliseconds a statement, so that
+#: a program of 10**5 statements would take minutes.  Twice the 10**4 statements the
+#: compiler is tested with; a front end refuses a longer program as soon as it has read
+#: one statement more (error[too-large]), before any later stage runs; the same
+#: limit holds for declarations.
+MAX_STATEMENTS = 20_000
+
+
+def max_statements() -> int:
+    """:data:`MAX_STATEMENTS`, or ``$TENSORLANG_MAX_STATEMENTS`` when it is a positive integer."""
+    configured = os.environ.get("TENSORLANG_MAX_STATEMENTS", "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return MAX_STATEMENTS
+
+
+def check_statements(count: int, span: Span | None = None, what: str = "statements") -> None:
+    """error[too-large] when a program has more than :func:`max_statements` statements
+    (or declarations: ``what``)."""
+    limit = max_statements()
+    if count > limit:
+        raise error("too-large", f"the program has more than {limit:,} {what}, the most tensorlang compiles "
+                    "($TENSORLANG_MAX_STATEMENTS); split it into several programs", span)

@@ -252,6 +252,7 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
     evaluator on ``program``); ``opt``: the opt stage's value where the caller has it."""
     if until not in STAGES:
         raise ValueError(f"no stage {until!r} (stages: {', '.join(STAGES)})")
+    limits.check_statements(len(program.statements))  # every front end's program, before any stage
     target = targets.get(options.backend)
     wanted = set(STAGES[:STAGES.index(until) + 1]) & set(target.stages)
     roles = interface(program.decls).roles if roles is None else roles

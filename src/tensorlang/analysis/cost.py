@@ -45,6 +45,8 @@ _OPERATIONS = (ir.Neg, ir.Apply, ir.BinOp)
 def body_flops(e: ir.Expr, size: Size = _itself) -> int:
     """Flops to evaluate ``e`` at one point: one per operation or function, and a
     binder's body (plus its accumulation) once per point of its index map."""
+    if size is _itself:  # numeric extents: kept on each node (ir.cached_bottom_up)
+        return ir.cached_bottom_up(e, "_flops", _node_flops)
     flops: dict[int, int] = {}
     for node in reversed(list(ir.nodes(e))):  # children before parents, no recursion
         inner = sum(flops[id(c)] for c in ir.children(node))
@@ -54,6 +56,13 @@ def body_flops(e: ir.Expr, size: Size = _itself) -> int:
         else:
             flops[id(node)] = inner + (1 if isinstance(node, _OPERATIONS) else 0)
     return flops[id(e)]
+
+
+def _node_flops(node: ir.Expr, kids: list[int]) -> int:
+    bound = ir.binders(node)
+    if bound:
+        return math.prod(n for _, n in bound) * (sum(kids) + 1)
+    return sum(kids) + (1 if isinstance(node, _OPERATIONS) else 0)
 
 
 def statement_cost(stmt: ir.Statement, shapes: dict[str, tuple[int, ...]], itemsize: int = 8,

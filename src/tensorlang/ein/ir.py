@@ -34,6 +34,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import math
+from operator import is_not as _is_not
 
 import dataclasses
 from dataclasses import dataclass
@@ -352,22 +353,27 @@ _CHILD_FIELDS = frozenset({"args", "items", "operands", "children", "body", "arg
 
 
 def _node_hash(self) -> int:
-    cached = self.__dict__.get("_hash")
-    if cached is not None:
-        return cached
-    stack: list[tuple[Node, bool]] = [(self, False)]
+    return cached_bottom_up(self, "_hash", lambda node, kids: hash((type(node).__name__, _shallow(node), tuple(kids))))
+
+
+def cached_bottom_up(e: Node, key: str, value: Callable[[Any, list], Any]) -> Any:
+    """``value(node, its children's values)`` of ``e``, children first, without recursion;
+    every node keeps its value under ``key`` once computed (nodes are immutable, and a
+    rewritten tree shares its unchanged subtrees: a later walk stops at them)."""
+    if key in e.__dict__:
+        return e.__dict__[key]
+    stack: list[tuple[Node, bool]] = [(e, False)]
     while stack:
         node, visited = stack.pop()
-        if "_hash" in node.__dict__:
+        if key in node.__dict__:
             continue
         kids = node.children()
-        if not visited and any("_hash" not in k.__dict__ for k in kids):
+        if not visited and any(key not in k.__dict__ for k in kids):
             stack.append((node, True))
             stack.extend((k, False) for k in kids)
             continue
-        value = hash((type(node).__name__, _shallow(node), tuple(k.__dict__["_hash"] for k in kids)))
-        object.__setattr__(node, "_hash", value)
-    return self.__dict__["_hash"]
+        object.__setattr__(node, key, value(node, [k.__dict__[key] for k in kids]))
+    return e.__dict__[key]
 
 
 def _node_eq(self, other) -> bool:
@@ -392,6 +398,8 @@ def _node_eq(self, other) -> bool:
 def _node_getstate(self) -> dict:
     state = dict(self.__dict__)
     state.pop("_hash", None)  # a str's hash differs from one process to the next
+    for cached in ("_size", "_free", "_names", "_flops"):  # (cached_bottom_up's: computed again where asked)
+        state.pop(cached, None)
     return state
 
 
@@ -409,7 +417,9 @@ def _node(e) -> Node:
 
 def children(e: Expr) -> tuple[Expr, ...]:
     """The subexpressions of ``e``, left to right."""
-    return _node(e).children()
+    if not isinstance(e, Node):  # (``_node`` inlined: every walk calls this once a node)
+        raise TypeError(f"not an EIN expression: {e!r}")
+    return e.children()
 
 
 def replace_children(e: Expr, kids) -> Expr:
@@ -449,7 +459,7 @@ def transform(e: Expr, context, enter: Callable, leave: Callable) -> Expr:
             stack.append((child, inner, child_inner, children(child), []))
             continue
         stack.pop()
-        if any(a is not b for a, b in zip(new, kids)):
+        if kids and any(map(_is_not, new, kids)):
             node = node.replace_children(tuple(new))
         done = leave(node, ctx, inner)
         if not stack:
@@ -459,7 +469,9 @@ def transform(e: Expr, context, enter: Callable, leave: Callable) -> Expr:
 
 def binders(e: Expr) -> IndexMap:
     """The index map ``e`` binds over its children (Σ and reductions), else ``()``."""
-    return _node(e).binders()
+    if not isinstance(e, Node):
+        raise TypeError(f"not an EIN expression: {e!r}")
+    return e.binders()
 
 
 def with_binders(e: Expr, index: IndexMap) -> Expr:
@@ -495,8 +507,9 @@ def nodes(e: Expr) -> Iterator[Expr]:
 
 
 def size(e: Expr) -> int:
-    """The number of expression-tree nodes (004 §5.7.4 measures IR size this way)."""
-    return sum(1 for _ in nodes(e))
+    """The number of expression-tree nodes (004 §5.7.4 measures IR size this way), kept
+    on each node (the optimizer's log counts every pass's program)."""
+    return cached_bottom_up(_node(e), "_size", lambda node, kids: 1 + sum(kids))
 
 
 def tensors(e: Expr) -> list[Tensor]:

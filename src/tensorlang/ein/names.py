@@ -82,7 +82,15 @@ class TempNames(Fresh):
 def free_indices(e: ir.Expr) -> frozenset[str]:
     """The index variables ``e`` depends on that no Σ/reduction inside ``e`` binds.
     (Iterative: expressions may be as deep as the parser accepts.)"""
-    return free_index_sets(e)[id(e)]
+    return ir.cached_bottom_up(e, "_free", _free)
+
+
+def _free(node: ir.Expr, kids: list[frozenset[str]]) -> frozenset[str]:
+    own = set(variables_of(ir.index_uses(node)))
+    if kids:
+        bound = {name for name, _ in ir.binders(node)}
+        own |= set().union(*kids) - bound
+    return frozenset(own)
 
 
 def free_index_sets(e: ir.Expr) -> dict[int, frozenset[str]]:
@@ -109,11 +117,12 @@ def free_index_sets(e: ir.Expr) -> dict[int, frozenset[str]]:
 
 def all_names(e: ir.Expr) -> set[str]:
     """Every index variable written anywhere in ``e``, free or bound."""
-    names: set[str] = set()
-    for node in ir.nodes(e):
-        names.update(name for name, _ in ir.binders(node))
-        names.update(variables_of(ir.index_uses(node)))
-    return names
+    return set(ir.cached_bottom_up(e, "_names", _names))
+
+
+def _names(node: ir.Expr, kids: list[frozenset[str]]) -> frozenset[str]:
+    own = {name for name, _ in ir.binders(node)} | set(variables_of(ir.index_uses(node)))
+    return frozenset(own.union(*kids))
 
 
 def rename_indices(e: ir.Expr, mapping: dict[str, ir.Index],
@@ -175,6 +184,9 @@ def rename_bound(e: ir.Expr, fresh: Fresh, seen: set[str] | None = None) -> ir.E
     keeps its name when it is not among them.  ``fresh`` must avoid every name of ``e``."""
     if seen is None:
         seen = set(free_indices(e))
+    if binders_apart(e, seen):  # nothing to rename: ``e`` itself (no walk rebuilding it)
+        seen.update(name for node in ir.nodes(e) for name, _ in ir.binders(node))
+        return e
 
     def bind(name: str, outer) -> str:
         new = fresh(name) if name in seen else name
@@ -184,12 +196,26 @@ def rename_bound(e: ir.Expr, fresh: Fresh, seen: set[str] | None = None) -> ir.E
     return rename_indices(e, {}, bind)
 
 
+def binders_apart(e: ir.Expr, seen: Iterable[str] = ()) -> bool:
+    """Whether no two binders of ``e`` bind one name and none binds a name of ``seen``:
+    :func:`rename_bound` then renames nothing (a cheap look first, most bodies)."""
+    names = set(seen)
+    for node in ir.nodes(e):
+        for name, _ in ir.binders(node):
+            if name in names:
+                return False
+            names.add(name)
+    return True
+
+
 def distinct_binders(e: ir.Expr, taken: Iterable[str] = (), fresh: Fresh | None = None) -> ir.Expr:
     """``e`` with binders renamed so that no two bind the same name and none binds a
     name in ``taken`` or free in ``e``: after it, an index variable names one loop.
     (Sibling sums may share a binder in index notation; a back end that flattens a
     product under several sums into one contraction needs them apart.)"""
     taken = set(taken)
+    if binders_apart(e, taken | free_indices(e)):
+        return e
     if fresh is None:
         fresh = Fresh(all_names(e) | taken)
     return rename_bound(e, fresh, taken | set(free_indices(e)))

@@ -15,6 +15,7 @@ from lark import Lark, Token, Transformer, v_args
 
 from ...ein.index import affine
 from ...ein.printer import RESERVED
+from ... import limits
 from ...errors import Span, error
 from ...semantics.sizes import extent_of, never_positive, poly_arith, poly_of
 from .. import lark_support
@@ -49,6 +50,7 @@ class _ToAst(Transformer):
         return ast.Program(decls, stmts, "tl")
 
     def decl(self, *items):
+        _count_statement(items[0], declaration=True)
         structure = items[-1] if isinstance(items[-1], ast.Annotation) else None
         if structure is not None:
             items = items[:-1]
@@ -103,6 +105,7 @@ class _ToAst(Transformer):
     dim_term = dim
 
     def assign(self, name, _eq, expr):
+        _count_statement(name)
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
 
     @staticmethod
@@ -214,12 +217,14 @@ class _ToAst(Transformer):
         return tuple(i for i in items if isinstance(i, ast.IndexRef))
 
     def index_assign(self, name, *rest):
+        _count_statement(name)
         expr = rest[-1]
         return ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name))
 
     def scalar_assign(self, name, _eq, expr):
         """``s = sum(i) M[i,i]``: index form with no target indices, as ``s[] = ...``
         (the checker then requires ``s`` to be of rank 0, like any index statement)."""
+        _count_statement(name)
         return ast.IndexAssign(str(name), (), expr, _cover(name, expr), _tok_span(name))
 
     def access(self, name, *rest):
@@ -272,13 +277,33 @@ def parse_model(text: str) -> ast.Program:
     Raises :class:`TensorLangError` with code ``syntax`` at the first token the grammar
     cannot accept.
     """
-    token = _text.set(text)
+    token, counted = _text.set(text), _statements.set([0, 0, limits.max_statements()])
     try:
         program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint, hints.hint)
     finally:
         _text.reset(token)
+        _statements.reset(counted)
     lark_support.check_depth(program.stmts, ast.children)
     return program
+
+
+def _count_statement(token, declaration: bool = False) -> None:
+    """One more statement (or declaration) parsed: past ``limits.max_statements()`` of
+    either the parse stops here with error[too-large] (the parser calls the rules'
+    methods as it reduces, so a longer program costs no more than the limit's worth of
+    parsing)."""
+    counter = _statements.get()
+    if counter is None:  # the transformer run outside parse_model: no limit
+        return
+    counter[declaration] += 1
+    if counter[declaration] > counter[2]:
+        limits.check_statements(counter[declaration], _tok_span(token), "declarations" if declaration else "statements")
+
+
+#: Statements and declarations parsed so far, and the most allowed of each ([statements,
+#: declarations, limit]), for the parse under way.
+_statements: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("tensorlang_model_statements",
+                                                                                 default=None)
 
 
 #: The text being parsed, for the hint (lark's callbacks see tokens, not the text).

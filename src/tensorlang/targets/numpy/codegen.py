@@ -31,7 +31,7 @@ from ...analysis.inplace import compatible
 from ...ein import ir
 from ...ein.forms import monomial
 from ...ein.index import Affine, gather, has_affine, positions, variables_of
-from ...ein.names import Fresh, all_names, rename_bound
+from ...ein.names import Fresh, all_names, binders_apart, free_indices, rename_bound
 from ...ein.printer import statement_to_text
 from ...schedule.plan import BufferPlan, Schedule
 from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep, statement_of
@@ -98,7 +98,8 @@ class _Codegen:
         # no two sums may bind one name (sibling sums may, in index form), so that products
         # under several sums flatten into one contraction
         here = {name for name, _ in stmt.index}
-        body = rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
+        body = stmt.body if binders_apart(stmt.body, here | free_indices(stmt.body)) else \
+            rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
         extents = dict(stmt.index)
         _collect_extents(body, extents)
         st = _Statement(self, extents)
