@@ -408,6 +408,11 @@ class Checker:
             return self.c.state[e.name]
         if isinstance(e, A.TensorLit):
             ts = [self.expr(x, scope) for x in e.elems]
+            if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
+                f = ts[0]
+                if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape for t in ts):
+                    self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e)
+                return self.note(e, Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts)))
             shapes = {t.shape for t in ts if t.kind == "tensor"}
             if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
                 self.fail("shape", "the elements of a tensor [..] are numbers or tensors of one shape", e)

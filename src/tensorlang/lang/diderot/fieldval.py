@@ -453,6 +453,19 @@ class Compose(Field):
         return self.f.value(self.g.value(x, 0), 0)
 
 
+class Stack(Field):
+    """``[F, G, ...]``: fields of one shape stacked along a new first axis."""
+
+    def __init__(self, fields: list):
+        self.fields, self.dim = fields, fields[0].dim
+
+    def inside(self, x) -> bool:
+        return all(f.inside(x) for f in self.fields)
+
+    def value(self, x, order: int):
+        return np.stack([np.asarray(f.value(x, order), dtype=np.float64) for f in self.fields])
+
+
 class Identity(Field):
     """The position itself, x -> x: the variable of a field defined by a formula
     (``field#k(d)[] F(x) = ...``), whose arithmetic the lifted fields differentiate."""

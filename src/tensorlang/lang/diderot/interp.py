@@ -435,6 +435,8 @@ class Compiler:
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
+        if self.ty(e).kind == "field":
+            return lambda fr: FV.Stack([x(fr) for x in elems])
         return lambda fr: np.array([x(fr) for x in elems], dtype=np.float64)
 
     def e_SeqLit(self, e):
@@ -716,13 +718,9 @@ def _lerp(a, b, *rest):
 
 
 def _clerp(a, b, *rest):
-    """lerp with the parameter clamped to [0, 1] (Diderot's clerp)."""
-    if len(rest) == 1:
-        t = rest[0]
-    else:
-        x0, x, x1 = rest
-        t = _div(x - x0, x1 - x0)
-    return _lerp(a, b, min(max(t, 0.0), 1.0))
+    """Diderot's clerp: the lerp clamped, component by component, to [a, b] (lower bound
+    a, upper bound b, even where a component of a exceeds b's)."""
+    return _clamp(a, b, _lerp(a, b, *rest))
 
 
 def _clamp(lo, hi, x):
