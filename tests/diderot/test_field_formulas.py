@@ -112,3 +112,58 @@ def test_a_global_loads_a_sequence_from_a_text_file(tmp_path):
     (tmp_path / "pts.txt").write_text("1.5 0.25\n-2 1\n# a comment\n4 4.5\n")
     res = program(SEEDS, str(tmp_path)).run({}, backend="interp")
     assert res.outputs["d"].tolist() == [1.0, -4.0, -5.0]
+
+
+def _ramp(path: Path) -> str:
+    """Twelve samples on a unit-spaced 1-D grid (the image the reference run read)."""
+    v = np.array([0.0, 1.0, 4.0, 2.5, -1.0, 3.0, 7.0, 6.5, 5.0, 2.0, 1.0, 0.5], dtype="<f8")
+    head = ("NRRD0004\ntype: double\ndimension: 1\nspace dimension: 1\nsizes: 12\nspace directions: (1.0)\n"
+            "centers: cell\nkinds: space\nendian: little\nencoding: raw\nspace origin: (0.0)\n\n")
+    path.write_bytes(head.encode() + v.tobytes())
+    return str(path)
+
+
+STACK = {
+    "g": [[3.2500000000045004, 3.7937500001404345], [2.8154166666679283, 3.2347795834329047],
+          [1.1079999999694103, 0.7959753338135958], [0.31124999995188624, -0.5523366864092623],
+          [2.2099999999601065, 1.931588667223251], [4.906249999978812, 5.268001302466765]],
+    "c": [[1.0, 7.0], [1.0, 7.0], [1.7999999999999998, 8.0], [4.6, 8.0], [7.3999999999999995, 8.0], [9.0, 8.0]],
+    "r": [2.0, 2.0, 5.0, 5.0, 5.0, 5.0],
+}
+
+
+def test_stacked_fields_and_clerp_with_bounds_in_either_order(tmp_path):
+    backend = "interp"  # (the C executor does not lower stacked fields: runs use the interpreter)
+    _ramp(tmp_path / "ramp.nrrd")
+    res = program((HERE / "stack.diderot").read_text(), str(tmp_path)).run({}, backend=backend)
+    for name, want in STACK.items():
+        assert np.allclose(res.outputs[name], want, rtol=1e-10, atol=1e-12), name
+    g = np.asarray(STACK["g"])
+    assert np.allclose(res.outputs["h"], np.stack([g[:, 0], g[:, 1], g[:, 0]], axis=1), rtol=1e-10)
+    assert res.printed.splitlines()[0] == "0 [1,7] 2"
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("c", marks=pytest.mark.slow)])
+def test_clamp_tests_the_lower_bound_first(backend):
+    from tensorlang.targets.c import build as c_build
+    if backend == "c" and c_build.find_compiler() is None:
+        pytest.skip("no working C compiler")
+    text = """#version 1.0
+strand s (int i) {
+  output real a = 0;
+  output vec2 v = [0,0];
+  output vec2 c = [0,0];
+  update {
+    real x = real(i) - 1.0;
+    a = clamp(1.0, -1.0, x); v = clamp([1.0, -1.0], [-1.0, 1.0], [x, x]);
+    c = clerp([1.0, 8.0], [9.0, 7.0], 0.5*x);
+    stabilize;
+  }
+}
+initially [ s(i) | i in 0..3 ];
+"""
+    res = program(text).run({}, backend=backend)
+    assert res.outputs["c"].tolist() == [[1.0, 7.0], [1.0, 8.0], [5.0, 8.0], [9.0, 8.0]]
+    # x <= lo gives lo; else hi <= x gives hi (diderotc's clamp)
+    assert res.outputs["a"].tolist() == [1.0, 1.0, 1.0, -1.0]
+    assert res.outputs["v"].tolist() == [[1.0, -1.0], [1.0, 0.0], [1.0, 1.0], [-1.0, 1.0]]

@@ -724,7 +724,12 @@ def _clerp(a, b, *rest):
 
 
 def _clamp(lo, hi, x):
-    return np.minimum(np.maximum(x, lo), hi) if isinstance(x, np.ndarray) else min(max(x, lo), hi)
+    """lo where x <= lo, else hi where hi <= x, else x (Diderot's test order: where lo > hi,
+    values below lo give lo)."""
+    if isinstance(x, np.ndarray) or isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
+        x = np.asarray(x, dtype=np.float64)
+        return np.where(x <= lo, lo, np.where(hi <= x, hi, x)) + np.zeros_like(x)
+    return lo if x <= lo else hi if hi <= x else x
 
 
 def _normalize(v):
