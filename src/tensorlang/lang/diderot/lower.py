@@ -552,10 +552,8 @@ class Lowerer:
                 x0, x, x1 = (self.share(v).flat()[0] for v in args[2:])
                 t = self.share(scal(S.Call("tl_div", (b("-", x, x0, _num(x, x0)), b("-", x1, x0, _num(x1, x0))),
                                            "real"), "real")).flat()[0]
-            mixed = [b("+", p, b("*", t, b("-", q, p, "real"), "real"), "real") for p, q in zip(a.flat(), bb.flat())]
-            if name == "clerp":  # clamped to [a, b], component by component
-                mixed = [S.Call("tl_clamp", (p, q, m), "real") for p, q, m in zip(a.flat(), bb.flat(), mixed)]
-            return V.of(a.shape, "real", mixed)
+            mix = [b("+", p, b("*", t, b("-", q, p, "real"), "real"), "real") for p, q in zip(a.flat(), bb.flat())]
+            return V.of(a.shape, "real", mix if name == "lerp" else [S.Call("tl_clamp", c, "real") for c in zip(a.flat(), bb.flat(), mix)])
         if name == "clamp":
             lo, hi, x = (self.share(v) for v in args)
             st = _scalar(rty)
