@@ -318,6 +318,9 @@ class GlobalDecl:
     init: Expr | None
     const: bool = False
     span: Span = NOWHERE
+    #: ``field#k(d)[s] F(x) = expr;``: the name of the position variable of a field
+    #: defined by a formula (``init`` is the formula); None for other globals
+    param: str | None = None
 
 
 @dataclass(frozen=True)

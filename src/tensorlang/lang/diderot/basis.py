@@ -146,6 +146,8 @@ def _field_binary(op: str, a: Ty, b: Ty) -> Ty | None:
         return Ty("field", f.shape or other.shape, f.dim, f.k)
     if op == "/" and f is a and other.shape == ():
         return f
+    if op == "/" and f is b and f.shape == ():  # c / F: the reciprocal field, scaled
+        return Ty("field", other.shape, f.dim, f.k)
     if op in ("•", "⊗", "×", ":"):
         t = binary(op, tensor(*a.shape) if a is f else other, tensor(*b.shape) if b is f else other)
         return Ty("field", t.shape, f.dim, f.k) if t is not None else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from ...errors import Span, error
+from ...errors import Span, TensorLangError, error
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import basis
@@ -41,6 +41,10 @@ class Checked:
     #: the state variables strands read from each other (``P.x`` in a strand method, and
     #: ``pos``): Diderot's runtime keeps two copies of them (see interp.Runtime.step)
     shared: set[str] = field(default_factory=set)
+    #: fields defined by a formula (``F(x) = ...``): name -> "field" where the formula was
+    #: typed with its position as the identity field (so it is a field expression, with
+    #: derivatives), "point" where it only types with the position as a tensor (probes only)
+    field_fns: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -113,7 +117,9 @@ class Checker:
             if decl.name in self.c.globals or decl.name in self.c.functions:
                 self.fail("redeclared", f"{decl.name} is declared twice", decl)
             init = decl.default if isinstance(decl, A.InputDecl) else decl.init
-            if init is not None:
+            if isinstance(decl, A.GlobalDecl) and decl.param is not None:
+                ty = self.field_fn(decl, ty, top)
+            elif init is not None:
                 if isinstance(decl, A.InputDecl) and isinstance(init, A.Apply) and isinstance(init.func, A.Var) \
                         and init.func.name == "load":
                     value = self.note(init, ty)
@@ -134,6 +140,34 @@ class Checker:
         self.create(program.create, top)
         _Inits(self).program(program)
         return self.c
+
+    def field_fn(self, decl: A.GlobalDecl, ty: Ty, top: _Scope) -> Ty:
+        """``field#k(d)[s] F(x) = e;``: e typed with x as the identity field of dimension d
+        (a field expression: F has derivatives where e's operations do); failing that, with
+        x a tensor[d] as diderotc types it (F can then only be probed)."""
+        if ty.kind != "field" or ty.dim is None:
+            self.fail("shape", f"{decl.name}({decl.param}) = ... defines a field: its type must be a field type", decl)
+        assert decl.init is not None and decl.param is not None
+        d, k = ty.dim, ty.k if ty.k is not None else 2
+        pos = tensor(d) if d > 1 else REAL
+        scope = _Scope(top, "local")
+        scope.names[decl.param] = Ty("field", pos.shape, d, k + 8)  # the identity field is smooth
+        saved = dict(self.c.types), dict(self.c.scopes)
+        try:
+            value = self.expr(decl.init, scope)
+            mode = "field"
+            if value.kind == "field" and (value.dim != d or value.shape != ty.shape):
+                raise error("assign-shape", "not the declared field", None)
+        except TensorLangError:
+            self.c.types, self.c.scopes = saved
+            scope.names[decl.param] = pos
+            value = self.expr(decl.init, scope)
+            mode = "point"
+        want = tensor(*ty.shape) if ty.shape else REAL
+        if value.kind != "field" and not assignable(want, value):
+            self.fail("assign-shape", f"the formula of {decl.name}: expected {want}, got {value}", decl.init)
+        self.c.field_fns[decl.name] = mode
+        return Ty("field", ty.shape, d, ty.k)
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
         scope = _Scope(top, "local")
@@ -374,6 +408,11 @@ class Checker:
             return self.c.state[e.name]
         if isinstance(e, A.TensorLit):
             ts = [self.expr(x, scope) for x in e.elems]
+            if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
+                f = ts[0]
+                if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape for t in ts):
+                    self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e)
+                return self.note(e, Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts)))
             shapes = {t.shape for t in ts if t.kind == "tensor"}
             if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
                 self.fail("shape", "the elements of a tensor [..] are numbers or tensors of one shape", e)

@@ -144,8 +144,9 @@ class Lifted(Field):
         return all(f.inside(x) for f in (self.a, self.b) if isinstance(f, Field))
 
     def _norm_d(self, va, x, order):
-        if order > 1:
-            raise error("backend", "the interpreter differentiates |F| at most once")
+        if order > 1:  # |F| = sqrt(F:F), by the chain and product rules
+            inner = Lifted("•" if np.ndim(va) == 1 else ":", self.a, self.a, self.dim)
+            return Lifted1("sqrt", inner).value(x, order)
         return _norm_grad(va, self.a.value(x, 1))
 
     def _v(self, f, x, order):
@@ -171,15 +172,18 @@ class Lifted(Field):
             if order and np.ndim(va) == 0:  # |F| of a scalar field: ∂ᵏ|F| = sgn(F) ∂ᵏF (sgn 0 = 0), as Diderot
                 return np.sign(va) * a.value(x, order)
             return np.sqrt(np.sum(va * va)) if order == 0 else self._norm_d(va, x, order)
+        if op == "/" and not isinstance(a, Field):  # c / F
+            if order == 0:
+                return np.asarray(a, dtype=np.float64) / b.value(x, 0)
+            return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
         if op in ("*", "/") and not isinstance(b, Field):
             return _scale(a.value(x, order), b, op, order, self.dim)
         if op == "*" and not isinstance(a, Field):
             return _scale(b.value(x, order), a, "*", order, self.dim)
-        if op == "*" and order == 2:
+        if op == "*" and order >= 2:
             return self._bilinear(x, order, _mul)
-        if order > 1:
-            raise error("backend", "the interpreter differentiates a product of fields at most twice and a "
-                                   "quotient at most once")
+        if order > 1:  # a/b = a * (1/b)
+            return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
         va, vb = a.value(x, 0), b.value(x, 0)
         if order == 0:
             return _mul(va, vb) if op == "*" else va / vb
@@ -206,7 +210,7 @@ class Lifted(Field):
         if order == 0:
             return fn(part(self.a, 0), part(self.b, 0))
         if order > 2:
-            raise error("backend", f"the interpreter differentiates {self.op} of fields at most twice")
+            return self._leibniz(part, order, fn)
         terms = []
         va, vb = part(self.a, 0), part(self.b, 0)
         da, db = part(self.a, 1), part(self.b, 1)
@@ -237,6 +241,34 @@ class Lifted(Field):
         if dim == 1:
             return terms[0][0]
         return np.stack([np.stack(r, axis=-1) for r in terms], axis=-2)
+
+
+    def _leibniz(self, part, order: int, fn: Callable):
+        """The ``order``-th derivative of fn(a, b), fn bilinear: for each component of the
+        derivative axes, the sum over the ways of giving each derivative to a or to b."""
+        dim = self.dim
+        parts = [(part(self.a, k), part(self.b, k)) for k in range(order + 1)]
+        n = 1 if dim == 1 else dim
+        out = {}
+        for idx in itertools.product(range(n), repeat=order):
+            total = 0.0
+            for mask in itertools.product((0, 1), repeat=order):
+                ia = tuple(i for i, m in zip(idx, mask) if m == 0)
+                ib = tuple(i for i, m in zip(idx, mask) if m == 1)
+                da, db = parts[len(ia)][0], parts[len(ib)][1]
+                if da is None or db is None:
+                    continue
+                if dim > 1:
+                    da, db = da[(Ellipsis,) + ia] if ia else da, db[(Ellipsis,) + ib] if ib else db
+                total = total + fn(da, db)
+            out[idx] = np.asarray(total, dtype=np.float64)
+        if dim == 1:
+            return out[(0,) * order]
+        first = out[(0,) * order]
+        res = np.zeros(first.shape + (n,) * order)
+        for idx, v in out.items():
+            res[(Ellipsis,) + idx] = v
+        return res
 
 
 def _cross(a, b):
@@ -299,6 +331,7 @@ LIFTED: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
              lambda v: (6 * v * v - 2) / (1 + v * v) ** 3),
     "asin": (np.arcsin, lambda v: (1 - v * v) ** -0.5, lambda v: v * (1 - v * v) ** -1.5,
              lambda v: (1 + 2 * v * v) * (1 - v * v) ** -2.5),
+    "recip": (lambda v: 1 / v, lambda v: -1 / (v * v), lambda v: 2 / (v * v * v), lambda v: -6 / (v * v * v * v)),
     "acos": (np.arccos, lambda v: -(1 - v * v) ** -0.5, lambda v: -v * (1 - v * v) ** -1.5,
              lambda v: -(1 + 2 * v * v) * (1 - v * v) ** -2.5),
 }
@@ -337,6 +370,12 @@ class Lifted1(Field):
             return d2(v) * np.multiply.outer(g, g) + d1(v) * self.f.value(x, 2)
         if order == 3 and self.dim == 1:
             return d3(v) * g ** 3 + 3 * d2(v) * g * self.f.value(x, 2) + d1(v) * self.f.value(x, 3)
+        if order == 3:  # fn‴ g⊗g⊗g + fn'' (H⊗g + the two other placements of g) + fn' ∂³F
+            h = self.f.value(x, 2)
+            gg = np.einsum("ij,k->ijk", h, g)
+            return (d3(v) * np.einsum("i,j,k->ijk", g, g, g)
+                    + d2(v) * (gg + np.transpose(gg, (0, 2, 1)) + np.transpose(gg, (2, 1, 0)))
+                    + d1(v) * self.f.value(x, 3))
         raise error("backend", f"the interpreter differentiates {self.name if isinstance(self.name, str) else 'F^n'}(F) at most twice")
 
 
@@ -412,6 +451,70 @@ class Compose(Field):
         if order:
             raise error("backend", "the interpreter does not differentiate a composition of fields")
         return self.f.value(self.g.value(x, 0), 0)
+
+
+class Stack(Field):
+    """``[F, G, ...]``: fields of one shape stacked along a new first axis."""
+
+    def __init__(self, fields: list):
+        self.fields, self.dim = fields, fields[0].dim
+
+    def inside(self, x) -> bool:
+        return all(f.inside(x) for f in self.fields)
+
+    def value(self, x, order: int):
+        return np.stack([np.asarray(f.value(x, order), dtype=np.float64) for f in self.fields])
+
+
+class Identity(Field):
+    """The position itself, x -> x: the variable of a field defined by a formula
+    (``field#k(d)[] F(x) = ...``), whose arithmetic the lifted fields differentiate."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+
+    def inside(self, x) -> bool:
+        return True
+
+    def value(self, x, order: int):
+        d = self.dim
+        if order == 0:
+            return np.asarray(x, dtype=np.float64).copy() if d > 1 else float(np.asarray(x).reshape(-1)[0])
+        if order == 1:
+            return np.eye(d) if d > 1 else 1.0
+        return np.zeros((d,) * (order + 1)) if d > 1 else 0.0
+
+
+class Constant(Field):
+    """A field whose formula does not depend on the position: everywhere the value."""
+
+    def __init__(self, v, dim: int):
+        self.v, self.dim = np.asarray(v, dtype=np.float64), dim
+
+    def inside(self, x) -> bool:
+        return True
+
+    def value(self, x, order: int):
+        if order == 0:
+            return self.v.copy() if self.v.ndim else float(self.v)
+        return np.zeros(self.v.shape + ((self.dim,) * order if self.dim > 1 else ()))
+
+
+class Pointwise(Field):
+    """A field defined by a formula the interpreter can only evaluate at points (one
+    that calls functions or compares values): probes, no derivatives."""
+
+    def __init__(self, fn: Callable, dim: int, name: str):
+        self.fn, self.dim, self.name = fn, dim, name
+
+    def inside(self, x) -> bool:
+        return True
+
+    def value(self, x, order: int):
+        if order:
+            raise error("backend", f"the interpreter does not differentiate {self.name}: its formula calls "
+                                   "functions or compares values")
+        return self.fn(x)
 
 
 def lift(op: str, a, b, dim: int) -> Field:

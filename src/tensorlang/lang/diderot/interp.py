@@ -258,6 +258,24 @@ class Compiler:
             return float(v) if not shape else np.asarray(v, dtype=np.float64)
         return probe
 
+    def field_fn(self, decl, ty):
+        """The value of ``F(x) = formula``: a field made by running the formula on the
+        identity field (lifted arithmetic), or a pointwise field (see check.field_fn)."""
+        body, name, d = self.expr(decl.init), decl.param, ty.dim
+        if self.c.field_fns[decl.name] == "field":
+            def make(fr):
+                v = body(Frame(fr.g, {}, {name: FV.Identity(d)}, None, fr.rt))
+                return v if isinstance(v, FV.Field) else FV.Constant(v, d)
+            return make
+        real = not ty.shape
+
+        def pointwise(fr):
+            def at(x):
+                v = body(Frame(fr.g, {}, {name: x if d > 1 else float(np.asarray(x).reshape(-1)[0])}, None, fr.rt))
+                return float(v) if real else np.asarray(v, dtype=np.float64)
+            return FV.Pointwise(at, d, decl.name)
+        return pointwise
+
     def call_function(self, name, e):
         args = [self.expr(a) for a in e.args]
         decl = self.c.functions[name]
@@ -417,6 +435,8 @@ class Compiler:
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
+        if self.ty(e).kind == "field":
+            return lambda fr: FV.Stack([x(fr) for x in elems])
         return lambda fr: np.array([x(fr) for x in elems], dtype=np.float64)
 
     def e_SeqLit(self, e):
@@ -698,17 +718,18 @@ def _lerp(a, b, *rest):
 
 
 def _clerp(a, b, *rest):
-    """lerp with the parameter clamped to [0, 1] (Diderot's clerp)."""
-    if len(rest) == 1:
-        t = rest[0]
-    else:
-        x0, x, x1 = rest
-        t = _div(x - x0, x1 - x0)
-    return _lerp(a, b, min(max(t, 0.0), 1.0))
+    """Diderot's clerp: the lerp clamped, component by component, to [a, b] (lower bound
+    a, upper bound b, even where a component of a exceeds b's)."""
+    return _clamp(a, b, _lerp(a, b, *rest))
 
 
 def _clamp(lo, hi, x):
-    return np.minimum(np.maximum(x, lo), hi) if isinstance(x, np.ndarray) else min(max(x, lo), hi)
+    """lo where x <= lo, else hi where hi <= x, else x (Diderot's test order: where lo > hi,
+    values below lo give lo)."""
+    if isinstance(x, np.ndarray) or isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
+        x = np.asarray(x, dtype=np.float64)
+        return np.where(x <= lo, lo, np.where(hi <= x, hi, x)) + np.zeros_like(x)
+    return lo if x <= lo else hi if hi <= x else x
 
 
 def _normalize(v):
@@ -879,7 +900,12 @@ def compile_program(checked: Checked) -> Compiled:
             default = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
             globals_.append((decl.name, ty, default, True))
         else:
-            globals_.append((decl.name, ty, None if decl.init is None else comp.expr(decl.init), False))
+            init = decl.init
+            if decl.param is not None:
+                globals_.append((decl.name, ty, comp.field_fn(decl, ty), False))
+                continue
+            globals_.append((decl.name, ty, None if init is None else ("load", init) if _is_load(init) else comp.expr(init),
+                             False))
     strand = program.strand
     state = [(sv.name, from_syntax(sv.type), None if sv.init is None else comp.expr(sv.init)) for sv in strand.state]
     update = strand.method("update")
@@ -1158,6 +1184,10 @@ def _read_items(path: str) -> np.ndarray:
     try:
         if path.lower().endswith(".npy"):
             return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64).T
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        if magic != b"NRRD":  # a plain text file: one item a line (Teem reads it so)
+            return np.atleast_2d(np.loadtxt(path, dtype=np.float64, ndmin=2)).T
         import nrrd
 
         data, _ = nrrd.read(path, index_order="F")

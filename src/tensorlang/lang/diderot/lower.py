@@ -544,7 +544,7 @@ class Lowerer:
             return scal(S.Call(fn, (flat[0][0], flat[1][0]), st), st)
         if name in ("atan2", "fmod", "pow") and len(args) == 2:
             return scal(S.Call({"pow": "tl_pow"}.get(name, name), (flat[0][0], flat[1][0]), "real"), "real")
-        if name == "lerp":
+        if name in ("lerp", "clerp"):
             a, bb = self.share(args[0]), self.share(args[1])
             if len(args) == 3:
                 t = self.share(args[2]).flat()[0]
@@ -552,8 +552,8 @@ class Lowerer:
                 x0, x, x1 = (self.share(v).flat()[0] for v in args[2:])
                 t = self.share(scal(S.Call("tl_div", (b("-", x, x0, _num(x, x0)), b("-", x1, x0, _num(x1, x0))),
                                            "real"), "real")).flat()[0]
-            return V.of(a.shape, "real", [b("+", p, b("*", t, b("-", q, p, "real"), "real"), "real")
-                                          for p, q in zip(a.flat(), bb.flat())])
+            mix = [b("+", p, b("*", t, b("-", q, p, "real"), "real"), "real") for p, q in zip(a.flat(), bb.flat())]
+            return V.of(a.shape, "real", mix if name == "lerp" else [S.Call("tl_clamp", c, "real") for c in zip(a.flat(), bb.flat(), mix)])
         if name == "clamp":
             lo, hi, x = (self.share(v) for v in args)
             st = _scalar(rty)

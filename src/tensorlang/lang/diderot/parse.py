@@ -109,6 +109,9 @@ class _ToAst(Transformer):
             self.consts[str(c[2])] = int(c[3].value)  # tensor[N], real[N], identity[N] may name it
         return A.GlobalDecl(c[1], str(c[2]), c[3], const, _span(meta))
 
+    def field_fn_decl(self, meta, c):
+        return A.GlobalDecl(c[0], str(c[1]), c[3], False, _span(meta), param=str(c[2]))
+
     def dim(self, meta, c):
         tok = c[0]
         if tok.type == "INT":

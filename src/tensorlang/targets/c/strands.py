@@ -49,10 +49,10 @@ static inline double tl_at(int k, int64_t i, int c) {
 static inline int64_t tl_iabs(int64_t a) { return a < 0 ? -a : a; }
 static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
 static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
-static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { int64_t t = lo > x ? lo : x; return hi < t ? hi : t; }
+static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
 static inline double tl_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b < a ? b : a); }
 static inline double tl_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b > a ? b : a); }
-static inline double tl_clamp(double lo, double hi, double x) { double t = lo > x ? lo : x; return hi < t ? hi : t; }
+static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
