@@ -88,7 +88,7 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
 
 
 def _interpolation_cases(ctx: Context) -> list[Case]:
-    ns = (7, 13) if ctx.quick else (7, 13, 31)
+    ns = (7, 13) if ctx.quick else (5, 7, 13, 31)
     volume = 2**12 if ctx.quick else 2**20
     cases = []
     for n in ns:
