@@ -309,6 +309,18 @@ def _mode_axis(stmt: ir.Statement) -> int:
 AUTO_FLOPS_PER_COPIED = 16
 AUTO_MIN_ELEMENTS = 1 << 14
 
+#: ``pad="auto"`` pads a fused loop's locals (:func:`with_local_copies`) only where its
+#: arithmetic is the limit: at least this many flops per byte the loop moves through
+#: memory (fusion's count).  Below it the loop waits on memory, which whole vectors do
+#: not speed up, and the copies through the locals only add instructions (measured, 
+#: docs/performance.md "Padding that wins": the interpolation at n = 5, 1.9 flops per
+#: byte, ran 0.76x padded; at n = 7, 2.6, 1.17x).
+AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
+#: ... and where one iteration's padded locals, the copies of the batched buffers
+#: included, take at most this fraction of the level-2 cache (at n = 31 four locals of
+#: 31·31·32 doubles, 1 MB, ran 0.71x padded: the copies go through L2 there).
+AUTO_LOCAL_L2_FRACTION = 0.25
+
 
 @dataclass(frozen=True)
 class AutoPad:
@@ -342,11 +354,16 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
 
     if width <= 1:
         return AutoPad(1, "no vectors wider than one element")
-    rows = sorted({stmt.index[-1][1] for step in schedule.steps if getattr(step, "fusion", None) is not None
-                   for stmt in step.fusion.statements if len(stmt.index) >= 2 and stmt.index[-1][1] % width})
+    fused = [step.fusion for step in schedule.steps if getattr(step, "fusion", None) is not None]
+    rows = sorted({stmt.index[-1][1] for group in fused for stmt in group.statements
+                   if len(stmt.index) >= 2 and vector_ops(padded(stmt.index[-1][1], width), width)
+                   < vector_ops(stmt.index[-1][1], width)})
     if rows:
-        return AutoPad(1, f"the fused loops' locals padded to {width} (their rows of {', '.join(map(str, rows))} "
-                          "run without remainder; the caller's arrays are not copied)", locals=width)
+        why = _locals_refused(fused, width, schedule.buffers.itemsize)
+        if why is None:
+            return AutoPad(1, f"the fused loops' locals padded to {width} (their rows of {', '.join(map(str, rows))} "
+                              "run without remainder; the caller's arrays are not copied)", locals=width)
+        return AutoPad(1, why)
     remainders = sorted({n for stmt in program.statements for n in _padded_extents(stmt, width) if n % width})
     if not remainders:
         return AutoPad(1, f"every padded loop's extent is a multiple of the vector width {width}: no remainder")
@@ -365,6 +382,38 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     if copied < AUTO_MIN_ELEMENTS or flops < AUTO_FLOPS_PER_COPIED * copied:
         return AutoPad(1, f"{flops} flops on {copied} elements do not amortise copying them into padded buffers")
     return AutoPad(width, f"removes the remainders of extents {', '.join(map(str, remainders))} (vector width {width})")
+
+
+def vector_ops(n: int, width: int) -> int:
+    """The vector operations a compiler spends on a row of ``n`` elements with vectors of
+    ``width``: whole vectors, then the remainder as one half-width vector where it has
+    that many elements and single elements for the rest (gcc 12 on AVX-512: a row of 7
+    doubles is 4 lanes and 3 scalars, of 13 one vector, 4 lanes and 1 scalar).  Padding
+    the row to a multiple of ``width`` leaves whole vectors only: it pays where that is
+    fewer (7, 13, 5 … at 8 lanes; not 9 or 12)."""
+    half = width // 2
+    whole, rest = divmod(n, width)
+    if half < 1:
+        return whole + rest
+    return whole + rest // half + rest % half
+
+
+def _locals_refused(groups, width: int, itemsize: int) -> str | None:
+    """Why padding the locals of fused ``groups`` to ``width`` would not pay (None: it
+    would): a group bound by memory (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`), or one whose
+    padded locals would leave the cache (:data:`AUTO_LOCAL_L2_FRACTION`)."""
+    for group in groups:
+        flops = sum(_flops(stmt) for stmt in group.statements)
+        if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
+            return (f"a fused loop does {flops / max(group.bytes_fused, 1):.2f} flops per byte it moves "
+                    f"< AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE}: memory is its limit, which padding does not move")
+        slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]  # each target's iteration
+        slices += [local.storage for local in group.locals if not local.per_iteration]
+        held = sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
+        if held > AUTO_LOCAL_L2_FRACTION * group.cache.l2:
+            return (f"a fused loop's padded locals take {held} bytes > AUTO_LOCAL_L2_FRACTION {AUTO_LOCAL_L2_FRACTION} "
+                    "of the L2 cache: the copies through them would go through L2")
+    return None
 
 
 def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:

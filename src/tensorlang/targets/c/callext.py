@@ -40,9 +40,11 @@ storage (padded) shape and the alignment, and the plain call with no ``out=`` do
 :meth:`.runtime.CKernel.run_padded` does in Python: each input's region copied into a
 padded, aligned buffer the caller keeps, temporaries in kept padded buffers, each result
 a fresh zeroed padded buffer returned as the view of its true shape.  ``out=`` targets
-decline to the Python path (as do ``padded_empty`` inputs, which are not C-contiguous and
-are read in place there), and so does every call while ``caller.off`` is set (a test's
-store hook: :attr:`.runtime.CKernel.store_hook`).
+checked as above are computed in kept padded buffers and their regions copied into the
+targets (issue 44: a Python copy of short rows cost more than the kernel).
+``padded_empty`` inputs and targets (not C-contiguous, or views: read and written in
+place there) decline to the Python path, and so does every call while ``caller.off`` is
+set (a test's store hook: :attr:`.runtime.CKernel.store_hook`).
 
 Where the headers are missing (``Python.h``, numpy's ``arrayobject.h``) or the extension
 does not compile or load, :func:`extension` is None with the reason in
