@@ -67,8 +67,8 @@ def test_pad_keeps_the_fused_loop(kind, n, pad, fma):
         assert_within_rounding(text, inputs, got, plain(**inputs), who=f"{kind} n={n} pad={pad}")
 
 
-@pytest.mark.parametrize("kind, n", [("interpolation", 7), ("interpolation", 13), ("helmholtz", 5),
-                                     ("helmholtz", 7), ("helmholtz", 13)])
+@pytest.mark.parametrize("kind, n", [("interpolation", 7), ("interpolation", 13), ("helmholtz", 7),
+                                     ("helmholtz", 13)])
 def test_auto_pads_the_fused_loops_locals(kind, n):
     """pad="auto" on a fused loop whose rows leave a remainder: the caller's arrays
     unpadded (pad 1), the locals padded to the vector width, the batched buffers read and
@@ -91,7 +91,7 @@ def test_auto_pads_the_fused_loops_locals(kind, n):
 
 
 @pytest.mark.parametrize("n, why", [
-    (5, "flops per byte"),  # memory-bound: whole vectors do not move it
+    (5, "AUTO_LOCAL_MAX_GROWTH"),  # rows of 5 padded to 8 (and memory-bound: below)
     (9, "re-zeroed"),  # 9 = 8 + 1: padded to 16, no fewer vector operations (then the old rules)
     (12, "re-zeroed"),  # 12 = 8 + 4: a whole vector and a half one either way
     (31, "L2"),  # the padded locals of one iteration leave the cache
@@ -105,6 +105,27 @@ def test_auto_leaves_fused_loops_where_padding_loses(n, why):
     kernel = tl.compile(text, backend="c", pad="auto")
     assert kernel.pad == 1 and kernel.auto_pad.locals == 1 and why in kernel.auto_pad.why
     assert kernel.code("c") == tl.compile(text, backend="c").code("c")
+
+
+def test_auto_leaves_memory_bound_fused_loops(monkeypatch):
+    """The interpolation at n = 5 does 1.9 flops per byte it moves: bound by memory,
+    which whole vectors do not move (AUTO_LOCAL_FLOPS_PER_BYTE), whatever the rows."""
+    from tensorlang.schedule import padding as rules
+
+    if _width() != 8:
+        pytest.skip("measured at 8 doubles (AVX-512)")
+    monkeypatch.setattr(rules, "AUTO_LOCAL_MAX_GROWTH", 2.0)
+    kernel = tl.compile(interpolation_source(5, 5), backend="c", pad="auto")
+    assert kernel.pad == 1 and kernel.auto_pad.locals == 1 and "flops per byte" in kernel.auto_pad.why
+
+
+def test_auto_leaves_rows_that_padding_would_stretch():
+    """Rows of 5 padded to 8 (1.6 times as long, AUTO_LOCAL_MAX_GROWTH): the inverse
+    Helmholtz operator at n = 5 ran 0.30x with padded locals; auto keeps it unpadded."""
+    if _width() != 8:
+        pytest.skip("measured at 8 doubles (AVX-512)")
+    kernel = tl.compile(helmholtz_source(5, 5), backend="c", pad="auto")
+    assert kernel.pad == 1 and kernel.auto_pad.locals == 1 and "AUTO_LOCAL_MAX_GROWTH" in kernel.auto_pad.why
 
 
 def test_vector_ops():

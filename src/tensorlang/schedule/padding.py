@@ -312,10 +312,14 @@ AUTO_MIN_ELEMENTS = 1 << 14
 #: ``pad="auto"`` pads a fused loop's locals (:func:`with_local_copies`) only where its
 #: arithmetic is the limit: at least this many flops per byte the loop moves through
 #: memory (fusion's count).  Below it the loop waits on memory, which whole vectors do
-#: not speed up, and the copies through the locals only add instructions (measured, 
+#: not speed up, and the copies through the locals only add instructions (measured,
 #: docs/performance.md "Padding that wins": the interpolation at n = 5, 1.9 flops per
 #: byte, ran 0.76x padded; at n = 7, 2.6, 1.17x).
 AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
+#: ... and where padding makes a row at most this much longer: the statements that are no
+#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows
+#: too (the inverse Helmholtz operator at n = 5, rows of 5 padded to 8, ran 0.30x).
+AUTO_LOCAL_MAX_GROWTH = 1.5
 #: ... and where one iteration's padded locals, the copies of the batched buffers
 #: included, take at most this fraction of the level-2 cache (at n = 31 four locals of
 #: 31·31·32 doubles, 1 MB, ran 0.71x padded: the copies go through L2 there).
@@ -358,6 +362,10 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     rows = sorted({stmt.index[-1][1] for group in fused for stmt in group.statements
                    if len(stmt.index) >= 2 and vector_ops(padded(stmt.index[-1][1], width), width)
                    < vector_ops(stmt.index[-1][1], width)})
+    grown = [n for n in rows if padded(n, width) > AUTO_LOCAL_MAX_GROWTH * n]
+    if grown:
+        return AutoPad(1, f"padding rows of {grown[0]} to {padded(grown[0], width)} > AUTO_LOCAL_MAX_GROWTH "
+                          f"{AUTO_LOCAL_MAX_GROWTH} times their length: the statements that are no register tile pay for it")
     if rows:
         why = _locals_refused(fused, width, schedule.buffers.itemsize)
         if why is None:
