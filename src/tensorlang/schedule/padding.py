@@ -340,7 +340,10 @@ class AutoPad:
 def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     """``pad="auto"`` (000 §4): the vector ``width`` (in elements: machine.simd_elements)
     where padding removes vector remainders at no other cost, else 1.  ``schedule`` is
-    the program's *unpadded* schedule.  Padding is chosen only when all of these hold
+    the program's *unpadded* schedule.  A fused loop whose rows leave a remainder gets
+    its locals padded instead (``locals``, :func:`with_local_copies`) where
+    :func:`vector_ops`, :data:`AUTO_LOCAL_MAX_GROWTH`, :data:`AUTO_LOCAL_FLOPS_PER_BYTE`
+    and :data:`AUTO_LOCAL_L2_FRACTION` allow it.  Else padding is chosen only when all of these hold
     (docs/c-backend.md, "Padding", has the measurements behind each):
 
     1. some loop that padding would run to a padded extent (a target's last index, a Σ's
@@ -348,10 +351,10 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
        remainder to remove;
     2. every statement runs ``padded`` (:func:`decide`): no statement keeps its true
        extents or re-zeroes its padding after (a second pass over the target);
-    3. the unpadded schedule is loop nests only, none fused: padding gives up fused
-       loops (their per-iteration temporaries become whole padded buffers), and BLAS, Gram
-       and einsum steps (which refuse or copy padded buffers), each measured 2-6x slower
-       than the remainder they save;
+    3. the unpadded schedule is loop nests only, none fused (a fused loop whose locals
+       padding does not pay, the rules before these, is no better off with every buffer
+       padded and copied per call), and no BLAS, Gram or einsum steps (which refuse or
+       copy padded buffers), each measured 2-6x slower than the remainder they save;
     4. the work amortises the copies into and out of padded buffers
        (:data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS`)."""
     from .steps import LoopStep  # steps knows nothing of padding
@@ -383,7 +386,8 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
         if not isinstance(step, LoopStep):
             return AutoPad(1, f"the unpadded schedule has a {type(step).__name__} (padded buffers would give it up)")
         if step.fusion is not None:
-            return AutoPad(1, "the unpadded schedule fuses loops (padding would give up the fusion)")
+            return AutoPad(1, "the unpadded schedule fuses loops (padding their locals does not pay here, and "
+                              "padding every buffer would copy the caller's arrays per call)")
     shapes = {d.name: tuple(d.shape) for d in program.decls}
     copied = sum(math.prod(shape) for shape in shapes.values())
     flops = sum(_flops(stmt) for stmt in program.statements)
