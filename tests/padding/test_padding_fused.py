@@ -230,3 +230,20 @@ def test_fused_padding_is_clean_under_sanitizers(kind, pad, local_pad, tmp_path)
     options = pipeline.Options("c", np.dtype("float64"), pad=pad, pad_locals=local_pad, fma=True)
     got = _sanitized(text, inputs, options, tmp_path)
     assert_within_rounding(text, inputs, got, plain(**inputs), who=f"sanitized pad={pad} local_pad={local_pad}")
+
+
+@pytest.mark.parametrize("pad", [None, 4, 8, "auto"])
+def test_a_fused_group_with_a_batch_only_target(pad):
+    """``s[e] = Σ_i t[e,i]²`` has only the batch index: its last (padded) index is the
+    batch, so under pad=M the group is not fused (schedule.padding.fuses_padded) and runs
+    statement by statement; every form gives the reference's values, ⊥ and inf included."""
+    text = ("in var A : [7 7]\nin var u : [50 7]\nout var s : [50]\nvar t : [50 7]\n"
+            "t[e,i] = sum(j) A[i,j] * u[e,j]\ns[e] = sum(i) t[e,i] * t[e,i]\n")
+    kernel = tl.compile(text, backend="c", pad=pad)
+    fused = [step.fusion is not None for step in kernel.schedule.steps]
+    assert fused == ([True] if kernel.pad == 1 else [False])
+    rng = np.random.default_rng(9)
+    A, u = rng.uniform(-1, 1, (7, 7)), rng.uniform(-1, 1, (50, 7))
+    u[3, 3], u[4, 4] = np.inf, np.nan
+    t = u @ A.T
+    np.testing.assert_allclose(kernel(A=A, u=u)["s"], (t * t).sum(axis=1), rtol=1e-13)
