@@ -316,6 +316,9 @@ class Kernel(ProgramInterface):
         compiled = pipeline.compile(self._ein, plain, roles=roles, reference=self._reference)
         assert compiled.schedule is not None
         self.auto_pad = auto_pad(compiled.executed, compiled.schedule, options.pad)
+        if self.auto_pad.pad == 1 and self.auto_pad.locals > 1:  # the fused loops' locals only
+            self.options = dataclasses.replace(plain, pad_locals=self.auto_pad.locals)
+            return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
         if self.auto_pad.pad == 1:
             self.options = plain
             return compiled

@@ -95,6 +95,11 @@ class Options:
     #: ``pad="auto"``: ``pad`` is the vector width, and the kernel decides per program
     #: whether to use it (schedule.padding.auto_pad) or not to pad at all
     pad_auto: bool = False
+    #: 000 §4 for the fused loops' locals only (what ``pad="auto"`` chooses where padding
+    #: the program's buffers would not pay: schedule.padding.auto_pad): each fused group's
+    #: batched buffers are copied through per-iteration locals padded to multiples of it,
+    #: the caller's arrays and every other buffer as they are (1: none)
+    pad_locals: int = 1
 
 
 @dataclass(frozen=True)
@@ -219,7 +224,8 @@ def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule
     """The schedule stage: ``plan`` for the target's caps (the one caller of ``plan``)."""
     caps = facts.caps
     return plan(program if facts.lifted is None else facts.lifted, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
-                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks, gram=caps.gram)
+                from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks, gram=caps.gram,
+                local_pad=options.pad_locals)
 
 
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:

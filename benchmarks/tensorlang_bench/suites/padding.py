@@ -15,8 +15,8 @@ Each case runs one kernel on the C back end three ways:
   ``tl.padded_empty``: the result is written into the caller's padded buffer (no copy
   either way).
 
-Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` on E elements of size n^3 (n = 7, 13,
-31) and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
+Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` on E elements of size n^3 (n = 5, 7,
+13, 31), the inverse Helmholtz operator (n = 5, 7, 13), and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
 with v : [N N], ``x = ((U # w) . [2 3]) * x`` with a row scale): N = 7, 13, 31, 129.
 Results are checked against numpy references.  Every tensorlang contender writes its
 result into an ``out=`` buffer (a padded kernel copies it out of its padded buffer, which
@@ -88,7 +88,7 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
 
 
 def _interpolation_cases(ctx: Context) -> list[Case]:
-    ns = (7, 13) if ctx.quick else (7, 13, 31)
+    ns = (7, 13) if ctx.quick else (5, 7, 13, 31)
     volume = 2**12 if ctx.quick else 2**20
     cases = []
     for n in ns:
@@ -109,6 +109,32 @@ def _interpolation_cases(ctx: Context) -> list[Case]:
             make_inputs=inputs, reference=lambda inp: CORPUS.kron3(inp["A"], inp["B"], inp["C"], inp["u"]),
             contenders=contenders, baseline="numpy.einsum(optimal)",
             ratios=PADDING_RATIOS,
+        ))
+    return cases
+
+
+def _helmholtz_cases(ctx: Context) -> list[Case]:
+    """The inverse Helmholtz operator (two fused chains of three contractions and a
+    pointwise product) at extents that leave remainders of an 8-lane vector."""
+    ns = (7,) if ctx.quick else (5, 7, 13)
+    volume = 2**12 if ctx.quick else 2**20
+    cases = []
+    for n in ns:
+        E = max(1, volume // n**3)
+        shape = (E, n, n, n)
+
+        def inputs(n=n, shape=shape):
+            rng = make_rng(n)
+            return {"S": rng.uniform(-1, 1, (n, n)) / n, "D": rng.uniform(0.5, 1.5, shape),
+                    "u": rng.uniform(-1, 1, shape)}
+
+        names = ["S", "D", "u"]
+        cases.append(Case(
+            "padding", "helmholtz", f"n={n} E={E}", n, E,
+            flops=(12.0 * n**4 + n**3) * E, bytes=8.0 * (3 * E * n**3 + n * n),
+            make_inputs=inputs, reference=CORPUS.helmholtz_reference,
+            contenders=_padded_contenders(ctx, CORPUS.helmholtz_source(n, E), names, result="v", shape=shape),
+            baseline="tensorlang[c]", ratios=PADDING_RATIOS,
         ))
     return cases
 
@@ -181,4 +207,4 @@ def _numpy_inplace(kind: str) -> Contender:
 
 
 def cases(ctx: Context) -> list[Case]:
-    return _interpolation_cases(ctx) + _inplace_cases(ctx)
+    return _interpolation_cases(ctx) + _helmholtz_cases(ctx) + _inplace_cases(ctx)

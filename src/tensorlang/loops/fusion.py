@@ -28,12 +28,13 @@ from dataclasses import dataclass, replace
 from ..ein import ir as ein
 from ..ein.index import as_domain, has_affine
 from ..schedule.fusion import SHARE_LOCALS, share_locals
+from ..schedule.padding import decide as decide_padding, local_rezero, padded_shape
 from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
 from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update,
                  replace_nodes, slots, walk, work)
-from .lower import lower_statement, scalar
+from .lower import lower_statement, rezero, scalar
 from . import microkernel
 from .parallel import PARALLEL_WORK, ParallelWork, simd_marks, team_size, threshold_for
 
@@ -48,16 +49,22 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     slot_of = buffers.slot_of
     local = {slot_of[l.name]: l for l in fusion.locals}
     per_iteration = {slot for slot, l in local.items() if l.per_iteration}
-    before: list[Node] = [Declare(slot, l.storage) for slot, l in local.items() if not l.per_iteration]
+    pad, padded = buffers.fused_pad, buffers.padded_names  # 000 §4: padded locals
+    storage = {slot: padded_shape(l.storage, pad) for slot, l in local.items()}
+    before: list[Node] = [Declare(slot, storage[slot]) for slot, l in local.items() if not l.per_iteration]
     for stmt in fusion.prologue:
         before.extend(simd_marks(node) for node in lower_statement(stmt, buffers, number).body)
+        if pad > 1:  # a local's padding is not zero when declared (000 §4)
+            before.extend(rezero(slot_of[stmt.target], tuple(n for _, n in stmt.index), pad,
+                                 local_rezero(stmt, pad, padded, ran_padded=buffers.pad > 1)))
     statements = step.statements
 
     # each statement's register block, where it has one
     blocks: list[tuple[Node, ...] | None] = [
         microkernel.vector_block(stmt, buffers) if microkernel.enabled(fma) and len(stmt.index) >= 3 else None
         for stmt in statements]
-    folded = {n for n in range(len(statements) - 1) if blocks[n] is not None
+    # (under padding no fold: each statement re-zeroes the padding it wrote, 000 §4)
+    folded = {n for n in range(len(statements) - 1) if blocks[n] is not None and pad == 1
               and epilogue(statements[n], statements[n + 1], statements[n + 2:], {local[s].name for s in per_iteration})}
     # the buffers' lives as the folded statements run: a pair is one statement writing the
     # elementwise one's target and reading what both read but the contraction's result
@@ -67,9 +74,9 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
         first, then = statements[n], statements[n + 1]
         lives[n] = _Life(then.target, tuple(dict.fromkeys(r for r in first.reads + then.reads if r != first.target)))
     shared = share_locals([life for life in lives if life is not None], {local[slot].name: slot for slot in per_iteration},
-                          {slot: local[slot].storage for slot in per_iteration}) if SHARE_LOCALS else {}
+                          {slot: storage[slot] for slot in per_iteration}) if SHARE_LOCALS else {}
     unused = {buffers.slot_of[statements[n].target] for n in folded}  # each fold's contraction result
-    body: list[Node] = [Declare(slot, local[slot].storage) for slot in sorted(per_iteration)
+    body: list[Node] = [Declare(slot, storage[slot]) for slot in sorted(per_iteration)
                         if slot not in shared and slot not in unused]
     spans: list[tuple[int, int]] = []  # each statement's nodes in ``body``: [start, stop)
     for n, stmt in enumerate(statements):
@@ -83,12 +90,18 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
             if len(stmt.index) >= 2:
                 nest = interchange.rewrite(nest, buffers)
             outer = nest.body
+        if buffers.pad > 1:  # the padding re-zeroed inside the iteration that wrote it
+            outer = (outer[0],)
         if len(outer) != 1 or not isinstance(outer[0], Loop) or outer[0].var != fusion.var:
             raise AssertionError(f"a fused statement's nest starts with its batch loop: {stmt}")
         # each statement's accumulators are its own (a plain nest has a C block of its own)
         tag = f"s{len(body)}"
         start = len(body)
         body.extend(_drop_batch(node, per_iteration, fusion.var, tag) for node in outer[0].body)
+        if pad > 1:
+            ran_padded = buffers.pad > 1 or blocked is not None  # lowering pads under ``pad`` only
+            body.extend(_drop_batch(node, per_iteration, fusion.var, tag)
+                        for node in _rezero_iteration(stmt, buffers, fusion.var, slot_of[stmt.target] in local, ran_padded))
         spans.append((start, len(body)))
     if shared:
         body = [_rename_slots(node, shared) for node in body]
@@ -100,6 +113,25 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     if loop.extent > 1 and total >= threshold:
         loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
+
+
+def _rezero_iteration(stmt: ein.Statement, buffers: BufferPlan, var: str, is_local: bool,
+                      ran_padded: bool) -> tuple[Node, ...]:
+    """Under padding (000 §4), the loops that set the padding ``stmt`` wrote in one
+    iteration of the batch loop ``var`` back to zero: what :func:`.lower.rezero` does
+    after a whole statement, here for its slice at ``var``; a local's padding also after
+    a statement that left it alone (a local is not zeroed when declared), or whose loops
+    kept their true extents (``ran_padded`` false)."""
+    pad = buffers.fused_pad
+    shape = tuple(n for _, n in stmt.index)
+    if is_local:
+        dims = local_rezero(stmt, pad, buffers.padded_names, ran_padded)
+    else:  # a program buffer: padded under ``pad`` only
+        dims = decide_padding(stmt, pad).rezero if buffers.pad > 1 else ()
+    names = (var, *(f"pad{d}" for d in range(1, len(shape))))
+    nests = rezero(buffers.slot_of[stmt.target], shape, pad, dims, names)
+    # every padded dimension is after the batch: each nest starts with the loop over var
+    return tuple(child for nest in nests if isinstance(nest, Loop) for child in nest.body)
 
 
 @dataclass(frozen=True)

@@ -150,15 +150,17 @@ def lower_statement(stmt: ein.Statement, buffers: BufferPlan, step: int = 0) -> 
     return Nest(stmt, body, step)
 
 
-def rezero(slot: int, shape: tuple[int, ...], pad: int, dims: tuple[int, ...] | None = None) -> tuple[Node, ...]:
+def rezero(slot: int, shape: tuple[int, ...], pad: int, dims: tuple[int, ...] | None = None,
+           names: tuple[str, ...] | None = None) -> tuple[Node, ...]:
     """Loops that set the padding of ``slot`` (true ``shape``, padded by ``pad``) to zero
     along ``dims`` (default: every dimension): per dimension d, the points with index d in
     its padding and the dimensions before d within their true extents (so no point is
     written twice).  A statement whose outer loops kept their true extents re-zeroes its
-    last dimension only: the rest of the padding was not written."""
+    last dimension only: the rest of the padding was not written.  ``names``: the loops'
+    variables (default ``pad0``, ``pad1``, ...; a fused loop names its batch's)."""
     storage = padded_shape(shape, pad)
     nests: list[Node] = []
-    names = tuple(f"pad{d}" for d in range(len(shape)))
+    names = names or tuple(f"pad{d}" for d in range(len(shape)))
     for d in range(len(shape)) if dims is None else dims:
         if storage[d] == shape[d]:
             continue

@@ -35,6 +35,7 @@ from typing import Any
 from ..ein import ir as ein
 from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
+from ..schedule.padding import decide as decide_padding
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
 from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
@@ -128,16 +129,16 @@ class _Site:
 
 def _block_site(stmt: ein.Statement, buffers: BufferPlan, keep: int) -> _Site | None:
     """What a register block needs of ``stmt`` (the first ``keep`` output loops stay
-    outermost), or None when it does not apply: padded buffers, no interchangeable
+    outermost), or None when it does not apply: no interchangeable
     contraction with one summed index and no scale, fewer than two output loops besides
     the kept ones, or a row longer than :data:`MAX_ROW`."""
-    if buffers.pad > 1:
-        return None
     found = contraction(stmt, buffers.variable_shapes)
     if found is None or len(found.summed) != 1 or found.scale is not None:
         return None
     here = tuple(stmt.index)
     (x, width), outputs = here[-1], here[keep:-1]
+    if buffers.fused_pad > 1:  # 000 §4: the row runs to its padded extent where padding allows it
+        width = decide_padding(stmt, buffers.fused_pad, True, buffers.padded_names).extent(x, width)
     if not outputs or width > MAX_ROW:
         return None
     (k, extent), = found.summed

@@ -118,22 +118,25 @@ def vanishes(e: ir.Expr, var: str) -> bool:
     return False  # ε, a stack's selection, anything new: not shown to vanish
 
 
-def reads_padded_only(body: ir.Expr, var: str) -> bool:
+def reads_padded_only(body: ir.Expr, var: str, layout: frozenset[str] | None = None) -> bool:
     """Whether every access that ``var`` indexes has a padded dimension there, so a loop
     over ``var``'s padded extent stays inside every buffer: with the last dimension
     padded, when ``var`` only ever indexes last dimensions (``A[i,k]`` padded over k, not over i).  Never when ``var`` selects the
     piece of a direct sum ⊕ or the item of a stack: the last piece is read at
-    ``var - S_k``, which the padding of the whole does not keep inside that piece's buffer."""
+    ``var - S_k``, which the padding of the whole does not keep inside that piece's buffer.
+    ``layout``: the variables whose buffers are padded (None: every one)."""
     for node in ir.nodes(body):
         if isinstance(node, (ir.Concat, ir.Stack)) and var in index_variables(node.index):
             return False  # a piece read at var - S_k, or an item chosen by var: no padded slot there
     for node in ir.nodes(body):
         if isinstance(node, ir.Tensor) and var in node.indices[:-1]:
             return False
+        if isinstance(node, ir.Tensor) and layout is not None and node.name not in layout and var in node.indices:
+            return False
     return True
 
 
-def padded_sums(body: ir.Expr) -> frozenset[str]:
+def padded_sums(body: ir.Expr, layout: frozenset[str] | None = None) -> frozenset[str]:
     """The summed index names whose loops may run over padded extents: the innermost
     (last) index of a Σ, bound only by Σ (never by Π, max, min), and at every Σ that
     binds the name the summand vanishes at its padding.  A Σ's other indices keep their
@@ -144,7 +147,7 @@ def padded_sums(body: ir.Expr) -> frozenset[str]:
             names = [name for name, _ in node.index]
             for position, name in enumerate(names):
                 ok = (isinstance(node, ir.Sum) and position == len(names) - 1 and names.count(name) == 1
-                      and vanishes(node.body, name) and reads_padded_only(node.body, name))
+                      and vanishes(node.body, name) and reads_padded_only(node.body, name, layout))
                 allowed[name] = allowed.get(name, True) and ok
     return frozenset(name for name, ok in allowed.items() if ok)
 
@@ -185,10 +188,13 @@ class StatementPadding:
         return text
 
 
-def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadding:
+def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
+           layout: frozenset[str] | None = None) -> StatementPadding:
     """The padding mode of ``stmt`` under ``pad`` (module docs); ``in_place``: whether it
     writes its target directly (else through the scratch buffer, whose copy brings its
-    whole padded layout along: then every dimension's padding is re-zeroed)."""
+    whole padded layout along: then every dimension's padding is re-zeroed).
+    ``layout``: the variables whose buffers are padded (None: every one; a fused loop's
+    locals under ``local_pad``): a loop over an index of any other keeps its true extent."""
     rank = len(stmt.index)
     every = tuple(range(rank)) if not in_place else ()
     if pad <= 1:
@@ -199,7 +205,7 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadd
         return StatementPadding(pad, TRUE, rezero=every, why="an affine index could reach past the padding")
     if bound & set(here):
         return StatementPadding(pad, TRUE, rezero=every, why="an index is both a target and a summed index")
-    sums = padded_sums(stmt.body)
+    sums = padded_sums(stmt.body, layout)
     extents: dict[str, int] = {}
     for node in ir.nodes(stmt.body):
         if isinstance(node, ir.Sum):
@@ -207,7 +213,9 @@ def decide(stmt: ir.Statement, pad: int, in_place: bool = True) -> StatementPadd
     if not stmt.index:
         return StatementPadding(pad, PADDED if extents else TRUE, extents, why="a scalar target")
     last, n = stmt.index[-1]
-    if not reads_padded_only(stmt.body, last):
+    if layout is not None and stmt.target not in layout:
+        return StatementPadding(pad, TRUE, extents, rezero=every, why=f"{stmt.target} is not padded")
+    if not reads_padded_only(stmt.body, last, layout):
         return StatementPadding(pad, TRUE, extents, rezero=every,
                                 why=f"{last} indexes a dimension that is not padded")
     extents[last] = padded(n, pad)
@@ -301,19 +309,41 @@ def _mode_axis(stmt: ir.Statement) -> int:
 AUTO_FLOPS_PER_COPIED = 16
 AUTO_MIN_ELEMENTS = 1 << 14
 
+#: ``pad="auto"`` pads a fused loop's locals (:func:`with_local_copies`) only where its
+#: arithmetic is the limit: at least this many flops per byte the loop moves through
+#: memory (fusion's count).  Below it the loop waits on memory, which whole vectors do
+#: not speed up, and the copies through the locals only add instructions (measured,
+#: docs/performance.md "Padding that wins": the interpolation at n = 5, 1.9 flops per
+#: byte, ran 0.76x padded; at n = 7, 2.6, 1.17x).
+AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
+#: ... and where padding makes a row at most this much longer: the statements that are no
+#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows
+#: too (the inverse Helmholtz operator at n = 5, rows of 5 padded to 8, ran 0.30x).
+AUTO_LOCAL_MAX_GROWTH = 1.5
+#: ... and where one iteration's padded locals, the copies of the batched buffers
+#: included, take at most this fraction of the level-2 cache (at n = 31 four locals of
+#: 31·31·32 doubles, 1 MB, ran 0.71x padded: the copies go through L2 there).
+AUTO_LOCAL_L2_FRACTION = 0.25
+
 
 @dataclass(frozen=True)
 class AutoPad:
-    """What ``pad="auto"`` chose for a program: ``pad`` (1: no padding) and why."""
+    """What ``pad="auto"`` chose for a program: ``pad`` (1: no padding of the program's
+    buffers), ``locals`` (the padding of the fused loops' locals only, with ``pad`` 1:
+    :func:`with_local_copies`; 1: none) and why."""
 
     pad: int
     why: str
+    locals: int = 1
 
 
 def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     """``pad="auto"`` (000 §4): the vector ``width`` (in elements: machine.simd_elements)
     where padding removes vector remainders at no other cost, else 1.  ``schedule`` is
-    the program's *unpadded* schedule.  Padding is chosen only when all of these hold
+    the program's *unpadded* schedule.  A fused loop whose rows leave a remainder gets
+    its locals padded instead (``locals``, :func:`with_local_copies`) where
+    :func:`vector_ops`, :data:`AUTO_LOCAL_MAX_GROWTH`, :data:`AUTO_LOCAL_FLOPS_PER_BYTE`
+    and :data:`AUTO_LOCAL_L2_FRACTION` allow it.  Else padding is chosen only when all of these hold
     (docs/c-backend.md, "Padding", has the measurements behind each):
 
     1. some loop that padding would run to a padded extent (a target's last index, a Σ's
@@ -321,16 +351,30 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
        remainder to remove;
     2. every statement runs ``padded`` (:func:`decide`): no statement keeps its true
        extents or re-zeroes its padding after (a second pass over the target);
-    3. the unpadded schedule is loop nests only, none fused: padding gives up fused
-       loops (their per-iteration temporaries become whole padded buffers), and BLAS, Gram
-       and einsum steps (which refuse or copy padded buffers), each measured 2-6x slower
-       than the remainder they save;
+    3. the unpadded schedule is loop nests only, none fused (a fused loop whose locals
+       padding does not pay, the rules before these, is no better off with every buffer
+       padded and copied per call), and no BLAS, Gram or einsum steps (which refuse or
+       copy padded buffers), each measured 2-6x slower than the remainder they save;
     4. the work amortises the copies into and out of padded buffers
        (:data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS`)."""
     from .steps import LoopStep  # steps knows nothing of padding
 
     if width <= 1:
         return AutoPad(1, "no vectors wider than one element")
+    fused = [step.fusion for step in schedule.steps if getattr(step, "fusion", None) is not None]
+    rows = sorted({stmt.index[-1][1] for group in fused for stmt in group.statements
+                   if len(stmt.index) >= 2 and vector_ops(padded(stmt.index[-1][1], width), width)
+                   < vector_ops(stmt.index[-1][1], width)})
+    grown = [n for n in rows if padded(n, width) > AUTO_LOCAL_MAX_GROWTH * n]
+    if grown:
+        return AutoPad(1, f"padding rows of {grown[0]} to {padded(grown[0], width)} > AUTO_LOCAL_MAX_GROWTH "
+                          f"{AUTO_LOCAL_MAX_GROWTH} times their length: the statements that are no register tile pay for it")
+    if rows:
+        why = _locals_refused(fused, width, schedule.buffers.itemsize)
+        if why is None:
+            return AutoPad(1, f"the fused loops' locals padded to {width} (their rows of {', '.join(map(str, rows))} "
+                              "run without remainder; the caller's arrays are not copied)", locals=width)
+        return AutoPad(1, why)
     remainders = sorted({n for stmt in program.statements for n in _padded_extents(stmt, width) if n % width})
     if not remainders:
         return AutoPad(1, f"every padded loop's extent is a multiple of the vector width {width}: no remainder")
@@ -342,13 +386,46 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
         if not isinstance(step, LoopStep):
             return AutoPad(1, f"the unpadded schedule has a {type(step).__name__} (padded buffers would give it up)")
         if step.fusion is not None:
-            return AutoPad(1, "the unpadded schedule fuses loops (padding would give up the fusion)")
+            return AutoPad(1, "the unpadded schedule fuses loops (padding their locals does not pay here, and "
+                              "padding every buffer would copy the caller's arrays per call)")
     shapes = {d.name: tuple(d.shape) for d in program.decls}
     copied = sum(math.prod(shape) for shape in shapes.values())
     flops = sum(_flops(stmt) for stmt in program.statements)
     if copied < AUTO_MIN_ELEMENTS or flops < AUTO_FLOPS_PER_COPIED * copied:
         return AutoPad(1, f"{flops} flops on {copied} elements do not amortise copying them into padded buffers")
     return AutoPad(width, f"removes the remainders of extents {', '.join(map(str, remainders))} (vector width {width})")
+
+
+def vector_ops(n: int, width: int) -> int:
+    """The vector operations a compiler spends on a row of ``n`` elements with vectors of
+    ``width``: whole vectors, then the remainder as one half-width vector where it has
+    that many elements and single elements for the rest (gcc 12 on AVX-512: a row of 7
+    doubles is 4 lanes and 3 scalars, of 13 one vector, 4 lanes and 1 scalar).  Padding
+    the row to a multiple of ``width`` leaves whole vectors only: it pays where that is
+    fewer (7, 13, 5 … at 8 lanes; not 9 or 12)."""
+    half = width // 2
+    whole, rest = divmod(n, width)
+    if half < 1:
+        return whole + rest
+    return whole + rest // half + rest % half
+
+
+def _locals_refused(groups, width: int, itemsize: int) -> str | None:
+    """Why padding the locals of fused ``groups`` to ``width`` would not pay (None: it
+    would): a group bound by memory (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`), or one whose
+    padded locals would leave the cache (:data:`AUTO_LOCAL_L2_FRACTION`)."""
+    for group in groups:
+        flops = sum(_flops(stmt) for stmt in group.statements)
+        if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
+            return (f"a fused loop does {flops / max(group.bytes_fused, 1):.2f} flops per byte it moves "
+                    f"< AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE}: memory is its limit, which padding does not move")
+        slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]  # each target's iteration
+        slices += [local.storage for local in group.locals if not local.per_iteration]
+        held = sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
+        if held > AUTO_LOCAL_L2_FRACTION * group.cache.l2:
+            return (f"a fused loop's padded locals take {held} bytes > AUTO_LOCAL_L2_FRACTION {AUTO_LOCAL_L2_FRACTION} "
+                    "of the L2 cache: the copies through them would go through L2")
+    return None
 
 
 def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
@@ -372,3 +449,96 @@ def _flops(stmt: ir.Statement) -> int:
             return math.prod(n for _, n in e.index) * (ops(e.body) + 1)
         return 1 + sum(ops(child) for child in ir.children(e)) if ir.children(e) else 0
     return math.prod(n for _, n in stmt.index) * max(1, ops(stmt.body))
+
+
+def fuses_padded(group, pad: int) -> bool:
+    """Whether fused group ``group`` (:class:`.fusion.Fusion`) runs under ``pad`` as it
+    does unpadded: inside one loop over its batch index, its per-iteration temporaries
+    padded locals (loops/fusion.py).  That needs every statement's batch loop to keep its
+    true extent (the batch is never the padded last index: each target, prologue's
+    included, has a dimension after it) and every statement to write its target in
+    place, so its padding can be re-zeroed inside the iteration that wrote it."""
+    from ..analysis.inplace import compatible  # analysis is below schedule: no cycle
+
+    for stmt in (*group.prologue, *group.statements):
+        if len(stmt.index) < 2 or not compatible(stmt).in_place:
+            return False
+        if group.var in decide(stmt, pad).extents and stmt in group.statements:
+            return False
+    return True
+
+
+def local_rezero(stmt: ir.Statement, pad: int, layout: frozenset[str] | None = None,
+                 ran_padded: bool = True) -> tuple[int, ...]:
+    """The target dimensions whose padding is set to zero after ``stmt`` writes a local of
+    a fused loop (loops/fusion.py): a local is not zeroed when declared, so its padding is
+    zeroed after every statement that does not write exact zeros there: all but a
+    :data:`PADDED` one whose loops ``ran_padded``; only the last dimension is padded."""
+    chosen = decide(stmt, pad, True, layout)
+    if pad <= 1 or not stmt.index or (chosen.mode == PADDED and ran_padded):
+        return chosen.rezero
+    return tuple(sorted({*chosen.rezero, len(stmt.index) - 1}))
+
+
+def with_local_copies(program: ir.Program, groups, roles, width: int) -> tuple[ir.Program, frozenset[str]]:
+    """``program`` with each fused group's batched program buffers (000 §4, padding the
+    locals only: schedule/plan.py ``local_pad``) read and written through a copy of one
+    iteration: before the group ``X_p[e,...] = X[e,...]`` for each variable X the group
+    reads at its batch index and does not write, after it ``Y[e,...] = Y_p[e,...]`` for
+    each target Y the group writes that outlives it, where X's or Y's last extent leaves
+    a remainder of ``width``; the group's statements use X_p and Y_p.  Fused again, the
+    copies are per-iteration locals, padded: every statement between the copies runs its
+    rows over padded extents (no remainder), and only the copies run the true ones.
+    Returns the program and the names of the copies."""
+    from ..semantics.interface import Role
+
+    statements = list(program.statements)
+    shapes = dict(program.shapes)
+    decls = list(program.decls)
+    taken = set(shapes) | {name for s in statements for name, _ in s.index}
+    copies: set[str] = set()
+
+    def fresh(base: str) -> str:
+        k, name = 1, f"{base}_p"
+        while name in taken:
+            k, name = k + 1, f"{base}_p{k}"
+        taken.add(name)
+        return name
+
+    def copy(target: str, source: str, var: str) -> ir.Statement:
+        shape = shapes[target if target in shapes else source]
+        index = [(var, shape[0]), *((f"{var}_{d}", n) for d, n in enumerate(shape[1:], 1))]
+        names = tuple(name for name, _ in index)
+        return ir.Statement(target, tuple(index), ir.Tensor(source, names))
+
+    for group in reversed(groups):
+        members = statements[group.start:group.stop]
+        written = {s.target for s in members}
+        accesses = [t for s in group.statements for t in ir.tensors(s.body)]
+        rename: dict[str, str] = {}
+        before, after = [], []
+        for name in dict.fromkeys(t.name for t in accesses):
+            shape = shapes.get(name, ())  # (a transposed copy the group makes is no program variable)
+            if name in written or len(shape) < 2 or shape[-1] % width == 0 or shape[0] != group.extent:
+                continue
+            if any(t.indices[0] != group.var for t in accesses if t.name == name):
+                continue
+            rename[name] = fresh(name)
+            before.append(copy(rename[name], name, group.var))
+        later = {n for s in statements[group.stop:] for n in s.reads}
+        for name in dict.fromkeys(s.target for s in members):
+            shape = shapes[name]
+            outlives = roles.get(name, Role.TEMP) != Role.TEMP or name in later
+            if not outlives or len(shape) < 2 or shape[-1] % width == 0:
+                continue
+            rename[name] = fresh(name)
+            after.append(copy(name, rename[name], group.var))
+        if not rename:
+            continue
+        for name, new in rename.items():
+            shapes[new] = shapes[name]
+            decls.append(ir.Decl(new, shapes[name]))
+            copies.add(new)
+        inside = [ir.Statement(rename.get(s.target, s.target), s.index, ir.rename_tensors(s.body, rename)) for s in members]
+        statements[group.start:group.stop] = [*before, *inside, *after]
+    return ir.Program(tuple(decls), tuple(statements)), frozenset(copies)

@@ -40,7 +40,7 @@ from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
 from .gram_chain import gram_chains
-from .padding import blas_on_padded, decide as decide_padding, padded_shape
+from .padding import blas_on_padded, decide as decide_padding, fuses_padded, padded_shape, with_local_copies
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
                     einsum_step, gemm_step, gram_step, mode_step)
 from .probe import probe_step
@@ -90,6 +90,21 @@ class BufferPlan:
     pad: int = 1
     #: the fused loops' locals (:mod:`.fusion`): slots ``len(buffers)``, ``len(buffers)+1``, ...
     locals: tuple[Local, ...] = ()
+    #: 000 §4 for the locals only (``pad`` 1): each local's last dimension padded to a
+    #: multiple of ``local_pad``, the program's buffers as they are (schedule/padding.py,
+    #: :func:`~.padding.with_local_copies`)
+    local_pad: int = 1
+
+    @property
+    def fused_pad(self) -> int:
+        """The padding of the fused loops' locals: ``pad``, else ``local_pad``."""
+        return self.pad if self.pad > 1 else self.local_pad
+
+    @cached_property
+    def padded_names(self) -> frozenset[str] | None:
+        """The variables whose buffers are padded by :attr:`fused_pad`: every one (None)
+        under ``pad``, the locals under ``local_pad``."""
+        return None if self.pad > 1 else frozenset(local.name for local in self.locals)
 
     @cached_property  # (a large program asks for it per statement: computed once)
     def names(self) -> tuple[str, ...]:
@@ -130,7 +145,7 @@ class BufferPlan:
     @property
     def all_storage_shapes(self) -> tuple[tuple[int, ...], ...]:
         """:attr:`storage_shapes`, then each local's storage (one iteration's slice)."""
-        return self.storage_shapes + tuple(local.storage for local in self.locals)
+        return self.storage_shapes + tuple(padded_shape(local.storage, self.fused_pad) for local in self.locals)
 
     def is_local(self, slot: int) -> bool:
         return slot >= len(self.buffers)
@@ -318,19 +333,21 @@ MAX_LOOP_STATEMENTS = 32
 
 
 def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reuse: bool,
-                fuse: bool, from_c: bool = False) -> tuple[BufferPlan, tuple[Fusion, ...]]:
+                fuse: bool, from_c: bool = False, pad: int = 1) -> tuple[BufferPlan, tuple[Fusion, ...]]:
     """The buffer plan with the fused groups' locals, and the groups.  A group is given
     up when memory reuse put one of its non-local targets in the buffer of another
     variable it reads (iteration e would overwrite what a later iteration still reads)."""
     if roles is None:
         roles = declared_roles(program.decls)
     groups = fusion_groups(program, roles, np.dtype(dtype).itemsize) if fuse else ()
+    if pad > 1:
+        groups = tuple(g for g in groups if fuses_padded(g, pad))
     full = True
     while True:
         locals_ = tuple(local for g in groups for local in g.locals)
         # a fused group is worth more than the reuse added since (temporaries in results,
         # Fig. 16 for Σ statements): on a clash that reuse goes first, then the group
-        buffers = buffer_plan(program, dtype, roles, reuse, 1, locals_, into_results=full, sums=full,
+        buffers = buffer_plan(program, dtype, roles, reuse, pad, locals_, into_results=full, sums=full,
                               from_c=from_c)
         clashing = [g for g in groups if _clashes(g, buffers)]
         if not clashing:
@@ -339,6 +356,23 @@ def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reu
             full = False
             continue
         groups = tuple(g for g in groups if g not in clashing)
+
+
+def _locally_padded(program: ir.Program, dtype, roles, reuse: bool, from_c: bool, local_pad: int,
+                    buffers: BufferPlan, fusions: tuple[Fusion, ...]):
+    """``local_pad`` (000 §4 for the fused loops' locals): the program with each fused
+    group's batched buffers copied through per-iteration locals
+    (:func:`.padding.with_local_copies`), fused again, and its buffer plan padding the
+    locals; the program, plan and groups as they were where a copy would not be fused
+    (it would then be a pass of its own)."""
+    if roles is None:
+        roles = declared_roles(program.decls)
+    rewritten, copies = with_local_copies(program, fusions, roles, local_pad)
+    if copies:
+        again, groups = _fused_plan(rewritten, dtype, roles, reuse, True, from_c)
+        if copies <= {local.name for g in groups for local in g.locals if local.per_iteration}:
+            program, buffers, fusions = rewritten, again, groups
+    return program, replace(buffers, local_pad=local_pad), fusions
 
 
 def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
@@ -362,7 +396,7 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
-         gram: int | None = None) -> Schedule:
+         gram: int | None = None, local_pad: int = 1) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring): the program
     with its direct sums' reducing items lifted (passes/split.py ``lift_concat_items``,
     which the pipeline's facts stage runs: a loop nest evaluates an item in place).  With
@@ -384,10 +418,9 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
     fusions: tuple[Fusion, ...] = ()
-    if pad > 1:
-        buffers = buffer_plan(program, dtype, roles, reuse, pad)
-    else:
-        buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c)
+    buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
+    if local_pad > 1 and pad == 1 and fusions:
+        program, buffers, fusions = _locally_padded(program, dtype, roles, reuse, from_c, local_pad, buffers, fusions)
     program = fig16_renamed(program, buffers)
     starts = {g.start: g for g in fusions}
     scheduled: list[Step] = []
