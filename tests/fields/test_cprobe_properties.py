@@ -226,17 +226,21 @@ def test_coherent_points_are_not_sorted_and_agree(monkeypatch, threads):
     blocked = rand[np.argsort(keys, kind="stable")]
     monkeypatch.setattr(cprobe, "_SCRATCH", [])
     for points, sorted_ in ((grid, False), (blocked, False), (rand, True)):
-        # at an odd address: C aligns the sorted coordinates and perm to 64 bytes inside it
-        scratch = np.full(cprobe.scratch_bytes(n, 3) + 5, 0xFF, dtype=np.uint8)[5:]
+        # at an odd address: C aligns the sorted coordinates, keys and results to 64 bytes inside it
+        scratch = np.full(cprobe.scratch_bytes(n, 3, 3) + 5, 0xFF, dtype=np.uint8)[5:]
         cprobe._SCRATCH[:] = [scratch]
         ours = cprobe.probe(img, kern, 1, points, sort=True, threads=threads)  # 2: past parallel_points
         assert cprobe._SCRATCH == [scratch]
         start = -scratch.ctypes.data % 64 + -(-24 * n // 64) * 64  # C's layout: 64-byte aligned
-        perm = scratch[start: start + 4 * n].view(np.int32)
+        place = scratch[start: start + 4 * n].view(np.int32)
+        start += -(-4 * n // 64) * 64
+        packed = scratch[start: start + 24 * n].view(np.float64).reshape(n, 3)
         if sorted_:
-            assert np.array_equal(np.sort(perm), np.arange(n))
+            assert np.array_equal(np.sort(place), np.arange(n))
+            # the packed gradient: the derivative counts (0,0,1), (0,1,0), (1,0,0) in turn
+            assert np.array_equal(packed[place][:, ::-1], ours, equal_nan=True)
         else:
-            assert (perm == -1).all()  # untouched: no sort
+            assert (packed.view(np.int64) == -1).all()  # untouched: no sort
         assert np.array_equal(ours, cprobe.probe(img, kern, 1, points, sort=False), equal_nan=True)
         _agree(reconstruct.to_world(ours, img, 1), reconstruct.probe(img, kern, 1, points))
 
@@ -257,7 +261,7 @@ def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monk
     assert cprobe._SCRATCH == []  # the given order takes no scratch
     first = cprobe.probe(img, kern, 1, points, sort=True)
     (kept,) = cprobe._SCRATCH
-    assert kept.nbytes >= cprobe.scratch_bytes(points.shape[0], 3)
+    assert kept.nbytes >= cprobe.scratch_bytes(points.shape[0], 3, 3)
     again = cprobe.probe(img, kern, 1, points[:1000], sort=True)  # fewer points: the same buffer
     assert cprobe._SCRATCH[0] is kept
     assert np.array_equal(first, want, equal_nan=True)
