@@ -1,9 +1,9 @@
 """The generated probe C (fields/cprobe.py) under AddressSanitizer and UBSan.
 
-The probe reads rows at offsets computed from each point's cell, prefetches the places
-its scattered results go to ahead of time, and in block order sorts the points into
-freshly allocated arrays: every one of those reads and writes must stay inside its
-buffer.  Generated images (1-D to 3-D, scalar and tensor voxels, ⊥ and ±∞ samples) and
+The probe reads rows at offsets computed from each point's cell, and in block order sorts
+the points into freshly allocated arrays (or a caller's scratch), writes their results
+there packed and copies each back to its point's place, asking for the packed results
+of the points ahead: every one of those reads and writes must stay inside its buffer.  Generated images (1-D to 3-D, scalar and tensor voxels, ⊥ and ±∞ samples) and
 points (inside, on the border, just outside, far, not finite) are written into a C
 ``main`` that copies them into heap buffers of exactly their sizes and calls
 ``tl_probe`` in the given order and in block order (forced, whatever the image's size);
