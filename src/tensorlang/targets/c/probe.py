@@ -74,6 +74,9 @@ REGION_AHEAD = 512
 #: buffer, then writes them with streaming stores (no line of the results read before it
 #: is written)
 UNPACK = 64
+#: ... streamed out only where the results are at least this large (a block of a field
+#: program's points stays in cache for the statements that read it next)
+UNPACK_STREAM_BYTES = 8 << 20
 #: ... and asks for the packed results of the points this many runs of UNPACK ahead
 #: (their places are random: one stream a block; measured: docs/performance.md)
 UNPACK_AHEAD = 1
@@ -433,13 +436,16 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
 
 /* The results of the points in block order (packed) to their points' own places: point
    p's from place inv[p].  out is written in order, UNPACK points at a time gathered in a
-   buffer and streamed out (whole lines, none read first); packed is read in the order of
+   buffer, streamed out where it is large (whole lines, none read first); packed is read in the order of
    each block's points, one stream a block (a stable sort: each block's points keep their
    order), so a line of packed results is read once for the points it holds while the
    streams' current lines stay in L2, and the next run's are asked for ahead. */
 static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads)
 {{
     const int64_t chunks = (n + UNPACK - 1) / UNPACK;
+    /* streamed where the results pass the caches' share (UNPACK_STREAM_BYTES); a block
+       of a field program's points stays in cache for the statements that read it */
+    const int stream = (double)n * (NC*{full}) * 8.0 >= {UNPACK_STREAM_BYTES}.0;
     #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
     for (int64_t chunk = 0; chunk < chunks; chunk++) {{
         double run[UNPACK * NC*{full}];
@@ -457,8 +463,12 @@ static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, doubl
                 {unpacks}
             }}
         }}
-        TL_STREAM_RUN(out + p0*(NC*{full}), run, count*(NC*{full}));
-        TL_STREAM_FENCE();
+        if (stream) {{
+            TL_STREAM_RUN(out + p0*(NC*{full}), run, count*(NC*{full}));
+            TL_STREAM_FENCE();
+        }} else {{
+            for (int64_t i = 0; i < count*(NC*{full}); i++) out[p0*(NC*{full}) + i] = run[i];
+        }}
     }}
 }}
 
