@@ -318,3 +318,31 @@ def test_c1tent_derivatives_at_integer_positions_are_the_right_hand_slopes(dim):
                      - data[tuple(grid[:, b] for b in range(dim))] for a in range(dim)], -1)
     for ours in (run.probe_tensor(img, kern, 1, points, use_c=True), reconstruct.probe(img, kern, 1, points)):
         np.testing.assert_allclose(ours.reshape(-1, dim), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [1, 2])
+def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, threads):
+    """tl_unpack copies the results of the block order to the points' places through a
+    buffer, streamed out where the output is large (UNPACK_STREAM_BYTES; here always):
+    lines wholly inside a run of points streamed, the partial ones at either end stored
+    plainly.  Into an output that starts inside a cache line and a run of points that
+    ends inside one, every result is the given order's, bit for bit, and nothing past the
+    output is written."""
+    monkeypatch.setattr(c_probe, "UNPACK_STREAM_BYTES", 0)
+    monkeypatch.setattr(c_probe, "COHERENT_POINTS", 0)
+    rng = np.random.default_rng(5)
+    img = tl.image(rng.normal(size=(20, 20, 20)))
+    kern = KERNELS["bspln3"]
+    n = 64 * 40 + 13  # runs of tl_unpack's 64 points, and a partial one
+    points = rng.uniform(-1.0, 21.0, size=(n, 3))
+    points[:3] = [np.nan, 1.0, 1.0], [np.inf, 2.0, 3.0], [5.0, 5.0, 5.0]
+    for order in (0, 1, 2):
+        shape = (n,) + (3,) * order
+        size = int(np.prod(shape))
+        room = np.full(size + 16, 7.0)
+        at = (-room.ctypes.data // 8 + 3) % 8  # 3 doubles past a line's start
+        out = room[at: at + size].reshape(shape)
+        cprobe.probe(img, kern, order, points, out=out, threads=threads, sort=True)
+        assert np.array_equal(out, cprobe.probe(img, kern, order, points, sort=False), equal_nan=True)
+        assert (room[:at] == 7.0).all() and (room[at + size:] == 7.0).all()
