@@ -374,7 +374,7 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int
         for taps in itertools.product(range(S), repeat=d - 1))
     stores = "\n                    ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
     packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = r[{c}];" for c in range(len(combos)))
-    unpacks = "\n            ".join(f"o[k*{full} + {j}] = r[k*{len(combos)} + {c}];" for j, c in enumerate(fill))
+    unpacks = "\n                ".join(f"o[k*{full} + {j}] = r[k*{len(combos)} + {c}];" for j, c in enumerate(fill))
     return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q:
    all its derivative components (NC*{full} doubles), or, packed, each distinct one once
    (PACKED doubles, in the order of r: tl_unpack spreads them). */
