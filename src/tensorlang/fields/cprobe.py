@@ -59,7 +59,7 @@ def sample_program(dim: int, voxel: tuple[int, ...], sizes: tuple[int, ...], ker
     return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))  # type: ignore[arg-type]
 
 
-_KERNELS: dict[tuple[ir.Program, Any, int], Any] = {}
+_KERNELS: dict[tuple[ir.Program, Any, int, int], Any] = {}
 
 
 def _kernel(img: Image, kern: Kernel, order: int):
