@@ -38,3 +38,23 @@ def test_field_expressions_give_the_same_values_with_c_probes(monkeypatch):
     monkeypatch.setattr(run, "USE_C", True)
     assert np.allclose(E.probe(pts), reference, equal_nan=True, rtol=1e-10)
     assert np.array_equal(np.isnan(F.probe(pts)), ~tl.inside(F, pts))
+
+
+@pytest.mark.parametrize("d,kern,order,voxel", CASES)
+def test_the_scratch_layout_is_the_c_sources(d, kern, order, voxel):
+    """cprobe.scratch_bytes sizes the caller's scratch for C's layout: its packed result
+    (each distinct derivative once) is the generated source's PACKED, and tl_unpack's
+    buffer of UNPACK points stays within 32 KiB, whatever the voxel's size."""
+    import re
+
+    from tensorlang.targets.c import probe as c_probe
+
+    ncomp = int(np.prod(voxel, dtype=np.int64))
+    src, _ = c_probe.source(d, KERNELS[kern], order, ncomp)
+    packed = int(re.search(r"#define PACKED (\d+)", src).group(1))
+    unpack = int(re.search(r"#define UNPACK (\d+)", src).group(1))
+    assert packed == cprobe.packed_doubles(d, ncomp, order)
+    assert packed == ncomp * len({tuple(sorted(c)) for c in np.ndindex(*(d,) * order)})
+    assert 1 <= unpack and (unpack == 1 or unpack * ncomp * d ** order * 8 <= 32 << 10)
+    lines = -(-8 * d * 10 // 64) + -(-4 * 10 // 64) + -(-8 * packed * 10 // 64)
+    assert cprobe.scratch_bytes(10, d, packed) == 64 * lines + 64

@@ -226,17 +226,21 @@ def test_coherent_points_are_not_sorted_and_agree(monkeypatch, threads):
     blocked = rand[np.argsort(keys, kind="stable")]
     monkeypatch.setattr(cprobe, "_SCRATCH", [])
     for points, sorted_ in ((grid, False), (blocked, False), (rand, True)):
-        # at an odd address: C aligns the sorted coordinates and perm to 64 bytes inside it
-        scratch = np.full(cprobe.scratch_bytes(n, 3) + 5, 0xFF, dtype=np.uint8)[5:]
+        # at an odd address: C aligns the sorted coordinates, keys and results to 64 bytes inside it
+        scratch = np.full(cprobe.scratch_bytes(n, 3, 3) + 5, 0xFF, dtype=np.uint8)[5:]
         cprobe._SCRATCH[:] = [scratch]
         ours = cprobe.probe(img, kern, 1, points, sort=True, threads=threads)  # 2: past parallel_points
         assert cprobe._SCRATCH == [scratch]
         start = -scratch.ctypes.data % 64 + -(-24 * n // 64) * 64  # C's layout: 64-byte aligned
-        perm = scratch[start: start + 4 * n].view(np.int32)
+        place = scratch[start: start + 4 * n].view(np.int32)
+        start += -(-4 * n // 64) * 64
+        packed = scratch[start: start + 24 * n].view(np.float64).reshape(n, 3)
         if sorted_:
-            assert np.array_equal(np.sort(perm), np.arange(n))
+            assert np.array_equal(np.sort(place), np.arange(n))
+            # the packed gradient: the derivative counts (0,0,1), (0,1,0), (1,0,0) in turn
+            assert np.array_equal(packed[place][:, ::-1], ours, equal_nan=True)
         else:
-            assert (perm == -1).all()  # untouched: no sort
+            assert (packed.view(np.int64) == -1).all()  # untouched: no sort
         assert np.array_equal(ours, cprobe.probe(img, kern, 1, points, sort=False), equal_nan=True)
         _agree(reconstruct.to_world(ours, img, 1), reconstruct.probe(img, kern, 1, points))
 
@@ -257,7 +261,7 @@ def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monk
     assert cprobe._SCRATCH == []  # the given order takes no scratch
     first = cprobe.probe(img, kern, 1, points, sort=True)
     (kept,) = cprobe._SCRATCH
-    assert kept.nbytes >= cprobe.scratch_bytes(points.shape[0], 3)
+    assert kept.nbytes >= cprobe.scratch_bytes(points.shape[0], 3, 3)
     again = cprobe.probe(img, kern, 1, points[:1000], sort=True)  # fewer points: the same buffer
     assert cprobe._SCRATCH[0] is kept
     assert np.array_equal(first, want, equal_nan=True)
@@ -314,3 +318,31 @@ def test_c1tent_derivatives_at_integer_positions_are_the_right_hand_slopes(dim):
                      - data[tuple(grid[:, b] for b in range(dim))] for a in range(dim)], -1)
     for ours in (run.probe_tensor(img, kern, 1, points, use_c=True), reconstruct.probe(img, kern, 1, points)):
         np.testing.assert_allclose(ours.reshape(-1, dim), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [1, 2])
+def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, threads):
+    """tl_unpack copies the results of the block order to the points' places through a
+    buffer, streamed out where the output is large (UNPACK_STREAM_BYTES; here always):
+    lines wholly inside a run of points streamed, the partial ones at either end stored
+    plainly.  Into an output that starts inside a cache line and a run of points that
+    ends inside one, every result is the given order's, bit for bit, and nothing past the
+    output is written."""
+    monkeypatch.setattr(c_probe, "UNPACK_STREAM_BYTES", 0)
+    monkeypatch.setattr(c_probe, "COHERENT_POINTS", 0)
+    rng = np.random.default_rng(5)
+    img = tl.image(rng.normal(size=(20, 20, 20)))
+    kern = KERNELS["bspln3"]
+    n = 64 * 40 + 13  # runs of tl_unpack's 64 points, and a partial one
+    points = rng.uniform(-1.0, 21.0, size=(n, 3))
+    points[:3] = [np.nan, 1.0, 1.0], [np.inf, 2.0, 3.0], [5.0, 5.0, 5.0]
+    for order in (0, 1, 2):
+        shape = (n,) + (3,) * order
+        size = int(np.prod(shape))
+        room = np.full(size + 16, 7.0)
+        at = (-room.ctypes.data // 8 + 3) % 8  # 3 doubles past a line's start
+        out = room[at: at + size].reshape(shape)
+        cprobe.probe(img, kern, order, points, out=out, threads=threads, sort=True)
+        assert np.array_equal(out, cprobe.probe(img, kern, order, points, sort=False), equal_nan=True)
+        assert (room[:at] == 7.0).all() and (room[at + size:] == 7.0).all()

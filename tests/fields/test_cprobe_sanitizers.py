@@ -1,9 +1,9 @@
 """The generated probe C (fields/cprobe.py) under AddressSanitizer and UBSan.
 
-The probe reads rows at offsets computed from each point's cell, prefetches the places
-its scattered results go to ahead of time, and in block order sorts the points into
-freshly allocated arrays: every one of those reads and writes must stay inside its
-buffer.  Generated images (1-D to 3-D, scalar and tensor voxels, ⊥ and ±∞ samples) and
+The probe reads rows at offsets computed from each point's cell, and in block order sorts
+the points into freshly allocated arrays (or a caller's scratch), writes their results
+there packed and copies each back to its point's place, asking for the packed results
+of the points ahead: every one of those reads and writes must stay inside its buffer.  Generated images (1-D to 3-D, scalar and tensor voxels, ⊥ and ±∞ samples) and
 points (inside, on the border, just outside, far, not finite) are written into a C
 ``main`` that copies them into heap buffers of exactly their sizes and calls
 ``tl_probe`` in the given order and in block order (forced, whatever the image's size);
@@ -47,12 +47,13 @@ def _array(name: str, ctype: str, values) -> str:
             f"    memcpy({name}, {name}_init, {n} * sizeof({ctype}));\n")
 
 
-def driver(img, n: int, points: np.ndarray, full: int, sort: int, threads: int = 1) -> str:
+def driver(img, n: int, points: np.ndarray, full: int, sort: int, threads: int = 1, order: int = 0) -> str:
     """A main() probing ``points``; ``sort`` 0: given order, 1: block order with the
     probe's own buffers, 2: block order in a caller's scratch buffer of exactly the size
     cprobe.probe passes (cprobe.scratch_bytes: ASan guards its end)."""
     d = img.dim
-    scratch = (f"    char *scratch = malloc({max(cprobe.scratch_bytes(n, d), 1)});\n" if sort == 2
+    packed = cprobe.packed_doubles(d, int(np.prod(img.voxel_shape, dtype=np.int64)), order)
+    scratch = (f"    char *scratch = malloc({max(cprobe.scratch_bytes(n, d, packed), 1)});\n" if sort == 2
                else "    char *scratch = NULL;\n")
     m = np.ascontiguousarray(img.to_index[:d], dtype=np.float64)
     return (
@@ -87,7 +88,7 @@ def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads:
     with tempfile.TemporaryDirectory() as tmp:
         probe_c, main_c, exe = Path(tmp, "probe.c"), Path(tmp, "main.c"), Path(tmp, "probe")
         probe_c.write_text(src)
-        main_c.write_text(driver(img, n, points, full, sort, threads))
+        main_c.write_text(driver(img, n, points, full, sort, threads, order))
         openmp = ["-fopenmp"] if threads > 1 else []
         built = subprocess.run([*compiler.command, *SANITIZE, *openmp, str(probe_c), str(main_c), "-o", str(exe), "-lm"],
                                capture_output=True, text=True)

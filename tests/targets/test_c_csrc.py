@@ -31,14 +31,15 @@ _SROWS = "\n".join(
     f"void TL_FILL_Psrow{w}(int rows, const double *a, const double *b, const double *s, long kc, double *c, int first, "
     f"const char *pf);" for w in (1, 2, 3))
 #: A probe's shape macros and head (cprobe.source writes them) for a scalar 3-D bspln3.
-_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "VW": "4", "NV": "(4 / VW)", "B": str(cprobe.BATCH)}
+_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "VW": "4", "NV": "(4 / VW)", "PACKED": "1", "B": str(cprobe.BATCH)}
 _PROBE_INCLUDES = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
 _PROBE_HEAD = ("probe_head.h", {"paired": 0})
 _PROBE_FUNCTIONS = (
-    "static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M, int32_t *perm, "
+    "static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M, "
     "double *sorted, int32_t *key, int threads);\n"
-    "static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data, "
-    "const int64_t *sizes, const double *M, double *out, int threads, int64_t look);\n")
+    "static void tl_probe_points(int64_t n, const double *pts, int packed, const double *data, "
+    "const int64_t *sizes, const double *M, double *out, int threads, int64_t look);\n"
+    "static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads);\n")
 
 #: Per file: the values of its placeholders (as the module that reads it gives them for a
 #: double kernel), other macros, and what it follows (C text, or (file, fill) read with

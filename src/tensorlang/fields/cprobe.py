@@ -59,7 +59,7 @@ def sample_program(dim: int, voxel: tuple[int, ...], sizes: tuple[int, ...], ker
     return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))  # type: ignore[arg-type]
 
 
-_KERNELS: dict[tuple[ir.Program, Any, int], Any] = {}
+_KERNELS: dict[tuple[ir.Program, Any, int, int], Any] = {}
 
 
 def _kernel(img: Image, kern: Kernel, order: int):
@@ -72,7 +72,7 @@ def _kernel(img: Image, kern: Kernel, order: int):
     from ..targets.c import probe as c_probe
 
     program = sample_program(img.dim, img.voxel_shape, img.sizes, kern.name, order, POINTS)
-    key = (program, c_probe.PAIRED, c_probe.COHERENT_POINTS)  # (the tests render both forms of each)
+    key = (program, c_probe.PAIRED, c_probe.COHERENT_POINTS, c_probe.UNPACK_STREAM_BYTES)  # (the tests vary them)
     found = _KERNELS.get(key)
     if found is None:
         if len(_KERNELS) > 64:
@@ -90,11 +90,22 @@ SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
 
 
-def scratch_bytes(n: int, dim: int) -> int:
-    """The bytes of the block order's buffers for ``n`` points in ``dim`` dimensions, as
-    C's tl_probe lays them out: the sorted coordinates (8·dim bytes a point), then perm
-    and key (4 bytes each), the first two starting on 64-byte lines (128 bytes more)."""
-    return n * (8 * dim + 8) + 128
+def scratch_bytes(n: int, dim: int, packed: int) -> int:
+    """The bytes of the block order's buffers for ``n`` points in ``dim`` dimensions whose
+    results are ``packed`` doubles a point (each distinct derivative component once), as
+    C's tl_probe lays them out: the sorted coordinates (8·dim bytes a point), the keys (4
+    bytes) and the packed results, each rounded up to whole 64-byte lines and starting on
+    one (64 bytes more for the first's alignment)."""
+    def lines(nbytes: int) -> int:
+        return -(-nbytes // 64) * 64
+    return lines(n * 8 * dim) + lines(n * 4) + lines(n * 8 * packed) + 64
+
+
+def packed_doubles(dim: int, ncomp: int, order: int) -> int:
+    """The doubles of one point's packed result in the block order's buffers (C's
+    PACKED): each distinct derivative component once (the derivative counts per axis
+    summing to ``order``), for each of the ``ncomp`` voxel components."""
+    return ncomp * math.comb(dim + order - 1, order)
 
 
 def _scratch(nbytes: int) -> np.ndarray:
@@ -145,7 +156,8 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
 
     n = pts.shape[0]
     blocked = 0 < n < 2**31 - 1 and (sorts(img, n) if sort is None else bool(sort))
-    scratch = _scratch(scratch_bytes(n, img.dim)) if blocked else None
+    packed = packed_doubles(img.dim, math.prod(img.voxel_shape), order)
+    scratch = _scratch(scratch_bytes(n, img.dim, packed)) if blocked else None
     entry(n, ptr(pts, "double *"), ptr(data, "double *"), ptr(sizes, "int64_t *"), ptr(m, "double *"),
           ptr(out, "double *"), int(threads or 0), int(blocked), ffi.NULL if scratch is None else ptr(scratch, "char *"))
     if scratch is not None:

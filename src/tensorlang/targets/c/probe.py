@@ -35,10 +35,13 @@ docs/fields.md).  On a large image many points are first sorted by the image's b
 cache, and each result is still written at its point's own index; points already
 coherent (:data:`COHERENT_POINTS`) are not sorted.  The sort's scattered writes go
 through a buffer per block and whole lines of streaming stores (no line read before it
-is written); the probe's scattered result writes are prefetched: each place is known a
-few points ahead, and asking for its line then hides the miss a store would otherwise
-wait on (:data:`WRITE_AHEAD`).  So are, in
-block order, the rows of the points about two blocks ahead (:data:`REGION_BLOCKS`,
+is written), and each point's key is replaced by its place in the block order.  In
+block order the results are written in that order, packed (each distinct derivative
+once: 6 of a 3-D Hessian's 9), and ``tl_unpack`` then copies each to its point's own
+index, reading it from its place: the writes are in order, and the reads follow one
+stream per block, whose current lines stay in cache (writing each result at its point's
+index straight away read a line from memory for every point).  In block order the rows
+of the points about two blocks ahead are prefetched (:data:`REGION_BLOCKS`,
 :data:`REGION_AHEAD`): a block's first reads from memory, not its points' arithmetic,
 were most of a large image's time.
 
@@ -62,14 +65,21 @@ from . import csrc
 #: points per batch: cells and weights are computed for this many points at once, in
 #: vector lanes (the loop over the batch's points vectorizes)
 BATCH = 8
-#: the probe's scattered result writes are prefetched this many batches ahead
-#: (measured: docs/fields.md)
-WRITE_AHEAD = 2
 #: in block order, each batch asks for the rows of the points this many blocks' worth of
 #: points ahead (points / blocks each), at most :data:`REGION_AHEAD` points: the next
 #: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
 REGION_BLOCKS = 2
 REGION_AHEAD = 512
+#: tl_unpack gathers this many points' results (fewer where they would pass 32 KiB) in a
+#: buffer, then writes them with streaming stores (no line of the results read before it
+#: is written)
+UNPACK = 64
+#: ... streamed out only where the results are at least this large (a block of a field
+#: program's points stays in cache for the statements that read it next)
+UNPACK_STREAM_BYTES = 8 << 20
+#: ... and asks for the packed results of the points this many runs of UNPACK ahead
+#: (their places are random: one stream a block; measured: docs/performance.md)
+UNPACK_AHEAD = 1
 #: points already coherent are not sorted: at most one jump (consecutive points neither
 #: in one block nor in the next along the innermost axis) per this many points (a grid in
 #: raster order, points along curves, points in block order; random points jump at
@@ -264,9 +274,10 @@ def _sums(d: int, S: int, order: int, ncomp: int, vw: int, combos: list[tuple[in
     return contract, "\n            ".join(dots)
 
 
-def _prefix(d: int, S: int, ncomp: int, vw: int) -> str:
+def _prefix(d: int, S: int, order: int, ncomp: int, vw: int) -> str:
     """The source's head: the includes and the shape's macros (csrc/probe_*.c read them)."""
     length = S * ncomp
+    full = ncomp * d ** order
     return f"""
 #include <math.h>
 #include <stdint.h>
@@ -279,6 +290,9 @@ def _prefix(d: int, S: int, ncomp: int, vw: int) -> str:
 #define NC {ncomp}
 #define VW {vw}
 #define NV ({length} / VW)
+#define PACKED {ncomp * len(_combos(d, order))}  /* doubles of a point's packed result */
+#define UNPACK {max(1, min(UNPACK, 4096 // (ncomp * full)))}  /* points tl_unpack gathers (32 KiB at most) */
+#define UNPACK_AHEAD {UNPACK_AHEAD}  /* runs of UNPACK points whose packed results are asked for ahead */
 #define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
 """
 
@@ -358,11 +372,13 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int
     prefetch_rows = " ".join(
         "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
         for taps in itertools.product(range(S), repeat=d - 1))
-    stores = "\n            ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
-    return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q, or
-   at perm[q] where perm is given: those scattered places' lines are then prefetched for
-   writing {WRITE_AHEAD} batches ahead. */
-static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, const double *data,
+    stores = "\n                    ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
+    packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = r[{c}];" for c in range(len(combos)))
+    unpacks = "\n                ".join(f"o[k*{full} + {j}] = r[k*{len(combos)} + {c}];" for j, c in enumerate(fill))
+    return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q:
+   all its derivative components (NC*{full} doubles), or, packed, each distinct one once
+   (PACKED doubles, in the order of r: tl_unpack spreads them). */
+static void tl_probe_points(int64_t n, const double *pts, int packed, const double *data,
                             const int64_t *sizes, const double *M, double *out, int threads, int64_t look)
 {{
     int64_t stride[D];
@@ -371,15 +387,10 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
     const int64_t {", ".join(f"st{a} = stride[{a}]" for a in range(d))};
     {" ".join(f"(void)st{a};" for a in range(d))}
     const int64_t batches = (n + B - 1) / B;
+    const int64_t each = packed ? PACKED : NC*{full};
     #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
-        if (perm != NULL && p0 + (1 + {WRITE_AHEAD}) * B <= n)
-            for (int j = 0; j < B; j++) {{
-                const char *w = (const char *)(out + perm[p0 + {WRITE_AHEAD} * B + j] * (NC*{full}));
-                __builtin_prefetch(w, 1, 1);
-                __builtin_prefetch(w + NC*{full}*8 - 1, 1, 1);
-            }}
         if (look > 0 && p0 + look + B <= n)
             for (int j = 0; j < B; j++) {{  /* the rows of the points look ahead: in block order, the next blocks' */
                 const double *pt = pts + (p0 + look + j) * D;
@@ -403,9 +414,9 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
         tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
         const int count = n - p0 < B ? (int)(n - p0) : B;
         for (int j = 0; j < count; j++) {{
-            double *o = out + (perm != NULL ? perm[p0 + j] : p0 + j)*(NC*{full});
+            double *o = out + (p0 + j)*each;
             if (!ok[j]) {{
-                for (int k = 0; k < NC*{full}; k++) o[k] = NAN;
+                for (int k = 0; k < each; k++) o[k] = NAN;
                 continue;
             }}
             const double *base = data + first[j];
@@ -413,8 +424,50 @@ static void tl_probe_points(int64_t n, const double *pts, const int32_t *perm, c
             for (int k = 0; k < NC; k++) {{
                 double r[{len(combos)}];
                 {dots_text}
-                {stores}
+                if (packed) {{
+                    {packs}
+                }} else {{
+                    {stores}
+                }}
             }}
+        }}
+    }}
+}}
+
+/* The results of the points in block order (packed) to their points' own places: point
+   p's from place inv[p].  out is written in order, UNPACK points at a time gathered in a
+   buffer, streamed out where it is large (whole lines, none read first); packed is read in the order of
+   each block's points, one stream a block (a stable sort: each block's points keep their
+   order), so a line of packed results is read once for the points it holds while the
+   streams' current lines stay in L2, and the next run's are asked for ahead. */
+static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads)
+{{
+    const int64_t chunks = (n + UNPACK - 1) / UNPACK;
+    /* streamed where the results pass the caches' share (UNPACK_STREAM_BYTES); a block
+       of a field program's points stays in cache for the statements that read it */
+    const int stream = (double)n * (NC*{full}) * 8.0 >= {UNPACK_STREAM_BYTES}.0;
+    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
+    for (int64_t chunk = 0; chunk < chunks; chunk++) {{
+        double run[UNPACK * NC*{full}];
+        const int64_t p0 = chunk * UNPACK, count = n - p0 < UNPACK ? n - p0 : UNPACK;
+        if (UNPACK_AHEAD && p0 + UNPACK_AHEAD*UNPACK + UNPACK <= n)
+            for (int64_t i = 0; i < UNPACK; i++) {{
+                const char *a = (const char *)(packed + (int64_t)inv[p0 + UNPACK_AHEAD*UNPACK + i] * PACKED);
+                __builtin_prefetch(a, 0, 1);
+                __builtin_prefetch(a + PACKED*8 - 1, 0, 1);
+            }}
+        for (int64_t i = 0; i < count; i++) {{
+            const double *r = packed + (int64_t)inv[p0 + i] * PACKED;
+            double *o = run + i*(NC*{full});
+            for (int k = 0; k < NC; k++) {{
+                {unpacks}
+            }}
+        }}
+        if (stream) {{
+            TL_STREAM_RUN(out + p0*(NC*{full}), run, count*(NC*{full}));
+            TL_STREAM_FENCE();
+        }} else {{
+            for (int64_t i = 0; i < count*(NC*{full}); i++) out[p0*(NC*{full}) + i] = run[i];
         }}
     }}
 }}
@@ -435,7 +488,7 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
     S = kern.support
     vw = _width(S * ncomp)
     parallel = (1 << 62) if parallel is None else parallel
-    src = (_prefix(d, S, ncomp, vw)
+    src = (_prefix(d, S, order, ncomp, vw)
            + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
            + _cells(d, kern, order)
            + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, coherent=COHERENT_POINTS)
@@ -446,9 +499,9 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
 
 #: the names a probe's source defines (macros, types, functions), renamed per step so that
 #: two probe steps (another image, kernel or order) and the loop steps share one source
-_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_v", "tl_vu", "tl_w", "tl_i", "tl_bd", "tl_bm")
-_MACROS = ("D", "S", "NC", "VW", "NV", "B", "SHIFT", "tl_load", "TL_PAIRED", "TL_PAIR", "TL_LO", "TL_HI",
-           "TL_SHUF", "TL_SELECT", "TL_STREAM_DOUBLES", "TL_STREAM_INTS", "TL_STREAM_FENCE")
+_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_v", "tl_vu", "tl_w", "tl_i", "tl_bd", "tl_bm")
+_MACROS = ("D", "S", "NC", "VW", "NV", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "SHIFT", "tl_load", "TL_PAIRED", "TL_PAIR", "TL_LO", "TL_HI",
+           "TL_SHUF", "TL_SELECT", "TL_STREAM_DOUBLES", "TL_STREAM_RUN", "TL_STREAM_FENCE")
 
 
 def entry_name(name: str) -> str:

@@ -1,13 +1,16 @@
 // probe_entry.c: a probe kernel's entry point tl_probe (fields/cprobe.py): the
-// points sorted by block where asked (tl_sort), then the generated tl_probe_points.
+// points sorted by block where asked (tl_sort), then the generated tl_probe_points and,
+// in block order, tl_unpack.
 // Placeholders: TL_FILL_REGIONBLOCKS and TL_FILL_REGIONAHEAD (cprobe.REGION_BLOCKS,
 // REGION_AHEAD: how far ahead, in block order, the rows of points are prefetched).
 /* The probes of n points; with sort, in the order of the image's blocks (tl_sort) unless
-   tl_sort finds them coherent already, each result still written at its point's own
-   index: the same numbers in the same places.
-   The sort's buffers (the sorted coordinates, n*D doubles, then perm and key, n int32
-   each; the first two on 64-byte lines, 128 bytes more) are scratch where scratch is given (the caller's memory, reused from call to
-   call: fresh pages cost the kernel's zeroing and a fault each), else malloc'd here. */
+   tl_sort finds them coherent already: the results are then written in block order,
+   packed (PACKED doubles a point: each distinct derivative once), and tl_unpack copies
+   each to its point's own index: the same numbers in the same places.
+   The block order's buffers (the sorted coordinates, n*D doubles; key, n int32; the
+   packed results, n*PACKED doubles; each starting on a 64-byte line, 192 bytes more) are
+   scratch where scratch is given (the caller's memory, reused from call to call: fresh
+   pages cost the kernel's zeroing and a fault each), else malloc'd here. */
 void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *sizes,
               const double *M, double *out, int nthreads, int sort, char *scratch)
 {
@@ -18,22 +21,26 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
     (void)nthreads;
 #endif
     if (sort && n > 0 && n < INT32_MAX) {
-        char *own = scratch != NULL ? NULL : (char *)malloc((size_t)n * (D * sizeof(double) + 2 * sizeof(int32_t)) + 128);
+        const size_t lines_sorted = ((size_t)n * D * sizeof(double) + 63) / 64;
+        const size_t lines_key = ((size_t)n * sizeof(int32_t) + 63) / 64;
+        const size_t lines_packed = ((size_t)n * PACKED * sizeof(double) + 63) / 64;
+        char *own = scratch != NULL ? NULL : (char *)malloc((lines_sorted + lines_key + lines_packed) * 64 + 64);
         char *block = scratch != NULL ? scratch : own;
-        /* the sorted coordinates and perm start on 64-byte lines (tl_sort's streaming stores) */
+        /* each buffer starts on a 64-byte line (tl_sort's streaming stores) */
         double *sorted = block != NULL ? (double *)(block + (64 - (uintptr_t)block % 64) % 64) : NULL;
-        int32_t *perm = block != NULL ? (int32_t *)((char *)sorted + ((size_t)n * D * sizeof(double) + 63) / 64 * 64)
-                                      : NULL;
-        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, perm, sorted, perm + n, threads) : -1;
+        int32_t *key = block != NULL ? (int32_t *)((char *)sorted + lines_sorted * 64) : NULL;
+        double *packed = block != NULL ? (double *)((char *)key + lines_key * 64) : NULL;
+        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, sorted, key, threads) : -1;
         if (blocks > 0) {
             /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
             int64_t look = TL_FILL_REGIONBLOCKS * (n / blocks);
             look = look < B ? B : look > TL_FILL_REGIONAHEAD ? TL_FILL_REGIONAHEAD : look;
-            tl_probe_points(n, sorted, perm, data, sizes, M, out, threads, look);
+            tl_probe_points(n, sorted, 1, data, sizes, M, packed, threads, look);
+            tl_unpack(n, key, packed, out, threads);
             free(own);
             return;
         }
         free(own);
     }
-    tl_probe_points(n, pts, NULL, data, sizes, M, out, threads, 0);
+    tl_probe_points(n, pts, 0, data, sizes, M, out, threads, 0);
 }

@@ -13,12 +13,14 @@
 
 /* The points in the order of the image's blocks of 2^SHIFT cells per axis (a counting
    sort by block, stable): points in one block read the same rows, so a gather that
-   missed every cache for random points hits L1 and L2.  perm[q] is the caller's index
-   of sorted point q, sorted[q] its coordinates (both 64-byte aligned, for the streaming
-   stores; else plain stores).  A point outside or not finite goes to
-   the block of cell 0 (its result is NaN either way); key[p] is point p's block
-   (total <= n < 2^31).  Returns the number of blocks, or -1 where memory
-   for the counts could not be had (the caller then probes in the given order). */
+   missed every cache for random points hits L1 and L2.  sorted[q] is the coordinates of
+   sorted point q (64-byte aligned, for the streaming stores; else plain stores).  key[p]
+   is first point p's block (total <= n < 2^31), then, once sorted, its place q in the
+   block order (the inverse permutation: tl_unpack reads each result back from there).
+   A point outside or not finite goes to the block of cell 0 (its result is NaN either
+   way).  Returns the number of blocks, 0 where the points are coherent already (not
+   sorted: key is then no order), or -1 where memory for the counts could not be had
+   (the caller then probes in the given order). */
 #define SHIFT TL_FILL_SHIFT
 /* whole lines stored without being read first (streaming stores: SSE2, every x86-64),
    elsewhere plain stores; the fence orders them before the barrier or return */
@@ -26,19 +28,25 @@
 #include <emmintrin.h>
 #define TL_STREAM_DOUBLES(dst, src, count) \
     do { for (int i_ = 0; i_ < (count); i_ += 2) _mm_stream_pd((dst) + i_, _mm_load_pd((src) + i_)); } while (0)
-#define TL_STREAM_INTS(dst, src) \
-    do { for (int i_ = 0; i_ < 4; i_++) \
-        _mm_stream_si128((__m128i *)(dst) + i_, _mm_load_si128((const __m128i *)(src) + i_)); } while (0)
 #define TL_STREAM_FENCE() _mm_sfence()
+/* count doubles from src to dst (8-byte aligned): the lines wholly inside streamed, the
+   partial lines at either end stored plainly */
+#define TL_STREAM_RUN(dst, src, count) \
+    do { int64_t i_ = 0; const int64_t c_ = (count); \
+         for (; i_ < c_ && (uintptr_t)((dst) + i_) % 64 != 0; i_++) (dst)[i_] = (src)[i_]; \
+         for (; i_ + 8 <= c_; i_ += 8) \
+             for (int h_ = 0; h_ < 8; h_ += 2) _mm_stream_pd((dst) + i_ + h_, _mm_loadu_pd((src) + i_ + h_)); \
+         for (; i_ < c_; i_++) (dst)[i_] = (src)[i_]; } while (0)
 #else
+#define TL_STREAM_RUN(dst, src, count) \
+    do { for (int64_t i_ = 0; i_ < (count); i_++) (dst)[i_] = (src)[i_]; } while (0)
+
 #define TL_STREAM_DOUBLES(dst, src, count) \
     do { for (int i_ = 0; i_ < (count); i_++) (dst)[i_] = (src)[i_]; } while (0)
-#define TL_STREAM_INTS(dst, src) \
-    do { for (int i_ = 0; i_ < 16; i_++) (dst)[i_] = (src)[i_]; } while (0)
 #define TL_STREAM_FENCE() ((void)0)
 #endif
 static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
-                   int32_t *perm, double *sorted, int32_t *key, int threads)
+                   double *sorted, int32_t *key, int threads)
 {
     int64_t blocks[D], mult[D], total = 1;
     for (int a = D - 1; a >= 0; a--) {
@@ -107,26 +115,23 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
                     }
             }
             /* write-combined: each block's next points gather in a buffer of its own (8
-               points' coordinates and 16 indices: whole lines; for 4096 blocks 1 MiB, in
-               L2), and a full buffer goes to its place with streaming stores, which write
-               whole lines without reading them first (a scattered store's line is read
-               from memory first: most of the sort's time).  A line shared with another
-               block or thread's part, and each block's last partial lines, are stored
-               plainly */
-            char *room = (char *)malloc((size_t)total * (8 * D * sizeof(double) + 16 * sizeof(int32_t)
-                                                         + sizeof(int64_t)) + 64);
+               points' coordinates: whole lines; for 4096 blocks 768 KiB, in L2), and a full
+               buffer goes to its place with streaming stores, which write whole lines
+               without reading them first (a scattered store's line is read from memory
+               first: most of the sort's time).  A line shared with another block or
+               thread's part, and each block's last partial line, are stored plainly.
+               Each point's place replaces its key (one sequential store) */
+            char *room = (char *)malloc((size_t)total * (8 * D * sizeof(double) + sizeof(int64_t)) + 64);
             double *cbuf = room != NULL ? (double *)(room + (64 - (uintptr_t)room % 64)) : NULL;
-            int32_t *pbuf = cbuf != NULL ? (int32_t *)(cbuf + (size_t)total * 8 * D) : NULL;
-            int64_t *begin = pbuf != NULL ? (int64_t *)(pbuf + (size_t)total * 16) : NULL;
-            if (begin != NULL && (uintptr_t)sorted % 64 == 0 && (uintptr_t)perm % 64 == 0) {
+            int64_t *begin = cbuf != NULL ? (int64_t *)(cbuf + (size_t)total * 8 * D) : NULL;
+            if (begin != NULL && (uintptr_t)sorted % 64 == 0) {
                 for (int64_t k = 0; k < total; k++) begin[k] = mine[k];
                 for (int64_t p = from; p < to; p++) {
                     const int64_t k = key[p];
                     const int64_t q = mine[k]++;
+                    key[p] = (int32_t)q;
                     double *cb = cbuf + k * 8 * D;
-                    int32_t *pb = pbuf + k * 16;
                     for (int c = 0; c < D; c++) cb[(q & 7) * D + c] = pts[p * D + c];
-                    pb[q & 15] = (int32_t)p;
                     if ((q & 7) == 7) {
                         if (q - 7 >= begin[k]) {
                             TL_STREAM_DOUBLES(sorted + (q - 7) * D, cb, 8 * D);
@@ -135,26 +140,17 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
                                 for (int c = 0; c < D; c++) sorted[r * D + c] = cb[(r & 7) * D + c];
                         }
                     }
-                    if ((q & 15) == 15) {
-                        if (q - 15 >= begin[k]) {
-                            TL_STREAM_INTS(perm + (q - 15), pb);
-                        } else {
-                            for (int64_t r = begin[k]; r <= q; r++) perm[r] = pb[r & 15];
-                        }
-                    }
                 }
                 for (int64_t k = 0; k < total; k++) {  /* the blocks' last partial lines */
-                    const int64_t end = mine[k], c8 = end & ~(int64_t)7, c16 = end & ~(int64_t)15;
+                    const int64_t end = mine[k], c8 = end & ~(int64_t)7;
                     for (int64_t r = c8 > begin[k] ? c8 : begin[k]; r < end; r++)
                         for (int c = 0; c < D; c++) sorted[r * D + c] = cbuf[k * 8 * D + (r & 7) * D + c];
-                    for (int64_t r = c16 > begin[k] ? c16 : begin[k]; r < end; r++)
-                        perm[r] = pbuf[k * 16 + (r & 15)];
                 }
                 TL_STREAM_FENCE();
             } else {  /* no memory for the buffers: plain stores */
                 for (int64_t p = from; p < to; p++) {
                     const int64_t q = mine[key[p]]++;
-                    perm[q] = (int32_t)p;
+                    key[p] = (int32_t)q;
                     for (int c = 0; c < D; c++) sorted[q * D + c] = pts[p * D + c];
                 }
             }
