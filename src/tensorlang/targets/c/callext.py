@@ -1,7 +1,6 @@
 """The C-level call path: a CPython extension that checks a call's arguments and calls a
 kernel's C function without running any Python (docs/c-backend.md, "Calls").
 
-<<<<<<< HEAD
 The extension is compiled once per machine, Python version and numpy version (cached by
 :mod:`.build` like the kernels); its ``Caller`` type is configured per kernel with a
 *description*: the C function's address, and per slot its role, name, shape and dtype
@@ -13,52 +12,9 @@ every call while ``caller.off`` is set (a test's store hook:
 :attr:`.runtime.CKernel.store_hook`).  ``caller.ordered(a, b, ...)`` is the same call with
 the inputs positional in a fixed order and no ``out=``, returning the one result (the
 einsum cache's hit path).
-=======
-A 2×2 product is 16 flops; the generated Python fast call (:mod:`.fastcall`) still
-spends about 2 µs on frames, attribute lookups and cffi's argument conversion.  This
-module compiles, once per machine, Python version and numpy version (cached by
-:mod:`.build` like the kernels), one small extension module whose ``Caller`` type is
-configured per kernel with a *description*: the C function's address, and per slot its
-role, name, shape and dtype.  ``caller(arrays, out)`` then does in C what the generated
-Python fast call does, and *declines* (returns None) exactly where it does, so that the
-general path, which reports errors precisely, stays the one source of truth:
-
-* every required input given as an ndarray of exactly the declared shape, exactly the
-  kernel's dtype (the same dtype object: byte order and all), C-contiguous (and aligned),
-  no other keyword;
-* ``out=`` absent, empty, or a dict naming only results, whose targets are ndarrays of
-  the right shape and dtype that own their memory, are C-contiguous and writeable, and
-  are not an input (except the in-place idiom: a variable's own input as its target) nor
-  another target; with targets given, every input must own its memory (a view could
-  alias a target without being it).
-
-Anything else (a Python number for a scalar, a list, a Fortran-ordered array) declines to
-the generated Python fast call and then the general path.  One extension serves every
-kernel: a per-kernel module would cost a compile with ``Python.h`` (about a second) on
-every kernel's first call, and the loop over a handful of slots costs nanoseconds.
-
-Buffers: inputs are passed in place; results are fresh arrays or the ``out=`` targets;
-temporaries and the scratch slot are *work buffers* the caller owns and reuses (nothing
-returns them).  Large kernels release the GIL while the C function runs (as cffi did);
-a second call that arrives meanwhile, from another thread, gets fresh work buffers.  Every
-array is held (a reference) for the whole call, so a caller's dict changed by another
-thread cannot free one under the C function.
-
-``caller.ordered(a, b, ...)`` is the same call with the inputs positional in a fixed order
-and no ``out=``, returning the one result (the einsum cache's hit path: its key has fixed
-shapes and dtypes, but the caller still checks them, so a stale entry cannot misbehave).
-
-A padded kernel (000 §4) uses the same type: its description also carries each slot's
-storage (padded) shape and the alignment, and the plain call with no ``out=`` does what
-:meth:`.runtime.CKernel.run_padded` does in Python: each input's region copied into a
-padded, aligned buffer the caller keeps, temporaries in kept padded buffers, each result
-a fresh zeroed padded buffer returned as the view of its true shape.  ``out=`` targets
-checked as above are computed in kept padded buffers and their regions copied into the
-targets (issue 44: a Python copy of short rows cost more than the kernel).
-``padded_empty`` inputs and targets (not C-contiguous, or views: read and written in
-place there) decline to the Python path, and so does every call while ``caller.off`` is
-set (a test's store hook: :attr:`.runtime.CKernel.store_hook`).
->>>>>>> pad44
+For a padded kernel the caller also takes ``out=`` targets: they are computed in kept
+padded buffers and their regions copied into the targets in C (a Python copy of short
+rows cost more than the kernel).
 
 Where the headers are missing (``Python.h``, numpy's ``arrayobject.h``) or the extension
 does not compile or load, :func:`extension` is None with the reason in
