@@ -451,7 +451,8 @@ class Renderer:
         batched = B.plan(ir, self.probe_plan) if solo else []
         if batched:
             lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
-            lines += self.function("tl_update_pf", "update", ir.update, True, batched)
+            pf = self.function("tl_update_pf", "update", ir.update, True, batched)
+            lines += ["TL_EXACT " + pf[0]] + pf[1:]
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)

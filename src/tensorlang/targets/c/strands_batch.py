@@ -29,6 +29,8 @@ from . import strands_probe as P
 
 #: strands per block: a tile row of the solo driver (TL_TILE)
 LANES = 8
+#: False: every update runs strand by strand (the tests compare both ways)
+ENABLED = True
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 
@@ -89,6 +91,8 @@ def plan(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
     """The update's probe families whose first probe's position the block can compute
     ahead (an empty list: the per-strand update alone)."""
     body = ir.update
+    if not ENABLED:
+        return []
     assigned = {s.name for s in _walk(body) if isinstance(s, S.Set) and s.space == "l"}
     defs: dict[str, tuple[int, S.Local]] = {}
     out: list[Batched] = []
@@ -168,9 +172,14 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
     lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + b.total for b in batched)}",
              # GCC vectorizes floor and the lanes' selects only where FP exceptions may be
              # ignored (their flags: no value changes, no contraction, no reassociation)
+             # and GCC 12's SLP vectorizer fuses a multiply with an alternating add and
+             # subtract (vfmaddsub) even under -ffp-contract=off: the update that reads
+             # the block's probes is built without it, so that a strand whose probe
+             # missed the block's computes it with the operations as written, as the lanes
              "#if defined(__GNUC__) && !defined(__clang__)",
              '#define TL_LANES __attribute__((optimize("no-trapping-math")))',
-             "#else", "#define TL_LANES", "#endif"]
+             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))',
+             "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
     for b in batched:
         lines.append(f"static void tl_pos{b.j}({args}, double *restrict X, int l) {{")
         for loc in b.locals:
@@ -229,26 +238,8 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
                 out.append(f"{q}double w{a}_{m}_{t} = {P._horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
     for c in range(vox):
         comp = f" + {c} * cst" if vox > 1 else ""
-        # P(level, counts)[t_0..t_level-1]: the sum over the axes level..d-1, counts their orders
         memo: dict = {}
-
-        def part(level: int, counts: tuple, ts: tuple, c=c, comp=comp) -> str:
-            key = (level, counts, ts)
-            if key in memo:
-                return memo[key]
-            name = f"p{c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
-            acc = "0"
-            for t in range(taps):
-                if level == d - 1:
-                    offs = " + ".join(f"{tt * 1} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
-                    v = f"data[base{' + ' + offs if offs else ''}{comp}]"
-                else:
-                    v = part(level + 1, counts[1:], ts + (t,))
-                acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
-            out.append(f"{q}double {name} = {acc};")
-            memo[key] = name
-            return name
-
+        part = _Sums(out, q, d, taps, comp, c, memo)
         base = 0
         for o in range(top + 1):
             for axes in itertools.product(range(d), repeat=o):
@@ -266,13 +257,39 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
             out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
             for c in range(vox):
                 for axes in itertools.product(range(d), repeat=o):
-                    def at(ax, c=c):
+                    def at(ax: tuple, c: int = c, o: int = o) -> int:
                         return c * d ** o + sum(x * d ** (o - 1 - i) for i, x in enumerate(ax))
                     terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
                     out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
         base += n
     out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
     return out + ["    }", "}"]
+
+
+class _Sums:
+    """``P(level, counts)[t_0..t_level-1]``: the separable sum over the axes level..d-1
+    (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
+    written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
+
+    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
+        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
+
+    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
+        key = (level, counts, ts)
+        if key in self.memo:
+            return self.memo[key]
+        name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
+        acc = "0"
+        for t in range(self.taps):
+            if level == self.d - 1:
+                offs = " + ".join(f"{tt} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
+                v = f"data[base{' + ' + offs if offs else ''}{self.comp}]"
+            else:
+                v = self(level + 1, counts[1:], ts + (t,))
+            acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
+        self.out.append(f"{self.q}double {name} = {acc};")
+        self.memo[key] = name
+        return name
 
 
 def block_steps(batched: list[Batched]) -> str:
