@@ -483,13 +483,19 @@ DRIVER = r"""
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
-    tl_cols = ext[nd - 1];
+    int64_t cols = tl_cols = ext[nd - 1];
+    if (cols <= 0) return;
+    /* a row of the grid at a time: the other iterators divided out once per row */
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < n; i++) {{
-        int64_t its[{nd}], rem = i;
-        for (int k = nd - 1; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
-        tl_create_one(its, n, i, R, I, gr, gi, img);
-        status[i] = 0;
+    for (int64_t row = 0; row < n / cols; row++) {{
+        int64_t its[{nd}], rem = row;
+        for (int k = nd - 2; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
+        for (int64_t c = 0; c < cols; c++) {{
+            int64_t i = row * cols + c;
+            its[nd - 1] = lo[nd - 1] + c;
+            tl_create_one(its, n, i, R, I, gr, gi, img);
+            status[i] = 0;
+        }}
     }}
 }}
 
@@ -826,9 +832,10 @@ class Run:
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
         self.indirect = runner.ir.indirect
-        self.ord = np.arange(n, dtype=np.int64)
+        # (the C side reads ord and rank only in a permuted run: elsewhere one element each)
+        self.ord = np.arange(n if self.indirect else 1, dtype=np.int64)
         self.nlive = np.array([n], dtype=np.int64)
-        self.rank = np.zeros(max(n, 1), dtype=np.int64)
+        self.rank = np.zeros(max(n, 1) if self.indirect else 1, dtype=np.int64)
         self.gr = np.zeros(max(r.gnr, 1))
         self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
         for name, (arr, k) in r.globals.items():
@@ -962,9 +969,10 @@ class Run:
         self.R, self.I, self.n = R, I, n1
         self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
         live = int(self.nlive[0]) if self.indirect else n0
-        self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
+        if self.indirect:
+            self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
+            self.rank = np.zeros(max(n1, 1), dtype=np.int64)
         self.nlive = np.array([live + nb], dtype=np.int64)
-        self.rank = np.zeros(max(n1, 1), dtype=np.int64)
         R_, I_, status, gr, gi, img, threads = self._buffers()
         self.lib.tl_init_range(n1, n0, R_, I_, status, gr, gi, img, threads)
 
