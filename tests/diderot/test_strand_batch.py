@@ -1,6 +1,7 @@
 """Probes of a block of strands at once (src/tensorlang/targets/c/strands_batch.py): the
 block's vectorized probes fill each update's probe cache, and the results are those of
-the strand-by-strand update bit for bit, and the interpreter's to rounding."""
+the strand-by-strand update bit for bit (a NaN's sign aside: which operand's NaN an
+operation passes on is the C compiler's choice), and the interpreter's to rounding."""
 
 from __future__ import annotations
 
@@ -88,6 +89,15 @@ def _image(vox: tuple) -> Image:
     return Image(data, 2, to_world)
 
 
+def same_bits(a, b) -> bool:
+    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    keep = ~np.isnan(a)
+    return a[keep].tobytes() == b[keep].tobytes()
+
+
 def _run(text: str, values: dict, batched: bool, monkeypatch, threads: int):
     monkeypatch.setattr(SB, "ENABLED", batched)
     monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
@@ -109,7 +119,7 @@ def test_the_blocks_probes_give_the_strand_by_strand_results_bit_for_bit(text, v
     assert (plain.steps, plain.active, plain.stable) == (lanes.steps, lanes.active, lanes.stable)
     for name in plain.outputs:
         a, b = np.asarray(plain.outputs[name]), np.asarray(lanes.outputs[name])
-        assert a.shape == b.shape and a.tobytes() == b.tobytes(), name
+        assert same_bits(a, b), name
     ref = p.run(values, backend="interp")
     for name in ref.outputs:
         a, b = np.asarray(ref.outputs[name]), np.asarray(lanes.outputs[name])
@@ -132,3 +142,31 @@ def test_a_position_behind_a_probe_or_a_reassigned_local_is_not_batched():
     ir2, _ = __import__("tensorlang.lang.diderot.lower", fromlist=["strand_plan"]).strand_plan(
         check(parse_program(reassigned)))
     assert ir2 is not None and "tl_fill" not in CS.Renderer(ir2).source()
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_a_step_limit_stops_the_block_where_the_strand_by_strand_loop_stops(limit, monkeypatch):
+    values = {"img": _image(())}
+    runs = []
+    for batched in (False, True):
+        monkeypatch.setattr(SB, "ENABLED", batched)
+        monkeypatch.setattr(CS, "_RUNNERS", {})
+        p = strands(check(parse_program(NEWTON.replace("initially {", "initially [").replace("};", "];")
+                                        .replace("die;", "stabilize;"))))
+        runs.append(p.run(values, backend="c", limit=limit))
+    a, b = runs
+    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable) and a.active > 0
+    assert same_bits(a.outputs["x"], b.outputs["x"])
+
+
+def test_an_image_narrower_than_the_kernel_leaves_every_probe_to_the_update(monkeypatch):
+    # 3 samples across: no bspln3 cell fits, the block computes nothing and every probe is ⊥
+    img = Image(np.arange(30.0).reshape(10, 3), 2, np.eye(3))
+    text = VIEW.replace("image(2)[2]", "image(2)[]").replace("field#1(2)[2]", "field#1(2)[]").replace(
+        "output vec2 v = [0, 0];", "output real v = 0;").replace("tensor[2,2] g = zeros[2,2]", "vec2 g = [0, 0]").replace(
+        "∇⊗F(x)", "∇F(x)").replace("0.37 * real(i)", "0.9 * real(i)").replace("-2.3", "0.5").replace("-2.1", "0.5")
+    _, plain, _ = _run(text, {"img": img}, False, monkeypatch, 1)
+    _, lanes, src = _run(text, {"img": img}, True, monkeypatch, 1)
+    assert "tl_fill" in src
+    v = np.asarray(lanes.outputs["v"])
+    assert np.isnan(v).all() and same_bits(v, plain.outputs["v"])

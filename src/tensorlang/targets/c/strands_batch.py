@@ -13,7 +13,8 @@ The update checks the cache's key (the index-space position) as it always does: 
 strand whose probe lands elsewhere than the block's phase computed (a local reassigned, a
 position behind a branch) computes it itself, so results never depend on the guess:
 they are those of the per-strand update, bit for bit (the lanes run the very same
-operations, and the C compiler does not contract across them in ISO C mode).
+operations, and the C compiler does not contract them in ISO C mode), but for the sign
+of a NaN (which operand's NaN an operation passes on is the compiler's choice).
 """
 
 from __future__ import annotations
