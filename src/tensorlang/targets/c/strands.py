@@ -23,6 +23,7 @@ from ...errors import error
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
+from . import strands_batch as B
 from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
@@ -404,13 +405,15 @@ class Renderer:
                                                                                              key=key)
 
     # ---- the program
-    def function(self, name: str, method: str, body, per_strand: bool) -> list[str]:
+    def function(self, name: str, method: str, body, per_strand: bool, batched: list | None = None) -> list[str]:
         self.method = method
         args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
                 "const int64_t *gi, const tl_img *img") if per_strand else \
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
         final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
         decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
+        if batched:  # the block's probes (strands_batch) preload the caches
+            decls, args = B.decls(batched, decls), args + ", const double *restrict pf, int l"
         lines = [f"static int {name}({args}) {{"] + decls + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
@@ -442,6 +445,14 @@ class Renderer:
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
         lines += self.function("tl_init_one", "create", ir.init, True)
         lines += self.function("tl_update", "update", ir.update, True)
+        nd = max(1, len(ir.iters))
+        glob = ir.global_block is not None
+        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
+        batched = B.plan(ir, self.probe_plan) if solo else []
+        if batched:
+            lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
+            pf = self.function("tl_update_pf", "update", ir.update, True, batched)
+            lines += ["TL_EXACT " + pf[0]] + pf[1:]
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
@@ -455,11 +466,9 @@ class Renderer:
                                         "static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
-        nd = max(1, len(ir.iters))
-        glob = ir.global_block is not None
-        solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
-                                   solo=int(solo),
+                                   solo=int(solo), batch=int(bool(batched)),
+                                   block=B.block_steps(batched) if batched else "",
                                    nr=max(self.nr, 1), ni=max(self.ni, 1),
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
@@ -469,17 +478,24 @@ DRIVER = r"""
 #define TL_COMM {comm}
 #define TL_INDIRECT {indirect}
 #define TL_SOLO {solo}
+#define TL_BATCH {batch}
 #define TL_TILE 8
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
-    tl_cols = ext[nd - 1];
+    int64_t cols = tl_cols = ext[nd - 1];
+    if (cols <= 0) return;
+    /* a row of the grid at a time: the other iterators divided out once per row */
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < n; i++) {{
-        int64_t its[{nd}], rem = i;
-        for (int k = nd - 1; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
-        tl_create_one(its, n, i, R, I, gr, gi, img);
-        status[i] = 0;
+    for (int64_t row = 0; row < n / cols; row++) {{
+        int64_t its[{nd}], rem = row;
+        for (int k = nd - 2; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
+        for (int64_t c = 0; c < cols; c++) {{
+            int64_t i = row * cols + c;
+            its[nd - 1] = lo[nd - 1] + c;
+            tl_create_one(its, n, i, R, I, gr, gi, img);
+            status[i] = 0;
+        }}
     }}
 }}
 
@@ -583,6 +599,10 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
         for (int64_t tt = 0; tt < ntr * ntc; tt++) {{
             int64_t r0 = (tt / ntc) * TL_TILE, c0 = (tt % ntc) * TL_TILE;
             for (int64_t row = r0; row < r0 + TL_TILE && row < rows; row++)
+#if TL_BATCH
+            {{{block}
+            }}
+#else
                 for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {{
                     int64_t u = 0;
                     while (status[i] == 0 && u < k - s && !tl_err_flag) {{
@@ -593,6 +613,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
                     }}
                     if (u > most) most = u;
                 }}
+#endif
         }}
         s += most;
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
@@ -811,9 +832,10 @@ class Run:
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
         self.indirect = runner.ir.indirect
-        self.ord = np.arange(n, dtype=np.int64)
+        # (the C side reads ord and rank only in a permuted run: elsewhere one element each)
+        self.ord = np.arange(n if self.indirect else 1, dtype=np.int64)
         self.nlive = np.array([n], dtype=np.int64)
-        self.rank = np.zeros(max(n, 1), dtype=np.int64)
+        self.rank = np.zeros(max(n, 1) if self.indirect else 1, dtype=np.int64)
         self.gr = np.zeros(max(r.gnr, 1))
         self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
         for name, (arr, k) in r.globals.items():
@@ -947,9 +969,10 @@ class Run:
         self.R, self.I, self.n = R, I, n1
         self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
         live = int(self.nlive[0]) if self.indirect else n0
-        self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
+        if self.indirect:
+            self.ord = np.concatenate([self.ord[:live], np.arange(n0, n1, dtype=np.int64)])
+            self.rank = np.zeros(max(n1, 1), dtype=np.int64)
         self.nlive = np.array([live + nb], dtype=np.int64)
-        self.rank = np.zeros(max(n1, 1), dtype=np.int64)
         R_, I_, status, gr, gi, img, threads = self._buffers()
         self.lib.tl_init_range(n1, n0, R_, I_, status, gr, gi, img, threads)
 

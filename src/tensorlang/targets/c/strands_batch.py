@@ -1,0 +1,330 @@
+"""Probes of many strands at once: the update of a block of strands in phases.
+
+A strand's update usually probes a field at a point computed from its state before any
+probe (a pixel's position, a ray's sample, a Newton iterate).  For such a probe the
+executor runs a block of ``TL_B`` strands in lock step: each strand's position first (the
+``Local`` statements of the update's top level the position needs, side-effect free),
+then the probe at every position of the block in one loop over the lanes (``omp simd``:
+the same scalar code per lane, vectorized by the C compiler), its results left in the
+update's probe cache (the per-function cache of :func:`.strands_probe.cache_decls`), then
+the update itself, strand by strand, which finds its probe in the cache.
+
+The update checks the cache's key (the index-space position) as it always does: a
+strand whose probe lands elsewhere than the block's phase computed (a local reassigned, a
+position behind a branch) computes it itself, so results never depend on the guess:
+they are those of the per-strand update, bit for bit (the lanes run the very same
+operations, and the C compiler does not contract them in ISO C mode), but for the sign
+of a NaN (which operand's NaN an operation passes on is the compiler's choice).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ...strand_ir import ir as S
+from . import strands_probe as P
+
+#: strands per block: a tile row of the solo driver (TL_TILE)
+LANES = 8
+#: False: every update runs strand by strand (the tests compare both ways)
+ENABLED = True
+
+_IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
+
+
+@dataclass(frozen=True)
+class Batched:
+    """A probe family evaluated a block at a time: the family's cache number ``j``, the
+    probe (its first in the update), the top-level locals its position needs, in order,
+    and the offsets of its key and results in the block's prefetch buffer (in lanes)."""
+    family: tuple
+    j: int
+    probe: S.Probe
+    locals: tuple[S.Local, ...]
+    dim: int
+    total: int
+    at_x: int
+    at_r: int
+
+
+def _pure(e) -> bool:
+    """Whether ``e`` can be evaluated ahead of the update: no error flag, no other strand."""
+    if isinstance(e, (S.Const, S.Len)):
+        return True
+    if isinstance(e, S.Ref):
+        return e.space in ("s", "g", "l")
+    if isinstance(e, S.Bin):
+        if e.ty == "int" and e.op in ("/", "%"):
+            return False
+        return _pure(e.a) and _pure(e.b)
+    if isinstance(e, (S.Un, S.Cast)):
+        return _pure(e.a)
+    if isinstance(e, S.Call):
+        return e.fn not in _IMPURE_CALLS and all(_pure(a) for a in e.args)
+    if isinstance(e, S.Sel):
+        return _pure(e.c) and _pure(e.a) and _pure(e.b)
+    return False
+
+
+def _refs(e, found: set) -> None:
+    if isinstance(e, S.Ref) and e.space == "l":
+        found.add(e.name)
+    for attr in ("a", "b", "c"):
+        sub = getattr(e, attr, None)
+        if sub is not None and not isinstance(sub, (str, int)):
+            _refs(sub, found)
+    for sub in getattr(e, "args", ()) or ():
+        _refs(sub, found)
+
+
+def _walk(body):
+    for s in body or ():
+        yield s
+        for attr in ("then", "other", "body"):
+            yield from _walk(getattr(s, attr, ()))
+
+
+def plan(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
+    """The update's probe families whose first probe's position the block can compute
+    ahead (an empty list: the per-strand update alone)."""
+    body = ir.update
+    if not ENABLED:
+        return []
+    assigned = {s.name for s in _walk(body) if isinstance(s, S.Set) and s.space == "l"}
+    defs: dict[str, tuple[int, S.Local]] = {}
+    out: list[Batched] = []
+    seen: set = set()
+    offset = 0
+    for k, top in enumerate(body):
+        for s in _walk((top,)):
+            if not isinstance(s, S.Probe) or s.inside or P.family(s) in seen or P.family(s) not in probe_plan:
+                continue
+            seen.add(P.family(s))
+            need: set = set()
+            ok = all(_pure(e) for e in s.pos)
+            for e in s.pos:
+                _refs(e, need)
+            chosen: dict[str, tuple[int, S.Local]] = {}
+            todo = list(need)
+            while ok and todo:
+                name = todo.pop()
+                if name in chosen:
+                    continue
+                if name not in defs or name in assigned:
+                    ok = False
+                    break
+                chosen[name] = defs[name]
+                more: set = set()
+                init = defs[name][1].init
+                if init is None or not _pure(init):
+                    ok = False
+                    break
+                _refs(init, more)
+                todo += list(more)
+            if not ok:
+                continue
+            j, top_order = probe_plan[P.family(s)]
+            image = ir.images[s.image]
+            d = image.dim
+            vox = int(np.prod(image.shape)) if image.shape else 1
+            total = sum(vox * d ** o for o in range(top_order + 1))
+            kernel = next(kk for kk in ir.kernels if kk.name == s.kernel)
+            if d != 2 or len(s.pos) != d or s.border is not None or top_order >= len(kernel.segments):
+                # the lanes' code covers probes without border control, weights tabulated;
+                # of 2-D images only: a 3-D probe gathers 8-64 samples per lane where the
+                # strand's own code loads rows of contiguous taps, and a ray's samples
+                # outside the volume (no probe in the update) cost the block as much as
+                # those inside: measured slower on the mip and dvr benchmarks
+                continue
+            locs = tuple(loc for _, loc in sorted(chosen.values(), key=lambda kv: kv[0]))
+            out.append(Batched(P.family(s), j, s, locs, d, total, offset, offset + d))
+            offset += d + total
+        if isinstance(top, S.Local):
+            defs[top.name] = (k, top)
+    return out
+
+
+def decls(batched: list[Batched], plain: list[str]) -> list[str]:
+    """The update's cache declarations with the batched families' caches loaded from the
+    block's buffer (``pf``, lane ``l``)."""
+    lines = []
+    by_j = {b.j: b for b in batched}
+    for line in plain:
+        j = next((b for b in by_j if line.lstrip().startswith(f"double tl_pc{b}_x[")), None)
+        if j is None:
+            lines.append(line)
+            continue
+        b = by_j[j]
+        xs = ", ".join(f"pf[{(b.at_x + a) * LANES} + l]" for a in range(b.dim))
+        lines.append(f"    double tl_pc{j}_x[{b.dim}] = {{{xs}}}, tl_pc{j}_r[{b.total}];")
+        lines.append(f"    for (int k_ = 0; k_ < {b.total}; k_++) tl_pc{j}_r[k_] = pf[({b.at_r} + k_) * {LANES} + l];")
+    return lines
+
+
+def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Callable, ex: Callable) -> list[str]:
+    """Per batched family: ``tl_pos{j}`` (a strand's position into lane ``l`` of ``X``)
+    and ``tl_fill{j}`` (the probes of a block's positions into its buffer)."""
+    args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
+            "const int64_t *gi, const tl_img *img")
+    lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + b.total for b in batched)}",
+             # GCC vectorizes floor and the lanes' selects only where FP exceptions may be
+             # ignored (their flags: no value changes, no contraction, no reassociation)
+             # and GCC 12's SLP vectorizer fuses a multiply with an alternating add and
+             # subtract (vfmaddsub) even under -ffp-contract=off: the update that reads
+             # the block's probes is built without it, so that a strand whose probe
+             # missed the block's computes it with the operations as written, as the lanes
+             "#if defined(__GNUC__) && !defined(__clang__)",
+             '#define TL_LANES __attribute__((optimize("no-trapping-math")))',
+             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))',
+             "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
+    for b in batched:
+        lines.append(f"static void tl_pos{b.j}({args}, double *restrict X, int l) {{")
+        for loc in b.locals:
+            lines += stmt(loc, "    ")
+        lines += [f"    X[{a * LANES} + l] = {ex(e)};" for a, e in enumerate(b.probe.pos)]
+        lines += ["    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;", "}"]
+        lines += _fill(b, ir)
+    return lines
+
+
+def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
+    """``tl_fill{j}``: the probe of every lane's position, straight-line code per lane (a
+    select where the scalar code branches), so that the lanes vectorize; each value is
+    the scalar probe's (:func:`.strands_probe.render`): the same sums in the same order."""
+    s, d, j = b.probe, b.dim, b.j
+    kernel = next(k for k in ir.kernels if k.name == s.kernel)
+    radius, taps = kernel.radius, 2 * kernel.radius
+    image = ir.images[s.image]
+    vox = int(np.prod(image.shape)) if image.shape else 1
+    top = next(o for o in range(8) if sum(vox * d ** q for q in range(o + 1)) == b.total)
+    q = "        "
+    out = [f"TL_LANES static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
+           f"    const tl_img *im = &img[{s.image}];",
+           "    const double *restrict data = im->data;",
+           "    const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(16)) + ";",
+           "    const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+           "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
+           "    const int ident = (int)im->ident;",
+           "    (void)cst; (void)ident;",
+           "    if (" + " || ".join(f"im->size[{a}] < {taps}" for a in range(d)) + ") {  /* no cell fits: the update probes */",
+           f"        for (int k_ = 0; k_ < {d} * TL_B; k_++) pf[{b.at_x * LANES} + k_] = NAN;",
+           "        return;",
+           "    }",
+           "    #pragma omp simd",
+           "    for (int l = 0; l < TL_B; l++) {"]
+    for a in range(d):
+        out.append(f"{q}double x{a} = X[{a * LANES} + l];")
+    for a in range(d):
+        out.append(f"{q}double xi{a} = m{4 * a + 3};")
+        for c in range(d):
+            out.append(f"{q}xi{a} = m{4 * a + c} != 0 ? xi{a} + m{4 * a + c} * x{c} : xi{a};")
+    out.append(f"{q}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";")
+    out += [f"{q}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
+    out.append(f"{q}ok = ok & " + " & ".join(f"(n{a} + {1 - radius} >= 0) & (n{a} + {radius} <= hi{a})"
+                                              for a in range(d)) + ";")
+    out += [f"{q}pf[{(b.at_x + a) * LANES} + l] = xi{a};" for a in range(d)]
+    # a lane outside: the image's first cell (every load in bounds, the result ⊥ below)
+    out += [f"{q}double cn{a} = ok ? n{a} : {radius - 1}.0; int64_t c{a} = (int64_t)cn{a} + {1 - radius};"
+            for a in range(d)]
+    out.append(f"{q}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
+    for a in range(d):
+        for m in range(top + 1):
+            width = max(len(row) for row in kernel.segments[m])  # tl_w_'s Horner steps, a scalar per tap
+            for t in range(taps):
+                coef = [f"tl_c_{s.kernel}_{m}[{t}][{k}]" for k in range(width)]
+                out.append(f"{q}double w{a}_{m}_{t} = {P._horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
+    for c in range(vox):
+        comp = f" + {c} * cst" if vox > 1 else ""
+        memo: dict = {}
+        part = _Sums(out, q, d, taps, comp, c, memo)
+        base = 0
+        for o in range(top + 1):
+            for axes in itertools.product(range(d), repeat=o):
+                counts = tuple(axes.count(a) for a in range(d))
+                flat = sum(ax * d ** (o - 1 - k) for k, ax in enumerate(axes))
+                out.append(f"{q}double r{base + c * d ** o + flat} = {part(0, counts, ())};")
+            base += vox * d ** o
+    # to world space where the map is not the identity: each order, axis after axis
+    base = vox
+    for o in range(1, top + 1):
+        n = vox * d ** o
+        names = [f"r{base + k}" for k in range(n)]
+        for k in range(o):
+            tw = [f"tw{o}_{k}_{e}" for e in range(n)]
+            out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
+            for c in range(vox):
+                for axes in itertools.product(range(d), repeat=o):
+                    def at(ax: tuple, c: int = c, o: int = o) -> int:
+                        return c * d ** o + sum(x * d ** (o - 1 - i) for i, x in enumerate(ax))
+                    terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
+                    out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
+        base += n
+    out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
+    return out + ["    }", "}"]
+
+
+class _Sums:
+    """``P(level, counts)[t_0..t_level-1]``: the separable sum over the axes level..d-1
+    (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
+    written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
+
+    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
+        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
+
+    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
+        key = (level, counts, ts)
+        if key in self.memo:
+            return self.memo[key]
+        name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
+        acc = "0"
+        for t in range(self.taps):
+            if level == self.d - 1:
+                offs = " + ".join(f"{tt} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
+                v = f"data[base{' + ' + offs if offs else ''}{self.comp}]"
+            else:
+                v = self(level + 1, counts[1:], ts + (t,))
+            acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
+        self.out.append(f"{self.q}double {name} = {acc};")
+        self.memo[key] = name
+        return name
+
+
+def block_steps(batched: list[Batched]) -> str:
+    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``) in
+    lock step: positions, the block's probes, then each strand's update."""
+    pos = "\n".join(
+        f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
+        f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
+        f"                    tl_fill{b.j}(X, pf, img);" for b in batched)
+    return BLOCK.replace("{pos}", pos)
+
+
+BLOCK = r"""
+                int64_t ib = row * cols + c0, w = TL_TILE;
+                if (ib + w > (row + 1) * cols) w = (row + 1) * cols - ib;
+                if (ib + w > n) w = n - ib;
+                int64_t u[TL_B] = {0};
+                int live[TL_B];
+                double X[3 * TL_B], pf[TL_PFN * TL_B];
+                for (;;) {
+                    int any = 0;
+                    for (int l = 0; l < TL_B; l++) {
+                        live[l] = l < w && status[ib + l] == 0 && u[l] < k - s && !tl_err_flag;
+                        any |= live[l];
+                    }
+                    if (!any) break;
+{pos}
+                    for (int l = 0; l < TL_B; l++) {
+                        if (!live[l]) continue;
+                        int r = tl_update_pf(n, ib + l, R, I, gr, gi, img, pf, l);
+                        if (r == 1) r = tl_stabilize(n, ib + l, R, I, gr, gi, img);
+                        if (r) status[ib + l] = (int8_t)r;
+                        u[l]++;
+                    }
+                }
+                for (int l = 0; l < w; l++) if (u[l] > most) most = u[l];
+"""
