@@ -40,8 +40,11 @@ def _print(program) -> str:
 
 def typecheck(program):
     """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position."""
+    from .bounds import check_expansion
     from .check import check as run_check
-    return run_check(program)
+    checked = run_check(program)
+    check_expansion(checked)
+    return checked
 
 
 def strands(checked: "Checked", base_dir: str | None = None) -> "StrandProgram":
