@@ -45,6 +45,53 @@ def _size_and_calls(root, scopes, fields) -> tuple[int, list[str]]:
     return size, calls
 
 
+#: The most components one value may have: a tensor, or a sequence of fixed length
+#: (Diderot's tensors are small; ``tensor[10000,10000]`` per strand is 800 MB each).
+MAX_COMPONENTS = 1 << 16
+
+
+def _count(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d if isinstance(d, int) and d > 0 else 1
+    return n
+
+
+def check_written_sizes(program) -> None:
+    """error[too-large] for a type, ``zeros``, ``nan`` or ``identity`` written with more
+    than :data:`MAX_COMPONENTS` components (before the checker builds anything of it)."""
+    for node in _walk(program):
+        if isinstance(node, A.TypeSyn) and node.kind not in ("image", "field", "kernel"):
+            n = _count((*node.shape, *(node.seq or ())))
+        elif isinstance(node, (A.Zeros, A.Nan)):
+            n = _count(node.shape)
+        elif isinstance(node, A.Identity):
+            n = node.n * node.n if isinstance(node.n, int) else 1
+        else:
+            continue
+        if n > MAX_COMPONENTS:
+            raise error("too-large", f"a value of {n:,} components: at most {MAX_COMPONENTS:,} "
+                        "(a tensor, or a sequence of fixed length)", getattr(node, "span", None))
+
+
+def check_sizes(checked) -> None:
+    """error[too-large] for an expression whose type has more than :data:`MAX_COMPONENTS`
+    components (sizes named by constants, products of tensors)."""
+    for ty in checked.types.values():
+        n = _components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
+        if n > MAX_COMPONENTS:
+            raise error("too-large", f"a value of type {ty} has {n:,} components: at most {MAX_COMPONENTS:,} "
+                        "(a tensor, or a sequence of fixed length)")
+
+
+def _walk(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(_children(node))
+
+
 def check_expansion(checked) -> None:
     """error[too-large] when a function, a strand method or a global block would expand
     (every call replaced by its function's body) to more than :data:`MAX_EXPANSION`

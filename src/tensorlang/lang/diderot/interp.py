@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import TensorLangError, error
+from ...limits import check_allocation
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
@@ -219,7 +220,13 @@ class Compiler:
 
     def e_Range(self, e):
         lo, hi = self.expr(e.lo), self.expr(e.hi)
-        return lambda fr: tuple(range(lo(fr), hi(fr) + 1))
+
+        def range_(fr):
+            a, b = lo(fr), hi(fr)
+            # a tuple of Python ints: about 64 bytes an item, checked before it is made (issue 41)
+            check_allocation(max(0, b - a + 1), 64, f"the range {a}..{b}", e.span)
+            return tuple(range(a, b + 1))
+        return range_
 
     def e_Norm(self, e):
         a = self.expr(e.operand)
@@ -1007,6 +1014,9 @@ class Runtime:
         return strand
 
     def new_strand(self, args) -> None:
+        n = len(self.strands) + len(self.pending) + 1
+        if not n & 0xFFFF:  # births are bounded by the memory budget as the first strands are (issue 41)
+            check_allocation(n, (len(self.p.state) + len(self.p.params) + 4) * 128, f"{n:,} strands (new made them)")
         self.pending.append(self.make_strand(args))
 
     def count(self, which) -> int:
