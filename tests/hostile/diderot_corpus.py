@@ -442,7 +442,7 @@ def _classes() -> dict[str, list[Case]]:
         if name == "image-default-missing":
             src = IMG_PROG.replace("input image(2)[] img;", 'input image(2)[] img = image("gone.nrrd");')
         add(Case("images", name, src, list(argv), files))
-    for name, typ, fn in [("vec-on-scalar", "i.nrrd", good), ("scalar-on-vec", "i.nrrd", good)]:
+    for name, _typ, fn in [("vec-on-scalar", "i.nrrd", good), ("scalar-on-vec", "i.nrrd", good)]:
         add(Case("images", name, VIMG_PROG if name == "scalar-on-vec" else IMG_PROG, ["-img", "i.nrrd"], {"i.nrrd": fn}))
     add(Case("images", "image-3d-prog-2d-file", IMG_PROG.replace("image(2)", "image(3)").replace("(2)[]", "(3)[]")
              .replace("vec2 p = [1.5 + 0.1*real(i), 1.5]", "vec3 p = [1.5, 1.5, 1.5]"), ["-img", "i.nrrd"], {"i.nrrd": good}))
@@ -568,7 +568,7 @@ def _child(case: Case, where: str, limit: float) -> None:
         rc = cli.main(["run", "prog.diderot", *case.argv])
     except SystemExit as exc:
         rc = exc.code if isinstance(exc.code, int) else 2
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - the child reports anything as a traceback
         import traceback
         traceback.print_exc()
         rc = 98
