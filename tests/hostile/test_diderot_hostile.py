@@ -16,7 +16,7 @@ ALL = dc.corpus()
 CLASSES = sorted({c.cls for c in ALL})
 #: a few cases of every class, cheap enough for the quick tier
 QUICK = [
-    "deep:parens-10000", "deep:ifs-10000", "deep:cond-10000", "deep:power-100000", "deep:tensor-10000",
+    "deep:parens-10000", "deep:ifs-10000", "deep:cond-10000", "deep:power-10000", "deep:tensor-10000",
     "deep:fn-doubling-40", "deep:field-doubling-30",
     "long-names:int-literal-1e5", "text:binary", "text:version-huge", "text:nul",
     "sizes:tensor-rank-70", "sizes:tensor-1e18", "sizes:seq-2^70",

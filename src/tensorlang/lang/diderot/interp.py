@@ -1165,12 +1165,11 @@ class Runtime:
 def _read_items(path: str) -> np.ndarray:
     """The samples of a file read as a sequence (any kinds of axes): an NRRD file in
     NRRD's axis order (the fastest first), or a ``.npy`` array (C order, reversed so)."""
+    from ...sampling.image import _load_npy, read_nrrd  # regular files, headers checked first (issue 41)
     try:
         if path.lower().endswith(".npy"):
-            return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64).T
-        import nrrd
-
-        data, _ = nrrd.read(path, index_order="F")
+            return np.asarray(_load_npy(path), dtype=np.float64).T
+        data, _ = read_nrrd(path)
     except TensorLangError:
         raise
     except MemoryError:
