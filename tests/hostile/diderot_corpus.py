@@ -135,7 +135,8 @@ def _classes() -> dict[str, list[Case]]:
              "initially [ S(i) | i in 0..0 ];\n"))
     add(Case("deep", "foreach-200", prog(body="".join(f"foreach (int k{d} in 0..1) " for d in range(200)) + "x += 1.0; stabilize;"),
              work=True))  # 2^200 iterations
-    add(Case("deep", "foreach-30-wide", prog(body="".join(f"foreach (int k{d} in 0..3) " for d in range(30)) + "x += 1.0; stabilize;")))
+    add(Case("deep", "foreach-30-wide", prog(body="".join(f"foreach (int k{d} in 0..3) " for d in range(30)) + "x += 1.0; stabilize;"),
+             work=True))  # 4^30 iterations
 
     # 2. long identifiers
     for n in (1000, 100_000, 1_000_000):
