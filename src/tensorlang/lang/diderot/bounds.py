@@ -19,12 +19,11 @@ MAX_EXPANSION = 1_000_000
 
 
 def _children(node):
-    for f in dataclasses.fields(node):
-        value = getattr(node, f.name)
-        if isinstance(value, tuple):
-            for v in value:
-                if dataclasses.is_dataclass(v):
-                    yield v
+    values = [getattr(node, f.name) for f in dataclasses.fields(node)]
+    while values:
+        value = values.pop()
+        if isinstance(value, tuple):  # also nested: a strand's methods are (name, block) pairs
+            values.extend(value)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             yield value
 
@@ -59,8 +58,13 @@ def _count(dims) -> int:
 
 def check_written_sizes(program) -> None:
     """error[too-large] for a type, ``zeros``, ``nan`` or ``identity`` written with more
-    than :data:`MAX_COMPONENTS` components (before the checker builds anything of it)."""
+    than :data:`MAX_COMPONENTS` components (before the checker builds anything of it),
+    and for an int literal beyond 64 bits (the C executor's ints are 64-bit: 2^64 was 0
+    there and 2^64 in the interpreter)."""
     for node in _walk(program):
+        if isinstance(node, A.Num) and node.is_int and not 0 <= node.value < 1 << 63:
+            raise error("too-large", f"the integer {node.value} does not fit in 64 bits (ints are 64-bit: "
+                        "at most 2^63-1; write -2^63 as -9223372036854775807 - 1)", node.span)
         if isinstance(node, A.TypeSyn) and node.kind not in ("image", "field", "kernel"):
             n = _count((*node.shape, *(node.seq or ())))
         elif isinstance(node, (A.Zeros, A.Nan)):
