@@ -181,7 +181,6 @@ def load(path, dim: int | None = None, world=None) -> Image:
         name = os.fsdecode(name)
     suffix = os.path.splitext(name)[1].lower()
     if suffix == ".npy":
-        _regular_file(name)
         return image(_load_npy(name), dim, world)
     if suffix in (".nrrd", ".nhdr"):
         _regular_file(name)
@@ -213,6 +212,7 @@ def _claimed(shape, what: str) -> int:
 
 def _load_npy(name: str) -> np.ndarray:
     """A .npy file's array, its header checked (dtype, size) before the data are read."""
+    _regular_file(name)
     fmt = np.lib.format
     try:
         with open(name, "rb") as fh:
@@ -347,7 +347,10 @@ def _bound_compressed(header: dict, fh, name: str) -> None:
             source.close()
 
 
-def _load_nrrd(name: str, dim: int | None, world) -> Image:
+def read_nrrd(name: str):
+    """An NRRD file's samples (NRRD's axis order, index_order="F") and header: a regular
+    file only, its header bounded and checked before any data are read (also Diderot's
+    sequence inputs)."""
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
 
     failures = _read_errors()
@@ -365,6 +368,11 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
             raise
         why = "the file is empty" if isinstance(exc, StopIteration) else f"{type(exc).__name__}: {exc}"
         raise error("input", f"cannot read NRRD image {name!r}: {why}") from None
+    return data, header
+
+
+def _load_nrrd(name: str, dim: int | None, world) -> Image:
+    data, header = read_nrrd(name)
     if data.dtype.kind not in REAL_KINDS:
         raise error("input", f"NRRD image {name!r} holds {data.dtype} data; images are real numbers")
     kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * data.ndim)]

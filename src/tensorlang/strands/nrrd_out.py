@@ -182,8 +182,8 @@ def check_image_file(path: str) -> None:
     """Refuse, before its data are read, an NRRD image whose header claims more samples
     than the memory budget holds as float64 (error[too-large]); an unreadable header is
     left to the image reader, which names what is wrong."""
-    if not path.lower().endswith((".nrrd", ".nhdr")):
-        return
+    if not path.lower().endswith((".nrrd", ".nhdr")) or not os.path.isfile(path):
+        return  # a FIFO would block here: the image reader refuses what is no regular file
     try:
         with open(path, "rb") as fh:
             head = fh.read(1 << 16)

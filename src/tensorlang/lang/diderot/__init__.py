@@ -40,8 +40,13 @@ def _print(program) -> str:
 
 def typecheck(program):
     """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position."""
+    from .bounds import check_expansion, check_sizes, check_written_sizes
     from .check import check as run_check
-    return run_check(program)
+    check_written_sizes(program)
+    checked = run_check(program)
+    check_sizes(checked)
+    check_expansion(checked)
+    return checked
 
 
 def strands(checked: "Checked", base_dir: str | None = None) -> "StrandProgram":

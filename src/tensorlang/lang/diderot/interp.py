@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import TensorLangError, error
+from ...limits import check_allocation
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
@@ -219,7 +220,13 @@ class Compiler:
 
     def e_Range(self, e):
         lo, hi = self.expr(e.lo), self.expr(e.hi)
-        return lambda fr: tuple(range(lo(fr), hi(fr) + 1))
+
+        def range_(fr):
+            a, b = lo(fr), hi(fr)
+            # a tuple of Python ints: about 64 bytes an item, checked before it is made (issue 41)
+            check_allocation(max(0, b - a + 1), 64, f"the range {a}..{b}", e.span)
+            return tuple(range(a, b + 1))
+        return range_
 
     def e_Norm(self, e):
         a = self.expr(e.operand)
@@ -1033,6 +1040,9 @@ class Runtime:
         return strand
 
     def new_strand(self, args) -> None:
+        n = len(self.strands) + len(self.pending) + 1
+        if not n & 0xFFFF:  # births are bounded by the memory budget as the first strands are (issue 41)
+            check_allocation(n, (len(self.p.state) + len(self.p.params) + 4) * 128, f"{n:,} strands (new made them)")
         self.pending.append(self.make_strand(args))
 
     def count(self, which) -> int:
@@ -1178,19 +1188,25 @@ class Runtime:
                 pass
 
 
+#: The largest plain-text sequence file read (one item a line): 256 MiB.
+MAX_TEXT_BYTES = 1 << 28
+
+
 def _read_items(path: str) -> np.ndarray:
     """The samples of a file read as a sequence (any kinds of axes): an NRRD file in
     NRRD's axis order (the fastest first), or a ``.npy`` array (C order, reversed so)."""
+    from ...sampling.image import _load_npy, _regular_file, read_nrrd  # regular files, headers checked first
     try:
         if path.lower().endswith(".npy"):
-            return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64).T
+            return np.asarray(_load_npy(path), dtype=np.float64).T
+        size = _regular_file(path)
         with open(path, "rb") as f:
             magic = f.read(4)
         if magic != b"NRRD":  # a plain text file: one item a line (Teem reads it so)
+            if size > MAX_TEXT_BYTES:
+                raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
             return np.atleast_2d(np.loadtxt(path, dtype=np.float64, ndmin=2)).T
-        import nrrd
-
-        data, _ = nrrd.read(path, index_order="F")
+        data, _ = read_nrrd(path)
     except TensorLangError:
         raise
     except MemoryError:

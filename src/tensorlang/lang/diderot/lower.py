@@ -1313,9 +1313,15 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     cached = checked.__dict__.get("_strand_plan")
     if cached is not None:
         return cached
+    from .bounds import MAX_C_PLAN, c_plan_limit
     try:
         why = interpreter_only(checked)
+        too_large = c_plan_limit(checked) if why is None else None  # issue 41: bounded C builds
+        if too_large is not None:
+            raise Unsupported(too_large)
         ir = lower(checked) if why is None else None
+        if ir is not None and len(ir.show()) > MAX_C_PLAN:
+            ir, why = None, f"the C executor does not build programs this large (a strand plan of more than {MAX_C_PLAN} characters)"
     except Unsupported as exc:
         ir, why = None, f"the C executor does not support {exc}"
     except RecursionError:

@@ -8,7 +8,7 @@ from pathlib import Path
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import VisitError
 
-from ...errors import Span, TensorLangError, error
+from ...errors import MAX_DEPTH, Span, TensorLangError, error
 from .. import lark_support
 from . import ast as A
 
@@ -369,11 +369,28 @@ def _check_version(text: str) -> None:
             return
 
 
+def _check_depth(tree) -> None:
+    """Bound the parse tree's depth (iteratively) before anything recurses over it: every
+    later stage (the transformer, the checker, both executors) walks it recursively, and
+    nesting that no parenthesis shows (``if`` chains, ``a if c else b`` chains, ``^``,
+    blocks, tensor brackets) would otherwise reach the recursion limit (issue 41)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            meta = getattr(node, "meta", None)
+            where = Span.point(meta.line, meta.column) if meta is not None and not meta.empty else A.NOWHERE
+            raise error("too-large", f"the program is nested more than {MAX_DEPTH} levels deep (statements, "
+                        "blocks or operators); split it into functions or several statements", where)
+        stack.extend((child, depth + 1) for child in getattr(node, "children", ()) if hasattr(child, "children"))
+
+
 def parse_program(text: str) -> A.Program:
     """The program's tree (spans into ``text``), or error[syntax] at the first token
     the grammar cannot take."""
     _check_version(text)
     tree = lark_support.parse(_parser(), text, WORDS)
+    _check_depth(tree)
     try:
         program = _ToAst().transform(tree)
     except VisitError as exc:

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...errors import error
+from ...limits import check_allocation
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
@@ -942,6 +943,9 @@ class Run:
         """Append the strands ``new`` made (in the order the interpreter makes them: by
         parent, then in the parent's order), their parameters set, their state initialised."""
         nb = int(self.lib.tl_nbirths())
+        # the strands new made are bounded by the memory budget, as the first ones are (issue 41)
+        check_allocation(self.n + nb, (self.R.shape[0] + self.I.shape[0] + 4) * 16,
+                         f"{self.n + nb:,} strands (new made {nb:,} in one super-step)")
         r = self.runner
         params = r.ir.params
         nbr = max(1, sum(1 for slot in params if r.state[slot][0] == "R"))

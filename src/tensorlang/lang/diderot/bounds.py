@@ -1,0 +1,166 @@
+"""Bounds on a typechecked Diderot program, checked before anything runs (issue 41).
+
+Both executors expand user functions at every call: the C executor inlines them (as
+Diderot's compiler does), the interpreter evaluates the body at each call.  Functions
+that each call the one before twice (``f1(a) = f0(a) + f0(a)``, ...) make a 1 KB
+program whose one call expands to 2^40 bodies: the lowering never ends.  The expansion
+is counted here, once per function (memoized, iteratively), and a program whose
+expansion passes :data:`MAX_EXPANSION` syntax nodes is error[too-large]."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...errors import error
+from . import ast as A
+
+#: Syntax nodes of one method, block or function once every call in it is expanded.
+MAX_EXPANSION = 1_000_000
+
+
+def _children(node):
+    values = [getattr(node, f.name) for f in dataclasses.fields(node)]
+    while values:
+        value = values.pop()
+        if isinstance(value, tuple):  # also nested: a strand's methods are (name, block) pairs
+            values.extend(value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            yield value
+
+
+def _size_and_calls(root, scopes, fields) -> tuple[int, list[str]]:
+    """The syntax nodes under ``root`` and what it expands (one name per call): the user
+    functions it calls and the global fields it names (the C executor follows a field
+    back through the globals that define it, the interpreter composes them)."""
+    size, calls, stack = 0, [], [root]
+    while stack:
+        node = stack.pop()
+        size += 1
+        if isinstance(node, A.Apply) and isinstance(node.func, A.Var) and scopes.get(id(node.func)) == "func":
+            calls.append(node.func.name)
+        elif isinstance(node, A.Var) and node.name in fields and scopes.get(id(node), "global") == "global":
+            calls.append(node.name)
+        stack.extend(_children(node))
+    return size, calls
+
+
+#: The most components one value may have: a tensor, or a sequence of fixed length
+#: (Diderot's tensors are small; ``tensor[10000,10000]`` per strand is 800 MB each).
+MAX_COMPONENTS = 1 << 16
+
+
+def _count(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d if isinstance(d, int) and d > 0 else 1
+    return n
+
+
+def check_written_sizes(program) -> None:
+    """error[too-large] for a type, ``zeros``, ``nan`` or ``identity`` written with more
+    than :data:`MAX_COMPONENTS` components (before the checker builds anything of it),
+    and for an int literal beyond 64 bits (the C executor's ints are 64-bit: 2^64 was 0
+    there and 2^64 in the interpreter)."""
+    for node in _walk(program):
+        if isinstance(node, A.Num) and node.is_int and not 0 <= node.value < 1 << 63:
+            raise error("too-large", f"the integer {node.value} does not fit in 64 bits (ints are 64-bit: "
+                        "at most 2^63-1; write -2^63 as -9223372036854775807 - 1)", node.span)
+        if isinstance(node, A.TypeSyn) and node.kind not in ("image", "field", "kernel"):
+            n = _count((*node.shape, *(node.seq or ())))
+        elif isinstance(node, (A.Zeros, A.Nan)):
+            n = _count(node.shape)
+        elif isinstance(node, A.Identity):
+            n = node.n * node.n if isinstance(node.n, int) else 1
+        else:
+            continue
+        if n > MAX_COMPONENTS:
+            raise error("too-large", f"a value of {n:,} components: at most {MAX_COMPONENTS:,} "
+                        "(a tensor, or a sequence of fixed length)", getattr(node, "span", None))
+
+
+def check_sizes(checked) -> None:
+    """error[too-large] for an expression whose type has more than :data:`MAX_COMPONENTS`
+    components (sizes named by constants, products of tensors)."""
+    for ty in checked.types.values():
+        n = _components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
+        if n > MAX_COMPONENTS:
+            raise error("too-large", f"a value of type {ty} has {n:,} components: at most {MAX_COMPONENTS:,} "
+                        "(a tensor, or a sequence of fixed length)")
+
+
+def _walk(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(_children(node))
+
+
+def check_expansion(checked) -> None:
+    """error[too-large] when a function, a strand method or a global block would expand
+    (every call replaced by its function's body) to more than :data:`MAX_EXPANSION`
+    nodes.  Recursion is left to the checker and the executors (a cycle counts once)."""
+    program = checked.program
+    fields = {d.name: d for d in program.decls
+              if isinstance(d, A.GlobalDecl) and d.type.kind == "field" and d.init is not None}
+    functions: dict = {**fields, **checked.functions}
+    local = {name: _size_and_calls(decl.body if isinstance(decl, A.FunctionDecl) else decl.init, checked.scopes, fields)
+             for name, decl in functions.items()}
+    total: dict[str, int] = {}
+    for start in functions:
+        stack, visiting = [start], {start}
+        while stack:  # post-order over the call graph, without recursion
+            name = stack[-1]
+            pending = [c for c in set(local[name][1]) if c in functions and c not in total and c not in visiting]
+            if pending:
+                visiting.update(pending)
+                stack.extend(pending)
+                continue
+            stack.pop()
+            size = local[name][0] + sum(total.get(c, 1) for c in local[name][1] if c in functions)
+            total[name] = min(size, MAX_EXPANSION + 1)
+    for name, size in total.items():
+        if size > MAX_EXPANSION:
+            raise error("too-large", f"{'function' if name in checked.functions else 'field'} {name} expands to more than {MAX_EXPANSION} syntax nodes once "
+                        "the functions it calls are expanded at each call (both executors expand every call); "
+                        "compute the repeated calls once, in a local variable (or define the field once)", functions[name].span)
+    strand = program.strand
+    roots = [program.update, program.start, program.initialize, *(body for _, body in strand.methods), *strand.state,
+             *(d for d in program.decls if not isinstance(d, A.FunctionDecl)), program.create]
+    for root in roots:
+        if root is None:
+            continue
+        size, calls = _size_and_calls(root, checked.scopes, fields)
+        if size + sum(total.get(c, 1) for c in calls) > MAX_EXPANSION:
+            raise error("too-large", f"this part of the program expands to more than {MAX_EXPANSION} syntax nodes "
+                        "once every function call is expanded (both executors expand every call)",
+                        getattr(root, "span", A.NOWHERE))
+
+
+#: The C executor lowers every tensor and fixed-length sequence to its components: a
+#: value of more components than this runs in the interpreter (a ``tensor[10000]`` made
+#: 20 000 lines of C that the C compiler took minutes over).
+MAX_C_COMPONENTS = 4096
+#: ... and so does a program whose strand IR prints to more characters than this (deep
+#: nesting, very long methods: the C compiler's time grows faster than the text).
+MAX_C_PLAN = 1_000_000
+
+
+def _components(ty) -> int:
+    if ty is None:
+        return 1
+    if ty.kind == "seq":
+        return (ty.n or 1) * _components(ty.elem)
+    n = 1
+    for d in ty.shape:
+        n *= d
+    return n
+
+
+def c_plan_limit(checked) -> str | None:
+    """Why the C executor should not take this program on (too large to compile in
+    reasonable time), or None."""
+    biggest = max((_components(ty) for ty in checked.types.values()), default=1)
+    if biggest > MAX_C_COMPONENTS:
+        return f"values of more than {MAX_C_COMPONENTS} components (one has {biggest})"
+    return None
