@@ -370,6 +370,13 @@ def test_top_level_test_files_are_only_those_of_top_level_modules():
     assert all(module == "" or (SRC / module).is_file() for module in TOP_LEVEL_TESTS.values())
 
 
+def test_no_two_test_files_share_a_name():
+    """pytest imports test files by their base name (the folders have no __init__.py):
+    two files of one name in different folders stop the whole run at collection."""
+    names = [p.name for p in TESTS.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
 def test_every_test_folder_mirrors_a_package_or_is_cross_cutting():
     """tests/<a>/<b>/ holding tests mirrors src/tensorlang/<a>/<b>/ unless <a> is listed
     as cross-cutting."""

@@ -249,6 +249,38 @@ def test_an_eigenvector_sign_on_equal_gaps_is_diderots_in_both_executors():
     assert np.allclose(b.outputs["v"], diderot, atol=1e-4)  # its float solver: the signs are the point
 
 
+INT_WRAP = """#version 1.0
+strand S (int i) {
+   output int k = 0;
+   output int m = 0;
+   output int d = 0;
+   output int n = 0;
+   output int q = 0;
+   update {
+      k = 9223372036854775807; k += 1 + i;
+      m = 3037000500; m = m * m * (i + 1);
+      d = -9223372036854775807 - 1; n = d / (-1 - i + i); q = -d + i; d = d % (-1 - i + i);
+      stabilize;
+   }
+}
+initially [ S(i) | i in 0..2 ];
+"""
+
+
+@needs_cc
+def test_ints_wrap_in_twos_complement_in_both_executors():
+    """Overflow of + - * and unary minus, and INT_MIN / -1, wrap to 64 bits (numpy's
+    int64 arithmetic is the witness); INT_MIN % -1 is 0 (C's a % -1 would trap)."""
+    a, b = _agree(INT_WRAP)
+    with np.errstate(over="ignore"):
+        i = np.arange(3, dtype=np.int64)
+        top, low = np.int64(2**63 - 1), np.int64(-2**63)
+        assert np.array_equal(b.outputs["k"], top + (1 + i))
+        assert np.array_equal(b.outputs["m"], np.int64(3037000500) * np.int64(3037000500) * (i + 1))
+        assert np.array_equal(b.outputs["n"], np.full(3, low)) and np.array_equal(b.outputs["d"], np.zeros(3, np.int64))
+        assert np.array_equal(b.outputs["q"], -low + i)
+
+
 def _m3(i: int) -> np.ndarray:
     a, b, c = np.sin(1.3 * i + 0.2), np.cos(0.7 * i) - 0.5, 0.3 * i - 1
     return np.array([[a, b, c], [b, 2 * c - a, 0.5], [c, 0.5, a * b + 1]])

@@ -72,17 +72,22 @@ class Frame:
 
 
 # ---------------------------------------------------------------- value helpers
+def wrap64(v: int) -> int:
+    """An int as a 64-bit two's complement value: Diderot's ints wrap, as the C executor's do."""
+    return v if -(1 << 63) <= v < (1 << 63) else ((v + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def c_div(a: int, b: int) -> int:
     if b == 0:
         raise error("input", "integer division by zero")
     q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+    return wrap64(q if (a >= 0) == (b >= 0) else -q)
 
 
 def c_mod(a: int, b: int) -> int:
     if b == 0:
         raise error("input", "integer remainder by zero")
-    return a - b * c_div(a, b)
+    return wrap64(a - b * (abs(a) // abs(b) if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))))
 
 
 def coerce(ty: Ty, v):
@@ -175,6 +180,9 @@ class Compiler:
                 return lambda fr: c_div(a(fr), b(fr))
             if op == "%":
                 return lambda fr: c_mod(a(fr), b(fr))
+            if op in "+-*":
+                fn = _BINARY[op]
+                return lambda fr: wrap64(fn(a(fr), b(fr)))
         fn = _ipow if op == "^" and tb.kind == "int" else _BINARY[op]
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
@@ -205,6 +213,8 @@ class Compiler:
         t = self.ty(e)
         if t.kind == "field":
             return lambda fr: FV.lift("neg", a(fr), None, _dim(t))
+        if t.kind == "int":
+            return lambda fr: wrap64(-a(fr))
         return lambda fr: -a(fr)
 
     def e_Diff(self, e):
@@ -513,6 +523,10 @@ class Compiler:
 
                 def fn(x, y, idiv=idiv, other=other):
                     return idiv(x, y) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
+            elif ty.kind == "int" and op in "+-*":
+                def fn(x, y, op=_BINARY[op]):
+                    r = op(x, y)
+                    return wrap64(r) if isinstance(r, int) and not isinstance(r, bool) else r
             else:
                 fn = _BINARY[op]
             store = {"local": "l", "state": "s", "global": "g"}[scope]

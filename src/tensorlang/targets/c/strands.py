@@ -28,6 +28,8 @@ from . import strands_batch as B
 from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
+#: int arithmetic that wraps in two's complement, as the interpreter's does
+_IWRAP = {"+": "tl_iadd", "-": "tl_isub", "*": "tl_imul"}
 
 PRELUDE = r"""
 #include <math.h>
@@ -36,8 +38,15 @@ PRELUDE = r"""
 #include <stdlib.h>
 #include <string.h>
 static int64_t tl_err_flag;
-static inline int64_t tl_idiv(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a / b; }
-static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return a % b; }
+/* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
+static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t tl_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t tl_idiv(int64_t a, int64_t b) {
+    if (b == 0) { tl_err_flag = 1; return 0; }
+    return b == -1 ? tl_isub(0, a) : a / b;
+}
+static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return b == -1 ? 0 : a % b; }
 static inline int64_t tl_ichk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 2; return 0; } return i; }
 static inline int64_t tl_schk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 4; return 0; } return i; }
 typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
@@ -266,8 +275,12 @@ class Renderer:
                 return f"tl_imod({a}, {b})"
             if e.ty == "real" and e.op == "/":
                 return f"tl_div({a}, {b})"
+            if e.ty == "int" and e.op in _IWRAP:
+                return f"{_IWRAP[e.op]}({a}, {b})"
             return f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
+            if e.ty == "int" and e.op == "-":
+                return f"tl_isub(0, {self.ex(e.a)})"
             return f"({e.op}{self.ex(e.a)})"
         if isinstance(e, S.Call):
             return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
