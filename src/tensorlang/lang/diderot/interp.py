@@ -77,6 +77,14 @@ def wrap64(v: int) -> int:
     return v if -(1 << 63) <= v < (1 << 63) else ((v + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
 
 
+def _wrapping(op: Callable) -> Callable:
+    """``op`` whose int results wrap to 64 bits (a local's type is its value's: reals pass)."""
+    def fn(x, y):
+        r = op(x, y)
+        return wrap64(r) if isinstance(r, int) and not isinstance(r, bool) else r
+    return fn
+
+
 def c_div(a: int, b: int) -> int:
     if b == 0:
         raise error("input", "integer division by zero")
@@ -524,9 +532,7 @@ class Compiler:
                 def fn(x, y, idiv=idiv, other=other):
                     return idiv(x, y) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
             elif ty.kind == "int" and op in "+-*":
-                def fn(x, y, op=_BINARY[op]):
-                    r = op(x, y)
-                    return wrap64(r) if isinstance(r, int) and not isinstance(r, bool) else r
+                fn = _wrapping(_BINARY[op])
             else:
                 fn = _BINARY[op]
             store = {"local": "l", "state": "s", "global": "g"}[scope]
