@@ -576,18 +576,7 @@ class Lowerer:
         if name == "transpose":
             return V(np.ascontiguousarray(args[0].comps.T), "real")
         if name == "det" and args[0].shape in ((2, 2), (3, 3)):
-            m = self.share(args[0]).comps
-            if m.shape == (2, 2):
-                return scal(b("-", b("*", m[0, 0], m[1, 1], "real"), b("*", m[0, 1], m[1, 0], "real"), "real"), "real")
-            terms = []
-            for j, sgn in ((0, "+"), (1, "-"), (2, "+")):
-                c1, c2 = [k for k in range(3) if k != j]
-                minor = b("-", b("*", m[1, c1], m[2, c2], "real"), b("*", m[1, c2], m[2, c1], "real"), "real")
-                terms.append((sgn, b("*", m[0, j], minor, "real")))
-            acc = terms[0][1]
-            for sgn, t in terms[1:]:
-                acc = b(sgn, acc, t, "real")
-            return scal(acc, "real")
+            return scal(_det(self.share(args[0]).comps), "real")
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
     def lib(self, fn: str, args: list, n: int) -> list:
@@ -795,6 +784,17 @@ class Lowerer:
                 and e.func.name == "normalize" and len(e.args) == 1:
             f = self.opaque(e.args[0])
             return Field("lift", "/", f, Field("lift", "norm", f, dim=f.dim, shape=()), dim=f.dim, shape=f.shape)
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
+                and e.func.name in _MATRIX and len(e.args) == 1:
+            f = self.opaque(e.args[0])
+            if len(f.shape) != 2 or f.shape[0] != f.shape[1] or (e.func.name in ("det", "inv") and f.shape[0] not in (2, 3)):
+                raise Unsupported(f"{e.func.name} of a field of shape {f.shape}")
+            return Field("lift", e.func.name, f, dim=f.dim, shape=() if e.func.name in ("trace", "det") else f.shape)
+        if isinstance(e, A.TensorLit) and ty.kind == "field":
+            fs = [self.opaque(x) if self.ty(x).kind == "field" else None for x in e.elems]
+            if any(f is None for f in fs):
+                raise Unsupported("a stack of fields and tensors")
+            return Field("stack", *fs, dim=fs[0].dim, shape=(len(fs),) + fs[0].shape)  # type: ignore[union-attr]
         if isinstance(e, A.Diff):
             f = self.opaque(e.operand)
             d = f.dim
@@ -884,7 +884,28 @@ class Lowerer:
                 return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
             return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
                                        b("-", m[1, 0], m[0, 1], "real")])
+        if f.kind == "stack":
+            vs = [self.fval(g, order, x) for g in f.args]
+            if all(v is None for v in vs):
+                return None
+            tail = (d,) * order if d > 1 else ()
+            arrs = [v.comps if v is not None else _zeros(g.shape + tail) for v, g in zip(vs, f.args)]
+            return V(np.stack(arrs), "real")
         op, *parts = f.args
+        if op in _MATRIX:
+            return self.fval_matrix(op, parts[0], order, x)
+        if op == "/" and not isinstance(parts[0], Field):  # c / F = c * (1/F)
+            c = parts[0].flat()[0]
+            if order == 0:
+                v = self.fval(parts[1], 0, x)
+                if v is None:
+                    raise Unsupported("a constant field below a quotient")
+                return V.of(v.shape, "real", [b("/", c, y, "real") for y in v.flat()])
+            r = self.fval(Field("lift", "recip", parts[1], dim=d, shape=()), order, x)
+            return V.of(r.shape, "real", [b("*", c, y, "real") for y in r.flat()])
+        if op == "/" and order >= 2 and all(isinstance(p, Field) for p in parts):  # a/b = a * (1/b)
+            return self.fval_nonlinear(Field("lift", "*", parts[0], Field("lift", "recip", parts[1], dim=d, shape=()),
+                                             dim=d, shape=f.shape), order, x)
         if op == "norm" or op in _LIFTED or (op in ("*", "/") and all(isinstance(p, Field) for p in parts)):
             return self.fval_nonlinear(f, order, x)
         if op == "neg":
@@ -957,6 +978,8 @@ class Lowerer:
             raise Unsupported(f"derivatives of {op}(F) past the second")
         fa, fb = parts
         va, vb = val(fa, 0), val(fb, 0)
+        if op == "*" and order == 2 and not (fa.shape and fb.shape):
+            return self.product2(va, vb, val(fa, 1), val(fb, 1), val(fa, 2), val(fb, 2), d)
         if order == 0:
             if op == "/":
                 return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
@@ -972,6 +995,83 @@ class Lowerer:
             q = ew(lambda p: b("/", p, b("*", c, c, "real"), "real"), va)
             first, second = times(ga, inv), (times(q, gb.flat()[0]) if d == 1 else outer(q, gb))
         return ew(lambda p, r: b("-" if op == "/" else "+", p, r, "real"), first, second)
+
+    def product2(self, va: V, vb: V, ga: V, gb: V, ha: V, hb: V, d: int) -> V:
+        """The second derivative of a*b (one of them scalar), as the interpreter's
+        product rule does: ∂k∂m(ab) = a_km b + a b_km + a_k b_m + a_m b_k."""
+        mul = np.frompyfunc(lambda p, q: b("*", p, q, "real"), 2, 1)
+        add = np.frompyfunc(lambda p, q: b("+", p, q, "real"), 2, 1)
+
+        def ax(v: V, *idx) -> np.ndarray:  # one component of the derivative axes
+            return _as_arr(v.comps[(Ellipsis,) + idx] if d > 1 else v.comps)
+        n = d if d > 1 else 1
+        a0, b0 = _as_arr(va.comps), _as_arr(vb.comps)
+        rows = []
+        for k in range(n):
+            row = []
+            for m in range(n):
+                t = add(add(mul(ax(ha, k, m), b0), mul(a0, ax(hb, k, m))),
+                        add(mul(ax(ga, k), ax(gb, m)), mul(ax(ga, m), ax(gb, k))))
+                row.append(_as_arr(t))
+            rows.append(row)
+        if d == 1:
+            return V(rows[0][0], "real")
+        out = np.empty(rows[0][0].shape + (n, n), dtype=object)
+        for k in range(n):
+            for m in range(n):
+                out[..., k, m] = rows[k][m]
+        return V(out, "real")
+
+    def fval_matrix(self, op: str, g: Field, order: int, x: V) -> V | None:
+        """``trace transpose det inv`` of a field of square matrices, as the interpreter's
+        ``fieldval.MatrixFn``: trace and transpose to any order, det and inv to the first
+        (∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹; A⁻¹ ⊥ where A is singular or not finite)."""
+        d = g.dim
+        if op in ("trace", "transpose"):
+            v = self.fval(g, order, x)
+            if v is None:
+                return None
+            m = v.comps
+            if op == "transpose":
+                return V(np.ascontiguousarray(np.swapaxes(m, 0, 1)), "real")
+            out = np.empty(m.shape[2:], dtype=object)
+            for idx in np.ndindex(*m.shape[2:]):
+                acc = m[(0, 0) + idx]
+                for i in range(1, m.shape[0]):
+                    acc = b("+", acc, m[(i, i) + idx], "real")
+                out[idx] = acc
+            return V(out, "real")
+        if order > 1:
+            raise Unsupported(f"derivatives of {op}(F) past the first")
+        av = self.fval(g, 0, x)
+        if av is None:
+            raise Unsupported(f"{op} of a constant field")
+        a = self.share(av)
+        n = a.shape[0]
+        if order == 0 and op == "det":
+            return scal(_det(a.comps), "real")
+        ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n)
+        if order == 0:
+            return V(ai, "real")
+        dv = self.fval(g, 1, x)
+        if dv is None:
+            return None
+        dm = self.share(dv).comps.reshape(n, n, -1)
+        nd = dm.shape[2]
+        if op == "det":
+            det = self.share(scal(_det(a.comps), "real")).flat()[0]
+            comps = [b("*", det, _dotsum([ai[i, j] for i in range(n) for j in range(n)],
+                                         [dm[j, i, k] for i in range(n) for j in range(n)]), "real")
+                     for k in range(nd)]
+            return V.of((nd,) if d > 1 else (), "real", comps)
+        res = np.empty((n, n, nd), dtype=object)
+        for i in range(n):
+            for mm in range(n):
+                for k in range(nd):
+                    acc = _dotsum([ai[i, j] for j in range(n) for _ in range(n)],
+                                  [b("*", dm[j, l, k], ai[l, mm], "real") for j in range(n) for l in range(n)])
+                    res[i, mm, k] = S.Un("-", acc, "real")
+        return V(res if d > 1 else res[..., 0], "real")
 
     def leaves(self, f: Field) -> list[Field]:
         if f.kind == "conv":
@@ -1149,10 +1249,32 @@ _LIFTED: dict[str, tuple[Callable, Callable, Callable]] = {
     "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
             lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real")),
     "exp": (lambda v: S.Call("exp", (v,), "real"),) * 3,
+    "recip": (lambda v: b("/", _const(1.0, "real"), v, "real"),
+              lambda v: b("/", _const(-1.0, "real"), b("*", v, v, "real"), "real"),
+              lambda v: b("/", _const(2.0, "real"), b("*", b("*", v, v, "real"), v, "real"), "real")),
     "sqrt": (lambda v: S.Call("tl_sqrt", (v,), "real"),
              lambda v: b("/", _const(0.5, "real"), S.Call("tl_sqrt", (v,), "real"), "real"),
              lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real")),
 }
+
+
+def _det(m: np.ndarray):
+    """The determinant of a 2×2 or 3×3 matrix of IR expressions, by cofactors."""
+    if m.shape == (2, 2):
+        return b("-", b("*", m[0, 0], m[1, 1], "real"), b("*", m[0, 1], m[1, 0], "real"), "real")
+    terms = []
+    for j, sgn in ((0, "+"), (1, "-"), (2, "+")):
+        c1, c2 = [k for k in range(3) if k != j]
+        minor = b("-", b("*", m[1, c1], m[2, c2], "real"), b("*", m[1, c2], m[2, c1], "real"), "real")
+        terms.append((sgn, b("*", m[0, j], minor, "real")))
+    acc = terms[0][1]
+    for sgn, t in terms[1:]:
+        acc = b(sgn, acc, t, "real")
+    return acc
+
+
+#: functions of a square matrix lifted to matrix fields (the interpreter's ``fieldval.MATRIX``)
+_MATRIX = ("trace", "transpose", "det", "inv")
 
 
 def _dotsum(xs, ys):
@@ -1205,6 +1327,13 @@ def _all_sets(body) -> set:
             out.add((s.space, s.name))
         for attr in ("then", "other", "body"):
             out |= _all_sets(getattr(s, attr, ()))
+    return out
+
+
+def _zeros(shape: tuple) -> np.ndarray:
+    out = np.empty(shape, dtype=object)
+    for idx in np.ndindex(*shape):
+        out[idx] = _const(0.0, "real")
     return out
 
 
