@@ -5,6 +5,8 @@ fallback) and agrees with the interpreter, with ⊥ and ±∞ among the image sa
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,16 @@ CASES = {
     "Hessian of a vector over a scalar": ("field#3(2)[2] V = ∇F/G;", "tensor[2,2,2]",
                                           "[[[0,0],[0,0]],[[0,0],[0,0]]]", "∇⊗∇⊗V(x)"),
     "stacked fields": ("field#4(2)[2] T = [F, G];", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗T(x) + [T(x), T(x)]"),
+    "a formula field": ("vec2 a = [1.5, -0.5];\nfield#3(2)[] P (p) = (p•p)*(p•a) + 0.75*|p|;", "tensor[2,2]",
+                        "[[0,0],[0,0]]", "∇⊗∇P(x) + [∇P(x), [P(x), 1]]"),
+    "a vector formula": ("vec2 a = [1.5, -0.5];\nfield#2(2)[2] Q (p) = 3.0*p + (p•p)*a;", "real", "0",
+                         "∇•Q(x) + Q(x)•[1, 2] + det(∇⊗Q(x))"),
+    "a formula times an image field": ("field#2(2)[] W (p) = 0.5*p•p - (p•[1.0, 0.0])^3;\nfield#2(2)[] M = W*F + W/G;",
+                                       "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇M(x) + [∇M(x), ∇W(x)]"),
+    "|p| twice": ("field#3(2)[] P (p) = |p| + |p - [1.0, 2.0]|;", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇P(x)"),
+    "a cross product formula": ("vec3 s = [0.5, -1.0, 2.0];\nfield#2(3)[3] R (q) = q × s + q*(q•q);",
+                                "tensor[3,3]", "[[0,0,0],[0,0,0],[0,0,0]]", "∇⊗R([x[0], x[1], 0.3])"),
+    "gradients dotted": ("field#2(2)[] N = ∇F•∇G + ∇F⊗∇G:∇⊗∇G;", "vec2", "[0,0]", "∇N(x)"),
     "stack of gradients": ("field#3(2)[2,2] T = [∇F, -∇G];", "real", "0", "det(T(x)) + |∇⊗T(x)|"),
 }
 
@@ -83,7 +95,7 @@ def test_the_field_expression_agrees_with_the_interpreter(name, bad):
     same(a, c)
     o = np.asarray(a.outputs["o"], dtype=np.float64)
     assert np.isfinite(o).sum() > o.size // 4  # the probes mostly land inside, on finite samples
-    if bad:
+    if bad and re.search(r"\b[FG]\b", CASES[name][0] + CASES[name][3]):  # the image is probed
         assert not np.isfinite(o).all()  # the ⊥ and ∞ samples reach some strands
 
 

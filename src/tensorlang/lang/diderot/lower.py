@@ -134,6 +134,7 @@ class Lowerer:
         self.strings: list[str] = []  # string literals: a string is its number here
         self.seqs: list[S.SeqSlot] = []  # the dynamic sequences read
         self.want: Ty | None = None  # the declared type of the global field being followed
+        self.formula: tuple[str, int] | None = None  # the variable of the formula being followed, its dimension
         self.serial = False  # a strand method counts the strands
         self.global_decls = {d.name: d for d in checked.program.decls if not isinstance(d, A.FunctionDecl)}
 
@@ -741,6 +742,22 @@ class Lowerer:
     def field(self, e) -> Field:
         """The field expression ``e`` denotes, followed through the globals that define it."""
         ty = self.ty(e)
+        if isinstance(e, A.Var) and self.formula is not None and e.name == self.formula[0] \
+                and self.c.scopes.get(id(e)) == "local":  # the position: the identity field
+            d = self.formula[1]
+            return Field("ident", dim=d, shape=(d,) if d > 1 else ())
+        if isinstance(e, A.Var) and getattr(self.global_decls.get(e.name), "param", None) is not None \
+                and self.c.scopes.get(id(e), "global") == "global":
+            decl = self.global_decls[e.name]
+            if self.c.field_fns.get(e.name) != "field":
+                raise Unsupported(f"the field {e.name}, whose formula the interpreter only probes")
+            if self.ty(decl.init).kind != "field":  # type: ignore[union-attr]
+                raise Unsupported(f"the field {e.name}, whose formula is a constant")
+            saved_f, self.formula = self.formula, (decl.param, self.c.globals[e.name].dim)  # type: ignore[union-attr]
+            try:
+                return self.opaque(decl.init)  # type: ignore[union-attr]
+            finally:
+                self.formula = saved_f
         if isinstance(e, A.Var):
             decl = self.global_decls.get(e.name)
             if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
@@ -763,6 +780,10 @@ class Lowerer:
                     continue
                 parts.append(self.share(self.expr(side)))
                 self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat()) if space == "g"}
+            if e.op == "*" and any(isinstance(p, V) and p.shape for p in parts) \
+                    and all(not p.shape for p in parts if isinstance(p, Field)):  # c ⊗ F: the tensor's axes first
+                c, f = (parts[0], parts[1]) if isinstance(parts[0], V) else (parts[1], parts[0])
+                return Field("lift", "⊗", c, f, dim=f.dim, shape=c.shape)
             if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
                 raise Unsupported("a field scaled by a tensor")
             fields = [p for p in parts if isinstance(p, Field)]
@@ -770,6 +791,14 @@ class Lowerer:
                 raise Unsupported("a product of two non-scalar fields")
             big = max(fields, key=lambda f: len(f.shape))
             return Field("lift", e.op, *parts, dim=big.dim, shape=big.shape)
+        if isinstance(e, A.BinOp) and e.op in _BILINEAR:
+            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.share(self.expr(x)) for x in (e.left, e.right)]
+            self.field_reads |= {n.partition(".")[0] for p in ps if isinstance(p, V) for sp, n in _reads(p.flat()) if sp == "g"}
+            big = next(p for p in ps if isinstance(p, Field))
+            return Field("lift", e.op, *ps, dim=big.dim, shape=ty.shape)
+        if isinstance(e, A.BinOp) and e.op == "^" and isinstance(e.right, A.Num) and e.right.is_int:
+            f = self.opaque(e.left)
+            return Field("lift", ("pow", int(e.right.value)), f, dim=f.dim, shape=())
         if isinstance(e, A.Unary) and e.op == "-":
             f = self.field(e.operand)
             return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
@@ -884,6 +913,13 @@ class Lowerer:
                 return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
             return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
                                        b("-", m[1, 0], m[0, 1], "real")])
+        if f.kind == "ident":
+            if order == 0:
+                return V(x.comps.copy(), "real") if d > 1 else V.of((), "real", [x.flat()[0]])
+            if order == 1:
+                return V.of((d, d) if d > 1 else (), "real", [_const(1.0 if i == j else 0.0, "real")
+                                                             for i in range(d) for j in range(d)])
+            return None
         if f.kind == "stack":
             vs = [self.fval(g, order, x) for g in f.args]
             if all(v is None for v in vs):
@@ -892,6 +928,15 @@ class Lowerer:
             arrs = [v.comps if v is not None else _zeros(g.shape + tail) for v, g in zip(vs, f.args)]
             return V(np.stack(arrs), "real")
         op, *parts = f.args
+        if op in _BILINEAR:
+            return self.fval_bilinear(op, parts, order, x, d)
+        if isinstance(op, tuple):  # F^n: n F^(n-1) ∂F, ...
+            n = op[1]
+            terms = [(lambda k: (lambda v: _const(0.0, "real") if _falling(n, k) == 0 else
+                                 b("*", _const(float(_falling(n, k)), "real"),
+                                   S.Call("tl_pow", (v, _const(float(n - k), "real")), "real"), "real")))(k)
+                     for k in range(3)]
+            return self.fval_nonlinear(Field("lift", tuple(terms), parts[0], dim=d, shape=()), order, x)
         if op in _MATRIX:
             return self.fval_matrix(op, parts[0], order, x)
         if op == "/" and not isinstance(parts[0], Field):  # c / F = c * (1/F)
@@ -906,7 +951,7 @@ class Lowerer:
         if op == "/" and order >= 2 and all(isinstance(p, Field) for p in parts):  # a/b = a * (1/b)
             return self.fval_nonlinear(Field("lift", "*", parts[0], Field("lift", "recip", parts[1], dim=d, shape=()),
                                              dim=d, shape=f.shape), order, x)
-        if op == "norm" or op in _LIFTED or (op in ("*", "/") and all(isinstance(p, Field) for p in parts)):
+        if op == "norm" or op in _LIFTED or isinstance(op, tuple) or (op in ("*", "/") and all(isinstance(p, Field) for p in parts)):
             return self.fval_nonlinear(f, order, x)
         if op == "neg":
             v = self.fval(parts[0], order, x)
@@ -935,6 +980,8 @@ class Lowerer:
 
         def val(g: Field, m: int) -> V:
             v = self.fval(g, m, x)
+            if v is None and m:  # a derivative of a constant: zeros
+                return V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
             if v is None:
                 raise Unsupported("a constant field below |F|, a function or a product")
             return self.share(v)
@@ -957,15 +1004,16 @@ class Lowerer:
             n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
             if order == 0:
                 return scal(n, "real")
-            if order > 1:
-                raise Unsupported("derivatives of |F| past the first")
+            if order > 1:  # |F| = sqrt(F•F) (F:F for a matrix), by the chain and product rules
+                inner = Field("lift", "•" if len(g.shape) == 1 else ":", g, g, dim=d, shape=())
+                return self.fval(Field("lift", "sqrt", inner, dim=d, shape=()), order, x)  # type: ignore[return-value]
             dv = val(g, 1)
             if d == 1:
                 return scal(b("/", _dotsum(v.flat(), dv.flat()), n, "real"), "real")
             rows = dv.comps.reshape(-1, d)
             return V.of((d,), "real", [b("/", _dotsum(v.flat(), list(rows[:, j])), n, "real") for j in range(d)])
-        if op in _LIFTED:
-            fn, d1, d2 = _LIFTED[op]
+        if op in _LIFTED or isinstance(op, tuple):
+            fn, d1, d2 = _LIFTED[op] if not isinstance(op, tuple) else op
             v = val(parts[0], 0).flat()[0]
             if order == 0:
                 return scal(fn(v), "real")
@@ -979,7 +1027,10 @@ class Lowerer:
         fa, fb = parts
         va, vb = val(fa, 0), val(fb, 0)
         if op == "*" and order == 2 and not (fa.shape and fb.shape):
-            return self.product2(va, vb, val(fa, 1), val(fb, 1), val(fa, 2), val(fb, 2), d)
+            def zval(g: Field, m: int) -> V:  # a constant's derivative: zeros
+                v = self.fval(g, m, x)
+                return self.share(v) if v is not None else V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
+            return self.product2(va, vb, zval(fa, 1), zval(fb, 1), zval(fa, 2), zval(fb, 2), d)
         if order == 0:
             if op == "/":
                 return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
@@ -1020,6 +1071,59 @@ class Lowerer:
         for k in range(n):
             for m in range(n):
                 out[..., k, m] = rows[k][m]
+        return V(out, "real")
+
+    def fval_bilinear(self, op: str, parts: list, order: int, x: V, d: int) -> V | None:
+        """``a • b``, ``a ⊗ b``, ``a × b``, ``a : b`` of fields (or a field and a tensor),
+        by the product rule to second order, as the interpreter's ``Lifted._bilinear``."""
+        if order > 2:
+            raise Unsupported(f"derivatives of a field product {op} past the second")
+        fn = _BILINEAR[op]
+        cache: dict = {}
+
+        def part(i: int, k: int):
+            if (i, k) not in cache:
+                p = parts[i]
+                v = (self.fval(p, k, x) if isinstance(p, Field) else (p if k == 0 else None))
+                cache[i, k] = None if v is None else _as_arr(self.share(v).comps)
+            return cache[i, k]
+
+        def ax(v, *idx):
+            return _as_arr(v[(Ellipsis,) + idx] if d > 1 else v)
+        va, vb = part(0, 0), part(1, 0)
+        if order == 0:
+            return V(_as_arr(fn(va, vb)), "real")
+        n = d if d > 1 else 1
+        comps = {}
+        for idx in itertools.product(range(n), repeat=order):
+            terms = []
+            if order == 1:
+                (k,) = idx
+                if part(0, 1) is not None:
+                    terms.append(fn(ax(part(0, 1), k), vb))
+                if part(1, 1) is not None:
+                    terms.append(fn(va, ax(part(1, 1), k)))
+            else:
+                k, m = idx
+                if part(0, 2) is not None:
+                    terms.append(fn(ax(part(0, 2), k, m), vb))
+                if part(1, 2) is not None:
+                    terms.append(fn(va, ax(part(1, 2), k, m)))
+                if part(0, 1) is not None and part(1, 1) is not None:
+                    terms.append(_ew_add(fn(ax(part(0, 1), k), ax(part(1, 1), m)),
+                                         fn(ax(part(0, 1), m), ax(part(1, 1), k))))
+            if not terms:
+                return None
+            acc = terms[0]
+            for t in terms[1:]:
+                acc = _ew_add(acc, t)
+            comps[idx] = _as_arr(acc)
+        first = comps[(0,) * order]
+        if d == 1:
+            return V(first, "real")
+        out = np.empty(first.shape + (n,) * order, dtype=object)
+        for idx, v in comps.items():
+            out[(Ellipsis,) + idx] = v
         return V(out, "real")
 
     def fval_matrix(self, op: str, g: Field, order: int, x: V) -> V | None:
@@ -1328,6 +1432,49 @@ def _all_sets(body) -> set:
         for attr in ("then", "other", "body"):
             out |= _all_sets(getattr(s, attr, ()))
     return out
+
+
+def _falling(n: int, k: int) -> int:
+    c = 1
+    for j in range(k):
+        c *= n - j
+    return c
+
+
+def _ew_add(p, q):
+    return np.frompyfunc(lambda u, w: b("+", u, w, "real"), 2, 1)(_as_arr(p), _as_arr(q))
+
+
+def _bmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """p ⊗ q of object arrays of IR expressions."""
+    out = np.empty(p.shape + q.shape, dtype=object)
+    for i in np.ndindex(*p.shape):
+        for j in np.ndindex(*q.shape):
+            out[i + j] = b("*", p[i], q[j], "real")
+    return out
+
+
+def _contract(p: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
+    """The last n axes of p against the first n of q (``•`` for n = 1, ``:`` for n = 2)."""
+    inner = p.shape[len(p.shape) - n:]
+    out = np.empty(p.shape[:len(p.shape) - n] + q.shape[n:], dtype=object)
+    for i in np.ndindex(*p.shape[:len(p.shape) - n]):
+        for j in np.ndindex(*q.shape[n:]):
+            out[i + j] = _dotsum([p[i + c] for c in np.ndindex(*inner)], [q[c + j] for c in np.ndindex(*inner)])
+    return out
+
+
+def _bcross(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    def t(i, j):
+        return b("-", b("*", p[i], q[j], "real"), b("*", p[j], q[i], "real"), "real")
+    if p.shape == (2,):
+        return _as_arr(t(0, 1))
+    return V.of((3,), "real", [t(1, 2), t(2, 0), t(0, 1)]).comps
+
+
+#: products of tensors lifted to fields, on object arrays (the interpreter's ``fieldval.BILINEAR``)
+_BILINEAR: dict[str, Callable] = {"⊗": _bmul, "•": lambda p, q: _contract(p, q, 1),
+                                  ":": lambda p, q: _contract(p, q, 2), "×": _bcross}
 
 
 def _zeros(shape: tuple) -> np.ndarray:
