@@ -6,6 +6,7 @@ fallback) and agrees with the interpreter, with ⊥ and ±∞ among the image sa
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,3 +103,35 @@ def test_the_field_expression_agrees_with_the_interpreter(name, bad):
 def test_derivatives_past_what_the_interpreter_takes_stay_in_the_interpreter():
     _, why = strand_plan(_program("field#2(2)[] D = det(∇⊗∇F);", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇D(x)").checked)
     assert why is not None and "det(F) past the first" in why
+
+
+@needs_cc
+@pytest.mark.slow
+def test_programs_that_ran_in_the_interpreter_now_run_in_c_with_diderots_numbers(tmp_path):
+    """products.diderot (second derivatives of products), vectorfield.diderot (a vector
+    field's ∇⊗, ∇•, ∇× and •) and stack.diderot ([F, G]), whose expected numbers
+    diderotc's executables wrote, now run in C and agree with the interpreter."""
+    from test_c_coverage import printed_close
+    from test_field_formulas import STACK, _ramp
+    from test_more_language import PRODUCTS, _sq_image, _vec_image, numbers
+
+    more = Path(__file__).parent / "more"
+    pts = tmp_path / "pts.nrrd"
+    pts.write_bytes(b"NRRD0004\ntype: double\ndimension: 2\nsizes: 2 4\nkinds: 2-vector list\nendian: little\n"
+                    b"encoding: raw\n\n" + np.array([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.5], [0.0, 0.0]]).tobytes())
+    _ramp(tmp_path / "ramp.nrrd")
+    runs = {"products.diderot": {"img": _sq_image(tmp_path / "sq.nrrd")},
+            "vectorfield.diderot": {"img": _vec_image(tmp_path / "vec2.nrrd"), "pts": str(pts)},
+            "stack.diderot": {}}
+    got = {}
+    for name, values in runs.items():
+        p = strands(check(parse_program((more / name).read_text())), str(tmp_path))
+        assert strand_plan(p.checked)[1] is None, name
+        a, c = p.run(values, backend="interp"), p.run(values, backend="c")
+        same(a, c)
+        printed_close(a.printed, c.printed)
+        assert p.executor_note is None
+        got[name] = c
+    assert np.allclose(numbers(got["products.diderot"].printed), numbers(PRODUCTS), rtol=1e-10, atol=1e-10)
+    for name, want in STACK.items():
+        assert np.allclose(got["stack.diderot"].outputs[name], want, rtol=1e-10, atol=1e-12), name
