@@ -748,14 +748,15 @@ class Lowerer:
             return Field("ident", dim=d, shape=(d,) if d > 1 else ())
         if isinstance(e, A.Var) and getattr(self.global_decls.get(e.name), "param", None) is not None \
                 and self.c.scopes.get(id(e), "global") == "global":
-            decl = self.global_decls[e.name]
+            fdecl = self.global_decls[e.name]
+            assert isinstance(fdecl, A.GlobalDecl) and fdecl.init is not None and fdecl.param is not None
             if self.c.field_fns.get(e.name) != "field":
                 raise Unsupported(f"the field {e.name}, whose formula the interpreter only probes")
-            if self.ty(decl.init).kind != "field":  # type: ignore[union-attr]
+            if self.ty(fdecl.init).kind != "field":
                 raise Unsupported(f"the field {e.name}, whose formula is a constant")
-            saved_f, self.formula = self.formula, (decl.param, self.c.globals[e.name].dim)  # type: ignore[union-attr]
+            saved_f, self.formula = self.formula, (fdecl.param, int(self.c.globals[e.name].dim or 1))
             try:
-                return self.opaque(decl.init)  # type: ignore[union-attr]
+                return self.opaque(fdecl.init)
             finally:
                 self.formula = saved_f
         if isinstance(e, A.Var):
@@ -798,7 +799,7 @@ class Lowerer:
             return Field("lift", e.op, *ps, dim=big.dim, shape=ty.shape)
         if isinstance(e, A.BinOp) and e.op == "^" and isinstance(e.right, A.Num) and e.right.is_int:
             f = self.opaque(e.left)
-            return Field("lift", ("pow", int(e.right.value)), f, dim=f.dim, shape=())
+            return Field("lift", tuple(_power(int(e.right.value), k) for k in range(3)), f, dim=f.dim, shape=())
         if isinstance(e, A.Unary) and e.op == "-":
             f = self.field(e.operand)
             return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
@@ -930,13 +931,6 @@ class Lowerer:
         op, *parts = f.args
         if op in _BILINEAR:
             return self.fval_bilinear(op, parts, order, x, d)
-        if isinstance(op, tuple):  # F^n: n F^(n-1) ∂F, ...
-            n = op[1]
-            terms = [(lambda k: (lambda v: _const(0.0, "real") if _falling(n, k) == 0 else
-                                 b("*", _const(float(_falling(n, k)), "real"),
-                                   S.Call("tl_pow", (v, _const(float(n - k), "real")), "real"), "real")))(k)
-                     for k in range(3)]
-            return self.fval_nonlinear(Field("lift", tuple(terms), parts[0], dim=d, shape=()), order, x)
         if op in _MATRIX:
             return self.fval_matrix(op, parts[0], order, x)
         if op == "/" and not isinstance(parts[0], Field):  # c / F = c * (1/F)
@@ -947,6 +941,7 @@ class Lowerer:
                     raise Unsupported("a constant field below a quotient")
                 return V.of(v.shape, "real", [b("/", c, y, "real") for y in v.flat()])
             r = self.fval(Field("lift", "recip", parts[1], dim=d, shape=()), order, x)
+            assert r is not None
             return V.of(r.shape, "real", [b("*", c, y, "real") for y in r.flat()])
         if op == "/" and order >= 2 and all(isinstance(p, Field) for p in parts):  # a/b = a * (1/b)
             return self.fval_nonlinear(Field("lift", "*", parts[0], Field("lift", "recip", parts[1], dim=d, shape=()),
@@ -1434,11 +1429,11 @@ def _all_sets(body) -> set:
     return out
 
 
-def _falling(n: int, k: int) -> int:
-    c = 1
-    for j in range(k):
-        c *= n - j
-    return c
+def _power(n: int, k: int) -> Callable:
+    """The k-th derivative of v^n as a function of the IR value v (the interpreter's ``fieldval.power``)."""
+    c = int(np.prod([n - j for j in range(k)]))
+    return lambda v: b("*", _const(float(c), "real"), S.Call("tl_pow", (v, _const(float(n - k), "real")), "real"),
+                       "real") if c else _const(0.0, "real")
 
 
 def _ew_add(p, q):
