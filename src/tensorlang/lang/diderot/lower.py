@@ -1021,11 +1021,8 @@ class Lowerer:
             raise Unsupported(f"derivatives of {op}(F) past the second")
         fa, fb = parts
         va, vb = val(fa, 0), val(fb, 0)
-        if op == "*" and order == 2 and not (fa.shape and fb.shape):
-            def zval(g: Field, m: int) -> V:  # a constant's derivative: zeros
-                v = self.fval(g, m, x)
-                return self.share(v) if v is not None else V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
-            return self.product2(va, vb, zval(fa, 1), zval(fb, 1), zval(fa, 2), zval(fb, 2), d)
+        if op == "*" and order == 2 and not (fa.shape and fb.shape):  # as a • b, with one of them scalar
+            return self.fval_bilinear("*", [fa, fb], 2, x, d)  # type: ignore[return-value]
         if order == 0:
             if op == "/":
                 return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
@@ -1042,38 +1039,12 @@ class Lowerer:
             first, second = times(ga, inv), (times(q, gb.flat()[0]) if d == 1 else outer(q, gb))
         return ew(lambda p, r: b("-" if op == "/" else "+", p, r, "real"), first, second)
 
-    def product2(self, va: V, vb: V, ga: V, gb: V, ha: V, hb: V, d: int) -> V:
-        """The second derivative of a*b (one of them scalar), as the interpreter's
-        product rule does: ∂k∂m(ab) = a_km b + a b_km + a_k b_m + a_m b_k."""
-        mul = np.frompyfunc(lambda p, q: b("*", p, q, "real"), 2, 1)
-        add = np.frompyfunc(lambda p, q: b("+", p, q, "real"), 2, 1)
-
-        def ax(v: V, *idx) -> np.ndarray:  # one component of the derivative axes
-            return _as_arr(v.comps[(Ellipsis,) + idx] if d > 1 else v.comps)
-        n = d if d > 1 else 1
-        a0, b0 = _as_arr(va.comps), _as_arr(vb.comps)
-        rows = []
-        for k in range(n):
-            row = []
-            for m in range(n):
-                t = add(add(mul(ax(ha, k, m), b0), mul(a0, ax(hb, k, m))),
-                        add(mul(ax(ga, k), ax(gb, m)), mul(ax(ga, m), ax(gb, k))))
-                row.append(_as_arr(t))
-            rows.append(row)
-        if d == 1:
-            return V(rows[0][0], "real")
-        out = np.empty(rows[0][0].shape + (n, n), dtype=object)
-        for k in range(n):
-            for m in range(n):
-                out[..., k, m] = rows[k][m]
-        return V(out, "real")
-
     def fval_bilinear(self, op: str, parts: list, order: int, x: V, d: int) -> V | None:
         """``a • b``, ``a ⊗ b``, ``a × b``, ``a : b`` of fields (or a field and a tensor),
         by the product rule to second order, as the interpreter's ``Lifted._bilinear``."""
         if order > 2:
             raise Unsupported(f"derivatives of a field product {op} past the second")
-        fn = _BILINEAR[op]
+        fn = _BILINEAR.get(op, _scalar_times)
         cache: dict = {}
 
         def part(i: int, k: int):
@@ -1447,6 +1418,11 @@ def _bmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
         for j in np.ndindex(*q.shape):
             out[i + j] = b("*", p[i], q[j], "real")
     return out
+
+
+def _scalar_times(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """p q, one of them a scalar (0-d)."""
+    return _as_arr(np.frompyfunc(lambda u, w: b("*", u, w, "real"), 2, 1)(p, q))
 
 
 def _contract(p: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
