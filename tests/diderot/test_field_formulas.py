@@ -133,7 +133,7 @@ STACK = {
 
 
 def test_stacked_fields_and_clerp_with_bounds_in_either_order(tmp_path):
-    backend = "interp"  # (the C executor does not lower stacked fields: runs use the interpreter)
+    backend = "interp"  # (the C executor runs it too: tests/diderot/test_field_ops_c.py)
     _ramp(tmp_path / "ramp.nrrd")
     res = program((HERE / "stack.diderot").read_text(), str(tmp_path)).run({}, backend=backend)
     for name, want in STACK.items():
