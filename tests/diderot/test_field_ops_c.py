@@ -135,3 +135,50 @@ def test_programs_that_ran_in_the_interpreter_now_run_in_c_with_diderots_numbers
     assert np.allclose(numbers(got["products.diderot"].printed), numbers(PRODUCTS), rtol=1e-10, atol=1e-10)
     for name, want in STACK.items():
         assert np.allclose(got["stack.diderot"].outputs[name], want, rtol=1e-10, atol=1e-12), name
+
+
+HEAD3 = """#version 2.0
+input image(3)[] vol;
+input image(1)[] ramp;
+field#4(3)[] F = c4hexic ⊛ vol;
+field#2(1)[] R = bspln3 ⊛ ramp;
+field#2(3)[3,3] H = ∇⊗∇F;
+field#2(3)[] D = det(H) + trace(H)/(F + 4.0);
+field#1(3)[3,3] I = inv(H);
+field#2(1)[] Q = R/(R + 2.0) + 1.0/R;
+strand s (int i) {
+  output vec3 g = [0,0,0];
+  output tensor[3,3,3] ig = [[[0,0,0],[0,0,0],[0,0,0]],[[0,0,0],[0,0,0],[0,0,0]],[[0,0,0],[0,0,0],[0,0,0]]];
+  output vec3 q = [0,0,0];
+  update {
+    vec3 x = [1.4 + 0.08*real(i), 1.5 + 0.06*real(i), 2.9 - 0.07*real(i)];
+    real t = 1.2 + 0.13*real(i);
+    g = ∇D(x); ig = ∇⊗I(x); q = [Q(t), ∇Q(t), ∇∇Q(t)];
+    stabilize;
+  }
+}
+create_array { s(i) | i in 0..19 }
+"""
+
+
+@needs_cc
+@pytest.mark.slow
+@pytest.mark.parametrize("bad", [False, True])
+def test_three_by_three_matrix_fields_and_one_d_quotients_agree(bad):
+    rng = np.random.default_rng(7)
+    n = 12
+    ax = np.linspace(-1, 1, n)
+    xx, yy, zz = np.meshgrid(ax, ax, ax, indexing="ij")
+    data = 1.0 + np.cos(1.9 * xx) * np.sin(1.3 * yy + 0.2) + 0.5 * zz ** 2 + 0.02 * rng.standard_normal((n, n, n))
+    ramp = 1.0 + 0.5 * np.sin(np.arange(16) * 0.7)
+    if bad:
+        data[4, 6, 8], data[7, 7, 7], ramp[5] = np.nan, np.inf, -np.inf
+    vol = make_image(data, 3, world=np.diag([0.4, 0.4, 0.4, 1.0]))
+    p = strands(check(parse_program(HEAD3)))
+    assert strand_plan(p.checked)[1] is None
+    values = {"vol": vol, "ramp": make_image(ramp, 1)}
+    a, c = p.run(values, backend="interp"), p.run(values, backend="c")
+    same(a, c)
+    for name in ("g", "ig", "q"):
+        o = a.outputs[name]
+        assert np.isfinite(o).all() != bad, name  # inside everywhere; the ⊥ and ∞ samples reach some
