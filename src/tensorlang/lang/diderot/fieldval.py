@@ -180,7 +180,7 @@ class Lifted(Field):
             return _scale(a.value(x, order), b, op, order, self.dim)
         if op == "*" and not isinstance(a, Field):
             return _scale(b.value(x, order), a, "*", order, self.dim)
-        if op == "*" and order >= 2:
+        if op == "*":  # a scalar field times a tensor field: ∇(sV) = V ⊗ ∇s + s ∇V, axis by axis
             return self._bilinear(x, order, _mul)
         if order > 1:  # a/b = a * (1/b)
             return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
