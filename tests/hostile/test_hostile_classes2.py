@@ -55,3 +55,28 @@ def test_a_field_expression_below_the_bound_still_probes():
     doubled = _doubled(field, 6)  # 127 operations
     assert doubled.size < MAX_FIELD_NODES
     np.testing.assert_allclose(doubled.probe(np.array([[1.0, 1.5]])), [64.0])
+
+
+DASK_PROGRAM = ("in var X : [N p]\nout var C : [p p]\nout var s : [p]\n"
+                "C[i,j] = sum(r) X[r,i] * X[r,j]\ns[i] = sum(r) X[r,i]")
+ROWS = np.arange(30.0).reshape(10, 3)
+
+
+@pytest.fixture(scope="module")
+def summing():
+    pytest.importorskip("dask")
+    return tl.compile(DASK_PROGRAM, params={"p": 3})
+
+
+@pytest.mark.parametrize("chunks", [11, 10**3, 2**63, 10**30, np.int64(2**62)])
+def test_a_chunk_length_beyond_the_batch_is_one_chunk(summing, chunks):
+    result = summing.dask(X=ROWS, batch="N", chunks=chunks)
+    np.testing.assert_allclose(result["C"].compute(), ROWS.T @ ROWS)
+    np.testing.assert_allclose(result["s"].compute(), ROWS.sum(axis=0))
+
+
+@pytest.mark.parametrize("inputs", [[ROWS], ROWS, "X", 3, ("X", ROWS)])
+def test_dask_inputs_that_are_no_mapping_are_an_input_error(summing, inputs):
+    with pytest.raises(tl.TensorLangError) as err:
+        summing.dask(inputs, batch="N")
+    assert err.value.code == "input"
