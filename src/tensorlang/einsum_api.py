@@ -167,7 +167,7 @@ einsum.__signature__ = _signature(  # type: ignore[attr-defined]
 def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, backend: str = "auto"):
     key = None
     if out is None and dtype is None and order == "K" and casting == "safe" and operands \
-            and operands[0].__class__ is str and optimize in _OPTIMIZE:
+            and operands[0].__class__ is str and _plain(optimize):
         key = _key(operands[0], operands[1:], backend)
         if key is not None:
             key += (optimize,)
@@ -180,6 +180,13 @@ def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize
 #: numpy's ``optimize`` values that need no checking (a path given as a list does; numpy
 #: checks it)
 _OPTIMIZE = (False, True, "greedy", "optimal")
+
+
+def _plain(optimize) -> bool:
+    """Whether ``optimize`` is one of _OPTIMIZE itself: numpy tells ``False`` and ``True``
+    from 0, 1, 0.0 and ``np.False_`` (which it refuses with a TypeError), so ``in``
+    (equality) would accept what numpy does not."""
+    return optimize is False or optimize is True or (optimize.__class__ is str and optimize in _OPTIMIZE)
 
 
 #: The most operands numpy's exhaustive 'optimal' path search is asked to order: a ring
@@ -234,7 +241,7 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
     def by_numpy():
         return _numpy(operands, out, dtype, order, casting, optimize)
 
-    if not operands or optimize not in _OPTIMIZE:
+    if not operands or not _plain(optimize):
         return by_numpy()  # numpy's errors, numpy's check of a given path
     if backend != "auto":
         resolve_backend(backend)  # an unknown or unavailable back end is error[backend], not numpy

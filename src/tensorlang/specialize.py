@@ -311,6 +311,8 @@ class SymbolicKernel(ProgramInterface):
         run_chunked = targets.get("dask").chunked
         assert run_chunked is not None, "the dask target runs chunks"
 
+        if inputs is not None and not isinstance(inputs, Mapping):
+            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
         given = {**(dict(inputs) if inputs is not None else {}), **arrays}
         verdict, batch = self.batch_verdict(batch)
         shapes = self.checked.context.shapes

@@ -42,6 +42,12 @@ _NAMES = itertools.count(1)
 _CONSTS = itertools.count(1)
 
 
+#: The most operations a field expression may hold, counted as a tree: the lowering copies
+#: a subexpression for each of its uses, so ``G = G + G`` repeated n times is 2^n leaves
+#: (measured: 2^12 took 2 s to probe, 2^16 17 s, 2^25 never ended).
+MAX_FIELD_NODES = 4096
+
+
 def _fresh(base: str = "i") -> str:
     return f"{base}{next(_NAMES)}"
 
@@ -60,6 +66,9 @@ class Field:
     constants: Mapping[str, np.ndarray] = dataclass_field(default_factory=dict)
     #: an upper bound on the body's nesting depth (bounded by MAX_DEPTH, as programs are)
     depth: int = 1
+    #: the body's size as a tree (a subexpression used twice counts twice: the lowering
+    #: copies it), bounded by MAX_FIELD_NODES
+    size: int = 1
     _cache: dict = dataclass_field(default_factory=dict, repr=False)
 
     #: numpy defers to the Field's own operators (``array + F`` is a lifted sum, not an
@@ -206,9 +215,9 @@ def _pair(a, b) -> tuple[Field, Field]:
     fa, fb = _lift(a, dim), _lift(b, dim)
     # a constant field (no image) takes the dimension of the field it meets
     if not fa.images and fb.images:
-        fa = Field(fa.body, fa.out, fa.shape, fb.dim, fa.continuity, {}, fa.constants, fa.depth)
+        fa = Field(fa.body, fa.out, fa.shape, fb.dim, fa.continuity, {}, fa.constants, fa.depth, fa.size)
     elif not fb.images and fa.images:
-        fb = Field(fb.body, fb.out, fb.shape, fa.dim, fb.continuity, {}, fb.constants, fb.depth)
+        fb = Field(fb.body, fb.out, fb.shape, fa.dim, fb.continuity, {}, fb.constants, fb.depth, fb.size)
     if fa.dim != fb.dim:
         raise error("shape", f"fields of dimension {fa.dim} and {fb.dim} cannot be combined", rule="field-dim")
     return fa, fb
@@ -234,7 +243,11 @@ def _make(parts: tuple[Field, ...], body: ir.Expr, out: tuple[str, ...], shape: 
     depth = max(p.depth for p in parts) + 4  # an operator adds at most 4 levels (Σ, *, ∂, a selector)
     if depth > MAX_DEPTH:
         raise error("too-large", f"the field expression is nested too deeply (more than {MAX_DEPTH} levels)")
-    return Field(body, out, shape, parts[0].dim, k, images, constants, depth)
+    size = sum(p.size for p in parts) + 1
+    if size > MAX_FIELD_NODES:
+        raise error("too-large", f"the field expression has more than {MAX_FIELD_NODES} operations once each "
+                                 f"use of a shared subexpression is counted (F = F + F doubles it)")
+    return Field(body, out, shape, parts[0].dim, k, images, constants, depth, size)
 
 
 def _with(f: Field, body: ir.Expr) -> Field:

@@ -87,7 +87,7 @@ def check_chunks(chunks, length: int):
     if _is_int(chunks):
         if chunks < 1:
             raise error("input", f"chunks is a positive chunk length, got {chunks!r}")
-        return int(chunks)
+        return min(int(chunks), max(length, 1))  # longer than the batch: one chunk (10**30 broke dask)
     if isinstance(chunks, (tuple, list)) and chunks and all(_is_int(n) and n >= 1 for n in chunks):
         if sum(chunks) != length:
             raise error("input", f"chunks {tuple(chunks)} add up to {sum(chunks)}, but the batch has {length} elements (chunks= are lengths along the batch only, not a chunk shape as dask's: chunks={chunks[0]} cuts it into chunks of {chunks[0]})")
