@@ -729,7 +729,7 @@ def _div(a, b):
 
 _BINARY: dict[str, Callable] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
-    "%": math.fmod, "^": _pow, "•": _dot, ":": _colon, "⊗": np.multiply.outer, "×": _cross,
+    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, "•": _dot, ":": _colon, "⊗": np.multiply.outer, "×": _cross,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
