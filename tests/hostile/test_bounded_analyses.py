@@ -16,6 +16,7 @@ import pytest
 
 import tensorlang as tl
 from fuzz import oracle
+from hostile.test_large_programs import chain
 from tensorlang.analysis import structure
 from tensorlang.passes import order
 
@@ -112,15 +113,6 @@ def test_the_path_search_is_bounded_for_every_operand_count():
     assert all(order.strategy(n) == "greedy" for n in range(order.DP_UP_TO + 1, 200))
 
 
-def _chain(statements: int) -> str:
-    lines = ["in var x : [4 4] symmetric", "out var y : [4 4]"]
-    lines += [f"var t{k} : [4 4]" for k in range(statements)]
-    lines.append("t0 = x")
-    lines += [f"t{k}[i,j] = t{k - 1}[j,i] + x[i,j]" for k in range(1, statements)]
-    lines.append(f"y = t{statements - 1}")
-    return "\n".join(lines) + "\n"
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("statements", [10, structure.MAX_INFER_STATEMENTS - 2, 10**4])
 def test_the_structure_analysis_of_many_statements_is_bounded(statements):
@@ -131,7 +123,7 @@ def test_the_structure_analysis_of_many_statements_is_bounded(statements):
     from tensorlang.pipeline import _inferred
 
     with oracle.no_hang(f"{statements} statements"):
-        program = LANGUAGE.lower(tl.check(_chain(statements)))
+        program = LANGUAGE.lower(tl.check(chain(statements)))
         if len(program.statements) <= structure.MAX_INFER_STATEMENTS:
             assert structure.infer(program)["y"].groups == ((0, 1),)
         else:
@@ -143,7 +135,7 @@ def test_the_structure_analysis_of_many_statements_is_bounded(statements):
 
 def test_a_program_of_many_statements_compiles():
     with oracle.no_hang("1000 statements"):
-        k = tl.compile(_chain(1000), backend="numpy")
+        k = tl.compile(chain(1000), backend="numpy")
     x = np.arange(16.0).reshape(4, 4)
     x = x + x.T
     assert np.allclose(k(x=x)["y"], 1000 * x)

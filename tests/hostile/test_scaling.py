@@ -10,23 +10,11 @@ import numpy as np
 import pytest
 
 import tensorlang as tl
-from fuzz import oracle
+from hostile.test_bounded_analyses import _refused_or_fine
 from tensorlang import limits
 from tensorlang.ein import ir
 
 SIZES = [10**6, 10**9, 10**12, 10**15, 10**18]
-
-
-def _refused_or_fine(fn, what: str):
-    """``fn()`` returns, or raises a clean error[too-large] or error[input]; within
-    oracle's hang guard."""
-    with oracle.no_hang(what):
-        try:
-            return fn()
-        except tl.TensorLangError as exc:
-            oracle.assert_clean(exc)
-            assert exc.code in ("too-large", "input"), exc.render()
-            return exc
 
 
 def _text_programs(n: int) -> dict[str, str]:
