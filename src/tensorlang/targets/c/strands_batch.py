@@ -243,9 +243,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
         part = _Sums(out, q, d, taps, comp, c, memo)
         base = 0
         for o in range(top + 1):
-            for axes in itertools.product(range(d), repeat=o):
-                counts = tuple(axes.count(a) for a in range(d))
-                flat = sum(ax * d ** (o - 1 - k) for k, ax in enumerate(axes))
+            for counts, flat in P.derivative_components(d, o):
                 out.append(f"{q}double r{base + c * d ** o + flat} = {part(0, counts, ())};")
             base += vox * d ** o
     # to world space where the map is not the identity: each order, axis after axis
@@ -259,7 +257,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
             for c in range(vox):
                 for axes in itertools.product(range(d), repeat=o):
                     def at(ax: tuple, c: int = c, o: int = o) -> int:
-                        return c * d ** o + sum(x * d ** (o - 1 - i) for i, x in enumerate(ax))
+                        return c * d ** o + P.axes_offset(ax, d)
                     terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
                     out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
         base += n

@@ -30,6 +30,17 @@ PRELUDE = (TYPEDEF + "\n"
            "static inline int64_t tl_pmod(int64_t a, int64_t p) { int64_t r = a % p; return r < 0 ? r + p : r; }\n")
 
 
+def axes_offset(axes: tuple, d: int) -> int:
+    """Where derivative component ``axes`` sits in its order's block (the last axis fastest)."""
+    return sum(x * d ** (len(axes) - 1 - i) for i, x in enumerate(axes))
+
+
+def derivative_components(d: int, order: int):
+    """(times each axis is differentiated, offset) of each component, in storage order."""
+    for axes in itertools.product(range(d), repeat=order):
+        yield tuple(axes.count(a) for a in range(d)), axes_offset(axes, d)
+
+
 def _derive(coeffs: tuple[float, ...], m: int) -> list[float]:
     c = [float(x) for x in coeffs]
     for _ in range(m):
@@ -290,9 +301,7 @@ def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int
             out.append(f"{loop}}}")
     base = 0
     for o in range(top + 1):
-        for axes in itertools.product(range(d), repeat=o):
-            counts = tuple(axes.count(a) for a in range(d))
-            flat = sum(ax * d ** (o - 1 - k) for k, ax in enumerate(axes))
+        for counts, flat in derivative_components(d, o):
             out.append(f"{r}{cache}[{base} + c * {d ** o} + {flat}] = {name(0, counts)};")
         base += sizes[o]
     out.append(f"{q}}}")
@@ -315,7 +324,7 @@ def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
         for c in range(vox):
             for axes in itertools.product(range(d), repeat=order):
                 def at(ax, c=c):
-                    return c * d ** order + sum(x * d ** (order - 1 - i) for i, x in enumerate(ax))
+                    return c * d ** order + axes_offset(ax, d)
                 terms = " + ".join(f"im->m[{4 * a + axes[k]}] * tw[{at(axes[:k] + (a,) + axes[k + 1:])}]"
                                    for a in range(d))
                 out.append(f"{pad}res[{at(axes)}] = {terms};")
