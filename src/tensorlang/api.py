@@ -185,31 +185,7 @@ def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
     shapes and compiles once per binding); a Diderot program, a
     :class:`~tensorlang.strands.StrandRun`: call it with its inputs by name (docs/diderot.md).
-
-    ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
-    on one thread.
-    ``pad=M`` (000 section 4; M a power of two, or ``"auto"`` for the SIMD width) makes
-    the C back end pad every buffer to multiples of M with zeros (docs/c-backend.md,
-    "Padding"); results are then views of the padded buffers.  The numpy and interp back
-    ends accept ``pad`` and ignore it.  ``params``
-    gives values to symbolic sizes (``{"n": 5}``; docs/language.md).
-    ``opt=False`` runs the program as lowered, without the optimizer's passes, and
-    ``skip_passes`` names passes to leave out and rewrite rules to switch off
-    (docs/optimizer.md); the interpreter never optimizes.
-    ``check_structure=True`` checks at every call that the inputs keep the structure
-    the program promises (STUR's unique sets and redundancy maps; docs/structure.md).
-    ``fma=True`` (the default, as BLAS, XLA and numba do) lets the C back end compute
-    each multiply-add of a sum, ``x + a*b``, as one fused multiply-add (one rounding
-    instead of two): faster, within the rounding bound for finite values, ⊥ and ±inf
-    inputs giving what they give unfused; only a product of finite numbers that
-    overflows (or underflows) is not rounded on its own (docs/optimizer.md, "Fused
-    multiply-add", says exactly what may differ).  ``fma=False`` rounds every product
-    as the reference does.  The numpy and interp back ends accept it and ignore it.
-    ``allow_missing=True`` lets a call of a program without ``in``/``out`` qualifiers
-    leave out a variable the program reads before assigning it: it starts as ⊥ (NaN),
-    as 000 section 5 has it; by default that is error[input] naming the variable
-    (docs/api.md, "Inputs of a program without qualifiers").
-    """
+    Every keyword is described in docs/api.md; a bad value is error[input]."""
     source, lang = languages.load(source_or_path, lang)
     if getattr(languages.get(lang), "strands", None) is not None:  # a strand program (Diderot's)
         return StrandRun.compile(languages.get(lang), source, check_threads(threads) or None)

@@ -1,25 +1,8 @@
 """``tl.einsum``, ``tl.contract_expression`` and ``tl.einsum_path``: numpy's and
-opt_einsum's interface, compiled and cached.
-
-A call is looked up in an in-process cache keyed by the subscripts, each operand's shape,
-dtype and layout (C-ordered or not), which operands are the same array object, and the
-back end.  A hit runs the compiled kernel's C caller (targets/c/callext.py) or its fast path and
-nothing else, so a repeated call pays only the per-call cost.  A miss reads the
-subscripts against the shapes (the einsum front end, ``lang/einsum``: numpy's rules and
-errors), lowers them to one EIN statement, compiles that with the one driver
-(``tensorlang.pipeline``) and stores a *runner* for the key.
-
-What is not compiled goes to ``numpy.einsum`` unchanged, so results and errors are
-numpy's: dtypes other than float32/float64 (integers, complex, bool, object, float16),
-single-operand calls (numpy returns views for them: ``ii->i``, ``ij->ji``), empty
-dimensions, ``out=``/``dtype=``/``order='F'``/``casting=`` requests the compiled path
-cannot honour exactly.  Invalid subscripts raise :class:`EinsumError` (a ValueError) where
-numpy raises ValueError, with a message naming the operand and the dimension.
-
-Symmetry (no peer does this): a call whose operands are all one array object is compiled
-with that array as the kernel's one input, so the schedule sees a product of one tensor
-with itself: a Gram step where it is Gram-like (``ni,nj->ij``, ``ni,nj,nk->ijk``...;
-schedule/steps.py ``GramStep``), as for the same product in ``.tl``.
+opt_einsum's interface, compiled (``lang/einsum`` reads the call, ``tensorlang.pipeline``
+compiles it) and cached per subscripts, shapes, dtypes, layouts, operand identity and
+back end.  What is compiled, what numpy computes, the cache and the symmetric routes:
+docs/einsum.md.
 """
 
 from __future__ import annotations

@@ -707,13 +707,8 @@ class Kernel(ProgramInterface):
     # --------------------------------------------------------------- inspection
     @guard
     def ir(self, stage: str = "ast") -> str:
-        """The program at a stage: ``ast`` as parsed, ``tl`` as the equivalent
-        model-language program (for a ``.cfd`` or other dialect program), ``ein`` in index
-        notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
-        (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
-        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md);
-        ``schedule`` the steps (BLAS or loops, and why) and buffers the targets run,
-        ``loops`` the loop IR of the loop steps (docs/c-backend.md)."""
+        """The program at a stage (``stages.IR_STAGES``; docs/api.md, "Looking inside",
+        and docs/cli.md, ``--emit``)."""
         show_stage = stages.IR_STAGES.get(stage) if isinstance(stage, str) else None  # [..] is unhashable
         if show_stage is None:
             raise error("backend", f"stage {stage!r} is not available in this version "

@@ -1,21 +1,9 @@
 """Kernels for programs with symbolic sizes: bind at call time, specialise, cache.
 
-``tl.compile("in var A : [n m] ...")`` checks the program once with its symbols
-(:mod:`tensorlang.semantics.sizes`) and returns a :class:`SymbolicKernel`.  A call binds
-every symbol from the shapes of the arrays it is given (inputs, then ``out=`` arrays),
-and runs the :class:`~tensorlang.kernel.Kernel` compiled for that binding: the program
-with the values in its declarations, lowered, optimised and compiled as any other, so its
-loops have constant bounds.  Specialisations are kept in memory per kernel (the most
-recent :data:`MAX_SPECIALIZATIONS`), and the C target's compile cache keeps their code on
-disk, so a new shape compiles once and every later call with it pays the fast path plus
-one table lookup.
-
-Binding rules (docs/language.md, "Symbolic sizes"): two arrays that give one symbol
-different values are error[input] naming the symbol, both arrays and both sizes; a
-symbol no array determines (a size only results have) takes its value from ``params=``
-at compile time (``--param``), else error[input]; a binding that breaks a range
-condition of the program (a fixed position ``A[i, 3]`` in a dimension of extent ``n``
-needs n >= 3) is error[input] saying which.
+A :class:`SymbolicKernel` binds every symbol from the shapes of a call's arrays and runs
+the :class:`~tensorlang.kernel.Kernel` compiled for that binding (the most recent
+:data:`MAX_SPECIALIZATIONS` kept in memory).  The binding rules and their errors:
+docs/language.md, "Symbolic sizes".
 """
 
 from __future__ import annotations
@@ -298,16 +286,9 @@ class SymbolicKernel(ProgramInterface):
     @guard
     def dask(self, inputs: Mapping[str, object] | None = None, *, batch: str | None = None, chunks=None,
              split_every: int = 8, **arrays) -> dict:
-        """The results as dask arrays, computed chunk by chunk along the batch size.
-
-        ``batch`` names the symbolic size that is the batch (default: the program's only
-        size); the program must be data-parallel along it (:mod:`tensorlang.analysis.batch`
-        says why not otherwise).  Inputs that have the batch may be dask arrays (their
-        chunks along the batch are kept) or numpy arrays (cut into ``chunks``); the other
-        inputs are numpy arrays.  Results that have the batch are concatenated from the
-        chunks; results that are sums over the batch are a tree reduction of the chunks'
-        partial sums.  Inputs are given by keyword or, for names that clash with the
-        options, in ``inputs``."""
+        """The results as dask arrays, computed chunk by chunk along the batch size (a
+        symbolic size; default: the one the program is data-parallel along): docs/dask.md.
+        Inputs are given by keyword or, for names that clash with the options, in ``inputs``."""
         run_chunked = targets.get("dask").chunked
         assert run_chunked is not None, "the dask target runs chunks"
 
