@@ -11,7 +11,7 @@ import operator
 
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
-from .errors import Source, TensorLangError, check_flag, guard, signature_checked
+from .errors import Source, TensorLangError, check_flag, guard, is_integer, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
@@ -37,7 +37,7 @@ def check_params(params) -> dict[str, int]:
         if not isinstance(name, str) or not name.isidentifier():
             raise TensorLangError("input", f"parameter names must be identifiers, got {name!r}")
         # numbers.Integral admits numpy's integers (np.int64(3)); bool is no size
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        if not is_integer(value, 1):
             raise TensorLangError("input", f"parameter {name!r} must be a positive integer, got {value!r}")
         checked[name] = int(value)
     return checked

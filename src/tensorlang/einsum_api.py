@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -19,7 +18,7 @@ from . import lang as languages
 from . import limits
 from .api import compile_checked, compile_options
 from .ein import ir
-from .errors import Source, TensorLangError, check_keywords, signature_checked
+from .errors import Source, TensorLangError, check_keywords, is_integer, signature_checked
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
 
@@ -551,7 +550,7 @@ def _shape_of(shape) -> tuple[int, ...]:
         dims = tuple(shape)
     except TypeError:
         raise EinsumError(f"contract_expression takes shapes (tuples of integers), got {shape!r}") from None
-    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0 for n in dims):
+    if not all(is_integer(n, 0) for n in dims):
         raise EinsumError(f"a shape is a tuple of non-negative integers, got {shape!r}")
     return tuple(int(n) for n in dims)
 
@@ -569,7 +568,7 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
         raise EinsumError("contract_expression takes the subscripts as a string")
     fixed: dict[int, np.ndarray] = {}
     for k in constants or ():
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 0 <= int(k) < len(shapes):
+        if not is_integer(k, 0, len(shapes) - 1):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
         fixed[int(k)] = np.asarray(shapes[k])
     return ContractExpression(subscripts, shapes, fixed, backend)

@@ -10,6 +10,7 @@ other exception type is meant to reach a user: the boundaries (``tensorlang.comp
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 #: The stable codes of SPEC section 5, plus the few this project adds (see docs/errors.md).
@@ -299,6 +300,11 @@ def check_flag(name: str, value) -> bool:
     if not isinstance(value, bool):
         raise error("input", f"{name} must be True or False, got {value!r}")
     return value
+
+
+def is_integer(value, low: int, high: float = float("inf")) -> bool:
+    """Whether ``value`` is an integer (numpy's too, never a bool) from ``low`` to ``high``."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and low <= int(value) <= high
 
 
 #: Expressions nested deeper than this are rejected after parsing (error[too-large]).

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import os
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import lang, limits, pipeline, stages
-from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard
+from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard, is_integer
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -58,7 +57,7 @@ def check_threads(threads) -> int:
     integer in 1..MAX_THREADS, anything else is error[input]."""
     if threads is None:
         return 0
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= int(threads) <= MAX_THREADS:
+    if not is_integer(threads, 1, MAX_THREADS):
         raise TensorLangError(
             "input", f"threads must be an integer from 1 to {MAX_THREADS} (or None for the default), got {threads!r}")
     return int(threads)
@@ -134,6 +133,13 @@ class ProgramInterface:
         count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
         return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
+
+    @staticmethod
+    def _inputs_dict(inputs) -> dict:
+        """``run``'s and ``dask``'s ``inputs`` as a dict; anything but a mapping is error[input]."""
+        if not isinstance(inputs, Mapping):
+            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        return dict(inputs)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -562,10 +568,8 @@ class Kernel(ProgramInterface):
         Python keywords).  ``compressed=True`` returns every result in compressed form
         (:class:`tensorlang.analysis.structure.Compressed`: its unique entries, their
         positions, and where every other entry comes from; ``.dense()`` rebuilds it)."""
-        if not isinstance(inputs, Mapping):
-            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        arrays = self._inputs_dict(inputs)
         check_flag("compressed", compressed)
-        arrays = dict(inputs)
         results = self._fast_paths(arrays, out)
         results = results if results is not None else self._call(arrays, out)
         return self._compressed(results) if compressed else results

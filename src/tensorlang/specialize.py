@@ -23,7 +23,7 @@ from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
-from .errors import Source, TensorLangError, error, guard
+from .errors import Source, TensorLangError, error, guard, is_integer
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
@@ -160,8 +160,7 @@ class SymbolicKernel(ProgramInterface):
             compressed: bool = False) -> dict:
         """``k.run({"A": a})``: the inputs in a dict, as :meth:`Kernel.run` (``compressed``
         too)."""
-        if not isinstance(inputs, Mapping):
-            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        inputs = self._inputs_dict(inputs)
         return self.for_inputs(inputs, out, complete=True).run(inputs, out, compressed)
 
     @guard
@@ -239,7 +238,7 @@ class SymbolicKernel(ProgramInterface):
         if missing:
             raise error("input", f"specialize needs a value for every size; missing {', '.join(missing)}")
         for name, value in sizes.items():
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            if not is_integer(value, 1):
                 raise error("input", f"size {name!r} must be a positive integer, got {value!r}")
         return self._specialization({s: int(sizes[s]) for s in self.symbols})
 
@@ -292,9 +291,7 @@ class SymbolicKernel(ProgramInterface):
         run_chunked = targets.get("dask").chunked
         assert run_chunked is not None, "the dask target runs chunks"
 
-        if inputs is not None and not isinstance(inputs, Mapping):
-            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        given = {**(dict(inputs) if inputs is not None else {}), **arrays}
+        given = {**(self._inputs_dict(inputs) if inputs is not None else {}), **arrays}
         verdict, batch = self.batch_verdict(batch)
         shapes = self.checked.context.shapes
         self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
