@@ -98,16 +98,8 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
         raise exc.with_source(source) from None
 
 
-def compile_options(
-    backend: str = "auto",
-    dtype="float64",
-    pad: int | str | None = None,
-    threads: int | None = None,
-    opt: bool = True,
-    skip_passes=(),
-    fma: bool = True,
-    allow_missing: bool = False,
-) -> Options:
+def compile_options(backend: str = "auto", dtype="float64", pad: int | str | None = None, threads: int | None = None,
+                    opt: bool = True, skip_passes=(), fma: bool = True, allow_missing: bool = False) -> Options:
     """The one place the compile keywords are checked and made an :class:`Options`
     record (``tl.compile``, the CLI, einsum and the builder all go through it); each
     value as :func:`tensorlang.compile` documents it, error[input] otherwise."""
@@ -167,20 +159,10 @@ def check(source_or_path, lang: str | None = None, params=None, core: bool = Fal
 
 
 @guard
-def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
-    source_or_path,
-    backend: str = "auto",
-    dtype="float64",
-    pad: int | str | None = None,
-    threads: int | None = None,
-    lang: str | None = None,
-    params=None,
-    opt: bool = True,
-    skip_passes=(),
-    check_structure: bool = False,
-    fma: bool = True,
-    allow_missing: bool = False,
-) -> Kernel | SymbolicKernel | StrandRun:
+def compile(source_or_path, backend: str = "auto", dtype="float64", pad: int | str | None = None,  # noqa: A001 - SPEC 7's name
+            threads: int | None = None, lang: str | None = None, params=None, opt: bool = True, skip_passes=(),
+            check_structure: bool = False, fma: bool = True, allow_missing: bool = False,
+            ) -> Kernel | SymbolicKernel | StrandRun:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
     shapes and compiles once per binding); a Diderot program, a

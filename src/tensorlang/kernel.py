@@ -658,17 +658,11 @@ class Kernel(ProgramInterface):
         except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way
             raise error("input", f"input {name!r} cannot be read as an array ({exc})", self._decl_span(name)) from None
         if arr.dtype.kind not in "biuf":
-            raise error(
-                "input",
-                f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
-                self._decl_span(name),
-            )
+            raise error("input", f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
+                        self._decl_span(name))
         if arr.shape != expected:
-            raise error(
-                "input",
-                f"input {name!r} has shape {show(arr.shape)} but is declared {show(expected)}",
-                self._decl_span(name),
-            )
+            raise error("input", f"input {name!r} has shape {show(arr.shape)} but is declared {show(expected)}",
+                        self._decl_span(name))
         return arr
 
     def _validate_out(self, out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
