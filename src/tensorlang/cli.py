@@ -58,8 +58,7 @@ def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
 
 
 def _read_stdin() -> Source:
-    """The program on standard input as bytes (the locale's encoding plays no part),
-    at most the limit of docs/security.md: ``< /dev/zero`` is refused, not read."""
+    """The program on standard input as bytes, bounded (docs/cli.md, "What run reads")."""
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # standard input closed (0<&-) or replaced by a text-only object
         if sys.stdin is None:
@@ -115,9 +114,8 @@ def _diagnostics(exc: TensorLangError) -> list[dict]:
 
 # ------------------------------------------------------------------ run
 def _open_array_file(path: str, name: str | None = None):
-    """An input file opened for reading and whether it is an archive (.npz): a regular
-    file (a FIFO or ``/dev/zero`` is refused before reading) that starts as np.save or
-    np.savez write; anything else is error[input]."""
+    """An input file (a regular one) opened for reading and whether it is an .npz archive;
+    anything but np.save's and np.savez's files is error[input]."""
     fh = os.fdopen(limits.open_regular(path, "input file"), "rb")
     try:
         magic = fh.read(6)
@@ -157,9 +155,8 @@ def _declared(kernel, name: str) -> tuple[int, ...] | None:
 
 
 def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
-    """One array from a .npy stream (a file or an archive's member): its header first,
-    and the shape, dtype and size it declares checked against the program and the memory
-    budget before a byte of data is read or decompressed (docs/security.md)."""
+    """One array from a .npy stream (a file or an archive's member), its header checked
+    before any data is read (docs/cli.md, "What run reads")."""
     where = f"input {name!r} from {path!r}"
     try:
         version = np.lib.format.read_magic(stream)
@@ -403,10 +400,8 @@ def cmd_run(args) -> int:
     return 0
 
 
-#: The reference interpreter's estimated work (the lowered program's flops, analysis/cost.py)
-#: from which ``run --backend interp`` shows progress and suggests ``--backend c``: it
-#: ran about 2e6-2e7 flops a second on the development machine (the interpolation with
-#: n = 3..5), so this is a run of a second or more.
+#: The interpreter's estimated flops from which ``run --backend interp`` shows progress
+#: (docs/cli.md, "Long interpreter runs").
 INTERP_LONG_FLOPS = 10**7
 
 
@@ -418,11 +413,8 @@ def _terminal() -> bool:
 
 
 def _interpreter_progress(args, kernel):
-    """A progress bar over the reference interpreter's statements on stderr (rich), and a
-    hint that ``--backend c`` exists, when ``run --backend interp`` has a lot of work:
-    only on a terminal, never with --quiet or --json, and nothing at all for small
-    programs (the estimate is one walk over the lowered program).  Without rich (it is
-    the bench extra's, not a dependency) there is no bar, only the hint."""
+    """The note and progress bar of docs/cli.md, "Long interpreter runs" (rich draws the
+    bar; without it, the note only)."""
     import contextlib
 
     if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
@@ -459,9 +451,7 @@ def _interpreter_progress(args, kernel):
 
 
 class Timing(NamedTuple):
-    """Seconds of one timed span: on the wall clock and of CPU time (every thread of the
-    process and the compiler it ran: more than the wall where several threads ran, far
-    less where the process waited for CPUs other processes held)."""
+    """Seconds of one timed span, on the wall clock and in CPU time (docs/cli.md, "Timings")."""
 
     wall: float
     cpu: float
@@ -970,16 +960,10 @@ def _print_error(exc: TensorLangError) -> None:
 
 
 def _standard_streams() -> None:
-    """Make the process safe to run in odd environments, before anything else:
-
-    * a standard descriptor (0, 1, 2) that was closed at start (``>&-``, ``2>&-``) gets
-      ``/dev/null``, so that no file opened later (a program, a temporary output, a
-      compiler's pipe) takes its number and receives what was meant for the terminal;
-      Python already set ``sys.stdout``/``sys.stderr`` to None, which :func:`_out` and
-      :func:`_print_error` honour;
-    * a stream whose encoding cannot say everything (an ASCII locale, ``LANG=C`` without
-      Python's UTF-8 mode, ``PYTHONIOENCODING=ascii``) writes ``\\u...`` escapes for what
-      it cannot encode instead of failing with UnicodeEncodeError."""
+    """Before anything else: a standard descriptor closed at start gets ``/dev/null`` (no
+    file opened later takes its number; :func:`_out` and :func:`_print_error` honour
+    Python's None streams), and a stream that cannot encode everything writes escapes
+    (docs/cli.md, "What run reads")."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)

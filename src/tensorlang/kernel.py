@@ -217,12 +217,8 @@ class ProgramInterface:
 
 
 class Kernel(ProgramInterface):
-    """``k(A=a, B=b)`` runs the program and returns a dict of results.
-
-    Results are the ``out`` and ``inout`` variables, or, in a program without
-    qualifiers, the whole final store.  ``out={"C": c}`` writes results into
-    caller-owned arrays (exact shape and dtype) instead of new ones.
-    """
+    """``k(A=a, B=b)`` runs the program and returns a dict of results (docs/api.md,
+    "Calling a kernel")."""
 
     @property
     def threads(self) -> int:
@@ -563,11 +559,9 @@ class Kernel(ProgramInterface):
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
             compressed: bool = False) -> dict:
-        """``k.run({"A": a}, out={"C": c})``: the same as ``k(A=a, out={"C": c})`` with the
-        inputs in a dict, so that any variable name works (``out``, ``self``, names that are
-        Python keywords).  ``compressed=True`` returns every result in compressed form
-        (:class:`tensorlang.analysis.structure.Compressed`: its unique entries, their
-        positions, and where every other entry comes from; ``.dense()`` rebuilds it)."""
+        """``k.run({"A": a}, out={"C": c})``: ``k(A=a, out={"C": c})`` for any variable name;
+        ``compressed=True``: each result as a :class:`~tensorlang.analysis.structure.Compressed`
+        (docs/api.md, "Calling a kernel")."""
         arrays = self._inputs_dict(inputs)
         check_flag("compressed", compressed)
         results = self._fast_paths(arrays, out)
