@@ -821,8 +821,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
     _pad_option(p)
     _fma_option(p)
-    p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    _common(p, dtype_help=None)
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
                    help="check that the inputs keep the structure the program promises (error[structure] at the "
                         "first entry that does not)")
@@ -940,11 +939,7 @@ def _parse_params(items: list[str]) -> dict[str, int]:
 
 def _colour() -> bool:
     """Colour only on a terminal, and never with $NO_COLOR set or TERM=dumb."""
-    try:
-        tty = sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    return _terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def _print_error(exc: TensorLangError) -> None:
