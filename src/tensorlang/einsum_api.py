@@ -86,12 +86,8 @@ _ndarray = np.ndarray
 
 
 def einsum(*operands, **options):
-    """numpy.einsum, compiled: ``tl.einsum("ij,jk->ik", a, b)``.
-
-    Same arguments (``out=None, dtype=None, order='K', casting='safe',
-    optimize=False``), results and errors as ``numpy.einsum``; ``optimize`` is accepted
-    and tensorlang's optimizer picks the contraction order.  ``backend=`` picks the
-    target ("auto": C where a compiler works, else numpy)."""
+    """numpy.einsum, compiled: ``tl.einsum("ij,jk->ik", a, b)``, with numpy's arguments,
+    results and errors, and ``backend=`` (docs/einsum.md)."""
     if not options and len(operands) == 3:  # the hit of a two-operand call, inline
         subscripts, a, b = operands
         if subscripts.__class__ is str and a.__class__ is _ndarray and b.__class__ is _ndarray:
@@ -171,8 +167,7 @@ def _plain(optimize) -> bool:
     return optimize is False or optimize is True or (optimize.__class__ is str and optimize in _OPTIMIZE)
 
 
-#: The most operands numpy's exhaustive 'optimal' path search is asked to order: a ring
-#: of 8 took 0.7 s, of 9 7 s, of 10 55 s (numpy 2, this machine), and of 52 never ends.
+#: The most operands numpy's exhaustive 'optimal' path search is asked to order (docs/einsum.md).
 NUMPY_OPTIMAL_UP_TO = 8
 
 
@@ -445,13 +440,8 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
 # ------------------------------------------------------------------ opt_einsum's interface
 class ContractExpression:
     """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
-    ContractExpression).  ``constants`` are operands fixed at construction.
-
-    It runs what ``tl.einsum`` runs for the same call (the einsum cache's runner, built at
-    construction), with less in front of it: a call tries the C caller (``ordered``: it checks
-    the arrays in C, declines with None), the one-array kernel's first where the first two
-    arrays are one object; the general path (constants, ``out=``, another back end, dtype,
-    shape or layout) checks and reports what is wrong."""
+    ContractExpression), running ``tl.einsum``'s cached runner through its C caller first
+    (docs/einsum.md, "The cache")."""
 
     def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
         self.subscripts = subscripts
@@ -560,10 +550,8 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
                         optimize=True, memory_limit=None):
     """``expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)); expr(a, b)``: the
     contraction compiled once for these shapes (opt_einsum's interface).  ``constants``
-    lists the positions whose entry in ``shapes`` is the array itself.  ``use_blas``,
-    ``optimize`` and ``memory_limit`` are opt_einsum's, accepted so that its calls run
-    unchanged, and ignored: tensorlang's optimizer orders the contraction and its
-    schedule picks BLAS.  Any other keyword is error[input] (also a TypeError)."""
+    lists the positions whose entry in ``shapes`` is the array itself; ``use_blas``,
+    ``optimize`` and ``memory_limit`` are accepted and ignored."""
     if not isinstance(subscripts, str):
         raise EinsumError("contract_expression takes the subscripts as a string")
     fixed: dict[int, np.ndarray] = {}
@@ -577,14 +565,9 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
 # ------------------------------------------------------------------ path
 @signature_checked
 def einsum_path(*operands, optimize=None, einsum_call=False):
-    """The contraction order tensorlang runs, with its flops, in numpy.einsum_path's
-    format: ``(path, report)``, the path as ``['einsum_path', (0, 1), ...]`` and the
-    report numpy prints for that path.
-
-    The order is the optimizer's (each temporary of the optimized program is one
-    contraction of the operands it reads).  With ``optimize`` given (``'greedy'``,
-    ``'optimal'``, ``True``, a path) or for a call tensorlang does not compile, the answer
-    is numpy.einsum_path's own."""
+    """The contraction order tensorlang runs in numpy.einsum_path's format, ``(path,
+    report)``; with ``optimize`` given or for a call numpy computes, numpy's own
+    (docs/einsum.md)."""
     if optimize is None and not einsum_call:
         try:
             path = _our_path(operands)
