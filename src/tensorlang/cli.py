@@ -1,9 +1,6 @@
-"""The ``tensorlang`` command line (SPEC section 6).
-
-Every failure leaves as a rendered diagnostic on stderr with exit status 1 (a rejected
-program, a bad input, a file that cannot be read); usage mistakes exit 2 as argparse
-does.  No traceback reaches the terminal: unexpected errors print one line that asks
-for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for developers.
+"""The ``tensorlang`` command line (SPEC section 6; docs/cli.md).  No traceback reaches
+the terminal: failures exit 1 with a diagnostic, usage mistakes 2, anything unexpected 3
+with one line (``TENSORLANG_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
