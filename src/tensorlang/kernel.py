@@ -134,6 +134,10 @@ class ProgramInterface:
         return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
 
+    def _decl_span(self, name: str):
+        """Where ``name`` is declared (an error about it points there)."""
+        return getattr(self.checked.context.decls.get(name), "name_span", None)
+
     @staticmethod
     def _inputs_dict(inputs) -> dict:
         """``run``'s and ``dask``'s ``inputs`` as a dict; anything but a mapping is error[input]."""
@@ -594,10 +598,6 @@ class Kernel(ProgramInterface):
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         return results
-
-    def _decl_span(self, name: str):
-        decl = self.checked.context.decls.get(name)
-        return getattr(decl, "name_span", None)
 
     def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Every input an accepted name, an array of real numbers of its declared shape,

@@ -223,9 +223,7 @@ class SymbolicKernel(ProgramInterface):
             raise self._error(f"missing input {name!r} of shape {show(self.checked.context[name])}", name)
 
     def _error(self, message: str, name: str) -> TensorLangError:
-        decl = self.checked.context.decls.get(name)
-        span = getattr(decl, "name_span", None)
-        return error("input", message, span).with_source(self.source)
+        return error("input", message, self._decl_span(name)).with_source(self.source)
 
     # ------------------------------------------------------------ specialising
     @guard
