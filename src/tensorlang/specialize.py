@@ -37,12 +37,8 @@ SYMBOLIC_STAGES = ("ast", *lang.VIEWS)
 
 
 class SymbolicKernel(ProgramInterface):
-    """A kernel for every binding of its program's symbolic sizes.
-
-    ``k(A=a, u=u)`` binds the sizes from the arrays' shapes and runs the specialisation
-    for them; ``k.specialize(n=8)`` gives that :class:`Kernel` directly;
-    ``k.specializations()`` lists the bindings compiled so far.
-    """
+    """A kernel for every binding of its program's symbolic sizes (docs/api.md: ``k(A=a)``,
+    ``k.specialize(n=8)``, ``k.specializations()``)."""
 
     def __init__(self, language: lang.Language, checked: CheckedProgram, source, options: Options,
                  params: Mapping[str, int] | None = None):
@@ -381,14 +377,10 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def cost_report(self) -> str:
-        """``tensorlang analyze`` without values: each statement's flops and bytes as
-        polynomials in the sizes.  The program is lowered at stand-in values for the
-        symbols (primes no other extent of the program equals), each extent read back
-        as its symbol, or as its size expression's polynomial (``p+p*p``); lowering at a
-        second set of stand-ins must give the same polynomials.  Where it does not (the
-        lowered program's form depends on a size's value: ``vec`` of ``[M p p]`` is p
-        pieces), error[input] names the sizes to give values to; where the program does not
-        lower at the stand-ins, the lowering's error says so and asks for values."""
+        """``tensorlang analyze`` without values (docs/cli.md): each statement's flops and
+        bytes as polynomials, from the program lowered at two sets of stand-in values
+        (primes no other extent equals), each extent read back as its symbol or its size
+        expression's polynomial; the two must agree."""
         try:
             costs = self._symbolic_costs(self.symbols, {})
         except TensorLangError as exc:
