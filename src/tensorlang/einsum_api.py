@@ -124,8 +124,8 @@ def einsum(*operands, **options):
     return _einsum(*operands, **options)
 
 
-#: The keywords tl.einsum takes: numpy.einsum's and ``backend``.
-_EINSUM_KEYWORDS = ("out", "dtype", "order", "casting", "optimize", "backend")
+#: The keywords tl.einsum takes, numpy.einsum's and ``backend``, with their defaults.
+_EINSUM_KEYWORDS = {"out": None, "dtype": None, "order": "K", "casting": "safe", "optimize": False, "backend": "auto"}
 _EINSUM_ACCEPTS = frozenset(_EINSUM_KEYWORDS)
 
 
@@ -137,9 +137,7 @@ def _signature(names: tuple, variadic: str, defaults: dict) -> inspect.Signature
                               *(P(k, P.KEYWORD_ONLY, default=v) for k, v in defaults.items())])
 
 
-einsum.__signature__ = _signature(  # type: ignore[attr-defined]
-    ("subscripts",), "operands",
-    {"out": None, "dtype": None, "order": "K", "casting": "safe", "optimize": False, "backend": "auto"})
+einsum.__signature__ = _signature(("subscripts",), "operands", _EINSUM_KEYWORDS)  # type: ignore[attr-defined]
 
 
 def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, backend: str = "auto"):
