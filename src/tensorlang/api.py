@@ -11,7 +11,7 @@ import operator
 
 from . import lang as languages
 from .targets import available as _available_backends, resolve as resolve_backend
-from .errors import Source, TensorLangError, check_flag, guard, signature_checked
+from .errors import Source, TensorLangError, check_flag, guard, is_integer, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
@@ -37,7 +37,7 @@ def check_params(params) -> dict[str, int]:
         if not isinstance(name, str) or not name.isidentifier():
             raise TensorLangError("input", f"parameter names must be identifiers, got {name!r}")
         # numbers.Integral admits numpy's integers (np.int64(3)); bool is no size
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        if not is_integer(value, 1):
             raise TensorLangError("input", f"parameter {name!r} must be a positive integer, got {value!r}")
         checked[name] = int(value)
     return checked
@@ -98,16 +98,8 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
         raise exc.with_source(source) from None
 
 
-def compile_options(
-    backend: str = "auto",
-    dtype="float64",
-    pad: int | str | None = None,
-    threads: int | None = None,
-    opt: bool = True,
-    skip_passes=(),
-    fma: bool = True,
-    allow_missing: bool = False,
-) -> Options:
+def compile_options(backend: str = "auto", dtype="float64", pad: int | str | None = None, threads: int | None = None,
+                    opt: bool = True, skip_passes=(), fma: bool = True, allow_missing: bool = False) -> Options:
     """The one place the compile keywords are checked and made an :class:`Options`
     record (``tl.compile``, the CLI, einsum and the builder all go through it); each
     value as :func:`tensorlang.compile` documents it, error[input] otherwise."""
@@ -167,49 +159,15 @@ def check(source_or_path, lang: str | None = None, params=None, core: bool = Fal
 
 
 @guard
-def compile(  # noqa: A001 - the API's name, as SPEC section 7 fixes it
-    source_or_path,
-    backend: str = "auto",
-    dtype="float64",
-    pad: int | str | None = None,
-    threads: int | None = None,
-    lang: str | None = None,
-    params=None,
-    opt: bool = True,
-    skip_passes=(),
-    check_structure: bool = False,
-    fma: bool = True,
-    allow_missing: bool = False,
-) -> Kernel | SymbolicKernel | StrandRun:
+def compile(source_or_path, backend: str = "auto", dtype="float64", pad: int | str | None = None,  # noqa: A001 - SPEC 7's name
+            threads: int | None = None, lang: str | None = None, params=None, opt: bool = True, skip_passes=(),
+            check_structure: bool = False, fma: bool = True, allow_missing: bool = False,
+            ) -> Kernel | SymbolicKernel | StrandRun:
     """Compile a program (text or path) into a callable :class:`Kernel` (a
     :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
     shapes and compiles once per binding); a Diderot program, a
     :class:`~tensorlang.strands.StrandRun`: call it with its inputs by name (docs/diderot.md).
-
-    ``threads`` (1..256, MAX_THREADS) is accepted for every back end; the interpreter runs
-    on one thread.
-    ``pad=M`` (000 section 4; M a power of two, or ``"auto"`` for the SIMD width) makes
-    the C back end pad every buffer to multiples of M with zeros (docs/c-backend.md,
-    "Padding"); results are then views of the padded buffers.  The numpy and interp back
-    ends accept ``pad`` and ignore it.  ``params``
-    gives values to symbolic sizes (``{"n": 5}``; docs/language.md).
-    ``opt=False`` runs the program as lowered, without the optimizer's passes, and
-    ``skip_passes`` names passes to leave out and rewrite rules to switch off
-    (docs/optimizer.md); the interpreter never optimizes.
-    ``check_structure=True`` checks at every call that the inputs keep the structure
-    the program promises (STUR's unique sets and redundancy maps; docs/structure.md).
-    ``fma=True`` (the default, as BLAS, XLA and numba do) lets the C back end compute
-    each multiply-add of a sum, ``x + a*b``, as one fused multiply-add (one rounding
-    instead of two): faster, within the rounding bound for finite values, ⊥ and ±inf
-    inputs giving what they give unfused; only a product of finite numbers that
-    overflows (or underflows) is not rounded on its own (docs/optimizer.md, "Fused
-    multiply-add", says exactly what may differ).  ``fma=False`` rounds every product
-    as the reference does.  The numpy and interp back ends accept it and ignore it.
-    ``allow_missing=True`` lets a call of a program without ``in``/``out`` qualifiers
-    leave out a variable the program reads before assigning it: it starts as ⊥ (NaN),
-    as 000 section 5 has it; by default that is error[input] naming the variable
-    (docs/api.md, "Inputs of a program without qualifiers").
-    """
+    Every keyword is described in docs/api.md; a bad value is error[input]."""
     source, lang = languages.load(source_or_path, lang)
     if getattr(languages.get(lang), "strands", None) is not None:  # a strand program (Diderot's)
         return StrandRun.compile(languages.get(lang), source, check_threads(threads) or None)

@@ -1,11 +1,7 @@
 """``tl.build``: a builder program (``tl.var``, ``tl.outer``, ``tl.contract``, ...)
-compiled into a :class:`~tensorlang.kernel.Kernel`.
-
-The expressions live in the builder front end (``lang/builder``); this module, above the
-compiler, has the front end make them a model-language program (its AST, built directly:
-no text is printed and parsed again), checks it and compiles it, so a built kernel is
-the kernel of the same program written as text: the same EIN, the same optimizer, the
-same targets.
+compiled into a :class:`~tensorlang.kernel.Kernel`: the builder front end (``lang/builder``)
+makes the model language's AST directly, checked and compiled as the same program written
+as text would be (docs/architecture.md).
 """
 
 from __future__ import annotations

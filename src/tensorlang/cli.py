@@ -1,9 +1,6 @@
-"""The ``tensorlang`` command line (SPEC section 6).
-
-Every failure leaves as a rendered diagnostic on stderr with exit status 1 (a rejected
-program, a bad input, a file that cannot be read); usage mistakes exit 2 as argparse
-does.  No traceback reaches the terminal: unexpected errors print one line that asks
-for a report (exit 3), and ``TENSORLANG_DEBUG=1`` shows the traceback for developers.
+"""The ``tensorlang`` command line (SPEC section 6; docs/cli.md).  No traceback reaches
+the terminal: failures exit 1 with a diagnostic, usage mistakes 2, anything unexpected 3
+with one line (``TENSORLANG_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
 
 
 def _read_stdin() -> Source:
-    """The program on standard input as bytes (the locale's encoding plays no part),
-    at most the limit of docs/security.md: ``< /dev/zero`` is refused, not read."""
+    """The program on standard input as bytes, bounded (docs/cli.md, "What run reads")."""
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # standard input closed (0<&-) or replaced by a text-only object
         if sys.stdin is None:
@@ -115,9 +111,8 @@ def _diagnostics(exc: TensorLangError) -> list[dict]:
 
 # ------------------------------------------------------------------ run
 def _open_array_file(path: str, name: str | None = None):
-    """An input file opened for reading and whether it is an archive (.npz): a regular
-    file (a FIFO or ``/dev/zero`` is refused before reading) that starts as np.save or
-    np.savez write; anything else is error[input]."""
+    """An input file (a regular one) opened for reading and whether it is an .npz archive;
+    anything but np.save's and np.savez's files is error[input]."""
     fh = os.fdopen(limits.open_regular(path, "input file"), "rb")
     try:
         magic = fh.read(6)
@@ -157,9 +152,8 @@ def _declared(kernel, name: str) -> tuple[int, ...] | None:
 
 
 def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
-    """One array from a .npy stream (a file or an archive's member): its header first,
-    and the shape, dtype and size it declares checked against the program and the memory
-    budget before a byte of data is read or decompressed (docs/security.md)."""
+    """One array from a .npy stream (a file or an archive's member), its header checked
+    before any data is read (docs/cli.md, "What run reads")."""
     where = f"input {name!r} from {path!r}"
     try:
         version = np.lib.format.read_magic(stream)
@@ -403,10 +397,8 @@ def cmd_run(args) -> int:
     return 0
 
 
-#: The reference interpreter's estimated work (the lowered program's flops, analysis/cost.py)
-#: from which ``run --backend interp`` shows progress and suggests ``--backend c``: it
-#: ran about 2e6-2e7 flops a second on the development machine (the interpolation with
-#: n = 3..5), so this is a run of a second or more.
+#: The interpreter's estimated flops from which ``run --backend interp`` shows progress
+#: (docs/cli.md, "Long interpreter runs").
 INTERP_LONG_FLOPS = 10**7
 
 
@@ -418,11 +410,8 @@ def _terminal() -> bool:
 
 
 def _interpreter_progress(args, kernel):
-    """A progress bar over the reference interpreter's statements on stderr (rich), and a
-    hint that ``--backend c`` exists, when ``run --backend interp`` has a lot of work:
-    only on a terminal, never with --quiet or --json, and nothing at all for small
-    programs (the estimate is one walk over the lowered program).  Without rich (it is
-    the bench extra's, not a dependency) there is no bar, only the hint."""
+    """The note and progress bar of docs/cli.md, "Long interpreter runs" (rich draws the
+    bar; without it, the note only)."""
     import contextlib
 
     if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
@@ -459,9 +448,7 @@ def _interpreter_progress(args, kernel):
 
 
 class Timing(NamedTuple):
-    """Seconds of one timed span: on the wall clock and of CPU time (every thread of the
-    process and the compiler it ran: more than the wall where several threads ran, far
-    less where the process waited for CPUs other processes held)."""
+    """Seconds of one timed span, on the wall clock and in CPU time (docs/cli.md, "Timings")."""
 
     wall: float
     cpu: float
@@ -831,8 +818,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
     _pad_option(p)
     _fma_option(p)
-    p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    _common(p, dtype_help=None)
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
                    help="check that the inputs keep the structure the program promises (error[structure] at the "
                         "first entry that does not)")
@@ -950,11 +936,7 @@ def _parse_params(items: list[str]) -> dict[str, int]:
 
 def _colour() -> bool:
     """Colour only on a terminal, and never with $NO_COLOR set or TERM=dumb."""
-    try:
-        tty = sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    return _terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def _print_error(exc: TensorLangError) -> None:
@@ -970,16 +952,10 @@ def _print_error(exc: TensorLangError) -> None:
 
 
 def _standard_streams() -> None:
-    """Make the process safe to run in odd environments, before anything else:
-
-    * a standard descriptor (0, 1, 2) that was closed at start (``>&-``, ``2>&-``) gets
-      ``/dev/null``, so that no file opened later (a program, a temporary output, a
-      compiler's pipe) takes its number and receives what was meant for the terminal;
-      Python already set ``sys.stdout``/``sys.stderr`` to None, which :func:`_out` and
-      :func:`_print_error` honour;
-    * a stream whose encoding cannot say everything (an ASCII locale, ``LANG=C`` without
-      Python's UTF-8 mode, ``PYTHONIOENCODING=ascii``) writes ``\\u...`` escapes for what
-      it cannot encode instead of failing with UnicodeEncodeError."""
+    """Before anything else: a standard descriptor closed at start gets ``/dev/null`` (no
+    file opened later takes its number; :func:`_out` and :func:`_print_error` honour
+    Python's None streams), and a stream that cannot encode everything writes escapes
+    (docs/cli.md, "What run reads")."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)

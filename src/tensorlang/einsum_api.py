@@ -1,25 +1,8 @@
 """``tl.einsum``, ``tl.contract_expression`` and ``tl.einsum_path``: numpy's and
-opt_einsum's interface, compiled and cached.
-
-A call is looked up in an in-process cache keyed by the subscripts, each operand's shape,
-dtype and layout (C-ordered or not), which operands are the same array object, and the
-back end.  A hit runs the compiled kernel's C caller (targets/c/callext.py) or its fast path and
-nothing else, so a repeated call pays only the per-call cost.  A miss reads the
-subscripts against the shapes (the einsum front end, ``lang/einsum``: numpy's rules and
-errors), lowers them to one EIN statement, compiles that with the one driver
-(``tensorlang.pipeline``) and stores a *runner* for the key.
-
-What is not compiled goes to ``numpy.einsum`` unchanged, so results and errors are
-numpy's: dtypes other than float32/float64 (integers, complex, bool, object, float16),
-single-operand calls (numpy returns views for them: ``ii->i``, ``ij->ji``), empty
-dimensions, ``out=``/``dtype=``/``order='F'``/``casting=`` requests the compiled path
-cannot honour exactly.  Invalid subscripts raise :class:`EinsumError` (a ValueError) where
-numpy raises ValueError, with a message naming the operand and the dimension.
-
-Symmetry (no peer does this): a call whose operands are all one array object is compiled
-with that array as the kernel's one input, so the schedule sees a product of one tensor
-with itself: a Gram step where it is Gram-like (``ni,nj->ij``, ``ni,nj,nk->ijk``...;
-schedule/steps.py ``GramStep``), as for the same product in ``.tl``.
+opt_einsum's interface, compiled (``lang/einsum`` reads the call, ``tensorlang.pipeline``
+compiles it) and cached per subscripts, shapes, dtypes, layouts, operand identity and
+back end.  What is compiled, what numpy computes, the cache and the symmetric routes:
+docs/einsum.md.
 """
 
 from __future__ import annotations
@@ -27,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -36,7 +18,7 @@ from . import lang as languages
 from . import limits
 from .api import compile_checked, compile_options
 from .ein import ir
-from .errors import Source, TensorLangError, check_keywords, signature_checked
+from .errors import Source, TensorLangError, check_keywords, is_integer, signature_checked
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
 
@@ -104,12 +86,8 @@ _ndarray = np.ndarray
 
 
 def einsum(*operands, **options):
-    """numpy.einsum, compiled: ``tl.einsum("ij,jk->ik", a, b)``.
-
-    Same arguments (``out=None, dtype=None, order='K', casting='safe',
-    optimize=False``), results and errors as ``numpy.einsum``; ``optimize`` is accepted
-    and tensorlang's optimizer picks the contraction order.  ``backend=`` picks the
-    target ("auto": C where a compiler works, else numpy)."""
+    """numpy.einsum, compiled: ``tl.einsum("ij,jk->ik", a, b)``, with numpy's arguments,
+    results and errors, and ``backend=`` (docs/einsum.md)."""
     if not options and len(operands) == 3:  # the hit of a two-operand call, inline
         subscripts, a, b = operands
         if subscripts.__class__ is str and a.__class__ is _ndarray and b.__class__ is _ndarray:
@@ -146,8 +124,8 @@ def einsum(*operands, **options):
     return _einsum(*operands, **options)
 
 
-#: The keywords tl.einsum takes: numpy.einsum's and ``backend``.
-_EINSUM_KEYWORDS = ("out", "dtype", "order", "casting", "optimize", "backend")
+#: The keywords tl.einsum takes, numpy.einsum's and ``backend``, with their defaults.
+_EINSUM_KEYWORDS = {"out": None, "dtype": None, "order": "K", "casting": "safe", "optimize": False, "backend": "auto"}
 _EINSUM_ACCEPTS = frozenset(_EINSUM_KEYWORDS)
 
 
@@ -159,9 +137,7 @@ def _signature(names: tuple, variadic: str, defaults: dict) -> inspect.Signature
                               *(P(k, P.KEYWORD_ONLY, default=v) for k, v in defaults.items())])
 
 
-einsum.__signature__ = _signature(  # type: ignore[attr-defined]
-    ("subscripts",), "operands",
-    {"out": None, "dtype": None, "order": "K", "casting": "safe", "optimize": False, "backend": "auto"})
+einsum.__signature__ = _signature(("subscripts",), "operands", _EINSUM_KEYWORDS)  # type: ignore[attr-defined]
 
 
 def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False, backend: str = "auto"):
@@ -189,8 +165,7 @@ def _plain(optimize) -> bool:
     return optimize is False or optimize is True or (optimize.__class__ is str and optimize in _OPTIMIZE)
 
 
-#: The most operands numpy's exhaustive 'optimal' path search is asked to order: a ring
-#: of 8 took 0.7 s, of 9 7 s, of 10 55 s (numpy 2, this machine), and of 52 never ends.
+#: The most operands numpy's exhaustive 'optimal' path search is asked to order (docs/einsum.md).
 NUMPY_OPTIMAL_UP_TO = 8
 
 
@@ -463,13 +438,8 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
 # ------------------------------------------------------------------ opt_einsum's interface
 class ContractExpression:
     """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
-    ContractExpression).  ``constants`` are operands fixed at construction.
-
-    It runs what ``tl.einsum`` runs for the same call (the einsum cache's runner, built at
-    construction), with less in front of it: a call tries the C caller (``ordered``: it checks
-    the arrays in C, declines with None), the one-array kernel's first where the first two
-    arrays are one object; the general path (constants, ``out=``, another back end, dtype,
-    shape or layout) checks and reports what is wrong."""
+    ContractExpression), running ``tl.einsum``'s cached runner through its C caller first
+    (docs/einsum.md, "The cache")."""
 
     def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
         self.subscripts = subscripts
@@ -568,7 +538,7 @@ def _shape_of(shape) -> tuple[int, ...]:
         dims = tuple(shape)
     except TypeError:
         raise EinsumError(f"contract_expression takes shapes (tuples of integers), got {shape!r}") from None
-    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0 for n in dims):
+    if not all(is_integer(n, 0) for n in dims):
         raise EinsumError(f"a shape is a tuple of non-negative integers, got {shape!r}")
     return tuple(int(n) for n in dims)
 
@@ -578,15 +548,13 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
                         optimize=True, memory_limit=None):
     """``expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)); expr(a, b)``: the
     contraction compiled once for these shapes (opt_einsum's interface).  ``constants``
-    lists the positions whose entry in ``shapes`` is the array itself.  ``use_blas``,
-    ``optimize`` and ``memory_limit`` are opt_einsum's, accepted so that its calls run
-    unchanged, and ignored: tensorlang's optimizer orders the contraction and its
-    schedule picks BLAS.  Any other keyword is error[input] (also a TypeError)."""
+    lists the positions whose entry in ``shapes`` is the array itself; ``use_blas``,
+    ``optimize`` and ``memory_limit`` are accepted and ignored."""
     if not isinstance(subscripts, str):
         raise EinsumError("contract_expression takes the subscripts as a string")
     fixed: dict[int, np.ndarray] = {}
     for k in constants or ():
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 0 <= int(k) < len(shapes):
+        if not is_integer(k, 0, len(shapes) - 1):
             raise EinsumError(f"constants lists operand positions 0..{len(shapes) - 1}, got {k!r}")
         fixed[int(k)] = np.asarray(shapes[k])
     return ContractExpression(subscripts, shapes, fixed, backend)
@@ -595,14 +563,9 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
 # ------------------------------------------------------------------ path
 @signature_checked
 def einsum_path(*operands, optimize=None, einsum_call=False):
-    """The contraction order tensorlang runs, with its flops, in numpy.einsum_path's
-    format: ``(path, report)``, the path as ``['einsum_path', (0, 1), ...]`` and the
-    report numpy prints for that path.
-
-    The order is the optimizer's (each temporary of the optimized program is one
-    contraction of the operands it reads).  With ``optimize`` given (``'greedy'``,
-    ``'optimal'``, ``True``, a path) or for a call tensorlang does not compile, the answer
-    is numpy.einsum_path's own."""
+    """The contraction order tensorlang runs in numpy.einsum_path's format, ``(path,
+    report)``; with ``optimize`` given or for a call numpy computes, numpy's own
+    (docs/einsum.md)."""
     if optimize is None and not einsum_call:
         try:
             path = _our_path(operands)

@@ -10,32 +10,16 @@ other exception type is meant to reach a user: the boundaries (``tensorlang.comp
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 #: The stable codes of SPEC section 5, plus the few this project adds (see docs/errors.md).
-CODES = frozenset(
-    {
-        "redeclared",
-        "undeclared-assign",
-        "assign-shape",
-        "undeclared",
-        "shape",
-        "dim-range",
-        "syntax",
-        "uninit",
-        "index-extent",
-        "free-index",
-        "repeated-index",
-        "structure",
-        "input",
-        # project extensions, documented in docs/errors.md
-        "read-only",
-        "continuity",
-        "too-large",
-        "backend",
-        "internal",
-    }
-)
+CODES = frozenset({
+    "redeclared", "undeclared-assign", "assign-shape", "undeclared", "shape", "dim-range", "syntax", "uninit",
+    "index-extent", "free-index", "repeated-index", "structure", "input",
+    # project extensions, documented in docs/errors.md
+    "read-only", "continuity", "too-large", "backend", "internal",
+})
 
 
 @dataclass(frozen=True)
@@ -83,15 +67,8 @@ class TensorLangError(Exception):
     line and column the attributes repeat).  ``str(err)`` is the full rendering.
     """
 
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        span: Span | None = None,
-        rule: str | None = None,
-        source: Source | None = None,
-        diagnostics: list[Diagnostic] | None = None,
-    ):
+    def __init__(self, code: str, message: str, span: Span | None = None, rule: str | None = None,
+                 source: Source | None = None, diagnostics: list[Diagnostic] | None = None):
         if code not in CODES:  # a programming error inside tensorlang itself
             raise ValueError(f"unknown error code {code!r}")
         self.diagnostics = diagnostics or [Diagnostic(code, message, span, rule)]
@@ -301,6 +278,11 @@ def check_flag(name: str, value) -> bool:
     return value
 
 
+def is_integer(value, low: int, high: float = float("inf")) -> bool:
+    """Whether ``value`` is an integer (numpy's too, never a bool) from ``low`` to ``high``."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and low <= int(value) <= high
+
+
 #: Expressions nested deeper than this are rejected after parsing (error[too-large]).
 MAX_DEPTH = 2000
 #: The Python recursion limit while a guarded entry point runs.
@@ -343,9 +325,8 @@ def guard(fn):
             why = _misfit_error(fn.__qualname__, signature, args, kwargs) if isinstance(exc, TypeError) else None
             if why is not None:
                 raise why from None
-            raise TensorLangError(
-                "internal", f"internal error ({type(exc).__name__}: {exc}); please report it with the program"
-            ) from exc
+            raise TensorLangError("internal", f"internal error ({type(exc).__name__}: {exc}); please report it "
+                                  "with the program") from exc
         finally:
             _restore_recursion_limit()
 

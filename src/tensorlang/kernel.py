@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import os
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import lang, limits, pipeline, stages
-from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard
+from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard, is_integer
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -58,7 +57,7 @@ def check_threads(threads) -> int:
     integer in 1..MAX_THREADS, anything else is error[input]."""
     if threads is None:
         return 0
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= int(threads) <= MAX_THREADS:
+    if not is_integer(threads, 1, MAX_THREADS):
         raise TensorLangError(
             "input", f"threads must be an integer from 1 to {MAX_THREADS} (or None for the default), got {threads!r}")
     return int(threads)
@@ -134,6 +133,17 @@ class ProgramInterface:
         count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
         return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
+
+    def _decl_span(self, name: str):
+        """Where ``name`` is declared (an error about it points there)."""
+        return getattr(self.checked.context.decls.get(name), "name_span", None)
+
+    @staticmethod
+    def _inputs_dict(inputs) -> dict:
+        """``run``'s and ``dask``'s ``inputs`` as a dict; anything but a mapping is error[input]."""
+        if not isinstance(inputs, Mapping):
+            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        return dict(inputs)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -211,12 +221,8 @@ class ProgramInterface:
 
 
 class Kernel(ProgramInterface):
-    """``k(A=a, B=b)`` runs the program and returns a dict of results.
-
-    Results are the ``out`` and ``inout`` variables, or, in a program without
-    qualifiers, the whole final store.  ``out={"C": c}`` writes results into
-    caller-owned arrays (exact shape and dtype) instead of new ones.
-    """
+    """``k(A=a, B=b)`` runs the program and returns a dict of results (docs/api.md,
+    "Calling a kernel")."""
 
     @property
     def threads(self) -> int:
@@ -557,15 +563,11 @@ class Kernel(ProgramInterface):
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
             compressed: bool = False) -> dict:
-        """``k.run({"A": a}, out={"C": c})``: the same as ``k(A=a, out={"C": c})`` with the
-        inputs in a dict, so that any variable name works (``out``, ``self``, names that are
-        Python keywords).  ``compressed=True`` returns every result in compressed form
-        (:class:`tensorlang.analysis.structure.Compressed`: its unique entries, their
-        positions, and where every other entry comes from; ``.dense()`` rebuilds it)."""
-        if not isinstance(inputs, Mapping):
-            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        """``k.run({"A": a}, out={"C": c})``: ``k(A=a, out={"C": c})`` for any variable name;
+        ``compressed=True``: each result as a :class:`~tensorlang.analysis.structure.Compressed`
+        (docs/api.md, "Calling a kernel")."""
+        arrays = self._inputs_dict(inputs)
         check_flag("compressed", compressed)
-        arrays = dict(inputs)
         results = self._fast_paths(arrays, out)
         results = results if results is not None else self._call(arrays, out)
         return self._compressed(results) if compressed else results
@@ -596,10 +598,6 @@ class Kernel(ProgramInterface):
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
         return results
-
-    def _decl_span(self, name: str):
-        decl = self.checked.context.decls.get(name)
-        return getattr(decl, "name_span", None)
 
     def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Every input an accepted name, an array of real numbers of its declared shape,
@@ -654,17 +652,11 @@ class Kernel(ProgramInterface):
         except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way
             raise error("input", f"input {name!r} cannot be read as an array ({exc})", self._decl_span(name)) from None
         if arr.dtype.kind not in "biuf":
-            raise error(
-                "input",
-                f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
-                self._decl_span(name),
-            )
+            raise error("input", f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
+                        self._decl_span(name))
         if arr.shape != expected:
-            raise error(
-                "input",
-                f"input {name!r} has shape {show(arr.shape)} but is declared {show(expected)}",
-                self._decl_span(name),
-            )
+            raise error("input", f"input {name!r} has shape {show(arr.shape)} but is declared {show(expected)}",
+                        self._decl_span(name))
         return arr
 
     def _validate_out(self, out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -707,13 +699,8 @@ class Kernel(ProgramInterface):
     # --------------------------------------------------------------- inspection
     @guard
     def ir(self, stage: str = "ast") -> str:
-        """The program at a stage: ``ast`` as parsed, ``tl`` as the equivalent
-        model-language program (for a ``.cfd`` or other dialect program), ``ein`` in index
-        notation (a valid ``.tl`` program), ``opt`` the same after the optimizer's passes
-        (docs/optimizer.md), ``lambda`` as 004's λ operators; ``teil`` and
-        ``core`` as the equivalent TeIL and Core-TeIL program (docs/teil.md);
-        ``schedule`` the steps (BLAS or loops, and why) and buffers the targets run,
-        ``loops`` the loop IR of the loop steps (docs/c-backend.md)."""
+        """The program at a stage (``stages.IR_STAGES``; docs/api.md, "Looking inside",
+        and docs/cli.md, ``--emit``)."""
         show_stage = stages.IR_STAGES.get(stage) if isinstance(stage, str) else None  # [..] is unhashable
         if show_stage is None:
             raise error("backend", f"stage {stage!r} is not available in this version "

@@ -31,11 +31,8 @@ def check_allocation(elements: int, itemsize: int, what: str, span: Span | None 
     need = elements * itemsize
     budget = memory_budget_bytes()
     if need > budget:
-        raise error(
-            "too-large",
-            f"{what} needs {elements:,} elements ({_human(need)}), more than the memory budget of {_human(budget)}",
-            span,
-        )
+        raise error("too-large", f"{what} needs {elements:,} elements ({_human(need)}), more than the memory "
+                    f"budget of {_human(budget)}", span)
 
 
 def _human(n: float) -> str:
@@ -53,13 +50,16 @@ def _human(n: float) -> str:
 MAX_SOURCE_BYTES = 8 * 2**20
 
 
+def _configured(variable: str, default: int) -> int:
+    """``$variable`` when it is a positive integer, else ``default``."""
+    configured = os.environ.get(variable, "").strip()
+    return int(configured) if configured.isdigit() and int(configured) > 0 else default
+
+
 def max_source_bytes() -> int:
     """How many bytes of program text are read at most (:data:`MAX_SOURCE_BYTES`, or
-    ``$TENSORLANG_MAX_SOURCE_BYTES`` when it is a positive integer)."""
-    configured = os.environ.get("TENSORLANG_MAX_SOURCE_BYTES", "").strip()
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
-    return MAX_SOURCE_BYTES
+    ``$TENSORLANG_MAX_SOURCE_BYTES``)."""
+    return _configured("TENSORLANG_MAX_SOURCE_BYTES", MAX_SOURCE_BYTES)
 
 
 def open_regular(path: str, what: str) -> int:
@@ -115,10 +115,7 @@ MAX_STATEMENTS = 20_000
 
 def max_statements() -> int:
     """:data:`MAX_STATEMENTS`, or ``$TENSORLANG_MAX_STATEMENTS`` when it is a positive integer."""
-    configured = os.environ.get("TENSORLANG_MAX_STATEMENTS", "").strip()
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
-    return MAX_STATEMENTS
+    return _configured("TENSORLANG_MAX_STATEMENTS", MAX_STATEMENTS)
 
 
 def check_statements(count: int, span: Span | None = None, what: str = "statements") -> None:

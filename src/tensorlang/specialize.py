@@ -1,21 +1,9 @@
 """Kernels for programs with symbolic sizes: bind at call time, specialise, cache.
 
-``tl.compile("in var A : [n m] ...")`` checks the program once with its symbols
-(:mod:`tensorlang.semantics.sizes`) and returns a :class:`SymbolicKernel`.  A call binds
-every symbol from the shapes of the arrays it is given (inputs, then ``out=`` arrays),
-and runs the :class:`~tensorlang.kernel.Kernel` compiled for that binding: the program
-with the values in its declarations, lowered, optimised and compiled as any other, so its
-loops have constant bounds.  Specialisations are kept in memory per kernel (the most
-recent :data:`MAX_SPECIALIZATIONS`), and the C target's compile cache keeps their code on
-disk, so a new shape compiles once and every later call with it pays the fast path plus
-one table lookup.
-
-Binding rules (docs/language.md, "Symbolic sizes"): two arrays that give one symbol
-different values are error[input] naming the symbol, both arrays and both sizes; a
-symbol no array determines (a size only results have) takes its value from ``params=``
-at compile time (``--param``), else error[input]; a binding that breaks a range
-condition of the program (a fixed position ``A[i, 3]`` in a dimension of extent ``n``
-needs n >= 3) is error[input] saying which.
+A :class:`SymbolicKernel` binds every symbol from the shapes of a call's arrays and runs
+the :class:`~tensorlang.kernel.Kernel` compiled for that binding (the most recent
+:data:`MAX_SPECIALIZATIONS` kept in memory).  The binding rules and their errors:
+docs/language.md, "Symbolic sizes".
 """
 
 from __future__ import annotations
@@ -35,7 +23,7 @@ from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
-from .errors import Source, TensorLangError, error, guard
+from .errors import Source, TensorLangError, error, guard, is_integer
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
@@ -49,12 +37,8 @@ SYMBOLIC_STAGES = ("ast", *lang.VIEWS)
 
 
 class SymbolicKernel(ProgramInterface):
-    """A kernel for every binding of its program's symbolic sizes.
-
-    ``k(A=a, u=u)`` binds the sizes from the arrays' shapes and runs the specialisation
-    for them; ``k.specialize(n=8)`` gives that :class:`Kernel` directly;
-    ``k.specializations()`` lists the bindings compiled so far.
-    """
+    """A kernel for every binding of its program's symbolic sizes (docs/api.md: ``k(A=a)``,
+    ``k.specialize(n=8)``, ``k.specializations()``)."""
 
     def __init__(self, language: lang.Language, checked: CheckedProgram, source, options: Options,
                  params: Mapping[str, int] | None = None):
@@ -172,8 +156,7 @@ class SymbolicKernel(ProgramInterface):
             compressed: bool = False) -> dict:
         """``k.run({"A": a})``: the inputs in a dict, as :meth:`Kernel.run` (``compressed``
         too)."""
-        if not isinstance(inputs, Mapping):
-            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
+        inputs = self._inputs_dict(inputs)
         return self.for_inputs(inputs, out, complete=True).run(inputs, out, compressed)
 
     @guard
@@ -236,9 +219,7 @@ class SymbolicKernel(ProgramInterface):
             raise self._error(f"missing input {name!r} of shape {show(self.checked.context[name])}", name)
 
     def _error(self, message: str, name: str) -> TensorLangError:
-        decl = self.checked.context.decls.get(name)
-        span = getattr(decl, "name_span", None)
-        return error("input", message, span).with_source(self.source)
+        return error("input", message, self._decl_span(name)).with_source(self.source)
 
     # ------------------------------------------------------------ specialising
     @guard
@@ -251,7 +232,7 @@ class SymbolicKernel(ProgramInterface):
         if missing:
             raise error("input", f"specialize needs a value for every size; missing {', '.join(missing)}")
         for name, value in sizes.items():
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            if not is_integer(value, 1):
                 raise error("input", f"size {name!r} must be a positive integer, got {value!r}")
         return self._specialization({s: int(sizes[s]) for s in self.symbols})
 
@@ -298,22 +279,13 @@ class SymbolicKernel(ProgramInterface):
     @guard
     def dask(self, inputs: Mapping[str, object] | None = None, *, batch: str | None = None, chunks=None,
              split_every: int = 8, **arrays) -> dict:
-        """The results as dask arrays, computed chunk by chunk along the batch size.
-
-        ``batch`` names the symbolic size that is the batch (default: the program's only
-        size); the program must be data-parallel along it (:mod:`tensorlang.analysis.batch`
-        says why not otherwise).  Inputs that have the batch may be dask arrays (their
-        chunks along the batch are kept) or numpy arrays (cut into ``chunks``); the other
-        inputs are numpy arrays.  Results that have the batch are concatenated from the
-        chunks; results that are sums over the batch are a tree reduction of the chunks'
-        partial sums.  Inputs are given by keyword or, for names that clash with the
-        options, in ``inputs``."""
+        """The results as dask arrays, computed chunk by chunk along the batch size (a
+        symbolic size; default: the one the program is data-parallel along): docs/dask.md.
+        Inputs are given by keyword or, for names that clash with the options, in ``inputs``."""
         run_chunked = targets.get("dask").chunked
         assert run_chunked is not None, "the dask target runs chunks"
 
-        if inputs is not None and not isinstance(inputs, Mapping):
-            raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
-        given = {**(dict(inputs) if inputs is not None else {}), **arrays}
+        given = {**(self._inputs_dict(inputs) if inputs is not None else {}), **arrays}
         verdict, batch = self.batch_verdict(batch)
         shapes = self.checked.context.shapes
         self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
@@ -405,14 +377,10 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def cost_report(self) -> str:
-        """``tensorlang analyze`` without values: each statement's flops and bytes as
-        polynomials in the sizes.  The program is lowered at stand-in values for the
-        symbols (primes no other extent of the program equals), each extent read back
-        as its symbol, or as its size expression's polynomial (``p+p*p``); lowering at a
-        second set of stand-ins must give the same polynomials.  Where it does not (the
-        lowered program's form depends on a size's value: ``vec`` of ``[M p p]`` is p
-        pieces), error[input] names the sizes to give values to; where the program does not
-        lower at the stand-ins, the lowering's error says so and asks for values."""
+        """``tensorlang analyze`` without values (docs/cli.md): each statement's flops and
+        bytes as polynomials, from the program lowered at two sets of stand-in values
+        (primes no other extent equals), each extent read back as its symbol or its size
+        expression's polynomial; the two must agree."""
         try:
             costs = self._symbolic_costs(self.symbols, {})
         except TensorLangError as exc:

@@ -1,13 +1,7 @@
 """Every stage of the compiler that prints, in one table (``tensorlang compile --emit``,
-``Kernel.ir``, ``Kernel.code``).
-
-A stage is a name and a function from a compiled :class:`~tensorlang.kernel.Kernel` to
-text.  The front end's own stages come from its :class:`~tensorlang.lang.Language`
-(``ast``) and the registry's conversions (``tl``, ``teil``, ``core``); the rest are the
-pipeline's values (:class:`tensorlang.pipeline.Compiled`), printed by
-:meth:`~tensorlang.pipeline.Compiled.show`: the EIN program before and after the
-optimizer, the facts, the schedule and the loops (the kernel's own, or for a target that
-does not run them, what the C target would), and the code a target renders.
+``Kernel.ir``, ``Kernel.code``): a name and a function from a compiled
+:class:`~tensorlang.kernel.Kernel` to text, the front end's views (``ast``, ``tl``,
+``teil``, ``core``) and the pipeline's values printed by ``Compiled.show``.
 """
 
 from __future__ import annotations

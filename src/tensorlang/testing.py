@@ -1,19 +1,8 @@
 """The reference semantics, usable from outside: is a result what the program means?
 
-``tl.testing.assert_matches_reference(program, inputs, result)`` evaluates the program's
-EIN form (as lowered, before any optimisation) with the reference evaluator, on float64,
-carrying for every entry a first-order bound on the rounding error that any order of the
-same operations may add, and compares ``result`` with it by the rules of docs/api.md
-("Testing against the reference"):
-
-* ⊥ (NaN) entries stand at the same positions;
-* an infinite entry is the same infinity;
-* a finite entry is within ``slack`` × eps(result's dtype) × its rounding bound (float32
-  results also get ``slack`` × eps × |value|: their inputs and every step round to float32).
-
-With ``fused=True`` a ⊥ of the reference may be ±inf in the result (a fused multiply-add
-or a BLAS kernel that overflows a product of finite numbers before it meets the opposite
-infinity: docs/optimizer.md).
+``tl.testing.assert_matches_reference(program, inputs, result)`` compares ``result`` with
+the program's EIN form (as lowered) run by the reference evaluator in float64, each entry
+carrying a first-order rounding bound; the rules: docs/api.md, "Testing against the reference".
 """
 
 from __future__ import annotations
