@@ -283,6 +283,7 @@ def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):
     img, kern, order, points = case
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(c_probe, "PAIRED", paired)
+        patch.setattr(c_probe, "LANES", False)  # the rows of one point at a time (not across the lanes)
         src, _ = c_probe.source(3, kern, order, 1)
         assert ("TL_PAIR(tl_load(" in src) == paired and "#if TL_PAIRED\n" not in src
         ours = cprobe.probe(img, kern, order, points, sort=False)
@@ -294,9 +295,10 @@ def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):
     assert np.array_equal(blocked, np.concatenate([ours] * 60), equal_nan=True)
 
 
-def test_the_default_source_chooses_paired_rows_by_the_preprocessor():
+def test_the_default_source_chooses_paired_rows_by_the_preprocessor(monkeypatch):
     from tensorlang.sampling.kernels import KERNELS as K
 
+    monkeypatch.setattr(c_probe, "LANES", False)
     src, _ = c_probe.source(3, K["bspln3"], 2, 1)
     assert "#if TL_PAIRED\n" in src and "TL_PAIR(tl_load(" in src  # both forms, chosen by the compiler's target
     assert "TL_PAIR(tl_load(" not in c_probe.source(3, K["bspln3"], 2, 3)[0]  # vector voxels: one form
@@ -346,3 +348,48 @@ def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, thread
         cprobe.probe(img, kern, order, points, out=out, threads=threads, sort=True)
         assert np.array_equal(out, cprobe.probe(img, kern, order, points, sort=False), equal_nan=True)
         assert (room[:at] == 7.0).all() and (room[at + size:] == 7.0).all()
+
+
+@pytest.mark.slow
+@settings(max_examples=50, deadline=None)
+@given(cases(), st.sampled_from([True, False]), st.integers(1, 2))
+def test_points_across_the_lanes_agree_with_the_rows_and_the_reference(case, lanes, threads):
+    """The batch summed with its 8 points across the vector lanes (targets/c/probe.py's
+    LANES: rows transposed for 4-tap scalar images, gathers elsewhere) and point by point
+    on rows: each agrees with the reference, ⊥ and ∞ exactly (NaN samples, 0·∞, points
+    outside and not finite), values within rounding; in block order bit for bit the given
+    order's."""
+    img, kern, order, points = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(c_probe, "LANES", lanes)
+        patch.setattr(c_probe, "COHERENT_POINTS", 0)
+        src, _ = c_probe.source(img.dim, kern, order, int(np.prod(img.voxel_shape)))
+        assert ("TL_LOADM(first)" in src) == lanes
+        ours = cprobe.probe(img, kern, order, points, threads=threads, sort=False)
+        many = np.concatenate([points] * 30)
+        blocked = cprobe.probe(img, kern, order, many, threads=threads, sort=True)
+    with np.errstate(invalid="ignore"):
+        world = reconstruct.to_world(ours, img, order) if order else ours
+    ref = reconstruct.probe(img, kern, order, points)
+    if order > TRUE_SMOOTHNESS.get(kern.name, kern.continuity):  # on a kink: the side is rounding's
+        kink = _on_a_kink(img, points)
+        assert np.array_equal(np.isnan(world[kink]), np.isnan(ref[kink]))
+        _agree(world[~kink], ref[~kink])
+    else:
+        _agree(world, ref)
+    assert np.array_equal(blocked, np.concatenate([ours] * 30), equal_nan=True)
+
+
+@pytest.mark.parametrize("lanes", [True, False])
+def test_an_image_smaller_than_the_support_reads_no_sample(lanes, monkeypatch):
+    """No point of an image smaller than the kernel's support is inside: every result is
+    ⊥, and the lanes' batch reads no sample (its lanes would start at the image's first
+    sample and run past its end; the sanitizer tests would see the read)."""
+    monkeypatch.setattr(c_probe, "LANES", lanes)
+    rng = np.random.default_rng(2)
+    for sizes in ((3, 9, 9), (9, 2, 9), (9, 9, 3)):
+        img = tl.image(rng.normal(size=sizes))
+        points = rng.uniform(-1, 10, size=(37, 3))
+        for order in (0, 2):
+            out = cprobe.probe(img, KERNELS["bspln3"], order, points, sort=False)
+            assert np.isnan(out).all()

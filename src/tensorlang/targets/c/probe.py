@@ -91,6 +91,23 @@ COHERENT_POINTS = 16
 PAIRED: bool | None = None
 
 
+#: the batch's sums with its points across the vector lanes (:func:`_lanes_sums`) rather
+#: than point by point on rows (:func:`_sums`): None, where :func:`uses_lanes` says so
+#: (measured faster: docs/performance.md); True or False, always or never (the tests build both)
+LANES: bool | None = None
+#: in the lanes, a scalar image's 4-tap rows are loaded whole and transposed in registers
+#: (8 row loads and 12 shuffles for 32 samples) rather than gathered (measured faster); False:
+#: gathered (the tests)
+ROWS = True
+
+
+def uses_lanes(d: int, S: int, order: int, ncomp: int) -> bool:
+    """Whether a probe's batch is summed with its points across the lanes (:data:`LANES`)."""
+    if LANES is not None:
+        return LANES
+    return True  # every shape measured (1-3 dimensions, 2 to 6 taps, vector voxels) was faster or even
+
+
 def parallel_points(d: int, support: int, ncomp: int, work: int) -> int:
     """The points from which a probe runs on threads (the thread policy, loops/parallel.py:
     ``support**d`` taps of ``ncomp`` components a point, against ``work``, the scalar
@@ -274,6 +291,70 @@ def _sums(d: int, S: int, order: int, ncomp: int, vw: int, combos: list[tuple[in
     return contract, "\n            ".join(dots)
 
 
+def _lanes_sums(d: int, S: int, order: int, ncomp: int, combos: list[tuple[int, ...]]) -> list[str]:
+    """The batch's sums with its B points across the vector lanes: each sample is gathered
+    for the B points at once (``TL_GATHER``, one lane a point, from each point's support's
+    first sample ``first``), and every weighted sum is B sums at once, a multiply-add of
+    whole vectors.  The innermost axis is contracted first (its taps, per derivative
+    order), then each outer axis, innermost to outermost, every level a chain of
+    multiply-adds in tap order; ``R<k>_<j>``, the vector of component k's derivative
+    combination ``combos[j]``, is the result.  The weights are ``tl_cells``' as they are
+    (``w<a>[m][t]``: B points' weights in a row)."""
+    out: list[str] = []
+    for m in range(order + 1):  # the innermost axis's weights, in registers; the others' read where used
+        for t in range(S):
+            out.append(f"const tl_bd W{d - 1}_{m}_{t} = TL_LOADB(w{d - 1}[{m}][{t}]);")
+
+    def weight(a: int, m: int, t: int) -> str:
+        return f"W{a}_{m}_{t}" if a == d - 1 else f"TL_LOADB(w{a}[{m}][{t}])"
+
+    def counts_of(a: int) -> list[tuple[int, ...]]:
+        """Derivative counts of axes a .. d-1 a level-a sum carries (at most ``order``)."""
+        return [c for c in itertools.product(range(order + 1), repeat=d - a) if sum(c) <= order]
+
+    def name(a: int, k: int, taps: tuple[int, ...], c: tuple[int, ...]) -> str:
+        return f"L{a}_{k}_" + "".join(map(str, taps)) + "_" + "".join(map(str, c))
+
+    def axis(a: int, k: int, taps: tuple[int, ...]) -> None:
+        """Emit axis a's sums for the outer taps ``taps`` (one per axis before a)."""
+        if a == d - 1:
+            tag = "".join(map(str, taps))
+            if S == 4 and ncomp == 1 and ROWS:  # a row is 4 doubles: 8 rows loaded, transposed in registers
+                row = " + ".join([f"{tap}*st{b}" for b, tap in enumerate(taps) if tap]) or "0"
+                for z in range(4):
+                    out.append(f"const tl_bd Z_{tag}{z} = tl_join(data + first[{z}] + {row}, data + first[{z + 4}] + {row});")
+                out.append(f"const tl_bd U_{tag}0 = TL_SHUF8(Z_{tag}0, Z_{tag}1, 0, 8, 2, 10, 4, 12, 6, 14);")
+                out.append(f"const tl_bd U_{tag}1 = TL_SHUF8(Z_{tag}0, Z_{tag}1, 1, 9, 3, 11, 5, 13, 7, 15);")
+                out.append(f"const tl_bd U_{tag}2 = TL_SHUF8(Z_{tag}2, Z_{tag}3, 0, 8, 2, 10, 4, 12, 6, 14);")
+                out.append(f"const tl_bd U_{tag}3 = TL_SHUF8(Z_{tag}2, Z_{tag}3, 1, 9, 3, 11, 5, 13, 7, 15);")
+                for t, (u, lo) in enumerate([(0, 0), (1, 0), (0, 2), (1, 2)]):
+                    idx = ", ".join(map(str, [lo, lo + 1, lo + 8, lo + 9, lo + 4, lo + 5, lo + 12, lo + 13]))
+                    out.append(f"const tl_bd G_{k}_{tag}{t} = TL_SHUF8(U_{tag}{u}, U_{tag}{u + 2}, {idx});")
+            else:
+                for t in range(S):
+                    offset = " + ".join([f"{tap}*st{b}" for b, tap in enumerate(taps) if tap] + ([f"{t * ncomp + k}"] if t * ncomp + k else [])) or "0"
+                    out.append(f"const tl_bd G_{k}_{tag}{t} = TL_GATHER(data + {offset}, fi);")
+            children = [f"G_{k}_{''.join(map(str, taps))}{t}" for t in range(S)]
+            for c in counts_of(a):
+                terms = [f"{weight(a, c[0], t)} * {children[t]}" for t in range(S)]
+                out.append(f"const tl_bd {name(a, k, taps, c)} = {' + '.join(terms)};")
+            return
+        wanted = [c for c in counts_of(a) if a > 0 or sum(c) == order]
+        for t in range(S):  # each sum accumulated as its taps' terms come (few vectors live)
+            axis(a + 1, k, taps + (t,))
+            for c in wanted:
+                acc = name(a, k, taps, c) + ("" if t == S - 1 else f"_{t}")
+                term = f"{weight(a, c[0], t)} * {name(a + 1, k, taps + (t,), c[1:])}"
+                out.append(f"const tl_bd {acc} = {name(a, k, taps, c)}_{t - 1} + {term};" if t else
+                           f"const tl_bd {acc} = {term};")
+
+    for k in range(ncomp):
+        axis(0, k, ())
+        for j, c in enumerate(combos):
+            out.append(f"const tl_bd R{k}_{j} = TL_SELECT(okm, {name(0, k, (), c)}, nanv);")
+    return out
+
+
 def _prefix(d: int, S: int, order: int, ncomp: int, vw: int) -> str:
     """The source's head: the includes and the shape's macros (csrc/probe_*.c read them)."""
     length = S * ncomp
@@ -368,13 +449,64 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int
     fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
     wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
     wargs = ", ".join(f"w{a}" for a in range(d))
-    contract, dots_text = _sums(d, S, order, ncomp, vw, combos)
+    lanes = uses_lanes(d, S, order, ncomp)
+    contract, dots_text = ("", "") if lanes else _sums(d, S, order, ncomp, vw, combos)
     prefetch_rows = " ".join(
         "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
         for taps in itertools.product(range(S), repeat=d - 1))
     stores = "\n                    ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
     packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = r[{c}];" for c in range(len(combos)))
     unpacks = "\n                ".join(f"o[k*{full} + {j}] = r[k*{len(combos)} + {c}];" for j, c in enumerate(fill))
+    per_point = f"""for (int j = 0; j < count; j++) {{
+            double *o = out + (p0 + j)*each;
+            if (!ok[j]) {{
+                for (int k = 0; k < each; k++) o[k] = NAN;
+                continue;
+            }}
+            const double *base = data + first[j];
+            {contract}
+            for (int k = 0; k < NC; k++) {{
+                double r[{len(combos)}];
+                {dots_text}
+                if (packed) {{
+                    {packs}
+                }} else {{
+                    {stores}
+                }}
+            }}
+        }}"""
+    lanes_lines = "\n        ".join(_lanes_sums(d, S, order, ncomp, combos)) if lanes else ""
+    nres = ncomp * len(combos)
+    lanes_stores = "\n                    ".join(f"o[k*{full} + {j}] = res[k*{len(combos)} + {c}][j];" for j, c in enumerate(fill))
+    lanes_packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = res[k*{len(combos)} + {c}][j];"
+                                              for c in range(len(combos)))
+    lanes_keep = "\n        ".join(f"TL_STOREB(res[{k * len(combos) + j}], R{k}_{j});"
+                                     for k in range(ncomp) for j in range(len(combos)))
+    per_point_lanes = f"""{{  /* the batch's B points across the lanes (_lanes_sums) */
+        int64_t any = 0;
+        for (int j = 0; j < B; j++) any |= ok[j];
+        if (!any) {{  /* no point inside (an image smaller than the support has none): no sample read */
+            for (int64_t q = 0; q < count*each; q++) out[p0*each + q] = NAN;
+            continue;
+        }}
+        const tl_bm fi = TL_LOADM(first), okm = TL_LOADM(ok);
+        (void)fi;
+        const tl_bd nanv = (tl_bd){{0}} + NAN;
+        {lanes_lines}
+        double res[{nres}][B];
+        {lanes_keep}
+        for (int j = 0; j < count; j++) {{
+            double *o = out + (p0 + j)*each;
+            for (int k = 0; k < NC; k++) {{
+                if (packed) {{
+                    {lanes_packs}
+                }} else {{
+                    {lanes_stores}
+                }}
+            }}
+        }}
+        }}"""
+    per_point = per_point_lanes if lanes else per_point
     return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q:
    all its derivative components (NC*{full} doubles), or, packed, each distinct one once
    (PACKED doubles, in the order of r: tl_unpack spreads them). */
@@ -413,24 +545,7 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
         {wdecls}
         tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
         const int count = n - p0 < B ? (int)(n - p0) : B;
-        for (int j = 0; j < count; j++) {{
-            double *o = out + (p0 + j)*each;
-            if (!ok[j]) {{
-                for (int k = 0; k < each; k++) o[k] = NAN;
-                continue;
-            }}
-            const double *base = data + first[j];
-            {contract}
-            for (int k = 0; k < NC; k++) {{
-                double r[{len(combos)}];
-                {dots_text}
-                if (packed) {{
-                    {packs}
-                }} else {{
-                    {stores}
-                }}
-            }}
-        }}
+        {per_point}
     }}
 }}
 
@@ -499,9 +614,11 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
 
 #: the names a probe's source defines (macros, types, functions), renamed per step so that
 #: two probe steps (another image, kernel or order) and the loop steps share one source
-_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_v", "tl_vu", "tl_w", "tl_i", "tl_bd", "tl_bm")
+_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_v", "tl_vu", "tl_w", "tl_i", "tl_bd", "tl_bm",
+                "tl_bdu", "tl_bmu", "tl_gather2")
 _MACROS = ("D", "S", "NC", "VW", "NV", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "SHIFT", "tl_load", "TL_PAIRED", "TL_PAIR", "TL_LO", "TL_HI",
-           "TL_SHUF", "TL_SELECT", "TL_STREAM_DOUBLES", "TL_STREAM_RUN", "TL_STREAM_FENCE")
+           "TL_SHUF", "TL_SELECT", "TL_STREAM_DOUBLES", "TL_STREAM_RUN", "TL_STREAM_FENCE", "TL_LOADB", "TL_LOADM",
+           "TL_STOREB", "TL_GATHER")
 
 
 def entry_name(name: str) -> str:
