@@ -302,6 +302,9 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
                                               for c in range(len(combos)))
     lanes_keep = "\n        ".join(f"TL_STOREB(res[{k * len(combos) + j}], R{k}_{j});"
                                      for k in range(ncomp) for j in range(len(combos)))
+    # one double a point (a scalar value): a full batch's results are one vector, stored whole
+    direct = ("if (count == B) {\n            TL_STOREB(out + p0, R0_0);\n            continue;\n        }\n        "
+              if nres == 1 else "")
     per_point_lanes = f"""{{  /* the batch's B points across the lanes (_lanes_sums) */
         int64_t any = 0;
         for (int j = 0; j < B; j++) any |= ok[j];
@@ -313,7 +316,7 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
         (void)fi;
         const tl_bd nanv = (tl_bd){{0}} + NAN;
         {lanes_lines}
-        double res[{nres}][B];
+        {direct}double res[{nres}][B];
         {lanes_keep}
         for (int j = 0; j < count; j++) {{
             double *o = out + (p0 + j)*each;
