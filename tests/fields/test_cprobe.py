@@ -58,3 +58,55 @@ def test_the_scratch_layout_is_the_c_sources(d, kern, order, voxel):
     assert 1 <= unpack and (unpack == 1 or unpack * ncomp * d ** order * 8 <= 32 << 10)
     lines = -(-8 * d * 10 // 64) + -(-4 * 10 // 64) + -(-8 * packed * 10 // 64)
     assert cprobe.scratch_bytes(10, d, packed) == 64 * lines + 64
+
+
+def _cpu_has(feature: str) -> bool:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_features__
+    return bool(__cpu_features__.get(feature))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kern,voxel", [("bspln3", ()), ("tent", ()), ("bspln3", (2,))])
+def test_the_avx2_and_plain_builds_of_a_probe_agree_with_the_default(kern, voxel, tmp_path):
+    """The batch's samples come into the vector lanes by AVX-512 gathers, two AVX2 gathers
+    or lane by lane, whichever the compiler targets (csrc/probe_head.h's TL_GATHER; 4-tap
+    scalar rows by transposes): the same probe built for AVX2 only and for no vector
+    extension at all gives the default build's results, ⊥ and ∞ included."""
+    import ctypes
+    import subprocess
+
+    from tensorlang.targets.c import build as c_build
+    from tensorlang.targets.c import probe as c_probe
+
+    compiler = c_build.require_compiler()
+    rng = np.random.default_rng(9)
+    data = rng.normal(size=(9, 10, 11) + voxel)
+    data.reshape(-1)[[5, 300]] = np.nan, np.inf
+    img = tl.image(data, dim=3)
+    pts = rng.uniform(-1.0, 11.0, size=(203, 3))
+    pts[0, 0], pts[1, 2] = np.nan, np.inf
+    ncomp = int(np.prod(voxel, dtype=np.int64))
+    want = cprobe.probe(img, KERNELS[kern], 1, pts, sort=False)
+    src, _ = c_probe.source(3, KERNELS[kern], 1, ncomp)
+    (tmp_path / "probe.c").write_text(src)
+    builds = [["-mno-avx512f"], ["-mno-avx512f", "-mno-avx2", "-mno-avx"]] if _cpu_has("AVX2") else [["-mno-avx"]]
+    for extra in builds:
+        so = tmp_path / f"probe{len(extra)}.so"
+        built = subprocess.run([*compiler.command, "-O2", "-std=c99", "-fPIC", "-shared", "-march=native", *extra,
+                                str(tmp_path / "probe.c"), "-o", str(so), "-lm"], capture_output=True, text=True)
+        if built.returncode != 0:
+            pytest.skip(f"the compiler does not build with {extra}: {built.stderr[-300:]}")
+        fn = ctypes.CDLL(str(so)).tl_probe
+        fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        out = np.empty_like(want)
+        p = np.ascontiguousarray(pts)
+        d = np.ascontiguousarray(img.data, dtype=np.float64)
+        sizes = np.asarray(img.sizes, dtype=np.int64)
+        m = np.ascontiguousarray(img.to_index[:3], dtype=np.float64)
+        fn(len(p), p.ctypes.data, d.ctypes.data, sizes.ctypes.data, m.ctypes.data, out.ctypes.data, 1, 0, None)
+        assert np.array_equal(np.isnan(out), np.isnan(want)), extra
+        assert np.array_equal(out[np.isinf(want)], want[np.isinf(want)]), extra
+        assert np.allclose(out, want, rtol=1e-12, atol=1e-12, equal_nan=True), extra

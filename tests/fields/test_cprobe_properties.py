@@ -272,37 +272,6 @@ def test_the_block_order_reuses_one_scratch_buffer_and_keeps_none_too_large(monk
     assert cprobe._SCRATCH == []  # too large to keep
 
 
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None)
-@given(cases(dim=3, support=4, scalar=True), st.sampled_from([True, False]))
-def test_rows_paired_in_wide_vectors_agree_with_the_reference(case, paired):
-    """Scalar 3-D images with 4-tap kernels sum two rows at once in 8-double vectors
-    where the compiler targets AVX-512 (targets/c/probe.py's PAIRED None); both forms are built here,
-    whatever the machine, and each agrees with the reference, ⊥ and ∞ included, and
-    with itself in block order."""
-    img, kern, order, points = case
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(c_probe, "PAIRED", paired)
-        src, _ = c_probe.source(3, kern, order, 1)
-        assert ("TL_PAIR(tl_load(" in src) == paired and "#if TL_PAIRED\n" not in src
-        ours = cprobe.probe(img, kern, order, points, sort=False)
-        many = np.concatenate([points] * 60)
-        blocked = cprobe.probe(img, kern, order, many, sort=True)
-    with np.errstate(invalid="ignore"):  # ⊥ through the world map's products
-        world = reconstruct.to_world(ours, img, order) if order else ours
-    _agree(world, reconstruct.probe(img, kern, order, points))
-    assert np.array_equal(blocked, np.concatenate([ours] * 60), equal_nan=True)
-
-
-def test_the_default_source_chooses_paired_rows_by_the_preprocessor():
-    from tensorlang.sampling.kernels import KERNELS as K
-
-    src, _ = c_probe.source(3, K["bspln3"], 2, 1)
-    assert "#if TL_PAIRED\n" in src and "TL_PAIR(tl_load(" in src  # both forms, chosen by the compiler's target
-    assert "TL_PAIR(tl_load(" not in c_probe.source(3, K["bspln3"], 2, 3)[0]  # vector voxels: one form
-    assert "TL_PAIR(tl_load(" not in c_probe.source(3, K["c4hexic"], 1, 1)[0]  # 6 taps: one form
-
-
 @pytest.mark.parametrize("dim", [1, 2, 3])
 def test_c1tent_derivatives_at_integer_positions_are_the_right_hand_slopes(dim):
     """On a sample, the gradient of a c1tent field is the slope of the cell to the right
@@ -346,3 +315,49 @@ def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, thread
         cprobe.probe(img, kern, order, points, out=out, threads=threads, sort=True)
         assert np.array_equal(out, cprobe.probe(img, kern, order, points, sort=False), equal_nan=True)
         assert (room[:at] == 7.0).all() and (room[at + size:] == 7.0).all()
+
+
+@pytest.mark.slow
+@settings(max_examples=50, deadline=None)
+@given(cases(), st.sampled_from([True, False]), st.integers(1, 2))
+def test_rows_transposed_or_gathered_agree_with_the_reference(case, rows, threads):
+    """The batch's points across the vector lanes read a scalar image's 4-tap rows whole
+    and transpose them in registers (targets/c/probe.py's ROWS) or gather each sample (every
+    other shape): either agrees with the reference, ⊥ and ∞ exactly (NaN samples, 0·∞,
+    points outside and not finite), values within rounding; in block order bit for bit
+    the given order's."""
+    img, kern, order, points = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(c_probe, "ROWS", rows)
+        patch.setattr(c_probe, "COHERENT_POINTS", 0)
+        src, _ = c_probe.source(img.dim, kern, order, int(np.prod(img.voxel_shape)))
+        transposed = rows and kern.support == 4 and img.voxel_shape == ()
+        assert ("= tl_join(data" in src) == transposed and ("TL_GATHER(data" in src) != transposed
+        ours = cprobe.probe(img, kern, order, points, threads=threads, sort=False)
+        many = np.concatenate([points] * 30)
+        blocked = cprobe.probe(img, kern, order, many, threads=threads, sort=True)
+    with np.errstate(invalid="ignore"):
+        world = reconstruct.to_world(ours, img, order) if order else ours
+    ref = reconstruct.probe(img, kern, order, points)
+    if order > TRUE_SMOOTHNESS.get(kern.name, kern.continuity):  # on a kink: the side is rounding's
+        kink = _on_a_kink(img, points)
+        assert np.array_equal(np.isnan(world[kink]), np.isnan(ref[kink]))
+        _agree(world[~kink], ref[~kink])
+    else:
+        _agree(world, ref)
+    assert np.array_equal(blocked, np.concatenate([ours] * 30), equal_nan=True)
+
+
+@pytest.mark.parametrize("rows", [True, False])
+def test_an_image_smaller_than_the_support_reads_no_sample(rows, monkeypatch):
+    """No point of an image smaller than the kernel's support is inside: every result is
+    ⊥, and a batch reads no sample (its lanes would start at the image's first sample and
+    run past its end; the sanitizer tests would see the read)."""
+    monkeypatch.setattr(c_probe, "ROWS", rows)
+    rng = np.random.default_rng(2)
+    for sizes in ((3, 9, 9), (9, 2, 9), (9, 9, 3)):
+        img = tl.image(rng.normal(size=sizes))
+        points = rng.uniform(-1, 10, size=(37, 3))
+        for order in (0, 2):
+            out = cprobe.probe(img, KERNELS["bspln3"], order, points, sort=False)
+            assert np.isnan(out).all()

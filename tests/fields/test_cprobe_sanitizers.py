@@ -73,14 +73,17 @@ def driver(img, n: int, points: np.ndarray, full: int, sort: int, threads: int =
     )
 
 
-def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads: int = 1) -> np.ndarray:
-    """The probe's results from the sanitized build (with OpenMP where ``threads`` > 1)."""
+def run_sanitized(img, kern, order: int, points: np.ndarray, sort: int, threads: int = 1,
+                  rows: bool = True) -> np.ndarray:
+    """The probe's results from the sanitized build (with OpenMP where ``threads`` > 1;
+    ``rows``: targets/c/probe.py's ROWS, a scalar image's 4-tap rows transposed, or gathers)."""
     compiler = c_build.require_compiler()
     ncomp = int(np.prod(img.voxel_shape, dtype=np.int64))
     with pytest.MonkeyPatch.context() as patch:
         # sort 1: tl_sort's test of coherent points (these images' one block: never sorted);
         # sort 2 and threads: always sorted
         patch.setattr(c_probe, "COHERENT_POINTS", c_probe.COHERENT_POINTS if sort == 1 and threads == 1 else 0)
+        patch.setattr(c_probe, "ROWS", rows)
         src, _ = c_probe.source(img.dim, kern, order, ncomp, cprobe.parallel_points(img.dim, kern.support, ncomp))
     n = points.shape[0]
     shape = (n,) + img.voxel_shape + (img.dim,) * order
@@ -113,10 +116,10 @@ def many_points(draw):
 
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None)
-@given(many_points(), st.sampled_from([0, 1, 2]))
-def test_probe_c_is_clean_under_sanitizers(case, sort):
+@given(many_points(), st.sampled_from([0, 1, 2]), st.booleans())
+def test_probe_c_is_clean_under_sanitizers(case, sort, rows):
     img, kern, order, points = case
-    ours = run_sanitized(img, kern, order, points, sort)
+    ours = run_sanitized(img, kern, order, points, sort, rows=rows)
     _agree(ours, cprobe.probe(img, kern, order, points, sort=bool(sort)))
     assert np.isnan(ours[~reconstruct.inside(img, kern, points)]).all()
 

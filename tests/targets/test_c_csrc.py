@@ -31,9 +31,9 @@ _SROWS = "\n".join(
     f"void TL_FILL_Psrow{w}(int rows, const double *a, const double *b, const double *s, long kc, double *c, int first, "
     f"const char *pf);" for w in (1, 2, 3))
 #: A probe's shape macros and head (cprobe.source writes them) for a scalar 3-D bspln3.
-_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "VW": "4", "NV": "(4 / VW)", "PACKED": "1", "B": str(cprobe.BATCH)}
+_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "PACKED": "1", "B": str(cprobe.BATCH)}
 _PROBE_INCLUDES = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
-_PROBE_HEAD = ("probe_head.h", {"paired": 0})
+_PROBE_HEAD = ("probe_head.h", {})
 _PROBE_FUNCTIONS = (
     "static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M, "
     "double *sorted, int32_t *key, int threads);\n"
@@ -61,7 +61,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "gram_pack.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ()),
     "gram_body2.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _TILES + "\n" + _STRIP)),
     "gram_body3.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
-    "probe_head.h": ({"paired": 0}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
+    "probe_head.h": ({}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
     "probe_sort.c": ({"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048,
                       "coherent": cprobe.COHERENT_POINTS}, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
     "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD}, _PROBE_SHAPE,
@@ -69,10 +69,10 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
 }
 
 
-#: Other branches of a file: the transposed X of the Gram kernels, the forced paired rows.
+#: Other branches of a file: the transposed X of the Gram kernels, the probes' AVX2 gathers.
 BRANCHES = {
     **{name: [["-UTRANSPOSED", "-DTRANSPOSED=1"]] for name in ("gram_pack.c", "gram_body2.c", "gram_body3.c")},
-    "probe_head.h": [["-UTL_FILL_PAIRED", "-DTL_FILL_PAIRED=1"]],
+    "probe_head.h": [["-mavx2"]],
     "tl_prelude.h": [["-UTL_FILL_REAL", "-DTL_FILL_REAL=float"]],
 }
 

@@ -16,19 +16,18 @@ piece's coefficients as literals, and odd derivatives of taps right of the point
 sign.  They are computed once per point and axis, for every derivative order the probe
 needs.
 
-The sum is separable (004 §2.2) and runs on *rows*: the S taps of the innermost axis
-times the voxel's components are contiguous in memory, so one row is read as one short
-vector (4 doubles for a scalar cubic kernel: one AVX load) and the outer axes are
-contracted first, row by row, into one vector of partial sums per combination of outer
-derivative counts (the value, ∂x, ∂y, ... share every row read); the innermost axis is
-contracted last, one short dot product per derivative component.  A 3-D bspln3 value
-costs 16 row loads and 16+4 vector multiply-adds; the gradient and Hessian read the
-same 16 rows.
-
-Points go in batches of :data:`BATCH`: the world-to-index map, the domain test and the
-weights are computed for a batch at once, one point per vector lane, branch-free; then
-each point of the batch reads its rows.  Random points make the probe a gather (a
-software prefetch of the rows of points ahead was tried and measured slower: the
+The sum is separable (004 §2.2) and runs with the batch's :data:`BATCH` points across
+the vector lanes (:func:`_lanes_sums`): the world-to-index map, the domain test and the
+weights are computed for a batch at once, one point per lane, branch-free; then each
+sample of the support is read for the batch's points at once, one vector (a scalar
+image's 4-tap rows loaded whole, 8 rows transposed in registers; elsewhere a gather),
+and every weighted sum is a multiply-add of whole vectors: the innermost axis's taps
+first, per derivative order, then each outer axis, the value and every derivative
+sharing each sample read: a 3-D bspln3 value of 8 points costs 128 row loads, 192
+shuffles (the rows paired into vectors and transposed) and 84 multiply-adds (the point
+by point row sums it replaced, docs/performance.md: 8 loads and pairings, 10 wide and 1
+short multiply-adds and a dot product's shuffles a point).  A batch with no point
+inside reads no sample.  Random points make the probe a gather (a software prefetch of the rows of points ahead was tried and measured slower: the
 out-of-order core already keeps as many misses in flight as the core can hold; see
 docs/fields.md).  On a large image many points are first sorted by the image's blocks
 (the schedule's ``sorts``, C's ``tl_sort``): the points of one block then share their rows in
@@ -85,10 +84,10 @@ UNPACK_AHEAD = 1
 #: raster order, points along curves, points in block order; random points jump at
 #: almost every point) (measured: docs/performance.md); 0: always sorted (the tests)
 COHERENT_POINTS = 16
-#: scalar 3-D images with 4-tap kernels sum two rows at once in 512-bit vectors
-#: (:func:`_paired_contract`): None, where the compiler targets AVX-512 (C's TL_PAIRED);
-#: True or False, always or never (the tests build both)
-PAIRED: bool | None = None
+#: in the lanes, a scalar image's 4-tap rows are loaded whole and transposed in registers
+#: (8 row loads and 12 shuffles for 32 samples) rather than gathered (measured faster); False:
+#: gathered (the tests)
+ROWS = True
 
 
 def parallel_points(d: int, support: int, ncomp: int, work: int) -> int:
@@ -136,147 +135,73 @@ def _combos(d: int, order: int) -> list[tuple[int, ...]]:
     return [c for c in itertools.product(range(order + 1), repeat=d) if sum(c) == order]
 
 
-def _width(length: int) -> int:
-    """Doubles per vector for rows of ``length`` doubles: 4 (AVX), 2 (SSE2) or 1."""
-    return next(w for w in (4, 2, 1) if length % w == 0)
-
-
-def _tree(terms: list[str]) -> str:
-    """A sum as a balanced tree: its additions' latency grows with log2(len(terms))."""
-    while len(terms) > 1:
-        terms = [f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
-    return terms[0]
-
-
-def _contract(d: int, S: int, order: int) -> list[str]:
-    """Straight-line C summing the rows over the outer axes 0 .. d-2.
-
-    Axis a's sum, for fixed taps of the axes before it, gives one row (NV vectors) per
-    derivative counts of axes a .. d-2 summing to at most ``order``: axis d-2 sums the
-    rows its taps read, an axis a < d-2 sums axis a+1's rows, each weighted by axis a's
-    weights, as balanced trees (independent additions, not one chain).  Axis 0's rows,
-    ``s0_<counts>``, are the result."""
+def _lanes_sums(d: int, S: int, order: int, ncomp: int, combos: list[tuple[int, ...]]) -> list[str]:
+    """The batch's sums with its B points across the vector lanes: each sample is read for
+    the B points at once, one lane a point, from each point's support's first sample
+    ``first`` (a scalar image's 4-tap rows loaded whole, two to a vector, and transposed
+    in registers where :data:`ROWS`; elsewhere ``TL_GATHER``), and every weighted sum is
+    B sums at once, a multiply-add of whole vectors.  The innermost axis is contracted
+    first (its taps, per derivative order), then each outer axis, innermost to outermost,
+    each sum a chain of multiply-adds in tap order, accumulated as its terms come; ``R<k>_<j>``, the vector of component k's derivative
+    combination ``combos[j]``, is the result.  The weights are ``tl_cells``' as they are
+    (``w<a>[m][t]``: B points' weights in a row)."""
     out: list[str] = []
-    outer = d - 1
+    for m in range(order + 1):  # the innermost axis's weights, in registers; the others' read where used
+        for t in range(S):
+            out.append(f"const tl_bd W{d - 1}_{m}_{t} = TL_LOADB(w{d - 1}[{m}][{t}]);")
+
+    def weight(a: int, m: int, t: int) -> str:
+        return f"W{a}_{m}_{t}" if a == d - 1 else f"TL_LOADB(w{a}[{m}][{t}])"
 
     def counts_of(a: int) -> list[tuple[int, ...]]:
-        return [c for c in itertools.product(range(order + 1), repeat=outer - a) if sum(c) <= order]
+        """Derivative counts of axes a .. d-1 a level-a sum carries (at most ``order``)."""
+        return [c for c in itertools.product(range(order + 1), repeat=d - a) if sum(c) <= order]
 
-    def name(a: int, taps: tuple[int, ...], c: tuple[int, ...]) -> str:
-        return f"s{a}_" + "".join(map(str, taps)) + ("_" + "_".join(map(str, c)) if c else "")
+    def name(a: int, k: int, taps: tuple[int, ...], c: tuple[int, ...]) -> str:
+        return f"L{a}_{k}_" + "".join(map(str, taps)) + "_" + "".join(map(str, c))
 
-    def axis(a: int, taps: tuple[int, ...]) -> None:
-        """Emit axis a's rows for the outer taps ``taps`` (one per axis before a)."""
-        if a == outer - 1:
-            subs = []
-            for t in range(S):
-                row = "".join(f" + {tap}*st{b}" for b, tap in enumerate(taps + (t,)) if tap)
-                sub = f"x_{''.join(map(str, taps))}{t}"
-                out.append(f"tl_v {sub}[NV]; for (int i = 0; i < NV; i++) {sub}[i] = tl_load(base{row} + i*VW);")
-                subs.append(sub)
+    def axis(a: int, k: int, taps: tuple[int, ...]) -> None:
+        """Emit axis a's sums for the outer taps ``taps`` (one per axis before a)."""
+        if a == d - 1:
+            tag = "".join(map(str, taps))
+            if S == 4 and ncomp == 1 and ROWS:  # a row is 4 doubles: 8 rows loaded, transposed in registers
+                row = " + ".join([f"{tap}*st{b}" for b, tap in enumerate(taps) if tap]) or "0"
+                for z in range(4):
+                    out.append(f"const tl_bd Z_{tag}{z} = tl_join(data + first[{z}] + {row}, data + first[{z + 4}] + {row});")
+                out.append(f"const tl_bd U_{tag}0 = TL_SHUF8(Z_{tag}0, Z_{tag}1, 0, 8, 2, 10, 4, 12, 6, 14);")
+                out.append(f"const tl_bd U_{tag}1 = TL_SHUF8(Z_{tag}0, Z_{tag}1, 1, 9, 3, 11, 5, 13, 7, 15);")
+                out.append(f"const tl_bd U_{tag}2 = TL_SHUF8(Z_{tag}2, Z_{tag}3, 0, 8, 2, 10, 4, 12, 6, 14);")
+                out.append(f"const tl_bd U_{tag}3 = TL_SHUF8(Z_{tag}2, Z_{tag}3, 1, 9, 3, 11, 5, 13, 7, 15);")
+                for t, (u, lo) in enumerate([(0, 0), (1, 0), (0, 2), (1, 2)]):
+                    idx = ", ".join(map(str, [lo, lo + 1, lo + 8, lo + 9, lo + 4, lo + 5, lo + 12, lo + 13]))
+                    out.append(f"const tl_bd G_{k}_{tag}{t} = TL_SHUF8(U_{tag}{u}, U_{tag}{u + 2}, {idx});")
+            else:
+                for t in range(S):
+                    offset = " + ".join([f"{tap}*st{b}" for b, tap in enumerate(taps) if tap] + ([f"{t * ncomp + k}"] if t * ncomp + k else [])) or "0"
+                    out.append(f"const tl_bd G_{k}_{tag}{t} = TL_GATHER(data + {offset}, fi);")
+            children = [f"G_{k}_{''.join(map(str, taps))}{t}" for t in range(S)]
             for c in counts_of(a):
-                terms = [f"w{a}[{c[0]}][{t}][j] * {subs[t]}[i]" for t in range(S)]
-                out.append(f"tl_v {name(a, taps, c)}[NV]; for (int i = 0; i < NV; i++) {name(a, taps, c)}[i] = {_tree(terms)};")
+                terms = [f"{weight(a, c[0], t)} * {children[t]}" for t in range(S)]
+                out.append(f"const tl_bd {name(a, k, taps, c)} = {' + '.join(terms)};")
             return
-        for t in range(S):
-            axis(a + 1, taps + (t,))
-        for c in counts_of(a):
-            terms = [f"w{a}[{c[0]}][{t}][j] * {name(a + 1, taps + (t,), c[1:])}[i]" for t in range(S)]
-            out.append(f"tl_v {name(a, taps, c)}[NV]; for (int i = 0; i < NV; i++) {name(a, taps, c)}[i] = {_tree(terms)};")
+        wanted = [c for c in counts_of(a) if a > 0 or sum(c) == order]
+        for t in range(S):  # each sum accumulated as its taps' terms come (few vectors live)
+            axis(a + 1, k, taps + (t,))
+            for c in wanted:
+                acc = name(a, k, taps, c) + ("" if t == S - 1 else f"_{t}")
+                term = f"{weight(a, c[0], t)} * {name(a + 1, k, taps + (t,), c[1:])}"
+                out.append(f"const tl_bd {acc} = {name(a, k, taps, c)}_{t - 1} + {term};" if t else
+                           f"const tl_bd {acc} = {term};")
 
-    if outer:
-        axis(0, ())
+    for k in range(ncomp):
+        axis(0, k, ())
+        for j, c in enumerate(combos):
+            out.append(f"const tl_bd R{k}_{j} = TL_SELECT(okm, {name(0, k, (), c)}, nanv);")
     return out
 
 
-def _paired_contract(order: int) -> list[str]:
-    """:func:`_contract` for a scalar 3-D image and a 4-tap kernel (each row one vector
-    of 4 doubles), two rows to an 8-double vector (512 bits: one AVX-512 register).
-    Axis 1's rows of axis-0 taps 0 and 2 are paired, and those of taps 1 and 3, so each
-    weighted sum over axis 1 serves two axis-0 taps at once; axis 0's sum is then
-    (w0·s_0 + w1·s_1 | w2·s_2 + w3·s_3) in one vector, its halves added: the association
-    of :func:`_tree`'s ((t0 + t1) + (t2 + t3)), the same terms in the same order.
-    Faster on an image in L2, no change where memory waits dominate (docs/fields.md)."""
-    out = []
-
-    def row(t0: int, t1: int) -> str:
-        return "base" + "".join(f" + {t}*st{b}" for b, t in ((0, t0), (1, t1)) if t)
-
-    for t1 in range(4):
-        out.append(f"const tl_w a{t1} = TL_PAIR(tl_load({row(0, t1)}), tl_load({row(2, t1)}));")
-        out.append(f"const tl_w b{t1} = TL_PAIR(tl_load({row(1, t1)}), tl_load({row(3, t1)}));")
-    for m in range(order + 1):
-        for v in "ab":
-            terms = [f"w1[{m}][{t}][j] * {v}{t}" for t in range(4)]
-            out.append(f"const tl_w s{v}{m} = {_tree(terms)};")
-    for c0 in range(order + 1):
-        out.append(f"const tl_w wa{c0} = {{" + ", ".join([f"w0[{c0}][0][j]"] * 4 + [f"w0[{c0}][2][j]"] * 4) + "};")
-        out.append(f"const tl_w wb{c0} = {{" + ", ".join([f"w0[{c0}][1][j]"] * 4 + [f"w0[{c0}][3][j]"] * 4) + "};")
-    for c0 in range(order + 1):
-        for c1 in range(order + 1 - c0):
-            out.append(f"const tl_w T{c0}_{c1} = wa{c0} * sa{c1} + wb{c0} * sb{c1};")
-            out.append(f"tl_v s0__{c0}_{c1}[1] = {{TL_LO(T{c0}_{c1}) + TL_HI(T{c0}_{c1})}};")
-    return out
-
-
-def _vector_dots(combos: list[tuple[int, ...]], inner: int) -> str:
-    """The innermost axis's dot products where each level-0 row is one vector of the 4
-    taps of a scalar image: the products are vectors (row × the point's weights of that
-    derivative order) and four of them are summed at once by a transpose (two rounds of
-    shuffles and adds), rather than lane by lane.  Each result is (p0 + p1) + (p2 + p3)
-    of its products, the association of the scalar tree (:func:`_tree`); measured faster
-    in and out of cache (docs/fields.md)."""
-    used = sorted({c[-1] for c in combos})
-    lines = [f"tl_v wv{m} = {{w{inner}[{m}][0][j], w{inner}[{m}][1][j], w{inner}[{m}][2][j], w{inner}[{m}][3][j]}};"
-             for m in used]
-    for j, c in enumerate(combos):
-        row = "s0_" + ("_" + "_".join(map(str, c[:-1])) if inner else "")
-        lines.append(f"const tl_v p{j} = {row}[0] * wv{c[-1]};")
-    j = 0
-    while j < len(combos):
-        left = len(combos) - j
-        if left >= 4:  # (a01, b01, a23, b23), (c01, d01, c23, d23) -> (a, b, c, d)
-            lines.append(f"{{ const tl_v h = TL_SHUF(p{j}, p{j + 1}, 0, 4, 2, 6) + TL_SHUF(p{j}, p{j + 1}, 1, 5, 3, 7); "
-                         f"const tl_v g = TL_SHUF(p{j + 2}, p{j + 3}, 0, 4, 2, 6) + TL_SHUF(p{j + 2}, p{j + 3}, 1, 5, 3, 7); "
-                         "const tl_v q = TL_SHUF(h, g, 0, 1, 4, 5) + TL_SHUF(h, g, 2, 3, 6, 7); "
-                         f"r[{j}] = q[0]; r[{j + 1}] = q[1]; r[{j + 2}] = q[2]; r[{j + 3}] = q[3]; }}")
-            j += 4
-        elif left >= 2:
-            lines.append(f"{{ const tl_v h = TL_SHUF(p{j}, p{j + 1}, 0, 4, 2, 6) + TL_SHUF(p{j}, p{j + 1}, 1, 5, 3, 7); "
-                         f"r[{j}] = h[0] + h[2]; r[{j + 1}] = h[1] + h[3]; }}")
-            j += 2
-        else:
-            lines.append(f"r[{j}] = (p{j}[0] + p{j}[1]) + (p{j}[2] + p{j}[3]);")
-            j += 1
-    return "\n                ".join(lines)
-
-
-def _sums(d: int, S: int, order: int, ncomp: int, vw: int, combos: list[tuple[int, ...]]) -> tuple[str, str]:
-    """The C of one point's sum: the rows contracted over the outer axes (:func:`_contract`,
-    or :func:`_paired_contract` where it pays), then the innermost axis's dot products,
-    ``r[j]`` for each derivative combination ``combos[j]``."""
-    contract = "\n            ".join(_contract(d, S, order))
-    if d == 3 and S == 4 and ncomp == 1 and PAIRED is not False:  # two rows a vector, where it pays
-        paired = "\n            ".join(_paired_contract(order))
-        contract = paired if PAIRED else f"#if TL_PAIRED\n            {paired}\n#else\n            {contract}\n#endif"
-    if d == 1:  # no outer axis: the one row is the result
-        contract += "tl_v s0_[NV]; for (int i = 0; i < NV; i++) s0_[i] = tl_load(base + i*VW);"
-    # the innermost axis: a dot product of a level-0 row with its weights per combination
-    inner = d - 1
-    if ncomp == 1 and S == 4 and vw == 4:  # a row is one vector of the S taps: _vector_dots
-        return contract, _vector_dots(combos, inner)
-    dots = []
-    for j, c in enumerate(combos):
-        vec = "s0_" + ("_" + "_".join(map(str, c[:-1])) if d > 1 else "")
-        terms = _tree([f"w{inner}[{c[-1]}][{t}][j] * {vec}[({t}*NC + k) / VW][({t}*NC + k) % VW]"
-                       for t in range(S)])
-        dots.append(f"r[{j}] = {terms};")
-    return contract, "\n            ".join(dots)
-
-
-def _prefix(d: int, S: int, order: int, ncomp: int, vw: int) -> str:
+def _prefix(d: int, S: int, order: int, ncomp: int) -> str:
     """The source's head: the includes and the shape's macros (csrc/probe_*.c read them)."""
-    length = S * ncomp
     full = ncomp * d ** order
     return f"""
 #include <math.h>
@@ -288,8 +213,6 @@ def _prefix(d: int, S: int, order: int, ncomp: int, vw: int) -> str:
 #define D {d}
 #define S {S}
 #define NC {ncomp}
-#define VW {vw}
-#define NV ({length} / VW)
 #define PACKED {ncomp * len(_combos(d, order))}  /* doubles of a point's packed result */
 #define UNPACK {max(1, min(UNPACK, 4096 // (ncomp * full)))}  /* points tl_unpack gathers (32 KiB at most) */
 #define UNPACK_AHEAD {UNPACK_AHEAD}  /* runs of UNPACK points whose packed results are asked for ahead */
@@ -358,7 +281,7 @@ static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, 
 """
 
 
-def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int) -> str:
+def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
     """``tl_probe_points``: the probes of a run of points, a batch at a time (the sums of
     :func:`_sums`, the rows of points ahead prefetched, the results stored)."""
     S, s = kern.support, kern.radius
@@ -368,13 +291,44 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, vw: int, parallel: int
     fill = [combos.index(tuple(axes.count(a) for a in range(d))) for axes in itertools.product(range(d), repeat=order)]
     wdecls = " ".join(f"double w{a}[{order + 1}][S][B];" for a in range(d))
     wargs = ", ".join(f"w{a}" for a in range(d))
-    contract, dots_text = _sums(d, S, order, ncomp, vw, combos)
     prefetch_rows = " ".join(
         "__builtin_prefetch(r" + "".join(f" + {t}*st{b}" for b, t in enumerate(taps) if t) + ", 0, 1);"
         for taps in itertools.product(range(S), repeat=d - 1))
-    stores = "\n                    ".join(f"o[k*{full} + {j}] = r[{c}];" for j, c in enumerate(fill))
-    packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = r[{c}];" for c in range(len(combos)))
     unpacks = "\n                ".join(f"o[k*{full} + {j}] = r[k*{len(combos)} + {c}];" for j, c in enumerate(fill))
+    lanes_lines = "\n        ".join(_lanes_sums(d, S, order, ncomp, combos))
+    nres = ncomp * len(combos)
+    lanes_stores = "\n                    ".join(f"o[k*{full} + {j}] = res[k*{len(combos)} + {c}][j];" for j, c in enumerate(fill))
+    lanes_packs = "\n                    ".join(f"o[k*{len(combos)} + {c}] = res[k*{len(combos)} + {c}][j];"
+                                              for c in range(len(combos)))
+    lanes_keep = "\n        ".join(f"TL_STOREB(res[{k * len(combos) + j}], R{k}_{j});"
+                                     for k in range(ncomp) for j in range(len(combos)))
+    # one double a point (a scalar value): a full batch's results are one vector, stored whole
+    direct = ("if (count == B) {\n            TL_STOREB(out + p0, R0_0);\n            continue;\n        }\n        "
+              if nres == 1 else "")
+    per_point_lanes = f"""{{  /* the batch's B points across the lanes (_lanes_sums) */
+        int64_t any = 0;
+        for (int j = 0; j < B; j++) any |= ok[j];
+        if (!any) {{  /* no point inside (an image smaller than the support has none): no sample read */
+            for (int64_t q = 0; q < count*each; q++) out[p0*each + q] = NAN;
+            continue;
+        }}
+        const tl_bm fi = TL_LOADM(first), okm = TL_LOADM(ok);
+        (void)fi;
+        const tl_bd nanv = (tl_bd){{0}} + NAN;
+        {lanes_lines}
+        {direct}double res[{nres}][B];
+        {lanes_keep}
+        for (int j = 0; j < count; j++) {{
+            double *o = out + (p0 + j)*each;
+            for (int k = 0; k < NC; k++) {{
+                if (packed) {{
+                    {lanes_packs}
+                }} else {{
+                    {lanes_stores}
+                }}
+            }}
+        }}
+        }}"""
     return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q:
    all its derivative components (NC*{full} doubles), or, packed, each distinct one once
    (PACKED doubles, in the order of r: tl_unpack spreads them). */
@@ -413,24 +367,7 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
         {wdecls}
         tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
         const int count = n - p0 < B ? (int)(n - p0) : B;
-        for (int j = 0; j < count; j++) {{
-            double *o = out + (p0 + j)*each;
-            if (!ok[j]) {{
-                for (int k = 0; k < each; k++) o[k] = NAN;
-                continue;
-            }}
-            const double *base = data + first[j];
-            {contract}
-            for (int k = 0; k < NC; k++) {{
-                double r[{len(combos)}];
-                {dots_text}
-                if (packed) {{
-                    {packs}
-                }} else {{
-                    {stores}
-                }}
-            }}
-        }}
+        {per_point_lanes}
     }}
 }}
 
@@ -486,22 +423,22 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
     csrc/probe_sort.c (``tl_sort``, the block order), the generated ``tl_probe_points``
     and csrc/probe_entry.c (``tl_probe``); on threads from ``parallel`` points."""
     S = kern.support
-    vw = _width(S * ncomp)
     parallel = (1 << 62) if parallel is None else parallel
-    src = (_prefix(d, S, order, ncomp, vw)
-           + csrc.text("probe_head.h", paired=int(bool(PAIRED)))
+    src = (_prefix(d, S, order, ncomp)
+           + csrc.text("probe_head.h")
            + _cells(d, kern, order)
            + csrc.text("probe_sort.c", shift=SORT_SHIFT, parallelpoints=parallel, coherent=COHERENT_POINTS)
-           + _points(d, kern, order, ncomp, vw, parallel)
+           + _points(d, kern, order, ncomp, parallel)
            + csrc.text("probe_entry.c", regionblocks=REGION_BLOCKS, regionahead=REGION_AHEAD))
     return src, DECLARATION
 
 
 #: the names a probe's source defines (macros, types, functions), renamed per step so that
 #: two probe steps (another image, kernel or order) and the loop steps share one source
-_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_v", "tl_vu", "tl_w", "tl_i", "tl_bd", "tl_bm")
-_MACROS = ("D", "S", "NC", "VW", "NV", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "SHIFT", "tl_load", "TL_PAIRED", "TL_PAIR", "TL_LO", "TL_HI",
-           "TL_SHUF", "TL_SELECT", "TL_STREAM_DOUBLES", "TL_STREAM_RUN", "TL_STREAM_FENCE")
+_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_bd", "tl_bm", "tl_bdu", "tl_bmu", "tl_v4u",
+                "tl_gather2", "tl_join2")
+_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
+           "TL_STREAM_RUN", "TL_STREAM_FENCE", "TL_LOADB", "TL_LOADM", "TL_STOREB", "TL_GATHER", "TL_SHUF8", "tl_join")
 
 
 def entry_name(name: str) -> str:
