@@ -7,8 +7,6 @@ inputs; the padded store's padding stays zero; the C caller's padded path with `
 targets returns what the Python path does; and the generated C makes no out-of-bounds
 access under AddressSanitizer (locals included: they are stack arrays there)."""
 
-import subprocess
-
 import numpy as np
 import pytest
 
@@ -19,6 +17,7 @@ from tensorlang import machine, pipeline
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c.build import find_compiler
 
+from padding.harness import needs_sanitizers, run_padded
 from padding.test_padding_theorem3 import assert_padding_zero
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
@@ -184,53 +183,21 @@ def test_c_caller_takes_out_targets_of_a_padded_kernel(pad):
 
 
 # ------------------------------------------------------- AddressSanitizer (Corollary 3)
-def _sanitized(text: str, inputs: dict, options: pipeline.Options, tmp_path) -> dict:
-    """The C of ``text`` under ``options`` run with AddressSanitizer on heap buffers of
-    exactly their storage size (the locals are stack arrays, which ASan also guards)."""
-    from properties.test_c_sanitizers import SANITIZE
-
-    from padding.test_padding_sanitizers import _driver
-
-    kernel = tl.compile(text, backend="interp")
-    generated = pipeline.compile(kernel.ein, options, roles=kernel.roles(), until="code").code
-    buffers = generated.schedule.buffers
-    storage = buffers.storage_shapes
-    src, exe = tmp_path / "kernel.c", tmp_path / "kernel"
-    src.write_text(_driver(generated, storage))
-    built = subprocess.run([*c_build.require_compiler().command, *SANITIZE, str(src), "-o", str(exe), "-lm"],
-                           capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
-    initial = []
-    for buffer, shape in zip(buffers.buffers, storage):
-        store = np.zeros(shape)
-        region = tuple(slice(0, k) for k in buffer.shape)
-        store[region] = inputs.get(buffer.name, np.nan)
-        initial.append(store)
-    ran = subprocess.run([str(exe)], input=b"".join(a.tobytes() for a in initial), capture_output=True, timeout=120)
-    assert ran.returncode == 0 and not ran.stderr, ran.stderr.decode(errors="replace")[-3000:]
-    final, offset = {}, 0
-    for buffer, shape in zip(buffers.buffers, storage):
-        count = int(np.prod(shape))
-        value = np.frombuffer(ran.stdout, np.float64, count, offset).reshape(shape)
-        offset += count * 8
-        final[buffer.name] = value[tuple(slice(0, k) for k in buffer.shape)]
-    return {name: final[name] for name in kernel.outputs}
-
-
 @pytest.mark.slow
+@needs_sanitizers
 @pytest.mark.parametrize("kind", sorted(SOURCES))
 @pytest.mark.parametrize("pad, local_pad", [(8, 1), (1, 8), (4, 1), (1, 4)])
 def test_fused_padding_is_clean_under_sanitizers(kind, pad, local_pad, tmp_path):
-    from properties.test_c_sanitizers import pytestmark as sanitizers  # skipped where ASan does not work
-
-    for mark in sanitizers if isinstance(sanitizers, list) else [sanitizers]:
-        if mark.name == "skipif" and mark.args and mark.args[0]:
-            pytest.skip(mark.kwargs.get("reason", "no sanitizers"))
+    """The C of a fused loop under ``pad=M`` or with padded locals run with
+    AddressSanitizer on heap buffers of exactly their storage size (the locals are stack
+    arrays, which ASan also guards): clean, the padding zero, the values in bound."""
     text = SOURCES[kind](5, 3)
     plain = tl.compile(text, backend="c")
     inputs = _inputs(plain, 8, True)
     options = pipeline.Options("c", np.dtype("float64"), pad=pad, pad_locals=local_pad, fma=True)
-    got = _sanitized(text, inputs, options, tmp_path)
+    kernel = tl.compile(text, backend="interp")  # for the program's interface only
+    generated = pipeline.compile(kernel.ein, options, roles=kernel.roles(), until="code").code
+    got = run_padded(generated, inputs, kernel.outputs, tmp_path)
     assert_within_rounding(text, inputs, got, plain(**inputs), who=f"sanitized pad={pad} local_pad={local_pad}")
 
 
