@@ -147,22 +147,25 @@ def test_auto_local_padding_leaves_unfused_programs_alone():
     assert kernel.code("c") == tl.compile(text, backend="c").code("c")
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("pad", [4, 8])
-def test_c_caller_takes_out_targets_of_a_padded_kernel(pad):
+def test_c_caller_takes_out_targets_of_a_padded_kernel(pad, dtype):
     """The C caller's padded path with ``out=`` targets (plain C-contiguous arrays)
     writes the same values as the Python path (``caller.off``), returns the targets
-    themselves, leaves the inputs alone, and takes the in-place idiom k(x=x, out={"x": x})."""
+    themselves, leaves the inputs alone, and takes the in-place idiom k(x=x, out={"x": x});
+    its row copies (csrc/callext.c, ``copy_padded``: 8- and 4-byte items) move the rows
+    in and out exactly, a NaN's payload included."""
     text = "in var v : [13 7]\ninout var x : [13 7]\nx = x * v + v\n"
-    kernel = tl.compile(text, backend="c", pad=pad)
+    kernel = tl.compile(text, backend="c", pad=pad, dtype=dtype)
     caller = kernel.target.c_call
     if caller is None:
         pytest.skip("no C caller here")
     rng = np.random.default_rng(7)
-    v, x = rng.uniform(-1, 1, (13, 7)), rng.uniform(-1, 1, (13, 7))
+    v, x = rng.uniform(-1, 1, (13, 7)).astype(dtype), rng.uniform(-1, 1, (13, 7)).astype(dtype)
     v[0, 0], x[1, 1] = np.inf, np.nan
     want = x * v + v
-    out = np.empty((13, 7))
-    kernel(v=v, x=x, out={"x": np.empty((13, 7))})  # the first call installs the C entry
+    out = np.empty((13, 7), dtype)
+    kernel(v=v, x=x, out={"x": np.empty((13, 7), dtype)})  # the first call installs the C entry
     calls = caller.calls
     got = kernel(v=v, x=x, out={"x": out})
     assert caller.calls == calls + 1  # through the C caller
@@ -171,7 +174,7 @@ def test_c_caller_takes_out_targets_of_a_padded_kernel(pad):
     np.testing.assert_array_equal(x[1, 1], np.nan)  # the input unchanged
     caller.off = True
     try:
-        slow = np.empty((13, 7))
+        slow = np.empty((13, 7), dtype)
         kernel(v=v, x=x, out={"x": slow})
     finally:
         caller.off = False
@@ -180,6 +183,14 @@ def test_c_caller_takes_out_targets_of_a_padded_kernel(pad):
     for _ in range(2):  # twice: the kept result buffer's padding stays zero
         assert kernel(v=v, x=inplace, out={"x": inplace})["x"] is inplace
     np.testing.assert_array_equal(inplace, (x * v + v) * v + v)
+    # a quiet NaN with a payload: 0 * v + NaN is that NaN (x86 keeps the payload of the
+    # NaN operand), copied in and out bit for bit
+    bits = {"float64": np.uint64(0x7FF8_0000_0000_0ABC), "float32": np.uint32(0x7FC0_0ABC)}[dtype]
+    zero, payload = np.zeros((13, 7), dtype), np.full((13, 7), bits).view(dtype).copy()
+    calls = caller.calls
+    result = kernel(v=payload, x=zero, out={"x": np.empty((13, 7), dtype)})["x"]
+    assert caller.calls == calls + 1
+    assert (result.view(bits.dtype) == bits).all()
 
 
 # ------------------------------------------------------- AddressSanitizer (Corollary 3)
