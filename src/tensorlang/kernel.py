@@ -329,7 +329,14 @@ class Kernel(ProgramInterface):
             self.options = plain
             return compiled
         self.options = dataclasses.replace(options, pad_auto=False)
-        return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+        chosen = pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+        fused = [sum(getattr(s, "fusion", None) is not None for s in getattr(c.schedule, "steps", ())) for c in (chosen, compiled)]
+        if self.auto_pad.locals > 1 and fused[0] < fused[1]:  # a fused loop lost to padding: the locals only
+            self.auto_pad = AutoPad(1, f"the fused loops' locals padded to {options.pad} (a fused loop would not "
+                                       "stay fused with every buffer padded)", options.pad)
+            self.options = dataclasses.replace(plain, pad_locals=options.pad)
+            return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+        return chosen
 
     @property
     def check_structure(self) -> bool:

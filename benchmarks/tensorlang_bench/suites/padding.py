@@ -3,9 +3,10 @@
 Each case runs one kernel on the C back end three ways:
 
 * ``tensorlang[c]``: no padding (the default; the schedule may use BLAS steps);
-* ``tensorlang[c] pad=auto``: what a user gets from ``pad="auto"``: padded to the SIMD
-  width only where that removes vector remainders at no other cost, else the unpadded
-  kernel (schedule.padding.auto_pad; docs/c-backend.md, "Padding");
+* ``tensorlang[c] pad=auto``: what a user gets from ``pad="auto"``: the fused loops'
+  locals or every buffer padded to the SIMD width where that removes vector remainders
+  and pays, else the unpadded kernel (schedule.padding.auto_pad; docs/c-backend.md,
+  "What auto chooses");
 * ``tensorlang[c] pad=W``: every buffer padded to the SIMD width W whatever it costs
   (``pad=W`` given explicitly), inputs passed as plain arrays, so each call copies them
   into padded buffers;
@@ -15,8 +16,9 @@ Each case runs one kernel on the C back end three ways:
   ``tl.padded_empty``: the result is written into the caller's padded buffer (no copy
   either way).
 
-Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` on E elements of size n^3 (n = 5, 7,
-13, 31), the inverse Helmholtz operator (n = 5, 7, 13), and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
+Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` and the inverse Helmholtz operator on E
+elements of size n^3 (n = 5, 7, 13, 16, 31: rows with a remainder of an 8-lane vector,
+and 16 without), and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
 with v : [N N], ``x = ((U # w) . [2 3]) * x`` with a row scale): N = 7, 13, 31, 129.
 Results are checked against numpy references.  Every tensorlang contender writes its
 result into an ``out=`` buffer (a padded kernel copies it out of its padded buffer, which
@@ -31,6 +33,8 @@ from ..contenders import Bound, Contender, c_arrays
 from .common import CORPUS, Case, Context, make_rng, missing, peer_numpy_einsum
 
 INTERP_SUBS = "il,jm,kn,elmn->eijk"
+#: the extents of the fused cases (the interpolation, the Helmholtz operator) on 2^20 points
+FUSED_NS = (5, 7, 13, 16, 31)
 
 #: the notes under each case: no padding against pad="auto" and against pad=W three ways
 PADDING_RATIOS = [("tensorlang[c]", "tensorlang[c] pad=auto", "pad=auto", None),
@@ -88,7 +92,7 @@ def _padded_contenders(ctx: Context, source: str, names, interp_ok: bool = False
 
 
 def _interpolation_cases(ctx: Context) -> list[Case]:
-    ns = (7, 13) if ctx.quick else (5, 7, 13, 31)
+    ns = (7, 13) if ctx.quick else FUSED_NS
     volume = 2**12 if ctx.quick else 2**20
     cases = []
     for n in ns:
@@ -116,7 +120,7 @@ def _interpolation_cases(ctx: Context) -> list[Case]:
 def _helmholtz_cases(ctx: Context) -> list[Case]:
     """The inverse Helmholtz operator (two fused chains of three contractions and a
     pointwise product) at extents that leave remainders of an 8-lane vector."""
-    ns = (7,) if ctx.quick else (5, 7, 13)
+    ns = (7,) if ctx.quick else FUSED_NS
     volume = 2**12 if ctx.quick else 2**20
     cases = []
     for n in ns:

@@ -320,17 +320,20 @@ AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
 #: register tile (elementwise products, the copies, the re-zeroing) run the padded rows
 #: too (the inverse Helmholtz operator at n = 5, rows of 5 padded to 8, ran 0.30x).
 AUTO_LOCAL_MAX_GROWTH = 1.5
-#: ... and where one iteration's padded locals, the copies of the batched buffers
-#: included, take at most this fraction of the level-2 cache (at n = 31 four locals of
-#: 31·31·32 doubles, 1 MB, ran 0.71x padded: the copies go through L2 there).
+#: Where one iteration's padded locals take more than this fraction of L2, copying
+#: through them costs about what copying the caller's arrays does: there ``pad="auto"``
+#: pads every buffer instead, where that keeps the fused loops, the schedule has loop
+#: nests only and the copies amortise (:func:`_copies_refused`), else still the locals
+#: (issue 44: both beat the unpadded kernel at every size measured past it, 1.2-9.6x;
+#: every buffer padded was the faster in 4 of 7, the interpolation at n = 31 among them).
 AUTO_LOCAL_L2_FRACTION = 0.25
 
 
 @dataclass(frozen=True)
 class AutoPad:
     """What ``pad="auto"`` chose for a program: ``pad`` (1: no padding of the program's
-    buffers), ``locals`` (the padding of the fused loops' locals only, with ``pad`` 1:
-    :func:`with_local_copies`; 1: none) and why."""
+    buffers), ``locals`` (the padding of the fused loops' locals: ``pad`` if more than 1,
+    else :func:`with_local_copies`'s; 1: none) and why."""
 
     pad: int
     why: str
@@ -339,26 +342,21 @@ class AutoPad:
 
 def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     """``pad="auto"`` (000 §4): the vector ``width`` (in elements: machine.simd_elements)
-    where padding removes vector remainders at no other cost, else 1.  ``schedule`` is
-    the program's *unpadded* schedule.  A fused loop whose rows leave a remainder gets
-    its locals padded instead (``locals``, :func:`with_local_copies`) where
-    :func:`vector_ops`, :data:`AUTO_LOCAL_MAX_GROWTH`, :data:`AUTO_LOCAL_FLOPS_PER_BYTE`
-    and :data:`AUTO_LOCAL_L2_FRACTION` allow it.  Else padding is chosen only when all of these hold
-    (docs/c-backend.md, "Padding", has the measurements behind each):
+    for the buffers (``pad``) or the fused loops' locals (``locals``) where padding
+    removes vector remainders and pays, else no padding.  ``schedule`` is the program's
+    *unpadded* schedule.  The rule, step by step (docs/c-backend.md, "What auto chooses",
+    with the measurements behind each):
 
-    1. some loop that padding would run to a padded extent (a target's last index, a Σ's
-       innermost index) has an extent that is not a multiple of ``width``: there is a
-       remainder to remove;
-    2. every statement runs ``padded`` (:func:`decide`): no statement keeps its true
-       extents or re-zeroes its padding after (a second pass over the target);
-    3. the unpadded schedule is loop nests only, none fused (a fused loop whose locals
-       padding does not pay, the rules before these, is no better off with every buffer
-       padded and copied per call), and no BLAS, Gram or einsum steps (which refuse or
-       copy padded buffers), each measured 2-6x slower than the remainder they save;
-    4. the work amortises the copies into and out of padded buffers
-       (:data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS`)."""
-    from .steps import LoopStep  # steps knows nothing of padding
-
+    1. a fused loop with a row that padding makes fewer vector operations
+       (:func:`vector_ops`) is padded unless a row grows more than
+       :data:`AUTO_LOCAL_MAX_GROWTH` or a loop is memory-bound
+       (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`): its locals only, or every buffer past
+       :data:`AUTO_LOCAL_L2_FRACTION` of L2;
+    2. otherwise every buffer is padded only if some padded loop's extent leaves a
+       remainder, every statement runs ``padded`` (:func:`decide`: nothing re-zeroed or
+       kept at its true extents), the schedule is plain loop nests (none fused, no BLAS,
+       Gram or einsum step: they refuse or copy padded buffers) and the copies amortise
+       (:func:`_copies_refused`)."""
     if width <= 1:
         return AutoPad(1, "no vectors wider than one element")
     fused = [step.fusion for step in schedule.steps if getattr(step, "fusion", None) is not None]
@@ -370,11 +368,19 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
         return AutoPad(1, f"padding rows of {grown[0]} to {padded(grown[0], width)} > AUTO_LOCAL_MAX_GROWTH "
                           f"{AUTO_LOCAL_MAX_GROWTH} times their length: the statements that are no register tile pay for it")
     if rows:
-        why = _locals_refused(fused, width, schedule.buffers.itemsize)
+        done = f"rows of {', '.join(map(str, rows))} run without remainder"
+        why = _memory_bound(fused)
+        over = [b for g in fused if (b := _locals_held(g, width, schedule.buffers.itemsize)) > AUTO_LOCAL_L2_FRACTION * g.cache.l2]
+        if why is not None or not over:
+            return AutoPad(1, why or f"the fused loops' locals padded to {width} (their {done}; the caller's arrays are "
+                                     "not copied)", locals=1 if why else width)
+        past = f"a fused loop's padded locals take {over[0]} bytes > AUTO_LOCAL_L2_FRACTION {AUTO_LOCAL_L2_FRACTION} of L2"
+        why = ("a fused loop would not stay fused with every buffer padded"
+               if not all(fuses_padded(g, width) for g in fused) else _loops_only(schedule) or _copies_refused(program))
         if why is None:
-            return AutoPad(1, f"the fused loops' locals padded to {width} (their rows of {', '.join(map(str, rows))} "
-                              "run without remainder; the caller's arrays are not copied)", locals=width)
-        return AutoPad(1, why)
+            return AutoPad(width, f"every buffer padded to {width} (the fused loops' {done}; {past}: copying through them costs what "
+                                  "copying the caller's arrays costs)", locals=width)
+        return AutoPad(1, f"the fused loops' locals padded to {width} (their {done}; {past}, but {why})", locals=width)
     remainders = sorted({n for stmt in program.statements for n in _padded_extents(stmt, width) if n % width})
     if not remainders:
         return AutoPad(1, f"every padded loop's extent is a multiple of the vector width {width}: no remainder")
@@ -382,18 +388,30 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
         chosen = decide(stmt, width)
         if chosen.mode != PADDED:
             return AutoPad(1, f"a statement would run {chosen.mode} ({chosen.why})")
-    for step in schedule.steps:
-        if not isinstance(step, LoopStep):
-            return AutoPad(1, f"the unpadded schedule has a {type(step).__name__} (padded buffers would give it up)")
-        if step.fusion is not None:
-            return AutoPad(1, "the unpadded schedule fuses loops (padding their locals does not pay here, and "
-                              "padding every buffer would copy the caller's arrays per call)")
-    shapes = {d.name: tuple(d.shape) for d in program.decls}
-    copied = sum(math.prod(shape) for shape in shapes.values())
+    why = _loops_only(schedule) or ("the unpadded schedule fuses loops (padding their locals does not pay here, and "
+                                    "padding every buffer would copy the caller's arrays per call)" if fused else None)
+    why = why or _copies_refused(program)
+    if why is not None:
+        return AutoPad(1, why)
+    return AutoPad(width, f"removes the remainders of extents {', '.join(map(str, remainders))} (vector width {width})")
+
+
+def _loops_only(schedule) -> str | None:
+    """Why ``schedule`` would give up a step under padding: a BLAS, Gram or einsum step."""
+    from .steps import LoopStep  # steps knows nothing of padding
+
+    step = next((step for step in schedule.steps if not isinstance(step, LoopStep)), None)
+    return None if step is None else f"the schedule has a {type(step).__name__} (padded buffers would give it up)"
+
+
+def _copies_refused(program: ir.Program) -> str | None:
+    """Why copying ``program``'s arrays into and out of padded buffers per call would not
+    pay: :data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS` (None: it would)."""
+    copied = sum(math.prod(tuple(d.shape)) for d in program.decls)
     flops = sum(_flops(stmt) for stmt in program.statements)
     if copied < AUTO_MIN_ELEMENTS or flops < AUTO_FLOPS_PER_COPIED * copied:
-        return AutoPad(1, f"{flops} flops on {copied} elements do not amortise copying them into padded buffers")
-    return AutoPad(width, f"removes the remainders of extents {', '.join(map(str, remainders))} (vector width {width})")
+        return f"{flops} flops on {copied} elements do not amortise copying them into padded buffers"
+    return None
 
 
 def vector_ops(n: int, width: int) -> int:
@@ -410,22 +428,23 @@ def vector_ops(n: int, width: int) -> int:
     return whole + rest // half + rest % half
 
 
-def _locals_refused(groups, width: int, itemsize: int) -> str | None:
-    """Why padding the locals of fused ``groups`` to ``width`` would not pay (None: it
-    would): a group bound by memory (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`), or one whose
-    padded locals would leave the cache (:data:`AUTO_LOCAL_L2_FRACTION`)."""
+def _memory_bound(groups) -> str | None:
+    """Why padding fused ``groups`` would not pay: one is bound by memory, which whole
+    vectors do not move (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`; None: none is)."""
     for group in groups:
         flops = sum(_flops(stmt) for stmt in group.statements)
         if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
-            return (f"a fused loop does {flops / max(group.bytes_fused, 1):.2f} flops per byte it moves "
-                    f"< AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE}: memory is its limit, which padding does not move")
-        slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]  # each target's iteration
-        slices += [local.storage for local in group.locals if not local.per_iteration]
-        held = sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
-        if held > AUTO_LOCAL_L2_FRACTION * group.cache.l2:
-            return (f"a fused loop's padded locals take {held} bytes > AUTO_LOCAL_L2_FRACTION {AUTO_LOCAL_L2_FRACTION} "
-                    "of the L2 cache: the copies through them would go through L2")
+            return (f"a fused loop does {flops} flops on the {group.bytes_fused} bytes it moves, fewer than "
+                    f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit")
     return None
+
+
+def _locals_held(group, width: int, itemsize: int) -> int:
+    """The bytes of one iteration of fused ``group``'s locals padded to ``width``: each
+    target's slice and each local that is not per iteration (a transposed matrix)."""
+    slices = [tuple(n for _, n in stmt.index[1:]) for stmt in group.statements]
+    slices += [local.storage for local in group.locals if not local.per_iteration]
+    return sum(math.prod(padded_shape(shape, width)) for shape in slices) * itemsize
 
 
 def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:

@@ -284,22 +284,19 @@ static void copy_padded(Caller *c, int n, char *padded, char *flat, int out) {
         rows *= c->dims[n][k];
         last_only &= c->sdims[n][k] == c->dims[n][k];
     }
-    if (last_only && size == 8) {
-        double *p = (double *)padded, *f = (double *)flat;
-        for (npy_intp r = 0; r < rows; r++, p += scols, f += cols) {
-            if (out) for (npy_intp i = 0; i < cols; i++) f[i] = p[i];
-            else for (npy_intp i = 0; i < cols; i++) p[i] = f[i];
-        }
-        return;
-    }
-    if (last_only && size == 4) {
-        float *p = (float *)padded, *f = (float *)flat;
-        for (npy_intp r = 0; r < rows; r++, p += scols, f += cols) {
-            if (out) for (npy_intp i = 0; i < cols; i++) f[i] = p[i];
-            else for (npy_intp i = 0; i < cols; i++) p[i] = f[i];
-        }
-        return;
-    }
+    /* the rows as elements of type T (an unsigned integer of the item's size: the bits
+       are copied as they are, NaN payloads included) */
+#define TL_COPY_ROWS(T) do { \
+        T *p = (T *)padded, *f = (T *)flat; \
+        for (npy_intp r = 0; r < rows; r++, p += scols, f += cols) { \
+            if (out) for (npy_intp i = 0; i < cols; i++) f[i] = p[i]; \
+            else for (npy_intp i = 0; i < cols; i++) p[i] = f[i]; \
+        } \
+        return; \
+    } while (0)
+    if (last_only && size == 8) TL_COPY_ROWS(uint64_t);
+    if (last_only && size == 4) TL_COPY_ROWS(uint32_t);
+#undef TL_COPY_ROWS
     for (npy_intp r = 0; r < rows; r++) {
         npy_intp at = 0;
         for (int k = 0; k < nd - 1; k++) at = at * c->sdims[n][k] + index[k];
