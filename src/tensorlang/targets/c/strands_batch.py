@@ -32,6 +32,8 @@ from . import strands_probe as P
 LANES = 8
 #: False: every update runs strand by strand (the tests compare both ways)
 ENABLED = True
+#: how many steps ahead a block prefetches its lanes' samples (0: no prefetch)
+AHEAD = 2
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 
@@ -49,6 +51,7 @@ class Batched:
     total: int
     at_x: int
     at_r: int
+    lanes: bool = True
 
 
 def _pure(e) -> bool:
@@ -133,16 +136,16 @@ def plan(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
             vox = int(np.prod(image.shape)) if image.shape else 1
             total = sum(vox * d ** o for o in range(top_order + 1))
             kernel = next(kk for kk in ir.kernels if kk.name == s.kernel)
-            if d != 2 or len(s.pos) != d or s.border is not None or top_order >= len(kernel.segments):
-                # the lanes' code covers probes without border control, weights tabulated;
-                # of 2-D images only: a 3-D probe gathers 8-64 samples per lane where the
-                # strand's own code loads rows of contiguous taps, and a ray's samples
-                # outside the volume (no probe in the update) cost the block as much as
-                # those inside: measured slower on the mip and dvr benchmarks
-                continue
+            if d not in (2, 3) or len(s.pos) != d or s.border is not None or top_order >= len(kernel.segments):
+                continue  # the block's code covers probes without border control, weights tabulated
             locs = tuple(loc for _, loc in sorted(chosen.values(), key=lambda kv: kv[0]))
-            out.append(Batched(P.family(s), j, s, locs, d, total, offset, offset + d))
-            offset += d + total
+            # a 2-D probe in lanes; a 3-D one (a ray's sample) stays the strand's own, whose
+            # rows of contiguous taps load as vectors where lanes would gather 8-64 samples
+            # one by one (measured slower on mip and dvr): the block prefetches its support
+            lanes = d == 2
+            size = total if lanes else 0
+            out.append(Batched(P.family(s), j, s, locs, d, size, offset, offset + d, lanes))
+            offset += d + size
         if isinstance(top, S.Local):
             defs[top.name] = (k, top)
     return out
@@ -152,7 +155,7 @@ def decls(batched: list[Batched], plain: list[str]) -> list[str]:
     """The update's cache declarations with the batched families' caches loaded from the
     block's buffer (``pf``, lane ``l``)."""
     lines = []
-    by_j = {b.j: b for b in batched}
+    by_j = {b.j: b for b in batched if b.lanes}
     for line in plain:
         j = next((b for b in by_j if line.lstrip().startswith(f"double tl_pc{b}_x[")), None)
         if j is None:
@@ -179,15 +182,19 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
              # missed the block's computes it with the operations as written, as the lanes
              "#if defined(__GNUC__) && !defined(__clang__)",
              '#define TL_LANES __attribute__((optimize("no-trapping-math")))',
-             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))',
+             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))'
+             if any(b.lanes for b in batched) else "#define TL_EXACT",
              "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
+    if not all(b.lanes for b in batched):
+        lines += ["#if defined(__GNUC__)", "#define TL_PREFETCH(p) __builtin_prefetch(p)", "#else",
+                  "#define TL_PREFETCH(p) ((void)(p))", "#endif", f"#define TL_AHEAD {float(AHEAD)!r}"]
     for b in batched:
         lines.append(f"static void tl_pos{b.j}({args}, double *restrict X, int l) {{")
         for loc in b.locals:
             lines += stmt(loc, "    ")
         lines += [f"    X[{a * LANES} + l] = {ex(e)};" for a, e in enumerate(b.probe.pos)]
         lines += ["    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;", "}"]
-        lines += _fill(b, ir)
+        lines += _fill(b, ir) if b.lanes else _ahead(b, ir)
     return lines
 
 
@@ -214,6 +221,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
            f"        for (int k_ = 0; k_ < {d} * TL_B; k_++) pf[{b.at_x * LANES} + k_] = NAN;",
            "        return;",
            "    }",
+           ] + [
            "    #pragma omp simd",
            "    for (int l = 0; l < TL_B; l++) {"]
     for a in range(d):
@@ -265,6 +273,41 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     return out + ["    }", "}"]
 
 
+def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
+    """``tl_ahead{j}``: each lane's support ``TL_AHEAD`` steps on, had its index position
+    moved as in its last step (the block's previous key, in ``pf``), prefetched row by row
+    (a hint: no value depends on it); the position is kept as the next step's key."""
+    s, d, j = b.probe, b.dim, b.j
+    kernel = next(k for k in ir.kernels if k.name == s.kernel)
+    radius, taps = kernel.radius, 2 * kernel.radius
+    image = ir.images[s.image]
+    vox = int(np.prod(image.shape)) if image.shape else 1
+    q = "        "
+    out = [f"static void tl_ahead{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
+           f"    const tl_img *im = &img[{s.image}];",
+           "    const double *data = im->data;",
+           "    const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+           "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
+           "    (void)cst;",
+           "    for (int l = 0; l < TL_B; l++) {"]
+    out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
+    for a in range(d):
+        out.append(f"{q}double xi{a} = im->m[{4 * a + 3}]"
+                   + "".join(f" + im->m[{4 * a + c}] * x{c}" for c in range(d)) + ";")
+    for a in range(d):
+        key = f"pf[{(b.at_x + a) * LANES} + l]"
+        out.append(f"{q}double a{a} = xi{a} + TL_AHEAD * (xi{a} - {key}); {key} = xi{a};")
+    out.append(f"{q}if (!(" + " && ".join(f"a{a} >= {radius - 1} && a{a} <= hi{a} - {radius}" for a in range(d))
+               + ")) continue;")
+    out.append(f"{q}const double *p = data + "
+               + " + ".join(f"((int64_t)a{a} + {1 - radius}) * st{a}" for a in range(d)) + ";")
+    last = f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")
+    for ts in itertools.product(range(taps), repeat=d - 1):
+        off = " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0"
+        out.append(f"{q}TL_PREFETCH(p + {off}); TL_PREFETCH(p + {off} + {last});")
+    return out + ["    }", "}"]
+
+
 class _Sums:
     """``P(level, counts)[t_0..t_level-1]``: the separable sum over the axes level..d-1
     (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
@@ -297,8 +340,10 @@ def block_steps(batched: list[Batched]) -> str:
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
-        f"                    tl_fill{b.j}(X, pf, img);" for b in batched)
-    return BLOCK.replace("{pos}", pos)
+        f"                    tl_{'fill' if b.lanes else 'ahead'}{b.j}(X, pf, img);" for b in batched)
+    init = "" if all(b.lanes for b in batched) else \
+        "                for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */\n"
+    return BLOCK.replace("{pos}", pos).replace("{init}", init)
 
 
 BLOCK = r"""
@@ -308,7 +353,7 @@ BLOCK = r"""
                 int64_t u[TL_B] = {0};
                 int live[TL_B];
                 double X[3 * TL_B], pf[TL_PFN * TL_B];
-                for (;;) {
+{init}                for (;;) {
                     int any = 0;
                     for (int l = 0; l < TL_B; l++) {
                         live[l] = l < w && status[ib + l] == 0 && u[l] < k - s && !tl_err_flag;
