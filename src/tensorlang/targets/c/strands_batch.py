@@ -33,7 +33,9 @@ LANES = 8
 #: False: every update runs strand by strand (the tests compare both ways)
 ENABLED = True
 #: how many steps ahead a block prefetches its lanes' samples (0: no prefetch)
-AHEAD = 2
+AHEAD = 8
+#: "solo": a ray's steps one after another (prefetching ahead); "lockstep": a tile row's
+MODE = "solo"
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 
@@ -239,11 +241,24 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     out += [f"{q}double cn{a} = ok ? n{a} : {radius - 1}.0; int64_t c{a} = (int64_t)cn{a} + {1 - radius};"
             for a in range(d)]
     out.append(f"{q}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
+    out += straight(s.kernel, kernel, d, top, vox, q)
+    out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
+    return out + ["    }", "}"]
+
+
+def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str) -> list[str]:
+    """The probe's weights, separable sums and chain rule as straight-line scalar code
+    (``r0``, ``r1``, ..: the orders 0..top, as the cache stores them), from ``f0``.. (the
+    fractions), ``base`` (the support's first sample), ``data``, ``st0``.., ``cst``,
+    ``m0``..``m15`` and ``ident`` in scope: the same operations in the same order as the
+    loops of :func:`.strands_probe.render`'s sums."""
+    out: list[str] = []
+    radius, taps = kernel.radius, 2 * kernel.radius
     for a in range(d):
         for m in range(top + 1):
             width = max(len(row) for row in kernel.segments[m])  # tl_w_'s Horner steps, a scalar per tap
             for t in range(taps):
-                coef = [f"tl_c_{s.kernel}_{m}[{t}][{k}]" for k in range(width)]
+                coef = [f"tl_c_{name}_{m}[{t}][{k}]" for k in range(width)]
                 out.append(f"{q}double w{a}_{m}_{t} = {P._horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
     for c in range(vox):
         comp = f" + {c} * cst" if vox > 1 else ""
@@ -269,8 +284,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
                     terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
                     out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
         base += n
-    out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
-    return out + ["    }", "}"]
+    return out
 
 
 def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
@@ -283,13 +297,13 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     image = ir.images[s.image]
     vox = int(np.prod(image.shape)) if image.shape else 1
     q = "        "
-    out = [f"static void tl_ahead{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
+    out = [f"static inline void tl_ahead{j}(const double *restrict X, double *restrict pf, const tl_img *img, int l) {{",
            f"    const tl_img *im = &img[{s.image}];",
            "    const double *data = im->data;",
            "    const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
            "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
            "    (void)cst;",
-           "    for (int l = 0; l < TL_B; l++) {"]
+           "    {"]
     out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
     for a in range(d):
         out.append(f"{q}double xi{a} = im->m[{4 * a + 3}]"
@@ -298,7 +312,7 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
         key = f"pf[{(b.at_x + a) * LANES} + l]"
         out.append(f"{q}double a{a} = xi{a} + TL_AHEAD * (xi{a} - {key}); {key} = xi{a};")
     out.append(f"{q}if (!(" + " && ".join(f"a{a} >= {radius - 1} && a{a} <= hi{a} - {radius}" for a in range(d))
-               + ")) continue;")
+               + ")) return;")
     out.append(f"{q}const double *p = data + "
                + " + ".join(f"((int64_t)a{a} + {1 - radius}) * st{a}" for a in range(d)) + ";")
     last = f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")
@@ -335,15 +349,40 @@ class _Sums:
 
 
 def block_steps(batched: list[Batched]) -> str:
-    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``) in
-    lock step: positions, the block's probes, then each strand's update."""
+    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
+    lock step where a family's probes run in lanes (positions, the block's probes, then each
+    strand's update); strand after strand where every batched probe is a 3-D one (its
+    position, the prefetch of its support ahead, its update)."""
+    if not any(b.lanes for b in batched) and MODE == "solo":
+        pos = "\n".join(f"                        tl_pos{b.j}(n, i, R, I, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);"
+                        for b in batched)
+        return RAYS.replace("{pos}", pos)
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
-        f"                    tl_{'fill' if b.lanes else 'ahead'}{b.j}(X, pf, img);" for b in batched)
+        f"                    tl_fill{b.j}(X, pf, img);" if b.lanes else
+        f"                    for (int l = 0; l < TL_B; l++) if (live[l]) {{ tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
+        f"tl_ahead{b.j}(X, pf, img, l); }}" for b in batched)
     init = "" if all(b.lanes for b in batched) else \
         "                for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */\n"
     return BLOCK.replace("{pos}", pos).replace("{init}", init)
+
+
+RAYS = r"""
+                for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {
+                    int64_t u = 0;
+                    double X[3 * TL_B], pf[TL_PFN * TL_B];
+                    for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */
+                    while (status[i] == 0 && u < k - s && !tl_err_flag) {
+{pos}
+                        int r = tl_update_pf(n, i, R, I, gr, gi, img, pf, 0);
+                        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+                        if (r) status[i] = (int8_t)r;
+                        u++;
+                    }
+                    if (u > most) most = u;
+                }
+"""
 
 
 BLOCK = r"""
