@@ -15,6 +15,15 @@ position behind a branch) computes it itself, so results never depend on the gue
 they are those of the per-strand update, bit for bit (the lanes run the very same
 operations, and the C compiler does not contract them in ISO C mode), but for the sign
 of a NaN (which operand's NaN an operation passes on is the compiler's choice).
+
+A probe of a 3-D image (a ray's sample) is not computed in lanes: the strand's own probe
+loads rows of contiguous taps as vectors where the lanes would gather 8-64 samples one by
+one (measured slower on mip and dvr).  What a ray's steps wait for is memory, so the block
+computes the position (``tl_pos``) and prefetches the support where the ray will be
+``AHEAD`` steps on, extrapolated from its last step (``tl_ahead``: a hint, no value
+depends on it), the ray's steps one after another (``MODE`` "solo"; "lockstep" runs a tile
+row together); the update probes as it always does, its sums straight-line code
+(:func:`straight`, also the lanes' code).
 """
 
 from __future__ import annotations
@@ -34,7 +43,8 @@ LANES = 8
 ENABLED = True
 #: how many steps ahead a block prefetches its lanes' samples (0: no prefetch)
 AHEAD = 8
-#: "solo": a ray's steps one after another (prefetching ahead); "lockstep": a tile row's
+#: 3-D probes only: "solo", a ray's steps one after another (prefetching ahead);
+#: "lockstep", a tile row's strands a step at a time (measured slower on mip and dvr)
 MODE = "solo"
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
