@@ -23,7 +23,7 @@ computes the position (``tl_pos``) and prefetches the support where the ray will
 ``AHEAD`` steps on, extrapolated from its last step (``tl_ahead``: a hint, no value
 depends on it), the ray's steps one after another (``MODE`` "solo"; "lockstep" runs a tile
 row together); the update probes as it always does, its sums straight-line code
-(:func:`straight`, also the lanes' code).
+(:func:`.strands_probe.straight`, also the lanes' code).
 """
 
 from __future__ import annotations
@@ -251,50 +251,9 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     out += [f"{q}double cn{a} = ok ? n{a} : {radius - 1}.0; int64_t c{a} = (int64_t)cn{a} + {1 - radius};"
             for a in range(d)]
     out.append(f"{q}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
-    out += straight(s.kernel, kernel, d, top, vox, q)
+    out += P.straight(s.kernel, kernel, d, top, vox, q)
     out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
     return out + ["    }", "}"]
-
-
-def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str) -> list[str]:
-    """The probe's weights, separable sums and chain rule as straight-line scalar code
-    (``r0``, ``r1``, ..: the orders 0..top, as the cache stores them), from ``f0``.. (the
-    fractions), ``base`` (the support's first sample), ``data``, ``st0``.., ``cst``,
-    ``m0``..``m15`` and ``ident`` in scope: the same operations in the same order as the
-    loops of :func:`.strands_probe.render`'s sums."""
-    out: list[str] = []
-    radius, taps = kernel.radius, 2 * kernel.radius
-    for a in range(d):
-        for m in range(top + 1):
-            width = max(len(row) for row in kernel.segments[m])  # tl_w_'s Horner steps, a scalar per tap
-            for t in range(taps):
-                coef = [f"tl_c_{name}_{m}[{t}][{k}]" for k in range(width)]
-                out.append(f"{q}double w{a}_{m}_{t} = {P._horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
-    for c in range(vox):
-        comp = f" + {c} * cst" if vox > 1 else ""
-        memo: dict = {}
-        part = _Sums(out, q, d, taps, comp, c, memo)
-        base = 0
-        for o in range(top + 1):
-            for counts, flat in P.derivative_components(d, o):
-                out.append(f"{q}double r{base + c * d ** o + flat} = {part(0, counts, ())};")
-            base += vox * d ** o
-    # to world space where the map is not the identity: each order, axis after axis
-    base = vox
-    for o in range(1, top + 1):
-        n = vox * d ** o
-        names = [f"r{base + k}" for k in range(n)]
-        for k in range(o):
-            tw = [f"tw{o}_{k}_{e}" for e in range(n)]
-            out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
-            for c in range(vox):
-                for axes in itertools.product(range(d), repeat=o):
-                    def at(ax: tuple, c: int = c, o: int = o) -> int:
-                        return c * d ** o + P.axes_offset(ax, d)
-                    terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
-                    out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
-        base += n
-    return out
 
 
 def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
@@ -330,32 +289,6 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
         off = " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0"
         out.append(f"{q}TL_PREFETCH(p + {off}); TL_PREFETCH(p + {off} + {last});")
     return out + ["    }", "}"]
-
-
-class _Sums:
-    """``P(level, counts)[t_0..t_level-1]``: the separable sum over the axes level..d-1
-    (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
-    written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
-
-    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
-        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
-
-    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
-        key = (level, counts, ts)
-        if key in self.memo:
-            return self.memo[key]
-        name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
-        acc = "0"
-        for t in range(self.taps):
-            if level == self.d - 1:
-                offs = " + ".join(f"{tt} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
-                v = f"data[base{' + ' + offs if offs else ''}{self.comp}]"
-            else:
-                v = self(level + 1, counts[1:], ts + (t,))
-            acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
-        self.out.append(f"{self.q}double {name} = {acc};")
-        self.memo[key] = name
-        return name
 
 
 def block_steps(batched: list[Batched]) -> str:
