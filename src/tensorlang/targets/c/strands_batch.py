@@ -15,6 +15,15 @@ position behind a branch) computes it itself, so results never depend on the gue
 they are those of the per-strand update, bit for bit (the lanes run the very same
 operations, and the C compiler does not contract them in ISO C mode), but for the sign
 of a NaN (which operand's NaN an operation passes on is the compiler's choice).
+
+A probe of a 3-D image (a ray's sample) is not computed in lanes: the strand's own probe
+loads rows of contiguous taps as vectors where the lanes would gather 8-64 samples one by
+one (measured slower on mip and dvr).  What a ray's steps wait for is memory, so the block
+computes the position (``tl_pos``) and prefetches the support where the ray will be
+``AHEAD`` steps on, extrapolated from its last step (``tl_ahead``: a hint, no value
+depends on it), the ray's steps one after another (``MODE`` "solo"; "lockstep" runs a tile
+row together); the update probes as it always does, its sums straight-line code
+(:func:`.strands_probe.straight`, also the lanes' code).
 """
 
 from __future__ import annotations
@@ -32,6 +41,11 @@ from . import strands_probe as P
 LANES = 8
 #: False: every update runs strand by strand (the tests compare both ways)
 ENABLED = True
+#: how many steps ahead a block prefetches its lanes' samples (0: no prefetch)
+AHEAD = 8
+#: 3-D probes only: "solo", a ray's steps one after another (prefetching ahead);
+#: "lockstep", a tile row's strands a step at a time (measured slower on mip and dvr)
+MODE = "solo"
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 
@@ -49,6 +63,7 @@ class Batched:
     total: int
     at_x: int
     at_r: int
+    lanes: bool = True
 
 
 def _pure(e) -> bool:
@@ -133,16 +148,16 @@ def plan(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
             vox = int(np.prod(image.shape)) if image.shape else 1
             total = sum(vox * d ** o for o in range(top_order + 1))
             kernel = next(kk for kk in ir.kernels if kk.name == s.kernel)
-            if d != 2 or len(s.pos) != d or s.border is not None or top_order >= len(kernel.segments):
-                # the lanes' code covers probes without border control, weights tabulated;
-                # of 2-D images only: a 3-D probe gathers 8-64 samples per lane where the
-                # strand's own code loads rows of contiguous taps, and a ray's samples
-                # outside the volume (no probe in the update) cost the block as much as
-                # those inside: measured slower on the mip and dvr benchmarks
-                continue
+            if d not in (2, 3) or len(s.pos) != d or s.border is not None or top_order >= len(kernel.segments):
+                continue  # the block's code covers probes without border control, weights tabulated
             locs = tuple(loc for _, loc in sorted(chosen.values(), key=lambda kv: kv[0]))
-            out.append(Batched(P.family(s), j, s, locs, d, total, offset, offset + d))
-            offset += d + total
+            # a 2-D probe in lanes; a 3-D one (a ray's sample) stays the strand's own, whose
+            # rows of contiguous taps load as vectors where lanes would gather 8-64 samples
+            # one by one (measured slower on mip and dvr): the block prefetches its support
+            lanes = d == 2
+            size = total if lanes else 0
+            out.append(Batched(P.family(s), j, s, locs, d, size, offset, offset + d, lanes))
+            offset += d + size
         if isinstance(top, S.Local):
             defs[top.name] = (k, top)
     return out
@@ -152,7 +167,7 @@ def decls(batched: list[Batched], plain: list[str]) -> list[str]:
     """The update's cache declarations with the batched families' caches loaded from the
     block's buffer (``pf``, lane ``l``)."""
     lines = []
-    by_j = {b.j: b for b in batched}
+    by_j = {b.j: b for b in batched if b.lanes}
     for line in plain:
         j = next((b for b in by_j if line.lstrip().startswith(f"double tl_pc{b}_x[")), None)
         if j is None:
@@ -179,15 +194,19 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
              # missed the block's computes it with the operations as written, as the lanes
              "#if defined(__GNUC__) && !defined(__clang__)",
              '#define TL_LANES __attribute__((optimize("no-trapping-math")))',
-             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))',
+             '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))'
+             if any(b.lanes for b in batched) else "#define TL_EXACT",
              "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
+    if not all(b.lanes for b in batched):
+        lines += ["#if defined(__GNUC__)", "#define TL_PREFETCH(p) __builtin_prefetch(p)", "#else",
+                  "#define TL_PREFETCH(p) ((void)(p))", "#endif", f"#define TL_AHEAD {float(AHEAD)!r}"]
     for b in batched:
         lines.append(f"static void tl_pos{b.j}({args}, double *restrict X, int l) {{")
         for loc in b.locals:
             lines += stmt(loc, "    ")
         lines += [f"    X[{a * LANES} + l] = {ex(e)};" for a, e in enumerate(b.probe.pos)]
         lines += ["    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;", "}"]
-        lines += _fill(b, ir)
+        lines += _fill(b, ir) if b.lanes else _ahead(b, ir)
     return lines
 
 
@@ -214,6 +233,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
            f"        for (int k_ = 0; k_ < {d} * TL_B; k_++) pf[{b.at_x * LANES} + k_] = NAN;",
            "        return;",
            "    }",
+           ] + [
            "    #pragma omp simd",
            "    for (int l = 0; l < TL_B; l++) {"]
     for a in range(d):
@@ -231,74 +251,81 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     out += [f"{q}double cn{a} = ok ? n{a} : {radius - 1}.0; int64_t c{a} = (int64_t)cn{a} + {1 - radius};"
             for a in range(d)]
     out.append(f"{q}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
-    for a in range(d):
-        for m in range(top + 1):
-            width = max(len(row) for row in kernel.segments[m])  # tl_w_'s Horner steps, a scalar per tap
-            for t in range(taps):
-                coef = [f"tl_c_{s.kernel}_{m}[{t}][{k}]" for k in range(width)]
-                out.append(f"{q}double w{a}_{m}_{t} = {P._horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
-    for c in range(vox):
-        comp = f" + {c} * cst" if vox > 1 else ""
-        memo: dict = {}
-        part = _Sums(out, q, d, taps, comp, c, memo)
-        base = 0
-        for o in range(top + 1):
-            for counts, flat in P.derivative_components(d, o):
-                out.append(f"{q}double r{base + c * d ** o + flat} = {part(0, counts, ())};")
-            base += vox * d ** o
-    # to world space where the map is not the identity: each order, axis after axis
-    base = vox
-    for o in range(1, top + 1):
-        n = vox * d ** o
-        names = [f"r{base + k}" for k in range(n)]
-        for k in range(o):
-            tw = [f"tw{o}_{k}_{e}" for e in range(n)]
-            out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
-            for c in range(vox):
-                for axes in itertools.product(range(d), repeat=o):
-                    def at(ax: tuple, c: int = c, o: int = o) -> int:
-                        return c * d ** o + P.axes_offset(ax, d)
-                    terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
-                    out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
-        base += n
+    out += P.straight(s.kernel, kernel, d, top, vox, q)
     out += [f"{q}pf[({b.at_r} + {k}) * TL_B + l] = ok ? r{k} : NAN;" for k in range(b.total)]
     return out + ["    }", "}"]
 
 
-class _Sums:
-    """``P(level, counts)[t_0..t_level-1]``: the separable sum over the axes level..d-1
-    (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
-    written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
-
-    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
-        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
-
-    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
-        key = (level, counts, ts)
-        if key in self.memo:
-            return self.memo[key]
-        name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
-        acc = "0"
-        for t in range(self.taps):
-            if level == self.d - 1:
-                offs = " + ".join(f"{tt} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
-                v = f"data[base{' + ' + offs if offs else ''}{self.comp}]"
-            else:
-                v = self(level + 1, counts[1:], ts + (t,))
-            acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
-        self.out.append(f"{self.q}double {name} = {acc};")
-        self.memo[key] = name
-        return name
+def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
+    """``tl_ahead{j}``: each lane's support ``TL_AHEAD`` steps on, had its index position
+    moved as in its last step (the block's previous key, in ``pf``), prefetched row by row
+    (a hint: no value depends on it); the position is kept as the next step's key."""
+    s, d, j = b.probe, b.dim, b.j
+    kernel = next(k for k in ir.kernels if k.name == s.kernel)
+    radius, taps = kernel.radius, 2 * kernel.radius
+    image = ir.images[s.image]
+    vox = int(np.prod(image.shape)) if image.shape else 1
+    q = "        "
+    out = [f"static inline void tl_ahead{j}(const double *restrict X, double *restrict pf, const tl_img *img, int l) {{",
+           f"    const tl_img *im = &img[{s.image}];",
+           "    const double *data = im->data;",
+           "    const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+           "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
+           "    (void)cst;",
+           "    {"]
+    out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
+    for a in range(d):
+        out.append(f"{q}double xi{a} = im->m[{4 * a + 3}]"
+                   + "".join(f" + im->m[{4 * a + c}] * x{c}" for c in range(d)) + ";")
+    for a in range(d):
+        key = f"pf[{(b.at_x + a) * LANES} + l]"
+        out.append(f"{q}double a{a} = xi{a} + TL_AHEAD * (xi{a} - {key}); {key} = xi{a};")
+    out.append(f"{q}if (!(" + " && ".join(f"a{a} >= {radius - 1} && a{a} <= hi{a} - {radius}" for a in range(d))
+               + ")) return;")
+    out.append(f"{q}const double *p = data + "
+               + " + ".join(f"((int64_t)a{a} + {1 - radius}) * st{a}" for a in range(d)) + ";")
+    last = f"{taps - 1} * st0" + (f" + {vox - 1} * cst" if vox > 1 else "")
+    for ts in itertools.product(range(taps), repeat=d - 1):
+        off = " + ".join(f"{t} * st{a + 1}" for a, t in enumerate(ts) if t) or "0"
+        out.append(f"{q}TL_PREFETCH(p + {off}); TL_PREFETCH(p + {off} + {last});")
+    return out + ["    }", "}"]
 
 
 def block_steps(batched: list[Batched]) -> str:
-    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``) in
-    lock step: positions, the block's probes, then each strand's update."""
+    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
+    lock step where a family's probes run in lanes (positions, the block's probes, then each
+    strand's update); strand after strand where every batched probe is a 3-D one (its
+    position, the prefetch of its support ahead, its update)."""
+    if not any(b.lanes for b in batched) and MODE == "solo":
+        pos = "\n".join(f"                        tl_pos{b.j}(n, i, R, I, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);"
+                        for b in batched)
+        return RAYS.replace("{pos}", pos)
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
-        f"                    tl_fill{b.j}(X, pf, img);" for b in batched)
-    return BLOCK.replace("{pos}", pos)
+        f"                    tl_fill{b.j}(X, pf, img);" if b.lanes else
+        f"                    for (int l = 0; l < TL_B; l++) if (live[l]) {{ tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
+        f"tl_ahead{b.j}(X, pf, img, l); }}" for b in batched)
+    init = "" if all(b.lanes for b in batched) else \
+        "                for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */\n"
+    return BLOCK.replace("{pos}", pos).replace("{init}", init)
+
+
+RAYS = r"""
+                for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {
+                    int64_t u = 0;
+                    double X[3 * TL_B], pf[TL_PFN * TL_B];
+                    for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */
+                    while (status[i] == 0 && u < k - s && !tl_err_flag) {
+{pos}
+                        int r = tl_update_pf(n, i, R, I, gr, gi, img, pf, 0);
+                        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+                        if (r) status[i] = (int8_t)r;
+                        u++;
+                    }
+                    if (u > most) most = u;
+                }
+"""
 
 
 BLOCK = r"""
@@ -308,7 +335,7 @@ BLOCK = r"""
                 int64_t u[TL_B] = {0};
                 int live[TL_B];
                 double X[3 * TL_B], pf[TL_PFN * TL_B];
-                for (;;) {
+{init}                for (;;) {
                     int any = 0;
                     for (int l = 0; l < TL_B; l++) {
                         live[l] = l < w && status[ib + l] == 0 && u[l] < k - s && !tl_err_flag;

@@ -144,14 +144,102 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     out.append(f"{q}if (!ok) {{")
     out.append(f"{q}    for (int k = 0; k < {total}; k++) {cache}[k] = NAN;")
     out.append(f"{q}}} else {{")
-    segmented = len(next(k for k in ir.kernels if k.name == s.kernel).segments)
-    out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes, segmented)
+    kernel = next(k for k in ir.kernels if k.name == s.kernel)
+    if d == 3 and s.border is None and top < len(kernel.segments) and STRAIGHT:
+        out += _straight(s, kernel, q + "    ", d, top, radius, vox, cache, total)
+    else:
+        out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes, len(kernel.segments))
     out.append(f"{q}}}")
     if fam is not None:
         out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
     out.append(f"{p}}}")
     out += [f"{p}l_{t} = {cache}[{base + k}];" for k, t in enumerate(s.targets)]
     return out + [f"{pad}}}"]
+
+
+#: a 3-D probe's sums as straight-line code (False: the loops of 1-D and 2-D probes)
+STRAIGHT = True
+
+
+def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius: int, vox: int, cache: str,
+              total: int) -> list[str]:
+    """A 3-D probe's sums as named scalars (:func:`straight`, also the lanes' code of
+    strands_batch), no arrays or loops."""
+    out = [f"{q}const double *restrict data = im->data;",
+           f"{q}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
+           f"{q}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+           f"{q}const int ident = (int)im->ident;",
+           f"{q}(void)cst; (void)ident;" + "".join(f" (void)m{k};" for k in range(4 * d)),
+           f"{q}int64_t base = " + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"]
+    out += straight(s.kernel, kernel, d, top, vox, q)
+    return out + [f"{q}{cache}[{k}] = r{k};" for k in range(total)]
+
+
+def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str) -> list[str]:
+    """The probe's weights, separable sums and chain rule as straight-line scalar code
+    (``r0``, ``r1``, ..: the orders 0..top, as the cache stores them), from ``f0``.. (the
+    fractions), ``base`` (the support's first sample), ``data``, ``st0``.., ``cst``,
+    ``m0``..``m15`` and ``ident`` in scope: the same operations in the same order as the
+    loops of :func:`_sums`."""
+    out: list[str] = []
+    radius, taps = kernel.radius, 2 * kernel.radius
+    for a in range(d):
+        for m in range(top + 1):
+            width = max(len(row) for row in kernel.segments[m])  # tl_w_'s Horner steps, a scalar per tap
+            for t in range(taps):
+                coef = [f"tl_c_{name}_{m}[{t}][{k}]" for k in range(width)]
+                out.append(f"{q}double w{a}_{m}_{t} = {_horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
+    for c in range(vox):
+        comp = f" + {c} * cst" if vox > 1 else ""
+        memo: dict = {}
+        part = _Sums(out, q, d, taps, comp, c, memo)
+        base = 0
+        for o in range(top + 1):
+            for counts, flat in derivative_components(d, o):
+                out.append(f"{q}double r{base + c * d ** o + flat} = {part(0, counts, ())};")
+            base += vox * d ** o
+    # to world space where the map is not the identity: each order, axis after axis
+    base = vox
+    for o in range(1, top + 1):
+        n = vox * d ** o
+        names = [f"r{base + k}" for k in range(n)]
+        for k in range(o):
+            tw = [f"tw{o}_{k}_{e}" for e in range(n)]
+            out += [f"{q}double {t} = {nm};" for t, nm in zip(tw, names)]
+            for c in range(vox):
+                for axes in itertools.product(range(d), repeat=o):
+                    def at(ax: tuple, c: int = c, o: int = o) -> int:
+                        return c * d ** o + axes_offset(ax, d)
+                    terms = " + ".join(f"m{4 * a + axes[k]} * {tw[at(axes[:k] + (a,) + axes[k + 1:])]}" for a in range(d))
+                    out.append(f"{q}{names[at(axes)]} = ident ? {names[at(axes)]} : {terms};")
+        base += n
+    return out
+
+
+class _Sums:
+    """``P(level, counts)[t_0..t_level-1]``: the separable sum over the axes level..d-1
+    (``counts`` their derivative orders) of voxel component ``c``, each a named scalar
+    written once into ``out``; the taps summed from 0 up, as the scalar probe's loops."""
+
+    def __init__(self, out: list, q: str, d: int, taps: int, comp: str, c: int, memo: dict):
+        self.out, self.q, self.d, self.taps, self.comp, self.c, self.memo = out, q, d, taps, comp, c, memo
+
+    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
+        key = (level, counts, ts)
+        if key in self.memo:
+            return self.memo[key]
+        name = f"p{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
+        acc = "0"
+        for t in range(self.taps):
+            if level == self.d - 1:
+                offs = " + ".join(f"{tt} * st{a}" for a, tt in enumerate(ts + (t,)) if tt)
+                v = f"data[base{' + ' + offs if offs else ''}{self.comp}]"
+            else:
+                v = self(level + 1, counts[1:], ts + (t,))
+            acc = f"({acc} + w{level}_{counts[0]}_{t} * {v})"
+        self.out.append(f"{self.q}double {name} = {acc};")
+        self.memo[key] = name
+        return name
 
 
 def family(s: S.Probe) -> tuple[int, str, str | None]:

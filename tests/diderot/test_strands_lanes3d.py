@@ -1,0 +1,172 @@
+"""3-D ray programs in the C target's strand blocks (strands_batch: a ray's position
+computed ahead of its update and its support prefetched steps ahead; strands_probe: a 3-D
+probe's sums as straight-line scalars): the generated C takes that path, and its results
+are the per-strand loops' bit for bit (a NaN's sign aside), with ⊥ and ±inf among the
+samples, a rotated index-to-world map (the gradient's chain rule), a vector image and
+either layout; and the interpreter's to rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.sampling.image import Image
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as CS
+from tensorlang.targets.c import strands_batch as SB
+from tensorlang.targets.c import strands_probe as SP
+
+pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+# rays through the volume (as mip and dvr): a tent maximum and a bspln3 value and gradient
+# at each step, opacity accumulated, the ray stopped at the far end or when opaque; the
+# rays start at different depths so that a block's neighbours finish at different steps
+RAYS = """#version 1.0
+input image(3)[] vol;
+field#0(3)[] T = tent ⊛ vol;
+field#2(3)[] F = bspln3 ⊛ vol;
+strand ray (int ui, int vi) {
+   vec3 dir = normalize([1.0, 0.23 * real(ui) - 0.8, 0.19 * real(vi) - 0.7]);
+   real t = -0.2 * real((ui + vi) % 3);
+   output real m = -1;
+   output vec3 g = [0, 0, 0];  // at the last sample inside
+   output real tr = 1;
+   update {
+      if (t > 4.5) { stabilize; }
+      vec3 p = [-2.2, 0.1, -0.3] + t * dir;
+      t += 0.17;
+      if (inside(p, T)) { m = max(m, T(p)); }
+      if (inside(p, F)) {
+         real v = F(p);
+         g = ∇F(p);
+         tr *= 1 - clamp(0, 1, |v| * 0.02);
+         if (tr < 0.2) { stabilize; }
+      }
+   }
+}
+initially [ ray(ui, vi) | vi in 0..8, ui in 0..10 ];
+"""
+
+# a vector volume probed at a position a local reassigned behind a branch: no block
+# computes it ahead (the update probes as it always did), the sums straight-line still
+MOVED = """#version 1.0
+input image(3)[2] vol;
+field#1(3)[2] F = c1tent ⊛ vol;
+strand ray (int ui, int vi) {
+   real t = 0;
+   output vec2 acc = [0, 0];
+   output tensor[2,3] j = zeros[2,3];
+   update {
+      if (t > 3.0) { stabilize; }
+      vec3 p = [-1.9 + 0.31 * real(ui), -1.7 + 0.29 * real(vi), -2.0 + t];
+      if (ui % 2 == 0) { p = p * 0.9; }
+      acc += F(p);
+      j += ∇⊗F(p);
+      t += 0.4;
+   }
+}
+initially [ ray(ui, vi) | vi in 0..6, ui in 0..7 ];
+"""
+
+
+def _volume(vox: tuple, layout: str) -> Image:
+    rng = np.random.default_rng(5)
+    data = rng.normal(size=(15, 13, 12) + vox)
+    data[5, 4, 4] = np.nan  # ⊥ and ±inf reach some probes
+    data[4, 9, 6] = np.inf
+    data[8, 2, 2] = -np.inf
+    if layout == "fortran":  # axis 0 contiguous (an NRRD file's layout); numpy's own: axis 2
+        data = np.asfortranarray(data)
+    c, s = np.cos(0.3), np.sin(0.3)
+    to_world = np.array([[0.42 * c, -0.4 * s, 0, -2.1], [0.42 * s, 0.4 * c, 0, -1.9], [0, 0, 0.45, -2.0],
+                         [0, 0, 0, 1]])
+    return Image(data, 3, to_world)
+
+
+def same_bits(a, b) -> bool:
+    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    keep = ~np.isnan(a)
+    return a[keep].tobytes() == b[keep].tobytes()
+
+
+def _run(text: str, values: dict, fast: bool, monkeypatch, threads: int = 1, mode: str = "solo", limit=None):
+    monkeypatch.setattr(SB, "ENABLED", fast)
+    monkeypatch.setattr(SP, "STRAIGHT", fast)
+    monkeypatch.setattr(SB, "MODE", mode)
+    monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
+    p = strands(check(parse_program(text)))
+    res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
+    assert p.executor_note is None
+    return p, res, next(iter(CS._RUNNERS.values())).source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode, threads", [("solo", 1), ("solo", 2), ("lockstep", 1)])
+@pytest.mark.parametrize("layout", ["c", "fortran"])
+def test_rays_in_blocks_give_the_per_strand_results_bit_for_bit(mode, threads, layout, monkeypatch):
+    values = {"vol": _volume((), layout)}
+    _, plain, src0 = _run(RAYS, values, False, monkeypatch, threads)
+    p, fast, src1 = _run(RAYS, values, True, monkeypatch, threads, mode)
+    # the per-strand build has no block and loops over taps; the fast one computes each ray's
+    # position ahead of its update (one family per kernel: tent and bspln3), prefetches its
+    # support and sums the taps in straight-line code
+    assert "tl_ahead" not in src0 and "double *restrict data = im->data" not in src0
+    assert src1.count("static inline void tl_ahead") == 2 and "#define TL_BATCH 1" in src1
+    assert ("tl_ahead0(X, pf, img, 0);" in src1) == (mode == "solo")
+    assert "double *restrict data = im->data" in src1 and "tl_fill" not in src1
+    assert (plain.steps, plain.active, plain.stable) == (fast.steps, fast.active, fast.stable)
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], fast.outputs[name]), name
+    if (mode, threads) == ("solo", 1):  # the oracle (slow: once per layout)
+        ref = p.run(values, backend="interp")
+        for name in ref.outputs:
+            a, b = np.asarray(ref.outputs[name]), np.asarray(fast.outputs[name])
+            assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True), name
+    m, g = np.asarray(fast.outputs["m"]), np.asarray(fast.outputs["g"])
+    # the samples ⊥ and ±inf reached some rays and not others
+    assert np.isfinite(m).any() and (np.isnan(g).any() or np.isinf(g).any()) and np.isfinite(g).all(axis=-1).any()
+
+
+@pytest.mark.slow
+def test_a_reassigned_position_is_probed_by_the_update_in_straight_line_code(monkeypatch):
+    values = {"vol": _volume((2,), "c")}
+    _, plain, _ = _run(MOVED, values, False, monkeypatch)
+    p, fast, src = _run(MOVED, values, True, monkeypatch)
+    assert "tl_ahead" not in src and "#define TL_BATCH 0" in src
+    assert "double *restrict data = im->data" in src and " + 1 * cst]" in src  # the second component
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], fast.outputs[name]), name
+    ref = p.run(values, backend="interp")
+    for name in ref.outputs:
+        assert np.allclose(ref.outputs[name], fast.outputs[name], rtol=1e-12, atol=1e-12, equal_nan=True), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("limit", [1, 4])
+def test_a_step_limit_stops_a_ray_block_where_the_per_strand_loop_stops(limit, monkeypatch):
+    values = {"vol": _volume((), "c")}
+    _, a, _ = _run(RAYS, values, False, monkeypatch, limit=limit)
+    _, b, _ = _run(RAYS, values, True, monkeypatch, limit=limit)
+    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable) and a.active > 0
+    for name in a.outputs:
+        assert same_bits(a.outputs[name], b.outputs[name]), name
+
+
+def test_the_prefetch_reads_no_sample_and_keeps_the_last_key():
+    ir = __import__("tensorlang.lang.diderot.lower", fromlist=["strand_plan"]).strand_plan(
+        check(parse_program(RAYS)))[0]
+    src = CS.Renderer(ir).source()
+    # the families (bspln3: tl_ahead0, tent: tl_ahead1) keep their keys where the block put them
+    for j, rows, key in ((0, 16, 24), (1, 4, 0)):
+        ahead = src[src.index(f"static inline void tl_ahead{j}"):]
+        ahead = ahead[:ahead.index("\n}\n")]
+        # a hint only: no sample loaded (data only in prefetched addresses), each row of the
+        # support prefetched at its start and end, the lane's index position kept as the
+        # next step's key, nothing outside the volume
+        assert "data[" not in ahead and ahead.count("TL_PREFETCH(") == 2 * rows
+        assert f"pf[{key} + l] = xi0;" in ahead and ")) return;" in ahead
