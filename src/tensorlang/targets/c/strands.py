@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...errors import error
-from ...limits import check_allocation
+from ...limits import check_allocation, memory_budget_bytes
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
@@ -227,6 +227,7 @@ static void tl_inv(int n, const double *m0, double *out) {
 
 ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range",
           3: "no memory for the printed output", 4: "a sequence index out of range"}
+#: tl_err_flag 5: new made more strands in one super-step than the memory budget holds
 
 
 class Renderer:
@@ -590,6 +591,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
                  int64_t *ord, int64_t *nlive, int64_t *rank) {{
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
+    tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
@@ -703,10 +705,14 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
 
 BIRTHS = r"""
 static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
+/* the most strands new may make in one super-step: what the memory budget leaves (the caller's) */
+static int64_t tl_bmax = INT64_MAX;
+void tl_set_bmax(int64_t m) {{ tl_bmax = m; }}
 static void tl_birth(int64_t i, const double *br, const int64_t *bi) {{
     #pragma omp critical (tl_births)
     {{
-        if (tl_nb >= tl_bcap) {{
+        if (tl_nb >= tl_bmax) tl_err_flag = 5;  /* refused now, not after the step: the buffer stays bounded */
+        else if (tl_nb >= tl_bcap) {{
             int64_t cap = 2 * tl_bcap + 64;
             int64_t *p = realloc(tl_bpar, sizeof(int64_t) * (size_t)cap); if (p) tl_bpar = p;
             int64_t *q = realloc(tl_bseq, sizeof(int64_t) * (size_t)cap); if (q) tl_bseq = q;
@@ -714,7 +720,7 @@ static void tl_birth(int64_t i, const double *br, const int64_t *bi) {{
             int64_t *t = realloc(tl_bi, sizeof(int64_t) * {nbi} * (size_t)cap); if (t) tl_bi = t;
             if (p && q && r && t) tl_bcap = cap; else tl_err_flag = 3;
         }}
-        if (tl_nb < tl_bcap) {{
+        if (tl_nb < tl_bcap && tl_nb < tl_bmax) {{
             tl_bpar[tl_nb] = i; tl_bseq[tl_nb] = tl_bctr++;
             memcpy(tl_br + tl_nb * {nbr}, br, sizeof(double) * {nbr}); memcpy(tl_bi + tl_nb * {nbi}, bi, sizeof(int64_t) * {nbi});
             tl_nb++;
@@ -870,7 +876,7 @@ static uint64_t tl_khash(const int64_t *o, int64_t len) {{
 /* the patterns of query site k (radius r) for the active strands; nothing kept where they
    would take more than 64 offsets a strand or memory runs out */
 static void tl_keep_site(int k, int64_t n, double r, const int8_t *status) {{
-    int64_t npat = 0, nofs = 0, cap = 1024, hcap = 1024, limit = 64 * n + 4096;
+    int64_t npat = 0, nofs = 0, cap = 1024, hcap = 1024, limit = 64 * n + 4096, err0 = tl_err_flag;
     int32_t *pid = malloc(sizeof(int32_t) * (size_t)(n + 1)), *tab = malloc(sizeof(int32_t) * (size_t)hcap);
     int64_t *start = malloc(sizeof(int64_t) * (size_t)(n + 2)), *off = malloc(sizeof(int64_t) * (size_t)cap);
     int ok = pid && tab && start && off;
@@ -910,7 +916,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status) {{
         }}
     }}
     free(tab);
-    if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = 0; return; }}
+    if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = err0; return; }}
     tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off;
 }}
 /* at a super-step's start: the grid and the kept answers of this run, found again when
@@ -959,6 +965,7 @@ void tl_set_strings(const char *const *more, int64_t n);
 typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
 void tl_set_seqs(const tl_seq *s);
 void tl_set_run(int64_t run);
+void tl_set_bmax(int64_t m);
 """
 
 
@@ -1125,6 +1132,8 @@ class Run:
             self._strings()
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
+            if self.runner.ir.births:
+                self.lib.tl_set_bmax(self._birth_room())
             return self._steps(k)
 
     def _steps(self, k: int) -> int:
@@ -1149,8 +1158,20 @@ class Run:
                 break
         return done
 
+    def _strand_bytes(self) -> int:
+        """What one strand costs (its state, status and order), as the budget counts it."""
+        return (self.R.shape[0] + self.I.shape[0] + 4) * 16
+
+    def _birth_room(self) -> int:
+        """How many strands ``new`` may make in the next super-step within the memory budget."""
+        return max(0, memory_budget_bytes() // self._strand_bytes() - self.n)
+
     def _check(self, err) -> None:
         self._take_printed()
+        if err[0] == 5:
+            raise error("too-large", f"new made more than the {self._birth_room():,} strands that fit in the memory "
+                                     f"budget of {memory_budget_bytes():,} bytes beside the {self.n:,} there are, "
+                                     "in one super-step (TENSORLANG_MAX_BYTES says the budget)")
         if err[0]:
             raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
 
@@ -1159,7 +1180,7 @@ class Run:
         parent, then in the parent's order), their parameters set, their state initialised."""
         nb = int(self.lib.tl_nbirths())
         # the strands new made are bounded by the memory budget, as the first ones are (issue 41)
-        check_allocation(self.n + nb, (self.R.shape[0] + self.I.shape[0] + 4) * 16,
+        check_allocation(self.n + nb, self._strand_bytes(),
                          f"{self.n + nb:,} strands (new made {nb:,} in one super-step)")
         r = self.runner
         params = r.ir.params
