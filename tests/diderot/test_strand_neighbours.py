@@ -14,7 +14,8 @@ from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as C
 
-pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+pytestmark = [pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler"),
+              pytest.mark.slow]  # each test builds C programs (seconds)
 
 
 def program(text: str):
