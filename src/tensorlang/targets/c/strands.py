@@ -14,13 +14,15 @@ the same error).  Images are read by probes generated here (:mod:`.strands_probe
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import threading
 from typing import Any, Mapping
 
 import numpy as np
 
 from ...errors import error
-from ...limits import check_allocation
+from ...limits import check_allocation, memory_budget_bytes
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
@@ -225,6 +227,7 @@ static void tl_inv(int n, const double *m0, double *out) {
 
 ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of range",
           3: "no memory for the printed output", 4: "a sequence index out of range"}
+#: tl_err_flag 5: new made more strands in one super-step than the memory budget holds
 
 
 class Renderer:
@@ -247,6 +250,18 @@ class Renderer:
             else:
                 self.gnr, self.gni = nr, ni
         self.method = "update"
+        pos = {name for name in self.state if name.startswith("pos.")}
+        moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
+                    for body in (ir.update, ir.stabilize, ir.global_block) for st in _nodes(body or (), S.Set))
+        #: no statement after creation sets a position (and Diderot's permuted order is off)
+        self.still = ir.sphere is not None and bool(pos) and not moved and not ir.indirect
+        # the globals the global block sets: a radius that reads one may change between steps
+        changing = {st.name for st in _nodes(ir.global_block or (), S.Set) if st.space == "g"}
+        #: the queries whose answers are kept (TL_STILL: around the strand's pos, with a
+        #: radius of constants and unchanging globals), numbered
+        self.kept = {id(q): k for k, q in enumerate(
+            q for q in _nodes(ir, S.Reduce) if self.still and q.which == "sphere" and not q.center
+            and q.radius is not None and _steady(q.radius, changing))}
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -372,9 +387,15 @@ class Renderer:
         if s.which == "sphere":
             assert s.radius is not None
             at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
-            out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; double c_[3] = {{{at}}};",
-                    f"{pad}    int64_t nn_ = tl_nb_query(n, i, c_, {self.ex(s.radius)});",
-                    f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = tl_nbuf[q_]; (void)j;"]
+            r = self.ex(s.radius)
+            if id(s) in self.kept:  # the answer kept from the first step (TL_STILL), else the search
+                out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_; int64_t base_ = i;",
+                        f"{pad}    int64_t nn_ = tl_nb_kept({self.kept[id(s)]}, i, &nb_);",
+                        f"{pad}    if (nn_ < 0) {{ double c_[3] = {{{at}}}; nn_ = tl_nb_search(n, i, c_, {r}, &nb_); base_ = 0; }}"]
+            else:
+                out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
+                        f"{pad}    int64_t nn_ = tl_nb_search(n, i, c_, {r}, &nb_);"]
+            out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = nb_[q_] + base_; (void)j;"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
             test = {"all": f"{st}[j] != 2", "active": f"{st}[j] == 0", "stable": f"{st}[j] == 1"}[s.which]
@@ -408,15 +429,35 @@ class Renderer:
         d = len(rows)
         # Diderot's test: the squared distance summed in single precision, strictly below r²
         d2 = "".join("(double)(float)(" for _ in rows) + "0.0" + "".join(
-            f" + (tl_R0[{k} * n + j] - c[{a}]) * (tl_R0[{k} * n + j] - c[{a}]))" for a, k in enumerate(rows))
+            f" + (p[{a}] - c[{a}]) * (p[{a}] - c[{a}]))" for a in range(d))
         fin = " && ".join(f"isfinite(tl_R0[{k} * n + j])" for k in rows)
         cell = " + ".join(f"(int64_t)floor((tl_R0[{k} * n + j] - tl_gmin[{a}]) / tl_gh) * tl_gstride[{a}]"
                           for a, k in enumerate(rows))
         rowlist = ", ".join(str(k) for k in rows)
         # neighbours in the order of the strands at the step's start (Diderot's, where it permutes them)
         key = "tl_P0[x_] > tl_P0[y_]) - (tl_P0[x_] < tl_P0[y_]" if self.ir.indirect else "x_ > y_) - (x_ < y_"
-        return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(d=d, d2=d2, fin=fin, cell=cell,
-                                                                                             key=key)
+        d2e = "0.0" + "".join(f" + (p[{a}] - c[{a}]) * (p[{a}] - c[{a}])" for a in range(d))
+        return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(
+            d=d, d2=d2, d2e=d2e, fin=fin, cell=cell, key=key, still=int(self.still), sites=max(1, len(self.kept)),
+            keep="\n        ".join(f"tl_keep_site({k}, n, {self.ex(q.radius)}, status);" for q, k in self._kept_queries()))
+
+    def _kept_queries(self) -> list:
+        by_id = {id(q): q for q in _nodes(self.ir, S.Reduce)}
+        return [(by_id[key], k) for key, k in self.kept.items()]
+
+    def snapshot(self) -> str:
+        """The copy of the state at a step's start that the step reads (``tl_R0``, ``tl_I0``):
+        the rows other strands read and the positions; where no strand moves, the positions
+        once per call (they do not change)."""
+        read = {r.name for r in _nodes(self.ir, S.Ref) if r.space == "n"} | set(self.ir.shared)
+        pos = set(self.pos_slots())
+        out = []
+        for name in sorted(read | pos, key=lambda nm: self.state[nm]):
+            arr, k = self.state[name]
+            ty = "double" if arr == "R" else "int64_t"
+            copy = f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);"
+            out.append(copy if name in read or not self.still else f"if (s == 0) {copy}")
+        return "\n        ".join(out)
 
     # ---- the program
     def function(self, name: str, method: str, body, per_strand: bool, batched: list | None = None) -> list[str]:
@@ -483,7 +524,7 @@ class Renderer:
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                    solo=int(solo), batch=int(bool(batched)),
                                    block=B.block_steps(batched) if batched else "",
-                                   nr=max(self.nr, 1), ni=max(self.ni, 1),
+                                   nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
 
@@ -550,6 +591,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
                  int64_t *ord, int64_t *nlive, int64_t *rank) {{
     int64_t s = 0, active = 0;
     tl_err_flag = 0;
+    tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
@@ -563,10 +605,14 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
 #endif
     while (s < k && active > 0) {{
 #if TL_COMM
-        memcpy(tl_R0, R, sizeof(double) * {nr} * (size_t)n); memcpy(tl_I0, I, sizeof(int64_t) * {ni} * (size_t)n);
+        {snap}
         memcpy(tl_S0, status, (size_t)n);
-        for (int64_t q = 0; q < (TL_INDIRECT ? *nlive : n); q++) tl_P0[TL_INDIRECT ? ord[q] : q] = q;
-        tl_nb_build(n, tl_grid_h(gr, gi));
+#if TL_INDIRECT
+        for (int64_t q = 0; q < *nlive; q++) tl_P0[ord[q]] = q;
+#endif
+        int64_t dead = 0;
+        for (int64_t q = 0; q < n; q++) dead += status[q] == 2;
+        tl_nb_step(n, dead, gr, gi, status);
 #endif
 #if TL_INDIRECT
         {{
@@ -659,10 +705,14 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
 
 BIRTHS = r"""
 static int64_t tl_nb, tl_bcap, tl_bctr, *tl_bpar, *tl_bseq, *tl_bi; static double *tl_br;
+/* the most strands new may make in one super-step: what the memory budget leaves (the caller's) */
+static int64_t tl_bmax = INT64_MAX;
+void tl_set_bmax(int64_t m) {{ tl_bmax = m; }}
 static void tl_birth(int64_t i, const double *br, const int64_t *bi) {{
     #pragma omp critical (tl_births)
     {{
-        if (tl_nb >= tl_bcap) {{
+        if (tl_nb >= tl_bmax) tl_err_flag = 5;  /* refused now, not after the step: the buffer stays bounded */
+        else if (tl_nb >= tl_bcap) {{
             int64_t cap = 2 * tl_bcap + 64;
             int64_t *p = realloc(tl_bpar, sizeof(int64_t) * (size_t)cap); if (p) tl_bpar = p;
             int64_t *q = realloc(tl_bseq, sizeof(int64_t) * (size_t)cap); if (q) tl_bseq = q;
@@ -670,7 +720,7 @@ static void tl_birth(int64_t i, const double *br, const int64_t *bi) {{
             int64_t *t = realloc(tl_bi, sizeof(int64_t) * {nbi} * (size_t)cap); if (t) tl_bi = t;
             if (p && q && r && t) tl_bcap = cap; else tl_err_flag = 3;
         }}
-        if (tl_nb < tl_bcap) {{
+        if (tl_nb < tl_bcap && tl_nb < tl_bmax) {{
             tl_bpar[tl_nb] = i; tl_bseq[tl_nb] = tl_bctr++;
             memcpy(tl_br + tl_nb * {nbr}, br, sizeof(double) * {nbr}); memcpy(tl_bi + tl_nb * {nbi}, bi, sizeof(int64_t) * {nbi});
             tl_nb++;
@@ -687,20 +737,21 @@ void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi) {{
 
 NEIGHBOURS = r"""
 static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
+static double tl_grid_h(const double *gr, const int64_t *gi);
+static double *tl_gpos;
 static int64_t *tl_gstart, *tl_gorder, tl_gdim[3] = {{1, 1, 1}}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
 static __thread int64_t *tl_nbuf; static __thread int64_t tl_ncap;
-static void tl_nb_push(int64_t j, int64_t *len) {{
-    if (*len >= tl_ncap) {{
-        int64_t cap = 2 * tl_ncap + 64; int64_t *nb = realloc(tl_nbuf, sizeof(int64_t) * (size_t)cap);
-        if (!nb) {{ tl_err_flag = 3; return; }}
-        tl_nbuf = nb; tl_ncap = cap;
-    }}
-    tl_nbuf[(*len)++] = j;
+/* room for one more neighbour in the thread's buffer (*buf, *cap: the caller's copies of tl_nbuf, tl_ncap) */
+static int tl_nb_grow(int64_t **buf, int64_t *cap) {{
+    int64_t nc = 2 * *cap + 64; int64_t *nb = realloc(*buf, sizeof(int64_t) * (size_t)nc);
+    if (!nb) {{ tl_err_flag = 3; return 0; }}
+    *buf = tl_nbuf = nb; *cap = tl_ncap = nc;
+    return 1;
 }}
 static int64_t *tl_P0, tl_n0;
 static int tl_cmp64(const void *a, const void *b) {{ int64_t x_ = *(const int64_t *)a, y_ = *(const int64_t *)b; return ({key}); }}
 static void tl_nb_build(int64_t n, double h) {{
-    free(tl_gstart); free(tl_gorder); tl_gstart = 0; tl_gorder = 0; tl_gok = 0;
+    free(tl_gstart); free(tl_gorder); free(tl_gpos); tl_gstart = 0; tl_gorder = 0; tl_gpos = 0; tl_gok = 0;
     int dense = h == -1.0;  /* the radius depends on the strand: a cell size from the density */
     if (!dense && (!(h > 0) || !isfinite(h))) return;
     double mn[3] = {{0, 0, 0}}, mx[3] = {{0, 0, 0}}; int64_t cnt = 0;
@@ -717,11 +768,14 @@ static void tl_nb_build(int64_t n, double h) {{
         h = cnt > 0 && k > 0 ? pow(vol / (double)cnt, 1.0 / k) : 1.0;
         if (!(h > 0) || !isfinite(h)) h = 1.0;
     }}
+    /* cells of the query radius (a query visits 2-3 per axis), coarser only where the bounding
+       box would hold more than 16 cells a strand (strands on a surface or a curve leave most
+       cells empty: the cells' count is the box's, not the strands') */
     double total;
     for (;;) {{
         total = 1;
         for (int a = 0; a < {d}; a++) total *= floor((mx[a] - mn[a]) / h) + 1;
-        if (total <= 4.0 * (double)cnt + 64) break;
+        if (total <= 16.0 * (double)cnt + 4096) break;
         h *= 2;
     }}
     for (int a = 0; a < 3; a++) {{ tl_gdim[a] = a < {d} ? (int64_t)(floor((mx[a] - mn[a]) / h) + 1) : 1; tl_gmin[a] = mn[a]; }}
@@ -736,15 +790,35 @@ static void tl_nb_build(int64_t n, double h) {{
     if (!fill) return;
     for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) {{ int64_t c = {cell}; tl_gorder[tl_gstart[c] + fill[c]++] = j; }}
     free(fill);
+    /* the positions in the grid's order: a query reads its candidates' one after another */
+    tl_gpos = malloc(sizeof(double) * {d} * (size_t)(cnt + 1));
+    if (!tl_gpos) return;
+    for (int64_t m = 0; m < cnt; m++) for (int a = 0; a < {d}; a++) tl_gpos[{d} * m + a] = tl_R0[tl_posrow[a] * n + tl_gorder[m]];
     tl_gok = 1;
 }}
-static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
-    int64_t len = 0;
+/* Diderot's test, the squared distance summed in single precision strictly below r2, decided
+   in double first: the three roundings to float move the sum by less than 1e-6 of it, so a
+   sum in double farther than that from r2 (within float's normal range) decides alone */
+static inline int tl_near(const double *p, const double *c, double r2, int fast) {{
+    double e_ = {d2e};
+    return (e_ < 0.999999 * r2 || e_ > 1.000001 * r2) && fast ? e_ < r2 : ({d2}) < r2;
+}}
+static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, const int64_t **out) {{
+    int64_t len = 0, *buf = tl_nbuf, cap = tl_ncap;
+    *out = buf;
     for (int a = 0; a < {d}; a++) if (!isfinite(c[a])) return 0;
     if (!(r >= 0)) return 0;
     double r2 = r * r;
+    int fast = r2 > 1e-30 && r2 < 1e30;
     if (!tl_gok) {{
-        for (int64_t j = 0; j < n; j++) if (j != i && tl_S0[j] != 2 && {d2} < r2) tl_nb_push(j, &len);
+        for (int64_t j = 0; j < n; j++) {{
+            double p[3] = {{0, 0, 0}};
+            for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + j];
+            if (j != i && tl_S0[j] != 2 && tl_near(p, c, r2, fast)) {{
+                if (len >= cap && !tl_nb_grow(&buf, &cap)) return 0;
+                buf[len++] = j;
+            }}
+        }}
     }} else {{
         int64_t lo[3] = {{0, 0, 0}}, hi[3] = {{0, 0, 0}};
         for (int a = 0; a < {d}; a++) {{
@@ -752,17 +826,22 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
             if (h < 0 || l > (double)(tl_gdim[a] - 1)) return 0;
             lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
         }}
+        const int64_t *gs = tl_gstart, *go = tl_gorder;
         for (int64_t x = lo[0]; x <= hi[0]; x++) for (int64_t y = lo[1]; y <= hi[1]; y++) for (int64_t z = lo[2]; z <= hi[2]; z++) {{
             int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z;
-            for (int64_t m = tl_gstart[cl]; m < tl_gstart[cl + 1]; m++) {{
-                int64_t j = tl_gorder[m];
-                if (j != i && {d2} < r2) tl_nb_push(j, &len);
+            for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) {{
+                int64_t j = go[m];
+                if (j != i && tl_near(tl_gpos + {d} * m, c, r2, fast)) {{
+                    if (len >= cap && !tl_nb_grow(&buf, &cap)) return 0;
+                    buf[len++] = j;
+                }}
             }}
         }}
     }}
-    if (len > 32) qsort(tl_nbuf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    *out = buf;
+    if (len > 32) qsort(buf, (size_t)len, sizeof(int64_t), tl_cmp64);
     else {{  /* a few neighbours (the usual case): insertion sort, the comparison inlined; the keys differ, so the order is qsort's */
-        int64_t *a_ = tl_nbuf;
+        int64_t *a_ = buf;
         for (int64_t p = 1; p < len; p++) {{
             int64_t v = a_[p], q = p;
             while (q > 0 && tl_cmp64(&a_[q - 1], &v) > 0) {{ a_[q] = a_[q - 1]; q--; }}
@@ -771,6 +850,101 @@ static int64_t tl_nb_query(int64_t n, int64_t i, const double *c, double r) {{
     }}
     return len;
 }}
+#define TL_STILL {still}
+#define TL_SITES {sites}
+#if TL_STILL
+/* No strand moves after its creation (no statement sets pos): while no strand is born or
+   dies, a query around a strand's pos with a radius that only constants and inputs make
+   finds the same neighbours every super-step.  Those answers are kept, found once at the
+   first step (and the grid with them): each as a pattern, its neighbours' offsets from the
+   strand (j - i), which strands on a regular grid share (a handful of patterns in all), and
+   each strand's pattern number.  A birth or a death, or another run, finds them again; a
+   run whose strands keep dying stops keeping them after a few times. */
+static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
+static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
+void tl_set_run(int64_t run) {{ tl_run = run; }}
+static void tl_keep_free(void) {{
+    for (int k = 0; k < TL_SITES; k++) {{
+        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0;
+    }}
+}}
+static uint64_t tl_khash(const int64_t *o, int64_t len) {{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)len;
+    for (int64_t k = 0; k < len; k++) h = (h ^ (uint64_t)o[k]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}}
+/* the patterns of query site k (radius r) for the active strands; nothing kept where they
+   would take more than 64 offsets a strand or memory runs out */
+static void tl_keep_site(int k, int64_t n, double r, const int8_t *status) {{
+    int64_t npat = 0, nofs = 0, cap = 1024, hcap = 1024, limit = 64 * n + 4096, err0 = tl_err_flag;
+    int32_t *pid = malloc(sizeof(int32_t) * (size_t)(n + 1)), *tab = malloc(sizeof(int32_t) * (size_t)hcap);
+    int64_t *start = malloc(sizeof(int64_t) * (size_t)(n + 2)), *off = malloc(sizeof(int64_t) * (size_t)cap);
+    int ok = pid && tab && start && off;
+    for (int64_t h = 0; ok && h < hcap; h++) tab[h] = -1;
+    if (ok) start[0] = 0;
+    for (int64_t i = 0; ok && i < n; i++) {{
+        pid[i] = -1;
+        if (status[i] != 0) continue;
+        double c[3] = {{0, 0, 0}};
+        for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + i];
+        const int64_t *nb; int64_t len = tl_nb_search(n, i, c, r, &nb);
+        if (tl_err_flag || nofs + len > limit) {{ ok = 0; break; }}
+        if (nofs + len > cap) {{
+            int64_t nc = 2 * (nofs + len); int64_t *no = realloc(off, sizeof(int64_t) * (size_t)nc);
+            if (!no) {{ ok = 0; break; }}
+            off = no; cap = nc;
+        }}
+        int64_t *o = off + nofs;  /* the candidate pattern, where a new one would go */
+        for (int64_t q = 0; q < len; q++) o[q] = nb[q] - i;
+        uint64_t h = tl_khash(o, len) & (uint64_t)(hcap - 1);
+        for (;; h = (h + 1) & (uint64_t)(hcap - 1)) {{
+            int32_t p = tab[h];
+            if (p < 0 || (start[p + 1] - start[p] == len && !memcmp(off + start[p], o, sizeof(int64_t) * (size_t)len))) break;
+        }}
+        if (tab[h] >= 0) {{ pid[i] = tab[h]; continue; }}
+        tab[h] = (int32_t)npat; pid[i] = (int32_t)npat; nofs += len; start[++npat] = nofs;
+        if (2 * npat > hcap) {{  /* the table grows: the patterns hashed again */
+            int64_t nh = 4 * hcap; int32_t *nt = malloc(sizeof(int32_t) * (size_t)nh);
+            if (!nt) {{ ok = 0; break; }}
+            for (int64_t g = 0; g < nh; g++) nt[g] = -1;
+            for (int64_t p = 0; p < npat; p++) {{
+                uint64_t g = tl_khash(off + start[p], start[p + 1] - start[p]) & (uint64_t)(nh - 1);
+                while (nt[g] >= 0) g = (g + 1) & (uint64_t)(nh - 1);
+                nt[g] = (int32_t)p;
+            }}
+            free(tab); tab = nt; hcap = nh;
+        }}
+    }}
+    free(tab);
+    if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = err0; return; }}
+    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off;
+}}
+/* at a super-step's start: the grid and the kept answers of this run, found again when
+   strands were born or died since */
+static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {{
+    if (tl_kn == n && tl_kdead == dead && tl_krun == tl_run) return;
+    tl_kresets = tl_krun == tl_run ? tl_kresets + 1 : 0;
+    tl_kn = n; tl_kdead = dead; tl_krun = tl_run;
+    tl_keep_free();
+    tl_nb_build(n, tl_grid_h(gr, gi));
+    if (tl_kresets < 3 && n < INT32_MAX) {{
+        {keep}
+    }}
+    (void)gr; (void)gi; (void)status;
+}}
+static inline int64_t tl_nb_kept(int k, int64_t i, const int64_t **out) {{
+    const int32_t *pid = tl_kpid[k];
+    if (!pid || pid[i] < 0) return -1;
+    const int64_t *st = tl_kstart[k] + pid[i];
+    *out = tl_koff[k] + st[0];
+    return st[1] - st[0];
+}}
+#else
+void tl_set_run(int64_t run) {{ (void)run; }}
+static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {{
+    (void)dead; (void)status; tl_nb_build(n, tl_grid_h(gr, gi));
+}}
+#endif
 """
 
 DECLARATIONS = P.TYPEDEF + """
@@ -790,6 +964,8 @@ const int64_t *tl_pmarks(int64_t *n);
 void tl_set_strings(const char *const *more, int64_t n);
 typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
 void tl_set_seqs(const tl_seq *s);
+void tl_set_run(int64_t run);
+void tl_set_bmax(int64_t m);
 """
 
 
@@ -800,6 +976,36 @@ def _root_of(e):
 
 def _zero(e) -> bool:
     return isinstance(e, S.Const) and e.ty == "real" and float(e.value) == 0.0  # type: ignore[arg-type]
+
+
+def _nodes(root, kind: type) -> list:
+    """Every node of ``kind`` inside ``root`` (a program, a statement, an expression or a
+    tuple of them), in the order written, the same node once."""
+    out, seen, todo = [], set(), [root]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (tuple, list)):
+            todo.extend(reversed(x))
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            if isinstance(x, kind) and id(x) not in seen:
+                seen.add(id(x))
+                out.append(x)
+            todo.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
+    return out
+
+
+def _steady(e, changing: set[str]) -> bool:
+    """Whether ``e`` has the same value in every strand and every step: constants and the
+    globals outside ``changing`` combined by operators and functions."""
+    if isinstance(e, S.Const):
+        return True
+    if isinstance(e, S.Ref):
+        return e.space == "g" and e.name not in changing
+    if isinstance(e, (S.Bin, S.Un, S.Call, S.Sel, S.Cast)):
+        parts = [getattr(e, f.name) for f in dataclasses.fields(e)]
+        kids = [x for p in parts for x in (p if isinstance(p, tuple) else (p,)) if not isinstance(x, str)]
+        return all(_steady(x, changing) for x in kids)
+    return False
 
 
 def _uses(ir: S.StrandIR, kind: type) -> bool:
@@ -838,6 +1044,7 @@ class Run:
         # printed text in the interpreter's order; counts of the strands as they update in order
         self.threads = 1 if runner.ir.prints or runner.ir.serial else threads
         self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
+        self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
         self.R = np.zeros((max(r.nr, 1), n))
@@ -923,6 +1130,10 @@ class Run:
             return 0
         with self.lock:
             self._strings()
+            if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
+                self.lib.tl_set_run(self.token)
+            if self.runner.ir.births:
+                self.lib.tl_set_bmax(self._birth_room())
             return self._steps(k)
 
     def _steps(self, k: int) -> int:
@@ -947,8 +1158,20 @@ class Run:
                 break
         return done
 
+    def _strand_bytes(self) -> int:
+        """What one strand costs (its state, status and order), as the budget counts it."""
+        return (self.R.shape[0] + self.I.shape[0] + 4) * 16
+
+    def _birth_room(self) -> int:
+        """How many strands ``new`` may make in the next super-step within the memory budget."""
+        return max(0, memory_budget_bytes() // self._strand_bytes() - self.n)
+
     def _check(self, err) -> None:
         self._take_printed()
+        if err[0] == 5:
+            raise error("too-large", f"new made more than the {self._birth_room():,} strands that fit in the memory "
+                                     f"budget of {memory_budget_bytes():,} bytes beside the {self.n:,} there are, "
+                                     "in one super-step (TENSORLANG_MAX_BYTES says the budget)")
         if err[0]:
             raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
 
@@ -957,7 +1180,7 @@ class Run:
         parent, then in the parent's order), their parameters set, their state initialised."""
         nb = int(self.lib.tl_nbirths())
         # the strands new made are bounded by the memory budget, as the first ones are (issue 41)
-        check_allocation(self.n + nb, (self.R.shape[0] + self.I.shape[0] + 4) * 16,
+        check_allocation(self.n + nb, self._strand_bytes(),
                          f"{self.n + nb:,} strands (new made {nb:,} in one super-step)")
         r = self.runner
         params = r.ir.params
@@ -1032,6 +1255,7 @@ class Run:
 
 
 _RUNNERS: dict[str, Runner] = {}
+_RUN_TOKENS = itertools.count()
 
 
 def build(ir: S.StrandIR) -> Runner:

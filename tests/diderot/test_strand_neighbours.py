@@ -1,0 +1,120 @@
+"""The C executor's sphere queries (docs/diderot-compiled.md): the answers it keeps across
+super-steps where no strand moves give the interpreter's results, and are found again
+when a strand dies or is born; ``new`` storms stop at the memory budget inside the step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorlang.errors import TensorLangError
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.lang.diderot.lower import strand_plan
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as C
+
+pytestmark = [pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler"),
+              pytest.mark.slow]  # each test builds C programs (seconds)
+
+
+def program(text: str):
+    return strands(check(parse_program(text)))
+
+
+def agree(p, values=None, **kw):
+    """The interpreter's result and the C executor's (one thread and two) are equal."""
+    a = p.run(values or {}, backend="interp", **kw)
+    for threads in (1, 2):
+        b = p.run(values or {}, backend="c", threads=threads, **kw)
+        assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
+        for name in a.outputs:
+            assert np.array_equal(a.outputs[name], b.outputs[name]), (name, threads)
+    return b
+
+
+def source(p) -> str:
+    ir, why = strand_plan(p.checked)
+    assert why is None
+    return C.render(ir)
+
+
+# Life on a small board where some cells stabilize early (stable strands stay the others'
+# neighbours) and the radius is an input.  (A program whose strands die or are born runs in
+# Diderot's permuted order, where nothing is kept.)
+LIFE = """#version 1.0
+input int gens = 6;
+input real r = 1.5;
+strand cell(int x, int y) {
+   vec2 pos = [real(x), real(y)];
+   int age = 0;
+   output int alive = 1 if (x * 7 + y * 3) % 5 < 2 else 0;
+   update {
+      if (age >= gens) { stabilize; }
+      if (x == 2 && age == 2) { stabilize; }
+      if (y == 5 && age == 4) { stabilize; }
+      int n = sum { q.alive | q in sphere(r) };
+      alive = 1 if n == 3 else alive if n == 2 else 0;
+      age += 1;
+   }
+}
+initially [ cell(x, y) | y in 0..8, x in 0..9 ];
+"""
+
+
+def test_kept_answers_agree_with_the_interpreter():
+    p = program(LIFE)
+    src = source(p)
+    assert "#define TL_STILL 1" in src and "tl_nb_kept(0, i, &nb_)" in src
+    agree(p)
+    agree(p, {"r": 2.5, "gens": 9})
+    agree(p, {"r": 0.0})  # no neighbours at all
+    dying = program(LIFE.replace("{ stabilize; }\n      if (y", "{ die; }\n      if (y").replace("initially [", "initially {")
+                    .replace("x in 0..9 ];", "x in 0..9 };"))
+    assert "#define TL_STILL 0" in source(dying)  # permuted: not kept
+    agree(dying)
+
+
+def test_kept_answers_belong_to_their_run():
+    """Two runs of one program with other radii, one after the other and interleaved step by
+    step: each gets its own neighbours (the kept ones are the run's)."""
+    p = program(LIFE)
+    want = {r: p.run({"r": r}, backend="interp").outputs["alive"] for r in (1.5, 2.5)}
+    for r in (1.5, 2.5, 1.5):
+        assert np.array_equal(p.run({"r": r}, backend="c", limit=0).outputs["alive"], want[r])
+    steps = {r: [] for r in (1.5, 2.5)}
+    for r in (1.5, 2.5):  # progress runs one super-step per call
+        p.run({"r": r}, backend="c", progress=lambda s, a, r=r: steps[r].append(s))
+        assert steps[r][-1] == 7
+
+
+def test_queries_not_kept_where_strands_move_or_the_radius_is_the_strands():
+    moving = LIFE.replace("age += 1;", "age += 1; pos = pos + [0.0, 0.25];")
+    varying = LIFE.replace("sphere(r)", "sphere(r + real(age) / 4.0)")
+    for text, still in ((moving, 0), (varying, 1)):
+        p = program(text)
+        src = source(p)
+        assert f"#define TL_STILL {still}" in src and "tl_nb_kept(0, i, &nb_)" not in src
+        agree(p)
+
+
+def test_births_refused_within_the_step_at_the_memory_budget(monkeypatch):
+    """A storm of new strands inside one update stops at the budget (error[too-large]) while
+    the step runs, not after it; the next run of the program is not left with its births."""
+    storm = """#version 1.0
+input int k = 10;
+strand S (int i) {
+   output real x = 0.0;
+   update { foreach (int j in 0..k) { new S(i + j); } x += 1.0; if (x > 1.5) { stabilize; } }
+}
+initially { S(i) | i in 0..9 };
+"""
+    p = program(storm)
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", "2000000")  # about 20,000 strands of this one
+    with pytest.raises(TensorLangError) as caught:
+        p.run({"k": 1_000_000}, backend="c", limit=1)
+    assert caught.value.code == "too-large" and "in one super-step" in caught.value.message
+    small = p.run({"k": 1}, backend="c", limit=1)  # 10 strands, 20 births: within the budget
+    assert small.active == 30 and small.steps == 1
+    assert np.array_equal(np.sort(p.run({"k": 1}, backend="interp", limit=3).outputs["x"]),
+                          np.sort(p.run({"k": 1}, backend="c", limit=3).outputs["x"]))
