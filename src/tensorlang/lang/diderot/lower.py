@@ -799,7 +799,7 @@ class Lowerer:
             return Field("lift", e.op, *ps, dim=big.dim, shape=ty.shape)
         if isinstance(e, A.BinOp) and e.op == "^" and isinstance(e.right, A.Num) and e.right.is_int:
             f = self.opaque(e.left)
-            return Field("lift", tuple(_power(int(e.right.value), k) for k in range(3)), f, dim=f.dim, shape=())
+            return Field("lift", tuple(_power(int(e.right.value), k) for k in range(4)), f, dim=f.dim, shape=())
         if isinstance(e, A.Unary) and e.op == "-":
             f = self.field(e.operand)
             return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
@@ -1008,7 +1008,7 @@ class Lowerer:
             rows = dv.comps.reshape(-1, d)
             return V.of((d,), "real", [b("/", _dotsum(v.flat(), list(rows[:, j])), n, "real") for j in range(d)])
         if op in _LIFTED or isinstance(op, tuple):
-            fn, d1, d2 = _LIFTED[op] if not isinstance(op, tuple) else op
+            fn, d1, d2, *more = _LIFTED[op] if not isinstance(op, tuple) else op
             v = val(parts[0], 0).flat()[0]
             if order == 0:
                 return scal(fn(v), "real")
@@ -1018,11 +1018,14 @@ class Lowerer:
             if order == 2:
                 h = val(parts[0], 2)
                 return ew(lambda p, q: b("+", p, q, "real"), times(outer(g1, g1), d2(v)), times(h, d1(v)))
-            raise Unsupported(f"derivatives of {op}(F) past the second")
+            if order > len(more) + 2:
+                raise Unsupported(f"derivatives of {op if isinstance(op, str) else 'F^n'}(F) past the third")
+            return self.faa_di_bruno((fn, d1, d2, *more), v, lambda m: val(parts[0], m), order, d)
         fa, fb = parts
         va, vb = val(fa, 0), val(fb, 0)
-        if op == "*" and order == 2 and not (fa.shape and fb.shape):  # as a • b, with one of them scalar
-            return self.fval_bilinear("*", [fa, fb], 2, x, d)  # type: ignore[return-value]
+        if op == "*" and (order >= 2 or order == 1 and fb.shape) and not (fa.shape and fb.shape):
+            # as a • b, with one of them scalar
+            return self.fval_bilinear("*", [fa, fb], order, x, d)  # type: ignore[return-value]
         if order == 0:
             if op == "/":
                 return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
@@ -1039,11 +1042,27 @@ class Lowerer:
             first, second = times(ga, inv), (times(q, gb.flat()[0]) if d == 1 else outer(q, gb))
         return ew(lambda p, r: b("-" if op == "/" else "+", p, r, "real"), first, second)
 
+    def faa_di_bruno(self, derivs, v, part: Callable, order: int, d: int) -> V:
+        """The ``order``-th derivative of fn(F), F a scalar field: for each component of
+        the derivative axes, the sum over the partitions of those axes into blocks of
+        fn^(number of blocks)(F) times, per block, F's derivative along the block's axes."""
+        coef = [self.share(scal(fn(v), "real")).flat()[0] for fn in derivs[1:order + 1]]
+        n = d if d > 1 else 1
+        out = np.empty((n,) * order if d > 1 else (), dtype=object)
+        for idx in itertools.product(range(n), repeat=order):
+            acc = None
+            for blocks in _partitions(list(range(order))):
+                t = coef[len(blocks) - 1]
+                for blk in blocks:
+                    dv = part(len(blk)).comps
+                    t = b("*", t, dv[tuple(idx[i] for i in blk)] if d > 1 else dv[()], "real")
+                acc = t if acc is None else b("+", acc, t, "real")
+            out[idx if d > 1 else ()] = acc
+        return V(out, "real")
+
     def fval_bilinear(self, op: str, parts: list, order: int, x: V, d: int) -> V | None:
         """``a • b``, ``a ⊗ b``, ``a × b``, ``a : b`` of fields (or a field and a tensor),
         by the product rule to second order, as the interpreter's ``Lifted._bilinear``."""
-        if order > 2:
-            raise Unsupported(f"derivatives of a field product {op} past the second")
         fn = _BILINEAR.get(op, _scalar_times)
         cache: dict = {}
 
@@ -1063,7 +1082,14 @@ class Lowerer:
         comps = {}
         for idx in itertools.product(range(n), repeat=order):
             terms = []
-            if order == 1:
+            if order > 2:  # Leibniz: each derivative axis goes to a or to b
+                for mask in itertools.product((0, 1), repeat=order):
+                    ia = tuple(i for i, m in zip(idx, mask) if m == 0)
+                    ib = tuple(i for i, m in zip(idx, mask) if m == 1)
+                    pa, pb = part(0, len(ia)), part(1, len(ib))
+                    if pa is not None and pb is not None:
+                        terms.append(fn(ax(pa, *ia) if ia else pa, ax(pb, *ib) if ib else pb))
+            elif order == 1:
                 (k,) = idx
                 if part(0, 1) is not None:
                     terms.append(fn(ax(part(0, 1), k), vb))
@@ -1312,20 +1338,73 @@ class Lowerer:
 
 
 #: functions lifted to scalar fields (the interpreter's ``fieldval.LIFTED``): the C
-#: function, then its first and second derivatives as functions of the IR value
-_LIFTED: dict[str, tuple[Callable, Callable, Callable]] = {
+#: function, then its first, second and third derivatives as functions of the IR value
+def _r(x: float):
+    return _const(x, "real")
+
+
+def _mul(*xs):
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = b("*", acc, x, "real")
+    return acc
+
+
+def _call(fn: str, *xs):
+    return S.Call(fn, xs, "real")
+
+
+def _sq1(v, sign: float):  # 1 + v² or 1 - v²
+    return b("+" if sign > 0 else "-", _r(1.0), b("*", v, v, "real"), "real")
+
+
+def _tan_sec2(v):  # 1 + tan²v
+    return _sq1(_call("tan", v), 1.0)
+
+
+_LIFTED: dict[str, tuple[Callable, ...]] = {
     "sin": (lambda v: S.Call("sin", (v,), "real"), lambda v: S.Call("cos", (v,), "real"),
-            lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real")),
-    "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
+            lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
             lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real")),
-    "exp": (lambda v: S.Call("exp", (v,), "real"),) * 3,
+    "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
+            lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real"), lambda v: S.Call("sin", (v,), "real")),
+    "exp": (lambda v: S.Call("exp", (v,), "real"),) * 4,
     "recip": (lambda v: b("/", _const(1.0, "real"), v, "real"),
               lambda v: b("/", _const(-1.0, "real"), b("*", v, v, "real"), "real"),
-              lambda v: b("/", _const(2.0, "real"), b("*", b("*", v, v, "real"), v, "real"), "real")),
+              lambda v: b("/", _const(2.0, "real"), b("*", b("*", v, v, "real"), v, "real"), "real"),
+              lambda v: b("/", _r(-6.0), _mul(v, v, v, v), "real")),
     "sqrt": (lambda v: S.Call("tl_sqrt", (v,), "real"),
              lambda v: b("/", _const(0.5, "real"), S.Call("tl_sqrt", (v,), "real"), "real"),
-             lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real")),
+             lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real"),
+             lambda v: b("/", _r(0.375), _mul(v, v, _call("tl_sqrt", v)), "real")),
+    "tan": (lambda v: _call("tan", v), _tan_sec2, lambda v: _mul(_r(2.0), _call("tan", v), _tan_sec2(v)),
+            lambda v: _mul(_r(2.0), _tan_sec2(v), b("+", _r(1.0), _mul(_r(3.0), _call("tan", v), _call("tan", v)),
+                                                      "real"))),
+    "atan": (lambda v: _call("atan", v), lambda v: b("/", _r(1.0), _sq1(v, 1.0), "real"),
+             lambda v: b("/", _mul(_r(-2.0), v), _call("tl_pow", _sq1(v, 1.0), _r(2.0)), "real"),
+             lambda v: b("/", b("-", _mul(_r(6.0), v, v), _r(2.0), "real"), _call("tl_pow", _sq1(v, 1.0), _r(3.0)),
+                         "real")),
+    "asin": (lambda v: _call("asin", v), lambda v: _call("tl_pow", _sq1(v, -1.0), _r(-0.5)),
+             lambda v: _mul(v, _call("tl_pow", _sq1(v, -1.0), _r(-1.5))),
+             lambda v: _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"), _call("tl_pow", _sq1(v, -1.0), _r(-2.5)))),
+    "acos": (lambda v: _call("acos", v), lambda v: S.Un("-", _call("tl_pow", _sq1(v, -1.0), _r(-0.5)), "real"),
+             lambda v: S.Un("-", _mul(v, _call("tl_pow", _sq1(v, -1.0), _r(-1.5))), "real"),
+             lambda v: S.Un("-", _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"),
+                                      _call("tl_pow", _sq1(v, -1.0), _r(-2.5))), "real")),
 }
+
+
+def _partitions(items: list) -> list[list[list]]:
+    """Every partition of ``items`` into blocks (Faà di Bruno's sum runs over them)."""
+    if not items:
+        return [[]]
+    first, rest = items[0], items[1:]
+    out = []
+    for p in _partitions(rest):
+        out.append([[first]] + p)
+        for i in range(len(p)):
+            out.append(p[:i] + [[first] + p[i]] + p[i + 1:])
+    return out
 
 
 def _det(m: np.ndarray):
