@@ -750,10 +750,19 @@ class Lowerer:
                 and self.c.scopes.get(id(e), "global") == "global":
             fdecl = self.global_decls[e.name]
             assert isinstance(fdecl, A.GlobalDecl) and fdecl.init is not None and fdecl.param is not None
-            if self.c.field_fns.get(e.name) != "field":
-                raise Unsupported(f"the field {e.name}, whose formula the interpreter only probes")
-            if self.ty(fdecl.init).kind != "field":
-                raise Unsupported(f"the field {e.name}, whose formula is a constant")
+            fd, fshape = int(self.c.globals[e.name].dim or 1), tuple(self.c.globals[e.name].shape)
+            if self.c.field_fns.get(e.name) != "field":  # evaluated at the point (user functions, tests)
+                self.field_reads |= _global_names(fdecl.init, self.c)
+                return Field("point", fdecl, dim=fd, shape=fshape)
+            if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
+                saved_f, self.formula = self.formula, None
+                try:
+                    cv = self.share(self.expr(fdecl.init))
+                finally:
+                    self.formula = saved_f
+                self.field_reads |= {n.partition(".")[0] for sp, n in _reads(cv.flat()) if sp == "g"}
+                cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
+                return Field("const", cv, dim=fd, shape=fshape)
             saved_f, self.formula = self.formula, (fdecl.param, int(self.c.globals[e.name].dim or 1))
             try:
                 return self.opaque(fdecl.init)
@@ -768,6 +777,9 @@ class Lowerer:
                 return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
             finally:
                 self.want = saved
+        if isinstance(e, A.BinOp) and e.op == "∘":  # F ∘ G: F probed where G's value points
+            outer, inner = self.opaque(e.left), self.opaque(e.right)
+            return Field("compose", outer, inner, dim=inner.dim, shape=outer.shape)
         if isinstance(e, A.BinOp) and e.op == "⊛":
             ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
             k, border = self.image(img)
@@ -785,6 +797,9 @@ class Lowerer:
                     and all(not p.shape for p in parts if isinstance(p, Field)):  # c ⊗ F: the tensor's axes first
                 c, f = (parts[0], parts[1]) if isinstance(parts[0], V) else (parts[1], parts[0])
                 return Field("lift", "⊗", c, f, dim=f.dim, shape=c.shape)
+            if e.op == "/" and isinstance(parts[0], V) and parts[0].shape and isinstance(parts[1], Field) \
+                    and not parts[1].shape:  # c / F, c a tensor: c ⊗ (1/F)
+                return Field("lift", "/", parts[0], parts[1], dim=parts[1].dim, shape=parts[0].shape)
             if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
                 raise Unsupported("a field scaled by a tensor")
             fields = [p for p in parts if isinstance(p, Field)]
@@ -914,6 +929,8 @@ class Lowerer:
                 return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
             return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
                                        b("-", m[1, 0], m[0, 1], "real")])
+        if f.kind in ("const", "point", "compose"):
+            return self.fval_at(f, order, x)
         if f.kind == "ident":
             if order == 0:
                 return V(x.comps.copy(), "real") if d > 1 else V.of((), "real", [x.flat()[0]])
@@ -933,16 +950,16 @@ class Lowerer:
             return self.fval_bilinear(op, parts, order, x, d)
         if op in _MATRIX:
             return self.fval_matrix(op, parts[0], order, x)
-        if op == "/" and not isinstance(parts[0], Field):  # c / F = c * (1/F)
-            c = parts[0].flat()[0]
+        if op == "/" and not isinstance(parts[0], Field):  # c / F = c ⊗ (1/F)
+            cs, cshape = parts[0].flat(), parts[0].shape
             if order == 0:
                 v = self.fval(parts[1], 0, x)
                 if v is None:
                     raise Unsupported("a constant field below a quotient")
-                return V.of(v.shape, "real", [b("/", c, y, "real") for y in v.flat()])
+                return V.of(cshape + v.shape, "real", [b("/", c, y, "real") for c in cs for y in v.flat()])
             r = self.fval(Field("lift", "recip", parts[1], dim=d, shape=()), order, x)
             assert r is not None
-            return V.of(r.shape, "real", [b("*", c, y, "real") for y in r.flat()])
+            return V.of(cshape + r.shape, "real", [b("*", c, y, "real") for c in cs for y in r.flat()])
         if op == "/" and order >= 2 and all(isinstance(p, Field) for p in parts):  # a/b = a * (1/b)
             return self.fval_nonlinear(Field("lift", "*", parts[0], Field("lift", "recip", parts[1], dim=d, shape=()),
                                              dim=d, shape=f.shape), order, x)
@@ -965,6 +982,31 @@ class Lowerer:
         if vb is None:
             return va
         return V.of(va.shape, "real", [b(op, p, q, "real") for p, q in zip(va.flat(), vb.flat())])
+
+    def fval_at(self, f: Field, order: int, x: V) -> V | None:
+        """A constant field (its value; derivatives zero), a formula evaluated at the point
+        (the formula inlined with its variable bound to x) and ``F ∘ G`` (F probed at
+        G(x)): the last two are probes only, as in the interpreter."""
+        if f.kind == "const":
+            return f.args[0] if order == 0 else None
+        if order:
+            what = f"{f.args[0].name}, whose formula calls functions or compares values" if f.kind == "point" \
+                else "a composition of fields"
+            raise Unsupported(f"derivatives of {what} (the interpreter only probes it)")
+        if f.kind == "compose":
+            y = self.fval(f.args[1], 0, x)
+            if y is None:
+                raise Unsupported("a composition with a constant field")
+            return self.fval(f.args[0], 0, self.share(y))
+        decl = f.args[0]
+        arg = x if f.dim > 1 else scal(x.flat()[0], "real")
+        saved = self.scopes, self.formula, self.where
+        self.scopes, self.formula, self.where = [{decl.param: (arg, [])}], None, "function"
+        try:
+            v = self.expr(decl.init)
+        finally:
+            self.scopes, self.formula, self.where = saved
+        return V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()])
 
     def fval_nonlinear(self, f: Field, order: int, x: V) -> V:
         """``|F|``, ``sin(F)`` (and ``cos exp sqrt``), ``F*G`` and ``F/G`` of fields (G
@@ -1170,7 +1212,7 @@ class Lowerer:
         return V(res if d > 1 else res[..., 0], "real")
 
     def leaves(self, f: Field) -> list[Field]:
-        if f.kind == "conv":
+        if f.kind in ("conv", "compose"):
             return [f]
         return [leaf for p in f.args if isinstance(p, Field) for leaf in self.leaves(p)]
 
@@ -1180,20 +1222,31 @@ class Lowerer:
         fe = self.field(f)
         x = self.share(self.expr(e.args[0]))
         v = self.fval(fe, 0, x)
-        if v is None:
-            raise Unsupported("a probe of a constant")
-        return v
+        return v if v is not None else V(_zeros(fe.shape), "real")  # a derivative of a constant
 
     def probe_inside(self, e) -> V:
         x = self.share(self.expr(e.args[0]))
-        acc = None
-        for leaf in self.leaves(self.field(e.args[1])):
-            (k, _border), kernel = leaf.args
-            name = self.fresh("in")
-            self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
-            ref = S.Ref("l", name, "bool")
-            acc = ref if acc is None else b("&&", acc, ref, "bool")
+        acc = self.inside(self.field(e.args[1]), x)
         return scal(acc if acc is not None else _const(True, "bool"), "bool")
+
+    def inside(self, f: Field, x: V):
+        """``inside(x, f)``: every image under f has x inside (F ∘ G: G has x, F has G(x));
+        None where no image is under f."""
+        acc = None
+        for leaf in self.leaves(f):
+            if leaf.kind == "compose":
+                refs = [self.inside(leaf.args[1], x)]
+                y = self.fval(leaf.args[1], 0, x)
+                refs.append(self.inside(leaf.args[0], self.share(y)) if y is not None else None)
+            else:
+                (k, _border), kernel = leaf.args
+                name = self.fresh("in")
+                self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
+                refs = [S.Ref("l", name, "bool")]
+            for ref in refs:
+                if ref is not None:
+                    acc = ref if acc is None else b("&&", acc, ref, "bool")
+        return acc
 
     # ---- statements
     def stmt(self, s) -> None:
@@ -1432,6 +1485,28 @@ def _dotsum(xs, ys):
         t = b("*", p, q, "real")
         acc = t if acc is None else b("+", acc, t, "real")
     return acc
+
+
+def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
+    """The globals a syntax tree names, through the user functions it calls."""
+    seen = set() if seen is None else seen
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (list, tuple)):
+            stack += list(n)
+            continue
+        if not hasattr(n, "__dataclass_fields__"):
+            continue
+        if isinstance(n, A.Var):
+            if n.name in checked.globals and checked.scopes.get(id(n), "global") == "global":
+                out.add(n.name)
+            if n.name in checked.functions and n.name not in seen:
+                seen.add(n.name)
+                out |= _global_names(checked.functions[n.name].body, checked, seen)
+        stack += [getattr(n, k) for k in n.__dataclass_fields__ if k != "span"]
+    return out
 
 
 def _reads(exprs) -> set:
