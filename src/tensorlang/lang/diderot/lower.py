@@ -812,9 +812,9 @@ class Lowerer:
             self.field_reads |= {n.partition(".")[0] for p in ps if isinstance(p, V) for sp, n in _reads(p.flat()) if sp == "g"}
             big = next(p for p in ps if isinstance(p, Field))
             return Field("lift", e.op, *ps, dim=big.dim, shape=ty.shape)
-        if isinstance(e, A.BinOp) and e.op == "^" and isinstance(e.right, A.Num) and e.right.is_int:
+        if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
             f = self.opaque(e.left)
-            return Field("lift", tuple(_power(int(e.right.value), k) for k in range(4)), f, dim=f.dim, shape=())
+            return Field("lift", tuple(_power(_int_literal(e.right), k) for k in range(4)), f, dim=f.dim, shape=())
         if isinstance(e, A.Unary) and e.op == "-":
             f = self.field(e.operand)
             return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
@@ -1552,6 +1552,15 @@ def _all_sets(body) -> set:
         for attr in ("then", "other", "body"):
             out |= _all_sets(getattr(s, attr, ()))
     return out
+
+
+def _int_literal(e) -> Any:
+    """The value of an int literal, or of a negated one (``F^(-2)``); else None."""
+    if isinstance(e, A.Num) and e.is_int:
+        return int(e.value)
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Num) and e.operand.is_int:
+        return -int(e.operand.value)
+    return None
 
 
 def _power(n: int, k: int) -> Callable:
