@@ -51,6 +51,11 @@ CASES = {
                              "[U(x), 1.0 if inside(x, U) else 0.0]"),
     "a formula with a block function": ("function vec2 f(vec2 p) { if (p[0] > 2.0) { return p; } return [F(p), G(p)]; }\n"
                                         "field#2(2)[2] U (p) = f(p);", "vec2", "[0,0]", "U(x) + 2.0*U(x)"),
+    "Hessian of det": ("field#2(2)[] D = det(∇⊗∇F + ∇G⊗∇G);", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇D(x)"),
+    "Hessian of inv": ("field#2(2)[2,2] I = inv(∇⊗∇F);", "real", "0", "|∇⊗∇⊗I(x)|"),
+    "Hessian of det and inv of a stack": ("field#4(2)[2,2] M = [[F, G], [G*G, 1.0 + F]];\nfield#4(2)[] D = det(M);\n"
+                                          "field#4(2)[2,2] I = inv(M);", "real", "0",
+                                          "|∇⊗∇⊗∇D(x)| + |∇⊗∇⊗∇⊗I(x)|"),
     "a composition with a formula": ("field#2(2)[2] V (p) = [0.5*p[1] + 1.0, 1.6*p[0] - 1.2];\nfield#2(2)[] C = F ∘ V;",
                                      "vec2", "[0,0]", "[C(x), 1.0 if inside(x, C) else 0.0]"),
     "a composition of image fields": ("field#4(2)[2] V = [0.3*F + 1.0, G - 1.0];\nfield#2(2)[] C = F ∘ V;", "vec2",
@@ -101,7 +106,7 @@ def test_a_composition_is_inside_where_both_fields_are():
 @pytest.mark.parametrize("decl, expr, why", [
     ("field#2(2)[2] V (p) = [p[1], p[0]];\nfield#2(2)[] C = F ∘ V;", "∇C(x)[0]", "a composition of fields"),
     ("function real bump(real t) = t*t;\nfield#2(2)[] U (p) = bump(p[0]);", "∇U(x)[0]", "U, whose formula calls"),
-    ("field#2(2)[] D = det(∇⊗∇F);", "|∇⊗∇D(x)|", "det(F) past the first"),
+    ("field#4(2)[] S = sin(F) + F;", "|∇⊗∇⊗∇⊗∇S(x)|", "sin(F) past the third"),
 ])
 def test_derivatives_the_interpreter_does_not_take_stay_in_the_interpreter(decl, expr, why):
     _, reason = strand_plan(_program(decl, "real", "0", expr).checked)
@@ -206,3 +211,27 @@ def test_higher_derivatives_give_diderots_numbers(tmp_path):
     a, c = p.run(values, backend="interp"), p.run(values, backend="c")
     printed_close(a.printed, c.printed)
     assert np.allclose(numbers(c.printed), numbers(HIGHER), rtol=1e-9, atol=2e-9)
+
+
+#: what ``diderotc --double --exec more/matrixderivs.diderot`` printed (the same float image)
+MATRIXDERIVS = (
+    "0 [[-0.024119124787055857,0.07933807545835718],[0.07933807545835718,-52.994474223136862]] [[[[-0.0013479527010006526,-0.0051416233910834093],[-0.0051416233910833962,-0.0055413158717975818]],[[0.012987453193061287,0.007824270357408257],[0.0078242703574082674,-0.33764053743245359]]],[[[0.012987453193061287,0.007824270357408257],[0.0078242703574082674,-0.33764053743245359]],[[-0.1442405424444127,0.47134406354906344],[0.47134406354906344,0.73326050362033102]]]]\n"
+    "1 [[-0.047645271351355246,-0.013752582835770192],[-0.013752582835770192,286.15799196027723]] [[[[-0.0011184636186629474,-0.0052218254944275764],[-0.0052218254944275816,-0.1107156159345071]],[[0.01282598642602641,0.010656966589855751],[0.010656966589855755,0.90018656893230198]]],[[[0.01282598642602641,0.010656966589855751],[0.010656966589855755,0.90018656893230198]],[[-0.13191503458956755,0.33662509507637717],[0.33662509507637722,-12.656686387972115]]]]\n"
+    "2 [[0.010470502588744471,0.035987448948295961],[0.035987448948295961,-56.24765455436485]] [[[[-0.0012426458784603111,-0.005167583547453853],[-0.0051675835474538339,-0.0020756950223224111]],[[0.012407076460672574,0.017274788060977219],[0.017274788060977202,-0.33958799240169152]]],[[[0.012407076460672574,0.017274788060977219],[0.017274788060977202,-0.33958799240169152]],[[-0.13620281716116317,0.24438413803125059],[0.24438413803125059,1.8981552513957969]]]]\n"
+)
+
+
+@needs_cc
+@pytest.mark.slow
+def test_second_derivatives_of_det_and_inv_give_diderots_numbers(tmp_path):
+    """∇⊗∇det(H) and ∇⊗∇⊗inv(H), H a Hessian field plus a constant: the interpreter (which
+    differentiated det and inv once before), C and diderotc's executable agree."""
+    from test_c_coverage import printed_close
+    from test_more_language import numbers
+
+    p = strands(check(parse_program((Path(__file__).parent / "more" / "matrixderivs.diderot").read_text())))
+    assert strand_plan(p.checked)[1] is None
+    values = {"img": _sq_float(tmp_path / "sqf.nrrd")}
+    a, c = p.run(values, backend="interp"), p.run(values, backend="c")
+    printed_close(a.printed, c.printed)
+    assert np.allclose(numbers(c.printed), numbers(MATRIXDERIVS), rtol=1e-9, atol=1e-8)

@@ -383,10 +383,39 @@ class Lifted1(Field):
 MATRIX = ("det", "trace", "inv", "transpose")
 
 
+def det_terms(n: int, order: int):
+    """The ``order``-th derivative of det A (A n×n) as a sum: for each permutation σ and
+    each way of giving the derivative axes (positions 0..order-1) to the rows, the sign
+    of σ times the product over rows i of A[i, σ(i)] differentiated along the row's axes.
+    Yields (sign, ((i, σ(i), axes), ...))."""
+    for perm in itertools.permutations(range(n)):
+        sign = 1 - 2 * (sum(perm[i] > perm[j] for i in range(n) for j in range(i + 1, n)) % 2)
+        for rows in itertools.product(range(n), repeat=order):
+            yield sign, tuple((i, perm[i], tuple(k for k in range(order) if rows[k] == i)) for i in range(n))
+
+
+def inv_terms(order: int):
+    """The ``order``-th derivative of A⁻¹ as a sum over the ordered partitions (B1..Bm)
+    of the derivative axes: (-1)^m A⁻¹ ∂_B1 A A⁻¹ ∂_B2 A ... ∂_Bm A A⁻¹.  Yields (sign, blocks)."""
+    def parts(items):
+        if not items:
+            yield []
+            return
+        first, rest = items[0], items[1:]
+        for p in parts(rest):
+            yield [[first]] + p
+            for i in range(len(p)):
+                yield p[:i] + [[first] + p[i]] + p[i + 1:]
+    for p in parts(list(range(order))):
+        for blocks in itertools.permutations(p):
+            yield (-1) ** len(blocks), [tuple(blk) for blk in blocks]
+
+
 class MatrixFn(Field):
     """``det(F)``, ``trace(F)``, ``inv(F)``, ``transpose(F)`` of a field of square
     matrices, pointwise; derivatives: trace and transpose to any order (they are
-    linear), det and inv once (∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹)."""
+    linear), det and inv once by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, and
+    further by :func:`det_terms` and :func:`inv_terms`."""
 
     def __init__(self, name: str, f: Field):
         self.name, self.f, self.dim = name, f, f.dim
@@ -409,13 +438,39 @@ class MatrixFn(Field):
             if order == 0:
                 return float(np.linalg.det(a)) if self.name == "det" else ai
             if order > 1:
-                raise error("backend", f"the interpreter differentiates {self.name}(F) at most once")
+                return self._higher(x, a, ai, order)
             dv = v if v.ndim == 3 else v[:, :, None]  # a 1-D field's derivative has no axis
             if self.name == "det":
                 r = np.linalg.det(a) * np.einsum("ij,jik->k", ai, dv)
             else:
                 r = -np.einsum("ij,jlk,lm->imk", ai, dv, ai)
         return r if v.ndim == 3 else r[..., 0]
+
+
+    def _higher(self, x, a, ai, order: int):
+        d, n = self.dim, a.shape[0]
+        parts = [a] + [np.asarray(self.f.value(x, m), dtype=np.float64) for m in range(1, order + 1)]
+        nd = d if d > 1 else 1
+        out = np.zeros(((n, n) if self.name == "inv" else ()) + ((nd,) * order if d > 1 else ()))
+        for idx in itertools.product(range(nd), repeat=order):
+            def part(axes):  # ∂A along the derivative axes at these positions
+                v = parts[len(axes)]
+                return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
+            total = 0.0
+            if self.name == "det":
+                for sign, factors in det_terms(n, order):
+                    t = float(sign)
+                    for i, j, axes in factors:
+                        t = t * part(axes)[i, j]
+                    total = total + t
+            else:
+                for sign, blocks in inv_terms(order):
+                    t = ai
+                    for blk in blocks:
+                        t = t @ part(blk) @ ai
+                    total = total + sign * t
+            out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return out
 
 
 class Deriv(Field):

@@ -1179,13 +1179,13 @@ class Lowerer:
                     acc = b("+", acc, m[(i, i) + idx], "real")
                 out[idx] = acc
             return V(out, "real")
-        if order > 1:
-            raise Unsupported(f"derivatives of {op}(F) past the first")
         av = self.fval(g, 0, x)
         if av is None:
             raise Unsupported(f"{op} of a constant field")
         a = self.share(av)
         n = a.shape[0]
+        if order > 1:
+            return self.fval_matrix_higher(op, g, a, order, x)
         if order == 0 and op == "det":
             return scal(_det(a.comps), "real")
         ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n)
@@ -1210,6 +1210,40 @@ class Lowerer:
                                   [b("*", dm[j, l, k], ai[l, mm], "real") for j in range(n) for l in range(n)])
                     res[i, mm, k] = S.Un("-", acc, "real")
         return V(res if d > 1 else res[..., 0], "real")
+
+    def fval_matrix_higher(self, op: str, g: Field, a: V, order: int, x: V) -> V:
+        """Derivatives of det(A) and A⁻¹ past the first, as the interpreter's
+        ``MatrixFn._higher``: the sums of :func:`fieldval.det_terms` and ``inv_terms``."""
+        from .fieldval import det_terms, inv_terms
+
+        d, n = g.dim, a.shape[0]
+        parts = [a.comps] + [self.share(self.fval(g, m, x) or V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
+                                        ).comps for m in range(1, order + 1)]
+        ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n) if op == "inv" else None
+        nd = d if d > 1 else 1
+        out = np.empty(((n, n) if op == "inv" else ()) + ((nd,) * order if d > 1 else ()), dtype=object)
+        for idx in itertools.product(range(nd), repeat=order):
+            def part(axes):
+                v = parts[len(axes)]
+                return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
+            if op == "det":
+                acc = None
+                for sign, factors in det_terms(n, order):
+                    t = _const(float(sign), "real")
+                    for i, j, axes in factors:
+                        t = b("*", t, part(axes)[i, j], "real")
+                    acc = t if acc is None else b("+", acc, t, "real")
+                out[idx if d > 1 else ()] = acc
+                continue
+            total = None
+            for sign, blocks in inv_terms(order):
+                t = ai
+                for blk in blocks:
+                    t = _contract(_contract(t, part(blk), 1), ai, 1)
+                t = np.frompyfunc(lambda y: y if sign > 0 else S.Un("-", y, "real"), 1, 1)(t)
+                total = t if total is None else _ew_add(total, t)
+            out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return V(out, "real")
 
     def leaves(self, f: Field) -> list[Field]:
         if f.kind in ("conv", "compose"):
