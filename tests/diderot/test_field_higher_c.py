@@ -235,3 +235,51 @@ def test_second_derivatives_of_det_and_inv_give_diderots_numbers(tmp_path):
     a, c = p.run(values, backend="interp"), p.run(values, backend="c")
     printed_close(a.printed, c.printed)
     assert np.allclose(numbers(c.printed), numbers(MATRIXDERIVS), rtol=1e-9, atol=1e-8)
+
+
+HEAD3 = """#version 2.0
+input image(3)[] vol;
+field#4(3)[] F = c4hexic ⊛ vol;
+field#4(3)[] G = bspln5 ⊛ vol;
+field#2(3)[3,3] H = ∇⊗∇F + [[3.0, 0.0, 0.5], [0.0, 2.0, 0.0], [0.5, 0.0, 4.0]];
+field#2(3)[] D = det(H);
+field#2(3)[3,3] I = inv(H);
+field#4(3)[] P = F*G + sin(F)/(G + 4.0);
+field#3(3)[3] V = G * ∇F;
+strand s (int i) {
+  output tensor[3,3] dd = [[0,0,0],[0,0,0],[0,0,0]];
+  output real ii = 0;
+  output tensor[3,3,3] pp = [[[0,0,0],[0,0,0],[0,0,0]],[[0,0,0],[0,0,0],[0,0,0]],[[0,0,0],[0,0,0],[0,0,0]]];
+  output real vv = 0;
+  update {
+    vec3 x = [1.4 + 0.08*real(i), 1.5 + 0.06*real(i), 2.9 - 0.07*real(i)];
+    dd = ∇⊗∇D(x); ii = |∇⊗∇⊗I(x)|; pp = ∇⊗∇⊗∇P(x); vv = |∇⊗∇⊗V(x)|;
+    stabilize;
+  }
+}
+create_array { s(i) | i in 0..11 }
+"""
+
+
+@needs_cc
+@pytest.mark.slow
+@pytest.mark.parametrize("bad", [False, True])
+def test_three_d_higher_derivatives_agree(bad):
+    """3×3 det and inv to the second derivative, a product and a quotient to the third,
+    a scalar times a vector field to the second, over a volume."""
+    from tensorlang.sampling.image import image as make_image
+
+    rng = np.random.default_rng(11)
+    n = 12
+    ax = np.linspace(-1, 1, n)
+    xx, yy, zz = np.meshgrid(ax, ax, ax, indexing="ij")
+    data = 1.0 + np.cos(1.9 * xx) * np.sin(1.3 * yy + 0.2) + 0.5 * zz ** 2 + 0.02 * rng.standard_normal((n, n, n))
+    if bad:
+        data[4, 6, 8], data[7, 7, 7] = np.nan, np.inf
+    p = strands(check(parse_program(HEAD3)))
+    assert strand_plan(p.checked)[1] is None
+    values = {"vol": make_image(data, 3, world=np.diag([0.4, 0.4, 0.4, 1.0]))}
+    a, c = p.run(values, backend="interp"), p.run(values, backend="c")
+    same(a, c)
+    for name in ("dd", "ii", "pp", "vv"):
+        assert np.isfinite(a.outputs[name]).all() != bad, name
