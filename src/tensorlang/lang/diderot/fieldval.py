@@ -453,7 +453,7 @@ class MatrixFn(Field):
         nd = d if d > 1 else 1
         out = np.zeros(((n, n) if self.name == "inv" else ()) + ((nd,) * order if d > 1 else ()))
         for idx in itertools.product(range(nd), repeat=order):
-            def part(axes):  # ∂A along the derivative axes at these positions
+            def part(axes, idx=idx):  # ∂A along the derivative axes at these positions
                 v = parts[len(axes)]
                 return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
             total = 0.0

@@ -1223,7 +1223,7 @@ class Lowerer:
         nd = d if d > 1 else 1
         out = np.empty(((n, n) if op == "inv" else ()) + ((nd,) * order if d > 1 else ()), dtype=object)
         for idx in itertools.product(range(nd), repeat=order):
-            def part(axes):
+            def part(axes, idx=idx):
                 v = parts[len(axes)]
                 return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
             if op == "det":
@@ -1236,11 +1236,12 @@ class Lowerer:
                 out[idx if d > 1 else ()] = acc
                 continue
             total = None
+            assert ai is not None
             for sign, blocks in inv_terms(order):
                 t = ai
                 for blk in blocks:
                     t = _contract(_contract(t, part(blk), 1), ai, 1)
-                t = np.frompyfunc(lambda y: y if sign > 0 else S.Un("-", y, "real"), 1, 1)(t)
+                t = np.frompyfunc(lambda y, neg=sign < 0: S.Un("-", y, "real") if neg else y, 1, 1)(t)
                 total = t if total is None else _ew_add(total, t)
             out[(Ellipsis,) + (idx if d > 1 else ())] = total
         return V(out, "real")
