@@ -58,6 +58,13 @@ CASES = {
                                           "|∇⊗∇⊗∇D(x)| + |∇⊗∇⊗∇⊗I(x)|"),
     "a composition with a formula": ("field#2(2)[2] V (p) = [0.5*p[1] + 1.0, 1.6*p[0] - 1.2];\nfield#2(2)[] C = F ∘ V;",
                                      "vec2", "[0,0]", "[C(x), 1.0 if inside(x, C) else 0.0]"),
+    "the gradient of a composition": ("field#2(2)[2] V (p) = [[0.0, 0.5], [1.6, 0.0]]•p + [1.0, -1.2];\n"
+                                      "field#2(2)[] C = F ∘ V;", "vec2", "[0,0]", "∇C(x)"),
+    "the Hessian of a composition": ("field#4(2)[2] V = [0.3*F + 1.0, G - 1.0];\nfield#2(2)[] C = F ∘ V;",
+                                     "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇C(x)"),
+    "derivatives of a composition of vector fields": ("field#4(2)[2] V = [0.3*F + 1.0, G - 1.0];\n"
+                                                      "field#4(2)[2] W = [F, G*G];\nfield#2(2)[2] C = W ∘ V;",
+                                                      *T3, "∇⊗∇⊗C(x) + [∇⊗C(x), [C(x), C(x)]]"),
     "a composition of image fields": ("field#4(2)[2] V = [0.3*F + 1.0, G - 1.0];\nfield#2(2)[] C = F ∘ V;", "vec2",
                                       "[0,0]", "[(C + F)(x), 1.0 if inside(x, C) else 0.0]"),
 }
@@ -103,8 +110,27 @@ def test_a_composition_is_inside_where_both_fields_are():
     assert np.isnan(o[..., 0][o[..., 1] == 0]).all() and np.isfinite(o[..., 0][o[..., 1] == 1]).all()
 
 
+def test_the_chain_rule_of_a_composition_in_the_interpreter():
+    """∇(F ∘ V) = ∇F(V(x)) • M for V(x) = M x + c, and ∇⊗∇(F ∘ G) matches central
+    differences of ∇(F ∘ G) (the interpreter, C's oracle)."""
+    p = _program("field#2(2)[2] V (p) = [[0.0, 0.5], [1.6, 0.0]]•p + [1.0, -1.2];\nfield#2(2)[] C = F ∘ V;",
+                 "vec2", "[0,0]", "∇C(x) - ∇F(V(x))•[[0.0, 0.5], [1.6, 0.0]] + [0.0, 1.0 if inside(x, C) else 0.0]")
+    o = p.run({"img": _image(np.random.default_rng(2), False)}, backend="interp").outputs["o"]
+    live = np.isfinite(o[..., 0])
+    assert live.sum() > 20 and np.allclose(o[live], [0.0, 1.0], atol=1e-12)
+    from tensorlang.lang.diderot import fieldval as FV
+    from tensorlang.sampling.kernels import KERNELS
+
+    img = _image(np.random.default_rng(2), False)
+    f, g = FV.Conv(img, KERNELS["c4hexic"]), FV.Conv(img, KERNELS["bspln5"])
+    inner = FV.Stack([FV.lift("+", FV.lift("*", f, 0.3, 2), 2.0, 2), FV.lift("+", g, 1.0, 2)])
+    c = FV.Compose(f, inner)
+    x, h = np.array([2.3, 3.1]), 1e-5
+    fd = np.stack([(c.value(x + h * e, 1) - c.value(x - h * e, 1)) / (2 * h) for e in np.eye(2)], axis=-1)
+    assert np.allclose(c.value(x, 2), fd, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("decl, expr, why", [
-    ("field#2(2)[2] V (p) = [p[1], p[0]];\nfield#2(2)[] C = F ∘ V;", "∇C(x)[0]", "a composition of fields"),
     ("function real bump(real t) = t*t;\nfield#2(2)[] U (p) = bump(p[0]);", "∇U(x)[0]", "U, whose formula calls"),
     ("field#4(2)[] S = sin(F) + F;", "|∇⊗∇⊗∇⊗∇S(x)|", "sin(F) past the third"),
 ])

@@ -394,19 +394,32 @@ def det_terms(n: int, order: int):
             yield sign, tuple((i, perm[i], tuple(k for k in range(order) if rows[k] == i)) for i in range(n))
 
 
+def set_partitions(items: list) -> list[list[list]]:
+    """Every partition of ``items`` into blocks (the sums of Faà di Bruno's formula)."""
+    if not items:
+        return [[]]
+    first, rest = items[0], items[1:]
+    out = []
+    for p in set_partitions(rest):
+        out.append([[first]] + p)
+        for i in range(len(p)):
+            out.append(p[:i] + [[first] + p[i]] + p[i + 1:])
+    return out
+
+
+def compose_terms(order: int, e: int):
+    """The ``order``-th derivative of F∘G (F of dimension e) by Faà di Bruno's formula:
+    for each partition of the derivative axes into blocks B1..Bm and each choice of F's
+    axes a1..am, ∂^m F/∂a1..∂am at G(x) times, per block, ∂_Bi G_ai.  Yields (blocks, a)."""
+    for blocks in set_partitions(list(range(order))):
+        for a in itertools.product(range(e), repeat=len(blocks)):
+            yield blocks, a
+
+
 def inv_terms(order: int):
     """The ``order``-th derivative of A⁻¹ as a sum over the ordered partitions (B1..Bm)
     of the derivative axes: (-1)^m A⁻¹ ∂_B1 A A⁻¹ ∂_B2 A ... ∂_Bm A A⁻¹.  Yields (sign, blocks)."""
-    def parts(items):
-        if not items:
-            yield []
-            return
-        first, rest = items[0], items[1:]
-        for p in parts(rest):
-            yield [[first]] + p
-            for i in range(len(p)):
-                yield p[:i] + [[first] + p[i]] + p[i + 1:]
-    for p in parts(list(range(order))):
+    for p in set_partitions(list(range(order))):
         for blocks in itertools.permutations(p):
             yield (-1) ** len(blocks), [tuple(blk) for blk in blocks]
 
@@ -494,7 +507,8 @@ class Deriv(Field):
 
 
 class Compose(Field):
-    """``F ∘ G``: F probed at G's value (order 0 only)."""
+    """``F ∘ G``: F probed at G's value, differentiated by the chain rule
+    (:func:`compose_terms`)."""
 
     def __init__(self, f: Field, g: Field):
         self.f, self.g, self.dim = f, g, g.dim
@@ -503,9 +517,25 @@ class Compose(Field):
         return self.g.inside(x) and self.f.inside(self.g.value(x, 0))
 
     def value(self, x, order: int):
-        if order:
-            raise error("backend", "the interpreter does not differentiate a composition of fields")
-        return self.f.value(self.g.value(x, 0), 0)
+        y = self.g.value(x, 0)
+        if not order:
+            return self.f.value(y, 0)
+        e, d = self.f.dim, self.dim
+        fs = [np.asarray(self.f.value(y, m), dtype=np.float64) for m in range(order + 1)]
+        gs = [np.asarray(self.g.value(x, m), dtype=np.float64) for m in range(order + 1)]
+        shape = fs[0].shape
+        out = np.zeros(shape + ((d,) * order if d > 1 else ()))
+        with np.errstate(all="ignore"):
+            for idx in itertools.product(range(d), repeat=order):
+                total = np.zeros(shape)
+                for blocks, a in compose_terms(order, e):
+                    t = fs[len(blocks)][(Ellipsis,) + a] if e > 1 else fs[len(blocks)]
+                    for blk, ab in zip(blocks, a):
+                        gv = gs[len(blk)][ab] if e > 1 else gs[len(blk)]
+                        t = t * (gv[tuple(idx[k] for k in blk)] if d > 1 else gv)
+                    total = total + t
+                out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return out
 
 
 class Stack(Field):

@@ -989,15 +989,11 @@ class Lowerer:
         G(x)): the last two are probes only, as in the interpreter."""
         if f.kind == "const":
             return f.args[0] if order == 0 else None
-        if order:
-            what = f"{f.args[0].name}, whose formula calls functions or compares values" if f.kind == "point" \
-                else "a composition of fields"
-            raise Unsupported(f"derivatives of {what} (the interpreter only probes it)")
+        if order and f.kind == "point":
+            raise Unsupported(f"derivatives of {f.args[0].name}, whose formula calls functions or compares "
+                              "values (the interpreter only probes it)")
         if f.kind == "compose":
-            y = self.fval(f.args[1], 0, x)
-            if y is None:
-                raise Unsupported("a composition with a constant field")
-            return self.fval(f.args[0], 0, self.share(y))
+            return self.fval_compose(f.args[0], f.args[1], order, x)
         decl = f.args[0]
         arg = x if f.dim > 1 else scal(x.flat()[0], "real")
         saved = self.scopes, self.formula, self.where
@@ -1007,6 +1003,36 @@ class Lowerer:
         finally:
             self.scopes, self.formula, self.where = saved
         return V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()])
+
+    def fval_compose(self, outer: Field, inner: Field, order: int, x: V) -> V | None:
+        """``F ∘ G`` and its derivatives by the chain rule, as the interpreter's ``Compose``
+        (the sum of :func:`fieldval.compose_terms`)."""
+        from .fieldval import compose_terms
+
+        e, d = outer.dim, inner.dim
+        y = self.fval(inner, 0, x)
+        if y is None:
+            raise Unsupported("a composition with a constant field")
+        y = self.share(y)
+        if not order:
+            return self.fval(outer, 0, y)
+
+        def get(f: Field, m: int, at: V) -> np.ndarray:
+            dv = self.fval(f, m, at)
+            return _as_arr(self.share(dv).comps) if dv is not None else _zeros(f.shape + ((f.dim,) * m if f.dim > 1 else ()))
+        fs = [get(outer, m, y) for m in range(order + 1)]
+        gs = [_zeros(())] + [get(inner, m, x) for m in range(1, order + 1)]
+        out = np.empty(outer.shape + ((d,) * order if d > 1 else ()), dtype=object)
+        for idx in itertools.product(range(d), repeat=order):
+            total = None
+            for blocks, a in compose_terms(order, e):
+                t = _as_arr(fs[len(blocks)][(Ellipsis,) + a] if e > 1 else fs[len(blocks)])
+                for blk, ab in zip(blocks, a):
+                    gv = gs[len(blk)][ab] if e > 1 else gs[len(blk)]
+                    t = _scalar_times(t, _as_arr(gv[tuple(idx[k] for k in blk)] if d > 1 else gv))
+                total = t if total is None else _ew_add(total, t)
+            out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return V(out, "real")
 
     def fval_nonlinear(self, f: Field, order: int, x: V) -> V:
         """``|F|``, ``sin(F)`` (and ``cos exp sqrt``), ``F*G`` and ``F/G`` of fields (G
@@ -1088,12 +1114,14 @@ class Lowerer:
         """The ``order``-th derivative of fn(F), F a scalar field: for each component of
         the derivative axes, the sum over the partitions of those axes into blocks of
         fn^(number of blocks)(F) times, per block, F's derivative along the block's axes."""
+        from .fieldval import set_partitions
+
         coef = [self.share(scal(fn(v), "real")).flat()[0] for fn in derivs[1:order + 1]]
         n = d if d > 1 else 1
         out = np.empty((n,) * order if d > 1 else (), dtype=object)
         for idx in itertools.product(range(n), repeat=order):
             acc = None
-            for blocks in _partitions(list(range(order))):
+            for blocks in set_partitions(list(range(order))):
                 t = coef[len(blocks) - 1]
                 for blk in blocks:
                     dv = part(len(blk)).comps
@@ -1480,19 +1508,6 @@ _LIFTED: dict[str, tuple[Callable, ...]] = {
              lambda v: S.Un("-", _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"),
                                       _call("tl_pow", _sq1(v, -1.0), _r(-2.5))), "real")),
 }
-
-
-def _partitions(items: list) -> list[list[list]]:
-    """Every partition of ``items`` into blocks (Faà di Bruno's sum runs over them)."""
-    if not items:
-        return [[]]
-    first, rest = items[0], items[1:]
-    out = []
-    for p in _partitions(rest):
-        out.append([[first]] + p)
-        for i in range(len(p)):
-            out.append(p[:i] + [[first] + p[i]] + p[i + 1:])
-    return out
 
 
 def _det(m: np.ndarray):
