@@ -1117,6 +1117,7 @@ class Lowerer:
         from .fieldval import set_partitions
 
         coef = [self.share(scal(fn(v), "real")).flat()[0] for fn in derivs[1:order + 1]]
+        dvs = [None] + [part(m).comps for m in range(1, order + 1)]  # each derivative lowered once
         n = d if d > 1 else 1
         out = np.empty((n,) * order if d > 1 else (), dtype=object)
         for idx in itertools.product(range(n), repeat=order):
@@ -1124,8 +1125,8 @@ class Lowerer:
             for blocks in set_partitions(list(range(order))):
                 t = coef[len(blocks) - 1]
                 for blk in blocks:
-                    dv = part(len(blk)).comps
-                    t = b("*", t, dv[tuple(idx[i] for i in blk)] if d > 1 else dv[()], "real")
+                    dv = dvs[len(blk)]
+                    t = b("*", t, dv[tuple(idx[i] for i in blk)] if d > 1 else dv[()], "real")  # type: ignore[index]
                 acc = t if acc is None else b("+", acc, t, "real")
             out[idx if d > 1 else ()] = acc
         return V(out, "real")
