@@ -1115,9 +1115,8 @@ class Lowerer:
         the derivative axes, the sum over the partitions of those axes into blocks of
         fn^(number of blocks)(F) times, per block, F's derivative along the block's axes."""
         from .fieldval import set_partitions
-
         coef = [self.share(scal(fn(v), "real")).flat()[0] for fn in derivs[1:order + 1]]
-        dvs = [None] + [part(m).comps for m in range(1, order + 1)]  # each derivative lowered once
+        dvs = [None] + [part(m).comps for m in range(1, order + 1)]  # each lowered once
         n = d if d > 1 else 1
         out = np.empty((n,) * order if d > 1 else (), dtype=object)
         for idx in itertools.product(range(n), repeat=order):
