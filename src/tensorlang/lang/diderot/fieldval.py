@@ -383,10 +383,52 @@ class Lifted1(Field):
 MATRIX = ("det", "trace", "inv", "transpose")
 
 
+def det_terms(n: int, order: int):
+    """The ``order``-th derivative of det A (A n×n) as a sum: for each permutation σ and
+    each way of giving the derivative axes (positions 0..order-1) to the rows, the sign
+    of σ times the product over rows i of A[i, σ(i)] differentiated along the row's axes.
+    Yields (sign, ((i, σ(i), axes), ...))."""
+    for perm in itertools.permutations(range(n)):
+        sign = 1 - 2 * (sum(perm[i] > perm[j] for i in range(n) for j in range(i + 1, n)) % 2)
+        for rows in itertools.product(range(n), repeat=order):
+            yield sign, tuple((i, perm[i], tuple(k for k in range(order) if rows[k] == i)) for i in range(n))
+
+
+def set_partitions(items: list) -> list[list[list]]:
+    """Every partition of ``items`` into blocks (the sums of Faà di Bruno's formula)."""
+    if not items:
+        return [[]]
+    first, rest = items[0], items[1:]
+    out = []
+    for p in set_partitions(rest):
+        out.append([[first]] + p)
+        for i in range(len(p)):
+            out.append(p[:i] + [[first] + p[i]] + p[i + 1:])
+    return out
+
+
+def compose_terms(order: int, e: int):
+    """The ``order``-th derivative of F∘G (F of dimension e) by Faà di Bruno's formula:
+    for each partition of the derivative axes into blocks B1..Bm and each choice of F's
+    axes a1..am, ∂^m F/∂a1..∂am at G(x) times, per block, ∂_Bi G_ai.  Yields (blocks, a)."""
+    for blocks in set_partitions(list(range(order))):
+        for a in itertools.product(range(e), repeat=len(blocks)):
+            yield blocks, a
+
+
+def inv_terms(order: int):
+    """The ``order``-th derivative of A⁻¹ as a sum over the ordered partitions (B1..Bm)
+    of the derivative axes: (-1)^m A⁻¹ ∂_B1 A A⁻¹ ∂_B2 A ... ∂_Bm A A⁻¹.  Yields (sign, blocks)."""
+    for p in set_partitions(list(range(order))):
+        for blocks in itertools.permutations(p):
+            yield (-1) ** len(blocks), [tuple(blk) for blk in blocks]
+
+
 class MatrixFn(Field):
     """``det(F)``, ``trace(F)``, ``inv(F)``, ``transpose(F)`` of a field of square
     matrices, pointwise; derivatives: trace and transpose to any order (they are
-    linear), det and inv once (∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹)."""
+    linear), det and inv once by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, and
+    further by :func:`det_terms` and :func:`inv_terms`."""
 
     def __init__(self, name: str, f: Field):
         self.name, self.f, self.dim = name, f, f.dim
@@ -409,13 +451,39 @@ class MatrixFn(Field):
             if order == 0:
                 return float(np.linalg.det(a)) if self.name == "det" else ai
             if order > 1:
-                raise error("backend", f"the interpreter differentiates {self.name}(F) at most once")
+                return self._higher(x, a, ai, order)
             dv = v if v.ndim == 3 else v[:, :, None]  # a 1-D field's derivative has no axis
             if self.name == "det":
                 r = np.linalg.det(a) * np.einsum("ij,jik->k", ai, dv)
             else:
                 r = -np.einsum("ij,jlk,lm->imk", ai, dv, ai)
         return r if v.ndim == 3 else r[..., 0]
+
+
+    def _higher(self, x, a, ai, order: int):
+        d, n = self.dim, a.shape[0]
+        parts = [a] + [np.asarray(self.f.value(x, m), dtype=np.float64) for m in range(1, order + 1)]
+        nd = d if d > 1 else 1
+        out = np.zeros(((n, n) if self.name == "inv" else ()) + ((nd,) * order if d > 1 else ()))
+        for idx in itertools.product(range(nd), repeat=order):
+            def part(axes, idx=idx):  # ∂A along the derivative axes at these positions
+                v = parts[len(axes)]
+                return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
+            total = 0.0
+            if self.name == "det":
+                for sign, factors in det_terms(n, order):
+                    t = float(sign)
+                    for i, j, axes in factors:
+                        t = t * part(axes)[i, j]
+                    total = total + t
+            else:
+                for sign, blocks in inv_terms(order):
+                    t = ai
+                    for blk in blocks:
+                        t = t @ part(blk) @ ai
+                    total = total + sign * t
+            out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return out
 
 
 class Deriv(Field):
@@ -439,7 +507,8 @@ class Deriv(Field):
 
 
 class Compose(Field):
-    """``F ∘ G``: F probed at G's value (order 0 only)."""
+    """``F ∘ G``: F probed at G's value, differentiated by the chain rule
+    (:func:`compose_terms`)."""
 
     def __init__(self, f: Field, g: Field):
         self.f, self.g, self.dim = f, g, g.dim
@@ -448,9 +517,25 @@ class Compose(Field):
         return self.g.inside(x) and self.f.inside(self.g.value(x, 0))
 
     def value(self, x, order: int):
-        if order:
-            raise error("backend", "the interpreter does not differentiate a composition of fields")
-        return self.f.value(self.g.value(x, 0), 0)
+        y = self.g.value(x, 0)
+        if not order:
+            return self.f.value(y, 0)
+        e, d = self.f.dim, self.dim
+        fs = [np.asarray(self.f.value(y, m), dtype=np.float64) for m in range(order + 1)]
+        gs = [np.asarray(self.g.value(x, m), dtype=np.float64) for m in range(order + 1)]
+        shape = fs[0].shape
+        out = np.zeros(shape + ((d,) * order if d > 1 else ()))
+        with np.errstate(all="ignore"):
+            for idx in itertools.product(range(d), repeat=order):
+                total = np.zeros(shape)
+                for blocks, a in compose_terms(order, e):
+                    t = fs[len(blocks)][(Ellipsis,) + a] if e > 1 else fs[len(blocks)]
+                    for blk, ab in zip(blocks, a):
+                        gv = gs[len(blk)][ab] if e > 1 else gs[len(blk)]
+                        t = t * (gv[tuple(idx[k] for k in blk)] if d > 1 else gv)
+                    total = total + t
+                out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return out
 
 
 class Stack(Field):

@@ -750,10 +750,19 @@ class Lowerer:
                 and self.c.scopes.get(id(e), "global") == "global":
             fdecl = self.global_decls[e.name]
             assert isinstance(fdecl, A.GlobalDecl) and fdecl.init is not None and fdecl.param is not None
-            if self.c.field_fns.get(e.name) != "field":
-                raise Unsupported(f"the field {e.name}, whose formula the interpreter only probes")
-            if self.ty(fdecl.init).kind != "field":
-                raise Unsupported(f"the field {e.name}, whose formula is a constant")
+            fd, fshape = int(self.c.globals[e.name].dim or 1), tuple(self.c.globals[e.name].shape)
+            if self.c.field_fns.get(e.name) != "field":  # evaluated at the point (user functions, tests)
+                self.field_reads |= _global_names(fdecl.init, self.c)
+                return Field("point", fdecl, dim=fd, shape=fshape)
+            if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
+                saved_f, self.formula = self.formula, None
+                try:
+                    cv = self.share(self.expr(fdecl.init))
+                finally:
+                    self.formula = saved_f
+                self.field_reads |= {n.partition(".")[0] for sp, n in _reads(cv.flat()) if sp == "g"}
+                cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
+                return Field("const", cv, dim=fd, shape=fshape)
             saved_f, self.formula = self.formula, (fdecl.param, int(self.c.globals[e.name].dim or 1))
             try:
                 return self.opaque(fdecl.init)
@@ -768,6 +777,9 @@ class Lowerer:
                 return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
             finally:
                 self.want = saved
+        if isinstance(e, A.BinOp) and e.op == "∘":  # F ∘ G: F probed where G's value points
+            outer, inner = self.opaque(e.left), self.opaque(e.right)
+            return Field("compose", outer, inner, dim=inner.dim, shape=outer.shape)
         if isinstance(e, A.BinOp) and e.op == "⊛":
             ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
             k, border = self.image(img)
@@ -785,6 +797,9 @@ class Lowerer:
                     and all(not p.shape for p in parts if isinstance(p, Field)):  # c ⊗ F: the tensor's axes first
                 c, f = (parts[0], parts[1]) if isinstance(parts[0], V) else (parts[1], parts[0])
                 return Field("lift", "⊗", c, f, dim=f.dim, shape=c.shape)
+            if e.op == "/" and isinstance(parts[0], V) and parts[0].shape and isinstance(parts[1], Field) \
+                    and not parts[1].shape:  # c / F, c a tensor: c ⊗ (1/F)
+                return Field("lift", "/", parts[0], parts[1], dim=parts[1].dim, shape=parts[0].shape)
             if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
                 raise Unsupported("a field scaled by a tensor")
             fields = [p for p in parts if isinstance(p, Field)]
@@ -797,9 +812,9 @@ class Lowerer:
             self.field_reads |= {n.partition(".")[0] for p in ps if isinstance(p, V) for sp, n in _reads(p.flat()) if sp == "g"}
             big = next(p for p in ps if isinstance(p, Field))
             return Field("lift", e.op, *ps, dim=big.dim, shape=ty.shape)
-        if isinstance(e, A.BinOp) and e.op == "^" and isinstance(e.right, A.Num) and e.right.is_int:
+        if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
             f = self.opaque(e.left)
-            return Field("lift", tuple(_power(int(e.right.value), k) for k in range(3)), f, dim=f.dim, shape=())
+            return Field("lift", tuple(_power(_int_literal(e.right), k) for k in range(4)), f, dim=f.dim, shape=())
         if isinstance(e, A.Unary) and e.op == "-":
             f = self.field(e.operand)
             return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
@@ -914,6 +929,8 @@ class Lowerer:
                 return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
             return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
                                        b("-", m[1, 0], m[0, 1], "real")])
+        if f.kind in ("const", "point", "compose"):
+            return self.fval_at(f, order, x)
         if f.kind == "ident":
             if order == 0:
                 return V(x.comps.copy(), "real") if d > 1 else V.of((), "real", [x.flat()[0]])
@@ -933,16 +950,16 @@ class Lowerer:
             return self.fval_bilinear(op, parts, order, x, d)
         if op in _MATRIX:
             return self.fval_matrix(op, parts[0], order, x)
-        if op == "/" and not isinstance(parts[0], Field):  # c / F = c * (1/F)
-            c = parts[0].flat()[0]
+        if op == "/" and not isinstance(parts[0], Field):  # c / F = c ⊗ (1/F)
+            cs, cshape = parts[0].flat(), parts[0].shape
             if order == 0:
                 v = self.fval(parts[1], 0, x)
                 if v is None:
                     raise Unsupported("a constant field below a quotient")
-                return V.of(v.shape, "real", [b("/", c, y, "real") for y in v.flat()])
+                return V.of(cshape + v.shape, "real", [b("/", c, y, "real") for c in cs for y in v.flat()])
             r = self.fval(Field("lift", "recip", parts[1], dim=d, shape=()), order, x)
             assert r is not None
-            return V.of(r.shape, "real", [b("*", c, y, "real") for y in r.flat()])
+            return V.of(cshape + r.shape, "real", [b("*", c, y, "real") for c in cs for y in r.flat()])
         if op == "/" and order >= 2 and all(isinstance(p, Field) for p in parts):  # a/b = a * (1/b)
             return self.fval_nonlinear(Field("lift", "*", parts[0], Field("lift", "recip", parts[1], dim=d, shape=()),
                                              dim=d, shape=f.shape), order, x)
@@ -965,6 +982,57 @@ class Lowerer:
         if vb is None:
             return va
         return V.of(va.shape, "real", [b(op, p, q, "real") for p, q in zip(va.flat(), vb.flat())])
+
+    def fval_at(self, f: Field, order: int, x: V) -> V | None:
+        """A constant field (its value; derivatives zero), a formula evaluated at the point
+        (the formula inlined with its variable bound to x) and ``F ∘ G`` (F probed at
+        G(x)): the last two are probes only, as in the interpreter."""
+        if f.kind == "const":
+            return f.args[0] if order == 0 else None
+        if order and f.kind == "point":
+            raise Unsupported(f"derivatives of {f.args[0].name}, whose formula calls functions or compares "
+                              "values (the interpreter only probes it)")
+        if f.kind == "compose":
+            return self.fval_compose(f.args[0], f.args[1], order, x)
+        decl = f.args[0]
+        arg = x if f.dim > 1 else scal(x.flat()[0], "real")
+        saved = self.scopes, self.formula, self.where
+        self.scopes, self.formula, self.where = [{decl.param: (arg, [])}], None, "function"
+        try:
+            v = self.expr(decl.init)
+        finally:
+            self.scopes, self.formula, self.where = saved
+        return V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()])
+
+    def fval_compose(self, outer: Field, inner: Field, order: int, x: V) -> V | None:
+        """``F ∘ G`` and its derivatives by the chain rule, as the interpreter's ``Compose``
+        (the sum of :func:`fieldval.compose_terms`)."""
+        from .fieldval import compose_terms
+
+        e, d = outer.dim, inner.dim
+        y = self.fval(inner, 0, x)
+        if y is None:
+            raise Unsupported("a composition with a constant field")
+        y = self.share(y)
+        if not order:
+            return self.fval(outer, 0, y)
+
+        def get(f: Field, m: int, at: V) -> np.ndarray:
+            dv = self.fval(f, m, at)
+            return _as_arr(self.share(dv).comps) if dv is not None else _zeros(f.shape + ((f.dim,) * m if f.dim > 1 else ()))
+        fs = [get(outer, m, y) for m in range(order + 1)]
+        gs = [_zeros(())] + [get(inner, m, x) for m in range(1, order + 1)]
+        out = np.empty(outer.shape + ((d,) * order if d > 1 else ()), dtype=object)
+        for idx in itertools.product(range(d), repeat=order):
+            total = None
+            for blocks, a in compose_terms(order, e):
+                t = _as_arr(fs[len(blocks)][(Ellipsis,) + a] if e > 1 else fs[len(blocks)])
+                for blk, ab in zip(blocks, a):
+                    gv = gs[len(blk)][ab] if e > 1 else gs[len(blk)]
+                    t = _scalar_times(t, _as_arr(gv[tuple(idx[k] for k in blk)] if d > 1 else gv))
+                total = t if total is None else _ew_add(total, t)
+            out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return V(out, "real")
 
     def fval_nonlinear(self, f: Field, order: int, x: V) -> V:
         """``|F|``, ``sin(F)`` (and ``cos exp sqrt``), ``F*G`` and ``F/G`` of fields (G
@@ -1008,7 +1076,7 @@ class Lowerer:
             rows = dv.comps.reshape(-1, d)
             return V.of((d,), "real", [b("/", _dotsum(v.flat(), list(rows[:, j])), n, "real") for j in range(d)])
         if op in _LIFTED or isinstance(op, tuple):
-            fn, d1, d2 = _LIFTED[op] if not isinstance(op, tuple) else op
+            fn, d1, d2, *more = _LIFTED[op] if not isinstance(op, tuple) else op
             v = val(parts[0], 0).flat()[0]
             if order == 0:
                 return scal(fn(v), "real")
@@ -1018,11 +1086,14 @@ class Lowerer:
             if order == 2:
                 h = val(parts[0], 2)
                 return ew(lambda p, q: b("+", p, q, "real"), times(outer(g1, g1), d2(v)), times(h, d1(v)))
-            raise Unsupported(f"derivatives of {op}(F) past the second")
+            if order > len(more) + 2:
+                raise Unsupported(f"derivatives of {op if isinstance(op, str) else 'F^n'}(F) past the third")
+            return self.faa_di_bruno((fn, d1, d2, *more), v, lambda m: val(parts[0], m), order, d)
         fa, fb = parts
         va, vb = val(fa, 0), val(fb, 0)
-        if op == "*" and order == 2 and not (fa.shape and fb.shape):  # as a • b, with one of them scalar
-            return self.fval_bilinear("*", [fa, fb], 2, x, d)  # type: ignore[return-value]
+        if op == "*" and (order >= 2 or order == 1 and fb.shape) and not (fa.shape and fb.shape):
+            # as a • b, with one of them scalar
+            return self.fval_bilinear("*", [fa, fb], order, x, d)  # type: ignore[return-value]
         if order == 0:
             if op == "/":
                 return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
@@ -1039,11 +1110,29 @@ class Lowerer:
             first, second = times(ga, inv), (times(q, gb.flat()[0]) if d == 1 else outer(q, gb))
         return ew(lambda p, r: b("-" if op == "/" else "+", p, r, "real"), first, second)
 
+    def faa_di_bruno(self, derivs, v, part: Callable, order: int, d: int) -> V:
+        """The ``order``-th derivative of fn(F), F a scalar field: for each component of
+        the derivative axes, the sum over the partitions of those axes into blocks of
+        fn^(number of blocks)(F) times, per block, F's derivative along the block's axes."""
+        from .fieldval import set_partitions
+        coef = [self.share(scal(fn(v), "real")).flat()[0] for fn in derivs[1:order + 1]]
+        dvs = [None] + [part(m).comps for m in range(1, order + 1)]  # each lowered once
+        n = d if d > 1 else 1
+        out = np.empty((n,) * order if d > 1 else (), dtype=object)
+        for idx in itertools.product(range(n), repeat=order):
+            acc = None
+            for blocks in set_partitions(list(range(order))):
+                t = coef[len(blocks) - 1]
+                for blk in blocks:
+                    dv = dvs[len(blk)]
+                    t = b("*", t, dv[tuple(idx[i] for i in blk)] if d > 1 else dv[()], "real")  # type: ignore[index]
+                acc = t if acc is None else b("+", acc, t, "real")
+            out[idx if d > 1 else ()] = acc
+        return V(out, "real")
+
     def fval_bilinear(self, op: str, parts: list, order: int, x: V, d: int) -> V | None:
         """``a • b``, ``a ⊗ b``, ``a × b``, ``a : b`` of fields (or a field and a tensor),
         by the product rule to second order, as the interpreter's ``Lifted._bilinear``."""
-        if order > 2:
-            raise Unsupported(f"derivatives of a field product {op} past the second")
         fn = _BILINEAR.get(op, _scalar_times)
         cache: dict = {}
 
@@ -1063,7 +1152,14 @@ class Lowerer:
         comps = {}
         for idx in itertools.product(range(n), repeat=order):
             terms = []
-            if order == 1:
+            if order > 2:  # Leibniz: each derivative axis goes to a or to b
+                for mask in itertools.product((0, 1), repeat=order):
+                    ia = tuple(i for i, m in zip(idx, mask) if m == 0)
+                    ib = tuple(i for i, m in zip(idx, mask) if m == 1)
+                    pa, pb = part(0, len(ia)), part(1, len(ib))
+                    if pa is not None and pb is not None:
+                        terms.append(fn(ax(pa, *ia) if ia else pa, ax(pb, *ib) if ib else pb))
+            elif order == 1:
                 (k,) = idx
                 if part(0, 1) is not None:
                     terms.append(fn(ax(part(0, 1), k), vb))
@@ -1111,13 +1207,13 @@ class Lowerer:
                     acc = b("+", acc, m[(i, i) + idx], "real")
                 out[idx] = acc
             return V(out, "real")
-        if order > 1:
-            raise Unsupported(f"derivatives of {op}(F) past the first")
         av = self.fval(g, 0, x)
         if av is None:
             raise Unsupported(f"{op} of a constant field")
         a = self.share(av)
         n = a.shape[0]
+        if order > 1:
+            return self.fval_matrix_higher(op, g, a, order, x)
         if order == 0 and op == "det":
             return scal(_det(a.comps), "real")
         ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n)
@@ -1143,8 +1239,43 @@ class Lowerer:
                     res[i, mm, k] = S.Un("-", acc, "real")
         return V(res if d > 1 else res[..., 0], "real")
 
+    def fval_matrix_higher(self, op: str, g: Field, a: V, order: int, x: V) -> V:
+        """Derivatives of det(A) and A⁻¹ past the first, as the interpreter's
+        ``MatrixFn._higher``: the sums of :func:`fieldval.det_terms` and ``inv_terms``."""
+        from .fieldval import det_terms, inv_terms
+
+        d, n = g.dim, a.shape[0]
+        parts = [a.comps] + [self.share(self.fval(g, m, x) or V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
+                                        ).comps for m in range(1, order + 1)]
+        ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n) if op == "inv" else None
+        nd = d if d > 1 else 1
+        out = np.empty(((n, n) if op == "inv" else ()) + ((nd,) * order if d > 1 else ()), dtype=object)
+        for idx in itertools.product(range(nd), repeat=order):
+            def part(axes, idx=idx):
+                v = parts[len(axes)]
+                return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
+            if op == "det":
+                acc = None
+                for sign, factors in det_terms(n, order):
+                    t = _const(float(sign), "real")
+                    for i, j, axes in factors:
+                        t = b("*", t, part(axes)[i, j], "real")
+                    acc = t if acc is None else b("+", acc, t, "real")
+                out[idx if d > 1 else ()] = acc
+                continue
+            total = None
+            assert ai is not None
+            for sign, blocks in inv_terms(order):
+                t = ai
+                for blk in blocks:
+                    t = _contract(_contract(t, part(blk), 1), ai, 1)
+                t = np.frompyfunc(lambda y, neg=sign < 0: S.Un("-", y, "real") if neg else y, 1, 1)(t)
+                total = t if total is None else _ew_add(total, t)
+            out[(Ellipsis,) + (idx if d > 1 else ())] = total
+        return V(out, "real")
+
     def leaves(self, f: Field) -> list[Field]:
-        if f.kind == "conv":
+        if f.kind in ("conv", "compose"):
             return [f]
         return [leaf for p in f.args if isinstance(p, Field) for leaf in self.leaves(p)]
 
@@ -1154,20 +1285,31 @@ class Lowerer:
         fe = self.field(f)
         x = self.share(self.expr(e.args[0]))
         v = self.fval(fe, 0, x)
-        if v is None:
-            raise Unsupported("a probe of a constant")
-        return v
+        return v if v is not None else V(_zeros(fe.shape), "real")  # a derivative of a constant
 
     def probe_inside(self, e) -> V:
         x = self.share(self.expr(e.args[0]))
-        acc = None
-        for leaf in self.leaves(self.field(e.args[1])):
-            (k, _border), kernel = leaf.args
-            name = self.fresh("in")
-            self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
-            ref = S.Ref("l", name, "bool")
-            acc = ref if acc is None else b("&&", acc, ref, "bool")
+        acc = self.inside(self.field(e.args[1]), x)
         return scal(acc if acc is not None else _const(True, "bool"), "bool")
+
+    def inside(self, f: Field, x: V):
+        """``inside(x, f)``: every image under f has x inside (F ∘ G: G has x, F has G(x));
+        None where no image is under f."""
+        acc = None
+        for leaf in self.leaves(f):
+            if leaf.kind == "compose":
+                refs = [self.inside(leaf.args[1], x)]
+                y = self.fval(leaf.args[1], 0, x)
+                refs.append(self.inside(leaf.args[0], self.share(y)) if y is not None else None)
+            else:
+                (k, _border), kernel = leaf.args
+                name = self.fresh("in")
+                self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
+                refs = [S.Ref("l", name, "bool")]
+            for ref in refs:
+                if ref is not None:
+                    acc = ref if acc is None else b("&&", acc, ref, "bool")
+        return acc
 
     # ---- statements
     def stmt(self, s) -> None:
@@ -1312,19 +1454,59 @@ class Lowerer:
 
 
 #: functions lifted to scalar fields (the interpreter's ``fieldval.LIFTED``): the C
-#: function, then its first and second derivatives as functions of the IR value
-_LIFTED: dict[str, tuple[Callable, Callable, Callable]] = {
+#: function, then its first, second and third derivatives as functions of the IR value
+def _r(x: float):
+    return _const(x, "real")
+
+
+def _mul(*xs):
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = b("*", acc, x, "real")
+    return acc
+
+
+def _call(fn: str, *xs):
+    return S.Call(fn, xs, "real")
+
+
+def _sq1(v, sign: float):  # 1 + v² or 1 - v²
+    return b("+" if sign > 0 else "-", _r(1.0), b("*", v, v, "real"), "real")
+
+
+def _tan_sec2(v):  # 1 + tan²v
+    return _sq1(_call("tan", v), 1.0)
+
+
+_LIFTED: dict[str, tuple[Callable, ...]] = {
     "sin": (lambda v: S.Call("sin", (v,), "real"), lambda v: S.Call("cos", (v,), "real"),
-            lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real")),
-    "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
+            lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
             lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real")),
-    "exp": (lambda v: S.Call("exp", (v,), "real"),) * 3,
+    "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
+            lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real"), lambda v: S.Call("sin", (v,), "real")),
+    "exp": (lambda v: S.Call("exp", (v,), "real"),) * 4,
     "recip": (lambda v: b("/", _const(1.0, "real"), v, "real"),
               lambda v: b("/", _const(-1.0, "real"), b("*", v, v, "real"), "real"),
-              lambda v: b("/", _const(2.0, "real"), b("*", b("*", v, v, "real"), v, "real"), "real")),
+              lambda v: b("/", _const(2.0, "real"), b("*", b("*", v, v, "real"), v, "real"), "real"),
+              lambda v: b("/", _r(-6.0), _mul(v, v, v, v), "real")),
     "sqrt": (lambda v: S.Call("tl_sqrt", (v,), "real"),
              lambda v: b("/", _const(0.5, "real"), S.Call("tl_sqrt", (v,), "real"), "real"),
-             lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real")),
+             lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real"),
+             lambda v: b("/", _r(0.375), _mul(v, v, _call("tl_sqrt", v)), "real")),
+    "tan": (lambda v: _call("tan", v), _tan_sec2, lambda v: _mul(_r(2.0), _call("tan", v), _tan_sec2(v)),
+            lambda v: _mul(_r(2.0), _tan_sec2(v), b("+", _r(1.0), _mul(_r(3.0), _call("tan", v), _call("tan", v)),
+                                                      "real"))),
+    "atan": (lambda v: _call("atan", v), lambda v: b("/", _r(1.0), _sq1(v, 1.0), "real"),
+             lambda v: b("/", _mul(_r(-2.0), v), _call("tl_pow", _sq1(v, 1.0), _r(2.0)), "real"),
+             lambda v: b("/", b("-", _mul(_r(6.0), v, v), _r(2.0), "real"), _call("tl_pow", _sq1(v, 1.0), _r(3.0)),
+                         "real")),
+    "asin": (lambda v: _call("asin", v), lambda v: _call("tl_pow", _sq1(v, -1.0), _r(-0.5)),
+             lambda v: _mul(v, _call("tl_pow", _sq1(v, -1.0), _r(-1.5))),
+             lambda v: _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"), _call("tl_pow", _sq1(v, -1.0), _r(-2.5)))),
+    "acos": (lambda v: _call("acos", v), lambda v: S.Un("-", _call("tl_pow", _sq1(v, -1.0), _r(-0.5)), "real"),
+             lambda v: S.Un("-", _mul(v, _call("tl_pow", _sq1(v, -1.0), _r(-1.5))), "real"),
+             lambda v: S.Un("-", _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"),
+                                      _call("tl_pow", _sq1(v, -1.0), _r(-2.5))), "real")),
 }
 
 
@@ -1353,6 +1535,28 @@ def _dotsum(xs, ys):
         t = b("*", p, q, "real")
         acc = t if acc is None else b("+", acc, t, "real")
     return acc
+
+
+def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
+    """The globals a syntax tree names, through the user functions it calls."""
+    seen = set() if seen is None else seen
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (list, tuple)):
+            stack += list(n)
+            continue
+        if not hasattr(n, "__dataclass_fields__"):
+            continue
+        if isinstance(n, A.Var):
+            if n.name in checked.globals and checked.scopes.get(id(n), "global") == "global":
+                out.add(n.name)
+            if n.name in checked.functions and n.name not in seen:
+                seen.add(n.name)
+                out |= _global_names(checked.functions[n.name].body, checked, seen)
+        stack += [getattr(n, k) for k in n.__dataclass_fields__ if k != "span"]
+    return out
 
 
 def _reads(exprs) -> set:
@@ -1398,6 +1602,15 @@ def _all_sets(body) -> set:
         for attr in ("then", "other", "body"):
             out |= _all_sets(getattr(s, attr, ()))
     return out
+
+
+def _int_literal(e) -> Any:
+    """The value of an int literal, or of a negated one (``F^(-2)``); else None."""
+    if isinstance(e, A.Num) and e.is_int:
+        return int(e.value)
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Num) and e.operand.is_int:
+        return -int(e.operand.value)
+    return None
 
 
 def _power(n: int, k: int) -> Callable:
