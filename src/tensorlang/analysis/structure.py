@@ -31,10 +31,11 @@ supported position to the sorted one.  Nothing here rewrites a program.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field, replace
 from math import comb, factorial, prod
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import islpy as isl
 import numpy as np
@@ -461,8 +462,10 @@ def box(shape: tuple[int, ...]) -> isl.Set:
     return isl.Set(f"{{ [{', '.join(names)}] : {_box_text(names, shape)} }}")
 
 
+@functools.lru_cache(maxsize=256)
 def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> TensorStructure:
-    """A declaration's structure: dense (the box), or its annotation's."""
+    """A declaration's structure: dense (the box), or its annotation's (one object per
+    declaration: :func:`statement_structure` recognizes its inputs by identity)."""
     full = box(shape)
     if structure is None:
         return TensorStructure(name, shape, full)
@@ -482,6 +485,16 @@ def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> 
 
 
 # ------------------------------------------------------------------ one statement
+@functools.lru_cache(maxsize=4096)
+def _isl_set(text: str) -> isl.Set:
+    """``isl.Set(text)`` parsed once per text (statements write the same spaces, limits and
+    accesses again and again; islpy copies what isl takes, so an object is never changed)."""
+    return isl.Set(text)
+
+
+_isl_map = functools.lru_cache(maxsize=4096)(isl.Map)
+
+
 class _Space:
     """The variables of one statement (its σ and every binder), named v0, v1, ... in isl."""
 
@@ -497,10 +510,10 @@ class _Space:
         self.tuple = "[" + ", ".join(self.isl[v] for v in self.names) + "]"
 
     def universe(self) -> isl.Set:
-        return isl.Set(f"{{ {self.tuple} }}")
+        return _isl_set(f"{{ {self.tuple} }}")
 
     def where(self, condition: str) -> isl.Set:
-        return isl.Set(f"{{ {self.tuple} : {condition} }}")
+        return _isl_set(f"{{ {self.tuple} : {condition} }}")
 
     def dim(self, v: str) -> int:
         return self.names.index(v)
@@ -518,7 +531,7 @@ def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure], 
             return space.universe()
         positions = _positions(len(e.indices))
         links = " and ".join(f"{p} = {_index_text(i, space.isl)}" for p, i in zip(positions, e.indices))
-        access = isl.Map(f"{{ {space.tuple} -> [{', '.join(positions)}] : {links} }}")
+        access = _isl_map(f"{{ {space.tuple} -> [{', '.join(positions)}] : {links} }}")
         return access.intersect_range(known.support).domain()
     if isinstance(e, ir.Const):
         return space.universe() if e.value != 0 or not annihilating else space.universe().subtract(space.universe())
@@ -617,6 +630,8 @@ def symmetric_groups(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
     variables = [v for v, _ in stmt.index]
     if len(set(variables)) != len(variables):
         return ()
+    if not any(shape[a] == shape[b] for a in range(len(variables)) for b in range(a + 1, len(variables))):
+        return ()  # no two dimensions that could be swapped (a vector, say): no canonical text needed
     here = canonical(stmt.body, tensors)
     parent = list(range(len(variables)))
 
@@ -641,7 +656,41 @@ def symmetric_groups(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
 def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Mapping[str, TensorStructure],
                         annihilating: bool = True) -> TensorStructure:
     """The structure of ``stmt``'s target as the statement computes it (``annihilating``:
-    see :func:`_support`)."""
+    see :func:`_support`).  Kept on the statement object: called again with the same
+    shape and mode where every tensor the analysis reads (:func:`_inputs`) is the same
+    object as before (or unknown as before), it returns its first answer without isl:
+    the facts and the loop facts analyze the same statements from one :func:`declared`."""
+    inputs, key = _inputs(stmt, tensors), (shape, annihilating)
+    kept = stmt.__dict__.get("_structure")
+    if kept is not None and kept[0] == key and len(kept[1]) == len(inputs) \
+            and all(a == b and x is y for (a, x), (b, y) in zip(kept[1], inputs)):
+        return kept[2]
+    found = _statement_structure(stmt, shape, tensors, annihilating)
+    object.__setattr__(stmt, "_structure", (key, inputs, found))  # frozen: set as cached_property does
+    return found
+
+
+def _inputs(stmt: ir.Statement, tensors: Mapping[str, TensorStructure]) -> tuple[tuple[str, Any], ...]:
+    """What ``tensors`` holds (None: nothing) of each tensor the analysis of ``stmt``
+    reads: those it reads, those the definitions :func:`inline` reads through read, and
+    the tensors of their blocks' monomials (:func:`statement_moments`)."""
+    seen: dict[str, Any] = {}
+    frontier = list(stmt.reads)
+    for _ in range(_INLINE_DEPTH + 1):
+        following: list[str] = []
+        for name in (n for n in frontier if n not in seen):
+            known = seen[name] = tensors.get(name)
+            if known is not None and known.definition is not None:
+                following.extend(known.definition.reads)
+        frontier = following
+    for known in list(seen.values()):
+        monomials = [b.monomial[0] for blocks in (known.blocks if known else ()) for b in blocks or () if b.monomial]
+        seen.update((name, tensors.get(name)) for name in monomials if name not in seen)
+    return tuple(seen.items())
+
+
+def _statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Mapping[str, TensorStructure],
+                         annihilating: bool) -> TensorStructure:
     space = _Space(stmt)
     support = _support(stmt.body, space, tensors, annihilating)
     limits = " and ".join(f"1 <= {space.isl[v]} <= {n}" for v, n in stmt.index)
@@ -656,7 +705,7 @@ def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Map
     names = _positions(len(shape))
     order = [v for v in space.names if v in dict(stmt.index)]
     links = " and ".join(f"{names[n]} = {space.isl[v]}" for n, (v, _) in enumerate(stmt.index))
-    rename = isl.Map(f"{{ [{', '.join(space.isl[v] for v in order)}] -> [{', '.join(names)}] : {links} }}")
+    rename = _isl_map(f"{{ [{', '.join(space.isl[v] for v in order)}] -> [{', '.join(names)}] : {links} }}")
     positions = rename.intersect_domain(support).range()
     groups = symmetric_groups(stmt, tensors, shape)
     blocks = statement_blocks(stmt, tensors, shape, groups)

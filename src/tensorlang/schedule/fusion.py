@@ -176,30 +176,36 @@ def _joins(group: list[ir.Statement], extent: int) -> bool:
     """Whether ``group`` (each statement's batch index first) may run in one loop over
     the batch: every variable written in it is read only at the reading statement's batch index."""
     written = {s.target for s in group}
-    for stmt in group:
-        var, n = stmt.index[0]
-        if n != extent:
-            return False
-        for t in ir.tensors(stmt.body):
-            if t.name in written and (not t.indices or t.indices[0] != var):
-                return False
-    return True
+    return all(s.index[0][1] == extent and not _misread(s) & written for s in group)
+
+
+def _misread(stmt: ir.Statement) -> set[str]:
+    """The variables ``stmt`` reads somewhere other than at its batch index."""
+    return {t.name for t in ir.tensors(stmt.body) if not t.indices or t.indices[0] != stmt.index[0][0]}
 
 
 def _candidates(program: ir.Program) -> list[tuple[int, list[ir.Statement]]]:
-    """Maximal runs of consecutive statements that may share a batch loop (greedy, in order)."""
+    """Maximal runs of consecutive statements that may share a batch loop (greedy, in
+    order).  A run keeps what it writes and what it reads off the batch index, so that
+    :func:`_joins` of the run and one more statement reads that statement alone."""
     runs: list[tuple[int, list[ir.Statement]]] = []
     current: list[ir.Statement] = []
+    written: set[str] = set()
+    misread: set[str] = set()
     start, extent = 0, 0
     for n, stmt in enumerate(program.statements):
         found = _batch(stmt)
+        own = _misread(stmt) if found is not None else set()
         if current and found is not None and found[1] == extent and len(current) < MAX_FUSED_STATEMENTS \
-                and _joins(current + [stmt], extent):
+                and stmt.target not in misread and not own & (written | {stmt.target}):
             current.append(stmt)
+            written.add(stmt.target)
+            misread |= own
             continue
         if len(current) >= 2:
             runs.append((start, current))
-        current, start = ([stmt], n) if found is not None and _joins([stmt], found[1]) else ([], n)
+        current, start = ([stmt], n) if found is not None and stmt.target not in own else ([], n)
+        written, misread = {stmt.target}, own
         extent = found[1] if found is not None else 0
     if len(current) >= 2:
         runs.append((start, current))
