@@ -389,6 +389,7 @@ def test_cli_bench_quick_small_writes_its_files(tmp_path, capsys):
     assert "Summary" in printed and "results.json" in printed
 
 
+@pytest.mark.slow
 def test_cli_bench_at_two_thread_counts_compares_them_in_one_table(tmp_path, capsys):
     if usable_cpus() < 2:
         pytest.skip(f"needs two CPUs: this process may use {usable_cpus()}")
@@ -436,6 +437,7 @@ def test_the_interleaved_thread_comparison_uses_the_times_taken_by_themselves():
     assert any(line.startswith("| s | k | n | 1 s | 1 s | 1 |") for line in lines)
 
 
+@pytest.mark.slow
 def test_a_thread_pair_that_built_the_same_c_is_marked_and_its_flag_says_so():
     """Where no statement has work enough for a parallel loop, threads=1 and threads=2
     generate the same C: the pair's time difference is noise, and the table says so."""

@@ -214,6 +214,7 @@ initially [ s(i) | i in 0..11 ];
 """
 
 
+@pytest.mark.slow
 @needs_cc
 def test_eigenvalues_eigenvectors_and_inverses_agree_with_lapack():
     a, b = _agree(EIGEN)
@@ -378,6 +379,7 @@ initially [ s(i, j) | i in 0..9, j in 0..9 ];
 """
 
 
+@pytest.mark.slow
 @needs_cc
 def test_norms_products_quotients_and_functions_of_fields():
     rng = np.random.default_rng(8)

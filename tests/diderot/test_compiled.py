@@ -215,6 +215,7 @@ initially [ s(i) | i in 0..2 ];
         assert info.value.code == "input"
 
 
+@pytest.mark.slow
 @needs_cc
 def test_sphere_queries_see_the_neighbours_as_they_were():
     both(program((HERE / "neighbours.diderot").read_text()))

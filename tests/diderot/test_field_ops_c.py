@@ -186,6 +186,7 @@ def test_three_by_three_matrix_fields_and_one_d_quotients_agree(bad):
         assert np.isfinite(o).all() != bad, name  # inside everywhere; the ⊥ and ∞ samples reach some
 
 
+@pytest.mark.slow
 def test_the_interpreter_differentiates_a_scalar_field_times_a_vector_field_by_the_product_rule():
     """∇⊗(F ∇F) = ∇F ⊗ ∇F + F ∇⊗∇F: symmetric, and the same whichever side the scalar is
     (the first derivative once multiplied the scalar's gradient elementwise with the vector)."""

@@ -66,6 +66,7 @@ def test_integer_division_truncates_like_c():
 reals = st.floats(min_value=-100, max_value=100, allow_nan=False).map(lambda v: round(v, 3))
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(a=reals, b=reals, c=st.floats(min_value=0.5, max_value=4).map(lambda v: round(v, 3)))
 def test_generated_arithmetic_agrees_with_numpy(a, b, c):
@@ -91,6 +92,7 @@ initially [ s(1.5 + 0.25*i, 2.0) | i in 0..3 ];
     assert np.allclose(res.outputs["v"][:, 1:], [2, 3])
 
 
+@pytest.mark.slow
 def test_probes_in_a_program_agree_with_tensorlang_fields():
     # value, gradient, Hessian eigen-system and lifted arithmetic of a rotated, scaled image
     from tensorlang.fields import KERNELS, reconstruct

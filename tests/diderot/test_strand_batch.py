@@ -108,6 +108,7 @@ def _run(text: str, values: dict, batched: bool, monkeypatch, threads: int):
     return p, res, source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, vox, batches", [(VIEW, (2,), True), (NEWTON, (), True), (MOVED, (), True)],
                          ids=["view", "newton", "moved"])
 @pytest.mark.parametrize("threads", [1, 2])
@@ -144,6 +145,7 @@ def test_a_position_behind_a_probe_or_a_reassigned_local_is_not_batched():
     assert ir2 is not None and "tl_fill" not in CS.Renderer(ir2).source()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limit", [1, 3])
 def test_a_step_limit_stops_the_block_where_the_strand_by_strand_loop_stops(limit, monkeypatch):
     values = {"img": _image(())}
@@ -159,6 +161,7 @@ def test_a_step_limit_stops_the_block_where_the_strand_by_strand_loop_stops(limi
     assert same_bits(a.outputs["x"], b.outputs["x"])
 
 
+@pytest.mark.slow
 def test_an_image_narrower_than_the_kernel_leaves_every_probe_to_the_update(monkeypatch):
     # 3 samples across: no bspln3 cell fits, the block computes nothing and every probe is ⊥
     img = Image(np.arange(30.0).reshape(10, 3), 2, np.eye(3))

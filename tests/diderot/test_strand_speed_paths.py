@@ -57,6 +57,7 @@ GRID = SOLO.replace("      if (j == 4 && k == 3) { die; }\n", "")
 COLLECTION = SOLO.replace("initially [ s(i, j) | i in 0..10, j in 0..18 ];", "initially { s(i, j) | i in 0..10, j in 0..18 };")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [GRID, COLLECTION], ids=["grid", "collection"])
 @pytest.mark.parametrize("limit", [0, 1, 3, 50])
 def test_strands_run_to_completion_count_the_steps_of_the_bulk_synchronous_loop(limit, text):
@@ -89,6 +90,7 @@ initially [ s(i, j) | i in 0..13, j in 0..12 ];
 """
 
 
+@pytest.mark.slow
 def test_probes_at_one_point_share_their_work_and_agree_with_the_interpreter():
     rng = np.random.default_rng(3)
     data = rng.normal(size=(9, 8))
@@ -147,6 +149,7 @@ initially [ s(i) | i in 0..16 ];
     assert o[:, 1].tolist() == ((x > 0) & (x < 7)).astype(float).tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["C", "F", "reversed"])
 def test_three_d_probes_with_axis_0_in_lanes_agree_whatever_the_layout(layout):
     # the innermost sums run with axis 0's taps as lanes (contiguous where its stride is 1:

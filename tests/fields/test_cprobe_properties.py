@@ -192,6 +192,7 @@ def _block_order_equals_given_order(case, threads):
                           cprobe.probe(img, kern, order, many, threads=threads, sort=True), equal_nan=True)
 
 
+@pytest.mark.slow
 def test_large_images_take_the_block_order_and_agree_with_the_reference():
     rng = np.random.default_rng(11)
     side = 130  # 130³ float64: 17 MiB, past SORT_IMAGE_BYTES
@@ -348,6 +349,7 @@ def test_rows_transposed_or_gathered_agree_with_the_reference(case, rows, thread
     assert np.array_equal(blocked, np.concatenate([ours] * 30), equal_nan=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows", [True, False])
 def test_an_image_smaller_than_the_support_reads_no_sample(rows, monkeypatch):
     """No point of an image smaller than the kernel's support is inside: every result is

@@ -40,6 +40,7 @@ def test_helicity_spans_both_signs_and_stays_a_cosine(tmp_path):
     assert np.all(np.abs(h[np.isfinite(h)]) <= 1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_anisotropy_is_high_on_the_tract_and_low_off_it(tmp_path):
     a = _load("anisotropy").main(str(tmp_path / "a.png"), n=16, pixels=32)
     assert np.isfinite(a).all()
@@ -61,6 +62,7 @@ def test_lic_averages_noise_along_the_flow(tmp_path):
     assert lic.std() < np.random.default_rng(0).uniform(size=(24, 24)).std()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["bspln3", "c1tent"])
 def test_dvr_renders_an_opaque_object(tmp_path, kernel):
     alpha = _load("dvr").main(str(tmp_path / "d.png"), kernel=kernel, n=20, pixels=24, samples=24)

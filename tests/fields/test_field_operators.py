@@ -80,6 +80,7 @@ def test_div_curl_is_zero_up_to_rounding_when_computed_term_by_term():
     assert np.max(np.abs(total)) < 1e-12 * max(1.0, np.max(np.abs(np.stack(H))))
 
 
+@pytest.mark.slow
 def test_lifted_tensor_operations_match_numpy_on_probed_values():
     rng = np.random.default_rng(8)
     M = tl.field(rng.normal(size=(9, 9, 9, 3, 3)), "ctmr", dim=3)
@@ -107,6 +108,7 @@ def test_lifted_tensor_operations_match_numpy_on_probed_values():
         assert np.allclose(field.probe(pts), expected, rtol=1e-10, atol=1e-12), field
 
 
+@pytest.mark.slow
 def test_fractional_anisotropy_matches_eigenvalue_formula():
     """004 §7: FA = sqrt(3/2) |T − tr(T) I/3| / |T|, for symmetric T the familiar
     eigenvalue formula."""
@@ -140,6 +142,7 @@ def test_normalized_helicity_and_its_gradient():
     assert err.value.code == "shape" and err.value.rule == "field-continuity"
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.sampled_from(["+", "-", "*s", "neg", "exp", "sin", "norm2"]), min_size=1, max_size=4),
        st.floats(-3, 3))

@@ -4,6 +4,7 @@ reference semantics, the lifted operators applied to the reference probes
 (semantics.values: IEEE arithmetic, controlled division, the function table)."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import tensorlang as tl
@@ -93,6 +94,7 @@ def test_normalized_probes_agree_with_the_reference_semantics(e, a, b):
     assert np.array_equal(got[~np.isnan(got)], expected[~np.isnan(expected)]), (e, got, expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(expressions(), images(), st.sampled_from(["ctmr", "bspln3", "c4hexic"]), st.booleans())
 def test_compiled_probes_keep_the_meaning_of_the_lowered_probe(e, a, kern, differentiate):
@@ -123,6 +125,7 @@ def test_compiled_probes_keep_the_meaning_of_the_lowered_probe(e, a, kern, diffe
     assert np.all(err <= SLACK * EPS["float64"] * limit + 1e-300), (e, got, value, bound)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None)
 @given(expressions(), images())
 def test_the_c_path_agrees_with_the_reference_path(e, a):

@@ -142,6 +142,7 @@ def test_bspln3_probes_equal_map_coordinates_order_3_on_prefiltered_data():
     assert np.allclose(F.probe(grid.astype(float)), data[tuple(grid.T)], atol=1e-10)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(["ctmr", "bspln3", "c4hexic"]),
        st.lists(st.floats(2.2, 6.8), min_size=2, max_size=2))

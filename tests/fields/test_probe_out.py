@@ -44,6 +44,7 @@ def _points(n: int, seed: int) -> np.ndarray:
     return pts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_c", BACKENDS)
 @pytest.mark.parametrize("name", list(FIELDS))
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])  # one USE_C per test

@@ -34,6 +34,7 @@ def _refused_or_fine(fn, what: str):
             return exc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("annotation", ANNOTATIONS)
 @pytest.mark.parametrize("n", SIZES)
 def test_a_structured_declaration_of_any_size_compiles_or_is_refused_at_once(annotation, n):
@@ -133,6 +134,7 @@ def test_the_structure_analysis_of_many_statements_is_bounded(statements):
             assert _inferred(program, annihilating=True) is None
 
 
+@pytest.mark.slow
 def test_a_program_of_many_statements_compiles():
     with oracle.no_hang("1000 statements"):
         k = tl.compile(chain(1000), backend="numpy")

@@ -172,6 +172,7 @@ def test_symbolic_kernel_threads():
     assert sorted(tuple(s.values()) for s in k.specializations()) == sorted(shapes)
 
 
+@pytest.mark.slow
 def test_einsum_threads():
     """tl.einsum from many threads, the same and different shapes (its call cache)."""
     cases = [("ij,jk->ik", (5, 6), (6, 7)), ("ij,jk->ik", (3, 3), (3, 3)), ("ijk,kl->ijl", (2, 3, 4), (4, 5)),
@@ -185,6 +186,7 @@ def test_einsum_threads():
     assert hammer(job, calls=60) == []
 
 
+@pytest.mark.slow
 def test_fields_threads():
     """A field's probe (compiled once per field, scratch per call) from many threads."""
     rng = np.random.default_rng(0)

@@ -50,6 +50,7 @@ def test_a_field_expression_that_doubles_is_too_large_not_a_hang(combine):
     assert err.value.code == "too-large"
 
 
+@pytest.mark.slow
 def test_a_field_expression_below_the_bound_still_probes():
     field = tl.field(np.ones((4, 4)), "tent")
     doubled = _doubled(field, 6)  # 127 operations

@@ -67,6 +67,7 @@ def _check_in_child(text: str) -> None:
     tl.check(text)
 
 
+@pytest.mark.slow
 def test_an_error_raised_in_a_child_process_arrives_as_itself():
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         with pytest.raises(tl.TensorLangError) as caught:

@@ -102,6 +102,7 @@ def test_endless_standard_input_is_refused_at_the_limit():
     assert rc == 1 and "error[too-large]" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data", [b"\xff\xfe", b"in var x : [3]\n\xc3(\n", "ζ".encode("utf-16")])
 def test_standard_input_that_is_not_utf8_is_an_input_error_in_any_locale(data):
     for env in ({}, {"LC_ALL": "C", "PYTHONUTF8": "0"}, {"PYTHONIOENCODING": "ascii:strict"}):
@@ -245,6 +246,7 @@ def test_a_negative_seed_is_an_input_error(capsys, small, seed):
     ("run", "{small}", "--random-inputs=-1"),        # an error with nowhere to be said
     ("check", "{missing}"),
 ])
+@pytest.mark.slow
 @pytest.mark.parametrize("closed", [">&-", "2>&-", ">&- 2>&-", "0<&- >&- 2>&-"])
 def test_closed_standard_streams_are_no_crash(small, tmp_path, command, closed):
     args = [a.format(small=small, missing=tmp_path / "missing.tl") for a in command]
@@ -395,6 +397,7 @@ def test_every_printed_stage_reads_back_or_is_refused_naming_the_bound(depth):
         assert {"tl", "ein"} <= set(refused.get("teil-right-add", []))
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_refusal_as_one_diagnostic(tmp_path):
     path = tmp_path / "deep.teil"
     path.write_text("in alloc x : [3]\nout alloc y : [3]\ny = " + "add x " * 1998 + "x\n")

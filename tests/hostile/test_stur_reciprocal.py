@@ -100,6 +100,7 @@ def test_reciprocals_of_promised_zeros_agree_on_every_target(case):
             same(results[name], want)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(programs())
 def test_reciprocals_of_promised_zeros_reference_and_numpy(case):

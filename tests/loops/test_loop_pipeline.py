@@ -168,6 +168,7 @@ def test_unknown_names_and_lower_cannot_be_skipped():
     assert _program(kernel, "symmetry").rewrites == _program(kernel, ("symmetry",)).rewrites  # one name as a string
 
 
+@pytest.mark.slow
 def test_the_printers_choices_are_the_last_rewrites_and_skipping_them_changes_the_c():
     """``tiles`` and ``packed-blas`` end the pipeline; skipped, the C has the plain blocks
     instead of register tiles, the block loops instead of a BLAS call."""

@@ -171,6 +171,7 @@ def test_auto_pads_only_where_it_pays(text, why):
     assert kernel.code("c") == tl.compile(text, backend="c").code("c")  # the unpadded kernel itself
 
 
+@pytest.mark.slow
 @needs_c
 def test_auto_keeps_the_fused_schedule_and_pads_its_locals():
     """A fused loop (the CFD interpolation's) is worth more than padding the caller's

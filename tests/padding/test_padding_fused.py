@@ -43,6 +43,7 @@ def _width() -> int:
     return machine.simd_elements(find_compiler(), 8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(SOURCES))
 @pytest.mark.parametrize("n, pad", [(3, 4), (5, 8), (7, 8), (6, 4)])
 @pytest.mark.parametrize("fma", [True, False])
@@ -66,6 +67,7 @@ def test_pad_keeps_the_fused_loop(kind, n, pad, fma):
         assert_within_rounding(text, inputs, got, plain(**inputs), who=f"{kind} n={n} pad={pad}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, n", [("interpolation", 7), ("interpolation", 13), ("helmholtz", 7),
                                      ("helmholtz", 13)])
 def test_auto_pads_the_fused_loops_locals(kind, n, monkeypatch):
@@ -96,6 +98,7 @@ def test_auto_pads_the_fused_loops_locals(kind, n, monkeypatch):
     (9, "re-zeroed"),  # 9 = 8 + 1: padded to 16, no fewer vector operations (then the old rules)
     (12, "re-zeroed"),  # 12 = 8 + 4: a whole vector and a half one either way
 ])
+@pytest.mark.slow
 def test_auto_leaves_fused_loops_where_padding_loses(n, why):
     """The measured losses (docs/performance.md, "Padding that wins"): auto keeps the
     unpadded kernel, and says why."""

@@ -232,6 +232,7 @@ def test_packed_computation_plus_reconstruction_equals_the_dense_reference(name,
 
 
 # ------------------------------------------------------------------ compressed=True
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(["polyreg2", "polyreg3", "sum-symmetric block"]), st.sampled_from(["c", "numpy", "interp"]),
        st.data())

@@ -120,6 +120,7 @@ def test_a_kernel_call_runs_no_python_frame():
         k(A=a)  # a missing input is still the general path's error
 
 
+@pytest.mark.slow
 def test_missing_headers_fall_back_to_the_python_fast_call(monkeypatch):
     monkeypatch.setattr(callext, "include_dirs", lambda: None)
     callext.extension.cache_clear()

@@ -114,6 +114,7 @@ def run_script(tmp_path: Path, method: str, timeout: float = 300) -> tuple[int, 
     return process.returncode, output
 
 
+@pytest.mark.slow
 @needs_c
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_child_after_parent_threads(tmp_path, method):

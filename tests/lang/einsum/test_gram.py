@@ -219,6 +219,7 @@ def test_the_portable_third_moment_kernel_matches_numpy(n, m, transposed):
     _agrees(_kernel(gram.GramShape(n, m, transposed, 3), x, portable=True), np.einsum("ni,nj,nk->ijk", y, y, y))
 
 
+@pytest.mark.slow
 def test_three_operands_that_are_not_one_array_are_never_symmetric():
     """The hit table of three or more operands has no identity in its key: no symmetric
     runner may enter it."""

@@ -63,6 +63,7 @@ def test_the_table_lowers_as_the_text_did(subscripts, shapes):
     _agree(subscripts, shapes)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(einsum_calls())
 def test_generated_specs_lower_as_the_text_did(call):
