@@ -35,9 +35,21 @@ POOLS = {
 PARSERS = {"tl": tl_parser, "teil": teil_parser, "cfd": cfd_parser}
 
 
+def _fresh(factory):
+    """The front end's parser built anew without the on-disk parse tables: a parser lark
+    loaded from them has no ``.grammar``, which ``from_lark`` reads (whether a process
+    loads them depends on whether another test or worker wrote them first)."""
+    from unittest import mock
+
+    from tensorlang.lang import lark_support
+
+    with mock.patch.object(lark_support, "_private_dir", lambda path: False):
+        return factory.__wrapped__()
+
+
 def grammar_programs(lang: str) -> st.SearchStrategy[str]:
     """Program text of front end ``lang`` drawn from its grammar."""
-    parser = PARSERS[lang]()
+    parser = _fresh(PARSERS[lang])
     explicit: dict[str, st.SearchStrategy[str]] = {}
     for terminal in parser.terminals:
         if terminal.name in POOLS[lang]:
@@ -61,7 +73,8 @@ def stur_programs() -> st.SearchStrategy[str]:
     """STUR text drawn from its grammar (lang/stur/grammar.lark)."""
     from tensorlang.lang.stur.parser import _parser as stur_parser
 
-    parser = stur_parser().lark if hasattr(stur_parser(), "lark") else stur_parser()
+    fresh = _fresh(stur_parser)
+    parser = fresh.lark if hasattr(fresh, "lark") else fresh
     explicit: dict[str, st.SearchStrategy[str]] = {}
     for terminal in parser.terminals:
         if terminal.name in STUR_POOL:
