@@ -6,6 +6,8 @@ it), not timed."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 import tensorlang as tl
@@ -28,7 +30,8 @@ def wide(statements: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _walk_work(source: str, monkeypatch) -> int:
+def _walks(compile_and_print, monkeypatch) -> int:
+    """IR walks (calls of ``ir.children``) that ``compile_and_print()`` makes."""
     calls = [0]
     children = ir.children
 
@@ -37,10 +40,17 @@ def _walk_work(source: str, monkeypatch) -> int:
         return children(e)
 
     monkeypatch.setattr(ir, "children", counted)
-    kernel = tl.compile(source, backend="numpy")
-    assert kernel.ir("opt") and kernel.code("c")
+    compile_and_print()
     monkeypatch.setattr(ir, "children", children)
     return calls[0]
+
+
+def _walk_work(source: str, monkeypatch) -> int:
+    def compile_and_print():
+        kernel = tl.compile(source, backend="numpy")
+        assert kernel.ir("opt") and kernel.code("c")
+
+    return _walks(compile_and_print, monkeypatch)
 
 
 @pytest.mark.slow
@@ -373,20 +383,10 @@ def test_statements_compile_for_numpy_in_a_bounded_number_of_walks_each(monkeypa
     statement (about 220 measured at 10^3 and 10^4), and twice the statements take about
     twice the walks: a step budget and its linearity, not a time (docs/performance.md has
     the times at 10^4 statements)."""
-    calls = [0]
-    children = ir.children
-
-    def counted(e):
-        calls[0] += 1
-        return children(e)
-
-    monkeypatch.setattr(ir, "children", counted)
-    walks = {}
-    for n in (1000, 2000):
-        calls[0] = 0
+    def compile_and_print(n):
         kernel = tl.compile(chain(n), backend="numpy")
         assert f"t{n - 2}" in kernel.ir("ein") and kernel.code("numpy")
-        walks[n] = calls[0]
-    monkeypatch.setattr(ir, "children", children)
+
+    walks = {n: _walks(functools.partial(compile_and_print, n), monkeypatch) for n in (1000, 2000)}
     assert all(n < w <= 300 * n for n, w in walks.items()), walks
     assert walks[2000] <= 2.2 * walks[1000], walks
