@@ -17,6 +17,7 @@ from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
 from tensorlang.targets.c import strands_batch as SB
 from tensorlang.targets.c import strands_probe as SP
+from test_strand_batch import same_bits  # tests/diderot is on the path
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
@@ -83,15 +84,6 @@ def _volume(vox: tuple, layout: str) -> Image:
     to_world = np.array([[0.42 * c, -0.4 * s, 0, -2.1], [0.42 * s, 0.4 * c, 0, -1.9], [0, 0, 0.45, -2.0],
                          [0, 0, 0, 1]])
     return Image(data, 3, to_world)
-
-
-def same_bits(a, b) -> bool:
-    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
-        return False
-    keep = ~np.isnan(a)
-    return a[keep].tobytes() == b[keep].tobytes()
 
 
 def _run(text: str, values: dict, fast: bool, monkeypatch, threads: int = 1, mode: str = "solo", limit=None):
