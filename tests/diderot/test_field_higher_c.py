@@ -18,7 +18,7 @@ from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
 from test_compiled import same  # tests/diderot is on the path
-from test_field_ops_c import HEAD, _image, needs_cc
+from test_field_ops_c import _image, _program, assert_c_agrees, assert_lowers_to_c, needs_cc
 
 T3 = "tensor[2,2,2]", "[[[0,0],[0,0]],[[0,0],[0,0]]]"
 
@@ -70,14 +70,9 @@ CASES = {
 }
 
 
-def _program(decl, ty, init, expr):
-    return strands(check(parse_program(HEAD % (decl, ty, init, expr))))
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_field_expression_lowers_to_c(name):
-    ir, why = strand_plan(_program(*CASES[name]).checked)
-    assert why is None and ir is not None, why
+    assert_lowers_to_c(CASES[name])
 
 
 @needs_cc
@@ -85,15 +80,8 @@ def test_the_field_expression_lowers_to_c(name):
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("bad", [False, True])
 def test_the_field_expression_agrees_with_the_interpreter(name, bad):
-    p = _program(*CASES[name])
-    values = {"img": _image(np.random.default_rng(len(name)), bad)}
-    a = p.run(values, backend="interp")
-    c = p.run(values, backend="c")
-    same(a, c)
-    o = np.asarray(a.outputs["o"], dtype=np.float64)
-    assert np.isfinite(o).sum() > o.size // 4
-    if bad and "inside" not in CASES[name][3] and "5.0" not in CASES[name][0]:
-        assert not np.isfinite(o).all()  # the ⊥ and ∞ samples reach some strands
+    decl, _, _, expr = CASES[name]
+    assert_c_agrees(CASES[name], len(name), bad, "inside" not in expr and "5.0" not in decl)
 
 
 @needs_cc
@@ -222,21 +210,27 @@ def _sq_float(path: Path) -> str:
     return str(path)
 
 
+def _gives_diderots_numbers(name: str, expected: str, tmp_path, atol: float):
+    """The program ``more/NAME`` compiles to C, prints what the interpreter prints, and
+    its numbers are ``expected`` (diderotc's executable's, on the same float image)."""
+    from test_c_coverage import printed_close
+    from test_more_language import numbers
+
+    p = strands(check(parse_program((Path(__file__).parent / "more" / name).read_text())))
+    assert strand_plan(p.checked)[1] is None
+    values = {"img": _sq_float(tmp_path / "sqf.nrrd")}
+    a, c = p.run(values, backend="interp"), p.run(values, backend="c")
+    printed_close(a.printed, c.printed)
+    assert np.allclose(numbers(c.printed), numbers(expected), rtol=1e-9, atol=atol)
+
+
 @needs_cc
 @pytest.mark.slow
 def test_higher_derivatives_give_diderots_numbers(tmp_path):
     """Third derivatives of products, quotients, lifted functions, |F| and powers, the
     Hessian of normalize, a vector over a field: C, the interpreter and diderotc's
     executable agree (within its 12-digit kernel coefficients: 3e-10 of values ~300)."""
-    from test_c_coverage import printed_close
-    from test_more_language import numbers
-
-    p = strands(check(parse_program((Path(__file__).parent / "more" / "higher.diderot").read_text())))
-    assert strand_plan(p.checked)[1] is None
-    values = {"img": _sq_float(tmp_path / "sqf.nrrd")}
-    a, c = p.run(values, backend="interp"), p.run(values, backend="c")
-    printed_close(a.printed, c.printed)
-    assert np.allclose(numbers(c.printed), numbers(HIGHER), rtol=1e-9, atol=2e-9)
+    _gives_diderots_numbers("higher.diderot", HIGHER, tmp_path, atol=2e-9)
 
 
 #: what ``diderotc --double --exec more/matrixderivs.diderot`` printed (the same float image)
@@ -252,15 +246,7 @@ MATRIXDERIVS = (
 def test_second_derivatives_of_det_and_inv_give_diderots_numbers(tmp_path):
     """∇⊗∇det(H) and ∇⊗∇⊗inv(H), H a Hessian field plus a constant: the interpreter (which
     differentiated det and inv once before), C and diderotc's executable agree."""
-    from test_c_coverage import printed_close
-    from test_more_language import numbers
-
-    p = strands(check(parse_program((Path(__file__).parent / "more" / "matrixderivs.diderot").read_text())))
-    assert strand_plan(p.checked)[1] is None
-    values = {"img": _sq_float(tmp_path / "sqf.nrrd")}
-    a, c = p.run(values, backend="interp"), p.run(values, backend="c")
-    printed_close(a.printed, c.printed)
-    assert np.allclose(numbers(c.printed), numbers(MATRIXDERIVS), rtol=1e-9, atol=1e-8)
+    _gives_diderots_numbers("matrixderivs.diderot", MATRIXDERIVS, tmp_path, atol=1e-8)
 
 
 HEAD3 = """#version 2.0

@@ -80,10 +80,30 @@ def _program(decl, ty, init, expr):
     return strands(check(parse_program(HEAD % (decl, ty, init, expr))))
 
 
+def assert_lowers_to_c(case):
+    """The program of ``case`` (HEAD's blanks) compiles to C, no interpreter fallback."""
+    ir, why = strand_plan(_program(*case).checked)
+    assert why is None and ir is not None, why
+
+
+def assert_c_agrees(case, seed: int, bad: bool, probes_bad_samples: bool):
+    """C's outputs are the interpreter's, on an image with (``bad``) or without ⊥ and ±∞
+    samples; most probes land inside on finite samples, and where ``probes_bad_samples``
+    the bad ones reach some strands."""
+    p = _program(*case)
+    values = {"img": _image(np.random.default_rng(seed), bad)}
+    a = p.run(values, backend="interp")
+    c = p.run(values, backend="c")
+    same(a, c)
+    o = np.asarray(a.outputs["o"], dtype=np.float64)
+    assert np.isfinite(o).sum() > o.size // 4
+    if bad and probes_bad_samples:
+        assert not np.isfinite(o).all()
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_field_expression_lowers_to_c(name):
-    ir, why = strand_plan(_program(*CASES[name]).checked)
-    assert why is None and ir is not None, why
+    assert_lowers_to_c(CASES[name])
 
 
 @needs_cc
@@ -91,15 +111,8 @@ def test_the_field_expression_lowers_to_c(name):
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("bad", [False, True])
 def test_the_field_expression_agrees_with_the_interpreter(name, bad):
-    p = _program(*CASES[name])
-    values = {"img": _image(np.random.default_rng(len(name)), bad)}
-    a = p.run(values, backend="interp")
-    c = p.run(values, backend="c")
-    same(a, c)
-    o = np.asarray(a.outputs["o"], dtype=np.float64)
-    assert np.isfinite(o).sum() > o.size // 4  # the probes mostly land inside, on finite samples
-    if bad and re.search(r"\b[FG]\b", CASES[name][0] + CASES[name][3]):  # the image is probed
-        assert not np.isfinite(o).all()  # the ⊥ and ∞ samples reach some strands
+    decl, _, _, expr = CASES[name]
+    assert_c_agrees(CASES[name], len(name), bad, re.search(r"\b[FG]\b", decl + expr) is not None)  # image probed
 
 
 def test_derivatives_past_what_the_interpreter_takes_stay_in_the_interpreter():
