@@ -42,10 +42,6 @@ EIN = ein_built.LANGUAGE
 #: File suffix -> language name.
 SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}
 
-#: Suffixes of front ends that are planned but not in this version (a clear message, not
-#: a syntax error of the model language).
-_PLANNED: dict[str, str] = {}
-
 #: The program in another language, whatever its own: ``--emit tl|teil|core``.
 VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
     stage: functools.partial(lambda checked, stage: _convert(stur.as_model(checked), stage), stage=stage)
@@ -114,7 +110,7 @@ def get(name: str) -> Language:
 def language_of(path: str, lang: str | None = None) -> str:
     """The language name for a program file: ``lang`` if given, else by its suffix."""
     suffix = Path(path).suffix
-    return lang or SUFFIXES.get(suffix) or _PLANNED.get(suffix, DEFAULT)
+    return lang or SUFFIXES.get(suffix, DEFAULT)
 
 
 def looks_like_path(source_or_path) -> bool:
@@ -123,7 +119,7 @@ def looks_like_path(source_or_path) -> bool:
         return True
     if not isinstance(source_or_path, str) or "\n" in source_or_path or not source_or_path.strip():
         return False
-    if Path(source_or_path).suffix in SUFFIXES or Path(source_or_path).suffix in _PLANNED:
+    if Path(source_or_path).suffix in SUFFIXES:
         return True
     try:
         return os.path.isfile(source_or_path)

@@ -150,9 +150,8 @@ Foreign = Callable[[str], "str | None"]
 
 
 #: The hint of a line (``Foreign``) reads at most this many characters either side of
-#: the column where parsing stopped: a hint's patterns are regular expressions whose
-#: backtracking costs up to the square of the text they read, and a line may be a
-#: megabyte (``"x" * 10**6`` took minutes), so diagnostics stay linear in the input.
+#: the column where parsing stopped: a hint's regular expressions backtrack at a cost
+#: up to the square of the text they read, and a line may be a megabyte.
 HINT_WINDOW = 300
 
 

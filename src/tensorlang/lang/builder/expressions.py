@@ -62,7 +62,6 @@ class Expr:
                 return "".join(out)[:limit] + "..."
         return "".join(out)
 
-
     # the arithmetic of t-elem, t-smul and t-sdiv
     def __add__(self, other):
         return Binary("+", self, _expr(other))
@@ -164,7 +163,6 @@ class Var(Expr):
         return (self.name,)
 
 
-
 @dataclass(frozen=True, repr=False, eq=False)
 class Number(Expr):
     value: float
@@ -172,7 +170,6 @@ class Number(Expr):
 
     def pieces(self) -> tuple:
         return (repr(self.value) if self.value >= 0 else f"({self.value!r})",)
-
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -185,7 +182,6 @@ class Outer(Expr):
 
     def pieces(self) -> tuple:
         return ("(", self.left, " # ", self.right, ")")
-
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -202,7 +198,6 @@ class Contract(Expr):
         return ("(", self.operand, f" . [{pairs}])")
 
 
-
 @dataclass(frozen=True, repr=False, eq=False)
 class Transpose(Expr):
     operand: Expr
@@ -216,7 +211,6 @@ class Transpose(Expr):
 
     def pieces(self) -> tuple:
         return ("(", self.operand, f" ^ [{self.pair[0]} {self.pair[1]}])")
-
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -240,7 +234,6 @@ class Binary(Expr):
         return ("(", self.left, f" {self.op} ", self.right, ")")
 
 
-
 @dataclass(frozen=True, repr=False, eq=False)
 class Neg(Expr):
     operand: Expr
@@ -250,7 +243,6 @@ class Neg(Expr):
 
     def pieces(self) -> tuple:
         return ("(-", self.operand, ")")
-
 
 
 # ------------------------------------------------------------------ the constructors

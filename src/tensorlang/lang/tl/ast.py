@@ -127,10 +127,6 @@ class IndexRef:
     extent: int | None = None
 
     @property
-    def is_variable(self) -> bool:
-        return isinstance(self.value, str)
-
-    @property
     def is_affine(self) -> bool:
         return isinstance(self.value, Affine)
 
