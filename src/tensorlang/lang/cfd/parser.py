@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Mapping
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, v_args
 
 from ...errors import Span, error
 from ...semantics.sizes import Extent, Sym
 from ..tl import ast
 from .. import lark_support
 from ..lark_support import cover as _cover, tok_span as _tok_span
+from ..tl.parser import OperatorForm
 from ..tl.typecheck import type_of
 
 #: The public compiler's keywords; they cannot name a variable or a type.
@@ -105,7 +106,7 @@ def _pair(lst: ast.Stack, what: str) -> ast.Pair:
 
 
 @v_args(inline=True)
-class _ToAst(Transformer):
+class _ToAst(OperatorForm):
     """Builds model-language AST nodes while lark parses (LALR, inline transformer)."""
 
     def program(self, *items):
@@ -147,18 +148,6 @@ class _ToAst(Transformer):
         _check_name(name, "a variable")
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
 
-    @staticmethod
-    def _binary(op: str):
-        def build(self, left, _op, right):
-            return ast.Binary(op, left, right, _cover(left, right))
-
-        return build
-
-    add, sub, mul, div = _binary("+"), _binary("-"), _binary("*"), _binary("/")
-
-    def outer(self, left, _hash, right):
-        return ast.Outer(left, right, _cover(left, right))
-
     def contract(self, left, dot, right):
         span = _cover(left, right)
         if not _list_of_lists(right):
@@ -190,12 +179,6 @@ class _ToAst(Transformer):
     def var(self, name):
         _check_name(name, "a variable")
         return ast.Var(str(name), _tok_span(name))
-
-    def number(self, tok):
-        return ast.Number(float(tok), str(tok), _tok_span(tok))
-
-    def paren(self, lpar, expr, rpar):
-        return ast.Paren(expr, _cover(lpar, rpar))
 
     def bracket(self, lsqb, *rest):
         return ast.Stack(tuple(rest[:-1]), None, _cover(lsqb, rest[-1]))

@@ -36,19 +36,24 @@ def rule_of(e: ast.Op) -> str:
     return RULES[e.op] + ("^core" if e.core else "")
 
 
-def type_of(expr: ast.Expr, shapes: Mapping[str, Shape] | Context) -> Shape:
-    """Γ ⊢ e : ī (Figure 8).  Raises TensorLangError naming the rule whose premise fails."""
+def type_of(expr: ast.Expr, shapes: Mapping[str, Shape] | Context, types: dict[int, Shape] | None = None) -> Shape:
+    """Γ ⊢ e : ī (Figure 8).  Raises TensorLangError naming the rule whose premise fails.
+    ``types``, if given, receives the type of every subexpression, keyed by ``id``."""
     if isinstance(shapes, Context):
         shapes = shapes.shapes
+    found: dict[int, Shape] = {} if types is None else types
 
     def t(e: ast.Expr) -> Shape:
         if isinstance(e, ast.Var):  # T-Var
             if e.name not in shapes:
                 raise error("undeclared", f"{e.name!r} is not allocated", e.span, "T-Var")
-            return shapes[e.name]
-        if isinstance(e, ast.Paren):  # T-Paren
-            return t(e.expr)
-        return op_type(e, [t(a) for a in e.args])
+            shape = shapes[e.name]
+        elif isinstance(e, ast.Paren):  # T-Paren
+            shape = t(e.expr)
+        else:
+            shape = op_type(e, [t(a) for a in e.args])
+        found[id(e)] = shape
+        return shape
 
     return t(expr)
 
@@ -179,17 +184,6 @@ def expression_types(stmt: ast.Assign, gamma: Context) -> dict[int, Shape]:
     """type_Γ of every subexpression of a checked statement, keyed by ``id`` (for lowering
     and evaluation, which need ``rank_Γ`` of operands)."""
     types: dict[int, Shape] = {}
-
-    def t(e: ast.Expr) -> Shape:
-        if isinstance(e, ast.Var):
-            shape = gamma[e.name]
-        elif isinstance(e, ast.Paren):
-            shape = t(e.expr)
-        else:
-            shape = op_type(e, [t(a) for a in e.args])
-        types[id(e)] = shape
-        return shape
-
-    t(stmt.expr)
+    type_of(stmt.expr, gamma, types)
     return types
 

@@ -133,14 +133,11 @@ def _lower_index_form(e: ast.Expr, gamma: Context) -> ir.Expr:
         return ir.Delta(e.first.value, e.second.value)
     if isinstance(e, ast.Epsilon):
         return ir.Epsilon(tuple(ref.value for ref in e.indices))
-    if isinstance(e, ast.Sum):
+    if isinstance(e, (ast.Sum, ast.Reduce)):  # sum(k); prod(k), max(k), min(k)
         extents = sum_extents(e, gamma.shapes)
         index = Domain(tuple((ref.variable, n) for ref, n in zip(e.indices, extents)))
-        return ir.Sum(index, _lower_index_form(e.body, gamma))
-    if isinstance(e, ast.Reduce):  # prod(k), max(k), min(k)
-        extents = sum_extents(e, gamma.shapes)
-        index = Domain(tuple((ref.variable, n) for ref, n in zip(e.indices, extents)))
-        return ir.Reduce(ast.REDUCTIONS[e.op], index, _lower_index_form(e.body, gamma))
+        body = _lower_index_form(e.body, gamma)
+        return ir.Sum(index, body) if isinstance(e, ast.Sum) else ir.Reduce(ast.REDUCTIONS[e.op], index, body)
     if isinstance(e, ast.Stack):  # [e1, e2][i]; at a fixed position it is that item
         if e.index is None:  # the type checker rejects an index-form stack without its index
             raise TypeError(f"an index-form stack needs its index: {e!r}")

@@ -37,7 +37,34 @@ _TERMINAL_WORDS = {  # beside lark_support.COMMON_WORDS
 
 
 @v_args(inline=True)
-class _ToAst(Transformer):
+class OperatorForm(Transformer):
+    """The rules the model language and its CFDlang dialect (``cfd/parser.py``) write
+    alike: the binary operators, ``#``, variables, numbers and parentheses."""
+
+    @staticmethod
+    def _binary(op: str):  # a helper that builds methods
+        def build(self, left, _op, right):
+            return ast.Binary(op, left, right, _cover(left, right))
+
+        return build
+
+    add, sub, mul, div = _binary("+"), _binary("-"), _binary("*"), _binary("/")
+
+    def outer(self, left, _hash, right):
+        return ast.Outer(left, right, _cover(left, right))
+
+    def var(self, name):
+        return ast.Var(str(name), _tok_span(name))
+
+    def number(self, tok):
+        return ast.Number(float(tok), str(tok), _tok_span(tok))
+
+    def paren(self, lpar, expr, rpar):
+        return ast.Paren(expr, _cover(lpar, rpar))
+
+
+@v_args(inline=True)
+class _ToAst(OperatorForm):
     """One method per grammar rule; each returns the AST node with its span.
 
     The parser keeps every token (``keep_all_tokens``) so that a node's span can reach
@@ -108,18 +135,6 @@ class _ToAst(Transformer):
         _count_statement(name)
         return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
 
-    @staticmethod
-    def _binary(op: str):  # a helper that builds methods
-        def build(self, left, _op, right):
-            return ast.Binary(op, left, right, _cover(left, right))
-
-        return build
-
-    add, sub, mul, div = _binary("+"), _binary("-"), _binary("*"), _binary("/")
-
-    def outer(self, left, _hash, right):
-        return ast.Outer(left, right, _cover(left, right))
-
     def contract(self, expr, _dot, cpairs):
         pairs, grouped, span = cpairs
         return ast.Contract(expr, pairs, grouped, _cover(expr, cpairs))
@@ -139,21 +154,12 @@ class _ToAst(Transformer):
     def neg(self, minus, expr):
         return ast.Neg(expr, _cover(minus, expr))
 
-    def var(self, name):
-        return ast.Var(str(name), _tok_span(name))
-
-    def number(self, tok):
-        return ast.Number(float(tok), str(tok), _tok_span(tok))
-
-    def paren(self, lpar, expr, rpar):
-        return ast.Paren(expr, _cover(lpar, rpar))
-
     def call(self, fn, _lpar, arg, rpar):
         return ast.Call(str(fn), arg, _cover(fn, rpar))
 
     # ------------------------------------------------------------ index form
-    iadd, isub, imul, idiv = add, sub, mul, div
-    ineg, ivar, inumber, iparen, icall = neg, var, number, paren, call
+    iadd, isub, imul, idiv = OperatorForm.add, OperatorForm.sub, OperatorForm.mul, OperatorForm.div
+    ineg, ivar, inumber, iparen, icall = neg, OperatorForm.var, OperatorForm.number, OperatorForm.paren, call
 
     def stack(self, lsqb, *rest):
         items = tuple(i for i in rest if not isinstance(i, Token))

@@ -258,14 +258,14 @@ def _check_size_expressions(program: ast.Program) -> None:
 
 
 def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
-    """ok-stmt: x is declared and the right side has x's type."""
-    if isinstance(stmt, ast.IndexAssign):
-        return check_index_stmt(stmt, gamma)
+    """ok-stmt: x is declared, not an ``in`` variable, and the right side has x's type
+    (an index-form statement: :func:`check_index_stmt`)."""
     if stmt.target not in gamma:
         raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
     expected = gamma[stmt.target]
-    actual = type_of(stmt.expr, gamma)
-    if actual != expected:
+    if isinstance(stmt, ast.IndexAssign):
+        check_index_stmt(stmt, gamma)
+    elif (actual := type_of(stmt.expr, gamma)) != expected:
         raise error(
             "assign-shape",
             f"{stmt.target!r} has type {show(expected)} but the right side has type {show(actual)}",
@@ -303,8 +303,6 @@ class _Binding:
 
 def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     """An index-form statement: extents inferred, no implicit summation, distinct left indices."""
-    if stmt.target not in gamma:
-        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
     shape = gamma[stmt.target]
     _check_rank(stmt.target, shape, stmt.indices, "the left side gives", stmt.target_span)
     scope: dict[str, _Binding] = {}
@@ -331,8 +329,6 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     _check_iexpr(stmt.expr, scope, gamma.shapes, pending)
     for use in pending:
         _check_affine(*use)
-    if gamma.quals[stmt.target] == "in":
-        raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
 
 
 def _check_rank(name: str, shape: Shape, indices, given: str, span: Span | None) -> None:
@@ -418,16 +414,14 @@ def _check_affine(ref: ast.IndexRef, value: Affine, bindings: dict[str, _Binding
 
 def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape],
                  pending: list[_AffineUse]) -> None:
+    if isinstance(e, (ast.Access, ast.Var)) and e.name not in shapes:
+        raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
     if isinstance(e, ast.Access):
-        if e.name not in shapes:
-            raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
         shape = shapes[e.name]
         _check_rank(e.name, shape, e.indices, "is indexed with", e.span)
         for position, (ref, extent) in enumerate(zip(e.indices, shape), start=1):
             _use(ref, extent, f"dimension {position} of {e.name!r}", scope, pending)
     elif isinstance(e, ast.Var):
-        if e.name not in shapes:
-            raise error("undeclared", f"{e.name!r} is not declared", e.span, "t-var")
         if shapes[e.name] != ():
             raise error(
                 "shape",
@@ -467,10 +461,7 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
             inner[name] = _Binding(name, ref.span)
             bound.append(inner[name])
             if ref.extent is not None:  # sum(a:3): the extent as written
-                if not 1 <= ref.extent < MAX_ELEMENTS:
-                    code = "shape" if ref.extent < 1 else "too-large"
-                    raise error(code, f"the extent of {ref.value!r} must be a positive integer below 2^62, "
-                                f"got {ref.extent}", ref.span, "t-sum-extent")
+                _check_written_extent(ref, ref.extent, "t-sum-extent")
                 inner[name].demand(ref.extent, f"{word}({name}:{ref.extent})", ref.span)
         _check_iexpr(e.body, inner, shapes, pending)
         for binding in bound:
@@ -501,10 +492,7 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
                 raise error("repeated-index", f"concat binds {name!r}, which is already bound here; choose "
                             "another name", ref.span, "repeated-index")
             extent = ref.extent if ref.extent is not None else 0
-            if not 1 <= extent < MAX_ELEMENTS:
-                code = "shape" if extent < 1 else "too-large"
-                raise error(code, f"the extent of {name!r} must be a positive integer below 2^62, got {extent}",
-                            ref.span, "t-concat")
+            _check_written_extent(ref, extent, "t-concat")
             total += extent
             inner = dict(scope)
             inner[name] = _Binding(name, ref.span)
@@ -521,6 +509,15 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
     else:  # Binary, Neg, Call, Paren
         for child in ast.children(e):
             _check_iexpr(child, scope, shapes, pending)
+
+
+def _check_written_extent(ref: ast.IndexRef, extent: int, rule: str) -> None:
+    """The extent written for a bound index (``sum(a:3)``, ``concat(a:3 => ..)``) is a
+    positive integer below 2^62."""
+    if not 1 <= extent < MAX_ELEMENTS:
+        code = "shape" if extent < 1 else "too-large"
+        raise error(code, f"the extent of {ref.value!r} must be a positive integer below 2^62, got {extent}",
+                    ref.span, rule)
 
 
 def sum_extents(e: ast.Sum | ast.Reduce, shapes: Mapping[str, Shape]) -> tuple[int, ...]:
