@@ -2,11 +2,8 @@
 
 One printer for every front end's AST and for EIN (``--emit ein`` / ``opt``): it knows no
 node kind, only that trees are frozen dataclasses, so a new front end's AST prints without
-a line here.  The schema (version 1) is docs/cli.md's "JSON form": nodes as ``{"node":
-KIND, FIELD: VALUE, ...}``, spans as ``{"line", "col", "end_line", "end_col"}``, arrays,
-``{"map": ...}``, ``{"set": ...}``, ``{"enum": ...}``, ``{"float": "nan"}``, and
-``{"opaque": TYPE, "text": ...}`` for anything else.  :func:`from_json` rebuilds the tree
-(tensorlang's classes only), equal to the original, spans included.
+a line here.  The schema is docs/cli.md's "JSON form"; :func:`from_json` rebuilds the
+tree (tensorlang's classes only), equal to the original, spans included.
 """
 
 from __future__ import annotations

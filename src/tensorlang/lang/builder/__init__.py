@@ -2,13 +2,8 @@
 
 ``expressions`` holds the nodes and constructors (``var``, ``outer``, ``contract``,
 ``transpose``, ``kron``, ``+ - * /``); ``lower`` makes built outputs a program of the
-model language as its AST (no text, no parser; a shared subexpression becomes one
-temporary), so that checking, lowering to EIN and the reference interpreter are the model
-language's own and the EIN is the same as the text's (``lower``'s docstring says why the
-AST rather than EIN).  A program's text, where one is wanted (``tensorlang.builder.source``,
-the source a symbolic kernel specialises), is that AST printed as the model language, and
-reading it back is the model language's parser.  ``tl.build`` (``tensorlang.builder``,
-above the compiler) compiles it.
+model language as its AST (docs/einsum.md, "The builder").  ``tl.build``
+(``tensorlang.builder``, above the compiler) compiles it.
 """
 
 from __future__ import annotations

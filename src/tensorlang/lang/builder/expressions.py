@@ -1,18 +1,10 @@
 """The builder's expressions: 001 §5's operator language as Python values.
 
-``tl.var("A", (n, n))`` is a variable; ``tl.outer(a, b)`` (``a # b``),
-``tl.contract(e, (m, n), ...)`` (``e . [[m n] ...]``), ``tl.transpose(e, (m, n))``
-(``e ^ [m n]``), ``+ - * /`` and unary ``-`` build the model language's operator form,
-and ``tl.kron(A, B, C)(u)`` is the tensor-product operator (A ⊗ B ⊗ C) applied to u,
-CFDlang's interpolation ``(A # B # C # u) . [[2 7] [4 8] [6 9]]``.  Dimensions are
-numbered from 1, as the model language numbers them, so that a builder program and its
-text read the same.
-
-Every node is immutable and knows its shape, so that a shape error surfaces where the
-expression is built (error[shape], with the operator's rule), not at ``build``; a
-node's shape is computed once (an expression may share its operands: ``e + e``).
-:mod:`.lower` makes the outputs a model-language program (its AST), which the model
-language then checks and lowers: the builder produces the same EIN as the text.
+``tl.var``, ``tl.outer`` (``#``), ``tl.contract`` (``.``), ``tl.transpose`` (``^``),
+``+ - * /``, unary ``-`` and ``tl.kron(A, B, C)(u)`` build the model language's operator
+form, dimensions numbered from 1 (docs/einsum.md, "The builder").  Every node is
+immutable and knows its shape, computed once when it is made, so that a shape error
+surfaces where the expression is built (error[shape], with the operator's rule).
 """
 
 from __future__ import annotations

@@ -3,26 +3,14 @@
 The builder's outputs (name -> expression) become a :class:`~..tl.ast.Program`: an
 ``in`` declaration per variable (in order of first use, left to right), an ``out`` one per
 output, one operator-form statement per output.  From there the program is the model
-language's: ``MODEL.check`` applies 000's typing rules by name, ``MODEL.lower`` lowers it
-to EIN (004 §5.1), and the model language's interpreter is the reference.
+language's: its checks, its lowering to EIN (node for node the EIN of the same text) and
+its interpreter as the reference (docs/einsum.md, "The builder", says why not EIN).
 
-Why the model language's AST and not EIN directly: the builder *is* 001 §5's operator
-language, so (1) its EIN comes from the one lowering of operator form
-(``lang/tl/lower.py``) and is the EIN of the same program written as text, node for node;
-(2) the reference interpreter stays the model language's own, evaluating the operators
-by the paper's rules, so comparing it with the compiled targets still checks that
-lowering (EIN's evaluator would check the EIN against itself); (3) the other views work
-as for ``.tl`` programs (``--emit teil``); (4) a program with size names
-(``tl.var("A", ("n", "n"))``) is specialised per binding by the model language, as a
-``.tl`` program with symbolic sizes is (the kernel's source is the printed program).
-
-A subexpression used more than once (the same Python object: ``x = e + e`` doubled
-twenty times is 21 nodes, but 2^20 leaves as a tree) is lowered once, as a temporary:
-``var t1 : [..]`` and ``t1 = e`` before the statements that read it, which read ``t1``.
-An expression used once is written in place, so a program without sharing is exactly
-the program its text would be, unless it is more than :data:`SPILL_DEPTH` operators deep:
-its subexpressions at every SPILL_DEPTH levels are temporaries too.  Every walk here is iterative and over the nodes (not
-the paths), and no state outlives a call (building from many threads at once is safe).
+A subexpression used more than once (the same Python object) is lowered once, as a
+temporary (``var t1 : [..]`` and ``t1 = e`` before the statements that read ``t1``), and
+so is every subexpression :data:`SPILL_DEPTH` operators below another; anything else is
+written in place.  Every walk is iterative and over the nodes (not the paths), and no
+state outlives a call (building from many threads at once is safe).
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Parser for ``.cfd`` files: the CFDlang dialect (``cfd.lark``) to the model language's AST.
 
-The public CFDlang compiler writes the model language of paper 000 slightly differently
-(SPEC section 1, docs/cfdlang.md).  This front end reads its programs unchanged and
-produces :class:`tensorlang.syntax.ast.Program` with spans into the ``.cfd`` text, so
-that the one type checker gives the same error codes, rules and positions as for the
-model language.  What the model language has no words for is resolved here:
-
-* ``type NAME : [dims]`` aliases become plain types in the declarations, symbolic
-  sizes (``[n n n]``) stay symbols until bound (``--param n=5`` or the inputs' shapes);
-* ``var input`` / ``var output`` (repeatable, in any order) become ``in``, ``out`` or
-  ``inout``;
-* 0-based dimension lists become the model's 1-based pairs: ``x . [[0 6] [2 7]]`` is the
-  grouped contraction ``x . [[1 7] [3 8]]`` (t-contr-group: all pairs name dimensions of
-  x before any is removed), ``x ^ [[0 1] [2 3]]`` is ``(x ^ [1 2]) ^ [3 4]``;
-* ``x . y`` between two tensors contracts the last dimension of x with the first of y:
-  ``(x # y) . [r r+1]`` with r the rank of x;
-* ``[a b c]`` stacks equal-shaped operands along a new leading dimension (t-stack).
+The public CFDlang compiler writes the model language of paper 000 slightly differently.
+This front end reads its programs unchanged into :class:`tensorlang.lang.tl.ast.Program`
+with spans into the ``.cfd`` text, so that the one type checker gives the same error
+codes, rules and positions as for the model language.  What the model language has no
+words for (type aliases, repeatable ``input``/``output``, 0-based dimension lists,
+``x . y`` between two tensors, stacking ``[a b c]``) is resolved here, as the table of
+docs/cfdlang.md says.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """einsum strings as a front end: numpy's notation for 004's EIN statements.
 
-``subscripts`` reads numpy.einsum's subscripts against the operands' shapes (every rule
-numpy has: implicit and explicit output, diagonals, ``...`` broadcasting, size-1
-broadcasting, the interleaved sublist form) into a :class:`~.subscripts.Spec`; ``lower``
-builds the Spec's EIN program directly (one statement, ``Res = sum ... T0 * T1 ...``),
-which from there is an EIN program as any other (``lang/ein_built``: checked by reading its
-declarations, lowered as it is, interpreted by EIN's evaluator, printed in index form).
-No model-language text is written or parsed.  The Python surface (``tl.einsum``,
-``tl.contract_expression``, ``tl.einsum_path``, the cache) is ``tensorlang.einsum_api``,
-above the compiler.
+``subscripts`` reads numpy.einsum's subscripts against the operands' shapes into a
+:class:`~.subscripts.Spec`; ``lower`` builds its EIN program directly, which is from
+there an EIN program as any other (``lang/ein_built``).  The Python surface
+(``tl.einsum``, ``tl.contract_expression``, ``tl.einsum_path``) is ``tensorlang.einsum_api``.
 """
 
 from __future__ import annotations

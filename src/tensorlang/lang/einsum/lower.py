@@ -1,20 +1,11 @@
-"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly: 004's statement, built
-as :mod:`tensorlang.ein.ir` values (no model-language text, no parser).
-
-``ij,jk->ik`` over a [2 3] and a [3 4] operand is::
-
-    in var T0 : [2 3]
-    in var T1 : [3 4]
-    out var Res : [2 4]
-    Res[i,k] = sum(j) T0[i,j] * T1[j,k]
-
-A letter is its own index name; a broadcast dimension ``...`` gets ``z0``, ``z1``, ...
-(two characters, so it can never meet a letter); a dimension of size 1 that broadcasts
-is read at its one position (``T0[i,1]``); a repeated letter is a diagonal
-(``T0[i,i]``).  The product of the operands is nested to the left (``(T0 * T1) * T2``)
-and one Σ binds every summed label in order of first use: node for node the EIN that the
-model language lowers that text to (tests/lang/einsum/test_lower.py checks it over
-generated Specs); beyond :data:`LEFT_DEEP_MAX` operands, a balanced tree (depth log2).
+"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly (no model-language text):
+``ij,jk->ik`` over a [2 3] and a [3 4] operand is ``Res[i,k] = sum(j) T0[i,j] * T1[j,k]``
+(docs/einsum.md).  A letter is its own index name; a broadcast dimension ``...`` gets
+``z0``, ``z1``, ... (never a letter); a dimension of size 1 that broadcasts is read at its
+one position; a repeated letter is a diagonal.  The product nests to the left and one Σ
+binds every summed label in order of first use: node for node the EIN that the model
+language lowers that text to (tests/lang/einsum/test_lower.py); beyond
+:data:`LEFT_DEEP_MAX` operands, a balanced tree (depth log2).
 """
 
 from __future__ import annotations

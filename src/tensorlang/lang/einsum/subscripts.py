@@ -1,22 +1,11 @@
 """numpy.einsum's subscripts, read against the operands' shapes: a :class:`Spec`.
 
-The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``), restated:
-
-* labels are ASCII letters; spaces are ignored; ``,`` separates the operands' terms and
-  ``->`` starts the output; ``...`` (once per term) stands for the dimensions the letters
-  do not name, broadcast across operands right-aligned as numpy broadcasts;
-* a letter repeated inside one term takes a diagonal (its dimensions must agree);
-* a letter's dimensions agree across operands, or are 1 and broadcast;
-* implicit mode (no ``->``): the output is the broadcast dimensions, then every letter
-  that occurs exactly once, in ASCII order (upper case before lower case);
-* explicit mode: output letters occur in some input, at most once each; broadcast
-  dimensions need a ``...`` in the output.
-
-Violations raise :class:`EinsumError`, which is a ``ValueError`` (as numpy raises) and a
-:class:`~tensorlang.errors.TensorLangError` (error[input]) with a message that names the
-term and the dimension.  The interleaved form ``einsum(op, [0, 1], op, [1, 2], [0, 2])``
-is turned into a subscripts string by :func:`from_sublists` (numpy's mapping: 0..25 are
-``A..Z``, 26..51 are ``a..z``).
+The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``; docs/einsum.md lists
+them): implicit and explicit output, diagonals, ``...`` broadcast right-aligned, size-1
+broadcasting.  Violations raise :class:`EinsumError`, a ``ValueError`` (as numpy raises)
+and a :class:`~tensorlang.errors.TensorLangError` (error[input]) whose message names the
+term and the dimension.  :func:`from_sublists` turns the interleaved form into subscripts
+(numpy's mapping: 0..25 are ``A..Z``, 26..51 are ``a..z``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""Converters between TeIL and the model language, for the operators both have.
-
-TeIL -> model language (``tensorlang compile prog.teil --emit tl``): a statement that
-uses only operators with an operator-form counterpart (add ``+``, mul ``*``, prod ``#``,
-transp ``^``, contr ``.``) becomes an operator-form statement; any other statement (the
-reductions, diag, expa, proj) becomes an index-form statement, the statement's EIN.
-Every TeIL program therefore has a model-language equivalent.
-
-Model language -> TeIL (``--emit teil``): operator-form statements whose operators all
-have a TeIL form (``#`` prod, ``^`` transp, ``.`` contr, ``+`` add, ``*`` mul with a
-scalar on either side).  ``-``, ``/``, unary minus, number literals, functions and
-index-form statements have none: error[backend] names the first such operator at its
-span.  A group contraction ``e . [[m1 n1] [m2 n2]]`` becomes nested ``contr`` whose
-dimension numbers account for the dimensions already removed.
+"""Converters between TeIL and the model language, for the operators both have
+(``--emit tl`` of a TeIL program, ``--emit teil`` and ``--emit core`` of a model-language
+one).  docs/teil.md, "Converters", says which statements become operator form, which
+index form, and which operators have no TeIL form (error[backend] at their span).
 """
 
 from __future__ import annotations

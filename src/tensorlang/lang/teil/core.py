@@ -1,15 +1,9 @@
 """Core-TeIL (paper 001 section 4, Figure 12): the check and the rewriter into it.
 
-In Core-TeIL ``transp i e`` swaps the adjacent dimensions i and i+1, and ``red+``
-(``red*``, ``redmax``, ``redmin``), ``diag``, ``expa n`` and ``proj m`` act on the first
-dimension (the first two for diag) and take no dimension argument; ``add``, ``mul`` and
-``prod`` are as in full TeIL.  ``contr`` is full-TeIL notation (001 eq. (6)).
-
 :func:`check_core` rejects every operator written with full TeIL's dimension arguments
 (error[syntax]: Core-TeIL's grammar has none), naming the Core rule it should follow.
-:func:`to_core` rewrites full TeIL into Core-TeIL as 001 §4.1 says: "by pre- and
-post-composing any of these operations with suitable sequences of transpositions" of
-adjacent dimensions.
+:func:`to_core` rewrites full TeIL into Core-TeIL by pre- and post-composing each
+operator with adjacent transpositions (001 §4.1; docs/teil.md, "Core-TeIL").
 """
 
 from __future__ import annotations

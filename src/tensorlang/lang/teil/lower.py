@@ -1,27 +1,12 @@
 """Lowering TeIL to EIN: every TeIL operator is index notation over fresh indices.
 
-Asked for the EIN expression of ``e`` at index list α (one index per dimension of e's
-type), each operator reads off Figure 6 of 001 which index list its operand is needed
-at:
-
-* ``add e0 e1`` at α       -> e0[α] + e1[α]; ``mul`` likewise, a scalar e0 taking no indices
-* ``prod e0 e1`` at α0#α1  -> e0[α0] * e1[α1]
-* ``red+ i e`` at α        -> sum(k) e[α1..α_{i-1}, k, α_i..]  (red* / redmax / redmin: EIN Reduce)
-* ``transp i0 i1 e`` at α  -> e at α with α_{i0}, α_{i1} swapped
-* ``diag i0 i1 e`` at α    -> e[α1..α_{i1-1}, α_{i0}, α_{i1}..]   (an index repeats)
-* ``expa i n e`` at α      -> e[α without α_i]                      (α_i broadcasts)
-* ``proj i m e`` at α      -> e[α1..α_{i-1}, m, α_i..]              (a fixed position)
-* ``contr i0 i1 e``        -> red+ i0 (diag i0 i1 e)                 (001 eq. (6))
-
-so Figure 7's ``C = red+ 2 (diag 2 3 (prod A B))`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.
-
-A reduction over a dimension its operand does not depend on (``red+ i (expa i n e)``)
-would bind an index that indexes nothing, which index notation cannot print back (its
-extent could not be inferred); it is lowered by 001's equation (5) and its analogues
-instead: Σ is n · e, max and min are e, the product is e multiplied n times.  EIN has
-no power operator, so that product is n copies of e (a balanced tree of products): at
-most :data:`MAX_PRODUCT_NODES` nodes in all, beyond which it is error[too-large] at the
-reduction (a huge n used to exhaust memory or the nesting bound).
+Asked for the EIN expression of ``e`` at an index list α (one index per dimension of
+e's type), each operator reads off 001 Figure 6 which index list its operand is needed
+at (docs/teil.md, "Lowering to EIN"), so Figure 7's ``C = red+ 2 (diag 2 3 (prod A B))``
+becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  A reduction over a dimension its operand
+does not depend on (``red+ i (expa i n e)``) is lowered by 001's equation (5) and its
+analogues instead (docs/teil.md, "Decisions where the paper is silent"); its product
+form is n copies of e, at most :data:`MAX_PRODUCT_NODES` nodes.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """TeIL's evaluation semantics, transcribed from paper 001 Figure 6 (and Figure 9).
 
-``[[e]] Γ μ ī`` is a number for every index list ī within e's type.  Here each
-expression is tabulated over its whole type at once: the table of an operator is built
-from its operands' tables by evaluating, for all index lists ī of the result
-together, exactly the right-hand side of its equation in Figure 6, e.g. for diag
-
-    [[diag i0 i1 e]] [j1..j_{i1-1}, j_{i1}..jk] = [[e]] [j1..j_{i1-1}, j_{i0}, j_{i1}..jk]
-
-is ``gather(E, result_indices[:i1-1] + [result_indices[i0-1]] + result_indices[i1-1:])``.
-Reductions fold the slices m = 1..n one after the other, as the Σ of Figure 6 reads.
-This is the reference for TeIL, the ``interp`` back end of a ``.teil`` program and the
-oracle its lowering to EIN is tested against; it is never optimized.
-
-⊥ is NaN and stays NaN through every operation (max and min included).
+Each expression is tabulated over its whole type at once: an operator's table is the
+right-hand side of its equation evaluated at all index lists of the result together
+(``diag i0 i1 e`` is ``e`` gathered at ``j[:i1-1] + [j[i0-1]] + j[i1-1:]``), and
+reductions fold the slices m = 1..n one after the other, as Figure 6's Σ reads.  This
+is the reference for TeIL and the oracle its lowering is tested against; it is never
+optimized.  ⊥ is NaN and stays NaN through every operation (max and min included).
 """
 
 from __future__ import annotations

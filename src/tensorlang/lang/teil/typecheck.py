@@ -1,19 +1,10 @@
 """Typing of TeIL programs: the rules of paper 001 Figure 8 (and Figure 12), by name.
 
-* Expressions: T-Var, T-Paren, T-Add, T-Mul, T-SMul, T-Prod, T-Red+ (and T-Red*,
-  T-Redmax, T-Redmin, "defined analogously", 001 §3.3), T-Transp, T-Diag, T-Expa, T-Proj.
-  ``contr i0 i1 e`` is ``red+ i0 (diag i0 i1 e)`` (001 eq. (6)), so its premises are
-  T-Diag's.  An operator written in Core-TeIL's form is typed by its Core rule
-  (T-Transp^core, ...), which is the full rule at fixed dimensions (``ast.full_params``).
-* Statements and programs: OK-Stmt, OK-Seq, OK-Prog; the allocations form Γ_allocs and
-  a name may be allocated once (001 §3.2).
-* Qualifiers (SPEC section 2: ``in``/``out``/``inout`` before ``alloc``) mean what they
-  mean in the model language (000 §5): read-only inputs, ``uninit`` reads.
-
-Decisions where Figure 8 is silent (docs/teil.md): the rules' "..." place i0 before i1
-in T-Diag, so ``diag`` and ``contr`` need ``i0 < i1``; ``transp i i`` is the identity;
-an ``expa`` extent must be positive (extents are Nat, 001 §3.1); ``mul`` takes a scalar
-on the left only (T-SMul), as the paper's rule and Figure 6 do.
+T-Var, T-Paren, T-Add, T-Mul, T-SMul, T-Prod, T-Red+ (and its analogues), T-Transp,
+T-Diag, T-Expa and T-Proj for expressions (``contr`` has T-Diag's premises, 001 eq. (6);
+an operator in Core-TeIL's form is typed by its Core rule, T-Transp^core, ...);
+OK-Stmt, OK-Seq and OK-Prog for programs, qualifiers as in the model language.  The
+decisions where Figure 8 is silent are in docs/teil.md.
 """
 
 from __future__ import annotations

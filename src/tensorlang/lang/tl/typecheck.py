@@ -1,25 +1,15 @@
 """Typing of model-language programs: the rules of paper 000, by name.
 
-* Figure 7, context formation: ``s-empty``, ``s-var`` (no redeclaration), and Figure 8's
-  ``ok-prog``/``ok-seq``: shared with TeIL, in :mod:`tensorlang.semantics.types`.
-* Figure 8, well-formed statements: ``ok-stmt``.
-* Figure 9, expression typing: ``t-var``, ``t-paren``, ``t-prod``, ``t-trans``,
-  ``t-contr``, ``t-elem``, ``t-smul``, ``t-sdiv``.
-* SPEC extensions: number literals (``t-num``, type ``[]``), unary minus (``t-neg``),
-  elementwise functions (``t-fn``), scalar on the right of ``*`` (``t-smul-right``),
-  grouped contraction (``t-contr-group``: every pair names dimensions of the operand
-  before any is removed).
-* Section 5 of 000, qualifiers: ``in`` variables are read-only and initialised, reading a
-  variable before it is assigned is ``uninit``, an ``out`` never assigned is ``uninit``.
-* Index form (SPEC section 3): extents inferred from plain uses (``index-extent``), no
-  implicit summation (``free-index``), distinct left indices (``repeated-index``), fixed
-  positions inside their dimension (``t-access``), the direct sum and vec of paper 003
-  (``t-concat``, ``t-vec``), and affine indices (``u[i+1]``) whose
-  range over the box of their variables stays inside the dimension they index
-  (``t-access-affine``): no access can leave its tensor.
-* Symbolic sizes (``[n m]``, :mod:`tensorlang.semantics.sizes`): every rule compares
-  extents as written, so ``n`` equals only ``n``; the range conditions of ``t-access``
-  and ``t-access-affine`` on a symbolic dimension are checked when the sizes are bound.
+Figure 9's expression rules (t-var, t-paren, t-prod, t-trans, t-contr, t-elem, t-smul,
+t-sdiv) and SPEC's extensions: number literals (t-num, type ``[]``), unary minus
+(t-neg), elementwise functions (t-fn), a scalar on the right of ``*`` (t-smul-right),
+grouped contraction (t-contr-group), stacking, the direct sum and vec of paper 003
+(t-stack, t-concat, t-vec); Figure 8's ok-stmt (ok-prog, ok-seq and s-var are shared
+with TeIL in :mod:`tensorlang.semantics.types`); 000 §5's qualifiers (``read-only``,
+``uninit``); index form (SPEC section 3: index-extent, free-index, repeated-index,
+t-access and t-access-affine, so that no access can leave its tensor).  Symbolic sizes
+compare as written (``n`` equals only ``n``); range conditions on them are checked when
+the sizes are bound.  docs/language.md and docs/errors.md describe the rules.
 
 A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
 """
