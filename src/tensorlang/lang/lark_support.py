@@ -226,11 +226,8 @@ def check_depth(stmts, children: Callable) -> None:
         while stack:
             node, depth = stack.pop()
             if depth > MAX_DEPTH:
-                raise error(
-                    "too-large",
-                    f"the expression is nested more than {MAX_DEPTH} operators deep; split it into several statements",
-                    stmt.span,
-                )
+                raise error("too-large", f"the expression is nested more than {MAX_DEPTH} operators deep; split it "
+                            "into several statements", stmt.span)
             stack.extend((child, depth + 1) for child in children(node))
 
 

@@ -87,11 +87,7 @@ def _list_of_lists(e) -> bool:
 def _pair(lst: ast.Stack, what: str) -> ast.Pair:
     """A 0-based dimension list ``[m n]`` as the model's 1-based pair."""
     if len(lst.items) != 2:
-        raise error(
-            "syntax",
-            f"a {what} list names two dimensions, [m n]; this one names {len(lst.items)}",
-            lst.span,
-        )
+        raise error("syntax", f"a {what} list names two dimensions, [m n]; this one names {len(lst.items)}", lst.span)
     m, n = (lark_support.integer(i.text, i.span) for i in lst.items if isinstance(i, ast.Number))
     return ast.Pair(m + 1, n + 1, lst.span)
 
@@ -127,12 +123,8 @@ class _ToAst(OperatorForm):
         return tok
 
     def elem_directive(self, kw, bracket, count, position):
-        raise error(
-            "syntax",
-            "the 'elem' directive of the public CFDlang compiler (loops over elements) is not "
-            "supported; give the element dimension in the variables' types instead",
-            _cover(kw, position),
-        )
+        raise error("syntax", "the 'elem' directive of the public CFDlang compiler (loops over elements) is not "
+                    "supported; give the element dimension in the variables' types instead", _cover(kw, position))
 
     # ------------------------------------------------------------ statements
     def stmt(self, name, _eq, expr):
@@ -153,11 +145,8 @@ class _ToAst(OperatorForm):
 
     def transpose(self, left, caret, right):
         if not _list_of_lists(right):
-            raise error(
-                "syntax",
-                "the right side of '^' must be a list of dimension pairs, such as [[0 1]]",
-                right.span,
-            )
+            raise error("syntax", "the right side of '^' must be a list of dimension pairs, such as [[0 1]]",
+                        right.span)
         if not right.items:
             raise error("syntax", "a transposition needs at least one pair of dimensions: x ^ [[m n]]", right.span)
         # the pairs are applied one after the other, as CFDlang's type checker does;
@@ -241,13 +230,8 @@ class _Resolver:
         name = str(d.name)
         first = self.types.get(name, (None, None))[1] or (self.vars.get(name) if d.kind == "type" else None)
         if first is not None:
-            raise error(
-                "redeclared",
-                f"{name!r} is declared twice (first declared at line {first.line}); "
-                "types and variables share one name space",
-                _tok_span(d.name),
-                "s-var",
-            )
+            raise error("redeclared", f"{name!r} is declared twice (first declared at line {first.line}); "
+                        "types and variables share one name space", _tok_span(d.name), "s-var")
         shape = self.shape(d.type_expr)
         if d.kind == "type":
             self.types[name] = (shape, d.name)
@@ -294,13 +278,9 @@ class _Resolver:
         rank = len(type_of(left, self.shapes))  # raises the checker's own errors
         for side, operand in (("left", left), ("right", right)):
             if side == "left" and rank == 0 or side == "right" and type_of(operand, self.shapes) == ():
-                raise error(
-                    "dim-range",
-                    f"'.' between two tensors contracts the last dimension of the left operand with the "
-                    f"first of the right one, but the {side} operand is a scalar",
-                    operand.span,
-                    "t-contr",
-                )
+                raise error("dim-range",
+                            f"'.' between two tensors contracts the last dimension of the left operand with the "
+                            f"first of the right one, but the {side} operand is a scalar", operand.span, "t-contr")
         return ast.Contract(ast.Outer(left, right, e.span), (ast.Pair(rank, rank + 1, e.span),), False, e.span)
 
 

@@ -103,12 +103,10 @@ class _Lowering:
             if op in ("max", "min"):
                 return body
             if extent * ir.size(body) > MAX_PRODUCT_NODES:
-                raise error(
-                    "too-large",
-                    f"{e.op} over an expanded dimension of extent {extent} multiplies {extent} copies of its "
-                    f"operand, more than tensorlang lowers ({MAX_PRODUCT_NODES} nodes); use a smaller extent",
-                    e.head_span,
-                )
+                raise error("too-large",
+                            f"{e.op} over an expanded dimension of extent {extent} multiplies {extent} copies of its "
+                            f"operand, more than tensorlang lowers ({MAX_PRODUCT_NODES} nodes); use a smaller extent",
+                            e.head_span)
             return _power(body, extent)
         if op == "+":
             return ir.Sum(Domain(((k, extent),)), body)

@@ -66,11 +66,8 @@ class _ToAst(Transformer):
         full, core = ast.FULL_ARITY[word], ast.CORE_ARITY.get(word)
         if len(ints) not in (full, core):
             forms = f"{full}" + (f" (full TeIL) or {core} (Core-TeIL)" if core is not None else "")
-            raise error(
-                "syntax",
-                f"{word} takes {forms} integer argument{'s' if full != 1 else ''} before its operand, got {len(ints)}",
-                head,
-            )
+            raise error("syntax", f"{word} takes {forms} integer argument{'s' if full != 1 else ''} before its "
+                        f"operand, got {len(ints)}", head)
         return ast.Op(word, tuple(lark_support.integer(t) for t in ints), (operand,), _cover(op, operand), head,
                       tuple(_tok_span(t) for t in ints))
 

@@ -54,12 +54,8 @@ def _dim(e: ast.Op, n: int, value: int, rank: int, what: str, extra: int = 0) ->
     top = rank + extra
     if not 1 <= value <= top:
         allowed = f"1..{top}" if top else "none: the operand is a scalar"
-        raise error(
-            "dim-range",
-            f"{e.op} {what} {value}, but the operand has rank {rank} (allowed: {allowed})",
-            e.param_span(n),
-            rule_of(e),
-        )
+        raise error("dim-range", f"{e.op} {what} {value}, but the operand has rank {rank} (allowed: {allowed})",
+                    e.param_span(n), rule_of(e))
 
 
 def op_type(e: ast.Op, operands: list[Shape]) -> Shape:
@@ -108,21 +104,12 @@ def _op_type(e: ast.Op, operands: list[Shape]) -> Shape:
         for n, d in enumerate(p):
             _dim(e, n, d, rank, "names dimension")
         if i0 >= i1:
-            raise error(
-                "dim-range",
-                f"{e.op} {i0} {i1}: the first dimension must come before the second (write {e.op} {i1} {i0})"
-                if i0 > i1 else f"{e.op} needs two different dimensions, got {i0} twice",
-                e.head_span,
-                rule,
-            )
+            raise error("dim-range",
+                        f"{e.op} {i0} {i1}: the first dimension must come before the second (write {e.op} {i1} {i0})"
+                        if i0 > i1 else f"{e.op} needs two different dimensions, got {i0} twice", e.head_span, rule)
         if shape[i0 - 1] != shape[i1 - 1]:
-            raise error(
-                "shape",
-                f"{e.op} {i0} {i1}: dimensions {i0} and {i1} of {show(shape)} have different extents "
-                f"{shape[i0 - 1]} and {shape[i1 - 1]}",
-                e.head_span,
-                rule,
-            )
+            raise error("shape", f"{e.op} {i0} {i1}: dimensions {i0} and {i1} of {show(shape)} have different extents "
+                        f"{shape[i0 - 1]} and {shape[i1 - 1]}", e.head_span, rule)
         diag = shape[: i1 - 1] + shape[i1:]
         return diag[: i0 - 1] + diag[i0:] if e.op == "contr" else diag
     if e.op == "expa":  # T-Expa: a dimension of extent n inserted at position i
@@ -136,12 +123,8 @@ def _op_type(e: ast.Op, operands: list[Shape]) -> Shape:
         i, m = p
         _dim(e, 0, i, rank, "projects dimension")
         if m < 1 or not isinstance(shape[i - 1], Sym) and m > shape[i - 1]:  # a symbol: checked once bound
-            raise error(
-                "dim-range",
-                f"proj {i} {m}: position {m} is outside dimension {i} of {show(shape)}, which has extent {shape[i - 1]}",
-                e.param_span(len(e.params) - 1),
-                rule,
-            )
+            raise error("dim-range", f"proj {i} {m}: position {m} is outside dimension {i} of {show(shape)}, which "
+                        f"has extent {shape[i - 1]}", e.param_span(len(e.params) - 1), rule)
         return shape[: i - 1] + shape[i:]
     raise TypeError(f"not a TeIL operator: {e.op!r}")  # pragma: no cover
 

@@ -249,11 +249,8 @@ class _ToAst(OperatorForm):
 
     def ireduce_(self, word, *rest):
         if str(word) not in ast.REDUCTIONS:
-            raise error(
-                "syntax",
-                f"unknown reduction {str(word)!r}; index form has sum, {', '.join(ast.REDUCTIONS)}",
-                _tok_span(word),
-            )
+            raise error("syntax", f"unknown reduction {str(word)!r}; index form has sum, {', '.join(ast.REDUCTIONS)}",
+                        _tok_span(word))
         body = rest[-1]
         return ast.Reduce(str(word), self._indices(rest[:-1]), body, _cover(word, body))
 

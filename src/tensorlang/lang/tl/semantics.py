@@ -143,12 +143,9 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
     """
     rank = len(scope)
     if rank > MAX_INDEX_VARIABLES:
-        raise error(
-            "too-large",
-            f"the reference interpreter evaluates at most {MAX_INDEX_VARIABLES} index variables at once "
-            f"(numpy's limit on dimensions); this expression has {rank} in scope",
-            e.span,
-        )
+        raise error("too-large",
+                    f"the reference interpreter evaluates at most {MAX_INDEX_VARIABLES} index variables at once "
+                    f"(numpy's limit on dimensions); this expression has {rank} in scope", e.span)
     axis = {name: a for a, (name, _) in enumerate(scope)}
 
     def values(name: str) -> np.ndarray:

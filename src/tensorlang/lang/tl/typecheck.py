@@ -95,13 +95,8 @@ def _t_stack(e: ast.Stack, types: list[Shape]) -> Shape:
         raise error("syntax", "a stack needs at least one operand", e.span, "t-stack")
     for item, shape in zip(e.items[1:], types[1:]):
         if shape != types[0]:
-            raise error(
-                "shape",
-                f"stacked operands must have equal types: the first has type {show(types[0])}, "
-                f"this one {show(shape)}",
-                item.span or e.span,
-                "t-stack",
-            )
+            raise error("shape", f"stacked operands must have equal types: the first has type {show(types[0])}, "
+                        f"this one {show(shape)}", item.span or e.span, "t-stack")
     return (len(types),) + types[0]
 
 
@@ -146,13 +141,9 @@ def _check_dim(d: int, shape: Shape, pair: ast.Pair, rule: str, what: str) -> No
     if not 1 <= d <= len(shape):
         rank = len(shape)
         allowed = f"{_dim(1)}..{_dim(rank)}" if rank else "none: the operand is a scalar"
-        raise error(
-            "dim-range",
-            f"{what} names dimension {_dim(d)}, but the operand has type {show(shape)} of rank {rank} (dimensions {allowed})"
-            + ("; dimensions are numbered from 1 here, not from 0 as in numpy" if d == 0 and _dim(1) == 1 else ""),
-            pair.span,
-            rule,
-        )
+        numpy = "; dimensions are numbered from 1 here, not from 0 as in numpy" if d == 0 and _dim(1) == 1 else ""
+        raise error("dim-range", f"{what} names dimension {_dim(d)}, but the operand has type {show(shape)} of rank "
+                    f"{rank} (dimensions {allowed}){numpy}", pair.span, rule)
 
 
 def _t_trans(e: ast.Transpose, shape: Shape) -> Shape:
@@ -177,21 +168,13 @@ def _t_contr(e: ast.Contract, shape: Shape) -> Shape:
             raise error("dim-range", f"a contraction pair needs two different dimensions, got [{_dim(m)} {_dim(n)}]", pair.span, rule)
         for d in (m, n):
             if d in used:
-                raise error(
-                    "dim-range",
-                    f"dimension {_dim(d)} appears in two pairs of one contraction group",
-                    pair.span,
-                    rule,
-                )
+                raise error("dim-range", f"dimension {_dim(d)} appears in two pairs of one contraction group",
+                            pair.span, rule)
             used[d] = pair
         if shape[m - 1] != shape[n - 1]:
-            raise error(
-                "shape",
-                f"contracted dimensions {_dim(m)} and {_dim(n)} of {show(shape)} have different extents "
-                f"{shape[m - 1]} and {shape[n - 1]}",
-                pair.span,
-                rule,
-            )
+            raise error("shape",
+                        f"contracted dimensions {_dim(m)} and {_dim(n)} of {show(shape)} have different extents "
+                        f"{shape[m - 1]} and {shape[n - 1]}", pair.span, rule)
     return tuple(d for i, d in enumerate(shape, start=1) if i not in used)
 
 
@@ -256,12 +239,9 @@ def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
     if isinstance(stmt, ast.IndexAssign):
         check_index_stmt(stmt, gamma)
     elif (actual := type_of(stmt.expr, gamma)) != expected:
-        raise error(
-            "assign-shape",
-            f"{stmt.target!r} has type {show(expected)} but the right side has type {show(actual)}",
-            stmt.target_span,
-            "ok-stmt",
-        )
+        raise error("assign-shape",
+                    f"{stmt.target!r} has type {show(expected)} but the right side has type {show(actual)}",
+                    stmt.target_span, "ok-stmt")
     if gamma.quals[stmt.target] == "in":
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
 
@@ -283,12 +263,9 @@ class _Binding:
         if self.extent is None:
             self.extent, self.origin = extent, where
         elif self.extent != extent:
-            raise error(
-                "index-extent",
-                f"index {self.name!r} ranges over {extent} in {where} but over {self.extent} in {self.origin}",
-                span,
-                "index-extent",
-            )
+            raise error("index-extent",
+                        f"index {self.name!r} ranges over {extent} in {where} but over {self.extent} in {self.origin}",
+                        span, "index-extent")
 
 
 def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
@@ -299,18 +276,11 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     for position, (ref, extent) in enumerate(zip(stmt.indices, shape), start=1):
         name = ref.value
         if isinstance(name, Affine):
-            raise error(
-                "syntax",
-                f"the left side takes index variables only, not the affine index {name} "
-                "(a statement assigns its whole target; shift the right side's indices instead)",
-                ref.span,
-            )
+            raise error("syntax", f"the left side takes index variables only, not the affine index {name} "
+                        "(a statement assigns its whole target; shift the right side's indices instead)", ref.span)
         if not isinstance(name, str):
-            raise error(
-                "syntax",
-                "the left side needs an index variable for every dimension (a statement assigns a whole tensor)",
-                ref.span,
-            )
+            raise error("syntax", "the left side needs an index variable for every dimension (a statement assigns "
+                        "a whole tensor)", ref.span)
         if name in scope:
             raise error("repeated-index", f"index {name!r} appears twice on the left side", ref.span, "repeated-index")
         scope[name] = _Binding(name, ref.span)
@@ -325,22 +295,17 @@ def _check_rank(name: str, shape: Shape, indices, given: str, span: Span | None)
     """t-access: a variable takes exactly one index per dimension."""
     if len(indices) != len(shape):
         count = f"{len(indices)} ind{'ex' if len(indices) == 1 else 'ices'}"
-        raise error(
-            "shape", f"{name!r} has type {show(shape)} of rank {len(shape)} but {given} {count}", span, "t-access"
-        )
+        raise error("shape", f"{name!r} has type {show(shape)} of rank {len(shape)} but {given} {count}", span,
+                    "t-access")
 
 
 def _bound(name: str, ref: ast.IndexRef, scope: dict[str, _Binding]) -> _Binding:
     """The binding of an index variable used at ``ref``: free-index if there is none."""
     if name not in scope:
         inside = f" (in {ref.value})" if ref.is_affine else ""
-        raise error(
-            "free-index",
-            f"index {name!r}{inside} is not bound: it is not on the left side and no sum({name}) encloses it "
-            "(there is no implicit summation)",
-            ref.span,
-            "free-index",
-        )
+        raise error("free-index",
+                    f"index {name!r}{inside} is not bound: it is not on the left side and no sum({name}) encloses it "
+                    "(there is no implicit summation)", ref.span, "free-index")
     return scope[name]
 
 
@@ -394,12 +359,8 @@ def _check_affine(ref: ast.IndexRef, value: Affine, bindings: dict[str, _Binding
         raise error("too-large", f"index {value} uses numbers of 2^62 or more", ref.span, "t-access-affine")
     ranges = ", ".join(f"{name} in 1..{n}" for name, n in extents.items())
     inside = f"{where}, which has extent {extent}" if extent is not None else f"{where}, whose positions start at 1"
-    raise error(
-        "dim-range",
-        f"index {value} reaches positions {lo}..{hi} (for {ranges}), outside {inside}",
-        ref.span,
-        "t-access-affine",
-    )
+    raise error("dim-range", f"index {value} reaches positions {lo}..{hi} (for {ranges}), outside {inside}", ref.span,
+                "t-access-affine")
 
 
 def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, Shape],
@@ -413,13 +374,9 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
             _use(ref, extent, f"dimension {position} of {e.name!r}", scope, pending)
     elif isinstance(e, ast.Var):
         if shapes[e.name] != ():
-            raise error(
-                "shape",
-                f"{e.name!r} has type {show(shapes[e.name])}; in index form a tensor needs its indices, "
-                f"e.g. {e.name}[{', '.join('ijkl'[:len(shapes[e.name])] or '')}]",
-                e.span,
-                "t-access",
-            )
+            raise error("shape",
+                        f"{e.name!r} has type {show(shapes[e.name])}; in index form a tensor needs its indices, "
+                        f"e.g. {e.name}[{', '.join('ijkl'[:len(shapes[e.name])] or '')}]", e.span, "t-access")
     elif isinstance(e, ast.Delta):
         for ref in (e.first, e.second):
             value = ref.value
@@ -442,12 +399,9 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
         for ref in e.indices:
             name = ref.variable  # a binder (the grammar's binder: NAME)
             if name in inner:
-                raise error(
-                    "repeated-index",
-                    f"{word}({name}) binds an index that is already bound here; choose another name",
-                    ref.span,
-                    "repeated-index",
-                )
+                raise error("repeated-index",
+                            f"{word}({name}) binds an index that is already bound here; choose another name", ref.span,
+                            "repeated-index")
             inner[name] = _Binding(name, ref.span)
             bound.append(inner[name])
             if ref.extent is not None:  # sum(a:3): the extent as written
@@ -458,13 +412,10 @@ def _check_iexpr(e: ast.Expr, scope: dict[str, _Binding], shapes: Mapping[str, S
             if binding.extent is None:
                 only = (", except inside affine indices, which fix no extent"
                         if binding.affine_uses else "")
-                raise error(
-                    "index-extent",
-                    f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its {word}"
-                    f"{only}; index a tensor with it or write its extent, {word}({binding.name}:N)",
-                    binding.span,
-                    "index-extent",
-                )
+                raise error("index-extent",
+                            f"the extent of {binding.name!r} cannot be inferred: it indexes no tensor inside its {word}"
+                            f"{only}; index a tensor with it or write its extent, {word}({binding.name}:N)",
+                            binding.span, "index-extent")
     elif isinstance(e, ast.Stack):  # [e1, e2, ...][i]: i ranges over the items (t-stack)
         if e.index is None:
             raise error("syntax", "in index form a stack needs its index: [e1, e2][i]", e.span, "t-stack")
