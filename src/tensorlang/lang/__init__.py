@@ -67,12 +67,9 @@ def reader_of(stage: str, language: str) -> str:
 def reads_back(text: str, stage: str, program_language: str) -> str:
     """``text`` (what ``--emit STAGE`` printed for a program in ``program_language``) when
     the front end that reads it (:func:`reader_of`) does, or error[too-large] naming the
-    bound it would pass: parentheses nested more
-    than MAX_NESTING deep or an expression more than MAX_DEPTH operators deep (a 1999-deep
-    right-nested sum prints as ``x + (x + (...))``).  The nesting is counted on the text;
-    the depth only where a line is long enough to reach it (printers write one statement
-    a line, and every node of a parsed expression takes at least one character), by
-    parsing the text as the front end would."""
+    bound it would pass: parentheses nested more than MAX_NESTING deep (counted on the
+    text) or an expression more than MAX_DEPTH operators deep (found by parsing the text,
+    only where a line is long enough: every node of a parsed expression takes a character)."""
     from ..errors import MAX_DEPTH
     from .lark_support import MAX_NESTING, check_nesting
 

@@ -19,6 +19,15 @@ from ...semantics.sizes import Sym
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK
 
 
+def _arithmetic(op: str, reflected: bool = False):
+    """The method for ``self op other`` (``other op self`` where ``reflected``)."""
+    def method(self, other):
+        other = _expr(other)
+        return Binary(op, other, self) if reflected else Binary(op, self, other)
+
+    return method
+
+
 class Expr:
     """An expression of the operator language; ``shape`` is its type."""
 
@@ -55,29 +64,10 @@ class Expr:
         return "".join(out)
 
     # the arithmetic of t-elem, t-smul and t-sdiv
-    def __add__(self, other):
-        return Binary("+", self, _expr(other))
-
-    def __radd__(self, other):
-        return Binary("+", _expr(other), self)
-
-    def __sub__(self, other):
-        return Binary("-", self, _expr(other))
-
-    def __rsub__(self, other):
-        return Binary("-", _expr(other), self)
-
-    def __mul__(self, other):
-        return Binary("*", self, _expr(other))
-
-    def __rmul__(self, other):
-        return Binary("*", _expr(other), self)
-
-    def __truediv__(self, other):
-        return Binary("/", self, _expr(other))
-
-    def __rtruediv__(self, other):
-        return Binary("/", _expr(other), self)
+    __add__, __radd__ = _arithmetic("+"), _arithmetic("+", reflected=True)
+    __sub__, __rsub__ = _arithmetic("-"), _arithmetic("-", reflected=True)
+    __mul__, __rmul__ = _arithmetic("*"), _arithmetic("*", reflected=True)
+    __truediv__, __rtruediv__ = _arithmetic("/"), _arithmetic("/", reflected=True)
 
     def __neg__(self):
         return Neg(self)

@@ -1,24 +1,11 @@
 """Lowering: the AST of either statement form to EIN (004 §5.1, "Translation").
 
-Every model-language operator becomes index notation over fresh index variables:
-
-* ``e1 # e2`` at indices (α, β)          -> e1[α] * e2[β]                 (eq. 9)
-* ``e ^ [m n]`` at α                     -> e at α with α_m, α_n swapped  (eq. 10)
-* ``e . [m n]`` at α                     -> Σ_k e at α with k put at m, n (eq. 11)
-* a group ``e . [[m1 n1] ...]``          -> one Σ over one k per pair
-* ``e1 op e2`` (t-elem) at α             -> e1[α] op e2[α]; a scalar operand takes no indices
-* a stack ``[e1, ..., en]`` at (i, α)     -> Stack(i, (e1 at α, ..., en at α)): item i
-* ``concat(e1, e2)`` at (α, p)           -> Concat(p, (a:n1, b:n2), (e1 at (α, a), e2 at (α, b))):
-  the direct sum, item k where p lies in its piece (003 §3)
-* ``vec(e)``, e of type [.. m n], at (α, p) -> Concat(p, (a1:n, ..., am:n), (e at (α, 1, a1), ...)):
-  the rows of e's last two dimensions one after the other (row-major); at a fixed position
-  p, e at (α, (p-1) div n + 1, (p-1) mod n + 1)
-* number literals, ``-e`` and functions  -> themselves
-
-so that ``C = A # B . [2 3]`` becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form
-statements are EIN already; lowering them drops parentheses and records the extents
-of their sums.  Indices pass through as they are: variables, positions and affine
-indices (``u[i+1]``) alike.
+Every model-language operator becomes index notation over fresh index variables
+(docs/ein.md, "Lowering", has the table; docs/language.md says how the direct sum and
+vec lower to one ``Concat``), so that ``C = A # B . [2 3]`` becomes
+``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form statements are EIN already; lowering
+them drops parentheses and records the extents of their sums.  Indices pass through as
+they are: variables, positions and affine indices (``u[i+1]``) alike.
 """
 
 from __future__ import annotations
