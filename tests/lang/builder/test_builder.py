@@ -56,6 +56,20 @@ def test_arithmetic_transpose_and_several_outputs():
     assert k.ir("ein") == _ein(text)
 
 
+def test_a_number_on_the_left_stays_on_the_left():
+    """``2 - s``, ``1 / s``, ``3 + s`` and ``0.5 * A`` (the reflected methods) keep their
+    operands in the order written: the text's EIN and numpy's values."""
+    A, s = tl.var("A", (2, 2)), tl.var("s", ())
+    k = tl.build({"D": 2 - s, "Q": 1 / s, "P": 3 + s, "M": 0.5 * A}, backend="numpy")
+    text = ("in var s : []\nin var A : [2 2]\nout var D : []\nout var Q : []\nout var P : []\n"
+            "out var M : [2 2]\nD = 2.0 - s\nQ = 1.0 / s\nP = 3.0 + s\nM = 0.5 * A\n")
+    assert k.ir("ein") == _ein(text)
+    a = RNG.standard_normal((2, 2))
+    r = k(A=a, s=np.array(4.0))
+    assert (r["D"], r["Q"], r["P"]) == (-2.0, 0.25, 7.0)
+    np.testing.assert_allclose(r["M"], 0.5 * a)
+
+
 def test_one_expression_or_a_list_and_the_c_target():
     A = tl.var("A", (2, 2))
     k = tl.build(tl.contract(tl.outer(A, A), (2, 3)))
