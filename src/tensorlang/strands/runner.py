@@ -23,6 +23,7 @@ import numbers
 import os
 import sys
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator, Sequence
 
@@ -32,6 +33,42 @@ from .. import limits
 from ..errors import TensorLangError, error
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
+
+
+#: Chooses where strand programs run: ``c`` (or error[backend] before the run), ``interp``, ``auto``
+#: (the default: C where it can, else the interpreter, saying so). docs/diderot.md, "C or the interpreter".
+BACKEND_ENV = "TENSORLANG_STRAND_BACKEND"
+
+
+class InterpreterFallbackWarning(UserWarning):
+    """A strand program ran in the reference interpreter, not in C: C does not support it, no C
+    compiler works here, or the generated C did not compile (a bug).  See :data:`BACKEND_ENV`."""
+
+
+def strand_backend() -> str | None:
+    """The executor :data:`BACKEND_ENV` asks for: "c", "interp", or None (auto)."""
+    value = os.environ.get(BACKEND_ENV, "").strip().lower()
+    if value not in ("", "auto", "c", "interp"):
+        raise error("input", f"{BACKEND_ENV}={value!r}: choose c, interp or auto")
+    return value if value in ("c", "interp") else None
+
+
+def fallback_message(name: str, note: str) -> str:
+    """What a run that fell back to the interpreter tells the user: why (for generated C
+    that did not compile, the compiler's first error line) and whether it was intended."""
+    from ..strand_ir import UNAVAILABLE
+
+    no_compiler = UNAVAILABLE["c"]() if "c" in UNAVAILABLE else None
+    if no_compiler is not None:
+        why = f"as intended where no C compiler works ({no_compiler})"
+    elif "did not compile: " in note:
+        lines = note.split("did not compile: ", 1)[1].split(" | ")
+        first = next((line for line in lines if "error" in line), lines[0])
+        why = f"the generated C did not compile (a bug in tensorlang: please report it): {first.strip()}"
+    else:
+        why = note.removeprefix("the C executor ")
+        why = f"the C executor {why} (docs/diderot-compiled.md lists what runs in C)"
+    return f"{name} ran in the interpreter, not in C: {why}; {BACKEND_ENV}=c makes this an error"
 
 
 class Result(Mapping):
@@ -225,20 +262,38 @@ class StrandRun:
         0: :data:`~.options.DEFAULT_LIMIT`); ``threads``: 1 to 256; ``snapshot=N`` calls
         ``on_snapshot(step, result)`` every N super-steps; ``progress(step, active)``
         after each super-step."""
+        return self._run(inputs, limit, threads, snapshot, on_snapshot, progress,
+                         lambda text: warnings.warn(text, InterpreterFallbackWarning, stacklevel=2))
+
+    def _run(self, inputs: Mapping[str, Any] | None, limit: int | None, threads: int | None, snapshot: int,
+             on_snapshot: Callable[[int, Result], None] | None, progress: Callable[[int, int], None] | None,
+             report: Callable[[str], None]) -> Result:
+        """:meth:`run`; a run that falls back to the interpreter is ``report``-ed once: as
+        soon as ``progress`` first hears from it, else at the end."""
         steps = _count_arg(limit, "limit", 0) or options.DEFAULT_LIMIT
         workers = _count_arg(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = _count_arg(snapshot, "snapshot", 0)
         values = self.values(inputs or {})
+        backend = strand_backend()
+        told: list[str] = []
+
+        def tell() -> None:
+            note = getattr(self.program, "executor_note", None)
+            if note and backend is None and not told:
+                told.append(note)
+                report(fallback_message(self.name, note))
         hook = None
         if on_snapshot is not None:
             def hook(step: int, state) -> None:
                 on_snapshot(step, Result(state, self.program))
         try:
             state = self.program.run(values, limit=steps, snapshot=every, on_snapshot=hook, threads=workers or 1,
-                                     progress=progress)
+                                     progress=None if progress is None else _Telling(progress, tell),
+                                     **({"backend": backend} if backend else {}))
         except MemoryError:
             raise error("too-large", f"the run of {self.name} does not fit in memory (its strands and their state; "
                                      "a smaller grid or image, or TENSORLANG_MAX_BYTES to say the budget)") from None
+        tell()
         return Result(state, self.program)
 
     # ------------------------------------------------------------------ command line
@@ -275,8 +330,8 @@ class StrandRun:
                                    self.grid)
 
         started = time.perf_counter()
-        res = self.run(given, limit=opts.limit, threads=opts.threads, snapshot=opts.snapshot,
-                       on_snapshot=snap if opts.snapshot else None, progress=say)
+        res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
+                        lambda text: say.line(f"tensorlang: note: {text}"))
         seconds = time.perf_counter() - started
         say.done()
         _print_text(res.printed, opts.print_to, out)
@@ -330,6 +385,19 @@ def _print_text(text: str, where: str, out) -> None:
             fh.write(text)
     except OSError as exc:
         raise error("input", f"cannot write the printed output to {where!r}: {exc.strerror or exc}") from None
+
+
+class _Telling:
+    """``progress`` (and its ``within``) calling ``tell`` first: the run knows its executor by then."""
+
+    def __init__(self, progress: Callable[[int, int], None], tell: Callable[[], object]) -> None:
+        self.progress, self.tell = progress, tell
+        if hasattr(progress, "within"):
+            self.within = lambda done, total: (tell(), progress.within(done, total))  # type: ignore[attr-defined]
+
+    def __call__(self, step: int, active: int) -> None:
+        self.tell()
+        self.progress(step, active)
 
 
 class _Progress:
