@@ -38,14 +38,12 @@ from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from . import limits
 from .lang import parse, to_json
-from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
+from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
 from .strands import StrandRun
-
-#: The languages ``--lang`` accepts.
-LANGUAGES = sorted(REGISTRY)
+from .strands.runner import write_text_file
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
@@ -615,11 +613,17 @@ JSON_STAGES = ("ast", "ein", "opt")
 
 
 def cmd_compile(args) -> int:
+    text = _stage_text(args)
+    _out(text) if args.o in (None, "-") else write_text_file(args.o, text)  # UTF-8, as programs are read
+    return 0
+
+
+def _stage_text(args) -> str:
+    """What ``compile`` shows: the program at ``--emit``'s stage, as text or JSON."""
     source, lang = _read_program(args.program, args.lang)
     if args.emit == "ast" and getattr(REGISTRY[lang], "strands", None) is not None:  # a strand program: no kernel
         tree = parse(source, lang, args.params)
-        _out(json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree))
-        return 0
+        return json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
                               fma=args.fma)
@@ -637,14 +641,7 @@ def cmd_compile(args) -> int:
             assert not isinstance(kernel, SymbolicKernel), "its ir() refused ein and opt"
             tree = kernel.ein if args.emit == "ein" else kernel.optimized.program
         text = json.dumps(to_json(tree, "ast" if args.emit == "ast" else "ein", kernel.language.name), indent=1) + "\n"
-    if args.o:
-        try:
-            Path(args.o).write_text(text, encoding="utf-8")  # as programs are read, whatever the locale
-        except OSError as exc:
-            raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
-    else:
-        _out(text)
-    return 0
+    return text
 
 
 # ------------------------------------------------------------------ analyze
@@ -683,6 +680,8 @@ def cmd_analyze(args) -> int:
     if getattr(args, "plot", None):
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
+        if Path(args.plot).is_fifo():  # savefig would wait for a reader
+            raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
         from .analysis.structure_plot import plot_structure
         plot_structure(kernel.ein, args.plot)
     return 0
@@ -771,7 +770,7 @@ def _fma_option(p: argparse.ArgumentParser) -> None:
 
 def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
     """The options every command that reads a program shares."""
-    p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
+    p.add_argument("--lang", choices=PUBLIC, help=_LANG_HELP)  # not the internal front ends (docs/cli.md)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
     if dtype_help:
         p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=dtype_help)
@@ -836,7 +835,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES,
                    help="the stage to show (default ast: the program as parsed)")
-    p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output (-o -: standard output)")
     p.add_argument("--json", action="store_true", help="print the tree of --emit ast, ein or opt as JSON "
                                                        "(docs/cli.md, 'JSON form')")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")

@@ -17,10 +17,12 @@ against its input's type) and what it returns into arrays and files.
 
 from __future__ import annotations
 
+import errno
 import io
 import math
 import numbers
 import os
+import stat
 import sys
 import time
 import warnings
@@ -368,6 +370,8 @@ def _check_writable(path: str) -> None:
     folder = os.path.dirname(path) or "."
     if os.path.isdir(path):
         raise error("input", f"cannot write output {path!r}: it is a directory")
+    if stat.S_ISFIFO(os.stat(path).st_mode if os.path.exists(path) else 0):  # NRRD files are files; a FIFO would block
+        raise error("input", f"cannot write output {path!r}: it is a FIFO (named pipe), not a file")
     if not os.path.isdir(folder):
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
@@ -380,11 +384,20 @@ def _print_text(text: str, where: str, out) -> None:
     if where == "-":
         out.write(text)
         return
+    write_text_file(where, text, "the printed output to")
+
+
+def write_text_file(path: str, text: str, what: str = "") -> None:
+    """Write ``text`` (UTF-8) to the file ``path``, or error[input] ("cannot write WHAT
+    PATH: why"); a FIFO that no process reads is refused at once instead of waiting."""
     try:
-        with open(where, "w", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0), 0o666)
+        os.set_blocking(fd, True)
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        raise error("input", f"cannot write the printed output to {where!r}: {exc.strerror or exc}") from None
+        why = "it is a FIFO that no process reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+        raise error("input", f"cannot write {what + ' ' if what else ''}{path!r}: {why}") from None
 
 
 class _Telling:
