@@ -607,3 +607,28 @@ def test_an_unknown_language_from_python_lists_only_the_public_ones():
     with pytest.raises(tl.TensorLangError) as err:
         tl.check(MATMUL, lang="nope")
     assert err.value.code == "input" and "available: cfd, diderot, einsum, stur, teil, tl)" in err.value.message
+
+
+# --------------------------------------------------------------------------- run --lang diderot
+def test_run_lang_diderot_runs_a_strand_program_of_any_name(tmp_path, capsys):
+    # once error[backend] "a diderot program is a program of strands: run it with tensorlang run"
+    path = tmp_path / "prog.txt"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    rc, out, err = cli(capsys, "run", "--lang", "diderot", path, "-a", "2", "-o", tmp_path / "x.nrrd")
+    assert (rc, err) == (0, "") and (tmp_path / "x.nrrd").exists()
+    rc, out, err = cli(capsys, "run", "--lang", "diderot", path, "-h")
+    assert rc == 0 and "-a" in out and f"tensorlang run {path}" in out
+
+
+def test_run_lang_diderot_reads_the_program_from_standard_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(STAGE_PROGRAMS["t.diderot"]))
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(capsys, "run", "--lang", "diderot", "-", "-o", "x.nrrd")
+    assert (rc, err) == (0, "") and (tmp_path / "x.nrrd").exists()
+
+
+@pytest.mark.parametrize("argv", [["run", "--lang", "tl", "{mm}", "--random-inputs"], ["run", "{mm}", "--random-inputs"]])
+def test_run_lang_of_a_kernel_language_still_runs_the_kernel(tmp_path, capsys, argv):
+    (tmp_path / "mm.tl").write_text(MATMUL)
+    rc, out, err = cli(capsys, *[a.format(mm=tmp_path / "mm.tl") for a in argv])
+    assert rc == 0 and "ran " in out

@@ -436,11 +436,7 @@ def _interpreter_progress(args, kernel):
                    TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True) as shown:
             task = shown.add_task("run", total=None)
-
-            def observe(done: int, total: int) -> None:
-                shown.update(task, completed=done, total=total)
-
-            with progress.observing(observe):
+            with progress.observing(lambda done, total: shown.update(task, completed=done, total=total)):
                 yield
     return bar()
 
@@ -991,13 +987,16 @@ codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot):
-    the words after the path are its own command line, as Diderot's executables take it."""
-    at = next((n for n, a in enumerate(argv) if n and not a.startswith("-")), 0) if argv[:1] == ["run"] else 0
-    if not at or argv[at] == "-" or getattr(REGISTRY.get(language_of(argv[at])), "strands", None) is None:
+    """``run [--lang L] PROG ...`` for a strand program (its front end has a ``strands`` hook:
+    Diderot; PROG may be ``-`` after ``--lang``): the words after PROG are its own command
+    line, as Diderot's executables take it."""
+    lang, words = (argv[2], argv[3:]) if argv[:2] == ["run", "--lang"] and len(argv) > 2 else (None, argv[1:])
+    at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None
+    language = REGISTRY.get(lang or (language_of(words[at]) if at is not None and words[at] != "-" else ""))
+    if at is None or language is None or language.strands is None:
         return None
-    path, rest = argv[at], argv[1:at] + argv[at + 1:]
-    return argparse.Namespace(func=lambda _: StrandRun.compile(REGISTRY[language_of(path)], read_source(path)).main(
+    path, rest = words[at], words[:at] + words[at + 1:]
+    return argparse.Namespace(func=lambda _: StrandRun.compile(language, _read_program(path, lang)[0]).main(
         rest, prog=f"tensorlang run {path}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
 
 
