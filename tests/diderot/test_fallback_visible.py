@@ -145,3 +145,13 @@ def test_the_command_line_prints_one_note_and_still_writes_the_outputs(broken_c,
     assert main(["run", str(prog), "-o", str(out)]) != 0
     err = capsys.readouterr().err
     assert "did not compile" in err and "Traceback" not in err and not out.exists()
+
+
+@needs_cc
+def test_the_warning_comes_as_the_interpreter_begins_not_after_the_run(broken_c):
+    p = tl.compile(HERON, lang="diderot")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seen = []
+        p.run(progress=lambda step, active: seen.append(len(caught)))
+    assert seen[0] == 1 and len(caught) == 1  # already told at the first super-step's progress
