@@ -74,3 +74,23 @@ def test_a_plot_that_cannot_be_written_is_an_input_error(place, capsys, name):
     assert main(["analyze", str(place / "mm.tl"), "--plot", str(place / name)]) == 1
     err = capsys.readouterr().err
     assert "error[input]" in err and "--plot: cannot write" in err and "internal" not in err
+
+
+def test_a_print_file_in_a_missing_folder_is_refused_before_the_run(place, capsys):
+    # once found only after the run had been made (a long run wasted)
+    assert main(["run", str(place / "p.diderot"), "-v", "-print", str(place / "nodir" / "p.txt")]) == 1
+    err = capsys.readouterr().err
+    assert "error[input]" in err and "nodir" in err and "initializing" not in err
+
+
+def test_a_diderot_output_fifo_with_a_reader_gets_the_nrrd_file(place, capsys):
+    import threading
+
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(open(place / "fifo", "rb").read()))
+    reader.start()
+    try:
+        assert main(["run", str(place / "t.diderot"), "-o", str(place / "fifo")]) == 0
+    finally:
+        reader.join(30)
+    assert got and got[0].startswith(b"NRRD")

@@ -17,12 +17,10 @@ against its input's type) and what it returns into arrays and files.
 
 from __future__ import annotations
 
-import errno
 import io
 import math
 import numbers
 import os
-import stat
 import sys
 import time
 import warnings
@@ -43,8 +41,7 @@ BACKEND_ENV = "TENSORLANG_STRAND_BACKEND"
 
 
 class InterpreterFallbackWarning(UserWarning):
-    """A strand program ran in the reference interpreter, not in C: C does not support it, no C
-    compiler works here, or the generated C did not compile (a bug).  See :data:`BACKEND_ENV`."""
+    """A strand program ran in the reference interpreter, not in C (why: the message; :data:`BACKEND_ENV`)."""
 
 
 def strand_backend() -> str | None:
@@ -68,8 +65,7 @@ def fallback_message(name: str, note: str) -> str:
         first = next((line for line in lines if "error" in line), lines[0])
         why = f"the generated C did not compile (a bug in tensorlang: please report it): {first.strip()}"
     else:
-        why = note.removeprefix("the C executor ")
-        why = f"the C executor {why} (docs/diderot-compiled.md lists what runs in C)"
+        why = f"{note} (docs/diderot-compiled.md lists what runs in C)"
     return f"{name} ran in the interpreter, not in C: {why}; {BACKEND_ENV}=c makes this an error"
 
 
@@ -290,7 +286,7 @@ class StrandRun:
                 on_snapshot(step, Result(state, self.program))
         try:
             state = self.program.run(values, limit=steps, snapshot=every, on_snapshot=hook, threads=workers or 1,
-                                     progress=None if progress is None else _Telling(progress, tell),
+                                     progress=None if progress is None else _telling(progress, tell),
                                      **({"backend": backend} if backend else {}))
         except MemoryError:
             raise error("too-large", f"the run of {self.name} does not fit in memory (its strands and their state; "
@@ -312,10 +308,10 @@ class StrandRun:
             out.write(self.usage(prog, opts.help == "long"))
             return 0
         files = options.output_files(self.program, opts)
-        for output in self.outputs:
-            dynamic = nrrd_out.is_dynamic(output)
-            for path in nrrd_out.dynamic_files(files[output.name]) if dynamic else (files[output.name],):
-                _check_writable(path)
+        paths = [p for o in self.outputs for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else
+                                                   (files[o.name],))] + ([opts.print_to] if opts.print_to != "-" else [])
+        for path in paths:  # the -print file too: a long run is not wasted on a folder that is not there
+            _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
         say = _Progress(err, opts.verbose)
         if opts.verbose:
@@ -370,8 +366,8 @@ def _check_writable(path: str) -> None:
     folder = os.path.dirname(path) or "."
     if os.path.isdir(path):
         raise error("input", f"cannot write output {path!r}: it is a directory")
-    if stat.S_ISFIFO(os.stat(path).st_mode if os.path.exists(path) else 0):  # NRRD files are files; a FIFO would block
-        raise error("input", f"cannot write output {path!r}: it is a FIFO (named pipe), not a file")
+    if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written
+        return
     if not os.path.isdir(folder):
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
@@ -388,29 +384,22 @@ def _print_text(text: str, where: str, out) -> None:
 
 
 def write_text_file(path: str, text: str, what: str = "") -> None:
-    """Write ``text`` (UTF-8) to the file ``path``, or error[input] ("cannot write WHAT
-    PATH: why"); a FIFO that no process reads is refused at once instead of waiting."""
+    """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0), 0o666)
-        os.set_blocking(fd, True)
-        with open(fd, "w", encoding="utf-8") as fh:
+        with open(path, "w", encoding="utf-8", opener=nrrd_out.open_nonblocking) as fh:
             fh.write(text)
     except OSError as exc:
-        why = "it is a FIFO that no process reads" if exc.errno == errno.ENXIO else exc.strerror or exc
-        raise error("input", f"cannot write {what + ' ' if what else ''}{path!r}: {why}") from None
+        raise error("input", f"cannot write {what + ' ' if what else ''}{path!r}: {exc.strerror or exc}") from None
 
 
-class _Telling:
+def _telling(progress: Any, tell: Callable[[], object]) -> Callable[[int, int], None]:
     """``progress`` (and its ``within``) calling ``tell`` first: the run knows its executor by then."""
-
-    def __init__(self, progress: Callable[[int, int], None], tell: Callable[[], object]) -> None:
-        self.progress, self.tell = progress, tell
-        if hasattr(progress, "within"):
-            self.within = lambda done, total: (tell(), progress.within(done, total))  # type: ignore[attr-defined]
-
-    def __call__(self, step: int, active: int) -> None:
-        self.tell()
-        self.progress(step, active)
+    def told(step: int, active: int) -> None:
+        tell()
+        progress(step, active)
+    if hasattr(progress, "within"):
+        told.within = lambda done, total: (tell(), progress.within(done, total))  # type: ignore[attr-defined]
+    return told
 
 
 class _Progress:
