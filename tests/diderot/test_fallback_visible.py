@@ -155,3 +155,12 @@ def test_the_warning_comes_as_the_interpreter_begins_not_after_the_run(broken_c)
         seen = []
         p.run(progress=lambda step, active: seen.append(len(caught)))
     assert seen[0] == 1 and len(caught) == 1  # already told at the first super-step's progress
+
+
+def test_a_bad_value_of_the_variable_is_one_line_on_the_command_line(tmp_path, capsys, monkeypatch):
+    prog = tmp_path / "heron.diderot"
+    prog.write_text(HERON)
+    monkeypatch.setenv(BACKEND_ENV, "gpu")
+    assert main(["run", str(prog), "-o", str(tmp_path / "r.nrrd")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error[input]" in err and BACKEND_ENV in err and "Traceback" not in err
