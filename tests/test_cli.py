@@ -632,3 +632,10 @@ def test_run_lang_of_a_kernel_language_still_runs_the_kernel(tmp_path, capsys, a
     (tmp_path / "mm.tl").write_text(MATMUL)
     rc, out, err = cli(capsys, *[a.format(mm=tmp_path / "mm.tl") for a in argv])
     assert rc == 0 and "ran " in out
+
+
+def test_check_reads_standard_input_once(monkeypatch, capsys):
+    # the second '-' once read an empty program and said "ok"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(MATMUL))
+    rc, out, err = cli(capsys, "check", "-", "-")
+    assert rc == 1 and out == "" and "error[input]" in err and "standard input" in err

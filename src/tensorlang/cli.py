@@ -71,6 +71,8 @@ def _read_stdin() -> Source:
 
 # ------------------------------------------------------------------ check
 def cmd_check(args) -> int:
+    if args.programs.count("-") > 1:  # the second would read an empty program and call it fine
+        raise TensorLangError("input", "standard input (-) can be checked once: it is read to its end")
     status = 0
     reports = []
     for path in args.programs:
