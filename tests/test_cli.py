@@ -520,3 +520,122 @@ def test_run_summary_of_results_with_infinities_prints_no_warning(tmp_path, caps
         rc, out, err = cli(capsys, "run", path, "--input", f"x={tmp_path / 'x.npy'}")
     assert rc == 0, err
     assert "checksum=nan" in out
+
+
+# --------------------------------------------------------------------------- compile -o, every stage and front end
+STAGE_PROGRAMS = {
+    "mm.tl": MATMUL,
+    "mm.cfd": "var input A : [2 3]\nvar input B : [3 4]\nvar output C : [2 4]\nC = A . B\n",
+    "mm.teil": "in alloc A : [2, 3]\nin alloc B : [3, 4]\nout alloc C : [2, 4]\nC = red+ 2 (diag 2 3 (prod A B))\n",
+    "cov.stur": "symbols: R, F\ncov(a, b) := data(r, a) * data(r, b)\ncov:D(a, b) := (0 <= a < F) * (0 <= b < F)\n"
+                "data:D(r, a) := (0 <= r < R) * (0 <= a < F)\n",
+    "mm.einsum": "ij,jk->ik : [2 3] [3 4]\n",
+    "t.diderot": "input real a (\"a value\") = 1.0;\nstrand s (int i) { output real x = a*i; update { stabilize; } }\n"
+                 "initially [ s(i) | i in 0..3 ];\n",
+}
+EMIT_STAGES = ["ast", "tl", "teil", "core", "ein", "lambda", "opt", "facts", "schedule", "loops", "c", "numpy"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STAGE_PROGRAMS))
+def test_compile_o_writes_every_stage_to_the_file_and_nothing_to_stdout(tmp_path, capsys, name):
+    path = tmp_path / name
+    path.write_text(STAGE_PROGRAMS[name])
+    params = ["--param", "R=3", "--param", "F=2"] if name.endswith(".stur") else []
+    written = 0
+    for stage in EMIT_STAGES:
+        for json_form in ([], ["--json"]) if stage in ("ast", "ein", "opt") else ([],):
+            argv = ["compile", path, "--emit", stage, *json_form, *params]
+            rc, shown, err = cli(capsys, *argv)
+            target = tmp_path / f"{stage}.out"
+            rc_o, out_o, err_o = cli(capsys, *argv, "-o", target)
+            assert (rc_o, err_o) == (rc, err), (name, stage)
+            assert out_o == "", (name, stage)  # -o: nothing on standard output
+            if rc == 0:
+                assert target.read_text(encoding="utf-8") == shown, (name, stage)
+                written += 1
+            else:
+                assert not target.exists()
+    assert written >= 2  # every front end has at least its ast (text and JSON)
+
+
+def test_compile_o_of_a_strand_program_writes_the_file(tmp_path, capsys):
+    # a strand program takes its own path (no kernel): -o was once ignored there
+    path = tmp_path / "t.diderot"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    for extra in ([], ["--json"]):
+        rc, out, err = cli(capsys, "compile", path, "--emit", "ast", *extra, "-o", tmp_path / "ast.txt")
+        assert (rc, out, err) == (0, "", "")
+        written = (tmp_path / "ast.txt").read_text()
+        assert ('"language": "diderot"' if extra else "InputDecl") in written
+
+
+@pytest.mark.parametrize("where", ["missing-dir/out.txt", "a-file/out.txt", "."])
+def test_compile_o_into_a_place_that_cannot_be_written_is_an_input_error(tmp_path, capsys, where):
+    for name in ("mm.tl", "t.diderot"):
+        path = tmp_path / name
+        path.write_text(STAGE_PROGRAMS[name])
+        (tmp_path / "a-file").write_text("")
+        rc, out, err = cli(capsys, "compile", path, "-o", tmp_path / where)
+        assert rc == 1 and out == "" and "error[input]" in err and "cannot write" in err, err
+
+
+# --------------------------------------------------------------------------- --lang: the public front ends
+@pytest.mark.parametrize("command", ["check", "run", "compile", "analyze"])
+def test_lang_help_offers_no_internal_front_end(capsys, command):
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and "{cfd,diderot,einsum,stur,teil,tl}" in out
+    assert "ein_built" not in out and "builder" not in out
+
+
+@pytest.mark.parametrize("lang", ["ein_built", "builder"])
+@pytest.mark.parametrize("command", ["check", "run", "compile", "analyze"])
+def test_lang_naming_an_internal_front_end_is_a_usage_error(tmp_path, capsys, command, lang):
+    path = tmp_path / "mm.tl"
+    path.write_text(MATMUL)
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--lang", lang, str(path)])
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    assert f"invalid choice: '{lang}'" in err and "'tl'" in err and "Traceback" not in err
+    assert "ein_built" not in err.split("choose from")[1]
+
+
+def test_an_unknown_language_from_python_lists_only_the_public_ones():
+    with pytest.raises(tl.TensorLangError) as err:
+        tl.check(MATMUL, lang="nope")
+    assert err.value.code == "input" and "available: cfd, diderot, einsum, stur, teil, tl)" in err.value.message
+
+
+# --------------------------------------------------------------------------- run --lang diderot
+def test_run_lang_diderot_runs_a_strand_program_of_any_name(tmp_path, capsys):
+    # once error[backend] "a diderot program is a program of strands: run it with tensorlang run"
+    path = tmp_path / "prog.txt"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    rc, out, err = cli(capsys, "run", "--lang", "diderot", path, "-a", "2", "-o", tmp_path / "x.nrrd")
+    assert (rc, err) == (0, "") and (tmp_path / "x.nrrd").exists()
+    rc, out, err = cli(capsys, "run", "--lang", "diderot", path, "-h")
+    assert rc == 0 and "-a" in out and f"tensorlang run {path}" in out
+
+
+def test_run_lang_diderot_reads_the_program_from_standard_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(STAGE_PROGRAMS["t.diderot"]))
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(capsys, "run", "--lang", "diderot", "-", "-o", "x.nrrd")
+    assert (rc, err) == (0, "") and (tmp_path / "x.nrrd").exists()
+
+
+@pytest.mark.parametrize("argv", [["run", "--lang", "tl", "{mm}", "--random-inputs"], ["run", "{mm}", "--random-inputs"]])
+def test_run_lang_of_a_kernel_language_still_runs_the_kernel(tmp_path, capsys, argv):
+    (tmp_path / "mm.tl").write_text(MATMUL)
+    rc, out, err = cli(capsys, *[a.format(mm=tmp_path / "mm.tl") for a in argv])
+    assert rc == 0 and "ran " in out
+
+
+def test_check_reads_standard_input_once(monkeypatch, capsys):
+    # the second '-' once read an empty program and said "ok"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(MATMUL))
+    rc, out, err = cli(capsys, "check", "-", "-")
+    assert rc == 1 and out == "" and "error[input]" in err and "standard input" in err

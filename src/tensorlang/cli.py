@@ -38,14 +38,12 @@ from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
 from . import limits
 from .lang import parse, to_json
-from .lang import DEFAULT as DEFAULT_LANGUAGE, REGISTRY, decode_source, language_of, read_source
+from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, read_source
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
 from .strands import StrandRun
-
-#: The languages ``--lang`` accepts.
-LANGUAGES = sorted(REGISTRY)
+from .strands.runner import write_text_file
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
@@ -73,6 +71,8 @@ def _read_stdin() -> Source:
 
 # ------------------------------------------------------------------ check
 def cmd_check(args) -> int:
+    if args.programs.count("-") > 1:  # the second would read an empty program and call it fine
+        raise TensorLangError("input", "standard input (-) can be checked once: it is read to its end")
     status = 0
     reports = []
     for path in args.programs:
@@ -438,11 +438,7 @@ def _interpreter_progress(args, kernel):
                    TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True, force_terminal=True), transient=True) as shown:
             task = shown.add_task("run", total=None)
-
-            def observe(done: int, total: int) -> None:
-                shown.update(task, completed=done, total=total)
-
-            with progress.observing(observe):
+            with progress.observing(lambda done, total: shown.update(task, completed=done, total=total)):
                 yield
     return bar()
 
@@ -615,11 +611,17 @@ JSON_STAGES = ("ast", "ein", "opt")
 
 
 def cmd_compile(args) -> int:
+    text = _stage_text(args)
+    _out(text) if args.o in (None, "-") else write_text_file(args.o, text)  # UTF-8, as programs are read
+    return 0
+
+
+def _stage_text(args) -> str:
+    """What ``compile`` shows: the program at ``--emit``'s stage, as text or JSON."""
     source, lang = _read_program(args.program, args.lang)
     if args.emit == "ast" and getattr(REGISTRY[lang], "strands", None) is not None:  # a strand program: no kernel
         tree = parse(source, lang, args.params)
-        _out(json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree))
-        return 0
+        return json.dumps(to_json(tree, "ast", lang), indent=1) + "\n" if args.json else REGISTRY[lang].print(tree)
     # the interpreter's kernel compiles nothing: each stage below is generated on request
     options = compile_options("interp", args.dtype, _pad(args), opt=not args.no_opt, skip_passes=args.skip,
                               fma=args.fma)
@@ -637,14 +639,7 @@ def cmd_compile(args) -> int:
             assert not isinstance(kernel, SymbolicKernel), "its ir() refused ein and opt"
             tree = kernel.ein if args.emit == "ein" else kernel.optimized.program
         text = json.dumps(to_json(tree, "ast" if args.emit == "ast" else "ein", kernel.language.name), indent=1) + "\n"
-    if args.o:
-        try:
-            Path(args.o).write_text(text, encoding="utf-8")  # as programs are read, whatever the locale
-        except OSError as exc:
-            raise TensorLangError("input", f"cannot write {args.o!r}: {exc.strerror or exc}") from None
-    else:
-        _out(text)
-    return 0
+    return text
 
 
 # ------------------------------------------------------------------ analyze
@@ -683,6 +678,8 @@ def cmd_analyze(args) -> int:
     if getattr(args, "plot", None):
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
+        if Path(args.plot).is_fifo():  # savefig would wait for a reader
+            raise TensorLangError("input", f"--plot: cannot write {args.plot}: it is a FIFO (named pipe), not a file")
         from .analysis.structure_plot import plot_structure
         plot_structure(kernel.ein, args.plot)
     return 0
@@ -771,7 +768,7 @@ def _fma_option(p: argparse.ArgumentParser) -> None:
 
 def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
     """The options every command that reads a program shares."""
-    p.add_argument("--lang", choices=LANGUAGES, help=_LANG_HELP)
+    p.add_argument("--lang", choices=PUBLIC, help=_LANG_HELP)  # not the internal front ends (docs/cli.md)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
     if dtype_help:
         p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=dtype_help)
@@ -836,7 +833,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES,
                    help="the stage to show (default ast: the program as parsed)")
-    p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output (-o -: standard output)")
     p.add_argument("--json", action="store_true", help="print the tree of --emit ast, ein or opt as JSON "
                                                        "(docs/cli.md, 'JSON form')")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
@@ -992,13 +989,16 @@ codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot):
-    the words after the path are its own command line, as Diderot's executables take it."""
-    at = next((n for n, a in enumerate(argv) if n and not a.startswith("-")), 0) if argv[:1] == ["run"] else 0
-    if not at or argv[at] == "-" or getattr(REGISTRY.get(language_of(argv[at])), "strands", None) is None:
+    """``run [--lang L] PROG ...`` for a strand program (its front end has a ``strands`` hook:
+    Diderot; PROG may be ``-`` after ``--lang``): the words after PROG are its own command
+    line, as Diderot's executables take it."""
+    lang, words = (argv[2], argv[3:]) if argv[:2] == ["run", "--lang"] and len(argv) > 2 else (None, argv[1:])
+    at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None
+    language = REGISTRY.get(lang or (language_of(words[at]) if at is not None and words[at] != "-" else ""))
+    if at is None or language is None or language.strands is None:
         return None
-    path, rest = argv[at], argv[1:at] + argv[at + 1:]
-    return argparse.Namespace(func=lambda _: StrandRun.compile(REGISTRY[language_of(path)], read_source(path)).main(
+    path, rest = words[at], words[:at] + words[at + 1:]
+    return argparse.Namespace(func=lambda _: StrandRun.compile(language, _read_program(path, lang)[0]).main(
         rest, prog=f"tensorlang run {path}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
 
 

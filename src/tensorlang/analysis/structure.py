@@ -485,13 +485,10 @@ def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> 
 
 
 # ------------------------------------------------------------------ one statement
-@functools.lru_cache(maxsize=4096)
-def _isl_set(text: str) -> isl.Set:
-    """``isl.Set(text)`` parsed once per text (statements write the same spaces, limits and
-    accesses again and again; islpy copies what isl takes, so an object is never changed)."""
-    return isl.Set(text)
-
-
+#: ``isl.Set(text)`` and ``isl.Map(text)``, each parsed once per text (statements write the
+#: same spaces, limits and accesses again and again; islpy copies what isl takes, so a
+#: cached object is never changed): one spelling, one cache per kind.
+_isl_set = functools.lru_cache(maxsize=4096)(isl.Set)
 _isl_map = functools.lru_cache(maxsize=4096)(isl.Map)
 
 

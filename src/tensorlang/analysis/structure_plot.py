@@ -89,8 +89,8 @@ def plot_structure(program: ir.Program, path: str) -> list[str]:
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=100)
-    except OSError as exc:
-        raise error("input", f"--plot: cannot write {path}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a suffix matplotlib cannot write ('x.out')
+        raise error("input", f"--plot: cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
     finally:
         plt.close(fig)
     return [s.name for s in found]

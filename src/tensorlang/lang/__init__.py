@@ -38,6 +38,7 @@ EINSUM = einsum
 BUILDER = builder
 #: Programs built as EIN in Python (einsum, the builder, field probes) enter here.
 EIN = ein_built.LANGUAGE
+PUBLIC = tuple(sorted(set(REGISTRY) - {EIN.name, builder.LANGUAGE.name}))  # users' names (--lang): not Python's two
 
 #: File suffix -> language name.
 SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}
@@ -99,8 +100,7 @@ def get(name: str) -> Language:
     """The front end called ``name``, or error[input] naming those there are."""
     language = REGISTRY.get(name) if isinstance(name, str) else None  # a list is unhashable
     if language is None:
-        available = ", ".join(sorted(REGISTRY))
-        raise error("input", f"no front end for language {name!r} in this version (available: {available})")
+        raise error("input", f"no front end for language {name!r} in this version (available: {', '.join(PUBLIC)})")
     return language
 
 
@@ -179,5 +179,5 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
         raise exc.with_source(source) from None
 
 
-__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "from_json", "to_json", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
+__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "from_json", "to_json", "PUBLIC", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
            "decode_source", "printed_as", "read_source", "reader_of", "reads_back"]

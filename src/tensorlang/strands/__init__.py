@@ -8,6 +8,6 @@ above ``lang/``): ``options`` (the command line), ``nrrd_out`` (outputs and snap
 ``runner`` (:class:`~.runner.StrandRun`, what ``tl.compile`` returns for such a program).
 """
 
-from .runner import Result, StrandRun
+from .runner import InterpreterFallbackWarning, Result, StrandRun
 
-__all__ = ["Result", "StrandRun"]
+__all__ = ["InterpreterFallbackWarning", "Result", "StrandRun"]

@@ -19,6 +19,7 @@ ending in ``.nhdr`` gets a detached header and its data in ``NAME.raw`` beside i
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any
 
@@ -143,17 +144,27 @@ class _Out:
         self.name, self.kind, self.shape, self.type = name, kind, shape, type_
 
 
+def open_nonblocking(path: str, flags: int) -> int:
+    """An ``opener`` for :func:`open` that fails at once on a FIFO no process reads (a plain open waits)."""
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, "it is a FIFO that no process reads" if exc.errno == errno.ENXIO else exc.strerror) from None
+    os.set_blocking(fd, True)
+    return fd
+
+
 def _save(path: str, output, sizes: list[int], kinds: list[str] | None, type_name: str, data: np.ndarray) -> None:
     """The header and the data in one file, or a ``.nhdr`` header beside its ``.raw`` data."""
     raw = os.path.splitext(path)[0] + ".raw" if path.lower().endswith(".nhdr") else None
     try:
         if raw is not None:
-            with open(raw, "wb") as fh:
+            with open(raw, "wb", opener=open_nonblocking) as fh:
                 fh.write(data.tobytes())
-            with open(path, "wb") as fh:
+            with open(path, "wb", opener=open_nonblocking) as fh:
                 fh.write(header(sizes, kinds, type_name, os.path.basename(raw)))
         else:
-            with open(path, "wb") as fh:
+            with open(path, "wb", opener=open_nonblocking) as fh:
                 fh.write(header(sizes, kinds, type_name))
                 fh.write(data.tobytes())
     except (OSError, ValueError) as exc:

@@ -23,6 +23,7 @@ import numbers
 import os
 import sys
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator, Sequence
 
@@ -32,6 +33,40 @@ from .. import limits
 from ..errors import TensorLangError, error
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
+
+
+#: Chooses where strand programs run: ``c`` (or error[backend] before the run), ``interp``, ``auto``
+#: (the default: C where it can, else the interpreter, saying so). docs/diderot.md, "C or the interpreter".
+BACKEND_ENV = "TENSORLANG_STRAND_BACKEND"
+
+
+class InterpreterFallbackWarning(UserWarning):
+    """A strand program ran in the reference interpreter, not in C (why: the message; :data:`BACKEND_ENV`)."""
+
+
+def strand_backend() -> str | None:
+    """The executor :data:`BACKEND_ENV` asks for: "c", "interp", or None (auto)."""
+    value = os.environ.get(BACKEND_ENV, "").strip().lower()
+    if value not in ("", "auto", "c", "interp"):
+        raise error("input", f"{BACKEND_ENV}={value!r}: choose c, interp or auto")
+    return value if value in ("c", "interp") else None
+
+
+def fallback_message(name: str, note: str) -> str:
+    """What a run that fell back to the interpreter tells the user: why (for generated C
+    that did not compile, the compiler's first error line) and whether it was intended."""
+    from ..strand_ir import UNAVAILABLE
+
+    no_compiler = UNAVAILABLE["c"]() if "c" in UNAVAILABLE else None
+    if no_compiler is not None:
+        why = f"as intended where no C compiler works ({no_compiler})"
+    elif "did not compile: " in note:
+        lines = note.split("did not compile: ", 1)[1].split(" | ")
+        first = next((line for line in lines if "error" in line), lines[0])
+        why = f"the generated C did not compile (a bug in tensorlang: please report it): {first.strip()}"
+    else:
+        why = f"{note} (docs/diderot-compiled.md lists what runs in C)"
+    return f"{name} ran in the interpreter, not in C: {why}; {BACKEND_ENV}=c makes this an error"
 
 
 class Result(Mapping):
@@ -225,20 +260,38 @@ class StrandRun:
         0: :data:`~.options.DEFAULT_LIMIT`); ``threads``: 1 to 256; ``snapshot=N`` calls
         ``on_snapshot(step, result)`` every N super-steps; ``progress(step, active)``
         after each super-step."""
+        return self._run(inputs, limit, threads, snapshot, on_snapshot, progress,
+                         lambda text: warnings.warn(text, InterpreterFallbackWarning, stacklevel=2))
+
+    def _run(self, inputs: Mapping[str, Any] | None, limit: int | None, threads: int | None, snapshot: int,
+             on_snapshot: Callable[[int, Result], None] | None, progress: Callable[[int, int], None] | None,
+             report: Callable[[str], None]) -> Result:
+        """:meth:`run`; a run that falls back to the interpreter is ``report``-ed once: as
+        soon as ``progress`` first hears from it, else at the end."""
         steps = _count_arg(limit, "limit", 0) or options.DEFAULT_LIMIT
         workers = _count_arg(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = _count_arg(snapshot, "snapshot", 0)
         values = self.values(inputs or {})
+        backend = strand_backend()
+        told: list[str] = []
+
+        def tell() -> None:
+            note = getattr(self.program, "executor_note", None)
+            if note and backend is None and not told:
+                told.append(note)
+                report(fallback_message(self.name, note))
         hook = None
         if on_snapshot is not None:
             def hook(step: int, state) -> None:
                 on_snapshot(step, Result(state, self.program))
         try:
             state = self.program.run(values, limit=steps, snapshot=every, on_snapshot=hook, threads=workers or 1,
-                                     progress=progress)
+                                     progress=None if progress is None else _telling(progress, tell),
+                                     **({"backend": backend} if backend else {}))
         except MemoryError:
             raise error("too-large", f"the run of {self.name} does not fit in memory (its strands and their state; "
                                      "a smaller grid or image, or TENSORLANG_MAX_BYTES to say the budget)") from None
+        tell()
         return Result(state, self.program)
 
     # ------------------------------------------------------------------ command line
@@ -255,10 +308,10 @@ class StrandRun:
             out.write(self.usage(prog, opts.help == "long"))
             return 0
         files = options.output_files(self.program, opts)
-        for output in self.outputs:
-            dynamic = nrrd_out.is_dynamic(output)
-            for path in nrrd_out.dynamic_files(files[output.name]) if dynamic else (files[output.name],):
-                _check_writable(path)
+        paths = [p for o in self.outputs for p in (nrrd_out.dynamic_files(files[o.name]) if nrrd_out.is_dynamic(o) else
+                                                   (files[o.name],))] + ([opts.print_to] if opts.print_to != "-" else [])
+        for path in paths:  # the -print file too: a long run is not wasted on a folder that is not there
+            _check_writable(path)
         prefixes = options.snapshot_prefixes(self.program, opts)
         say = _Progress(err, opts.verbose)
         if opts.verbose:
@@ -275,8 +328,8 @@ class StrandRun:
                                    self.grid)
 
         started = time.perf_counter()
-        res = self.run(given, limit=opts.limit, threads=opts.threads, snapshot=opts.snapshot,
-                       on_snapshot=snap if opts.snapshot else None, progress=say)
+        res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
+                        lambda text: say.line(f"tensorlang: note: {text}"))
         seconds = time.perf_counter() - started
         say.done()
         _print_text(res.printed, opts.print_to, out)
@@ -313,6 +366,8 @@ def _check_writable(path: str) -> None:
     folder = os.path.dirname(path) or "."
     if os.path.isdir(path):
         raise error("input", f"cannot write output {path!r}: it is a directory")
+    if os.path.exists(path) and os.access(path, os.W_OK):  # a file (or /dev/stdout) that may be written
+        return
     if not os.path.isdir(folder):
         raise error("input", f"cannot write output {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
@@ -325,11 +380,26 @@ def _print_text(text: str, where: str, out) -> None:
     if where == "-":
         out.write(text)
         return
+    write_text_file(where, text, "the printed output to")
+
+
+def write_text_file(path: str, text: str, what: str = "") -> None:
+    """``text`` (UTF-8) into the file ``path``, or error[input] (at once for a FIFO no process reads)."""
     try:
-        with open(where, "w", encoding="utf-8") as fh:
+        with open(path, "w", encoding="utf-8", opener=nrrd_out.open_nonblocking) as fh:
             fh.write(text)
     except OSError as exc:
-        raise error("input", f"cannot write the printed output to {where!r}: {exc.strerror or exc}") from None
+        raise error("input", f"cannot write {what + ' ' if what else ''}{path!r}: {exc.strerror or exc}") from None
+
+
+def _telling(progress: Any, tell: Callable[[], object]) -> Callable[[int, int], None]:
+    """``progress`` (and its ``within``) calling ``tell`` first: the run knows its executor by then."""
+    def told(step: int, active: int) -> None:
+        tell()
+        progress(step, active)
+    if hasattr(progress, "within"):
+        told.within = lambda done, total: (tell(), progress.within(done, total))  # type: ignore[attr-defined]
+    return told
 
 
 class _Progress:
