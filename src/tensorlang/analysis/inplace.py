@@ -123,11 +123,6 @@ class Verdict:
             return f"{x} read {len(self.reads)} times, each at the written index: in place [{self.reads[0].path}]"
         return f"{x} read at {self.reads[0].where} = written index: in place [{self.reads[0].path}]"
 
-    def derivation(self) -> list[str]:
-        """Every read with its rules, outermost first (for ``--verbose`` output and tests)."""
-        return [f"{self.target}{r.where}: " + " / ".join(r.rules) + (f"  -- {r.reason}" if r.reason else "")
-                for r in self.reads]
-
 
 def _rule(node: ir.Expr, free: dict[int, frozenset[str]]) -> str:
     """The rule of 002 Fig. 6 that concludes ``node``'s judgement (EIN's node kinds

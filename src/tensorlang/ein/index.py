@@ -80,11 +80,6 @@ def as_terms(i: Index) -> tuple[tuple[tuple[str, int], ...], int]:
     return (), int(i)
 
 
-def is_plain(i: Index) -> bool:
-    """A variable or a fixed position: what index notation had before affine indices."""
-    return not isinstance(i, Affine)
-
-
 def has_affine(indices: Iterable[Index]) -> bool:
     """Whether any of ``indices`` is an affine index (recognisers of plain shapes, BLAS
     contractions and loop interchange among them, decline such accesses)."""

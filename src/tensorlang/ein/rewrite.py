@@ -140,9 +140,3 @@ def apply_first(node: ir.Expr, rules: Sequence[Rule], ctx: Context) -> ir.Expr |
                 ctx.fire(rule)
                 return new
     return None
-
-
-def describe(rules: Sequence[Rule]) -> list[str]:
-    """One line per rule: name, citation, summary (for listings and docs)."""
-    width = max((len(rule.name) for rule in rules), default=0)
-    return [f"{rule.name:<{width}}  {rule.citation:<14} {rule.summary}" for rule in rules]
