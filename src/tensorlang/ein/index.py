@@ -29,10 +29,7 @@ class Affine:
     offset: int = 0
 
     def __post_init__(self) -> None:
-        merged: dict[str, int] = {}
-        for name, coeff in self.terms:
-            merged[name] = merged.get(name, 0) + int(coeff)
-        terms = tuple(sorted((name, c) for name, c in merged.items() if c != 0))
+        terms = _merged(self.terms)
         if not terms:
             raise ValueError("an affine index needs a variable; affine() gives an int position instead")
         object.__setattr__(self, "terms", terms)
@@ -45,13 +42,18 @@ class Affine:
 Index = Union[str, int, Affine]
 
 
+def _merged(terms: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    """One term per variable, coefficients added, zeros dropped, sorted by name."""
+    merged: dict[str, int] = {}
+    for name, coeff in terms:
+        merged[name] = merged.get(name, 0) + int(coeff)
+    return tuple(sorted((name, c) for name, c in merged.items() if c != 0))
+
+
 def affine(terms: Iterable[tuple[str, int]], offset: int = 0) -> Index:
     """Σ coeff·var + offset as an index: an ``int`` position when no variable is left,
     else an :class:`Affine` (a lone variable too: see the module's note on windows)."""
-    merged: dict[str, int] = {}
-    for name, coeff in terms:
-        merged[name] = merged.get(name, 0) + coeff
-    kept = tuple((name, c) for name, c in merged.items() if c != 0)
+    kept = _merged(terms)
     return Affine(kept, offset) if kept else int(offset)
 
 
