@@ -3,9 +3,10 @@
 The cost model is the loop nest the C back end runs for a statement: every point of the
 target's index map evaluates the body once; inside, a Σ or reduction evaluates its body
 once per point of its own index map (a direct sum selects, it loops over nothing), and
-each arithmetic operation, function or accumulation counts one flop.  Bytes are what a statement must move at least: every
-variable it reads, once, and its target, once.  The floor of a statement on a machine is
-max(flops / peak, bytes / bandwidth) (DESIGN.md, performance model).
+each arithmetic operation, function or accumulation counts one flop.  Bytes are what a
+statement must move at least: every variable it reads, once, and its target, once.  The
+floor of a statement on a machine is max(flops / peak, bytes / bandwidth) (DESIGN.md,
+performance model).
 """
 
 from __future__ import annotations
