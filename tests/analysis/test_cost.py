@@ -34,3 +34,16 @@ def test_a_sum_costs_its_body_and_accumulation_per_point_of_its_map():
     program = ir.Program((ir.Decl("A", (3, 7)), ir.Decl("x", (7,)), ir.Decl("y", (3,))),
                          (ir.Statement("y", (("i", 3),), body),))
     assert program_cost(program).flops == 3 * 7 * 2
+
+
+def test_analyze_reports_the_examples_concat_as_a_copy(capsys):
+    """The case that was reported: ``Z = concat(F, vec(Q))`` at M = 5, p = 3 said 45.4k flops."""
+    from pathlib import Path
+
+    from tensorlang.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "sizes" / "quadratic_features.tl"
+    assert main(["analyze", str(example), "--param", "M=5", "--param", "p=3"]) == 0
+    out = capsys.readouterr().out
+    assert "Z : [5 12]   flops 0   bytes 960" in out
+    assert "total: 2 statements, flops 45, bytes 1.44k" in out  # Q's 45 products only
