@@ -47,3 +47,19 @@ def test_analyze_reports_the_examples_concat_as_a_copy(capsys):
     out = capsys.readouterr().out
     assert "Z : [5 12]   flops 0   bytes 960" in out
     assert "total: 2 statements, flops 45, bytes 1.44k" in out  # Q's 45 products only
+
+
+def test_the_kept_count_and_the_walk_with_sizes_agree_on_the_examples():
+    """``body_flops`` keeps numeric counts on the nodes and walks afresh for symbolic
+    sizes: both read one rule (``_node_flops``), so an identity ``size`` gives the same."""
+    from pathlib import Path
+
+    import tensorlang as tl
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    programs = [tl.compile(path, backend="numpy").ein for path in sorted(examples.glob("structure/*.tl"))]
+    programs += [tl.compile(path, backend="numpy").ein for path in sorted(examples.glob("fig*.tl"))]
+    bodies = [s.body for p in programs for s in p.statements]
+    assert any(isinstance(node, ir.Concat) for body in bodies for node in ir.nodes(body))
+    for body in bodies:
+        assert body_flops(body, lambda n: n) == body_flops(body)
