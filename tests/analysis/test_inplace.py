@@ -62,7 +62,8 @@ def test_the_derivation_lists_every_read_with_its_rules():
     v = verdict("in var y : [3 3]\ninout var x : [3]\nx[i] = sum(k) (x[i] * y[i,k] + x[k])\n")
     assert [r.where for r in v.reads] == ["(i)", "(k)"]
     assert v.reads[0].at_written_index and not v.reads[1].at_written_index
-    assert v.derivation()[1] == "x(k): ok-c-stmt / tc-contr / tc-elem (broadcast) / tc-var-xx  -- in tc-contr"
+    assert v.reads[1].rules == ("ok-c-stmt", "tc-contr", "tc-elem (broadcast)", "tc-var-xx")
+    assert v.reads[1].reason == "in tc-contr"
 
 
 def test_deep_expressions_keep_only_the_innermost_rules():

@@ -317,7 +317,5 @@ def test_a_trial_tally_counts_only_when_merged():
     assert tally.counts["fold-negation"] == 3
 
 
-def test_rules_are_listed_with_their_citations():
-    lines = rewrite.describe([FOLD, SEE])
-    assert lines[0].startswith("fold-negation  test") and "-(c) is a number" in lines[0]
+def test_rules_print_with_their_citations():
     assert str(FOLD) == "fold-negation (test)"

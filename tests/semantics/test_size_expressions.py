@@ -151,19 +151,31 @@ def test_analyze_reads_a_size_expression_back_as_its_polynomial(capsys, tmp_path
     assert "z : [5 5]" in capsys.readouterr().out
 
 
-def test_analyze_names_the_size_whose_value_changes_the_programs_form(capsys):
+def test_analyze_names_the_size_whose_value_changes_the_programs_form(capsys, tmp_path):
+    """``vec`` of a computed ``[M p p]`` lowers to one piece per row, each with its own
+    work: no polynomial in p counts that, so analyze asks for p's value."""
     from tensorlang.cli import main
 
-    assert main(["analyze", str(EXAMPLES / "sizes" / "quadratic_features.tl")]) == 1
+    path = tmp_path / "scaled.tl"
+    path.write_text(QUADRATIC.replace("vec(Q)", "vec(Q * 2)"))
+    assert main(["analyze", str(path)]) == 1
     err = capsys.readouterr().err
     assert "error[input]" in err and "give --param p=VALUE" in err and "M may stay symbolic" in err
     assert "Traceback" not in err
     with pytest.raises(tl.TensorLangError, match="no polynomials in p") as info:
-        tl.compile(QUADRATIC).cost_report()
+        tl.compile(path).cost_report()
     assert info.value.code == "input"
-    assert main(["analyze", str(EXAMPLES / "sizes" / "quadratic_features.tl"), "--param", "p=3"]) == 0
+    assert main(["analyze", str(path), "--param", "p=3"]) == 0
     out = capsys.readouterr().out
     assert "Z : [M 12]" in out and "symbolic sizes: M" in out
+
+
+def test_analyze_costs_a_vec_of_copies_as_polynomials():
+    """The pieces of ``vec(Q)`` are copies (no flops), so the costs are polynomials
+    whatever form p gives the lowered program."""
+    report = tl.compile(QUADRATIC).cost_report()
+    assert "Q : [M p p]   flops M*p^2" in report
+    assert "Z : [M p^2 + p]   flops 0   bytes 16*M*p^2 + 16*M*p" in report
 
 
 def test_analyze_without_values_that_cannot_lower_says_which_values_to_give():

@@ -1,24 +1,12 @@
 """Data parallelism along a batch dimension: may a program run chunk by chunk?
 
 A *batch* is a symbolic size (``E`` in ``in var u : [E n n n]``) that every variable
-having it has in exactly one dimension.  Cutting the batch into chunks and running the
-program on each chunk (the same program at another size, issue [sizes]) gives the
-program's result exactly when, in every statement,
-
-* **map**: the target has the batch, and the index at its batch dimension (the
-  statement's *batch index* b) is what every batched variable in the body is read at in
-  its own batch dimension, and b is used nowhere else (not in another dimension, a δ, an ε,
-  a stack or an affine index): each point of the result reads only its own chunk;
-* **sum**: the target has no batch, its body is Σ_b(...) over the batch index b, read as
-  above inside, and nothing reads the target afterwards or before (it is no input): the
-  result is the sum of the chunks' partial sums (a tree reduction);
-* **replicated**: neither target nor body touches a batched variable: every chunk computes
-  the same value.
-
-Anything else mixes elements (a contraction or transposition across the batch, a batched
-variable read at a position, a max over the batch ...) and the verdict says which
-statement, which access and why.  The analysis runs on the program as lowered (one EIN
-statement per source statement), at stand-in values for the sizes.
+having it has in exactly one dimension.  :func:`batch_verdict` says how each statement's
+target comes out of a run cut into chunks along it: ``map`` (each point reads only its
+own chunk), ``sum`` (a Σ over the batch: the chunks' partial sums add up) or
+``replicated`` (no batched variable takes part), or raises :class:`NotDataParallel`
+naming the statement, the access and why (docs/dask.md, 'The batch and what
+"data-parallel" means').  It runs on the program as lowered, at stand-in sizes.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 The cost model is the loop nest the C back end runs for a statement: every point of the
 target's index map evaluates the body once; inside, a Σ or reduction evaluates its body
-once per point of its own index map, and each arithmetic operation, function or
-accumulation counts one flop.  Bytes are what a statement must move at least: every
-variable it reads, once, and its target, once.  The floor of a statement on a machine is
-max(flops / peak, bytes / bandwidth) (DESIGN.md, performance model).
+once per point of its own index map (a direct sum selects, it loops over nothing), and
+each arithmetic operation, function or accumulation counts one flop.  Bytes are what a
+statement must move at least: every variable it reads, once, and its target, once.  The
+floor of a statement on a machine is max(flops / peak, bytes / bandwidth) (DESIGN.md,
+performance model).
 """
 
 from __future__ import annotations
@@ -43,25 +44,22 @@ _OPERATIONS = (ir.Neg, ir.Apply, ir.BinOp)
 
 
 def body_flops(e: ir.Expr, size: Size = _itself) -> int:
-    """Flops to evaluate ``e`` at one point: one per operation or function, and a
-    binder's body (plus its accumulation) once per point of its index map."""
+    """Flops to evaluate ``e`` at one point: one per operation or function, and a Σ's or
+    reduction's body (plus its accumulation) once per point of its index map."""
     if size is _itself:  # numeric extents: kept on each node (ir.cached_bottom_up)
         return ir.cached_bottom_up(e, "_flops", _node_flops)
     flops: dict[int, int] = {}
     for node in reversed(list(ir.nodes(e))):  # children before parents, no recursion
-        inner = sum(flops[id(c)] for c in ir.children(node))
-        bound = ir.binders(node)
-        if bound:
-            flops[id(node)] = math.prod(size(n) for _, n in bound) * (inner + 1)
-        else:
-            flops[id(node)] = inner + (1 if isinstance(node, _OPERATIONS) else 0)
+        flops[id(node)] = _node_flops(node, [flops[id(c)] for c in ir.children(node)], size)
     return flops[id(e)]
 
 
-def _node_flops(node: ir.Expr, kids: list[int]) -> int:
-    bound = ir.binders(node)
-    if bound:
-        return math.prod(n for _, n in bound) * (sum(kids) + 1)
+def _node_flops(node: ir.Expr, kids: list, size: Size = _itself):
+    """A direct sum (``Concat``) binds its items' variables but loops over none: a point
+    reads one item at one position, a select and no arithmetic, so a copy costs no flops
+    (each item's own work counts once, as a stack's items do)."""
+    if isinstance(node, (ir.Sum, ir.Reduce)):
+        return math.prod(size(n) for _, n in node.index) * (sum(kids) + 1)
     return sum(kids) + (1 if isinstance(node, _OPERATIONS) else 0)
 
 

@@ -1,40 +1,13 @@
 """Compatible statements (paper 002): may a statement write its target while it runs?
 
 A statement ``x[σ] = e`` that reads x can run *in place* (002's ev-c-stmt: no temporary,
-no copy back) exactly when every read of x in e is at the index being written
-(002 Definition 2).  002 decides it with an augmented type system: the context
-``Γ; x; ℓ̄`` carries the target and the written multi-index ℓ̄, and a judgement
-``Γ; x; ℓ̄ ⊢c e : (t, κ̄)`` says "e may be accessed at κ̄ and the statement stays
-compatible".  The rules (002 Fig. 6 with Lemma 1's primed rules, Fig. 7):
-
-* ``tc-var-xy``  a variable other than x may be read at any index;
-* ``tc-var-xx``  x may be read only at ℓ̄;
-* ``tc-paren``   ``(e)`` is accessed where e is (002 §9: an elementwise function and a
-  negation propagate the index the same way);
-* ``tc-prod``    ``e0 # e1`` splits its index between the factors (EIN: a product of
-  factors over different index variables);
-* ``tc-trans``   a transposition permutes the index (EIN: x read at a permutation of σ);
-* ``tc-contr``   a contraction sums over a *fresh* index (EIN: Σ, and the other
-  reductions, bind their variables: a read of x at such a variable is never at ℓ̄);
-* ``tc-elem``    ``e0 ⊙ e1`` accesses both operands at the same index;
-* ``tc-smul'``   ``s * e`` with s a scalar, ``tc-sdiv'`` ``e / s``: the scalar is read
-  at ``()``, the tensor at the index;
-* ``ok-c-stmt``  ``x = e`` is compatible when e can be accessed at ℓ̄.
-
-EIN keeps every index explicit (``x[i] = Σ_k y[i,k] * x[k]``), so the derivation is one
-walk down the body: an index variable of σ *is* the written index, a variable a Σ binds
-is tc-contr's fresh index, a position or an affine index (``x[1]``, ``x[i+1]``) is a
-point other than ℓ̄.  The walk keeps, for every occurrence of x, the index it is read at
-and the rules from ``ok-c-stmt`` down to it (:class:`Read`), so a verdict can say which
-occurrence, read where, under which rule, is the reason (``tensorlang analyze``).
-
-One derivation serves ``tensorlang analyze``, the buffer plan (:mod:`..schedule.plan`:
-the scratch slot), the loop IR (:mod:`..loops.lower`: store into the target or into the
-scratch buffer and copy back) and so every target, once per statement object.
-
-Soundness (compatible ⇒ in place gives ev-stmt's result) is 002 Corollary 1; the tests
-check it by brute force against Fig. 5's ``eval_Γ`` (tests/analysis) and by running
-random self-updating statements in place against the reference interpreter.
+no copy back) exactly when every read of x in e is at the index being written (002
+Definition 2).  :func:`compatible` derives it by 002's augmented type system (Fig. 6
+with Lemma 1's primed rules, Fig. 7) in one walk down the body, keeping for every read
+of x the index it is read at and the rules down to it, so that a verdict names the read
+that decides it.  docs/compatible.md has the rules over EIN and the consumers of the one
+derivation (``tensorlang analyze``, the buffer plan, the loop IR).  Soundness is 002
+Corollary 1; tests/analysis checks it by brute force against Fig. 5's ``eval_Γ``.
 """
 
 from __future__ import annotations
@@ -123,15 +96,10 @@ class Verdict:
             return f"{x} read {len(self.reads)} times, each at the written index: in place [{self.reads[0].path}]"
         return f"{x} read at {self.reads[0].where} = written index: in place [{self.reads[0].path}]"
 
-    def derivation(self) -> list[str]:
-        """Every read with its rules, outermost first (for ``--verbose`` output and tests)."""
-        return [f"{self.target}{r.where}: " + " / ".join(r.rules) + (f"  -- {r.reason}" if r.reason else "")
-                for r in self.reads]
-
 
 def _rule(node: ir.Expr, free: dict[int, frozenset[str]]) -> str:
     """The rule of 002 Fig. 6 that concludes ``node``'s judgement (EIN's node kinds
-    mapped onto the DSL's operators, see the module's docstring)."""
+    mapped onto the DSL's operators as docs/compatible.md tabulates them)."""
     if isinstance(node, (ir.Sum, ir.Reduce)):
         return "tc-contr"
     if isinstance(node, (ir.Neg, ir.Apply)):

@@ -1,42 +1,15 @@
 """Liveness of variables and memory reuse by it (paper 002 §6.2-6.3, Fig. 16 and Fig. 20).
 
 A statement writes its whole target, so liveness over a straight-line program is one
-backward pass: a variable is live after statement n when a later statement reads it
-before overwriting it, or when it is a result.  From that, each temporary (a variable
-the caller never sees: semantics.interface's ``temp`` role) has a *live range*, from its
-first assignment to its last read, and two temporaries may share one buffer when
-
-* (Fig. 20, "memory reusing for incompatible statements") the first's range ends
-  before the second's begins: the statement that starts the second may be anything,
-  it reads nothing that lives in that buffer any more; or
-* (Fig. 16, "reduce-cache-miss") the first is read for the last time by the very
-  statement that assigns the second, and that statement, with the first renamed to the
-  second, is *compatible* (002 Definition 2, :mod:`.inplace`): it may then write the
-  buffer it is reading, point by point.  Such a statement must run as a loop nest
-  (``loop_statement``; by default a statement without Σ or reduction; the schedule
-  passes "no BLAS step can take it", Σ statements included).  The schedule then renames
-  the dying variable to the target in that statement, so the statement reads its own
-  target at the written index and every later stage treats it as the ordinary in-place
-  statement it now is (no interchange, no BLAS): one analysis, no second test.
-
-and (Fig. 20 literally, "into results") a temporary may live in the buffer of a result
-(``out``) before that result is first written: 002 Fig. 20 runs the interpolation
-``tmp1 = C # u . [2 5]; tmp2 = B # tmp1 . [2 5]; v = A # tmp2 . [2 5]`` with tmp1 in v.
-
-A buffer is as large as the temporary that first takes it (its *owner*).  Fig. 20
-reuse goes **by size**, not shape (``by_size``, the default): a temporary of any shape
-may take a dead buffer that is at least as large (the smallest that fits, so big buffers
-stay free for big temporaries), living in its first elements in its own row-major
-layout (the buffer plan gives it a slot of its own shape that is a view of the owner's
-memory, schedule/plan.py).  Fig. 16 needs the same shape: the statement reads and
-writes one buffer point by point, so both variables must lay a point out at the same
-offset.  ``by_size=False`` (padded buffers, whose layout depends on the shape) shares
-only buffers of one shape.
-
-:func:`reuse` gives the sharing, :func:`temporary_bytes` the memory the temporaries take
-without and with it, :func:`peak_temporary_bytes` the most that is live at once (no
-reuse can go below it); ``tensorlang analyze`` prints them, and the C target's pool
-allocates one buffer per owner.
+backward pass (:func:`live_after`).  Each temporary has a live range, from its first
+assignment to its last read, and :func:`reuse` lets it live in another's buffer: by
+Fig. 16 when the statement that assigns it reads the other for the last time and,
+renamed, is compatible (:mod:`.inplace`); by Fig. 20 when the other was dead before
+(the smallest dead buffer large enough, of any shape, with ``by_size``); and, Fig. 20
+literally, in a result's buffer before the result is first written.  docs/compatible.md
+("Memory reuse by liveness") has the rules and how the buffer plan uses them;
+:func:`temporary_bytes` and :func:`peak_temporary_bytes` give what ``tensorlang
+analyze`` prints.
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
 """Indices and domains of EIN: what an access may be indexed by, and what a statement or
-a reduction ranges over.
+a reduction ranges over (docs/ein.md, "Indices and domains").
 
-An **index** (``Index``) is one of
-
-* a ``str``: an index variable, *plain*.  It ranges over 1..n, n being the extent of
-  the variable's binder (a statement's σ or a reduction's map), and a plain use indexes
-  a dimension of exactly that extent (index notation's typing, SPEC §3);
-* an ``int``: a fixed 1-based position;
-* an :class:`Affine`: Σ coeff·var + offset (``u[i+1]``, ``img[2*i+a]``), a computed
-  1-based position.  It names no dimension's extent: the front end checks instead that
-  its range over the box of its variables lies inside the dimension it indexes, so no
-  access can leave its tensor.  An Affine always has at least one variable, and a lone
-  variable stays an Affine (``i+0``): it reads a *window* of its dimension (``u[i+0]``
-  with i in 1..n-1 and u of extent n), which a plain ``i`` would not be allowed to.
-
-Semantics stay 1-based everywhere: ``u[i+1]`` with i in 1..n-1 reads u's positions
-2..n.  :func:`position` evaluates an index (for numbers or numpy grids alike);
-:func:`zero_based_text` gives the 0-based offset expression code generators print.
-
-A :class:`Domain` is σ: the box of (variable, extent) pairs a statement, a Σ or another
-reduction ranges over, with room for integer-set conditions (``i <= j``, paper 003) that
-are empty today.  It behaves like the tuple of pairs it replaced, so code that iterates,
-slices, concatenates or ``dict()``-s an index map keeps working.
+An index (``Index``) is a ``str`` (an index variable, ranging over its binder's extent),
+an ``int`` (a fixed 1-based position) or an :class:`Affine` (Σ coeff·var + offset, a
+computed 1-based position; a lone variable that is an Affine, ``i+0``, reads a *window*
+of a larger dimension).  A :class:`Domain` is σ: a box of (variable, extent) pairs, with
+room for integer-set conditions, that behaves like the tuple of pairs it replaced.
 
 This module sits at the bottom of ``ein/``: it imports nothing from the package but
 numpy, so every layer above may use it.
@@ -45,10 +29,7 @@ class Affine:
     offset: int = 0
 
     def __post_init__(self) -> None:
-        merged: dict[str, int] = {}
-        for name, coeff in self.terms:
-            merged[name] = merged.get(name, 0) + int(coeff)
-        terms = tuple(sorted((name, c) for name, c in merged.items() if c != 0))
+        terms = _merged(self.terms)
         if not terms:
             raise ValueError("an affine index needs a variable; affine() gives an int position instead")
         object.__setattr__(self, "terms", terms)
@@ -61,13 +42,18 @@ class Affine:
 Index = Union[str, int, Affine]
 
 
+def _merged(terms: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    """One term per variable, coefficients added, zeros dropped, sorted by name."""
+    merged: dict[str, int] = {}
+    for name, coeff in terms:
+        merged[name] = merged.get(name, 0) + int(coeff)
+    return tuple(sorted((name, c) for name, c in merged.items() if c != 0))
+
+
 def affine(terms: Iterable[tuple[str, int]], offset: int = 0) -> Index:
     """Σ coeff·var + offset as an index: an ``int`` position when no variable is left,
     else an :class:`Affine` (a lone variable too: see the module's note on windows)."""
-    merged: dict[str, int] = {}
-    for name, coeff in terms:
-        merged[name] = merged.get(name, 0) + coeff
-    kept = tuple((name, c) for name, c in merged.items() if c != 0)
+    kept = _merged(terms)
     return Affine(kept, offset) if kept else int(offset)
 
 
@@ -78,11 +64,6 @@ def as_terms(i: Index) -> tuple[tuple[tuple[str, int], ...], int]:
     if isinstance(i, Affine):
         return i.terms, i.offset
     return (), int(i)
-
-
-def is_plain(i: Index) -> bool:
-    """A variable or a fixed position: what index notation had before affine indices."""
-    return not isinstance(i, Affine)
 
 
 def has_affine(indices: Iterable[Index]) -> bool:

@@ -190,7 +190,6 @@ def _pick_last(a: np.ndarray, local, rank: int, n: int) -> np.ndarray:
     return np.take_along_axis(np.broadcast_to(a, shape + (n,)), picks, axis=-1)[..., 0]
 
 
-
 def reference(program: ir.Program, roles: Mapping[str, Any]) -> Callable[[Mapping[str, np.ndarray], Any], dict]:
     """The reference semantics of a program that starts as EIN: ``reference(supplied,
     dtype)`` is the final store of :func:`run` from the initial store the roles give

@@ -1,32 +1,13 @@
 """EIN nodes: immutable, hashable, small enough to print and read, with one generic traversal.
 
-A program is a sequence of statements ``t = λ params ⟨e⟩_σ (args)`` (004 §4).  Here a
-statement keeps its arguments in place (``Tensor("A", ("i", "k"))`` rather than a
-parameter plus an argument list), which is what the printer, the back ends and the
-reader want; :meth:`Statement.operator` abstracts them into the λ form of the paper when
-a pass needs to compare operators independently of what they are applied to.
-
-Indices are plain values: a ``str`` is an index variable, an ``int`` a fixed position
-(1-based, as the language writes it), an ``index.Affine`` a computed position such as
-``i+1``.  σ, the index map, is an ``index.Domain`` of ``(index variable, extent)`` pairs
-(a tuple of pairs is accepted): a statement's σ covers its target's dimensions in
-order, a ``Sum`` or ``Reduce`` carries its own.
-
-**Traversal.**  Every node kind answers three questions, and nothing outside this module
-asks a node's kind to walk it:
-
-* :func:`children` / :func:`replace_children`: its subexpressions, and the same node
-  over new ones (:func:`map_children`, :func:`bottom_up` and :func:`nodes` build on them);
-* :func:`binders` / :func:`with_binders`: the index map it binds over its children
-  (Σ and the other reductions; ``()`` for every other kind);
-* :func:`index_uses` / :func:`with_index_uses`: the indices the node itself writes (a
-  tensor access's indices, δ's and ε's, a stack's selector), and the node over new ones;
-  :func:`use_extents`: the extent each of those must range over (what the verifier
-  checks).
-
-So the index-variable operations of :mod:`.names` (free indices, capture-avoiding
-substitution, renaming binders apart) are written once, and a new node kind (a Diderot
-probe, an affine index) is added here, in the printer, the evaluator and lowering.
+A program is a sequence of statements ``t = λ params ⟨e⟩_σ (args)`` (004 §4), each
+keeping its arguments in place (``Tensor("A", ("i", "k"))``); :meth:`Statement.operator`
+gives the λ form.  Indices are plain values (:mod:`.index`), and σ is an
+``index.Domain``.  Every node kind answers what its children are (:func:`children`),
+what index map it binds (:func:`binders`) and which indices it writes itself
+(:func:`index_uses`), each with its ``replace``/``with`` counterpart; nothing outside
+this module asks a node's kind to walk it, so the index-variable operations of
+:mod:`.names` are written once (docs/ein.md, "The core").
 """
 
 from __future__ import annotations

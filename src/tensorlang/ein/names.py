@@ -94,25 +94,10 @@ def _free(node: ir.Expr, kids: list[frozenset[str]]) -> frozenset[str]:
 
 
 def free_index_sets(e: ir.Expr) -> dict[int, frozenset[str]]:
-    """:func:`free_indices` of every node of ``e``, by node id, in one walk."""
-    found: dict[int, frozenset[str]] = {}
-    stack: list[tuple[ir.Expr, bool]] = [(e, False)]
-    while stack:
-        node, visited = stack.pop()
-        kids = ir.children(node)
-        if kids and not visited:
-            stack.append((node, True))
-            stack.extend((c, False) for c in kids)
-            continue
-        own = set(variables_of(ir.index_uses(node)))
-        if kids:
-            inner = set().union(*(found[id(c)] for c in kids))
-            bound = ir.binders(node)
-            if bound:
-                inner -= {name for name, _ in bound}
-            own |= inner
-        found[id(node)] = frozenset(own)
-    return found
+    """:func:`free_indices` of every node of ``e``, by node id (one walk computes and
+    keeps them all on their nodes)."""
+    free_indices(e)
+    return {id(node): free_indices(node) for node in ir.nodes(e)}
 
 
 def all_names(e: ir.Expr) -> set[str]:

@@ -52,19 +52,14 @@ def reserved_renaming(program) -> dict[str, str]:
             mapping[d.name] = new
     return mapping
 
+
 # Levels, loosest first.  ISUM is a sum (or a negated sum): allowed as the last factor of
 # a product; TERM is a product that ends in such a sum: it may not be multiplied further.
 _SUM, _TERM, _ISUM, _PROD, _FACTOR, _ATOM = range(1, 7)
 
 
-
-
-def _index(i: ir.Index) -> str:
-    return str(i)
-
-
 def _indices(ids) -> str:
-    return "[" + ",".join(_index(i) for i in ids) + "]"
+    return "[" + ",".join(str(i) for i in ids) + "]"
 
 
 def expr_to_text(e: ir.Expr) -> str:
@@ -85,7 +80,7 @@ def _const(e: ir.Const) -> tuple[str, int]:
 def _concat(e: ir.Concat) -> tuple[str, int]:
     """concat(a:3 => e1, b:4 => e2)[p]: the direct sum at p."""
     parts = ", ".join(f"{name}:{n} => {_render(item)[0]}" for (name, n), item in zip(e.parts, e.items))
-    return f"concat({parts})[{_index(e.index)}]", _ATOM
+    return f"concat({parts})[{e.index}]", _ATOM
 
 
 def _neg(e: ir.Neg) -> tuple[str, int]:
@@ -122,11 +117,11 @@ def _binop(e: ir.BinOp) -> tuple[str, int]:
 RENDER: dict[type, Callable[[Any], tuple[str, int]]] = {
     ir.Tensor: lambda e: (e.name + (_indices(e.indices) if e.indices else ""), _ATOM),
     ir.Const: _const,
-    ir.Delta: lambda e: (f"delta[{_index(e.first)},{_index(e.second)}]", _ATOM),
+    ir.Delta: lambda e: (f"delta[{e.first},{e.second}]", _ATOM),
     ir.Epsilon: lambda e: (f"eps{_indices(e.indices)}", _ATOM),
     ir.Apply: lambda e: (f"{e.fn}({_render(e.arg)[0]})", _ATOM),
     # [e1, e2, ...][i]: item i of the stack
-    ir.Stack: lambda e: (f"[{', '.join(_render(item)[0] for item in e.items)}][{_index(e.index)}]", _ATOM),
+    ir.Stack: lambda e: (f"[{', '.join(_render(item)[0] for item in e.items)}][{e.index}]", _ATOM),
     ir.Concat: _concat,
     ir.Neg: _neg,
     ir.Sum: _reduction,

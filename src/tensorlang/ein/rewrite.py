@@ -1,22 +1,15 @@
 """Rewrite rules as named units: a rule carries its paper's name and citation, can be
-listed, is counted when it fires and can be switched off by name.
+listed, is counted when it fires and can be switched off by name (docs/optimizer.md,
+"Rules").
 
-A :class:`Rule` is ``(name, citation, node kinds, fn)``: ``fn(node, context)`` returns
-the node's replacement, or None when the rule does not apply.  :func:`rewrite` is the
-driver: bottom up, each node's children first (the context's scope extended by what a
-node binds), then the first enabled rule for the node's kind that returns a replacement;
-that replacement stands (the driver does not rewrite it again).  So a rule list is an
-if-chain that can be read, listed, counted and switched off one rule at a time.
-
-Not every rewrite is local.  Normalization's polynomial normal form (passes/normalize.py)
-stays a function, because it decides over a whole sum of products at once; its steps
-that the papers name (δ elimination, ε·ε, distribution, summation binding, ...) are
-still rules — ``fn`` None, applied by the pass itself, which asks :meth:`Tally.enabled`
-before and calls :meth:`Tally.fire` after each.
-
-A :class:`Tally` holds which rules are off and how often each fired.  The optimizer
-opens one per run (:func:`counting`); passes find it with :func:`active`, so a pass
-stays a plain function from program to program.
+A :class:`Rule`'s ``fn(node, context)`` returns the node's replacement, or None.
+:func:`rewrite` is the driver: bottom up, each node's children first, then the first
+enabled rule for the node's kind that returns a replacement (which stands: it is not
+rewritten again).  A step of a rewrite that is no local rule (the polynomial normal
+form's) is a rule with ``fn`` None that its pass applies itself, asking
+:meth:`Tally.enabled` before and calling :meth:`Tally.fire` after.  A :class:`Tally`
+holds which rules are off and how often each fired: the optimizer opens one per run
+(:func:`counting`), and passes find it with :func:`active`.
 """
 
 from __future__ import annotations
@@ -140,9 +133,3 @@ def apply_first(node: ir.Expr, rules: Sequence[Rule], ctx: Context) -> ir.Expr |
                 ctx.fire(rule)
                 return new
     return None
-
-
-def describe(rules: Sequence[Rule]) -> list[str]:
-    """One line per rule: name, citation, summary (for listings and docs)."""
-    width = max((len(rule.name) for rule in rules), default=0)
-    return [f"{rule.name:<{width}}  {rule.citation:<14} {rule.summary}" for rule in rules]

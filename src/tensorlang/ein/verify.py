@@ -1,26 +1,10 @@
 """The EIN verifier: the invariants every lowering and every pass must keep.
 
 A program that breaks one is a compiler bug, never a user's mistake (the front ends'
-type checkers report those, with spans).  :func:`verify` checks, statement by statement:
-
-* **declared** — every variable a statement assigns or reads is declared, once;
-* **rank** — an access has one index per dimension of its variable, and a statement's σ
-  one index per dimension of its target;
-* **extent** — σ's extents are the target's dimensions; an index variable used at a
-  dimension (of a tensor, of ε, of a stack's items) ranges over exactly that extent; a
-  fixed position lies within it (δ's positions are at least 1), and so does every
-  position an affine index reaches over the box of its variables;
-* **bound** — every index variable used is bound, by σ or an enclosing Σ/reduction;
-* **shadowing** — no binder rebinds a name already bound around it (index notation has
-  no shadowing: a nested ``sum(k)`` inside ``sum(k)`` would read as a repeated index),
-  and no index map names a variable twice;
-* **operator** — operators and functions are ones EIN has (+ - * /, FUNCTIONS,
-  REDUCTIONS);
-* **temporary** — a compiler temporary (qualifier ``temp``) is assigned exactly once,
-  before any statement reads it (SSA for temporaries).
-
-Tests run it after every pass (``optimize(..., verify=True)``, or ``TENSORLANG_VERIFY=1``
-for every optimization in a process).  It walks each body once: cheap beside any pass.
+type checkers report those, with spans).  :func:`verify` checks each statement once for
+the invariants of :data:`CHECKS` (docs/optimizer.md, "The verifier", says what each
+means); tests run it after every pass (``optimize(..., verify=True)``, or
+``TENSORLANG_VERIFY=1`` for every optimization in a process).
 """
 
 from __future__ import annotations

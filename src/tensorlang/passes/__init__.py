@@ -1,30 +1,10 @@
 """The optimizer: passes over EIN, each a plain function from program to program.
 
-The pipeline (004 §5, 001 §5), in order:
-
-========== =============================================================== ==================
-name       what it does                                                    module
-========== =============================================================== ==================
-dead       drop statements no result depends on (000 §5)                   dead_code.py
-fuse       substitute single-use temporaries into their use (004 §5.2)     fuse.py
-normalize  δ/ε rules, constant folding, distribution, summation binding,   normalize.py
-           splitting independent factors (004 §5.3-5.4)
-split      lift recomputed costly subexpressions into temporaries          split.py
-           (004 §5.7.1)
-order      pairwise contractions in opt_einsum's order (001 §5)            order.py
-cse        value numbering across statements (004 §2.4)                    cse.py
-dead       again: what fusion and value numbering left unused              dead_code.py
-========== =============================================================== ==================
-
-The rewrites inside the passes are named rules (ein/rewrite.py): :data:`RULES` lists
-them with their papers' citations, ``optimize`` counts how often each fired
-(``Optimized.rules``, printed by ``tensorlang analyze``).
-
-``optimize(program, skip={"fuse"})`` runs the pipeline without the named passes, and
-``skip`` takes rule names as well (``{"delta-elimination"}``): ``tensorlang compile
---skip NAME``.  Every pass is also usable alone.  The result keeps the meaning of the
-program (checked against the reference interpreter on generated programs), up to
-reassociation and δ/ε selecting (normalize.py).
+:data:`PIPELINE` runs them in order (004 §5, 001 §5; docs/optimizer.md has the table):
+dead, fuse, normalize, split, order, cse, dead.  The rewrites inside the passes are
+named rules (:data:`RULES`, ein/rewrite.py) whose firings ``optimize`` counts.
+``optimize(program, skip={"fuse", "delta-elimination"})`` leaves out passes and rules
+(``--skip NAME``); every pass is also usable alone.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """Fusion (004 §5.2): substitute a single-use temporary into the statement that uses it.
 
 ``t[i,j] = e`` followed by ``y[...] = ... t[a,b] ...`` becomes ``y[...] = ... e[i:=a, j:=b] ...``
-and the statement for ``t`` disappears.  Fusing exposes the algebra across statements
-(the cross-product identities of 004 only appear once both cross products sit in one
-expression) and lets contraction ordering see a whole chain of contractions at once.
-
-A temporary is fused when
-* it is assigned once and read by exactly one later statement (a result, or a variable
-  assigned twice, keeps its statement);
-* nothing its body reads is reassigned in between (the use must see the same values);
-* fusing adds no work: either every evaluation of the use is at a distinct point of the
-  temporary (the use's loop nest is no larger than the temporary), or both the
-  temporary and its use are multilinear (a sum of a product of tensors, inside a
-  product under sums) so that normalization flattens them into one product whose
-  evaluation order contraction ordering chooses afresh, or the temporary is as cheap to
-  recompute as to read (a tensor access, a number).
-
-The substitution itself is the rule ``fusion`` (ein/rewrite.py): counted per access it
-replaces, and ``--skip fusion`` turns fusion off as ``--skip fuse`` does.
+and the statement for ``t`` disappears, so that normalization and contraction ordering
+see across statements.  A temporary assigned once and read by one later statement, none
+of whose reads is reassigned in between, is fused where that adds no work
+(docs/optimizer.md, 'What "no extra work" means for fusion').  The substitution is the
+rule ``fusion`` (ein/rewrite.py), counted per access it replaces; ``--skip fusion``
+turns fusion off as ``--skip fuse`` does.
 """
 
 from __future__ import annotations
@@ -50,9 +39,8 @@ RULES = (FUSION,)
 
 
 #: Fusion stops where the fused statement would exceed this many expression nodes: a
-#: chain ``t1 = x*2; t2 = t1*2; ...`` would otherwise grow one expression as deep as
-#: the program is long (every fusion copying it: quadratic), deeper than later passes
-#: and the back ends should recurse.  Statements of real kernels stay far below it.
+#: chain ``t1 = x*2; t2 = t1*2; ...`` would otherwise grow one expression as long as the
+#: program, every fusion copying it (docs/optimizer.md, "Every pass is bounded").
 MAX_FUSED_NODES = 128
 
 

@@ -1,56 +1,13 @@
 """Normalization (004 §5.3-5.4): the algebraic rewrites, applied bottom-up to each body.
 
 Every rewrite is a named rule (ein/rewrite.py), listed in :data:`RULES`, counted by
-``tensorlang analyze`` and switched off by ``--skip NAME``.
-
-**Local rules**, applied by the rewrite driver to each node after its children:
-
-* ``constant-folding``: numbers combine (``2 * 3`` is ``6``, ``/`` is controlled division,
-  ``-(2)`` is ``-2``); a non-finite result stays as written.  ``x * 0`` is *not* ``0``:
-  for ``x`` undefined it is ⊥ (000 Definition 4).
-* ``function-folding``: a function of a number is a number (``exp(0)`` is ``1``).
-* ``multiplicative-identity``: ``x * 1``, ``1 * x`` are ``x``;
-  ``multiply-by-minus-one``: ``x * -1``, ``-1 * x`` are ``-x``;
-  ``additive-identity``: ``x + -0``, ``-0 + x``, ``x - 0`` are ``x``, ``-0 - x`` is ``-x``;
-  ``double-negation``: ``--x`` is ``x``.
-  Every identity is exact in IEEE arithmetic, on ±0, ±inf and NaN too (issue 16): so
-  ``x + 0`` stays (for x = -0 it is +0), ``0 - x`` stays (for x = +0 it is +0, -x is -0),
-  and ``x / 1``, ``x / -1`` stay (controlled division makes ``-0 / 1`` +0).
-* ``delta-identical-indices``: ``delta[i,i]`` is 1; ``delta-of-positions``:
-  ``delta[1,2]`` is 0; ``epsilon-repeated-index``: an ε with a repeated index is 0;
-  ``epsilon-of-positions``: an ε of positions is its sign.
-* ``unused-reduction-index``: max or min over an index the body does not depend on is
-  the body, a product over one is a power (001 eq. (5)'s analogues).
-* ``sum-normal-form``: a sum becomes a polynomial of split monomials (below), kept
-  unless it costs more flops than the sum as written.
-
-**The polynomial normal form of a sum** (a function: it decides over a whole sum of
-products at once), whose steps are rules too:
-
-* ``distribution``: Σ (a ± b) = Σ a ± Σ b, kept only where δ or ε then select (on
-  cancelling data the distributed form loses the digits a and b share); a product is
-  distributed over a sum only when δ or ε take part (so that elimination follows: distributing Σ_k (A+B)_ik C_kj would
-  double the work instead).  Nested sums always merge into one product.
-* ``delta-elimination``: Σ_j δ_ij T_j  ->  T_i (the summed index is replaced).
-* ``epsilon-epsilon``: two Levi-Civita symbols sharing a summed index become deltas,
-  Σ_k ε_kab ε_kcd = δ_ac δ_bd − δ_ad δ_bc  (and Σ_k ε_ka ε_kc = δ_ac for rank 2).
-* ``unused-summation-index``: a sum over an index nothing depends on is n times its body
-  (TeIL's red+ over an expanded dimension, 001 eq. (5)).
-* ``summation-binding``: a factor that does not depend on a summed index leaves the sum
-  (Σ_k c a_k = c Σ_k a_k).
-* ``split-independent-factors``: a sum of a product of factors that share no summed
-  index is the product of their sums, Σ_jk a_j b_k = (Σ_j a_j)(Σ_k b_k).
-* and inside a monomial, the δ and ε rules above.
-
-So 004's identities come out by themselves: the trace of an outer product is a dot product
-(δ elimination), and (a×b)·(c×d) is (a·c)(b·d) − (a·d)(b·c) (fusion, ε·ε, δ elimination,
-splitting).
-
-δ and ε are *selectors* here, not numbers: a term they make zero is dropped, never
-evaluated.  The reference interpreter multiplies by 0 instead, so where such a term is ⊥
-(NaN) or infinite the interpreter's component is ⊥ and the optimized one may be defined;
-every component the interpreter defines, the optimized program computes the same
-(docs/optimizer.md).
+``tensorlang analyze`` and switched off by ``--skip NAME``: the local rules of
+:data:`LOCAL`, which the rewrite driver tries on each node after its children, and the
+steps of the polynomial normal form of a sum (:func:`normalize_sum`, a function: it
+decides over a whole sum of products at once).  docs/optimizer.md lists the rules and
+the decisions behind them: every identity is exact in IEEE arithmetic (±0, ±inf, NaN);
+Σ is distributed over ± only where δ or ε then select; δ and ε are selectors, so a term
+they make zero is dropped, never evaluated.
 """
 
 from __future__ import annotations
@@ -239,10 +196,8 @@ def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
         out.extend(simplify_term(term, trial))
     if len(terms) > 1 and not (any(m.selected_away for m in out)
                                or any(trial.tally.counts[rule.name] for rule in SELECTION)):
-        # Σ(a ± b) = Σa ± Σb is exact in the reals only: on cancelling data (a ≈ b) the
-        # distributed form loses the digits the terms share (x·Σa − x·Σb lost 5 on the
-        # issue's example).  Only δ and ε make it pay exactly (a term selected away, an
-        # index eliminated); otherwise the sum keeps its ± (issue 16).
+        # Σ(a ± b) = Σa ± Σb loses digits on cancelling data: only δ and ε selecting
+        # make it pay exactly; otherwise the sum keeps its ± (docs/optimizer.md).
         trial = replace(ctx, tally=Tally(ctx.tally.off | {DISTRIBUTION.name}))
         terms = expand(e, trial)
         out = []
@@ -260,13 +215,9 @@ def normalize_sum(e: ir.Sum, ctx: Context) -> ir.Expr | None:
 
 
 def _never_minus_zero(e: ir.Expr) -> bool:
-    """Whether ``e`` is never -0, as a sum never is (it starts from +0, and x + y is -0
-    only when both are).  The normal form may remove a sum (``unused-summation-index``,
-    δ elimination: Σ_j δ_ij x_j is x_i) or leave a number or a product on top; then
-    ``+ 0`` keeps the sum's +0 where the remaining expression would give -0 (issue 16:
-    ``1/(sum(j:1) -x[i])`` is +inf at x = 0, not -inf).  Only where no sum is left: a
-    factor bound outside a sum (``c * sum(k) a[k]``) stays as it is, so that the BLAS
-    and mode steps still see a scaled product (docs/optimizer.md names the gap)."""
+    """Whether ``e`` is never -0, as a sum never is (it starts from +0).  Where the
+    normal form removed every sum, ``+ 0`` keeps the sum's +0 unless this holds
+    (``1/(sum(j:1) -x[i])`` is +inf at x = 0; docs/optimizer.md names the gap left)."""
     if isinstance(e, ir.Sum):
         return True
     if isinstance(e, ir.Const):

@@ -1,29 +1,13 @@
 """Contraction ordering: lifting nested contractions (001 §5, 004 §5.7).
 
-A sum over a product of three or more factors, ``Σ_lmq A_il B_jm C_kq u_elmq``, evaluated
-as written costs the product of every index's extent (O(E n^6) for the interpolation
-kernel).  Contracted pairwise in a good order it costs O(E n^4): this pass asks
-opt_einsum's path finder for the order and writes each pairwise contraction as a
-statement of its own over a compiler temporary,
-
-    tmp1[e,l,m,k] = sum(q) u[e,l,m,q] * C[k,q]
-    tmp2[e,l,j,k] = sum(m) B[j,m] * tmp1[e,l,m,k]
-    v[e,i,j,k]    = sum(l) A[i,l] * tmp2[e,l,j,k]
-
-The last contraction stays where the sum was.  Each intermediate keeps the layout of its
-larger operand with the new index where the contracted one was, so every step is one
-matrix product over contiguous memory (the C back end runs it as a single numpy.matmul).
-Factors other than tensor accesses (a function of a tensor, say) take part as operands
-indexed by their free indices.
-
-**Structured operands** (003): where a factor is a tensor declared with a structure whose
-support holds at most 1/``SPARSE_GAIN`` of its points, read at distinct plain indices, the
-C schedule runs the sum as a loop nest over that support only (``schedule.plan``).  Both
-the sum as written and each pairwise step are then costed at that fraction of their dense
-points: MTTKRP on a fixed slice, ``Σ_kl B[i,k,l] C[k,j] D[l,j]`` with B nonzero at one i
-only, costs 3n³ as written and 3n³ as opt_einsum's chain (the dense Khatri-Rao product
-``C[k,j] D[l,j]`` over n³ points, then the sparse product with B), so it stays as written
-and writes no n³ temporary (measured 2x faster at n = 96, docs/structure.md).
+A sum over a product of three or more factors (``Σ_lmq A_il B_jm C_kq u_elmq``, O(E n^6)
+as written) is split into pairwise contractions in the order opt_einsum's path finder
+chooses (O(E n^4)), each but the last a statement of its own over a compiler temporary
+that keeps the layout of its larger operand with the new index where the contracted one
+was: every step is one matrix product over contiguous memory (docs/optimizer.md,
+"Examples").  A chain is kept only where it costs fewer flops than the sum as written,
+a sum over a tensor with a sparse declared support costed at that fraction of its points
+(docs/structure.md, "Contraction order at the support").
 """
 
 from __future__ import annotations
@@ -45,10 +29,8 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: dynamic programming ('dp'), which is fast and still optimal for the flop count.
 OPTIMAL_UP_TO = 6
 
-#: Beyond this many operands 'dp' gives way to 'greedy': dp considers every split of
-#: every connected subset of the operands, about 3^n when all share an index (14
-#: factors sharing one index took 7.5 s, 16 minutes); greedy is polynomial, and
-#: finds the optimum on chains and rings.
+#: Beyond this many operands 'dp' (about 3^n when all share an index: docs/optimizer.md,
+#: "Every pass is bounded") gives way to 'greedy', polynomial and optimal on chains and rings.
 DP_UP_TO = 10
 
 

@@ -235,13 +235,5 @@ def bind(program, params: Mapping[str, int], what: str = "--param") -> Any:
     return dataclasses.replace(program, decls=decls)
 
 
-def binding_diagnostic(name: str, value: int, first: tuple[str, int, int], second: tuple[str, int, int]) -> str:
-    """The message for a symbol that two arrays bind to different values."""
-    (a, da, va), (b, db, vb) = first, second
-    return (f"size {name!r} is {va} in {a!r} (dimension {da}) but {vb} in {b!r} (dimension {db}); "
-            f"every use of {name!r} must have one value")
-
-
-__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "binding_diagnostic", "derived_of", "extent_of", "free_sizes",
-           "is_derived",
+__all__ = ["Extent", "MAX_EXTENT", "Sym", "bind", "derived_of", "extent_of", "free_sizes", "is_derived",
            "is_symbolic", "never_positive", "poly_arith", "poly_of", "program_symbols", "size_arith", "symbols_of"]

@@ -30,7 +30,6 @@ MAX_ELEMENTS = 2**62
 MAX_RANK = 64
 
 
-
 def show(shape: Shape) -> str:
     """A type as the language writes it: ``[300 400]``, ``[]`` for a scalar."""
     return "[" + " ".join(str(d) for d in shape) + "]"
@@ -104,29 +103,21 @@ def build_context(program, diagnostics: list[Diagnostic]) -> Context:
         if decl.name in shapes:
             first = decls[decl.name].name_span
             where = f" (first declared at line {first.line})" if first else ""
-            diagnostics.append(
-                Diagnostic("redeclared", f"variable {decl.name!r} is declared twice{where}", decl.name_span, "s-var")
-            )
+            diagnostics.append(Diagnostic("redeclared", f"variable {decl.name!r} is declared twice{where}",
+                                          decl.name_span, "s-var"))
             continue
         bad = [d for d in decl.shape if not isinstance(d, Sym) and d < 1]
+        problem: tuple[str, str] | None = None
         if bad:
-            diagnostics.append(
-                Diagnostic("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}", decl.span, "s-var")
-            )
+            problem = ("shape", f"extents must be positive; {decl.name!r} has extent {bad[0]}")
         elif len(decl.shape) > MAX_RANK:
-            diagnostics.append(
-                Diagnostic("too-large", f"{decl.name!r} has {len(decl.shape)} dimensions; at most {MAX_RANK} "
-                           "(numpy's limit) are supported", decl.span, "s-var")
-            )
+            problem = ("too-large", f"{decl.name!r} has {len(decl.shape)} dimensions; at most {MAX_RANK} "
+                       "(numpy's limit) are supported")
         elif count(decl.shape) >= MAX_ELEMENTS:
-            diagnostics.append(
-                Diagnostic(
-                    "too-large",
-                    f"{decl.name!r} : {show(decl.shape)} has more elements than any machine can index (2^62)",
-                    decl.span,
-                    "s-var",
-                )
-            )
+            problem = ("too-large", f"{decl.name!r} : {show(decl.shape)} has more elements than any machine can "
+                       "index (2^62)")
+        if problem is not None:
+            diagnostics.append(Diagnostic(*problem, decl.span, "s-var"))
         shapes[decl.name] = decl.shape
         quals[decl.name] = decl.qual
         decls[decl.name] = decl
@@ -180,14 +171,12 @@ def _uninit(program, gamma: Context, variables_read: Callable[[Any], Iterable[An
     for stmt in program.stmts:
         for var in variables_read(stmt.expr):
             if var.name not in assigned:
-                found.append(
-                    Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span, "uninit (000 §5)")
-                )
+                found.append(Diagnostic("uninit", f"{var.name!r} is read before it is assigned", var.span,
+                                        "uninit (000 §5)"))
                 break
         assigned.add(stmt.target)
     for decl in program.decls:
         if decl.qual == "out" and decl.name not in assigned:
-            found.append(
-                Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span, "uninit (000 §5)")
-            )
+            found.append(Diagnostic("uninit", f"'out' variable {decl.name!r} is never assigned", decl.name_span,
+                                    "uninit (000 §5)"))
     return found

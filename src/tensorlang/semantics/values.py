@@ -23,10 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: ⊥, the undefined value (000 Definition 4), as it is represented at run time.
-BOTTOM = float("nan")
-
-
 def controlled_division(a, b):
     """000 Definition 8: a / b, except 0 / b = 0 for every number b (also b = 0).
 
