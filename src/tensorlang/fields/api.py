@@ -19,12 +19,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..ein import ir
-from ..ein.fields import Conv, Diff
+from ..ein.fields import Conv, Diff, to_text
+from ..ein.printer import to_text as program_text
 from ..ein.names import substitute
 from ..errors import MAX_DEPTH, error, guard
 from ..semantics.values import FUNCTIONS
 from . import run
-from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, real_array
+from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, load, real_array
 from ..sampling.kernels import Kernel, kernel as find_kernel
 
 #: the continuity of a lifted tensor (a constant field is smooth)
@@ -148,9 +149,6 @@ class Field:
         (004 §5.3's normal form), ``slice`` (the EIN program as lowered), ``opt`` (as
         optimized, each probe tensor a Sample statement), or the compiler's stages of that
         program for the C target: ``schedule`` (the probe steps), ``loops``, ``c``."""
-        from ..ein.fields import to_text
-        from ..ein.printer import to_text as program_text
-
         plan = run.probe_plan(self)
         shown = {"field": lambda: to_text(plan.probe), "normalize": lambda: to_text(plan.normal),
                  "slice": lambda: program_text(plan.lowered), "opt": lambda: program_text(plan.program)}
@@ -167,7 +165,6 @@ def field(img, kernel: str | Kernel = "bspln3", world=None, dim: int | None = No
     a path to a .npy/.nrrd file) with kernel ``kernel`` (tent, c1tent, ctmr, bspln3,
     c4hexic); ``world``/``dim`` as for :func:`tensorlang.fields.image`."""
     if isinstance(img, (str, bytes)) or hasattr(img, "__fspath__"):
-        from ..sampling.image import load
         img = load(img, dim, world)
     else:
         img = make_image(img, dim, world)

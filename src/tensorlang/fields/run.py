@@ -91,14 +91,9 @@ def inside(f: Field, points) -> np.ndarray:
     kernel support around the point (Diderot's inside)."""
     pts, single = _points(points, f.dim)
     ok = np.ones(pts.shape[0], dtype=bool)
-    for img, kern in _sources(f):
-        ok &= reconstruct.inside(img, kern, pts)
+    for name, kern in sorted({(c.image, c.kernel) for c in ir.nodes(f.body) if isinstance(c, Conv)}):
+        ok &= reconstruct.inside(f.images[name], KERNELS[kern], pts)
     return ok[0] if single else ok
-
-
-def _sources(f: Field) -> list[tuple[Image, Kernel]]:
-    found = {(c.image, c.kernel) for c in ir.nodes(f.body) if isinstance(c, Conv)}
-    return [(f.images[name], KERNELS[k]) for name, k in sorted(found)]
 
 
 def _points(points, dim: int) -> tuple[np.ndarray, bool]:

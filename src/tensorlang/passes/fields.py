@@ -12,6 +12,7 @@ and the probe an ordinary EIN program ``E[p, σ] = ...`` over a batch of points.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -270,18 +271,17 @@ def _epsilon_derivative(e: Expr, t: Tally) -> Expr:
                 conv = leaf.body if isinstance(leaf, Probe) else leaf
                 if not isinstance(conv, Conv):
                     continue
-                for a in eps.indices:
-                    for b in eps.indices:
-                        if a == b or not isinstance(a, str) or not isinstance(b, str) or {a, b} - bound:
-                            continue
-                        # swapping a and b must map the derivative indices to themselves
-                        if a not in conv.derivs or conv.derivs.count(a) != conv.derivs.count(b):
-                            continue
-                        others = [f for f in factors if f is not eps and f is not leaf]
-                        if any({a, b} & free_indices(f) for f in others) or {a, b} & set(conv.comps):
-                            continue
-                        t.fire(EPSILON_DERIVATIVE)
-                        return ZERO
+                for a, b in itertools.permutations(eps.indices, 2):
+                    if a == b or not isinstance(a, str) or not isinstance(b, str) or {a, b} - bound:
+                        continue
+                    # swapping a and b must map the derivative indices to themselves
+                    if a not in conv.derivs or conv.derivs.count(a) != conv.derivs.count(b):
+                        continue
+                    others = [f for f in factors if f is not eps and f is not leaf]
+                    if any({a, b} & free_indices(f) for f in others) or {a, b} & set(conv.comps):
+                        continue
+                    t.fire(EPSILON_DERIVATIVE)
+                    return ZERO
         return node
 
     return ir.bottom_up(e, go)
