@@ -172,11 +172,8 @@ def to_text(e: Any) -> str:
             return f"{e.fn}({go(e.arg)})"
         if isinstance(e, ir.BinOp):
             return f"({go(e.left)} {e.op} {go(e.right)})"
-        if isinstance(e, (ir.Sum, ir.Reduce)):
-            op = "Σ" if isinstance(e, ir.Sum) else e.op
-            return f"{op}[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
-        if isinstance(e, ir.Stack):
-            return f"[{', '.join(go(item) for item in e.items)}][{index_text(e.index)}]"
+        if isinstance(e, ir.Sum):
+            return f"Σ[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
         raise TypeError(f"not a field expression: {e!r}")
 
     return go(e)

@@ -97,10 +97,9 @@ def inside(f: Field, points) -> np.ndarray:
 
 
 def _points(points, dim: int) -> tuple[np.ndarray, bool]:
-    try:
-        pts = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise error("input", f"points must be an array of numbers, got {type(points).__name__}") from None
+    """The points (real numbers already: api._real_points) as an (N, dim) array, and
+    whether they were one point."""
+    pts = np.asarray(points, dtype=np.float64)
     if dim == 1 and pts.ndim == 1:
         pts = pts[:, None]
     if pts.ndim == 1 and pts.shape == (dim,):

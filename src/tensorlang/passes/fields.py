@@ -110,10 +110,6 @@ def _d_sum(e: ir.Sum, v, d) -> Expr:
     return ZERO if _is(body, 0.0) else ir.Sum(e.index, body)
 
 
-def _d_stack(e: ir.Stack, v, d) -> Expr:
-    return ir.Stack(e.index, tuple(d(v, item) for item in e.items))
-
-
 #: The chain rule per function: f'(a) as an expression of a.
 CHAIN: dict[str, Callable[[Expr], Expr]] = {
     "sqrt": lambda a: div(ONE, mul(ir.Const(2.0), ir.Apply("sqrt", a))),
@@ -146,7 +142,6 @@ DIFF_RULES = _table(
      "∂(a±b) ⇒ ∂a±∂b, ∂(ab) ⇒ ∂a·b + a·∂b, ∂(a/b) ⇒ (∂a·b − a·∂b)/b²", _d_binop),
     (ir.Apply, "chain-rule", "∂f(e) ⇒ f'(e)·∂e (exp, sqrt, log, sin, cos, tanh, abs)", _d_apply),
     (ir.Sum, "derivative-through-sum", "∂ Σ e ⇒ Σ ∂e", _d_sum),
-    (ir.Stack, "derivative-through-stack", "∂[a, b] ⇒ [∂a, ∂b]", _d_stack),
 )
 
 
@@ -173,7 +168,6 @@ PROBE_RULES = _table(
     (ir.Apply, "probe-through-function", "f(F)@x ⇒ f(F@x)", _p_through),
     (ir.BinOp, "probe-through-binop", "(e₁ ⊙ e₂)@x ⇒ (e₁@x) ⊙ (e₂@x)", _p_through),
     (ir.Sum, "probe-through-sum", "(Σ e)@x ⇒ Σ (e@x)", _p_through),
-    (ir.Stack, "probe-through-stack", "[a, b]@x ⇒ [a@x, b@x]", _p_through),
 )
 
 EPSILON_DERIVATIVE = Rule("epsilon-symmetric-derivative", "004 §5.4",
