@@ -1,23 +1,12 @@
 """EIN's field forms (004 Fig. 2): convolution, partial derivative and probe.
 
-These node kinds extend :mod:`.ir` for tensor fields (paper 004 §2-§4).  They answer the
-same traversal questions as every other node (children, binders, index uses), so
-substitution, free indices, node counts and the rewrite driver handle them unchanged.
-A field expression is an ordinary EIN expression whose leaves may be
-:class:`Conv` nodes; :class:`Diff` differentiates one, :class:`Probe` evaluates one at a
-position.  After the field normalization of ``passes/fields.py`` no :class:`Diff` is
-left, and every :class:`Conv` sits directly under a :class:`Probe` (004 §5.3's normal
-form); lowering then replaces each probed convolution by a tensor read (Slice, §5.7.2),
-so no pass below ever sees these kinds.  What the program then runs for each probe
-tensor is one more kind, :class:`Sample`, a library statement's body: the schedule makes
-its statement a probe step (schedule/probe.py) that the C target renders.
-
-* ``Conv(image, kernel, comps, derivs)`` is V_α ⊛ H^β: image ``image`` (a name) at
-  voxel component indices α = ``comps``, reconstructed with kernel ``kernel`` whose
-  derivative indices are β = ``derivs`` (∂/∂x_β of the field, in world space).
-* ``Diff(index, body)`` is ∂/∂x_index ◇ body.
-* ``Probe(body, at)`` is body@x, the field ``body`` probed at the position variable
-  ``at`` (a batch of points; the position is not an index expression).
+These node kinds answer the same traversal questions as every other node (children,
+binders, index uses), so substitution, free indices, node counts and the rewrite driver
+handle them unchanged.  A field expression is an EIN expression whose leaves may be
+:class:`Conv`; field normalization (passes/fields.py) leaves no :class:`Diff` and every
+Conv directly under a :class:`Probe`, and lowering (Slice) replaces each probed
+convolution by a tensor read, so no pass below sees them.  Each probe tensor is then
+computed by a :class:`Sample` statement, which the schedule makes a probe step.
 """
 
 from __future__ import annotations
@@ -32,7 +21,8 @@ from .printer import _ATOM, RENDER, expr_to_text
 
 @dataclass(frozen=True)
 class Conv(ir.Node):
-    """V_α ⊛ H^β: the field reconstructed from image ``image`` with ``kernel``."""
+    """V_α ⊛ H^β: the field reconstructed from image ``image`` with ``kernel``, at voxel
+    component indices α = ``comps``, with derivative indices β = ``derivs`` (world space)."""
 
     image: str
     kernel: str
@@ -75,7 +65,8 @@ class Diff(ir.Node):
 
 @dataclass(frozen=True)
 class Probe(ir.Node):
-    """body@at: the field ``body`` evaluated at the position variable ``at``."""
+    """body@at: the field ``body`` evaluated at the position variable ``at`` (a batch of
+    points, not an index expression)."""
 
     body: Any  # a field expression (it may hold Conv and Diff)
     at: str
@@ -95,9 +86,9 @@ class Sample(ir.Node):
     the point leaves the image or the point is not finite.  ``indices`` are (p, α, β) as
     the statement's target has them; ``image``, ``points`` (N × dim) and ``geometry``
     (dim × (dim+2): per space axis a, the world-to-index map's row a, then the image's
-    number of samples along a) are the variables it reads, as accesses without indices (so ``Statement.reads`` and renamings see them).  A
-    statement whose body is one Sample is a library step, never a loop nest or part of
-    an optimized expression (docs/fields.md, "How a probe is compiled")."""
+    number of samples along a) are the variables it reads, as accesses without indices
+    (so ``Statement.reads`` and renamings see them).  A statement whose body is one
+    Sample is a library step, never a loop nest or part of an optimized expression."""
 
     kernel: str
     order: int
@@ -181,11 +172,8 @@ def to_text(e: Any) -> str:
             return f"{e.fn}({go(e.arg)})"
         if isinstance(e, ir.BinOp):
             return f"({go(e.left)} {e.op} {go(e.right)})"
-        if isinstance(e, (ir.Sum, ir.Reduce)):
-            op = "Σ" if isinstance(e, ir.Sum) else e.op
-            return f"{op}[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
-        if isinstance(e, ir.Stack):
-            return f"[{', '.join(go(item) for item in e.items)}][{index_text(e.index)}]"
+        if isinstance(e, ir.Sum):
+            return f"Σ[{','.join(f'{v}:{n}' for v, n in e.index)}]({go(e.body)})"
         raise TypeError(f"not a field expression: {e!r}")
 
     return go(e)

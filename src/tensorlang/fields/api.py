@@ -1,21 +1,13 @@
-"""Tensor fields in Python (paper 004 §2-§3): ``F = tl.field(img, "bspln3")``, lifted
-operators, differentiation, and probes at a batch of points.
+"""Tensor fields in Python (paper 004 §2-§3; docs/fields.md): ``F = tl.field(img, "bspln3")``,
+lifted operators, differentiation, and probes at a batch of points.
 
 A :class:`Field` is an EIN expression (ein/fields.py) with free index variables for its
-shape, plus its type: dimension d, shape σ and continuity k (Diderot's field#k(d)[σ]).
-Every operator builds a larger expression and checks the type the way Diderot does:
-shapes must agree, and a field of continuity k may be differentiated k times (each ∇
-lowers k by one; a tent field cannot be differentiated at all: error[shape], rule
-``field-continuity``).  Nothing is computed until a probe: ``E.probe(points)`` normalizes
-the probe (passes/fields.py: derivatives onto kernels, probes below the lifted
-operators), lowers it to an EIN program over the points (Slice), runs the optimizer
-(value numbering among its passes) and evaluates it, the probed convolutions computed by
-generated C or the numpy reference (run.py does all of this, once per field).
-``E.stages()`` gives the IR node counts after each step (004 Fig. 4), ``E.ir(stage)``
-the IR itself.
-
-Index variables are named from one global counter, so two fields never share a free or
-bound name and combining them needs no renaming beyond the shapes they line up.
+shape, plus its type, Diderot's field#k(d)[σ].  Every operator builds a larger expression
+and checks the type the way Diderot does: shapes must agree, and each ∇ lowers the
+continuity k by one (below 0: error[shape], rule ``field-continuity``).  Nothing is
+computed until a probe (run.py, once per field).  Index variables are named from one
+global counter, so two fields never share a free or bound name and combining them needs
+no renaming beyond the shapes they line up.
 """
 
 from __future__ import annotations
@@ -27,12 +19,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..ein import ir
-from ..ein.fields import Conv, Diff
+from ..ein.fields import Conv, Diff, to_text
+from ..ein.printer import to_text as program_text
 from ..ein.names import substitute
 from ..errors import MAX_DEPTH, error, guard
 from ..semantics.values import FUNCTIONS
 from . import run
-from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, real_array
+from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, load, real_array
 from ..sampling.kernels import Kernel, kernel as find_kernel
 
 #: the continuity of a lifted tensor (a constant field is smooth)
@@ -50,6 +43,19 @@ MAX_FIELD_NODES = 4096
 
 def _fresh(base: str = "i") -> str:
     return f"{base}{next(_NAMES)}"
+
+
+def _operator(op: str, reflected: bool = False):
+    """The Field method of Python's operator ``op`` (``reflected``: the Field is the right
+    operand): a lifted sum or difference, a scaling, or an inner product."""
+
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        if op == "@":
+            return dot(a, b)
+        return _binop(op, a, b) if op in "+-" else _scale(op, a, b)
+
+    return method
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,41 +82,22 @@ class Field:
     __array_ufunc__ = None
 
     # -------------------------------------------------------------- Python operators
-    def __add__(self, other):
-        return _binop("+", self, other)
-
-    def __radd__(self, other):
-        return _binop("+", other, self)
-
-    def __sub__(self, other):
-        return _binop("-", self, other)
-
-    def __rsub__(self, other):
-        return _binop("-", other, self)
-
-    def __mul__(self, other):
-        return _scale("*", self, other)
-
-    def __rmul__(self, other):
-        return _scale("*", other, self)
-
-    def __truediv__(self, other):
-        return _scale("/", self, other)
-
-    def __rtruediv__(self, other):
-        return _scale("/", other, self)
+    __add__ = _operator("+")
+    __radd__ = _operator("+", reflected=True)
+    __sub__ = _operator("-")
+    __rsub__ = _operator("-", reflected=True)
+    __mul__ = _operator("*")
+    __rmul__ = _operator("*", reflected=True)
+    __truediv__ = _operator("/")
+    __rtruediv__ = _operator("/", reflected=True)
+    __matmul__ = _operator("@")
+    __rmatmul__ = _operator("@", reflected=True)
 
     def __neg__(self):
         return _with(self, ir.Neg(self.body))
 
     def __pos__(self):
         return self
-
-    def __matmul__(self, other):
-        return dot(self, other)
-
-    def __rmatmul__(self, other):
-        return dot(other, self)
 
     def __getitem__(self, key):
         return component(self, key)
@@ -162,9 +149,6 @@ class Field:
         (004 §5.3's normal form), ``slice`` (the EIN program as lowered), ``opt`` (as
         optimized, each probe tensor a Sample statement), or the compiler's stages of that
         program for the C target: ``schedule`` (the probe steps), ``loops``, ``c``."""
-        from ..ein.fields import to_text
-        from ..ein.printer import to_text as program_text
-
         plan = run.probe_plan(self)
         shown = {"field": lambda: to_text(plan.probe), "normalize": lambda: to_text(plan.normal),
                  "slice": lambda: program_text(plan.lowered), "opt": lambda: program_text(plan.program)}
@@ -181,7 +165,6 @@ def field(img, kernel: str | Kernel = "bspln3", world=None, dim: int | None = No
     a path to a .npy/.nrrd file) with kernel ``kernel`` (tent, c1tent, ctmr, bspln3,
     c4hexic); ``world``/``dim`` as for :func:`tensorlang.fields.image`."""
     if isinstance(img, (str, bytes)) or hasattr(img, "__fspath__"):
-        from ..sampling.image import load
         img = load(img, dim, world)
     else:
         img = make_image(img, dim, world)
@@ -337,7 +320,7 @@ def _differentiate(f: Field, what: str) -> tuple[Any, str]:
 def jacobian(f) -> Field:
     """∇⊗F: the derivative of a field of shape σ, of shape σ + (dim,) (the gradient of a
     scalar field, the Jacobian of a vector field, the Hessian of a gradient)."""
-    f = _lift(f, 1) if not isinstance(f, Field) else f
+    f = _lift(f, 1)
     body, v = _differentiate(f, "∇")
     return _make((f,), body, f.out + (v,), f.shape + (f.dim,), f.continuity - 1)
 
@@ -371,19 +354,16 @@ def curl(f: Field) -> Field:
         raise error("shape", f"∇× takes a 2-D or 3-D vector field, got a {f.dim}-D field of shape "
                              f"{list(f.shape)}", rule="field-shape")
     body, j = _differentiate(f, "∇×")
-    k = f.out[0]
-    if f.dim == 2:
-        eps = ir.Epsilon((j, k))
-        return _make((f,), ir.Sum(((j, 2), (k, 2)), ir.BinOp("*", eps, body)), (), (), f.continuity - 1)
-    i = _fresh()
-    eps = ir.Epsilon((i, j, k))
-    return _make((f,), ir.Sum(((j, 3), (k, 3)), ir.BinOp("*", eps, body)), (i,), (3,), f.continuity - 1)
+    k, n = f.out[0], f.dim
+    out = (_fresh(),) if n == 3 else ()  # the curl of a 2-D field is a scalar
+    eps = ir.Epsilon(out + (j, k))
+    return _make((f,), ir.Sum(((j, n), (k, n)), ir.BinOp("*", eps, body)), out, (3,) * len(out), f.continuity - 1)
 
 
 def norm(f) -> Field:
     """|F|: the absolute value of a scalar field, the Euclidean (Frobenius) norm of a
     tensor field."""
-    f = _lift(f, 1) if not isinstance(f, Field) else f
+    f = _lift(f, 1)
     if not f.shape:
         return _with(f, ir.Apply("abs", f.body))
     body, out = _fresh_out(f)
@@ -436,7 +416,7 @@ def identity(n: int, dim: int = 3) -> Field:
 
 def _function(name: str):
     def fn(f) -> Field:
-        f = _lift(f, 1) if not isinstance(f, Field) else f
+        f = _lift(f, 1)
         return _with(f, ir.Apply(name, f.body))
     fn.__name__ = name
     fn.__doc__ = f"{name} of a field, componentwise (lifted; differentiable by the chain rule)."

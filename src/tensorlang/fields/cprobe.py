@@ -1,13 +1,9 @@
 """A probed convolution at any number of points, in generated C: the probe step's kernel.
 
-The C of a probe is the C target's (targets/c/probe.py renders a
-:class:`~tensorlang.schedule.probe.ProbeStep`), and a field probe reaches it the way
-every program does: its lowered EIN program, a statement ``E[p, α, β] = Sample(...)``
-(ein/fields.py), compiled by the one driver (:mod:`tensorlang.pipeline`).  That program
-runs on a block of points; a probe of many points calls the step's general entry, which
-takes any number of points, from the same compiled library, so that the points are sorted
-by the image's blocks as a whole (:func:`tensorlang.schedule.probe.sorts`) rather than
-block by block.  The block order's buffers are one scratch array kept between calls.
+Its program is one statement ``E[p, α, β] = Sample(...)`` (ein/fields.py) compiled by
+the C target through the one driver (targets/c/probe.py renders the probe step); a probe
+of many points calls the step's general entry from that library, so that the points are
+sorted by the image's blocks as a whole rather than block by block.
 """
 
 from __future__ import annotations
@@ -17,14 +13,21 @@ from typing import Any
 
 import numpy as np
 
+from .. import lang
 from ..ein import ir
 from ..ein.fields import Sample
+from ..errors import Source
+from ..kernel import Kernel as CompiledKernel
+from ..pipeline import Options
 from ..sampling.image import Image
 from ..sampling.kernels import Kernel
 from ..schedule.probe import SORT_IMAGE_BYTES, SORT_POINTS, sorts as _sorts  # noqa: F401 - the rule's constants
 
 #: the points of the program a probe compiles (its block); the general entry takes any number
 POINTS = 1 << 14
+#: how a probe's program is compiled: by the C target, optimized already (its Sample
+#: statements are no expression for the optimizer)
+OPTIONS = Options("c", np.dtype(np.float64), opt=False)
 
 
 def available() -> bool:
@@ -59,16 +62,17 @@ def sample_program(dim: int, voxel: tuple[int, ...], sizes: tuple[int, ...], ker
     return ir.Program(decls, (ir.Statement(target, tuple(zip(indices, shape)), body),))  # type: ignore[arg-type]
 
 
+def compiled(program: ir.Program) -> CompiledKernel:
+    """A probe's EIN ``program`` compiled by the C target through the one driver."""
+    return CompiledKernel(lang.EIN, lang.EIN.check(program), Source("", "<field probe>"), OPTIONS)
+
+
 _KERNELS: dict[tuple[ir.Program, Any, int, int], Any] = {}
 
 
 def _kernel(img: Image, kern: Kernel, order: int):
     """The compiled one-probe program for ``img``'s shape (the C source does not depend on
     the image's sizes, which the geometry carries: one build serves every size)."""
-    from .. import lang
-    from ..errors import Source
-    from ..kernel import Kernel as CompiledKernel
-    from ..pipeline import Options
     from ..targets.c import probe as c_probe
 
     program = sample_program(img.dim, img.voxel_shape, img.sizes, kern.name, order, POINTS)
@@ -77,8 +81,7 @@ def _kernel(img: Image, kern: Kernel, order: int):
     if found is None:
         if len(_KERNELS) > 64:
             _KERNELS.clear()
-        found = _KERNELS[key] = CompiledKernel(lang.EIN, lang.EIN.check(program), Source("", "<field probe>"),
-                                                   Options("c", np.dtype(np.float64), opt=False))
+        found = _KERNELS[key] = compiled(program)
     return found
 
 

@@ -6,12 +6,9 @@ For a point p in world space, x = M·p (M: world to index), n = ⌊x⌋, f = x �
 
 in index space (the kernel is separable: each axis gets the derivative of h that β asks
 of it), then carried to world space by the chain rule, one factor of M per derivative
-index.  This is the probe leaf that lowering (passes/fields.py, Slice) turns into a
-tensor read; it is computed here, once per (image, kernel, derivative order), for every
-point at once.
-
+index: the numpy reference of the C probes (cprobe.py) and the EIN evaluator's Sample.
 A point whose kernel support leaves the image, or whose coordinates are not finite, is
-outside the field's domain: its probe is ⊥ (NaN).  ``inside`` tells which points are in.
+outside the field's domain: its probe is ⊥ (NaN).
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ import numpy as np
 from ..ein.fields import Sample
 from ..ein.interp import EVALUATE
 from ..sampling.image import Image, Samples
-from ..sampling.kernels import KERNELS, Kernel, at_integer  # noqa: F401 - at_integer: the reference's, used here too
+from ..sampling.kernels import KERNELS, Kernel, at_integer
 
 #: points per block: bounds the gathered neighbourhoods (block × support^dim × voxel)
 BLOCK = 1 << 14

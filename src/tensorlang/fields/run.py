@@ -1,13 +1,10 @@
-"""Running a probe: normalize, lower and optimize once per field, then evaluate block by
-block (paper 004 §5; docs/fields.md, "How a probe is compiled").
+"""Running a probe (paper 004 §5; docs/fields.md, "How a probe is compiled").
 
 :func:`probe_plan` turns ``Probe(F, x)`` into an optimized EIN program over a block of
-points (passes/fields.py: normalization, Slice; passes.optimize) with, in front, one
-Sample statement per probe tensor (and the world's chain rule), and keeps it on the
-field; :func:`probe` runs that program block by block: compiled by the C target through
-the one driver (each Sample a probe step of its schedule), or on the EIN evaluator
-without a compiler.  A probe that is one probed convolution takes all its points at once
-(cprobe.py).
+points with, in front, one Sample statement per probe tensor (and the world's chain
+rule), once per field; :func:`probe` runs it block by block, compiled by the C target or
+on the EIN evaluator.  A probe that is one probed convolution takes all its points at
+once (cprobe.py).
 """
 
 from __future__ import annotations
@@ -19,11 +16,9 @@ import numpy as np
 
 from ..ein import interp, ir
 from ..ein.fields import Conv, Probe
-from ..ein.rewrite import Tally, counting
-from .. import lang
-from ..errors import Source, TensorLangError, error
-from ..kernel import Kernel as CompiledKernel, check_threads, default_threads
-from ..pipeline import Options
+from ..ein.rewrite import Tally
+from ..errors import TensorLangError, error
+from ..kernel import check_threads, default_threads
 from ..passes import fields as field_passes
 from ..passes import optimize
 from ..semantics.interface import check_out
@@ -96,21 +91,15 @@ def inside(f: Field, points) -> np.ndarray:
     kernel support around the point (Diderot's inside)."""
     pts, single = _points(points, f.dim)
     ok = np.ones(pts.shape[0], dtype=bool)
-    for img, kern in _sources(f):
-        ok &= reconstruct.inside(img, kern, pts)
+    for name, kern in sorted({(c.image, c.kernel) for c in ir.nodes(f.body) if isinstance(c, Conv)}):
+        ok &= reconstruct.inside(f.images[name], KERNELS[kern], pts)
     return ok[0] if single else ok
 
 
-def _sources(f: Field) -> list[tuple[Image, Kernel]]:
-    found = {(c.image, c.kernel) for c in ir.nodes(f.body) if isinstance(c, Conv)}
-    return [(f.images[name], KERNELS[k]) for name, k in sorted(found)]
-
-
 def _points(points, dim: int) -> tuple[np.ndarray, bool]:
-    try:
-        pts = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise error("input", f"points must be an array of numbers, got {type(points).__name__}") from None
+    """The points (real numbers already: api._real_points) as an (N, dim) array, and
+    whether they were one point."""
+    pts = np.asarray(points, dtype=np.float64)
     if dim == 1 and pts.ndim == 1:
         pts = pts[:, None]
     if pts.ndim == 1 and pts.shape == (dim,):
@@ -148,8 +137,7 @@ def probe_plan(f: Field) -> Plan:
     at = "x"
     probe: Any = Probe(f.body, at)
     tally = Tally()
-    with counting(tally):
-        normal = field_passes.normalize(probe, tally)
+    normal = field_passes.normalize(probe, tally)
     images = {name: (img.voxel_shape, img.dim) for name, img in f.images.items()}
     constants = {name: a.shape for name, a in f.constants.items()}
     lowered = field_passes.lower(normal, tuple(zip(f.out, f.shape)), BLOCK, images, constants)
@@ -235,7 +223,7 @@ def stage_text(plan: Plan, stage: str) -> str:
     from .. import pipeline
 
     until = "code" if stage == "c" else stage
-    compiled = pipeline.compile(plan.program, Options("c", np.dtype(np.float64), opt=False), until=until)
+    compiled = pipeline.compile(plan.program, cprobe.OPTIONS, until=until)
     text = compiled.show(until)
     assert text is not None, "the C target runs every stage up to its code"
     return text
@@ -260,8 +248,8 @@ def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c
                  threads: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """One probed convolution at every point, world-space derivatives of ``order``: in
     generated C where a compiler works (cprobe.py, ``threads`` OpenMP threads, 0: the
-    default), else the numpy reference; into ``out`` (C-contiguous float64 of the
-    result's shape) where given, returned."""
+    default; ``use_c``: True or False to choose), else the numpy reference; into ``out``
+    (C-contiguous float64 of the result's shape) where given, returned."""
     if use_c is None:
         use_c = USE_C and cprobe.available()
     if not use_c:
@@ -293,9 +281,8 @@ def _compiled(f: Field, plan: Plan):
     if "kernel" not in f._cache:
         kernel = None
         if cprobe.available():
-            try:  # optimized already (its probe statements are no expression for the optimizer)
-                kernel = CompiledKernel(lang.EIN, lang.EIN.check(plan.program), Source("", "<field probe>"),
-                                        Options("c", np.dtype(np.float64), opt=False))
+            try:
+                kernel = cprobe.compiled(plan.program)
             except TensorLangError:
                 kernel = None
         f._cache["kernel"] = kernel

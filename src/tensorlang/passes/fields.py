@@ -1,31 +1,18 @@
-"""Field normalization and lowering (004 §5.3, §5.4, §5.7.2): probes of field
-expressions become tensor computations over probed convolutions.
+"""Field normalization and lowering (004 §5.3, §5.4, §5.7.2; docs/fields.md, "How a
+probe is compiled"): probes of field expressions (ein/fields.py) become tensor
+computations over probed convolutions.
 
-A probe ``Probe(e, x)`` of a field expression ``e`` (ein/fields.py) is normalized in two
-sweeps, each a table of rules by node kind (as JAX keeps one jvp rule per primitive):
-
-* **derivatives down** (:data:`DIFF_RULES`): ∂/∂x_v ◇ e is pushed through the lifted
-  operators by the rules of calculus (sum, product, quotient and chain rules) until it
-  reaches a convolution, where its index moves onto the kernel:
-  ∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ.  A lifted tensor (no field inside) has derivative 0.
-* **probes down** (:data:`PROBE_RULES`): (e₁ ⊙ e₂)@x ⇒ (e₁@x) ⊙ (e₂@x), f(e)@x ⇒ f(e@x),
-  (Σ e)@x ⇒ Σ (e@x); a lifted tensor probed is itself.  What is left is 004's normal
-  form: probed convolutions at the leaves, tensor operations above.
-
-Then the index-based reduction of 004 §5.4: Σ_jk ε_ijk (∂²/∂x_j∂x_k ◇ e) ⇒ 0 (ε is
-antisymmetric in j, k and mixed partial derivatives commute), which removes ∇•(∇×F) and
-∇×(∇F) symbolically.
-
-**Lowering** (:func:`lower`) is Slice (§5.7.2): every probed convolution
-``Probe(V_α ⊛ H^β, x)`` becomes a read ``P[p, α, β]`` of one tensor per (image, kernel,
-derivative order) holding the whole probe at every point ``p`` (all components, all
-derivative indices), so F₀₁ and F₁₁ share one reconstruction; value numbering then
-merges what is repeated.  The result is an ordinary EIN program ``E[p, σ] = ...`` over
-the batch of points, which the optimizer (``passes.optimize``) and the targets run.
+:func:`normalize` pushes each derivative down to a convolution, where its index moves
+onto the kernel (:data:`DIFF_RULES`: the sum, product, quotient and chain rules), and
+each probe below the lifted operators (:data:`PROBE_RULES`), one rule per node kind;
+then Σ_jk ε_ijk (∂²/∂x_j∂x_k ◇ e) ⇒ 0 (§5.4).  :func:`lower` is Slice: each probed
+convolution becomes a read of one probe tensor per (image, kernel, derivative order),
+and the probe an ordinary EIN program ``E[p, σ] = ...`` over a batch of points.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -40,10 +27,6 @@ from ..errors import error
 Expr = Any
 ZERO = ir.Const(0.0)
 ONE = ir.Const(1.0)
-
-
-def _rule(name: str, citation: str, summary: str, kind: type) -> Rule:
-    return Rule(name, citation, summary, (kind,))
 
 
 # ------------------------------------------------------------------ smart constructors
@@ -87,12 +70,14 @@ def neg(a: Expr) -> Expr:
     return ZERO if _is(a, 0.0) else ir.Neg(a)
 
 
-def apply(fn: str, a: Expr) -> Expr:
-    return ir.Apply(fn, a)
-
-
 # ------------------------------------------------------------------ derivatives down
-DiffFn = Callable[..., Expr]
+#: a rule's function: (node, derivative index or position, the recursion) -> expression
+RuleFn = Callable[..., Expr]
+
+
+def _table(*entries: tuple[type, str, str, RuleFn]) -> dict[type, tuple[Rule, RuleFn]]:
+    """A table of 004 §5.3's rules by node kind from (kind, rule name, summary, function)."""
+    return {kind: (Rule(name, "004 §5.3", summary, (kind,)), fn) for kind, name, summary, fn in entries}
 
 
 def _d_conv(e: Conv, v, d) -> Expr:
@@ -125,19 +110,15 @@ def _d_sum(e: ir.Sum, v, d) -> Expr:
     return ZERO if _is(body, 0.0) else ir.Sum(e.index, body)
 
 
-def _d_stack(e: ir.Stack, v, d) -> Expr:
-    return ir.Stack(e.index, tuple(d(v, item) for item in e.items))
-
-
 #: The chain rule per function: f'(a) as an expression of a.
 CHAIN: dict[str, Callable[[Expr], Expr]] = {
-    "sqrt": lambda a: div(ONE, mul(ir.Const(2.0), apply("sqrt", a))),
-    "exp": lambda a: apply("exp", a),
+    "sqrt": lambda a: div(ONE, mul(ir.Const(2.0), ir.Apply("sqrt", a))),
+    "exp": lambda a: ir.Apply("exp", a),
     "log": lambda a: div(ONE, a),
-    "sin": lambda a: apply("cos", a),
-    "cos": lambda a: neg(apply("sin", a)),
-    "tanh": lambda a: sub(ONE, mul(apply("tanh", a), apply("tanh", a))),
-    "abs": lambda a: div(apply("abs", a), a),  # sign(a), and 0 at 0 (controlled division)
+    "sin": lambda a: ir.Apply("cos", a),
+    "cos": lambda a: neg(ir.Apply("sin", a)),
+    "tanh": lambda a: sub(ONE, mul(ir.Apply("tanh", a), ir.Apply("tanh", a))),
+    "abs": lambda a: div(ir.Apply("abs", a), a),  # sign(a), and 0 at 0 (controlled division)
 }
 
 
@@ -150,26 +131,21 @@ def _d_apply(e: ir.Apply, v, d) -> Expr:
     return mul(CHAIN[e.fn](e.arg), inner)
 
 
-DIFF_RULES: dict[type, tuple[Rule, DiffFn]] = {
-    Conv: (_rule("derivative-onto-kernel", "004 §5.3", "∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ", Conv), _d_conv),
-    ir.Const: (_rule("derivative-of-constant", "004 §5.3", "∂ of a lifted tensor is 0", ir.Const), _d_constant),
-    ir.Tensor: (_rule("derivative-of-lifted-tensor", "004 §5.3", "∂ lift(T) ⇒ 0", ir.Tensor), _d_constant),
-    ir.Delta: (_rule("derivative-of-delta", "004 §5.3", "∂ δ ⇒ 0", ir.Delta), _d_constant),
-    ir.Epsilon: (_rule("derivative-of-epsilon", "004 §5.3", "∂ ε ⇒ 0", ir.Epsilon), _d_constant),
-    ir.Neg: (_rule("derivative-through-neg", "004 §5.3", "∂(−e) ⇒ −∂e", ir.Neg), _d_neg),
-    ir.BinOp: (_rule("sum-product-quotient-rule", "004 §5.3",
-                     "∂(a±b) ⇒ ∂a±∂b, ∂(ab) ⇒ ∂a·b + a·∂b, ∂(a/b) ⇒ (∂a·b − a·∂b)/b²", ir.BinOp), _d_binop),
-    ir.Apply: (_rule("chain-rule", "004 §5.3", "∂f(e) ⇒ f'(e)·∂e (exp, sqrt, log, sin, cos, tanh, abs)",
-                     ir.Apply), _d_apply),
-    ir.Sum: (_rule("derivative-through-sum", "004 §5.3", "∂ Σ e ⇒ Σ ∂e", ir.Sum), _d_sum),
-    ir.Stack: (_rule("derivative-through-stack", "004 §5.3", "∂[a, b] ⇒ [∂a, ∂b]", ir.Stack), _d_stack),
-}
+DIFF_RULES = _table(
+    (Conv, "derivative-onto-kernel", "∂/∂x_μ ◇ (V_α ⊛ H^β) ⇒ V_α ⊛ H^βμ", _d_conv),
+    (ir.Const, "derivative-of-constant", "∂ of a lifted tensor is 0", _d_constant),
+    (ir.Tensor, "derivative-of-lifted-tensor", "∂ lift(T) ⇒ 0", _d_constant),
+    (ir.Delta, "derivative-of-delta", "∂ δ ⇒ 0", _d_constant),
+    (ir.Epsilon, "derivative-of-epsilon", "∂ ε ⇒ 0", _d_constant),
+    (ir.Neg, "derivative-through-neg", "∂(−e) ⇒ −∂e", _d_neg),
+    (ir.BinOp, "sum-product-quotient-rule",
+     "∂(a±b) ⇒ ∂a±∂b, ∂(ab) ⇒ ∂a·b + a·∂b, ∂(a/b) ⇒ (∂a·b − a·∂b)/b²", _d_binop),
+    (ir.Apply, "chain-rule", "∂f(e) ⇒ f'(e)·∂e (exp, sqrt, log, sin, cos, tanh, abs)", _d_apply),
+    (ir.Sum, "derivative-through-sum", "∂ Σ e ⇒ Σ ∂e", _d_sum),
+)
 
 
 # ------------------------------------------------------------------ probes down
-ProbeFn = Callable[..., Expr]
-
-
 def _p_conv(e: Conv, x, p) -> Expr:
     return Probe(e, x)
 
@@ -182,18 +158,17 @@ def _p_through(e, x, p) -> Expr:
     return ir.map_children(e, lambda child: p(x, child))
 
 
-PROBE_RULES: dict[type, tuple[Rule, ProbeFn]] = {
-    Conv: (_rule("probe-convolution", "004 §5.3", "(V ⊛ H)@x stays: a leaf of the normal form", Conv), _p_conv),
-    ir.Const: (_rule("probe-of-lifted", "004 §5.3", "lift(T)@x ⇒ T", ir.Const), _p_lifted),
-    ir.Tensor: (_rule("probe-of-lifted-tensor", "004 §5.3", "lift(T)@x ⇒ T", ir.Tensor), _p_lifted),
-    ir.Delta: (_rule("probe-of-delta", "004 §5.3", "δ@x ⇒ δ", ir.Delta), _p_lifted),
-    ir.Epsilon: (_rule("probe-of-epsilon", "004 §5.3", "ε@x ⇒ ε", ir.Epsilon), _p_lifted),
-    ir.Neg: (_rule("probe-through-neg", "004 §5.3", "(−F)@x ⇒ −(F@x)", ir.Neg), _p_through),
-    ir.Apply: (_rule("probe-through-function", "004 §5.3", "f(F)@x ⇒ f(F@x)", ir.Apply), _p_through),
-    ir.BinOp: (_rule("probe-through-binop", "004 §5.3", "(e₁ ⊙ e₂)@x ⇒ (e₁@x) ⊙ (e₂@x)", ir.BinOp), _p_through),
-    ir.Sum: (_rule("probe-through-sum", "004 §5.3", "(Σ e)@x ⇒ Σ (e@x)", ir.Sum), _p_through),
-    ir.Stack: (_rule("probe-through-stack", "004 §5.3", "[a, b]@x ⇒ [a@x, b@x]", ir.Stack), _p_through),
-}
+PROBE_RULES = _table(
+    (Conv, "probe-convolution", "(V ⊛ H)@x stays: a leaf of the normal form", _p_conv),
+    (ir.Const, "probe-of-lifted", "lift(T)@x ⇒ T", _p_lifted),
+    (ir.Tensor, "probe-of-lifted-tensor", "lift(T)@x ⇒ T", _p_lifted),
+    (ir.Delta, "probe-of-delta", "δ@x ⇒ δ", _p_lifted),
+    (ir.Epsilon, "probe-of-epsilon", "ε@x ⇒ ε", _p_lifted),
+    (ir.Neg, "probe-through-neg", "(−F)@x ⇒ −(F@x)", _p_through),
+    (ir.Apply, "probe-through-function", "f(F)@x ⇒ f(F@x)", _p_through),
+    (ir.BinOp, "probe-through-binop", "(e₁ ⊙ e₂)@x ⇒ (e₁@x) ⊙ (e₂@x)", _p_through),
+    (ir.Sum, "probe-through-sum", "(Σ e)@x ⇒ Σ (e@x)", _p_through),
+)
 
 EPSILON_DERIVATIVE = Rule("epsilon-symmetric-derivative", "004 §5.4",
                           "Σ_jk ε_ijk (∂²/∂x_j∂x_k ◇ e) ⇒ 0: removes ∇•∇× and ∇×∇", (ir.Sum,))
@@ -203,48 +178,41 @@ RULES: tuple[Rule, ...] = tuple(r for r, _ in DIFF_RULES.values()) + tuple(r for
     + (EPSILON_DERIVATIVE,)
 
 
-def _fire(tally: Tally, rule: Rule) -> None:
-    tally.fire(rule)
-
-
 #: rule applications one derivative may take: the product and quotient rules can grow an
 #: expression exponentially in its depth (004 §5.7); past this it is error[too-large]
 MAX_STEPS = 200_000
 
 
-def push_derivative(v: str, e: Expr, tally: Tally | None = None) -> Expr:
+def _fired(rules: Mapping[type, tuple[Rule, RuleFn]], e: Expr, t: Tally, what: str, rule: str) -> RuleFn:
+    """The function of the rule for ``e``'s node kind, counted as fired in ``t``;
+    error[shape] (rule ``rule``) for a kind the table lacks: a field cannot ``what`` it."""
+    found = rules.get(type(e))
+    if found is None:
+        raise error("shape", f"cannot {what} a {type(e).__name__} node of a field expression", rule=rule)
+    t.fire(found[0])
+    return found[1]
+
+
+def push_derivative(v: str, e: Expr, t: Tally) -> Expr:
     """∂/∂x_v ◇ e with the derivative pushed onto the kernels (``e`` holds no Diff)."""
-    t = active() if tally is None else tally
     steps = [0]
 
     def d(v: str, e: Expr) -> Expr:
         steps[0] += 1
         if steps[0] > MAX_STEPS:
             raise error("too-large", f"differentiating the field takes more than {MAX_STEPS:,} rule applications")
-        found = DIFF_RULES.get(type(e))
-        if found is None:
-            raise error("shape", f"cannot differentiate a {type(e).__name__} node of a field expression",
-                        rule="field-derivative")
-        rule, fn = found
-        _fire(t, rule)
-        return fn(e, v, d)
+        return _fired(DIFF_RULES, e, t, "differentiate", "field-derivative")(e, v, d)
 
     return d(v, e)
 
 
-def push_probe(x: str, e: Expr, tally: Tally | None = None) -> Expr:
+def push_probe(x: str, e: Expr, t: Tally) -> Expr:
     """e@x with the probe pushed below every lifted operation (``e`` holds no Diff)."""
-    t = active() if tally is None else tally
 
     def p(x: str, e: Expr) -> Expr:
         if is_field_free(e):  # a lifted tensor expression: probing it gives itself
             return e
-        found = PROBE_RULES.get(type(e))
-        if found is None:
-            raise error("shape", f"cannot probe a {type(e).__name__} node of a field expression", rule="field-probe")
-        rule, fn = found
-        _fire(t, rule)
-        return fn(e, x, p)
+        return _fired(PROBE_RULES, e, t, "probe", "field-probe")(e, x, p)
 
     return p(x, e)
 
@@ -297,18 +265,17 @@ def _epsilon_derivative(e: Expr, t: Tally) -> Expr:
                 conv = leaf.body if isinstance(leaf, Probe) else leaf
                 if not isinstance(conv, Conv):
                     continue
-                for a in eps.indices:
-                    for b in eps.indices:
-                        if a == b or not isinstance(a, str) or not isinstance(b, str) or {a, b} - bound:
-                            continue
-                        # swapping a and b must map the derivative indices to themselves
-                        if a not in conv.derivs or conv.derivs.count(a) != conv.derivs.count(b):
-                            continue
-                        others = [f for f in factors if f is not eps and f is not leaf]
-                        if any({a, b} & free_indices(f) for f in others) or {a, b} & set(conv.comps):
-                            continue
-                        t.fire(EPSILON_DERIVATIVE)
-                        return ZERO
+                for a, b in itertools.permutations(eps.indices, 2):
+                    if a == b or not isinstance(a, str) or not isinstance(b, str) or {a, b} - bound:
+                        continue
+                    # swapping a and b must map the derivative indices to themselves
+                    if a not in conv.derivs or conv.derivs.count(a) != conv.derivs.count(b):
+                        continue
+                    others = [f for f in factors if f is not eps and f is not leaf]
+                    if any({a, b} & free_indices(f) for f in others) or {a, b} & set(conv.comps):
+                        continue
+                    t.fire(EPSILON_DERIVATIVE)
+                    return ZERO
         return node
 
     return ir.bottom_up(e, go)
@@ -332,7 +299,6 @@ class Lowered:
 
     program: ir.Program
     probes: tuple[ProbeTensor, ...]
-    result: str
 
 
 def lower(e: Expr, out: tuple[tuple[str, int], ...], points: int,
@@ -362,4 +328,4 @@ def lower(e: Expr, out: tuple[tuple[str, int], ...], points: int,
               if any(t.name == name for t in ir.tensors(body))]
     decls.append(ir.Decl("E", (points,) + tuple(n for _, n in out), "out"))
     statement = ir.Statement("E", ((point_index, points),) + tuple(out), body)
-    return Lowered(ir.Program(tuple(decls), (statement,)), tuple(probes.values()), "E")
+    return Lowered(ir.Program(tuple(decls), (statement,)), tuple(probes.values()))

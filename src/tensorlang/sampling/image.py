@@ -6,17 +6,15 @@ affine map from index space to world space: world = A·index + origin, held as o
 homogeneous (dim+1)×(dim+1) matrix.  Index i along an axis is the centre of sample i
 (0-based), so a kernel of support 2s reaches samples n+1-s .. n+s around n = ⌊x⌋.
 
-Files: ``.npy`` (numpy's own format; the transform is the identity unless given) and
-NRRD (``.nrrd``/``.nhdr``, the format of Diderot's and Teem's users), read with pynrrd.
-NRRD's axis 0 is the fastest; it is read in that order (index_order 'F'), so array axis
-k is NRRD axis k, as Diderot indexes images.  Axes whose kind is a vector or matrix kind
-become the voxel shape; "space directions" and "space origin" (or "spacings") give the
-transform.
+Files: ``.npy`` (the transform is the identity unless given) and NRRD (``.nrrd``,
+``.nhdr``), read with pynrrd in NRRD's axis order (index_order 'F'), as Diderot indexes
+images; loading is bounded and checked before any data are read (docs/fields.md, "Images").
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import stat
 from dataclasses import dataclass, field as dataclass_field
@@ -202,9 +200,7 @@ def _regular_file(name: str) -> int:
 
 def _claimed(shape, what: str) -> int:
     """The number of samples a header claims, error[too-large] beyond MAX_IMAGE_ELEMENTS."""
-    total = 1
-    for n in shape:
-        total *= int(n)
+    total = math.prod(int(n) for n in shape)
     if total > MAX_IMAGE_ELEMENTS:
         raise error("too-large", f"{what} claims {total} samples; images hold at most {MAX_IMAGE_ELEMENTS}")
     return total
@@ -247,16 +243,6 @@ def _header_lines(fh, name: str):
             return
 
 
-#: what pynrrd and the decompressors raise for a malformed header or payload
-def _read_errors():
-    import zlib
-
-    import nrrd
-
-    return (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration, zlib.error,
-            nrrd.NRRDError)
-
-
 def _check_nrrd_header(header: dict, name: str, size: int) -> None:
     """What pynrrd would otherwise trip over, or loop on: the sizes against the dimension
     and MAX_IMAGE_ELEMENTS, the kinds' count, the skips against the data's bytes (a line
@@ -278,8 +264,7 @@ def _check_nrrd_header(header: dict, name: str, size: int) -> None:
     if data_file is not None:
         if not isinstance(data_file, str) or data_file.startswith("LIST") or "%" in data_file:
             raise error("input", f"NRRD image {name!r}: data file {data_file!r}: only one data file is read")
-        path = data_file if os.path.isabs(data_file) else os.path.join(os.path.dirname(name), data_file)
-        size = _regular_file(path)
+        size = _regular_file(os.path.join(os.path.dirname(name), data_file))  # (an absolute one as it is)
     for field in ("line skip", "lineskip", "byte skip", "byteskip"):
         if field in header:
             skip = int(header[field])
@@ -306,8 +291,7 @@ def _bound_compressed(header: dict, fh, name: str) -> None:
     limit = int(np.prod([int(n) for n in np.atleast_1d(header["sizes"])], dtype=object)) * 8
     limit += max(int(header.get("byte skip", header.get("byteskip", 0))), 0) + INFLATE_SLACK
     data_file = header.get("datafile", header.get("data file"))
-    source = open(data_file if os.path.isabs(data_file) else os.path.join(os.path.dirname(name), data_file), "rb") \
-        if data_file is not None else fh
+    source = open(os.path.join(os.path.dirname(name), data_file), "rb") if data_file is not None else fh
     start = source.tell()
     try:
         for _ in range(int(header.get("line skip", header.get("lineskip", 0)))):
@@ -351,9 +335,13 @@ def read_nrrd(name: str):
     """An NRRD file's samples (NRRD's axis order, index_order="F") and header: a regular
     file only, its header bounded and checked before any data are read (also Diderot's
     sequence inputs)."""
+    import zlib
+
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
 
-    failures = _read_errors()
+    # what pynrrd and the decompressors raise for a malformed header or payload
+    failures = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration, zlib.error,
+                nrrd.NRRDError)
     size = _regular_file(name)
     try:
         with open(name, "rb") as fh:

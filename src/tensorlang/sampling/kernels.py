@@ -8,14 +8,9 @@ A kernel h is even and piecewise polynomial: on |x| in [k, k+1) it is the polyno
 differentiated k times (each derivative lowers it by one).  ``accuracy`` is the degree
 of the polynomials a field sampled from them reproduces exactly (the tests check it).
 
-The kernels and their supports are Diderot's: tent (support 2, C0), c1tent (the tent
-declared C1, for cheap gradients, as Diderot's dvr example uses it), ctmr (Catmull-Rom,
-support 4, C1, interpolating), bspln3 (uniform cubic B-spline, support 4, C2, not
-interpolating: sample data through ``prefilter`` first to interpolate), bspln5 (the
-uniform quintic B-spline, support 6, C4, not interpolating), c4hexic (support 6, C4,
-reproduces cubics).  c2tent and c2ctmr are, like c1tent, teaching kernels: the tent and
-Catmull-Rom polynomials declared C2, so a program may take second derivatives of fields
-built from them (their true second derivatives jump at the knots).
+The kernels, their supports and continuities are Diderot's (docs/fields.md, "Kernels");
+c1tent, c2tent and c2ctmr are the tent and Catmull-Rom polynomials declared smoother than
+they are, so that a program may differentiate their fields (the derivatives jump at the knots).
 """
 
 from __future__ import annotations
@@ -106,11 +101,8 @@ def tap_weights(kern: Kernel, order: int, f: float, digits: int | None = None) -
 def at_integer(kern: Kernel, j: int, order: int) -> float:
     """h⁽ᵒʳᵈᵉʳ⁾ at the integer j, as the limit from the right: the derivative of the
     polynomial piece on [j, j + 1) (docs/fields.md, "Derivatives at integer positions"; the C probes
-    and the numpy reference both take their weights at f = 0 from it).
-    Where the two one-sided limits agree (every kernel's every derivative it is
-    continuous in) this is the kernel's own value there, ``kern(j, order)``, as before;
-    where they differ (c1tent's first derivative: a C0 kernel declared C1) it is the
-    right-hand one, computed exactly in rationals."""
+    and the numpy reference both take their weights at f = 0 from it): ``kern(j, order)``
+    where the two one-sided limits agree, else the right-hand one, computed exactly in rationals."""
     right, left = _limit(kern, j, order, +1), _limit(kern, j, order, -1)
     if right == left:
         return float(kern(np.array([float(j)]), order)[0])
