@@ -988,11 +988,28 @@ _ESCAPE = "tensorlang-escape"
 codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
+def _take_lang(words: list[str]) -> tuple[str | None, list[str]]:
+    """The language of ``--lang L`` or ``--lang=L`` (L a public one; the last, as argparse
+    takes it) wherever it stands among ``words``, and the words without it."""
+    lang, rest, n = None, [], 0
+    while n < len(words):
+        name, eq, value = words[n].partition("=")
+        if not eq:  # --lang L: L is the next word
+            value = words[n + 1] if n + 1 < len(words) else ""
+        if name == "--lang" and value in PUBLIC:
+            lang, n = value, n + (1 if eq else 2)
+        else:
+            rest.append(words[n])
+            n += 1
+    return lang, rest
+
+
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run [--lang L] PROG ...`` for a strand program (its front end has a ``strands`` hook:
-    Diderot; PROG may be ``-`` after ``--lang``): the words after PROG are its own command
-    line, as Diderot's executables take it."""
-    lang, words = (argv[2], argv[3:]) if argv[:2] == ["run", "--lang"] and len(argv) > 2 else (None, argv[1:])
+    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot;
+    PROG may be ``-`` with ``--lang``): the words after PROG are its own command line, as
+    Diderot's executables take it, but for ``--lang L``, tensorlang's before or after PROG
+    (argparse's order for the other languages; once only right after ``run``)."""
+    lang, words = _take_lang(argv[1:])
     at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None
     language = REGISTRY.get(lang or (language_of(words[at]) if at is not None and words[at] != "-" else ""))
     if at is None or language is None or language.strands is None:
