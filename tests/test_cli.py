@@ -661,6 +661,33 @@ def test_run_lang_of_a_kernel_language_after_a_diderot_path_is_taken_as_before_i
     assert before == after and before[0] == 1 and "error[syntax]" in before[2]  # read as the model language
 
 
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_run_backend_chooses_where_a_strand_program_runs(tmp_path, capsys, monkeypatch, where):
+    # once "--backend c" before the path was taken for the path ("run it with tensorlang run")
+    # and after it for the program's option (error[input] "unknown option")
+    from tensorlang import strand_ir
+    from tensorlang.strands.runner import BACKEND_ENV
+
+    path = tmp_path / "t.diderot"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    monkeypatch.setitem(strand_ir.UNAVAILABLE, "c", lambda: "no C compiler: 'cc' is not on PATH (set $CC)")
+    monkeypatch.setenv(BACKEND_ENV, "auto")
+
+    def run(backend: str):
+        words = ["--backend", backend, path] if where == "before" else [path, f"--backend={backend}"]
+        return cli(capsys, "run", *words, "-o", tmp_path / "x.nrrd")
+    rc, out, err = run("auto")
+    assert rc == 0 and err.count("tensorlang: note:") == 1  # the control: auto falls back and says so
+    rc, out, err = run("interp")
+    assert (rc, err) == (0, "")
+    monkeypatch.setenv(BACKEND_ENV, "interp")  # the option wins over the variable
+    rc, out, err = run("c")
+    assert rc == 1 and "error[backend]" in err and "not on PATH" in err
+    rc, out, err = run("numpy")
+    assert rc == 1 and "error[backend]" in err and "auto, c (generated C), interp" in err
+    assert "program of strands" not in err
+
+
 @pytest.mark.parametrize("argv", [["run", "--lang", "tl", "{mm}", "--random-inputs"], ["run", "{mm}", "--random-inputs"]])
 def test_run_lang_of_a_kernel_language_still_runs_the_kernel(tmp_path, capsys, argv):
     (tmp_path / "mm.tl").write_text(MATMUL)
