@@ -688,6 +688,15 @@ def test_run_backend_chooses_where_a_strand_program_runs(tmp_path, capsys, monke
     assert "program of strands" not in err
 
 
+def test_run_with_a_kernel_option_before_a_strand_program_says_which_options_apply(tmp_path, capsys):
+    # "--threads 4": the 4 is taken for the path, argparse compiles the program as a kernel;
+    # the error once only said "run it with tensorlang run", which the user had done
+    path = tmp_path / "t.diderot"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    rc, out, err = cli(capsys, "run", "--threads", "4", path)
+    assert rc == 1 and "error[backend]" in err and "only --lang and --backend apply" in err
+
+
 @pytest.mark.parametrize("argv", [["run", "--lang", "tl", "{mm}", "--random-inputs"], ["run", "{mm}", "--random-inputs"]])
 def test_run_lang_of_a_kernel_language_still_runs_the_kernel(tmp_path, capsys, argv):
     (tmp_path / "mm.tl").write_text(MATMUL)

@@ -143,8 +143,9 @@ def compile_checked(language: languages.Language, checked: CheckedProgram, sourc
         options = compile_options()
     if getattr(language, "strands", None) is not None:  # Diderot: strands, not one kernel
         raise TensorLangError("backend", f"a {language.name} program is a program of strands, not one kernel: run it "
-                              "with `tensorlang run PROG [-input value ...]` or `tl.compile(path)(...)` "
-                              "(docs/diderot.md); `tensorlang compile PROG --emit ast` prints it as parsed")
+                              "with `tensorlang run PROG [-input value ...]` (of run's options, only --lang and --backend "
+                              "apply) or `tl.compile(path)(...)` (docs/diderot.md); `tensorlang compile PROG --emit ast` "
+                              "prints it as parsed")
     if checked.symbols or checked.derived_symbols:  # sizes left to bind: specialised per binding at call time
         symbolic = SymbolicKernel(language, checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)
