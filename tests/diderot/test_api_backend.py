@@ -47,8 +47,10 @@ def no_c(monkeypatch):
 
 def test_auto_without_c_falls_back_with_a_warning(no_c):
     # the control of the two tests below: the same program where backend= says nothing
+    p = tl.compile(HALVES, lang="diderot", backend="auto")
     with pytest.warns(InterpreterFallbackWarning, match="as intended where no C compiler works"):
-        _halves(tl.compile(HALVES, lang="diderot", backend="auto")())
+        _halves(p())
+    assert p.backend is None  # the variable decides, at each call
 
 
 @pytest.mark.parametrize("env", [None, "c", "auto"])
