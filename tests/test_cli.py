@@ -627,6 +627,76 @@ def test_run_lang_diderot_reads_the_program_from_standard_input(tmp_path, capsys
     assert (rc, err) == (0, "") and (tmp_path / "x.nrrd").exists()
 
 
+#: where --lang stands: once only right after `run` made a strand program of another name
+#: run; anywhere else argparse took it and the kernel path said "run it with tensorlang run"
+LANG_PLACES = {"before": ["--lang", "diderot", "{p}", "-a", "2"], "after": ["{p}", "--lang", "diderot", "-a", "2"],
+               "last": ["{p}", "-a", "2", "--lang", "diderot"], "before=": ["--lang=diderot", "{p}", "-a", "2"],
+               "after=": ["{p}", "--lang=diderot", "-a", "2"]}
+
+
+@pytest.mark.parametrize("place", sorted(LANG_PLACES))
+def test_run_lang_diderot_before_or_after_the_path_runs_the_same(tmp_path, capsys, place):
+    path = tmp_path / "prog.txt"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    reference, written = tmp_path / "ref.nrrd", tmp_path / "x.nrrd"
+    assert cli(capsys, "run", "--lang", "diderot", path, "-a", "2", "-o", reference)[0] == 0
+    rc, out, err = cli(capsys, "run", *[w.format(p=path) for w in LANG_PLACES[place]], "-o", written)
+    assert (rc, err) == (0, "") and written.read_bytes() == reference.read_bytes()
+    rc, out, err = cli(capsys, "run", *[w.format(p=path) for w in LANG_PLACES[place]], "-h")
+    assert (rc, err) == (0, "") and "-a" in out and f"tensorlang run {path}" in out
+
+
+def test_run_lang_diderot_after_standard_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(STAGE_PROGRAMS["t.diderot"]))
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(capsys, "run", "-", "-o", "x.nrrd", "--lang", "diderot")
+    assert (rc, err) == (0, "") and (tmp_path / "x.nrrd").exists()
+
+
+def test_run_lang_of_a_kernel_language_after_a_diderot_path_is_taken_as_before_it(tmp_path, capsys):
+    path = tmp_path / "t.diderot"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    before = cli(capsys, "run", "--lang", "tl", path)
+    after = cli(capsys, "run", path, "--lang", "tl")
+    assert before == after and before[0] == 1 and "error[syntax]" in before[2]  # read as the model language
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_run_backend_chooses_where_a_strand_program_runs(tmp_path, capsys, monkeypatch, where):
+    # once "--backend c" before the path was taken for the path ("run it with tensorlang run")
+    # and after it for the program's option (error[input] "unknown option")
+    from tensorlang import strand_ir
+    from tensorlang.strands.runner import BACKEND_ENV
+
+    path = tmp_path / "t.diderot"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    monkeypatch.setitem(strand_ir.UNAVAILABLE, "c", lambda: "no C compiler: 'cc' is not on PATH (set $CC)")
+    monkeypatch.setenv(BACKEND_ENV, "auto")
+
+    def run(backend: str):
+        words = ["--backend", backend, path] if where == "before" else [path, f"--backend={backend}"]
+        return cli(capsys, "run", *words, "-o", tmp_path / "x.nrrd")
+    rc, out, err = run("auto")
+    assert rc == 0 and err.count("tensorlang: note:") == 1  # the control: auto falls back and says so
+    rc, out, err = run("interp")
+    assert (rc, err) == (0, "")
+    monkeypatch.setenv(BACKEND_ENV, "interp")  # the option wins over the variable
+    rc, out, err = run("c")
+    assert rc == 1 and "error[backend]" in err and "not on PATH" in err
+    rc, out, err = run("numpy")
+    assert rc == 1 and "error[backend]" in err and "auto, c (generated C), interp" in err
+    assert "program of strands" not in err
+
+
+def test_run_with_a_kernel_option_before_a_strand_program_says_which_options_apply(tmp_path, capsys):
+    # "--threads 4": the 4 is taken for the path, argparse compiles the program as a kernel;
+    # the error once only said "run it with tensorlang run", which the user had done
+    path = tmp_path / "t.diderot"
+    path.write_text(STAGE_PROGRAMS["t.diderot"])
+    rc, out, err = cli(capsys, "run", "--threads", "4", path)
+    assert rc == 1 and "error[backend]" in err and "only --lang and --backend apply" in err
+
+
 @pytest.mark.parametrize("argv", [["run", "--lang", "tl", "{mm}", "--random-inputs"], ["run", "{mm}", "--random-inputs"]])
 def test_run_lang_of_a_kernel_language_still_runs_the_kernel(tmp_path, capsys, argv):
     (tmp_path / "mm.tl").write_text(MATMUL)

@@ -115,6 +115,16 @@ def compile_options(backend: str = "auto", dtype="float64", pad: int | str | Non
                    auto=backend == "auto", pad_auto=pad_auto)
 
 
+def strand_backend(backend, language: languages.Language) -> str | None:
+    """``backend=`` for a strand program: "c" or "interp", which win over
+    ``TENSORLANG_STRAND_BACKEND``, or None for "auto" (the variable decides); any other
+    value is error[backend], as an unknown back end is for a kernel."""
+    if not isinstance(backend, str) or backend not in ("auto", "c", "interp"):
+        raise TensorLangError("backend", f"back end {backend!r} does not run a {language.name} program's strands; "
+                              "choose one of auto, c (generated C), interp (the interpreter)")
+    return None if backend == "auto" else backend
+
+
 def compile_source(source: Source, lang: str = languages.DEFAULT, options: Options | None = None, params=None,
                    check_structure: bool = False) -> Kernel | SymbolicKernel:
     """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
@@ -133,8 +143,9 @@ def compile_checked(language: languages.Language, checked: CheckedProgram, sourc
         options = compile_options()
     if getattr(language, "strands", None) is not None:  # Diderot: strands, not one kernel
         raise TensorLangError("backend", f"a {language.name} program is a program of strands, not one kernel: run it "
-                              "with `tensorlang run PROG [-input value ...]` or `tl.compile(path)(...)` "
-                              "(docs/diderot.md); `tensorlang compile PROG --emit ast` prints it as parsed")
+                              "with `tensorlang run PROG [-input value ...]` (of run's options, only --lang and --backend "
+                              "apply) or `tl.compile(path)(...)` (docs/diderot.md); `tensorlang compile PROG --emit ast` "
+                              "prints it as parsed")
     if checked.symbols or checked.derived_symbols:  # sizes left to bind: specialised per binding at call time
         symbolic = SymbolicKernel(language, checked, source, options, check_params(params))
         symbolic.check_structure = bool(check_structure)
@@ -169,8 +180,9 @@ def compile(source_or_path, backend: str = "auto", dtype="float64", pad: int | s
     :class:`~tensorlang.strands.StrandRun`: call it with its inputs by name (docs/diderot.md).
     Every keyword is described in docs/api.md; a bad value is error[input]."""
     source, lang = languages.load(source_or_path, lang)
-    if getattr(languages.get(lang), "strands", None) is not None:  # a strand program (Diderot's)
-        return StrandRun.compile(languages.get(lang), source, check_threads(threads) or None)
+    language = languages.get(lang)
+    if language.strands is not None:  # a strand program (Diderot's): backend= says where its strands run
+        return StrandRun.compile(language, source, check_threads(threads) or None, strand_backend(backend, language))
     options = compile_options(backend, dtype, pad, threads, opt, skip_passes, fma, allow_missing)
     return compile_source(source, lang, options, params, check_structure)
 

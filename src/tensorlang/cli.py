@@ -31,7 +31,7 @@ from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .analysis.report import duration
-from .api import check_source, compile_options, compile_source
+from .api import check_source, compile_options, compile_source, strand_backend
 from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
@@ -988,17 +988,37 @@ _ESCAPE = "tensorlang-escape"
 codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
+def _take(words: list[str], option: str, choices: tuple[str, ...]) -> tuple[str | None, list[str]]:
+    """The value of ``OPTION V`` or ``OPTION=V`` (V one of ``choices``; the last, as argparse
+    takes it) wherever it stands among ``words``, and the words without it."""
+    taken, rest, n = None, [], 0
+    while n < len(words):
+        name, eq, value = words[n].partition("=")
+        if not eq:  # OPTION V: V is the next word
+            value = words[n + 1] if n + 1 < len(words) else ""
+        if name == option and value in choices:
+            taken, n = value, n + (1 if eq else 2)
+        else:
+            rest.append(words[n])
+            n += 1
+    return taken, rest
+
+
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run [--lang L] PROG ...`` for a strand program (its front end has a ``strands`` hook:
-    Diderot; PROG may be ``-`` after ``--lang``): the words after PROG are its own command
-    line, as Diderot's executables take it."""
-    lang, words = (argv[2], argv[3:]) if argv[:2] == ["run", "--lang"] and len(argv) > 2 else (None, argv[1:])
+    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot;
+    PROG may be ``-`` with ``--lang``): the words after PROG are its own command line, as
+    Diderot's executables take it, but for ``--lang L`` and ``--backend B`` (where the strands
+    run: api.strand_backend), tensorlang's before or after PROG (argparse's order for the other
+    languages; once ``--lang`` only right after ``run``)."""
+    lang, words = _take(argv[1:], "--lang", PUBLIC)
+    backend, words = _take(words, "--backend", ("auto",) + KNOWN)
     at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None
     language = REGISTRY.get(lang or (language_of(words[at]) if at is not None and words[at] != "-" else ""))
     if at is None or language is None or language.strands is None:
         return None
     path, rest = words[at], words[:at] + words[at + 1:]
-    return argparse.Namespace(func=lambda _: StrandRun.compile(language, _read_program(path, lang)[0]).main(
+    return argparse.Namespace(func=lambda _: StrandRun.compile(
+        language, _read_program(path, lang)[0], None, strand_backend(backend or "auto", language)).main(
         rest, prog=f"tensorlang run {path}", out=argparse.Namespace(write=_out)))  # a closed pipe: one line
 
 

@@ -184,24 +184,24 @@ class StrandRun:
     """A compiled strand program: call it with its inputs by name (``p(img=..., isoval=0)``)
     for a :class:`Result`, or run it with Diderot's command line (:meth:`main`)."""
 
-    def __init__(self, program, source=None, threads: int | None = None) -> None:
-        self.program = program
-        self.source = source
-        self.threads = threads
+    def __init__(self, program, source=None, threads: int | None = None, backend: str | None = None) -> None:
+        self.program, self.source, self.threads = program, source, threads
+        #: "c" or "interp" (``tl.compile``'s ``backend=``, before :data:`BACKEND_ENV`), or None: the variable decides
+        self.backend = backend
         filename = getattr(source, "filename", None)
         #: where a relative image path is looked for after the working directory
         self.base_dirs: tuple[str, ...] = (os.path.dirname(os.path.abspath(filename)),) \
             if filename and not filename.startswith("<") else ()
 
     @classmethod
-    def compile(cls, language, source, threads: int | None = None) -> "StrandRun":
+    def compile(cls, language, source, threads: int | None = None, backend: str | None = None) -> "StrandRun":
         """The program of ``source`` (a :class:`~tensorlang.errors.Source`) in ``language``, a
         front end with a ``strands(checked, folder)`` hook; errors point into the source.
         (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
         try:
             checked = language.check(language.parse(source.text, {}))
             folder = None if source.filename.startswith("<") else os.path.dirname(os.path.abspath(source.filename))
-            return cls(language.strands(checked, folder), source, threads)
+            return cls(language.strands(checked, folder), source, threads, backend)
         except TensorLangError as exc:
             raise exc.with_source(source) from None
 
@@ -272,7 +272,7 @@ class StrandRun:
         workers = _count_arg(threads if threads is not None else self.threads, "threads", 1, options.MAX_THREADS)
         every = _count_arg(snapshot, "snapshot", 0)
         values = self.values(inputs or {})
-        backend = strand_backend()
+        backend = self.backend or strand_backend()
         told: list[str] = []
 
         def tell() -> None:
