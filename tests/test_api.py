@@ -403,7 +403,7 @@ def test_unsupported_dtype(dtype):
     raises("input", tl.compile, MATMUL, dtype=dtype)
 
 
-@pytest.mark.parametrize("backend", ["cuda", "C", ""])
+@pytest.mark.parametrize("backend", ["cuda", "C", "", None, 3, ["c"], np.array([1, 2])], ids=repr)
 def test_unknown_backend(backend):
     raises("backend", tl.compile, MATMUL, backend=backend)
 

@@ -110,3 +110,16 @@ def test_compile_options_is_the_one_keyword_list():
         inspect.signature(compile_options).parameters)
     assert {k: p.default for k, p in inspect.signature(tl.compile).parameters.items() if k not in own} == {
         k: p.default for k, p in inspect.signature(compile_options).parameters.items()}
+
+
+_PROGRAM = "var input a : [2]\nvar output b : [2]\nb = a + a\n"
+
+
+@pytest.mark.parametrize("keyword", [p for p in inspect.signature(tl.compile).parameters if p != "source_or_path"])
+@pytest.mark.parametrize("value", [np.array([1, 2]), object()], ids=["array", "object"])
+def test_a_meaningless_value_for_any_compile_keyword_is_a_user_error(keyword, value):
+    """No keyword's value reaches a truth test or a comparison unchecked (an array's ``==``
+    is elementwise): every one is refused with a user-facing code, never error[internal]."""
+    with pytest.raises(tl.TensorLangError) as err:
+        tl.compile(_PROGRAM, **{keyword: value})
+    assert err.value.code in ("input", "backend"), str(err.value)

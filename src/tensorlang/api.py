@@ -184,7 +184,7 @@ def compile(source_or_path, backend: str = "auto", dtype="float64", pad: int | s
     if language.strands is not None:  # a strand program (Diderot's): backend= says where its strands run
         return StrandRun.compile(language, source, check_threads(threads) or None, strand_backend(backend, language))
     options = compile_options(backend, dtype, pad, threads, opt, skip_passes, fma, allow_missing)
-    return compile_source(source, lang, options, params, check_structure)
+    return compile_source(source, lang, options, params, check_flag("check_structure", check_structure))
 
 
 @guard

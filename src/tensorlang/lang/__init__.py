@@ -157,6 +157,8 @@ def decode_source(data: bytes, name: str) -> Source:
 
 def load(source_or_path, lang: str | None = None) -> tuple[Source, str]:
     """Resolve a path or a source string into its text and its language name."""
+    if lang is not None and not isinstance(lang, str):
+        get(lang)  # not a name: error[input] naming the front ends there are
     if looks_like_path(source_or_path):
         source = read_source(source_or_path)
         return source, language_of(source.filename, lang)

@@ -130,6 +130,8 @@ def resolve(name: str) -> str:
     """Map a requested target to one that works here, or raise error[backend]."""
     global _notified
 
+    if not isinstance(name, str):  # an array's == is elementwise: compare only names
+        raise error("backend", f"unknown back end {name!r}; choose one of auto, {', '.join(KNOWN)}")
     if name == "auto":
         if c_build.find_compiler() is not None:
             return "c"
