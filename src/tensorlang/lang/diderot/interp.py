@@ -250,7 +250,7 @@ class Compiler:
         a = self.expr(e.operand)
         t = self.ty(e.operand)
         if t.kind == "int":
-            return lambda fr: abs(a(fr))
+            return lambda fr: wrap64(abs(a(fr)))
         if t.kind == "field":
             return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
         if t.shape == ():
@@ -358,6 +358,9 @@ class Compiler:
             fn = min if name == "min" else max
             a, b = args
             return lambda fr: fn(a(fr), b(fr))
+        if name == "abs" and rty.kind == "int":  # |-2^63| wraps to -2^63, as in C
+            a = args[0]
+            return lambda fr: wrap64(abs(a(fr)))
         fn = BASIS[name]
         real = is_real(rty)
         if len(args) == 1:
@@ -665,11 +668,11 @@ def _seq_get(seq, i):
 
 
 def _dot(a, b):
-    return np.tensordot(a, b, axes=1)
+    return FV.contract(a, b, 1)
 
 
 def _colon(a, b):
-    return np.tensordot(a, b, axes=2)
+    return FV.contract(a, b, 2)
 
 
 def _cross(a, b):

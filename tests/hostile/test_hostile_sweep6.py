@@ -1,0 +1,150 @@
+"""Issue 41, sixth sweep: hostile inputs found by differential fuzzing of the Diderot
+executors (interpreter against C) and of ``tl.einsum`` against numpy, each fixed at its
+cause and covered here by its class.
+
+* ``•`` and ``:`` with an overflowing product: the interpreter summed through BLAS
+  (``np.tensordot``), which may fuse a product into the running sum, so ``inf + (-x0·2)``
+  with ``x0·2`` past 1e308 was ``inf`` there and ⊥ (inf − inf) in C.  Both now round each
+  product and add them one at a time, in the same order.
+* Int ``abs`` and ``|n|`` of -2^63: the interpreter's Python int grew to 2^63, which no
+  int64 output holds (an OverflowError traceback), and C's ``-a`` overflowed (undefined
+  behaviour).  Both wrap to -2^63, as every other int operation does.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorlang.lang.diderot import parse_program, strands, typecheck
+from tensorlang.targets.c import build as c_build
+
+needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+#: values whose products overflow, cancel to ⊥, or are signed zeros
+EDGE = [np.inf, -np.inf, np.nan, 1e308, -1e308, 1.7e308, 1e-320, 0.0, -0.0, 1.0, -2.0, 3.5]
+
+PRODUCTS = """#version 2.0
+input vec3 u = [1.0, 2.0, 3.0];
+input vec3 v = [1.0, 2.0, 3.0];
+input tensor[3,3] M = identity[3];
+input tensor[3,3] N = identity[3];
+strand s (int i) {
+  output real d = 0.0;
+  output real c = 0.0;
+  output vec3 mv = [0.0, 0.0, 0.0];
+  output vec3 vm = [0.0, 0.0, 0.0];
+  output tensor[3,3] mm = identity[3];
+  update { real k = real(i) + 1.0; d = u • (k * v); c = M : N; mv = M • v; vm = u • (k * N); mm = M • N; stabilize; }
+}
+initially [ s(i) | i in 0..1 ];
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _program(text: str):
+    return strands(typecheck(parse_program(text)), ".")
+
+
+def _sequential(a, b, n: int) -> np.ndarray:
+    """The contraction as the semantics states it: each product rounded, added left to right."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    rows = a.reshape(a.shape[:a.ndim - n] + (-1,))
+    cols = b.reshape((-1,) + b.shape[n:])
+    with np.errstate(all="ignore"):
+        acc = np.multiply.outer(rows[..., 0], cols[0])
+        for c in range(1, rows.shape[-1]):
+            acc = acc + np.multiply.outer(rows[..., c], cols[c])
+    return np.asarray(acc)
+
+
+def _same(x, y) -> bool:
+    """⊥ at the same places, infinities with the same sign, finite values to rounding."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    nan = np.isnan(x)
+    if not np.array_equal(nan, np.isnan(y)):
+        return False
+    inf = np.isinf(x)
+    if not np.array_equal(inf, np.isinf(y)) or not np.array_equal(x[inf], y[inf]):
+        return False
+    fin = ~nan & ~inf
+    return bool(np.allclose(x[fin], y[fin], rtol=1e-12, atol=1e-300))
+
+
+VEC = st.lists(st.sampled_from(EDGE), min_size=3, max_size=3)
+MAT = st.lists(st.sampled_from(EDGE), min_size=9, max_size=9).map(lambda xs: np.reshape(xs, (3, 3)))
+
+
+def _expected(u, v, M, N, k: float) -> dict:
+    with np.errstate(all="ignore"):
+        kv, kN = k * np.asarray(v, float), k * np.asarray(N, float)
+    return {"d": _sequential(u, kv, 1), "c": _sequential(M, N, 2), "mv": _sequential(M, v, 1),
+            "vm": _sequential(u, kN, 1), "mm": _sequential(M, N, 1)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(VEC, VEC, MAT, MAT)
+def test_the_interpreters_products_round_each_term_and_add_in_order(u, v, M, N):
+    res = _program(PRODUCTS).run({"u": u, "v": v, "M": M, "N": N}, backend="interp").outputs
+    for i in (0, 1):
+        want = _expected(u, v, M, N, float(i + 1))
+        for name, value in want.items():
+            assert _same(res[name][i], value), (name, i, res[name][i], value)
+
+
+@needs_cc
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None)
+@given(VEC, VEC, MAT, MAT)
+def test_products_with_overflow_and_nan_agree_between_the_executors(u, v, M, N):
+    p = _program(PRODUCTS)
+    values = {"u": u, "v": v, "M": M, "N": N}
+    a, b = p.run(values, backend="interp").outputs, p.run(values, backend="c").outputs
+    for name in a:
+        assert _same(a[name], b[name]), (name, a[name], b[name])
+
+
+def test_the_overflowing_dot_that_blas_fused_is_bottom():
+    """The first input found: [inf, -x0, 0] • [1, 2, 3] with 2·x0 past the largest double."""
+    res = _program(PRODUCTS).run({"u": [np.inf, -1e308, 0.0], "v": [1.0, 2.0, 3.0]}, backend="interp").outputs
+    assert np.isnan(res["d"]).all()
+
+
+INTS = """#version 2.0
+input int n = 0;
+strand s (int i) {
+  output int a = 0;
+  output int b = 0;
+  output int neg = 0;
+  output int m = 0;
+  update { a = abs(n - i); b = |n - i|; neg = 1 if abs(n - i) < 0 else 0; m = max(abs(n + i), -abs(n)); stabilize; }
+}
+initially [ s(i) | i in 0..2 ];
+"""
+
+
+def _wrap(v: int) -> int:
+    return (v + 2**63) % 2**64 - 2**63
+
+
+@pytest.mark.parametrize("n", [-2**63, -2**63 + 1, -2**63 + 2, 2**63 - 1, 2**63 - 2, -1, 0, 1])
+def test_int_abs_wraps_at_the_edges_in_the_interpreter(n):
+    res = _program(INTS).run({"n": n}, backend="interp").outputs
+    for i in range(3):
+        x = _wrap(n - i)
+        assert res["a"][i] == res["b"][i] == _wrap(abs(x))
+        assert res["neg"][i] == int(_wrap(abs(x)) < 0)
+        assert res["m"][i] == max(_wrap(abs(_wrap(n + i))), _wrap(-_wrap(abs(n))))
+
+
+@needs_cc
+@pytest.mark.parametrize("n", [-2**63, -2**63 + 1, 2**63 - 1, 0])
+def test_int_abs_at_the_edges_agrees_between_the_executors(n):
+    p = _program(INTS)
+    a, b = p.run({"n": n}, backend="interp").outputs, p.run({"n": n}, backend="c").outputs
+    for name in a:
+        assert np.array_equal(a[name], b[name]), (name, a[name], b[name])
