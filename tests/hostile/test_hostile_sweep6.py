@@ -148,3 +148,29 @@ def test_int_abs_at_the_edges_agrees_between_the_executors(n):
     a, b = p.run({"n": n}, backend="interp").outputs, p.run({"n": n}, backend="c").outputs
     for name in a:
         assert np.array_equal(a[name], b[name]), (name, a[name], b[name])
+
+
+GROWING = """#version 2.0
+strand S (int i) {
+  real{} s = {1.0};
+  output real x = 0.0;
+  update { s = GROW; x = real(length(s)); }
+}
+initially [ S(i) | i in 0..1 ];
+"""
+
+
+@pytest.mark.parametrize("grow", ["s @ s", "(s @ s) @ s", "s @ (s @ 1.0)", "{ r | r in s } @ s"])
+def test_a_sequence_that_grows_by_at_each_step_meets_the_memory_budget(grow, monkeypatch):
+    """``s = s @ s`` doubles each super-step: the interpreter refuses the append that would
+    pass the memory budget (error[too-large]) instead of growing until memory runs out."""
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", "4000000")
+    p = strands(typecheck(parse_program(GROWING.replace("GROW", grow))), ".")
+    with pytest.raises(Exception) as info:
+        p.run({}, backend="interp", limit=200)
+    assert getattr(info.value, "code", None) == "too-large", info.value
+
+
+def test_a_sequence_made_by_at_below_the_budget_is_whole():
+    p = strands(typecheck(parse_program(GROWING.replace("GROW", "s @ s"))), ".")
+    assert p.run({}, backend="interp", limit=10).outputs["x"].tolist() == [1024.0, 1024.0]

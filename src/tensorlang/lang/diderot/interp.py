@@ -180,7 +180,13 @@ class Compiler:
             ea, eb = _elem(tr), _elem(tr)
             left = (lambda fr: a(fr)) if ta.kind == "seq" else (lambda fr: (coerce(ea, a(fr)),))
             right = (lambda fr: b(fr)) if tb.kind == "seq" else (lambda fr: (coerce(eb, b(fr)),))
-            return lambda fr: tuple(coerce(ea, x) for x in left(fr) + right(fr))
+
+            def append(fr):
+                x, y = left(fr), right(fr)
+                # `s = s @ s` doubles each step: bounded as a range is (64 bytes an item)
+                check_allocation(len(x) + len(y), 64, "a sequence made by @", e.span)
+                return tuple(coerce(ea, v) for v in x + y)
+            return append
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
             return self.field_binop(op, a, b, ta, tb, tr)
         if tr.kind == "int":
