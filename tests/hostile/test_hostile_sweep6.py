@@ -174,3 +174,36 @@ def test_a_sequence_that_grows_by_at_each_step_meets_the_memory_budget(grow, mon
 def test_a_sequence_made_by_at_below_the_budget_is_whole():
     p = strands(typecheck(parse_program(GROWING.replace("GROW", "s @ s"))), ".")
     assert p.run({}, backend="interp", limit=10).outputs["x"].tolist() == [1024.0, 1024.0]
+
+
+RECURSIVE = [
+    "function real f(real a) = f(a) + 1.0;",
+    "function real f(real a) = f(a - 1.0) + f(a - 2.0);",
+    "function real f(real a) { return f(a - 1.0); }",
+    "function real f(real a) { if (a < -1e300) return 0.0; real b = f(a - 1.0); return b; }",
+    "function real f(real a) = 1.0 if a < 0.0 else f(a - 1.0);",
+]
+
+
+@pytest.mark.parametrize("where", ["update", "initially", "global", "input"])
+@pytest.mark.parametrize("fn", RECURSIVE)
+def test_a_function_that_calls_itself_without_end_is_too_large(fn, where):
+    """Recursion runs on the interpreter's Python stack: one that does not end (or ends
+    past the stack) was a RecursionError traceback; it is error[too-large] wherever the
+    call is (a strand's update, its initialization, a global, an input's default)."""
+    call = "f(1.0e6)"
+    decl = {"global": f"real q = {call};", "input": f"input real q = {call};"}.get(where, "")
+    init = call if where == "initially" else "0.0"
+    body = {"update": f"x = {call};"}.get(where, "x = q;" if decl else "")
+    src = (f"#version 2.0\n{fn}\n{decl}\nstrand S (int i) {{ output real x = {init}; update {{ {body} stabilize; }} }}\n"
+           "initially [ S(i) | i in 0..0 ];\n")
+    with pytest.raises(Exception) as info:
+        strands(typecheck(parse_program(src)), ".").run({}, backend="interp")
+    assert getattr(info.value, "code", None) == "too-large", repr(info.value)
+
+
+def test_a_shallow_recursion_still_runs():
+    src = ("#version 2.0\nfunction real f(int n) { if (n <= 0) return 1.0; return 1.0 + f(n - 1); }\n"
+           "strand S (int i) { output real x = 0.0; update { x = f(50 + i); stabilize; } }\ninitially [ S(i) | i in 0..1 ];\n")
+    p = strands(typecheck(parse_program(src)), ".")
+    assert p.run({}).outputs["x"].tolist() == [51.0, 52.0]

@@ -85,7 +85,7 @@ class StrandProgram:
                 else:
                     try:
                         default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
-                    except (KeyError, TypeError, ValueError, TensorLangError):  # reads other globals: known at run time
+                    except (KeyError, TypeError, ValueError, TensorLangError, RecursionError):  # known at run time
                         default = None
             inputs.append(Input(decl.name, decl.type.text(), _kind(ty), _out_shape(ty) if ty.kind == "seq" else tuple(ty.shape),
                                 ty.dim, default, decl.description))
@@ -101,7 +101,11 @@ class StrandProgram:
         interpreter), None: C where the program is supported and a compiler works, else
         the interpreter (``executor_note`` says why)."""
         with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
-            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
+            try:
+                return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
+            except RecursionError:  # a function that calls itself: the interpreter runs it on Python's stack
+                raise error("too-large", f"{self.name}: a function calls itself more deeply than the interpreter's "
+                            "stack allows (Python's recursion limit: about 150 calls deep by default)") from None
 
     def _run(self, values: dict, limit: int, snapshot: int,
              on_snapshot: Callable[[int, RunResult], None] | None,
