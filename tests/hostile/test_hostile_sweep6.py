@@ -207,3 +207,21 @@ def test_a_shallow_recursion_still_runs():
            "strand S (int i) { output real x = 0.0; update { x = f(50 + i); stabilize; } }\ninitially [ S(i) | i in 0..1 ];\n")
     p = strands(typecheck(parse_program(src)), ".")
     assert p.run({}).outputs["x"].tolist() == [51.0, 52.0]
+
+
+# ------------------------------------------------------------------ tl.padded_empty
+@pytest.mark.parametrize("rank", [65, 70, 200, 5000])
+@pytest.mark.parametrize("pad", [1, 2, 64])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_padded_empty_of_more_dimensions_than_numpy_is_too_large(rank, pad, dtype):
+    """A shape of rank past numpy's 64 was an internal error (numpy's ValueError)."""
+    import tensorlang as tl
+    with pytest.raises(tl.TensorLangError) as info:
+        tl.padded_empty((1,) * rank, pad, dtype)
+    assert info.value.code == "too-large"
+
+
+@pytest.mark.parametrize("rank", [0, 1, 32, 64])
+def test_padded_empty_up_to_numpy_s_rank_is_made(rank):
+    import tensorlang as tl
+    assert tl.padded_empty((1,) * rank, 8).shape == (1,) * rank
