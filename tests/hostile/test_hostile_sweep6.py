@@ -225,3 +225,37 @@ def test_padded_empty_of_more_dimensions_than_numpy_is_too_large(rank, pad, dtyp
 def test_padded_empty_up_to_numpy_s_rank_is_made(rank):
     import tensorlang as tl
     assert tl.padded_empty((1,) * rank, 8).shape == (1,) * rank
+
+
+# ------------------------------------------------------------------ names that are expressions
+def _positions(word: str) -> dict[str, str]:
+    w = word
+    tail = "initially [ S(i) | i in 0..0 ];\n"
+    return {
+        "local": f"strand S (int i) {{ output real x = 0.0; update {{ real {w} = 2.0; x = 1.0; stabilize; }} }}\n{tail}",
+        "global": f"real {w} = 2.0;\nstrand S (int i) {{ output real x = 0.0; update {{ stabilize; }} }}\n{tail}",
+        "input": f"input real {w} = 2.0;\nstrand S (int i) {{ output real x = 0.0; update {{ stabilize; }} }}\n{tail}",
+        "state": f"strand S (int i) {{ output real {w} = 0.0; update {{ stabilize; }} }}\n{tail}",
+        "param": f"strand S (int {w}) {{ output real x = 0.0; update {{ stabilize; }} }}\ninitially [ S(i) | i in 0..0 ];\n",
+        "function": f"function real {w}(real a) = a;\nstrand S (int i) {{ output real x = 0.0; update {{ stabilize; }} }}\n{tail}",
+        "argument": f"function real f(real {w}) = 1.0;\nstrand S (int i) {{ output real x = 0.0; update {{ stabilize; }} }}\n{tail}",
+        "foreach": f"strand S (int i) {{ output real x = 0.0; update {{ foreach (int {w} in 0..2) x += 1.0; stabilize; }} }}\n{tail}",
+        "iterator": f"strand S (int i) {{ output real x = 0.0; update {{ stabilize; }} }}\ninitially [ S({w}) | {w} in 0..0 ];\n",
+    }
+
+
+@pytest.mark.parametrize("position", list(_positions("w")))
+@pytest.mark.parametrize("word", ["nan", "true", "false"])
+def test_a_name_that_reads_as_a_constant_is_refused_where_it_is_declared(word, position):
+    """`real nan = 2.0; x = nan;` gave ⊥: the lexer took the declaration's `nan` as a name
+    and the use's as the constant.  A declaration spelled so is error[syntax] now."""
+    import tensorlang as tl
+    with pytest.raises(tl.TensorLangError) as info:
+        parse_program("#version 2.0\n" + _positions(word)[position])
+    assert info.value.code == "syntax" and word in info.value.message
+
+
+@pytest.mark.parametrize("word", ["in", "start", "update", "image", "identity", "nana", "true_", "False"])
+def test_other_words_stay_names_where_the_grammar_allows(word):
+    """Diderot's examples name an output `in`; only the three expression words are refused."""
+    parse_program("#version 2.0\n" + _positions(word)["state"])
