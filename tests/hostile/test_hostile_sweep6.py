@@ -259,3 +259,51 @@ def test_a_name_that_reads_as_a_constant_is_refused_where_it_is_declared(word, p
 def test_other_words_stay_names_where_the_grammar_allows(word):
     """Diderot's examples name an output `in`; only the three expression words are refused."""
     parse_program("#version 2.0\n" + _positions(word)["state"])
+
+
+# ------------------------------------------------------------------ pow at its edges
+POW = """#version 2.0
+input real{} xs = {1.0};
+input real{} ys = {1.0};
+strand S (int i) {
+  output real p = 0.0;
+  output real q = 0.0;
+  update { p = pow(xs{i}, ys{i}); q = xs{i} ^ ys{i}; stabilize; }
+}
+initially [ S(i) | i in 0..N ];
+"""
+POW_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -10.0, 1.5, -1.5, 3.0, -3.0, 309.0, -309.0, 1e-310,
+             np.inf, -np.inf, np.nan]
+
+
+def _pow_program():
+    pairs = [(x, y) for x in POW_EDGES for y in POW_EDGES]
+    xs, ys = (np.array(v, dtype=float) for v in zip(*pairs))
+    return _program(POW.replace("N", str(len(pairs) - 1))), xs, ys
+
+
+def _bits_equal(x, y) -> bool:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    nan = np.isnan(x)
+    return bool(np.array_equal(nan, np.isnan(y)) and np.array_equal(x[~nan], y[~nan])
+                and np.array_equal(np.signbit(x[~nan]), np.signbit(y[~nan])))
+
+
+def test_the_interpreters_pow_is_c_s_at_every_edge():
+    """pow and a real ^: 0^-1, -0^-1 (±inf, was a ZeroDivisionError taken as +inf), (-10)^309
+    (-inf, was an OverflowError taken as +inf), (-inf)^-1.5 (+0, was ⊥): C's pow, bit for bit."""
+    p, xs, ys = _pow_program()
+    res = p.run({"xs": xs, "ys": ys}, backend="interp").outputs
+    with np.errstate(all="ignore"):
+        want = np.power(xs, ys)
+    assert _bits_equal(res["p"], want) and _bits_equal(res["q"], want)
+
+
+@needs_cc
+@pytest.mark.slow
+def test_pow_at_every_edge_agrees_between_the_executors():
+    p, xs, ys = _pow_program()
+    a = p.run({"xs": xs, "ys": ys}, backend="interp").outputs
+    b = p.run({"xs": xs, "ys": ys}, backend="c").outputs
+    for name in a:
+        assert _bits_equal(a[name], b[name]), name

@@ -688,12 +688,21 @@ def _cross(a, b):
 
 
 def _pow(a, b):
+    """C's pow, as the C executor computes it.  ``math.pow`` follows C99's special cases
+    (pow(-inf, 0.5) = inf, pow(-0, 0.5) = +0) but raises where C gives ±inf or ⊥:
+    pow(±0, y < 0) and overflow are ±inf (-inf for a negative base and an odd integer y:
+    pow(-0, -1), pow(-10, 309)), a negative finite base with a non-integer y is ⊥.
+    (Not Python's ``**``, complex for a negative base; not numpy's power, which takes
+    y = 0.5 as sqrt: -0 and ⊥ where C gives +0 and inf.)"""
+    a, b = float(a), float(b)
     try:
-        return float(a) ** float(b) if not (float(a) < 0 and not float(b).is_integer()) else math.nan
+        return math.pow(a, b)
     except OverflowError:
-        return math.inf
-    except ZeroDivisionError:
-        return math.inf
+        return -math.inf if a < 0 and b % 2 == 1 else math.inf
+    except ValueError:
+        if a == 0:
+            return -math.inf if math.copysign(1.0, a) < 0 and b % 2 == 1 else math.inf
+        return math.nan
 
 
 def _ipow(a, n: int) -> float:
