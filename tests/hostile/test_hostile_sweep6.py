@@ -307,3 +307,45 @@ def test_pow_at_every_edge_agrees_between_the_executors():
     b = p.run({"xs": xs, "ys": ys}, backend="c").outputs
     for name in a:
         assert _bits_equal(a[name], b[name]), name
+
+
+# ------------------------------------------------------------------ StrandProgram.run's arguments
+ARGS = """#version 2.0
+input real a = 1.0;
+input int n = 1;
+input vec3 v = [1.0, 2.0, 3.0];
+input real{} t = {1.0};
+strand S (int i) { output real x = 0.0; update { x = a + real(n) + v[0] + t{0}; stabilize; } }
+initially [ S(i) | i in 0..1 ];
+"""
+
+BAD_VALUES = [{"a": complex(1, 2)}, {"a": "1.0"}, {"a": None}, {"a": [1.0]}, {"a": 10**400},
+              {"n": 2**64}, {"n": -2**63 - 1}, {"n": 1.5}, {"n": "3"}, {"n": np.uint64(2**63)},
+              {"v": [1, 2]}, {"v": np.ones((3, 1))}, {"v": ["a", "b", "c"]}, {"v": [complex(1), 2, 3]},
+              {"v": np.array([1, 2, 3], object)}, {"t": np.ones((2, 2))}, {"t": ["x"]}, {"t": [complex(1)]},
+              {"t": [None]}, {"t": [[1.0], [2.0, 3.0]]}]
+
+
+@pytest.mark.parametrize("values", BAD_VALUES, ids=repr)
+def test_a_value_that_does_not_fit_its_input_is_an_input_error(values):
+    """``p.run(values)`` (docs/diderot-compiled.md) gave TypeError, OverflowError or a
+    traceback in the middle of the run for these; ``tl.compile``'s StrandRun refused them."""
+    import tensorlang as tl
+    with pytest.raises(tl.TensorLangError) as info:
+        _program(ARGS).run(values, backend="interp")
+    assert info.value.code == "input", info.value
+
+
+@pytest.mark.parametrize("kw", [{"limit": 2.5}, {"limit": "3"}, {"limit": True}, {"snapshot": 1.0},
+                                {"snapshot": "2"}, {"threads": 2.0}, {"threads": None}], ids=repr)
+def test_a_count_that_is_no_integer_is_an_input_error(kw):
+    import tensorlang as tl
+    with pytest.raises(tl.TensorLangError) as info:
+        _program(ARGS).run({}, backend="interp", **kw)
+    assert info.value.code == "input"
+
+
+@pytest.mark.parametrize("values", [{"n": 2**63 - 1}, {"n": np.int8(3)}, {"t": range(4)}, {"t": iter([2.0])},
+                                    {"v": np.array([1, 2, 3], np.int32)}, {"a": np.float32(0.5)}], ids=repr)
+def test_values_that_fit_still_run(values):
+    assert _program(ARGS).run(values, backend="interp", limit=2**70).outputs["x"].shape == (2,)
