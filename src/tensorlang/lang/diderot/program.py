@@ -184,8 +184,9 @@ class StrandProgram:
                 value = os.fspath(value)
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
                 value = list(value)
-                arr = np.asarray(value) if value else np.zeros((0,) + tuple(ty.elem.shape or ()))
-                if arr.dtype.kind not in "biuf" or arr.shape[1:] != tuple(ty.elem.shape or ()):
+                item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
+                arr = np.asarray(value) if value else np.zeros((0,) + item)
+                if arr.dtype.kind not in "biuf" or arr.shape[1:] != item:
                     raise error("input", f"input {name} is {ty}, got {_short(value)}: not a sequence of "
                                          f"{ty.elem}")
             return rt.sequence(value, ty.elem)
