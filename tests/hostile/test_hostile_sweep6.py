@@ -349,3 +349,30 @@ def test_a_count_that_is_no_integer_is_an_input_error(kw):
                                     {"v": np.array([1, 2, 3], np.int32)}, {"a": np.float32(0.5)}], ids=repr)
 def test_values_that_fit_still_run(values):
     assert _program(ARGS).run(values, backend="interp", limit=2**70).outputs["x"].shape == (2,)
+
+
+# ------------------------------------------------------------------ tl.transpose's arguments
+@pytest.mark.parametrize("args", [(0, 0), (1, 2), (0, 7), ((1, 2), (1, 2)), (1, 2, 3)], ids=repr)
+def test_transpose_with_dimensions_not_given_as_one_pair_is_an_argument_error(args):
+    """``tl.transpose(e, 0, 7)`` was a TypeError from an inner function's signature."""
+    import tensorlang as tl
+    with pytest.raises(tl.ArgumentError) as info:
+        tl.transpose(tl.var("a", (2, 3)), *args)
+    assert info.value.code == "input" and isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("args", [((1, 2),), (1,), ("x",)], ids=repr)
+def test_transpose_of_a_field_with_dimensions_is_an_argument_error(args):
+    import tensorlang as tl
+    H = tl.hessian(tl.field(np.arange(64.0).reshape(8, 8) ** 2, "bspln3"))
+    with pytest.raises(tl.ArgumentError):
+        tl.transpose(H, *args)
+
+
+def test_transpose_with_one_pair_or_none_still_builds():
+    import tensorlang as tl
+    a = tl.var("a", (2, 3))
+    assert tl.transpose(a).shape == tl.transpose(a, (1, 2)).shape == (3, 2)
+    img = np.sin(np.arange(64.0)).reshape(8, 8)
+    J = tl.outer(tl.grad(tl.field(img, "bspln3")), tl.grad(tl.field(img.T ** 3, "ctmr")))
+    np.testing.assert_allclose(tl.transpose(J)([[3.5, 3.2]]), np.swapaxes(J([[3.5, 3.2]]), -1, -2))
