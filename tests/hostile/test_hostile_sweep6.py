@@ -376,3 +376,14 @@ def test_transpose_with_one_pair_or_none_still_builds():
     img = np.sin(np.arange(64.0)).reshape(8, 8)
     J = tl.outer(tl.grad(tl.field(img, "bspln3")), tl.grad(tl.field(img.T ** 3, "ctmr")))
     np.testing.assert_allclose(tl.transpose(J)([[3.5, 3.2]]), np.swapaxes(J([[3.5, 3.2]]), -1, -2))
+
+
+def test_a_sequence_input_beyond_the_memory_budget_is_too_large(monkeypatch):
+    """A 10^7-item array given as a ``real{}`` input became a tuple of Python floats
+    (64 bytes an item) without a bound."""
+    import tensorlang as tl
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", "1000000")
+    with pytest.raises(tl.TensorLangError) as info:
+        _program(ARGS).run({"t": np.ones(10**7)}, backend="interp")
+    assert info.value.code == "too-large"
+    assert _program(ARGS).run({"t": np.ones(1000)}, backend="interp").outputs["x"].tolist() == [4.0, 4.0]

@@ -12,6 +12,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ...errors import TensorLangError, error
+from ...limits import check_allocation
 from ...sampling.image import Image
 from ...sampling.image import image as make_image
 from . import ast as A
@@ -184,6 +185,7 @@ class StrandProgram:
                 value = os.fspath(value)
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
                 value = list(value)
+                check_allocation(len(value), 64, f"input {name}")  # a tuple of Python numbers, as a range
                 item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
                 arr = np.asarray(value) if value else np.zeros((0,) + item)
                 if arr.dtype.kind not in "biuf" or arr.shape[1:] != item:
