@@ -387,3 +387,52 @@ def test_a_sequence_input_beyond_the_memory_budget_is_too_large(monkeypatch):
         _program(ARGS).run({"t": np.ones(10**7)}, backend="interp")
     assert info.value.code == "too-large"
     assert _program(ARGS).run({"t": np.ones(1000)}, backend="interp").outputs["x"].tolist() == [4.0, 4.0]
+
+
+# ------------------------------------------------------------------ strand C under UBSan
+INT_EDGES_UB = """#version 2.0
+input int n = 0;
+strand S (int i) {
+  output int k = 0;
+  update { k = abs(n + i) + |n - i| + (-(n + i)) + (n / (-1 + 0 * i)) + (n % (-1 + 0 * i)) + (n * (i + 2)) + (n - i); stabilize; }
+}
+initially [ S(i) | i in 0..2 ];
+"""
+
+UBSAN_SCRIPT = """
+import sys
+from tensorlang.lang.diderot import parse_program, strands, typecheck
+p = strands(typecheck(parse_program(sys.argv[1])), ".")
+for n in (-2**63, -2**63 + 1, 2**63 - 1, -1, 0):
+    print(n, p.run({"n": n}, backend="c").outputs["k"].tolist())
+"""
+
+
+@needs_cc
+@pytest.mark.slow
+def test_int_arithmetic_at_the_edges_is_defined_behaviour_in_the_strand_c(tmp_path):
+    """Every int operation of the C executor at -2^63 and 2^63-1 runs clean under UBSan
+    (``abs`` negated -2^63: signed overflow, undefined behaviour)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hostile.test_robustness_generated import _gcc_runtime
+    asan = _gcc_runtime("libasan.so")
+    if asan is None:
+        pytest.skip("gcc's ASan runtime is not installed")
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = dict(os.environ, CC="gcc -fsanitize=address,undefined -fno-sanitize-recover=all",
+               LD_PRELOAD=asan, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
+               TENSORLANG_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(src))
+    ran = subprocess.run([sys.executable, "-c", UBSAN_SCRIPT, INT_EDGES_UB], env=env, capture_output=True,
+                         text=True, timeout=300)
+    report = ran.stdout + ran.stderr
+    assert ran.returncode == 0 and "runtime error" not in report, report[-3000:]
+    objects = list((tmp_path / "cache").rglob("*.so"))
+    assert objects and any(b"__ubsan" in path.read_bytes() for path in objects)
+    interp = _program(INT_EDGES_UB)
+    for line in ran.stdout.splitlines():
+        n, got = line.split(" ", 1)
+        assert got == str(interp.run({"n": int(n)}, backend="interp").outputs["k"].tolist()), line
