@@ -436,3 +436,21 @@ def test_int_arithmetic_at_the_edges_is_defined_behaviour_in_the_strand_c(tmp_pa
     for line in ran.stdout.splitlines():
         n, got = line.split(" ", 1)
         assert got == str(interp.run({"n": int(n)}, backend="interp").outputs["k"].tolist()), line
+
+
+@pytest.mark.parametrize("create", [
+    "initially [ S(i) | i in 0..4294967295, j in 0..4294967296 ];",
+    "initially { S(i) | i in 0..4294967295, j in 0..4294967296 };",
+    "initially [ S(i) | i in 0..999999999, j in 0..0 ];",
+    "initially [ S(i) | i in -9223372036854775807..9223372036854775806, j in 0..1 ];",
+])
+def test_a_grid_whose_ranges_are_huge_is_too_large_before_any_is_made(create, monkeypatch):
+    """The interpreter made each range of the grid as a list before checking the strands'
+    count against the budget: 2^32 × 2^32 strands was a MemoryError."""
+    import tensorlang as tl
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", "100000000")
+    src = ("#version 2.0\nstrand S (int i) { output real x = 0.0; update { stabilize; } }\n"
+           + create.replace("S(i)", "S(i + j)") + "\n")
+    with pytest.raises(tl.TensorLangError) as info:
+        strands(typecheck(parse_program(src)), ".").run({}, backend="interp")
+    assert info.value.code == "too-large"

@@ -1267,8 +1267,8 @@ def create(rt: Runtime):
         if hi is None:
             ranges.append((name, list(lo(fr))))
         else:
-            ranges.append((name, list(range(lo(fr), hi(fr) + 1))))
-    shape = tuple(len(r) for _, r in ranges)
+            ranges.append((name, range(lo(fr), hi(fr) + 1)))  # its length before any list: checked below
+    shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = int(np.prod(shape)) if shape else 1
     from ...limits import memory_budget_bytes
     if total * (len(p.state) + len(p.params) + 4) * 128 > memory_budget_bytes():

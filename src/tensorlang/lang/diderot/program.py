@@ -184,8 +184,8 @@ class StrandProgram:
             if isinstance(value, os.PathLike):
                 value = os.fspath(value)
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
+                check_allocation(len(value) if hasattr(value, "__len__") else 0, 64, f"input {name}")  # as a range
                 value = list(value)
-                check_allocation(len(value), 64, f"input {name}")  # a tuple of Python numbers, as a range
                 item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
                 arr = np.asarray(value) if value else np.zeros((0,) + item)
                 if arr.dtype.kind not in "biuf" or arr.shape[1:] != item:
