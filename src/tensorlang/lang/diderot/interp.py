@@ -1262,7 +1262,7 @@ def create(rt: Runtime):
     p = rt.p
     initialize(rt)
     fr = rt.frame(None)
-    ranges = []
+    ranges: list[tuple[str, Any]] = []
     for name, lo, hi in p.create_iters:
         if hi is None:
             ranges.append((name, list(lo(fr))))
