@@ -52,7 +52,12 @@ def transpose(operand, *pair):
     """The transpose of a built expression (``pair`` of dimensions, a matrix's by
     default) or of a matrix field."""
     if isinstance(operand, fields.Field):
-        return fields.transpose(operand, *pair)
+        if pair:
+            raise ArgumentError("transpose() of a field takes no dimensions (it transposes a matrix field)")
+        return fields.transpose(operand)
+    if len(pair) > 1:
+        raise ArgumentError(f"transpose() takes the operand and one pair of dimensions as a tuple, "
+                            f"tl.transpose(e, (1, 2)); got {len(pair)} more arguments")
     return _build_transpose(operand, *pair)
 
 

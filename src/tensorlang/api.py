@@ -16,7 +16,7 @@ from .kernel import Kernel, Options, check_threads, resolve_dtype
 from .loops import LOOP_REWRITE_NAMES
 from .passes import PASS_NAMES, RULE_NAMES, unknown_name
 from .schedule import padding
-from .semantics.types import CheckedProgram
+from .semantics.types import MAX_RANK, CheckedProgram
 from .targets.c.padded import padded_empty as _padded_empty
 from .machine import simd_elements
 from .targets.c.build import find_compiler
@@ -199,6 +199,8 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
         raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}") from None
     if any(n < 0 for n in dims):
         raise TensorLangError("input", f"shape must be a tuple of non-negative integers, got {shape!r}")
+    if len(dims) > MAX_RANK:
+        raise TensorLangError("too-large", f"shape has {len(dims)} dimensions; at most {MAX_RANK} (numpy's limit)")
     return _padded_empty(dims, check_pad(pad, resolved), resolved)
 
 

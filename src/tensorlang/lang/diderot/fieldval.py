@@ -277,10 +277,25 @@ def _cross(a, b):
     return np.cross(a, b)
 
 
+def contract(a, b, n: int):
+    """The last ``n`` axes of ``a`` against the first ``n`` of ``b``: each product
+    rounded, then added one at a time in row-major order of the contracted index, as the
+    C executor computes it.  Not ``np.tensordot``: BLAS may fuse a product into the
+    running sum (one rounding), which turns an overflowing product's ⊥ (inf - inf) into
+    inf in one executor and not the other."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    head, tail = a.shape[:a.ndim - n], b.shape[n:]
+    rows, cols = a.reshape(head + (-1,)), b.reshape((-1,) + tail)
+    acc = np.multiply.outer(rows[..., 0], cols[0])
+    for c in range(1, rows.shape[-1]):
+        acc = acc + np.multiply.outer(rows[..., c], cols[c])
+    return np.asarray(acc)
+
+
 #: products of tensors lifted to fields (Lifted._bilinear differentiates them)
 BILINEAR: dict[str, Callable] = {
-    "•": lambda a, b: np.tensordot(a, b, axes=1), "⊗": np.multiply.outer, "×": _cross,
-    ":": lambda a, b: np.tensordot(a, b, axes=2),
+    "•": lambda a, b: contract(a, b, 1), "⊗": np.multiply.outer, "×": _cross,
+    ":": lambda a, b: contract(a, b, 2),
 }
 
 

@@ -180,7 +180,13 @@ class Compiler:
             ea, eb = _elem(tr), _elem(tr)
             left = (lambda fr: a(fr)) if ta.kind == "seq" else (lambda fr: (coerce(ea, a(fr)),))
             right = (lambda fr: b(fr)) if tb.kind == "seq" else (lambda fr: (coerce(eb, b(fr)),))
-            return lambda fr: tuple(coerce(ea, x) for x in left(fr) + right(fr))
+
+            def append(fr):
+                x, y = left(fr), right(fr)
+                # `s = s @ s` doubles each step: bounded as a range is (64 bytes an item)
+                check_allocation(len(x) + len(y), 64, "a sequence made by @", e.span)
+                return tuple(coerce(ea, v) for v in x + y)
+            return append
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
             return self.field_binop(op, a, b, ta, tb, tr)
         if tr.kind == "int":
@@ -250,7 +256,7 @@ class Compiler:
         a = self.expr(e.operand)
         t = self.ty(e.operand)
         if t.kind == "int":
-            return lambda fr: abs(a(fr))
+            return lambda fr: wrap64(abs(a(fr)))
         if t.kind == "field":
             return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
         if t.shape == ():
@@ -358,6 +364,9 @@ class Compiler:
             fn = min if name == "min" else max
             a, b = args
             return lambda fr: fn(a(fr), b(fr))
+        if name == "abs" and rty.kind == "int":  # |-2^63| wraps to -2^63, as in C
+            a = args[0]
+            return lambda fr: wrap64(abs(a(fr)))
         fn = BASIS[name]
         real = is_real(rty)
         if len(args) == 1:
@@ -665,11 +674,11 @@ def _seq_get(seq, i):
 
 
 def _dot(a, b):
-    return np.tensordot(a, b, axes=1)
+    return FV.contract(a, b, 1)
 
 
 def _colon(a, b):
-    return np.tensordot(a, b, axes=2)
+    return FV.contract(a, b, 2)
 
 
 def _cross(a, b):
@@ -679,12 +688,21 @@ def _cross(a, b):
 
 
 def _pow(a, b):
+    """C's pow, as the C executor computes it.  ``math.pow`` follows C99's special cases
+    (pow(-inf, 0.5) = inf, pow(-0, 0.5) = +0) but raises where C gives ±inf or ⊥:
+    pow(±0, y < 0) and overflow are ±inf (-inf for a negative base and an odd integer y:
+    pow(-0, -1), pow(-10, 309)), a negative finite base with a non-integer y is ⊥.
+    (Not Python's ``**``, complex for a negative base; not numpy's power, which takes
+    y = 0.5 as sqrt: -0 and ⊥ where C gives +0 and inf.)"""
+    a, b = float(a), float(b)
     try:
-        return float(a) ** float(b) if not (float(a) < 0 and not float(b).is_integer()) else math.nan
+        return math.pow(a, b)
     except OverflowError:
-        return math.inf
-    except ZeroDivisionError:
-        return math.inf
+        return -math.inf if a < 0 and b % 2 == 1 else math.inf
+    except ValueError:
+        if a == 0:
+            return -math.inf if math.copysign(1.0, a) < 0 and b % 2 == 1 else math.inf
+        return math.nan
 
 
 def _ipow(a, n: int) -> float:
@@ -1244,13 +1262,13 @@ def create(rt: Runtime):
     p = rt.p
     initialize(rt)
     fr = rt.frame(None)
-    ranges = []
+    ranges: list[tuple[str, Any]] = []
     for name, lo, hi in p.create_iters:
         if hi is None:
             ranges.append((name, list(lo(fr))))
         else:
-            ranges.append((name, list(range(lo(fr), hi(fr) + 1))))
-    shape = tuple(len(r) for _, r in ranges)
+            ranges.append((name, range(lo(fr), hi(fr) + 1)))  # its length before any list: checked below
+    shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = int(np.prod(shape)) if shape else 1
     from ...limits import memory_budget_bytes
     if total * (len(p.state) + len(p.params) + 4) * 128 > memory_budget_bytes():

@@ -369,6 +369,14 @@ def _check_version(text: str) -> None:
             return
 
 
+#: Keywords that are a whole expression by themselves.  The lexer reads them as a name
+#: where no keyword fits (`real nan = 2.0;`) but as the keyword where a use is (`x = nan;`
+#: was ⊥, not 2.0), so a name spelled so is refused where it is declared.  Other keywords
+#: stay names where the grammar allows (`output bool in`, `start` as a state variable, as
+#: in Diderot's examples): a use that reads them as the keyword is a syntax error anyway.
+_EXPRESSION_WORDS = frozenset({"nan", "true", "false"})
+
+
 def _check_depth(tree) -> None:
     """Bound the parse tree's depth (iteratively) before anything recurses over it: every
     later stage (the transformer, the checker, both executors) walks it recursively, and
@@ -377,6 +385,11 @@ def _check_depth(tree) -> None:
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
+        for tok in getattr(node, "children", ()):
+            if isinstance(tok, Token) and tok.type == "NAME" and str(tok) in _EXPRESSION_WORDS:
+                # the lexer reads a keyword as a name where no keyword fits (`real nan = 2.0;`),
+                # but as the keyword where it is used (`x = nan;` was ⊥, not 2.0)
+                raise error("syntax", f"{str(tok)!r} is a reserved word and cannot be a name", _tok(tok))
         if depth > MAX_DEPTH:
             meta = getattr(node, "meta", None)
             where = Span.point(meta.line, meta.column) if meta is not None and not meta.empty else A.NOWHERE

@@ -4,6 +4,7 @@ the command line and ``tl.compile`` use (docs/diderot-language.md)."""
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -11,6 +12,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ...errors import TensorLangError, error
+from ...limits import check_allocation
 from ...sampling.image import Image
 from ...sampling.image import image as make_image
 from . import ast as A
@@ -61,6 +63,11 @@ def _kind(ty: Ty) -> str:
     return ty.kind
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class StrandProgram:
     """A runnable Diderot program."""
 
@@ -85,7 +92,7 @@ class StrandProgram:
                 else:
                     try:
                         default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
-                    except (KeyError, TypeError, ValueError, TensorLangError):  # reads other globals: known at run time
+                    except (KeyError, TypeError, ValueError, TensorLangError, RecursionError):  # known at run time
                         default = None
             inputs.append(Input(decl.name, decl.type.text(), _kind(ty), _out_shape(ty) if ty.kind == "seq" else tuple(ty.shape),
                                 ty.dim, default, decl.description))
@@ -100,8 +107,16 @@ class StrandProgram:
         """``backend``: "c" (the strand IR compiled to C, :mod:`.lower`), "interp" (the
         interpreter), None: C where the program is supported and a compiler works, else
         the interpreter (``executor_note`` says why)."""
+        for what, count in (("limit", limit), ("snapshot", snapshot), ("threads", threads)):
+            if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
+                raise error("input", f"{what} must be an integer, got {count!r}")
+        limit, snapshot = min(int(limit), 2**62), min(int(snapshot), 2**62)  # (the C executor's counts are int64)
         with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
-            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
+            try:
+                return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
+            except RecursionError:  # a function that calls itself: the interpreter runs it on Python's stack
+                raise error("too-large", f"{self.name}: a function calls itself more deeply than the interpreter's "
+                            "stack allows (Python's recursion limit: about 150 calls deep by default)") from None
 
     def _run(self, values: dict, limit: int, snapshot: int,
              on_snapshot: Callable[[int, RunResult], None] | None,
@@ -146,6 +161,12 @@ class StrandProgram:
         return self._result(rt, shape, steps)
 
     def _convert(self, rt, name: str, ty: Ty, value):
+        try:
+            return self._converted(rt, name, ty, value)
+        except (TypeError, ValueError, OverflowError) as exc:  # a complex, a string, 10**400, a ragged list
+            raise error("input", f"input {name} is {ty}, got {_short(value)} ({type(exc).__name__}: {exc})") from None
+
+    def _converted(self, rt, name: str, ty: Ty, value):
         if ty.kind == "image":
             if isinstance(value, BorderImage):  # clamp(img), wrap(img), mirror(img): checked already
                 return value
@@ -160,7 +181,19 @@ class StrandProgram:
                                      f"of shape {list(img.voxel_shape)}")
             return img
         if ty.kind == "seq":
-            return rt.sequence(os.fspath(value) if isinstance(value, os.PathLike) else value, ty.elem)
+            if isinstance(value, os.PathLike):
+                value = os.fspath(value)
+            if not isinstance(value, str):  # items: real numbers, each of the element's shape
+                check_allocation(len(value) if hasattr(value, "__len__") else 0, 64, f"input {name}")  # as a range
+                value = list(value)
+                item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
+                arr = np.asarray(value) if value else np.zeros((0,) + item)
+                if arr.dtype.kind not in "biuf" or arr.shape[1:] != item:
+                    raise error("input", f"input {name} is {ty}, got {_short(value)}: not a sequence of "
+                                         f"{ty.elem}")
+            return rt.sequence(value, ty.elem)
+        if ty.kind in ("tensor", "int") and np.asarray(value).dtype.kind not in "biuf":
+            raise error("input", f"input {name} is {ty}, got {_short(value)}: not real numbers")
         if ty.kind == "tensor" and ty.shape:
             arr = np.asarray(value, dtype=np.float64)
             if arr.shape != ty.shape:
@@ -169,8 +202,8 @@ class StrandProgram:
         if ty.kind == "tensor":
             return float(value)
         if ty.kind == "int":
-            if isinstance(value, bool) or int(value) != value:
-                raise error("input", f"input {name} is an int, got {value!r}")
+            if isinstance(value, bool) or int(value) != value or not -2**63 <= int(value) < 2**63:
+                raise error("input", f"input {name} is a 64-bit int, got {_short(value)}")
             return int(value)
         if ty.kind == "bool":
             return bool(value)

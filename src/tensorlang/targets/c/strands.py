@@ -59,7 +59,7 @@ static inline double tl_at(int k, int64_t i, int c) {
     if (i < 0 || i >= q->len) { tl_err_flag = 4; return 0; }
     return q->data[i * q->comps + c];
 }
-static inline int64_t tl_iabs(int64_t a) { return a < 0 ? -a : a; }
+static inline int64_t tl_iabs(int64_t a) { return a < 0 ? tl_isub(0, a) : a; }
 static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
 static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
 static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
