@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..analysis.cost import body_flops
 from ..ein import ir
 from ..ein.index import Affine, index_variables
 from ..semantics.values import FUNCTIONS
@@ -408,7 +409,7 @@ def _copies_refused(program: ir.Program) -> str | None:
     """Why copying ``program``'s arrays into and out of padded buffers per call would not
     pay: :data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS` (None: it would)."""
     copied = sum(math.prod(tuple(d.shape)) for d in program.decls)
-    flops = sum(_flops(stmt) for stmt in program.statements)
+    flops = _flops(program.statements)
     if copied < AUTO_MIN_ELEMENTS or flops < AUTO_FLOPS_PER_COPIED * copied:
         return f"{flops} flops on {copied} elements do not amortise copying them into padded buffers"
     return None
@@ -432,7 +433,7 @@ def _memory_bound(groups) -> str | None:
     """Why padding fused ``groups`` would not pay: one is bound by memory, which whole
     vectors do not move (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`; None: none is)."""
     for group in groups:
-        flops = sum(_flops(stmt) for stmt in group.statements)
+        flops = _flops(group.statements)
         if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
             return (f"a fused loop does {flops} flops on the {group.bytes_fused} bytes it moves, fewer than "
                     f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit")
@@ -460,14 +461,10 @@ def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
     return found
 
 
-def _flops(stmt: ir.Statement) -> int:
-    """A first count of ``stmt``'s arithmetic: its target's points times the operations of
-    its body, each Σ's extents multiplying the operations below it."""
-    def ops(e: ir.Expr) -> int:
-        if isinstance(e, ir.Sum):
-            return math.prod(n for _, n in e.index) * (ops(e.body) + 1)
-        return 1 + sum(ops(child) for child in ir.children(e)) if ir.children(e) else 0
-    return math.prod(n for _, n in stmt.index) * max(1, ops(stmt.body))
+def _flops(statements) -> int:
+    """The flops of ``statements``: each target's points times its body's
+    (:func:`analysis.cost.body_flops`)."""
+    return sum(math.prod(n for _, n in stmt.index) * body_flops(stmt.body) for stmt in statements)
 
 
 def fuses_padded(group, pad: int) -> bool:
