@@ -313,20 +313,17 @@ AUTO_MIN_ELEMENTS = 1 << 14
 #: ``pad="auto"`` pads a fused loop's locals (:func:`with_local_copies`) only where its
 #: arithmetic is the limit: at least this many flops per byte the loop moves through
 #: memory (fusion's count).  Below it the loop waits on memory, which whole vectors do
-#: not speed up, and the copies through the locals only add instructions (measured,
-#: docs/performance.md "Padding that wins": the interpolation at n = 5, 1.9 flops per
-#: byte, ran 0.76x padded; at n = 7, 2.6, 1.17x).
+#: not speed up, and the copies through the locals only add instructions.
 AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
 #: ... and where padding makes a row at most this much longer: the statements that are no
-#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows
-#: too (the inverse Helmholtz operator at n = 5, rows of 5 padded to 8, ran 0.30x).
+#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows too.
 AUTO_LOCAL_MAX_GROWTH = 1.5
 #: Where one iteration's padded locals take more than this fraction of L2, copying
 #: through them costs about what copying the caller's arrays does: there ``pad="auto"``
 #: pads every buffer instead, where that keeps the fused loops, the schedule has loop
-#: nests only and the copies amortise (:func:`_copies_refused`), else still the locals
-#: (issue 44: both beat the unpadded kernel at every size measured past it, 1.2-9.6x;
-#: every buffer padded was the faster in 4 of 7, the interpolation at n = 31 among them).
+#: nests only and the copies amortise (:func:`_copies_refused`), else still the locals.
+#: The measurements behind these three: docs/performance.md, "Padding that wins" and
+#: "pad=auto weighs the remainder".
 AUTO_LOCAL_L2_FRACTION = 0.25
 
 

@@ -417,7 +417,6 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     ``YᵀY`` the optimizer computed as ``(YᵀX) W`` is taken back, :mod:`.gram_chain`)."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
-    fusions: tuple[Fusion, ...] = ()
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
     if local_pad > 1 and pad == 1 and fusions:
         program, buffers, fusions = _locally_padded(program, dtype, roles, reuse, from_c, local_pad, buffers, fusions)
@@ -530,8 +529,6 @@ def _computed(found) -> str:
         return found.describe()
     from ..analysis.structure import count
     return f"{found.describe()}; the loops compute the {count(found.pairwise_unique)} entries these symmetries leave"
-
-
 
 
 def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> dict[str, str]:
