@@ -154,10 +154,7 @@ def padded_sums(body: ir.Expr, layout: frozenset[str] | None = None) -> frozense
 
 
 def _has_affine(body: ir.Expr) -> bool:
-    for node in ir.nodes(body):
-        if any(isinstance(i, Affine) for i in ir.index_uses(node)):
-            return True
-    return False
+    return any(isinstance(i, Affine) for node in ir.nodes(body) for i in ir.index_uses(node))
 
 
 @dataclass(frozen=True)
@@ -448,14 +445,8 @@ def _locals_held(group, width: int, itemsize: int) -> int:
 def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
     """The extents of the loops that padding would run padded in ``stmt`` (module docs)."""
     chosen = decide(stmt, width)
-    found = []
-    for name, n in stmt.index[-1:]:
-        if name in chosen.extents:
-            found.append(n)
-    for node in ir.nodes(stmt.body):
-        if isinstance(node, ir.Sum):
-            found.extend(n for name, n in node.index if name in chosen.extents)
-    return found
+    sums = [pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum) for pair in node.index]
+    return [n for name, n in (*stmt.index[-1:], *sums) if name in chosen.extents]
 
 
 def _flops(statements) -> int:

@@ -282,9 +282,9 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     """The library step that runs ``stmt``, or why the loop nest does: a Gram product when
     the target offers one (``gram``: the vector bytes of its generated C, None: no Gram
     steps) and it pays, else a mode product when it pays, else a two-tensor GEMM, else
-    opt_einsum's path for more tensors.  With padded
-    buffers only a step that runs on the padded buffers' views as it is
-    (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension).
+    opt_einsum's path for more tensors.  With padded buffers only a step that runs on the
+    padded buffers' views as it is (:func:`.padding.blas_on_padded`: the padded row stride
+    is BLAS's leading dimension).
     ``from_c``: the target calls BLAS from C (:data:`.steps.C_BLAS_WORK`)."""
     library = probe_step(stmt, buffers.slot_of, buffers.variable_shapes)  # a field probe's probe tensor
     if library is not None:
