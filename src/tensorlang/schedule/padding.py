@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..analysis.cost import body_flops
 from ..ein import ir
 from ..ein.index import Affine, index_variables
 from ..semantics.values import FUNCTIONS
@@ -153,10 +154,7 @@ def padded_sums(body: ir.Expr, layout: frozenset[str] | None = None) -> frozense
 
 
 def _has_affine(body: ir.Expr) -> bool:
-    for node in ir.nodes(body):
-        if any(isinstance(i, Affine) for i in ir.index_uses(node)):
-            return True
-    return False
+    return any(isinstance(i, Affine) for node in ir.nodes(body) for i in ir.index_uses(node))
 
 
 @dataclass(frozen=True)
@@ -312,20 +310,17 @@ AUTO_MIN_ELEMENTS = 1 << 14
 #: ``pad="auto"`` pads a fused loop's locals (:func:`with_local_copies`) only where its
 #: arithmetic is the limit: at least this many flops per byte the loop moves through
 #: memory (fusion's count).  Below it the loop waits on memory, which whole vectors do
-#: not speed up, and the copies through the locals only add instructions (measured,
-#: docs/performance.md "Padding that wins": the interpolation at n = 5, 1.9 flops per
-#: byte, ran 0.76x padded; at n = 7, 2.6, 1.17x).
+#: not speed up, and the copies through the locals only add instructions.
 AUTO_LOCAL_FLOPS_PER_BYTE = 2.25
 #: ... and where padding makes a row at most this much longer: the statements that are no
-#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows
-#: too (the inverse Helmholtz operator at n = 5, rows of 5 padded to 8, ran 0.30x).
+#: register tile (elementwise products, the copies, the re-zeroing) run the padded rows too.
 AUTO_LOCAL_MAX_GROWTH = 1.5
 #: Where one iteration's padded locals take more than this fraction of L2, copying
 #: through them costs about what copying the caller's arrays does: there ``pad="auto"``
 #: pads every buffer instead, where that keeps the fused loops, the schedule has loop
-#: nests only and the copies amortise (:func:`_copies_refused`), else still the locals
-#: (issue 44: both beat the unpadded kernel at every size measured past it, 1.2-9.6x;
-#: every buffer padded was the faster in 4 of 7, the interpolation at n = 31 among them).
+#: nests only and the copies amortise (:func:`_copies_refused`), else still the locals.
+#: The measurements behind these three: docs/performance.md, "Padding that wins" and
+#: "pad=auto weighs the remainder".
 AUTO_LOCAL_L2_FRACTION = 0.25
 
 
@@ -408,7 +403,7 @@ def _copies_refused(program: ir.Program) -> str | None:
     """Why copying ``program``'s arrays into and out of padded buffers per call would not
     pay: :data:`AUTO_FLOPS_PER_COPIED`, :data:`AUTO_MIN_ELEMENTS` (None: it would)."""
     copied = sum(math.prod(tuple(d.shape)) for d in program.decls)
-    flops = sum(_flops(stmt) for stmt in program.statements)
+    flops = _flops(program.statements)
     if copied < AUTO_MIN_ELEMENTS or flops < AUTO_FLOPS_PER_COPIED * copied:
         return f"{flops} flops on {copied} elements do not amortise copying them into padded buffers"
     return None
@@ -432,7 +427,7 @@ def _memory_bound(groups) -> str | None:
     """Why padding fused ``groups`` would not pay: one is bound by memory, which whole
     vectors do not move (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`; None: none is)."""
     for group in groups:
-        flops = sum(_flops(stmt) for stmt in group.statements)
+        flops = _flops(group.statements)
         if flops < AUTO_LOCAL_FLOPS_PER_BYTE * group.bytes_fused:
             return (f"a fused loop does {flops} flops on the {group.bytes_fused} bytes it moves, fewer than "
                     f"AUTO_LOCAL_FLOPS_PER_BYTE {AUTO_LOCAL_FLOPS_PER_BYTE} per byte: memory is its limit")
@@ -450,24 +445,14 @@ def _locals_held(group, width: int, itemsize: int) -> int:
 def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
     """The extents of the loops that padding would run padded in ``stmt`` (module docs)."""
     chosen = decide(stmt, width)
-    found = []
-    for name, n in stmt.index[-1:]:
-        if name in chosen.extents:
-            found.append(n)
-    for node in ir.nodes(stmt.body):
-        if isinstance(node, ir.Sum):
-            found.extend(n for name, n in node.index if name in chosen.extents)
-    return found
+    sums = [pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum) for pair in node.index]
+    return [n for name, n in (*stmt.index[-1:], *sums) if name in chosen.extents]
 
 
-def _flops(stmt: ir.Statement) -> int:
-    """A first count of ``stmt``'s arithmetic: its target's points times the operations of
-    its body, each Σ's extents multiplying the operations below it."""
-    def ops(e: ir.Expr) -> int:
-        if isinstance(e, ir.Sum):
-            return math.prod(n for _, n in e.index) * (ops(e.body) + 1)
-        return 1 + sum(ops(child) for child in ir.children(e)) if ir.children(e) else 0
-    return math.prod(n for _, n in stmt.index) * max(1, ops(stmt.body))
+def _flops(statements) -> int:
+    """The flops of ``statements``: each target's points times its body's
+    (:func:`analysis.cost.body_flops`)."""
+    return sum(math.prod(n for _, n in stmt.index) * body_flops(stmt.body) for stmt in statements)
 
 
 def fuses_padded(group, pad: int) -> bool:

@@ -282,9 +282,9 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     """The library step that runs ``stmt``, or why the loop nest does: a Gram product when
     the target offers one (``gram``: the vector bytes of its generated C, None: no Gram
     steps) and it pays, else a mode product when it pays, else a two-tensor GEMM, else
-    opt_einsum's path for more tensors.  With padded
-    buffers only a step that runs on the padded buffers' views as it is
-    (:func:`.padding.blas_on_padded`: the padded row stride is BLAS's leading dimension).
+    opt_einsum's path for more tensors.  With padded buffers only a step that runs on the
+    padded buffers' views as it is (:func:`.padding.blas_on_padded`: the padded row stride
+    is BLAS's leading dimension).
     ``from_c``: the target calls BLAS from C (:data:`.steps.C_BLAS_WORK`)."""
     library = probe_step(stmt, buffers.slot_of, buffers.variable_shapes)  # a field probe's probe tensor
     if library is not None:
@@ -417,7 +417,6 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     ``YᵀY`` the optimizer computed as ``(YᵀX) W`` is taken back, :mod:`.gram_chain`)."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
-    fusions: tuple[Fusion, ...] = ()
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
     if local_pad > 1 and pad == 1 and fusions:
         program, buffers, fusions = _locally_padded(program, dtype, roles, reuse, from_c, local_pad, buffers, fusions)
@@ -530,8 +529,6 @@ def _computed(found) -> str:
         return found.describe()
     from ..analysis.structure import count
     return f"{found.describe()}; the loops compute the {count(found.pairwise_unique)} entries these symmetries leave"
-
-
 
 
 def _sparse_sums(program: ir.Program, visits: Mapping[str, tuple[int, int]]) -> dict[str, str]:

@@ -151,10 +151,6 @@ class LoopStep:
     reasons: tuple[str, ...]
     fusion: Fusion | None = None
 
-    def pays(self) -> bool:
-        """A loop nest is what every other step is measured against."""
-        return True
-
 
 @dataclass(frozen=True)
 class GemmStep(_BlasStep):
