@@ -176,6 +176,32 @@ def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int
     return fits if fits >= 8 else height
 
 
+#: The most iterations of a summed loop gcc unrolls completely on its own (its
+#: ``max-completely-peel-times``): a vector block's summed loop up to this long leaves its
+#: simd loop straight-line code, which gcc vectorizes as a whole.
+COMPILER_PEELS = 16
+
+#: The most multiply-adds (rows × summed extent) a vector block's simd loop is unrolled
+#: into when its summed loop is unrolled explicitly (:func:`unrolled_sum`): the 15 × 30
+#: of the CFD kernels at n = 30 fit; a longer sum is no small product and keeps its loop.
+UNROLLED_STEPS = 512
+
+
+def unrolled_sum(extent: int, height: int, whole_vectors: bool) -> bool:
+    """Whether a vector block's rows and summed loop are both unrolled completely (``#pragma
+    GCC unroll``).  gcc vectorizes ``simd for x`` only when nothing under it is a loop any
+    more.  The row loop is unrolled (:func:`unroll_rows`); the summed loop gcc unrolls
+    itself up to :data:`COMPILER_PEELS` iterations, but past that the simd loop holds
+    ``height`` consecutive loops, gcc gives up ("two or more consecutive inner loops") and
+    the block runs one lane at a time: 5-11× slower than its neighbours at n = 20-28 of
+    the CFD kernels (docs/performance.md, "Padding and register tiles").  So a longer
+    summed loop is unrolled completely, with all the rows, where the multiply-adds stay
+    within :data:`UNROLLED_STEPS` and the row is not whole 64-byte vectors: a row of whole
+    vectors is a register tile where the C compiler targets AVX-512 (:func:`tile_of`),
+    which keeps its loops."""
+    return not whole_vectors and COMPILER_PEELS < extent and extent * height <= UNROLLED_STEPS
+
+
 def vector_height(rows: int) -> int:
     """The rows U of a vector block: the largest divisor of ``rows`` up to
     :data:`MAX_BLOCK_ROWS` (1: no block)."""
@@ -203,11 +229,14 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     # a per-iteration temporary (a slot after the program's) read across its rows may be
     # re-read: it is in the caches; a program input read so is not (UNROLL_VECTORS)
     local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
+    unrolled = unrolled_sum(site.extent, height, site.width * buffers.itemsize % TILE_BYTES == 0)
+    unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, contiguous or local)
     row = Loop(u, height, (
         Init(acc, "+"),
-        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),)),
+        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),),
+             unroll=site.extent if unrolled else 0),
         Store(site.target, site.where(point), Acc(acc)),
-    ), unroll=unroll_rows(height, site.width, buffers.itemsize, contiguous or local))
+    ), unroll=unroll)
     nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
