@@ -182,9 +182,10 @@ def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int
 COMPILER_PEELS = 16
 
 #: The most multiply-adds (rows × summed extent) a vector block's simd loop is unrolled
-#: into when its summed loop is unrolled explicitly (:func:`unrolled_sum`): the 15 × 30
-#: of the CFD kernels at n = 30 fit; a longer sum is no small product and keeps its loop.
-UNROLLED_STEPS = 512
+#: into when its summed loop is unrolled explicitly (:func:`unrolled_sum`).  gcc's time
+#: grows with it: a block of 14 × 28 took 7 s of CPU to compile (the kernel before, 0.6 s),
+#: 15 × 29 twice over 23 s; at 256 the CFD kernels compile in 2-5 s.
+UNROLLED_STEPS = 256
 
 
 def unrolled_sum(extent: int, height: int, whole_vectors: bool) -> bool:
@@ -202,10 +203,47 @@ def unrolled_sum(extent: int, height: int, whole_vectors: bool) -> bool:
     return not whole_vectors and COMPILER_PEELS < extent and extent * height <= UNROLLED_STEPS
 
 
+def unrolled_height(rows: int, extent: int) -> int:
+    """The height of a block whose sum of ``extent`` terms is unrolled (:func:`unrolled_sum`):
+    the largest divisor of ``rows`` from 2 to :data:`MAX_BLOCK_ROWS` whose multiply-adds fit
+    :data:`UNROLLED_STEPS` (28 rows of a 28-term sum: 7, not 14), else 0."""
+    return max((h for h in range(2, min(rows, MAX_BLOCK_ROWS) + 1)
+                if rows % h == 0 and h * extent <= UNROLLED_STEPS), default=0)
+
+
 def vector_height(rows: int) -> int:
     """The rows U of a vector block: the largest divisor of ``rows`` up to
     :data:`MAX_BLOCK_ROWS` (1: no block)."""
     return max((u for u in range(1, min(rows, MAX_BLOCK_ROWS) + 1) if rows % u == 0), default=1)
+
+
+def split_rows(rows: int) -> tuple[int, int] | None:
+    """The heights of the two blocks a vector block over ``rows`` rows with no divisor
+    from 2 to :data:`MAX_BLOCK_ROWS` is cut into (rows [0, first) and [first, rows)), as
+    even as they go: 17 rows are 9 and 8, 23 are 12 and 11; None where two blocks of at
+    most MAX_BLOCK_ROWS do not cover them.  Used where both blocks' sums are unrolled
+    (:func:`unrolled_sum`): without it such rows (n = 17 and 19 of the CFD kernels; 23 and
+    up exceed :data:`UNROLLED_STEPS`) had no block but the interchanged nest, 1.4-1.5×
+    slower there (docs/performance.md, "Padding and register tiles")."""
+    first = -(-rows // 2)
+    return (first, rows - first) if 2 <= rows - first and first <= MAX_BLOCK_ROWS else None
+
+
+def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None) -> Loop:
+    """The simd loop over x of a block of ``height`` rows, row u at y = ``point`` (u is
+    ``site.u`` unless given); ``reused``: its moving operand may be re-read
+    (:func:`unroll_rows`)."""
+    u = u or site.u
+    acc = site.fresh("acc")
+    unrolled = unrolled_sum(site.extent, height, site.width * buffers.itemsize % TILE_BYTES == 0)
+    unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, reused)
+    row = Loop(u, height, (
+        Init(acc, "+"),
+        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),),
+             unroll=site.extent if unrolled else 0),
+        Store(site.target, site.where(point), Acc(acc)),
+    ), unroll=unroll)
+    return Loop(site.x, site.width, (row,), simd=True)
 
 
 def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tuple[Node, ...] | None:
@@ -213,31 +251,35 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     first ``keep`` output loops stay outermost in order (a fused loop's batch).  None
     when it does not apply: no interchangeable contraction with one summed index and no
     scale, fewer than two output loops besides the kept ones, a row longer than
-    :data:`MAX_ROW`, or no block height above 1."""
+    :data:`MAX_ROW`, or rows neither a block height above 1 divides nor :func:`split_rows` cuts."""
     site = _block_site(stmt, buffers, keep)
     if site is None:
         return None
     rows = site.rows
     height = vector_height(rows)
-    if height < 2:
-        return None
-    u, acc = site.u, site.fresh("acc")
-    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
-    point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
     contiguous = bool(site.moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
                                            and f.indices[-2] == site.k for f in site.moving)
     # a per-iteration temporary (a slot after the program's) read across its rows may be
     # re-read: it is in the caches; a program input read so is not (UNROLL_VECTORS)
     local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
-    unrolled = unrolled_sum(site.extent, height, site.width * buffers.itemsize % TILE_BYTES == 0)
-    unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, contiguous or local)
-    row = Loop(u, height, (
-        Init(acc, "+"),
-        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),),
-             unroll=site.extent if unrolled else 0),
-        Store(site.target, site.where(point), Acc(acc)),
-    ), unroll=unroll)
-    nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
+    nest: tuple[Node, ...]
+    if unrolled_sum(site.extent, 1, site.width * buffers.itemsize % TILE_BYTES == 0):
+        height = unrolled_height(rows, site.extent) or height  # a height that unrolls, where one does
+    split = split_rows(rows) if height < 2 else None
+    if height < 2:
+        if split is None or not unrolled_sum(site.extent, split[0], site.width * buffers.itemsize % TILE_BYTES == 0):
+            return None
+        # rows without a divisor up to MAX_BLOCK_ROWS (a prime above it): two blocks,
+        # rows [0, first) and [first, rows), each with its own simd loop
+        first, rest = split
+        u2 = site.fresh("u")  # (the row loops: unrolled whole, their sums too)
+        nest = (_block_rows(site, buffers, first, site.u, contiguous or local),
+                _block_rows(site, buffers, rest, Affine(((u2, 1),), first), contiguous or local, u2))
+        return site.outside(nest)
+    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
+    u = site.u
+    point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
+    nest = (_block_rows(site, buffers, height, point, contiguous or local),)
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
     return site.outside(nest)
