@@ -176,38 +176,25 @@ def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int
     return fits if fits >= 8 else height
 
 
-#: The most iterations of a summed loop gcc unrolls completely on its own (its
-#: ``max-completely-peel-times``): a vector block's summed loop up to this long leaves its
-#: simd loop straight-line code, which gcc vectorizes as a whole.
-COMPILER_PEELS = 16
-
-#: The most multiply-adds (rows × summed extent) a vector block's simd loop is unrolled
-#: into when its summed loop is unrolled explicitly (:func:`unrolled_sum`).  gcc's time
-#: grows with it: a block of 14 × 28 took 7 s of CPU to compile (the kernel before, 0.6 s),
-#: 15 × 29 twice over 23 s; at 256 the CFD kernels take 3-4 s (interpolation) and 5-11 s
-#: (Helmholtz's six products) of CPU, against 0.3-0.7 s with their sums left as loops.
-UNROLLED_STEPS = 256
+#: The most iterations of a summed loop gcc unrolls completely by itself (its
+#: ``max-completely-peel-times``), and the most multiply-adds (rows × sum) a block is
+#: unrolled into explicitly (gcc's time grows with it: 3-11 s of CPU for the CFD kernels
+#: at 256, 0.3-0.7 s before, 23 s for two 15 × 29 halves).  docs/c-backend.md, "Long sums unrolled".
+COMPILER_PEELS, UNROLLED_STEPS = 16, 256
 
 
 def unrolled_sum(extent: int, height: int, whole_vectors: bool) -> bool:
-    """Whether a vector block's rows and summed loop are both unrolled completely (``#pragma
-    GCC unroll``).  gcc vectorizes ``simd for x`` only when nothing under it is a loop any
-    more.  The row loop is unrolled (:func:`unroll_rows`); the summed loop gcc unrolls
-    itself up to :data:`COMPILER_PEELS` iterations, but past that the simd loop holds
-    ``height`` consecutive loops, gcc gives up ("two or more consecutive inner loops") and
-    the block runs one lane at a time: 5-11× slower than its neighbours at n = 20-28 of
-    the CFD kernels (docs/performance.md, "Padding and register tiles").  So a longer
-    summed loop is unrolled completely, with all the rows, where the multiply-adds stay
-    within :data:`UNROLLED_STEPS` and the row is not whole 64-byte vectors: a row of whole
-    vectors is a register tile where the C compiler targets AVX-512 (:func:`tile_of`),
-    which keeps its loops."""
+    """Whether a block's rows and sum are unrolled whole: gcc vectorizes ``simd for x``
+    only when nothing under it is a loop, and unrolls a sum by itself only up to
+    :data:`COMPILER_PEELS` terms; past that the block ran one lane at a time (5-11×
+    slower, docs/performance.md, "Padding and register tiles").  Not for rows of whole
+    vectors (a register tile, :func:`tile_of`) nor past :data:`UNROLLED_STEPS`."""
     return not whole_vectors and COMPILER_PEELS < extent and extent * height <= UNROLLED_STEPS
 
 
 def unrolled_height(rows: int, extent: int) -> int:
-    """The height of a block whose sum of ``extent`` terms is unrolled (:func:`unrolled_sum`):
-    the largest divisor of ``rows`` from 2 to :data:`MAX_BLOCK_ROWS` whose multiply-adds fit
-    :data:`UNROLLED_STEPS` (28 rows of a 28-term sum: 7, not 14), else 0."""
+    """The largest divisor of ``rows`` from 2 to :data:`MAX_BLOCK_ROWS` whose block with a
+    sum of ``extent`` terms fits :data:`UNROLLED_STEPS` (28 × 28: 7 rows), else 0."""
     return max((h for h in range(2, min(rows, MAX_BLOCK_ROWS) + 1)
                 if rows % h == 0 and h * extent <= UNROLLED_STEPS), default=0)
 
@@ -219,24 +206,21 @@ def vector_height(rows: int) -> int:
 
 
 def split_rows(rows: int) -> tuple[int, int] | None:
-    """The heights of the two blocks a vector block over ``rows`` rows with no divisor
-    from 2 to :data:`MAX_BLOCK_ROWS` is cut into (rows [0, first) and [first, rows)), as
-    even as they go: 17 rows are 9 and 8, 23 are 12 and 11; None where two blocks of at
-    most MAX_BLOCK_ROWS do not cover them.  Used where both blocks' sums are unrolled
-    (:func:`unrolled_sum`): without it such rows (n = 17 and 19 of the CFD kernels; 23 and
-    up exceed :data:`UNROLLED_STEPS`) had no block but the interchanged nest, 1.4-1.5×
-    slower there (docs/performance.md, "Padding and register tiles")."""
+    """Rows with no block height are cut in two blocks, [0, first) and [first, rows)
+    (17: 9 and 8), where both fit :data:`MAX_BLOCK_ROWS`; used where both sums unroll."""
     first = -(-rows // 2)
     return (first, rows - first) if 2 <= rows - first and first <= MAX_BLOCK_ROWS else None
 
 
+def _whole(site: _Site, buffers: BufferPlan) -> bool:
+    return site.width * buffers.itemsize % TILE_BYTES == 0
+
+
 def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None) -> Loop:
-    """The simd loop over x of a block of ``height`` rows, row u at y = ``point`` (u is
-    ``site.u`` unless given); ``reused``: its moving operand may be re-read
-    (:func:`unroll_rows`)."""
-    u = u or site.u
-    acc = site.fresh("acc")
-    unrolled = unrolled_sum(site.extent, height, site.width * buffers.itemsize % TILE_BYTES == 0)
+    """The simd loop over x of ``height`` rows, row u (default ``site.u``) at y = ``point``;
+    ``reused``: the moving operand may be re-read (:func:`unroll_rows`)."""
+    u, acc = u or site.u, site.fresh("acc")
+    unrolled = unrolled_sum(site.extent, height, _whole(site, buffers))
     unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, reused)
     row = Loop(u, height, (
         Init(acc, "+"),
@@ -263,24 +247,18 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     # a per-iteration temporary (a slot after the program's) read across its rows may be
     # re-read: it is in the caches; a program input read so is not (UNROLL_VECTORS)
     local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
-    nest: tuple[Node, ...]
-    if unrolled_sum(site.extent, 1, site.width * buffers.itemsize % TILE_BYTES == 0):
+    if unrolled_sum(site.extent, 1, _whole(site, buffers)):
         height = unrolled_height(rows, site.extent) or height  # a height that unrolls, where one does
     split = split_rows(rows) if height < 2 else None
-    if height < 2:
-        if split is None or not unrolled_sum(site.extent, split[0], site.width * buffers.itemsize % TILE_BYTES == 0):
+    if height < 2:  # two blocks of split rows (each its simd loop), where their sums unroll
+        if split is None or not unrolled_sum(site.extent, split[0], _whole(site, buffers)):
             return None
-        # rows without a divisor up to MAX_BLOCK_ROWS (a prime above it): two blocks,
-        # rows [0, first) and [first, rows), each with its own simd loop
-        first, rest = split
-        u2 = site.fresh("u")  # (the row loops: unrolled whole, their sums too)
-        nest = (_block_rows(site, buffers, first, site.u, contiguous or local),
-                _block_rows(site, buffers, rest, Affine(((u2, 1),), first), contiguous or local, u2))
-        return site.outside(nest)
+        u2 = site.fresh("u")
+        return site.outside((_block_rows(site, buffers, split[0], site.u, contiguous or local),
+                             _block_rows(site, buffers, split[1], Affine(((u2, 1),), split[0]), contiguous or local, u2)))
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
-    u = site.u
-    point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
-    nest = (_block_rows(site, buffers, height, point, contiguous or local),)
+    point: Any = site.u if rows == height else Affine(((site.yb, height), (site.u, 1)), -height)
+    nest: tuple[Node, ...] = (_block_rows(site, buffers, height, point, contiguous or local),)
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
     return site.outside(nest)
