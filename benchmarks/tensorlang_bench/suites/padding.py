@@ -17,8 +17,9 @@ Each case runs one kernel on the C back end three ways:
   either way).
 
 Kernels: the CFD interpolation ``v = (A⊗B⊗C) u`` and the inverse Helmholtz operator on E
-elements of size n^3 (n = 5, 7, 13, 16, 31: rows with a remainder of an 8-lane vector,
-and 16 without), and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
+elements of size n^3 (n = 5, 7, 13, 16, 25, 31: rows with a remainder of an 8-lane vector,
+and 16 without; 25 has a sum longer than gcc unrolls by itself, the cliff of
+docs/performance.md, "Padding and register tiles"), and the in-place kernels of 002 on an [N N] matrix ``x`` (``x = s*x``, ``x = x*v``
 with v : [N N], ``x = ((U # w) . [2 3]) * x`` with a row scale): N = 7, 13, 31, 129.
 Results are checked against numpy references.  Every tensorlang contender writes its
 result into an ``out=`` buffer (a padded kernel copies it out of its padded buffer, which
@@ -34,7 +35,7 @@ from .common import CORPUS, Case, Context, make_rng, missing, peer_numpy_einsum
 
 INTERP_SUBS = "il,jm,kn,elmn->eijk"
 #: the extents of the fused cases (the interpolation, the Helmholtz operator) on 2^20 points
-FUSED_NS = (5, 7, 13, 16, 31)
+FUSED_NS = (5, 7, 13, 16, 25, 31)
 
 #: the notes under each case: no padding against pad="auto" and against pad=W three ways
 PADDING_RATIOS = [("tensorlang[c]", "tensorlang[c] pad=auto", "pad=auto", None),

@@ -176,10 +176,59 @@ def unroll_rows(height: int, width: int, itemsize: int, contiguous: bool) -> int
     return fits if fits >= 8 else height
 
 
+#: The most iterations of a summed loop gcc unrolls completely by itself (its
+#: ``max-completely-peel-times``), and the most multiply-adds (rows × sum) a block is
+#: unrolled into explicitly (gcc's time grows with it: 3-11 s of CPU for the CFD kernels
+#: at 256, 0.3-0.7 s before, 23 s for two 15 × 29 halves).  docs/c-backend.md, "Long sums unrolled".
+COMPILER_PEELS, UNROLLED_STEPS = 16, 256
+
+
+def unrolled_sum(extent: int, height: int, whole_vectors: bool) -> bool:
+    """Whether a block's rows and sum are unrolled whole: gcc vectorizes ``simd for x``
+    only when nothing under it is a loop, and unrolls a sum by itself only up to
+    :data:`COMPILER_PEELS` terms; past that the block ran one lane at a time (5-11×
+    slower, docs/performance.md, "Padding and register tiles").  Not for rows of whole
+    vectors (a register tile, :func:`tile_of`) nor past :data:`UNROLLED_STEPS`."""
+    return not whole_vectors and COMPILER_PEELS < extent and extent * height <= UNROLLED_STEPS
+
+
+def unrolled_height(rows: int, extent: int) -> int:
+    """The largest divisor of ``rows`` from 2 to :data:`MAX_BLOCK_ROWS` whose block with a
+    sum of ``extent`` terms fits :data:`UNROLLED_STEPS` (28 × 28: 7 rows), else 0."""
+    return max((h for h in range(2, min(rows, MAX_BLOCK_ROWS) + 1)
+                if rows % h == 0 and h * extent <= UNROLLED_STEPS), default=0)
+
+
 def vector_height(rows: int) -> int:
     """The rows U of a vector block: the largest divisor of ``rows`` up to
     :data:`MAX_BLOCK_ROWS` (1: no block)."""
     return max((u for u in range(1, min(rows, MAX_BLOCK_ROWS) + 1) if rows % u == 0), default=1)
+
+
+def split_rows(rows: int) -> tuple[int, int] | None:
+    """Rows with no block height are cut in two blocks, [0, first) and [first, rows)
+    (17: 9 and 8), where both fit :data:`MAX_BLOCK_ROWS`; used where both sums unroll."""
+    first = -(-rows // 2)
+    return (first, rows - first) if 2 <= rows - first and first <= MAX_BLOCK_ROWS else None
+
+
+def _whole(site: _Site, buffers: BufferPlan) -> bool:
+    return site.width * buffers.itemsize % TILE_BYTES == 0
+
+
+def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None) -> Loop:
+    """The simd loop over x of ``height`` rows, row u (default ``site.u``) at y = ``point``;
+    ``reused``: the moving operand may be re-read (:func:`unroll_rows`)."""
+    u, acc = u or site.u, site.fresh("acc")
+    unrolled = unrolled_sum(site.extent, height, _whole(site, buffers))
+    unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, reused)
+    row = Loop(u, height, (
+        Init(acc, "+"),
+        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),),
+             unroll=site.extent if unrolled else 0),
+        Store(site.target, site.where(point), Acc(acc)),
+    ), unroll=unroll)
+    return Loop(site.x, site.width, (row,), simd=True)
 
 
 def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tuple[Node, ...] | None:
@@ -187,28 +236,29 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     first ``keep`` output loops stay outermost in order (a fused loop's batch).  None
     when it does not apply: no interchangeable contraction with one summed index and no
     scale, fewer than two output loops besides the kept ones, a row longer than
-    :data:`MAX_ROW`, or no block height above 1."""
+    :data:`MAX_ROW`, or rows neither a block height above 1 divides nor :func:`split_rows` cuts."""
     site = _block_site(stmt, buffers, keep)
     if site is None:
         return None
     rows = site.rows
     height = vector_height(rows)
-    if height < 2:
-        return None
-    u, acc = site.u, site.fresh("acc")
-    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
-    point: Any = u if rows == height else Affine(((site.yb, height), (u, 1)), -height)
     contiguous = bool(site.moving) and all(isinstance(f, Load) and len(f.indices) >= 2 and f.indices[-1] == site.x
                                            and f.indices[-2] == site.k for f in site.moving)
     # a per-iteration temporary (a slot after the program's) read across its rows may be
     # re-read: it is in the caches; a program input read so is not (UNROLL_VECTORS)
     local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
-    row = Loop(u, height, (
-        Init(acc, "+"),
-        Loop(site.k, site.extent, (Update(acc, "+", substitute(site.product, {site.y: point})),)),
-        Store(site.target, site.where(point), Acc(acc)),
-    ), unroll=unroll_rows(height, site.width, buffers.itemsize, contiguous or local))
-    nest: tuple[Node, ...] = (Loop(site.x, site.width, (row,), simd=True),)
+    if unrolled_sum(site.extent, 1, _whole(site, buffers)):
+        height = unrolled_height(rows, site.extent) or height  # a height that unrolls, where one does
+    split = split_rows(rows) if height < 2 else None
+    if height < 2:  # two blocks of split rows (each its simd loop), where their sums unroll
+        if split is None or not unrolled_sum(site.extent, split[0], _whole(site, buffers)):
+            return None
+        u2 = site.fresh("u")
+        return site.outside((_block_rows(site, buffers, split[0], site.u, contiguous or local),
+                             _block_rows(site, buffers, split[1], Affine(((u2, 1),), split[0]), contiguous or local, u2)))
+    # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
+    point: Any = site.u if rows == height else Affine(((site.yb, height), (site.u, 1)), -height)
+    nest: tuple[Node, ...] = (_block_rows(site, buffers, height, point, contiguous or local),)
     if rows != height:
         nest = (Loop(site.yb, rows // height, nest),)
     return site.outside(nest)

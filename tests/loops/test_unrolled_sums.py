@@ -1,0 +1,169 @@
+"""A vector block whose simd loop gcc would leave scalar has its rows and its summed loop
+unrolled completely (microkernel.unrolled_sum): gcc vectorizes ``simd for x`` only when
+nothing under it is a loop any more, and unrolls a summed loop by itself only up to
+microkernel.COMPILER_PEELS iterations.  Without the rule the CFD kernels at n = 20-28
+(rows not whole 64-byte vectors, sums of 20-28 terms) ran one lane at a time, 5-11×
+slower than at n = 16 or 24 (docs/performance.md, "Padding and register tiles").  The
+unrolled kernels give the reference's values, ⊥ and ±inf included (a pragma changes no
+arithmetic)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+from tensorlang.loops import ir as loops
+from tensorlang.loops import microkernel
+
+from corpus import helmholtz_reference, helmholtz_source, interpolation_source, kron3
+
+#: the extents the padding bench and docs/performance.md measure, and their neighbours
+NS = range(4, 33)
+
+
+def _elements(n: int) -> int:
+    """E of the padding bench's cases: about 2^20 points on elements of n^3."""
+    return max(1, 2**20 // n**3)
+
+
+def _vector_blocks(nodes):
+    """(simd loop, row loop, summed loop) of every vector block (microkernel.vector_block)
+    under ``nodes``."""
+    for node in loops.walk(nodes):
+        if isinstance(node, loops.Loop) and node.simd and len(node.body) == 1:
+            row = node.body[0]
+            if (isinstance(row, loops.Loop) and len(row.body) == 3 and isinstance(row.body[0], loops.Init)
+                    and isinstance(row.body[1], loops.Loop)):
+                yield node, row, row.body[1]
+
+
+def _blocks(source: str):
+    kernel = tl.compile(source, backend="numpy", threads=1)  # the loop program C would print
+    return [block for nest in kernel.loop_program.nests for block in _vector_blocks(nest.body)]
+
+
+def straight_line(row: loops.Loop, summed: loops.Loop) -> bool:
+    """Whether gcc sees nothing but straight-line code under ``simd`` once the pragmas
+    are applied: the rows unrolled whole and the summed loop unrolled whole, or short
+    enough for gcc to unroll by itself."""
+    return row.unroll == row.extent and (summed.extent <= microkernel.COMPILER_PEELS or summed.unroll == summed.extent)
+
+
+def test_split_rows_covers_the_rows_no_block_height_divides():
+    for rows in range(2, 2 * microkernel.MAX_BLOCK_ROWS + 1):
+        split = microkernel.split_rows(rows)
+        if microkernel.vector_height(rows) >= 2:
+            continue  # a divisor is the block height: no split asked for
+        if rows <= 2 * microkernel.MAX_BLOCK_ROWS and rows >= 4:
+            assert split is not None, rows
+        if split is not None:
+            first, rest = split
+            assert first + rest == rows and 2 <= rest <= first <= microkernel.MAX_BLOCK_ROWS and first - rest <= 1
+    assert microkernel.split_rows(23) == (12, 11) and microkernel.split_rows(31) == (16, 15)
+    assert microkernel.split_rows(37) is None  # past two blocks of 16 rows
+
+
+def test_unrolled_sum_rule():
+    peels, steps = microkernel.COMPILER_PEELS, microkernel.UNROLLED_STEPS
+    assert not microkernel.unrolled_sum(peels, 16, False)  # gcc unrolls it itself
+    assert microkernel.unrolled_sum(peels + 1, 8, False)
+    assert microkernel.unrolled_sum(25, 5, False) and microkernel.unrolled_sum(22, 11, False)
+    assert not microkernel.unrolled_sum(28, 14, False)  # past the budget: 7 rows instead (unrolled_height)
+    assert microkernel.unrolled_height(28, 28) == 7 and microkernel.unrolled_height(26, 26) == 2
+    assert microkernel.unrolled_height(23, 23) == 0  # a prime: split_rows, where the halves fit
+    assert not microkernel.unrolled_sum(24, 12, True)  # whole vectors: a register tile
+    assert not microkernel.unrolled_sum(steps, 2, False)  # past the unrolled budget
+    assert microkernel.unrolled_sum(steps // 2, 2, False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", ["interpolation", "helmholtz"])
+def test_no_cfd_vector_block_leaves_a_loop_under_its_simd_loop(program):
+    """At every n of 4..32 each vector block of the CFD kernels whose row is not whole
+    64-byte vectors (so no register tile takes it) is straight-line code under its simd
+    loop.  The old choice fails here: at n = 20 the summed loop of 20 terms kept its loop
+    (the kernel ran 6× slower than at n = 16)."""
+    source = interpolation_source if program == "interpolation" else helmholtz_source
+    explicit = []
+    for n in NS:
+        for simd, row, summed in _blocks(source(n, _elements(n))):
+            if simd.extent * 8 % microkernel.TILE_BYTES == 0:
+                continue  # a register tile where the compiler targets AVX-512 (test_tiles.py)
+            assert straight_line(row, summed), (n, row.unroll, summed.extent, summed.unroll)
+            assert row.extent * summed.extent <= microkernel.UNROLLED_STEPS or summed.unroll == 0  # compile time
+            if summed.unroll:
+                explicit.append(n)
+    # the rule is what makes the large n straight-line, primes (split rows) included;
+    # Helmholtz at n = 30 runs as BLAS mode products (no fused blocks); n = 23, 29 and 31
+    # have no blocks: two halves of their rows exceed UNROLLED_STEPS
+    assert {17, 18, 19, 20, 21, 22, 25, 26, 27, 28} | ({30} if program == "interpolation" else set()) <= set(explicit)
+    assert not [n for n in explicit if n <= microkernel.COMPILER_PEELS]  # small n: as before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [17, 19])
+def test_prime_rows_get_two_blocks(n):
+    """Rows no height from 2 to MAX_BLOCK_ROWS divides are cut in two blocks (split_rows)
+    that together cover every row once, where both blocks' sums unroll: before, the whole
+    product fell back to the interchanged nest (1.4-1.5× slower per element)."""
+    first, rest = microkernel.split_rows(n)
+    for source, products in ((interpolation_source, 3), (helmholtz_source, 6)):
+        blocks = _blocks(source(n, _elements(n)))
+        heights = [row.extent for _, row, _ in blocks]
+        assert heights == [first, rest] * products  # every fused product: two blocks
+
+
+def _c(source, **options):
+    try:
+        return tl.compile(source, backend="c", threads=1, **options)
+    except TensorLangError as exc:  # no C compiler here
+        pytest.skip(str(exc))
+
+
+def _summed_unrolls(source: str) -> list[int]:
+    """The unroll pragmas of the plain nests (a register tile's own left out)."""
+    plain = re.sub(r"#if TL_TILES\n.*?#else\n", "", source, flags=re.S)
+    return [int(m) for m in re.findall(r"#pragma GCC unroll (\d+)", plain)]
+
+
+def _same(got, want, rtol):
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    ok = np.isfinite(want)
+    assert np.allclose(got[ok], want[ok], rtol=rtol, atol=rtol / 100)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [19, 25])
+@pytest.mark.parametrize("fma", [False, True])
+def test_unrolled_cfd_kernels_give_the_reference(n, fma):
+    """The kernels the rule unrolls, with ⊥, ±inf and -0 among the inputs, against the
+    numpy references (the same products in the same order: only pragmas differ)."""
+    rng = np.random.default_rng(n)
+    E = 3
+    u = rng.uniform(-1, 1, (E, n, n, n))
+    u[0, 1, 2, 3], u[1, 4, 5, 6], u[2, 7, 8, 9], u[2, 0, 0, 0] = np.nan, np.inf, -np.inf, -0.0
+    height = microkernel.vector_height(n)
+    split = microkernel.split_rows(n) if height < 2 else None
+
+    k = _c(interpolation_source(n, E), fma=fma)
+    blocks = 3 if split is None else 6  # one block a product, or two for split rows
+    assert _summed_unrolls(k.code("c")).count(n) == blocks  # each block's summed loop, unrolled whole
+    A, B, C = (rng.uniform(-1, 1, (n, n)) / n for _ in range(3))
+    with np.errstate(invalid="ignore"):
+        want = kron3(A, B, C, u)
+    _same(k(A=A, B=B, C=C, u=u)["v"], want, 1e-12)
+
+    h = _c(helmholtz_source(n, E), fma=fma)
+    unrolls = _summed_unrolls(h.code("c"))
+    assert unrolls.count(n) == 2 * blocks and (split is not None or unrolls.count(height) == 6)
+    S = rng.uniform(-1, 1, (n, n)) / n
+    D = rng.uniform(0.5, 1.5, (E, n, n, n))
+    D[1, 0, 0, 0] = 0.0  # 0 · inf = ⊥ where it meets the inf
+    with np.errstate(invalid="ignore"):
+        want = helmholtz_reference({"S": S, "D": D, "u": u})
+    _same(h(S=S, D=D, u=u)["v"], want, 1e-11)
