@@ -10,24 +10,16 @@ int nthreads)`` taking the buffers its nests use, in slot order.  A BLAS step N 
 function calling BLAS (:mod:`.blascall`) where the process has a BLAS generated C can
 call and the step needs no copy, else a comment in the source, run by the kernel in
 Python (:mod:`.runtime`); a schedule of several steps all in C gets ``tl_kernel``, which
-runs them in order.  Inside,
-every slot is a ``real *restrict`` local, which is sound because every variable owns its
-buffer (the kernel never passes one array for two slots that are written; read-only
-inputs may share memory, which ``restrict`` allows) -- except the slots of temporaries
-that share memory by size (002 Fig. 20, schedule/plan.py ``Buffer.alias``), which are
-plain pointers.  Index arithmetic is ``int64_t`` so
-tensors beyond 2^31 elements index correctly.  The body of an ``omp parallel for`` loop
-is printed as a ``static inline`` function of its own with ``restrict`` parameters
-(:meth:`CPrinter.outline`), declared before the step and defined after it.
+runs them in order.
 
-Names: slots print as ``v0, v1, …``, index variables as ``x_<name>`` (an EIN index name is
-an identifier of the source language; the prefix keeps it clear of C keywords, macros and
-our own names), accumulators as ``acc1, acc2, …``.  Program variable names appear only in
-comments, sanitised so that no name can end a comment.
-
-Semantics match the reference interpreter: ⊥ is NaN and propagates through IEEE
-arithmetic (no ``-ffast-math``), ``/`` is controlled division (0 / b = 0 unless b is ⊥),
-``max``/``min`` reductions propagate NaN as numpy's do.
+Every slot is a ``real *restrict`` local, sound because every variable owns its buffer
+(read-only inputs may share memory, which ``restrict`` allows), except the slots of
+temporaries that share memory by size (schedule/plan.py ``Buffer.alias``), which are
+plain pointers.  The body of an ``omp parallel for`` loop is printed as a ``static
+inline`` function of its own (:meth:`CPrinter.outline`).  docs/c-backend.md, "From EIN
+to loops to C", has the rest of the C's conventions: ``int64_t`` indexing, the names
+(``v0``, ``x_<name>``, ``acc1``; program names only in sanitised comments) and the
+reference's semantics (⊥ is NaN, controlled division, NaN-propagating max/min).
 """
 
 from __future__ import annotations

@@ -1,35 +1,13 @@
 """Gram products in C: ``XᵀX`` and ``T[i,j,k] = Σ_n X_ni X_nj X_nk``, their sorted
 entries computed once and the others filled in the same call.
 
-``tl.einsum("ni,nj->ij", X, X)`` (one array twice) is symmetric, so only the entries
-i <= j need computing (BLAS's SYRK does the same).  numpy reaches OpenBLAS's ``dsyrk``
-for ``X.T @ X``; on the benchmark machine that runs at about 60% of the GEMM rate, and a
-small call pays numpy's dispatch (2-3 µs) on top.  This module writes one C function per
-shape (the shape, the layout and the blocking are compile-time constants, as in every
-generated kernel) that
-
-* packs a panel of :data:`KC` rows of X into 8-column blocks (zero-padded, 64-byte
-  aligned), so that the inner loop reads contiguous streams whatever X's layout (``ni``
-  or ``in``), and prefetches the next panel while this one is multiplied;
-* runs a register-blocked micro-kernel over the tiles of 8 rows × 24 (or 16, 8) columns
-  that start at the diagonal block: 24 AVX-512 accumulators, per row of the panel three
-  vector loads and eight broadcasts for 24 FMAs (the shape of OpenBLAS's own DGEMM
-  kernel), so only the half-blocks on the diagonal are computed twice;
-* takes the last ``m mod 8`` columns (1..:data:`STRIP_TAIL`) as a column strip with the
-  vectors along the rows, so that no FMA lane multiplies padding;
-* accumulates into a padded, aligned work matrix, and finally copies its upper triangle
-  into the result and mirrors it into the lower one (m² stores, no extra full-matrix
-  copy).
-
-For three factors (``ni,nj,nk->ijk`` with X three times) the same tiles, with the loaded
-vectors scaled by column i, compute for each i the part j >= i (the first row block
-with tiles of its rows j >= i only), k >= j's block of ``(X diag(X_:i))ᵀ X``: about a sixth of the full product's flops (opt_einsum and numpy
-run the full ``nij,nk->ijk`` product), and every entry is then written from its sorted
-one, so the result is exactly symmetric.
-
-Where the compiler does not target AVX-512 (no ``__AVX512F__``) the same blocking runs as
-plain C loops (the compiler vectorizes what it can); ``portable=True`` forces that
-version (the tests compile both).
+The product is symmetric, so only its sorted entries are computed (BLAS's SYRK does the
+same for two factors), then mirrored.  One C function per shape (shape, layout and
+blocking are compile-time constants) packs panels of :data:`KC` rows of X into
+:data:`BLOCK`-column blocks and runs a register-blocked micro-kernel over the tiles from
+the diagonal block on; without AVX-512 (or with ``portable=True``, which the tests
+compile too) the same blocking runs as plain C loops.  docs/c-backend.md, "The Gram
+kernel", has the layout and its reasons.
 
 The schedule chooses the kernel (a Gram step, :class:`tensorlang.schedule.steps.GramStep`,
 for every entry alike: ``tl.einsum`` with one array twice, ``tl.contract_expression``

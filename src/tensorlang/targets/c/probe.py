@@ -16,33 +16,11 @@ piece's coefficients as literals, and odd derivatives of taps right of the point
 sign.  They are computed once per point and axis, for every derivative order the probe
 needs.
 
-The sum is separable (004 §2.2) and runs with the batch's :data:`BATCH` points across
-the vector lanes (:func:`_lanes_sums`): the world-to-index map, the domain test and the
-weights are computed for a batch at once, one point per lane, branch-free; then each
-sample of the support is read for the batch's points at once, one vector (a scalar
-image's 4-tap rows loaded whole, 8 rows transposed in registers; elsewhere a gather),
-and every weighted sum is a multiply-add of whole vectors: the innermost axis's taps
-first, per derivative order, then each outer axis, the value and every derivative
-sharing each sample read: a 3-D bspln3 value of 8 points costs 128 row loads, 192
-shuffles (the rows paired into vectors and transposed) and 84 multiply-adds (the point
-by point row sums it replaced, docs/performance.md: 8 loads and pairings, 10 wide and 1
-short multiply-adds and a dot product's shuffles a point).  A batch with no point
-inside reads no sample.  Random points make the probe a gather (a software prefetch of the rows of points ahead was tried and measured slower: the
-out-of-order core already keeps as many misses in flight as the core can hold; see
-docs/fields.md).  On a large image many points are first sorted by the image's blocks
-(the schedule's ``sorts``, C's ``tl_sort``): the points of one block then share their rows in
-cache, and each result is still written at its point's own index; points already
-coherent (:data:`COHERENT_POINTS`) are not sorted.  The sort's scattered writes go
-through a buffer per block and whole lines of streaming stores (no line read before it
-is written), and each point's key is replaced by its place in the block order.  In
-block order the results are written in that order, packed (each distinct derivative
-once: 6 of a 3-D Hessian's 9), and ``tl_unpack`` then copies each to its point's own
-index, reading it from its place: the writes are in order, and the reads follow one
-stream per block, whose current lines stay in cache (writing each result at its point's
-index straight away read a line from memory for every point).  In block order the rows
-of the points about two blocks ahead are prefetched (:data:`REGION_BLOCKS`,
-:data:`REGION_AHEAD`): a block's first reads from memory, not its points' arithmetic,
-were most of a large image's time.
+The sum is separable (004 §2.2) and runs with :data:`BATCH` points across the vector
+lanes (:func:`_lanes_sums`), branch-free; many points on a large image are first sorted
+by the image's blocks (the schedule's ``sorts``, C's ``tl_sort``) and their results
+unpacked to their own indices (``tl_unpack``).  docs/internals/fields-probes.md, "The
+probe's C as it stands", describes the layout and why.
 
 Outside the domain (support leaving the image) or at a non-finite position the result
 is NaN (⊥), as in the reference.  The world-space chain rule is the program's next

@@ -1,32 +1,13 @@
 """The parallel thresholds, measured on this machine (paper 002 §7).
 
-002 §7 finds that whether threads pay depends on the machine and the work: scalar
-multiplication needed N ≈ 2000 elements before two or three cores beat one.  So the C
-target does not trust a constant: the first C kernel a machine builds measures, for two
-kinds of work, the smallest number of points at which two threads run faster than one,
-and caches both in the kernel cache's directory (``parallel_work.json``, keyed by
-compiler, CPU count and OpenMP wait policy):
-
-* **stream**: ``x[i] = s * x[i]`` over an array of that many points (one store per point,
-  the unit of :func:`tensorlang.loops.ir.work`): memory-bound work, which a second core
-  speeds up only as far as the memory system lets it;
-* **compute**: the same update over blocks of 512 points that stay in cache, each swept
-  again until the points add up: arithmetic over data in cache, as a contraction or a
-  fused batch loop does, which two cores nearly halve once the work pays for waking the
-  second thread.
-
-The two differ most where waking a thread is slow (docs/performance.md, "Measurement
-history", has the figures).  A statement gets an ``omp parallel for`` when its nest's
-work reaches the threshold of its kind (:func:`tensorlang.loops.parallel.mark`,
-:func:`~tensorlang.loops.parallel.threshold_for`), whatever ``threads=`` says; its team
-is at most what its work pays for and the cores idle at run time (targets/c/codegen.py,
-``THREADS``).  Both probes deal out their iterations as the kernels' loops do
-(codegen.SCHEDULE).
-
-``$TENSORLANG_PARALLEL_WORK`` overrides both figures (the tests pin it so generated code
-does not depend on the machine); ``1`` forces threads on every statement, with as many
-threads as asked for.  Without a second core, or where two threads never won, a
-threshold is :data:`NEVER`.
+The first C kernel a machine builds measures, for two kinds of work (**stream**: memory
+bound; **compute**: data in cache), the smallest number of points at which two threads
+run faster than one, and caches both in the kernel cache's directory
+(``parallel_work.json``).  A statement runs on threads when its nest's work reaches the
+threshold of its kind (:func:`tensorlang.loops.parallel.threshold_for`).
+``$TENSORLANG_PARALLEL_WORK`` overrides both (the tests pin it); without a second core,
+or where two threads never won, a threshold is :data:`NEVER`.  docs/compatible.md,
+"Parallel thresholds", describes the probes and the cache.
 """
 
 from __future__ import annotations

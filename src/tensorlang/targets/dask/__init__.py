@@ -2,22 +2,13 @@
 
 Dask is the existing engine for chunked numpy work on one machine or a cluster; this
 target only builds its task graph.  The batch dimension of every batched input is cut
-into the chunks of the first batched input (the other dimensions in one chunk each);
-one task per chunk runs the kernel on that chunk (the program specialised for the
-chunk's size, :mod:`tensorlang.specialize`), and each result is put together by its
-kind (:mod:`tensorlang.analysis.batch`):
-
-* **map**: the chunks' pieces, concatenated along the batch dimension (a program whose
-  one result is a map is a ``dask.array.map_blocks``-style blockwise map of the kernel);
-* **sum**: a tree reduction (``split_every`` partial sums per task) of the chunks'
-  partial sums: a covariance matrix over rows, say;
-* **replicated**: the first chunk's value (every chunk computes the same).
-
-A task carries the kernel's *spec* (program text and options), never a kernel: a worker
-process compiles it, or finds it in its compile cache, the first time it sees it
-(``runner`` is a module-level function of the layer that can compile, so it travels by
-reference).  Dask retries a task whose worker died, and the task is pure, so a retried
-task gives the same result.
+into the chunks of the first batched input; one task per chunk runs the kernel on that
+chunk (the program specialised for the chunk's size, :mod:`tensorlang.specialize`), and
+each result is put together by its kind (:mod:`tensorlang.analysis.batch`): **map**
+results concatenated, **sum** results added in a tree, a **replicated** result taken
+from the first chunk.  A task carries the kernel's *spec*, never a kernel: a worker
+compiles it, or finds it in its compile cache, the first time it sees it.  docs/dask.md
+has the kinds, the options and what a retried task does.
 """
 
 from __future__ import annotations
@@ -126,13 +117,14 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
                 outputs: Mapping[str, tuple], dtype: np.dtype, chunks=None, split_every: int = 8) -> dict[str, Any]:
     """The results as dask arrays.
 
-    ``batched``: the inputs that have the batch (dask or numpy arrays); ``others``: the
-    rest (numpy arrays, or small dask arrays computed once); ``outputs``: each result's
-    shape with ``None`` in its batch dimension (only for map results); ``chunks``: the
-    chunk length along the batch where the first batched input is not a dask array yet
-    (``"auto"`` by default, a positive length, or positive lengths that add up to the
-    batch); ``split_every``: an integer of at least 2 (:func:`check_chunks`,
-    :func:`check_split_every`)."""
+    ``runner(spec, inputs, others)`` runs a chunk: a module-level function of the layer that
+    can compile, so a task pickles it by reference. ``batched``: the inputs that have the
+    batch (dask or numpy arrays); ``others``: the rest (numpy arrays, or small dask arrays
+    computed once); ``outputs``: each result's shape with ``None`` in its batch dimension
+    (only for map results); ``chunks``: the chunk length along the batch where the first
+    batched input is not a dask array yet (``"auto"`` by default, a positive length, or
+    positive lengths that add up to the batch); ``split_every``: an integer of at least 2
+    (:func:`check_chunks`, :func:`check_split_every`)."""
     from dask import delayed
 
     da = dask_array_module()

@@ -1,24 +1,12 @@
 """The fixed C of the C back end and the field probes, kept as C files (package data).
 
-Each ``.c``/``.h`` file here is a piece of a generated source: the C printer's head and
-thread runtime (:mod:`..codegen`), the CPython caller (:mod:`..callext`), the Gram
-kernels' packing and drivers (:mod:`..gram`), the threshold probes (:mod:`..threshold`)
-and the probe kernels' fixed parts (:mod:`tensorlang.fields.cprobe`).  What varies per
-shape stays in Python: the generated prefix defines it as C macros (``#define M 13L``),
-or Python prints the function (a tile, a probe's sums).
-
-:func:`text` reads a file as the generated source takes it:
-
-* the lines at its head that start with ``//`` are the file's own notes (what it is,
-  who reads it) and are left out;
-* each *placeholder* ``TL_FILL_<NAME>`` (NAME: capitals and digits) is replaced by the
-  value given for ``name`` (lower case).  A placeholder is for a value the generated C
-  must spell out as before (a policy constant, a dtype's intrinsic): the sources stay
-  byte for byte what the Python strings printed, so the build cache and the measured
-  speed carry over.  Every placeholder must be given a value and every value used.
-
-tests/targets/test_c_csrc.py compiles every file on its own (``cc -fsyntax-only``, with
-its placeholders defined as macros).
+Each ``.c``/``.h`` file here is a piece of a generated source; what varies per shape the
+generated prefix defines as C macros, or Python prints.  :func:`text` reads a file as
+the generated source takes it: without the ``//`` notes at its head, each placeholder
+``TL_FILL_<NAME>`` replaced by the value given for ``name`` (every placeholder given a
+value and every value used).  docs/c-backend.md, "The C files", lists the files, their
+readers and why placeholders keep the sources byte for byte as before;
+tests/targets/test_c_csrc.py compiles every file on its own.
 """
 
 from __future__ import annotations
