@@ -1,4 +1,5 @@
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -50,6 +51,15 @@ def pytest_configure(config):
     names one.  Runs before the test modules are imported, so every ``@settings`` sees it."""
     if "HYPOTHESIS_PROFILE" not in os.environ and "not slow" in (config.getoption("markexpr", "") or ""):
         settings.load_profile("quick")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test id that prints an object's address (``<... at 0x7f...>``) differs from one
+    process to the next, and pytest-xdist's workers refuse a collection that differs: such
+    an id fails the run here, in one process, before a CI run meets it."""
+    unstable = [item.nodeid for item in items if re.search(r" at 0x[0-9a-f]+", item.nodeid)]
+    if unstable:
+        raise pytest.UsageError("test ids with an object's address (give the parametrize ids): " + ", ".join(unstable))
 
 
 @pytest.fixture(scope="session")

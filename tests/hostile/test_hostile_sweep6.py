@@ -346,7 +346,8 @@ def test_a_count_that_is_no_integer_is_an_input_error(kw):
 
 
 @pytest.mark.parametrize("values", [{"n": 2**63 - 1}, {"n": np.int8(3)}, {"t": range(4)}, {"t": iter([2.0])},
-                                    {"v": np.array([1, 2, 3], np.int32)}, {"a": np.float32(0.5)}], ids=repr)
+                                    {"v": np.array([1, 2, 3], np.int32)}, {"a": np.float32(0.5)}],
+                         ids=["int64-max", "np.int8", "range", "iterator", "int32-array", "np.float32"])
 def test_values_that_fit_still_run(values):
     assert _program(ARGS).run(values, backend="interp", limit=2**70).outputs["x"].shape == (2,)
 
