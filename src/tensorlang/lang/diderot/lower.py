@@ -374,8 +374,8 @@ class Lowerer:
             return scal(b(op, x.flat()[0], y.flat()[0], "bool"), "bool")
         if not x.shape and not y.shape:
             p, q = x.flat()[0], y.flat()[0]
-            if op == "^":
-                return scal(S.Call("tl_pow", (p, q), "real"), "real")
+            if op == "^":  # an int exponent squares, as Diderot's executables do (tl_ipow)
+                return scal(S.Call("tl_ipow" if y.ty == "int" else "tl_pow", (p, q), "real"), "real")
             if op == "%" and st == "real":
                 return scal(S.Call("fmod", (p, q), "real"), "real")
             if op in ("+", "-", "*", "/", "%"):

@@ -69,6 +69,12 @@ static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ?
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
+/* x^n for an int n by repeated squaring, bits high to low, as Diderot's executables and the interpreter */
+static inline double tl_ipow(double a, int64_t n) {
+    uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n; double r = 1.0;
+    for (uint64_t bit = (uint64_t)1 << 63; bit; bit >>= 1) { r = r * r; if (m & bit) r = r * a; }
+    return n < 0 ? tl_div(1.0, r) : r;
+}
 static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
 static inline double tl_nrm(double x, double n) { return n != 0 ? x / n : x * 0.0; }
 static char *tl_pbuf; static size_t tl_plen, tl_pcap;
