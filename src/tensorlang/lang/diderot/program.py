@@ -107,6 +107,7 @@ class StrandProgram:
         """``backend``: "c" (the strand IR compiled to C, :mod:`.lower`), "interp" (the
         interpreter), None: C where the program is supported and a compiler works, else
         the interpreter (``executor_note`` says why)."""
+        limit, snapshot = (0 if n is None else n for n in (limit, snapshot))  # None: no limit, no snapshots
         for what, count in (("limit", limit), ("snapshot", snapshot), ("threads", threads)):
             if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
                 raise error("input", f"{what} must be an integer, got {count!r}")
