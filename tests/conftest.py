@@ -62,9 +62,10 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError("test ids with an object's address (give the parametrize ids): " + ", ".join(unstable))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def monkeypatch_budget():
-    """Keep runs of randomly edited programs small: a 64 MiB memory budget."""
+    """Keep runs of randomly edited programs small: a 64 MiB memory budget, for one module (a session scope
+    leaked it to every later file on the same xdist worker)."""
     old = os.environ.get("TENSORLANG_MAX_BYTES")
     os.environ["TENSORLANG_MAX_BYTES"] = str(64 * 2**20)
     yield

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -144,12 +145,23 @@ class _Out:
         self.name, self.kind, self.shape, self.type = name, kind, shape, type_
 
 
+FIFO_GRACE_S = 2.0  # how long a write waits for a FIFO's reader to open it (``cat fifo & tensorlang ... -o fifo``)
+
+
 def open_nonblocking(path: str, flags: int) -> int:
-    """An ``opener`` for :func:`open` that fails at once on a FIFO no process reads (a plain open waits)."""
-    try:
-        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)
-    except OSError as exc:
-        raise OSError(exc.errno, "it is a FIFO that no process reads" if exc.errno == errno.ENXIO else exc.strerror) from None
+    """An ``opener`` for :func:`open` that fails on a FIFO no process reads within
+    :data:`FIFO_GRACE_S` seconds (a plain open would wait forever)."""
+    deadline = time.monotonic() + FIFO_GRACE_S
+    while True:
+        try:
+            fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)
+            break
+        except OSError as exc:
+            if exc.errno == errno.ENXIO and time.monotonic() < deadline:
+                time.sleep(0.02)  # a reader starting beside us has not opened its end yet
+                continue
+            raise OSError(exc.errno, "it is a FIFO that no process reads" if exc.errno == errno.ENXIO
+                          else exc.strerror) from None
     os.set_blocking(fd, True)
     return fd
 
