@@ -184,3 +184,31 @@ def test_a_kernel_with_sizes_called_positionally_says_to_name_the_inputs():
     with pytest.raises(TensorLangError, match=r"pass the dict as k.run\(d\) or k\(\*\*d\)"):
         k({"A": np.eye(2), "u": np.ones((3, 2))})
     assert k(A=np.eye(2), u=np.ones((3, 2)))["v"].shape == (3, 2)
+
+
+def test_a_fixed_position_0_says_positions_count_from_1():
+    with pytest.raises(TensorLangError, match=r"position 0 is outside dimension 2 of 'G', which has extent 6; "
+                                              r"positions count from 1"):
+        tl.check("in var G : [2 6]\nout var g : [2]\ng[e] = G[e,0]\n")
+    with pytest.raises(TensorLangError, match=r"position 7 is outside dimension 2 of 'G', which has extent 6(?!;)"):
+        tl.check("in var G : [2 6]\nout var g : [2]\ng[e] = G[e,7]\n")
+
+
+def test_inside_axis_by_axis_is_the_support_test_on_every_point():
+    """fields.reconstruct.inside (the ⊥ mask of every multi-probe field, |∇F| included)
+    works axis by axis; here against the (N, dim) form it replaced, with ⊥ points and a
+    world transform."""
+    from tensorlang.fields import reconstruct
+    from tensorlang.sampling.kernels import KERNELS
+    rng = np.random.default_rng(1)
+    for shape in [(40,), (30, 31), (12, 13, 14)]:
+        world = {"spacing": [0.5, 2, 1][:len(shape)], "origin": [-1, 3, 2][:len(shape)]}
+        img = tl.image(rng.standard_normal(shape), world=world)
+        pts = rng.uniform(-8, 45, size=(3000, len(shape)))
+        pts[0, 0], pts[1, -1], pts[2, 0] = np.nan, np.inf, -np.inf
+        x = reconstruct.index_positions(img, pts)
+        for name in ("tent", "bspln3", "c4hexic"):
+            r, n = KERNELS[name].radius, np.floor(x)
+            want = np.isfinite(x).all(-1) & ((n + 1 - r >= 0) & (n + r <= np.asarray(shape) - 1)).all(-1)
+            got = reconstruct.inside(img, KERNELS[name], pts)
+            assert (got == want).all() and 0 < got.sum() < len(pts) - 3
