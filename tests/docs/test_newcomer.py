@@ -212,3 +212,12 @@ def test_inside_axis_by_axis_is_the_support_test_on_every_point():
             want = np.isfinite(x).all(-1) & ((n + 1 - r >= 0) & (n + r <= np.asarray(shape) - 1)).all(-1)
             got = reconstruct.inside(img, KERNELS[name], pts)
             assert (got == want).all() and 0 < got.sum() < len(pts) - 3
+
+
+def test_a_reference_check_with_a_forgotten_input_names_it_not_its_size():
+    program = "in var x : [B n]\nin var W : [n m]\nout var y : [B m]\ny[b,j] = sum(i) x[b,i] * W[i,j]\n"
+    for prog in (program, tl.compile(program)):
+        with pytest.raises(TensorLangError, match=r"missing input 'W' of shape \[n m\]"):
+            tl.testing.assert_matches_reference(prog, {"x": np.ones((2, 3))}, {"y": np.ones((2, 4))})
+        with pytest.raises(TensorLangError, match=r"'w' is no input of the program \(did you mean 'W'\?\)"):
+            tl.testing.reference(prog, {"x": np.ones((2, 3)), "w": np.ones((3, 4))})
