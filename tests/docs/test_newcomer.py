@@ -221,3 +221,14 @@ def test_a_reference_check_with_a_forgotten_input_names_it_not_its_size():
             tl.testing.assert_matches_reference(prog, {"x": np.ones((2, 3))}, {"y": np.ones((2, 4))})
         with pytest.raises(TensorLangError, match=r"'w' is no input of the program \(did you mean 'W'\?\)"):
             tl.testing.reference(prog, {"x": np.ones((2, 3)), "w": np.ones((3, 4))})
+
+
+def test_the_reference_check_how_to_is_right_that_the_naive_softmax_is_undefined_where_exp_overflows():
+    text = (DOCS / "howto" / "reference-check.md").read_text()
+    stable = text.split('softmax = """', 1)[1].split('"""', 1)[0]
+    naive = stable.replace(" - c[b]", "").replace(" - c[b]", "")
+    t = 1e3 * np.random.default_rng(0).standard_normal((4, 5))
+    e = np.exp(t - t.max(axis=1, keepdims=True))
+    tl.testing.assert_matches_reference(stable, {"t": t}, e / e.sum(axis=1, keepdims=True))
+    with pytest.raises(AssertionError, match=r"y: \d+ undefined \(⊥, NaN\) entries"):
+        tl.testing.assert_matches_reference(naive, {"t": t}, e / e.sum(axis=1, keepdims=True))
