@@ -232,3 +232,12 @@ def test_the_reference_check_how_to_is_right_that_the_naive_softmax_is_undefined
     tl.testing.assert_matches_reference(stable, {"t": t}, e / e.sum(axis=1, keepdims=True))
     with pytest.raises(AssertionError, match=r"y: \d+ undefined \(⊥, NaN\) entries"):
         tl.testing.assert_matches_reference(naive, {"t": t}, e / e.sum(axis=1, keepdims=True))
+
+
+def test_2d_points_on_an_rgb_image_say_to_pass_dim():
+    rgb = np.zeros((16, 16, 3), dtype=np.uint8)
+    with pytest.raises(TensorLangError, match=r"must have shape \(N, 3\), got \(5, 2\) \(an image whose last axis "
+                                              r"holds each voxel's components, RGB say, is a 2-D field: "
+                                              r"tl.field\(img, kernel, dim=2\)\)"):
+        tl.field(rgb, "bspln3").probe(np.full((5, 2), 6.0))
+    assert tl.field(rgb, "bspln3", dim=2).probe(np.full((5, 2), 6.0)).shape == (5, 3)
