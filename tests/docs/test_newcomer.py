@@ -3,6 +3,11 @@ that failed before its fix (a misleading error, a page a user could not reach, a
 the docs did not make)."""
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +246,29 @@ def test_2d_points_on_an_rgb_image_say_to_pass_dim():
                                               r"tl.field\(img, kernel, dim=2\)\)"):
         tl.field(rgb, "bspln3").probe(np.full((5, 2), 6.0))
     assert tl.field(rgb, "bspln3", dim=2).probe(np.full((5, 2), 6.0)).shape == (5, 3)
+
+
+def _how_to_commands() -> list[str]:
+    """The inline `tensorlang ...` commands of the how-tos that name a program of examples/
+    (the others name the reader's own file: prog.tl, PROG)."""
+    found = []
+    for page in sorted((DOCS / "howto").glob("*.md")):
+        for command in re.findall(r"`(tensorlang [^`]+)`", " ".join(page.read_text().split())):
+            if "examples/" in command:
+                found.append(command)
+    return found
+
+
+def test_the_how_tos_name_a_command_on_an_example():
+    assert any("examples/cfd/" in c for c in _how_to_commands())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", _how_to_commands())
+def test_a_how_to_command_on_an_example_runs(command):
+    root = DOCS.parent
+    proc = subprocess.run([sys.executable, "-m", "tensorlang", *shlex.split(command)[1:]], cwd=root,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root / "src")})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "checksum=" in proc.stdout
