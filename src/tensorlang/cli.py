@@ -379,12 +379,12 @@ def cmd_run(args) -> int:
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
-        raise _name_backend(exc, kernel).with_source(kernel.source) from None
+        raise _how_to_give(_name_backend(exc, kernel), args).with_source(kernel.source) from None
     try:
         with _interpreter_progress(args, kernel):
             results, first, warm = _timed_runs(kernel, arrays)
     except TensorLangError as exc:
-        raise _name_backend(exc, kernel) from None
+        raise _how_to_give(_name_backend(exc, kernel), args) from None
     written = _save_npz(args.output, results) if args.output else None
     if args.json:
         _out(json.dumps(_run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written),
@@ -509,6 +509,17 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
         return None
     return f"the machine was busy ({'; '.join(reasons)})" + (
         "; the CPU time is closer to the kernel's own cost" if waited else "")
+
+
+def _how_to_give(exc: TensorLangError, args) -> TensorLangError:
+    """A missing input says how a command line gives one (the kernel's message speaks
+    to Python callers)."""
+    d = exc.diagnostics[0]
+    if exc.code != "input" or not d.message.startswith("missing input ") or args.random_inputs is not None:
+        return exc
+    extra = "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs"
+    return TensorLangError(d.code, d.message + extra, d.span, d.rule, exc.source, [
+        type(d)(d.code, d.message + extra, d.span, d.rule), *exc.diagnostics[1:]])
 
 
 def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:

@@ -272,3 +272,12 @@ def test_a_how_to_command_on_an_example_runs(command):
                           env={**os.environ, "PYTHONPATH": str(root / "src")})
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "checksum=" in proc.stdout
+
+
+def test_run_without_inputs_says_how_the_command_line_gives_them(capsys):
+    from tensorlang import cli
+    example = str(DOCS.parent / "examples" / "interpolation_grouped.tl")
+    assert cli.main(["run", example]) != 0
+    err = capsys.readouterr().err
+    assert "missing input 'A' of shape [5 5]; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, " \
+           "or --random-inputs" in err and "Traceback" not in err
