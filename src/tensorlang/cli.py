@@ -1035,6 +1035,9 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
 
 def main(argv: list[str] | None = None) -> int:
     _standard_streams()
+    if not (sys.argv[1:] if argv is None else argv):  # a first try: the commands, not argparse's one line
+        build_parser().print_help(sys.stderr)
+        return 2
     args = _strand_run(words := list(sys.argv[1:] if argv is None else argv)) or build_parser().parse_args(_normalize(words))
     try:
         if hasattr(args, "param"):

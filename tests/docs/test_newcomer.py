@@ -281,3 +281,10 @@ def test_run_without_inputs_says_how_the_command_line_gives_them(capsys):
     err = capsys.readouterr().err
     assert "missing input 'A' of shape [5 5]; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, " \
            "or --random-inputs" in err and "Traceback" not in err
+
+
+def test_tensorlang_alone_lists_the_commands(capsys):
+    from tensorlang import cli
+    assert cli.main([]) == 2
+    err = capsys.readouterr().err
+    assert all(f"\n    {c} " in err for c in ("check", "run", "compile", "analyze", "explain"))
