@@ -512,14 +512,10 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
 
 
 def _how_to_give(exc: TensorLangError, args) -> TensorLangError:
-    """A missing input says how a command line gives one (the kernel's message speaks
-    to Python callers)."""
-    d = exc.diagnostics[0]
-    if exc.code != "input" or not d.message.startswith("missing input ") or args.random_inputs is not None:
+    """A missing input says how a command line gives one (the kernel's speaks to Python)."""
+    if exc.code != "input" or not exc.message.startswith("missing input ") or args.random_inputs is not None:
         return exc
-    extra = "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs"
-    return TensorLangError(d.code, d.message + extra, d.span, d.rule, exc.source, [
-        type(d)(d.code, d.message + extra, d.span, d.rule), *exc.diagnostics[1:]])
+    return _extended(exc, "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs")
 
 
 def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
@@ -528,7 +524,11 @@ def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
     if exc.code != "too-large":
         return exc
     extra = f" (back end {kernel.backend}"
-    extra += "; the reference interpreter is the slowest: try --backend c)" if kernel.backend == "interp" else ")"
+    return _extended(exc, extra + ("; the reference interpreter is the slowest: try --backend c)"
+                                   if kernel.backend == "interp" else ")"))
+
+
+def _extended(exc: TensorLangError, extra: str) -> TensorLangError:
     d = exc.diagnostics[0]
     return TensorLangError(d.code, d.message + extra, d.span, d.rule, exc.source, [
         type(d)(d.code, d.message + extra, d.span, d.rule), *exc.diagnostics[1:]])
