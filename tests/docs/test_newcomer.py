@@ -206,8 +206,12 @@ def test_inside_axis_by_axis_is_the_support_test_on_every_point():
     from tensorlang.fields import reconstruct
     from tensorlang.sampling.kernels import KERNELS
     rng = np.random.default_rng(1)
-    for shape in [(40,), (30, 31), (12, 13, 14)]:
+    turn = {2: [[0.6, -0.8], [0.8, 0.6]], 3: [[0.6, -0.8, 0], [0.8, 0.6, 0], [0, 0, 1]]}
+    for shape, directions in [((40,), None), ((30, 31), None), ((12, 13, 14), None), ((30, 31), turn[2]),
+                              ((12, 13, 14), turn[3])]:
         world = {"spacing": [0.5, 2, 1][:len(shape)], "origin": [-1, 3, 2][:len(shape)]}
+        if directions is not None:  # rotated: every index axis depends on two world coordinates
+            world["directions"] = directions
         img = tl.image(rng.standard_normal(shape), world=world)
         pts = rng.uniform(-8, 45, size=(3000, len(shape)))
         pts[0, 0], pts[1, -1], pts[2, 0] = np.nan, np.inf, -np.inf
@@ -245,7 +249,8 @@ def test_2d_points_on_an_rgb_image_say_to_pass_dim():
                                               r"holds each voxel's components, RGB say, is a 2-D field: "
                                               r"tl.field\(img, kernel, dim=2\)\)"):
         tl.field(rgb, "bspln3").probe(np.full((5, 2), 6.0))
-    assert tl.field(rgb, "bspln3", dim=2).probe(np.full((5, 2), 6.0)).shape == (5, 3)
+    rgb_field = tl.field(rgb, "bspln3", dim=2)                # what the hint says: 2-D, three components
+    assert (rgb_field.dim, rgb_field.shape) == (2, (3,))
 
 
 def _how_to_commands() -> list[str]:
@@ -288,3 +293,15 @@ def test_tensorlang_alone_lists_the_commands(capsys):
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert all(f"\n    {c} " in err for c in ("check", "run", "compile", "analyze", "explain"))
+
+
+@pytest.mark.slow
+def test_a_multi_probe_field_is_undefined_exactly_outside_the_domain():
+    from tensorlang.fields import reconstruct
+    from tensorlang.sampling.kernels import KERNELS
+    rng = np.random.default_rng(2)
+    img = tl.image(rng.standard_normal((30, 31)), world={"spacing": [0.5, 2], "directions": [[0.6, -0.8], [0.8, 0.6]]})
+    pts = rng.uniform(-30, 45, size=(3000, 2))
+    probes = tl.norm(tl.grad(tl.field(img, "bspln3"))).probe(pts)      # |∇F|: two probes, one ⊥ mask
+    inside = reconstruct.inside(img, KERNELS["bspln3"], pts)
+    assert (np.isnan(probes) == ~inside).all() and 0 < inside.sum() < len(pts)
