@@ -305,3 +305,44 @@ def test_a_multi_probe_field_is_undefined_exactly_outside_the_domain():
     probes = tl.norm(tl.grad(tl.field(img, "bspln3"))).probe(pts)      # |∇F|: two probes, one ⊥ mask
     inside = reconstruct.inside(img, KERNELS["bspln3"], pts)
     assert (np.isnan(probes) == ~inside).all() and 0 < inside.sum() < len(pts)
+
+
+USERS = DOCS.parent / "examples" / "users"
+
+
+def _numpy_ax(D, u, G):
+    ur, us, ut = (np.einsum("il,eljk->eijk", D, u), np.einsum("jl,eilk->eijk", D, u),
+                  np.einsum("kl,eijl->eijk", D, u))
+    wr = G[:, 0] * ur + G[:, 1] * us + G[:, 2] * ut
+    ws = G[:, 1] * ur + G[:, 3] * us + G[:, 4] * ut
+    wt = G[:, 2] * ur + G[:, 4] * us + G[:, 5] * ut
+    return np.einsum("li,eljk->eijk", D, wr) + np.einsum("lj,eilk->eijk", D, ws) + np.einsum("lk,eijl->eijk", D, wt)
+
+
+def test_every_newcomer_example_is_listed_and_run_here():
+    listed = set(re.findall(r"^\| `([\w.]+\.tl)` \|", (USERS / "README.md").read_text(), re.M))
+    assert listed == {p.name for p in USERS.glob("*.tl")} == {"ax_operator.tl", "softmax.tl"}
+
+
+@pytest.mark.parametrize("E, n", [(3, 4), (2, 5)])
+def test_the_ax_operator_example_is_numpys(E, n):
+    rng = np.random.default_rng(n)
+    D, u, G = rng.standard_normal((n, n)), rng.standard_normal((E, n, n, n)), rng.standard_normal((E, 6, n, n, n))
+    got = tl.compile(USERS / "ax_operator.tl", backend="numpy")(D=D, u=u, G=G)["w"]
+    np.testing.assert_allclose(got, _numpy_ax(D, u, G), rtol=1e-11, atol=1e-11)
+
+
+def test_the_softmax_example_is_the_reference_for_a_max_subtracting_softmax():
+    t = 1e3 * np.random.default_rng(0).standard_normal((4, 5))
+    e = np.exp(t - t.max(axis=1, keepdims=True))
+    tl.testing.assert_matches_reference(USERS / "softmax.tl", {"t": t}, e / e.sum(axis=1, keepdims=True))
+
+
+@pytest.mark.slow
+def test_the_examples_readme_block_runs(monkeypatch):
+    monkeypatch.chdir(DOCS.parent)
+    block = re.findall(r"```python\n(.*?)```", (USERS / "README.md").read_text(), re.S)[0]
+    namespace: dict = {}
+    exec(compile(block, "examples/users/README.md", "exec"), namespace)
+    np.testing.assert_allclose(namespace["w"], _numpy_ax(namespace["D"], namespace["u"], namespace["G"]),
+                               rtol=1e-10, atol=1e-9)
