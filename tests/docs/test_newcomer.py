@@ -346,3 +346,19 @@ def test_the_examples_readme_block_runs(monkeypatch):
     exec(compile(block, "examples/users/README.md", "exec"), namespace)
     np.testing.assert_allclose(namespace["w"], _numpy_ax(namespace["D"], namespace["u"], namespace["G"]),
                                rtol=1e-10, atol=1e-9)
+
+
+def test_a_dask_array_of_unknown_chunk_sizes_says_to_compute_them():
+    da = pytest.importorskip("dask.array")
+    X = da.from_array(np.arange(40.0).reshape(20, 2), chunks=(5, 2))
+    filtered = X[X[:, 0] > 10]                      # dask's nan chunk sizes
+    k = tl.compile("in var X : [N d]\nout var C : [d d]\nC[i,j] = sum(r) X[r,i] * X[r,j]\n", backend="numpy")
+    with pytest.raises(TensorLangError, match=r"'X' has unknown chunk sizes along its batch dimension \(after a "
+                                              r"filter, say\): call X.compute_chunk_sizes\(\) first"):
+        k.dask(X=filtered, batch="N")
+    want = np.arange(40.0).reshape(20, 2)[6:]
+    got = k.dask(X=filtered.compute_chunk_sizes(), batch="N")["C"].compute(scheduler="synchronous")
+    np.testing.assert_allclose(got, want.T @ want)                # chunk 1 of the filtered array is empty
+    square = tl.compile("in var X : [N d]\nout var Y : [N d]\nY[r,i] = X[r,i] * X[r,i]\n", backend="numpy")
+    got = square.dask(X=filtered.compute_chunk_sizes(), batch="N")["Y"].compute(scheduler="synchronous")
+    np.testing.assert_allclose(got, want * want)
