@@ -379,12 +379,12 @@ def cmd_run(args) -> int:
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
-        raise _name_backend(exc, kernel).with_source(kernel.source) from None
+        raise _how_to_give(_name_backend(exc, kernel), args).with_source(kernel.source) from None
     try:
         with _interpreter_progress(args, kernel):
             results, first, warm = _timed_runs(kernel, arrays)
     except TensorLangError as exc:
-        raise _name_backend(exc, kernel) from None
+        raise _how_to_give(_name_backend(exc, kernel), args) from None
     written = _save_npz(args.output, results) if args.output else None
     if args.json:
         _out(json.dumps(_run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written),
@@ -511,13 +511,24 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
         "; the CPU time is closer to the kernel's own cost" if waited else "")
 
 
+def _how_to_give(exc: TensorLangError, args) -> TensorLangError:
+    """A missing input says how a command line gives one (the kernel's speaks to Python)."""
+    if exc.code != "input" or not exc.message.startswith("missing input ") or args.random_inputs is not None:
+        return exc
+    return _extended(exc, "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs")
+
+
 def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
     """A too-large error says which back end refused it, and, from the interpreter, that
     the compiled back ends need far less memory and time."""
     if exc.code != "too-large":
         return exc
     extra = f" (back end {kernel.backend}"
-    extra += "; the reference interpreter is the slowest: try --backend c)" if kernel.backend == "interp" else ")"
+    return _extended(exc, extra + ("; the reference interpreter is the slowest: try --backend c)"
+                                   if kernel.backend == "interp" else ")"))
+
+
+def _extended(exc: TensorLangError, extra: str) -> TensorLangError:
     d = exc.diagnostics[0]
     return TensorLangError(d.code, d.message + extra, d.span, d.rule, exc.source, [
         type(d)(d.code, d.message + extra, d.span, d.rule), *exc.diagnostics[1:]])
@@ -1024,6 +1035,9 @@ def _strand_run(argv: list[str]) -> argparse.Namespace | None:
 
 def main(argv: list[str] | None = None) -> int:
     _standard_streams()
+    if not (sys.argv[1:] if argv is None else argv):  # a first try: the commands, not argparse's one line
+        build_parser().print_help(sys.stderr)
+        return 2
     args = _strand_run(words := list(sys.argv[1:] if argv is None else argv)) or build_parser().parse_args(_normalize(words))
     try:
         if hasattr(args, "param"):

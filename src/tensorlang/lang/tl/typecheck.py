@@ -330,7 +330,9 @@ def _use(ref: ast.IndexRef, extent: int, where: str, scope: dict[str, _Binding],
     elif isinstance(extent, Sym) and value < 1:
         raise error("dim-range", f"position {value} is outside {where}; positions start at 1", ref.span, "t-access")
     elif not isinstance(extent, Sym) and not 1 <= value <= extent:  # a symbol: checked once bound (sizes)
-        raise error("dim-range", f"position {value} is outside {where}, which has extent {extent}", ref.span, "t-access")
+        first = "; positions count from 1" if value < 1 else ""  # numpy's 0 for the first is the usual slip
+        raise error("dim-range", f"position {value} is outside {where}, which has extent {extent}{first}", ref.span,
+                    "t-access")
 
 
 def _use_affine(ref: ast.IndexRef, value: Affine, extent: int | None, where: str, scope: dict[str, _Binding],

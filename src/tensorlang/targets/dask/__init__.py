@@ -13,6 +13,7 @@ has the kinds, the options and what a retried task does.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable, Mapping
 
@@ -142,11 +143,15 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
             value = da.from_array(np.asarray(value), chunks={positions[name]: along} if along != "auto" else "auto")
         arrays[name] = value
     along = arrays[first].chunks[positions[first]]
+    along = tuple(n for n in along if n > 0) or along  # a filter's empty chunks: no kernel binds a size of 0
     for name, value in arrays.items():  # the batch in the first input's chunks, the rest whole
         wanted = {d: (along if d == positions[name] else -1) for d in range(value.ndim)}
-        if value.shape[positions[name]] != sum(along):
-            raise error("input", f"{name!r} has {value.shape[positions[name]]} elements in its batch dimension "
-                        f"but {first!r} has {sum(along)}")
+        count = value.shape[positions[name]]
+        if count != sum(along):  # nan: dask's unknown chunk sizes, which compare unequal to anything
+            unknown = name if math.isnan(count) else first
+            raise error("input", f"{unknown!r} has unknown chunk sizes along its batch dimension (after a filter, "
+                        f"say): call {unknown}.compute_chunk_sizes() first" if math.isnan(count + sum(along)) else
+                        f"{name!r} has {count} elements in its batch dimension but {first!r} has {sum(along)}")
         arrays[name] = value.rechunk(wanted)
     kinds = {name: verdict.kinds.get(name, "map" if name in positions else "replicated") for name in outputs}
     if len(outputs) == 1 and set(kinds.values()) == {"map"}:  # one result, chunk by chunk: map_blocks
