@@ -137,6 +137,22 @@ def check_expansion(checked) -> None:
                         getattr(root, "span", A.NOWHERE))
 
 
+def recursive_functions(checked) -> frozenset[str]:
+    """The functions that can call themselves, directly or through others (the
+    interpreter counts their depth: :data:`.interp.MAX_CALL_DEPTH`)."""
+    calls = {name: set(_size_and_calls(decl.body, checked.scopes, {})[1]) for name, decl in checked.functions.items()}
+    found = set()
+    for start in calls:
+        seen, stack = set(), list(calls[start])
+        while stack:
+            name = stack.pop()
+            if name not in seen:
+                seen.add(name)
+                stack.extend(calls.get(name, ()))
+        if start in seen:
+            found.add(start)
+    return frozenset(found)
+
 #: The C executor lowers every tensor and fixed-length sequence to its components: a
 #: value of more components than this runs in the interpreter (a ``tensor[10000]`` made
 #: 20 000 lines of C that the C compiler took minutes over).

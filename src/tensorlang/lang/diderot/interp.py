@@ -16,6 +16,8 @@ fields, :class:`~tensorlang.sampling.image.Image` for images.
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -35,6 +37,14 @@ ACTIVE, STABLE, DEAD = 0, 1, 2
 
 #: the iteration limit when none is given (docs/diderot-language.md): nothing runs for ever
 DEFAULT_LIMIT = 10000
+
+#: How deeply Diderot functions may call themselves in the interpreter (docs/diderot.md,
+#: "Recursion"); deeper is error[too-large].  A program with a recursive function runs in
+#: a thread of DEEP_STACK bytes of stack with Python's recursion limit at DEEP_FRAMES
+#: (about 20 Python frames a call; measured: 3.11 needs under 700 bytes of C stack a frame).
+MAX_CALL_DEPTH = 10_000
+DEEP_STACK = 256 << 20
+DEEP_FRAMES = 200_000
 
 
 class _Stabilize(Exception):
@@ -135,8 +145,10 @@ def fmt(v) -> str:
 # ---------------------------------------------------------------- the compiler
 class Compiler:
     def __init__(self, checked: Checked):
+        from .bounds import recursive_functions
         self.c = checked
         self.functions: dict[str, Callable] = {}
+        self.recursive = recursive_functions(checked)
 
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
@@ -319,7 +331,20 @@ class Compiler:
         def call(fr):
             loc = {n: coerce(t, a(fr)) for n, t, a in zip(names, ptys, args)}
             return coerce(rty, functions[name](Frame(fr.g, fr.s, loc, fr.strand, fr.rt)))
-        return call
+        if name not in self.recursive:
+            return call
+
+        def counted(fr):
+            rt = fr.rt
+            if rt.depth >= MAX_CALL_DEPTH:
+                raise error("too-large", f"function {name} calls itself more than {MAX_CALL_DEPTH:,} deep "
+                            "(the interpreter's limit, docs/diderot.md)", e.span)
+            rt.depth += 1
+            try:
+                return call(fr)
+            finally:
+                rt.depth -= 1
+        return counted
 
     def function(self, decl: A.FunctionDecl):
         if isinstance(decl.body, A.Block):
@@ -925,6 +950,7 @@ class Compiled:
     start: Callable | None = None  # the strand's start method (1.0: initialize)
     global_init: Callable | None = None  # the global initialize block (before the strands exist)
     global_start: Callable | None = None  # the global start block (once the strands exist)
+    deep: bool = False  # a function calls itself: runs go through run_deep
 
 
 def compile_program(checked: Checked) -> Compiled:
@@ -971,7 +997,52 @@ def compile_program(checked: Checked) -> Compiled:
         [(p.name, from_syntax(p.type)) for p in strand.params],
         start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
         global_init=comp.stmt(program.initialize) if program.initialize is not None else None,
-        global_start=comp.stmt(program.start) if program.start is not None else None)
+        global_start=comp.stmt(program.start) if program.start is not None else None,
+        deep=bool(comp.recursive))
+
+
+_deep_lock = threading.Lock()
+_deep_runs = [0, 0]  # runs in deep threads now, Python's recursion limit before the first
+
+
+def run_deep(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a thread with a deep stack and a high recursion limit (restored after
+    the last such run), under np.errstate(all="ignore") as the caller's run is."""
+    box: dict[str, Any] = {}
+
+    def work():
+        with np.errstate(all="ignore"):
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+                box["error"] = exc
+    with _deep_lock:  # (stack_size holds for every thread started meanwhile: one start at a time)
+        if _deep_runs[0] == 0:  # before the start: a thread keeps the limit it started with
+            _deep_runs[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_deep_runs[1], DEEP_FRAMES))
+        _deep_runs[0] += 1
+        old = threading.stack_size()
+        try:
+            threading.stack_size(DEEP_STACK)
+            worker = threading.Thread(target=work, name="diderot-interp", daemon=True)
+            worker.start()
+        except (RuntimeError, ValueError):  # no thread of that stack here: the ordinary limits hold
+            worker = None
+        finally:
+            threading.stack_size(old)
+    try:
+        if worker is not None:
+            worker.join()
+    finally:
+        with _deep_lock:
+            _deep_runs[0] -= 1
+            if _deep_runs[0] == 0:
+                sys.setrecursionlimit(_deep_runs[1])
+    if worker is None:
+        return fn()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _is_load(e) -> bool:
@@ -1015,6 +1086,7 @@ class Runtime:
         #: (the command line's progress line for a long step), or None
         self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
+        self.depth = 0  # calls of recursive functions under way (MAX_CALL_DEPTH)
 
     def printed_text(self) -> str:
         """What ``print`` wrote, in the order Diderot's executable writes it: as printed in

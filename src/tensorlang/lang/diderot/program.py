@@ -112,12 +112,15 @@ class StrandProgram:
             if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
                 raise error("input", f"{what} must be an integer, got {count!r}")
         limit, snapshot = min(int(limit), 2**62), min(int(snapshot), 2**62)  # (the C executor's counts are int64)
+        def run():
+            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
         with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
             try:
-                return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
-            except RecursionError:  # a function that calls itself: the interpreter runs it on Python's stack
+                return I.run_deep(run) if self.compiled.deep else run()
+            except RecursionError:  # a recursive function whose calls take more stack than run_deep gives
                 raise error("too-large", f"{self.name}: a function calls itself more deeply than the interpreter's "
-                            "stack allows (Python's recursion limit: about 150 calls deep by default)") from None
+                            f"stack allows (at most {I.MAX_CALL_DEPTH:,} calls, fewer for large function bodies; "
+                            "docs/diderot.md)") from None
 
     def _run(self, values: dict, limit: int, snapshot: int,
              on_snapshot: Callable[[int, RunResult], None] | None,
