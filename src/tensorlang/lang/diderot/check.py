@@ -425,8 +425,6 @@ class Checker:
             elem = REAL if all(is_num(t) for t in ts) and REAL in ts else ts[0]
             for t, x in zip(ts, e.elems):
                 self.expect(elem, t, x, "a sequence element")
-            if elem == INT and self.c.program.version.startswith("2"):
-                pass
             return Ty("seq", elem=elem, n=len(ts))
         if isinstance(e, A.Comprehension):  # a sequence comprehension: one element per item
             body = self.expr(e.body, self.iteration(e, scope))
@@ -435,9 +433,7 @@ class Checker:
             return Ty("seq", elem=body)
         if isinstance(e, A.Identity):
             return tensor(e.n, e.n)
-        if isinstance(e, A.Zeros):
-            return tensor(*e.shape)
-        if isinstance(e, A.Nan):
+        if isinstance(e, (A.Zeros, A.Nan)):
             return tensor(*e.shape)
         if isinstance(e, A.RealCast):
             t = self.expr(e.operand, scope)

@@ -225,9 +225,9 @@ class Compiler:
         if op == "∘":
             return lambda fr: FV.Compose(a(fr), b(fr))
         if op == "-" and tb.kind != "field":
-            return lambda fr: FV.lift("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
+            return lambda fr: FV.Lifted("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
         if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
-            return lambda fr: FV.lift(op, a(fr), b(fr), dim)
+            return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
         if op == "^":
             return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
         raise error("backend", f"the interpreter does not lift {op} to fields")
@@ -238,7 +238,7 @@ class Compiler:
             return lambda fr: not a(fr)
         t = self.ty(e)
         if t.kind == "field":
-            return lambda fr: FV.lift("neg", a(fr), None, _dim(t))
+            return lambda fr: FV.Lifted("neg", a(fr), None, _dim(t))
         if t.kind == "int":
             return lambda fr: wrap64(-a(fr))
         return lambda fr: -a(fr)
@@ -270,7 +270,7 @@ class Compiler:
         if t.kind == "int":
             return lambda fr: wrap64(abs(a(fr)))
         if t.kind == "field":
-            return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
+            return lambda fr: FV.Lifted("norm", a(fr), None, _dim(t))
         if t.shape == ():
             return lambda fr: abs(float(a(fr)))
         return lambda fr: _norm(a(fr))
@@ -384,7 +384,7 @@ class Compiler:
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
             d = _dim(tys[0])
-            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, d), d)
+            return lambda fr: FV.Lifted("/", a(fr), FV.Lifted("norm", a(fr), None, d), d)
         if name in ("min", "max") and rty.kind == "int":
             fn = min if name == "min" else max
             a, b = args
@@ -416,17 +416,7 @@ class Compiler:
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
 
         def values(fr):
-            loc = fr.l
-            saved = loc.get(var, _MISSING)
-            out = []
-            for item in items(fr):
-                loc[var] = item
-                out.append(body(fr))
-            if saved is _MISSING:
-                loc.pop(var, None)
-            else:
-                loc[var] = saved
-            return out
+            return _each(fr, var, items(fr), body)
 
         if name == "sum":
             return lambda fr: sum(values(fr), zero)
@@ -478,19 +468,7 @@ class Compiler:
         body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
         ety = _elem(self.ty(e))
 
-        def comprehension(fr):
-            loc = fr.l
-            saved = loc.get(var, _MISSING)
-            out = []
-            for item in dom(fr):
-                loc[var] = item
-                out.append(coerce(ety, body(fr)))
-            if saved is _MISSING:
-                loc.pop(var, None)
-            else:
-                loc[var] = saved
-            return tuple(out)
-        return comprehension
+        return lambda fr: tuple(coerce(ety, v) for v in _each(fr, var, dom(fr), body))
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
@@ -554,7 +532,7 @@ class Compiler:
 
     def s_Assign(self, s):
         scope = self.c.scopes[id(s)]
-        name = s.name
+        name, store = s.name, {"local": "l", "state": "s", "global": "g"}[scope]
         v = self.expr(s.value)
         ty = _declared(self.c, s, scope)
         if s.op != "=":
@@ -569,13 +547,11 @@ class Compiler:
                 fn = _wrapping(_BINARY[op])
             else:
                 fn = _BINARY[op]
-            store = {"local": "l", "state": "s", "global": "g"}[scope]
 
             def update(fr):
                 d = getattr(fr, store)
                 d[name] = coerce(ty, fn(d[name], v(fr)))
             return update
-        store = {"local": "l", "state": "s", "global": "g"}[scope]
 
         def assign(fr):
             getattr(fr, store)[name] = coerce(ty, v(fr))
@@ -606,20 +582,14 @@ class Compiler:
                 body(fr)
         return foreach
 
-    def s_Stabilize(self, s):
-        def stabilize(fr):
-            raise _Stabilize()
-        return stabilize
+    def s_Stabilize(self, s):  # (and s_Die, s_Continue: the statement's exception)
+        exc = {A.Stabilize: _Stabilize, A.Die: _Die, A.Continue: _Continue}[type(s)]
 
-    def s_Die(self, s):
-        def die(fr):
-            raise _Die()
-        return die
+        def raise_(fr):
+            raise exc()
+        return raise_
 
-    def s_Continue(self, s):
-        def continue_(fr):
-            raise _Continue()
-        return continue_
+    s_Die = s_Continue = s_Stabilize
 
     def s_Return(self, s):
         v = self.expr(s.value)
@@ -647,6 +617,22 @@ class Compiler:
 _MISSING = object()
 
 
+def _each(fr: Frame, var: str, items, body) -> list:
+    """``body`` evaluated with local ``var`` bound to each item in turn (then unbound,
+    or back to the value it had): a comprehension's or a reduction's values."""
+    loc = fr.l
+    saved = loc.get(var, _MISSING)
+    out = []
+    for item in items:
+        loc[var] = item
+        out.append(body(fr))
+    if saved is _MISSING:
+        loc.pop(var, None)
+    else:
+        loc[var] = saved
+    return out
+
+
 def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
     """The declared type of an assignment's target (the value's type for a local, which
     the checker already matched against the declaration)."""
@@ -654,12 +640,7 @@ def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
         return checked.globals[s.name]
     if scope == "state":
         return checked.state[s.name]
-    return checked.types.get(id(s.value), Ty("void")) if s.op == "=" else _local_type(checked, s)
-
-
-def _local_type(checked: Checked, s: A.Assign) -> Ty:
-    t = checked.types.get(id(s.value), Ty("void"))
-    return t
+    return checked.types.get(id(s.value), Ty("void"))
 
 
 def _dim(ty: Ty) -> int:
@@ -696,20 +677,6 @@ def _seq_get(seq, i):
     if not 0 <= i < len(seq):
         raise error("input", f"sequence index {i} is outside 0..{len(seq) - 1}")
     return seq[i]
-
-
-def _dot(a, b):
-    return FV.contract(a, b, 1)
-
-
-def _colon(a, b):
-    return FV.contract(a, b, 2)
-
-
-def _cross(a, b):
-    if np.shape(a) == (2,):
-        return float(a[0] * b[1] - a[1] * b[0])
-    return np.cross(a, b)
 
 
 def _pow(a, b):
@@ -772,18 +739,15 @@ def _div(a, b):
 
 _BINARY: dict[str, Callable] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
-    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, "•": _dot, ":": _colon, "⊗": np.multiply.outer, "×": _cross,
+    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, **FV.BILINEAR,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
 
 
 def _lerp(a, b, *rest):
-    if len(rest) == 1:
-        t = rest[0]
-        return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
-    x0, x, x1 = rest
-    t = _div(x - x0, x1 - x0)
+    """lerp(a, b, t), or lerp(a, b, x0, x, x1) with t = (x - x0) / (x1 - x0)."""
+    t = rest[0] if len(rest) == 1 else _div(rest[1] - rest[0], rest[2] - rest[0])
     return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
 
 
