@@ -1,14 +1,6 @@
 """The Diderot typechecker: every expression's type, every name's scope, the basis
-library's overloads, and error[CODE] at the position of the first ill-typed construct.
-
-Codes (docs/errors.md): ``undeclared`` (an unknown variable, function or strand
-variable), ``redeclared``, ``assign-shape`` (a value of another type stored in a
-variable, passed to a parameter or returned), ``shape`` (operands that fit no
-overload of an operator or basis function, probing a field at a point of the wrong
-dimension), ``continuity`` (a derivative of a field that is not differentiable that
-many times: its kernel's continuity is too low), ``syntax`` (a statement where the
-language does not allow it: ``die`` in a function, ``new`` outside a strand).
-"""
+library's overloads, and error[CODE] at the position of the first ill-typed construct
+(the codes: docs/diderot-language.md, "Types and errors")."""
 
 from __future__ import annotations
 
@@ -564,13 +556,9 @@ class Checker:
 
 
 class _Inits:
-    """Diderot's rules that a variable has a value before it is read: a local declared
-    without one, or a state variable without one, must be assigned on every path before a
-    read (both branches of an if; a foreach body may not run); a global that is not an
-    input needs a value (or an assignment in the global initialize block); an output needs
-    a value; a function's block ends in a return (in tail position: an if's branches both
-    end in one).  Errors: error[uninit] (diderotc: "possible use of variable 'z' before it
-    has been initialized", "... is not initialized", "Missing return statement")."""
+    """error[uninit]: diderotc's rules that a variable has a value before it is read and
+    that a function's block ends in a return (docs/diderot-language.md).  ``stmt`` returns
+    the variables (keys of ``env``) still without a value after a statement."""
 
     def __init__(self, checker: Checker):
         self.fail = checker.fail

@@ -73,13 +73,10 @@ class Of(Field):
 
 
 class Conv(Field):
-    """``image ⊛ kernel``.  Probing follows 004 §2.2 one point at a time: the world point
-    goes to index space (x = M·p + o, M and o from the image's world-to-index map), the
-    taps n+1-s .. n+s around n = ⌊x⌋ are read (through the border mode, if any), and
-    each axis's weights are the kernel's tap polynomials at the fraction f = x - n
-    (:func:`~tensorlang.sampling.kernels.tap_weights`, with Diderot's rounded coefficients:
-    :data:`DIDEROT_DIGITS`).  Derivatives are taken in index
-    space and carried to world space by one factor of M per derivative axis."""
+    """``image ⊛ kernel``, probed one point at a time as docs/diderot-language.md
+    ("Execution") describes: x = M·p + o in index space, the taps around n = ⌊x⌋ (through
+    the border mode, if any) weighted by :func:`~tensorlang.sampling.kernels.tap_weights`
+    (at :data:`DIDEROT_DIGITS`), one factor of M per derivative axis."""
 
     def __init__(self, img, kern: Kernel):
         self.mode = img.mode if isinstance(img, BorderImage) else None

@@ -1,16 +1,11 @@
-"""The strand interpreter: the reference semantics of a Diderot program (the oracle).
-
-Bulk-synchronous execution: the globals are computed in order, the strands created
-(a grid ``initially [..]`` or a collection ``initially {..}``); then, once per
-super-step, every active strand runs ``update`` (reading other strands' state as it
-was at the start of the step), new strands join, and the global block runs; until no
-strand is active or the iteration limit is reached.  ``stabilize`` runs the strand's
-stabilize method and freezes it; ``die`` removes it; ``continue`` ends its update.
+"""The strand interpreter: the reference semantics of a Diderot program (the oracle;
+the semantics: docs/diderot-language.md, "Execution").
 
 The tree is compiled once into Python closures (one per node), so that a strand's
 update does not re-dispatch on node types; values are Python ints, bools, floats and
 strings, numpy arrays for tensors, tuples for sequences, :mod:`.fieldval` objects for
-fields, :class:`~tensorlang.sampling.image.Image` for images.
+fields, :class:`~tensorlang.sampling.image.Image` for images.  ``stabilize``, ``die``,
+``continue`` and ``return`` are exceptions caught where the method or function ends.
 """
 
 from __future__ import annotations
