@@ -364,12 +364,9 @@ class Compiler:
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
             a = args[0]
             return lambda fr: FV.BorderImage(a(fr), name)
-        if name == "numStrands":
-            return lambda fr: fr.rt.count((ACTIVE, STABLE))
-        if name == "numActive":
-            return lambda fr: fr.rt.count((ACTIVE,))
-        if name == "numStable":
-            return lambda fr: fr.rt.count((STABLE,))
+        if name in _COUNTS:
+            which = _COUNTS[name]
+            return lambda fr: fr.rt.count(which)
         if tys and tys[0].kind == "field" and name in FV.LIFTED:
             a = args[0]
             return lambda fr: FV.Lifted1(name, a(fr))
@@ -610,6 +607,8 @@ class Compiler:
 
 
 _MISSING = object()
+#: the strands numStrands(), numActive() and numStable() count
+_COUNTS = {"numStrands": (ACTIVE, STABLE), "numActive": (ACTIVE,), "numStable": (STABLE,)}
 
 
 def _each(fr: Frame, var: str, items, body) -> list:
@@ -651,15 +650,10 @@ def _elem(ty: Ty) -> Ty:
 
 
 def _zero(ty: Ty):
-    if ty.kind == "int":
-        return 0
-    if ty.kind == "bool":
-        return False
-    if ty.kind == "string":
-        return ""
+    """The value of a variable declared without one."""
     if ty.kind == "tensor":
         return np.zeros(ty.shape) if ty.shape else 0.0
-    return None
+    return {"int": 0, "bool": False, "string": ""}.get(ty.kind)
 
 
 def _checked_index(i: int, n: int) -> int:
@@ -1149,20 +1143,26 @@ class Runtime:
         method may stabilize (the stabilize method runs) or die."""
         start = self.p.start
         for strand in self.unstarted:
-            if strand.status != ACTIVE or start is None:
-                continue
-            try:
-                start(self.frame(strand))
-            except _Continue:
-                pass
-            except _Stabilize:
-                self.stabilize(strand)
-            except _Die:
-                strand.status = DEAD
+            if strand.status == ACTIVE and start is not None:
+                self._method(start, strand)
         self.unstarted = []
         if self.indirect:  # stable first, as in Diderot's permuted array
             alive = self.alive()
             self.order = [s for s in alive if s.status == STABLE] + [s for s in alive if s.status == ACTIVE]
+
+    def _method(self, body: Callable | None, strand: Strand) -> None:
+        """A strand method (None: an update that stabilizes at once), ended by
+        ``continue``, ``stabilize`` (the stabilize method runs) or ``die``."""
+        try:
+            if body is None:
+                raise _Stabilize()
+            body(self.frame(strand))
+        except _Continue:
+            pass
+        except _Stabilize:
+            self.stabilize(strand)
+        except _Die:
+            strand.status = DEAD
 
     def stabilize(self, strand: Strand) -> None:
         if self.p.stabilize is not None:
@@ -1212,22 +1212,13 @@ class Runtime:
             done += 1
             if within is not None and done % 2048 == 0:
                 within(done, len(order))
-            try:
-                if update is None:
-                    raise _Stabilize()
-                update(self.frame(strand))
-            except _Continue:
-                pass
-            except _Stabilize:
-                self.stabilize(strand)
-                if strand.status == STABLE and self.indirect:
-                    jx = n_stable + stabilizing
-                    order[ix], order[jx] = order[jx], order[ix]
-                    stabilizing += 1
-                    ix += 1
-                    continue
-            except _Die:
-                strand.status = DEAD
+            self._method(update, strand)
+            if strand.status == STABLE and self.indirect:
+                jx = n_stable + stabilizing
+                order[ix], order[jx] = order[jx], order[ix]
+                stabilizing += 1
+                ix += 1
+                continue
             if strand.status == DEAD and self.indirect:
                 dying += 1
                 jx = len(order) - dying
