@@ -1,11 +1,6 @@
-"""Bounds on a typechecked Diderot program, checked before anything runs (issue 41).
-
-Both executors expand user functions at every call: the C executor inlines them (as
-Diderot's compiler does), the interpreter evaluates the body at each call.  Functions
-that each call the one before twice (``f1(a) = f0(a) + f0(a)``, ...) make a 1 KB
-program whose one call expands to 2^40 bodies: the lowering never ends.  The expansion
-is counted here, once per function (memoized, iteratively), and a program whose
-expansion passes :data:`MAX_EXPANSION` syntax nodes is error[too-large]."""
+"""Bounds on a typechecked Diderot program, checked before anything runs (issue 41; the
+limits: docs/errors.md, "Limits on program size").  Both executors expand a user
+function at every call, so the expansion is counted, once per function and iteratively."""
 
 from __future__ import annotations
 

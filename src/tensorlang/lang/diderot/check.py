@@ -99,15 +99,13 @@ class Checker:
         for name in KERNELS:
             top.names[name] = Ty("kernel", k=KERNELS[name].continuity)
         for decl in program.decls:
+            if decl.name in self.c.functions or decl.name in self.c.globals:
+                self.fail("redeclared", f"{decl.name} is declared twice", decl)
             if isinstance(decl, A.FunctionDecl):
-                if decl.name in self.c.functions or decl.name in self.c.globals:
-                    self.fail("redeclared", f"{decl.name} is declared twice", decl)
                 self.c.functions[decl.name] = decl
                 self.function(decl, top)
                 continue
             ty = from_syntax(decl.type)
-            if decl.name in self.c.globals or decl.name in self.c.functions:
-                self.fail("redeclared", f"{decl.name} is declared twice", decl)
             init = decl.default if isinstance(decl, A.InputDecl) else decl.init
             if isinstance(decl, A.GlobalDecl) and decl.param is not None:
                 ty = self.field_fn(decl, ty, top)
@@ -271,10 +269,8 @@ class Checker:
             inner = _Scope(scope, "local")
             if dom.kind == "set":
                 inner.names[s.name] = Ty("strand", name=dom.name)
-            elif dom.kind == "seq":
+            elif dom.kind == "seq":  # (a range a..b too: a sequence of ints)
                 inner.names[s.name] = self.element(dom, s.domain)
-            elif isinstance(s.domain, A.Range):
-                inner.names[s.name] = INT
             else:
                 self.fail("shape", f"foreach iterates over a sequence or a set of strands, not {dom}", s.domain)
             self.stmt(s.body, inner)

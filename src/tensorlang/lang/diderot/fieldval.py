@@ -18,12 +18,8 @@ from ...sampling.image import Image
 from ...sampling.kernels import Kernel, tap_weights
 
 
-#: Diderot's code generator writes each coefficient of a kernel's (and its derivatives')
-#: polynomials as a decimal literal of 12 significant digits (7/12 becomes 0.583333333333),
-#: so its executables probe with a kernel that differs from the exact one by ~1e-12 per
-#: coefficient: for c4hexic, whose coefficients reach 24, probes of data ~100 differ by
-#: ~1e-8.  The interpreter is the oracle for agreement with those executables: it uses
-#: the same rounded coefficients (tensorlang.fields keeps the exact ones).
+#: The significant digits of the kernel coefficients the interpreter probes with, as
+#: Diderot's code generator writes them (docs/diderot-language.md, "Kernel coefficients").
 DIDEROT_DIGITS = 12
 
 

@@ -347,8 +347,6 @@ def _check_depth(tree) -> None:
         node, depth = stack.pop()
         for tok in getattr(node, "children", ()):
             if isinstance(tok, Token) and tok.type == "NAME" and str(tok) in _EXPRESSION_WORDS:
-                # the lexer reads a keyword as a name where no keyword fits (`real nan = 2.0;`),
-                # but as the keyword where it is used (`x = nan;` was ⊥, not 2.0)
                 raise error("syntax", f"{str(tok)!r} is a reserved word and cannot be a name", _tok(tok))
         if depth > MAX_DEPTH:
             meta = getattr(node, "meta", None)
