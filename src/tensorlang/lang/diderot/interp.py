@@ -410,26 +410,12 @@ class Compiler:
         def values(fr):
             return _each(fr, var, items(fr), body)
 
-        if name == "sum":
-            return lambda fr: sum(values(fr), zero)
-        if name == "product":
-            return lambda fr: math.prod(values(fr))
-        if name == "mean":
-            def mean(fr):
-                vs = values(fr)
-                return float(sum(vs, 0.0) / len(vs)) if vs else math.nan
-            return mean
-        if name in ("max", "min"):
-            fn = max if name == "max" else min
-            empty = (-math.inf if name == "max" else math.inf) if bty.kind != "int" else 0
-
-            def extreme(fr):
-                vs = values(fr)
-                return fn(vs) if vs else empty
-            return extreme
-        if name == "all":
-            return lambda fr: all(values(fr))
-        return lambda fr: any(values(fr))
+        empty = 0 if bty.kind == "int" else {"max": -math.inf, "min": math.inf}.get(name)  # max, min of none
+        reduce: Callable[[list], Any] = {
+            "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
+            "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan,
+            "max": lambda vs: max(vs) if vs else empty, "min": lambda vs: min(vs) if vs else empty}[name]
+        return lambda fr: reduce(values(fr))
 
     def e_Index(self, e):
         a = self.expr(e.operand)
@@ -918,40 +904,30 @@ def compile_program(checked: Checked) -> Compiled:
     for decl in program.decls:
         if isinstance(decl, A.FunctionDecl):
             continue
-        ty = checked.globals[decl.name]
-        if isinstance(decl, A.InputDecl):
-            init = decl.default
-            default = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
-            globals_.append((decl.name, ty, default, True))
-        else:
-            init = decl.init
-            if decl.param is not None:
-                globals_.append((decl.name, ty, comp.field_fn(decl, ty), False))
-                continue
-            globals_.append((decl.name, ty, None if init is None else ("load", init) if _is_load(init) else comp.expr(init),
-                             False))
+        ty, is_input = checked.globals[decl.name], isinstance(decl, A.InputDecl)
+        init = decl.default if isinstance(decl, A.InputDecl) else decl.init
+        if isinstance(decl, A.GlobalDecl) and decl.param is not None:  # F(x) = formula
+            closure = comp.field_fn(decl, ty)
+        else:  # ("load", expr): a file read when the run starts
+            closure = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
+        globals_.append((decl.name, ty, closure, is_input))
     strand = program.strand
     state = [(sv.name, from_syntax(sv.type), None if sv.init is None else comp.expr(sv.init)) for sv in strand.state]
-    update = strand.method("update")
-    stab = strand.method("stabilize")
-    blocks = [b for b in (program.update,) if b is not None]
     iters: list[tuple[str, Callable, Callable | None]] = []
     for it in program.create.iters:
         if isinstance(it.domain, A.Range):
             iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))
         else:
             iters.append((it.name, comp.expr(it.domain), None))
+
+    def block(b):
+        return comp.stmt(b) if b is not None else None
     return Compiled(
-        globals_, state,
-        comp.stmt(update) if update is not None else None,
-        comp.stmt(stab) if stab is not None else None,
-        comp.stmt(blocks[0]) if blocks else None,
+        globals_, state, block(strand.method("update")), block(strand.method("stabilize")), block(program.update),
         [comp.expr(a) for a in program.create.args], iters,
         [(p.name, from_syntax(p.type)) for p in strand.params],
         start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
-        global_init=comp.stmt(program.initialize) if program.initialize is not None else None,
-        global_start=comp.stmt(program.start) if program.start is not None else None,
-        deep=bool(comp.recursive))
+        global_init=block(program.initialize), global_start=block(program.start), deep=bool(comp.recursive))
 
 
 _deep_lock = threading.Lock()
