@@ -978,12 +978,6 @@ def _is_load(e) -> bool:
     return isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load")
 
 
-def load_path(e) -> str | None:
-    """The file a load names (``load``, ``image``, ``load_image``, ...) where it is written as a string."""
-    path = e.path if isinstance(e, A.Load) else e.args[0]
-    return path.value if isinstance(path, A.Str) else None
-
-
 def within_sphere(points: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
     """Which ``points`` (N, d) a ``sphere(radius)`` query at ``center`` finds, by the test
     Diderot's runtime makes: the squared distance, summed axis by axis into a

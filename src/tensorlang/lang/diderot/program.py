@@ -80,18 +80,20 @@ class StrandProgram:
         self.executor_note: str | None = None  # why the last run used the interpreter, where C was asked for
         inputs = []
         rt = I.Runtime(checked, self.compiled, base_dir)
-        closures = {n: f for n, _, f, _ in self.compiled.globals}
         for decl in checked.program.decls:
             if not isinstance(decl, A.InputDecl):
                 continue
-            ty, closure, default = checked.globals[decl.name], closures[decl.name], None
-            if isinstance(closure, tuple):  # load("file"), image("file")
-                default = I.load_path(closure[1])
-            elif closure is not None:
-                try:
-                    default = closure(rt.frame(None))
-                except (KeyError, TypeError, ValueError, TensorLangError, RecursionError):  # known at run time
-                    pass
+            ty = checked.globals[decl.name]
+            default = None
+            if decl.default is not None:
+                if isinstance(decl.default, (A.Load, A.Apply)) and I._is_load(decl.default):
+                    path = decl.default.path if isinstance(decl.default, A.Load) else decl.default.args[0]
+                    default = path.value if isinstance(path, A.Str) else None
+                else:
+                    try:
+                        default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
+                    except (KeyError, TypeError, ValueError, TensorLangError, RecursionError):  # known at run time
+                        default = None
             inputs.append(Input(decl.name, decl.type.text(), _kind(ty), _out_shape(ty) if ty.kind == "seq" else tuple(ty.shape),
                                 ty.dim, default, decl.description))
         self.inputs = tuple(inputs)
@@ -136,7 +138,8 @@ class StrandProgram:
             elif is_input and init is None:
                 raise error("input", f"input {name} ({ty}) is required: it has no default")
             elif isinstance(init, tuple):  # load("file") / image("file") defaults
-                rt.g[name] = self._convert(rt, name, ty, I.load_path(init[1]) or "")
+                path = init[1].path if isinstance(init[1], A.Load) else init[1].args[0]
+                rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "")
             elif init is not None:
                 rt.g[name] = self._convert(rt, name, ty, init(fr)) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
             else:
