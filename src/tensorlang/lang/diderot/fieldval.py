@@ -211,22 +211,12 @@ class Lifted(Field):
 
         if order == 0:
             return fn(part(self.a, 0), part(self.b, 0))
-        if order > 2:
+        if order != 2:  # (the second order's terms are added in the order below)
             return self._leibniz(part, order, fn)
         terms = []
         va, vb = part(self.a, 0), part(self.b, 0)
         da, db = part(self.a, 1), part(self.b, 1)
         n = 1 if dim == 1 else dim
-        if order == 1:
-            comps = []
-            for k in range(n):
-                t = 0.0
-                if da is not None:
-                    t = t + fn(axis(da, k), vb)
-                if db is not None:
-                    t = t + fn(va, axis(db, k))
-                comps.append(np.asarray(t, dtype=np.float64))
-            return comps[0] if dim == 1 else np.stack(comps, axis=-1)
         ha, hb = part(self.a, 2), part(self.b, 2)
         for k in range(n):
             row = []
