@@ -72,6 +72,10 @@ _DIRECT = {"if_stmt": A.If, "die": A.Die, "continue_": A.Continue, "return_": A.
            "comprehension": A.Comprehension, "norm": A.Norm, "identity": A.Identity, "zeros": A.Zeros}
 #: Rules whose node holds the rule's children as one tuple (then its span).
 _TUPLE = {"block": A.Block, "seq_lit": A.SeqLit, "tensor_lit": A.TensorLit}
+#: Rules that are one of their children: its index (``:`` in an index is None); and the
+#: global blocks, each (its kind, the index of its block).
+_CHILD = {"fun_expr": 0, "fun_block": 0, "slice_all": None}
+_GLOBAL_BLOCKS = {"global_block": ("update", 1), "start_block": ("start", 0), "init_block": ("initialize", 0)}
 
 
 @v_args(meta=True)
@@ -87,6 +91,11 @@ class _ToAst(Transformer):
             return _TUPLE[data](tuple(children), _span(meta))
         if data in ("iters", "indices"):
             return tuple(children)
+        if data in _CHILD:
+            return None if _CHILD[data] is None else children[_CHILD[data]]
+        if data in _GLOBAL_BLOCKS:
+            kind, at = _GLOBAL_BLOCKS[data]
+            return (kind, children[at])
         return super().__default__(data, children, meta)
 
     # ---- top level
@@ -141,26 +150,11 @@ class _ToAst(Transformer):
     def function_decl(self, meta, c):
         return A.FunctionDecl(c[0], str(c[1]), c[2], c[3], _span(meta))
 
-    def fun_expr(self, meta, c):
-        return c[0]
-
-    def fun_block(self, meta, c):
-        return c[0]
-
     def params(self, meta, c):
         return tuple(p for p in c if p is not None)
 
     def param(self, meta, c):
         return A.Param(c[0], str(c[1]), _span(meta))
-
-    def global_block(self, meta, c):
-        return ("update", c[1])
-
-    def start_block(self, meta, c):
-        return ("start", c[0])
-
-    def init_block(self, meta, c):
-        return ("initialize", c[0])
 
     def strand(self, meta, c):
         name, params = str(c[0]), c[1]
@@ -255,9 +249,6 @@ class _ToAst(Transformer):
 
     def diff(self, meta, c):
         return A.Diff(_diff_op(str(c[0])), c[1], _span(meta))
-
-    def slice_all(self, meta, c):
-        return None
 
     def select(self, meta, c):
         return A.Select(c[0], str(c[1]), _span(meta))
