@@ -98,3 +98,20 @@ def test_a_deep_run_hands_back_its_errors_and_prints():
     with pytest.raises(TensorLangError) as info:  # an error inside the worker thread reaches the caller
         program(text.replace("return 0.25", "return 0.25 + real(1 / k)")).run({"n": 500}, backend="interp")
     assert info.value.code == "input" and "division by zero" in info.value.message
+
+
+@pytest.mark.slow
+def test_the_command_line_says_too_large_without_a_crash(tmp_path):
+    """A million calls deep from `tensorlang run`: exit status 1 and one error line, no
+    traceback, no signal (a segfault would give a negative status)."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    prog = tmp_path / "rec.diderot"
+    prog.write_text(PROGRAM)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    proc = subprocess.run([sys.executable, "-m", "tensorlang", "run", str(prog), "-n", "1000000"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert "error[too-large]" in proc.stderr and "Traceback" not in proc.stderr
