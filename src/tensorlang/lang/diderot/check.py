@@ -265,15 +265,8 @@ class Checker:
             if s.other is not None:
                 self.stmt(s.other, _Scope(scope, "local"))
         elif isinstance(s, A.Foreach):
-            dom = self.expr(s.domain, scope)
-            inner = _Scope(scope, "local")
-            if dom.kind == "set":
-                inner.names[s.name] = Ty("strand", name=dom.name)
-            elif dom.kind == "seq":  # (a range a..b too: a sequence of ints)
-                inner.names[s.name] = self.element(dom, s.domain)
-            else:
-                self.fail("shape", f"foreach iterates over a sequence or a set of strands, not {dom}", s.domain)
-            self.stmt(s.body, inner)
+            self.stmt(s.body, self.bind(s.name, s.domain, scope, True, s.domain,
+                                        "foreach iterates over a sequence or a set of strands, not {}"))
         elif isinstance(s, (A.Stabilize, A.Die)):
             if self.where not in ("strand", "update"):
                 self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in strand methods and the global block", s)
@@ -415,7 +408,8 @@ class Checker:
                 self.expect(elem, t, x, "a sequence element")
             return Ty("seq", elem=elem, n=len(ts))
         if isinstance(e, A.Comprehension):  # a sequence comprehension: one element per item
-            body = self.expr(e.body, self.iteration(e, scope))
+            body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False, e,
+                                               "a sequence comprehension iterates over a sequence, not {}"))
             if body.kind not in ("int", "bool", "string", "tensor"):
                 self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
             return Ty("seq", elem=body)
@@ -508,34 +502,32 @@ class Checker:
         self.fail("shape", f"{ft} cannot be applied", e)
         raise AssertionError  # pragma: no cover
 
-    def iteration(self, comp: A.Comprehension, scope: _Scope) -> _Scope:
-        """The scope of a comprehension's body: its variable bound to an element of a
-        sequence (a range a..b is a sequence of ints)."""
-        t = self.expr(comp.iter.domain, scope)
-        if t.kind != "seq":
-            self.fail("shape", f"a sequence comprehension iterates over a sequence, not {t}", comp.iter.domain)
+    def bind(self, name: str, domain, scope: _Scope, sets: bool, node, wrong: str) -> _Scope:
+        """The scope of a loop's body: ``name`` bound to an element of ``domain`` (a sequence;
+        a range a..b is one of ints) or, with ``sets``, to a strand of a set of strands;
+        otherwise error[shape] ``wrong`` (formatted with the domain's type) at the domain."""
+        t = self.expr(domain, scope)
         inner = _Scope(scope, "local")
-        inner.names[comp.iter.name] = self.element(t, comp)
+        if sets and t.kind == "set":
+            inner.names[name] = Ty("strand", name=t.name)
+        elif t.kind == "seq":
+            inner.names[name] = self.element(t, node)
+        else:
+            self.fail("shape", wrong.format(t), domain)
         return inner
 
     def reduction(self, name: str, comp: A.Comprehension, scope: _Scope) -> Ty:
         dom = comp.iter.domain
-        inner = _Scope(scope, "local")
         if isinstance(dom, A.Select) and isinstance(dom.operand, A.Var) and dom.operand.name == self.strand.name:
             if dom.name not in SETS:
                 self.fail("undeclared", f"{dom.name} is no set of strands (all, active, stable)", dom)
             if self.where != "update":
                 self.fail("syntax", f"{self.strand.name}.{dom.name} is read in the global block", dom)
             self.note(dom, Ty("set", name=self.strand.name))
+            inner = _Scope(scope, "local")
             inner.names[comp.iter.name] = Ty("strand", name=self.strand.name)
         else:
-            t = self.expr(dom, scope)
-            if t.kind == "set":
-                inner.names[comp.iter.name] = Ty("strand", name=t.name)
-            elif t.kind == "seq":
-                inner.names[comp.iter.name] = self.element(t, comp)
-            else:
-                self.fail("shape", f"a reduction runs over strands or a sequence, not {t}", dom)
+            inner = self.bind(comp.iter.name, dom, scope, True, comp, "a reduction runs over strands or a sequence, not {}")
         body = self.expr(comp.body, inner)
         self.note(comp, body)
         if name in ("all", "exists"):
