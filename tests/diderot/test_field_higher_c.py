@@ -111,7 +111,7 @@ def test_the_chain_rule_of_a_composition_in_the_interpreter():
 
     img = _image(np.random.default_rng(2), False)
     f, g = FV.Conv(img, KERNELS["c4hexic"]), FV.Conv(img, KERNELS["bspln5"])
-    inner = FV.Stack([FV.lift("+", FV.lift("*", f, 0.3, 2), 2.0, 2), FV.lift("+", g, 1.0, 2)])
+    inner = FV.Stack([FV.Lifted("+", FV.Lifted("*", f, 0.3, 2), 2.0, 2), FV.Lifted("+", g, 1.0, 2)])
     c = FV.Compose(f, inner)
     x, h = np.array([2.3, 3.1]), 1e-5
     fd = np.stack([(c.value(x + h * e, 1) - c.value(x - h * e, 1)) / (2 * h) for e in np.eye(2)], axis=-1)

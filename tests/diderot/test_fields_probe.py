@@ -204,8 +204,8 @@ def test_lifted_functions_and_abs_of_fields_differentiate_by_the_chain_rule(name
     xs = np.linspace(0, 3, 16)
     img = tl.image(2 + np.sin(xs) + 0.1 * xs ** 2, world={"spacing": 0.25, "origin": -1.0})
     base = FV.Conv(img, KERNELS["c4hexic"])
-    inner = FV.lift("*", base, 0.2, 1) if name in ("asin", "acos") else base  # inside (-1, 1)
-    for field in (FV.Lifted1(name, inner), FV.lift("norm", FV.lift("+", base, -2.5, 1), None, 1)):
+    inner = FV.Lifted("*", base, 0.2, 1) if name in ("asin", "acos") else base  # inside (-1, 1)
+    for field in (FV.Lifted1(name, inner), FV.Lifted("norm", FV.Lifted("+", base, -2.5, 1), None, 1)):
         p, h = np.array([0.83]), 1e-4
         for order in (1, 2, 3):
             fd = (np.asarray(field.value(p + h, order - 1)) - np.asarray(field.value(p - h, order - 1))) / (2 * h)

@@ -58,24 +58,15 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
         return _field_binary(op, a, b)
     if a.kind not in ("int", "tensor") or b.kind not in ("int", "tensor"):
         return None
-    if op in ("+", "-"):
-        if a.kind == "int" and b.kind == "int":
-            return INT
-        a, b = _as_tensor(a), _as_tensor(b)
-        return a if a.shape == b.shape else None
-    if op == "*":
-        if a.kind == "int" and b.kind == "int":
-            return INT
-        a, b = _as_tensor(a), _as_tensor(b)
-        if a.shape == ():
-            return b
-        return a if b.shape == () else None
-    if op == "/":
-        if a.kind == "int" and b.kind == "int":
-            return INT
-        a, b = _as_tensor(a), _as_tensor(b)
-        return a if b.shape == () else None
+    if op in ("+", "-", "*", "/") and a.kind == "int" and b.kind == "int":
+        return INT
     a, b = _as_tensor(a), _as_tensor(b)
+    if op in ("+", "-"):
+        return a if a.shape == b.shape else None
+    if op == "*" and a.shape == ():
+        return b
+    if op in ("*", "/"):  # a tensor times or over a scalar
+        return a if b.shape == () else None
     if op == "•":
         if a.shape and b.shape and a.shape[-1] == b.shape[0]:
             return tensor(*(a.shape[:-1] + b.shape[1:]))
@@ -171,20 +162,15 @@ def _real_or_field_fn(args: list[Ty]) -> Ty | None:
 
 
 def _minmax(args: list[Ty]) -> Ty | None:
-    if len(args) == 2:
-        return _num(*args)
-    return None
+    return _num(*args) if len(args) == 2 else None
 
 
 def _lerp(args: list[Ty]) -> Ty | None:
-    if len(args) == 3:
-        a, b, t = args
-        a, b = (REAL if x.kind == "int" else x for x in (a, b))
-        return a if a.kind == "tensor" and a == b and is_num(t) else None
-    if len(args) == 5:
-        a, b = (REAL if x.kind == "int" else x for x in args[:2])
-        return a if a.kind == "tensor" and a == b and all(is_num(t) for t in args[2:]) else None
-    return None
+    """lerp(a, b, t) and lerp(a, b, x0, x, x1): a and b of one type, the others numbers."""
+    if len(args) not in (3, 5):
+        return None
+    a, b = (_as_tensor(x) for x in args[:2])
+    return a if a.kind == "tensor" and a == b and all(is_num(t) for t in args[2:]) else None
 
 
 def _clamp(args: list[Ty]) -> Ty | None:
@@ -194,7 +180,7 @@ def _clamp(args: list[Ty]) -> Ty | None:
         lo, hi, x = args
         if all(t.kind == "int" for t in args):
             return INT
-        x = REAL if x.kind == "int" else x
+        x = _as_tensor(x)
         if x.kind == "tensor" and all(is_num(t) or t == x for t in (lo, hi)):
             return x
     return None

@@ -1,11 +1,6 @@
-"""Bounds on a typechecked Diderot program, checked before anything runs (issue 41).
-
-Both executors expand user functions at every call: the C executor inlines them (as
-Diderot's compiler does), the interpreter evaluates the body at each call.  Functions
-that each call the one before twice (``f1(a) = f0(a) + f0(a)``, ...) make a 1 KB
-program whose one call expands to 2^40 bodies: the lowering never ends.  The expansion
-is counted here, once per function (memoized, iteratively), and a program whose
-expansion passes :data:`MAX_EXPANSION` syntax nodes is error[too-large]."""
+"""Bounds on a typechecked Diderot program, checked before anything runs (issue 41; the
+limits: docs/errors.md, "Limits on program size").  Both executors expand a user
+function at every call, so the expansion is counted, once per function and iteratively."""
 
 from __future__ import annotations
 
@@ -136,6 +131,22 @@ def check_expansion(checked) -> None:
                         "once every function call is expanded (both executors expand every call)",
                         getattr(root, "span", A.NOWHERE))
 
+
+def recursive_functions(checked) -> frozenset[str]:
+    """The functions that can call themselves, directly or through others (the
+    interpreter counts their depth: :data:`.interp.MAX_CALL_DEPTH`)."""
+    calls = {name: set(_size_and_calls(decl.body, checked.scopes, {})[1]) for name, decl in checked.functions.items()}
+    found = set()
+    for start in calls:
+        seen, stack = set(), list(calls[start])
+        while stack:
+            name = stack.pop()
+            if name not in seen:
+                seen.add(name)
+                stack.extend(calls.get(name, ()))
+        if start in seen:
+            found.add(start)
+    return frozenset(found)
 
 #: The C executor lowers every tensor and fixed-length sequence to its components: a
 #: value of more components than this runs in the interpreter (a ``tensor[10000]`` made

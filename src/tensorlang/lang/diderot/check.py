@@ -1,14 +1,6 @@
 """The Diderot typechecker: every expression's type, every name's scope, the basis
-library's overloads, and error[CODE] at the position of the first ill-typed construct.
-
-Codes (docs/errors.md): ``undeclared`` (an unknown variable, function or strand
-variable), ``redeclared``, ``assign-shape`` (a value of another type stored in a
-variable, passed to a parameter or returned), ``shape`` (operands that fit no
-overload of an operator or basis function, probing a field at a point of the wrong
-dimension), ``continuity`` (a derivative of a field that is not differentiable that
-many times: its kernel's continuity is too low), ``syntax`` (a statement where the
-language does not allow it: ``die`` in a function, ``new`` outside a strand).
-"""
+library's overloads, and error[CODE] at the position of the first ill-typed construct
+(the codes: docs/diderot-language.md, "Types and errors")."""
 
 from __future__ import annotations
 
@@ -107,15 +99,13 @@ class Checker:
         for name in KERNELS:
             top.names[name] = Ty("kernel", k=KERNELS[name].continuity)
         for decl in program.decls:
+            if decl.name in self.c.functions or decl.name in self.c.globals:
+                self.fail("redeclared", f"{decl.name} is declared twice", decl)
             if isinstance(decl, A.FunctionDecl):
-                if decl.name in self.c.functions or decl.name in self.c.globals:
-                    self.fail("redeclared", f"{decl.name} is declared twice", decl)
                 self.c.functions[decl.name] = decl
                 self.function(decl, top)
                 continue
             ty = from_syntax(decl.type)
-            if decl.name in self.c.globals or decl.name in self.c.functions:
-                self.fail("redeclared", f"{decl.name} is declared twice", decl)
             init = decl.default if isinstance(decl, A.InputDecl) else decl.init
             if isinstance(decl, A.GlobalDecl) and decl.param is not None:
                 ty = self.field_fn(decl, ty, top)
@@ -275,17 +265,8 @@ class Checker:
             if s.other is not None:
                 self.stmt(s.other, _Scope(scope, "local"))
         elif isinstance(s, A.Foreach):
-            dom = self.expr(s.domain, scope)
-            inner = _Scope(scope, "local")
-            if dom.kind == "set":
-                inner.names[s.name] = Ty("strand", name=dom.name)
-            elif dom.kind == "seq":
-                inner.names[s.name] = self.element(dom, s.domain)
-            elif isinstance(s.domain, A.Range):
-                inner.names[s.name] = INT
-            else:
-                self.fail("shape", f"foreach iterates over a sequence or a set of strands, not {dom}", s.domain)
-            self.stmt(s.body, inner)
+            self.stmt(s.body, self.bind(s.name, s.domain, scope, True, s.domain,
+                                        "foreach iterates over a sequence or a set of strands, not {}"))
         elif isinstance(s, (A.Stabilize, A.Die)):
             if self.where not in ("strand", "update"):
                 self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in strand methods and the global block", s)
@@ -425,19 +406,16 @@ class Checker:
             elem = REAL if all(is_num(t) for t in ts) and REAL in ts else ts[0]
             for t, x in zip(ts, e.elems):
                 self.expect(elem, t, x, "a sequence element")
-            if elem == INT and self.c.program.version.startswith("2"):
-                pass
             return Ty("seq", elem=elem, n=len(ts))
         if isinstance(e, A.Comprehension):  # a sequence comprehension: one element per item
-            body = self.expr(e.body, self.iteration(e, scope))
+            body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False, e,
+                                               "a sequence comprehension iterates over a sequence, not {}"))
             if body.kind not in ("int", "bool", "string", "tensor"):
                 self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
             return Ty("seq", elem=body)
         if isinstance(e, A.Identity):
             return tensor(e.n, e.n)
-        if isinstance(e, A.Zeros):
-            return tensor(*e.shape)
-        if isinstance(e, A.Nan):
+        if isinstance(e, (A.Zeros, A.Nan)):
             return tensor(*e.shape)
         if isinstance(e, A.RealCast):
             t = self.expr(e.operand, scope)
@@ -524,34 +502,32 @@ class Checker:
         self.fail("shape", f"{ft} cannot be applied", e)
         raise AssertionError  # pragma: no cover
 
-    def iteration(self, comp: A.Comprehension, scope: _Scope) -> _Scope:
-        """The scope of a comprehension's body: its variable bound to an element of a
-        sequence (a range a..b is a sequence of ints)."""
-        t = self.expr(comp.iter.domain, scope)
-        if t.kind != "seq":
-            self.fail("shape", f"a sequence comprehension iterates over a sequence, not {t}", comp.iter.domain)
+    def bind(self, name: str, domain, scope: _Scope, sets: bool, node, wrong: str) -> _Scope:
+        """The scope of a loop's body: ``name`` bound to an element of ``domain`` (a sequence;
+        a range a..b is one of ints) or, with ``sets``, to a strand of a set of strands;
+        otherwise error[shape] ``wrong`` (formatted with the domain's type) at the domain."""
+        t = self.expr(domain, scope)
         inner = _Scope(scope, "local")
-        inner.names[comp.iter.name] = self.element(t, comp)
+        if sets and t.kind == "set":
+            inner.names[name] = Ty("strand", name=t.name)
+        elif t.kind == "seq":
+            inner.names[name] = self.element(t, node)
+        else:
+            self.fail("shape", wrong.format(t), domain)
         return inner
 
     def reduction(self, name: str, comp: A.Comprehension, scope: _Scope) -> Ty:
         dom = comp.iter.domain
-        inner = _Scope(scope, "local")
         if isinstance(dom, A.Select) and isinstance(dom.operand, A.Var) and dom.operand.name == self.strand.name:
             if dom.name not in SETS:
                 self.fail("undeclared", f"{dom.name} is no set of strands (all, active, stable)", dom)
             if self.where != "update":
                 self.fail("syntax", f"{self.strand.name}.{dom.name} is read in the global block", dom)
             self.note(dom, Ty("set", name=self.strand.name))
+            inner = _Scope(scope, "local")
             inner.names[comp.iter.name] = Ty("strand", name=self.strand.name)
         else:
-            t = self.expr(dom, scope)
-            if t.kind == "set":
-                inner.names[comp.iter.name] = Ty("strand", name=t.name)
-            elif t.kind == "seq":
-                inner.names[comp.iter.name] = self.element(t, comp)
-            else:
-                self.fail("shape", f"a reduction runs over strands or a sequence, not {t}", dom)
+            inner = self.bind(comp.iter.name, dom, scope, True, comp, "a reduction runs over strands or a sequence, not {}")
         body = self.expr(comp.body, inner)
         self.note(comp, body)
         if name in ("all", "exists"):
@@ -568,13 +544,9 @@ class Checker:
 
 
 class _Inits:
-    """Diderot's rules that a variable has a value before it is read: a local declared
-    without one, or a state variable without one, must be assigned on every path before a
-    read (both branches of an if; a foreach body may not run); a global that is not an
-    input needs a value (or an assignment in the global initialize block); an output needs
-    a value; a function's block ends in a return (in tail position: an if's branches both
-    end in one).  Errors: error[uninit] (diderotc: "possible use of variable 'z' before it
-    has been initialized", "... is not initialized", "Missing return statement")."""
+    """error[uninit]: diderotc's rules that a variable has a value before it is read and
+    that a function's block ends in a return (docs/diderot-language.md).  ``stmt`` returns
+    the variables (keys of ``env``) still without a value after a statement."""
 
     def __init__(self, checker: Checker):
         self.fail = checker.fail

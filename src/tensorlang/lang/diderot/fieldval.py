@@ -18,12 +18,8 @@ from ...sampling.image import Image
 from ...sampling.kernels import Kernel, tap_weights
 
 
-#: Diderot's code generator writes each coefficient of a kernel's (and its derivatives')
-#: polynomials as a decimal literal of 12 significant digits (7/12 becomes 0.583333333333),
-#: so its executables probe with a kernel that differs from the exact one by ~1e-12 per
-#: coefficient: for c4hexic, whose coefficients reach 24, probes of data ~100 differ by
-#: ~1e-8.  The interpreter is the oracle for agreement with those executables: it uses
-#: the same rounded coefficients (tensorlang.fields keeps the exact ones).
+#: The significant digits of the kernel coefficients the interpreter probes with, as
+#: Diderot's code generator writes them (docs/diderot-language.md, "Kernel coefficients").
 DIDEROT_DIGITS = 12
 
 
@@ -58,18 +54,25 @@ class Field:
     def value(self, x: np.ndarray, order: int) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def inside(self, x: np.ndarray) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def inside(self, x: np.ndarray) -> bool:
+        return True
+
+
+class Of(Field):
+    """A field made of one field ``f`` by ``name`` (a function, an operator)."""
+
+    def __init__(self, name, f: Field):
+        self.name, self.f, self.dim = name, f, f.dim
+
+    def inside(self, x) -> bool:
+        return self.f.inside(x)
 
 
 class Conv(Field):
-    """``image ⊛ kernel``.  Probing follows 004 §2.2 one point at a time: the world point
-    goes to index space (x = M·p + o, M and o from the image's world-to-index map), the
-    taps n+1-s .. n+s around n = ⌊x⌋ are read (through the border mode, if any), and
-    each axis's weights are the kernel's tap polynomials at the fraction f = x - n
-    (:func:`~tensorlang.sampling.kernels.tap_weights`, with Diderot's rounded coefficients:
-    :data:`DIDEROT_DIGITS`).  Derivatives are taken in index
-    space and carried to world space by one factor of M per derivative axis."""
+    """``image ⊛ kernel``, probed one point at a time as docs/diderot-language.md
+    ("Execution") describes: x = M·p + o in index space, the taps around n = ⌊x⌋ (through
+    the border mode, if any) weighted by :func:`~tensorlang.sampling.kernels.tap_weights`
+    (at :data:`DIDEROT_DIGITS`), one factor of M per derivative axis."""
 
     def __init__(self, img, kern: Kernel):
         self.mode = img.mode if isinstance(img, BorderImage) else None
@@ -177,9 +180,9 @@ class Lifted(Field):
                 return np.asarray(a, dtype=np.float64) / b.value(x, 0)
             return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
         if op in ("*", "/") and not isinstance(b, Field):
-            return _scale(a.value(x, order), b, op, order, self.dim)
+            return _scale(a.value(x, order), b, op)
         if op == "*" and not isinstance(a, Field):
-            return _scale(b.value(x, order), a, "*", order, self.dim)
+            return _scale(b.value(x, order), a, "*")
         if op == "*":  # a scalar field times a tensor field: ∇(sV) = V ⊗ ∇s + s ∇V, axis by axis
             return self._bilinear(x, order, _mul)
         if order > 1:  # a/b = a * (1/b)
@@ -189,10 +192,9 @@ class Lifted(Field):
             return _mul(va, vb) if op == "*" else va / vb
         ga, gb = a.value(x, 1), b.value(x, 1)
         if op == "*":  # (ab)' = a'b + ab'
-            return _mul_d(ga, vb, self.dim) + _mul_d_r(va, gb, self.dim)
+            return ga * vb + _times_grad(va, gb, self.dim)
         # (a/b)' = a'/b - a b'/b²
-        return _mul_d(ga, 1.0 / vb, self.dim) - _mul_d_r(va / (vb * vb), gb, self.dim)
-
+        return ga * (1.0 / vb) - _times_grad(va / (vb * vb), gb, self.dim)
 
     def _bilinear(self, x, order: int, fn: Callable | None = None):
         """a•b, a⊗b, a×b, a:b (and a*b) of fields (or a field and a tensor), by the product
@@ -209,22 +211,12 @@ class Lifted(Field):
 
         if order == 0:
             return fn(part(self.a, 0), part(self.b, 0))
-        if order > 2:
+        if order != 2:  # (the second order's terms are added in the order below)
             return self._leibniz(part, order, fn)
         terms = []
         va, vb = part(self.a, 0), part(self.b, 0)
         da, db = part(self.a, 1), part(self.b, 1)
         n = 1 if dim == 1 else dim
-        if order == 1:
-            comps = []
-            for k in range(n):
-                t = 0.0
-                if da is not None:
-                    t = t + fn(axis(da, k), vb)
-                if db is not None:
-                    t = t + fn(va, axis(db, k))
-                comps.append(np.asarray(t, dtype=np.float64))
-            return comps[0] if dim == 1 else np.stack(comps, axis=-1)
         ha, hb = part(self.a, 2), part(self.b, 2)
         for k in range(n):
             row = []
@@ -241,7 +233,6 @@ class Lifted(Field):
         if dim == 1:
             return terms[0][0]
         return np.stack([np.stack(r, axis=-1) for r in terms], axis=-2)
-
 
     def _leibniz(self, part, order: int, fn: Callable):
         """The ``order``-th derivative of fn(a, b), fn bilinear: for each component of the
@@ -271,7 +262,8 @@ class Lifted(Field):
         return res
 
 
-def _cross(a, b):
+def cross(a, b):
+    """a × b: a scalar for 2-vectors, a 3-vector for 3-vectors."""
     if np.shape(a) == (2,):
         return a[0] * b[1] - a[1] * b[0]
     return np.cross(a, b)
@@ -294,18 +286,17 @@ def contract(a, b, n: int):
 
 #: products of tensors lifted to fields (Lifted._bilinear differentiates them)
 BILINEAR: dict[str, Callable] = {
-    "•": lambda a, b: contract(a, b, 1), "⊗": np.multiply.outer, "×": _cross,
+    "•": lambda a, b: contract(a, b, 1), "⊗": np.multiply.outer, "×": cross,
     ":": lambda a, b: contract(a, b, 2),
 }
 
 
-def _scale(v, c, op, order, dim):
+def _scale(v, c, op):
+    """A field's value (or derivative) ``v`` times (or over) a constant ``c``."""
     c = np.asarray(c, dtype=np.float64)
     if op == "/":
         return v / c
-    if c.ndim == 0:
-        return v * c
-    return np.multiply.outer(c, v) if order == 0 else np.multiply.outer(c, v)
+    return v * c if c.ndim == 0 else np.multiply.outer(c, v)
 
 
 def _mul(va, vb):
@@ -313,12 +304,7 @@ def _mul(va, vb):
     return va * vb if va.ndim == 0 or vb.ndim == 0 else np.multiply.outer(va, vb)
 
 
-def _mul_d(ga, vb, dim):
-    """(derivative of a) times the value b (b a scalar)."""
-    return ga * vb
-
-
-def _mul_d_r(va, gb, dim):
+def _times_grad(va, gb, dim):
     """a (a tensor) times the derivative of a scalar b: a ⊗ ∇b."""
     va = np.asarray(va)
     if dim == 1:
@@ -362,16 +348,11 @@ def power(n: int) -> tuple[Callable, Callable, Callable, Callable]:
     return term(0), term(1), term(2), term(3)
 
 
-class Lifted1(Field):
+class Lifted1(Of):
     """``fn(F)`` of a scalar field F, differentiated by the chain rule (to second order:
     ∇fn(F) = fn'(F) ∇F, ∇⊗∇fn(F) = fn''(F) ∇F⊗∇F + fn'(F) ∇⊗∇F; and, for 1-D fields,
-    the third derivative fn‴ F'³ + 3 fn'' F' F'' + fn' F‴)."""
-
-    def __init__(self, name: str | tuple, f: Field):
-        self.name, self.f, self.dim = name, f, f.dim
-
-    def inside(self, x) -> bool:
-        return self.f.inside(x)
+    the third derivative fn‴ F'³ + 3 fn'' F' F'' + fn' F‴); ``name``: a key of LIFTED or
+    the tuple of functions (:func:`power`)."""
 
     def value(self, x, order: int):
         fn, d1, d2, d3 = LIFTED[self.name] if isinstance(self.name, str) else self.name
@@ -439,17 +420,11 @@ def inv_terms(order: int):
             yield (-1) ** len(blocks), [tuple(blk) for blk in blocks]
 
 
-class MatrixFn(Field):
+class MatrixFn(Of):
     """``det(F)``, ``trace(F)``, ``inv(F)``, ``transpose(F)`` of a field of square
     matrices, pointwise; derivatives: trace and transpose to any order (they are
     linear), det and inv once by ∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹, and
     further by :func:`det_terms` and :func:`inv_terms`."""
-
-    def __init__(self, name: str, f: Field):
-        self.name, self.f, self.dim = name, f, f.dim
-
-    def inside(self, x) -> bool:
-        return self.f.inside(x)
 
     def value(self, x, order: int):
         v = np.asarray(self.f.value(x, order), dtype=np.float64)
@@ -473,7 +448,6 @@ class MatrixFn(Field):
             else:
                 r = -np.einsum("ij,jlk,lm->imk", ai, dv, ai)
         return r if v.ndim == 3 else r[..., 0]
-
 
     def _higher(self, x, a, ai, order: int):
         d, n = self.dim, a.shape[0]
@@ -501,20 +475,14 @@ class MatrixFn(Field):
         return out
 
 
-class Deriv(Field):
+class Deriv(Of):
     """∇F, ∇⊗F, ∇•F, ∇×F of a field F."""
-
-    def __init__(self, op: str, f: Field):
-        self.op, self.f, self.dim = op, f, f.dim
-
-    def inside(self, x) -> bool:
-        return self.f.inside(x)
 
     def value(self, x, order: int):
         g = self.f.value(x, order + 1)
-        if self.op in ("∇", "∇⊗") or self.dim == 1:
+        if self.name in ("∇", "∇⊗") or self.dim == 1:
             return g
-        if self.op == "∇•":  # the first (component) axis against the first derivative axis
+        if self.name == "∇•":  # the first (component) axis against the first derivative axis
             return np.trace(g, axis1=0, axis2=1)
         if self.dim == 2:  # ∂F1/∂x - ∂F0/∂y
             return g[1, 0] - g[0, 1]
@@ -573,9 +541,6 @@ class Identity(Field):
     def __init__(self, dim: int):
         self.dim = dim
 
-    def inside(self, x) -> bool:
-        return True
-
     def value(self, x, order: int):
         d = self.dim
         if order == 0:
@@ -591,9 +556,6 @@ class Constant(Field):
     def __init__(self, v, dim: int):
         self.v, self.dim = np.asarray(v, dtype=np.float64), dim
 
-    def inside(self, x) -> bool:
-        return True
-
     def value(self, x, order: int):
         if order == 0:
             return self.v.copy() if self.v.ndim else float(self.v)
@@ -607,15 +569,9 @@ class Pointwise(Field):
     def __init__(self, fn: Callable, dim: int, name: str):
         self.fn, self.dim, self.name = fn, dim, name
 
-    def inside(self, x) -> bool:
-        return True
-
     def value(self, x, order: int):
         if order:
             raise error("backend", f"the interpreter does not differentiate {self.name}: its formula calls "
                                    "functions or compares values")
         return self.fn(x)
 
-
-def lift(op: str, a, b, dim: int) -> Field:
-    return Lifted(op, a, b, dim)

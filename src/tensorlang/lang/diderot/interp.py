@@ -1,21 +1,18 @@
-"""The strand interpreter: the reference semantics of a Diderot program (the oracle).
-
-Bulk-synchronous execution: the globals are computed in order, the strands created
-(a grid ``initially [..]`` or a collection ``initially {..}``); then, once per
-super-step, every active strand runs ``update`` (reading other strands' state as it
-was at the start of the step), new strands join, and the global block runs; until no
-strand is active or the iteration limit is reached.  ``stabilize`` runs the strand's
-stabilize method and freezes it; ``die`` removes it; ``continue`` ends its update.
+"""The strand interpreter: the reference semantics of a Diderot program (the oracle;
+the semantics: docs/diderot-language.md, "Execution").
 
 The tree is compiled once into Python closures (one per node), so that a strand's
 update does not re-dispatch on node types; values are Python ints, bools, floats and
 strings, numpy arrays for tensors, tuples for sequences, :mod:`.fieldval` objects for
-fields, :class:`~tensorlang.sampling.image.Image` for images.
+fields, :class:`~tensorlang.sampling.image.Image` for images.  ``stabilize``, ``die``,
+``continue`` and ``return`` are exceptions caught where the method or function ends.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -35,6 +32,14 @@ ACTIVE, STABLE, DEAD = 0, 1, 2
 
 #: the iteration limit when none is given (docs/diderot-language.md): nothing runs for ever
 DEFAULT_LIMIT = 10000
+
+#: How deeply Diderot functions may call themselves in the interpreter (docs/diderot.md,
+#: "Recursion"); deeper is error[too-large].  A program with a recursive function runs in
+#: a thread of DEEP_STACK bytes of stack with Python's recursion limit at DEEP_FRAMES
+#: (about 20 Python frames a call; measured: 3.11 needs under 700 bytes of C stack a frame).
+MAX_CALL_DEPTH = 10_000
+DEEP_STACK = 256 << 20
+DEEP_FRAMES = 200_000
 
 
 class _Stabilize(Exception):
@@ -135,8 +140,10 @@ def fmt(v) -> str:
 # ---------------------------------------------------------------- the compiler
 class Compiler:
     def __init__(self, checked: Checked):
+        from .bounds import recursive_functions
         self.c = checked
         self.functions: dict[str, Callable] = {}
+        self.recursive = recursive_functions(checked)
 
     def ty(self, node) -> Ty:
         return self.c.types[id(node)]
@@ -213,9 +220,9 @@ class Compiler:
         if op == "∘":
             return lambda fr: FV.Compose(a(fr), b(fr))
         if op == "-" and tb.kind != "field":
-            return lambda fr: FV.lift("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
+            return lambda fr: FV.Lifted("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
         if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
-            return lambda fr: FV.lift(op, a(fr), b(fr), dim)
+            return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
         if op == "^":
             return lambda fr: FV.Lifted1(FV.power(b(fr)), a(fr))
         raise error("backend", f"the interpreter does not lift {op} to fields")
@@ -226,7 +233,7 @@ class Compiler:
             return lambda fr: not a(fr)
         t = self.ty(e)
         if t.kind == "field":
-            return lambda fr: FV.lift("neg", a(fr), None, _dim(t))
+            return lambda fr: FV.Lifted("neg", a(fr), None, _dim(t))
         if t.kind == "int":
             return lambda fr: wrap64(-a(fr))
         return lambda fr: -a(fr)
@@ -258,7 +265,7 @@ class Compiler:
         if t.kind == "int":
             return lambda fr: wrap64(abs(a(fr)))
         if t.kind == "field":
-            return lambda fr: FV.lift("norm", a(fr), None, _dim(t))
+            return lambda fr: FV.Lifted("norm", a(fr), None, _dim(t))
         if t.shape == ():
             return lambda fr: abs(float(a(fr)))
         return lambda fr: _norm(a(fr))
@@ -319,7 +326,20 @@ class Compiler:
         def call(fr):
             loc = {n: coerce(t, a(fr)) for n, t, a in zip(names, ptys, args)}
             return coerce(rty, functions[name](Frame(fr.g, fr.s, loc, fr.strand, fr.rt)))
-        return call
+        if name not in self.recursive:
+            return call
+
+        def counted(fr):
+            rt = fr.rt
+            if rt.depth >= MAX_CALL_DEPTH:
+                raise error("too-large", f"function {name} calls itself more than {MAX_CALL_DEPTH:,} deep "
+                            "(the interpreter's limit, docs/diderot.md)", e.span)
+            rt.depth += 1
+            try:
+                return call(fr)
+            finally:
+                rt.depth -= 1
+        return counted
 
     def function(self, decl: A.FunctionDecl):
         if isinstance(decl.body, A.Block):
@@ -344,12 +364,9 @@ class Compiler:
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
             a = args[0]
             return lambda fr: FV.BorderImage(a(fr), name)
-        if name == "numStrands":
-            return lambda fr: fr.rt.count((ACTIVE, STABLE))
-        if name == "numActive":
-            return lambda fr: fr.rt.count((ACTIVE,))
-        if name == "numStable":
-            return lambda fr: fr.rt.count((STABLE,))
+        if name in _COUNTS:
+            which = _COUNTS[name]
+            return lambda fr: fr.rt.count(which)
         if tys and tys[0].kind == "field" and name in FV.LIFTED:
             a = args[0]
             return lambda fr: FV.Lifted1(name, a(fr))
@@ -359,7 +376,7 @@ class Compiler:
         if name == "normalize" and tys[0].kind == "field":
             a = args[0]
             d = _dim(tys[0])
-            return lambda fr: FV.lift("/", a(fr), FV.lift("norm", a(fr), None, d), d)
+            return lambda fr: FV.Lifted("/", a(fr), FV.Lifted("norm", a(fr), None, d), d)
         if name in ("min", "max") and rty.kind == "int":
             fn = min if name == "min" else max
             a, b = args
@@ -391,38 +408,14 @@ class Compiler:
         zero = np.zeros(bty.shape) if bty.kind == "tensor" and bty.shape else (0 if bty.kind == "int" else 0.0)
 
         def values(fr):
-            loc = fr.l
-            saved = loc.get(var, _MISSING)
-            out = []
-            for item in items(fr):
-                loc[var] = item
-                out.append(body(fr))
-            if saved is _MISSING:
-                loc.pop(var, None)
-            else:
-                loc[var] = saved
-            return out
+            return _each(fr, var, items(fr), body)
 
-        if name == "sum":
-            return lambda fr: sum(values(fr), zero)
-        if name == "product":
-            return lambda fr: math.prod(values(fr))
-        if name == "mean":
-            def mean(fr):
-                vs = values(fr)
-                return float(sum(vs, 0.0) / len(vs)) if vs else math.nan
-            return mean
-        if name in ("max", "min"):
-            fn = max if name == "max" else min
-            empty = (-math.inf if name == "max" else math.inf) if bty.kind != "int" else 0
-
-            def extreme(fr):
-                vs = values(fr)
-                return fn(vs) if vs else empty
-            return extreme
-        if name == "all":
-            return lambda fr: all(values(fr))
-        return lambda fr: any(values(fr))
+        empty = 0 if bty.kind == "int" else {"max": -math.inf, "min": math.inf}.get(name)  # max, min of none
+        reduce: Callable[[list], Any] = {
+            "sum": lambda vs: sum(vs, zero), "product": math.prod, "all": all, "exists": any,
+            "mean": lambda vs: float(sum(vs, 0.0) / len(vs)) if vs else math.nan,
+            "max": lambda vs: max(vs) if vs else empty, "min": lambda vs: min(vs) if vs else empty}[name]
+        return lambda fr: reduce(values(fr))
 
     def e_Index(self, e):
         a = self.expr(e.operand)
@@ -453,19 +446,7 @@ class Compiler:
         body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
         ety = _elem(self.ty(e))
 
-        def comprehension(fr):
-            loc = fr.l
-            saved = loc.get(var, _MISSING)
-            out = []
-            for item in dom(fr):
-                loc[var] = item
-                out.append(coerce(ety, body(fr)))
-            if saved is _MISSING:
-                loc.pop(var, None)
-            else:
-                loc[var] = saved
-            return tuple(out)
-        return comprehension
+        return lambda fr: tuple(coerce(ety, v) for v in _each(fr, var, dom(fr), body))
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
@@ -529,7 +510,7 @@ class Compiler:
 
     def s_Assign(self, s):
         scope = self.c.scopes[id(s)]
-        name = s.name
+        name, store = s.name, {"local": "l", "state": "s", "global": "g"}[scope]
         v = self.expr(s.value)
         ty = _declared(self.c, s, scope)
         if s.op != "=":
@@ -544,13 +525,11 @@ class Compiler:
                 fn = _wrapping(_BINARY[op])
             else:
                 fn = _BINARY[op]
-            store = {"local": "l", "state": "s", "global": "g"}[scope]
 
             def update(fr):
                 d = getattr(fr, store)
                 d[name] = coerce(ty, fn(d[name], v(fr)))
             return update
-        store = {"local": "l", "state": "s", "global": "g"}[scope]
 
         def assign(fr):
             getattr(fr, store)[name] = coerce(ty, v(fr))
@@ -581,20 +560,14 @@ class Compiler:
                 body(fr)
         return foreach
 
-    def s_Stabilize(self, s):
-        def stabilize(fr):
-            raise _Stabilize()
-        return stabilize
+    def s_Stabilize(self, s):  # (and s_Die, s_Continue: the statement's exception)
+        exc = {A.Stabilize: _Stabilize, A.Die: _Die, A.Continue: _Continue}[type(s)]
 
-    def s_Die(self, s):
-        def die(fr):
-            raise _Die()
-        return die
+        def raise_(fr):
+            raise exc()
+        return raise_
 
-    def s_Continue(self, s):
-        def continue_(fr):
-            raise _Continue()
-        return continue_
+    s_Die = s_Continue = s_Stabilize
 
     def s_Return(self, s):
         v = self.expr(s.value)
@@ -620,6 +593,24 @@ class Compiler:
 
 
 _MISSING = object()
+#: the strands numStrands(), numActive() and numStable() count
+_COUNTS = {"numStrands": (ACTIVE, STABLE), "numActive": (ACTIVE,), "numStable": (STABLE,)}
+
+
+def _each(fr: Frame, var: str, items, body) -> list:
+    """``body`` evaluated with local ``var`` bound to each item in turn (then unbound,
+    or back to the value it had): a comprehension's or a reduction's values."""
+    loc = fr.l
+    saved = loc.get(var, _MISSING)
+    out = []
+    for item in items:
+        loc[var] = item
+        out.append(body(fr))
+    if saved is _MISSING:
+        loc.pop(var, None)
+    else:
+        loc[var] = saved
+    return out
 
 
 def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
@@ -629,12 +620,7 @@ def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
         return checked.globals[s.name]
     if scope == "state":
         return checked.state[s.name]
-    return checked.types.get(id(s.value), Ty("void")) if s.op == "=" else _local_type(checked, s)
-
-
-def _local_type(checked: Checked, s: A.Assign) -> Ty:
-    t = checked.types.get(id(s.value), Ty("void"))
-    return t
+    return checked.types.get(id(s.value), Ty("void"))
 
 
 def _dim(ty: Ty) -> int:
@@ -650,15 +636,10 @@ def _elem(ty: Ty) -> Ty:
 
 
 def _zero(ty: Ty):
-    if ty.kind == "int":
-        return 0
-    if ty.kind == "bool":
-        return False
-    if ty.kind == "string":
-        return ""
+    """The value of a variable declared without one."""
     if ty.kind == "tensor":
         return np.zeros(ty.shape) if ty.shape else 0.0
-    return None
+    return {"int": 0, "bool": False, "string": ""}.get(ty.kind)
 
 
 def _checked_index(i: int, n: int) -> int:
@@ -671,20 +652,6 @@ def _seq_get(seq, i):
     if not 0 <= i < len(seq):
         raise error("input", f"sequence index {i} is outside 0..{len(seq) - 1}")
     return seq[i]
-
-
-def _dot(a, b):
-    return FV.contract(a, b, 1)
-
-
-def _colon(a, b):
-    return FV.contract(a, b, 2)
-
-
-def _cross(a, b):
-    if np.shape(a) == (2,):
-        return float(a[0] * b[1] - a[1] * b[0])
-    return np.cross(a, b)
 
 
 def _pow(a, b):
@@ -747,18 +714,15 @@ def _div(a, b):
 
 _BINARY: dict[str, Callable] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
-    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, "•": _dot, ":": _colon, "⊗": np.multiply.outer, "×": _cross,
+    "%": lambda a, b: float(np.fmod(a, b)), "^": _pow, **FV.BILINEAR,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
 
 
 def _lerp(a, b, *rest):
-    if len(rest) == 1:
-        t = rest[0]
-        return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
-    x0, x, x1 = rest
-    t = _div(x - x0, x1 - x0)
+    """lerp(a, b, t), or lerp(a, b, x0, x, x1) with t = (x - x0) / (x1 - x0)."""
+    t = rest[0] if len(rest) == 1 else _div(rest[1] - rest[0], rest[2] - rest[0])
     return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
 
 
@@ -925,6 +889,7 @@ class Compiled:
     start: Callable | None = None  # the strand's start method (1.0: initialize)
     global_init: Callable | None = None  # the global initialize block (before the strands exist)
     global_start: Callable | None = None  # the global start block (once the strands exist)
+    deep: bool = False  # a function calls itself: runs go through run_deep
 
 
 def compile_program(checked: Checked) -> Compiled:
@@ -939,39 +904,74 @@ def compile_program(checked: Checked) -> Compiled:
     for decl in program.decls:
         if isinstance(decl, A.FunctionDecl):
             continue
-        ty = checked.globals[decl.name]
-        if isinstance(decl, A.InputDecl):
-            init = decl.default
-            default = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
-            globals_.append((decl.name, ty, default, True))
-        else:
-            init = decl.init
-            if decl.param is not None:
-                globals_.append((decl.name, ty, comp.field_fn(decl, ty), False))
-                continue
-            globals_.append((decl.name, ty, None if init is None else ("load", init) if _is_load(init) else comp.expr(init),
-                             False))
+        ty, is_input = checked.globals[decl.name], isinstance(decl, A.InputDecl)
+        init = decl.default if isinstance(decl, A.InputDecl) else decl.init
+        if isinstance(decl, A.GlobalDecl) and decl.param is not None:  # F(x) = formula
+            closure = comp.field_fn(decl, ty)
+        else:  # ("load", expr): a file read when the run starts
+            closure = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
+        globals_.append((decl.name, ty, closure, is_input))
     strand = program.strand
     state = [(sv.name, from_syntax(sv.type), None if sv.init is None else comp.expr(sv.init)) for sv in strand.state]
-    update = strand.method("update")
-    stab = strand.method("stabilize")
-    blocks = [b for b in (program.update,) if b is not None]
     iters: list[tuple[str, Callable, Callable | None]] = []
     for it in program.create.iters:
         if isinstance(it.domain, A.Range):
             iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))
         else:
             iters.append((it.name, comp.expr(it.domain), None))
+
+    def block(b):
+        return comp.stmt(b) if b is not None else None
     return Compiled(
-        globals_, state,
-        comp.stmt(update) if update is not None else None,
-        comp.stmt(stab) if stab is not None else None,
-        comp.stmt(blocks[0]) if blocks else None,
+        globals_, state, block(strand.method("update")), block(strand.method("stabilize")), block(program.update),
         [comp.expr(a) for a in program.create.args], iters,
         [(p.name, from_syntax(p.type)) for p in strand.params],
         start=next((comp.stmt(b) for m, b in strand.methods if m in ("start", "initialize")), None),
-        global_init=comp.stmt(program.initialize) if program.initialize is not None else None,
-        global_start=comp.stmt(program.start) if program.start is not None else None)
+        global_init=block(program.initialize), global_start=block(program.start), deep=bool(comp.recursive))
+
+
+_deep_lock = threading.Lock()
+_deep_runs = [0, 0]  # runs in deep threads now, Python's recursion limit before the first
+
+
+def run_deep(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a thread with a deep stack and a high recursion limit (restored after
+    the last such run), under np.errstate(all="ignore") as the caller's run is."""
+    box: dict[str, Any] = {}
+
+    def work():
+        with np.errstate(all="ignore"):
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+                box["error"] = exc
+    with _deep_lock:  # (stack_size holds for every thread started meanwhile: one start at a time)
+        if _deep_runs[0] == 0:  # before the start: a thread keeps the limit it started with
+            _deep_runs[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_deep_runs[1], DEEP_FRAMES))
+        _deep_runs[0] += 1
+        old = threading.stack_size()
+        try:
+            threading.stack_size(DEEP_STACK)
+            worker = threading.Thread(target=work, name="diderot-interp", daemon=True)
+            worker.start()
+        except (RuntimeError, ValueError):  # no thread of that stack here: the ordinary limits hold
+            worker = None
+        finally:
+            threading.stack_size(old)
+    try:
+        if worker is not None:
+            worker.join()
+    finally:
+        with _deep_lock:
+            _deep_runs[0] -= 1
+            if _deep_runs[0] == 0:
+                sys.setrecursionlimit(_deep_runs[1])
+    if worker is None:
+        return fn()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _is_load(e) -> bool:
@@ -1015,6 +1015,7 @@ class Runtime:
         #: (the command line's progress line for a long step), or None
         self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
+        self.depth = 0  # calls of recursive functions under way (MAX_CALL_DEPTH)
 
     def printed_text(self) -> str:
         """What ``print`` wrote, in the order Diderot's executable writes it: as printed in
@@ -1118,20 +1119,26 @@ class Runtime:
         method may stabilize (the stabilize method runs) or die."""
         start = self.p.start
         for strand in self.unstarted:
-            if strand.status != ACTIVE or start is None:
-                continue
-            try:
-                start(self.frame(strand))
-            except _Continue:
-                pass
-            except _Stabilize:
-                self.stabilize(strand)
-            except _Die:
-                strand.status = DEAD
+            if strand.status == ACTIVE and start is not None:
+                self._method(start, strand)
         self.unstarted = []
         if self.indirect:  # stable first, as in Diderot's permuted array
             alive = self.alive()
             self.order = [s for s in alive if s.status == STABLE] + [s for s in alive if s.status == ACTIVE]
+
+    def _method(self, body: Callable | None, strand: Strand) -> None:
+        """A strand method (None: an update that stabilizes at once), ended by
+        ``continue``, ``stabilize`` (the stabilize method runs) or ``die``."""
+        try:
+            if body is None:
+                raise _Stabilize()
+            body(self.frame(strand))
+        except _Continue:
+            pass
+        except _Stabilize:
+            self.stabilize(strand)
+        except _Die:
+            strand.status = DEAD
 
     def stabilize(self, strand: Strand) -> None:
         if self.p.stabilize is not None:
@@ -1181,22 +1188,13 @@ class Runtime:
             done += 1
             if within is not None and done % 2048 == 0:
                 within(done, len(order))
-            try:
-                if update is None:
-                    raise _Stabilize()
-                update(self.frame(strand))
-            except _Continue:
-                pass
-            except _Stabilize:
-                self.stabilize(strand)
-                if strand.status == STABLE and self.indirect:
-                    jx = n_stable + stabilizing
-                    order[ix], order[jx] = order[jx], order[ix]
-                    stabilizing += 1
-                    ix += 1
-                    continue
-            except _Die:
-                strand.status = DEAD
+            self._method(update, strand)
+            if strand.status == STABLE and self.indirect:
+                jx = n_stable + stabilizing
+                order[ix], order[jx] = order[jx], order[ix]
+                stabilizing += 1
+                ix += 1
+                continue
             if strand.status == DEAD and self.indirect:
                 dying += 1
                 jx = len(order) - dying

@@ -66,11 +66,37 @@ def _int(tok: Token) -> int:
     return lark_support.integer(tok)
 
 
+#: Rules whose node is the class applied to the rule's children in order, then its span.
+_DIRECT = {"if_stmt": A.If, "die": A.Die, "continue_": A.Continue, "return_": A.Return, "print_": A.Print,
+           "cond": A.Cond, "range": A.Range, "apply": A.Apply, "index": A.Index, "seq_index": A.SeqIndex,
+           "comprehension": A.Comprehension, "norm": A.Norm, "identity": A.Identity, "zeros": A.Zeros}
+#: Rules whose node holds the rule's children as one tuple (then its span).
+_TUPLE = {"block": A.Block, "seq_lit": A.SeqLit, "tensor_lit": A.TensorLit}
+#: Rules that are one of their children: its index (``:`` in an index is None); and the
+#: global blocks, each (its kind, the index of its block).
+_CHILD = {"fun_expr": 0, "fun_block": 0, "slice_all": None}
+_GLOBAL_BLOCKS = {"global_block": ("update", 1), "start_block": ("start", 0), "init_block": ("initialize", 0)}
+
+
 @v_args(meta=True)
 class _ToAst(Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.consts: dict[str, int] = {}  # int constants with a literal value, for shapes
+
+    def __default__(self, data, children, meta):
+        if data in _DIRECT:
+            return _DIRECT[data](*children, _span(meta))
+        if data in _TUPLE:
+            return _TUPLE[data](tuple(children), _span(meta))
+        if data in ("iters", "indices"):
+            return tuple(children)
+        if data in _CHILD:
+            return None if _CHILD[data] is None else children[_CHILD[data]]
+        if data in _GLOBAL_BLOCKS:
+            kind, at = _GLOBAL_BLOCKS[data]
+            return (kind, children[at])
+        return super().__default__(data, children, meta)
 
     # ---- top level
     def start(self, meta, items):
@@ -124,26 +150,11 @@ class _ToAst(Transformer):
     def function_decl(self, meta, c):
         return A.FunctionDecl(c[0], str(c[1]), c[2], c[3], _span(meta))
 
-    def fun_expr(self, meta, c):
-        return c[0]
-
-    def fun_block(self, meta, c):
-        return c[0]
-
     def params(self, meta, c):
         return tuple(p for p in c if p is not None)
 
     def param(self, meta, c):
         return A.Param(c[0], str(c[1]), _span(meta))
-
-    def global_block(self, meta, c):
-        return ("update", c[1])
-
-    def start_block(self, meta, c):
-        return ("start", c[0])
-
-    def init_block(self, meta, c):
-        return ("initialize", c[0])
 
     def strand(self, meta, c):
         name, params = str(c[0]), c[1]
@@ -171,9 +182,6 @@ class _ToAst(Transformer):
 
     def call(self, meta, c):
         return (str(c[0]), c[1])
-
-    def iters(self, meta, c):
-        return tuple(c)
 
     def iter(self, meta, c):
         return A.Iter(str(c[0]), c[1], _span(meta))
@@ -212,9 +220,6 @@ class _ToAst(Transformer):
         return c[0] if c and c[0] is not None else None
 
     # ---- statements
-    def block(self, meta, c):
-        return A.Block(tuple(c), _span(meta))
-
     def decl(self, meta, c):
         return A.Decl(c[0], str(c[1]), c[2], _span(meta))
 
@@ -222,9 +227,6 @@ class _ToAst(Transformer):
         if len(c) == 2:
             return A.Assign(str(c[0]), "=", c[1], _span(meta))
         return A.Assign(str(c[0]), str(c[1]), c[2], _span(meta))
-
-    def if_stmt(self, meta, c):
-        return A.If(c[0], c[1], c[2], _span(meta))
 
     def foreach(self, meta, c):
         ty = c[0]
@@ -235,28 +237,10 @@ class _ToAst(Transformer):
     def stabilize(self, meta, c):
         return A.Stabilize(_span(meta))
 
-    def die(self, meta, c):
-        return A.Die(_span(meta))
-
-    def continue_(self, meta, c):
-        return A.Continue(_span(meta))
-
-    def return_(self, meta, c):
-        return A.Return(c[0], _span(meta))
-
-    def print_(self, meta, c):
-        return A.Print(c[0], _span(meta))
-
     def new(self, meta, c):
         return A.New(str(c[0]), c[1], _span(meta))
 
     # ---- expressions
-    def cond(self, meta, c):
-        return A.Cond(c[0], c[1], c[2], _span(meta))
-
-    def range(self, meta, c):
-        return A.Range(c[0], c[1], _span(meta))
-
     def binop(self, meta, c):
         return A.BinOp(_CANON.get(str(c[1]), str(c[1])), c[0], c[2], _span(meta))
 
@@ -266,30 +250,12 @@ class _ToAst(Transformer):
     def diff(self, meta, c):
         return A.Diff(_diff_op(str(c[0])), c[1], _span(meta))
 
-    def apply(self, meta, c):
-        return A.Apply(c[0], c[1], _span(meta))
-
-    def index(self, meta, c):
-        return A.Index(c[0], c[1], _span(meta))
-
-    def indices(self, meta, c):
-        return tuple(c)
-
-    def slice_all(self, meta, c):
-        return None
-
     def select(self, meta, c):
         return A.Select(c[0], str(c[1]), _span(meta))
-
-    def seq_index(self, meta, c):
-        return A.SeqIndex(c[0], c[1], _span(meta))
 
     def comprehension_arg(self, meta, c):
         comp = A.Comprehension(c[1], c[2], _span(meta))
         return A.Apply(c[0], (comp,), _span(meta))
-
-    def comprehension(self, meta, c):
-        return A.Comprehension(c[0], c[1], _span(meta))
 
     def var(self, meta, c):
         return A.Var(str(c[0]), _span(meta))
@@ -318,21 +284,6 @@ class _ToAst(Transformer):
 
     def false(self, meta, c):
         return A.Bool(False, _span(meta))
-
-    def seq_lit(self, meta, c):
-        return A.SeqLit(tuple(c), _span(meta))
-
-    def tensor_lit(self, meta, c):
-        return A.TensorLit(tuple(c), _span(meta))
-
-    def norm(self, meta, c):
-        return A.Norm(c[0], _span(meta))
-
-    def identity(self, meta, c):
-        return A.Identity(c[0], _span(meta))
-
-    def zeros(self, meta, c):
-        return A.Zeros(c[0], _span(meta))
 
     def nan(self, meta, c):
         return A.Nan(c[0] if c and c[0] is not None else (), _span(meta))
@@ -387,8 +338,6 @@ def _check_depth(tree) -> None:
         node, depth = stack.pop()
         for tok in getattr(node, "children", ()):
             if isinstance(tok, Token) and tok.type == "NAME" and str(tok) in _EXPRESSION_WORDS:
-                # the lexer reads a keyword as a name where no keyword fits (`real nan = 2.0;`),
-                # but as the keyword where it is used (`x = nan;` was ⊥, not 2.0)
                 raise error("syntax", f"{str(tok)!r} is a reserved word and cannot be a name", _tok(tok))
         if depth > MAX_DEPTH:
             meta = getattr(node, "meta", None)

@@ -80,20 +80,19 @@ class StrandProgram:
         self.executor_note: str | None = None  # why the last run used the interpreter, where C was asked for
         inputs = []
         rt = I.Runtime(checked, self.compiled, base_dir)
+        closures = {n: f for n, _, f, _ in self.compiled.globals}
         for decl in checked.program.decls:
             if not isinstance(decl, A.InputDecl):
                 continue
-            ty = checked.globals[decl.name]
-            default = None
-            if decl.default is not None:
-                if isinstance(decl.default, (A.Load, A.Apply)) and I._is_load(decl.default):
-                    path = decl.default.path if isinstance(decl.default, A.Load) else decl.default.args[0]
-                    default = path.value if isinstance(path, A.Str) else None
-                else:
-                    try:
-                        default = dict((n, f) for n, _, f, _ in self.compiled.globals)[decl.name](rt.frame(None))
-                    except (KeyError, TypeError, ValueError, TensorLangError, RecursionError):  # known at run time
-                        default = None
+            ty, closure, default = checked.globals[decl.name], closures[decl.name], None
+            if isinstance(closure, tuple):  # load("file"), image("file"): the file's name
+                path = closure[1].path if isinstance(closure[1], A.Load) else closure[1].args[0]
+                default = path.value if isinstance(path, A.Str) else None
+            elif closure is not None:
+                try:
+                    default = closure(rt.frame(None))
+                except (KeyError, TypeError, ValueError, TensorLangError, RecursionError):  # known at run time
+                    pass
             inputs.append(Input(decl.name, decl.type.text(), _kind(ty), _out_shape(ty) if ty.kind == "seq" else tuple(ty.shape),
                                 ty.dim, default, decl.description))
         self.inputs = tuple(inputs)
@@ -112,12 +111,15 @@ class StrandProgram:
             if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
                 raise error("input", f"{what} must be an integer, got {count!r}")
         limit, snapshot = min(int(limit), 2**62), min(int(snapshot), 2**62)  # (the C executor's counts are int64)
+        def run():
+            return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
         with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
             try:
-                return self._run(dict(values or {}), limit, snapshot, on_snapshot, progress, threads, backend)
-            except RecursionError:  # a function that calls itself: the interpreter runs it on Python's stack
+                return I.run_deep(run) if self.compiled.deep else run()
+            except RecursionError:  # a recursive function whose calls take more stack than run_deep gives
                 raise error("too-large", f"{self.name}: a function calls itself more deeply than the interpreter's "
-                            "stack allows (Python's recursion limit: about 150 calls deep by default)") from None
+                            f"stack allows (at most {I.MAX_CALL_DEPTH:,} calls, fewer for large function bodies; "
+                            "docs/diderot.md)") from None
 
     def _run(self, values: dict, limit: int, snapshot: int,
              on_snapshot: Callable[[int, RunResult], None] | None,

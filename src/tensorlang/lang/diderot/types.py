@@ -60,18 +60,9 @@ def is_num(t: Ty) -> bool:
 
 
 def from_syntax(s: A.TypeSyn) -> Ty:
-    if s.kind in ("int", "bool", "string"):
-        base = Ty(s.kind)
-    elif s.kind in ("real", "tensor"):
-        base = Ty("tensor", tuple(s.shape))
-    elif s.kind == "image":
-        base = Ty("image", tuple(s.shape), dim=s.dim)
-    elif s.kind == "field":
-        base = Ty("field", tuple(s.shape), dim=s.dim, k=s.k)
-    elif s.kind == "kernel":
-        base = Ty("kernel", k=s.k)
-    else:
-        base = Ty("strand", name=s.name)
+    """The type written (the parser gives each kind only the parts it has: a field's
+    shape, dimension and continuity, a strand's name)."""
+    base = Ty("tensor" if s.kind == "real" else s.kind, tuple(s.shape), s.dim, s.k, name=s.name)
     for n in reversed(s.seq):
         base = Ty("seq", elem=base, n=n)
     return base
