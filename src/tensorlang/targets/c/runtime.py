@@ -72,6 +72,18 @@ def _blank(storage: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
     return np.empty(storage, dtype) if pad == 1 else aligned_zeros(storage, pad, dtype)
 
 
+def _c_runner(ffi, function, slots: tuple[int, ...]) -> Callable[[list, int], None]:
+    """A runner of one loaded C function over the buffers of its ``slots``."""
+    assert ffi is not None, "a C function is loaded with its ffi"
+    from_buffer = ffi.from_buffer
+
+    def run_c(buffers, threads):
+        status = function(*[from_buffer(buffers[s]) for s in slots], threads)
+        if status:  # a heap block not had (NO_MEMORY), BLAS not set up: raises
+            check_status(status)
+    return run_c
+
+
 def _pop(pool: list[dict[int, np.ndarray]]) -> dict[int, np.ndarray]:
     """A set of kept buffers, or an empty one (pop, not a test then a pop: another thread
     may take the last set between them)."""
@@ -127,7 +139,9 @@ class CKernel:
                 self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
             elif len(self.steps) == 1:
                 self._only = functions[0]
-        self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
+        #: how :meth:`execute` runs the schedule: the one C function, else a runner per step
+        self._runners = (_c_runner(self.ffi, *self._only),) if self._only is not None else \
+            tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._plan()
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
         #: the generated Python call of the plain case (:mod:`.fastcall`), unpadded kernels
@@ -169,16 +183,7 @@ class CKernel:
     def _runner(self, n: int, step, functions: dict) -> Callable[[list, int], None]:
         """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
         if n in functions:  # a loop step, or a BLAS step printed as C (.blascall)
-            function, slots = functions[n]
-            ffi = self.ffi
-            assert ffi is not None, "a C function is loaded with its ffi"
-
-            def run_c(buffers, threads):
-                from_buffer = ffi.from_buffer
-                status = function(*[from_buffer(buffers[s]) for s in slots], threads)
-                if status:
-                    check_status(status)
-            return run_c
+            return _c_runner(self.ffi, *functions[n])
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
             target, name = step.target, step.statement.target
@@ -336,14 +341,6 @@ class CKernel:
 
     def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:
         """Run every step on ``buffers`` (one C-contiguous array of the right dtype per slot)."""
-        if self._only is not None:  # one C function: the common small-kernel case, kept short
-            function, slots = self._only
-            assert self.ffi is not None, "a C function is loaded with its ffi"
-            from_buffer = self.ffi.from_buffer
-            status = function(*[from_buffer(buffers[s]) for s in slots], threads)
-            if status:  # a heap block not had (NO_MEMORY), BLAS not set up: as the steps' runners
-                check_status(status)
-            return
         for run in self._runners:
             run(buffers, threads)
 
