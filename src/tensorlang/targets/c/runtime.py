@@ -244,12 +244,11 @@ class CKernel:
         try:
             return self._pool.pop()
         except IndexError:
-            if self.pad > 1:  # padding zero on entry, and every statement leaves it zero
-                storage = self.schedule.buffers.storage_shapes
-                return tuple(aligned_zeros(storage[n], self.pad, self.dtype) for n in self.temporary_slots)
-            made = {n: np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots
-                    if n not in self._alias_of}
-            for n, owner in self._alias_of.items():  # 002 Fig. 20 by size: a view of the owner's memory
+            # padded: every temporary its own buffer (padding zero on entry, and every
+            # statement leaves it zero); unpadded, alias slots share their owner's
+            aliased = self._alias_of if self.pad == 1 else {}
+            made = {n: _blank(self._storage[n], self.pad, self.dtype) for n in self.temporary_slots if n not in aliased}
+            for n, owner in aliased.items():  # 002 Fig. 20 by size: a view of the owner's memory
                 made[n] = made[owner].reshape(-1)[:math.prod(self.shapes[n])].reshape(self.shapes[n])
             return tuple(made[n] for n in self.temporary_slots)
 
