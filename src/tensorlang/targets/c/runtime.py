@@ -230,7 +230,7 @@ class CKernel:
         self._empty: list[np.ndarray | None] = [None] * len(self.plan)  # run() fills every slot
         self._pool: list[tuple[np.ndarray, ...]] = []
         # run(): each slot's (unpadded) region and shape in memory, kept input copies and result buffers
-        self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
+        self._regions = tuple(tuple(slice(0, k) for k in shape) if self.pad > 1 else ... for shape in self.shapes)
         self._storage = buffers.storage_shapes
         self._input_pool: list[dict[int, np.ndarray]] = []
         self._result_pool: list[dict[int, np.ndarray]] = []
@@ -281,34 +281,31 @@ class CKernel:
         pool = self.take_temporaries()
         for position, n in enumerate(self.temporary_slots):
             buffers[n] = pool[position]
-        copies = _pop(self._input_pool)
+        copies = kept = None  # the kept buffers, taken when a call needs one
         for n, name in self._inputs:
             array = supplied[name]
             found = _in_place(array, shapes[n], pad, dtype)
             if found is None:
+                copies = _pop(self._input_pool) if copies is None else copies
                 found = copies.get(n)
                 if found is None:
                     found = copies[n] = _blank(storage[n], pad, dtype)
                 found[regions[n]] = array
             buffers[n] = found
-        kept = _pop(self._result_pool)
         reused: dict[int, np.ndarray] = {}
         direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:
             given = supplied.get(name)
             target = targets.get(name) if targets else None
-            buffer = None
-            if target is not None and _disjoint(target, supplied, name, direct):
+            if target is not None:
                 buffer = _in_place(target, shape, pad, dtype)
-                if buffer is not None:
+                if buffer is not None and _disjoint(target, supplied, name, direct):
                     direct[name] = target
-            if buffer is None:
-                if target is not None and n in kept:  # the caller gets a copy: reuse
-                    buffer = reused[n] = kept[n]
-                else:
-                    buffer = _blank(storage[n], pad, dtype)
-                    if target is not None:
-                        reused[n] = buffer
+                else:  # the caller gets a copy, from a buffer kept for the next call
+                    kept = _pop(self._result_pool) if kept is None else kept
+                    buffer = reused[n] = kept[n] if n in kept else _blank(storage[n], pad, dtype)
+            else:
+                buffer = _blank(storage[n], pad, dtype)
             if given is not None:
                 if given is not target or name not in direct:  # k(x=x, out={"x": x}) holds it already
                     buffer[regions[n]] = given
@@ -319,10 +316,11 @@ class CKernel:
         # roles partition the slots), so no None is left
         filled = cast("list[np.ndarray]", buffers)
         self.execute(filled, threads)
-        if self.store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
-            self.store_hook({name: filled[n] for n, name in enumerate(self.names)})
+        if self._store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
+            self._store_hook({name: filled[n] for n, name in enumerate(self.names)})
         self.give_back_temporaries(pool)
-        self._input_pool.append(copies)
+        if copies is not None:
+            self._input_pool.append(copies)
         results = {}
         for n, name in self.results:
             target = targets.get(name) if targets else None
