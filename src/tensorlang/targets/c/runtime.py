@@ -139,10 +139,10 @@ class CKernel:
                 self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
             elif len(self.steps) == 1:
                 self._only = functions[0]
+        self._plan()
         #: how :meth:`execute` runs the schedule: the one C function, else a runner per step
         self._runners = (_c_runner(self.ffi, *self._only),) if self._only is not None else \
             tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
-        self._plan()
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
         #: the generated Python call of the plain case (:mod:`.fastcall`), unpadded kernels
         #: only (a padded kernel's copies into padded buffers cost more than the checks it
@@ -200,8 +200,7 @@ class CKernel:
             return run_einsum
 
         if self.pad > 1:  # on the padded buffers' views: BLAS takes the padded row stride as lda
-            used = (step.target, *step.operands)
-            regions = {s: tuple(slice(0, k) for k in self.shapes[s]) for s in used}
+            used, regions = (step.target, *step.operands), self._regions
 
             def run_blas_padded(buffers, threads):
                 views = {s: buffers[s][regions[s]] for s in used}
