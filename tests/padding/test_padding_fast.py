@@ -1,5 +1,5 @@
 """The fast paths of padded kernels (000 §4, issue 22): BLAS steps on padded buffers
-(the padded row stride as BLAS's leading dimension), the padded fast call, and
+(the padded row stride as BLAS's leading dimension), the general path's plain calls, and
 ``tl.padded_empty`` inputs and ``out=`` targets used with no copy.  Every path is checked
 against the reference on generated programs, and the padding must stay zero
 (test_padding_theorem3.assert_padding_zero, through the C kernel's ``store_hook``)."""
@@ -116,23 +116,24 @@ def test_padded_blas_with_nan_inf_and_signed_zero(case, pad, data):
     assert_within_rounding(case.text, inputs, results, expected, who=f"c pad={pad}")
 
 
-# ------------------------------------------------------------------ the padded fast call
-def test_a_padded_kernel_has_a_fast_call_that_declines_the_unusual():
+# ------------------------------------------------------------------ the calls the C caller declines
+def test_a_padded_kernel_runs_what_the_c_caller_declines_on_the_general_path():
+    """No generated Python call for a padded kernel (docs/performance.md, "Call paths"):
+    padded_empty inputs, numbers for scalars and reversed targets run through CKernel.run,
+    and what is wrong the general path reports."""
     kernel = tl.compile(MULTIPLY, backend="c", pad=4)
-    fast = kernel.target.fast_call
-    assert fast is not None
+    assert kernel.target.fast_call is None
     v, x = padded_copy(np.full((13, 7), 2.0), 4), padded_copy(np.arange(91.0).reshape(13, 7), 4)
-    assert fast({"v": v, "x": x}, None, 0) is not None
-    assert fast({"v": v}, None, 0) is None  # missing input
-    assert fast({"v": v, "x": x, "w": x}, None, 0) is None  # an extra keyword
-    assert fast({"v": v.astype(np.float32), "x": x}, None, 0) is None
-    assert fast({"v": v[:, :6], "x": x}, None, 0) is None
+    np.testing.assert_array_equal(kernel(v=v, x=x)["x"], 2.0 * np.arange(91.0).reshape(13, 7))
     target = np.empty((13, 7))
-    assert fast({"v": v, "x": x}, {"v": target}, 0) is None  # v is no result
-    assert fast({"v": v, "x": x}, {"x": target[::-1]}, 0) is not None  # any writeable array: a copy
-    # what it declines, the general path reports
+    assert kernel(v=v, x=x, out={"x": target[::-1]})["x"] is not None  # any writeable array: a copy
+    np.testing.assert_array_equal(target[::-1], 2.0 * np.arange(91.0).reshape(13, 7))
+    for wrong in ({"v": v}, {"v": v, "x": x, "w": x}, {"v": v[:, :6], "x": x}):
+        with pytest.raises(tl.TensorLangError) as info:
+            kernel(**wrong)
+        assert info.value.code == "input"
     with pytest.raises(tl.TensorLangError) as info:
-        kernel(v=v[:, :6], x=x)
+        kernel(v=v, x=x, out={"v": target})  # v is no result
     assert info.value.code == "input"
 
 

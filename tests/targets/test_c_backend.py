@@ -354,6 +354,29 @@ def test_fast_path_declines_unusual_inputs_which_the_general_path_handles():
         k(A=a)
 
 
+@pytest.mark.parametrize("pad", [1, 4])
+def test_the_general_run_keeps_copies_but_never_hands_out_a_kept_buffer(pad):
+    """CKernel.run (padded or not) copies an input that is no buffer of the kernel's layout
+    into a buffer it keeps, and computes a result whose target is no such buffer in a kept
+    buffer copied out after: a later call must neither see an earlier call's values there
+    nor write into an array an earlier call returned."""
+    k = tl.compile("in var A : [3 5]\nin var s : []\nout var B : [3 5]\nB = s * A\n", backend="c", pad=pad)
+    run = k.target.run
+    first, second = np.asfortranarray(rand(3, 5)), np.asfortranarray(rand(3, 5, seed=1))
+    got = run({"A": first, "s": np.array(2.0)}, {}, 0)["B"]
+    np.testing.assert_array_equal(got, 2.0 * first)
+    kept = got.copy()
+    target = np.empty((5, 3)).T  # not C-contiguous: a copy, from a kept buffer
+    assert run({"A": second, "s": np.array(3.0)}, {"B": target}, 0)["B"] is target
+    np.testing.assert_array_equal(target, 3.0 * second)
+    again = run({"A": first, "s": np.array(-1.0)}, {}, 0)["B"]
+    np.testing.assert_array_equal(again, -first)
+    np.testing.assert_array_equal(got, kept)  # the first result is the caller's: never reused
+    assert not np.shares_memory(again, got) and not np.shares_memory(again, target)
+    assert run({"A": second, "s": np.array(3.0)}, {"B": target}, 0)["B"] is target  # the kept buffer again
+    np.testing.assert_array_equal(again, -first)
+
+
 @pytest.mark.slow
 def test_a_compiler_without_openmp_still_builds_single_threaded_kernels(tmp_path):
     wrapper = tmp_path / "cc-without-openmp"

@@ -449,7 +449,7 @@ PADDED = "in var v : [13 7]\ninout var x : [13 7]\nout var y : [13 7]\nx = x * v
 
 
 def _python_path(kernel):
-    """The same kernel with the C caller off (run_padded through the padded fast call)."""
+    """The same kernel with the C caller off (CKernel.run, through the general path)."""
     kernel.target.c_call = None
     kernel._c_call = None
     return kernel
@@ -482,7 +482,7 @@ def test_a_padded_kernel_takes_the_c_caller_for_plain_calls():
     np.testing.assert_array_equal(k(v=padded_v, x=x)["y"], want["y"])
     counted = caller.calls
     seen = {}
-    k.target.store_hook = seen.update  # a test's hook: every call goes to run_padded
+    k.target.store_hook = seen.update  # a test's hook: every call goes to CKernel.run
     k(v=v, x=x)
     assert seen and caller.calls == counted
     k.target.store_hook = None
@@ -496,9 +496,9 @@ def test_a_padded_kernel_takes_the_c_caller_for_plain_calls():
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(case=cases(max_extent=6), pad=st.sampled_from((2, 4, 8)), data=st.data())
-def test_padded_kernels_on_the_c_caller_match_run_padded(case, pad, data):
+def test_padded_kernels_on_the_c_caller_match_the_python_run(case, pad, data):
     """Generated programs, padded, called twice (the kept padded buffers reused) with ⊥,
-    ±inf and ±0 among the inputs: the C caller's results are run_padded's, bit for bit."""
+    ±inf and ±0 among the inputs: the C caller's results are CKernel.run's, bit for bit."""
     note(case.text)
     k = tl.compile(case.text, backend="c", pad=pad)
     plain = _python_path(tl.compile(case.text, backend="c", pad=pad))
@@ -515,9 +515,9 @@ def test_padded_kernels_on_the_c_caller_match_run_padded(case, pad, data):
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(program=contraction_programs(), pad=st.sampled_from((2, 4, 8)), data=st.data())
-def test_padded_contractions_on_the_c_caller_match_run_padded(program, pad, data):
+def test_padded_contractions_on_the_c_caller_match_the_python_run(program, pad, data):
     """Qualified programs with no 0-d result (what the padded C caller takes), loop steps
-    and, where they pay, BLAS steps on padded buffers (then run_padded runs the call)."""
+    and, where they pay, BLAS steps on padded buffers (then CKernel.run runs the call)."""
     text, inputs = program
     note(text)
     k = tl.compile(text, backend="c", pad=pad)

@@ -54,8 +54,8 @@ def errors_in_threads(work, count: int) -> list[Exception]:
     return errors
 
 
-def _c_kernel(source):
-    k = tl.compile(source, backend="c")
+def _c_kernel(source, pad=1):
+    k = tl.compile(source, backend="c", pad=pad)
     if k.target.c_call is None:
         pytest.skip(f"no C call path here: {callext.why_unavailable()}")
     return k
@@ -86,6 +86,28 @@ def test_the_plain_call_takes_the_c_path():
     # an unusual call declines: the counter stays, the general path answers
     k(A=np.asfortranarray(np.ones((2, 3))), B=b)
     assert caller.calls == before + 3
+
+
+@pytest.mark.parametrize("pad", [1, 4])
+def test_names_that_are_not_interned_take_the_c_path_too(pad):
+    """The caller finds a slot by the interned name first and by comparing strings after:
+    names built at run time (not interned) take the C path, inputs and out= targets alike,
+    through both the keyword entry and caller(arrays, out); a name no slot has declines."""
+    k = _c_kernel("in var left : [2 3]\nin var right : [3 2]\nout var res : [2 2]\nres = left # right . [2 3]\n",
+                  pad=pad)
+    a, b = np.random.default_rng(0).uniform(-1, 1, (2, 3)), np.random.default_rng(1).uniform(-1, 1, (3, 2))
+    k(left=a, right=b)
+    caller = k._c_call
+    names = ["".join(["le", "ft"]), "".join(["ri", "ght"]), "".join(["re", "s"])]
+    assert not any(name is sys.intern(name) for name in names)  # other objects than the slots' names
+    built = {names[0]: a, names[1]: b}
+    before = caller.calls
+    c = np.empty((2, 2))
+    assert caller(built, {names[2]: c})["res"] is c
+    np.testing.assert_allclose(c, a @ b, rtol=1e-14)
+    np.testing.assert_allclose(k(**built)["res"], a @ b, rtol=1e-14)
+    assert caller.calls == before + 2
+    assert caller({names[0]: a, "".join(["righ", "tt"]): b}, None) is None and caller.calls == before + 2
 
 
 def test_a_kernel_call_runs_no_python_frame():

@@ -142,7 +142,7 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
     names = tuple(kernel.names[s] for s in slots)
     shapes = tuple(tuple(int(k) for k in kernel.shapes[s]) for s in slots)
     padded: tuple = ()
-    if kernel.pad > 1:  # 000 §4: the storage shapes; a 0-d result is a numpy scalar there (run_padded's)
+    if kernel.pad > 1:  # 000 §4: the storage shapes; a 0-d result is a numpy scalar there (CKernel.run's)
         if order or any(shape == () and roles.get(name) in ("out", "inout") for name, shape in zip(names, shapes)):
             return None
         storage = kernel.schedule.buffers.storage_shapes

@@ -12,10 +12,11 @@ in C is one function, ``tl_kernel``, which the C caller takes), else run ``numpy
 over the buffers (:mod:`..numpy.matmul`); einsum steps the NumPy target's einsum code
 for their statement.
 
-A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer
-(inputs that are read-only are used in place; inputs that are also results are copied,
-so a caller's array is never written; ``out=`` buffers that are C-contiguous and share
-no memory with an input are written directly), then runs the steps in order.
+A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer, padded
+or not (inputs that are read-only are used in place where they are buffers of the
+kernel's layout; inputs that are also results are copied, so a caller's array is never
+written; ``out=`` buffers of the kernel's layout that share no memory with an input are
+written directly), then runs the steps in order.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from . import callext
 from .codegen import Generated, check_status
 from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
-from .padded_call import padded_fast_call
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
@@ -58,6 +58,41 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
     return not any(_overlap(b, target) for b in direct.values())
 
 
+def _in_place(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
+    """The buffer ``array`` can be used as, with no copy, or None: itself where it is
+    C-contiguous of the kernel's dtype (unpadded), the padded buffer behind it where
+    :func:`.padded.padded_empty` made it (``pad`` > 1; its padding is zeroed)."""
+    if pad == 1:
+        return array if array.dtype == dtype and array.flags.c_contiguous else None
+    return as_padded(array, shape, pad, dtype) if array.base is not None else None
+
+
+def _blank(storage: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
+    """A fresh buffer: uninitialised unpadded, aligned and zero padded (000 §4)."""
+    return np.empty(storage, dtype) if pad == 1 else aligned_zeros(storage, pad, dtype)
+
+
+def _c_runner(ffi, function, slots: tuple[int, ...]) -> Callable[[list, int], None]:
+    """A runner of one loaded C function over the buffers of its ``slots``."""
+    assert ffi is not None, "a C function is loaded with its ffi"
+    from_buffer = ffi.from_buffer
+
+    def run_c(buffers, threads):
+        status = function(*[from_buffer(buffers[s]) for s in slots], threads)
+        if status:  # a heap block not had (NO_MEMORY), BLAS not set up: raises
+            check_status(status)
+    return run_c
+
+
+def _pop(pool: list[dict[int, np.ndarray]]) -> dict[int, np.ndarray]:
+    """A set of kept buffers, or an empty one (pop, not a test then a pop: another thread
+    may take the last set between them)."""
+    try:
+        return pool.pop()
+    except IndexError:
+        return {}
+
+
 class CKernel:
     """A compiled program: the generated source, the steps, and how to run them."""
 
@@ -67,7 +102,7 @@ class CKernel:
     def store_hook(self) -> Callable[[dict[str, np.ndarray]], None] | None:
         """An internal hook for tests: with padding, called after each run with every
         slot's padded buffer by slot name (so a test can check that the padding is zero).
-        While one is set, the C caller declines every call, so that run_padded sees each."""
+        While one is set, the C caller declines every call, so that :meth:`run` sees each."""
         return self._store_hook
 
     @store_hook.setter
@@ -78,7 +113,7 @@ class CKernel:
 
     def __init__(self, generated: Generated, pad: int = 1):
         self.dtype = np.dtype(generated.schedule.dtype)
-        #: 000 §4: buffers padded to multiples of ``pad`` (1: none), see :meth:`run_padded`
+        #: 000 §4: buffers padded to multiples of ``pad`` (1: none), see :meth:`run`
         self.pad = pad
         self.compiler = c_build.require_compiler()
         self.source = generated.source
@@ -104,22 +139,24 @@ class CKernel:
                 self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
             elif len(self.steps) == 1:
                 self._only = functions[0]
-        self._runners = tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         self._plan()
+        #: how :meth:`execute` runs the schedule: the one C function, else a runner per step
+        self._runners = (_c_runner(self.ffi, *self._only),) if self._only is not None else \
+            tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
-        # a padded kernel's plain calls skip the validation too, and run run_padded
-        self.fast_call = padded_fast_call(self, roles) if pad > 1 else fast_call(self, roles)
-        #: the C-level call path (:mod:`.callext`), tried before ``fast_call``; None where
-        #: the schedule is not one C function or the extension cannot be built here (a
-        #: padded kernel's copies its inputs into padded buffers, as run_padded does)
-        self.c_call = None if self.fast_call is None else callext.caller(self, roles)
+        #: the generated Python call of the plain case (:mod:`.fastcall`), unpadded kernels
+        #: only (a padded kernel's copies into padded buffers cost more than the checks it
+        #: saved: docs/performance.md, "Call paths")
+        self.fast_call = fast_call(self, roles) if pad == 1 else None
+        #: the C-level call path (:mod:`.callext`), tried first; None where the schedule is
+        #: not one C function, a variable is optional or the extension cannot be built here
+        #: (a padded kernel's copies its inputs into padded buffers, as :meth:`run` does)
+        self.c_call = callext.caller(self, roles)
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
         """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order``
         positionally and returns the one result, or None where this kernel has no C call
         path (:mod:`.callext`); the einsum cache's hits call it."""
-        if self.fast_call is None:
-            return None
         caller = callext.caller(self, self._roles, order)
         if caller is not None:
             caller.threads = threads
@@ -146,16 +183,7 @@ class CKernel:
     def _runner(self, n: int, step, functions: dict) -> Callable[[list, int], None]:
         """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
         if n in functions:  # a loop step, or a BLAS step printed as C (.blascall)
-            function, slots = functions[n]
-            ffi = self.ffi
-            assert ffi is not None, "a C function is loaded with its ffi"
-
-            def run_c(buffers, threads):
-                from_buffer = ffi.from_buffer
-                status = function(*[from_buffer(buffers[s]) for s in slots], threads)
-                if status:
-                    check_status(status)
-            return run_c
+            return _c_runner(self.ffi, *functions[n])
         if isinstance(step, EinsumStep):
             kernel = compile_einsum((step.statement,), self.dtype)
             target, name = step.target, step.statement.target
@@ -172,8 +200,7 @@ class CKernel:
             return run_einsum
 
         if self.pad > 1:  # on the padded buffers' views: BLAS takes the padded row stride as lda
-            used = (step.target, *step.operands)
-            regions = {s: tuple(slice(0, k) for k in self.shapes[s]) for s in used}
+            used, regions = (step.target, *step.operands), self._regions
 
             def run_blas_padded(buffers, threads):
                 views = {s: buffers[s][regions[s]] for s in used}
@@ -201,8 +228,8 @@ class CKernel:
         self.results = tuple((n, name) for n, name, _, role in self.plan if role in ("out", "inout", "optional"))
         self._empty: list[np.ndarray | None] = [None] * len(self.plan)  # run() fills every slot
         self._pool: list[tuple[np.ndarray, ...]] = []
-        # padding (run_padded): each slot's unpadded region, and padded input copies
-        self._regions = tuple(tuple(slice(0, k) for k in shape) for shape in self.shapes)
+        # run(): each slot's (unpadded) region and shape in memory, kept input copies and result buffers
+        self._regions = tuple(tuple(slice(0, k) for k in shape) if self.pad > 1 else ... for shape in self.shapes)
         self._storage = buffers.storage_shapes
         self._input_pool: list[dict[int, np.ndarray]] = []
         self._result_pool: list[dict[int, np.ndarray]] = []
@@ -216,12 +243,11 @@ class CKernel:
         try:
             return self._pool.pop()
         except IndexError:
-            if self.pad > 1:  # padding zero on entry, and every statement leaves it zero
-                storage = self.schedule.buffers.storage_shapes
-                return tuple(aligned_zeros(storage[n], self.pad, self.dtype) for n in self.temporary_slots)
-            made = {n: np.empty(self.shapes[n], dtype=self.dtype) for n in self.temporary_slots
-                    if n not in self._alias_of}
-            for n, owner in self._alias_of.items():  # 002 Fig. 20 by size: a view of the owner's memory
+            # padded: every temporary its own buffer (padding zero on entry, and every
+            # statement leaves it zero); unpadded, alias slots share their owner's
+            aliased = self._alias_of if self.pad == 1 else {}
+            made = {n: _blank(self._storage[n], self.pad, self.dtype) for n in self.temporary_slots if n not in aliased}
+            for n, owner in aliased.items():  # 002 Fig. 20 by size: a view of the owner's memory
                 made[n] = made[owner].reshape(-1)[:math.prod(self.shapes[n])].reshape(self.shapes[n])
             return tuple(made[n] for n in self.temporary_slots)
 
@@ -231,130 +257,76 @@ class CKernel:
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """Run with validated inputs; write results into ``targets`` where given.
 
-        Read-only inputs are used in place when they already are C-contiguous arrays of
-        the kernel's dtype (copied otherwise); every other buffer is fresh or an ``out=``
-        target, so nothing the caller passed as an input is ever written.
+        An input is used in place where it already is a buffer of the kernel's layout:
+        unpadded, a C-contiguous array of the kernel's dtype; padded (000 §4, every buffer
+        padded, aligned and zero in its padding), an array :func:`.padded.padded_empty`
+        made.  Any other input is copied into a buffer kept between calls (like the
+        temporaries: a call takes a set and gives it back; only a padded buffer's region is
+        ever written, so its padding stays zero), so nothing the caller passed as an input
+        is ever written.
 
-        A target that is C-contiguous and shares no memory with an input or another
-        target is the buffer itself (written in place); any other target receives a copy
-        after the run.  The in-place idiom ``k(x=x, out={"x": x})`` (paper 002's
-        ``x = s * x``) passes the same array as a variable's input and its target: that
-        array is the buffer, already holding the input, as long as no *other* input
-        shares its memory.  (Calls without anything unusual take the generated fast path
-        of :mod:`.fastcall` instead.)"""
-        if self.pad > 1:
-            return self.run_padded(supplied, targets, threads)
-        dtype = self.dtype
+        An ``out=`` target that is a buffer of the kernel's layout and shares no memory
+        with an input or another target is written in place; any other target receives a
+        copy after the run (its buffer is then kept for the next call: a fresh
+        multi-megabyte buffer costs a page fault per 4 KiB).  The in-place idiom
+        ``k(x=x, out={"x": x})`` (paper 002's ``x = s * x``) passes the same array as a
+        variable's input and its target: that array is the buffer, already holding the
+        input, as long as no *other* input shares its memory.  Results come back as their
+        targets, or as fresh buffers (padded: views of their true shape, not C-contiguous).
+        (Calls without anything unusual take the C caller, :mod:`.callext`, or the
+        generated fast path of :mod:`.fastcall` instead.)"""
+        pad, dtype, shapes, regions, storage = self.pad, self.dtype, self.shapes, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()
         for position, n in enumerate(self.temporary_slots):
             buffers[n] = pool[position]
+        copies = kept = None  # the kept buffers, taken when a call needs one
         for n, name in self._inputs:
             array = supplied[name]
-            if array.dtype != dtype or not array.flags.c_contiguous:
-                array = np.ascontiguousarray(array, dtype)
-            buffers[n] = array
+            found = _in_place(array, shapes[n], pad, dtype)
+            if found is None:
+                copies = _pop(self._input_pool) if copies is None else copies
+                found = copies.get(n)
+                if found is None:
+                    found = copies[n] = _blank(storage[n], pad, dtype)
+                found[regions[n]] = array
+            buffers[n] = found
+        reused: dict[int, np.ndarray] = {}
         direct: dict[str, np.ndarray] = {}
         for n, name, shape, role in self._others:
             given = supplied.get(name)
             target = targets.get(name) if targets else None
-            if (target is not None and target.flags.c_contiguous and target.dtype == dtype
-                    and _disjoint(target, supplied, name, direct)):
-                direct[name] = buffers[n] = target  # written in place
-                if given is not None:
-                    if given is not target:  # k(x=x, out={"x": x}) holds its input already
-                        np.copyto(target, given)
-                elif role == "optional":
-                    target.fill(np.nan)
-            elif given is not None:
-                buffers[n] = np.array(given, dtype=dtype, order="C", copy=True)
-            elif role == "optional":
-                buffers[n] = np.full(shape, np.nan, dtype=dtype)
+            if target is not None:
+                buffer = _in_place(target, shape, pad, dtype)
+                if buffer is not None and _disjoint(target, supplied, name, direct):
+                    direct[name] = target
+                else:  # the caller gets a copy, from a buffer kept for the next call
+                    kept = _pop(self._result_pool) if kept is None else kept
+                    buffer = reused[n] = kept[n] if n in kept else _blank(storage[n], pad, dtype)
             else:
-                buffers[n] = np.empty(shape, dtype=dtype)
+                buffer = _blank(storage[n], pad, dtype)
+            if given is not None:
+                if given is not target or name not in direct:  # k(x=x, out={"x": x}) holds it already
+                    buffer[regions[n]] = given
+            elif role == "optional":
+                buffer[regions[n]] = np.nan
+            buffers[n] = buffer
         # every slot is filled now: the temporaries, the inputs and the others (_plan's
         # roles partition the slots), so no None is left
         filled = cast("list[np.ndarray]", buffers)
         self.execute(filled, threads)
+        if self._store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
+            self._store_hook({name: filled[n] for n, name in enumerate(self.names)})
         self.give_back_temporaries(pool)
-        results = {}
-        for n, name in self.results:
-            target = targets.get(name)
-            if target is not None and direct.get(name) is not target:
-                np.copyto(target, filled[n])
-                results[name] = target
-            else:
-                results[name] = filled[n]
-        return results
-
-    def run_padded(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
-        """A call with padded buffers (000 §4): every buffer padded, aligned and zero in
-        its padding.  Arrays made by :func:`.padded.padded_empty` are used in place, with
-        no copy: read-only inputs, and ``out=`` targets that share no memory with an
-        input or another target (the in-place idiom ``k(x=x, out={"x": x})`` with a
-        padded ``x`` included: the buffer already holds the input).  Every other input is
-        copied into a padded buffer kept between calls (like the temporaries: a call
-        takes a set and gives it back; only the unpadded region is ever written, so the
-        padding stays zero).  Results come back as their ``out=`` targets, or as views of
-        fresh padded buffers with the true shape (not C-contiguous); a target that is not
-        a padded buffer gets a copy (its padded buffer is then kept for the next call: a
-        fresh multi-megabyte buffer costs a page fault per 4 KiB)."""
-        pad, dtype, regions, storage = self.pad, self.dtype, self._regions, self._storage
-        buffers = self._empty[:]
-        pool = self.take_temporaries()
-        for position, n in enumerate(self.temporary_slots):
-            buffers[n] = pool[position]
-        try:
-            copies = self._input_pool.pop()
-        except IndexError:
-            copies = {n: aligned_zeros(storage[n], pad, dtype) for n, _ in self._inputs}
-        for n, name in self._inputs:
-            given = supplied[name]
-            found = as_padded(given, self.shapes[n], pad, dtype) if given.base is not None else None
-            if found is None:
-                found = copies[n]
-                found[regions[n]] = given
-            buffers[n] = found
-        try:  # (pop, not a test then a pop: another thread may take the last set between them)
-            kept = self._result_pool.pop()
-        except IndexError:
-            kept = {}
-        reused: dict[int, np.ndarray] = {}
-        direct: dict[str, np.ndarray] = {}
-        for n, name, shape, role in self._others:
-            value = supplied.get(name)
-            target = targets.get(name) if targets else None
-            buffer = None
-            if target is not None and target.base is not None and _disjoint(target, supplied, name, direct):
-                buffer = as_padded(target, shape, pad, dtype)  # a padded_empty target: its own buffer
-                if buffer is not None:
-                    direct[name] = target
-            if buffer is None:
-                if target is not None and n in kept:  # the caller gets a copy: reuse
-                    buffer = reused[n] = kept[n]
-                else:
-                    buffer = aligned_zeros(storage[n], pad, dtype)
-                    if target is not None:
-                        reused[n] = buffer
-            if value is not None:
-                if value is not target or name not in direct:  # k(x=x, out={"x": x}) holds it already
-                    buffer[regions[n]] = value
-            elif role == "optional":
-                buffer[regions[n]] = np.nan
-            buffers[n] = buffer
-        filled = cast("list[np.ndarray]", buffers)
-        self.execute(filled, threads)
-        if self.store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
-            self.store_hook({name: filled[n] for n, name in enumerate(self.names)})
-        self.give_back_temporaries(pool)
-        self._input_pool.append(copies)
+        if copies is not None:
+            self._input_pool.append(copies)
         results = {}
         for n, name in self.results:
             target = targets.get(name) if targets else None
             if target is not None and direct.get(name) is target:
                 results[name] = target  # written in place
                 continue
-            view = filled[n][regions[n]]
+            view = filled[n][regions[n]] if pad > 1 else filled[n]  # (padded 0-d: a numpy scalar)
             if target is not None:
                 np.copyto(target, view)
                 view = target
@@ -365,14 +337,6 @@ class CKernel:
 
     def execute(self, buffers: list[np.ndarray], threads: int = 0) -> None:
         """Run every step on ``buffers`` (one C-contiguous array of the right dtype per slot)."""
-        if self._only is not None:  # one C function: the common small-kernel case, kept short
-            function, slots = self._only
-            assert self.ffi is not None, "a C function is loaded with its ffi"
-            from_buffer = self.ffi.from_buffer
-            status = function(*[from_buffer(buffers[s]) for s in slots], threads)
-            if status:  # a heap block not had (NO_MEMORY), BLAS not set up: as the steps' runners
-                check_status(status)
-            return
         for run in self._runners:
             run(buffers, threads)
 

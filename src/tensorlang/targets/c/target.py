@@ -12,7 +12,7 @@ from .runtime import CKernel
 def blas_int_max(dtype, pad: int = 1) -> int | None:
     """The largest extent the BLAS generated C may call takes (:mod:`.blas`), or None
     where BLAS steps run in Python: no BLAS found, or padded buffers (whose BLAS steps
-    run on views in Python, :meth:`.runtime.CKernel.run_padded`)."""
+    run on views in Python, :meth:`.runtime.CKernel.run`)."""
     found = c_blas.find(dtype) if pad == 1 else None
     return None if found is None else found.int_max
 

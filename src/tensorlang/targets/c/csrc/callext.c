@@ -142,23 +142,28 @@ static PyObject *empty(Caller *c, int n) {
     return PyArray_Empty(c->ndim[n], c->dims[n], c->descr, 0);
 }
 
-/* the slot whose name is key, among the results; -1 if none (or key is no str) */
-static int result_slot(Caller *c, PyObject *key) {
-    for (int n = 0; n < c->nslots; n++)
-        if ((c->role[n] == R_OUT || c->role[n] == R_INOUT) && c->name[n] == key) return n;
+/* whether slot n takes an input (results = 0: in, inout) or gives a result (1: out, inout) */
+static int takes(Caller *c, int n, int results) {
+    return c->role[n] == R_INOUT || c->role[n] == (results ? R_OUT : R_IN);
+}
+
+/* the slot named key among the inputs or the results (takes); -1 if none (or key is no
+   str).  The names are interned, and so are keyword names as a rule: else compare. */
+static int slot_named(Caller *c, PyObject *key, int results) {
+    int n;
+    for (n = 0; n < c->nslots; n++)
+        if (takes(c, n, results) && c->name[n] == key) return n;
     if (!PyUnicode_Check(key)) return -1;
-    for (int n = 0; n < c->nslots; n++)
-        if ((c->role[n] == R_OUT || c->role[n] == R_INOUT) && PyUnicode_Compare(c->name[n], key) == 0) return n;
+    for (n = 0; n < c->nslots; n++)
+        if (takes(c, n, results) && PyUnicode_Compare(c->name[n], key) == 0) return n;
     if (PyErr_Occurred()) PyErr_Clear();
     return -1;
 }
 
-/* The kernel's C function over the buffers p, without the GIL where the kernel is large;
-   with use_own the work buffers are marked busy while it runs (a call from another
-   thread meanwhile makes its own).  0, or -1 with an exception set when it failed. */
-static int call_kernel(Caller *c, void **p, int use_own) {
+/* The kernel's C function over the buffers p, without the GIL where the kernel is large
+   (run() holds c->busy meanwhile).  0, or -1 with an exception set when it failed. */
+static int call_kernel(Caller *c, void **p) {
     int rc;
-    (void)use_own;  /* run() and run_padded() hold c->busy for the whole call */
     if (c->release_gil) {
         Py_BEGIN_ALLOW_THREADS
         rc = call_function(c->fn, c->nslots, p, c->threads);
@@ -175,81 +180,6 @@ static int call_kernel(Caller *c, void **p, int use_own) {
         return -1;
     }
     return 0;
-}
-
-/* Run the function over the buffers: given[n] holds the input (in, inout) or the out=
-   target (out, inout) of each slot, or NULL.  Returns the results dict (or, with
-   `single`, the one result), NULL with an exception set on failure.  Holds a reference
-   to every array it uses until it returns. */
-static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single) {
-    PyObject *buffer[MAX_SLOTS] = {0};   /* owned references */
-    PyObject *fresh[MAX_SLOTS] = {0};    /* work buffers of this call only (owned) */
-    void *p[MAX_SLOTS];
-    PyObject *result = NULL;
-    int n, use_own = !c->busy;
-    unsigned long long start = tl_ticks();
-    if (use_own) c->busy = 1;  /* from here: numpy may release the GIL (a large calloc or copy) */
-    for (n = 0; n < c->nslots; n++) {
-        switch (c->role[n]) {
-        case R_IN:
-            Py_INCREF(input[n]);
-            buffer[n] = input[n];
-            break;
-        case R_OUT:
-            if (target[n] != NULL) { Py_INCREF(target[n]); buffer[n] = target[n]; }
-            else if ((buffer[n] = empty(c, n)) == NULL) goto done;
-            break;
-        case R_INOUT:
-            if (target[n] == NULL) {
-                buffer[n] = PyArray_NewCopy((PyArrayObject *)input[n], NPY_CORDER);
-                if (buffer[n] == NULL) goto done;
-            } else {
-                Py_INCREF(target[n]);
-                buffer[n] = target[n];
-                if (target[n] != input[n])  /* both own their memory: disjoint */
-                    memcpy(PyArray_DATA((PyArrayObject *)target[n]), PyArray_DATA((PyArrayObject *)input[n]),
-                           (size_t)PyArray_NBYTES((PyArrayObject *)input[n]));
-            }
-            break;
-        default:
-            if (use_own) {
-                if (c->work[n] == NULL && (c->work[n] = empty(c, n)) == NULL) goto done;
-                Py_INCREF(c->work[n]);
-                buffer[n] = c->work[n];
-            } else {
-                if ((fresh[n] = empty(c, n)) == NULL) goto done;
-                Py_INCREF(fresh[n]);
-                buffer[n] = fresh[n];
-            }
-        }
-        p[n] = PyArray_DATA((PyArrayObject *)buffer[n]);
-    }
-    if (call_kernel(c, p, use_own) < 0) goto done;
-    if (single) {
-        for (n = 0; n < c->nslots; n++)
-            if (c->role[n] == R_OUT || c->role[n] == R_INOUT) {
-                Py_INCREF(buffer[n]);
-                result = PyArray_Return((PyArrayObject *)buffer[n]);  /* 0-d: a numpy scalar */
-                break;
-            }
-        if (result == NULL && !PyErr_Occurred()) { Py_INCREF(Py_None); result = Py_None; }
-    } else {
-        if ((result = PyDict_New()) == NULL) goto done;
-        for (n = 0; n < c->nslots; n++)
-            if ((c->role[n] == R_OUT || c->role[n] == R_INOUT) && PyDict_SetItem(result, c->name[n], buffer[n]) < 0) {
-                Py_CLEAR(result);
-                goto done;
-            }
-    }
-    c->calls++;
-    c->last_ticks = tl_ticks() - start + 1;  /* never 0: 0 means "see last_seconds" */
-done:
-    if (use_own) c->busy = 0;
-    for (n = 0; n < c->nslots; n++) {
-        Py_XDECREF(buffer[n]);
-        Py_XDECREF(fresh[n]);
-    }
-    return result;
 }
 
 /* padded (000 §4): a zeroed buffer of slot n's storage shape aligned to c->align bytes:
@@ -311,7 +241,7 @@ static void copy_padded(Caller *c, int n, char *padded, char *flat, int out) {
 }
 
 /* padded: the view [:n1, ..., :nk] of slot n's padded buffer at data, owned by raw (a
-   new reference is taken), as CKernel.run_padded returns a result */
+   new reference is taken), as CKernel.run returns a result */
 static PyObject *padded_view(Caller *c, int n, PyObject *raw, void *data) {
     npy_intp strides[MAX_RANK], step = c->itemsize;
     for (int k = c->ndim[n] - 1; k >= 0; k--) { strides[k] = step; step *= c->sdims[n][k]; }
@@ -328,57 +258,94 @@ static PyObject *padded_view(Caller *c, int n, PyObject *raw, void *data) {
     return view;
 }
 
-/* padded (000 §4): every input copied into its padded buffer (kept between calls),
-   results in fresh zeroed padded buffers returned as views of their true shape, the
-   temporaries in kept padded buffers whose padding the kernel leaves zero: what
-   CKernel.run_padded does for a plain call.  A result with an out= target (target[n], a
-   plain array gather_targets checked) is computed in a kept padded buffer (its padding
-   stays zero: the kernel leaves every padding zero) and its region copied into the
-   target, which is the result.  Inputs are copied before the call, so no reference to
-   them is needed while it runs, and a target may be an input (k(x=x, out={"x": x})). */
-static PyObject *run_padded(Caller *c, PyObject **input, PyObject **target) {
-    PyObject *owner[MAX_SLOTS] = {0};   /* this call's own buffers (owned) */
+/* One call of the kernel's function: input[n] holds the input of each in and inout slot,
+   target[n] the out= target of a result slot (gather_targets checked it) or NULL.
+   Unpadded, inputs are passed in place, results are fresh arrays or their targets (an
+   inout target gets its input first) and work slots are kept buffers.  Padded (000 §4),
+   every slot is a zeroed padded buffer aligned to c->align bytes: inputs are copied into
+   kept ones (only their regions are written: the padding stays zero), results are fresh
+   ones returned as views of their true shape (what CKernel.run returns) or kept ones
+   whose regions are copied into their targets (the kernel leaves every padding zero),
+   temporaries are kept ones; inputs are copied before the call, so a target may be an
+   input (k(x=x, out={"x": x})).  While the kept buffers are in use (the GIL may be
+   released) a call from another thread makes its own.  Returns the results dict (with
+   `single`, the one result), NULL with an exception set.  Holds a reference to every
+   array it uses until it returns. */
+static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single) {
+    PyObject *own[MAX_SLOTS] = {0};  /* owned: each slot's array, or its padded buffer's owner */
     void *p[MAX_SLOTS];
     PyObject *result = NULL;
     int n, use_own = !c->busy;
     unsigned long long start = tl_ticks();
     if (use_own) c->busy = 1;  /* from here: numpy may release the GIL (a large calloc or copy) */
     for (n = 0; n < c->nslots; n++) {
-        int result_slot = c->role[n] == R_OUT || c->role[n] == R_INOUT;
-        int fresh = (result_slot && target[n] == NULL) || !use_own;
-        if (fresh) {
-            if ((owner[n] = padded_zeros(c, n, &p[n])) == NULL) goto done;
-        } else {
-            if (c->work[n] == NULL && (c->work[n] = padded_zeros(c, n, &c->workp[n])) == NULL) goto done;
-            p[n] = c->workp[n];
+        int role = c->role[n], given = takes(c, n, 1) && target[n] != NULL;
+        if (c->padded) {
+            if ((takes(c, n, 1) && !given) || !use_own) {
+                if ((own[n] = padded_zeros(c, n, &p[n])) == NULL) goto done;
+            } else {
+                if (c->work[n] == NULL && (c->work[n] = padded_zeros(c, n, &c->workp[n])) == NULL) goto done;
+                p[n] = c->workp[n];
+            }
+            if (takes(c, n, 0))
+                copy_padded(c, n, (char *)p[n], (char *)PyArray_DATA((PyArrayObject *)input[n]), 0);
+            continue;
         }
-        if (c->role[n] == R_IN || c->role[n] == R_INOUT)
-            copy_padded(c, n, (char *)p[n], (char *)PyArray_DATA((PyArrayObject *)input[n]), 0);
+        if (given) {
+            Py_INCREF(target[n]);
+            own[n] = target[n];
+            if (role == R_INOUT && target[n] != input[n])  /* both own their memory: disjoint */
+                memcpy(PyArray_DATA((PyArrayObject *)target[n]), PyArray_DATA((PyArrayObject *)input[n]),
+                       (size_t)PyArray_NBYTES((PyArrayObject *)input[n]));
+        } else if (role == R_IN) {
+            Py_INCREF(input[n]);
+            own[n] = input[n];
+        } else if (role == R_INOUT) {
+            if ((own[n] = PyArray_NewCopy((PyArrayObject *)input[n], NPY_CORDER)) == NULL) goto done;
+        } else if (role == R_OUT || !use_own) {
+            if ((own[n] = empty(c, n)) == NULL) goto done;
+        } else {
+            if (c->work[n] == NULL && (c->work[n] = empty(c, n)) == NULL) goto done;
+            Py_INCREF(c->work[n]);
+            own[n] = c->work[n];
+        }
+        p[n] = PyArray_DATA((PyArrayObject *)own[n]);
     }
-    if (call_kernel(c, p, use_own) < 0) goto done;
-    if ((result = PyDict_New()) == NULL) goto done;
+    if (call_kernel(c, p) < 0) goto done;
+    if (!single && (result = PyDict_New()) == NULL) goto done;
     for (n = 0; n < c->nslots; n++) {
-        if (c->role[n] != R_OUT && c->role[n] != R_INOUT) continue;
-        PyObject *view;
-        if (target[n] != NULL) {
+        if (!takes(c, n, 1)) continue;
+        PyObject *value;
+        if (c->padded && target[n] != NULL) {
             copy_padded(c, n, (char *)p[n], (char *)PyArray_DATA((PyArrayObject *)target[n]), 1);
             Py_INCREF(target[n]);
-            view = target[n];
+            value = target[n];
+        } else if (c->padded) {
+            value = padded_view(c, n, own[n], p[n]);
         } else {
-            view = padded_view(c, n, owner[n], p[n]);
+            Py_INCREF(own[n]);
+            value = own[n];
         }
-        if (view == NULL || PyDict_SetItem(result, c->name[n], view) < 0) {
-            Py_XDECREF(view);
+        if (single) {  /* the first result; 0-d: a numpy scalar */
+            if (value == NULL || (result = PyArray_Return((PyArrayObject *)value)) == NULL) goto done;
+            break;
+        }
+        if (value == NULL || PyDict_SetItem(result, c->name[n], value) < 0) {
+            Py_XDECREF(value);
             Py_CLEAR(result);
             goto done;
         }
-        Py_DECREF(view);
+        Py_DECREF(value);
+    }
+    if (result == NULL) {  /* single, and no result */
+        Py_INCREF(Py_None);
+        result = Py_None;
     }
     c->calls++;
     c->last_ticks = tl_ticks() - start + 1;  /* never 0: 0 means "see last_seconds" */
 done:
     if (use_own) c->busy = 0;
-    for (n = 0; n < c->nslots; n++) Py_XDECREF(owner[n]);
+    for (n = 0; n < c->nslots; n++) Py_XDECREF(own[n]);
     return result;
 }
 
@@ -393,7 +360,7 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
     Py_ssize_t pos = 0;
     PyObject *key, *t;
     while (PyDict_Next(out, &pos, &key, &t)) {
-        n = result_slot(c, key);
+        n = slot_named(c, key, 1);
         if (n < 0 || target[n] != NULL) return 0;
         if (!fits(c, t, n) || PyArray_BASE((PyArrayObject *)t) != NULL
                 || !PyArray_ISWRITEABLE((PyArrayObject *)t)) return 0;
@@ -410,64 +377,48 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
     return 1;
 }
 
+static PyObject *str_out = NULL;  /* "out", interned */
+
+/* The inputs of a call from arrays, a dict of names to arrays (with out != NULL, a
+   call's own keywords, whose "out" goes to *out): input[n] for each in and inout slot.
+   1 when every input is there and fits, 0 when the call declines. */
+static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject **input) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    int found = 0;
+    while (PyDict_Next(arrays, &pos, &key, &value)) {
+        if (out != NULL && (key == str_out || (PyUnicode_Check(key) && PyUnicode_Compare(key, str_out) == 0))) {
+            *out = value;
+            continue;
+        }
+        int n = slot_named(c, key, 0);
+        if (n < 0 || !fits(c, value, n)) return 0;
+        input[n] = value;
+        found++;
+    }
+    return found == c->nrequired;
+}
+
 /* caller(arrays, out): the results dict, or None where the plain case does not hold */
 static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     Caller *c = (Caller *)self;
     PyObject *arrays, *out = Py_None;
     PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
-    int n;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "a Caller takes (arrays, out)");
         return NULL;
     }
     if (!PyArg_UnpackTuple(args, "Caller", 1, 2, &arrays, &out)) return NULL;
-    if (c->off || !PyDict_CheckExact(arrays) || PyDict_GET_SIZE(arrays) != c->nrequired) Py_RETURN_NONE;
-    for (n = 0; n < c->nslots; n++) {
-        if (c->role[n] != R_IN && c->role[n] != R_INOUT) continue;
-        PyObject *a = PyDict_GetItemWithError(arrays, c->name[n]);
-        if (a == NULL) {
-            if (PyErr_Occurred()) PyErr_Clear();
-            Py_RETURN_NONE;
-        }
-        if (!fits(c, a, n)) Py_RETURN_NONE;
-        input[n] = a;
-    }
-    if (!gather_targets(c, out, input, target)) Py_RETURN_NONE;
-    if (c->padded) return run_padded(c, input, target);
+    if (c->off || !PyDict_CheckExact(arrays) || !gather_inputs(c, arrays, NULL, input)
+            || !gather_targets(c, out, input, target)) Py_RETURN_NONE;
     return run(c, input, target, 0);
 }
 
 /* The same call from a kernel's own keywords, k(A=a, B=b, out={...}): the inputs and
    "out" in one dict (the keywords of the call, never kept).  As Caller_call. */
-static PyObject *str_out = NULL;
-
 static PyObject *caller_keywords(Caller *c, PyObject *kwargs) {
-    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
-    PyObject *out = NULL, *key, *value;
-    Py_ssize_t pos = 0;
-    int found = 0, n;
-    if (c->off) Py_RETURN_NONE;
-    while (PyDict_Next(kwargs, &pos, &key, &value)) {
-        if (key == str_out || (PyUnicode_Check(key) && PyUnicode_Compare(key, str_out) == 0)) {
-            out = value;
-            continue;
-        }
-        for (n = 0; n < c->nslots; n++)
-            if ((c->role[n] == R_IN || c->role[n] == R_INOUT) && c->name[n] == key) break;
-        if (n == c->nslots) {  /* keyword names are interned as a rule; else compare */
-            if (!PyUnicode_Check(key)) Py_RETURN_NONE;
-            for (n = 0; n < c->nslots; n++)
-                if ((c->role[n] == R_IN || c->role[n] == R_INOUT) && PyUnicode_Compare(c->name[n], key) == 0) break;
-            if (PyErr_Occurred()) PyErr_Clear();
-            if (n == c->nslots) Py_RETURN_NONE;
-        }
-        if (!fits(c, value, n)) Py_RETURN_NONE;
-        input[n] = value;
-        found++;
-    }
-    if (found != c->nrequired) Py_RETURN_NONE;
-    if (!gather_targets(c, out, input, target)) Py_RETURN_NONE;
-    if (c->padded) return run_padded(c, input, target);
+    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0}, *out = NULL;
+    if (c->off || !gather_inputs(c, kwargs, &out, input) || !gather_targets(c, out, input, target)) Py_RETURN_NONE;
     return run(c, input, target, 0);
 }
 
