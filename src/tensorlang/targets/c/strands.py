@@ -1140,9 +1140,10 @@ def _uses(ir: S.StrandIR, kind: type) -> bool:
 
 def _eager(e) -> bool:
     """An expression both arms of a select may evaluate: a few loads and arithmetic, no
-    call, sequence index or int division (those may set the error flag or cost much)."""
+    call, sequence index or int division (those may set the error flag or cost much) and no
+    conversion (a real out of an int's range, in the arm not taken, is undefined in C)."""
     nodes = _nodes(e, object)
-    return len(nodes) <= 8 and not any(isinstance(x, (S.Call, S.At)) or (
+    return len(nodes) <= 8 and not any(isinstance(x, (S.Call, S.At, S.Cast)) or (
         isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in nodes)
 
 
