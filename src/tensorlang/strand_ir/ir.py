@@ -279,9 +279,6 @@ class StrandIR:
 
 
 # ---------------------------------------------------------------- printer
-_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
-
-
 def expr_text(e: Expr) -> str:
     if isinstance(e, Const):
         return repr(e.value) if e.ty != "bool" else ("true" if e.value else "false")

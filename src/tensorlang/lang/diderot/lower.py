@@ -100,10 +100,6 @@ def b(op: str, x, y, ty: str):
     return S.Bin(op, x, y, ty)
 
 
-def _ety(e) -> str:
-    return e.ty
-
-
 class Field:
     """A field expression resolved for probing: ``kind`` conv (image, kernel, border),
     lift (op, operands), const (a V), deriv (op, operand)."""

@@ -66,6 +66,16 @@ static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <=
 static inline double tl_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b < a ? b : a); }
 static inline double tl_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b > a ? b : a); }
 static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }
+/* a select whose arms are both evaluated (cheap, without side effects): no branch to mispredict
+   (the ints' by a mask the C compiler cannot see through: GCC turns c ? a : b back into a jump) */
+static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
+    int64_t m = (int64_t)(0 - (uint64_t)(c != 0));
+#if defined(__GNUC__)
+    __asm__("" : "+r"(m));
+#endif
+    return b ^ ((a ^ b) & m);
+}
+static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
@@ -256,6 +266,7 @@ class Renderer:
             else:
                 self.gnr, self.gni = nr, ni
         self.method = "update"
+        self.shared_xi: dict[int, tuple[str, str]] = {}
         pos = {name for name in self.state if name.startswith("pos.")}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
                     for body in (ir.update, ir.stabilize, ir.global_block) for st in _nodes(body or (), S.Set))
@@ -306,6 +317,8 @@ class Renderer:
         if isinstance(e, S.Call):
             return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
         if isinstance(e, S.Sel):
+            if e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
+                return f"tl_sel{'r' if e.ty == 'real' else 'i'}({self.ex(e.c)}, {self.ex(e.a)}, {self.ex(e.b)})"
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
         if isinstance(e, S.At):
             at = f"tl_at({e.seq}, {self.ex(e.index)}, {e.comp})"
@@ -365,7 +378,7 @@ class Renderer:
                      f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
-            return P.render(s, self.ir, self.ex, pad, self.probe_plan)
+            return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)))
         if isinstance(s, S.New):
             reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
             ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
@@ -445,7 +458,8 @@ class Renderer:
         d2e = "0.0" + "".join(f" + (p[{a}] - c[{a}]) * (p[{a}] - c[{a}])" for a in range(d))
         return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(
             d=d, d2=d2, d2e=d2e, fin=fin, cell=cell, key=key, still=int(self.still), sites=max(1, len(self.kept)),
-            keep="\n        ".join(f"tl_keep_site({k}, n, {self.ex(q.radius)}, status);" for q, k in self._kept_queries()))
+            allkept=int(len(self.kept) == len([q for q in _nodes(self.ir, S.Reduce) if q.which == "sphere"])),
+            keep="\n        ".join(f"tl_keep_site({k}, n, {self.ex(q.radius)}, status, dead);" for q, k in self._kept_queries()))
 
     def _kept_queries(self) -> list:
         by_id = {id(q): q for q in _nodes(self.ir, S.Reduce)}
@@ -462,7 +476,7 @@ class Renderer:
             arr, k = self.state[name]
             ty = "double" if arr == "R" else "int64_t"
             copy = f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);"
-            out.append(copy if name in read or not self.still else f"if (s == 0) {copy}")
+            out.append(f"if (s == 0) {copy}" if self.still and name in pos else copy)
         return "\n        ".join(out)
 
     # ---- the program
@@ -473,6 +487,7 @@ class Renderer:
             "int64_t n, double *restrict R, int64_t *restrict I, const int8_t *status, double *gr, int64_t *gi, const tl_img *img"
         final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
         decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
+        self.shared_xi = _shared_points(body)
         if batched:  # the block's probes (strands_batch) preload the caches
             decls, args = B.decls(batched, decls), args + ", const double *restrict pf, int l"
         lines = [f"static int {name}({args}) {{"] + decls + self.stmts(body, "    ")
@@ -495,6 +510,7 @@ class Renderer:
         lines.append(BIRTHS.format(nbr=max(1, nbr), nbi=max(1, nbi)))
         lines.append("static int64_t *tl_ordp, tl_nl; /* the living strands in Diderot's order (a permuted run) */")
         lines.append("static const int8_t *tl_status; /* the strands' statuses, for numStrands() in a method */")
+        lines.append("static int64_t tl_gext[3], tl_gnd; /* the grid's extents (tl_create) */")
         if ir.sphere is not None:
             lines.append(self.neighbours())
             drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
@@ -545,6 +561,8 @@ static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) *
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
     int64_t cols = tl_cols = ext[nd - 1];
+    tl_gnd = nd <= 3 ? nd : 0;
+    for (int k = 0; k < nd && k < 3; k++) tl_gext[k] = ext[k];
     if (cols <= 0) return;
     /* a row of the grid at a time: the other iterators divided out once per row */
     #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
@@ -602,11 +620,14 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
     *pending = 0;
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
 #if TL_COMM
-    free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
-    tl_R0 = malloc(sizeof(double) * {nr} * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * {ni} * (size_t)n);
-    tl_S0 = malloc((size_t)n); tl_P0 = malloc(sizeof(int64_t) * (size_t)n);
-    if (!tl_R0 || !tl_I0 || !tl_S0 || !tl_P0) {{
-        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); *err = 3; *active_out = active; return 0;
+    if (tl_n0 != n || !tl_R0) {{  /* the snapshot's buffers, kept from call to call while the count stays */
+        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
+        tl_R0 = malloc(sizeof(double) * {nr} * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * {ni} * (size_t)n);
+        tl_S0 = malloc((size_t)n); tl_P0 = malloc(sizeof(int64_t) * (size_t)n);
+        if (!tl_R0 || !tl_I0 || !tl_S0 || !tl_P0) {{
+            free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0; tl_P0 = 0; tl_n0 = 0;
+            *err = 3; *active_out = active; return 0;
+        }}
     }}
 #endif
     while (s < k && active > 0) {{
@@ -698,11 +719,6 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         if (tl_err_flag) break;
     }}
-#if TL_COMM
-    if (!*pending) {{  /* kept for tl_finish where new strands are pending (the global block's stabilize) */
-        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0; tl_P0 = 0;
-    }}
-#endif
     *err = tl_err_flag;
     *active_out = active;
     return s;
@@ -858,6 +874,7 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
 }}
 #define TL_STILL {still}
 #define TL_SITES {sites}
+#define TL_ALLKEPT {allkept}
 #if TL_STILL
 /* No strand moves after its creation (no statement sets pos): while no strand is born or
    dies, a query around a strand's pos with a radius that only constants and inputs make
@@ -868,6 +885,8 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
    run whose strands keep dying stops keeping them after a few times. */
 static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
 static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
+static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
+static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
 static void tl_keep_free(void) {{
     for (int k = 0; k < TL_SITES; k++) {{
@@ -879,21 +898,100 @@ static uint64_t tl_khash(const int64_t *o, int64_t len) {{
     for (int64_t k = 0; k < len; k++) h = (h ^ (uint64_t)o[k]) * 1099511628211ULL;
     return h ^ (h >> 29);
 }}
+/* Strands on a lattice: every position an affine map of the grid's iterators along
+   orthogonal axes, within dev (checked on every strand, no birth since the grid was made).
+   A strand within r of another is then at most R = r (1 + 1e-6) + 2 sqrt(d) dev away on the
+   lattice, so its neighbours are among the grid offsets of a small box (tl_lbd: per axis,
+   tl_lbo: as j - i, in ascending order), which the caller tests one by one: no spatial grid. */
+#define TL_LBOX 343
+static int64_t tl_lbd[TL_LBOX][3], tl_lbo[TL_LBOX], tl_lK[3]; static int tl_lnb, tl_lall; static char tl_lsure[TL_LBOX];
+static int tl_lattice(int64_t n, double r) {{
+    int nd = (int)tl_gnd, d = {d};
+    int64_t st[3] = {{0, 0, 0}}, tot = 1, it[3] = {{0, 0, 0}}, K[3] = {{0, 0, 0}};
+    if (nd < 1 || nd > d || !(r >= 0) || !isfinite(r) || n < 2) return 0;
+    for (int a = nd - 1; a >= 0; a--) {{ st[a] = tot; tot *= tl_gext[a]; }}
+    if (tot != n) return 0;
+    double o[3], u[3][3] = {{{{0}}}}, len[3], dev = 0, scale = r;
+    for (int c = 0; c < d; c++) o[c] = tl_R0[tl_posrow[c] * n];
+    for (int a = 0; a < nd; a++) for (int c = 0; c < d; c++) if (tl_gext[a] > 1) u[a][c] = tl_R0[tl_posrow[c] * n + st[a]] - o[c];
+    for (int64_t i = 0; i < n; i++) {{
+        for (int c = 0; c < d; c++) {{
+            double p = tl_R0[tl_posrow[c] * n + i], q = o[c];
+            for (int a = 0; a < nd; a++) q += (double)it[a] * u[a][c];
+            double e = fabs(p - q);
+            if (!(e <= dev)) {{ if (!isfinite(e)) return 0; dev = e; }}
+            if (fabs(p) > scale) scale = fabs(p);
+        }}
+        for (int a = nd - 1; a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
+    }}
+    dev += 1e-12 * scale;
+    if (dev > 1e-6 * scale) return 0;
+    double R = r * (1 + 1e-6) + 2 * sqrt((double)d) * dev;
+    int64_t count = 1;
+    for (int a = 0; a < nd; a++) {{
+        len[a] = 0;
+        for (int c = 0; c < d; c++) len[a] += u[a][c] * u[a][c];
+        len[a] = sqrt(len[a]);
+        for (int b = 0; b < a; b++) {{
+            double dot = 0;
+            for (int c = 0; c < d; c++) dot += u[a][c] * u[b][c];
+            if (!(fabs(dot) <= 1e-12 * len[a] * len[b])) return 0;
+        }}
+        if (tl_gext[a] > 1 && !(len[a] > 2 * dev)) return 0;
+        K[a] = tl_gext[a] > 1 ? (int64_t)fmin(floor(R / len[a]), (double)(tl_gext[a] - 1)) : 0;
+        count *= 2 * K[a] + 1;
+        if (count > TL_LBOX) return 0;
+    }}
+    tl_lnb = 0; tl_lall = 1;
+    for (int a = 0; a < 3; a++) tl_lK[a] = K[a];
+    for (int64_t b = 0; b < count; b++) {{  /* the box in row-major order: ascending j - i */
+        int64_t rem = b, dd[3] = {{0, 0, 0}}, ofs = 0; double s2 = 0; int zero = 1;
+        for (int a = nd - 1; a >= 0; a--) {{
+            dd[a] = rem % (2 * K[a] + 1) - K[a]; rem /= 2 * K[a] + 1;
+            s2 += (double)dd[a] * len[a] * (double)dd[a] * len[a]; ofs += dd[a] * st[a]; zero = zero && dd[a] == 0;
+        }}
+        if (zero || s2 > R * R * (1 + 1e-6)) continue;
+        for (int a = 0; a < 3; a++) tl_lbd[tl_lnb][a] = dd[a];
+        /* sure: nearer than r by more than the test's roundings wherever the strands lie */
+        double far = sqrt(s2) * (1 + 1e-12) + 2 * sqrt((double)d) * dev;
+        tl_lsure[tl_lnb] = r * r > 1e-30 && r * r < 1e30 && far * far < r * r * (1 - 1e-5);
+        tl_lall = tl_lall && tl_lsure[tl_lnb];
+        tl_lbo[tl_lnb++] = ofs;
+    }}
+    return 1;
+}}
 /* the patterns of query site k (radius r) for the active strands; nothing kept where they
    would take more than 64 offsets a strand or memory runs out */
-static void tl_keep_site(int k, int64_t n, double r, const int8_t *status) {{
+static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64_t dead) {{
     int64_t npat = 0, nofs = 0, cap = 1024, hcap = 1024, limit = 64 * n + 4096, err0 = tl_err_flag;
+    int64_t it[3] = {{0, 0, 0}};
+    double r2 = r * r; int fast = r2 > 1e-30 && r2 < 1e30, lat = tl_lattice(n, r);
+    if (!lat) tl_grid_need(n);
     int32_t *pid = malloc(sizeof(int32_t) * (size_t)(n + 1)), *tab = malloc(sizeof(int32_t) * (size_t)hcap);
     int64_t *start = malloc(sizeof(int64_t) * (size_t)(n + 2)), *off = malloc(sizeof(int64_t) * (size_t)cap);
     int ok = pid && tab && start && off;
+    int32_t last = -1;
     for (int64_t h = 0; ok && h < hcap; h++) tab[h] = -1;
     if (ok) start[0] = 0;
+    /* no strand dead and every offset of the box surely near: a strand the box fits around
+       has them all (pattern 0) */
+    int inner = ok && lat && tl_lall && dead == 0 && tl_lnb <= cap;
+    if (inner) {{
+        memcpy(off, tl_lbo, sizeof(int64_t) * (size_t)tl_lnb);
+        tab[tl_khash(off, tl_lnb) & (uint64_t)(hcap - 1)] = 0; nofs = tl_lnb; start[npat = 1] = nofs;
+    }}
     for (int64_t i = 0; ok && i < n; i++) {{
         pid[i] = -1;
-        if (status[i] != 0) continue;
+        int fits = inner;
+        for (int a = 0; a < (int)tl_gnd && fits; a++) fits = it[a] >= tl_lK[a] && it[a] < tl_gext[a] - tl_lK[a];
+        if (status[i] != 0 || fits) {{
+            if (fits && status[i] == 0) pid[i] = 0;
+            for (int a = (int)tl_gnd - 1; lat && a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
+            continue;
+        }}
         double c[3] = {{0, 0, 0}};
         for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + i];
-        const int64_t *nb; int64_t len = tl_nb_search(n, i, c, r, &nb);
+        const int64_t *nb = 0; int64_t len = lat ? tl_lnb : tl_nb_search(n, i, c, r, &nb);  /* (at most, on a lattice) */
         if (tl_err_flag || nofs + len > limit) {{ ok = 0; break; }}
         if (nofs + len > cap) {{
             int64_t nc = 2 * (nofs + len); int64_t *no = realloc(off, sizeof(int64_t) * (size_t)nc);
@@ -901,14 +999,31 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status) {{
             off = no; cap = nc;
         }}
         int64_t *o = off + nofs;  /* the candidate pattern, where a new one would go */
-        for (int64_t q = 0; q < len; q++) o[q] = nb[q] - i;
+        if (lat) {{  /* the box's offsets in the grid (ascending j), each tested as the search would */
+            len = 0;
+            for (int b = 0; b < tl_lnb; b++) {{
+                int in = 1;
+                for (int a = 0; a < (int)tl_gnd; a++) in = in && (uint64_t)(it[a] + tl_lbd[b][a]) < (uint64_t)tl_gext[a];
+                int64_t j = i + tl_lbo[b];
+                if (!in || tl_S0[j] == 2) continue;
+                double q[3] = {{0, 0, 0}};
+                for (int a = 0; a < {d} && !tl_lsure[b]; a++) q[a] = tl_R0[tl_posrow[a] * n + j];
+                if (tl_lsure[b] || tl_near(q, c, r2, fast)) o[len++] = tl_lbo[b];
+            }}
+            for (int a = (int)tl_gnd - 1; a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
+        }} else for (int64_t q = 0; q < len; q++) o[q] = nb[q] - i;
+        if (last >= 0 && start[last + 1] - start[last] == len) {{  /* the previous strand's pattern (a row of a grid shares it) */
+            const int64_t *pl = off + start[last]; int64_t q = 0;
+            while (q < len && pl[q] == o[q]) q++;
+            if (q == len) {{ pid[i] = (int32_t)last; continue; }}
+        }}
         uint64_t h = tl_khash(o, len) & (uint64_t)(hcap - 1);
         for (;; h = (h + 1) & (uint64_t)(hcap - 1)) {{
             int32_t p = tab[h];
             if (p < 0 || (start[p + 1] - start[p] == len && !memcmp(off + start[p], o, sizeof(int64_t) * (size_t)len))) break;
         }}
-        if (tab[h] >= 0) {{ pid[i] = tab[h]; continue; }}
-        tab[h] = (int32_t)npat; pid[i] = (int32_t)npat; nofs += len; start[++npat] = nofs;
+        if (tab[h] >= 0) {{ pid[i] = last = tab[h]; continue; }}
+        tab[h] = (int32_t)npat; pid[i] = last = (int32_t)npat; nofs += len; start[++npat] = nofs;
         if (2 * npat > hcap) {{  /* the table grows: the patterns hashed again */
             int64_t nh = 4 * hcap; int32_t *nt = malloc(sizeof(int32_t) * (size_t)nh);
             if (!nt) {{ ok = 0; break; }}
@@ -932,10 +1047,11 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
     tl_kresets = tl_krun == tl_run ? tl_kresets + 1 : 0;
     tl_kn = n; tl_kdead = dead; tl_krun = tl_run;
     tl_keep_free();
-    tl_nb_build(n, tl_grid_h(gr, gi));
+    tl_gbuilt = 0; tl_gok = 0; tl_ghw = tl_grid_h(gr, gi);
     if (tl_kresets < 3 && n < INT32_MAX) {{
         {keep}
     }}
+    for (int k = 0; k < TL_SITES; k++) if (!tl_kpid[k] || !TL_ALLKEPT) tl_grid_need(n);  /* some strand searches */
     (void)gr; (void)gi; (void)status;
 }}
 static inline int64_t tl_nb_kept(int k, int64_t i, const int64_t **out) {{
@@ -1020,6 +1136,44 @@ def _uses(ir: S.StrandIR, kind: type) -> bool:
         return any(isinstance(s, kind) or walk(getattr(s, "then", ())) or walk(getattr(s, "other", ()))
                    or walk(getattr(s, "body", ())) for s in body or ())
     return any(walk(body) for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block))
+
+
+def _eager(e) -> bool:
+    """An expression both arms of a select may evaluate: a few loads and arithmetic, no
+    call, sequence index or int division (those may set the error flag or cost much) and no
+    conversion (a real out of an int's range, in the arm not taken, is undefined in C)."""
+    nodes = _nodes(e, object)
+    return len(nodes) <= 8 and not any(isinstance(x, (S.Call, S.At, S.Cast)) or (
+        isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in nodes)
+
+
+def _shared_points(body) -> dict[int, tuple[str, str]]:
+    """``inside(p, F)`` tests at a method's top level and the probes of the same image at
+    the same point after them (``if (inside(p, F)) m = F(p)``): the probes take the test's
+    index-space point instead of mapping ``p`` again.  The point's expressions may read only
+    locals that are set once (so that it is the same point) and constants."""
+    sets: dict[str, int] = {}
+    for st in _nodes(body, object):
+        names = (st.name,) if isinstance(st, S.Local) or (isinstance(st, S.Set) and st.space == "l") else \
+            (st.var,) if isinstance(st, S.For) else (st.target,) if isinstance(st, S.Reduce) else \
+            tuple(st.targets) if isinstance(st, (S.Probe, S.Lib)) else ()
+        for nm in names:
+            sets[nm] = sets.get(nm, 0) + 1
+
+    def fixed(e) -> bool:
+        return all(sets.get(r.name) == 1 for r in _nodes(e, S.Ref) if r.space == "l") and not any(
+            r.space != "l" for r in _nodes(e, S.Ref)) and not _nodes(e, S.At) and not _nodes(e, S.Call)
+
+    out: dict[int, tuple[str, str]] = {}
+    for k, st in enumerate(body):
+        if not (isinstance(st, S.Probe) and st.inside and all(fixed(e) for e in st.pos)):
+            continue
+        users = [pr for pr in _nodes(tuple(body[k + 1:]), S.Probe)
+                 if not pr.inside and pr.image == st.image and pr.pos == st.pos]
+        if users:
+            out[id(st)] = ("keep", st.targets[0])
+            out.update((id(pr), ("use", st.targets[0])) for pr in users)
+    return out
 
 
 def render(ir: S.StrandIR) -> str:
@@ -1265,12 +1419,20 @@ _RUN_TOKENS = itertools.count()
 
 
 def build(ir: S.StrandIR) -> Runner:
-    """The runner of ``ir``, built once per process per program text."""
-    key = ir.show()
+    """The runner of ``ir``, built once per process per program text (the text of an IR
+    object seen before is not made again: a call of a compiled program asks each time)."""
+    seen = _SEEN.get(id(ir))
+    key = seen[1] if seen is not None and seen[0] is ir else ir.show()
+    if len(_SEEN) > 256:
+        _SEEN.clear()
+    _SEEN[id(ir)] = (ir, key)
     runner = _RUNNERS.get(key)
     if runner is None:
         runner = _RUNNERS[key] = Runner(ir)
     return runner
+
+
+_SEEN: dict[int, tuple[S.StrandIR, str]] = {}
 
 
 EXECUTORS["c"] = build

@@ -105,21 +105,32 @@ def kernels(ir: S.StrandIR) -> list[str]:
     return lines
 
 
-def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, plan: dict | None = None) -> list[str]:
+def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, plan: dict | None = None,
+           share: tuple[str, str] | None = None) -> list[str]:
+    """``share``: ("keep", name): an ``inside`` test that leaves its index-space point in
+    ``l_NAME_xi0``..; ("use", name): a probe at the same point that reads it from there."""
     image = ir.images[s.image]
     radius = next(k.radius for k in ir.kernels if k.name == s.kernel)
     d, order, taps = image.dim, s.order, 2 * radius
     vox = int(np.prod(image.shape)) if image.shape else 1
     if d > 3 or len(s.pos) != d:
         raise error("internal", f"a probe of a {d}-D image at a point of {len(s.pos)} components")
-    out = [f"{pad}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};", f"{pad}{{"]
-    p = pad + "    "
-    out.append(f"{p}const tl_img *im = &img[{s.image}];")
-    for a, e in enumerate(s.pos):
-        out.append(f"{p}double x{a} = {ex(e)};")
-    for a in range(d):
-        terms = " ".join(f"if (im->m[{4 * a + c}] != 0) xi{a} += im->m[{4 * a + c}] * x{c};" for c in range(d))
-        out.append(f"{p}double xi{a} = im->m[{4 * a + 3}]; {terms}")
+    out = [f"{pad}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};"]
+    p, q = pad + "    ", pad
+    if share is None or share[0] == "keep":  # the map to index space
+        out += [f"{q}{{"] if share is None else [f"{q}double {', '.join(f'l_{s.targets[0]}_xi{a}' for a in range(d))};",
+                                                 f"{q}{{"]
+        out.append(f"{p}const tl_img *im = &img[{s.image}];")
+        for a, e in enumerate(s.pos):
+            out.append(f"{p}double x{a} = {ex(e)};")
+        for a in range(d):
+            terms = " ".join(f"if (im->m[{4 * a + c}] != 0) xi{a} += im->m[{4 * a + c}] * x{c};" for c in range(d))
+            out.append(f"{p}double xi{a} = im->m[{4 * a + 3}]; {terms}")
+        if share is not None:
+            out += [f"{p}l_{s.targets[0]}_xi{a} = xi{a};" for a in range(d)] + [f"{q}}}"]
+    if share is not None:
+        out += [f"{q}{{", f"{p}const tl_img *im = &img[{s.image}];"]
+        out += [f"{p}double xi{a} = l_{share[1]}_xi{a};" for a in range(d)]
     out.append(f"{p}int ok = " + " && ".join(f"isfinite(xi{a})" for a in range(d)) + ";")
     out += [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
     support = " && ".join(f"n{a} + {1 - radius} >= 0 && n{a} + {radius} <= (double)(im->size[{a}] - 1)"
