@@ -20,7 +20,7 @@ from typing import Mapping
 
 from ...errors import error
 from ..tl import ast
-from .expressions import Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
+from .expressions import Apply, Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
 
 
 #: An expression deeper than this becomes a temporary, as a shared one does, so that no
@@ -33,7 +33,7 @@ def children(e: Expr) -> tuple[Expr, ...]:
     """The operands of ``e``, left to right."""
     if isinstance(e, (Outer, Binary)):
         return (e.left, e.right)
-    if isinstance(e, (Contract, Transpose, Neg)):
+    if isinstance(e, (Contract, Transpose, Neg, Apply)):
         return (e.operand,)
     return ()
 
@@ -102,6 +102,8 @@ def _node(e: Expr, operands: list[ast.Expr]) -> ast.Expr:
         return ast.Binary(e.op, operands[0], operands[1])
     if isinstance(e, Neg):
         return ast.Neg(operands[0])
+    if isinstance(e, Apply):
+        return ast.Call(e.fn, operands[0])
     if isinstance(e, Transpose):
         return ast.Transpose(operands[0], ast.Pair(*e.pair))
     if isinstance(e, Contract):
