@@ -167,3 +167,70 @@ def test_an_einsum_product_with_nothing_summed_keeps_the_sign_of_its_zero(backen
                           (tl.einsum("i,i->i", x, np.full(4, -0.0), backend=backend), x * -0.0)]:
         same_bits(got, products)
         np.testing.assert_array_equal(got, np.einsum("i,->i", x, -0.0))  # == : the zeros compare equal
+
+
+# ------------------------------------------------------------------ NRRD headers
+_RAW = np.arange(12, dtype="<f8").tobytes()
+_HEAD = "NRRD0004\ntype: double\ndimension: 2\nsizes: 3 4\nencoding: raw\nendian: little\n"
+
+#: fields that do not fit the image: each was ignored (the identity transform, a size
+#: read as another) or read as something else, and is error[input] or error[too-large]
+BAD_HEADERS = {
+    "a NaN space direction": "space dimension: 2\nspace directions: (nan,0) (0,1)\n",
+    "'none' as a space axis's direction": "space dimension: 2\nspace directions: none (0,1)\n",
+    "an infinite space direction": "space dimension: 2\nspace directions: (inf,0) (0,1)\n",
+    "fewer directions than axes": "space dimension: 2\nspace directions: (1,0)\n",
+    "3-D directions for a 2-D image": "space dimension: 3\nspace directions: (1,0,0) (0,1,0)\n",
+    "an origin too short": "space dimension: 2\nspace origin: (1)\n",
+    "an origin too long": "space dimension: 2\nspace origin: (1,2,3)\n",
+    "an infinite spacing": "spacings: inf 2\n",
+    "a negative infinite spacing": "spacings: 1 -inf\n",
+    "three spacings for two axes": "spacings: 1 2 3\n",
+    "one spacing for two axes": "spacings: 2\n",
+}
+BAD_SIZES = {"a fractional size": "3 4.5", "a size of 2^63": f"3 {2**63}", "a size of 2^64": f"3 {2**64}",
+             "a size in hex": "3 0x4", "a size with a sign": "3 +4", "a size in exponent form": "3 4e0"}
+
+
+def _write(path, header: str, payload: bytes | None = _RAW) -> str:
+    with open(path, "wb") as fh:
+        fh.write(header.encode() + b"\n" + (payload or b""))
+    return str(path)
+
+
+@pytest.mark.parametrize("what", sorted(BAD_HEADERS))
+def test_an_nrrd_space_field_that_does_not_fit_the_image_is_an_input_error(tmp_path, what):
+    error = refused(lambda: tl.fields.load(_write(tmp_path / "x.nrrd", _HEAD + BAD_HEADERS[what])), codes=("input",))
+    assert "x.nrrd" in str(error)
+
+
+@pytest.mark.parametrize("what", sorted(BAD_SIZES))
+def test_nrrd_sizes_are_whole_decimal_numbers_as_written(tmp_path, what):
+    header = _HEAD.replace("sizes: 3 4", "sizes: " + BAD_SIZES[what])
+    refused(lambda: tl.fields.load(_write(tmp_path / "x.nrrd", header)), codes=("input", "too-large"))
+
+
+def test_an_nrrd_data_file_that_is_its_own_header_is_refused(tmp_path):
+    path = _write(tmp_path / "self.nhdr", _HEAD + "data file: self.nhdr\n", None)
+    refused(lambda: tl.fields.load(path), codes=("input",))
+    (tmp_path / "link.nhdr").symlink_to(tmp_path / "twice.nhdr")  # also through a link to it
+    path = _write(tmp_path / "twice.nhdr", _HEAD + "data file: link.nhdr\n", None)
+    refused(lambda: tl.fields.load(path), codes=("input",))
+
+
+@pytest.mark.parametrize("extra, world", [
+    ("spacings: -1 2\n", [[-1, 0, 0], [0, 2, 0], [0, 0, 1]]),
+    ("spacings: nan 2\n", [[1, 0, 0], [0, 2, 0], [0, 0, 1]]),  # NRRD's "unknown": 1
+    ("space dimension: 2\nspace directions: (0,2) (3,0)\nspace origin: (-1,5)\n", [[0, 3, -1], [2, 0, 5], [0, 0, 1]]),
+])
+def test_nrrd_space_fields_that_fit_give_the_world_they_state(tmp_path, extra, world):
+    img = tl.fields.load(_write(tmp_path / "x.nrrd", _HEAD + extra))
+    np.testing.assert_array_equal(img.world, np.array(world, dtype=float))
+
+
+def test_a_vector_image_keeps_none_as_its_vector_axis_direction(tmp_path):
+    header = ("NRRD0004\ntype: double\ndimension: 3\nsizes: 2 3 2\nencoding: raw\nendian: little\n"
+              "kinds: 2-vector domain domain\nspace dimension: 2\nspace directions: none (0,2) (1,0)\n")
+    img = tl.fields.load(_write(tmp_path / "v.nrrd", header))
+    assert img.data.shape == (3, 2, 2)
+    np.testing.assert_array_equal(img.world[:2, :2], [[0, 1], [2, 0]])
