@@ -70,8 +70,11 @@ BUILT = [
 ]
 
 
+@pytest.mark.slow  # (a C build each)
 @pytest.mark.parametrize("k", range(len(BUILT)))
 def test_builder_operators_compute_what_the_text_computes_on_every_target(k):
+    """Each new operator against the text it stands for: bit for bit in the reference
+    interpreter, ⊥ where ⊥ on every target, to rounding on finite inputs."""
     build, text = BUILT[k]
     rng = np.random.default_rng(k)
     reference = tl.compile(text, backend="interp")
@@ -234,3 +237,57 @@ def test_a_vector_image_keeps_none_as_its_vector_axis_direction(tmp_path):
     img = tl.fields.load(_write(tmp_path / "v.nrrd", header))
     assert img.data.shape == (3, 2, 2)
     np.testing.assert_array_equal(img.world[:2, :2], [[0, 1], [2, 0]])
+
+
+# ------------------------------------------------------------------ probes: the numpy reference against C
+from tensorlang.fields import run as field_run  # noqa: E402
+from tensorlang.sampling.kernels import KERNELS  # noqa: E402
+
+needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+
+@pytest.mark.parametrize("shape", [(1,), (2,), (3,), (1, 1), (5, 3), (2, 9), (1, 1, 1), (3, 3, 8)])
+def test_an_image_smaller_than_the_kernel_support_probes_to_bottom_without_a_c_compiler(monkeypatch, shape):
+    """The reference probe (what runs without a C compiler) gathered a 'safe cell' for
+    the points outside that is itself outside an image smaller than the support: an
+    IndexError, error[internal].  Every point there is outside: ⊥."""
+    monkeypatch.setattr(field_run, "USE_C", False)
+    img = tl.fields.image(np.arange(float(np.prod(shape))).reshape(shape))
+    points = np.full((4, len(shape)), 0.5)
+    points[1] = np.inf
+    for kernel in ("bspln3", "bspln5", "c4hexic", "c1tent"):
+        F = tl.fields.field(img, kernel)
+        support_fits = all(n >= KERNELS[kernel].support for n in shape)
+        for f in (F, tl.fields.grad(F) if len(shape) > 1 else F, F * F):
+            value = f.probe(points)
+            assert value.shape[0] == 4
+            if not support_fits:
+                assert np.all(np.isnan(value))
+
+
+@pytest.mark.slow  # (a C probe built per kernel, order and dimension: about a minute)
+@needs_cc
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(KERNELS)), st.integers(0, 2), st.integers(1, 3), st.integers(1, 6),
+       st.lists(st.one_of(st.floats(-2, 8), st.sampled_from([1e-320, 5e-324, -0.0, 1 - 2**-53, 2 - 2**-52,
+                                                              3.0000000000000004, np.nan, np.inf, -1e308,
+                                                              2.0**63, 1e18])), min_size=3, max_size=3))
+def test_the_reference_probe_agrees_with_the_c_probe_at_subnormal_and_edge_positions(kernel, order, dim, n, coords):
+    """Differential: the numpy reference chose each tap's polynomial piece by the value
+    of f - i, which for f = 1e-320 rounds onto the next piece's end (a first derivative
+    of -1 where C, choosing by tap, gave 4).  Both now agree, ⊥ where ⊥."""
+    rng = np.random.default_rng(n)
+    img = tl.fields.image(rng.standard_normal((n + 4,) * dim))
+    points = np.array([coords[:dim], [c + 1 for c in coords[:dim]]])
+    ref = field_run.probe_tensor(img, KERNELS[kernel], order, points, use_c=False)
+    got = field_run.probe_tensor(img, KERNELS[kernel], order, points, use_c=True)
+    np.testing.assert_array_equal(np.isnan(ref), np.isnan(got))
+    np.testing.assert_allclose(got[~np.isnan(ref)], ref[~np.isnan(ref)], rtol=1e-9, atol=1e-9)
+
+
+def test_a_tent_derivative_just_right_of_a_sample_is_its_cells_slope():
+    img = tl.fields.image(np.array([1.0, 5.0, 2.0, 7.0]))
+    points = np.array([[5e-324], [1e-320], [1e-300], [0.25]])
+    for kernel in ("tent", "c1tent"):  # (the reference; C is the slow differential's)
+        slope = field_run.probe_tensor(img, KERNELS[kernel], 1, points, use_c=False).ravel()
+        np.testing.assert_array_equal(slope, [4.0, 4.0, 4.0, 4.0])
