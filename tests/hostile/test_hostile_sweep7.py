@@ -291,3 +291,72 @@ def test_a_tent_derivative_just_right_of_a_sample_is_its_cells_slope():
     for kernel in ("tent", "c1tent"):  # (the reference; C is the slow differential's)
         slope = field_run.probe_tensor(img, KERNELS[kernel], 1, points, use_c=False).ravel()
         np.testing.assert_array_equal(slope, [4.0, 4.0, 4.0, 4.0])
+
+
+# ------------------------------------------------------------------ Dask: odd chunkings
+_TWO_RESULTS = ("in var u : [E 3]\nin var M : [3 3]\nout var v : [E 3]\nout var s : []\n"
+                "v[e,i] = sum(j) M[i,j] * u[e,j]\ns = sum(e,i) u[e,i] * u[e,i]")
+
+
+@pytest.fixture(scope="module")
+def two_results():
+    pytest.importorskip("dask.array")
+    return tl.compile(_TWO_RESULTS, backend="numpy")
+
+
+def _odd_inputs(da, u):
+    """The same batch as numpy arrays and dask arrays of every odd layout and chunking."""
+    return {
+        "dask, uneven chunks": da.from_array(u, chunks=((1, 2, 4, 3), (1, 2))),
+        "dask, the other axis cut": da.from_array(u, chunks=(10, 1)),
+        "dask, one chunk": da.from_array(u, chunks=-1),
+        "dask, chunks of one": da.from_array(u, chunks=1),
+        "Fortran order": np.asfortranarray(u),
+        "negative strides": u[::-1][::-1],
+        "every other row of a twice-as-long array": np.repeat(u, 2, axis=0)[::2],
+        "read-only": np.array(u, copy=True).view(),
+        "big-endian": u.astype(">f8"),
+        "float32": u.astype(np.float32),
+        "a masked array with nothing masked": np.ma.masked_array(u),
+        "a list": u.tolist(),
+    }
+
+
+@pytest.mark.slow  # (about 60 chunked runs: 3 s)
+def test_dask_runs_agree_with_numpy_on_odd_layouts_and_chunkings(two_results):
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    rng = np.random.default_rng(3)
+    u, M = rng.standard_normal((10, 3)), rng.standard_normal((3, 3))
+    tried = 0
+    with dask.config.set(scheduler="synchronous"):
+        for what, value in _odd_inputs(da, u).items():
+            for chunks in (None, 1, 3, (4, 6), np.int64(7), 10**30):
+                if chunks is not None and isinstance(value, da.Array):
+                    continue
+                result = two_results.dask(u=value, M=M, chunks=chunks)
+                want = np.asarray(u, dtype=np.float64 if not isinstance(value, np.ndarray) or value.dtype != np.float32
+                                  else np.float32).astype(np.float64)
+                np.testing.assert_allclose(result["v"].compute(), want @ M.T, rtol=1e-6, err_msg=what)
+                np.testing.assert_allclose(result["s"].compute(), np.sum(want * want), rtol=1e-6, err_msg=what)
+                tried += 1
+    assert tried > 40
+
+
+def test_a_dask_input_with_chunks_of_unknown_length_is_an_input_error(two_results):
+    da = pytest.importorskip("dask.array")
+    u = da.from_array(np.arange(30.0).reshape(10, 3), chunks=(3, 3))
+    error = refused(lambda: two_results.dask(u=u[u[:, 0] > 4], M=np.eye(3)), codes=("input",))
+    assert "compute_chunk_sizes" in str(error)  # (was: "'u' has nan elements ... but 'u' has nan")
+
+
+def test_more_chunks_than_a_run_of_several_results_takes_is_too_large_before_building(two_results):
+    from tensorlang.targets import dask as dask_target
+
+    n = dask_target.MAX_CHUNKS + 1  # (20 000 chunks of one took over five minutes to build)
+    refused(lambda: two_results.dask(u=np.ones((n, 3)), M=np.eye(3), chunks=1), codes=("too-large",))
+    da = pytest.importorskip("dask.array")
+    refused(lambda: two_results.dask(u=da.ones((n, 3), chunks=(1, 3)), M=np.eye(3)), codes=("too-large",))
+    result = two_results.dask(u=np.ones((n, 3)), M=np.eye(3), chunks=n // 2)  # fewer: fine
+    assert result["s"].compute() == 3 * n

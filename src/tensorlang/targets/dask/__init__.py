@@ -13,6 +13,7 @@ has the kinds, the options and what a retried task does.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable, Mapping
 
@@ -54,6 +55,12 @@ def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple
         why[symbol] = f"no input has {symbol}"
     raise error("input", "no batch can be chosen: the program is data-parallel along none of its sizes that an "
                 "input has (" + "; ".join(why[s] for s in symbols) + "); name one with batch=")
+
+
+#: The most chunks a run of several results (or a sum) is cut into: each is a dask
+#: delayed call, and building them takes time quadratic in their count (1000: seconds,
+#: 20 000: over five minutes); a run of one mapped result (blockwise) has no limit.
+MAX_CHUNKS = 1024
 
 
 def _is_int(value) -> bool:
@@ -142,7 +149,10 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
             value = da.from_array(np.asarray(value), chunks={positions[name]: along} if along != "auto" else "auto")
         arrays[name] = value
     along = arrays[first].chunks[positions[first]]
-    for name, value in arrays.items():  # the batch in the first input's chunks, the rest whole
+    for name, value in arrays.items():
+        if any(math.isnan(n) for n in value.chunks[positions[name]]):
+            raise error("input", f"{name!r} has chunks of unknown length along the batch (a dask array filtered by a "
+                        "mask): call its compute_chunk_sizes() first")  # the batch in the first input's chunks, the rest whole
         wanted = {d: (along if d == positions[name] else -1) for d in range(value.ndim)}
         if value.shape[positions[name]] != sum(along):
             raise error("input", f"{name!r} has {value.shape[positions[name]]} elements in its batch dimension "
@@ -152,6 +162,9 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     if len(outputs) == 1 and set(kinds.values()) == {"map"}:  # one result, chunk by chunk: map_blocks
         (name, shape), = outputs.items()
         return {name: _map_blocks(da, spec, runner, arrays, positions, others, name, shape, dtype)}
+    if len(along) > MAX_CHUNKS:  # dask's delayed calls cull the whole graph each: quadratic in the chunks
+        raise error("too-large", f"the batch is cut into {len(along)} chunks; a run with more than one result or a "
+                    f"sum takes at most {MAX_CHUNKS} (each chunk is a task): give a longer chunk length (chunks=)")
     blocks = {name: np.moveaxis(value.to_delayed(), positions[name], 0).reshape(-1) for name, value in arrays.items()}
     small = delayed(dict(others), pure=True)  # one key: every task depends on it, none copies it
     parts = [delayed(runner, pure=True)(spec, {name: blocks[name][i] for name in arrays}, small)
