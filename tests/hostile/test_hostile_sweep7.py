@@ -360,3 +360,28 @@ def test_more_chunks_than_a_run_of_several_results_takes_is_too_large_before_bui
     refused(lambda: two_results.dask(u=da.ones((n, 3), chunks=(1, 3)), M=np.eye(3)), codes=("too-large",))
     result = two_results.dask(u=np.ones((n, 3)), M=np.eye(3), chunks=n // 2)  # fewer: fine
     assert result["s"].compute() == 3 * n
+
+
+def test_builder_matmul_and_powers_take_symbolic_sizes():
+    A, B, v = tl.var("A", ("n", "m")), tl.var("B", ("m", "k")), tl.var("v", ("m",))
+    kernel = tl.build({"C": A @ B, "w": abs(A @ v) ** 2}, backend="numpy")
+    rng = np.random.default_rng(11)
+    a, b, x = rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), rng.standard_normal(3)
+    result = kernel(A=a, B=b, v=x)
+    np.testing.assert_allclose(result["C"], a @ b, rtol=1e-13)
+    np.testing.assert_allclose(result["w"], (a @ x) ** 2, rtol=1e-13)
+    refused(lambda: A @ tl.var("P", ("p", "k")), codes=("shape",))  # m and p: two sizes, as the text's t-contr
+    nested = ((tl.var("x", (2,)) ** 64) ** 64) ** 64  # shared powers: 189 products, not 64^3
+    assert len(tl.builder.source(nested)) < 5000
+
+
+@pytest.mark.parametrize("subscripts, alias", [("ij,jk->ik", 0), ("ij,jk->ik", 1), ("ij,jk,kl->il", 2),
+                                                ("ij,ij->ij", 0), ("ii,ij->ij", 1)])
+def test_einsum_into_an_out_that_is_one_of_its_operands_gives_the_product_of_the_originals(subscripts, alias):
+    rng = np.random.default_rng(5)
+    operands = [rng.standard_normal((4, 4)) for _ in subscripts.split("->")[0].split(",")]
+    want = np.einsum(subscripts, *[o.copy() for o in operands])
+    out = operands[alias]
+    result = tl.einsum(subscripts, *operands, out=out)
+    assert result is out
+    np.testing.assert_allclose(out, want, rtol=1e-12)
