@@ -385,3 +385,23 @@ def test_einsum_into_an_out_that_is_one_of_its_operands_gives_the_product_of_the
     result = tl.einsum(subscripts, *operands, out=out)
     assert result is out
     np.testing.assert_allclose(out, want, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ masked arrays: a mask is never dropped silently
+_MASKED = np.ma.masked_array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], mask=np.eye(3, dtype=bool))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_kernel_input_with_masked_entries_is_an_input_error(backend):
+    """np.asarray drops a mask: the masked entries' hidden values were computed with."""
+    kernel = tl.compile("in var a : [3 3]\nout var b : [3 3]\nb = a * 2", backend=backend)
+    error = refused(lambda: kernel(a=_MASKED), codes=("input",))
+    assert "masked" in str(error)
+    np.testing.assert_array_equal(kernel(a=np.ma.masked_array(_MASKED.data))["b"], 2 * _MASKED.data)  # no mask: fine
+
+
+def test_field_images_and_probe_points_with_masked_entries_are_input_errors():
+    refused(lambda: tl.fields.image(_MASKED), codes=("input",))
+    F = tl.fields.field(tl.fields.image(np.ones((6, 6))), "tent")
+    refused(lambda: F.probe(np.ma.masked_array([[2.0, 2.0]], mask=[[False, True]])), codes=("input",))
+    assert F.probe(np.ma.masked_array([[2.0, 2.0]]))[0] == 1.0

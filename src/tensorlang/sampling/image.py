@@ -83,7 +83,11 @@ MAX_HEADER_BYTES = 1 << 20
 
 def real_array(value, what: str) -> np.ndarray:
     """``value`` as a float64 array, or error[input] when it is not an array of real
-    numbers (complex, object, string, datetime data; ragged lists)."""
+    numbers (complex, object, string, datetime data; ragged lists; a masked array with
+    masked entries, whose values numpy would hand over as if unmasked)."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise error("input", f"{what} is a masked array with masked entries, which have no value here: fill them "
+                             "(a.filled(np.nan) for ⊥)")
     if isinstance(value, np.ndarray):
         array = value
     else:
