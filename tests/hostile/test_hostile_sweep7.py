@@ -405,3 +405,14 @@ def test_field_images_and_probe_points_with_masked_entries_are_input_errors():
     F = tl.fields.field(tl.fields.image(np.ones((6, 6))), "tent")
     refused(lambda: F.probe(np.ma.masked_array([[2.0, 2.0]], mask=[[False, True]])), codes=("input",))
     assert F.probe(np.ma.masked_array([[2.0, 2.0]]))[0] == 1.0
+
+
+def test_symbolic_and_chunked_runs_refuse_masked_entries_too():
+    pytest.importorskip("dask.array")
+    kernel = tl.compile("in var u : [E 3]\nin var M : [3 3]\nout var v : [E 3]\nv[e,i] = sum(j) M[i,j] * u[e,j]",
+                        backend="numpy")
+    masked = np.ma.masked_array(np.ones((4, 3)), mask=np.eye(4, 3, dtype=bool))
+    refused(lambda: kernel(u=masked, M=np.eye(3)), codes=("input",))
+    refused(lambda: kernel.dask(u=masked, M=np.eye(3)), codes=("input",))  # the batched input
+    refused(lambda: kernel.dask(u=np.ones((4, 3)), M=np.ma.masked_array(np.eye(3), mask=np.eye(3, dtype=bool)))
+            ["v"].compute(), codes=("input",))  # the others, checked by the chunk's kernel

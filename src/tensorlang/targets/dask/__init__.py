@@ -143,6 +143,8 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     first = next(iter(batched))
     for name, value in batched.items():
         if not isinstance(value, da.Array):
+            if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):  # (np.asarray drops the mask)
+                raise error("input", f"input {name!r} is a masked array with masked entries: fill them")
             value = np.asarray(value)
             along = (check_chunks(chunks, value.shape[positions[name]])
                      if name == first and chunks is not None else "auto")
