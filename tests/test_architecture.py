@@ -309,7 +309,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5047, "diderot": 4364, "structure": 4566, "schedule+loops": 4645, "targets": 6370, "fields": 2203, "surface": 4436, "compiled strands": 4339}
+CEILINGS = {"front ends": 5055, "diderot": 4364, "structure": 4566, "schedule+loops": 4645, "targets": 6370, "fields": 2203, "surface": 4436, "compiled strands": 4339}
 
 
 def layer_sizes() -> dict[str, int]:

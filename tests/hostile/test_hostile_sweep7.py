@@ -416,3 +416,27 @@ def test_symbolic_and_chunked_runs_refuse_masked_entries_too():
     refused(lambda: kernel.dask(u=masked, M=np.eye(3)), codes=("input",))  # the batched input
     refused(lambda: kernel.dask(u=np.ones((4, 3)), M=np.ma.masked_array(np.eye(3), mask=np.eye(3, dtype=bool)))
             ["v"].compute(), codes=("input",))  # the others, checked by the chunk's kernel
+
+
+# ------------------------------------------------------------------ builder programs past the statement limit
+def test_a_built_program_past_the_statement_limit_is_refused_before_it_is_lowered(monkeypatch):
+    """10^5 outputs were built as an AST, printed and type-checked (15 s) before the
+    driver refused them; the builder now counts as the text's parser does."""
+    from tensorlang.lang.builder import lower
+
+    def no_walk(roots):
+        raise AssertionError("walked a program past the limit")
+
+    monkeypatch.setenv("TENSORLANG_MAX_STATEMENTS", "50")
+    with monkeypatch.context() as patched:
+        patched.setattr(lower, "_postorder", no_walk)  # refused before any node is lowered
+        A = tl.var("A", (2,))
+        refused(lambda: tl.build({f"R{i}": A * float(i) for i in range(51)}), codes=("too-large",))
+        refused(lambda: tl.build(sum((tl.var(f"V{i}", (2,)) for i in range(1, 51)), tl.var("V0", (2,)))),
+                codes=("too-large",))  # 51 inputs
+    shared = A
+    for _ in range(60):  # each level used twice: a temporary each
+        shared = shared + shared
+    refused(lambda: tl.build(shared), codes=("too-large",))
+    monkeypatch.setenv("TENSORLANG_MAX_STATEMENTS", "20000")
+    refused(lambda: tl.build({f"R{i}": A * float(i) for i in range(10**5)}), codes=("too-large",))
