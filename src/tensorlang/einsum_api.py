@@ -220,6 +220,11 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
         return by_numpy()  # numpy's errors, numpy's check of a given path
     if backend != "auto":
         resolve_backend(backend)  # an unknown or unavailable back end is error[backend], not numpy
+    if isinstance(operands[0], bytes):  # numpy reads ASCII bytes as the subscripts (not a bytearray)
+        try:
+            operands = (operands[0].decode("ascii"), *operands[1:])
+        except UnicodeDecodeError:
+            return by_numpy()
     if isinstance(operands[0], str):
         subscripts, ops = operands[0], tuple(operands[1:])
     else:

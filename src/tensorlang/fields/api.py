@@ -439,6 +439,6 @@ def inside(f: Field, points) -> np.ndarray:
 def _real_points(points):
     """``points`` unchanged when they are real numbers; error[input] for complex, object,
     string or datetime points (numpy would drop an imaginary part with a warning)."""
-    if isinstance(points, np.ndarray) and points.dtype.kind in REAL_KINDS:
+    if isinstance(points, np.ndarray) and points.dtype.kind in REAL_KINDS and not np.ma.is_masked(points):
         return points
     return real_array(points, "probe points")

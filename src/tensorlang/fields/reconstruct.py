@@ -93,13 +93,20 @@ EVALUATE[Sample] = _evaluate_sample
 
 
 def cell_weights(kern: Kernel, frac: np.ndarray, order: int) -> np.ndarray:
-    """:meth:`Kernel.weights`, with the weights at ``frac == 0`` (a position on a sample)
-    the right-hand limits :func:`at_integer`: a point's cell is [n, n + 1) and its value
-    and derivatives are that cell's polynomial's, at its left end too."""
-    w = kern.weights(frac, order)
-    taps = np.arange(1 - kern.radius, kern.radius + 1)
-    at_zero = np.array([at_integer(kern, -int(i), order) for i in taps])
-    return np.where((frac == 0)[..., None], at_zero, w)
+    """The weights h⁽ᵒʳᵈᵉʳ⁾(f - i) of the taps i = 1-s .. s, shape ``frac.shape + (2s,)``:
+    each tap's polynomial piece is the one its cell gives it (piece -i of |x| for i <= 0,
+    piece i-1 for i >= 1), evaluated at |f - i| as the C probes do, not chosen by the
+    value of f - i (for f = 1e-320, f - 1 rounds to -1.0, the next piece's end: the
+    derivative had the wrong sign); at ``frac == 0`` (a position on a sample) the
+    right-hand limits :func:`at_integer`: a point's cell is [n, n + 1), its left end too."""
+    columns = []
+    for i in range(1 - kern.radius, kern.radius + 1):
+        x = frac + float(-i) if i <= 0 else float(i) - frac
+        h = np.polynomial.polynomial.polyval(x, kern.piece(-i if i <= 0 else i - 1, order))
+        if i >= 1 and order % 2:
+            h = -h  # h(x) = p(-x) for x < 0
+        columns.append(np.where(frac == 0, at_integer(kern, -i, order), h))
+    return np.stack(columns, axis=-1)
 
 
 def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray, world: bool = True) -> np.ndarray:
@@ -113,7 +120,10 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray, world
     taps = np.arange(1 - s, s + 1)
     # the neighbourhood V[n0+i, n1+j, ...] of every point: (N, S, ..., S) + voxel shape
     grids = np.ix_(*([taps] * d)) if d > 1 else (taps,)
-    index = tuple((n[:, a].reshape((-1,) + (1,) * d) + grids[a][None]) for a in range(d))
+    # clipped: a point that is out reads some sample of the image (its result is ⊥), and an
+    # image smaller than the support has no safe cell (every point is out; it raised IndexError)
+    index = tuple(np.clip(n[:, a].reshape((-1,) + (1,) * d) + grids[a][None], 0, img.sizes[a] - 1)
+                  for a in range(d))
     hood = img.data[index]
     # weights per axis and derivative order: w[a][m] has shape (N, S)
     w = [[cell_weights(kern, f[:, a], m) for m in range(order + 1)] for a in range(d)]

@@ -83,7 +83,11 @@ MAX_HEADER_BYTES = 1 << 20
 
 def real_array(value, what: str) -> np.ndarray:
     """``value`` as a float64 array, or error[input] when it is not an array of real
-    numbers (complex, object, string, datetime data; ragged lists)."""
+    numbers (complex, object, string, datetime data; ragged lists; a masked array with
+    masked entries, whose values numpy would hand over as if unmasked)."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise error("input", f"{what} is a masked array with masked entries, which have no value here: fill them "
+                             "(a.filled(np.nan) for ⊥)")
     if isinstance(value, np.ndarray):
         array = value
     else:
@@ -243,6 +247,19 @@ def _header_lines(fh, name: str):
             return
 
 
+def _check_sizes_text(lines: list[bytes], name: str) -> None:
+    """The ``sizes`` field as written: whole decimal numbers (pynrrd reads ``4.5`` as 4
+    and ``2^64`` wrapped to a negative int64)."""
+    for line in lines:
+        key, _, value = line.partition(b":")
+        if key.strip().lower() == b"sizes":
+            words = value.split()
+            if not all(w.isdigit() for w in words):
+                raise error("input", f"NRRD image {name!r}: sizes must be whole numbers, got "
+                                     f"{value.strip()[:60].decode('ascii', 'replace')!r}")
+            _claimed([int(w) for w in words], f"NRRD image {name!r}")
+
+
 def _check_nrrd_header(header: dict, name: str, size: int) -> None:
     """What pynrrd would otherwise trip over, or loop on: the sizes against the dimension
     and MAX_IMAGE_ELEMENTS, the kinds' count, the skips against the data's bytes (a line
@@ -264,7 +281,10 @@ def _check_nrrd_header(header: dict, name: str, size: int) -> None:
     if data_file is not None:
         if not isinstance(data_file, str) or data_file.startswith("LIST") or "%" in data_file:
             raise error("input", f"NRRD image {name!r}: data file {data_file!r}: only one data file is read")
-        size = _regular_file(os.path.join(os.path.dirname(name), data_file))  # (an absolute one as it is)
+        path = os.path.join(os.path.dirname(name), data_file)  # (an absolute one as it is)
+        size = _regular_file(path)
+        if os.path.samefile(path, name):
+            raise error("input", f"NRRD image {name!r}: its data file is the header itself")
     for field in ("line skip", "lineskip", "byte skip", "byteskip"):
         if field in header:
             skip = int(header[field])
@@ -345,7 +365,9 @@ def read_nrrd(name: str):
     size = _regular_file(name)
     try:
         with open(name, "rb") as fh:
-            header = nrrd.read_header(_header_lines(fh, name))
+            lines = list(_header_lines(fh, name))
+            header = nrrd.read_header(iter(lines))
+            _check_sizes_text(lines, name)
             _check_nrrd_header(header, name, size)
             _bound_compressed(header, fh, name)
             data = nrrd.read_data(header, fh, name, index_order="F")
@@ -391,18 +413,32 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
 
 def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     """The index-to-world matrix of an NRRD header's space directions (or spacings) and
-    space origin."""
+    space origin.  A field that is there must fit the image: one direction (or spacing)
+    per axis, each space axis's direction d finite numbers, an origin of d finite numbers;
+    a spacing of NaN is NRRD's "unknown" and taken as 1.  Anything else is error[input]
+    (it was ignored, and the image silently had the identity transform)."""
     m = np.eye(d + 1)
+    ndim = int(header["dimension"])
     directions = header.get("space directions")
     if directions is not None:
-        rows = [np.asarray(directions[a], dtype=np.float64) for a in range(len(directions))]
-        rows = [r for r in rows if r.ndim == 1 and np.all(np.isfinite(r))]
-        if len(rows) == d and all(len(r) == d for r in rows):
-            m[:d, :d] = np.stack(rows, axis=1)  # column a: the world step of index axis a
+        if len(directions) != ndim:
+            raise ValueError(f"{len(directions)} space directions for {ndim} axes")
+        for column, a in enumerate(space):
+            row = np.asarray(directions[a], dtype=np.float64)
+            if row.shape != (d,) or not np.all(np.isfinite(row)):
+                raise ValueError(f"the space direction of axis {a}, {row.tolist()}, is not {d} finite numbers "
+                                 f"(the image has {d} space axes)")
+            m[:d, column] = row  # column a: the world step of index axis a
     elif header.get("spacings") is not None:
-        spacings = np.asarray(header["spacings"], dtype=np.float64)[space]
-        m[:d, :d] = np.diag(np.where(np.isfinite(spacings), spacings, 1.0))
+        spacings = np.atleast_1d(np.asarray(header["spacings"], dtype=np.float64))
+        if spacings.shape != (ndim,) or np.any(np.isinf(spacings[space])):
+            raise ValueError(f"spacings {spacings.tolist()} for {ndim} axes (one finite number or nan each)")
+        spacings = spacings[space]
+        m[:d, :d] = np.diag(np.where(np.isnan(spacings), 1.0, spacings))
     origin = header.get("space origin")
-    if origin is not None and len(origin) == d:
-        m[:d, d] = np.asarray(origin, dtype=np.float64)
+    if origin is not None:
+        origin = np.atleast_1d(np.asarray(origin, dtype=np.float64))
+        if origin.shape != (d,):
+            raise ValueError(f"space origin {origin.tolist()} for {d} space axes")
+        m[:d, d] = origin
     return m

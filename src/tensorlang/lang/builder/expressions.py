@@ -2,7 +2,10 @@
 
 ``tl.var``, ``tl.outer`` (``#``), ``tl.contract`` (``.``), ``tl.transpose`` (``^``),
 ``+ - * /``, unary ``-`` and ``tl.kron(A, B, C)(u)`` build the model language's operator
-form, dimensions numbered from 1 (docs/einsum.md, "The builder").  Every node is
+form, dimensions numbered from 1 (docs/einsum.md, "The builder"); Python's ``@`` (for
+ranks 1 and 2, as numpy's matmul), ``abs``, ``** n`` (``x * ... * x``) and numpy's
+ufuncs of the language's functions (``np.sqrt(e)``) write what the text would.  Operators
+the language lacks (indexing, comparisons, ``//``, ``%``) are error[input].  Every node is
 immutable and knows its shape, computed once when it is made, so that a shape error
 surfaces where the expression is built (error[shape], with the operator's rule).
 """
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from ...ein.printer import RESERVED
 from ...errors import error
 from ...semantics.sizes import Sym
+from ...semantics.values import FUNCTIONS
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK
 
 
@@ -26,6 +30,68 @@ def _arithmetic(op: str, reflected: bool = False):
         return Binary(op, other, self) if reflected else Binary(op, self, other)
 
     return method
+
+
+#: The most factors ``e ** n`` writes out (``e * e * ... * e``, left to right).
+MAX_POWER = 64
+
+#: Python's and numpy's operators with no counterpart in the operator language: each is
+#: error[input] naming it (not Python's TypeError, nor numpy's object arrays).
+_LACKING = {"__getitem__": "indexing", "__iter__": "iteration", "__lt__": "<", "__le__": "<=", "__gt__": ">",
+            "__ge__": ">=", "__floordiv__": "//", "__rfloordiv__": "//", "__mod__": "%", "__rmod__": "%",
+            "__divmod__": "divmod", "__rdivmod__": "divmod", "__and__": "&", "__rand__": "&", "__or__": "|",
+            "__ror__": "|", "__xor__": "^", "__rxor__": "^", "__invert__": "~", "__lshift__": "<<",
+            "__rlshift__": "<<", "__rshift__": ">>", "__rrshift__": ">>", "__round__": "round",
+            "__trunc__": "math.trunc", "__floor__": "math.floor", "__ceil__": "math.ceil", "__float__": "float()",
+            "__int__": "int()", "__complex__": "complex()", "__array__": "conversion to a numpy array"}
+
+
+def _lacking(what: str):
+    def method(self, *args, **kwargs):
+        raise error("input", f"the operator language has no {what}: a builder expression is a whole tensor whose "
+                    "value exists only when its kernel runs (tl.build(e)(...)); index form is written as text "
+                    "(tl.compile), and tl.einsum takes arrays")
+
+    return method
+
+
+def matmul(a, b) -> "Expr":
+    """``a @ b`` as numpy's matmul for ranks 1 and 2: ``(a # b) . [r r+1]`` with r
+    the rank of a (vector·vector is a scalar).  Higher ranks are error[shape]: numpy
+    batches them, the language's contraction would not (write ``tl.contract``)."""
+    a, b = _expr(a), _expr(b)
+    ra, rb = len(a.shape), len(b.shape)
+    if not (1 <= ra <= 2 and 1 <= rb <= 2):
+        raise error("shape", f"'@' takes operands of rank 1 or 2 (numpy's matmul; higher ranks batch there and "
+                    f"would not here: write tl.contract(tl.outer(a, b), (m, n))), got ranks {ra} and {rb}",
+                    rule="t-contr")
+    if a.shape[-1] != b.shape[0]:
+        raise error("shape", f"'@': the last extent of {list(a.shape)} and the first of {list(b.shape)} differ",
+                    rule="t-contr")
+    return Contract(Outer(a, b), ((ra, ra + 1),))
+
+
+def _power(base, exponent) -> "Expr":
+    base = _expr(base)
+    if isinstance(exponent, bool) or not isinstance(exponent, numbers.Integral) \
+            or not 1 <= int(exponent) <= MAX_POWER:
+        raise error("input", f"'**' takes an integer exponent from 1 to {MAX_POWER} (written e * e * ... * e: "
+                    f"the operator language has no power), got {_short(exponent)}")
+    result = base
+    for _ in range(int(exponent) - 1):
+        result = Binary("*", result, base)
+    return result
+
+
+_UFUNC_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+
+
+def _operand(value):
+    """A ufunc's operand: a 0-d numpy array of a real dtype is its number."""
+    if getattr(value, "shape", None) == () and getattr(getattr(value, "dtype", None), "kind", "") in "fiu" \
+            and hasattr(value, "item"):
+        return value.item()
+    return value
 
 
 class Expr:
@@ -72,8 +138,53 @@ class Expr:
     def __neg__(self):
         return Neg(self)
 
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return Apply("abs", self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __pow__(self, exponent):
+        return _power(self, exponent)
+
+    def __rpow__(self, base):
+        raise error("input", f"'**' with a builder expression as the exponent ({_short(base)} ** e): the operator "
+                    "language has no power")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # numpy's scalars and 0-d arrays meet an expression here (np.float64(2) * e),
+        # and so do np.sqrt(e), np.abs(e): the language's own, or error[input]
+        name = getattr(ufunc, "__name__", "?")
+        if method != "__call__" or kwargs:
+            raise error("input", f"numpy's {name}.{method} with {sorted(kwargs)} has no counterpart in the operator "
+                        "language")
+        args = [_operand(value) for value in inputs]
+        if name in _UFUNC_OPERATORS and len(args) == 2:
+            return Binary(_UFUNC_OPERATORS[name], _expr(args[0]), _expr(args[1]))
+        if name == "matmul" and len(args) == 2:
+            return matmul(*args)
+        if name == "power" and len(args) == 2 and isinstance(args[0], Expr):
+            return _power(*args)
+        if name in ("negative", "positive") and len(args) == 1:
+            return -_expr(args[0]) if name == "negative" else _expr(args[0])
+        for fn in FUNCTIONS.values():
+            if fn.ufunc is ufunc and len(args) == 1:
+                return Apply(fn.name, _expr(args[0]))
+        raise error("input", f"numpy's {name} has no counterpart in the operator language (its functions: "
+                    f"{', '.join(FUNCTIONS)}; operators + - * / @ and ** n)")
+
     def __repr__(self) -> str:
         return f"<tl expression {self.text(limit=200)} : {list(self.shape)}>"
+
+
+for _method, _what in _LACKING.items():
+    setattr(Expr, _method, _lacking(_what))
 
 
 def _expr(value) -> Expr:
@@ -214,6 +325,20 @@ class Binary(Expr):
 
     def pieces(self) -> tuple:
         return ("(", self.left, f" {self.op} ", self.right, ")")
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Apply(Expr):
+    """``f(e)``, an elementwise function of SPEC section 1 (``abs(e)``, ``np.sqrt(e)``)."""
+
+    fn: str
+    operand: Expr
+
+    def _shape(self) -> tuple[int, ...]:
+        return self.operand.shape
+
+    def pieces(self) -> tuple:
+        return (f"{self.fn}(", self.operand, ")")
 
 
 @dataclass(frozen=True, repr=False, eq=False)

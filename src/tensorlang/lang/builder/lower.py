@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ... import limits
 from ...errors import error
 from ..tl import ast
-from .expressions import Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
+from .expressions import Apply, Binary, Contract, Expr, Neg, Number, Outer, Transpose, Var, _expr
 
 
 #: An expression deeper than this becomes a temporary, as a shared one does, so that no
@@ -33,7 +34,7 @@ def children(e: Expr) -> tuple[Expr, ...]:
     """The operands of ``e``, left to right."""
     if isinstance(e, (Outer, Binary)):
         return (e.left, e.right)
-    if isinstance(e, (Contract, Transpose, Neg)):
+    if isinstance(e, (Contract, Transpose, Neg, Apply)):
         return (e.operand,)
     return ()
 
@@ -102,6 +103,8 @@ def _node(e: Expr, operands: list[ast.Expr]) -> ast.Expr:
         return ast.Binary(e.op, operands[0], operands[1])
     if isinstance(e, Neg):
         return ast.Neg(operands[0])
+    if isinstance(e, Apply):
+        return ast.Call(e.fn, operands[0])
     if isinstance(e, Transpose):
         return ast.Transpose(operands[0], ast.Pair(*e.pair))
     if isinstance(e, Contract):
@@ -116,8 +119,13 @@ def to_program(outputs: Mapping[str, Expr]) -> ast.Program:
     for name in outputs:
         if not isinstance(name, str) or not name.isidentifier():
             raise error("input", f"an output's name must be an identifier, got {name!r}")
+    # bounded before the AST is built: 10^5 outputs took 15 s to build, print and check
+    # before the driver refused them (limits.check_statements, as the text's parser does)
+    limit = limits.max_statements()
+    limits.check_statements(len(outputs))
     roots = [_expr(e) for e in outputs.values()]
     declared = _variables(roots)
+    limits.check_statements(len(declared), what="declarations")  # (the inputs: as the text counts `var`)
     clash = set(outputs) & set(declared)
     if clash:
         raise error("input", f"output {sorted(clash)[0]!r} has the name of an input variable")
@@ -134,6 +142,8 @@ def to_program(outputs: Mapping[str, Expr]) -> ast.Program:
             depth[id(e)] = 1
             name = _fresh(taken, len(temporaries) + 1)
             temporaries.append(ast.Decl(name, tuple(e.shape)))
+            if len(temporaries) + len(outputs) > limit:
+                limits.check_statements(len(temporaries) + len(outputs))
             statements.append(ast.Assign(name, node))
             node = ast.Var(name)
         written[id(e)] = node

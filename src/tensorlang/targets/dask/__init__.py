@@ -57,6 +57,12 @@ def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple
                 "input has (" + "; ".join(why[s] for s in symbols) + "); name one with batch=")
 
 
+#: The most chunks a run of several results (or a sum) is cut into: each is a dask
+#: delayed call, and building them takes time quadratic in their count (1000: seconds,
+#: 20 000: over five minutes); a run of one mapped result (blockwise) has no limit.
+MAX_CHUNKS = 1024
+
+
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -137,6 +143,8 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     first = next(iter(batched))
     for name, value in batched.items():
         if not isinstance(value, da.Array):
+            if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):  # (np.asarray drops the mask)
+                raise error("input", f"input {name!r} is a masked array with masked entries: fill them")
             value = np.asarray(value)
             along = (check_chunks(chunks, value.shape[positions[name]])
                      if name == first and chunks is not None else "auto")
@@ -157,6 +165,9 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     if len(outputs) == 1 and set(kinds.values()) == {"map"}:  # one result, chunk by chunk: map_blocks
         (name, shape), = outputs.items()
         return {name: _map_blocks(da, spec, runner, arrays, positions, others, name, shape, dtype)}
+    if len(along) > MAX_CHUNKS:  # dask's delayed calls cull the whole graph each: quadratic in the chunks
+        raise error("too-large", f"the batch is cut into {len(along)} chunks; a run with more than one result or a "
+                    f"sum takes at most {MAX_CHUNKS} (each chunk is a task): give a longer chunk length (chunks=)")
     blocks = {name: np.moveaxis(value.to_delayed(), positions[name], 0).reshape(-1) for name, value in arrays.items()}
     small = delayed(dict(others), pure=True)  # one key: every task depends on it, none copies it
     parts = [delayed(runner, pure=True)(spec, {name: blocks[name][i] for name in arrays}, small)
