@@ -35,7 +35,7 @@ from typing import Any
 from ..ein import ir as ein
 from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
-from ..schedule.padding import decide as decide_padding
+from ..schedule.padding import RAGGED_TILE_BYTES, decide as decide_padding
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
 from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
@@ -305,7 +305,7 @@ TILE_BYTES = 64
 #: The shortest row of a register tile that is not whole vectors (bytes): its last vector
 #: is masked (:meth:`Tile.tail`); shorter rows stay plain blocks (docs/performance.md,
 #: "Register tiles for ragged rows").
-RAGGED_MIN_BYTES = TILE_BYTES
+RAGGED_MIN_BYTES = RAGGED_TILE_BYTES
 
 #: The most accumulator vectors a tile keeps (of the 32 AVX-512 registers: the operands
 #: and broadcasts need some too): the fastest grouping measured (docs/performance.md, "Measurement history").
@@ -384,9 +384,10 @@ def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) 
 def tile_of(loop: Node, itemsize: int) -> Tile | None:
     """``loop`` as a register tile (:class:`Tile`), or None: it is not a vector block's
     simd loop (``simd for x: for u: acc = 0; for k: acc += p; T[.., x] = acc``), its row
-    is neither a whole number of :data:`TILE_BYTES` vectors of ``itemsize``-byte elements
-    nor :data:`RAGGED_MIN_BYTES` long (a masked last vector), the store's last index is not x, or the summed value is more than loads, constants,
-    negation and + - * with x as the last index of the loads that move with it."""
+    is shorter than :data:`RAGGED_MIN_BYTES` and not whole :data:`TILE_BYTES` vectors (a
+    longer row's last vector is masked), the store's last index is not x, or the summed
+    value is more than loads, constants, negation and + - * with x as the last index of
+    the loads that move with it."""
     if not (isinstance(loop, Loop) and loop.simd and not loop.parallel and loop.start == 0 and len(loop.body) == 1):
         return None
     row = loop.body[0]
