@@ -309,7 +309,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4364, "structure": 4566, "schedule+loops": 4702, "targets": 6387, "fields": 2157, "surface": 4428, "compiled strands": 4339}
+CEILINGS = {"diderot": 4364, "structure": 4566, "schedule+loops": 4711, "targets": 6414, "fields": 2157, "surface": 4428, "compiled strands": 4339}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -22,6 +22,7 @@ from test_tiles import _c, _forced, _run_c, _tiles
 @pytest.fixture(autouse=True)
 def _room_for_the_kernels(monkeypatch):
     monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2**30))
+    monkeypatch.setenv("ASAN_OPTIONS", "detect_leaks=0")  # the harness's buffers live to the exit
 
 
 def _tile(width: int, height: int) -> microkernel.Tile:
@@ -121,3 +122,21 @@ def test_primes_past_two_halves_get_blocks_and_tiles():
     k = _c(interpolation_source(23, 2))
     heights = sorted(t.height for t in _tiles(k))
     assert heights == [7, 7, 7, 8, 8, 8, 8, 8, 8]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [23, 25])
+def test_blocks_cut_for_the_tile_have_a_row_by_row_plain_branch(n):
+    """Blocks that exist for a ragged tile only (23: three blocks; 25: 9 + 8 + 8 rows
+    instead of 5 × 5) keep their sums as loops: where the compiler does not target AVX-512
+    their plain branch runs row by row (``tl_row``, a simd loop per k step) instead of
+    gcc compiling 23 × 23 or 25 × 25 unrolled multiply-adds a product.  Its bits are the
+    tile's, ⊥, ±inf and -0 included, and AddressSanitizer finds nothing."""
+    source = interpolation_source(n, 2)  # a batch of one is no fused loop
+    code = _c(source).target.source
+    assert "tl_row[" in code and f"#pragma GCC unroll {n}\n" not in code
+    tiled = np.frombuffer(_run_c(source, True, ["-march=native"]), np.float64)
+    plain = np.frombuffer(_run_c(source, True, ["-DTL_TILES=0", "-fsanitize=address"]), np.float64)
+    assert np.isnan(plain).any() and np.isinf(plain).any()
+    assert np.array_equal(tiled, plain, equal_nan=True)
+    assert np.array_equal(np.signbit(tiled[~np.isnan(tiled)]), np.signbit(plain[~np.isnan(plain)]))

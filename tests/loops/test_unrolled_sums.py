@@ -110,20 +110,26 @@ def test_no_cfd_vector_block_leaves_a_loop_under_its_simd_loop(program):
     loop.  The old choice fails here: at n = 20 the summed loop of 20 terms kept its loop
     (the kernel ran 6× slower than at n = 16)."""
     source = interpolation_source if program == "interpolation" else helmholtz_source
-    explicit = []
+    explicit, tile_only = [], []
     for n in NS:
         for simd, row, summed in _blocks(source(n, _elements(n))):
             if simd.extent * 8 % microkernel.TILE_BYTES == 0:
                 continue  # a register tile where the compiler targets AVX-512 (test_tiles.py)
+            if summed.extent > microkernel.COMPILER_PEELS and not summed.unroll:
+                # cut for a ragged tile only: its plain branch runs row by row (test_ragged_tiles.py)
+                assert simd.extent * 8 >= microkernel.RAGGED_MIN_BYTES
+                tile_only.append(n)
+                continue
             assert straight_line(row, summed), (n, row.unroll, summed.extent, summed.unroll)
             assert row.extent * summed.extent <= microkernel.UNROLLED_STEPS or summed.unroll == 0  # compile time
             if summed.unroll:
                 explicit.append(n)
     # the rule is what makes the large n straight-line, primes (split rows) included;
     # Helmholtz at n = 30 and 31 runs as BLAS mode products (no fused blocks); n = 23, 29
-    # and 31 are cut in three or four blocks (split_rows)
-    large = {17, 18, 19, 20, 21, 22, 23, 25, 26, 27, 28, 29}
-    assert large | ({30, 31} if program == "interpolation" else set()) <= set(explicit)
+    # and 31 (three or four blocks) and 25, 26 and 30 (split rows, not a small divisor)
+    # are cut for the ragged tile
+    assert {17, 18, 19, 20, 21, 22, 27, 28} <= set(explicit)
+    assert set(tile_only) == {23, 25, 26, 29} | ({30, 31} if program == "interpolation" else set())
     assert not [n for n in explicit if n <= microkernel.COMPILER_PEELS]  # small n: as before
 
 

@@ -237,11 +237,14 @@ def tile_passes(blocks: tuple[int, ...], width: int, itemsize: int) -> int:
     return sum(-(-rows // max(1, TILE_VECTORS // vectors)) for rows in blocks)
 
 
-def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None) -> Loop:
+def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None,
+                tile_only: bool = False) -> Loop:
     """The simd loop over x of ``height`` rows, row u (default ``site.u``) at y = ``point``;
-    ``reused``: the moving operand may be re-read (:func:`unroll_rows`)."""
+    ``reused``: the moving operand may be re-read (:func:`unroll_rows`); ``tile_only``: a
+    block cut for a ragged tile, its sum not unrolled (the C printer's plain branch then
+    runs it row by row: targets/c/codegen.py ``CPrinter.tile``)."""
     u, acc = u or site.u, site.fresh("acc")
-    unrolled = unrolled_sum(site.extent, height, _whole(site, buffers))
+    unrolled = unrolled_sum(site.extent, height, _whole(site, buffers)) and not tile_only
     unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, reused)
     row = Loop(u, height, (
         Init(acc, "+"),
@@ -279,10 +282,16 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     if split is not None or height < 2:  # blocks of split rows (each its simd loop), where their sums unroll
         if split is None or not unrolled_sum(site.extent, split[0], _whole(site, buffers)):
             return None
+        # more than two blocks, or blocks instead of a divisor, exist for a ragged tile only:
+        # unrolled whole they cost gcc 12-43 s where the plain branch is compiled
+        tile_only = (len(split) > 2 or height >= 2) and _ragged_tile(site, buffers)
+        if (len(split) > 2 or height >= 2) and not tile_only:
+            return None
         names = [site.u] + [site.fresh("u") for _ in split[1:]]
         starts = [sum(split[:i]) for i in range(len(split))]
         return site.outside(tuple(_block_rows(site, buffers, size, Affine(((u, 1),), start) if start else u,
-                                              contiguous or local, u) for size, start, u in zip(split, starts, names)))
+                                              contiguous or local, u, tile_only)
+                                  for size, start, u in zip(split, starts, names)))
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
     point: Any = site.u if rows == height else Affine(((site.yb, height), (site.u, 1)), -height)
     nest: tuple[Node, ...] = (_block_rows(site, buffers, height, point, contiguous or local),)

@@ -323,8 +323,35 @@ class CPrinter:
         lines.append(f"{pad}#if TL_TILES")
         lines.extend(code)
         lines.append(f"{pad}#else")
-        self.node(node.loop, lines, depth)
+        row = node.loop.body[0]
+        summed = row.body[1] if isinstance(row, loops.Loop) and len(row.body) == 3 else None
+        if (node.tile.tail(self.itemsize) and isinstance(summed, loops.Loop) and not summed.unroll
+                and summed.extent > microkernel.COMPILER_PEELS):
+            self.rows_plain(node.tile, lines, depth)
+        else:
+            self.node(node.loop, lines, depth)
         lines.append(f"{pad}#endif")
+
+    def rows_plain(self, tile: microkernel.Tile, lines: list[str], depth: int) -> None:
+        """The plain branch of a ragged tile whose block's sum is a loop gcc would not
+        vectorize (a block cut for the tile only, microkernel ``tile_only``): row by row,
+        the row's accumulators in ``tl_row`` and each k step a simd loop over x.  Each
+        element is summed from +0 over the same products in the same k order, the update
+        and store printed as the block's."""
+        pad, x, k = "    " * depth, _idx(tile.x), _idx(tile.k)
+        acc, width = tile.init.acc, tile.width
+        each = f"for (int64_t {x} = 0; {x} < {width}LL; ++{x}) {{"
+        lines += [f"{pad}for (int64_t {_idx(tile.u)} = 0; {_idx(tile.u)} < {tile.height}LL; ++{_idx(tile.u)}) {{",
+                  f"{pad}    real tl_row[{width}];", f"{pad}    #pragma omp simd", f"{pad}    {each}"]
+        self.node(tile.init, lines, depth + 2)
+        lines += [f"{pad}        tl_row[{x}] = {acc};", f"{pad}    }}",
+                  f"{pad}    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{", f"{pad}        #pragma omp simd",
+                  f"{pad}        {each}", f"{pad}            real {acc} = tl_row[{x}];"]
+        self.node(tile.update, lines, depth + 3)
+        lines += [f"{pad}            tl_row[{x}] = {acc};", f"{pad}        }}", f"{pad}    }}",
+                  f"{pad}    #pragma omp simd", f"{pad}    {each}", f"{pad}        const real {acc} = tl_row[{x}];"]
+        self.node(tile.store, lines, depth + 2)
+        lines += [f"{pad}    }}", f"{pad}}}"]
 
     def tile_code(self, tile: microkernel.Tile, depth: int) -> list[str]:
         """The C of a register tile: for each group of rows, the accumulators
