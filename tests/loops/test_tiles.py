@@ -51,8 +51,8 @@ def test_the_cfd_products_at_n16_are_tiles_of_8_rows_of_2_vectors():
     assert len(_tiles(interp)) == 3 and len(_tiles(helm)) == 6
     for tile in _tiles(interp) + _tiles(helm):
         assert (tile.width, tile.height, tile.extent) == (16, 16, 16)
-        assert (tile.vectors(8), tile.group(8)) == (2, 8)
-        assert (tile.vectors(4), tile.group(4)) == (1, 16)  # float32: 16 lanes a vector
+        assert (tile.vectors(8), tile.groups(8)) == (2, ((0, 16, 8),))
+        assert (tile.vectors(4), tile.groups(4)) == (1, ((0, 16, 16),))  # float32: 16 lanes a vector
     # one row operand each; the third Helmholtz product also stores D ⊙ its sum (loops/fusion.py
     # epilogue), reading D's row as a vector
     assert [len(t.moving) for t in _tiles(interp) + _tiles(helm)] == [1] * 5 + [2] + [1] * 3
