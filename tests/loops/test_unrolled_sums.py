@@ -62,16 +62,31 @@ def straight_line(row: loops.Loop, summed: loops.Loop) -> bool:
 
 def test_split_rows_covers_the_rows_no_block_height_divides():
     for rows in range(2, 2 * microkernel.MAX_BLOCK_ROWS + 1):
-        split = microkernel.split_rows(rows)
-        if microkernel.vector_height(rows) >= 2:
-            continue  # a divisor is the block height: no split asked for
-        if rows <= 2 * microkernel.MAX_BLOCK_ROWS and rows >= 4:
-            assert split is not None, rows
-        if split is not None:
-            first, rest = split
-            assert first + rest == rows and 2 <= rest <= first <= microkernel.MAX_BLOCK_ROWS and first - rest <= 1
-    assert microkernel.split_rows(23) == (12, 11) and microkernel.split_rows(31) == (16, 15)
-    assert microkernel.split_rows(37) is None  # past two blocks of 16 rows
+        for extent in (17, rows, 32):
+            split = microkernel.split_rows(rows, extent)
+            if rows >= 4 and extent * 2 <= microkernel.UNROLLED_STEPS and rows <= 2 * microkernel.MAX_BLOCK_ROWS:
+                assert split is not None, (rows, extent)
+            if split is not None:
+                assert sum(split) == rows and 2 <= len(split) <= microkernel.MAX_SPLIT
+                assert list(split) == sorted(split, reverse=True) and split[0] - split[-1] <= 1 and split[-1] >= 2
+                assert split[0] <= microkernel.MAX_BLOCK_ROWS and split[0] * extent <= microkernel.UNROLLED_STEPS
+                fewer = len(split) - 1  # no fewer blocks would fit
+                most = -(-rows // fewer)
+                assert fewer < 2 or most > microkernel.MAX_BLOCK_ROWS or most * extent > microkernel.UNROLLED_STEPS
+    assert microkernel.split_rows(17, 17) == (9, 8) and microkernel.split_rows(19, 19) == (10, 9)  # as before
+    # the halves of 23, 29 and 31 exceed the budget: three or four blocks
+    assert microkernel.split_rows(23, 23) == (8, 8, 7) and microkernel.split_rows(31, 31) == (8, 8, 8, 7)
+    assert microkernel.split_rows(29, 29) == (8, 7, 7, 7)
+    assert microkernel.split_rows(37, 37) is None  # past MAX_SPLIT blocks
+
+
+def test_tile_passes_pick_split_rows_over_small_divisors():
+    """A ragged tile over a block of 2 rows (26 = 2 × 13: 2 × 26 multiply-adds fit the
+    budget, 13 × 26 do not) reloads its row for every 2 rows; three split blocks of 9, 9
+    and 8 load it 8 times instead of 13."""
+    assert microkernel.tile_passes((2,) * 13, 26, 8) == 13
+    assert microkernel.tile_passes(microkernel.split_rows(26, 26), 26, 8) == 8
+    assert microkernel.tile_passes((8,) * 3, 24, 8) == 6  # 3 vectors a row: groups of 5 rows
 
 
 def test_unrolled_sum_rule():
@@ -81,7 +96,7 @@ def test_unrolled_sum_rule():
     assert microkernel.unrolled_sum(25, 5, False) and microkernel.unrolled_sum(22, 11, False)
     assert not microkernel.unrolled_sum(28, 14, False)  # past the budget: 7 rows instead (unrolled_height)
     assert microkernel.unrolled_height(28, 28) == 7 and microkernel.unrolled_height(26, 26) == 2
-    assert microkernel.unrolled_height(23, 23) == 0  # a prime: split_rows, where the halves fit
+    assert microkernel.unrolled_height(23, 23) == 0  # a prime: split_rows
     assert not microkernel.unrolled_sum(24, 12, True)  # whole vectors: a register tile
     assert not microkernel.unrolled_sum(steps, 2, False)  # past the unrolled budget
     assert microkernel.unrolled_sum(steps // 2, 2, False)
@@ -95,19 +110,26 @@ def test_no_cfd_vector_block_leaves_a_loop_under_its_simd_loop(program):
     loop.  The old choice fails here: at n = 20 the summed loop of 20 terms kept its loop
     (the kernel ran 6× slower than at n = 16)."""
     source = interpolation_source if program == "interpolation" else helmholtz_source
-    explicit = []
+    explicit, tile_only = [], []
     for n in NS:
         for simd, row, summed in _blocks(source(n, _elements(n))):
             if simd.extent * 8 % microkernel.TILE_BYTES == 0:
                 continue  # a register tile where the compiler targets AVX-512 (test_tiles.py)
+            if summed.extent > microkernel.COMPILER_PEELS and not summed.unroll:
+                # cut for a ragged tile only: its plain branch runs row by row (test_ragged_tiles.py)
+                assert simd.extent * 8 >= microkernel.RAGGED_MIN_BYTES
+                tile_only.append(n)
+                continue
             assert straight_line(row, summed), (n, row.unroll, summed.extent, summed.unroll)
             assert row.extent * summed.extent <= microkernel.UNROLLED_STEPS or summed.unroll == 0  # compile time
             if summed.unroll:
                 explicit.append(n)
     # the rule is what makes the large n straight-line, primes (split rows) included;
-    # Helmholtz at n = 30 runs as BLAS mode products (no fused blocks); n = 23, 29 and 31
-    # have no blocks: two halves of their rows exceed UNROLLED_STEPS
-    assert {17, 18, 19, 20, 21, 22, 25, 26, 27, 28} | ({30} if program == "interpolation" else set()) <= set(explicit)
+    # Helmholtz at n = 30 and 31 runs as BLAS mode products (no fused blocks); n = 23, 29
+    # and 31 (three or four blocks) and 21, 25, 26 and 30 (split rows, not a small
+    # divisor: microkernel.tile_passes) are cut for the ragged tile
+    assert {17, 18, 19, 20, 22, 27, 28} <= set(explicit)
+    assert set(tile_only) == {21, 23, 25, 26, 29} | ({30, 31} if program == "interpolation" else set())
     assert not [n for n in explicit if n <= microkernel.COMPILER_PEELS]  # small n: as before
 
 
@@ -117,11 +139,12 @@ def test_prime_rows_get_two_blocks(n):
     """Rows no height from 2 to MAX_BLOCK_ROWS divides are cut in two blocks (split_rows)
     that together cover every row once, where both blocks' sums unroll: before, the whole
     product fell back to the interchanged nest (1.4-1.5× slower per element)."""
-    first, rest = microkernel.split_rows(n)
+    split = microkernel.split_rows(n, n)
+    assert len(split) == 2
     for source, products in ((interpolation_source, 3), (helmholtz_source, 6)):
         blocks = _blocks(source(n, _elements(n)))
         heights = [row.extent for _, row, _ in blocks]
-        assert heights == [first, rest] * products  # every fused product: two blocks
+        assert heights == list(split) * products  # every fused product: two blocks
 
 
 def _c(source, **options):
@@ -145,7 +168,7 @@ def _same(got, want, rtol):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [19, 25])
+@pytest.mark.parametrize("n", [19, 27])  # two split blocks; 3 blocks of 9 rows
 @pytest.mark.parametrize("fma", [False, True])
 def test_unrolled_cfd_kernels_give_the_reference(n, fma):
     """The kernels the rule unrolls, with ⊥, ±inf and -0 among the inputs, against the
@@ -154,11 +177,8 @@ def test_unrolled_cfd_kernels_give_the_reference(n, fma):
     E = 3
     u = rng.uniform(-1, 1, (E, n, n, n))
     u[0, 1, 2, 3], u[1, 4, 5, 6], u[2, 7, 8, 9], u[2, 0, 0, 0] = np.nan, np.inf, -np.inf, -0.0
-    height = microkernel.vector_height(n)
-    split = microkernel.split_rows(n) if height < 2 else None
-
     k = _c(interpolation_source(n, E), fma=fma)
-    blocks = 3 if split is None else 6  # one block a product, or two for split rows
+    blocks = len(_blocks(interpolation_source(n, E)))  # one block a product, or two or more for split rows
     assert _summed_unrolls(k.code("c")).count(n) == blocks  # each block's summed loop, unrolled whole
     A, B, C = (rng.uniform(-1, 1, (n, n)) / n for _ in range(3))
     with np.errstate(invalid="ignore"):
@@ -167,7 +187,7 @@ def test_unrolled_cfd_kernels_give_the_reference(n, fma):
 
     h = _c(helmholtz_source(n, E), fma=fma)
     unrolls = _summed_unrolls(h.code("c"))
-    assert unrolls.count(n) == 2 * blocks and (split is not None or unrolls.count(height) == 6)
+    assert unrolls.count(n) == 2 * blocks
     S = rng.uniform(-1, 1, (n, n)) / n
     D = rng.uniform(0.5, 1.5, (E, n, n, n))
     D[1, 0, 0, 0] = 0.0  # 0 · inf = ⊥ where it meets the inf

@@ -21,12 +21,14 @@ WIDTH = 8
 CHOICES = {
     ("interpolation", 5): (1, 1, "AUTO_LOCAL_MAX_GROWTH"),  # rows of 5 padded to 8: 1.6 times as long
     ("interpolation", 7): (1, 8, "locals padded to 8"),  # 4 lanes and 3 scalars -> one vector
-    ("interpolation", 13): (1, 8, "locals padded to 8"),
+    # rows of a vector or more: register tiles with a masked last vector (RAGGED_TILE_BYTES)
+    ("interpolation", 13): (1, 1, "register tiles"),
     ("interpolation", 16): (1, 1, "no remainder"),
-    ("interpolation", 31): (8, 8, "every buffer padded to 8"),  # the locals past L2/4
+    ("interpolation", 19): (1, 1, "register tiles"),
+    ("interpolation", 31): (1, 1, "register tiles"),  # was every buffer padded (the locals past L2/4)
     ("helmholtz", 5): (1, 1, "AUTO_LOCAL_MAX_GROWTH"),
     ("helmholtz", 7): (1, 8, "locals padded to 8"),
-    ("helmholtz", 13): (1, 8, "locals padded to 8"),
+    ("helmholtz", 13): (1, 1, "register tiles"),
     ("helmholtz", 16): (1, 1, "no remainder"),
     ("helmholtz", 31): (1, 1, "re-zeroed"),  # not fused (its working set): the loop-nest rules
 }
@@ -66,6 +68,14 @@ def test_the_choice_does_not_depend_on_the_batch(kind, n, measured_caches):
     assert all((_choice(kind, n, e).pad, _choice(kind, n, e).locals) == (first.pad, first.locals) for e in (3, 9))
 
 
+@pytest.fixture
+def without_ragged_tiles(monkeypatch):
+    """The rule where rows of a vector or more are no register tiles (vectors narrower than
+    RAGGED_TILE_BYTES: AVX2), so that n = 13 and 31 still reach the locals and buffers."""
+    monkeypatch.setattr(rules, "RAGGED_TILE_BYTES", 1 << 30)
+
+
+@pytest.mark.usefixtures("without_ragged_tiles")
 def test_locals_past_the_l2_share_fall_back_to_the_locals(measured_caches, monkeypatch):
     """Past AUTO_LOCAL_L2_FRACTION every buffer is padded only where it is worth it; where
     the copies of the caller's arrays would not amortise, the locals are padded still
@@ -76,6 +86,7 @@ def test_locals_past_the_l2_share_fall_back_to_the_locals(measured_caches, monke
     assert "L2" in chosen.why and "do not amortise" in chosen.why
 
 
+@pytest.mark.usefixtures("without_ragged_tiles")
 def test_the_switch_is_the_l2_share(measured_caches, monkeypatch):
     """From padded locals to padded buffers at AUTO_LOCAL_L2_FRACTION of L2: n = 13's
     padded locals (three of 13·13·16 doubles and C's transpose, 65 KiB) fit in a quarter
@@ -94,6 +105,7 @@ needs_width = pytest.mark.skipif(
 
 @pytest.mark.slow
 @needs_width
+@pytest.mark.usefixtures("without_ragged_tiles")
 def test_the_kernel_runs_what_auto_chose(measured_caches):
     """At n = 31 the kernel is padded throughout (``kernel.pad`` 8), its loop still fused
     (the fused loop reads and writes the padded buffers in place), and it computes what
@@ -110,6 +122,7 @@ def test_the_kernel_runs_what_auto_chose(measured_caches):
 
 @pytest.mark.slow
 @needs_width
+@pytest.mark.usefixtures("without_ragged_tiles")
 def test_a_fused_loop_lost_to_padding_falls_back_to_the_locals(measured_caches, monkeypatch):
     """If the padded schedule would not keep a fused loop that the unpadded one has (here
     forced: the plan refuses every group under padding), the kernel takes the padded

@@ -68,8 +68,7 @@ def test_pad_keeps_the_fused_loop(kind, n, pad, fma):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind, n", [("interpolation", 7), ("interpolation", 13), ("helmholtz", 7),
-                                     ("helmholtz", 13)])
+@pytest.mark.parametrize("kind, n", [("interpolation", 7), ("helmholtz", 7)])
 def test_auto_pads_the_fused_loops_locals(kind, n, monkeypatch):
     """pad="auto" on a fused loop whose rows leave a remainder: the caller's arrays
     unpadded (pad 1), the locals padded to the vector width, the batched buffers read and
@@ -229,3 +228,16 @@ def test_a_fused_group_with_a_batch_only_target(pad):
     u[3, 3], u[4, 4] = np.inf, np.nan
     t = u @ A.T
     np.testing.assert_allclose(kernel(A=A, u=u)["s"], (t * t).sum(axis=1), rtol=1e-13)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["interpolation", "helmholtz"])
+def test_auto_leaves_rows_of_a_vector_or_more_to_the_ragged_tiles(kind, monkeypatch):
+    """n = 13 leaves a remainder, but its rows (104 bytes) are register tiles with a masked
+    last vector where vectors are 64 bytes: padded locals measured 1.2-1.5× slower there
+    (schedule.padding.RAGGED_TILE_BYTES), so auto keeps every buffer as it is."""
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(2**30))
+    if _width() != 8:
+        pytest.skip("the choice depends on the vector width: measured at 8 doubles (AVX-512)")
+    kernel = tl.compile(SOURCES[kind](13, 5), backend="c", pad="auto")
+    assert kernel.pad == 1 and kernel.auto_pad.locals == 1 and "register tiles" in kernel.auto_pad.why

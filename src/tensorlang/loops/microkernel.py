@@ -35,7 +35,7 @@ from typing import Any
 from ..ein import ir as ein
 from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
-from ..schedule.padding import decide as decide_padding
+from ..schedule.padding import RAGGED_TILE_BYTES, decide as decide_padding
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
 from .ir import Acc, BinOp, Const, Init, Load, Loop, Neg, Node, Scalar, Store, Update, replace_nodes, walk
@@ -205,22 +205,46 @@ def vector_height(rows: int) -> int:
     return max((u for u in range(1, min(rows, MAX_BLOCK_ROWS) + 1) if rows % u == 0), default=1)
 
 
-def split_rows(rows: int) -> tuple[int, int] | None:
-    """Rows with no block height are cut in two blocks, [0, first) and [first, rows)
-    (17: 9 and 8), where both fit :data:`MAX_BLOCK_ROWS`; used where both sums unroll."""
-    first = -(-rows // 2)
-    return (first, rows - first) if 2 <= rows - first and first <= MAX_BLOCK_ROWS else None
+#: The most blocks :func:`split_rows` cuts rows into (31 rows of 31 terms: four).
+MAX_SPLIT = 4
+
+
+def split_rows(rows: int, extent: int) -> tuple[int, ...] | None:
+    """Rows with no block height are cut in the fewest blocks, from 2 to
+    :data:`MAX_SPLIT`, as even as can be and the larger first (17: 9 and 8; 23 with a sum
+    of 23: 8, 8 and 7), where each fits :data:`MAX_BLOCK_ROWS` and its rows × ``extent``
+    fit :data:`UNROLLED_STEPS`; used where the blocks' sums unroll."""
+    for count in range(2, min(MAX_SPLIT, rows // 2) + 1):
+        size, more = divmod(rows, count)
+        if size + (more > 0) <= MAX_BLOCK_ROWS and (size + (more > 0)) * extent <= UNROLLED_STEPS:
+            return (size + 1,) * more + (size,) * (count - more)
+    return None
 
 
 def _whole(site: _Site, buffers: BufferPlan) -> bool:
     return site.width * buffers.itemsize % TILE_BYTES == 0
 
 
-def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None) -> Loop:
+def _ragged_tile(site: _Site, buffers: BufferPlan) -> bool:
+    """Whether the block's row becomes a register tile with a masked last vector."""
+    return not _whole(site, buffers) and site.width * buffers.itemsize >= RAGGED_MIN_BYTES
+
+
+def tile_passes(blocks: tuple[int, ...], width: int, itemsize: int) -> int:
+    """The passes over the summed index that register tiles make for blocks of these rows
+    (each pass loads the row operand's vectors once: :meth:`Tile.groups`)."""
+    vectors = -(-width * itemsize // TILE_BYTES)
+    return sum(-(-rows // max(1, TILE_VECTORS // vectors)) for rows in blocks)
+
+
+def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reused: bool, u: str | None = None,
+                tile_only: bool = False) -> Loop:
     """The simd loop over x of ``height`` rows, row u (default ``site.u``) at y = ``point``;
-    ``reused``: the moving operand may be re-read (:func:`unroll_rows`)."""
+    ``reused``: the moving operand may be re-read (:func:`unroll_rows`); ``tile_only``: a
+    block cut for a ragged tile, its sum not unrolled (the C printer's plain branch then
+    runs it row by row: targets/c/codegen.py ``CPrinter.tile``)."""
     u, acc = u or site.u, site.fresh("acc")
-    unrolled = unrolled_sum(site.extent, height, _whole(site, buffers))
+    unrolled = unrolled_sum(site.extent, height, _whole(site, buffers)) and not tile_only
     unroll = height if unrolled else unroll_rows(height, site.width, buffers.itemsize, reused)
     row = Loop(u, height, (
         Init(acc, "+"),
@@ -247,15 +271,27 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
     # a per-iteration temporary (a slot after the program's) read across its rows may be
     # re-read: it is in the caches; a program input read so is not (UNROLL_VECTORS)
     local = bool(site.moving) and all(isinstance(f, Load) and f.slot >= len(buffers.names) for f in site.moving)
+    split = None
     if unrolled_sum(site.extent, 1, _whole(site, buffers)):
         height = unrolled_height(rows, site.extent) or height  # a height that unrolls, where one does
-    split = split_rows(rows) if height < 2 else None
-    if height < 2:  # two blocks of split rows (each its simd loop), where their sums unroll
+        split = split_rows(rows, site.extent)
+        if height >= 2 and not (split is not None and _ragged_tile(site, buffers)
+                                and tile_passes(split, site.width, buffers.itemsize)
+                                < tile_passes((height,) * (rows // height), site.width, buffers.itemsize)):
+            split = None  # the divisor's blocks, unless a tile runs fewer passes over split rows
+    if split is not None or height < 2:  # blocks of split rows (each its simd loop), where their sums unroll
         if split is None or not unrolled_sum(site.extent, split[0], _whole(site, buffers)):
             return None
-        u2 = site.fresh("u")
-        return site.outside((_block_rows(site, buffers, split[0], site.u, contiguous or local),
-                             _block_rows(site, buffers, split[1], Affine(((u2, 1),), split[0]), contiguous or local, u2)))
+        # more than two blocks, or blocks instead of a divisor, exist for a ragged tile only:
+        # unrolled whole they cost gcc 12-43 s where the plain branch is compiled
+        tile_only = (len(split) > 2 or height >= 2) and _ragged_tile(site, buffers)
+        if (len(split) > 2 or height >= 2) and not tile_only:
+            return None
+        names = [site.u] + [site.fresh("u") for _ in split[1:]]
+        starts = [sum(split[:i]) for i in range(len(split))]
+        return site.outside(tuple(_block_rows(site, buffers, size, Affine(((u, 1),), start) if start else u,
+                                              contiguous or local, u, tile_only)
+                                  for size, start, u in zip(split, starts, names)))
     # 0-based: height*yb + u (the loop IR carries affine indices as lowering does)
     point: Any = site.u if rows == height else Affine(((site.yb, height), (site.u, 1)), -height)
     nest: tuple[Node, ...] = (_block_rows(site, buffers, height, point, contiguous or local),)
@@ -274,6 +310,11 @@ TILES: bool | None = None
 
 #: The bytes of one vector of a register tile (AVX-512's registers).
 TILE_BYTES = 64
+
+#: The shortest row of a register tile that is not whole vectors (bytes): its last vector
+#: is masked (:meth:`Tile.tail`); shorter rows stay plain blocks (docs/performance.md,
+#: "Register tiles for ragged rows").
+RAGGED_MIN_BYTES = RAGGED_TILE_BYTES
 
 #: The most accumulator vectors a tile keeps (of the 32 AVX-512 registers: the operands
 #: and broadcasts need some too): the fastest grouping measured (docs/performance.md, "Measurement history").
@@ -304,14 +345,28 @@ class Tile:
     moving: tuple[Load, ...]
 
     def vectors(self, itemsize: int) -> int:
-        """The 64-byte vectors of one row."""
-        return self.width * itemsize // TILE_BYTES
+        """The 64-byte vectors of one row, its part vector (:meth:`tail`) included."""
+        return -(-self.width * itemsize // TILE_BYTES)
 
-    def group(self, itemsize: int) -> int:
-        """The rows computed at once: the largest divisor of the height whose accumulators
-        (rows × vectors) fit :data:`TILE_VECTORS`."""
+    def tail(self, itemsize: int) -> int:
+        """The lanes of the row's last vector where the row is not whole vectors (its
+        loads and stores are masked to them: nothing past the row is read or written), else 0."""
+        return self.width % (TILE_BYTES // itemsize)
+
+    def groups(self, itemsize: int) -> tuple[tuple[int, int, int], ...]:
+        """The tile's loops over its groups of rows, each (first row, end, rows a group).
+        A row of whole vectors: one loop, its group the largest divisor of the height whose
+        accumulators (rows × vectors) fit :data:`TILE_VECTORS`.  Else the fewest groups
+        that fit, as even as can be (5 rows of 4 vectors: 3 and 2, so that no group has
+        too few independent sums to fill the multiply-add units): up to two loops."""
         vectors = self.vectors(itemsize)
-        return max(r for r in range(1, self.height + 1) if self.height % r == 0 and r * vectors <= TILE_VECTORS)
+        if not self.tail(itemsize):
+            return ((0, self.height, max(r for r in range(1, self.height + 1)
+                                         if self.height % r == 0 and r * vectors <= TILE_VECTORS)),)
+        count = -(-self.height // max(1, TILE_VECTORS // vectors))
+        rows, more = divmod(self.height, count)  # ``more`` groups of rows + 1, then rows
+        return tuple((first, end, size) for first, end, size in
+                     ((0, more * (rows + 1), rows + 1), (more * (rows + 1), self.height, rows)) if end > first)
 
 
 def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) -> bool:
@@ -338,9 +393,10 @@ def _tile_scalar(e: Scalar, x: str, moving: list[Load], acc: str | None = None) 
 def tile_of(loop: Node, itemsize: int) -> Tile | None:
     """``loop`` as a register tile (:class:`Tile`), or None: it is not a vector block's
     simd loop (``simd for x: for u: acc = 0; for k: acc += p; T[.., x] = acc``), its row
-    is not a whole number of :data:`TILE_BYTES` vectors of ``itemsize``-byte elements,
-    the store's last index is not x, or the summed value is more than loads, constants,
-    negation and + - * with x as the last index of the loads that move with it."""
+    is shorter than :data:`RAGGED_MIN_BYTES` and not whole :data:`TILE_BYTES` vectors (a
+    longer row's last vector is masked), the store's last index is not x, or the summed
+    value is more than loads, constants, negation and + - * with x as the last index of
+    the loads that move with it."""
     if not (isinstance(loop, Loop) and loop.simd and not loop.parallel and loop.start == 0 and len(loop.body) == 1):
         return None
     row = loop.body[0]
@@ -355,7 +411,7 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
     update = summed.body[0]
     if not (isinstance(update, Update) and update.acc == init.acc and update.op == "+"):
         return None
-    if (loop.extent * itemsize) % TILE_BYTES:
+    if loop.extent * itemsize < RAGGED_MIN_BYTES and (loop.extent * itemsize) % TILE_BYTES:
         return None
     x = loop.var
     if not store.indices or store.indices[-1] != x or any(_mentions(i, x) for i in store.indices[:-1]):

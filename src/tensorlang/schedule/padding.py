@@ -322,6 +322,12 @@ AUTO_LOCAL_MAX_GROWTH = 1.5
 #: The measurements behind these three: docs/performance.md, "Padding that wins" and
 #: "pad=auto weighs the remainder".
 AUTO_LOCAL_L2_FRACTION = 0.25
+#: Rows of at least this many bytes in a fused loop's products are register tiles where
+#: the vectors are this wide (AVX-512), their last vector masked (loops/microkernel.py
+#: ``RAGGED_MIN_BYTES``): padding them saves no vector operation, and the padded locals
+#: measured 1.2-1.5× slower than the ragged tiles at n = 11-15 (docs/performance.md,
+#: "Register tiles for ragged rows").
+RAGGED_TILE_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -343,7 +349,8 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     with the measurements behind each):
 
     1. a fused loop with a row that padding makes fewer vector operations
-       (:func:`vector_ops`) is padded unless a row grows more than
+       (:func:`vector_ops`; none for a row of at least one vector where vectors are
+       :data:`RAGGED_TILE_BYTES`: a register tile masks its last vector) is padded unless a row grows more than
        :data:`AUTO_LOCAL_MAX_GROWTH` or a loop is memory-bound
        (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`): its locals only, or every buffer past
        :data:`AUTO_LOCAL_L2_FRACTION` of L2;
@@ -358,6 +365,9 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     rows = sorted({stmt.index[-1][1] for group in fused for stmt in group.statements
                    if len(stmt.index) >= 2 and vector_ops(padded(stmt.index[-1][1], width), width)
                    < vector_ops(stmt.index[-1][1], width)})
+    if width * schedule.buffers.itemsize >= RAGGED_TILE_BYTES and rows and min(rows) >= width:
+        return AutoPad(1, f"rows of {', '.join(map(str, rows))} are register tiles with a masked last vector "
+                          f"(RAGGED_TILE_BYTES {RAGGED_TILE_BYTES}): padding saves no vector operation")
     grown = [n for n in rows if padded(n, width) > AUTO_LOCAL_MAX_GROWTH * n]
     if grown:
         return AutoPad(1, f"padding rows of {grown[0]} to {padded(grown[0], width)} > AUTO_LOCAL_MAX_GROWTH "

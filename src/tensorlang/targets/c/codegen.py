@@ -323,8 +323,35 @@ class CPrinter:
         lines.append(f"{pad}#if TL_TILES")
         lines.extend(code)
         lines.append(f"{pad}#else")
-        self.node(node.loop, lines, depth)
+        row = node.loop.body[0]
+        summed = row.body[1] if isinstance(row, loops.Loop) and len(row.body) == 3 else None
+        if (node.tile.tail(self.itemsize) and isinstance(summed, loops.Loop) and not summed.unroll
+                and summed.extent > microkernel.COMPILER_PEELS):
+            self.rows_plain(node.tile, lines, depth)
+        else:
+            self.node(node.loop, lines, depth)
         lines.append(f"{pad}#endif")
+
+    def rows_plain(self, tile: microkernel.Tile, lines: list[str], depth: int) -> None:
+        """The plain branch of a ragged tile whose block's sum is a loop gcc would not
+        vectorize (a block cut for the tile only, microkernel ``tile_only``): row by row,
+        the row's accumulators in ``tl_row`` and each k step a simd loop over x.  Each
+        element is summed from +0 over the same products in the same k order, the update
+        and store printed as the block's."""
+        pad, x, k = "    " * depth, _idx(tile.x), _idx(tile.k)
+        acc, width = tile.init.acc, tile.width
+        each = f"for (int64_t {x} = 0; {x} < {width}LL; ++{x}) {{"
+        lines += [f"{pad}for (int64_t {_idx(tile.u)} = 0; {_idx(tile.u)} < {tile.height}LL; ++{_idx(tile.u)}) {{",
+                  f"{pad}    real tl_row[{width}];", f"{pad}    #pragma omp simd", f"{pad}    {each}"]
+        self.node(tile.init, lines, depth + 2)
+        lines += [f"{pad}        tl_row[{x}] = {acc};", f"{pad}    }}",
+                  f"{pad}    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{", f"{pad}        #pragma omp simd",
+                  f"{pad}        {each}", f"{pad}            real {acc} = tl_row[{x}];"]
+        self.node(tile.update, lines, depth + 3)
+        lines += [f"{pad}            tl_row[{x}] = {acc};", f"{pad}        }}", f"{pad}    }}",
+                  f"{pad}    #pragma omp simd", f"{pad}    {each}", f"{pad}        const real {acc} = tl_row[{x}];"]
+        self.node(tile.store, lines, depth + 2)
+        lines += [f"{pad}    }}", f"{pad}}}"]
 
     def tile_code(self, tile: microkernel.Tile, depth: int) -> list[str]:
         """The C of a register tile: for each group of rows, the accumulators
@@ -334,7 +361,7 @@ class CPrinter:
         ``fma`` where the nest has one), then stored row by row."""
         pad = "    " * depth
         lanes = microkernel.TILE_BYTES // self.itemsize
-        vectors, group = tile.vectors(self.itemsize), tile.group(self.itemsize)
+        vectors, tail = tile.vectors(self.itemsize), tile.tail(self.itemsize)
         n = self._tiles
         t, g = f"tl_t{n}", f"tl_g{n}"
         x, u, k = _idx(tile.x), _idx(tile.u), _idx(tile.k)
@@ -346,8 +373,9 @@ class CPrinter:
                 return f"tl_vsplat({self.scalar(e)})"
             if isinstance(e, loops.Acc):  # the stored value's sum: the row's accumulator vector
                 return acc
-            if isinstance(e, loops.Load):
-                return f"tl_vload(&v{e.slot}[{self.offset(e.slot, e.indices)}])"
+            if isinstance(e, loops.Load):  # a row that is not whole vectors: its last one masked
+                where = f"&v{e.slot}[{self.offset(e.slot, e.indices)}]"
+                return f"tl_vloadn({where}, tl_n)" if tail else f"tl_vload({where})"
             if isinstance(e, loops.BinOp):
                 return f"({vector(e.left)} {e.op} {vector(e.right)})"
             assert isinstance(e, loops.Neg), e  # microkernel.tile_of: loads, constants, - and + - *
@@ -360,34 +388,40 @@ class CPrinter:
             step = f"tl_vfma({vector(a)}, {vector(b)}, {acc})"
         else:
             step = f"{acc} + {vector(tile.update.value)}"
-        rows = (f"for (int64_t tl_r = 0; tl_r < {group}LL; ++tl_r) {{", f"    const int64_t {u} = {g} + tl_r;")
-        each = (f"    for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {{", f"        const int64_t {x} = tl_v * {lanes}LL;")
-        body = [
-            f"{TILE_MARK} {group} rows of {vectors} vectors at a time */",
-            f"for (int64_t {g} = 0; {g} < {tile.height}LL; {g} += {group}LL) {{",
-            f"    tl_vd {t}[{group}][{vectors}];",
-            f"    #pragma GCC unroll {group}",
-            "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
-            f"        for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {t}[tl_r][tl_v] = (tl_vd){{0}};",
-            f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{",
-            f"        #pragma GCC unroll {group}",
-            *(f"        {line}" for line in rows),
-            f"            #pragma GCC unroll {vectors}",
-            *(f"        {line}" for line in each),
-            f"                {acc} = {step};",
-            "            }",
-            "        }",
-            "    }",
-            f"    #pragma GCC unroll {group}",
-            *(f"    {line}" for line in rows),
-            f"        #pragma GCC unroll {vectors}",
-            *(f"    {line}" for line in each),
-            f"            tl_vstore(&v{tile.store.slot}[{_row_major(tile.store.indices, self._store_shape(tile.store))}], "
-            f"{vector(tile.store.value)});",
-            "        }",
-            "    }",
-            "}",
-        ]
+        where = f"&v{tile.store.slot}[{_row_major(tile.store.indices, self._store_shape(tile.store))}]"
+        stored = vector(tile.store.value)
+        store = f"tl_vstoren({where}, {stored}, tl_n);" if tail else f"tl_vstore({where}, {stored});"
+        each = (f"    for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {{", f"        const int64_t {x} = tl_v * {lanes}LL;",
+                *([f"        const int tl_n = tl_v < {vectors - 1}LL ? {lanes} : {tail};"] if tail else []))
+        body = []
+        for first, end, group in tile.groups(self.itemsize):  # microkernel.Tile.groups
+            rows = (f"for (int64_t tl_r = 0; tl_r < {group}LL; ++tl_r) {{", f"    const int64_t {u} = {g} + tl_r;")
+            body += [
+                f"{TILE_MARK} {group} rows of {vectors} vectors at a time"
+                + (f", the last {tail} of {lanes} lanes */" if tail else " */"),
+                f"for (int64_t {g} = {first}; {g} < {end}LL; {g} += {group}LL) {{",
+                f"    tl_vd {t}[{group}][{vectors}];",
+                f"    #pragma GCC unroll {group}",
+                "    for (int64_t tl_r = 0; tl_r < " + f"{group}LL; ++tl_r)",
+                f"        for (int64_t tl_v = 0; tl_v < {vectors}LL; ++tl_v) {t}[tl_r][tl_v] = (tl_vd){{0}};",
+                f"    for (int64_t {k} = 0; {k} < {tile.extent}LL; ++{k}) {{",
+                f"        #pragma GCC unroll {group}",
+                *(f"        {line}" for line in rows),
+                f"            #pragma GCC unroll {vectors}",
+                *(f"        {line}" for line in each),
+                f"                {acc} = {step};",
+                "            }",
+                "        }",
+                "    }",
+                f"    #pragma GCC unroll {group}",
+                *(f"    {line}" for line in rows),
+                f"        #pragma GCC unroll {vectors}",
+                *(f"    {line}" for line in each),
+                f"            {store}",
+                "        }",
+                "    }",
+                "}",
+            ]
         return [f"{pad}{line}" for line in body]
 
     def prefetch(self, loop: loops.Loop) -> list[str]:
@@ -637,9 +671,10 @@ def prelude(real: str, teams: bool = False) -> str:
     return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
 
 
-def tiles_prelude(real: str, fma: bool, forced: bool = False) -> str:
+def tiles_prelude(real: str, fma: bool, forced: bool = False, tail: bool = False) -> str:
     """The register tiles' vector types and helpers (csrc/tl_tiles.h) for ``real``; with
-    ``fma``, their lane-wise fused multiply-add too (csrc/tl_tiles_fma.h).
+    ``fma``, their lane-wise fused multiply-add too (csrc/tl_tiles_fma.h); with ``tail``,
+    the masked load and store of a row's part vector (csrc/tl_tiles_tail.h).
 
     Register tiles (loops.ir.Tile, :meth:`CPrinter.tile`) use a vector of 64 bytes
     (GCC/clang vector extensions), its unaligned load and store, and a scalar in every
@@ -650,11 +685,14 @@ def tiles_prelude(real: str, fma: bool, forced: bool = False) -> str:
     lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
     ps = "ps" if real == "float" else "pd"
     head = csrc.text("tl_tiles.h", forced=int(forced), lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
-    if not fma:
-        return head
-    return head + csrc.text("tl_tiles_fma.h", forced=int(forced), fmadd=f"_mm512_fmadd_{ps}",
-                            m512="__m512" if real == "float" else "__m512d", count=lanes,
-                            fma="fmaf" if real == "float" else "fma")
+    m512 = "__m512" if real == "float" else "__m512d"
+    if fma:
+        head += csrc.text("tl_tiles_fma.h", forced=int(forced), fmadd=f"_mm512_fmadd_{ps}", m512=m512, count=lanes,
+                          fma="fmaf" if real == "float" else "fma")
+    if tail:
+        head += csrc.text("tl_tiles_tail.h", forced=int(forced), mask=f"__mmask{lanes}", loadn=f"_mm512_maskz_loadu_{ps}",
+                          storen=f"_mm512_mask_storeu_{ps}", m512=m512)
+    return head
 
 
 @dataclass(frozen=True)
@@ -760,7 +798,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     if TILE_MARK in body:
         forced = any(isinstance(node, loops.Tile) and not node.plain
                      for nest in loop_program.nests for node in loops.walk(nest.body))
-        body = tiles_prelude(real, fma="tl_vfma(" in body, forced=forced) + body
+        body = tiles_prelude(real, fma="tl_vfma(" in body, forced=forced, tail="tl_vloadn(" in body) + body
     source = (prelude(real, teams="tl_team(" in body) + FMA_NOTE * any(n.fma for n in loop_program.nests)
               + (blascall.WRAPPERS if blas else "") + body)
     return Generated(source, schedule, loop_program, tuple(functions), declarations, entry, blas)
