@@ -23,13 +23,17 @@ from ...semantics.values import FUNCTIONS
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK
 
 
-def _arithmetic(op: str, reflected: bool = False):
-    """The method for ``self op other`` (``other op self`` where ``reflected``)."""
-    def method(self, other):
-        other = _expr(other)
-        return Binary(op, other, self) if reflected else Binary(op, self, other)
+def _operator(build, reflected: bool = False):
+    """The operator method ``build(self, *other)`` (``build(other, self)`` where ``reflected``)."""
+    def method(self, *other):
+        return build(*other, self) if reflected else build(self, *other)
 
     return method
+
+
+def _binary(op: str):
+    """``a op b`` for the arithmetic of t-elem, t-smul and t-sdiv."""
+    return lambda a, b: Binary(op, _expr(a), _expr(b))
 
 
 #: The most factors ``e ** n`` writes out (``e * e * ... * e``, left to right).
@@ -83,7 +87,9 @@ def _power(base, exponent) -> "Expr":
     return result
 
 
-_UFUNC_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+#: numpy's ufuncs that are operators: the method of Expr that each one is.
+_UFUNC_METHODS = {"add": "__add__", "subtract": "__sub__", "multiply": "__mul__", "divide": "__truediv__",
+                  "matmul": "__matmul__", "negative": "__neg__", "positive": "__pos__"}
 
 
 def _operand(value):
@@ -129,29 +135,13 @@ class Expr:
                 return "".join(out)[:limit] + "..."
         return "".join(out)
 
-    # the arithmetic of t-elem, t-smul and t-sdiv
-    __add__, __radd__ = _arithmetic("+"), _arithmetic("+", reflected=True)
-    __sub__, __rsub__ = _arithmetic("-"), _arithmetic("-", reflected=True)
-    __mul__, __rmul__ = _arithmetic("*"), _arithmetic("*", reflected=True)
-    __truediv__, __rtruediv__ = _arithmetic("/"), _arithmetic("/", reflected=True)
-
-    def __neg__(self):
-        return Neg(self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return Apply("abs", self)
-
-    def __matmul__(self, other):
-        return matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return matmul(other, self)
-
-    def __pow__(self, exponent):
-        return _power(self, exponent)
+    __add__, __radd__ = _operator(_binary("+")), _operator(_binary("+"), reflected=True)
+    __sub__, __rsub__ = _operator(_binary("-")), _operator(_binary("-"), reflected=True)
+    __mul__, __rmul__ = _operator(_binary("*")), _operator(_binary("*"), reflected=True)
+    __truediv__, __rtruediv__ = _operator(_binary("/")), _operator(_binary("/"), reflected=True)
+    __matmul__, __rmatmul__ = _operator(matmul), _operator(matmul, reflected=True)
+    __pow__, __neg__, __pos__ = _operator(_power), _operator(lambda e: Neg(e)), _operator(lambda e: e)
+    __abs__ = _operator(lambda e: Apply("abs", e))
 
     def __rpow__(self, base):
         raise error("input", f"'**' with a builder expression as the exponent ({_short(base)} ** e): the operator "
@@ -165,14 +155,10 @@ class Expr:
             raise error("input", f"numpy's {name}.{method} with {sorted(kwargs)} has no counterpart in the operator "
                         "language")
         args = [_operand(value) for value in inputs]
-        if name in _UFUNC_OPERATORS and len(args) == 2:
-            return Binary(_UFUNC_OPERATORS[name], _expr(args[0]), _expr(args[1]))
-        if name == "matmul" and len(args) == 2:
-            return matmul(*args)
+        if name in _UFUNC_METHODS and len(args) == getattr(ufunc, "nin", None):
+            return getattr(Expr, _UFUNC_METHODS[name])(_expr(args[0]), *args[1:])
         if name == "power" and len(args) == 2 and isinstance(args[0], Expr):
             return _power(*args)
-        if name in ("negative", "positive") and len(args) == 1:
-            return -_expr(args[0]) if name == "negative" else _expr(args[0])
         for fn in FUNCTIONS.values():
             if fn.ufunc is ufunc and len(args) == 1:
                 return Apply(fn.name, _expr(args[0]))
@@ -409,12 +395,8 @@ def transpose(operand, pair=(1, 2)) -> Expr:
 
 
 class Kron:
-    """The tensor-product operator A1 ⊗ ... ⊗ Ad of matrices; applied to a tensor u of
-    rank d it is ``v[i1..id] = Σ A1[i1,a1] ... Ad[id,ad] u[a1..ad]`` (CFDlang's
-    interpolation), written ``(A1 # ... # Ad # u) . [[2 2d+1] [4 2d+2] ...]``.  A u of
-    higher rank has leading batch axes, as numpy's ``matmul`` broadcasts: the operator
-    acts on the last d axes of each, ``v[e.., i1..id] = Σ A1[i1,a1] ... u[e.., a1..ad]``,
-    written ``(u # A1 # ... # Ad) . [[k+1 k+d+2] [k+2 k+d+4] ...]`` for k batch axes."""
+    """The tensor-product operator A1 ⊗ ... ⊗ Ad of matrices, applied to the last d axes
+    of a tensor u (leading axes are a batch: docs/api.md, "tl.kron with a batch")."""
 
     def __init__(self, *factors):
         self.factors = tuple(_expr(f) for f in factors)
