@@ -1,9 +1,7 @@
 """The builder: programs of the operator language built from Python values.
 
-``expressions`` holds the nodes and constructors (``var``, ``outer``, ``contract``,
-``transpose``, ``kron``, ``+ - * /``); ``lower`` makes built outputs a program of the
-model language as its AST (docs/einsum.md, "The builder").  ``tl.build``
-(``tensorlang.builder``, above the compiler) compiles it.
+``expressions`` holds the nodes and constructors, ``lower`` makes built outputs a program
+of the model language as its AST; ``tl.build`` (``tensorlang.builder``) compiles it.
 """
 
 from __future__ import annotations

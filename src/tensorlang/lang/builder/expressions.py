@@ -1,11 +1,5 @@
-"""The builder's expressions: 001 §5's operator language as Python values.
-
-``tl.var``, ``tl.outer`` (``#``), ``tl.contract`` (``.``), ``tl.transpose`` (``^``),
-``+ - * /``, unary ``-`` and ``tl.kron(A, B, C)(u)`` build the model language's operator
-form, dimensions numbered from 1 (docs/einsum.md, "The builder"); Python's ``@`` (for
-ranks 1 and 2, as numpy's matmul), ``abs``, ``** n`` (``x * ... * x``) and numpy's
-ufuncs of the language's functions (``np.sqrt(e)``) write what the text would.  Operators
-the language lacks (indexing, comparisons, ``//``, ``%``) are error[input].  Every node is
+"""The builder's expressions: 001 §5's operator language as Python values, and which of
+Python's and numpy's operators write it (docs/einsum.md, "The builder").  Every node is
 immutable and knows its shape, computed once when it is made, so that a shape error
 surfaces where the expression is built (error[shape], with the operator's rule).
 """

@@ -3,8 +3,7 @@
 The builder's outputs (name -> expression) become a :class:`~..tl.ast.Program`: an
 ``in`` declaration per variable (in order of first use, left to right), an ``out`` one per
 output, one operator-form statement per output.  From there the program is the model
-language's: its checks, its lowering to EIN (node for node the EIN of the same text) and
-its interpreter as the reference (docs/einsum.md, "The builder", says why not EIN).
+language's (docs/einsum.md, "The builder", says why not EIN).
 
 A subexpression used more than once (the same Python object) is lowered once, as a
 temporary (``var t1 : [..]`` and ``t1 = e`` before the statements that read ``t1``), and

@@ -1,18 +1,15 @@
 """Parser for ``.cfd`` files: the CFDlang dialect (``cfd.lark``) to the model language's AST.
 
-The public CFDlang compiler writes the model language of paper 000 slightly differently.
-This front end reads its programs unchanged into :class:`tensorlang.lang.tl.ast.Program`
-with spans into the ``.cfd`` text, so that the one type checker gives the same error
-codes, rules and positions as for the model language.  What the model language has no
-words for (type aliases, repeatable ``input``/``output``, 0-based dimension lists,
-``x . y`` between two tensors, stacking ``[a b c]``) is resolved here, as the table of
-docs/cfdlang.md says.
+Programs of the public CFDlang compiler are read unchanged into
+:class:`tensorlang.lang.tl.ast.Program` with spans into the ``.cfd`` text, so that the one
+type checker gives the same errors as for the model language.  What the model language has
+no words for is resolved here, as the table of docs/cfdlang.md says.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Mapping
 
@@ -254,16 +251,10 @@ class _Resolver:
             return e
         if isinstance(e, ast.Number):
             return e
-        if isinstance(e, ast.Paren):
-            return ast.Paren(self.expr(e.expr), e.span)
-        if isinstance(e, ast.Outer):
-            return ast.Outer(self.expr(e.left), self.expr(e.right), e.span)
-        if isinstance(e, ast.Binary):
-            return ast.Binary(e.op, self.expr(e.left), self.expr(e.right), e.span)
-        if isinstance(e, ast.Contract):
-            return ast.Contract(self.expr(e.expr), e.pairs, e.grouped, e.span)
-        if isinstance(e, ast.Transpose):
-            return ast.Transpose(self.expr(e.expr), e.pair, e.span)
+        if isinstance(e, (ast.Paren, ast.Contract, ast.Transpose)):
+            return replace(e, expr=self.expr(e.expr))
+        if isinstance(e, (ast.Outer, ast.Binary)):
+            return replace(e, left=self.expr(e.left), right=self.expr(e.right))
         if isinstance(e, ast.Stack):
             if not e.items:
                 raise error("syntax", "a stack needs at least one operand: [a b c]", e.span, "t-stack")
@@ -295,9 +286,7 @@ def parse_cfd(text: str, params: Mapping[str, int] | None = None) -> ast.Program
 
     Symbolic sizes in types (``type m3 : [n n n]``) stay symbols here; the registry binds
     ``params`` (``--param n=5``) for every front end (:func:`tensorlang.semantics.sizes.bind`).
-    Raises :class:`TensorLangError` with the span of
-    the offending text.
-    """
+    Raises :class:`TensorLangError` with the span of the offending text."""
     items = _parse_tree(text)
     resolver = _Resolver()
     decls, stmts = [], []

@@ -1,15 +1,10 @@
 """Typing of model-language programs: the rules of paper 000, by name.
 
-Figure 9's expression rules (t-var, t-paren, t-prod, t-trans, t-contr, t-elem, t-smul,
-t-sdiv) and SPEC's extensions: number literals (t-num, type ``[]``), unary minus
-(t-neg), elementwise functions (t-fn), a scalar on the right of ``*`` (t-smul-right),
-grouped contraction (t-contr-group), stacking, the direct sum and vec of paper 003
-(t-stack, t-concat, t-vec); Figure 8's ok-stmt (ok-prog, ok-seq and s-var are shared
-with TeIL in :mod:`tensorlang.semantics.types`); 000 §5's qualifiers (``read-only``,
-``uninit``); index form (SPEC section 3: index-extent, free-index, repeated-index,
-t-access and t-access-affine, so that no access can leave its tensor).  Symbolic sizes
+Figure 9's expression rules and SPEC's extensions, Figure 8's ok-stmt (ok-prog, ok-seq
+and s-var are shared with TeIL in :mod:`tensorlang.semantics.types`), 000 §5's qualifiers
+and index form; docs/language.md and docs/errors.md list the rules.  Symbolic sizes
 compare as written (``n`` equals only ``n``); range conditions on them are checked when
-the sizes are bound.  docs/language.md and docs/errors.md describe the rules.
+the sizes are bound.
 
 A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
 """
