@@ -29,8 +29,6 @@ Shape = tuple[int, ...]
 BINARY = ("add", "mul", "prod")
 #: The reductions and the EIN reduction operator each one is (``+`` is EIN's Sum).
 REDUCTIONS = {"red+": "+", "red*": "*", "redmax": "max", "redmin": "min"}
-#: Operators taking integer arguments and one operand expression.
-UNARY = (*REDUCTIONS, "transp", "diag", "expa", "proj", "contr")
 
 #: How many integer arguments each operator takes in full TeIL (001 Figure 5) ...
 FULL_ARITY = {"add": 0, "mul": 0, "prod": 0, "red+": 1, "red*": 1, "redmax": 1, "redmin": 1,
