@@ -148,22 +148,20 @@ def children(e: Expr) -> tuple[Expr, ...]:
     raise TypeError(f"not a TeIL expression: {e!r}")
 
 
-def variables_read(e: Expr) -> list[Var]:
-    """Every variable occurrence in ``e``, in source order (iteratively)."""
-    found, stack = [], [e]
+def nodes(e: Expr):
+    """Every node of ``e``, in source order, outermost first (iteratively)."""
+    stack = [e]
     while stack:
         node = stack.pop()
-        if isinstance(node, Var):
-            found.append(node)
+        yield node
         stack.extend(reversed(children(node)))
-    return found
+
+
+def variables_read(e: Expr) -> list[Var]:
+    """Every variable occurrence in ``e``, in source order."""
+    return [node for node in nodes(e) if isinstance(node, Var)]
 
 
 def operators(e: Expr):
     """Every operator node in ``e``, outermost first."""
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Op):
-            yield node
-        stack.extend(reversed(children(node)))
+    return (node for node in nodes(e) if isinstance(node, Op))

@@ -6,6 +6,8 @@ index form, and which operators have no TeIL form (error[backend] at their span)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...ein import ir
 from ...ein.printer import to_text
 from ...errors import error
@@ -44,10 +46,8 @@ def _operator_form(e: teil.Expr, checked: CheckedProgram) -> tl.Expr:
         return _operator_form(e.expr, checked)
     args = [_operator_form(a, checked) for a in e.args]
     p = full_params(e)
-    if e.op == "add":
-        return tl.Binary("+", args[0], args[1])
-    if e.op == "mul":
-        return tl.Binary("*", args[0], args[1])
+    if e.op in ("add", "mul"):
+        return tl.Binary("+" if e.op == "add" else "*", args[0], args[1])
     if e.op == "prod":
         return tl.Outer(args[0], args[1])
     if e.op == "transp":
@@ -226,8 +226,7 @@ def _without_parens(e: teil.Expr) -> teil.Expr:
             else:
                 stack += [(node, True), (node.expr, False)]
         elif ready:
-            done[id(node)] = teil.Op(node.op, node.params, tuple(done[id(a)] for a in node.args), node.span,
-                                     node.head_span, node.param_spans)
+            done[id(node)] = replace(node, args=tuple(done[id(a)] for a in node.args))
         else:
             stack += [(node, True), *((a, False) for a in node.args)]
     return done[id(e)]
