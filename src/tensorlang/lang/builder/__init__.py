@@ -6,16 +6,10 @@ of the model language as its AST; ``tl.build`` (``tensorlang.builder``) compiles
 
 from __future__ import annotations
 
-from ..language import Language, Params
+from ..language import Language
 from ..tl import LANGUAGE as MODEL
 from .expressions import Expr, Kron, Var, contract, kron, outer, transpose, var
 from .lower import to_program
-
-
-def _parse(text: str, params: Params):
-    """A builder program's text is the model language's (what a symbolic kernel reads
-    back for each binding of its sizes)."""
-    return MODEL.parse(text, params)
 
 
 def to_source(outputs) -> str:
@@ -26,7 +20,7 @@ def to_source(outputs) -> str:
 LANGUAGE = Language(
     name="builder",
     suffixes=(),
-    parse=_parse,
+    parse=MODEL.parse,  # its text is the model language's (a symbolic kernel reads it back per binding)
     check=MODEL.check,
     lower=MODEL.lower,
     interpret=MODEL.interpret,

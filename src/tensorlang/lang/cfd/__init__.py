@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import functools
 
-from ..language import Language, Params
+from ..language import Language
 from ..tl import LANGUAGE as MODEL_LANGUAGE
 from ..tl.typecheck import check_program
 from .parser import KEYWORDS, parse_cfd  # noqa: F401
 from .printer import to_cfd_source  # noqa: F401
 
 
-def _parse(text: str, params: Params):
-    return parse_cfd(text, params)
-
-
 LANGUAGE = Language(
     name="cfd",
     suffixes=(".cfd",),
-    parse=_parse,
+    parse=parse_cfd,  # symbolic sizes stay symbols; the registry binds params
     check=functools.partial(check_program, first_dimension=0),
     lower=MODEL_LANGUAGE.lower,
     interpret=MODEL_LANGUAGE.interpret,

@@ -2,8 +2,7 @@
 
 Asked for the EIN expression of ``e`` at an index list α (one index per dimension of
 e's type), each operator reads off 001 Figure 6 which index list its operand is needed
-at (docs/teil.md, "Lowering to EIN"), so Figure 7's ``C = red+ 2 (diag 2 3 (prod A B))``
-becomes ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  A reduction over a dimension its operand
+at (docs/teil.md, "Lowering to EIN", has examples).  A reduction over a dimension its operand
 does not depend on (``red+ i (expa i n e)``) is lowered by 001's equation (5) and its
 analogues instead (docs/teil.md, "Decisions where the paper is silent"); its product
 form is n copies of e, at most :data:`MAX_PRODUCT_NODES` nodes.

@@ -1,10 +1,8 @@
 """Typing of TeIL programs: the rules of paper 001 Figure 8 (and Figure 12), by name.
 
-T-Var, T-Paren, T-Add, T-Mul, T-SMul, T-Prod, T-Red+ (and its analogues), T-Transp,
-T-Diag, T-Expa and T-Proj for expressions (``contr`` has T-Diag's premises, 001 eq. (6);
-an operator in Core-TeIL's form is typed by its Core rule, T-Transp^core, ...);
-OK-Stmt, OK-Seq and OK-Prog for programs, qualifiers as in the model language.  The
-decisions where Figure 8 is silent are in docs/teil.md.
+An expression rule per operator (:data:`RULES`; an operator in Core-TeIL's form is typed
+by its Core rule, T-Transp^core, ...), OK-Stmt, OK-Seq and OK-Prog for programs,
+qualifiers as in the model language.  docs/teil.md has the decisions where Figure 8 is silent.
 """
 
 from __future__ import annotations
