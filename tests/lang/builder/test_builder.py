@@ -258,3 +258,29 @@ def test_symbolic_sizes_specialise_from_the_printed_program():
     for n in (2, 5):
         a = RNG.standard_normal((n, n))
         np.testing.assert_allclose(k(A=a)["C"], a @ a + a)
+
+
+_A, _X, _S = tl.var("A", (3, 3)), tl.var("x", (3,)), tl.var("s", ())
+
+
+@pytest.mark.parametrize("numpy_form, python_form", [
+    (lambda: np.add(np.float64(2), _S), lambda: 2.0 + _S),
+    (lambda: np.float64(1) - _S, lambda: 1.0 - _S),
+    (lambda: np.subtract(_A, _A), lambda: _A - _A),
+    (lambda: np.multiply(_A, np.array(2.0)), lambda: _A * 2.0),
+    (lambda: np.divide(_A, np.float32(2)), lambda: _A / 2.0),
+    (lambda: np.true_divide(np.float64(2), _S), lambda: 2.0 / _S),
+    (lambda: np.matmul(_A, _X), lambda: _A @ _X),
+    (lambda: np.matmul(_X, _A), lambda: _X @ _A),
+    (lambda: np.negative(_A), lambda: -_A),
+    (lambda: np.power(_A, 3), lambda: _A ** 3),
+    (lambda: np.abs(_A), lambda: abs(_A)),
+])
+def test_numpys_operator_ufuncs_build_what_pythons_operators_do(numpy_form, python_form):
+    built, expected = numpy_form(), python_form()
+    assert (built.text(), built.shape) == (expected.text(), expected.shape)
+
+
+def test_unary_plus_is_the_expression_itself_from_python_and_numpy():
+    assert +_A is _A and np.positive(_A) is _A
+    assert (-_A).text() == "(-A)" and abs(_A).text() == "abs(A)"
