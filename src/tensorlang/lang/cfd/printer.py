@@ -1,7 +1,5 @@
 """Print a model-language AST in the CFDlang dialect (the inverse of :mod:`.parser`).
 
-Used by the property tests (random model-language programs printed as ``.cfd`` and
-parsed back must compute the same) and by anyone moving a program the other way.
 Dimensions are printed 0-based, every contraction and transposition as a list of lists,
 qualifiers as ``input`` / ``output``, and only the parentheses the dialect needs.
 

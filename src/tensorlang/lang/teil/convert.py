@@ -33,18 +33,18 @@ def teil_to_model(checked: CheckedProgram) -> tl.Program:
     stmts: list[tl.Stmt] = []
     for s in program.stmts:
         if all(op.op in _OPERATOR_FORM for op in teil.operators(s.expr)):
-            stmts.append(tl.Assign(s.target, _operator_form(s.expr, checked)))
+            stmts.append(tl.Assign(s.target, _operator_form(s.expr)))
         else:
             stmts.append(_index_form(lower_statement(s, checked.context)))
     return tl.Program(decls, tuple(stmts), "tl")
 
 
-def _operator_form(e: teil.Expr, checked: CheckedProgram) -> tl.Expr:
+def _operator_form(e: teil.Expr) -> tl.Expr:
     if isinstance(e, teil.Var):
         return tl.Var(e.name)
     if isinstance(e, teil.Paren):
-        return _operator_form(e.expr, checked)
-    args = [_operator_form(a, checked) for a in e.args]
+        return _operator_form(e.expr)
+    args = [_operator_form(a) for a in e.args]
     p = full_params(e)
     if e.op in ("add", "mul"):
         return tl.Binary("+" if e.op == "add" else "*", args[0], args[1])
