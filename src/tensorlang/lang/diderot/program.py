@@ -116,10 +116,10 @@ class StrandProgram:
         with np.errstate(all="ignore"):  # ⊥ and ±inf follow IEEE arithmetic, without warnings
             try:
                 return I.run_deep(run) if self.compiled.deep else run()
-            except RecursionError:  # a recursive function whose calls take more stack than run_deep gives
-                raise error("too-large", f"{self.name}: a function calls itself more deeply than the interpreter's "
-                            f"stack allows (at most {I.MAX_CALL_DEPTH:,} calls, fewer for large function bodies; "
-                            "docs/diderot.md)") from None
+            except RecursionError:  # recursion or expressions nested deeper than the stack (run_deep's or not)
+                raise error("too-large", f"{self.name}: the program nests calls or expressions more deeply than the "
+                            f"interpreter's stack allows (recursion: at most {I.MAX_CALL_DEPTH:,} calls, fewer for "
+                            "large function bodies; docs/diderot.md)") from None
 
     def _run(self, values: dict, limit: int, snapshot: int,
              on_snapshot: Callable[[int, RunResult], None] | None,

@@ -1100,11 +1100,11 @@ def _zero(e) -> bool:
     return isinstance(e, S.Const) and e.ty == "real" and float(e.value) == 0.0  # type: ignore[arg-type]
 
 
-def _nodes(root, kind: type) -> list:
+def _nodes(root, kind: type, most: int | None = None) -> list:
     """Every node of ``kind`` inside ``root`` (a program, a statement, an expression or a
-    tuple of them), in the order written, the same node once."""
+    tuple of them), in the order written, the same node once; the first ``most`` + 1 only."""
     out, seen, todo = [], set(), [root]
-    while todo:
+    while todo and (most is None or len(out) <= most):
         x = todo.pop()
         if isinstance(x, (tuple, list)):
             todo.extend(reversed(x))
@@ -1142,7 +1142,7 @@ def _eager(e) -> bool:
     """An expression both arms of a select may evaluate: a few loads and arithmetic, no
     call, sequence index or int division (those may set the error flag or cost much) and no
     conversion (a real out of an int's range, in the arm not taken, is undefined in C)."""
-    nodes = _nodes(e, object)
+    nodes = _nodes(e, object, most=8)  # bounded: a select nested 1 000 deep asks at every level
     return len(nodes) <= 8 and not any(isinstance(x, (S.Call, S.At, S.Cast)) or (
         isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in nodes)
 
