@@ -1101,9 +1101,9 @@ def _zero(e) -> bool:
 
 
 def _nodes(root, kind: type, most: int | None = None) -> list:
-    """Every node of ``kind`` inside ``root`` (a program, a statement, an expression or a
-    tuple of them), in the order written, the same node once; the first ``most`` + 1 only."""
-    out, seen, todo = [], set(), [root]
+    """The nodes of ``kind`` in ``root`` (IR, or a tuple of it) as written, each once; at most ``most`` + 1."""
+    out: list = []
+    seen, todo = set(), [root]
     while todo and (most is None or len(out) <= most):
         x = todo.pop()
         if isinstance(x, (tuple, list)):
