@@ -654,9 +654,7 @@ class Kernel(ProgramInterface):
 
     def _as_array(self, name: str, value) -> np.ndarray:
         expected = self.checked.context[name]
-        if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):  # np.asarray drops the mask
-            raise error("input", f"input {name!r} is a masked array with masked entries, which have no value here: "
-                        "fill them (a.filled(np.nan) for ⊥)", self._decl_span(name))
+        limits.refuse_masked(value, f"input {name!r}", self._decl_span(name))
         try:
             arr = np.asarray(value)
         except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way

@@ -9,7 +9,17 @@ from __future__ import annotations
 import os
 import stat
 
+import numpy as np
+
 from .errors import Span, error
+
+
+def refuse_masked(value, what: str, span: Span | None = None) -> None:
+    """error[input] for a masked array with masked entries: ``np.asarray`` drops the mask
+    and hands over the hidden values as if they were data."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise error("input", f"{what} is a masked array with masked entries, which have no value here: fill them "
+                             "(a.filled(np.nan) for ⊥)", span)
 
 
 def memory_budget_bytes() -> int:

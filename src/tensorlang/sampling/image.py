@@ -21,6 +21,7 @@ from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
 
+from .. import limits
 from ..errors import TensorLangError, error
 
 _COUNTER = itertools.count(1)
@@ -85,9 +86,7 @@ def real_array(value, what: str) -> np.ndarray:
     """``value`` as a float64 array, or error[input] when it is not an array of real
     numbers (complex, object, string, datetime data; ragged lists; a masked array with
     masked entries, whose values numpy would hand over as if unmasked)."""
-    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
-        raise error("input", f"{what} is a masked array with masked entries, which have no value here: fill them "
-                             "(a.filled(np.nan) for ⊥)")
+    limits.refuse_masked(value, what)
     if isinstance(value, np.ndarray):
         array = value
     else:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ... import limits
 from ...analysis.batch import Verdict
 from ...errors import TensorLangError, error
 
@@ -143,8 +144,7 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     first = next(iter(batched))
     for name, value in batched.items():
         if not isinstance(value, da.Array):
-            if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):  # (np.asarray drops the mask)
-                raise error("input", f"input {name!r} is a masked array with masked entries: fill them")
+            limits.refuse_masked(value, f"input {name!r}")
             value = np.asarray(value)
             along = (check_chunks(chunks, value.shape[positions[name]])
                      if name == first and chunks is not None else "auto")
