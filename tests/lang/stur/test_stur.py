@@ -476,6 +476,26 @@ def test_errors(case):
     assert info.value.code == code, str(info.value)
 
 
+_HUGE = "symbols: N\nD(i, j) := B(i, j)\nB:D(i, j) := (0 <= i < N) * (0 <= j < N)\nB:U(i, j) := ({})\n" \
+        "D:D(i, j) := (0 <= i < N) * (0 <= j < N)\n"
+
+
+@pytest.mark.parametrize("condition", ["i * 99999999999999999999 <= j", "i <= j + 99999999999999999999999999/3",
+                                       "i * 2999999999 <= j + 2999999999 * 2999999999",
+                                       "99999999999/09999999999999999999999 <= i", "i <= 4611686018427387905 - j"])
+@pytest.mark.parametrize("params", [None, {"N": 3}])
+def test_an_index_constant_past_2_62_is_too_large_at_the_expression(condition, params):
+    """Refused at compile time, or (symbolic N) when the sizes bind at the first call."""
+    with pytest.raises(TensorLangError) as info:
+        tl.compile(_HUGE.format(condition), lang="stur", params=params, backend="numpy")(B=np.ones((3, 3)))
+    assert info.value.code == "too-large" and info.value.span is not None, str(info.value)
+
+
+def test_an_index_constant_under_2_62_still_runs():
+    k = tl.compile(_HUGE.format("i * 2999999999 <= j + 2999999999"), lang="stur", params={"N": 3}, backend="numpy")
+    assert k(B=np.ones((3, 3)))["D"].shape == (3, 3)
+
+
 def test_unknown_param_is_an_input_error():
     with pytest.raises(TensorLangError) as info:
         _check(PROGRAMS["covariance"][0], {"Z": 3})

@@ -102,9 +102,20 @@ def evaluate(e: ast.IExpr, env: Mapping[str, object]):
     return int(result) if np.ndim(result) == 0 else result
 
 
+#: A folded constant or coefficient past this is error[too-large] (loops and C count in int64).
+MAX_INDEX_CONSTANT = 2**62
+
+
 def affine(e: ast.IExpr, values: Mapping[str, int]) -> Lin | None:
     """The affine form of ``e``, names in ``values`` (symbols) replaced by their values
     and every other name a variable; None where ``e`` is not affine."""
+    lin = _affine(e, values)
+    if lin is not None and max([abs(lin.const)] + [abs(c) for _, c in lin.terms]) > MAX_INDEX_CONSTANT:
+        raise error("too-large", f"{text(e)} folds to a number past 2^62; no index or size comes near it", e.span)
+    return lin
+
+
+def _affine(e: ast.IExpr, values: Mapping[str, int]) -> Lin | None:
     if isinstance(e, ast.INum):
         return Lin((), e.value)
     if isinstance(e, ast.IName):

@@ -17,7 +17,7 @@ from lark import Lark, Token, Transformer, v_args
 from ...errors import Span, error
 from .. import lark_support
 from ..lark_support import tok_span
-from . import ast
+from . import ast, linear
 
 _TERMINAL_WORDS = {
     "SYMBOLS": "'symbols'",
@@ -145,7 +145,9 @@ class _ToAst(Transformer):
         text = str(tok)
         if not text.isdigit():
             raise error("syntax", f"index expressions are integers; {text!r} is not one", tok_span(tok))
-        return ast.INum(lark_support.integer(tok), tok_span(tok))
+        if (value := lark_support.integer(tok)) > linear.MAX_INDEX_CONSTANT:
+            raise error("too-large", f"{value} is past 2^62; no index or size comes near it", tok_span(tok))
+        return ast.INum(value, tok_span(tok))
 
     def ineg(self, meta, _minus, arg):
         return ast.INeg(arg, _span(meta))
