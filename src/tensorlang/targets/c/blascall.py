@@ -5,8 +5,9 @@ from C").
 
 It decides nothing: which statements are BLAS steps comes from the schedule
 (:mod:`tensorlang.schedule.steps`).  :func:`describe` only says how a step is spelled as
-row-major GEMMs over the buffers *as they are*, with no copy, through BLAS's transpose
-flags and leading dimensions; a step that needs a copy is None and keeps running as
+row-major GEMMs over the buffers *as they are* (a mode product's are
+:func:`~tensorlang.schedule.gemm.mode_gemm`), with no copy, through BLAS's transpose flags
+and leading dimensions; a step that needs a copy is None and keeps running as
 ``numpy.matmul`` in Python (:mod:`.runtime`), as does every einsum step.
 
 Each description is one function ``int tl_stepN(real *v<slot>..., int nthreads)`` over
@@ -22,48 +23,12 @@ of a packed structured statement that the ``packed-blas`` loop rewrite made a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...ein import ir
 from ...loops.ir import BlasProduct
+from ...schedule.gemm import Gemm, mode_gemm
 from ...schedule.steps import GemmStep, ModeStep, contraction_factors
 from . import csrc
 from .blas import CBLAS32, CBLAS64, FORTRAN32
-
-
-@dataclass(frozen=True)
-class Gemm:
-    """``C_t = scale · op(A_t) op(B_t)`` for t < batch, row-major: op(A) is m×k, op(B) k×n,
-    C m×n; A stored k×m when ``trans_a`` (else m×k), B stored n×k when ``trans_b``."""
-
-    batch: int
-    m: int
-    n: int
-    k: int
-    a: int  # slots
-    b: int
-    c: int
-    trans_a: bool
-    trans_b: bool
-    stride_a: int  # elements between consecutive matrices of the batch (0: the same one)
-    stride_b: int
-    scale: float
-
-    @property
-    def lda(self) -> int:
-        return self.m if self.trans_a else self.k
-
-    @property
-    def ldb(self) -> int:
-        return self.k if self.trans_b else self.n
-
-    @property
-    def slots(self) -> tuple[int, ...]:
-        return tuple(sorted({self.a, self.b, self.c}))
-
-    @property
-    def extents(self) -> tuple[int, ...]:
-        return (self.m, self.n, self.k, self.lda, self.ldb)
 
 
 def _grouped(indices, first, second) -> bool | None:
@@ -83,7 +48,7 @@ def describe(step, int_max: int) -> Gemm | None:
     ``int_max`` or zero)."""
     gemm: Gemm | None
     if isinstance(step, ModeStep):
-        gemm = _mode(step)
+        gemm = mode_gemm(step)
     elif isinstance(step, GemmStep) and step.statement is not None:
         gemm = _gemm(step, step.statement)
     else:
@@ -91,16 +56,6 @@ def describe(step, int_max: int) -> Gemm | None:
     if gemm is None or min(gemm.batch, gemm.m, gemm.n, gemm.k) < 1 or max(gemm.extents) > int_max:
         return None
     return gemm
-
-
-def _mode(step: ModeStep) -> Gemm:
-    w, x, out, t = step.matrix, step.operand, step.target, step.transpose
-    if step.p == 1:  # out(J, Q) = W' X(M, Q)
-        return Gemm(1, step.j, step.q, step.m, w, x, out, t, False, 0, 0, step.scale)
-    if step.q == 1:  # out(P, J) = X(P, M) W'ᵀ: W' stored (J, M) is Wᵀ's transpose
-        return Gemm(1, step.p, step.j, step.m, x, w, out, False, not t, 0, 0, step.scale)
-    # out(P, J, Q) = W' X(P, M, Q): P GEMMs, W' the same each time
-    return Gemm(step.p, step.j, step.q, step.m, w, x, out, t, False, 0, step.m * step.q, step.scale)
 
 
 def _gemm(step: GemmStep, stmt: ir.Statement) -> Gemm | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...schedule.gemm import mode_gemm
 from ...schedule.steps import GemmStep, MatmulStep, ModeStep
 
 
@@ -52,17 +53,22 @@ def run_gemm(step: GemmStep, buffers) -> None:
 
 
 def run_mode_product(step: ModeStep, buffers) -> None:
-    w, x, out = buffers[step.matrix], buffers[step.operand], buffers[step.target]
-    if step.transpose:
-        w = w.T
-    if step.p == 1:  # out(J, Q) = W' X(M, Q)
-        np.matmul(w, x.reshape(step.m, step.q), out=_view(out, (step.j, step.q)))
-    elif step.q == 1:  # out(P, J) = X(P, M) W'ᵀ
-        np.matmul(x.reshape(step.p, step.m), w.T, out=_view(out, (step.p, step.j)))
-    else:  # out(P, J, Q) = W' X(P, M, Q), W' broadcast over P
-        np.matmul(w, x.reshape(step.p, step.m, step.q), out=_view(out, (step.p, step.j, step.q)))
-    if step.scale != 1.0:
-        np.multiply(out, out.dtype.type(step.scale), out=out)
+    """The mode product's GEMMs (:func:`~tensorlang.schedule.gemm.mode_gemm`): one
+    ``numpy.matmul`` over views (W' a transposed view, broadcast over X's P)."""
+    g = mode_gemm(step)
+    a = _matrices(buffers[g.a], g.batch if g.stride_a else 1, g.m, g.k, g.trans_a)
+    b = _matrices(buffers[g.b], g.batch if g.stride_b else 1, g.k, g.n, g.trans_b)
+    out = buffers[g.c]
+    np.matmul(a, b, out=_view(out, (g.m, g.n) if g.batch == 1 else (g.batch, g.m, g.n)))
+    if g.scale != 1.0:
+        np.multiply(out, out.dtype.type(g.scale), out=out)
+
+
+def _matrices(array: np.ndarray, count: int, rows: int, cols: int, transposed: bool) -> np.ndarray:
+    """``array`` as ``count`` matrices (1: unbatched) of rows × cols, stored transposed or not."""
+    stored = (cols, rows) if transposed else (rows, cols)
+    view = array.reshape(stored if count == 1 else (count, *stored))
+    return view.swapaxes(-1, -2) if transposed else view
 
 
 def run_matmul(step: MatmulStep, buffers) -> None:
