@@ -1,6 +1,6 @@
 """A packed structured product as one BLAS call from generated C: the block product of a
 packed statement (loops/structure.py ``packed_product``: ``C[p,q] = Σ_r X'[r,p] X'[r,q]``
-over the packed unique features) is SYRK for the self-product (the upper triangle, all
+over the packed unique features) is SYRK for the Gram product (the upper triangle, all
 the reconstruction reads) and GEMM for a full product, from steps.PACKED_BLAS_WORK
 multiply-adds on (the ``packed-blas`` loop rewrite, loops/pipeline.py ``blas_routine``;
 targets/c/blascall.py ``packed_call`` spells the call); smaller ones, and every one
@@ -50,7 +50,7 @@ def _two_sets(m: int, n: int) -> str:
             "C[p,q] = sum(r) X[r,p] * Y[r,q]\n")
 
 
-PROGRAMS = {"self-product (syrk)": (_poly2, "tl_syrk(1,"), "features as rows (syrk)": (_transposed, "tl_syrk(0,"),
+PROGRAMS = {"Gram product (syrk)": (_poly2, "tl_syrk(1,"), "features as rows (syrk)": (_transposed, "tl_syrk(0,"),
             "two feature sets (gemm)": (_two_sets, "tl_gemm(1, 0,")}
 
 
@@ -114,7 +114,7 @@ def test_a_large_product_calls_blas_and_a_small_one_keeps_the_loops():
     small = tl.compile(_poly2(64, 4), backend="c")  # 3 blocks x 64 rows
     nest = next(n for n in large.loop_program.nests if n.statement.target == "C")
     product = next(n.product for n in nest.body if isinstance(n, BlasProduct))  # the packed-blas rewrite's
-    assert product.self_product and product.upper and product.loop_work >= steps.PACKED_BLAS_WORK
+    assert product.is_gram and product.upper and product.loop_work >= steps.PACKED_BLAS_WORK
     # X's producer writes it packed (loops.structure.pack_in_producer), so SYRK reads X's
     # own buffer (v1) and nothing is on the heap (test_packed_heap: a failing call frees it)
     assert _calls(large.target.source) == ["if (tl_syrk(1, 48LL, 3000LL, v1, 48LL, v13, 48LL) != 0) return -1;"]
@@ -167,7 +167,7 @@ def test_the_rewrite_takes_what_blas_computes_and_nothing_else():
     storage = {1: (40, 16), 2: (40, 16), 3: (16, 16)}
     big = 1 << 40
     syrk = PackedProduct(3, 1, 1, 16, 16, 40, True, True, True)
-    assert syrk.self_product and syrk.loop_work == 3 * 64 * 40
+    assert syrk.is_gram and syrk.loop_work == 3 * 64 * 40
     saved = steps.PACKED_BLAS_WORK
     try:
         steps.PACKED_BLAS_WORK = syrk.loop_work

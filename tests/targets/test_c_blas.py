@@ -73,7 +73,7 @@ def using(kind: str | None, dtype: str = "float64"):
 @contextlib.contextmanager
 def blas_everywhere():
     """Every BLAS-shaped contraction a BLAS step, batched mode products included, and no
-    Gram step (which a self-product XᵀX takes otherwise on a float64 C kernel)."""
+    Gram step (which a Gram product XᵀX takes otherwise on a float64 C kernel)."""
     saved = steps.BLAS_WORK, steps.MODE_BATCH_WORK, steps.MODE_BATCH_MIN, steps.GramStep.why_not
     steps.BLAS_WORK = steps.MODE_BATCH_WORK = steps.MODE_BATCH_MIN = 1
     steps.GramStep.why_not = lambda self, vector_bytes: "BLAS everywhere"  # type: ignore[method-assign]
@@ -185,7 +185,7 @@ def test_every_gemm_form_runs_in_c_and_matches_the_interpreter(form, kind, dtype
 
 
 @pytest.mark.parametrize("form", [f for f in FORMS if "(syrk)" in f])
-def test_a_self_product_is_one_syrk_and_exactly_symmetric(form):
+def test_a_gram_product_is_one_syrk_and_exactly_symmetric(form):
     """XᵀX (or XXᵀ) computes its upper triangle with SYRK, half GEMM's multiply-adds,
     and copies the lower one from it; A times A (not a transpose) stays GEMM."""
     with blas_everywhere():

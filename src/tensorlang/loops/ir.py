@@ -234,7 +234,7 @@ class BlasProduct:
     """A packed structured block product ``loop`` computed by one BLAS call (the
     ``packed-blas`` rewrite, :func:`.pipeline.blas_routine`; ``product``: what
     :func:`.structure.packed_product` found): ``routine`` ``"syrk"`` (the upper triangle
-    of a self-product) or ``"gemm"``, over the buffers as stored, whose leading
+    of a Gram product) or ``"gemm"``, over the buffers as stored, whose leading
     dimensions are ``leading`` (left, right, target); the target's ``zeroed`` elements
     are zeroed first.  A printer with no BLAS to call prints ``loop``, which computes the
     same."""

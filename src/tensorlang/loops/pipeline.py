@@ -260,7 +260,7 @@ def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ..
                  int_max: int) -> tuple[str, tuple[int, int, int], int] | None:
     """``(routine, leading dimensions of left, right and target, the target's elements)``
     of one BLAS call computing ``p`` over its buffers as stored (``storage``: each slot's
-    shape): SYRK for a self-product's upper triangle, else GEMM; None where it stays
+    shape): SYRK for a Gram product's upper triangle, else GEMM; None where it stays
     loops: under :data:`~tensorlang.schedule.steps.PACKED_BLAS_WORK` multiply-adds, a
     buffer not 2-D or too short, an extent over ``int_max``, or a triangular product of
     two operands (GEMM would do twice the loops' work)."""
@@ -273,9 +273,9 @@ def blas_routine(p: structure.PackedProduct, storage: Mapping[int, tuple[int, ..
     if (a0 < a_need[0] or a1 < a_need[1] or b0 < b_need[0] or b1 < b_need[1] or c0 < p.rows or c1 < p.cols
             or max(p.rows, p.cols, p.summed, a1, b1, c1) > int_max):
         return None
-    if not (p.self_product and p.upper) and (p.upper or c1 != p.cols):
+    if not (p.is_gram and p.upper) and (p.upper or c1 != p.cols):
         return None
-    return "syrk" if p.self_product and p.upper else "gemm", (a1, b1, c1), c0 * c1
+    return "syrk" if p.is_gram and p.upper else "gemm", (a1, b1, c1), c0 * c1
 
 
 def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:

@@ -1014,7 +1014,7 @@ class PackedProduct:
     upper: bool
 
     @property
-    def self_product(self) -> bool:
+    def is_gram(self) -> bool:
         """left is right, read the same way: target = leftᵀ left (or left leftᵀ), symmetric."""
         return (self.left == self.right and self.left_summed_first == self.right_summed_first
                 and self.rows == self.cols)

@@ -43,7 +43,7 @@ C_BLAS_MIN = 8
 
 #: A packed structured statement's block product (loops/structure.py ``packed_product``:
 #: ``T[p,q] = Σ_r X'[r,p] X'[r,q]`` over the packed unique features) is one BLAS call
-#: from C (SYRK for the self-product, GEMM otherwise; targets/c/blascall.py) from this
+#: from C (SYRK for the Gram product, GEMM otherwise; targets/c/blascall.py) from this
 #: many multiply-adds of the block loops it replaces: measured against those loops
 #: (docs/structure.md, "Polynomial regression").
 PACKED_BLAS_WORK = 1 << 20

@@ -49,7 +49,7 @@ class BlasFunctions:
     gemv: int
     kind: int  # CBLAS64, CBLAS32 or FORTRAN32
     origin: str  # for the record: the library's path, or scipy.linalg.cython_blas
-    #: SYRK (a packed structured statement's self-product, loops/structure.py
+    #: SYRK (a packed structured statement's Gram product, loops/structure.py
     #: ``packed_product``); the discovery finds all three or none
     syrk: int = 0
 

@@ -16,7 +16,7 @@ each of ``batch`` matrices, then the target times ``scale`` when it is not 1 (al
 scale would skip the products when scale is 0, and 0 · NaN must stay NaN); GEMV where C
 is one row or one column, the target zeroed first (some OpenBLAS versions turn
 uninitialised NaN into NaN with beta = 0); SYRK for one matrix's transpose times itself
-(:func:`self_product`), the lower triangle copied from the upper one.  The block product
+(:func:`is_gram`), the lower triangle copied from the upper one.  The block product
 of a packed structured statement that the ``packed-blas`` loop rewrite made a
 :class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_call`).
 """
@@ -107,7 +107,7 @@ def _call(g: Gemm, a: str, b: str, c: str) -> str:
             f"{b}, {g.ldb}LL, {c})")
 
 
-def self_product(g: Gemm) -> bool:
+def is_gram(g: Gemm) -> bool:
     """Whether ``g`` is one matrix's transpose times itself (``AᵀA`` or ``AAᵀ``, the same
     buffer read the same way): symmetric, so SYRK computes its upper triangle with half
     GEMM's multiply-adds (numpy's ``X.T @ X`` does the same) and the lower one is copied."""
@@ -119,7 +119,7 @@ def function(name: str, g: Gemm, kind: str, comment: str) -> str:
     """The C function ``int name(real *v<slot>..., int nthreads)`` running ``g``, headed
     ``/* BLAS step (<kind>, gemm|gemv|syrk in C): <comment> */``."""
     params = ", ".join([f"real *v{slot}" for slot in g.slots] + ["int nthreads"])
-    routine = "gemv" if 1 in (g.m, g.n) else "syrk" if self_product(g) else "gemm"
+    routine = "gemv" if 1 in (g.m, g.n) else "syrk" if is_gram(g) else "gemm"
     lines = [f"/* BLAS step ({kind}, {routine} in C): {comment} */", f"int {name}({params}) {{",
              "    (void)nthreads;"]
     if routine == "syrk":  # zeroed first: BLAS may scale beta = 0 by multiplying (NaN · 0 is NaN)

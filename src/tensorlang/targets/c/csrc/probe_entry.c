@@ -1,7 +1,7 @@
-// probe_entry.c: a probe kernel's entry point tl_probe (fields/cprobe.py): the
+// probe_entry.c: a probe kernel's entry point tl_probe (targets/c/probe.py): the
 // points sorted by block where asked (tl_sort), then the generated tl_probe_points and,
 // in block order, tl_unpack.
-// Placeholders: TL_FILL_REGIONBLOCKS and TL_FILL_REGIONAHEAD (cprobe.REGION_BLOCKS,
+// Placeholders: TL_FILL_REGIONBLOCKS and TL_FILL_REGIONAHEAD (probe.REGION_BLOCKS,
 // REGION_AHEAD: how far ahead, in block order, the rows of points are prefetched).
 /* The probes of n points; with sort, in the order of the image's blocks (tl_sort) unless
    tl_sort finds them coherent already: the results are then written in block order,
