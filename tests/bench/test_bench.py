@@ -1010,3 +1010,24 @@ def test_an_in_place_kernel_is_measured_against_the_update_with_as_many_read_str
     assert ratio == pytest.approx(19.0 / 8.0)
     rates = machine.measure_updates(1, 4096, repeats=1)  # the C (or numpy) updates run and agree
     assert sorted(rates) == [1, 2, 3] and all(v > 0 for v in rates.values())
+
+
+@pytest.mark.slow
+def test_the_call_paths_script_runs_and_times_only_paths_that_exist(capsys):
+    """benchmarks/results/call-paths/run.py (the numbers behind "Call paths" in
+    docs/internals/performance-history.md): one line per case, and a padded kernel, which
+    has no generated Python path, shows none rather than the general path timed twice."""
+    import runpy
+    from pathlib import Path
+
+    from tensorlang.targets.c import build as c_build
+
+    if c_build.find_compiler() is None:
+        pytest.skip("no working C compiler on this machine")
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks/results/call-paths/run.py"))
+    script["main"].__globals__["best_seconds"] = lambda kernel, arrays: (kernel(**arrays), 1e-6)[1]
+    script["main"]()
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["2x2", "scale", "8x8", "pad=4"]
+    assert all(line.count(" us") == 3 for line in lines[:3])
+    assert "generated Python:   none" in lines[3] and lines[3].count(" us") == 2
