@@ -1031,3 +1031,28 @@ def test_the_call_paths_script_runs_and_times_only_paths_that_exist(capsys):
     assert [line.split()[0] for line in lines] == ["2x2", "scale", "8x8", "pad=4"]
     assert all(line.count(" us") == 3 for line in lines[:3])
     assert "generated Python:   none" in lines[3] and lines[3].count(" us") == 2
+
+
+@pytest.mark.slow
+def test_the_einsum_call_paths_script_runs_both_paths(capsys):
+    """benchmarks/results/call-paths/einsum.py: tl.einsum's direct runner against the
+    kernel's fast call, each checked against numpy.einsum; the einsum cache and the C
+    target's methods are as they were afterwards."""
+    import runpy
+    from pathlib import Path
+
+    import tensorlang as tl
+    from tensorlang.targets.c import build as c_build
+    from tensorlang.targets.c.runtime import CKernel
+
+    if c_build.find_compiler() is None:
+        pytest.skip("no working C compiler on this machine")
+    before = (CKernel.ordered_call, CKernel.direct_call)
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks/results/call-paths/einsum.py"))
+    script["main"].__globals__["best_seconds"] = lambda subscripts, ops: 1e-6
+    script["main"](1)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(script["CASES"]) and all("direct" in line and "fast call" in line for line in lines)
+    assert (CKernel.ordered_call, CKernel.direct_call) == before
+    a = np.ones((2, 2))
+    assert tl.einsum("ij,jk->ik", a, a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
