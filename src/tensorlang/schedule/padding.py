@@ -271,8 +271,7 @@ def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]])
         if min(step.j, step.m) < PADDED_BLAS_MIN:
             return (f"min(J,M) = {min(step.j, step.m)} < PADDED_BLAS_MIN {PADDED_BLAS_MIN}: "
                     "the padded loop nest is faster")
-        trailing = len(stmt.index) - 1 - _mode_axis(stmt)
-        if trailing > 1:
+        if step.q_axes > 1:
             return "a mode product over a dimension before the last two: its Q would merge a padded dimension"
         return None
     if isinstance(step, GemmStep):
@@ -284,19 +283,6 @@ def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]])
             return None
         return "a GEMM over reshaped operands would copy them out of the padded buffers"
     return "an einsum step runs on unpadded arrays"
-
-
-def _mode_axis(stmt: ir.Statement) -> int:
-    """The target axis a mode product ``target[P,j,Q] = Σ_m W X[P,m,Q]`` writes: where
-    the target's indices differ from X's (X is the factor indexed like the target but
-    for that one axis); the last axis when none is found (the step is then refused)."""
-    out = tuple(name for name, _ in stmt.index)
-    for t in ir.tensors(stmt.body):
-        if len(t.indices) == len(out):
-            differ = [k for k, (a, b) in enumerate(zip(out, t.indices)) if a != b]
-            if len(differ) == 1:
-                return differ[0]
-    return 0
 
 
 #: ``pad="auto"`` pads only a program that does at least this many flops per element it

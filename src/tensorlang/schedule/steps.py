@@ -259,6 +259,7 @@ class ModeStep(_BlasStep):
     j: int
     q: int
     scale: float
+    q_axes: int = 0  # how many of X's axes Q merges (those after m)
     statement: ir.Statement | None = None
     reason: str = ""
 
@@ -324,7 +325,8 @@ def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
         return ModeStep(
             target=slot_of[stmt.target], matrix=slot_of[w.name], operand=slot_of[x.name],
             transpose=w.indices[0] == m, p=math.prod(shape[:at]), m=shape[at],
-            j=shapes[w.name][w.indices.index(j)], q=math.prod(shape[at + 1:]), scale=scale, statement=stmt,
+            j=shapes[w.name][w.indices.index(j)], q=math.prod(shape[at + 1:]), scale=scale,
+            q_axes=len(shape) - 1 - at, statement=stmt,
         )
     return None
 
