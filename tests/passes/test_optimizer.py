@@ -101,6 +101,34 @@ def test_fusion_does_not_recompute_a_costly_temporary_in_a_larger_loop_nest():
     assert len(fuse(lowered(src)).statements) == 2
 
 
+SOFTMAX = ("in var x : [{B} {n}]\nin var w : [{n} {m}]\nvar t : [{B} {m}]\nvar e : [{B} {m}]\nvar s : [{B}]\n"
+           "out var y : [{B} {m}]\nt[b,j] = sum(k) x[b,k] * w[k,j]\ne[b,j] = {use}\ns[b] = sum(j) e[b,j]\n"
+           "y[b,j] = e[b,j] / s[b]\n")
+
+
+@pytest.mark.parametrize("use", ["exp(t[b,j])", "t[b,j] / x[b,1]", "t[b,j] + w[1,j]", "abs(t[b,j])"])
+def test_fusion_keeps_a_contraction_whose_use_is_not_a_product(use):
+    """Fused under exp, /, + or abs, the matrix product would be computed inside an
+    elementwise loop, a dot product per entry: it stays a statement of its own, so the C
+    target calls BLAS for it where that pays (and otherwise runs its product loops)."""
+    src = SOFTMAX.format(B=40, n=32, m=48, use=use)
+    fused = fuse(lowered(src))
+    assert bodies(fused)[0] == "t[b,j] = sum(k) x[b,k] * w[k,j]" and len(fused.statements) == 4
+    large = tl.compile(SOFTMAX.format(B=512, n=256, m=512, use=use), backend="numpy")
+    assert "tl_gemm(0, 0, 512LL, 512LL, 256LL, v0, 256LL, v1, 512LL," in large.code("c")
+
+
+def test_fusion_still_substitutes_reductions_elementwise_chains_and_contractions_under_products():
+    reduction = "in var a : [3 4]\nvar s : [3]\nout var y : [3]\ns[i] = sum(j) a[i,j]\ny[i] = sqrt(s[i])\n"
+    assert bodies(fuse(lowered(reduction))) == ["y[i] = sqrt(sum(j) a[i,j])"]
+    chain = "in var a : [3]\nvar t : [3]\nvar u : [3]\nout var y : [3]\nt = exp(a)\nu[i] = t[i] + 1\ny = sqrt(u)\n"
+    assert bodies(fuse(lowered(chain))) == ["y[i] = sqrt(exp(a[i]) + 1)"]
+    scaled = SOFTMAX.format(B=4, n=3, m=5, use="2 * t[b,j]")
+    assert bodies(fuse(lowered(scaled)))[0] == "e[b,j] = 2 * sum(k) x[b,k] * w[k,j]"
+    same_results(SOFTMAX.format(B=40, n=32, m=48, use="exp(t[b,j])"), x=rng.uniform(-1, 1, (40, 32)),
+                 w=rng.uniform(-1, 1, (32, 48)))
+
+
 def test_fusion_merges_contractions_for_contraction_ordering():
     src = ("in var A : [6 6]\nin var B : [6 6]\nin var x : [6]\nvar t : [6 6]\nout var y : [6]\n"
            "t[i,j] = sum(k) A[i,k] * B[k,j]\ny[i] = sum(j) t[i,j] * x[j]\n")

@@ -3,8 +3,11 @@
 ``t[i,j] = e`` followed by ``y[...] = ... t[a,b] ...`` becomes ``y[...] = ... e[i:=a, j:=b] ...``
 and the statement for ``t`` disappears, so that normalization and contraction ordering
 see across statements.  A temporary assigned once and read by one later statement, none
-of whose reads is reassigned in between, is fused where that adds no work
-(docs/optimizer.md, 'What "no extra work" means for fusion').  The substitution is the
+of whose reads is reassigned in between, is fused where that adds no work and a
+contraction stays one: a temporary holding a sum over a product of tensors is only
+substituted under products, negations and sums (docs/optimizer.md, 'What "no extra
+work" means for fusion'), never into exp, a quotient or an addition, where its
+product kernel (BLAS from C) would become a dot product per entry.  The substitution is the
 rule ``fusion`` (ein/rewrite.py), counted per access it replaces; ``--skip fusion``
 turns fusion off as ``--skip fuse`` does.
 """
@@ -120,7 +123,8 @@ def _assigned_between(positions, d: int, u: int) -> bool:
 
 def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None = None) -> ir.Statement | None:
     """``use`` with ``definition``'s target replaced by its body, or None when fusing
-    would add work (or fusion is switched off)."""
+    would add work, would put a contraction under anything but products, negations and
+    sums (:func:`contracts`), or fusion is switched off."""
     tally = active() if tally is None else tally
     if not tally.enabled(FUSION):
         return None
@@ -134,6 +138,8 @@ def fuse_into(definition: ir.Statement, use: ir.Statement, tally: Tally | None =
             continue
         if len(occurrences) > 1:
             return None
+        if not linear and contracts(definition.body):
+            return None  # a product kernel's statement would become an elementwise loop's
         if math.prod(scope.values()) <= size:
             continue
         if not linear:
@@ -198,3 +204,10 @@ def is_multilinear(e: ir.Expr) -> bool:
     """A (scaled) sum of a product of tensor accesses and numbers, Σ anywhere in the
     product: what normalization flattens and contraction ordering then reorders."""
     return all(isinstance(f, (ir.Tensor, ir.Const)) for f in monomial(e).factors)
+
+
+def contracts(e: ir.Expr) -> bool:
+    """Whether ``e`` holds a contraction: a sum over a product of two or more tensor
+    accesses (what BLAS and the targets' product kernels compute)."""
+    return any(isinstance(node, ir.Sum) and sum(isinstance(f, ir.Tensor) for f in monomial(node).factors) >= 2
+               for node in ir.nodes(e))
