@@ -1052,7 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
         if exc.message.startswith("cannot write to standard output"):
             _drop_stdout()
         _print_error(exc)
-        if exc.code == "internal" and os.environ.get("TENSORLANG_DEBUG"):
+        if exc.code == "internal" and limits.env_flag("TENSORLANG_DEBUG", warn=True):
             import traceback
 
             traceback.print_exception(exc.__cause__ or exc)

@@ -1,13 +1,16 @@
 """Resource limits: absurd sizes become a clear ``too-large`` error, never a crash.
 
 The budget is half of the machine's physical memory, or ``$TENSORLANG_MAX_BYTES`` when
-set (tests use it to exercise the limit cheaply).
+set (tests use it to exercise the limit cheaply).  Every ``TENSORLANG_*`` variable is
+read by :func:`env` and its typed forms (docs/security.md, "Environment variables").
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 
 import numpy as np
 
@@ -22,14 +25,45 @@ def refuse_masked(value, what: str, span: Span | None = None) -> None:
                              "(a.filled(np.nan) for ⊥)", span)
 
 
+# ------------------------------------------------------------------ environment
+def env(variable: str, accepted: str, parse, default=None, warn: bool = False):
+    """``$variable`` read by ``parse`` (a str -> value, or None for a value it refuses),
+    ``default`` when unset.  A value set and refused (empty included) is error[input]
+    naming the variable and ``accepted``, never ignored; with ``warn`` (where refusing
+    would break something unrelated) a one-line warning on stderr and ``default``."""
+    value = os.environ.get(variable)
+    found = None if value is None else parse(value.strip())
+    if value is None or found is not None:
+        return default if value is None else found
+    why = f"${variable}={value[:40]!r}{'...' if len(value) > 40 else ''} is not {accepted}"
+    if warn:
+        print(f"tensorlang: warning: {why}; using the default", file=sys.stderr)
+        return default
+    raise error("input", f"{why}; unset it for the default (docs/security.md, \"Environment variables\")")
+
+
+def env_int(variable: str, default):
+    """An integer variable: decimal digits, 1 to 2^62 (every limit is an int64 somewhere)."""
+    return env(variable, "an integer from 1 to 2^62",
+               lambda t: int(t) if re.fullmatch(r"[0-9]{1,19}", t) and 0 < int(t) <= 2**62 else None, default)
+
+
+def env_flag(variable: str, default: bool = False, warn: bool = False) -> bool:
+    """An on/off variable: 1/yes/true/on or 0/no/false/off, in any case."""
+    words = {"1": True, "yes": True, "true": True, "on": True, "0": False, "no": False, "false": False, "off": False}
+    return env(variable, "1 or 0 (yes/no, true/false, on/off)", lambda t: words.get(t.lower()), default, warn)
+
+
+def env_path(variable: str) -> str | None:
+    """A variable naming a path (not empty); None when unset."""
+    return env(variable, "a path", lambda t: t or None)
+
+
 def memory_budget_bytes() -> int:
     """How many bytes one run may allocate for a single tensor or for the whole store."""
-    configured = os.environ.get("TENSORLANG_MAX_BYTES")
-    if configured:
-        try:
-            return max(1, int(configured))
-        except ValueError:
-            pass
+    configured = env_int("TENSORLANG_MAX_BYTES", None)
+    if configured is not None:
+        return configured
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
     except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
@@ -60,16 +94,10 @@ def _human(n: float) -> str:
 MAX_SOURCE_BYTES = 8 * 2**20
 
 
-def _configured(variable: str, default: int) -> int:
-    """``$variable`` when it is a positive integer, else ``default``."""
-    configured = os.environ.get(variable, "").strip()
-    return int(configured) if configured.isdigit() and int(configured) > 0 else default
-
-
 def max_source_bytes() -> int:
     """How many bytes of program text are read at most (:data:`MAX_SOURCE_BYTES`, or
     ``$TENSORLANG_MAX_SOURCE_BYTES``)."""
-    return _configured("TENSORLANG_MAX_SOURCE_BYTES", MAX_SOURCE_BYTES)
+    return env_int("TENSORLANG_MAX_SOURCE_BYTES", MAX_SOURCE_BYTES)
 
 
 def open_regular(path: str, what: str) -> int:
@@ -124,8 +152,8 @@ MAX_STATEMENTS = 20_000
 
 
 def max_statements() -> int:
-    """:data:`MAX_STATEMENTS`, or ``$TENSORLANG_MAX_STATEMENTS`` when it is a positive integer."""
-    return _configured("TENSORLANG_MAX_STATEMENTS", MAX_STATEMENTS)
+    """:data:`MAX_STATEMENTS`, or ``$TENSORLANG_MAX_STATEMENTS``."""
+    return env_int("TENSORLANG_MAX_STATEMENTS", MAX_STATEMENTS)
 
 
 def check_statements(count: int, span: Span | None = None, what: str = "statements") -> None:

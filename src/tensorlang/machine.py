@@ -1,5 +1,6 @@
 """The machine's facts in one module, each read once per process; it sits below every
-package and imports none (the C compiler is the caller's, ``find_compiler()``).
+package and imports none but :mod:`.limits`' reader of variables (the C compiler is the caller's,
+``find_compiler()``).
 
 * caches (:func:`cache_sizes`, for the fusion cost model): ``/sys/devices/system/cpu/cpu0/cache``,
   else ``os.sysconf``, else L1d 32 KiB and L2 1 MiB; ``$TENSORLANG_CACHE_SIZES``
@@ -18,11 +19,14 @@ that reads it is loops/parallel.py.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from .limits import env
 
 SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -45,11 +49,11 @@ class CacheSizes:
 
 
 def _size(text: str) -> int | None:
-    """``48K`` / ``2048K`` / ``1M`` / ``49152`` as bytes."""
+    """``48K`` / ``2048K`` / ``1M`` / ``49152`` as bytes (positive, at most 12 digits)."""
     text = text.strip().upper()
     scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
     digits = text[:-1] if text[-1:] in "KMG" else text
-    return int(digits) * scale if digits.isdigit() else None
+    return int(digits) * scale if re.fullmatch(r"[0-9]{1,12}", digits) and int(digits) else None
 
 
 def _from_sys(root: Path = SYS_CACHE) -> tuple[int | None, int | None]:
@@ -82,22 +86,20 @@ def _from_sysconf() -> tuple[int | None, int | None]:
     return conf("SC_LEVEL1_DCACHE_SIZE"), conf("SC_LEVEL2_CACHE_SIZE")
 
 
-def _from_env(text: str) -> tuple[int | None, int | None]:
-    found: dict[str, int | None] = {}
-    for part in text.split(","):
-        key, _, value = part.partition("=")
-        found[key.strip().lower()] = _size(value) if value.strip() else None
-    return found.get("l1"), found.get("l2")
+def _from_env(text: str) -> tuple[int, int] | None:
+    """``l1=48K,l2=2M`` as (L1, L2) bytes; None unless it gives both, once each."""
+    parts = [part.partition("=") for part in text.split(",")]
+    found = {key.strip().lower(): _size(value) for key, _, value in parts}
+    l1, l2 = found.get("l1"), found.get("l2")
+    return (l1, l2) if len(parts) == 2 and l1 and l2 else None
 
 
 @lru_cache(maxsize=None)
 def cache_sizes() -> CacheSizes:
     """The machine's L1d and L2 sizes (see the module's docstring for the order asked)."""
-    env = os.environ.get("TENSORLANG_CACHE_SIZES")
-    if env:
-        l1, l2 = _from_env(env)
-        if l1 and l2:
-            return CacheSizes(l1, l2, "env")
+    given = env("TENSORLANG_CACHE_SIZES", "l1=SIZE,l2=SIZE (bytes, or K, M, G: l1=48K,l2=2M)", _from_env)
+    if given is not None:
+        return CacheSizes(given[0], given[1], "env")
     l1, l2 = _from_sys()
     if l1 and l2:
         return CacheSizes(l1, l2, "sys")

@@ -25,7 +25,7 @@ from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard, is_integer
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
-from .semantics.sizes import MAX_EXTENT, Sym, poly_of
+from .semantics.sizes import MAX_EXTENT, Sym, poly_of, symbols_of
 from .semantics.types import CheckedProgram, show
 
 #: Specialisations a kernel keeps loaded (least recently used first out); the compiled
@@ -204,12 +204,17 @@ class SymbolicKernel(ProgramInterface):
         if missing:
             if complete:  # the arrays of a call: a misspelt or forgotten input is the cause
                 self._check_names(arrays, ("out",))
-            free = missing[0]
-            users = [n for n, shape in self.checked.context.shapes.items() if any(e == Sym(free) for e in shape)]
-            raise error("input", f"size {free!r} has no value: no input given determines it (it sizes "
-                        f"{', '.join(map(repr, users))}); give it with --param {free}=N (params={{{free!r}: N}} "
-                        f"in Python), or call with arrays that have it").with_source(self.source)
+            raise self._unbindable(missing[0])
         return {s: found[s][0] for s in self.symbols}
+
+    def _unbindable(self, free: str, specialize: bool = True) -> TensorLangError:
+        """error[input]: no array given determines ``free``; how to give it."""
+        users = [n for n, shape in self.checked.context.shapes.items() if any(e == Sym(free) for e in shape)]
+        why = (f"size {free!r} has no value: no input given determines it (it sizes {', '.join(map(repr, users))})"
+               if users else f"symbol {free!r} has no value: it sizes no tensor (a position, (j = {free}), or a factor)")
+        return error("input", f"{why}; give it with --param {free}=N (params={{{free!r}: N}} in Python)" + (
+            (", or call with arrays that have it" if users else f" or k.specialize({free}=N, ...)") if specialize
+            else "")).with_source(self.source)
 
     def _check_names(self, given: Mapping[str, object], options: tuple[str, ...]) -> None:
         accepted = sorted(self.checked.accepted_inputs)
@@ -320,7 +325,7 @@ class SymbolicKernel(ProgramInterface):
         program = lang.parse(self.source, self.language.name, {**self.params, **dict(zip(self.symbols, values))})
         checked = self.language.check(program)
         ein = self.language.lower(checked)
-        stmts = checked.program.stmts
+        stmts = getattr(checked.program, "stmts", getattr(checked.program, "order", ()))  # STUR: its rules
 
         def line_of(n: int):
             span = getattr(stmts[n], "span", None) if n < len(stmts) and len(stmts) == len(ein.statements) else None
@@ -351,8 +356,7 @@ class SymbolicKernel(ProgramInterface):
                                       name)
         missing = [s for s in self.symbols if s != batch and s not in found]
         if missing:
-            raise error("input", f"size {missing[0]!r} has no value: no input determines it; give it with "
-                        f"params={{{missing[0]!r}: N}} at compile time").with_source(self.source)
+            raise self._unbindable(missing[0], specialize=False)
         return found
 
     # ------------------------------------------------------------ inspection
@@ -381,6 +385,9 @@ class SymbolicKernel(ProgramInterface):
         bytes as polynomials, from the program lowered at two sets of stand-in values
         (primes no other extent equals), each extent read back as its symbol or its size
         expression's polynomial; the two must agree."""
+        for s in (s for s in self.checked.unbound if s not in symbols_of(self.checked.context.shapes.values())):
+            raise error("input", f"the costs depend on the value of {s!r}, which sizes no tensor: give --param "
+                        f"{s}=VALUE (params= in Python)").with_source(self.source)  # a position ((j = J)), say
         try:
             costs = self._symbolic_costs(self.symbols, {})
         except TensorLangError as exc:

@@ -16,6 +16,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import MAX_DEPTH, Span, TensorLangError, error
+from ..limits import env_path
 from ..semantics.sizes import Sym
 
 #: Parentheses nested deeper than this are rejected before parsing (lark's LALR stack is
@@ -236,7 +237,7 @@ def grammar_cache_dir() -> Path:
     """Where the grammars' parse tables are kept between processes: ``grammars/`` in
     tensorlang's per-user cache (``$TENSORLANG_CACHE``, else ``$XDG_CACHE_HOME/tensorlang``
     or ``~/.cache/tensorlang``, as the compiled kernels')."""
-    explicit = os.environ.get("TENSORLANG_CACHE", "").strip()
+    explicit = env_path("TENSORLANG_CACHE")
     if explicit:
         return Path(explicit).expanduser() / "grammars"
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")

@@ -9,11 +9,11 @@ named rules (:data:`RULES`, ein/rewrite.py) whose firings ``optimize`` counts.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
 from ..ein import ir
+from ..limits import env_flag
 from ..ein.rewrite import Tally, counting
 from ..ein.verify import verify as verify_program
 from ..analysis.cost import program_cost
@@ -75,7 +75,7 @@ class Optimized:
 def verifying() -> bool:
     """Whether :func:`optimize` verifies by default: ``TENSORLANG_VERIFY=1`` (the tests
     set it, so every optimization they cause is checked after every pass)."""
-    return os.environ.get("TENSORLANG_VERIFY", "") not in ("", "0")
+    return env_flag("TENSORLANG_VERIFY")
 
 
 def optimize(program: ir.Program, skip=(), verify: bool | None = None) -> Optimized:

@@ -35,7 +35,6 @@ micro-kernel applies (:mod:`tensorlang.loops.interchange`, :mod:`tensorlang.loop
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping
@@ -46,6 +45,7 @@ from ..ein.fields import is_sample
 from ..ein.forms import monomial
 from ..ein.names import Fresh, all_names, substitute
 from ..semantics.interface import Role
+from ..limits import env_flag
 from ..machine import CacheSizes, cache_sizes
 
 #: A fused group runs at most this many statements (the C function's size, as
@@ -313,7 +313,7 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
     """The fused groups of ``program``, in order (see the module's docstring).
     ``TENSORLANG_FUSE=0`` turns fusion off (to compare with, and for tests of the
     statement-by-statement schedule)."""
-    if os.environ.get("TENSORLANG_FUSE", "1") == "0":
+    if not env_flag("TENSORLANG_FUSE", True):
         return ()
     cache = cache or cache_sizes()
     groups = []

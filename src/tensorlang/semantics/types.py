@@ -62,6 +62,9 @@ class CheckedProgram:
     program: Any  # the front end's AST (its Language knows it)
     context: Context
     interface: Interface
+    #: symbols without a value that the program uses outside its extents (STUR's
+    #: ``(j = J)``): sizes to bind like the others, though no input's shape gives them
+    unbound: tuple[str, ...] = ()
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -83,8 +86,9 @@ class CheckedProgram:
     def symbols(self) -> tuple[str, ...]:
         """The free symbolic sizes still unbound in the declarations (:mod:`.sizes`), the
         names to bind (``params=``, ``--param``); a program with none can be lowered and
-        run, one with some must be specialised."""
-        return symbols_of(self.context.shapes.values())
+        run, one with some must be specialised.  Those of :attr:`unbound` come last."""
+        found = symbols_of(self.context.shapes.values())
+        return found + tuple(s for s in self.unbound if s not in found)
 
     @property
     def derived_symbols(self) -> tuple[str, ...]:

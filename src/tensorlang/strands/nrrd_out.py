@@ -214,8 +214,9 @@ def check_image_file(path: str) -> None:
                 count = int(np.prod([int(w) for w in rest.split()], dtype=object))
             except ValueError:
                 return
+            budget = limits.memory_budget_bytes()  # a malformed $TENSORLANG_MAX_BYTES: its own error[input]
             try:
                 limits.check_allocation(count, 8, f"image {path!r}")
             except TensorLangError as exc:
-                raise TensorLangError("too-large", exc.message + " (TENSORLANG_MAX_BYTES sets the budget)") from None
+                raise TensorLangError("too-large", exc.message + f" (TENSORLANG_MAX_BYTES sets the budget, {budget})") from None
             return

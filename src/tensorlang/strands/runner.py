@@ -46,9 +46,8 @@ class InterpreterFallbackWarning(UserWarning):
 
 def strand_backend() -> str | None:
     """The executor :data:`BACKEND_ENV` asks for: "c", "interp", or None (auto)."""
-    value = os.environ.get(BACKEND_ENV, "").strip().lower()
-    if value not in ("", "auto", "c", "interp"):
-        raise error("input", f"{BACKEND_ENV}={value!r}: choose c, interp or auto")
+    value = limits.env(BACKEND_ENV, "auto, c or interp", lambda t: t.lower() if t.lower() in ("auto", "c", "interp")
+                       else None, "auto")
     return value if value in ("c", "interp") else None
 
 

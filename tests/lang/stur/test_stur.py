@@ -510,6 +510,79 @@ def test_unbound_fixed_slice_symbol_is_an_input_error_at_run_time():
     assert info.value.code == "input"
 
 
+# a symbol outside every extent: only in a condition, a factor, or a preprocessing rule
+_OUTSIDE = {
+    "condition": (HEAD_FIXED, "J", lambda b, c, v: np.where(np.arange(b.shape[1]) == v, b @ c, 0.0)),
+    "factor": ("symbols: N, S\nA(i) := B(i, k) * C(k, i) * S()\nA:D(i) := (0 <= i < N)\n"
+               "B:D(i, k) := (0 <= i < N) * (0 <= k < N)\nC:D(k, i) := (0 <= k < N) * (0 <= i < N)\n",
+               "S", lambda b, c, v: np.einsum("ik,ki->i", b, c) * v),
+    "preprocess": ("symbols: N, P\n@preprocess_start\nT(i) := B(i, k) * (k = P)\n@preprocess_end\n"
+                   "A(i, j) := T(i) * C(i, j)\nT:D(i) := (0 <= i < N)\nA:D(i, j) := (0 <= i < N) * (0 <= j < N)\n"
+                   "B:D(i, k) := (0 <= i < N) * (0 <= k < N)\nC:D(i, j) := (0 <= i < N) * (0 <= j < N)\n",
+                   "P", lambda b, c, v: b[:, v][:, None] * c),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OUTSIDE))
+@pytest.mark.parametrize("backend", ["interp", "numpy", "c"])
+def test_a_symbol_outside_every_extent_is_a_size_of_the_kernel(case, backend):
+    """Bound by specialize, by params= (alone or with the others), asked for by name
+    when a call cannot bind it; the results equal the dense meaning."""
+    text, name, expect = _OUTSIDE[case]
+    rng = np.random.default_rng(7)
+    b, c = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    k = tl.compile(text, lang="stur", backend=backend)
+    assert isinstance(k, tl.SymbolicKernel) and k.symbols == ("N", name)
+    got = next(iter(k.specialize(N=4, **{name: 2})(B=b, C=c).values()))
+    assert np.allclose(got, expect(b, c, 2))
+    with pytest.raises(TensorLangError) as info:  # the shapes give N, nothing gives the other
+        k(B=b, C=c)
+    assert info.value.code == "input" and f"symbol {name!r} has no value" in info.value.message
+    assert f"--param {name}=" in info.value.message and "sizes no tensor" in info.value.message
+    with pytest.raises(TensorLangError) as info:
+        k.specialize(N=4)
+    assert info.value.code == "input" and name in info.value.message
+    only = tl.compile(text, lang="stur", backend=backend, params={"N": 4})  # N given, the other still a size
+    assert isinstance(only, tl.SymbolicKernel) and only.symbols == (name,)
+    assert np.allclose(next(iter(only.specialize(**{name: 1})(B=b, C=c).values())), expect(b, c, 1))
+    bound = tl.compile(text, lang="stur", backend=backend, params={name: 3})  # N from the shapes
+    assert bound.symbols == ("N",) and np.allclose(next(iter(bound(B=b, C=c).values())), expect(b, c, 3))
+
+
+def test_a_symbol_declared_and_never_used_needs_no_value():
+    text = HEAD_FIXED.replace("symbols: N, J", "symbols: N, J, Unused")
+    k = tl.compile(text, lang="stur", params={"J": 1}, backend="numpy")
+    assert k.symbols == ("N",)
+    b = np.arange(9.0).reshape(3, 3)
+    assert np.allclose(k(B=b, C=np.eye(3))["A"][:, 1], b[:, 1])
+    assert not isinstance(tl.compile(text, lang="stur", params={"N": 3, "J": 1}), tl.SymbolicKernel)
+
+
+def test_the_cli_asks_for_a_symbol_outside_every_extent(tmp_path, capsys):
+    from tensorlang.cli import main
+    p = tmp_path / "fixed.stur"
+    p.write_text(HEAD_FIXED)
+    np.save(tmp_path / "B.npy", np.eye(3))
+    np.save(tmp_path / "C.npy", np.eye(3))
+    args = ["run", str(p), "--input", f"B={tmp_path / 'B.npy'}", "--input", f"C={tmp_path / 'C.npy'}"]
+    assert main(args) != 0
+    assert "error[input]" in capsys.readouterr().err
+    assert main([*args, "--param", "J=1"]) == 0
+
+
+def test_a_symbol_outside_every_extent_in_chunked_runs_and_cost_reports():
+    text = "symbols: N, S\nA(i) := B(i) * S()\nA:D(i) := (0 <= i < N)\nB:D(i) := (0 <= i < N)\n"
+    k = tl.compile(text, lang="stur", backend="numpy")
+    b = np.arange(10.0)
+    for attempt in (lambda: k.dask(B=b, chunks=3), k.cost_report):
+        with pytest.raises(TensorLangError) as info:
+            attempt()
+        assert info.value.code == "input" and "'S'" in info.value.message and "--param S=" in info.value.message
+    given = tl.compile(text, lang="stur", backend="numpy", params={"S": 4})
+    assert np.array_equal(given.dask(B=b, chunks=3)["A"].compute(), 4 * b)  # a STUR program cut into chunks
+    assert "flops N" in given.cost_report()
+
+
 # ------------------------------------------------------------------ structure promises
 def test_check_structure_accepts_a_kept_promise_and_reports_the_first_broken_entry():
     text, params = PROGRAMS["symmetric_copy"]

@@ -88,11 +88,12 @@ class Model:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     decls: tuple[Decl, ...] = field(default=())
+    used: tuple[str, ...] = field(default=())  # the symbols some rule mentions (used_symbols)
 
     @property
-    def bound(self) -> bool:
-        """Whether every symbol has a value (the program can run)."""
-        return all(s in self.values for s in self.ast.symbols)
+    def unbound(self) -> tuple[str, ...]:
+        """The symbols some rule uses without a value yet (one no rule uses needs none)."""
+        return tuple(s for s in self.used if s not in self.values)
 
 
 def check_program(program: ast.Program) -> CheckedProgram:
@@ -109,7 +110,16 @@ def check_program(program: ast.Program) -> CheckedProgram:
     quals = {d.name: d.qual for d in model.decls}
     context = Context(MappingProxyType(shapes), MappingProxyType(quals), MappingProxyType({d.name: d for d in model.decls}),
                       True)
-    return CheckedProgram(model, context, interface(model.decls))
+    # every symbol a rule uses is a size of the kernel, a position ((j = J)) as an extent
+    return CheckedProgram(model, context, interface(model.decls), model.unbound)
+
+
+def used_symbols(symbols: tuple[str, ...], rules: tuple[ast.Rule, ...]) -> tuple[str, ...]:
+    """The ``symbols`` that some of ``rules`` mention (in a condition, or as a factor
+    ``N^-1()``), in their order."""
+    found = {n for r in rules for p in r.products for f in p.factors if not isinstance(f, ast.Number)
+             for n in ((f.name,) if isinstance(f, ast.Access) else (m for e in f.exprs for m in ast.index_names(e)))}
+    return tuple(s for s in symbols if s in found)
 
 
 def _fail(code: str, message: str, span, rule: str) -> TensorLangError:
@@ -192,8 +202,8 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
 
     model = Model(program, MappingProxyType(values), MappingProxyType(ranks), MappingProxyType(shapes),
                   MappingProxyType(facts["D"]), MappingProxyType(facts["U"]), MappingProxyType(facts["R"]), order,
-                  inputs, tuple(outputs))
-    stand_in = model if model.bound else _with_stand_ins(model)
+                  inputs, tuple(outputs), used=used_symbols(program.symbols, program.rules))
+    stand_in = model if not model.unbound else _with_stand_ins(model)
     for rule in order:  # stur-bound
         for product in rule.products:
             try:
@@ -209,7 +219,7 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
             raise _fail("too-large", f"{d.name!r} has more elements than any machine can index (2^62)", d.span,
                         "stur-dims")
     return Model(program, model.values, model.ranks, model.shapes, model.dims, model.uniques, model.redundancies,
-                 order, inputs, tuple(outputs), decls)
+                 order, inputs, tuple(outputs), decls, model.used)
 
 
 def order_names(order) -> tuple[str, ...]:
@@ -330,7 +340,7 @@ def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
     no values yet."""
     if not dim.args:
         return ()
-    if not all(s in values for s in symbols):
+    if not all(s in values for s in used_symbols(tuple(symbols), (dim,))):
         return tuple(_symbolic_extent(dim, a) for a in dim.args)
     his: list[int | None] = [None] * len(dim.args)
     for product in dim.products:
@@ -387,7 +397,7 @@ def _with_stand_ins(model: Model) -> Model:
         else:
             shapes[name] = shape
     return Model(model.ast, MappingProxyType(values), model.ranks, MappingProxyType(shapes), model.dims, model.uniques,
-                 model.redundancies, model.order, model.inputs, model.outputs)
+                 model.redundancies, model.order, model.inputs, model.outputs, used=model.used)
 
 
 # ------------------------------------------------------------------ terms

@@ -33,10 +33,8 @@ from .linear import holds_any, reciprocal, too_large
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
     dtype = np.dtype(dtype)
     model: Model = checked.program
-    if not model.bound:
-        missing = [s for s in model.ast.symbols if s not in model.values]
-        raise error("input", f"symbol {missing[0]!r} has no value: give it with --param {missing[0]}=... "
-                    f"(params={{'{missing[0]}': ...}})")
+    for s in model.unbound[:1]:
+        raise error("input", f"symbol {s!r} has no value: give it with --param {s}=... (params={{'{s}': ...}})")
     store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
     with np.errstate(all="ignore"):  # ⊥ and ±inf are values here, not warnings
         for rule in progress.statements(model.order):

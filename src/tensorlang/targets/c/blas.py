@@ -21,13 +21,13 @@ a kernel's ``threads=`` is OpenMP's.
 from __future__ import annotations
 
 import ctypes
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from ...limits import env_flag
 from ...machine import BLAS_INT_MAX
 
 #: How generated C calls the functions (the kernel's ``tl_blas_kind``, codegen.BLAS).
@@ -74,7 +74,7 @@ def _find(dtype: str) -> BlasFunctions | None:
     if letter is None:
         _why.append(f"no BLAS routines for {dtype}")
         return None
-    if os.environ.get("TENSORLANG_NO_C_BLAS", "").strip() not in ("", "0"):
+    if env_flag("TENSORLANG_NO_C_BLAS"):
         _why.append("switched off by $TENSORLANG_NO_C_BLAS")
         return None
     found = _from_threadpoolctl(letter) or from_scipy(letter)

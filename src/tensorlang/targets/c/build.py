@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import TensorLangError, error
+from ...limits import env_path
 
 #: Bumped whenever the calling convention or the generated code's meaning changes.
 ABI_VERSION = "1"
@@ -113,7 +114,7 @@ def why_no_compiler() -> str | None:
 
 # ------------------------------------------------------------------ the cache
 def cache_dir() -> Path:
-    explicit = os.environ.get("TENSORLANG_CACHE", "").strip()
+    explicit = env_path("TENSORLANG_CACHE")
     if explicit:
         return Path(explicit).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import os
 import sys
 import sysconfig
 from functools import lru_cache
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import TensorLangError
+from ...limits import env_flag
 from ...schedule.plan import SCRATCH
 from . import build as c_build
 from . import csrc
@@ -85,7 +85,7 @@ _why: list[str] = []
 def extension():
     """The loaded extension module, compiled on first use and cached; None where it cannot
     be had (no headers, no compiler, a failed compile or load: :func:`why_unavailable`)."""
-    if os.environ.get("TENSORLANG_NO_CALLEXT", "").strip() not in ("", "0"):
+    if env_flag("TENSORLANG_NO_CALLEXT"):
         _why.append("switched off by $TENSORLANG_NO_CALLEXT")
         return None
     includes = include_dirs()

@@ -13,12 +13,12 @@ or where two threads never won, a threshold is :data:`NEVER`.  docs/compatible.m
 from __future__ import annotations
 
 import json
-import os
 import time
 from functools import lru_cache
 
 import numpy as np
 
+from ...limits import env_int
 from ...loops.parallel import PARALLEL_WORK, Threshold
 from ...machine import cpu_count, usable_cpus
 from . import build as c_build
@@ -160,9 +160,8 @@ def clear() -> None:
 
 @lru_cache(maxsize=None)
 def _thresholds(cpus: int) -> Threshold:
-    explicit = os.environ.get("TENSORLANG_PARALLEL_WORK", "").strip()
-    if explicit.isdigit():
-        value = max(1, int(explicit))
+    value = env_int("TENSORLANG_PARALLEL_WORK", None)
+    if value is not None:
         return Threshold(value, value)
     compiler = c_build.find_compiler()
     if compiler is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
+from functools import partial
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -58,10 +59,10 @@ def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple
                 "input has (" + "; ".join(why[s] for s in symbols) + "); name one with batch=")
 
 
-#: The most chunks a run of several results (or a sum) is cut into: each is a dask
-#: delayed call, and building them takes time quadratic in their count (1000: seconds,
-#: 20 000: over five minutes); a run of one mapped result (blockwise) has no limit.
-MAX_CHUNKS = 1024
+#: The most chunks a run of several results (or a sum) is cut into: a bound on its task
+#: graph, written out in time linear in the chunks (20 000: under a second); a run of
+#: one mapped result (blockwise) has no limit.
+MAX_CHUNKS = 65_536
 
 
 def _is_int(value) -> bool:
@@ -134,6 +135,8 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     positive lengths that add up to the batch); ``split_every``: an integer of at least 2
     (:func:`check_chunks`, :func:`check_split_every`)."""
     from dask import delayed
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 
     da = dask_array_module()
     split_every = check_split_every(split_every)
@@ -165,27 +168,41 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     if len(outputs) == 1 and set(kinds.values()) == {"map"}:  # one result, chunk by chunk: map_blocks
         (name, shape), = outputs.items()
         return {name: _map_blocks(da, spec, runner, arrays, positions, others, name, shape, dtype)}
-    if len(along) > MAX_CHUNKS:  # dask's delayed calls cull the whole graph each: quadratic in the chunks
+    if len(along) > MAX_CHUNKS:  # a task or more per chunk, held in memory
         raise error("too-large", f"the batch is cut into {len(along)} chunks; a run with more than one result or a "
                     f"sum takes at most {MAX_CHUNKS} (each chunk is a task): give a longer chunk length (chunks=)")
-    blocks = {name: np.moveaxis(value.to_delayed(), positions[name], 0).reshape(-1) for name, value in arrays.items()}
+    # the graph written out in one pass, each chunk's task naming its blocks' keys (a Delayed call
+    # per block culled the whole input graph each: quadratic, 1024 chunks took 7 s to build)
     small = delayed(dict(others), pure=True)  # one key: every task depends on it, none copies it
-    parts = [delayed(runner, pure=True)(spec, {name: blocks[name][i] for name in arrays}, small)
-             for i in range(len(along))]
+    token = tokenize(spec, tuple(arrays.values()), small.key, split_every, tuple(outputs.items()), kinds, str(dtype))
+    run = partial(_run_part, spec=spec, runner=runner, names=tuple(arrays))
+    parts = [(f"tl-chunk-{token}", i) for i in range(len(along))]
+    inputs = HighLevelGraph.from_collections(parts[0][0], {part: (run, small.key, *(  # chunk i of each input
+        (a.name, *(i if d == positions[n] else 0 for d in range(a.ndim))) for n, a in arrays.items()))
+        for i, part in enumerate(parts)}, [*arrays.values(), small])
     results: dict[str, Any] = {}
     for name, shape in outputs.items():
-        kind = verdict.kinds.get(name, "map" if name in positions else "replicated")
-        pieces = [delayed(operator.getitem, pure=True)(part, name) for part in parts]
-        if kind == "map":
+        key, layer = f"tl-{name}-{token}", dict[Any, Any]()
+        if kinds[name] == "map":
             p = positions[name]
-            results[name] = da.concatenate(
-                [da.from_delayed(piece, shape=shape[:p] + (n,) + shape[p + 1:], dtype=dtype)
-                 for piece, n in zip(pieces, along)], axis=p)
-        elif kind == "sum":
-            while len(pieces) > 1:
-                pieces = [delayed(_total, pure=True)(*pieces[i:i + split_every])
-                          for i in range(0, len(pieces), split_every)]
-            results[name] = da.from_delayed(pieces[0], shape=shape, dtype=dtype)
+            for i, part in enumerate(parts):
+                layer[(key, *(i if d == p else 0 for d in range(len(shape))))] = (operator.getitem, part, name)
+            chunks = tuple(along if d == p else (n,) for d, n in enumerate(shape))
         else:
-            results[name] = da.from_delayed(pieces[0], shape=shape, dtype=dtype)
+            pieces: list = [(operator.getitem, part, name) for part in (parts if kinds[name] == "sum" else parts[:1])]
+            level = 0
+            while len(pieces) > 1:  # the tree reduction: split_every partial sums per task
+                tasks = [(_total, *pieces[j:j + split_every]) for j in range(0, len(pieces), split_every)]
+                pieces = [(f"tl-sum-{key}", level, j) for j in range(len(tasks))]
+                layer.update(zip(pieces, tasks))
+                level += 1
+            layer[(key, *(0,) * len(shape))] = pieces[0]
+            chunks = tuple((n,) for n in shape)
+        graph = HighLevelGraph({**inputs.layers, key: layer}, {**inputs.dependencies, key: {parts[0][0]}})
+        results[name] = da.Array(graph, key, chunks, dtype=dtype)
     return results
+
+
+def _run_part(small, *blocks, spec, runner, names):
+    """One chunk of a run of several results (or a sum): the kernel on its blocks."""
+    return runner(spec, dict(zip(names, blocks)), small)
