@@ -323,6 +323,8 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
     #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
+        if (look > 0 && p0 + look + 17*B <= n)  /* the coordinates read below, 16 batches early: a miss there stalled */
+            for (int q = 0; q < B*D; q += 8) __builtin_prefetch(pts + (p0 + look + 16*B) * D + q, 0, 0);
         if (look > 0 && p0 + look + B <= n)
             for (int j = 0; j < B; j++) {{  /* the rows of the points look ahead: in block order, the next blocks' */
                 const double *pt = pts + (p0 + look + j) * D;
@@ -335,10 +337,8 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
                     inside &= (fl + {1 - s} >= 0.0) & (fl + {s} <= (double)(sizes[a] - 1));
                     at += inside ? (int64_t)(fl + {1 - s}) * stride[a] : 0;
                 }}
-                if (inside) {{
-                    const double *r = data + at;
-                    {prefetch_rows}
-                }}
+                const double *r = data + at;
+                if (inside) {{ {prefetch_rows} }}
             }}
         int64_t first[B];
         int64_t ok[B];
