@@ -18,6 +18,10 @@ os.environ.setdefault("TENSORLANG_VERIFY", "1")
 # the C target's parallel threshold is measured per machine (targets/c/threshold.py):
 # pinned here, so generated code and the tests on it do not depend on the machine
 os.environ.setdefault("TENSORLANG_PARALLEL_WORK", str(1 << 17))
+# so are the cache sizes (machine.cache_sizes): tile, unroll and padding choices read them,
+# and the tests that assert those choices were written against a 48 KiB L1 and a 2 MiB L2
+# (an AMD machine's 32 KiB / 1 MiB cuts CFD blocks differently at n = 25-28)
+os.environ.setdefault("TENSORLANG_CACHE_SIZES", "l1=48K,l2=2M")
 
 # Compiled C kernels go to a private cache for this test run, never the user's.
 if not os.environ.get("TENSORLANG_TEST_KEEP_CACHE"):
