@@ -76,6 +76,13 @@ static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
     return b ^ ((a ^ b) & m);
 }
 static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
+#if defined(__GNUC__)  /* a strand's update inlined in the loop over a block, that loop's rare calls kept out of it */
+#define TL_INLINE static inline __attribute__((always_inline))
+#define TL_OUTLINE static __attribute__((noinline))
+#else
+#define TL_INLINE static inline
+#define TL_OUTLINE static
+#endif
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
@@ -449,7 +456,7 @@ class Renderer:
         sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"#define TL_BK 64\ntypedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
                + "".join(f" {_CTY[q.ty]} v{b}[TL_BK];" for b, q in enumerate(sites)) + " } tl_bk;",
-               "static int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
+               "TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
             v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
@@ -542,10 +549,11 @@ class Renderer:
                          f"return {self.ex(ir.sphere)}; }}")
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
         lines += self.function("tl_init_one", "create", ir.init, True)
-        lines += self.function("tl_update", "update", ir.update, True)
-        nd = max(1, len(ir.iters))
         glob = ir.global_block is not None
         solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
+        up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
+        lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
+        nd = max(1, len(ir.iters))
         batched = B.plan(ir, self.probe_plan) if solo else []
         if batched:
             lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
@@ -632,6 +640,21 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
     *err = tl_err_flag;
     return active;
+}}
+
+/* the update of the strands b_ .. b_ + TL_BK - 1 (a function: the loop's pointers are its own, whether
+   OpenMP runs it or, at one thread, a plain loop) */
+static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *status, const double *gr,
+                            const int64_t *gi, const tl_img *img) {{
+#if TL_BKS
+    tl_bk bk_; bk_.i0 = b_; bk_.filled = 0;  /* the blocked queries' folds, made where first read */
+#endif
+    for (int64_t i = b_; i < b_ + TL_BK && i < n; i++) {{
+        if (status[i] != 0) continue;
+        int r = tl_update(n, i, R, I, gr, gi, img{bkarg});
+        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+        if (r) status[i] = (int8_t)r;
+    }}
 }}
 
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
@@ -730,18 +753,10 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         break;
 #else
-        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-        for (int64_t b_ = 0; b_ < n; b_ += TL_BK) {{
-#if TL_BKS
-            tl_bk bk_; bk_.i0 = b_; bk_.filled = 0;  /* the blocked queries' folds, made where first read */
-#endif
-            for (int64_t i = b_; i < b_ + TL_BK && i < n; i++) {{
-                if (status[i] != 0) continue;
-                int r = tl_update(n, i, R, I, gr, gi, img{bkarg});
-                if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-                if (r) status[i] = (int8_t)r;
-            }}
-        }}
+        if (threads > 1) {{
+            #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+            for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
+        }} else for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
 #endif
         if (tl_nb > 0) {{ *pending = 1; break; }}  /* the caller adds the new strands, then calls tl_finish */
         s++;
