@@ -199,10 +199,11 @@ def test_folds_of_a_block_of_strands_agree_with_the_interpreter():
     p = program(FOLDS)
     src = source(p)
     assert "#define TL_BKS 8" in src and "bk_->ok[7]" in src  # own (reads h) is left to its loop
-    for values in ({}, {"r": 2.5, "gens": 7}, {"r": 0.5}, {"r": 1.2, "w": -2.0}):  # r 0.5: no neighbours, NaN
-        a = p.run(values, backend="interp")
+    wide = program(FOLDS.replace("y in 0..10, x in 0..12", "y in 0..3, x in 0..149"))  # whole blocks of one pattern
+    for q, values in ((p, {}), (p, {"r": 2.5, "gens": 7}), (p, {"r": 0.5}), (p, {"r": 1.2, "w": -2.0}), (wide, {})):
+        a = q.run(values, backend="interp")  # (r 0.5: no neighbours, NaN)
         for threads in (1, 2):
-            b = p.run(values, backend="c", threads=threads)
+            b = q.run(values, backend="c", threads=threads)
             assert (a.steps, a.stable) == (b.steps, b.stable)
             for name in a.outputs:  # bit for bit (NaN where the interpreter has NaN)
                 np.testing.assert_array_equal(a.outputs[name], b.outputs[name], strict=True)

@@ -76,6 +76,7 @@ static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
     return b ^ ((a ^ b) & m);
 }
 static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
+#define TL_BK 64  /* strands a block of the update loop (dynamic OpenMP chunks) */
 #if defined(__GNUC__)  /* a strand's update inlined in the loop over a block, that loop's rare calls kept out of it */
 #define TL_INLINE static inline __attribute__((always_inline))
 #define TL_OUTLINE static __attribute__((noinline))
@@ -454,7 +455,7 @@ class Renderer:
         strands read consecutive neighbours: contiguous loads, not a gather per strand), each
         strand's fold in the pattern's order, as the query's own loop folds it."""
         sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
-        out = [f"#define TL_BK 64\ntypedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
+        out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
                + "".join(f" {_CTY[q.ty]} v{b}[TL_BK];" for b, q in enumerate(sites)) + " } tl_bk;",
                "TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
@@ -587,7 +588,6 @@ DRIVER = r"""
 #define TL_SOLO {solo}
 #define TL_BATCH {batch}
 #define TL_TILE 8
-#define TL_BK 64
 #define TL_BKS {bks}
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
@@ -927,14 +927,15 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
    strand (j - i), which strands on a regular grid share (a handful of patterns in all), and
    each strand's pattern number.  A birth or a death, or another run, finds them again; a
    run whose strands keep dying stops keeping them after a few times. */
-static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
+static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES]; static char *tl_kuni[TL_SITES];
 static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
 static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
 static void tl_keep_free(void) {{
     for (int k = 0; k < TL_SITES; k++) {{
-        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0;
+        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kuni[k]);
+        tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kuni[k] = 0;
     }}
 }}
 static uint64_t tl_khash(const int64_t *o, int64_t len) {{
@@ -1082,7 +1083,12 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
     }}
     free(tab);
     if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = err0; return; }}
-    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off;
+    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kuni[k] = calloc((size_t)(n / TL_BK + 1), 1);
+    for (int64_t b = 0; tl_kuni[k] && b + TL_BK <= n; b += TL_BK) {{  /* the blocks of strands with one pattern */
+        int d = 0;
+        for (int u = 1; u < TL_BK; u++) d |= pid[b + u] != pid[b];
+        tl_kuni[k][b / TL_BK] = !d;
+    }}
 }}
 /* at a super-step's start: the grid and the kept answers of this run, found again when
    strands were born or died since */
@@ -1144,7 +1150,8 @@ _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) 
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
 BLOCK_SITE = r"""    for (int64_t t_ = 0, e_, p_; (bk->ok[{b}] = tl_kpid[{k}] != 0) && t_ < TL_BK && i0 + t_ < n; t_ = e_) {{
-        for (p_ = tl_kpid[{k}][i0 + t_], e_ = t_ + 1; e_ < TL_BK && i0 + e_ < n && tl_kpid[{k}][i0 + e_] == p_; e_++) ;
+        for (p_ = tl_kpid[{k}][i0 + t_], e_ = tl_kuni[{k}] && tl_kuni[{k}][i0 / TL_BK] ? TL_BK : t_ + 1;
+             e_ < TL_BK && i0 + e_ < n && tl_kpid[{k}][i0 + e_] == p_; e_++) ;
         if (p_ < 0) continue;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
         const int64_t *o_ = tl_koff[{k}] + tl_kstart[{k}][p_], len_ = tl_kstart[{k}][p_ + 1] - tl_kstart[{k}][p_];
         for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
