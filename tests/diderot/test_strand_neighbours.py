@@ -156,3 +156,58 @@ def test_kept_answers_on_lattices_agree_with_the_interpreter(pos, radii):
     assert "#define TL_STILL 1" in source(p)
     for r in radii:
         agree(p, {"r": r})
+
+
+# Folds over kept neighbours whose value reads only the neighbours' state, inputs and
+# constants are folded for a block of strands at once (tl_bk_fill: a run of strands with one
+# pattern reads each offset across the run).  Every fold, of ints and reals, on a board
+# wider than a block and not a multiple of it, strands stabilizing at different steps,
+# border cells with other patterns; folds that read the strand's own state or have a body
+# are left to the query's own loop.
+FOLDS = """#version 1.0
+input int gens = 5;
+input real r = 1.5;
+input real w = 0.5;
+strand cell(int x, int y) {
+   vec2 pos = [real(x), real(y)];
+   int age = 0;
+   real h = real((x * 7 + y * 3) % 11) / 4.0 - 1.0;
+   output int alive = 1 if (x * 7 + y * 3) % 5 < 2 else 0;
+   output real acc = 0.0;
+   update {
+      if (age >= gens || (x == 3 && age == 2)) { stabilize; }
+      int n = sum { q.alive | q in sphere(r) };
+      real s = sum { w * q.h + real(q.alive) | q in sphere(r) };
+      real m = mean { q.h | q in sphere(r) };
+      real hi = max { q.h | q in sphere(r) };
+      int ilo = min { q.alive - 2 * q.age | q in sphere(r) };
+      real p = product { 0.5 + q.h * q.h | q in sphere(r) };
+      bool any = exists { q.h > 1.0 | q in sphere(r) };
+      bool every = all { q.alive == 0 | q in sphere(r) };
+      real own = sum { q.h - h | q in sphere(r) };
+      alive = 1 if n == 3 else alive if n == 2 else 0;
+      h = clamp(-2.0, 2.0, 0.25 * s + m - 0.5 * hi + real(ilo) / 4.0 + p / 100.0 + (0.5 if any else 0.0) - (0.5 if every else 0.0));
+      acc += h + own;
+      age += 1;
+   }
+}
+initially [ cell(x, y) | y in 0..10, x in 0..12 ];
+"""
+
+
+def test_folds_of_a_block_of_strands_agree_with_the_interpreter():
+    p = program(FOLDS)
+    src = source(p)
+    assert "#define TL_BKS 8" in src and "bk_->ok[7]" in src  # own (reads h) is left to its loop
+    wide = program(FOLDS.replace("y in 0..10, x in 0..12", "y in 0..3, x in 0..149"))  # whole blocks of one pattern
+    for q, values in ((p, {}), (p, {"r": 2.5, "gens": 7}), (p, {"r": 0.5}), (p, {"r": 1.2, "w": -2.0}), (wide, {})):
+        a = q.run(values, backend="interp")  # (r 0.5: no neighbours, NaN)
+        for threads in (1, 2):
+            b = q.run(values, backend="c", threads=threads)
+            assert (a.steps, a.stable) == (b.steps, b.stable)
+            for name in a.outputs:  # bit for bit (NaN where the interpreter has NaN)
+                np.testing.assert_array_equal(a.outputs[name], b.outputs[name], strict=True)
+    foreach = program(LIFE.replace("int n = sum { q.alive | q in sphere(r) };",
+                                   "int n = 0; foreach (cell q in sphere(r)) { n += q.alive; }"))
+    assert "#define TL_BKS 0" in source(foreach)
+    agree(foreach)

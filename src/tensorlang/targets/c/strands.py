@@ -76,13 +76,23 @@ static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
     return b ^ ((a ^ b) & m);
 }
 static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
+#define TL_BK 64  /* strands a block of the update loop (dynamic OpenMP chunks) */
+#if defined(__GNUC__)  /* a strand's update inlined in the loop over a block, that loop's rare calls kept out of it */
+#define TL_INLINE static inline __attribute__((always_inline))
+#define TL_OUTLINE static __attribute__((noinline))
+#else
+#define TL_INLINE static inline
+#define TL_OUTLINE static
+#endif
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
-/* x^n for an int n by repeated squaring, bits high to low, as Diderot's executables and the interpreter */
+/* x^n for an int n by repeated squaring, bits high to low, as Diderot's executables and the interpreter
+   (the leading zero bits square 1.0, exactly 1.0: skipped) */
 static inline double tl_ipow(double a, int64_t n) {
-    uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n; double r = 1.0;
-    for (uint64_t bit = (uint64_t)1 << 63; bit; bit >>= 1) { r = r * r; if (m & bit) r = r * a; }
+    uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n, bit = (uint64_t)1 << 63; double r = 1.0;
+    for (; bit > m; bit >>= 1) ;
+    for (; bit; bit >>= 1) { r = r * r; if (m & bit) r = r * a; }
     return n < 0 ? tl_div(1.0, r) : r;
 }
 static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
@@ -279,6 +289,10 @@ class Renderer:
         self.kept = {id(q): k for k, q in enumerate(
             q for q in _nodes(ir, S.Reduce) if self.still and q.which == "sphere" and not q.center
             and q.radius is not None and _steady(q.radius, changing))}
+        #: the kept queries of update whose fold reads only the neighbours' snapshot, globals and
+        #: constants: folded for a block of strands at once (tl_bk_fill), slot b
+        self.blocked = {id(q): b for b, q in enumerate(q for q in _nodes(ir.update, S.Reduce) if id(q) in self.kept
+                                                        and q.op in _FOLDS and not q.body and _pure(q.value))}
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -403,6 +417,9 @@ class Renderer:
         init = {"sum": "0", "count": "0", "mean": "0", "product": "1", "all": "1", "exists": "0",
                 "max": "0", "min": "0"}
         out = [f"{pad}{ty} {t} = {init[s.op]};"] if s.op != "each" else []
+        if id(s) in self.blocked and self.method == "update":
+            b = self.blocked[id(s)]
+            out.append(f"{pad}if ((bk_->filled || tl_bk_fill(bk_, n, gr, gi)) && bk_->ok[{b}]) {t} = bk_->v{b}[i - bk_->i0]; else")
         if s.which == "sphere":
             assert s.radius is not None
             at = ", ".join(self.ex(c) for c in s.center) or ", ".join(self.ref("s", nm) for nm in self.pos_slots())
@@ -425,19 +442,29 @@ class Renderer:
             else:
                 out += [f"{pad}    for (int64_t j = 0; j < n; j++) {{", f"{pad}        if (!({test})) continue;"]
         out += self.stmts(s.body, inner)
-        v = self.ex(s.value)
-        fold = {"sum": f"{t} += {v};", "mean": f"{t} += {v};", "count": f"{t} += 1;", "product": f"{t} *= {v};",
-                "all": f"{t} = {t} && ({v});", "exists": f"{t} = {t} || ({v});",
-                "max": f"{{ {ty} v = {v}; if (cnt == 0 || v > {t}) {t} = v; }}",
-                "min": f"{{ {ty} v = {v}; if (cnt == 0 || v < {t}) {t} = v; }}"}
-        if s.op in fold:
-            out.append(f"{inner}{fold[s.op]}")
+        if s.op in _FOLDS:
+            out.append(inner + _FOLDS[s.op].format(t=t, v=self.ex(s.value), ty=ty))
         out += [f"{inner}cnt++;", f"{pad}    }}", f"{pad}    (void)cnt;"]
-        if s.op == "mean":
-            out.append(f"{pad}    {t} = cnt ? {t} / (double)cnt : NAN;")
-        if s.op in ("max", "min") and s.ty == "real":
-            out.append(f"{pad}    if (cnt == 0) {t} = {'-' if s.op == 'max' else ''}INFINITY;")
+        if s.op in _FINAL and s.ty == "real":
+            out.append(f"{pad}    {_FINAL[s.op].format(t=t)}")
         return out + [f"{pad}}}"]
+
+    def block_fill(self) -> str:
+        """``tl_bk_fill``: the blocked queries' folds for the strands ``i0 .. i0 + TL_BK - 1``:
+        a run of strands with one kept pattern folds each offset across the run (consecutive
+        strands read consecutive neighbours: contiguous loads, not a gather per strand), each
+        strand's fold in the pattern's order, as the query's own loop folds it."""
+        sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
+        out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
+               + "".join(f" {_CTY[q.ty]} v{b}[TL_BK];" for b, q in enumerate(sites)) + " } tl_bk;",
+               "TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
+               "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
+        for b, q in enumerate(sites):
+            v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
+            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init={"product": "1", "all": "1"}.get(q.op, "0"),
+                                         final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
+                                         fold=_FOLDS[q.op].format(t=v, v=self.ex(q.value), ty=_CTY[q.ty])))
+        return "\n".join(out + ["    return 1;", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
@@ -490,6 +517,8 @@ class Renderer:
         self.shared_xi = _shared_points(body)
         if batched:  # the block's probes (strands_batch) preload the caches
             decls, args = B.decls(batched, decls), args + ", const double *restrict pf, int l"
+        if method == "update" and self.blocked:
+            args += ", tl_bk *bk_"
         lines = [f"static int {name}({args}) {{"] + decls + self.stmts(body, "    ")
         unused = "    (void)n; (void)R; (void)I; (void)gr; (void)gi; (void)img;" + ("" if per_strand else " (void)status;")
         return lines + [unused, f"    return {final};", "}"]
@@ -512,7 +541,7 @@ class Renderer:
         lines.append("static const int8_t *tl_status; /* the strands' statuses, for numStrands() in a method */")
         lines.append("static int64_t tl_gext[3], tl_gnd; /* the grid's extents (tl_create) */")
         if ir.sphere is not None:
-            lines.append(self.neighbours())
+            lines += [self.neighbours()] + ([self.block_fill()] if self.blocked else [])
             drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
                             for arr, k in (self.state[name] for name in ir.shared))
             lines.append("static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I) "
@@ -521,10 +550,11 @@ class Renderer:
                          f"return {self.ex(ir.sphere)}; }}")
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
         lines += self.function("tl_init_one", "create", ir.init, True)
-        lines += self.function("tl_update", "update", ir.update, True)
-        nd = max(1, len(ir.iters))
         glob = ir.global_block is not None
         solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
+        up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
+        lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
+        nd = max(1, len(ir.iters))
         batched = B.plan(ir, self.probe_plan) if solo else []
         if batched:
             lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
@@ -544,7 +574,8 @@ class Renderer:
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
-                                   solo=int(solo), batch=int(bool(batched)),
+                                   solo=int(solo), batch=int(bool(batched)), bks=len(self.blocked),
+                                   bkarg=", &bk_" if self.blocked else "",
                                    block=B.block_steps(batched) if batched else "",
                                    nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
@@ -557,6 +588,7 @@ DRIVER = r"""
 #define TL_SOLO {solo}
 #define TL_BATCH {batch}
 #define TL_TILE 8
+#define TL_BKS {bks}
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
@@ -608,6 +640,21 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
     for (int64_t i = 0; i < n; i++) active += status[i] == 0;
     *err = tl_err_flag;
     return active;
+}}
+
+/* the update of the strands b_ .. b_ + TL_BK - 1 (a function: the loop's pointers are its own, whether
+   OpenMP runs it or, at one thread, a plain loop) */
+static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *status, const double *gr,
+                            const int64_t *gi, const tl_img *img) {{
+#if TL_BKS
+    tl_bk bk_; bk_.i0 = b_; bk_.filled = 0;  /* the blocked queries' folds, made where first read */
+#endif
+    for (int64_t i = b_; i < b_ + TL_BK && i < n; i++) {{
+        if (status[i] != 0) continue;
+        int r = tl_update(n, i, R, I, gr, gi, img{bkarg});
+        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+        if (r) status[i] = (int8_t)r;
+    }}
 }}
 
 int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
@@ -706,13 +753,10 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         break;
 #else
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
-        for (int64_t i = 0; i < n; i++) {{
-            if (status[i] != 0) continue;
-            int r = tl_update(n, i, R, I, gr, gi, img);
-            if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-            if (r) status[i] = (int8_t)r;
-        }}
+        if (threads > 1) {{
+            #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+            for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
+        }} else for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
 #endif
         if (tl_nb > 0) {{ *pending = 1; break; }}  /* the caller adds the new strands, then calls tl_finish */
         s++;
@@ -883,14 +927,15 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
    strand (j - i), which strands on a regular grid share (a handful of patterns in all), and
    each strand's pattern number.  A birth or a death, or another run, finds them again; a
    run whose strands keep dying stops keeping them after a few times. */
-static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
+static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES]; static char *tl_kuni[TL_SITES];
 static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
 static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
 static void tl_keep_free(void) {{
     for (int k = 0; k < TL_SITES; k++) {{
-        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0;
+        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kuni[k]);
+        tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kuni[k] = 0;
     }}
 }}
 static uint64_t tl_khash(const int64_t *o, int64_t len) {{
@@ -1038,7 +1083,12 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
     }}
     free(tab);
     if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = err0; return; }}
-    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off;
+    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kuni[k] = calloc((size_t)(n / TL_BK + 1), 1);
+    for (int64_t b = 0; tl_kuni[k] && b + TL_BK <= n; b += TL_BK) {{  /* the blocks of strands with one pattern */
+        int d = 0;
+        for (int u = 1; u < TL_BK; u++) d |= pid[b + u] != pid[b];
+        tl_kuni[k][b / TL_BK] = !d;
+    }}
 }}
 /* at a super-step's start: the grid and the kept answers of this run, found again when
    strands were born or died since */
@@ -1089,6 +1139,35 @@ void tl_set_seqs(const tl_seq *s);
 void tl_set_run(int64_t run);
 void tl_set_bmax(int64_t m);
 """
+
+
+#: a fold's step (``t`` the accumulator, ``v`` the value, ``cnt`` the neighbours before) and its end
+_FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "product": "{t} *= {v};",
+          "all": "{t} = {t} && ({v});", "exists": "{t} = {t} || ({v});",
+          "max": "{{ {ty} v = {v}; if (cnt == 0 || v > {t}) {t} = v; }}",
+          "min": "{{ {ty} v = {v}; if (cnt == 0 || v < {t}) {t} = v; }}"}
+_FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
+          "min": "if (cnt == 0) {t} = INFINITY;"}
+
+BLOCK_SITE = r"""    for (int64_t t_ = 0, e_, p_; (bk->ok[{b}] = tl_kpid[{k}] != 0) && t_ < TL_BK && i0 + t_ < n; t_ = e_) {{
+        for (p_ = tl_kpid[{k}][i0 + t_], e_ = tl_kuni[{k}] && tl_kuni[{k}][i0 / TL_BK] ? TL_BK : t_ + 1;
+             e_ < TL_BK && i0 + e_ < n && tl_kpid[{k}][i0 + e_] == p_; e_++) ;
+        if (p_ < 0) continue;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
+        const int64_t *o_ = tl_koff[{k}] + tl_kstart[{k}][p_], len_ = tl_kstart[{k}][p_ + 1] - tl_kstart[{k}][p_];
+        for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
+        for (int64_t cnt = 0; cnt < len_; cnt++)
+            for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+        for (int64_t u_ = t_; u_ < e_; u_++) {{ {final} }}
+    }}"""
+
+
+def _pure(e) -> bool:
+    """An expression of the neighbours' snapshot, globals and constants that sets no error
+    (no sequence index, int division or conversion out of a real): the same for a strand
+    wherever its method evaluates it."""
+    return all(r.space in ("n", "g") for r in _nodes(e, S.Ref)) and not any(
+        isinstance(x, S.At) or (isinstance(x, S.Cast) and x.ty != "real") or (isinstance(x, S.Call) and x.fn[-3:] == "chk")
+        or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in _nodes(e, object))
 
 
 def _root_of(e):
