@@ -181,7 +181,7 @@ def test_the_numpy_target_runs_small_contractions_as_einsum_code():
 
 @pytest.mark.parametrize("statement, shapes, copies", [
     ("C[b,i,j] = sum(k) A[b,i,k] * B[b,k,j]", {"A": (3, 30, 40), "B": (3, 40, 20), "C": (3, 30, 20)}, False),
-    ("s[] = sum(i,k) A[i,k] * B[k,i]", {"A": (256, 256), "B": (256, 256), "s": ()}, True),  # tr(A B)
+    ("C[b,i,j] = sum(k) A[b,i,k] * B[b,j,k]", {"A": (6, 40, 50), "B": (6, 60, 50), "C": (6, 40, 60)}, True),  # A Bᵀ
     ("C = (A # B . [2 3]) ^ [1 2]", {"A": (40, 50), "B": (50, 60), "C": (60, 40)}, True),
 ])
 def test_the_numpy_target_runs_a_copying_gemm_as_einsum(statement, shapes, copies):
@@ -199,4 +199,25 @@ def test_the_numpy_target_runs_a_copying_gemm_as_einsum(statement, shapes, copie
     inputs = {n: rng.uniform(-1, 1, s) for n, s in shapes.items() if n in "AB"}
     out = next(n for n in shapes if n not in "AB")
     np.testing.assert_allclose(k(**inputs)[out], tl.compile(source, backend="interp")(**inputs)[out],
+                               rtol=1e-12, atol=1e-10)
+
+
+@pytest.mark.parametrize("statement, shapes", [
+    ("s[] = sum(i,k) A[i,k] * B[k,i]", {"A": (256, 256), "B": (256, 256), "s": ()}),  # tr(A B)
+    ("y[i] = sum(k,l) A[k,i,l] * x[k,l]", {"A": (30, 400, 20), "x": (30, 20), "y": (400,)}),  # A read across i
+])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_dot_or_matvec_of_a_transposed_operand_is_no_gemm(statement, shapes, backend):
+    """Each element of the transposed operand is used once: a GEMM step would copy it,
+    moving as many bytes as the product reads, so the loop nest runs it in place."""
+    names = list(shapes)
+    decls = "".join(f"{'out' if n == names[-1] else 'in'} var {n} : [{' '.join(map(str, s))}]\n" for n, s in shapes.items())
+    source = decls + statement + "\n"
+    k = tl.compile(source, backend=backend, opt=False)
+    (step,) = k.schedule.steps
+    assert type(step).__name__ == "LoopStep"
+    assert "a dot or matrix-vector product of a transposed operand" in step.reasons[0]
+    rng = np.random.default_rng(2)
+    inputs = {n: rng.uniform(-1, 1, s) for n, s in shapes.items() if n != names[-1]}
+    np.testing.assert_allclose(k(**inputs)[names[-1]], tl.compile(source, backend="interp")(**inputs)[names[-1]],
                                rtol=1e-12, atol=1e-10)

@@ -45,7 +45,7 @@ from ..ein.structure import Structure
 from ..schedule.plan import Schedule
 from ..schedule import steps
 from ..schedule.steps import LoopStep, statement_of
-from . import interchange as _interchange, microkernel, parallel as _parallel, structure
+from . import interchange as _interchange, jam, microkernel, parallel as _parallel, structure
 from .fusion import fused_nest
 from .pieces import split_pieces
 from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, replace_nodes
@@ -217,6 +217,18 @@ def interchange(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     return _each(program, facts, "interchange", change)
 
 
+def _jam(name: str, rewrite) -> Rewrite:
+    """A :mod:`.jam` rewrite of the nests no structure rewrite took."""
+    def run(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+        def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+            if _taken(nest, "blocks", "symmetry", "restrict-sums", "restrict"):
+                return None
+            rewritten = rewrite(nest)
+            return None if rewritten == nest else rewritten
+        return _each(program, facts, name, change)
+    return run
+
+
 def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks)."""
     return _each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, facts.parallel_work))
@@ -316,6 +328,8 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("restrict-sums", restrict_sums),
     ("restrict", restrict),
     ("interchange", interchange),
+    ("rows", _jam("rows", jam.rows)),
+    ("strips", _jam("strips", jam.strips)),
     ("parallel", parallel),
     ("pieces", pieces),
     ("pack-in-producer", pack_in_producer),

@@ -203,6 +203,16 @@ class GemmStep(_BlasStep):
         return (self.left_axes != tuple(range(len(self.left_axes)))
                 or self.right_axes != tuple(range(len(self.right_axes))) or self.result_axes is not None)
 
+    def why_not(self, from_c: bool = False) -> str | None:
+        """Also: an operand that the product uses each element of once (a dot product's,
+        the matrix of a matrix times a vector) and that must be transposed first: the copy
+        moves as many bytes as the product reads, and the loop nest reads the operand
+        where it lies (``tr(A B)``, :mod:`..loops.jam`)."""
+        moved = lambda axes: axes != tuple(range(len(axes)))  # noqa: E731
+        if (self.right_shape[2] == 1 and moved(self.left_axes)) or (self.left_shape[1] == 1 and moved(self.right_axes)):
+            return "a dot or matrix-vector product of a transposed operand: its copy costs what the product does"
+        return super().why_not(from_c)
+
 
 def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GemmStep | None:
     """The :class:`GemmStep` of a two-tensor BLAS-shaped contraction, or None for more tensors."""

@@ -1,0 +1,121 @@
+"""Sums along rows for the vector units: several rows at once, transposed reads in strips.
+
+* :func:`rows`: an output loop whose every iteration is one sum along a contiguous row
+  (``x[i] = (Σ_k U[i,k] v[k]) * x[i]``) runs :data:`ROWS` rows per iteration: as many
+  accumulators in the one summation loop (independent chains of additions instead of one
+  whose latency bounds the loop), the operand the rows share (``v[k]``) loaded once.
+* :func:`strips`: a sum over ``k`` then ``a`` whose inner loop reads an operand across its
+  rows (``Σ_{k,a} A[k,a] B[a,k]``) runs ``k`` in strips of :data:`STRIP` inside the ``a``
+  loop: the innermost loop reads ``B[a, strip]`` contiguously and ``A`` at :data:`STRIP`
+  rows whose cache lines serve the next ``a`` too, where a column of ``B`` walked at a
+  power-of-two stride falls into two sets of L1 and misses at every row.
+
+The rows left over run as before.  ``rows`` adds each row's products in the same order;
+``strips`` in another, as a vectorized sum does (SPEC §1, Values: reassociation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..ein.index import Affine
+from ..ein.names import Fresh
+from .ir import Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Select, Store, Update, replace_nodes, walk
+
+#: Rows summed together by :func:`rows`; rows shorter than MIN_ROW (two vectors) are no chain.
+ROWS, MIN_ROW = 4, 16
+#: The rows of the transposed operand a strip reads (at most an L1 set's ways: a
+#: power-of-two row stride maps them all into one).
+STRIP = 8
+
+
+def _at(node: Any, var: str, index) -> Any:
+    """``node`` with loop variable ``var`` replaced by ``index`` in every access."""
+    def change(n):
+        if isinstance(n, (Load, Store)):
+            n = replace(n, indices=tuple(index if i == var else i for i in n.indices))
+            return replace(n, value=replace_nodes(n.value, change)) if isinstance(n, Store) else n
+        return None
+    return replace_nodes(node, change)
+
+
+def _plain(nodes) -> bool:
+    """No affine index, select, δ or ε (which :func:`_at` does not rewrite) in ``nodes``."""
+    return not any(isinstance(n, (Select, Delta, Epsilon)) or (isinstance(n, (Load, Store)) and any(
+        isinstance(i, Affine) for i in n.indices)) for n in walk(nodes))
+
+
+def _loads(nodes) -> list[Load]:
+    return [n for n in walk(nodes) if isinstance(n, Load)]
+
+
+def _rows(loop: Loop) -> tuple[Node, ...] | None:
+    """``acc = 0; for k: acc += ...; T[..] = f(acc)`` per iteration of ``loop``, the summed
+    row contiguous and moving with ``loop``, as :data:`ROWS` rows per iteration."""
+    if loop.start != 0 or loop.parallel or loop.simd or len(loop.body) != 3 or loop.extent < ROWS:
+        return None
+    init, inner, store = loop.body
+    if not (isinstance(init, Init) and init.op == "+" and isinstance(inner, Loop) and isinstance(store, Store)):
+        return None
+    update = inner.body[0] if len(inner.body) == 1 else None
+    if (inner.start != 0 or inner.extent < MIN_ROW or inner.reductions != (("+", init.acc),)
+            or not isinstance(update, Update) or update.acc != init.acc or not _plain(loop.body)):
+        return None
+    i, loads = loop.var, _loads(inner.body)
+    if not any(ld.indices[-1:] == (inner.var,) and i in ld.indices for ld in loads):
+        return None  # no row along the sum (a column sum is interchange's)
+    if any(ld.slot == store.slot for ld in loads) or any(ld.slot == store.slot and ld.indices != store.indices
+                                                         for ld in _loads((store.value,))):
+        return None
+    names = [f"{init.acc}r{r}" for r in range(ROWS)]
+    # 0-based ROWS*i + r (affine indices count variables from 1: ein.index.zero_based_text)
+    here = [Affine(((i, ROWS),), r + 1 - ROWS) for r in range(ROWS)]
+    summed = replace(inner, body=tuple(Update(names[r], "+", _at(update.value, i, here[r])) for r in range(ROWS)),
+                     reductions=tuple(("+", name) for name in names))
+    stores = tuple(replace_nodes(_at(store, i, here[r]), lambda n, r=r: Acc(names[r]) if n == Acc(init.acc) else None)
+                   for r in range(ROWS))
+    block = replace(loop, extent=loop.extent // ROWS, body=(*(Init(name, "+") for name in names), summed, *stores))
+    done = loop.extent // ROWS * ROWS
+    return (block,) if done == loop.extent else (block, replace(loop, start=done))
+
+
+def _strips(loop: Loop, fresh: Fresh) -> tuple[Node, ...] | None:
+    """``for k: for a: acc += ...`` reading an operand at ``[.., a, .., k]``, in strips of k."""
+    inner = loop.body[0] if len(loop.body) == 1 else None
+    if (loop.start != 0 or loop.extent < 2 * STRIP or not isinstance(inner, Loop) or inner.start != 0
+            or len(inner.body) != 1 or not isinstance(inner.body[0], Update)
+            or not loop.reductions or inner.reductions != loop.reductions or not _plain(loop.body)):
+        return None
+    k, a, loads = loop.var, inner.var, _loads(inner.body)
+    if not (any(ld.indices[-1:] == (k,) and a in ld.indices for ld in loads)  # B[a,k]: a row further at each a
+            and any(ld.indices[-1:] == (a,) for ld in loads)):  # A[k,a]: contiguous in a
+        return None
+    kk = fresh(k)
+    strip = Loop(kk, STRIP, (_at(inner.body[0], k, Affine(((k, STRIP), (kk, 1)), -STRIP)),),  # STRIP*k + kk
+                 reductions=loop.reductions)
+    block = replace(loop, extent=loop.extent // STRIP, body=(replace(inner, body=(strip,)),))
+    done = loop.extent // STRIP * STRIP
+    return (block,) if done == loop.extent else (block, replace(loop, start=done))
+
+
+def _nodes(body: tuple[Node, ...], change) -> tuple[Node, ...]:
+    """``body`` with each loop that ``change`` rewrites (into one or more nodes) replaced, at any depth."""
+    out: list[Node] = []
+    for node in body:
+        found = change(node) if isinstance(node, Loop) else None
+        if found is None and isinstance(node, Loop):
+            node = replace(node, body=_nodes(node.body, change))
+        out.extend(found if found is not None else (node,))
+    return tuple(out)
+
+
+def rows(nest: Nest) -> Nest:
+    """``nest`` with every output loop of row sums running :data:`ROWS` rows at once."""
+    return replace(nest, body=_nodes(nest.body, _rows))
+
+
+def strips(nest: Nest) -> Nest:
+    """``nest`` with every sum that reads an operand across its rows run in strips."""
+    fresh = Fresh(n.var for n in walk(nest.body) if isinstance(n, Loop))
+    return replace(nest, body=_nodes(nest.body, lambda loop: _strips(loop, fresh)))
