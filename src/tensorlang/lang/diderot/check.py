@@ -650,13 +650,9 @@ class _Inits:
         elif isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name not in env:
             for a in e.args:
                 self.reads(a, env, unset)
-        elif isinstance(e, (list, tuple)):
-            for x in e:
+        else:
+            for x in A.children(e):
                 self.reads(x, env, unset)
-        elif hasattr(e, "__dataclass_fields__"):
-            for f in e.__dataclass_fields__:
-                if f != "span":
-                    self.reads(getattr(e, f), env, unset)
 
 
 def _returns(s) -> bool:
