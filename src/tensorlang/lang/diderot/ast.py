@@ -399,7 +399,7 @@ def children(node) -> Iterator:
 def walk(root) -> Iterator:
     """Every syntax node under ``root`` (a node, or a tuple of nodes), each before the nodes
     under it, in the order of the fields (depth first, without recursion): the one
-    traversal the analyses of the tree share (bounds, uses of globals, ``holds``)."""
+    traversal the analyses of the tree share (bounds, uses of globals, :func:`kinds`)."""
     stack = [root] if hasattr(root, "__dataclass_fields__") else list(children(root))[::-1]
     while stack:
         node = stack.pop()
@@ -407,6 +407,6 @@ def walk(root) -> Iterator:
         stack.extend(list(children(node))[::-1])
 
 
-def holds(node, cls) -> bool:
-    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
-    return any(isinstance(n, cls) for n in walk(node))
+def kinds(root) -> set[type]:
+    """The classes of the nodes under ``root`` (does it hold a New, a Die?)."""
+    return {type(n) for n in walk(root)}

@@ -4,6 +4,8 @@ function at every call, so the expansion is counted, once per function and itera
 
 from __future__ import annotations
 
+import math
+
 from ...errors import error
 from . import ast as A
 
@@ -31,10 +33,7 @@ MAX_COMPONENTS = 1 << 16
 
 
 def _count(dims) -> int:
-    n = 1
-    for d in dims:
-        n *= d if isinstance(d, int) and d > 0 else 1
-    return n
+    return math.prod(d if isinstance(d, int) and d > 0 else 1 for d in dims)
 
 
 def check_written_sizes(program) -> None:
@@ -140,10 +139,7 @@ def _components(ty) -> int:
         return 1
     if ty.kind == "seq":
         return (ty.n or 1) * _components(ty.elem)
-    n = 1
-    for d in ty.shape:
-        n *= d
-    return n
+    return math.prod(ty.shape)
 
 
 def c_plan_limit(checked) -> str | None:
