@@ -55,3 +55,33 @@ def test_redeclared_global():
 def test_field_declared_smoother_than_its_kernel():
     err = error_of(program("out = 1;", "field#2(2)[] G = ctmr ⊛ img;\n"))
     assert err.code == "assign-shape" and err.line == 5
+
+
+def test_every_expression_kind_has_a_typing_rule_and_an_interpreter_rule():
+    """The checker types (``Checker.e_KIND``) and the interpreter compiles
+    (``Compiler.e_KIND``) each kind of ``ast.Expr`` by a method of its name: a new kind
+    lists here until both have one."""
+    import typing
+
+    from tensorlang.lang.diderot import ast as A
+    from tensorlang.lang.diderot.check import Checker
+    from tensorlang.lang.diderot.interp import Compiler
+
+    kinds = typing.get_args(A.Expr)
+    assert len(kinds) >= 23
+    assert [f"{who.__name__}.e_{k.__name__}" for who in (Checker, Compiler) for k in kinds
+            if not hasattr(who, f"e_{k.__name__}")] == []
+
+
+@pytest.mark.parametrize("stmt, where", [("stabilize;", "a function"), ("die;", "a function"),
+                                         ("continue;", "the global block"), ("new s(1);", "the global block"),
+                                         ("return 1.0;", "a strand method")])
+def test_a_statement_out_of_its_place_is_a_syntax_error(stmt, where):
+    if where == "a function":
+        text = program("", "function real f(real x) { " + stmt + " return x; }\n")
+    elif where == "the global block":
+        text = program("").replace("\ninitially [", "\nglobal { " + stmt + " }\ninitially [")
+    else:
+        text = program(stmt)
+    e = error_of(text)
+    assert e.code == "syntax" and f"{stmt.split()[0].rstrip(';')} is allowed only in" in str(e)

@@ -85,3 +85,16 @@ def test_every_public_example_parses_and_typechecks(name):
     text = subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:{name}"], capture_output=True, text=True,
                           check=True).stdout
     check(parse_program(text))
+
+
+def test_walk_visits_every_node_before_its_children_in_field_order():
+    """``ast.walk``, the traversal the analyses share: pre-order, fields in order, tuples
+    (a strand's (name, block) methods) flattened, spans and plain values left out."""
+    e = wrap("f(1, [a, 2.0]) + -b")
+    kinds = [type(n).__name__ for n in A.walk(e)]
+    assert kinds == ["BinOp", "Apply", "Var", "Num", "TensorLit", "Var", "Num", "Unary", "Var"]
+    program = parse_program((HERE / "countdown.diderot").read_text())
+    assert list(A.children(program.strand.methods)) == [body for _, body in program.strand.methods]
+    assert not any(isinstance(n, A.Span) for n in A.walk(program))
+    assert A.Stabilize in A.kinds(program.strand) and A.New not in A.kinds((program.strand, None))
+    assert list(A.walk(None)) == [] and list(A.children("x")) == []

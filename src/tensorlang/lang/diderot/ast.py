@@ -8,7 +8,7 @@ differently (``global {..}`` and ``update {..}``; ``initially [..]`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Iterator, Union
 
 from ...errors import Span
 
@@ -383,12 +383,30 @@ class Program:
     text: str = field(default="", repr=False, compare=False)
 
 
-def holds(node, cls) -> bool:
-    """Whether the syntax tree under ``node`` holds a ``cls`` node (a New, a Die)."""
-    if isinstance(node, cls):
-        return True
-    if isinstance(node, (list, tuple)):
-        return any(holds(x, cls) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return any(holds(getattr(node, f), cls) for f in node.__dataclass_fields__ if f != "span")
-    return False
+def children(node) -> Iterator:
+    """The syntax nodes directly under ``node`` (a node, or a tuple of nodes), in the order
+    of its fields: tuples flattened (a block's statements, a strand's (name, block)
+    methods), spans and plain values (names, numbers, None) left out; a plain value has none."""
+    values = node if isinstance(node, (tuple, list)) else [getattr(node, f) for f in getattr(node, "__dataclass_fields__", ())
+                                                           if f != "span"]
+    for value in values:
+        if isinstance(value, (tuple, list)):
+            yield from children(value)
+        elif hasattr(value, "__dataclass_fields__"):
+            yield value
+
+
+def walk(root) -> Iterator:
+    """Every syntax node under ``root`` (a node, or a tuple of nodes), each before the nodes
+    under it, in the order of the fields (depth first, without recursion): the one
+    traversal the analyses of the tree share (bounds, uses of globals, :func:`kinds`)."""
+    stack = [root] if hasattr(root, "__dataclass_fields__") else list(children(root))[::-1]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(list(children(node))[::-1])
+
+
+def kinds(root) -> set[type]:
+    """The classes of the nodes under ``root`` (does it hold a New, a Die?)."""
+    return {type(n) for n in walk(root)}

@@ -4,7 +4,7 @@ function at every call, so the expansion is counted, once per function and itera
 
 from __future__ import annotations
 
-import dataclasses
+import math
 
 from ...errors import error
 from . import ast as A
@@ -13,29 +13,17 @@ from . import ast as A
 MAX_EXPANSION = 1_000_000
 
 
-def _children(node):
-    values = [getattr(node, f.name) for f in dataclasses.fields(node)]
-    while values:
-        value = values.pop()
-        if isinstance(value, tuple):  # also nested: a strand's methods are (name, block) pairs
-            values.extend(value)
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            yield value
-
-
 def _size_and_calls(root, scopes, fields) -> tuple[int, list[str]]:
     """The syntax nodes under ``root`` and what it expands (one name per call): the user
     functions it calls and the global fields it names (the C executor follows a field
     back through the globals that define it, the interpreter composes them)."""
-    size, calls, stack = 0, [], [root]
-    while stack:
-        node = stack.pop()
-        size += 1
+    size, calls = 0, []
+    for node in A.walk(root):
+        size += 2  # the node and its span: the bound counts both
         if isinstance(node, A.Apply) and isinstance(node.func, A.Var) and scopes.get(id(node.func)) == "func":
             calls.append(node.func.name)
         elif isinstance(node, A.Var) and node.name in fields and scopes.get(id(node), "global") == "global":
             calls.append(node.name)
-        stack.extend(_children(node))
     return size, calls
 
 
@@ -45,10 +33,7 @@ MAX_COMPONENTS = 1 << 16
 
 
 def _count(dims) -> int:
-    n = 1
-    for d in dims:
-        n *= d if isinstance(d, int) and d > 0 else 1
-    return n
+    return math.prod(d if isinstance(d, int) and d > 0 else 1 for d in dims)
 
 
 def check_written_sizes(program) -> None:
@@ -56,7 +41,7 @@ def check_written_sizes(program) -> None:
     than :data:`MAX_COMPONENTS` components (before the checker builds anything of it),
     and for an int literal beyond 64 bits (the C executor's ints are 64-bit: 2^64 was 0
     there and 2^64 in the interpreter)."""
-    for node in _walk(program):
+    for node in A.walk(program):
         if isinstance(node, A.Num) and node.is_int and not 0 <= node.value < 1 << 63:
             raise error("too-large", f"the integer {node.value} does not fit in 64 bits (ints are 64-bit: "
                         "at most 2^63-1; write -2^63 as -9223372036854775807 - 1)", node.span)
@@ -81,14 +66,6 @@ def check_sizes(checked) -> None:
         if n > MAX_COMPONENTS:
             raise error("too-large", f"a value of type {ty} has {n:,} components: at most {MAX_COMPONENTS:,} "
                         "(a tensor, or a sequence of fixed length)")
-
-
-def _walk(root):
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(_children(node))
 
 
 def check_expansion(checked) -> None:
@@ -162,10 +139,7 @@ def _components(ty) -> int:
         return 1
     if ty.kind == "seq":
         return (ty.n or 1) * _components(ty.elem)
-    n = 1
-    for d in ty.shape:
-        n *= d
-    return n
+    return math.prod(ty.shape)
 
 
 def c_plan_limit(checked) -> str | None:

@@ -42,8 +42,12 @@ class Checked:
     def name(self) -> str:
         return self.program.strand.name
 
-    def type_of(self, node) -> Ty:
-        return self.types[id(node)]
+
+#: Where a statement may stand (``Checker.where``), and the words of its error[syntax].
+PLACES = {A.Stabilize: (("strand", "update"), "strand methods and the global block"),
+          A.Die: (("strand", "update"), "strand methods and the global block"),
+          A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"),
+          A.Return: (("function",), "functions")}
 
 
 class _Scope:
@@ -95,7 +99,6 @@ class Checker:
     def run(self) -> Checked:
         program = self.c.program
         top = _Scope(None, "global")
-        self.top = top
         for name in KERNELS:
             top.names[name] = Ty("kernel", k=KERNELS[name].continuity)
         for decl in program.decls:
@@ -110,11 +113,9 @@ class Checker:
             if isinstance(decl, A.GlobalDecl) and decl.param is not None:
                 ty = self.field_fn(decl, ty, top)
             elif init is not None:
-                if isinstance(decl, A.InputDecl) and isinstance(init, A.Apply) and isinstance(init.func, A.Var) \
-                        and init.func.name == "load":
-                    value = self.note(init, ty)
-                else:
-                    value = self.expr(init, top)
+                loaded = isinstance(decl, A.InputDecl) and isinstance(init, A.Apply) and isinstance(init.func, A.Var) \
+                    and init.func.name == "load"
+                value = self.note(init, ty) if loaded else self.expr(init, top)
                 if ty.kind == "field" and ty.k is None and value.kind == "field":
                     ty = Ty("field", ty.shape, ty.dim, value.k)
                 self.expect(ty, value, init, f"the value of {decl.name}")
@@ -204,17 +205,16 @@ class Checker:
         if create.strand != self.strand.name:
             self.fail("undeclared", f"no strand called {create.strand}", create)
         if create.grid:  # a grid's outputs have one entry per strand: none may die or be born
-            blocks = (self.strand, self.c.program.start, self.c.program.initialize, self.c.program.update)
+            kinds = A.kinds((self.strand, self.c.program.start, self.c.program.initialize, self.c.program.update))
             for cls, word in ((A.Die, "die"), (A.New, "new")):
-                if A.holds(blocks, cls):
+                if cls in kinds:
                     self.fail("syntax", f"a grid of strands (initially [ ... ], create_array) cannot use '{word}': "
                                         "create a collection (initially { ... }, create_collection) instead", create)
         scope = _Scope(top, "local")
         for it in create.iters:
             if isinstance(it.domain, A.Range):
                 for end in (it.domain.lo, it.domain.hi):
-                    if self.expr(end, scope).kind != "int":
-                        self.fail("shape", "an iteration range's ends are integers", end)
+                    self.integer(end, scope, "an iteration range's ends are integers")
                 scope.names[it.name] = INT
             else:
                 dom = self.expr(it.domain, scope)
@@ -237,6 +237,9 @@ class Checker:
             self.stmt(stmt, inner)
 
     def stmt(self, s, scope: _Scope) -> None:
+        places, words = PLACES.get(type(s), (None, ""))
+        if places is not None and self.where not in places:
+            self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in {words}", s)
         if isinstance(s, A.Block):
             self.block(s, scope)
         elif isinstance(s, A.Decl):
@@ -267,22 +270,12 @@ class Checker:
         elif isinstance(s, A.Foreach):
             self.stmt(s.body, self.bind(s.name, s.domain, scope, True, s.domain,
                                         "foreach iterates over a sequence or a set of strands, not {}"))
-        elif isinstance(s, (A.Stabilize, A.Die)):
-            if self.where not in ("strand", "update"):
-                self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in strand methods and the global block", s)
-        elif isinstance(s, A.Continue):
-            if self.where != "strand":
-                self.fail("syntax", "continue is allowed only in strand methods", s)
         elif isinstance(s, A.Return):
-            if self.where != "function":
-                self.fail("syntax", "return is allowed only in functions", s)
             self.expect(self.result or VOID, self.expr(s.value, scope), s.value, "the returned value")
         elif isinstance(s, A.Print):
             for a in s.args:
                 self.expr(a, scope)
         elif isinstance(s, A.New):
-            if self.where != "strand":
-                self.fail("syntax", "new is allowed only in strand methods", s)
             if s.strand != self.strand.name:
                 self.fail("undeclared", f"no strand called {s.strand}", s)
             self.new_args(s.strand, s.args, scope, s)
@@ -294,139 +287,159 @@ class Checker:
 
     # ---------------------------------------------------------------- expressions
     def expr(self, e, scope: _Scope) -> Ty:
-        return self.note(e, self._expr(e, scope))
+        """The type of ``e`` by its kind's rule ``e_KIND`` (as ``interp.Compiler`` compiles it), noted."""
+        return self.note(e, getattr(self, "e_" + type(e).__name__)(e, scope))
 
-    def _expr(self, e, scope: _Scope) -> Ty:
-        if isinstance(e, A.Num):
-            return INT if e.is_int else REAL
-        if isinstance(e, A.Str):
-            return STRING
-        if isinstance(e, A.Bool):
+    def e_Num(self, e: A.Num, scope: _Scope) -> Ty:
+        return INT if e.is_int else REAL
+
+    def e_Str(self, e: A.Str, scope: _Scope) -> Ty:
+        return STRING
+
+    def e_Bool(self, e: A.Bool, scope: _Scope) -> Ty:
+        return BOOL
+
+    def integer(self, e, scope: _Scope, message: str) -> None:
+        """error[shape] ``message`` at ``e`` unless it is an int (an index, a range's end)."""
+        if self.expr(e, scope) != INT:
+            self.fail("shape", message, e)
+
+    def e_Var(self, e: A.Var, scope: _Scope) -> Ty:
+        ty, kind = scope.lookup(e.name)
+        if ty is None:
+            if e.name in self.c.functions or e.name in basis.FUNCTIONS:
+                self.fail("shape", f"function {e.name} used as a value", e)
+            self.fail("undeclared", f"undeclared variable {e.name}", e)
+        self.c.scopes[id(e)] = kind
+        return ty
+
+    def e_KernelRef(self, e: A.KernelRef, scope: _Scope) -> Ty:
+        if e.name not in KERNELS:
+            self.fail("undeclared", f"unknown kernel {e.name}", e)
+        # diderotc takes ``name#k`` at its word, even above the kernel's continuity (as it
+        # does for c2ctmr): its derivatives are the polynomials' pieces
+        return Ty("kernel", k=e.k)
+
+    def e_BinOp(self, e: A.BinOp, scope: _Scope) -> Ty:
+        return self.binary(e.op, self.expr(e.left, scope), self.expr(e.right, scope), e)
+
+    def e_Diff(self, e: A.Diff, scope: _Scope) -> Ty:
+        return self.diff(e, self.expr(e.operand, scope))
+
+    def e_Unary(self, e: A.Unary, scope: _Scope) -> Ty:
+        t = self.expr(e.operand, scope)
+        if e.op == "!":
+            if t != BOOL:
+                self.fail("shape", f"! applies to bool, not {t}", e)
             return BOOL
-        if isinstance(e, A.Var):
-            ty, kind = scope.lookup(e.name)
-            if ty is None:
-                if e.name in self.c.functions or e.name in basis.FUNCTIONS:
-                    self.fail("shape", f"function {e.name} used as a value", e)
-                self.fail("undeclared", f"undeclared variable {e.name}", e)
-            self.c.scopes[id(e)] = kind
-            return ty
-        if isinstance(e, A.KernelRef):
-            if e.name not in KERNELS:
-                self.fail("undeclared", f"unknown kernel {e.name}", e)
-            # diderotc takes ``name#k`` at its word, even above the kernel's continuity (as it
-            # does for c2ctmr): its derivatives are the polynomials' pieces
-            return Ty("kernel", k=e.k)
-        if isinstance(e, A.BinOp):
-            a = self.expr(e.left, scope)
-            b = self.expr(e.right, scope)
-            return self.binary(e.op, a, b, e)
-        if isinstance(e, A.Unary):
-            t = self.expr(e.operand, scope)
-            if e.op == "!":
-                if t != BOOL:
-                    self.fail("shape", f"! applies to bool, not {t}", e)
-                return BOOL
-            if t.kind not in ("int", "tensor", "field"):
-                self.fail("shape", f"- applies to numbers, tensors and fields, not {t}", e)
-            return t
-        if isinstance(e, A.Diff):
-            return self.diff(e, self.expr(e.operand, scope))
-        if isinstance(e, A.Cond):
-            self.expect_bool(e.test, scope)
-            a, b = self.expr(e.then, scope), self.expr(e.other, scope)
-            if a == b:
-                return a
-            if is_num(a) and is_num(b):
-                return REAL
-            self.fail("shape", f"the branches of a conditional expression differ: {a} and {b}", e)
-        if isinstance(e, A.Range):
-            for end in (e.lo, e.hi):
-                if self.expr(end, scope) != INT:
-                    self.fail("shape", "a range's ends are integers", end)
-            return Ty("seq", elem=INT)
-        if isinstance(e, A.Norm):
-            t = self.expr(e.operand, scope)
-            if t.kind == "int":
-                return INT
-            if t.kind == "tensor":
-                return REAL
-            if t.kind == "field":
-                return Ty("field", (), t.dim, t.k)
-            self.fail("shape", f"|x| applies to numbers, tensors and fields, not {t}", e)
-        if isinstance(e, A.Apply):
-            return self.apply(e, scope)
-        if isinstance(e, A.Index):
-            t = self.expr(e.operand, scope)
-            for i in e.indices:
-                if i is not None and self.expr(i, scope) != INT:
-                    self.fail("shape", "an index is an integer", i)
-            if t.kind == "seq":
-                if len(e.indices) != 1 or e.indices[0] is None:
-                    self.fail("shape", "a sequence takes one index", e)
-                return self.element(t, e)
-            if t.kind != "tensor" or len(e.indices) != len(t.shape):
-                self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
-            for i, n in zip(e.indices, t.shape):
-                if isinstance(i, A.Num) and not 0 <= i.value < n:
-                    self.fail("dim-range", f"index {i.value} is outside 0..{n - 1}", i)
-            return tensor(*[n for i, n in zip(e.indices, t.shape) if i is None])
-        if isinstance(e, A.SeqIndex):
-            t = self.expr(e.operand, scope)
-            if t.kind != "seq":
-                self.fail("shape", f"{{i}} indexes a sequence, not {t}", e)
-            if self.expr(e.index, scope) != INT:
-                self.fail("shape", "an index is an integer", e.index)
-            return self.element(t, e)
-        if isinstance(e, A.Select):
-            t = self.expr(e.operand, scope)
-            if t.kind != "strand":
-                self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e)
-            if e.name not in self.c.state:
-                self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
-            if self.where == "strand":
-                self.c.shared.add(e.name)
-            return self.c.state[e.name]
-        if isinstance(e, A.TensorLit):
-            ts = [self.expr(x, scope) for x in e.elems]
-            if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
-                f = ts[0]
-                if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape for t in ts):
-                    self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e)
-                return self.note(e, Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts)))
-            shapes = {t.shape for t in ts if t.kind == "tensor"}
-            if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
-                self.fail("shape", "the elements of a tensor [..] are numbers or tensors of one shape", e)
-            inner = next(iter(shapes)) if shapes else ()
-            return tensor(len(ts), *inner)
-        if isinstance(e, A.SeqLit):
-            ts = [self.expr(x, scope) for x in e.elems]
-            if not ts:
-                return Ty("seq", elem=VOID, n=0)
-            elem = REAL if all(is_num(t) for t in ts) and REAL in ts else ts[0]
-            for t, x in zip(ts, e.elems):
-                self.expect(elem, t, x, "a sequence element")
-            return Ty("seq", elem=elem, n=len(ts))
-        if isinstance(e, A.Comprehension):  # a sequence comprehension: one element per item
-            body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False, e,
-                                               "a sequence comprehension iterates over a sequence, not {}"))
-            if body.kind not in ("int", "bool", "string", "tensor"):
-                self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
-            return Ty("seq", elem=body)
-        if isinstance(e, A.Identity):
-            return tensor(e.n, e.n)
-        if isinstance(e, (A.Zeros, A.Nan)):
-            return tensor(*e.shape)
-        if isinstance(e, A.RealCast):
-            t = self.expr(e.operand, scope)
-            if not is_num(t):
-                self.fail("shape", f"real() converts an int, not {t}", e)
+        if t.kind not in ("int", "tensor", "field"):
+            self.fail("shape", f"- applies to numbers, tensors and fields, not {t}", e)
+        return t
+
+    def e_Cond(self, e: A.Cond, scope: _Scope) -> Ty:
+        self.expect_bool(e.test, scope)
+        a, b = self.expr(e.then, scope), self.expr(e.other, scope)
+        if a == b:
+            return a
+        if is_num(a) and is_num(b):
             return REAL
-        if isinstance(e, A.Load):
-            if self.expr(e.path, scope) != STRING:
-                self.fail("shape", "a file name is a string", e.path)
-            return Ty("image", ()) if e.what == "image" else Ty("seq", elem=VOID)
-        raise AssertionError(type(e))  # pragma: no cover
+        self.fail("shape", f"the branches of a conditional expression differ: {a} and {b}", e)
+
+    def e_Range(self, e: A.Range, scope: _Scope) -> Ty:
+        for end in (e.lo, e.hi):
+            self.integer(end, scope, "a range's ends are integers")
+        return Ty("seq", elem=INT)
+
+    def e_Norm(self, e: A.Norm, scope: _Scope) -> Ty:
+        t = self.expr(e.operand, scope)
+        if t.kind == "int":
+            return INT
+        if t.kind == "tensor":
+            return REAL
+        if t.kind == "field":
+            return Ty("field", (), t.dim, t.k)
+        self.fail("shape", f"|x| applies to numbers, tensors and fields, not {t}", e)
+
+    def e_Index(self, e: A.Index, scope: _Scope) -> Ty:
+        t = self.expr(e.operand, scope)
+        for i in e.indices:
+            if i is not None:
+                self.integer(i, scope, "an index is an integer")
+        if t.kind == "seq":
+            if len(e.indices) != 1 or e.indices[0] is None:
+                self.fail("shape", "a sequence takes one index", e)
+            return self.element(t, e)
+        if t.kind != "tensor" or len(e.indices) != len(t.shape):
+            self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
+        for i, n in zip(e.indices, t.shape):
+            if isinstance(i, A.Num) and not 0 <= i.value < n:
+                self.fail("dim-range", f"index {i.value} is outside 0..{n - 1}", i)
+        return tensor(*[n for i, n in zip(e.indices, t.shape) if i is None])
+
+    def e_SeqIndex(self, e: A.SeqIndex, scope: _Scope) -> Ty:
+        t = self.expr(e.operand, scope)
+        if t.kind != "seq":
+            self.fail("shape", f"{{i}} indexes a sequence, not {t}", e)
+        self.integer(e.index, scope, "an index is an integer")
+        return self.element(t, e)
+
+    def e_Select(self, e: A.Select, scope: _Scope) -> Ty:
+        t = self.expr(e.operand, scope)
+        if t.kind != "strand":
+            self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e)
+        if e.name not in self.c.state:
+            self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
+        if self.where == "strand":
+            self.c.shared.add(e.name)
+        return self.c.state[e.name]
+
+    def e_TensorLit(self, e: A.TensorLit, scope: _Scope) -> Ty:
+        ts = [self.expr(x, scope) for x in e.elems]
+        if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
+            f = ts[0]
+            if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape for t in ts):
+                self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e)
+            return Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts))
+        shapes = {t.shape for t in ts if t.kind == "tensor"}
+        if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
+            self.fail("shape", "the elements of a tensor [..] are numbers or tensors of one shape", e)
+        inner = next(iter(shapes)) if shapes else ()
+        return tensor(len(ts), *inner)
+
+    def e_SeqLit(self, e: A.SeqLit, scope: _Scope) -> Ty:
+        ts = [self.expr(x, scope) for x in e.elems]
+        if not ts:
+            return Ty("seq", elem=VOID, n=0)
+        elem = REAL if all(is_num(t) for t in ts) and REAL in ts else ts[0]
+        for t, x in zip(ts, e.elems):
+            self.expect(elem, t, x, "a sequence element")
+        return Ty("seq", elem=elem, n=len(ts))
+
+    def e_Comprehension(self, e: A.Comprehension, scope: _Scope) -> Ty:
+        """A sequence comprehension: one element per item (a reduction's: :meth:`reduction`)."""
+        body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False, e,
+                                           "a sequence comprehension iterates over a sequence, not {}"))
+        if body.kind not in ("int", "bool", "string", "tensor"):
+            self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
+        return Ty("seq", elem=body)
+
+    def e_Identity(self, e: A.Identity, scope: _Scope) -> Ty:
+        return tensor(e.n, e.n)
+
+    def e_Zeros(self, e: A.Zeros | A.Nan, scope: _Scope) -> Ty:
+        return tensor(*e.shape)
+    e_Nan = e_Zeros
+
+    def e_RealCast(self, e: A.RealCast, scope: _Scope) -> Ty:
+        t = self.expr(e.operand, scope)
+        if not is_num(t):
+            self.fail("shape", f"real() converts an int, not {t}", e)
+        return REAL
+
+    def e_Load(self, e: A.Load, scope: _Scope) -> Ty:
+        if self.expr(e.path, scope) != STRING:
+            self.fail("shape", "a file name is a string", e.path)
+        return Ty("image", ()) if e.what == "image" else Ty("seq", elem=VOID)
 
     # ---------------------------------------------------------------- operators
     def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
@@ -458,7 +471,7 @@ class Checker:
             self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e)
         return Ty("field", () if d == 2 else (3,), d, k)
 
-    def apply(self, e: A.Apply, scope: _Scope) -> Ty:
+    def e_Apply(self, e: A.Apply, scope: _Scope) -> Ty:
         f = e.func
         if isinstance(f, A.Var) and scope.lookup(f.name)[0] is None:
             name = f.name
@@ -500,7 +513,6 @@ class Checker:
                 self.fail("shape", f"a field of dimension {ft.dim} is probed at a {want}, not ({got})", e)
             return tensor(*ft.shape)
         self.fail("shape", f"{ft} cannot be applied", e)
-        raise AssertionError  # pragma: no cover
 
     def bind(self, name: str, domain, scope: _Scope, sets: bool, node, wrong: str) -> _Scope:
         """The scope of a loop's body: ``name`` bound to an element of ``domain`` (a sequence;
@@ -650,13 +662,9 @@ class _Inits:
         elif isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name not in env:
             for a in e.args:
                 self.reads(a, env, unset)
-        elif isinstance(e, (list, tuple)):
-            for x in e:
+        else:
+            for x in A.children(e):
                 self.reads(x, env, unset)
-        elif hasattr(e, "__dataclass_fields__"):
-            for f in e.__dataclass_fields__:
-                if f != "span":
-                    self.reads(getattr(e, f), env, unset)
 
 
 def _returns(s) -> bool:
@@ -686,9 +694,8 @@ def bulk_synchronous(checked: Checked) -> bool:
     return program.update is not None or checked.communicates or _holds(checked, A.New)
 
 
-def _holds(checked: Checked, cls: type) -> bool:  # A.holds on the strand, kept: every run asks
-    got = checked.__dict__.setdefault("_holds", {})
-    return got[cls] if cls in got else got.setdefault(cls, A.holds(checked.program.strand, cls))
+def _holds(checked: Checked, cls: type) -> bool:  # the strand's node kinds, one walk kept: every run asks
+    return cls in (checked.__dict__.get("_kinds") or checked.__dict__.setdefault("_kinds", A.kinds(checked.program.strand)))
 
 
 def permuted(checked: Checked) -> bool:

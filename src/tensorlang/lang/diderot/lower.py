@@ -1537,21 +1537,13 @@ def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
     """The globals a syntax tree names, through the user functions it calls."""
     seen = set() if seen is None else seen
     out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (list, tuple)):
-            stack += list(n)
-            continue
-        if not hasattr(n, "__dataclass_fields__"):
-            continue
+    for n in A.walk(node):
         if isinstance(n, A.Var):
             if n.name in checked.globals and checked.scopes.get(id(n), "global") == "global":
                 out.add(n.name)
             if n.name in checked.functions and n.name not in seen:
                 seen.add(n.name)
                 out |= _global_names(checked.functions[n.name].body, checked, seen)
-        stack += [getattr(n, k) for k in n.__dataclass_fields__ if k != "span"]
     return out
 
 
