@@ -309,7 +309,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4229, "structure": 4579, "schedule+loops": 4711, "targets": 6294, "fields": 2207, "surface": 4458, "compiled strands": 4505}
+CEILINGS = {"diderot": 4229, "structure": 4589, "schedule+loops": 4711, "targets": 6294, "fields": 2207, "surface": 4458, "compiled strands": 4505}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -14,8 +14,6 @@ B = 2**40
 PROGRAMS = {
     "stur-condition": ("stur", f"symbols: N\nD(i, j) := B(i, j) * (i*{B} = j*{B})\nB:D(i, j) := (0 <= i < N) * "
                                "(0 <= j < N)\nD:D(i, j) := (0 <= i < N) * (0 <= j < N)\n"),
-    "stur-condition-2-62": ("stur", f"symbols: N\nD(i, j) := B(i, j) * (i*{2**62} <= j*{2**62})\nB:D(i, j) := "
-                                    "(0 <= i < N) * (0 <= j < N)\nD:D(i, j) := (0 <= i < N) * (0 <= j < N)\n"),
     "tl-concat": ("tl", f"in var B : [3 3]\nout var D : [3 3]\nD[i,j] = concat(below:{2 * B} => 0, holds:1 => B[i,j], "
                         f"above:{2 * B} => 0)[-{B}*i+{B}*j+{2 * B + 1}]\n"),
     "tl-affine-delta": ("tl", "in var B : [3 3]\nout var D : [3 3]\nD[i,j] = sum(k:1073741824) B[i,j] * delta[k+1,i+2]\n"),
