@@ -491,6 +491,30 @@ def test_an_index_constant_past_2_62_is_too_large_at_the_expression(condition, p
     assert info.value.code == "too-large" and info.value.span is not None, str(info.value)
 
 
+_REACH = "symbols: N\nD(i, j) := B(i, j) * ({})\nB:D(i, j) := (0 <= i < N) * (0 <= j < N)\n" \
+         "D:D(i, j) := (0 <= i < N) * (0 <= j < N)\n"
+
+
+@pytest.mark.parametrize("condition", [(f"i*{2**61} <= j*{2**61}", lambda i, j: i <= j),
+                                       (f"i*{2**62} = j*{2**62}", lambda i, j: i == j),
+                                       (f"i*{2**62} + j*{2**62} <= 1", lambda i, j: i + j <= 0),
+                                       (f"i*i*{2**61} <= j", lambda i, j: i * i * 2**61 <= j),
+                                       (f"{2**62} - j*{2**61} <= i*{2**61}", lambda i, j: 2 <= i + j)])
+@pytest.mark.parametrize("backend", ["interp", "numpy"])
+def test_a_condition_whose_values_reach_past_2_62_is_too_large_or_exact(condition, backend):
+    """Its constants are under 2^62, its values over the indices need not be: never int64's
+    wrap (the interpreter held i*2^62 <= j*2^62 at i = 2 everywhere, C lost a point at 2^61)."""
+    text, holds = condition
+    b = np.arange(1.0, 10.0).reshape(3, 3)
+    try:
+        got = tl.compile(_REACH.format(text), lang="stur", params={"N": 3}, backend=backend)(B=b)["D"]
+    except TensorLangError as exc:
+        assert exc.code == "too-large" and exc.span is not None, str(exc)
+        return
+    want = np.array([[b[i, j] if holds(i, j) else 0.0 for j in range(3)] for i in range(3)])
+    np.testing.assert_array_equal(got, want)
+
+
 def test_an_index_constant_under_2_62_still_runs():
     k = tl.compile(_HUGE.format("i * 2999999999 <= j + 2999999999"), lang="stur", params={"N": 3}, backend="numpy")
     assert k(B=np.ones((3, 3)))["D"].shape == (3, 3)

@@ -92,6 +92,9 @@ def evaluate(e: ast.IExpr, env: Mapping[str, object]):
     if isinstance(e, ast.INeg):
         return -evaluate(e.arg, env)
     a, b = evaluate(e.left, env), evaluate(e.right, env)
+    if e.op != "/" and (_reach(a) * _reach(b) if e.op == "*" else _reach(a) + _reach(b)) > MAX_INDEX_CONSTANT:
+        # numpy's int64 would wrap (i*2^62 <= j*2^62 at i = 2 held everywhere)
+        raise error("too-large", f"{text(e)} reaches past 2^62 over its indices; no index or size comes near it", e.span)
     if e.op == "+":
         return a + b
     if e.op == "-":
@@ -100,6 +103,10 @@ def evaluate(e: ast.IExpr, env: Mapping[str, object]):
         return a * b
     result = _trunc_div(a, b)
     return int(result) if np.ndim(result) == 0 else result
+
+
+def _reach(value) -> int:
+    return int(np.max(np.abs(value))) if np.size(value) else 0
 
 
 #: A folded constant or coefficient past this is error[too-large] (loops and C count in int64).

@@ -48,7 +48,7 @@ from ...errors import error
 from ...semantics.types import CheckedProgram
 from . import ast
 from .check import Model, Term, prepare
-from .linear import Constraint, Lin, comparisons, constraint, lin_range, propagate
+from .linear import MAX_INDEX_CONSTANT, Constraint, Lin, comparisons, constraint, lin_range, propagate
 from .promise import redundancy_pieces
 
 
@@ -188,6 +188,9 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
         if on and on <= set(head) and lo is not None and hi is not None:
             if hi < 0 or c.kind == "=" and lo > 0:
                 return ir.Const(0.0)  # no point: the product adds nothing
+            if hi - lo >= MAX_INDEX_CONSTANT:  # a direct sum's positions count in int64 (C wrapped at 2^62)
+                raise error("too-large", f"{term.rule.name}: a condition spans {hi - lo + 1} values over its "
+                            "indices, past 2^62", term.product.span)
             selects.append((c, lo, hi))
             continue
         raise _unsupported(term, "a condition cuts its loops to a set that is not a box")

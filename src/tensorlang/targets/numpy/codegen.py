@@ -20,6 +20,7 @@ target in the store, which is the ev-stmt rule.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -135,7 +136,17 @@ class _Codegen:
                 f"    _s[{stmt.target!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """Python code for ``e`` as a labelled array: (expression text, axis labels)."""
+        """Python code for ``e`` as a labelled array: (expression text, axis labels); an
+        array past the memory budget is error[too-large] here, before any runs."""
+        code, labels = self._emit(e, st)
+        self.bounded([st.extents[x] for x in labels], "an intermediate array")
+        return code, labels
+
+    def bounded(self, shape: list[int], what: str) -> None:
+        limits.check_allocation(math.prod(shape), self.dtype.itemsize, f"{what} of the numpy target (the C target "
+                                "computes it point by point)")
+
+    def _emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
         if isinstance(e, (ir.BinOp, ir.Sum, ir.Neg)) and not monomial(e).lone:
             return self.product(e, st)
         if isinstance(e, ir.Tensor):
@@ -166,6 +177,7 @@ class _Codegen:
             args = ", ".join(code for code, _ in emitted)
             item_labels = tuple(ls for _, ls in emitted)
             index = e.index if isinstance(e.index, str) else None
+            self.bounded([len(e.items), *extents.values()], "a stack")
             code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {index!r}, {extents!r}, _dtype)")
             if index is None:  # an affine selector: the stacked items gathered at its positions
                 return self.access(code, (e.index,) + common, st)
@@ -180,6 +192,7 @@ class _Codegen:
             args = ", ".join(code for code, _ in emitted)
             item_labels = tuple(ls for _, ls in emitted)
             parts = tuple(name for name, _ in e.parts)
+            self.bounded([sum(k for _, k in e.parts), *(extents[x] for x in common)], "a direct sum (concat)")
             code = st.temp(f"_concat([{args}], {item_labels!r}, {common!r}, {parts!r}, {extents!r}, _dtype)")
             return self.access(code, common + (e.index,), st)
         if isinstance(e, ir.BinOp):  # + - / (products were handled above)
@@ -211,6 +224,7 @@ class _Codegen:
 
     def delta(self, e: ir.Delta, st: _Statement) -> tuple[str, tuple[str, ...]]:
         a, b = e.first, e.second
+        self.bounded([st.extents[x] for x in variables_of((a, b))], "a δ")  # a constant, made now
         if isinstance(a, int) and isinstance(b, int):
             return f"_dtype.type({float(a == b)!r})", ()
         if a == b:
