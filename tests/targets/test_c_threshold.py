@@ -238,6 +238,17 @@ def test_intensity_counts_each_buffer_once_at_its_largest_access():
     assert parallel.intensity(body) == 2 * 600 / 650
 
 
+def test_an_affine_index_counts_the_rows_it_reaches():
+    """A[4i+r, j] over i < 75, j < 300 for r = 0..3 (loops/jam.py's rows): the 300 rows of
+    A, not 75 (counted as 75 a matrix-vector product looked four times as intense and took
+    the compute threshold)."""
+    from tensorlang.ein.index import Affine
+    from tensorlang.loops.ir import Load, Loop, Store, footprint
+
+    rows = tuple(Store(2, (Affine((("i", 4),), r - 3),), Load(0, (Affine((("i", 4),), r - 3), "j"))) for r in range(4))
+    assert footprint((Loop("i", 75, (Loop("j", 300, rows),)),)) == (4 * 74 + 1) * 300 + 4 * 74 + 1
+
+
 # ------------------------------------------------------------ the measured choice (CHOICE)
 def _choice_harness():
     """tl_pick and tl_record as generated (codegen.THREADS), behind small C functions."""

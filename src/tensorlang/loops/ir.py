@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ..ein import ir as ein
+from ..ein.index import Affine
 from ..schedule.plan import BufferPlan
 
 #: An index in the loop IR: a loop variable or a 0-based position.
@@ -429,9 +430,11 @@ def footprint(nodes) -> int:
         if isinstance(node, Rebuild):
             largest[node.target] = max(largest.get(node.target, 0), math.prod(node.extents))
             return
-        if isinstance(node, (Load, Store)):
+        if isinstance(node, (Load, Store)):  # an affine index spans its reach: A[4i+r, j] is 4 rows per i
             named = {i for i in node.indices if isinstance(i, str) and i in trips}
-            largest[node.slot] = max(largest.get(node.slot, 0), math.prod(trips[i] for i in named))
+            spans = (1 + sum(abs(c) * (trips[v] - 1) for v, c in i.terms if v in trips)
+                     for i in node.indices if isinstance(i, Affine))
+            largest[node.slot] = max(largest.get(node.slot, 0), math.prod(trips[i] for i in named) * math.prod(spans))
         for child in children(node):
             visit(child, trips)
 
