@@ -17,10 +17,10 @@ The rows left over run as before.  ``rows`` adds each row's products in the same
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from ..ein.index import Affine
 from ..ein.names import Fresh
+from .structure import substitute_indices
 from .ir import Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Select, Store, Update, replace_nodes, walk
 
 #: Rows summed together by :func:`rows`; rows shorter than MIN_ROW (two vectors) are no chain.
@@ -30,18 +30,8 @@ ROWS, MIN_ROW = 4, 16
 STRIP = 8
 
 
-def _at(node: Any, var: str, index) -> Any:
-    """``node`` with loop variable ``var`` replaced by ``index`` in every access."""
-    def change(n):
-        if isinstance(n, (Load, Store)):
-            n = replace(n, indices=tuple(index if i == var else i for i in n.indices))
-            return replace(n, value=replace_nodes(n.value, change)) if isinstance(n, Store) else n
-        return None
-    return replace_nodes(node, change)
-
-
 def _plain(nodes) -> bool:
-    """No affine index, select, δ or ε (which :func:`_at` does not rewrite) in ``nodes``."""
+    """No affine index, select, δ or ε in ``nodes`` (what the rewrites leave alone)."""
     return not any(isinstance(n, (Select, Delta, Epsilon)) or (isinstance(n, (Load, Store)) and any(
         isinstance(i, Affine) for i in n.indices)) for n in walk(nodes))
 
@@ -71,10 +61,11 @@ def _rows(loop: Loop) -> tuple[Node, ...] | None:
     names = [f"{init.acc}r{r}" for r in range(ROWS)]
     # 0-based ROWS*i + r (affine indices count variables from 1: ein.index.zero_based_text)
     here = [Affine(((i, ROWS),), r + 1 - ROWS) for r in range(ROWS)]
-    summed = replace(inner, body=tuple(Update(names[r], "+", _at(update.value, i, here[r])) for r in range(ROWS)),
+    summed = replace(inner, body=tuple(Update(names[r], "+", substitute_indices(update.value, {i: here[r]}))
+                                       for r in range(ROWS)),
                      reductions=tuple(("+", name) for name in names))
-    stores = tuple(replace_nodes(_at(store, i, here[r]), lambda n, r=r: Acc(names[r]) if n == Acc(init.acc) else None)
-                   for r in range(ROWS))
+    stores = tuple(replace_nodes(substitute_indices(store, {i: here[r]}),
+                                 lambda n, r=r: Acc(names[r]) if n == Acc(init.acc) else None) for r in range(ROWS))
     block = replace(loop, extent=loop.extent // ROWS, body=(*(Init(name, "+") for name in names), summed, *stores))
     done = loop.extent // ROWS * ROWS
     return (block,) if done == loop.extent else (block, replace(loop, start=done))
@@ -92,7 +83,7 @@ def _strips(loop: Loop, fresh: Fresh) -> tuple[Node, ...] | None:
             and any(ld.indices[-1:] == (a,) for ld in loads)):  # A[k,a]: contiguous in a
         return None
     kk = fresh(k)
-    strip = Loop(kk, STRIP, (_at(inner.body[0], k, Affine(((k, STRIP), (kk, 1)), -STRIP)),),  # STRIP*k + kk
+    strip = Loop(kk, STRIP, (substitute_indices(inner.body[0], {k: Affine(((k, STRIP), (kk, 1)), -STRIP)}),),  # STRIP*k + kk
                  reductions=loop.reductions)
     block = replace(loop, extent=loop.extent // STRIP, body=(replace(inner, body=(strip,)),))
     done = loop.extent // STRIP * STRIP

@@ -218,8 +218,8 @@ def _map_index(i, mapping: Mapping[str, object]):
     return i
 
 
-def _substitute(node: Any, mapping: Mapping[str, object]) -> Any:
-    """``node`` (any loop-IR node or scalar) with its indices mapped."""
+def substitute_indices(node: Any, mapping: Mapping[str, object]) -> Any:
+    """``node`` (any loop-IR node or scalar) with its indices mapped (:func:`_map_index`)."""
     from dataclasses import fields, is_dataclass
     if not is_dataclass(node) or isinstance(node, type):
         return node
@@ -231,9 +231,9 @@ def _substitute(node: Any, mapping: Mapping[str, object]) -> Any:
         elif f.name in ("first", "second", "var") and not isinstance(node, Loop):
             changes[f.name] = _map_index(value, mapping)
         elif isinstance(value, tuple) and value and is_dataclass(value[0]):
-            changes[f.name] = tuple(_substitute(v, mapping) for v in value)
+            changes[f.name] = tuple(substitute_indices(v, mapping) for v in value)
         elif is_dataclass(value):
-            changes[f.name] = _substitute(value, mapping)
+            changes[f.name] = substitute_indices(value, mapping)
     if isinstance(node, Loop) and isinstance(node.start, str) and node.start in mapping:
         target = mapping[node.start]
         # a start at a fixed or renamed loop follows it; at an offset one, from 0 (a
@@ -282,7 +282,7 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
             if not isinstance(source, str):
                 return nest
             mapping[variables[d]] = (source, p[2]) if p[2] else source
-    body: tuple[Node, ...] = tuple(_substitute(n, mapping) for n in inner)
+    body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
     for d in reversed(range(len(variables))):
         if variables[d] in mapping:
             continue
@@ -403,7 +403,7 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
                             out.append(replace(node, body=apply(node.body)))
                             continue
                         mapping[node.var] = (source, plan[2]) if plan[2] else source
-                    out.extend(_substitute(n, mapping) for n in apply(node.body))
+                    out.extend(substitute_indices(n, mapping) for n in apply(node.body))
                     continue
                 start: int | str = plan[1]
                 if plan[0] == "from":
@@ -575,7 +575,7 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
             position[d] = _block_position(block, names)
             first[d] = names[0]
         mapping = {variables[d]: position[d] for d in local_names}
-        body: tuple[Node, ...] = tuple(_substitute(n, mapping) for n in inner)
+        body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
         here: Any = tuple(position[d] for d in range(rank))
         images = [[_block_position(dims[d][combo[d]], [local_names[d][p[t]] for t in range(len(p))])  # type: ignore[index]
                    for p in dims[d][combo[d]].permutations()] if d in local_names else [position[d]]  # type: ignore[index]
@@ -970,7 +970,7 @@ def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot:
         return None
     out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
     nest: tuple[Node, ...] = (_block_product((yb, xb, yu, xu), (ye // TILE, xe // TILE), ys, xs == yv, chain,
-                                             _substitute(node.value, mapping), slot, out_index, acc_slot),)
+                                             substitute_indices(node.value, mapping), slot, out_index, acc_slot),)
     for var, extent, start in reversed(spec[:-2]):
         nest = (Loop(var, extent, nest, start=start),)
     return nest
