@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ...errors import Diagnostic, Span, TensorLangError
+from ...errors import Diagnostic, Span, TensorLangError, error
 from ...semantics.interface import interface
 from ...semantics.sizes import Sym
 from ...semantics.types import CheckedProgram, Context, MAX_ELEMENTS, count
@@ -94,6 +94,12 @@ class Model:
     def unbound(self) -> tuple[str, ...]:
         """The symbols some rule uses without a value yet (one no rule uses needs none)."""
         return tuple(s for s in self.used if s not in self.values)
+
+    def require_values(self) -> None:
+        """error[input] for the first of :attr:`unbound`: what lowering and running need."""
+        if self.unbound:
+            s = self.unbound[0]
+            raise error("input", f"symbol {s!r} has no value: give it with --param {s}=... (params={{'{s}': ...}})")
 
 
 def check_program(program: ast.Program) -> CheckedProgram:

@@ -66,8 +66,7 @@ def reciprocal(x: ir.Expr) -> ir.Expr:
 
 def lower_program(checked: CheckedProgram) -> ir.Program:
     model: Model = checked.program
-    for s in model.unbound[:1]:
-        raise error("input", f"symbol {s!r} has no value: give it with --param {s}=... (params={{'{s}': ...}})")
+    model.require_values()
     decls = tuple(ir.Decl(d.name, tuple(int(x) for x in d.shape), d.qual,
                           declared_structure(model, d.name) if d.qual == "in" else None) for d in model.decls)
     return ir.Program(decls, tuple(lower_rule(model, rule) for rule in model.order))

@@ -22,7 +22,6 @@ from typing import Mapping
 
 import numpy as np
 
-from ...errors import error
 from ...semantics import progress
 from ...semantics.interface import initial_store
 from ...semantics.types import CheckedProgram
@@ -33,8 +32,7 @@ from .linear import holds_any, reciprocal, too_large
 def run(checked: CheckedProgram, supplied: Mapping[str, np.ndarray], dtype=np.float64) -> dict[str, np.ndarray]:
     dtype = np.dtype(dtype)
     model: Model = checked.program
-    for s in model.unbound[:1]:
-        raise error("input", f"symbol {s!r} has no value: give it with --param {s}=... (params={{'{s}': ...}})")
+    model.require_values()
     store = initial_store(checked.context.shapes, checked.interface.roles, supplied, dtype)
     with np.errstate(all="ignore"):  # ⊥ and ±inf are values here, not warnings
         for rule in progress.statements(model.order):
