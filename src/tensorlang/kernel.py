@@ -187,7 +187,7 @@ class ProgramInterface:
         options += [self._sizes_text()] if self._sizes_text() else []
         symbols = getattr(self, "symbols", ())  # a SymbolicKernel: the later stages need the sizes' values
         if symbols:
-            example = ", ".join(f"{s}=8" for s in symbols)
+            example = ", ".join(f"{s}={v}" for s, v in self.example_sizes().items())  # type: ignore[attr-defined]
             shows = (f"k.ir(stage): {', '.join(('ast', *lang.VIEWS))}; the later stages and k.code(target) "
                      f"of a specialisation: k.specialize({example})")
         else:

@@ -8,6 +8,8 @@ docs/language.md, "Symbolic sizes".
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import re
 import threading
@@ -25,7 +27,7 @@ from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
 from .errors import Source, TensorLangError, error, guard, is_integer
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
-from .semantics.sizes import MAX_EXTENT, Sym, poly_of, symbols_of
+from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
 
 #: Specialisations a kernel keeps loaded (least recently used first out); the compiled
@@ -61,6 +63,7 @@ class SymbolicKernel(ProgramInterface):
         self._last: Kernel | None = None
         #: check the inputs' promised structure at each call (``check_structure=True``)
         self.check_structure = False
+        self._example: dict[str, str] | None = None  # example_sizes()
         index = {name: n for n, name in enumerate(self.symbols)}
         shapes = checked.context.shapes
         #: per variable that can bind sizes (inputs, then results): its rank and, per
@@ -372,10 +375,23 @@ class SymbolicKernel(ProgramInterface):
     def code(self, target: str = "numpy") -> str:
         raise self._needs_values(f"{target!r} code")
 
+    def example_sizes(self) -> dict[str, str]:
+        """Values of the sizes for a message: the first of :func:`_example_bindings` (of at
+        most 32, on about 2 MB of program text in all) with which the program checks; N each if none."""
+        if self._example is None:
+            self._example = dict.fromkeys(self.symbols, "N")
+            tries = max(1, min(32, 2_000_000 // max(1, len(self.source.text))))
+            for binding in itertools.islice(_example_bindings(self.symbols, self.checked.position_symbols), tries):
+                with contextlib.suppress(TensorLangError):
+                    self.language.check(lang.parse(self.source, self.language.name, {**self.params, **binding}))
+                    self._example = {s: str(v) for s, v in binding.items()}
+                    break
+        return self._example
+
     def _needs_values(self, what: str) -> TensorLangError:
         sizes = ", ".join(self.symbols)
-        example = ", ".join(f"{s}=8" for s in self.symbols)
-        flags = " ".join(f"--param {s}=8" for s in self.symbols)
+        example = ", ".join(f"{s}={v}" for s, v in self.example_sizes().items())
+        flags = " ".join(f"--param {s}={v}" for s, v in self.example_sizes().items())
         return error("input", f"{what} depends on the values of the symbolic sizes {sizes}: give them at compile "
                      f"time ({flags}; params= in Python) or use k.specialize({example})").with_source(self.source)
 
@@ -385,7 +401,7 @@ class SymbolicKernel(ProgramInterface):
         bytes as polynomials, from the program lowered at two sets of stand-in values
         (primes no other extent equals), each extent read back as its symbol or its size
         expression's polynomial; the two must agree."""
-        for s in (s for s in self.checked.unbound if s not in symbols_of(self.checked.context.shapes.values())):
+        for s in self.checked.position_symbols:
             raise error("input", f"the costs depend on the value of {s!r}, which sizes no tensor: give --param "
                         f"{s}=VALUE (params= in Python)").with_source(self.source)  # a position ((j = J)), say
         try:
@@ -481,6 +497,16 @@ def run_chunk(spec: KernelSpec, batched: dict, others: dict) -> dict:
     if kernel is None:
         kernel = _LOADED[spec] = spec.load()
     return kernel.run({**batched, **others})
+
+
+def _example_bindings(symbols: tuple[str, ...], positions: tuple[str, ...]):
+    """Each size 8, 1 to 7, powers of two to 2^20 (a position, ``(j = J)``, half that: in
+    the sizes' range); then the sizes apart, rising and falling (``[n m-n]`` needs m > n)."""
+    for value in (8, 1, 2, 3, 4, 5, 6, 7, *(2**k for k in range(4, 21))):
+        yield {s: max(1, value // 2) if s in positions else value for s in symbols}
+    for step in (8, 64):
+        yield {s: step * (n + 1) for n, s in enumerate(symbols)}
+        yield {s: step * (len(symbols) - n) for n, s in enumerate(symbols)}
 
 
 def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:

@@ -197,6 +197,41 @@ def test_stages_of_a_symbolic_kernel():
     assert k.shapes["A"] == (Sym("n"), Sym("k"))
 
 
+HEAD_FIXED = """\
+symbols: N, J
+A(i, j) := B(i, k) * C(k, j) * (j = J)
+A:D(i, j) := (0 <= i < N) * (0 <= j < N)
+B:D(i, k) := (0 <= i < N) * (0 <= k < N)
+C:D(k, j) := (0 <= k < N) * (0 <= j < N)
+"""
+
+
+@pytest.mark.parametrize("src, lang", [
+    ("in var u : [n]\nout var v : [n]\nv = u * 2\n", "tl"),
+    ("in var u : [n]\nout var v : [n-10]\nv[i] = u[i+10]\n", "tl"),  # n = 8 is no size
+    ("in var u : [n]\nout var v : [n]\nv[i] = u[i] * u[12]\n", "tl"),  # position 12 past n = 8
+    ("in var u : [n]\nin var w : [m]\nout var v : [m-n]\nv[i] = w[i+0]\n", "tl"),  # m > n
+    (HEAD_FIXED, "stur"),  # J = 8 is past the last column of N = 8
+    ("in var u : [n]\nout var v : [n-3000000]\nv[i] = u[i+3000000]\n", "tl"),  # none tried fits: N
+])
+def test_the_sizes_a_message_suggests_fit_the_program(src, lang):
+    """The example a symbolic kernel's messages give (k.code(), k.ir("ein"), its notebook
+    view) is a binding the program accepts, with a position inside its sizes' range."""
+    k = tl.compile(src, lang=lang, backend="numpy")
+    with pytest.raises(tl.TensorLangError) as info:
+        k.code()
+    example = k.example_sizes()
+    call = f"k.specialize({', '.join(f'{s}={v}' for s, v in example.items())})"
+    assert call in info.value.message and call in k._repr_html_()
+    if "3000000" in src:
+        assert example == {"n": "N"}
+        return
+    binding = {s: int(v) for s, v in example.items()}
+    k.specialize(**binding)
+    assert all(binding[p] < min(binding[s] for s in k.symbols if s not in k.checked.position_symbols)
+               for p in k.checked.position_symbols)
+
+
 def test_unused_and_bad_params_are_errors():
     with pytest.raises(tl.TensorLangError) as info:
         tl.compile(SIZES / "matrix_product.tl", params={"q": 3})

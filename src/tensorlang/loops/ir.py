@@ -71,6 +71,12 @@ class Apply:
 
 
 @dataclass(frozen=True)
+class Power(Apply):
+    """``arg`` to the ``n``-th power (semantics.values.powers): a product over an ignored index."""
+    n: int = 1
+
+
+@dataclass(frozen=True)
 class BinOp:
     """``left op right`` for op in + - * /; ``/`` is controlled division."""
 
@@ -92,7 +98,7 @@ class Select:
     bounds: tuple[int, ...] = ()
 
 
-Scalar = Union[Const, Load, Acc, Delta, Epsilon, Neg, Apply, BinOp, Select]
+Scalar = Union[Const, Load, Acc, Delta, Epsilon, Neg, Apply, Power, BinOp, Select]
 
 
 # ------------------------------------------------------------------ statements

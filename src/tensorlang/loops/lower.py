@@ -24,10 +24,11 @@ import math
 from ..analysis.inplace import compatible
 from ..ein import ir as ein
 from ..ein.index import affine, as_terms
-from ..ein.names import substitute
+from ..ein.names import free_indices, substitute
 from ..schedule.padding import StatementPadding, decide as decide_padding, padded_shape
 from ..schedule.plan import BufferPlan
-from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Scalar, Select,
+from ..semantics.values import power_exponent
+from .ir import (Acc, Apply, BinOp, Const, Copy, Delta, Epsilon, Init, Load, Loop, Neg, Nest, Node, Power, Scalar, Select,
                  Store, Update)
 
 
@@ -71,10 +72,17 @@ class Lowering:
             return pre_l + pre_r, BinOp(e.op, left, right)
         if isinstance(e, (ein.Sum, ein.Reduce)):
             op = "+" if isinstance(e, ein.Sum) else e.op
-            acc = self.fresh()
             pre, value = self.expr(e.body)
+            used = free_indices(e.body)  # an index the body ignores is no loop: n·x, x^n, x
+            count = math.prod(n for name, n in e.index if name not in used)
+            if count > 1 and op in ("+", "*"):
+                value = BinOp("*", Const(power_exponent(count)), value) if op == "+" else Power("pow", value, count)
+            index = tuple(item for item in e.index if item[0] in used)
+            if not index:  # a Σ starts from +0, so Σ over -0 is +0
+                return pre, BinOp("+", value, Const(0.0)) if op == "+" else value
+            acc = self.fresh()
             nest: tuple[Node, ...] = (*pre, Update(acc, op, value))
-            for var, extent in reversed(e.index):
+            for var, extent in reversed(index):
                 if self.padding is not None and op == "+":
                     extent = self.padding.extent(var, extent)
                 nest = (Loop(var, extent, nest, reductions=((op, acc),)),)

@@ -19,7 +19,7 @@ from ..schedule.printer import step_title
 from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
-from .ir import (Acc, Apply, BinOp, BlasProduct, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg,
+from .ir import (Acc, Apply, BinOp, BlasProduct, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Power,
                  Nest, Rebuild, Select, Store, Tile, Update, multiply_add)
 
 
@@ -52,6 +52,8 @@ class _Printer:
             return f"eps({','.join(map(str, e.indices))})"
         if isinstance(e, Neg):
             return f"-{self.scalar(e.arg)}"
+        if isinstance(e, Power):
+            return f"({self.scalar(e.arg)})^{e.n}"
         if isinstance(e, Apply):
             return f"{e.fn}({self.scalar(e.arg)})"
         if isinstance(e, BinOp):

@@ -12,6 +12,7 @@ statement rule and how to find the variables an expression reads; the result is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
@@ -87,8 +88,17 @@ class CheckedProgram:
         """The free symbolic sizes still unbound in the declarations (:mod:`.sizes`), the
         names to bind (``params=``, ``--param``); a program with none can be lowered and
         run, one with some must be specialised.  Those of :attr:`unbound` come last."""
+        return self._symbols[0] + self._symbols[1]
+
+    @property
+    def position_symbols(self) -> tuple[str, ...]:
+        """The symbols of :attr:`unbound` that size no tensor (STUR's ``(j = J)``)."""
+        return self._symbols[1]
+
+    @cached_property
+    def _symbols(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         found = symbols_of(self.context.shapes.values())
-        return found + tuple(s for s in self.unbound if s not in found)
+        return found, tuple(s for s in self.unbound if s not in found)
 
     @property
     def derived_symbols(self) -> tuple[str, ...]:

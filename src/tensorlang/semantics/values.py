@@ -67,6 +67,26 @@ def power(a: float, n: int) -> float:
     return -magnitude if negative else magnitude
 
 
+def powers(a, n: int) -> np.ndarray:
+    """:func:`power` elementwise, in ``a``'s dtype: ``pow(|a|, n)`` (n as that dtype's
+    float, inf past its range), negative where ``a``'s sign bit is set and ``n`` is odd.
+    What a product over ``n`` ≥ 1 equal values is on every compiled target (the C target
+    prints the same, :func:`power_exponent`): ⊥ stays ⊥, (-0)^n is -0 for odd n and +0
+    for even n, (±inf)^n likewise; only the rounding differs from ``n - 1`` multiplications."""
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        magnitude = np.power(np.abs(a), a.dtype.type(power_exponent(n)))
+        return np.copysign(magnitude, a) if n % 2 else magnitude
+
+
+def power_exponent(n: int) -> float:
+    """The count ``n`` as the float exponent of a power (inf where no float holds it)."""
+    try:
+        return float(n)
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(frozen=True)
 class Function:
     """An elementwise function: its name in programs, the numpy ufunc that evaluates it,

@@ -62,7 +62,7 @@ def check_sizes(checked) -> None:
     """error[too-large] for an expression whose type has more than :data:`MAX_COMPONENTS`
     components (sizes named by constants, products of tensors)."""
     for ty in checked.types.values():
-        n = _components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
+        n = components(ty) if ty.kind in ("tensor", "seq", "int", "bool") else 1
         if n > MAX_COMPONENTS:
             raise error("too-large", f"a value of type {ty} has {n:,} components: at most {MAX_COMPONENTS:,} "
                         "(a tensor, or a sequence of fixed length)")
@@ -134,18 +134,25 @@ MAX_C_COMPONENTS = 4096
 MAX_C_PLAN = 1_000_000
 
 
-def _components(ty) -> int:
+def components(ty) -> int:
     if ty is None:
         return 1
     if ty.kind == "seq":
-        return (ty.n or 1) * _components(ty.elem)
+        return (ty.n or 1) * components(ty.elem)
     return math.prod(ty.shape)
+
+
+def item_bytes(ty) -> int:
+    """About what one item of a sequence of ``ty`` takes in the interpreter, counted
+    against the memory budget before a sequence is made: 64 bytes a number (a Python
+    object and its slot), 128 + 8 a component for a tensor or a sequence (an array)."""
+    return 64 if ty is None or (ty.kind != "seq" and not ty.shape) else 128 + 8 * components(ty)
 
 
 def c_plan_limit(checked) -> str | None:
     """Why the C executor should not take this program on (too large to compile in
     reasonable time), or None."""
-    biggest = max((_components(ty) for ty in checked.types.values()), default=1)
+    biggest = max((components(ty) for ty in checked.types.values()), default=1)
     if biggest > MAX_C_COMPONENTS:
         return f"values of more than {MAX_C_COMPONENTS} components (one has {biggest})"
     return None

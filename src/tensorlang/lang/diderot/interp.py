@@ -25,6 +25,7 @@ from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
+from .bounds import components, item_bytes
 from .check import Checked, bulk_synchronous, permuted
 from .types import Ty, is_real
 
@@ -190,8 +191,8 @@ class Compiler:
 
             def append(fr):
                 x, y = left(fr), right(fr)
-                # `s = s @ s` doubles each step: bounded as a range is (64 bytes an item)
-                check_allocation(len(x) + len(y), 64, "a sequence made by @", e.span)
+                # `s = s @ s` doubles each step: bounded before it is made (bounds.item_bytes)
+                check_allocation(len(x) + len(y), item_bytes(ea), "a sequence made by @", e.span)
                 return tuple(coerce(ea, v) for v in x + y)
             return append
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
@@ -446,7 +447,11 @@ class Compiler:
         body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
         ety = _elem(self.ty(e))
 
-        return lambda fr: tuple(coerce(ety, v) for v in _each(fr, var, dom(fr), body))
+        def comprehension(fr):
+            items = dom(fr)
+            check_allocation(len(items), item_bytes(ety), "a sequence made by a comprehension", e.span)
+            return tuple(coerce(ety, v) for v in _each(fr, var, items, body))
+        return comprehension
 
     def e_TensorLit(self, e):
         elems = [self.expr(x) for x in e.elems]
@@ -1050,6 +1055,7 @@ class Runtime:
         if isinstance(value, str):
             # an NRRD of N items, NRRD axis 0 fastest: the first axes are the item's components
             data = _read_items(self._path(value))
+            check_allocation(data.size // max(1, components(elem)), item_bytes(elem), f"the sequence file {value!r}")
             if elem is not None and elem.kind == "tensor" and elem.shape:
                 size = int(np.prod(elem.shape))
                 if data.size % size:

@@ -17,6 +17,7 @@ from ...sampling.image import Image
 from ...sampling.image import image as make_image
 from . import ast as A
 from . import interp as I
+from .bounds import item_bytes
 from .check import Checked
 from .fieldval import BorderImage
 from .types import Ty
@@ -187,7 +188,7 @@ class StrandProgram:
             if isinstance(value, os.PathLike):
                 value = os.fspath(value)
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
-                check_allocation(len(value) if hasattr(value, "__len__") else 0, 64, f"input {name}")  # as a range
+                check_allocation(len(value) if hasattr(value, "__len__") else 0, item_bytes(ty.elem), f"input {name}")
                 value = list(value)
                 item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
                 arr = np.asarray(value) if value else np.zeros((0,) + item)

@@ -82,27 +82,45 @@ def _trunc_div(a, b):
     return np.where(b == 0, 0, np.where((a < 0) ^ (safe < 0), -q, q))
 
 
-def evaluate(e: ast.IExpr, env: Mapping[str, object]):
-    """The value of ``e`` where each name has its value in ``env`` (ints or numpy integer
-    arrays, which broadcast)."""
+def evaluate(e: ast.IExpr, env: Mapping[str, object], ranges: dict | None = None):
+    """The value of ``e``, each name's value in ``env`` (ints or numpy integer arrays that
+    broadcast); error[too-large] where operands reach past 2^62 (int64 would wrap), read from
+    intervals of the names' values (``ranges``, once per condition): exact where an operand
+    reads no name twice (each variable an axis of its own), else its values are scanned."""
+    return _evaluate(e, env, {} if ranges is None else ranges)[0]
+
+
+def _evaluate(e: ast.IExpr, env: Mapping[str, object], ranges: dict):
+    """(value, its interval (lo, hi), the names it reads: None where one is read twice)."""
     if isinstance(e, ast.INum):
-        return e.value
+        return e.value, (e.value, e.value), frozenset()
     if isinstance(e, ast.IName):
-        return env[e.name]
+        value = env[e.name]
+        if e.name not in ranges:
+            grid = np.asarray(value)
+            ranges[e.name] = (int(grid.min()), int(grid.max())) if grid.size else (0, 0)
+        return value, ranges[e.name], frozenset((e.name,))
     if isinstance(e, ast.INeg):
-        return -evaluate(e.arg, env)
-    a, b = evaluate(e.left, env), evaluate(e.right, env)
-    if e.op != "/" and (_reach(a) * _reach(b) if e.op == "*" else _reach(a) + _reach(b)) > MAX_INDEX_CONSTANT:
-        # numpy's int64 would wrap (i*2^62 <= j*2^62 at i = 2 held everywhere)
-        raise error("too-large", f"{text(e)} reaches past 2^62 over its indices; no index or size comes near it", e.span)
+        value, (lo, hi), names = _evaluate(e.arg, env, ranges)
+        return -value, (-hi, -lo), names
+    (a, ia, na), (b, ib, nb) = _evaluate(e.left, env, ranges), _evaluate(e.right, env, ranges)
+    if e.op != "/":
+        ra, rb = (max(-i[0], i[1]) if n is not None else _reach(v) for v, i, n in ((a, ia, na), (b, ib, nb)))
+        if (ra * rb if e.op == "*" else ra + rb) > MAX_INDEX_CONSTANT:
+            raise error("too-large", f"{text(e)} reaches past 2^62 over its indices; no index or size comes near it",
+                        e.span)
+    names = na | nb if na is not None and nb is not None and not na & nb else None
     if e.op == "+":
-        return a + b
+        return a + b, (ia[0] + ib[0], ia[1] + ib[1]), names
     if e.op == "-":
-        return a - b
+        return a - b, (ia[0] - ib[1], ia[1] - ib[0]), names
     if e.op == "*":
-        return a * b
-    result = _trunc_div(a, b)
-    return int(result) if np.ndim(result) == 0 else result
+        corners = [x * y for x in ia for y in ib]
+        return a * b, (min(corners), max(corners)), names
+    result = _trunc_div(a, b)  # the extremes of a/b: a at its ends, b at its ends or ±1 (0 where b may be 0)
+    divisors = [y for y in (ib[0], ib[1], -1, 1) if ib[0] <= y <= ib[1] and y]
+    quotients = [int(_trunc_div(x, y)) for x in ia for y in divisors] + [0] * (ib[0] <= 0 <= ib[1])
+    return int(result) if np.ndim(result) == 0 else result, (min(quotients), max(quotients)), names
 
 
 def _reach(value) -> int:
@@ -175,10 +193,11 @@ def holds_any(alternatives, env: Mapping[str, object], shape: tuple[int, ...]) -
     """Where in a box of ``shape`` one of the ``alternatives`` holds: each a conjunction of
     ``(left, op, right)`` comparisons of index expressions evaluated in ``env``."""
     mask = np.zeros(shape, dtype=bool)
+    ranges: dict = {}  # the names' intervals, once for the condition (evaluate)
     for pairs in alternatives:
         ok = np.ones(shape, dtype=bool)
         for left, op, right in pairs:
-            ok &= np.broadcast_to(COMPARE[op](evaluate(left, env), evaluate(right, env)), shape)
+            ok &= np.broadcast_to(COMPARE[op](evaluate(left, env, ranges), evaluate(right, env, ranges)), shape)
         mask |= ok
     return mask
 

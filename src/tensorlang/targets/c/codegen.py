@@ -37,7 +37,7 @@ from ...loops.ir import slots as used_slots
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, statement_of
-from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs
+from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs, power_exponent
 from . import blascall, csrc, gram, probe
 
 #: The C type of each dtype.
@@ -186,6 +186,10 @@ class CPrinter:
             return f"((real)({signs}))"
         if isinstance(e, loops.Neg):
             return f"(-{self.scalar(e.arg)})"
+        if isinstance(e, loops.Power):  # semantics.values.powers: pow(|x|, n), x's sign where n is odd
+            x, f = self.scalar(e.arg), self.suffix
+            magnitude = f"pow{f}(fabs{f}({x}), {_number(power_exponent(e.n), self.real)})"
+            return f"copysign{f}({magnitude}, {x})" if e.n % 2 else magnitude
         if isinstance(e, loops.Apply):
             return f"{FUNCTIONS[e.fn].c_name}{self.suffix}({self.scalar(e.arg)})"
         if isinstance(e, loops.BinOp):

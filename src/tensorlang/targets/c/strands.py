@@ -1312,6 +1312,7 @@ class Run:
         self.images, self.keep = P.pack(self.ffi, runner.ir.images, values)
         self.seqs = self.ffi.new("tl_seq[]", max(1, len(runner.ir.seqs)))
         for k, q in enumerate(runner.ir.seqs):  # the dynamic sequences: items × components, row-major
+            check_allocation(len(values[q.name]) * q.comps, 8, f"the sequence {q.name}")
             data = np.ascontiguousarray(np.asarray([np.ravel(np.asarray(x, dtype=np.float64)) for x in values[q.name]],
                                                    dtype=np.float64).reshape(-1))
             self.keep.append(data)

@@ -36,7 +36,7 @@ from ...ein.names import Fresh, all_names, binders_apart, free_indices, rename_b
 from ...ein.printer import statement_to_text
 from ...schedule.plan import BufferPlan, Schedule
 from ...schedule.steps import GemmStep, LoopStep, MatmulStep, ModeStep, statement_of
-from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita
+from ...semantics.values import FUNCTIONS, REDUCTIONS, controlled_division, levi_civita, powers
 from . import nan_safe
 from .matmul import MatmulIntoStore
 
@@ -357,16 +357,20 @@ def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
 def _reduce(ufunc, value, labels, reduced, extents):
     """Fold a labelled array along the ``reduced`` labels with ``ufunc`` (EIN ``Reduce``).
 
-    A reduced label the value does not depend on still counts at its full extent
-    (``prod(k) x`` is x to the n-th power), so the array is broadcast to every reduced
-    axis first; the result keeps the other labels in their order."""
+    A reduced label the value does not depend on is never iterated: max and min of n
+    equal values are the value, their product its n-th power (:func:`powers`, the C
+    target's too); the result keeps the other labels in their order."""
     value = np.asarray(value)
+    count = math.prod(extents[x] for x in reduced if x not in labels)
+    if count > 1 and ufunc is np.multiply:
+        value = powers(value, count)
+    reduced = tuple(x for x in reduced if x in labels)
+    if not reduced:
+        return value
     kept = [x for x in labels if x not in reduced]
     order = kept + [x for x in labels if x in reduced]
     if labels:
         value = np.transpose(value, [labels.index(x) for x in order])
-    value = value.reshape([extents[x] for x in kept] + [extents[x] if x in labels else 1 for x in reduced])
-    value = np.broadcast_to(value, [extents[x] for x in kept] + [extents[x] for x in reduced])
     return ufunc.reduce(value, axis=tuple(range(len(kept), len(kept) + len(reduced))))
 
 
