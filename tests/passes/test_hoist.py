@@ -114,3 +114,12 @@ def test_hoisting_keeps_the_interpreters_results_on_special_values(wrapper, oute
         with np.errstate(all="ignore"):
             got = np.asarray(kernel(**inputs)["v"])
         assert_meets_ein_oracle(got, program, inputs)
+
+
+def test_a_batch_of_dot_products_stays_as_written():
+    """Every free index in every factor (the norm of each row): no operand is reused
+    across entries, so there is no matrix product for a temporary to call."""
+    src = "in var g : [6 3]\nout var y : [6]\ny[p] = sqrt(sum(i) g[p,i] * g[p,i])\n"
+    assert hoisted(src) == ["y[p] = sqrt(sum(i) g[p,i] * g[p,i])"]
+    outer = "in var g : [6 3]\nin var h : [3 4]\nout var y : [6]\ny[p] = sqrt(sum(j) abs(sum(i) g[p,i] * h[i,j]))\n"
+    assert hoisted(outer)[0] == "tmp1[p,j] = sum(i) g[p,i] * h[i,j]"  # j misses g: a matrix product

@@ -17,6 +17,9 @@ the loops around it.  Not hoisted:
 * a contraction with a single value (a dot product of vectors, ``exp(sum(k) a[k] *
   b[k])``, or free indices of extent 1): its kernel is the same loop either way, and a
   temporary would only add a store and a load;
+* a batch of dot products, every free index in every tensor of the product
+  (``sqrt(sum(i) g[p,i] * g[p,i])``, the norm of each row): no entry reuses another's
+  operands, so there is no matrix product to call, only the same loop and a temporary;
 * a temporary that would not fit the memory budget (limits.py): the statement then runs
   as written, as it did before.
 """
@@ -47,6 +50,12 @@ def _is_contraction(node: ir.Expr) -> bool:
     return isinstance(node, ir.Sum) and sum(isinstance(f, ir.Tensor) for f in monomial(node).factors) >= 2
 
 
+def _reuses_operands(node: ir.Expr, free: set[str]) -> bool:
+    """Whether some free index (of extent above 1) is missing from some tensor of the
+    product: then entries share operands, and the contraction is a matrix product."""
+    return any(free - free_indices(f) for f in monomial(node).factors if isinstance(f, ir.Tensor))
+
+
 def _hoistable_somewhere(e: ir.Expr) -> bool:
     """A cheap first look: a Σ below a node that is not a product, negation or Σ."""
     stack = [(e, False)]
@@ -70,7 +79,7 @@ def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.S
             free = free_indices(node)
             index = tuple((v, n) for v, n in outer.items() if v in free)
             points = math.prod(n for _, n in index)
-            if 1 < points <= budget:
+            if 1 < points <= budget and _reuses_operands(node, {v for v, n in index if n > 1}):
                 return node, (dict(index) | dict(ir.binders(node)), False, index)
         return node, (outer | dict(ir.binders(node)), under or not _keeps_linear(node), None)
 
