@@ -123,3 +123,38 @@ def test_a_batch_of_dot_products_stays_as_written():
     assert hoisted(src) == ["y[p] = sqrt(sum(i) g[p,i] * g[p,i])"]
     outer = "in var g : [6 3]\nin var h : [3 4]\nout var y : [6]\ny[p] = sqrt(sum(j) abs(sum(i) g[p,i] * h[i,j]))\n"
     assert hoisted(outer)[0] == "tmp1[p,j] = sum(i) g[p,i] * h[i,j]"  # j misses g: a matrix product
+
+
+def test_a_summand_read_also_outside_its_sum_is_computed_once():
+    """The one-line softmax: exp of each entry once (as in four statements), not twice."""
+    opt = tl.compile(SOFTMAX.format(B=4, n=3, m=5), backend="numpy").ir("opt")
+    assert "tmp2[b,j] = exp(tmp1[b,j])" in opt and opt.count("exp(") == 1, opt
+    given = "in var t : [4 5]\nin var c : [4]\nout var y : [4 5]\ny[b,j] = exp(t[b,j] - c[b]) / sum(k) exp(t[b,k] - c[b])\n"
+    assert tl.compile(given, backend="numpy").ir("opt").count("exp(") == 2  # no contraction: the pass leaves it
+
+
+@pytest.mark.parametrize("body, functions", [
+    ("exp(sum(k) x[b,k] * w[k,j]) / sum(l) exp(x[b,1] * w[1,l])", 2),     # another value under the sum
+    ("(sum(k) x[b,k] * w[k,j]) / sum(l) sum(k) x[b,k] * w[k,l]", 0),     # no function: nothing to save
+])
+def test_a_summand_is_shared_only_where_it_is_the_same_value(body, functions):
+    src = f"in var x : [4 3]\nin var w : [3 5]\nout var y : [4 5]\ny[b,j] = {body}\n"
+    got = hoisted(src)
+    assert got[0] == "tmp1[b,j] = sum(k) x[b,k] * w[k,j]" and all("sum(" in line for line in got[:-1]), got
+    assert got[-1].count("exp(") == functions, got
+
+
+@settings(max_examples=20, deadline=None)
+@given(fn=st.sampled_from(["exp", "abs", "sqrt", "tanh"]), n=st.integers(1, 4), seed=st.integers(0, 2**31),
+       special=st.sampled_from([0.0, 0.2, 0.5]))
+def test_sharing_a_summand_keeps_the_interpreters_results_on_special_values(fn, n, seed, special):
+    src = (f"in var x : [3 {n}]\nin var w : [{n} 4]\nout var v : [3 4]\n"
+           f"v[b,j] = {fn}(sum(k) x[b,k] * w[k,j]) / sum(l) {fn}(sum(k) x[b,k] * w[k,l])\n")
+    inputs = special_inputs(src, seed, special)
+    program = tl.compile(src, backend="interp").ein
+    for backend in ("numpy", "c"):
+        kernel = tl.compile(src, backend=backend)
+        assert kernel.ir("opt").count(f"{fn}(") == 1
+        with np.errstate(all="ignore"):
+            got = np.asarray(kernel(**inputs)["v"])
+        assert_meets_ein_oracle(got, program, inputs)

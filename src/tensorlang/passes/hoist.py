@@ -1,27 +1,13 @@
 """Hoist (001 §5): give a contraction written inside a nonlinear expression a statement
-of its own, so that the targets' product kernels (BLAS from C) compute it.
-
-``e[b,j] = exp(sum(k) x[b,k] * w[k,j])`` runs, as written, as a dot product per entry of
-``e`` (a strided walk down a column of ``w`` for each one).  Hoist rewrites it to
-``tmp1[b,j] = sum(k) x[b,k] * w[k,j]`` followed by ``e[b,j] = exp(tmp1[b,j])``: the same
-arithmetic in the same order, the first statement one matrix product.  This is the
-two-statement program fusion keeps apart (docs/optimizer.md, "A contraction is fused
-only under products, negations and sums"), so one statement and two compile alike.
-
-A contraction is a sum over a product of two or more tensor accesses
-(:func:`fuse.contracts`); it is hoisted where it stands under anything but products,
-negations and sums: a function, a quotient (either side), an addition, a comparison, a
-reduction other than Σ.  It becomes a temporary over its free indices, in the order of
-the loops around it.  Not hoisted:
-
-* a contraction with a single value (a dot product of vectors, ``exp(sum(k) a[k] *
-  b[k])``, or free indices of extent 1): its kernel is the same loop either way, and a
-  temporary would only add a store and a load;
-* a batch of dot products, every free index in every tensor of the product
-  (``sqrt(sum(i) g[p,i] * g[p,i])``, the norm of each row): no entry reuses another's
-  operands, so there is no matrix product to call, only the same loop and a temporary;
-* a temporary that would not fit the memory budget (limits.py): the statement then runs
-  as written, as it did before.
+of its own, so that the targets' product kernels (BLAS from C) compute it:
+``e[b,j] = exp(sum(k) x[b,k] * w[k,j])`` becomes ``tmp1[b,j] = sum(k) x[b,k] * w[k,j]``
+and ``e[b,j] = exp(tmp1[b,j])``, the two statements fusion keeps apart, with the same
+arithmetic in the same order.  A contraction (a sum over a product of two or more
+tensors) is hoisted where it stands under anything but products, negations and sums,
+except a single value, a batch of dot products (no operand reused across entries) and a
+temporary past the memory budget.  Equal contractions of a statement share a temporary,
+and so does a function of one read under a sum and outside it (a softmax in one line):
+docs/optimizer.md, "Hoisting a contraction out of a nonlinear expression".
 """
 
 from __future__ import annotations
@@ -30,8 +16,9 @@ import math
 
 from ..ein import ir
 from ..ein.forms import monomial
-from ..ein.names import TempNames, free_indices
+from ..ein.names import TempNames, free_indices, rename_indices
 from ..limits import memory_budget_bytes
+from .cse import canonical
 from .program import lift_into_temporaries
 
 
@@ -72,6 +59,7 @@ def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.S
     """``e`` with every contraction under a nonlinear node replaced by a temporary
     (inner ones first, so a temporary is assigned before the one that reads it)."""
     budget = memory_budget_bytes() // 8  # float64 entries
+    made: dict[tuple, str] = {}  # a contraction's canonical form -> its temporary
 
     def enter(node: ir.Expr, ctx):
         outer, under, _ = ctx
@@ -87,8 +75,47 @@ def _lift(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.S
         index = inner[2]
         if index is None:
             return node
-        target = names()
-        lifted.append(ir.Statement(target, index, node))
-        return ir.Tensor(target, tuple(v for v, _ in index))
+        key = canonical(ir.Statement("", index, node))
+        if key not in made:
+            made[key] = names()
+            lifted.append(ir.Statement(made[key], index, node))
+        return ir.Tensor(made[key], tuple(v for v, _ in index))
 
-    return ir.transform(e, (scope, False, None), enter, leave)
+    body = ir.transform(e, (scope, False, None), enter, leave)
+    return _share_summand(body, scope, names, lifted) if made else body
+
+
+def _share_summand(e: ir.Expr, scope: dict[str, int], names: TempNames, lifted: list[ir.Statement]) -> ir.Expr:
+    """``e`` with the first summand ``E`` of a ``sum(l) E`` that ``e`` also reads outside
+    the sum at an index ``j`` of the statement (``E`` with ``l`` renamed ``j``) given a
+    temporary over its free indices; ``E`` elementwise (a function or quotient, no sum).
+    Only at the statement's top level: inside another sum its indices would be bound."""
+    for node in ir.nodes(e):
+        if not (isinstance(node, ir.Sum) and len(node.index) == 1):
+            continue
+        (l, n), summand = node.index[0], node.body
+        inner = list(ir.nodes(summand))
+        if not any(isinstance(x, ir.Apply) or (isinstance(x, ir.BinOp) and x.op == "/") for x in inner) \
+                or any(ir.binders(x) or isinstance(x, (ir.Stack, ir.Concat)) for x in inner):
+            continue
+        free = free_indices(summand)
+        if l not in free or not free - {l} <= scope.keys():
+            continue
+        for j, extent in scope.items():
+            if extent != n or j in free:
+                continue
+            outside = rename_indices(summand, {l: j}, lambda name, outer: name)
+            if not any(x == outside for x in ir.nodes(e)):
+                continue
+            index = tuple((v, scope[v]) for v in scope if v in free - {l} or v == j)
+            target = names()
+            lifted.append(ir.Statement(target, index, outside))
+            read = ir.Tensor(target, tuple(v for v, _ in index))
+            at_l = ir.Tensor(target, tuple(l if v == j else v for v, _ in index))
+            return ir.bottom_up(e, _swapper({node: ir.Sum(node.index, at_l), outside: read}))
+    return e
+
+
+def _swapper(swap: dict[ir.Expr, ir.Expr]):
+    """A ``bottom_up`` function replacing each node that is a key of ``swap``."""
+    return lambda x: swap.get(x, x)
