@@ -123,3 +123,17 @@ def test_a_meaningless_value_for_any_compile_keyword_is_a_user_error(keyword, va
     with pytest.raises(tl.TensorLangError) as err:
         tl.compile(_PROGRAM, **{keyword: value})
     assert err.value.code in ("input", "backend"), str(err.value)
+
+
+@pytest.mark.parametrize("method", ["ir", "code", "report", "run", "specializations"])
+def test_a_kernels_methods_refuse_an_unknown_keyword_by_name(method):
+    """The methods docs/api.md documents on a kernel (fixed and symbolic sizes) are part of
+    the public API too: a misspelt keyword is error[input] naming the method, never a
+    plain TypeError (``specializations`` was one)."""
+    fixed = tl.compile("in var a : [3]\nout var y : [3]\ny = 2 * a\n", backend="numpy")
+    symbolic = tl.compile("in var a : [n]\nout var y : [n]\ny = 2 * a\n", backend="numpy")
+    for kernel in (fixed, symbolic):
+        args = ({"a": np.ones(3)},) if method == "run" else ()
+        with pytest.raises(tl.ArgumentError) as caught:
+            getattr(kernel, method)(*args, bogus_keyword=1)
+        assert caught.value.code == "input" and f"{method}()" in caught.value.message

@@ -490,9 +490,9 @@ class Kernel(ProgramInterface):
             return self.inputs
         return self.inputs + self.unassigned_reads
 
+    @guard
     def specializations(self) -> list[dict[str, int]]:
-        """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` for a
-        program without symbols); a :class:`~tensorlang.specialize.SymbolicKernel` has many."""
+        """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` without symbols)."""
         return [dict(self.sizes)]
 
     def _sizes_text(self) -> str:

@@ -104,11 +104,11 @@ class SymbolicKernel(ProgramInterface):
     def last_run_seconds(self) -> float | None:
         return self._last.last_run_seconds if self._last is not None else None
 
+    @guard
     def specializations(self) -> list[dict[str, int]]:
         """The bindings compiled and loaded so far, oldest first: ``[{"n": 4}, {"n": 8}]``."""
         with self._lock:  # another thread may be adding one
-            keys = list(self._kernels)
-        return [dict(zip(self.symbols, key)) for key in keys]
+            return [dict(zip(self.symbols, key)) for key in self._kernels]
 
     def __repr__(self) -> str:
         return (f"<tensorlang.SymbolicKernel {self.source.filename} sizes={','.join(self.symbols)} "

@@ -241,7 +241,7 @@ def test_a_chain_of_thirty_statements_keeps_its_ir_small():
     kernel = tl.compile("\n".join(lines) + "\n")
     log = kernel.optimized.log
     assert all(record.nodes <= 2 * log[0].nodes for record in log)
-    assert len(kernel.optimized.program.statements) == 30
+    assert len(kernel.optimized.program.statements) == 60  # each product under `+` hoisted (passes/hoist.py)
 
 
 # ------------------------------------------------------------------ interface

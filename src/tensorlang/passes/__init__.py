@@ -1,7 +1,7 @@
 """The optimizer: passes over EIN, each a plain function from program to program.
 
 :data:`PIPELINE` runs them in order (004 §5, 001 §5; docs/optimizer.md has the table):
-dead, fuse, normalize, split, order, cse, dead.  The rewrites inside the passes are
+dead, fuse, normalize, hoist, split, order, cse, dead.  The rewrites inside the passes are
 named rules (:data:`RULES`, ein/rewrite.py) whose firings ``optimize`` counts.
 ``optimize(program, skip={"fuse", "delta-elimination"})`` leaves out passes and rules
 (``--skip NAME``); every pass is also usable alone.
@@ -21,6 +21,7 @@ from .cse import value_number
 from .dead_code import eliminate_dead_code
 from . import fuse as _fuse, normalize as _normalize
 from .fuse import fuse
+from .hoist import hoist
 from .normalize import normalize
 from .order import order_contractions
 from .split import split
@@ -29,6 +30,7 @@ PIPELINE = (
     ("dead", eliminate_dead_code),
     ("fuse", fuse),
     ("normalize", normalize),
+    ("hoist", hoist),
     ("split", split),
     ("order", order_contractions),
     ("cse", value_number),
@@ -131,5 +133,5 @@ def _run(program: ir.Program, skip: set[str], check: bool) -> tuple[ir.Program, 
     return program, log, tally
 
 
-__all__ = ["PIPELINE", "PASS_NAMES", "RULES", "RULE_NAMES", "optimize", "verifying", "unknown_name", "Optimized", "PassRecord", "eliminate_dead_code", "fuse",
+__all__ = ["PIPELINE", "PASS_NAMES", "RULES", "RULE_NAMES", "optimize", "verifying", "unknown_name", "Optimized", "PassRecord", "eliminate_dead_code", "fuse", "hoist",
            "normalize", "split", "order_contractions", "value_number"]
