@@ -1528,7 +1528,7 @@ def _set_first(body) -> set[str]:
 
 
 #: the most bytes of state arrays a built program keeps from one run for the next
-SPARE_BYTES = 256 << 20
+SPARE_BYTES = 64 << 20
 
 _RUNNERS: dict[str, Runner] = {}
 _RUN_TOKENS = itertools.count()
