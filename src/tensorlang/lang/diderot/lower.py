@@ -1859,7 +1859,9 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
             progress(steps, run.active())
         if snapshot and on_snapshot is not None and steps % snapshot == 0:
             on_snapshot(steps, result(steps, True))
-    return result(steps)
+    done = result(steps)
+    run.release()  # the outputs are copies: the state arrays serve the next call
+    return done
 
 
 __all__ = ["Unsupported", "choose", "interpreter_only", "lower", "permuted", "run_compiled", "strand_plan"]

@@ -304,7 +304,7 @@ class _ToAst(Transformer):
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return lark_support.lalr_parser(grammar, propagate_positions=True, maybe_placeholders=True)  # tables cached on disk
 
 
 def _check_version(text: str) -> None:

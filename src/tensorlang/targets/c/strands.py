@@ -1271,6 +1271,22 @@ class Runner:
         #: one C call at a time per program: the error code, print and birth buffers and the
         #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
         self.lock = threading.Lock()
+        #: the state arrays of the last run that ended (at most SPARE_BYTES), for the next run with as
+        #: many strands (new ones cost page faults of all the state: a third of a short call), and
+        #: the rows tl_create may not set before reading them (zeroed there)
+        self.spare: dict = {}
+        written = {self.renderer.state[name] for name in _set_first(ir.create + ir.init)}
+        self.unset = tuple([k for k in range(max(n, 1)) if (arr, k) not in written]
+                           for arr, n in (("R", self.renderer.nr), ("I", self.renderer.ni)))
+
+    def take(self, rows: tuple[int, int], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """State arrays (R, I, status) for ``n`` strands: a finished run's, or new zeros."""
+        kept = self.spare.pop((rows, n), None)
+        if kept is None:
+            return np.zeros((rows[0], n)), np.zeros((rows[1], n), dtype=np.int64), np.zeros(n, dtype=np.int8)
+        for table, unset in zip(kept, self.unset):
+            table[unset] = 0
+        return kept
 
     def start(self, values: Mapping[str, Any], ranges: list[tuple[int, int]], threads: int = 1) -> "Run":
         return Run(self, values, ranges, threads)
@@ -1286,9 +1302,8 @@ class Run:
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
-        self.R = np.zeros((max(r.nr, 1), n))
-        self.I = np.zeros((max(r.ni, 1), n), dtype=np.int64)
-        self.status = np.zeros(n, dtype=np.int8)
+        self.owner = runner
+        self.R, self.I, self.status = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
         self.indirect = runner.ir.indirect
@@ -1343,6 +1358,11 @@ class Run:
                            self._p("int8_t *", self.status), self._p("double *", self.gr),
                            self._p("int64_t *", self.gi), self.images, self.threads)
         self._take_printed()
+
+    def release(self) -> None:
+        """The run is over (its outputs copied out): its state arrays serve the next run."""
+        if self.R.nbytes + self.I.nbytes + self.status.nbytes <= SPARE_BYTES:
+            self.owner.spare = {((self.R.shape[0], self.I.shape[0]), self.n): (self.R, self.I, self.status)}
 
     def _other(self, text: str) -> int:
         """A number for a string the program does not spell (equal strings, equal numbers)."""
@@ -1493,6 +1513,23 @@ class Run:
             return out.astype(bool)
         return out
 
+
+def _set_first(body) -> set[str]:
+    """The state slots ``body`` surely sets before reading them: top-level sets before the
+    first statement that may jump or read other strands, their slot not read before."""
+    written: set[str] = set()
+    read: set[str] = set()
+    for st in body:
+        if any(_nodes(st, kind, most=0) for kind in (S.Exit, S.Label, S.Reduce)):
+            break
+        read |= {r.name for r in _nodes(st, S.Ref) if r.space == "s"}
+        if isinstance(st, S.Set) and st.space == "s" and st.name not in read:
+            written.add(st.name)
+    return written
+
+
+#: the most bytes of state arrays a built program keeps from one run for the next
+SPARE_BYTES = 64 << 20
 
 _RUNNERS: dict[str, Runner] = {}
 _RUN_TOKENS = itertools.count()
