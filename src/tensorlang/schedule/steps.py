@@ -197,9 +197,9 @@ class GemmStep(_BlasStep):
 
     @property
     def copies(self) -> bool:
-        """Whether running it copies an operand or the result: an operand whose axes must
-        be transposed into (batch, left, summed) or (batch, summed, right) order, or a
-        result computed apart and transposed into the target."""
+        """Whether an operand is not stored in (batch, left, summed) or (batch, summed,
+        right) order, or the target not in (batch, left, right): the product reads it
+        transposed (a copy where :func:`.gemm.gemm_of` is None, else BLAS's flags)."""
         return (self.left_axes != tuple(range(len(self.left_axes)))
                 or self.right_axes != tuple(range(len(self.right_axes))) or self.result_axes is not None)
 
