@@ -252,13 +252,14 @@ def _plan_callers() -> list[str]:
     for name, path in MODULES.items():
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#")[0]
-            if re.search(r"(?<![_a-zA-Z.])plan\(", code) and not code.lstrip().startswith("def "):
+            if re.search(r"(?<![_a-zA-Z])plan\(", code) and not code.lstrip().startswith("def "):
                 found.append(f"{name}:{n}")
     return found
 
 
 def test_the_schedule_is_planned_in_one_place():
-    """``plan(`` has one caller: the pipeline's schedule stage."""
+    """``plan(`` has one caller: the pipeline's schedule stage (and no other function of
+    that name is called, as ``module.plan(``, to blur the issue's ``grep "[^_a-z]plan("``)."""
     callers = _plan_callers()
     assert len(callers) == 1 and callers[0].startswith("tensorlang.pipeline:"), callers
 
