@@ -252,13 +252,14 @@ def _plan_callers() -> list[str]:
     for name, path in MODULES.items():
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#")[0]
-            if re.search(r"(?<![_a-zA-Z.])plan\(", code) and not code.lstrip().startswith("def "):
+            if re.search(r"(?<![_a-zA-Z])plan\(", code) and not code.lstrip().startswith("def "):
                 found.append(f"{name}:{n}")
     return found
 
 
 def test_the_schedule_is_planned_in_one_place():
-    """``plan(`` has one caller: the pipeline's schedule stage."""
+    """``plan(`` has one caller: the pipeline's schedule stage (and no other function of
+    that name is called, as ``module.plan(``, to blur the issue's ``grep "[^_a-z]plan("``)."""
     callers = _plan_callers()
     assert len(callers) == 1 and callers[0].startswith("tensorlang.pipeline:"), callers
 
@@ -309,7 +310,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4242, "structure": 4617, "schedule+loops": 4917, "targets": 6282, "fields": 2207, "surface": 4519, "compiled strands": 4616, "core": 5019}
+CEILINGS = {"diderot": 4254, "structure": 4617, "schedule+loops": 4963, "targets": 6223, "fields": 2207, "surface": 4519, "compiled strands": 4616, "core": 5019}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -85,3 +85,18 @@ def test_a_statement_out_of_its_place_is_a_syntax_error(stmt, where):
         text = program(stmt)
     e = error_of(text)
     assert e.code == "syntax" and f"{stmt.split()[0].rstrip(';')} is allowed only in" in str(e)
+
+
+def test_every_statement_kind_has_its_checking_rule_unless_it_only_stands_somewhere():
+    """``Checker.s_KIND`` checks a statement of that kind (``stabilize``, ``die`` and
+    ``continue`` have only their places, ``check.PLACES``); the uninitialized-variable rule
+    dispatches the same way, the kinds that only read values falling to ``s_other``."""
+    from typing import get_args
+
+    from tensorlang.lang.diderot import ast as syntax
+    from tensorlang.lang.diderot.check import PLACES, Checker, _Inits
+    kinds = {cls.__name__ for cls in get_args(syntax.Stmt)}
+    bare = {"Stabilize", "Die", "Continue"}
+    assert {k for k in kinds if hasattr(Checker, "s_" + k)} == kinds - bare
+    assert {cls.__name__ for cls in PLACES} >= bare
+    assert {k for k in kinds if hasattr(_Inits, "s_" + k)} == {"Block", "Decl", "Assign", "If", "Foreach"}

@@ -1,5 +1,6 @@
-"""``schedule.gemm.mode_gemm``: a mode product as GEMMs over its buffers as they are, the
-one analysis the NumPy target's ``numpy.matmul`` and the C target's BLAS calls share.
+"""``schedule.gemm.gemm_of``: a mode product or GEMM step as GEMMs over its buffers as
+they are (None where a copy is needed), the one decision the NumPy runner's
+``numpy.matmul`` and the C target's BLAS calls share.
 
 Each GEMM is read back from the flat buffers the way BLAS reads them (row-major, leading
 dimensions, transpose flags, batch strides) and must give the mode product's definition
@@ -10,8 +11,12 @@ import itertools
 import numpy as np
 import pytest
 
-from tensorlang.schedule.gemm import Gemm, mode_gemm
-from tensorlang.schedule.steps import ModeStep
+from tensorlang.lang.einsum.lower import lower
+from tensorlang.lang.einsum.subscripts import parse
+from tensorlang.schedule.gemm import Gemm, gemm_of, mode_gemm
+from tensorlang.schedule.steps import ModeStep, gemm_step
+from tensorlang.targets.c import blascall
+from tensorlang.targets.numpy.matmul import run_matmul
 
 
 def _as_blas_reads(g: Gemm, flat: dict[int, np.ndarray]) -> np.ndarray:
@@ -45,3 +50,41 @@ def test_a_gemm_prints_its_slots_flags_and_extents():
     assert str(mode_gemm(step)) == "v2 = 0.5 · v0ᵀ v1 (5×4 by 4×6), 3 times"
     plain = ModeStep(target=2, matrix=0, operand=1, transpose=False, p=1, m=4, j=5, q=6, scale=1.0)
     assert str(mode_gemm(plain)) == "v2 = v0 v1 (5×4 by 4×6)"
+
+
+#: (subscripts, what the step is over its buffers as they are: flags, or None for a copy)
+GEMM_FORMS = [
+    ("ik,kj->ij", "v2 = v0 v1 (3×4 by 4×5)"),
+    ("ki,kj->ij", "v2 = v0ᵀ v1 (3×4 by 4×5)"),
+    ("ik,jk->ij", "v2 = v0 v1ᵀ (3×4 by 4×5)"),
+    ("ik,kj->ji", "v2 = v1ᵀ v0ᵀ (5×4 by 4×3)"),  # the target stored transposed: Cᵀ = Bᵀ Aᵀ
+    ("bik,bkj->bij", "v2 = v0 v1 (3×4 by 4×5), 2 times"),
+    ("bki,bkj->bij", "v2 = v0ᵀ v1 (3×4 by 4×5), 2 times"),
+    ("ibk,bkj->bij", None),  # the batch not leading in A
+    ("ilk,kj->ijl", None),  # the left group split by the right one in the target
+    ("ikl,klj->ij", "v2 = v0 v1 (3×24 by 24×5)"),
+    ("ilk,klj->ij", None),  # the contracted group in another order in A than in B
+]
+
+
+@pytest.mark.parametrize("subscripts, spelled", GEMM_FORMS)
+def test_the_gemms_of_a_gemm_step_or_its_copy_compute_its_definition(subscripts, spelled):
+    """The C target calls BLAS for exactly the steps ``gemm_of`` spells (describe), the
+    NumPy runner runs those over views and copies the others: both give the definition."""
+    sizes = dict(zip("bijkl", (2, 3, 5, 4, 6)))
+    terms = subscripts.split("->")[0].split(",")
+    shapes = tuple(tuple(sizes[c] for c in term) for term in terms)
+    rng = np.random.default_rng(len(subscripts))
+    a, b = (rng.uniform(-1, 1, shape) for shape in shapes)
+    (stmt,) = lower(parse(subscripts, shapes)).statements
+    x, y = stmt.reads
+    step = gemm_step(stmt, {x: 0, y: 1, stmt.target: 2}, {x: shapes[0], y: shapes[1]})
+    g = gemm_of(step)
+    assert (None if g is None else str(g)) == spelled
+    assert blascall.describe(step, 2**31 - 1) == g
+    want = np.einsum(subscripts, a, b)
+    if g is not None:
+        np.testing.assert_allclose(_as_blas_reads(g, {0: a.ravel(), 1: b.ravel()}), want.ravel(), rtol=1e-13)
+    buffers = {0: a, 1: b, 2: np.full(want.shape, np.nan)}
+    run_matmul(step, buffers)
+    np.testing.assert_allclose(buffers[2], want, rtol=1e-13)

@@ -1,13 +1,15 @@
-"""A matmul step as row-major GEMMs over its buffers as they are, with no copy: the one
-analysis the NumPy target's ``numpy.matmul`` (targets/numpy/matmul.py) and the C target's
-``dgemm``/``dgemv`` calls (targets/c/blascall.py) share for a mode product (:func:`mode_gemm`).
+"""A matmul step as row-major GEMMs over its buffers as they are, with no copy
+(:func:`gemm_of`): the one decision the NumPy runner's ``numpy.matmul`` over views
+(targets/numpy/matmul.py) and the C target's ``dgemm``/``dgemv`` calls
+(targets/c/blascall.py) share.  Where it is None the step needs a copy: the NumPy runner
+makes it, and the C target leaves the step to that runner.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .steps import ModeStep
+from .steps import GemmStep, ModeStep, gemm_groups
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,41 @@ def mode_gemm(step: ModeStep) -> Gemm:
         return Gemm(1, step.p, step.j, step.m, x, w, out, False, not t, 0, 0, step.scale)
     # out(P, J, Q) = W' X(P, M, Q): P GEMMs, W' the same each time
     return Gemm(step.p, step.j, step.q, step.m, w, x, out, t, False, 0, step.m * step.q, step.scale)
+
+
+def _grouped(indices, first, second) -> bool | None:
+    """False when ``indices`` is ``first + second``, True when ``second + first`` (the
+    matrix is stored transposed), None when neither; an empty group is either."""
+    indices, first, second = list(indices), list(first), list(second)
+    return False if indices == first + second else True if indices == second + first else None
+
+
+def step_gemm(step: GemmStep) -> Gemm | None:
+    """The GEMMs of a GEMM step over its buffers as they are, or None where an operand or
+    the result would need a copy (the batch not leading everywhere, or a group of axes
+    split) or the step has no statement."""
+    if (stmt := step.statement) is None:
+        return None
+    tensors, batch, left, right, contracted = gemm_groups(stmt)
+    la, lb, out, nb = list(tensors[0].indices), list(tensors[1].indices), [i for i, _ in stmt.index], len(batch)
+    if la[:nb] != batch or lb[:nb] != batch or out[:nb] != batch:
+        return None  # the batch must lead in every buffer: one matrix per batch point
+    trans_a, trans_b = _grouped(la[nb:], left, contracted), _grouped(lb[nb:], contracted, right)
+    swap = _grouped(out[nb:], left, right)
+    if trans_a is None or trans_b is None or swap is None:
+        return None
+    count, m, k = step.left_shape
+    n = step.right_shape[2]
+    if not swap:
+        return Gemm(count, m, n, k, step.left, step.right, step.target, trans_a, trans_b, m * k, k * n, step.scale)
+    # the target stored (batch, right, left): Cᵀ = op(B)ᵀ op(A)ᵀ, the operands' flags flipped
+    return Gemm(count, n, m, k, step.right, step.left, step.target, not trans_b, not trans_a, k * n, m * k,
+                step.scale)
+
+
+def gemm_of(step) -> Gemm | None:
+    """The GEMMs of a mode product or GEMM step over its buffers as they are; None for
+    another step, or one that needs a copy."""
+    if isinstance(step, ModeStep):
+        return mode_gemm(step)
+    return step_gemm(step) if isinstance(step, GemmStep) else None

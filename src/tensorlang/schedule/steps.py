@@ -197,9 +197,9 @@ class GemmStep(_BlasStep):
 
     @property
     def copies(self) -> bool:
-        """Whether running it copies an operand or the result: an operand whose axes must
-        be transposed into (batch, left, summed) or (batch, summed, right) order, or a
-        result computed apart and transposed into the target."""
+        """Whether an operand is not stored in (batch, left, summed) or (batch, summed,
+        right) order, or the target not in (batch, left, right): the product reads it
+        transposed (a copy where :func:`.gemm.gemm_of` is None, else BLAS's flags)."""
         return (self.left_axes != tuple(range(len(self.left_axes)))
                 or self.right_axes != tuple(range(len(self.right_axes))) or self.result_axes is not None)
 
@@ -214,21 +214,27 @@ class GemmStep(_BlasStep):
         return super().why_not(from_c)
 
 
+def gemm_groups(stmt: ir.Statement):
+    """The two tensors of a two-tensor contraction and its index groups: batch (in both
+    and the target), left (A and the target), right (B and the target) and contracted."""
+    tensors, _, _ = contraction_factors(stmt)
+    la, lb = tensors[0].indices, tensors[1].indices
+    out = [name for name, _ in stmt.index]
+    return (tensors, [i for i in out if i in la and i in lb], [i for i in out if i in la and i not in lb],
+            [i for i in out if i in lb and i not in la], [i for i in la if i in lb and i not in out])
+
+
 def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> GemmStep | None:
     """The :class:`GemmStep` of a two-tensor BLAS-shaped contraction, or None for more tensors."""
     tensors, summed, scale = contraction_factors(stmt)
     if len(tensors) != 2:
         return None
-    a, b = tensors
+    (a, b), batch, left, right, contracted = gemm_groups(stmt)
     out = [name for name, _ in stmt.index]
     extent = dict(stmt.index) | dict(summed)
     for t in tensors:
         extent.update(zip(t.indices, shapes[t.name]))
     la, lb = list(a.indices), list(b.indices)
-    batch = [i for i in out if i in la and i in lb]
-    left = [i for i in out if i in la and i not in lb]
-    right = [i for i in out if i in lb and i not in la]
-    contracted = [i for i in la if i in lb and i not in out]
     # an index only in one operand and not in the output would be a sum of one factor
     if set(la) != set(batch + left + contracted) or set(lb) != set(batch + right + contracted):
         return None

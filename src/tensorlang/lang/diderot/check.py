@@ -237,48 +237,58 @@ class Checker:
             self.stmt(stmt, inner)
 
     def stmt(self, s, scope: _Scope) -> None:
+        """Check ``s`` where its kind may stand, by the kind's rule ``s_KIND`` (as
+        ``interp.Compiler`` compiles it; ``stabilize``, ``die`` and ``continue`` have none)."""
         places, words = PLACES.get(type(s), (None, ""))
         if places is not None and self.where not in places:
             self.fail("syntax", f"{type(s).__name__.lower()} is allowed only in {words}", s)
-        if isinstance(s, A.Block):
-            self.block(s, scope)
-        elif isinstance(s, A.Decl):
-            ty = from_syntax(s.type)
-            if s.name in scope.names:
-                self.fail("redeclared", f"{s.name} is declared twice in this block", s)
-            if s.init is not None:
-                self.expect(ty, self.expr(s.init, scope), s.init, f"the value of {s.name}")
-            scope.names[s.name] = ty
-        elif isinstance(s, A.Assign):
-            ty, kind = scope.lookup(s.name)
-            if ty is None:
-                self.fail("undeclared-assign", f"assignment to undeclared variable {s.name}", s)
-            self.c.scopes[id(s)] = kind
-            if kind == "global" and self.where not in ("update",):
-                self.fail("read-only", f"global {s.name} can only be assigned in the global update block", s)
-            if kind == "state" and s.name in self.c.params:
-                self.fail("read-only", f"strand parameter {s.name} cannot be assigned", s)
-            value = self.expr(s.value, scope)
-            if s.op != "=":
-                value = self.binary(s.op[0], ty, value, s)
-            self.expect(ty, value, s.value, f"assignment to {s.name}")
-        elif isinstance(s, A.If):
-            self.expect_bool(s.test, scope)
-            self.stmt(s.then, _Scope(scope, "local"))
-            if s.other is not None:
-                self.stmt(s.other, _Scope(scope, "local"))
-        elif isinstance(s, A.Foreach):
-            self.stmt(s.body, self.bind(s.name, s.domain, scope, True, s.domain,
-                                        "foreach iterates over a sequence or a set of strands, not {}"))
-        elif isinstance(s, A.Return):
-            self.expect(self.result or VOID, self.expr(s.value, scope), s.value, "the returned value")
-        elif isinstance(s, A.Print):
-            for a in s.args:
-                self.expr(a, scope)
-        elif isinstance(s, A.New):
-            if s.strand != self.strand.name:
-                self.fail("undeclared", f"no strand called {s.strand}", s)
-            self.new_args(s.strand, s.args, scope, s)
+        getattr(self, "s_" + type(s).__name__, lambda s, scope: None)(s, scope)
+
+    s_Block = block
+
+    def s_Decl(self, s: A.Decl, scope: _Scope) -> None:
+        ty = from_syntax(s.type)
+        if s.name in scope.names:
+            self.fail("redeclared", f"{s.name} is declared twice in this block", s)
+        if s.init is not None:
+            self.expect(ty, self.expr(s.init, scope), s.init, f"the value of {s.name}")
+        scope.names[s.name] = ty
+
+    def s_Assign(self, s: A.Assign, scope: _Scope) -> None:
+        ty, kind = scope.lookup(s.name)
+        if ty is None:
+            self.fail("undeclared-assign", f"assignment to undeclared variable {s.name}", s)
+        self.c.scopes[id(s)] = kind
+        if kind == "global" and self.where not in ("update",):
+            self.fail("read-only", f"global {s.name} can only be assigned in the global update block", s)
+        if kind == "state" and s.name in self.c.params:
+            self.fail("read-only", f"strand parameter {s.name} cannot be assigned", s)
+        value = self.expr(s.value, scope)
+        if s.op != "=":
+            value = self.binary(s.op[0], ty, value, s)
+        self.expect(ty, value, s.value, f"assignment to {s.name}")
+
+    def s_If(self, s: A.If, scope: _Scope) -> None:
+        self.expect_bool(s.test, scope)
+        self.stmt(s.then, _Scope(scope, "local"))
+        if s.other is not None:
+            self.stmt(s.other, _Scope(scope, "local"))
+
+    def s_Foreach(self, s: A.Foreach, scope: _Scope) -> None:
+        self.stmt(s.body, self.bind(s.name, s.domain, scope, True, s.domain,
+                                    "foreach iterates over a sequence or a set of strands, not {}"))
+
+    def s_Return(self, s: A.Return, scope: _Scope) -> None:
+        self.expect(self.result or VOID, self.expr(s.value, scope), s.value, "the returned value")
+
+    def s_Print(self, s: A.Print, scope: _Scope) -> None:
+        for a in s.args:
+            self.expr(a, scope)
+
+    def s_New(self, s: A.New, scope: _Scope) -> None:
+        if s.strand != self.strand.name:
+            self.fail("undeclared", f"no strand called {s.strand}", s)
+        self.new_args(s.strand, s.args, scope, s)
 
     def expect_bool(self, e, scope) -> None:
         t = self.expr(e, scope)
@@ -615,33 +625,39 @@ class _Inits:
             self.reads(decl.body, env, set())
 
     def stmt(self, s, env: dict, unset: set) -> set:
-        """The keys of the variables still without a value after ``s``."""
-        if isinstance(s, A.Block):
-            inner = dict(env)
-            for st in s.stmts:
-                unset = self.stmt(st, inner, unset)
-            return unset
-        if isinstance(s, A.Decl):
-            if s.init is not None:
-                self.reads(s.init, env, unset)
-            env[s.name] = key = ("local", id(s))
-            return unset | {key} if s.init is None else unset
-        if isinstance(s, A.Assign):
-            if s.op != "=":
-                self._read(s.name, env, unset, s)
-            self.reads(s.value, env, unset)
-            return unset - {env.get(s.name)}
-        if isinstance(s, A.If):
-            self.reads(s.test, env, unset)
-            then = self.stmt(s.then, dict(env), unset)
-            other = self.stmt(s.other, dict(env), unset) if s.other is not None else unset
-            return then | other
-        if isinstance(s, A.Foreach):
-            self.reads(s.domain, env, unset)
-            inner = dict(env)
-            inner[s.name] = ("local", id(s))
-            self.stmt(s.body, inner, unset)
-            return unset
+        """The keys of the variables still without a value after ``s``, by the kind's rule
+        ``s_KIND`` (the other kinds read their value and arguments: :meth:`s_other`)."""
+        return getattr(self, "s_" + type(s).__name__, self.s_other)(s, env, unset)
+
+    def s_Block(self, s: A.Block, env: dict, unset: set) -> set:
+        inner = dict(env)
+        for st in s.stmts:
+            unset = self.stmt(st, inner, unset)
+        return unset
+
+    def s_Decl(self, s: A.Decl, env: dict, unset: set) -> set:
+        if s.init is not None:
+            self.reads(s.init, env, unset)
+        env[s.name] = key = ("local", id(s))
+        return unset | {key} if s.init is None else unset
+
+    def s_Assign(self, s: A.Assign, env: dict, unset: set) -> set:
+        if s.op != "=":
+            self._read(s.name, env, unset, s)
+        self.reads(s.value, env, unset)
+        return unset - {env.get(s.name)}
+
+    def s_If(self, s: A.If, env: dict, unset: set) -> set:
+        self.reads(s.test, env, unset)
+        then = self.stmt(s.then, dict(env), unset)
+        return then | (self.stmt(s.other, dict(env), unset) if s.other is not None else unset)
+
+    def s_Foreach(self, s: A.Foreach, env: dict, unset: set) -> set:
+        self.reads(s.domain, env, unset)
+        self.stmt(s.body, dict(env) | {s.name: ("local", id(s))}, unset)
+        return unset
+
+    def s_other(self, s, env: dict, unset: set) -> set:
         for e in (getattr(s, "value", None), *getattr(s, "args", ())):
             if e is not None:
                 self.reads(e, env, unset)
@@ -656,9 +672,7 @@ class _Inits:
             self._read(e.name, env, unset, e)
         elif isinstance(e, A.Comprehension):
             self.reads(e.iter.domain, env, unset)
-            inner = dict(env)
-            inner[e.iter.name] = ("local", id(e))
-            self.reads(e.body, inner, unset)
+            self.reads(e.body, dict(env) | {e.iter.name: ("local", id(e))}, unset)
         elif isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name not in env:
             for a in e.args:
                 self.reads(a, env, unset)
@@ -669,13 +683,11 @@ class _Inits:
 
 def _returns(s) -> bool:
     """Whether statement ``s`` ends in a return on every path (Diderot's tail position)."""
-    if isinstance(s, A.Return):
-        return True
-    if isinstance(s, A.Block):
-        return bool(s.stmts) and _returns(s.stmts[-1])
-    if isinstance(s, A.If):
-        return s.other is not None and _returns(s.then) and _returns(s.other)
-    return False
+    return _RETURNS.get(type(s), lambda s: False)(s)
+
+
+_RETURNS = {A.Return: lambda s: True, A.Block: lambda s: bool(s.stmts) and _returns(s.stmts[-1]),
+            A.If: lambda s: s.other is not None and _returns(s.then) and _returns(s.other)}
 
 
 def check(program: A.Program) -> Checked:

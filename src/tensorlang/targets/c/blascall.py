@@ -5,10 +5,11 @@ from C").
 
 It decides nothing: which statements are BLAS steps comes from the schedule
 (:mod:`tensorlang.schedule.steps`).  :func:`describe` only says how a step is spelled as
-row-major GEMMs over the buffers *as they are* (a mode product's are
-:func:`~tensorlang.schedule.gemm.mode_gemm`), with no copy, through BLAS's transpose flags
-and leading dimensions; a step that needs a copy is None and keeps running as
-``numpy.matmul`` in Python (:mod:`.runtime`), as does every einsum step.
+row-major GEMMs over the buffers *as they are*
+(:func:`~tensorlang.schedule.gemm.gemm_of`, the decision the NumPy runner takes too), with
+no copy, through BLAS's transpose flags and leading dimensions; a step that needs a copy
+is None and keeps running as ``numpy.matmul`` in Python (:mod:`.runtime`), as does every
+einsum step.
 
 Each description is one function ``int tl_stepN(real *v<slot>..., int nthreads)`` over
 its slots, like a loop step's (BLAS ignores ``nthreads``): ``C_t = op(A_t) op(B_t)`` for
@@ -23,70 +24,20 @@ of a packed structured statement that the ``packed-blas`` loop rewrite made a
 
 from __future__ import annotations
 
-from ...ein import ir
 from ...loops.ir import BlasProduct
-from ...schedule.gemm import Gemm, mode_gemm
-from ...schedule.steps import GemmStep, ModeStep, contraction_factors
+from ...schedule.gemm import Gemm, gemm_of
 from . import csrc
 from .blas import CBLAS32, CBLAS64, FORTRAN32
 
 
-def _grouped(indices, first, second) -> bool | None:
-    """False when ``indices`` is ``first + second``, True when ``second + first`` (the
-    matrix is stored transposed), None when neither; an empty group is either."""
-    indices, first, second = list(indices), list(first), list(second)
-    if indices == first + second:
-        return False
-    if indices == second + first:
-        return True
-    return None
-
-
 def describe(step, int_max: int) -> Gemm | None:
-    """The GEMMs of a GEMM or mode product step over its buffers as they are, or None
-    (another step, an operand or result that would need a copy, an extent beyond
-    ``int_max`` or zero)."""
-    gemm: Gemm | None
-    if isinstance(step, ModeStep):
-        gemm = mode_gemm(step)
-    elif isinstance(step, GemmStep) and step.statement is not None:
-        gemm = _gemm(step, step.statement)
-    else:
-        return None
+    """The GEMMs of a GEMM or mode product step over its buffers as they are
+    (:func:`~tensorlang.schedule.gemm.gemm_of`), or None (another step, an operand or
+    result that would need a copy, an extent beyond ``int_max`` or zero)."""
+    gemm = gemm_of(step)
     if gemm is None or min(gemm.batch, gemm.m, gemm.n, gemm.k) < 1 or max(gemm.extents) > int_max:
         return None
     return gemm
-
-
-def _gemm(step: GemmStep, stmt: ir.Statement) -> Gemm | None:
-    found = contraction_factors(stmt)
-    if found is None:
-        return None
-    tensors, _, _ = found
-    if len(tensors) != 2:
-        return None
-    a, b = tensors  # as schedule.steps.gemm_step takes them: step.left is a, step.right b
-    la, lb = list(a.indices), list(b.indices)
-    out = [name for name, _ in stmt.index]
-    batch = [i for i in out if i in la and i in lb]
-    left = [i for i in out if i in la and i not in lb]
-    right = [i for i in out if i in lb and i not in la]
-    contracted = [i for i in la if i in lb and i not in out]
-    nb = len(batch)
-    if la[:nb] != batch or lb[:nb] != batch or out[:nb] != batch:
-        return None  # the batch must lead in every buffer: one matrix per batch point
-    trans_a = _grouped(la[nb:], left, contracted)
-    trans_b = _grouped(lb[nb:], contracted, right)
-    swap = _grouped(out[nb:], left, right)
-    if trans_a is None or trans_b is None or swap is None:
-        return None
-    count, m, k = step.left_shape
-    n = step.right_shape[2]
-    if not swap:
-        return Gemm(count, m, n, k, step.left, step.right, step.target, trans_a, trans_b, m * k, k * n, step.scale)
-    # the target stored (batch, right, left): Cᵀ = op(B)ᵀ op(A)ᵀ, the operands' flags flipped
-    return Gemm(count, n, m, k, step.right, step.left, step.target, not trans_b, not trans_a, k * n, m * k,
-                step.scale)
 
 
 #: The wrappers every source with BLAS steps carries (csrc/tl_blas.h): row-major GEMM,

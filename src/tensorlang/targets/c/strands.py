@@ -555,7 +555,7 @@ class Renderer:
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
         lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
         nd = max(1, len(ir.iters))
-        batched = B.plan(ir, self.probe_plan) if solo else []
+        batched = B.families_ahead(ir, self.probe_plan) if solo else []
         if batched:
             lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
             pf = self.function("tl_update_pf", "update", ir.update, True, batched)

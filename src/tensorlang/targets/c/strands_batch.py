@@ -103,7 +103,7 @@ def _walk(body):
             yield from _walk(getattr(s, attr, ()))
 
 
-def plan(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
+def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
     """The update's probe families whose first probe's position the block can compute
     ahead (an empty list: the per-strand update alone)."""
     body = ir.update

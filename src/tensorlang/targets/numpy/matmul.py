@@ -2,8 +2,8 @@
 
 :func:`run_matmul` runs a :class:`~tensorlang.schedule.steps.GemmStep` or
 :class:`~tensorlang.schedule.steps.ModeStep` over buffers indexed by slot, writing the
-target's buffer in place; the C target runs its BLAS steps with it, and the NumPy
-target's generated code through :class:`MatmulIntoStore`.
+target's buffer in place; the C target runs with it the BLAS steps it does not call BLAS
+for itself, and the NumPy target's generated code through :class:`MatmulIntoStore`.
 
 The buffers may be views that are not C-contiguous (the C target's padded buffers seen
 with their true shapes, schedule/padding.py :func:`blas_on_padded`): numpy passes such a
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...schedule.gemm import mode_gemm
-from ...schedule.steps import GemmStep, MatmulStep, ModeStep
+from ...schedule.gemm import gemm_of
+from ...schedule.steps import GemmStep, MatmulStep
 
 
 def _view(array: np.ndarray, shape) -> np.ndarray:
@@ -28,40 +28,24 @@ def _view(array: np.ndarray, shape) -> np.ndarray:
     return view
 
 
-def run_gemm(step: GemmStep, buffers) -> None:
-    if step.plain:
+def run_matmul(step: MatmulStep, buffers) -> None:
+    """Run ``step`` on ``buffers`` (indexable by slot; C-contiguous arrays of one dtype):
+    its GEMMs over views (:func:`~tensorlang.schedule.gemm.gemm_of`, the ones the C target
+    calls BLAS for: a transposed operand a transposed view, a mode product's W' broadcast
+    over X's P), or, where that is None, over operands transposed and copied into order."""
+    if isinstance(step, GemmStep) and step.plain:
         np.matmul(buffers[step.left], buffers[step.right], out=buffers[step.target])
         return
-    batch, left, right = step.left_shape[0], step.left_shape[1], step.right_shape[2]
-    a, b = buffers[step.left], buffers[step.right]
-    if step.left_axes != tuple(range(a.ndim)):
-        a = a.transpose(step.left_axes)
-    if step.right_axes != tuple(range(b.ndim)):
-        b = b.transpose(step.right_axes)
-    if batch == 1:  # a plain GEMM: 2-D operands skip numpy's batched-matmul loop
-        a, b = a.reshape(step.left_shape[1:]), b.reshape(step.right_shape[1:])
-    else:
-        a, b = a.reshape(step.left_shape), b.reshape(step.right_shape)
+    g = gemm_of(step)
     out = buffers[step.target]
-    if step.result_axes is None:  # the target is laid out as (batch, left, right)
-        np.matmul(a, b, out=_view(out, (left, right) if batch == 1 else (batch, left, right)))
-    else:
-        value = np.matmul(a, b).reshape(step.result_shape)
-        np.copyto(out, value.transpose(step.result_axes))
+    if g is not None:
+        a = _matrices(buffers[g.a], g.batch if g.stride_a else 1, g.m, g.k, g.trans_a)
+        b = _matrices(buffers[g.b], g.batch if g.stride_b else 1, g.k, g.n, g.trans_b)
+        np.matmul(a, b, out=_view(out, (g.m, g.n) if g.batch == 1 else (g.batch, g.m, g.n)))
+    elif isinstance(step, GemmStep):  # (a mode product's GEMMs are never None)
+        _run_copying(step, buffers)
     if step.scale != 1.0:
         np.multiply(out, out.dtype.type(step.scale), out=out)
-
-
-def run_mode_product(step: ModeStep, buffers) -> None:
-    """The mode product's GEMMs (:func:`~tensorlang.schedule.gemm.mode_gemm`): one
-    ``numpy.matmul`` over views (W' a transposed view, broadcast over X's P)."""
-    g = mode_gemm(step)
-    a = _matrices(buffers[g.a], g.batch if g.stride_a else 1, g.m, g.k, g.trans_a)
-    b = _matrices(buffers[g.b], g.batch if g.stride_b else 1, g.k, g.n, g.trans_b)
-    out = buffers[g.c]
-    np.matmul(a, b, out=_view(out, (g.m, g.n) if g.batch == 1 else (g.batch, g.m, g.n)))
-    if g.scale != 1.0:
-        np.multiply(out, out.dtype.type(g.scale), out=out)
 
 
 def _matrices(array: np.ndarray, count: int, rows: int, cols: int, transposed: bool) -> np.ndarray:
@@ -71,12 +55,18 @@ def _matrices(array: np.ndarray, count: int, rows: int, cols: int, transposed: b
     return view.swapaxes(-1, -2) if transposed else view
 
 
-def run_matmul(step: MatmulStep, buffers) -> None:
-    """Run ``step`` on ``buffers`` (indexable by slot; C-contiguous arrays of one dtype)."""
-    if isinstance(step, ModeStep):
-        run_mode_product(step, buffers)
+def _run_copying(step: GemmStep, buffers) -> None:
+    """A GEMM step whose operands must be transposed into (batch, left, summed) and
+    (batch, summed, right) order first, its result computed apart where the target does
+    not order its axes (batch, left, right)."""
+    batch, left, right = step.left_shape[0], step.left_shape[1], step.right_shape[2]
+    a = buffers[step.left].transpose(step.left_axes).reshape(step.left_shape[1:] if batch == 1 else step.left_shape)
+    b = buffers[step.right].transpose(step.right_axes).reshape(step.right_shape[1:] if batch == 1 else step.right_shape)
+    out = buffers[step.target]
+    if step.result_axes is None:  # the target is laid out as (batch, left, right)
+        np.matmul(a, b, out=_view(out, (left, right) if batch == 1 else (batch, left, right)))
     else:
-        run_gemm(step, buffers)
+        np.copyto(out, np.matmul(a, b).reshape(step.result_shape).transpose(step.result_axes))
 
 
 @dataclass(frozen=True)
