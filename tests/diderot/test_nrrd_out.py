@@ -147,9 +147,9 @@ def test_a_fixed_length_sequence_is_one_list_axis_of_its_elements_type(tmp_path)
 
 
 def test_an_image_with_signalling_nans_loads_without_a_warning(tmp_path):
-    # Teem's fs2d-scl (Diderot's example, -which tcubic) writes 0/0 samples as float
-    # signalling NaNs; numpy's cast to float64 raised "invalid value encountered in cast",
-    # printed on every `tensorlang run` of iso2d.  They load as NaNs, silently.
+    # a float image holding signalling-NaN bit patterns (met in an iso2d input that unu
+    # assembled from a half-written file): numpy's cast to float64 warned "invalid value
+    # encountered in cast" on every `tensorlang run`.  They load as NaNs, silently.
     import warnings
 
     from tensorlang.sampling import image as image_mod
