@@ -5,6 +5,7 @@
 ``--ref`` is a reference directory made with the real compiler (one folder per example, each
 with a ``runs.json`` that lists its runs: program, arguments, input files, output files, and
 a ``runs/<run>/`` folder holding the inputs and the outputs of ``diderotc --double --exec``).
+``make_reference.py`` makes one from a checkout of the examples.
 ``--examples`` is a checkout of Diderot-Language/examples: a program found there under the
 same name is taken from there (so the test runs the public text unchanged), otherwise (the
 variants the examples' scripts derive with sed) from the reference directory.
