@@ -5,6 +5,7 @@
 ``--ref`` is a reference directory made with the real compiler (one folder per example, each
 with a ``runs.json`` that lists its runs: program, arguments, input files, output files, and
 a ``runs/<run>/`` folder holding the inputs and the outputs of ``diderotc --double --exec``).
+``make_reference.py`` makes one from a checkout of the examples.
 ``--examples`` is a checkout of Diderot-Language/examples: a program found there under the
 same name is taken from there (so the test runs the public text unchanged), otherwise (the
 variants the examples' scripts derive with sed) from the reference directory.
@@ -68,6 +69,24 @@ def read_nrrd_kinds(path: Path) -> tuple[np.ndarray, list[str]]:
 
     data, header = nrrd.read(str(path), index_order="F")
     return np.asarray(data, dtype=np.float64), [str(k) for k in header.get("kinds", [])]
+
+
+#: header fields not compared: how the bytes are stored, not what they mean
+HEADER_IGNORED = {"endian", "encoding", "data file", "datafile", "line skip", "byte skip"}
+
+
+def compare_headers(got: Path, ref: Path) -> list[str]:
+    """The header fields (type, dimension, sizes, kinds, orientation, ...) where two NRRD
+    files differ, as ``field: ours vs reference``; empty when the meta-data agree."""
+    import nrrd
+
+    def fields(path: Path) -> dict:
+        return {k: str(v).replace("\n", " ") for k, v in nrrd.read_header(str(path)).items()
+                if k not in HEADER_IGNORED}
+
+    g, r = fields(got), fields(ref)
+    return [f"{k}: {g.get(k, '(none)')} vs {r.get(k, '(none)')}" for k in sorted(set(g) | set(r))
+            if g.get(k) != r.get(k)]
 
 
 def sorted_strands(a: np.ndarray) -> np.ndarray:
@@ -201,6 +220,9 @@ def run_one(ref: Path, examples: Path | None, example: str, run: dict, timeout: 
             except Exception as exc:  # noqa: BLE001 - an unreadable output is a difference
                 bad.append(f"{name}: unreadable ({type(exc).__name__}: {exc})"[:200])
                 continue
+            header = compare_headers(got_path, ref_path)
+            if header:
+                bad.append(f"{name}: header {'; '.join(header)}"[:200])
             how = STATISTICAL.get(example)
             ok, what = compare_points(got, want) if how == "points" else compare_arrays(got, want, tol)
             if not ok and how != "points" and kinds and kinds[-1] == "list" and got.shape == want.shape:

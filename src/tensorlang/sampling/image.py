@@ -391,8 +391,8 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
         if kinds[a] not in _VOXEL_KINDS:
             raise error("input", f"NRRD image {name!r}: axis {a} has kind {kinds[a]!r}, which this reader does not "
                                  f"take (vector, list, n-vector, 2D-matrix, 3D-matrix)")
-    array = np.transpose(np.asarray(data, dtype=np.float64), space + voxel)
-    vshape: tuple[int, ...] = ()
+    with np.errstate(invalid="ignore"):  # a signalling NaN sample stays a NaN, silently
+        array, vshape = np.transpose(np.asarray(data, dtype=np.float64), space + voxel), ()
     for a in voxel:
         shape = _VOXEL_KINDS[kinds[a]] or (data.shape[a],)
         if int(np.prod(shape)) != data.shape[a]:
