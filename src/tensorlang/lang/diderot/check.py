@@ -500,10 +500,14 @@ class Checker:
                 result = basis.FUNCTIONS[name](args)
                 if result is None:
                     shown = ", ".join(map(str, args))
-                    self.fail("shape", f"no overload of {name} takes ({shown})", e)
+                    field_note = (": min, max and abs of fields belong to research branches of Diderot's compiler, "
+                                  "not to the standard language" if name in ("min", "max", "abs")
+                                  and any(t.kind == "field" for t in args) else "")
+                    self.fail("shape", f"no overload of {name} takes ({shown}){field_note}", e)
                 self.c.scopes[id(f)] = "basis"
                 return result
-            self.fail("undeclared", f"unknown function {name}", f)
+            note = basis.extension_note(name)
+            self.fail("undeclared", f"unknown function {name}" + (f": {note}" if note else ""), f)
         ft = self.expr(f, scope)
         args = [self.expr(a, scope) for a in e.args]
         if ft.kind == "field":

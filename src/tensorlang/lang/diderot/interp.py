@@ -370,6 +370,12 @@ class Compiler:
         if tys and tys[0].kind == "field" and name in FV.LIFTED:
             a = args[0]
             return lambda fr: FV.Lifted1(name, a(fr))
+        if name == "inv" and tys[0].shape == ():  # 1/x of a real or of a scalar field
+            a = args[0]
+            if tys[0].kind == "field":
+                d = _dim(tys[0])
+                return lambda fr: FV.Lifted("/", 1.0, a(fr), d)
+            return lambda fr: _div(1.0, float(a(fr)))
         if tys and tys[0].kind == "field" and name in FV.MATRIX:
             a = args[0]
             return lambda fr: FV.MatrixFn(name, a(fr))

@@ -522,6 +522,9 @@ class Lowerer:
             return scal(self.seq_len(self.sequence(e.args[0])), "int")
         if any(t.kind not in ("int", "tensor", "bool") for t in tys):
             raise Unsupported(f"{name} of {', '.join(map(str, tys))}")
+        if name == "inv" and not tys[0].shape:  # 1/x of a real
+            x = self.expr(e.args[0]).flat()[0]
+            return scal(S.Bin("/", _const(1.0, "real"), S.Cast(x, "real") if x.ty != "real" else x, "real"), "real")
         if name in ("evals", "evecs", "inv") and tys[0].shape in ((2, 2), (3, 3)):
             n = tys[0].shape[0]
             fn = "inv" if name == "inv" else "eig"
@@ -825,6 +828,10 @@ class Lowerer:
                 and e.func.name == "normalize" and len(e.args) == 1:
             f = self.opaque(e.args[0])
             return Field("lift", "/", f, Field("lift", "norm", f, dim=f.dim, shape=()), dim=f.dim, shape=f.shape)
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
+                and e.func.name == "inv" and len(e.args) == 1 and self.ty(e.args[0]).shape == ():  # 1/F
+            f = self.field(e.args[0])
+            return Field("lift", "/", scal(_const(1.0, "real"), "real"), f, dim=f.dim, shape=())
         if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
                 and e.func.name in _MATRIX and len(e.args) == 1:
             f = self.opaque(e.args[0])

@@ -1,0 +1,45 @@
+"""Functions of Diderot's standard basis that programs beyond the examples call:
+``inv`` of a real (1/x) and of a scalar field (1/F, differentiable as F is).  Each
+typechecks, lowers to C and agrees with the interpreter (with ⊥ and ±∞ among the image
+samples), and the interpreter's values are the reciprocals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_field_ops_c import _image, _program, assert_c_agrees, assert_lowers_to_c, needs_cc
+
+CASES = {
+    "inv of a real": ("", "real", "0", "inv(F(x)) + inv(4)"),
+    "inv field": ("field#4(2)[] R = inv(G);", "real", "0", "R(x)"),
+    "gradient of an inv field": ("field#4(2)[] R = inv(G);", "vec2", "[0,0]", "∇R(x)"),
+    "Hessian of an inline inv": ("", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇(inv(G))(x)"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_inv_of_a_scalar_lowers_to_c(name):
+    assert_lowers_to_c(CASES[name])
+
+
+@needs_cc
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("bad", [False, True])
+def test_inv_of_a_scalar_agrees_with_the_interpreter(name, bad):
+    assert_c_agrees(CASES[name], len(name), bad, True)
+
+
+def test_inv_is_the_reciprocal_and_its_gradient_the_quotient_rule():
+    img = {"img": _image(np.random.default_rng(1), False)}
+    inv = _program("field#4(2)[] R = inv(G);", "vec3", "[0,0,0]", "[R(x), ∇R(x)[0], inv(2)]").run(img, backend="interp")
+    ref = _program("", "vec3", "[0,0,0]", "[1.0/G(x), -∇G(x)[0]/(G(x)*G(x)), 0.5]").run(img, backend="interp")
+    a, b = np.asarray(inv.outputs["o"]), np.asarray(ref.outputs["o"])
+    assert np.isfinite(a).all() and np.allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_inv_of_a_vector_field_is_still_refused():
+    from test_check import error_of
+    err = error_of("#version 2.0\ninput image(2)[2] v;\nfield#1(2)[2] V = ctmr ⊛ v;\nfield#1(2)[2] W = inv(V);\n"
+                   "strand s (int i) { output real o = 0; update { stabilize; } }\ninitially [ s(i) | i in 0..1 ];\n")
+    assert (err.code, err.line) == ("shape", 4)
