@@ -41,6 +41,11 @@ def test_a_research_branch_feature_is_named_at_its_position(decl, code, col, wor
     assert word in err.message and "research branch" in err.message
 
 
+def test_a_research_type_right_after_the_version_line_is_named():
+    err = refusal("#version 2.0\n\n// a comment\nofield#1(1,1)[] F (real a)(real b) = a*b;" + STRAND)
+    assert (err.code, err.line, err.col) == ("syntax", 4, 1) and "research branch" in err.message
+
+
 def test_a_name_of_ours_spelled_like_a_research_word_stays_a_name():
     # `mesh` and `cell` are ordinary names where a declaration or an assignment can use them
     check(parse_program("#version 2.0\nreal mesh = 1;\nint cell = 2;" + STRAND))

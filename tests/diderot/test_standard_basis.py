@@ -43,3 +43,40 @@ def test_inv_of_a_vector_field_is_still_refused():
     err = error_of("#version 2.0\ninput image(2)[2] v;\nfield#1(2)[2] V = ctmr ⊛ v;\nfield#1(2)[2] W = inv(V);\n"
                    "strand s (int i) { output real o = 0; update { stabilize; } }\ninitially [ s(i) | i in 0..1 ];\n")
     assert (err.code, err.line) == ("shape", 4)
+
+
+SLICES = {
+    "a component of a vector field": ("field#3(2)[2] V = ∇F;", "real", "0", "V[1](x)"),
+    "its gradient": ("field#3(2)[2] V = ∇F;", "vec2", "[0,0]", "∇(V[0])(x)"),
+    "a row and a column of a matrix field": ("field#2(2)[2,2] H = ∇⊗∇F;", "vec2", "[0,0]", "H[1,:](x) + H[:,0](x)"),
+    "a component of a sum, inline": ("", "real", "0", "(∇F + ∇G)[0](x) + (∇⊗∇G)[0,1](x)"),
+}
+
+
+@pytest.mark.parametrize("name", list(SLICES))
+def test_a_field_indexed_by_constants_lowers_to_c(name):
+    assert_lowers_to_c(SLICES[name])
+
+
+@needs_cc
+@pytest.mark.parametrize("name", list(SLICES))
+@pytest.mark.parametrize("bad", [False, True])
+def test_a_field_indexed_by_constants_agrees_with_the_interpreter(name, bad):
+    assert_c_agrees(SLICES[name], len(name), bad, True)
+
+
+def test_a_field_component_is_the_component_of_the_probe():
+    img = {"img": _image(np.random.default_rng(2), False)}
+    got = _program("field#2(2)[2,2] H = ∇⊗∇F;", "vec3", "[0,0,0]", "[H[0,1](x), H[1,:](x)[1], ∇(H[0,0])(x)[1]]")
+    want = _program("", "vec3", "[0,0,0]", "[(∇⊗∇F(x))[0,1], (∇⊗∇F(x))[1,1], (∇⊗∇⊗∇F(x))[0,0,1]]")
+    a, b = (np.asarray(p.run(img, backend="interp").outputs["o"]) for p in (got, want))
+    assert np.isfinite(a).all() and np.allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("index, code", [("V[i]", "shape"), ("V[0,0]", "shape"), ("V[2]", "dim-range")])
+def test_a_field_index_must_be_a_constant_within_the_shape(index, code):
+    from test_check import error_of
+    err = error_of("#version 2.0\ninput image(2)[2] v;\nfield#1(2)[2] V = ctmr ⊛ v;\n"
+                   "strand s (int i) { output real o = 0; update { o = " + index + "([0.5, 0.5]); stabilize; } }\n"
+                   "initially [ s(i) | i in 0..1 ];\n")
+    assert (err.code, err.line) == (code, 4)

@@ -369,12 +369,17 @@ class Checker:
             if len(e.indices) != 1 or e.indices[0] is None:
                 self.fail("shape", "a sequence takes one index", e)
             return self.element(t, e)
-        if t.kind != "tensor" or len(e.indices) != len(t.shape):
+        if t.kind not in ("tensor", "field") or len(e.indices) != len(t.shape):
             self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
+        if t.kind == "field":  # a component or slice of a tensor field: constant indices, as diderotc asks
+            for i in e.indices:
+                if i is not None and not (isinstance(i, A.Num) and i.is_int):
+                    self.fail("shape", "a field is indexed by constant integers (F[0], F[1,:])", i)
         for i, n in zip(e.indices, t.shape):
             if isinstance(i, A.Num) and not 0 <= i.value < n:
                 self.fail("dim-range", f"index {i.value} is outside 0..{n - 1}", i)
-        return tensor(*[n for i, n in zip(e.indices, t.shape) if i is None])
+        kept = tuple(n for i, n in zip(e.indices, t.shape) if i is None)
+        return Ty("field", kept, t.dim, t.k) if t.kind == "field" else tensor(*kept)
 
     def e_SeqIndex(self, e: A.SeqIndex, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)

@@ -431,6 +431,9 @@ class Compiler:
             i0 = idx[0]
             assert i0 is not None  # the checker asks a sequence for one index
             return lambda fr: _seq_get(a(fr), i0(fr))
+        if t.kind == "field":  # constant indices (the checker): a field of the components
+            key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)
+            return lambda fr: FV.Slice(key, a(fr))
         scalar = self.ty(e).shape == ()
 
         def index(fr):

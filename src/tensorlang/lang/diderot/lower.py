@@ -843,6 +843,10 @@ class Lowerer:
             if any(f is None for f in fs):
                 raise Unsupported("a stack of fields and tensors")
             return Field("stack", *fs, dim=fs[0].dim, shape=(len(fs),) + fs[0].shape)  # type: ignore[union-attr]
+        if isinstance(e, A.Index) and ty.kind == "field":  # F[i], F[i,:]: constant indices (the checker)
+            f = self.opaque(e.operand)
+            key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)  # type: ignore[union-attr]
+            return Field("slice", key, f, dim=f.dim, shape=ty.shape)
         if isinstance(e, A.Diff):
             f = self.opaque(e.operand)
             d = f.dim
@@ -941,6 +945,10 @@ class Lowerer:
                 return V.of((d, d) if d > 1 else (), "real", [_const(1.0 if i == j else 0.0, "real")
                                                              for i in range(d) for j in range(d)])
             return None
+        if f.kind == "slice":  # the components of the field's value (its derivative axes kept)
+            v = self.fval(f.args[1], order, x)
+            sub = None if v is None else v.comps[f.args[0]]
+            return None if v is None else V(sub, "real") if isinstance(sub, np.ndarray) else V.of((), "real", [sub])
         if f.kind == "stack":
             vs = [self.fval(g, order, x) for g in f.args]
             if all(v is None for v in vs):

@@ -350,7 +350,8 @@ def _check_depth(tree) -> None:
 def _extension_hint(previous: Token | None, tok: Token) -> tuple[str, Span] | None:
     """A type word of a research branch of Diderot (``ofield#1(2)[]``, ``fem#1``): say so."""
     from .basis import extension_note
-    starts = previous is None or str(previous) in (";", "}", "{", "input", "output")  # where a declaration starts
+    starts = previous is None or str(previous) in (";", "}", "{", "input", "output") \
+        or str(previous).startswith("#version")  # where a declaration starts
     note = extension_note(str(tok), types=True) if tok.type == "NAME" and starts else None
     return (f"unexpected {str(tok)!r}: {note}", lark_support.tok_span(tok)) if note else None
 
