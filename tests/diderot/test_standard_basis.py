@@ -80,3 +80,21 @@ def test_a_field_index_must_be_a_constant_within_the_shape(index, code):
                    "strand s (int i) { output real o = 0; update { o = " + index + "([0.5, 0.5]); stabilize; } }\n"
                    "initially [ s(i) | i in 0..1 ];\n")
     assert (err.code, err.line) == (code, 4)
+
+
+@needs_cc
+def test_large_generated_c_is_compiled_at_o1_with_the_same_results(monkeypatch):
+    from tensorlang.targets.c import build as c_build_mod
+    from tensorlang.targets.c import strands as c_strands
+    case = ("field#4(2)[] R = inv(G);", "tensor[2,2]", "[[0,0],[0,0]]", "∇⊗∇R(x)")
+    img = {"img": _image(np.random.default_rng(3), True)}
+    seen = []
+    real = c_build_mod.build_and_load
+    monkeypatch.setattr(c_build_mod, "build_and_load", lambda *a, **k: seen.append(a[3:]) or real(*a, **k))
+    o3 = _program(*case).run(img, backend="c")
+    monkeypatch.setattr(c_strands, "LARGE_SOURCE", 0)
+    monkeypatch.setattr(c_strands, "_RUNNERS", {})  # built again, not the runner of the same program above
+    o1 = _program(*case).run(img, backend="c")
+    assert seen == [((),), (("-O1",),)]
+    a, b = np.asarray(o3.outputs["o"]), np.asarray(o1.outputs["o"])
+    assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).any()
