@@ -212,8 +212,8 @@ def test_cache_clear_during_a_compile_does_not_fail_it(cache, monkeypatch):
 def test_an_object_removed_between_build_and_load_is_rebuilt(cache, monkeypatch):
     real_build = c_build.build
 
-    def build_then_vanish(source, compiler):
-        path = real_build(source, compiler)
+    def build_then_vanish(source, compiler, extra_flags=()):
+        path = real_build(source, compiler, extra_flags)
         path.unlink()  # cache clear in another process, before this one loads the object
         return path
     monkeypatch.setattr(c_build, "build", build_then_vanish)

@@ -204,6 +204,13 @@ def _square(args: list[Ty], result, fields: bool = False) -> Ty | None:
     return None
 
 
+def _reciprocal(args: list[Ty]) -> Ty | None:
+    """inv of a real (1/x) or of a scalar field (1/F, as smooth), as Diderot's basis has them."""
+    if len(args) == 1 and args[0].kind == "field" and args[0].shape == ():
+        return args[0]
+    return REAL if len(args) == 1 and is_num(args[0]) else None
+
+
 def _vec(args: list[Ty]) -> Ty | None:
     if len(args) == 1 and (args[0].kind == "tensor" and args[0].shape or args[0].kind == "field"):
         return args[0]
@@ -259,10 +266,40 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     "inside": _inside, "normalize": _vec,
     "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
-    "inv": lambda a: _square(a, lambda n: tensor(n, n), fields=True),
+    "inv": lambda a: _reciprocal(a) or _square(a, lambda n: tensor(n, n), fields=True),
     "det": lambda a: _square(a, lambda n: REAL, fields=True),
     "trace": lambda a: _square(a, lambda n: REAL, fields=True),
     "transpose": _transpose, "modulate": _modulate,
     "length": _length, "load": _load,
     "numStrands": _count, "numActive": _count, "numStable": _count,
 }
+
+
+#: Names that only research branches of Diderot's compiler know (closed-form and
+#: finite-element fields, field max/min and selection, polynomial fields): standard
+#: Diderot has none of them, and neither does this front end.  A program that uses one
+#: gets error[undeclared] (a function) or error[syntax] (a type) saying so, at the name
+#: (docs/diderot.md, "Programs from other corpora").
+EXTENSION_FUNCTIONS = {
+    "cfexp": "fields given by closed-form expressions", "cfexpOne": "fields given by closed-form expressions",
+    "expression": "fields given by closed-form expressions", "poly": "polynomial fields",
+    "inst": "polynomial fields (probe a field with F(x))",
+    "maxF": "the maximum of two fields", "minF": "the minimum of two fields",
+    "swap": "selecting one of several fields by an int", "compose": "field composition",
+    "concat": "field concatenation (stack fields with [F, G])", "KRNS": "several kernels on one image",
+    "SUM": "reductions of fields", "printIR": "printing the compiler's intermediate form",
+}
+EXTENSION_TYPES = {
+    "ofield": "fields given by closed-form expressions", "poly": "polynomial fields",
+    "fem": "finite-element fields", "mesh": "finite-element meshes", "fnspace": "finite-element function spaces",
+    "cell": "finite-element cells",
+}
+
+
+def extension_note(name: str, types: bool = False) -> str | None:
+    """Why ``name`` is refused when a research branch of Diderot's compiler defines it."""
+    what = (EXTENSION_TYPES if types else EXTENSION_FUNCTIONS).get(name)
+    if what is None:
+        return None
+    return (f"{name} belongs to a research branch of Diderot's compiler ({what}), not to the standard "
+            "language (versions 1.0 and 2.0) that this front end reads")

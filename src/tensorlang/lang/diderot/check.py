@@ -379,12 +379,17 @@ class Checker:
             if len(e.indices) != 1 or e.indices[0] is None:
                 self.fail("shape", "a sequence takes one index", e)
             return self.element(t, e)
-        if t.kind != "tensor" or len(e.indices) != len(t.shape):
+        if t.kind not in ("tensor", "field") or len(e.indices) != len(t.shape):
             self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
+        if t.kind == "field":  # a component or slice of a tensor field: constant indices, as diderotc asks
+            for i in e.indices:
+                if i is not None and not (isinstance(i, A.Num) and i.is_int):
+                    self.fail("shape", "a field is indexed by constant integers (F[0], F[1,:])", i)
         for i, n in zip(e.indices, t.shape):
             if isinstance(i, A.Num) and not 0 <= i.value < n:
                 self.fail("dim-range", f"index {i.value} is outside 0..{n - 1}", i)
-        return tensor(*[n for i, n in zip(e.indices, t.shape) if i is None])
+        kept = tuple(n for i, n in zip(e.indices, t.shape) if i is None)
+        return Ty("field", kept, t.dim, t.k) if t.kind == "field" else tensor(*kept)
 
     def e_SeqIndex(self, e: A.SeqIndex, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
@@ -510,10 +515,14 @@ class Checker:
                 result = basis.FUNCTIONS[name](args)
                 if result is None:
                     shown = ", ".join(map(str, args))
-                    self.fail("shape", f"no overload of {name} takes ({shown})", e)
+                    field_note = (": min, max and abs of fields belong to research branches of Diderot's compiler, "
+                                  "not to the standard language" if name in ("min", "max", "abs")
+                                  and any(t.kind == "field" for t in args) else "")
+                    self.fail("shape", f"no overload of {name} takes ({shown}){field_note}", e)
                 self.c.scopes[id(f)] = "basis"
                 return result
-            self.fail("undeclared", f"unknown function {name}", f)
+            note = basis.extension_note(name)
+            self.fail("undeclared", f"unknown function {name}" + (f": {note}" if note else ""), f)
         ft = self.expr(f, scope)
         args = [self.expr(a, scope) for a in e.args]
         if ft.kind == "field":

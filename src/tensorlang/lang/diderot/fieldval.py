@@ -489,6 +489,13 @@ class Deriv(Of):
         return np.stack([g[2, 1] - g[1, 2], g[0, 2] - g[2, 0], g[1, 0] - g[0, 1]])
 
 
+class Slice(Of):
+    """``F[i]``, ``F[i,:]``: components of a tensor field (``name``: the index key)."""
+
+    def value(self, x, order: int):
+        return np.asarray(self.f.value(x, order), dtype=np.float64)[self.name]
+
+
 class Compose(Field):
     """``F ∘ G``: F probed at G's value, differentiated by the chain rule
     (:func:`compose_terms`)."""

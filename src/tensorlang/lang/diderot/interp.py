@@ -371,6 +371,12 @@ class Compiler:
         if tys and tys[0].kind == "field" and name in FV.LIFTED:
             a = args[0]
             return lambda fr: FV.Lifted1(name, a(fr))
+        if name == "inv" and tys[0].shape == ():  # 1/x of a real or of a scalar field
+            a = args[0]
+            if tys[0].kind == "field":
+                d = _dim(tys[0])
+                return lambda fr: FV.Lifted("/", 1.0, a(fr), d)
+            return lambda fr: _div(1.0, float(a(fr)))
         if tys and tys[0].kind == "field" and name in FV.MATRIX:
             a = args[0]
             return lambda fr: FV.MatrixFn(name, a(fr))
@@ -426,6 +432,9 @@ class Compiler:
             i0 = idx[0]
             assert i0 is not None  # the checker asks a sequence for one index
             return lambda fr: _seq_get(a(fr), i0(fr))
+        if t.kind == "field":  # constant indices (the checker): a field of the components
+            key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)
+            return lambda fr: FV.Slice(key, a(fr))
         scalar = self.ty(e).shape == ()
 
         def index(fr):

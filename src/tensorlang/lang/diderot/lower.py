@@ -522,6 +522,9 @@ class Lowerer:
             return scal(self.seq_len(self.sequence(e.args[0])), "int")
         if any(t.kind not in ("int", "tensor", "bool") for t in tys):
             raise Unsupported(f"{name} of {', '.join(map(str, tys))}")
+        if name == "inv" and not tys[0].shape:  # 1/x of a real
+            x = self.expr(e.args[0]).flat()[0]
+            return scal(S.Bin("/", _const(1.0, "real"), S.Cast(x, "real") if x.ty != "real" else x, "real"), "real")
         if name in ("evals", "evecs", "inv") and tys[0].shape in ((2, 2), (3, 3)):
             n = tys[0].shape[0]
             fn = "inv" if name == "inv" else "eig"
@@ -826,6 +829,10 @@ class Lowerer:
             f = self.opaque(e.args[0])
             return Field("lift", "/", f, Field("lift", "norm", f, dim=f.dim, shape=()), dim=f.dim, shape=f.shape)
         if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
+                and e.func.name == "inv" and len(e.args) == 1 and self.ty(e.args[0]).shape == ():  # 1/F
+            f = self.field(e.args[0])
+            return Field("lift", "/", scal(_const(1.0, "real"), "real"), f, dim=f.dim, shape=())
+        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
                 and e.func.name in _MATRIX and len(e.args) == 1:
             f = self.opaque(e.args[0])
             if len(f.shape) != 2 or f.shape[0] != f.shape[1] or (e.func.name in ("det", "inv") and f.shape[0] not in (2, 3)):
@@ -836,6 +843,10 @@ class Lowerer:
             if any(f is None for f in fs):
                 raise Unsupported("a stack of fields and tensors")
             return Field("stack", *fs, dim=fs[0].dim, shape=(len(fs),) + fs[0].shape)  # type: ignore[union-attr]
+        if isinstance(e, A.Index) and ty.kind == "field":  # F[i], F[i,:]: constant indices (the checker)
+            f = self.opaque(e.operand)
+            key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)  # type: ignore[union-attr]
+            return Field("slice", key, f, dim=f.dim, shape=ty.shape)
         if isinstance(e, A.Diff):
             f = self.opaque(e.operand)
             d = f.dim
@@ -934,6 +945,10 @@ class Lowerer:
                 return V.of((d, d) if d > 1 else (), "real", [_const(1.0 if i == j else 0.0, "real")
                                                              for i in range(d) for j in range(d)])
             return None
+        if f.kind == "slice":  # the components of the field's value (its derivative axes kept)
+            v = self.fval(f.args[1], order, x)
+            sub = None if v is None else v.comps[f.args[0]]
+            return None if v is None else V(sub, "real") if isinstance(sub, np.ndarray) else V.of((), "real", [sub])
         if f.kind == "stack":
             vs = [self.fval(g, order, x) for g in f.args]
             if all(v is None for v in vs):

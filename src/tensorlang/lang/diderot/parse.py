@@ -347,11 +347,20 @@ def _check_depth(tree) -> None:
         stack.extend((child, depth + 1) for child in getattr(node, "children", ()) if hasattr(child, "children"))
 
 
+def _extension_hint(previous: Token | None, tok: Token) -> tuple[str, Span] | None:
+    """A type word of a research branch of Diderot (``ofield#1(2)[]``, ``fem#1``): say so."""
+    from .basis import extension_note
+    starts = previous is None or str(previous) in (";", "}", "{", "input", "output") \
+        or str(previous).startswith("#version")  # where a declaration starts
+    note = extension_note(str(tok), types=True) if tok.type == "NAME" and starts else None
+    return (f"unexpected {str(tok)!r}: {note}", lark_support.tok_span(tok)) if note else None
+
+
 def parse_program(text: str) -> A.Program:
     """The program's tree (spans into ``text``), or error[syntax] at the first token
     the grammar cannot take."""
     _check_version(text)
-    tree = lark_support.parse(_parser(), text, WORDS)
+    tree = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint)
     _check_depth(tree)
     try:
         program = _ToAst().transform(tree)

@@ -308,17 +308,17 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler,
     return obj
 
 
-def build_and_load(source: str, compiler: Compiler, declarations: str):
+def build_and_load(source: str, compiler: Compiler, declarations: str, extra_flags: tuple[str, ...] = ()):
     """:func:`build` then :func:`load`; an object that vanishes between the two (``cache
     clear`` in another process) is compiled again privately."""
-    path = build(source, compiler)
+    path = build(source, compiler, extra_flags)
     try:
         return load(path, declarations)
     except CannotLoad:
         if path.parent == _fallback_dir:
             raise
-        key = cache_key(source, compiler)
-        return load(_compile_into(_private_dir(), key, source, compiler), declarations)
+        key = cache_key(source, compiler, extra_flags)
+        return load(_compile_into(_private_dir(), key, source, compiler, extra_flags), declarations)
 
 
 _loaded: dict[str, tuple[object, object]] = {}
