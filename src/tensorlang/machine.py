@@ -10,10 +10,13 @@ package and imports none but :mod:`.limits`' reader of variables (the C compiler
   compiler's predefined macros with tensorlang's ``-m`` flags (``cc -dM -E``):
   ``__AVX512F__`` 64 bytes, ``__AVX__`` 32, ``__SSE2__`` or ``__ARM_NEON`` 16, else 16.
   The fused multiply-add is the C's own test (``__AVX512F__``, csrc/tl_tiles_fma.h);
-* BLAS integers (:data:`BLAS_INT_MAX`, by the width targets/c/blas.py finds).
+* BLAS integers (:data:`BLAS_INT_MAX`, by the width targets/c/blas.py finds);
+* the constants tuned to the memory system: cache line, register tiles, prefetch
+  distances, a thread's stack, and the thread threshold where none was measured.
 
-What threads cost is measured by running code (targets/c/threshold.py); the thread policy
-that reads it is loops/parallel.py.
+What threads cost is measured by running C (targets/c/threshold.py: it needs the C
+compiler); the thread policy that reads it is loops/parallel.py.  tests/test_architecture.py
+keeps these names defined here only.
 """
 
 from __future__ import annotations
@@ -154,3 +157,20 @@ def simd_elements(compiler: Any, itemsize: int) -> int:
 
 #: The largest extent or leading dimension a BLAS takes, by its integers' width in bits.
 BLAS_INT_MAX = {64: 2**63 - 1, 32: 2**31 - 1}
+
+
+#: Bytes of a cache line: buffers are aligned to at least this (targets/c/padded.py).
+CACHE_LINE_BYTES = 64
+#: A register tile's vector in bytes (AVX-512's) and the most accumulator vectors it keeps
+#: of the 32 registers (the fastest grouping measured): loops/microkernel.py, schedule/padding.py.
+TILE_BYTES, TILE_VECTORS = 64, 16
+#: What one core's prefetches hold: a fused loop's read-only slab of at most PREFETCH_BYTES
+#: is asked for whole one iteration ahead, a larger one sub-slab by sub-slab AHEAD_BYTES
+#: ahead (loops/fusion.py; docs/c-backend.md, "Prefetching the next element").
+PREFETCH_BYTES, AHEAD_BYTES = 16 * 1024, 8 * 1024
+#: A nest's local buffers above this many bytes together live on the heap: OpenMP workers
+#: and Python threads get less stack than the main thread's 8 MiB (targets/c/codegen.py).
+STACK_BYTES = 1 << 18
+#: The work (scalar operations) from which a nest runs on threads where nothing was
+#: measured (targets/c/threshold.py measures it): a parallel region costs about 5-10 µs.
+PARALLEL_WORK = 1 << 17

@@ -43,7 +43,7 @@ from .ein.printer import html_text, to_lambda_text, to_text
 from .ein.structure import Structure
 from .loops import LOOP_REWRITE_NAMES, loop_program
 from .loops.ir import LoopProgram
-from .loops.parallel import PARALLEL_WORK
+from .machine import PARALLEL_WORK
 from .loops.printer import to_text as loops_text
 from .loops.structure import visited_points
 from .passes import Optimized, optimize

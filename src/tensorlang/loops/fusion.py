@@ -36,7 +36,8 @@ from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loo
                  replace_nodes, slots, walk, work)
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
-from .parallel import PARALLEL_WORK, ParallelWork, simd_marks, team_size, threshold_for
+from ..machine import AHEAD_BYTES, PARALLEL_WORK, PREFETCH_BYTES  # what a core's prefetches hold
+from .parallel import ParallelWork, simd_marks, team_size, threshold_for
 
 
 def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: ParallelWork = PARALLEL_WORK,
@@ -191,13 +192,12 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
     return folded
 
 
-#: The most bytes of one buffer's slab a fused iteration asks for all at once for the next
-#: iteration (towards L2, at its start).  A larger slab would ask for more lines than the
-#: core can have in flight, and the iteration's first statements would wait behind the
-#: burst; such slabs get the hints in the loop instead (:func:`_prefetch`).  The CFD
-#: kernels' u and D take 4 KiB a slab at n = 8, 13.5 KiB at n = 12, 32 KiB at n = 16
-#: (docs/c-backend.md, "Prefetching the next element", has the measurements).
-PREFETCH_BYTES = 16 * 1024
+# PREFETCH_BYTES (tensorlang.machine): the most bytes of one buffer's slab a fused iteration
+# asks for all at once for the next iteration (towards L2, at its start).  A larger slab would ask for more lines than the
+# core can have in flight, and the iteration's first statements would wait behind the
+# burst; such slabs get the hints in the loop instead (:func:`_prefetch`).  The CFD
+# kernels' u and D take 4 KiB a slab at n = 8, 13.5 KiB at n = 12, 32 KiB at n = 16
+# (docs/c-backend.md, "Prefetching the next element", has the measurements).
 
 
 def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int) -> Loop:
@@ -298,12 +298,10 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     return replace(loop, body=tuple(body), prefetch=tuple(burst))
 
 
-#: How far ahead a statement walking a slab one sub-slab per iteration asks for the
-#: sub-slab it will read: this many bytes, at least one sub-slab, running on into the
-#: next iteration's slab (``prefetch u[e, k1+4] into L1, across`` at n = 16: 2 KiB
-#: sub-slabs): further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
-AHEAD_BYTES = 8 * 1024
-
+# AHEAD_BYTES (tensorlang.machine): how far ahead a statement walking a slab one sub-slab
+# per iteration asks for the sub-slab it will read, at least one sub-slab, running on into
+# the next iteration's slab (``prefetch u[e, k1+4] into L1, across`` at n = 16: 2 KiB
+# sub-slabs): further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
 
 #: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement
 #: of a fused loop reads first (Helmholtz's ``D ⊙ t``) is asked for into L1 by the

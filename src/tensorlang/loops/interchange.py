@@ -20,7 +20,7 @@ from ..schedule.plan import BufferPlan
 from .ir import BinOp, Const, Load, Loop, Neg, Nest, Node, Scalar, Store
 from ..schedule.padding import TRUE, decide as decide_padding
 from .lower import rezero, scalar
-from .parallel import PARALLEL_WORK
+from ..machine import PARALLEL_WORK
 
 #: Contractions with fewer multiply-adds than this keep the accumulator form.  Below it
 #: the whole statement runs in well under a microsecond either way (less than a kernel

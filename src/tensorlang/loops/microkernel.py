@@ -35,6 +35,7 @@ from typing import Any
 from ..ein import ir as ein
 from ..ein.index import Affine
 from ..ein.names import Fresh, all_names
+from ..machine import TILE_BYTES, TILE_VECTORS  # a tile's vector bytes and register budget
 from ..schedule.padding import RAGGED_TILE_BYTES, decide as decide_padding
 from ..schedule.plan import BufferPlan
 from .interchange import contraction
@@ -308,18 +309,10 @@ def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tup
 #: both forms on any machine).
 TILES: bool | None = None
 
-#: The bytes of one vector of a register tile (AVX-512's registers).
-TILE_BYTES = 64
-
 #: The shortest row of a register tile that is not whole vectors (bytes): its last vector
 #: is masked (:meth:`Tile.tail`); shorter rows stay plain blocks (docs/performance.md,
 #: "Register tiles for ragged rows").
 RAGGED_MIN_BYTES = RAGGED_TILE_BYTES
-
-#: The most accumulator vectors a tile keeps (of the 32 AVX-512 registers: the operands
-#: and broadcasts need some too): the fastest grouping measured (docs/performance.md, "Measurement history").
-TILE_VECTORS = 16
-
 
 @dataclass(frozen=True)
 class Tile:

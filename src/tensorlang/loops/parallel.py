@@ -18,13 +18,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import Union
 
+from ..machine import PARALLEL_WORK  # where no threshold was measured
 from .ir import Loop, Nest, Node, footprint, work
 
-#: A statement whose loop nest does at least this many scalar operations gets an
-#: ``omp parallel for`` on its outermost loop; below it, starting threads costs more
-#: than it saves (about 5-10 µs per parallel region on this class of machine).  The
-#: default of :func:`mark`: the C target measures its own (targets/c/threshold.py).
-PARALLEL_WORK = 1 << 17
 
 #: A nest doing at least this many scalar operations per element of data it touches
 #: (:func:`intensity`) is arithmetic work over data in cache: a contraction, a fused batch

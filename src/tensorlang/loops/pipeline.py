@@ -42,6 +42,7 @@ from typing import Callable, Mapping
 from ..analysis.structure import TensorStructure
 from ..ein import ir as ein
 from ..ein.structure import Structure
+from ..machine import PARALLEL_WORK
 from ..schedule.plan import Schedule
 from ..schedule import steps
 from ..schedule.steps import LoopStep, statement_of
@@ -70,7 +71,7 @@ class LoopFacts:
 
     schedule: Schedule
     statements: tuple[StatementFacts | None, ...]
-    parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK
+    parallel_work: _parallel.ParallelWork = PARALLEL_WORK
     fma: bool = False
     #: where the target calls BLAS from its code, the largest integer the BLAS takes
     #: (the C target's caps), else None: no product becomes a BLAS call (``packed-blas``)
@@ -78,7 +79,7 @@ class LoopFacts:
 
 
 def loop_facts(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
-               parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK, fma: bool = False,
+               parallel_work: _parallel.ParallelWork = PARALLEL_WORK, fma: bool = False,
                blas_int_max: int | None = None) -> LoopFacts:
     """The facts of ``schedule``'s loop statements, in program order (``declared``: the
     structures the program's declarations promise, by name)."""
@@ -345,7 +346,7 @@ STRUCTURE_REWRITES = ("blocks", "symmetry", "restrict-sums", "restrict", "pack-i
 
 
 def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,
-                 compressed: bool = True, parallel_work: _parallel.ParallelWork = _parallel.PARALLEL_WORK,
+                 compressed: bool = True, parallel_work: _parallel.ParallelWork = PARALLEL_WORK,
                  fma: bool = False, skip=(), blas_int_max: int | None = None) -> LoopProgram:
     """The nests of ``schedule``'s loop steps, in order, made by :data:`LOOP_PIPELINE`
     without the rewrites named in ``skip``.  A statement with a symmetric or blocked

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from ..analysis.cost import body_flops
 from ..ein import ir
 from ..ein.index import Affine, index_variables
+from ..machine import TILE_BYTES
 from ..semantics.values import FUNCTIONS
 
 PADDED = "padded"
@@ -308,12 +309,12 @@ AUTO_LOCAL_MAX_GROWTH = 1.5
 #: The measurements behind these three: docs/performance.md, "Padding that wins" and
 #: "pad=auto weighs the remainder".
 AUTO_LOCAL_L2_FRACTION = 0.25
-#: Rows of at least this many bytes in a fused loop's products are register tiles where
-#: the vectors are this wide (AVX-512), their last vector masked (loops/microkernel.py
+#: Rows of at least one tile vector (:data:`tensorlang.machine.TILE_BYTES`) in a fused
+#: loop's products are register tiles, their last vector masked (loops/microkernel.py
 #: ``RAGGED_MIN_BYTES``): padding them saves no vector operation, and the padded locals
 #: measured 1.2-1.5× slower than the ragged tiles at n = 11-15 (docs/performance.md,
 #: "Register tiles for ragged rows").
-RAGGED_TILE_BYTES = 64
+RAGGED_TILE_BYTES = TILE_BYTES
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from ...errors import KernelFailed
 from ...loops import ir as loops
 from ...loops import microkernel
 from ...loops.ir import slots as used_slots
+from ...machine import STACK_BYTES, TILE_BYTES
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, statement_of
@@ -85,13 +86,11 @@ def _comment(text: str) -> str:
 #: storage and a restrict pointer to it (see CPrinter's Declare).
 LOCAL_ARRAY_ELEMENTS = 64
 
-#: A nest's local buffers beyond the program's slots (a packed statement's copies,
-#: loops/structure.py) declared at its top level and together larger than this many bytes
-#: live on the heap: one block per run of the statement, allocated at its head and freed at
-#: its end (:meth:`CPrinter.nest`).  Smaller ones stay on the stack, which costs nothing to
-#: allocate; a larger stack frame could overflow a thread's stack (OpenMP workers and
-#: Python threads get less than the main thread's 8 MiB).
-STACK_BYTES = 1 << 18
+# A nest's local buffers beyond the program's slots (a packed statement's copies,
+# loops/structure.py) declared at its top level and together larger than STACK_BYTES
+# (tensorlang.machine: a thread's stack) live on the heap: one block per run of the
+# statement, allocated at its head and freed at its end (:meth:`CPrinter.nest`).  Smaller
+# ones stay on the stack, which costs nothing to allocate.
 
 #: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
 #: :func:`check_status` makes it ``too-large`` on every call path (the runtime, the
@@ -364,7 +363,7 @@ class CPrinter:
         lane: each lane computes the plain nest's sum for its x, in its k order, with
         ``fma`` where the nest has one), then stored row by row."""
         pad = "    " * depth
-        lanes = microkernel.TILE_BYTES // self.itemsize
+        lanes = TILE_BYTES // self.itemsize
         vectors, tail = tile.vectors(self.itemsize), tile.tail(self.itemsize)
         n = self._tiles
         t, g = f"tl_t{n}", f"tl_g{n}"
@@ -686,7 +685,7 @@ def tiles_prelude(real: str, fma: bool, forced: bool = False, tail: bool = False
     says whether a tile or the plain nest is compiled: on where the compiler targets
     AVX-512, unless the source defines it (``forced``: tiles without a plain branch,
     ``microkernel.TILES`` True, define it 1)."""
-    lanes = microkernel.TILE_BYTES // (4 if real == "float" else 8)
+    lanes = TILE_BYTES // (4 if real == "float" else 8)
     ps = "ps" if real == "float" else "pd"
     head = csrc.text("tl_tiles.h", forced=int(forced), lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
     m512 = "__m512" if real == "float" else "__m512d"

@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from ...limits import check_allocation
+from ...machine import CACHE_LINE_BYTES
 from ...schedule.padding import padded_shape
 
 #: The memory of every padded_empty array, by id: only these are read in place (a slice
@@ -39,13 +40,10 @@ def _forget(key: int, ref: weakref.ref) -> None:
     if entry is not None and entry[0] is ref:
         del _VIEWS[key]
 
-#: Buffers are aligned to at least this many bytes (a cache line).
-MIN_ALIGNMENT = 64
-
 
 def alignment(pad: int, itemsize: int) -> int:
     """The byte alignment of a padded buffer: M elements, at least a cache line."""
-    return max(pad * itemsize, MIN_ALIGNMENT)
+    return max(pad * itemsize, CACHE_LINE_BYTES)  # at least a cache line
 
 
 def aligned_zeros(storage: tuple[int, ...], pad: int, dtype) -> np.ndarray:

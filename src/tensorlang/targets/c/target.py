@@ -3,7 +3,8 @@ as C, :mod:`.codegen`) and a builder (compiled, cached and loaded: :class:`.runt
 
 from __future__ import annotations
 
-from ...loops.parallel import PARALLEL_WORK, Threshold
+from ...loops.parallel import Threshold
+from ...machine import PARALLEL_WORK
 from . import blas as c_blas
 from .codegen import Generated, print_c
 from .runtime import CKernel

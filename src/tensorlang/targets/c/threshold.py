@@ -19,8 +19,8 @@ from functools import lru_cache
 import numpy as np
 
 from ...limits import env_int
-from ...loops.parallel import PARALLEL_WORK, Threshold
-from ...machine import cpu_count, usable_cpus
+from ...loops.parallel import Threshold
+from ...machine import PARALLEL_WORK, cpu_count, usable_cpus
 from . import build as c_build
 from . import csrc
 from .codegen import SCHEDULE
