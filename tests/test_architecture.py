@@ -309,7 +309,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4228, "structure": 4598, "schedule+loops": 4901, "targets": 6274, "fields": 2207, "surface": 4493, "compiled strands": 4576}
+CEILINGS = {"diderot": 4228, "structure": 4598, "schedule+loops": 4969, "targets": 6417, "fields": 2207, "surface": 4493, "compiled strands": 4576}
 
 
 def layer_sizes() -> dict[str, int]:
