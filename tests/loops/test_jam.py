@@ -60,3 +60,38 @@ def test_the_loop_pipeline_can_leave_the_rewrites_out():
     rng = np.random.default_rng(3)
     A, B = rng.uniform(-1, 1, (64, 64)), rng.uniform(-1, 1, (64, 64))
     assert np.isclose(float(k(A=A, B=B)["s"]), float(np.einsum("ij,ji->", A, B)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [512, 515, 1024])
+def test_strips_over_rows_far_apart_prefetch_ahead_and_agree(n):
+    """Rows of ``jam.PREFETCH_ROW_BYTES`` or more: each strip step asks L1 for the line
+    ``PREFETCH_AHEAD`` rows further, guarded so no address passes B's end; the rewrite is
+    named and can be left out; the value is the same bits with or without it."""
+    k = tl.compile(_trace(n), backend="c", threads=1)
+    loops = k.ir("loops")
+    assert "prefetch" in loops.splitlines()[0] and "prefetch B[" in loops
+    source = k.code("c")
+    assert source.count("__builtin_prefetch(") == 1
+    assert f"(x_a + {jam.PREFETCH_AHEAD}LL) < {n}LL" in source
+    without = tl.compile(_trace(n), backend="c", threads=1, skip_passes=("prefetch",))
+    assert "__builtin_prefetch(" not in without.code("c")
+    rng = np.random.default_rng(n)
+    A, B = rng.uniform(-1, 1, (n, n)), rng.uniform(-1, 1, (n, n))
+    assert float(k(A=A, B=B)["s"]) == float(without(A=A, B=B)["s"])
+
+
+def test_strips_over_rows_close_together_ask_for_nothing():
+    n = jam.PREFETCH_ROW_BYTES // 8 - 1  # rows of float64 one element short of the threshold
+    assert "__builtin_prefetch(" not in tl.compile(_trace(n), backend="c", threads=1).code("c")
+    assert "__builtin_prefetch(" in tl.compile(_trace(n + 1), backend="c", threads=1).code("c")
+
+
+def test_a_strip_block_and_its_leftover_both_on_threads_compile(monkeypatch):
+    """n = 515: the strips' block and the leftover loop share the variable k, and both
+    reach the parallel threshold: each has its own run-time team."""
+    monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1000")
+    k = tl.compile(_trace(515), backend="c", threads=2)
+    assert k.code("c").count(" = tl_pick(") == 2
+    rng = np.random.default_rng(5)
+    A, B = rng.uniform(-1, 1, (515, 515)), rng.uniform(-1, 1, (515, 515))
+    assert np.isclose(float(k(A=A, B=B)["s"]), float(np.einsum("ij,ji->", A, B)), rtol=1e-12)

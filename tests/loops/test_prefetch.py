@@ -215,7 +215,7 @@ def _prefetches_in_bounds(source: str) -> int:
         lines += [f"    real *v{n} = calloc({max(size, 1)}, sizeof(real));",
                   f"    tl_lo[tl_buffers] = (const char *)v{n}; tl_hi[tl_buffers++] = (const char *)(v{n} + {size});"]
     for function in generated.functions:
-        lines.append(f"    {function.name}({', '.join([f'v{s}' for s in function.slots] + ['1'])});")
+        lines.append(f"    {function.name}({', '.join([f'v{s}' for s in (*function.slots, *function.inputs)] + ['1'])});")
     lines += ['    printf("%ld\\n", tl_asked);', "    return 0;", "}"]
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = Path(tmp, "k.c"), Path(tmp, "k")

@@ -278,7 +278,7 @@ def _run_c(source: str, fma: bool, flags: list[str]) -> bytes:
     for n, size in enumerate(sizes):
         lines.append(f"    real *v{n} = malloc({size} * sizeof(real)); tl_fill(v{n}, {size}, {n + 1}u);")
     for function in generated.functions:
-        lines.append(f"    if ({function.name}({', '.join([f'v{s}' for s in function.slots] + ['1'])}) != 0) return 3;")
+        lines.append(f"    if ({function.name}({', '.join([f'v{s}' for s in (*function.slots, *function.inputs)] + ['1'])}) != 0) return 3;")
     lines += [f"    fwrite(v{n}, sizeof(real), {size}, stdout);" for n, size in enumerate(sizes)]
     lines += ["    return 0;", "}"]
     with tempfile.TemporaryDirectory() as tmp:

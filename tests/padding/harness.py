@@ -31,7 +31,7 @@ def driver(generated, storage) -> str:
         lines.append(f"    v[{n}] = malloc({max(size, 1)} * sizeof(real));")
         lines.append(f"    if (fread(v[{n}], sizeof(real), {size}, stdin) != {size}) return 2;")
     for function in generated.functions:
-        lines.append(f"    {function.name}({', '.join([f'v[{s}]' for s in function.slots] + ['1'])});")
+        lines.append(f"    {function.name}({', '.join([f'v[{s}]' for s in (*function.slots, *function.inputs)] + ['1'])});")
     for n, size in enumerate(sizes):
         lines.append(f"    fwrite(v[{n}], sizeof(real), {size}, stdout);")
         lines.append(f"    free(v[{n}]);")

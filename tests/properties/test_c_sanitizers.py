@@ -51,9 +51,18 @@ def driver(generated: c_codegen.Generated) -> str:
         lines.append(f"    v[{n}] = malloc({max(size, 1)} * sizeof(real));")
         lines.append(f"    if (fread(v[{n}], sizeof(real), {size}, stdin) != {size}) return 2;")
     assert all(isinstance(step, LoopStep) for step in generated.schedule.steps), "the sanitizer build runs loop nests only"
+    # an inout variable's input in a buffer of its own, exactly sized, as a call with
+    # out= another array passes it (the function reads it there: codegen.input_reads)
+    inputs = sorted({s for function in generated.functions for s in function.inputs})
+    for s in inputs:
+        lines.append(f"    real *in{s} = malloc({max(sizes[s], 1)} * sizeof(real));")
+        lines.append(f"    memcpy(in{s}, v[{s}], {sizes[s]} * sizeof(real));")
+    first = {s: next(f for f in generated.functions if s in f.slots) for s in inputs}  # later steps: in place
     for function in generated.functions:
-        args = ", ".join([f"v[{s}]" for s in function.slots] + ["1"])
+        given = [f"in{s}" if first[s] is function else f"v[{s}]" for s in function.inputs]
+        args = ", ".join([f"v[{s}]" for s in function.slots] + given + ["1"])
         lines.append(f"    {function.name}({args});")
+    lines += [f"    free(in{s});" for s in inputs]
     for n, size in enumerate(sizes):
         lines.append(f"    fwrite(v[{n}], sizeof(real), {size}, stdout);")
         lines.append(f"    free(v[{n}]);")

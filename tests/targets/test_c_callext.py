@@ -441,13 +441,13 @@ def _failing_function(k, status: int):
     """Replace ``k``'s one C function by one that counts its calls and returns ``status``
     (what a step returns when it cannot allocate its copies: codegen.NO_MEMORY); the
     loaded library, whose ``tl_fail_calls()`` says how often it ran."""
-    function, slots = k.target._only
-    params = ", ".join(f"void *p{i}" for i in range(len(slots)))
+    function, slots, inputs = k.target._only
+    params = ", ".join(f"void *p{i}" for i in range(len(slots) + len(inputs)))  # then each inout input
     source = (f"static int calls;\nint tl_fail({params}, int threads) {{ (void)threads; calls++; return {status}; }}\n"
               "int tl_fail_calls(void) { return calls; }\n")
     lib = ctypes.CDLL(str(c_build.build(source, c_build.find_compiler())))
     address = ctypes.cast(lib.tl_fail, ctypes.c_void_p).value
-    k.target._only = (k.target.ffi.cast(k.target.ffi.typeof(function), address), slots)
+    k.target._only = (k.target.ffi.cast(k.target.ffi.typeof(function), address), slots, inputs)
     return lib
 
 

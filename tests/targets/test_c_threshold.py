@@ -56,7 +56,7 @@ def test_a_parallel_statement_asks_for_the_team_its_work_pays_for(monkeypatch):
     threshold.clear()
     try:
         k = tl.compile(SMALL, backend="c", threads=2)  # 1000 points: 2 * 1000 // 500 = 4 threads pay
-        assert "const int tl_team_x_i = tl_pick(&tl_choice1, tl_team(tl_threads, 4));" in k.code("c")
+        assert "const int tl_team1_x_i = tl_pick(&tl_choice1, tl_team(tl_threads, 4));" in k.code("c")
         assert "parallel for i in range(1000):  # at most 4 threads" in k.ir("loops")
         x = np.arange(1000.0)
         np.testing.assert_array_equal(k(s=np.array(-0.0), x=x)["x"], -0.0 * x)
@@ -335,7 +335,7 @@ def test_parallel_loops_of_a_kernel_measure_their_choice(monkeypatch):
         k = tl.compile(SMALL + "\n", backend="c", threads=2)
         c = k.code("c")
         assert "static tl_choice tl_choice1;" in c
-        assert "tl_record(&tl_choice1, tl_team_x_i, tl_clock() - tl_team_x_i_t0);" in c
+        assert "tl_record(&tl_choice1, tl_team1_x_i, tl_clock() - tl_team1_x_i_t0);" in c
         x = np.linspace(-3.0, 3.0, 1000)
         x[7] = np.nan
         for _ in range(2 * codegen.CHOICE["warm"] + codegen.CHOICE["explore"] + 3):

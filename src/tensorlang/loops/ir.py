@@ -196,6 +196,17 @@ class Ahead:
 
 
 @dataclass(frozen=True)
+class Prefetch:
+    """A hint statement: ask L1 for the 64-byte line holding ``slot[indices]`` (as a load
+    indexes it), or nothing where an index is past its dimension (no address outside the
+    buffer is formed).  :func:`.jam.prefetch_strips` puts one ahead of a strip's row
+    that the hardware prefetchers do not follow.  No value changes."""
+
+    slot: int
+    indices: tuple[Index, ...]
+
+
+@dataclass(frozen=True)
 class Declare:
     """A local buffer ``slot`` of ``shape`` (row-major, uninitialised), alive from here
     to the end of the enclosing loop body or nest: a fused loop's per-iteration temporary
@@ -408,7 +419,7 @@ def slots(nodes) -> set[int]:
             declared.add(node.slot)
         if isinstance(node, Loop):
             found.update(ahead.slot for ahead in node.prefetch)  # a hint's address needs its buffer
-        if isinstance(node, (Store, Load)):
+        if isinstance(node, (Store, Load, Prefetch)):
             found.add(node.slot)
         elif isinstance(node, (Copy, Rebuild)):
             found.update((node.target, node.source))

@@ -10,24 +10,36 @@
   rows whose cache lines serve the next ``a`` too, where a column of ``B`` walked at a
   power-of-two stride falls into two sets of L1 and misses at every row.
 
+* :func:`prefetch_strips`: where a strip's operand has rows at least
+  :data:`PREFETCH_ROW_BYTES` apart, each step of the strips asks L1 for the strip's line
+  :data:`PREFETCH_AHEAD` rows further (:class:`.ir.Prefetch`): every step opens a new row,
+  a stride the hardware prefetchers do not follow, so each line would wait on L3.
+
 The rows left over run as before.  ``rows`` adds each row's products in the same order;
 ``strips`` in another, as a vectorized sum does (SPEC §1, Values: reassociation).
 """
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 
 from ..ein.index import Affine
 from ..ein.names import Fresh
 from .structure import substitute_indices
-from .ir import Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Select, Store, Update, replace_nodes, walk
+from .ir import (Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Prefetch, Select, Store, Update, replace_nodes,
+                 walk)
 
 #: Rows summed together by :func:`rows`; rows shorter than MIN_ROW (two vectors) are no chain.
 ROWS, MIN_ROW = 4, 16
 #: The rows of the transposed operand a strip reads (at most an L1 set's ways: a
 #: power-of-two row stride maps them all into one).
 STRIP = 8
+#: :func:`prefetch_strips`: rows this far apart (bytes; the L2 streamer stays inside a
+#: 4 KiB page) get a prefetch this many rows ahead (the C prototype's distance:
+#: docs/performance.md, "Rows at once, transposed reads in strips")
+PREFETCH_ROW_BYTES, PREFETCH_AHEAD = 4096, 12
 
 
 def _plain(nodes) -> bool:
@@ -110,3 +122,29 @@ def strips(nest: Nest) -> Nest:
     """``nest`` with every sum that reads an operand across its rows run in strips."""
     fresh = Fresh(n.var for n in walk(nest.body) if isinstance(n, Loop))
     return replace(nest, body=_nodes(nest.body, lambda loop: _strips(loop, fresh)))
+
+
+def _ahead(loop: Loop, shapes, itemsize: int) -> tuple[Node, ...] | None:
+    """``for a: for kk in range(STRIP): ...`` (a strip step of :func:`strips`) reading
+    ``B[.., a, .., STRIP*k + kk]`` with rows :data:`PREFETCH_ROW_BYTES` or more apart: a
+    prefetch of ``B[.., a + PREFETCH_AHEAD, .., STRIP*k]`` first, for each such operand."""
+    strip = loop.body[0] if len(loop.body) == 1 else None
+    if not isinstance(strip, Loop) or strip.extent != STRIP or strip.start != 0:
+        return None
+    a, kk = loop.var, strip.var
+    hints: list[Node] = []
+    for load in _loads(strip.body):
+        last = load.indices[-1] if load.indices else None
+        if not (isinstance(last, Affine) and kk in dict(last.terms)) or a not in load.indices[:-1]:
+            continue
+        row = math.prod(shapes[load.slot][load.indices.index(a) + 1:]) * itemsize
+        hint = Prefetch(load.slot, substitute_indices(load, {a: Affine(((a, 1),), PREFETCH_AHEAD), kk: 0}).indices)
+        if row >= PREFETCH_ROW_BYTES and hint not in hints:
+            hints.append(hint)
+    return (replace(loop, body=(*hints, strip)),) if hints else None
+
+
+def prefetch_strips(nest: Nest, shapes, itemsize: int) -> Nest:
+    """``nest`` (after :func:`strips`) with a prefetch ahead of each strip step whose
+    operand's rows are far apart (``shapes``: each slot's shape in memory)."""
+    return replace(nest, body=_nodes(nest.body, lambda loop: _ahead(loop, shapes, itemsize)))

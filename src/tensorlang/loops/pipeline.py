@@ -15,6 +15,10 @@ restrict-sums     summation loops over the support of their summands       struc
 restrict          the target's loops over its support, after a zero fill    structure.py
 interchange       a contraction as row AXPYs (the nests no rewrite above    interchange.py
                   took)
+rows, strips      row sums several rows at once; a sum reading an operand   jam.py
+                  across its rows in strips
+prefetch          a prefetch ahead of each strip step whose rows are far    jam.py
+                  apart (:class:`.ir.Prefetch`)
 parallel          OpenMP and SIMD marks                                     parallel.py
 pieces            a loop over a direct sum's index piece by piece           pieces.py
 pack-in-producer  a temporary read only through a packed copy is written    structure.py
@@ -230,6 +234,18 @@ def _jam(name: str, rewrite) -> Rewrite:
     return run
 
 
+def prefetch(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A prefetch ahead of each strip step whose rows are far apart (:func:`.jam.prefetch_strips`)."""
+    shapes, itemsize = program.buffers.all_storage_shapes, program.buffers.itemsize
+
+    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
+        if not _taken(nest, "strips"):
+            return None
+        rewritten = jam.prefetch_strips(nest, shapes, itemsize)
+        return None if rewritten == nest else rewritten
+    return _each(program, facts, "prefetch", change)
+
+
 def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks)."""
     return _each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, facts.parallel_work))
@@ -331,6 +347,7 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("interchange", interchange),
     ("rows", _jam("rows", jam.rows)),
     ("strips", _jam("strips", jam.strips)),
+    ("prefetch", prefetch),
     ("parallel", parallel),
     ("pieces", pieces),
     ("pack-in-producer", pack_in_producer),

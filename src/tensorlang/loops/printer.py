@@ -20,7 +20,7 @@ from ..schedule.steps import LoopStep, statement_of
 from ..semantics.values import REDUCTIONS
 from ..ein.index import to_text as index_text
 from .ir import (Acc, Apply, BinOp, BlasProduct, Const, Copy, Declare, Delta, Epsilon, Init, Load, Loop, LoopProgram, Neg, Power,
-                 Nest, Rebuild, Select, Store, Tile, Update, multiply_add)
+                 Nest, Prefetch, Rebuild, Select, Store, Tile, Update, multiply_add)
 
 
 def _number(value: float) -> str:
@@ -87,6 +87,8 @@ class _Printer:
                 lines.append(f"{pad}{place} += {self.scalar(stored.right)}")  # a row update
             else:
                 lines.append(f"{pad}{place} = {self.scalar(stored)}")
+        elif isinstance(node, Prefetch):
+            lines.append(f"{pad}prefetch {self.access(node.slot, node.indices)} into L1")
         elif isinstance(node, Copy):
             lines.append(f"{pad}copy {self.names[node.source]} -> {self.names[node.target]} ({node.count} elements)")
         elif isinstance(node, Rebuild):

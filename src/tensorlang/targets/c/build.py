@@ -31,7 +31,7 @@ from ...errors import TensorLangError, error
 from ...limits import env_path
 
 #: Bumped whenever the calling convention or the generated code's meaning changes.
-ABI_VERSION = "1"
+ABI_VERSION = "2"
 _MANIFEST_KIND = "tensorlang-c-kernel"
 _COMPILE_TIMEOUT_S = 300
 

@@ -138,8 +138,12 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
         return None
     if any(role == "optional" for role in roles.values()):
         return None
-    function, slots = kernel._only
+    function, slots, inputs = kernel._only
     names = tuple(kernel.names[s] for s in slots)
+    # the function takes each inout slot's input after the slots (codegen.CFunction): the
+    # extension passes one for each slot whose role is inout, in slot order
+    if inputs != tuple(s for s, name in zip(slots, names) if roles.get(name) == "inout"):
+        return None
     shapes = tuple(tuple(int(k) for k in kernel.shapes[s]) for s in slots)
     padded: tuple = ()
     if kernel.pad > 1:  # 000 §4: the storage shapes; a 0-d result is a numpy scalar there (CKernel.run's)
@@ -148,7 +152,7 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
         storage = kernel.schedule.buffers.storage_shapes
         padded = (tuple(tuple(int(k) for k in storage[s]) for s in slots),
                   padded_alignment(kernel.pad, kernel.dtype.itemsize))
-    if len(slots) > MAX_SLOTS or len(order) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes):
+    if len(slots) + len(inputs) > MAX_SLOTS or len(order) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes):
         return None
     if not set(order) <= set(names):
         return None

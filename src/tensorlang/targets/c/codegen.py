@@ -6,7 +6,11 @@ by BLAS all come from the schedule and the loop IR (its rewrites, :mod:`tensorla
 this module only spells them in C.
 
 Loop step N of a schedule becomes one function ``int tl_stepN(real *restrict v<slot>...,
-int nthreads)`` taking the buffers its nests use, in slot order.  A BLAS step N is such a
+const real *v<slot>_in..., int nthreads)`` taking the buffers its nests use, in slot order,
+then, for each ``inout`` variable among them, the caller's input (:func:`input_reads`): the
+function reads it there until its first assignment and writes the variable's own buffer,
+so a call whose ``out=`` target is another array needs no copy; the in-place call passes
+the buffer itself for both.  A BLAS step N is such a
 function calling BLAS (:mod:`.blascall`) where the process has a BLAS generated C can
 call and the step needs no copy, else a comment in the source, run by the kernel in
 Python (:mod:`.runtime`); a schedule of several steps all in C gets ``tl_kernel``, which
@@ -155,6 +159,9 @@ class CPrinter:
         self._apart: list[loops.Node] = []
         self._statement_functions = 0
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
+        #: the slots whose loads read another pointer, by slot: an inout variable's input
+        #: until its first assignment (:func:`input_reads`)
+        self.reads: dict[int, str] = {}
 
     def _param(self, slot: int) -> str:
         """A slot's pointer parameter: ``restrict`` unless another slot views its memory
@@ -170,8 +177,8 @@ class CPrinter:
         return _row_major(indices, shape)
 
     def scalar(self, e) -> str:
-        if isinstance(e, loops.Load):
-            return f"v{e.slot}[{self.offset(e.slot, e.indices)}]"
+        if isinstance(e, loops.Load):  # an inout variable's input: v<slot>_in (input_reads)
+            return f"{self.reads.get(e.slot, f'v{e.slot}')}[{self.offset(e.slot, e.indices)}]"
         if isinstance(e, loops.Acc):
             return e.name
         if isinstance(e, loops.Const):
@@ -246,6 +253,8 @@ class CPrinter:
             place, a, b, from_zero = fused
             x = place if isinstance(place, str) else f"v{place[0]}[{_row_major(place[1], self._store_shape(node))}]"
             addend = "(real)0" if from_zero else x
+            if not from_zero and not isinstance(place, str) and place[0] in self.reads:  # x = fma(a, b, x_in)
+                addend = self.scalar(loops.Load(*place))
             lines.append(f"{pad}{x} = fma{self.suffix}({self.scalar(a)}, {self.scalar(b)}, {addend});")
         elif isinstance(node, loops.Init):
             lines.append(f"{pad}real {node.acc} = {_number(REDUCTIONS[node.op].identity, self.real)};")
@@ -259,12 +268,17 @@ class CPrinter:
             shape = self._store_shape(node)
             place = f"v{node.slot}[{_row_major(node.indices, shape)}]"
             stored = node.value
-            if (isinstance(stored, loops.BinOp) and stored.op == "+"
+            if (isinstance(stored, loops.BinOp) and stored.op == "+" and node.slot not in self.reads
                     and stored.left == loops.Load(node.slot, node.indices)):
                 # x = x + p, as the interchanged contractions update a row (loops.interchange)
                 lines.append(f"{pad}{place} += {self.scalar(stored.right)};")
             else:
                 lines.append(f"{pad}{place} = {self.scalar(stored)};")
+        elif isinstance(node, loops.Prefetch):  # a hint: no address past the buffer is formed
+            shape = self.storage[node.slot]
+            guard = " && ".join(f"{_idx(i)} < {shape[d]}LL" for d, i in enumerate(node.indices) if isinstance(i, Affine))
+            ask = f"__builtin_prefetch((const char *)(v{node.slot} + {self.offset(node.slot, node.indices)}), 0, 3);"
+            lines.append(f"{pad}if ({guard}) {ask}" if guard else f"{pad}{ask}")
         elif isinstance(node, loops.Declare):  # a fused loop's local buffer (loops/fusion.py)
             size = max(math.prod(node.shape), 1)
             while len(self.storage) <= node.slot:  # a micro-kernel's accumulator block
@@ -307,7 +321,7 @@ class CPrinter:
                     self.child(child, var, lines, depth + 1)
             lines.append(f"{pad}}}")
             if chosen:
-                team = f"tl_team_{var}"
+                team = f"tl_team{self._choices}_{var}"
                 lines += [f"{pad}#ifdef _OPENMP", f"{pad}tl_record(&tl_choice{self._choices}, {team}, tl_clock() - {team}_t0);",
                           f"{pad}#endif"]
         else:
@@ -536,7 +550,9 @@ class CPrinter:
             kind = "static" if loop.reductions else SCHEDULE
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({kind}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
-            team = f"tl_team_{_idx(loop.var)}"  # the team decided at run time (csrc/tl_threads.h)
+            # the team decided at run time (csrc/tl_threads.h); named by its choice too: two
+            # loops of one variable may both run on threads (a strip block and its leftover)
+            team = f"tl_team{self._choices}_{_idx(loop.var)}"
             choice = f"tl_choice{self._choices}"
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
                     f"const int {team} = tl_pick(&{choice}, tl_team(tl_threads, {loop.team}));",
@@ -633,14 +649,79 @@ def _row_major(indices, shape) -> str:
     return text
 
 
+def inout_slots(program: loops.LoopProgram) -> frozenset[int]:
+    """The slots of the program's ``inout`` variables: each C function taking one also
+    takes the caller's input for it (:func:`function`, :func:`_entry`)."""
+    return frozenset(n for n, b in enumerate(program.buffers.buffers) if b.role == "inout")
+
+
+def _loads(node, slot: int) -> bool:
+    return any(isinstance(e, loops.Load) and e.slot == slot for e in loops.walk((node,)))
+
+
+def input_reads(nests: tuple[loops.Nest, ...], slot: int) -> int | None:
+    """How many of ``nests`` (from the first) read an ``inout`` slot's loads from the
+    caller's input rather than the slot's buffer, or None where that is not sure to read
+    what the in-place run reads (the function then copies the input into the buffer
+    first, when they differ).  The count runs to the first nest storing the slot: there
+    the slot is stored by one store, and no load of it follows that store (every load read
+    the input in the in-place run as well: a statement assigns its whole target, and the
+    nests' order is the statements'; ``x = x + p`` then reads ``x``'s input, printed
+    so).  Not sure, so None: the slot never stored, stored twice (a row update of
+    :mod:`..loops.interchange` starts its rows with a store), read after its store, or
+    mentioned in a node other than plain loops, stores and accumulators (a register tile,
+    a packed product, a copy), in a parallel loop or a fused loop (their bodies may be
+    functions of their own, which take the buffers only)."""
+    state = {"stores": 0}
+
+    def visit(nodes) -> bool:  # False: not sure
+        for node in nodes:
+            if isinstance(node, loops.Loop):
+                if node.parallel and slot in used_slots((node,)):
+                    return False
+                if not visit(node.body):
+                    return False
+            elif isinstance(node, (loops.Init, loops.Declare, loops.Prefetch)):  # a hint reads nothing
+                continue
+            elif isinstance(node, (loops.Update, loops.Store)):
+                if state["stores"] and _loads(node.value, slot):
+                    return False
+                if isinstance(node, loops.Store) and node.slot == slot:
+                    state["stores"] += 1
+                    if state["stores"] > 1:
+                        return False
+            elif slot in used_slots((node,)):
+                return False
+        return True
+
+    for count, nest in enumerate(nests, 1):
+        if nest.fused and slot in used_slots(nest.body):
+            return None
+        if not visit(nest.body):
+            return None
+        if state["stores"]:
+            return count
+    return None
+
+
+def _copy_input(slot: int, storage: tuple[int, ...], itemsize: int) -> str:
+    """The C copying an inout slot's input into its buffer where the caller passed another."""
+    return f"    if (v{slot}_in != v{slot}) memcpy(v{slot}, v{slot}_in, (size_t){math.prod(storage) * itemsize}LL);"
+
+
 def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...], real: str,
-             slots: tuple[int, ...], blas_int_max: int | None = None) -> str:
-    """One step: ``int name(real *v<slot>..., int nthreads)`` running ``nests`` in order;
-    it takes exactly the buffers the nests use, in slot order.  With ``blas_int_max``, a
+             slots: tuple[int, ...], blas_int_max: int | None = None, inputs: tuple[int, ...] = ()) -> str:
+    """One step: ``int name(real *v<slot>..., const real *v<slot>_in..., int nthreads)``
+    running ``nests`` in order; it takes exactly the buffers the nests use, in slot order,
+    then the caller's input of each slot of ``inputs`` (inout variables): read in place of
+    the buffer up to the slot's first assignment where :func:`input_reads` is sure of it,
+    else copied into the buffer first when it is another array.  With ``blas_int_max``, a
     packed structured product large enough is a BLAS call (:meth:`CPrinter.packed_blas`)."""
     printer = CPrinter(program, real, name, blas_int_max)
     aliased = program.buffers.aliased
-    params = [f"real *{'' if slot in aliased else 'restrict '}v{slot}" for slot in slots] + ["int nthreads"]
+    reading = {slot: input_reads(nests, slot) for slot in inputs}
+    params = [f"real *{'' if slot in aliased or reading.get(slot) else 'restrict '}v{slot}" for slot in slots]
+    params += [f"const real *v{slot}_in" for slot in inputs] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
     for slot in slots:
         lines.append(f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */")
@@ -650,7 +731,13 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     lines.append("    int tl_threads = 1;")
     lines.append("#endif")
     lines.append("    (void)tl_threads;")
-    for nest in nests:
+    for slot, count in reading.items():
+        if count is None:
+            lines.append(_copy_input(slot, printer.storage[slot], printer.itemsize))
+        else:
+            lines.append(f"    /* v{slot}_in: read until the first assignment of v{slot} (in place: v{slot}_in == v{slot}) */")
+    for n, nest in enumerate(nests):
+        printer.reads = {slot: f"v{slot}_in" for slot, count in reading.items() if count is not None and n < count}
         printer.nest(nest, lines)
     lines.append("    return 0;")
     lines.append("}")
@@ -700,11 +787,14 @@ def tiles_prelude(real: str, fma: bool, forced: bool = False, tail: bool = False
 
 @dataclass(frozen=True)
 class CFunction:
-    """The C function of loop step ``step``: its name and the slots it takes, in order."""
+    """The C function of loop step ``step``: its name, the slots it takes, in order, and
+    the ``inout`` slots among them whose caller's input it takes after them (a loop step's
+    function and ``tl_kernel``; a call in place passes the slot's buffer again)."""
 
     step: int
     name: str
     slots: tuple[int, ...]
+    inputs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -728,16 +818,23 @@ class Generated:
 _BLAS_COMMENT = {ModeStep: "numpy.matmul (mode product)", GemmStep: "numpy.matmul", EinsumStep: "opt_einsum"}
 
 
-def _entry(functions: list[CFunction]) -> tuple[CFunction, str]:
-    """``tl_kernel``: every step's function in order, over the union of their slots."""
+def _entry(functions: list[CFunction], inout: frozenset[int], storage, itemsize: int) -> tuple[CFunction, str]:
+    """``tl_kernel``: every step's function in order, over the union of their slots, then
+    the caller's input of each inout slot: handed to the first step using the slot where
+    that step takes it, else copied into the buffer first (where it is another array)."""
     slots = tuple(sorted(set().union(*(c.slots for c in functions))))
-    params = ", ".join([f"real *v{slot}" for slot in slots] + ["int nthreads"])
+    inputs = tuple(s for s in slots if s in inout)
+    params = ", ".join([f"real *v{slot}" for slot in slots] + [f"const real *v{slot}_in" for slot in inputs]
+                       + ["int nthreads"])
     lines = [f"int tl_kernel({params}) {{", "    int tl_status;"]
+    first = {s: next(c for c in functions if s in c.slots) for s in inputs}
+    lines += [_copy_input(s, storage[s], itemsize) for s in inputs if s not in first[s].inputs]
     for c in functions:  # a step's own status (NO_MEMORY, -1) is the kernel's
-        args = ", ".join([f"v{slot}" for slot in c.slots] + ["nthreads"])
+        args = ", ".join([f"v{slot}" for slot in c.slots] + [f"v{s}_in" if first[s] is c else f"v{s}" for s in c.inputs]
+                         + ["nthreads"])
         lines.append(f"    if ((tl_status = {c.name}({args})) != 0) return tl_status;")
     lines += ["    return 0;", "}"]
-    return CFunction(-1, "tl_kernel", slots), "\n".join(lines) + "\n"
+    return CFunction(-1, "tl_kernel", slots, inputs), "\n".join(lines) + "\n"
 
 
 def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None,
@@ -753,14 +850,15 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     functions: list[CFunction] = []
     extra: list[str] = []  # cffi declarations beyond the steps' (a probe step's general entry)
     blas = False
+    inout = inout_slots(loop_program)
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
             nests = loop_program.nests_of(n)
             # the nests may read fewer buffers than the statements name (a concat at a fixed
             # position reads only the part it selects): such a slot stays a parameter, unused
             assert used_slots(nests) <= set(step.slots), "the nests use only the schedule's slots"
-            c = CFunction(n, f"tl_step{n}", step.slots)
-            parts.append(function(loop_program, c.name, nests, real, c.slots, blas_int_max))
+            c = CFunction(n, f"tl_step{n}", step.slots, tuple(s for s in step.slots if s in inout))
+            parts.append(function(loop_program, c.name, nests, real, c.slots, blas_int_max, c.inputs))
             functions.append(c)
             blas = blas or PACKED_BLAS_MARK in parts[-1]
             continue
@@ -787,11 +885,15 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
         functions.append(c)
         blas = True
     entry = None
-    if len(schedule.steps) > 1 and len(functions) == len(schedule.steps):
-        entry, text = _entry(functions)
+    # several steps all in C, or one that takes no input of an inout slot it has (a Gram,
+    # probe or BLAS step): tl_kernel, which every call takes (the inputs after the slots)
+    if functions and len(functions) == len(schedule.steps) and (
+            len(functions) > 1 or any(s in inout and s not in functions[0].inputs for s in functions[0].slots)):
+        entry, text = _entry(functions, inout, loop_program.buffers.all_storage_shapes, 4 if real == "float" else 8)
         parts.append(text)
     declared = [*functions, entry] if entry is not None else functions
-    declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * len(c.slots) + ['int'])});" for c in declared)
+    declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * (len(c.slots) + len(c.inputs)) + ['int'])});"
+                             for c in declared)
     declarations += "".join("\n" + line for line in extra)
     if blas:
         declarations += "\nint tl_set_blas(void *, void *, void *, int);"

@@ -39,9 +39,9 @@ def fast_call(kernel, roles: dict[str, str]):
         return None
     names, shapes = kernel.names, kernel.shapes
     if kernel._only is not None:  # one C function: call it directly with its buffers
-        function, slots = kernel._only
+        function, slots, inputs = kernel._only
     else:  # a schedule with BLAS steps: every buffer, through CKernel.execute
-        function, slots = None, tuple(range(len(names)))
+        function, slots, inputs = None, tuple(range(len(names))), ()
     required = [n for n in slots if roles.get(names[n]) in ("in", "inout")]
     lines = ["def call(arrays, out, threads):"]
     lines.append(f"    if len(arrays) != {len(required)}:")
@@ -93,6 +93,8 @@ def fast_call(kernel, roles: dict[str, str]):
             continue
         if role == "out":
             lines.append(f"    b{n} = empty({tuple(shapes[n])!r}, dtype) if t{n} is None else t{n}")
+        elif role == "inout" and n in inputs:  # the C function reads the caller's input itself
+            lines.append(f"    b{n} = empty({tuple(shapes[n])!r}, dtype) if t{n} is None else t{n}")
         elif role == "inout":  # the caller's input is copied, unless it is its own target
             lines.append(f"    if t{n} is None:")
             lines.append(f"        b{n} = a{n}.copy()")
@@ -105,7 +107,9 @@ def fast_call(kernel, roles: dict[str, str]):
             lines.append(f"    b{n} = empty({tuple(shapes[n])!r}, dtype)")
     buffer = {n: f"{'a' if roles.get(names[n]) == 'in' else 'b'}{n}" for n in slots}
     if function is not None:
-        args = ", ".join(f"fb(char, {buffer[n]}, False)" for n in slots)
+        # then each inout input: the caller's array (the in-place idiom passes it twice;
+        # any other target owns its memory, checked above: the two are disjoint)
+        args = ", ".join([f"fb(char, {buffer[n]}, False)" for n in slots] + [f"fb(char, a{n}, False)" for n in inputs])
         lines.append(f"    status = function({args}{', ' if args else ''}threads)")
         lines.append("    if status:")
         if pooled:

@@ -14,9 +14,10 @@ for their statement.
 
 A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer, padded
 or not (inputs that are read-only are used in place where they are buffers of the
-kernel's layout; inputs that are also results are copied, so a caller's array is never
-written; ``out=`` buffers of the kernel's layout that share no memory with an input are
-written directly), then runs the steps in order.
+kernel's layout; an input that is also a result is read by the C function itself where
+the schedule is one function, else copied, so a caller's array is never written; ``out=``
+buffers of the kernel's layout that share no memory with an input are written directly),
+then runs the steps in order.
 """
 
 from __future__ import annotations
@@ -67,18 +68,32 @@ def _in_place(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dty
     return as_padded(array, shape, pad, dtype) if array.base is not None else None
 
 
+def _source(given, buffer: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An inout variable's input as the C function reads it beside its buffer: the array
+    itself where it is C-contiguous of the kernel's dtype and shares no memory with the
+    buffer, else a copy (an input overlapping its target is read before it is written)."""
+    given = np.asarray(given)
+    if given.dtype != dtype or not given.flags.c_contiguous or _overlap(given, buffer):
+        return np.array(given, dtype=dtype, order="C", copy=True)
+    return given
+
+
 def _blank(storage: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
     """A fresh buffer: uninitialised unpadded, aligned and zero padded (000 §4)."""
     return np.empty(storage, dtype) if pad == 1 else aligned_zeros(storage, pad, dtype)
 
 
-def _c_runner(ffi, function, slots: tuple[int, ...]) -> Callable[[list, int], None]:
-    """A runner of one loaded C function over the buffers of its ``slots``."""
+def _c_runner(ffi, function, slots: tuple[int, ...], inputs: tuple[int, ...] = ()) -> Callable[..., None]:
+    """A runner of one loaded C function over the buffers of its ``slots``, then the
+    input of each inout slot of ``inputs`` (codegen.CFunction): ``sources``' array for it
+    where given (another array than its buffer, sharing no memory with it), else the
+    buffer itself (in place: it holds the input)."""
     assert ffi is not None, "a C function is loaded with its ffi"
     from_buffer = ffi.from_buffer
 
-    def run_c(buffers, threads):
-        status = function(*[from_buffer(buffers[s]) for s in slots], threads)
+    def run_c(buffers, threads, sources=None):
+        given = [from_buffer(buffers[s] if sources is None or s not in sources else sources[s]) for s in inputs]
+        status = function(*[from_buffer(buffers[s]) for s in slots], *given, threads)
         if status:  # a heap block not had (NO_MEMORY), BLAS not set up: raises
             check_status(status)
     return run_c
@@ -134,9 +149,9 @@ class CKernel:
                                 self.ffi.cast("void *", found.syrk), found.kind)
             #: the loaded library (a field probe calls its probe step's general entry, targets/c/probe.py)
             self.lib = lib
-            functions = {c.step: (getattr(lib, c.name), c.slots) for c in generated.functions}
+            functions = {c.step: (getattr(lib, c.name), c.slots, c.inputs) for c in generated.functions}
             if generated.entry is not None:  # several steps, all in C: tl_kernel runs them
-                self._only = (getattr(lib, generated.entry.name), generated.entry.slots)
+                self._only = (getattr(lib, generated.entry.name), generated.entry.slots, generated.entry.inputs)
             elif len(self.steps) == 1:
                 self._only = functions[0]
         self._plan()
@@ -164,14 +179,15 @@ class CKernel:
 
     def direct_call(self):
         """``(function, slot names, slot shapes, from_buffer, char_type, check_status)``
-        when the schedule is one C function, else None: what a caller that has already
+        when the schedule is one C function taking no inout variable's input, else None:
+        what a caller that has already
         checked its arrays (the einsum cache, whose key fixes shapes, dtypes and layouts)
         needs to call it with no further checks.  The slot names say which array goes
         where; a slot that is no input or result is a temporary the caller allocates; a
         nonzero status the function returns goes to ``check_status``, which raises."""
-        if self._only is None or self.ffi is None:
+        if self._only is None or self.ffi is None or self._only[2]:
             return None
-        function, slots = self._only
+        function, slots, _ = self._only
         return (function, tuple(self.names[s] for s in slots), tuple(tuple(self.shapes[s]) for s in slots),
                 self.ffi._backend.from_buffer, self.ffi.typeof("char[]"), check_status)
 
@@ -271,7 +287,10 @@ class CKernel:
         multi-megabyte buffer costs a page fault per 4 KiB).  The in-place idiom
         ``k(x=x, out={"x": x})`` (paper 002's ``x = s * x``) passes the same array as a
         variable's input and its target: that array is the buffer, already holding the
-        input, as long as no *other* input shares its memory.  Results come back as their
+        input, as long as no *other* input shares its memory.  Any other inout input is
+        not copied where the schedule is one C function: the function reads it until it
+        assigns the variable (codegen.input_reads; an input overlapping its buffer is
+        copied first), else it is copied into the buffer.  Results come back as their
         targets, or as fresh buffers (padded: views of their true shape, not C-contiguous).
         (Calls without anything unusual take the C caller, :mod:`.callext`, or the
         generated fast path of :mod:`.fastcall` instead.)"""
@@ -293,6 +312,9 @@ class CKernel:
             buffers[n] = found
         reused: dict[int, np.ndarray] = {}
         direct: dict[str, np.ndarray] = {}
+        # unpadded, one C function: the inout slots whose input it takes (codegen.CFunction)
+        reads = self._only[2] if self._only is not None and pad == 1 else ()
+        sources: dict[int, np.ndarray] = {}
         for n, name, shape, role in self._others:
             given = supplied.get(name)
             target = targets.get(name) if targets else None
@@ -306,7 +328,11 @@ class CKernel:
             else:
                 buffer = _blank(storage[n], pad, dtype)
             if given is not None:
-                if given is not target or name not in direct:  # k(x=x, out={"x": x}) holds it already
+                if given is target and name in direct:  # k(x=x, out={"x": x}) holds it already
+                    pass
+                elif n in reads:  # the C function reads the input itself: no copy into the buffer
+                    sources[n] = _source(given, buffer, dtype)
+                else:
                     buffer[regions[n]] = given
             elif role == "optional":
                 buffer[regions[n]] = np.nan
@@ -314,7 +340,10 @@ class CKernel:
         # every slot is filled now: the temporaries, the inputs and the others (_plan's
         # roles partition the slots), so no None is left
         filled = cast("list[np.ndarray]", buffers)
-        self.execute(filled, threads)
+        if sources:
+            cast("Callable[..., None]", self._runners[0])(filled, threads, sources)  # the one C function's (_c_runner)
+        else:
+            self.execute(filled, threads)
         if self._store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
             self._store_hook({name: filled[n] for n, name in enumerate(self.names)})
         self.give_back_temporaries(pool)

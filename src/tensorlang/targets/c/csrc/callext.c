@@ -162,14 +162,14 @@ static int slot_named(Caller *c, PyObject *key, int results) {
 
 /* The kernel's C function over the buffers p, without the GIL where the kernel is large
    (run() holds c->busy meanwhile).  0, or -1 with an exception set when it failed. */
-static int call_kernel(Caller *c, void **p) {
+static int call_kernel(Caller *c, void **p, int nargs) {
     int rc;
     if (c->release_gil) {
         Py_BEGIN_ALLOW_THREADS
-        rc = call_function(c->fn, c->nslots, p, c->threads);
+        rc = call_function(c->fn, nargs, p, c->threads);
         Py_END_ALLOW_THREADS
     } else {
-        rc = call_function(c->fn, c->nslots, p, c->threads);
+        rc = call_function(c->fn, nargs, p, c->threads);
     }
     if (rc != 0) {  /* the function ran: check_status raises KernelFailed, which no path retries */
         PyObject *none = status_handler == NULL ? NULL : PyObject_CallFunction(status_handler, "i", rc);
@@ -261,7 +261,8 @@ static PyObject *padded_view(Caller *c, int n, PyObject *raw, void *data) {
 /* One call of the kernel's function: input[n] holds the input of each in and inout slot,
    target[n] the out= target of a result slot (gather_targets checked it) or NULL.
    Unpadded, inputs are passed in place, results are fresh arrays or their targets (an
-   inout target gets its input first) and work slots are kept buffers.  Padded (000 §4),
+   inout slot's input is passed after the slots: the function reads it, no copy) and
+   work slots are kept buffers.  Padded (000 §4),
    every slot is a zeroed padded buffer aligned to c->align bytes: inputs are copied into
    kept ones (only their regions are written: the padding stays zero), results are fresh
    ones returned as views of their true shape (what CKernel.run returns) or kept ones
@@ -294,15 +295,10 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
         if (given) {
             Py_INCREF(target[n]);
             own[n] = target[n];
-            if (role == R_INOUT && target[n] != input[n])  /* both own their memory: disjoint */
-                memcpy(PyArray_DATA((PyArrayObject *)target[n]), PyArray_DATA((PyArrayObject *)input[n]),
-                       (size_t)PyArray_NBYTES((PyArrayObject *)input[n]));
         } else if (role == R_IN) {
             Py_INCREF(input[n]);
             own[n] = input[n];
-        } else if (role == R_INOUT) {
-            if ((own[n] = PyArray_NewCopy((PyArrayObject *)input[n], NPY_CORDER)) == NULL) goto done;
-        } else if (role == R_OUT || !use_own) {
+        } else if (role == R_OUT || role == R_INOUT || !use_own) {  /* inout: the function reads its input */
             if ((own[n] = empty(c, n)) == NULL) goto done;
         } else {
             if (c->work[n] == NULL && (c->work[n] = empty(c, n)) == NULL) goto done;
@@ -311,7 +307,15 @@ static PyObject *run(Caller *c, PyObject **input, PyObject **target, int single)
         }
         p[n] = PyArray_DATA((PyArrayObject *)own[n]);
     }
-    if (call_kernel(c, p) < 0) goto done;
+    /* then each inout slot's input, which the function reads until it assigns the slot:
+       the caller's array (unpadded: a target given is that array or owns memory apart
+       from it, gather_targets checked; a fresh result is disjoint), padded the buffer
+       holding its copy */
+    int nargs = c->nslots;
+    for (n = 0; n < c->nslots; n++)
+        if (c->role[n] == R_INOUT)
+            p[nargs++] = c->padded ? p[n] : PyArray_DATA((PyArrayObject *)input[n]);
+    if (call_kernel(c, p, nargs) < 0) goto done;
     if (!single && (result = PyDict_New()) == NULL) goto done;
     for (n = 0; n < c->nslots; n++) {
         if (!takes(c, n, 1)) continue;
