@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Mapping
@@ -463,10 +464,11 @@ def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
     a sixth of the pair product's multiply-adds, and no t)."""
     roles = declared_roles(program.decls) if roles is None else roles
     statements, shapes = list(program.statements), program.shapes
+    readers = Counter(name for s in statements for name in set(s.reads))  # statements reading each name
     for n in range(len(statements) - 2, -1, -1):
         pair, contraction = statements[n], statements[n + 1]
         if roles.get(pair.target, Role.TEMP) != Role.TEMP or blas_shape(contraction) is not None \
-                or sum(pair.target in s.reads for s in statements) != 1:
+                or readers[pair.target] != 1:
             continue
         factors, summed, scale = contraction_factors(contraction)
         inner = contraction_factors(pair)
@@ -481,6 +483,8 @@ def gram_merged(program: ir.Program, roles: Mapping[str, str] | None, vector_byt
         step = gram_step(merged, dict.fromkeys(shapes, 0), shapes)
         if step is not None and step.order == 3 and step.why_not(vector_bytes) is None:
             statements[n:n + 2] = [merged]
+            readers.subtract(name for s in (pair, contraction) for name in set(s.reads))
+            readers.update(set(merged.reads))
     if len(statements) == len(program.statements):
         return program
     kept = {name for s in statements for name in (s.target, *s.reads)}
