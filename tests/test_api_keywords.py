@@ -137,3 +137,61 @@ def test_a_kernels_methods_refuse_an_unknown_keyword_by_name(method):
         with pytest.raises(tl.ArgumentError) as caught:
             getattr(kernel, method)(*args, bogus_keyword=1)
         assert caught.value.code == "input" and f"{method}()" in caught.value.message
+
+
+def _returned_objects() -> dict:
+    """One of each kind of object the public API hands a user: kernels (fixed and
+    symbolic sizes, compiled or built), a contract expression, builder expressions, fields
+    and a compressed result."""
+    fixed = tl.compile("in var a : [3]\nout var y : [3]\ny = 2 * a\n", backend="numpy")
+    x = tl.var("x", (2, 3))
+    field = tl.field(np.ones((8, 8)), "bspln3")
+    return {"Kernel": fixed,
+            "SymbolicKernel": tl.compile("in var a : [n]\nout var y : [n]\ny = 2 * a\n", backend="numpy"),
+            "built Kernel": tl.build({"C": tl.contract(tl.outer(x, x), (1, 3))}, backend="numpy"),
+            "ContractExpression": tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)),
+            "builder variable": x, "builder expression": tl.outer(x, x),
+            "Field": field, "derived Field": tl.grad(field),
+            "Compressed": fixed.run({"a": np.ones(3)}, compressed=True)["y"]}
+
+
+def _public_callables():
+    """Every public function of ``tl``, ``tl.fields`` and ``tl.testing``, and every public
+    method of the objects they return: found by introspection, so that a new one is
+    covered without editing this list."""
+    for module, prefix in ((tl, "tl"), (tl.fields, "tl.fields"), (tl.testing, "tl.testing")):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if callable(value) and not inspect.isclass(value):
+                yield f"{prefix}.{name}", name, value
+    for kind, obj in _returned_objects().items():
+        for name in dir(type(obj)):
+            if name.startswith("_") or isinstance(inspect.getattr_static(type(obj), name), property):
+                continue
+            value = getattr(obj, name)
+            if callable(value):
+                yield f"{kind}.{name}", name, value
+
+
+def test_the_walk_finds_the_methods_users_call():
+    found = {label for label, _, _ in _public_callables()}
+    assert {"Kernel.run", "Kernel.ir", "Kernel.roles", "SymbolicKernel.dask", "SymbolicKernel.example_sizes",
+            "Field.probe", "builder expression.text", "tl.fields.load", "tl.testing.assert_matches_reference",
+            "tl.einsum"} <= found
+
+
+@pytest.mark.parametrize("label,name,function", list(_public_callables()), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_public_callable_refuses_an_unknown_keyword(label, name, function):
+    """Unknown keywords are errors everywhere in the public API (docs/api.md,
+    "Arguments"): error[input], never Python's bare TypeError.  Where the callable takes
+    any keyword (``**arrays``: a kernel's inputs by name) the keyword is read as such a
+    name and refused as one; otherwise the message names the callable and the keyword."""
+    try:
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(function).parameters.values())
+    except ValueError:  # no signature to read (a builtin): it must still refuse
+        takes_any = False
+    with pytest.raises(tl.TensorLangError) as caught:
+        function(bogus_keyword=1)
+    assert caught.value.code == "input", str(caught.value)
+    if not takes_any:
+        assert "'bogus_keyword'" in caught.value.message and f"{name}()" in caught.value.message, caught.value.message

@@ -72,7 +72,7 @@ def test_schedule_and_loops_are_one_consistent_view(backend):
     """A kernel's schedule and loop IR come from one compilation: its own where its target
     runs loops, else what the C target would run, with the same measured threshold."""
     kernel = tl.compile(PRODUCT, backend=backend)
-    view = kernel.compiled_for("loops")
+    view = kernel._compiled_for("loops")
     assert kernel.schedule is view.schedule and kernel.loop_program is view.loops
     assert view.options.backend == "c"
     assert kernel.ir("loops").startswith("# loop rewrites:")
@@ -126,7 +126,7 @@ def test_a_view_of_another_target_reuses_the_kernels_optimizer_run(monkeypatch):
     kernel = tl.compile(PRODUCT, backend="numpy")
     assert len(runs) == 1
     kernel.ir("loops")
-    assert kernel.compiled_for("loops").opt is kernel.compiled.opt
+    assert kernel._compiled_for("loops").opt is kernel.compiled.opt
     assert len(runs) == 1
 
 

@@ -221,7 +221,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
     if args.random_inputs is not None:
         if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
             kernel = kernel.for_inputs(arrays)
-        kernel.check_store_size()  # an absurd program is refused before drawing numbers
+        kernel._check_store_size()  # an absurd program is refused before drawing numbers
         rng = np.random.default_rng(args.random_inputs)
         keep = kernel.language.keep_structure
         for name in kernel.inputs + kernel.unassigned_reads:  # unassigned_reads: without qualifiers

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import lang, limits, pipeline, stages
-from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard, is_integer
+from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard, is_integer, signature_checked
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -153,6 +153,7 @@ class ProgramInterface:
     def shapes(self) -> dict[str, tuple]:
         return dict(self.checked.context.shapes)
 
+    @signature_checked
     def roles(self) -> dict[str, Role]:
         """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and
         result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
@@ -389,7 +390,7 @@ class Kernel(ProgramInterface):
         """The front end's reference semantics on the checked program (the oracle)."""
         return self.language.interpret(self.checked, supplied, dtype)
 
-    def compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
+    def _compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
         """The pipeline's values with ``stage`` computed: this kernel's own where its
         target ran the stage, else what ``backend`` (default: C, what ``--emit schedule``
         and ``--emit loops`` show for every target) would compile, computed once (the
@@ -429,7 +430,7 @@ class Kernel(ProgramInterface):
         with :attr:`loop_program`: the one the target runs, or, for a target that runs no
         loop IR (numpy, interp), the one the C target would run (the numpy target's own
         is ``self.compiled.schedule``)."""
-        found = self.compiled_for("loops").schedule
+        found = self._compiled_for("loops").schedule
         assert found is not None
         return found
 
@@ -438,14 +439,14 @@ class Kernel(ProgramInterface):
         """Whether the C target would call BLAS from its generated C for this dtype and
         padding (a BLAS was found, targets/c/blas.py): a single GEMM then pays from
         steps.C_BLAS_WORK.  ``analyze`` decides with it."""
-        facts = self.compiled_for("facts", "c").facts
+        facts = self._compiled_for("facts", "c").facts
         assert facts is not None
         return facts.caps.blas_int_max is not None
 
     @property
     def loop_program(self) -> LoopProgram:
         """The loop IR of the schedule's loop steps (what the C target prints)."""
-        found = self.compiled_for("loops").loops
+        found = self._compiled_for("loops").loops
         assert found is not None
         return found
 
@@ -517,9 +518,9 @@ class Kernel(ProgramInterface):
         # entry (callext.install_entry) runs it from C and sends here what it declines.
         if args:
             raise self._positional(args)
-        return self.call(arrays, out)
+        return self._dispatch(arrays, out)
 
-    def call(self, arrays: dict, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    def _dispatch(self, arrays: dict, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """The one call path (``k(**arrays)``, a symbolic kernel's specialisation): the
         fast paths (:meth:`_fast_paths`), then the general path, which checks every
         argument and reports."""
@@ -598,7 +599,7 @@ class Kernel(ProgramInterface):
                 self.language.check_structure(self.checked, supplied)
             targets = self._validate_out(out) if out else {}
             if self._store_elements is None:
-                self.check_store_size()
+                self._check_store_size()
             start = time.perf_counter()
             results = self.target.run(supplied, targets, self.threads)
             self.last_run_seconds = time.perf_counter() - start
@@ -695,7 +696,7 @@ class Kernel(ProgramInterface):
                                 "each result needs its own")
         return dict(out)
 
-    def check_store_size(self) -> None:
+    def _check_store_size(self) -> None:
         """The variables fit the memory budget; checked on the first call only, since it
         depends on the declarations alone (and the budget, read from the environment)."""
         if self._store_elements is None:

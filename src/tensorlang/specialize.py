@@ -25,7 +25,7 @@ from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
 from .analysis.batch import NotDataParallel, batch_verdict
 from .analysis.report import symbolic_report
-from .errors import Source, TensorLangError, error, guard, is_integer
+from .errors import Source, TensorLangError, error, guard, is_integer, signature_checked
 from .kernel import Kernel, Options, ProgramInterface, check_threads, closest, default_threads
 from .semantics.sizes import MAX_EXTENT, Sym, poly_of
 from .semantics.types import CheckedProgram, show
@@ -126,7 +126,7 @@ class SymbolicKernel(ProgramInterface):
             kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
         if kernel is not None:  # the specialisation's own fast path, without repacking the arguments
             self._last = kernel
-            return kernel.call(arrays, out)
+            return kernel._dispatch(arrays, out)
         return self._call_guarded(out, arrays)
 
     def _fast_key(self, arrays: dict, out) -> tuple[int, ...] | None:
@@ -152,7 +152,7 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        return self.for_inputs(arrays, out, complete=True).call(arrays, out)
+        return self.for_inputs(arrays, out, complete=True)._dispatch(arrays, out)
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
@@ -164,8 +164,8 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def for_inputs(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> Kernel:
-        """The specialisation these arrays bind (:meth:`binding`), compiled on first use."""
-        kernel = self._specialization(self.binding(arrays, out, complete))
+        """The specialisation these arrays bind (:meth:`_binding`), compiled on first use."""
+        kernel = self._specialization(self._binding(arrays, out, complete))
         self._last = kernel
         try:
             shapes = tuple([arrays[name].shape for name in self._shape_key])  # type: ignore[attr-defined]
@@ -177,7 +177,7 @@ class SymbolicKernel(ProgramInterface):
             self._by_shapes[shapes] = kernel
         return kernel
 
-    def binding(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> dict[str, int]:
+    def _binding(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> dict[str, int]:
         """Each symbol's value from the arrays' shapes: inputs in declaration order, then
         ``out=`` arrays.  Disagreements, empty dimensions and symbols nothing binds are
         error[input]; for ``complete`` arrays (a call), a misspelt or forgotten input first."""
@@ -294,12 +294,12 @@ class SymbolicKernel(ProgramInterface):
         assert run_chunked is not None, "the dask target runs chunks"
 
         given = {**(self._inputs_dict(inputs) if inputs is not None else {}), **arrays}
-        verdict, batch = self.batch_verdict(batch)
+        verdict, batch = self._batch_verdict(batch)
         shapes = self.checked.context.shapes
         self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
-        fixed = self.binding_without(batch, given)
+        fixed = self._binding_without(batch, given)
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
                           self._bound_options(), tuple(sorted(params.items())))
@@ -309,10 +309,10 @@ class SymbolicKernel(ProgramInterface):
             outputs[name] = shape
         return run_chunked(spec, run_chunk, verdict, batched, others, outputs, self.dtype, chunks, split_every)
 
-    def batch_verdict(self, batch: str | None = None):
+    def _batch_verdict(self, batch: str | None = None):
         """(the data-parallel verdict, the batch's name) for a chunked run along ``batch``."""
         if batch is None:  # the one size the program is data-parallel along (targets/dask)
-            return default_batch(self.symbols, self.batch_verdict, self.checked.accepted_inputs)
+            return default_batch(self.symbols, self._batch_verdict, self.checked.accepted_inputs)
         if batch not in self.symbols:
             raise error("input", f"the batch must be a symbolic size of the program ({', '.join(self.symbols)}), "
                         f"got {batch!r}")
@@ -340,7 +340,7 @@ class SymbolicKernel(ProgramInterface):
             raise error("input", f"the program is not data-parallel along {batch}: {exc}").with_source(
                 self.source) from None
 
-    def binding_without(self, batch: str, arrays: Mapping[str, object]) -> dict[str, int]:
+    def _binding_without(self, batch: str, arrays: Mapping[str, object]) -> dict[str, int]:
         """The values of every size but the batch, from the arrays' shapes (as a call binds them)."""
         found: dict[str, int] = {}
         for name, rank, dims in self._binders:
@@ -375,6 +375,7 @@ class SymbolicKernel(ProgramInterface):
     def code(self, target: str = "numpy") -> str:
         raise self._needs_values(f"{target!r} code")
 
+    @signature_checked
     def example_sizes(self) -> dict[str, str]:
         """Values of the sizes for a message: the first of :func:`_example_bindings` (of at
         most 32, on about 2 MB of program text in all) with which the program checks; N each if none."""

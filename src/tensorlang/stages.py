@@ -18,7 +18,7 @@ def _view(stage: str) -> Callable[[Any], str]:
 
 def _compiled(stage: str, backend: str | None = None) -> Callable[[Any], str]:
     def show(kernel) -> str:
-        text = kernel.compiled_for(stage, backend).show(stage)
+        text = kernel._compiled_for(stage, backend).show(stage)
         assert text is not None, f"the pipeline ran {stage}"
         return text
     return show
@@ -41,7 +41,7 @@ IR_STAGES: dict[str, Callable[[Any], str]] = {
     "facts": _compiled("facts"),
     # the schedule that goes with the loops (Kernel.schedule): the C target's where the
     # kernel's own target runs no loop IR (a numpy kernel's own is its compiled.schedule)
-    "schedule": lambda kernel: kernel.compiled_for("loops").show("schedule"),
+    "schedule": lambda kernel: kernel._compiled_for("loops").show("schedule"),
     "loops": _compiled("loops"),
 }
 

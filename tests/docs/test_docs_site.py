@@ -171,8 +171,15 @@ MACHINE = [r"\bthis machine\b", r"\bdevelopment machine\b", r"\b\d-core\b", r"\b
            r"\bZen \d\b", r"\bloaded machine\b", r"\bload average\b"]
 
 
+#: A measurement's diary (when it ran, how busy the machine was, what earlier runs gave):
+#: on no user page but docs/performance.md, which keeps the measurement history (the
+#: Internals pages, docs/architecture.md's "Size budgets" among them, are not user pages).
+MEASUREMENT_LOG = [r"\bload average \d", r"\b\d{1,2}:\d{2}\b[^.\n]{0,12}\bUTC\b", r"\bearlier runs?\b",
+                   r"\b20\d\d-\d\d-\d\d\b"]
+
+
 def _prose(text: str) -> str:
-    return re.sub(r"```.*?```", "", text, flags=re.S)
+    return re.sub(r"```.*?```", lambda m: "\n" * m[0].count("\n"), text, flags=re.S)  # lines kept: hits' numbers
 
 
 @pytest.mark.parametrize("page", [p.relative_to(DOCS).as_posix() for p in user_pages()])
@@ -181,6 +188,10 @@ def test_a_user_page_has_no_development_log_wording(page):
     patterns = DEV_LOG + (MACHINE if page == "index.md" or page.startswith(("howto/", "tutorial", "coming-from")) else [])
     hits = [f"{page}:{text.count(chr(10), 0, m.start()) + 1}: {m[0]}"
             for p in patterns for m in re.finditer(p, text)]
+    if page != "performance.md":  # an example of output (`note: ... load average 7.9`) is no diary
+        prose = re.sub(r"`[^`]*`", lambda m: "\n" * m[0].count("\n"), text)
+        hits += [f"{page}:{prose.count(chr(10), 0, m.start()) + 1}: {m[0]}"
+                 for p in MEASUREMENT_LOG for m in re.finditer(p, prose)]
     assert hits == [], "say it in the user's terms, or move the section to docs/internals/"
 
 
@@ -188,6 +199,11 @@ def test_the_wording_patterns_catch_what_they_are_for():
     log = "The issue's targets are met (issue 21 report); this session's machine, the lead said."
     assert len([m for p in DEV_LOG for m in re.finditer(p, log)]) >= 4
     assert not [m for p in DEV_LOG for m in re.finditer(p, "each point issues a load; k.report() says")]
+    diary = ("Measured 2026-11-28, 13:59-14:16 UTC (load average 14-18); two earlier runs (10:39 and "
+             "10:56 UTC, load 12-15) gave less.")
+    assert len([m for p in MEASUREMENT_LOG for m in re.finditer(p, diary)]) >= 5
+    assert not [m for p in MEASUREMENT_LOG for m in re.finditer(
+        p, "when the one-minute load average exceeds the CPUs; times in UTC; 2 loads a step")]
 
 
 if __name__ == "__main__":

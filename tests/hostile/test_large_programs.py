@@ -198,7 +198,7 @@ def _loop_facts_entries(source: str) -> tuple[int, int]:
     from tensorlang.loops.pipeline import loop_facts
 
     kernel = tl.compile(source, backend="numpy")
-    compiled = kernel.compiled_for("loops")
+    compiled = kernel._compiled_for("loops")
     facts = loop_facts(compiled.schedule, compiled.facts.declared)
     kept = [f for f in facts.statements if f is not None]
     return len(kept), sum(len(f.known) for f in kept)
@@ -220,7 +220,7 @@ def test_loop_facts_keep_what_restrict_sums_reads():
     from tensorlang.loops.pipeline import loop_facts
 
     kernel = tl.compile(source, backend="numpy")
-    compiled = kernel.compiled_for("loops")
+    compiled = kernel._compiled_for("loops")
     facts = [f for f in loop_facts(compiled.schedule, compiled.facts.declared).statements if f is not None]
     assert any("L" in f.known for f in facts)
     assert all(set(f.known) <= {"L", "b", "u", "y"} for f in facts)

@@ -65,7 +65,7 @@ def _kernel(text: str):
 
 def _program(kernel, skip=()):
     """The loop program of ``kernel`` with ``skip`` left out, for the caps C compiles with."""
-    caps = kernel.compiled_for("facts", "c").facts.caps
+    caps = kernel._compiled_for("facts", "c").facts.caps
     return loop_program(kernel.schedule, declared_structures(kernel.executed), skip=skip,
                         blas_int_max=caps.blas_int_max if caps.blas else None)
 

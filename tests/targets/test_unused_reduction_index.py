@@ -83,6 +83,26 @@ def test_the_reference_is_bounded_before_it_starts(op, monkeypatch):
     with pytest.raises(TensorLangError) as caught:
         kernel(x=np.ones(3))
     assert caught.value.code == "too-large" and time.perf_counter() - start < 1.0
+    assert f"the {op} reduction needs" in caught.value.message, caught.value.message  # named, not "the summation"
+
+
+@pytest.mark.skipif("c" not in TARGETS, reason="no C compiler")
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("N", [1, 2, 7, 2**40 + 1])
+def test_the_padded_c_target_agrees_with_the_reference(op, N):
+    """``pad=8`` (rows padded to 8 elements) computes the same values as the reference
+    for a reduction over an index its body ignores: alone and beside an index it uses.
+    The reference cannot run 2^40 + 1 terms: there the values are the power's."""
+    for text, inputs in [(PROGRAM, {"x": SPECIAL}),
+                         (MIXED, {"A": np.stack([SPECIAL, np.roll(SPECIAL, 3)], axis=1)})]:
+        src = text.format(n=len(SPECIAL), op=op, N=N)
+        if N < 2**40:
+            expected = tl.compile(src, backend="interp")(**inputs)["y"]
+        else:
+            expected = tl.compile(src, backend="numpy")(**inputs)["y"]
+        for opt in (True, False):
+            got = tl.compile(src, backend="c", pad=8, opt=opt)(**inputs)["y"]
+            assert same(got, expected), (src, opt, got, expected)
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -46,7 +46,7 @@ from ..ein.names import substitute
 from ..ein.printer import expr_to_text, html_table, html_text
 from ..ein.structure import Structure, position_names
 from ..semantics.values import FUNCTIONS
-from ..errors import error
+from ..errors import error, signature_checked
 
 
 @dataclass(frozen=True)
@@ -1090,6 +1090,7 @@ class Compressed:
     source: np.ndarray
     structure: TensorStructure
 
+    @signature_checked
     def dense(self) -> np.ndarray:
         """The dense array: every position its entry, zeros outside the support."""
         taken = self.values[np.maximum(self.source, 0)] if self.values.size else np.zeros(self.shape)

@@ -16,7 +16,10 @@ from .api import (Field, component, cos, curl, det, div, dot, exp, field, grad, 
                   jacobian, log, norm, normalize, outer, sin, sqrt, tanh, trace, transpose)
 from ..sampling.image import Image, image, load
 from ..sampling.kernels import KERNELS, Kernel, kernel
+from ..errors import signature_checked
 
 __all__ = ["Field", "Image", "KERNELS", "Kernel", "component", "cos", "curl", "det", "div", "dot", "exp", "field",
            "grad", "hessian", "identity", "image", "inside", "jacobian", "kernel", "load", "log", "norm",
            "normalize", "outer", "sin", "sqrt", "tanh", "trace", "transpose"]
+globals().update({n: signature_checked(f) for n, f in dict(globals()).items()  # docs/api.md, "Arguments"
+                  if n in __all__ and callable(f) and not isinstance(f, type)})

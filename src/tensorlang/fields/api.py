@@ -418,7 +418,7 @@ def _function(name: str):
     def fn(f) -> Field:
         f = _lift(f, 1)
         return _with(f, ir.Apply(name, f.body))
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} of a field, componentwise (lifted; differentiable by the chain rule)."
     return fn
 

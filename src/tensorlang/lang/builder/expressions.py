@@ -11,7 +11,7 @@ import numbers
 from dataclasses import dataclass
 
 from ...ein.printer import RESERVED
-from ...errors import error
+from ...errors import error, signature_checked
 from ...semantics.sizes import Sym
 from ...semantics.values import FUNCTIONS
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK
@@ -108,9 +108,10 @@ class Expr:
     def _shape(self) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def pieces(self) -> tuple:  # the text: strings and operands (expressions), in order
+    def _pieces(self) -> tuple:  # the text: strings and operands (expressions), in order
         raise NotImplementedError
 
+    @signature_checked
     def text(self, limit: int | None = None) -> str:
         """The model language's text, fully parenthesized; at most ``limit`` characters
         (then ending in ``...``).  Iterative: an expression 10^5 levels deep prints, and
@@ -121,7 +122,7 @@ class Expr:
         while stack:
             item = stack.pop()
             if isinstance(item, Expr):
-                stack.extend(reversed(item.pieces()))
+                stack.extend(reversed(item._pieces()))
                 continue
             out.append(item)
             size += len(item)
@@ -232,7 +233,7 @@ class Var(Expr):
     name: str
     shape: tuple[int, ...]
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return (self.name,)
 
 
@@ -241,7 +242,7 @@ class Number(Expr):
     value: float
     shape: tuple[int, ...] = ()
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return (repr(self.value) if self.value >= 0 else f"({self.value!r})",)
 
 
@@ -253,7 +254,7 @@ class Outer(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.left.shape + self.right.shape
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return ("(", self.left, " # ", self.right, ")")
 
 
@@ -266,7 +267,7 @@ class Contract(Expr):
         gone = {d for pair in self.pairs for d in pair}
         return tuple(n for d, n in enumerate(self.operand.shape, 1) if d not in gone)
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         pairs = " ".join(f"[{m} {n}]" for m, n in self.pairs)
         return ("(", self.operand, f" . [{pairs}])")
 
@@ -282,7 +283,7 @@ class Transpose(Expr):
         shape[m - 1], shape[n - 1] = shape[n - 1], shape[m - 1]
         return tuple(shape)
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return ("(", self.operand, f" ^ [{self.pair[0]} {self.pair[1]}])")
 
 
@@ -303,7 +304,7 @@ class Binary(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.left.shape or self.right.shape
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return ("(", self.left, f" {self.op} ", self.right, ")")
 
 
@@ -317,7 +318,7 @@ class Apply(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.operand.shape
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return (f"{self.fn}(", self.operand, ")")
 
 
@@ -328,7 +329,7 @@ class Neg(Expr):
     def _shape(self) -> tuple[int, ...]:
         return self.operand.shape
 
-    def pieces(self) -> tuple:
+    def _pieces(self) -> tuple:
         return ("(-", self.operand, ")")
 
 

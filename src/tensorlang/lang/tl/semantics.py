@@ -185,7 +185,8 @@ def evaluate_index(e: ast.Expr, store, scope: list[tuple[str, int]], shapes, dty
             body = evaluate_index(e.body, store, inner, shapes, dtype)
             # every reduced axis at its full extent, also where the body does not depend on it
             terms = np.broadcast_shapes(body.shape, (1,) * rank + tuple(extents))
-            limits.check_allocation(math.prod(terms), dtype.itemsize, "the summation", e.span)
+            word = e.op if isinstance(e, ast.Reduce) else "sum"
+            limits.check_allocation(math.prod(terms), dtype.itemsize, f"the {word} reduction", e.span)
             op = REDUCTIONS[ast.REDUCTIONS[e.op] if isinstance(e, ast.Reduce) else "+"].ufunc
             with np.errstate(all="ignore"):
                 return op.reduce(np.broadcast_to(body, terms), axis=tuple(range(rank, len(inner))))
