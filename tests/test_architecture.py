@@ -322,7 +322,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4254, "structure": 4627, "front ends": 5035, "schedule+loops": 4963, "targets": 6223, "fields": 2207, "surface": 4519, "compiled strands": 4616, "core": 5019}
+CEILINGS = {"diderot": 4254, "structure": 4627, "front ends": 5041, "schedule+loops": 4963, "targets": 6223, "fields": 2207, "surface": 4519, "compiled strands": 4616, "core": 5019}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -33,3 +33,9 @@ def test_a_diderot_program_loads_its_front_end_on_first_use():
     code = ("import sys, tensorlang as tl; from tensorlang import lang; lang.get('diderot'); "
             "print('tensorlang.lang.diderot' in sys.modules)")
     assert _run(code) == "True"
+
+
+def test_a_front_end_folder_is_still_an_attribute_of_lang():
+    code = ("import sys, tensorlang; from tensorlang import lang; "
+            "print(lang.teil.LANGUAGE.name, 'tensorlang.lang.teil' in sys.modules, hasattr(lang, 'nothing'))")
+    assert _run(code) == "teil True False"

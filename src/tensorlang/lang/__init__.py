@@ -61,6 +61,12 @@ class _Registry(MutableMapping[str, Language]):
         return len(self._names)
 
 
+def __getattr__(name: str):  # ``lang.diderot`` as before, a front end's folder imported on first use
+    if name in FRONT_ENDS:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Every front end, by name.
 REGISTRY: MutableMapping[str, Language] = _Registry()
 
