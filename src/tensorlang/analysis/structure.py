@@ -35,9 +35,8 @@ import functools
 import itertools
 from dataclasses import dataclass, field, replace
 from math import comb, factorial, prod
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
-import islpy as isl
 import numpy as np
 
 from ..ein import ir
@@ -47,6 +46,18 @@ from ..ein.printer import expr_to_text, html_table, html_text
 from ..ein.structure import Structure, position_names
 from ..semantics.values import FUNCTIONS
 from ..errors import error, signature_checked
+
+if TYPE_CHECKING:
+    import islpy as isl
+else:
+    class _Islpy:  # islpy, imported when a structure analysis first runs, not by ``import tensorlang``
+        def __getattr__(self, name: str):
+            import islpy
+
+            setattr(self, name, getattr(islpy, name))  # kept: a later read costs a module attribute's
+            return getattr(self, name)
+
+    isl = _Islpy()
 
 
 @dataclass(frozen=True)
@@ -488,8 +499,8 @@ def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> 
 #: ``isl.Set(text)`` and ``isl.Map(text)``, each parsed once per text (statements write the
 #: same spaces, limits and accesses again and again; islpy copies what isl takes, so a
 #: cached object is never changed): one spelling, one cache per kind.
-_isl_set = functools.lru_cache(maxsize=4096)(isl.Set)
-_isl_map = functools.lru_cache(maxsize=4096)(isl.Map)
+_isl_set = functools.lru_cache(maxsize=4096)(lambda text: isl.Set(text))  # isl: imported on first call
+_isl_map = functools.lru_cache(maxsize=4096)(lambda text: isl.Map(text))
 
 
 class _Space:

@@ -9,7 +9,9 @@ write the folder and add its ``LANGUAGE`` to :data:`REGISTRY` (docs/architecture
 from __future__ import annotations
 
 import functools
+import importlib
 import os
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Callable
 
@@ -17,19 +19,56 @@ from .. import limits
 from ..errors import Source, TensorLangError, error
 from ..semantics.sizes import bind
 from ..semantics.types import CheckedProgram
-from . import builder, cfd, diderot, ein_built, einsum, stur, teil, tl
+from . import builder, ein_built, einsum
 from .json_form import from_json, to_json  # the JSON form of any tree (compile --json)
 from .language import Language, Params
-from .teil.convert import emit as _convert
 
 #: The language of program text that names none (no suffix, no ``lang=``).
 DEFAULT = "tl"
 
+#: Each front end's suffixes, by name: REGISTRY imports ``lang/NAME`` on first lookup, not
+#: ``import tensorlang`` (tests/test_architecture.py checks this against each LANGUAGE).
+FRONT_ENDS: dict[str, tuple[str, ...]] = {"tl": (".tl",), "cfd": (".cfd",), "teil": (".teil",), "stur": (".stur",),
+                                          "einsum": (".einsum",), "builder": (), "ein_built": (), "diderot": (".diderot",)}
+
+
+class _Registry(MutableMapping[str, Language]):
+    """Front ends by name (a test may add one); ``lang/NAME`` is imported on first lookup."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, None] = dict.fromkeys(FRONT_ENDS)
+        self._loaded: dict[str, Language] = {}
+
+    def __getitem__(self, name: str) -> Language:
+        if name not in self._loaded and name in self._names:
+            self._loaded[name] = importlib.import_module(f"{__name__}.{name}").LANGUAGE
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, language: Language) -> None:
+        self._names[name], self._loaded[name] = None, language
+
+    def __delitem__(self, name: str) -> None:
+        del self._names[name]
+        self._loaded.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def __getattr__(name: str):  # ``lang.diderot`` as before, a front end's folder imported on first use
+    if name in FRONT_ENDS:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Every front end, by name.
-REGISTRY: dict[str, Language] = {
-    lang.name: lang for lang in (tl.LANGUAGE, cfd.LANGUAGE, teil.LANGUAGE, stur.LANGUAGE, einsum.LANGUAGE,
-                                      builder.LANGUAGE, ein_built.LANGUAGE, diderot.LANGUAGE)
-}
+REGISTRY: MutableMapping[str, Language] = _Registry()
 
 #: The two front ends whose programs come from Python calls rather than files: the
 #: Python surface above the compiler (``tensorlang.einsum_api``, ``tensorlang.builder``)
@@ -38,15 +77,22 @@ EINSUM = einsum
 BUILDER = builder
 #: Programs built as EIN in Python (einsum, the builder, field probes) enter here.
 EIN = ein_built.LANGUAGE
-PUBLIC = tuple(sorted(set(REGISTRY) - {EIN.name, builder.LANGUAGE.name}))  # users' names (--lang): not Python's two
+PUBLIC = tuple(sorted(set(FRONT_ENDS) - {EIN.name, builder.LANGUAGE.name}))  # users' names (--lang): not Python's two
 
 #: File suffix -> language name.
-SUFFIXES: dict[str, str] = {suffix: lang.name for lang in REGISTRY.values() for suffix in lang.suffixes}
+SUFFIXES: dict[str, str] = {suffix: name for name, suffixes in FRONT_ENDS.items() for suffix in suffixes}
+
+
+def _view(checked: CheckedProgram, stage: str) -> str:
+    from . import stur
+    from .teil.convert import emit
+
+    return emit(stur.as_model(checked), stage)
+
 
 #: The program in another language, whatever its own: ``--emit tl|teil|core``.
 VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
-    stage: functools.partial(lambda checked, stage: _convert(stur.as_model(checked), stage), stage=stage)
-    for stage in ("tl", "teil", "core")
+    stage: functools.partial(_view, stage=stage) for stage in ("tl", "teil", "core")
 }
 
 
@@ -181,5 +227,5 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
         raise exc.with_source(source) from None
 
 
-__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "Language", "from_json", "to_json", "PUBLIC", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
+__all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "FRONT_ENDS", "Language", "from_json", "to_json", "PUBLIC", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
            "decode_source", "printed_as", "read_source", "reader_of", "reads_back"]

@@ -28,13 +28,12 @@ from dataclasses import dataclass, replace
 
 from typing import Any, Mapping
 
-import islpy as isl
-
 from ..analysis.structure import Block, TensorStructure, declared as declared_structure, record, statement_structure
 from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
+from ..analysis.structure import isl  # islpy on first use
 from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy,
                  Rebuild, Store, Update, replace_nodes, slots, walk)
 
