@@ -372,10 +372,12 @@ def bounded_binop(op: str, a, ea, b, eb):
 
 
 def qualify(draw, names, inputs, statements_targets):
-    """Qualifiers for a generated qualified program: inputs are ``in``, assigned variables
-    ``out`` or temporaries, and at least the last target is ``out``."""
-    quals = {n: ("in" if n in inputs else draw(st.sampled_from(["out", "out", None]))) for n in names}
-    if "out" not in quals.values():
+    """Qualifiers for a generated qualified program: inputs are ``in`` (``inout`` where a
+    statement assigns them), assigned variables ``out`` or temporaries, and at least the
+    last target is ``out`` (or ``inout``)."""
+    quals = {n: (("inout" if n in statements_targets else "in") if n in inputs
+                 else draw(st.sampled_from(["out", "out", None]))) for n in names}
+    if "out" not in quals.values() and "inout" not in quals.values():
         quals[statements_targets[-1]] = "out"
     return quals
 

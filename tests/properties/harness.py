@@ -216,15 +216,20 @@ def _nodes(e):
 
 
 @st.composite
-def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7):
-    """A random well-typed index-form program, as an EIN program."""
-    qualified = draw(st.booleans())
+def index_programs(draw, max_depth: int = 3, max_stmts: int = 3, max_extent: int = 7, inout: bool | None = None):
+    """A random well-typed index-form program, as an EIN program (``inout``: whether a
+    statement may assign an input, making it ``inout``; drawn when None)."""
+    qualified = inout or draw(st.booleans())
+    inout = qualified and (draw(st.integers(0, 2)) == 0 if inout is None else inout)
     draft = _IndexDraft(qualified, max_extent)
     statements = []
     for _ in range(draw(st.integers(1, max_stmts))):
         shape = tuple(draw(st.lists(st.integers(1, max_extent), min_size=0, max_size=4)))
         same = [n for n, s in draft.shapes.items() if s == shape and not (qualified and n in draft.inputs)]
-        if same and draw(st.booleans()):
+        if inout and draft.inputs and draw(st.booleans()):  # an input assigned: inout
+            target = draw(st.sampled_from(draft.inputs))
+            shape = draft.shapes[target]
+        elif same and draw(st.booleans()):
             target = draw(st.sampled_from(same))
         else:
             target = f"w{len(draft.shapes)}"
