@@ -277,7 +277,7 @@ def test_the_schedule_is_planned_in_one_place():
 
 
 #: The machine's facts and the thresholds tuned to its memory system: defined in
-#: machine.py only (issue 40, "C as C"); a module that needs one imports it from there.
+#: machine/__init__.py only (issue 40, "C as C"); a module that needs one imports it from there.
 MACHINE_FACTS = {"FALLBACK_L1", "FALLBACK_L2", "WIDTHS", "DEFAULT_BYTES", "BLAS_INT_MAX", "CACHE_LINE_BYTES",
                  "TILE_BYTES", "TILE_VECTORS", "PREFETCH_BYTES", "AHEAD_BYTES", "STACK_BYTES", "PARALLEL_WORK"}
 #: How the machine is asked, in machine.py only: its cores, its affinity, its caches.
@@ -316,6 +316,63 @@ def test_the_machine_facts_claim_would_catch_a_definition(monkeypatch, tmp_path)
     assert _machine_facts_outside("tensorlang.machine")
 
 
+#: What finding a BLAS looks like in code (docstrings and comments aside): the libraries
+#: that list or hold one, a search for a library by name, a BLAS symbol looked up by name.
+BLAS_LOOKUPS = {"threadpoolctl", "scipy.linalg.cython_blas", "cython_blas"}
+BLAS_SYMBOL = re.compile(r"(?i)cblas_|openblas|blas")
+
+
+def _blas_discovery_outside(name: str) -> list[str]:
+    """Where module ``name`` finds a BLAS: imports threadpoolctl or scipy's cython_blas,
+    calls ``find_library``, opens a library whose name mentions BLAS with ``ctypes``, or
+    looks up a symbol named ``cblas_...``/``openblas_...`` in code."""
+    tree = ast.parse(MODULES[name].read_text())
+    docstrings = {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or "", *(f"{node.module}.{alias.name}" for alias in node.names)]
+            if any(module in BLAS_LOOKUPS or module.startswith("threadpoolctl.") for module in modules):
+                found.append(f"{name}:{node.lineno}: imports a BLAS finder")
+        elif isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if callee == "find_library":
+                found.append(f"{name}:{node.lineno}: searches for a library")
+            elif callee in ("CDLL", "LoadLibrary") and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, str) and BLAS_SYMBOL.search(c.value)
+                    for arg in node.args for c in ast.walk(arg)):
+                found.append(f"{name}:{node.lineno}: opens a BLAS")
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and re.search(r"(?i)\bcblas_|\bopenblas_", node.value)):
+            found.append(f"{name}:{node.lineno}: names a BLAS symbol")
+    return sorted(found, key=lambda hit: (int(hit.split(":")[1]), hit))
+
+
+def test_blas_is_found_in_the_machine_layer_only():
+    """Which BLAS the machine has, with which calling convention and symbols, is found in
+    machine/blas.py only; the C target renders the calls (targets/c/blascall.py) with the
+    functions it is handed."""
+    from tensorlang.machine import blas
+
+    assert {"find", "why_not", "clear", "BlasFunctions", "CBLAS64", "CBLAS32", "FORTRAN32"} <= set(vars(blas))
+    assert _blas_discovery_outside("tensorlang.machine.blas")
+    assert [hit for name in MODULES if name != "tensorlang.machine.blas" for hit in _blas_discovery_outside(name)] == []
+
+
+def test_the_blas_claim_would_catch_a_discovery(monkeypatch, tmp_path):
+    path = tmp_path / "runtime.py"
+    path.write_text('"""Finds cblas_dgemm (a docstring)."""\nimport ctypes\nfrom ctypes.util import find_library\n'
+                    "from threadpoolctl import threadpool_info\n"
+                    "dll = ctypes.CDLL(f\"libopenblas{find_library('x')}.so\")\n"
+                    "gemm = getattr(dll, f\"cblas_{'d'}gemm\")\nother = ctypes.CDLL('libgomp.so.1')\n")
+    monkeypatch.setitem(MODULES, "tensorlang.targets.c.runtime", path)
+    assert _blas_discovery_outside("tensorlang.targets.c.runtime") == [
+        "tensorlang.targets.c.runtime:4: imports a BLAS finder", "tensorlang.targets.c.runtime:5: opens a BLAS",
+        "tensorlang.targets.c.runtime:5: searches for a library", "tensorlang.targets.c.runtime:6: names a BLAS symbol"]
+
+
 def _node_kinds() -> list[type]:
     from tensorlang.ein import ir
 
@@ -351,7 +408,7 @@ SIZE_LAYERS = (
     ("diderot", ("lang/diderot/",)),
     ("front ends", ("lang/",)),
     ("schedule+loops", ("schedule/", "loops/")),
-    ("targets", ("targets/", "machine.py")),
+    ("targets", ("targets/", "machine/")),
     ("surface", ("",)),
 )
 

@@ -437,7 +437,7 @@ class Kernel(ProgramInterface):
     @property
     def blas_from_c(self) -> bool:
         """Whether the C target would call BLAS from its generated C for this dtype and
-        padding (a BLAS was found, targets/c/blas.py): a single GEMM then pays from
+        padding (a BLAS was found, machine/blas.py): a single GEMM then pays from
         steps.C_BLAS_WORK.  ``analyze`` decides with it."""
         facts = self._compiled_for("facts", "c").facts
         assert facts is not None

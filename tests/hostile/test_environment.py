@@ -22,7 +22,8 @@ from tensorlang.lang.lark_support import grammar_cache_dir
 from tensorlang.passes import verifying
 from tensorlang.schedule.fusion import fusion_groups
 from tensorlang.strands.runner import strand_backend
-from tensorlang.targets.c import blas, build, callext, threshold
+from tensorlang.machine import blas
+from tensorlang.targets.c import build, callext, threshold
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "tensorlang"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"

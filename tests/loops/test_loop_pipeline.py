@@ -16,7 +16,7 @@ from tensorlang.loops import (LOOP_PIPELINE, LOOP_REWRITE_NAMES, STRUCTURE_REWRI
                               interchange, loop_program)
 from tensorlang.loops.printer import to_text
 from tensorlang.schedule import steps
-from tensorlang.targets.c import blas
+from tensorlang.machine import blas
 from tensorlang.targets.c.codegen import PACKED_BLAS_MARK, TILE_MARK
 
 from corpus import helmholtz_source

@@ -219,7 +219,7 @@ def test_float32():
 def test_the_c_source_names_the_step():
     shapes = {"C": (N, N), "u": (E, N, N, N), "t": (E, N, N, N)}
     code = tl.compile(program(shapes, "t[e,l,m,k] = sum(q) u[e,l,m,q] * C[k,q]"), backend="c").code("c")
-    # a call of BLAS in the C source where a BLAS was found (targets/c/blas.py), else numpy.matmul's comment
+    # a call of BLAS in the C source where a BLAS was found (machine/blas.py), else numpy.matmul's comment
     assert ("/* BLAS step (mode product, gemm in C): t[e,l,m,k] = sum(q) u[e,l,m,q] * C[k,q] */" in code
             or "/* BLAS step (numpy.matmul (mode product)): t[e,l,m,k] = sum(q) u[e,l,m,q] * C[k,q] */" in code)
 

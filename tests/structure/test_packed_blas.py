@@ -19,7 +19,8 @@ from tensorlang.loops.ir import BlasProduct, Loop
 from tensorlang.loops.pipeline import blas_routine
 from tensorlang.loops.structure import PackedProduct, packed_product
 from tensorlang.schedule import steps
-from tensorlang.targets.c import blas, blascall
+from tensorlang.machine import blas
+from tensorlang.targets.c import blascall
 from tensorlang.targets.c import build as c_build
 from c_source import generate
 from tensorlang.targets.c.codegen import PACKED_BLAS_MARK, print_c

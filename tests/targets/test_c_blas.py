@@ -1,4 +1,4 @@
-"""BLAS steps in generated C (targets/c/blas.py finds the functions, blascall.py prints
+"""BLAS steps in generated C (machine/blas.py finds the functions, blascall.py prints
 the calls): every GEMM form and mode product against the reference with ⊥, ±inf and ±0
 among the inputs, in each calling convention the discovery can hand a kernel (numpy's
 ILP64 CBLAS, an LP64 CBLAS, scipy's Fortran wrappers), both dtypes; generated programs
@@ -18,7 +18,8 @@ from properties.harness import assert_close_to_oracle, cases
 from targets.test_c_callext import errors_in_threads
 from tensorlang.schedule import steps
 from tensorlang.schedule.steps import LoopStep, ModeStep
-from tensorlang.targets.c import blas, callext
+from tensorlang.machine import blas
+from tensorlang.targets.c import callext
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import target as c_target
 

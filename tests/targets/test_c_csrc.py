@@ -13,7 +13,8 @@ import pytest
 
 from tensorlang.targets.c import probe as cprobe
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import blas, callext, codegen, csrc, threshold
+from tensorlang.machine import blas
+from tensorlang.targets.c import callext, codegen, csrc, threshold
 
 COMPILER = c_build.find_compiler()
 needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no working C compiler on this machine")

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 import tensorlang as tl  # noqa: E402
 from tensorlang.schedule import steps  # noqa: E402
-from tensorlang.targets.c import blas  # noqa: E402
+from tensorlang.machine import blas  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 SIZES = (2, 8, 32, 64, 128, 1024)

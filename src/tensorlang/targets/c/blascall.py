@@ -27,7 +27,7 @@ from __future__ import annotations
 from ...loops.ir import BlasProduct
 from ...schedule.gemm import Gemm, gemm_of
 from . import csrc
-from .blas import CBLAS32, CBLAS64, FORTRAN32
+from ...machine.blas import CBLAS32, CBLAS64, FORTRAN32
 
 
 def describe(step, int_max: int) -> Gemm | None:
@@ -42,7 +42,7 @@ def describe(step, int_max: int) -> Gemm | None:
 
 #: The wrappers every source with BLAS steps carries (csrc/tl_blas.h): row-major GEMM,
 #: SYRK and GEMV over the pointers ``tl_set_blas`` installs, in the calling convention
-#: ``tl_blas_kind`` names (blas.CBLAS64, CBLAS32, FORTRAN32).
+#: ``tl_blas_kind`` names (machine/blas.py: CBLAS64, CBLAS32, FORTRAN32).
 WRAPPERS = csrc.text("tl_blas.h", cblas64=CBLAS64, cblas32=CBLAS32, fortran32=FORTRAN32)
 
 

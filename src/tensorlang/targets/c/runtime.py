@@ -6,7 +6,7 @@ loops, the buffers) and its loop IR (:mod:`tensorlang.loops`) are printed as C99
 (:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi, whose
 ``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes' ``.ctypes.data``
 costs (the per-call overhead is what small kernels pay).  Loop steps call their C
-function; GEMM and mode product steps call BLAS from C where :mod:`.blas` found it (the
+function; GEMM and mode product steps call BLAS from C where :mod:`tensorlang.machine.blas` found it (the
 kernel hands the pointers to the object's ``tl_set_blas`` once loaded, and a schedule all
 in C is one function, ``tl_kernel``, which the C caller takes), else run ``numpy.matmul``
 over the buffers (:mod:`..numpy.matmul`); einsum steps the NumPy target's einsum code
@@ -31,7 +31,7 @@ from ...schedule.steps import EinsumStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
-from . import blas as c_blas
+from ...machine import blas as c_blas
 from . import callext
 from .codegen import Generated, check_status
 from .fastcall import fast_call

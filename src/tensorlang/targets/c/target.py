@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from ...loops.parallel import Threshold
 from ...machine import PARALLEL_WORK
-from . import blas as c_blas
+from ...machine import blas as c_blas
 from .codegen import Generated, print_c
 from .runtime import CKernel
 
 
 def blas_int_max(dtype, pad: int = 1) -> int | None:
-    """The largest extent the BLAS generated C may call takes (:mod:`.blas`), or None
+    """The largest extent the BLAS generated C may call takes (:mod:`tensorlang.machine.blas`), or None
     where BLAS steps run in Python: no BLAS found, or padded buffers (whose BLAS steps
     run on views in Python, :meth:`.runtime.CKernel.run`)."""
     found = c_blas.find(dtype) if pad == 1 else None

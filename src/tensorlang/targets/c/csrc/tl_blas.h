@@ -1,8 +1,8 @@
 // tl_blas.h: the BLAS wrappers of a source with BLAS calls (targets/c/blascall.py,
-// codegen.print_c): the pointers tl_set_blas installs (targets/c/blas.py finds them in
+// codegen.print_c): the pointers tl_set_blas installs (machine/blas.py finds them in
 // the library numpy loaded) and row-major GEMM, SYRK and GEMV over them, in the calling
 // convention tl_blas_kind names.  Follows tl_prelude.h.
-// Placeholders: TL_FILL_CBLAS64, TL_FILL_CBLAS32, TL_FILL_FORTRAN32 (blas.CBLAS64,
+// Placeholders: TL_FILL_CBLAS64, TL_FILL_CBLAS32, TL_FILL_FORTRAN32 (machine/blas.py CBLAS64,
 // CBLAS32, FORTRAN32: the kinds' numbers).
 
 /* BLAS, found in the library numpy loaded and installed by tl_set_blas (targets/c/blas.py) */

@@ -1,4 +1,4 @@
-"""The machine's facts in one module, each read once per process; it sits below every
+"""The machine's facts in one package, each read once per process; it sits below every
 package and imports none but :mod:`.limits`' reader of variables (the C compiler is the caller's,
 ``find_compiler()``).
 
@@ -10,7 +10,7 @@ package and imports none but :mod:`.limits`' reader of variables (the C compiler
   compiler's predefined macros with tensorlang's ``-m`` flags (``cc -dM -E``):
   ``__AVX512F__`` 64 bytes, ``__AVX__`` 32, ``__SSE2__`` or ``__ARM_NEON`` 16, else 16.
   The fused multiply-add is the C's own test (``__AVX512F__``, csrc/tl_tiles_fma.h);
-* BLAS integers (:data:`BLAS_INT_MAX`, by the width targets/c/blas.py finds);
+* BLAS: which library, convention and symbols (:mod:`.blas`), its integers (:data:`BLAS_INT_MAX`);
 * the constants tuned to the memory system: cache line, register tiles, prefetch
   distances, a thread's stack, and the thread threshold where none was measured.
 
@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .limits import env
+from ..limits import env
 
 SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 

@@ -1,6 +1,6 @@
-"""The BLAS functions generated C calls directly (GEMM and GEMV for BLAS steps, SYRK for
-packed structured products too): found once per process in the library
-numpy already loaded, handed to each kernel as function pointers when it is loaded
+"""Which BLAS this machine has, with which calling convention and symbols: the GEMM, GEMV and
+SYRK generated C calls (targets/c/blascall.py renders the calls), found once per process in the
+library numpy already loaded and handed to each kernel as function pointers when it is loaded
 (docs/c-backend.md, "BLAS called from C").
 
 The discovery is left to well-kept libraries, never to a guess at file names:
@@ -12,7 +12,7 @@ The discovery is left to well-kept libraries, never to a guess at file names:
 2. **scipy** (when importable): the Fortran BLAS capsules of ``scipy.linalg.cython_blas``
    (32-bit integers).
 3. Neither: :func:`find` is None and BLAS steps keep running as ``numpy.matmul``
-   (:mod:`.runtime`); ``$TENSORLANG_NO_C_BLAS=1`` forces this.
+   (targets/c/runtime.py); ``$TENSORLANG_NO_C_BLAS=1`` forces this.
 
 The kernels call the library numpy calls, so whatever limits its threads limits theirs;
 a kernel's ``threads=`` is OpenMP's.
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...limits import env_flag
-from ...machine import BLAS_INT_MAX
+from ..limits import env_flag
+from . import BLAS_INT_MAX
 
-#: How generated C calls the functions (the kernel's ``tl_blas_kind``, codegen.BLAS).
+#: How generated C calls the functions (the kernel's ``tl_blas_kind``, targets/c/blascall.py).
 CBLAS64, CBLAS32, FORTRAN32 = 1, 2, 3
 
 #: The affixes of OpenBLAS's symbols, as threadpoolctl's OpenBLAS controller knows them.
