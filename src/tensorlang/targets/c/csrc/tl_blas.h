@@ -5,7 +5,7 @@
 // Placeholders: TL_FILL_CBLAS64, TL_FILL_CBLAS32, TL_FILL_FORTRAN32 (machine/blas.py CBLAS64,
 // CBLAS32, FORTRAN32: the kinds' numbers).
 
-/* BLAS, found in the library numpy loaded and installed by tl_set_blas (targets/c/blas.py) */
+/* BLAS, found in the library numpy loaded and installed by tl_set_blas (machine/blas.py) */
 static void *tl_blas_gemm, *tl_blas_gemv, *tl_blas_syrk;
 static int tl_blas_kind;
 int tl_set_blas(void *gemm, void *gemv, void *syrk, int kind) {
