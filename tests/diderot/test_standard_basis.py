@@ -113,6 +113,7 @@ SIZES = {  # image sizes along x, y (numpy axes in index order)
     "through a border control": ("input image(2)[] img;\nimage(2)[] c = clamp(img);",
                                  "size(c)[1] - size(c)[0]", "int"),
     "as a real": ("input image(2)[] img;", "real(size(img)[0]) / real(size(img)[1])", "real"),
+    "in a global computed at start-up": ("input image(2)[] img;\nint[2] n = size(img);", "n[0] * 100 + n[1] + i", "int"),
 }
 
 
@@ -123,7 +124,7 @@ def test_size_of_an_image_is_its_samples_per_axis_in_the_interpreter_and_c(name)
     img = np.arange(7 * 5, dtype=np.float64).reshape(7, 5)  # 7 samples on axis 0, 5 on axis 1
     a = np.asarray(p.run({"img": img}, backend="interp").outputs["o"])
     want = {"the sizes of an image": np.array([705, 706, 707, 708]), "through a border control": np.full(4, -2),
-            "as a real": np.full(4, 7 / 5)}[name]
+            "as a real": np.full(4, 7 / 5), "in a global computed at start-up": np.array([705, 706, 707, 708])}[name]
     assert np.allclose(a, want)
     assert_lowers_to_c_program(p)
 

@@ -293,7 +293,7 @@ EXTENSION_FUNCTIONS = {
 #: Names Diderot's basis declares but its compiler does not carry through, so no standard
 #: program can use them: refused like the research names, with this reason.
 UNCOMPILED_FUNCTIONS = {"border": "Diderot's basis declares border(img, v) (samples outside the image read v), "
-                        "but its compiler fails on every probe through such an image",
+                        "but its compiler stops with an internal error on a field made from one",
                         "variance": "Diderot's basis names the variance reduction, but its compiler leaves it "
                         "disabled (mean is the reduction it offers)"}
 EXTENSION_TYPES = {
