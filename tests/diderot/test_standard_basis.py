@@ -99,3 +99,82 @@ def test_large_generated_c_is_compiled_at_o1_with_the_same_results(monkeypatch):
     assert seen == [((),), (("-O1",),)]
     a, b = np.asarray(o3.outputs["o"]), np.asarray(o1.outputs["o"])
     assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).any()
+
+
+def _sizes_program(img_decl: str, expr: str, ty: str = "int", extra: str = ""):
+    from tensorlang.lang.diderot import parse_program, strands
+    from tensorlang.lang.diderot import typecheck as check
+    src = (f"#version 2.0\n{img_decl}\n{extra}\nstrand s (int i) {{\n  output {ty} o = 0;\n"
+           f"  update {{ o = {expr}; stabilize; }}\n}}\ninitially [ s(i) | i in 0..3 ];\n")
+    return strands(check(parse_program(src)))
+
+
+SIZES = {  # image sizes along x, y (numpy axes in index order)
+    "the sizes of an image": ("input image(2)[] img;", "size(img)[0] * 100 + size(img)[1] + i", "int"),
+    "through a border control": ("input image(2)[] img;\nimage(2)[] c = clamp(img);",
+                                 "size(c)[1] - size(c)[0]", "int"),
+    "as a real": ("input image(2)[] img;", "real(size(img)[0]) / real(size(img)[1])", "real"),
+    "in a global computed at start-up": ("input image(2)[] img;\nint[2] n = size(img);", "n[0] * 100 + n[1] + i", "int"),
+}
+
+
+@pytest.mark.parametrize("name", list(SIZES))
+def test_size_of_an_image_is_its_samples_per_axis_in_the_interpreter_and_c(name):
+    decl, expr, ty = SIZES[name]
+    p = _sizes_program(decl, expr, ty)
+    img = np.arange(7 * 5, dtype=np.float64).reshape(7, 5)  # 7 samples on axis 0, 5 on axis 1
+    a = np.asarray(p.run({"img": img}, backend="interp").outputs["o"])
+    want = {"the sizes of an image": np.array([705, 706, 707, 708]), "through a border control": np.full(4, -2),
+            "as a real": np.full(4, 7 / 5), "in a global computed at start-up": np.array([705, 706, 707, 708])}[name]
+    assert np.allclose(a, want)
+    assert_lowers_to_c_program(p)
+
+
+@needs_cc
+@pytest.mark.parametrize("name", list(SIZES))
+def test_size_of_an_image_in_c_is_the_interpreters(name):
+    decl, expr, ty = SIZES[name]
+    p = _sizes_program(decl, expr, ty)
+    img = np.arange(6 * 9, dtype=np.float64).reshape(6, 9)
+    a = np.asarray(p.run({"img": img}, backend="interp").outputs["o"])
+    c = np.asarray(p.run({"img": img}, backend="c").outputs["o"])
+    assert np.array_equal(a, c)
+
+
+def assert_lowers_to_c_program(p):
+    from tensorlang.lang.diderot.lower import strand_plan
+    ir, why = strand_plan(p.checked)
+    assert why is None and ir is not None, why
+
+
+def test_size_is_an_int_sequence_of_the_image_dimension():
+    from test_check import error_of
+    err = error_of("#version 2.0\ninput image(3)[] v;\nint[2] n = size(v);\n"
+                   "strand s (int i) { output real o = 0; update { stabilize; } }\ninitially [ s(i) | i in 0..1 ];\n")
+    assert (err.code, err.line) == ("assign-shape", 3)
+    err = error_of("#version 2.0\ninput real v;\nint[1] n = size(v);\n"
+                   "strand s (int i) { output real o = 0; update { stabilize; } }\ninitially [ s(i) | i in 0..1 ];\n")
+    assert (err.code, err.line) == ("shape", 3)
+
+
+@pytest.mark.parametrize("use, name", [("image(2)[] b = border(img, 0.0);", "border"),
+                                       ("real m = variance { s.o | s in s.all };", "variance")])
+def test_border_and_variance_are_refused_with_the_reason(use, name):
+    from test_check import error_of
+    src = ("#version 2.0\ninput image(2)[] img;\n"
+           "strand s (int i) { output real o = 0; update { stabilize; } }\n"
+           f"global {{ {use} }}\ninitially [ s(i) | i in 0..1 ];\n")
+    err = error_of(src)
+    assert err.code == "undeclared" and err.line == 4 and name in err.message
+    assert "compiler" in err.message
+
+
+def test_size_of_an_nrrd_image_follows_its_sizes_field(tmp_path):
+    """Diderot's executable (diderotc --double) prints 705 for this file: NRRD's first
+    (fastest) axis is size(img)[0]."""
+    path = tmp_path / "img.nrrd"
+    data = np.arange(35, dtype=np.float32).reshape(5, 7)  # file order: 7 samples fastest, 5 slowest
+    path.write_bytes(b"NRRD0004\ntype: float\ndimension: 2\nsizes: 7 5\nencoding: raw\nendian: little\n\n"
+                     + data.tobytes())
+    p = _sizes_program("input image(2)[] img;", SIZES["the sizes of an image"][1])
+    assert list(np.asarray(p.run({"img": str(path)}, backend="interp").outputs["o"])) == [705, 706, 707, 708]

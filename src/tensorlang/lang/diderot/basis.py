@@ -262,7 +262,8 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     "abs": _real_or_int,
     "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
     "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp,
-    "wrap": _image, "mirror": _image,
+    "wrap": _image, "mirror": _image,  # size(img): its samples per axis, an int[d]
+    "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
     "inside": _inside, "normalize": _vec,
     "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
@@ -289,6 +290,12 @@ EXTENSION_FUNCTIONS = {
     "concat": "field concatenation (stack fields with [F, G])", "KRNS": "several kernels on one image",
     "SUM": "reductions of fields", "printIR": "printing the compiler's intermediate form",
 }
+#: Names Diderot's basis declares but its compiler does not carry through, so no standard
+#: program can use them: refused like the research names, with this reason.
+UNCOMPILED_FUNCTIONS = {"border": "Diderot's basis declares border(img, v) (samples outside the image read v), "
+                        "but its compiler stops with an internal error on a field made from one",
+                        "variance": "Diderot's basis names the variance reduction, but its compiler leaves it "
+                        "disabled (mean is the reduction it offers)"}
 EXTENSION_TYPES = {
     "ofield": "fields given by closed-form expressions", "poly": "polynomial fields",
     "fem": "finite-element fields", "mesh": "finite-element meshes", "fnspace": "finite-element function spaces",

@@ -492,6 +492,9 @@ class Checker:
             name = f.name
             if name in REDUCTIONS and len(e.args) == 1 and isinstance(e.args[0], A.Comprehension):
                 return self.reduction(name, e.args[0], scope)
+            if name in basis.UNCOMPILED_FUNCTIONS:  # before its arguments (variance names strands)
+                self.fail("undeclared", f"unknown function {name}: {basis.UNCOMPILED_FUNCTIONS[name]}; "
+                          "this front end refuses it too", f)
             if name == "sphere":
                 if self.where != "strand":
                     self.fail("syntax", "sphere() queries are made in strand methods", e)

@@ -365,6 +365,9 @@ class Compiler:
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
             a = args[0]
             return lambda fr: FV.BorderImage(a(fr), name)
+        if name == "size":  # an image's samples per axis (border control keeps them)
+            a = args[0]
+            return lambda fr: (lambda v: tuple(getattr(v, "image", v).sizes))(a(fr))
         if name in _COUNTS:
             which = _COUNTS[name]
             return lambda fr: fr.rt.count(which)

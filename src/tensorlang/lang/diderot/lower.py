@@ -518,6 +518,10 @@ class Lowerer:
             t = self.fresh("n")
             self.emit(S.Reduce(t, "count", which, (), _const(1, "int"), "int"))
             return scal(S.Ref("l", t, "int"), "int")
+        if name == "size":  # read from the image at the run's start, like a global
+            k, _border = self.image(e.args[0])
+            im = self.images[k]
+            return self.slots("g", f"size({im.name})", Ty("seq", elem=Ty("int"), n=im.dim))
         if name == "length" and len(e.args) == 1:
             return scal(self.seq_len(self.sequence(e.args[0])), "int")
         if any(t.kind not in ("int", "tensor", "bool") for t in tys):
@@ -1748,6 +1752,7 @@ def lower(checked: Checked) -> S.StrandIR:
     for name, ty in checked.globals.items():
         if name in L.global_slots:
             gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
+    gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
                       update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
                       tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
@@ -1840,9 +1845,11 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
         raise error("too-large", f"{total} strands do not fit in the memory budget")
     values = dict(rt.g)
-    for im in ir.images:  # image("file.nrrd") inside a field's definition
+    for im in ir.images:  # image("file.nrrd") inside a field's definition; size(img) read once
         if im.path is not None:
             values[im.name] = rt.image(im.path)
+        img: Any = values[im.name]
+        values[f"size({im.name})"] = getattr(img, "image", img).sizes  # clamp(img): img's
     run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
     bsp = bulk_synchronous(program.checked)  # otherwise Diderot prints strand by strand
     cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
