@@ -36,29 +36,28 @@ class _Registry(MutableMapping[str, Language]):
     """Front ends by name (a test may add one); ``lang/NAME`` is imported on first lookup."""
 
     def __init__(self) -> None:
-        self._names: dict[str, None] = dict.fromkeys(FRONT_ENDS)
-        self._loaded: dict[str, Language] = {}
+        self._languages: dict[str, Language | None] = dict.fromkeys(FRONT_ENDS)  # None: not imported yet
 
     def __getitem__(self, name: str) -> Language:
-        if name not in self._loaded and name in self._names:
-            self._loaded[name] = importlib.import_module(f"{__name__}.{name}").LANGUAGE
-        return self._loaded[name]
+        language = self._languages[name]
+        if language is None:
+            language = self._languages[name] = importlib.import_module(f"{__name__}.{name}").LANGUAGE
+        return language
 
     def __setitem__(self, name: str, language: Language) -> None:
-        self._names[name], self._loaded[name] = None, language
+        self._languages[name] = language
 
     def __delitem__(self, name: str) -> None:
-        del self._names[name]
-        self._loaded.pop(name, None)
+        del self._languages[name]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._names
+    def __contains__(self, name: object) -> bool:  # without importing the front end
+        return name in self._languages
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._names))
+        return iter(list(self._languages))
 
     def __len__(self) -> int:
-        return len(self._names)
+        return len(self._languages)
 
 
 def __getattr__(name: str):  # ``lang.diderot`` as before, a front end's folder imported on first use
