@@ -9,8 +9,9 @@ import pytest
 import tensorlang as tl
 from tensorlang import lang, pipeline, stages
 from tensorlang.api import check_source
-from tensorlang.errors import Source
+from tensorlang.errors import Source, TensorLangError
 from tensorlang.kernel import Kernel
+from tensorlang.lang.lark_support import MAX_NESTING
 
 PRODUCT = "in var A : [60 50]\nin var B : [50 40]\nin var C : [40 3]\nout var D : [60 3]\nD = A # B # C . [[2 3] [4 5]]\n"
 
@@ -62,3 +63,16 @@ def test_the_optimizers_stage_of_a_kernel_compiled_without_it():
     plain = tl.compile(PRODUCT, backend="numpy", opt=False)
     assert plain.compiled.opt is None
     assert plain.ir("opt") == tl.compile(PRODUCT, backend="numpy").ir("opt")
+
+
+@pytest.mark.parametrize("extent", ["3", "n"])  # a Kernel, a SymbolicKernel
+def test_every_kernel_refuses_a_view_its_reader_would_not_read_back(extent):
+    """A SymbolicKernel prints the front end's views through the same table as a Kernel:
+    a view nested deeper than its reader reads is error[too-large] on both."""
+    depth = MAX_NESTING + 5
+    source = f"in alloc x : [{extent}]\nout alloc y : [{extent}]\ny = " + "add x " * (depth - 1) + "x\n"
+    kernel = tl.compile(source, lang="teil", backend="numpy")
+    assert len(kernel.ir("teil")) > depth  # TeIL needs no parentheses
+    with pytest.raises(TensorLangError, match="more than the tl front end reads back") as caught:
+        kernel.ir("tl")
+    assert caught.value.code == "too-large"
