@@ -391,17 +391,19 @@ class Kernel(ProgramInterface):
         return self.language.interpret(self.checked, supplied, dtype)
 
     def _compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
-        """The pipeline's values with ``stage`` computed: this kernel's own where its
-        target ran the stage, else what ``backend`` (default: C, what ``--emit schedule``
-        and ``--emit loops`` show for every target) would compile, computed once (the
-        optimizer's value reused where this kernel's target ran it)."""
+        """The pipeline's values with ``stage`` computed (``ein``: the program as given,
+        in every one): this kernel's own where its target ran the stage, else what
+        ``backend`` (default: C, what ``--emit schedule`` and ``--emit loops`` show for
+        every target) would compile, computed once (the optimizer's value reused where
+        this kernel's target ran it; ``opt`` run for a kernel compiled with ``opt=False``)."""
         own = self.compiled
-        if own is not None and (backend is None or backend == self.backend) and getattr(own, stage) is not None:
+        if own is not None and (backend is None or backend == self.backend) and \
+                (stage == "ein" or getattr(own, stage) is not None):
             return own
         backend = backend or "c"
         key = (backend, stage)
-        if key not in self._views:
-            options = dataclasses.replace(self.options, backend=backend)
+        if key not in self._views:  # (no own values: self.ein raises the lowering's error)
+            options = dataclasses.replace(self.options, backend=backend, opt=self.opt or stage == "opt")
             self._views[key] = pipeline.compile(self.ein, options, roles=self.checked.interface.roles,
                                                 reference=self._reference, until=stage,
                                                 opt=own.opt if own is not None else None)
@@ -710,12 +712,14 @@ class Kernel(ProgramInterface):
     def ir(self, stage: str = "ast") -> str:
         """The program at a stage (``stages.IR_STAGES``; docs/api.md, "Looking inside",
         and docs/cli.md, ``--emit``)."""
-        show_stage = stages.IR_STAGES.get(stage) if isinstance(stage, str) else None  # [..] is unhashable
-        if show_stage is None:
+        if not isinstance(stage, str) or stage not in stages.IR_STAGES:  # ([..] is unhashable)
             raise error("backend", f"stage {stage!r} is not available in this version "
                         f"(available: {', '.join(stages.IR_STAGES)})")
+        until = stages.IR_STAGES[stage]
         try:
-            return show_stage(self)
+            if until is None:
+                return stages.front_text(stage, self.language, self.checked)
+            return stages.compiled_text(stage, self._compiled_for(until), self.language.name)
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
 
@@ -724,11 +728,10 @@ class Kernel(ProgramInterface):
         """Generated code: ``c`` is the C the C target compiles (the kernel's own, or, for
         another target, what it would compile); ``numpy`` is the Python source the NumPy
         target runs."""
-        show_code = stages.CODE_STAGES.get(target) if isinstance(target, str) else None
-        if show_code is None:
+        if not isinstance(target, str) or target not in stages.CODE_STAGES:
             raise error("backend", f"no {target!r} code generator in this version "
                         f"(available: {', '.join(stages.CODE_STAGES)})")
-        return show_code(self)
+        return stages.compiled_text(target, self._compiled_for("code", target), self.language.name)
 
     @guard
     def report(self) -> str:

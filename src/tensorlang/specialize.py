@@ -19,7 +19,7 @@ from typing import Mapping
 
 import numpy as np
 
-from . import lang, targets
+from . import lang, stages, targets
 from .targets.dask import default_batch
 from .analysis.cost import program_cost
 from .analysis.polynomial import Poly
@@ -33,10 +33,6 @@ from .semantics.types import CheckedProgram, show
 #: Specialisations a kernel keeps loaded (least recently used first out); the compiled
 #: code stays in the disk cache, so an evicted shape costs a cache lookup, not a compile.
 MAX_SPECIALIZATIONS = 64
-
-#: Stages that print the program as written: they need no values for its sizes.
-SYMBOLIC_STAGES = ("ast", *lang.VIEWS)
-
 
 class SymbolicKernel(ProgramInterface):
     """A kernel for every binding of its program's symbolic sizes (docs/api.md: ``k(A=a)``,
@@ -367,8 +363,8 @@ class SymbolicKernel(ProgramInterface):
     def ir(self, stage: str = "ast") -> str:
         """The program as written (``ast``, ``tl``, ``teil``, ``core``); the later stages
         depend on the sizes: ``k.specialize(n=8).ir("ein")``."""
-        if stage in SYMBOLIC_STAGES:
-            return _text_stage(self, stage)
+        if stage in stages.FRONT_STAGES:
+            return stages.front_text(stage, self.language, self.checked)
         raise self._needs_values(f"stage {stage!r}")
 
     @guard
@@ -521,12 +517,6 @@ def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:
             found.append(candidate)
         candidate += 1
     return found[skip:]
-
-
-def _text_stage(kernel, stage: str) -> str:
-    if stage == "ast":
-        return kernel.language.print(kernel.program)
-    return lang.VIEWS[stage](kernel.checked)
 
 
 def _shape_of(value, name: str) -> tuple[int, ...]:

@@ -1,56 +1,49 @@
 """Every stage of the compiler that prints, in one table (``tensorlang compile --emit``,
-``Kernel.ir``, ``Kernel.code``): a name and a function from a compiled
-:class:`~tensorlang.kernel.Kernel` to text, the front end's views (``ast``, ``tl``,
-``teil``, ``core``) and the pipeline's values printed by ``Compiled.show``.
+``Kernel.ir``, ``Kernel.code``).  Nothing here needs a kernel: the front end's views
+(``ast``, ``tl``, ``teil``, ``core``) are printed from the checked program
+(:func:`front_text`), every other stage from the pipeline's values, a
+:class:`~tensorlang.pipeline.Compiled` (:func:`compiled_text`, through ``Compiled.show``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from . import lang
-from .ein.printer import to_lambda_text, to_text
+from .lang import Language
+from .pipeline import Compiled
+from .semantics.types import CheckedProgram
 
+#: The front end's views, printed from the checked program.
+FRONT_STAGES: tuple[str, ...] = ("ast", *lang.VIEWS)
 
-def _view(stage: str) -> Callable[[Any], str]:
-    return lambda kernel: lang.VIEWS[stage](kernel.checked)
-
-
-def _compiled(stage: str, backend: str | None = None) -> Callable[[Any], str]:
-    def show(kernel) -> str:
-        text = kernel._compiled_for(stage, backend).show(stage)
-        assert text is not None, f"the pipeline ran {stage}"
-        return text
-    return show
-
-
-def _source(stage: str, show: Callable[[Any], str]) -> Callable[[Any], str]:
-    """A stage that prints a program: its text when the front end reads it back, else
-    error[too-large] naming the bound (:func:`tensorlang.lang.reads_back`)."""
-    return lambda kernel: lang.reads_back(show(kernel), stage, kernel.language.name)
-
-
-#: The stages ``Kernel.ir`` shows: the program as parsed, in the other languages, in EIN,
-#: and the pipeline's stages below the optimizer.
-IR_STAGES: dict[str, Callable[[Any], str]] = {
-    "ast": _source("ast", lambda kernel: kernel.language.print(kernel.program)),
-    **{stage: _source(stage, _view(stage)) for stage in lang.VIEWS},
-    "ein": _source("ein", lambda kernel: to_text(kernel.ein)),
-    "lambda": lambda kernel: to_lambda_text(kernel.ein),
-    "opt": _source("opt", lambda kernel: to_text(kernel.optimized.program)),
-    "facts": _compiled("facts"),
-    # the schedule that goes with the loops (Kernel.schedule): the C target's where the
-    # kernel's own target runs no loop IR (a numpy kernel's own is its compiled.schedule)
-    "schedule": lambda kernel: kernel._compiled_for("loops").show("schedule"),
-    "loops": _compiled("loops"),
+#: The stages ``Kernel.ir`` shows, each with the pipeline stage a ``Compiled`` must have
+#: run to print it (None: a front-end view; ``ein`` and ``lambda``: the program as given,
+#: in every ``Compiled``; ``schedule``: the one that goes with the loop IR).
+IR_STAGES: dict[str, str | None] = {
+    **dict.fromkeys(FRONT_STAGES),
+    "ein": "ein", "lambda": "ein", "opt": "opt", "facts": "facts", "schedule": "loops", "loops": "loops",
 }
 
-
-#: The stages ``Kernel.code`` shows: what a target renders and runs.
-CODE_STAGES: dict[str, Callable[[Any], str]] = {
-    "c": _compiled("code", "c"),
-    "numpy": _compiled("code", "numpy"),
-}
+#: The stages ``Kernel.code`` shows: what a target renders (a ``Compiled``'s ``code``
+#: for that target).
+CODE_STAGES: tuple[str, ...] = ("c", "numpy")
 
 #: Every stage ``tensorlang compile --emit`` accepts, in pipeline order.
 EMIT_STAGES: tuple[str, ...] = (*IR_STAGES, *CODE_STAGES)
+
+#: The stages that print a program a front end reads back (:func:`tensorlang.lang.reads_back`).
+_READ_BACK = (*FRONT_STAGES, "ein", "opt")
+
+
+def front_text(stage: str, language: Language, checked: CheckedProgram) -> str:
+    """A front-end view (:data:`FRONT_STAGES`) of ``checked``, a program in ``language``."""
+    text = language.print(checked.program) if stage == "ast" else lang.VIEWS[stage](checked)
+    return lang.reads_back(text, stage, language.name)
+
+
+def compiled_text(stage: str, compiled: Compiled, language: str) -> str:
+    """``--emit stage`` of a pipeline stage or a target's code (``c``, ``numpy``: the
+    ``code`` of a ``Compiled`` for that target), from ``compiled``, which ran it; a
+    printed program is error[too-large] where ``language``'s reader would refuse it."""
+    text = compiled.show("code" if stage in CODE_STAGES else stage)
+    assert text is not None, f"the pipeline ran {stage}"
+    return lang.reads_back(text, stage, language) if stage in _READ_BACK else text

@@ -185,15 +185,19 @@ def test_the_numpy_target_runs_small_contractions_as_einsum_code():
     ("C = (A # B . [2 3]) ^ [1 2]", {"A": (40, 50), "B": (50, 60), "C": (60, 40)}, True),
 ])
 def test_the_numpy_target_runs_a_copying_gemm_as_einsum(statement, shapes, copies):
-    """A GEMM step that would transpose an operand or its result runs on numpy as einsum
-    code (opt_einsum's own BLAS path, without the copy); the C target keeps the step."""
+    """A GEMM that would transpose an operand or its result is an einsum step in the NumPy
+    target's schedule (``Caps.gemm_copies``: opt_einsum's own BLAS path, without the copy),
+    which its printer renders as einsum code; the C target's schedule keeps the GEMM step."""
     decls = "".join(f"{'in' if n in 'AB' else 'out'} var {n} : [{' '.join(map(str, s))}]\n" for n, s in shapes.items())
     source = decls + statement + "\n"
     k = tl.compile(source, backend="numpy", opt=False)
-    (step,) = k.schedule.steps
+    (step,) = k.schedule.steps  # the C target's
     assert type(step).__name__ == "GemmStep" and step.copies == copies
+    (own,) = k.compiled.schedule.steps  # the NumPy target's
+    assert type(own).__name__ == ("EinsumStep" if copies else "GemmStep")
+    assert ("numpy: einsum, the GEMM would copy an operand" in own.reason) == copies
     code = k.code("numpy")
-    assert ("numpy: einsum, the GEMM would copy an operand" in code) == copies
+    assert f"# {own.reason}" in code
     assert ("->" in code) == copies  # einsum subscripts, only in einsum code
     rng = np.random.default_rng(1)
     inputs = {n: rng.uniform(-1, 1, s) for n, s in shapes.items() if n in "AB"}

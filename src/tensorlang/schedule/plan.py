@@ -279,14 +279,15 @@ def statement_slots(stmt: ir.Statement, buffers: BufferPlan) -> set[int]:
 
 
 def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: bool = False,
-           gram: int | None = None) -> Step | str:
+           gram: int | None = None, gemm_copies: bool = True) -> Step | str:
     """The library step that runs ``stmt``, or why the loop nest does: a Gram product when
     the target offers one (``gram``: the vector bytes of its generated C, None: no Gram
     steps) and it pays, else a mode product when it pays, else a two-tensor GEMM, else
     opt_einsum's path for more tensors.  With padded buffers only a step that runs on the
     padded buffers' views as it is (:func:`.padding.blas_on_padded`: the padded row stride
-    is BLAS's leading dimension).
-    ``from_c``: the target calls BLAS from C (:data:`.steps.C_BLAS_WORK`)."""
+    is BLAS's leading dimension).  ``from_c``: the target calls BLAS from C
+    (:data:`.steps.C_BLAS_WORK`).  ``gemm_copies=False``: a GEMM over operands out of
+    order (:attr:`.steps.GemmStep.copies`) is an einsum step (the NumPy target's choice)."""
     library = probe_step(stmt, buffers.slot_of, buffers.variable_shapes)  # a field probe's probe tensor
     if library is not None:
         return library
@@ -324,6 +325,8 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     if isinstance(step, ModeStep) and step.batched:
         reason = (f"{kind}: J*M*Q = {step.j * step.m * step.q} >= MODE_BATCH_WORK {steps.MODE_BATCH_WORK} "
                   f"and min(J,M) = {min(step.j, step.m)} >= MODE_BATCH_MIN {steps.MODE_BATCH_MIN}")
+    if isinstance(step, GemmStep) and step.copies and not gemm_copies:
+        return EinsumStep(step.target, stmt, step.work, reason + "; numpy: einsum, the GEMM would copy an operand")
     return replace(step, reason=reason)
 
 
@@ -397,7 +400,7 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
-         gram: int | None = None, local_pad: int = 1) -> Schedule:
+         gram: int | None = None, local_pad: int = 1, gemm_copies: bool = True) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring): the program
     with its direct sums' reducing items lifted (passes/split.py ``lift_concat_items``,
     which the pipeline's facts stage runs: a loop nest evaluates an item in place).  With
@@ -445,7 +448,7 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             scheduled.append(_fused_step(fused, program.statements[fused.start:fused.stop], buffers, blas, from_c))
             skip = fused.stop
             continue
-        chosen = choose(stmt, buffers, blas, from_c, gram) if stmt.target not in structured else structured[stmt.target]
+        chosen = structured[stmt.target] if stmt.target in structured else choose(stmt, buffers, blas, from_c, gram, gemm_copies)
         if isinstance(chosen, str):
             group.append((stmt, _loop_reason(stmt, chosen, pad)))
             if len(group) >= MAX_LOOP_STATEMENTS:
@@ -556,10 +559,7 @@ def _fused_step(fused: Fusion, original, buffers: BufferPlan, blas: bool, from_c
     reasons = []
     for stmt in original:
         alone = choose(stmt, buffers, blas, from_c)  # only its reason is kept: the slots do not matter
-        if isinstance(alone, (GemmStep, ModeStep, EinsumStep)):
-            reasons.append(f"fused (alone: {alone.reason})")
-        else:
-            reasons.append(f"fused (alone: loops: {alone})")
+        reasons.append(f"fused (alone: {alone.reason})" if isinstance(alone, BlasStep) else f"fused (alone: loops: {alone})")
     slots = {buffers.slot_of[name] for s in (*fused.prologue, *fused.statements) for name in (s.target, *s.reads)}
     slots = {s for s in slots if not buffers.is_local(s)}
     return LoopStep(fused.statements, tuple(sorted(slots)), tuple(reasons), fused)

@@ -349,8 +349,8 @@ def mode_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
 
 @dataclass(frozen=True)
 class EinsumStep(_BlasStep):
-    """A BLAS-shaped contraction of three or more tensors (or two that are no GEMM), on
-    opt_einsum's path: pairwise BLAS products in a good order."""
+    """A BLAS-shaped contraction of three or more tensors (or two that are no GEMM, or one
+    out of order: ``gemm_copies``, :func:`~.plan.choose`), on opt_einsum's path."""
 
     target: int
     statement: ir.Statement

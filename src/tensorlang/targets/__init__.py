@@ -59,6 +59,10 @@ class Caps:
     #: the target renders Gram steps (schedule.steps.GramStep: float64, unpadded, C), whose
     #: generated C has vectors of this many bytes; None: no Gram steps
     gram: int | None = None
+    #: a GEMM whose operands or result are out of order (schedule.steps.GemmStep.copies)
+    #: runs as a GEMM (BLAS's transpose flags, or a copy); False: the schedule makes it an
+    #: einsum step (the NumPy target: opt_einsum's path beat the copy, docs/performance.md)
+    gemm_copies: bool = True
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def _c_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork 
 
 
 def _numpy_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
-    return Caps(fuse=False, reuse=False, blas=blas)  # the store is by name: no shared buffers
+    return Caps(fuse=False, reuse=False, blas=blas, gemm_copies=False)  # the store is by name: no shared buffers
 
 
 def _wraps_a_kernel(*args, **kwargs):

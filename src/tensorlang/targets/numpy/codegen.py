@@ -458,21 +458,15 @@ class NumpyKernel:
 def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
                   optimize: str = "auto") -> NumpyKernel:
     """Generate, and define, the Python function that runs ``program``'s schedule:
-    matmul steps as ``numpy.matmul`` into a fresh array, the
-    statements of every other step (loop nests and einsum steps) as einsum code.
-
-    A GEMM step that copies an operand (``GemmStep.copies``: ``tr(A B)`` reads B
-    transposed) runs as einsum code too: on this target the alternative to the copy is
-    opt_einsum's own BLAS path, not a loop nest, which measured faster
-    (docs/performance.md, "Measurement history"), so only the C target pays the copy for
-    BLAS."""
+    matmul steps (GEMM and mode product) as ``numpy.matmul`` into a fresh array, the
+    statements of every other step (loop nests and einsum steps) as einsum code.  Which
+    step a statement is, is the schedule's choice: for this target a GEMM whose operands
+    are out of order is an einsum step (``Caps.gemm_copies``, :func:`~...schedule.plan.choose`)."""
     gen = _Codegen(dtype, optimize)
     lines = ["def kernel(_s):"]
     for step in schedule.steps:
-        if isinstance(step, ModeStep) or (isinstance(step, GemmStep) and not step.copies):
+        if isinstance(step, (GemmStep, ModeStep)):
             lines.extend(gen.matmul(step, schedule.buffers))
-        elif isinstance(step, GemmStep):
-            lines.extend(gen.statement(statement_of(step), step.reason + "; numpy: einsum, the GEMM would copy an operand"))
         else:
             pairs = zip(step.statements, step.reasons) if isinstance(step, LoopStep) else ((step.statement, step.reason),)
             for stmt, reason in pairs:
