@@ -90,7 +90,6 @@ class SymbolicKernel(ProgramInterface):
         for kernel in self._kernels.values():
             kernel.threads = self._threads
 
-
     @property
     def backend(self) -> str:
         """The target of the specialisation compiled (or looked up by :meth:`specialize`)
