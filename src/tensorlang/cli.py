@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import errno
 import io
 import json
@@ -412,8 +413,6 @@ def _terminal() -> bool:
 def _interpreter_progress(args, kernel):
     """The note and progress bar of docs/cli.md, "Long interpreter runs" (rich draws the
     bar; without it, the note only)."""
-    import contextlib
-
     if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
         return contextlib.nullcontext()
     try:

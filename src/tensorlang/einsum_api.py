@@ -179,11 +179,6 @@ def _bounded(optimize, operands: tuple):
     return optimize
 
 
-def _numpy(operands, out, dtype, order, casting, optimize):
-    return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting,
-                         optimize=_bounded(optimize, operands))
-
-
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
     def run(ops):
         optimize_ = _bounded(optimize, (subscripts, *ops))
@@ -214,7 +209,8 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
     """The first call of a key (or an unusual one): read, decide, compile, cache, run.
     ``key`` is the call's cache key where it has one (a plain call, ndarray operands)."""
     def by_numpy():
-        return _numpy(operands, out, dtype, order, casting, optimize)
+        return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting,
+                             optimize=_bounded(optimize, operands))
 
     if not operands or not _plain(optimize):
         return by_numpy()  # numpy's errors, numpy's check of a given path

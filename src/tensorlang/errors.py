@@ -10,7 +10,11 @@ other exception type is meant to reach a user: the boundaries (``tensorlang.comp
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
+import sys
+import threading
 from dataclasses import dataclass
 
 #: The stable codes of SPEC section 5, plus the few this project adds (see docs/errors.md).
@@ -175,8 +179,6 @@ def check_keywords(function: str, given, accepted) -> None:
 
 def _misfit_error(function: str, signature, args, kwargs) -> ArgumentError | None:
     """Why a call does not fit ``signature`` as an ArgumentError (None: it fits)."""
-    import inspect
-
     try:
         signature.bind(*args, **kwargs)
     except TypeError as exc:
@@ -196,9 +198,6 @@ def signature_checked(fn):
     ``fn``'s signature raises :class:`ArgumentError` (with "did you mean") instead of
     Python's bare ``TypeError``; anything else passes through unchanged.  The check runs
     only once a ``TypeError`` was raised: calls that fit pay one wrapper frame."""
-    import functools
-    import inspect
-
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -298,9 +297,6 @@ def guard(fn):
     else unexpected becomes ``internal`` with the original exception chained, so that
     the CLI can print one line and a bug report still has the traceback.
     """
-    import functools
-    import inspect
-
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -333,15 +329,13 @@ def guard(fn):
     return wrapper
 
 
-_limit_lock = __import__("threading").Lock()
+_limit_lock = threading.Lock()
 #: Guarded calls running now (all threads), and the recursion limit before the first.
 _limit_users = 0
 _limit_before: int | None = None
 
 
 def _raise_recursion_limit() -> None:
-    import sys
-
     global _limit_users, _limit_before
     with _limit_lock:
         if _limit_users == 0:
@@ -353,8 +347,6 @@ def _raise_recursion_limit() -> None:
 
 
 def _restore_recursion_limit() -> None:
-    import sys
-
     global _limit_users, _limit_before
     with _limit_lock:
         _limit_users -= 1

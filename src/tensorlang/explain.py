@@ -1,11 +1,6 @@
 """``tensorlang explain CODE``: what each error code means, an example that produces it
-and the same example fixed.
-
-The table is data, one :class:`Explanation` per code of :data:`errors.CODES`; a test
-runs every example and checks that it fails with exactly its code and that its fix is
-accepted, and docs/errors.md is checked against the same table, so the three cannot
-drift apart.  Examples are model-language (``.tl``) programs, or, for the codes a
-program cannot produce (a bad call, a missing back end), a few lines of Python.
+and the same example fixed: one :class:`Explanation` per code of :data:`errors.CODES`,
+the table docs/errors.md is checked against (tests run every example and its fix).
 """
 
 from __future__ import annotations

@@ -86,7 +86,6 @@ class SymbolicKernel(ProgramInterface):
         for kernel in self._kernels.values():
             kernel.threads = self._threads
 
-
     @property
     def backend(self) -> str:
         """The target of the specialisation compiled (or looked up by :meth:`specialize`)
@@ -173,10 +172,12 @@ class SymbolicKernel(ProgramInterface):
             self._by_shapes[shapes] = kernel
         return kernel
 
-    def _binding(self, arrays: Mapping[str, object], out=None, complete: bool = False) -> dict[str, int]:
-        """Each symbol's value from the arrays' shapes: inputs in declaration order, then
-        ``out=`` arrays.  Disagreements, empty dimensions and symbols nothing binds are
-        error[input]; for ``complete`` arrays (a call), a misspelt or forgotten input first."""
+    def _binding(self, arrays: Mapping[str, object], out=None, complete: bool = False,
+                 batch: str | None = None) -> dict[str, int]:
+        """Each symbol's value (but ``batch``'s, for a chunked run) from the arrays' shapes:
+        inputs in declaration order, then ``out=`` arrays.  Disagreements, empty dimensions
+        and symbols nothing binds are error[input]; for ``complete`` arrays (a call), a
+        misspelt or forgotten input first."""
         found: dict[str, tuple[int, str, int]] = {}  # symbol -> (value, array, dimension)
         given = dict(out) if isinstance(out, Mapping) else {}
         for name, rank, dims in self._binders:
@@ -190,6 +191,8 @@ class SymbolicKernel(ProgramInterface):
                                   f"but is declared {declared}", name)
             for d, s in dims:
                 symbol, extent = self.symbols[s], shape[d]
+                if symbol == batch:
+                    continue
                 if symbol in found and found[symbol][0] != extent:
                     value0, array0, dim0 = found[symbol]
                     raise self._error(f"size {symbol!r} is {value0} in {array0!r} (dimension {dim0 + 1}) but "
@@ -199,12 +202,12 @@ class SymbolicKernel(ProgramInterface):
                     raise self._error(f"size {symbol!r} would be {extent} from {name!r} (dimension {d + 1}); "
                                       "sizes are positive", name)
                 found.setdefault(symbol, (extent, name, d))
-        missing = [s for s in self.symbols if s not in found]
+        missing = [s for s in self.symbols if s not in found and s != batch]
         if missing:
             if complete:  # the arrays of a call: a misspelt or forgotten input is the cause
                 self._check_names(arrays, ("out",))
-            raise self._unbindable(missing[0])
-        return {s: found[s][0] for s in self.symbols}
+            raise self._unbindable(missing[0], specialize=batch is None)
+        return {s: found[s][0] for s in self.symbols if s != batch}
 
     def _unbindable(self, free: str, specialize: bool = True) -> TensorLangError:
         """error[input]: no array given determines ``free``; how to give it."""
@@ -295,7 +298,7 @@ class SymbolicKernel(ProgramInterface):
         self._check_names(given, ("inputs", "batch", "chunks", "split_every"))
         batched = {n: v for n, v in given.items() if n in verdict.positions}
         others = {n: v for n, v in given.items() if n not in verdict.positions}
-        fixed = self._binding_without(batch, given)
+        fixed = self._binding(given, batch=batch)
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
                           self._bound_options(), tuple(sorted(params.items())))
@@ -335,28 +338,6 @@ class SymbolicKernel(ProgramInterface):
         except NotDataParallel as exc:
             raise error("input", f"the program is not data-parallel along {batch}: {exc}").with_source(
                 self.source) from None
-
-    def _binding_without(self, batch: str, arrays: Mapping[str, object]) -> dict[str, int]:
-        """The values of every size but the batch, from the arrays' shapes (as a call binds them)."""
-        found: dict[str, int] = {}
-        for name, rank, dims in self._binders:
-            if name not in arrays:
-                continue
-            shape = _shape_of(arrays[name], name)
-            if len(shape) != rank:
-                raise self._error(f"input {name!r} has shape {show(shape)} but is declared "
-                                  f"{show(self.checked.context[name])}", name)
-            for d, s in dims:
-                symbol = self.symbols[s]
-                if symbol == batch:
-                    continue
-                if found.setdefault(symbol, shape[d]) != shape[d]:
-                    raise self._error(f"size {symbol!r} is {found[symbol]} in one input but {shape[d]} in {name!r}",
-                                      name)
-        missing = [s for s in self.symbols if s != batch and s not in found]
-        if missing:
-            raise self._unbindable(missing[0], specialize=False)
-        return found
 
     # ------------------------------------------------------------ inspection
     @guard

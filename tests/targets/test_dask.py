@@ -129,6 +129,16 @@ def test_mismatched_batch_lengths_and_bad_inputs_are_input_errors():
     assert info.value.code == "input" and "'w'" in info.value.message
 
 
+def test_the_sizes_beside_the_batch_are_bound_as_a_call_binds_them():
+    k = tl.compile("in var x : [E n]\nin var y : [E n]\nout var z : [E n]\nz = x + y\n")
+    with pytest.raises(tl.TensorLangError) as info:
+        k.dask(x=da.ones((10, 3), chunks=5), y=da.ones((10, 4), chunks=5), batch="E")
+    assert info.value.code == "input" and "size 'n' is 3 in 'x' (dimension 2) but 4 in 'y' (dimension 2)" in info.value.message
+    with pytest.raises(tl.TensorLangError) as info:
+        k.dask(x=da.ones((10, 0), chunks=5), y=da.ones((10, 0), chunks=5), batch="E")
+    assert info.value.code == "input" and "sizes are positive" in info.value.message
+
+
 def test_kernels_travel_as_text_and_options():
     k = tl.compile(COVARIANCE, backend="numpy")
     # pickle's refusals: TypeError (a mappingproxy here), AttributeError or PicklingError (a local object)

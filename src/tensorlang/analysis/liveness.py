@@ -1,15 +1,9 @@
 """Liveness of variables and memory reuse by it (paper 002 §6.2-6.3, Fig. 16 and Fig. 20).
 
-A statement writes its whole target, so liveness over a straight-line program is one
-backward pass (:func:`live_after`).  Each temporary has a live range, from its first
-assignment to its last read, and :func:`reuse` lets it live in another's buffer: by
-Fig. 16 when the statement that assigns it reads the other for the last time and,
-renamed, is compatible (:mod:`.inplace`); by Fig. 20 when the other was dead before
-(the smallest dead buffer large enough, of any shape, with ``by_size``); and, Fig. 20
-literally, in a result's buffer before the result is first written.  docs/compatible.md
-("Memory reuse by liveness") has the rules and how the buffer plan uses them;
-:func:`temporary_bytes` and :func:`peak_temporary_bytes` give what ``tensorlang
-analyze`` prints.
+:func:`live_after` is one backward pass over the straight-line program, and :func:`reuse`
+lets a temporary live in another's buffer or a result's, by the rules of docs/compatible.md
+("Memory reuse by liveness"); :func:`temporary_bytes` and :func:`peak_temporary_bytes`
+give what ``tensorlang analyze`` prints.
 """
 
 from __future__ import annotations

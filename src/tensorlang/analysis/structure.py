@@ -2,31 +2,12 @@
 can be non-zero (its *support*), which positions are interchangeable (its *symmetry*),
 and from both its *unique set* — the entries a compressed computation must compute.
 
-Sets of integer points with affine conditions are islpy sets (isl, the integer set
-library 003's related work names; one wheel from PyPI, and it intersects, unites,
-projects exactly and counts points, which is everything the rules below need).  Every
-set is over 1-based positions, like every EIN index.
-
-The rules, by the names 003 gives them (Fig. 9 and Fig. 10):
-
-* **product** (Fig. 9): the support of ``e1 * e2`` is the *intersection* of the
-  supports (a structural zero annihilates: 003's semantics, as in sparse compilers —
-  ``0 · inf`` counts as 0 here);
-* **sum** (Fig. 9): the support of ``e1 + e2`` is the *union*;
-* **projection** (Fig. 9): the support of ``Σ_k e`` is e's support with k projected
-  out (there is a k ...);
-* **symmetry** (Fig. 10's self outer product ``x ⊗ x``, its generalisation to higher
-  degree, and repetition): a statement is symmetric in two of its indices when swapping
-  them gives the same expression up to commutativity of ``*`` and ``+`` and the declared
-  symmetry of the tensors it reads.  So ``M3[i,j,k] = sum(r) F[r,i]*F[r,j]*F[r,k]`` is
-  symmetric in i, j and k — without any annotation — and its unique set is
-  i ≤ j ≤ k: a sixth of the dense cube;
-* a declared structure (SPEC §4, ``ein.structure.Structure``) is an input's support
-  (its unique set, or everything for a symmetric one) and symmetry.
-
-The unique set of a tensor is its support with, for each group of interchangeable
-positions, the positions in ascending order; its redundancy map sends every other
-supported position to the sorted one.  Nothing here rewrites a program.
+Sets are islpy sets over 1-based positions, like every EIN index.  The rules (003's
+product, sum, projection and symmetry, and a declared structure as an input's support
+and symmetry) are in docs/structure.md, "Structure inference".  The unique set of a
+tensor is its support with, for each group of interchangeable positions, the positions
+in ascending order; its redundancy map sends every other supported position to the
+sorted one.  Nothing here rewrites a program.
 """
 
 from __future__ import annotations

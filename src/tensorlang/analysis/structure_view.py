@@ -1,13 +1,7 @@
-"""The structure section of ``tensorlang analyze`` in a user's terms (docs/structure.md,
-"Reading the structure section").
-
-Per tensor: its unique entries against its dense size and what makes them fewer (the
-line :func:`.structure.structure_lines` prints); then, where a dimension is a direct sum
-of monomials of one tensor (``x = f ⊕ vec(f⊗f)``), the monomials its distinct positions
-hold, ``F[i,1], F[i,2], F[i,1]*F[i,1], F[i,1]*F[i,2], F[i,2]*F[i,2]``, and where every
-entry is a moment of one tensor (003's generalized symmetry) how many distinct moments
-there are.  With ``isl=True`` each structured tensor's unique set and redundancy map
-follow as isl text, the form the compiler computes with.
+"""The structure section of ``tensorlang analyze`` in a user's terms: per tensor its
+unique entries, the monomials a direct sum's distinct positions hold, its distinct
+moments and, with ``isl=True``, its isl sets (docs/structure.md, "Reading the structure
+section").
 """
 
 from __future__ import annotations

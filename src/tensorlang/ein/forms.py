@@ -1,32 +1,8 @@
-"""The one matcher for "a scaled sum of a product", and its inverse.
-
-Fusion asks whether an expression is multilinear, contraction ordering wants the factors
-of the product under a Σ, the loop lowering wants a Σ over a product under a constant
-scale it must apply exactly as written, the BLAS step wants tensors and a finite scale,
-the NumPy back end wants factors and a sign.  They all look at the same shape,
-
-    e  =  scale[ Σ_sums ±(f1 * f2 * ... * fk) ]
-
-and differ only in what they admit.  :func:`monomial` matches it once, for any
-expression (at worst a lone factor), and returns a :class:`Monomial` view; each client
-keeps its own admissibility predicate over the view.  :func:`product` builds a product
-back.  (Normalization's polynomial, a sum of such monomials with products distributed
-over sums where δ or ε take part, is its own function in passes/normalize.py: it decides
-distribution node by node, which a flattened view cannot.)
-
-* ``scale`` is what is written *around* the outermost Σ: numbers and negations only
-  (``-2 * Σ ...``, ``(Σ ...) * 3``), kept as an expression with :data:`HOLE` where the
-  Σ is, so that a client can apply it exactly as the program does (``0 * inf`` stays
-  ⊥ point by point, ``-0`` stays ``-0``).  None when nothing is written around the Σ,
-  or when there is no Σ under numbers and negations at all (then every number is a
-  factor).
-* ``sums``: the index maps of every Σ met, outermost first: the Σ directly nested around
-  the product, then any Σ inside the product, left to right (``nested`` says whether
-  there was one of those).
-* ``factors``: left to right, never a product, a negation or a Σ; numbers written
-  inside the product are factors.  ``negations`` counts the negations inside.
-* ``summand``: the product under the directly nested Σ, as written.
-"""
+"""The one matcher for "a scaled sum of a product", ``scale[Σ_sums ±(f1 * ... * fk)]``,
+and its inverse: :func:`monomial` gives the :class:`Monomial` view that fusion,
+contraction ordering, the loop lowering and the back ends each judge with their own
+predicate, and :func:`product` builds a product back (docs/ein.md, "The core", has what
+each field of the view holds)."""
 
 from __future__ import annotations
 
@@ -85,7 +61,7 @@ class Monomial:
 
 
 def monomial(e: ir.Expr) -> Monomial:
-    """``e`` as a scaled sum of a product (see the module's docstring); never fails."""
+    """``e`` as a scaled sum of a product (at worst a lone factor); never fails."""
     scale, core = _unwrap(e)
     summed = isinstance(core, ir.Sum)
     sums: list[tuple[str, int]] = []

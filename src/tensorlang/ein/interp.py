@@ -1,19 +1,8 @@
 """The EIN evaluator: what an EIN program means, computed directly (the oracle for passes).
 
-A statement ``t[σ] = e`` evaluates ``e`` at every point of σ at once: an expression's
-value is an array with one axis per index variable in scope (σ's, then those of the
-enclosing Σ and reductions, in order), of length 1 where the value does not depend on
-it (numpy broadcasting).  Statements run in order, each reading the store as it was
-before it (ev-stmt); a variable no input gives starts as ⊥ (NaN).
-
-The meaning of the operations comes from :mod:`tensorlang.semantics.values` (controlled
-division, the function table, the reductions with their identities, the ε sign), so the
-evaluator agrees with every front end's reference interpreter by construction.
-
-The arithmetic is a parameter (:class:`Values`): the tests plug in one that also carries
-a first-order rounding-error bound beside each value (tests/properties/harness.py) and
-walk the same evaluator.
-"""
+Each statement is evaluated over its whole index space at once, one numpy axis per index
+variable in scope, with the arithmetic as a parameter (:class:`Values`); docs/ein.md
+("The core") says how."""
 
 from __future__ import annotations
 

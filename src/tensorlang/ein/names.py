@@ -1,17 +1,5 @@
-"""Names in EIN: fresh names, and the index variables of expressions.
-
-Every rewrite needs the same few things: the free index variables of a subexpression
-(what it depends on), substituting indices for index variables without capturing a bound
-one (004 §5.2's "index substitution"), binders renamed apart, and names that clash with
-nothing in sight.  All of them are one walk, :func:`rename_indices`, over the generic
-traversal of :mod:`.ir`; the node kinds are asked only what they bind and what they use.
-
-Fresh names come from one mechanism, :class:`Fresh` (a set of taken names and a
-sequence of candidates), in three flavours: ``Fresh`` itself for index variables a
-rewrite introduces (``k1``, ``k2`` ...), :class:`IndexNames` for the readable indices
-lowering gives a statement (``i, j, l ...``, ``k, a, b ...``), and :class:`TempNames`
-for the variables of compiler temporaries (``tmp1``, ``tmp2`` ...).
-"""
+"""Names in EIN: fresh names (:class:`Fresh` and its flavours), and the index variables
+of expressions, all through one walk, :func:`rename_indices` (docs/ein.md, "The core")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Rewrite rules as named units: a rule carries its paper's name and citation, can be
 listed, is counted when it fires and can be switched off by name (docs/optimizer.md,
-"Rules").
-
-A :class:`Rule`'s ``fn(node, context)`` returns the node's replacement, or None.
-:func:`rewrite` is the driver: bottom up, each node's children first, then the first
-enabled rule for the node's kind that returns a replacement (which stands: it is not
-rewritten again).  A step of a rewrite that is no local rule (the polynomial normal
-form's) is a rule with ``fn`` None that its pass applies itself, asking
-:meth:`Tally.enabled` before and calling :meth:`Tally.fire` after.  A :class:`Tally`
-holds which rules are off and how often each fired: the optimizer opens one per run
-(:func:`counting`), and passes find it with :func:`active`.
-"""
+"Rules", has the driver and the tally)."""
 
 from __future__ import annotations
 
@@ -105,7 +95,9 @@ class Context:
 
 
 def rewrite(e: ir.Expr, rules: Sequence[Rule], context: Context) -> ir.Expr:
-    """``e`` rewritten bottom up with ``rules`` (see the module's docstring)."""
+    """``e`` rewritten bottom up with ``rules``: each node's children first, then the
+    first enabled rule for the node's kind that returns a replacement (which stands: it
+    is not rewritten again)."""
     table: dict[type, list[Rule]] = {}
     for rule in rules:
         if rule.fn is not None:

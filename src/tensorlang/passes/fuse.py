@@ -1,15 +1,10 @@
 """Fusion (004 §5.2): substitute a single-use temporary into the statement that uses it.
 
 ``t[i,j] = e`` followed by ``y[...] = ... t[a,b] ...`` becomes ``y[...] = ... e[i:=a, j:=b] ...``
-and the statement for ``t`` disappears, so that normalization and contraction ordering
-see across statements.  A temporary assigned once and read by one later statement, none
-of whose reads is reassigned in between, is fused where that adds no work and a
-contraction stays one: a temporary holding a sum over a product of tensors is only
-substituted under products, negations and sums (docs/optimizer.md, 'What "no extra
-work" means for fusion'), never into exp, a quotient or an addition, where its
-product kernel (BLAS from C) would become a dot product per entry.  The substitution is the
-rule ``fusion`` (ein/rewrite.py), counted per access it replaces; ``--skip fusion``
-turns fusion off as ``--skip fuse`` does.
+for a temporary assigned once and read by one later statement, none of whose reads is
+reassigned in between, where that adds no work and a contraction stays one
+(docs/optimizer.md, "Decisions").  The substitution is the rule ``fusion``, counted per
+access it replaces.
 """
 
 from __future__ import annotations

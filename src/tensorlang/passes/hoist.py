@@ -1,13 +1,8 @@
 """Hoist (001 §5): give a contraction written inside a nonlinear expression a statement
 of its own, so that the targets' product kernels (BLAS from C) compute it:
 ``e[b,j] = exp(sum(k) x[b,k] * w[k,j])`` becomes ``tmp1[b,j] = sum(k) x[b,k] * w[k,j]``
-and ``e[b,j] = exp(tmp1[b,j])``, the two statements fusion keeps apart, with the same
-arithmetic in the same order.  A contraction (a sum over a product of two or more
-tensors) is hoisted where it stands under anything but products, negations and sums,
-except a single value, a batch of dot products (no operand reused across entries) and a
-temporary past the memory budget.  Equal contractions of a statement share a temporary,
-and so does a function of one read under a sum and outside it (a softmax in one line):
-docs/optimizer.md, "Hoisting a contraction out of a nonlinear expression".
+and ``e[b,j] = exp(tmp1[b,j])``.  Where it applies and where not: docs/optimizer.md,
+"Hoisting a contraction out of a nonlinear expression".
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The caller's interface of a program: which variables are inputs, results, temporaries.
 
-000 §5 fixes it from the qualifiers, and this module is the one place that says how:
-
-* with no qualifier anywhere, every variable is implicitly ``inout``: the caller *may*
-  supply it (it starts as ⊥ otherwise) and receives it back (role ``optional``);
-* with qualifiers, ``in`` variables must be supplied and are read-only, ``inout`` must be
-  supplied and are results, ``out`` are results only, unqualified ones are temporaries;
-* a variable a pass introduced is declared with the qualifier :data:`TEMP`: never an
-  input, never a result, whatever the program's other qualifiers say.
-
-Front ends, passes, the kernel and every target ask :func:`interface` (or
-:func:`roles`) instead of reading qualifiers themselves.
+000 §5 fixes it from the qualifiers (docs/language.md, "Qualifiers and results"), and
+this module is the one place that says how; a variable a pass introduced is declared
+with the qualifier :data:`TEMP`: never an input, never a result, whatever the program's
+other qualifiers say.  Front ends, passes, the kernel and every target ask
+:func:`interface` (or :func:`roles`) instead of reading qualifiers themselves.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""Symbolic extents: a kernel written once for every size (``in var u : [E n n n]``).
-
-An extent in a declaration is a positive integer or a *symbol*, a name that gets its value
-later: from ``params=`` / ``--param`` at compile time, or from the shapes of the arrays a
-kernel is called with.  The type checkers compare extents as they are written: a symbol
-equals itself and nothing else, so ``n`` and ``m`` differ (and so do ``n`` and ``3``)
-unless both are bound to values before checking.  A program accepted with symbols is
-therefore accepted for every binding of them, except where it uses a fixed position or an
-affine index inside a symbolic dimension (``A[i, 3]`` with ``A : [n n]``): such a range
-condition (n >= 3) can only be decided for a value, and is checked when a binding is made
-(a binding that violates it is error[input]).
+"""Symbolic extents: a kernel written once for every size (``in var u : [E n n n]``;
+docs/language.md, "Symbolic sizes", has the rules: a symbol equals itself and nothing
+else, and the range conditions a symbol leaves are checked when it is bound).
 
 This module states the rule once, for every front end: :class:`Sym`, the symbols of a
 program's declarations, and :func:`bind`, which replaces symbols by their values in the

@@ -1,23 +1,9 @@
 """The STUR checker: what a program must be for its rules to mean something.
 
-003 gives STUR no typing rules of its own; these are the ones its semantics needs, each
-named in its diagnostics:
-
-* ``stur-fact``: a fact ``T:D/U/R(...)`` has distinct variable arguments, T's rank of
-  them (twice the rank for R, the second half named as the first with ``p``), and only
-  conditions (and, for R, a number) as factors; names other than its arguments are
-  symbols; two D facts of one tensor say the same;
-* ``stur-rank``: a tensor is used with one number of indices everywhere;
-* ``stur-dims``: every tensor of rank > 0 has a D fact, whose box starts at 0 and is
-  bounded by symbols and numbers (its extents);
-* ``stur-rule``: a head names a tensor once (one rule per tensor), with distinct index
-  variables; no rule reads itself (directly or through others);
-* ``stur-bound``: every index variable of a product is bounded, by the dimensions of
-  the tensors it indexes or by the product's conditions (else its sum is infinite).
-
-Symbols take their values from ``params`` (``--param N=8``).  Without values the
-program is still checked (boundedness with stand-in values); its extents are then
-symbolic and a run binds them from the inputs' shapes or from params.
+003 gives STUR no typing rules of its own; the ones its semantics needs (``stur-fact``,
+``stur-rank``, ``stur-dims``, ``stur-rule``, ``stur-bound``, each named in its
+diagnostics) are in docs/structure.md, "The checker's rules", with how a program is
+checked without values for its symbols (stand-in values for boundedness).
 """
 
 from __future__ import annotations

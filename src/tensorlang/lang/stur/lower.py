@@ -1,39 +1,12 @@
 """Lowering STUR to EIN: one statement per rule, one Σ per product.
 
 A product's points are the integer points of its box where its conditions hold
-(:mod:`.semantics`).  EIN ranges over boxes, so a product lowers exactly when its
-conditions can be *solved away*:
-
-1. **equality elimination** (003 §5.2's logical simplification): an equality
-   ``v = e`` with v a summed variable of coefficient ±1 substitutes e for v everywhere
-   (``A(i) := B2(i) * C(j) * (i = j)`` reads ``C(i)``; ``(j = J)`` fixes a position);
-2. **boxes**: interval propagation over what is left gives each variable its range,
-   a summed variable becomes a Σ over it (an offset range reads through an affine
-   index, ``B2[s+1]``), and a variable that indexes nothing multiplies by its count;
-3. what is still left must be implied by the boxes (a D fact that is a box, a
-   condition such as ``(0 <= i < M)`` on a head index of extent M).
-
-4. **a head index limited to part of its dimension** (``A(i, j) := ... * (j = J)``,
-   ``(1 <= i) * (W > i)``): the product is lowered over that part, the head index read
-   there at a local index, and placed in a direct sum along it (``Concat``) between
-   zero pieces: a piecewise select, so the entries outside are exactly 0 as STUR
-   means, whatever the inputs hold (never 0 · NaN).
-
-5. **a condition on head indices only** (``A(i, j, k) := ... * (i = j)``, ``(i <= j)``):
-   the product is computed where it holds and placed in a direct sum along the
-   condition's value (an affine index, ``j - i``): zero pieces where it does not, so
-   again a select with exact zeros, and the product is evaluated only where it holds.
-
-6. **a condition affine once a variable is fixed** (a packed triangular index,
-   ``s = N*i + j - i*(i+1)/2``): the sum of its cases over that variable, each by
-   steps 1-5, for at most :data:`MAX_UNROLL` values.
-
-A product whose conditions cut its box any other way (a condition tying a summed index
-to a head index with a coefficient other than ±1, a union, a non-affine condition over
-more values) is error[backend] for now:
-the compressed loops that compute exactly such sets are the structure pass
-(docs/structure.md); the reference interpreter (``backend="interp"``) runs every
-program.
+(:mod:`.semantics`); EIN ranges over boxes, so a product lowers exactly when its
+conditions can be solved away, by the six steps of docs/structure.md ("Compiling:
+lowering to EIN": equality elimination, boxes, implied conditions, head indices limited
+to a part or tied by a condition as selects in a direct sum, unrolling over one
+variable for at most :data:`MAX_UNROLL` values).  Any other product is error[backend];
+the reference interpreter (``backend="interp"``) runs every program.
 """
 
 from __future__ import annotations

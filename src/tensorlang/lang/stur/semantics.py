@@ -1,19 +1,9 @@
-"""The reference semantics of STUR (the oracle): the dense meaning of the rules.
+"""The reference semantics of STUR (the oracle): the dense meaning of the rules, as
+docs/structure.md ("Meaning (the reference interpreter)" and "Reciprocals") states it.
 
-A rule ``H(h) := P1 + P2 + ...`` sets, for every position h of H,
-
-    H(h) = Σ_t Σ_{v ∉ h}  c_t · Π accesses of P_t at (h, v)
-
-where the inner sum ranges over the integer points (h, v) that lie in every accessed
-tensor's dimensions (its D fact, also H's own) and satisfy every condition of P_t.
-Points outside that set are *not in the sum* (they are not multiplied by zero: an
-infinite or ⊥ entry outside the set does not leak in, as in StructTensor's loops, which
-never visit them).  ``T^-1(i)`` is 1 / T(i), and 0 where T(i) = 0 (the reciprocal of a
-zero is 0, as StructTensor computes it at a structural zero: docs/structure.md,
-"Reciprocals"), ``N^-1()`` with N a symbol is 1/N, ``0^-1`` is 0.  Rules run in dependency order; a computed tensor starts at 0.
-
-Inputs are dense arrays: a U or R fact of an input is the caller's promise about its
-entries, which this interpreter does not need (and ``--check-structure`` checks).
+Points outside a product's set are not in its sum (never multiplied by zero), ``T^-1(i)``
+is 1 / T(i) and 0 where T(i) = 0, rules run in dependency order and a computed tensor
+starts at 0; an input's U or R fact is a promise this interpreter does not need.
 """
 
 from __future__ import annotations

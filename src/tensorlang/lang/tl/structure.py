@@ -1,24 +1,10 @@
-"""Structure annotations of the model language (SPEC §4, paper 003 Fig. 8).
+"""Structure annotations of the model language (SPEC §4, paper 003 Fig. 8):
+``var S : [n n] symmetric`` promises the caller's S is symmetric.
 
-``var S : [n n] symmetric`` promises the caller's S is symmetric; the annotation's
-meaning is a :class:`~tensorlang.ein.structure.Structure`: a unique set over the
-positions ``i1 .. ik`` (1-based, like every position in the language) and what the other
-entries are (zero, or copies by symmetry):
-
-=============  =====================================  ===================
-annotation     unique set                             elsewhere
-=============  =====================================  ===================
-symmetric      i1 <= i2 <= ... <= ik (equal extents)   the sorted position
-diagonal       i1 = i2 (a matrix)                     zero
-upper / lower  i1 <= i2 / i1 >= i2 (a matrix)         zero
-zero           empty                                  zero
-row(r) col(c)  i1 = r / i2 = c (a matrix)             zero
-where C, ...   the conditions C over i1 .. ik         zero
-=============  =====================================  ===================
-
-Rule t-structure: an annotation fits its declaration's shape (rank, equal extents,
-positions within them, names i1 .. ik), else error[structure].  At run time,
-``check_structure=True`` reports the first input entry that breaks its promise.
+Each annotation means a :class:`~tensorlang.ein.structure.Structure` (a unique set over
+the positions ``i1 .. ik``, and zeros or copies elsewhere), and rule t-structure checks
+that it fits its declaration's shape, else error[structure]: docs/language.md,
+"Structure annotations", has the annotations and their rules.
 """
 
 from __future__ import annotations
