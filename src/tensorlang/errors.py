@@ -11,6 +11,8 @@ other exception type is meant to reach a user: the boundaries (``tensorlang.comp
 from __future__ import annotations
 
 import numbers
+import sys
+import threading
 from dataclasses import dataclass
 
 #: The stable codes of SPEC section 5, plus the few this project adds (see docs/errors.md).
@@ -333,15 +335,13 @@ def guard(fn):
     return wrapper
 
 
-_limit_lock = __import__("threading").Lock()
+_limit_lock = threading.Lock()
 #: Guarded calls running now (all threads), and the recursion limit before the first.
 _limit_users = 0
 _limit_before: int | None = None
 
 
 def _raise_recursion_limit() -> None:
-    import sys
-
     global _limit_users, _limit_before
     with _limit_lock:
         if _limit_users == 0:
@@ -353,8 +353,6 @@ def _raise_recursion_limit() -> None:
 
 
 def _restore_recursion_limit() -> None:
-    import sys
-
     global _limit_users, _limit_before
     with _limit_lock:
         _limit_users -= 1
