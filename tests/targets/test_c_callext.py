@@ -343,6 +343,35 @@ def test_many_calls_leak_no_references():
     assert [sys.getrefcount(v) for v in (x, y, target, bad, out)] == counts
 
 
+def test_numbers_for_scalars_take_the_c_path_and_leak_nothing():
+    """A number given for a scalar input becomes a 0-d array made for the call (csrc/callext.c,
+    ``number_array``) and released after it: memory stays flat over many calls."""
+    import tracemalloc
+
+    k = _c_kernel(PROGRAMS["scalar"])
+    x, target = np.ones(3), np.zeros(3)
+    k(s=2.0, x=x)
+    caller = k._c_call
+    before = caller.calls
+    counts = [sys.getrefcount(v) for v in (x, target)]
+    tracemalloc.start()
+    try:
+        for _ in range(200):
+            k(s=2.5, x=x, out={"y": target})
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in range(5000):
+            k(s=2.5, x=x, out={"y": target})
+            k(s=np.float32(3.0), x=x)
+            assert caller({"s": 7, "x": x}, None)["y"][0] == 7.0
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert caller.calls == before + 200 + 3 * 5000  # every one taken in C
+    assert grown < 64 * 1024, grown
+    assert [sys.getrefcount(v) for v in (x, target)] == counts
+    np.testing.assert_array_equal(target, np.full(3, 2.5))
+
+
 def test_the_caller_keeps_its_description_and_refuses_a_second_one():
     k = _c_kernel(MATMUL)
     caller = k.target.c_call
