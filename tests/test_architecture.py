@@ -420,7 +420,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 4338, "structure": 4538, "schedule+loops": 5024, "targets": 6382, "fields": 2210, "surface": 4469, "compiled strands": 4644, "front ends": 5042}
+CEILINGS = {"diderot": 4338, "structure": 4538, "schedule+loops": 5024, "targets": 6286, "fields": 2210, "surface": 4464, "compiled strands": 4644, "front ends": 5042}
 
 
 def layer_sizes() -> dict[str, int]:
@@ -455,7 +455,7 @@ TESTS = Path(__file__).resolve().parent
 TOP_LEVEL_TESTS = {
     "test_api.py": "api.py", "test_api_keywords.py": "api.py", "test_cli.py": "cli.py",
     "test_run_timing.py": "cli.py", "test_contract_expression.py": "einsum_api.py",
-    "test_errors.py": "errors.py", "test_missing_inputs.py": "kernel.py",
+    "test_errors.py": "errors.py", "test_missing_inputs.py": "kernel.py", "test_kernel.py": "kernel.py",
     "test_pipeline.py": "pipeline.py", "test_stages.py": "stages.py", "test_testing_api.py": "testing.py",
     "test_architecture.py": "", "test_packaging.py": "",
 }

@@ -294,7 +294,7 @@ def _numpy_agrees(exc: TensorLangError, by_numpy):
 
 
 def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize, same: bool = False):
-    """The runner for one key: a compiled kernel's fast call, or numpy.einsum where
+    """The runner for one key: a compiled kernel's call, or numpy.einsum where
     compiling fails (a program too large for the limits).  ``same``: every operand is one
     array object, the kernel's one input (a Gram step where the schedule sees one)."""
     layouts = tuple("C" if a.flags.c_contiguous else "F" for a in arrays)
@@ -350,8 +350,8 @@ def _one_input(program: ir.Program) -> ir.Program:
 def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool, same: bool = False):
     """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
     dtype and layout, so where the kernel is one C function the runner calls it directly
-    (no checks left to do); otherwise it goes through the kernel's fast call, and the
-    kernel's general path where that declines.  ``same``: every operand is its one input."""
+    (no checks left to do); otherwise it goes through the kernel's one call path
+    (``kernel.runner``: its C caller, else its general path).  ``same``: every operand is its one input."""
     names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     ordered = getattr(kernel.target, "ordered_call", None)
@@ -366,8 +366,7 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     call = direct() if (plain and direct is not None) else None
     if call is not None:
         return _direct_runner(call, names, kernel.shapes[RESULT], dtype, kernel.threads, scalar)
-    fast = kernel._fast
-    threads = kernel.threads
+    through = kernel.runner.call
 
     def prepare(ops):  # np.asarray(order="C"), not ascontiguousarray: a 0-d operand stays 0-d
         return {name: (np.asarray(o, dtype, order="C") if layout == "C" else np.asfortranarray(o, dtype).T)
@@ -375,10 +374,7 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
 
     def run(ops):
         arrays = dict(zip(names, ops)) if plain else prepare(ops)
-        r = fast(arrays, None, threads) if fast is not None else None
-        if r is None:
-            r = kernel.run(arrays)
-        value = r[RESULT]
+        value = through(arrays, None)[RESULT]
         return value[()] if scalar else value
     return run
 
@@ -405,8 +401,7 @@ def _caller_runner(caller, kernel: Kernel, scalar: bool):
 def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: int, scalar: bool):
     """Call the kernel's one C function on the operands, a fresh result and fresh
     temporaries (slots that are neither: the optimizer's intermediates).  The function
-    is written out per slot pattern (as targets/c/fastcall.py writes the kernels' fast
-    calls): a loop over the slots would cost more than a small kernel's arithmetic."""
+    is written out per slot pattern: a loop over the slots would cost more than a small kernel's arithmetic."""
     function, slots, shapes, from_buffer, char, check_status = call
     lines = ["def run(ops):", "    r = empty(shape, dtype)"]
     arguments = []

@@ -259,7 +259,7 @@ class Kernel(ProgramInterface):
         self.options = options
         self.checked = checked
         self.source = source
-        #: the C call path (targets/c/callext.py) once armed (:meth:`_arm`), else None
+        #: the armed C caller as the C entry reads it (:class:`Runner`, which alone sets it), else None
         self._c_call: Any = None
         self.threads = options.threads
         #: the values of the program's symbolic sizes this kernel was specialised for
@@ -299,7 +299,8 @@ class Kernel(ProgramInterface):
             #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
             #: the reference interpreter
             self.target = self.compiled.build
-        self._fast = self.target.fast_call
+        #: the one way this kernel is called (:class:`Runner`)
+        self.runner = Runner(self)
         self._check_structure = False
         self._structures: dict | None = None  # inferred on the first compressed=True call
         if self.target.c_call is not None:  # the C call path keeps its own thread count
@@ -349,33 +350,20 @@ class Kernel(ProgramInterface):
     @check_structure.setter
     def check_structure(self, value: bool) -> None:
         self._check_structure = bool(value)
-        self._fast = None if self._check_structure else self.target.fast_call
-        self._arm()
+        self.runner.arm()
 
-    def _arm(self) -> None:
-        """Use the target's C call path from now on where it has one, the store's size has
-        been checked (on the first call) and no call checks structure."""
-        caller = self.target.c_call
-        ready = caller is not None and self._store_elements is not None and not self._check_structure
-        self._c_call = caller if ready else None
-        if ready and not Kernel._entry_installed:  # k(...) then runs the caller from C (callext.install_entry)
-            from .targets.c import callext
-
-            Kernel._entry_installed = callext.install_entry(Kernel, Kernel.__dict__["__call__"])
-
-    #: whether the C call path's entry serves ``Kernel.__call__`` (:meth:`_arm`)
+    #: whether the C call path's entry serves ``Kernel.__call__`` (:meth:`Runner.arm`)
     _entry_installed = False
 
     def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
         """The C entry's caller raised ``exc`` on the call ``self(**keywords)``: what
-        :meth:`__call__` does then (a failed kernel is reported, never redone; anything
-        else is redone by the generated and the general path, which report errors)."""
+        :meth:`Runner.call` does then (a failed kernel is reported, never redone; anything
+        else is redone by the general path, which reports errors)."""
         if isinstance(exc, KernelFailed):
             raise exc.with_source(self.source) from None
         arrays = dict(keywords)
         out = arrays.pop("out", None)
-        results = self._try_generated(arrays, out)
-        return results if results is not None else self._call_guarded(out, arrays)
+        return self._general(*self._out_variable(arrays, out))
 
     @property
     def ein(self) -> ir.Program:
@@ -516,58 +504,23 @@ class Kernel(ProgramInterface):
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
         # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
         # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
-        # Once the C call path is armed, the plain case never gets here: the class's
-        # entry (callext.install_entry) runs it from C and sends here what it declines.
+        # Once the C caller is armed, the plain case never gets here: the class's entry
+        # (callext.install_entry) runs it from C and sends here what it declines.
         if args:
             raise self._positional(args)
-        return self._dispatch(arrays, out)
+        return self.runner.call(*self._out_variable(arrays, out))
 
-    def _dispatch(self, arrays: dict, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-        """The one call path (``k(**arrays)``, a symbolic kernel's specialisation): the
-        fast paths (:meth:`_fast_paths`), then the general path, which checks every
-        argument and reports."""
-        results = self._fast_paths(arrays, out)
-        return results if results is not None else self._call_guarded(out, arrays)
-
-    def _fast_paths(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
-        """The C caller (targets/c/callext.py), then the generated Python fast path
-        (targets/c/fastcall.py); each declines anything unusual with None, and so does
-        this.  Both stay because they pay (docs/performance.md, "Call paths"): the C
-        caller where the extension builds, the generated path where it cannot (no
-        Python.h), against the general path's checks."""
-        caller = self._c_call
-        if caller is not None:
-            try:
-                results = caller(arrays, out)
-            except KernelFailed as exc:  # it ran: never redone
-                raise exc.with_source(self.source) from None
-            except Exception:  # noqa: BLE001 - retried below, where errors are reported
-                results = None
-            if results is not None:
-                return results
-        return self._try_generated(arrays, out)
-
-    def _try_generated(self, arrays: dict, out) -> dict[str, np.ndarray] | None:
-        """The results from the generated Python fast path (targets/c/fastcall.py), or None
-        where it declines or raises."""
-        fast = self._fast
-        if fast is None or self._store_elements is None or (out is not None and out.__class__ is not dict):
-            return None
-        try:
-            start = time.perf_counter()
-            results = fast(arrays, out, self.threads)
-        except KernelFailed as exc:  # it ran: never redone
-            raise exc.with_source(self.source) from None
-        except Exception:  # noqa: BLE001 - retried on the general path, which reports
-            return None
-        if results is not None:
-            self.last_run_seconds = time.perf_counter() - start
-        return results
+    def _out_variable(self, arrays: dict, out) -> tuple[dict, Any]:
+        """``k(out=x)`` where ``out`` is not a mapping and the program has a variable
+        named ``out``: that variable's input."""
+        if out is not None and out.__class__ is not dict and not isinstance(out, Mapping) \
+                and "out" in self.checked.context:
+            arrays["out"], out = out, None
+        return arrays, out
 
     @guard
-    def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        if out is not None and not isinstance(out, Mapping) and "out" in self.checked.context:
-            arrays["out"], out = out, None  # a program variable named `out`, given as an input
+    def _general(self, arrays: dict, out) -> dict[str, np.ndarray]:
+        """The general path (:class:`Runner`'s fallback): checks every argument, reports."""
         return self._call(arrays, out)
 
     @guard
@@ -578,8 +531,7 @@ class Kernel(ProgramInterface):
         (docs/api.md, "Calling a kernel")."""
         arrays = self._inputs_dict(inputs)
         check_flag("compressed", compressed)
-        results = self._fast_paths(arrays, out)
-        results = results if results is not None else self._call(arrays, out)
+        results = self.runner.call(arrays, out)
         return self._compressed(results) if compressed else results
 
     def _compressed(self, results: dict) -> dict:
@@ -705,7 +657,7 @@ class Kernel(ProgramInterface):
             elements = sum(math.prod(padded_shape(s, self.pad)) for s in self.checked.context.shapes.values())
             limits.check_allocation(elements, self.dtype.itemsize, "the store of the program's variables")
             self._store_elements = elements
-            self._arm()
+            self.runner.arm()
 
     # --------------------------------------------------------------- inspection
     @guard
@@ -742,3 +694,50 @@ class Kernel(ProgramInterface):
         for stmt in self.program.stmts:
             lines.append(f"  line {stmt.span.line if stmt.span else '?'}: {stmt.target} : {show(ctx[stmt.target])}")
         return "\n".join(lines)
+
+
+class Runner:
+    """The one call path of a compiled kernel: :meth:`call` serves ``k(**arrays)``,
+    ``k.run``, a symbolic kernel's specialisations and the einsum cache's misses.
+
+    It tries the target's C caller (targets/c/callext.py), armed once the first call has
+    checked the store's size and while no call checks structure, which takes the plain
+    call and declines (None) anything else; then the kernel's general path, which checks
+    every argument and reports.  Where the C caller cannot be built (no ``Python.h``, no
+    extension) every call takes the general path (docs/performance.md, "Call paths":
+    a generated Python fast path was measured there and deleted).  Once armed, ``k(...)``
+    runs the caller straight from the class's C entry (``callext.install_entry``), which
+    reads the kernel's ``_c_call``: only :meth:`arm` sets it, to :attr:`c_call`."""
+
+    __slots__ = ("kernel", "c_call")
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        #: the armed C caller, or None
+        self.c_call: Any = None
+
+    def arm(self) -> None:
+        """Use the target's C caller from now on where it has one, the store's size has
+        been checked and no call checks structure."""
+        kernel = self.kernel
+        caller = kernel.target.c_call
+        ready = caller is not None and kernel._store_elements is not None and not kernel._check_structure
+        self.c_call = kernel._c_call = caller if ready else None
+        if ready and not Kernel._entry_installed:  # k(...) then runs the caller from C
+            from .targets.c import callext
+
+            Kernel._entry_installed = callext.install_entry(Kernel, Kernel.__dict__["__call__"])
+
+    def call(self, arrays: dict, out) -> dict[str, np.ndarray]:
+        """The results of a call with ``arrays`` by name and ``out=`` targets (or None)."""
+        caller = self.c_call
+        if caller is not None:
+            try:
+                results = caller(arrays, out)
+            except KernelFailed as exc:  # it ran: never redone
+                raise exc.with_source(self.kernel.source) from None
+            except Exception:  # noqa: BLE001 - redone on the general path, which reports
+                results = None
+            if results is not None:
+                return results
+        return self.kernel._general(arrays, out)

@@ -121,7 +121,7 @@ class SymbolicKernel(ProgramInterface):
             kernel = self._kernels.get(self._fast_key(arrays, out))  # type: ignore[arg-type]
         if kernel is not None:  # the specialisation's own fast path, without repacking the arguments
             self._last = kernel
-            return kernel._dispatch(arrays, out)
+            return kernel.runner.call(*kernel._out_variable(arrays, out))
         return self._call_guarded(out, arrays)
 
     def _fast_key(self, arrays: dict, out) -> tuple[int, ...] | None:
@@ -147,7 +147,8 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def _call_guarded(self, out, arrays: dict) -> dict[str, np.ndarray]:
-        return self.for_inputs(arrays, out, complete=True)._dispatch(arrays, out)
+        kernel = self.for_inputs(arrays, out, complete=True)
+        return kernel.runner.call(*kernel._out_variable(arrays, out))
 
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,

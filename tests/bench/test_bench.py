@@ -644,7 +644,7 @@ def test_contender_that_overwrites_its_inputs_is_flagged_and_inputs_restored(tmp
 
 
 def _fast_path_ready(value) -> bool:
-    """What the C back end's fast call path takes (src/tensorlang/targets/c/fastcall.py)."""
+    """What the C back end's C caller takes (src/tensorlang/targets/c/callext.py)."""
     return (value.__class__ is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
             and value.base is None)
 
@@ -690,9 +690,8 @@ def test_tensorlang_contenders_get_fast_path_arrays_out_buffers_and_threads(monk
                 assert out["x"] is arrays["x"] and out["x"] is not inputs["x"]  # in place, on its own copy
 
 
-def test_c_backend_contender_takes_the_fast_call_path(monkeypatch):
-    """With the real C back end: the in-place kernels with scalars take the generated fast
-    path (it declines numpy scalars, which cost a second validating call path)."""
+def test_c_backend_contender_takes_the_c_caller(monkeypatch):
+    """With the real C back end: the in-place kernels with scalars take the C caller."""
     import tensorlang
 
     if "c" not in tensorlang_backends():
@@ -1013,10 +1012,10 @@ def test_an_in_place_kernel_is_measured_against_the_update_with_as_many_read_str
 
 
 @pytest.mark.slow
-def test_the_call_paths_script_runs_and_times_only_paths_that_exist(capsys):
+def test_the_call_paths_script_runs_both_branches_of_the_runner(capsys):
     """benchmarks/results/call-paths/run.py (the numbers behind "Call paths" in
-    docs/internals/performance-history.md): one line per case, and a padded kernel, which
-    has no generated Python path, shows none rather than the general path timed twice."""
+    docs/performance.md): one line per case, each with the C caller's and the general
+    path's time, and the kernels' runners as they were afterwards."""
     import runpy
     from pathlib import Path
 
@@ -1025,34 +1024,42 @@ def test_the_call_paths_script_runs_and_times_only_paths_that_exist(capsys):
     if c_build.find_compiler() is None:
         pytest.skip("no working C compiler on this machine")
     script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks/results/call-paths/run.py"))
-    script["main"].__globals__["best_seconds"] = lambda kernel, arrays: (kernel(**arrays), 1e-6)[1]
+    seen = []
+
+    def per_call(kernel, arrays, out):
+        seen.append(kernel.runner.c_call is not None)
+        kernel(**arrays, out=out)
+        return 2e-6 if seen[-1] else 3e-6
+
+    script["main"].__globals__.update(per_call=per_call, ROUNDS=2)
     script["main"]()
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["2x2", "scale", "8x8", "pad=4"]
-    assert all(line.count(" us") == 3 for line in lines[:3])
-    assert "generated Python:   none" in lines[3] and lines[3].count(" us") == 2
+    assert [line.split()[0] for line in lines[1:]] == [name.split()[0] for name in script["CASES"]]
+    assert all(line.split()[-3:] == ["2.00", "3.00", "1.5x"] for line in lines[1:])
+    assert len(seen) == 2 * 2 * len(script["CASES"]) and seen.count(True) in (0, len(seen) // 2)
 
 
 @pytest.mark.slow
 def test_the_einsum_call_paths_script_runs_both_paths(capsys):
     """benchmarks/results/call-paths/einsum.py: tl.einsum's direct runner against the
-    kernel's fast call, each checked against numpy.einsum; the einsum cache and the C
-    target's methods are as they were afterwards."""
+    kernel's general path, each checked against numpy.einsum; the einsum cache, the C
+    target's methods and the C caller's maker are as they were afterwards."""
     import runpy
     from pathlib import Path
 
     import tensorlang as tl
     from tensorlang.targets.c import build as c_build
+    from tensorlang.targets.c import callext
     from tensorlang.targets.c.runtime import CKernel
 
     if c_build.find_compiler() is None:
         pytest.skip("no working C compiler on this machine")
-    before = (CKernel.ordered_call, CKernel.direct_call)
+    before = (CKernel.ordered_call, CKernel.direct_call, callext.caller)
     script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks/results/call-paths/einsum.py"))
     script["main"].__globals__["best_seconds"] = lambda subscripts, ops: 1e-6
     script["main"](1)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(script["CASES"]) and all("direct" in line and "fast call" in line for line in lines)
-    assert (CKernel.ordered_call, CKernel.direct_call) == before
+    assert len(lines) == len(script["CASES"]) and all("direct" in line and "general" in line for line in lines)
+    assert (CKernel.ordered_call, CKernel.direct_call, callext.caller) == before
     a = np.ones((2, 2))
     assert tl.einsum("ij,jk->ik", a, a).tolist() == [[2.0, 2.0], [2.0, 2.0]]

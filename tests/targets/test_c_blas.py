@@ -210,8 +210,7 @@ def test_without_blas_the_steps_run_as_numpy_matmul():
     assert "/* BLAS step (numpy.matmul" in kernel.target.source and "tl_set_blas" not in kernel.target.source
     # BLAS found again: the C the kernel shows is still the C it compiled, not a reprint that calls BLAS
     assert c_target.blas_int_max("float64") is not None and kernel.code("c") == kernel.target.source
-    assert kernel.target._only is None and kernel.target.c_call is None
-    assert kernel.target.fast_call is not None  # the Python fast call, through CKernel.execute
+    assert kernel.target._only is None and kernel.target.c_call is None  # the general path, CKernel.execute
     inputs = _sprinkle(_inputs(kernel, np.random.default_rng(3), "float64"), np.random.default_rng(4))
     _assert_same(kernel(**inputs), tl.compile(text, backend="interp")(**inputs), 1e-12)
 
@@ -452,7 +451,7 @@ PADDED = "in var v : [13 7]\ninout var x : [13 7]\nout var y : [13 7]\nx = x * v
 def _python_path(kernel):
     """The same kernel with the C caller off (CKernel.run, through the general path)."""
     kernel.target.c_call = None
-    kernel._c_call = None
+    kernel.runner.arm()
     return kernel
 
 

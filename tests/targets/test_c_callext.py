@@ -1,6 +1,6 @@
-"""The C-level call path (targets/c/callext.py): taken for the plain call, declining
-exactly where the generated Python fast call does, and giving the same results and the
-same errors as the general path on generated calls; references, the GIL and threads."""
+"""The C-level call path (targets/c/callext.py): taken for the plain call (numbers for
+scalars among it), declining anything else, and giving the same results and the same
+errors as the general path on generated calls; references, the GIL and threads."""
 
 import ctypes
 import sys
@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 import tensorlang as tl
 from tensorlang.errors import TensorLangError
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import callext
+from tensorlang.targets.c import callext, runtime
 from tensorlang.targets.c.codegen import NO_MEMORY
-from tensorlang.targets.c.fastcall import fast_call
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -62,11 +61,9 @@ def _c_kernel(source, pad=1):
 
 
 def _general(source):
-    """The same program with neither fast path: every call takes the general path."""
+    """The same program without the C caller: every call takes the general path."""
     k = tl.compile(source, backend="c")
     k.target.c_call = None
-    k._fast = None
-    k.target.fast_call = None
     return k
 
 
@@ -143,19 +140,19 @@ def test_a_kernel_call_runs_no_python_frame():
 
 
 @pytest.mark.slow
-def test_missing_headers_fall_back_to_the_python_fast_call(monkeypatch):
+def test_missing_headers_fall_back_to_the_general_path(monkeypatch):
     monkeypatch.setattr(callext, "include_dirs", lambda: None)
     callext.extension.cache_clear()
     try:
         assert callext.extension() is None
         assert "Python.h" in callext.why_unavailable()
         k = tl.compile(MATMUL.replace("C = A", "C = 2 * A"), backend="c")
-        assert k.target.c_call is None and k.target.fast_call is not None
+        assert k.target.c_call is None
         a, b = np.ones((2, 3)), np.ones((3, 2))
         k(A=a, B=b)
-        assert k._c_call is None
-        assert k._try_generated({"A": a, "B": b}, None) is not None  # the Python fast call serves
+        assert k._c_call is None and k.runner.c_call is None  # the general path serves
         np.testing.assert_array_equal(k(A=a, B=b)["C"], np.full((2, 2), 6.0))
+        np.testing.assert_array_equal(k(A=a, B=b, out={"C": np.empty((2, 2))})["C"], np.full((2, 2), 6.0))
     finally:
         monkeypatch.undo()
         callext.extension.cache_clear()
@@ -328,25 +325,6 @@ def test_c_path_and_general_path_agree_on_generated_calls(recipe):
     _same(out_fast, out_general)
 
 
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(calls())
-def test_c_path_declines_exactly_where_the_python_fast_call_does(recipe):
-    fast, _ = _kernels(recipe[0])
-    arrays, out = _build(fast, recipe)
-    if any(fast.shapes[n] == () and not isinstance(v, np.ndarray) for n, v in arrays.items() if n in fast.shapes):
-        return  # a number for a scalar: the Python fast call takes it, the C path declines
-    c_result = fast._c_call(arrays, out)
-    if out is not None and not isinstance(out, dict):  # the kernel never offers it to the Python one
-        assert c_result is None
-        return
-    arrays, out = _build(fast, recipe)
-    py_result = fast._fast(arrays, out, fast.threads)
-    assert (c_result is None) == (py_result is None)
-    if c_result is not None:
-        _same(c_result, py_result)
-
-
 # ------------------------------------------------------------ references, GIL, threads
 def test_many_calls_leak_no_references():
     k = _c_kernel(PROGRAMS["inout"])
@@ -363,6 +341,35 @@ def test_many_calls_leak_no_references():
         with pytest.raises(TensorLangError):
             k(x=bad, y=y)
     assert [sys.getrefcount(v) for v in (x, y, target, bad, out)] == counts
+
+
+def test_numbers_for_scalars_take_the_c_path_and_leak_nothing():
+    """A number given for a scalar input becomes a 0-d array made for the call (csrc/callext.c,
+    ``number_array``) and released after it: memory stays flat over many calls."""
+    import tracemalloc
+
+    k = _c_kernel(PROGRAMS["scalar"])
+    x, target = np.ones(3), np.zeros(3)
+    k(s=2.0, x=x)
+    caller = k._c_call
+    before = caller.calls
+    counts = [sys.getrefcount(v) for v in (x, target)]
+    tracemalloc.start()
+    try:
+        for _ in range(200):
+            k(s=2.5, x=x, out={"y": target})
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in range(5000):
+            k(s=2.5, x=x, out={"y": target})
+            k(s=np.float32(3.0), x=x)
+            assert caller({"s": 7, "x": x}, None)["y"][0] == 7.0
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert caller.calls == before + 200 + 3 * 5000  # every one taken in C
+    assert grown < 64 * 1024, grown
+    assert [sys.getrefcount(v) for v in (x, target)] == counts
+    np.testing.assert_array_equal(target, np.full(3, 2.5))
 
 
 def test_the_caller_keeps_its_description_and_refuses_a_second_one():
@@ -451,7 +458,7 @@ def _failing_function(k, status: int):
     return lib
 
 
-@pytest.mark.parametrize("path", ["c call", "python fast call"])
+@pytest.mark.parametrize("path", ["c call", "general path"])
 @pytest.mark.parametrize("status, code", [(NO_MEMORY, "too-large"), (-1, "backend")])
 def test_a_kernel_that_ran_and_failed_is_reported_and_never_run_again(path, status, code):
     # an in-place call: a second run after a failed one would start from a half-written x
@@ -461,12 +468,13 @@ def test_a_kernel_that_ran_and_failed_is_reported_and_never_run_again(path, stat
     lib = _failing_function(k, status)
     if path == "c call":
         k.target.c_call = callext.caller(k.target, k.target._roles)
-        k._arm()
+        k.runner.arm()
         assert k._c_call is k.target.c_call
     else:
         k.target.c_call = None
-        k._arm()
-        k._fast = k.target.fast_call = fast_call(k.target, k.target._roles)
+        k.runner.arm()
+        assert k._c_call is None
+        k.target._runners = (runtime._c_runner(k.target.ffi, *k.target._only),)  # CKernel.run's
     before = lib.tl_fail_calls()  # the library is cached: other cases may have run it
     with pytest.raises(TensorLangError) as info:
         k(x=x, y=y, out={"x": x})

@@ -47,16 +47,11 @@ def _inputs(name: str, seed: int, specials: bool = False) -> dict[str, np.ndarra
 
 
 def _paths(source: str):
-    """The kernel three times: with the C caller, with only the Python fast call, with
-    only the general path (CKernel.run)."""
+    """The kernel twice: with the C caller, with only the general path (CKernel.run)."""
     c = tl.compile(source, backend="c")
-    fast = tl.compile(source, backend="c")
-    fast._c_call = None
-    fast.target.c_call = None
     general = tl.compile(source, backend="c")
-    general._c_call = general._fast = None
-    general.target.c_call = general.target.fast_call = None
-    return {"c": c, "fast": fast, "general": general}
+    general.target.c_call = None
+    return {"c": c, "general": general}
 
 
 def _same(got, want, what: str) -> None:

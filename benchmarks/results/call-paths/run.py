@@ -1,53 +1,54 @@
-"""Per-call cost of the call paths of a compiled kernel (docs/internals/performance-history.md,
-"Call paths"): the C caller, the generated Python fast path (unpadded kernels only: the
-padded one is deleted) and the general path, interleaved in one process.
-Run: python benchmarks/results/call-paths/run.py"""
+"""Per-call cost of a compiled kernel's one call path (``kernel.Runner.call``): with its C
+caller (targets/c/callext.py) and without it (every call on the general path, as where
+the extension cannot be built: no Python.h), interleaved in one process, each round
+starting at the other.  Medians of ROUNDS batches of CALLS calls (docs/performance.md,
+"Call paths").
+Run: taskset -c 1 python benchmarks/results/call-paths/run.py"""
 
+import statistics
 import time
 
 import numpy as np
 
 import tensorlang as tl
 
+MM = "in var A : [{n} {n}]\nin var B : [{n} {n}]\nout var C : [{n} {n}]\nC = A # B . [[2 3]]\n"
 CHAIN = "in var A : [8 8]\nin var B : [8 8]\nin var C : [8 8]\nout var D : [8 8]\nD = A # B # C . [[2 3] [4 5]]\n"
+SCALE = "in var s : []\nin var x : [1000]\nout var y : [1000]\ny = s * x\n"
+RNG = np.random.default_rng(0)
+#: name: (program, inputs, out= targets or None)
 CASES = {
-    "2x2 matmul": ("in var A : [2 2]\nin var B : [2 2]\nout var C : [2 2]\nC = A # B . [[2 3]]\n",
-                   {"A": (2, 2), "B": (2, 2)}, None),
-    "scale 1000": ("in var x : [1000]\nout var y : [1000]\ny = 2 * x\n", {"x": (1000,)}, None),
-    "8x8 chain": (CHAIN, {"A": (8, 8), "B": (8, 8), "C": (8, 8)}, None),
-    "pad=4 5x5": (CHAIN.replace("8", "5"), {"A": (5, 5), "B": (5, 5), "C": (5, 5)}, 4),
+    "2x2 matmul": (MM.format(n=2), {"A": RNG.random((2, 2)), "B": RNG.random((2, 2))}, None),
+    "2x2 matmul out=": (MM.format(n=2), {"A": RNG.random((2, 2)), "B": RNG.random((2, 2))}, {"C": np.empty((2, 2))}),
+    "8x8 chain": (CHAIN, {k: RNG.random((8, 8)) for k in "ABC"}, None),
+    "32x32 matmul": (MM.format(n=32), {"A": RNG.random((32, 32)), "B": RNG.random((32, 32))}, None),
+    "s * x[1000], s=2.0": (SCALE, {"s": 2.0, "x": RNG.random(1000)}, None),
+    "s * x[1000], 0-d s": (SCALE, {"s": np.array(2.0), "x": RNG.random(1000)}, None),
 }
+ROUNDS, CALLS = 21, 1000
 
 
-def best_seconds(kernel, arrays: dict, calls: int = 2000, batches: int = 7) -> float:
-    best = float("inf")
-    for _ in range(batches):
-        start = time.perf_counter()
-        for _ in range(calls):
-            kernel(**arrays)
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+def per_call(kernel, arrays: dict, out) -> float:
+    start = time.perf_counter()
+    for _ in range(CALLS):
+        kernel(**arrays, out=out)
+    return (time.perf_counter() - start) / CALLS
 
 
 def main() -> None:
-    rng = np.random.default_rng(0)
-    for name, (source, shapes, pad) in CASES.items():
-        arrays = {k: rng.random(s) for k, s in shapes.items()}
-        kernel = tl.compile(source, backend="c", pad=pad)
-        kernel(**arrays)
-        caller, fast = kernel._c_call, kernel._fast
-        found: dict[str, list[float]] = {}
-        for _ in range(3):  # the paths interleaved
-            kernel._c_call, kernel._fast = caller, fast
-            found.setdefault("C caller", []).append(best_seconds(kernel, arrays))
-            kernel._c_call = None
-            if fast is not None:  # a padded kernel has none: it would time the general path again
-                found.setdefault("generated Python", []).append(best_seconds(kernel, arrays))
-            kernel._fast = None
-            found.setdefault("general path", []).append(best_seconds(kernel, arrays))
-        kernel._c_call, kernel._fast = caller, fast
-        print(f"{name:12} " + "  ".join(f"{path}: " + (f"{min(found[path]) * 1e6:6.2f} us" if path in found else "  none  ")
-                                        for path in ("C caller", "generated Python", "general path")))
+    print(f"{'kernel':20} {'C caller':>10} {'general':>10} {'ratio':>7}   (median us per call)")
+    for name, (source, arrays, out) in CASES.items():
+        kernel = tl.compile(source, backend="c")
+        kernel(**arrays, out=out)  # checks the store's size and arms the runner
+        caller = kernel.runner.c_call
+        found: dict[bool, list[float]] = {True: [], False: []}
+        for r in range(ROUNDS):
+            for with_caller in ((True, False) if r % 2 else (False, True)):
+                kernel.runner.c_call = kernel._c_call = caller if with_caller else None
+                found[with_caller].append(per_call(kernel, arrays, out))
+        kernel.runner.c_call = kernel._c_call = caller
+        fast, general = statistics.median(found[True]), statistics.median(found[False])
+        print(f"{name:20} {fast * 1e6:10.2f} {general * 1e6:10.2f} {general / fast:6.1f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ program chunk by chunk over Dask arrays (:mod:`.dask`; it wraps the others, so i
 builds no runner of its own: its ``chunked`` is how it runs).  ``auto`` picks C when a C compiler works, otherwise numpy
 with a one-line notice.
 
-A runner has ``run(supplied, targets, threads) -> results``, ``fast_call`` (a generated
-call for the plain case, or None), ``c_call`` (the same in C, :mod:`.c.callext`, or None)
-and ``source`` (what it runs, or None).
+A runner has ``run(supplied, targets, threads) -> results``, ``c_call`` (a C caller of the
+plain case, :mod:`.c.callext`, or None; the kernel's ``Runner`` tries it first) and
+``source`` (what it runs, or None).
 """
 
 from __future__ import annotations

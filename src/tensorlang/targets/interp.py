@@ -18,7 +18,6 @@ from .store import results_from_store
 class InterpTarget:
     """A program on the reference interpreter."""
 
-    fast_call = None
     c_call = None
     source = None
 

@@ -1,5 +1,5 @@
 """The C target: the C printer (codegen), compile and cache (build), the C-level call
-path (callext), the generated Python fast call (fastcall) and the kernel that runs a schedule over
+path (callext) and the kernel that runs a schedule over
 one set of buffers (runtime).  Importing it registers the fork handler of :mod:`.forking`
 (a forked child's OpenMP teams stay usable)."""
 

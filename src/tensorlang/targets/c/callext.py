@@ -5,10 +5,18 @@ The extension is compiled once per machine, Python version and numpy version (ca
 :mod:`.build` like the kernels); its ``Caller`` type is configured per kernel with a
 *description*: the C function's address, and per slot its role, name, shape and dtype
 (for a padded kernel, 000 §4, also the storage shape and the alignment).
-``caller(arrays, out)`` then does in C what the generated Python fast call
-(:mod:`.fastcall`) does, and *declines* (returns None) exactly where it does, so that the
-general path, which reports errors precisely, stays the one source of truth; so does
-every call while ``caller.off`` is set (a test's store hook:
+``caller(arrays, out)`` then takes the *plain call* and *declines* (returns None)
+anything else, so that the kernel's general path, which reports errors precisely, stays
+the one source of truth (the kernel's ``Runner.call`` tries the caller, then that path).
+The plain call, the one rule (csrc/callext.c checks it):
+
+* every input the kernel requires given, no other keyword, each an ndarray (exactly) of
+  the declared shape, the kernel's dtype object, C-contiguous and aligned;
+* ``out=`` absent, or a dict naming only results, whose targets are such arrays too,
+  writeable, owning their memory, no input (except a variable's own, the in-place idiom
+  ``k(x=x, out={"x": x})``) and no other target; with targets, every input owns its memory.
+
+It also declines every call while ``caller.off`` is set (a test's store hook:
 :attr:`.runtime.CKernel.store_hook`).  ``caller.ordered(a, b, ...)`` is the same call with
 the inputs positional in a fixed order and no ``out=``, returning the one result (the
 einsum cache's hit path).
@@ -18,7 +26,7 @@ rows cost more than the kernel).
 
 Where the headers are missing (``Python.h``, numpy's ``arrayobject.h``) or the extension
 does not compile or load, :func:`extension` is None with the reason in
-:func:`why_unavailable`, and kernels keep the Python fast call.
+:func:`why_unavailable`, and every call takes the general path.
 """
 
 from __future__ import annotations
@@ -40,8 +48,8 @@ from . import csrc
 from .padded import alignment as padded_alignment
 from .codegen import check_status
 
-#: The most slots (C function parameters) the caller passes; a kernel with more keeps the
-#: Python fast call.  csrc/callext.c's ``call_function`` has a case for every count up
+#: The most slots (C function parameters) the caller passes; a kernel with more takes the
+#: general path.  csrc/callext.c's ``call_function`` has a case for every count up
 #: to it (tests/targets/test_c_csrc.py checks them).
 MAX_SLOTS = 24
 #: The most dimensions a slot's shape may have here (numpy allows 64).

@@ -34,7 +34,6 @@ from . import build as c_build
 from ...machine import blas as c_blas
 from . import callext
 from .codegen import Generated, check_status
-from .fastcall import fast_call
 from .padded import aligned_zeros, as_padded
 
 
@@ -89,11 +88,13 @@ def _c_runner(ffi, function, slots: tuple[int, ...], inputs: tuple[int, ...] = (
     where given (another array than its buffer, sharing no memory with it), else the
     buffer itself (in place: it holds the input)."""
     assert ffi is not None, "a C function is loaded with its ffi"
-    from_buffer = ffi.from_buffer
+    # cffi's own from_buffer, without the Python wrapper of ffi.from_buffer (a small
+    # kernel's general path paid about a microsecond a call for the wrapper)
+    fb, char = ffi._backend.from_buffer, ffi.typeof("char[]")
 
     def run_c(buffers, threads, sources=None):
-        given = [from_buffer(buffers[s] if sources is None or s not in sources else sources[s]) for s in inputs]
-        status = function(*[from_buffer(buffers[s]) for s in slots], *given, threads)
+        given = [fb(char, buffers[s] if sources is None or s not in sources else sources[s], False) for s in inputs]
+        status = function(*[fb(char, buffers[s], False) for s in slots], *given, threads)
         if status:  # a heap block not had (NO_MEMORY), BLAS not set up: raises
             check_status(status)
     return run_c
@@ -159,10 +160,6 @@ class CKernel:
         self._runners = (_c_runner(self.ffi, *self._only),) if self._only is not None else \
             tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
-        #: the generated Python call of the plain case (:mod:`.fastcall`), unpadded kernels
-        #: only (a padded kernel's copies into padded buffers cost more than the checks it
-        #: saved: docs/performance.md, "Call paths")
-        self.fast_call = fast_call(self, roles) if pad == 1 else None
         #: the C-level call path (:mod:`.callext`), tried first; None where the schedule is
         #: not one C function, a variable is optional or the extension cannot be built here
         #: (a padded kernel's copies its inputs into padded buffers, as :meth:`run` does)
@@ -292,8 +289,7 @@ class CKernel:
         assigns the variable (codegen.input_reads; an input overlapping its buffer is
         copied first), else it is copied into the buffer.  Results come back as their
         targets, or as fresh buffers (padded: views of their true shape, not C-contiguous).
-        (Calls without anything unusual take the C caller, :mod:`.callext`, or the
-        generated fast path of :mod:`.fastcall` instead.)"""
+        (Calls without anything unusual take the C caller, :mod:`.callext`, instead.)"""
         pad, dtype, shapes, regions, storage = self.pad, self.dtype, self.shapes, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()

@@ -137,6 +137,27 @@ static int fits(Caller *c, PyObject *o, int n) {
     return PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a);
 }
 
+/* A number given for a 0-d input (a Python float or int, a numpy integer or float
+   scalar; no bool): a new 0-d array of the kernel's dtype, or NULL (no error set) where
+   value is no such number or does not convert (an int too large: the general path says so) */
+static PyObject *number_array(Caller *c, PyObject *value) {
+    if (!PyFloat_CheckExact(value) && !PyLong_CheckExact(value)) {
+        if (!PyArray_IsScalar(value, Number)) return NULL;
+        PyArray_Descr *d = PyArray_DescrFromScalar(value);
+        if (d == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        int real = d->kind == 'i' || d->kind == 'u' || d->kind == 'f';
+        Py_DECREF(d);
+        if (!real) return NULL;
+    }
+    Py_INCREF(c->descr);  /* stolen */
+    PyObject *a = PyArray_FromAny(value, c->descr, 0, 0, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST, NULL);
+    if (a == NULL) PyErr_Clear();
+    return a;
+}
+
 static PyObject *empty(Caller *c, int n) {
     Py_INCREF(c->descr);  /* PyArray_Empty steals it */
     return PyArray_Empty(c->ndim[n], c->dims[n], c->descr, 0);
@@ -384,9 +405,10 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
 static PyObject *str_out = NULL;  /* "out", interned */
 
 /* The inputs of a call from arrays, a dict of names to arrays (with out != NULL, a
-   call's own keywords, whose "out" goes to *out): input[n] for each in and inout slot.
-   1 when every input is there and fits, 0 when the call declines. */
-static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject **input) {
+   call's own keywords, whose "out" goes to *out): input[n] for each in and inout slot
+   (a number given for a 0-d slot: a 0-d array made for it, held in made[n], which the
+   caller releases).  1 when every input is there and fits, 0 when the call declines. */
+static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject **input, PyObject **made) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     int found = 0;
@@ -396,7 +418,11 @@ static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject *
             continue;
         }
         int n = slot_named(c, key, 0);
-        if (n < 0 || !fits(c, value, n)) return 0;
+        if (n < 0) return 0;
+        if (!fits(c, value, n)) {
+            if (c->ndim[n] != 0 || made[n] != NULL || (made[n] = number_array(c, value)) == NULL) return 0;
+            value = made[n];
+        }
         input[n] = value;
         found++;
     }
@@ -413,17 +439,30 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     if (!PyArg_UnpackTuple(args, "Caller", 1, 2, &arrays, &out)) return NULL;
-    if (c->off || !PyDict_CheckExact(arrays) || !gather_inputs(c, arrays, NULL, input)
-            || !gather_targets(c, out, input, target)) Py_RETURN_NONE;
-    return run(c, input, target, 0);
+    PyObject *made[MAX_SLOTS] = {0}, *result;
+    if (c->off || !PyDict_CheckExact(arrays) || !gather_inputs(c, arrays, NULL, input, made)
+            || !gather_targets(c, out, input, target)) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else {
+        result = run(c, input, target, 0);
+    }
+    for (int n = 0; n < c->nslots; n++) Py_XDECREF(made[n]);
+    return result;
 }
 
 /* The same call from a kernel's own keywords, k(A=a, B=b, out={...}): the inputs and
    "out" in one dict (the keywords of the call, never kept).  As Caller_call. */
 static PyObject *caller_keywords(Caller *c, PyObject *kwargs) {
-    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0}, *out = NULL;
-    if (c->off || !gather_inputs(c, kwargs, &out, input) || !gather_targets(c, out, input, target)) Py_RETURN_NONE;
-    return run(c, input, target, 0);
+    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0}, *out = NULL, *made[MAX_SLOTS] = {0}, *result;
+    if (c->off || !gather_inputs(c, kwargs, &out, input, made) || !gather_targets(c, out, input, target)) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else {
+        result = run(c, input, target, 0);
+    }
+    for (int n = 0; n < c->nslots; n++) Py_XDECREF(made[n]);
+    return result;
 }
 
 /* caller.ordered(a, b, ...): the inputs in the description's order, no out=; the one
