@@ -164,7 +164,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     else:
         out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes, len(kernel.segments))
     out.append(f"{q}}}")
-    if fam is not None and fills is not None and (fam[2] - 1) * sum(map(len, out[at:])) > OUTLINE:
+    if fam is not None and fills is not None and (fam[2] - 1) * sum(len(ln.lstrip()) for ln in out[at:]) > OUTLINE:
         name = f"tl_probe_{s.image}_{s.kernel}_{s.border or 'in'}_{top}"  # the lines once, in the file
         ns, fs = (", ".join(f"double {v}{a}" for a in range(d)) for v in "nf")
         fills.setdefault(name, [f"TL_OUTLINE void {name}(const tl_img *im, int ok, {ns}, {fs}, double *restrict {cache}) {{"]
@@ -180,8 +180,8 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
 #: a 3-D probe's sums as straight-line code (False: the loops of 1-D and 2-D probes)
 STRAIGHT = True
 #: where a family's cache fill inline at each of a function's probes of it would repeat more
-#: characters than this, the probes call it as a function of the file (gcc's time grows with them)
-OUTLINE = 16384
+#: characters than this, the probes call it (inline, gcc drops the orders a probe does not read)
+OUTLINE = 65536
 
 
 def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius: int, vox: int, cache: str,
