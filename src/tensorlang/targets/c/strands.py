@@ -277,6 +277,7 @@ class Renderer:
                 self.gnr, self.gni = nr, ni
         self.method = "update"
         self.shared_xi: dict[int, tuple[str, str]] = {}
+        self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if name.startswith("pos.")}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
                     for body in (ir.update, ir.stabilize, ir.global_block) for st in _nodes(body or (), S.Set))
@@ -392,7 +393,7 @@ class Renderer:
                      f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
-            return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)))
+            return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)), self.fills)
         if isinstance(s, S.New):
             reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
             ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
@@ -548,6 +549,7 @@ class Renderer:
                          f"{{ if (!tl_R0 || i >= tl_n0) return; {drop} (void)n; (void)R; (void)I; }}")
             lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
                          f"return {self.ex(ir.sphere)}; }}")
+        at = len(lines)
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
         lines += self.function("tl_init_one", "create", ir.init, True)
         glob = ir.global_block is not None
@@ -563,6 +565,7 @@ class Renderer:
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
+        lines[at:at] = [ln for fill in self.fills.values() for ln in fill]
         # the iterators reach tl_create_one as locals: pass them through a tiny wrapper
         lines = [ln.replace("static int tl_create_one(int64_t n, int64_t i,",
                             "static int tl_create_one(const int64_t *its, int64_t n, int64_t i,") for ln in lines]

@@ -96,26 +96,19 @@ def _refs(e, found: set) -> None:
         _refs(sub, found)
 
 
-def _walk(body):
-    for s in body or ():
-        yield s
-        for attr in ("then", "other", "body"):
-            yield from _walk(getattr(s, attr, ()))
-
-
 def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
     """The update's probe families whose first probe's position the block can compute
     ahead (an empty list: the per-strand update alone)."""
     body = ir.update
     if not ENABLED:
         return []
-    assigned = {s.name for s in _walk(body) if isinstance(s, S.Set) and s.space == "l"}
+    assigned = {s.name for s in P.walk(body) if isinstance(s, S.Set) and s.space == "l"}
     defs: dict[str, tuple[int, S.Local]] = {}
     out: list[Batched] = []
     seen: set = set()
     offset = 0
     for k, top in enumerate(body):
-        for s in _walk((top,)):
+        for s in P.walk((top,)):
             if not isinstance(s, S.Probe) or s.inside or P.family(s) in seen or P.family(s) not in probe_plan:
                 continue
             seen.add(P.family(s))
@@ -142,7 +135,7 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
                 todo += list(more)
             if not ok:
                 continue
-            j, top_order = probe_plan[P.family(s)]
+            j, top_order, _ = probe_plan[P.family(s)]
             image = ir.images[s.image]
             d = image.dim
             vox = int(np.prod(image.shape)) if image.shape else 1

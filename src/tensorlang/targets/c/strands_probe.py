@@ -62,19 +62,20 @@ def _horner_names(c: list[str], x: str) -> str:
     return expr
 
 
-def _orders(body, found: dict[str, int]) -> None:
+def walk(body):
+    """The statements of ``body`` and of the blocks inside them, in order."""
     for s in body or ():
-        if isinstance(s, S.Probe):
-            found[s.kernel] = max(found.get(s.kernel, 0), s.order)
+        yield s
         for attr in ("then", "other", "body"):
-            _orders(getattr(s, attr, ()), found)
+            yield from walk(getattr(s, attr, ()))
 
 
 def kernels(ir: S.StrandIR) -> list[str]:
     """One C function per kernel and derivative order the probes use."""
     found: dict[str, int] = {}
-    for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block):
-        _orders(body, found)
+    for s in (x for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block) for x in walk(body)):
+        if isinstance(s, S.Probe):
+            found[s.kernel] = max(found.get(s.kernel, 0), s.order)
     lines = []
     for k in ir.kernels:
         for m in range(found.get(k.name, -1) + 1):
@@ -106,9 +107,11 @@ def kernels(ir: S.StrandIR) -> list[str]:
 
 
 def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, plan: dict | None = None,
-           share: tuple[str, str] | None = None) -> list[str]:
+           share: tuple[str, str] | None = None, fills: dict | None = None) -> list[str]:
     """``share``: ("keep", name): an ``inside`` test that leaves its index-space point in
-    ``l_NAME_xi0``..; ("use", name): a probe at the same point that reads it from there."""
+    ``l_NAME_xi0``..; ("use", name): a probe at the same point that reads it from there.
+    ``fills``: a family's large cache fill (:data:`OUTLINE`; a 3-D probe's third derivatives
+    are 90 KB of C) as a function of the file, its lines in ``fills`` by its name."""
     image = ir.images[s.image]
     radius = next(k.radius for k in ir.kernels if k.name == s.kernel)
     d, order, taps = image.dim, s.order, 2 * radius
@@ -149,7 +152,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         key, cache = "", "pr"
         out.append(f"{p}double pr[{total}];")
         out.append(f"{p}{{")
-    q = p + "    "
+    q, at = p + "    ", len(out)
     if s.border is None:
         out.append(f"{q}ok = ok && {support};")
     out.append(f"{q}if (!ok) {{")
@@ -161,6 +164,12 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     else:
         out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes, len(kernel.segments))
     out.append(f"{q}}}")
+    if fam is not None and fills is not None and (fam[2] - 1) * sum(len(ln.lstrip()) for ln in out[at:]) > OUTLINE:
+        name = f"tl_probe_{s.image}_{s.kernel}_{s.border or 'in'}_{top}"  # the lines once, in the file
+        ns, fs = (", ".join(f"double {v}{a}" for a in range(d)) for v in "nf")
+        fills.setdefault(name, [f"TL_OUTLINE void {name}(const tl_img *im, int ok, {ns}, {fs}, double *restrict {cache}) {{"]
+                         + [ln[len(q) - 4:] for ln in out[at:]] + ["}"])
+        out[at:] = [f"{q}{name}(im, ok, {', '.join(f'n{a}' for a in range(d))}, {', '.join(f'f{a}' for a in range(d))}, {cache});"]
     if fam is not None:
         out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
     out.append(f"{p}}}")
@@ -170,6 +179,9 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
 
 #: a 3-D probe's sums as straight-line code (False: the loops of 1-D and 2-D probes)
 STRAIGHT = True
+#: where a family's cache fill inline at each of a function's probes of it would repeat more
+#: characters than this, the probes call it (inline, gcc drops the orders a probe does not read)
+OUTLINE = 65536
 
 
 def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius: int, vox: int, cache: str,
@@ -259,27 +271,19 @@ def family(s: S.Probe) -> tuple[int, str, str | None]:
     return (s.image, s.kernel, s.border)
 
 
-def _families(body, found: dict) -> None:
-    for s in body or ():
-        if isinstance(s, S.Probe) and not s.inside:
-            found[family(s)] = max(found.get(family(s), 0), s.order)
-        for attr in ("then", "other", "body"):
-            _families(getattr(s, attr, ()), found)
-
-
 def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
     """A C function's probe caches: per image, kernel and border, the last index position
     and every derivative order the function probes there (all computed at once, their
     separable sums shared), so that ``F(x)`` after ``∇F(x)`` is a lookup.  Nothing
     outlives the call."""
-    found: dict = {}
-    _families(body, found)
+    sites = [(family(s), s.order) for s in walk(body) if isinstance(s, S.Probe) and not s.inside]
+    found = {fam: max(o for f, o in sites if f == fam) for fam, _ in sites}
     plan, lines = {}, []
     for j, (fam, top) in enumerate(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))):
         image = ir.images[fam[0]]
         d = image.dim
         vox = int(np.prod(image.shape)) if image.shape else 1
-        plan[fam] = (j, top)
+        plan[fam] = (j, top, sum(f == fam for f, _ in sites))
         total = sum(vox * d ** o for o in range(top + 1))
         lines.append(f"{pad}double tl_pc{j}_x[{d}] = {{{', '.join(['NAN'] * d)}}}, tl_pc{j}_r[{total}];")
         lines.append(f"{pad}(void)tl_pc{j}_x; (void)tl_pc{j}_r;")
