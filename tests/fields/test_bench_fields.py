@@ -53,3 +53,31 @@ def test_the_probe_bound_counts_the_flops_and_a_perfect_caches_bytes():
     few = counts(0, 256, 100)[2]
     assert abs(few - 100 * 22 * 64) < 0.01 * few
     assert counts(0, 256, 10 ** 4)[2] < counts(0, 256, 10 ** 5)[2] < counts(0, 256, 10 ** 6)[2]
+
+
+def test_the_gather_floors_read_each_points_rows_in_either_order():
+    """The suite's gather floors (docs/performance.md): the C gather sums each point's
+    16 rows of 4 samples, in the given order and in the block order, which is a stable
+    permutation grouping the points by 16³-cell block."""
+    from tensorlang_bench.suites import fields
+
+    rng = np.random.default_rng(1)
+    data = rng.standard_normal((40, 40, 40))
+    points = rng.uniform(1.0, 40 - 2.0001, size=(500, 3))
+    made = fields.gather(data, points, ahead=8)
+    if made is None:
+        pytest.skip("no C compiler")
+    call, out = made
+    call()
+    n = np.floor(points).astype(np.intp)
+    taps = np.arange(-1, 3)
+    expected = data[n[:, 0, None, None, None] + taps[None, :, None, None],
+                    n[:, 1, None, None, None] + taps[None, None, :, None],
+                    n[:, 2, None, None, None] + taps[None, None, None, :]].sum(axis=(1, 2, 3))
+    assert np.allclose(out, expected, rtol=1e-13, atol=1e-12)
+    order = fields.block_order(points, 40)
+    block = (n >> fields.GATHER_SHIFT) @ np.array([9, 3, 1])
+    assert sorted(order) == list(range(500)) and np.all(np.diff(block[order]) >= 0)
+    assert all(np.all(np.diff(order[block[order] == b]) > 0) for b in np.unique(block))  # stable
+    floors = fields.gather_seconds(data, points, repeats=1)
+    assert floors is not None and set(floors) == {"random order", "block order"} and min(floors.values()) >= 0

@@ -128,3 +128,25 @@ def test_the_block_order_asks_ahead_without_changing_a_result(n):
         got = cprobe.probe(img, KERNELS["bspln3"], order, pts, sort=True)
         assert np.array_equal(got, want, equal_nan=True)
         assert np.isnan(got[~reconstruct.inside(img, KERNELS["bspln3"], pts)]).all()
+
+
+@pytest.mark.parametrize("n", [7, 8 * 17 + 3, 2999])
+def test_the_given_order_asks_for_coordinates_ahead_without_changing_a_result(monkeypatch, n):
+    """In the given order each batch asks for the coordinates of the batch POINTS_AHEAD
+    later (a prefetch, never a read, none past the last point): points near the end,
+    outside, ⊥ or ∞ among them, give the same results bit for bit as without it."""
+    from tensorlang.targets.c import probe as c_probe
+
+    rng = np.random.default_rng(n)
+    data = rng.normal(size=(12, 13, 14))
+    data.reshape(-1)[[7, 900]] = np.nan, np.inf
+    img = tl.image(data, dim=3)
+    pts = rng.uniform(-2.0, 15.0, size=(n, 3))
+    pts[rng.integers(0, n, size=3), rng.integers(0, 3, size=3)] = np.nan, np.inf, -np.inf
+    for order in (0, 1, 2):
+        got = cprobe.probe(img, KERNELS["bspln3"], order, pts, sort=False)
+        monkeypatch.setattr(c_probe, "POINTS_AHEAD", 0)
+        want = cprobe.probe(img, KERNELS["bspln3"], order, pts, sort=False)
+        monkeypatch.undo()
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.isnan(got[~reconstruct.inside(img, KERNELS["bspln3"], pts)]).all()

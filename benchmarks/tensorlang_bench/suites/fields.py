@@ -27,7 +27,8 @@ rows of 32 bytes at a random 8-byte offset; a row straddles two 64-byte lines 3 
 on 256³).  A probe that moves more (a random-order gather reads 22 lines a point; the
 block sort writes and reads the points again) is measured against this.  A note gives
 what the gather alone takes (the 16 rows read and summed, C, one thread), measured in
-the same run.
+the same run, in the points' random order and in the image's block order: the memory
+floors of a probe that does not sort its points and of one that does.
 """
 
 from __future__ import annotations
@@ -177,9 +178,18 @@ def l2_bytes() -> int | None:
 
 _GATHER = """
 #include <stdint.h>
-void tl_gather(int64_t n, const double *pts, const double *data, int64_t s0, int64_t s1, double *out)
+/* the probe's 16 rows of 4 samples per point read and summed (no weights, no checks;
+   points inside); with ahead > 0 the rows of the point that many ahead are asked for
+   first, as the probe's look-ahead does in block order */
+void tl_gather(int64_t n, const double *pts, const double *data, int64_t s0, int64_t s1, double *out, int64_t ahead)
 {
     for (int64_t p = 0; p < n; p++) {
+        if (ahead > 0 && p + ahead < n) {
+            const double *q = pts + 3*(p + ahead);
+            const double *c = data + ((int64_t)q[0] - 1)*s0 + ((int64_t)q[1] - 1)*s1 + (int64_t)q[2] - 1;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) __builtin_prefetch(c + i*s0 + j*s1, 0, 1);
+        }
         const double *b = data + ((int64_t)pts[3*p] - 1)*s0 + ((int64_t)pts[3*p+1] - 1)*s1 + (int64_t)pts[3*p+2] - 1;
         double sum = 0.0;
         for (int i = 0; i < 4; i++)
@@ -191,34 +201,64 @@ void tl_gather(int64_t n, const double *pts, const double *data, int64_t s0, int
     }
 }
 """
+#: the block order of :func:`gather_seconds`: blocks of 2**GATHER_SHIFT cells per axis
+#: (the probe's own, schedule/probe.py SORT_SHIFT), the rows of the point this many ahead
+#: asked for (the probe's REGION_AHEAD)
+GATHER_SHIFT = 4
+GATHER_AHEAD = 512
 
 
-def gather_seconds(data: np.ndarray, points: np.ndarray, repeats: int = 5) -> float | None:
-    """The median time of reading the 16 rows of every point and summing them (no
-    weights, no checks; points inside), compiled C on this thread: the gather's floor."""
-    import time
+def block_order(points: np.ndarray, size: int) -> np.ndarray:
+    """The permutation putting ``points`` (index space, inside a ``size``³ image) in the
+    order of the image's blocks of 2**GATHER_SHIFT cells, stable (as the probe's sort)."""
+    cell = np.floor(points).astype(np.int64) >> GATHER_SHIFT
+    blocks = ((size - 1) >> GATHER_SHIFT) + 1
+    return np.argsort((cell[:, 0] * blocks + cell[:, 1]) * blocks + cell[:, 2], kind="stable")
 
+
+def gather(data: np.ndarray, points: np.ndarray, ahead: int = 0):
+    """The gather alone (``tl_gather``): a callable reading the 16 rows of every point and
+    summing them into its result, and that result; None without a C compiler."""
     from tensorlang.targets.c import build
 
     compiler = build.find_compiler()
     if compiler is None:
         return None
     ffi, lib = build.build_and_load(_GATHER, compiler, "void tl_gather(int64_t n, const double *pts, "
-                                    "const double *data, int64_t s0, int64_t s1, double *out);")
+                                    "const double *data, int64_t s0, int64_t s1, double *out, int64_t ahead);")
     out = np.empty(points.shape[0])
     size = data.shape[0]
 
     def call():
         lib.tl_gather(points.shape[0], ffi.cast("double *", points.ctypes.data), ffi.cast("double *", data.ctypes.data),
-                      size * size, size, ffi.cast("double *", out.ctypes.data))
+                      size * size, size, ffi.cast("double *", out.ctypes.data), ahead)
 
-    call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    return call, out
+
+
+def gather_seconds(data: np.ndarray, points: np.ndarray, repeats: int = 5) -> dict[str, float] | None:
+    """The gather's floors, the median CPU time of this thread (``time.thread_time``: other
+    processes' load does not count) of :func:`gather`: the points in their random order
+    (each row a miss: what a probe that does not sort waits on), and in block order with
+    the rows ahead asked for (the permutation made outside the clock: the memory part of a
+    probe that sorts)."""
+    import time
+
+    sorted_points = np.ascontiguousarray(points[block_order(points, data.shape[0])])
+    result = {}
+    for name, pts, ahead in (("random order", points, 0), ("block order", sorted_points, GATHER_AHEAD)):
+        made = gather(data, pts, ahead)
+        if made is None:
+            return None
+        call = made[0]
         call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+        times = []
+        for _ in range(repeats):
+            start = time.thread_time()
+            call()
+            times.append(time.thread_time() - start)
+        result[name] = float(np.median(times))
+    return result
 
 
 def cases(ctx: Context) -> list[Case]:
@@ -234,11 +274,14 @@ def cases(ctx: Context) -> list[Case]:
         notes = [LIMIT_NOTE]
         if not ctx.quick:
             made = inputs()
-            floor = gather_seconds(made["data"], made["points"])
+            floors = gather_seconds(made["data"], made["points"])
             del made
-            if floor is not None:
-                notes.append(f"the gather alone (16 rows per point read and summed, C, 1 thread) takes "
-                             f"{floor * 1e3:.1f} ms here: the probe's floor at this size")
+            if floors is not None:
+                notes.append("the gather alone (16 rows per point read and summed, C, 1 thread, CPU time) takes "
+                             f"{floors['random order'] * 1e3:.1f} ms in the points' random order and "
+                             f"{floors['block order'] * 1e3:.1f} ms in block order (sorted outside the clock, rows "
+                             f"{GATHER_AHEAD} points ahead prefetched): the memory floors of a probe that does not "
+                             "and that does sort the points")
         where = "fits L2" if l2 is not None and 8 * size ** 3 <= l2 else "beyond L2"
         for order, kernel in enumerate(("value", "gradient", "hessian")):
             flops, nbytes, once = counts(order, size, points)

@@ -39,17 +39,15 @@ from ...sampling.kernels import KERNELS, Kernel, at_integer
 from ...schedule.probe import SORT_SHIFT, ProbeStep
 from . import csrc
 
-#: points per batch: cells and weights are computed for this many points at once, in
-#: vector lanes (the loop over the batch's points vectorizes)
+#: points per batch: cells and weights are computed for this many points at once, in vector lanes
 BATCH = 8
 #: in block order, each batch asks for the rows of the points this many blocks' worth of
 #: points ahead (points / blocks each), at most :data:`REGION_AHEAD` points: the next
 #: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
 REGION_BLOCKS = 2
 REGION_AHEAD = 512
-#: tl_unpack gathers this many points' results (fewer where they would pass 32 KiB) in a
-#: buffer, then writes them with streaming stores (no line of the results read before it
-#: is written)
+#: tl_unpack gathers this many points' results (fewer where they would pass 32 KiB) in a buffer,
+#: then writes them with streaming stores (no line of the results read before it is written)
 UNPACK = 64
 #: ... streamed out only where the results are at least this large (a block of a field
 #: program's points stays in cache for the statements that read it next)
@@ -62,10 +60,11 @@ UNPACK_AHEAD = 1
 #: raster order, points along curves, points in block order; random points jump at
 #: almost every point) (measured: docs/performance.md); 0: always sorted (the tests)
 COHERENT_POINTS = 16
-#: in the lanes, a scalar image's 4-tap rows are loaded whole and transposed in registers
-#: (8 row loads and 12 shuffles for 32 samples) rather than gathered (measured faster); False:
-#: gathered (the tests)
+#: in the lanes, a scalar image's 4-tap rows are loaded whole and transposed in registers (8 row
+#: loads and 12 shuffles for 32 samples) rather than gathered (measured faster); False: gathered (tests)
 ROWS = True
+#: in the given order each batch asks for the coordinates of the batch this many ahead (0: none; docs/performance.md)
+POINTS_AHEAD = 16
 
 
 def parallel_points(d: int, support: int, ncomp: int, work: int) -> int:
@@ -323,8 +322,9 @@ static void tl_probe_points(int64_t n, const double *pts, int packed, const doub
     #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
     for (int64_t batch = 0; batch < batches; batch++) {{
         const int64_t p0 = batch * B;
-        if (look > 0 && p0 + look + 17*B <= n)  /* the coordinates read below, 16 batches early: a miss there stalled */
-            for (int q = 0; q < B*D; q += 8) __builtin_prefetch(pts + (p0 + look + 16*B) * D + q, 0, 0);
+        const int64_t early = look > 0 ? look + 16*B : {POINTS_AHEAD}*B;  /* the coordinates read below (in block order */
+        if (early > 0 && p0 + early + B <= n)  /* the look-ahead's, 16 batches past it), asked for: a miss there stalled */
+            for (int q = 0; q < B*D; q += 8) __builtin_prefetch(pts + (p0 + early) * D + q, 0, 0);
         if (look > 0 && p0 + look + B <= n)
             for (int j = 0; j < B; j++) {{  /* the rows of the points look ahead: in block order, the next blocks' */
                 const double *pt = pts + (p0 + look + j) * D;
