@@ -343,7 +343,7 @@ class Kernel(ProgramInterface):
     def check_structure(self) -> bool:
         """Whether each call first checks that the inputs keep the structure the program
         promises for them (``check_structure=True``, ``--check-structure``): the first
-        entry that breaks it is error[structure].  Checking calls skip the fast path."""
+        entry that breaks it is error[structure].  Checking calls skip the C caller."""
         return self._check_structure
 
     @check_structure.setter
