@@ -112,3 +112,11 @@ def test_the_c_caller_and_the_general_path_give_the_same_results(name):
     if taken.runner.c_call.caller is not None:
         assert taken.runner.c_call.caller.calls > 0  # the C caller took them
     assert declined.calls > 0
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy", "interp"])
+def test_a_target_offers_one_call_path(backend):
+    """A runner offers ``run`` and its C caller (or None): no other call path of its own."""
+    target = tl.compile(MATMUL, backend=backend).target
+    assert callable(target.run) and hasattr(target, "c_call")
+    assert not [name for name in dir(target) if "fast" in name.lower()]

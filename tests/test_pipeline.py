@@ -223,3 +223,20 @@ def test_two_gram_steps_share_one_c_source(gram_pays):
     got = kernel(X=x, Y=y)
     np.testing.assert_allclose(got["R"], x.T @ x, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got["S"], y.T @ y, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend, opt", [("c", True), ("c", False), ("numpy", True), ("numpy", False),
+                                          ("interp", True)])
+def test_the_optimizer_runs_once_per_kernel(monkeypatch, backend, opt):
+    """``Kernel.optimized`` and every stage a kernel shows (``--emit``, ``schedule``,
+    ``loop_program``) share the pipeline's one ``opt`` value."""
+    runs = []
+    real = pipeline.optimize
+    monkeypatch.setattr(pipeline, "optimize", lambda *args: runs.append(1) or real(*args))
+    k = tl.compile("in var A : [3 4]\nin var B : [4 2]\nout var C : [3 2]\nC = 2 * (A # B . [2 3])\n",
+                   backend=backend, opt=opt)
+    first = k.optimized
+    assert k.schedule is not None and k.loop_program is not None
+    assert k.ir("opt") and k.ir("schedule") and k.ir("loops")
+    assert k.optimized is first
+    assert len(runs) == 1

@@ -349,9 +349,9 @@ def _one_input(program: ir.Program) -> ir.Program:
 
 def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool, same: bool = False):
     """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
-    dtype and layout, so where the kernel is one C function the runner calls it directly
-    (no checks left to do); otherwise it goes through the kernel's one call path
-    (``kernel.runner``: its C caller, else its general path).  ``same``: every operand is its one input."""
+    dtype and layout, so the C caller's ``ordered``, else the one C function, is called directly
+    (docs/performance.md, "Call paths": both pay); otherwise the kernel's one call path
+    (``kernel.runner``).  ``same``: every operand is its one input."""
     names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     ordered = getattr(kernel.target, "ordered_call", None)

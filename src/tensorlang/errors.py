@@ -218,8 +218,8 @@ def signature_checked(fn):
 class KernelFailed(TensorLangError):
     """A compiled kernel ran and reported failure (a nonzero status: no memory for a
     block of copies, BLAS not set up).  It may have written part of its buffers, an
-    in-place target among them, so no other call path may redo the call: every fast path
-    passes this error on instead of retrying on the general path."""
+    in-place target among them, so no other call path may redo the call: the C caller and
+    einsum's hit runners pass this error on instead of retrying on the general path."""
 
 
 def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:

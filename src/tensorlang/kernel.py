@@ -285,7 +285,6 @@ class Kernel(ProgramInterface):
                       f"compiled targets cannot lower it yet: {why})", file=sys.stderr)
                 options = self.options = dataclasses.replace(options, backend="interp")
             self._lowering_error = exc
-        self._optimized: Optimized | None = None
         self._views: dict[tuple[str, str], Compiled] = {}
         roles = checked.interface.roles
         #: every stage's value (tensorlang.pipeline), or None where the program runs on the
@@ -344,7 +343,7 @@ class Kernel(ProgramInterface):
     def check_structure(self) -> bool:
         """Whether each call first checks that the inputs keep the structure the program
         promises for them (``check_structure=True``, ``--check-structure``): the first
-        entry that breaks it is error[structure].  Checking calls skip the fast path."""
+        entry that breaks it is error[structure].  Checking calls skip the C caller."""
         return self._check_structure
 
     @check_structure.setter
@@ -392,21 +391,21 @@ class Kernel(ProgramInterface):
         key = (backend, stage)
         if key not in self._views:  # (no own values: self.ein raises the lowering's error)
             options = dataclasses.replace(self.options, backend=backend, opt=self.opt or stage == "opt")
+            known = [c.opt for c in (own, *self._views.values()) if c is not None and c.opt is not None]
             self._views[key] = pipeline.compile(self.ein, options, roles=self.checked.interface.roles,
                                                 reference=self._reference, until=stage,
-                                                opt=own.opt if own is not None else None)
+                                                opt=known[0] if known else None)
         return self._views[key]
 
     @property
     def optimized(self) -> Optimized:
         """The optimizer's run on this program (:class:`tensorlang.passes.Optimized`):
-        the program after the passes and the log of each pass (computed here for a kernel
-        compiled with ``opt=False``, which runs the lowered program)."""
-        if self.compiled is not None and self.compiled.opt is not None:
-            return self.compiled.opt
-        if self._optimized is None:
-            self._optimized = pipeline.optimized(self.ein, dataclasses.replace(self.options, opt=True))
-        return self._optimized
+        the program after the passes and the log of each pass (the pipeline's ``opt``
+        value, computed for a kernel compiled with ``opt=False``, which runs the lowered
+        program; the optimizer runs at most once per kernel)."""
+        found = self._compiled_for("opt").opt
+        assert found is not None
+        return found
 
     @property
     def executed(self):

@@ -1,11 +1,20 @@
-"""Per-call cost of ``tl.einsum``'s cached small products without the C caller (as where
-the CPython extension cannot be built: no ``Python.h``), by the two Python paths a cache
-hit may take: the runner that calls the kernel's one C function with no checks
-(``einsum_api._direct_runner``: the cache key has fixed shapes, dtypes and layouts) and
-the kernel's one call path (``kernel.Runner.call``, here its general path, which checks
-every input), interleaved in one process (docs/performance.md, "Call paths").
-Run: python benchmarks/results/call-paths/einsum.py [ROUNDS]"""
+"""Per-call cost of ``tl.einsum``'s cached small products by the paths a cache hit may
+take, interleaved in one process, each round starting at another path (docs/performance.md,
+"Call paths"):
 
+- ``ordered``: the kernel's C caller's ``ordered`` method (``caller.ordered(a, b)``), what
+  ``einsum_api._kernel_runner`` returns where the C caller builds;
+- ``runner``: the kernel's one call path, ``kernel.Runner.call`` (its C caller armed);
+- ``direct``: ``einsum_api._direct_runner``, the kernel's one C function through cffi with
+  no checks, what a hit took where the C caller cannot be built (no ``Python.h``);
+- ``general``: ``kernel.Runner.call`` with no C caller (the general path, as with
+  ``$TENSORLANG_NO_CALLEXT=1``).
+
+Each path is swapped into ``tl.einsum``'s hit table, so the times are whole ``tl.einsum``
+calls.  Medians of ROUNDS batches of CALLS calls.
+Run: nice python benchmarks/results/call-paths/einsum.py [ROUNDS]"""
+
+import statistics
 import sys
 import time
 
@@ -13,46 +22,81 @@ import numpy as np
 
 import tensorlang as tl
 from tensorlang import einsum_api
-from tensorlang.targets.c import callext
-from tensorlang.targets.c.runtime import CKernel
+from tensorlang import kernel as kernel_module
 
-CASES = [("ij,jk->ik", [(2, 2), (2, 2)]), ("ij,jk->ik", [(8, 8), (8, 8)]), ("ij,j->i", [(4, 4), (4,)]),
-         ("i,i->", [(16,), (16,)]), ("bij,bjk->bik", [(10, 3, 3), (10, 3, 3)]),
+RESULT = einsum_api.RESULT
+
+CASES = [("ij,jk->ik", [(2, 2), (2, 2)]), ("ij,jk->ik", [(8, 8), (8, 8)]), ("i,i->", [(16,), (16,)]),
          ("ij,jk,kl->il", [(3, 4), (4, 2), (2, 5)])]
+CALLS = 1000
 
 
-def best_seconds(subscripts: str, ops: list, calls: int = 3000, batches: int = 5) -> float:
-    best = float("inf")
-    for _ in range(batches):
-        start = time.perf_counter()
-        for _ in range(calls):
-            tl.einsum(subscripts, *ops)
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+def paths(kernel, n: int, scalar: bool) -> dict:
+    """The contenders, each a function of the operands' tuple."""
+    names = tuple(f"T{k}" for k in range(n))
+    armed = kernel.runner
+    general = kernel_module.Runner(kernel)  # never armed: the general path
+
+    def through(runner):
+        call = runner.call
+
+        def run(ops):
+            value = call(dict(zip(names, ops)), None)[RESULT]
+            return value[()] if scalar else value
+        return run
+    caller = kernel.target.ordered_call(names, kernel.threads)
+    found = {"ordered": (lambda ops: caller.ordered(*ops)), "runner": through(armed)}
+    direct = kernel.target.direct_call()
+    if direct is not None:
+        found["direct"] = einsum_api._direct_runner(direct, names, kernel.shapes[RESULT], kernel.dtype,
+                                                    kernel.threads, scalar)
+    found["general"] = through(general)
+    return found
 
 
-def main(rounds: int = 9) -> None:
-    ordered, direct, caller = CKernel.ordered_call, CKernel.direct_call, callext.caller
-    CKernel.ordered_call = lambda self, order, threads=0: None  # no C caller
-    callext.caller = lambda *args, **kwargs: None  # (the kernels' own neither)
+def install(subscripts: str, ops: list, run) -> None:
+    """Let ``tl.einsum(subscripts, *ops)``'s hit run ``run``."""
+    if len(ops) == 2:
+        a, b = ops
+        einsum_api._HITS2[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = lambda a, b: run((a, b))
+    else:
+        einsum_api._HITS[(subscripts, *[(np.ndarray, o.shape, o.dtype) for o in ops])] = run
+
+
+def per_call(subscripts: str, ops: list) -> float:
+    start = time.perf_counter()
+    for _ in range(CALLS):
+        tl.einsum(subscripts, *ops)
+    return (time.perf_counter() - start) / CALLS
+
+
+def main(rounds: int = 21) -> None:
     rng = np.random.default_rng(0)
-    try:
-        for subscripts, shapes in CASES:
-            ops = [rng.random(s) for s in shapes]
-            want = np.einsum(subscripts, *ops)
-            found: dict[str, list[float]] = {"direct": [], "general": []}
-            for _ in range(rounds):  # the two paths interleaved
-                for path in found:
-                    CKernel.direct_call = direct if path == "direct" else (lambda self: None)
-                    einsum_api.clear_cache()  # the next call compiles (from the disk cache) and remembers
-                    np.testing.assert_allclose(tl.einsum(subscripts, *ops), want, rtol=1e-12)
-                    found[path].append(best_seconds(subscripts, ops))
-            d, f = (min(found[path]) * 1e6 for path in found)
-            print(f"{subscripts:14} {str(shapes):26} direct {d:6.2f} us   general {f:6.2f} us   ratio {f / d:4.2f}")
-    finally:
-        CKernel.ordered_call, CKernel.direct_call, callext.caller = ordered, direct, caller
+    print(f"{'einsum':14} {'shapes':24}" + "".join(f"{p:>9}" for p in ("ordered", "runner", "direct", "general"))
+          + "   (median us per call; runner/ordered, general/direct)")
+    for subscripts, shapes in CASES:
+        ops = [rng.random(s) for s in shapes]
+        want = np.einsum(subscripts, *ops)
         einsum_api.clear_cache()
+        tl.einsum(subscripts, *ops)
+        (runner,) = einsum_api._CACHE.values()  # (the one entry)
+        kernel = runner.kernel
+        kernel(**{f"T{k}": o for k, o in enumerate(ops)})  # arms its C caller
+        assert kernel.runner.c_call is not None
+        found = paths(kernel, len(ops), scalar=not want.shape)
+        times: dict[str, list[float]] = {p: [] for p in found}
+        order = list(found)
+        for r in range(rounds):
+            for p in order[r % len(order):] + order[:r % len(order)]:
+                install(subscripts, ops, found[p])
+                np.testing.assert_allclose(tl.einsum(subscripts, *ops), want, rtol=1e-12)
+                times[p].append(per_call(subscripts, ops))
+        med = {p: statistics.median(t) * 1e6 for p, t in times.items()}
+        cols = "".join(f"{med[p]:9.2f}" if p in med else f"{'-':>9}" for p in ("ordered", "runner", "direct", "general"))
+        ratio = f"{med['runner'] / med['ordered']:5.2f}  " + (f"{med['general'] / med['direct']:5.2f}" if "direct" in med else "-")
+        print(f"{subscripts:14} {str(shapes):24}{cols}   {ratio}")
+    einsum_api.clear_cache()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 21)

@@ -22,7 +22,6 @@ def build(code: NumpyKernel, schedule, facts, options, reference=None) -> "Numpy
 class NumpyTarget:
     """A program on the NumPy target: its schedule's steps as generated Python."""
 
-    fast_call = None
     c_call = None
 
     def __init__(self, compiled: NumpyKernel, shapes, roles, dtype: np.dtype):
