@@ -289,7 +289,7 @@ class CKernel:
         variable's input and its target: that array is the buffer, already holding the
         input, as long as no *other* input shares its memory.  Any other inout input is
         not copied where the schedule is one C function: the function reads it until it
-        assigns the variable (codegen.input_reads; an input overlapping its buffer is
+        assigns the variable (loops.ir.input_reads; an input overlapping its buffer is
         copied first), else it is copied into the buffer.  Results come back as their
         targets, or as fresh buffers (padded: views of their true shape, not C-contiguous).
         (Calls without anything unusual take the C caller, :mod:`.callext`, or the
