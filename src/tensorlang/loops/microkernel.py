@@ -16,8 +16,6 @@ across the k loop, the operand that moves with x is loaded once per k for all U 
 and the factors that change with y are broadcasts.  It is the accumulator form of
 :mod:`.lower` in another loop order: each component is summed from +0 over the same
 products in the same k order as the reference, so it is exact as the reference is.
-It is the fastest form measured on the CFD kernels, with and without fused multiply-add
-(``fma=True`` makes each step one ``fma``; docs/performance.md, "Measurement history").
 
 Every bound is a compile-time constant and U divides Y, so there is no remainder loop.
 y is chosen so that it does *not* occur in the factors that move with x (``u[k,a,b]``

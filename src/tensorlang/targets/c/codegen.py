@@ -125,11 +125,6 @@ class CPrinter:
         #: until its first assignment (:attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
 
-    def _param(self, slot: int) -> str:
-        """A slot's pointer parameter: ``restrict`` unless another slot views its memory
-        (002 Fig. 20 by size, schedule/plan.py ``BufferPlan.aliased``)."""
-        return f"real *{'' if slot in self.program.buffers.aliased else 'restrict '}v{slot}"
-
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
         """Row-major offset of ``indices`` in slot's buffer, in int64 arithmetic."""
@@ -457,7 +452,7 @@ class CPrinter:
         """``kind void name(real *restrict v<slot>..., int64_t var) { body }``, declared
         before the step and defined after it (:attr:`prototypes`, :attr:`helpers`); returns
         the call."""
-        head = f"{kind} void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
+        head = f"{kind} void {name}({', '.join([_param(s, self.program.buffers.aliased) for s in slots] + [f'int64_t {var}'])})"
         self.prototypes.append(head + ";")
         self.helpers.append("\n".join([head + " {", *body, "}"]) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
@@ -542,10 +537,10 @@ def _row_major(indices, shape) -> str:
     return text
 
 
-def inout_slots(program: loops.LoopProgram) -> frozenset[int]:
-    """The slots of the program's ``inout`` variables: each C function taking one also
-    takes the caller's input for it (:func:`function`, :func:`_entry`)."""
-    return frozenset(n for n, b in enumerate(program.buffers.buffers) if b.role == "inout")
+def _param(slot: int, plain) -> str:
+    """A slot's pointer parameter: ``restrict`` unless another pointer may reach its memory
+    (``plain``: the slots another slot views, ``BufferPlan.aliased``, or read in place)."""
+    return f"real *{'' if slot in plain else 'restrict '}v{slot}"
 
 
 def _copy_input(slot: int, storage: tuple[int, ...], itemsize: int) -> str:
@@ -564,17 +559,13 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     printer = CPrinter(program, real, name, blas_int_max)
     aliased = program.buffers.aliased
     reading = set(nests[0].inputs) if nests else set()  # read in place up to the first assignment
-    params = [f"real *{'' if slot in aliased or slot in reading else 'restrict '}v{slot}" for slot in slots]
+    params = [_param(slot, aliased | reading) for slot in slots]
     params += [f"const real *v{slot}_in" for slot in inputs] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
     for slot in slots:
         lines.append(f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */")
-    lines.append("#ifdef _OPENMP")
-    lines.append("    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();")
-    lines.append("#else")
-    lines.append("    int tl_threads = 1;")
-    lines.append("#endif")
-    lines.append("    (void)tl_threads;")
+    lines += ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();", "#else",
+              "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
     for slot in inputs:
         if slot not in reading:
             lines.append(_copy_input(slot, printer.storage[slot], printer.itemsize))
@@ -685,7 +676,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     functions: list[CFunction] = []
     extra: list[str] = []  # cffi declarations beyond the steps' (a probe step's general entry)
     blas = False
-    inout = inout_slots(loop_program)
+    inout = frozenset(n for n, b in enumerate(loop_program.buffers.buffers) if b.role == "inout")
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
             nests = loop_program.nests_of(n)
