@@ -101,6 +101,21 @@ def test_small_copies_stay_on_the_stack():
     k = _kernel(64, 4)
     assert 0 < _packed_bytes(k) <= STACK_BYTES
     assert "posix_memalign(" not in k.target.source and "_storage[" in k.target.source
+    nest = next(n for n in k.loop_program.nests if n.statement.target == "C")
+    assert nest.heap == 0 and {d.home for d in nest.body if isinstance(d, loops.Declare)} == {"pointer"}
+    assert "behind a pointer" in k.ir("loops") and "on the heap" not in k.ir("loops")
+
+
+def test_the_loop_stage_places_large_copies_on_the_heap():
+    """Where the copies live is the loop stage's decision (loops/pipeline.py
+    ``place_locals``): the loop IR holds it and ``--emit loops`` shows it, no C needed."""
+    k = tl.compile(_poly2(M, N), backend="numpy")
+    nest = next(n for n in k.loop_program.nests if n.statement.target == "C")
+    homes = [(d.home, d.offset) for d in nest.body if isinstance(d, loops.Declare)]
+    assert homes and all(home == "heap" and offset % 64 == 0 for home, offset in homes)
+    assert nest.heap >= _packed_bytes(k) > STACK_BYTES
+    shown = k.ir("loops")
+    assert f"# a heap block of {nest.heap} bytes" in shown and "on the heap at byte 0" in shown
 
 
 @pytest.mark.slow
