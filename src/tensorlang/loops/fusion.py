@@ -402,20 +402,15 @@ def _strip(slot: int, indices, slots: set[int], var: str):
     return indices[1:]
 
 
-#: A fused loop's statement (a nest in its body) with at least this many scalar operations
-#: per iteration is compiled as a function of its own (:func:`own_functions`): with all of
-#: them in one function gcc keeps the operands the statements share in vector registers
-#: across the whole body, and the products left short of registers spill their
-#: accumulators (docs/c-backend.md, "Fused loops").
+#: The scalar operations per iteration from which a fused loop's statement is compiled as
+#: a function of its own (:func:`own_functions`; docs/c-backend.md, "Fused loops").
 OWN_FUNCTION_WORK = 2048
 
 
 def own_functions(body: tuple) -> tuple[int, ...]:
-    """The positions of the nests of a fused loop's ``body`` (a loop, or a tile or BLAS
-    call of one) compiled as functions of their own (:attr:`.ir.Loop.apart`): where the
-    body has two or more nests, each with at least :data:`OWN_FUNCTION_WORK` operations
-    that reads no accumulator it does not start itself (accumulators are locals of the
-    function they are printed in)."""
+    """The positions of the nests of a fused loop's ``body`` compiled as functions of
+    their own (:attr:`.ir.Loop.apart`): of two or more, each with :data:`OWN_FUNCTION_WORK`
+    operations that reads no accumulator it does not start itself."""
     nests = [k for k, n in enumerate(body) if isinstance(plain(n), Loop)]
     if len(nests) < 2:
         return ()

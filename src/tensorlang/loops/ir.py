@@ -167,8 +167,7 @@ class Loop:
     #: slabs each iteration asks the caches for while it computes on its own data
     #: (:class:`Ahead`; :mod:`.fusion` decides which): hints that change no value
     prefetch: tuple["Ahead", ...] = ()
-    #: the positions in ``body`` of the statements compiled as functions of their own (the
-    #: ``functions`` rewrite, :func:`.fusion.own_functions`)
+    #: the positions in ``body`` compiled as functions of their own (:func:`.fusion.own_functions`)
     apart: tuple[int, ...] = ()
 
 
@@ -214,9 +213,8 @@ class Declare:
     """A local buffer ``slot`` of ``shape`` (row-major, uninitialised), alive from here
     to the end of the enclosing loop body or nest: a fused loop's per-iteration temporary
     or a transposed copy made before it (:mod:`.fusion`).  Inside a parallel loop each
-    thread has its own.  ``home`` (:func:`.pipeline.place_locals`): ``array``, a local
-    array; ``pointer``, one read through a restrict pointer; ``heap``, at byte ``offset``
-    of the nest's heap block (:attr:`Nest.heap`)."""
+    thread has its own.  ``home`` (:func:`.pipeline.place_locals`): ``array``, ``pointer`` (a
+    local array behind a restrict pointer) or ``heap`` (at ``offset`` in :attr:`Nest.heap`'s block)."""
 
     slot: int
     shape: tuple[int, ...]
@@ -323,8 +321,7 @@ class Nest:
     rewrites: tuple[str, ...] = ()
     #: the bytes of the nest's heap block, its large local buffers (:class:`Declare`)
     heap: int = 0
-    #: the ``inout`` slots whose loads read the caller's input, not the slot's buffer
-    #: (the ``inputs`` rewrite, :func:`input_reads`)
+    #: the ``inout`` slots whose loads read the caller's input, not the buffer (:func:`input_reads`)
     inputs: tuple[int, ...] = ()
 
 

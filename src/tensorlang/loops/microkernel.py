@@ -418,9 +418,8 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
 
 
 def row_by_row(tile: Tile, loop: Loop, itemsize: int) -> bool:
-    """Whether the plain branch of ``tile`` (of ``loop``) runs row by row, each k step a
-    simd loop over x (:attr:`.ir.Tile.rows`): a ragged tile whose block's sum is a loop gcc
-    would not vectorize (a block cut for the tile only, ``tile_only``)."""
+    """Whether the plain branch of ``tile`` (of ``loop``) runs row by row (:attr:`.ir.Tile.rows`):
+    a ragged tile whose block's sum is a loop gcc would not vectorize (``tile_only``)."""
     summed: Any = loop.body[0].body[1]  # type: ignore[union-attr]  # (tile_of found these loops)
     return bool(tile.tail(itemsize)) and not summed.unroll and summed.extent > COMPILER_PEELS
 

@@ -60,7 +60,7 @@ from ..schedule.steps import LoopStep, statement_of
 from . import interchange as _interchange, jam, microkernel, parallel as _parallel, structure
 from .fusion import fused_nest, own_functions
 from .pieces import split_pieces
-from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, input_reads, replace_nodes
+from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, input_reads, plain, replace_nodes
 from .lower import lower_statement
 
 #: A local buffer beyond the program's slots larger than this many elements is read
@@ -314,8 +314,10 @@ def inputs(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     assignment where :func:`.ir.input_reads` is sure of it (:attr:`.ir.Nest.inputs`)."""
     inout = {n for n, b in enumerate(program.buffers.buffers) if b.role == "inout"}
     found: dict[int, list[int]] = {}
-    for number, step in enumerate(facts.schedule.steps):
-        at = [k for k, nest in enumerate(program.nests) if nest.step == number]
+    of_step: dict[int, list[int]] = {}
+    for k, nest in enumerate(program.nests if inout else ()):
+        of_step.setdefault(nest.step, []).append(k)
+    for step, at in ((facts.schedule.steps[number], at) for number, at in of_step.items()):
         for slot in (s for s in step.slots if s in inout) if isinstance(step, LoopStep) else ():
             for k in at[:input_reads(tuple(program.nests[k] for k in at), slot) or 0]:
                 found.setdefault(k, []).append(slot)
@@ -323,12 +325,17 @@ def inputs(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
                                         if k in found else nest for k, nest in enumerate(program.nests)))
 
 
+def _declares(nodes):  # the local buffers declared in ``nodes``, inside loops too (not in scalars)
+    for node in map(plain, nodes):
+        if isinstance(node, Declare):
+            yield node
+        elif isinstance(node, Loop):
+            yield from _declares(node.body)
+
+
 def place_locals(program: LoopProgram) -> LoopProgram:
-    """Where each local buffer lives (:attr:`.ir.Declare.home`, :attr:`.ir.Nest.heap`;
-    docs/structure.md, "Where the packed copies live"): one beyond the program's slots
-    larger than :data:`LOCAL_ARRAY_ELEMENTS` behind a restrict pointer, those at a nest's
-    top level together over :data:`~tensorlang.machine.STACK_BYTES` on the heap.  Run by
-    :func:`loop_program` after the rewrites, always."""
+    """Where each local buffer lives (:attr:`.ir.Declare.home`, :attr:`.ir.Nest.heap`; run
+    after the rewrites, always): docs/structure.md, "Where the packed copies live"."""
     first, itemsize = len(program.names), program.buffers.itemsize
     nests = []
     for nest in program.nests:
@@ -345,8 +352,9 @@ def place_locals(program: LoopProgram) -> LoopProgram:
             pointer = node.slot >= first and math.prod(node.shape) > LOCAL_ARRAY_ELEMENTS
             return replace(node, home="pointer") if pointer else node
 
-        body = tuple(replace_nodes(node, home) for node in nest.body)
-        nests.append(replace(nest, body=body, heap=sum(sizes) if heap else 0))
+        placed = any(n.slot >= first for n in _declares(nest.body))  # else the nest is not rebuilt
+        body = tuple(replace_nodes(node, home) for node in nest.body) if placed else nest.body
+        nests.append(replace(nest, body=body, heap=sum(sizes) if heap else 0) if placed else nest)
     return replace(program, nests=tuple(nests))
 
 
