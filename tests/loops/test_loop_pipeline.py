@@ -2,8 +2,10 @@
 each rewrite but ``lower`` can be left out (``loop_program(..., skip=(name,))``) and the
 C kernel then still computes what the reference interpreter does, the loop program
 records the rewrites that ran, and ``--emit loops`` prints them on its first line.  The
-last two, ``tiles`` and ``packed-blas``, make the choices the C printer once made itself:
-skipped, the C has no register tile or no BLAS call."""
+last four, ``tiles``, ``packed-blas``, ``functions`` and ``inputs``, make the choices the
+C printer once made itself: skipped, the C has no register tile, no BLAS call, no
+statement as a function of its own, or copies an inout variable's input instead of
+reading it; where each local buffer lives is decided after them, always."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ PROGRAMS = {
     "helmholtz": helmholtz_source(4, 3),  # a fused loop (lower)
     "helmholtz 8": helmholtz_source(8, 2),  # rows of one 64-byte vector (tiles)
     "polyreg2 large": _poly(400, 8, 2),  # a packed product worth a BLAS call (packed-blas, PACKED_BLAS_WORK below)
+    "scale in place": "in var s : []\ninout var x : [9 9]\nx = s * x\n",  # inputs
 }
 
 
@@ -72,7 +75,7 @@ def _program(kernel, skip=()):
 
 def _nests(program) -> tuple:
     """What a rewrite may change of a loop program (not its records)."""
-    return tuple((nest.body, nest.packs, nest.interchanged, nest.fma) for nest in program.nests)
+    return tuple((nest.body, nest.packs, nest.interchanged, nest.fma, nest.inputs) for nest in program.nests)
 
 
 def _inputs(kernel, seed: int = 0) -> dict:
@@ -170,13 +173,21 @@ def test_unknown_names_and_lower_cannot_be_skipped():
 
 @pytest.mark.slow
 def test_the_printers_choices_are_the_last_rewrites_and_skipping_them_changes_the_c():
-    """``tiles`` and ``packed-blas`` end the pipeline; skipped, the C has the plain blocks
-    instead of register tiles, the block loops instead of a BLAS call."""
-    assert LOOP_REWRITE_NAMES[-2:] == ("tiles", "packed-blas")
+    """``tiles``, ``packed-blas``, ``functions`` and ``inputs`` end the pipeline; skipped,
+    the C has the plain blocks instead of register tiles, the block loops instead of a
+    BLAS call, a fused loop's statements inline, a copy of the inout variable's input."""
+    assert LOOP_REWRITE_NAMES[-4:] == ("tiles", "packed-blas", "functions", "inputs")
+    scale = _kernel(PROGRAMS["scale in place"])
+    assert "read until the first assignment" in scale.target.source and "from the caller's input" in scale.ir("loops")
+    copied = tl.compile(PROGRAMS["scale in place"] + "// copied\n", backend="c", skip_passes=("inputs",))
+    assert "if (v1_in != v1) memcpy(" in copied.target.source and "from the caller's input" not in copied.ir("loops")
     helmholtz = _kernel(PROGRAMS["helmholtz 8"])
-    assert TILE_MARK in helmholtz.target.source
+    assert TILE_MARK in helmholtz.target.source and "TL_NOINLINE void" in helmholtz.target.source
+    assert "# a function of its own" in helmholtz.ir("loops")
     without = tl.compile(PROGRAMS["helmholtz 8"] + "// no tiles\n", backend="c", skip_passes=("tiles",))
     assert TILE_MARK not in without.target.source and "tiles" not in without.loop_program.rewrites
+    inline = tl.compile(PROGRAMS["helmholtz 8"] + "// inline\n", backend="c", skip_passes=("functions",))
+    assert "TL_NOINLINE void" not in inline.target.source and "# a function of its own" not in inline.ir("loops")
     if blas.find("float64") is None:
         pytest.skip(f"no BLAS here ({blas.why_not()})")
     poly = _kernel(PROGRAMS["polyreg2 large"])

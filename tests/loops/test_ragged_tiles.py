@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorlang.loops import microkernel
-from tensorlang.loops.ir import Init, Store, Update
+from tensorlang.loops.ir import Init, Store, Tile, Update, walk
 from tensorlang.targets.c.codegen import TILE_MARK
 
 from corpus import helmholtz_reference, helmholtz_source, interpolation_source, kron3
@@ -122,6 +122,9 @@ def test_primes_past_two_halves_get_blocks_and_tiles():
     k = _c(interpolation_source(23, 2))
     heights = sorted(t.height for t in _tiles(k))
     assert heights == [7, 7, 7, 8, 8, 8, 8, 8, 8]
+    # blocks cut for the tile: the loop stage marks their plain branch row by row (Tile.rows)
+    tiles = [n for nest in k.loop_program.nests for n in walk(nest.body) if isinstance(n, Tile)]
+    assert tiles and all(t.rows for t in tiles) and "else the loop below, row by row" in k.ir("loops")
 
 
 @pytest.mark.slow

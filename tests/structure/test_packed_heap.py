@@ -1,5 +1,5 @@
 """Packed copies on the heap: a packed statement (loops/structure.py ``compress_packed``)
-whose copies exceed the C printer's stack budget (targets/c/codegen.py ``STACK_BYTES``)
+whose copies exceed the stack budget (``machine.STACK_BYTES``, loops/pipeline.py ``place_locals``)
 still runs packed, its copies in one heap block per run of the statement, freed at its
 end; a failed allocation is error[too-large], not a crash.  Checked against the reference
 interpreter with NaN, ±inf and ±0 among the inputs, and under AddressSanitizer (a heap
@@ -22,6 +22,7 @@ import tensorlang as tl
 from tensorlang.errors import TensorLangError
 from tensorlang.loops import ir as loops
 from tensorlang.loops.structure import MAX_PACKED_BYTES
+from tensorlang.machine import STACK_BYTES
 from tensorlang.targets.c import codegen
 
 
@@ -98,8 +99,23 @@ def test_copies_above_the_old_stack_cap_run_packed_on_the_heap():
 
 def test_small_copies_stay_on_the_stack():
     k = _kernel(64, 4)
-    assert 0 < _packed_bytes(k) <= codegen.STACK_BYTES
+    assert 0 < _packed_bytes(k) <= STACK_BYTES
     assert "posix_memalign(" not in k.target.source and "_storage[" in k.target.source
+    nest = next(n for n in k.loop_program.nests if n.statement.target == "C")
+    assert nest.heap == 0 and {d.home for d in nest.body if isinstance(d, loops.Declare)} == {"pointer"}
+    assert "behind a pointer" in k.ir("loops") and "on the heap" not in k.ir("loops")
+
+
+def test_the_loop_stage_places_large_copies_on_the_heap():
+    """Where the copies live is the loop stage's decision (loops/pipeline.py
+    ``place_locals``): the loop IR holds it and ``--emit loops`` shows it, no C needed."""
+    k = tl.compile(_poly2(M, N), backend="numpy")
+    nest = next(n for n in k.loop_program.nests if n.statement.target == "C")
+    homes = [(d.home, d.offset) for d in nest.body if isinstance(d, loops.Declare)]
+    assert homes and all(home == "heap" and offset % 64 == 0 for home, offset in homes)
+    assert nest.heap >= _packed_bytes(k) > STACK_BYTES
+    shown = k.ir("loops")
+    assert f"# a heap block of {nest.heap} bytes" in shown and "on the heap at byte 0" in shown
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
-"""An inout variable's input read by the C function itself (codegen.input_reads): a call
+"""An inout variable's input read by the C function itself (the loop rewrite ``inputs``,
+loops.ir.input_reads): a call
 whose ``out=`` target is another array copies nothing, the in-place call (the same array
 for both) is exact, overlapping views are copied first, the caller's input is never
 written; every call path (the C caller, the Python fast call, the general path) against
@@ -9,7 +10,7 @@ import pytest
 
 import tensorlang as tl
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c.codegen import input_reads
+from tensorlang.loops.ir import input_reads
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 

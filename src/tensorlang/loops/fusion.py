@@ -33,7 +33,7 @@ from ..schedule.plan import BufferPlan
 from ..schedule.steps import LoopStep
 from . import interchange
 from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loop, Neg, Nest, Node, Scalar, Select, Store, Update,
-                 replace_nodes, slots, walk, work)
+                 plain, replace_nodes, slots, walk, work)
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
 from ..machine import AHEAD_BYTES, PARALLEL_WORK, PREFETCH_BYTES  # what a core's prefetches hold
@@ -400,3 +400,24 @@ def _strip(slot: int, indices, slots: set[int], var: str):
     if not indices or indices[0] != var:
         raise AssertionError(f"a per-iteration buffer read at another batch point: v{slot}{list(indices)}")
     return indices[1:]
+
+
+#: The scalar operations per iteration from which a fused loop's statement is compiled as
+#: a function of its own (:func:`own_functions`; docs/c-backend.md, "Fused loops").
+OWN_FUNCTION_WORK = 2048
+
+
+def own_functions(body: tuple) -> tuple[int, ...]:
+    """The positions of the nests of a fused loop's ``body`` compiled as functions of
+    their own (:attr:`.ir.Loop.apart`): of two or more, each with :data:`OWN_FUNCTION_WORK`
+    operations that reads no accumulator it does not start itself."""
+    nests = [k for k, n in enumerate(body) if isinstance(plain(n), Loop)]
+    if len(nests) < 2:
+        return ()
+
+    def closed(nest: Node) -> bool:
+        started = {n.acc for n in walk((nest,)) if isinstance(n, Init)}
+        return all(n.acc in started for n in walk((nest,)) if isinstance(n, Update)) and all(
+            n.name in started for n in walk((nest,)) if isinstance(n, Acc))
+
+    return tuple(k for k in nests if work((body[k],)) >= OWN_FUNCTION_WORK and closed(body[k]))

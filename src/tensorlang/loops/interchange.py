@@ -73,12 +73,6 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
 
     Scalar targets never match (the old form's parallel reduction handles them).
 
-    Moving the summed loops further out (outside more output loops) would only make the
-    block of T that stays in cache bigger; it adds contiguity only when the trailing
-    output indices are also trailing in every access, and then measured at most ~15%
-    (collapsing ``v[e,i,j,k] = Σ_l A[i,l] t2[e,l,j,k]``'s j and k) for a second form of
-    the rule, so it is not done.
-
     Summed loops are ordered by the smallest stride they have in any access, largest
     outside (stable, so ties keep the source order): the innermost summed loop steps
     the reads between rows by the shortest distance."""

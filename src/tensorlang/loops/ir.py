@@ -167,6 +167,8 @@ class Loop:
     #: slabs each iteration asks the caches for while it computes on its own data
     #: (:class:`Ahead`; :mod:`.fusion` decides which): hints that change no value
     prefetch: tuple["Ahead", ...] = ()
+    #: the positions in ``body`` compiled as functions of their own (:func:`.fusion.own_functions`)
+    apart: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,10 +213,13 @@ class Declare:
     """A local buffer ``slot`` of ``shape`` (row-major, uninitialised), alive from here
     to the end of the enclosing loop body or nest: a fused loop's per-iteration temporary
     or a transposed copy made before it (:mod:`.fusion`).  Inside a parallel loop each
-    thread has its own."""
+    thread has its own.  ``home`` (:func:`.pipeline.place_locals`): ``array``, ``pointer`` (a
+    local array behind a restrict pointer) or ``heap`` (at ``offset`` in :attr:`Nest.heap`'s block)."""
 
     slot: int
     shape: tuple[int, ...]
+    home: str = "array"
+    offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -240,11 +245,13 @@ class Tile:
     registers across the summed index, each lane computing the loop's sum for its element
     in the same order, so the values are the loop's, bit for bit.  ``plain``: the loop
     stays as the other branch, compiled where the C compiler does not target AVX-512
-    (``#if TL_TILES``); False: the tile alone (``microkernel.TILES`` True)."""
+    (``#if TL_TILES``); False: the tile alone (``microkernel.TILES`` True).  ``rows``:
+    that branch runs row by row (:func:`.microkernel.row_by_row`)."""
 
     tile: Any  # a microkernel.Tile
     loop: Loop
     plain: bool = True
+    rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -312,6 +319,11 @@ class Nest:
     #: the loop rewrites that took this nest, in order (``tensorlang.loops.LOOP_PIPELINE``;
     #: a structure rewrite takes a nest even where it leaves it as it was)
     rewrites: tuple[str, ...] = ()
+    #: the bytes of the nest's heap block, its large local buffers (:class:`Declare`)
+    heap: int = 0
+    #: the ``inout`` slots whose loads read the caller's input, not the buffer (:func:`input_reads`)
+    inputs: tuple[int, ...] = ()
+
 
 
 @dataclass(frozen=True)
@@ -424,6 +436,48 @@ def slots(nodes) -> set[int]:
         elif isinstance(node, (Copy, Rebuild)):
             found.update((node.target, node.source))
     return found - declared
+
+
+def _loads(node, slot: int) -> bool:
+    return any(isinstance(e, Load) and e.slot == slot for e in walk((node,)))
+
+
+def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
+    """How many of ``nests`` (from the first) may read an ``inout`` slot's loads from the
+    caller's input rather than its buffer: up to the first nest storing the slot, where
+    one store stores it and no load of it follows; None where that is not sure (the slot
+    never stored, stored twice, read after its store, in a tile, packed product, copy,
+    parallel or fused loop: docs/c-backend.md, "Inout inputs")."""
+    state = {"stores": 0}
+
+    def visit(nodes) -> bool:  # False: not sure
+        for node in nodes:
+            if isinstance(node, Loop):
+                if node.parallel and slot in slots((node,)):
+                    return False
+                if not visit(node.body):
+                    return False
+            elif isinstance(node, (Init, Declare, Prefetch)):  # a hint reads nothing
+                continue
+            elif isinstance(node, (Update, Store)):
+                if state["stores"] and _loads(node.value, slot):
+                    return False
+                if isinstance(node, Store) and node.slot == slot:
+                    state["stores"] += 1
+                    if state["stores"] > 1:
+                        return False
+            elif slot in slots((node,)):
+                return False
+        return True
+
+    for count, nest in enumerate(nests, 1):
+        if nest.fused and slot in slots(nest.body):
+            return None
+        if not visit(nest.body):
+            return None
+        if state["stores"]:
+            return count
+    return None
 
 
 def footprint(nodes) -> int:

@@ -16,8 +16,6 @@ across the k loop, the operand that moves with x is loaded once per k for all U 
 and the factors that change with y are broadcasts.  It is the accumulator form of
 :mod:`.lower` in another loop order: each component is summed from +0 over the same
 products in the same k order as the reference, so it is exact as the reference is.
-It is the fastest form measured on the CFD kernels, with and without fused multiply-add
-(``fma=True`` makes each step one ``fma``; docs/performance.md, "Measurement history").
 
 Every bound is a compile-time constant and U divides Y, so there is no remainder loop.
 y is chosen so that it does *not* occur in the factors that move with x (``u[k,a,b]``
@@ -417,3 +415,12 @@ def tile_of(loop: Node, itemsize: int) -> Tile | None:
     if not _tile_scalar(store.value, x, moving, init.acc):
         return None
     return Tile(x, loop.extent, row.var, row.extent, summed.var, summed.extent, init, update, store, tuple(moving))
+
+
+def row_by_row(tile: Tile, loop: Loop, itemsize: int) -> bool:
+    """Whether the plain branch of ``tile`` (of ``loop``) runs row by row (:attr:`.ir.Tile.rows`):
+    a ragged tile whose block's sum is a loop gcc would not vectorize (``tile_only``)."""
+    summed: Any = loop.body[0].body[1]  # type: ignore[union-attr]  # (tile_of found these loops)
+    return bool(tile.tail(itemsize)) and not summed.unroll and summed.extent > COMPILER_PEELS
+
+

@@ -27,6 +27,10 @@ tiles             a vector block whose rows are whole 64-byte vectors, in   micr
                   a fused nest, as a register tile (:class:`.ir.Tile`)
 packed-blas       a large packed block product as one BLAS call             structure.py,
                   (:class:`.ir.BlasProduct`), where the target calls BLAS   pipeline.py
+functions         a fused loop's large statements compiled as functions of  fusion.py
+                  their own (:attr:`.ir.Loop.apart`)
+inputs            an inout variable read from the caller's input until its  ir.py
+                  assignment (:attr:`.ir.Nest.inputs`)
 ================= ========================================================= ====================
 
 ``loop_program(schedule, skip=("interchange",))`` leaves rewrites out (``lower`` cannot
@@ -34,11 +38,14 @@ be); every other rewrite is optional, and the program computes the same values w
 it.  The result records the rewrites that ran (:attr:`.ir.LoopProgram.rewrites`, the
 first line of ``--emit loops``); each nest records the rewrites that took it
 (:attr:`.ir.Nest.rewrites`): a nest that a structure rewrite took is not interchanged.
+After them :func:`place_locals` decides where each local buffer lives.
 """
 
 from __future__ import annotations
 
+import math
 from collections import ChainMap
+
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -46,15 +53,19 @@ from typing import Callable, Mapping
 from ..analysis.structure import TensorStructure
 from ..ein import ir as ein
 from ..ein.structure import Structure
-from ..machine import PARALLEL_WORK
+from ..machine import PARALLEL_WORK, STACK_BYTES
 from ..schedule.plan import Schedule
 from ..schedule import steps
 from ..schedule.steps import LoopStep, statement_of
 from . import interchange as _interchange, jam, microkernel, parallel as _parallel, structure
-from .fusion import fused_nest
+from .fusion import fused_nest, own_functions
 from .pieces import split_pieces
-from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, replace_nodes
+from .ir import BlasProduct, Declare, Loop, LoopProgram, Nest, Tile, input_reads, plain, replace_nodes
 from .lower import lower_statement
+
+#: A local buffer beyond the program's slots larger than this many elements is read
+#: through a restrict pointer (:func:`place_locals`).
+LOCAL_ARRAY_ELEMENTS = 64
 
 
 @dataclass(frozen=True)
@@ -276,12 +287,74 @@ def tiles(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
     def tile(node) -> Tile | None:
         found = microkernel.tile_of(node, itemsize) if isinstance(node, Loop) else None
-        return None if found is None else Tile(found, node, plain=not microkernel.TILES)
+        plain = not microkernel.TILES
+        return None if found is None else Tile(found, node, plain, plain and microkernel.row_by_row(found, node, itemsize))
+
 
     nests = []
     for nest in program.nests:
         body = tuple(replace_nodes(node, tile) for node in nest.body) if nest.wide_vectors else nest.body
         nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "tiles")))
+    return replace(program, nests=tuple(nests))
+
+
+def functions(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """In a fused nest, the large statements of each loop's body marked to be compiled as
+    functions of their own (:func:`.fusion.own_functions`, :attr:`.ir.Loop.apart`)."""
+    nests = []
+    for nest in program.nests:
+        body = tuple(replace(node, apart=own_functions(node.body)) if nest.fused and isinstance(node, Loop) else node
+                     for node in nest.body)
+        nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "functions")))
+    return replace(program, nests=tuple(nests))
+
+
+def inputs(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """An ``inout`` slot of a loop step read from the caller's input up to its first
+    assignment where :func:`.ir.input_reads` is sure of it (:attr:`.ir.Nest.inputs`)."""
+    inout = {n for n, b in enumerate(program.buffers.buffers) if b.role == "inout"}
+    found: dict[int, list[int]] = {}
+    of_step: dict[int, list[int]] = {}
+    for k, nest in enumerate(program.nests if inout else ()):
+        of_step.setdefault(nest.step, []).append(k)
+    for step, at in ((facts.schedule.steps[number], at) for number, at in of_step.items()):
+        for slot in (s for s in step.slots if s in inout) if isinstance(step, LoopStep) else ():
+            for k in at[:input_reads(tuple(program.nests[k] for k in at), slot) or 0]:
+                found.setdefault(k, []).append(slot)
+    return replace(program, nests=tuple(replace(nest, inputs=tuple(found[k]), rewrites=(*nest.rewrites, "inputs"))
+                                        if k in found else nest for k, nest in enumerate(program.nests)))
+
+
+def _declares(nodes):  # the local buffers declared in ``nodes``, inside loops too (not in scalars)
+    for node in map(plain, nodes):
+        if isinstance(node, Declare):
+            yield node
+        elif isinstance(node, Loop):
+            yield from _declares(node.body)
+
+
+def place_locals(program: LoopProgram) -> LoopProgram:
+    """Where each local buffer lives (:attr:`.ir.Declare.home`, :attr:`.ir.Nest.heap`; run
+    after the rewrites, always): docs/structure.md, "Where the packed copies live"."""
+    first, itemsize = len(program.names), program.buffers.itemsize
+    nests = []
+    for nest in program.nests:
+        large = [n for n in nest.body if isinstance(n, Declare) and n.slot >= first
+                 and math.prod(n.shape) > LOCAL_ARRAY_ELEMENTS]
+        sizes = [-(-math.prod(n.shape) * itemsize // 64) * 64 for n in large]
+        heap = {n.slot: sum(sizes[:k]) for k, n in enumerate(large)} if sum(sizes) > STACK_BYTES else {}
+
+        def home(node, heap=heap) -> Declare | None:
+            if not isinstance(node, Declare):
+                return None
+            if node.slot in heap:
+                return replace(node, home="heap", offset=heap[node.slot])
+            pointer = node.slot >= first and math.prod(node.shape) > LOCAL_ARRAY_ELEMENTS
+            return replace(node, home="pointer") if pointer else node
+
+        placed = any(n.slot >= first for n in _declares(nest.body))  # else the nest is not rebuilt
+        body = tuple(replace_nodes(node, home) for node in nest.body) if placed else nest.body
+        nests.append(replace(nest, body=body, heap=sum(sizes) if heap else 0) if placed else nest)
     return replace(program, nests=tuple(nests))
 
 
@@ -353,6 +426,8 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("pack-in-producer", pack_in_producer),
     ("tiles", tiles),
     ("packed-blas", packed_blas),
+    ("functions", functions),
+    ("inputs", inputs),
 )
 
 #: The names ``skip`` accepts.
@@ -390,7 +465,7 @@ def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = 
     for name, rewrite in LOOP_PIPELINE:
         if name not in skipped:
             program = replace(rewrite(program, facts), rewrites=(*program.rewrites, name))
-    return program
+    return place_locals(program)
 
 
 def stmt_sums(stmt) -> bool:

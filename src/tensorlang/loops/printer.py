@@ -101,10 +101,13 @@ class _Printer:
         elif isinstance(node, Declare):
             if node.slot >= len(self.names):  # a micro-kernel's accumulator block (loops/microkernel.py)
                 self.names = (*self.names, *(f"acc{n}" for n in range(len(self.names), node.slot + 1)))
-            lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]")
+            home = {"pointer": " behind a pointer", "heap": f" on the heap at byte {node.offset}"}.get(node.home, "")
+            lines.append(f"{pad}local {self.names[node.slot]}[{' '.join(map(str, node.shape))}]{home}")
         elif isinstance(node, Tile):
             t = node.tile
-            how = "; else the loop below (where the compiler has no AVX-512)" if node.plain else ", for the loop below"
+            how = (f"; else the loop below{', row by row' if node.rows else ''} (where the compiler has no AVX-512)"
+                   if node.plain else ", for the loop below")
+
             lines.append(f"{pad}register tile: {t.x} in range({t.width}) as vectors, rows {t.u} in range({t.height}), "
                          f"summed over {t.k} in range({t.extent}){how}")
             self.node(node.loop, lines, depth + 1)
@@ -128,20 +131,28 @@ class _Printer:
                 how = "".join([" into L1" if ahead.level == 1 else "", ", spread" if ahead.spread else "",
                                ", across" if ahead.across else ""])
                 lines.append(f"{pad}  prefetch{' for writing' if ahead.write else ''} {self.names[ahead.slot]}[{at}]{how}")
-            for child in node.body:
+            for k, child in enumerate(node.body):
+                first = len(lines)
                 self.node(child, lines, depth + 1)
+                if k in node.apart:
+                    lines[first] += "  # a function of its own"
         else:
             raise TypeError(f"not a loop-IR node: {node!r}")
 
     def nest(self, nest: Nest, lines: list[str], depth: int) -> None:
         note = "  (interchanged: summed loops outside the row)" if nest.interchanged else ""
+        if nest.inputs:
+            note += f"  (reads {', '.join(self.names[s] for s in nest.inputs)} from the caller's input)"
         self.fma = nest.fma
         if nest.fused:
-            lines.append(f"{'  ' * depth}# fused: {'; '.join(map(statement_to_text, nest.fused))}")
+            lines.append(f"{'  ' * depth}# fused: {'; '.join(map(statement_to_text, nest.fused))}{note}")
         else:
             lines.append(f"{'  ' * depth}# {statement_to_text(nest.statement)}{note}")
+        if nest.heap:
+            lines.append(f"{'  ' * depth}# a heap block of {nest.heap} bytes for the large locals")
         for node in nest.body:
             self.node(node, lines, depth)
+
 
 
 def to_text(program: LoopProgram, schedule: Schedule) -> str:

@@ -732,7 +732,7 @@ TILE = 8
 #: At most this many bytes of packed copies per statement (beyond it the block loops of
 #: :func:`compress_blocks`, which need none).  The C printer keeps small ones on the stack
 #: and puts larger ones in one heap block per run of the statement
-#: (``targets.c.codegen.STACK_BYTES``); the copies are never larger than what they copy
+#: (``machine.STACK_BYTES``); the copies are never larger than what they copy
 #: (plus TILE - 1 positions per packed dimension), so this bound only keeps an absurd
 #: size from being attempted twice over.
 MAX_PACKED_BYTES = 1 << 28

@@ -3,23 +3,12 @@
 is loaded (:mod:`.blas` finds them; ``tl_set_blas``; docs/c-backend.md, "BLAS called
 from C").
 
-It decides nothing: which statements are BLAS steps comes from the schedule
-(:mod:`tensorlang.schedule.steps`).  :func:`describe` only says how a step is spelled as
-row-major GEMMs over the buffers *as they are*
-(:func:`~tensorlang.schedule.gemm.gemm_of`, the decision the NumPy runner takes too), with
-no copy, through BLAS's transpose flags and leading dimensions; a step that needs a copy
-is None and keeps running as ``numpy.matmul`` in Python (:mod:`.runtime`), as does every
-einsum step.
-
-Each description is one function ``int tl_stepN(real *v<slot>..., int nthreads)`` over
-its slots, like a loop step's (BLAS ignores ``nthreads``): ``C_t = op(A_t) op(B_t)`` for
-each of ``batch`` matrices, then the target times ``scale`` when it is not 1 (alpha =
-scale would skip the products when scale is 0, and 0 · NaN must stay NaN); GEMV where C
-is one row or one column, the target zeroed first (some OpenBLAS versions turn
-uninitialised NaN into NaN with beta = 0); SYRK for one matrix's transpose times itself
-(:func:`is_gram`), the lower triangle copied from the upper one.  The block product
-of a packed structured statement that the ``packed-blas`` loop rewrite made a
-:class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_call`).
+It decides nothing: the schedule says which statements are BLAS steps, and
+:func:`describe` spells one as row-major GEMMs over the buffers as they are
+(:func:`~tensorlang.schedule.gemm.gemm_of`), or None where that needs a copy (the step
+then runs as ``numpy.matmul`` in Python, :mod:`.runtime`).  Each is one function
+``int tl_stepN(real *v<slot>..., int nthreads)`` (GEMM, GEMV or SYRK, then the scale);
+a :class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_call`).
 """
 
 from __future__ import annotations

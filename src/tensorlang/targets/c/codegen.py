@@ -1,29 +1,18 @@
 """The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
 
 It decides nothing: which statements are loops or BLAS calls, the buffers, the loop
-order, the parallel and simd marks, the register tiles and the packed products computed
-by BLAS all come from the schedule and the loop IR (its rewrites, :mod:`tensorlang.loops`);
-this module only spells them in C.
+order, the parallel and simd marks, the register tiles, the packed products computed by
+BLAS, the statements compiled as functions of their own and where each local buffer
+lives all come from the schedule and the loop IR (:mod:`tensorlang.loops`); this module
+only spells them in C.
 
-Loop step N of a schedule becomes one function ``int tl_stepN(real *restrict v<slot>...,
-const real *v<slot>_in..., int nthreads)`` taking the buffers its nests use, in slot order,
-then, for each ``inout`` variable among them, the caller's input (:func:`input_reads`): the
-function reads it there until its first assignment and writes the variable's own buffer,
-so a call whose ``out=`` target is another array needs no copy; the in-place call passes
-the buffer itself for both.  A BLAS step N is such a
-function calling BLAS (:mod:`.blascall`) where the process has a BLAS generated C can
-call and the step needs no copy, else a comment in the source, run by the kernel in
-Python (:mod:`.runtime`); a schedule of several steps all in C gets ``tl_kernel``, which
-runs them in order.
-
-Every slot is a ``real *restrict`` local, sound because every variable owns its buffer
-(read-only inputs may share memory, which ``restrict`` allows), except the slots of
-temporaries that share memory by size (schedule/plan.py ``Buffer.alias``), which are
-plain pointers.  The body of an ``omp parallel for`` loop is printed as a ``static
-inline`` function of its own (:meth:`CPrinter.outline`).  docs/c-backend.md, "From EIN
-to loops to C", has the rest of the C's conventions: ``int64_t`` indexing, the names
-(``v0``, ``x_<name>``, ``acc1``; program names only in sanitised comments) and the
-reference's semantics (⊥ is NaN, controlled division, NaN-propagating max/min).
+Loop step N becomes ``int tl_stepN(real *restrict v<slot>..., const real *v<slot>_in...,
+int nthreads)``: the buffers its nests use, in slot order, then the caller's input of
+each ``inout`` variable (:attr:`loops.Nest.inputs`).  A BLAS step is such a function
+calling BLAS (:mod:`.blascall`) where C can call one, else a comment run in Python
+(:mod:`.runtime`); several steps all in C get ``tl_kernel``, which runs them in order.
+docs/c-backend.md, "From EIN to loops to C", has the C's conventions (``restrict``
+slots, outlined parallel bodies, names, ⊥ as NaN, controlled division).
 """
 
 from __future__ import annotations
@@ -38,7 +27,7 @@ from ...errors import KernelFailed
 from ...loops import ir as loops
 from ...loops import microkernel
 from ...loops.ir import slots as used_slots
-from ...machine import STACK_BYTES, TILE_BYTES
+from ...machine import TILE_BYTES
 from ...schedule.padding import padded_shape
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, statement_of
@@ -49,24 +38,12 @@ from . import blascall, csrc, gram, probe
 REAL = {"float64": "double", "float32": "float"}
 
 
-#: How a parallel loop keeps choosing between one thread and its team by measuring both
-#: (``tl_pick``/``tl_record`` in csrc/tl_threads.h): each is tried ``warm`` times first (the
-#: first time of each is dropped: cold caches, thread start), the faster running mean then
-#: wins, and every ``explore``-th call runs the other one so a change (a core that became
-#: busy or free) is seen; the winner's mean follows new times with weight 1/``decay``,
-#: while a look at the loser replaces its mean (it is ``explore`` calls old or more: a
-#: team measured while another process held the second core would otherwise need
-#: several looks, ``explore`` calls apart, to win again once the core is free).  The
-#: exploration costs at most 1/``explore`` of the difference.
+#: How a parallel loop keeps choosing between one thread and its team by timing both
+#: (``tl_pick``/``tl_record``, csrc/tl_threads.h; docs/c-backend.md, "Threads", item 3).
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
 #: How a parallel loop without reductions deals out its iterations (docs/c-backend.md,
-#: "Threads"): libgomp's ``guided`` gives the first thread to arrive half of them, the
-#: next half of the rest, and so on down to one: a caller whose worker wakes late takes
-#: the rest instead of waiting for it (faster than ``static`` halves on the CFD kernels:
-#: docs/performance.md, "Measurement history").  A loop with an OpenMP reduction keeps
-#: ``static``: its partial sums, and so its rounding, must not depend on which thread
-#: came first.
+#: "Threads", item 5); one with an OpenMP reduction keeps ``static``, for its rounding.
 SCHEDULE = "guided"
 
 #: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
@@ -85,16 +62,6 @@ def _comment(text: str) -> str:
     """Text safe inside a C block comment (no ``*/``, no line breaks, ASCII only)."""
     return text.replace("*/", "* /").replace("\n", " ").encode("ascii", "replace").decode("ascii")
 
-
-#: A local buffer beyond the program's slots larger than this many elements is printed as
-#: storage and a restrict pointer to it (see CPrinter's Declare).
-LOCAL_ARRAY_ELEMENTS = 64
-
-# A nest's local buffers beyond the program's slots (a packed statement's copies,
-# loops/structure.py) declared at its top level and together larger than STACK_BYTES
-# (tensorlang.machine: a thread's stack) live on the heap: one block per run of the
-# statement, allocated at its head and freed at its end (:meth:`CPrinter.nest`).  Smaller
-# ones stay on the stack, which costs nothing to allocate.
 
 #: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
 #: :func:`check_status` makes it ``too-large`` on every call path (the runtime, the
@@ -151,22 +118,12 @@ class CPrinter:
         self.itemsize = 4 if real == "float" else 8
         self._choices = 0  # parallel loops with a measured choice so far (CHOICE)
         self._rebuilds = 0  # table reconstructions so far (their tables' names)
-        #: the local buffers of the nest being printed that live in its heap block, by
-        #: slot: their byte offsets in it (:func:`heap_offsets`)
-        self._heap: dict[int, int] = {}
-        #: the statements of the fused loop being printed that are functions of their own
-        #: (:func:`own_functions`), and how many such functions so far
-        self._apart: list[loops.Node] = []
-        self._statement_functions = 0
+        self._heap = 0  # the heap block's bytes of the nest being printed (loops.Nest.heap)
+        self._statement_functions = 0  # statements printed as functions of their own so far
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
         #: the slots whose loads read another pointer, by slot: an inout variable's input
-        #: until its first assignment (:func:`input_reads`)
+        #: until its first assignment (:attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
-
-    def _param(self, slot: int) -> str:
-        """A slot's pointer parameter: ``restrict`` unless another slot views its memory
-        (002 Fig. 20 by size, schedule/plan.py ``BufferPlan.aliased``)."""
-        return f"real *{'' if slot in self.program.buffers.aliased else 'restrict '}v{slot}"
 
     # ---------------------------------------------------------------- scalars
     def offset(self, slot: int, indices) -> str:
@@ -177,7 +134,7 @@ class CPrinter:
         return _row_major(indices, shape)
 
     def scalar(self, e) -> str:
-        if isinstance(e, loops.Load):  # an inout variable's input: v<slot>_in (input_reads)
+        if isinstance(e, loops.Load):  # an inout variable's input: v<slot>_in (loops.Nest.inputs)
             return f"{self.reads.get(e.slot, f'v{e.slot}')}[{self.offset(e.slot, e.indices)}]"
         if isinstance(e, loops.Acc):
             return e.name
@@ -285,13 +242,10 @@ class CPrinter:
                 self.storage.append(())
             self.storage[node.slot] = node.shape
             name = self.program.names[node.slot] if node.slot < len(self.program.names) else "accumulators"
-            if node.slot in self._heap:  # a part of the nest's heap block (nest)
-                lines.append(f"{pad}real *restrict v{node.slot} = (real *)(tl_heap + {self._heap[node.slot]}LL);"
+            if node.home == "heap":  # a part of the nest's heap block (nest)
+                lines.append(f"{pad}real *restrict v{node.slot} = (real *)(tl_heap + {node.offset}LL);"
                              "  /* packed, on the heap */")
-            elif node.slot >= len(self.program.names) and size > LOCAL_ARRAY_ELEMENTS:
-                # a packed copy (loops/structure.py): read through a restrict pointer, so that
-                # gcc keeps the small accumulator arrays beside it in registers (it does not
-                # when both are local arrays)
+            elif node.home == "pointer":
                 lines.append(f"{pad}real v{node.slot}_storage[{size}] __attribute__((aligned(64)));  /* packed */")
                 lines.append(f"{pad}real *restrict v{node.slot} = v{node.slot}_storage;")
             else:
@@ -317,8 +271,7 @@ class CPrinter:
             if node.parallel and not node.reductions:
                 lines.append(f"{pad}    {self.outline(node)};")
             else:
-                for child in node.body:
-                    self.child(child, var, lines, depth + 1)
+                self.children(node, var, lines, depth + 1)
             lines.append(f"{pad}}}")
             if chosen:
                 team = f"tl_team{self._choices}_{var}"
@@ -340,21 +293,17 @@ class CPrinter:
         lines.append(f"{pad}#if TL_TILES")
         lines.extend(code)
         lines.append(f"{pad}#else")
-        row = node.loop.body[0]
-        summed = row.body[1] if isinstance(row, loops.Loop) and len(row.body) == 3 else None
-        if (node.tile.tail(self.itemsize) and isinstance(summed, loops.Loop) and not summed.unroll
-                and summed.extent > microkernel.COMPILER_PEELS):
+        if node.rows:
             self.rows_plain(node.tile, lines, depth)
         else:
             self.node(node.loop, lines, depth)
         lines.append(f"{pad}#endif")
 
     def rows_plain(self, tile: microkernel.Tile, lines: list[str], depth: int) -> None:
-        """The plain branch of a ragged tile whose block's sum is a loop gcc would not
-        vectorize (a block cut for the tile only, microkernel ``tile_only``): row by row,
-        the row's accumulators in ``tl_row`` and each k step a simd loop over x.  Each
-        element is summed from +0 over the same products in the same k order, the update
-        and store printed as the block's."""
+        """A tile's plain branch row by row (:attr:`loops.Tile.rows`): the row's
+        accumulators in ``tl_row``, each k step a simd loop over x; each element summed
+        from +0 over the same products in the same k order."""
+
         pad, x, k = "    " * depth, _idx(tile.x), _idx(tile.k)
         acc, width = tile.init.acc, tile.width
         each = f"for (int64_t {x} = 0; {x} < {width}LL; ++{x}) {{"
@@ -490,45 +439,38 @@ class CPrinter:
 
     def outline(self, loop: loops.Loop) -> str:
         """The body of a parallel loop as a function of its own, ``static inline void
-        <step>_bodyN(real *restrict v<slot>..., int64_t x_<var>)``; returns the call.
-
-        GCC outlines an ``omp parallel for`` into a function that reaches the step's
-        buffers through a shared struct, which loses their ``restrict``: every store to
-        the target may then alias every read, and the loop nest inside is compiled as if
-        it did (measured: half the speed of the same nest without the pragma, even on one
-        thread).  A function with ``restrict`` parameters gives the guarantee back; it is
-        sound for the same reason the step's own parameters are (:mod:`module docs
-        <tensorlang.targets.c.codegen>`).  Loops with OpenMP reductions keep their body
-        inline: the accumulators are the step's locals."""
+        <step>_bodyN(real *restrict v<slot>..., int64_t x_<var>)``, which gives back the
+        ``restrict`` GCC's outlined region loses (docs/c-backend.md); returns the call.
+        Loops with OpenMP reductions keep their body inline: their accumulators are locals."""
         name = f"{self.step}_body{len(self.helpers) + 1}"
         var = _idx(loop.var)
         body: list[str] = []
-        for child in loop.body:
-            self.child(child, var, body, 1)
+        self.children(loop, var, body, 1)
         return self._function("static inline", name, sorted(used_slots(loop.body)), var, body)
 
     def _function(self, kind: str, name: str, slots: list[int], var: str, body: list[str]) -> str:
         """``kind void name(real *restrict v<slot>..., int64_t var) { body }``, declared
         before the step and defined after it (:attr:`prototypes`, :attr:`helpers`); returns
         the call."""
-        head = f"{kind} void {name}({', '.join([self._param(s) for s in slots] + [f'int64_t {var}'])})"
+        head = f"{kind} void {name}({', '.join([_param(s, self.program.buffers.aliased) for s in slots] + [f'int64_t {var}'])})"
         self.prototypes.append(head + ";")
         self.helpers.append("\n".join([head + " {", *body, "}"]) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
 
-    def child(self, node: loops.Node, var: str, lines: list[str], depth: int) -> None:
-        """A node inside the loop over ``var``: a call where it is a fused loop's statement
-        printed apart (:func:`own_functions`), else the node itself."""
-        if any(node is apart for apart in self._apart):
-            lines.append(f"{'    ' * depth}{self.statement_function(node, var)};")
-        else:
-            self.node(node, lines, depth)
+    def children(self, loop: loops.Loop, var: str, lines: list[str], depth: int) -> None:
+        """The body of the loop over ``var``: a call for each statement printed apart
+        (:attr:`loops.Loop.apart`), else the node itself."""
+        for k, node in enumerate(loop.body):
+            if k in loop.apart:
+                lines.append(f"{'    ' * depth}{self.statement_function(node, var)};")
+            else:
+                self.node(node, lines, depth)
 
     def statement_function(self, loop: loops.Node, var: str) -> str:
-        """One statement of a fused loop's body (:func:`own_functions`) as a function of
-        its own, ``static TL_NOINLINE void <step>_sN(real *restrict v<slot>..., int64_t
-        x_<var>)``; returns the call.  Its slots, the fused loop's local buffers among
-        them, come in as ``restrict`` pointers, as a parallel loop's body's do."""
+        """One statement of a fused loop's body (:attr:`loops.Loop.apart`) as a function
+        of its own, ``static TL_NOINLINE void <step>_sN(real *restrict v<slot>...,
+        int64_t x_<var>)``; returns the call.  Its slots, the fused loop's local buffers
+        among them, come in as ``restrict`` pointers, as a parallel loop's body's do."""
         self._statement_functions += 1
         body = [f"    (void){var};"]
         self.node(loop, body, 1)
@@ -572,72 +514,18 @@ class CPrinter:
         for stmt in nest.fused or (nest.statement,):
             lines.append(f"    /* {_comment(statement_to_text(stmt))} */")
         lines.append("    {")  # a block per statement: its accumulators are its own
-        # a fused loop's large statements: functions of their own (own_functions)
-        self._apart = [n for loop in nest.body if nest.fused and isinstance(loop, loops.Loop)
-                       for n in own_functions(loop.body)]
-        self._heap, size = heap_offsets(nest, len(self.program.names), self.itemsize)
+        self._heap = nest.heap
         if self._heap:  # one block for the large local buffers; nothing in a nest returns early
             lines.append("        void *tl_heap_block = NULL;")
-            lines.append(f"        if (posix_memalign(&tl_heap_block, 64, (size_t){size}LL) != 0) return {NO_MEMORY};")
+            lines.append(f"        if (posix_memalign(&tl_heap_block, 64, (size_t){self._heap}LL) != 0) return {NO_MEMORY};")
             lines.append("        char *tl_heap = (char *)tl_heap_block;")
         for node in nest.body:
             self.node(node, lines, 2)
         if self._heap:
             lines.append("        free(tl_heap_block);")
-            self._heap = {}
+            self._heap = 0
         lines.append("    }")
 
-
-#: A fused loop's statement (a nest in its body) with at least this many scalar operations
-#: per iteration is compiled as a function of its own (:func:`own_functions`): with all of
-#: them in one function gcc keeps the operands the statements share (the matrix S of the
-#: Helmholtz operator, read by all six products) in vector registers across the whole
-#: body, and the products left short of registers spill their accumulators (measured on
-#: the CFD kernels: docs/c-backend.md, "Fused loops"; docs/performance.md, "Measurement
-#: history").
-OWN_FUNCTION_WORK = 2048
-
-
-def own_functions(body: tuple) -> list[loops.Node]:
-    """The nests of a fused loop's ``body`` (a loop, or a tile or BLAS call of one) that
-    are printed as functions of their own: where the body has two or more nests, each
-    with at least :data:`OWN_FUNCTION_WORK` operations that reads no accumulator it does
-    not start itself (the loop IR's accumulators are C locals of the function they are
-    printed in)."""
-    nests = [n for n in body if isinstance(loops.plain(n), loops.Loop)]
-    if len(nests) < 2:
-        return []
-
-    def closed(nest: loops.Node) -> bool:
-        started: set[str] = set()
-        used: set[str] = set()
-        for n in loops.walk((nest,)):
-            if isinstance(n, loops.Init):
-                started.add(n.acc)
-            elif isinstance(n, loops.Update):
-                used.add(n.acc)
-            elif isinstance(n, loops.Acc):
-                used.add(n.name)
-        return used <= started
-
-    return [n for n in nests if loops.work((n,)) >= OWN_FUNCTION_WORK and closed(n)]
-
-
-def heap_offsets(nest: loops.Nest, program_slots: int, itemsize: int) -> tuple[dict[int, int], int]:
-    """Where the local buffers of ``nest`` that live on the heap (:data:`STACK_BYTES`)
-    lie in its one heap block, by slot (byte offsets, each a multiple of 64), and the
-    block's size; ``({}, 0)`` where they fit on the stack."""
-    local = [n for n in nest.body if isinstance(n, loops.Declare) and n.slot >= program_slots
-             and math.prod(n.shape) > LOCAL_ARRAY_ELEMENTS]
-    sizes = [-(-max(math.prod(n.shape), 1) * itemsize // 64) * 64 for n in local]
-    if sum(sizes) <= STACK_BYTES:
-        return {}, 0
-    offsets: dict[int, int] = {}
-    at = 0
-    for node, size in zip(local, sizes):
-        offsets[node.slot] = at
-        at += size
-    return offsets, at
 
 
 def _row_major(indices, shape) -> str:
@@ -649,59 +537,10 @@ def _row_major(indices, shape) -> str:
     return text
 
 
-def inout_slots(program: loops.LoopProgram) -> frozenset[int]:
-    """The slots of the program's ``inout`` variables: each C function taking one also
-    takes the caller's input for it (:func:`function`, :func:`_entry`)."""
-    return frozenset(n for n, b in enumerate(program.buffers.buffers) if b.role == "inout")
-
-
-def _loads(node, slot: int) -> bool:
-    return any(isinstance(e, loops.Load) and e.slot == slot for e in loops.walk((node,)))
-
-
-def input_reads(nests: tuple[loops.Nest, ...], slot: int) -> int | None:
-    """How many of ``nests`` (from the first) read an ``inout`` slot's loads from the
-    caller's input rather than the slot's buffer, or None where that is not sure to read
-    what the in-place run reads (the function then copies the input into the buffer
-    first, when they differ).  The count runs to the first nest storing the slot: there
-    the slot is stored by one store, and no load of it follows that store (every load read
-    the input in the in-place run as well: a statement assigns its whole target, and the
-    nests' order is the statements'; ``x = x + p`` then reads ``x``'s input, printed
-    so).  Not sure, so None: the slot never stored, stored twice (a row update of
-    :mod:`..loops.interchange` starts its rows with a store), read after its store, or
-    mentioned in a node other than plain loops, stores and accumulators (a register tile,
-    a packed product, a copy), in a parallel loop or a fused loop (their bodies may be
-    functions of their own, which take the buffers only)."""
-    state = {"stores": 0}
-
-    def visit(nodes) -> bool:  # False: not sure
-        for node in nodes:
-            if isinstance(node, loops.Loop):
-                if node.parallel and slot in used_slots((node,)):
-                    return False
-                if not visit(node.body):
-                    return False
-            elif isinstance(node, (loops.Init, loops.Declare, loops.Prefetch)):  # a hint reads nothing
-                continue
-            elif isinstance(node, (loops.Update, loops.Store)):
-                if state["stores"] and _loads(node.value, slot):
-                    return False
-                if isinstance(node, loops.Store) and node.slot == slot:
-                    state["stores"] += 1
-                    if state["stores"] > 1:
-                        return False
-            elif slot in used_slots((node,)):
-                return False
-        return True
-
-    for count, nest in enumerate(nests, 1):
-        if nest.fused and slot in used_slots(nest.body):
-            return None
-        if not visit(nest.body):
-            return None
-        if state["stores"]:
-            return count
-    return None
+def _param(slot: int, plain) -> str:
+    """A slot's pointer parameter: ``restrict`` unless another pointer may reach its memory
+    (``plain``: the slots another slot views, ``BufferPlan.aliased``, or read in place)."""
+    return f"real *{'' if slot in plain else 'restrict '}v{slot}"
 
 
 def _copy_input(slot: int, storage: tuple[int, ...], itemsize: int) -> str:
@@ -714,30 +553,26 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     """One step: ``int name(real *v<slot>..., const real *v<slot>_in..., int nthreads)``
     running ``nests`` in order; it takes exactly the buffers the nests use, in slot order,
     then the caller's input of each slot of ``inputs`` (inout variables): read in place of
-    the buffer up to the slot's first assignment where :func:`input_reads` is sure of it,
+    the buffer up to the slot's first assignment where the nests do (:attr:`loops.Nest.inputs`),
     else copied into the buffer first when it is another array.  With ``blas_int_max``, a
     packed structured product large enough is a BLAS call (:meth:`CPrinter.packed_blas`)."""
     printer = CPrinter(program, real, name, blas_int_max)
     aliased = program.buffers.aliased
-    reading = {slot: input_reads(nests, slot) for slot in inputs}
-    params = [f"real *{'' if slot in aliased or reading.get(slot) else 'restrict '}v{slot}" for slot in slots]
+    reading = set(nests[0].inputs) if nests else set()  # read in place up to the first assignment
+    params = [_param(slot, aliased | reading) for slot in slots]
     params += [f"const real *v{slot}_in" for slot in inputs] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
     for slot in slots:
         lines.append(f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */")
-    lines.append("#ifdef _OPENMP")
-    lines.append("    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();")
-    lines.append("#else")
-    lines.append("    int tl_threads = 1;")
-    lines.append("#endif")
-    lines.append("    (void)tl_threads;")
-    for slot, count in reading.items():
-        if count is None:
+    lines += ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();", "#else",
+              "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
+    for slot in inputs:
+        if slot not in reading:
             lines.append(_copy_input(slot, printer.storage[slot], printer.itemsize))
         else:
             lines.append(f"    /* v{slot}_in: read until the first assignment of v{slot} (in place: v{slot}_in == v{slot}) */")
-    for n, nest in enumerate(nests):
-        printer.reads = {slot: f"v{slot}_in" for slot, count in reading.items() if count is not None and n < count}
+    for nest in nests:
+        printer.reads = {slot: f"v{slot}_in" for slot in nest.inputs}
         printer.nest(nest, lines)
     lines.append("    return 0;")
     lines.append("}")
@@ -753,25 +588,16 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
 
 
 def prelude(real: str, teams: bool = False) -> str:
-    """The source's head (csrc/tl_prelude.h); with ``teams``, the run-time team decision
-    (csrc/tl_threads.h, with :data:`CHOICE`'s numbers), which only sources with a parallel
-    loop need (the others stay as they were).  A parallel loop's team is at most what
-    its work pays for and one thread more than the machine has idle cores
-    (docs/c-backend.md, "Threads", says how the idle cores are counted)."""
+    """The source's head (csrc/tl_prelude.h); with ``teams`` (a parallel loop), the
+    run-time team decision too (csrc/tl_threads.h with :data:`CHOICE`)."""
     return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
 
 
 def tiles_prelude(real: str, fma: bool, forced: bool = False, tail: bool = False) -> str:
-    """The register tiles' vector types and helpers (csrc/tl_tiles.h) for ``real``; with
-    ``fma``, their lane-wise fused multiply-add too (csrc/tl_tiles_fma.h); with ``tail``,
-    the masked load and store of a row's part vector (csrc/tl_tiles_tail.h).
-
-    Register tiles (loops.ir.Tile, :meth:`CPrinter.tile`) use a vector of 64 bytes
-    (GCC/clang vector extensions), its unaligned load and store, and a scalar in every
-    lane; the fused multiply-add is AVX-512's, else ``fma`` lane by lane.  ``TL_TILES``
-    says whether a tile or the plain nest is compiled: on where the compiler targets
-    AVX-512, unless the source defines it (``forced``: tiles without a plain branch,
-    ``microkernel.TILES`` True, define it 1)."""
+    """The register tiles' 64-byte vector type and helpers (csrc/tl_tiles.h) for ``real``;
+    with ``fma``, their fused multiply-add (csrc/tl_tiles_fma.h); with ``tail``, the
+    masked load and store of a row's part vector (csrc/tl_tiles_tail.h); ``forced``: tiles
+    without a plain branch define ``TL_TILES`` 1 (docs/c-backend.md, "Register tiles")."""
     lanes = TILE_BYTES // (4 if real == "float" else 8)
     ps = "ps" if real == "float" else "pd"
     head = csrc.text("tl_tiles.h", forced=int(forced), lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
@@ -850,7 +676,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     functions: list[CFunction] = []
     extra: list[str] = []  # cffi declarations beyond the steps' (a probe step's general entry)
     blas = False
-    inout = inout_slots(loop_program)
+    inout = frozenset(n for n, b in enumerate(loop_program.buffers.buffers) if b.role == "inout")
     for n, step in enumerate(schedule.steps):
         if isinstance(step, LoopStep):
             nests = loop_program.nests_of(n)

@@ -9,13 +9,9 @@ the diagonal block on; without AVX-512 (or with ``portable=True``, which the tes
 compile too) the same blocking runs as plain C loops.  docs/c-backend.md, "The Gram
 kernel", has the layout and its reasons.
 
-The schedule chooses the kernel (a Gram step, :class:`tensorlang.schedule.steps.GramStep`,
-for every entry alike: ``tl.einsum`` with one array twice, ``tl.contract_expression``
-called so, a ``.tl`` program with the product); :func:`step_function` renders the step as
-a function of the kernel's source with the C target's calling convention (buffer
-pointers, then the thread count), its work block allocated per call.  Its threads are the
-one thread policy's (loops/parallel.py ``team``: its multiply-adds against the machine's
-measured threshold), fixed when the step is rendered (``TEAM``).
+The schedule chooses the kernel (:class:`tensorlang.schedule.steps.GramStep`, for
+``tl.einsum`` and ``.tl`` programs alike); :func:`step_function` renders the step with the
+C target's calling convention, its threads from loops/parallel.py ``team``.
 """
 
 from __future__ import annotations

@@ -1,30 +1,15 @@
 """The C target's probe renderer: a probe step (004 §2.2's sum for a batch of points, in
 parallel) as C.
 
-A field probe's lowered program computes each probe tensor by a Sample statement, which
-the schedule makes a :class:`~tensorlang.schedule.probe.ProbeStep`; :func:`step_function`
-renders it.  One C function per (dimension, kernel, derivative order, voxel size)
-computes, for every point (an OpenMP loop over points), the index-space derivatives of
-that order of every voxel component, the same numbers as ``fields/reconstruct.py``'s
-probe (the reference, and the EIN evaluator's rule for a Sample).
-docs/internals/fields-probes.md has the cost model this layout follows.
-
-The kernel's weights are straight-line polynomials: for a fractional position f in
-[0, 1), tap i = 1-s .. s reads |f − i| on one fixed piece of the kernel (piece −i for
-i ≤ 0, piece i−1 for i ≥ 1), so each weight is one Horner evaluation in f with the
-piece's coefficients as literals, and odd derivatives of taps right of the point change
-sign.  They are computed once per point and axis, for every derivative order the probe
-needs.
-
-The sum is separable (004 §2.2) and runs with :data:`BATCH` points across the vector
-lanes (:func:`_lanes_sums`), branch-free; many points on a large image are first sorted
-by the image's blocks (the schedule's ``sorts``, C's ``tl_sort``) and their results
-unpacked to their own indices (``tl_unpack``).  docs/internals/fields-probes.md, "The
-probe's C as it stands", describes the layout and why.
-
-Outside the domain (support leaving the image) or at a non-finite position the result
-is NaN (⊥), as in the reference.  The world-space chain rule is the program's next
-statements (fields/run.py).
+A :class:`~tensorlang.schedule.probe.ProbeStep` (a Sample statement) is one C function
+per (dimension, kernel, derivative order, voxel size): for every point (an OpenMP loop),
+the index-space derivatives of every voxel component, the numbers of
+``fields/reconstruct.py``'s probe.  The kernel's weights are straight-line Horner
+polynomials in the fractional position, once per point and axis; the separable sum runs
+:data:`BATCH` points across the vector lanes (:func:`_lanes_sums`); many points on a
+large image are sorted by its blocks first (``tl_sort``, ``tl_unpack``).  Outside the
+domain or at a non-finite position the result is NaN (⊥).  docs/internals/fields-probes.md
+describes the layout and why.
 """
 
 from __future__ import annotations

@@ -268,28 +268,18 @@ class CKernel:
         self._pool.append(buffers)
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
-        """Run with validated inputs; write results into ``targets`` where given.
+        """Run with validated inputs; write results into ``targets`` where given (the
+        general path: plain calls take the C caller, :mod:`.callext`).
 
-        An input is used in place where it already is a buffer of the kernel's layout:
-        unpadded, a C-contiguous array of the kernel's dtype; padded (000 §4, every buffer
-        padded, aligned and zero in its padding), an array :func:`.padded.padded_empty`
-        made.  Any other input is copied into a buffer kept between calls (like the
-        temporaries: a call takes a set and gives it back; only a padded buffer's region is
-        ever written, so its padding stays zero), so nothing the caller passed as an input
-        is ever written.
-
-        An ``out=`` target that is a buffer of the kernel's layout and shares no memory
-        with an input or another target is written in place; any other target receives a
-        copy after the run (its buffer is then kept for the next call: a fresh
-        multi-megabyte buffer costs a page fault per 4 KiB).  The in-place idiom
-        ``k(x=x, out={"x": x})`` (paper 002's ``x = s * x``) passes the same array as a
-        variable's input and its target: that array is the buffer, already holding the
-        input, as long as no *other* input shares its memory.  Any other inout input is
-        not copied where the schedule is one C function: the function reads it until it
-        assigns the variable (codegen.input_reads; an input overlapping its buffer is
-        copied first), else it is copied into the buffer.  Results come back as their
-        targets, or as fresh buffers (padded: views of their true shape, not C-contiguous).
-        (Calls without anything unusual take the C caller, :mod:`.callext`, instead.)"""
+        An input already in the kernel's layout (C-contiguous of its dtype; padded: made
+        by :func:`.padded.padded_empty`) is used in place, any other is copied into a
+        buffer kept between calls, so no input is ever written.  An ``out=`` target in the
+        layout that shares no memory with another argument is written in place, any other
+        gets a copy after the run.  ``k(x=x, out={"x": x})`` passes one array as input and
+        target: it is the buffer, unless another input shares its memory.  Any other inout
+        input is read by the C function itself where the schedule is one C function
+        (:attr:`loops.ir.Nest.inputs`; overlapping its buffer: copied first), else copied
+        into the buffer.  Results are the targets or fresh buffers (padded: views)."""
         pad, dtype, shapes, regions, storage = self.pad, self.dtype, self.shapes, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()
