@@ -64,9 +64,8 @@ def _comment(text: str) -> str:
 
 
 #: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
-#: :func:`check_status` makes it ``too-large`` on every call path (the runtime, the
-#: Python fast call, and the C call path, :mod:`.callext`, which calls it with the
-#: status).  0: done; -1: BLAS not set up (:mod:`.blascall`).
+#: :func:`check_status` makes it ``too-large`` on both call paths (the runtime and
+#: the C caller, :mod:`.callext`, which calls it with the status).  0: done; -1: BLAS not set up (:mod:`.blascall`).
 NO_MEMORY = -2
 
 
