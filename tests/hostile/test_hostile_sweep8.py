@@ -10,10 +10,18 @@ non-finite points); each finding fixed at its cause and covered here by its clas
   spacing of 10^-200 (invertible, its inverse finite) was refused, and one of 10^300 printed
   numpy's overflow warning.  Invertibility is now the condition number and a finite
   inverse, at any scale.
+* ``.einsum`` files skipped the checker's bound on a tensor's elements: ``check`` said ok
+  to ``ij,jk->ik : [99999999999999999999 3] [3 4]`` and ``compile --emit c`` wrote C for
+  it, and an extent of 5 000 digits was error[internal] (Python's int() limit).  Every
+  operand and the result now have fewer than 2^62 elements (error[too-large]), in
+  ``.einsum`` files and in ``tl.contract_expression``'s shapes, and an extent has at most
+  100 digits, as in the other languages.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -107,3 +115,38 @@ def test_a_world_matrix_without_a_finite_inverse_is_refused(world):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "singular" in str(refused(lambda: tl.field(DATA, "bspln3", world=world)))
+
+
+# ------------------------------------------------------------------ einsum extents
+HUGE_EINSUM = {
+    "operand": "ij,jk->ik : [99999999999999999999 3] [3 4]",
+    "operand-2^62": "ij->ji : [4611686018427387904 1]",
+    "square": "ij->ji : [3037000500 3037000500]",
+    "result": "i,j->ij : [2147483648] [2147483648]",
+    "broadcast": "...i,...i->... : [2147483648 1 2] [1 2147483648 2]",
+    "101-digits": "i->i : [" + "9" * 101 + "]",
+    "5000-digits": "i->i : [" + "9" * 5000 + "]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_EINSUM))
+def test_an_einsum_program_past_2_62_elements_or_100_digits_is_too_large(name, tmp_path):
+    text = HUGE_EINSUM[name]
+    refused(lambda: tl.check(text, lang="einsum"), "too-large")
+    path = tmp_path / "huge.einsum"
+    path.write_text(text + "\n")
+    done = subprocess.run([sys.executable, "-m", "tensorlang", "compile", "--emit", "c", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "error[too-large]" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_an_einsum_program_just_below_2_62_elements_checks():
+    tl.check("i->i : [4611686018427387903]", lang="einsum")
+    tl.check("i,j->ij : [2147483647] [2147483647]", lang="einsum")
+
+
+@pytest.mark.parametrize("shapes", [((10**20, 3), (3, 4)), ((2**62, 1), (1, 1)), ((2**31, 3), (3, 2**31))],
+                         ids=["operand", "operand-2^62", "result"])
+def test_contract_expression_shapes_past_2_62_elements_are_too_large(shapes):
+    refused(lambda: tl.contract_expression("ij,jk->ik", *shapes), "too-large")
