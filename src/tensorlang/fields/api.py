@@ -12,6 +12,7 @@ no renaming beyond the shapes they line up.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Mapping
@@ -77,9 +78,14 @@ class Field:
     size: int = 1
     _cache: dict = dataclass_field(default_factory=dict, repr=False)
 
-    #: numpy defers to the Field's own operators (``array + F`` is a lifted sum, not an
-    #: object array of fields)
-    __array_ufunc__ = None
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # numpy meets a field here (array + F, np.float64(2) * F, np.sqrt(F)): the field's
+        # own operator or function (not an object array of fields), or error[input]
+        fn = _UFUNCS.get(ufunc.__name__) if method == "__call__" and not kwargs else None
+        if fn is None or len(inputs) != ufunc.nin:
+            raise error("input", f"numpy's {ufunc.__name__}.{method} does not take fields (their operators: "
+                        "+ - * / @ and ** n; functions: tl.fields.sqrt, exp, log, sin, cos, tanh)")
+        return fn(*inputs)
 
     # -------------------------------------------------------------- Python operators
     __add__ = _operator("+")
@@ -95,6 +101,12 @@ class Field:
 
     def __neg__(self):
         return _with(self, ir.Neg(self.body))
+
+    def __pow__(self, n):
+        """``F ** n``: F * F * ... * F (n factors, 1 ≤ n ≤ 64; a scalar field)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 64:
+            raise error("input", f"'**' takes an integer exponent from 1 to 64 (F * F * ... * F), got {n!r:.60}")
+        return functools.reduce(lambda a, _: a * self, range(int(n) - 1), self)
 
     def __pos__(self):
         return self
@@ -424,6 +436,22 @@ def _function(name: str):
 
 
 sqrt, exp, log, sin, cos, tanh = (_function(n) for n in ("sqrt", "exp", "log", "sin", "cos", "tanh"))
+#: numpy's ufuncs a field takes (Field.__array_ufunc__): its operators and functions
+_UFUNCS = {"add": Field.__add__, "subtract": Field.__sub__, "multiply": Field.__mul__, "divide": Field.__truediv__,
+           "matmul": Field.__matmul__, "negative": Field.__neg__, "positive": Field.__pos__, "power": Field.__pow__,
+           **{f.__name__: f for f in (sqrt, exp, log, sin, cos, tanh)}}
+
+
+def _lacking(what: str):
+    def method(self, *args):
+        raise error("input", f"a field has no {what} (its operators: + - * / @ and ** n; |F| is tl.norm(F))")
+    return method
+
+
+for _name, _what in {"__abs__": "abs()", "__rpow__": "'**' as the exponent", "__lt__": "<", "__le__": "<=",
+                     "__gt__": ">", "__ge__": ">=", "__floordiv__": "//", "__mod__": "%", "__iter__": "iteration",
+                     "__float__": "float()", "__array__": "conversion to a numpy array (probe it)"}.items():
+    setattr(Field, _name, _lacking(_what))
 assert {"sqrt", "exp", "log", "sin", "cos", "tanh", "abs"} <= set(FUNCTIONS)
 
 

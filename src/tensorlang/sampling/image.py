@@ -142,7 +142,9 @@ def _world_matrix(world, dim: int) -> np.ndarray:
                              f"got shape {m.shape}")
     if not np.all(np.isfinite(m)) or np.any(m[dim, :dim] != 0) or m[dim, dim] != 1:
         raise error("input", "the world matrix must be finite and affine (last row 0 ... 0 1)")
-    if abs(np.linalg.det(m[:dim, :dim])) < 1e-300 or np.linalg.cond(m[:dim, :dim]) > 1e12:
+    with np.errstate(all="ignore"):  # invertible at any scale (a det of 10^-400 underflows to 0)
+        invertible = np.linalg.cond(m[:dim, :dim]) <= 1e12 and np.isfinite(np.linalg.inv(m[:dim, :dim])).all()
+    if not invertible:
         raise error("input", "the world matrix is singular: index space cannot be recovered from world space")
     return m
 

@@ -22,6 +22,8 @@ def parse_text(text: str) -> Spec:
     if not colon or _SHAPES.fullmatch(rest) is None:
         raise error("syntax", "an einsum program is its subscripts, ':' and the operands' shapes, "
                     "e.g. 'ij,jk->ik : [2 3] [3 4]'")
+    if re.search(r"\d{101}", rest):  # as the languages' integers (int() refuses 4 300 digits)
+        raise error("too-large", "an einsum program's extents have at most 100 digits")
     shapes = tuple(tuple(int(n) for n in s.split()) for s in re.findall(r"\[([\s\d]*)\]", rest))
     for shape in shapes:
         if 0 in shape:

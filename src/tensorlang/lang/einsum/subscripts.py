@@ -10,12 +10,14 @@ term and the dimension.  :func:`from_sublists` turns the interleaved form into s
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import TensorLangError
+from ...errors import TensorLangError, error
+from ...semantics.types import MAX_ELEMENTS
 
 LETTERS = frozenset(string.ascii_letters)
 
@@ -181,6 +183,9 @@ def parse(subscripts: str, shapes: tuple[tuple[int, ...], ...]) -> Spec:
                 if not label.startswith(".."):
                     counts[label] = counts.get(label, 0) + 1
         output = broadcast + tuple(sorted(label for label, n in counts.items() if n == 1))
+    for shape in (*shapes, tuple(sizes[label] for label in output)):  # as the checker's declarations
+        if math.prod(int(n) for n in shape) >= MAX_ELEMENTS:
+            raise error("too-large", f"einsum: shape {tuple(shape)} has more elements than any machine can index (2^62)")
     return Spec(tuple(terms), output, tuple(sorted(sizes.items())), tuple(tuple(s) for s in shapes))
 
 
