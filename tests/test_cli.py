@@ -158,6 +158,17 @@ def test_run_input_overrides_nothing_else(matmul, capsys, tmp_path):
         np.testing.assert_allclose(res["C"], other @ b, rtol=1e-12)
 
 
+def test_run_refuses_one_input_given_twice(matmul, capsys):
+    """--input A=x --input A=y: which one was meant is not guessed (the last one was taken)."""
+    path, _, _ = matmul
+    d = path.parent
+    rc, out, err = cli(capsys, "run", path, "--input", f"A={d / 'A.npy'}", "--input", f"A={d / 'B.npy'}",
+                       "--input", f"B={d / 'B.npy'}")
+    assert rc == 1 and out == ""
+    assert "error[input]" in err and "--input A= is given more than once" in err
+    assert "Traceback" not in err
+
+
 def test_run_random_inputs_deterministic(matmul, capsys):
     path, _, _ = matmul
     rc1, out1, _ = cli(capsys, "run", path, "--random-inputs=7")

@@ -214,6 +214,8 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise TensorLangError("input", f"--input expects NAME=FILE.npy, got {item!r}")
+        if sum(other.partition("=")[0] == name for other in args.input) > 1:
+            raise TensorLangError("input", f"--input {name}= is given more than once: give each input once")
         fh, archive = _open_array_file(path, name)
         with fh:
             if archive:
