@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ...errors import Span
+from ..tl.ast import nodes as tl_nodes
 
 
 def _span_field():
@@ -148,20 +149,11 @@ def children(e: Expr) -> tuple[Expr, ...]:
     raise TypeError(f"not a TeIL expression: {e!r}")
 
 
-def nodes(e: Expr):
-    """Every node of ``e``, in source order, outermost first (iteratively)."""
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(children(node)))
-
-
 def variables_read(e: Expr) -> list[Var]:
     """Every variable occurrence in ``e``, in source order."""
-    return [node for node in nodes(e) if isinstance(node, Var)]
+    return [node for node in tl_nodes(e, children) if isinstance(node, Var)]
 
 
 def operators(e: Expr):
     """Every operator node in ``e``, outermost first."""
-    return (node for node in nodes(e) if isinstance(node, Op))
+    return (node for node in tl_nodes(e, children) if isinstance(node, Op))
