@@ -1,14 +1,9 @@
 """The abstract syntax of TeIL (paper 001, Figure 5).
 
-An expression is a variable, a parenthesized expression, or one operator applied to its
-integer arguments and its operand expressions.  One node class, :class:`Op`, covers
-every operator: the operators differ only in their typing and evaluation rules, which
-live in :mod:`.typecheck` and :mod:`.semantics` and are named there as the paper names
-them.  Core-TeIL's forms (001 Figure 12) are the same operators written with fewer
-integer arguments; :func:`full_params` gives the full-TeIL arguments they stand for.
-
-Nodes are immutable and carry spans that do not take part in equality, as in the model
-language's AST.
+One node class, :class:`Op`, covers every operator: the operators differ only in their
+typing and evaluation rules (:mod:`.typecheck`, :mod:`.semantics`).  Core-TeIL's forms
+(001 Figure 12, docs/teil.md) are the same operators with fewer integer arguments
+(:func:`full_params`).  Nodes are immutable; their spans take no part in equality.
 """
 
 from __future__ import annotations
