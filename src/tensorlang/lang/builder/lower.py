@@ -1,15 +1,9 @@
 """Built expressions as a program of the model language, built as its AST (no text).
 
-The builder's outputs (name -> expression) become a :class:`~..tl.ast.Program`: an
-``in`` declaration per variable (in order of first use, left to right), an ``out`` one per
-output, one operator-form statement per output.  From there the program is the model
-language's (docs/einsum.md, "The builder", says why not EIN).
-
-A subexpression used more than once (the same Python object) is lowered once, as a
-temporary (``var t1 : [..]`` and ``t1 = e`` before the statements that read ``t1``), and
-so is every subexpression :data:`SPILL_DEPTH` operators below another; anything else is
-written in place.  Every walk is iterative and over the nodes (not the paths), and no
-state outlives a call (building from many threads at once is safe).
+An ``in`` declaration per variable (in order of first use), an ``out`` one per output,
+one operator-form statement per output; a shared subexpression, or one
+:data:`SPILL_DEPTH` operators deep, becomes a temporary.  docs/einsum.md, "The builder",
+says why the AST and not EIN, and what building guarantees (iterative, thread-safe).
 """
 
 from __future__ import annotations

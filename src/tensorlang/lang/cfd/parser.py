@@ -1,9 +1,7 @@
-"""Parser for ``.cfd`` files: the CFDlang dialect (``cfd.lark``) to the model language's AST.
-
-Programs of the public CFDlang compiler are read unchanged into
-:class:`tensorlang.lang.tl.ast.Program` with spans into the ``.cfd`` text, so that the one
-type checker gives the same errors as for the model language.  What the model language has
-no words for is resolved here, as the table of docs/cfdlang.md says.
+"""Parser for ``.cfd`` files: programs of the public CFDlang compiler (``cfd.lark``) read
+unchanged into the model language's AST, with spans into the ``.cfd`` text, so that the
+one type checker gives the same errors as for the model language.  What the model
+language has no words for is resolved here, as the table of docs/cfdlang.md says.
 """
 
 from __future__ import annotations

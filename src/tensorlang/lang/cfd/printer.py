@@ -1,10 +1,7 @@
-"""Print a model-language AST in the CFDlang dialect (the inverse of :mod:`.parser`).
-
-Dimensions are printed 0-based, every contraction and transposition as a list of lists,
-qualifiers as ``input`` / ``output``, and only the parentheses the dialect needs.
-
-CFDlang has no unary minus and no functions: ``-e`` prints as ``(0 - 1) * e`` (exactly
-the same numbers), and a function call cannot be printed (:class:`ValueError`).
+"""Print a model-language AST in the CFDlang dialect, the inverse of :mod:`.parser`
+(docs/cfdlang.md, "Printing the other way"): dimensions 0-based, every contraction and
+transposition as a list of lists, only the parentheses the dialect needs, ``-e`` as
+``(0 - 1) * e`` (exactly the same numbers); a function call cannot be printed.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """EIN programs as a front end: programs that Python builds as EIN directly (einsum's
 subscripts, the builder's expressions, field probes) enter the compiler here, without
-being printed as text and parsed again.
-
-Its "AST" is the :class:`~tensorlang.ein.ir.Program` itself: checking reads the caller's
-interface off the declarations' qualifiers (semantics/interface.py), lowering is the
-identity, the reference semantics is EIN's evaluator (ein/interp.py, 004's rules) and the
-program prints as EIN text (a valid ``.tl`` program).  It reads no text of its own: EIN
-text is written and read as the model language (``.tl``).
+being printed as text and parsed again (docs/architecture.md).  Its "AST" is the
+:class:`~tensorlang.ein.ir.Program` itself, and it reads no text of its own.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly (no model-language text):
-``ij,jk->ik`` over a [2 3] and a [3 4] operand is ``Res[i,k] = sum(j) T0[i,j] * T1[j,k]``
-(docs/einsum.md).  A letter is its own index name; a broadcast dimension ``...`` gets
-``z0``, ``z1``, ... (never a letter); a dimension of size 1 that broadcasts is read at its
-one position; a repeated letter is a diagonal.  The product nests to the left and one Σ
-binds every summed label in order of first use: node for node the EIN that the model
-language lowers that text to (tests/lang/einsum/test_lower.py); beyond
-:data:`LEFT_DEEP_MAX` operands, a balanced tree (depth log2).
+"""An einsum :class:`~.subscripts.Spec` lowered to EIN directly (no model-language text;
+docs/einsum.md, "What is compiled", has the rules).  The product nests to the left and
+one Σ binds every summed label in order of first use: node for node the EIN that the
+model language lowers that text to; beyond :data:`LEFT_DEEP_MAX` operands, a balanced tree.
 """
 
 from __future__ import annotations

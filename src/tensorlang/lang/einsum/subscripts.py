@@ -1,11 +1,9 @@
 """numpy.einsum's subscripts, read against the operands' shapes: a :class:`Spec`.
 
-The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``; docs/einsum.md lists
-them): implicit and explicit output, diagonals, ``...`` broadcast right-aligned, size-1
-broadcasting.  Violations raise :class:`EinsumError`, a ``ValueError`` (as numpy raises)
-and a :class:`~tensorlang.errors.TensorLangError` (error[input]) whose message names the
-term and the dimension.  :func:`from_sublists` turns the interleaved form into subscripts
-(numpy's mapping: 0..25 are ``A..Z``, 26..51 are ``a..z``).
+The rules are numpy's (``numpy/_core/src/multiarray/einsum.c.src``; docs/einsum.md,
+"What is compiled", lists them).  A violation raises :class:`EinsumError`, a
+``ValueError`` (as numpy raises) and a :class:`~tensorlang.errors.TensorLangError`
+(error[input]) whose message names the term and the dimension.
 """
 
 from __future__ import annotations

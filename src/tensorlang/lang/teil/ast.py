@@ -1,14 +1,9 @@
 """The abstract syntax of TeIL (paper 001, Figure 5).
 
-An expression is a variable, a parenthesized expression, or one operator applied to its
-integer arguments and its operand expressions.  One node class, :class:`Op`, covers
-every operator: the operators differ only in their typing and evaluation rules, which
-live in :mod:`.typecheck` and :mod:`.semantics` and are named there as the paper names
-them.  Core-TeIL's forms (001 Figure 12) are the same operators written with fewer
-integer arguments; :func:`full_params` gives the full-TeIL arguments they stand for.
-
-Nodes are immutable and carry spans that do not take part in equality, as in the model
-language's AST.
+One node class, :class:`Op`, covers every operator: the operators differ only in their
+typing and evaluation rules (:mod:`.typecheck`, :mod:`.semantics`).  Core-TeIL's forms
+(001 Figure 12, docs/teil.md) are the same operators with fewer integer arguments
+(:func:`full_params`).  Nodes are immutable; their spans take no part in equality.
 """
 
 from __future__ import annotations
@@ -17,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ...errors import Span
+from ..tl.ast import nodes as tl_nodes
 
 
 def _span_field():
@@ -148,20 +144,11 @@ def children(e: Expr) -> tuple[Expr, ...]:
     raise TypeError(f"not a TeIL expression: {e!r}")
 
 
-def nodes(e: Expr):
-    """Every node of ``e``, in source order, outermost first (iteratively)."""
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(children(node)))
-
-
 def variables_read(e: Expr) -> list[Var]:
     """Every variable occurrence in ``e``, in source order."""
-    return [node for node in nodes(e) if isinstance(node, Var)]
+    return [node for node in tl_nodes(e, children) if isinstance(node, Var)]
 
 
 def operators(e: Expr):
     """Every operator node in ``e``, outermost first."""
-    return (node for node in nodes(e) if isinstance(node, Op))
+    return (node for node in tl_nodes(e, children) if isinstance(node, Op))

@@ -1,11 +1,9 @@
 """Lowering TeIL to EIN: every TeIL operator is index notation over fresh indices.
 
-Asked for the EIN expression of ``e`` at an index list α (one index per dimension of
-e's type), each operator reads off 001 Figure 6 which index list its operand is needed
-at (docs/teil.md, "Lowering to EIN", has examples).  A reduction over a dimension its operand
-does not depend on (``red+ i (expa i n e)``) is lowered by 001's equation (5) and its
-analogues instead (docs/teil.md, "Decisions where the paper is silent"); its product
-form is n copies of e, at most :data:`MAX_PRODUCT_NODES` nodes.
+Each operator reads off 001 Figure 6 at which index list its operand is needed
+(docs/teil.md, "Lowering to EIN").  A reduction over a dimension its operand does not
+depend on is lowered by 001's equation (5) and its analogues, with at most
+:data:`MAX_PRODUCT_NODES` nodes (docs/teil.md, "Decisions where the paper is silent").
 """
 
 from __future__ import annotations

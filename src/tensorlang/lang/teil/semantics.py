@@ -1,11 +1,9 @@
-"""TeIL's evaluation semantics, transcribed from paper 001 Figure 6 (and Figure 9).
+"""TeIL's evaluation semantics, transcribed from paper 001 Figure 6 (and Figure 9); the
+table of rules is in docs/teil.md.
 
-Each expression is tabulated over its whole type at once: an operator's table is the
-right-hand side of its equation evaluated at all index lists of the result together
-(``diag i0 i1 e`` is ``e`` gathered at ``j[:i1-1] + [j[i0-1]] + j[i1-1:]``), and
-reductions fold the slices m = 1..n one after the other, as Figure 6's Σ reads.  This
-is the reference for TeIL and the oracle its lowering is tested against; it is never
-optimized.  ⊥ is NaN and stays NaN through every operation (max and min included).
+Each expression is tabulated over its whole type at once, and reductions fold the
+slices m = 1..n one after the other, as Figure 6's Σ reads.  The reference for TeIL,
+never optimized.  ⊥ is NaN and stays NaN through every operation (max and min included).
 """
 
 from __future__ import annotations

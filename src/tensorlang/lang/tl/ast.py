@@ -314,13 +314,16 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     raise TypeError(f"not an expression: {expr!r}")
 
 
-def variables_read(expr: Expr) -> list[Var | Access]:
-    """Every variable occurrence in ``expr``, in source order (iteratively: no recursion limit)."""
-    found: list[Var | Access] = []
+def nodes(expr, children=children):
+    """Every node of ``expr``, in source order, outermost first (iteratively: no recursion
+    limit); ``children`` gives a node's subexpressions (TeIL's AST walks with its own)."""
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, (Var, Access)):
-            found.append(node)
+        yield node
         stack.extend(reversed(children(node)))
-    return found
+
+
+def variables_read(expr: Expr) -> list[Var | Access]:
+    """Every variable occurrence in ``expr``, in source order."""
+    return [node for node in nodes(expr) if isinstance(node, (Var, Access))]

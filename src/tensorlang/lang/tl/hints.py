@@ -1,12 +1,8 @@
-"""One-line hints for code written in another notation: where the parser stops on a
-line that holds a numpy or einsum form, the message says how tensorlang writes it.
-
-The hints read the line the parser stopped on (not lark's state), so they fire only for
-forms that are unambiguous in text: an einsum string, a numpy/JAX/torch call, ``A @ B``,
-``A.T``, ``**``, commas in a shape or in a dimension pair, Python statements.  An
-einsum call is translated to the index-form statement that computes the same, with the
-operands' names: ``C = np.einsum('ij,jk->ik', A, B)`` gets
-``C[i,k] = sum(j) A[i,j] * B[j,k]``.
+"""One-line hints for code written in another notation (docs/errors.md, "syntax"):
+where the parser stops on a line that holds a numpy or einsum form, the message says
+how tensorlang writes it.  The hints read that line (not lark's state), so they fire
+only for forms unambiguous in text; an einsum call becomes the index-form statement
+that computes the same (``C = np.einsum('ij,jk->ik', A, B)``: ``C[i,k] = sum(j) A[i,j] * B[j,k]``).
 """
 
 from __future__ import annotations

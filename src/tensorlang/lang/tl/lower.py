@@ -1,11 +1,9 @@
 """Lowering: the AST of either statement form to EIN (004 §5.1, "Translation").
 
 Every model-language operator becomes index notation over fresh index variables
-(docs/ein.md, "Lowering", has the table; docs/language.md says how the direct sum and
-vec lower to one ``Concat``), so that ``C = A # B . [2 3]`` becomes
+(docs/ein.md, "Lowering", has the table), so that ``C = A # B . [2 3]`` becomes
 ``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form statements are EIN already; lowering
-them drops parentheses and records the extents of their sums.  Indices pass through as
-they are: variables, positions and affine indices (``u[i+1]``) alike.
+them drops parentheses and records the extents of their sums.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Any front end's program as a model-language (``.tl``) program: ``--emit tl``.
 
-The AST is the model language's whatever front end produced it, so printing it with
-the model-language printer gives the equivalent ``.tl`` program.  One thing can stand
-in the way: a dialect may allow names the model language reserves (a CFDlang variable
-may be called ``in``, ``out`` or ``sum``).  Such a name gets underscores appended until
-it is free, and a comment at the top lists every renaming, so the printed program
-always parses back.
+The model-language printer prints the AST, whatever front end produced it; a name the
+model language reserves (a CFDlang variable called ``in``) gets underscores appended
+until it is free, and a comment at the top lists every renaming (docs/cfdlang.md), so
+the printed program always parses back.
 """
 
 from __future__ import annotations

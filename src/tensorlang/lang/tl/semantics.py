@@ -1,15 +1,9 @@
 """The reference interpreter: paper 000's evaluation, transcribed (Figures 10-12).
 
-This is the oracle every other back end and every optimization is tested against, so it
-is never optimized.  It evaluates one operator at a time with numpy; each case below
-names the equation of 000 Figure 12 it implements and reads like it.  In particular an
-outer product is materialized in full before a contraction sums over it, exactly as
-eq. (9) followed by eq. (11) says; the memory guard turns an absurd intermediate into a
-``too-large`` error rather than an exhausted machine.
-
-Values: ⊥ (undefined) is NaN, and ⊥ op x = ⊥ (000 Definition 4) is what IEEE
-arithmetic does with NaN.  Division is controlled division (000 Definition 8):
-0 / b = 0 for every number b, a / 0 follows IEEE for a ≠ 0.
+The oracle every other back end and every optimization is tested against, never
+optimized; each case below names the equation of 000 Figure 12 it implements.  What it
+computes (⊥ as NaN, controlled division, outer products built in full, the memory
+guard): docs/language.md, "Values and evaluation" and "The reference interpreter".
 """
 
 from __future__ import annotations
