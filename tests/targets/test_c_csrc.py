@@ -15,6 +15,7 @@ from tensorlang.targets.c import probe as cprobe
 from tensorlang.targets.c import build as c_build
 from tensorlang.machine import blas
 from tensorlang.targets.c import callext, codegen, csrc, threshold
+from tensorlang.loops.parallel import SCHEDULE
 
 COMPILER = c_build.find_compiler()
 needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no working C compiler on this machine")
@@ -60,7 +61,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "tl_wide_begin.h": ({}, {}, ()),
     "tl_wide_end.h": ({}, {}, ()),
     "callext.c": ({"maxslots": callext.MAX_SLOTS, "maxrank": callext.MAX_RANK}, {}, ()),
-    "threshold_probes.c": ({"schedule": codegen.SCHEDULE, "block": threshold.BLOCK, "maxblocks": threshold.MAX_BLOCKS},
+    "threshold_probes.c": ({"schedule": SCHEDULE, "block": threshold.BLOCK, "maxblocks": threshold.MAX_BLOCKS},
                            {}, ()),
     "gram_team.c": ({"p": "tl_"}, {"TEAM": "2"}, ()),
     "gram_pack.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ()),

@@ -33,7 +33,7 @@ def test_threads_at_compile_time_do_not_force_openmp_on_small_statements(monkeyp
 
 
 def test_a_parallel_reduction_keeps_static_halves_and_its_bits(monkeypatch):
-    # codegen.SCHEDULE: guided hands out iterations to whichever thread comes first, so a
+    # loops.parallel.SCHEDULE: guided hands out iterations to whichever thread comes first, so a
     # loop with an OpenMP reduction keeps static: its partial sums must not depend on it
     monkeypatch.setenv("TENSORLANG_PARALLEL_WORK", "1")
     threshold.clear()

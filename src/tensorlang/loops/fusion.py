@@ -37,7 +37,7 @@ from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loo
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
 from ..machine import AHEAD_BYTES, PARALLEL_WORK, PREFETCH_BYTES  # what a core's prefetches hold
-from .parallel import ParallelWork, simd_marks, team_size, threshold_for
+from .parallel import ParallelWork, share, simd_marks, team_size, threshold_for
 
 
 def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: ParallelWork = PARALLEL_WORK,
@@ -112,7 +112,7 @@ def fused_nest(step: LoopStep, buffers: BufferPlan, number: int, parallel_work: 
     threshold = threshold_for(parallel_work, (loop,))  # by the loop's intensity, as any nest's
     total = loop.extent * work(loop.body)
     if loop.extent > 1 and total >= threshold:
-        loop = replace(loop, parallel=True, team=team_size(total, threshold, loop.extent))
+        loop = share(loop, team_size(total, threshold, loop.extent))
     return Nest(step.statements[0], (*before, loop), number, fused=step.statements, wide_vectors=True, fma=fma)
 
 

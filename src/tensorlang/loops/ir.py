@@ -161,6 +161,7 @@ class Loop:
     reductions: tuple[tuple[str, str], ...] = ()
     start: int | str = 0
     team: int = 0
+    omp_schedule: str = ""  # a parallel loop's: how OpenMP deals out its iterations (:func:`.parallel.share`)
     #: ask the compiler to unroll the loop this many times (0: its own choice); set by
     #: :mod:`.microkernel` for a register block's rows, printed ``#pragma GCC unroll N``
     unroll: int = 0
@@ -334,6 +335,7 @@ class LoopProgram:
     buffers: BufferPlan
     nests: tuple[Nest, ...]
     rewrites: tuple[str, ...] = ()
+    teams: tuple[tuple[int, int], ...] = ()  # (step, TEAM) of each Gram step (:func:`.parallel.gram_team`)
 
     @property
     def names(self) -> tuple[str, ...]:

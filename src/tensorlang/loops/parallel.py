@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from ..machine import PARALLEL_WORK  # where no threshold was measured
+from ..schedule.steps import GramStep
 from .ir import Loop, Nest, Node, footprint, work
 
 
@@ -70,11 +71,27 @@ def team_size(total: int, parallel_work: int, extent: int) -> int:
     return max(2, min(extent, 2 * total // parallel_work))
 
 
+#: How OpenMP deals out a parallel loop's iterations (docs/c-backend.md, "Threads", item 5)
+SCHEDULE = "guided"
+
+
+def share(loop: Loop, team: int) -> Loop:
+    """``loop`` parallel on at most ``team`` threads: ``static`` with reductions (their rounding), else SCHEDULE."""
+    return replace(loop, parallel=True, team=team, omp_schedule="static" if loop.reductions else SCHEDULE)
+
+
 def team(work: int, threshold: int, extent: int) -> int | None:
     """None (one thread) for ``work`` below ``threshold``, else the most threads it pays for."""
     if extent <= 1 or work < threshold:
         return None
     return team_size(work, threshold, extent)
+
+
+def gram_team(step: GramStep, parallel_work: ParallelWork) -> int:
+    """A Gram step's ``TEAM`` (targets/c/gram.py): -1 one thread, 0 no limit, else the most threads."""
+    work = step.n * step.m * (step.m + 1) // 2 if step.order == 2 else step.n * step.m ** 3 // 6  # sorted entries
+    threads = team(work, parallel_work.compute if isinstance(parallel_work, Threshold) else parallel_work, step.m)
+    return -1 if threads is None else threads
 
 
 def least_items(per_item: int, threshold: int) -> int:
@@ -125,7 +142,7 @@ def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
     total = math.prod(loop.extent for loop in chain) * work(chain[-1].body)
     threads = team(total, parallel_work, outer.extent)
     if threads is not None:
-        body = (replace(outer, parallel=True, team=threads), *body[1:])
+        body = (share(outer, threads), *body[1:])
     return replace(nest, body=body)
 
 
@@ -135,5 +152,5 @@ def _parallel_reduction(node: Node, total: int, parallel_work: int) -> Node:
         return node
     threads = team(total, parallel_work, node.extent)
     if threads is not None and node.reductions and all(op in ("+", "*") for op, _ in node.reductions):
-        return replace(node, parallel=True, team=threads)
+        return share(node, threads)
     return node

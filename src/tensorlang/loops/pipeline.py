@@ -19,7 +19,7 @@ rows, strips      row sums several rows at once; a sum reading an operand   jam.
                   across its rows in strips
 prefetch          a prefetch ahead of each strip step whose rows are far    jam.py
                   apart (:class:`.ir.Prefetch`)
-parallel          OpenMP and SIMD marks                                     parallel.py
+parallel          OpenMP (with schedules) and SIMD marks, Gram steps' teams parallel.py
 pieces            a loop over a direct sum's index piece by piece           pieces.py
 pack-in-producer  a temporary read only through a packed copy is written    structure.py
                   packed by its producer
@@ -258,8 +258,9 @@ def prefetch(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 
 
 def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks)."""
-    return _each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, facts.parallel_work))
+    """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks), Gram steps' teams."""
+    teams = tuple((n, _parallel.gram_team(s, facts.parallel_work)) for n, s in enumerate(facts.schedule.steps) if isinstance(s, steps.GramStep))
+    return replace(_each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, facts.parallel_work)), teams=teams)
 
 
 def pieces(program: LoopProgram, facts: LoopFacts) -> LoopProgram:

@@ -122,7 +122,7 @@ class _Printer:
         elif isinstance(node, Loop):
             marks = ("parallel " if node.parallel else "simd " if node.simd else
                      f"unroll({node.unroll}) " if node.unroll > 1 else "")
-            team = f"  # at most {node.team} threads" if node.parallel and node.team else ""
+            team = f"  # {', '.join([f'at most {node.team} threads'] * bool(node.team) + [node.omp_schedule])}" * node.parallel
             bounds = f"{node.extent}" if node.start == 0 else f"{node.start}, {node.extent}"
             reduce = "".join(f" reduce({op}: {acc})" for op, acc in node.reductions)
             lines.append(f"{pad}{marks}for {node.var} in range({bounds}){reduce}:{team}")
@@ -169,4 +169,5 @@ def to_text(program: LoopProgram, schedule: Schedule) -> str:
         else:
             lines.append(f"step {n}: {step_title(step)}")
             lines.append(f"  # {statement_to_text(statement_of(step))}")
+            lines += [f"  # TEAM {t}: " + ("one thread" if t < 0 else f"at most {t} threads" if t else "no cap") for m, t in program.teams if m == n]
     return "\n".join(lines) + "\n"

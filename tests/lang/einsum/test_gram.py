@@ -85,9 +85,9 @@ def _is_gram_in_c(subscripts: str, x: np.ndarray, k: int = 2, backend: str = "au
 
 
 def _kernel(shape: gram.GramShape, x: np.ndarray, portable: bool = False, threads: int = 1,
-            parallel_work: int = 1 << 62) -> np.ndarray:
-    """The Gram function of ``shape`` alone (gram.compiled) on ``x``."""
-    made = gram.compiled(shape, portable, parallel_work)
+            team: int = -1) -> np.ndarray:
+    """The Gram function of ``shape`` alone (gram.compiled) on ``x`` (``team``: its TEAM)."""
+    made = gram.compiled(shape, portable, team)
     assert made is not None
     ffi, function = made
     result = np.empty((shape.m,) * shape.order)
@@ -249,8 +249,8 @@ def test_two_threads_give_the_same_result(order, n, m, transposed, portable):
     rng = np.random.default_rng(n + m)
     x = _data(rng, (m, n) if transposed else (n, m), 3)
     shape = gram.GramShape(n, m, transposed, order)
-    one = _kernel(shape, x, portable, threads=1, parallel_work=1)
-    two = _kernel(shape, x, portable, threads=2, parallel_work=1)
+    one = _kernel(shape, x, portable, threads=1, team=0)
+    two = _kernel(shape, x, portable, threads=2, team=0)
     np.testing.assert_array_equal(two, one)
     y = x.T if transposed else x
     _agrees(two, np.einsum(",".join(f"n{c}" for c in "ijk"[:order]) + "->" + "ijk"[:order],

@@ -1,10 +1,10 @@
 """The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
 
 It decides nothing: which statements are loops or BLAS calls, the buffers, the loop
-order, the parallel and simd marks, the register tiles, the packed products computed by
-BLAS, the statements compiled as functions of their own and where each local buffer
-lives all come from the schedule and the loop IR (:mod:`tensorlang.loops`); this module
-only spells them in C.
+order, the parallel (OpenMP schedule included) and simd marks, the Gram steps' teams, the
+register tiles, the packed products computed by BLAS, the statements compiled as
+functions of their own and where each local buffer lives all come from the schedule and
+the loop IR (:mod:`tensorlang.loops`); this module only spells them in C.
 
 Loop step N becomes ``int tl_stepN(real *restrict v<slot>..., const real *v<slot>_in...,
 int nthreads)``: the buffers its nests use, in slot order, then the caller's input of
@@ -41,10 +41,6 @@ REAL = {"float64": "double", "float32": "float"}
 #: How a parallel loop keeps choosing between one thread and its team by timing both
 #: (``tl_pick``/``tl_record``, csrc/tl_threads.h; docs/c-backend.md, "Threads", item 3).
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
-
-#: How a parallel loop without reductions deals out its iterations (docs/c-backend.md,
-#: "Threads", item 5); one with an OpenMP reduction keeps ``static``, for its rounding.
-SCHEDULE = "guided"
 
 #: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
 TILE_MARK = "/* register tile:"
@@ -488,9 +484,8 @@ class CPrinter:
         exact = len(simd_reductions) == len(loop.reductions)  # max/min: NaN rules, no OpenMP reduction
         if loop.parallel:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
-            kind = "static" if loop.reductions else SCHEDULE
             if not loop.team:  # threads forced: as many as asked for
-                return [f"#pragma omp parallel for schedule({kind}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
+                return [f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
             # the team decided at run time (csrc/tl_threads.h); named by its choice too: two
             # loops of one variable may both run on threads (a strip block and its leftover)
             team = f"tl_team{self._choices}_{_idx(loop.var)}"
@@ -498,7 +493,7 @@ class CPrinter:
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
                     f"const int {team} = tl_pick(&{choice}, tl_team(tl_threads, {loop.team}));",
                     f"const int64_t {team}_t0 = tl_clock();",
-                    f"#pragma omp parallel for schedule({kind}) num_threads({team}) if({team} > 1){clause}",
+                    f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads({team}) if({team} > 1){clause}",
                     "#endif"]
         if loop.simd and exact:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
@@ -669,7 +664,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
     mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`), and
     so are large packed structured products inside loop steps; without it, or for the
     others, a BLAS step is a comment and runs in Python.  A Gram step is the Gram kernel
-    (:mod:`.gram`), on threads from ``parallel_work`` multiply-adds."""
+    (:mod:`.gram`) on its team (``loop_program.teams``), a probe step on threads from ``parallel_work``."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
@@ -690,7 +685,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
         comment = _comment(statement_to_text(statement_of(step)))
         if isinstance(step, GramStep):
             c = CFunction(n, f"tl_step{n}", tuple(sorted((step.operand, step.target))))
-            parts.append(gram.step_function(c.name, step, comment, parallel_work))
+            parts.append(gram.step_function(c.name, step, comment, dict(loop_program.teams).get(n, -1)))
             functions.append(c)
             continue
         if isinstance(step, ProbeStep):  # a field probe's probe tensor (targets/c/probe.py)

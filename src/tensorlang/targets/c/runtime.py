@@ -1,23 +1,19 @@
 """The C target's kernel: a schedule of generated C functions and BLAS calls over one
 set of buffers.
 
-Compilation (once per kernel): the program's schedule (:mod:`tensorlang.schedule`: BLAS or
-loops, the buffers) and its loop IR (:mod:`tensorlang.loops`) are printed as C99
-(:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi, whose
-``from_buffer`` hands numpy arrays to C for about a tenth of what ctypes' ``.ctypes.data``
-costs (the per-call overhead is what small kernels pay).  Loop steps call their C
-function; GEMM and mode product steps call BLAS from C where :mod:`tensorlang.machine.blas` found it (the
-kernel hands the pointers to the object's ``tl_set_blas`` once loaded, and a schedule all
-in C is one function, ``tl_kernel``, which the C caller takes), else run ``numpy.matmul``
-over the buffers (:mod:`..numpy.matmul`); einsum steps the NumPy target's einsum code
-for their statement.
+Compilation (once per kernel): the schedule and its loop IR are printed as C99
+(:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi (whose
+``from_buffer`` costs a tenth of ctypes' ``.ctypes.data``).  Loop steps call their C
+function; GEMM and mode product steps call BLAS from C where :mod:`tensorlang.machine.blas`
+found it (``tl_set_blas`` once loaded; a schedule all in C is one function, ``tl_kernel``,
+which the C caller takes), else ``numpy.matmul`` over the buffers (:mod:`..numpy.matmul`);
+einsum steps run the NumPy target's einsum code for their statement.
 
 A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer, padded
-or not (inputs that are read-only are used in place where they are buffers of the
-kernel's layout; an input that is also a result is read by the C function itself where
-the schedule is one function, else copied, so a caller's array is never written; ``out=``
-buffers of the kernel's layout that share no memory with an input are written directly),
-then runs the steps in order.
+or not (read-only inputs of the kernel's layout are used in place; an input that is also
+a result is read by the C function itself where the schedule is one function, else
+copied, so a caller's array is never written; ``out=`` buffers of the kernel's layout
+that share no memory with an input are written directly), then runs the steps in order.
 """
 
 from __future__ import annotations

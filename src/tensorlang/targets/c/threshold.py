@@ -19,11 +19,10 @@ from functools import lru_cache
 import numpy as np
 
 from ...limits import env_int
-from ...loops.parallel import Threshold
+from ...loops.parallel import SCHEDULE, Threshold
 from ...machine import PARALLEL_WORK, cpu_count, usable_cpus
 from . import build as c_build
 from . import csrc
-from .codegen import SCHEDULE
 
 #: A threshold no statement reaches: threads never pay here.
 NEVER = 1 << 62
@@ -143,12 +142,10 @@ def parallel_work() -> Threshold:
 
     A process allowed fewer CPUs than the machine has (pinned by ``taskset`` or by the
     benchmark's one-thread pass) measures for itself and caches nothing: two threads on
-    one CPU never win, and that says nothing about the machine (a pinned first
-    measurement once set every later process's threshold to :data:`NEVER`).  A measurement
-    waits for the machine to fall quiet first (:func:`wait_for_quiet`), and one made while
-    another task kept running, before or after it, is used but not cached: the next
-    process measures again.  The figures are kept per CPU count for the process's life
-    (:func:`clear` forgets them)."""
+    one CPU never win, and that says nothing about the machine.  A measurement waits for
+    the machine to fall quiet first (:func:`wait_for_quiet`), and one made while another
+    task kept running, before or after it, is used but not cached.  The figures are kept
+    per CPU count for the process's life (:func:`clear` forgets them)."""
     return _thresholds(usable_cpus())
 
 

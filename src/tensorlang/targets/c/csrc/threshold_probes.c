@@ -1,6 +1,6 @@
 // threshold_probes.c: the two probes that measure the parallel thresholds
 // (targets/c/threshold.py): a streaming update and the same update over blocks in cache.
-// Placeholders: TL_FILL_SCHEDULE (codegen.SCHEDULE: the probes deal out iterations as
+// Placeholders: TL_FILL_SCHEDULE (loops/parallel.py SCHEDULE: the probes deal out iterations as
 // the kernels' loops do), TL_FILL_BLOCK and TL_FILL_MAXBLOCKS (threshold.BLOCK, MAX_BLOCKS).
 
 #include <stdint.h>

@@ -1,0 +1,70 @@
+"""The thread choices are the loops stage's (loops/parallel.py), shown by ``--emit loops``
+and printed as C as they are: a parallel loop's OpenMP schedule (``share``: ``static``
+for a loop with reductions, its rounding the same from run to run, ``guided`` for the
+others) and a Gram step's team (``gram_team``, in ``LoopProgram.teams``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import tensorlang as tl
+from tensorlang.loops import loop_program
+from tensorlang.loops.ir import Loop, walk
+from tensorlang.loops.parallel import SCHEDULE
+from tensorlang.loops.printer import to_text
+from tensorlang.passes import optimize
+from tensorlang.schedule.plan import plan
+from tensorlang.schedule.steps import GramStep
+from tensorlang.targets.c.codegen import print_c
+
+ROWS = "in var X : [64 64]\nout var y : [64]\ny[i] = sum(j) X[i,j] * X[i,j]\n"
+TOTAL = "in var X : [64 64]\nout var s : []\ns = sum(i,j) X[i,j] * X[i,j]\n"
+
+
+def _stages(text: str):
+    schedule = plan(optimize(tl.compile(text, backend="interp").ein).program, "float64", blas=False)
+    return schedule, loop_program(schedule, parallel_work=1)  # threads forced
+
+
+def _parallel(loops) -> list[Loop]:
+    return [node for nest in loops.nests for node in walk(nest.body) if isinstance(node, Loop) and node.parallel]
+
+
+def test_the_loops_stage_sets_the_schedule_and_prints_it():
+    for text, kind in ((ROWS, SCHEDULE), (TOTAL, "static")):
+        schedule, loops = _stages(text)
+        (loop,) = _parallel(loops)
+        assert loop.omp_schedule == kind and bool(loop.reductions) == (kind == "static")
+        assert f"  # {kind}" in to_text(loops, schedule)
+        assert f"schedule({kind})" in print_c(schedule, loops, None, 1).source
+
+
+def test_the_c_printer_follows_the_loop():
+    schedule, loops = _stages(ROWS)
+
+    def dynamic(node):
+        if not isinstance(node, Loop):
+            return node
+        return replace(node, body=tuple(dynamic(n) for n in node.body),
+                       omp_schedule="dynamic" if node.parallel else node.omp_schedule)
+
+    changed = replace(loops, nests=tuple(replace(n, body=tuple(dynamic(b) for b in n.body)) for n in loops.nests))
+    source = print_c(schedule, changed, None, 1).source
+    assert "schedule(dynamic)" in source and f"schedule({SCHEDULE})" not in source
+
+
+XTX = "in var X : [4096 32]\nout var S : [32 32]\nS[i,j] = sum(r) X[r,i] * X[r,j]\n"
+
+
+def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypatch):
+    monkeypatch.setattr(GramStep, "why_not", lambda self, vector_bytes: None)  # the Gram step at any size
+    schedule = plan(optimize(tl.compile(XTX, backend="interp").ein).program, "float64", gram=64, from_c=True)
+    assert isinstance(schedule.steps[0], GramStep)
+    for work, team, shown in ((1 << 62, -1, "one thread"), (1, 0, "no cap"), (4096 * 32 * 33 // 2, 2, "at most 2 threads")):
+        loops = loop_program(schedule, parallel_work=work)
+        assert loops.teams == ((0, team),)
+        assert f"  # TEAM {team}: {shown}" in to_text(loops, schedule)
+        assert f"#define TEAM {team}\n" in print_c(schedule, loops, None, work).source
+    assert loop_program(schedule, parallel_work=1, skip=("parallel",)).teams == ()  # skipped: one thread
+    source = print_c(schedule, replace(loops, teams=((0, 3),)), None, 1 << 62).source
+    assert "#define TEAM 3\n" in source and "#define TEAM 2\n" not in source
