@@ -429,18 +429,12 @@ static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject *
     return found == c->nrequired;
 }
 
-/* caller(arrays, out): the results dict, or None where the plain case does not hold */
-static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
-    Caller *c = (Caller *)self;
-    PyObject *arrays, *out = Py_None;
-    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0};
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
-        PyErr_SetString(PyExc_TypeError, "a Caller takes (arrays, out)");
-        return NULL;
-    }
-    if (!PyArg_UnpackTuple(args, "Caller", 1, 2, &arrays, &out)) return NULL;
-    PyObject *made[MAX_SLOTS] = {0}, *result;
-    if (c->off || !PyDict_CheckExact(arrays) || !gather_inputs(c, arrays, NULL, input, made)
+/* A plain call: the results dict, or None where the plain case does not hold.  The
+   inputs are the items of `arrays`; the out= targets are `out`, or, where `out_key` is
+   set, the item "out" of `arrays` (a kernel's own keywords). */
+static PyObject *call_plain(Caller *c, PyObject *arrays, PyObject *out, int out_key) {
+    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0}, *made[MAX_SLOTS] = {0}, *result;
+    if (c->off || !gather_inputs(c, arrays, out_key ? &out : NULL, input, made)
             || !gather_targets(c, out, input, target)) {
         Py_INCREF(Py_None);
         result = Py_None;
@@ -451,18 +445,22 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     return result;
 }
 
-/* The same call from a kernel's own keywords, k(A=a, B=b, out={...}): the inputs and
-   "out" in one dict (the keywords of the call, never kept).  As Caller_call. */
-static PyObject *caller_keywords(Caller *c, PyObject *kwargs) {
-    PyObject *input[MAX_SLOTS] = {0}, *target[MAX_SLOTS] = {0}, *out = NULL, *made[MAX_SLOTS] = {0}, *result;
-    if (c->off || !gather_inputs(c, kwargs, &out, input, made) || !gather_targets(c, out, input, target)) {
-        Py_INCREF(Py_None);
-        result = Py_None;
-    } else {
-        result = run(c, input, target, 0);
+/* caller(arrays, out): as call_plain */
+static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    PyObject *arrays, *out = Py_None;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "a Caller takes (arrays, out)");
+        return NULL;
     }
-    for (int n = 0; n < c->nslots; n++) Py_XDECREF(made[n]);
-    return result;
+    if (!PyArg_UnpackTuple(args, "Caller", 1, 2, &arrays, &out)) return NULL;
+    if (!PyDict_CheckExact(arrays)) Py_RETURN_NONE;
+    return call_plain((Caller *)self, arrays, out, 0);
+}
+
+/* The same call from a kernel's own keywords, k(A=a, B=b, out={...}): the inputs and
+   "out" in one dict (the keywords of the call, never kept). */
+static PyObject *caller_keywords(Caller *c, PyObject *kwargs) {
+    return call_plain(c, kwargs, NULL, 1);
 }
 
 /* caller.ordered(a, b, ...): the inputs in the description's order, no out=; the one
