@@ -1,11 +1,7 @@
 """The loop IR below the schedule: the loop steps' statements as loop nests over the
 schedule's buffers, printable (``--emit loops``) and printed as C by the C target.
-
-:func:`loop_program` runs :data:`LOOP_PIPELINE` (:mod:`.pipeline`), named rewrites in
-order: lowering (:mod:`.lower`; a fused step as one nest, :mod:`.fusion`), the structure
-rewrites (:mod:`.structure`), :mod:`.interchange` (row AXPY for contractions),
-:mod:`.parallel` (OpenMP and SIMD marks), :mod:`.pieces`; any but ``lower`` can be
-skipped by name, and the result records which ran.
+:func:`loop_program` runs :data:`LOOP_PIPELINE` (:mod:`.pipeline`; docs/architecture.md,
+"The loop rewrites").
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """The loop nest of a fused step (:mod:`tensorlang.schedule.fusion`): one loop over the
-batch index around every statement's nest, per-iteration temporaries as local buffers.
-
-Each statement is lowered as it would be alone (:mod:`.lower`, then :mod:`.interchange`:
-a contraction becomes the row-AXPY micro-kernel below) and loses its outermost loop,
-which is the batch loop by the schedule's rule; the bodies run in order inside one
-``for e`` loop that declares the per-iteration temporaries first.  An access to such a
-temporary drops its first index (always ``e``: the schedule checked it), so the
-temporary's buffer is one iteration's slice, which stays in the L1 cache.  The
-transposed copies the schedule asked for are declared and filled before the loop.
-
-Inside the loop every extent is a compile-time constant; each small contraction becomes
-a register block of :mod:`.microkernel` (with :func:`.microkernel.enabled`), else the
-row AXPYs of :mod:`.interchange`, else the accumulator form.  An elementwise statement
-that only consumes the block before it is computed in that block's store
-(:func:`epilogue`).  Per-iteration temporaries
-whose lives do not overlap share a local buffer (:func:`share_locals`).  The nest asks for the
-widest vectors (``wide_vectors``): its rows are in L1, so the arithmetic is the limit,
-and gcc's default on x86-64 is 256-bit vectors even where 512-bit ones exist
-(docs/c-backend.md, "Fused loops", has the measurements).
+batch index around every statement's nest, per-iteration temporaries as local buffers
+(an access to one drops its first index, always the batch variable: the schedule checked
+it).  Each small contraction becomes a register block of :mod:`.microkernel`, else the
+row AXPYs of :mod:`.interchange`, else the accumulator form; :func:`epilogue` folds an
+elementwise statement into the block before it, :func:`share_locals` shares locals whose
+lives do not overlap.  Docs and measurements: docs/c-backend.md, "Fused loops over a
+shared batch".
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""Lowering: an EIN statement as a loop nest in accumulator form.
-
-An EIN statement ``T[σ] = e`` means "for every point of σ, T's component is e".  Here
-that becomes explicit: one loop per index variable of σ (the target's dimensions, in
-order, so writes are contiguous), and every ``Sum``/``Reduce`` inside ``e`` becomes an
-accumulator initialised to the operator's identity and updated in its own inner loop
-nest, just before the scalar expression that uses it.  Variables are the schedule's
-*slots* (numbered buffers, :class:`~tensorlang.schedule.plan.BufferPlan`).
-
-ev-stmt says a statement reads the store as it was before the statement.  When the
-statement is not compatible with its target (paper 002, :mod:`..analysis.inplace`: the
-target is read at other points, ``x[i,j] = x[j,i]``), the nest writes the scratch buffer
-and a ``Copy`` moves it into the target afterwards; otherwise it writes the target
-directly (002's ev-c-stmt).
-
-The nests come out unmarked (no parallel or simd loops): :mod:`.interchange` may rewrite
-a contraction, and :mod:`.parallel` then marks the loops.
+"""Lowering: an EIN statement as a loop nest in accumulator form, over the schedule's
+*slots* (:class:`~tensorlang.schedule.plan.BufferPlan`), with ev-stmt's scratch copy where
+the statement is not compatible with its target (docs/c-backend.md, "From EIN to loops
+to C").  The nests come out unmarked: :mod:`.interchange` may rewrite a contraction, and
+:mod:`.parallel` then marks the loops.
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
-"""Register-blocked micro-kernels for the small dense products inside a fused loop.
-
-Fused loops use the *outer-vectorized register block* (:func:`vector_block`): for
-``T[.., y, x] = Σ_k p(y, x, k)`` with x the target's contiguous last index::
-
-    for the other output loops:
-        for yb in range(Y / U):
-            simd for x in range(X):              # vectorized as a whole
-                unroll for u in range(U):
-                    acc = 0
-                    for k in range(K):  acc += p(y = U*yb + u, x, k)
-                    T[.., U*yb + u, x] = acc
-
-Each vector lane computes one x; the U accumulators (U vectors) stay in registers
-across the k loop, the operand that moves with x is loaded once per k for all U rows
-and the factors that change with y are broadcasts.  It is the accumulator form of
-:mod:`.lower` in another loop order: each component is summed from +0 over the same
-products in the same k order as the reference, so it is exact as the reference is.
-
-Every bound is a compile-time constant and U divides Y, so there is no remainder loop.
-y is chosen so that it does *not* occur in the factors that move with x (``u[k,a,b]``
-in ``Σ_k u[k,a,b] A[j,k]`` blocks over j): those rows are then shared by the U rows of
-the block and the factors that change with y are single broadcast values.  Nothing is
-skipped or reassociated, so ⊥ and ±inf propagate as in the reference.
+"""Register-blocked micro-kernels for the small dense products inside a fused loop: the
+outer-vectorized register block (:func:`vector_block`) and the register tile over it
+(:func:`tile_of`).  What they compute, why they are exact and what they measured:
+docs/c-backend.md, "Register blocks" and "Register tiles".
 """
 
 from __future__ import annotations
@@ -255,7 +235,7 @@ def _block_rows(site: _Site, buffers: BufferPlan, height: int, point: Any, reuse
 
 
 def vector_block(stmt: ein.Statement, buffers: BufferPlan, keep: int = 1) -> tuple[Node, ...] | None:
-    """The outer-vectorized register block of ``stmt`` (the module's docstring); the
+    """The outer-vectorized register block of ``stmt`` (docs/c-backend.md, "Register blocks"); the
     first ``keep`` output loops stay outermost in order (a fused loop's batch).  None
     when it does not apply: no interchangeable contraction with one summed index and no
     scale, fewer than two output loops besides the kept ones, a row longer than

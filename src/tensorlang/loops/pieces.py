@@ -1,19 +1,7 @@
 """Index-set splitting of direct sums: a loop over the index of a ``concat`` (or ``vec``)
-becomes one loop per piece.
-
-A direct sum lowers to a :class:`~.ir.Select` with ``bounds``: case k where the index
-lies in its piece, printed in C as a chain of ``?:`` evaluated at every point
-(``X[r,j] = concat(F, vec(G))`` compares j against 17 ends for each of its 272 values).
-Where the select's index is the loop's own variable (``j``, or ``j - 16`` inside an
-outer piece), the loop's range splits at the pieces' ends into consecutive loops, each
-running the one case of its piece: no comparisons, and a plain copy or product the
-compiler vectorizes.  The loops run the same points in the same order and each point
-computes what the select chose, so the result is the same to the bit.
-
-Only loops that are not parallel and start at a number are split (a parallel loop split
-in pieces would start its threads once per piece), and only where a select has at most
-:data:`MAX_PIECES` cases (``vec`` of a matrix with many rows would multiply the code by
-its rows); nested direct sums split in turn, inside each piece.
+becomes one loop per piece, each running the one case of its :class:`~.ir.Select`
+(docs/c-backend.md, "From EIN to loops to C", direct sums).  Same points, same order,
+same bits.  Nested direct sums split in turn, inside each piece.
 """
 
 from __future__ import annotations

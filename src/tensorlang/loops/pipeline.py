@@ -1,8 +1,5 @@
 """The loop pipeline: :func:`loop_program` runs :data:`LOOP_PIPELINE`, named rewrites in
 order, each a plain function ``(LoopProgram, LoopFacts) -> LoopProgram``
-(:class:`LoopFacts`: what was decided before the loops, the same for every rewrite):
-
-================= ========================================================= ====================
 name              what it does                                              module
 ================= ========================================================= ====================
 lower             every statement as a nest in accumulator form; a fused    lower.py, fusion.py
@@ -39,6 +36,10 @@ it.  The result records the rewrites that ran (:attr:`.ir.LoopProgram.rewrites`,
 first line of ``--emit loops``); each nest records the rewrites that took it
 (:attr:`.ir.Nest.rewrites`): a nest that a structure rewrite took is not interchanged.
 After them :func:`place_locals` decides where each local buffer lives.
+=======
+(:class:`LoopFacts`: what was decided before the loops, the same for every rewrite).
+What each rewrite does, in which module, and how ``skip`` leaves one out:
+docs/architecture.md, "The loop rewrites".
 """
 
 from __future__ import annotations
@@ -411,7 +412,7 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     return replace(program, nests=tuple(nests))
 
 
-#: The loop rewrites in the order :func:`loop_program` runs them (module docs).
+#: The loop rewrites in the order :func:`loop_program` runs them (docs/architecture.md).
 LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("lower", lower),
     ("blocks", blocks),

@@ -1,35 +1,9 @@
 """Fusion over a shared outer (batch) loop: which consecutive statements run inside one
 loop over their common first index, and which temporaries shrink to one iteration's size.
 
-The spectral-element kernels (papers 000/002) apply three small matrix products to each
-of E elements: ``tmp1[e,..] = Σ u[e,..] A``, ``tmp2[e,..] = Σ tmp1[e,..] B``, ``v[e,..] =
-Σ tmp2[e,..] C``.  Run one statement after the other, every temporary of E·n³ values goes
-through main memory, and the kernel is bound by memory three times over.  Run inside one
-loop over e, each temporary is needed for one element only: n³ values that stay in the
-level-1 cache, and only u and v move through memory.
-
-:func:`fusion_groups` decides it, once per schedule, in two parts:
-
-* **legality** (:func:`_joins`): every statement of a group writes its target at the
-  group's batch index in its first position (``T[e, ...] = ...``, renamed to one common
-  variable), does not read its target (ev-stmt would need the whole old target), and
-  reads every variable written inside the group only at that same batch index — so
-  iteration e never needs a value that another iteration computes.  A statement that
-  reads a temporary at another batch point (``w[e,j] = t[e+1,j]``, ``Σ_k t[k,j]``), a
-  reduction over the batch (``s[j] = Σ_e t[e,j]``: its target has no batch index), a
-  statement under ``pad=M`` or with conditions on its domain ends the group;
-* **cost** (:class:`Fusion`): a group is fused when at least one temporary becomes
-  local (written and read only inside the group: nothing else saves memory traffic) and
-  the bytes one iteration touches — a slice of each batched buffer, the whole of each
-  unbatched one (the small matrices), the locals — fit in half the level-2 cache
-  (:mod:`tensorlang.machine`: read from the OS).  Bytes moved through memory drop from the sum of
-  every statement's operands and target to each non-local buffer once; both are printed.
-
-Inside a fused group a contraction that reads a small unbatched matrix with the target's
-last (contiguous) index first, ``v[e,j,l,m] = Σ_b C[m,b] tmp2[e,j,l,b]``, reads a
-transposed copy ``Cᵀ[b,m]`` made once per call instead (a *hoisted transpose*, exact: a
-copy): then every read that moves with m is contiguous and the loop stage's row-AXPY
-micro-kernel applies (:mod:`tensorlang.loops.interchange`, :mod:`tensorlang.loops.fusion`).
+:func:`fusion_groups` decides it, once per schedule: legality in :func:`_joins`, cost in
+:class:`Fusion`, and the hoisted transposes; the rules and why they pay are
+docs/c-backend.md, "Fused loops over a shared batch".
 """
 
 from __future__ import annotations
@@ -310,7 +284,7 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
 
 def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
                   cache: CacheSizes | None = None) -> tuple[Fusion, ...]:
-    """The fused groups of ``program``, in order (see the module's docstring).
+    """The fused groups of ``program``, in order (docs/c-backend.md, "Fused loops over a shared batch").
     ``TENSORLANG_FUSE=0`` turns fusion off (to compare with, and for tests of the
     statement-by-statement schedule)."""
     if not env_flag("TENSORLANG_FUSE", True):

@@ -1,50 +1,7 @@
 """Padding (paper 000 §4): which loops of a statement may run over padded extents.
 
-With ``pad=M`` every buffer's last (contiguous) dimension is rounded up to a multiple of
-M (:func:`padded`, 000's rounded type; 000 rounds every dimension, which only added
-memory traffic here: docs/performance.md, "Padding") and the padding holds zeros.  Only innermost loops run over padded
-extents (the target's last index, a Σ's last index): that is what makes the vectorized
-inner loop remainder-free; padding outer loops only adds work (measured,
-docs/performance.md "Padding").  Theorem 3 says that
-evaluating over the padded store gives the reference's values on the unpadded region and
-keeps the padding zero, because every operation of 000 Figure 12 maps zero to zero
-(linearity, and controlled division 0/0 := 0).  That argument is about real numbers; the
-store here holds IEEE numbers, where ``0 * inf`` is NaN.  So a statement's loops are
-padded only where the rule below shows the padded points contribute exact zeros whatever
-the unpadded region holds (NaN and ±inf included).
-
-**Vanishing at padding** (:func:`vanishes`): ``e`` vanishes at the padding of index v when,
-for every v beyond its true extent and every store whose padding is zero, ``e`` is ±0:
-
-* a tensor access with v among its indices reads padding: 0;
-* the constant 0 (not δ(v, p): a position p may lie in v's padding, ``delta[2,i]`` with
-  i of extent 1 is 1 at i = 2);
-* -a, and f(a) for f with f(0) = 0 (semantics.values.FUNCTIONS' flag), when a vanishes;
-* a + b, a - b when both vanish; a * b when both vanish, or one does and the other is a
-  finite constant (0 · inf is NaN, so a factor that may hold inf must vanish too);
-* a / b (controlled division) when a vanishes and b vanishes (0/0 := 0) or is a number
-  that is not NaN (0 / b = 0);
-* Σ, Π, max, min over other variables of a body that vanishes (a fold of zeros).
-
-**Per statement** (:func:`decide`), one of three modes:
-
-* ``padded`` -- the body vanishes at the padding of the target's last index: its loop
-  runs over the padded extent and writes exact zeros into the padding.  The inner loop
-  has no remainder iterations.
-* ``padded, re-zeroed`` -- it does not (``exp``, ``cos``, a literal added, an outer
-  product whose other factor may be inf): the loop still runs over the padded extent,
-  and the target's padding is set to zero again right after (loops over the padding only).
-* ``true extents`` -- the last index also indexes a dimension that is not padded
-  (:func:`reads_padded_only`), selects the piece of a direct sum ⊕ (``concat``, ``vec``:
-  the last piece is read at ``i - S_k``, past its own padded buffer) or a stack's item,
-  an affine index (``u[i+1]``) could reach beyond the padded buffer, or an index is both a target index and a summed one: the target's loops keep
-  the true extents.  A statement that writes through the scratch buffer re-zeroes the
-  target's padding afterwards (the copy brings the scratch's padding along).
-
-A Σ's last index runs over its padded extent when the summand vanishes at its padding and
-it reads only padded dimensions (:func:`padded_sums`), so ``Σ_j A[i,j] x[j]`` adds exact
-zeros for j beyond the extent; products, max and min keep true extents (the padding's
-zeros would change their value).
+The rules (vanishing at padding, the three modes per statement, padded Σs, what auto
+chooses) are docs/c-backend.md, "Padding"; each function below names the rule it decides.
 """
 
 from __future__ import annotations
@@ -94,7 +51,7 @@ def _finite_const(e: ir.Expr) -> bool:
 
 
 def vanishes(e: ir.Expr, var: str) -> bool:
-    """Whether ``e`` is ±0 at every point where ``var`` lies in its padding (module docs)."""
+    """Whether ``e`` is ±0 at every point where ``var`` lies in its padding (docs/c-backend.md, "Padding")."""
     if isinstance(e, ir.Tensor):
         return var in e.indices
     if isinstance(e, ir.Const):
@@ -189,7 +146,7 @@ class StatementPadding:
 
 def decide(stmt: ir.Statement, pad: int, in_place: bool = True,
            layout: frozenset[str] | None = None) -> StatementPadding:
-    """The padding mode of ``stmt`` under ``pad`` (module docs); ``in_place``: whether it
+    """The padding mode of ``stmt`` under ``pad`` (docs/c-backend.md, "Padding"); ``in_place``: whether it
     writes its target directly (else through the scratch buffer, whose copy brings its
     whole padded layout along: then every dimension's padding is re-zeroed).
     ``layout``: the variables whose buffers are padded (None: every one; a fused loop's
@@ -440,7 +397,7 @@ def _locals_held(group, width: int, itemsize: int) -> int:
 
 
 def _padded_extents(stmt: ir.Statement, width: int) -> list[int]:
-    """The extents of the loops that padding would run padded in ``stmt`` (module docs)."""
+    """The extents of the loops that padding would run padded in ``stmt`` (docs/c-backend.md, "Padding")."""
     chosen = decide(stmt, width)
     sums = [pair for node in ir.nodes(stmt.body) if isinstance(node, ir.Sum) for pair in node.index]
     return [n for name, n in (*stmt.index[-1:], *sums) if name in chosen.extents]
