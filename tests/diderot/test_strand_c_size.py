@@ -114,3 +114,53 @@ def test_a_called_fill_gives_the_inline_fills_results_bit_for_bit(monkeypatch):
     (a, pa), (b, pb) = outs
     assert pa == pb and a.keys() == b.keys()
     assert all(np.array_equal(np.asarray(a[k]).view(np.int64), np.asarray(b[k]).view(np.int64)) for k in a)
+
+
+#: vimg's kind: one family probed to different orders in different branches, a value probe
+#: followed by a Hessian probe in one block (its fill computes the Hessian at once), and a
+#: value probe in an inner block before a gradient probe (the cache refilled to order 1)
+MODES = """#version 1.0
+input image(2)[] img ("an image");
+input int which ("the view") = 0;
+field#2(2)[] F = c4hexic ⊛ img;
+strand S (int i) {
+  output vec3 o = [0,0,0];
+  update {
+    vec2 x = [0.37*real(i) - 1.1, 0.21*real(i) - 0.4];
+    if (0 == which) { real v = 0; if (i > 2) { v = F(x); } o = [v, ∇F(x)[0], F(x) + 1]; }
+    else if (1 == which) { o = [∇F(x)[0], |∇F(x)|, F(x)]; }
+    else if (2 == which) { real v = F(x); o = [v, trace(∇⊗∇F(x)), det(∇⊗∇F(x))]; }
+    else { o = [(∇⊗∇F(x))[0,1], F(x), ∇F(x)[1]]; }
+    stabilize;
+  }
+}
+create_array { S(i) | i in 0..39 }
+"""
+
+
+@needs_cc
+@pytest.mark.slow
+@pytest.mark.parametrize("bad", [False, True])
+def test_called_fills_per_order_give_the_inline_results_bit_for_bit(monkeypatch, bad):
+    """Called fills of the orders up to the highest one read after the probe in its block
+    (``tl_probe_.._0`` for a value, ``_2`` where a Hessian follows; a cache filled to the
+    value only is refilled for a gradient): the inline fill's numbers, NaNs included."""
+    data = np.random.default_rng(5).random((14, 13)) * 2 - 1
+    if bad:
+        data[6, 7], data[8, 5] = np.nan, np.inf
+    img = make_image(data, 2, world=np.diag([0.2, 0.2, 1.0]))
+    for outline, inline in ((0, False), (10**9, True)):
+        monkeypatch.setattr(P, "OUTLINE", outline)
+        monkeypatch.setattr(CS, "_RUNNERS", {})
+        p = strands(check(parse_program(MODES)))
+        runs = [p.run({"img": img, "which": w}, backend="c") for w in range(4)]
+        src = next(iter(CS._RUNNERS.values())).source
+        assert ("tl_probe_" not in src) == inline
+        if not inline:
+            assert "tl_probe_0_c4hexic_in_0(im" in src and "tl_probe_0_c4hexic_in_2(im" in src
+            assert "tl_pc0_n < 1) {" in src  # a value probe's fill does not serve a gradient
+            called = [r.outputs["o"] for r in runs]
+        else:
+            for a, r in zip(called, runs):
+                assert np.array_equal(np.asarray(a).view(np.int64), np.asarray(r.outputs["o"]).view(np.int64))
+    assert all(np.isnan(a).any() and np.isfinite(a).any() for a in called)  # points off the image too

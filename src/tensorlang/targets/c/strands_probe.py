@@ -153,23 +153,25 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         out.append(f"{p}double pr[{total}];")
         out.append(f"{p}{{")
     q, at = p + "    ", len(out)
-    if s.border is None:
-        out.append(f"{q}ok = ok && {support};")
-    out.append(f"{q}if (!ok) {{")
-    out.append(f"{q}    for (int k = 0; k < {total}; k++) {cache}[k] = NAN;")
-    out.append(f"{q}}} else {{")
     kernel = next(k for k in ir.kernels if k.name == s.kernel)
-    if d == 3 and s.border is None and top < len(kernel.segments) and STRAIGHT:
-        out += _straight(s, kernel, q + "    ", d, top, radius, vox, cache, total)
-    else:
-        out += _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes, len(kernel.segments))
-    out.append(f"{q}}}")
+
+    def fill(top: int, n: int) -> list[str]:  # the cache's orders 0..top (n numbers) at the point, NaN where not ok
+        return ([f"{q}ok = ok && {support};"] if s.border is None else []) + [
+            f"{q}if (!ok) {{", f"{q}    for (int k = 0; k < {n}; k++) {cache}[k] = NAN;", f"{q}}} else {{"] + (
+            _straight(s, kernel, q + "    ", d, top, radius, vox, cache, n)
+            if d == 3 and s.border is None and top < len(kernel.segments) and STRAIGHT else
+            _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes[:top + 1], len(kernel.segments))) + [f"{q}}}"]
+    out += fill(top, total)
     if fam is not None and fills is not None and (fam[2] - 1) * sum(len(ln.lstrip()) for ln in out[at:]) > OUTLINE:
+        # called: the orders up to the highest its block reads from here on; tl_pcJ_n: how far filled
+        top = plan["fill"][id(s)] if plan is not None else top
         name = f"tl_probe_{s.image}_{s.kernel}_{s.border or 'in'}_{top}"  # the lines once, in the file
         ns, fs = (", ".join(f"double {v}{a}" for a in range(d)) for v in "nf")
         fills.setdefault(name, [f"TL_OUTLINE void {name}(const tl_img *im, int ok, {ns}, {fs}, double *restrict {cache}) {{"]
-                         + [ln[len(q) - 4:] for ln in out[at:]] + ["}"])
-        out[at:] = [f"{q}{name}(im, ok, {', '.join(f'n{a}' for a in range(d))}, {', '.join(f'f{a}' for a in range(d))}, {cache});"]
+                         + [ln[len(q) - 4:] for ln in fill(top, sum(sizes[:top + 1]))] + ["}"])
+        out[at - 1] = out[at - 1][:-3] + f" || tl_pc{fam[0]}_n < {order}) {{"
+        out[at:] = [f"{q}{name}(im, ok, {', '.join(f'n{a}' for a in range(d))}, {', '.join(f'f{a}' for a in range(d))}, {cache});",
+                    f"{q}tl_pc{fam[0]}_n = {top};"]
     if fam is not None:
         out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
     out.append(f"{p}}}")
@@ -181,7 +183,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
 STRAIGHT = True
 #: where a family's cache fill inline at each of a function's probes of it would repeat more
 #: characters than this, the probes call it (inline, gcc drops the orders a probe does not read)
-OUTLINE = 65536
+OUTLINE = 16384
 
 
 def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius: int, vox: int, cache: str,
@@ -278,7 +280,8 @@ def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
     outlives the call."""
     sites = [(family(s), s.order) for s in walk(body) if isinstance(s, S.Probe) and not s.inside]
     found = {fam: max(o for f, o in sites if f == fam) for fam, _ in sites}
-    plan, lines = {}, []
+    plan: dict = {"fill": _fill_orders(body or (), {})}
+    lines: list[str] = []
     for j, (fam, top) in enumerate(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))):
         image = ir.images[fam[0]]
         d = image.dim
@@ -286,8 +289,18 @@ def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
         plan[fam] = (j, top, sum(f == fam for f, _ in sites))
         total = sum(vox * d ** o for o in range(top + 1))
         lines.append(f"{pad}double tl_pc{j}_x[{d}] = {{{', '.join(['NAN'] * d)}}}, tl_pc{j}_r[{total}];")
-        lines.append(f"{pad}(void)tl_pc{j}_x; (void)tl_pc{j}_r;")
+        lines.append(f"{pad}int tl_pc{j}_n = -1; (void)tl_pc{j}_x; (void)tl_pc{j}_r; (void)tl_pc{j}_n;")
     return lines, plan
+
+
+def _fill_orders(body, orders: dict) -> dict:
+    """A called fill's orders: up to the highest its family's probes read from it on in its block."""
+    for i, s in enumerate(body):
+        if isinstance(s, S.Probe) and not s.inside:
+            orders[id(s)] = max(t.order for t in walk(body[i:]) if isinstance(t, S.Probe) and family(t) == family(s))
+        for attr in ("then", "other", "body"):
+            _fill_orders(getattr(s, attr, None) or (), orders)
+    return orders
 
 
 def _sums(s: S.Probe, q: str, d: int, top: int, taps: int, radius: int, vox: int, cache: str,
