@@ -87,3 +87,18 @@ def test_a_printed_stage_over_the_bound_is_refused_as_not_read_back(no_parse):
     with pytest.raises(TensorLangError) as info:
         lang.reads_back(PROGRAMS["tl"](100_000), "tl", "tl")
     assert info.value.code == "too-large" and info.value.message.startswith("--emit tl: a statement of more than")
+
+
+@pytest.mark.parametrize("text", [
+    ",".join(["i"] * 1_000_000) + "->i : " + "[2] " * 1_000_000,  # a million operands
+    "i->i : [2]" + " [2]" * 1_000_000,                             # a million shapes for one operand
+])
+def test_an_einsum_file_of_a_million_operands_is_refused_before_reading_them(text, monkeypatch):
+    from tensorlang.lang.einsum import program
+
+    def refuse(*args):
+        raise AssertionError("the subscripts were read")
+    monkeypatch.setattr(program, "parse", refuse)
+    with pytest.raises(TensorLangError) as info:
+        program.parse_text(text)
+    assert info.value.code == "too-large" and "operands" in info.value.message
