@@ -102,3 +102,13 @@ def test_an_einsum_file_of_a_million_operands_is_refused_before_reading_them(tex
     with pytest.raises(TensorLangError) as info:
         program.parse_text(text)
     assert info.value.code == "too-large" and "operands" in info.value.message
+
+
+@pytest.mark.parametrize("name", ["tl", "teil"])
+def test_the_parse_stops_at_the_first_statement_too_deep(name):
+    # many statements, each under the token bound but too deep: refused at the first, before
+    # the parser reaches the syntax error after it (it used to parse them all, ~0.5 s each)
+    text = PROGRAMS[name](5_000) + "B = = )\n"
+    with pytest.raises(TensorLangError) as info:
+        lang.get(name).parse(text, {})
+    assert info.value.code == "too-large" and info.value.span.line == 3
