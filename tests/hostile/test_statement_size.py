@@ -104,7 +104,7 @@ def test_an_einsum_file_of_a_million_operands_is_refused_before_reading_them(tex
     assert info.value.code == "too-large" and "operands" in info.value.message
 
 
-@pytest.mark.parametrize("name", ["tl", "teil"])
+@pytest.mark.parametrize("name", ["tl", "teil", "cfd"])
 def test_the_parse_stops_at_the_first_statement_too_deep(name):
     # many statements, each under the token bound but too deep: refused at the first, before
     # the parser reaches the syntax error after it (it used to parse them all, ~0.5 s each)
