@@ -136,6 +136,8 @@ def reads_back(text: str, stage: str, program_language: str) -> str:
     except TensorLangError as exc:
         if exc.code == "too-large" and "nested" in exc.message:
             raise refuse(f"an expression more than {MAX_DEPTH} operators deep") from None
+        if exc.code == "too-large" and "tokens" in exc.message:  # lark_support.check_statements
+            raise error("too-large", f"--emit {stage}: {exc.message}") from None
         # any other complaint is no bound of this check's (tests/hostile/test_resources.py reads
         # every stage back)
     return text

@@ -5,7 +5,9 @@ nesting that keep the recursive later stages within Python's recursion limit."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -78,23 +80,44 @@ def cover(first, last) -> Span:
 
 
 def check_nesting(text: str) -> None:
-    """Reject absurdly deep parenthesis nesting with a position, before the parser sees it."""
-    depth, line, col = 0, 1, 0
-    in_comment = False
-    for i, ch in enumerate(text):
-        col += 1
-        if ch == "\n":
-            line, col, in_comment = line + 1, 0, False
-        elif in_comment:
-            continue
-        elif ch == "/" and text.startswith("//", i):
-            in_comment = True
-        elif ch == "(":
+    """Reject absurdly deep parenthesis nesting with a position, before the parser sees it
+    (only the parentheses and comments are visited, by a regular expression)."""
+    if text.count("(") <= MAX_NESTING:
+        return
+    depth = 0
+    for found in _PARENS.finditer(text):
+        if found.group() == ")":
+            depth = max(0, depth - 1)
+        elif found.group() == "(":
             depth += 1
             if depth > MAX_NESTING:
-                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep", Span.point(line, col))
-        elif ch == ")":
-            depth = max(0, depth - 1)
+                at = found.start()
+                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep",
+                            Span.point(text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)))
+
+
+_PARENS = re.compile(r"//[^\n]*|[()]")  # a comment is one match, and its parentheses none
+
+
+#: One statement (the text between two of its language's statement marks: ``=`` or ``:``
+#: in the model language, TeIL and CFDlang, ``;`` ``{`` ``}`` in Diderot, a line in STUR)
+#: with more tokens than this is error[too-large] before parsing: the parser takes about
+#: 30 µs a token, and the source limit would allow millions of them in one statement.
+MAX_STATEMENT_TOKENS = 50_000
+_TOKEN = re.compile(r"\w+|[^\w\s]")  # at least as many as the lexer's tokens, never fewer
+
+
+def check_statements(text: str, marks: str) -> None:
+    """error[too-large] at the first statement of more than :data:`MAX_STATEMENT_TOKENS`
+    tokens, found without parsing: only a run of that many characters free of ``marks``
+    can hold that many tokens (a regular expression finds them), and only they are counted."""
+    for run in re.finditer(f"[^{re.escape(marks)}]{{{MAX_STATEMENT_TOKENS + 1},}}", text):
+        tokens = _TOKEN.finditer(text, run.start(), run.end())
+        if sum(1 for _ in itertools.islice(tokens, MAX_STATEMENT_TOKENS + 1)) > MAX_STATEMENT_TOKENS:
+            at = _TOKEN.search(text, run.start()).start()  # type: ignore[union-attr]
+            line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+            raise error("too-large", f"a statement of more than {MAX_STATEMENT_TOKENS} tokens; split it into several "
+                        "statements", Span.point(line, col))
 
 
 def end_position(text: str) -> tuple[int, int]:
@@ -172,11 +195,13 @@ def _line(text: str, number: int, col: int | None = None) -> str:
     return text[start:end] if number >= 1 else ""
 
 
-def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, foreign: Foreign | None = None):
+def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, foreign: Foreign | None = None,
+          marks: str = "=:"):
     """Run a lark parser (with its transformer) over ``text``; every way lark can fail
     becomes error[syntax] at the first character or token it cannot accept.  Where
     ``foreign`` recognises the line as another notation, its hint replaces the list of
-    expected tokens."""
+    expected tokens.  ``marks``: the characters that end a statement (:func:`check_statements`)."""
+    check_statements(text, marks)
     check_nesting(text)
 
     def fail(what: str, span: Span, otherwise: str = ""):

@@ -124,7 +124,9 @@ class _ToAst(OperatorForm):
     # ------------------------------------------------------------ statements
     def stmt(self, name, _eq, expr):
         _check_name(name, "a variable")
-        return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+        stmt = ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+        lark_support.check_depth((stmt,), _children)  # as it is reduced: the parse stops at the first too deep
+        return stmt
 
     def contract(self, left, dot, right):
         span = _cover(left, right)

@@ -360,7 +360,7 @@ def parse_program(text: str) -> A.Program:
     """The program's tree (spans into ``text``), or error[syntax] at the first token
     the grammar cannot take."""
     _check_version(text)
-    tree = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint)
+    tree = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}")
     _check_depth(tree)
     try:
         program = _ToAst().transform(tree)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ... import limits
 from ...errors import error
 from .subscripts import Spec, parse
 
@@ -22,6 +23,8 @@ def parse_text(text: str) -> Spec:
     if not colon or _SHAPES.fullmatch(rest) is None:
         raise error("syntax", "an einsum program is its subscripts, ':' and the operands' shapes, "
                     "e.g. 'ij,jk->ik : [2 3] [3 4]'")
+    # each operand is a declaration of the program: counted before any is read
+    limits.check_statements(max(rest.count("["), subscripts.count(",") + 1), what="operands (declarations)")
     if re.search(r"\d{101}", rest):  # as the languages' integers (int() refuses 4 300 digits)
         raise error("too-large", "an einsum program's extents have at most 100 digits")
     shapes = tuple(tuple(int(n) for n in s.split()) for s in re.findall(r"\[([\s\d]*)\]", rest))

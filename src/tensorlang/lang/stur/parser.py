@@ -183,4 +183,4 @@ def parse_stur(text: str) -> ast.Program:
     """Parse STUR source (error[syntax] at the first token the grammar cannot accept)."""
     if not text.endswith("\n"):
         text += "\n"
-    return lark_support.parse(_parser(), text, _TERMINAL_WORDS)
+    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, marks="\n")

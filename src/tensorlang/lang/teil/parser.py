@@ -48,7 +48,9 @@ class _ToAst(Transformer):
     def stmt(self, name, _eq, expr):
         if str(name) in ast.RESERVED:
             raise error("syntax", f"{str(name)!r} is a TeIL keyword and cannot name a variable", _tok_span(name))
-        return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+        stmt = ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+        lark_support.check_depth((stmt,), ast.children)  # as it is reduced: the parse stops at the first too deep
+        return stmt
 
     def var(self, name):
         return ast.Var(str(name), _tok_span(name))

@@ -133,7 +133,7 @@ class _ToAst(OperatorForm):
 
     def assign(self, name, _eq, expr):
         _count_statement(name)
-        return ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name))
+        return _shallow(ast.Assign(str(name), expr, _cover(name, expr), _tok_span(name)))
 
     def contract(self, expr, _dot, cpairs):
         pairs, grouped, span = cpairs
@@ -225,13 +225,13 @@ class _ToAst(OperatorForm):
     def index_assign(self, name, *rest):
         _count_statement(name)
         expr = rest[-1]
-        return ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name))
+        return _shallow(ast.IndexAssign(str(name), self._indices(rest), expr, _cover(name, expr), _tok_span(name)))
 
     def scalar_assign(self, name, _eq, expr):
         """``s = sum(i) M[i,i]``: index form with no target indices, as ``s[] = ...``
         (the checker then requires ``s`` to be of rank 0, like any index statement)."""
         _count_statement(name)
-        return ast.IndexAssign(str(name), (), expr, _cover(name, expr), _tok_span(name))
+        return _shallow(ast.IndexAssign(str(name), (), expr, _cover(name, expr), _tok_span(name)))
 
     def access(self, name, *rest):
         return ast.Access(str(name), self._indices(rest), _cover(name, rest[-1]))
@@ -253,6 +253,12 @@ class _ToAst(OperatorForm):
                         _tok_span(word))
         body = rest[-1]
         return ast.Reduce(str(word), self._indices(rest[:-1]), body, _cover(word, body))
+
+
+def _shallow(stmt):
+    """A statement as it is reduced, its depth bounded then: the parse stops at the first too deep."""
+    lark_support.check_depth((stmt,), ast.children)
+    return stmt
 
 
 @functools.lru_cache(maxsize=None)
