@@ -91,9 +91,7 @@ def check_nesting(text: str) -> None:
         elif found.group() == "(":
             depth += 1
             if depth > MAX_NESTING:
-                at = found.start()
-                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep",
-                            Span.point(text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)))
+                raise error("syntax", f"parentheses nested more than {MAX_NESTING} deep", _point(text, found.start()))
 
 
 _PARENS = re.compile(r"//[^\n]*|[()]")  # a comment is one match, and its parentheses none
@@ -115,9 +113,13 @@ def check_statements(text: str, marks: str) -> None:
         tokens = _TOKEN.finditer(text, run.start(), run.end())
         if sum(1 for _ in itertools.islice(tokens, MAX_STATEMENT_TOKENS + 1)) > MAX_STATEMENT_TOKENS:
             at = _TOKEN.search(text, run.start()).start()  # type: ignore[union-attr]
-            line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
             raise error("too-large", f"a statement of more than {MAX_STATEMENT_TOKENS} tokens; split it into several "
-                        "statements", Span.point(line, col))
+                        "statements", _point(text, at))
+
+
+def _point(text: str, at: int) -> Span:
+    """The position of the character at offset ``at`` of ``text`` (lines and columns from 1)."""
+    return Span.point(text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at))
 
 
 def end_position(text: str) -> tuple[int, int]:
