@@ -112,17 +112,23 @@ def test_the_avx2_and_plain_builds_of_a_probe_agree_with_the_default(kern, voxel
         assert np.allclose(out, want, rtol=1e-12, atol=1e-12, equal_nan=True), extra
 
 
+def _image_and_points_with_nonfinite(n: int):
+    """A 12x13x14 image holding a NaN and an inf, and n points inside and outside it with
+    NaN, inf and -inf coordinates among them."""
+    rng = np.random.default_rng(n)
+    data = rng.normal(size=(12, 13, 14))
+    data.reshape(-1)[[7, 900]] = np.nan, np.inf
+    pts = rng.uniform(-2.0, 15.0, size=(n, 3))
+    pts[rng.integers(0, n, size=3), rng.integers(0, 3, size=3)] = np.nan, np.inf, -np.inf
+    return tl.image(data, dim=3), pts
+
+
 @pytest.mark.parametrize("n", [7, 8 * 17 + 3, 2999])
 def test_the_block_order_asks_ahead_without_changing_a_result(n):
     """In block order each batch asks for the rows of the points a look-ahead later and for
     the coordinates of those 16 batches past them (prefetches, never reads): points near
     the end, outside, ⊥ or ∞ among them, give the given order's results bit for bit."""
-    rng = np.random.default_rng(n)
-    data = rng.normal(size=(12, 13, 14))
-    data.reshape(-1)[[7, 900]] = np.nan, np.inf
-    img = tl.image(data, dim=3)
-    pts = rng.uniform(-2.0, 15.0, size=(n, 3))
-    pts[rng.integers(0, n, size=3), rng.integers(0, 3, size=3)] = np.nan, np.inf, -np.inf
+    img, pts = _image_and_points_with_nonfinite(n)
     for order in (0, 1, 2):
         want = cprobe.probe(img, KERNELS["bspln3"], order, pts, sort=False)
         got = cprobe.probe(img, KERNELS["bspln3"], order, pts, sort=True)
@@ -137,12 +143,7 @@ def test_the_given_order_asks_for_coordinates_ahead_without_changing_a_result(mo
     outside, ⊥ or ∞ among them, give the same results bit for bit as without it."""
     from tensorlang.targets.c import probe as c_probe
 
-    rng = np.random.default_rng(n)
-    data = rng.normal(size=(12, 13, 14))
-    data.reshape(-1)[[7, 900]] = np.nan, np.inf
-    img = tl.image(data, dim=3)
-    pts = rng.uniform(-2.0, 15.0, size=(n, 3))
-    pts[rng.integers(0, n, size=3), rng.integers(0, 3, size=3)] = np.nan, np.inf, -np.inf
+    img, pts = _image_and_points_with_nonfinite(n)
     for order in (0, 1, 2):
         got = cprobe.probe(img, KERNELS["bspln3"], order, pts, sort=False)
         monkeypatch.setattr(c_probe, "POINTS_AHEAD", 0)
