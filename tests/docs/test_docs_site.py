@@ -195,6 +195,22 @@ def test_a_user_page_has_no_development_log_wording(page):
     assert hits == [], "say it in the user's terms, or move the section to docs/internals/"
 
 
+#: Outside docs/: the READMEs a newcomer reads first, and the section of docs/architecture.md
+#: (an Internals page) that README links for the quick test tier.
+FRONT_PAGES = {"README.md": None, "examples/README.md": None, "benchmarks/README.md": None,
+               "docs/architecture.md": "## Tests"}
+
+
+@pytest.mark.parametrize("path", sorted(FRONT_PAGES))
+def test_the_front_pages_have_no_development_log_wording(path):
+    text = (ROOT / path).read_text()
+    if FRONT_PAGES[path]:
+        text = FRONT_PAGES[path] + text.split(FRONT_PAGES[path] + "\n", 1)[1].split("\n## ", 1)[0]
+    prose = re.sub(r"`[^`]*`", "", _prose(text))
+    hits = [m[0] for p in DEV_LOG + MEASUREMENT_LOG for m in re.finditer(p, prose)]
+    assert hits == [], f"{path}: {hits}"
+
+
 def test_the_wording_patterns_catch_what_they_are_for():
     log = "The issue's targets are met (issue 21 report); this session's machine, the lead said."
     assert len([m for p in DEV_LOG for m in re.finditer(p, log)]) >= 4
