@@ -1,6 +1,7 @@
 """The examples of the pages users land on run, in order, as the page shows them: every
 ```` ```python ```` block of the landing page, the how-tos, the tutorial, coming-from, einsum,
-the Python API, TeIL, tensor fields and Dask pages, and the quick start's commands.
+the Python API, TeIL, tensor fields, compiled strands and Dask pages, and the quick start's
+commands.
 
 A block preceded by a line ``<!-- not run: REASON -->`` is left out (REASON says why).
 The tutorial, index and api pages are also run by tests/docs/test_docs.py and the fields
@@ -22,13 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 #: The user-facing pages whose Python blocks run here.
-PAGES = ["index.md", "tutorial.md", "coming-from.md", "einsum.md", "api.md", "fields.md", "dask.md", "teil.md"] + sorted(
+PAGES = ["index.md", "tutorial.md", "coming-from.md", "einsum.md", "api.md", "fields.md", "dask.md", "teil.md",
+         "diderot-compiled.md"] + sorted(
     f"howto/{p.name}" for p in (DOCS / "howto").glob("*.md"))
 #: Pages that need an optional package to run (the how-to says to install it).
 NEEDS = {"dask.md": "dask", "howto/dask.md": "dask", "howto/fields.md": "scipy",
          "howto/reference-check.md": "opt_einsum"}
 #: Pages whose examples take more than a couple of seconds (they time a peer).
-SLOW = {"tutorial.md", "dask.md", "einsum.md", "fields.md"} | {p for p in PAGES if p.startswith("howto/")}
+SLOW = {"tutorial.md", "dask.md", "einsum.md", "fields.md", "diderot-compiled.md"} | {p for p in PAGES if p.startswith("howto/")}
 
 BLOCK = re.compile(r"(<!-- not run: [^>]+-->\n)?```python\n(.*?)```", re.S)
 
@@ -36,6 +38,13 @@ BLOCK = re.compile(r"(<!-- not run: [^>]+-->\n)?```python\n(.*?)```", re.S)
 def python_blocks(page: str) -> list[str]:
     """The page's Python blocks that run (a ``<!-- not run: ... -->`` line skips the next)."""
     return [code for skip, code in BLOCK.findall((DOCS / page).read_text()) if not skip]
+
+
+def test_every_page_with_python_runs_here():
+    """A page's Python blocks run here, or (errors.md) are `tensorlang explain`'s examples,
+    which tests/docs/test_first_use.py runs: a new page with an example is added above."""
+    with_python = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "```python\n" in p.read_text()}
+    assert sorted(with_python - set(PAGES) - {"errors.md"}) == []
 
 
 def test_a_skipped_block_says_why():
