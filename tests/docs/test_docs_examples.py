@@ -113,3 +113,34 @@ def test_every_python_example_of_a_user_page_is_run_by_a_test():
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "internals" not in p.parts}
     with_python = {p for p in pages if "```python" in (DOCS / p).read_text()}
     assert with_python - set(PAGES) - set(ELSEWHERE) == set(), "add the page to PAGES (or say in ELSEWHERE who runs it)"
+
+
+@pytest.mark.slow  # compiles four kernels and runs a Dask graph
+def test_the_readme_tour_runs_line_by_line(tmp_path, monkeypatch):
+    """README's Python tour, each line in order, given the arrays its comments name (a, b of
+    fig4's shapes; A, B, C, u the builder's variables; then a, u, du of the sized program):
+    a line whose comment says it raises must raise that code, every other line runs."""
+    np = pytest.importorskip("numpy")
+    import tensorlang as tl
+
+    tour = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)[0]
+    rng = np.random.default_rng(0)
+    ns: dict = {"a": rng.random((30, 40)), "b": rng.random((40, 50)), "u": tl.var("u", (5, 5, 5)),
+                **{n: tl.var(n, (5, 5)) for n in "ABC"}}
+    monkeypatch.chdir(ROOT)
+    for line in tour.splitlines():
+        code, _, comment = line.partition("  #")
+        if code.startswith("k = tl.compile(\"examples/sizes/"):
+            ns.update(a=rng.random((4, 4)), u=rng.random((3, 4, 4, 4)))
+            if importlib.util.find_spec("dask") is not None:
+                import dask.array as da
+                ns["du"] = da.from_array(ns["u"], chunks=(1, 4, 4, 4))
+        if re.search(r"\bdu\b", code) and "du" not in ns:
+            continue
+        raises = re.search(r"raises TensorLangError: error\[([\w-]+)\]", comment)
+        if raises:
+            with pytest.raises(tl.TensorLangError) as caught:
+                exec(code, ns)
+            assert caught.value.code == raises[1], line
+        else:
+            exec(code, ns)
