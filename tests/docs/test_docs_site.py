@@ -211,6 +211,14 @@ def test_the_front_pages_have_no_development_log_wording(path):
     assert hits == [], f"{path}: {hits}"
 
 
+def test_no_page_sends_a_reader_to_a_document_outside_the_repository():
+    """The project's contract and design notes (SPEC.md, DESIGN.md) are not in the
+    repository: a page says what they say, or links a page that does."""
+    hits = [f"{p.relative_to(ROOT)}: {m[0]}" for p in sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+            for m in re.finditer(r"\b(SPEC|DESIGN)(\.md)?\b", p.read_text())]
+    assert hits == []
+
+
 def test_the_wording_patterns_catch_what_they_are_for():
     log = "The issue's targets are met (issue 21 report); this session's machine, the lead said."
     assert len([m for p in DEV_LOG for m in re.finditer(p, log)]) >= 4
