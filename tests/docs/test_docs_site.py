@@ -219,6 +219,20 @@ def test_no_page_sends_a_reader_to_a_document_outside_the_repository():
     assert hits == []
 
 
+#: A measured time or speed-up stated in prose: ``14 ms``, ``0.115 µs``, ``4.2x``, ``11×``.
+MEASURED = re.compile(r"\b\d[\d.,]*\s*(ms|µs|us|ns|s|x|×)(?![\w])")
+
+
+@pytest.mark.parametrize("page", ["tutorial.md", "index.md", "coming-from.md"] + sorted(
+    f"howto/{p.name}" for p in (DOCS / "howto").glob("*.md")))
+def test_the_first_pages_state_no_time_their_own_run_does_not_print(page):
+    """The tutorial and the how-tos print what they measure on the reader's machine; a
+    time written in their prose would be another machine's (and goes stale)."""
+    prose = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", (DOCS / page).read_text(), flags=re.S))
+    assert [m[0] for m in MEASURED.finditer(prose)] == []
+    assert MEASURED.search("both about 14 ms") and MEASURED.search("4.2x the peer")
+
+
 def test_the_wording_patterns_catch_what_they_are_for():
     log = "The issue's targets are met (issue 21 report); this session's machine, the lead said."
     assert len([m for p in DEV_LOG for m in re.finditer(p, log)]) >= 4
