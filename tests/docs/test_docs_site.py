@@ -195,6 +195,44 @@ def test_a_user_page_has_no_development_log_wording(page):
     assert hits == [], "say it in the user's terms, or move the section to docs/internals/"
 
 
+#: Outside docs/: the READMEs a newcomer reads first, and the section of docs/architecture.md
+#: (an Internals page) that README links for the quick test tier.
+FRONT_PAGES = {"README.md": None, "examples/README.md": None, "benchmarks/README.md": None,
+               "docs/architecture.md": "## Tests"}
+
+
+@pytest.mark.parametrize("path", sorted(FRONT_PAGES))
+def test_the_front_pages_have_no_development_log_wording(path):
+    text = (ROOT / path).read_text()
+    if FRONT_PAGES[path]:
+        text = FRONT_PAGES[path] + text.split(FRONT_PAGES[path] + "\n", 1)[1].split("\n## ", 1)[0]
+    prose = re.sub(r"`[^`]*`", "", _prose(text))
+    hits = [m[0] for p in DEV_LOG + MEASUREMENT_LOG for m in re.finditer(p, prose)]
+    assert hits == [], f"{path}: {hits}"
+
+
+def test_no_page_sends_a_reader_to_a_document_outside_the_repository():
+    """The project's contract and design notes (SPEC.md, DESIGN.md) are not in the
+    repository: a page says what they say, or links a page that does."""
+    hits = [f"{p.relative_to(ROOT)}: {m[0]}" for p in sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+            for m in re.finditer(r"\b(SPEC|DESIGN)(\.md)?\b", p.read_text())]
+    assert hits == []
+
+
+#: A measured time or speed-up stated in prose: ``14 ms``, ``0.115 µs``, ``4.2x``, ``11×``.
+MEASURED = re.compile(r"\b\d[\d.,]*\s*(ms|µs|us|ns|s|x|×)(?![\w])")
+
+
+@pytest.mark.parametrize("page", ["tutorial.md", "index.md", "coming-from.md"] + sorted(
+    f"howto/{p.name}" for p in (DOCS / "howto").glob("*.md")))
+def test_the_first_pages_state_no_time_their_own_run_does_not_print(page):
+    """The tutorial and the how-tos print what they measure on the reader's machine; a
+    time written in their prose would be another machine's (and goes stale)."""
+    prose = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", (DOCS / page).read_text(), flags=re.S))
+    assert [m[0] for m in MEASURED.finditer(prose)] == []
+    assert MEASURED.search("both about 14 ms") and MEASURED.search("4.2x the peer")
+
+
 def test_the_wording_patterns_catch_what_they_are_for():
     log = "The issue's targets are met (issue 21 report); this session's machine, the lead said."
     assert len([m for p in DEV_LOG for m in re.finditer(p, log)]) >= 4

@@ -1,5 +1,5 @@
 """Issue 41, seventh sweep: the surfaces earlier sweeps covered least, each finding fixed
-at its cause and covered here by its class (counts: docs/security.md, "Seventh sweep").
+at its cause and covered here by its class (counts: docs/internals/hostile-search.md).
 
 * The builder's expressions lacked Python's ``@``, ``abs``, ``**``, ``[]`` and numpy's
   ufuncs: a user got Python's TypeError (``A @ B``) or, worse, a numpy object array
