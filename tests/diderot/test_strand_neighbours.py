@@ -211,3 +211,46 @@ def test_folds_of_a_block_of_strands_agree_with_the_interpreter():
                                    "int n = 0; foreach (cell q in sphere(r)) { n += q.alive; }"))
     assert "#define TL_BKS 0" in source(foreach)
     agree(foreach)
+
+
+# Moving strands search the spatial grid every step: a column of cells is one run of
+# candidates tested four at a time, the neighbours put in order by counting (up to 32) or
+# sorted.  Points on a lattice of spacing 0.5 put neighbours at exactly r (the test decided
+# in single precision), a cluster puts many strands in one cell (runs longer than 4, more
+# than 16 and more than 32 neighbours), and the fold depends on the neighbours' order.
+MOVING = """#version 1.0
+input int gens = 3;
+input real r = 1.0;
+strand pt(int i) {
+   POS
+   int age = 0;
+   int id = i;
+   output real s = 0.0;
+   update {
+      if (age >= gens) { stabilize; }
+      DIE
+      real t = 0.0;
+      foreach (pt q in sphere(r)) { t = 0.5 * t + real(q.id) + |pos - q.pos|; }
+      s += t;
+      pos += STEP;
+      age += 1;
+   }
+}
+initially { pt(i) | i in 0..79 };
+"""
+_DIMS = {1: ("tensor[1] pos = [0.5 * real(i % 20) + (0.01 * real(i) if i >= 60 else 0.0)];", "[0.125 * real(i % 3)]"),
+         2: ("vec2 pos = [0.5 * real(i % 5), 0.5 * real(i / 5)] if i < 60 else [0.01 * real(i), 0.02];",
+             "[0.125 * real(i % 3), 0.0]"),
+         3: ("vec3 pos = [0.5 * real(i % 4), 0.5 * real((i / 4) % 3), 0.5 * real(i / 12)] if i < 60 "
+             "else [1.0 + 0.01 * real(i - 60), 0.5, 0.5];", "[0.0, 0.125 * real(i % 3), -0.0625 * real(i % 2)]")}
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("die", [False, True])
+def test_moving_strands_find_the_interpreters_neighbours(dim, die):
+    pos, step = _DIMS[dim]
+    text = MOVING.replace("POS", pos).replace("STEP", step)
+    p = program(text.replace("DIE", "if (i % 7 == 3 && age == 1) { die; }" if die else ""))
+    assert "#define TL_STILL 0" in source(p)
+    for r in (1.0, 1.5, 2.6):
+        agree(p, {"r": r})

@@ -320,7 +320,7 @@ def _numpy(spec: dict) -> Contender:
 
         return Bound(call, lambda: cell["out"])
 
-    how = {"life": "the 8-neighbour sum as 8 shifted slices", "sphere": "cKDTree.query_pairs + bincount a step",
+    how = {"life": "the 8-neighbour sum as 8 shifted views of a uint8 board, in place", "sphere": "cKDTree.query_pairs + bincount a step",
            "mip": "scipy.ndimage.map_coordinates(order=1) a step"}.get(
         spec["name"], "4x4 neighbourhood gathered, separable bspln3 weights, a step")
     return Contender("numpy", "peer", make, f"vectorized over all active strands: {how}")

@@ -233,19 +233,26 @@ def iso2d(inp: dict, count=None) -> np.ndarray:
 
 
 def life(inp: dict, count=None) -> np.ndarray:
+    """The board as bytes inside a border of dead cells that stays allocated: each generation
+    sums the eight shifted views into one preallocated array and writes the rule in place (a
+    generation is a few array passes over a quarter megabyte at 512²)."""
     a = inp["args"]
     board = inp["images"]["board"]
     N = a["N"]
-    alive = (board.data > 0.5).astype(np.int64)
+    padded = np.zeros((N + 2, N + 2), dtype=np.uint8)
+    alive = padded[1:-1, 1:-1]
+    alive[...] = board.data > 0.5
     alive[[0, -1], :] = 0  # tent's inside(): 0 < index < N - 1 on either axis
     alive[:, [0, -1]] = 0
+    n = np.empty_like(alive)
+    p = padded
     for _ in range(a["gens"]):
-        p = np.pad(alive, 1)
-        n = (p[:-2, :-2] + p[:-2, 1:-1] + p[:-2, 2:] + p[1:-1, :-2] + p[1:-1, 2:]
-             + p[2:, :-2] + p[2:, 1:-1] + p[2:, 2:])
-        alive = ((n == 3) | ((n == 2) & (alive == 1))).astype(np.int64)
+        np.add(p[:-2, :-2], p[:-2, 1:-1], out=n)
+        for view in (p[:-2, 2:], p[1:-1, :-2], p[1:-1, 2:], p[2:, :-2], p[2:, 1:-1], p[2:, 2:]):
+            n += view
+        alive[...] = (n == 3) | ((n == 2) & (alive == 1))
     assert alive.shape == (N, N)
-    return alive
+    return alive.astype(np.int64)
 
 
 def sphere(inp: dict, count=None) -> np.ndarray:

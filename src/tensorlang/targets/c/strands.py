@@ -808,7 +808,7 @@ NEIGHBOURS = r"""
 static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
 static double tl_grid_h(const double *gr, const int64_t *gi);
 static double *tl_gpos;
-static int64_t *tl_gstart, *tl_gorder, tl_gdim[3] = {{1, 1, 1}}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
+static int64_t *tl_gstart, *tl_gorder, *tl_gcell, tl_gcap, tl_gocap, tl_gdim[3] = {{1, 1, 1}}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
 static __thread int64_t *tl_nbuf; static __thread int64_t tl_ncap;
 /* room for one more neighbour in the thread's buffer (*buf, *cap: the caller's copies of tl_nbuf, tl_ncap) */
 static int tl_nb_grow(int64_t **buf, int64_t *cap) {{
@@ -820,15 +820,13 @@ static int tl_nb_grow(int64_t **buf, int64_t *cap) {{
 static int64_t *tl_P0, tl_n0;
 static int tl_cmp64(const void *a, const void *b) {{ int64_t x_ = *(const int64_t *)a, y_ = *(const int64_t *)b; return ({key}); }}
 static void tl_nb_build(int64_t n, double h) {{
-    free(tl_gstart); free(tl_gorder); free(tl_gpos); tl_gstart = 0; tl_gorder = 0; tl_gpos = 0; tl_gok = 0;
-    int dense = h == -1.0;  /* the radius depends on the strand: a cell size from the density */
+    int dense = h == -1.0; tl_gok = 0;  /* the radius depends on the strand: a cell size from the density */
     if (!dense && (!(h > 0) || !isfinite(h))) return;
     double mn[3] = {{0, 0, 0}}, mx[3] = {{0, 0, 0}}; int64_t cnt = 0;
-    for (int64_t j = 0; j < n; j++) {{
-        if (tl_S0[j] == 2 || !({fin})) continue;
-        double c[3] = {{0, 0, 0}};
-        for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + j];
-        for (int a = 0; a < {d}; a++) {{ if (!cnt || c[a] < mn[a]) mn[a] = c[a]; if (!cnt || c[a] > mx[a]) mx[a] = c[a]; }}
+    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) {{
+        for (int a = 0; a < {d}; a++) {{
+            double c = tl_R0[tl_posrow[a] * n + j]; if (!cnt || c < mn[a]) mn[a] = c; if (!cnt || c > mx[a]) mx[a] = c;
+        }}
         cnt++;
     }}
     if (dense) {{
@@ -837,32 +835,33 @@ static void tl_nb_build(int64_t n, double h) {{
         h = cnt > 0 && k > 0 ? pow(vol / (double)cnt, 1.0 / k) : 1.0;
         if (!(h > 0) || !isfinite(h)) h = 1.0;
     }}
-    /* cells of the query radius (a query visits 2-3 per axis), coarser only where the bounding
-       box would hold more than 16 cells a strand (strands on a surface or a curve leave most
-       cells empty: the cells' count is the box's, not the strands') */
+    /* cells of the query radius (a query visits 2-3 per axis), coarser only where the bounding box would hold
+       more than 16 cells a strand (strands on a surface leave most cells empty: the box's count, not theirs) */
     double total;
-    for (;;) {{
+    for (;; h *= 2) {{
         total = 1;
         for (int a = 0; a < {d}; a++) total *= floor((mx[a] - mn[a]) / h) + 1;
         if (total <= 16.0 * (double)cnt + 4096) break;
-        h *= 2;
     }}
     for (int a = 0; a < 3; a++) {{ tl_gdim[a] = a < {d} ? (int64_t)(floor((mx[a] - mn[a]) / h) + 1) : 1; tl_gmin[a] = mn[a]; }}
-    tl_gstride[2] = 1; tl_gstride[1] = tl_gdim[2]; tl_gstride[0] = tl_gdim[1] * tl_gdim[2];
-    tl_gh = h;
+    tl_gstride[2] = 1; tl_gstride[1] = tl_gdim[2]; tl_gstride[0] = tl_gdim[1] * tl_gdim[2]; tl_gh = h;
     int64_t cells = (int64_t)total;
-    tl_gstart = calloc((size_t)cells + 1, sizeof(int64_t)); tl_gorder = malloc(sizeof(int64_t) * (size_t)(cnt + 1));
-    if (!tl_gstart || !tl_gorder) return;
-    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) tl_gstart[({cell}) + 1]++;
+    /* the grid's arrays kept from step to step (new ones cost page faults); the order and positions padded by 4 zeros */
+    if (cells + 1 > tl_gcap) {{ free(tl_gstart); tl_gstart = malloc(sizeof(int64_t) * (size_t)(cells + 1)); tl_gcap = tl_gstart ? cells + 1 : 0; }}
+    if (n + 4 > tl_gocap) {{
+        free(tl_gorder); free(tl_gpos); free(tl_gcell); tl_gorder = malloc(sizeof(int64_t) * (size_t)(n + 4));
+        tl_gpos = malloc(sizeof(double) * {d} * (size_t)(n + 4)); tl_gcell = malloc(sizeof(int64_t) * (size_t)(n + 1));
+        tl_gocap = tl_gorder && tl_gpos && tl_gcell ? n + 4 : 0; }}
+    if (!tl_gcap || !tl_gocap) return;  /* (the search then tests every strand) */
+    memset(tl_gstart, 0, sizeof(int64_t) * (size_t)(cells + 1));
+    for (int64_t j = 0; j < n; j++) if ((tl_gcell[j] = tl_S0[j] != 2 && ({fin}) ? {cell} : -1) >= 0) tl_gstart[tl_gcell[j] + 1]++;
     for (int64_t c = 0; c < cells; c++) tl_gstart[c + 1] += tl_gstart[c];
-    int64_t *fill = calloc((size_t)cells, sizeof(int64_t));
-    if (!fill) return;
-    for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) {{ int64_t c = {cell}; tl_gorder[tl_gstart[c] + fill[c]++] = j; }}
-    free(fill);
+    /* the strands in cell order, each cell's ascending: a cell's start moves to its end, then back */
+    for (int64_t j = 0; j < n; j++) if (tl_gcell[j] >= 0) tl_gorder[tl_gstart[tl_gcell[j]]++] = j;
+    memmove(tl_gstart + 1, tl_gstart, sizeof(int64_t) * (size_t)cells); tl_gstart[0] = 0;
     /* the positions in the grid's order: a query reads its candidates' one after another */
-    tl_gpos = malloc(sizeof(double) * {d} * (size_t)(cnt + 1));
-    if (!tl_gpos) return;
     for (int64_t m = 0; m < cnt; m++) for (int a = 0; a < {d}; a++) tl_gpos[{d} * m + a] = tl_R0[tl_posrow[a] * n + tl_gorder[m]];
+    memset(tl_gorder + cnt, 0, 4 * sizeof(int64_t)); memset(tl_gpos + {d} * cnt, 0, {d} * 4 * sizeof(double));
     tl_gok = 1;
 }}
 /* Diderot's test, the squared distance summed in single precision strictly below r2, decided
@@ -883,10 +882,8 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
         for (int64_t j = 0; j < n; j++) {{
             double p[3] = {{0, 0, 0}};
             for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + j];
-            if (j != i && tl_S0[j] != 2 && tl_near(p, c, r2, fast)) {{
-                if (len >= cap && !tl_nb_grow(&buf, &cap)) return 0;
-                buf[len++] = j;
-            }}
+            if (j != i && tl_S0[j] != 2 && tl_near(p, c, r2, fast) && (len < cap || tl_nb_grow(&buf, &cap))) buf[len++] = j;
+            else if (tl_err_flag == 3) return 0;
         }}
     }} else {{
         int64_t lo[3] = {{0, 0, 0}}, hi[3] = {{0, 0, 0}};
@@ -896,26 +893,29 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
             lo[a] = l < 0 ? 0 : (int64_t)l; hi[a] = h > (double)(tl_gdim[a] - 1) ? tl_gdim[a] - 1 : (int64_t)h;
         }}
         const int64_t *gs = tl_gstart, *go = tl_gorder;
-        for (int64_t x = lo[0]; x <= hi[0]; x++) for (int64_t y = lo[1]; y <= hi[1]; y++) for (int64_t z = lo[2]; z <= hi[2]; z++) {{
-            int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z;
-            for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) {{
-                int64_t j = go[m];
-                if (j != i && tl_near(tl_gpos + {d} * m, c, r2, fast)) {{
-                    if (len >= cap && !tl_nb_grow(&buf, &cap)) return 0;
-                    buf[len++] = j;
+        double lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
+        /* the last axis's cells are consecutive: a run of candidates a column of cells, tested 4 at a time without
+           a branch on the outcome (the order and positions padded); tl_near where the sum is too close to decide */
+        for (int64_t x = lo[0]; x <= ({d} > 1 ? hi[0] : lo[0]); x++) for (int64_t y = lo[1]; y <= ({d} > 2 ? hi[1] : lo[1]); y++) {{
+            int64_t cl = ({d} > 1 ? x * tl_gstride[0] : 0) + ({d} > 2 ? y * tl_gstride[1] : 0);
+            int64_t m0 = gs[cl + lo[{d} - 1]], m1 = gs[cl + hi[{d} - 1] + 1];
+            while (len + (m1 - m0) + 4 > cap) if (!tl_nb_grow(&buf, &cap)) return 0;
+            for (int64_t m = m0; m < m1; m += 4) {{
+                int amb = !fast, ok[4]; int64_t jj[4];
+                for (int u = 0; u < 4; u++) {{
+                    const double *p = tl_gpos + {d} * (m + u); double e_ = {d2e};
+                    ok[u] = (e_ < r2) & (m + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (m + u < m1); jj[u] = go[m + u];
                 }}
+                if (amb) for (int u = 0; u < 4; u++) ok[u] = m + u < m1 && tl_near(tl_gpos + {d} * (m + u), c, r2, fast);
+                for (int u = 0; u < 4; u++) {{ buf[len] = jj[u]; len += ok[u] & (jj[u] != i); }}
             }}
         }}
     }}
     *out = buf;
     if (len > 32) qsort(buf, (size_t)len, sizeof(int64_t), tl_cmp64);
-    else {{  /* a few neighbours (the usual case): insertion sort, the comparison inlined; the keys differ, so the order is qsort's */
-        int64_t *a_ = buf;
-        for (int64_t p = 1; p < len; p++) {{
-            int64_t v = a_[p], q = p;
-            while (q > 0 && tl_cmp64(&a_[q - 1], &v) > 0) {{ a_[q] = a_[q - 1]; q--; }}
-            a_[q] = v;
-        }}
+    else if (len > 1) {{  /* a few neighbours (the usual case): each one's place by counting the smaller keys (distinct), no branch */
+        int64_t t_[32], k; memcpy(t_, buf, sizeof(int64_t) * (size_t)len);
+        for (int64_t p = 0; p < len; p++) {{ k = 0; for (int64_t q = 0; q < len; q++) k += tl_cmp64(&t_[q], &t_[p]) < 0; buf[k] = t_[p]; }}
     }}
     return len;
 }}
