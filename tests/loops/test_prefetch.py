@@ -2,11 +2,12 @@
 
 A slab of at most PREFETCH_BYTES that the loop only reads is asked for one iteration
 ahead at the start of each iteration, towards L2.  A larger one (up to the L1 size) gets
-hints inside the loop instead: the next sub-slab into L1 where the first statement reading
+hints inside the loop instead: the next sub-slab where the first statement reading
 it walks it one sub-slab at a time, else the next element's whole slab shared out over
 the last statement; an output written across its slab is asked for writing by the
-statement before.  Hints never address outside their buffer and change no bit of any
-result."""
+statement before.  Those hints ask for L1 where the slab fits there beside the
+iteration's temporaries, else for L2.  Hints never address outside their buffer and
+change no bit of any result."""
 
 from __future__ import annotations
 
@@ -79,24 +80,25 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     assert _fused_loops(helm)[0].prefetch == ()
     hints = names_of(helm, _inner_hints(helm))
     # u is read by the first product one sub-slab u[e, k1] per iteration of its outer loop
-    # (the loop's name depends on the statement): the next sub-slab into L1
+    # (the loop's name depends on the statement): the next sub-slab, towards L2 (the
+    # element's two 32 KiB temporaries fill L1 already)
     (first,) = [h for h in hints if h[1] == "u"]
     # (AHEAD_BYTES ahead: 4 sub-slabs of 2 KiB, on into the next element's slab)
     assert first[2] == (("e", 0), (first[0], fusion.AHEAD_BYTES // 2048)) and not first[3] and not first[4]
-    assert first[5] == 1
+    assert first[5] == 2
     # v is written across its slab (v[e, j, l, m] in a loop over l): asked for writing,
     # shared out over the statement before; D is read by an elementwise product: no hint
     (out,) = [h for h in hints if h[1] == "v"]
-    assert out[2] == (("e", 0),) and out[3] and out[4] and out[5] == 1
+    assert out[2] == (("e", 0),) and out[3] and out[4] and out[5] == 2
     # D is read first by the elementwise D ⊙ t (the fourth statement): the second product,
-    # two statements before, asks for this element's slab into L1, shared out
+    # two statements before, asks for this element's slab, shared out
     (d,) = [h for h in hints if h[1] == "D"]
-    assert d[2:] == ((("e", 0),), True, False, 1) and [h[1] for h in hints] == ["u", "D", "v"]
+    assert d[2:] == ((("e", 0),), True, False, 2) and [h[1] for h in hints] == ["u", "D", "v"]
     assert fusion.READ_AHEAD_STATEMENTS == 2
     c = helm.target.source
     ahead = fusion.AHEAD_BYTES // 2048
     assert f"if (((x_e) * 16LL + x_{first[0]} + {ahead}) < 48LL)" in c  # none past the last element's last
-    assert "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 3)" in c
+    assert "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 2)" in c and ", 3);" not in c
 
     interp = _c(interpolation_source(16, 3), fma=fma)
     assert _fused_loops(interp)[0].prefetch == ()
@@ -105,8 +107,8 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     # shared out; the last writes v one sub-slab v[e, j] at a time and asks for the one
     # AHEAD_BYTES ahead for writing, on into the next element's
     hints = names_of(interp, _inner_hints(interp))
-    assert [h[1:] for h in hints] == [("u", (("e", 1),), True, False, 1),
-                                      ("v", (("e", 0), (hints[1][0], ahead)), False, True, 1)]
+    assert [h[1:] for h in hints] == [("u", (("e", 1),), True, False, 2),
+                                      ("v", (("e", 0), (hints[1][0], ahead)), False, True, 2)]
     (batch,) = _fused_loops(interp)
     statements = [node for node in batch.body if isinstance(node, Loop)]
     assert [bool(node.prefetch) for node in statements] == [False, True, True]
@@ -117,8 +119,8 @@ def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
     program.write_text(helmholtz_source(16, 3))
     assert main(["compile", str(program), "--emit", "loops"] + (["--fma"] if fma else [])) == 0
     shown = capsys.readouterr().out
-    assert f"prefetch u[e, {first[0]}+{ahead}] into L1, across" in shown and "prefetch for writing v[e] into L1, spread" in shown
-    assert "prefetch D[e] into L1, spread" in shown
+    assert f"prefetch u[e, {first[0]}+{ahead}], across" in shown and "prefetch for writing v[e], spread" in shown
+    assert "prefetch D[e], spread" in shown and "into L1" not in shown
 
 
 def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch):
@@ -126,9 +128,13 @@ def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch)
     k = _c(interpolation_source(8, 64) + "\n")  # another source text: not the cached kernel
     (loop,) = _fused_loops(k)
     assert loop.prefetch == ()
-    # u: the next element's, shared out; v, written 512 bytes a row: AHEAD_BYTES ahead
-    assert [(a.at, a.spread, a.write) for _, a in _inner_hints(k)] == [
-        ((("e", 1),), True, False), ((("e", 0), ("j", fusion.AHEAD_BYTES // 512)), False, True)]
+    # u: the next element's, shared out; v, written 512 bytes a row: AHEAD_BYTES ahead;
+    # both into L1, where a 4 KiB slab fits beside the iteration's temporaries (2 x 4 KiB)
+    assert [(a.at, a.spread, a.write, a.level) for _, a in _inner_hints(k)] == [
+        ((("e", 1),), True, False, 1), ((("e", 0), ("j", fusion.AHEAD_BYTES // 512)), False, True, 1)]
+    assert ", 0, 3);" in k.target.source and ", 1, 3);" in k.target.source  # locality 3: L1
+    shown = k.ir("loops")
+    assert "prefetch u[e+1] into L1, spread" in shown
 
 
 def test_slabs_larger_than_l1_get_no_hint(monkeypatch):

@@ -199,23 +199,24 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     * A larger slab of at most ``l1`` bytes (the L1 data cache) that the loop only reads,
       read first by a contraction: where that statement's outer loop walks the slab
       one contiguous sub-slab per iteration (``u[e, k, ...]`` in a loop over ``k``), each
-      of its iterations asks for the sub-slab :data:`AHEAD_BYTES` ahead into L1 (on into
-      the next iteration's slab); where it reads across the slab (``u[e, k, a, b]``
-      summed over ``k`` in a loop over ``a``), the loop's statement before the last
-      (in a loop of one statement, the last) asks for the next
-      iteration's whole slab into L1, its lines shared out over that statement's outer
-      loop.
+      of its iterations asks for the sub-slab :data:`AHEAD_BYTES` ahead (on into the next
+      iteration's slab); where it reads across the slab (``u[e, k, a, b]`` summed over
+      ``k`` in a loop over ``a``), the loop's statement before the last (in a loop of one
+      statement, the last) asks for the next iteration's whole slab, its lines shared out
+      over that statement's outer loop.
     * Such a slab read first by an elementwise statement (which reads it in a burst):
       the statement :data:`READ_AHEAD_STATEMENTS` before it asks for this iteration's
-      slab into L1, its lines shared out over that statement's outer loop.
+      slab, its lines shared out over that statement's outer loop.
     * A larger slab of at most ``l1`` bytes that a statement after the first writes across
-      (``v[e, j, l, m]`` in a loop over ``l``): the statement before it asks for the
-      slab for writing into L1, shared out over its outer loop.  A slab written one
-      contiguous sub-slab per iteration: the statement writing it asks for the sub-slab
-      :data:`AHEAD_BYTES` ahead for writing (on into the next
-      iteration's slab).
+      (``v[e, j, l, m]`` in a loop over ``l``): the statement before it asks for the slab
+      for writing, shared out over its outer loop.  A slab written one contiguous
+      sub-slab per iteration: the statement writing it asks for the sub-slab
+      :data:`AHEAD_BYTES` ahead for writing (on into the next iteration's slab).
+
+    These hints ask for L1 where the slab fits there beside the iteration's temporaries
+    (:class:`.ir.Declare`), else for L2 (docs/c-backend.md, "Prefetching the next element").
     """
-    var = loop.var
+    var, temporaries = loop.var, sum(math.prod(node.shape) for node in loop.body if isinstance(node, Declare)) * buffers.itemsize
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
     for n, (start, stop) in enumerate(spans):
         for node in walk(loop.body[start:stop]):
@@ -236,6 +237,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
                 or any(len(indices) != len(shape) or indices[0] != var for _, _, indices in seen)):
             continue
         slab = math.prod(shape[1:]) * buffers.itemsize
+        level = 1 if slab + temporaries <= l1 else 2
         stored = [(n, indices) for n, is_store, indices in seen if is_store]
         if not stored and slab <= PREFETCH_BYTES:
             burst.append(Ahead(slot, ((var, 1),)))
@@ -249,36 +251,35 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             sums = _sums(nodes)
             if found is not None and (epilogue_only or not sums):
                 # an elementwise computation reads its slab in a burst: the statement
-                # READ_AHEAD_STATEMENTS before it asks for this iteration's slab into L1
+                # READ_AHEAD_STATEMENTS before it asks for this iteration's slab
                 # (a block with an epilogue counts as the contraction and the elementwise
                 # statement it holds)
                 lead = READ_AHEAD_STATEMENTS - 1 if epilogue_only and sums else READ_AHEAD_STATEMENTS
                 ahead = _first_loop(body, spans[first - lead]) if first >= lead > 0 else None
                 if ahead is not None:
-                    hints.setdefault(ahead[0], []).append(Ahead(slot, ((var, 0),), spread=True, level=1))
+                    hints.setdefault(ahead[0], []).append(Ahead(slot, ((var, 0),), spread=True, level=level))
                 continue
             if found is None:
                 continue
             at, nest = found
             if all(indices[1] == nest.var for n, _, indices in seen if n == first):
-                hints.setdefault(at, []).append(_sub_slab_ahead(slot, var, nest.var, shape, buffers.itemsize, write=False))
+                hints.setdefault(at, []).append(_sub_slab_ahead(slot, var, nest.var, shape, buffers.itemsize, False, level))
             else:
                 # over the statement before the last where there is one: the last may be
                 # writing the output, with hints of its own
                 at_span = spans[-2] if len(spans) > 1 else spans[-1]
                 last = _first_loop(body, at_span, slot) or _first_loop(body, at_span)
                 if last is not None:
-                    hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=1))
+                    hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=level))
         elif len({n for n, _ in stored}) == 1 and stored[0][0] > 0:
             writer = stored[0][0]
             found = _first_loop(body, spans[writer], slot)
             before = _first_loop(body, spans[writer - 1])
             if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
-                hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=1))
+                hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=level))
             elif found is not None and all(indices[1] == found[1].var for _, indices in stored):
                 # written one sub-slab per iteration
-                hints.setdefault(found[0], []).append(_sub_slab_ahead(slot, var, found[1].var, shape, buffers.itemsize,
-                                                                      write=True))
+                hints.setdefault(found[0], []).append(_sub_slab_ahead(slot, var, found[1].var, shape, buffers.itemsize, True, level))
     for at, aheads in hints.items():
         node = body[at]
         assert isinstance(node, Loop)
@@ -288,23 +289,22 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
 
 # AHEAD_BYTES (tensorlang.machine): how far ahead a statement walking a slab one sub-slab
 # per iteration asks for the sub-slab it will read, at least one sub-slab, running on into
-# the next iteration's slab (``prefetch u[e, k1+4] into L1, across`` at n = 16: 2 KiB
-# sub-slabs): further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
+# the next iteration's slab (``prefetch u[e, k1+4], across`` at n = 16: 2 KiB sub-slabs):
+# further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
 
 #: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement
-#: of a fused loop reads first (Helmholtz's ``D ⊙ t``) is asked for into L1 by the
-#: statement this many before it, its lines shared out over that statement's outer loop:
-#: left to the hardware's prefetcher, the elementwise statement waits on memory, and one
-#: statement ahead is too late (docs/performance.md, "Measurement history").  With fewer statements
-#: before it, no hint.
+#: of a fused loop reads first (Helmholtz's ``D ⊙ t``) is asked for by the statement this
+#: many before it, its lines shared out over that statement's outer loop: left to the
+#: hardware's prefetcher, the elementwise statement waits on memory, and one statement
+#: ahead is too late (docs/performance.md, "Measurement history").  With fewer, no hint.
 READ_AHEAD_STATEMENTS = 2
 
 
-def _sub_slab_ahead(slot: int, var: str, inner: str, shape: tuple[int, ...], itemsize: int, write: bool) -> Ahead:
+def _sub_slab_ahead(slot: int, var: str, inner: str, shape: tuple[int, ...], itemsize: int, write: bool, level: int) -> Ahead:
     """The hint for the sub-slab ``slot[var, inner]`` :data:`AHEAD_BYTES` ahead (at least
-    one), on into the next iteration's slab, into L1."""
+    one), on into the next iteration's slab, into cache ``level``."""
     sub = math.prod(shape[2:]) * itemsize
-    return Ahead(slot, ((var, 0), (inner, max(1, AHEAD_BYTES // sub))), write=write, level=1, across=True)
+    return Ahead(slot, ((var, 0), (inner, max(1, AHEAD_BYTES // sub))), write=write, level=level, across=True)
 
 
 def _first_loop(body: list, span: tuple[int, int], slot: int | None = None) -> tuple[int, Loop] | None:
