@@ -84,33 +84,14 @@ class ProgramInterface:
     source: Source
     threads: int
 
-    @property
-    def backend(self) -> str:
-        return self.options.backend
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.options.dtype
-
-    @property
-    def opt(self) -> bool:
-        return self.options.opt
-
-    @property
-    def skip_passes(self) -> tuple[str, ...]:
-        return self.options.skip_passes
-
-    @property
-    def pad(self) -> int:
-        return self.options.pad
-
-    @property
-    def fma(self) -> bool:
-        return self.options.fma
-
-    @property
-    def program(self):
-        return self.checked.program
+    # the options it was compiled with, and its program
+    backend = property(lambda self: self.options.backend)
+    dtype = property(lambda self: self.options.dtype)
+    opt = property(lambda self: self.options.opt)
+    skip_passes = property(lambda self: self.options.skip_passes)
+    pad = property(lambda self: self.options.pad)
+    fma = property(lambda self: self.options.fma)
+    program = property(lambda self: self.checked.program)
 
     @property
     def inputs(self) -> tuple[str, ...]:

@@ -1,42 +1,5 @@
 """The loop pipeline: :func:`loop_program` runs :data:`LOOP_PIPELINE`, named rewrites in
 order, each a plain function ``(LoopProgram, LoopFacts) -> LoopProgram``
-name              what it does                                              module
-================= ========================================================= ====================
-lower             every statement as a nest in accumulator form; a fused    lower.py, fusion.py
-                  step as one nest (its register blocks and prefetch hints)
-blocks            a sum with a blocked (direct-sum) result: its packed or   structure.py
-                  block-wise unique set, then the rebuild
-symmetry          a symmetric result: its unique set (triangular loops),    structure.py
-                  then the rebuild
-restrict-sums     summation loops over the support of their summands       structure.py
-restrict          the target's loops over its support, after a zero fill    structure.py
-interchange       a contraction as row AXPYs (the nests no rewrite above    interchange.py
-                  took)
-rows, strips      row sums several rows at once; a sum reading an operand   jam.py
-                  across its rows in strips
-prefetch          a prefetch ahead of each strip step whose rows are far    jam.py
-                  apart (:class:`.ir.Prefetch`)
-parallel          OpenMP (with schedules) and SIMD marks, Gram steps' teams parallel.py
-pieces            a loop over a direct sum's index piece by piece           pieces.py
-pack-in-producer  a temporary read only through a packed copy is written    structure.py
-                  packed by its producer
-tiles             a vector block whose rows are whole 64-byte vectors, in   microkernel.py
-                  a fused nest, as a register tile (:class:`.ir.Tile`)
-packed-blas       a large packed block product as one BLAS call             structure.py,
-                  (:class:`.ir.BlasProduct`), where the target calls BLAS   pipeline.py
-functions         a fused loop's large statements compiled as functions of  fusion.py
-                  their own (:attr:`.ir.Loop.apart`)
-inputs            an inout variable read from the caller's input until its  ir.py
-                  assignment (:attr:`.ir.Nest.inputs`)
-================= ========================================================= ====================
-
-``loop_program(schedule, skip=("interchange",))`` leaves rewrites out (``lower`` cannot
-be); every other rewrite is optional, and the program computes the same values without
-it.  The result records the rewrites that ran (:attr:`.ir.LoopProgram.rewrites`, the
-first line of ``--emit loops``); each nest records the rewrites that took it
-(:attr:`.ir.Nest.rewrites`): a nest that a structure rewrite took is not interchanged.
-After them :func:`place_locals` decides where each local buffer lives.
-=======
 (:class:`LoopFacts`: what was decided before the loops, the same for every rewrite).
 What each rewrite does, in which module, and how ``skip`` leaves one out:
 docs/architecture.md, "The loop rewrites".
