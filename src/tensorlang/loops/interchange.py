@@ -84,25 +84,8 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
 
 def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     """``nest`` in the interchanged form when its statement is a :func:`contraction`, else
-    ``nest`` itself.  The new nest, its summed loops outside the innermost one::
-
-        for the output loops but the last:
-            for x:  T[σ] = 0 + product(k = 0)
-            for k ≠ 0, in lexicographic order of the summed loops:
-                for x:  T[σ] = T[σ] + product(k)
-            for x:  T[σ] = scale(T[σ])          (only under a scale or a Neg)
-
-    This adds exactly the products the accumulator form adds, starting from the same
-    0 (``0 + p`` is the first ``acc += p``: -0 still becomes +0, NaN and inf propagate
-    alike), only in the summed loops' order, and scales the finished sum as the
-    accumulator form does, so NaN and inf come out the same.  The first step of the
-    sum is peeled (a store of ``0 + p`` rather than a loop storing zeros and then one
-    adding ``p``): a row of zeros stored just before it is re-read costs gcc a
-    store-forwarding stall per row, about 2-4x on the whole statement at n = 4..16.
-    With several summed variables the peeled step is (0, ..., 0) and the rest is one
-    loop nest per summed variable d: variable d from 1, those before it at 0, those
-    after it over their whole range, which together visit every other point once in
-    lexicographic order."""
+    ``nest`` itself: the summed loops outside the row, the sum's first step peeled; the
+    form and why it is exact: docs/c-backend.md, "When a contraction is interchanged"."""
     stmt = nest.statement
     found = contraction(stmt, buffers.variable_shapes)
     if found is None:

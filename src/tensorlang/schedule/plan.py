@@ -1,24 +1,13 @@
 """The schedule of a program: its buffers and the steps that run its statements.
 
-:func:`plan` decides, once per kernel and for every target alike:
-
-* the **buffer plan**: one slot per variable, in declaration order (but a temporary that
-  can reuse a dead temporary's buffer shares its slot, 002 §6.2-6.3), plus one flat scratch
-  slot when some statement reads its own target at other points than the one it writes
-  (ev-stmt: such a statement writes the scratch buffer, copied over the target after);
-  which slots are pooled temporaries (kept between calls, see the C target's pool) and
-  the pool's size in bytes for the kernel's dtype;
-* for each statement, **BLAS or loops**: a BLAS-shaped contraction (:func:`.steps.blas_shape`)
-  becomes a mode product, a GEMM or an einsum step when that step :meth:`pays`, every
-  other statement a loop nest, with the reason either way;
-* the **grouping**: consecutive loop statements form one :class:`~.steps.LoopStep` (one C
-  function), so a program is a sequence of loop and BLAS steps over one set of buffers;
-* **fusion** (``fuse=True``, :mod:`.fusion`): consecutive statements that share a batch
-  loop run inside one loop over it as one fused :class:`~.steps.LoopStep` (whatever BLAS
-  would have done with them), their temporaries shrunk to one iteration's *locals*
-  (:attr:`BufferPlan.locals`: no slot a caller or the pool sees, numbered after the slots).
-
-``tensorlang compile PROG --emit schedule`` prints the result (:mod:`.printer`).
+:func:`plan` decides, once per kernel and for every target alike, the **buffer plan**
+(:class:`BufferPlan`: a slot per variable, temporaries sharing dead ones' slots, 002
+§6.2-6.3, the scratch slot of ev-stmt, the pooled temporaries), **BLAS or loops** for
+each statement (:func:`choose`, with the reason either way), the **grouping** of
+consecutive loop statements into one :class:`~.steps.LoopStep` (one C function), and
+**fusion** (:mod:`.fusion`: statements that share a batch loop run inside one, their
+temporaries shrunk to one iteration's locals).  ``tensorlang compile PROG --emit
+schedule`` prints it (:mod:`.printer`).
 """
 
 from __future__ import annotations
