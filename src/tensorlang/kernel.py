@@ -677,17 +677,12 @@ class Kernel(ProgramInterface):
 
 
 class Runner:
-    """The one call path of a compiled kernel: :meth:`call` serves ``k(**arrays)``,
-    ``k.run``, a symbolic kernel's specialisations and the einsum cache's misses.
-
-    It tries the target's C caller (targets/c/callext.py), armed once the first call has
-    checked the store's size and while no call checks structure, which takes the plain
-    call and declines (None) anything else; then the kernel's general path, which checks
-    every argument and reports.  Where the C caller cannot be built (no ``Python.h``, no
-    extension) every call takes the general path (docs/performance.md, "Call paths":
-    a generated Python fast path was measured there and deleted).  Once armed, ``k(...)``
-    runs the caller straight from the class's C entry (``callext.install_entry``), which
-    reads the kernel's ``_c_call``: only :meth:`arm` sets it, to :attr:`c_call`."""
+    """The one call path of a compiled kernel (docs/c-backend.md, "The C-level call path"):
+    :meth:`call` serves ``k(**arrays)``, ``k.run``, a symbolic kernel's specialisations and
+    the einsum cache's misses.  It tries the target's C caller (none where it cannot be
+    built), armed by :meth:`arm`, then the kernel's general path, which checks every
+    argument and reports.  Once armed, ``k(...)`` runs the caller straight from the class's
+    C entry (``callext.install_entry``), which reads ``_c_call``: only :meth:`arm` sets it."""
 
     __slots__ = ("kernel", "c_call")
 
