@@ -99,15 +99,9 @@ def cmd_check(args) -> int:
 def _diagnostics(exc: TensorLangError) -> list[dict]:
     """Every diagnostic of an error as JSON values (1-based lines and columns; the end
     column is one past the last character), for editors."""
-    found = []
-    for d in exc.diagnostics:
-        span = d.span
-        found.append({
-            "code": d.code, "message": d.message, "rule": d.rule,
-            "line": span.line if span else None, "col": span.col if span else None,
-            "end_line": span.end_line if span else None, "end_col": span.end_col if span else None,
-        })
-    return found
+    return [{"code": d.code, "message": d.message, "rule": d.rule,
+             **{key: getattr(d.span, key) if d.span else None for key in ("line", "col", "end_line", "end_col")}}
+            for d in exc.diagnostics]
 
 
 # ------------------------------------------------------------------ run
@@ -281,9 +275,8 @@ def _sync(fd: int) -> None:
     try:
         os.fsync(fd)
     except OSError as exc:
-        if exc.errno in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
-            return
-        raise
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
+            raise
 
 
 class _StdoutGone(TensorLangError):
@@ -346,9 +339,7 @@ def _describe(value: np.ndarray) -> dict:
 
 def _json_number(x: float | None):
     """JSON has no NaN or infinity: those become strings ("nan", "inf", "-inf")."""
-    if x is None or np.isfinite(x):
-        return x
-    return str(x)
+    return x if x is None or np.isfinite(x) else str(x)
 
 
 def _check_writable(path: str) -> None:
@@ -506,10 +497,8 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
         calls = f"the {len(runs)} timed calls" if len(runs) > 1 else "the call"
         reasons.append(f"{calls} had the CPU {100 * cpu / wall:.0f}% of their wall time: wall {duration(wall)}, "
                        f"CPU {duration(cpu)} in all")
-    if not reasons:
-        return None
     return f"the machine was busy ({'; '.join(reasons)})" + (
-        "; the CPU time is closer to the kernel's own cost" if waited else "")
+        "; the CPU time is closer to the kernel's own cost" if waited else "") if reasons else None
 
 
 def _how_to_give(exc: TensorLangError, args) -> TensorLangError:
@@ -537,13 +526,8 @@ def _extended(exc: TensorLangError, extra: str) -> TensorLangError:
 
 def _input_origins(args, kernel, arrays) -> dict[str, str]:
     """Where each input came from: a file, the --inputs archive, or random numbers."""
-    origins: dict[str, str] = {}
-    if args.inputs:
-        for name in arrays:
-            origins[name] = args.inputs
-    for item in args.input:
-        name, _, path = item.partition("=")
-        origins[name] = path
+    origins: dict[str, str] = dict.fromkeys(arrays, args.inputs) if args.inputs else {}
+    origins.update(item.partition("=")[::2] for item in args.input)
     promised: set[str] = getattr(args, "kept_structure", set())
     for name in arrays:
         kept = ", made to keep the structure the program promises for it" if name in promised else ""

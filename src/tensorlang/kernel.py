@@ -84,33 +84,14 @@ class ProgramInterface:
     source: Source
     threads: int
 
-    @property
-    def backend(self) -> str:
-        return self.options.backend
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.options.dtype
-
-    @property
-    def opt(self) -> bool:
-        return self.options.opt
-
-    @property
-    def skip_passes(self) -> tuple[str, ...]:
-        return self.options.skip_passes
-
-    @property
-    def pad(self) -> int:
-        return self.options.pad
-
-    @property
-    def fma(self) -> bool:
-        return self.options.fma
-
-    @property
-    def program(self):
-        return self.checked.program
+    # the options it was compiled with, and its program
+    backend = property(lambda self: self.options.backend)
+    dtype = property(lambda self: self.options.dtype)
+    opt = property(lambda self: self.options.opt)
+    skip_passes = property(lambda self: self.options.skip_passes)
+    pad = property(lambda self: self.options.pad)
+    fma = property(lambda self: self.options.fma)
+    program = property(lambda self: self.checked.program)
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -696,17 +677,12 @@ class Kernel(ProgramInterface):
 
 
 class Runner:
-    """The one call path of a compiled kernel: :meth:`call` serves ``k(**arrays)``,
-    ``k.run``, a symbolic kernel's specialisations and the einsum cache's misses.
-
-    It tries the target's C caller (targets/c/callext.py), armed once the first call has
-    checked the store's size and while no call checks structure, which takes the plain
-    call and declines (None) anything else; then the kernel's general path, which checks
-    every argument and reports.  Where the C caller cannot be built (no ``Python.h``, no
-    extension) every call takes the general path (docs/performance.md, "Call paths":
-    a generated Python fast path was measured there and deleted).  Once armed, ``k(...)``
-    runs the caller straight from the class's C entry (``callext.install_entry``), which
-    reads the kernel's ``_c_call``: only :meth:`arm` sets it, to :attr:`c_call`."""
+    """The one call path of a compiled kernel (docs/c-backend.md, "The C-level call path"):
+    :meth:`call` serves ``k(**arrays)``, ``k.run``, a symbolic kernel's specialisations and
+    the einsum cache's misses.  It tries the target's C caller (none where it cannot be
+    built), armed by :meth:`arm`, then the kernel's general path, which checks every
+    argument and reports.  Once armed, ``k(...)`` runs the caller straight from the class's
+    C entry (``callext.install_entry``), which reads ``_c_call``: only :meth:`arm` sets it."""
 
     __slots__ = ("kernel", "c_call")
 

@@ -2,27 +2,14 @@
 
 :func:`compile` is the one driver below the front ends.  Every entry goes through it (text
 programs via :mod:`tensorlang.api`, einsum, the builder, field probes, specialisations,
-Dask chunks), and it starts from EIN: whatever produced the program, the stages below are
-the same.  Each stage is a plain function of the values before it, and its result is a
-frozen value that prints (``tensorlang compile --emit STAGE`` prints ``Compiled.STAGE``):
-
-========= ================================================ =========================
-stage     what it computes                                 function
-========= ================================================ =========================
-opt       the optimizer's passes (skipped with opt=False)  passes.optimize
-facts     what the later stages ask, computed once: roles, :func:`analyze`
-          shapes, declared structures, the target's caps
-schedule  steps (BLAS, loops, einsum) and buffers          schedule.plan.plan
-loops     the loop IR of the loop steps (targets that run  loops.loop_program
-          loops: C)
-code      the target's rendering (C source, NumPy source)  Target.render
-build     the runner (compiled, loaded)                    Target.build
-========= ================================================ =========================
-
-A target lists the stages it needs (:attr:`tensorlang.targets.Target.stages`): the
-interpreter needs none but ``build`` (it runs the reference semantics), NumPy no loops.
-``compile(..., until="loops")`` stops after a stage: what ``--emit`` of a stage the kernel's
-own target does not run computes (the schedule and loops the C target would run).
+Dask chunks), and it starts from EIN.  Each stage (:data:`STAGES`; what each computes:
+docs/architecture.md's picture) is a plain function of the values before it
+(``passes.optimize``, :func:`analyze`, :func:`schedule_of`, :func:`loops_of`,
+``Target.render``, ``Target.build``), and its result is a frozen value that prints
+(``tensorlang compile --emit STAGE`` prints ``Compiled.STAGE``).  A target lists the
+stages it needs (:attr:`tensorlang.targets.Target.stages`); ``compile(..., until="loops")``
+stops after a stage: what ``--emit`` of a stage the kernel's own target does not run
+computes (the schedule and loops the C target would run).
 """
 
 from __future__ import annotations

@@ -180,42 +180,11 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
     return folded
 
 
-# PREFETCH_BYTES (tensorlang.machine): the most bytes of one buffer's slab a fused iteration
-# asks for all at once for the next iteration (towards L2, at its start).  A larger slab would ask for more lines than the
-# core can have in flight, and the iteration's first statements would wait behind the
-# burst; such slabs get the hints in the loop instead (:func:`_prefetch`).  The CFD
-# kernels' u and D take 4 KiB a slab at n = 8, 13.5 KiB at n = 12, 32 KiB at n = 16
-# (docs/c-backend.md, "Prefetching the next element", has the measurements).
-
-
 def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int) -> Loop:
     """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`), which change
-    no value.  The buffers concerned are the program's own accessed at ``[var, ...]``
-    (the batch index first, so one iteration's values are one contiguous slab);
-    ``spans``: each statement's nodes in ``loop.body``.
-
-    * A slab of at most :data:`PREFETCH_BYTES` that the loop only reads: each iteration
-      asks for the next iteration's at its start, towards L2.
-    * A larger slab of at most ``l1`` bytes (the L1 data cache) that the loop only reads,
-      read first by a contraction: where that statement's outer loop walks the slab
-      one contiguous sub-slab per iteration (``u[e, k, ...]`` in a loop over ``k``), each
-      of its iterations asks for the sub-slab :data:`AHEAD_BYTES` ahead (on into the next
-      iteration's slab); where it reads across the slab (``u[e, k, a, b]`` summed over
-      ``k`` in a loop over ``a``), the loop's statement before the last (in a loop of one
-      statement, the last) asks for the next iteration's whole slab, its lines shared out
-      over that statement's outer loop.
-    * Such a slab read first by an elementwise statement (which reads it in a burst):
-      the statement :data:`READ_AHEAD_STATEMENTS` before it asks for this iteration's
-      slab, its lines shared out over that statement's outer loop.
-    * A larger slab of at most ``l1`` bytes that a statement after the first writes across
-      (``v[e, j, l, m]`` in a loop over ``l``): the statement before it asks for the slab
-      for writing, shared out over its outer loop.  A slab written one contiguous
-      sub-slab per iteration: the statement writing it asks for the sub-slab
-      :data:`AHEAD_BYTES` ahead for writing (on into the next iteration's slab).
-
-    These hints ask for L1 where the slab fits there beside the iteration's temporaries
-    (:class:`.ir.Declare`), else for L2 (docs/c-backend.md, "Prefetching the next element").
-    """
+    no value (which buffers get which hints, and why: docs/c-backend.md, "Prefetching the
+    next element": a hint asks for L1 where the slab fits there beside the iteration's
+    temporaries, else for L2); ``spans``: each statement's nodes in ``loop.body``."""
     var, temporaries = loop.var, sum(math.prod(node.shape) for node in loop.body if isinstance(node, Declare)) * buffers.itemsize
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
     for n, (start, stop) in enumerate(spans):

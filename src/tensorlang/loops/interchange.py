@@ -45,37 +45,8 @@ class Contraction:
 
 def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Contraction | None:
     """The statement as a :class:`Contraction` when the interchanged lowering applies, else
-    None (the statement keeps the accumulator form).
-
-    The rule.  The interchanged nest keeps every output loop outside except the last, x
-    (the target's last index), and puts the summed loops between them and x; the
-    innermost loop then walks one row of T with stride 1.  That is a win exactly when
-    every read that moves with x is contiguous too, so it applies when
-
-    * the body is a sum (directly nested sums are one sum over all their variables),
-      possibly under constant factors and negations, over a product (``*``) of tensor
-      accesses, constants and negations, and nothing else: no δ, ε, function, division
-      or inner sum, whose lowering needs accumulators of its own;
-    * the target is written in place and is not read at all (a statement that reads its
-      target needs the scratch copy of ev-stmt and keeps the old form);
-    * x occurs in at least one access, and in every access it occurs in, it occurs once,
-      as the last index: every read that varies with x is contiguous, the others are
-      invariant in the innermost loop.  If x is in no access, each row would be one
-      value; if some access has x elsewhere (``C[x,q]`` in ``Σ_q u[..,q] C[x,q]``), the
-      old innermost loop, a dot product over q, is the contiguous one: both keep the old
-      form;
-    * the summed variables are distinct, differ from the output variables and have
-      extent ≥ 1 (the first step of the sum is peeled, so it must exist), x's extent is
-      at least 2, and the statement does at least :data:`INTERCHANGE_WORK` multiply-adds;
-    * the target has rank ≥ 2, or the statement is too small to run on threads: with
-      rank 1 there is no output loop left outside the sum to share out, while the old
-      form has its single output loop to run in parallel.
-
-    Scalar targets never match (the old form's parallel reduction handles them).
-
-    Summed loops are ordered by the smallest stride they have in any access, largest
-    outside (stable, so ties keep the source order): the innermost summed loop steps
-    the reads between rows by the shortest distance."""
+    None (the statement keeps the accumulator form): the rule is docs/c-backend.md's,
+    "When a contraction is interchanged"."""
     if not stmt.index:
         return None
     here = tuple(name for name, _ in stmt.index)
@@ -113,25 +84,8 @@ def contraction(stmt: ein.Statement, shapes: dict[str, tuple[int, ...]]) -> Cont
 
 def rewrite(nest: Nest, buffers: BufferPlan) -> Nest:
     """``nest`` in the interchanged form when its statement is a :func:`contraction`, else
-    ``nest`` itself.  The new nest, its summed loops outside the innermost one::
-
-        for the output loops but the last:
-            for x:  T[σ] = 0 + product(k = 0)
-            for k ≠ 0, in lexicographic order of the summed loops:
-                for x:  T[σ] = T[σ] + product(k)
-            for x:  T[σ] = scale(T[σ])          (only under a scale or a Neg)
-
-    This adds exactly the products the accumulator form adds, starting from the same
-    0 (``0 + p`` is the first ``acc += p``: -0 still becomes +0, NaN and inf propagate
-    alike), only in the summed loops' order, and scales the finished sum as the
-    accumulator form does, so NaN and inf come out the same.  The first step of the
-    sum is peeled (a store of ``0 + p`` rather than a loop storing zeros and then one
-    adding ``p``): a row of zeros stored just before it is re-read costs gcc a
-    store-forwarding stall per row, about 2-4x on the whole statement at n = 4..16.
-    With several summed variables the peeled step is (0, ..., 0) and the rest is one
-    loop nest per summed variable d: variable d from 1, those before it at 0, those
-    after it over their whole range, which together visit every other point once in
-    lexicographic order."""
+    ``nest`` itself: the summed loops outside the row, the sum's first step peeled; the
+    form and why it is exact: docs/c-backend.md, "When a contraction is interchanged"."""
     stmt = nest.statement
     found = contraction(stmt, buffers.variable_shapes)
     if found is None:

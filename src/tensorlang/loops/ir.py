@@ -377,9 +377,7 @@ def multiply_add(node) -> tuple[str | tuple, Scalar, Scalar, bool] | None:
 
 def children(node) -> tuple:
     """The nodes and scalars directly inside ``node``."""
-    if isinstance(node, Nest):
-        return node.body
-    if isinstance(node, Loop):
+    if isinstance(node, (Nest, Loop)):
         return node.body
     if isinstance(node, (Tile, BlasProduct)):  # the same values as their loop
         return (node.loop,)

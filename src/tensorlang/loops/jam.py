@@ -1,22 +1,6 @@
-"""Sums along rows for the vector units: several rows at once, transposed reads in strips.
-
-* :func:`rows`: an output loop whose every iteration is one sum along a contiguous row
-  (``x[i] = (Σ_k U[i,k] v[k]) * x[i]``) runs :data:`ROWS` rows per iteration: as many
-  accumulators in the one summation loop (independent chains of additions instead of one
-  whose latency bounds the loop), the operand the rows share (``v[k]``) loaded once.
-* :func:`strips`: a sum over ``k`` then ``a`` whose inner loop reads an operand across its
-  rows (``Σ_{k,a} A[k,a] B[a,k]``) runs ``k`` in strips of :data:`STRIP` inside the ``a``
-  loop: the innermost loop reads ``B[a, strip]`` contiguously and ``A`` at :data:`STRIP`
-  rows whose cache lines serve the next ``a`` too, where a column of ``B`` walked at a
-  power-of-two stride falls into two sets of L1 and misses at every row.
-
-* :func:`prefetch_strips`: where a strip's operand has rows at least
-  :data:`PREFETCH_ROW_BYTES` apart, each step of the strips asks L1 for the strip's line
-  :data:`PREFETCH_AHEAD` rows further (:class:`.ir.Prefetch`): every step opens a new row,
-  a stride the hardware prefetchers do not follow, so each line would wait on L3.
-
-The rows left over run as before.  ``rows`` adds each row's products in the same order;
-``strips`` in another, as a vectorized sum does (SPEC §1, Values: reassociation).
+"""Sums along rows for the vector units: several rows at once (:func:`rows`), transposed
+reads in strips (:func:`strips`, :func:`prefetch_strips`); what each does and why:
+docs/c-backend.md, "Row sums and strips".
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""The thread policy, and the parallel and SIMD marks of the loop nests.
-
-One policy (:func:`team`, :func:`least_items`) for the loop nests, the Gram steps and the
-field probes: work against the machine's measured threshold (docs/c-backend.md, "Threads").
-
-* **simd**: every innermost loop (its body is straight-line code, no loop inside), unless
-  it lies inside a loop vectorized as a whole (:mod:`.microkernel`).
-* **parallel**: the outermost output loop of a statement where :func:`team` says so (an
-  interchanged contraction's last output loop is its row, inside the summed loops: only
-  the output loops outside them are candidates); a scalar target's big ``+``/``*``
-  reduction shares its outermost summed loop out instead (OpenMP combines the partial
-  results; max/min keep one thread: their NaN rule is ours, not OpenMP's).
+"""The thread policy, and the parallel and SIMD marks of the loop nests (docs/c-backend.md,
+"Threads" and "SIMD"): one policy (:func:`team`, :func:`least_items`) for the loop nests,
+the Gram steps and the field probes, work against the machine's measured threshold;
+simd on innermost straight-line loops (:func:`simd_marks`), parallel on a statement's
+outermost output loop or a scalar target's big ``+``/``*`` sum (:func:`mark`).
 """
 
 from __future__ import annotations
@@ -127,7 +120,9 @@ def mark(nest: Nest, parallel_work: ParallelWork = PARALLEL_WORK) -> Nest:
     """``nest`` with its simd and parallel loops marked; a loop runs on threads when the
     nest's work reaches ``parallel_work`` (the C target passes the thresholds measured on
     the machine, targets/c/threshold.py, or 1 when ``threads=`` forces threads; of a
-    :class:`Threshold`, the one for the nest's kind of work, :func:`threshold_for`)."""
+    :class:`Threshold`, the one for the nest's kind of work, :func:`threshold_for`).  Of an
+    interchanged nest only the output loops outside the summed ones (the last is the row);
+    max/min sums keep one thread (their NaN rule is ours, not OpenMP's)."""
     body = tuple(simd_marks(node) for node in nest.body)
     parallel_work = threshold_for(parallel_work, body)
     index = nest.statement.index

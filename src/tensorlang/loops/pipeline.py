@@ -1,42 +1,5 @@
 """The loop pipeline: :func:`loop_program` runs :data:`LOOP_PIPELINE`, named rewrites in
 order, each a plain function ``(LoopProgram, LoopFacts) -> LoopProgram``
-name              what it does                                              module
-================= ========================================================= ====================
-lower             every statement as a nest in accumulator form; a fused    lower.py, fusion.py
-                  step as one nest (its register blocks and prefetch hints)
-blocks            a sum with a blocked (direct-sum) result: its packed or   structure.py
-                  block-wise unique set, then the rebuild
-symmetry          a symmetric result: its unique set (triangular loops),    structure.py
-                  then the rebuild
-restrict-sums     summation loops over the support of their summands       structure.py
-restrict          the target's loops over its support, after a zero fill    structure.py
-interchange       a contraction as row AXPYs (the nests no rewrite above    interchange.py
-                  took)
-rows, strips      row sums several rows at once; a sum reading an operand   jam.py
-                  across its rows in strips
-prefetch          a prefetch ahead of each strip step whose rows are far    jam.py
-                  apart (:class:`.ir.Prefetch`)
-parallel          OpenMP (with schedules) and SIMD marks, Gram steps' teams parallel.py
-pieces            a loop over a direct sum's index piece by piece           pieces.py
-pack-in-producer  a temporary read only through a packed copy is written    structure.py
-                  packed by its producer
-tiles             a vector block whose rows are whole 64-byte vectors, in   microkernel.py
-                  a fused nest, as a register tile (:class:`.ir.Tile`)
-packed-blas       a large packed block product as one BLAS call             structure.py,
-                  (:class:`.ir.BlasProduct`), where the target calls BLAS   pipeline.py
-functions         a fused loop's large statements compiled as functions of  fusion.py
-                  their own (:attr:`.ir.Loop.apart`)
-inputs            an inout variable read from the caller's input until its  ir.py
-                  assignment (:attr:`.ir.Nest.inputs`)
-================= ========================================================= ====================
-
-``loop_program(schedule, skip=("interchange",))`` leaves rewrites out (``lower`` cannot
-be); every other rewrite is optional, and the program computes the same values without
-it.  The result records the rewrites that ran (:attr:`.ir.LoopProgram.rewrites`, the
-first line of ``--emit loops``); each nest records the rewrites that took it
-(:attr:`.ir.Nest.rewrites`): a nest that a structure rewrite took is not interchanged.
-After them :func:`place_locals` decides where each local buffer lives.
-=======
 (:class:`LoopFacts`: what was decided before the loops, the same for every rewrite).
 What each rewrite does, in which module, and how ``skip`` leaves one out:
 docs/architecture.md, "The loop rewrites".
@@ -136,6 +99,16 @@ def _each(program: LoopProgram, facts: LoopFacts, name: str,
     return replace(program, nests=tuple(nests))
 
 
+def _bodies(program: LoopProgram, name: str, change: Callable[[Nest], tuple | None]) -> LoopProgram:
+    """``program`` with each nest's body replaced by ``change(nest)`` (None: as it is), a
+    nest whose body that changes recorded as taken by ``name`` (fused nests included)."""
+    nests = []
+    for nest in program.nests:
+        body = change(nest)
+        nests.append(nest if body is None or body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, name)))
+    return replace(program, nests=tuple(nests))
+
+
 def _taken(nest: Nest, *names: str) -> bool:
     return any(name in nest.rewrites for name in names)
 
@@ -220,42 +193,24 @@ def restrict(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     return _each(program, facts, "restrict", change)
 
 
-def interchange(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """A contraction as row AXPYs (:func:`.interchange.rewrite`), in the nests no
-    structure rewrite took."""
-    buffers = facts.schedule.buffers
-
-    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        if _taken(nest, "blocks", "symmetry", "restrict-sums", "restrict"):
-            return None
-        rewritten = _interchange.rewrite(nest, buffers)
-        return None if rewritten is nest else rewritten
-
-    return _each(program, facts, "interchange", change)
-
-
-def _jam(name: str, rewrite) -> Rewrite:
-    """A :mod:`.jam` rewrite of the nests no structure rewrite took."""
+def _unless_taken(name: str, rewrite: Callable[[Nest, LoopFacts], Nest], after: str = "") -> Rewrite:
+    """``rewrite`` of each nest that no structure rewrite took (``after``: only of those
+    the rewrite named so took), the nests it changes recorded as taken by ``name``."""
     def run(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
         def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-            if _taken(nest, "blocks", "symmetry", "restrict-sums", "restrict"):
+            if _taken(nest, "blocks", "symmetry", "restrict-sums", "restrict") or (after and not _taken(nest, after)):
                 return None
-            rewritten = rewrite(nest)
-            return None if rewritten == nest else rewritten
+            rewritten = rewrite(nest, facts)
+            return None if rewritten is nest or rewritten == nest else rewritten
         return _each(program, facts, name, change)
     return run
 
 
-def prefetch(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """A prefetch ahead of each strip step whose rows are far apart (:func:`.jam.prefetch_strips`)."""
-    shapes, itemsize = program.buffers.all_storage_shapes, program.buffers.itemsize
-
-    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        if not _taken(nest, "strips"):
-            return None
-        rewritten = jam.prefetch_strips(nest, shapes, itemsize)
-        return None if rewritten == nest else rewritten
-    return _each(program, facts, "prefetch", change)
+#: a contraction as row AXPYs (:func:`.interchange.rewrite`)
+interchange = _unless_taken("interchange", lambda nest, facts: _interchange.rewrite(nest, facts.schedule.buffers))
+#: a prefetch ahead of each strip step whose rows are far apart (:func:`.jam.prefetch_strips`)
+prefetch = _unless_taken("prefetch", lambda nest, facts: jam.prefetch_strips(
+    nest, facts.schedule.buffers.all_storage_shapes, facts.schedule.buffers.itemsize), after="strips")
 
 
 def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
@@ -292,23 +247,16 @@ def tiles(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
         plain = not microkernel.TILES
         return None if found is None else Tile(found, node, plain, plain and microkernel.row_by_row(found, node, itemsize))
 
-
-    nests = []
-    for nest in program.nests:
-        body = tuple(replace_nodes(node, tile) for node in nest.body) if nest.wide_vectors else nest.body
-        nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "tiles")))
-    return replace(program, nests=tuple(nests))
+    return _bodies(program, "tiles", lambda nest: tuple(replace_nodes(node, tile) for node in nest.body)
+                   if nest.wide_vectors else None)
 
 
 def functions(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """In a fused nest, the large statements of each loop's body marked to be compiled as
     functions of their own (:func:`.fusion.own_functions`, :attr:`.ir.Loop.apart`)."""
-    nests = []
-    for nest in program.nests:
-        body = tuple(replace(node, apart=own_functions(node.body)) if nest.fused and isinstance(node, Loop) else node
-                     for node in nest.body)
-        nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "functions")))
-    return replace(program, nests=tuple(nests))
+    return _bodies(program, "functions", lambda nest: tuple(
+        replace(node, apart=own_functions(node.body)) if isinstance(node, Loop) else node for node in nest.body)
+        if nest.fused else None)
 
 
 def inputs(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
@@ -391,7 +339,7 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     int_max = facts.blas_int_max
     stored = dict(enumerate(program.buffers.all_storage_shapes))  # (once: a copy per step is quadratic)
     storage: ChainMap[int, tuple[int, ...]] = ChainMap({}, stored)
-    step = None
+    step: int | None = None
 
     def product(node) -> Tile | BlasProduct | None:
         if isinstance(node, Declare):  # a local buffer's shape from here on
@@ -402,14 +350,13 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
         routine = None if found is None else blas_routine(found, storage, int_max)
         return None if found is None or routine is None else BlasProduct(found, *routine, node)
 
-    nests = []
-    for nest in program.nests:
+    def change(nest: Nest) -> tuple:
+        nonlocal step, storage
         if nest.step != step:  # each step's buffers as they are stored, its locals as declared
-            step = nest.step
-            storage = ChainMap({}, stored)
-        body = tuple(replace_nodes(node, product) for node in nest.body)
-        nests.append(nest if body == nest.body else replace(nest, body=body, rewrites=(*nest.rewrites, "packed-blas")))
-    return replace(program, nests=tuple(nests))
+            step, storage = nest.step, ChainMap({}, stored)
+        return tuple(replace_nodes(node, product) for node in nest.body)
+
+    return _bodies(program, "packed-blas", change)
 
 
 #: The loop rewrites in the order :func:`loop_program` runs them (docs/architecture.md).
@@ -420,8 +367,8 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("restrict-sums", restrict_sums),
     ("restrict", restrict),
     ("interchange", interchange),
-    ("rows", _jam("rows", jam.rows)),
-    ("strips", _jam("strips", jam.strips)),
+    ("rows", _unless_taken("rows", lambda nest, facts: jam.rows(nest))),
+    ("strips", _unless_taken("strips", lambda nest, facts: jam.strips(nest))),
     ("prefetch", prefetch),
     ("parallel", parallel),
     ("pieces", pieces),

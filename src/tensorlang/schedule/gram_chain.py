@@ -1,24 +1,12 @@
-"""A Gram product the optimizer turned into a chain, taken back (issue 43's ``S = YᵀY``
-with ``Y = X W``).
-
-Written as one expression, ``S[i,j] = Σ_{r,k,l} X[r,k] W[k,i] X[r,l] W[l,j]`` (or
-``(X W)ᵀ (X W)``), the optimizer's contraction order computes
-
-    Y[r,i] = Σ_k X[r,k] W[k,i]        (m·p·n multiply-adds)
-    T[i,l] = Σ_r X[r,l] Y[r,i]        (m·p·n)
-    S[i,j] = Σ_l W[l,j] T[i,l]        (p·n²)
-
-because it does not see that ``Σ_l X[r,l] W[l,j]`` is Y again.  The second and third
-statements together are ``S = Yᵀ Y``: a Gram product over Y, which the C target's Gram
-kernel computes with about m·n²/2 multiply-adds (the sorted entries), no T, and one pass
-over Y instead of X.  :func:`gram_chains` finds such pairs of statements and replaces
-them by ``S[i,j] = Σ_r Y[r,i] Y[r,j]`` where that statement is a Gram step that pays
-(:class:`.steps.GramStep`) and does less work than the pair.
-
-The match is exact, not a heuristic: the pair's composition ``S = Σ Y[..i..] R[..j..]``
-is compared, factor by factor and up to a renaming of the summed indices, with Y times
-Y's own definition renamed (``R`` must *be* that definition), every scale 1, and nothing
-between Y's statement and S writes Y or what Y's statement reads.
+"""A Gram product the optimizer turned into a chain, taken back: ``S = (X W)ᵀ (X W)``,
+computed by the contraction order as ``Y = X W; T[i,l] = Σ_r X[r,l] Y[r,i]; S = T W``,
+becomes ``S[i,j] = Σ_r Y[r,i] Y[r,j]`` (:func:`gram_chains`) where that statement is a
+Gram step that pays (:class:`.steps.GramStep`) and does less work than the pair
+(docs/c-backend.md, the Gram step).  The match is exact, not a heuristic: the pair's
+composition ``S = Σ Y[..i..] R[..j..]`` is compared, factor by factor and up to a renaming
+of the summed indices, with Y times Y's own definition renamed (``R`` must *be* that
+definition), every scale 1, and nothing between Y's statement and S writes Y or what Y's
+statement reads.
 """
 
 from __future__ import annotations

@@ -208,21 +208,9 @@ PADDED_BLAS_MIN = 32
 
 def blas_on_padded(step, stmt: ir.Statement, shapes: dict[str, tuple[int, ...]]) -> str | None:
     """None when BLAS step ``step`` (of ``stmt``) runs on padded buffers as it is, else
-    why not.  BLAS reads a matrix through its leading dimension, so a padded row stride is
-    just ``lda``: the step runs on the views ``buffer[..., :n]`` of the padded buffers
-    (numpy hands a view whose last stride is one element to BLAS as it is) and writes only
-    the target's unpadded region, whose padding stays zero.  That needs every operand and
-    the target to be a stack of matrices whose columns are the last (padded) dimension,
-    with the padded dimension never merged into another:
-
-    * a mode product whose matrix is applied to the last dimension (Q empty) or to the
-      one before it (Q is the last dimension alone): X as (P, M) or (P, M, Q), the
-      leading dimensions merged (they are not padded, so merging them is still a view);
-    * a GEMM of matrices (no batch, each operand and the target two-dimensional, the
-      target in (left, right) order); a transposed operand is a transposed view.
-
-    Every other step (einsum steps, GEMMs over reshaped operands) would copy into
-    unpadded arrays: the statement stays a loop nest."""
+    why not: a mode product or a GEMM of matrices whose every operand is a stack of matrices
+    with the padded dimension last and never merged (docs/c-backend.md, "BLAS steps on
+    padded buffers")."""
     from .steps import GemmStep, ModeStep  # steps knows nothing of padding
 
     if isinstance(step, ModeStep):
@@ -289,20 +277,8 @@ def auto_pad(program: ir.Program, schedule, width: int) -> AutoPad:
     """``pad="auto"`` (000 §4): the vector ``width`` (in elements: machine.simd_elements)
     for the buffers (``pad``) or the fused loops' locals (``locals``) where padding
     removes vector remainders and pays, else no padding.  ``schedule`` is the program's
-    *unpadded* schedule.  The rule, step by step (docs/c-backend.md, "What auto chooses",
-    with the measurements behind each):
-
-    1. a fused loop with a row that padding makes fewer vector operations
-       (:func:`vector_ops`; none for a row of at least one vector where vectors are
-       :data:`RAGGED_TILE_BYTES`: a register tile masks its last vector) is padded unless a row grows more than
-       :data:`AUTO_LOCAL_MAX_GROWTH` or a loop is memory-bound
-       (:data:`AUTO_LOCAL_FLOPS_PER_BYTE`): its locals only, or every buffer past
-       :data:`AUTO_LOCAL_L2_FRACTION` of L2;
-    2. otherwise every buffer is padded only if some padded loop's extent leaves a
-       remainder, every statement runs ``padded`` (:func:`decide`: nothing re-zeroed or
-       kept at its true extents), the schedule is plain loop nests (none fused, no BLAS,
-       Gram or einsum step: they refuse or copy padded buffers) and the copies amortise
-       (:func:`_copies_refused`)."""
+    *unpadded* schedule.  The rule, step by step, with the measurements behind each:
+    docs/c-backend.md, "What auto chooses"."""
     if width <= 1:
         return AutoPad(1, "no vectors wider than one element")
     fused = [step.fusion for step in schedule.steps if getattr(step, "fusion", None) is not None]

@@ -1,24 +1,13 @@
 """The schedule of a program: its buffers and the steps that run its statements.
 
-:func:`plan` decides, once per kernel and for every target alike:
-
-* the **buffer plan**: one slot per variable, in declaration order (but a temporary that
-  can reuse a dead temporary's buffer shares its slot, 002 §6.2-6.3), plus one flat scratch
-  slot when some statement reads its own target at other points than the one it writes
-  (ev-stmt: such a statement writes the scratch buffer, copied over the target after);
-  which slots are pooled temporaries (kept between calls, see the C target's pool) and
-  the pool's size in bytes for the kernel's dtype;
-* for each statement, **BLAS or loops**: a BLAS-shaped contraction (:func:`.steps.blas_shape`)
-  becomes a mode product, a GEMM or an einsum step when that step :meth:`pays`, every
-  other statement a loop nest, with the reason either way;
-* the **grouping**: consecutive loop statements form one :class:`~.steps.LoopStep` (one C
-  function), so a program is a sequence of loop and BLAS steps over one set of buffers;
-* **fusion** (``fuse=True``, :mod:`.fusion`): consecutive statements that share a batch
-  loop run inside one loop over it as one fused :class:`~.steps.LoopStep` (whatever BLAS
-  would have done with them), their temporaries shrunk to one iteration's *locals*
-  (:attr:`BufferPlan.locals`: no slot a caller or the pool sees, numbered after the slots).
-
-``tensorlang compile PROG --emit schedule`` prints the result (:mod:`.printer`).
+:func:`plan` decides, once per kernel and for every target alike, the **buffer plan**
+(:class:`BufferPlan`: a slot per variable, temporaries sharing dead ones' slots, 002
+§6.2-6.3, the scratch slot of ev-stmt, the pooled temporaries), **BLAS or loops** for
+each statement (:func:`choose`, with the reason either way), the **grouping** of
+consecutive loop statements into one :class:`~.steps.LoopStep` (one C function), and
+**fusion** (:mod:`.fusion`: statements that share a batch loop run inside one, their
+temporaries shrunk to one iteration's locals).  ``tensorlang compile PROG --emit
+schedule`` prints it (:mod:`.printer`).
 """
 
 from __future__ import annotations
@@ -401,24 +390,14 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
          gram: int | None = None, local_pad: int = 1, gemm_copies: bool = True) -> Schedule:
-    """The schedule of ``program`` for ``dtype`` (see the module's docstring): the program
-    with its direct sums' reducing items lifted (passes/split.py ``lift_concat_items``,
-    which the pipeline's facts stage runs: a loop nest evaluates an item in place).  With
-    ``pad`` > 1 (000 §4, schedule/padding.py) every buffer is padded and every statement
-    is a loop nest but the BLAS steps that run on the padded buffers as they are.
-    ``fuse``: run statements that share a batch loop inside one (:mod:`.fusion`; the
-    targets that run loop steps statement by statement, NumPy's, pass False).  ``from_c``:
-    the target calls BLAS from generated C, so a single GEMM pays sooner
-    (:data:`.steps.C_BLAS_WORK`).  ``visits``: where the target's loop nests visit only
-    the support of a sum's summand (the C target's), how many points each statement's
-    nest visits of how many dense ones, by target (the pipeline's facts): a sum visiting
-    a small part of its dense iteration space stays a loop nest (:func:`_sparse_sums`).
-    ``blocks``: the structures inferred for a program with a direct sum, by name (the
-    pipeline's facts): a sum whose result has redundant blocks stays a loop nest
-    (:func:`_block_structured`).  ``gram``: the target renders Gram steps, with vectors of
-    this many bytes (:class:`.steps.GramStep`; a third moment the optimizer split into a
-    pair product and a contraction is merged back first, :func:`gram_merged`, and a
-    ``YᵀY`` the optimizer computed as ``(YᵀX) W`` is taken back, :mod:`.gram_chain`)."""
+    """The schedule of ``program`` for ``dtype`` (see the module's docstring), its direct
+    sums' reducing items already lifted (the pipeline's facts stage).  ``pad`` > 1 (000 §4):
+    every buffer padded, only BLAS steps that run on the padded buffers as they are.
+    ``fuse``: fused batch loops (NumPy's target passes False).  ``from_c``, ``gram``,
+    ``gemm_copies``: as :func:`choose`.  ``visits`` and ``blocks`` (the pipeline's facts):
+    sums that stay loop nests for their structure (:func:`_sparse_sums`,
+    :func:`_block_structured`).  With ``gram``, a split third moment is merged back first
+    (:func:`gram_merged`) and a ``YᵀY`` computed as ``(YᵀX) W`` taken back (:mod:`.gram_chain`)."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)

@@ -1,18 +1,8 @@
-"""The steps of a schedule: how one EIN statement (or a run of them) is computed.
+"""The steps of a schedule: how one EIN statement (or a run of them) is computed:
+:class:`LoopStep` (generated loop nests, :mod:`tensorlang.loops`), and the library steps
+:class:`GemmStep`, :class:`ModeStep`, :class:`EinsumStep` and :class:`GramStep`.
 
-* :class:`LoopStep`: consecutive statements as generated loop nests (:mod:`tensorlang.loops`);
-  the C target prints them as one C function, the NumPy target runs them through its
-  einsum code generation.
-* :class:`GemmStep`: ``target = scale * Σ A B`` as one batched ``numpy.matmul``.
-* :class:`ModeStep`: a mode product ``target[P,j,Q] = scale * Σ_m W[j,m] X[P,m,Q]`` as one
-  ``numpy.matmul`` over views, copying nothing.
-* :class:`EinsumStep`: any other BLAS-sized contraction, on opt_einsum's path.
-* :class:`GramStep`: a product of one tensor with itself that is symmetric (``XᵀX``, the
-  third moment ``Σ_n X_ni X_nj X_nk``): a library kernel computing the sorted entries only
-  (the C target renders it, targets/c/gram.py); the schedule chooses it where the target's
-  caps offer it and :meth:`GramStep.why_not` says it pays.
-
-A BLAS step is only a candidate for a statement whose shape BLAS computes
+A library step is only a candidate for a statement whose shape BLAS computes
 (:func:`blas_shape`); :meth:`pays` says whether it beats the loop nest.  The steps are
 values (frozen dataclasses over buffer *slots*, see :mod:`.plan`): the targets run them,
 they decide nothing.
