@@ -463,6 +463,11 @@ class ContractExpression:
         self._fast = getattr(self._runner, "ordered", None) if not constants else None
         self._fast_same = getattr(self._same, "ordered", None)
 
+    def __reduce__(self):
+        # pickled as what made it (a Dask worker, a multiprocessing child): the receiving
+        # process rebuilds its runners from its own call cache (the C from the disk cache)
+        return ContractExpression, (self.subscripts, self.shapes, self.constants, self.backend)
+
     def __call__(self, *arrays, **options):
         if not options:
             if self._fast_same is not None and len(arrays) > 1 and arrays[0] is arrays[1]:
