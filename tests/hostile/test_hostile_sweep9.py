@@ -18,6 +18,9 @@ that lie in every field), each finding fixed at its cause and covered here by it
   an unknown type, ``ValueError: not enough values to unpack`` for a line without a
   colon, "dimension 17 but 17 sizes", "the world matrix must be finite and affine" for a
   NaN ``space origin`` (the file wrote no matrix), an unnamed "singular" for spacings of 0.
+* A ``world=`` dict with a NaN or infinite spacing, origin or direction printed numpy's
+  "invalid value" warning and was refused as "the world matrix", which the caller never
+  wrote; the message now names the key.
 * ``e * np.array(2.0)`` was refused where ``np.array(2.0) * e`` built: a 0-d array is its
   number on either side.  The builder and the fields share one ufunc table.
 """
@@ -28,6 +31,7 @@ import bz2
 import copy
 import gzip
 import pickle
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -234,3 +238,15 @@ def test_the_builder_and_the_fields_take_the_same_numpy_ufuncs(name):
         second = {"power": 2, "divide": 2.0}.get(name)
         built, field = ufunc(e, e if second is None else second), ufunc(scalar, scalar if second is None else second)
     assert isinstance(built, tl.builder.Expr) and isinstance(field, tl.fields.Field)
+
+
+# ------------------------------------------------------------------ world= dicts that are not finite
+@pytest.mark.parametrize("world,key", [({"spacing": np.nan}, "spacing"), ({"spacing": [1.0, -np.inf]}, "spacing"),
+                                       ({"origin": [np.nan, 0.0]}, "origin"),
+                                       ({"directions": [[np.inf, 0.0], [0.0, 1.0]]}, "directions"),
+                                       ({"directions": [[1e308, 0.0], [0.0, 1.0]], "spacing": 10.0}, "finite")])
+def test_a_world_dict_that_is_not_finite_is_refused_naming_its_key_without_a_warning(world, key):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "invalid value encountered in multiply" was printed
+        e = refused(lambda: tl.image(RNG.normal(size=(5, 5)), world=world))
+    assert key in e.message

@@ -106,9 +106,11 @@ def _vector(value, dim: int, what: str) -> np.ndarray:
     """A per-axis number (one number, or one per space axis) as a float64 vector of ``dim``."""
     v = real_array(value, f"world {what}")
     if v.ndim == 0:
-        return np.full(dim, float(v))
+        v = np.full(dim, float(v))
     if v.shape != (dim,):
         raise error("input", f"world {what} of a {dim}-D image is one number or {dim}, got shape {v.shape}")
+    if not np.all(np.isfinite(v)):  # (it was "the world matrix must be finite", of a matrix not written)
+        raise error("input", f"world {what} must be finite numbers, got {v.tolist()}")
     return v
 
 
@@ -126,10 +128,11 @@ def _world_matrix(world, dim: int) -> np.ndarray:
         directions = real_array(world.get("directions", np.eye(dim)), "world directions")
         spacing = _vector(world.get("spacing", 1.0), dim, "spacing")
         origin = _vector(world.get("origin", 0.0), dim, "origin")
-        if directions.shape != (dim, dim):
-            raise error("input", f"world directions must be {dim}x{dim}, got shape {directions.shape}")
+        if directions.shape != (dim, dim) or not np.all(np.isfinite(directions)):
+            raise error("input", f"world directions must be {dim}x{dim} finite numbers, got {directions.tolist()}")
         m = np.eye(dim + 1)
-        m[:dim, :dim] = directions * spacing[None, :]
+        with np.errstate(over="ignore"):  # (a product past the float range: refused below as not finite)
+            m[:dim, :dim] = directions * spacing[None, :]
         m[:dim, dim] = origin
         world = m
     m = real_array(world, "world=").copy()
