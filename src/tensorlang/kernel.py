@@ -616,6 +616,11 @@ class Kernel(ProgramInterface):
             arr = np.asarray(value)
         except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way
             raise error("input", f"input {name!r} cannot be read as an array ({exc})", self._decl_span(name)) from None
+        if arr.dtype.kind == "O" and type(value) is int:  # past int64: the real number it is, as the C caller reads it
+            try:
+                arr = np.asarray(float(value))
+            except OverflowError:
+                raise error("input", f"input {name!r} is an integer beyond the float range", self._decl_span(name)) from None
         if arr.dtype.kind not in "biuf":
             raise error("input", f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
                         self._decl_span(name))

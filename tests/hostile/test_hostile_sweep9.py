@@ -21,6 +21,11 @@ that lie in every field), each finding fixed at its cause and covered here by it
 * A ``world=`` dict with a NaN or infinite spacing, origin or direction printed numpy's
   "invalid value" warning and was refused as "the world matrix", which the caller never
   wrote; the message now names the key.
+* ``tl.einsum("i,j->ij", a, a)`` of broadcast operands whose result numpy cannot
+  allocate was numpy's MemoryError (the compiled path says error[too-large]): too-large.
+* A Python int past int64 given for a 0-d input ran where the C caller took the call
+  (as the float it is) and was "dtype object" everywhere else: it is the float it is on
+  every target, and one past the float range is error[input].
 * ``e * np.array(2.0)`` was refused where ``np.array(2.0) * e`` built: a 0-d array is its
   number on either side.  The builder and the fields share one ufunc table.
 """
@@ -250,3 +255,34 @@ def test_a_world_dict_that_is_not_finite_is_refused_naming_its_key_without_a_war
         warnings.simplefilter("error")  # numpy's "invalid value encountered in multiply" was printed
         e = refused(lambda: tl.image(RNG.normal(size=(5, 5)), world=world))
     assert key in e.message
+
+
+# ------------------------------------------------------------------ einsum results numpy cannot allocate
+def test_an_einsum_result_numpy_cannot_allocate_is_too_large_on_every_call():
+    one = np.broadcast_to(np.float64(1.0), (1 << 24,))  # 8 bytes of data; the outer product is 2 PiB
+    with pytest.raises(MemoryError):
+        np.einsum("i,j->ij", one, one)
+    for _ in range(2):  # the first call and the cached one
+        e = refused(lambda: tl.einsum("i,j->ij", one, one), "too-large")
+        assert "does not fit in memory" in e.message and isinstance(e, MemoryError)  # numpy's class too
+        assert isinstance(pickle.loads(pickle.dumps(e)), MemoryError)
+
+
+# ------------------------------------------------------------------ Python ints past int64 as inputs
+ARMED = "in var s : []\nin var v : [1]\nin var M : [1 1]\nout var r : [1 1]\nout var t : []\nr = s * M + v # v\nt = s * s\n"
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy", "interp"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_python_int_past_int64_is_the_real_number_it_is_on_every_target(backend, dtype):
+    if backend not in tl.available_backends():
+        pytest.skip("no C compiler")
+    k = tl.compile(ARMED, backend=backend, dtype=dtype)
+    ones = {"v": np.ones(1), "M": np.ones((1, 1))}
+    for s in (2**80, -2**80, 2**63):  # the C caller read them as floats, the general path refused them
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # float32: 2**160 is inf, as numpy casts it
+            want = np.asarray(float(s) * float(s), dtype=dtype)
+        assert k(s=s, **ones)["t"] == want
+    e = refused(lambda: k(s=2**2000, **ones))
+    assert "beyond the float range" in e.message
