@@ -179,10 +179,26 @@ def _bounded(optimize, operands: tuple):
     return optimize
 
 
+class EinsumMemoryError(TensorLangError, MemoryError):
+    """error[too-large] for a result numpy cannot allocate, and the MemoryError numpy raises."""
+
+    def __init__(self, message: str):
+        super().__init__("too-large", message)
+
+
+def _numpy_einsum(*operands, **options):
+    """numpy.einsum, a result it cannot allocate (8 TiB from broadcast operands,
+    ``i,j->ij``) error[too-large] (:class:`EinsumMemoryError`), as the compiled path's are."""
+    try:
+        return _NUMPY_EINSUM(*operands, **options)
+    except MemoryError as exc:
+        raise EinsumMemoryError(f"einsum: {exc}; the result does not fit in memory") from None
+
+
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
     def run(ops):
         optimize_ = _bounded(optimize, (subscripts, *ops))
-        return _NUMPY_EINSUM(subscripts, *ops, optimize=optimize_)
+        return _numpy_einsum(subscripts, *ops, optimize=optimize_)
     return run
 
 
@@ -209,7 +225,7 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
     """The first call of a key (or an unusual one): read, decide, compile, cache, run.
     ``key`` is the call's cache key where it has one (a plain call, ndarray operands)."""
     def by_numpy():
-        return _NUMPY_EINSUM(*operands, out=out, dtype=dtype, order=order, casting=casting,
+        return _numpy_einsum(*operands, out=out, dtype=dtype, order=order, casting=casting,
                              optimize=_bounded(optimize, operands))
 
     if not operands or not _plain(optimize):
@@ -462,6 +478,11 @@ class ContractExpression:
         #: built for), where the runners have them: a call tries them first
         self._fast = getattr(self._runner, "ordered", None) if not constants else None
         self._fast_same = getattr(self._same, "ordered", None)
+
+    def __reduce__(self):
+        # pickled as what made it (a Dask worker, a multiprocessing child): the receiving
+        # process rebuilds its runners from its own call cache (the C from the disk cache)
+        return ContractExpression, (self.subscripts, self.shapes, self.constants, self.backend)
 
     def __call__(self, *arrays, **options):
         if not options:

@@ -150,6 +150,23 @@ class ArgumentError(TensorLangError, TypeError):
         super().__init__("input", message)
 
 
+class Unpicklable:
+    """A compiled object (a kernel, a strand program) that holds a loaded library or
+    generated code: pickling or deep-copying it is :class:`ArgumentError` (a TypeError,
+    as pickle's own refusals are) saying what to send to another process instead
+    (docs/api.md, "Processes"); ``copy.copy`` still gives a second handle on it."""
+
+    def __reduce_ex__(self, protocol):
+        raise ArgumentError(f"a {type(self).__name__} cannot be pickled or deep-copied: it holds compiled code. "
+                            "Send the program text and its compile options to the other process and compile "
+                            "there (the compiled C comes from the on-disk cache; docs/api.md, 'Processes')")
+
+    def __copy__(self):
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+
 def closest(name, names) -> str:
     """`` (did you mean 'A'?)`` for the closest of ``names`` to a misspelt ``name`` (case
     aside: ``W`` finds ``w``), else ""."""

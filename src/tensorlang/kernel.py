@@ -17,7 +17,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import lang, limits, pipeline, stages
-from .errors import KernelFailed, Source, TensorLangError, check_flag, closest, error, guard, is_integer, signature_checked
+from .errors import (KernelFailed, Source, TensorLangError, Unpicklable, check_flag, closest, error, guard, is_integer,
+                     signature_checked)
 from .ein import ir
 from .ein.printer import html_table, html_text
 from .lang import Language
@@ -30,18 +31,20 @@ from .semantics.interface import Role, check_out
 from .semantics.types import CheckedProgram, show
 from .targets.interp import InterpTarget
 
-DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
+DTYPES: dict[str, np.dtype] = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
 
 
 def resolve_dtype(dtype) -> np.dtype:
-    """'float64' (default) or 'float32', as a name or a numpy dtype."""
+    """'float64' (default) or 'float32', as a name or a numpy dtype, in the machine's byte
+    order whatever order it is spelt in (``">f8"`` is float64: a kernel's results, ``out=``
+    and padded buffers are native, on every target)."""
     try:
         resolved = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: a subarray dtype of a bad shape, ("f8", -1)
         resolved = None
     if resolved is None or resolved.name not in DTYPES:
-        raise error("input", f"unsupported dtype {dtype!r}; choose float64 or float32")
-    return resolved
+        raise error("input", f"unsupported dtype {dtype!r:.80}; choose float64 or float32")
+    return DTYPES[resolved.name]
 
 
 #: The most threads a kernel may ask for (``threads=``, ``--threads``).  OpenMP starts
@@ -73,7 +76,7 @@ def default_threads() -> int:
     return 0
 
 
-class ProgramInterface:
+class ProgramInterface(Unpicklable):
     """What a compiled program offers its caller, read off its checked program: the
     variables to supply and the results, their types and roles, and the options it was
     compiled with (a :class:`Kernel` and a :class:`~tensorlang.specialize.SymbolicKernel`
@@ -594,6 +597,11 @@ class Kernel(ProgramInterface):
             arr = np.asarray(value)
         except Exception as exc:  # noqa: BLE001 - any array-like may fail its own way
             raise error("input", f"input {name!r} cannot be read as an array ({exc})", self._decl_span(name)) from None
+        if arr.dtype.kind == "O" and type(value) is int:  # past int64: the real number it is, as the C caller reads it
+            try:
+                arr = np.asarray(float(value))
+            except OverflowError:
+                raise error("input", f"input {name!r} is an integer beyond the float range", self._decl_span(name)) from None
         if arr.dtype.kind not in "biuf":
             raise error("input", f"input {name!r} has dtype {arr.dtype}; expected real numbers ({self.dtype.name})",
                         self._decl_span(name))

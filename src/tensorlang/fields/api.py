@@ -24,7 +24,7 @@ from ..ein.fields import Conv, Diff, to_text
 from ..ein.printer import to_text as program_text
 from ..ein.names import substitute
 from ..errors import MAX_DEPTH, error, guard
-from ..semantics.values import FUNCTIONS
+from ..semantics.values import FUNCTIONS, UFUNC_OPERATORS, ufunc_meaning
 from . import run
 from ..sampling.image import MAX_IMAGE_ELEMENTS, REAL_KINDS, Image, image as make_image, load, real_array
 from ..sampling.kernels import Kernel, kernel as find_kernel
@@ -81,8 +81,9 @@ class Field:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # numpy meets a field here (array + F, np.float64(2) * F, np.sqrt(F)): the field's
         # own operator or function (not an object array of fields), or error[input]
-        fn = _UFUNCS.get(ufunc.__name__) if method == "__call__" and not kwargs else None
-        if fn is None or len(inputs) != ufunc.nin:
+        meaning = ufunc_meaning(ufunc, method, inputs, kwargs)  # (the table the builder shares)
+        fn = getattr(Field, str(meaning)) if meaning in UFUNC_OPERATORS.values() else _FUNCTIONS.get(str(meaning))
+        if fn is None:
             raise error("input", f"numpy's {ufunc.__name__}.{method} does not take fields (their operators: "
                         "+ - * / @ and ** n; functions: tl.fields.sqrt, exp, log, sin, cos, tanh)")
         return fn(*inputs)
@@ -436,10 +437,8 @@ def _function(name: str):
 
 
 sqrt, exp, log, sin, cos, tanh = (_function(n) for n in ("sqrt", "exp", "log", "sin", "cos", "tanh"))
-#: numpy's ufuncs a field takes (Field.__array_ufunc__): its operators and functions
-_UFUNCS = {"add": Field.__add__, "subtract": Field.__sub__, "multiply": Field.__mul__, "divide": Field.__truediv__,
-           "matmul": Field.__matmul__, "negative": Field.__neg__, "positive": Field.__pos__, "power": Field.__pow__,
-           **{f.__name__: f for f in (sqrt, exp, log, sin, cos, tanh)}}
+#: the functions a field takes (Field.__array_ufunc__: numpy's ufunc of each; its operators too)
+_FUNCTIONS = {f.__name__: f for f in (sqrt, exp, log, sin, cos, tanh)}
 
 
 def _lacking(what: str):

@@ -106,9 +106,11 @@ def _vector(value, dim: int, what: str) -> np.ndarray:
     """A per-axis number (one number, or one per space axis) as a float64 vector of ``dim``."""
     v = real_array(value, f"world {what}")
     if v.ndim == 0:
-        return np.full(dim, float(v))
+        v = np.full(dim, float(v))
     if v.shape != (dim,):
         raise error("input", f"world {what} of a {dim}-D image is one number or {dim}, got shape {v.shape}")
+    if not np.all(np.isfinite(v)):  # (it was "the world matrix must be finite", of a matrix not written)
+        raise error("input", f"world {what} must be finite numbers, got {v.tolist()}")
     return v
 
 
@@ -126,10 +128,11 @@ def _world_matrix(world, dim: int) -> np.ndarray:
         directions = real_array(world.get("directions", np.eye(dim)), "world directions")
         spacing = _vector(world.get("spacing", 1.0), dim, "spacing")
         origin = _vector(world.get("origin", 0.0), dim, "origin")
-        if directions.shape != (dim, dim):
-            raise error("input", f"world directions must be {dim}x{dim}, got shape {directions.shape}")
+        if directions.shape != (dim, dim) or not np.all(np.isfinite(directions)):
+            raise error("input", f"world directions must be {dim}x{dim} finite numbers, got {directions.tolist()}")
         m = np.eye(dim + 1)
-        m[:dim, :dim] = directions * spacing[None, :]
+        with np.errstate(over="ignore"):  # (a product past the float range: refused below as not finite)
+            m[:dim, :dim] = directions * spacing[None, :]
         m[:dim, dim] = origin
         world = m
     m = real_array(world, "world=").copy()
@@ -151,7 +154,10 @@ def _world_matrix(world, dim: int) -> np.ndarray:
 
 def image(data, dim: int | None = None, world=None) -> Image:
     """An image from an array: the first ``dim`` axes are space (default: all of them),
-    the rest the voxel shape; ``world``: the index-to-world transform (default identity)."""
+    the rest the voxel shape; ``world``: the index-to-world transform (default identity).
+    A path (a string, bytes or a path object) is read as :func:`load` reads it."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return load(data, dim, world)  # (was an array of one string: "got dtype <U22")
     if isinstance(data, Image):
         return data if world is None else Image(data.data, data.dim, _world_matrix(world, data.dim), data.name)
     array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
@@ -270,20 +276,31 @@ def _check_nrrd_header(header: dict, name: str, size: int) -> None:
         if field not in header:
             raise error("input", f"NRRD image {name!r}: the header has no {field!r} field")
     sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
-    if int(header["dimension"]) != len(sizes) or not 1 <= len(sizes) <= 16:
-        raise error("input", f"NRRD image {name!r}: dimension {header['dimension']} but {len(sizes)} sizes")
+    if not 1 <= int(header["dimension"]) <= 16:
+        raise error("input", f"NRRD image {name!r}: dimension {header['dimension']}; an NRRD image has 1 to 16 axes")
+    if int(header["dimension"]) != len(sizes):
+        raise error("input", f"NRRD image {name!r}: dimension {header['dimension']} but sizes lists {len(sizes)} "
+                             f"numbers; give one size per axis")
+    kind = str(header["type"]).lower()
+    if kind not in _NRRD_TYPES:
+        raise error("input", f"NRRD image {name!r}: type {kind!r:.40} is no sample type this reader takes; write one "
+                             "of int8, uint8, int16, uint16, int32, uint32, int64, uint64, float, double")
     if any(n < 1 for n in sizes):
         raise error("input", f"NRRD image {name!r}: sizes {sizes} must be positive")
     _claimed(sizes, f"NRRD image {name!r}")
     kinds = header.get("kinds")
     if kinds is not None and len(kinds) != len(sizes):
-        raise error("input", f"NRRD image {name!r}: {len(kinds)} kinds for {len(sizes)} axes")
+        raise error("input", f"NRRD image {name!r}: kinds lists {len(kinds)} kinds for {len(sizes)} axes; give one "
+                             "per axis (domain or space for a space axis, vector, list, ... for a voxel axis)")
     data_file = header.get("datafile", header.get("data file"))
     if data_file is not None:
         if not isinstance(data_file, str) or data_file.startswith("LIST") or "%" in data_file:
             raise error("input", f"NRRD image {name!r}: data file {data_file!r}: only one data file is read")
         path = os.path.join(os.path.dirname(name), data_file)  # (an absolute one as it is)
-        size = _regular_file(path)
+        try:
+            size = _regular_file(path)
+        except TensorLangError as exc:  # (named from the header that names it)
+            raise error("input", f"NRRD image {name!r}: data file {data_file!r}: {exc.message.split(': ', 1)[1]}") from None
         if os.path.samefile(path, name):
             raise error("input", f"NRRD image {name!r}: its data file is the header itself")
     for field in ("line skip", "lineskip", "byte skip", "byteskip"):
@@ -367,7 +384,9 @@ def read_nrrd(name: str):
     try:
         with open(name, "rb") as fh:
             lines = list(_header_lines(fh, name))
-            header = nrrd.read_header(iter(lines))
+            if not lines:
+                raise error("input", f"cannot read NRRD image {name!r}: the file is empty")
+            header = _read_header(lines, name, failures)
             _check_sizes_text(lines, name)
             _check_nrrd_header(header, name, size)
             _bound_compressed(header, fh, name)
@@ -377,9 +396,47 @@ def read_nrrd(name: str):
     except failures as exc:
         if isinstance(exc, TensorLangError):
             raise
-        why = "the file is empty" if isinstance(exc, StopIteration) else f"{type(exc).__name__}: {exc}"
-        raise error("input", f"cannot read NRRD image {name!r}: {why}") from None
+        raise error("input", f"cannot read NRRD image {name!r}: {str(exc)[:200] or type(exc).__name__} (check its "
+                             "type, encoding, endian, sizes and skips against the data)") from None
     return data, header
+
+
+#: NRRD's sample types, by every spelling the format allows (``block`` is no number)
+_NRRD_TYPES = {f"{u}int{bits}{t}" for u in ("", "u") for bits in (8, 16, 32, 64) for t in ("", "_t")} | {
+    "signed char", "uchar", "unsigned char", "short", "short int", "signed short", "signed short int", "ushort",
+    "unsigned short", "unsigned short int", "int", "signed int", "uint", "unsigned int", "longlong", "long long",
+    "long long int", "signed long long", "signed long long int", "ulonglong", "unsigned long long",
+    "unsigned long long int", "float", "double"}
+
+
+def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
+    """pynrrd's header of ``lines``; where pynrrd cannot read it, error[input] naming the
+    line and what it should be (pynrrd's own messages name no line, or Python's
+    internals: "not enough values to unpack")."""
+    import nrrd
+
+    try:
+        return nrrd.read_header(iter(lines))
+    except failures as exc:
+        why = str(exc)
+    first = lines[0].strip()[:40].decode("ascii", "replace")
+    try:
+        nrrd.read_header(iter(lines[:1]))
+    except failures:
+        raise error("input", f"NRRD image {name!r}: its first line is {first!r}, not NRRD's magic NRRD0001 to "
+                             "NRRD0005; is this an NRRD file?") from None
+    for number, line in enumerate(lines[1:4096], 2):  # (bounded: a header has up to 1 MiB of lines)
+        if line.startswith(b"#") or not line.strip():
+            continue
+        try:
+            nrrd.read_header(iter([lines[0], line]))
+        except failures:
+            text, field = line.strip()[:60].decode("ascii", "replace"), line.split(b":")[0].strip().decode("ascii", "replace")
+            whole = field.replace(" ", "") in ("dimension", "lineskip", "byteskip", "spacedimension", "blocksize", "sizes")
+            fix = "is no 'field: value' line (or 'key:=value'; a comment starts with '#')" if b":" not in line else \
+                f"does not give {field!r} " + ("whole numbers" if whole else "the numbers, vectors (x,y,z) or none it takes")
+            raise error("input", f"NRRD image {name!r}: header line {number}, {text!r}, {fix}") from None
+    raise error("input", f"NRRD image {name!r}: its header cannot be read: {why}")
 
 
 def _load_nrrd(name: str, dim: int | None, world) -> Image:
@@ -402,14 +459,21 @@ def _load_nrrd(name: str, dim: int | None, world) -> Image:
         vshape += shape
     d = len(space)
     array = array.reshape(array.shape[:d] + vshape)
+    if not 1 <= d <= 3:
+        raise error("input", f"NRRD image {name!r} has {d} space axes (kinds {kinds}); an image has 1, 2 or 3: "
+                             "give the others a voxel kind (vector, list, ...)")
     if dim is not None and dim != d:
         raise error("input", f"NRRD image {name!r} has {d} space axes, not {dim}")
-    if world is None:
-        try:
-            world = _nrrd_world(header, space, d)
-        except (TypeError, ValueError, IndexError, KeyError) as exc:
-            raise error("input", f"NRRD image {name!r}: cannot read its space fields ({exc})") from None
-    return _owned(array, d, world)  # the reader's array is this image's own: no second copy
+    if world is not None:
+        return _owned(array, d, world)  # the reader's array is this image's own: no second copy
+    try:
+        return _owned(array, d, _nrrd_world(header, space, d))
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        why = str(exc)
+    except TensorLangError:  # (no matrix was written: say what in the file makes it singular)
+        why = "two directions are parallel, or a spacing is 0 or too small to invert"
+    raise error("input", f"NRRD image {name!r}: its space directions, spacings or space origin give no usable "
+                         f"index-to-world transform ({why}); fix them, or pass world= to replace them")
 
 
 def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
@@ -439,7 +503,7 @@ def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
     origin = header.get("space origin")
     if origin is not None:
         origin = np.atleast_1d(np.asarray(origin, dtype=np.float64))
-        if origin.shape != (d,):
-            raise ValueError(f"space origin {origin.tolist()} for {d} space axes")
+        if origin.shape != (d,) or not np.all(np.isfinite(origin)):
+            raise ValueError(f"space origin {origin.tolist()} is not {d} finite numbers")
         m[:d, d] = origin
     return m

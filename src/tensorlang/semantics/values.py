@@ -119,6 +119,21 @@ FUNCTIONS: dict[str, Function] = {
 #: Their names, in the order SPEC section 1 lists them.
 FUNCTION_NAMES: tuple[str, ...] = tuple(FUNCTIONS)
 
+#: numpy's ufuncs that are operators, by name, each with the Python operator method that
+#: writes it: the one table of the builder's expressions and the tensor fields, whose
+#: ``__array_ufunc__`` turn ``np.add(a, e)`` and ``np.negative(F)`` into their own operators.
+UFUNC_OPERATORS = {"add": "__add__", "subtract": "__sub__", "multiply": "__mul__", "divide": "__truediv__",
+                   "matmul": "__matmul__", "negative": "__neg__", "positive": "__pos__", "power": "__pow__"}
+
+
+def ufunc_meaning(ufunc, method: str, inputs, kwargs) -> str | None:
+    """What numpy's ``ufunc.method(*inputs, **kwargs)`` is in the language: an operator
+    method's name (``"__add__"``), a function's of :data:`FUNCTIONS` (``"sqrt"``), or None."""
+    if method != "__call__" or kwargs or len(inputs) != getattr(ufunc, "nin", None):
+        return None
+    return UFUNC_OPERATORS.get(getattr(ufunc, "__name__", "")) or \
+        next((f.name for f in FUNCTIONS.values() if f.ufunc is ufunc), None)
+
 
 @dataclass(frozen=True)
 class Reduction:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import limits
-from ..errors import TensorLangError, error
+from ..errors import TensorLangError, Unpicklable, error
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
 
@@ -179,7 +179,7 @@ def convert(inp, value: Any, base_dirs: Sequence[str] = ()) -> Any:
     return value  # a type the front end checks itself (sequences)
 
 
-class StrandRun:
+class StrandRun(Unpicklable):
     """A compiled strand program: call it with its inputs by name (``p(img=..., isoval=0)``)
     for a :class:`Result`, or run it with Diderot's command line (:meth:`main`)."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ...ein.printer import RESERVED
 from ...errors import error, signature_checked
 from ...semantics.sizes import Sym
-from ...semantics.values import FUNCTIONS
+from ...semantics.values import FUNCTIONS, ufunc_meaning
 from ...semantics.types import MAX_ELEMENTS, MAX_RANK
 
 
@@ -81,11 +81,6 @@ def _power(base, exponent) -> "Expr":
     return result
 
 
-#: numpy's ufuncs that are operators: the method of Expr that each one is.
-_UFUNC_METHODS = {"add": "__add__", "subtract": "__sub__", "multiply": "__mul__", "divide": "__truediv__",
-                  "matmul": "__matmul__", "negative": "__neg__", "positive": "__pos__"}
-
-
 def _operand(value):
     """A ufunc's operand: a 0-d numpy array of a real dtype is its number."""
     if getattr(value, "shape", None) == () and getattr(getattr(value, "dtype", None), "kind", "") in "fiu" \
@@ -150,13 +145,11 @@ class Expr:
             raise error("input", f"numpy's {name}.{method} with {sorted(kwargs)} has no counterpart in the operator "
                         "language")
         args = [_operand(value) for value in inputs]
-        if name in _UFUNC_METHODS and len(args) == getattr(ufunc, "nin", None):
-            return getattr(Expr, _UFUNC_METHODS[name])(_expr(args[0]), *args[1:])
-        if name == "power" and len(args) == 2 and isinstance(args[0], Expr):
-            return _power(*args)
-        for fn in FUNCTIONS.values():
-            if fn.ufunc is ufunc and len(args) == 1:
-                return Apply(fn.name, _expr(args[0]))
+        meaning = ufunc_meaning(ufunc, method, args, kwargs)  # (the table the fields share)
+        if meaning in FUNCTIONS:
+            return Apply(meaning, _expr(args[0]))
+        if meaning is not None and (meaning != "__pow__" or isinstance(args[0], Expr)):
+            return getattr(Expr, meaning)(_expr(args[0]), *args[1:])
         raise error("input", f"numpy's {name} has no counterpart in the operator language (its functions: "
                     f"{', '.join(FUNCTIONS)}; operators + - * / @ and ** n)")
 
@@ -171,6 +164,7 @@ for _method, _what in _LACKING.items():
 def _expr(value) -> Expr:
     if isinstance(value, Expr):
         return value
+    value = _operand(value)  # a 0-d array is its number on either side (e * np.array(2.0), as np.array(2.0) * e)
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         try:
             number = float(value)

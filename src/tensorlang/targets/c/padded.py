@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import weakref
 
 import numpy as np
 
+from ...errors import error
 from ...limits import check_allocation
 from ...machine import CACHE_LINE_BYTES
 from ...schedule.padding import padded_shape
@@ -72,6 +74,11 @@ def padded_empty(shape, pad: int, dtype="float64") -> np.ndarray:
     storage = padded_shape(shape, pad)
     # 2**62 elements: error[too-large] against the memory budget, before numpy is asked
     check_allocation(math.prod(storage), np.dtype(dtype).itemsize, f"padded_empty{shape}")
+    # an empty shape is made only where numpy could make it: its other extents' bytes fit
+    # an index ((0, 2**62) is numpy's ValueError, "array is too big")
+    if math.prod(n for n in storage if n) * np.dtype(dtype).itemsize > sys.maxsize:
+        raise error("too-large", f"padded_empty{shape}: its nonzero extents (padded: {storage}) hold more bytes "
+                    "than an array can index (2^63), though it has no elements")
     buffer = aligned_zeros(storage, pad, dtype)
     owner = buffer.base
     assert isinstance(owner, np.ndarray), "aligned_zeros returns a view of its own allocation"
