@@ -183,3 +183,20 @@ def test_the_update_takes_the_index_point_mapped_ahead_and_a_diagonal_map_its_on
     ref = p.run(values, backend="interp")
     for name in ref.outputs:
         assert np.allclose(ref.outputs[name], fast.outputs[name], rtol=1e-12, atol=1e-12, equal_nan=True), name
+
+
+def test_a_probe_after_one_of_its_family_at_the_same_point_reads_the_cache(monkeypatch):
+    # `real v = F(p); g = ∇F(p);` after `inside(p, F)`: the first probe fills every order of the
+    # family's cache inline, the second reads it (one fill rendered, not two): the same bits as
+    # rendering the second fill too, with ⊥ and ±inf samples
+    values = {"vol": _volume((), "c")}
+    _, fast, src = _run(RAYS, values, True, monkeypatch)
+    render = SP.render
+    monkeypatch.setattr(SP, "render", lambda *args: render(*args[:-1]))  # `known` never set
+    _, both, src2 = _run(RAYS, values, True, monkeypatch)
+    update = src[src.index("static int tl_update_pf("):]
+    update2 = src2[src2.index("static int tl_update_pf("):]
+    fills = "const double *restrict data = im->data"
+    assert update2.count(fills) == update.count(fills) + 1
+    for name in both.outputs:
+        assert same_bits(both.outputs[name], fast.outputs[name]), name

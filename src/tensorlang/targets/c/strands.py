@@ -278,6 +278,7 @@ class Renderer:
         self.method = "update"
         self.shared_xi: dict[int, tuple[str, str]] = {}
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
+        self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if name.startswith("pos.")}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
@@ -357,7 +358,11 @@ class Renderer:
     # ---- statements
     def stmts(self, body, pad: str) -> list[str]:
         out: list[str] = []
+        last = None  # a probe's family and shared point, when only locals were set since (known filled)
         for s in body:
+            share = self.shared_xi.get(id(s)) if isinstance(s, S.Probe) and not s.inside else None
+            mark = (P.family(s), share[1]) if share is not None and share[0] == "use" else None
+            self.known, last = mark is not None and mark == last, mark if mark or not isinstance(s, S.Local) else last
             out += self.stmt(s, pad)
         return out
 
@@ -395,7 +400,7 @@ class Renderer:
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
             return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)), self.fills,
-                            self.reuse.get(s.image))
+                            self.reuse.get(s.image), self.known)
         if isinstance(s, S.New):
             reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
             ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]

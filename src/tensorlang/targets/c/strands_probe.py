@@ -111,10 +111,11 @@ def kernels(ir: S.StrandIR) -> list[str]:
 
 def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, plan: dict | None = None,
            share: tuple[str, str] | None = None, fills: dict | None = None,
-           reuse: tuple[list[str], list[str]] | None = None) -> list[str]:
+           reuse: tuple[list[str], list[str]] | None = None, known: bool = False) -> list[str]:
     """``share``: ("keep", name): an ``inside`` test that leaves its index-space point in
     ``l_NAME_xi0``..; ("use", name): a probe at the same point that reads it from there.
     ``reuse``: a point of this image mapped ahead of the update (:func:`index_map`).
+    ``known``: the statement before (locals between) filled this cache at this shared point.
     ``fills``: a family's large cache fill (:data:`OUTLINE`; a 3-D probe's third derivatives
     are 90 KB of C) as a function of the file, its lines in ``fills`` by its name."""
     image = ir.images[s.image]
@@ -175,6 +176,8 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         out[at - 1] = out[at - 1][:-3] + f" || tl_pc{fam[0]}_n < {order}) {{"
         out[at:] = [f"{q}{name}(im, ok, {', '.join(f'n{a}' for a in range(d))}, {', '.join(f'f{a}' for a in range(d))}, {cache});",
                     f"{q}tl_pc{fam[0]}_n = {top};"]
+    elif known and fam is not None:  # an inline fill there computed every order: read them
+        return out[:at - 1] + [f"{p}l_{t} = {cache}[{base + k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"]
     if fam is not None:
         out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
     out.append(f"{p}}}")
