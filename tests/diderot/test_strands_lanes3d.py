@@ -72,7 +72,7 @@ initially [ ray(ui, vi) | vi in 0..6, ui in 0..7 ];
 """
 
 
-def _volume(vox: tuple, layout: str) -> Image:
+def _volume(vox: tuple, layout: str, axes: bool = False) -> Image:
     rng = np.random.default_rng(5)
     data = rng.normal(size=(15, 13, 12) + vox)
     data[5, 4, 4] = np.nan  # ⊥ and ±inf reach some probes
@@ -80,7 +80,7 @@ def _volume(vox: tuple, layout: str) -> Image:
     data[8, 2, 2] = -np.inf
     if layout == "fortran":  # axis 0 contiguous (an NRRD file's layout); numpy's own: axis 2
         data = np.asfortranarray(data)
-    c, s = np.cos(0.3), np.sin(0.3)
+    c, s = (1.0, 0.0) if axes else (np.cos(0.3), np.sin(0.3))  # axes: a diagonal map (tl_img.diag)
     to_world = np.array([[0.42 * c, -0.4 * s, 0, -2.1], [0.42 * s, 0.4 * c, 0, -1.9], [0, 0, 0.45, -2.0],
                          [0, 0, 0, 1]])
     return Image(data, 3, to_world)
@@ -154,7 +154,7 @@ def test_the_prefetch_reads_no_sample_and_keeps_the_last_key():
         check(parse_program(RAYS)))[0]
     src = CS.Renderer(ir).source()
     # the families (bspln3: tl_ahead0, tent: tl_ahead1) keep their keys where the block put them
-    for j, rows, key in ((0, 16, 24), (1, 4, 0)):
+    for j, rows, key in ((0, 16, 48), (1, 4, 0)):
         ahead = src[src.index(f"static inline void tl_ahead{j}"):]
         ahead = ahead[:ahead.index("\n}\n")]
         # a hint only: no sample loaded (data only in prefetched addresses), each row of the
@@ -162,3 +162,41 @@ def test_the_prefetch_reads_no_sample_and_keeps_the_last_key():
         # next step's key, nothing outside the volume
         assert "data[" not in ahead and ahead.count("TL_PREFETCH(") == 2 * rows
         assert f"pf[{key} + l] = xi0;" in ahead and ")) return;" in ahead
+
+
+@pytest.mark.parametrize("axes", [False, True])
+def test_the_update_takes_the_index_point_mapped_ahead_and_a_diagonal_map_its_one_test(axes, monkeypatch):
+    # tl_ahead keeps each ray's world point and its index position; the update's maps of that
+    # image at that point take them (compared as numbers), elsewhere map it themselves; a
+    # diagonal map is one test, not one per entry: the same bits as the general map, with ⊥
+    # and ±inf samples, and the interpreter's numbers
+    values = {"vol": _volume((), "fortran", axes)}
+    monkeypatch.setattr(SP, "DIAG", False)
+    _, general, _ = _run(RAYS, values, True, monkeypatch)
+    monkeypatch.setattr(SP, "DIAG", True)
+    p, fast, src = _run(RAYS, values, True, monkeypatch)
+    update = src[src.index("static int tl_update_pf("):]
+    assert "x0 == pf[" in update and "} else if (im->diag) {" in update
+    assert "double x0 = X[0 + l]; pf[" in src and "im->m[5] * x1" in src
+    for name in general.outputs:
+        assert same_bits(general.outputs[name], fast.outputs[name]), name
+    ref = p.run(values, backend="interp")
+    for name in ref.outputs:
+        assert np.allclose(ref.outputs[name], fast.outputs[name], rtol=1e-12, atol=1e-12, equal_nan=True), name
+
+
+def test_a_probe_after_one_of_its_family_at_the_same_point_reads_the_cache(monkeypatch):
+    # `real v = F(p); g = ∇F(p);` after `inside(p, F)`: the first probe fills every order of the
+    # family's cache inline, the second reads it (one fill rendered, not two): the same bits as
+    # rendering the second fill too, with ⊥ and ±inf samples
+    values = {"vol": _volume((), "c")}
+    _, fast, src = _run(RAYS, values, True, monkeypatch)
+    render = SP.render
+    monkeypatch.setattr(SP, "render", lambda *args: render(*args[:-1]))  # `known` never set
+    _, both, src2 = _run(RAYS, values, True, monkeypatch)
+    update = src[src.index("static int tl_update_pf("):]
+    update2 = src2[src2.index("static int tl_update_pf("):]
+    fills = "const double *restrict data = im->data"
+    assert update2.count(fills) == update.count(fills) + 1
+    for name in both.outputs:
+        assert same_bits(both.outputs[name], fast.outputs[name]), name

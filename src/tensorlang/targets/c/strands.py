@@ -277,6 +277,8 @@ class Renderer:
                 self.gnr, self.gni = nr, ni
         self.method = "update"
         self.shared_xi: dict[int, tuple[str, str]] = {}
+        self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
+        self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if name.startswith("pos.")}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
@@ -356,7 +358,11 @@ class Renderer:
     # ---- statements
     def stmts(self, body, pad: str) -> list[str]:
         out: list[str] = []
+        last = None  # a probe's family and shared point, when only locals were set since (known filled)
         for s in body:
+            share = self.shared_xi.get(id(s)) if isinstance(s, S.Probe) and not s.inside else None
+            mark = (P.family(s), share[1]) if share is not None and share[0] == "use" else None
+            self.known, last = mark is not None and mark == last, mark if mark or not isinstance(s, S.Local) else last
             out += self.stmt(s, pad)
         return out
 
@@ -393,7 +399,8 @@ class Renderer:
                      f"double r_[{len(s.targets)}]; tl_{s.fn}({size}, a_, r_);"]
                     + [f"{pad}  l_{t} = r_[{k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"])
         if isinstance(s, S.Probe):
-            return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)), self.fills)
+            return P.render(s, self.ir, self.ex, pad, self.probe_plan, self.shared_xi.get(id(s)), self.fills,
+                            self.reuse.get(s.image), self.known)
         if isinstance(s, S.New):
             reals = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "R"]
             ints = [self.ex(a) for a, slot in zip(s.args, self.ir.params) if self.state[slot][0] == "I"]
@@ -516,6 +523,9 @@ class Renderer:
         final = {"update": 0, "stabilize": 1, "global": 0, "create": 0}[method]
         decls, self.probe_plan = P.cache_decls(body, self.ir, "    ")  # probes at one point share their work
         self.shared_xi = _shared_points(body)
+        # a 3-D family's world point and index position, mapped by tl_ahead (the first family's per image)
+        self.reuse = {b.probe.image: ([f"pf[{(b.at_r + a) * B.LANES} + l]" for a in range(b.dim)], [
+            f"pf[{(b.at_x + a) * B.LANES} + l]" for a in range(b.dim)]) for b in reversed(batched or []) if not b.lanes}
         if batched:  # the block's probes (strands_batch) preload the caches
             decls, args = B.decls(batched, decls), args + ", const double *restrict pf, int l"
         if method == "update" and self.blocked:

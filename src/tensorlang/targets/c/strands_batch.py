@@ -54,7 +54,8 @@ _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 class Batched:
     """A probe family evaluated a block at a time: the family's cache number ``j``, the
     probe (its first in the update), the top-level locals its position needs, in order,
-    and the offsets of its key and results in the block's prefetch buffer (in lanes)."""
+    and the offsets of its key and results in the block's prefetch buffer (in lanes); a
+    3-D family (``lanes`` False) keeps its world point at ``at_r``."""
     family: tuple
     j: int
     probe: S.Probe
@@ -150,7 +151,7 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
             lanes = d == 2
             size = total if lanes else 0
             out.append(Batched(P.family(s), j, s, locs, d, size, offset, offset + d, lanes))
-            offset += d + size
+            offset += d + (size if lanes else d)  # a ray's: its key, then its world point
         if isinstance(top, S.Local):
             defs[top.name] = (k, top)
     return out
@@ -178,7 +179,7 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
     and ``tl_fill{j}`` (the probes of a block's positions into its buffer)."""
     args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
             "const int64_t *gi, const tl_img *img")
-    lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + b.total for b in batched)}",
+    lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + (b.total if b.lanes else b.dim) for b in batched)}",
              # GCC vectorizes floor and the lanes' selects only where FP exceptions may be
              # ignored (their flags: no value changes, no contraction, no reassociation)
              # and GCC 12's SLP vectorizer fuses a multiply with an alternating add and
@@ -252,7 +253,8 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
 def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     """``tl_ahead{j}``: each lane's support ``TL_AHEAD`` steps on, had its index position
     moved as in its last step (the block's previous key, in ``pf``), prefetched row by row
-    (a hint: no value depends on it); the position is kept as the next step's key."""
+    (a hint: no value depends on it); the position is kept as the next step's key, with
+    its world point: the update's map of that point takes it (strands_probe.index_map)."""
     s, d, j = b.probe, b.dim, b.j
     kernel = next(k for k in ir.kernels if k.name == s.kernel)
     radius, taps = kernel.radius, 2 * kernel.radius
@@ -266,10 +268,8 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
            "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1)" for a in range(d)) + ";",
            "    (void)cst;",
            "    {"]
-    out += [f"{q}double x{a} = X[{a * LANES} + l];" for a in range(d)]
-    for a in range(d):
-        out.append(f"{q}double xi{a} = im->m[{4 * a + 3}]"
-                   + "".join(f" + im->m[{4 * a + c}] * x{c}" for c in range(d)) + ";")
+    out += [f"{q}double x{a} = X[{a * LANES} + l]; pf[{(b.at_r + a) * LANES} + l] = x{a};" for a in range(d)]
+    out += P.index_map(d, q)  # the update's map: it takes this index position at this point (reuse)
     for a in range(d):
         key = f"pf[{(b.at_x + a) * LANES} + l]"
         out.append(f"{q}double a{a} = xi{a} + TL_AHEAD * (xi{a} - {key}); {key} = xi{a};")

@@ -24,8 +24,11 @@ from ...strand_ir import ir as S
 #: an image's C descriptor: its samples where they lie (``stride``: elements between
 #: neighbours along each space axis, ``cstride`` between a voxel's components), so that an
 #: NRRD file's data (fastest axis first) and a numpy array of any layout are read in place
+#: ``diag``: the map's linear part diagonal with no zero on its diagonal (one test instead of
+#: one per entry: :func:`index_map`; ``DIAG`` False: never, for tests)
+DIAG = True
 TYPEDEF = ("typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; "
-           "int64_t stride[3]; int64_t cstride; } tl_img;")
+           "int64_t stride[3]; int64_t cstride; int64_t diag; } tl_img;")
 PRELUDE = (TYPEDEF + "\n"
            "static inline int64_t tl_pmod(int64_t a, int64_t p) { int64_t r = a % p; return r < 0 ? r + p : r; }\n")
 
@@ -107,9 +110,12 @@ def kernels(ir: S.StrandIR) -> list[str]:
 
 
 def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, plan: dict | None = None,
-           share: tuple[str, str] | None = None, fills: dict | None = None) -> list[str]:
+           share: tuple[str, str] | None = None, fills: dict | None = None,
+           reuse: tuple[list[str], list[str]] | None = None, known: bool = False) -> list[str]:
     """``share``: ("keep", name): an ``inside`` test that leaves its index-space point in
     ``l_NAME_xi0``..; ("use", name): a probe at the same point that reads it from there.
+    ``reuse``: a point of this image mapped ahead of the update (:func:`index_map`).
+    ``known``: the statement before (locals between) filled this cache at this shared point.
     ``fills``: a family's large cache fill (:data:`OUTLINE`; a 3-D probe's third derivatives
     are 90 KB of C) as a function of the file, its lines in ``fills`` by its name."""
     image = ir.images[s.image]
@@ -126,9 +132,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         out.append(f"{p}const tl_img *im = &img[{s.image}];")
         for a, e in enumerate(s.pos):
             out.append(f"{p}double x{a} = {ex(e)};")
-        for a in range(d):
-            terms = " ".join(f"if (im->m[{4 * a + c}] != 0) xi{a} += im->m[{4 * a + c}] * x{c};" for c in range(d))
-            out.append(f"{p}double xi{a} = im->m[{4 * a + 3}]; {terms}")
+        out += index_map(d, p, reuse)
         if share is not None:
             out += [f"{p}l_{s.targets[0]}_xi{a} = xi{a};" for a in range(d)] + [f"{q}}}"]
     if share is not None:
@@ -172,6 +176,8 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
         out[at - 1] = out[at - 1][:-3] + f" || tl_pc{fam[0]}_n < {order}) {{"
         out[at:] = [f"{q}{name}(im, ok, {', '.join(f'n{a}' for a in range(d))}, {', '.join(f'f{a}' for a in range(d))}, {cache});",
                     f"{q}tl_pc{fam[0]}_n = {top};"]
+    elif known and fam is not None:  # an inline fill there computed every order: read them
+        return out[:at - 1] + [f"{p}l_{t} = {cache}[{base + k}];" for k, t in enumerate(s.targets)] + [f"{pad}}}"]
     if fam is not None:
         out += [f"{q}{key}[{a}] = xi{a};" for a in range(d)]
     out.append(f"{p}}}")
@@ -184,6 +190,24 @@ STRAIGHT = True
 #: where a family's cache fill inline at each of a function's probes of it would repeat more
 #: characters than this, the probes call it (inline, gcc drops the orders a probe does not read)
 OUTLINE = 16384
+
+
+def index_map(d: int, p: str, reuse: tuple[list[str], list[str]] | None = None) -> list[str]:
+    """``xi0``.. = the world point ``x0``.. mapped by the rows ``im->m``, an entry 0 skipped
+    as the interpreter does (0·∞ adds no NaN), one test where the map is diagonal.  ``reuse``:
+    a point and its index position that this map gave ahead of the update (tl_ahead), taken
+    where the point is equal (±0 give the same cell and fraction)."""
+    out = [f"{p}double {', '.join(f'xi{a}' for a in range(d))};"]
+    if reuse is not None:
+        same = " && ".join(f"x{a} == {w}" for a, w in enumerate(reuse[0]))
+        out += [f"{p}if ({same}) {{"] + [f"{p}    xi{a} = {k};" for a, k in enumerate(reuse[1])]
+    out.append(f"{p}{'} else ' if reuse is not None else ''}if (im->diag) {{")
+    out += [f"{p}    xi{a} = im->m[{4 * a + 3}] + im->m[{5 * a}] * x{a};" for a in range(d)]
+    out.append(f"{p}}} else {{")
+    for a in range(d):
+        terms = " ".join(f"if (im->m[{4 * a + c}] != 0) xi{a} += im->m[{4 * a + c}] * x{c};" for c in range(d))
+        out.append(f"{p}    xi{a} = im->m[{4 * a + 3}]; {terms}")
+    return out + [f"{p}}}"]
 
 
 def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius: int, vox: int, cache: str,
@@ -481,4 +505,6 @@ def pack(ffi, images: tuple[S.ImageSlot, ...], values) -> tuple[object, list]:
                 desc.m[4 * a + c] = float(m[a, c])
             desc.m[4 * a + 3] = float(m[a, d])
         desc.ident = int(np.array_equal(m[:d, :d], np.eye(d)))
+        lin = m[:d, :d]
+        desc.diag = int(DIAG and np.all(np.diag(lin) != 0) and np.array_equal(lin, np.diag(np.diag(lin))))
     return arr, keep
