@@ -2,14 +2,17 @@
 lark_support.MAX_PROGRAM_TOKENS is error[too-large] before parsing (however many
 statements share them), and nesting the parser's stack cannot hold (MAX_PARSE_STACK) or
 that a tree shows past MAX_DEPTH is error[too-large] as the parse reaches it, never a
-RecursionError; the programs tested elsewhere are well inside both."""
+RecursionError; the programs tested elsewhere are well inside both.  tl.einsum and its
+kin count their operands against the same bound as an .einsum file's before any work per
+operand."""
 
 import time
 
 import lark
+import numpy as np
 import pytest
 
-import tensorlang
+import tensorlang as tl
 from tensorlang import lang
 from tensorlang.errors import TensorLangError
 from tensorlang.lang import lark_support
@@ -97,4 +100,30 @@ def test_deep_nesting_is_refused_quickly_without_recursion(case):
 
 def test_nesting_as_deep_as_allowed_parses():
     # 1 000 levels of else-if: about 6 entries a level on the parser's stack
-    assert tensorlang.check(DIDEROT.format("if (true) x = 1.0; else " * 1_000 + "x = 2.0;"), lang="diderot")
+    assert tl.check(DIDEROT.format("if (true) x = 1.0; else " * 1_000 + "x = 2.0;"), lang="diderot")
+
+
+MILLION = [np.ones(2)] * 10**6
+MILLION_SUBSCRIPTS = ",".join(["i"] * 10**6) + "->i"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: tl.einsum(MILLION_SUBSCRIPTS, *MILLION),
+    lambda: tl.einsum(MILLION_SUBSCRIPTS, *MILLION, optimize="greedy"),  # numpy's path search: quadratic
+    lambda: tl.einsum(*[x for o in MILLION for x in (o, [0])], [0]),
+    lambda: tl.contract_expression(MILLION_SUBSCRIPTS, *[(2,)] * 10**6),
+    lambda: tl.einsum_path(MILLION_SUBSCRIPTS, *MILLION),
+], ids=["einsum", "einsum-optimize", "sublists", "contract_expression", "einsum_path"])
+def test_a_million_einsum_operands_are_refused_before_any_work_per_operand(call):
+    started = time.process_time()
+    with pytest.raises(TensorLangError) as info:
+        call()
+    assert info.value.code == "too-large" and "20,000 operands" in info.value.message
+    assert time.process_time() - started < 3.0  # about 0.5 s (10^5 operands took 13 s to compile)
+
+
+def test_an_outer_product_past_the_rank_limit_is_refused_as_it_is_made():
+    x = tl.var("x", (2,))
+    with pytest.raises(TensorLangError) as info:
+        tl.outer(*[x] * 10**5)  # (every partial product's shape was kept: memory ran out)
+    assert info.value.code == "too-large" and "65 dimensions" in info.value.message
