@@ -221,6 +221,13 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
             _HITS[(subscripts, *[(np.ndarray, a.shape, a.dtype) for a in arrays])] = runner
 
 
+def check_operands(operands, count: int | None = None) -> None:
+    """error[too-large] past an ``.einsum`` file's bound of operands, before any work per operand."""
+    if count is None:
+        count = len(operands) - 1 if operands and isinstance(operands[0], (str, bytes)) else len(operands) // 2
+    limits.check_statements(count, what="operands (declarations)")
+
+
 def _slow(operands, out, dtype, order, casting, optimize, backend, key):
     """The first call of a key (or an unusual one): read, decide, compile, cache, run.
     ``key`` is the call's cache key where it has one (a plain call, ndarray operands)."""
@@ -228,6 +235,7 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
         return _numpy_einsum(*operands, out=out, dtype=dtype, order=order, casting=casting,
                              optimize=_bounded(optimize, operands))
 
+    check_operands(operands)
     if not operands or not _plain(optimize):
         return by_numpy()  # numpy's errors, numpy's check of a given path
     if backend != "auto":
@@ -569,6 +577,7 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
     ``optimize`` and ``memory_limit`` are accepted and ignored."""
     if not isinstance(subscripts, str):
         raise EinsumError("contract_expression takes the subscripts as a string")
+    check_operands(shapes, len(shapes))
     fixed: dict[int, np.ndarray] = {}
     for k in constants or ():
         if not is_integer(k, 0, len(shapes) - 1):
@@ -583,6 +592,7 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
     """The contraction order tensorlang runs in numpy.einsum_path's format, ``(path,
     report)``; with ``optimize`` given or for a call numpy computes, numpy's own
     (docs/einsum.md)."""
+    check_operands(operands)
     if optimize is None and not einsum_call:
         try:
             path = _our_path(operands)
@@ -624,6 +634,7 @@ def einsum_program(subscripts: str, *operands, stage: str = "opt") -> str:
     """The program tensorlang runs for ``einsum(subscripts, *operands)`` at a stage
     (``ein`` as written, ``opt`` after the optimizer: its temporaries are the
     contraction order; ``schedule``, ``loops``, ``c``...)."""
+    check_operands(operands, len(operands))
     arrays = tuple(np.asarray(o) for o in operands)
     spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))
     dtype = np.result_type(*arrays) if arrays and all(a.dtype in _COMPILED for a in arrays) else np.float64

@@ -18,7 +18,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import MAX_DEPTH, Span, TensorLangError, error
-from ..limits import env_path
+from ..limits import env_path, max_statements
 from ..semantics.sizes import Sym
 
 #: Parentheses nested deeper than this are rejected before parsing (lark's LALR stack is
@@ -108,13 +108,30 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")  # at least as many as the lexer's tokens, n
 def check_statements(text: str, marks: str) -> None:
     """error[too-large] at the first statement of more than :data:`MAX_STATEMENT_TOKENS`
     tokens, found without parsing: only a run of that many characters free of ``marks``
-    can hold that many tokens (a regular expression finds them), and only they are counted."""
-    for run in re.finditer(f"[^{re.escape(marks)}]{{{MAX_STATEMENT_TOKENS + 1},}}", text):
+    can hold that many tokens (a regular expression finds them, tried only where a run
+    starts: from every character, it took minutes a megabyte), and only they are counted."""
+    free = f"[^{re.escape(marks)}]"
+    for run in re.finditer(f"(?<!{free}){free}{{{MAX_STATEMENT_TOKENS + 1},}}", text):
         tokens = _TOKEN.finditer(text, run.start(), run.end())
         if sum(1 for _ in itertools.islice(tokens, MAX_STATEMENT_TOKENS + 1)) > MAX_STATEMENT_TOKENS:
             at = _TOKEN.search(text, run.start()).start()  # type: ignore[union-attr]
             raise error("too-large", f"a statement of more than {MAX_STATEMENT_TOKENS} tokens; split it into several "
                         "statements", _point(text, at))
+
+
+#: A program of more tokens than this (counted as for a statement, comments included),
+#: or than 50 a statement allowed (``$TENSORLANG_MAX_STATEMENTS``), is error[too-large]
+#: before parsing: seconds of parsing, not the minute the source limit allows.
+MAX_PROGRAM_TOKENS = 1_000_000
+
+
+def check_program_tokens(text: str) -> None:
+    """error[too-large] at the first token past the bound (only a longer text is counted)."""
+    limit = max(MAX_PROGRAM_TOKENS, 50 * max_statements())
+    past = next(itertools.islice(_TOKEN.finditer(text), limit, None), None) if len(text) > limit else None
+    if past is not None:
+        raise error("too-large", f"a program of more than {limit:,} tokens; split it into several programs",
+                    _point(text, past.start()))
 
 
 def _point(text: str, at: int) -> Span:
@@ -198,11 +215,13 @@ def _line(text: str, number: int, col: int | None = None) -> str:
 
 
 def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, foreign: Foreign | None = None,
-          marks: str = "=:"):
+          marks: str = "=:", finish: Callable | None = None):
     """Run a lark parser (with its transformer) over ``text``; every way lark can fail
     becomes error[syntax] at the first character or token it cannot accept.  Where
     ``foreign`` recognises the line as another notation, its hint replaces the list of
-    expected tokens.  ``marks``: the characters that end a statement (:func:`check_statements`)."""
+    expected tokens.  ``marks``: the characters that end a statement (:func:`check_statements`).
+    ``finish``: what turns the tree into the program, where no transformer runs as it is parsed."""
+    check_program_tokens(text)
     check_statements(text, marks)
     check_nesting(text)
 
@@ -212,7 +231,8 @@ def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, fo
         return error("syntax", message, span)
 
     try:
-        return parser.parse(text)
+        tree = _parse_watched(parser, text)
+        return finish(tree) if finish is not None else tree
     except UnexpectedCharacters as exc:
         pos = exc.pos_in_stream or 0
         ch = text[pos] if pos < len(text) else ""
@@ -238,6 +258,24 @@ def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, fo
         raise
 
 
+#: The parser's stack deeper than this is error[too-large] at the token: every open level
+#: of nesting (blocks, ``if`` chains, prefix operators, brackets) keeps entries on it, so
+#: 10^5 levels are refused a few ten thousand tokens in.  Ten a level of MAX_DEPTH.
+MAX_PARSE_STACK = 10 * MAX_DEPTH
+
+
+def _parse_watched(parser: Lark, text: str):
+    """``parser.parse(text)``, token by token, with the stack bounded (:data:`MAX_PARSE_STACK`)."""
+    steps = parser.parse_interactive(text)
+    state, token = steps.parser_state, None
+    for token in steps.lexer_thread.lex(state):
+        state.feed_token(token)
+        if len(state.state_stack) > MAX_PARSE_STACK:
+            raise error("too-large", f"the program is nested more than {MAX_DEPTH} levels deep (blocks, brackets, "
+                        "operators); split it into several statements or functions", tok_span(token))
+    return steps.feed_eof(token)
+
+
 def statement_before(text: str, tok: Token | None) -> bool:
     """Whether an assignment (``=`` outside comments) comes before ``tok`` in ``text``:
     the difference between a declaration after statements and a malformed one."""
@@ -257,6 +295,22 @@ def check_depth(stmts, children: Callable) -> None:
                 raise error("too-large", f"the expression is nested more than {MAX_DEPTH} operators deep; split it "
                             "into several statements", stmt.span)
             stack.extend((child, depth + 1) for child in children(node))
+
+
+def check_tree_depth(tree: lark.Tree, visit: Callable | None = None) -> lark.Tree:
+    """``tree``, or error[too-large] at a node more than MAX_DEPTH deep (iteratively, before
+    anything recurses: left-nested operators leave the stack shallow); ``visit``: each node."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if visit is not None:
+            visit(node)
+        if depth > MAX_DEPTH:
+            where = None if node.meta.empty else Span.point(node.meta.line, node.meta.column)
+            raise error("too-large", f"the program is nested more than {MAX_DEPTH} levels deep (statements, blocks "
+                        "or operators); split it into several statements or functions", where)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
+    return tree
 
 
 # ------------------------------------------------------------------ grammar tables

@@ -99,6 +99,8 @@ class Expr:
         # operands (``e + e`` doubled twenty times), and a property would walk every path
         if "shape" not in self.__dict__:
             object.__setattr__(self, "shape", self._shape())
+        if len(self.shape) > MAX_RANK:  # (as it is made: `outer` of 10^5 operands held ranks of all sizes)
+            raise error("too-large", f"{len(self.shape)} dimensions; an expression has at most {MAX_RANK}")
 
     def _shape(self) -> tuple[int, ...]:
         raise NotImplementedError

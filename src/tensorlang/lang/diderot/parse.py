@@ -6,9 +6,8 @@ import functools
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import VisitError
 
-from ...errors import MAX_DEPTH, Span, TensorLangError, error
+from ...errors import Span, error
 from .. import lark_support
 from . import ast as A
 
@@ -328,23 +327,10 @@ def _check_version(text: str) -> None:
 _EXPRESSION_WORDS = frozenset({"nan", "true", "false"})
 
 
-def _check_depth(tree) -> None:
-    """Bound the parse tree's depth (iteratively) before anything recurses over it: every
-    later stage (the transformer, the checker, both executors) walks it recursively, and
-    nesting that no parenthesis shows (``if`` chains, ``a if c else b`` chains, ``^``,
-    blocks, tensor brackets) would otherwise reach the recursion limit (issue 41)."""
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        for tok in getattr(node, "children", ()):
-            if isinstance(tok, Token) and tok.type == "NAME" and str(tok) in _EXPRESSION_WORDS:
-                raise error("syntax", f"{str(tok)!r} is a reserved word and cannot be a name", _tok(tok))
-        if depth > MAX_DEPTH:
-            meta = getattr(node, "meta", None)
-            where = Span.point(meta.line, meta.column) if meta is not None and not meta.empty else A.NOWHERE
-            raise error("too-large", f"the program is nested more than {MAX_DEPTH} levels deep (statements, "
-                        "blocks or operators); split it into functions or several statements", where)
-        stack.extend((child, depth + 1) for child in getattr(node, "children", ()) if hasattr(child, "children"))
+def _reserved(node) -> None:
+    for tok in node.children:
+        if isinstance(tok, Token) and tok.type == "NAME" and str(tok) in _EXPRESSION_WORDS:
+            raise error("syntax", f"{str(tok)!r} is a reserved word and cannot be a name", _tok(tok))
 
 
 def _extension_hint(previous: Token | None, tok: Token) -> tuple[str, Span] | None:
@@ -360,14 +346,8 @@ def parse_program(text: str) -> A.Program:
     """The program's tree (spans into ``text``), or error[syntax] at the first token
     the grammar cannot take."""
     _check_version(text)
-    tree = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}")
-    _check_depth(tree)
-    try:
-        program = _ToAst().transform(tree)
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, TensorLangError):
-            raise exc.orig_exc from None
-        raise
+    program = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}",  # depth: before any
+                                 finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree, _reserved)))
     if program.create is None or program.strand is None:
         raise error("syntax", "a Diderot program needs a strand definition and an initially/create_* line",
                     Span.point(*lark_support.end_position(text)))

@@ -162,25 +162,15 @@ def _constant(e) -> int | None:
     return None
 
 
-class _Parser:
-    """lark's parser followed by the transformer (positions for spans need the
-    transformer to run on the finished tree)."""
-
-    def __init__(self, lark: Lark):
-        self.lark = lark
-
-    def parse(self, text: str) -> ast.Program:
-        return _ToAst().transform(self.lark.parse(text))
-
-
 @functools.lru_cache(maxsize=None)
-def _parser() -> _Parser:
+def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
-    return _Parser(lark_support.lalr_parser(grammar, start="program", propagate_positions=True, maybe_placeholders=False))
+    return lark_support.lalr_parser(grammar, start="program", propagate_positions=True, maybe_placeholders=False)
 
 
 def parse_stur(text: str) -> ast.Program:
     """Parse STUR source (error[syntax] at the first token the grammar cannot accept)."""
     if not text.endswith("\n"):
         text += "\n"
-    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, marks="\n")
+    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, marks="\n",  # (the transformer recurses)
+                              finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree)))
