@@ -1,15 +1,6 @@
-"""Compile generated C into shared objects, cached per user, and load them.
-
-The compiler is ``$CC`` or ``cc`` with the best of ``-O3 -march=native -fopenmp`` it
-accepts (:func:`_probe`).  Objects are cached under ``$TENSORLANG_CACHE`` (default
-``$XDG_CACHE_HOME/tensorlang`` or ``~/.cache/tensorlang``), keyed by a SHA-256 of the
-source, the compiler's identity and the flags.  The cache is shared by every process of
-the user, so entries are written atomically, loaded only when their manifest
-(``KEY.json``) names the key and matches the object's bytes and both files are the
-user's own and private, and rebuilt (never loaded blindly, never an error) otherwise; a
-cache that cannot be used sends the compile to a private temporary directory
-(docs/c-backend.md, "Building and the cache", has each rule).
-"""
+"""Compile generated C into shared objects, cached per user, and load them: the compiler
+and its flags (:func:`_probe`), the cache's keys, manifests and fallbacks, and its
+commands follow docs/c-backend.md, "Building and the cache", rule by rule."""
 
 from __future__ import annotations
 
