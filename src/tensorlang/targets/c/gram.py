@@ -205,17 +205,13 @@ def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str
         head += [f"#define SG {_strip_group(tail)}L"]
     head += [f"#define TEAM {team}"]
     head += ["#if defined(__AVX512F__) && !defined(TL_GRAM_PORTABLE)", "#include <immintrin.h>"]
-    simd = "\n".join(_tile(w, True, scaled, prefix=prefix) for w in (1, 2, 3))
-    plain = "\n".join(_tile(w, False, scaled, prefix=prefix) for w in (1, 2, 3))
-    if scaled:  # the first row block of each i: only the rows j >= i
-        simd += "\n" + "\n".join(_tile(w, True, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8))
-        plain += "\n" + "\n".join(_tile(w, False, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8))
-        dispatch = "\n".join(_row_dispatch(w, prefix) for w in (1, 2, 3))
-        simd += "\n" + dispatch
-        plain += "\n" + dispatch
-    if strip:
-        simd += "\n" + _strip(tail, True, prefix)
-        plain += "\n" + _strip(tail, False, prefix)
+
+    def tiles(simd: bool) -> str:  # with AVX-512 intrinsics, or plain loops
+        parts = [_tile(w, simd, scaled, prefix=prefix) for w in (1, 2, 3)]
+        if scaled:  # the first row block of each i: only the rows j >= i
+            parts += [_tile(w, simd, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8)]
+            parts += [_row_dispatch(w, prefix) for w in (1, 2, 3)]
+        return "\n".join(parts + ([_strip(tail, simd, prefix)] if strip else []))
     # two copies: on threads, and one thread with no OpenMP at all (a parallel region of
     # one thread still costs libgomp's team set-up, 0.6 µs: as much as a small call)
     serial = "\n".join(line for line in _core(scaled, "seq", prefix).splitlines() if "#pragma omp" not in line)
@@ -224,7 +220,7 @@ def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str
              f"    int nt = {prefix}team(threads);\n"
              f"    return nt > 1 ? {prefix}run_par(x, res, work, nt) : {prefix}run_seq(x, res, work, 1);\n}}\n")
     undefine = "".join(f"#undef {name}\n" for name in MACROS)
-    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + csrc.text("gram_team.c", p=prefix)
+    return ("\n".join(head) + "\n" + tiles(True) + "\n#else\n" + tiles(False) + "\n#endif\n" + csrc.text("gram_team.c", p=prefix)
             + _core(scaled, "par", prefix) + serial + "\n" + entry + undefine)
 
 
