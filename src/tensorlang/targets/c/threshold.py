@@ -1,14 +1,7 @@
-"""The parallel thresholds, measured on this machine (paper 002 §7).
-
-The first C kernel a machine builds measures, for two kinds of work (**stream**: memory
-bound; **compute**: data in cache), the smallest number of points at which two threads
-run faster than one, and caches both in the kernel cache's directory
-(``parallel_work.json``).  A statement runs on threads when its nest's work reaches the
-threshold of its kind (:func:`tensorlang.loops.parallel.threshold_for`).
-``$TENSORLANG_PARALLEL_WORK`` overrides both (the tests pin it); without a second core,
-or where two threads never won, a threshold is :data:`NEVER`.  docs/compatible.md,
-"Parallel thresholds", describes the probes and the cache.
-"""
+"""The parallel thresholds, measured on this machine (paper 002 §7): for **stream** and
+**compute** work, the smallest number of points at which two threads beat one, cached in
+the kernel cache (``parallel_work.json``); ``$TENSORLANG_PARALLEL_WORK`` overrides both.
+docs/compatible.md, "Parallel thresholds", describes the probes and the cache."""
 
 from __future__ import annotations
 
