@@ -12,10 +12,8 @@ threads (``LoopProgram.teams``); :func:`step_function` renders the step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...schedule.steps import GramStep
-from . import build as c_build
 from . import csrc
 
 #: Columns of a block (one AVX-512 vector of doubles).
@@ -239,17 +237,3 @@ def step_function(name: str, step: GramStep, comment: str, team: int) -> str:
             "    if (work == NULL) return -2;  /* NO_MEMORY */\n"
             f"    int status = {name}_gram(v{step.operand}, v{step.target}, work, nthreads);\n"
             "    free(work);\n    return status;\n}\n")
-
-
-@lru_cache(maxsize=64)
-def compiled(shape: GramShape, portable: bool = False, team: int = -1):
-    """``(ffi, function(x, res, work, threads))`` for ``shape`` alone, or None (no C
-    compiler): the tests' way to the portable loops and to threads."""
-    compiler = c_build.find_compiler()
-    if compiler is None:
-        return None
-    text = source(shape, portable, team, "tl_") + (
-        "int tl_gram_call(const double *x, double *res, double *work, int threads) "
-        "{ return tl_gram(x, res, work, threads); }\n")
-    ffi, lib = c_build.build_and_load(text, compiler, "int tl_gram_call(const double *, double *, double *, int);")
-    return ffi, lib.tl_gram_call
