@@ -316,14 +316,8 @@ _loaded: dict[str, tuple[object, object]] = {}
 
 
 def prepare_openmp() -> None:
-    """Ask OpenMP's threads to sleep, not spin, while they wait for work
-    (``OMP_WAIT_POLICY=passive``), unless the user chose a policy (``OMP_WAIT_POLICY`` or
-    libgomp's ``GOMP_SPINCOUNT``).  libgomp's default spins for up to about a millisecond
-    after each parallel loop; on a machine whose cores are busy the spinning threads take
-    the CPU from the thread that still works, and a kernel ran 17-35x slower with threads
-    than without (issue 21).  Called before the first object that links OpenMP is
-    loaded: libgomp reads its environment once, when it is loaded (a library loaded
-    earlier that brought its own libgomp keeps that one's setting)."""
+    """``OMP_WAIT_POLICY=passive`` unless the user chose a policy, before the first object
+    that links OpenMP is loaded (libgomp reads it then): docs/c-backend.md, "Threads"."""
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["OMP_WAIT_POLICY"] = "passive"
 

@@ -104,12 +104,8 @@ def why_unavailable() -> str | None:
 
 def install_entry(cls, fallback) -> bool:
     """Let instances of ``cls`` (tensorlang's Kernel) be called by the extension straight
-    from the class's ``tp_call``: ``k(A=a, out={...})`` reads the instance's ``_c_call``
-    (a :class:`Caller`, or None) and runs it on the call's own keywords, with no Python
-    frame in between (the Python ``__call__`` was about half of a 2x2 product's call:
-    docs/performance.md, "Call paths").  Whatever the caller declines goes to ``fallback``
-    (the class's Python ``__call__``, which reports errors); a caller that raised goes to
-    ``instance._c_call_raised(exc, keywords)``.  False where the extension is missing."""
+    from the class's ``tp_call`` (their ``_c_call`` first, then ``fallback``, the Python
+    ``__call__``: docs/c-backend.md, "Calls").  False where the extension is missing."""
     module = extension()
     if module is None:
         return False

@@ -103,12 +103,8 @@ def running_tasks() -> int | None:
 
 
 def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
-    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart (the runnable
-    tasks, this thread included, fewer than the CPUs: on two CPUs, nothing but this
-    thread), looking for at most ``timeout_s``; True where /proc/loadavg cannot be read
-    (nothing to wait for).  The probe's second thread needs that free CPU, or it times a
-    shared core (docs/performance.md, "Measurement history": a spinning OpenBLAS worker
-    once made the cached threshold far too high)."""
+    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart, looking for at
+    most ``timeout_s``; True where /proc/loadavg cannot be read (docs/compatible.md)."""
     deadline = time.perf_counter() + timeout_s
     cpus = cpu_count()
     calm = 0
@@ -131,14 +127,8 @@ def _key(compiler: c_build.Compiler) -> str:
 
 def parallel_work() -> Threshold:
     """The thresholds for this machine: ``$TENSORLANG_PARALLEL_WORK`` (both), else the
-    cached measurement, else a fresh one (cached when the kernel cache is usable).
-
-    A process allowed fewer CPUs than the machine has (pinned by ``taskset`` or by the
-    benchmark's one-thread pass) measures for itself and caches nothing: two threads on
-    one CPU never win, and that says nothing about the machine.  A measurement waits for
-    the machine to fall quiet first (:func:`wait_for_quiet`), and one made while another
-    task kept running, before or after it, is used but not cached.  The figures are kept
-    per CPU count for the process's life (:func:`clear` forgets them)."""
+    cached measurement, else a fresh one (docs/compatible.md, "Parallel thresholds", has
+    when one is cached)."""
     return _thresholds(usable_cpus())
 
 
