@@ -420,7 +420,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5041, "diderot": 4338, "structure": 4538, "schedule+loops": 5079, "targets": 5748, "fields": 2240, "surface": 4465, "compiled strands": 4657}
+CEILINGS = {"front ends": 5041, "diderot": 4338, "structure": 4538, "schedule+loops": 5079, "targets": 5738, "fields": 2240, "surface": 4465, "compiled strands": 4657}
 
 
 def layer_sizes() -> dict[str, int]:

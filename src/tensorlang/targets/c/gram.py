@@ -174,10 +174,6 @@ def _core(scaled: bool, suffix: str, prefix: str) -> str:
 MACROS = ("N", "M", "MB", "MP", "KC", "TRANSPOSED", "STRIP", "TB", "SG", "TEAM", "TL_GRAM_PORTABLE")
 
 
-def shape_of(step: GramStep) -> GramShape:
-    return GramShape(step.n, step.m, step.transposed, step.order)
-
-
 def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str = "tl_") -> str:
     """The C of the Gram function ``<prefix>gram(x, res, work, threads)`` for ``shape``
     (``portable``: no intrinsics; ``team``: the loops stage's ``TEAM``, loops/parallel.py
@@ -227,7 +223,7 @@ def step_function(name: str, step: GramStep, comment: str, team: int) -> str:
     Gram step (the schedule's :class:`~tensorlang.schedule.steps.GramStep`): the Gram
     function, prefixed with ``name``, and a call of it on a work block of its own
     (allocated per call: NO_MEMORY where that fails)."""
-    shape = shape_of(step)
+    shape = GramShape(step.n, step.m, step.transposed, step.order)
     order = "X^T X" if step.order == 2 else "sum_n X_ni X_nj X_nk"
     params = ", ".join(f"real *restrict v{slot}" for slot in sorted((step.operand, step.target)))
     return (f"/* Gram step ({order}, m = {step.m}: the sorted entries, the others filled in): {comment} */\n"

@@ -248,9 +248,6 @@ class CKernel:
                 made[n] = made[owner].reshape(-1)[:math.prod(self.shapes[n])].reshape(self.shapes[n])
             return tuple(made[n] for n in self.temporary_slots)
 
-    def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
-        self._pool.append(buffers)
-
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """Run with validated inputs; write results into ``targets`` where given (the
         general path: plain calls take the C caller, :mod:`.callext`).  No input is ever
@@ -308,7 +305,7 @@ class CKernel:
             self.execute(filled, threads)
         if self._store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
             self._store_hook({name: filled[n] for n, name in enumerate(self.names)})
-        self.give_back_temporaries(pool)
+        self._pool.append(pool)  # the temporaries, given back
         if copies is not None:
             self._input_pool.append(copies)
         results = {}

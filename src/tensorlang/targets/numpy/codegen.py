@@ -451,10 +451,7 @@ def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
 def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
     """The Python function that runs ``statements`` through einsum code, no schedule."""
     gen = _Codegen(dtype, optimize)
-    lines = ["def kernel(_s):"]
-    for stmt in statements:
-        lines.extend(gen.statement(stmt))
-    return _define(gen, lines)
+    return _define(gen, ["def kernel(_s):", *(line for stmt in statements for line in gen.statement(stmt))])
 
 
 def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
