@@ -60,7 +60,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "tl_blas.h": ({"cblas64": blas.CBLAS64, "cblas32": blas.CBLAS32, "fortran32": blas.FORTRAN32}, {}, (_PRELUDE,)),
     "tl_wide_begin.h": ({}, {}, ()),
     "tl_wide_end.h": ({}, {}, ()),
-    "callext.c": ({"maxslots": callext.MAX_SLOTS, "maxrank": callext.MAX_RANK}, {}, ()),
+    "callext.c": ({"maxslots": callext.MAX_SLOTS, "maxrank": callext.MAX_RANK, "cases": "case 0: return 0;"}, {}, ()),
     "threshold_probes.c": ({"schedule": SCHEDULE, "block": threshold.BLOCK, "maxblocks": threshold.MAX_BLOCKS},
                            {}, ()),
     "gram_team.c": ({"p": "tl_"}, {"TEAM": "2"}, ()),
@@ -108,8 +108,9 @@ def test_text_refuses_a_missing_or_unused_value(fill):
 
 
 def test_the_caller_switch_has_a_case_for_every_slot_count():
-    """csrc/callext.c calls a kernel's function with n buffer pointers for n up to MAX_SLOTS."""
-    cases = re.findall(r"case (\d+): return \(\(int \(\*\)\(([^)]*)\)\)fn\)\(([^;]*)\);", csrc.raw("callext.c"))
+    """The extension (csrc/callext.c with callext.py's cases) calls a kernel's function with
+    n buffer pointers for n up to MAX_SLOTS."""
+    cases = re.findall(r"case (\d+): return \(\(int \(\*\)\(([^)]*)\)\)fn\)\(([^;]*)\);", callext.source())
     assert [int(n) for n, _, _ in cases] == list(range(callext.MAX_SLOTS + 1))
     for n, types, args in cases:
         assert types == ", ".join(["void *"] * int(n) + ["int"])

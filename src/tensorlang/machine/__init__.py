@@ -1,22 +1,10 @@
-"""The machine's facts in one package, each read once per process; it sits below every
-package and imports none but :mod:`.limits`' reader of variables (the C compiler is the caller's,
-``find_compiler()``).
-
-* caches (:func:`cache_sizes`, for the fusion cost model): ``/sys/devices/system/cpu/cpu0/cache``,
-  else ``os.sysconf``, else L1d 32 KiB and L2 1 MiB; ``$TENSORLANG_CACHE_SIZES``
-  (``l1=49152,l2=2097152``) overrides them for tests and for another machine's schedule;
-* cores (:func:`cpu_count`, :func:`usable_cpus`: the parallel thresholds' measurement);
-* vectors (:func:`vector_bytes`, :func:`simd_elements`: ``pad="auto"``, the Gram step): the
-  compiler's predefined macros with tensorlang's ``-m`` flags (``cc -dM -E``):
-  ``__AVX512F__`` 64 bytes, ``__AVX__`` 32, ``__SSE2__`` or ``__ARM_NEON`` 16, else 16.
-  The fused multiply-add is the C's own test (``__AVX512F__``, csrc/tl_tiles_fma.h);
-* BLAS: which library, convention and symbols (:mod:`.blas`), its integers (:data:`BLAS_INT_MAX`);
-* the constants tuned to the memory system: cache line, register tiles, prefetch
-  distances, a thread's stack, and the thread threshold where none was measured.
-
-What threads cost is measured by running C (targets/c/threshold.py: it needs the C
-compiler); the thread policy that reads it is loops/parallel.py.  tests/test_architecture.py
-keeps these names defined here only.
+"""The machine's facts in one package, each read once per process: caches
+(:func:`cache_sizes`: ``/sys``, else ``sysconf``, else 32 KiB and 1 MiB;
+``$TENSORLANG_CACHE_SIZES`` overrides), cores, the vector width the C compiler targets
+(:func:`vector_bytes`: its predefined macros), BLAS (:mod:`.blas`) and the constants tuned
+to the memory system.  It imports none but :mod:`.limits`' reader of variables (the C
+compiler is the caller's); what threads cost is measured in C (targets/c/threshold.py).
+docs/architecture.md lists the facts; tests/test_architecture.py keeps them defined here only.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Which BLAS this machine has, with which calling convention and symbols: the GEMM, GEMV and
 SYRK generated C calls (targets/c/blascall.py renders the calls), found once per process in the
-library numpy already loaded and handed to each kernel as function pointers when it is loaded
-(docs/c-backend.md, "BLAS called from C").
-
-The discovery is left to well-kept libraries, never to a guess at file names:
-
-1. **threadpoolctl** lists the BLAS libraries loaded in the process; an OpenBLAS among
-   them (the one inside numpy's own folder first) is opened with ``ctypes`` and its CBLAS
-   functions looked up under the affixes threadpoolctl knows for OpenBLAS; the integer
-   width follows the suffix (``64``: ILP64) or the library's ``openblas_get_config()``.
-2. **scipy** (when importable): the Fortran BLAS capsules of ``scipy.linalg.cython_blas``
-   (32-bit integers).
-3. Neither: :func:`find` is None and BLAS steps keep running as ``numpy.matmul``
-   (targets/c/runtime.py); ``$TENSORLANG_NO_C_BLAS=1`` forces this.
-
-The kernels call the library numpy calls, so whatever limits its threads limits theirs;
-a kernel's ``threads=`` is OpenMP's.
-"""
+library numpy already loaded, never by a guess at file names (threadpoolctl's OpenBLAS, else
+scipy's capsules, else none: ``$TENSORLANG_NO_C_BLAS=1`` forces none).  docs/c-backend.md,
+"BLAS called from C", has each rule."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-"""Targets: renderers of the pipeline's stage values, and the runners they build.
-
-A target decides nothing: :mod:`tensorlang.pipeline` plans the schedule and builds the loop
-IR for the target's :class:`Caps` (what its steps may use), then the target *renders*
-those values (``render``: the C source, the NumPy source, nothing for the interpreter)
-and *builds* a runner from the rendering (``build``).  No target sees a Kernel.
-
-``interp`` runs the reference semantics (the front end's own, or EIN's), ``numpy`` runs
-the schedule as generated einsum and matmul code, ``c`` compiles the schedule's loop
-steps to C (loops, OpenMP, SIMD, BLAS from C) and loads it, ``dask`` runs a compiled
-program chunk by chunk over Dask arrays (:mod:`.dask`; it wraps the others, so it
-builds no runner of its own: its ``chunked`` is how it runs).  ``auto`` picks C when a C compiler works, otherwise numpy
-with a one-line notice.
-
-A runner has ``run(supplied, targets, threads) -> results``, ``c_call`` (a C caller of the
-plain case, :mod:`.c.callext`, or None; the kernel's ``Runner`` tries it first) and
-``source`` (what it runs, or None).
-"""
+"""Targets: renderers of the pipeline's stage values, and the runners they build; each
+decides nothing and sees no Kernel (docs/architecture.md, "targets/", has the protocol).
+``auto`` picks C when a C compiler works, otherwise numpy with a one-line notice; dask
+wraps a compiled kernel (its ``chunked`` is how it runs)."""
 
 from __future__ import annotations
 

@@ -7,21 +7,21 @@ starts as EIN), never a schedule: what every other target is tested against.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable
 
 import numpy as np
 
 from ..semantics.interface import Role
-from .store import results_from_store
 
 
 class InterpTarget:
-    """A program on the reference interpreter."""
+    """A program on the reference interpreter (and what the store-based targets share:
+    the results out of a final store)."""
 
     c_call = None
-    source = None
+    source: str | None = None
 
-    def __init__(self, reference: Callable[[Mapping[str, np.ndarray], np.dtype], dict], roles, dtype: np.dtype):
+    def __init__(self, reference: Callable[..., dict], roles, dtype: np.dtype):
         self.reference = reference
         self._dtype = dtype
         self._outputs = tuple(name for name, role in roles.items() if role in (Role.INOUT, Role.OUT, Role.OPTIONAL))
@@ -31,5 +31,15 @@ class InterpTarget:
         return cls(reference, facts.roles, options.dtype)
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
-        store = self.reference(supplied, self._dtype)
-        return results_from_store(store, self._outputs, targets)
+        return self.results(self.reference(supplied, self._dtype), targets)
+
+    def results(self, store: dict[str, np.ndarray], targets: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The results out of the final ``store``, copied into the caller's ``out=`` arrays where given."""
+        results = {}
+        for name in self._outputs:
+            if name in targets:
+                np.copyto(targets[name], store[name])
+                results[name] = targets[name]
+            else:
+                results[name] = store[name]
+        return results

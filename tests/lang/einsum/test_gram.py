@@ -5,6 +5,8 @@ object."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -84,12 +86,22 @@ def _is_gram_in_c(subscripts: str, x: np.ndarray, k: int = 2, backend: str = "au
     return bool(_gram_steps(einsum_api._CACHE[key]))
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(shape: gram.GramShape, portable: bool = False, team: int = -1):
+    """``(ffi, function(x, res, work, threads))``: gram.source for ``shape`` alone, the
+    tests' way to the portable loops and to threads."""
+    text = gram.source(shape, portable, team, "tl_") + (
+        "int tl_gram_call(const double *x, double *res, double *work, int threads) "
+        "{ return tl_gram(x, res, work, threads); }\n")
+    ffi, lib = c_build.build_and_load(text, c_build.require_compiler(),
+                                      "int tl_gram_call(const double *, double *, double *, int);")
+    return ffi, lib.tl_gram_call
+
+
 def _kernel(shape: gram.GramShape, x: np.ndarray, portable: bool = False, threads: int = 1,
             team: int = -1) -> np.ndarray:
-    """The Gram function of ``shape`` alone (gram.compiled) on ``x`` (``team``: its TEAM)."""
-    made = gram.compiled(shape, portable, team)
-    assert made is not None
-    ffi, function = made
+    """The Gram function of ``shape`` alone (:func:`_compiled`) on ``x`` (``team``: its TEAM)."""
+    ffi, function = _compiled(shape, portable, team)
     result = np.empty((shape.m,) * shape.order)
     work = np.empty(shape.work_doubles)
     x = np.ascontiguousarray(x)

@@ -1,15 +1,6 @@
-"""Compile generated C into shared objects, cached per user, and load them.
-
-The compiler is ``$CC`` or ``cc`` with the best of ``-O3 -march=native -fopenmp`` it
-accepts (:func:`_probe`).  Objects are cached under ``$TENSORLANG_CACHE`` (default
-``$XDG_CACHE_HOME/tensorlang`` or ``~/.cache/tensorlang``), keyed by a SHA-256 of the
-source, the compiler's identity and the flags.  The cache is shared by every process of
-the user, so entries are written atomically, loaded only when their manifest
-(``KEY.json``) names the key and matches the object's bytes and both files are the
-user's own and private, and rebuilt (never loaded blindly, never an error) otherwise; a
-cache that cannot be used sends the compile to a private temporary directory
-(docs/c-backend.md, "Building and the cache", has each rule).
-"""
+"""Compile generated C into shared objects, cached per user, and load them: the compiler
+and its flags (:func:`_probe`), the cache's keys, manifests and fallbacks, and its
+commands follow docs/c-backend.md, "Building and the cache", rule by rule."""
 
 from __future__ import annotations
 
@@ -325,14 +316,8 @@ _loaded: dict[str, tuple[object, object]] = {}
 
 
 def prepare_openmp() -> None:
-    """Ask OpenMP's threads to sleep, not spin, while they wait for work
-    (``OMP_WAIT_POLICY=passive``), unless the user chose a policy (``OMP_WAIT_POLICY`` or
-    libgomp's ``GOMP_SPINCOUNT``).  libgomp's default spins for up to about a millisecond
-    after each parallel loop; on a machine whose cores are busy the spinning threads take
-    the CPU from the thread that still works, and a kernel ran 17-35x slower with threads
-    than without (issue 21).  Called before the first object that links OpenMP is
-    loaded: libgomp reads its environment once, when it is loaded (a library loaded
-    earlier that brought its own libgomp keeps that one's setting)."""
+    """``OMP_WAIT_POLICY=passive`` unless the user chose a policy, before the first object
+    that links OpenMP is loaded (libgomp reads it then): docs/c-backend.md, "Threads"."""
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["OMP_WAIT_POLICY"] = "passive"
 

@@ -1,33 +1,9 @@
-"""The C-level call path: a CPython extension that checks a call's arguments and calls a
-kernel's C function without running any Python (docs/c-backend.md, "Calls").
-
-The extension is compiled once per machine, Python version and numpy version (cached by
-:mod:`.build` like the kernels); its ``Caller`` type is configured per kernel with a
-*description*: the C function's address, and per slot its role, name, shape and dtype
-(for a padded kernel, 000 §4, also the storage shape and the alignment).
-``caller(arrays, out)`` then takes the *plain call* and *declines* (returns None)
-anything else, so that the kernel's general path, which reports errors precisely, stays
-the one source of truth (the kernel's ``Runner.call`` tries the caller, then that path).
-The plain call, the one rule (csrc/callext.c checks it):
-
-* every input the kernel requires given, no other keyword, each an ndarray (exactly) of
-  the declared shape, the kernel's dtype object, C-contiguous and aligned;
-* ``out=`` absent, or a dict naming only results, whose targets are such arrays too,
-  writeable, owning their memory, no input (except a variable's own, the in-place idiom
-  ``k(x=x, out={"x": x})``) and no other target; with targets, every input owns its memory.
-
-It also declines every call while ``caller.off`` is set (a test's store hook:
-:attr:`.runtime.CKernel.store_hook`).  ``caller.ordered(a, b, ...)`` is the same call with
-the inputs positional in a fixed order and no ``out=``, returning the one result (the
-einsum cache's hit path).
-For a padded kernel the caller also takes ``out=`` targets: they are computed in kept
-padded buffers and their regions copied into the targets in C (a Python copy of short
-rows cost more than the kernel).
-
-Where the headers are missing (``Python.h``, numpy's ``arrayobject.h``) or the extension
-does not compile or load, :func:`extension` is None with the reason in
-:func:`why_unavailable`, and every call takes the general path.
-"""
+"""The C-level call path: a CPython extension (csrc/callext.c, compiled once per machine,
+Python and numpy version and cached by :mod:`.build`) whose ``Caller``, configured per
+kernel with a description (the C function's address; per slot its role, name, shape and
+dtype; padded, the storage shapes and alignment), takes the *plain call* and declines
+(returns None) anything else.  docs/c-backend.md, "Calls", states the plain call's rule
+and the rest; its "Padding" section, the padded caller."""
 
 from __future__ import annotations
 
@@ -73,7 +49,9 @@ def source() -> str:
     object)."""
     header = (f"/* python {sys.version.split()[0]} {sysconfig.get_config_var('SOABI')}; "
               f"numpy {np.__version__} */")
-    return header + csrc.text("callext.c", maxslots=MAX_SLOTS, maxrank=MAX_RANK)
+    cases = "\n".join(f"    case {n}: return ((int (*)({'void *, ' * n}int))fn)({''.join(f'p[{k}], ' for k in range(n))}threads);"
+                      for n in range(MAX_SLOTS + 1))
+    return header + csrc.text("callext.c", maxslots=MAX_SLOTS, maxrank=MAX_RANK, cases=cases)
 
 
 def include_dirs() -> tuple[str, ...] | None:
@@ -126,12 +104,8 @@ def why_unavailable() -> str | None:
 
 def install_entry(cls, fallback) -> bool:
     """Let instances of ``cls`` (tensorlang's Kernel) be called by the extension straight
-    from the class's ``tp_call``: ``k(A=a, out={...})`` reads the instance's ``_c_call``
-    (a :class:`Caller`, or None) and runs it on the call's own keywords, with no Python
-    frame in between (the Python ``__call__`` was about half of a 2x2 product's call:
-    docs/performance.md, "Call paths").  Whatever the caller declines goes to ``fallback``
-    (the class's Python ``__call__``, which reports errors); a caller that raised goes to
-    ``instance._c_call_raised(exc, keywords)``.  False where the extension is missing."""
+    from the class's ``tp_call`` (their ``_c_call`` first, then ``fallback``, the Python
+    ``__call__``: docs/c-backend.md, "Calls").  False where the extension is missing."""
     module = extension()
     if module is None:
         return False

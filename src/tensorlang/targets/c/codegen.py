@@ -1,19 +1,8 @@
 """The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
-
-It decides nothing: which statements are loops or BLAS calls, the buffers, the loop
-order, the parallel (OpenMP schedule included) and simd marks, the Gram steps' teams, the
-register tiles, the packed products computed by BLAS, the statements compiled as
-functions of their own and where each local buffer lives all come from the schedule and
-the loop IR (:mod:`tensorlang.loops`); this module only spells them in C.
-
-Loop step N becomes ``int tl_stepN(real *restrict v<slot>..., const real *v<slot>_in...,
-int nthreads)``: the buffers its nests use, in slot order, then the caller's input of
-each ``inout`` variable (:attr:`loops.Nest.inputs`).  A BLAS step is such a function
-calling BLAS (:mod:`.blascall`) where C can call one, else a comment run in Python
-(:mod:`.runtime`); several steps all in C get ``tl_kernel``, which runs them in order.
-docs/c-backend.md, "From EIN to loops to C", has the C's conventions (``restrict``
-slots, outlined parallel bodies, names, ⊥ as NaN, controlled division).
-"""
+It decides nothing: every choice comes from the schedule and the loop IR; this module only
+spells them in C.  Loop step N is ``int tl_stepN(real *restrict v<slot>..., const real
+*v<slot>_in..., int nthreads)``; docs/c-backend.md, "From EIN to loops to C", has the C's
+conventions (BLAS steps, ``tl_kernel``, outlined parallel bodies, names, ⊥ as NaN)."""
 
 from __future__ import annotations
 

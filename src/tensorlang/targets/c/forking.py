@@ -1,24 +1,6 @@
-"""Generated C after ``fork``: the forking thread's OpenMP teams become teams of one.
-
-GCC's OpenMP runtime (libgomp) keeps, per thread that has started a parallel region, a
-pool of worker threads that it reuses for the next region.  ``fork`` copies only the
-thread that called it, so in the child that thread's pool names workers that do not
-exist: its next parallel region with more than one thread waits for them forever (a
-kernel, a field probe or a compiled probe that ran on two threads in the parent never
-returns in a ``multiprocessing`` child under the ``fork`` start method, Linux's default).
-libgomp installs no fork handler of its own; LLVM's and Intel's runtimes do.
-
-So when this process forks (:func:`os.register_at_fork`), the child sets the forking
-thread's ``max-active-levels`` to 0 (``omp_set_max_active_levels(0)``): every parallel
-region that thread starts is inactive, run by the thread alone, whatever team a kernel
-asks for (``threads=``, the C caller's ``threads``, a probe's ``threads``), and the stale
-pool is never touched.  It is an OpenMP setting of that thread, so every C call path
-honours it with no check of its own; threads the child starts later have no pool yet and
-run their teams as usual.  A team of one is what a kernel's thread picker chooses anyway
-whenever one thread is faster or the machine is busy (docs/c-backend.md, "Threads").
-Where libgomp is not loaded (no kernel ran, another OpenMP runtime, no compiler) nothing
-is done.
-"""
+"""Generated C after ``fork``: the forking thread's OpenMP teams become teams of one, so
+that libgomp's stale thread pool is never touched in the child (docs/c-backend.md,
+"Threads", "After fork")."""
 
 from __future__ import annotations
 

@@ -12,10 +12,8 @@ threads (``LoopProgram.teams``); :func:`step_function` renders the step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...schedule.steps import GramStep
-from . import build as c_build
 from . import csrc
 
 #: Columns of a block (one AVX-512 vector of doubles).
@@ -176,10 +174,6 @@ def _core(scaled: bool, suffix: str, prefix: str) -> str:
 MACROS = ("N", "M", "MB", "MP", "KC", "TRANSPOSED", "STRIP", "TB", "SG", "TEAM", "TL_GRAM_PORTABLE")
 
 
-def shape_of(step: GramStep) -> GramShape:
-    return GramShape(step.n, step.m, step.transposed, step.order)
-
-
 def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str = "tl_") -> str:
     """The C of the Gram function ``<prefix>gram(x, res, work, threads)`` for ``shape``
     (``portable``: no intrinsics; ``team``: the loops stage's ``TEAM``, loops/parallel.py
@@ -205,17 +199,13 @@ def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str
         head += [f"#define SG {_strip_group(tail)}L"]
     head += [f"#define TEAM {team}"]
     head += ["#if defined(__AVX512F__) && !defined(TL_GRAM_PORTABLE)", "#include <immintrin.h>"]
-    simd = "\n".join(_tile(w, True, scaled, prefix=prefix) for w in (1, 2, 3))
-    plain = "\n".join(_tile(w, False, scaled, prefix=prefix) for w in (1, 2, 3))
-    if scaled:  # the first row block of each i: only the rows j >= i
-        simd += "\n" + "\n".join(_tile(w, True, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8))
-        plain += "\n" + "\n".join(_tile(w, False, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8))
-        dispatch = "\n".join(_row_dispatch(w, prefix) for w in (1, 2, 3))
-        simd += "\n" + dispatch
-        plain += "\n" + dispatch
-    if strip:
-        simd += "\n" + _strip(tail, True, prefix)
-        plain += "\n" + _strip(tail, False, prefix)
+
+    def tiles(simd: bool) -> str:  # with AVX-512 intrinsics, or plain loops
+        parts = [_tile(w, simd, scaled, prefix=prefix) for w in (1, 2, 3)]
+        if scaled:  # the first row block of each i: only the rows j >= i
+            parts += [_tile(w, simd, True, r, prefix) for w in (1, 2, 3) for r in range(1, 8)]
+            parts += [_row_dispatch(w, prefix) for w in (1, 2, 3)]
+        return "\n".join(parts + ([_strip(tail, simd, prefix)] if strip else []))
     # two copies: on threads, and one thread with no OpenMP at all (a parallel region of
     # one thread still costs libgomp's team set-up, 0.6 µs: as much as a small call)
     serial = "\n".join(line for line in _core(scaled, "seq", prefix).splitlines() if "#pragma omp" not in line)
@@ -224,7 +214,7 @@ def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str
              f"    int nt = {prefix}team(threads);\n"
              f"    return nt > 1 ? {prefix}run_par(x, res, work, nt) : {prefix}run_seq(x, res, work, 1);\n}}\n")
     undefine = "".join(f"#undef {name}\n" for name in MACROS)
-    return ("\n".join(head) + "\n" + simd + "\n#else\n" + plain + "\n#endif\n" + csrc.text("gram_team.c", p=prefix)
+    return ("\n".join(head) + "\n" + tiles(True) + "\n#else\n" + tiles(False) + "\n#endif\n" + csrc.text("gram_team.c", p=prefix)
             + _core(scaled, "par", prefix) + serial + "\n" + entry + undefine)
 
 
@@ -233,7 +223,7 @@ def step_function(name: str, step: GramStep, comment: str, team: int) -> str:
     Gram step (the schedule's :class:`~tensorlang.schedule.steps.GramStep`): the Gram
     function, prefixed with ``name``, and a call of it on a work block of its own
     (allocated per call: NO_MEMORY where that fails)."""
-    shape = shape_of(step)
+    shape = GramShape(step.n, step.m, step.transposed, step.order)
     order = "X^T X" if step.order == 2 else "sum_n X_ni X_nj X_nk"
     params = ", ".join(f"real *restrict v{slot}" for slot in sorted((step.operand, step.target)))
     return (f"/* Gram step ({order}, m = {step.m}: the sorted entries, the others filled in): {comment} */\n"
@@ -243,17 +233,3 @@ def step_function(name: str, step: GramStep, comment: str, team: int) -> str:
             "    if (work == NULL) return -2;  /* NO_MEMORY */\n"
             f"    int status = {name}_gram(v{step.operand}, v{step.target}, work, nthreads);\n"
             "    free(work);\n    return status;\n}\n")
-
-
-@lru_cache(maxsize=64)
-def compiled(shape: GramShape, portable: bool = False, team: int = -1):
-    """``(ffi, function(x, res, work, threads))`` for ``shape`` alone, or None (no C
-    compiler): the tests' way to the portable loops and to threads."""
-    compiler = c_build.find_compiler()
-    if compiler is None:
-        return None
-    text = source(shape, portable, team, "tl_") + (
-        "int tl_gram_call(const double *x, double *res, double *work, int threads) "
-        "{ return tl_gram(x, res, work, threads); }\n")
-    ffi, lib = c_build.build_and_load(text, compiler, "int tl_gram_call(const double *, double *, double *, int);")
-    return ffi, lib.tl_gram_call

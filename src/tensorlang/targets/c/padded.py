@@ -1,15 +1,8 @@
-"""Padded buffers (paper 000 §4): aligned, zero-padded storage and the views callers see.
-
-A padded buffer of a variable with shape (n1, ..., nk) is a C-contiguous array of shape
-(⌈n1⌉, ..., ⌈nk⌉), every extent rounded up to a multiple of M
-(:func:`tensorlang.schedule.padding.padded_shape`), whose first element is aligned to M
-elements (M · itemsize bytes, and at least 64 bytes, a cache line) and whose padding holds
-zeros.  What a caller sees is the view ``buffer[:n1, ..., :nk]``.
-
-:func:`padded_empty` gives callers such a buffer up front; :func:`as_padded` recognises
-one (its memory was made by :func:`padded_empty`, and the view's strides are the padded
-buffer's for this M and dtype) and uses it without a copy.
-"""
+"""Padded buffers (paper 000 §4): C-contiguous arrays of the padded shape
+(:func:`tensorlang.schedule.padding.padded_shape`), aligned to M elements (at least a
+64-byte line), their padding zero, seen through the view ``buffer[:n1, ..., :nk]``.
+:func:`padded_empty` makes one; :func:`as_padded` recognises one and uses it without a
+copy (docs/c-backend.md, "Padding")."""
 
 from __future__ import annotations
 

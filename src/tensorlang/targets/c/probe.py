@@ -1,16 +1,8 @@
 """The C target's probe renderer: a probe step (004 §2.2's sum for a batch of points, in
-parallel) as C.
-
-A :class:`~tensorlang.schedule.probe.ProbeStep` (a Sample statement) is one C function
-per (dimension, kernel, derivative order, voxel size): for every point (an OpenMP loop),
-the index-space derivatives of every voxel component, the numbers of
-``fields/reconstruct.py``'s probe.  The kernel's weights are straight-line Horner
-polynomials in the fractional position, once per point and axis; the separable sum runs
-:data:`BATCH` points across the vector lanes (:func:`_lanes_sums`); many points on a
-large image are sorted by its blocks first (``tl_sort``, ``tl_unpack``).  Outside the
-domain or at a non-finite position the result is NaN (⊥).  docs/internals/fields-probes.md
-describes the layout and why.
-"""
+parallel) as C, one function per (dimension, kernel, derivative order, voxel size):
+Horner weights per point and axis, the separable sum with :data:`BATCH` points across the
+vector lanes (:func:`_lanes_sums`), points on a large image sorted by its blocks first.
+docs/internals/fields-probes.md describes the layout and why."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
-"""The C target's kernel: a schedule of generated C functions and BLAS calls over one
-set of buffers.
-
-Compilation (once per kernel): the schedule and its loop IR are printed as C99
-(:mod:`.codegen`), compiled and cached (:mod:`.build`) and loaded with cffi (whose
-``from_buffer`` costs a tenth of ctypes' ``.ctypes.data``).  Loop steps call their C
-function; GEMM and mode product steps call BLAS from C where :mod:`tensorlang.machine.blas`
-found it (``tl_set_blas`` once loaded; a schedule all in C is one function, ``tl_kernel``,
-which the C caller takes), else ``numpy.matmul`` over the buffers (:mod:`..numpy.matmul`);
-einsum steps run the NumPy target's einsum code for their statement.
-
-A call (:meth:`CKernel.run`) gets validated inputs, makes every variable's buffer, padded
-or not (read-only inputs of the kernel's layout are used in place; an input that is also
-a result is read by the C function itself where the schedule is one function, else
-copied, so a caller's array is never written; ``out=`` buffers of the kernel's layout
-that share no memory with an input are written directly), then runs the steps in order.
-"""
+"""The C target's kernel: a schedule of generated C functions (:mod:`.codegen`, compiled,
+cached and loaded with cffi by :mod:`.build`) and BLAS steps (called from C where
+:mod:`tensorlang.machine.blas` found a BLAS, else ``numpy.matmul``, :mod:`..numpy.matmul`)
+over one set of buffers; einsum steps run the NumPy target's code for their statement.
+docs/c-backend.md, "Calls", says how a call makes, reuses and hands back its buffers."""
 
 from __future__ import annotations
 
@@ -260,22 +248,11 @@ class CKernel:
                 made[n] = made[owner].reshape(-1)[:math.prod(self.shapes[n])].reshape(self.shapes[n])
             return tuple(made[n] for n in self.temporary_slots)
 
-    def give_back_temporaries(self, buffers: tuple[np.ndarray, ...]) -> None:
-        self._pool.append(buffers)
-
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         """Run with validated inputs; write results into ``targets`` where given (the
-        general path: plain calls take the C caller, :mod:`.callext`).
-
-        An input already in the kernel's layout (C-contiguous of its dtype; padded: made
-        by :func:`.padded.padded_empty`) is used in place, any other is copied into a
-        buffer kept between calls, so no input is ever written.  An ``out=`` target in the
-        layout that shares no memory with another argument is written in place, any other
-        gets a copy after the run.  ``k(x=x, out={"x": x})`` passes one array as input and
-        target: it is the buffer, unless another input shares its memory.  Any other inout
-        input is read by the C function itself where the schedule is one C function
-        (:attr:`loops.ir.Nest.inputs`; overlapping its buffer: copied first), else copied
-        into the buffer.  Results are the targets or fresh buffers (padded: views)."""
+        general path: plain calls take the C caller, :mod:`.callext`).  No input is ever
+        written but the in-place idiom's ``k(x=x, out={"x": x})``; docs/c-backend.md,
+        "Calls", has which arrays are used in place, copied or kept for the next call."""
         pad, dtype, shapes, regions, storage = self.pad, self.dtype, self.shapes, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()
@@ -328,7 +305,7 @@ class CKernel:
             self.execute(filled, threads)
         if self._store_hook is not None:  # tests: the padded store, padding included (Theorem 3)
             self._store_hook({name: filled[n] for n, name in enumerate(self.names)})
-        self.give_back_temporaries(pool)
+        self._pool.append(pool)  # the temporaries, given back
         if copies is not None:
             self._input_pool.append(copies)
         results = {}

@@ -1,14 +1,7 @@
-"""The parallel thresholds, measured on this machine (paper 002 §7).
-
-The first C kernel a machine builds measures, for two kinds of work (**stream**: memory
-bound; **compute**: data in cache), the smallest number of points at which two threads
-run faster than one, and caches both in the kernel cache's directory
-(``parallel_work.json``).  A statement runs on threads when its nest's work reaches the
-threshold of its kind (:func:`tensorlang.loops.parallel.threshold_for`).
-``$TENSORLANG_PARALLEL_WORK`` overrides both (the tests pin it); without a second core,
-or where two threads never won, a threshold is :data:`NEVER`.  docs/compatible.md,
-"Parallel thresholds", describes the probes and the cache.
-"""
+"""The parallel thresholds, measured on this machine (paper 002 §7): for **stream** and
+**compute** work, the smallest number of points at which two threads beat one, cached in
+the kernel cache (``parallel_work.json``); ``$TENSORLANG_PARALLEL_WORK`` overrides both.
+docs/compatible.md, "Parallel thresholds", describes the probes and the cache."""
 
 from __future__ import annotations
 
@@ -110,12 +103,8 @@ def running_tasks() -> int | None:
 
 
 def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
-    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart (the runnable
-    tasks, this thread included, fewer than the CPUs: on two CPUs, nothing but this
-    thread), looking for at most ``timeout_s``; True where /proc/loadavg cannot be read
-    (nothing to wait for).  The probe's second thread needs that free CPU, or it times a
-    shared core (docs/performance.md, "Measurement history": a spinning OpenBLAS worker
-    once made the cached threshold far too high)."""
+    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart, looking for at
+    most ``timeout_s``; True where /proc/loadavg cannot be read (docs/compatible.md)."""
     deadline = time.perf_counter() + timeout_s
     cpus = cpu_count()
     calm = 0
@@ -138,14 +127,8 @@ def _key(compiler: c_build.Compiler) -> str:
 
 def parallel_work() -> Threshold:
     """The thresholds for this machine: ``$TENSORLANG_PARALLEL_WORK`` (both), else the
-    cached measurement, else a fresh one (cached when the kernel cache is usable).
-
-    A process allowed fewer CPUs than the machine has (pinned by ``taskset`` or by the
-    benchmark's one-thread pass) measures for itself and caches nothing: two threads on
-    one CPU never win, and that says nothing about the machine.  A measurement waits for
-    the machine to fall quiet first (:func:`wait_for_quiet`), and one made while another
-    task kept running, before or after it, is used but not cached.  The figures are kept
-    per CPU count for the process's life (:func:`clear` forgets them)."""
+    cached measurement, else a fresh one (docs/compatible.md, "Parallel thresholds", has
+    when one is cached)."""
     return _thresholds(usable_cpus())
 
 

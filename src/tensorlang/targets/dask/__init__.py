@@ -1,15 +1,7 @@
-"""The Dask target: a kernel run chunk by chunk over Dask arrays.
-
-Dask is the existing engine for chunked numpy work on one machine or a cluster; this
-target only builds its task graph.  The batch dimension of every batched input is cut
-into the chunks of the first batched input; one task per chunk runs the kernel on that
-chunk (the program specialised for the chunk's size, :mod:`tensorlang.specialize`), and
-each result is put together by its kind (:mod:`tensorlang.analysis.batch`): **map**
-results concatenated, **sum** results added in a tree, a **replicated** result taken
-from the first chunk.  A task carries the kernel's *spec*, never a kernel: a worker
-compiles it, or finds it in its compile cache, the first time it sees it.  docs/dask.md
-has the kinds, the options and what a retried task does.
-"""
+"""The Dask target: a kernel run chunk by chunk over Dask arrays.  It only builds the task
+graph: the batch cut into the first batched input's chunks, one task per chunk running the
+kernel (a *spec*, compiled by the worker), each result put together by its kind (map,
+sum, replicated).  docs/dask.md has the kinds, the options and what a retried task does."""
 
 from __future__ import annotations
 

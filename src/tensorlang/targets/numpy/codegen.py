@@ -1,22 +1,7 @@
-"""The NumPy target's code: a schedule's steps as generated Python over a store.
-
-The schedule (:mod:`tensorlang.schedule`) is the one every target shares: its GEMM and
-mode-product steps run as the same ``numpy.matmul`` calls the C target makes
-(:mod:`.matmul`); the statements of its loop and einsum steps become einsum code here.
-
-Code generation works on labelled arrays: every EIN subexpression is computed into an
-ndarray whose axes are named by index variables.  A product of factors under sums
-(``sum(k) A[i,k] * B[k,j]``) becomes one ``opt_einsum.contract_expression``, built once at
-compile time with the path opt_einsum's path finder chooses, so that a sum over a product
-of several tensors is contracted pairwise in a good order (through BLAS where it can).
-Sums, differences, quotients and functions of labelled arrays are aligned by label and
-broadcast.
-
-The generated Python source is what runs (``Kernel.code("numpy")`` shows it).  Variable
-names never become Python identifiers: the store is a dict, so no name a program uses can
-clash with Python.  Every statement computes fresh arrays and only then replaces its
-target in the store, which is the ev-stmt rule.
-"""
+"""The NumPy target's code: a schedule's steps as generated Python over a store (a dict):
+its matmul steps as the ``numpy.matmul`` calls the C target makes (:mod:`.matmul`), the
+statements of the others as einsum code over labelled arrays (docs/ein.md, "The NumPy
+back end" has the rules).  ``Kernel.code("numpy")`` shows the source that runs."""
 
 from __future__ import annotations
 
@@ -47,10 +32,6 @@ _UFUNC_CALLS = ("_np.add(", "_np.subtract(", "_np.multiply(", "_np.negative(", "
 
 #: Products of more operands are contracted in chunks of this many (see ``product``).
 MAX_CONTRACTION_OPERANDS = 16
-
-
-def _cdiv(a, b):
-    return controlled_division(a, b)
 
 
 @dataclass
@@ -374,39 +355,32 @@ def _reduce(ufunc, value, labels, reduced, extents):
     return ufunc.reduce(value, axis=tuple(range(len(kept), len(kept) + len(reduced))))
 
 
+def _broadcast(value, labels, order, extents, dtype):
+    """A labelled item with its axes in ``order`` (those of its labels), broadcast over the
+    rest: copied into its own slice by the caller's stack or concatenate, so a NaN or inf in
+    one item never reaches another."""
+    value = np.asarray(value, dtype=dtype)
+    if labels:
+        value = np.transpose(value, [labels.index(x) for x in order if x in labels])
+    value = value.reshape([extents[x] if x in labels else 1 for x in order])
+    return np.broadcast_to(value, [extents[x] for x in order])
+
+
 def _stack(items, item_labels, common, index, extents, dtype):
-    """EIN ``Stack``: each labelled item broadcast over the labels of all items, then
-    stacked along a new first axis for ``index`` (numpy.stack: every item is copied into
-    its own slice, so a NaN or inf in one never reaches another).  When an item itself
-    depends on ``index``, the point s of the result is item s at s: the diagonal."""
-    full = [extents[x] for x in common]
-    aligned = []
-    for value, labels in zip(items, item_labels):
-        value = np.asarray(value, dtype=dtype)
-        if labels:
-            value = np.transpose(value, [labels.index(x) for x in common if x in labels])
-        value = value.reshape([extents[x] if x in labels else 1 for x in common])
-        aligned.append(np.broadcast_to(value, full))
-    stacked = np.stack(aligned)
+    """EIN ``Stack``: the items broadcast over ``common``, stacked along a new first axis
+    for ``index``.  When an item itself depends on ``index``, the point s of the result is
+    item s at s: the diagonal."""
+    stacked = np.stack([_broadcast(v, labels, common, extents, dtype) for v, labels in zip(items, item_labels)])
     if index in common:  # labels: common without index, then index
         return np.diagonal(stacked, axis1=0, axis2=1 + common.index(index))
     return stacked
 
 
 def _concat(items, item_labels, common, parts, extents, dtype):
-    """EIN ``Concat``: item k broadcast over the labels ``common`` and its own variable
-    ``parts[k]``, the items joined along a last axis (numpy.concatenate: every item is
-    copied into its own piece, so a NaN or inf in one never reaches another)."""
-    full = [extents[x] for x in common]
-    aligned = []
-    for value, labels, own in zip(items, item_labels, parts):
-        value = np.asarray(value, dtype=dtype)
-        order = common + (own,)
-        if labels:
-            value = np.transpose(value, [labels.index(x) for x in order if x in labels])
-        value = value.reshape([extents[x] if x in labels else 1 for x in order])
-        aligned.append(np.broadcast_to(value, full + [extents[own]]))
-    return np.concatenate(aligned, axis=-1)
+    """EIN ``Concat``: item k broadcast over ``common`` and its own variable ``parts[k]``,
+    the items joined along a last axis."""
+    return np.concatenate([_broadcast(v, labels, common + (own,), extents, dtype)
+                           for v, labels, own in zip(items, item_labels, parts)], axis=-1)
 
 
 def _finish_at(value, perm, present, shape, dtype, reads):
@@ -477,10 +451,7 @@ def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
 def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
     """The Python function that runs ``statements`` through einsum code, no schedule."""
     gen = _Codegen(dtype, optimize)
-    lines = ["def kernel(_s):"]
-    for stmt in statements:
-        lines.extend(gen.statement(stmt))
-    return _define(gen, lines)
+    return _define(gen, ["def kernel(_s):", *(line for stmt in statements for line in gen.statement(stmt))])
 
 
 def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
@@ -489,7 +460,7 @@ def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
     namespace: dict[str, Any] = {  # the generated code's globals
         "_np": np,
         "_c": gen.constants,
-        "_cdiv": _cdiv,
+        "_cdiv": controlled_division,
         "_fn": {name: f.ufunc for name, f in FUNCTIONS.items()},
         "_finish_at": _finish_at,
         "_into": _into,

@@ -1,15 +1,9 @@
-"""Running a schedule's matmul steps on numpy arrays.
-
-:func:`run_matmul` runs a :class:`~tensorlang.schedule.steps.GemmStep` or
-:class:`~tensorlang.schedule.steps.ModeStep` over buffers indexed by slot, writing the
-target's buffer in place; the C target runs with it the BLAS steps it does not call BLAS
-for itself, and the NumPy target's generated code through :class:`MatmulIntoStore`.
-
-The buffers may be views that are not C-contiguous (the C target's padded buffers seen
-with their true shapes, schedule/padding.py :func:`blas_on_padded`): numpy passes such a
-view to BLAS with its row stride as the leading dimension.  A target is only ever
-reshaped into a view (:func:`_view`), never a copy the product would be lost in.
-"""
+"""Running a schedule's matmul steps (:class:`~tensorlang.schedule.steps.GemmStep`,
+:class:`~tensorlang.schedule.steps.ModeStep`) on numpy arrays, the target's buffer
+written in place: the C target's BLAS steps that it does not call BLAS for itself, and
+the NumPy target's through :class:`MatmulIntoStore`.  A buffer may be a view that is not
+C-contiguous (a padded buffer, schedule/padding.py :func:`blas_on_padded`): numpy hands
+BLAS its row stride; a target is only ever reshaped into a view (:func:`_view`)."""
 
 from __future__ import annotations
 

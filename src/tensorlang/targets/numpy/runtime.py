@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...semantics.interface import Role, initial_store
-from ..store import results_from_store
+from ...semantics.interface import initial_store
+from ..interp import InterpTarget
 from .codegen import NumpyKernel, compile_numpy
 
 
@@ -19,20 +19,14 @@ def build(code: NumpyKernel, schedule, facts, options, reference=None) -> "Numpy
     return NumpyTarget(code, facts.shapes, facts.roles, np.dtype(schedule.dtype))
 
 
-class NumpyTarget:
+class NumpyTarget(InterpTarget):
     """A program on the NumPy target: its schedule's steps as generated Python."""
 
-    c_call = None
-
     def __init__(self, compiled: NumpyKernel, shapes, roles, dtype: np.dtype):
-        self.compiled = compiled
+        super().__init__(compiled, roles, dtype)
         self.source = compiled.source
-        # what every call needs, looked up once (a small kernel's call is mostly Python)
-        self._store_args = (shapes, roles)
-        self._dtype = dtype
-        self._outputs = tuple(name for name, role in roles.items() if role in (Role.INOUT, Role.OUT, Role.OPTIONAL))
+        self._store_args = (shapes, roles)  # what every call needs, looked up once
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
         shapes, roles = self._store_args
-        store = self.compiled(initial_store(shapes, roles, supplied, self._dtype))
-        return results_from_store(store, self._outputs, targets)
+        return self.results(self.reference(initial_store(shapes, roles, supplied, self._dtype)), targets)

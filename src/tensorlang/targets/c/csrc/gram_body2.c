@@ -1,6 +1,5 @@
-// gram_body2.c: X^T X over the packed panels, upper triangle then mirrored
-// (targets/c/gram.py): calls the generated tiles tile1..tile3 and strip.
-// Follows gram_pack.c; placeholders TL_FILL_S and TL_FILL_P as there.
+// gram_body2.c: X^T X over the packed panels, upper triangle then mirrored (gram.py),
+// calling the generated tile1..tile3 and strip.  Follows gram_pack.c; placeholders S, P.
 
 static int TL_FILL_Prun_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
     (void)nt;

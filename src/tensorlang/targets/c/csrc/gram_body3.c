@@ -1,6 +1,5 @@
-// gram_body3.c: T[i,j,k] = sum_n X_ni X_nj X_nk for i <= j <= k, then every entry
-// from its sorted one (targets/c/gram.py): calls the generated srow1..srow3.
-// Follows gram_pack.c; placeholders TL_FILL_S and TL_FILL_P as there.
+// gram_body3.c: T[i,j,k] = sum_n X_ni X_nj X_nk for i <= j <= k, then the others (gram.py),
+// calling the generated srow1..srow3.  Follows gram_pack.c; placeholders S, P.
 
 static int TL_FILL_Prun_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
     (void)nt;

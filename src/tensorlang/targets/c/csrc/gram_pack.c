@@ -1,8 +1,5 @@
-// gram_pack.c: packing a panel of X's rows into 8-column blocks (targets/c/gram.py).
-// The generated prefix defines M, N, MB, KC and TRANSPOSED.  Placeholders: TL_FILL_S,
-// the functions' suffix: par (OpenMP's worksharing) or seq (gram.py drops the
-// '#pragma omp' lines: no OpenMP at all); TL_FILL_P, the prefix of every static name
-// (one kernel's source may hold several Gram steps).
+// gram_pack.c: a panel of X's rows packed into 8-column blocks (gram.py); the prefix
+// defines M, N, MB, KC, TRANSPOSED.  Placeholders S, P (docs/c-backend.md, "The C files").
 
 /* the partial last block of rows r0..r0+kc (M mod 8 columns, zero beyond; row-major X) */
 static void TL_FILL_Ppack_tail_TL_FILL_S(const double *restrict x, double *restrict p, long r0, long kc) {

@@ -1,6 +1,5 @@
-// gram_team.c: the Gram kernels' team size (targets/c/gram.py), as the one thread
-// policy gave it (loops/parallel.py ``team``).  The generated prefix defines TEAM;
-// placeholder TL_FILL_P as in gram_pack.c.
+// gram_team.c: the Gram kernels' team size (gram.py, loops/parallel.py ``team``); the
+// prefix defines TEAM.  Placeholder P.
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -1,8 +1,5 @@
-// probe_entry.c: a probe kernel's entry point tl_probe (targets/c/probe.py): the
-// points sorted by block where asked (tl_sort), then the generated tl_probe_points and,
-// in block order, tl_unpack.
-// Placeholders: TL_FILL_REGIONBLOCKS and TL_FILL_REGIONAHEAD (probe.REGION_BLOCKS,
-// REGION_AHEAD: how far ahead, in block order, the rows of points are prefetched).
+// probe_entry.c: a probe kernel's entry point tl_probe (probe.py): tl_sort where asked,
+// the generated tl_probe_points, tl_unpack.  Placeholders REGIONBLOCKS, REGIONAHEAD.
 /* The probes of n points; with sort, in the order of the image's blocks (tl_sort) unless
    tl_sort finds them coherent already: the results are then written in block order,
    packed (PACKED doubles a point: each distinct derivative once), and tl_unpack copies

@@ -1,7 +1,5 @@
-// probe_head.h: the vector types and macros of a field probe kernel
-// (targets/c/probe.py, source()): a batch's vectors (one lane a point) and select, their
-// loads, stores and gathers, and the transposes of 4-tap rows.
-// The generated prefix defines D, S, NC and B.
+// probe_head.h: a field probe's vector types and macros (probe.py); the prefix defines
+// D, S, NC and B.
 #if defined(__GNUC__) && !defined(__clang__)
 /* no code here reads or traps on the floating-point exception flags: without this gcc
    keeps the batch's selects (weights at f = 0, the domain test) as branches, one point

@@ -1,8 +1,5 @@
-// probe_sort.c: the block order of a probe's points (targets/c/probe.py, tl_sort): a
-// stable counting sort by the image's blocks, on threads.  Follows the generated
-// tl_cells (whose fused multiply-adds are off; from here on they may be fused).
-// Placeholders: TL_FILL_SHIFT (schedule/probe.py SORT_SHIFT), TL_FILL_PARALLELPOINTS
-// (probe.parallel_points), TL_FILL_COHERENT (probe.COHERENT_POINTS).
+// probe_sort.c: tl_sort, a stable counting sort of a probe's points by the image's blocks
+// (probe.py).  Follows the generated tl_cells.  Placeholders SHIFT, PARALLELPOINTS, COHERENT.
 /* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
    within the reference's rounding, not bit-equal to it). */
 #if defined(__clang__)

@@ -1,7 +1,5 @@
-// threshold_probes.c: the two probes that measure the parallel thresholds
-// (targets/c/threshold.py): a streaming update and the same update over blocks in cache.
-// Placeholders: TL_FILL_SCHEDULE (loops/parallel.py SCHEDULE: the probes deal out iterations as
-// the kernels' loops do), TL_FILL_BLOCK and TL_FILL_MAXBLOCKS (threshold.BLOCK, MAX_BLOCKS).
+// threshold_probes.c: the two probes that measure the parallel thresholds (threshold.py).
+// Placeholders SCHEDULE, BLOCK, MAXBLOCKS (docs/c-backend.md, "The C files").
 
 #include <stdint.h>
 int tl_probe_stream(double *restrict x, double s, int64_t n, int threads) {

@@ -1,9 +1,5 @@
-// tl_blas.h: the BLAS wrappers of a source with BLAS calls (targets/c/blascall.py,
-// codegen.print_c): the pointers tl_set_blas installs (machine/blas.py finds them in
-// the library numpy loaded) and row-major GEMM, SYRK and GEMV over them, in the calling
-// convention tl_blas_kind names.  Follows tl_prelude.h.
-// Placeholders: TL_FILL_CBLAS64, TL_FILL_CBLAS32, TL_FILL_FORTRAN32 (machine/blas.py CBLAS64,
-// CBLAS32, FORTRAN32: the kinds' numbers).
+// tl_blas.h: row-major GEMM, SYRK and GEMV over the BLAS pointers tl_set_blas installs
+// (blascall.py).  Follows tl_prelude.h.  Placeholders CBLAS64, CBLAS32, FORTRAN32.
 
 /* BLAS, found in the library numpy loaded and installed by tl_set_blas (machine/blas.py) */
 static void *tl_blas_gemm, *tl_blas_gemv, *tl_blas_syrk;

@@ -1,9 +1,5 @@
-// tl_threads.h: the run-time team decision of parallel loops (targets/c/codegen.py,
-// prelude(teams=True); docs/c-backend.md, "Threads"): how many cores are idle
-// (/proc/loadavg, /proc/self/task) and, per parallel loop, whether one thread or the
-// team has been faster (tl_pick, tl_record).  Follows tl_prelude.h.
-// Placeholders: TL_FILL_WARM, TL_FILL_EXPLORE, TL_FILL_DECAY, the numbers of
-// codegen.CHOICE (the generated source spells them out).
+// tl_threads.h: the run-time team decision of parallel loops (codegen.prelude(teams=True);
+// docs/c-backend.md, "Threads").  Follows tl_prelude.h.  Placeholders WARM, EXPLORE, DECAY.
 
 #ifdef _OPENMP
 #include <dirent.h>

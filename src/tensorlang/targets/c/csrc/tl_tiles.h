@@ -1,8 +1,5 @@
-// tl_tiles.h: register tiles' vectors (targets/c/codegen.py, loops.microkernel.Tile): a
-// vector of 64 bytes, its unaligned load and store, a scalar in every lane.  TL_TILES
-// says whether tiles or the plain nests are compiled.  Follows tl_prelude.h.
-// Placeholders: TL_FILL_FORCED (1: tiles whatever the target, microkernel.TILES),
-// TL_FILL_LANES (s, s, ...: one s a lane), TL_FILL_SET1 (_mm512_set1_pd or _ps).
+// tl_tiles.h: register tiles' 64-byte vectors (codegen.tiles_prelude).  Follows
+// tl_prelude.h.  Placeholders FORCED, LANES, SET1.
 
 #ifndef TL_TILES
 #if defined(__AVX512F__) && defined(__GNUC__)

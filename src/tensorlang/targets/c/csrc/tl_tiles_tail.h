@@ -1,9 +1,5 @@
-// tl_tiles_tail.h: the part vector of a register tile whose row is not whole vectors
-// (targets/c/codegen.py, loops.microkernel.Tile.tail): its first n lanes loaded (the
-// others 0) and stored, nothing read or written past them.  AVX-512's masked moves, else
-// lane by lane.  Follows tl_tiles.h.  Placeholders: TL_FILL_FORCED (as tl_tiles.h),
-// TL_FILL_MASK (__mmask8 or __mmask16), TL_FILL_LOADN (_mm512_maskz_loadu_pd or _ps),
-// TL_FILL_STOREN (_mm512_mask_storeu_pd or _ps), TL_FILL_M512 (__m512d or __m512).
+// tl_tiles_tail.h: a register tile's part vector, its first n lanes loaded and stored
+// (codegen.tiles_prelude).  Follows tl_tiles.h.  Placeholders FORCED, MASK, LOADN, STOREN, M512.
 #if TL_TILES || TL_FILL_FORCED
 #if defined(__AVX512F__)
 static inline tl_vd tl_vloadn(const real *p, int n) { return (tl_vd)TL_FILL_LOADN((TL_FILL_MASK)((1u << n) - 1u), p); }
