@@ -46,7 +46,7 @@ import tensorlang as tl
 from tensorlang.errors import ArgumentError, TensorLangError
 from tensorlang.semantics.values import FUNCTIONS, UFUNC_OPERATORS
 
-from .test_hostile_surfaces import BAD_NRRD, _nrrd
+from .test_hostile_surfaces import INTERNALS, _nrrd
 
 PROGRAM = "in var A : [3 4]\nin var B : [4 5]\nout var C : [3 5]\nC = (A # B) . [2 3]\n"
 RNG = np.random.default_rng(9)
@@ -164,8 +164,6 @@ LYING = {
     "no magic": (None, "magic"),
     "unknown encoding": (["type: double", "dimension: 2", "sizes: 2 2", "encoding: zrl", "endian: little"], "encoding"),
 }
-INTERNALS = ("KeyError", "ValueError", "TypeError", "IndexError", "NRRDError", "unpack", "invalid literal",
-             "world matrix", "Traceback")
 
 
 @pytest.mark.parametrize("case", sorted(LYING))
@@ -179,18 +177,6 @@ def test_an_nrrd_header_that_lies_is_refused_saying_what_and_how(tmp_path, case)
     e = refused(lambda: tl.fields.load(path))
     assert str(path) in e.message and hint in e.message, e.message
     assert not any(word in e.message for word in INTERNALS), e.message
-
-
-@pytest.mark.parametrize("case", sorted(BAD_NRRD))
-def test_no_nrrd_refusal_names_pythons_internals(tmp_path, case):
-    lines, payload = BAD_NRRD[case]
-    path = tmp_path / "x.nrrd"
-    if lines is None:
-        path.write_bytes(payload)
-    else:
-        _nrrd(path, lines, payload)
-    e = refused(lambda: tl.fields.load(path))
-    assert str(path) in e.message and not any(word in e.message for word in INTERNALS), e.message
 
 
 TYPES = [("int8", "i1"), ("uchar", "u1"), ("short", "i2"), ("ushort", "u2"), ("int", "i4"), ("uint32", "u4"),
