@@ -130,21 +130,40 @@ class _ToAst(Transformer):
 
     def global_decl(self, meta, c):
         const = c[0] is not None
-        if const and c[1].kind == "int" and not c[1].seq and isinstance(c[3], A.Num) and c[3].is_int:
-            self.consts[str(c[2])] = int(c[3].value)  # tensor[N], real[N], identity[N] may name it
+        if const and c[1].kind == "int" and not c[1].seq:
+            value = self._const_int(c[3])
+            if value is not None:  # tensor[N], real[N], identity[N] may name it
+                self.consts[str(c[2])] = value
         return A.GlobalDecl(c[1], str(c[2]), c[3], const, _span(meta))
+
+    def _const_int(self, e, span: Span | None = None) -> int | None:
+        """An int constant expression's value as diderotc folds it (ints, earlier int constants,
+        ``-``, ``+ - * / %`` with / and % truncating toward zero); else None, or error at span."""
+        value, why = None, "a size is an int constant expression (+ - * / % of ints and int constants)"
+        if isinstance(e, A.Num) and e.is_int:
+            value = int(e.value)
+        elif isinstance(e, A.Var):
+            value = self.consts.get(e.name)
+            why = f"{e.name} in a shape is not an int constant declared before it (const int {e.name} = ...;)"
+        elif isinstance(e, A.Unary) and e.op == "-":
+            value = None if (v := self._const_int(e.operand, span)) is None else -v
+        elif isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/", "%"):
+            x, y = self._const_int(e.left, span), self._const_int(e.right, span)
+            if x is not None and y is not None and (y != 0 or e.op in "+-*"):
+                q = abs(x) // max(abs(y), 1) * (1 if (x < 0) == (y < 0) else -1)
+                value = {"+": x + y, "-": x - y, "*": x * y, "/": q, "%": x - y * q}[e.op]
+            why = f"a size divides by zero ({e.op} 0)"
+        if value is None and span is not None:
+            raise error("syntax", why, span)
+        return value
 
     def field_fn_decl(self, meta, c):
         return A.GlobalDecl(c[0], str(c[1]), c[3], False, _span(meta), param=str(c[2]))
 
     def dim(self, meta, c):
-        tok = c[0]
-        if tok.type == "INT":
-            return _int(tok)
-        if str(tok) not in self.consts:
-            raise error("syntax", f"{tok} in a shape is not an int constant declared before it "
-                                  f"(const int {tok} = ...;)", _span(meta))
-        return self.consts[str(tok)]
+        if (value := self._const_int(c[0], _span(meta))) < 0:  # type: ignore[operator]
+            raise error("syntax", f"a size in a type is {value}, below 0", _span(meta))
+        return value
 
     def function_decl(self, meta, c):
         return A.FunctionDecl(c[0], str(c[1]), c[2], c[3], _span(meta))
