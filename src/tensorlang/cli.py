@@ -343,14 +343,14 @@ def _json_number(x: float | None):
 
 
 def _check_writable(path: str) -> None:
-    """Refuse an output path that cannot be written before any work is done."""
+    """Refuse an output path that cannot be written, or names no file ("" wrote nothing, "-" a file -.npz), before any work is done."""
     directory = _output_path(path).parent
     try:
-        usable = directory.is_dir() and os.access(directory, os.W_OK)
+        usable = path not in ("", "-") and directory.is_dir() and os.access(directory, os.W_OK)
     except OSError:
         usable = False
     if not usable:
-        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
+        raise TensorLangError("input", f"--output {path!r} names no .npz file (without --output the results are printed; --json: machine-readable)" if path in ("", "-") else f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
 
 
 #: Warm calls are repeated until this many seconds have passed (at most MAX_WARM calls);
@@ -362,7 +362,7 @@ MAX_WARM = 50
 def cmd_run(args) -> int:
     if args.random_inputs is not None and args.random_inputs < 0:  # numpy's generators take none
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
-    if args.output:
+    if args.output is not None:
         _check_writable(args.output)
     source, lang = _read_program(args.program, args.lang)
     started, started_cpu = time.perf_counter(), _cpu()
@@ -379,7 +379,7 @@ def cmd_run(args) -> int:
             results, first, warm = _timed_runs(kernel, arrays)
     except TensorLangError as exc:
         raise _how_to_give(_name_backend(exc, kernel), args) from None
-    written = _save_npz(args.output, results) if args.output else None
+    written = _save_npz(args.output, results) if args.output is not None else None
     if args.json:
         _out(json.dumps(_run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written),
                         indent=2) + "\n")

@@ -1285,10 +1285,10 @@ def create(rt: Runtime):
         else:
             ranges.append((name, range(lo(fr), hi(fr) + 1)))  # its length before any list: checked below
     shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
-    total = int(np.prod(shape)) if shape else 1
+    total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     from ...limits import memory_budget_bytes
     if total * (len(p.state) + len(p.params) + 4) * 128 > memory_budget_bytes():
-        raise error("too-large", f"{total} strands do not fit in the memory budget")
+        raise error("too-large", f"{total:,} strands do not fit in the memory budget")
     import itertools
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = {name: v for (name, _), v in zip(ranges, combo)}
