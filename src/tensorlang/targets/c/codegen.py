@@ -18,6 +18,7 @@ from ...loops import microkernel
 from ...loops.ir import slots as used_slots
 from ...machine import TILE_BYTES
 from ...schedule.padding import padded_shape
+from ...schedule.gemm import gemm_of
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs, power_exponent
@@ -648,11 +649,11 @@ def _entry(functions: list[CFunction], inout: frozenset[int], storage, itemsize:
 
 def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None,
             parallel_work: int = 1 << 62) -> Generated:
-    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  With
-    ``blas_int_max`` (the largest integer the BLAS found takes, :mod:`.blas`), GEMM and
-    mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`), and
-    so are large packed structured products inside loop steps; without it, or for the
-    others, a BLAS step is a comment and runs in Python.  A Gram step is the Gram kernel
+    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  A BLAS
+    step whose ``runs`` is ``c`` (the schedule's choice, :func:`~tensorlang.schedule.gemm.runs`)
+    is a C call of BLAS (:mod:`.blascall`), any other a comment (it runs in Python).  With
+    ``blas_int_max`` (the largest integer the BLAS found takes, :mod:`.blas`), large packed
+    structured products inside loop steps are BLAS calls too.  A Gram step is the Gram kernel
     (:mod:`.gram`) on its team (``loop_program.teams``), a probe step on threads from ``parallel_work``."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
@@ -684,10 +685,11 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
             functions.append(c)
             extra.append(entry_declaration)
             continue
-        gemm = None if blas_int_max is None else blascall.describe(step, blas_int_max)
-        if gemm is None:
+        if step.runs != "c":  # the schedule's choice (schedule.gemm.runs): a Python runner
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
             continue
+        gemm = gemm_of(step)
+        assert gemm is not None, "a step that runs in C is one GEMM over its buffers (schedule.gemm.runs)"
         c = CFunction(n, f"tl_step{n}", gemm.slots)
         parts.append(blascall.function(c.name, gemm, "mode product" if isinstance(step, ModeStep) else "GEMM",
                                        comment))
