@@ -259,6 +259,29 @@ def test_no_target_imports_the_kernel_or_the_driver(name):
 
 
 
+#: Where a BLAS step runs (the steps' ``runs``, schedule/gemm.py) and whether a packed product
+#: is a BLAS call (loops.ir.BlasProduct) are the schedule's and the loop stage's choices: under
+#: targets/ the BLAS's integer limit is only reported, as a capability (``Caps.blas_int_max``).
+BLAS_LIMIT_REPORTED_IN = {"tensorlang.targets", "tensorlang.targets.c.target"}
+
+
+def _blas_limit_readers() -> list[str]:
+    return [f"{name}:{n}" for name, path in MODULES.items()
+            if name.startswith("tensorlang.targets") and name not in BLAS_LIMIT_REPORTED_IN
+            for n, line in enumerate(path.read_text().splitlines(), 1) if "int_max" in line.split("#")[0]]
+
+
+def test_no_target_decides_where_blas_runs():
+    """The C target reads where a BLAS step runs; it never tests the BLAS's limit itself."""
+    assert _blas_limit_readers() == []
+
+
+def test_the_blas_limit_claim_would_catch_a_reader(monkeypatch, tmp_path):
+    fake = tmp_path / "codegen.py"
+    fake.write_text("def f(step, caps):\n    return caps.blas_int_max is not None\n")
+    monkeypatch.setitem(MODULES, "tensorlang.targets.c.fake", fake)
+    assert _blas_limit_readers() == ["tensorlang.targets.c.fake:2"]
+
 
 def _plan_callers() -> list[str]:
     found = []
@@ -420,7 +443,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5091, "diderot": 4337, "structure": 4528, "schedule+loops": 4859, "targets": 5745, "fields": 2303, "surface": 4469, "compiled strands": 4693}
+CEILINGS = {"front ends": 5091, "diderot": 4337, "structure": 4528, "schedule+loops": 4885, "targets": 5725, "fields": 2303, "surface": 4469, "compiled strands": 4693}
 
 
 def layer_sizes() -> dict[str, int]:

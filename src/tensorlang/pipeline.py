@@ -212,7 +212,7 @@ def schedule_of(program: ir.Program, facts: Facts, options: Options) -> Schedule
     caps = facts.caps
     return plan(program if facts.lifted is None else facts.lifted, options.dtype, facts.roles, caps.blas, reuse=caps.reuse, pad=options.pad, fuse=caps.fuse,
                 from_c=caps.blas_int_max is not None, visits=facts.visits, blocks=facts.blocks, gram=caps.gram,
-                local_pad=options.pad_locals, gemm_copies=caps.gemm_copies)
+                local_pad=options.pad_locals, gemm_copies=caps.gemm_copies, blas_int_max=caps.blas_int_max if caps.blas else None)
 
 
 def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:

@@ -36,7 +36,7 @@ def test_the_loops_stage_sets_the_schedule_and_prints_it():
         (loop,) = _parallel(loops)
         assert loop.omp_schedule == kind and bool(loop.reductions) == (kind == "static")
         assert f"  # {kind}" in to_text(loops, schedule)
-        assert f"schedule({kind})" in print_c(schedule, loops, None, 1).source
+        assert f"schedule({kind})" in print_c(schedule, loops, 1).source
 
 
 def test_the_c_printer_follows_the_loop():
@@ -49,7 +49,7 @@ def test_the_c_printer_follows_the_loop():
                        omp_schedule="dynamic" if node.parallel else node.omp_schedule)
 
     changed = replace(loops, nests=tuple(replace(n, body=tuple(dynamic(b) for b in n.body)) for n in loops.nests))
-    source = print_c(schedule, changed, None, 1).source
+    source = print_c(schedule, changed, 1).source
     assert "schedule(dynamic)" in source and f"schedule({SCHEDULE})" not in source
 
 
@@ -64,7 +64,7 @@ def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypat
         loops = loop_program(schedule, parallel_work=work)
         assert loops.teams == ((0, team),)
         assert f"  # TEAM {team}: {shown}" in to_text(loops, schedule)
-        assert f"#define TEAM {team}\n" in print_c(schedule, loops, None, work).source
+        assert f"#define TEAM {team}\n" in print_c(schedule, loops, work).source
     assert loop_program(schedule, parallel_work=1, skip=("parallel",)).teams == ()  # skipped: one thread
-    source = print_c(schedule, replace(loops, teams=((0, 3),)), None, 1 << 62).source
+    source = print_c(schedule, replace(loops, teams=((0, 3),)), 1 << 62).source
     assert "#define TEAM 3\n" in source and "#define TEAM 2\n" not in source

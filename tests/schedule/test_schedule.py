@@ -77,6 +77,22 @@ def test_a_batched_mode_product_that_pays_says_why():
             in text)
 
 
+def test_the_schedule_says_where_each_blas_step_runs():
+    """A BLAS step's ``runs`` is decided by the schedule from the target's caps and printed:
+    BLAS from the generated C where the C target found a BLAS (``blas_int_max``), else
+    numpy.matmul, on the padded buffers' views under ``pad``; the C source follows it."""
+    from tensorlang.machine import blas
+
+    matmul = "in var A : [256 256]\nin var B : [256 256]\nout var C : [256 256]\nC = A # B . [2 3]\n"
+    kernel = tl.compile(matmul, backend="interp")
+    (step,) = kernel._compiled_for("schedule").schedule.steps
+    assert step.runs == ("c" if blas.find("float64") is not None else "matmul")
+    assert f"       runs: {step.runs}\n" in kernel.ir("schedule")
+    assert (" in C): " in kernel.code("c")) == (step.runs == "c")
+    padded = tl.compile(matmul, backend="interp", pad=8)
+    assert "runs: matmul-views" in padded.ir("schedule") and " in C): " not in padded.code("c")
+
+
 def test_emit_loops_shows_marks_and_the_interchanged_row(capsys, tmp_path):
     path = tmp_path / "middle.tl"
     path.write_text(MIDDLE)

@@ -242,10 +242,11 @@ def test_an_extent_beyond_the_blas_integers_stays_in_python():
     with blas_everywhere():
         kernel = tl.compile(FORMS["plain"], backend="c", opt=False)
     step = kernel.target.steps[0]
-    from tensorlang.targets.c import blascall
+    from tensorlang.schedule.gemm import runs
 
-    assert blascall.describe(step, 2**31 - 1) is not None
-    assert blascall.describe(step, 6) is None  # 7 rows: more than a BLAS with 6 as its largest integer takes
+    assert runs(step, 2**31 - 1, 1) == "c"
+    assert runs(step, 6, 1) == "matmul"  # 7 rows: more than a BLAS with 6 as its largest integer takes
+    assert runs(step, None, 1) == "matmul" and runs(step, None, 2) == "matmul-views"  # no BLAS from C
 
 
 # ------------------------------------------------------------------ generated programs

@@ -2,14 +2,14 @@
 (:func:`gemm_of`): the one decision the NumPy runner's ``numpy.matmul`` over views
 (targets/numpy/matmul.py) and the C target's ``dgemm``/``dgemv`` calls
 (targets/c/blascall.py) share.  Where it is None the step needs a copy: the NumPy runner
-makes it, and the C target leaves the step to that runner.
+makes it, and the C target leaves the step to that runner (:func:`runs`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .steps import GemmStep, ModeStep, gemm_groups
+from .steps import EinsumStep, GemmStep, ModeStep, gemm_groups
 
 
 @dataclass(frozen=True)
@@ -101,3 +101,16 @@ def gemm_of(step) -> Gemm | None:
     if isinstance(step, ModeStep):
         return mode_gemm(step)
     return step_gemm(step) if isinstance(step, GemmStep) else None
+
+
+
+def runs(step, blas_int_max: int | None, pad: int) -> str:
+    """Where a BLAS step runs (:data:`.steps.RUNS`): ``c`` where the target calls BLAS from
+    C (``blas_int_max``: its BLAS's largest integer) and the GEMMs (:func:`gemm_of`) need
+    no copy and fit it; else ``numpy.matmul`` (on views where ``pad`` > 1) or opt_einsum."""
+    if isinstance(step, EinsumStep):
+        return "opt_einsum"
+    gemm = gemm_of(step) if blas_int_max is not None else None
+    if gemm is not None and min(gemm.batch, gemm.m, gemm.n, gemm.k) >= 1 and max(gemm.extents) <= (blas_int_max or 0):
+        return "c"
+    return "matmul-views" if pad > 1 else "matmul"

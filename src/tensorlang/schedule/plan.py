@@ -29,6 +29,7 @@ from ..ein.index import Domain
 from ..semantics.interface import Role, roles as declared_roles
 from . import steps
 from .fusion import Fusion, Local, fusion_groups
+from .gemm import runs
 from .gram_chain import gram_chains
 from .padding import blas_on_padded, decide as decide_padding, fuses_padded, padded_shape, with_local_copies
 from .steps import (BlasStep, EinsumStep, GemmStep, LoopStep, ModeStep, Step, blas_shape, contraction_factors,
@@ -389,7 +390,7 @@ def _clashes(group: Fusion, buffers: BufferPlan) -> bool:
 def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, blas: bool = True,
          reuse: bool = True, pad: int = 1, fuse: bool = True, from_c: bool = False,
          visits: Mapping[str, tuple[int, int]] | None = None, blocks: Mapping | None = None,
-         gram: int | None = None, local_pad: int = 1, gemm_copies: bool = True) -> Schedule:
+         gram: int | None = None, local_pad: int = 1, gemm_copies: bool = True, blas_int_max: int | None = None) -> Schedule:
     """The schedule of ``program`` for ``dtype`` (see the module's docstring), its direct
     sums' reducing items already lifted (the pipeline's facts stage).  ``pad`` > 1 (000 §4):
     every buffer padded, only BLAS steps that run on the padded buffers as they are.
@@ -397,7 +398,8 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
     ``gemm_copies``: as :func:`choose`.  ``visits`` and ``blocks`` (the pipeline's facts):
     sums that stay loop nests for their structure (:func:`_sparse_sums`,
     :func:`_block_structured`).  With ``gram``, a split third moment is merged back first
-    (:func:`gram_merged`) and a ``YᵀY`` computed as ``(YᵀX) W`` taken back (:mod:`.gram_chain`)."""
+    (:func:`gram_merged`) and a ``YᵀY`` computed as ``(YᵀX) W`` taken back (:mod:`.gram_chain`).
+    ``blas_int_max`` (BLAS from generated C): where each BLAS step runs (:func:`.gemm.runs`)."""
     if gram is not None and blas and pad == 1:
         program = gram_chains(gram_merged(program, roles, gram), roles, gram)
     buffers, fusions = _fused_plan(program, dtype, roles, reuse, fuse, from_c, pad)
@@ -434,6 +436,8 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
                 flush()
             continue
         flush()
+        if isinstance(chosen, (GemmStep, ModeStep, EinsumStep)):  # where it runs, for the target (.gemm.runs)
+            chosen = replace(chosen, runs=runs(chosen, blas_int_max, pad))
         scheduled.append(chosen)
     flush()
     return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)

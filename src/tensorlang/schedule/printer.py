@@ -97,4 +97,6 @@ def to_text(schedule: Schedule) -> str:
         for text, reason in step_statements(step):
             lines.append(f"       {text}")
             lines.append(f"         -- {reason}")
+        if isinstance(step, (GemmStep, ModeStep, EinsumStep)):
+            lines.append(f"       runs: {step.runs}")
     return "\n".join(lines) + "\n"

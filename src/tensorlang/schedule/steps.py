@@ -45,6 +45,10 @@ PACKED_BLAS_WORK = 1 << 20
 MODE_BATCH_WORK = 1 << 19
 MODE_BATCH_MIN = 16
 
+#: Where a BLAS step runs (its ``runs``, decided by :func:`~.plan.plan` for the target's
+#: caps, :func:`~.gemm.runs`): BLAS from generated C, numpy.matmul (on padded buffers' views), opt_einsum.
+RUNS = ("c", "matmul", "matmul-views", "opt_einsum")
+
 
 # ------------------------------------------------------------------ recognition
 def contraction_factors(stmt: ir.Statement):
@@ -164,6 +168,7 @@ class GemmStep(_BlasStep):
     scale: float
     statement: ir.Statement | None = None
     reason: str = ""
+    runs: str = "matmul"  # RUNS
 
     @property
     def operands(self) -> tuple[int, ...]:
@@ -268,6 +273,7 @@ class ModeStep(_BlasStep):
     q_axes: int = 0  # how many of X's axes Q merges (those after m)
     statement: ir.Statement | None = None
     reason: str = ""
+    runs: str = "matmul"  # RUNS
 
     @property
     def operands(self) -> tuple[int, ...]:
@@ -346,6 +352,7 @@ class EinsumStep(_BlasStep):
     statement: ir.Statement
     work: int
     reason: str = ""
+    runs: str = "opt_einsum"  # RUNS
 
 
 def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:

@@ -3,10 +3,10 @@
 is loaded (:mod:`.blas` finds them; ``tl_set_blas``; docs/c-backend.md, "BLAS called
 from C").
 
-It decides nothing: the schedule says which statements are BLAS steps, and
-:func:`describe` spells one as row-major GEMMs over the buffers as they are
-(:func:`~tensorlang.schedule.gemm.gemm_of`), or None where that needs a copy (the step
-then runs as ``numpy.matmul`` in Python, :mod:`.runtime`).  Each is one function
+It decides nothing: the schedule says which statements are BLAS steps and which of
+them run from C (a step's ``runs``, :func:`tensorlang.schedule.gemm.runs`: row-major
+GEMMs over the buffers as they are, :func:`~tensorlang.schedule.gemm.gemm_of`; the
+others run as ``numpy.matmul`` in Python, :mod:`.runtime`).  Each is one function
 ``int tl_stepN(real *v<slot>..., int nthreads)`` (GEMM, GEMV or SYRK, then the scale);
 a :class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_call`).
 """
@@ -14,19 +14,9 @@ a :class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_c
 from __future__ import annotations
 
 from ...loops.ir import BlasProduct
-from ...schedule.gemm import Gemm, gemm_of
+from ...schedule.gemm import Gemm
 from . import csrc
 from ...machine.blas import CBLAS32, CBLAS64, FORTRAN32
-
-
-def describe(step, int_max: int) -> Gemm | None:
-    """The GEMMs of a GEMM or mode product step over its buffers as they are
-    (:func:`~tensorlang.schedule.gemm.gemm_of`), or None (another step, an operand or
-    result that would need a copy, an extent beyond ``int_max`` or zero)."""
-    gemm = gemm_of(step)
-    if gemm is None or min(gemm.batch, gemm.m, gemm.n, gemm.k) < 1 or max(gemm.extents) > int_max:
-        return None
-    return gemm
 
 
 #: The wrappers every source with BLAS steps carries (csrc/tl_blas.h): row-major GEMM,

@@ -18,6 +18,7 @@ from ...loops import microkernel
 from ...loops.ir import slots as used_slots
 from ...machine import TILE_BYTES
 from ...schedule.padding import padded_shape
+from ...schedule.gemm import gemm_of
 from ...schedule.plan import SCRATCH, Schedule
 from ...schedule.steps import EinsumStep, GemmStep, GramStep, LoopStep, ModeStep, ProbeStep, statement_of
 from ...semantics.values import FUNCTIONS, REDUCTIONS, epsilon_pairs, power_exponent
@@ -82,13 +83,8 @@ def _number(value: float, real: str) -> str:
 class CPrinter:
     """Print loop nests over the slots of a :class:`~.loops.LoopProgram`."""
 
-    def __init__(self, program: loops.LoopProgram, real: str, step: str = "tl_step",
-                 blas_int_max: int | None = None):
+    def __init__(self, program: loops.LoopProgram, real: str, step: str = "tl_step"):
         self.program = program
-        #: where BLAS can be called from C, the largest integer it takes (:mod:`.blas`):
-        #: a packed product the loop IR computes by BLAS (loops.ir.BlasProduct) is then one
-        #: call (:func:`blascall.packed_call`), else its loops
-        self.blas_int_max = blas_int_max
         self.real = real
         self.suffix = "f" if real == "float" else ""
         self.step = step
@@ -409,11 +405,8 @@ class CPrinter:
         return lines
 
     def packed_blas(self, node: loops.BlasProduct, lines: list[str], depth: int) -> None:
-        """A packed product computed by one BLAS call (loops.ir.BlasProduct,
-        :func:`blascall.packed_call`); its loops where this source calls no BLAS."""
-        if self.blas_int_max is None:
-            self.node(node.loop, lines, depth)
-            return
+        """A packed product computed by one BLAS call (loops.ir.BlasProduct, which the loop
+        stage makes only where the target calls BLAS from C; :func:`blascall.packed_call`)."""
         pad = "    " * depth
         lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({node.routine}), {node.product.loop_work} multiply-adds of block loops */")
         *first, call = blascall.packed_call(node)
@@ -532,14 +525,13 @@ def _copy_input(slot: int, storage: tuple[int, ...], itemsize: int) -> str:
 
 
 def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...], real: str,
-             slots: tuple[int, ...], blas_int_max: int | None = None, inputs: tuple[int, ...] = ()) -> str:
+             slots: tuple[int, ...], inputs: tuple[int, ...] = ()) -> str:
     """One step: ``int name(real *v<slot>..., const real *v<slot>_in..., int nthreads)``
     running ``nests`` in order; it takes exactly the buffers the nests use, in slot order,
     then the caller's input of each slot of ``inputs`` (inout variables): read in place of
     the buffer up to the slot's first assignment where the nests do (:attr:`loops.Nest.inputs`),
-    else copied into the buffer first when it is another array.  With ``blas_int_max``, a
-    packed structured product large enough is a BLAS call (:meth:`CPrinter.packed_blas`)."""
-    printer = CPrinter(program, real, name, blas_int_max)
+    else copied into the buffer first when it is another array."""
+    printer = CPrinter(program, real, name)
     aliased = program.buffers.aliased
     reading = set(nests[0].inputs) if nests else set()  # read in place up to the first assignment
     params = [_param(slot, aliased | reading) for slot in slots]
@@ -646,13 +638,11 @@ def _entry(functions: list[CFunction], inout: frozenset[int], storage, itemsize:
     return CFunction(-1, "tl_kernel", slots, inputs), "\n".join(lines) + "\n"
 
 
-def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: int | None = None,
-            parallel_work: int = 1 << 62) -> Generated:
-    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  With
-    ``blas_int_max`` (the largest integer the BLAS found takes, :mod:`.blas`), GEMM and
-    mode product steps that need no copy are C calls of BLAS too (:mod:`.blascall`), and
-    so are large packed structured products inside loop steps; without it, or for the
-    others, a BLAS step is a comment and runs in Python.  A Gram step is the Gram kernel
+def print_c(schedule: Schedule, loop_program: loops.LoopProgram, parallel_work: int = 1 << 62) -> Generated:
+    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  A BLAS
+    step whose ``runs`` is ``c`` (the schedule's choice, :func:`~tensorlang.schedule.gemm.runs`)
+    is a C call of BLAS (:mod:`.blascall`), any other a comment (it runs in Python); so is
+    a packed structured product the loop stage made one (``loops.ir.BlasProduct``).  A Gram step is the Gram kernel
     (:mod:`.gram`) on its team (``loop_program.teams``), a probe step on threads from ``parallel_work``."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
@@ -667,7 +657,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
             # position reads only the part it selects): such a slot stays a parameter, unused
             assert used_slots(nests) <= set(step.slots), "the nests use only the schedule's slots"
             c = CFunction(n, f"tl_step{n}", step.slots, tuple(s for s in step.slots if s in inout))
-            parts.append(function(loop_program, c.name, nests, real, c.slots, blas_int_max, c.inputs))
+            parts.append(function(loop_program, c.name, nests, real, c.slots, c.inputs))
             functions.append(c)
             blas = blas or PACKED_BLAS_MARK in parts[-1]
             continue
@@ -684,10 +674,11 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, blas_int_max: i
             functions.append(c)
             extra.append(entry_declaration)
             continue
-        gemm = None if blas_int_max is None else blascall.describe(step, blas_int_max)
-        if gemm is None:
+        if step.runs != "c":  # the schedule's choice (schedule.gemm.runs): a Python runner
             parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
             continue
+        gemm = gemm_of(step)
+        assert gemm is not None, "a step that runs in C is one GEMM over its buffers (schedule.gemm.runs)"
         c = CFunction(n, f"tl_step{n}", gemm.slots)
         parts.append(blascall.function(c.name, gemm, "mode product" if isinstance(step, ModeStep) else "GEMM",
                                        comment))

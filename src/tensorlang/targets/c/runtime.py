@@ -11,7 +11,6 @@ from typing import Callable, cast
 
 import numpy as np
 
-from ...schedule.steps import EinsumStep
 from ..numpy.codegen import compile_einsum
 from ..numpy.matmul import run_matmul
 from . import build as c_build
@@ -181,7 +180,9 @@ class CKernel:
         """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
         if n in functions:  # a loop step, or a BLAS step printed as C (.blascall)
             return _c_runner(self.ffi, *functions[n])
-        if isinstance(step, EinsumStep):
+        # a BLAS step in Python: its runs (the schedule's choice, schedule.gemm.runs) says how
+        assert step.runs in ("opt_einsum", "matmul", "matmul-views"), f"step {n} runs {step.runs} but has no C function"
+        if step.runs == "opt_einsum":
             kernel = compile_einsum((step.statement,), self.dtype)
             target, name = step.target, step.statement.target
             # the statement's own variables only (a fused loop's per-iteration locals, which
@@ -196,7 +197,7 @@ class CKernel:
                 np.copyto(buffers[target], value)
             return run_einsum
 
-        if self.pad > 1:  # on the padded buffers' views: BLAS takes the padded row stride as lda
+        if step.runs == "matmul-views":  # on the padded buffers' views: BLAS takes the padded row stride as lda
             used, regions = (step.target, *step.operands), self._regions
 
             def run_blas_padded(buffers, threads):

@@ -20,11 +20,9 @@ def blas_int_max(dtype, pad: int = 1) -> int | None:
 
 def render(program, schedule, loops, caps) -> Generated:
     """The C source of ``schedule`` with its loop steps' nests from ``loops``; BLAS from C
-    where the caps found one (``caps.blas`` False: no BLAS at all, a packed structured
-    product's included)."""
+    where those stages chose it (a BLAS step's ``runs``, a ``loops.ir.BlasProduct``)."""
     work = caps.parallel_work
-    return print_c(schedule, loops, caps.blas_int_max if caps.blas else None,
-                   work.compute if isinstance(work, Threshold) else work or PARALLEL_WORK)
+    return print_c(schedule, loops, work.compute if isinstance(work, Threshold) else work or PARALLEL_WORK)
 
 
 def build(code: Generated, schedule, facts, options, reference=None) -> CKernel:
