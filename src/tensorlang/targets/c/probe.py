@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from ...loops.parallel import least_items
 from ...sampling.kernels import KERNELS, Kernel, at_integer
 from ...schedule.probe import SORT_SHIFT, ProbeStep
 from . import csrc
@@ -42,13 +41,6 @@ COHERENT_POINTS = 16
 ROWS = True
 #: in the given order each batch asks for the coordinates of the batch this many ahead (0: none; docs/performance.md)
 POINTS_AHEAD = 16
-
-
-def parallel_points(d: int, support: int, ncomp: int, work: int) -> int:
-    """The points from which a probe runs on threads (the thread policy, loops/parallel.py:
-    ``support**d`` taps of ``ncomp`` components a point, against ``work``, the scalar
-    operations from which a loop runs on threads)."""
-    return least_items(support ** d * ncomp, work)
 
 
 def _horner(coeffs: np.ndarray, var: str) -> str:
@@ -409,15 +401,14 @@ def general_entry(runner) -> Any:
     return getattr(runner.lib, entry_name(f"tl_step{n}"))
 
 
-def step_function(name: str, step: ProbeStep, comment: str, parallel_work: int) -> tuple[str, str]:
-    """A :class:`ProbeStep` as C: the probe's source (:func:`source`, its names made the
+def step_function(name: str, step: ProbeStep, comment: str, parallel: int | None) -> tuple[str, str]:
+    """A :class:`ProbeStep` as C: the probe's source (:func:`source`, on threads from
+    ``parallel`` points: the loops stage's ``LoopProgram.probes``; its names made the
     step's own, its compiler options and fused multiply-adds kept to it) with the general
     entry :func:`entry_name`, and ``name`` with the C target's calling convention (the
     step's slots in order, then the thread count) running it on the step's points.
     Returns the text and the general entry's cffi declaration."""
-    kern = KERNELS[step.kernel]
-    src, _ = source(step.dim, kern, step.order, step.ncomp, parallel_points(step.dim, kern.support, step.ncomp,
-                                                                             parallel_work))
+    src, _ = source(step.dim, KERNELS[step.kernel], step.order, step.ncomp, parallel)
     entry = entry_name(name)
     d = step.dim
     slots = sorted({step.target, *step.operands})
