@@ -1,7 +1,8 @@
 """The thread choices are the loops stage's (loops/parallel.py), shown by ``--emit loops``
 and printed as C as they are: a parallel loop's OpenMP schedule (``share``: ``static``
 for a loop with reductions, its rounding the same from run to run, ``guided`` for the
-others) and a Gram step's team (``gram_team``, in ``LoopProgram.teams``)."""
+others), a Gram step's team (``gram_team``, in ``LoopProgram.teams``) and the points
+from which a probe step runs on threads (``probe_points``, in ``LoopProgram.probes``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from dataclasses import replace
 import tensorlang as tl
 from tensorlang.loops import loop_program
 from tensorlang.loops.ir import Loop, walk
-from tensorlang.loops.parallel import SCHEDULE
+from tensorlang.fields.cprobe import sample_program
+from tensorlang.loops.parallel import SCHEDULE, Threshold
 from tensorlang.loops.printer import to_text
 from tensorlang.passes import optimize
 from tensorlang.schedule.plan import plan
-from tensorlang.schedule.steps import GramStep
+from tensorlang.schedule.steps import GramStep, ProbeStep
 from tensorlang.targets.c.codegen import print_c
 
 ROWS = "in var X : [64 64]\nout var y : [64]\ny[i] = sum(j) X[i,j] * X[i,j]\n"
@@ -36,7 +38,7 @@ def test_the_loops_stage_sets_the_schedule_and_prints_it():
         (loop,) = _parallel(loops)
         assert loop.omp_schedule == kind and bool(loop.reductions) == (kind == "static")
         assert f"  # {kind}" in to_text(loops, schedule)
-        assert f"schedule({kind})" in print_c(schedule, loops, 1).source
+        assert f"schedule({kind})" in print_c(schedule, loops).source
 
 
 def test_the_c_printer_follows_the_loop():
@@ -49,7 +51,7 @@ def test_the_c_printer_follows_the_loop():
                        omp_schedule="dynamic" if node.parallel else node.omp_schedule)
 
     changed = replace(loops, nests=tuple(replace(n, body=tuple(dynamic(b) for b in n.body)) for n in loops.nests))
-    source = print_c(schedule, changed, 1).source
+    source = print_c(schedule, changed).source
     assert "schedule(dynamic)" in source and f"schedule({SCHEDULE})" not in source
 
 
@@ -64,7 +66,21 @@ def test_the_loops_stage_sets_the_gram_steps_team_and_the_c_follows_it(monkeypat
         loops = loop_program(schedule, parallel_work=work)
         assert loops.teams == ((0, team),)
         assert f"  # TEAM {team}: {shown}" in to_text(loops, schedule)
-        assert f"#define TEAM {team}\n" in print_c(schedule, loops, work).source
+        assert f"#define TEAM {team}\n" in print_c(schedule, loops).source
     assert loop_program(schedule, parallel_work=1, skip=("parallel",)).teams == ()  # skipped: one thread
-    source = print_c(schedule, replace(loops, teams=((0, 3),)), 1 << 62).source
+    source = print_c(schedule, replace(loops, teams=((0, 3),))).source
     assert "#define TEAM 3\n" in source and "#define TEAM 2\n" not in source
+
+
+def test_the_loops_stage_sets_the_probe_steps_threads_and_the_c_follows_it():
+    """A probe of 4^3 taps a point on threads from the least points whose taps reach the
+    compute threshold (of a Threshold, not its streaming figure); skipped: one thread."""
+    schedule = plan(sample_program(3, (), (20, 20, 20), "bspln3", 1, 1000), "float64")
+    assert isinstance(schedule.steps[0], ProbeStep)
+    for work, points in ((64, 1), (6400, 100), (Threshold(6401, 1), 101)):
+        loops = loop_program(schedule, parallel_work=work)
+        assert loops.probes == ((0, points),)
+        assert f"  # on threads from {points} points" in to_text(loops, schedule)
+        assert f"n >= {points})" in print_c(schedule, loops).source
+    skipped = loop_program(schedule, parallel_work=1, skip=("parallel",))
+    assert skipped.probes == () and f"n >= {1 << 62})" in print_c(schedule, skipped).source

@@ -43,6 +43,10 @@ _PROBE_FUNCTIONS = (
     "const int64_t *sizes, const double *M, double *out, int threads, int64_t look);\n"
     "static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads);\n")
 
+_PROBE_SORT = {"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048, "coherent": cprobe.COHERENT_POINTS}
+_PROBE_CELLS = ("static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes, "
+                "const int64_t *stride, int64_t first[B], int64_t ok[B], double w0[2][S][B]);\n")
+
 #: Per file: the values of its placeholders (as the module that reads it gives them for a
 #: double kernel), other macros, and what it follows (C text, or (file, fill) read with
 #: csrc.text; a str naming a csrc file is included raw, its placeholders the same macros).
@@ -68,10 +72,17 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "gram_body2.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _TILES + "\n" + _STRIP)),
     "gram_body3.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
     "probe_head.h": ({}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
-    "probe_sort.c": ({"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048,
-                      "coherent": cprobe.COHERENT_POINTS}, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
+    "probe_sort.c": (_PROBE_SORT, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
     "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD}, _PROBE_SHAPE,
                       (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_FUNCTIONS)),
+    "probe_cells.c": ({"wparams": "double w0[2][S][B]", "weights": "", "low": "1.0", "radius": 2, "first": "-1.0"},
+                      _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
+    "probe_points.c": ({"full": 3, "strides": "st0 = stride[0]", "unused": "(void)st0;", "parallel": 2048, "ahead": 16,
+                        "firsttap": -1, "radius": 2, "rows": "", "wdecls": "double w0[2][S][B];", "wargs": "w0",
+                        "lanes": "const tl_bd R0_0 = nanv;", "keep": "", "results": "double res[1][B];",
+                        "packs": "", "stores": "", "unpacks": "", "streambytes": "8388608.0"},
+                       {**_PROBE_SHAPE, "UNPACK": "64", "UNPACK_AHEAD": "1"},
+                       (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_CELLS, ("probe_sort.c", _PROBE_SORT))),
 }
 
 

@@ -18,6 +18,8 @@ from ..ein import ir
 from ..ein.fields import Sample
 from ..errors import Source
 from ..kernel import Kernel as CompiledKernel
+from ..loops.parallel import least_items
+from ..targets.c import build as c_build
 from ..pipeline import Options
 from ..sampling.image import Image
 from ..sampling.kernels import Kernel
@@ -25,21 +27,19 @@ from ..schedule.probe import SORT_IMAGE_BYTES, SORT_POINTS, sorts as _sorts  # n
 
 #: the points of the program a probe compiles (its block); the general entry takes any number
 POINTS = 1 << 14
-#: how a probe's program is compiled: by the C target, optimized already (its Sample
-#: statements are no expression for the optimizer)
+#: how a probe's program is compiled: by the C target, optimized already (a Sample is no expression for the optimizer)
 OPTIONS = Options("c", np.dtype(np.float64), opt=False)
 
 
 def available() -> bool:
     """Whether a C compiler works here (the probes then run in generated C)."""
-    from ..targets.c import build
-    return build.find_compiler() is not None
+    return c_build.find_compiler() is not None
 
 
 def parallel_points(d: int, support: int, ncomp: int) -> int:
-    """The points from which a probe runs on threads, on this machine (its measured threshold)."""
-    from ..targets.c import probe as c_probe, threshold
-    return c_probe.parallel_points(d, support, ncomp, threshold.parallel_work().compute)
+    """The points from which a probe runs on threads, on this machine (loops.parallel.probe_points)."""
+    from ..targets.c import threshold
+    return least_items(support ** d * ncomp, threshold.parallel_work().compute)
 
 
 def geometry(img: Image) -> np.ndarray:

@@ -326,7 +326,6 @@ class Nest:
     inputs: tuple[int, ...] = ()
 
 
-
 @dataclass(frozen=True)
 class LoopProgram:
     """The nests of a schedule's loop steps, in order, over its buffer plan, and the loop
@@ -336,6 +335,8 @@ class LoopProgram:
     nests: tuple[Nest, ...]
     rewrites: tuple[str, ...] = ()
     teams: tuple[tuple[int, int], ...] = ()  # (step, TEAM) of each Gram step (:func:`.parallel.gram_team`)
+    #: (step, points from which it runs on threads) of each probe step (:func:`.parallel.probe_points`)
+    probes: tuple[tuple[int, int], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from ..machine import PARALLEL_WORK  # where no threshold was measured
-from ..schedule.steps import GramStep
+from ..sampling.kernels import KERNELS
+from ..schedule.steps import GramStep, ProbeStep
 from .ir import Loop, Nest, Node, footprint, work
 
 
@@ -90,6 +91,13 @@ def gram_team(step: GramStep, parallel_work: ParallelWork) -> int:
 def least_items(per_item: int, threshold: int) -> int:
     """The fewest items of ``per_item`` operations whose work reaches ``threshold``."""
     return max(1, -(-threshold // max(per_item, 1)))
+
+
+def probe_points(step: ProbeStep, parallel_work: ParallelWork) -> int:
+    """The points from which a probe step (targets/c/probe.py) runs on threads: the fewest
+    whose taps (``support**dim`` of ``ncomp`` components a point) reach the compute threshold."""
+    work = parallel_work.compute if isinstance(parallel_work, Threshold) else parallel_work
+    return least_items(KERNELS[step.kernel].support ** step.dim * step.ncomp, work)
 
 
 def simd_marks(node: Node) -> Node:

@@ -214,9 +214,11 @@ prefetch = _unless_taken("prefetch", lambda nest, facts: jam.prefetch_strips(
 
 
 def parallel(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks), Gram steps' teams."""
-    teams = tuple((n, _parallel.gram_team(s, facts.parallel_work)) for n, s in enumerate(facts.schedule.steps) if isinstance(s, steps.GramStep))
-    return replace(_each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, facts.parallel_work)), teams=teams)
+    """Simd and parallel loops marked (:func:`.parallel.mark`; a fused nest has its marks), Gram steps' teams, probe steps' points."""
+    work, numbered = facts.parallel_work, tuple(enumerate(facts.schedule.steps))
+    return replace(_each(program, facts, "parallel", lambda nest, fact: _parallel.mark(nest, work)),
+                   teams=tuple((n, _parallel.gram_team(s, work)) for n, s in numbered if isinstance(s, steps.GramStep)),
+                   probes=tuple((n, _parallel.probe_points(s, work)) for n, s in numbered if isinstance(s, steps.ProbeStep)))
 
 
 def pieces(program: LoopProgram, facts: LoopFacts) -> LoopProgram:

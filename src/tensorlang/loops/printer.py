@@ -154,7 +154,6 @@ class _Printer:
             self.node(node, lines, depth)
 
 
-
 def to_text(program: LoopProgram, schedule: Schedule) -> str:
     """Every step of ``schedule`` in order: loop steps as their nests in ``program``."""
     printer = _Printer(program)
@@ -170,4 +169,5 @@ def to_text(program: LoopProgram, schedule: Schedule) -> str:
             lines.append(f"step {n}: {step_title(step)}")
             lines.append(f"  # {statement_to_text(statement_of(step))}")
             lines += [f"  # TEAM {t}: " + ("one thread" if t < 0 else f"at most {t} threads" if t else "no cap") for m, t in program.teams if m == n]
+            lines += [f"  # on threads from {p} points" for m, p in program.probes if m == n]
     return "\n".join(lines) + "\n"

@@ -103,7 +103,6 @@ def gemm_of(step) -> Gemm | None:
     return step_gemm(step) if isinstance(step, GemmStep) else None
 
 
-
 def runs(step, blas_int_max: int | None, pad: int) -> str:
     """Where a BLAS step runs (:data:`.steps.RUNS`): ``c`` where the target calls BLAS from
     C (``blas_int_max``: its BLAS's largest integer) and the GEMMs (:func:`gemm_of`) need

@@ -37,7 +37,7 @@ def step_title(step: Step) -> str:
     if isinstance(step, GramStep):
         layout = "m x n" if step.transposed else "n x m"
         return (f"Gram product (order {step.order}): v{step.target} from v{step.operand} as an {layout} matrix, "
-                f"n={step.n} m={step.m}")
+                f"n={step.n} m={step.m}" + (f", its last {step.m % 8} columns as a strip" if step.strip else ""))
     if isinstance(step, ProbeStep):
         return (f"probe: v{step.target} = {step.kernel} probe of order {step.order} of image v{step.image} "
                 f"({'x'.join(map(str, step.sizes))}, {step.ncomp} a sample) at the {step.n} points v{step.points}, "

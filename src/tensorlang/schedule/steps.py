@@ -369,6 +369,9 @@ GRAM_MAX_M, GRAM_MAX_M3 = 384, 128
 #: (n·m²) and the third moment in GRAM_PORTABLE_WORK3 (n·m³; an AVX2 machine, docs/einsum.md).
 GRAM_PORTABLE_WORK2 = 1 << 14
 GRAM_PORTABLE_WORK3 = (1 << 20, 1 << 24)
+#: ``XᵀX`` takes its last m mod 8 columns (1..GRAM_STRIP_TAIL) as a column strip, vectors along
+#: the rows (:attr:`GramStep.strip`): the 8-column tiles would spend 8 - m mod 8 lanes of each FMA on zeros
+GRAM_STRIP_TAIL = 5
 
 
 @dataclass(frozen=True)
@@ -388,6 +391,7 @@ class GramStep:
     order: int
     statement: ir.Statement
     reason: str = ""
+    strip: bool = False  # the last m mod 8 columns as a strip (:data:`GRAM_STRIP_TAIL`)
 
     @property
     def operands(self) -> tuple[int, ...]:
@@ -440,7 +444,7 @@ def gram_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
         return None
     m = shape[p]
     return GramStep(slot_of[stmt.target], slot_of[tensors[0].name], math.prod(shape) // m, m,
-                    p == 0 and len(shape) > 1, k, stmt)
+                    p == 0 and len(shape) > 1, k, stmt, strip=k == 2 and 1 <= m % 8 <= GRAM_STRIP_TAIL)
 
 
 #: The steps a target runs with numpy.matmul over the buffers.

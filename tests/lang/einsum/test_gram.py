@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tensorlang as tl
 from tensorlang import einsum_api
-from tensorlang.schedule.steps import GRAM_MAX_M, GRAM_MAX_M3, GramStep
+from tensorlang.schedule.steps import GRAM_MAX_M, GRAM_MAX_M3, GRAM_STRIP_TAIL, GramStep
 from tensorlang.targets.c import build as c_build, callext, gram
 
 _REAL_WHY_NOT = GramStep.why_not
@@ -86,6 +86,23 @@ def _is_gram_in_c(subscripts: str, x: np.ndarray, k: int = 2, backend: str = "au
     return bool(_gram_steps(einsum_api._CACHE[key]))
 
 
+def _strip(m: int) -> bool:
+    """Whether the schedule takes ``XᵀX``'s last columns as a strip (GramStep.strip)."""
+    return 1 <= m % 8 <= GRAM_STRIP_TAIL
+
+
+@pytest.mark.parametrize("m, strip", [(13, True), (14, False), (16, False), (9, True)])
+def test_the_schedule_decides_the_strip_and_shows_it(m, strip):
+    """The strip of ``XᵀX``'s last m mod 8 columns is the schedule's choice, shown by
+    ``--emit schedule`` and followed by the C (never for the third moment)."""
+    k = tl.compile(f"in var X : [50 {m}]\nout var S : [{m} {m}]\nS[i,j] = sum(r) X[r,i] * X[r,j]\n", backend="numpy")
+    steps = [s for s in k._compiled_for("schedule", "c").schedule.steps if isinstance(s, GramStep)]
+    if not steps:
+        pytest.skip("no Gram step on this machine (no AVX-512: the portable kernel pays only below its limits)")
+    assert steps[0].strip is strip == _strip(m)
+    assert ("as a strip" in k.ir("schedule")) is strip and ("#define STRIP 1\n" in k.code("c")) is strip
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(shape: gram.GramShape, portable: bool = False, team: int = -1):
     """``(ffi, function(x, res, work, threads))``: gram.source for ``shape`` alone, the
@@ -131,7 +148,7 @@ def test_the_portable_kernel_matches_numpy(n, m, transposed):
     """The version without intrinsics (a compiler that does not target AVX-512)."""
     rng = np.random.default_rng(n * m)
     x = _data(rng, (m, n) if transposed else (n, m), 4)
-    got = _kernel(gram.GramShape(n, m, transposed), x, portable=True)
+    got = _kernel(gram.GramShape(n, m, transposed, strip=_strip(m)), x, portable=True)
     _agrees(got, x @ x.T if transposed else np.einsum("ni,nj->ij", x, x))
     np.testing.assert_array_equal(got, got.T)
 
@@ -260,7 +277,7 @@ def test_two_threads_give_the_same_result(order, n, m, transposed, portable):
     by one thread in the same order)."""
     rng = np.random.default_rng(n + m)
     x = _data(rng, (m, n) if transposed else (n, m), 3)
-    shape = gram.GramShape(n, m, transposed, order)
+    shape = gram.GramShape(n, m, transposed, order, order == 2 and _strip(m))
     one = _kernel(shape, x, portable, threads=1, team=0)
     two = _kernel(shape, x, portable, threads=2, team=0)
     np.testing.assert_array_equal(two, one)

@@ -1,15 +1,8 @@
-"""BLAS steps printed as C: a GEMM or mode product step as calls of ``dgemm``/``dgemv``
-(``sgemm``/``sgemv`` for float32) through function pointers the kernel is given when it
-is loaded (:mod:`.blas` finds them; ``tl_set_blas``; docs/c-backend.md, "BLAS called
-from C").
-
-It decides nothing: the schedule says which statements are BLAS steps and which of
-them run from C (a step's ``runs``, :func:`tensorlang.schedule.gemm.runs`: row-major
-GEMMs over the buffers as they are, :func:`~tensorlang.schedule.gemm.gemm_of`; the
-others run as ``numpy.matmul`` in Python, :mod:`.runtime`).  Each is one function
-``int tl_stepN(real *v<slot>..., int nthreads)`` (GEMM, GEMV or SYRK, then the scale);
-a :class:`~tensorlang.loops.ir.BlasProduct` is one SYRK or GEMM (:func:`packed_call`).
-"""
+"""BLAS steps printed as C (docs/c-backend.md, "BLAS called from C"): each step whose
+``runs`` the schedule set to ``c`` (:func:`tensorlang.schedule.gemm.runs`) as one function
+``int tl_stepN(real *v<slot>..., int nthreads)`` calling GEMM, GEMV or SYRK through the
+pointers ``tl_set_blas`` installs, then the scale; a loop stage's ``BlasProduct`` as one
+SYRK or GEMM (:func:`packed_call`).  It decides nothing."""
 
 from __future__ import annotations
 

@@ -638,12 +638,13 @@ def _entry(functions: list[CFunction], inout: frozenset[int], storage, itemsize:
     return CFunction(-1, "tl_kernel", slots, inputs), "\n".join(lines) + "\n"
 
 
-def print_c(schedule: Schedule, loop_program: loops.LoopProgram, parallel_work: int = 1 << 62) -> Generated:
+def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
     """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  A BLAS
     step whose ``runs`` is ``c`` (the schedule's choice, :func:`~tensorlang.schedule.gemm.runs`)
     is a C call of BLAS (:mod:`.blascall`), any other a comment (it runs in Python); so is
     a packed structured product the loop stage made one (``loops.ir.BlasProduct``).  A Gram step is the Gram kernel
-    (:mod:`.gram`) on its team (``loop_program.teams``), a probe step on threads from ``parallel_work``."""
+    (:mod:`.gram`) on its team (``loop_program.teams``), a probe step on threads from its
+    point count (``loop_program.probes``; none: one thread)."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
@@ -669,7 +670,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram, parallel_work: 
             continue
         if isinstance(step, ProbeStep):  # a field probe's probe tensor (targets/c/probe.py)
             c = CFunction(n, f"tl_step{n}", tuple(sorted({step.target, *step.operands})))
-            text, entry_declaration = probe.step_function(c.name, step, comment, parallel_work)
+            text, entry_declaration = probe.step_function(c.name, step, comment, dict(loop_program.probes).get(n))
             parts.append(text)
             functions.append(c)
             extra.append(entry_declaration)

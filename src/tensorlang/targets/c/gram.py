@@ -32,6 +32,7 @@ class GramShape:
     m: int
     transposed: bool  # X given as m × n (``in,jn->ij``): row stride 1, column stride n
     order: int = 2  # 2: XᵀX (m × m); 3: T[i,j,k] = Σ_n X_ni X_nj X_nk (m × m × m)
+    strip: bool = False  # the last m mod 8 columns as a column strip (the schedule's GramStep.strip)
 
     @property
     def blocks(self) -> int:
@@ -112,12 +113,6 @@ def _row_dispatch(width: int, prefix: str = "") -> str:
             f"    default: {prefix}stile{width}(a, b, s, kc, c, first, pf, NULL, NULL, 0);\n    }}\n}}")
 
 
-#: The strip (the last m mod 8 columns as a column strip, vectors along the rows) is used
-#: when m mod 8 is 1..STRIP_TAIL: its FMAs do no padding's work (the 8-column tiles would
-#: spend 8 - m mod 8 lanes of every last-block FMA on zeros).
-STRIP_TAIL = 5
-
-
 def _strip_group(tail: int) -> int:
     """Row blocks per strip call: group × (tail + 1) + 1 vector registers of 32."""
     return 31 // (tail + 1)
@@ -192,8 +187,7 @@ def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str
     if portable:
         head.append("#define TL_GRAM_PORTABLE 1")
     scaled = shape.order == 3
-    tail = shape.m % BLOCK
-    strip = not scaled and 1 <= tail <= STRIP_TAIL
+    tail, strip = shape.m % BLOCK, shape.strip
     head += [f"#define STRIP {int(strip)}", f"#define TB {shape.m // BLOCK if strip else shape.blocks}L"]
     if strip:
         head += [f"#define SG {_strip_group(tail)}L"]
@@ -223,7 +217,7 @@ def step_function(name: str, step: GramStep, comment: str, team: int) -> str:
     Gram step (the schedule's :class:`~tensorlang.schedule.steps.GramStep`): the Gram
     function, prefixed with ``name``, and a call of it on a work block of its own
     (allocated per call: NO_MEMORY where that fails)."""
-    shape = GramShape(step.n, step.m, step.transposed, step.order)
+    shape = GramShape(step.n, step.m, step.transposed, step.order, step.strip)
     order = "X^T X" if step.order == 2 else "sum_n X_ni X_nj X_nk"
     params = ", ".join(f"real *restrict v{slot}" for slot in sorted((step.operand, step.target)))
     return (f"/* Gram step ({order}, m = {step.m}: the sorted entries, the others filled in): {comment} */\n"

@@ -11,44 +11,23 @@ from typing import Any
 
 import numpy as np
 
-from ...loops.parallel import least_items
 from ...sampling.kernels import KERNELS, Kernel, at_integer
 from ...schedule.probe import SORT_SHIFT, ProbeStep
 from . import csrc
 
-#: points per batch: cells and weights are computed for this many points at once, in vector lanes
-BATCH = 8
-#: in block order, each batch asks for the rows of the points this many blocks' worth of
-#: points ahead (points / blocks each), at most :data:`REGION_AHEAD` points: the next
-#: blocks' samples arrive while this one's are probed (measured: docs/fields.md)
-REGION_BLOCKS = 2
-REGION_AHEAD = 512
-#: tl_unpack gathers this many points' results (fewer where they would pass 32 KiB) in a buffer,
-#: then writes them with streaming stores (no line of the results read before it is written)
-UNPACK = 64
-#: ... streamed out only where the results are at least this large (a block of a field
-#: program's points stays in cache for the statements that read it next)
-UNPACK_STREAM_BYTES = 8 << 20
-#: ... and asks for the packed results of the points this many runs of UNPACK ahead
-#: (their places are random: one stream a block; measured: docs/performance.md)
-UNPACK_AHEAD = 1
-#: points already coherent are not sorted: at most one jump (consecutive points neither
-#: in one block nor in the next along the innermost axis) per this many points (a grid in
-#: raster order, points along curves, points in block order; random points jump at
-#: almost every point) (measured: docs/performance.md); 0: always sorted (the tests)
+#: The layout's constants (docs/internals/fields-probes.md has what each does, docs/performance.md
+#: what was measured): points per batch, in vector lanes; in block order the rows of the points
+#: REGION_BLOCKS blocks' worth of points ahead prefetched, at most REGION_AHEAD points
+BATCH, REGION_BLOCKS, REGION_AHEAD = 8, 2, 512
+#: tl_unpack gathers UNPACK points' results (at most 32 KiB), streamed out where the results
+#: pass UNPACK_STREAM_BYTES, the packed results of UNPACK_AHEAD runs ahead prefetched
+UNPACK, UNPACK_STREAM_BYTES, UNPACK_AHEAD = 64, 8 << 20, 1
+#: points with at most one jump per COHERENT_POINTS points are not sorted (0: always sorted, the tests)
 COHERENT_POINTS = 16
-#: in the lanes, a scalar image's 4-tap rows are loaded whole and transposed in registers (8 row
-#: loads and 12 shuffles for 32 samples) rather than gathered (measured faster); False: gathered (tests)
+#: a scalar image's 4-tap rows loaded whole and transposed in registers (False: gathered, the tests)
 ROWS = True
-#: in the given order each batch asks for the coordinates of the batch this many ahead (0: none; docs/performance.md)
+#: in the given order each batch asks for the coordinates of the batch this many ahead (0: none)
 POINTS_AHEAD = 16
-
-
-def parallel_points(d: int, support: int, ncomp: int, work: int) -> int:
-    """The points from which a probe runs on threads (the thread policy, loops/parallel.py:
-    ``support**d`` taps of ``ncomp`` components a point, against ``work``, the scalar
-    operations from which a loop runs on threads)."""
-    return least_items(support ** d * ncomp, work)
 
 
 def _horner(coeffs: np.ndarray, var: str) -> str:
@@ -175,69 +154,20 @@ def _prefix(d: int, S: int, order: int, ncomp: int) -> str:
 
 
 def _cells(d: int, kern: Kernel, order: int) -> str:
-    """``tl_cells``: a batch's cells, domain test and weights (the weights' polynomials
-    are the kernel's, as literals: :func:`_weights`)."""
+    """``tl_cells`` (csrc/probe_cells.c): a batch's cells, domain test and weights (the
+    weights' polynomials are the kernel's, as literals: :func:`_weights`)."""
     s = kern.radius
     weights = "\n".join(
         f"    for (int j = 0; j < B; j++) {{ double f = fr[{a}][j];\n            {_weights(kern, order, a)}\n    }}"
         for a in range(d))
-    wparams = ", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d))
-    return f"""/* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
-   support's first sample, whether the point is inside the domain (a point outside or
-   not finite gets the image's first cell, a safe address), and the kernel's weights
-   w<axis>[derivative order][tap][point] at its fractional position. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("fp-contract=off")))
-#endif
-static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes,
-                            const int64_t *stride, int64_t first[B], int64_t ok[B], {wparams})
-{{
-    /* no fused multiply-add here: positions and weights must be the reference's to the
-       bit, or a point on the domain's border could be inside in one and outside in the
-       other, and a weight that is exactly 0 there (bspln3's outer taps at integer
-       positions) could come out 1e-17 and turn an ∞ sample's 0·∞ = ⊥ into ∞ */
-#if defined(__clang__)
-    #pragma clang fp contract(off)
-#endif
-    double x[D][B], fr[D][B];
-    for (int a = 0; a < D; a++)
-        for (int j = 0; j < B; j++) {{
-            const double *pt = pts + (p0 + j < n ? p0 + j : p0) * D;
-            double v = M[a*(D+1) + D];
-            for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-            x[a][j] = v;
-        }}
-    /* the batch as vectors (GCC/clang vector extensions, not left to the vectorizer):
-       a point is inside on axis a where floor(x) >= s-1 and floor(x) + s <= size-1,
-       that is s-1 <= x < size-s (false for NaN and ±inf); there x >= 0, so its floor
-       is its truncation to an integer; elsewhere x is replaced by s-1 first (cell
-       s-1, fraction 0: a safe address, and no conversion of a huge number) */
-    tl_bm in = ~(tl_bm){{0}};
-    tl_bd at = {{0}};
-    for (int a = 0; a < D; a++) {{
-        tl_bd xa;
-        __builtin_memcpy(&xa, x[a], sizeof xa);
-        const tl_bm inside = (xa >= {float(s - 1)!r}) & (xa < (double)(sizes[a] - {s}));
-        in &= inside;
-        const tl_bd safe = TL_SELECT(inside, xa, (tl_bd){{0}} + {float(s - 1)!r});
-        const tl_bd fl = __builtin_convertvector(__builtin_convertvector(safe, tl_bm), tl_bd);
-        const tl_bd rest = TL_SELECT(inside, safe - fl, (tl_bd){{0}});
-        __builtin_memcpy(fr[a], &rest, sizeof rest);
-        at += (fl + {float(1 - s)!r}) * (double)stride[a];
-    }}
-    const tl_bm okv = in & (at >= 0.0);
-    const tl_bm firstv = okv & __builtin_convertvector(at, tl_bm);
-    __builtin_memcpy(ok, &okv, sizeof okv);
-    __builtin_memcpy(first, &firstv, sizeof firstv);
-{weights}
-}}
-
-"""
+    return csrc.text("probe_cells.c", wparams=", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d)),
+                     weights=weights, low=repr(float(s - 1)), radius=s, first=repr(float(1 - s)))
 
 
 def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
-    """``tl_probe_points``: the probes of a run of points, a batch at a time (the sums of
-    :func:`_sums`, the rows of points ahead prefetched, the results stored)."""
+    """``tl_probe_points`` and ``tl_unpack`` (csrc/probe_points.c): the probes of a run of
+    points, a batch at a time (the sums of :func:`_lanes_sums`, the rows of points ahead
+    prefetched, the results stored), and the results in block order back to their places."""
     S, s = kern.support, kern.radius
     combos = _combos(d, order)
     full = d ** order
@@ -259,112 +189,12 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
     # one double a point (a scalar value): a full batch's results are one vector, stored whole
     direct = ("if (count == B) {\n            TL_STOREB(out + p0, R0_0);\n            continue;\n        }\n        "
               if nres == 1 else "")
-    per_point_lanes = f"""{{  /* the batch's B points across the lanes (_lanes_sums) */
-        int64_t any = 0;
-        for (int j = 0; j < B; j++) any |= ok[j];
-        if (!any) {{  /* no point inside (an image smaller than the support has none): no sample read */
-            for (int64_t q = 0; q < count*each; q++) out[p0*each + q] = NAN;
-            continue;
-        }}
-        const tl_bm fi = TL_LOADM(first), okm = TL_LOADM(ok);
-        (void)fi;
-        const tl_bd nanv = (tl_bd){{0}} + NAN;
-        {lanes_lines}
-        {direct}double res[{nres}][B];
-        {lanes_keep}
-        for (int j = 0; j < count; j++) {{
-            double *o = out + (p0 + j)*each;
-            for (int k = 0; k < NC; k++) {{
-                if (packed) {{
-                    {lanes_packs}
-                }} else {{
-                    {lanes_stores}
-                }}
-            }}
-        }}
-        }}"""
-    return f"""/* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q:
-   all its derivative components (NC*{full} doubles), or, packed, each distinct one once
-   (PACKED doubles, in the order of r: tl_unpack spreads them). */
-static void tl_probe_points(int64_t n, const double *pts, int packed, const double *data,
-                            const int64_t *sizes, const double *M, double *out, int threads, int64_t look)
-{{
-    int64_t stride[D];
-    stride[D-1] = NC;
-    for (int a = D - 2; a >= 0; a--) stride[a] = stride[a+1] * sizes[a+1];
-    const int64_t {", ".join(f"st{a} = stride[{a}]" for a in range(d))};
-    {" ".join(f"(void)st{a};" for a in range(d))}
-    const int64_t batches = (n + B - 1) / B;
-    const int64_t each = packed ? PACKED : NC*{full};
-    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
-    for (int64_t batch = 0; batch < batches; batch++) {{
-        const int64_t p0 = batch * B;
-        const int64_t early = look > 0 ? look + 16*B : {POINTS_AHEAD}*B;  /* the coordinates read below (in block order */
-        if (early > 0 && p0 + early + B <= n)  /* the look-ahead's, 16 batches past it), asked for: a miss there stalled */
-            for (int q = 0; q < B*D; q += 8) __builtin_prefetch(pts + (p0 + early) * D + q, 0, 0);
-        if (look > 0 && p0 + look + B <= n)
-            for (int j = 0; j < B; j++) {{  /* the rows of the points look ahead: in block order, the next blocks' */
-                const double *pt = pts + (p0 + look + j) * D;
-                int64_t at = 0;
-                int inside = 1;
-                for (int a = 0; a < D; a++) {{
-                    double v = M[a*(D+1) + D];
-                    for (int c = 0; c < D; c++) v += M[a*(D+1) + c] * pt[c];
-                    const double fl = floor(v);
-                    inside &= (fl + {1 - s} >= 0.0) & (fl + {s} <= (double)(sizes[a] - 1));
-                    at += inside ? (int64_t)(fl + {1 - s}) * stride[a] : 0;
-                }}
-                const double *r = data + at;
-                if (inside) {{ {prefetch_rows} }}
-            }}
-        int64_t first[B];
-        int64_t ok[B];
-        {wdecls}
-        tl_cells(M, pts, p0, n, sizes, stride, first, ok, {wargs});
-        const int count = n - p0 < B ? (int)(n - p0) : B;
-        {per_point_lanes}
-    }}
-}}
-
-/* The results of the points in block order (packed) to their points' own places: point
-   p's from place inv[p].  out is written in order, UNPACK points at a time gathered in a
-   buffer, streamed out where it is large (whole lines, none read first); packed is read in the order of
-   each block's points, one stream a block (a stable sort: each block's points keep their
-   order), so a line of packed results is read once for the points it holds while the
-   streams' current lines stay in L2, and the next run's are asked for ahead. */
-static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads)
-{{
-    const int64_t chunks = (n + UNPACK - 1) / UNPACK;
-    /* streamed where the results pass the caches' share (UNPACK_STREAM_BYTES); a block
-       of a field program's points stays in cache for the statements that read it */
-    const int stream = (double)n * (NC*{full}) * 8.0 >= {UNPACK_STREAM_BYTES}.0;
-    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1 && n >= {parallel})
-    for (int64_t chunk = 0; chunk < chunks; chunk++) {{
-        double run[UNPACK * NC*{full}];
-        const int64_t p0 = chunk * UNPACK, count = n - p0 < UNPACK ? n - p0 : UNPACK;
-        if (UNPACK_AHEAD && p0 + UNPACK_AHEAD*UNPACK + UNPACK <= n)
-            for (int64_t i = 0; i < UNPACK; i++) {{
-                const char *a = (const char *)(packed + (int64_t)inv[p0 + UNPACK_AHEAD*UNPACK + i] * PACKED);
-                __builtin_prefetch(a, 0, 1);
-                __builtin_prefetch(a + PACKED*8 - 1, 0, 1);
-            }}
-        for (int64_t i = 0; i < count; i++) {{
-            const double *r = packed + (int64_t)inv[p0 + i] * PACKED;
-            double *o = run + i*(NC*{full});
-            for (int k = 0; k < NC; k++) {{
-                {unpacks}
-            }}
-        }}
-        if (stream) {{
-            TL_STREAM_RUN(out + p0*(NC*{full}), run, count*(NC*{full}));
-            TL_STREAM_FENCE();
-        }} else {{
-            for (int64_t i = 0; i < count*(NC*{full}); i++) out[p0*(NC*{full}) + i] = run[i];
-        }}
-    }}
-}}
-
-"""
+    return csrc.text(
+        "probe_points.c", full=full, strides=", ".join(f"st{a} = stride[{a}]" for a in range(d)),
+        unused=" ".join(f"(void)st{a};" for a in range(d)), parallel=parallel, ahead=POINTS_AHEAD, firsttap=1 - s,
+        radius=s, rows=prefetch_rows, wdecls=wdecls, wargs=wargs, lanes=lanes_lines, keep=lanes_keep,
+        results=f"{direct}double res[{nres}][B];", packs=lanes_packs, stores=lanes_stores, unpacks=unpacks,
+        streambytes=f"{UNPACK_STREAM_BYTES}.0")
 
 
 #: The cffi declaration of every probe's entry point (csrc/probe_entry.c).
@@ -374,9 +204,9 @@ DECLARATION = ("void tl_probe(int64_t n, const double *pts, const double *data, 
 
 def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = None) -> tuple[str, str]:
     """The C source of ``tl_probe`` and its cffi declaration: the shape's macros
-    (:func:`_prefix`), csrc/probe_head.h (vector types), the generated ``tl_cells``,
-    csrc/probe_sort.c (``tl_sort``, the block order), the generated ``tl_probe_points``
-    and csrc/probe_entry.c (``tl_probe``); on threads from ``parallel`` points."""
+    (:func:`_prefix`), then csrc/probe_head.h (vector types), probe_cells.c (``tl_cells``),
+    probe_sort.c (``tl_sort``, the block order), probe_points.c (``tl_probe_points``) and
+    probe_entry.c (``tl_probe``) with their generated parts; on threads from ``parallel`` points."""
     S = kern.support
     parallel = (1 << 62) if parallel is None else parallel
     src = (_prefix(d, S, order, ncomp)
@@ -409,15 +239,14 @@ def general_entry(runner) -> Any:
     return getattr(runner.lib, entry_name(f"tl_step{n}"))
 
 
-def step_function(name: str, step: ProbeStep, comment: str, parallel_work: int) -> tuple[str, str]:
-    """A :class:`ProbeStep` as C: the probe's source (:func:`source`, its names made the
+def step_function(name: str, step: ProbeStep, comment: str, parallel: int | None) -> tuple[str, str]:
+    """A :class:`ProbeStep` as C: the probe's source (:func:`source`, on threads from
+    ``parallel`` points: the loops stage's ``LoopProgram.probes``; its names made the
     step's own, its compiler options and fused multiply-adds kept to it) with the general
     entry :func:`entry_name`, and ``name`` with the C target's calling convention (the
     step's slots in order, then the thread count) running it on the step's points.
     Returns the text and the general entry's cffi declaration."""
-    kern = KERNELS[step.kernel]
-    src, _ = source(step.dim, kern, step.order, step.ncomp, parallel_points(step.dim, kern.support, step.ncomp,
-                                                                             parallel_work))
+    src, _ = source(step.dim, KERNELS[step.kernel], step.order, step.ncomp, parallel)
     entry = entry_name(name)
     d = step.dim
     slots = sorted({step.target, *step.operands})

@@ -3,8 +3,6 @@ as C, :mod:`.codegen`) and a builder (compiled, cached and loaded: :class:`.runt
 
 from __future__ import annotations
 
-from ...loops.parallel import Threshold
-from ...machine import PARALLEL_WORK
 from ...machine import blas as c_blas
 from .codegen import Generated, print_c
 from .runtime import CKernel
@@ -21,8 +19,7 @@ def blas_int_max(dtype, pad: int = 1) -> int | None:
 def render(program, schedule, loops, caps) -> Generated:
     """The C source of ``schedule`` with its loop steps' nests from ``loops``; BLAS from C
     where those stages chose it (a BLAS step's ``runs``, a ``loops.ir.BlasProduct``)."""
-    work = caps.parallel_work
-    return print_c(schedule, loops, work.compute if isinstance(work, Threshold) else work or PARALLEL_WORK)
+    return print_c(schedule, loops)
 
 
 def build(code: Generated, schedule, facts, options, reference=None) -> CKernel:
