@@ -151,12 +151,9 @@ def compile_checked(language: languages.Language, checked: CheckedProgram, sourc
         symbolic.check_structure = bool(check_structure)
         return symbolic
     try:
-        kernel = Kernel(language, checked, source, options)
+        return Kernel(language, checked, source, options, check_params(params), check_structure)
     except TensorLangError as exc:  # lowering errors (e.g. too-large) point into the source too
         raise exc.with_source(source) from None
-    kernel.sizes = check_params(params)
-    kernel.check_structure = bool(check_structure)
-    return kernel
 
 
 @guard

@@ -85,7 +85,21 @@ class ProgramInterface(Unpicklable):
     checked: CheckedProgram
     options: Options
     source: Source
-    threads: int
+    _threads: int
+
+    @property
+    def threads(self) -> int:
+        """The threads each call asks for (0: OpenMP's default); setting it checks the
+        value as ``threads=`` does, so no call can hand the C code an absurd count."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, value) -> None:
+        self._threads = check_threads(value) or default_threads()
+        self._threads_changed()
+
+    def _threads_changed(self) -> None:
+        """Pass a new thread count on (to a kernel's C caller, a symbolic kernel's specialisations)."""
 
     # the options it was compiled with, and its program
     backend = property(lambda self: self.options.backend)
@@ -209,15 +223,7 @@ class Kernel(ProgramInterface):
     """``k(A=a, B=b)`` runs the program and returns a dict of results (docs/api.md,
     "Calling a kernel")."""
 
-    @property
-    def threads(self) -> int:
-        """The threads each call asks for (0: OpenMP's default); setting it checks the
-        value as ``threads=`` does, so no call can hand the C code an absurd count."""
-        return self._threads
-
-    @threads.setter
-    def threads(self, value) -> None:
-        self._threads = check_threads(value) or default_threads()
+    def _threads_changed(self) -> None:
         caller = getattr(getattr(self, "target", None), "c_call", None)
         if caller is not None:  # the C call path keeps its own copy (it reads no attribute)
             caller.threads = self._threads
@@ -238,7 +244,8 @@ class Kernel(ProgramInterface):
         if caller is not None:
             caller.last_seconds = -1.0 if value is None else value
 
-    def __init__(self, language: Language, checked: CheckedProgram, source: Source, options: Options):
+    def __init__(self, language: Language, checked: CheckedProgram, source: Source, options: Options,
+                 sizes: Mapping[str, int] | None = None, check_structure: bool = False):
         self.language = language
         self.options = options
         self.checked = checked
@@ -247,7 +254,7 @@ class Kernel(ProgramInterface):
         self._c_call: Any = None
         self.threads = options.threads
         #: the values of the program's symbolic sizes this kernel was specialised for
-        self.sizes: dict[str, int] = {}
+        self.sizes: dict[str, int] = dict(sizes or {})
         self.last_run_seconds = None
         self._store_elements: int | None = None
         self._unassigned: tuple[str, ...] | None = None
@@ -284,10 +291,9 @@ class Kernel(ProgramInterface):
             self.target = self.compiled.build
         #: the one way this kernel is called (:class:`Runner`)
         self.runner = Runner(self)
-        self._check_structure = False
+        self._check_structure = bool(check_structure)  # (the runner arms itself at the first call)
         self._structures: dict | None = None  # inferred on the first compressed=True call
-        if self.target.c_call is not None:  # the C call path keeps its own thread count
-            self.target.c_call.threads = self._threads
+        self._threads_changed()  # the C call path keeps its own thread count
 
     #: what ``pad="auto"`` chose and why (schedule.padding.AutoPad); None without "auto"
     auto_pad: Any = None

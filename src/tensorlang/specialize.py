@@ -76,13 +76,7 @@ class SymbolicKernel(ProgramInterface):
             if len(determined) == len(self.symbols) else ("\0",))
 
     # ------------------------------------------------------------ interface
-    @property
-    def threads(self) -> int:
-        return self._threads
-
-    @threads.setter
-    def threads(self, value) -> None:
-        self._threads = check_threads(value) or default_threads()
+    def _threads_changed(self) -> None:
         for kernel in self._kernels.values():
             kernel.threads = self._threads
 
@@ -276,12 +270,10 @@ class SymbolicKernel(ProgramInterface):
             raise error("input", f"the sizes {shown} do not fit the program: {exc.message}",
                         first.span if first else None).with_source(self.source) from None
         try:
-            kernel = Kernel(self.language, checked, self.source, self._bound_options())
+            return Kernel(self.language, checked, self.source, self._bound_options(), {**self.params, **binding},
+                          self.check_structure)
         except TensorLangError as exc:
             raise exc.with_source(self.source) from None
-        kernel.sizes = {**self.params, **binding}
-        kernel.check_structure = self.check_structure
-        return kernel
 
     # ------------------------------------------------------------ chunked runs
     @guard
@@ -461,9 +453,7 @@ class KernelSpec:
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
         if checked.symbols or checked.derived_symbols:
             return SymbolicKernel(language, checked, source, self.options, params=dict(self.params))
-        kernel = Kernel(language, checked, source, self.options)
-        kernel.sizes = dict(self.params)
-        return kernel
+        return Kernel(language, checked, source, self.options, dict(self.params))
 
 
 #: The kernels this process made from specs (a Dask worker's, one per spec).

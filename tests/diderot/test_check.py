@@ -52,6 +52,14 @@ def test_redeclared_global():
     assert err.code == "redeclared" and err.line == 5
 
 
+def test_a_state_variable_or_a_local_declared_twice_is_redeclared_where_it_is():
+    state = error_of(program("", "").replace("output real out = 0;", "output real out = 0;\n  real out = 1;"))
+    local = error_of(program("real v = 1;\n    real v = 2;"))
+    assert (state.code, state.message, state.diagnostics[0].span.line) == ("redeclared", "out is declared twice", 7)
+    assert (local.code, local.message) == ("redeclared", "v is declared twice in this block")
+    assert local.diagnostics[0].span.line == 9
+
+
 def test_field_declared_smoother_than_its_kernel():
     err = error_of(program("out = 1;", "field#2(2)[] G = ctmr ⊛ img;\n"))
     assert err.code == "assign-shape" and err.line == 5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import os
 import re
 import stat
@@ -284,32 +285,29 @@ def statement_before(text: str, tok: Token | None) -> bool:
     return any("=" in line.split("//", 1)[0] for line in text[: tok.start_pos].split("\n"))
 
 
-def check_depth(stmts, children: Callable) -> None:
-    """Bound the depth of every statement's expression tree (iteratively), so that every
-    later stage, which recurses over it, stays within the recursion limit."""
-    for stmt in stmts:
-        stack = [(stmt.expr, 1)]
-        while stack:
-            node, depth = stack.pop()
-            if depth > MAX_DEPTH:
-                raise error("too-large", f"the expression is nested more than {MAX_DEPTH} operators deep; split it "
-                            "into several statements", stmt.span)
-            stack.extend((child, depth + 1) for child in children(node))
-
-
-def check_tree_depth(tree: lark.Tree, visit: Callable | None = None) -> lark.Tree:
-    """``tree``, or error[too-large] at a node more than MAX_DEPTH deep (iteratively, before
-    anything recurses: left-nested operators leave the stack shallow); ``visit``: each node."""
-    stack = [(tree, 1)]
+def _check_depth(root, children: Callable, message: str, where: Callable) -> None:
+    """error[too-large] ``message`` at ``where(node)`` for the first node more than MAX_DEPTH deep below ``root``,
+    found iteratively (every later stage recurses); lark's tokens and left-out optionals are no nodes."""
+    stack = [(root, 1)]
     while stack:
         node, depth = stack.pop()
-        if visit is not None:
-            visit(node)
+        stack += [(child, depth + 1) for child in children(node) if not isinstance(child, (str, type(None)))]
         if depth > MAX_DEPTH:
-            where = None if node.meta.empty else Span.point(node.meta.line, node.meta.column)
-            raise error("too-large", f"the program is nested more than {MAX_DEPTH} levels deep (statements, blocks "
-                        "or operators); split it into several statements or functions", where)
-        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
+            raise error("too-large", message, where(node))
+
+
+def check_depth(stmts, children: Callable) -> None:
+    """error[too-large] at the first statement whose expression is nested too deep."""
+    for stmt in stmts:
+        _check_depth(stmt.expr, children, f"the expression is nested more than {MAX_DEPTH} operators deep; split it "
+                     "into several statements", lambda _node, span=stmt.span: span)
+
+
+def check_tree_depth(tree: lark.Tree, children: Callable = operator.attrgetter("children")) -> lark.Tree:
+    """``tree``, or error[too-large] at its first node too deep; ``children``: a node's (a front end may check them)."""
+    _check_depth(tree, children, f"the program is nested more than {MAX_DEPTH} levels deep (statements, blocks "
+                 "or operators); split it into several statements or functions",
+                 lambda node: None if node.meta.empty else Span.point(node.meta.line, node.meta.column))
     return tree
 
 

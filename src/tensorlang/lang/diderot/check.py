@@ -180,13 +180,7 @@ class Checker:
             self.c.params[p.name] = ty
         self.where = "strand"
         for sv in strand.state:
-            ty = from_syntax(sv.type)
-            if sv.name in scope.names:
-                self.fail("redeclared", f"{sv.name} is declared twice", sv)
-            if sv.init is not None:
-                self.expect(ty, self.expr(sv.init, scope), sv.init, f"the value of {sv.name}")
-            scope.names[sv.name] = ty
-            self.c.state[sv.name] = ty
+            ty = self.c.state[sv.name] = self.s_Decl(sv, scope, "")
             base = ty
             while base.kind == "seq" and base.elem is not None:
                 base = base.elem
@@ -246,13 +240,14 @@ class Checker:
 
     s_Block = block
 
-    def s_Decl(self, s: A.Decl, scope: _Scope) -> None:
+    def s_Decl(self, s: A.Decl | A.StateDecl, scope: _Scope, where: str = " in this block") -> Ty:
         ty = from_syntax(s.type)
         if s.name in scope.names:
-            self.fail("redeclared", f"{s.name} is declared twice in this block", s)
+            self.fail("redeclared", f"{s.name} is declared twice{where}", s)
         if s.init is not None:
             self.expect(ty, self.expr(s.init, scope), s.init, f"the value of {s.name}")
         scope.names[s.name] = ty
+        return ty
 
     def s_Assign(self, s: A.Assign, scope: _Scope) -> None:
         ty, kind = scope.lookup(s.name)

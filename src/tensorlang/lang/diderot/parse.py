@@ -346,10 +346,11 @@ def _check_version(text: str) -> None:
 _EXPRESSION_WORDS = frozenset({"nan", "true", "false"})
 
 
-def _reserved(node) -> None:
+def _children(node) -> list:
     for tok in node.children:
         if isinstance(tok, Token) and tok.type == "NAME" and str(tok) in _EXPRESSION_WORDS:
             raise error("syntax", f"{str(tok)!r} is a reserved word and cannot be a name", _tok(tok))
+    return node.children
 
 
 def _extension_hint(previous: Token | None, tok: Token) -> tuple[str, Span] | None:
@@ -366,7 +367,7 @@ def parse_program(text: str) -> A.Program:
     the grammar cannot take."""
     _check_version(text)
     program = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}",  # depth: before any
-                                 finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree, _reserved)))
+                                 finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree, _children)))
     if program.create is None or program.strand is None:
         raise error("syntax", "a Diderot program needs a strand definition and an initially/create_* line",
                     Span.point(*lark_support.end_position(text)))
