@@ -27,6 +27,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
 from . import strands_batch as B
+from . import strands_narrow as NW
 from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
@@ -275,6 +276,8 @@ class Renderer:
                 self.nr, self.ni = nr, ni
             else:
                 self.gnr, self.gni = nr, ni
+        #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
+        self.narrow = {self.state[name][1]: bits for name, bits in NW.narrow_slots(ir).items()}
         self.method = "update"
         self.shared_xi: dict[int, tuple[str, str]] = {}
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
@@ -351,9 +354,18 @@ class Renderer:
             arr, k = self.globals[name]
             return f"g{arr.lower()}[{k}]"
         arr, k = self.state[name]
-        if space == "n":
-            return f"tl_{arr}0[{k} * n + j]"
-        return f"{arr}[{k} * n + {'i' if space == 's' else 'j'}]"
+        at = "j" if space in ("n", "o") else "i"
+        base = f"tl_{arr}0" if space == "n" else arr
+        if arr == "I" and k in self.narrow:
+            return self.row(arr, k, base, "n") + f"[{at}]"
+        return f"{base}[{k} * n + {at}]"
+
+    def row(self, arr: str, k: int, base: str, n: str) -> str:
+        """Row ``k`` of a state table (``base``: ``R``, ``I`` or a snapshot) as an array; a narrow int row
+        is the first bytes of its 64-bit row."""
+        if arr == "I" and k in self.narrow:
+            return f"((int{self.narrow[k]}_t *)({base} + {k} * {n}))"
+        return f"({base} + {k} * {n})"
 
     # ---- statements
     def stmts(self, body, pad: str) -> list[str]:
@@ -509,7 +521,7 @@ class Renderer:
         out = []
         for name in sorted(read | pos, key=lambda nm: self.state[nm]):
             arr, k = self.state[name]
-            ty = "double" if arr == "R" else "int64_t"
+            ty = "double" if arr == "R" else f"int{self.narrow.get(k, 64)}_t"
             copy = f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);"
             out.append(f"if (s == 0) {copy}" if self.still and name in pos else copy)
         return "\n        ".join(out)
@@ -553,7 +565,7 @@ class Renderer:
         lines.append("static int64_t tl_gext[3], tl_gnd; /* the grid's extents (tl_create) */")
         if ir.sphere is not None:
             lines += [self.neighbours()] + ([self.block_fill()] if self.blocked else [])
-            drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
+            drop = " ".join(f"{self.row(arr, k, arr, 'n')}[i] = {self.row(arr, k, f'tl_{arr}0', 'tl_n0')}[i];"
                             for arr, k in (self.state[name] for name in ir.shared))
             lines.append("static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I) "
                          f"{{ if (!tl_R0 || i >= tl_n0) return; {drop} (void)n; (void)R; (void)I; }}")
@@ -1476,6 +1488,8 @@ class Run:
         R[:, :n0] = self.R
         I = np.zeros((self.I.shape[0], n1), dtype=np.int64)
         I[:, :n0] = self.I
+        for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros
+            I[k].view(f"int{bits}")[n0:n1] = 0
         kr = ki = 0
         for slot in params:
             arr, row = r.state[slot]
@@ -1516,6 +1530,11 @@ class Run:
         order printed: Diderot's order for a program that is not bulk-synchronous."""
         return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
 
+    def _row(self, table: np.ndarray, k: int) -> np.ndarray:
+        """Row ``k`` of an int table (``I``) as its ``n`` values (a narrow row: its first bytes)."""
+        bits = self.runner.narrow.get(k)
+        return table[k] if bits is None else table[k].view(f"int{bits}")[:self.n]
+
     def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
         """A state variable of every strand (or of the strands ``cols``: their columns, or
         a mask over all): shape (n,) + ``shape``, a copy."""
@@ -1526,7 +1545,8 @@ class Run:
         count = self.n if cols is None else int(np.count_nonzero(cols)) if cols.dtype == bool else len(cols)
         out = np.empty((count, len(rows)), dtype=table.dtype)
         for j, k in enumerate(rows):  # one row of the table at a time: no copy of the whole table
-            out[:, j] = table[k] if cols is None else table[k][cols]
+            row = self._row(table, k) if table is self.I else table[k]
+            out[:, j] = row if cols is None else row[cols]
         out = out.reshape((count,) + tuple(shape))
         if kind == "bool":
             return out.astype(bool)
