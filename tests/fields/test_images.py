@@ -57,3 +57,32 @@ def test_bad_files_are_input_errors(tmp_path):
     with pytest.raises(tl.TensorLangError) as err:
         tl.fields.load(tmp_path / "sym.nrrd")
     assert "kind" in err.value.message
+
+
+def test_an_nrrd_file_read_again_unchanged_gives_the_image_read_last(tmp_path):
+    """The image of an NRRD file is kept with the file's bytes: the same bytes again give the
+    same image, any other bytes (one sample changed, same size and time stamp) a new one."""
+    import os
+
+    from tensorlang.sampling import image as I
+
+    data = np.arange(30.0).reshape(5, 6)
+    path = tmp_path / "s.nrrd"
+    nrrd.write(str(path), data, {"spacings": [1.0, 1.0], "encoding": "raw"}, index_order="F")
+    a = tl.fields.load(path)
+    assert tl.fields.load(path) is a  # the same bytes
+    stamp = os.stat(path)
+    raw = bytearray(path.read_bytes())
+    raw[-8:] = np.float64(-1.0).tobytes()  # the last sample, in place
+    path.write_bytes(bytes(raw))
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    b = tl.fields.load(path)
+    assert b is not a and b.data[4, 5] == -1.0 and a.data[4, 5] == 29.0
+    assert tl.fields.load(path, dim=2) is not b  # another declared dimension: its own entry
+    assert tl.fields.load(path, world={"spacing": 2.0}) is not b  # another transform: read again
+    # a header naming a detached data file is read each time (the data file may change alone)
+    (tmp_path / "d.raw").write_bytes(data.T.astype("<f8").tobytes())
+    (tmp_path / "d.nrrd").write_text("NRRD0004\ntype: double\ndimension: 2\nsizes: 5 6\nencoding: raw\n"
+                                     "endian: little\ndata file: d.raw\n\n")
+    assert tl.fields.load(tmp_path / "d.nrrd") is not tl.fields.load(tmp_path / "d.nrrd")
+    assert I.SAME_BYTES >= 1 << 20

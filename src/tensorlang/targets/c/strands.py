@@ -27,6 +27,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
 from . import strands_batch as B
+from . import strands_narrow as NW
 from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
@@ -77,6 +78,11 @@ static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
 }
 static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 #define TL_BK 64  /* strands a block of the update loop (dynamic OpenMP chunks) */
+#if defined(__GNUC__)  /* a block's folds on whole cache lines: a vector store split over two lines stalls the next load */
+#define TL_ALIGN __attribute__((aligned(64)))
+#else
+#define TL_ALIGN
+#endif
 #if defined(__GNUC__)  /* a strand's update inlined in the loop over a block, that loop's rare calls kept out of it */
 #define TL_INLINE static inline __attribute__((always_inline))
 #define TL_OUTLINE static __attribute__((noinline))
@@ -275,7 +281,10 @@ class Renderer:
                 self.nr, self.ni = nr, ni
             else:
                 self.gnr, self.gni = nr, ni
+        #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
+        self.narrow = {self.state[name][1]: bits for name, bits in NW.narrow_slots(ir).items()}
         self.method = "update"
+        self.plain = False  # selects as C's ?: (tl_lanes)
         self.shared_xi: dict[int, tuple[str, str]] = {}
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
         self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
@@ -334,6 +343,8 @@ class Renderer:
         if isinstance(e, S.Call):
             return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
         if isinstance(e, S.Sel):
+            if self.plain:  # in lanes (tl_lanes): a select the vectorizer blends
+                return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
             if e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
                 return f"tl_sel{'r' if e.ty == 'real' else 'i'}({self.ex(e.c)}, {self.ex(e.a)}, {self.ex(e.b)})"
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
@@ -351,9 +362,18 @@ class Renderer:
             arr, k = self.globals[name]
             return f"g{arr.lower()}[{k}]"
         arr, k = self.state[name]
-        if space == "n":
-            return f"tl_{arr}0[{k} * n + j]"
-        return f"{arr}[{k} * n + {'i' if space == 's' else 'j'}]"
+        at = "j" if space in ("n", "o") else "i"
+        base = f"tl_{arr}0" if space == "n" else arr
+        if arr == "I" and k in self.narrow:
+            return self.row(arr, k, base, "n") + f"[{at}]"
+        return f"{base}[{k} * n + {at}]"
+
+    def row(self, arr: str, k: int, base: str, n: str) -> str:
+        """Row ``k`` of a state table (``base``: ``R``, ``I`` or a snapshot) as an array; a narrow int row
+        is the first bytes of its 64-bit row."""
+        if arr == "I" and k in self.narrow:
+            return f"((int{self.narrow[k]}_t *)({base} + {k} * {n}))"
+        return f"({base} + {k} * {n})"
 
     # ---- statements
     def stmts(self, body, pad: str) -> list[str]:
@@ -464,7 +484,7 @@ class Renderer:
         strand's fold in the pattern's order, as the query's own loop folds it."""
         sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
-               + "".join(f" {_CTY[q.ty]} v{b}[TL_BK];" for b, q in enumerate(sites)) + " } tl_bk;",
+               + "".join(f" {_CTY[q.ty]} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
                "TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
@@ -473,6 +493,80 @@ class Renderer:
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=self.ex(q.value), ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
+
+    def lanes(self) -> list[str]:
+        """``tl_lanes``: the update of a block of strands as loops the C compiler can
+        vectorize, where the update allows it (no loops, probes, calls that may set an error,
+        prints, births or queries other than the blocked folds; no stabilize method): every
+        statement runs for every strand of the block under its strand's predicate (active,
+        not yet exited, the branches taken), each state and local set as a select.  The
+        statements before the first fold (that declare no local) run first: the folds are
+        made only where some strand of the block goes on to them.  Empty where the update
+        does not allow lanes (the block runs strand by strand)."""
+        if not self.blocked or self.ir.stabilize or self.ir.indirect:
+            return []
+        update = self.ir.update
+        cut = next((k for k, st in enumerate(update) if _nodes(st, S.Reduce, most=0)), len(update))
+        if any(_nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
+            cut = 0
+        first: list[str] = []
+        rest: list[str] = []
+        self.plain, self.conds = True, 0
+        try:
+            names: set[str] = set()
+            ok = len(_nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
+                and self.lane_stmts(update[cut:], [], rest, names)
+        finally:
+            self.plain = False
+        if not ok:
+            return []
+        kept = " || ".join(f"!tl_kpid[{self.kept[key]}]" for key in self.blocked)
+        head = "        int64_t i = b_ + u_; (void)i; int go_ = "
+        return (["static int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
+                 "int8_t *restrict status, const double *gr, const int64_t *gi, const tl_img *img, tl_bk *bk_) {",
+                 "    int64_t m_ = n - b_ < TL_BK ? n - b_ : TL_BK; int any_ = 0; int8_t go_a[TL_BK], r_a[TL_BK];",
+                 f"    if ({kept}) return 0;  /* (then tl_bk_fill's folds are not all kept) */",
+                 "    for (int64_t u_ = 0; u_ < m_; u_++) {", head + "status[i] == 0, r_ = 0;"]
+                + ["        " + ln for ln in first]
+                + ["        go_a[u_] = (int8_t)go_; r_a[u_] = (int8_t)r_; any_ |= go_;", "    }",
+                   "    if (any_ && !bk_->filled) tl_bk_fill(bk_, n, gr, gi);",
+                   "    for (int64_t u_ = 0; u_ < m_ && any_; u_++) {", head + "go_a[u_], r_ = r_a[u_];"]
+                + ["        " + ln for ln in rest]
+                + ["        r_a[u_] = (int8_t)r_;", "    }",
+                   "    for (int64_t u_ = 0; u_ < m_; u_++) status[b_ + u_] = r_a[u_] ? r_a[u_] : status[b_ + u_];",
+                   "    (void)R; (void)I; (void)gr; (void)gi; (void)img;", "    return 1;", "}"])
+
+    def lane_stmts(self, body, path: list[str], out: list[str], names: set[str]) -> bool:
+        """``body`` as lane statements under ``path`` (the conditions of the branches taken)."""
+        pred = "".join(f" & {c}" for c in ["go_"] + path)[3:]
+        for s in body:
+            if isinstance(s, (S.Local, S.Reduce)):
+                name = s.name if isinstance(s, S.Local) else s.target
+                if name in names or (isinstance(s, S.Local) and s.init is not None and not _lane_safe(s.init)):
+                    return False
+                names.add(name)
+                if isinstance(s, S.Reduce):
+                    if id(s) not in self.blocked or s.body:
+                        return False
+                    out.append(f"{_CTY[s.ty]} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
+                else:
+                    out.append(f"{_CTY[s.ty]} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
+            elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
+                ref = self.ref(s.space, s.name)
+                out.append(f"{ref} = {pred} ? {self.ex(s.value)} : {ref};")
+            elif isinstance(s, S.If) and _lane_safe(s.cond):
+                self.conds += 1
+                c = f"c{self.conds}_"
+                out.append(f"int {c} = ({self.ex(s.cond)}) != 0;")
+                if not (self.lane_stmts(s.then, path + [c], out, names)
+                        and self.lane_stmts(s.other, path + [f"!{c}"], out, names)):
+                    return False
+            elif isinstance(s, S.Exit) and s.kind in ("continue", "stabilize", "die"):
+                code = {"continue": 0, "stabilize": 1, "die": 2}[s.kind]
+                out.append(f"{{ int e_ = {pred}; r_ = e_ ? {code} : r_; go_ &= !e_; }}")
+            else:
+                return False
+        return True
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
@@ -509,7 +603,7 @@ class Renderer:
         out = []
         for name in sorted(read | pos, key=lambda nm: self.state[nm]):
             arr, k = self.state[name]
-            ty = "double" if arr == "R" else "int64_t"
+            ty = "double" if arr == "R" else f"int{self.narrow.get(k, 64)}_t"
             copy = f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);"
             out.append(f"if (s == 0) {copy}" if self.still and name in pos else copy)
         return "\n        ".join(out)
@@ -553,7 +647,7 @@ class Renderer:
         lines.append("static int64_t tl_gext[3], tl_gnd; /* the grid's extents (tl_create) */")
         if ir.sphere is not None:
             lines += [self.neighbours()] + ([self.block_fill()] if self.blocked else [])
-            drop = " ".join(f"{arr}[{k} * n + i] = tl_{arr}0[{k} * tl_n0 + i];"
+            drop = " ".join(f"{self.row(arr, k, arr, 'n')}[i] = {self.row(arr, k, f'tl_{arr}0', 'tl_n0')}[i];"
                             for arr, k in (self.state[name] for name in ir.shared))
             lines.append("static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I) "
                          f"{{ if (!tl_R0 || i >= tl_n0) return; {drop} (void)n; (void)R; (void)I; }}")
@@ -566,6 +660,8 @@ class Renderer:
         solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
         lines += up if solo or ir.indirect else ["TL_INLINE " + up[0][len("static "):]] + up[1:]
+        lanes = [] if solo else self.lanes()
+        lines += lanes
         nd = max(1, len(ir.iters))
         batched = B.families_ahead(ir, self.probe_plan) if solo else []
         if batched:
@@ -587,7 +683,7 @@ class Renderer:
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
-                                   solo=int(solo), batch=int(bool(batched)), bks=len(self.blocked),
+                                   solo=int(solo), batch=int(bool(batched)), bks=len(self.blocked), lanes=int(bool(lanes)),
                                    bkarg=", &bk_" if self.blocked else "",
                                    block=B.block_steps(batched) if batched else "",
                                    nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
@@ -602,6 +698,7 @@ DRIVER = r"""
 #define TL_BATCH {batch}
 #define TL_TILE 8
 #define TL_BKS {bks}
+#define TL_LANES {lanes}
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
@@ -661,6 +758,9 @@ static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *statu
                             const int64_t *gi, const tl_img *img) {{
 #if TL_BKS
     tl_bk bk_; bk_.i0 = b_; bk_.filled = 0;  /* the blocked queries' folds, made where first read */
+#endif
+#if TL_LANES
+    if (tl_lanes(b_, n, R, I, status, gr, gi, img, &bk_)) return;  /* the block in lanes */
 #endif
     for (int64_t i = b_; i < b_ + TL_BK && i < n; i++) {{
         if (status[i] != 0) continue;
@@ -1183,6 +1283,20 @@ def _pure(e) -> bool:
         or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in _nodes(e, object))
 
 
+#: calls a lane may make for every strand of a block: pure, cheap, no error flag
+_LANE_CALLS = {"tl_sqrt", "fabs", "floor", "ceil", "tl_iabs", "tl_sgn", "tl_min", "tl_max", "tl_clamp", "tl_imin",
+               "tl_imax", "tl_iclamp", "tl_nrm", "tl_div"}
+
+
+def _lane_safe(e) -> bool:
+    """An expression every strand of a block may evaluate, whether or not its update reaches
+    it: this strand's state, locals, globals and constants; no sequence item, int division,
+    conversion out of a real (undefined in C out of range) or call outside ``_LANE_CALLS``."""
+    return not any((isinstance(x, S.Ref) and x.space not in ("s", "l", "g")) or isinstance(x, S.At)
+                   or (isinstance(x, S.Cast) and x.ty != "real") or (isinstance(x, S.Call) and x.fn not in _LANE_CALLS)
+                   or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in _nodes(e, object))
+
+
 def _root_of(e):
     """The argument of a square root (``tl_sqrt``), or None."""
     return e.args[0] if isinstance(e, S.Call) and e.fn == "tl_sqrt" and len(e.args) == 1 else None
@@ -1476,6 +1590,8 @@ class Run:
         R[:, :n0] = self.R
         I = np.zeros((self.I.shape[0], n1), dtype=np.int64)
         I[:, :n0] = self.I
+        for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros
+            I[k].view(f"int{bits}")[n0:n1] = 0
         kr = ki = 0
         for slot in params:
             arr, row = r.state[slot]
@@ -1516,6 +1632,11 @@ class Run:
         order printed: Diderot's order for a program that is not bulk-synchronous."""
         return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
 
+    def _row(self, table: np.ndarray, k: int) -> np.ndarray:
+        """Row ``k`` of an int table (``I``) as its ``n`` values (a narrow row: its first bytes)."""
+        bits = self.runner.narrow.get(k)
+        return table[k] if bits is None else table[k].view(f"int{bits}")[:self.n]
+
     def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
         """A state variable of every strand (or of the strands ``cols``: their columns, or
         a mask over all): shape (n,) + ``shape``, a copy."""
@@ -1526,7 +1647,8 @@ class Run:
         count = self.n if cols is None else int(np.count_nonzero(cols)) if cols.dtype == bool else len(cols)
         out = np.empty((count, len(rows)), dtype=table.dtype)
         for j, k in enumerate(rows):  # one row of the table at a time: no copy of the whole table
-            out[:, j] = table[k] if cols is None else table[k][cols]
+            row = self._row(table, k) if table is self.I else table[k]
+            out[:, j] = row if cols is None else row[cols]
         out = out.reshape((count,) + tuple(shape))
         if kind == "bool":
             return out.astype(bool)
