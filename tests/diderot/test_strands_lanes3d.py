@@ -200,3 +200,56 @@ def test_a_probe_after_one_of_its_family_at_the_same_point_reads_the_cache(monke
     assert update2.count(fills) == update.count(fills) + 1
     for name in both.outputs:
         assert same_bits(both.outputs[name], fast.outputs[name]), name
+
+
+# a ray whose update keeps real and int state, stabilizes at different steps (a step count,
+# the far end) and whose stabilize method reads and writes its state
+OWNED = """#version 1.0
+input image(3)[] vol;
+field#2(3)[] F = bspln3 ⊛ vol;
+strand ray (int ui, int vi) {
+   vec3 dir = normalize([1.0, 0.23 * real(ui) - 0.8, 0.19 * real(vi) - 0.7]);
+   real t = -0.2 * real((ui + vi) % 3);
+   int hits = 0;
+   output real acc = 0;
+   output int n = -1;
+   update {
+      if (t > 4.5) { stabilize; }
+      vec3 p = [-2.2, 0.1, -0.3] + t * dir;
+      t += 0.17;
+      if (inside(p, F)) {
+         hits += 1;
+         acc += F(p) * |∇F(p)|;
+         if (hits > 6 + ui % 5) { stabilize; }
+      }
+   }
+   stabilize { n = 10 * hits + vi; acc = acc / real(hits) if hits > 0 else t; }
+}
+initially [ ray(ui, vi) | vi in 0..8, ui in 0..10 ];
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("limit", [None, 3])
+def test_a_solo_strands_steps_on_its_own_copies_give_the_in_place_results_bit_for_bit(fast, limit, monkeypatch):
+    # a solo strand's state copied into locals for its steps (strands_batch.own_steps), in the
+    # ray blocks (fast) and in the plain per-strand loop, against the state read and written
+    # in place every step: the same bits, ⊥ and ±inf samples, a step limit, the interpreter
+    values = {"vol": _volume((), "c")}
+    monkeypatch.setattr(SB, "OWN", False)
+    _, inplace, src0 = _run(OWNED, values, fast, monkeypatch, limit=limit)
+    monkeypatch.setattr(SB, "OWN", True)
+    p, own, src1 = _run(OWNED, values, fast, monkeypatch, limit=limit)
+    call = "tl_update_pf(1, 0, Rl, Il," if fast else "tl_update(1, 0, Rl, Il,"
+    assert "Rl[" not in src0 and call in src1 and "R[3 * n + i] = Rl[3];" in src1 and "Il[0] = I[0 * n + i];" in src1
+    assert (inplace.steps, inplace.active, inplace.stable) == (own.steps, own.active, own.stable)
+    assert (own.active > 0) == (limit is not None)
+    for name in inplace.outputs:
+        assert same_bits(inplace.outputs[name], own.outputs[name]), name
+    if fast and limit is None:  # the oracle (slow: once)
+        ref = p.run(values, backend="interp")
+        for name in ref.outputs:
+            assert np.allclose(ref.outputs[name], own.outputs[name], rtol=1e-12, atol=1e-12, equal_nan=True), name
+    acc = np.asarray(own.outputs["acc"])
+    assert np.isfinite(acc).any() and (limit is not None or not np.isfinite(acc).all())  # ⊥ or ±inf reached

@@ -682,10 +682,16 @@ class Renderer:
                                         "static int tl_create_one(const int64_t *its, int64_t n, int64_t i, "
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
+        # a solo strand's update that reads no other strand's state steps on copies of its own
+        own = (self.nr, self.ni) if B.OWN and solo and not any(b.lanes for b in batched) \
+            and not any(isinstance(s, S.Reduce) for s in P.walk(ir.update)) else None  # (lanes: strands_batch.BLOCK)
+        who = "1, 0, Rl, Il" if own else "n, i, R, I"
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                    solo=int(solo), batch=int(bool(batched)), bks=len(self.blocked), lanes=int(bool(lanes)),
                                    bkarg=", &bk_" if self.blocked else "",
-                                   block=B.block_steps(batched) if batched else "",
+                                   block=B.block_steps(batched, own) if batched else "",
+                                   steps_exact=B.STEPS_EXACT if own else "#define TL_STEPS\n",
+                                   solo_steps=" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20),
                                    nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
@@ -696,7 +702,7 @@ DRIVER = r"""
 #define TL_INDIRECT {indirect}
 #define TL_SOLO {solo}
 #define TL_BATCH {batch}
-#define TL_TILE 8
+{steps_exact}#define TL_TILE 8
 #define TL_BKS {bks}
 #define TL_LANES {lanes}
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
@@ -770,7 +776,7 @@ static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *statu
     }}
 }}
 
-int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
                  const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
                  int64_t *ord, int64_t *nlive, int64_t *rank) {{
     int64_t s = 0, active = 0;
@@ -852,13 +858,7 @@ int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, do
 #else
                 for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {{
                     int64_t u = 0;
-                    while (status[i] == 0 && u < k - s && !tl_err_flag) {{
-                        int r = tl_update(n, i, R, I, gr, gi, img);
-                        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-                        if (r) status[i] = (int8_t)r;
-                        u++;
-                    }}
-                    if (u > most) most = u;
+{solo_steps}                    if (u > most) most = u;
                 }}
 #endif
         }}

@@ -46,6 +46,8 @@ AHEAD = 8
 #: 3-D probes only: "solo", a ray's steps one after another (prefetching ahead);
 #: "lockstep", a tile row's strands a step at a time (measured slower on mip and dvr)
 MODE = "solo"
+#: False: a solo strand's steps read and write its state in place (the tests compare both ways)
+OWN = True
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 
@@ -284,15 +286,15 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     return out + ["    }", "}"]
 
 
-def block_steps(batched: list[Batched]) -> str:
+def block_steps(batched: list[Batched], own: tuple[int, int] | None = None) -> str:
     """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
     lock step where a family's probes run in lanes (positions, the block's probes, then each
     strand's update); strand after strand where every batched probe is a 3-D one (its
-    position, the prefetch of its support ahead, its update)."""
+    position, the prefetch of its support ahead, its update; ``own``: :func:`own_steps`)."""
     if not any(b.lanes for b in batched) and MODE == "solo":
-        pos = "\n".join(f"                        tl_pos{b.j}(n, i, R, I, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);"
-                        for b in batched)
-        return RAYS.replace("{pos}", pos)
+        who = "1, 0, Rl, Il" if own else "n, i, R, I"
+        pos = "\n".join(f"        tl_pos{b.j}({who}, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);" for b in batched)
+        return RAYS.replace("{steps}", " " * 20 + own_steps(own, pos, f"tl_update_pf({who}, gr, gi, img, pf, 0)", " " * 20))
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
@@ -304,19 +306,52 @@ def block_steps(batched: list[Batched]) -> str:
     return BLOCK.replace("{pos}", pos).replace("{init}", init)
 
 
+#: the driver with the updates inlined on a strand's own copies (:func:`own_steps`), built
+#: without GCC 12's SLP vectorizer, which then fuses a multiply with an alternating add and
+#: subtract (vfmaddsub) even under -ffp-contract=off (as TL_EXACT, above)
+STEPS_EXACT = """#if defined(__GNUC__) && !defined(__clang__)
+#define TL_STEPS __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define TL_STEPS
+#endif
+"""
+
+
+def own_steps(own: tuple[int, int] | None, pos: str, update: str, pad: str) -> str:
+    """A solo strand's steps (``i``; ``u`` counts them): ``pos``, then the ``update`` call,
+    until it returns a status, for up to ``k - s`` steps or an error.  ``own``: the counts of
+    its real and int slots, copied into the locals ``Rl`` and ``Il`` for its steps (the update,
+    called with ``n`` 1 and ``i`` 0, reads ``R[k * n + i]`` as ``Rl[k]``), which the C compiler
+    keeps in registers, and stored back before its stabilize method."""
+    nr, ni = own or (0, 0)
+    load = "".join([f" Rl[{k}] = R[{k} * n + i];" for k in range(nr)] + [f" Il[{k}] = I[{k} * n + i];" for k in range(ni)])
+    store = "".join([f" R[{k} * n + i] = Rl[{k}];" for k in range(nr)] + [f" I[{k} * n + i] = Il[{k}];" for k in range(ni)])
+    return (STEPS.replace("{load}", f"double Rl[{max(nr, 1)}]; int64_t Il[{max(ni, 1)}];{load}" if own else "")
+            .replace("{store}", store).replace("{pos}", pos + "\n" if pos else "").replace("{update}", update)
+            .replace("\n", "\n" + pad).rstrip(" "))
+
+
+STEPS = r"""if (status[i] == 0) {
+    {load}
+    int r = 0;
+    while (u < k - s && !tl_err_flag) {
+{pos}        r = {update};
+        u++;
+        if (r) break;
+    }
+   {store}
+    if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+    if (r) status[i] = (int8_t)r;
+}
+"""
+
+
 RAYS = r"""
                 for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {
                     int64_t u = 0;
                     double X[3 * TL_B], pf[TL_PFN * TL_B];
                     for (int q = 0; q < TL_PFN * TL_B; q++) pf[q] = NAN;  /* no last step's key */
-                    while (status[i] == 0 && u < k - s && !tl_err_flag) {
-{pos}
-                        int r = tl_update_pf(n, i, R, I, gr, gi, img, pf, 0);
-                        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
-                        if (r) status[i] = (int8_t)r;
-                        u++;
-                    }
-                    if (u > most) most = u;
+{steps}                    if (u > most) most = u;
                 }
 """
 
