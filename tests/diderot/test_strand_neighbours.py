@@ -254,3 +254,80 @@ def test_moving_strands_find_the_interpreters_neighbours(dim, die):
     assert "#define TL_STILL 0" in source(p)
     for r in (1.0, 1.5, 2.6):
         agree(p, {"r": r})
+
+
+# Moving strands keep neighbour lists (strands within r (1 + margin), the margin 0.3 r) while
+# every strand stays within half the margin of where it was when the lists were made: small
+# steps for many super-steps (lists kept, then made again), a strand jumping far in one step,
+# a strand whose position becomes NaN or infinite and then finite again, a centre moved
+# before its query (by more than the margin for one strand), a radius that the global block
+# changes, strands born and dying (Diderot's permuted order: the list's order re-sorted), a
+# query around a given point, and a radius that depends on the strand (no lists).
+WALK = """#version 1.0
+input int gens = 14;
+input real r = 1.0;
+input real jump = 5.0;
+real rr = r;
+strand pt(int i) {
+   POS
+   int age = 0;
+   int id = i;
+   real mine = RADIUS;
+   output real s = 0.0;
+   update {
+      if (age >= gens) { stabilize; }
+      if (i == 7 && age == 2) { pos += MOVE7; }
+      EXTRA
+      real t = 0.0;
+      foreach (pt q in sphere(mine)) { t = 0.5 * t + real(q.id) + |pos - q.pos|; }
+      s += t;
+      pos += STEP;
+      if (i == 5 && age == 4) { pos += jump * ONE; }
+      if (i == 11 && age == 3) { pos = BAD; }
+      if (i == 11 && age == 6) { pos = ONE; }
+      age += 1;
+   }
+}
+GLOBAL
+initially { pt(i) | i in 0..80 };
+"""
+_WALK = {1: ("tensor[1] pos = [0.37 * real(i)];", "[0.03 * sin(real(7 * i + age))]", "[1.0]", "[0.4]"),
+         2: ("vec2 pos = [0.37 * real(i % 9), 0.41 * real(i / 9)];",
+             "0.03 * [sin(real(7 * i + age)), cos(real(3 * i + 2 * age))]", "[1.0, 0.0]", "[0.4, -0.1]"),
+         3: ("vec3 pos = [0.37 * real(i % 5), 0.41 * real((i / 5) % 4), 0.43 * real(i / 20)];",
+             "0.03 * [sin(real(7 * i + age)), cos(real(3 * i + 2 * age)), sin(real(i + 5 * age))]",
+             "[1.0, 0.0, 0.0]", "[0.4, -0.1, 0.2]")}
+
+
+def _walk(dim: int, bad: str = "NAN", extra: str = "", radius: str = "rr", glob: str = "") -> str:
+    pos, step, one, move = _WALK[dim]
+    nan = "(0.0 / 0.0)" if bad == "NAN" else "(1.0 / 0.0)"
+    return (WALK.replace("POS", pos).replace("STEP", step).replace("MOVE7", move).replace("BAD", f"{nan} * {one}")
+            .replace("ONE", one).replace("EXTRA", extra).replace("RADIUS", radius).replace("GLOBAL", glob))
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("bad", ["NAN", "INF"])
+def test_neighbour_lists_of_moving_strands_agree_with_the_interpreter(dim, bad):
+    p = program(_walk(dim, bad))
+    src = source(p)
+    assert "#define TL_STILL 0" in src and "tl_nb_query(0, n, i" in src
+    for r, jump in ((1.0, 5.0), (0.6, 0.5), (1.3, 40.0)):
+        agree(p, {"r": r, "jump": jump})
+
+
+@pytest.mark.parametrize("variant", ["births", "deaths", "radius-changes", "strand-radius", "given-point"])
+def test_neighbour_lists_with_births_deaths_and_changing_radii(variant):
+    kw: dict = {}
+    if variant == "births":
+        kw["extra"] = "if (i < 81 && i % 10 == 3 && age == 5) { new pt(i + 90); }"
+    elif variant == "deaths":
+        kw["extra"] = "if (i % 6 == 1 && age == 3 + i % 4) { die; }"
+    elif variant == "radius-changes":
+        kw["glob"] = "update { rr = rr * 1.2; }"
+    elif variant == "strand-radius":
+        kw["radius"] = "rr * (1.0 + 0.1 * real(i % 3))"
+    text = _walk(2, **kw)
+    if variant == "given-point":
+        text = text.replace("sphere(mine)", "sphere(pos + [0.2, 0.1], mine)")
+    agree(program(text), {"r": 0.9})

@@ -1114,7 +1114,9 @@ class Runtime:
         if self._tree is None:
             from scipy.spatial import cKDTree
             pts = np.array([np.atleast_1d(st["pos"]) for _, st in self.snapshot], dtype=np.float64)
-            self._tree = cKDTree(pts) if len(pts) else None
+            # a strand whose position is not finite (NaN, ±inf) is no strand's neighbour
+            self._finite = np.flatnonzero(np.all(np.isfinite(pts), axis=1)) if len(pts) else np.zeros(0, np.intp)
+            self._tree = cKDTree(pts[self._finite]) if len(self._finite) else None
         if self._tree is None:
             return []
         me = fr.strand
@@ -1127,7 +1129,7 @@ class Runtime:
         # candidates from the tree, a little beyond the radius; then Diderot's own test
         found = np.array(sorted(self._tree.query_ball_point(at, radius * (1 + 1e-6) + 1e-300)), dtype=np.intp)
         if len(found):
-            found = found[within_sphere(self._tree.data[found], at, radius)]
+            found = self._finite[found[within_sphere(self._tree.data[found], at, radius)]]
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
     def run_start(self) -> None:

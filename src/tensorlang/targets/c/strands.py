@@ -305,6 +305,8 @@ class Renderer:
         #: constants: folded for a block of strands at once (tl_bk_fill), slot b
         self.blocked = {id(q): b for b, q in enumerate(q for q in _nodes(ir.update, S.Reduce) if id(q) in self.kept
                                                         and q.op in _FOLDS and not q.body and _pure(q.value))}
+        #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
+        self.sites = {id(q): v for v, q in enumerate(q for q in _nodes(ir, S.Reduce) if q.which == "sphere")}
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -458,7 +460,7 @@ class Renderer:
                         f"{pad}    if (nn_ < 0) {{ double c_[3] = {{{at}}}; nn_ = tl_nb_search(n, i, c_, {r}, &nb_); base_ = 0; }}"]
             else:
                 out += [f"{pad}{{", f"{pad}    int64_t cnt = 0; const int64_t *nb_, base_ = 0; double c_[3] = {{{at}}};",
-                        f"{pad}    int64_t nn_ = tl_nb_search(n, i, c_, {r}, &nb_);"]
+                        f"{pad}    int64_t nn_ = tl_nb_query({self.sites[id(s)]}, n, i, c_, {r}, &nb_);"]
             out += [f"{pad}    for (int64_t q_ = 0; q_ < nn_; q_++) {{", f"{pad}        int64_t j = nb_[q_] + base_; (void)j;"]
         else:
             st = "status" if self.method == "global" else "tl_status"  # a strand method reads the statuses so far
@@ -587,6 +589,7 @@ class Renderer:
         d2e = "0.0" + "".join(f" + (p[{a}] - c[{a}]) * (p[{a}] - c[{a}])" for a in range(d))
         return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(
             d=d, d2=d2, d2e=d2e, fin=fin, cell=cell, key=key, still=int(self.still), sites=max(1, len(self.kept)),
+            vsites=max(1, len(self.sites)), indirect=int(self.ir.indirect),
             allkept=int(len(self.kept) == len([q for q in _nodes(self.ir, S.Reduce) if q.which == "sphere"])),
             keep="\n        ".join(f"tl_keep_site({k}, n, {self.ex(q.radius)}, status, dead);" for q, k in self._kept_queries()))
 
@@ -929,6 +932,14 @@ static int tl_nb_grow(int64_t **buf, int64_t *cap) {{
 }}
 static int64_t *tl_P0, tl_n0;
 static int tl_cmp64(const void *a, const void *b) {{ int64_t x_ = *(const int64_t *)a, y_ = *(const int64_t *)b; return ({key}); }}
+/* the neighbours in the order of their keys */
+static void tl_nb_sort(int64_t *buf, int64_t len) {{
+    if (len > 32) qsort(buf, (size_t)len, sizeof(int64_t), tl_cmp64);
+    else if (len > 1) {{  /* a few neighbours (the usual case): each one's place by counting the smaller keys (distinct), no branch */
+        int64_t t_[32], k; memcpy(t_, buf, sizeof(int64_t) * (size_t)len);
+        for (int64_t p = 0; p < len; p++) {{ k = 0; for (int64_t q = 0; q < len; q++) k += tl_cmp64(&t_[q], &t_[p]) < 0; buf[k] = t_[p]; }}
+    }}
+}}
 static void tl_nb_build(int64_t n, double h) {{
     int dense = h == -1.0; tl_gok = 0;  /* the radius depends on the strand: a cell size from the density */
     if (!dense && (!(h > 0) || !isfinite(h))) return;
@@ -1022,11 +1033,7 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
         }}
     }}
     *out = buf;
-    if (len > 32) qsort(buf, (size_t)len, sizeof(int64_t), tl_cmp64);
-    else if (len > 1) {{  /* a few neighbours (the usual case): each one's place by counting the smaller keys (distinct), no branch */
-        int64_t t_[32], k; memcpy(t_, buf, sizeof(int64_t) * (size_t)len);
-        for (int64_t p = 0; p < len; p++) {{ k = 0; for (int64_t q = 0; q < len; q++) k += tl_cmp64(&t_[q], &t_[p]) < 0; buf[k] = t_[p]; }}
-    }}
+    tl_nb_sort(buf, len);
     return len;
 }}
 #define TL_STILL {still}
@@ -1224,10 +1231,146 @@ static inline int64_t tl_nb_kept(int k, int64_t i, const int64_t **out) {{
     *out = tl_koff[k] + st[0];
     return st[1] - st[0];
 }}
+static inline int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, double r, const int64_t **out) {{
+    (void)v; return tl_nb_search(n, i, c, r, out);
+}}
 #else
-void tl_set_run(int64_t run) {{ (void)run; }}
+/* Strands move: each query site keeps, per strand, a neighbour list (a Verlet list): the
+   strands within r (1 + TL_VM) of its centre when the list was made, found by the search.
+   While the positions stay near those of the epoch's start (tl_vpos: every living strand
+   within TL_VM r / 2 of its own, measured at each super-step's start, tl_vD the most), a
+   list holds every strand the query can find, and the query tests only the list's strands,
+   with the search's own test, in its order: the same neighbours in the same order.  A list
+   is made again where its centre or the radius moved too far for that (checked at each
+   query); all of them where some strand moved more than half the margin, was born, or
+   became finite or not.  The spatial grid is made only in a super-step where some query
+   searches (tl_grid_fresh), with cells of the margin's radius. */
+#define TL_VSITES {vsites}
+#define TL_INDIRECT_KEY {indirect}
+#define TL_VM 0.3
+typedef struct {{ const int64_t *p; int64_t len, ep; double cb[3], lim; }} tl_vent;
+typedef struct tl_vblk {{ struct tl_vblk *next; int64_t cap; int64_t e[]; }} tl_vblk;
+static tl_vent *tl_vls; static double *tl_vpos, tl_vD, tl_vh;
+static int64_t tl_run, tl_vrun = -1, tl_vn = -1, tl_sn = -1, tl_vep = 1, tl_vsteps, tl_vresets, tl_vstored, tl_vmax;
+static int tl_von, tl_voff, tl_vfull, tl_gstep; static tl_vblk *tl_vall;
+static __thread tl_vblk *tl_vcur; static __thread int64_t tl_vused, tl_vcep;
+void tl_set_run(int64_t run) {{ tl_run = run; }}
+/* this super-step's grid, made by the first query that searches (one thread; the others wait) */
+static void tl_grid_fresh(void) {{
+    if (__atomic_load_n(&tl_gstep, __ATOMIC_ACQUIRE)) return;
+    #pragma omp critical (tl_grid)
+    {{
+        if (!tl_gstep) {{ tl_nb_build(tl_sn, tl_vh); __atomic_store_n(&tl_gstep, 1, __ATOMIC_RELEASE); }}
+    }}
+}}
+static void tl_vfree(void) {{
+    while (tl_vall) {{ tl_vblk *b = tl_vall->next; free(tl_vall); tl_vall = b; }}
+    tl_vstored = 0; tl_vfull = 0; tl_vep++;
+}}
+/* a copy of a list in the thread's current block (blocks never move: lists stay where they are
+   until the epoch ends); 0 where the lists would take more than tl_vmax entries or memory runs out */
+static int64_t *tl_vstore(const int64_t *src, int64_t len) {{
+    if (tl_vcep != tl_vep) {{ tl_vcur = 0; tl_vcep = tl_vep; }}
+    if (!tl_vcur || tl_vused + len > tl_vcur->cap) {{
+        int64_t cap = len > 8192 ? len : 8192;
+        if (__atomic_add_fetch(&tl_vstored, cap, __ATOMIC_RELAXED) > tl_vmax) return 0;
+        tl_vblk *b = malloc(sizeof(tl_vblk) + sizeof(int64_t) * (size_t)cap);
+        if (!b) return 0;
+        b->cap = cap;
+        #pragma omp critical (tl_vlist)
+        {{ b->next = tl_vall; tl_vall = b; }}
+        tl_vcur = b; tl_vused = 0;
+    }}
+    int64_t *dst = tl_vcur->e + tl_vused;
+    tl_vused += len; memcpy(dst, src, sizeof(int64_t) * (size_t)len);
+    return dst;
+}}
+/* the strands of list L (m of them) that the search's test finds within r of c, written to buf:
+   32 at a time, the double sums first (no branch on the outcome), Diderot's float test only
+   where a sum is too close to r2 to decide, then the keepers */
+static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, const double *c, double r2, int64_t *buf) {{
+    int64_t len = 0; double lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
+    for (int64_t q0 = 0; q0 < m; q0 += 32) {{
+        const int64_t *Lq = L + q0; int64_t w = m - q0 < 32 ? m - q0 : 32; double e[32]; int amb = 0;
+        for (int64_t q = 0; q < w; q++) {{
+            double p[3] = {{0, 0, 0}};
+            for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + Lq[q]];
+            double e_ = {d2e};
+            e[q] = e_; amb |= (e_ >= lo2) & (e_ <= hi2);
+        }}
+        if (amb) for (int64_t q = 0; q < w; q++) if (e[q] >= lo2 && e[q] <= hi2) {{
+            double p[3] = {{0, 0, 0}};
+            for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + Lq[q]];
+            e[q] = tl_near(p, c, r2, 1) ? 0.0 : INFINITY;
+        }}
+        for (int64_t q = 0; q < w; q++) {{ int64_t j = Lq[q]; buf[len] = j; len += (e[q] < r2) & (j != i) & (tl_S0[j] != 2); }}
+    }}
+    return len;
+}}
+static int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, double r, const int64_t **out) {{
+    double r2 = r * r;
+    int use = tl_von && !__atomic_load_n(&tl_vfull, __ATOMIC_RELAXED) && n == tl_sn && r >= 0 && r2 > 1e-30 && r2 < 1e29;
+    for (int a = 0; a < {d}; a++) use = use && isfinite(c[a]);
+    if (!use) {{ tl_grid_fresh(); return tl_nb_search(n, i, c, r, out); }}
+    tl_vent *e = tl_vls + (int64_t)v * n + i;
+    double room = e->lim - tl_vD - r * (1 + 1e-5), dc2 = 0;
+    for (int a = 0; a < {d}; a++) dc2 += (c[a] - e->cb[a]) * (c[a] - e->cb[a]);
+    const int64_t *L = e->p; int64_t m = e->len;
+    if (e->ep != tl_vep || !(room > 0 && dc2 < room * room)) {{  /* the list made again, around c */
+        tl_grid_fresh();
+        double rl = r * (1 + TL_VM);
+        const int64_t *nb; int64_t k = tl_nb_search(n, i, c, rl, &nb);
+        if (tl_err_flag == 3) {{ *out = nb; return 0; }}
+        int64_t *kept = tl_vstore(nb, k);
+        L = nb; m = k; e->ep = 0;
+        if (!kept) __atomic_store_n(&tl_vfull, 1, __ATOMIC_RELAXED);  /* the lists too large: searches from now on */
+        if (kept) {{
+            e->p = L = kept; e->len = k; e->ep = tl_vep; e->lim = rl * (1 - 1e-5) - tl_vD;
+            for (int a = 0; a < 3; a++) e->cb[a] = a < {d} ? c[a] : 0;
+        }}
+    }}
+    int64_t *buf = tl_nbuf, cap = tl_ncap;
+    while (m > cap) if (!tl_nb_grow(&buf, &cap)) {{ *out = buf; return 0; }}
+    int64_t len = tl_vfilter(n, i, L, m, c, r2, buf);  /* (in place where L is the buffer: writes trail reads) */
+    if (TL_INDIRECT_KEY) tl_nb_sort(buf, len);  /* the keys' order may have changed since the list was made */
+    *out = buf;
+    return len;
+}}
+/* at a super-step's start: the epoch kept while every living strand is within TL_VM r / 2 of its
+   position at the epoch's start (a strand whose position is not finite, then and now, can be no
+   neighbour), else a new one */
 static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {{
-    (void)dead; (void)status; tl_nb_build(n, tl_grid_h(gr, gi));
+    (void)dead; (void)status;
+    double h = tl_grid_h(gr, gi);
+    __atomic_store_n(&tl_gstep, 0, __ATOMIC_RELEASE); tl_gok = 0; tl_sn = n;
+    if (tl_run != tl_vrun) {{ tl_vrun = tl_run; tl_vsteps = 0; tl_vresets = 0; tl_voff = 0; tl_vn = -1; }}
+    tl_vsteps++;
+    int on = !tl_voff && h > 0 && h * h > 1e-30 && h * h < 1e29 && n > 0
+             && (double)n * (TL_VSITES * sizeof(tl_vent) + {d} * sizeof(double)) < 268435456.0;
+    if (on && n == tl_vn && tl_von) {{
+        double lim2 = 0.25 * TL_VM * TL_VM * h * h, most = 0; int keep = 1;
+        for (int64_t j = 0; j < n && keep; j++) {{
+            if (tl_S0[j] == 2) continue;
+            double s2 = 0; int fc = 1, fe = 1;
+            for (int a = 0; a < {d}; a++) {{
+                double x = tl_R0[tl_posrow[a] * n + j], y = tl_vpos[a * n + j];
+                fc = fc && isfinite(x); fe = fe && isfinite(y); s2 += (x - y) * (x - y);
+            }}
+            if (!fc && !fe) continue;
+            if (!(s2 <= lim2)) keep = 0; else if (s2 > most) most = s2;
+        }}
+        if (keep) {{ tl_vD = sqrt(most) * (1 + 1e-9) + 1e-300; return; }}
+    }}
+    tl_vfree(); tl_vD = 0;
+    if (tl_vn >= 0) tl_vresets++;
+    if (tl_vresets >= 3 && tl_vsteps < 2 * tl_vresets) on = 0, tl_voff = 1;  /* epochs of a step or two: no gain */
+    if (on && n != tl_vn) {{
+        free(tl_vls); free(tl_vpos);
+        tl_vls = calloc((size_t)n * TL_VSITES, sizeof(tl_vent)); tl_vpos = malloc(sizeof(double) * {d} * (size_t)n);
+        if (!tl_vls || !tl_vpos) {{ free(tl_vls); free(tl_vpos); tl_vls = 0; tl_vpos = 0; on = 0; }}
+    }}
+    if (on) for (int a = 0; a < {d}; a++) memcpy(tl_vpos + a * n, tl_R0 + tl_posrow[a] * n, sizeof(double) * (size_t)n);
+    tl_von = on; tl_vn = on ? n : -1; tl_vh = on ? h * (1 + TL_VM) : h; tl_vmax = 64 * n + 65536;
 }}
 #endif
 """
