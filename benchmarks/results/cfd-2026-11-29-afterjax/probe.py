@@ -4,7 +4,8 @@ One process, pinned by the caller (taskset -c N).  Before every timed tensorlang
 "preceder" runs (the order shuffled per round); the timed call reports wall time, the
 calling thread's CPU time, and the CPU time every *other* thread of the process used
 while it ran (read from /proc/self/task/*/stat), so a peer's pool still spinning after
-its call shows up there and not in the thread's own time.
+its call shows up there and not in the thread's own time (a thread that ends during the
+timed call takes its time with it: "numba on another thread" reads negative there).
 
     PYTHONPATH=src:benchmarks python probe.py [ROUNDS] [n] [preceder,preceder,...]
 """
@@ -14,6 +15,7 @@ import os
 import random
 import statistics
 import sys
+import threading
 import time
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
@@ -67,6 +69,12 @@ def fresh_alloc():  # what a JAX call does to the heap: a new 8 MiB result, the 
 keep = [None]
 
 
+def on_thread(fn):  # the work handed to another thread while this one waits, as JAX does
+    t = threading.Thread(target=fn)
+    t.start()
+    t.join()
+
+
 def spin(seconds):  # the CPU kept busy for as long as a peer's call, touching little memory
     end = time.thread_time() + seconds
     while time.thread_time() < end:
@@ -88,6 +96,7 @@ PRE = {
     "fresh 8MiB": alloc_like_jax,
     "write 64MiB": lambda: junk.fill(1.0),
     "spin 20ms": lambda: spin(0.02),
+    "numba on another thread": lambda: on_thread(bound["numba"].call),
 }
 if len(sys.argv) > 3:
     PRE = {k: PRE[k] for k in sys.argv[3].split(",")}
