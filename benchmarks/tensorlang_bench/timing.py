@@ -2,8 +2,14 @@
 
 Why interleaved: on a shared machine the background load drifts over seconds.  Timing
 contender A for a second and then contender B for a second would charge each with a
-different load.  Instead every *round* runs one batch of every contender (in an order
-rotated from round to round), so that drift spreads evenly over all of them.
+different load.  Instead every *round* runs one batch of every contender, so that drift
+spreads evenly over all of them, in an order that changes from round to round
+(:func:`round_order`): each contender comes first equally often, and the contender run
+just before it changes too.  Which call precedes a kernel matters on a loaded machine: a
+kernel timed right after a long call of the same process is preempted more often
+(measured: tensorlang's CFD Helmholtz at n = 16 took 1.09x its CPU time after 20 ms of
+spinning, 1.17x after a JAX call, docs/performance.md), and an order merely rotated
+keeps every contender behind the same neighbour in all but one round of ``n``.
 
 Why batches: a call of a few microseconds is shorter than the clock's useful resolution
 and than ``perf_counter``'s own cost, so each sample times ``inner`` calls back to back
@@ -17,6 +23,7 @@ the honest width of the measurement.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -99,6 +106,20 @@ class ContenderFailed(Exception):
         self.name, self.cause = name, cause
 
 
+def round_order(names: Sequence[str], r: int) -> list[str]:
+    """The order of round ``r``: from ``names[r % n]`` on, in steps of ``k`` through the
+    list (cyclically), ``k`` the ``r``-th of the steps coprime to ``n`` taken in turn.
+    Every contender starts one round in ``n``; with ``n`` = 2 the rounds alternate
+    a b, b a; with more, the contender just before a given one changes from round to
+    round (through ``names[i - k]`` for every step ``k``), instead of staying the same."""
+    n = len(names)
+    if n == 0:
+        return []
+    steps = [k for k in range(1, n) if math.gcd(k, n) == 1] or [1]
+    shift, step = r % n, steps[r % len(steps)]
+    return [names[(shift + i * step) % n] for i in range(n)]
+
+
 def time_interleaved(
     fns: Mapping[str, Callable[[], object]], plan: Plan = Plan(), clock=time.perf_counter, on_round=None,
     resets: Mapping[str, Callable[[], None]] | None = None, failed: dict[str, BaseException] | None = None,
@@ -155,8 +176,7 @@ def time_interleaved(
         rounds = max(plan.min_rounds, min(plan.rounds, int(plan.budget_s / cost)))
     samples: dict[str, list[float]] = {name: [] for name in live}
     for r in range(rounds):
-        shift = r % len(live) if live else 0
-        for name in live[shift:] + live[:shift]:
+        for name in round_order(live, r):
             fn, n, reset = fns[name], inner[name], resets.get(name, no_reset)
 
             def batch(fn=fn, n=n, reset=reset):

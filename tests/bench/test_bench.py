@@ -95,6 +95,22 @@ def test_interleaved_medians_order_and_outliers():
     assert [timed[2 * r] for r in range(7)] == ["a", "b", "a", "b", "a", "b", "a"]  # rotated each round
 
 
+def test_round_order_varies_first_and_predecessor():
+    names = [f"c{i}" for i in range(8)]
+    orders = [timing.round_order(names, r) for r in range(16)]
+    assert all(sorted(o) == names for o in orders)  # every contender once a round
+    firsts = [o[0] for o in orders]
+    assert all(firsts.count(name) == 2 for name in names)  # each first equally often
+    for name in names:  # the contender run just before it is not always the same one
+        before = {o[o.index(name) - 1] for o in orders if o.index(name) > 0}
+        assert len(before) >= 3, (name, before)
+    assert timing.round_order(["a", "b"], 0) == ["a", "b"] and timing.round_order(["a", "b"], 1) == ["b", "a"]
+    assert timing.round_order([], 3) == [] and timing.round_order(["x"], 5) == ["x"]
+    # an order merely rotated (the earlier rule) keeps one neighbour: c0 follows c7 in 7 rounds of 8
+    rotated = [names[r % 8:] + names[:r % 8] for r in range(8)]
+    assert {o[o.index("c0") - 1] for o in rotated if o.index("c0") > 0} == {"c7"}
+
+
 def test_interleaved_budget_cuts_rounds_but_not_below_minimum():
     clock = FakeClock()
 
