@@ -114,6 +114,17 @@ def test_a_global_loads_a_sequence_from_a_text_file(tmp_path):
     assert res.outputs["d"].tolist() == [1.0, -4.0, -5.0]
 
 
+def test_a_text_file_holds_single_precision_numbers_as_teem_reads_it(tmp_path):
+    """Diderot's executables read a plain-text sequence file through Teem, which makes its
+    numbers floats: 0.2 becomes 0.20000000298023224 (an NRRD file keeps its type)."""
+    (tmp_path / "pts.txt").write_text("0.2 0.1\n0.33 -0.71\n")
+    want = [float(np.float32(0.2)) - 2.0 * float(np.float32(0.1)),
+            float(np.float32(0.33)) - 2.0 * float(np.float32(-0.71))]
+    for backend in ("interp", "c"):
+        res = program(SEEDS, str(tmp_path)).run({}, backend=backend)
+        assert res.outputs["d"].tolist() == want
+
+
 def _ramp(path: Path) -> str:
     """Twelve samples on a unit-spaced 1-D grid (the image the reference run read)."""
     v = np.array([0.0, 1.0, 4.0, 2.5, -1.0, 3.0, 7.0, 6.5, 5.0, 2.0, 1.0, 0.5], dtype="<f8")

@@ -123,3 +123,27 @@ def test_a_collection_program_parses_like_a_grid():
 def test_values_are_shown_as_the_command_line_writes_them():
     assert options.show_value(np.array([-4.0, 4.0])) == "-4 4"
     assert options.show_value(True) == "true" and options.show_value(0.25) == "0.25"
+
+
+def test_real_defaults_are_what_the_executables_option_parser_reads_back(tmp_path, capsys):
+    """Diderot's executables hand a default to their option parser as text with six
+    significant digits (C++ streams) and read it back: on the command line a real input's
+    default is that value, components of tensors and fixed sequences too; ints, and the
+    Python API's defaults, are as written."""
+    from tensorlang.cli import main
+
+    prog = tmp_path / "d.diderot"
+    prog.write_text('input real a = 0.083333336;\ninput vec2 v = [123456789.0, -0.95833331];\n'
+                    'input int n = 123456789;\ninput real{2} s = {1.0, 2.7182818};\n'
+                    'strand p (int i) { output real o = 0.0;\n'
+                    '  update { print(a, " ", v, " ", n, " ", s, "\\n"); stabilize; } }\n'
+                    'initially [ p(i) | i in 0..0 ];\n')
+    assert main(["run", str(prog), "-o", str(tmp_path / "o.nrrd")]) == 0
+    assert capsys.readouterr().out == "0.083333299999999999 [123457000,-0.95833299999999999] 123456789 {1,2.71828}\n"
+    assert main(["run", str(prog), "-a", "0.083333336", "-o", str(tmp_path / "o.nrrd")]) == 0
+    assert capsys.readouterr().out.startswith("0.083333335999999994 ")
+    assert main(["run", str(prog), "--help"]) == 0
+    assert "default: 0.0833333" in capsys.readouterr().out
+    import tensorlang as tl
+
+    assert tl.compile(str(prog)).inputs[0].default == 0.083333336

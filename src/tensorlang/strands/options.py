@@ -70,6 +70,17 @@ def _count(inp) -> int:
     return int(np.prod(inp.shape)) if _numbers(inp) else 1
 
 
+def executable_default(inp) -> Any:
+    """An input's default on the command line: Diderot's executables hand it to their option
+    parser as text, each real as C++ streams write it (``%g``, six significant digits), and
+    read it back, so 0.083333336 is 0.0833333 there; ints, bools and strings are as given."""
+    value = inp.default
+    if value is None or isinstance(value, str) or inp.type.startswith(("int", "bool")) or not (
+            inp.kind == "real" or _numbers(inp)):
+        return value
+    return np.vectorize(lambda v: float("%.6g" % v), otypes=[float])(value) if np.ndim(value) else float("%.6g" % value)
+
+
 def _metavar(inp) -> str:
     """What an input's option takes, in words, for the usage text."""
     if _numbers(inp):
@@ -160,7 +171,7 @@ def usage(program, prog: str, long: bool = True) -> str:
         for inp in program.inputs:
             head = f"  -{inp.name} {_metavar(inp)}"
             text = f"({inp.type}) {inp.description or ''}".rstrip()
-            default = "required" if inp.default is None else f"default: {show_value(inp.default)}"
+            default = "required" if inp.default is None else f"default: {show_value(executable_default(inp))}"
             lines.append(f"{head:<28} {text}; {default}" if len(head) < 28 else f"{head}\n{'':<28} {text}; {default}")
     lines += ["", "run options:"]
     for spellings, metavar, text, default in _run_options(program):
@@ -272,6 +283,10 @@ def parse(program, argv: Sequence[str]) -> tuple[dict[str, Any], RunOptions]:
         else:
             raise _input_error(_unknown(arg, program))
         i += 1
+    for inp in program.inputs:  # the defaults as the executable's option parser has them
+        default = executable_default(inp)
+        if inp.name not in values and default is not inp.default and not np.array_equal(default, inp.default, True):
+            values[inp.name] = default
     if opts.help is None:
         missing = [f"-{inp.name} ({inp.type})" for inp in program.inputs
                    if inp.default is None and inp.name not in values]

@@ -1261,7 +1261,7 @@ def _read_items(path: str) -> np.ndarray:
         if magic != b"NRRD":  # a plain text file: one item a line (Teem reads it so)
             if size > MAX_TEXT_BYTES:
                 raise error("too-large", f"sequence file {path!r} has {size} bytes; a text sequence holds at most {MAX_TEXT_BYTES}")
-            return np.atleast_2d(np.loadtxt(path, dtype=np.float64, ndmin=2)).T
+            return np.atleast_2d(np.loadtxt(path, dtype=np.float32, ndmin=2)).T.astype(np.float64)  # floats, as Teem
         data, _ = read_nrrd(path)
     except TensorLangError:
         raise
