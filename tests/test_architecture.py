@@ -443,7 +443,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5091, "diderot": 4337, "structure": 4528, "schedule+loops": 4885, "targets": 5725, "fields": 2303, "surface": 4469, "compiled strands": 4693}
+CEILINGS = {"front ends": 5091, "diderot": 4346, "structure": 4528, "schedule+loops": 4885, "targets": 5725, "fields": 2303, "surface": 4469, "compiled strands": 4693}
 
 
 def layer_sizes() -> dict[str, int]:
