@@ -144,15 +144,15 @@ def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndar
 
     runner = _kernel(img, kern, order).target
     entry, ffi = general_entry(runner), runner.ffi
-    pts = np.ascontiguousarray(points, dtype=np.float64)
-    data = np.ascontiguousarray(img.data, dtype=np.float64)
+    # C-contiguous and aligned: ascontiguousarray keeps a misaligned array, which C reads
+    # with undefined behaviour
+    pts, data, m = (np.require(a, np.float64, ("C", "A")) for a in (points, img.data, img.to_index[: img.dim]))
     sizes = np.asarray(img.sizes, dtype=np.int64)
-    m = np.ascontiguousarray(img.to_index[: img.dim], dtype=np.float64)
     shape = (pts.shape[0],) + img.voxel_shape + (img.dim,) * order
     if out is None:
         out = np.empty(shape)
-    elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous float64 array of shape {shape}")
+    elif out.shape != shape or out.dtype != np.float64 or not (out.flags.c_contiguous and out.flags.aligned):
+        raise ValueError(f"out must be an aligned C-contiguous float64 array of shape {shape}")
 
     def ptr(a: np.ndarray, kind: str):
         return ffi.cast(kind, a.ctypes.data)

@@ -135,15 +135,16 @@ def initial_store(shapes: Mapping[str, tuple[int, ...]], roles: Mapping[str, Rol
 
 def check_out(target, label: str, shape: tuple[int, ...], dtype: np.dtype, contiguous: bool = False, span=None):
     """A caller's array for a result (``out=``), checked before anything is written:
-    a writeable numpy array of ``shape`` and ``dtype`` (C-contiguous where
+    a writeable numpy array of ``shape`` and ``dtype`` (C-contiguous and aligned where
     ``contiguous``); else an ``error[input]`` naming it as ``label`` (at ``span``, the
     declaration, where there is one).  Whether it overlaps other arrays is the caller's
     to check: only the caller knows which arrays the call reads."""
     if not isinstance(target, np.ndarray):
         raise error("input", f"{label} must be a numpy array, got {type(target).__name__}")
-    layout = "C-contiguous " if contiguous else ""
-    if target.shape != tuple(shape) or target.dtype != dtype or (contiguous and not target.flags.c_contiguous):
-        scattered = ", not C-contiguous" if layout and not target.flags.c_contiguous else ""
+    layout = "C-contiguous, aligned " if contiguous else ""  # (C reads misaligned numbers with undefined behaviour)
+    flat = target.flags.c_contiguous and target.flags.aligned
+    if target.shape != tuple(shape) or target.dtype != dtype or (contiguous and not flat):
+        scattered = "" if not layout or flat else ", not C-contiguous" if not target.flags.c_contiguous else ", not aligned"
         raise error("input", f"{label} must be a {layout}{np.dtype(dtype).name} array of shape {_shown(shape)}, got "
                     f"{target.dtype} of shape {_shown(target.shape)}{scattered}", span)
     if not target.flags.writeable:

@@ -149,6 +149,12 @@ def item_bytes(ty) -> int:
     return 64 if ty is None or (ty.kind != "seq" and not ty.shape) else 128 + 8 * components(ty)
 
 
+def strand_bytes(types) -> int:
+    """What a strand whose parameters and state have ``types`` takes in the interpreter: 256 bytes (measured)
+    and its values; a sequence 48 bytes a component (a tuple of objects), a dynamic one adds its items when made."""
+    return 256 + sum(64 + 48 * components(t) if t is not None and t.kind == "seq" else item_bytes(t) for t in types)
+
+
 def c_plan_limit(checked) -> str | None:
     """Why the C executor should not take this program on (too large to compile in
     reasonable time), or None."""

@@ -19,13 +19,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import TensorLangError, error
-from ...limits import check_allocation
+from ...limits import _human, check_allocation, memory_budget_bytes
 from ...sampling.image import Image
 from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
-from .bounds import components, item_bytes
+from .bounds import components, item_bytes, strand_bytes
 from .check import Checked, bulk_synchronous, permuted
 from .types import Ty, is_real
 
@@ -1033,6 +1033,9 @@ class Runtime:
         self.within: Callable[[int, int], None] | None = None
         self.bsp = bulk_synchronous(checked)
         self.depth = 0  # calls of recursive functions under way (MAX_CALL_DEPTH)
+        typed = compiled.params + [(n, t) for n, t, _ in compiled.state]  # what the strands made take (the dead too)
+        self.strand_cost, self.held, self.budget = strand_bytes([t for _, t in typed]), 0, memory_budget_bytes()
+        self.seq_state = [(n, item_bytes(t.elem)) for n, t in typed if t is not None and t.kind == "seq" and t.n is None]
 
     def printed_text(self) -> str:
         """What ``print`` wrote, in the order Diderot's executable writes it: as printed in
@@ -1094,12 +1097,13 @@ class Runtime:
         fr = self.frame(strand, state)
         for name, ty, init in self.p.state:
             state[name] = coerce(ty, init(fr)) if init is not None else _zero(ty)
+        self.held += self.strand_cost + sum(len(state[name]) * b for name, b in self.seq_state)
+        if self.held > self.budget:  # a storm of new is refused here, at the strand that passes the budget
+            raise error("too-large", f"{strand.id + 1:,} strands ({len(self.pending):,} made by new in this super-step)"
+                        f" take {_human(self.held)}, more than the memory budget of {_human(self.budget)}")
         return strand
 
     def new_strand(self, args) -> None:
-        n = len(self.strands) + len(self.pending) + 1
-        if not n & 0xFFFF:  # births are bounded by the memory budget as the first strands are (issue 41)
-            check_allocation(n, (len(self.p.state) + len(self.p.params) + 4) * 128, f"{n:,} strands (new made them)")
         self.pending.append(self.make_strand(args))
 
     def count(self, which) -> int:
@@ -1288,9 +1292,8 @@ def create(rt: Runtime):
             ranges.append((name, range(lo(fr), hi(fr) + 1)))  # its length before any list: checked below
     shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
-    from ...limits import memory_budget_bytes
-    if total * (len(p.state) + len(p.params) + 4) * 128 > memory_budget_bytes():
-        raise error("too-large", f"{total:,} strands do not fit in the memory budget")
+    if total * rt.strand_cost > rt.budget:
+        raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
     import itertools
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = {name: v for (name, _), v in zip(ranges, combo)}

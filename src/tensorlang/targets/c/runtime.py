@@ -42,11 +42,11 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 
 
 def _in_place(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
-    """The buffer ``array`` can be used as, with no copy, or None: itself where it is
-    C-contiguous of the kernel's dtype (unpadded), the padded buffer behind it where
-    :func:`.padded.padded_empty` made it (``pad`` > 1; its padding is zeroed)."""
+    """The buffer ``array`` can be used as, with no copy, or None: itself where it is C-contiguous
+    and aligned (C reads a misaligned double with undefined behaviour), of the kernel's dtype
+    (unpadded), the padded buffer behind it where :func:`.padded.padded_empty` made it (padding zeroed)."""
     if pad == 1:
-        return array if array.dtype == dtype and array.flags.c_contiguous else None
+        return array if array.dtype == dtype and array.flags.c_contiguous and array.flags.aligned else None
     return as_padded(array, shape, pad, dtype) if array.base is not None else None
 
 
@@ -55,7 +55,7 @@ def _source(given, buffer: np.ndarray, dtype: np.dtype) -> np.ndarray:
     itself where it is C-contiguous of the kernel's dtype and shares no memory with the
     buffer, else a copy (an input overlapping its target is read before it is written)."""
     given = np.asarray(given)
-    if given.dtype != dtype or not given.flags.c_contiguous or _overlap(given, buffer):
+    if given.dtype != dtype or not (given.flags.c_contiguous and given.flags.aligned) or _overlap(given, buffer):
         return np.array(given, dtype=dtype, order="C", copy=True)
     return given
 

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...errors import error
-from ...limits import check_allocation, memory_budget_bytes
+from ...limits import _human, check_allocation, memory_budget_bytes
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
@@ -1668,8 +1668,6 @@ class Run:
             self._strings()
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
-            if self.runner.ir.births:
-                self.lib.tl_set_bmax(self._birth_room())
             return self._steps(k)
 
     def _steps(self, k: int) -> int:
@@ -1677,6 +1675,8 @@ class Run:
         done = 0
         while done < k:
             R, I, status, gr, gi, img, threads = self._buffers()
+            if self.runner.ir.births:  # the room left for new strands, with the strands there are now
+                self.lib.tl_set_bmax(self._birth_room())
             done += int(self.lib.tl_steps(self.n, k - done, R, I, status, gr, gi, img, threads, err, act, pending,
                                           self._p("int64_t *", self.ord), self._p("int64_t *", self.nlive),
                                           self._p("int64_t *", self.rank)))
@@ -1699,14 +1699,16 @@ class Run:
         return (self.R.shape[0] + self.I.shape[0] + 4) * 16
 
     def _birth_room(self) -> int:
-        """How many strands ``new`` may make in the next super-step within the memory budget."""
-        return max(0, memory_budget_bytes() // self._strand_bytes() - self.n)
+        """How many strands ``new`` may make in the next super-step within the memory budget
+        (each also takes its parameters thrice: the birth buffer, which doubles, and its copy)."""
+        each = self._strand_bytes() + (3 * len(self.runner.ir.params) + 13) * 8
+        return max(0, (memory_budget_bytes() - self.n * self._strand_bytes()) // each)
 
     def _check(self, err) -> None:
         self._take_printed()
         if err[0] == 5:
             raise error("too-large", f"new made more than the {self._birth_room():,} strands that fit in the memory "
-                                     f"budget of {memory_budget_bytes():,} bytes beside the {self.n:,} there are, "
+                                     f"budget of {_human(memory_budget_bytes())} beside the {self.n:,} there are, "
                                      "in one super-step (TENSORLANG_MAX_BYTES says the budget)")
         if err[0]:
             raise error("input", ERRORS.get(int(err[0]), "a run-time error in a strand"))
@@ -1714,10 +1716,7 @@ class Run:
     def _add_births(self) -> None:
         """Append the strands ``new`` made (in the order the interpreter makes them: by
         parent, then in the parent's order), their parameters set, their state initialised."""
-        nb = int(self.lib.tl_nbirths())
-        # the strands new made are bounded by the memory budget, as the first ones are (issue 41)
-        check_allocation(self.n + nb, self._strand_bytes(),
-                         f"{self.n + nb:,} strands (new made {nb:,} in one super-step)")
+        nb = int(self.lib.tl_nbirths())  # at most _birth_room(): tl_birth refused more (the memory budget)
         r = self.runner
         params = r.ir.params
         nbr = max(1, sum(1 for slot in params if r.state[slot][0] == "R"))
