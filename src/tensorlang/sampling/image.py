@@ -199,8 +199,8 @@ def load(path, dim: int | None = None, world=None) -> Image:
     raise error("input", f"cannot read image {name!r}: expected a .npy, .nrrd or .nhdr file")
 
 
-#: NRRD files up to this size are compared byte for byte with the one read last
-SAME_BYTES = 64 << 20
+#: NRRD files up to this size are compared byte for byte with the one read last, whose image is kept
+SAME_BYTES = 8 << 20  # (the image kept is up to 8x larger: samples as float64)
 _LAST: dict = {}
 
 
