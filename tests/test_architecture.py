@@ -303,7 +303,8 @@ def test_the_schedule_is_planned_in_one_place():
 #: The machine's facts and the thresholds tuned to its memory system: defined in
 #: machine/__init__.py only (issue 40, "C as C"); a module that needs one imports it from there.
 MACHINE_FACTS = {"FALLBACK_L1", "FALLBACK_L2", "WIDTHS", "DEFAULT_BYTES", "BLAS_INT_MAX", "CACHE_LINE_BYTES",
-                 "TILE_BYTES", "TILE_VECTORS", "PREFETCH_BYTES", "AHEAD_BYTES", "STACK_BYTES", "PARALLEL_WORK"}
+                 "TILE_BYTES", "TILE_VECTORS", "PREFETCH_BYTES", "AHEAD_BYTES", "STACK_BYTES", "PARALLEL_WORK",
+                 "SIMD_REDUCTION_MIN"}
 #: How the machine is asked, in machine.py only: its cores, its affinity, its caches.
 MACHINE_QUESTIONS = re.compile(r"os\.cpu_count\(|sched_getaffinity\(|SC_LEVEL\d|/sys/devices/system/cpu")
 
@@ -443,7 +444,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5089, "diderot": 4344, "structure": 4528, "schedule+loops": 4885, "targets": 5697, "fields": 2336, "surface": 4462, "compiled strands": 5138, "strands": 1015}
+CEILINGS = {"front ends": 5089, "diderot": 4344, "structure": 4528, "schedule+loops": 4892, "targets": 5699, "fields": 2336, "surface": 4462, "compiled strands": 5138, "strands": 1015}
 
 
 def layer_sizes() -> dict[str, int]:

@@ -160,10 +160,12 @@ def test_benchmark_contractions_are_interchanged(statement):
 def test_the_last_index_contraction_keeps_the_dot_product():
     # k is C[k,q]'s first index: the interchanged row would read C with stride n, while
     # the accumulator loop over q reads both u and C contiguously
-    k = compile_c(sem(LAST))
+    k = compile_c(sem(LAST, n=16, E=2))  # 16 terms: a simd sum (parallel.short_reduction), 4 rows at once
     assert interchange.contraction(nest_of(k, "t1").statement, dict(zip(k.loop_program.names, k.loop_program.shapes))) is None
     assert not interchanged(nest_of(k, "t1"))
-    assert "#pragma omp simd reduction(+:acc1)" in k.source
+    assert "#pragma omp simd reduction(+:acc1r0)" in k.source
+    short = compile_c(sem(LAST))  # 4 terms: the same dot product, unrolled by the compiler
+    assert not interchanged(nest_of(short, "t1")) and "reduction(+:acc1)" not in short.source
 
 
 @pytest.mark.parametrize("statement, decls, form", [

@@ -1,7 +1,7 @@
 """The thread policy, and the parallel and SIMD marks of the loop nests (docs/c-backend.md,
 "Threads" and "SIMD"): one policy (:func:`team`, :func:`least_items`) for the loop nests,
 the Gram steps and the field probes, work against the machine's measured threshold;
-simd on innermost straight-line loops (:func:`simd_marks`), parallel on a statement's
+simd on innermost straight-line loops but short reductions (:func:`simd_marks`), parallel on a statement's
 outermost output loop or a scalar target's big ``+``/``*`` sum (:func:`mark`).
 """
 
@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Union
 
-from ..machine import PARALLEL_WORK  # where no threshold was measured
+from ..machine import PARALLEL_WORK, SIMD_REDUCTION_MIN  # PARALLEL_WORK: where no threshold was measured
 from ..sampling.kernels import KERNELS
 from ..schedule.steps import GramStep, ProbeStep
 from .ir import Loop, Nest, Node, footprint, work
@@ -100,16 +100,23 @@ def probe_points(step: ProbeStep, parallel_work: ParallelWork) -> int:
     return least_items(KERNELS[step.kernel].support ** step.dim * step.ncomp, work)
 
 
-def simd_marks(node: Node) -> Node:
-    """``node`` with each innermost loop (no loop in its body) marked simd.  A loop that
-    is already simd with loops inside (an outer-vectorized register block,
-    :mod:`.microkernel`) stays as it is: no simd construct may nest in another."""
-    if not isinstance(node, Loop):
+def short_reduction(loop: Loop, outer: int = 1) -> bool:
+    """A sum of fewer constant terms than SIMD_REDUCTION_MIN, ``outer`` of them per term of
+    the loop: the enclosing loops summing into the same accumulators (docs/c-backend.md, "SIMD")."""
+    return bool(loop.reductions) and isinstance(loop.start, int) and outer * (loop.extent - loop.start) < SIMD_REDUCTION_MIN
+
+
+def simd_marks(node: Node, outer: int = 1) -> Node:
+    """``node`` with each innermost loop (no loop in its body) marked simd, except a
+    :func:`short_reduction` (``outer``: terms per iteration from enclosing loops of the same
+    sum).  A loop already simd (an outer-vectorized register block, :mod:`.microkernel`)
+    stays as it is: no simd construct may nest in another."""
+    if not isinstance(node, Loop) or node.simd:
         return node
-    if node.simd and any(isinstance(child, Loop) for child in node.body):
-        return node
-    body = tuple(simd_marks(child) for child in node.body)
-    return replace(node, body=body, simd=not any(isinstance(child, Loop) for child in body))
+    terms = outer * (node.extent - node.start) if isinstance(node.start, int) else SIMD_REDUCTION_MIN
+    body = tuple(simd_marks(c, terms if isinstance(c, Loop) and set(c.reductions) & set(node.reductions) else 1)
+                 for c in node.body)
+    return replace(node, body=body, simd=not any(isinstance(c, Loop) for c in body) and not short_reduction(node, outer))
 
 
 def _output_loops(nodes: tuple[Node, ...], variables: list[str]) -> list[Loop]:

@@ -162,3 +162,5 @@ STACK_BYTES = 1 << 18
 #: The work (scalar operations) from which a nest runs on threads where nothing was
 #: measured (targets/c/threshold.py measures it): a parallel region costs about 5-10 µs.
 PARALLEL_WORK = 1 << 17
+#: An innermost sum of fewer constant terms gets no simd mark: gcc unrolls it (loops/parallel.py, docs/performance.md).
+SIMD_REDUCTION_MIN = 16
