@@ -123,3 +123,37 @@ def test_narrow_rows_of_new_strands():
     b = p.run({}, backend="c")
     for name in a.outputs:
         assert np.array_equal(a.outputs[name], b.outputs[name])
+
+
+# a strand that reads no other strand's state steps on copies of its own slots
+# (strands_batch.own_steps): its narrow rows are copied in and out at their width
+SOLO = """#version 1.0
+strand s(int k) {
+   int age = 0;
+   int sign = 1 if k % 3 == 0 else -1;
+   output bool odd = false;
+   output int flips = 0;
+   update {
+      if (age >= 5 + k % 4) { stabilize; }
+      sign = -sign;
+      odd = !odd;
+      flips = flips + 1 if flips < 100 else 0;
+      age += 1;
+   }
+}
+initially [ s(k) | k in 0..9 ];
+"""
+
+
+@pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+def test_a_solo_strands_narrow_rows_on_its_own_copies():
+    ir, why = strand_plan(program(SOLO).checked)
+    assert why is None and NW.narrow_slots(ir).keys() >= {"sign", "odd"}
+    from tensorlang.targets.c import strands as C
+    assert "Il[" in C.render(ir)  # the copies are used
+    p = program(SOLO)
+    a = p.run({}, backend="interp")
+    b = p.run({}, backend="c")
+    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
+    for name in a.outputs:
+        assert np.array_equal(a.outputs[name], b.outputs[name]), name

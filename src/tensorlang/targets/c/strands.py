@@ -686,7 +686,7 @@ class Renderer:
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         # a solo strand's update that reads no other strand's state steps on copies of its own
-        own = (self.nr, self.ni) if B.OWN and solo and not any(b.lanes for b in batched) \
+        own = (self.nr, self.ni, self.narrow) if B.OWN and solo and not any(b.lanes for b in batched) \
             and not any(isinstance(s, S.Reduce) for s in P.walk(ir.update)) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
