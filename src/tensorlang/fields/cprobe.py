@@ -18,7 +18,7 @@ from ..ein import ir
 from ..ein.fields import Sample
 from ..errors import Source
 from ..kernel import Kernel as CompiledKernel
-from ..loops.parallel import least_items
+from ..loops.parallel import probe_threads_from
 from ..targets.c import build as c_build
 from ..pipeline import Options
 from ..sampling.image import Image
@@ -37,9 +37,9 @@ def available() -> bool:
 
 
 def parallel_points(d: int, support: int, ncomp: int) -> int:
-    """The points from which a probe runs on threads, on this machine (loops.parallel.probe_points)."""
+    """The points from which a probe runs on threads, on this machine."""
     from ..targets.c import threshold
-    return least_items(support ** d * ncomp, threshold.parallel_work().compute)
+    return probe_threads_from(d, support, ncomp, threshold.parallel_work())
 
 
 def geometry(img: Image) -> np.ndarray:

@@ -93,11 +93,16 @@ def least_items(per_item: int, threshold: int) -> int:
     return max(1, -(-threshold // max(per_item, 1)))
 
 
-def probe_points(step: ProbeStep, parallel_work: ParallelWork) -> int:
-    """The points from which a probe step (targets/c/probe.py) runs on threads: the fewest
-    whose taps (``support**dim`` of ``ncomp`` components a point) reach the compute threshold."""
+def probe_threads_from(dim: int, support: int, ncomp: int, parallel_work: ParallelWork) -> int:
+    """The points from which a probe runs on threads: the fewest whose taps (``support**dim``
+    of ``ncomp`` components a point) reach the compute threshold."""
     work = parallel_work.compute if isinstance(parallel_work, Threshold) else parallel_work
-    return least_items(KERNELS[step.kernel].support ** step.dim * step.ncomp, work)
+    return least_items(support ** dim * ncomp, work)
+
+
+def probe_points(step: ProbeStep, parallel_work: ParallelWork) -> int:
+    """:func:`probe_threads_from` for a probe step (targets/c/probe.py)."""
+    return probe_threads_from(step.dim, KERNELS[step.kernel].support, step.ncomp, parallel_work)
 
 
 def short_reduction(loop: Loop, outer: int = 1) -> bool:
