@@ -86,3 +86,30 @@ def test_an_nrrd_file_read_again_unchanged_gives_the_image_read_last(tmp_path):
                                      "endian: little\ndata file: d.raw\n\n")
     assert tl.fields.load(tmp_path / "d.nrrd") is not tl.fields.load(tmp_path / "d.nrrd")
     assert I.SAME_BYTES >= 1 << 20
+
+
+@pytest.mark.parametrize("encoding", ["raw", "gzip", "ascii"])
+def test_a_small_nrrd_file_is_read_from_disk_once(tmp_path, monkeypatch, encoding):
+    """The bytes read to compare a small NRRD file with the one read last are the bytes
+    parsed: the file is opened once, and the image is the one read from disk directly."""
+    import builtins
+
+    from tensorlang.sampling import image as I
+
+    data = np.arange(30.0).reshape(5, 6) - 7.5
+    path = tmp_path / f"once-{encoding}.nrrd"
+    nrrd.write(str(path), data, {"spacings": [1.0, 2.0], "encoding": encoding}, index_order="F")
+    opened = []
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        if str(file) == str(path):
+            opened.append(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    img = tl.fields.load(path)
+    assert len(opened) == 1
+    monkeypatch.setattr(builtins, "open", real_open)
+    direct = I._load_nrrd(str(path), None, None)
+    assert np.array_equal(img.data, direct.data) and np.array_equal(img.to_index, direct.to_index)

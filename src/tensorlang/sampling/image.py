@@ -222,7 +222,8 @@ def _load_same(name: str, dim: int | None) -> Image:
     last = _LAST.get(key)
     if last is not None and last[0] == raw:
         return last[1]
-    img = _load_nrrd(name, dim, None)
+    whole = len(raw) == before.st_size  # (one byte more: the file grew since its size was read)
+    img = _load_nrrd(name, dim, None, raw if whole else None)
     _LAST.clear()
     after = os.stat(name)
     if (before.st_mtime_ns, before.st_size, before.st_ino) == (after.st_mtime_ns, after.st_size, after.st_ino):
@@ -402,10 +403,11 @@ def _bound_compressed(header: dict, fh, name: str) -> None:
             source.close()
 
 
-def read_nrrd(name: str):
+def read_nrrd(name: str, raw: bytes | None = None):
     """An NRRD file's samples (NRRD's axis order, index_order="F") and header: a regular
     file only, its header bounded and checked before any data are read (also Diderot's
-    sequence inputs)."""
+    sequence inputs).  ``raw``: the whole file's bytes, where the caller has read them."""
+    import io
     import zlib
 
     import nrrd  # pynrrd: imported here, so `import tensorlang` does not need it
@@ -413,9 +415,9 @@ def read_nrrd(name: str):
     # what pynrrd and the decompressors raise for a malformed header or payload
     failures = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration, zlib.error,
                 nrrd.NRRDError)
-    size = _regular_file(name)
+    size = _regular_file(name) if raw is None else len(raw)
     try:
-        with open(name, "rb") as fh:
+        with open(name, "rb") if raw is None else io.BytesIO(raw) as fh:
             lines = list(_header_lines(fh, name))
             if not lines:
                 raise error("input", f"cannot read NRRD image {name!r}: the file is empty")
@@ -472,8 +474,8 @@ def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
     raise error("input", f"NRRD image {name!r}: its header cannot be read: {why}")
 
 
-def _load_nrrd(name: str, dim: int | None, world) -> Image:
-    data, header = read_nrrd(name)
+def _load_nrrd(name: str, dim: int | None, world, raw: bytes | None = None) -> Image:
+    data, header = read_nrrd(name, raw)
     if data.dtype.kind not in REAL_KINDS:
         raise error("input", f"NRRD image {name!r} holds {data.dtype} data; images are real numbers")
     kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * data.ndim)]
