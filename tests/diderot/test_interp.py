@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import tensorlang as tl
 from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
@@ -167,3 +168,34 @@ def test_without_bulk_synchronous_features_the_stable_strands_keep_creation_orde
     # no global block, no new, no communication: Diderot's direct strand array
     res = load("order2.diderot").run({})
     assert res.outputs["id"].tolist() == [0, 2, 4, 6]
+
+
+APPENDS = """#version 2.0
+input int n = 300;
+strand s (int i) {
+  output real total = 0;
+  output int count = 0;
+  update {
+    real{} acc = {};
+    foreach (int j in 0 .. n-1) { acc = acc @ j; }
+    total = sum { x | x in acc };
+    count = length(acc);
+    stabilize;
+  }
+}
+initially [ s(i) | i in 0..0 ];
+"""
+
+
+def test_appending_to_a_sequence_converts_each_item_once(monkeypatch):
+    """``acc = acc @ j`` converts the new int item to real once; the items already in the
+    sequence (real) are not walked again by @ nor by the assignment (it was quadratic:
+    45,756 conversions for 300 appends)."""
+    from tensorlang.lang.diderot import interp
+
+    calls = []
+    real_coerce = interp.coerce
+    monkeypatch.setattr(interp, "coerce", lambda ty, v: calls.append(1) or real_coerce(ty, v))
+    res = tl.compile(APPENDS, lang="diderot", backend="interp")(n=300)
+    assert res.total[0] == sum(range(300)) and res.count[0] == 300
+    assert len(calls) < 2 * 300

@@ -185,15 +185,19 @@ class Compiler:
         if op == "||":
             return lambda fr: a(fr) or b(fr)
         if op == "@":
-            ea, eb = _elem(tr), _elem(tr)
-            left = (lambda fr: a(fr)) if ta.kind == "seq" else (lambda fr: (coerce(ea, a(fr)),))
-            right = (lambda fr: b(fr)) if tb.kind == "seq" else (lambda fr: (coerce(eb, b(fr)),))
+            ea = _elem(tr)
+
+            def side(f, t):  # a sequence's items converted only where their type is not the result's
+                if t.kind != "seq":
+                    return lambda fr: (coerce(ea, f(fr)),)
+                return f if _elem(t) == ea else (lambda fr: tuple(coerce(ea, v) for v in f(fr)))
+            left, right = side(a, ta), side(b, tb)
 
             def append(fr):
                 x, y = left(fr), right(fr)
                 # `s = s @ s` doubles each step: bounded before it is made (bounds.item_bytes)
                 check_allocation(len(x) + len(y), item_bytes(ea), "a sequence made by @", e.span)
-                return tuple(coerce(ea, v) for v in x + y)
+                return x + y
             return append
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
             return self.field_binop(op, a, b, ta, tb, tr)
@@ -519,10 +523,10 @@ class Compiler:
         if s.init is None:
             zero = _zero(ty)
             return lambda fr: fr.l.__setitem__(name, zero)
-        v = self.expr(s.init)
+        v, keep = self.expr(s.init), _same_items(ty, self.ty(s.init))
 
         def decl(fr):
-            fr.l[name] = coerce(ty, v(fr))
+            fr.l[name] = v(fr) if keep else coerce(ty, v(fr))
         return decl
 
     def s_Assign(self, s):
@@ -548,8 +552,10 @@ class Compiler:
                 d[name] = coerce(ty, fn(d[name], v(fr)))
             return update
 
+        keep = _same_items(ty, self.ty(s.value))
+
         def assign(fr):
-            getattr(fr, store)[name] = coerce(ty, v(fr))
+            getattr(fr, store)[name] = v(fr) if keep else coerce(ty, v(fr))
         return assign
 
     def s_If(self, s):
@@ -650,6 +656,12 @@ def _elem(ty: Ty) -> Ty:
     """The element type of a sequence type (the checker gives every sequence one)."""
     assert ty.elem is not None, ty
     return ty.elem
+
+
+def _same_items(ty: Ty, src: Ty) -> bool:
+    """A sequence stored where its items already have the variable's item type: kept as it
+    is, not walked item by item (``s = s @ x`` in a loop would be quadratic)."""
+    return ty.kind == "seq" and src.kind == "seq" and src.elem == ty.elem
 
 
 def _zero(ty: Ty):
