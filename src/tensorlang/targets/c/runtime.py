@@ -183,7 +183,7 @@ class CKernel:
         # a BLAS step in Python: its runs (the schedule's choice, schedule.gemm.runs) says how
         assert step.runs in ("opt_einsum", "matmul", "matmul-views"), f"step {n} runs {step.runs} but has no C function"
         if step.runs == "opt_einsum":
-            kernel = compile_einsum((step.statement,), self.dtype)
+            kernel = compile_einsum((step.statement,), self.dtype, step.chunk)
             target, name = step.target, step.statement.target
             # the statement's own variables only (a fused loop's per-iteration locals, which
             # have no buffer, are never among them)

@@ -30,9 +30,6 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: The generated calls that are elementwise numpy ufuncs (``out=`` may name the target).
 _UFUNC_CALLS = ("_np.add(", "_np.subtract(", "_np.multiply(", "_np.negative(", "_fn[")
 
-#: Products of more operands are contracted in chunks of this many (see ``product``).
-MAX_CONTRACTION_OPERANDS = 16
-
 
 @dataclass
 class _Statement:
@@ -61,9 +58,9 @@ class _Statement:
 
 
 class _Codegen:
-    def __init__(self, dtype: np.dtype, optimize: str):
+    def __init__(self, dtype: np.dtype):
         self.dtype = np.dtype(dtype)
-        self.optimize = optimize
+        self.chunk = 0  # the step's: longer products contracted this many operands at a time (0: whole)
         self.constants: list[object] = []
         self.counter = 0
         # no intermediate of a contraction path may exceed the memory budget
@@ -256,11 +253,10 @@ class _Codegen:
             if name not in used:  # Σ_k of something that does not depend on k
                 scale *= st.extents[name]
         free = tuple(dict.fromkeys(n for _, labels in operands for n in labels if n not in summed))
-        # opt_einsum's path search grows fast with the operand count (hundreds of factors
-        # take minutes): contract long products chunk by chunk, each chunk keeping only the
-        # labels that are still needed by the rest or by the result
-        while len(operands) > MAX_CONTRACTION_OPERANDS:
-            chunk, rest = operands[:MAX_CONTRACTION_OPERANDS], operands[MAX_CONTRACTION_OPERANDS:]
+        # the schedule's chunk (schedule.steps.EINSUM_CHUNK): a long product contracted chunk
+        # by chunk, each keeping only the labels the rest or the result still need
+        while self.chunk and len(operands) > self.chunk:
+            chunk, rest = operands[:self.chunk], operands[self.chunk:]
             needed = set(free) | {x for _, ls in rest for x in ls}
             keep = tuple(dict.fromkeys(x for _, ls in chunk for x in ls if x in needed))
             operands = [(self.contract(chunk, keep, st), keep)] + rest
@@ -317,7 +313,7 @@ class _Codegen:
         if len(operands) == 1 and sub.split("->")[0] == sub.split("->")[1]:
             return operands[0][0]
         dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
-        expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize, memory_limit=self.memory_limit)
+        expr = opt_einsum.contract_expression(sub, *dims, optimize="auto", memory_limit=self.memory_limit)
         path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
         # backend: numpy's tensordot, multiplied by matmul, which keeps ⊥ · 0 = ⊥ (nan_safe.py)
         code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)}, backend={nan_safe.BACKEND!r})"
@@ -429,28 +425,30 @@ class NumpyKernel:
             return self.function(dict(store))
 
 
-def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
-                  optimize: str = "auto") -> NumpyKernel:
+def compile_numpy(program: ir.Program, dtype, schedule: Schedule) -> NumpyKernel:
     """Generate, and define, the Python function that runs ``program``'s schedule:
     matmul steps (GEMM and mode product) as ``numpy.matmul`` into a fresh array, the
     statements of every other step (loop nests and einsum steps) as einsum code.  Which
     step a statement is, is the schedule's choice: for this target a GEMM whose operands
     are out of order is an einsum step (``Caps.gemm_copies``, :func:`~...schedule.plan.choose`)."""
-    gen = _Codegen(dtype, optimize)
+    gen = _Codegen(dtype)
     lines = ["def kernel(_s):"]
     for step in schedule.steps:
         if isinstance(step, (GemmStep, ModeStep)):
             lines.extend(gen.matmul(step, schedule.buffers))
         else:
+            gen.chunk = getattr(step, "chunk", 0)  # the schedule's (LoopStep, EinsumStep)
             pairs = zip(step.statements, step.reasons) if isinstance(step, LoopStep) else ((step.statement, step.reason),)
             for stmt, reason in pairs:
                 lines.extend(gen.statement(stmt, reason))
     return _define(gen, lines)
 
 
-def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
-    """The Python function that runs ``statements`` through einsum code, no schedule."""
-    gen = _Codegen(dtype, optimize)
+def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, chunk: int = 0) -> NumpyKernel:
+    """The Python function that runs ``statements`` through einsum code (``chunk``: as the
+    schedule's step says, :data:`~...schedule.steps.EINSUM_CHUNK`)."""
+    gen = _Codegen(dtype)
+    gen.chunk = chunk
     return _define(gen, ["def kernel(_s):", *(line for stmt in statements for line in gen.statement(stmt))])
 
 
