@@ -4,6 +4,7 @@ commands follow docs/c-backend.md, "Building and the cache", rule by rule."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -41,8 +42,7 @@ class Compiler:
 
 
 def compiler_command() -> tuple[str, ...]:
-    cc = os.environ.get("CC", "").strip() or "cc"
-    return tuple(cc.split())
+    return tuple((os.environ.get("CC", "").strip() or "cc").split())
 
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -62,27 +62,16 @@ def _probe(command: tuple[str, ...]) -> Compiler | str:
     base = ["-O3", "-std=c99", "-fPIC", "-shared", "-fno-strict-aliasing"]
     test = "#include <math.h>\nint tl_probe(double *x) { x[0] = sqrt(x[0]); return 0; }\n"
     with tempfile.TemporaryDirectory(prefix="tensorlang-probe-") as tmp:
-        src = Path(tmp, "probe.c")
+        src, out = Path(tmp, "probe.c"), Path(tmp, "probe.so")
         src.write_text(test)
-        candidates = [
-            base + ["-march=native", "-fopenmp"],
-            base + ["-fopenmp"],
-            base + ["-march=native", "-fopenmp-simd"],
-            base + ["-march=native"],
-            base,
-        ]
-        for flags in candidates:
-            out = Path(tmp, "probe.so")
+        for extra in (["-march=native", "-fopenmp"], ["-fopenmp"], ["-march=native", "-fopenmp-simd"], ["-march=native"], []):
+            flags = base + extra
             try:
-                result = _run([*command, *flags, str(src), "-o", str(out), "-lm"])
+                if _run([*command, *flags, str(src), "-o", str(out), "-lm"]).returncode == 0 and out.exists():
+                    ctypes.CDLL(str(out))
+                    return Compiler(command, identity[0] if identity else command[0], tuple(flags), "-fopenmp" in flags)
             except (OSError, subprocess.SubprocessError):
                 continue
-            if result.returncode == 0 and out.exists():
-                try:
-                    ctypes.CDLL(str(out))
-                except OSError:
-                    continue
-                return Compiler(command, identity[0] if identity else command[0], tuple(flags), "-fopenmp" in flags)
     return f"the C compiler {command[0]!r} cannot build a shared library"
 
 
@@ -91,16 +80,16 @@ def find_compiler() -> Compiler | None:
     return probed if isinstance(probed, Compiler) else None
 
 
-def require_compiler() -> Compiler:
-    probed = _probe(compiler_command())
-    if isinstance(probed, str):
-        raise error("backend", f"the 'c' back end needs a C compiler: {probed}")
-    return probed
-
-
 def why_no_compiler() -> str | None:
     probed = _probe(compiler_command())
     return probed if isinstance(probed, str) else None
+
+
+def require_compiler() -> Compiler:
+    found = find_compiler()
+    if found is None:
+        raise error("backend", f"the 'c' back end needs a C compiler: {why_no_compiler()}")
+    return found
 
 
 # ------------------------------------------------------------------ the cache
@@ -212,10 +201,8 @@ def _write_atomic(directory: Path, name: str, data: bytes) -> None:
 
 
 def _unlink(path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) -> Path:
@@ -248,19 +235,14 @@ class _Vanished(Exception):
 
 def _private_dir() -> Path:
     global _fallback_dir
-    if _fallback_dir is None:
-        _fallback_dir = Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
+    _fallback_dir = _fallback_dir or Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
     return _fallback_dir
 
 
 def _clear_path(path: Path) -> None:
     """Remove what sits where an entry goes, if it is not a regular file (a directory,
     say): our own entry names, so nothing else belongs there."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return
-    if stat.S_ISDIR(info.st_mode):
+    if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -367,13 +349,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def cache_entries() -> list[Path]:
-    return sorted(p for p in _listing(cache_dir()) if p.suffix in (".so", ".json") and len(p.stem) == 64)
-
-
 def cache_info() -> str:
     directory = cache_dir()
-    entries = cache_entries()
+    entries = [p for p in _listing(directory) if p.suffix in (".so", ".json") and len(p.stem) == 64]
     kernels = [p for p in entries if p.suffix == ".so"]
     size = sum(_size(p) for p in entries)
     probed = _probe(compiler_command())
@@ -392,10 +370,9 @@ def cache_info() -> str:
 
 def _young(path: Path) -> bool:
     """Whether a temporary file may still belong to a compile in progress."""
-    try:
+    with contextlib.suppress(OSError):
         return time.time() - path.stat().st_mtime < 2 * _COMPILE_TIMEOUT_S
-    except OSError:
-        return False
+    return False
 
 
 def cache_clear() -> int:
