@@ -1,11 +1,7 @@
 """The machine's facts in one package, each read once per process: caches
-(:func:`cache_sizes`: ``/sys``, else ``sysconf``, else 32 KiB and 1 MiB;
-``$TENSORLANG_CACHE_SIZES`` overrides), cores, the vector width the C compiler targets
-(:func:`vector_bytes`: its predefined macros), BLAS (:mod:`.blas`) and the constants tuned
-to the memory system.  It imports none but :mod:`.limits`' reader of variables (the C
-compiler is the caller's); what threads cost is measured in C (targets/c/threshold.py).
-docs/architecture.md lists the facts; tests/test_architecture.py keeps them defined here only.
-"""
+(:func:`cache_sizes`; ``$TENSORLANG_CACHE_SIZES`` overrides), cores, the vector width
+the C compiler targets, BLAS (:mod:`.blas`) and the constants tuned to the memory system
+(docs/architecture.md lists them; tests/test_architecture.py keeps them here only)."""
 
 from __future__ import annotations
 
@@ -28,8 +24,7 @@ FALLBACK_L2 = 1024 * 1024
 
 @dataclass(frozen=True)
 class CacheSizes:
-    """Bytes of the first core's level-1 data cache and its level-2 cache, and where
-    the numbers came from ("sys", "sysconf", "fallback" or "env")."""
+    """Bytes of the first core's L1d and L2, and where from ("sys", "sysconf", "fallback", "env")."""
 
     l1: int
     l2: int
@@ -105,8 +100,7 @@ def cpu_count() -> int:
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity: ``taskset``, a benchmark pinning
-    itself, a container's cpuset), else the machine's count."""
+    """The CPUs this process may run on (its affinity), else the machine's count."""
     try:
         return len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):  # no sched_getaffinity (macOS, Windows)
@@ -131,8 +125,7 @@ def _macros(command: tuple[str, ...], flags: tuple[str, ...]) -> frozenset[str]:
 
 
 def vector_bytes(compiler: Any) -> int:
-    """The widest vector register the C ``compiler`` (a targets.c.build.Compiler, or None)
-    generates code for with its ``-m`` flags, in bytes."""
+    """The widest vector register the C ``compiler`` (or None) generates code for, in bytes."""
     flags = () if compiler is None else tuple(f for f in compiler.flags if f.startswith("-m"))
     defined = frozenset() if compiler is None else _macros(tuple(compiler.command), flags)
     return next((width for macro, width in WIDTHS if macro in defined), DEFAULT_BYTES)

@@ -149,11 +149,8 @@ def _owned_and_private(path: Path) -> bool:
     return stat.S_ISREG(info.st_mode) and _private(info)
 
 
-#: No kernel object is anywhere near this; a bigger file in the cache (a sparse 1 GiB
-#: file, say) is not read, only rebuilt.
-_MAX_OBJECT_BYTES = 64 * 1024 * 1024
-#: Manifests are a few hundred bytes.
-_MAX_MANIFEST_BYTES = 64 * 1024
+#: The most bytes of an object and of a manifest read from the cache (a bigger one is rebuilt).
+_MAX_OBJECT_BYTES, _MAX_MANIFEST_BYTES = 64 * 1024 * 1024, 64 * 1024
 
 
 def _read_limited(path: Path, limit: int) -> bytes | None:
@@ -170,9 +167,7 @@ def _read_limited(path: Path, limit: int) -> bytes | None:
 
 
 def _valid_entry(obj: Path, manifest: Path, key: str) -> bool:
-    """Whether the entry may be loaded.  Anything odd (a directory where a file should
-    be, a huge or deeply nested manifest, a huge object) is simply not valid: it is
-    rebuilt, never an error."""
+    """Whether the entry may be loaded; anything odd is not valid (rebuilt, never an error)."""
     if not (_owned_and_private(obj) and _owned_and_private(manifest)):
         return False
     text = _read_limited(manifest, _MAX_MANIFEST_BYTES)
@@ -206,13 +201,9 @@ def _unlink(path) -> None:
 
 
 def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) -> Path:
-    """The path of a valid shared object for ``source``: from the cache, or compiled now.
-
-    If the entry cannot be installed in the shared cache (something else sits at its
-    path, the directory's files vanish under ``tensorlang cache clear`` in another
-    process, ...), the kernel is compiled into this process's private temporary
-    directory instead: a damaged cache never makes a compile fail.  ``extra_flags``
-    (include directories, say) are added to the compiler's and are part of the key."""
+    """A valid shared object for ``source``, from the cache or compiled now (into this process's
+    private directory where the shared cache will not take it: a damaged cache never fails
+    a compile); ``extra_flags`` are part of the key."""
     key = cache_key(source, compiler, extra_flags)
     directory = _kernel_dir()
     obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
@@ -229,8 +220,7 @@ def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) ->
 
 
 class _Vanished(Exception):
-    """The compiler failed in the shared cache: retried in the private directory, where
-    a genuine failure is reported."""
+    """The compiler failed in the shared cache: retried privately, where a failure is reported."""
 
 
 def _private_dir() -> Path:
@@ -240,8 +230,7 @@ def _private_dir() -> Path:
 
 
 def _clear_path(path: Path) -> None:
-    """Remove what sits where an entry goes, if it is not a regular file (a directory,
-    say): our own entry names, so nothing else belongs there."""
+    """Remove a directory where an entry goes (our own entry names: nothing else belongs there)."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
 
@@ -254,9 +243,7 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler,
     os.close(fd)
     try:
         try:
-            # the source on standard input: a file name would be embedded in the object,
-            # and a private temporary name makes two processes' objects differ, so that
-            # one's manifest could describe the other's object (issue 16: a rebuild later)
+            # the source on standard input: a temporary file's name would make two processes' objects differ
             result = _run([*compiler.command, *compiler.flags, *extra_flags, "-x", "c", "-", "-o", tmp_obj, "-lm"],
                           input=source)
         except subprocess.TimeoutExpired:
@@ -282,8 +269,7 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler,
 
 
 def build_and_load(source: str, compiler: Compiler, declarations: str, extra_flags: tuple[str, ...] = ()):
-    """:func:`build` then :func:`load`; an object that vanishes between the two (``cache
-    clear`` in another process) is compiled again privately."""
+    """:func:`build` then :func:`load`, compiled again privately where the object vanished between."""
     path = build(source, compiler, extra_flags)
     try:
         return load(path, declarations)
@@ -298,8 +284,7 @@ _loaded: dict[str, tuple[object, object]] = {}
 
 
 def prepare_openmp() -> None:
-    """``OMP_WAIT_POLICY=passive`` unless the user chose a policy, before the first object
-    that links OpenMP is loaded (libgomp reads it then): docs/c-backend.md, "Threads"."""
+    """``OMP_WAIT_POLICY=passive`` unless chosen, before the first object linking OpenMP loads."""
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["OMP_WAIT_POLICY"] = "passive"
 
@@ -314,10 +299,7 @@ class CannotLoad(TensorLangError):
 
 
 def load(path: Path, declarations: str):
-    """dlopen ``path`` through cffi with ``declarations``; (ffi, lib), once per object.
-
-    The object's name is its key, a hash of its source, so the same path always holds
-    the same functions and the declarations made at first load stay right."""
+    """dlopen ``path`` through cffi with ``declarations``: (ffi, lib), once per object (its name is its source's hash)."""
     import cffi
 
     loaded = _loaded.get(str(path))
@@ -361,11 +343,7 @@ def cache_info() -> str:
     else:
         compiler = f"none: {probed}"
     usable = "" if _usable_dir(directory) else "  (not usable: kernels go to a temporary directory)"
-    return "\n".join([
-        f"cache directory: {directory}{usable}",
-        f"kernels: {len(kernels)}, {size / 1024:.1f} KiB",
-        f"compiler: {compiler}",
-    ])
+    return f"cache directory: {directory}{usable}\nkernels: {len(kernels)}, {size / 1024:.1f} KiB\ncompiler: {compiler}"
 
 
 def _young(path: Path) -> bool:

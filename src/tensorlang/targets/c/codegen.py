@@ -1,8 +1,6 @@
 """The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
-It decides nothing: every choice comes from the schedule and the loop IR; this module only
-spells them in C.  Loop step N is ``int tl_stepN(real *restrict v<slot>..., const real
-*v<slot>_in..., int nthreads)``; docs/c-backend.md, "From EIN to loops to C", has the C's
-conventions (BLAS steps, ``tl_kernel``, outlined parallel bodies, names, ⊥ as NaN)."""
+It decides nothing: it spells the schedule's and the loop IR's choices in C
+(docs/c-backend.md, "From EIN to loops to C", has the conventions)."""
 
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ from . import blascall, csrc, gram, probe
 REAL = {"float64": "double", "float32": "float"}
 
 
-#: How a parallel loop keeps choosing between one thread and its team by timing both
-#: (``tl_pick``/``tl_record``, csrc/tl_threads.h; docs/c-backend.md, "Threads", item 3).
+#: How a parallel loop keeps choosing between one thread and its team (csrc/tl_threads.h).
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
 #: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
@@ -98,8 +95,7 @@ class CPrinter:
         self._heap = 0  # the heap block's bytes of the nest being printed (loops.Nest.heap)
         self._statement_functions = 0  # statements printed as functions of their own so far
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
-        #: the slots whose loads read another pointer, by slot: an inout variable's input
-        #: until its first assignment (:attr:`loops.Nest.inputs`)
+        #: the slots whose loads read another pointer (an inout input, :attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
 
     # ---------------------------------------------------------------- scalars
@@ -491,8 +487,7 @@ def _row_major(indices, shape) -> str:
 
 
 def _param(slot: int, plain) -> str:
-    """A slot's pointer parameter: ``restrict`` unless another pointer may reach its memory
-    (``plain``: the slots another slot views, ``BufferPlan.aliased``, or read in place)."""
+    """A slot's pointer parameter: ``restrict`` unless another may reach it (``plain``)."""
     return f"real *{'' if slot in plain else 'restrict '}v{slot}"
 
 
@@ -538,8 +533,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
 
 
 def prelude(real: str, teams: bool = False) -> str:
-    """The source's head (csrc/tl_prelude.h); with ``teams`` (a parallel loop), the
-    run-time team decision too (csrc/tl_threads.h with :data:`CHOICE`)."""
+    """The source's head (csrc/tl_prelude.h; ``teams``: and csrc/tl_threads.h)."""
     return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
 
 

@@ -1,7 +1,5 @@
-"""The C target's kernel: a schedule of generated C functions (:mod:`.codegen`, compiled,
-cached and loaded with cffi by :mod:`.build`) and BLAS steps (called from C where
-:mod:`tensorlang.machine.blas` found a BLAS, else ``numpy.matmul``, :mod:`..numpy.matmul`)
-over one set of buffers; einsum steps run the NumPy target's code for their statement.
+"""The C target's kernel: a schedule of generated C functions (:mod:`.codegen`, built by
+:mod:`.build`) and BLAS steps (from C, else ``numpy.matmul``) over one set of buffers;
 docs/c-backend.md, "Calls", says how a call makes, reuses and hands back its buffers."""
 
 from __future__ import annotations
@@ -149,10 +147,9 @@ class CKernel:
         return caller
 
     def direct_call(self):
-        """``(function, slot names, slot shapes, from_buffer, char_type, check_status)`` where the
-        schedule is one C function taking no inout input, else None: for a caller that has
-        checked its arrays already (the einsum cache); a slot no input or result names is a
-        temporary the caller allocates."""
+        """``(function, slot names, slot shapes, from_buffer, char_type, check_status)`` for a
+        caller that has checked its arrays (the einsum cache), where the schedule is one C
+        function taking no inout input; else None."""
         if self._only is None or self.ffi is None or self._only[2]:
             return None
         function, slots, _ = self._only

@@ -147,12 +147,14 @@ class _Codegen:
             ufunc = REDUCTIONS[e.op].ufunc.__name__
             code = st.temp(f"_reduce(_np.{ufunc}, {body}, {labels!r}, {reduced!r}, {extents!r})")
             return code, tuple(x for x in labels if x not in reduced)
-        if isinstance(e, ir.Stack):  # items side by side along the stack index, exactly
+        if isinstance(e, (ir.Stack, ir.Concat)):  # items side by side, exactly
             emitted = [self.emit(item, st) for item in e.items]
-            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls))
+            own = {name for name, _ in e.parts} if isinstance(e, ir.Concat) else set()
+            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls if x not in own))
             extents = {name: st.extents[name] for name in common}
             args = ", ".join(code for code, _ in emitted)
             item_labels = tuple(ls for _, ls in emitted)
+        if isinstance(e, ir.Stack):  # along the stack index
             index = e.index if isinstance(e.index, str) else None
             self.bounded([len(e.items), *extents.values()], "a stack")
             code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {index!r}, {extents!r}, _dtype)")
@@ -161,13 +163,8 @@ class _Codegen:
             if index in common:
                 return code, tuple(x for x in common if x != index) + (index,)
             return code, (index,) + common
-        if isinstance(e, ir.Concat):  # the items side by side along the index's axis, exactly
-            emitted = [self.emit(item, st) for item in e.items]
-            own = {name for name, _ in e.parts}
-            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls if x not in own))
-            extents = {name: st.extents[name] for name in common} | dict(e.parts)
-            args = ", ".join(code for code, _ in emitted)
-            item_labels = tuple(ls for _, ls in emitted)
+        if isinstance(e, ir.Concat):  # along the index's axis
+            extents |= dict(e.parts)
             parts = tuple(name for name, _ in e.parts)
             self.bounded([sum(k for _, k in e.parts), *(extents[x] for x in common)], "a direct sum (concat)")
             code = st.temp(f"_concat([{args}], {item_labels!r}, {common!r}, {parts!r}, {extents!r}, _dtype)")

@@ -400,12 +400,6 @@ static PyObject *Caller_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     return call_plain((Caller *)self, arrays, out, 0);
 }
 
-/* The same call from a kernel's own keywords, k(A=a, B=b, out={...}): the inputs and
-   "out" in one dict (the keywords of the call, never kept). */
-static PyObject *caller_keywords(Caller *c, PyObject *kwargs) {
-    return call_plain(c, kwargs, NULL, 1);
-}
-
 /* caller.ordered(a, b, ...): the inputs in the description's order (a slot named twice
    takes one array object); the one result, or None where it is no plain call */
 static PyObject *Caller_ordered(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -436,44 +430,36 @@ static void Caller_dealloc(PyObject *self) {
 
 /* Caller(address, roles, names, shapes, dtype, order, threads, release_gil[, storage, align]):
    with storage (each slot's padded shape) and align (bytes), a padded kernel (000 §4) */
+/* Caller_init's refusals: the error (unless one is set already) and -1 */
+#define FAIL(type, text) do { PyErr_SetString(type, text); return -1; } while (0)
+#define FAIL_UNLESS_SET(type, text) do { if (!PyErr_Occurred()) PyErr_SetString(type, text); return -1; } while (0)
 static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     Caller *c = (Caller *)self;
     unsigned long long address;
     PyObject *roles, *names, *shapes, *dtype, *order, *storage = NULL;
     int threads, release_gil;
     Py_ssize_t align = 0;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
-        PyErr_SetString(PyExc_TypeError, "a Caller takes its description positionally");
-        return -1;
-    }
-    if (c->nslots != 0 || c->descr != NULL) {
-        PyErr_SetString(PyExc_TypeError, "a Caller is configured once");
-        return -1;
-    }
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
+        FAIL(PyExc_TypeError, "a Caller takes its description positionally");
+    if (c->nslots != 0 || c->descr != NULL) FAIL(PyExc_TypeError, "a Caller is configured once");
     if (!PyArg_ParseTuple(args, "KO!O!O!OO!ip|O!n", &address, &PyTuple_Type, &roles, &PyTuple_Type, &names,
                           &PyTuple_Type, &shapes, &dtype, &PyTuple_Type, &order, &threads, &release_gil,
                           &PyTuple_Type, &storage, &align))
         return -1;
-    if (storage != NULL && (PyTuple_GET_SIZE(storage) != PyTuple_GET_SIZE(roles) || align <= 0)) {
-        PyErr_SetString(PyExc_ValueError, "a padded Caller needs every slot's storage shape and an alignment");
-        return -1;
-    }
+    if (storage != NULL && (PyTuple_GET_SIZE(storage) != PyTuple_GET_SIZE(roles) || align <= 0))
+        FAIL(PyExc_ValueError, "a padded Caller needs every slot's storage shape and an alignment");
     Py_ssize_t count = PyTuple_GET_SIZE(roles);
     if (count > MAX_SLOTS || PyTuple_GET_SIZE(names) != count || PyTuple_GET_SIZE(shapes) != count
-            || PyTuple_GET_SIZE(order) > MAX_SLOTS || address == 0) {
-        PyErr_SetString(PyExc_ValueError, "a Caller's description does not fit");
-        return -1;
-    }
+            || PyTuple_GET_SIZE(order) > MAX_SLOTS || address == 0)
+        FAIL(PyExc_ValueError, "a Caller's description does not fit");
     if (!PyArray_DescrConverter(dtype, &c->descr)) return -1;
     c->fn = (void *)(uintptr_t)address;
     for (Py_ssize_t n = 0; n < count; n++) {
         long role = PyLong_AsLong(PyTuple_GET_ITEM(roles, n));
         PyObject *name = PyTuple_GET_ITEM(names, n), *shape = PyTuple_GET_ITEM(shapes, n);
         if ((role == -1 && PyErr_Occurred()) || role < R_IN || role > R_WORK || !PyUnicode_CheckExact(name)
-                || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > MAX_RANK) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a Caller's slot does not fit");
-            return -1;
-        }
+                || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > MAX_RANK)
+            FAIL_UNLESS_SET(PyExc_ValueError, "a Caller's slot does not fit");
         c->role[n] = (int)role;
         Py_INCREF(name);
         PyUnicode_InternInPlace(&name);
@@ -482,23 +468,16 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         c->ndim[n] = (int)PyTuple_GET_SIZE(shape);
         for (int k = 0; k < c->ndim[n]; k++) {
             c->dims[n][k] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, k));
-            if (c->dims[n][k] < 0) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a negative extent");
-                return -1;
-            }
+            if (c->dims[n][k] < 0) FAIL_UNLESS_SET(PyExc_ValueError, "a negative extent");
         }
         if (storage != NULL) {
             PyObject *padded = PyTuple_GET_ITEM(storage, n);
-            if (!PyTuple_Check(padded) || PyTuple_GET_SIZE(padded) != c->ndim[n]) {
-                PyErr_SetString(PyExc_ValueError, "a storage shape does not fit its slot");
-                return -1;
-            }
+            if (!PyTuple_Check(padded) || PyTuple_GET_SIZE(padded) != c->ndim[n])
+                FAIL(PyExc_ValueError, "a storage shape does not fit its slot");
             for (int k = 0; k < c->ndim[n]; k++) {
                 c->sdims[n][k] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(padded, k));
-                if (c->sdims[n][k] < c->dims[n][k]) {
-                    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a storage extent below the shape's");
-                    return -1;
-                }
+                if (c->sdims[n][k] < c->dims[n][k])
+                    FAIL_UNLESS_SET(PyExc_ValueError, "a storage extent below the shape's");
             }
         }
         c->nrequired += role == R_IN || role == R_INOUT;
@@ -507,10 +486,8 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     c->norder = (int)PyTuple_GET_SIZE(order);
     for (int k = 0; k < c->norder; k++) {
         long n = PyLong_AsLong(PyTuple_GET_ITEM(order, k));
-        if (n < 0 || n >= count || (c->role[n] != R_IN && c->role[n] != R_INOUT)) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "ordered inputs must be input slots");
-            return -1;
-        }
+        if (n < 0 || n >= count || (c->role[n] != R_IN && c->role[n] != R_INOUT))
+            FAIL_UNLESS_SET(PyExc_ValueError, "ordered inputs must be input slots");
         c->order[k] = (int)n;
         int again = 0;
         for (int q = 0; q < k; q++) again |= c->order[q] == (int)n;
@@ -525,10 +502,7 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (itemsize == NULL) return -1;
     c->itemsize = (npy_intp)PyLong_AsSsize_t(itemsize);
     Py_DECREF(itemsize);
-    if (c->itemsize <= 0) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a dtype without a size");
-        return -1;
-    }
+    if (c->itemsize <= 0) FAIL_UNLESS_SET(PyExc_ValueError, "a dtype without a size");
     return 0;
 }
 
@@ -590,17 +564,10 @@ static PyObject *entry_fallback = NULL;   /* the class's Python __call__ */
 static PyObject *str_c_call = NULL, *str_raised = NULL;
 
 static PyObject *entry_fall_back(PyObject *self, PyObject *args, PyObject *kwargs) {
-    Py_ssize_t k, count = PyTuple_GET_SIZE(args);
-    PyObject *full = PyTuple_New(count + 1), *result;
-    if (full == NULL) return NULL;
-    Py_INCREF(self);
-    PyTuple_SET_ITEM(full, 0, self);
-    for (k = 0; k < count; k++) {
-        Py_INCREF(PyTuple_GET_ITEM(args, k));
-        PyTuple_SET_ITEM(full, k + 1, PyTuple_GET_ITEM(args, k));
-    }
-    result = PyObject_Call(entry_fallback, full, kwargs);
-    Py_DECREF(full);
+    PyObject *bound = PyMethod_New(entry_fallback, self), *result;
+    if (bound == NULL) return NULL;
+    result = PyObject_Call(bound, args, kwargs);
+    Py_DECREF(bound);
     return result;
 }
 
@@ -619,7 +586,7 @@ static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         if (caller == NULL) {
             PyErr_Clear();
         } else if (Py_TYPE(caller) == &CallerType) {
-            PyObject *result = caller_keywords((Caller *)caller, kwargs);
+            PyObject *result = call_plain((Caller *)caller, kwargs, NULL, 1);  /* "out" among them */
             Py_DECREF(caller);
             if (result == NULL) {  /* it raised: the class decides (KernelFailed is final) */
                 PyObject *type, *value, *trace;
