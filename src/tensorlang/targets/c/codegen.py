@@ -441,8 +441,7 @@ class CPrinter:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
-            # the team decided at run time (csrc/tl_threads.h); named by its choice too: two
-            # loops of one variable may both run on threads (a strip block and its leftover)
+            # the team decided at run time (csrc/tl_threads.h), named by its choice too (two loops may share a variable)
             team = f"tl_team{self._choices}_{_idx(loop.var)}"
             choice = f"tl_choice{self._choices}"
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
@@ -521,8 +520,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
         printer.nest(nest, lines)
     lines.append("    return 0;")
     lines.append("}")
-    # the parallel loops' bodies: declared before the step, defined after it (in the
-    # order the step runs them, so the source reads top to bottom)
+    # the parallel loops' bodies: declared before the step, defined after it in the order it runs them
     text = "\n".join(lines) + "\n"
     if printer.helpers:
         text = "\n".join(printer.prototypes) + "\n\n" + text + "\n" + "\n".join(printer.helpers)
@@ -619,8 +617,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
         name = f"tl_step{n}"
         if isinstance(step, LoopStep):
             nests = loop_program.nests_of(n)
-            # the nests may read fewer buffers than the statements name (a concat at a fixed
-            # position reads only the part it selects): such a slot stays a parameter, unused
+            # the nests may read fewer buffers than the statements name: such a slot stays a parameter
             assert used_slots(nests) <= set(step.slots), "the nests use only the schedule's slots"
             c = CFunction(n, name, step.slots, tuple(s for s in step.slots if s in inout))
             text = function(loop_program, name, nests, real, c.slots, c.inputs)
@@ -645,8 +642,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
         parts.append(text)
         functions.append(c)
     entry = None
-    # several steps all in C, or one that takes no input of an inout slot it has (a Gram,
-    # probe or BLAS step): tl_kernel, which every call takes (the inputs after the slots)
+    # several steps all in C, or one taking no input of an inout slot it has: tl_kernel, which every call takes
     if functions and len(functions) == len(schedule.steps) and (
             len(functions) > 1 or any(s in inout and s not in functions[0].inputs for s in functions[0].slots)):
         entry, text = _entry(functions, inout, loop_program.buffers.all_storage_shapes, 4 if real == "float" else 8)

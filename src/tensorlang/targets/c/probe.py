@@ -48,10 +48,8 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
             value = f"{neg}({expr})"
             select = ""
             if i >= 1:
-                # at f = 0 the tap sits at |f - i| = i, the end of this piece: the value is
-                # the right-hand limit (reconstruct.at_integer, exact: 0 past the support,
-                # where this piece's polynomial leaves a rounding residue, bspln3's 2.2e-16
-                # at 2, that would turn 0·∞ = ⊥ into ∞; c1tent's slope on its kink)
+                # at f = 0 the tap sits at the end of this piece: the exact right-hand limit
+                # (reconstruct.at_integer: 0 past the support, not the polynomial's residue)
                 at_zero = at_integer(kern, -i, m)
                 # computed first, then selected: a select of two values vectorizes
                 select = f" h = f == 0.0 ? {at_zero!r} : h;"

@@ -63,8 +63,7 @@ def _c_runner(ffi, function, slots: tuple[int, ...], inputs: tuple[int, ...] = (
     """A runner of one loaded C function over its ``slots``' buffers, then each inout slot's
     input (``sources``' array where given, else the buffer itself)."""
     assert ffi is not None, "a C function is loaded with its ffi"
-    # cffi's own from_buffer, without the Python wrapper of ffi.from_buffer (a small
-    # kernel's general path paid about a microsecond a call for the wrapper)
+    # cffi's own from_buffer, without ffi.from_buffer's Python wrapper (a microsecond a call)
     fb, char = ffi._backend.from_buffer, ffi.typeof("char[]")
 
     def run_c(buffers, threads, sources=None):
@@ -133,9 +132,7 @@ class CKernel:
         self._runners = (_c_runner(self.ffi, *self._only),) if self._only is not None else \
             tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
-        #: the C-level call path (:mod:`.callext`), tried first; None where the schedule is
-        #: not one C function, a variable is optional or the extension cannot be built here
-        #: (a padded kernel's copies its inputs into padded buffers, as :meth:`run` does)
+        #: the C-level call path (:mod:`.callext`), tried first; None where it cannot take the kernel
         self.c_call = callext.caller(self, roles)
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
@@ -170,8 +167,7 @@ class CKernel:
         if step.runs == "opt_einsum":
             kernel = compile_einsum((step.statement,), self.dtype, step.chunk)
             target, name = step.target, step.statement.target
-            # the statement's own variables only (a fused loop's per-iteration locals, which
-            # have no buffer, are never among them)
+            # the statement's own variables only (never a fused loop's locals, which have no buffer)
             every = self.schedule.buffers.slot_of
             slot_of = {var: every[var] for var in (step.statement.target, *step.statement.reads)}
 
@@ -216,8 +212,7 @@ class CKernel:
         try:
             return self._pool.pop()
         except IndexError:
-            # padded: every temporary its own buffer (padding zero on entry, and every
-            # statement leaves it zero); unpadded, alias slots share their owner's
+            # padded: every temporary its own buffer (its padding stays zero); unpadded, aliases share
             aliased = self._alias_of if self.pad == 1 else {}
             made = {n: _blank(self._storage[n], self.pad, self.dtype) for n in self.temporary_slots if n not in aliased}
             for n, owner in aliased.items():  # 002 Fig. 20 by size: a view of the owner's memory
@@ -270,8 +265,7 @@ class CKernel:
             elif role == "optional":
                 buffer[regions[n]] = np.nan
             buffers[n] = buffer
-        # every slot is filled now: the temporaries, the inputs and the others (_plan's
-        # roles partition the slots), so no None is left
+        # every slot is filled now (_plan's roles partition the slots): no None is left
         filled = cast("list[np.ndarray]", buffers)
         if sources:
             cast("Callable[..., None]", self._runners[0])(filled, threads, sources)  # the one C function's (_c_runner)

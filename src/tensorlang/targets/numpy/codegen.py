@@ -73,8 +73,7 @@ class _Codegen:
 
     # -------------------------------------------------------------- statements
     def statement(self, stmt: ir.Statement, reason: str | None = None) -> list[str]:
-        # no two sums may bind one name (sibling sums may, in index form), so that products
-        # under several sums flatten into one contraction
+        # no two sums may bind one name, so that products under several sums flatten into one contraction
         here = {name for name, _ in stmt.index}
         body = stmt.body if binders_apart(stmt.body, here | free_indices(stmt.body)) else \
             rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
@@ -104,8 +103,7 @@ class _Codegen:
 
     def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
         """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
-        # the statement's own names: a slot may hold several temporaries over a run
-        # (memory reuse by liveness), the store keeps each under its name
+        # the statement's own names: the store keeps each temporary under its name (a slot may hold several)
         stmt = statement_of(step)
         by_slot = {buffers.slot_of[name]: name for name in stmt.reads}
         call = MatmulIntoStore(step, tuple((slot, by_slot[slot]) for slot in step.operands), buffers.shapes[step.target])
@@ -245,8 +243,7 @@ class _Codegen:
             if name not in used:  # Σ_k of something that does not depend on k
                 scale *= st.extents[name]
         free = tuple(dict.fromkeys(n for _, labels in operands for n in labels if n not in summed))
-        # the schedule's chunk (schedule.steps.EINSUM_CHUNK): a long product contracted chunk
-        # by chunk, each keeping only the labels the rest or the result still need
+        # the schedule's chunk (steps.EINSUM_CHUNK): chunk by chunk, keeping the labels still needed
         while self.chunk and len(operands) > self.chunk:
             chunk, rest = operands[:self.chunk], operands[self.chunk:]
             needed = set(free) | {x for _, ls in rest for x in ls}

@@ -106,8 +106,7 @@ static int fits(Caller *c, PyObject *o, int n) {
     return PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a);
 }
 
-/* A number (Python float or int, numpy integer or float scalar) for a 0-d input: a new
-   0-d array of the kernel's dtype, or NULL (no error set) where it is none or does not convert */
+/* A number for a 0-d input as a new 0-d array, or NULL (no error set) where it is none or does not convert */
 static PyObject *number_array(Caller *c, PyObject *value) {
     if (!PyFloat_CheckExact(value) && !PyLong_CheckExact(value)) {
         if (!PyArray_IsScalar(value, Number)) return NULL;
@@ -351,8 +350,7 @@ static int gather_targets(Caller *c, PyObject *out, PyObject **input, PyObject *
 
 static PyObject *str_out = NULL;  /* "out", interned */
 
-/* The inputs from arrays (with out != NULL, a call's keywords: "out" goes to *out) into
-   input[] (a number for a 0-d slot: an array held in made[n]): 1 to go on, 0 to decline */
+/* The inputs from arrays into input[] (out != NULL: "out" to *out; made[n]: a number's array) */
 static int gather_inputs(Caller *c, PyObject *arrays, PyObject **out, PyObject **input, PyObject **made) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
@@ -608,8 +606,7 @@ static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     return entry_fall_back(self, args, kwargs);
 }
 
-/* install_entry(cls, fallback): cls's instances are called by entry_call (fallback: the
-   class's Python __call__).  Once per process; True when installed. */
+/* install_entry(cls, fallback): cls's instances called by entry_call; once per process */
 static PyObject *install_entry(PyObject *module, PyObject *args) {
     PyTypeObject *cls;
     PyObject *fallback;
