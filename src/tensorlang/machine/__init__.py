@@ -1,11 +1,7 @@
 """The machine's facts in one package, each read once per process: caches
-(:func:`cache_sizes`: ``/sys``, else ``sysconf``, else 32 KiB and 1 MiB;
-``$TENSORLANG_CACHE_SIZES`` overrides), cores, the vector width the C compiler targets
-(:func:`vector_bytes`: its predefined macros), BLAS (:mod:`.blas`) and the constants tuned
-to the memory system.  It imports none but :mod:`.limits`' reader of variables (the C
-compiler is the caller's); what threads cost is measured in C (targets/c/threshold.py).
-docs/architecture.md lists the facts; tests/test_architecture.py keeps them defined here only.
-"""
+(:func:`cache_sizes`; ``$TENSORLANG_CACHE_SIZES`` overrides), cores, the vector width
+the C compiler targets, BLAS (:mod:`.blas`) and the constants tuned to the memory system
+(docs/architecture.md lists them; tests/test_architecture.py keeps them here only)."""
 
 from __future__ import annotations
 
@@ -28,8 +24,7 @@ FALLBACK_L2 = 1024 * 1024
 
 @dataclass(frozen=True)
 class CacheSizes:
-    """Bytes of the first core's level-1 data cache and its level-2 cache, and where
-    the numbers came from ("sys", "sysconf", "fallback" or "env")."""
+    """Bytes of the first core's L1d and L2, and where from ("sys", "sysconf", "fallback", "env")."""
 
     l1: int
     l2: int
@@ -105,8 +100,7 @@ def cpu_count() -> int:
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity: ``taskset``, a benchmark pinning
-    itself, a container's cpuset), else the machine's count."""
+    """The CPUs this process may run on (its affinity), else the machine's count."""
     try:
         return len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):  # no sched_getaffinity (macOS, Windows)
@@ -131,8 +125,7 @@ def _macros(command: tuple[str, ...], flags: tuple[str, ...]) -> frozenset[str]:
 
 
 def vector_bytes(compiler: Any) -> int:
-    """The widest vector register the C ``compiler`` (a targets.c.build.Compiler, or None)
-    generates code for with its ``-m`` flags, in bytes."""
+    """The widest vector register the C ``compiler`` (or None) generates code for, in bytes."""
     flags = () if compiler is None else tuple(f for f in compiler.flags if f.startswith("-m"))
     defined = frozenset() if compiler is None else _macros(tuple(compiler.command), flags)
     return next((width for macro, width in WIDTHS if macro in defined), DEFAULT_BYTES)
@@ -152,9 +145,8 @@ CACHE_LINE_BYTES = 64
 #: A register tile's vector in bytes (AVX-512's) and the most accumulator vectors it keeps
 #: of the 32 registers (the fastest grouping measured): loops/microkernel.py, schedule/padding.py.
 TILE_BYTES, TILE_VECTORS = 64, 16
-#: What one core's prefetches hold: a fused loop's read-only slab of at most PREFETCH_BYTES
-#: is asked for whole one iteration ahead, a larger one sub-slab by sub-slab AHEAD_BYTES
-#: ahead (loops/fusion.py; docs/c-backend.md, "Prefetching the next element").
+#: A fused loop's read-only slab of at most PREFETCH_BYTES is prefetched whole one iteration ahead,
+#: a larger one AHEAD_BYTES ahead (loops/fusion.py; docs/c-backend.md, "Prefetching the next element").
 PREFETCH_BYTES, AHEAD_BYTES = 16 * 1024, 8 * 1024
 #: A nest's local buffers above this many bytes together live on the heap: OpenMP workers
 #: and Python threads get less stack than the main thread's 8 MiB (targets/c/codegen.py).

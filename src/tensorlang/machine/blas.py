@@ -1,8 +1,6 @@
-"""Which BLAS this machine has, with which calling convention and symbols: the GEMM, GEMV and
-SYRK generated C calls (targets/c/blascall.py renders the calls), found once per process in the
-library numpy already loaded, never by a guess at file names (threadpoolctl's OpenBLAS, else
-scipy's capsules, else none: ``$TENSORLANG_NO_C_BLAS=1`` forces none).  docs/c-backend.md,
-"BLAS called from C", has each rule."""
+"""Which BLAS this machine has (the GEMM, GEMV and SYRK generated C calls), found once per
+process in the library numpy already loaded: threadpoolctl's OpenBLAS, else scipy's
+capsules, else none (``$TENSORLANG_NO_C_BLAS=1``); docs/c-backend.md, "BLAS called from C"."""
 
 from __future__ import annotations
 
@@ -49,8 +47,7 @@ _why: list[str] = []
 
 
 def find(dtype) -> BlasFunctions | None:
-    """The BLAS functions for ``dtype`` (float64, float32), or None (:func:`why_not`);
-    the same for the whole process (it is looked up once)."""
+    """The BLAS functions for ``dtype`` (float64, float32), or None (:func:`why_not`), looked up once."""
     return _find(np.dtype(dtype).name)
 
 
@@ -80,8 +77,7 @@ def clear() -> None:
 
 
 def _numpy_first(filepath: str) -> int:
-    """0 for a library inside numpy's installation (numpy/, numpy.libs/, numpy/.dylibs),
-    1 for any other: the one numpy itself calls comes first."""
+    """0 for a library inside numpy's installation (the one numpy calls), else 1."""
     root = Path(np.__file__).resolve().parent
     try:
         path = Path(filepath).resolve()
@@ -108,8 +104,7 @@ def _from_threadpoolctl(letter: str) -> BlasFunctions | None:
 
 
 def from_openblas(filepath: str, letter: str) -> BlasFunctions | None:
-    """The CBLAS GEMM, GEMV and SYRK with routine letter ``letter`` of the OpenBLAS at
-    ``filepath`` (a loaded library, as threadpoolctl reports it), or None (one missing)."""
+    """The CBLAS GEMM, GEMV and SYRK (letter ``letter``) of the loaded OpenBLAS at ``filepath``, or None."""
     try:
         dll = ctypes.CDLL(filepath)
     except OSError:

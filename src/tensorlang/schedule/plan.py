@@ -440,6 +440,8 @@ def plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, bla
             chosen = replace(chosen, runs=runs(chosen, blas_int_max, pad))
         scheduled.append(chosen)
     flush()
+    scheduled = [replace(s, chunk=steps.einsum_chunk(s.statements if isinstance(s, LoopStep) else (s.statement,)))
+                 if isinstance(s, (LoopStep, EinsumStep)) else s for s in scheduled]
     return Schedule(buffers, tuple(scheduled), np.dtype(dtype).name, fusions)
 
 

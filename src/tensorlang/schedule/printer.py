@@ -99,4 +99,6 @@ def to_text(schedule: Schedule) -> str:
             lines.append(f"         -- {reason}")
         if isinstance(step, (GemmStep, ModeStep, EinsumStep)):
             lines.append(f"       runs: {step.runs}")
+        if isinstance(step, (LoopStep, EinsumStep)) and step.chunk:
+            lines.append(f"       einsum code: products of more than {step.chunk} operands contracted {step.chunk} at a time")
     return "\n".join(lines) + "\n"

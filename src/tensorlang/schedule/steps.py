@@ -45,6 +45,18 @@ PACKED_BLAS_WORK = 1 << 20
 MODE_BATCH_WORK = 1 << 19
 MODE_BATCH_MIN = 16
 
+#: The most operands one contraction of the NumPy code takes (opt_einsum's path search grows
+#: fast with the count): a step with a longer product has it contracted in chunks (its ``chunk``).
+EINSUM_CHUNK = 16
+
+
+def einsum_chunk(statements) -> int:
+    """EINSUM_CHUNK where a sum or quotient of ``statements`` has a product of more factors, else 0."""
+    longest = max((len(monomial(node).flat()[1]) for s in statements for node in ir.nodes(s.body)
+                   if isinstance(node, ir.Sum) or (isinstance(node, ir.BinOp) and node.op != "*")), default=0)
+    return EINSUM_CHUNK if longest > EINSUM_CHUNK else 0
+
+
 #: Where a BLAS step runs (its ``runs``, decided by :func:`~.plan.plan` for the target's
 #: caps, :func:`~.gemm.runs`): BLAS from generated C, numpy.matmul (on padded buffers' views), opt_einsum.
 RUNS = ("c", "matmul", "matmul-views", "opt_einsum")
@@ -144,6 +156,7 @@ class LoopStep:
     slots: tuple[int, ...]
     reasons: tuple[str, ...]
     fusion: Fusion | None = None
+    chunk: int = 0  # einsum code: longer products contracted this many operands at a time (EINSUM_CHUNK)
 
 
 @dataclass(frozen=True)
@@ -353,6 +366,7 @@ class EinsumStep(_BlasStep):
     work: int
     reason: str = ""
     runs: str = "opt_einsum"  # RUNS
+    chunk: int = 0  # as LoopStep.chunk
 
 
 def einsum_step(stmt: ir.Statement, slot_of: dict[str, int]) -> EinsumStep:

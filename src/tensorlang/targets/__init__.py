@@ -23,8 +23,7 @@ from .numpy import runtime as numpy_runtime
 
 @dataclass(frozen=True)
 class Caps:
-    """What a target's schedule may use and what runs below it (the schedule and loop
-    stages read it; it is computed once per compilation, :func:`Target.caps`)."""
+    """What a target's schedule may use and what runs below it (once per compilation)."""
 
     #: statements that share a batch loop run inside one (loop targets)
     fuse: bool = True
@@ -32,22 +31,18 @@ class Caps:
     reuse: bool = True
     #: BLAS steps allowed at all (tests switch them off to see every statement as loops)
     blas: bool = True
-    #: the largest extent BLAS takes where generated C could call it, else None (BLAS, if
-    #: any, runs from Python: a single GEMM then pays later, schedule.steps.C_BLAS_WORK)
+    #: the largest extent BLAS takes where generated C calls it, else None (BLAS from Python)
     blas_int_max: int | None = None
-    #: loop nests visit only the support of a structured sum (the C target's do), so such
-    #: a sum may stay a loop nest (schedule.plan._sparse_sums)
+    #: loop nests visit only the support of a structured sum (schedule.plan._sparse_sums)
     supports: bool = False
     #: the target runs the loop IR (the loop stage is built for it)
     loops: bool = False
     #: scalar operations from which a loop runs on threads (loops.parallel)
     parallel_work: ParallelWork | None = None
-    #: the target renders Gram steps (schedule.steps.GramStep: float64, unpadded, C), whose
-    #: generated C has vectors of this many bytes; None: no Gram steps
+    #: the vector bytes of the Gram steps the target renders (schedule.steps.GramStep); None: none
     gram: int | None = None
-    #: a GEMM whose operands or result are out of order (schedule.steps.GemmStep.copies)
-    #: runs as a GEMM (BLAS's transpose flags, or a copy); False: the schedule makes it an
-    #: einsum step (the NumPy target: opt_einsum's path beat the copy, docs/performance.md)
+    #: a GEMM over operands out of order (GemmStep.copies) runs as a GEMM; False: an einsum
+    #: step (the NumPy target: opt_einsum's path beat the copy, docs/performance.md)
     gemm_copies: bool = True
 
 
@@ -64,8 +59,7 @@ class Target:
     build: Callable[..., Any]
     #: the stages the target needs, in pipeline order
     stages: tuple[str, ...]
-    #: a target that wraps the others rather than running a program itself (dask): how
-    #: it runs a compiled kernel's spec chunk by chunk (targets/dask ``run_chunked``)
+    #: a target that wraps the others (dask): how it runs a kernel chunk by chunk
     chunked: Callable[..., Any] | None = None
 
 

@@ -1,9 +1,5 @@
-"""The reference interpreter as a target: the front end's own semantics (the oracle).
-
-It runs the ``reference`` the pipeline was given (:meth:`Language.interpret
-<tensorlang.lang.Language>` on the checked program, or EIN's evaluator for a program that
-starts as EIN), never a schedule: what every other target is tested against.
-"""
+"""The reference interpreter as a target: it runs the ``reference`` the pipeline was given
+(the front end's own semantics, or EIN's evaluator), never a schedule: the oracle."""
 
 from __future__ import annotations
 

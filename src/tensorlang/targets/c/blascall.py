@@ -1,8 +1,6 @@
-"""BLAS steps printed as C (docs/c-backend.md, "BLAS called from C"): each step whose
-``runs`` the schedule set to ``c`` (:func:`tensorlang.schedule.gemm.runs`) as one function
-``int tl_stepN(real *v<slot>..., int nthreads)`` calling GEMM, GEMV or SYRK through the
-pointers ``tl_set_blas`` installs, then the scale; a loop stage's ``BlasProduct`` as one
-SYRK or GEMM (:func:`packed_call`).  It decides nothing."""
+"""BLAS steps printed as C (docs/c-backend.md, "BLAS called from C"): a step that ``runs``
+in C as ``int tl_stepN(real *v<slot>..., int nthreads)`` calling GEMM, GEMV or SYRK
+through the pointers ``tl_set_blas`` installs; a ``BlasProduct`` as one SYRK or GEMM."""
 
 from __future__ import annotations
 
@@ -31,16 +29,13 @@ def _call(g: Gemm, a: str, b: str, c: str) -> str:
 
 
 def is_gram(g: Gemm) -> bool:
-    """Whether ``g`` is one matrix's transpose times itself (``AᵀA`` or ``AAᵀ``, the same
-    buffer read the same way): symmetric, so SYRK computes its upper triangle with half
-    GEMM's multiply-adds (numpy's ``X.T @ X`` does the same) and the lower one is copied."""
+    """Whether ``g`` is ``AᵀA`` or ``AAᵀ`` of one buffer: SYRK's upper triangle, then copied."""
     return (g.batch == 1 and g.a == g.b != g.c and g.m == g.n > 1 and g.trans_a != g.trans_b
             and g.lda == g.ldb)
 
 
 def function(name: str, g: Gemm, kind: str, comment: str) -> str:
-    """The C function ``int name(real *v<slot>..., int nthreads)`` running ``g``, headed
-    ``/* BLAS step (<kind>, gemm|gemv|syrk in C): <comment> */``."""
+    """``int name(real *v<slot>..., int nthreads)`` running ``g``, headed by its comment."""
     params = ", ".join([f"real *v{slot}" for slot in g.slots] + ["int nthreads"])
     routine = "gemv" if 1 in (g.m, g.n) else "syrk" if is_gram(g) else "gemm"
     lines = [f"/* BLAS step ({kind}, {routine} in C): {comment} */", f"int {name}({params}) {{",
@@ -67,12 +62,8 @@ def function(name: str, g: Gemm, kind: str, comment: str) -> str:
 
 
 def packed_call(node: BlasProduct) -> list[str]:
-    """The C statements computing a packed block product with one BLAS call
-    (:class:`~tensorlang.loops.ir.BlasProduct`: the ``packed-blas`` loop rewrite chose
-    the routine and found the buffers' leading dimensions).  The target is zeroed first:
-    it is a local buffer, uninitialised, and BLAS may scale it by beta = 0 with a
-    multiplication (NaN · 0 is NaN).  The last statement is the call, which returns
-    nonzero (BLAS not set up) as a BLAS step does; the caller adds what must happen then."""
+    """The C computing a packed block product by one BLAS call (:class:`~tensorlang.loops.ir.BlasProduct`),
+    its target zeroed first (BLAS may scale by beta = 0); the last statement is the call."""
     p = node.product
     lda, ldb, ldc = node.leading
     target = f"v{p.target}"

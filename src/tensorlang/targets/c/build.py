@@ -4,6 +4,7 @@ commands follow docs/c-backend.md, "Building and the cache", rule by rule."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -41,8 +42,7 @@ class Compiler:
 
 
 def compiler_command() -> tuple[str, ...]:
-    cc = os.environ.get("CC", "").strip() or "cc"
-    return tuple(cc.split())
+    return tuple((os.environ.get("CC", "").strip() or "cc").split())
 
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -62,27 +62,16 @@ def _probe(command: tuple[str, ...]) -> Compiler | str:
     base = ["-O3", "-std=c99", "-fPIC", "-shared", "-fno-strict-aliasing"]
     test = "#include <math.h>\nint tl_probe(double *x) { x[0] = sqrt(x[0]); return 0; }\n"
     with tempfile.TemporaryDirectory(prefix="tensorlang-probe-") as tmp:
-        src = Path(tmp, "probe.c")
+        src, out = Path(tmp, "probe.c"), Path(tmp, "probe.so")
         src.write_text(test)
-        candidates = [
-            base + ["-march=native", "-fopenmp"],
-            base + ["-fopenmp"],
-            base + ["-march=native", "-fopenmp-simd"],
-            base + ["-march=native"],
-            base,
-        ]
-        for flags in candidates:
-            out = Path(tmp, "probe.so")
+        for extra in (["-march=native", "-fopenmp"], ["-fopenmp"], ["-march=native", "-fopenmp-simd"], ["-march=native"], []):
+            flags = base + extra
             try:
-                result = _run([*command, *flags, str(src), "-o", str(out), "-lm"])
+                if _run([*command, *flags, str(src), "-o", str(out), "-lm"]).returncode == 0 and out.exists():
+                    ctypes.CDLL(str(out))
+                    return Compiler(command, identity[0] if identity else command[0], tuple(flags), "-fopenmp" in flags)
             except (OSError, subprocess.SubprocessError):
                 continue
-            if result.returncode == 0 and out.exists():
-                try:
-                    ctypes.CDLL(str(out))
-                except OSError:
-                    continue
-                return Compiler(command, identity[0] if identity else command[0], tuple(flags), "-fopenmp" in flags)
     return f"the C compiler {command[0]!r} cannot build a shared library"
 
 
@@ -91,16 +80,16 @@ def find_compiler() -> Compiler | None:
     return probed if isinstance(probed, Compiler) else None
 
 
-def require_compiler() -> Compiler:
-    probed = _probe(compiler_command())
-    if isinstance(probed, str):
-        raise error("backend", f"the 'c' back end needs a C compiler: {probed}")
-    return probed
-
-
 def why_no_compiler() -> str | None:
     probed = _probe(compiler_command())
     return probed if isinstance(probed, str) else None
+
+
+def require_compiler() -> Compiler:
+    found = find_compiler()
+    if found is None:
+        raise error("backend", f"the 'c' back end needs a C compiler: {why_no_compiler()}")
+    return found
 
 
 # ------------------------------------------------------------------ the cache
@@ -160,11 +149,8 @@ def _owned_and_private(path: Path) -> bool:
     return stat.S_ISREG(info.st_mode) and _private(info)
 
 
-#: No kernel object is anywhere near this; a bigger file in the cache (a sparse 1 GiB
-#: file, say) is not read, only rebuilt.
-_MAX_OBJECT_BYTES = 64 * 1024 * 1024
-#: Manifests are a few hundred bytes.
-_MAX_MANIFEST_BYTES = 64 * 1024
+#: The most bytes of an object and of a manifest read from the cache (a bigger one is rebuilt).
+_MAX_OBJECT_BYTES, _MAX_MANIFEST_BYTES = 64 * 1024 * 1024, 64 * 1024
 
 
 def _read_limited(path: Path, limit: int) -> bytes | None:
@@ -181,9 +167,7 @@ def _read_limited(path: Path, limit: int) -> bytes | None:
 
 
 def _valid_entry(obj: Path, manifest: Path, key: str) -> bool:
-    """Whether the entry may be loaded.  Anything odd (a directory where a file should
-    be, a huge or deeply nested manifest, a huge object) is simply not valid: it is
-    rebuilt, never an error."""
+    """Whether the entry may be loaded; anything odd is not valid (rebuilt, never an error)."""
     if not (_owned_and_private(obj) and _owned_and_private(manifest)):
         return False
     text = _read_limited(manifest, _MAX_MANIFEST_BYTES)
@@ -212,20 +196,14 @@ def _write_atomic(directory: Path, name: str, data: bytes) -> None:
 
 
 def _unlink(path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) -> Path:
-    """The path of a valid shared object for ``source``: from the cache, or compiled now.
-
-    If the entry cannot be installed in the shared cache (something else sits at its
-    path, the directory's files vanish under ``tensorlang cache clear`` in another
-    process, ...), the kernel is compiled into this process's private temporary
-    directory instead: a damaged cache never makes a compile fail.  ``extra_flags``
-    (include directories, say) are added to the compiler's and are part of the key."""
+    """A valid shared object for ``source``, from the cache or compiled now (into this process's
+    private directory where the shared cache will not take it: a damaged cache never fails
+    a compile); ``extra_flags`` are part of the key."""
     key = cache_key(source, compiler, extra_flags)
     directory = _kernel_dir()
     obj, manifest = directory / f"{key}.so", directory / f"{key}.json"
@@ -242,25 +220,18 @@ def build(source: str, compiler: Compiler, extra_flags: tuple[str, ...] = ()) ->
 
 
 class _Vanished(Exception):
-    """The compiler failed in the shared cache: retried in the private directory, where
-    a genuine failure is reported."""
+    """The compiler failed in the shared cache: retried privately, where a failure is reported."""
 
 
 def _private_dir() -> Path:
     global _fallback_dir
-    if _fallback_dir is None:
-        _fallback_dir = Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
+    _fallback_dir = _fallback_dir or Path(tempfile.mkdtemp(prefix="tensorlang-kernels-"))
     return _fallback_dir
 
 
 def _clear_path(path: Path) -> None:
-    """Remove what sits where an entry goes, if it is not a regular file (a directory,
-    say): our own entry names, so nothing else belongs there."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return
-    if stat.S_ISDIR(info.st_mode):
+    """Remove a directory where an entry goes (our own entry names: nothing else belongs there)."""
+    if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -272,9 +243,7 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler,
     os.close(fd)
     try:
         try:
-            # the source on standard input: a file name would be embedded in the object,
-            # and a private temporary name makes two processes' objects differ, so that
-            # one's manifest could describe the other's object (issue 16: a rebuild later)
+            # the source on standard input: a temporary file's name would make two processes' objects differ
             result = _run([*compiler.command, *compiler.flags, *extra_flags, "-x", "c", "-", "-o", tmp_obj, "-lm"],
                           input=source)
         except subprocess.TimeoutExpired:
@@ -300,8 +269,7 @@ def _compile_into(directory: Path, key: str, source: str, compiler: Compiler,
 
 
 def build_and_load(source: str, compiler: Compiler, declarations: str, extra_flags: tuple[str, ...] = ()):
-    """:func:`build` then :func:`load`; an object that vanishes between the two (``cache
-    clear`` in another process) is compiled again privately."""
+    """:func:`build` then :func:`load`, compiled again privately where the object vanished between."""
     path = build(source, compiler, extra_flags)
     try:
         return load(path, declarations)
@@ -316,8 +284,7 @@ _loaded: dict[str, tuple[object, object]] = {}
 
 
 def prepare_openmp() -> None:
-    """``OMP_WAIT_POLICY=passive`` unless the user chose a policy, before the first object
-    that links OpenMP is loaded (libgomp reads it then): docs/c-backend.md, "Threads"."""
+    """``OMP_WAIT_POLICY=passive`` unless chosen, before the first object linking OpenMP loads."""
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["OMP_WAIT_POLICY"] = "passive"
 
@@ -332,10 +299,7 @@ class CannotLoad(TensorLangError):
 
 
 def load(path: Path, declarations: str):
-    """dlopen ``path`` through cffi with ``declarations``; (ffi, lib), once per object.
-
-    The object's name is its key, a hash of its source, so the same path always holds
-    the same functions and the declarations made at first load stay right."""
+    """dlopen ``path`` through cffi with ``declarations``: (ffi, lib), once per object (its name is its source's hash)."""
     import cffi
 
     loaded = _loaded.get(str(path))
@@ -367,13 +331,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def cache_entries() -> list[Path]:
-    return sorted(p for p in _listing(cache_dir()) if p.suffix in (".so", ".json") and len(p.stem) == 64)
-
-
 def cache_info() -> str:
     directory = cache_dir()
-    entries = cache_entries()
+    entries = [p for p in _listing(directory) if p.suffix in (".so", ".json") and len(p.stem) == 64]
     kernels = [p for p in entries if p.suffix == ".so"]
     size = sum(_size(p) for p in entries)
     probed = _probe(compiler_command())
@@ -383,19 +343,14 @@ def cache_info() -> str:
     else:
         compiler = f"none: {probed}"
     usable = "" if _usable_dir(directory) else "  (not usable: kernels go to a temporary directory)"
-    return "\n".join([
-        f"cache directory: {directory}{usable}",
-        f"kernels: {len(kernels)}, {size / 1024:.1f} KiB",
-        f"compiler: {compiler}",
-    ])
+    return f"cache directory: {directory}{usable}\nkernels: {len(kernels)}, {size / 1024:.1f} KiB\ncompiler: {compiler}"
 
 
 def _young(path: Path) -> bool:
     """Whether a temporary file may still belong to a compile in progress."""
-    try:
+    with contextlib.suppress(OSError):
         return time.time() - path.stat().st_mtime < 2 * _COMPILE_TIMEOUT_S
-    except OSError:
-        return False
+    return False
 
 
 def cache_clear() -> int:

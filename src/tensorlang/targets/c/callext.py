@@ -1,9 +1,6 @@
 """The C-level call path: a CPython extension (csrc/callext.c, compiled once per machine,
-Python and numpy version and cached by :mod:`.build`) whose ``Caller``, configured per
-kernel with a description (the C function's address; per slot its role, name, shape and
-dtype; padded, the storage shapes and alignment), takes the *plain call* and declines
-(returns None) anything else.  docs/c-backend.md, "Calls", states the plain call's rule
-and the rest; its "Padding" section, the padded caller."""
+Python and numpy) whose ``Caller``, configured per kernel, takes the *plain call* and
+declines (None) anything else (docs/c-backend.md, "Calls" and "Padding")."""
 
 from __future__ import annotations
 
@@ -24,16 +21,12 @@ from . import csrc
 from .padded import alignment as padded_alignment
 from .codegen import check_status
 
-#: The most slots (C function parameters) the caller passes; a kernel with more takes the
-#: general path.  csrc/callext.c's ``call_function`` has a case for every count up
-#: to it (tests/targets/test_c_csrc.py checks them).
+#: The most slots (C function parameters) the caller passes (``call_function``'s cases); more: the general path.
 MAX_SLOTS = 24
 #: The most dimensions a slot's shape may have here (numpy allows 64).
 MAX_RANK = 16
-#: Kernels whose buffers hold at least this many elements release the GIL while their C
-#: function runs (other Python threads go on); below it, releasing and re-taking the GIL
-#: would cost more than the kernel, and another thread's turn could delay the call by the
-#: interpreter's switch interval (5 ms).
+#: Kernels whose buffers hold at least this many elements release the GIL while they run
+#: (below, releasing and re-taking it costs more than the kernel).
 RELEASE_GIL_ELEMENTS = 1 << 14
 
 #: Slot roles as the extension numbers them.
@@ -44,9 +37,7 @@ _MODULE = "tensorlang_callext"
 
 
 def source() -> str:
-    """The extension's C source (csrc/callext.c), with the versions it is built for in its
-    first line (the cache key is the source's hash: a new Python or numpy builds a new
-    object)."""
+    """The extension's C source, headed by the Python and numpy versions (the cache key)."""
     header = (f"/* python {sys.version.split()[0]} {sysconfig.get_config_var('SOABI')}; "
               f"numpy {np.__version__} */")
     cases = "\n".join(f"    case {n}: return ((int (*)({'void *, ' * n}int))fn)({''.join(f'p[{k}], ' for k in range(n))}threads);"
@@ -55,8 +46,7 @@ def source() -> str:
 
 
 def include_dirs() -> tuple[str, ...] | None:
-    """The directories holding ``Python.h`` and numpy's ``numpy/arrayobject.h``, or None
-    where either is missing (a Python without its development headers)."""
+    """The directories of ``Python.h`` and ``numpy/arrayobject.h``, or None where one is missing."""
     python = sysconfig.get_paths().get("include") or ""
     numpy_include = np.get_include()
     if not (Path(python, "Python.h").is_file() and Path(numpy_include, "numpy", "arrayobject.h").is_file()):
@@ -69,8 +59,7 @@ _why: list[str] = []
 
 @lru_cache(maxsize=None)
 def extension():
-    """The loaded extension module, compiled on first use and cached; None where it cannot
-    be had (no headers, no compiler, a failed compile or load: :func:`why_unavailable`)."""
+    """The extension module, compiled and cached on first use; None where it cannot be had (:func:`why_unavailable`)."""
     if env_flag("TENSORLANG_NO_CALLEXT"):
         _why.append("switched off by $TENSORLANG_NO_CALLEXT")
         return None
@@ -103,9 +92,8 @@ def why_unavailable() -> str | None:
 
 
 def install_entry(cls, fallback) -> bool:
-    """Let instances of ``cls`` (tensorlang's Kernel) be called by the extension straight
-    from the class's ``tp_call`` (their ``_c_call`` first, then ``fallback``, the Python
-    ``__call__``: docs/c-backend.md, "Calls").  False where the extension is missing."""
+    """Let ``cls``'s instances be called by the extension from the class's ``tp_call``
+    (``_c_call`` first, then ``fallback``); False where the extension is missing."""
     module = extension()
     if module is None:
         return False
@@ -113,9 +101,8 @@ def install_entry(cls, fallback) -> bool:
 
 
 def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
-    """The C caller of ``kernel`` (a CKernel) whose schedule is one C function, or None
-    (several steps, optional inputs, too many slots or dimensions, no extension).
-    ``order`` names the inputs :meth:`ordered` takes, in order."""
+    """The C caller of a :class:`.runtime.CKernel` whose schedule is one C function, or None;
+    ``order``: the inputs :meth:`ordered` takes, in order."""
     if kernel._only is None or kernel.ffi is None:
         return None
     if any(role == "optional" for role in roles.values()):

@@ -1,8 +1,6 @@
 """The C printer: a schedule's loop steps (their loop IR, :mod:`tensorlang.loops`) as C99.
-It decides nothing: every choice comes from the schedule and the loop IR; this module only
-spells them in C.  Loop step N is ``int tl_stepN(real *restrict v<slot>..., const real
-*v<slot>_in..., int nthreads)``; docs/c-backend.md, "From EIN to loops to C", has the C's
-conventions (BLAS steps, ``tl_kernel``, outlined parallel bodies, names, ⊥ as NaN)."""
+It decides nothing: it spells the schedule's and the loop IR's choices in C
+(docs/c-backend.md, "From EIN to loops to C", has the conventions)."""
 
 from __future__ import annotations
 
@@ -28,16 +26,14 @@ from . import blascall, csrc, gram, probe
 REAL = {"float64": "double", "float32": "float"}
 
 
-#: How a parallel loop keeps choosing between one thread and its team by timing both
-#: (``tl_pick``/``tl_record``, csrc/tl_threads.h; docs/c-backend.md, "Threads", item 3).
+#: How a parallel loop keeps choosing between one thread and its team (csrc/tl_threads.h).
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
 
 #: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
 TILE_MARK = "/* register tile:"
 
 
-#: The comment heading a packed structured product printed as a BLAS call (the source then
-#: needs the BLAS wrappers, :func:`print_c`).
+#: The comment heading a packed product printed as a BLAS call (the source needs the wrappers).
 PACKED_BLAS_MARK = "packed product: one BLAS call"
 
 #: At the head of a source compiled with ``fma=True`` (docs/optimizer.md, "Fused multiply-add").
@@ -49,16 +45,14 @@ def _comment(text: str) -> str:
     return text.replace("*/", "* /").replace("\n", " ").encode("ascii", "replace").decode("ascii")
 
 
-#: What a step returns when it could not allocate a heap block (:data:`STACK_BYTES`):
-#: :func:`check_status` makes it ``too-large`` on both call paths (the runtime and
-#: the C caller, :mod:`.callext`, which calls it with the status).  0: done; -1: BLAS not set up (:mod:`.blascall`).
+#: What a step returns when it could not allocate (:func:`check_status`: ``too-large``);
+#: 0: done; -1: BLAS not set up (:mod:`.blascall`).
 NO_MEMORY = -2
 
 
 def check_status(status: int) -> None:
-    """Raise what a step's nonzero return ``status`` means (a clear error, not a crash):
-    :class:`~tensorlang.errors.KernelFailed`, which no call path retries, as the step may
-    have written part of its buffers."""
+    """Raise what a step's nonzero ``status`` means: :class:`~tensorlang.errors.KernelFailed`
+    (never retried: the step may have written part of its buffers)."""
     if status == NO_MEMORY:
         raise KernelFailed("too-large", "the C kernel could not allocate memory for a packed structured statement's copies")
     if status != 0:
@@ -101,8 +95,7 @@ class CPrinter:
         self._heap = 0  # the heap block's bytes of the nest being printed (loops.Nest.heap)
         self._statement_functions = 0  # statements printed as functions of their own so far
         self._tiles = 0  # register tiles so far (their accumulators' names, :meth:`tile`)
-        #: the slots whose loads read another pointer, by slot: an inout variable's input
-        #: until its first assignment (:attr:`loops.Nest.inputs`)
+        #: the slots whose loads read another pointer (an inout input, :attr:`loops.Nest.inputs`)
         self.reads: dict[int, str] = {}
 
     # ---------------------------------------------------------------- scalars
@@ -154,9 +147,8 @@ class CPrinter:
 
     # ------------------------------------------------------------- statements
     def rebuild(self, node: loops.Rebuild, lines: list[str], pad: str) -> None:
-        """A packed statement's reconstruction by tables (loops.ir.Rebuild): static
-        tables of packed positions, then one loop nest over the target, sorting each
-        group's positions with compare-exchanges."""
+        """A packed statement's reconstruction (loops.ir.Rebuild): tables of packed positions,
+        then one nest over the target sorting each group's positions by compare-exchanges."""
         k = self._rebuilds
         self._rebuilds += 1
         rank = len(node.extents)
@@ -261,9 +253,7 @@ class CPrinter:
             raise TypeError(f"not a loop-program node: {node!r}")
 
     def tile(self, node: loops.Tile, lines: list[str], depth: int) -> None:
-        """A register tile (loops.ir.Tile): with its plain loop as the other branch, the C
-        preprocessor picks (``TL_TILES``: where the compiler targets AVX-512), else the
-        tile alone."""
+        """A register tile (loops.ir.Tile), with its plain loop as the ``#else`` of ``TL_TILES``."""
         self._tiles += 1
         code = self.tile_code(node.tile, depth)
         if not node.plain:
@@ -280,9 +270,7 @@ class CPrinter:
         lines.append(f"{pad}#endif")
 
     def rows_plain(self, tile: microkernel.Tile, lines: list[str], depth: int) -> None:
-        """A tile's plain branch row by row (:attr:`loops.Tile.rows`): the row's
-        accumulators in ``tl_row``, each k step a simd loop over x; each element summed
-        from +0 over the same products in the same k order."""
+        """A tile's plain branch row by row (:attr:`loops.Tile.rows`), the same sums in the same order."""
 
         pad, x, k = "    " * depth, _idx(tile.x), _idx(tile.k)
         acc, width = tile.init.acc, tile.width
@@ -300,11 +288,8 @@ class CPrinter:
         lines += [f"{pad}    }}", f"{pad}}}"]
 
     def tile_code(self, tile: microkernel.Tile, depth: int) -> list[str]:
-        """The C of a register tile: for each group of rows, the accumulators
-        ``tl_t<N>[rows][vectors]`` from +0, one k step at a time for every row and vector
-        (the loads that move with x as vectors, the other factors as scalars in every
-        lane: each lane computes the plain nest's sum for its x, in its k order, with
-        ``fma`` where the nest has one), then stored row by row."""
+        """The C of a register tile (docs/c-backend.md, "Register tiles"): per group of rows the
+        accumulator vectors ``tl_t<N>[rows][vectors]``, one k step at a time, then stored."""
         pad = "    " * depth
         lanes = TILE_BYTES // self.itemsize
         vectors, tail = tile.vectors(self.itemsize), tile.tail(self.itemsize)
@@ -371,12 +356,8 @@ class CPrinter:
         return [f"{pad}{line}" for line in body]
 
     def prefetch(self, loop: loops.Loop) -> list[str]:
-        """The C asking for the slabs of ``loop.prefetch`` (:class:`loops.Ahead`, chosen in
-        loops/fusion.py): one ``__builtin_prefetch(p, write, locality)`` per 64-byte line
-        (locality 3 asks for L1, 2 for L2), all of the slab's lines in each iteration or,
-        spread, iteration t's share of them; none past the buffer's end (each offset index
-        is guarded).  A hint only: no value changes, and no address is formed outside the
-        buffer (``across``: the guard is on the flattened leading position)."""
+        """The ``__builtin_prefetch`` hints of ``loop.prefetch`` (:class:`loops.Ahead`), one per
+        64-byte line, guarded so that no address past a buffer is formed."""
         groups: dict[str, list[str]] = {}  # the hints under one guard share its block
         for ahead in loop.prefetch:
             shape = self.storage[ahead.slot]
@@ -405,8 +386,7 @@ class CPrinter:
         return lines
 
     def packed_blas(self, node: loops.BlasProduct, lines: list[str], depth: int) -> None:
-        """A packed product computed by one BLAS call (loops.ir.BlasProduct, which the loop
-        stage makes only where the target calls BLAS from C; :func:`blascall.packed_call`)."""
+        """A packed product as one BLAS call (loops.ir.BlasProduct, :func:`blascall.packed_call`)."""
         pad = "    " * depth
         lines.append(f"{pad}/* {PACKED_BLAS_MARK} ({node.routine}), {node.product.loop_work} multiply-adds of block loops */")
         *first, call = blascall.packed_call(node)
@@ -415,10 +395,8 @@ class CPrinter:
         lines.append(f"{pad}if ({call} != 0) {fail}")
 
     def outline(self, loop: loops.Loop) -> str:
-        """The body of a parallel loop as a function of its own, ``static inline void
-        <step>_bodyN(real *restrict v<slot>..., int64_t x_<var>)``, which gives back the
-        ``restrict`` GCC's outlined region loses (docs/c-backend.md); returns the call.
-        Loops with OpenMP reductions keep their body inline: their accumulators are locals."""
+        """The body of a parallel loop as ``static inline void <step>_bodyN(...)`` (the
+        ``restrict`` GCC's outlined region loses, docs/c-backend.md); returns the call."""
         name = f"{self.step}_body{len(self.helpers) + 1}"
         var = _idx(loop.var)
         body: list[str] = []
@@ -426,17 +404,15 @@ class CPrinter:
         return self._function("static inline", name, sorted(used_slots(loop.body)), var, body)
 
     def _function(self, kind: str, name: str, slots: list[int], var: str, body: list[str]) -> str:
-        """``kind void name(real *restrict v<slot>..., int64_t var) { body }``, declared
-        before the step and defined after it (:attr:`prototypes`, :attr:`helpers`); returns
-        the call."""
+        """``kind void name(real *restrict v<slot>..., int64_t var) { body }``, declared before
+        the step and defined after it; returns the call."""
         head = f"{kind} void {name}({', '.join([_param(s, self.program.buffers.aliased) for s in slots] + [f'int64_t {var}'])})"
         self.prototypes.append(head + ";")
         self.helpers.append("\n".join([head + " {", *body, "}"]) + "\n")
         return f"{name}({', '.join([f'v{s}' for s in slots] + [var])})"
 
     def children(self, loop: loops.Loop, var: str, lines: list[str], depth: int) -> None:
-        """The body of the loop over ``var``: a call for each statement printed apart
-        (:attr:`loops.Loop.apart`), else the node itself."""
+        """The body of the loop over ``var``, a statement of :attr:`loops.Loop.apart` as a call."""
         for k, node in enumerate(loop.body):
             if k in loop.apart:
                 lines.append(f"{'    ' * depth}{self.statement_function(node, var)};")
@@ -444,10 +420,8 @@ class CPrinter:
                 self.node(node, lines, depth)
 
     def statement_function(self, loop: loops.Node, var: str) -> str:
-        """One statement of a fused loop's body (:attr:`loops.Loop.apart`) as a function
-        of its own, ``static TL_NOINLINE void <step>_sN(real *restrict v<slot>...,
-        int64_t x_<var>)``; returns the call.  Its slots, the fused loop's local buffers
-        among them, come in as ``restrict`` pointers, as a parallel loop's body's do."""
+        """A fused loop's statement of :attr:`loops.Loop.apart` as ``static TL_NOINLINE void
+        <step>_sN(...)``, its slots ``restrict`` pointers; returns the call."""
         self._statement_functions += 1
         body = [f"    (void){var};"]
         self.node(loop, body, 1)
@@ -455,8 +429,7 @@ class CPrinter:
                               sorted(used_slots((loop,))), var, body)
 
     def _store_shape(self, node: loops.Store) -> tuple[int, ...]:
-        """The shape a Store indexes: the slot's own, or for the flat scratch buffer the
-        shape of the statement being written (set by :meth:`nest`)."""
+        """The shape a Store indexes (the scratch slot: the statement's, set by :meth:`nest`)."""
         if node.slot < len(self.program.names) and self.program.names[node.slot] == SCRATCH:
             return self._target_shape
         return self.storage[node.slot]
@@ -468,8 +441,7 @@ class CPrinter:
             clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
-            # the team decided at run time (csrc/tl_threads.h); named by its choice too: two
-            # loops of one variable may both run on threads (a strip block and its leftover)
+            # the team decided at run time (csrc/tl_threads.h), named by its choice too (two loops may share a variable)
             team = f"tl_team{self._choices}_{_idx(loop.var)}"
             choice = f"tl_choice{self._choices}"
             return ["#ifdef _OPENMP", f"static tl_choice {choice};",
@@ -514,8 +486,7 @@ def _row_major(indices, shape) -> str:
 
 
 def _param(slot: int, plain) -> str:
-    """A slot's pointer parameter: ``restrict`` unless another pointer may reach its memory
-    (``plain``: the slots another slot views, ``BufferPlan.aliased``, or read in place)."""
+    """A slot's pointer parameter: ``restrict`` unless another may reach it (``plain``)."""
     return f"real *{'' if slot in plain else 'restrict '}v{slot}"
 
 
@@ -526,11 +497,9 @@ def _copy_input(slot: int, storage: tuple[int, ...], itemsize: int) -> str:
 
 def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...], real: str,
              slots: tuple[int, ...], inputs: tuple[int, ...] = ()) -> str:
-    """One step: ``int name(real *v<slot>..., const real *v<slot>_in..., int nthreads)``
-    running ``nests`` in order; it takes exactly the buffers the nests use, in slot order,
-    then the caller's input of each slot of ``inputs`` (inout variables): read in place of
-    the buffer up to the slot's first assignment where the nests do (:attr:`loops.Nest.inputs`),
-    else copied into the buffer first when it is another array."""
+    """One step ``int name(real *v<slot>..., const real *v<slot>_in..., int nthreads)`` running
+    ``nests``: each inout slot's input read in place up to its first assignment
+    (:attr:`loops.Nest.inputs`) or copied into the buffer first."""
     printer = CPrinter(program, real, name)
     aliased = program.buffers.aliased
     reading = set(nests[0].inputs) if nests else set()  # read in place up to the first assignment
@@ -551,8 +520,7 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
         printer.nest(nest, lines)
     lines.append("    return 0;")
     lines.append("}")
-    # the parallel loops' bodies: declared before the step, defined after it (in the
-    # order the step runs them, so the source reads top to bottom)
+    # the parallel loops' bodies: declared before the step, defined after it in the order it runs them
     text = "\n".join(lines) + "\n"
     if printer.helpers:
         text = "\n".join(printer.prototypes) + "\n\n" + text + "\n" + "\n".join(printer.helpers)
@@ -563,16 +531,13 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
 
 
 def prelude(real: str, teams: bool = False) -> str:
-    """The source's head (csrc/tl_prelude.h); with ``teams`` (a parallel loop), the
-    run-time team decision too (csrc/tl_threads.h with :data:`CHOICE`)."""
+    """The source's head (csrc/tl_prelude.h; ``teams``: and csrc/tl_threads.h)."""
     return csrc.text("tl_prelude.h", real=real) + (csrc.text("tl_threads.h", **CHOICE) if teams else "")
 
 
 def tiles_prelude(real: str, fma: bool, forced: bool = False, tail: bool = False) -> str:
-    """The register tiles' 64-byte vector type and helpers (csrc/tl_tiles.h) for ``real``;
-    with ``fma``, their fused multiply-add (csrc/tl_tiles_fma.h); with ``tail``, the
-    masked load and store of a row's part vector (csrc/tl_tiles_tail.h); ``forced``: tiles
-    without a plain branch define ``TL_TILES`` 1 (docs/c-backend.md, "Register tiles")."""
+    """The register tiles' vector type and helpers (csrc/tl_tiles*.h) for ``real``; ``forced``:
+    tiles without a plain branch (docs/c-backend.md, "Register tiles")."""
     lanes = TILE_BYTES // (4 if real == "float" else 8)
     ps = "ps" if real == "float" else "pd"
     head = csrc.text("tl_tiles.h", forced=int(forced), lanes=", ".join(["s"] * lanes), set1=f"_mm512_set1_{ps}")
@@ -588,9 +553,8 @@ def tiles_prelude(real: str, fma: bool, forced: bool = False, tail: bool = False
 
 @dataclass(frozen=True)
 class CFunction:
-    """The C function of loop step ``step``: its name, the slots it takes, in order, and
-    the ``inout`` slots among them whose caller's input it takes after them (a loop step's
-    function and ``tl_kernel``; a call in place passes the slot's buffer again)."""
+    """Loop step ``step``'s C function: its name, its slots in order, then the ``inout``
+    slots whose caller's input it takes after them."""
 
     step: int
     name: str
@@ -600,11 +564,9 @@ class CFunction:
 
 @dataclass(frozen=True)
 class Generated:
-    """The C source of a schedule, its C functions and their cffi declarations.
-    ``entry``: with several steps all in C (BLAS steps too, :mod:`.blascall`), the one
-    function ``tl_kernel`` that runs them in order over the union of their slots.
-    ``blas``: whether the source calls BLAS (it then exports ``tl_set_blas``, which the
-    kernel calls with :mod:`.blas`'s pointers before anything runs)."""
+    """The C source of a schedule, its C functions and cffi declarations; ``entry``: the
+    ``tl_kernel`` running several steps all in C; ``blas``: the source calls BLAS
+    (``tl_set_blas`` installs :mod:`tensorlang.machine.blas`'s pointers first)."""
 
     source: str
     schedule: Schedule
@@ -620,9 +582,8 @@ _BLAS_COMMENT = {ModeStep: "numpy.matmul (mode product)", GemmStep: "numpy.matmu
 
 
 def _entry(functions: list[CFunction], inout: frozenset[int], storage, itemsize: int) -> tuple[CFunction, str]:
-    """``tl_kernel``: every step's function in order, over the union of their slots, then
-    the caller's input of each inout slot: handed to the first step using the slot where
-    that step takes it, else copied into the buffer first (where it is another array)."""
+    """``tl_kernel``: every step's function in order over the union of their slots, then the
+    inputs of the inout slots (handed to the first step using each, else copied)."""
     slots = tuple(sorted(set().union(*(c.slots for c in functions))))
     inputs = tuple(s for s in slots if s in inout)
     params = ", ".join([f"real *v{slot}" for slot in slots] + [f"const real *v{slot}_in" for slot in inputs]
@@ -638,13 +599,14 @@ def _entry(functions: list[CFunction], inout: frozenset[int], storage, itemsize:
     return CFunction(-1, "tl_kernel", slots, inputs), "\n".join(lines) + "\n"
 
 
+def _step_comment(step) -> str:
+    return _comment(statement_to_text(statement_of(step)))
+
+
 def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
-    """The C source of ``schedule`` (its loop steps' nests from ``loop_program``).  A BLAS
-    step whose ``runs`` is ``c`` (the schedule's choice, :func:`~tensorlang.schedule.gemm.runs`)
-    is a C call of BLAS (:mod:`.blascall`), any other a comment (it runs in Python); so is
-    a packed structured product the loop stage made one (``loops.ir.BlasProduct``).  A Gram step is the Gram kernel
-    (:mod:`.gram`) on its team (``loop_program.teams``), a probe step on threads from its
-    point count (``loop_program.probes``; none: one thread)."""
+    """The C source of ``schedule`` with its loop steps' nests from ``loop_program``: a BLAS
+    step that ``runs`` in C a call (:mod:`.blascall`), any other a comment; a Gram step the
+    Gram kernel (:mod:`.gram`), a probe step :mod:`.probe`'s."""
     real = REAL[schedule.dtype]
     parts: list[str] = []
     functions: list[CFunction] = []
@@ -652,42 +614,35 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
     blas = False
     inout = frozenset(n for n, b in enumerate(loop_program.buffers.buffers) if b.role == "inout")
     for n, step in enumerate(schedule.steps):
+        name = f"tl_step{n}"
         if isinstance(step, LoopStep):
             nests = loop_program.nests_of(n)
-            # the nests may read fewer buffers than the statements name (a concat at a fixed
-            # position reads only the part it selects): such a slot stays a parameter, unused
+            # the nests may read fewer buffers than the statements name: such a slot stays a parameter
             assert used_slots(nests) <= set(step.slots), "the nests use only the schedule's slots"
-            c = CFunction(n, f"tl_step{n}", step.slots, tuple(s for s in step.slots if s in inout))
-            parts.append(function(loop_program, c.name, nests, real, c.slots, c.inputs))
-            functions.append(c)
-            blas = blas or PACKED_BLAS_MARK in parts[-1]
-            continue
-        comment = _comment(statement_to_text(statement_of(step)))
-        if isinstance(step, GramStep):
-            c = CFunction(n, f"tl_step{n}", tuple(sorted((step.operand, step.target))))
-            parts.append(gram.step_function(c.name, step, comment, dict(loop_program.teams).get(n, -1)))
-            functions.append(c)
-            continue
-        if isinstance(step, ProbeStep):  # a field probe's probe tensor (targets/c/probe.py)
-            c = CFunction(n, f"tl_step{n}", tuple(sorted({step.target, *step.operands})))
-            text, entry_declaration = probe.step_function(c.name, step, comment, dict(loop_program.probes).get(n))
-            parts.append(text)
-            functions.append(c)
+            c = CFunction(n, name, step.slots, tuple(s for s in step.slots if s in inout))
+            text = function(loop_program, name, nests, real, c.slots, c.inputs)
+            blas = blas or PACKED_BLAS_MARK in text
+        elif isinstance(step, GramStep):
+            c = CFunction(n, name, tuple(sorted((step.operand, step.target))))
+            text = gram.step_function(name, step, _step_comment(step), dict(loop_program.teams).get(n, -1))
+        elif isinstance(step, ProbeStep):  # a field probe's probe tensor (targets/c/probe.py)
+            c = CFunction(n, name, tuple(sorted({step.target, *step.operands})))
+            text, entry_declaration = probe.step_function(name, step, _step_comment(step), dict(loop_program.probes).get(n))
             extra.append(entry_declaration)
+        elif step.runs != "c":  # the schedule's choice (schedule.gemm.runs): a Python runner
+            parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {_step_comment(step)} */\n")
             continue
-        if step.runs != "c":  # the schedule's choice (schedule.gemm.runs): a Python runner
-            parts.append(f"/* BLAS step ({_BLAS_COMMENT[type(step)]}): {comment} */\n")
-            continue
-        gemm = gemm_of(step)
-        assert gemm is not None, "a step that runs in C is one GEMM over its buffers (schedule.gemm.runs)"
-        c = CFunction(n, f"tl_step{n}", gemm.slots)
-        parts.append(blascall.function(c.name, gemm, "mode product" if isinstance(step, ModeStep) else "GEMM",
-                                       comment))
+        else:
+            gemm = gemm_of(step)
+            assert gemm is not None, "a step that runs in C is one GEMM over its buffers (schedule.gemm.runs)"
+            c = CFunction(n, name, gemm.slots)
+            text = blascall.function(name, gemm, "mode product" if isinstance(step, ModeStep) else "GEMM",
+                                     _step_comment(step))
+            blas = True
+        parts.append(text)
         functions.append(c)
-        blas = True
     entry = None
-    # several steps all in C, or one that takes no input of an inout slot it has (a Gram,
-    # probe or BLAS step): tl_kernel, which every call takes (the inputs after the slots)
+    # several steps all in C, or one taking no input of an inout slot it has: tl_kernel, which every call takes
     if functions and len(functions) == len(schedule.steps) and (
             len(functions) > 1 or any(s in inout and s not in functions[0].inputs for s in functions[0].slots)):
         entry, text = _entry(functions, inout, loop_program.buffers.all_storage_shapes, 4 if real == "float" else 8)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-#: The sonames of libgomp tried first; a libgomp loaded under another name (a conda
-#: build's hashed copy) is found in /proc/self/maps.
+#: The sonames of libgomp tried first; another name (a conda build's) is found in /proc/self/maps.
 _NAMES = ("libgomp.so.1", "libgomp.so")
 
 

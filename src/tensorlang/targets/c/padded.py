@@ -1,8 +1,6 @@
-"""Padded buffers (paper 000 §4): C-contiguous arrays of the padded shape
-(:func:`tensorlang.schedule.padding.padded_shape`), aligned to M elements (at least a
-64-byte line), their padding zero, seen through the view ``buffer[:n1, ..., :nk]``.
-:func:`padded_empty` makes one; :func:`as_padded` recognises one and uses it without a
-copy (docs/c-backend.md, "Padding")."""
+"""Padded buffers (paper 000 §4): aligned C-contiguous arrays of the padded shape, padding
+zero, seen through ``buffer[:n1, ..., :nk]``; :func:`padded_empty` makes one and
+:func:`as_padded` uses one without a copy (docs/c-backend.md, "Padding")."""
 
 from __future__ import annotations
 
@@ -18,15 +16,12 @@ from ...limits import check_allocation
 from ...machine import CACHE_LINE_BYTES
 from ...schedule.padding import padded_shape
 
-#: The memory of every padded_empty array, by id: only these are read in place (a slice
-#: of the caller's own wider array has the same strides, but its "padding" is the
-#: caller's data, which as_padded would overwrite with zeros).
+#: The memory of every padded_empty array, by id: only these are read in place (a slice of
+#: a wider array has the same strides, but its "padding" is the caller's data).
 _MADE: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
 
 #: Every array padded_empty returned, by id: (a weak reference to it, its padded buffer,
-#: the views of the buffer's padding).  A call recognises these by identity, which costs
-#: a dictionary look-up instead of as_padded's address arithmetic (several microseconds,
-#: more than a small kernel runs); other views of the same memory take the long way.
+#: the views of its padding), recognised by identity without as_padded's arithmetic.
 _VIEWS: dict[int, tuple[weakref.ref, np.ndarray, tuple[np.ndarray, ...]]] = {}
 
 
@@ -59,10 +54,8 @@ def unpadded(buffer: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def padded_empty(shape, pad: int, dtype="float64") -> np.ndarray:
-    """An array of ``shape`` whose memory is a padded buffer for ``pad`` (aligned, every
-    extent rounded up to a multiple of ``pad``, padding zero): a kernel compiled with the
-    same ``pad`` and dtype reads such an input without copying it.  The values are zero.
-    Write only through the returned view: the padding belongs to tensorlang."""
+    """An array of ``shape`` whose memory is a zeroed padded buffer for ``pad``: a kernel of
+    the same ``pad`` and dtype reads it without a copy.  Write only through the view."""
     shape = tuple(int(n) for n in shape)
     storage = padded_shape(shape, pad)
     # 2**62 elements: error[too-large] against the memory budget, before numpy is asked
@@ -86,17 +79,15 @@ def padded_empty(shape, pad: int, dtype="float64") -> np.ndarray:
 
 @functools.lru_cache(maxsize=256)
 def _layout(shape: tuple[int, ...], pad: int, itemsize: int) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
-    """A padded buffer's shape, strides, alignment and bytes (computed once per layout:
-    a call checks every input against it)."""
+    """A padded buffer's shape, strides, alignment and bytes (once per layout)."""
     storage = padded_shape(shape, pad)
     strides = tuple(math.prod(storage[d + 1:]) * itemsize for d in range(len(storage)))
     return storage, strides, alignment(pad, itemsize), math.prod(storage) * itemsize
 
 
 def as_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
-    """The padded buffer behind ``array`` when it is a :func:`padded_empty` view (or
-    laid out as one) for ``pad`` and ``dtype``, else None.  Its padding is set to zero,
-    so a caller who wrote there through the base cannot change a result."""
+    """The padded buffer behind a :func:`padded_empty` view (or one laid out so) for ``pad``
+    and ``dtype``, its padding zeroed, else None."""
     storage, strides, align, nbytes = _layout(shape, pad, dtype.itemsize)
     made = _VIEWS.get(id(array))
     if made is not None and made[0]() is array:  # padded_empty's own view: no arithmetic
@@ -123,18 +114,13 @@ def as_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dty
     if storage[:-1] == shape[:-1]:  # tensorlang's layout: the last dimension's padding only
         buffer[..., shape[-1]:] = 0
     else:
-        zero_padding(buffer, shape)
+        for region in padding_regions(buffer, shape):
+            region.fill(0)
     return buffer
 
 
 def padding_regions(buffer: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """Views of ``buffer`` that together cover its padding (everything outside
-    ``buffer[:n1, ..., :nk]``), each once."""
+    """Views of ``buffer`` that cover its padding, each element once."""
     return tuple(buffer[tuple(slice(0, shape[k]) for k in range(d)) + (slice(n, None),)]
                  for d, n in enumerate(shape) if buffer.shape[d] > n)
 
-
-def zero_padding(buffer: np.ndarray, shape: tuple[int, ...]) -> None:
-    """Set the padding of ``buffer`` (everything outside ``buffer[:n1, ..., :nk]``) to 0."""
-    for region in padding_regions(buffer, shape):
-        region.fill(0)

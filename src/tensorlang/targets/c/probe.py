@@ -1,8 +1,6 @@
-"""The C target's probe renderer: a probe step (004 §2.2's sum for a batch of points, in
-parallel) as C, one function per (dimension, kernel, derivative order, voxel size):
-Horner weights per point and axis, the separable sum with :data:`BATCH` points across the
-vector lanes (:func:`_lanes_sums`), points on a large image sorted by its blocks first.
-docs/internals/fields-probes.md describes the layout and why."""
+"""The C target's probe renderer: a probe step (004 §2.2's sum for a batch of points) as C,
+one function per (dimension, kernel, derivative order, voxel size), :data:`BATCH` points
+across the vector lanes (docs/internals/fields-probes.md has the layout and why)."""
 
 from __future__ import annotations
 
@@ -15,12 +13,10 @@ from ...sampling.kernels import KERNELS, Kernel, at_integer
 from ...schedule.probe import SORT_SHIFT, ProbeStep
 from . import csrc
 
-#: The layout's constants (docs/internals/fields-probes.md has what each does, docs/performance.md
-#: what was measured): points per batch, in vector lanes; in block order the rows of the points
-#: REGION_BLOCKS blocks' worth of points ahead prefetched, at most REGION_AHEAD points
+#: The layout's constants (docs/internals/fields-probes.md): points per batch; in block order
+#: the rows of REGION_BLOCKS blocks' points ahead prefetched, at most REGION_AHEAD points
 BATCH, REGION_BLOCKS, REGION_AHEAD = 8, 2, 512
-#: tl_unpack gathers UNPACK points' results (at most 32 KiB), streamed out where the results
-#: pass UNPACK_STREAM_BYTES, the packed results of UNPACK_AHEAD runs ahead prefetched
+#: tl_unpack's points per run, the results' bytes from which it streams, runs prefetched ahead
 UNPACK, UNPACK_STREAM_BYTES, UNPACK_AHEAD = 64, 8 << 20, 1
 #: points with at most one jump per COHERENT_POINTS points are not sorted (0: always sorted, the tests)
 COHERENT_POINTS = 16
@@ -52,10 +48,8 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
             value = f"{neg}({expr})"
             select = ""
             if i >= 1:
-                # at f = 0 the tap sits at |f - i| = i, the end of this piece: the value is
-                # the right-hand limit (reconstruct.at_integer, exact: 0 past the support,
-                # where this piece's polynomial leaves a rounding residue, bspln3's 2.2e-16
-                # at 2, that would turn 0·∞ = ⊥ into ∞; c1tent's slope on its kink)
+                # at f = 0 the tap sits at the end of this piece: the exact right-hand limit
+                # (reconstruct.at_integer: 0 past the support, not the polynomial's residue)
                 at_zero = at_integer(kern, -i, m)
                 # computed first, then selected: a select of two values vectorizes
                 select = f" h = f == 0.0 ? {at_zero!r} : h;"
@@ -69,15 +63,9 @@ def _combos(d: int, order: int) -> list[tuple[int, ...]]:
 
 
 def _lanes_sums(d: int, S: int, order: int, ncomp: int, combos: list[tuple[int, ...]]) -> list[str]:
-    """The batch's sums with its B points across the vector lanes: each sample is read for
-    the B points at once, one lane a point, from each point's support's first sample
-    ``first`` (a scalar image's 4-tap rows loaded whole, two to a vector, and transposed
-    in registers where :data:`ROWS`; elsewhere ``TL_GATHER``), and every weighted sum is
-    B sums at once, a multiply-add of whole vectors.  The innermost axis is contracted
-    first (its taps, per derivative order), then each outer axis, innermost to outermost,
-    each sum a chain of multiply-adds in tap order, accumulated as its terms come; ``R<k>_<j>``, the vector of component k's derivative
-    combination ``combos[j]``, is the result.  The weights are ``tl_cells``' as they are
-    (``w<a>[m][t]``: B points' weights in a row)."""
+    """The batch's sums with its B points across the vector lanes, innermost axis first, each
+    a chain of multiply-adds in tap order; ``R<k>_<j>`` is component k's derivative
+    combination ``combos[j]`` (docs/internals/fields-probes.md has the layout)."""
     out: list[str] = []
     for m in range(order + 1):  # the innermost axis's weights, in registers; the others' read where used
         for t in range(S):
@@ -165,9 +153,7 @@ def _cells(d: int, kern: Kernel, order: int) -> str:
 
 
 def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
-    """``tl_probe_points`` and ``tl_unpack`` (csrc/probe_points.c): the probes of a run of
-    points, a batch at a time (the sums of :func:`_lanes_sums`, the rows of points ahead
-    prefetched, the results stored), and the results in block order back to their places."""
+    """``tl_probe_points`` and ``tl_unpack`` (csrc/probe_points.c) with their generated parts."""
     S, s = kern.support, kern.radius
     combos = _combos(d, order)
     full = d ** order
@@ -203,10 +189,8 @@ DECLARATION = ("void tl_probe(int64_t n, const double *pts, const double *data, 
 
 
 def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = None) -> tuple[str, str]:
-    """The C source of ``tl_probe`` and its cffi declaration: the shape's macros
-    (:func:`_prefix`), then csrc/probe_head.h (vector types), probe_cells.c (``tl_cells``),
-    probe_sort.c (``tl_sort``, the block order), probe_points.c (``tl_probe_points``) and
-    probe_entry.c (``tl_probe``) with their generated parts; on threads from ``parallel`` points."""
+    """The C source of ``tl_probe`` and its cffi declaration: the shape's macros, then
+    csrc/probe_*.c with their generated parts; on threads from ``parallel`` points."""
     S = kern.support
     parallel = (1 << 62) if parallel is None else parallel
     src = (_prefix(d, S, order, ncomp)
@@ -218,36 +202,25 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
     return src, DECLARATION
 
 
-#: the names a probe's source defines (macros, types, functions), renamed per step so that
-#: two probe steps (another image, kernel or order) and the loop steps share one source
+#: the names a probe's source defines, renamed per step (several steps share one source)
 _LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_bd", "tl_bm", "tl_bdu", "tl_bmu", "tl_v4u",
                 "tl_gather2", "tl_join2")
 _MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
            "TL_STREAM_RUN", "TL_STREAM_FENCE", "TL_LOADB", "TL_LOADM", "TL_STOREB", "TL_GATHER", "TL_SHUF8", "tl_join")
 
 
-def entry_name(name: str) -> str:
-    """The general entry of step function ``name``: ``tl_probe`` of :data:`DECLARATION`,
-    any number of points (a field's single probed convolution calls it with all its points)."""
-    return f"{name}_points"
-
-
 def general_entry(runner) -> Any:
-    """The general entry (:data:`DECLARATION`'s signature: any number of points) of the
-    first probe step of a compiled kernel (:class:`.runtime.CKernel`)."""
+    """The general entry (:data:`DECLARATION`: any number of points) of a compiled kernel's first probe step."""
     n = next(k for k, step in enumerate(runner.steps) if isinstance(step, ProbeStep))
-    return getattr(runner.lib, entry_name(f"tl_step{n}"))
+    return getattr(runner.lib, f"tl_step{n}_points")
 
 
 def step_function(name: str, step: ProbeStep, comment: str, parallel: int | None) -> tuple[str, str]:
-    """A :class:`ProbeStep` as C: the probe's source (:func:`source`, on threads from
-    ``parallel`` points: the loops stage's ``LoopProgram.probes``; its names made the
-    step's own, its compiler options and fused multiply-adds kept to it) with the general
-    entry :func:`entry_name`, and ``name`` with the C target's calling convention (the
-    step's slots in order, then the thread count) running it on the step's points.
-    Returns the text and the general entry's cffi declaration."""
+    """A :class:`ProbeStep` as C: the probe's source, its names, options and fused
+    multiply-adds made the step's own, and ``name`` running it on the step's points (the
+    C target's convention); returns the text and the general entry's cffi declaration."""
     src, _ = source(step.dim, KERNELS[step.kernel], step.order, step.ncomp, parallel)
-    entry = entry_name(name)
+    entry = f"{name}_points"  # the general entry (general_entry)
     d = step.dim
     slots = sorted({step.target, *step.operands})
     params = ", ".join(f"real *v{s}" for s in slots)

@@ -1,7 +1,5 @@
-"""The C target's kernel: a schedule of generated C functions (:mod:`.codegen`, compiled,
-cached and loaded with cffi by :mod:`.build`) and BLAS steps (called from C where
-:mod:`tensorlang.machine.blas` found a BLAS, else ``numpy.matmul``, :mod:`..numpy.matmul`)
-over one set of buffers; einsum steps run the NumPy target's code for their statement.
+"""The C target's kernel: a schedule of generated C functions (:mod:`.codegen`, built by
+:mod:`.build`) and BLAS steps (from C, else ``numpy.matmul``) over one set of buffers;
 docs/c-backend.md, "Calls", says how a call makes, reuses and hands back its buffers."""
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ from .padded import aligned_zeros, as_padded
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two arrays may share memory.  Two distinct arrays that each own their data
-    (``base is None``) cannot, which settles the common case without numpy's bounds check."""
+    """Whether two arrays may share memory (two that own their data cannot: no bounds check)."""
     if a is b:
         return True
     if a.base is None and b.base is None:
@@ -31,8 +28,7 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bool:
-    """``target`` (for variable ``name``) shares memory with no input except ``name``'s own
-    when that input *is* the target (the in-place idiom), and with no other target."""
+    """``target`` shares memory with no input but ``name``'s own being it (in place) and no other target."""
     for key, a in supplied.items():
         if key == name and a is target:
             continue
@@ -42,18 +38,16 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 
 
 def _in_place(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
-    """The buffer ``array`` can be used as, with no copy, or None: itself where it is C-contiguous
-    and aligned (C reads a misaligned double with undefined behaviour), of the kernel's dtype
-    (unpadded), the padded buffer behind it where :func:`.padded.padded_empty` made it (padding zeroed)."""
+    """``array`` as the kernel's buffer without a copy, or None: itself where C-contiguous,
+    aligned and of the dtype (unpadded), padded the buffer behind a :func:`.padded.padded_empty` view."""
     if pad == 1:
         return array if array.dtype == dtype and array.flags.c_contiguous and array.flags.aligned else None
     return as_padded(array, shape, pad, dtype) if array.base is not None else None
 
 
 def _source(given, buffer: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """An inout variable's input as the C function reads it beside its buffer: the array
-    itself where it is C-contiguous of the kernel's dtype and shares no memory with the
-    buffer, else a copy (an input overlapping its target is read before it is written)."""
+    """An inout input as the C function reads it beside its buffer: itself, or a copy where it
+    is not C-contiguous of the dtype or overlaps the buffer."""
     given = np.asarray(given)
     if given.dtype != dtype or not (given.flags.c_contiguous and given.flags.aligned) or _overlap(given, buffer):
         return np.array(given, dtype=dtype, order="C", copy=True)
@@ -66,13 +60,10 @@ def _blank(storage: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
 
 
 def _c_runner(ffi, function, slots: tuple[int, ...], inputs: tuple[int, ...] = ()) -> Callable[..., None]:
-    """A runner of one loaded C function over the buffers of its ``slots``, then the
-    input of each inout slot of ``inputs`` (codegen.CFunction): ``sources``' array for it
-    where given (another array than its buffer, sharing no memory with it), else the
-    buffer itself (in place: it holds the input)."""
+    """A runner of one loaded C function over its ``slots``' buffers, then each inout slot's
+    input (``sources``' array where given, else the buffer itself)."""
     assert ffi is not None, "a C function is loaded with its ffi"
-    # cffi's own from_buffer, without the Python wrapper of ffi.from_buffer (a small
-    # kernel's general path paid about a microsecond a call for the wrapper)
+    # cffi's own from_buffer, without ffi.from_buffer's Python wrapper (a microsecond a call)
     fb, char = ffi._backend.from_buffer, ffi.typeof("char[]")
 
     def run_c(buffers, threads, sources=None):
@@ -84,8 +75,7 @@ def _c_runner(ffi, function, slots: tuple[int, ...], inputs: tuple[int, ...] = (
 
 
 def _pop(pool: list[dict[int, np.ndarray]]) -> dict[int, np.ndarray]:
-    """A set of kept buffers, or an empty one (pop, not a test then a pop: another thread
-    may take the last set between them)."""
+    """A set of kept buffers, or an empty one (pop, not test-then-pop: threads share the pool)."""
     try:
         return pool.pop()
     except IndexError:
@@ -99,9 +89,8 @@ class CKernel:
 
     @property
     def store_hook(self) -> Callable[[dict[str, np.ndarray]], None] | None:
-        """An internal hook for tests: with padding, called after each run with every
-        slot's padded buffer by slot name (so a test can check that the padding is zero).
-        While one is set, the C caller declines every call, so that :meth:`run` sees each."""
+        """A test's hook, called after each padded run with every slot's padded buffer by name;
+        while set, the C caller declines every call."""
         return self._store_hook
 
     @store_hook.setter
@@ -143,28 +132,21 @@ class CKernel:
         self._runners = (_c_runner(self.ffi, *self._only),) if self._only is not None else \
             tuple(self._runner(n, step, functions) for n, step in enumerate(self.steps))
         roles = self._roles = {b.name: b.role for b in self.schedule.buffers.buffers}
-        #: the C-level call path (:mod:`.callext`), tried first; None where the schedule is
-        #: not one C function, a variable is optional or the extension cannot be built here
-        #: (a padded kernel's copies its inputs into padded buffers, as :meth:`run` does)
+        #: the C-level call path (:mod:`.callext`), tried first; None where it cannot take the kernel
         self.c_call = callext.caller(self, roles)
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
-        """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order``
-        positionally and returns the one result, or None where this kernel has no C call
-        path (:mod:`.callext`); the einsum cache's hits call it."""
+        """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order`` and returns
+        the one result, or None (:mod:`.callext`; the einsum cache's hits)."""
         caller = callext.caller(self, self._roles, order)
         if caller is not None:
             caller.threads = threads
         return caller
 
     def direct_call(self):
-        """``(function, slot names, slot shapes, from_buffer, char_type, check_status)``
-        when the schedule is one C function taking no inout variable's input, else None:
-        what a caller that has already
-        checked its arrays (the einsum cache, whose key fixes shapes, dtypes and layouts)
-        needs to call it with no further checks.  The slot names say which array goes
-        where; a slot that is no input or result is a temporary the caller allocates; a
-        nonzero status the function returns goes to ``check_status``, which raises."""
+        """``(function, slot names, slot shapes, from_buffer, char_type, check_status)`` for a
+        caller that has checked its arrays (the einsum cache), where the schedule is one C
+        function taking no inout input; else None."""
         if self._only is None or self.ffi is None or self._only[2]:
             return None
         function, slots, _ = self._only
@@ -177,16 +159,15 @@ class CKernel:
         return self.schedule.steps
 
     def _runner(self, n: int, step, functions: dict) -> Callable[[list, int], None]:
-        """How :meth:`execute` runs step ``n``: a function of the buffers and the threads."""
+        """How :meth:`execute` runs step ``n`` (of the buffers and the threads)."""
         if n in functions:  # a loop step, or a BLAS step printed as C (.blascall)
             return _c_runner(self.ffi, *functions[n])
         # a BLAS step in Python: its runs (the schedule's choice, schedule.gemm.runs) says how
         assert step.runs in ("opt_einsum", "matmul", "matmul-views"), f"step {n} runs {step.runs} but has no C function"
         if step.runs == "opt_einsum":
-            kernel = compile_einsum((step.statement,), self.dtype)
+            kernel = compile_einsum((step.statement,), self.dtype, step.chunk)
             target, name = step.target, step.statement.target
-            # the statement's own variables only (a fused loop's per-iteration locals, which
-            # have no buffer, are never among them)
+            # the statement's own variables only (never a fused loop's locals, which have no buffer)
             every = self.schedule.buffers.slot_of
             slot_of = {var: every[var] for var in (step.statement.target, *step.statement.reads)}
 
@@ -197,24 +178,17 @@ class CKernel:
                 np.copyto(buffers[target], value)
             return run_einsum
 
-        if step.runs == "matmul-views":  # on the padded buffers' views: BLAS takes the padded row stride as lda
-            used, regions = (step.target, *step.operands), self._regions
-
-            def run_blas_padded(buffers, threads):
-                views = {s: buffers[s][regions[s]] for s in used}
-                with np.errstate(all="ignore"):
-                    run_matmul(step, views)
-            return run_blas_padded
+        # matmul-views: on the padded buffers' views (BLAS takes the padded row stride as lda)
+        used, regions = (step.target, *step.operands), self._regions if step.runs == "matmul-views" else None
 
         def run_blas(buffers, threads):
             with np.errstate(all="ignore"):
-                run_matmul(step, buffers)
+                run_matmul(step, buffers if regions is None else {s: buffers[s][regions[s]] for s in used})
         return run_blas
 
     # ------------------------------------------------------------------ calls
     def _plan(self) -> None:
-        """Per slot, how a call makes its buffer (fixed at compile time, so that a call
-        does as little Python as possible: small kernels pay for every line here)."""
+        """Per slot, how a call makes its buffer (fixed once: small kernels pay for every line)."""
         buffers = self.schedule.buffers
         self.plan = tuple((n, b.name, b.shape, b.role) for n, b in enumerate(buffers.buffers))
         self.temporary_slots = buffers.pooled
@@ -233,16 +207,12 @@ class CKernel:
         self._result_pool: list[dict[int, np.ndarray]] = []
 
     def take_temporaries(self) -> tuple[np.ndarray, ...]:
-        """Buffers for the temporaries (in :attr:`temporary_slots` order), reused between
-        calls: a fresh multi-megabyte buffer costs a page fault per 4 KiB on first touch
-        (docs/performance.md, "Measurement history": most of a call's time, measured).
-        A call takes a set and gives it back when done, so concurrent calls never share
-        one (the pool grows to as many sets as calls run at once)."""
+        """The temporaries' buffers, reused between calls (a fresh large buffer pays a page fault
+        per 4 KiB: docs/performance.md); each call takes a set of its own and gives it back."""
         try:
             return self._pool.pop()
         except IndexError:
-            # padded: every temporary its own buffer (padding zero on entry, and every
-            # statement leaves it zero); unpadded, alias slots share their owner's
+            # padded: every temporary its own buffer (its padding stays zero); unpadded, aliases share
             aliased = self._alias_of if self.pad == 1 else {}
             made = {n: _blank(self._storage[n], self.pad, self.dtype) for n in self.temporary_slots if n not in aliased}
             for n, owner in aliased.items():  # 002 Fig. 20 by size: a view of the owner's memory
@@ -250,10 +220,8 @@ class CKernel:
             return tuple(made[n] for n in self.temporary_slots)
 
     def run(self, supplied: dict[str, np.ndarray], targets: dict[str, np.ndarray], threads: int = 0) -> dict:
-        """Run with validated inputs; write results into ``targets`` where given (the
-        general path: plain calls take the C caller, :mod:`.callext`).  No input is ever
-        written but the in-place idiom's ``k(x=x, out={"x": x})``; docs/c-backend.md,
-        "Calls", has which arrays are used in place, copied or kept for the next call."""
+        """Run with validated inputs, results into ``targets`` where given (the general path;
+        docs/c-backend.md, "Calls", has which arrays are used in place, copied or kept)."""
         pad, dtype, shapes, regions, storage = self.pad, self.dtype, self.shapes, self._regions, self._storage
         buffers = self._empty[:]
         pool = self.take_temporaries()
@@ -297,8 +265,7 @@ class CKernel:
             elif role == "optional":
                 buffer[regions[n]] = np.nan
             buffers[n] = buffer
-        # every slot is filled now: the temporaries, the inputs and the others (_plan's
-        # roles partition the slots), so no None is left
+        # every slot is filled now (_plan's roles partition the slots): no None is left
         filled = cast("list[np.ndarray]", buffers)
         if sources:
             cast("Callable[..., None]", self._runners[0])(filled, threads, sources)  # the one C function's (_c_runner)

@@ -9,16 +9,14 @@ from .runtime import CKernel
 
 
 def blas_int_max(dtype, pad: int = 1) -> int | None:
-    """The largest extent the BLAS generated C may call takes (:mod:`tensorlang.machine.blas`), or None
-    where BLAS steps run in Python: no BLAS found, or padded buffers (whose BLAS steps
-    run on views in Python, :meth:`.runtime.CKernel.run`)."""
+    """The largest extent the BLAS generated C may call takes (:mod:`tensorlang.machine.blas`), or
+    None where BLAS steps run in Python: no BLAS found, or padded buffers (views in Python)."""
     found = c_blas.find(dtype) if pad == 1 else None
     return None if found is None else found.int_max
 
 
 def render(program, schedule, loops, caps) -> Generated:
-    """The C source of ``schedule`` with its loop steps' nests from ``loops``; BLAS from C
-    where those stages chose it (a BLAS step's ``runs``, a ``loops.ir.BlasProduct``)."""
+    """The C source of ``schedule`` with its loop steps' nests from ``loops`` (:func:`.codegen.print_c`)."""
     return print_c(schedule, loops)
 
 

@@ -1,7 +1,5 @@
-"""The parallel thresholds, measured on this machine (paper 002 §7): for **stream** and
-**compute** work, the smallest number of points at which two threads beat one, cached in
-the kernel cache (``parallel_work.json``); ``$TENSORLANG_PARALLEL_WORK`` overrides both.
-docs/compatible.md, "Parallel thresholds", describes the probes and the cache."""
+"""The parallel thresholds measured on this machine (paper 002 §7), cached in the kernel
+cache; ``$TENSORLANG_PARALLEL_WORK`` overrides both (docs/compatible.md, "Parallel thresholds")."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ from . import csrc
 
 #: A threshold no statement reaches: threads never pay here.
 NEVER = 1 << 62
-#: The sizes measured: 2^10 .. 2^26 points (the compute probe's data stays at 256 KiB;
-#: the stream probe stops at :data:`MAX_STREAM`, 64 MiB of data).
+#: The sizes measured, 2^10 .. 2^26 points (the stream probe's up to :data:`MAX_STREAM`).
 SIZES = tuple(1 << k for k in range(10, 27))
 MAX_STREAM = 1 << 23
 #: Two threads "win" at a size when they take at most this fraction of one thread's time.
@@ -36,10 +33,7 @@ _DECLARATIONS = ("int tl_probe_stream(double *x, double s, int64_t n, int thread
 
 
 def _seconds(one, two, n: int) -> tuple[float, float]:
-    """The best times of two calls (one thread, two threads), each repeated so that a
-    sample takes about a millisecond, and their samples taken in turns: a task that holds
-    the second CPU for a while slows the samples of both that it overlaps, not all five
-    of one."""
+    """The best times of one and two threads, samples taken in turns (about a millisecond each)."""
     reps = max(1, (1 << 20) // max(n, 1))
     best = [float("inf"), float("inf")]
     for _ in range(5):
@@ -52,8 +46,7 @@ def _seconds(one, two, n: int) -> tuple[float, float]:
 
 
 def _first_win(times: list) -> int:
-    """The smallest size at which two threads win there and at the next size too (one
-    noisy sample on a shared machine neither makes nor breaks it), or NEVER."""
+    """The smallest size at which two threads win there and at the next size, or NEVER."""
     wins = [two <= WIN * one for _, one, two in times]
     return next((times[k][0] for k in range(len(times)) if wins[k] and all(wins[k + 1:k + 2])), NEVER)
 
@@ -64,9 +57,8 @@ def _probes(compiler: c_build.Compiler, cpus: int) -> bool:
 
 
 def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cpus: int | None = None) -> dict:
-    """Time both probes on 1 and 2 threads for each size: ``parallel_work`` (compute)
-    and ``stream_work``, each the smallest size at which two threads win (:func:`_first_win`);
-    ``cpus``: those the process may use (None: :func:`usable_cpus`)."""
+    """Time both probes on 1 and 2 threads per size: ``parallel_work`` (compute) and
+    ``stream_work``, each :func:`_first_win`; ``cpus``: those the process may use."""
     cpus = usable_cpus() if cpus is None else cpus
     if not _probes(compiler, cpus):
         return {"parallel_work": NEVER, "stream_work": NEVER, "cpus": cpus, "times": [], "stream_times": []}
@@ -87,14 +79,12 @@ def measure(compiler: c_build.Compiler, sizes: tuple[int, ...] | None = None, cp
             "cpus": cpus, **found}
 
 
-#: How long a measurement waits for the other CPUs to fall quiet (:func:`wait_for_quiet`),
-#: and how often it looks, in seconds.
+#: How long a measurement waits for the other CPUs to fall quiet, and how often it looks (s).
 QUIET_WAIT_S, QUIET_POLL_S = 1.0, 0.01
 
 
 def running_tasks() -> int | None:
-    """The machine's runnable tasks now, this thread included (``/proc/loadavg``'s
-    fourth field), or None where it cannot be read."""
+    """The machine's runnable tasks now (``/proc/loadavg``'s fourth field), or None."""
     try:
         with open("/proc/loadavg") as f:
             return int(f.read().split()[3].split("/")[0])
@@ -103,8 +93,8 @@ def running_tasks() -> int | None:
 
 
 def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
-    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart, looking for at
-    most ``timeout_s``; True where /proc/loadavg cannot be read (docs/compatible.md)."""
+    """Whether a CPU ran nothing in two looks :data:`QUIET_POLL_S` apart within ``timeout_s``
+    (True where /proc/loadavg cannot be read; docs/compatible.md)."""
     deadline = time.perf_counter() + timeout_s
     cpus = cpu_count()
     calm = 0
@@ -126,15 +116,12 @@ def _key(compiler: c_build.Compiler) -> str:
 
 
 def parallel_work() -> Threshold:
-    """The thresholds for this machine: ``$TENSORLANG_PARALLEL_WORK`` (both), else the
-    cached measurement, else a fresh one (docs/compatible.md, "Parallel thresholds", has
-    when one is cached)."""
+    """The thresholds: ``$TENSORLANG_PARALLEL_WORK``, else cached, else measured (docs/compatible.md)."""
     return _thresholds(usable_cpus())
 
 
 def clear() -> None:
-    """Forget the thresholds this process has read or measured (tests, a changed
-    ``$TENSORLANG_PARALLEL_WORK``)."""
+    """Forget the thresholds read or measured (tests, a changed ``$TENSORLANG_PARALLEL_WORK``)."""
     _thresholds.cache_clear()
 
 

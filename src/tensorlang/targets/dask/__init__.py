@@ -1,7 +1,5 @@
-"""The Dask target: a kernel run chunk by chunk over Dask arrays.  It only builds the task
-graph: the batch cut into the first batched input's chunks, one task per chunk running the
-kernel (a *spec*, compiled by the worker), each result put together by its kind (map,
-sum, replicated).  docs/dask.md has the kinds, the options and what a retried task does."""
+"""The Dask target: a kernel run chunk by chunk over Dask arrays, as a task graph (one task
+per chunk, each result put together by its kind; docs/dask.md)."""
 
 from __future__ import annotations
 
@@ -28,13 +26,9 @@ def dask_array_module():
 
 def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple[Verdict, str]],
                   inputs: tuple[str, ...]) -> tuple[Verdict, str]:
-    """The batch when ``batch=`` is not given: the first symbolic size, in the order the
-    declarations introduce them, that some input has and along which the program is
-    data-parallel (``verdict_along(size)`` says, or raises error[input] with the reason).
-    Chunks along any such size give the same results, so the first is as right as any:
-    ``X : [N p]``, ``C : [p p]`` is cut along ``N`` (``p`` is in two dimensions of ``C``),
-    ``Y = X * X`` along ``N`` too.  No size that qualifies is error[input] with each
-    size's reason."""
+    """The batch when ``batch=`` is not given: the first symbolic size (in declaration order)
+    that an input has and along which the program is data-parallel (``verdict_along``
+    says, or raises error[input]); none is error[input] with each size's reason (docs/dask.md)."""
     why: dict[str, str] = {}
     for symbol in symbols:
         try:
@@ -51,9 +45,7 @@ def default_batch(symbols: tuple[str, ...], verdict_along: Callable[[str], tuple
                 "input has (" + "; ".join(why[s] for s in symbols) + "); name one with batch=")
 
 
-#: The most chunks a run of several results (or a sum) is cut into: a bound on its task
-#: graph, written out in time linear in the chunks (20 000: under a second); a run of
-#: one mapped result (blockwise) has no limit.
+#: The most chunks a run of several results (or a sum) is cut into (one mapped result: no limit).
 MAX_CHUNKS = 65_536
 
 
@@ -62,16 +54,15 @@ def _is_int(value) -> bool:
 
 
 def check_split_every(split_every) -> int:
-    """``split_every`` (the partial sums one task of the tree reduction adds) as an int
-    of at least 2; error[input] otherwise (1 would never shrink the tree: no end)."""
+    """``split_every`` as an int of at least 2, else error[input] (1 would never shrink the tree)."""
     if not _is_int(split_every) or split_every < 2:
         raise error("input", f"split_every is an integer of at least 2, got {split_every!r}")
     return int(split_every)
 
 
 def check_chunks(chunks, length: int):
-    """``chunks`` along a batch of ``length``: ``"auto"``, a positive chunk length, or a
-    tuple of positive lengths that add up to ``length``; error[input] otherwise."""
+    """``chunks`` along a batch of ``length``: ``"auto"``, a positive length, or positive
+    lengths adding up to ``length``; error[input] otherwise."""
     if isinstance(chunks, str):
         if chunks != "auto":
             raise error("input", f"chunks is 'auto', a positive integer or a tuple of them, got {chunks!r}")
@@ -102,8 +93,7 @@ def _one_result(*blocks, spec, runner, names, others, result):
 
 def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping[str, Any], result: str,
                 shape: tuple, dtype) -> Any:
-    """A program with one result that has the batch: ``dask.array.map_blocks`` over the
-    batched inputs' blocks (aligned on the batch index, whatever dimension each has it in)."""
+    """One mapped result: ``dask.array.blockwise`` over the batched inputs' blocks."""
     names = list(arrays)
     args = []
     for name in names:  # the batch is index "b"; every other dimension is one block of its own
@@ -116,16 +106,10 @@ def _map_blocks(da, spec, runner, arrays: dict, positions: dict, others: Mapping
 
 def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[str, Any], others: Mapping[str, Any],
                 outputs: Mapping[str, tuple], dtype: np.dtype, chunks=None, split_every: int = 8) -> dict[str, Any]:
-    """The results as dask arrays.
-
-    ``runner(spec, inputs, others)`` runs a chunk: a module-level function of the layer that
-    can compile, so a task pickles it by reference. ``batched``: the inputs that have the
-    batch (dask or numpy arrays); ``others``: the rest (numpy arrays, or small dask arrays
-    computed once); ``outputs``: each result's shape with ``None`` in its batch dimension
-    (only for map results); ``chunks``: the chunk length along the batch where the first
-    batched input is not a dask array yet (``"auto"`` by default, a positive length, or
-    positive lengths that add up to the batch); ``split_every``: an integer of at least 2
-    (:func:`check_chunks`, :func:`check_split_every`)."""
+    """The results as dask arrays (docs/dask.md): ``runner(spec, inputs, others)`` runs a
+    chunk (a module-level function: a task pickles it by reference); ``batched``: the inputs
+    with the batch, ``others`` the rest; ``outputs``: each result's shape, None in its batch
+    dimension; ``chunks``, ``split_every``: :func:`check_chunks`, :func:`check_split_every`."""
     from dask import delayed
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
@@ -163,8 +147,7 @@ def run_chunked(spec: Any, runner: Callable, verdict: Verdict, batched: Mapping[
     if len(along) > MAX_CHUNKS:  # a task or more per chunk, held in memory
         raise error("too-large", f"the batch is cut into {len(along)} chunks; a run with more than one result or a "
                     f"sum takes at most {MAX_CHUNKS} (each chunk is a task): give a longer chunk length (chunks=)")
-    # the graph written out in one pass, each chunk's task naming its blocks' keys (a Delayed call
-    # per block culled the whole input graph each: quadratic, 1024 chunks took 7 s to build)
+    # the graph written out in one pass, each chunk's task naming its blocks' keys (linear in the chunks)
     small = delayed(dict(others), pure=True)  # one key: every task depends on it, none copies it
     token = tokenize(spec, tuple(arrays.values()), small.key, split_every, tuple(outputs.items()), kinds, str(dtype))
     run = partial(_run_part, spec=spec, runner=runner, names=tuple(arrays))

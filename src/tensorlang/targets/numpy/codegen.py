@@ -27,11 +27,8 @@ from .matmul import MatmulIntoStore
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-#: The generated calls that are elementwise numpy ufuncs (``out=`` may name the target).
+#: The generated calls that are elementwise ufuncs (``out=`` may name the target).
 _UFUNC_CALLS = ("_np.add(", "_np.subtract(", "_np.multiply(", "_np.negative(", "_fn[")
-
-#: Products of more operands are contracted in chunks of this many (see ``product``).
-MAX_CONTRACTION_OPERANDS = 16
 
 
 @dataclass
@@ -49,9 +46,8 @@ class _Statement:
         return name
 
     def into_target(self, value: str, target: str) -> bool:
-        """Make the line that computed ``value``, when it is one elementwise ufunc call,
-        write the target's own array (``out=``): 002's ev-c-stmt for a compatible
-        statement, no temporary.  False when the last line is anything else."""
+        """Make the last line, where it is one elementwise ufunc call computing ``value``, write
+        the target's own array (``out=``, 002's ev-c-stmt); False where it is not."""
         line = self.lines[-1] if self.lines else ""
         head = f"    {value} = "
         if not line.startswith(head) or not line.endswith(")") or not line[len(head):].startswith(_UFUNC_CALLS):
@@ -61,9 +57,9 @@ class _Statement:
 
 
 class _Codegen:
-    def __init__(self, dtype: np.dtype, optimize: str):
+    def __init__(self, dtype: np.dtype):
         self.dtype = np.dtype(dtype)
-        self.optimize = optimize
+        self.chunk = 0  # the step's: longer products contracted this many operands at a time (0: whole)
         self.constants: list[object] = []
         self.counter = 0
         # no intermediate of a contraction path may exceed the memory budget
@@ -77,8 +73,7 @@ class _Codegen:
 
     # -------------------------------------------------------------- statements
     def statement(self, stmt: ir.Statement, reason: str | None = None) -> list[str]:
-        # no two sums may bind one name (sibling sums may, in index form), so that products
-        # under several sums flatten into one contraction
+        # no two sums may bind one name, so that products under several sums flatten into one contraction
         here = {name for name, _ in stmt.index}
         body = stmt.body if binders_apart(stmt.body, here | free_indices(stmt.body)) else \
             rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
@@ -108,8 +103,7 @@ class _Codegen:
 
     def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
         """A schedule's GEMM or mode-product step: numpy.matmul into a fresh array."""
-        # the statement's own names: a slot may hold several temporaries over a run
-        # (memory reuse by liveness), the store keeps each under its name
+        # the statement's own names: the store keeps each temporary under its name (a slot may hold several)
         stmt = statement_of(step)
         by_slot = {buffers.slot_of[name]: name for name in stmt.reads}
         call = MatmulIntoStore(step, tuple((slot, by_slot[slot]) for slot in step.operands), buffers.shapes[step.target])
@@ -117,8 +111,8 @@ class _Codegen:
                 f"    _s[{stmt.target!r}] = {self.constant(call)}(_s, _dtype)"]
 
     def emit(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """Python code for ``e`` as a labelled array: (expression text, axis labels); an
-        array past the memory budget is error[too-large] here, before any runs."""
+        """Python code for ``e`` as a labelled array (code, axis labels); error[too-large] here
+        for an array past the memory budget."""
         code, labels = self._emit(e, st)
         self.bounded([st.extents[x] for x in labels], "an intermediate array")
         return code, labels
@@ -151,12 +145,14 @@ class _Codegen:
             ufunc = REDUCTIONS[e.op].ufunc.__name__
             code = st.temp(f"_reduce(_np.{ufunc}, {body}, {labels!r}, {reduced!r}, {extents!r})")
             return code, tuple(x for x in labels if x not in reduced)
-        if isinstance(e, ir.Stack):  # items side by side along the stack index, exactly
+        if isinstance(e, (ir.Stack, ir.Concat)):  # items side by side, exactly
             emitted = [self.emit(item, st) for item in e.items]
-            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls))
+            own = {name for name, _ in e.parts} if isinstance(e, ir.Concat) else set()
+            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls if x not in own))
             extents = {name: st.extents[name] for name in common}
             args = ", ".join(code for code, _ in emitted)
             item_labels = tuple(ls for _, ls in emitted)
+        if isinstance(e, ir.Stack):  # along the stack index
             index = e.index if isinstance(e.index, str) else None
             self.bounded([len(e.items), *extents.values()], "a stack")
             code = st.temp(f"_stack([{args}], {item_labels!r}, {common!r}, {index!r}, {extents!r}, _dtype)")
@@ -165,13 +161,8 @@ class _Codegen:
             if index in common:
                 return code, tuple(x for x in common if x != index) + (index,)
             return code, (index,) + common
-        if isinstance(e, ir.Concat):  # the items side by side along the index's axis, exactly
-            emitted = [self.emit(item, st) for item in e.items]
-            own = {name for name, _ in e.parts}
-            common = tuple(dict.fromkeys(x for _, ls in emitted for x in ls if x not in own))
-            extents = {name: st.extents[name] for name in common} | dict(e.parts)
-            args = ", ".join(code for code, _ in emitted)
-            item_labels = tuple(ls for _, ls in emitted)
+        if isinstance(e, ir.Concat):  # along the index's axis
+            extents |= dict(e.parts)
             parts = tuple(name for name, _ in e.parts)
             self.bounded([sum(k for _, k in e.parts), *(extents[x] for x in common)], "a direct sum (concat)")
             code = st.temp(f"_concat([{args}], {item_labels!r}, {common!r}, {parts!r}, {extents!r}, _dtype)")
@@ -185,8 +176,7 @@ class _Codegen:
         raise TypeError(f"not an EIN expression: {e!r}")  # pragma: no cover
 
     def access(self, array: str, indices: tuple[ir.Index, ...], st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """T_α: fixed positions select, repeated index variables take a diagonal, affine
-        indices gather (ein.index.gather: one axis per variable)."""
+        """T_α: fixed positions select, repeated variables take a diagonal, affine indices gather."""
         if has_affine(indices):
             labels = variables_of(indices)
             extents = {name: st.extents[name] for name in labels}
@@ -233,11 +223,8 @@ class _Codegen:
         return st.temp(f"_np.transpose({array}, {perm}).reshape({shape})")
 
     def product(self, e: ir.Expr, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """A product of factors under sums: one contraction, ordered by opt_einsum.  A
-        product that is not itself a sum is multiplied as written, each sum among its
-        factors contracted on its own: x * sum(k) a[k] as one einsum would be
-        Σ_k x·a_k, ⊥ where x = inf and a = [2, -1, 0] although x·Σa = inf (issue 16;
-        the factor outside a sum costs one multiplication per point after it)."""
+        """A product of factors under sums: one contraction on opt_einsum's path (a product that
+        is no sum multiplied as written, :meth:`as_written`; docs/ein.md, "The NumPy back end")."""
         if isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*"):
             return self.as_written(e, st)
         form = monomial(e)  # one product of factors under sums (bound names are unique)
@@ -256,19 +243,15 @@ class _Codegen:
             if name not in used:  # Σ_k of something that does not depend on k
                 scale *= st.extents[name]
         free = tuple(dict.fromkeys(n for _, labels in operands for n in labels if n not in summed))
-        # opt_einsum's path search grows fast with the operand count (hundreds of factors
-        # take minutes): contract long products chunk by chunk, each chunk keeping only the
-        # labels that are still needed by the rest or by the result
-        while len(operands) > MAX_CONTRACTION_OPERANDS:
-            chunk, rest = operands[:MAX_CONTRACTION_OPERANDS], operands[MAX_CONTRACTION_OPERANDS:]
+        # the schedule's chunk (steps.EINSUM_CHUNK): chunk by chunk, keeping the labels still needed
+        while self.chunk and len(operands) > self.chunk:
+            chunk, rest = operands[:self.chunk], operands[self.chunk:]
             needed = set(free) | {x for _, ls in rest for x in ls}
             keep = tuple(dict.fromkeys(x for _, ls in chunk for x in ls if x in needed))
             operands = [(self.contract(chunk, keep, st), keep)] + rest
         contracted = bool(set(summed) & used)
         if operands and (len(operands) > 1 or scalars) and not contracted:
-            # an elementwise or outer product: numpy.multiply, left to right as written,
-            # numbers included (einsum adds each product to a +0, so x·a·b at -0 came
-            # out +0; and 1e-300 * (x * 1e300) is inf at x = 1e300: issue 16)
+            # an elementwise or outer product: numpy.multiply, left to right as written
             code = ""
             for c, labels in in_order:
                 aligned = self.align(c, labels, free, st) if labels else c
@@ -282,17 +265,14 @@ class _Codegen:
             code = st.temp(f"_np.multiply({code}, {c})")
         if scale != 1.0:
             code = st.temp(f"_np.multiply({code}, _dtype.type({scale!r}))")
-        if summed and (scalars or scale != 1.0 or not contracted):
-            # a sum starts from +0, so it is never -0: a scaled or uncontracted one may be
+        if summed and (scalars or scale != 1.0 or not contracted):  # a sum starts from +0: never -0
             code = st.temp(f"_np.add({code}, _dtype.type(0.0))")
         return code, free
 
 
     def as_written(self, e: ir.BinOp | ir.Neg, st: _Statement) -> tuple[str, tuple[str, ...]]:
-        """A product that is not a sum, multiplied as its parentheses say (issue 16): the
-        numbers are not gathered into one scale (``1e-300 * (x * 1e300)`` is inf at
-        x = 1e300) and no einsum adds the product to a +0 (``x * a * b`` is -0 where the
-        signs say so)."""
+        """A product that is no sum, multiplied as its parentheses say: no numbers gathered into
+        one scale, no einsum adding it to a +0 (docs/ein.md)."""
         steps: list[ir.Expr | None] = []  # down the left spine: right operands, None for a negation
         node: ir.Expr = e
         while isinstance(node, ir.Neg) or (isinstance(node, ir.BinOp) and node.op == "*"):
@@ -317,7 +297,7 @@ class _Codegen:
         if len(operands) == 1 and sub.split("->")[0] == sub.split("->")[1]:
             return operands[0][0]
         dims = [tuple(st.extents[x] for x in ls) for _, ls in operands]
-        expr = opt_einsum.contract_expression(sub, *dims, optimize=self.optimize, memory_limit=self.memory_limit)
+        expr = opt_einsum.contract_expression(sub, *dims, optimize="auto", memory_limit=self.memory_limit)
         path = ", ".join(str(tuple(step[0])) for step in expr.contraction_list) if hasattr(expr, "contraction_list") else ""
         # backend: numpy's tensordot, multiplied by matmul, which keeps ⊥ · 0 = ⊥ (nan_safe.py)
         code = st.temp(f"{self.constant(expr)}({', '.join(c for c, _ in operands)}, backend={nan_safe.BACKEND!r})"
@@ -336,11 +316,8 @@ def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
 
 
 def _reduce(ufunc, value, labels, reduced, extents):
-    """Fold a labelled array along the ``reduced`` labels with ``ufunc`` (EIN ``Reduce``).
-
-    A reduced label the value does not depend on is never iterated: max and min of n
-    equal values are the value, their product its n-th power (:func:`powers`, the C
-    target's too); the result keeps the other labels in their order."""
+    """Fold a labelled array along ``reduced`` with ``ufunc`` (EIN ``Reduce``); a label the
+    value does not depend on is not iterated (max, min: the value; product: its power)."""
     value = np.asarray(value)
     count = math.prod(extents[x] for x in reduced if x not in labels)
     if count > 1 and ufunc is np.multiply:
@@ -356,9 +333,8 @@ def _reduce(ufunc, value, labels, reduced, extents):
 
 
 def _broadcast(value, labels, order, extents, dtype):
-    """A labelled item with its axes in ``order`` (those of its labels), broadcast over the
-    rest: copied into its own slice by the caller's stack or concatenate, so a NaN or inf in
-    one item never reaches another."""
+    """A labelled item with its axes in ``order``, broadcast over the rest (copied into its
+    own slice by the caller: a NaN or inf of one item never reaches another)."""
     value = np.asarray(value, dtype=dtype)
     if labels:
         value = np.transpose(value, [labels.index(x) for x in order if x in labels])
@@ -367,9 +343,8 @@ def _broadcast(value, labels, order, extents, dtype):
 
 
 def _stack(items, item_labels, common, index, extents, dtype):
-    """EIN ``Stack``: the items broadcast over ``common``, stacked along a new first axis
-    for ``index``.  When an item itself depends on ``index``, the point s of the result is
-    item s at s: the diagonal."""
+    """EIN ``Stack``: the items broadcast over ``common`` along a new first axis (the diagonal
+    where an item depends on ``index``)."""
     stacked = np.stack([_broadcast(v, labels, common, extents, dtype) for v, labels in zip(items, item_labels)])
     if index in common:  # labels: common without index, then index
         return np.diagonal(stacked, axis1=0, axis2=1 + common.index(index))
@@ -398,10 +373,8 @@ def _finish_at(value, perm, present, shape, dtype, reads):
 
 
 def _into(store, name, dtype):
-    """The target's array for a ufunc's ``out=``, or None (a fresh result) when it is not
-    one the kernel may write: the store's arrays for non-input variables are its own
-    copies (semantics.interface.initial_store) or results of earlier statements, which
-    :func:`_finish_at` made writable and unshared (constants are read-only)."""
+    """The target's array for a ufunc's ``out=``, or None where the kernel may not write it
+    (only the store's own C-contiguous, writable, unshared arrays)."""
     array = store.get(name)
     if (isinstance(array, np.ndarray) and array.dtype == dtype and array.flags.c_contiguous
             and array.flags.writeable and array.base is None):
@@ -429,28 +402,27 @@ class NumpyKernel:
             return self.function(dict(store))
 
 
-def compile_numpy(program: ir.Program, dtype, schedule: Schedule,
-                  optimize: str = "auto") -> NumpyKernel:
-    """Generate, and define, the Python function that runs ``program``'s schedule:
-    matmul steps (GEMM and mode product) as ``numpy.matmul`` into a fresh array, the
-    statements of every other step (loop nests and einsum steps) as einsum code.  Which
-    step a statement is, is the schedule's choice: for this target a GEMM whose operands
-    are out of order is an einsum step (``Caps.gemm_copies``, :func:`~...schedule.plan.choose`)."""
-    gen = _Codegen(dtype, optimize)
+def compile_numpy(program: ir.Program, dtype, schedule: Schedule) -> NumpyKernel:
+    """The Python function that runs ``program``'s schedule: matmul steps as ``numpy.matmul``,
+    every other step's statements as einsum code (which step, the schedule's choice)."""
+    gen = _Codegen(dtype)
     lines = ["def kernel(_s):"]
     for step in schedule.steps:
         if isinstance(step, (GemmStep, ModeStep)):
             lines.extend(gen.matmul(step, schedule.buffers))
         else:
+            gen.chunk = getattr(step, "chunk", 0)  # the schedule's (LoopStep, EinsumStep)
             pairs = zip(step.statements, step.reasons) if isinstance(step, LoopStep) else ((step.statement, step.reason),)
             for stmt, reason in pairs:
                 lines.extend(gen.statement(stmt, reason))
     return _define(gen, lines)
 
 
-def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, optimize: str = "auto") -> NumpyKernel:
-    """The Python function that runs ``statements`` through einsum code, no schedule."""
-    gen = _Codegen(dtype, optimize)
+def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, chunk: int = 0) -> NumpyKernel:
+    """The Python function that runs ``statements`` through einsum code (``chunk``: as the
+    schedule's step says, :data:`~...schedule.steps.EINSUM_CHUNK`)."""
+    gen = _Codegen(dtype)
+    gen.chunk = chunk
     return _define(gen, ["def kernel(_s):", *(line for stmt in statements for line in gen.statement(stmt))])
 
 

@@ -1,9 +1,6 @@
-"""Running a schedule's matmul steps (:class:`~tensorlang.schedule.steps.GemmStep`,
-:class:`~tensorlang.schedule.steps.ModeStep`) on numpy arrays, the target's buffer
-written in place: the C target's BLAS steps that it does not call BLAS for itself, and
-the NumPy target's through :class:`MatmulIntoStore`.  A buffer may be a view that is not
-C-contiguous (a padded buffer, schedule/padding.py :func:`blas_on_padded`): numpy hands
-BLAS its row stride; a target is only ever reshaped into a view (:func:`_view`)."""
+"""A schedule's matmul steps (GEMM, mode product) on numpy arrays, the target's buffer
+written in place (a view's row stride handed to BLAS): the C target's BLAS steps run in
+Python and the NumPy target's through :class:`MatmulIntoStore`."""
 
 from __future__ import annotations
 
@@ -23,10 +20,8 @@ def _view(array: np.ndarray, shape) -> np.ndarray:
 
 
 def run_matmul(step: MatmulStep, buffers) -> None:
-    """Run ``step`` on ``buffers`` (indexable by slot; C-contiguous arrays of one dtype):
-    its GEMMs over views (:func:`~tensorlang.schedule.gemm.gemm_of`, the ones the C target
-    calls BLAS for: a transposed operand a transposed view, a mode product's W' broadcast
-    over X's P), or, where that is None, over operands transposed and copied into order."""
+    """Run ``step`` on ``buffers`` (by slot): its GEMMs over views (:func:`~tensorlang.schedule.gemm.gemm_of`),
+    else over operands transposed and copied into order."""
     if isinstance(step, GemmStep) and step.plain:
         np.matmul(buffers[step.left], buffers[step.right], out=buffers[step.target])
         return
@@ -50,9 +45,7 @@ def _matrices(array: np.ndarray, count: int, rows: int, cols: int, transposed: b
 
 
 def _run_copying(step: GemmStep, buffers) -> None:
-    """A GEMM step whose operands must be transposed into (batch, left, summed) and
-    (batch, summed, right) order first, its result computed apart where the target does
-    not order its axes (batch, left, right)."""
+    """A GEMM step whose operands are transposed into order first (its result too, where needed)."""
     batch, left, right = step.left_shape[0], step.left_shape[1], step.right_shape[2]
     a = buffers[step.left].transpose(step.left_axes).reshape(step.left_shape[1:] if batch == 1 else step.left_shape)
     b = buffers[step.right].transpose(step.right_axes).reshape(step.right_shape[1:] if batch == 1 else step.right_shape)

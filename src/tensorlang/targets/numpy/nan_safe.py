@@ -1,13 +1,6 @@
-"""The array functions opt_einsum calls for the NumPy target's contractions, with ⊥ kept.
-
-``numpy.tensordot`` multiplies through ``numpy.dot``, and ``numpy.dot`` of a matrix with
-an inner extent of 1 (an outer product in disguise) skips terms whose factor is zero:
-``dot([[nan], [1]], [[0]])`` is ``[[0], [0]]`` where the language (and ``matmul``) gives
-``[[nan], [0]]``: ⊥ · 0 is ⊥.  opt_einsum takes its ``tensordot`` from the module named
-as its ``backend``; this module is that backend: numpy's own tensordot, reshaping to
-matrices exactly as numpy does, with the product done by ``matmul`` (the same BLAS
-routine for every other shape, so nothing is slower).
-"""
+"""The array functions opt_einsum calls for the NumPy target's contractions (its
+``backend``), with ⊥ kept: numpy's tensordot with the product by ``matmul``, since
+``numpy.dot`` of an inner extent of 1 skips terms whose factor is zero (⊥ · 0 is ⊥)."""
 
 from __future__ import annotations
 
@@ -22,10 +15,7 @@ _ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def einsum(subscripts: str, *operands, **options):
-    """numpy.einsum; for subscripts beyond its 52 ASCII letters (opt_einsum names the
-    53rd index and later with other characters, ``opt_einsum.get_symbol``), the same
-    sum of products by broadcasting: diagonals taken, each operand's own summed labels
-    summed first, the rest multiplied elementwise and summed (⊥ · 0 = ⊥ as everywhere)."""
+    """numpy.einsum; beyond its 52 letters the same sum of products by broadcasting."""
     if set(subscripts) - set(",->") <= _ASCII:
         return np.einsum(subscripts, *operands, **options)
     inputs, out = subscripts.split("->")

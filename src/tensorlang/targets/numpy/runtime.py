@@ -1,5 +1,4 @@
-"""The NumPy target: a schedule as generated Python (:mod:`.codegen`) over a store of
-named arrays."""
+"""The NumPy target: a schedule as generated Python (:mod:`.codegen`) over a store of named arrays."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """The fixed C of the C back end and the field probes, kept as C files (package data).
-
-Each ``.c``/``.h`` file here is a piece of a generated source; what varies per shape the
-generated prefix defines as C macros, or Python prints.  :func:`text` reads a file as
-the generated source takes it: without the ``//`` notes at its head, each placeholder
-``TL_FILL_<NAME>`` replaced by the value given for ``name`` (every placeholder given a
-value and every value used).  docs/c-backend.md, "The C files", lists the files, their
-readers and why placeholders keep the sources byte for byte as before;
-tests/targets/test_c_csrc.py compiles every file on its own.
-"""
+:func:`text` reads one as a generated source takes it: its ``//`` notes dropped, each
+``TL_FILL_<NAME>`` filled (docs/c-backend.md, "The C files")."""
 
 from __future__ import annotations
 

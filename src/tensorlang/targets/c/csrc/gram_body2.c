@@ -1,5 +1,4 @@
-// gram_body2.c: X^T X over the packed panels, upper triangle then mirrored (gram.py),
-// calling the generated tile1..tile3 and strip.  Follows gram_pack.c; placeholders S, P.
+// gram_body2.c: X^T X over the packed panels (gram.py); follows gram_pack.c. See docs/c-backend.md.
 
 static int TL_FILL_Prun_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
     (void)nt;

@@ -1,5 +1,4 @@
-// gram_body3.c: T[i,j,k] = sum_n X_ni X_nj X_nk for i <= j <= k, then the others (gram.py),
-// calling the generated srow1..srow3.  Follows gram_pack.c; placeholders S, P.
+// gram_body3.c: sum_n X_ni X_nj X_nk over the packed panels (gram.py); follows gram_pack.c. See docs/c-backend.md.
 
 static int TL_FILL_Prun_TL_FILL_S(const double *restrict x, double *restrict res, double *restrict work, int nt) {
     (void)nt;

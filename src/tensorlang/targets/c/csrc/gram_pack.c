@@ -1,5 +1,4 @@
-// gram_pack.c: a panel of X's rows packed into 8-column blocks (gram.py); the prefix
-// defines M, N, MB, KC, TRANSPOSED.  Placeholders S, P (docs/c-backend.md, "The C files").
+// gram_pack.c: a panel of X's rows packed into 8-column blocks (gram.py) (docs/c-backend.md, "The C files").
 
 /* the partial last block of rows r0..r0+kc (M mod 8 columns, zero beyond; row-major X) */
 static void TL_FILL_Ppack_tail_TL_FILL_S(const double *restrict x, double *restrict p, long r0, long kc) {

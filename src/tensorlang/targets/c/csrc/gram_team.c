@@ -1,5 +1,4 @@
-// gram_team.c: the Gram kernels' team size (gram.py, loops/parallel.py ``team``); the
-// prefix defines TEAM.  Placeholder P.
+// gram_team.c: the Gram kernels' team size (gram.py, loops/parallel.py ``team``) (docs/c-backend.md, "The C files").
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -1,5 +1,4 @@
-// probe_cells.c: tl_cells, a batch's cells, domain test and weights (probe.py); follows probe_head.h.
-// Placeholders WPARAMS, WEIGHTS (the kernel's polynomials), LOW, RADIUS, FIRST.
+// probe_cells.c: tl_cells, a batch's cells and weights (probe.py); follows probe_head.h. See docs/c-backend.md.
 /* The cells of points p0 .. p0+B-1 (those past n repeat point p0): the offset of each
    support's first sample, whether the point is inside the domain (a point outside or
    not finite gets the image's first cell, a safe address), and the kernel's weights

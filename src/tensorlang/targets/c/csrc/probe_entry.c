@@ -1,5 +1,4 @@
-// probe_entry.c: a probe kernel's entry point tl_probe (probe.py): tl_sort where asked,
-// the generated tl_probe_points, tl_unpack.  Placeholders REGIONBLOCKS, REGIONAHEAD.
+// probe_entry.c: a probe kernel's entry point tl_probe (probe.py); placeholders: docs/c-backend.md, "The C files".
 /* The probes of n points; with sort, in the order of the image's blocks (tl_sort) unless
    tl_sort finds them coherent already: the results are then written in block order,
    packed (PACKED doubles a point: each distinct derivative once), and tl_unpack copies

@@ -1,5 +1,4 @@
-// probe_head.h: a field probe's vector types and macros (probe.py); the prefix defines
-// D, S, NC and B.
+// probe_head.h: a field probe's vector types and macros (probe.py); placeholders: docs/c-backend.md, "The C files".
 #if defined(__GNUC__) && !defined(__clang__)
 /* no code here reads or traps on the floating-point exception flags: without this gcc
    keeps the batch's selects (weights at f = 0, the domain test) as branches, one point

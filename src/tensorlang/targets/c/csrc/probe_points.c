@@ -1,5 +1,4 @@
-// probe_points.c: tl_probe_points and tl_unpack (probe.py); follows probe_sort.c.  Placeholders FULL,
-// STRIDES, UNUSED, PARALLEL, AHEAD, FIRSTTAP, RADIUS, ROWS, WDECLS, WARGS, LANES, RESULTS, KEEP, PACKS, STORES, UNPACKS, STREAMBYTES.
+// probe_points.c: tl_probe_points and tl_unpack (probe.py); follows probe_sort.c (docs/c-backend.md, "The C files").
 /* The probes of points pts[0 .. n-1]; the result of point q goes to out at index q:
    all its derivative components (NC*TL_FILL_FULL doubles), or, packed, each distinct one once
    (PACKED doubles, in the order of r: tl_unpack spreads them). */

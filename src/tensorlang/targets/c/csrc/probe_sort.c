@@ -1,5 +1,4 @@
-// probe_sort.c: tl_sort, a stable counting sort of a probe's points by the image's blocks
-// (probe.py).  Follows the generated tl_cells.  Placeholders SHIFT, PARALLELPOINTS, COHERENT.
+// probe_sort.c: tl_sort, a probe's points sorted by the image's blocks (probe.py). See docs/c-backend.md.
 /* From here on multiply-adds may be fused (one rounding instead of two: the sums stay
    within the reference's rounding, not bit-equal to it). */
 #if defined(__clang__)

@@ -1,5 +1,4 @@
-// threshold_probes.c: the two probes that measure the parallel thresholds (threshold.py).
-// Placeholders SCHEDULE, BLOCK, MAXBLOCKS (docs/c-backend.md, "The C files").
+// threshold_probes.c: the probes that measure the parallel thresholds (threshold.py). See docs/c-backend.md.
 
 #include <stdint.h>
 int tl_probe_stream(double *restrict x, double s, int64_t n, int threads) {

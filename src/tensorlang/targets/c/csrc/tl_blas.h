@@ -1,5 +1,4 @@
-// tl_blas.h: row-major GEMM, SYRK and GEMV over the BLAS pointers tl_set_blas installs
-// (blascall.py).  Follows tl_prelude.h.  Placeholders CBLAS64, CBLAS32, FORTRAN32.
+// tl_blas.h: GEMM, SYRK and GEMV over the pointers tl_set_blas installs (blascall.py) (docs/c-backend.md, "The C files").
 
 /* BLAS, found in the library numpy loaded and installed by tl_set_blas (machine/blas.py) */
 static void *tl_blas_gemm, *tl_blas_gemv, *tl_blas_syrk;

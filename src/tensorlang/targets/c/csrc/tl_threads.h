@@ -1,5 +1,4 @@
-// tl_threads.h: the run-time team decision of parallel loops (codegen.prelude(teams=True);
-// docs/c-backend.md, "Threads").  Follows tl_prelude.h.  Placeholders WARM, EXPLORE, DECAY.
+// tl_threads.h: the run-time team decision of parallel loops (codegen.prelude). See docs/c-backend.md.
 
 #ifdef _OPENMP
 #include <dirent.h>

@@ -1,5 +1,4 @@
-// tl_tiles.h: register tiles' 64-byte vectors (codegen.tiles_prelude).  Follows
-// tl_prelude.h.  Placeholders FORCED, LANES, SET1.
+// tl_tiles.h: register tiles' 64-byte vectors (codegen.tiles_prelude); placeholders: docs/c-backend.md, "The C files".
 
 #ifndef TL_TILES
 #if defined(__AVX512F__) && defined(__GNUC__)

@@ -1,5 +1,4 @@
-// tl_tiles_tail.h: a register tile's part vector, its first n lanes loaded and stored
-// (codegen.tiles_prelude).  Follows tl_tiles.h.  Placeholders FORCED, MASK, LOADN, STOREN, M512.
+// tl_tiles_tail.h: register tiles' part vectors (codegen.tiles_prelude) (docs/c-backend.md, "The C files").
 #if TL_TILES || TL_FILL_FORCED
 #if defined(__AVX512F__)
 static inline tl_vd tl_vloadn(const real *p, int n) { return (tl_vd)TL_FILL_LOADN((TL_FILL_MASK)((1u << n) - 1u), p); }
