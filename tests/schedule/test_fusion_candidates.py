@@ -1,7 +1,8 @@
 """The runs of statements that may share a batch loop (schedule/fusion.py ``_candidates``)
 are decided per added statement from what the run keeps: the same runs as checking
-``_joins`` of the whole longer run each time (issue 41: that was quadratic in a run's
-length), on random programs of batched statements."""
+``_joins`` (the legality rule as stated, kept here as the oracle) of the whole longer run
+each time (issue 41: that was quadratic in a run's length), on random programs of
+batched statements."""
 
 from __future__ import annotations
 
@@ -13,18 +14,25 @@ from tensorlang.ein import ir
 fusion = importlib.import_module("tensorlang.schedule.fusion")
 
 
+def _joins(group: list[ir.Statement], extent: int) -> bool:
+    """Whether ``group`` (each statement's batch index first) may run in one loop over
+    the batch: every variable written in it is read only at the reading statement's batch index."""
+    written = {s.target for s in group}
+    return all(s.index[0][1] == extent and not fusion._misread(s) & written for s in group)
+
+
 def _reference(program: ir.Program):
     """The runs as written before: ``_joins`` of the whole run for every statement added."""
     runs, current, start, extent = [], [], 0, 0
     for n, stmt in enumerate(program.statements):
         found = fusion._batch(stmt)
         if current and found is not None and found[1] == extent and len(current) < fusion.MAX_FUSED_STATEMENTS \
-                and fusion._joins(current + [stmt], extent):
+                and _joins(current + [stmt], extent):
             current.append(stmt)
             continue
         if len(current) >= 2:
             runs.append((start, current))
-        current, start = ([stmt], n) if found is not None and fusion._joins([stmt], found[1]) else ([], n)
+        current, start = ([stmt], n) if found is not None and _joins([stmt], found[1]) else ([], n)
         extent = found[1] if found is not None else 0
     if len(current) >= 2:
         runs.append((start, current))

@@ -67,16 +67,8 @@ class Block:
         return tuple(prod(self.shape[t + 1:]) for t in range(len(self.shape)))
 
     def permutations(self) -> list[tuple[int, ...]]:
-        """Every permutation of the local dimensions the groups allow (the identity
-        first): ``perm[t]`` is the local dimension whose value goes to dimension t."""
-        found: list[tuple[int, ...]] = []
-        for choice in itertools.product(*(itertools.permutations(g) for g in self.groups)):
-            perm = list(range(len(self.shape)))
-            for group, image in zip(self.groups, choice):
-                for t, u in zip(group, image):
-                    perm[t] = u
-            found.append(tuple(perm))
-        return found or [tuple(range(len(self.shape)))]
+        """Every permutation of the local dimensions the groups allow (:func:`permutations`)."""
+        return permutations(self.groups, len(self.shape))
 
     def shifted(self, by: int) -> "Block":
         """The block ``by`` positions later, as a direct sum that holds it sees it.  Its
@@ -87,6 +79,19 @@ class Block:
 
 #: A dimension's direct-sum structure: its blocks, in order, covering the dimension.
 DimBlocks = tuple[Block, ...]
+
+
+def permutations(groups: tuple[tuple[int, ...], ...], rank: int) -> list[tuple[int, ...]]:
+    """Every permutation of ``rank`` dimensions that permutes within each of ``groups``
+    only (the identity first): ``perm[t]`` is the dimension whose value goes to t."""
+    found: list[tuple[int, ...]] = []
+    for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+        perm = list(range(rank))
+        for group, image in zip(groups, choice):
+            for t, u in zip(group, image):
+                perm[t] = u
+        found.append(tuple(perm))
+    return found or [tuple(range(rank))]
 
 
 def _locals(rank: int, tag: str) -> tuple[str, ...]:
@@ -138,13 +143,7 @@ def _block_order(blocks: DimBlocks, p: str, tag: str) -> str:
 class Moments:
     """003 §2's *generalized symmetry*: every entry is a moment ``Σ_r Π f[r, a]`` of one
     tensor f over a multiset of its positions a, so entries whose multisets are equal
-    are equal — whatever the direct-sum blocks and dimensions they sit in.
-
-    ``C = Σ_r x_r x_rᵀ`` with ``x = f ⊕ vec(f⊗f)`` holds the degree-2, degree-3 and
-    degree-4 moments of f: 003 Fig. 4's 20×20 matrix (n = 4) has only 65 distinct
-    entries, where the symmetries of whole dimensions and blocks find 105.
-
-    ``dims`` gives, per dimension, its direct-sum blocks as (start, degree): positions
+    are equal (docs/structure.md, "Generalized symmetry").  ``dims`` gives, per dimension, its direct-sum blocks as (start, degree): positions
     ``start .. start + n^degree - 1`` hold the monomials of that degree, position
     ``start + Σ_t n^(degree-1-t) · a_t`` the one over a_1 .. a_degree (0-based)."""
 
@@ -155,8 +154,14 @@ class Moments:
     @property
     def degrees(self) -> tuple[int, ...]:
         """The total degrees the entries have."""
-        return tuple(sorted({sum(choice) for choice in itertools.product(
-            *({deg for _, deg in blocks} for blocks in self.dims))}))
+        return tuple(sorted(self._by_total()))
+
+    def _by_total(self) -> dict[int, list[tuple[int, ...]]]:
+        """The block choices (an index per dimension), by the total degree they hold."""
+        by_total: dict[int, list[tuple[int, ...]]] = {}
+        for combo in itertools.product(*(range(len(b)) for b in self.dims)):
+            by_total.setdefault(sum(self.dims[d][k][1] for d, k in enumerate(combo)), []).append(combo)
+        return by_total
 
     def canonical(self) -> list[tuple[int, ...]]:
         """Per total degree, the blocks (an index per dimension) holding each moment's
@@ -213,11 +218,8 @@ class Moments:
     def equivalence_text(self, p: tuple[str, ...], q: tuple[str, ...]) -> list[str]:
         """isl texts whose union relates positions p and q of equal moments: for each
         two block choices of one total degree, q's coordinates a permutation of p's."""
-        by_total: dict[int, list[tuple[int, ...]]] = {}
-        for combo in itertools.product(*(range(len(b)) for b in self.dims)):
-            by_total.setdefault(sum(self.dims[d][k][1] for d, k in enumerate(combo)), []).append(combo)
         pieces = []
-        for combos in by_total.values():
+        for combos in self._by_total().values():
             for first, second in itertools.product(combos, repeat=2):
                 head, a = self._coordinates(first, p, "a")
                 tail, b = self._coordinates(second, q, "b")
@@ -243,11 +245,7 @@ class Moments:
 
     def pieces(self) -> int:
         """How many basic maps :meth:`equivalence_text` writes."""
-        by_total: dict[int, int] = {}
-        for combo in itertools.product(*(range(len(b)) for b in self.dims)):
-            total = sum(self.dims[d][k][1] for d, k in enumerate(combo))
-            by_total[total] = by_total.get(total, 0) + 1
-        return sum(c * c * factorial(t) for t, c in by_total.items())
+        return sum(len(c) ** 2 * factorial(t) for t, c in self._by_total().items())
 
 
 #: The most basic maps the isl form of a moment structure's redundancy relation takes
@@ -326,15 +324,8 @@ class TensorStructure:
                                  f"(more than {MAX_MOMENT_PIECES}); representatives() gives it as an array")
             text = " or ".join(self.moments.equivalence_text(p, q))
             return isl.Map(f"{{ [{', '.join(p)}] -> [{', '.join(q)}] : {box_text} and ({text}) }}").coalesce()
-        perms = [tuple(range(rank))]
-        for choice in itertools.product(*(itertools.permutations(g) for g in self.groups)):
-            moved = list(range(rank))
-            for group, image in zip(self.groups, choice):
-                for d, e in zip(group, image):
-                    moved[d] = e
-            perms.append(tuple(moved))
         result = None
-        for perm in set(perms):
+        for perm in set(permutations(self.groups, rank)):
             parts = [box_text]
             for d in range(rank):
                 blocks = self.dim_blocks(d)
@@ -704,12 +695,10 @@ def _statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Ma
 
 def statement_moments(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
                       shape: tuple[int, ...]) -> Optional[Moments]:
-    """003 §2's generalized symmetry (:class:`Moments`): a statement
-    ``C[p1..pk] = (Σ_r) x[r, p1] · ... · x[r, pk]`` — k ≥ 2 reads of one tensor that
-    differ only at one dimension, read there at the target's indices, one each — where
-    every direct-sum block of x along that dimension holds monomials of one tensor f
-    (``x = f ⊕ vec(f⊗f)``: degree 1 and 2).  Each entry is then Σ_r of a product of
-    f's entries over the union of the positions' multisets."""
+    """003 §2's generalized symmetry (:class:`Moments`) of a statement
+    ``C[p1..pk] = (Σ_r) x[r, p1] · ... · x[r, pk]`` whose x holds monomials of one tensor
+    f in every direct-sum block along that dimension, else None (the conditions:
+    docs/structure.md, "Generalized symmetry")."""
     variables = [v for v, _ in stmt.index]
     if len(variables) < 2 or len(set(variables)) != len(variables):
         return None
@@ -787,21 +776,10 @@ def record(tensors: dict[str, TensorStructure], found: TensorStructure,
 # ------------------------------------------------------------------ direct sums (003 Fig. 10)
 def statement_blocks(stmt: ir.Statement, tensors: Mapping[str, TensorStructure], shape: tuple[int, ...],
                      groups: tuple[tuple[int, ...], ...] = ()) -> tuple[Optional[DimBlocks], ...]:
-    """The direct-sum structure of each of the target's dimensions (None: none known).
-
-    * **direct sum** and **repetition** (Fig. 10): a statement whose body is a direct
-      sum along a target index, ``X[r,g] = concat(F[r,g1], vec(G[r,.,.])[g2])``, has one
-      block per item; an item that reads ``vec`` of a tensor (nested ``Concat`` s whose
-      items read it at positions 1, 2, ... of one dimension) is a block of that tensor's
-      shape whose local dimensions keep the tensor's symmetry (``vec(f⊗f)``: x[S+a·n+b]
-      = x[S+b·n+a]); an item that reads a dimension with blocks keeps them, shifted;
-    * **pointwise** (the product, sum and projection rules read per index): a target index
-      that every access reads plainly, at dimensions with the same blocks, has those
-      blocks — every factor is equal at two positions the blocks relate, for every value
-      of the other variables, so the body is.  ``C[p,q] = Σ_r X[r,p]·X[r,q]`` inherits X's
-      blocks in p and in q.
-
-    A symmetric group whose dimensions get different blocks keeps none of them."""
+    """The direct-sum structure of each of the target's dimensions (None: none known), by
+    the rules "direct sum + repetition" and "pointwise" of docs/structure.md, "Direct
+    sums and vec".  A symmetric group whose dimensions get different blocks keeps none
+    of them."""
     variables = [v for v, _ in stmt.index]
     if len(set(variables)) != len(variables):
         return ()
@@ -1122,20 +1100,3 @@ def compress(value: np.ndarray, found: TensorStructure) -> Compressed:
     positions = np.argwhere(unique.reshape(found.shape)) if found.shape else np.zeros((1, 0), dtype=np.int64)
     return Compressed(found.name, found.shape, value.reshape(-1)[unique].copy(), positions, source, found)
 
-
-def runs_count(blocks: DimBlocks) -> int:
-    """How many runs (loops.structure.runs) a dimension with ``blocks`` packs in: one per
-    block without a symmetry, one per ordered prefix of its local positions otherwise."""
-    total = 0
-    for b in blocks:
-        if not b.groups:
-            total += 1
-            continue
-        before = {g[n + 1]: g[n] for g in b.groups for n in range(len(g) - 1)}
-        k = len(b.shape)
-        for prefix in itertools.product(*(range(n) for n in b.shape[:-1])):
-            if any(t in before and prefix[before[t]] > prefix[t] for t in range(k - 1)):
-                continue
-            first = prefix[before[k - 1]] if k - 1 in before else 0
-            total += b.shape[-1] > first
-    return total

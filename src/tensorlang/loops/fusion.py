@@ -304,21 +304,13 @@ def _sums(nodes) -> bool:
 
 def _rename_slots(node, mapping: dict[int, int]):
     """``node`` with every access to a slot in ``mapping`` made to the slot it maps to."""
-    if isinstance(node, Loop):
-        return replace(node, body=tuple(_rename_slots(child, mapping) for child in node.body))
-    if isinstance(node, Store):
-        return Store(mapping.get(node.slot, node.slot), node.indices, _rename_slots(node.value, mapping))
-    if isinstance(node, Update):
-        return replace(node, value=_rename_slots(node.value, mapping))
-    if isinstance(node, Load):
-        return Load(mapping.get(node.slot, node.slot), node.indices)
-    if isinstance(node, (Neg, Apply)):
-        return replace(node, arg=_rename_slots(node.arg, mapping))
-    if isinstance(node, BinOp):
-        return BinOp(node.op, _rename_slots(node.left, mapping), _rename_slots(node.right, mapping))
-    if isinstance(node, Select):
-        return replace(node, cases=tuple(_rename_slots(c, mapping) for c in node.cases))
-    return node
+    def change(n):
+        if isinstance(n, Load):
+            return replace(n, slot=mapping.get(n.slot, n.slot))
+        if isinstance(n, Store):
+            return replace(n, slot=mapping.get(n.slot, n.slot), value=replace_nodes(n.value, change))
+        return None
+    return replace_nodes(node, change)
 
 
 def _drop_batch(node, slots: set[int], var: str, tag: str):

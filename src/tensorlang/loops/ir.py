@@ -439,8 +439,9 @@ def slots(nodes) -> set[int]:
     return found - declared
 
 
-def _loads(node, slot: int) -> bool:
-    return any(isinstance(e, Load) and e.slot == slot for e in walk((node,)))
+def loads(nodes) -> list[Load]:
+    """The loads in ``nodes``, in :func:`walk`'s order."""
+    return [n for n in walk(nodes) if isinstance(n, Load)]
 
 
 def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
@@ -461,7 +462,7 @@ def input_reads(nests: tuple[Nest, ...], slot: int) -> int | None:
             elif isinstance(node, (Init, Declare, Prefetch)):  # a hint reads nothing
                 continue
             elif isinstance(node, (Update, Store)):
-                if state["stores"] and _loads(node.value, slot):
+                if state["stores"] and any(ld.slot == slot for ld in loads((node.value,))):
                     return False
                 if isinstance(node, Store) and node.slot == slot:
                     state["stores"] += 1

@@ -12,7 +12,7 @@ from dataclasses import replace
 from ..ein.index import Affine
 from ..ein.names import Fresh
 from .structure import substitute_indices
-from .ir import (Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Prefetch, Select, Store, Update, replace_nodes,
+from .ir import (Acc, Delta, Epsilon, Init, Load, Loop, Nest, Node, Prefetch, Select, Store, Update, loads, replace_nodes,
                  walk)
 
 #: Rows summed together by :func:`rows`; rows shorter than MIN_ROW (two vectors) are no chain.
@@ -32,10 +32,6 @@ def _plain(nodes) -> bool:
         isinstance(i, Affine) for i in n.indices)) for n in walk(nodes))
 
 
-def _loads(nodes) -> list[Load]:
-    return [n for n in walk(nodes) if isinstance(n, Load)]
-
-
 def _rows(loop: Loop) -> tuple[Node, ...] | None:
     """``acc = 0; for k: acc += ...; T[..] = f(acc)`` per iteration of ``loop``, the summed
     row contiguous and moving with ``loop``, as :data:`ROWS` rows per iteration."""
@@ -48,11 +44,11 @@ def _rows(loop: Loop) -> tuple[Node, ...] | None:
     if (inner.start != 0 or inner.extent < MIN_ROW or inner.reductions != (("+", init.acc),)
             or not isinstance(update, Update) or update.acc != init.acc or not _plain(loop.body)):
         return None
-    i, loads = loop.var, _loads(inner.body)
-    if not any(ld.indices[-1:] == (inner.var,) and i in ld.indices for ld in loads):
+    i, read = loop.var, loads(inner.body)
+    if not any(ld.indices[-1:] == (inner.var,) and i in ld.indices for ld in read):
         return None  # no row along the sum (a column sum is interchange's)
-    if any(ld.slot == store.slot for ld in loads) or any(ld.slot == store.slot and ld.indices != store.indices
-                                                         for ld in _loads((store.value,))):
+    if any(ld.slot == store.slot for ld in read) or any(ld.slot == store.slot and ld.indices != store.indices
+                                                         for ld in loads((store.value,))):
         return None
     names = [f"{init.acc}r{r}" for r in range(ROWS)]
     # 0-based ROWS*i + r (affine indices count variables from 1: ein.index.zero_based_text)
@@ -74,9 +70,9 @@ def _strips(loop: Loop, fresh: Fresh) -> tuple[Node, ...] | None:
             or len(inner.body) != 1 or not isinstance(inner.body[0], Update)
             or not loop.reductions or inner.reductions != loop.reductions or not _plain(loop.body)):
         return None
-    k, a, loads = loop.var, inner.var, _loads(inner.body)
-    if not (any(ld.indices[-1:] == (k,) and a in ld.indices for ld in loads)  # B[a,k]: a row further at each a
-            and any(ld.indices[-1:] == (a,) for ld in loads)):  # A[k,a]: contiguous in a
+    k, a, read = loop.var, inner.var, loads(inner.body)
+    if not (any(ld.indices[-1:] == (k,) and a in ld.indices for ld in read)  # B[a,k]: a row further at each a
+            and any(ld.indices[-1:] == (a,) for ld in read)):  # A[k,a]: contiguous in a
         return None
     kk = fresh(k)
     strip = Loop(kk, STRIP, (substitute_indices(inner.body[0], {k: Affine(((k, STRIP), (kk, 1)), -STRIP)}),),  # STRIP*k + kk
@@ -117,7 +113,7 @@ def _ahead(loop: Loop, shapes, itemsize: int) -> tuple[Node, ...] | None:
         return None
     a, kk = loop.var, strip.var
     hints: list[Node] = []
-    for load in _loads(strip.body):
+    for load in loads(strip.body):
         last = load.indices[-1] if load.indices else None
         if not (isinstance(last, Affine) and kk in dict(last.terms)) or a not in load.indices[:-1]:
             continue

@@ -1,22 +1,8 @@
-"""Compressed loops (003 §5.5): compute a symmetric result on its unique set only, then
-reconstruct the rest from the redundancy map.
-
-A statement whose target structure inference (:mod:`tensorlang.analysis.structure`)
-finds symmetric in a group of its indices — ``C[j,k] = sum(i) X[i,j]*X[i,k]``,
-``M3[i,j,k] = sum(r) F[r,i]*F[r,j]*F[r,k]`` — has equal entries at every permutation
-of those indices.  Its nest is rewritten so that:
-
-1. **compute**: within each group the loops are *triangular*, each starting at the
-   enclosing one's value (``for j: for k in j..n-1``): exactly the unique set
-   i1 <= i2 <= ..., no dense loop with a test;
-2. **reconstruct**: a second nest over the same unique set copies each computed entry
-   to every permutation of its position within the groups (``T[k,j] = T[j,k]``):
-   every redundant entry is written once from the sorted one it copies (ties write an
-   entry onto itself), so the result is the dense one.
-
-The result equals the dense computation up to the order of a product's factors
-(``X[i,j]*X[i,k]`` against ``X[i,k]*X[i,j]``: exact for two factors, rounding for
-more), which every target already allows.  Groups of more than
+"""Compressed loops (003 §5.5): a statement whose target is symmetric, structured or
+blocked (:mod:`tensorlang.analysis.structure`) computes its unique set or its support
+only, then reconstructs the rest.  What each rewrite produces and why it is exact:
+docs/structure.md, "Compressed computation" and "Direct sums and vec" (packed copies,
+the producer's packed layout, the packed product on BLAS).  Groups of more than
 :data:`MAX_GROUP` indices are left dense (their reconstruction would store k! copies).
 """
 
@@ -28,14 +14,15 @@ from dataclasses import dataclass, replace
 
 from typing import Any, Mapping
 
-from ..analysis.structure import Block, TensorStructure, declared as declared_structure, record, statement_structure
+from ..analysis.structure import (Block, TensorStructure, declared as declared_structure, permutations, record,
+                                  statement_structure)
 from ..ein import ir as ein
 from ..ein.index import Affine, affine, as_terms
 from ..ein.structure import Structure
 from ..schedule.plan import BufferPlan
 from ..analysis.structure import isl  # islpy on first use
 from .ir import (Acc, BinOp, Const, Copy, Declare, Init, Load, Loop, LoopProgram, Nest, Node, PackedCopy,
-                 Rebuild, Store, Update, replace_nodes, slots, walk)
+                 Rebuild, Store, Update, loads, replace_nodes, slots, walk)
 
 #: The largest symmetric group compressed (4! = 24 stores per unique entry rebuild it).
 MAX_GROUP = 4
@@ -63,29 +50,28 @@ def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure],
     return found
 
 
-def symmetric_groups(stmt: ein.Statement, buffers: BufferPlan,
-                     known: dict[str, TensorStructure]) -> tuple[tuple[int, ...], ...]:
-    """The groups of ``stmt``'s target dimensions it is symmetric in (inputs are taken
-    as dense: the schedule does not carry their annotations), recording the target's
-    structure in ``known`` for the statements after it."""
-    shape = tuple(n for _, n in stmt.index)
-    try:
-        found = statement_structure(stmt, shape, known)
-    except (isl.Error, KeyError, ValueError, TypeError):  # an expression isl cannot take: no claim, dense loops
-        known.pop(stmt.target, None)
-        return ()
-    record(known, found)
-    return tuple(g for g in found.groups if len(g) <= MAX_GROUP)
+def _around(body: tuple[Node, ...], spec) -> tuple[Node, ...]:
+    """``body`` inside the loops of ``spec`` ((variable, extent, start), outermost first)."""
+    for var, extent, start in reversed(spec):
+        body = (Loop(var, extent, body, start=start),)
+    return body
 
 
-def _chain(body: tuple[Node, ...], variables: list[str]) -> bool:
-    """Whether ``body`` starts with the loops over ``variables``, outermost first."""
+def _spec(chain: list[Loop]) -> list[tuple[str, int, int | str]]:
+    """The (variable, extent, start) of each of ``chain``'s loops."""
+    return [(loop_.var, loop_.extent, loop_.start) for loop_ in chain]
+
+
+def _chain(body: tuple[Node, ...], variables: list[str]) -> list[Loop] | None:
+    """The loops over ``variables`` (outermost first) that ``body`` starts with, else None."""
+    loops_: list[Loop] = []
     nodes = body
     for var in variables:
         if not nodes or not isinstance(nodes[0], Loop) or nodes[0].var != var:
-            return False
+            return None
+        loops_.append(nodes[0])
         nodes = nodes[0].body
-    return True
+    return loops_
 
 
 def _triangular(node: Node, starts: dict[str, str]) -> Node:
@@ -122,21 +108,13 @@ def compress(nest: Nest, groups: tuple[tuple[int, ...], ...], target_slot: int) 
     here = tuple(variables)
     stores: list[Node] = []
     seen = {here}
-    for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
-        position = list(here)
-        for group, perm in zip(groups, perms):
-            for d, e in zip(group, perm):
-                position[d] = here[e]
-        permuted = tuple(position)
+    for perm in permutations(groups, len(here)):
+        permuted = tuple(here[e] for e in perm)
         if permuted not in seen:
             seen.add(permuted)
             stores.append(Store(target_slot, permuted, Load(target_slot, here)))
-    rebuild: tuple[Node, ...] = tuple(stores)
-    for var, extent in reversed(nest.statement.index):
-        rebuild = (Loop(var, extent, rebuild, start=starts.get(var, 0)),)
-    body = compute + rebuild
-    assert not any(isinstance(n, Copy) for n in rebuild)
-    return replace(nest, body=body)
+    rebuild = _around(tuple(stores), [(var, extent, starts.get(var, 0)) for var, extent in nest.statement.index])
+    return replace(nest, body=compute + rebuild)
 
 
 # ------------------------------------------------------------------ supports
@@ -184,6 +162,18 @@ def _plan(support: isl.Set, shape: tuple[int, ...]):
             return None
         return None
     return plan
+
+
+def _bound(mapping: Mapping[str, object], plan: tuple) -> object | None:
+    """What a loop's variable becomes where its plan drops the loop (:func:`_map_index`'s
+    forms): ``("fixed", p)`` the position p, ``("same", u, offset)`` u's value (as
+    ``mapping`` has it) plus offset; None where u is itself fixed or offset."""
+    if plan[0] == "fixed":
+        return plan[1]
+    source = mapping.get(plan[1], plan[1])
+    if not isinstance(source, str):
+        return None
+    return (source, plan[2]) if plan[2] else source
 
 
 def _map_index(i, mapping: Mapping[str, object]):
@@ -253,34 +243,23 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     (fixed positions and equal indices drop a loop, an ordering starts one at another)."""
     variables = [v for v, _ in nest.statement.index]
     shape = tuple(n for _, n in nest.statement.index)
-    if not variables or not _chain(nest.body, variables):
+    loops_ = _chain(nest.body, variables) if variables else None
+    if loops_ is None:
         return nest
     plan = _plan(support, shape)
     if plan is None or all(p is None for p in plan):
         return nest
-    # the chain of target loops and what is inside the innermost
-    loops_: list[Loop] = []
-    nodes = nest.body
-    for _ in variables:
-        head = nodes[0]
-        assert isinstance(head, Loop)  # _chain checked it
-        loops_.append(head)
-        nodes = head.body
-    inner, rest = nodes, nest.body[1:]
+    inner, rest = loops_[-1].body, nest.body[1:]  # what is inside the innermost target loop, and after
     store_slot = next((n.slot for n in inner if isinstance(n, Store)), None)
     if store_slot is None:
         return nest
     mapping: dict[str, object] = {}
     for d, p in enumerate(plan):
-        if p is None:
-            continue
-        if p[0] == "fixed":
-            mapping[variables[d]] = p[1]
-        elif p[0] == "same":
-            source = mapping.get(variables[p[1]], variables[p[1]])
-            if not isinstance(source, str):
+        if p is not None and p[0] in ("fixed", "same"):
+            bound = _bound(mapping, p if p[0] == "fixed" else ("same", variables[p[1]], p[2]))
+            if bound is None:
                 return nest
-            mapping[variables[d]] = (source, p[2]) if p[2] else source
+            mapping[variables[d]] = bound
     body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
     for d in reversed(range(len(variables))):
         if variables[d] in mapping:
@@ -290,9 +269,7 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
         if p is not None and p[0] == "from" and variables[p[1]] in mapping:
             return nest
         body = (replace(loops_[d], body=body, start=start),)
-    zero: tuple[Node, ...] = (Store(store_slot, tuple(variables), Const(0.0)),)
-    for var, extent in reversed(nest.statement.index):
-        zero = (Loop(var, extent, zero),)
+    zero = _around((Store(store_slot, tuple(variables), Const(0.0)),), [(v, n, 0) for v, n in nest.statement.index])
     return replace(nest, body=zero + body + tuple(rest))
 
 
@@ -376,12 +353,17 @@ def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: 
     return best
 
 
+def _reads_promised_zeros(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> bool:
+    """Whether ``stmt`` reads a tensor whose support is smaller than its box (every read
+    counted, as a count too large for isl refuses the program: error[too-large])."""
+    return any([t.name in known and bool(known[t.name].shape) and known[t.name].support_size < known[t.name].dense_size
+                for t in ein.tensors(stmt.body)])
+
+
 def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
     """``nest`` with its summation loops over the support of their summands only
     (a fixed position or an equal index drops a loop, an ordering starts one later)."""
-    sparse = [t for t in ein.tensors(nest.statement.body)
-              if t.name in known and known[t.name].shape and known[t.name].support_size < known[t.name].dense_size]
-    if not sparse:
+    if not _reads_promised_zeros(nest.statement, known):
         return nest  # only a promise restricts a sum (a box's own bounds are no reason to)
     plans = _sum_plans(nest.statement, known)
     if not plans:
@@ -394,14 +376,11 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
             if isinstance(node, Loop) and node.var in plans:
                 plan = plans[node.var]
                 if plan[0] in ("fixed", "same"):
-                    if plan[0] == "fixed":
-                        mapping[node.var] = plan[1]
-                    else:
-                        source = mapping.get(plan[1], plan[1])
-                        if not isinstance(source, str):
-                            out.append(replace(node, body=apply(node.body)))
-                            continue
-                        mapping[node.var] = (source, plan[2]) if plan[2] else source
+                    bound = _bound(mapping, plan)
+                    if bound is None:
+                        out.append(replace(node, body=apply(node.body)))
+                        continue
+                    mapping[node.var] = bound
                     out.extend(substitute_indices(n, mapping) for n in apply(node.body))
                     continue
                 start: int | str = plan[1]
@@ -431,9 +410,7 @@ def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) ->
         return None
     extents = {**dict(stmt.index), **dict(stmt.body.index)}
     dense = math.prod(extents.values())
-    sparse = [t for t in ein.tensors(stmt.body)
-              if t.name in known and known[t.name].shape and known[t.name].support_size < known[t.name].dense_size]
-    if not sparse:
+    if not _reads_promised_zeros(stmt, known):
         return None
     shape = tuple(n for _, n in stmt.index)
     found = known.get(stmt.target) or target_structure(stmt, dict(known))
@@ -474,13 +451,10 @@ def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
     """What runs inside the target's loops when ``nest`` is only the plain chain of
     them (outermost first) storing the target ``slot`` at their variables; else None."""
     variables = [v for v, _ in nest.statement.index]
-    if not variables or len(nest.body) != 1 or not _chain(nest.body, variables):
+    loops_ = _chain(nest.body, variables) if variables and len(nest.body) == 1 else None
+    if loops_ is None:
         return None
-    inner: tuple[Node, ...] = nest.body
-    for _ in variables:
-        head = inner[0]
-        assert isinstance(head, Loop)  # _chain checked it
-        inner = head.body
+    inner = loops_[-1].body
     if not any(isinstance(n, Store) and n.slot == slot and tuple(n.indices) == tuple(variables) for n in inner):
         return None
     return inner
@@ -504,32 +478,13 @@ def _orbit_stores(slot: int, positions, dim_perms: list[tuple[int, ...]], value,
     return stores
 
 
-def _permutations(groups: tuple[tuple[int, ...], ...], rank: int) -> list[tuple[int, ...]]:
-    found = []
-    for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
-        perm = list(range(rank))
-        for group, image in zip(groups, choice):
-            for d, e in zip(group, image):
-                perm[d] = e
-        found.append(tuple(perm))
-    return found or [tuple(range(rank))]
-
-
 def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | None:
     """``nest`` computing only a set of representatives of ``found``'s redundancy (its
-    symmetric groups and the local symmetries of its dimensions' direct-sum blocks),
-    then reconstructing every other entry from it; None where the nest is not the plain
-    chain of the target's loops writing the target.
-
-    One compute nest per combination of blocks (the dimensions of a symmetric group in
-    nondecreasing block order): a block's loops are its local dimensions, triangular
-    within its local groups (``for a: for b in a..n-1`` for vec(f⊗f)), and its position
-    an affine index of them (``S + a·n + b``); within a symmetric group two dimensions in
-    the same block order their first local loops.  Every orbit of the redundancy has a
-    point there (sort each block's locals within its groups, then the group's dimensions
-    by (block, first local)); ties are computed twice, which the reconstruction makes
-    harmless: it copies each computed entry to every position of its orbit (local
-    permutations per dimension, then the group's permutations of dimensions)."""
+    symmetric groups and the local symmetries of its dimensions' direct-sum blocks) on
+    the block loops, one nest per combination of blocks, then copying each computed
+    entry to every position of its orbit (ties are computed twice: harmless); None where
+    the nest is not the plain chain of the target's loops writing the target.  Where
+    packing does not apply: docs/structure.md, "Direct sums and vec"."""
     stmt = nest.statement
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
@@ -540,7 +495,7 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
     dims = [found.dim_blocks(d) for d in range(rank)]
     groups = tuple(g for g in found.groups if len({dims[d] for d in g}) == 1)
     previous = {g[k + 1]: g[k] for g in groups for k in range(len(g) - 1)}
-    dim_perms = _permutations(groups, rank)
+    dim_perms = permutations(groups, rank)
     compute: list[Node] = []
     rebuild: list[Node] = []
     choices = [range(len(b)) if b else [None] for b in dims]
@@ -580,26 +535,11 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
                    for p in dims[d][combo[d]].permutations()] if d in local_names else [position[d]]  # type: ignore[index]
                   for d in range(rank)]
         stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(slot, here), skip={here})
-        compute_nest: tuple[Node, ...] = body
-        rebuild_nest: tuple[Node, ...] = tuple(stores)
         last = len(local_names.get(rank - 1, [variables[-1]]))  # the loops of the last dimension
-        rows = _rows(body, spec[-last:], slot, here)
-        if rows is not None:  # the summation outside the last dimension's loops (row AXPY)
-            compute_nest, spec_outer = rows, spec[:-last]
-            for var, extent, start in reversed(spec_outer):
-                compute_nest = (Loop(var, extent, compute_nest, start=start),)
-            for var, extent, start in reversed(spec):
-                if rebuild_nest:
-                    rebuild_nest = (Loop(var, extent, rebuild_nest, start=start),)
-            compute.extend(compute_nest)
-            rebuild.extend(rebuild_nest)
-            continue
-        for var, extent, start in reversed(spec):
-            compute_nest = (Loop(var, extent, compute_nest, start=start),)
-            if rebuild_nest:
-                rebuild_nest = (Loop(var, extent, rebuild_nest, start=start),)
-        compute.extend(compute_nest)
-        rebuild.extend(rebuild_nest)
+        rows = _rows(body, spec[-last:], slot, here)  # the summation outside them (row AXPY), or None
+        compute.extend(_around(body, spec) if rows is None else _around(rows, spec[:-last]))
+        if stores:
+            rebuild.extend(_around(tuple(stores), spec))
     return replace(nest, body=tuple(compute) + tuple(rebuild))
 
 
@@ -637,14 +577,8 @@ def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot:
     chain, node = matched
     if any(loop_.var in {v for v, _, _ in inner} for loop_ in chain):
         return None
-    update: tuple[Node, ...] = (Store(slot, here, BinOp("+", Load(slot, here), node.value)),)
-    zero: tuple[Node, ...] = (Store(slot, here, Const(0.0)),)
-    for var, extent, start in reversed(inner):
-        update = (Loop(var, extent, update, start=start),)
-        zero = (Loop(var, extent, zero, start=start),)
-    for loop_ in reversed(chain):
-        update = (Loop(loop_.var, loop_.extent, update, start=loop_.start),)
-    return zero + update
+    update = _around((Store(slot, here, BinOp("+", Load(slot, here), node.value)),), inner)
+    return _around((Store(slot, here, Const(0.0)),), inner) + _around(update, _spec(chain))
 
 
 # ------------------------------------------------------------------ packed unique sets
@@ -704,10 +638,6 @@ def _affine0(terms: list[tuple[str, int]], offset: int):
     return affine(terms, offset + 1 - sum(k for _, k in terms))
 
 
-def _loads(node: Any) -> list[Load]:
-    return [n for n in walk((node,)) if isinstance(n, Load)]
-
-
 def _replace_loads(node: Any, change) -> Any:
     return replace_nodes(node, lambda n: change(n) if isinstance(n, Load) else None)
 
@@ -744,16 +674,12 @@ REBUILD_TABLE_STORES = 1024
 
 
 def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slot: int) -> Nest | None:
-    """``nest`` over the *packed* unique positions of its blocked dimensions (003 §5.5
-    with a compressed layout): every tensor the statement reads at a blocked index is
-    first copied, run by run, into a local array holding only its unique positions
-    along that dimension; the statement then runs densely — triangular over its
-    symmetric groups, row AXPYs (:func:`_rows`) — over the packed positions into a local
-    packed result; finally each packed entry is stored at every position of its orbit
-    (the blocks' local permutations, then the group's permutations of dimensions), run
-    pair by run pair, with affine indices only.  None where the nest is not the plain
-    chain of the target's loops, a blocked index is read other than plainly, padding
-    is on, or the copies or the code would be too large."""
+    """``nest`` over the *packed* unique positions of its blocked dimensions: the copies
+    of what it reads at a blocked index, run by run, the statement over the packed
+    positions (register blocks :func:`_tiles`, else row AXPYs :func:`_rows`), then the
+    orbit stores (docs/structure.md, "Direct sums and vec", steps 1-3).  None where the
+    nest is not the plain chain of the target's loops, a blocked index is read other
+    than plainly, padding is on, or the copies would be too large."""
     stmt = nest.statement
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
@@ -776,7 +702,7 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
     declares: list[Node] = []
     copies: list[Node] = []
     total_bytes = 0
-    for load in [x for n in inner for x in _loads(n)]:
+    for load in loads(inner):
         along = []
         for t, i in enumerate(load.indices):
             if isinstance(i, str) and i in blocked_var:
@@ -833,9 +759,7 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
         compute: tuple[Node, ...] = tiled
     else:
         rows = _rows(body, spec[-1:], target_slot, here)
-        compute = rows if rows is not None else body
-        for var, extent, start in reversed(spec[:-1] if rows is not None else spec):
-            compute = (Loop(var, extent, compute, start=start),)
+        compute = _around(body, spec) if rows is None else _around(rows, spec[:-1])
     rebuild = _unpack_nests(slot, target_slot, variables, extents, dim_runs, groups, previous)
     return replace(nest, body=tuple(declares) + tuple(copies) + compute + rebuild, wide_vectors=True, packs=tuple(recorded))
 
@@ -888,7 +812,7 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
     """Loops storing each packed entry at every position of its orbit; beyond
     :data:`REBUILD_TABLE_STORES` stores, one :class:`~.ir.Rebuild` by tables instead."""
     rank = len(variables)
-    dim_perms = _permutations(groups, rank)
+    dim_perms = permutations(groups, rank)
     nests: list[Node] = []
     count = 0
     choices = [range(len(dim_runs[d])) if d in dim_runs else [None] for d in range(rank)]
@@ -915,10 +839,7 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
         count += len(stores)
         if count > REBUILD_TABLE_STORES:
             return (_rebuild_table(slot, packed, extents, dim_runs, groups),)
-        node: tuple[Node, ...] = tuple(stores)
-        for var, extent, start in reversed(spec):
-            node = (Loop(var, extent, node, start=start),)
-        nests.extend(node)
+        nests.extend(_around(tuple(stores), spec))
     return tuple(nests)
 
 
@@ -970,9 +891,7 @@ def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot:
     out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
     nest: tuple[Node, ...] = (_block_product((yb, xb, yu, xu), (ye // TILE, xe // TILE), ys, xs == yv, chain,
                                              substitute_indices(node.value, mapping), slot, out_index, acc_slot),)
-    for var, extent, start in reversed(spec[:-2]):
-        nest = (Loop(var, extent, nest, start=start),)
-    return nest
+    return _around(nest, spec[:-2])
 
 
 def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], start: int, triangular: bool,
@@ -984,8 +903,7 @@ def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], st
     block = (yu, xu)
     update: tuple[Node, ...] = (Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),)
     update = (Loop(yu, TILE, (Loop(xu, TILE, update),)),)
-    for loop_ in reversed(chain):
-        update = (Loop(loop_.var, loop_.extent, update, start=loop_.start),)
+    update = _around(update, _spec(chain))
     zero: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(acc_slot, block, Const(0.0)),)),)),)
     out: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(slot, out_index, Load(acc_slot, block)),)),)),)
     tile: tuple[Node, ...] = (Declare(acc_slot, (TILE, TILE)), *zero, *update, *out)
@@ -1082,20 +1000,10 @@ def packed_product(node: Node) -> PackedProduct | None:
 def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
     """``program`` with each packed copy (:class:`~.ir.PackedCopy`) of a temporary made by
     the temporary's own producer instead of after it: the producer stores only the
-    unique positions, at their packed places, so the temporary's buffer holds the packed
-    layout and the copy disappears (for ``X = concat(F, vec(G))`` read only by ``Σ_r
-    X[r,p] X[r,q]``: X is written 152 columns wide instead of 272 and not copied again,
-    at m = 1024, n = 16 about 2.2 MB less written and 3.4 MB less moved per call).
-
-    Only where nothing else can tell: the temporary is the target of exactly one
-    statement and read by exactly one (``statements``: every statement of the schedule,
-    BLAS steps included), it has a slot of its own (no other variable shares or aliases
-    it, no padding) and the packed layout fits in it (the packed extent is rounded up to
-    a multiple of :data:`TILE`, and a call allocates the slot's own shape), its
-    producer's nest stores it only from loops over the packed dimension that store
-    nothing else (each such loop is cut into the runs' ranges, so the iterations that
-    remain compute exactly what they did) and never reads it, and its reader's nest
-    reads it only through the copy.  Anything else keeps the copy."""
+    unique positions, at their packed places, and the copy disappears.  Only where
+    nothing else can tell (``statements``: every statement of the schedule, BLAS steps
+    included); the conditions: docs/structure.md, "The producer writes the packed
+    layout".  Anything else keeps the copy."""
     buffers = program.buffers
     nests = list(program.nests)
     slots_after = list(buffers.buffers)
@@ -1136,13 +1044,13 @@ def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPl
     if len(writers) != 1 or writers[0] >= k:
         return None
     j = writers[0]
-    if any(l.slot == source for n in nests[j].body for l in _loads(n)):
+    if any(l.slot == source for l in loads(nests[j].body)):
         return None
     copies: list[Node] = []
     rest: list[Node] = []
     for n in nests[k].body:
         (copies if _stores_only(n, pc.packed) else rest).append(n)
-    if not copies or any(l.slot == source for n in rest for l in _loads(n)):
+    if not copies or any(l.slot == source for l in loads(rest)):
         return None
     if any(stride != 1 for _, _, stride, _ in pc.runs):
         return None

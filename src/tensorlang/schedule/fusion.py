@@ -1,8 +1,8 @@
 """Fusion over a shared outer (batch) loop: which consecutive statements run inside one
 loop over their common first index, and which temporaries shrink to one iteration's size.
 
-:func:`fusion_groups` decides it, once per schedule: legality in :func:`_joins`, cost in
-:class:`Fusion`, and the hoisted transposes; the rules and why they pay are
+:func:`fusion_groups` decides it, once per schedule: legality in :func:`_candidates`, cost
+in :class:`Fusion`, and the hoisted transposes; the rules and why they pay are
 docs/c-backend.md, "Fused loops over a shared batch".
 """
 
@@ -146,13 +146,6 @@ def _batch(stmt: ir.Statement) -> tuple[str, int] | None:
     return var, extent
 
 
-def _joins(group: list[ir.Statement], extent: int) -> bool:
-    """Whether ``group`` (each statement's batch index first) may run in one loop over
-    the batch: every variable written in it is read only at the reading statement's batch index."""
-    written = {s.target for s in group}
-    return all(s.index[0][1] == extent and not _misread(s) & written for s in group)
-
-
 def _misread(stmt: ir.Statement) -> set[str]:
     """The variables ``stmt`` reads somewhere other than at its batch index."""
     return {t.name for t in ir.tensors(stmt.body) if not t.indices or t.indices[0] != stmt.index[0][0]}
@@ -160,8 +153,9 @@ def _misread(stmt: ir.Statement) -> set[str]:
 
 def _candidates(program: ir.Program) -> list[tuple[int, list[ir.Statement]]]:
     """Maximal runs of consecutive statements that may share a batch loop (greedy, in
-    order).  A run keeps what it writes and what it reads off the batch index, so that
-    :func:`_joins` of the run and one more statement reads that statement alone."""
+    order): every variable written in a run is read only at the reading statement's batch
+    index.  A run keeps what it writes and what it reads off the batch index, so that
+    adding a statement reads that statement alone."""
     runs: list[tuple[int, list[ir.Statement]]] = []
     current: list[ir.Statement] = []
     written: set[str] = set()

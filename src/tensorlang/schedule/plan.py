@@ -199,15 +199,22 @@ def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False)
     shapes = dict(shapes)
 
     def runs_as_loops(n: int, stmt: ir.Statement) -> bool:
-        if blas_shape(stmt) is not None:
-            return True
-        step: BlasStep | None = mode_step(stmt, slot_of, shapes)
-        if step is None:
-            step = gemm_step(stmt, slot_of, shapes)
-        if step is None:
-            step = einsum_step(stmt, slot_of)
-        return not step.pays(from_c)
+        return blas_shape(stmt) is not None or not _blas_step(stmt, slot_of, shapes)[0].pays(from_c)
     return runs_as_loops
+
+
+def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
+    """The library step a BLAS-shaped ``stmt`` would be, and its kind: a mode product,
+    else a two-tensor GEMM, else opt_einsum's path for more tensors."""
+    mode = mode_step(stmt, slot_of, shapes)
+    if mode is not None:
+        # a mode product too fine-grained for BLAS stays a loop nest: a GemmStep would
+        # be slower still (it copies X and the result)
+        return mode, "mode product" if mode.batched else "mode product (one GEMM)"
+    gemm = gemm_step(stmt, slot_of, shapes)
+    if gemm is not None:
+        return gemm, "GEMM"
+    return einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
 
 
 def buffer_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None = None, reuse: bool = True,
@@ -292,17 +299,7 @@ def choose(stmt: ir.Statement, buffers: BufferPlan, blas: bool = True, from_c: b
     if symmetric is not None and gram is not None and symmetric.why_not(gram) is None:
         return replace(symmetric, reason=f"Gram product (order {symmetric.order}, m = {symmetric.m}): the sorted "
                                          "entries only, the others filled from them")
-    step: BlasStep
-    mode = mode_step(stmt, slot_of, shapes)
-    gemm = gemm_step(stmt, slot_of, shapes) if mode is None else None
-    if mode is not None:
-        # a mode product too fine-grained for BLAS stays a loop nest: a GemmStep would
-        # be slower still (it copies X and the result)
-        step, kind = mode, "mode product" if mode.batched else "mode product (one GEMM)"
-    elif gemm is not None:
-        step, kind = gemm, "GEMM"
-    else:
-        step, kind = einsum_step(stmt, slot_of), f"einsum ({len(ir.tensors(stmt.body))} tensors)"
+    step, kind = _blas_step(stmt, slot_of, shapes)
     if not step.pays(from_c):
         return step.why_not(from_c) or "the step does not pay"
     if buffers.pad > 1:

@@ -262,17 +262,10 @@ def gemm_step(stmt: ir.Statement, slot_of: dict[str, int], shapes: dict[str, tup
 @dataclass(frozen=True)
 class ModeStep(_BlasStep):
     """``target[P, j, Q] = scale * Σ_m W[j, m] X[P, m, Q]`` (or ``W[m, j]``): the mode
-    product of X with a matrix W, one pairwise step of the spectral-element kernels
-    (``t[e,l,j,k] = Σ_m B[j,m] t1[e,l,m,k]``), as one ``numpy.matmul`` that reads X and
-    writes the target's buffer in place, copying nothing.
-
-    Why not :class:`GemmStep`: W shares no axis with X, so there P and Q both become the
-    product's "right" group — X transposed to (M, P Q) and the result transposed back, two
-    copies of the big tensors.  Here P and Q stay where they are: X is viewed as
-    (P, M, Q) and the target as (P, J, Q), and the product is ``W' X[p]`` for every p,
-    one GEMM when P or Q is empty (size 1); ``W'`` is W or Wᵀ as a view, which numpy
-    hands to BLAS as a transposed matrix without a copy.  Whether the batched form (P and
-    Q both non-trivial) pays is :meth:`pays`'s question."""
+    product of X with a matrix W (docs/c-backend.md, "BLAS steps"), as ``W' X[p]`` for
+    every p over X viewed as (P, M, Q) and the target as (P, J, Q), copying nothing (a
+    :class:`GemmStep` would transpose X and the result: P and Q both its "right" group);
+    ``W'`` is W or Wᵀ as a view.  One GEMM when P or Q is empty (size 1)."""
 
     target: int
     matrix: int
@@ -308,15 +301,10 @@ class ModeStep(_BlasStep):
         return self.p * self.m * self.j * self.q
 
     def why_not(self, from_c: bool = False) -> str | None:
-        """None when the step should run rather than the generated loop nest, else why not.
-
-        A plain GEMM (P or Q empty) runs when it has BLAS_WORK multiply-adds.  A batched
-        one pays numpy's ~80 ns per GEMM P times and runs the small GEMMs on one thread,
-        against a loop nest on every core; it wins only when each GEMM is big in every
-        direction: at least :data:`MODE_BATCH_WORK` multiply-adds and W at least
-        :data:`MODE_BATCH_MIN` on each side.  The measurements behind the rule (and why
-        it follows the interchanged loop nests it competes with) are in docs/c-backend.md,
-        "Measurements: batched mode products"."""
+        """None when the step should run rather than the generated loop nest, else why not:
+        a batched one only where each GEMM has :data:`MODE_BATCH_WORK` multiply-adds and W
+        :data:`MODE_BATCH_MIN` on each side (docs/c-backend.md, "Measurements: batched
+        mode products")."""
         small = super().why_not(from_c)
         if small is not None or not self.batched:
             return small
