@@ -90,6 +90,12 @@ static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 #define TL_INLINE static inline
 #define TL_OUTLINE static
 #endif
+#if defined(__GNUC__) && !defined(__clang__)  /* tl_bk_fill: its loops across a block's lanes stay whole (gcc's
+   unroll-and-jam of the offsets' loop left them scalar) */
+#define TL_NOJAM __attribute__((optimize("no-loop-unroll-and-jam")))
+#else
+#define TL_NOJAM
+#endif
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
@@ -282,7 +288,8 @@ class Renderer:
             else:
                 self.gnr, self.gni = nr, ni
         #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
-        self.narrow = {self.state[name][1]: bits for name, bits in NW.narrow_slots(ir).items()}
+        self.ranges = NW.Ranges(ir)
+        self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
         self.shared_xi: dict[int, tuple[str, str]] = {}
@@ -487,13 +494,22 @@ class Renderer:
         sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
                + "".join(f" {_CTY[q.ty]} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
-               "TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
+               "TL_NOJAM TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
             v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
-            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init={"product": "1", "all": "1"}.get(q.op, "0"),
+            init, value = {"product": "1", "all": "1"}.get(q.op, "0"), self.ex(q.value)
+            # an int sum whose terms the narrow analysis bounds by m: summed in 8 or 16 bits where
+            # the pattern's length keeps every partial sum within them (then widened once)
+            m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
+            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // m}) ", ty=f"int{bits}_t", init=init, v=v,
+                                      fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
+                    for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
+            full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v,
+                                          fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])))
+            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full),
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
-                                         fold=_FOLDS[q.op].format(t=v, v=self.ex(q.value), ty=_CTY[q.ty])))
+                                         fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
 
     def lanes(self) -> list[str]:
@@ -1047,15 +1063,19 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
    strand (j - i), which strands on a regular grid share (a handful of patterns in all), and
    each strand's pattern number.  A birth or a death, or another run, finds them again; a
    run whose strands keep dying stops keeping them after a few times. */
-static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES]; static char *tl_kuni[TL_SITES];
+static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
+/* each block of TL_BK strands' runs of one pattern (tl_kbs: the block's first run), kept with the
+   patterns; full: the run's pattern read across the whole block stays within the strands */
+typedef struct {{ int32_t p; int16_t t, e; int8_t full; }} tl_kseg;
+static int64_t *tl_kbs[TL_SITES]; static tl_kseg *tl_krn[TL_SITES];
 static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
 static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
 static void tl_keep_free(void) {{
     for (int k = 0; k < TL_SITES; k++) {{
-        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kuni[k]);
-        tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kuni[k] = 0;
+        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kbs[k]); free(tl_krn[k]);
+        tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kbs[k] = 0; tl_krn[k] = 0;
     }}
 }}
 static uint64_t tl_khash(const int64_t *o, int64_t len) {{
@@ -1202,13 +1222,25 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
         }}
     }}
     free(tab);
-    if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = err0; return; }}
-    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kuni[k] = calloc((size_t)(n / TL_BK + 1), 1);
-    for (int64_t b = 0; tl_kuni[k] && b + TL_BK <= n; b += TL_BK) {{  /* the blocks of strands with one pattern */
-        int d = 0;
-        for (int u = 1; u < TL_BK; u++) d |= pid[b + u] != pid[b];
-        tl_kuni[k][b / TL_BK] = !d;
+    int64_t nblk = n / TL_BK + 1, nrun = 0, *bs = ok ? malloc(sizeof(int64_t) * (size_t)(nblk + 1)) : 0;
+    tl_kseg *rn = ok ? malloc(sizeof(tl_kseg) * (size_t)(n + 1)) : 0;
+    if (!bs || !rn) {{ free(bs); free(rn); free(pid); free(start); free(off); tl_err_flag = err0; return; }}
+    for (int64_t b = 0; b < nblk; b++) {{  /* each block's runs, found once */
+        int64_t i0 = b * TL_BK, m = n - i0 < TL_BK ? n - i0 : TL_BK;
+        bs[b] = nrun;
+        for (int64_t t = 0, e; t < m; t = e) {{
+            int32_t p = pid[i0 + t];
+            for (e = t + 1; e < m && pid[i0 + e] == p; e++) ;
+            if (p < 0) continue;
+            /* a run of a quarter block or more folds every strand of the block where that reads no
+               column outside the strands (one loop of TL_BK lanes), the run's lanes kept */
+            int full = m == TL_BK && 4 * (e - t) >= TL_BK;
+            for (int64_t q = start[p]; full && q < start[p + 1]; q++) full = i0 + off[q] >= 0 && i0 + off[q] + TL_BK <= n;
+            rn[nrun].p = p; rn[nrun].t = (int16_t)t; rn[nrun].e = (int16_t)e; rn[nrun].full = (int8_t)full; nrun++;
+        }}
     }}
+    bs[nblk] = nrun;
+    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kbs[k] = bs; tl_krn[k] = rn;
 }}
 /* at a super-step's start: the grid and the kept answers of this run, found again when
    strands were born or died since */
@@ -1405,16 +1437,30 @@ _FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "pr
 _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
-BLOCK_SITE = r"""    for (int64_t t_ = 0, e_, p_; (bk->ok[{b}] = tl_kpid[{k}] != 0) && t_ < TL_BK && i0 + t_ < n; t_ = e_) {{
-        for (p_ = tl_kpid[{k}][i0 + t_], e_ = tl_kuni[{k}] && tl_kuni[{k}][i0 / TL_BK] ? TL_BK : t_ + 1;
-             e_ < TL_BK && i0 + e_ < n && tl_kpid[{k}][i0 + e_] == p_; e_++) ;
-        if (p_ < 0) continue;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
+BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0;
+    for (int64_t r_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK] : 0, r1_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK + 1] : 0; r_ < r1_; r_++) {{
+        const tl_kseg *kr_ = tl_krn[{k}] + r_;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
+        int64_t t_ = kr_->t, e_ = kr_->e, p_ = kr_->p;
         const int64_t *o_ = tl_koff[{k}] + tl_kstart[{k}][p_], len_ = tl_kstart[{k}][p_ + 1] - tl_kstart[{k}][p_];
-        for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
-        for (int64_t cnt = 0; cnt < len_; cnt++)
-            for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+        if (kr_->full) {{
+{full}
+        }} else {{
+            for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
+            for (int64_t cnt = 0; cnt < len_; cnt++)
+                for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+        }}
         for (int64_t u_ = t_; u_ < e_; u_++) {{ {final} }}
     }}"""
+
+#: the fold of a full run across the whole block, in an accumulator of type {ty} (a narrow one
+#: under its condition: every partial sum of len_ terms fits)
+BLOCK_FULL = r"""            {cond}{{
+                {ty} a_[TL_BK] TL_ALIGN;
+                for (int64_t u_ = 0; u_ < TL_BK; u_++) a_[u_] = {init};
+                for (int64_t cnt = 0; cnt < len_; cnt++)
+                    for (int64_t u_ = 0, j0_ = i0 + o_[cnt]; u_ < TL_BK; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+                for (int64_t u_ = t_; u_ < e_; u_++) {v} = a_[u_];
+            }}"""
 
 
 def _pure(e) -> bool:
