@@ -1252,10 +1252,12 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
     if (!bs || !rn) {{ free(bs); free(rn); free(pid); free(start); free(off); tl_err_flag = err0; return; }}
     for (int64_t b = 0; b < nblk; b++) {{  /* each block's runs, found once */
         int64_t i0 = b * TL_BK, m = n - i0 < TL_BK ? n - i0 : TL_BK;
+        int d = m < TL_BK;  /* (a block of one pattern: one run, found by a loop in lanes) */
+        if (!d) for (int u = 1; u < TL_BK; u++) d |= pid[i0 + u] != pid[i0];
         bs[b] = nrun;
         for (int64_t t = 0, e; t < m; t = e) {{
             int32_t p = pid[i0 + t];
-            for (e = t + 1; e < m && pid[i0 + e] == p; e++) ;
+            for (e = d ? t + 1 : m; e < m && pid[i0 + e] == p; e++) ;
             if (p < 0) continue;
             /* a run of a quarter block or more folds every strand of the block where that reads no
                column outside the strands (one loop of TL_BK lanes), the run's lanes kept */
