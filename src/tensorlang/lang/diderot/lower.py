@@ -15,6 +15,7 @@ reason; :func:`strand_plan` keeps it, and the program then runs in the interpret
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any, Callable
 
@@ -1753,13 +1754,50 @@ def lower(checked: Checked) -> S.StrandIR:
         if name in L.global_slots:
             gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
-    return S.StrandIR(strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
-                      update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
-                      tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
-                      init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births,
-                      permuted(checked),
-                      tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared),
-                      tuple(L.seqs), L.serial)
+    return _unstored_params(S.StrandIR(
+        strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
+        update if update is not None else (S.Exit("stabilize"),), stabilize, global_block,
+        tuple(L.images), tuple(L.kernels), L.printing, tuple(L.strings), L.sphere_radius,
+        init_state, tuple(sl.name for sl in state_slots[:n_params]), L.births, permuted(checked),
+        tuple(sl.name for sl in state_slots if sl.name.partition(".")[0] in checked.shared), tuple(L.seqs), L.serial))
+
+
+def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
+    """``ir`` with the parameters no method reads (only the state's initializers do) made
+    locals of the strand's creation, which then runs the initializers itself: no state row
+    is written for them.  Not where strands run ``new`` (a new strand's parameters reach
+    ``init`` through its state) or for a position the queries search."""
+    read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or ())
+            for r in _walk(body) if isinstance(r, S.Ref)}
+    gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
+            if p not in read and p not in ir.shared and not p.startswith("pos.")}
+    if ir.births or not gone:
+        return ir
+    tys = {sl.name: sl.ty for sl in ir.state}
+
+    def local(x):
+        if isinstance(x, (S.Ref, S.Set)) and x.space == "s" and x.name in gone:
+            x = dataclasses.replace(x, space="l", name=gone[x.name])
+        if isinstance(x, tuple):
+            return tuple(local(y) for y in x)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return dataclasses.replace(x, **{f.name: local(getattr(x, f.name)) for f in dataclasses.fields(x)})
+        return x
+
+    create = tuple(S.Local(name, tys[p]) for p, name in gone.items()) + local(ir.create + ir.init)
+    return dataclasses.replace(ir, state=tuple(sl for sl in ir.state if sl.name not in gone), create=create, init=(),
+                               params=tuple(p for p in ir.params if p not in gone))
+
+
+def _walk(x):
+    """Every IR node under ``x`` (statements, expressions, tuples of them)."""
+    if isinstance(x, tuple):
+        for y in x:
+            yield from _walk(y)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        yield x
+        for f in dataclasses.fields(x):
+            yield from _walk(getattr(x, f.name))
 
 
 # ---------------------------------------------------------------- running it

@@ -90,6 +90,12 @@ static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 #define TL_INLINE static inline
 #define TL_OUTLINE static
 #endif
+#if defined(__GNUC__) && !defined(__clang__)  /* tl_bk_fill: its loops across a block's lanes stay whole (gcc's
+   unroll-and-jam of the offsets' loop left them scalar) */
+#define TL_NOJAM __attribute__((optimize("no-loop-unroll-and-jam")))
+#else
+#define TL_NOJAM
+#endif
 static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double tl_pow(double a, double b) { return pow(a, b); }
 static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
@@ -282,7 +288,8 @@ class Renderer:
             else:
                 self.gnr, self.gni = nr, ni
         #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
-        self.narrow = {self.state[name][1]: bits for name, bits in NW.narrow_slots(ir).items()}
+        self.ranges = NW.Ranges(ir)
+        self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
         self.shared_xi: dict[int, tuple[str, str]] = {}
@@ -365,7 +372,7 @@ class Renderer:
             return f"g{arr.lower()}[{k}]"
         arr, k = self.state[name]
         at = "j" if space in ("n", "o") else "i"
-        base = f"tl_{arr}0" if space == "n" else arr
+        base = ("tl_RP" if self.still and name.startswith("pos.") else f"tl_{arr}0") if space == "n" else arr
         if arr == "I" and k in self.narrow:
             return self.row(arr, k, base, "n") + f"[{at}]"
         return f"{base}[{k} * n + {at}]"
@@ -487,13 +494,22 @@ class Renderer:
         sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
                + "".join(f" {_CTY[q.ty]} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
-               "TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
+               "TL_NOJAM TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
             v, real = f"bk->v{b}[u_]", q.op in _FINAL and q.ty == "real"
-            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init={"product": "1", "all": "1"}.get(q.op, "0"),
+            init, value = {"product": "1", "all": "1"}.get(q.op, "0"), self.ex(q.value)
+            # an int sum whose terms the narrow analysis bounds by m: summed in 8 or 16 bits where
+            # the pattern's length keeps every partial sum within them (then widened once)
+            m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
+            full = [BLOCK_FULL.format(cond=f"if (len_ <= {lim // m}) ", ty=f"int{bits}_t", init=init, v=v,
+                                      fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty]))
+                    for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
+            full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v,
+                                          fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])))
+            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full),
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
-                                         fold=_FOLDS[q.op].format(t=v, v=self.ex(q.value), ty=_CTY[q.ty])))
+                                         fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
 
     def lanes(self) -> list[str]:
@@ -580,8 +596,8 @@ class Renderer:
         # Diderot's test: the squared distance summed in single precision, strictly below r²
         d2 = "".join("(double)(float)(" for _ in rows) + "0.0" + "".join(
             f" + (p[{a}] - c[{a}]) * (p[{a}] - c[{a}]))" for a in range(d))
-        fin = " && ".join(f"isfinite(tl_R0[{k} * n + j])" for k in rows)
-        cell = " + ".join(f"(int64_t)floor((tl_R0[{k} * n + j] - tl_gmin[{a}]) / tl_gh) * tl_gstride[{a}]"
+        fin = " && ".join(f"isfinite(tl_RP[{k} * n + j])" for k in rows)
+        cell = " + ".join(f"(int64_t)floor((tl_RP[{k} * n + j] - tl_gmin[{a}]) / tl_gh) * tl_gstride[{a}]"
                           for a, k in enumerate(rows))
         rowlist = ", ".join(str(k) for k in rows)
         # neighbours in the order of the strands at the step's start (Diderot's, where it permutes them)
@@ -603,12 +619,11 @@ class Renderer:
         once per call (they do not change)."""
         read = {r.name for r in _nodes(self.ir, S.Ref) if r.space == "n"} | set(self.ir.shared)
         pos = set(self.pos_slots())
-        out = []
-        for name in sorted(read | pos, key=lambda nm: self.state[nm]):
+        out = [f"tl_RP = {'R' if self.still else 'tl_R0'};"] if self.ir.sphere is not None else []
+        for name in sorted((read | pos) - (pos if self.still else set()), key=lambda nm: self.state[nm]):
             arr, k = self.state[name]
             ty = "double" if arr == "R" else f"int{self.narrow.get(k, 64)}_t"
-            copy = f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);"
-            out.append(f"if (s == 0) {copy}" if self.still and name in pos else copy)
+            out.append(f"memcpy(tl_{arr}0 + {k} * (size_t)n, {arr} + {k} * (size_t)n, sizeof({ty}) * (size_t)n);")
         return "\n        ".join(out)
 
     # ---- the program
@@ -651,7 +666,8 @@ class Renderer:
         if ir.sphere is not None:
             lines += [self.neighbours()] + ([self.block_fill()] if self.blocked else [])
             drop = " ".join(f"{self.row(arr, k, arr, 'n')}[i] = {self.row(arr, k, f'tl_{arr}0', 'tl_n0')}[i];"
-                            for arr, k in (self.state[name] for name in ir.shared))
+                            for arr, k in (self.state[name] for name in ir.shared
+                                           if not (self.still and name.startswith("pos."))))
             lines.append("static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I) "
                          f"{{ if (!tl_R0 || i >= tl_n0) return; {drop} (void)n; (void)R; (void)I; }}")
             lines.append(f"static double tl_grid_h(const double *gr, const int64_t *gi) {{ (void)gr; (void)gi; "
@@ -919,6 +935,8 @@ void tl_take_births(int64_t *par, int64_t *seq, double *br, int64_t *bi) {{
 
 NEIGHBOURS = r"""
 static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
+/* the positions the step reads: the snapshot's, or the state's own where no strand moves (TL_STILL) */
+static const double *tl_RP;
 static double tl_grid_h(const double *gr, const int64_t *gi);
 static double *tl_gpos;
 static int64_t *tl_gstart, *tl_gorder, *tl_gcell, tl_gcap, tl_gocap, tl_gdim[3] = {{1, 1, 1}}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
@@ -946,7 +964,7 @@ static void tl_nb_build(int64_t n, double h) {{
     double mn[3] = {{0, 0, 0}}, mx[3] = {{0, 0, 0}}; int64_t cnt = 0;
     for (int64_t j = 0; j < n; j++) if (tl_S0[j] != 2 && ({fin})) {{
         for (int a = 0; a < {d}; a++) {{
-            double c = tl_R0[tl_posrow[a] * n + j]; if (!cnt || c < mn[a]) mn[a] = c; if (!cnt || c > mx[a]) mx[a] = c;
+            double c = tl_RP[tl_posrow[a] * n + j]; if (!cnt || c < mn[a]) mn[a] = c; if (!cnt || c > mx[a]) mx[a] = c;
         }}
         cnt++;
     }}
@@ -981,7 +999,7 @@ static void tl_nb_build(int64_t n, double h) {{
     for (int64_t j = 0; j < n; j++) if (tl_gcell[j] >= 0) tl_gorder[tl_gstart[tl_gcell[j]]++] = j;
     memmove(tl_gstart + 1, tl_gstart, sizeof(int64_t) * (size_t)cells); tl_gstart[0] = 0;
     /* the positions in the grid's order: a query reads its candidates' one after another */
-    for (int64_t m = 0; m < cnt; m++) for (int a = 0; a < {d}; a++) tl_gpos[{d} * m + a] = tl_R0[tl_posrow[a] * n + tl_gorder[m]];
+    for (int64_t m = 0; m < cnt; m++) for (int a = 0; a < {d}; a++) tl_gpos[{d} * m + a] = tl_RP[tl_posrow[a] * n + tl_gorder[m]];
     memset(tl_gorder + cnt, 0, 4 * sizeof(int64_t)); memset(tl_gpos + {d} * cnt, 0, {d} * 4 * sizeof(double));
     tl_gok = 1;
 }}
@@ -1002,7 +1020,7 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
     if (!tl_gok) {{
         for (int64_t j = 0; j < n; j++) {{
             double p[3] = {{0, 0, 0}};
-            for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + j];
+            for (int a = 0; a < {d}; a++) p[a] = tl_RP[tl_posrow[a] * n + j];
             if (j != i && tl_S0[j] != 2 && tl_near(p, c, r2, fast) && (len < cap || tl_nb_grow(&buf, &cap))) buf[len++] = j;
             else if (tl_err_flag == 3) return 0;
         }}
@@ -1047,15 +1065,19 @@ static int64_t tl_nb_search(int64_t n, int64_t i, const double *c, double r, con
    strand (j - i), which strands on a regular grid share (a handful of patterns in all), and
    each strand's pattern number.  A birth or a death, or another run, finds them again; a
    run whose strands keep dying stops keeping them after a few times. */
-static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES]; static char *tl_kuni[TL_SITES];
+static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff[TL_SITES];
+/* each block of TL_BK strands' runs of one pattern (tl_kbs: the block's first run), kept with the
+   patterns; full: the run's pattern read across the whole block stays within the strands */
+typedef struct {{ int32_t p; int16_t t, e; int8_t full; }} tl_kseg;
+static int64_t *tl_kbs[TL_SITES]; static tl_kseg *tl_krn[TL_SITES];
 static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
 static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
 static void tl_keep_free(void) {{
     for (int k = 0; k < TL_SITES; k++) {{
-        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kuni[k]);
-        tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kuni[k] = 0;
+        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kbs[k]); free(tl_krn[k]);
+        tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kbs[k] = 0; tl_krn[k] = 0;
     }}
 }}
 static uint64_t tl_khash(const int64_t *o, int64_t len) {{
@@ -1077,17 +1099,32 @@ static int tl_lattice(int64_t n, double r) {{
     for (int a = nd - 1; a >= 0; a--) {{ st[a] = tot; tot *= tl_gext[a]; }}
     if (tot != n) return 0;
     double o[3], u[3][3] = {{{{0}}}}, len[3], dev = 0, scale = r;
-    for (int c = 0; c < d; c++) o[c] = tl_R0[tl_posrow[c] * n];
-    for (int a = 0; a < nd; a++) for (int c = 0; c < d; c++) if (tl_gext[a] > 1) u[a][c] = tl_R0[tl_posrow[c] * n + st[a]] - o[c];
-    for (int64_t i = 0; i < n; i++) {{
+    for (int c = 0; c < d; c++) o[c] = tl_RP[tl_posrow[c] * n];
+    for (int a = 0; a < nd; a++) for (int c = 0; c < d; c++) if (tl_gext[a] > 1) u[a][c] = tl_RP[tl_posrow[c] * n + st[a]] - o[c];
+    /* a row of the grid at a time (its last axis), 8 lanes across it: the largest deviation and
+       |p|, none of them not finite */
+    int L = nd - 1;
+    for (int64_t row = 0, cols = tl_gext[L]; row < n / cols; row++) {{
+        double ev[8] = {{0}}, sv[8] = {{0}}; int64_t bv[8] = {{0}};
         for (int c = 0; c < d; c++) {{
-            double p = tl_R0[tl_posrow[c] * n + i], q = o[c];
-            for (int a = 0; a < nd; a++) q += (double)it[a] * u[a][c];
-            double e = fabs(p - q);
-            if (!(e <= dev)) {{ if (!isfinite(e)) return 0; dev = e; }}
-            if (fabs(p) > scale) scale = fabs(p);
+            double qc = o[c], uc = u[L][c];
+            for (int a = 0; a < L; a++) qc += (double)it[a] * u[a][c];
+            const double *P = tl_RP + tl_posrow[c] * n + row * cols;
+            int64_t c0 = 0;
+            for (; c0 + 8 <= cols; c0 += 8) {{
+                _Pragma("omp simd")
+                for (int l = 0; l < 8; l++) {{
+                    double p = P[c0 + l], e = fabs(p - (qc + (double)(c0 + l) * uc)), ap = fabs(p);
+                    bv[l] |= !(e < INFINITY); ev[l] = e > ev[l] ? e : ev[l]; sv[l] = ap > sv[l] ? ap : sv[l];
+                }}
+            }}
+            for (; c0 < cols; c0++) {{
+                double p = P[c0], e = fabs(p - (qc + (double)c0 * uc)), ap = fabs(p);
+                bv[0] |= !(e < INFINITY); ev[0] = e > ev[0] ? e : ev[0]; sv[0] = ap > sv[0] ? ap : sv[0];
+            }}
         }}
-        for (int a = nd - 1; a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
+        for (int l = 0; l < 8; l++) {{ if (bv[l]) return 0; if (ev[l] > dev) dev = ev[l]; if (sv[l] > scale) scale = sv[l]; }}
+        for (int a = L - 1; a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
     }}
     dev += 1e-12 * scale;
     if (dev > 1e-6 * scale) return 0;
@@ -1146,6 +1183,14 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
         tab[tl_khash(off, tl_lnb) & (uint64_t)(hcap - 1)] = 0; nofs = tl_lnb; start[npat = 1] = nofs;
     }}
     for (int64_t i = 0; ok && i < n; i++) {{
+        int L = (int)tl_gnd - 1;
+        if (inner && it[L] == tl_lK[L] && tl_gext[L] - 2 * tl_lK[L] > 1) {{  /* a row's inner strands at once */
+            int fo = 1;
+            for (int a = 0; a < L && fo; a++) fo = it[a] >= tl_lK[a] && it[a] < tl_gext[a] - tl_lK[a];
+            int64_t m = fo ? tl_gext[L] - 2 * tl_lK[L] - 1 : 0;  /* (the last one: below) */
+            for (int64_t q = 0; q < m; q++) pid[i + q] = status[i + q] == 0 ? 0 : -1;
+            i += m; it[L] += m;
+        }}
         pid[i] = -1;
         int fits = inner;
         for (int a = 0; a < (int)tl_gnd && fits; a++) fits = it[a] >= tl_lK[a] && it[a] < tl_gext[a] - tl_lK[a];
@@ -1155,7 +1200,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
             continue;
         }}
         double c[3] = {{0, 0, 0}};
-        for (int a = 0; a < {d}; a++) c[a] = tl_R0[tl_posrow[a] * n + i];
+        for (int a = 0; a < {d}; a++) c[a] = tl_RP[tl_posrow[a] * n + i];
         const int64_t *nb = 0; int64_t len = lat ? tl_lnb : tl_nb_search(n, i, c, r, &nb);  /* (at most, on a lattice) */
         if (tl_err_flag || nofs + len > limit) {{ ok = 0; break; }}
         if (nofs + len > cap) {{
@@ -1172,7 +1217,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
                 int64_t j = i + tl_lbo[b];
                 if (!in || tl_S0[j] == 2) continue;
                 double q[3] = {{0, 0, 0}};
-                for (int a = 0; a < {d} && !tl_lsure[b]; a++) q[a] = tl_R0[tl_posrow[a] * n + j];
+                for (int a = 0; a < {d} && !tl_lsure[b]; a++) q[a] = tl_RP[tl_posrow[a] * n + j];
                 if (tl_lsure[b] || tl_near(q, c, r2, fast)) o[len++] = tl_lbo[b];
             }}
             for (int a = (int)tl_gnd - 1; a >= 0 && ++it[a] == tl_gext[a]; a--) it[a] = 0;
@@ -1202,13 +1247,27 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
         }}
     }}
     free(tab);
-    if (!ok) {{ free(pid); free(start); free(off); tl_err_flag = err0; return; }}
-    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kuni[k] = calloc((size_t)(n / TL_BK + 1), 1);
-    for (int64_t b = 0; tl_kuni[k] && b + TL_BK <= n; b += TL_BK) {{  /* the blocks of strands with one pattern */
-        int d = 0;
-        for (int u = 1; u < TL_BK; u++) d |= pid[b + u] != pid[b];
-        tl_kuni[k][b / TL_BK] = !d;
+    int64_t nblk = n / TL_BK + 1, nrun = 0, *bs = ok ? malloc(sizeof(int64_t) * (size_t)(nblk + 1)) : 0;
+    tl_kseg *rn = ok ? malloc(sizeof(tl_kseg) * (size_t)(n + 1)) : 0;
+    if (!bs || !rn) {{ free(bs); free(rn); free(pid); free(start); free(off); tl_err_flag = err0; return; }}
+    for (int64_t b = 0; b < nblk; b++) {{  /* each block's runs, found once */
+        int64_t i0 = b * TL_BK, m = n - i0 < TL_BK ? n - i0 : TL_BK;
+        int d = m < TL_BK;  /* (a block of one pattern: one run, found by a loop in lanes) */
+        if (!d) for (int u = 1; u < TL_BK; u++) d |= pid[i0 + u] != pid[i0];
+        bs[b] = nrun;
+        for (int64_t t = 0, e; t < m; t = e) {{
+            int32_t p = pid[i0 + t];
+            for (e = d ? t + 1 : m; e < m && pid[i0 + e] == p; e++) ;
+            if (p < 0) continue;
+            /* a run of a quarter block or more folds every strand of the block where that reads no
+               column outside the strands (one loop of TL_BK lanes), the run's lanes kept */
+            int full = m == TL_BK && 4 * (e - t) >= TL_BK;
+            for (int64_t q = start[p]; full && q < start[p + 1]; q++) full = i0 + off[q] >= 0 && i0 + off[q] + TL_BK <= n;
+            rn[nrun].p = p; rn[nrun].t = (int16_t)t; rn[nrun].e = (int16_t)e; rn[nrun].full = (int8_t)full; nrun++;
+        }}
     }}
+    bs[nblk] = nrun;
+    tl_kpid[k] = pid; tl_kstart[k] = start; tl_koff[k] = off; tl_kbs[k] = bs; tl_krn[k] = rn;
 }}
 /* at a super-step's start: the grid and the kept answers of this run, found again when
    strands were born or died since */
@@ -1294,13 +1353,13 @@ static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, con
         const int64_t *Lq = L + q0; int64_t w = m - q0 < 32 ? m - q0 : 32; double e[32]; int amb = 0;
         for (int64_t q = 0; q < w; q++) {{
             double p[3] = {{0, 0, 0}};
-            for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + Lq[q]];
+            for (int a = 0; a < {d}; a++) p[a] = tl_RP[tl_posrow[a] * n + Lq[q]];
             double e_ = {d2e};
             e[q] = e_; amb |= (e_ >= lo2) & (e_ <= hi2);
         }}
         if (amb) for (int64_t q = 0; q < w; q++) if (e[q] >= lo2 && e[q] <= hi2) {{
             double p[3] = {{0, 0, 0}};
-            for (int a = 0; a < {d}; a++) p[a] = tl_R0[tl_posrow[a] * n + Lq[q]];
+            for (int a = 0; a < {d}; a++) p[a] = tl_RP[tl_posrow[a] * n + Lq[q]];
             e[q] = tl_near(p, c, r2, 1) ? 0.0 : INFINITY;
         }}
         for (int64_t q = 0; q < w; q++) {{ int64_t j = Lq[q]; buf[len] = j; len += (e[q] < r2) & (j != i) & (tl_S0[j] != 2); }}
@@ -1353,7 +1412,7 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
             if (tl_S0[j] == 2) continue;
             double s2 = 0; int fc = 1, fe = 1;
             for (int a = 0; a < {d}; a++) {{
-                double x = tl_R0[tl_posrow[a] * n + j], y = tl_vpos[a * n + j];
+                double x = tl_RP[tl_posrow[a] * n + j], y = tl_vpos[a * n + j];
                 fc = fc && isfinite(x); fe = fe && isfinite(y); s2 += (x - y) * (x - y);
             }}
             if (!fc && !fe) continue;
@@ -1369,7 +1428,7 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
         tl_vls = calloc((size_t)n * TL_VSITES, sizeof(tl_vent)); tl_vpos = malloc(sizeof(double) * {d} * (size_t)n);
         if (!tl_vls || !tl_vpos) {{ free(tl_vls); free(tl_vpos); tl_vls = 0; tl_vpos = 0; on = 0; }}
     }}
-    if (on) for (int a = 0; a < {d}; a++) memcpy(tl_vpos + a * n, tl_R0 + tl_posrow[a] * n, sizeof(double) * (size_t)n);
+    if (on) for (int a = 0; a < {d}; a++) memcpy(tl_vpos + a * n, tl_RP + tl_posrow[a] * n, sizeof(double) * (size_t)n);
     tl_von = on; tl_vn = on ? n : -1; tl_vh = on ? h * (1 + TL_VM) : h; tl_vmax = 64 * n + 65536;
 }}
 #endif
@@ -1405,16 +1464,30 @@ _FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "pr
 _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
-BLOCK_SITE = r"""    for (int64_t t_ = 0, e_, p_; (bk->ok[{b}] = tl_kpid[{k}] != 0) && t_ < TL_BK && i0 + t_ < n; t_ = e_) {{
-        for (p_ = tl_kpid[{k}][i0 + t_], e_ = tl_kuni[{k}] && tl_kuni[{k}][i0 / TL_BK] ? TL_BK : t_ + 1;
-             e_ < TL_BK && i0 + e_ < n && tl_kpid[{k}][i0 + e_] == p_; e_++) ;
-        if (p_ < 0) continue;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
+BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0;
+    for (int64_t r_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK] : 0, r1_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK + 1] : 0; r_ < r1_; r_++) {{
+        const tl_kseg *kr_ = tl_krn[{k}] + r_;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
+        int64_t t_ = kr_->t, e_ = kr_->e, p_ = kr_->p;
         const int64_t *o_ = tl_koff[{k}] + tl_kstart[{k}][p_], len_ = tl_kstart[{k}][p_ + 1] - tl_kstart[{k}][p_];
-        for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
-        for (int64_t cnt = 0; cnt < len_; cnt++)
-            for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+        if (kr_->full) {{
+{full}
+        }} else {{
+            for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
+            for (int64_t cnt = 0; cnt < len_; cnt++)
+                for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+        }}
         for (int64_t u_ = t_; u_ < e_; u_++) {{ {final} }}
     }}"""
+
+#: the fold of a full run across the whole block, in an accumulator of type {ty} (a narrow one
+#: under its condition: every partial sum of len_ terms fits)
+BLOCK_FULL = r"""            {cond}{{
+                {ty} a_[TL_BK] TL_ALIGN;
+                for (int64_t u_ = 0; u_ < TL_BK; u_++) a_[u_] = {init};
+                for (int64_t cnt = 0; cnt < len_; cnt++)
+                    for (int64_t u_ = 0, j0_ = i0 + o_[cnt]; u_ < TL_BK; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+                for (int64_t u_ = t_; u_ < e_; u_++) {v} = a_[u_];
+            }}"""
 
 
 def _pure(e) -> bool:

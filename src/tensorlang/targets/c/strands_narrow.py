@@ -43,7 +43,7 @@ def _join(a, b):
     return (min(a[0], b[0]), max(a[1], b[1]))
 
 
-class _Ranges:
+class Ranges:
     def __init__(self, ir: S.StrandIR):
         self.ir = ir
         kinds = {s.name: s.ty for s in ir.state}
@@ -133,6 +133,7 @@ class _Ranges:
             if not grew:
                 break
         else:
+            self.slots = {}  # (no interval settled: nothing is bounded)
             return {}
         out = {}
         for name, iv in self.slots.items():
@@ -141,6 +142,13 @@ class _Ranges:
         return out
 
 
+    def bound(self, e) -> int | None:
+        """After :meth:`solve`: the most ``|v|`` of the int expression ``e`` of a strand's
+        state or its neighbours' (locals and inputs unbounded), or None."""
+        iv = self.ex(e, {})
+        return None if iv is TOP else max(-iv[0], iv[1])
+
+
 def narrow_slots(ir: S.StrandIR) -> dict[str, int]:
     """The state slots that fit in fewer than 64 bits, with their width (8, 16 or 32)."""
-    return _Ranges(ir).solve()
+    return Ranges(ir).solve()

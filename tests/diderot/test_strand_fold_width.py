@@ -1,0 +1,79 @@
+"""The blocked folds' widths (``tl_bk_fill``, targets/c/strands.py): a block's run of strands
+that share a kept pattern and read no column outside the strands folds across the whole
+block; an int sum whose terms the narrow analysis bounds by m is summed in 8 bits where the
+pattern has at most 127 / m offsets, in 16 bits where at most 32767 / m, else in 64.  The
+results are the interpreter's for every width: 0/1 terms (8 bits at r = 1.5 and 2.5, 16
+bits at r = 7: more than 127 neighbours), terms within ±100 (16 bits), terms of ±20000
+(64 bits), a mean and a max of reals, on a grid whose rows do not align with the blocks
+and whose last block is partial, at 1 and 2 threads."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.lang.diderot.lower import strand_plan
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as C
+
+pytestmark = [pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler"),
+              pytest.mark.slow]
+
+WIDTHS = """#version 1.0
+input int gens = 2;
+input real r = 2.5;
+strand cell(int x, int y) {
+   vec2 pos = [real(x), real(y)];
+   int age = 0;
+   real heat = real((x * 5 + y * 3) % 7) / 7.0;
+   output int alive = 1 if (x * 7 + y * 3) % 5 < 2 else 0;
+   output int v = -100 if (x + y) % 3 == 0 else 100 if (x * y) % 5 == 1 else 7;
+   output int w = 20000 if (x * 3 + y) % 4 == 0 else -20000;
+   output int s = 0;
+   output int t = 0;
+   output real h = 0.0;
+   output real top = 0.0;
+   update {
+      if (age >= gens) { stabilize; }
+      int n = sum { q.alive | q in sphere(r) };
+      s = sum { q.v | q in sphere(r) };
+      t = sum { q.w | q in sphere(r) };
+      h = mean { q.heat | q in sphere(r) };
+      top = max { q.heat + real(q.v) | q in sphere(r) };
+      v = -v if n == 3 else v;
+      alive = 1 if n == 3 else alive if n == 2 else 0;
+      age += 1;
+   }
+}
+initially [ cell(x, y) | y in 0..19, x in 0..69 ];
+"""
+
+
+def program(text: str):
+    return strands(check(parse_program(text)))
+
+
+def test_bounded_int_sums_get_narrow_accumulators():
+    ir, why = strand_plan(program(WIDTHS).checked)
+    assert why is None
+    fill = C.render(ir).split("int tl_bk_fill(", 1)[1].split("\n}\n", 1)[0]
+    # 0/1 terms: 8 bits up to 127 offsets, 16 up to 4095; terms within ±100: 16 bits up to 327
+    # offsets (8 bits would hold one); ±20000: no narrow sum; the real folds: none either
+    assert re.findall(r"if \(len_ <= (\d+)\)", fill) == ["127", "32767", "327"]
+    assert fill.count("int8_t a_[TL_BK]") == 1 and fill.count("int16_t a_[TL_BK]") == 2
+    assert fill.count("double a_[TL_BK]") == 2 and fill.count("int64_t a_[TL_BK]") == 3
+
+
+@pytest.mark.parametrize("r,gens", [(1.5, 2), (2.5, 0), (2.5, 3), (7.0, 1)])
+def test_folds_of_every_width_give_the_interpreters_results(r, gens):
+    p = program(WIDTHS)
+    a = p.run({"r": r, "gens": gens}, backend="interp")
+    for threads in (1, 2):
+        b = p.run({"r": r, "gens": gens}, backend="c", threads=threads)
+        assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
+        for name in a.outputs:
+            assert np.array_equal(a.outputs[name], b.outputs[name]), (name, threads)
