@@ -1,5 +1,6 @@
 """The tables of measure.py's run: ``python table.py OUTDIR`` (writes OUTDIR/summary.json
-and prints markdown).
+and prints markdown; ``--docs``: the tables of docs/performance.md; ``--pack``: the processes'
+JSON packed into OUTDIR/processes.json.gz first).
 
 Per tree and contender: the best batch over all rounds (each round one process) and the
 median of the rounds' medians, wall clock and process CPU time.  Ratios are paired: a
@@ -11,6 +12,7 @@ with the range.  % of bound: the bound's time, max(flops / FMA peak, bytes / ban
 from __future__ import annotations
 
 import glob
+import gzip
 import json
 import statistics
 import sys
@@ -20,14 +22,33 @@ from pathlib import Path
 PEERS = {"structure": ("opt_einsum", "numpy"), "cfd": ("jax", "numba", "opt_einsum"), "small": ("numba", "numpy", "ctypes (bare call)")}
 
 
+def _files(outdir: Path) -> dict[str, dict]:
+    """name -> JSON of a run directory's processes: the files measure.py wrote, or, once
+    packed (``pack``), the one ``processes.json.gz`` holding them all."""
+    packed = outdir / "processes.json.gz"
+    found = json.loads(gzip.decompress(packed.read_bytes())) if packed.exists() else {}
+    for f in glob.glob(str(outdir / "*-*.json")):  # the limits passes stay files of their own
+        found[Path(f).name] = json.loads(Path(f).read_text())
+    return found
+
+
+def pack(outdir: str) -> None:
+    """Every process's JSON of a run directory into processes.json.gz (the files removed)."""
+    out = Path(outdir)
+    found = {name: d for name, d in _files(out).items() if not name.startswith("limits")}
+    (out / "processes.json.gz").write_bytes(gzip.compress(json.dumps(found).encode(), 9))
+    for name in found:
+        if (out / name).exists():
+            (out / name).unlink()
+
+
 def _load(outdir: Path):
     runs = defaultdict(dict)  # (group, round) -> tree -> data
-    for f in glob.glob(str(outdir / "*-*-*.json")):
-        if Path(f).name.startswith("limits"):
-            continue
-        d = json.loads(Path(f).read_text())
-        runs[(d["group"], d["round"])][d["tree"]] = d
-    limits = [json.loads(Path(f).read_text()) for f in sorted(glob.glob(str(outdir / "limits-*.json")))]
+    files = _files(outdir)
+    for name, d in files.items():
+        if not name.startswith("limits"):
+            runs[(d["group"], d["round"])][d["tree"]] = d
+    limits = [d for name, d in sorted(files.items()) if name.startswith("limits")]
     return runs, limits
 
 
@@ -214,6 +235,8 @@ def docs(outdir: str) -> None:
 
 
 if __name__ == "__main__":
+    if "--pack" in sys.argv:
+        pack(sys.argv[1])
     main(sys.argv[1])
     if "--docs" in sys.argv:
         docs(sys.argv[1])
