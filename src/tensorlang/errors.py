@@ -1,11 +1,8 @@
-"""Errors as values with source spans, rendered once at the boundary.
+"""Errors as values with source spans, rendered once at the boundary (docs/errors.md).
 
-Every rejected program and every bad run-time request becomes a
-:class:`TensorLangError` carrying a stable code (SPEC section 5), a position and,
-where one exists, the name of the typing rule that failed.  The command line prints
-:meth:`TensorLangError.render`; the Python API lets the exception propagate.  No
-other exception type is meant to reach a user: the boundaries (``tensorlang.compile``,
-``tensorlang.check``, the CLI) convert anything unexpected into an ``internal`` error.
+Every rejected program and every bad request is a :class:`TensorLangError` with a
+stable code (SPEC section 5), a position and, where one exists, the typing rule that
+failed; the boundaries (:func:`guard`, the CLI) turn anything unexpected into ``internal``.
 """
 
 from __future__ import annotations
@@ -80,33 +77,13 @@ class TensorLangError(Exception):
         super().__init__(self.render())
 
     # The primary diagnostic's fields, as the API promises them.
-    @property
-    def code(self) -> str:
-        return self.diagnostics[0].code
-
-    @property
-    def message(self) -> str:
-        return self.diagnostics[0].message
-
-    @property
-    def rule(self) -> str | None:
-        return self.diagnostics[0].rule
-
-    @property
-    def span(self) -> Span | None:
-        return self.diagnostics[0].span
-
-    @property
-    def line(self) -> int | None:
-        return self.span.line if self.span else None
-
-    @property
-    def col(self) -> int | None:
-        return self.span.col if self.span else None
-
-    @property
-    def filename(self) -> str | None:
-        return self.source.filename if self.source else None
+    code = property(lambda self: self.diagnostics[0].code)
+    message = property(lambda self: self.diagnostics[0].message)
+    rule = property(lambda self: self.diagnostics[0].rule)
+    span = property(lambda self: self.diagnostics[0].span)
+    line = property(lambda self: self.span.line if self.span else None)
+    col = property(lambda self: self.span.col if self.span else None)
+    filename = property(lambda self: self.source.filename if self.source else None)
 
     def with_source(self, source: Source) -> "TensorLangError":
         """Attach the program text (for the caret) unless one is attached already."""
@@ -212,9 +189,8 @@ def _misfit_error(function: str, signature, args, kwargs) -> ArgumentError | Non
 
 def signature_checked(fn):
     """For public functions that are not :func:`guard`-ed: a call that does not fit
-    ``fn``'s signature raises :class:`ArgumentError` (with "did you mean") instead of
-    Python's bare ``TypeError``; anything else passes through unchanged.  The check runs
-    only once a ``TypeError`` was raised: calls that fit pay one wrapper frame."""
+    ``fn``'s signature raises :class:`ArgumentError` (with "did you mean"), checked only
+    once a ``TypeError`` was raised; anything else passes through unchanged."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -306,14 +282,9 @@ RECURSION_LIMIT = 10 * MAX_DEPTH
 
 
 def guard(fn):
-    """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError.
-
-    A call whose arguments do not fit ``fn``'s signature (an unknown keyword, a missing
-    argument) becomes ``input``, naming the function.  Deep nesting (RecursionError) and
-    exhausted memory become ``too-large``; anything
-    else unexpected becomes ``internal`` with the original exception chained, so that
-    the CLI can print one line and a bug report still has the traceback.
-    """
+    """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError:
+    a call that does not fit ``fn``'s signature as ``input``, deep nesting and exhausted
+    memory as ``too-large``, anything else as ``internal`` with the exception chained."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
