@@ -256,8 +256,7 @@ class SymbolicKernel(ProgramInterface):
             return kernel
 
     def _bound_options(self) -> Options:
-        """The options each specialised kernel compiles with: the thread count set on this
-        symbolic kernel (``threads``), if any, over the one it was compiled with."""
+        """The options each specialisation compiles with: this kernel's ``threads`` as set now."""
         return replace(self.options, threads=self._threads or None)
 
     def _compile(self, binding: dict[str, int]) -> Kernel:
@@ -295,10 +294,8 @@ class SymbolicKernel(ProgramInterface):
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
                           self._bound_options(), tuple(sorted(params.items())))
-        outputs = {}
-        for name in self.outputs:
-            shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])
-            outputs[name] = shape
+        outputs = {name: tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e
+                               for e in shapes[name]) for name in self.outputs}
         return run_chunked(spec, run_chunk, verdict, batched, others, outputs, self.dtype, chunks, split_every)
 
     def _batch_verdict(self, batch: str | None = None):
