@@ -633,9 +633,7 @@ def cmd_analyze(args) -> int:
                                for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
         _out(json.dumps(facts, indent=2) + "\n")
     else:
-        # Fig. 16 asks which statements run as loops of the schedule analyze describes, the
-        # C target's (Kernel.schedule): BLAS called from C where it was found, so a single
-        # GEMM is a BLAS step from C_BLAS_WORK (docs/compatible.md)
+        # which statements run as loops (Fig. 16) in the C target's schedule (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
         text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops, isl=args.isl)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
@@ -836,9 +834,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_bench_parser(sub) -> None:
-    """``tensorlang bench`` comes from the package ``tensorlang_bench`` (benchmarks/
-    tensorlang_bench, installed beside tensorlang); only its light ``__init__`` is imported
-    here.  Without it, ``bench`` stays listed and says how to get it."""
+    """``tensorlang bench`` from the package ``tensorlang_bench`` (benchmarks/; its light
+    ``__init__`` only); without it, ``bench`` stays listed and says how to get it."""
     try:
         from tensorlang_bench import add_parser
     except ImportError as exc:
@@ -857,9 +854,7 @@ def _bench_missing(args) -> int:
 
 
 def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:
-    """``--no-opt`` and ``--skip NAME`` (a pass, a rewrite rule or a loop rewrite): for
-    debugging the compiler (docs/optimizer.md).  An unknown name is error[input], listing
-    them."""
+    """``--no-opt`` and ``--skip NAME``: for debugging the compiler (docs/optimizer.md)."""
     if no_opt:
         p.add_argument("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
     else:
@@ -884,11 +879,8 @@ def _parse_params(items: list[str]) -> dict[str, int]:
         name, value = name.strip(), value.strip()
         if not sep or not name.isidentifier():
             raise TensorLangError("input", f"--param expects NAME=VALUE with a positive integer VALUE, got {item!r}")
-        try:
-            number = int(value)
-        except ValueError:
-            number = 0
-        if number < 1 or not value.isdigit():
+        number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+        if number < 1:
             raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}" + ("; give one --param per size: --param n=4 --param m=5" if "=" in value else ""))
         if name in params and params[name] != number:
             raise TensorLangError("input", f"--param {name} is given twice, as {params[name]} and {number}")
@@ -964,11 +956,9 @@ def _take(words: list[str], option: str, choices: tuple[str, ...]) -> tuple[str 
 
 
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot;
-    PROG may be ``-`` with ``--lang``): the words after PROG are its own command line, as
-    Diderot's executables take it, but for ``--lang L`` and ``--backend B`` (where the strands
-    run: api.strand_backend), tensorlang's before or after PROG (argparse's order for the other
-    languages; once ``--lang`` only right after ``run``)."""
+    """``run PROG ...`` for a strand program (Diderot; docs/cli.md): the words after PROG
+    are its own command line, but for tensorlang's ``--lang L`` and ``--backend B``,
+    taken before or after PROG."""
     lang, words = _take(argv[1:], "--lang", PUBLIC)
     backend, words = _take(words, "--backend", ("auto",) + KNOWN)
     at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None

@@ -48,11 +48,9 @@ def resolve_dtype(dtype) -> np.dtype:
     return DTYPES[resolved.name]
 
 
-#: The most threads a kernel may ask for (``threads=``, ``--threads``).  OpenMP starts
-#: as many threads as it is told: libgomp aborts the process when it cannot create them
-#: (``threads=5000`` here), a million overflows the stacks' address space and crashes,
-#: and 2**31 does not fit the C ``int`` the kernels take.  256 is above the core count of
-#: any machine tensorlang targets while far below where thread creation fails.
+#: The most threads a kernel may ask for (``threads=``, ``--threads``): above the core
+#: count of any machine tensorlang targets, far below the counts at which OpenMP aborts
+#: or crashes the process (it starts as many threads as it is told).
 MAX_THREADS = 256
 
 
@@ -78,10 +76,8 @@ def default_threads() -> int:
 
 
 class ProgramInterface(Unpicklable):
-    """What a compiled program offers its caller, read off its checked program: the
-    variables to supply and the results, their types and roles, and the options it was
-    compiled with (a :class:`Kernel` and a :class:`~tensorlang.specialize.SymbolicKernel`
-    share it)."""
+    """What a compiled program (a :class:`Kernel`, a :class:`~tensorlang.specialize.SymbolicKernel`)
+    offers its caller: its variables, their types and roles, the options it was compiled with."""
 
     checked: CheckedProgram
     options: Options
@@ -327,9 +323,7 @@ class Kernel(ProgramInterface):
     _entry_installed = False
 
     def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
-        """The C entry's caller raised ``exc`` on the call ``self(**keywords)``: what
-        :meth:`Runner.call` does then (a failed kernel is reported, never redone; anything
-        else is redone by the general path, which reports errors)."""
+        """The C entry's caller raised ``exc`` on ``self(**keywords)``: as :meth:`Runner.call`."""
         if isinstance(exc, KernelFailed):
             raise exc.with_source(self.source) from None
         arrays = dict(keywords)
@@ -461,10 +455,8 @@ class Kernel(ProgramInterface):
 
     # --------------------------------------------------------------- running
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
-        # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
-        # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
-        # Once the C caller is armed, the plain case never gets here: the class's entry
-        # (callext.install_entry) runs it from C and sends here what it declines.
+        # inputs by name only (docs/api.md, "Calling a kernel"); once the C caller is armed,
+        # the class's C entry (callext.install_entry) runs the plain calls and sends the rest here
         if args:
             raise self._positional(args)
         return self.runner.call(*self._out_variable(arrays, out))
@@ -659,11 +651,8 @@ class Kernel(ProgramInterface):
 
 class Runner:
     """The one call path of a compiled kernel (docs/c-backend.md, "The C-level call path"):
-    :meth:`call` serves ``k(**arrays)``, ``k.run``, a symbolic kernel's specialisations and
-    the einsum cache's misses.  It tries the target's C caller (none where it cannot be
-    built), armed by :meth:`arm`, then the kernel's general path, which checks every
-    argument and reports.  Once armed, ``k(...)`` runs the caller straight from the class's
-    C entry (``callext.install_entry``), which reads ``_c_call``: only :meth:`arm` sets it."""
+    the target's C caller, armed by :meth:`arm` (which alone sets the ``_c_call`` the
+    class's C entry reads), then the kernel's general path, which checks and reports."""
 
     __slots__ = ("kernel", "c_call")
 

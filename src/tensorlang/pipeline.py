@@ -1,15 +1,10 @@
 """The back half of the compiler as one chain of values: from an EIN program to a runner.
 
-:func:`compile` is the one driver below the front ends.  Every entry goes through it (text
-programs via :mod:`tensorlang.api`, einsum, the builder, field probes, specialisations,
-Dask chunks), and it starts from EIN.  Each stage (:data:`STAGES`; what each computes:
-docs/architecture.md's picture) is a plain function of the values before it
-(``passes.optimize``, :func:`analyze`, :func:`schedule_of`, :func:`loops_of`,
-``Target.render``, ``Target.build``), and its result is a frozen value that prints
-(``tensorlang compile --emit STAGE`` prints ``Compiled.STAGE``).  A target lists the
-stages it needs (:attr:`tensorlang.targets.Target.stages`); ``compile(..., until="loops")``
-stops after a stage: what ``--emit`` of a stage the kernel's own target does not run
-computes (the schedule and loops the C target would run).
+:func:`compile` is the one driver below the front ends (every entry goes through it).
+Each stage of :data:`STAGES` (docs/architecture.md's picture) is a plain function of the
+values before it, whose result is a frozen value that prints (``--emit STAGE`` prints
+``Compiled.STAGE``); a target lists the stages it needs (``Target.stages``), and ``until``
+stops after a stage (what ``--emit`` shows of a stage the kernel's target does not run).
 """
 
 from __future__ import annotations

@@ -82,9 +82,8 @@ class SymbolicKernel(ProgramInterface):
 
     @property
     def backend(self) -> str:
-        """The target of the specialisation compiled (or looked up by :meth:`specialize`)
-        last — under ``backend="auto"`` a program the compiled targets cannot lower runs
-        on the reference interpreter — or, before any, the one asked for."""
+        """The target of the specialisation compiled or looked up last (under "auto", the
+        interpreter for a program the compiled targets cannot lower), else the one asked for."""
         with self._lock:
             last = next(reversed(self._kernels.values())) if self._kernels else None
         return last.backend if last is not None else self.options.backend
@@ -365,10 +364,8 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def cost_report(self) -> str:
-        """``tensorlang analyze`` without values (docs/cli.md): each statement's flops and
-        bytes as polynomials, from the program lowered at two sets of stand-in values
-        (primes no other extent equals), each extent read back as its symbol or its size
-        expression's polynomial; the two must agree."""
+        """``tensorlang analyze`` without values (docs/cli.md): flops and bytes as polynomials,
+        from the program lowered at two sets of stand-in sizes (:meth:`_symbolic_costs`)."""
         for s in self.checked.position_symbols:
             raise error("input", f"the costs depend on the value of {s!r}, which sizes no tensor: give --param "
                         f"{s}=VALUE (params= in Python)").with_source(self.source)  # a position ((j = J)), say
@@ -400,9 +397,9 @@ class SymbolicKernel(ProgramInterface):
                     + (f"; {', '.join(rest)} may stay symbolic" if rest else "")).with_source(self.source)
 
     def _symbolic_costs(self, free: tuple[str, ...], fixed: dict[str, int]):
-        """(the EIN program lowered at stand-ins for ``free``, the extent -> polynomial
-        map) where two sets of stand-ins give the same costs, else None; ``fixed`` are
-        values for the other sizes."""
+        """(the EIN program lowered at stand-ins for ``free``, the extent -> polynomial map)
+        where two sets of stand-ins (primes no other extent equals) give the same costs,
+        else None; ``fixed`` are values for the other sizes."""
         found = []
         for skip in (0, len(free)):
             values = _stand_ins(self.source.text, len(free), skip)
@@ -434,9 +431,8 @@ class SymbolicKernel(ProgramInterface):
 # ------------------------------------------------------------------ chunked runs (Dask)
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a worker process needs to make a kernel: the program and the options.  It
-    travels instead of the kernel (a loaded shared library cannot be pickled, and must
-    not be: the worker compiles, or finds the code in its own compile cache)."""
+    """What a worker process needs to make a kernel (which cannot be pickled): the program
+    and the options; the worker compiles, or finds the code in its compile cache."""
 
     text: str
     filename: str
