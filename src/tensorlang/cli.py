@@ -900,9 +900,8 @@ def _print_error(exc: TensorLangError) -> None:
 
 def _standard_streams() -> None:
     """Before anything else: a standard descriptor closed at start gets ``/dev/null`` (no
-    file opened later takes its number; :func:`_out` and :func:`_print_error` honour
-    Python's None streams), and a stream that cannot encode everything writes escapes
-    (docs/cli.md, "What run reads")."""
+    file opened later takes its number), and a stream that cannot encode everything
+    writes escapes (docs/cli.md, "What run reads")."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)

@@ -342,10 +342,8 @@ def _transposed(spec, layouts):
 
 
 def compile_spec(spec, dtype, backend: str = "auto", same: bool = False) -> Kernel:
-    """The kernel of an einsum Spec: its EIN program (the einsum front end lowers the Spec
-    directly, lang/einsum/lower.py) compiled by the one driver; no text is written or
-    parsed (the Spec's einsum text is only the source that errors point into).  ``same``:
-    the operands are one array, read as the one input ``T0``."""
+    """The kernel of an einsum Spec, lowered to EIN directly (lang/einsum/lower.py; its text
+    is only what errors point into).  ``same``: the operands are one array, the input ``T0``."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
     try:
@@ -401,9 +399,8 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
 
 def _caller_runner(caller, kernel: Kernel, scalar: bool):
     """The runner of a kernel with a C caller (targets/c/callext.py): ``caller.ordered``
-    takes the operands as they come and returns the result (a numpy scalar for a scalar
-    result), or None where an operand is not what the key promised (not C-ordered, say);
-    the general path then runs the kernel."""
+    takes the operands and returns the result, or None where an operand is not what the
+    key promised (not C-ordered, say): the kernel's general path then runs it."""
     ordered = caller.ordered
     inputs = kernel.inputs
 

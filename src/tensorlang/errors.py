@@ -62,11 +62,8 @@ class Source:
 
 
 class TensorLangError(Exception):
-    """A rejected program or a bad request, with a stable ``code``, ``line`` and ``col``.
-
-    ``diagnostics`` lists every problem found (the first is the primary one, whose code,
-    line and column the attributes repeat).  ``str(err)`` is the full rendering.
-    """
+    """A rejected program or a bad request: ``diagnostics`` lists every problem found, the
+    first the primary one, whose ``code``, ``line`` and ``col`` the attributes repeat."""
 
     def __init__(self, code: str, message: str, span: Span | None = None, rule: str | None = None,
                  source: Source | None = None, diagnostics: list[Diagnostic] | None = None):
@@ -118,10 +115,8 @@ def _rebuild(cls, diagnostics, source, state):
 
 
 class ArgumentError(TensorLangError, TypeError):
-    """error[input] for a call to a public function whose arguments do not fit its
-    signature (an unknown keyword, a missing argument): a :class:`TensorLangError` and a
-    ``TypeError``, as Python's own would be, so either ``except`` catches it
-    (docs/api.md, "Arguments")."""
+    """error[input] for a call whose arguments do not fit a public function's signature:
+    also a ``TypeError``, as Python's own would be (docs/api.md, "Arguments")."""
 
     def __init__(self, message: str):
         super().__init__("input", message)
@@ -209,10 +204,9 @@ def signature_checked(fn):
 
 
 class KernelFailed(TensorLangError):
-    """A compiled kernel ran and reported failure (a nonzero status: no memory for a
-    block of copies, BLAS not set up).  It may have written part of its buffers, an
-    in-place target among them, so no other call path may redo the call: the C caller and
-    einsum's hit runners pass this error on instead of retrying on the general path."""
+    """A compiled kernel ran and reported failure (a nonzero status: no memory for copies,
+    BLAS not set up).  It may have written part of its buffers, an in-place target among
+    them, so no call path retries it: the callers pass this error on."""
 
 
 def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:

@@ -1,8 +1,5 @@
-"""A compiled program as a Python callable: input validation, running, results.
-
-The kernel owns the checked program and the back end that runs it.  It checks every
-input before anything runs (names, shapes, dtypes, sizes) and reports problems as
-error[input] pointing at the variable's declaration.
+"""A compiled program as a Python callable (docs/api.md, "Calling a kernel"): it checks
+every input before anything runs, error[input] pointing at the variable's declaration.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Kernels for programs with symbolic sizes: bind at call time, specialise, cache.
-
-A :class:`SymbolicKernel` binds every symbol from the shapes of a call's arrays and runs
-the :class:`~tensorlang.kernel.Kernel` compiled for that binding (the most recent
-:data:`MAX_SPECIALIZATIONS` kept in memory).  The binding rules and their errors:
-docs/language.md, "Symbolic sizes".
+"""Kernels for programs with symbolic sizes: a :class:`SymbolicKernel` binds every symbol
+from the shapes of a call's arrays and runs the :class:`~tensorlang.kernel.Kernel` compiled
+for that binding, the most recent :data:`MAX_SPECIALIZATIONS` kept (the binding rules and
+their errors: docs/language.md, "Symbolic sizes").
 """
 
 from __future__ import annotations
