@@ -64,6 +64,7 @@ def _version() -> str:
     """The installed distribution's version (pyproject.toml is the one place it is
     written); in a source checkout that is not installed, the version pyproject.toml
     beside ``src/`` states; "0+unknown" where neither can be read."""
+    import re
     from importlib import metadata
     from pathlib import Path
 
@@ -75,11 +76,8 @@ def _version() -> str:
         text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     except OSError:
         return "0+unknown"
-    for line in text.splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "version":
-            return value.strip().strip('"')
-    return "0+unknown"
+    found = re.search(r'^version\s*=\s*"([^"]*)"', text, re.MULTILINE)
+    return found[1] if found else "0+unknown"
 
 
 __version__ = _version()

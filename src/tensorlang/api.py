@@ -26,8 +26,7 @@ from .strands import StrandRun
 
 def check_params(params) -> dict[str, int]:
     """``params={"n": 5}`` (``--param n=5``): values for symbolic sizes, each a positive
-    integer.  They are bound in the declarations before checking (semantics/sizes.py); a
-    name the program does not use is error[input] there."""
+    integer (a name the program does not use is error[input] in semantics/sizes.py)."""
     if params is None:
         return {}
     if not hasattr(params, "items"):
@@ -36,7 +35,6 @@ def check_params(params) -> dict[str, int]:
     for name, value in params.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise TensorLangError("input", f"parameter names must be identifiers, got {name!r}")
-        # numbers.Integral admits numpy's integers (np.int64(3)); bool is no size
         if not is_integer(value, 1):
             raise TensorLangError("input", f"parameter {name!r} must be a positive integer, got {value!r}")
         checked[name] = int(value)
@@ -60,11 +58,8 @@ def check_pad(pad, dtype) -> int:
 
 
 def check_passes(opt, skip_passes) -> tuple[str, ...]:
-    """``opt=False`` turns the optimizer off; ``skip_passes=("fuse",)`` leaves out passes,
-    switches off rewrite rules by name (``skip_passes=("delta-elimination",)``) and leaves
-    out loop rewrites (``skip_passes=("interchange",)``, loops.LOOP_PIPELINE; ``lower``
-    cannot be left out) (``--no-opt``, ``--skip NAME``): all are for debugging the
-    compiler."""
+    """``opt`` and ``skip_passes``: names of passes, rewrite rules and loop rewrites
+    (``lower`` aside) to leave out (docs/optimizer.md)."""
     check_flag("opt", opt)
     if isinstance(skip_passes, str):
         skip_passes = (skip_passes,)

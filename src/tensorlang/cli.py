@@ -110,31 +110,25 @@ def _open_array_file(path: str, name: str | None = None):
     anything but np.save's and np.savez's files is error[input]."""
     fh = os.fdopen(limits.open_regular(path, "input file"), "rb")
     try:
-        magic = fh.read(6)
+        head = fh.read(4096)
         fh.seek(0)
     except OSError as exc:
         fh.close()
         raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
-    if magic and not magic.startswith((b"\x93NUMPY", b"PK")):
+    if head and not head.startswith((b"\x93NUMPY", b"PK")):
         fh.close()
         # numpy would try to unpickle it and say "pickled data"; the cause is a file that
         # is not an array file at all (text, CSV)
-        kind = "text" if _looks_like_text(path) else "neither a .npy array nor an .npz archive"
+        try:
+            head.decode("utf-8")
+            kind = "text"
+        except UnicodeDecodeError:
+            kind = "neither a .npy array nor an .npz archive"
         what = f"input {name!r}" if name else "inputs"
         raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
                                        "are written by np.save (.npy) and np.savez (.npz), "
                                        "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
-    return fh, magic.startswith(b"PK")
-
-
-def _looks_like_text(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-        head.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return True
+    return fh, head.startswith(b"PK")
 
 
 def _declared(kernel, name: str) -> tuple[int, ...] | None:
@@ -252,19 +246,17 @@ def _save_npz(path: str, results: dict[str, np.ndarray]) -> str:
     """Write atomically: a failed write never leaves a half-written file behind.
     Returns the path written (``.npz`` appended when missing)."""
     target = _output_path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=directory)
-    except OSError as exc:
-        raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
-    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=target.parent)
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
             fh.flush()
             _sync(fh.fileno())  # a full disk shows here, not after the rename
         os.replace(tmp, target)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
     return str(target)
 
@@ -290,11 +282,6 @@ def _out(text: str) -> None:
     _on_stdout(sys.stdout.write, text)
 
 
-def _flush_stdout() -> None:
-    if sys.stdout is not None:
-        _on_stdout(sys.stdout.flush)
-
-
 def _on_stdout(action, *args) -> None:
     """``action(*args)`` on standard output: a full disk or a closed pipe is error[input],
     never a traceback or an internal error."""
@@ -309,18 +296,10 @@ def _on_stdout(action, *args) -> None:
 def _drop_stdout() -> None:
     """After a failed write, point standard output at /dev/null so that the buffered rest
     is not written again (and reported again) when the interpreter exits."""
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # a replaced stdout (tests) has no descriptor
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # a replaced stdout (tests) has no descriptor
-        pass
-
-
-def _checksum(a: np.ndarray) -> float:
-    """The sum of all elements in float64: a fingerprint to compare runs by, not a result."""
-    with np.errstate(all="ignore"):  # inf - inf in a sum is a NaN checksum, not a warning
-        return float(np.sum(a, dtype=np.float64))
 
 
 #: Results with at most this many elements are printed whole (numpy's print options);
@@ -329,12 +308,14 @@ SMALL_RESULT = 100
 
 
 def _describe(value: np.ndarray) -> dict:
-    """A result's summary as JSON values: shape, min, max, checksum (NaN as null)."""
-    with np.errstate(all="ignore"):
+    """A result's summary as JSON values: shape, min, max and checksum (the sum of all
+    elements in float64: a fingerprint to compare runs by, not a result)."""
+    with np.errstate(all="ignore"):  # inf - inf in a sum is a NaN checksum, not a warning
         low = float(np.min(value)) if value.size else None
         high = float(np.max(value)) if value.size else None
+        checksum = float(np.sum(value, dtype=np.float64))
     return {"shape": list(value.shape), "dtype": value.dtype.name, "min": _json_number(low),
-            "max": _json_number(high), "checksum": _json_number(_checksum(value))}
+            "max": _json_number(high), "checksum": _json_number(checksum)}
 
 
 def _json_number(x: float | None):
@@ -535,14 +516,6 @@ def _input_origins(args, kernel, arrays) -> dict[str, str]:
     return origins
 
 
-def _encodable(text: str, stream) -> bool:
-    try:
-        text.encode(getattr(stream, "encoding", None) or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
 def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> str:
     lines = [f"ran {kernel.source.filename} ({lang}) on back end {kernel.backend}, {kernel.dtype.name}"
              f"{'' if kernel.opt else ', optimizer off'}"]
@@ -660,9 +633,7 @@ def cmd_analyze(args) -> int:
                                for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
         _out(json.dumps(facts, indent=2) + "\n")
     else:
-        # Fig. 16 asks which statements run as loops of the schedule analyze describes, the
-        # C target's (Kernel.schedule): BLAS called from C where it was found, so a single
-        # GEMM is a BLAS step from C_BLAS_WORK (docs/compatible.md)
+        # which statements run as loops (Fig. 16) in the C target's schedule (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
         text = report(kernel.ein, kernel.optimized, kernel.dtype.itemsize, loops, isl=args.isl)
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
@@ -729,9 +700,6 @@ def cmd_cache(args) -> int:
 
 
 # ------------------------------------------------------------------ main
-_LANG_HELP = "the program's language when its suffix does not say (default: by suffix, else tl)"
-_PARAM_HELP = "a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable"
-_DTYPE_HELP = "element type: float64 (default) or float32"
 
 
 def _pad(args) -> int | str | None:
@@ -743,29 +711,29 @@ def _pad(args) -> int | str | None:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _pad_option(p: argparse.ArgumentParser) -> None:
+def _c_options(p: argparse.ArgumentParser, fma: bool = True) -> None:
+    """``--pad`` and (with ``fma``) ``--fma``/``--no-fma``: the C back end's options."""
     p.add_argument("--pad", metavar="M",
                    help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
                         "000 §4; auto: the SIMD width in elements where padding removes vector remainders at no "
                         "other cost, else none (a kernel's auto_pad says why; numpy and interp ignore it)")
+    if fma:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--fma", dest="fma", action="store_true", default=True,
+                           help="the C back end computes each multiply-add of a sum as one fused multiply-add (one "
+                                "rounding; the default, as in BLAS, XLA and numba): finite results within rounding, "
+                                "but an overflowing product no longer becomes inf on its own (docs/optimizer.md, "
+                                "\"Fused multiply-add\"); numpy and interp ignore it")
+        group.add_argument("--no-fma", dest="fma", action="store_false",
+                           help="round every product on its own, as the reference does (fma=False): see --fma")
 
 
-_FMA_HELP = ("the C back end computes each multiply-add of a sum as one fused multiply-add (one rounding; "
-             "the default, as in BLAS, XLA and numba): finite results within rounding, but an overflowing product "
-             "no longer becomes inf on its own (docs/optimizer.md, \"Fused multiply-add\"); numpy and interp ignore it")
-_NO_FMA_HELP = "round every product on its own, as the reference does (fma=False): see --fma"
-
-
-def _fma_option(p: argparse.ArgumentParser) -> None:
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--fma", dest="fma", action="store_true", default=True, help=_FMA_HELP)
-    group.add_argument("--no-fma", dest="fma", action="store_false", help=_NO_FMA_HELP)
-
-
-def _common(p: argparse.ArgumentParser, dtype_help: str | None = _DTYPE_HELP) -> None:
+def _common(p: argparse.ArgumentParser, dtype_help: str | None) -> None:
     """The options every command that reads a program shares."""
-    p.add_argument("--lang", choices=PUBLIC, help=_LANG_HELP)  # not the internal front ends (docs/cli.md)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param", help=_PARAM_HELP)
+    p.add_argument("--lang", choices=PUBLIC,  # not the internal front ends (docs/cli.md)
+                   help="the program's language when its suffix does not say (default: by suffix, else tl)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
+                   help="a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable")
     if dtype_help:
         p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=dtype_help)
 
@@ -807,10 +775,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what runs the program: c (generated C), numpy, interp (the reference interpreter, "
                         "slow); auto: c where a C compiler works, else numpy, and interp for a program "
                         "the compiled targets cannot lower yet (with a note)")
-    p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=_DTYPE_HELP)
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"),
+                   help="element type: float64 (default) or float32")
     p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
-    _pad_option(p)
-    _fma_option(p)
+    _c_options(p)
     _common(p, dtype_help=None)
     p.add_argument("--check-structure", action="store_true", dest="check_structure",
                    help="check that the inputs keep the structure the program promises (error[structure] at the "
@@ -833,8 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the tree of --emit ast, ein or opt as JSON "
                                                        "(docs/cli.md, 'JSON form')")
     _common(p, dtype_help="element type of generated code: float64 (default) or float32")
-    _pad_option(p)
-    _fma_option(p)
+    _c_options(p)
     _optimizer_switches(p)
     p.set_defaults(func=cmd_compile)
 
@@ -843,7 +810,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "pass's log and the rewrite rules that fired.")
     p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
     _common(p, dtype_help="element size for bytes: float64 (default) or float32")
-    _pad_option(p)
+    _c_options(p, fma=False)
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
     p.add_argument("--isl", action="store_true", help="also print each structured tensor's unique set and "
                                                       "redundancy map as isl text (docs/structure.md)")
@@ -867,9 +834,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_bench_parser(sub) -> None:
-    """``tensorlang bench`` comes from the package ``tensorlang_bench`` (benchmarks/
-    tensorlang_bench, installed beside tensorlang); only its light ``__init__`` is imported
-    here.  Without it, ``bench`` stays listed and says how to get it."""
+    """``tensorlang bench`` from the package ``tensorlang_bench`` (benchmarks/; its light
+    ``__init__`` only); without it, ``bench`` stays listed and says how to get it."""
     try:
         from tensorlang_bench import add_parser
     except ImportError as exc:
@@ -888,9 +854,7 @@ def _bench_missing(args) -> int:
 
 
 def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:
-    """``--no-opt`` and ``--skip NAME`` (a pass, a rewrite rule or a loop rewrite): for
-    debugging the compiler (docs/optimizer.md).  An unknown name is error[input], listing
-    them."""
+    """``--no-opt`` and ``--skip NAME``: for debugging the compiler (docs/optimizer.md)."""
     if no_opt:
         p.add_argument("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
     else:
@@ -915,11 +879,8 @@ def _parse_params(items: list[str]) -> dict[str, int]:
         name, value = name.strip(), value.strip()
         if not sep or not name.isidentifier():
             raise TensorLangError("input", f"--param expects NAME=VALUE with a positive integer VALUE, got {item!r}")
-        try:
-            number = int(value)
-        except ValueError:
-            number = 0
-        if number < 1 or not value.isdigit():
+        number = int(value) if value.isdecimal() else 0  # (int() reads every decimal digit isdecimal() admits)
+        if number < 1:
             raise TensorLangError("input", f"--param {name}: a size must be a positive integer, got {value!r}" + ("; give one --param per size: --param n=4 --param m=5" if "=" in value else ""))
         if name in params and params[name] != number:
             raise TensorLangError("input", f"--param {name} is given twice, as {params[name]} and {number}")
@@ -927,28 +888,20 @@ def _parse_params(items: list[str]) -> dict[str, int]:
     return params
 
 
-def _colour() -> bool:
-    """Colour only on a terminal, and never with $NO_COLOR set or TERM=dumb."""
-    return _terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
 def _print_error(exc: TensorLangError) -> None:
     if sys.stderr is None:  # started with standard error closed (2>&-): the exit status says it
         return
     text = exc.render()
-    if _colour():
+    if _terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb":  # colour
         text = re.sub(r"error\[[a-z-]+\]", lambda m: f"\033[1;31m{m[0]}\033[0m", text)
-    try:
+    with contextlib.suppress(OSError, ValueError):  # standard error gone too: the exit status says it
         print(text, file=sys.stderr)
-    except (OSError, ValueError):  # standard error gone too: the exit status says it
-        pass
 
 
 def _standard_streams() -> None:
     """Before anything else: a standard descriptor closed at start gets ``/dev/null`` (no
-    file opened later takes its number; :func:`_out` and :func:`_print_error` honour
-    Python's None streams), and a stream that cannot encode everything writes escapes
-    (docs/cli.md, "What run reads")."""
+    file opened later takes its number), and a stream that cannot encode everything
+    writes escapes (docs/cli.md, "What run reads")."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -962,11 +915,12 @@ def _standard_streams() -> None:
                 os.close(null)
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape", "backslashreplace") \
-                and hasattr(stream, "reconfigure") and not _encodable("\u22a5\u00b5\u03b6", stream):
+                and hasattr(stream, "reconfigure"):
             try:
-                stream.reconfigure(errors=_ESCAPE)
-            except (ValueError, OSError, LookupError):  # pragma: no cover - a stream that cannot be reconfigured
-                pass
+                "\u22a5\u00b5\u03b6".encode(getattr(stream, "encoding", None) or "utf-8")
+            except (UnicodeEncodeError, LookupError):  # escapes, where the stream can be reconfigured
+                with contextlib.suppress(ValueError, OSError, LookupError):
+                    stream.reconfigure(errors=_ESCAPE)
 
 
 def _escape_unencodable(exc: UnicodeError):
@@ -1001,11 +955,9 @@ def _take(words: list[str], option: str, choices: tuple[str, ...]) -> tuple[str 
 
 
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run PROG ...`` for a strand program (its front end has a ``strands`` hook: Diderot;
-    PROG may be ``-`` with ``--lang``): the words after PROG are its own command line, as
-    Diderot's executables take it, but for ``--lang L`` and ``--backend B`` (where the strands
-    run: api.strand_backend), tensorlang's before or after PROG (argparse's order for the other
-    languages; once ``--lang`` only right after ``run``)."""
+    """``run PROG ...`` for a strand program (Diderot; docs/cli.md): the words after PROG
+    are its own command line, but for tensorlang's ``--lang L`` and ``--backend B``,
+    taken before or after PROG."""
     lang, words = _take(argv[1:], "--lang", PUBLIC)
     backend, words = _take(words, "--backend", ("auto",) + KNOWN)
     at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None
@@ -1028,7 +980,8 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(args, "param"):
             args.params = _parse_params(args.param)
         status = guard(args.func)(args)
-        _flush_stdout()
+        if sys.stdout is not None:
+            _on_stdout(sys.stdout.flush)
         return status
     except _StdoutGone:
         _drop_stdout()

@@ -69,17 +69,13 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
     return tuple(key)
 
 
-#: The runners for C-ordered operands by the short key that :func:`einsum` computes
-#: inline: (subscripts, shapes, dtypes, same object) for two operands, (subscripts,
-#: (class, shape, dtype) per operand) for more (no symmetric route there).  A runner
-#: that calls C directly raises ValueError on an operand that is not C-ordered (cffi
-#: will not take it), and the call then goes the general way.
+#: The runners for C-ordered operands by the short keys :func:`einsum` computes inline
+#: (docs/einsum.md, "The cache"): of three or more operands, (subscripts, (class, shape,
+#: dtype) per operand); of two, (subscripts, shapes, dtypes, same object), as functions of
+#: the two; of one array object k times, (subscripts, k, shape, dtype).  A runner that
+#: calls C raises ValueError on an operand that is not C-ordered: the general way then.
 _HITS: dict[tuple, Callable[[tuple], Any]] = {}
-#: the two-operand hits, as functions of the two operands (no tuple to build)
 _HITS2: dict[tuple, Callable[[Any, Any], Any]] = {}
-#: the hits of three or more operands that are all one array object: (subscripts, count,
-#: shape, dtype) -> runner (``_HITS``' key has no identity, so no symmetric runner may
-#: enter it; this key has it)
 _HITS_SAME: dict[tuple, Callable[[tuple], Any]] = {}
 
 _ndarray = np.ndarray
@@ -346,10 +342,8 @@ def _transposed(spec, layouts):
 
 
 def compile_spec(spec, dtype, backend: str = "auto", same: bool = False) -> Kernel:
-    """The kernel of an einsum Spec: its EIN program (the einsum front end lowers the Spec
-    directly, lang/einsum/lower.py) compiled by the one driver; no text is written or
-    parsed (the Spec's einsum text is only the source that errors point into).  ``same``:
-    the operands are one array, read as the one input ``T0``."""
+    """The kernel of an einsum Spec, lowered to EIN directly (lang/einsum/lower.py; its text
+    is only what errors point into).  ``same``: the operands are one array, the input ``T0``."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
     try:
@@ -405,9 +399,8 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
 
 def _caller_runner(caller, kernel: Kernel, scalar: bool):
     """The runner of a kernel with a C caller (targets/c/callext.py): ``caller.ordered``
-    takes the operands as they come and returns the result (a numpy scalar for a scalar
-    result), or None where an operand is not what the key promised (not C-ordered, say);
-    the general path then runs the kernel."""
+    takes the operands and returns the result, or None where an operand is not what the
+    key promised (not C-ordered, say): the kernel's general path then runs it."""
     ordered = caller.ordered
     inputs = kernel.inputs
 
@@ -443,7 +436,7 @@ def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: i
     lines.append("    return r[()]" if scalar else "    return r")
     namespace = {"empty": np.empty, "shape": shape, "dtype": dtype, "fb": from_buffer, "char": char,
                  "function": function, "threads": threads, "check_status": check_status}
-    if [a for a in arguments] == ["fb(char, ops[0], False)", "fb(char, ops[1], False)", "fb(char, r, False)"] \
+    if arguments == ["fb(char, ops[0], False)", "fb(char, ops[1], False)", "fb(char, r, False)"] \
             and not scalar:  # the common two-operand product: a function of the two arrays too
         lines += ["def of_two(a, b):", "    r = empty(shape, dtype)",
                   "    status = function(fb(char, a, False), fb(char, b, False), fb(char, r, False), threads)",
@@ -473,9 +466,7 @@ class ContractExpression:
         spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self.spec = spec
         self._runner = self._same = None
-        # the runners are built from arrays of the shapes (allocated, not filled): shapes
-        # beyond the memory budget get none, and a call runs the general path, which
-        # refuses them (error[too-large]) where arrays that large are passed at all
+        # runners built from arrays of the shapes (unfilled); none beyond the memory budget
         within = sum(math.prod(shape) for shape in spec.shapes) * 8 <= limits.memory_budget_bytes()
         if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape) and within:
             dummies = tuple(np.empty(shape) for shape in spec.shapes)
@@ -540,11 +531,9 @@ ContractExpression.__call__.__signature__ = _signature(("self",), "arrays", _CAL
 
 
 def _shared_runner(spec, arrays: tuple, backend: str, subscripts: str):
-    """The runner ``tl.einsum(subscripts, *arrays)`` runs (float64, C-ordered operands; one
-    array k times where ``arrays`` are one object): the einsum cache's entry, or a new one
-    put there, so that an expression and ``tl.einsum`` share one compiled kernel and its
-    C caller.  Where the call is not compiled (numpy computes it) the expression keeps a
-    runner of its own, numpy's ``optimize=True`` as opt_einsum orders."""
+    """The runner ``tl.einsum(subscripts, *arrays)`` runs (float64, C-ordered operands): the
+    einsum cache's entry, or a new one put there, so that an expression and ``tl.einsum``
+    share one kernel; where numpy computes the call, one of its own (numpy's ``optimize=True``)."""
     key = _key(subscripts, arrays, backend)
     assert key is not None  # (ndarrays)
     key += (False,)  # tl.einsum's default optimize=False: the key of a plain call

@@ -1,11 +1,8 @@
-"""Errors as values with source spans, rendered once at the boundary.
+"""Errors as values with source spans, rendered once at the boundary (docs/errors.md).
 
-Every rejected program and every bad run-time request becomes a
-:class:`TensorLangError` carrying a stable code (SPEC section 5), a position and,
-where one exists, the name of the typing rule that failed.  The command line prints
-:meth:`TensorLangError.render`; the Python API lets the exception propagate.  No
-other exception type is meant to reach a user: the boundaries (``tensorlang.compile``,
-``tensorlang.check``, the CLI) convert anything unexpected into an ``internal`` error.
+Every rejected program and every bad request is a :class:`TensorLangError` with a
+stable code (SPEC section 5), a position and, where one exists, the typing rule that
+failed; the boundaries (:func:`guard`, the CLI) turn anything unexpected into ``internal``.
 """
 
 from __future__ import annotations
@@ -65,11 +62,8 @@ class Source:
 
 
 class TensorLangError(Exception):
-    """A rejected program or a bad request, with a stable ``code``, ``line`` and ``col``.
-
-    ``diagnostics`` lists every problem found (the first is the primary one, whose code,
-    line and column the attributes repeat).  ``str(err)`` is the full rendering.
-    """
+    """A rejected program or a bad request: ``diagnostics`` lists every problem found, the
+    first the primary one, whose ``code``, ``line`` and ``col`` the attributes repeat."""
 
     def __init__(self, code: str, message: str, span: Span | None = None, rule: str | None = None,
                  source: Source | None = None, diagnostics: list[Diagnostic] | None = None):
@@ -80,33 +74,13 @@ class TensorLangError(Exception):
         super().__init__(self.render())
 
     # The primary diagnostic's fields, as the API promises them.
-    @property
-    def code(self) -> str:
-        return self.diagnostics[0].code
-
-    @property
-    def message(self) -> str:
-        return self.diagnostics[0].message
-
-    @property
-    def rule(self) -> str | None:
-        return self.diagnostics[0].rule
-
-    @property
-    def span(self) -> Span | None:
-        return self.diagnostics[0].span
-
-    @property
-    def line(self) -> int | None:
-        return self.span.line if self.span else None
-
-    @property
-    def col(self) -> int | None:
-        return self.span.col if self.span else None
-
-    @property
-    def filename(self) -> str | None:
-        return self.source.filename if self.source else None
+    code = property(lambda self: self.diagnostics[0].code)
+    message = property(lambda self: self.diagnostics[0].message)
+    rule = property(lambda self: self.diagnostics[0].rule)
+    span = property(lambda self: self.diagnostics[0].span)
+    line = property(lambda self: self.span.line if self.span else None)
+    col = property(lambda self: self.span.col if self.span else None)
+    filename = property(lambda self: self.source.filename if self.source else None)
 
     def with_source(self, source: Source) -> "TensorLangError":
         """Attach the program text (for the caret) unless one is attached already."""
@@ -141,10 +115,8 @@ def _rebuild(cls, diagnostics, source, state):
 
 
 class ArgumentError(TensorLangError, TypeError):
-    """error[input] for a call to a public function whose arguments do not fit its
-    signature (an unknown keyword, a missing argument): a :class:`TensorLangError` and a
-    ``TypeError``, as Python's own would be, so either ``except`` catches it
-    (docs/api.md, "Arguments")."""
+    """error[input] for a call whose arguments do not fit a public function's signature:
+    also a ``TypeError``, as Python's own would be (docs/api.md, "Arguments")."""
 
     def __init__(self, message: str):
         super().__init__("input", message)
@@ -212,9 +184,8 @@ def _misfit_error(function: str, signature, args, kwargs) -> ArgumentError | Non
 
 def signature_checked(fn):
     """For public functions that are not :func:`guard`-ed: a call that does not fit
-    ``fn``'s signature raises :class:`ArgumentError` (with "did you mean") instead of
-    Python's bare ``TypeError``; anything else passes through unchanged.  The check runs
-    only once a ``TypeError`` was raised: calls that fit pay one wrapper frame."""
+    ``fn``'s signature raises :class:`ArgumentError` (with "did you mean"), checked only
+    once a ``TypeError`` was raised; anything else passes through unchanged."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -233,10 +204,9 @@ def signature_checked(fn):
 
 
 class KernelFailed(TensorLangError):
-    """A compiled kernel ran and reported failure (a nonzero status: no memory for a
-    block of copies, BLAS not set up).  It may have written part of its buffers, an
-    in-place target among them, so no other call path may redo the call: the C caller and
-    einsum's hit runners pass this error on instead of retrying on the general path."""
+    """A compiled kernel ran and reported failure (a nonzero status: no memory for copies,
+    BLAS not set up).  It may have written part of its buffers, an in-place target among
+    them, so no call path retries it: the callers pass this error on."""
 
 
 def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
@@ -306,14 +276,9 @@ RECURSION_LIMIT = 10 * MAX_DEPTH
 
 
 def guard(fn):
-    """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError.
-
-    A call whose arguments do not fit ``fn``'s signature (an unknown keyword, a missing
-    argument) becomes ``input``, naming the function.  Deep nesting (RecursionError) and
-    exhausted memory become ``too-large``; anything
-    else unexpected becomes ``internal`` with the original exception chained, so that
-    the CLI can print one line and a bug report still has the traceback.
-    """
+    """Decorator for public entry points: whatever goes wrong leaves as a TensorLangError:
+    a call that does not fit ``fn``'s signature as ``input``, deep nesting and exhausted
+    memory as ``too-large``, anything else as ``internal`` with the exception chained."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)

@@ -1,13 +1,11 @@
-"""A compiled program as a Python callable: input validation, running, results.
-
-The kernel owns the checked program and the back end that runs it.  It checks every
-input before anything runs (names, shapes, dtypes, sizes) and reports problems as
-error[input] pointing at the variable's declaration.
+"""A compiled program as a Python callable (docs/api.md, "Calling a kernel"): it checks
+every input before anything runs, error[input] pointing at the variable's declaration.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import sys
@@ -47,11 +45,9 @@ def resolve_dtype(dtype) -> np.dtype:
     return DTYPES[resolved.name]
 
 
-#: The most threads a kernel may ask for (``threads=``, ``--threads``).  OpenMP starts
-#: as many threads as it is told: libgomp aborts the process when it cannot create them
-#: (``threads=5000`` here), a million overflows the stacks' address space and crashes,
-#: and 2**31 does not fit the C ``int`` the kernels take.  256 is above the core count of
-#: any machine tensorlang targets while far below where thread creation fails.
+#: The most threads a kernel may ask for (``threads=``, ``--threads``): above the core
+#: count of any machine tensorlang targets, far below the counts at which OpenMP aborts
+#: or crashes the process (it starts as many threads as it is told).
 MAX_THREADS = 256
 
 
@@ -77,10 +73,8 @@ def default_threads() -> int:
 
 
 class ProgramInterface(Unpicklable):
-    """What a compiled program offers its caller, read off its checked program: the
-    variables to supply and the results, their types and roles, and the options it was
-    compiled with (a :class:`Kernel` and a :class:`~tensorlang.specialize.SymbolicKernel`
-    share it)."""
+    """What a compiled program (a :class:`Kernel`, a :class:`~tensorlang.specialize.SymbolicKernel`)
+    offers its caller: its variables, their types and roles, the options it was compiled with."""
 
     checked: CheckedProgram
     options: Options
@@ -109,16 +103,11 @@ class ProgramInterface(Unpicklable):
     pad = property(lambda self: self.options.pad)
     fma = property(lambda self: self.options.fma)
     program = property(lambda self: self.checked.program)
-
-    @property
-    def inputs(self) -> tuple[str, ...]:
-        """Variables the caller must supply."""
-        return self.checked.inputs
-
-    @property
-    def optional_inputs(self) -> tuple[str, ...]:
-        """Variables the caller may supply (they start undefined, NaN, otherwise)."""
-        return self.checked.optional_inputs
+    #: the variables a caller must supply, may supply (else they start as ⊥, NaN), the results
+    inputs = property(lambda self: self.checked.inputs)
+    optional_inputs = property(lambda self: self.checked.optional_inputs)
+    outputs = property(lambda self: self.checked.results)
+    shapes = property(lambda self: dict(self.checked.context.shapes))
 
     def _positional(self, args: tuple) -> TensorLangError:
         """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
@@ -142,14 +131,6 @@ class ProgramInterface(Unpicklable):
         if not isinstance(inputs, Mapping):
             raise error("input", f"inputs must be a dict from variable names to arrays, got {type(inputs).__name__}")
         return dict(inputs)
-
-    @property
-    def outputs(self) -> tuple[str, ...]:
-        return self.checked.results
-
-    @property
-    def shapes(self) -> dict[str, tuple]:
-        return dict(self.checked.context.shapes)
 
     @signature_checked
     def roles(self) -> dict[str, Role]:
@@ -257,9 +238,6 @@ class Kernel(ProgramInterface):
         self.sizes: dict[str, int] = dict(sizes or {})
         self.last_run_seconds = None
         self._store_elements: int | None = None
-        self._unassigned: tuple[str, ...] | None = None
-        self._input_table: tuple[dict[str, tuple[int, ...]], tuple[str, ...]] | None = None
-        self._outputs_table: tuple[dict[str, tuple[int, ...]], np.dtype] | None = None
         self._ein: ir.Program | None = None
         self._lowering_error: TensorLangError | None = None
         try:
@@ -284,49 +262,46 @@ class Kernel(ProgramInterface):
         if self._ein is None:
             self.target: Any = InterpTarget(self._reference, roles, options.dtype)
         else:
-            self.compiled = self._compile_padded_or_not(options, roles) if options.pad_auto else \
-                pipeline.compile(self._ein, options, roles=roles, reference=self._reference)
+            self.compiled = self._compile_padded_or_not(options) if options.pad_auto else self._compile(options)
             #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
             #: the reference interpreter
             self.target = self.compiled.build
         #: the one way this kernel is called (:class:`Runner`)
         self.runner = Runner(self)
         self._check_structure = bool(check_structure)  # (the runner arms itself at the first call)
-        self._structures: dict | None = None  # inferred on the first compressed=True call
         self._threads_changed()  # the C call path keeps its own thread count
 
     #: what ``pad="auto"`` chose and why (schedule.padding.AutoPad); None without "auto"
     auto_pad: Any = None
 
-    def _compile_padded_or_not(self, options: Options, roles) -> Compiled:
+    def _compile(self, options: Options) -> Compiled:
+        """The pipeline's values for ``options``, which become this kernel's."""
+        assert self._ein is not None  # only a lowered program compiles
+        self.options = options
+        return pipeline.compile(self._ein, options, roles=self.checked.interface.roles, reference=self._reference)
+
+    def _compile_padded_or_not(self, options: Options) -> Compiled:
         """``pad="auto"``: compile unpadded, and padded to the vector width
         (``options.pad``) only where :func:`~tensorlang.schedule.padding.auto_pad` says
         it pays; :attr:`options` (and so :attr:`pad`) become what was chosen."""
         from .schedule.padding import AutoPad, auto_pad
 
-        assert self._ein is not None  # only a lowered program compiles
         if options.backend != "c":  # numpy and interp accept pad and ignore it
-            self.options = dataclasses.replace(options, pad_auto=False)
             self.auto_pad = AutoPad(options.pad, f"the {options.backend} back end ignores pad")
-            return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+            return self._compile(dataclasses.replace(options, pad_auto=False))
         plain = dataclasses.replace(options, pad=1, pad_auto=False)
-        compiled = pipeline.compile(self._ein, plain, roles=roles, reference=self._reference)
+        compiled = self._compile(plain)
         assert compiled.schedule is not None
         self.auto_pad = auto_pad(compiled.executed, compiled.schedule, options.pad)
-        if self.auto_pad.pad == 1 and self.auto_pad.locals > 1:  # the fused loops' locals only
-            self.options = dataclasses.replace(plain, pad_locals=self.auto_pad.locals)
-            return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
-        if self.auto_pad.pad == 1:
-            self.options = plain
-            return compiled
-        self.options = dataclasses.replace(options, pad_auto=False)
-        chosen = pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+        if self.auto_pad.pad == 1:  # unpadded, or the fused loops' locals only
+            return self._compile(dataclasses.replace(plain, pad_locals=self.auto_pad.locals)) \
+                if self.auto_pad.locals > 1 else compiled
+        chosen = self._compile(dataclasses.replace(options, pad_auto=False))
         fused = [sum(getattr(s, "fusion", None) is not None for s in getattr(c.schedule, "steps", ())) for c in (chosen, compiled)]
         if self.auto_pad.locals > 1 and fused[0] < fused[1]:  # a fused loop lost to padding: the locals only
             self.auto_pad = AutoPad(1, f"the fused loops' locals padded to {options.pad} (a fused loop would not "
                                        "stay fused with every buffer padded)", options.pad)
-            self.options = dataclasses.replace(plain, pad_locals=options.pad)
-            return pipeline.compile(self._ein, self.options, roles=roles, reference=self._reference)
+            return self._compile(dataclasses.replace(plain, pad_locals=options.pad))
         return chosen
 
     @property
@@ -345,9 +320,7 @@ class Kernel(ProgramInterface):
     _entry_installed = False
 
     def _c_call_raised(self, exc: BaseException, keywords: dict) -> dict[str, np.ndarray]:
-        """The C entry's caller raised ``exc`` on the call ``self(**keywords)``: what
-        :meth:`Runner.call` does then (a failed kernel is reported, never redone; anything
-        else is redone by the general path, which reports errors)."""
+        """The C entry's caller raised ``exc`` on ``self(**keywords)``: as :meth:`Runner.call`."""
         if isinstance(exc, KernelFailed):
             raise exc.with_source(self.source) from None
         arrays = dict(keywords)
@@ -368,11 +341,9 @@ class Kernel(ProgramInterface):
         return self.language.interpret(self.checked, supplied, dtype)
 
     def _compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
-        """The pipeline's values with ``stage`` computed (``ein``: the program as given,
-        in every one): this kernel's own where its target ran the stage, else what
-        ``backend`` (default: C, what ``--emit schedule`` and ``--emit loops`` show for
-        every target) would compile, computed once (the optimizer's value reused where
-        this kernel's target ran it; ``opt`` run for a kernel compiled with ``opt=False``)."""
+        """The pipeline's values with ``stage`` computed: this kernel's own where its target
+        ran the stage, else, once, what ``backend`` (default: C, what ``--emit loops`` shows
+        for every target) would compile, reusing the optimizer's value where there is one."""
         own = self.compiled
         if own is not None and (backend is None or backend == self.backend) and \
                 (stage == "ein" or getattr(own, stage) is not None):
@@ -389,10 +360,8 @@ class Kernel(ProgramInterface):
 
     @property
     def optimized(self) -> Optimized:
-        """The optimizer's run on this program (:class:`tensorlang.passes.Optimized`):
-        the program after the passes and the log of each pass (the pipeline's ``opt``
-        value, computed for a kernel compiled with ``opt=False``, which runs the lowered
-        program; the optimizer runs at most once per kernel)."""
+        """The optimizer's run on this program (the pipeline's ``opt`` value; computed on
+        request for a kernel compiled with ``opt=False``, which runs the lowered program)."""
         found = self._compiled_for("opt").opt
         assert found is not None
         return found
@@ -405,19 +374,16 @@ class Kernel(ProgramInterface):
 
     @property
     def schedule(self) -> Schedule:
-        """The schedule of the executed program (BLAS or loops, buffers, pool) that goes
-        with :attr:`loop_program`: the one the target runs, or, for a target that runs no
-        loop IR (numpy, interp), the one the C target would run (the numpy target's own
-        is ``self.compiled.schedule``)."""
+        """The schedule that goes with :attr:`loop_program`: the target's, or for numpy and
+        interp the one the C target would run (the numpy target's own: ``compiled.schedule``)."""
         found = self._compiled_for("loops").schedule
         assert found is not None
         return found
 
     @property
     def blas_from_c(self) -> bool:
-        """Whether the C target would call BLAS from its generated C for this dtype and
-        padding (a BLAS was found, machine/blas.py): a single GEMM then pays from
-        steps.C_BLAS_WORK.  ``analyze`` decides with it."""
+        """Whether the C target would call BLAS from its generated C (machine/blas.py found
+        one): ``analyze`` reports the schedule with it."""
         facts = self._compiled_for("facts", "c").facts
         assert facts is not None
         return facts.caps.blas_int_max is not None
@@ -437,29 +403,24 @@ class Kernel(ProgramInterface):
                     f"sizes are all numbers{written}: declare the batch as a name, e.g. "
                     "in var u : [E n n n], and compile without a value for it")
 
-    @property
+    @functools.cached_property
     def unassigned_reads(self) -> tuple[str, ...]:
         """In a program without ``in``/``out`` qualifiers, the variables it reads before
         assigning them (or never assigns): what a caller means to supply (the lowered
         program keeps one statement per source statement and what each reads, whatever
         the front end).  Empty for a qualified program, whose ``in``/``inout`` say it."""
-        found = self._unassigned
-        if found is None:
-            found = ()
-            if not self.checked.context.qualified:
-                optional = set(self.checked.optional_inputs)
-                assigned: set[str] = set()
-                needed: dict[str, None] = {}
-                if self._ein is not None:
-                    for stmt in self._ein.statements:
-                        needed.update((n, None) for n in stmt.reads if n not in assigned and n in optional)
-                        assigned.add(stmt.target)
-                else:  # runs on the interpreter (not lowered): those no statement assigns
-                    assigned = {stmt.target for stmt in self.program.stmts}
-                    needed.update((n, None) for n in self.checked.optional_inputs if n not in assigned)
-                found = tuple(needed)
-            self._unassigned = found
-        return found
+        if self.checked.context.qualified:
+            return ()
+        optional = set(self.checked.optional_inputs)
+        if self._ein is None:  # runs on the interpreter (not lowered): those no statement assigns
+            assigned = {stmt.target for stmt in self.program.stmts}
+            return tuple(n for n in self.checked.optional_inputs if n not in assigned)
+        assigned = set()
+        needed: dict[str, None] = {}
+        for stmt in self._ein.statements:
+            needed.update((n, None) for n in stmt.reads if n not in assigned and n in optional)
+            assigned.add(stmt.target)
+        return tuple(needed)
 
     @property
     def required_inputs(self) -> tuple[str, ...]:
@@ -491,10 +452,8 @@ class Kernel(ProgramInterface):
 
     # --------------------------------------------------------------- running
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
-        # Inputs only by name and ``out=`` only by keyword: a positional argument (a dict,
-        # an array) is refused rather than guessed at (docs/api.md, "Calling a kernel").
-        # Once the C caller is armed, the plain case never gets here: the class's entry
-        # (callext.install_entry) runs it from C and sends here what it declines.
+        # inputs by name only (docs/api.md, "Calling a kernel"); once the C caller is armed,
+        # the class's C entry (callext.install_entry) runs the plain calls and sends the rest here
         if args:
             raise self._positional(args)
         return self.runner.call(*self._out_variable(arrays, out))
@@ -526,14 +485,14 @@ class Kernel(ProgramInterface):
     def _compressed(self, results: dict) -> dict:
         """``results`` in compressed form, by the structure inferred for each (with no
         zero claimed that only annihilation gives: see analysis.structure._support)."""
-        from .analysis.structure import compress, declared, infer
-        if self._structures is None:
-            self._structures = infer(self.executed, annihilating=False)
-        found = {}
-        for name, value in results.items():
-            structure = self._structures.get(name) or declared(name, tuple(np.shape(value)), None)
-            found[name] = compress(value, structure)
-        return found
+        from .analysis.structure import compress, declared
+        return {name: compress(value, self._structures.get(name) or declared(name, tuple(np.shape(value)), None))
+                for name, value in results.items()}
+
+    @functools.cached_property
+    def _structures(self) -> dict:
+        from .analysis.structure import infer
+        return infer(self.executed, annihilating=False)
 
     def _call(self, arrays: dict, out) -> dict[str, np.ndarray]:
         try:
@@ -552,13 +511,8 @@ class Kernel(ProgramInterface):
 
     def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Every input an accepted name, an array of real numbers of its declared shape,
-        every required input present.  The common case (ndarrays, all fine) is one pass
-        over a table made once; anything unusual goes to the careful path that reports."""
-        table = self._input_table
-        if table is None:
-            accepted = self.checked.accepted_inputs
-            table = self._input_table = ({n: self.checked.context[n] for n in accepted}, self.required_inputs)
-        shapes, required = table
+        every required input present: one pass over a table, the careful path reports."""
+        shapes, required = self._input_table
         fine = {}
         for name, value in arrays.items():
             expected = shapes.get(name)
@@ -569,6 +523,10 @@ class Kernel(ProgramInterface):
             if name not in fine:
                 return self._validate_inputs_carefully(arrays)
         return fine
+
+    @functools.cached_property
+    def _input_table(self) -> tuple[dict[str, tuple[int, ...]], tuple[str, ...]]:
+        return {n: self.checked.context[n] for n in self.checked.accepted_inputs}, self.required_inputs
 
     def _validate_inputs_carefully(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
         ctx = self.checked.context
@@ -618,16 +576,15 @@ class Kernel(ProgramInterface):
 
     def _validate_out(self, out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         if type(out) is dict and len(out) == 1:  # the common case, without the careful path's lookups
-            shapes, dtype = self._out_table()
+            shapes, dtype = self._out_table
             if all(type(t) is np.ndarray and t.shape == shapes.get(n) and t.dtype == dtype and t.flags.writeable
                    for n, t in out.items()):
                 return out
         return self._validate_out_carefully(out)
 
-    def _out_table(self):
-        if self._outputs_table is None:
-            self._outputs_table = ({n: self.checked.context[n] for n in self.outputs}, self.dtype)
-        return self._outputs_table
+    @functools.cached_property
+    def _out_table(self) -> tuple[dict[str, tuple[int, ...]], np.dtype]:
+        return {n: self.checked.context[n] for n in self.outputs}, self.dtype
 
     def _validate_out_carefully(self, out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         if not isinstance(out, Mapping):
@@ -645,8 +602,7 @@ class Kernel(ProgramInterface):
         return dict(out)
 
     def _check_store_size(self) -> None:
-        """The variables fit the memory budget; checked on the first call only, since it
-        depends on the declarations alone (and the budget, read from the environment)."""
+        """The variables fit the memory budget (on the first call: it depends on the declarations alone)."""
         if self._store_elements is None:
             elements = sum(math.prod(padded_shape(s, self.pad)) for s in self.checked.context.shapes.values())
             limits.check_allocation(elements, self.dtype.itemsize, "the store of the program's variables")
@@ -692,11 +648,8 @@ class Kernel(ProgramInterface):
 
 class Runner:
     """The one call path of a compiled kernel (docs/c-backend.md, "The C-level call path"):
-    :meth:`call` serves ``k(**arrays)``, ``k.run``, a symbolic kernel's specialisations and
-    the einsum cache's misses.  It tries the target's C caller (none where it cannot be
-    built), armed by :meth:`arm`, then the kernel's general path, which checks every
-    argument and reports.  Once armed, ``k(...)`` runs the caller straight from the class's
-    C entry (``callext.install_entry``), which reads ``_c_call``: only :meth:`arm` sets it."""
+    the target's C caller, armed by :meth:`arm` (which alone sets the ``_c_call`` the
+    class's C entry reads), then the kernel's general path, which checks and reports."""
 
     __slots__ = ("kernel", "c_call")
 

@@ -88,9 +88,8 @@ def _human(n: float) -> str:
 
 
 #: The largest program text read (a file or standard input), unless
-#: ``$TENSORLANG_MAX_SOURCE_BYTES`` says otherwise: far beyond any program written or
-#: generated (a 10 000-statement program is about 300 KB), and small enough that an
-#: endless or huge file (``/dev/zero``, a log) is refused before memory runs out.
+#: ``$TENSORLANG_MAX_SOURCE_BYTES`` says otherwise: far beyond any program (10 000
+#: statements are about 300 KB), and an endless file (``/dev/zero``) is refused.
 MAX_SOURCE_BYTES = 8 * 2**20
 
 
@@ -141,13 +140,9 @@ def read_bounded(stream, limit: int, what: str) -> bytes:
     return b"".join(chunks)
 
 
-#: The most statements a program may have, unless ``$TENSORLANG_MAX_STATEMENTS`` says
-#: otherwise: every stage's work is linear in the statements (tests/hostile/
-#: test_large_programs.py), but its constant is a few milliseconds a statement, so that
-#: a program of 10**5 statements would take minutes.  Twice the 10**4 statements the
-#: compiler is tested with; a front end refuses a longer program as soon as it has read
-#: one statement more (error[too-large]), before any later stage runs; the same
-#: limit holds for declarations.
+#: The most statements (and declarations) a program may have, unless
+#: ``$TENSORLANG_MAX_STATEMENTS`` says otherwise: twice the 10**4 the compiler is tested
+#: with, each stage linear in them (docs/errors.md, "Limits on program size").
 MAX_STATEMENTS = 20_000
 
 

@@ -1,15 +1,10 @@
 """The back half of the compiler as one chain of values: from an EIN program to a runner.
 
-:func:`compile` is the one driver below the front ends.  Every entry goes through it (text
-programs via :mod:`tensorlang.api`, einsum, the builder, field probes, specialisations,
-Dask chunks), and it starts from EIN.  Each stage (:data:`STAGES`; what each computes:
-docs/architecture.md's picture) is a plain function of the values before it
-(``passes.optimize``, :func:`analyze`, :func:`schedule_of`, :func:`loops_of`,
-``Target.render``, ``Target.build``), and its result is a frozen value that prints
-(``tensorlang compile --emit STAGE`` prints ``Compiled.STAGE``).  A target lists the
-stages it needs (:attr:`tensorlang.targets.Target.stages`); ``compile(..., until="loops")``
-stops after a stage: what ``--emit`` of a stage the kernel's own target does not run
-computes (the schedule and loops the C target would run).
+:func:`compile` is the one driver below the front ends (every entry goes through it).
+Each stage of :data:`STAGES` (docs/architecture.md's picture) is a plain function of the
+values before it, whose result is a frozen value that prints (``--emit STAGE`` prints
+``Compiled.STAGE``); a target lists the stages it needs (``Target.stages``), and ``until``
+stops after a stage (what ``--emit`` shows of a stage the kernel's target does not run).
 """
 
 from __future__ import annotations
@@ -46,46 +41,31 @@ STAGES = ("opt", "facts", "schedule", "loops", "code", "build")
 
 @dataclass(frozen=True)
 class Options:
-    """How a program is compiled, checked once by :func:`tensorlang.compile`: one record
-    that a :class:`~tensorlang.kernel.Kernel`, a :class:`~tensorlang.specialize.SymbolicKernel`
-    (for each of its specialisations) and a :class:`~tensorlang.specialize.KernelSpec` (for a
-    Dask worker) carry unchanged.  Hashable: it is part of a spec's key."""
+    """How a program is compiled, checked once by :func:`tensorlang.compile` (each keyword:
+    docs/api.md) and carried unchanged by a kernel, each specialisation and a Dask worker's
+    :class:`~tensorlang.specialize.KernelSpec` (hashable: part of a spec's key)."""
 
     #: the target that runs the program: "c", "numpy" or "interp" (resolved from "auto")
     backend: str
     dtype: np.dtype
-    #: the threads asked for (None: the default, :func:`tensorlang.kernel.default_threads`);
-    #: a kernel's ``threads`` attribute starts from it and may be set later
+    #: the threads asked for (None: :func:`tensorlang.kernel.default_threads`)
     threads: int | None = None
-    #: run the optimizer (``opt=False``: the numpy and C targets run the lowered program)
     opt: bool = True
-    #: optimizer passes left out (``skip_passes``; docs/optimizer.md)
     skip_passes: tuple[str, ...] = ()
-    #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none); the numpy
-    #: and interp targets accept it and ignore it (docs/c-backend.md, "Padding")
+    #: 000 §4: the C target pads every buffer to multiples of ``pad`` (1: none; docs/c-backend.md)
     pad: int = 1
-    #: the C target fuses its loop nests' multiply-adds (``fma(a, b, x)``, one rounding;
-    #: docs/optimizer.md, "Fused multiply-add"; on by default, as in BLAS, XLA and numba);
-    #: numpy and interp accept it and ignore it
     fma: bool = True
-    #: a program without in/out qualifiers runs with a variable it reads before assigning
-    #: left out: ⊥ (NaN) instead of error[input] (``allow_missing=True``, ``--allow-missing``)
     allow_missing: bool = False
-    #: the target was chosen by ``backend="auto"``: a program the compiled targets cannot
-    #: lower yet (error[backend]) then runs on the reference interpreter instead
+    #: chosen by ``backend="auto"``: a program the compiled targets cannot lower runs on the interpreter
     auto: bool = False
     #: BLAS steps allowed (tests and benchmarks set False to see every statement as loops)
     blas: bool = True
-    #: scalar operations from which a loop runs on threads; None: the machine's measured
-    #: threshold (targets/c/threshold.py); tests and benchmarks fix it
+    #: scalar operations from which a loop runs on threads; None: the machine's (targets/c/threshold.py)
     parallel_work: Any = None
-    #: ``pad="auto"``: ``pad`` is the vector width, and the kernel decides per program
-    #: whether to use it (schedule.padding.auto_pad) or not to pad at all
+    #: ``pad="auto"``: ``pad`` is the vector width, used where schedule.padding.auto_pad says it pays
     pad_auto: bool = False
-    #: 000 §4 for the fused loops' locals only (what ``pad="auto"`` chooses where padding
-    #: the program's buffers would not pay: schedule.padding.auto_pad): each fused group's
-    #: batched buffers are copied through per-iteration locals padded to multiples of it,
-    #: the caller's arrays and every other buffer as they are (1: none)
+    #: what ``pad="auto"`` may choose instead: the fused loops' per-iteration locals padded
+    #: to multiples of it, every other buffer as it is (1: none)
     pad_locals: int = 1
 
 

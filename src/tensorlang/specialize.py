@@ -1,9 +1,7 @@
-"""Kernels for programs with symbolic sizes: bind at call time, specialise, cache.
-
-A :class:`SymbolicKernel` binds every symbol from the shapes of a call's arrays and runs
-the :class:`~tensorlang.kernel.Kernel` compiled for that binding (the most recent
-:data:`MAX_SPECIALIZATIONS` kept in memory).  The binding rules and their errors:
-docs/language.md, "Symbolic sizes".
+"""Kernels for programs with symbolic sizes: a :class:`SymbolicKernel` binds every symbol
+from the shapes of a call's arrays and runs the :class:`~tensorlang.kernel.Kernel` compiled
+for that binding, the most recent :data:`MAX_SPECIALIZATIONS` kept (the binding rules and
+their errors: docs/language.md, "Symbolic sizes").
 """
 
 from __future__ import annotations
@@ -82,9 +80,8 @@ class SymbolicKernel(ProgramInterface):
 
     @property
     def backend(self) -> str:
-        """The target of the specialisation compiled (or looked up by :meth:`specialize`)
-        last — under ``backend="auto"`` a program the compiled targets cannot lower runs
-        on the reference interpreter — or, before any, the one asked for."""
+        """The target of the specialisation compiled or looked up last (under "auto", the
+        interpreter for a program the compiled targets cannot lower), else the one asked for."""
         with self._lock:
             last = next(reversed(self._kernels.values())) if self._kernels else None
         return last.backend if last is not None else self.options.backend
@@ -256,8 +253,7 @@ class SymbolicKernel(ProgramInterface):
             return kernel
 
     def _bound_options(self) -> Options:
-        """The options each specialised kernel compiles with: the thread count set on this
-        symbolic kernel (``threads``), if any, over the one it was compiled with."""
+        """The options each specialisation compiles with: this kernel's ``threads`` as set now."""
         return replace(self.options, threads=self._threads or None)
 
     def _compile(self, binding: dict[str, int]) -> Kernel:
@@ -295,10 +291,8 @@ class SymbolicKernel(ProgramInterface):
         params = {**self.params, **fixed}
         spec = KernelSpec(self.source.text, self.source.filename, self.language.name,
                           self._bound_options(), tuple(sorted(params.items())))
-        outputs = {}
-        for name in self.outputs:
-            shape = tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e for e in shapes[name])
-            outputs[name] = shape
+        outputs = {name: tuple(None if e == Sym(batch) else fixed[e.name] if isinstance(e, Sym) else e
+                               for e in shapes[name]) for name in self.outputs}
         return run_chunked(spec, run_chunk, verdict, batched, others, outputs, self.dtype, chunks, split_every)
 
     def _batch_verdict(self, batch: str | None = None):
@@ -368,10 +362,8 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def cost_report(self) -> str:
-        """``tensorlang analyze`` without values (docs/cli.md): each statement's flops and
-        bytes as polynomials, from the program lowered at two sets of stand-in values
-        (primes no other extent equals), each extent read back as its symbol or its size
-        expression's polynomial; the two must agree."""
+        """``tensorlang analyze`` without values (docs/cli.md): flops and bytes as polynomials,
+        from the program lowered at two sets of stand-in sizes (:meth:`_symbolic_costs`)."""
         for s in self.checked.position_symbols:
             raise error("input", f"the costs depend on the value of {s!r}, which sizes no tensor: give --param "
                         f"{s}=VALUE (params= in Python)").with_source(self.source)  # a position ((j = J)), say
@@ -403,9 +395,9 @@ class SymbolicKernel(ProgramInterface):
                     + (f"; {', '.join(rest)} may stay symbolic" if rest else "")).with_source(self.source)
 
     def _symbolic_costs(self, free: tuple[str, ...], fixed: dict[str, int]):
-        """(the EIN program lowered at stand-ins for ``free``, the extent -> polynomial
-        map) where two sets of stand-ins give the same costs, else None; ``fixed`` are
-        values for the other sizes."""
+        """(the EIN program lowered at stand-ins for ``free``, the extent -> polynomial map)
+        where two sets of stand-ins (primes no other extent equals) give the same costs,
+        else None; ``fixed`` are values for the other sizes."""
         found = []
         for skip in (0, len(free)):
             values = _stand_ins(self.source.text, len(free), skip)
@@ -437,9 +429,8 @@ class SymbolicKernel(ProgramInterface):
 # ------------------------------------------------------------------ chunked runs (Dask)
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a worker process needs to make a kernel: the program and the options.  It
-    travels instead of the kernel (a loaded shared library cannot be pickled, and must
-    not be: the worker compiles, or finds the code in its own compile cache)."""
+    """What a worker process needs to make a kernel (which cannot be pickled): the program
+    and the options; the worker compiles, or finds the code in its compile cache."""
 
     text: str
     filename: str

@@ -1,8 +1,6 @@
-"""Every stage of the compiler that prints, in one table (``tensorlang compile --emit``,
-``Kernel.ir``, ``Kernel.code``).  Nothing here needs a kernel: the front end's views
-(``ast``, ``tl``, ``teil``, ``core``) are printed from the checked program
-(:func:`front_text`), every other stage from the pipeline's values, a
-:class:`~tensorlang.pipeline.Compiled` (:func:`compiled_text`, through ``Compiled.show``).
+"""Every stage of the compiler that prints, in one table (``--emit``, ``Kernel.ir``,
+``Kernel.code``): the front end's views from the checked program (:func:`front_text`),
+every other stage from a :class:`~tensorlang.pipeline.Compiled` (:func:`compiled_text`).
 """
 
 from __future__ import annotations
