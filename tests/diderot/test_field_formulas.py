@@ -89,6 +89,9 @@ def test_a_formula_that_calls_a_function_is_probed_pointwise():
 @pytest.mark.parametrize("decl, code", [
     ("real F (x) = x;", "shape"),              # not a field type
     ("field#1(2)[] F (x) = x;", "assign-shape"),  # a vector formula for a scalar field
+    # a field, not a value at x (diderotc: a syntax error; was an internal error when probed)
+    ('field#1(2)[] F (x) = tent ⊛ image("a.nrrd");', "assign-shape"),
+    ("field#1(2)[] G (x) = x[0]; field#1(2)[] F (x) = G;", "assign-shape"),
 ])
 def test_formula_declarations_are_typechecked(decl, code):
     text = f"#version 2.0\n{decl}\nstrand s (int i) {{ output real o = 0; update {{ stabilize; }} }}\n" \

@@ -1,6 +1,5 @@
-"""The Diderot typechecker: every expression's type, every name's scope, the basis
-library's overloads, and error[CODE] at the position of the first ill-typed construct
-(the codes: docs/diderot-language.md, "Types and errors")."""
+"""The Diderot typechecker: every expression's type, every name's scope, the basis library's overloads,
+and error[CODE] at the position of the first ill-typed construct (docs/diderot-language.md, "Types and errors")."""
 
 from __future__ import annotations
 
@@ -133,9 +132,8 @@ class Checker:
         return self.c
 
     def field_fn(self, decl: A.GlobalDecl, ty: Ty, top: _Scope) -> Ty:
-        """``field#k(d)[s] F(x) = e;``: e typed with x as the identity field of dimension d
-        (a field expression: F has derivatives where e's operations do); failing that, with
-        x a tensor[d] as diderotc types it (F can then only be probed)."""
+        """``field#k(d)[s] F(x) = e;``: e typed with x the identity field (F has derivatives where
+        e's operations do) and with x a tensor[d], as diderotc types it (if only so, F is only probed)."""
         if ty.kind != "field" or ty.dim is None:
             self.fail("shape", f"{decl.name}({decl.param}) = ... defines a field: its type must be a field type", decl)
         assert decl.init is not None and decl.param is not None
@@ -145,18 +143,20 @@ class Checker:
         scope.names[decl.param] = Ty("field", pos.shape, d, k + 8)  # the identity field is smooth
         saved = dict(self.c.types), dict(self.c.scopes)
         try:
-            value = self.expr(decl.init, scope)
-            mode = "field"
+            value, mode = self.expr(decl.init, scope), "field"
             if value.kind == "field" and (value.dim != d or value.shape != ty.shape):
                 raise error("assign-shape", "not the declared field", None)
+            kept, scope.names[decl.param] = (dict(self.c.types), dict(self.c.scopes)), pos
+            if self.expr(decl.init, scope).kind == "field":  # at a point: a tensor, not `tent ⊛ img`
+                raise error("assign-shape", "a field at a point", None)
+            self.c.types, self.c.scopes = kept
         except TensorLangError:
-            self.c.types, self.c.scopes = saved
-            scope.names[decl.param] = pos
-            value = self.expr(decl.init, scope)
-            mode = "point"
+            (self.c.types, self.c.scopes), scope.names[decl.param] = saved, pos
+            value, mode = self.expr(decl.init, scope), "point"
         want = tensor(*ty.shape) if ty.shape else REAL
-        if value.kind != "field" and not assignable(want, value):
-            self.fail("assign-shape", f"the formula of {decl.name}: expected {want}, got {value}", decl.init)
+        if not assignable(want, value) and (value.kind != "field" or mode == "point"):
+            self.fail("assign-shape", f"the formula of {decl.name}: expected {want}, got "
+                      f"{'a field' if value.kind == 'field' else value}", decl.init)
         self.c.field_fns[decl.name] = mode
         return Ty("field", ty.shape, d, ty.k)
 
