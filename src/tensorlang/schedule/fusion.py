@@ -77,14 +77,14 @@ class Fusion:
 
     @property
     def budget(self) -> int:
-        return self.cache.l2
+        return self.cache.l2 // 2
 
     def describe(self) -> str:
         temps = ", ".join(f"{l.name} [{' '.join(map(str, l.storage))}]" for l in self.locals if l.per_iteration)
         copies = ", ".join(l.name for l in self.locals if not l.per_iteration)
         where = "L1d" if self.working_set <= self.cache.l1 else "L2"
         text = (f"fused over {self.var} (extent {self.extent}): per iteration {temps}; working set "
-                f"{_bytes(self.working_set)} <= L2 {_bytes(self.budget)}, fits {where} ({self.cache.describe()}); "
+                f"{_bytes(self.working_set)} <= L2/2 {_bytes(self.budget)}, fits {where} ({self.cache.describe()}); "
                 f"bytes moved {_bytes(self.bytes_unfused)} -> {_bytes(self.bytes_fused)}")
         if copies:
             text += f"; transposed once per call: {copies}"
