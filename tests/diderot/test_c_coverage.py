@@ -5,7 +5,6 @@ fields and sphere queries around other points, each on its own (docs/diderot-com
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -19,23 +18,12 @@ from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.sampling.image import image as make_image
 from tensorlang.targets.c import build as c_build
-from test_compiled import same  # tests/diderot is on the path: the folder is not a package
+from agreement import agree, same  # tests/diderot is on the path: the folder is not a package
 
 
 MIRROR = Path("/work/.mirror/Diderot-Language+examples/repo")
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 needs_mirror = pytest.mark.skipif(not MIRROR.exists(), reason="the examples' mirror is not on this machine")
-
-
-_NUM = re.compile(r"-?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)")
-
-
-def printed_close(a: str, b: str) -> None:
-    """The same text, with numbers equal within rounding (the sums' order may differ)."""
-    assert _NUM.split(a) == _NUM.split(b)
-    x = np.array([float(t) for t in _NUM.findall(a)])
-    y = np.array([float(t) for t in _NUM.findall(b)])
-    assert np.allclose(x, y, rtol=1e-9, atol=1e-10, equal_nan=True)
 
 
 def example(name: str) -> str:
@@ -71,14 +59,7 @@ def _circle_points(n, d, rng):
 
 
 def _run_both(text: str, values: dict, base_dir=None, limit: int = 0, threads: bool = True):
-    p = strands(check(parse_program(text)), base_dir)
-    a = p.run(values, backend="interp", limit=limit)
-    b = p.run(values, backend="c", limit=limit)
-    same(a, b)
-    printed_close(a.printed, b.printed)
-    if threads:
-        same(b, p.run(values, backend="c", limit=limit, threads=2))
-    return a, b
+    return agree(strands(check(parse_program(text)), base_dir), values, limit=limit, threads=threads)
 
 
 def _vimg_inputs(rng, which):
@@ -172,12 +153,7 @@ def test_tensor2_probes_an_image_named_in_its_field(tmp_path):
 def _agree(text: str, values=None, base_dir=None, limit: int = 0):
     p = strands(check(parse_program(text)), base_dir)
     assert strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
-    a = p.run(values or {}, backend="interp", limit=limit)
-    b = p.run(values or {}, backend="c", limit=limit)
-    same(a, b)
-    printed_close(a.printed, b.printed)
-    same(b, p.run(values or {}, backend="c", limit=limit, threads=2))
-    return a, b
+    return agree(p, values, limit=limit)
 
 
 EIGEN = """#version 1.0

@@ -16,6 +16,7 @@ from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import interpreter_only, permuted, strand_plan
 from tensorlang.targets.c import build as c_build
+from agreement import agree, same  # tests/diderot is on the path: the folder is not a package
 
 HERE = Path(__file__).parent / "programs"
 
@@ -26,29 +27,9 @@ def program(text: str):
     return strands(check(parse_program(text)))
 
 
-def same(a, b) -> None:
-    """Two RunResults agree: counts, steps, outputs (ints and bools exactly, reals within
-    rounding, NaN at the same places)."""
-    assert (a.steps, a.active, a.stable, a.grid_shape) == (b.steps, b.active, b.stable, b.grid_shape)
-    assert a.outputs.keys() == b.outputs.keys()
-    for name in a.outputs:
-        x, y = a.outputs[name], b.outputs[name]
-        assert x.shape == y.shape and x.dtype == y.dtype, name
-        if x.dtype.kind == "f":
-            assert np.array_equal(np.isnan(x), np.isnan(y)), name
-            assert np.allclose(x, y, rtol=1e-9, atol=1e-10, equal_nan=True), (name, np.nanmax(abs(x - y)))
-        else:
-            assert np.array_equal(x, y), name
-
-
 def both(p, values=None, **kw):
-    """The interpreter's result and the C executor's, on one thread and two, agree."""
-    a = p.run(values or {}, backend="interp", **kw)
-    b = p.run(values or {}, backend="c", **kw)
-    same(a, b)
-    same(b, p.run(values or {}, backend="c", threads=2, **kw))
-    assert a.printed == b.printed
-    return b
+    """The C executor's result, after it agreed with the interpreter's."""
+    return agree(p, values, **kw)[1]
 
 
 HERON = """#version 1.0
@@ -445,7 +426,7 @@ initially {create};
 """
 
 
-def agree(text: str, limit: int) -> None:
+def outcomes_agree(text: str, limit: int) -> None:
     p = program(text)
     assert interpreter_only(p.checked) is None and strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
     event(f"permuted order: {permuted(p.checked)}, sphere queries: {p.checked.communicates}")
@@ -503,7 +484,7 @@ initially { S(i) | i in 0..5 };
 @given(text=programs(), limit=st.integers(1, 6))
 @example(text=PERMUTED, limit=6)
 def test_generated_programs_agree_quick(text, limit):
-    agree(text, limit)
+    outcomes_agree(text, limit)
 
 
 @pytest.mark.slow
@@ -511,7 +492,7 @@ def test_generated_programs_agree_quick(text, limit):
 @settings(deadline=None)
 @given(text=programs(), limit=st.integers(1, 8))
 def test_generated_programs_agree(text, limit):
-    agree(text, limit)
+    outcomes_agree(text, limit)
 
 
 # ---------------------------------------------------------------- fields

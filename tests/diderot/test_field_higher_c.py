@@ -17,7 +17,7 @@ import pytest
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
-from test_compiled import same  # tests/diderot is on the path
+from agreement import same  # tests/diderot is on the path
 from test_field_ops_c import _image, _program, assert_c_agrees, assert_lowers_to_c, needs_cc
 
 T3 = "tensor[2,2,2]", "[[[0,0],[0,0]],[[0,0],[0,0]]]"
@@ -162,7 +162,7 @@ def test_programs_of_more_now_run_in_c_with_diderots_numbers(tmp_path):
     """fieldfns.diderot (tan atan asin acos of fields, normalize) and formula.diderot (third
     derivatives of formula fields, a constant formula) ran in the interpreter; in C they
     agree with it and with the numbers diderotc's executables wrote."""
-    from test_c_coverage import printed_close
+    from agreement import printed_close
     from test_field_formulas import POINTWISE, PRINTED, WANT
     from test_more_language import FIELDFNS, _sq_image, numbers
 
@@ -213,7 +213,7 @@ def _sq_float(path: Path) -> str:
 def _gives_diderots_numbers(name: str, expected: str, tmp_path, atol: float):
     """The program ``more/NAME`` compiles to C, prints what the interpreter prints, and
     its numbers are ``expected`` (diderotc's executable's, on the same float image)."""
-    from test_c_coverage import printed_close
+    from agreement import printed_close
     from test_more_language import numbers
 
     p = strands(check(parse_program((Path(__file__).parent / "more" / name).read_text())))

@@ -16,7 +16,7 @@ from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.sampling.image import image as make_image
 from tensorlang.targets.c import build as c_build
-from test_compiled import same  # tests/diderot is on the path
+from agreement import same  # tests/diderot is on the path
 
 needs_cc = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
@@ -126,7 +126,7 @@ def test_programs_that_ran_in_the_interpreter_now_run_in_c_with_diderots_numbers
     """products.diderot (second derivatives of products), vectorfield.diderot (a vector
     field's ∇⊗, ∇•, ∇× and •) and stack.diderot ([F, G]), whose expected numbers
     diderotc's executables wrote, now run in C and agree with the interpreter."""
-    from test_c_coverage import printed_close
+    from agreement import printed_close
     from test_field_formulas import STACK, _ramp
     from test_more_language import PRODUCTS, _sq_image, _vec_image, numbers
 

@@ -19,7 +19,7 @@ from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.sampling.image import image as make_image
 from tensorlang.targets.c import strands as CS
 from tensorlang.targets.c import strands_probe as P
-from test_compiled import same  # tests/diderot is on the path
+from agreement import same  # tests/diderot is on the path
 from test_field_ops_c import needs_cc
 
 PRODUCT_3D = """#version 2.0

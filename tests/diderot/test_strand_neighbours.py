@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agreement import agree as agree_both  # tests/diderot is on the path
 
 from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
@@ -23,14 +24,7 @@ def program(text: str):
 
 
 def agree(p, values=None, **kw):
-    """The interpreter's result and the C executor's (one thread and two) are equal."""
-    a = p.run(values or {}, backend="interp", **kw)
-    for threads in (1, 2):
-        b = p.run(values or {}, backend="c", threads=threads, **kw)
-        assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
-        for name in a.outputs:
-            assert np.array_equal(a.outputs[name], b.outputs[name]), (name, threads)
-    return b
+    return agree_both(p, values, rtol=0, **kw)[1]
 
 
 def source(p) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agreement import agree as agree_both  # tests/diderot is on the path
 
 import tensorlang as tl
 from tensorlang.lang.diderot import parse_program, strands
@@ -21,17 +22,8 @@ def program(text: str):
     return strands(check(parse_program(text)))
 
 
-def agree(p, values, **kw):
-    a = p.run(values, backend="interp", **kw)
-    for threads in (1, 2):
-        b = p.run(values, backend="c", threads=threads, **kw)
-        assert p.executor_note is None
-        assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
-        for name in a.outputs:
-            x, y = np.asarray(a.outputs[name]), np.asarray(b.outputs[name])
-            assert x.shape == y.shape and np.array_equal(np.isnan(x), np.isnan(y)), name
-            assert np.allclose(x, y, rtol=1e-12, atol=1e-12, equal_nan=True), name
-    return a
+def agree(p, values=None, **kw):
+    return agree_both(p, values, rtol=1e-12, **kw)[0]
 
 
 # strands that stabilize (or, in a collection, die) after different numbers of steps, some

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agreement import agree  # tests/diderot is on the path
 
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
@@ -72,12 +73,7 @@ def test_a_parameter_only_the_initializers_read_has_no_state_row():
 def test_unstored_parameters_give_the_interpreters_outputs(gens):
     p = program(UNREAD)
     values = {"img": image(), "gens": gens}
-    a = p.run(values, backend="interp")
-    for threads in (1, 2):
-        b = p.run(values, backend="c", threads=threads)
-        assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
-        for name in a.outputs:
-            assert np.array_equal(a.outputs[name], b.outputs[name]), (name, threads)
+    agree(p, values, rtol=0)
 
 
 def test_parameters_of_a_program_with_births_stay_state():

@@ -6,8 +6,8 @@ update with a statement lanes cannot run (an int division, a loop) runs strand b
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from agreement import agree as agree_both  # tests/diderot is on the path
 
 from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
@@ -30,13 +30,8 @@ def source(p) -> str:
     return C.render(ir)
 
 
-def agree(p, values):
-    a = p.run(values, backend="interp")
-    for threads in (1, 2):
-        b = p.run(values, backend="c", threads=threads)
-        assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
-        for name in a.outputs:
-            assert np.array_equal(a.outputs[name], b.outputs[name]), (name, threads)
+def agree(p, values=None, **kw):
+    return agree_both(p, values, rtol=0, **kw)[1]
 
 
 # exits inside nested branches, a continue, locals set in one branch and read after, a real

@@ -1,0 +1,58 @@
+"""The check most Diderot tests make: the C executor, on one thread and on two, gives the
+strand interpreter's result (docs/diderot-compiled.md).  One helper for every test file of
+this folder (the folder is on the path, not a package: ``from agreement import agree``)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_NUM = re.compile(r"-?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?)")
+
+
+def printed_close(a: str, b: str, rtol: float = 1e-9) -> None:
+    """The same text, with numbers equal within ``rtol`` (a sum's order may differ); equal
+    text when ``rtol`` is 0."""
+    if rtol == 0:
+        assert a == b
+        return
+    assert _NUM.split(a) == _NUM.split(b)
+    x = np.array([float(t) for t in _NUM.findall(a)])
+    y = np.array([float(t) for t in _NUM.findall(b)])
+    assert np.allclose(x, y, rtol=rtol, atol=rtol / 10, equal_nan=True)
+
+
+def same(a, b, rtol: float = 1e-9) -> None:
+    """Two RunResults agree: counts, steps, grid, output names, shapes and dtypes; ints and
+    bools exactly, reals within ``rtol`` (bit for bit when 0), ⊥ at the same places."""
+    assert (a.steps, a.active, a.stable, a.grid_shape) == (b.steps, b.active, b.stable, b.grid_shape)
+    assert a.outputs.keys() == b.outputs.keys()
+    for name in a.outputs:
+        x, y = np.asarray(a.outputs[name]), np.asarray(b.outputs[name])
+        assert x.shape == y.shape and x.dtype == y.dtype, name
+        if x.dtype.kind != "f":
+            assert np.array_equal(x, y), name
+        elif rtol == 0:
+            assert np.array_equal(x, y, equal_nan=True), name
+        else:
+            assert np.array_equal(np.isnan(x), np.isnan(y)), name
+            assert np.allclose(x, y, rtol=rtol, atol=rtol / 10, equal_nan=True), (name, np.nanmax(abs(x - y)))
+
+
+def agree(p, values=None, *, rtol: float = 1e-9, threads: bool = True, **run):
+    """Run ``p`` (a StrandProgram) with ``values`` on the interpreter and on the C executor
+    (and on two threads unless ``threads`` is False); assert that the C executor ran (no
+    fallback) and that every result, the printed text included, agrees.  The interpreter's
+    result and the C executor's one-thread result."""
+    values = values or {}
+    a = p.run(values, backend="interp", **run)
+    b = p.run(values, backend="c", **run)
+    assert p.executor_note is None, p.executor_note
+    same(a, b, rtol)
+    printed_close(a.printed, b.printed, rtol)
+    if threads:
+        two = p.run(values, backend="c", threads=2, **run)
+        same(b, two, rtol)
+        printed_close(b.printed, two.printed, rtol)
+    return a, b
