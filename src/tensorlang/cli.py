@@ -28,7 +28,7 @@ from .analysis.cost import program_cost, statement_cost
 from .analysis.report import report
 from .schedule.fusion import fusion_groups, fusion_report
 from .schedule.padding import padding_decisions, padding_report
-from .schedule.plan import loop_statements
+from .schedule.plan import gemm_splits, loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
 from .analysis.report import duration
@@ -630,7 +630,7 @@ def cmd_analyze(args) -> int:
             facts["fusion"] = [{"statements": [g.start + 1, g.stop], "batch": g.var, "extent": g.extent,
                                 "locals": [l.name for l in g.locals], "working_set_bytes": g.working_set,
                                 "bytes_unfused": g.bytes_unfused, "bytes_fused": g.bytes_fused}
-                               for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
+                               for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize, None, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))]
         _out(json.dumps(facts, indent=2) + "\n")
     else:
         # which statements run as loops (Fig. 16) in the C target's schedule (docs/compatible.md)
@@ -639,7 +639,7 @@ def cmd_analyze(args) -> int:
         if kernel.pad > 1:  # which statements run over padded extents (000 §4)
             text = text.rstrip("\n") + "\n" + padding_report(kernel.executed, kernel.pad) + "\n"
         else:  # which statements share one loop over their batch (schedule/fusion.py)
-            fused = fusion_report(kernel.executed, kernel.roles(), kernel.dtype.itemsize)
+            fused = fusion_report(kernel.executed, kernel.roles(), kernel.dtype.itemsize, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
             text = text.rstrip("\n") + "\n" + fused + "\n" if fused else text
         _out(text)
     if getattr(args, "plot", None):

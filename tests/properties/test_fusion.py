@@ -180,12 +180,12 @@ def test_a_temporary_read_after_the_group_keeps_its_full_buffer():
     assert "t" in kernel.schedule.buffers.names
 
 
-def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
+def test_the_working_set_must_fit_the_level_2_cache(monkeypatch):
     from tensorlang import machine as cache
     text = HEAD + "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n"
     assert _fused_steps(text)[1]  # fused with the machine's caches ...
-    monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize: __import__(
-        "tensorlang.schedule.fusion", fromlist=["x"]).fusion_groups(program, roles, itemsize, cache.CacheSizes(64, 128, "test")))
+    monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize, **kw: __import__(
+        "tensorlang.schedule.fusion", fromlist=["x"]).fusion_groups(program, roles, itemsize, cache.CacheSizes(64, 128, "test"), **kw))
     _, fused = _fused_steps(text)
     assert fused == []  # ... but not with 128 bytes of L2
 
@@ -194,22 +194,51 @@ def test_the_working_set_must_fit_half_the_level_2_cache(monkeypatch):
 def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypatch):
     """The inverse Helmholtz operator at n = 16: six 32 KiB per-iteration temporaries whose
     lives overlap at most two at a time (the loops share their buffers, share_locals), so
-    the working set is u, D, v's slices, two temporaries, S and Sᵀ: 164 KiB, within half of a
-    512 KiB L2 (six would be 288 KiB)."""
+    the working set is u, D, v's slices, two temporaries, S and Sᵀ: 164 KiB, within a 256 KiB
+    L2 (six would be 288 KiB; no statement is a GEMM split into matrix-vector products, so
+    the whole L2 is the budget)."""
     from tensorlang import machine as cache
     from tensorlang.schedule import fusion
 
     text = ("in var S : [16 16]\nin var D : [8 16 16 16]\nin var u : [8 16 16 16]\nout var v : [8 16 16 16]\n"
             "var t : [8 16 16 16]\nvar r : [8 16 16 16]\n"
             "t = u # S # S # S . [[2 5] [3 7] [4 9]]\nr = D * t\nv = r # S # S # S . [[2 6] [3 8] [4 10]]\n")
-    sizes = cache.CacheSizes(32 * 1024, 512 * 1024, "test")
-    monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize: fusion.fusion_groups(
-        program, roles, itemsize, sizes))
+    sizes = cache.CacheSizes(32 * 1024, 256 * 1024, "test")
+    monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize, **kw: fusion.fusion_groups(
+        program, roles, itemsize, sizes, **kw))
     _, fused = _fused_steps(text)
     assert len(fused) == 1 and fused[0].fusion.working_set == 5 * 32 * 1024 + 2 * 16 * 16 * 8  # + S, Sᵀ
     monkeypatch.setattr(fusion, "SHARE_LOCALS", False)
     _, fused = _fused_steps(text)
     assert fused == []  # each temporary its own buffer: 288 KiB > 256 KiB
+
+
+def test_the_whole_level_2_cache_is_the_budget_unless_a_gemm_would_be_split_into_matrix_vector_products():
+    """Past half the L2 a group fuses only where no statement alone a BLAS step would run as
+    one matrix times a vector per iteration (plan.gemm_splits): the inverse Helmholtz
+    operator and the interpolation at the bench size n = 25 (E = 67: 620 KiB, 502 KiB), whose
+    mode products keep a GEMM of n^2 rows per element, fuse with a 1 MiB L2 (half of it: not
+    the Helmholtz operator); the softmax over a 512 x 256 x 512 product (1038 KiB with a 2 MiB
+    L2) does not: its product stays one BLAS GEMM."""
+    from corpus import helmholtz_source, interpolation_source
+    from tensorlang import machine as cache
+    from tensorlang.schedule import fusion
+
+    def groups(text, l2):
+        kernel = tl.compile(text, backend="c")
+        found = fusion.fusion_groups(kernel.executed, kernel.roles(), 8, cache.CacheSizes(32 * 1024, l2, "test"),
+                                     plan_module.gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
+        return [(g.start, g.stop, g.working_set) for g in found], found
+
+    helmholtz, found = groups(helmholtz_source(25, 67), 1 << 20)
+    assert [(start, stop) for start, stop, _ in helmholtz] == [(0, 7)] and 512 << 10 < helmholtz[0][2] <= 1 << 20
+    assert "<= L2 (no GEMM split into matrix-vector products) 1 MiB" in found[0].describe()
+    assert not groups(helmholtz_source(25, 67), 1 << 19)[0]  # 620 KiB > 512 KiB
+    assert [(s, e) for s, e, _ in groups(interpolation_source(25, 67), 1 << 20)[0]] == [(0, 3)]
+    softmax = ("in var x : [512 256]\nin var w : [256 512]\nout var y : [512 512]\n"
+               "y[b,j] = exp(sum(k) x[b,k] * w[k,j]) / sum(l) exp(sum(k) x[b,k] * w[k,l])\n")
+    assert groups(softmax, 2 << 20)[0] == []  # 1038 KiB of 2 MiB, but its product would be 512 matrix-vector products
+    assert groups(softmax, 4 << 20)[0]  # within half the L2: fused, as always
 
 
 def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):

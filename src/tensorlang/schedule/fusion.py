@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ..ein import ir
 from ..ein.index import as_domain
@@ -77,14 +77,15 @@ class Fusion:
 
     @property
     def budget(self) -> int:
-        return self.cache.l2 // 2
+        return self.cache.l2 // 2 if self.working_set <= self.cache.l2 // 2 else self.cache.l2
 
     def describe(self) -> str:
         temps = ", ".join(f"{l.name} [{' '.join(map(str, l.storage))}]" for l in self.locals if l.per_iteration)
         copies = ", ".join(l.name for l in self.locals if not l.per_iteration)
         where = "L1d" if self.working_set <= self.cache.l1 else "L2"
+        limit = "L2/2" if self.budget < self.cache.l2 else "L2 (no GEMM split into matrix-vector products)"
         text = (f"fused over {self.var} (extent {self.extent}): per iteration {temps}; working set "
-                f"{_bytes(self.working_set)} <= L2/2 {_bytes(self.budget)}, fits {where} ({self.cache.describe()}); "
+                f"{_bytes(self.working_set)} <= {limit} {_bytes(self.budget)}, fits {where} ({self.cache.describe()}); "
                 f"bytes moved {_bytes(self.bytes_unfused)} -> {_bytes(self.bytes_fused)}")
         if copies:
             text += f"; transposed once per call: {copies}"
@@ -225,7 +226,7 @@ def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
 
 def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: Mapping[str, str],
             itemsize: int, cache: CacheSizes, shapes: Mapping[str, tuple[int, ...]],
-            readers: Mapping[str, int]) -> Fusion | None:
+            readers: Mapping[str, int], splits: Callable[[ir.Statement], bool]) -> Fusion | None:
     """``readers``: how many statements read each name (counted once for all groups)."""
     extent = group[0].index[0][1]
     written = {s.target for s in group}
@@ -273,14 +274,15 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
     locals_ = tuple(Local(name, shapes[name], per_iteration=True) for name in temps) + tuple(copies.values())
     found = Fusion(start, tuple(statements), var, extent, locals_, tuple(prologue.values()), working, unfused, fused,
                    cache, itemsize)
-    return found if working <= found.budget else None
+    return None if working > cache.l2 or (working > cache.l2 // 2 and any(map(splits, group))) else found
 
 
 def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
-                  cache: CacheSizes | None = None) -> tuple[Fusion, ...]:
+                  cache: CacheSizes | None = None, splits: Callable[[ir.Statement], bool] | None = None) -> tuple[Fusion, ...]:
     """The fused groups of ``program``, in order (docs/c-backend.md, "Fused loops over a shared batch").
     ``TENSORLANG_FUSE=0`` turns fusion off (to compare with, and for tests of the
-    statement-by-statement schedule)."""
+    statement-by-statement schedule).  ``splits``: whether a statement is a GEMM that a fused
+    loop would split into matrix-vector products (:func:`.plan.gemm_splits`; None: all are)."""
     if not env_flag("TENSORLANG_FUSE", True):
         return ()
     cache = cache or cache_sizes()
@@ -288,16 +290,16 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
     shapes = program.shapes  # once: built per access, and a program may have 10^4 groups
     readers = Counter(name for s in program.statements for name in s.reads)
     for start, group in _candidates(program):
-        found = _fusion(program, start, group, roles, itemsize, cache, shapes, readers)
+        found = _fusion(program, start, group, roles, itemsize, cache, shapes, readers, splits or (lambda stmt: True))
         if found is not None:
             groups.append(found)
     return tuple(groups)
 
 
-def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int) -> str:
+def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int, splits=None) -> str:
     """What ``tensorlang analyze`` prints about fusion: each fused group, its statements
     (numbered as in the optimized program) and its cost; empty when nothing fuses."""
-    groups = fusion_groups(program, roles, itemsize)
+    groups = fusion_groups(program, roles, itemsize, splits=splits)
     if not groups:
         return ""
     from ..ein.printer import statement_to_text

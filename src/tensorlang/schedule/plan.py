@@ -203,6 +203,26 @@ def loop_statements(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False)
     return runs_as_loops
 
 
+def gemm_splits(shapes: Mapping[str, tuple[int, ...]], from_c: bool = False):
+    """The test :func:`.fusion.fusion_groups` makes of a run past half the L2: whether a
+    statement, alone a BLAS step (:func:`loop_statements` says no), is with its batch index
+    fixed one GEMM with M or N 1, so that a fused loop would read its other matrix whole
+    for each row (docs/c-backend.md, "Fused loops over a shared batch")."""
+    runs_as_loops = loop_statements(shapes, from_c)
+
+    def splits(stmt: ir.Statement) -> bool:
+        var = stmt.index[0][0]
+        sliced = {**shapes, stmt.target: (1, *shapes[stmt.target][1:])}
+        sliced.update((t.name, tuple(1 if i == var else n for i, n in zip(t.indices, shapes[t.name])))
+                      for t in ir.tensors(stmt.body) if var in t.indices)
+        one = ir.Statement(stmt.target, ((var, 1), *stmt.index[1:]), stmt.body)
+        if runs_as_loops(0, stmt) or blas_shape(one) is not None:
+            return False
+        gemm = _blas_step(one, dict.fromkeys(sliced, 0), sliced)[0].single_gemm
+        return gemm is not None and 1 in gemm[:2]
+    return splits
+
+
 def _blas_step(stmt: ir.Statement, slot_of, shapes) -> tuple[BlasStep, str]:
     """The library step a BLAS-shaped ``stmt`` would be, and its kind: a mode product,
     else a two-tensor GEMM, else opt_einsum's path for more tensors."""
@@ -330,7 +350,7 @@ def _fused_plan(program: ir.Program, dtype, roles: Mapping[str, str] | None, reu
     variable it reads (iteration e would overwrite what a later iteration still reads)."""
     if roles is None:
         roles = declared_roles(program.decls)
-    groups = fusion_groups(program, roles, np.dtype(dtype).itemsize) if fuse else ()
+    groups = fusion_groups(program, roles, np.dtype(dtype).itemsize, splits=gemm_splits(program.shapes, from_c)) if fuse else ()
     if pad > 1:
         groups = tuple(g for g in groups if fuses_padded(g, pad))
     full = True
