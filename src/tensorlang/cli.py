@@ -24,23 +24,20 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import __version__, stages
+from . import __version__, limits, stages
 from .analysis.cost import program_cost, statement_cost
-from .analysis.report import report
+from .analysis.report import duration, report
 from .schedule.fusion import fusion_groups, fusion_report
 from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
-from .analysis.report import duration
 from .api import check_source, compile_options, compile_source, strand_backend
 from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
-from . import limits
-from .lang import parse, to_json
-from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, read_source
+from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
@@ -569,20 +566,10 @@ def cmd_analyze(args) -> int:
                             args.params)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
-        _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
-                         "report": text}, indent=2) + "\n" if args.json else text)
+        facts = {"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
+                 "report": text}
     elif args.json:
         facts = _analyze_json(kernel)
-        if kernel.pad > 1:  # per statement of the executed program, as the text report says
-            facts["padding"] = {"pad": kernel.pad, "statements": [
-                {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero,
-                 "why": chosen.why} for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
-        else:
-            facts["fusion"] = [{"statements": [g.start + 1, g.stop], "batch": g.var, "extent": g.extent,
-                                "locals": [l.name for l in g.locals], "working_set_bytes": g.working_set,
-                                "bytes_unfused": g.bytes_unfused, "bytes_fused": g.bytes_fused}
-                               for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize)]
-        _out(json.dumps(facts, indent=2) + "\n")
     else:
         # which statements run as loops (Fig. 16) in the C target's schedule (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
@@ -592,7 +579,7 @@ def cmd_analyze(args) -> int:
         else:  # which statements share one loop over their batch (schedule/fusion.py)
             fused = fusion_report(kernel.executed, kernel.roles(), kernel.dtype.itemsize)
             text = text.rstrip("\n") + "\n" + fused + "\n" if fused else text
-        _out(text)
+    _out(json.dumps(facts, indent=2) + "\n" if args.json else text)
     if getattr(args, "plot", None):
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
@@ -618,13 +605,23 @@ def _analyze_json(kernel) -> dict:
         return {"statements": statements, "flops": total.flops, "bytes": total.bytes, "ir_nodes": program.size}
 
     optimized = kernel.optimized
-    return {
+    facts = {
         "program": kernel.source.filename, "dtype": kernel.dtype.name,
         "before": table(kernel.ein), "after": table(optimized.program),
         "passes": [{"name": r.name, "ir_nodes": r.nodes, "statements": r.statements, "seconds": r.seconds}
                    for r in optimized.log],
         "rules": {name: count for name, count in getattr(optimized, "rules", ())},
     }
+    if kernel.pad > 1:  # per statement of the executed program, as the text report says
+        facts["padding"] = {"pad": kernel.pad, "statements": [
+            {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero, "why": chosen.why}
+            for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
+    else:
+        facts["fusion"] = [{"statements": [g.start + 1, g.stop], "batch": g.var, "extent": g.extent,
+                            "locals": [l.name for l in g.locals], "working_set_bytes": g.working_set,
+                            "bytes_unfused": g.bytes_unfused, "bytes_fused": g.bytes_fused}
+                           for g in fusion_groups(kernel.executed, kernel.roles(), itemsize)]
+    return facts
 
 
 # ------------------------------------------------------------------ explain
