@@ -72,26 +72,21 @@ def _read_stdin() -> Source:
 def cmd_check(args) -> int:
     if args.programs.count("-") > 1:  # the second would read an empty program and call it fine
         raise TensorLangError("input", "standard input (-) can be checked once: it is read to its end")
-    status = 0
     reports = []
     for path in args.programs:
         try:
             source, lang = _read_program(path, args.lang)
             guard(check_source)(source, lang, args.params, args.core)
-        except TensorLangError as exc:
-            if args.json:
-                reports.append({"file": exc.filename or path, "ok": False, "diagnostics": _diagnostics(exc)})
-            else:
-                _print_error(exc)
-            status = 1
-            continue
-        if args.json:
             reports.append({"file": source.filename, "ok": True, "diagnostics": []})
-        elif not args.quiet:
+        except TensorLangError as exc:
+            reports.append({"file": exc.filename or path, "ok": False, "diagnostics": _diagnostics(exc)})
+            if not args.json:
+                _print_error(exc)
+        if not args.json and not args.quiet and reports[-1]["ok"]:
             _out(f"{source.filename}: ok\n")
     if args.json:
         _out(json.dumps(reports, indent=2) + "\n")
-    return status
+    return 0 if all(r["ok"] for r in reports) else 1
 
 
 def _diagnostics(exc: TensorLangError) -> list[dict]:
@@ -130,15 +125,6 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
         return _read_npz(fh, path, kernel) if name is None else {name: _read_npy(fh, path, name, kernel)}
 
 
-def _declared(kernel, name: str) -> tuple[int, ...] | None:
-    """The shape the program declares for input ``name``, where it is known before the
-    inputs are read (not for a program with symbolic sizes, nor for a name that is no
-    input: the kernel reports those)."""
-    if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs:
-        return None
-    return tuple(kernel.checked.context[name])
-
-
 def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
     """One array from a .npy stream (a file or an archive's member), its header checked
     before any data is read (docs/cli.md, "What run reads")."""
@@ -151,7 +137,10 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
         raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
     if dtype.hasobject:
         raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
-    expected = _declared(kernel, name)
+    # the declared shape, where it is known before the inputs are read (not with symbolic
+    # sizes, nor for a name that is no input: the kernel reports those)
+    expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
+        else tuple(kernel.checked.context[name])
     if expected is not None and dtype.kind not in "biuf":
         raise TensorLangError("input", f"{where} has dtype {dtype}; expected real numbers ({kernel.dtype.name})")
     if expected is not None and tuple(shape) != expected:
