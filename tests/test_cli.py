@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -130,6 +131,26 @@ def test_run_with_input_files(matmul, capsys):
     assert float(sums["C"].partition("=")[2]) == pytest.approx((a @ b).sum(), rel=1e-9)
     assert "[2 4]" in out
     assert "time:" in out
+
+
+def test_run_text_and_json_say_the_same(matmul, capsys, tmp_path):
+    """One report, two renderings: the text names every input with its shape and origin,
+    and every result with the JSON's min, max and checksum."""
+    path, _, _ = matmul
+    argv = ["run", path, "--inputs", tmp_path / "AB.npz", "--input", f"A={tmp_path / 'A.npy'}", "--backend", "numpy",
+            "--output", tmp_path / "res"]
+    rc, text, _ = cli(capsys, *argv)
+    rc_json, out, _ = cli(capsys, *argv, "--json")
+    assert rc == rc_json == 0
+    report = json.loads(out)
+    assert report["output"] == str(tmp_path / "res.npz") and text.endswith(f"wrote 1 result(s) to {tmp_path / 'res.npz'}\n")
+    assert text.startswith(f"ran {path} (tl) on back end numpy, float64\ninputs:\n")
+    for name, facts in report["inputs"].items():
+        assert re.search(rf"^  {name}  \[{' '.join(map(str, facts['shape']))}\] +{re.escape(facts['from'])}$", text, re.M)
+    assert report["inputs"]["A"]["from"] == str(tmp_path / "A.npy") and report["inputs"]["B"]["from"] == str(tmp_path / "AB.npz")
+    c = report["results"]["C"]
+    assert f"min={c['min']:.6g} max={c['max']:.6g} checksum={c['checksum']:.10g}" in text
+    assert f"(median of {report['seconds']['warm_calls']} warm calls" in text
 
 
 def test_run_with_npz_inputs_and_output(matmul, capsys, tmp_path):

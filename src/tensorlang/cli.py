@@ -17,29 +17,27 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import __version__, stages
+from . import __version__, limits, stages
 from .analysis.cost import program_cost, statement_cost
-from .analysis.report import report
+from .analysis.report import duration, report
 from .schedule.fusion import fusion_groups, fusion_report
 from .schedule.padding import padding_decisions, padding_report
 from .schedule.plan import gemm_splits, loop_statements
 from .ein.printer import statement_to_text
 from .explain import EXPLANATIONS, render as render_explanation
-from .analysis.report import duration
 from .api import check_source, compile_options, compile_source, strand_backend
 from .machine import usable_cpus
 from .targets import KNOWN
 from .targets.c import build as c_build
 from .errors import Source, TensorLangError, guard
-from . import limits
-from .lang import parse, to_json
-from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, read_source
+from .lang import DEFAULT as DEFAULT_LANGUAGE, PUBLIC, REGISTRY, decode_source, language_of, parse, read_source, to_json
 from .passes import PASS_NAMES
 from .semantics.types import show
 from .specialize import SymbolicKernel
@@ -74,26 +72,21 @@ def _read_stdin() -> Source:
 def cmd_check(args) -> int:
     if args.programs.count("-") > 1:  # the second would read an empty program and call it fine
         raise TensorLangError("input", "standard input (-) can be checked once: it is read to its end")
-    status = 0
     reports = []
     for path in args.programs:
         try:
             source, lang = _read_program(path, args.lang)
             guard(check_source)(source, lang, args.params, args.core)
-        except TensorLangError as exc:
-            if args.json:
-                reports.append({"file": exc.filename or path, "ok": False, "diagnostics": _diagnostics(exc)})
-            else:
-                _print_error(exc)
-            status = 1
-            continue
-        if args.json:
             reports.append({"file": source.filename, "ok": True, "diagnostics": []})
-        elif not args.quiet:
+        except TensorLangError as exc:
+            reports.append({"file": exc.filename or path, "ok": False, "diagnostics": _diagnostics(exc)})
+            if not args.json:
+                _print_error(exc)
+        if not args.json and not args.quiet and reports[-1]["ok"]:
             _out(f"{source.filename}: ok\n")
     if args.json:
         _out(json.dumps(reports, indent=2) + "\n")
-    return status
+    return 0 if all(r["ok"] for r in reports) else 1
 
 
 def _diagnostics(exc: TensorLangError) -> list[dict]:
@@ -105,39 +98,31 @@ def _diagnostics(exc: TensorLangError) -> list[dict]:
 
 
 # ------------------------------------------------------------------ run
-def _open_array_file(path: str, name: str | None = None):
-    """An input file (a regular one) opened for reading and whether it is an .npz archive;
-    anything but np.save's and np.savez's files is error[input]."""
-    fh = os.fdopen(limits.open_regular(path, "input file"), "rb")
-    try:
-        head = fh.read(4096)
-        fh.seek(0)
-    except OSError as exc:
-        fh.close()
-        raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
-    if head and not head.startswith((b"\x93NUMPY", b"PK")):
-        fh.close()
-        # numpy would try to unpickle it and say "pickled data"; the cause is a file that
-        # is not an array file at all (text, CSV)
+def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
+    """The arrays of ``--inputs FILE.npz`` (``name`` None) or ``--input NAME=FILE.npy``, from a
+    regular file; anything but np.save's and np.savez's files is error[input]."""
+    with os.fdopen(limits.open_regular(path, "input file"), "rb") as fh:
         try:
-            head.decode("utf-8")
-            kind = "text"
-        except UnicodeDecodeError:
-            kind = "neither a .npy array nor an .npz archive"
-        what = f"input {name!r}" if name else "inputs"
-        raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
-                                       "are written by np.save (.npy) and np.savez (.npz), "
-                                       "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
-    return fh, head.startswith(b"PK")
-
-
-def _declared(kernel, name: str) -> tuple[int, ...] | None:
-    """The shape the program declares for input ``name``, where it is known before the
-    inputs are read (not for a program with symbolic sizes, nor for a name that is no
-    input: the kernel reports those)."""
-    if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs:
-        return None
-    return tuple(kernel.checked.context[name])
+            head = fh.read(4096)
+            fh.seek(0)
+        except OSError as exc:
+            raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
+        if head and not head.startswith((b"\x93NUMPY", b"PK")):
+            # numpy would try to unpickle it and say "pickled data"; the cause is a file that
+            # is not an array file at all (text, CSV)
+            try:
+                head.decode("utf-8")
+                kind = "text"
+            except UnicodeDecodeError:
+                kind = "neither a .npy array nor an .npz archive"
+            what = f"input {name!r}" if name else "inputs"
+            raise TensorLangError("input", f"cannot read {what} from {path!r}: the file is {kind}; numpy array files "
+                                           "are written by np.save (.npy) and np.savez (.npz), "
+                                           "e.g. np.save('A.npy', np.loadtxt('A.txt'))")
+        if (name is None) != head.startswith(b"PK"):
+            raise TensorLangError("input", f"--inputs {path}: expected an .npz archive, got a single array"
+                                  if name is None else f"--input {name}={path}: expected a .npy file, got an .npz archive")
+        return _read_npz(fh, path, kernel) if name is None else {name: _read_npy(fh, path, name, kernel)}
 
 
 def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
@@ -152,7 +137,10 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
         raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
     if dtype.hasobject:
         raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
-    expected = _declared(kernel, name)
+    # the declared shape, where it is known before the inputs are read (not with symbolic
+    # sizes, nor for a name that is no input: the kernel reports those)
+    expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
+        else tuple(kernel.checked.context[name])
     if expected is not None and dtype.kind not in "biuf":
         raise TensorLangError("input", f"{where} has dtype {dtype}; expected real numbers ({kernel.dtype.name})")
     if expected is not None and tuple(shape) != expected:
@@ -191,24 +179,14 @@ def _read_npz(fh, path: str, kernel) -> dict[str, np.ndarray]:
 
 
 def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
-    arrays: dict[str, np.ndarray] = {}
-    if args.inputs:
-        fh, archive = _open_array_file(args.inputs)
-        with fh:
-            if not archive:
-                raise TensorLangError("input", f"--inputs {args.inputs}: expected an .npz archive, got a single array")
-            arrays.update(_read_npz(fh, args.inputs, kernel))
+    arrays = _read_arrays(args.inputs, None, kernel) if args.inputs else {}
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise TensorLangError("input", f"--input expects NAME=FILE.npy, got {item!r}")
         if sum(other.partition("=")[0] == name for other in args.input) > 1:
             raise TensorLangError("input", f"--input {name}= is given more than once: give each input once")
-        fh, archive = _open_array_file(path, name)
-        with fh:
-            if archive:
-                raise TensorLangError("input", f"--input {name}={path}: expected a .npy file, got an .npz archive")
-            arrays[name] = _read_npy(fh, path, name, kernel)
+        arrays.update(_read_arrays(path, name, kernel))
     if args.random_inputs is not None:
         if isinstance(kernel, SymbolicKernel):  # sizes from the files given, else --param
             kernel = kernel.for_inputs(arrays)
@@ -225,9 +203,10 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _output_path(path: str) -> Path:
-    """The file ``--output PATH`` writes (``.npz`` appended when missing), or error[input]
-    for a path that names no file (``/``, ``dir/``, an existing directory)."""
+def _output_target(path: str) -> Path:
+    """The file ``--output PATH`` writes (``.npz`` appended when missing), checked before any
+    work is done: a path that names no file (``/``, ``dir/``, a directory, "-": a file
+    -.npz) or whose directory cannot be written is error[input]."""
     if path.endswith(("/", os.sep)) or not Path(path).name or Path(path).name in (".", ".."):
         raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
     target = Path(path)
@@ -235,17 +214,21 @@ def _output_path(path: str) -> Path:
         target = target.with_name(target.name + ".npz")
     try:
         is_dir = target.is_dir()
+        usable = path != "-" and target.parent.is_dir() and os.access(target.parent, os.W_OK)
     except OSError as exc:  # a name too long, say
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
     if is_dir:
         raise TensorLangError("input", f"cannot write output {str(target)!r}: it is a directory")
+    if path == "-":
+        raise TensorLangError("input", "--output '-' names no .npz file (without --output the results are printed; "
+                                       "--json: machine-readable)")
+    if not usable:
+        raise TensorLangError("input", f"cannot write output {path!r}: directory {str(target.parent)!r} is not writable")
     return target
 
 
-def _save_npz(path: str, results: dict[str, np.ndarray]) -> str:
-    """Write atomically: a failed write never leaves a half-written file behind.
-    Returns the path written (``.npz`` appended when missing)."""
-    target = _output_path(path)
+def _save_npz(target: Path, results: dict[str, np.ndarray]) -> str:
+    """Write atomically: a failed write never leaves a half-written file behind."""
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tensorlang-", suffix=".npz", dir=target.parent)
@@ -309,29 +292,13 @@ SMALL_RESULT = 100
 
 def _describe(value: np.ndarray) -> dict:
     """A result's summary as JSON values: shape, min, max and checksum (the sum of all
-    elements in float64: a fingerprint to compare runs by, not a result)."""
+    elements in float64: a fingerprint to compare runs by, not a result); JSON has no NaN
+    or infinity: those become strings ("nan", "inf", "-inf")."""
     with np.errstate(all="ignore"):  # inf - inf in a sum is a NaN checksum, not a warning
-        low = float(np.min(value)) if value.size else None
-        high = float(np.max(value)) if value.size else None
-        checksum = float(np.sum(value, dtype=np.float64))
-    return {"shape": list(value.shape), "dtype": value.dtype.name, "min": _json_number(low),
-            "max": _json_number(high), "checksum": _json_number(checksum)}
-
-
-def _json_number(x: float | None):
-    """JSON has no NaN or infinity: those become strings ("nan", "inf", "-inf")."""
-    return x if x is None or np.isfinite(x) else str(x)
-
-
-def _check_writable(path: str) -> None:
-    """Refuse an output path that cannot be written, or names no file ("" wrote nothing, "-" a file -.npz), before any work is done."""
-    directory = _output_path(path).parent
-    try:
-        usable = path not in ("", "-") and directory.is_dir() and os.access(directory, os.W_OK)
-    except OSError:
-        usable = False
-    if not usable:
-        raise TensorLangError("input", f"--output {path!r} names no .npz file (without --output the results are printed; --json: machine-readable)" if path in ("", "-") else f"cannot write output {path!r}: directory {str(directory)!r} is not writable")
+        facts = {"min": float(np.min(value)) if value.size else None,
+                 "max": float(np.max(value)) if value.size else None, "checksum": float(np.sum(value, dtype=np.float64))}
+    return {"shape": list(value.shape), "dtype": value.dtype.name,
+            **{k: x if x is None or np.isfinite(x) else str(x) for k, x in facts.items()}}
 
 
 #: Warm calls are repeated until this many seconds have passed (at most MAX_WARM calls);
@@ -343,32 +310,26 @@ MAX_WARM = 50
 def cmd_run(args) -> int:
     if args.random_inputs is not None and args.random_inputs < 0:  # numpy's generators take none
         raise TensorLangError("input", f"--random-inputs={args.random_inputs}: the seed must be a non-negative integer")
-    if args.output is not None:
-        _check_writable(args.output)
+    target = _output_target(args.output) if args.output is not None else None
     source, lang = _read_program(args.program, args.lang)
-    started, started_cpu = time.perf_counter(), _cpu()
     options = compile_options(args.backend, args.dtype, _pad(args), args.threads, not args.no_opt, args.skip,
                               args.fma, args.allow_missing)
-    kernel = compile_source(source, lang, options, args.params, args.check_structure)
-    compile_seconds = Timing(time.perf_counter() - started, _cpu() - started_cpu)
+    kernel, compile_seconds = _timed(compile_source, source, lang, options, args.params, args.check_structure)
     try:
         arrays = _gather_inputs(args, kernel)
     except TensorLangError as exc:
-        raise _how_to_give(_name_backend(exc, kernel), args).with_source(kernel.source) from None
+        raise _for_the_command_line(exc, kernel, args).with_source(kernel.source) from None
     try:
         with _interpreter_progress(args, kernel):
             results, first, warm = _timed_runs(kernel, arrays)
     except TensorLangError as exc:
-        raise _how_to_give(_name_backend(exc, kernel), args) from None
-    written = _save_npz(args.output, results) if args.output is not None else None
-    if args.json:
-        _out(json.dumps(_run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written),
-                        indent=2) + "\n")
-    elif args.quiet:
-        if written:
-            _out(f"{written}\n")
-    else:
-        _out(_run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written))
+        raise _for_the_command_line(exc, kernel, args) from None
+    written = _save_npz(target, results) if target is not None else None
+    report = _run_report(args, kernel, lang, arrays, results, compile_seconds, first, warm, written)
+    text = json.dumps(report, indent=2) + "\n" if args.json else (f"{written}\n" if written else "") if args.quiet \
+        else _run_text(report, results)
+    if text:
+        _out(text)
     return 0
 
 
@@ -428,20 +389,21 @@ class Timing(NamedTuple):
 BUSY_CPU_FRACTION = 0.5
 
 
+def _timed(fn, *args) -> tuple:
+    """``fn(*args)`` and the Timing of the call."""
+    start, start_cpu = time.perf_counter(), _cpu()
+    result = fn(*args)
+    return result, Timing(time.perf_counter() - start, _cpu() - start_cpu)
+
+
 def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Timing]]:
     """The results, the first call's time and the warm calls' times: the first call
     pays for loading and first touches; warm calls are what a loop of calls costs."""
-    clock, cpu = time.perf_counter, _cpu
-    start, start_cpu = clock(), cpu()
-    results = kernel.run(arrays)
-    first = Timing(clock() - start, cpu() - start_cpu)
+    results, first = _timed(kernel.run, arrays)
     warm: list[Timing] = []
-    if first.wall < WARM_SECONDS:
-        deadline = clock() + WARM_SECONDS
-        while len(warm) < MAX_WARM and (len(warm) < 3 or clock() < deadline):
-            start, start_cpu = clock(), cpu()
-            kernel.run(arrays)
-            warm.append(Timing(clock() - start, cpu() - start_cpu))
+    deadline = time.perf_counter() + WARM_SECONDS
+    while first.wall < WARM_SECONDS and len(warm) < MAX_WARM and (len(warm) < 3 or time.perf_counter() < deadline):
+        warm.append(_timed(kernel.run, arrays)[1])
     return results, first, warm
 
 
@@ -450,10 +412,6 @@ def _cpu() -> float:
     for (the C compiler: a compile's CPU is mostly the compiler's)."""
     children = os.times()
     return time.process_time() + children.children_user + children.children_system
-
-
-def _median(times: list[Timing]) -> Timing:
-    return Timing(float(np.median([t.wall for t in times])), float(np.median([t.cpu for t in times])))
 
 
 def _load() -> float | None:
@@ -482,96 +440,75 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
         "; the CPU time is closer to the kernel's own cost" if waited else "") if reasons else None
 
 
-def _how_to_give(exc: TensorLangError, args) -> TensorLangError:
-    """A missing input says how a command line gives one (the kernel's speaks to Python)."""
-    if exc.code != "input" or not exc.message.startswith("missing input ") or args.random_inputs is not None:
+def _for_the_command_line(exc: TensorLangError, kernel, args) -> TensorLangError:
+    """A missing input says how a command line gives one (the kernel's message speaks to
+    Python); a too-large error, which back end refused it (the interpreter: that the
+    compiled back ends need far less memory and time)."""
+    if exc.code == "input" and exc.message.startswith("missing input ") and args.random_inputs is None:
+        extra = "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs"
+    elif exc.code == "too-large":
+        extra = f" (back end {kernel.backend}" + (
+            "; the reference interpreter is the slowest: try --backend c)" if kernel.backend == "interp" else ")")
+    else:
         return exc
-    return _extended(exc, "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs")
+    first = replace(exc.diagnostics[0], message=exc.message + extra)
+    return TensorLangError(first.code, first.message, first.span, first.rule, exc.source,
+                           [first, *exc.diagnostics[1:]])
 
 
-def _name_backend(exc: TensorLangError, kernel) -> TensorLangError:
-    """A too-large error says which back end refused it, and, from the interpreter, that
-    the compiled back ends need far less memory and time."""
-    if exc.code != "too-large":
-        return exc
-    extra = f" (back end {kernel.backend}"
-    return _extended(exc, extra + ("; the reference interpreter is the slowest: try --backend c)"
-                                   if kernel.backend == "interp" else ")"))
-
-
-def _extended(exc: TensorLangError, extra: str) -> TensorLangError:
-    d = exc.diagnostics[0]
-    return TensorLangError(d.code, d.message + extra, d.span, d.rule, exc.source, [
-        type(d)(d.code, d.message + extra, d.span, d.rule), *exc.diagnostics[1:]])
-
-
-def _input_origins(args, kernel, arrays) -> dict[str, str]:
-    """Where each input came from: a file, the --inputs archive, or random numbers."""
-    origins: dict[str, str] = dict.fromkeys(arrays, args.inputs) if args.inputs else {}
+def _run_report(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> dict:
+    """What ``run`` says, as JSON values: ``--json`` prints it, :func:`_run_text` renders it."""
+    origins = dict.fromkeys(arrays, args.inputs) if args.inputs else {}
     origins.update(item.partition("=")[::2] for item in args.input)
-    promised: set[str] = getattr(args, "kept_structure", set())
-    for name in arrays:
-        kept = ", made to keep the structure the program promises for it" if name in promised else ""
+    for name in arrays:  # the rest are random numbers
+        kept = ", made to keep the structure the program promises for it" if name in getattr(
+            args, "kept_structure", ()) else ""
         origins.setdefault(name, f"random uniform in [-1, 1], seed {args.random_inputs}{kept}")
-    return origins
-
-
-def _run_text(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> str:
-    lines = [f"ran {kernel.source.filename} ({lang}) on back end {kernel.backend}, {kernel.dtype.name}"
-             f"{'' if kernel.opt else ', optimizer off'}"]
-    origins = _input_origins(args, kernel, arrays)
-    if origins:
-        lines.append("inputs:")
-        width = max(len(n) for n in origins)
-        for name, origin in origins.items():
-            lines.append(f"  {name:<{width}}  {show(np.shape(arrays[name])):<12} {origin}")
-    else:
-        lines.append("inputs: none")
-    lines.append("results (checksum: the sum of all elements, to compare runs by):")
-    width = max((len(n) for n in results), default=0)
-    for name, value in results.items():
-        d = _describe(value)
-        lines.append(f"  {name:<{width}}  {show(value.shape):<12} min={_fmt(d['min'])} max={_fmt(d['max'])} "
-                     f"checksum={_fmt(d['checksum'], 10)}")
-        if value.size <= SMALL_RESULT:
-            text = np.array2string(value, prefix="    ")
-            lines.append("    " + text)
-    timing = f"time: compile {_both(compile_seconds)}; run "
-    if warm:
-        timing += f"{_both(_median(warm))} (median of {len(warm)} warm calls; first call {duration(first.wall)})"
-    else:
-        timing += f"{_both(first)} (one call; too slow to repeat)"
-    lines.append(timing)
-    busy = _busy(first, warm)
-    if busy:
-        lines.append(f"note: {busy}")
-    if written:
-        lines.append(f"wrote {len(results)} result(s) to {written}")
-    return "\n".join(lines) + "\n"
-
-
-def _both(timing: Timing) -> str:
-    return f"{duration(timing.wall)} wall, {duration(timing.cpu)} CPU"
-
-
-def _fmt(x, digits: int = 6) -> str:
-    return "-" if x is None else (x if isinstance(x, str) else f"{x:.{digits}g}")
-
-
-def _run_json(args, kernel, lang, arrays, results, compile_seconds, first, warm, written) -> dict:
-    origins = _input_origins(args, kernel, arrays)
+    median = Timing(*map(float, np.median(warm, axis=0))) if warm else Timing(None, None)  # type: ignore[arg-type]
     return {
         "program": kernel.source.filename, "language": lang, "backend": kernel.backend,
         "dtype": kernel.dtype.name, "optimized": kernel.opt,
         "inputs": {n: {"shape": list(np.shape(arrays[n])), "from": origins[n]} for n in arrays},
         "results": {n: _describe(v) for n, v in results.items()},
-        "seconds": {"compile": compile_seconds.wall, "first_call": first.wall,
-                    "warm_median": _median(warm).wall if warm else None, "warm_calls": len(warm),
-                    "compile_cpu": compile_seconds.cpu, "first_call_cpu": first.cpu,
-                    "warm_median_cpu": _median(warm).cpu if warm else None},
+        "seconds": {"compile": compile_seconds.wall, "first_call": first.wall, "warm_median": median.wall,
+                    "warm_calls": len(warm), "compile_cpu": compile_seconds.cpu, "first_call_cpu": first.cpu,
+                    "warm_median_cpu": median.cpu},
         "machine": {"cpus": usable_cpus(), "load_average": _load(), "busy": _busy(first, warm)},
         "output": written,
     }
+
+
+def _run_text(report: dict, results: dict[str, np.ndarray]) -> str:
+    """The run report as text: small results printed whole."""
+    lines = [f"ran {report['program']} ({report['language']}) on back end {report['backend']}, {report['dtype']}"
+             f"{'' if report['optimized'] else ', optimizer off'}"]
+    inputs = report["inputs"]
+    width = max(map(len, inputs), default=0)
+    lines += ["inputs:" if inputs else "inputs: none"] + [
+        f"  {n:<{width}}  {show(tuple(i['shape'])):<12} {i['from']}" for n, i in inputs.items()]
+    lines.append("results (checksum: the sum of all elements, to compare runs by):")
+    width = max(map(len, results), default=0)
+    for name, d in report["results"].items():
+        lines.append(f"  {name:<{width}}  {show(tuple(d['shape'])):<12} min={_fmt(d['min'])} max={_fmt(d['max'])} "
+                     f"checksum={_fmt(d['checksum'], 10)}")
+        if results[name].size <= SMALL_RESULT:
+            lines.append("    " + np.array2string(results[name], prefix="    "))
+    t = report["seconds"]
+    run = (f"{_both(t['warm_median'], t['warm_median_cpu'])} (median of {t['warm_calls']} warm calls; first call "
+           f"{duration(t['first_call'])})" if t["warm_calls"] else
+           f"{_both(t['first_call'], t['first_call_cpu'])} (one call; too slow to repeat)")
+    lines.append(f"time: compile {_both(t['compile'], t['compile_cpu'])}; run {run}")
+    lines += [f"note: {report['machine']['busy']}"] * bool(report["machine"]["busy"])
+    lines += [f"wrote {len(results)} result(s) to {report['output']}"] * bool(report["output"])
+    return "\n".join(lines) + "\n"
+
+
+def _both(wall: float, cpu: float) -> str:
+    return f"{duration(wall)} wall, {duration(cpu)} CPU"
+
+
+def _fmt(x, digits: int = 6) -> str:
+    return "-" if x is None else (x if isinstance(x, str) else f"{x:.{digits}g}")
 
 
 # ------------------------------------------------------------------ compile
@@ -618,20 +555,10 @@ def cmd_analyze(args) -> int:
                             args.params)
     if isinstance(kernel, SymbolicKernel):  # no values for its sizes: costs as polynomials
         text = kernel.cost_report()
-        _out(json.dumps({"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
-                         "report": text}, indent=2) + "\n" if args.json else text)
+        facts = {"program": kernel.source.filename, "dtype": kernel.dtype.name, "symbols": list(kernel.symbols),
+                 "report": text}
     elif args.json:
         facts = _analyze_json(kernel)
-        if kernel.pad > 1:  # per statement of the executed program, as the text report says
-            facts["padding"] = {"pad": kernel.pad, "statements": [
-                {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero,
-                 "why": chosen.why} for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
-        else:
-            facts["fusion"] = [{"statements": [g.start + 1, g.stop], "batch": g.var, "extent": g.extent,
-                                "locals": [l.name for l in g.locals], "working_set_bytes": g.working_set,
-                                "bytes_unfused": g.bytes_unfused, "bytes_fused": g.bytes_fused}
-                               for g in fusion_groups(kernel.executed, kernel.roles(), kernel.dtype.itemsize, None, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))]
-        _out(json.dumps(facts, indent=2) + "\n")
     else:
         # which statements run as loops (Fig. 16) in the C target's schedule (docs/compatible.md)
         loops = partial(loop_statements, from_c=kernel.blas_from_c)
@@ -641,7 +568,7 @@ def cmd_analyze(args) -> int:
         else:  # which statements share one loop over their batch (schedule/fusion.py)
             fused = fusion_report(kernel.executed, kernel.roles(), kernel.dtype.itemsize, gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
             text = text.rstrip("\n") + "\n" + fused + "\n" if fused else text
-        _out(text)
+    _out(json.dumps(facts, indent=2) + "\n" if args.json else text)
     if getattr(args, "plot", None):
         if isinstance(kernel, SymbolicKernel):
             raise TensorLangError("input", "--plot needs values for the program's sizes: give them with --param")
@@ -667,13 +594,24 @@ def _analyze_json(kernel) -> dict:
         return {"statements": statements, "flops": total.flops, "bytes": total.bytes, "ir_nodes": program.size}
 
     optimized = kernel.optimized
-    return {
+    facts = {
         "program": kernel.source.filename, "dtype": kernel.dtype.name,
         "before": table(kernel.ein), "after": table(optimized.program),
         "passes": [{"name": r.name, "ir_nodes": r.nodes, "statements": r.statements, "seconds": r.seconds}
                    for r in optimized.log],
         "rules": {name: count for name, count in getattr(optimized, "rules", ())},
     }
+    if kernel.pad > 1:  # per statement of the executed program, as the text report says
+        facts["padding"] = {"pad": kernel.pad, "statements": [
+            {"statement": statement_to_text(stmt), "mode": chosen.mode, "re_zeroed": chosen.rezero, "why": chosen.why}
+            for stmt, chosen in padding_decisions(kernel.executed, kernel.pad)]}
+    else:
+        facts["fusion"] = [{"statements": [g.start + 1, g.stop], "batch": g.var, "extent": g.extent,
+                            "locals": [l.name for l in g.locals], "working_set_bytes": g.working_set,
+                            "bytes_unfused": g.bytes_unfused, "bytes_fused": g.bytes_fused}
+                           for g in fusion_groups(kernel.executed, kernel.roles(), itemsize, None,
+                                                 gemm_splits(kernel.executed.shapes, kernel.blas_from_c))]
+    return facts
 
 
 # ------------------------------------------------------------------ explain
@@ -711,31 +649,111 @@ def _pad(args) -> int | str | None:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _c_options(p: argparse.ArgumentParser, fma: bool = True) -> None:
-    """``--pad`` and (with ``fma``) ``--fma``/``--no-fma``: the C back end's options."""
-    p.add_argument("--pad", metavar="M",
-                   help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
-                        "000 §4; auto: the SIMD width in elements where padding removes vector remainders at no "
-                        "other cost, else none (a kernel's auto_pad says why; numpy and interp ignore it)")
-    if fma:
-        group = p.add_mutually_exclusive_group()
-        group.add_argument("--fma", dest="fma", action="store_true", default=True,
-                           help="the C back end computes each multiply-add of a sum as one fused multiply-add (one "
-                                "rounding; the default, as in BLAS, XLA and numba): finite results within rounding, "
-                                "but an overflowing product no longer becomes inf on its own (docs/optimizer.md, "
-                                "\"Fused multiply-add\"); numpy and interp ignore it")
-        group.add_argument("--no-fma", dest="fma", action="store_false",
-                           help="round every product on its own, as the reference does (fma=False): see --fma")
+def _arg(*flags: str, **options) -> tuple:
+    """An argument of a command: what ``add_argument`` takes (a list of them: arguments
+    that exclude each other)."""
+    return flags, options
 
 
-def _common(p: argparse.ArgumentParser, dtype_help: str | None) -> None:
-    """The options every command that reads a program shares."""
-    p.add_argument("--lang", choices=PUBLIC,  # not the internal front ends (docs/cli.md)
-                   help="the program's language when its suffix does not say (default: by suffix, else tl)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
-                   help="a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable")
-    if dtype_help:
-        p.add_argument("--dtype", default="float64", choices=("float64", "float32"), help=dtype_help)
+_PROGRAM = _arg("program", metavar="PROG", help="a program file, or - for standard input")
+#: The options every command that reads a program shares (--lang: not the internal front ends).
+_COMMON = [_arg("--lang", choices=PUBLIC,
+                help="the program's language when its suffix does not say (default: by suffix, else tl)"),
+           _arg("--param", action="append", default=[], metavar="NAME=VALUE", dest="param",
+                help="a symbolic size used in the program's types, e.g. n=8 (.cfd, .tl, .stur symbols); repeatable")]
+_PAD = _arg("--pad", metavar="M",
+            help="pad every buffer of the C back end to multiples of M (a power of two) with zeros, "
+                 "000 §4; auto: the SIMD width in elements where padding removes vector remainders at no "
+                 "other cost, else none (a kernel's auto_pad says why; numpy and interp ignore it)")
+_FMA = [_arg("--fma", dest="fma", action="store_true", default=True,
+             help="the C back end computes each multiply-add of a sum as one fused multiply-add (one "
+                  "rounding; the default, as in BLAS, XLA and numba): finite results within rounding, "
+                  "but an overflowing product no longer becomes inf on its own (docs/optimizer.md, "
+                  "\"Fused multiply-add\"); numpy and interp ignore it"),
+        _arg("--no-fma", dest="fma", action="store_false",
+             help="round every product on its own, as the reference does (fma=False): see --fma")]
+#: For debugging the compiler (docs/optimizer.md).
+_NO_OPT = _arg("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
+_SKIP = _arg("--skip", action="append", default=[], metavar="NAME",
+             help=f"leave out an optimizer pass ({', '.join(PASS_NAMES)}), switch off a rewrite rule "
+                  "(`tensorlang analyze` shows those that fire; docs/optimizer.md lists them) or leave out "
+                  "a loop rewrite (`--emit loops` lists those that ran); repeatable")
+
+
+def _dtype(help: str) -> tuple:
+    return _arg("--dtype", default="float64", choices=("float64", "float32"), help=help)
+
+
+def _flag(*flags: str, help: str, **options) -> tuple:
+    return _arg(*flags, action="store_true", help=help, **options)
+
+
+#: The commands: name -> (function, --help's one line, description, arguments in --help's order).
+COMMANDS: dict[str, tuple[Callable[..., int], str, str, list]] = {
+    "check": (cmd_check, "type-check programs; exit 1 with diagnostics if any is ill-formed",
+              "Type-check programs; exit 1 with diagnostics if any is ill-formed.", [
+                  _arg("programs", nargs="+", metavar="PROG",
+                       help="program files (.tl, .cfd, .teil), or - for standard input"),
+                  *_COMMON,
+                  _flag("-q", "--quiet", help="print nothing for well-formed programs"),
+                  _flag("--json", help="print one JSON list: per file its name, ok and diagnostics (code, message, "
+                                       "rule, line, col, end_line, end_col)"),
+                  _flag("--core", help="TeIL programs must also be Core-TeIL (paper 001 section 4)")]),
+    "run": (cmd_run, "run a program and show its results and timings",
+            "Run a program: say what ran and where its inputs came from, print small results whole and large ones "
+            "as shape, min, max and checksum, and time the compile and the warm calls (median) apart.", [
+                _PROGRAM,
+                _arg("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                     help="read input NAME from a .npy file; repeatable"),
+                _arg("--inputs", metavar="FILE.npz", help="read inputs from an .npz archive, one array per variable"),
+                _arg("--random-inputs", action="store_const", const=0, dest="random_inputs",
+                     help="fill inputs not given otherwise with uniform random numbers in [-1, 1], made to keep "
+                          "the structure the program promises for them (zeros, copies); --random-inputs=SEED picks "
+                          "the seed (default 0)"),
+                _arg("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS),
+                _arg("--output", metavar="OUT.npz",
+                     help="write the results to an .npz archive (.npz is appended if missing)"),
+                _arg("--backend", default="auto", choices=("auto",) + KNOWN,
+                     help="what runs the program: c (generated C), numpy, interp (the reference interpreter, "
+                          "slow); auto: c where a C compiler works, else numpy, and interp for a program "
+                          "the compiled targets cannot lower yet (with a note)"),
+                _dtype("element type: float64 (default) or float32"),
+                _arg("--threads", type=int, metavar="N",
+                     help="threads for the C back end, 1 to 256 (default: OpenMP's)"),
+                _PAD, _FMA, *_COMMON,
+                _flag("--check-structure", dest="check_structure",
+                      help="check that the inputs keep the structure the program promises (error[structure] at the "
+                           "first entry that does not)"),
+                _flag("--allow-missing", dest="allow_missing",
+                      help="in a program without in/out qualifiers, let a variable it reads before assigning start "
+                           "as ⊥ (NaN) when no input gives it (default: error[input] naming it)"),
+                [_flag("-q", "--quiet", help="print nothing but the file --output wrote"),
+                 _flag("--json", help="print what ran, the results' summaries and the timings as JSON")],
+                _NO_OPT, _SKIP]),
+    "compile": (cmd_compile, "show a stage of the compiler", "Show the program at a stage of the compiler.", [
+        _PROGRAM,
+        _arg("--emit", default="ast", choices=stages.EMIT_STAGES,
+             help="the stage to show (default ast: the program as parsed)"),
+        _arg("-o", metavar="FILE", help="write to FILE instead of standard output (-o -: standard output)"),
+        _flag("--json", help="print the tree of --emit ast, ein or opt as JSON (docs/cli.md, 'JSON form')"),
+        *_COMMON, _dtype("element type of generated code: float64 (default) or float32"), _PAD, _FMA, _NO_OPT, _SKIP]),
+    "analyze": (cmd_analyze, "flops and bytes per statement before and after the optimizer",
+                "Flops and bytes per statement before and after the optimizer, each pass's log and the rewrite "
+                "rules that fired.", [
+                    _PROGRAM, *_COMMON, _dtype("element size for bytes: float64 (default) or float32"), _PAD,
+                    _flag("--json", help="print the same facts as JSON"),
+                    _flag("--isl", help="also print each structured tensor's unique set and redundancy map as isl "
+                                        "text (docs/structure.md)"),
+                    _arg("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, "
+                                                           "zeros) as a PNG (needs matplotlib)"),
+                    _SKIP]),
+    "explain": (cmd_explain, "what an error code means, with an example and its fix",
+                "What an error code means, an example that produces it and the example fixed.", [
+                    _arg("code", nargs="?", metavar="CODE",
+                         help="an error code such as shape or dim-range; none lists them all")]),
+    "cache": (cmd_cache, "show or clear the cache of compiled C kernels", "Show or clear the cache of compiled C kernels.",
+              [_arg("action", choices=("info", "clear"), help="info: where and how big; clear: remove every kernel")]),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -745,90 +763,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tensorlang {__version__}",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("check", help="type-check programs; exit 1 with diagnostics if any is ill-formed",
-                       description="Type-check programs; exit 1 with diagnostics if any is ill-formed.")
-    p.add_argument("programs", nargs="+", metavar="PROG", help="program files (.tl, .cfd, .teil), or - for standard input")
-    _common(p, dtype_help=None)
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing for well-formed programs")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON list: per file its name, ok and diagnostics (code, message, rule, "
-                        "line, col, end_line, end_col)")
-    p.add_argument("--core", action="store_true", help="TeIL programs must also be Core-TeIL (paper 001 section 4)")
-    p.set_defaults(func=cmd_check)
-
-    p = sub.add_parser("run", help="run a program and show its results and timings",
-                       description="Run a program: say what ran and where its inputs came from, print small "
-                                   "results whole and large ones as shape, min, max and checksum, and time the "
-                                   "compile and the warm calls (median) apart.")
-    p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
-    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="read input NAME from a .npy file; repeatable")
-    p.add_argument("--inputs", metavar="FILE.npz", help="read inputs from an .npz archive, one array per variable")
-    p.add_argument("--random-inputs", action="store_const", const=0, dest="random_inputs",
-                   help="fill inputs not given otherwise with uniform random numbers in [-1, 1], made to keep "
-                        "the structure the program promises for them (zeros, copies); --random-inputs=SEED picks "
-                        "the seed (default 0)")
-    p.add_argument("--random-seed", type=int, dest="random_inputs", help=argparse.SUPPRESS)
-    p.add_argument("--output", metavar="OUT.npz", help="write the results to an .npz archive (.npz is appended if missing)")
-    p.add_argument("--backend", default="auto", choices=("auto",) + KNOWN,
-                   help="what runs the program: c (generated C), numpy, interp (the reference interpreter, "
-                        "slow); auto: c where a C compiler works, else numpy, and interp for a program "
-                        "the compiled targets cannot lower yet (with a note)")
-    p.add_argument("--dtype", default="float64", choices=("float64", "float32"),
-                   help="element type: float64 (default) or float32")
-    p.add_argument("--threads", type=int, metavar="N", help="threads for the C back end, 1 to 256 (default: OpenMP's)")
-    _c_options(p)
-    _common(p, dtype_help=None)
-    p.add_argument("--check-structure", action="store_true", dest="check_structure",
-                   help="check that the inputs keep the structure the program promises (error[structure] at the "
-                        "first entry that does not)")
-    p.add_argument("--allow-missing", action="store_true", dest="allow_missing",
-                   help="in a program without in/out qualifiers, let a variable it reads before assigning start "
-                        "as ⊥ (NaN) when no input gives it (default: error[input] naming it)")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument("-q", "--quiet", action="store_true", help="print nothing but the file --output wrote")
-    how.add_argument("--json", action="store_true", help="print what ran, the results' summaries and the timings as JSON")
-    _optimizer_switches(p)
-    p.set_defaults(func=cmd_run)
-
-    p = sub.add_parser("compile", help="show a stage of the compiler",
-                       description="Show the program at a stage of the compiler.")
-    p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
-    p.add_argument("--emit", default="ast", choices=stages.EMIT_STAGES,
-                   help="the stage to show (default ast: the program as parsed)")
-    p.add_argument("-o", metavar="FILE", help="write to FILE instead of standard output (-o -: standard output)")
-    p.add_argument("--json", action="store_true", help="print the tree of --emit ast, ein or opt as JSON "
-                                                       "(docs/cli.md, 'JSON form')")
-    _common(p, dtype_help="element type of generated code: float64 (default) or float32")
-    _c_options(p)
-    _optimizer_switches(p)
-    p.set_defaults(func=cmd_compile)
-
-    p = sub.add_parser("analyze", help="flops and bytes per statement before and after the optimizer",
-                       description="Flops and bytes per statement before and after the optimizer, each "
-                                   "pass's log and the rewrite rules that fired.")
-    p.add_argument("program", metavar="PROG", help="a program file, or - for standard input")
-    _common(p, dtype_help="element size for bytes: float64 (default) or float32")
-    _c_options(p, fma=False)
-    p.add_argument("--json", action="store_true", help="print the same facts as JSON")
-    p.add_argument("--isl", action="store_true", help="also print each structured tensor's unique set and "
-                                                      "redundancy map as isl text (docs/structure.md)")
-    p.add_argument("--plot", metavar="OUT.png", help="also draw each tensor's structure (unique set, copies, zeros) "
-                                                     "as a PNG (needs matplotlib)")
-    _optimizer_switches(p, no_opt=False)
-    p.set_defaults(func=cmd_analyze)
-
-    p = sub.add_parser("explain", help="what an error code means, with an example and its fix",
-                       description="What an error code means, an example that produces it and the example fixed.")
-    p.add_argument("code", nargs="?", metavar="CODE", help="an error code such as shape or dim-range; none lists them all")
-    p.set_defaults(func=cmd_explain)
-
-    p = sub.add_parser("cache", help="show or clear the cache of compiled C kernels",
-                       description="Show or clear the cache of compiled C kernels.")
-    p.add_argument("action", choices=("info", "clear"), help="info: where and how big; clear: remove every kernel")
-    p.set_defaults(func=cmd_cache)
-
+    for name, (func, summary, description, arguments) in COMMANDS.items():
+        p = sub.add_parser(name, help=summary, description=description)
+        p.set_defaults(func=func)
+        for item in arguments:
+            into = p.add_mutually_exclusive_group() if isinstance(item, list) else p
+            for flags, options in item if isinstance(item, list) else [item]:
+                into.add_argument(*flags, **options)
     _add_bench_parser(sub)
     return parser
 
@@ -851,18 +792,6 @@ def _add_bench_parser(sub) -> None:
 def _bench_missing(args) -> int:
     raise TensorLangError("input", f"`tensorlang bench` needs the package tensorlang_bench, which cannot be imported "
                                    f"({args.why}); from a checkout of tensorlang, run: pip install -e '.[bench]'")
-
-
-def _optimizer_switches(p: argparse.ArgumentParser, no_opt: bool = True) -> None:
-    """``--no-opt`` and ``--skip NAME``: for debugging the compiler (docs/optimizer.md)."""
-    if no_opt:
-        p.add_argument("--no-opt", action="store_true", help="run the program as lowered, without the optimizer")
-    else:
-        p.set_defaults(no_opt=False)
-    p.add_argument("--skip", action="append", default=[], metavar="NAME",
-                   help=f"leave out an optimizer pass ({', '.join(PASS_NAMES)}), switch off a rewrite rule "
-                        "(`tensorlang analyze` shows those that fire; docs/optimizer.md lists them) or leave out "
-                        "a loop rewrite (`--emit loops` lists those that ran); repeatable")
 
 
 def _normalize(argv: list[str]) -> list[str]:

@@ -193,9 +193,7 @@ def signature_checked(fn):
         try:
             return fn(*args, **kwargs)
         except TypeError as exc:
-            if isinstance(exc, TensorLangError):
-                raise
-            why = _misfit_error(fn.__qualname__, signature, args, kwargs)
+            why = None if isinstance(exc, TensorLangError) else _misfit_error(fn.__qualname__, signature, args, kwargs)
             if why is None:
                 raise
             raise why from None
