@@ -807,6 +807,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
     for (int64_t i = from; i < n; i++) {{ tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }}
 }}
 
+static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
                   int threads, int64_t *err, int64_t *ord, int64_t *nlive) {{
     tl_ordp = ord; tl_nl = *nlive; tl_status = status;
@@ -827,8 +828,9 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
         *nlive = kept;
 #endif
     }}
-    int64_t active = 0;
-    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    int64_t active = 0, dead = 0;
+    for (int64_t i = 0; i < n; i++) {{ active += status[i] == 0; dead += status[i] == 2; }}
+    tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
     *err = tl_err_flag;
     return active;
 }}
@@ -859,7 +861,9 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
-    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    int64_t dead0 = 0;
+    for (int64_t i = 0; i < n; i++) {{ active += status[i] == 0; dead0 += status[i] == 2; }}
+    tl_ndead = dead0;
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {{  /* the snapshot's buffers, kept from call to call while the count stays */
         free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
@@ -878,9 +882,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
 #if TL_INDIRECT
         for (int64_t q = 0; q < *nlive; q++) tl_P0[ord[q]] = q;
 #endif
-        int64_t dead = 0;
-        for (int64_t q = 0; q < n; q++) dead += status[q] == 2;
-        tl_nb_step(n, dead, gr, gi, status);
+        tl_nb_step(n, tl_ndead, gr, gi, status);
 #endif
 #if TL_INDIRECT
         {{
