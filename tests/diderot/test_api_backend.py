@@ -105,7 +105,7 @@ def c_builds(monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     built: list[object] = []
     make = strand_ir.EXECUTORS["c"]
-    monkeypatch.setitem(strand_ir.EXECUTORS, "c", lambda ir: built.append(ir) or make(ir))
+    monkeypatch.setitem(strand_ir.EXECUTORS, "c", lambda ir, *steps: built.append(ir) or make(ir, *steps))
     return built
 
 

@@ -722,7 +722,7 @@ def test_a_c_build_that_fails_falls_back_to_the_interpreter(monkeypatch):
     from tensorlang import strand_ir
     from tensorlang.errors import error
 
-    def broken(ir):
+    def broken(ir, steps=None):
         raise error("internal", "generated C did not compile: (a test)")
     monkeypatch.setitem(strand_ir.EXECUTORS, "c", broken)
     monkeypatch.setitem(strand_ir.UNAVAILABLE, "c", lambda: None)

@@ -157,3 +157,56 @@ def test_a_solo_strands_narrow_rows_on_its_own_copies():
     assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
     for name in a.outputs:
         assert np.array_equal(a.outputs[name], b.outputs[name]), name
+
+
+# counters: set to constants at creation, changed only by constant steps in update and
+# stabilize (no loop around them): bounded by the run's step limit
+COUNTERS = """#version 1.0
+strand s(int k) {
+   int up = 0;
+   int down = 5;
+   int by = 0;
+   int looped = 0;
+   int reset = 0;
+   int fromk = k;
+   output int out = 0;
+   update {
+      if (up >= 3 + k % 3) { stabilize; }
+      up += 1;
+      down = down - 2;
+      if (k > 1) { by = by + 60; } else { by = 1 + by; }
+      foreach (int j in 0..1) { looped += 1; }
+      reset = 0 if up > 2 else reset + 1;
+      fromk += 1;
+      out = up * 1000 + down * 10 + by + looped + reset + fromk;
+   }
+   stabilize { by += 10; }
+}
+initially [ s(k) | k in 0..6 ];
+"""
+
+
+def test_a_counter_narrows_to_the_runs_step_limit():
+    ir, why = strand_plan(program(COUNTERS).checked)
+    assert why is None
+    assert NW.narrow_slots(ir).keys().isdisjoint({"up", "down", "by"})  # no limit: any number of steps
+    w = NW.narrow_slots(ir, 1)  # up within [0, 1], down [3, 5], by [0, 60 + 10] (stabilize's step once)
+    assert (w["up"], w["down"], w["by"]) == (8, 8, 8)
+    w = NW.narrow_slots(ir, 2)  # by up to 2 * 60 + 10 = 130: past int8
+    assert (w["up"], w["down"], w["by"]) == (8, 8, 16)
+    w = NW.narrow_slots(ir, 10_000)  # the default limit
+    assert (w["up"], w["down"], w["by"]) == (16, 16, 32)
+    assert NW.narrow_slots(ir, 2**40).keys().isdisjoint({"up", "down", "by"})
+    # a step inside a loop, a set that is no step, a start that is not a constant
+    assert NW.narrow_slots(ir, 2).keys().isdisjoint({"looped", "reset", "fromk"})
+
+
+@pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+@pytest.mark.slow
+@pytest.mark.parametrize("limit", [1, 2, 0])
+def test_counters_at_their_widths_run_as_the_interpreter(limit):
+    p = program(COUNTERS)
+    a = p.run({}, backend="interp", limit=limit)
+    b = p.run({}, backend="c", limit=limit)
+    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
+    assert np.array_equal(a.outputs["out"], b.outputs["out"]) and b.outputs["out"].dtype == np.int64

@@ -13,6 +13,7 @@ import pytest
 
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
+from tensorlang.lang.diderot.interp import DEFAULT_LIMIT
 from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as c_strands
@@ -74,11 +75,12 @@ def _program(text: str):
     return strands(check(parse_program(text)))
 
 
-def _poison(p) -> None:
-    """Garbage in the arrays the program's built runner keeps for the next run."""
+def _poison(p, steps: int) -> None:
+    """Garbage in the arrays the program's built runner (for runs of ``steps`` super-steps) keeps
+    for the next run."""
     ir, why = strand_plan(p.checked)
     assert why is None, why
-    runner = c_strands.build(ir)
+    runner = c_strands.build(ir, steps)
     for R, I, status in runner.spare.values():
         R.fill(np.nan)
         I.fill(-123456789)
@@ -105,11 +107,11 @@ def test_reused_state_arrays_match_the_interpreter(text):
     for img in images:
         values = {"img": img}
         want = p.run(values, backend="interp", limit=20)
-        c_strands.build(ir).spare.clear()
+        c_strands.build(ir, 20).spare.clear()
         fresh = p.run(values, backend="c", limit=20)  # new arrays
         _same(want, fresh, exact=False)
         for threads in (1, 2):
-            _poison(p)  # the arrays the last run left: this run takes them
+            _poison(p, 20)  # the arrays the last run left: this run takes them
             _same(fresh, p.run(values, backend="c", threads=threads, limit=20), exact=True)
 
 
@@ -130,6 +132,6 @@ def test_a_large_run_keeps_nothing(monkeypatch):
     p = _program(COLLECTION)
     monkeypatch.setattr(c_strands, "SPARE_BYTES", 0)
     ir, _ = strand_plan(p.checked)
-    c_strands.build(ir).spare.clear()
+    c_strands.build(ir, DEFAULT_LIMIT).spare.clear()
     p.run({"img": np.ones((16, 12))}, backend="c")
-    assert not c_strands.build(ir).spare
+    assert not c_strands.build(ir, DEFAULT_LIMIT).spare

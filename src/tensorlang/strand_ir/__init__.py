@@ -12,8 +12,9 @@ from typing import Any, Callable
 
 from .ir import StrandIR
 
-#: name -> build(StrandIR) -> a runner (targets/c/strands.py registers "c")
-EXECUTORS: dict[str, Callable[[StrandIR], Any]] = {}
+#: name -> build(StrandIR, steps) -> a runner for runs of at most ``steps`` super-steps
+#: (targets/c/strands.py registers "c")
+EXECUTORS: dict[str, Callable[..., Any]] = {}
 #: name -> () -> why it cannot run here, or None (no C compiler, say)
 UNAVAILABLE: dict[str, Callable[[], "str | None"]] = {}
 

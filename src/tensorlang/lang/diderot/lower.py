@@ -1866,8 +1866,9 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         return None
     ir, _ = strand_plan(program.checked)
     assert ir is not None  # choose() said "c"
+    cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
     try:
-        runner = EXECUTORS["c"](ir)
+        runner = EXECUTORS["c"](ir, cap)  # (its counters as narrow as cap super-steps allow)
     except TensorLangError as exc:  # the C compiler failed on this program: the interpreter runs it
         if backend == "c":
             raise
@@ -1890,7 +1891,6 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         values[f"size({im.name})"] = getattr(img, "image", img).sizes  # clamp(img): img's
     run = runner.start(values, ranges, threads=max(1, int(threads or 1)))
     bsp = bulk_synchronous(program.checked)  # otherwise Diderot prints strand by strand
-    cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
 
     def result(steps: int, snap: bool = False):
         status = run.status

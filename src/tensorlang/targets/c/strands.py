@@ -90,6 +90,12 @@ static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
 #define TL_INLINE static inline
 #define TL_OUTLINE static
 #endif
+#if defined(__GNUC__) && !defined(__clang__)  /* the create in lanes: floor and selects vectorized (FP flags
+   ignored: no value changes), no SLP fusing of a multiply with an alternating add and subtract */
+#define TL_CLATTR __attribute__((optimize("no-trapping-math", "no-tree-slp-vectorize")))
+#else
+#define TL_CLATTR
+#endif
 #if defined(__GNUC__) && !defined(__clang__)  /* tl_bk_fill: its loops across a block's lanes stay whole (gcc's
    unroll-and-jam of the offsets' loop left them scalar) */
 #define TL_NOJAM __attribute__((optimize("no-loop-unroll-and-jam")))
@@ -269,7 +275,8 @@ ERRORS = {1: "integer division or remainder by zero", 2: "a tensor index out of 
 
 
 class Renderer:
-    def __init__(self, ir: S.StrandIR):
+    def __init__(self, ir: S.StrandIR, steps: int | None = None):
+        """``steps``: the most super-steps a run makes (counters narrow to it; None: any number)."""
         self.ir = ir
         self.state: dict[str, tuple[str, int]] = {}
         self.globals: dict[str, tuple[str, int]] = {}
@@ -288,7 +295,7 @@ class Renderer:
             else:
                 self.gnr, self.gni = nr, ni
         #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
-        self.ranges = NW.Ranges(ir)
+        self.ranges = NW.Ranges(ir, steps)
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
@@ -579,12 +586,46 @@ class Renderer:
                 if not (self.lane_stmts(s.then, path + [c], out, names)
                         and self.lane_stmts(s.other, path + [f"!{c}"], out, names)):
                     return False
+            elif isinstance(s, S.Probe) and self.method == "create" and all(_lane_safe(e) for e in s.pos) \
+                    and not names & set(s.targets) and (probe := B.lane_probe(s, self.ir, self.ex, "")) is not None:
+                names.update(s.targets)
+                out += probe
             elif isinstance(s, S.Exit) and s.kind in ("continue", "stabilize", "die"):
                 code = {"continue": 0, "stabilize": 1, "die": 2}[s.kind]
                 out.append(f"{{ int e_ = {pred}; r_ = e_ ? {code} : r_; go_ &= !e_; }}")
             else:
                 return False
         return True
+
+    def create_lanes(self) -> list[str]:
+        """``tl_create_lanes``: the create of up to ``TL_BK`` strands along the grid's last
+        iterator as one loop the C compiler vectorizes (as :meth:`lanes`: every statement
+        under its strand's predicate, each set a select; probes and ``inside`` tests as
+        straight-line code, :func:`.strands_batch.lane_probe`). It returns 0 where an image
+        is smaller than its kernel's support (the strands are made one by one). Empty where
+        the create does not allow lanes."""
+        body, ir = self.ir.create + self.ir.init, self.ir
+        if not CREATE_LANES or not ir.iters or len(_nodes(body, object, most=400)) > 400:
+            return []
+        lines: list[str] = []
+        self.plain, self.conds, self.method = True, 0, "create"
+        try:
+            ok = self.lane_stmts(body, [], lines, {f"it_{it}" for it in ir.iters})
+        finally:
+            self.plain = False
+        if not ok:
+            return []
+        small = B.lane_images(body, ir)
+        last = len(ir.iters) - 1
+        return (["TL_CLATTR static int tl_create_lanes(const int64_t *its, int64_t m_, int64_t n, int64_t b_, "
+                 "double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, const tl_img *img) {",
+                 f"    if ({' || '.join(small)}) return 0;" if small else "",
+                 "    for (int64_t u_ = 0; u_ < m_; u_++) {",
+                 "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
+                + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
+                   for k, it in enumerate(ir.iters)]
+                + ["        " + ln for ln in lines]
+                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
@@ -675,6 +716,8 @@ class Renderer:
         at = len(lines)
         lines += self.function("tl_create_one", "create", ir.create + ir.init, True)
         lines += self.function("tl_init_one", "create", ir.init, True)
+        clanes = self.create_lanes()
+        lines += clanes
         glob = ir.global_block is not None
         solo = not (glob or ir.sphere is not None or ir.indirect or ir.births or ir.prints)
         up = self.function("tl_update", "update", ir.update, True)  # tl_block's, inlined there
@@ -711,7 +754,7 @@ class Renderer:
                                    block=B.block_steps(batched, own) if batched else "",
                                    steps_exact=B.STEPS_EXACT if own else "#define TL_STEPS\n",
                                    solo_steps=" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20),
-                                   nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
+                                   clanes=int(bool(clanes)), nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
 
@@ -724,6 +767,7 @@ DRIVER = r"""
 {steps_exact}#define TL_TILE 8
 #define TL_BKS {bks}
 #define TL_LANES {lanes}
+#define TL_CLANES {clanes}
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {{
@@ -736,6 +780,18 @@ void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double 
     for (int64_t row = 0; row < n / cols; row++) {{
         int64_t its[{nd}], rem = row;
         for (int k = nd - 2; k >= 0; k--) {{ its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }}
+#if TL_CLANES
+        if (cols >= 8) {{  /* TL_BK strands in lanes (rows of a few strands: one by one) */
+            for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {{
+                int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
+                its[nd - 1] = lo[nd - 1] + c0;
+                if (!tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img))
+                    for (int64_t c = c0; c < c0 + m; c++) {{ its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }}
+                for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
+            }}
+            continue;
+        }}
+#endif
         for (int64_t c = 0; c < cols; c++) {{
             int64_t i = row * cols + c;
             its[nd - 1] = lo[nd - 1] + c;
@@ -751,6 +807,7 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
     for (int64_t i = from; i < n; i++) {{ tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }}
 }}
 
+static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
                   int threads, int64_t *err, int64_t *ord, int64_t *nlive) {{
     tl_ordp = ord; tl_nl = *nlive; tl_status = status;
@@ -771,8 +828,9 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
         *nlive = kept;
 #endif
     }}
-    int64_t active = 0;
-    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    int64_t active = 0, dead = 0;
+    for (int64_t i = 0; i < n; i++) {{ active += status[i] == 0; dead += status[i] == 2; }}
+    tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
     *err = tl_err_flag;
     return active;
 }}
@@ -803,7 +861,9 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
     tl_status = status;
     *pending = 0;
-    for (int64_t i = 0; i < n; i++) active += status[i] == 0;
+    int64_t dead0 = 0;
+    for (int64_t i = 0; i < n; i++) {{ active += status[i] == 0; dead0 += status[i] == 2; }}
+    tl_ndead = dead0;
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {{  /* the snapshot's buffers, kept from call to call while the count stays */
         free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
@@ -822,9 +882,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
 #if TL_INDIRECT
         for (int64_t q = 0; q < *nlive; q++) tl_P0[ord[q]] = q;
 #endif
-        int64_t dead = 0;
-        for (int64_t q = 0; q < n; q++) dead += status[q] == 2;
-        tl_nb_step(n, dead, gr, gi, status);
+        tl_nb_step(n, tl_ndead, gr, gi, status);
 #endif
 #if TL_INDIRECT
         {{
@@ -1074,9 +1132,16 @@ static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
 static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
+/* a site's arrays of one strand count (pid, start, bs, rn), kept from call to call where large enough:
+   new ones are page faults of every page written, each call */
+static void *tl_kpool[TL_SITES][4]; static size_t tl_kpsz[TL_SITES][4];
+static void *tl_kget(int k, int s, size_t bytes) {{
+    if (tl_kpsz[k][s] < bytes) {{ free(tl_kpool[k][s]); tl_kpool[k][s] = malloc(bytes); tl_kpsz[k][s] = tl_kpool[k][s] ? bytes : 0; }}
+    return tl_kpool[k][s];
+}}
 static void tl_keep_free(void) {{
     for (int k = 0; k < TL_SITES; k++) {{
-        free(tl_kpid[k]); free(tl_kstart[k]); free(tl_koff[k]); free(tl_kbs[k]); free(tl_krn[k]);
+        free(tl_koff[k]);
         tl_kpid[k] = 0; tl_kstart[k] = 0; tl_koff[k] = 0; tl_kbs[k] = 0; tl_krn[k] = 0;
     }}
 }}
@@ -1169,8 +1234,8 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
     int64_t it[3] = {{0, 0, 0}};
     double r2 = r * r; int fast = r2 > 1e-30 && r2 < 1e30, lat = tl_lattice(n, r);
     if (!lat) tl_grid_need(n);
-    int32_t *pid = malloc(sizeof(int32_t) * (size_t)(n + 1)), *tab = malloc(sizeof(int32_t) * (size_t)hcap);
-    int64_t *start = malloc(sizeof(int64_t) * (size_t)(n + 2)), *off = malloc(sizeof(int64_t) * (size_t)cap);
+    int32_t *pid = tl_kget(k, 0, sizeof(int32_t) * (size_t)(n + 1)), *tab = malloc(sizeof(int32_t) * (size_t)hcap);
+    int64_t *start = tl_kget(k, 1, sizeof(int64_t) * (size_t)(n + 2)), *off = malloc(sizeof(int64_t) * (size_t)cap);
     int ok = pid && tab && start && off;
     int32_t last = -1;
     for (int64_t h = 0; ok && h < hcap; h++) tab[h] = -1;
@@ -1247,9 +1312,9 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
         }}
     }}
     free(tab);
-    int64_t nblk = n / TL_BK + 1, nrun = 0, *bs = ok ? malloc(sizeof(int64_t) * (size_t)(nblk + 1)) : 0;
-    tl_kseg *rn = ok ? malloc(sizeof(tl_kseg) * (size_t)(n + 1)) : 0;
-    if (!bs || !rn) {{ free(bs); free(rn); free(pid); free(start); free(off); tl_err_flag = err0; return; }}
+    int64_t nblk = n / TL_BK + 1, nrun = 0, *bs = ok ? tl_kget(k, 2, sizeof(int64_t) * (size_t)(nblk + 1)) : 0;
+    tl_kseg *rn = ok ? tl_kget(k, 3, sizeof(tl_kseg) * (size_t)(n + 1)) : 0;
+    if (!bs || !rn) {{ free(off); tl_err_flag = err0; return; }}
     for (int64_t b = 0; b < nblk; b++) {{  /* each block's runs, found once */
         int64_t i0 = b * TL_BK, m = n - i0 < TL_BK ? n - i0 : TL_BK;
         int d = m < TL_BK;  /* (a block of one pattern: one run, found by a loop in lanes) */
@@ -1611,9 +1676,11 @@ LARGE_SOURCE = 256 * 1024
 class Runner:
     """A strand program built to C: :meth:`start` a run over given globals and grid."""
 
-    def __init__(self, ir: S.StrandIR):
+    def __init__(self, ir: S.StrandIR, steps: int | None = None):
         self.ir = ir
-        self.renderer = Renderer(ir)
+        #: the most super-steps a run may make (its counters' widths hold them; None: any number)
+        self.steps = steps
+        self.renderer = Renderer(ir, steps)
         self.source = self.renderer.source()
         flags = ("-O1",) if len(self.source) > LARGE_SOURCE else ()  # docs/diderot-compiled.md
         self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS, flags)
@@ -1652,6 +1719,7 @@ class Run:
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = int(np.prod(ext)) if ext else 1
         self.owner = runner
+        self.made = 0  # the super-steps asked for so far
         self.R, self.I, self.status = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
@@ -1737,11 +1805,15 @@ class Run:
         """Run up to ``k`` super-steps (fewer once no strand is active); how many ran."""
         if self.n == 0:
             return 0
+        if self.owner.steps is not None and self.made + k > self.owner.steps:  # (run_compiled stays within)
+            raise error("internal", f"a run built for {self.owner.steps:,} super-steps asked for more")
         with self.lock:
             self._strings()
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
-            return self._steps(k)
+            done = self._steps(k)
+        self.made += done
+        return done
 
     def _steps(self, k: int) -> int:
         err, act, pending = self.ffi.new("int64_t *"), self.ffi.new("int64_t *"), self.ffi.new("int64_t *")
@@ -1884,24 +1956,36 @@ def _set_first(body) -> set[str]:
     return written
 
 
+#: False: every strand is made one by one (the tests compare both ways)
+CREATE_LANES = True
+
 #: the most bytes of state arrays a built program keeps from one run for the next
 SPARE_BYTES = 64 << 20
 
-_RUNNERS: dict[str, Runner] = {}
+_RUNNERS: dict[tuple, Runner] = {}
+_WIDTHS: dict[tuple, tuple] = {}
 _RUN_TOKENS = itertools.count()
 
 
-def build(ir: S.StrandIR) -> Runner:
-    """The runner of ``ir``, built once per process per program text (the text of an IR
-    object seen before is not made again: a call of a compiled program asks each time)."""
+def build(ir: S.StrandIR, steps: int | None = None) -> Runner:
+    """The runner of ``ir`` for runs of at most ``steps`` super-steps (None: any number),
+    built once per process per program text and narrow widths (the text of an IR object
+    seen before is not made again: a call of a compiled program asks each time)."""
     seen = _SEEN.get(id(ir))
     key = seen[1] if seen is not None and seen[0] is ir else ir.show()
     if len(_SEEN) > 256:
         _SEEN.clear()
     _SEEN[id(ir)] = (ir, key)
-    runner = _RUNNERS.get(key)
+    widths = _WIDTHS.get((key, steps))
+    if widths is None:
+        if len(_WIDTHS) > 256:
+            _WIDTHS.clear()
+        widths = _WIDTHS[(key, steps)] = tuple(sorted(NW.narrow_slots(ir, steps).items()))
+    runner = _RUNNERS.get((key, widths))
     if runner is None:
-        runner = _RUNNERS[key] = Runner(ir)
+        runner = _RUNNERS[(key, widths)] = Runner(ir, steps)
+    elif runner.steps is not None:  # the same widths hold these runs too
+        runner.steps = None if steps is None else max(runner.steps, steps)
     return runner
 
 

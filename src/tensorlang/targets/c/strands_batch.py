@@ -384,3 +384,52 @@ BLOCK = r"""
                 }
                 for (int l = 0; l < w; l++) if (u[l] > most) most = u[l];
 """
+
+
+def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | None:
+    """A probe (or an ``inside`` test) as a lane's straight-line code in a loop across strands
+    (the create in lanes, ``tl_create_lanes``): the scalar probe's map, test and sums
+    (:func:`.strands_probe.render`, :func:`.strands_probe.straight`), its branches as selects;
+    a lane outside the image reads the image's first cell and takes ⊥. None where the lanes
+    do not cover it (border control, an order past the kernel's tabulated ones)."""
+    image = ir.images[s.image]
+    kernel = next(k for k in ir.kernels if k.name == s.kernel)
+    d, radius = image.dim, kernel.radius
+    vox = int(np.prod(image.shape)) if image.shape else 1
+    if d > 3 or len(s.pos) != d or s.border is not None or (not s.inside and s.order >= len(kernel.segments)):
+        return None
+    out = [f"{q}{'int' if s.inside else 'double'} {', '.join('l_' + t for t in s.targets)};", f"{q}{{"]
+    p = q + "    "
+    out += [f"{p}const tl_img *im = &img[{s.image}];", f"{p}const double *restrict data = im->data;",
+            f"{p}const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(4 * d)) + ";",
+            f"{p}const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ", cst = im->cstride;",
+            f"{p}const int ident = (int)im->ident, diag = (int)im->diag;",
+            f"{p}(void)data; (void)cst; (void)ident;" + "".join(f" (void)st{a};" for a in range(d))]
+    out += [f"{p}double x{a} = {ex(e)};" for a, e in enumerate(s.pos)]
+    for a in range(d):  # index_map's two ways (diagonal or each nonzero entry), as a select
+        out.append(f"{p}double xi{a} = m{4 * a + 3}, xd{a} = m{4 * a + 3} + m{5 * a} * x{a};")
+        out += [f"{p}xi{a} = m{4 * a + c} != 0 ? xi{a} + m{4 * a + c} * x{c} : xi{a};" for c in range(d)]
+        out.append(f"{p}xi{a} = diag ? xd{a} : xi{a};")
+    out.append(f"{p}int ok = " + " & ".join(f"isfinite(xi{a})" for a in range(d)) + ";")
+    if s.inside:  # Diderot's test: s - 1 < x < size - s, strictly
+        strict = " & ".join(f"(xi{a} > {radius - 1}) & (xi{a} < (double)(im->size[{a}] - {radius}))" for a in range(d))
+        return out + [f"{p}l_{s.targets[0]} = ok & {strict};", f"{q}}}"]
+    out += [f"{p}double n{a} = floor(xi{a}), f{a} = xi{a} - n{a};" for a in range(d)]
+    out.append(f"{p}ok = ok & " + " & ".join(f"(n{a} + {1 - radius} >= 0) & (n{a} + {radius} <= (double)(im->size[{a}] - 1))"
+                                             for a in range(d)) + ";")
+    out += [f"{p}int64_t c{a} = (int64_t)(ok ? n{a} : {radius - 1}.0) + {1 - radius};" for a in range(d)]
+    out.append(f"{p}int64_t base = " + " + ".join(f"c{a} * st{a}" for a in range(d)) + ";")
+    out += P.straight(s.kernel, kernel, d, s.order, vox, p)
+    first = sum(vox * d ** o for o in range(s.order))
+    return out + [f"{p}l_{t} = ok ? r{first + k} : NAN;" for k, t in enumerate(s.targets)] + [f"{q}}}"]
+
+
+def lane_images(body, ir: S.StrandIR) -> list[str]:
+    """The test a block of lanes makes first: every probed image holds the kernel's support
+    (a lane outside reads the first cell's)."""
+    tests = []
+    for s in P.walk(body):
+        if isinstance(s, S.Probe) and not s.inside:
+            taps = 2 * next(k.radius for k in ir.kernels if k.name == s.kernel)
+            tests += [f"img[{s.image}].size[{a}] < {taps}" for a in range(ir.images[s.image].dim)]
+    return sorted(set(tests))

@@ -13,6 +13,13 @@ smallest width that holds it (a counter then passes every width in a few more pa
 stays 64-bit).  The
 parameters (set from the grid's iterators and by ``new``) and strings stay 64-bit.
 
+A counter is bounded by the run's step limit (``steps``, where the run gives one): a slot
+that creation sets only to constants and that update and stabilize change only by
+constant steps (``x = x + c``, ``x = x - c``, no loop around them) holds, after k updates,
+a value within its start's interval widened by k times the update's steps (and the
+stabilize method's once); a strand updates at most once a super-step, so at most
+``steps`` times in a run (a step counter in 16 bits under the default limit of 10 000).
+
 Values stay exact: a narrow slot only ever holds values its width holds, and C converts
 them back to ``int64_t`` in every expression that reads them.
 """
@@ -44,7 +51,7 @@ def _join(a, b):
 
 
 class Ranges:
-    def __init__(self, ir: S.StrandIR):
+    def __init__(self, ir: S.StrandIR, steps: int | None = None):
         self.ir = ir
         kinds = {s.name: s.ty for s in ir.state}
         fixed = set(ir.params)
@@ -53,6 +60,34 @@ class Ranges:
         self.kinds = kinds
         self.locals: dict[int, dict[str, object]] = {}
         self.passes = 0
+        #: the counters' intervals within ``steps`` updates (fixed: the passes do not join them)
+        self.pinned = self._counters(steps) if steps is not None else {}
+        self.slots.update(self.pinned)
+
+    def _counters(self, steps: int) -> dict:
+        ir, out = self.ir, {}
+        sets = [(k, st, looped) for k, b in enumerate((ir.create + ir.init, ir.update, ir.stabilize or (), ir.global_block or ()))
+                for st, looped in _sets(b, False)]
+        for name in self.slots:
+            start: tuple[int, int] | None = (0, 0)  # the start's interval (None: unbounded)
+            moves = [[0, 0], [0, 0]]  # update's and stabilize's steps (down, up)
+            for k, st, looped in sets:
+                if st.name != name:
+                    continue
+                if k == 0 and not _refs(st.value):
+                    start = _join(start, self.ex(st.value, {}))
+                    continue
+                c = _step(st.value, name) if k in (1, 2) and not looped else None
+                if c is None or start is None:
+                    start = None
+                    break
+                moves[k - 1][c > 0] += abs(c)
+            if start is not None:
+                (du, uu), (ds, us) = moves
+                iv = (start[0] - steps * du - ds, start[1] + steps * uu + us)
+                if _widen(iv) is not TOP:
+                    out[name] = iv
+        return out
 
     def ex(self, e, loc: dict):
         ty = getattr(e, "ty", None)
@@ -108,7 +143,7 @@ class Ranges:
             elif isinstance(st, S.Set):
                 if st.space == "l":
                     put(loc, st.name, self.ex(st.value, loc))
-                elif st.space == "s" and st.name in self.slots:
+                elif st.space == "s" and st.name in self.slots and st.name not in self.pinned:
                     put(self.slots, st.name, self.ex(st.value, loc))
             elif isinstance(st, S.For):
                 put(loc, st.var, TOP)
@@ -149,6 +184,41 @@ class Ranges:
         return None if iv is TOP else max(-iv[0], iv[1])
 
 
-def narrow_slots(ir: S.StrandIR) -> dict[str, int]:
-    """The state slots that fit in fewer than 64 bits, with their width (8, 16 or 32)."""
-    return Ranges(ir).solve()
+def narrow_slots(ir: S.StrandIR, steps: int | None = None) -> dict[str, int]:
+    """The state slots that fit in fewer than 64 bits, with their width (8, 16 or 32), in a
+    run of at most ``steps`` super-steps (None: any number)."""
+    return Ranges(ir, steps).solve()
+
+
+def _sets(body, looped: bool):
+    """The sets of state in ``body`` (as (statement, whether a loop is around it))."""
+    for st in body or ():
+        if isinstance(st, S.Set) and st.space == "s":
+            yield st, looped
+        for part in ("then", "other", "body"):
+            inner = getattr(st, part, None)
+            if isinstance(inner, tuple):
+                yield from _sets(inner, looped or isinstance(st, S.For))
+
+
+def _refs(e) -> bool:
+    """Whether ``e`` reads a variable (anything but constants)."""
+    if isinstance(e, S.Ref) or not hasattr(e, "ty"):
+        return True
+    if isinstance(e, S.Const):
+        return False
+    if not isinstance(e, (S.Bin, S.Un, S.Sel)):
+        return True
+    return any(_refs(getattr(e, part)) for part in ("a", "b", "c") if getattr(e, part, None) is not None)
+
+
+def _step(e, name: str) -> int | None:
+    """c where ``e`` is ``x + c``, ``c + x`` or ``x - c`` (``x`` the slot ``name``, ``c`` a constant int)."""
+    if not (isinstance(e, S.Bin) and e.ty == "int" and e.op in ("+", "-")):
+        return None
+    this = lambda x: isinstance(x, S.Ref) and x.space == "s" and x.name == name  # noqa: E731
+    if this(e.a) and isinstance(e.b, S.Const) and e.b.ty == "int":
+        return int(e.b.value) if e.op == "+" else -int(e.b.value)  # type: ignore[call-overload]
+    if e.op == "+" and isinstance(e.a, S.Const) and e.a.ty == "int" and this(e.b):
+        return int(e.a.value)  # type: ignore[call-overload]
+    return None

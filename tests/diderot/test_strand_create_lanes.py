@@ -1,0 +1,130 @@
+"""Strands made in lanes (``tl_create_lanes``, src/tensorlang/targets/c/strands.py): the state
+initializers of up to 64 strands along the grid's last iterator run as one vectorized loop,
+their probes and ``inside`` tests as straight-line code per lane
+(``strands_batch.lane_probe``).  The outputs are those of the strand-by-strand create bit
+for bit, and the interpreter's to rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.sampling.image import Image
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as CS
+
+pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+# a vector image's value and gradient (bspln3), an inside test, a branch on a probe, a
+# narrow int; the grid's rows (71 strands) no multiple of the 64 lanes; points outside
+PLANE = """#version 1.0
+input image(2)[2] img;
+field#1(2)[2] F = bspln3 ⊛ img;
+field#0(2)[2] G = tent ⊛ img;
+strand s (int i, int j) {
+   vec2 x = [-2.6 + 0.075 * real(i), -2.4 + 0.5 * real(j)];
+   output vec2 v = F(x) if inside(x, F) else [-1.0, 2.0];
+   output tensor[2,2] g = ∇⊗F(x);
+   output int k = 1 if inside(x, G) && G(x)[0] > 0.2 else (2 if |x| < 1.0 else 0);
+   output real w = G(x)[1] * real(i - j);
+   update { stabilize; }
+}
+initially [ s(i, j) | j in 0..8, i in 0..70 ];
+"""
+
+# a 3-D probe (tent) and a function with an early return: the latter is made one by one
+VOLUME = """#version 1.0
+input image(3)[] vol;
+field#0(3)[] V = tent ⊛ vol;
+strand s (int i, int j, int k) {
+   vec3 p = [-1.3 + 0.31 * real(i), -1.2 + 0.27 * real(j), -1.1 + 0.33 * real(k)];
+   output real v = V(p) if inside(p, V) else 7.0;
+   output real u = V(p + [0.5, 0.0, 0.0]);
+   update { stabilize; }
+}
+initially [ s(i, j, k) | k in 0..4, j in 0..5, i in 0..9 ];
+"""
+
+EARLY = """#version 1.0
+function int f(int a) { if (a > 3) { return a / 2; } return -a; }
+strand s (int i) {
+   output int v = f(i);
+   update { stabilize; }
+}
+initially [ s(i) | i in 0..9 ];
+"""
+
+
+def _map(rotated: bool, d: int) -> np.ndarray:
+    if not rotated:
+        m = np.eye(d + 1)
+        m[:d, :d] *= 0.45
+        m[:d, d] = -1.9
+        return m
+    c, s = np.cos(0.4), np.sin(0.4)
+    return np.array([[0.45 * c, -0.4 * s, -1.9], [0.45 * s, 0.4 * c, -1.7], [0, 0, 1]])
+
+
+def _plane(rotated: bool) -> Image:
+    data = np.random.default_rng(5).normal(size=(10, 9, 2))
+    data[4, 5] = np.nan  # ⊥ and ±inf reach some probes
+    data[2, 6, 1] = np.inf
+    return Image(data, 2, _map(rotated, 2))
+
+
+def same_bits(a, b) -> bool:
+    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    keep = ~np.isnan(a)
+    return a[keep].tobytes() == b[keep].tobytes()
+
+
+def _run(text: str, values: dict, lanes: bool, monkeypatch, threads: int = 1):
+    monkeypatch.setattr(CS, "CREATE_LANES", lanes)
+    monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
+    p = strands(check(parse_program(text)))
+    res = p.run(values, backend="c", threads=threads)
+    assert p.executor_note is None
+    return p, res, next(iter(CS._RUNNERS.values())).source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text, values", [
+    (PLANE, lambda: {"img": _plane(True)}), (PLANE, lambda: {"img": _plane(False)}),
+    (VOLUME, lambda: {"vol": Image(np.random.default_rng(2).normal(size=(7, 8, 9)), 3, _map(False, 3))}),
+    (PLANE.replace("j in 0..8, i in 0..70", "i in 0..70, j in 0..6"), lambda: {"img": _plane(True)})],
+    ids=["plane-rotated", "plane-diagonal", "volume", "rows-of-7"])  # (rows under 8 strands: one by one)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strands_made_in_lanes_give_the_one_by_one_outputs_bit_for_bit(text, values, threads, monkeypatch):
+    vals = values()
+    _, plain, src0 = _run(text, vals, False, monkeypatch, threads)
+    p, lanes, src1 = _run(text, vals, True, monkeypatch, threads)
+    assert "int tl_create_lanes(" not in src0 and "int tl_create_lanes(" in src1
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], lanes.outputs[name]), name
+    ref = p.run(vals, backend="interp")
+    for name in ref.outputs:
+        a, b = np.asarray(ref.outputs[name]), np.asarray(lanes.outputs[name])
+        assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True), name
+    some = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in lanes.outputs.values()])
+    assert np.isfinite(some).any() and np.isnan(some).any()
+
+
+@pytest.mark.slow
+def test_an_image_narrower_than_the_kernel_makes_the_strands_one_by_one(monkeypatch):
+    img = Image(np.arange(60.0).reshape(30, 1, 2), 2, np.eye(3))  # 1 sample across: no support fits
+    _, plain, _ = _run(PLANE, {"img": img}, False, monkeypatch)
+    _, lanes, src = _run(PLANE, {"img": img}, True, monkeypatch)
+    assert "int tl_create_lanes(" in src and np.isnan(np.asarray(lanes.outputs["w"])).all()
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], lanes.outputs[name]), name
+
+
+def test_a_create_with_a_jump_or_an_int_division_is_made_one_by_one(monkeypatch):
+    p, res, src = _run(EARLY, {}, True, monkeypatch)
+    assert "int tl_create_lanes(" not in src
+    assert list(res.outputs["v"]) == [0, -1, -2, -3, 2, 2, 3, 3, 4, 4]
