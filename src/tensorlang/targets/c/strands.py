@@ -373,16 +373,19 @@ class Renderer:
         arr, k = self.state[name]
         at = "j" if space in ("n", "o") else "i"
         base = ("tl_RP" if self.still and name.startswith("pos.") else f"tl_{arr}0") if space == "n" else arr
-        if arr == "I" and k in self.narrow:
-            return self.row(arr, k, base, "n") + f"[{at}]"
-        return f"{base}[{k} * n + {at}]"
+        return self.cell(arr, k, base, "n", at)
 
-    def row(self, arr: str, k: int, base: str, n: str) -> str:
+    def cell(self, arr: str, k: int, base: str, n: str | None, at: str) -> str:
+        """Value ``at`` of row ``k`` of a state table; ``n`` None: of a strand's own copies (``Rl``, ``Il``)."""
+        if arr == "I" and k in self.narrow:
+            return self.row(arr, k, base, n) + f"[{at}]"
+        return f"{base}[{k} * {n} + {at}]" if n else f"{base}[{k}]"
+
+    def row(self, arr: str, k: int, base: str, n: str | None) -> str:
         """Row ``k`` of a state table (``base``: ``R``, ``I`` or a snapshot) as an array; a narrow int row
         is the first bytes of its 64-bit row."""
-        if arr == "I" and k in self.narrow:
-            return f"((int{self.narrow[k]}_t *)({base} + {k} * {n}))"
-        return f"({base} + {k} * {n})"
+        at = f"{base} + {k} * {n}" if n else f"{base} + {k}"
+        return f"((int{self.narrow[k]}_t *)({at}))" if arr == "I" and k in self.narrow else f"({at})"
 
     # ---- statements
     def stmts(self, body, pad: str) -> list[str]:
@@ -702,7 +705,7 @@ class Renderer:
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         # a solo strand's update that reads no other strand's state steps on copies of its own
-        own = (self.nr, self.ni, self.narrow) if B.OWN and solo and not any(b.lanes for b in batched) \
+        own = (self.nr, self.ni, self.cell) if B.OWN and solo and not any(b.lanes for b in batched) \
             and not any(isinstance(s, S.Reduce) for s in P.walk(ir.update)) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),

@@ -286,7 +286,7 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     return out + ["    }", "}"]
 
 
-def block_steps(batched: list[Batched], own: tuple[int, int, dict[int, int]] | None = None) -> str:
+def block_steps(batched: list[Batched], own: tuple | None = None) -> str:
     """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
     lock step where a family's probes run in lanes (positions, the block's probes, then each
     strand's update); strand after strand where every batched probe is a 3-D one (its
@@ -317,18 +317,15 @@ STEPS_EXACT = """#if defined(__GNUC__) && !defined(__clang__)
 """
 
 
-def own_steps(own: tuple[int, int, dict[int, int]] | None, pos: str, update: str, pad: str) -> str:
+def own_steps(own: tuple | None, pos: str, update: str, pad: str) -> str:
     """A solo strand's steps (``i``; ``u`` counts them): ``pos``, then the ``update`` call,
     until it returns a status, for up to ``k - s`` steps or an error.  ``own``: the counts of
-    its real and int slots and its narrow int rows (row -> bits), copied into the locals ``Rl`` and ``Il`` for its steps (the update,
-    called with ``n`` 1 and ``i`` 0, reads ``R[k * n + i]`` as ``Rl[k]``), which the C compiler
-    keeps in registers, and stored back before its stabilize method."""
-    nr, ni, narrow = own or (0, 0, {})
-    # a narrow int row (strands_narrow) holds its values in its first bytes: Il[k]'s first bytes, as n is 1
-    il = [f"((int{narrow[k]}_t *)(Il + {k}))[0]" if k in narrow else f"Il[{k}]" for k in range(ni)]
-    ig = [f"((int{narrow[k]}_t *)(I + {k} * n))[i]" if k in narrow else f"I[{k} * n + i]" for k in range(ni)]
-    load = "".join([f" Rl[{k}] = R[{k} * n + i];" for k in range(nr)] + [f" {a} = {b};" for a, b in zip(il, ig)])
-    store = "".join([f" R[{k} * n + i] = Rl[{k}];" for k in range(nr)] + [f" {b} = {a};" for a, b in zip(il, ig)])
+    its real and int slots and ``Renderer.cell``: its state copied into the locals ``Rl`` and
+    ``Il`` for its steps (the update, called with ``n`` 1 and ``i`` 0, reads ``R[k * n + i]``
+    as ``Rl[k]``), which the C compiler keeps in registers, and stored back before stabilize."""
+    nr, ni, cell = own or (0, 0, None)
+    cells = [(cell(a, k, f"{a}l", None, "0"), cell(a, k, a, "n", "i")) for a, m in (("R", nr), ("I", ni)) for k in range(m)]
+    load, store = "".join(f" {x} = {y};" for x, y in cells), "".join(f" {y} = {x};" for x, y in cells)
     return (STEPS.replace("{load}", f"double Rl[{max(nr, 1)}]; int64_t Il[{max(ni, 1)}];{load}" if own else "")
             .replace("{store}", store).replace("{pos}", pos + "\n" if pos else "").replace("{update}", update)
             .replace("\n", "\n" + pad).rstrip(" "))
