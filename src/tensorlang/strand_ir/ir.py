@@ -15,6 +15,7 @@ iterators), ``init`` (its state, from its parameters; new strands' too), ``updat
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Union
 
@@ -276,6 +277,23 @@ class StrandIR:
 
     def show(self) -> str:
         return show(self)
+
+
+def nodes(root, kind: type = object, most: int | None = None) -> list:
+    """The nodes of ``kind`` in ``root`` (IR, or a tuple of it: statements and expressions)
+    as written, each once; at most ``most`` + 1."""
+    out: list = []
+    seen, todo = set(), [root]
+    while todo and (most is None or len(out) <= most):
+        x = todo.pop()
+        if isinstance(x, (tuple, list)):
+            todo.extend(reversed(x))
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            if isinstance(x, kind) and id(x) not in seen:
+                seen.add(id(x))
+                out.append(x)
+            todo.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
+    return out
 
 
 # ---------------------------------------------------------------- printer

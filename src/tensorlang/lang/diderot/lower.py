@@ -1569,15 +1569,7 @@ def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
 
 def _reads(exprs) -> set:
     """The variables (space, name) some expressions read."""
-    out: set = set()
-    stack = list(exprs)
-    while stack:
-        e = stack.pop()
-        if isinstance(e, S.Ref):
-            out.add((e.space, e.name))
-        else:
-            stack += [getattr(e, f) for f in ("a", "b", "c", "index") if hasattr(e, f)] + list(getattr(e, "args", ()))
-    return out
+    return {(r.space, r.name) for r in S.nodes(tuple(exprs), S.Ref)}
 
 
 def _writes(s) -> set | None:
@@ -1598,17 +1590,6 @@ def _writes(s) -> set | None:
             if w is None:
                 return None
             out |= w
-    return out
-
-
-def _all_sets(body) -> set:
-    """Every variable a list of statements assigns, at any depth."""
-    out: set = set()
-    for s in body:
-        if isinstance(s, S.Set):
-            out.add((s.space, s.name))
-        for attr in ("then", "other", "body"):
-            out |= _all_sets(getattr(s, attr, ()))
     return out
 
 
@@ -1745,7 +1726,7 @@ def lower(checked: Checked) -> S.StrandIR:
         L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
         L.stmt(p.update)
         global_block = tuple(L.out)
-        written = {name.partition(".")[0] for space, name in _all_sets(global_block) if space == "g"}
+        written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
         if written & L.field_reads:
             raise Unsupported(f"a field defined with a global the global block assigns "
                               f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
@@ -1768,7 +1749,7 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     is written for them.  Not where strands run ``new`` (a new strand's parameters reach
     ``init`` through its state) or for a position the queries search."""
     read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or ())
-            for r in _walk(body) if isinstance(r, S.Ref)}
+            for r in S.nodes(body, S.Ref)}
     gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
             if p not in read and p not in ir.shared and not p.startswith("pos.")}
     if ir.births or not gone:
@@ -1787,17 +1768,6 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     create = tuple(S.Local(name, tys[p]) for p, name in gone.items()) + local(ir.create + ir.init)
     return dataclasses.replace(ir, state=tuple(sl for sl in ir.state if sl.name not in gone), create=create, init=(),
                                params=tuple(p for p in ir.params if p not in gone))
-
-
-def _walk(x):
-    """Every IR node under ``x`` (statements, expressions, tuples of them)."""
-    if isinstance(x, tuple):
-        for y in x:
-            yield from _walk(y)
-    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-        yield x
-        for f in dataclasses.fields(x):
-            yield from _walk(getattr(x, f.name))
 
 
 # ---------------------------------------------------------------- running it

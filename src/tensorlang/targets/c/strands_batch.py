@@ -88,15 +88,8 @@ def _pure(e) -> bool:
     return False
 
 
-def _refs(e, found: set) -> None:
-    if isinstance(e, S.Ref) and e.space == "l":
-        found.add(e.name)
-    for attr in ("a", "b", "c"):
-        sub = getattr(e, attr, None)
-        if sub is not None and not isinstance(sub, (str, int)):
-            _refs(sub, found)
-    for sub in getattr(e, "args", ()) or ():
-        _refs(sub, found)
+def _locals(e) -> set:
+    return {r.name for r in S.nodes(e, S.Ref) if r.space == "l"}
 
 
 def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
@@ -105,22 +98,19 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
     body = ir.update
     if not ENABLED:
         return []
-    assigned = {s.name for s in P.walk(body) if isinstance(s, S.Set) and s.space == "l"}
+    assigned = {s.name for s in S.nodes(body, S.Set) if s.space == "l"}
     defs: dict[str, tuple[int, S.Local]] = {}
     out: list[Batched] = []
     seen: set = set()
     offset = 0
     for k, top in enumerate(body):
-        for s in P.walk((top,)):
-            if not isinstance(s, S.Probe) or s.inside or P.family(s) in seen or P.family(s) not in probe_plan:
+        for s in S.nodes(top, S.Probe):
+            if s.inside or P.family(s) in seen or P.family(s) not in probe_plan:
                 continue
             seen.add(P.family(s))
-            need: set = set()
             ok = all(_pure(e) for e in s.pos)
-            for e in s.pos:
-                _refs(e, need)
             chosen: dict[str, tuple[int, S.Local]] = {}
-            todo = list(need)
+            todo = list(_locals(s.pos))
             while ok and todo:
                 name = todo.pop()
                 if name in chosen:
@@ -129,13 +119,11 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
                     ok = False
                     break
                 chosen[name] = defs[name]
-                more: set = set()
                 init = defs[name][1].init
                 if init is None or not _pure(init):
                     ok = False
                     break
-                _refs(init, more)
-                todo += list(more)
+                todo += list(_locals(init))
             if not ok:
                 continue
             j, top_order, _ = probe_plan[P.family(s)]
