@@ -1,17 +1,5 @@
-"""The strand IR: frozen, printable, scalar.
-
-Every value is a scalar of one of four types (``int``: 64-bit, ``real``: double,
-``bool``, ``string``: the number of a string in the program's table, ``strings``, where
-strings the program does not spell get numbers after those it does); a Diderot tensor is lowered to its components, row-major.  Variables live in
-four spaces: ``g`` a global slot (one per component, in the globals' array), ``s`` a
-state slot of the strand being run (one array per slot over all strands: struct of
-arrays), ``o`` a state slot of the strand a reduction visits, ``l`` a local.
-
-A program holds five statement lists: ``create`` (a strand's parameters from the grid
-iterators), ``init`` (its state, from its parameters; new strands' too), ``update``, ``stabilize`` (both end by ``Exit``) and
-``global_block`` (run once per super-step after the updates).  Images are read through
-``Probe`` statements, which write the components of a probe into locals.
-"""
+"""The strand IR: frozen, printable, scalar statements and expressions (its types, spaces
+and statement lists: docs/diderot-compiled.md, "From the typed program to C")."""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
 """Lowering a typed Diderot program to the strand IR (:mod:`tensorlang.strand_ir.ir`), and
-running it through a registered executor (the C target's, ``targets/c/strands.py``).
-
-Tensors become their components (row-major, numpy object arrays of IR expressions
-while lowering), user functions are inlined (a block body's ``return`` a jump to the
-end of its copy), ``a if c else b``, ``&&`` and ``||`` stay lazy, and the field
-expressions a strand probes are followed back through the globals that define them
-to ``image ⊛ kernel`` with derivatives and lifted arithmetic: each probe becomes one
-:class:`~tensorlang.strand_ir.ir.Probe` of the image per derivative order, and the
-lifted operators and the chain rule of ``∇`` over them are applied to the probed
-components.  What the lowering does not handle raises :class:`Unsupported` with the
-reason; :func:`strand_plan` keeps it, and the program then runs in the interpreter
-(docs/diderot-compiled.md lists what falls back).
-"""
+running it through a registered executor (docs/diderot-compiled.md, "From the typed program
+to C"): what it does not handle raises :class:`Unsupported` with the reason, and the
+program then runs in the interpreter."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""The C renderer and executor of the strand IR (:mod:`tensorlang.strand_ir.ir`).
-
-The strands' state is struct-of-arrays: one row of ``R`` (doubles) or ``I`` (64-bit
-ints; bools too) per state slot, one column per strand, and a status byte per strand
-(0 active, 1 stable, 2 dead: the interpreter's numbers).  ``tl_create`` fills the
-state from the grid's iterators (one OpenMP loop over strands); ``tl_steps`` runs up to
-``k`` bulk-synchronous super-steps in C: an OpenMP loop over the active strands
-(``update``, then ``stabilize`` for those that stabilized), then the global block, which
-reads the globals' array (``gr``, ``gi``) and may write it; it stops early once no
-strand is active.  An integer division by zero or an index out of range sets an error
-code that the caller turns into ``error[input]`` after the step (the interpreter raises
-the same error).  Images are read by probes generated here (:mod:`.strands_probe`).
-"""
+"""The C renderer and executor of the strand IR (:mod:`tensorlang.strand_ir.ir`): the state
+as struct-of-arrays, ``tl_create`` and ``tl_steps`` in C, probes from :mod:`.strands_probe`
+(docs/diderot-compiled.md, "From the typed program to C" and "How a run goes")."""
 
 from __future__ import annotations
 
@@ -516,14 +506,8 @@ class Renderer:
         return "\n".join(out + ["    return 1;", "}"])
 
     def lanes(self) -> list[str]:
-        """``tl_lanes``: the update of a block of strands as loops the C compiler can
-        vectorize, where the update allows it (no loops, probes, calls that may set an error,
-        prints, births or queries other than the blocked folds; no stabilize method): every
-        statement runs for every strand of the block under its strand's predicate (active,
-        not yet exited, the branches taken), each state and local set as a select.  The
-        statements before the first fold (that declare no local) run first: the folds are
-        made only where some strand of the block goes on to them.  Empty where the update
-        does not allow lanes (the block runs strand by strand)."""
+        """``tl_lanes``: the update of a block of strands as loops the C compiler can vectorize
+        (docs/diderot-compiled.md, "How a run goes"); empty where the update does not allow it."""
         if not self.blocked or self.ir.stabilize or self.ir.indirect:
             return []
         update = self.ir.update

@@ -1,30 +1,7 @@
-"""Probes of many strands at once: the update of a block of strands in phases.
-
-A strand's update usually probes a field at a point computed from its state before any
-probe (a pixel's position, a ray's sample, a Newton iterate).  For such a probe the
-executor runs a block of ``TL_B`` strands in lock step: each strand's position first (the
-``Local`` statements of the update's top level the position needs, side-effect free),
-then the probe at every position of the block in one loop over the lanes (``omp simd``:
-the same scalar code per lane, vectorized by the C compiler), its results left in the
-update's probe cache (the per-function cache of :func:`.strands_probe.cache_decls`), then
-the update itself, strand by strand, which finds its probe in the cache.
-
-The update checks the cache's key (the index-space position) as it always does: a
-strand whose probe lands elsewhere than the block's phase computed (a local reassigned, a
-position behind a branch) computes it itself, so results never depend on the guess:
-they are those of the per-strand update, bit for bit (the lanes run the very same
-operations, and the C compiler does not contract them in ISO C mode), but for the sign
-of a NaN (which operand's NaN an operation passes on is the compiler's choice).
-
-A probe of a 3-D image (a ray's sample) is not computed in lanes: the strand's own probe
-loads rows of contiguous taps as vectors where the lanes would gather 8-64 samples one by
-one (measured slower on mip and dvr).  What a ray's steps wait for is memory, so the block
-computes the position (``tl_pos``) and prefetches the support where the ray will be
-``AHEAD`` steps on, extrapolated from its last step (``tl_ahead``: a hint, no value
-depends on it), the ray's steps one after another (``MODE`` "solo"; "lockstep" runs a tile
-row together); the update probes as it always does, its sums straight-line code
-(:func:`.strands_probe.straight`, also the lanes' code).
-"""
+"""Probes of many strands at once: a solo program's update of a tile row in phases (a 2-D
+probe's positions, then the probes in lanes, then the updates, which find them in their
+cache; a 3-D probe's support prefetched ``AHEAD`` steps on), with the per-strand update's
+results bit for bit (docs/diderot-compiled.md, "How a run goes")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-"""Narrow int state: which ``int`` and ``bool`` state slots of a strand program can be stored
-in 8, 16 or 32 bits instead of 64 (fewer bytes a strand for the state rows, the snapshot
-and the neighbours' folds to move).
-
-A slot's values are bounded by an interval analysis over every statement that sets it
-(creation, initialisation, update, stabilize, global): constants, comparisons and bools
-(0 or 1), selects (either arm), ``+ - *`` of bounded values (exactly, in Python's ints),
-the slot itself and other bounded slots and locals; anything else (an input, a sequence
-item, a cast from a real, a division, a sum over neighbours) is unbounded.  Every slot
-starts at 0 (a state row is zeroed before creation writes it).  Intervals are joined
-exactly for the first passes; an interval still growing after that is widened to the
-smallest width that holds it (a counter then passes every width in a few more passes and
-stays 64-bit).  The
-parameters (set from the grid's iterators and by ``new``) and strings stay 64-bit.
-
-Values stay exact: a narrow slot only ever holds values its width holds, and C converts
-them back to ``int64_t`` in every expression that reads them.
-"""
+"""Narrow int state: the ``int`` and ``bool`` state slots an interval analysis bounds to 8, 16
+or 32 bits are stored that narrow (docs/diderot-compiled.md, "How a run goes"); every slot
+starts at 0 (a state row is zeroed before creation writes it), and C converts every read
+back to ``int64_t``, so values stay exact."""
 
 from __future__ import annotations
 

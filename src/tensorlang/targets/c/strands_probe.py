@@ -1,15 +1,6 @@
-"""Probes of images from strand programs, generated as C: 004 §2.2's sum at one point.
-
-Per probe statement: the world-to-index map (``m``: the rows of the homogeneous
-inverse of the image's index-to-world map, an entry 0 skipped as the interpreter
-does), the cell n = ⌊x⌋ and fraction f, the domain test (the kernel's whole support
-inside the image; ⊥ outside unless a border mode maps the taps: clamp, wrap,
-mirror), the weights of every tap and derivative order (each tap's Horner polynomial,
-the coefficients in one table: the taps in SIMD lanes), the separable sum (innermost axis
-first, axis 0's taps in lanes: contiguous samples in an NRRD file), and the chain rule to
-world space where the map's linear part is not the identity (the interpreter's
-``reconstruct.to_world``, axis by axis).  ``inside`` probes write the domain test.
-"""
+"""Probes of images from strand programs, generated as C: 004 §2.2's sum at one point (the
+map, cell, domain test, weights, separable sum and chain rule of the interpreter's probes:
+docs/diderot-compiled.md, "How a run goes")."""
 
 from __future__ import annotations
 
