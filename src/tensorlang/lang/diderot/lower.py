@@ -1765,14 +1765,6 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
 MAX_ORDER = 4
 
 
-def interpreter_only(checked: Checked) -> str | None:
-    """Why a program follows runtime rules of Diderot's that only the interpreter
-    implements so far (docs/diderot-compiled.md, "What runs in C"), or None.  The C
-    executor now follows both (the permuted strand order, sphere's distance test)."""
-    del checked
-    return None
-
-
 def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     """The strand IR of ``checked`` and None, or None and why it runs in the interpreter
     (computed once per typed program, kept on it)."""
@@ -1780,13 +1772,14 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     if cached is not None:
         return cached
     from .bounds import MAX_C_PLAN, c_plan_limit
+    ir: S.StrandIR | None = None
+    why = None
     try:
-        why = interpreter_only(checked)
-        too_large = c_plan_limit(checked) if why is None else None  # issue 41: bounded C builds
+        too_large = c_plan_limit(checked)  # bounded C builds
         if too_large is not None:
             raise Unsupported(too_large)
-        ir = lower(checked) if why is None else None
-        if ir is not None and len(ir.show()) > MAX_C_PLAN:
+        ir = lower(checked)
+        if len(ir.show()) > MAX_C_PLAN:
             ir, why = None, f"the C executor does not build programs this large (a strand plan of more than {MAX_C_PLAN} characters)"
     except Unsupported as exc:
         ir, why = None, f"the C executor does not support {exc}"
@@ -1884,4 +1877,4 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     return done
 
 
-__all__ = ["Unsupported", "choose", "interpreter_only", "lower", "permuted", "run_compiled", "strand_plan"]
+__all__ = ["Unsupported", "choose", "lower", "permuted", "run_compiled", "strand_plan"]
