@@ -14,7 +14,7 @@ from hypothesis import Phase, event, example, given, reject, settings, strategie
 from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
-from tensorlang.lang.diderot.lower import interpreter_only, permuted, strand_plan
+from tensorlang.lang.diderot.lower import permuted, strand_plan
 from tensorlang.targets.c import build as c_build
 from agreement import agree, same  # tests/diderot is on the path: the folder is not a package
 
@@ -221,7 +221,7 @@ strand p (int i) {
 initially { p(i) | i in 0..40 };
 """
     p = program(text)
-    assert interpreter_only(p.checked) is None and strand_plan(p.checked)[1] is None
+    assert strand_plan(p.checked)[1] is None
     res = both(p)
     assert res.stable > 0
 
@@ -428,7 +428,7 @@ initially {create};
 
 def outcomes_agree(text: str, limit: int) -> None:
     p = program(text)
-    assert interpreter_only(p.checked) is None and strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
+    assert strand_plan(p.checked)[1] is None, strand_plan(p.checked)[1]
     event(f"permuted order: {permuted(p.checked)}, sphere queries: {p.checked.communicates}")
     outcomes = []
     for backend, threads in (("interp", 1), ("c", 1), ("c", 2)):

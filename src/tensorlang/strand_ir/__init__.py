@@ -1,10 +1,6 @@
-"""The strand IR: a Diderot program's strands as scalar statements (issue 42's
-"Execution"), between the typed program (``lang/diderot/lower.py`` lowers to it) and
-the C renderer (``targets/c/strands.py`` prints and builds it).
-
-``EXECUTORS`` is where a target that runs strand programs registers itself (by name:
-``"c"``); the front end finds it there, so that ``lang`` never imports ``targets``
-(docs/diderot-compiled.md)."""
+"""The strand IR (docs/diderot-compiled.md): a Diderot program's strands as scalar statements,
+between ``lang/diderot/lower.py`` and ``targets/c/strands.py``; a target registers its
+executor in ``EXECUTORS``, where the front end finds it (``lang`` never imports ``targets``)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,9 @@
-"""The strand IR: frozen, printable, scalar.
-
-Every value is a scalar of one of four types (``int``: 64-bit, ``real``: double,
-``bool``, ``string``: the number of a string in the program's table, ``strings``, where
-strings the program does not spell get numbers after those it does); a Diderot tensor is lowered to its components, row-major.  Variables live in
-four spaces: ``g`` a global slot (one per component, in the globals' array), ``s`` a
-state slot of the strand being run (one array per slot over all strands: struct of
-arrays), ``o`` a state slot of the strand a reduction visits, ``l`` a local.
-
-A program holds five statement lists: ``create`` (a strand's parameters from the grid
-iterators), ``init`` (its state, from its parameters; new strands' too), ``update``, ``stabilize`` (both end by ``Exit``) and
-``global_block`` (run once per super-step after the updates).  Images are read through
-``Probe`` statements, which write the components of a probe into locals.
-"""
+"""The strand IR: frozen, printable, scalar statements and expressions (its types, spaces
+and statement lists: docs/diderot-compiled.md, "From the typed program to C")."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Union
 
@@ -276,6 +265,23 @@ class StrandIR:
 
     def show(self) -> str:
         return show(self)
+
+
+def nodes(root, kind: type = object, most: int | None = None) -> list:
+    """The nodes of ``kind`` in ``root`` (IR, or a tuple of it: statements and expressions)
+    as written, each once; at most ``most`` + 1."""
+    out: list = []
+    seen, todo = set(), [root]
+    while todo and (most is None or len(out) <= most):
+        x = todo.pop()
+        if isinstance(x, (tuple, list)):
+            todo.extend(reversed(x))
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            if isinstance(x, kind) and id(x) not in seen:
+                seen.add(id(x))
+                out.append(x)
+            todo.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
+    return out
 
 
 # ---------------------------------------------------------------- printer

@@ -1,17 +1,7 @@
 """Lowering a typed Diderot program to the strand IR (:mod:`tensorlang.strand_ir.ir`), and
-running it through a registered executor (the C target's, ``targets/c/strands.py``).
-
-Tensors become their components (row-major, numpy object arrays of IR expressions
-while lowering), user functions are inlined (a block body's ``return`` a jump to the
-end of its copy), ``a if c else b``, ``&&`` and ``||`` stay lazy, and the field
-expressions a strand probes are followed back through the globals that define them
-to ``image ⊛ kernel`` with derivatives and lifted arithmetic: each probe becomes one
-:class:`~tensorlang.strand_ir.ir.Probe` of the image per derivative order, and the
-lifted operators and the chain rule of ``∇`` over them are applied to the probed
-components.  What the lowering does not handle raises :class:`Unsupported` with the
-reason; :func:`strand_plan` keeps it, and the program then runs in the interpreter
-(docs/diderot-compiled.md lists what falls back).
-"""
+running it through a registered executor (docs/diderot-compiled.md, "From the typed program
+to C"): what it does not handle raises :class:`Unsupported` with the reason, and the
+program then runs in the interpreter."""
 
 from __future__ import annotations
 
@@ -1569,15 +1559,7 @@ def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
 
 def _reads(exprs) -> set:
     """The variables (space, name) some expressions read."""
-    out: set = set()
-    stack = list(exprs)
-    while stack:
-        e = stack.pop()
-        if isinstance(e, S.Ref):
-            out.add((e.space, e.name))
-        else:
-            stack += [getattr(e, f) for f in ("a", "b", "c", "index") if hasattr(e, f)] + list(getattr(e, "args", ()))
-    return out
+    return {(r.space, r.name) for r in S.nodes(tuple(exprs), S.Ref)}
 
 
 def _writes(s) -> set | None:
@@ -1598,17 +1580,6 @@ def _writes(s) -> set | None:
             if w is None:
                 return None
             out |= w
-    return out
-
-
-def _all_sets(body) -> set:
-    """Every variable a list of statements assigns, at any depth."""
-    out: set = set()
-    for s in body:
-        if isinstance(s, S.Set):
-            out.add((s.space, s.name))
-        for attr in ("then", "other", "body"):
-            out |= _all_sets(getattr(s, attr, ()))
     return out
 
 
@@ -1745,7 +1716,7 @@ def lower(checked: Checked) -> S.StrandIR:
         L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
         L.stmt(p.update)
         global_block = tuple(L.out)
-        written = {name.partition(".")[0] for space, name in _all_sets(global_block) if space == "g"}
+        written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
         if written & L.field_reads:
             raise Unsupported(f"a field defined with a global the global block assigns "
                               f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
@@ -1768,7 +1739,7 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
     is written for them.  Not where strands run ``new`` (a new strand's parameters reach
     ``init`` through its state) or for a position the queries search."""
     read = {r.name for body in (ir.update, ir.stabilize or (), ir.global_block or ())
-            for r in _walk(body) if isinstance(r, S.Ref)}
+            for r in S.nodes(body, S.Ref)}
     gone = {p: f"prm_{k}_" for k, p in enumerate(ir.params)
             if p not in read and p not in ir.shared and not p.startswith("pos.")}
     if ir.births or not gone:
@@ -1789,28 +1760,9 @@ def _unstored_params(ir: S.StrandIR) -> S.StrandIR:
                                params=tuple(p for p in ir.params if p not in gone))
 
 
-def _walk(x):
-    """Every IR node under ``x`` (statements, expressions, tuples of them)."""
-    if isinstance(x, tuple):
-        for y in x:
-            yield from _walk(y)
-    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-        yield x
-        for f in dataclasses.fields(x):
-            yield from _walk(getattr(x, f.name))
-
-
 # ---------------------------------------------------------------- running it
 #: the highest derivative order whose tap polynomials a kernel slot carries
 MAX_ORDER = 4
-
-
-def interpreter_only(checked: Checked) -> str | None:
-    """Why a program follows runtime rules of Diderot's that only the interpreter
-    implements so far (docs/diderot-compiled.md, "What runs in C"), or None.  The C
-    executor now follows both (the permuted strand order, sphere's distance test)."""
-    del checked
-    return None
 
 
 def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
@@ -1820,13 +1772,14 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     if cached is not None:
         return cached
     from .bounds import MAX_C_PLAN, c_plan_limit
+    ir: S.StrandIR | None = None
+    why = None
     try:
-        why = interpreter_only(checked)
-        too_large = c_plan_limit(checked) if why is None else None  # issue 41: bounded C builds
+        too_large = c_plan_limit(checked)  # bounded C builds
         if too_large is not None:
             raise Unsupported(too_large)
-        ir = lower(checked) if why is None else None
-        if ir is not None and len(ir.show()) > MAX_C_PLAN:
+        ir = lower(checked)
+        if len(ir.show()) > MAX_C_PLAN:
             ir, why = None, f"the C executor does not build programs this large (a strand plan of more than {MAX_C_PLAN} characters)"
     except Unsupported as exc:
         ir, why = None, f"the C executor does not support {exc}"
@@ -1924,4 +1877,4 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     return done
 
 
-__all__ = ["Unsupported", "choose", "interpreter_only", "lower", "permuted", "run_compiled", "strand_plan"]
+__all__ = ["Unsupported", "choose", "lower", "permuted", "run_compiled", "strand_plan"]

@@ -1,16 +1,6 @@
-"""The C renderer and executor of the strand IR (:mod:`tensorlang.strand_ir.ir`).
-
-The strands' state is struct-of-arrays: one row of ``R`` (doubles) or ``I`` (64-bit
-ints; bools too) per state slot, one column per strand, and a status byte per strand
-(0 active, 1 stable, 2 dead: the interpreter's numbers).  ``tl_create`` fills the
-state from the grid's iterators (one OpenMP loop over strands); ``tl_steps`` runs up to
-``k`` bulk-synchronous super-steps in C: an OpenMP loop over the active strands
-(``update``, then ``stabilize`` for those that stabilized), then the global block, which
-reads the globals' array (``gr``, ``gi``) and may write it; it stops early once no
-strand is active.  An integer division by zero or an index out of range sets an error
-code that the caller turns into ``error[input]`` after the step (the interpreter raises
-the same error).  Images are read by probes generated here (:mod:`.strands_probe`).
-"""
+"""The C renderer and executor of the strand IR (:mod:`tensorlang.strand_ir.ir`): the state
+as struct-of-arrays, ``tl_create`` and ``tl_steps`` in C, probes from :mod:`.strands_probe`
+(docs/diderot-compiled.md, "From the typed program to C" and "How a run goes")."""
 
 from __future__ import annotations
 
@@ -305,22 +295,22 @@ class Renderer:
         self.fills: dict[str, list[str]] = {}  # a probe family's cache fill, by name (strands_probe.render)
         pos = {name for name in self.state if name.startswith("pos.")}
         moved = any(isinstance(st, S.Set) and st.space == "s" and st.name in pos
-                    for body in (ir.update, ir.stabilize, ir.global_block) for st in _nodes(body or (), S.Set))
+                    for body in (ir.update, ir.stabilize, ir.global_block) for st in S.nodes(body or (), S.Set))
         #: no statement after creation sets a position (and Diderot's permuted order is off)
         self.still = ir.sphere is not None and bool(pos) and not moved and not ir.indirect
         # the globals the global block sets: a radius that reads one may change between steps
-        changing = {st.name for st in _nodes(ir.global_block or (), S.Set) if st.space == "g"}
+        changing = {st.name for st in S.nodes(ir.global_block or (), S.Set) if st.space == "g"}
         #: the queries whose answers are kept (TL_STILL: around the strand's pos, with a
         #: radius of constants and unchanging globals), numbered
         self.kept = {id(q): k for k, q in enumerate(
-            q for q in _nodes(ir, S.Reduce) if self.still and q.which == "sphere" and not q.center
+            q for q in S.nodes(ir, S.Reduce) if self.still and q.which == "sphere" and not q.center
             and q.radius is not None and _steady(q.radius, changing))}
         #: the kept queries of update whose fold reads only the neighbours' snapshot, globals and
         #: constants: folded for a block of strands at once (tl_bk_fill), slot b
-        self.blocked = {id(q): b for b, q in enumerate(q for q in _nodes(ir.update, S.Reduce) if id(q) in self.kept
+        self.blocked = {id(q): b for b, q in enumerate(q for q in S.nodes(ir.update, S.Reduce) if id(q) in self.kept
                                                         and q.op in _FOLDS and not q.body and _pure(q.value))}
         #: every sphere query, numbered: its neighbour lists where strands move (tl_nb_query)
-        self.sites = {id(q): v for v, q in enumerate(q for q in _nodes(ir, S.Reduce) if q.which == "sphere")}
+        self.sites = {id(q): v for v, q in enumerate(q for q in S.nodes(ir, S.Reduce) if q.which == "sphere")}
 
     # ---- expressions
     def ex(self, e) -> str:
@@ -380,16 +370,19 @@ class Renderer:
         arr, k = self.state[name]
         at = "j" if space in ("n", "o") else "i"
         base = ("tl_RP" if self.still and name.startswith("pos.") else f"tl_{arr}0") if space == "n" else arr
-        if arr == "I" and k in self.narrow:
-            return self.row(arr, k, base, "n") + f"[{at}]"
-        return f"{base}[{k} * n + {at}]"
+        return self.cell(arr, k, base, "n", at)
 
-    def row(self, arr: str, k: int, base: str, n: str) -> str:
+    def cell(self, arr: str, k: int, base: str, n: str | None, at: str) -> str:
+        """Value ``at`` of row ``k`` of a state table; ``n`` None: of a strand's own copies (``Rl``, ``Il``)."""
+        if arr == "I" and k in self.narrow:
+            return self.row(arr, k, base, n) + f"[{at}]"
+        return f"{base}[{k} * {n} + {at}]" if n else f"{base}[{k}]"
+
+    def row(self, arr: str, k: int, base: str, n: str | None) -> str:
         """Row ``k`` of a state table (``base``: ``R``, ``I`` or a snapshot) as an array; a narrow int row
         is the first bytes of its 64-bit row."""
-        if arr == "I" and k in self.narrow:
-            return f"((int{self.narrow[k]}_t *)({base} + {k} * {n}))"
-        return f"({base} + {k} * {n})"
+        at = f"{base} + {k} * {n}" if n else f"{base} + {k}"
+        return f"((int{self.narrow[k]}_t *)({at}))" if arr == "I" and k in self.narrow else f"({at})"
 
     # ---- statements
     def stmts(self, body, pad: str) -> list[str]:
@@ -498,7 +491,7 @@ class Renderer:
         a run of strands with one kept pattern folds each offset across the run (consecutive
         strands read consecutive neighbours: contiguous loads, not a gather per strand), each
         strand's fold in the pattern's order, as the query's own loop folds it."""
-        sites = [q for q in _nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
+        sites = [q for q in S.nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
                + "".join(f" {_CTY[q.ty]} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
                "TL_NOJAM TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
@@ -520,26 +513,20 @@ class Renderer:
         return "\n".join(out + ["    return 1;", "}"])
 
     def lanes(self) -> list[str]:
-        """``tl_lanes``: the update of a block of strands as loops the C compiler can
-        vectorize, where the update allows it (no loops, probes, calls that may set an error,
-        prints, births or queries other than the blocked folds; no stabilize method): every
-        statement runs for every strand of the block under its strand's predicate (active,
-        not yet exited, the branches taken), each state and local set as a select.  The
-        statements before the first fold (that declare no local) run first: the folds are
-        made only where some strand of the block goes on to them.  Empty where the update
-        does not allow lanes (the block runs strand by strand)."""
+        """``tl_lanes``: the update of a block of strands as loops the C compiler can vectorize
+        (docs/diderot-compiled.md, "How a run goes"); empty where the update does not allow it."""
         if not self.blocked or self.ir.stabilize or self.ir.indirect:
             return []
         update = self.ir.update
-        cut = next((k for k, st in enumerate(update) if _nodes(st, S.Reduce, most=0)), len(update))
-        if any(_nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
+        cut = next((k for k, st in enumerate(update) if S.nodes(st, S.Reduce, most=0)), len(update))
+        if any(S.nodes(update[:cut], kind, most=0) for kind in (S.Local, S.For, S.Probe, S.Lib)):
             cut = 0
         first: list[str] = []
         rest: list[str] = []
         self.plain, self.conds = True, 0
         try:
             names: set[str] = set()
-            ok = len(_nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
+            ok = len(S.nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
                 and self.lane_stmts(update[cut:], [], rest, names)
         finally:
             self.plain = False
@@ -605,7 +592,7 @@ class Renderer:
         is smaller than its kernel's support (the strands are made one by one). Empty where
         the create does not allow lanes."""
         body, ir = self.ir.create + self.ir.init, self.ir
-        if not CREATE_LANES or not ir.iters or len(_nodes(body, object, most=400)) > 400:
+        if not CREATE_LANES or not ir.iters or len(S.nodes(body, object, most=400)) > 400:
             return []
         lines: list[str] = []
         self.plain, self.conds, self.method = True, 0, "create"
@@ -647,18 +634,18 @@ class Renderer:
         return f"static const int64_t tl_posrow[{d}] = {{{rowlist}}};\n" + NEIGHBOURS.format(
             d=d, d2=d2, d2e=d2e, fin=fin, cell=cell, key=key, still=int(self.still), sites=max(1, len(self.kept)),
             vsites=max(1, len(self.sites)), indirect=int(self.ir.indirect),
-            allkept=int(len(self.kept) == len([q for q in _nodes(self.ir, S.Reduce) if q.which == "sphere"])),
+            allkept=int(len(self.kept) == len([q for q in S.nodes(self.ir, S.Reduce) if q.which == "sphere"])),
             keep="\n        ".join(f"tl_keep_site({k}, n, {self.ex(q.radius)}, status, dead);" for q, k in self._kept_queries()))
 
     def _kept_queries(self) -> list:
-        by_id = {id(q): q for q in _nodes(self.ir, S.Reduce)}
+        by_id = {id(q): q for q in S.nodes(self.ir, S.Reduce)}
         return [(by_id[key], k) for key, k in self.kept.items()]
 
     def snapshot(self) -> str:
         """The copy of the state at a step's start that the step reads (``tl_R0``, ``tl_I0``):
         the rows other strands read and the positions; where no strand moves, the positions
         once per call (they do not change)."""
-        read = {r.name for r in _nodes(self.ir, S.Ref) if r.space == "n"} | set(self.ir.shared)
+        read = {r.name for r in S.nodes(self.ir, S.Ref) if r.space == "n"} | set(self.ir.shared)
         pos = set(self.pos_slots())
         out = [f"tl_RP = {'R' if self.still else 'tl_R0'};"] if self.ir.sphere is not None else []
         for name in sorted((read | pos) - (pos if self.still else set()), key=lambda nm: self.state[nm]):
@@ -696,7 +683,7 @@ class Renderer:
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
                  f"else if (k >= {len(ir.strings)} && k - {len(ir.strings)} < tl_nmore) tl_pstr(tl_more[k - {len(ir.strings)}]); }}"]
         lines += P.kernels(ir)
-        if _uses(ir, S.Lib):
+        if S.nodes((ir.create, ir.init, ir.update, ir.stabilize, ir.global_block), S.Lib, most=0):
             lines.append(LINALG)
         nbr = sum(1 for slot in ir.params if self.state[slot][0] == "R")
         nbi = len(ir.params) - nbr
@@ -745,8 +732,8 @@ class Renderer:
                                         "double *restrict R, int64_t *restrict I, const double *gr, "
                                         "const int64_t *gi, const tl_img *img) {\n" + its, 1)
         # a solo strand's update that reads no other strand's state steps on copies of its own
-        own = (self.nr, self.ni, self.narrow) if B.OWN and solo and not any(b.lanes for b in batched) \
-            and not any(isinstance(s, S.Reduce) for s in P.walk(ir.update)) else None  # (lanes: strands_batch.BLOCK)
+        own = (self.nr, self.ni, self.cell) if B.OWN and solo and not any(b.lanes for b in batched) \
+            and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                    solo=int(solo), batch=int(bool(batched)), bks=len(self.blocked), lanes=int(bool(lanes)),
@@ -1559,9 +1546,9 @@ def _pure(e) -> bool:
     """An expression of the neighbours' snapshot, globals and constants that sets no error
     (no sequence index, int division or conversion out of a real): the same for a strand
     wherever its method evaluates it."""
-    return all(r.space in ("n", "g") for r in _nodes(e, S.Ref)) and not any(
+    return all(r.space in ("n", "g") for r in S.nodes(e, S.Ref)) and not any(
         isinstance(x, S.At) or (isinstance(x, S.Cast) and x.ty != "real") or (isinstance(x, S.Call) and x.fn[-3:] == "chk")
-        or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in _nodes(e, object))
+        or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in S.nodes(e, object))
 
 
 #: calls a lane may make for every strand of a block: pure, cheap, no error flag
@@ -1575,7 +1562,7 @@ def _lane_safe(e) -> bool:
     conversion out of a real (undefined in C out of range) or call outside ``_LANE_CALLS``."""
     return not any((isinstance(x, S.Ref) and x.space not in ("s", "l", "g")) or isinstance(x, S.At)
                    or (isinstance(x, S.Cast) and x.ty != "real") or (isinstance(x, S.Call) and x.fn not in _LANE_CALLS)
-                   or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in _nodes(e, object))
+                   or (isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in S.nodes(e, object))
 
 
 def _root_of(e):
@@ -1585,22 +1572,6 @@ def _root_of(e):
 
 def _zero(e) -> bool:
     return isinstance(e, S.Const) and e.ty == "real" and float(e.value) == 0.0  # type: ignore[arg-type]
-
-
-def _nodes(root, kind: type, most: int | None = None) -> list:
-    """The nodes of ``kind`` in ``root`` (IR, or a tuple of it) as written, each once; at most ``most`` + 1."""
-    out: list = []
-    seen, todo = set(), [root]
-    while todo and (most is None or len(out) <= most):
-        x = todo.pop()
-        if isinstance(x, (tuple, list)):
-            todo.extend(reversed(x))
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-            if isinstance(x, kind) and id(x) not in seen:
-                seen.add(id(x))
-                out.append(x)
-            todo.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
-    return out
 
 
 def _steady(e, changing: set[str]) -> bool:
@@ -1617,19 +1588,11 @@ def _steady(e, changing: set[str]) -> bool:
     return False
 
 
-def _uses(ir: S.StrandIR, kind: type) -> bool:
-    """Whether a statement of ``kind`` occurs in the program."""
-    def walk(body) -> bool:
-        return any(isinstance(s, kind) or walk(getattr(s, "then", ())) or walk(getattr(s, "other", ()))
-                   or walk(getattr(s, "body", ())) for s in body or ())
-    return any(walk(body) for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block))
-
-
 def _eager(e) -> bool:
     """An expression both arms of a select may evaluate: a few loads and arithmetic, no
     call, sequence index or int division (those may set the error flag or cost much) and no
     conversion (a real out of an int's range, in the arm not taken, is undefined in C)."""
-    nodes = _nodes(e, object, most=8)  # bounded: a select nested 1 000 deep asks at every level
+    nodes = S.nodes(e, object, most=8)  # bounded: a select nested 1 000 deep asks at every level
     return len(nodes) <= 8 and not any(isinstance(x, (S.Call, S.At, S.Cast)) or (
         isinstance(x, S.Bin) and x.ty == "int" and x.op in ("/", "%")) for x in nodes)
 
@@ -1640,7 +1603,7 @@ def _shared_points(body) -> dict[int, tuple[str, str]]:
     index-space point instead of mapping ``p`` again.  The point's expressions may read only
     locals that are set once (so that it is the same point) and constants."""
     sets: dict[str, int] = {}
-    for st in _nodes(body, object):
+    for st in S.nodes(body, object):
         names = (st.name,) if isinstance(st, S.Local) or (isinstance(st, S.Set) and st.space == "l") else \
             (st.var,) if isinstance(st, S.For) else (st.target,) if isinstance(st, S.Reduce) else \
             tuple(st.targets) if isinstance(st, (S.Probe, S.Lib)) else ()
@@ -1648,14 +1611,14 @@ def _shared_points(body) -> dict[int, tuple[str, str]]:
             sets[nm] = sets.get(nm, 0) + 1
 
     def fixed(e) -> bool:
-        return all(sets.get(r.name) == 1 for r in _nodes(e, S.Ref) if r.space == "l") and not any(
-            r.space != "l" for r in _nodes(e, S.Ref)) and not _nodes(e, S.At) and not _nodes(e, S.Call)
+        return all(sets.get(r.name) == 1 for r in S.nodes(e, S.Ref) if r.space == "l") and not any(
+            r.space != "l" for r in S.nodes(e, S.Ref)) and not S.nodes(e, S.At) and not S.nodes(e, S.Call)
 
     out: dict[int, tuple[str, str]] = {}
     for k, st in enumerate(body):
         if not (isinstance(st, S.Probe) and st.inside and all(fixed(e) for e in st.pos)):
             continue
-        users = [pr for pr in _nodes(tuple(body[k + 1:]), S.Probe)
+        users = [pr for pr in S.nodes(tuple(body[k + 1:]), S.Probe)
                  if not pr.inside and pr.image == st.image and pr.pos == st.pos]
         if users:
             out[id(st)] = ("keep", st.targets[0])
@@ -1948,9 +1911,9 @@ def _set_first(body) -> set[str]:
     written: set[str] = set()
     read: set[str] = set()
     for st in body:
-        if any(_nodes(st, kind, most=0) for kind in (S.Exit, S.Label, S.Reduce)):
+        if any(S.nodes(st, kind, most=0) for kind in (S.Exit, S.Label, S.Reduce)):
             break
-        read |= {r.name for r in _nodes(st, S.Ref) if r.space == "s"}
+        read |= {r.name for r in S.nodes(st, S.Ref) if r.space == "s"}
         if isinstance(st, S.Set) and st.space == "s" and st.name not in read:
             written.add(st.name)
     return written

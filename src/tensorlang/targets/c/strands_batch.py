@@ -1,30 +1,7 @@
-"""Probes of many strands at once: the update of a block of strands in phases.
-
-A strand's update usually probes a field at a point computed from its state before any
-probe (a pixel's position, a ray's sample, a Newton iterate).  For such a probe the
-executor runs a block of ``TL_B`` strands in lock step: each strand's position first (the
-``Local`` statements of the update's top level the position needs, side-effect free),
-then the probe at every position of the block in one loop over the lanes (``omp simd``:
-the same scalar code per lane, vectorized by the C compiler), its results left in the
-update's probe cache (the per-function cache of :func:`.strands_probe.cache_decls`), then
-the update itself, strand by strand, which finds its probe in the cache.
-
-The update checks the cache's key (the index-space position) as it always does: a
-strand whose probe lands elsewhere than the block's phase computed (a local reassigned, a
-position behind a branch) computes it itself, so results never depend on the guess:
-they are those of the per-strand update, bit for bit (the lanes run the very same
-operations, and the C compiler does not contract them in ISO C mode), but for the sign
-of a NaN (which operand's NaN an operation passes on is the compiler's choice).
-
-A probe of a 3-D image (a ray's sample) is not computed in lanes: the strand's own probe
-loads rows of contiguous taps as vectors where the lanes would gather 8-64 samples one by
-one (measured slower on mip and dvr).  What a ray's steps wait for is memory, so the block
-computes the position (``tl_pos``) and prefetches the support where the ray will be
-``AHEAD`` steps on, extrapolated from its last step (``tl_ahead``: a hint, no value
-depends on it), the ray's steps one after another (``MODE`` "solo"; "lockstep" runs a tile
-row together); the update probes as it always does, its sums straight-line code
-(:func:`.strands_probe.straight`, also the lanes' code).
-"""
+"""Probes of many strands at once: a solo program's update of a tile row in phases (a 2-D
+probe's positions, then the probes in lanes, then the updates, which find them in their
+cache; a 3-D probe's support prefetched ``AHEAD`` steps on), with the per-strand update's
+results bit for bit (docs/diderot-compiled.md, "How a run goes")."""
 
 from __future__ import annotations
 
@@ -88,15 +65,8 @@ def _pure(e) -> bool:
     return False
 
 
-def _refs(e, found: set) -> None:
-    if isinstance(e, S.Ref) and e.space == "l":
-        found.add(e.name)
-    for attr in ("a", "b", "c"):
-        sub = getattr(e, attr, None)
-        if sub is not None and not isinstance(sub, (str, int)):
-            _refs(sub, found)
-    for sub in getattr(e, "args", ()) or ():
-        _refs(sub, found)
+def _locals(e) -> set:
+    return {r.name for r in S.nodes(e, S.Ref) if r.space == "l"}
 
 
 def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
@@ -105,22 +75,19 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
     body = ir.update
     if not ENABLED:
         return []
-    assigned = {s.name for s in P.walk(body) if isinstance(s, S.Set) and s.space == "l"}
+    assigned = {s.name for s in S.nodes(body, S.Set) if s.space == "l"}
     defs: dict[str, tuple[int, S.Local]] = {}
     out: list[Batched] = []
     seen: set = set()
     offset = 0
     for k, top in enumerate(body):
-        for s in P.walk((top,)):
-            if not isinstance(s, S.Probe) or s.inside or P.family(s) in seen or P.family(s) not in probe_plan:
+        for s in S.nodes(top, S.Probe):
+            if s.inside or P.family(s) in seen or P.family(s) not in probe_plan:
                 continue
             seen.add(P.family(s))
-            need: set = set()
             ok = all(_pure(e) for e in s.pos)
-            for e in s.pos:
-                _refs(e, need)
             chosen: dict[str, tuple[int, S.Local]] = {}
-            todo = list(need)
+            todo = list(_locals(s.pos))
             while ok and todo:
                 name = todo.pop()
                 if name in chosen:
@@ -129,13 +96,11 @@ def families_ahead(ir: S.StrandIR, probe_plan: dict) -> list[Batched]:
                     ok = False
                     break
                 chosen[name] = defs[name]
-                more: set = set()
                 init = defs[name][1].init
                 if init is None or not _pure(init):
                     ok = False
                     break
-                _refs(init, more)
-                todo += list(more)
+                todo += list(_locals(init))
             if not ok:
                 continue
             j, top_order, _ = probe_plan[P.family(s)]
@@ -286,7 +251,7 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     return out + ["    }", "}"]
 
 
-def block_steps(batched: list[Batched], own: tuple[int, int, dict[int, int]] | None = None) -> str:
+def block_steps(batched: list[Batched], own: tuple | None = None) -> str:
     """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
     lock step where a family's probes run in lanes (positions, the block's probes, then each
     strand's update); strand after strand where every batched probe is a 3-D one (its
@@ -317,18 +282,15 @@ STEPS_EXACT = """#if defined(__GNUC__) && !defined(__clang__)
 """
 
 
-def own_steps(own: tuple[int, int, dict[int, int]] | None, pos: str, update: str, pad: str) -> str:
+def own_steps(own: tuple | None, pos: str, update: str, pad: str) -> str:
     """A solo strand's steps (``i``; ``u`` counts them): ``pos``, then the ``update`` call,
     until it returns a status, for up to ``k - s`` steps or an error.  ``own``: the counts of
-    its real and int slots and its narrow int rows (row -> bits), copied into the locals ``Rl`` and ``Il`` for its steps (the update,
-    called with ``n`` 1 and ``i`` 0, reads ``R[k * n + i]`` as ``Rl[k]``), which the C compiler
-    keeps in registers, and stored back before its stabilize method."""
-    nr, ni, narrow = own or (0, 0, {})
-    # a narrow int row (strands_narrow) holds its values in its first bytes: Il[k]'s first bytes, as n is 1
-    il = [f"((int{narrow[k]}_t *)(Il + {k}))[0]" if k in narrow else f"Il[{k}]" for k in range(ni)]
-    ig = [f"((int{narrow[k]}_t *)(I + {k} * n))[i]" if k in narrow else f"I[{k} * n + i]" for k in range(ni)]
-    load = "".join([f" Rl[{k}] = R[{k} * n + i];" for k in range(nr)] + [f" {a} = {b};" for a, b in zip(il, ig)])
-    store = "".join([f" R[{k} * n + i] = Rl[{k}];" for k in range(nr)] + [f" {b} = {a};" for a, b in zip(il, ig)])
+    its real and int slots and ``Renderer.cell``: its state copied into the locals ``Rl`` and
+    ``Il`` for its steps (the update, called with ``n`` 1 and ``i`` 0, reads ``R[k * n + i]``
+    as ``Rl[k]``), which the C compiler keeps in registers, and stored back before stabilize."""
+    nr, ni, cell = own or (0, 0, None)
+    cells = [(cell(a, k, f"{a}l", None, "0"), cell(a, k, a, "n", "i")) for a, m in (("R", nr), ("I", ni)) for k in range(m)]
+    load, store = "".join(f" {x} = {y};" for x, y in cells), "".join(f" {y} = {x};" for x, y in cells)
     return (STEPS.replace("{load}", f"double Rl[{max(nr, 1)}]; int64_t Il[{max(ni, 1)}];{load}" if own else "")
             .replace("{store}", store).replace("{pos}", pos + "\n" if pos else "").replace("{update}", update)
             .replace("\n", "\n" + pad).rstrip(" "))
@@ -428,8 +390,8 @@ def lane_images(body, ir: S.StrandIR) -> list[str]:
     """The test a block of lanes makes first: every probed image holds the kernel's support
     (a lane outside reads the first cell's)."""
     tests = []
-    for s in P.walk(body):
-        if isinstance(s, S.Probe) and not s.inside:
+    for s in S.nodes(body, S.Probe):
+        if not s.inside:
             taps = 2 * next(k.radius for k in ir.kernels if k.name == s.kernel)
             tests += [f"img[{s.image}].size[{a}] < {taps}" for a in range(ir.images[s.image].dim)]
     return sorted(set(tests))

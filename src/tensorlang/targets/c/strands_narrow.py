@@ -1,28 +1,8 @@
-"""Narrow int state: which ``int`` and ``bool`` state slots of a strand program can be stored
-in 8, 16 or 32 bits instead of 64 (fewer bytes a strand for the state rows, the snapshot
-and the neighbours' folds to move).
-
-A slot's values are bounded by an interval analysis over every statement that sets it
-(creation, initialisation, update, stabilize, global): constants, comparisons and bools
-(0 or 1), selects (either arm), ``+ - *`` of bounded values (exactly, in Python's ints),
-the slot itself and other bounded slots and locals; anything else (an input, a sequence
-item, a cast from a real, a division, a sum over neighbours) is unbounded.  Every slot
-starts at 0 (a state row is zeroed before creation writes it).  Intervals are joined
-exactly for the first passes; an interval still growing after that is widened to the
-smallest width that holds it (a counter then passes every width in a few more passes and
-stays 64-bit).  The
-parameters (set from the grid's iterators and by ``new``) and strings stay 64-bit.
-
-A counter is bounded by the run's step limit (``steps``, where the run gives one): a slot
-that creation sets only to constants and that update and stabilize change only by
-constant steps (``x = x + c``, ``x = x - c``, no loop around them) holds, after k updates,
-a value within its start's interval widened by k times the update's steps (and the
-stabilize method's once); a strand updates at most once a super-step, so at most
-``steps`` times in a run (a step counter in 16 bits under the default limit of 10 000).
-
-Values stay exact: a narrow slot only ever holds values its width holds, and C converts
-them back to ``int64_t`` in every expression that reads them.
-"""
+"""Narrow int state: the ``int`` and ``bool`` state slots an interval analysis bounds to 8, 16
+or 32 bits (a step counter by the run's step limit) are stored that narrow
+(docs/diderot-compiled.md, "How a run goes"); every slot starts at 0 (a state row is zeroed
+before creation writes it), and C converts every read back to ``int64_t``, so values stay
+exact."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Probes of images from strand programs, generated as C: 004 §2.2's sum at one point.
-
-Per probe statement: the world-to-index map (``m``: the rows of the homogeneous
-inverse of the image's index-to-world map, an entry 0 skipped as the interpreter
-does), the cell n = ⌊x⌋ and fraction f, the domain test (the kernel's whole support
-inside the image; ⊥ outside unless a border mode maps the taps: clamp, wrap,
-mirror), the weights of every tap and derivative order (each tap's Horner polynomial,
-the coefficients in one table: the taps in SIMD lanes), the separable sum (innermost axis
-first, axis 0's taps in lanes: contiguous samples in an NRRD file), and the chain rule to
-world space where the map's linear part is not the identity (the interpreter's
-``reconstruct.to_world``, axis by axis).  ``inside`` probes write the domain test.
-"""
+"""Probes of images from strand programs, generated as C: 004 §2.2's sum at one point (the
+map, cell, domain test, weights, separable sum and chain rule of the interpreter's probes:
+docs/diderot-compiled.md, "How a run goes")."""
 
 from __future__ import annotations
 
@@ -65,20 +56,11 @@ def _horner_names(c: list[str], x: str) -> str:
     return expr
 
 
-def walk(body):
-    """The statements of ``body`` and of the blocks inside them, in order."""
-    for s in body or ():
-        yield s
-        for attr in ("then", "other", "body"):
-            yield from walk(getattr(s, attr, ()))
-
-
 def kernels(ir: S.StrandIR) -> list[str]:
     """One C function per kernel and derivative order the probes use."""
     found: dict[str, int] = {}
-    for s in (x for body in (ir.create, ir.init, ir.update, ir.stabilize, ir.global_block) for x in walk(body)):
-        if isinstance(s, S.Probe):
-            found[s.kernel] = max(found.get(s.kernel, 0), s.order)
+    for s in S.nodes((ir.create, ir.init, ir.update, ir.stabilize, ir.global_block), S.Probe):
+        found[s.kernel] = max(found.get(s.kernel, 0), s.order)
     lines = []
     for k in ir.kernels:
         for m in range(found.get(k.name, -1) + 1):
@@ -302,7 +284,7 @@ def cache_decls(body, ir: S.StrandIR, pad: str) -> tuple[list[str], dict]:
     and every derivative order the function probes there (all computed at once, their
     separable sums shared), so that ``F(x)`` after ``∇F(x)`` is a lookup.  Nothing
     outlives the call."""
-    sites = [(family(s), s.order) for s in walk(body) if isinstance(s, S.Probe) and not s.inside]
+    sites = [(family(s), s.order) for s in S.nodes(body, S.Probe) if not s.inside]
     found = {fam: max(o for f, o in sites if f == fam) for fam, _ in sites}
     plan: dict = {"fill": _fill_orders(body or (), {})}
     lines: list[str] = []
@@ -321,7 +303,7 @@ def _fill_orders(body, orders: dict) -> dict:
     """A called fill's orders: up to the highest its family's probes read from it on in its block."""
     for i, s in enumerate(body):
         if isinstance(s, S.Probe) and not s.inside:
-            orders[id(s)] = max(t.order for t in walk(body[i:]) if isinstance(t, S.Probe) and family(t) == family(s))
+            orders[id(s)] = max(t.order for t in S.nodes(body[i:], S.Probe) if family(t) == family(s))
         for attr in ("then", "other", "body"):
             _fill_orders(getattr(s, attr, None) or (), orders)
     return orders
