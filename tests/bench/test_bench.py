@@ -1058,7 +1058,7 @@ def test_the_call_paths_script_runs_both_branches_of_the_runner(capsys):
 @pytest.mark.slow
 def test_the_einsum_call_paths_script_runs_every_path(capsys):
     """benchmarks/results/call-paths/einsum.py: a cache hit of tl.einsum through the C
-    caller's ``ordered``, the kernel's ``Runner.call``, the direct runner and the general
+    caller's ``ordered``, the kernel's ``Runner.call``, ``ordered`` in Python and the general
     path, each checked against numpy.einsum; the einsum cache is empty afterwards and
     tl.einsum computes again."""
     import runpy
@@ -1075,8 +1075,9 @@ def test_the_einsum_call_paths_script_runs_every_path(capsys):
     script["main"].__globals__["per_call"] = lambda subscripts, ops: 1e-6
     script["main"](2)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 + len(script["CASES"]) and lines[0].split()[2:6] == ["ordered", "runner", "direct", "general"]
+    assert len(lines) == 1 + len(script["CASES"]) and lines[0].split()[2:6] == ["ordered", "runner", "python", "general"]
     assert all(line.split()[-6:] == ["1.00"] * 6 for line in lines[1:])  # every path ran (and agreed with numpy)
     assert einsum_api.cache_info()["entries"] == 0
     a = np.ones((2, 2))
     assert tl.einsum("ij,jk->ik", a, a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
