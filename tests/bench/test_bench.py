@@ -1081,3 +1081,21 @@ def test_the_einsum_call_paths_script_runs_every_path(capsys):
     a = np.ones((2, 2))
     assert tl.einsum("ij,jk->ik", a, a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
 
+
+@pytest.mark.slow
+def test_the_small_calls_script_times_every_contender(capsys):
+    """benchmarks/results/call-paths/small-calls.py: one JSON line with a median per
+    contender, each contender's call giving a result."""
+    import runpy
+    from pathlib import Path
+
+    from tensorlang.targets.c import build as c_build
+
+    if c_build.find_compiler() is None:
+        pytest.skip("no C compiler on this machine")
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks/results/call-paths/small-calls.py"))
+    script["main"].__globals__["CALLS"] = 2
+    row = script["main"]("smoke", 2)
+    assert json.loads(capsys.readouterr().out) == row and row["label"] == "smoke"
+    assert {"tl_2x2_out", "einsum_2x2", "einsum_same3", "numpy_matmul"} <= set(row)
+    assert all(value > 0 for name, value in row.items() if name not in ("label", "noext", "load"))
