@@ -21,6 +21,7 @@ from .ein import ir
 from .errors import Source, TensorLangError, check_keywords, is_integer, signature_checked
 from .kernel import Kernel
 from .targets import resolve as resolve_backend
+from .targets.c.callext import fits
 
 EinsumError = languages.EINSUM.EinsumError
 RESULT = languages.EINSUM.RESULT
@@ -32,7 +33,8 @@ _NUMPY_EINSUM = np.einsum
 _NUMPY_EINSUM_PATH = np.einsum_path
 
 #: dtypes the targets compile; every other dtype goes to numpy.einsum.
-_COMPILED = (np.dtype(np.float64), np.dtype(np.float32))
+_FLOAT64 = np.dtype(np.float64)
+_COMPILED = (_FLOAT64, np.dtype(np.float32))
 
 #: The most entries the cache keeps; beyond it the oldest half is dropped (a program
 #: that makes unboundedly many shapes must not grow memory without bound).
@@ -46,8 +48,6 @@ def clear_cache() -> None:
     """Forget every compiled einsum (the C target's compiled libraries stay on disk)."""
     _CACHE.clear()
     _HITS.clear()
-    _HITS2.clear()
-    _HITS_SAME.clear()
 
 
 def cache_info() -> dict[str, int]:
@@ -69,14 +69,13 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
     return tuple(key)
 
 
-#: The runners for C-ordered operands by the short keys :func:`einsum` computes inline
-#: (docs/einsum.md, "The cache"): of three or more operands, (subscripts, (class, shape,
-#: dtype) per operand); of two, (subscripts, shapes, dtypes, same object), as functions of
-#: the two; of one array object k times, (subscripts, k, shape, dtype).  A runner that
-#: calls C raises ValueError on an operand that is not C-ordered: the general way then.
-_HITS: dict[tuple, Callable[[tuple], Any]] = {}
-_HITS2: dict[tuple, Callable[[Any, Any], Any]] = {}
-_HITS_SAME: dict[tuple, Callable[[tuple], Any]] = {}
+#: The hits: runners for C-ordered operands by the short keys :func:`einsum` computes
+#: inline (docs/einsum.md, "The cache"), each a function of the operands (``hit(a, b)``)
+#: giving the result, or None where an operand is not what the key promised (not
+#: C-ordered, say: the general way then).  The keys: of two operands (subscripts, shapes,
+#: dtypes, whether they are one object); of one array object k times (subscripts, k,
+#: shape, dtype); of others (subscripts, (class, shape, dtype) per operand).
+_HITS: dict[tuple | None, Callable[..., Any]] = {}
 
 _ndarray = np.ndarray
 
@@ -84,40 +83,39 @@ _ndarray = np.ndarray
 def einsum(*operands, **options):
     """numpy.einsum, compiled: ``tl.einsum("ij,jk->ik", a, b)``, with numpy's arguments,
     results and errors, and ``backend=`` (docs/einsum.md)."""
-    if not options and len(operands) == 3:  # the hit of a two-operand call, inline
-        subscripts, a, b = operands
-        if subscripts.__class__ is str and a.__class__ is _ndarray and b.__class__ is _ndarray:
-            runner = _HITS2.get((subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b))
-            if runner is not None:
-                try:
-                    result = runner(a, b)
-                except ValueError:  # an operand that is not C-ordered: the general path
-                    result = None
-                if result is not None:  # (the C call path declines with None)
-                    return result
+    if not options and len(operands) > 2 and operands[0].__class__ is str:
+        if len(operands) == 3:  # two operands, the common case: _hit_key's key, inline
+            _, a, b = operands
+            hit = _HITS.get((operands[0], a.shape, b.shape, a.dtype, b.dtype, a is b)) \
+                if a.__class__ is _ndarray and b.__class__ is _ndarray else None
+            result = None if hit is None else hit(a, b)
+        else:
+            hit = _HITS.get(_hit_key(operands))
+            result = None if hit is None else hit(*operands[1:])
+        if result is not None:
+            return result
     elif not options and len(operands) == 2 and operands[0].__class__ is str:
         return _NUMPY_EINSUM(*operands)  # one operand: numpy's (views for ii->i, ij->ji)
-    elif not options and len(operands) > 3 and operands[0].__class__ is str:
-        ops = operands[1:]
-        first = ops[0]
-        if first is ops[1] and first.__class__ is _ndarray and all(o is first for o in ops):
-            # one array k times: the table whose key says so (the symmetric routes')
-            many = _HITS_SAME.get((operands[0], len(ops), first.shape, first.dtype))
-        else:
-            try:  # an operand that is no ndarray (a list, a number) has another class: no hit
-                many = _HITS.get((operands[0], *[(o.__class__, o.shape, o.dtype) for o in ops]))
-            except AttributeError:
-                many = None
-        if many is not None:
-            try:
-                result = many(ops)
-            except ValueError:
-                result = None
-            if result is not None:
-                return result
     if options and not _EINSUM_ACCEPTS.issuperset(options):
         check_keywords(einsum.__name__, options, _EINSUM_KEYWORDS)
     return _einsum(*operands, **options)
+
+
+def _hit_key(operands: tuple) -> tuple | None:
+    """The key of ``(subscripts, *ops)`` in :data:`_HITS` (None where an operand has no
+    shape: a list, a number)."""
+    if len(operands) == 3:  # two operands: the common case, computed first
+        subscripts, a, b = operands
+        if a.__class__ is _ndarray and b.__class__ is _ndarray:
+            return (subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)
+        return None
+    first = operands[1]
+    if first is operands[2] and first.__class__ is _ndarray and all(o is first for o in operands[3:]):
+        return (operands[0], len(operands) - 1, first.shape, first.dtype)
+    try:
+        return (operands[0], *[(o.__class__, o.shape, o.dtype) for o in operands[1:]])
+    except AttributeError:
+        return None
 
 
 #: The keywords tl.einsum takes, numpy.einsum's and ``backend``, with their defaults.
@@ -203,18 +201,10 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
         for old in list(_CACHE)[: CACHE_SIZE // 2]:
             _CACHE.pop(old, None)  # (another thread may be dropping it too)
         _HITS.clear()
-        _HITS2.clear()
-        _HITS_SAME.clear()
     _CACHE[key] = runner
-    if backend == "auto" and optimize is False and all(a.flags.c_contiguous for a in arrays):
-        if len(arrays) == 2:
-            a, b = arrays
-            _HITS2[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = getattr(runner, "of_two", None) or (
-                lambda a, b: runner((a, b)))
-        elif len(arrays) > 2 and all(a is arrays[0] for a in arrays):
-            _HITS_SAME[(subscripts, len(arrays), arrays[0].shape, arrays[0].dtype)] = runner
-        elif len(arrays) > 2:  # (this key has no identity: never a one-array runner)
-            _HITS[(subscripts, *[(np.ndarray, a.shape, a.dtype) for a in arrays])] = runner
+    if backend == "auto" and optimize is False and all(a.flags.c_contiguous for a in arrays) and len(arrays) > 1:
+        # (the key of three or more operands has no identity: never a one-array runner there)
+        _HITS[_hit_key((subscripts, *arrays))] = getattr(runner, "ordered", None) or (lambda *ops: runner(ops))
 
 
 def check_operands(operands, count: int | None = None) -> None:
@@ -367,23 +357,18 @@ def _one_input(program: ir.Program) -> ir.Program:
 
 def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool, same: bool = False):
     """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
-    dtype and layout, so the C caller's ``ordered``, else the one C function, is called directly
-    (docs/performance.md, "Call paths": both pay); otherwise the kernel's one call path
-    (``kernel.runner``).  ``same``: every operand is its one input."""
+    dtype and layout, so the kernel's ``ordered`` call is taken where it has one (the C
+    caller's, else the same in Python: docs/performance.md, "Call paths"); otherwise the
+    kernel's one call path (``kernel.runner``).  ``same``: every operand is its one input."""
     names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     ordered = getattr(kernel.target, "ordered_call", None)
     caller = ordered(names, kernel.threads) if (plain and ordered is not None) else None
-    if caller is not None:  # the C call path: checks and calls in C, None where it declines
+    if caller is not None:
         return _caller_runner(caller, kernel, scalar)
     if same:  # the kernel's own paths take the one input
-        layouts, dtypes, names = layouts[:1], dtypes[:1], names[:1]
-        inner = _kernel_runner(kernel, layouts, dtypes, dtype, scalar)
+        inner = _kernel_runner(kernel, layouts[:1], dtypes[:1], dtype, scalar)
         return lambda ops: inner(ops[:1])
-    direct = getattr(kernel.target, "direct_call", None)
-    call = direct() if (plain and direct is not None) else None
-    if call is not None:
-        return _direct_runner(call, names, kernel.shapes[RESULT], dtype, kernel.threads, scalar)
     through = kernel.runner.call
 
     def prepare(ops):  # np.asarray(order="C"), not ascontiguousarray: a 0-d operand stays 0-d
@@ -397,11 +382,10 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
     return run
 
 
-def _caller_runner(caller, kernel: Kernel, scalar: bool):
-    """The runner of a kernel with a C caller (targets/c/callext.py): ``caller.ordered``
-    takes the operands and returns the result, or None where an operand is not what the
-    key promised (not C-ordered, say): the kernel's general path then runs it."""
-    ordered = caller.ordered
+def _caller_runner(ordered, kernel: Kernel, scalar: bool):
+    """The runner of a kernel with an ``ordered`` call (targets/c/callext.py), which takes
+    the operands and returns the result, or None where an operand is not what the key
+    promised (not C-ordered, say): the kernel's general path then runs it."""
     inputs = kernel.inputs
 
     def run(ops):
@@ -410,41 +394,7 @@ def _caller_runner(caller, kernel: Kernel, scalar: bool):
             value = kernel.run({f"T{k}": o for k, o in enumerate(ops) if f"T{k}" in inputs})[RESULT]
             return value[()] if scalar else value
         return result
-    run.of_two = ordered  # type: ignore[attr-defined]  # the two-operand hit: the C method itself
-    run.ordered = ordered  # type: ignore[attr-defined]  # (contract_expression's calls too)
-    return run
-
-
-def _direct_runner(call, names: tuple, shape: tuple, dtype: np.dtype, threads: int, scalar: bool):
-    """Call the kernel's one C function on the operands, a fresh result and fresh
-    temporaries (slots that are neither: the optimizer's intermediates).  The function
-    is written out per slot pattern: a loop over the slots would cost more than a small kernel's arithmetic."""
-    function, slots, shapes, from_buffer, char, check_status = call
-    lines = ["def run(ops):", "    r = empty(shape, dtype)"]
-    arguments = []
-    for n, (name, slot_shape) in enumerate(zip(slots, shapes)):
-        if name in names:
-            arguments.append(f"fb(char, ops[{names.index(name)}], False)")
-        elif name == RESULT:
-            arguments.append("fb(char, r, False)")
-        else:  # a temporary
-            lines.append(f"    t{n} = empty({tuple(slot_shape)!r}, dtype)")
-            arguments.append(f"fb(char, t{n}, False)")
-    lines.append(f"    status = function({', '.join(arguments)}, threads)")
-    lines.append("    if status:")  # it ran and failed (no memory for copies): raises, never retried
-    lines.append("        check_status(status)")
-    lines.append("    return r[()]" if scalar else "    return r")
-    namespace = {"empty": np.empty, "shape": shape, "dtype": dtype, "fb": from_buffer, "char": char,
-                 "function": function, "threads": threads, "check_status": check_status}
-    if arguments == ["fb(char, ops[0], False)", "fb(char, ops[1], False)", "fb(char, r, False)"] \
-            and not scalar:  # the common two-operand product: a function of the two arrays too
-        lines += ["def of_two(a, b):", "    r = empty(shape, dtype)",
-                  "    status = function(fb(char, a, False), fb(char, b, False), fb(char, r, False), threads)",
-                  "    if status:", "        check_status(status)", "    return r"]
-    exec(compile("\n".join(lines) + "\n", "<tensorlang einsum call>", "exec"), namespace)  # noqa: S102 - ours
-    run = namespace["run"]
-    if "of_two" in namespace:
-        run.of_two = namespace["of_two"]
+    run.ordered = ordered  # type: ignore[attr-defined]  # the hit, and contract_expression's calls
     return run
 
 
@@ -512,9 +462,8 @@ class ContractExpression:
         if self._same is not None and _one_array(ops):
             runner = self._same
         if runner is not None and out is None and backend is None and all(
-                o.__class__ is np.ndarray and o.dtype == np.float64 and o.flags.c_contiguous and o.shape == s
-                for o, s in zip(ops, self.spec.shapes)):
-            return runner(tuple(ops))  # what the runner was built for (a direct call checks nothing)
+                map(fits, ops, self.spec.shapes, [_FLOAT64] * len(ops))):
+            return runner(tuple(ops))  # what the runner was built for
         for o, s in zip(ops, self.spec.shapes):
             if np.shape(o) != s:
                 raise EinsumError(f"this contraction was built for shapes {list(self.spec.shapes)}, "

@@ -1058,7 +1058,7 @@ def test_the_call_paths_script_runs_both_branches_of_the_runner(capsys):
 @pytest.mark.slow
 def test_the_einsum_call_paths_script_runs_every_path(capsys):
     """benchmarks/results/call-paths/einsum.py: a cache hit of tl.einsum through the C
-    caller's ``ordered``, the kernel's ``Runner.call``, the direct runner and the general
+    caller's ``ordered``, the kernel's ``Runner.call``, ``ordered`` in Python and the general
     path, each checked against numpy.einsum; the einsum cache is empty afterwards and
     tl.einsum computes again."""
     import runpy
@@ -1075,8 +1075,27 @@ def test_the_einsum_call_paths_script_runs_every_path(capsys):
     script["main"].__globals__["per_call"] = lambda subscripts, ops: 1e-6
     script["main"](2)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 + len(script["CASES"]) and lines[0].split()[2:6] == ["ordered", "runner", "direct", "general"]
+    assert len(lines) == 1 + len(script["CASES"]) and lines[0].split()[2:6] == ["ordered", "runner", "python", "general"]
     assert all(line.split()[-6:] == ["1.00"] * 6 for line in lines[1:])  # every path ran (and agreed with numpy)
     assert einsum_api.cache_info()["entries"] == 0
     a = np.ones((2, 2))
     assert tl.einsum("ij,jk->ik", a, a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+@pytest.mark.slow
+def test_the_small_calls_script_times_every_contender(capsys):
+    """benchmarks/results/call-paths/small-calls.py: one JSON line with a median per
+    contender, each contender's call giving a result."""
+    import runpy
+    from pathlib import Path
+
+    from tensorlang.targets.c import build as c_build
+
+    if c_build.find_compiler() is None:
+        pytest.skip("no C compiler on this machine")
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks/results/call-paths/small-calls.py"))
+    script["main"].__globals__["CALLS"] = 2
+    row = script["main"]("smoke", 2)
+    assert json.loads(capsys.readouterr().out) == row and row["label"] == "smoke"
+    assert {"tl_2x2_out", "einsum_2x2", "einsum_same3", "numpy_matmul"} <= set(row)
+    assert all(value > 0 for name, value in row.items() if name not in ("label", "noext", "load"))

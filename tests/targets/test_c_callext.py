@@ -422,7 +422,7 @@ def test_einsum_hits_take_the_c_path_and_decline_what_the_key_does_not_fix():
     a = np.array([[np.nan, -0.0], [np.inf, 2.0]])
     b = np.array([[1.0, -np.inf], [0.0, -0.0]])
     first = tl.einsum("ij,jk->ik", a, b)  # the miss compiles and remembers
-    runner = einsum_api._HITS2[("ij,jk->ik", (2, 2), (2, 2), a.dtype, b.dtype, False)]
+    runner = einsum_api._HITS[("ij,jk->ik", (2, 2), (2, 2), a.dtype, b.dtype, False)]
     caller = getattr(runner, "__self__", None)
     if caller is None or type(caller).__name__ != "Caller":
         pytest.skip(f"no C call path here: {callext.why_unavailable()}")
@@ -481,3 +481,67 @@ def test_a_kernel_that_ran_and_failed_is_reported_and_never_run_again(path, stat
     assert info.value.code == code, info.value
     assert lib.tl_fail_calls() == before + 1  # reported from the one run: no path redid the call
     np.testing.assert_array_equal(x, np.arange(4.0))  # the function wrote nothing, nor did anyone else
+
+
+# ------------------------------------------------------------ one rule: callext.fits
+def _candidates(m: int, n: int) -> dict:
+    """Arrays (and things that are not) for a variable of shape (m, n) with every value
+    1..mn, each a case of the plain-call rule."""
+    import pickle
+
+    x = np.arange(1.0, m * n + 1).reshape(m, n)
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    unaligned = np.frombuffer(raw.data, np.float64, x.size, 1).reshape(m, n)
+    unaligned[...] = x
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    wide, tall = np.zeros((m, 2 * n)), np.zeros((m + 1, n))
+    wide[:, ::2], tall[:m] = x, x
+    return {"plain": x.copy(), "read-only": read_only, "pickled dtype": pickle.loads(pickle.dumps(x)),
+            "rows of another": tall[:m], "unaligned": unaligned, "Fortran-ordered": np.asfortranarray(x),
+            "strided": wide[:, ::2], "masked": np.ma.masked_array(x), "a matrix": np.asmatrix(x),
+            "float32": x.astype(np.float32), "big-endian": x.astype(">f8"), "int64": x.astype(np.int64),
+            "transposed shape": x.reshape(n, m), "flat": x.ravel(), "a list": x.tolist()}
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # (np.asmatrix)
+def test_the_c_rule_mirrors_the_python_rule():
+    """callext.fits is the plain-call rule; csrc/callext.c's fits mirrors it: the C caller's
+    ordered and the Python one take exactly the arrays fits takes, with the same results."""
+    k = _c_kernel(MATMUL)
+    b = np.arange(6.0).reshape(3, 2)
+    calls = {"C": k.target.ordered_call(("A", "B")), "Python": callext.ordered_in_python(k.target, ("A", "B"), 0)}
+    taken = []
+    for name, a in _candidates(2, 3).items():
+        fits = callext.fits(a, (2, 3), np.dtype(np.float64)) if isinstance(a, np.ndarray) else False
+        taken += [name] * fits
+        for path, call in calls.items():
+            got = call(a, b)
+            assert (got is not None) == fits, (name, path)
+            if fits:
+                np.testing.assert_array_equal(got, np.asarray(a) @ b)
+    assert taken == ["plain", "read-only", "pickled dtype", "rows of another"]
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_einsum_hits_in_python_where_no_c_caller_is_built(monkeypatch):
+    """Without a C caller (no Python.h, too many slots) a hit of tl.einsum runs ordered in
+    Python: plain operands take it, anything else the general way, with numpy's results."""
+    from tensorlang import einsum_api
+
+    monkeypatch.setattr(callext, "caller", lambda *args, **kwargs: None)
+    einsum_api.clear_cache()
+    try:
+        b = np.arange(4.0, 8.0).reshape(2, 2)
+        tl.einsum("ij,jk->ik", np.ones((2, 2)), b)
+        hit = einsum_api._HITS[("ij,jk->ik", (2, 2), (2, 2), b.dtype, b.dtype, False)]
+        assert hit.__code__.co_filename == "<tensorlang ordered call>"
+        for name, a in _candidates(2, 2).items():
+            if np.shape(a) == (2, 2):
+                np.testing.assert_array_equal(tl.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b), err_msg=name)
+        q = np.ones((3, 3))
+        for _ in range(2):
+            np.testing.assert_array_equal(tl.einsum("ij,jk,kl->il", q, q, q), np.full((3, 3), 9.0))
+        assert einsum_api._HITS[("ij,jk,kl->il", 3, (3, 3), q.dtype)].__code__.co_filename == "<tensorlang ordered call>"
+    finally:
+        einsum_api.clear_cache()

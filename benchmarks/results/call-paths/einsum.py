@@ -3,10 +3,11 @@ take, interleaved in one process, each round starting at another path (docs/perf
 "Call paths"):
 
 - ``ordered``: the kernel's C caller's ``ordered`` method (``caller.ordered(a, b)``), what
-  ``einsum_api._kernel_runner`` returns where the C caller builds;
+  ``einsum_api._kernel_runner`` takes where the C caller builds;
 - ``runner``: the kernel's one call path, ``kernel.Runner.call`` (its C caller armed);
-- ``direct``: ``einsum_api._direct_runner``, the kernel's one C function through cffi with
-  no checks, what a hit took where the C caller cannot be built (no ``Python.h``);
+- ``python``: ``callext.ordered_in_python``, the same call in Python (each operand checked
+  by ``callext.fits``, the one C function through cffi), what a hit takes where the C
+  caller cannot be built (no ``Python.h``);
 - ``general``: ``kernel.Runner.call`` with no C caller (the general path, as with
   ``$TENSORLANG_NO_CALLEXT=1``).
 
@@ -23,6 +24,7 @@ import numpy as np
 import tensorlang as tl
 from tensorlang import einsum_api
 from tensorlang import kernel as kernel_module
+from tensorlang.targets.c import callext
 
 RESULT = einsum_api.RESULT
 
@@ -44,23 +46,18 @@ def paths(kernel, n: int, scalar: bool) -> dict:
             value = call(dict(zip(names, ops)), None)[RESULT]
             return value[()] if scalar else value
         return run
-    caller = kernel.target.ordered_call(names, kernel.threads)
-    found = {"ordered": (lambda ops: caller.ordered(*ops)), "runner": through(armed)}
-    direct = kernel.target.direct_call()
-    if direct is not None:
-        found["direct"] = einsum_api._direct_runner(direct, names, kernel.shapes[RESULT], kernel.dtype,
-                                                    kernel.threads, scalar)
+    ordered = kernel.target.ordered_call(names, kernel.threads)
+    found = {"ordered": (lambda ops: ordered(*ops)), "runner": through(armed)}
+    python = callext.ordered_in_python(kernel.target, names, kernel.threads)
+    if python is not None:
+        found["python"] = lambda ops: python(*ops)
     found["general"] = through(general)
     return found
 
 
 def install(subscripts: str, ops: list, run) -> None:
     """Let ``tl.einsum(subscripts, *ops)``'s hit run ``run``."""
-    if len(ops) == 2:
-        a, b = ops
-        einsum_api._HITS2[(subscripts, a.shape, b.shape, a.dtype, b.dtype, a is b)] = lambda a, b: run((a, b))
-    else:
-        einsum_api._HITS[(subscripts, *[(np.ndarray, o.shape, o.dtype) for o in ops])] = run
+    einsum_api._HITS[einsum_api._hit_key((subscripts, *ops))] = lambda *ops: run(ops)
 
 
 def per_call(subscripts: str, ops: list) -> float:
@@ -72,8 +69,8 @@ def per_call(subscripts: str, ops: list) -> float:
 
 def main(rounds: int = 21) -> None:
     rng = np.random.default_rng(0)
-    print(f"{'einsum':14} {'shapes':24}" + "".join(f"{p:>9}" for p in ("ordered", "runner", "direct", "general"))
-          + "   (median us per call; runner/ordered, general/direct)")
+    print(f"{'einsum':14} {'shapes':24}" + "".join(f"{p:>9}" for p in ("ordered", "runner", "python", "general"))
+          + "   (median us per call; runner/ordered, general/python)")
     for subscripts, shapes in CASES:
         ops = [rng.random(s) for s in shapes]
         want = np.einsum(subscripts, *ops)
@@ -92,8 +89,8 @@ def main(rounds: int = 21) -> None:
                 np.testing.assert_allclose(tl.einsum(subscripts, *ops), want, rtol=1e-12)
                 times[p].append(per_call(subscripts, ops))
         med = {p: statistics.median(t) * 1e6 for p, t in times.items()}
-        cols = "".join(f"{med[p]:9.2f}" if p in med else f"{'-':>9}" for p in ("ordered", "runner", "direct", "general"))
-        ratio = f"{med['runner'] / med['ordered']:5.2f}  " + (f"{med['general'] / med['direct']:5.2f}" if "direct" in med else "-")
+        cols = "".join(f"{med[p]:9.2f}" if p in med else f"{'-':>9}" for p in ("ordered", "runner", "python", "general"))
+        ratio = f"{med['runner'] / med['ordered']:5.2f}  " + (f"{med['general'] / med['python']:5.2f}" if "python" in med else "-")
         print(f"{subscripts:14} {str(shapes):24}{cols}   {ratio}")
     einsum_api.clear_cache()
 

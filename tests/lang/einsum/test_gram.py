@@ -160,14 +160,15 @@ def test_the_one_input_caller_declines_what_the_kernel_cannot_read():
     tl.einsum("ni,nj->ij", x, x)
     runner = einsum_api._CACHE[einsum_api._key("ni,nj->ij", (x, x), "auto") + (False,)]
     assert _gram_steps(runner)
-    call = runner.kernel.target.ordered_call(("T0", "T0"))
-    assert call.ordered(x, x.copy()) is None  # two objects for the one input
-    assert call.ordered(x, x[:]) is None
-    assert call.ordered(np.asfortranarray(x), np.asfortranarray(x)) is None  # not C-ordered
-    assert call.ordered(x.astype(np.float32), x.astype(np.float32)) is None  # another dtype
-    assert call.ordered(np.ones((4, 10)), np.ones((4, 10))) is None  # another shape
-    assert call.ordered(x) is None  # one array where the order names two
-    np.testing.assert_array_equal(call.ordered(x, x), np.full((4, 4), 10.0))
+    target = runner.kernel.target  # the C caller's ordered, and the same in Python
+    for call in (target.ordered_call(("T0", "T0")), callext.ordered_in_python(target, ("T0", "T0"), 0)):
+        assert call(x, x.copy()) is None  # two objects for the one input
+        assert call(x, x[:]) is None
+        assert call(np.asfortranarray(x), np.asfortranarray(x)) is None  # not C-ordered
+        assert call(x.astype(np.float32), x.astype(np.float32)) is None  # another dtype
+        assert call(np.ones((4, 10)), np.ones((4, 10))) is None  # another shape
+        assert call(x) is None  # one array where the order names two
+        np.testing.assert_array_equal(call(x, x), np.full((4, 4), 10.0))
 
 
 @pytest.mark.parametrize("other", [lambda x: x.copy(), lambda x: x[:], lambda x: x[::-1], lambda x: x + 1,

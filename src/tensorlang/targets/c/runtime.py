@@ -38,20 +38,11 @@ def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bo
 
 
 def _in_place(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
-    """``array`` as the kernel's buffer without a copy, or None: itself where C-contiguous,
-    aligned and of the dtype (unpadded), padded the buffer behind a :func:`.padded.padded_empty` view."""
+    """``array`` as the kernel's buffer without a copy, or None: itself where plain
+    (:func:`.callext.fits`; unpadded), padded the buffer behind a :func:`.padded.padded_empty` view."""
     if pad == 1:
-        return array if array.dtype == dtype and array.flags.c_contiguous and array.flags.aligned else None
+        return array if callext.fits(array, shape, dtype) else None
     return as_padded(array, shape, pad, dtype) if array.base is not None else None
-
-
-def _source(given, buffer: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """An inout input as the C function reads it beside its buffer: itself, or a copy where it
-    is not C-contiguous of the dtype or overlaps the buffer."""
-    given = np.asarray(given)
-    if given.dtype != dtype or not (given.flags.c_contiguous and given.flags.aligned) or _overlap(given, buffer):
-        return np.array(given, dtype=dtype, order="C", copy=True)
-    return given
 
 
 def _blank(storage: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray:
@@ -136,22 +127,14 @@ class CKernel:
         self.c_call = callext.caller(self, roles)
 
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
-        """A C caller whose ``ordered(*arrays)`` takes the inputs named in ``order`` and returns
-        the one result, or None (:mod:`.callext`; the einsum cache's hits)."""
+        """``ordered(*arrays)``, which takes the inputs named in ``order`` and returns the one
+        result, or None where an array is not plain: the C caller's method, else the same
+        call in Python (:mod:`.callext`; the einsum cache's hits); None where neither can be had."""
         caller = callext.caller(self, self._roles, order)
-        if caller is not None:
-            caller.threads = threads
-        return caller
-
-    def direct_call(self):
-        """``(function, slot names, slot shapes, from_buffer, char_type, check_status)`` for a
-        caller that has checked its arrays (the einsum cache), where the schedule is one C
-        function taking no inout input; else None."""
-        if self._only is None or self.ffi is None or self._only[2]:
-            return None
-        function, slots, _ = self._only
-        return (function, tuple(self.names[s] for s in slots), tuple(tuple(self.shapes[s]) for s in slots),
-                self.ffi._backend.from_buffer, self.ffi.typeof("char[]"), check_status)
+        if caller is None:
+            return callext.ordered_in_python(self, order, threads)
+        caller.threads = threads
+        return caller.ordered
 
     @property
     def steps(self):
@@ -258,8 +241,9 @@ class CKernel:
             if given is not None:
                 if given is target and name in direct:  # k(x=x, out={"x": x}) holds it already
                     pass
-                elif n in reads:  # the C function reads the input itself: no copy into the buffer
-                    sources[n] = _source(given, buffer, dtype)
+                elif n in reads:  # the C function reads the input itself: a copy only where it is not
+                    plain = callext.fits(given, shape, dtype) and not _overlap(given, buffer)  # plain or overlaps
+                    sources[n] = given if plain else np.array(given, dtype=dtype, order="C", copy=True)
                 else:
                     buffer[regions[n]] = given
             elif role == "optional":

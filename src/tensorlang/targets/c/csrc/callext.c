@@ -95,11 +95,12 @@ static double tick_seconds(void) {  /* seconds per tick */
     return (s - seconds0) / (double)(t - ticks0);
 }
 
-/* o is exactly an ndarray of slot n's shape, the kernel's dtype, C-contiguous, aligned */
+/* callext.fits, the rule's contract: o is exactly an ndarray of slot n's shape, the kernel's dtype, C-contiguous, aligned */
 static int fits(Caller *c, PyObject *o, int n) {
     if (Py_TYPE(o) != &PyArray_Type) return 0;
     PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_DESCR(a) != c->descr || PyArray_NDIM(a) != c->ndim[n]) return 0;
+    if (PyArray_NDIM(a) != c->ndim[n]) return 0;
+    if (PyArray_DESCR(a) != c->descr && !PyArray_EquivTypes(PyArray_DESCR(a), c->descr)) return 0;
     npy_intp *d = PyArray_DIMS(a);
     for (int k = 0; k < c->ndim[n]; k++)
         if (d[k] != c->dims[n][k]) return 0;
