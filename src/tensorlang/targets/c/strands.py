@@ -1606,6 +1606,10 @@ def render(ir: S.StrandIR) -> str:
 #: Generated C above this many characters (higher derivatives of products of 3-D fields
 #: reach megabytes) is compiled with -O1: half the compile time of -O3, the same IEEE results.
 LARGE_SOURCE = 256 * 1024
+#: no libm call sets errno and no FP operation traps (strand code reads neither): `sqrt` is an
+#: instruction the compiler may share between equal expressions, and guarded divisions and roots
+#: vectorize; the same IEEE results (docs/diderot-compiled.md)
+NO_ERRNO = ("-fno-math-errno", "-fno-trapping-math")
 
 
 class Runner:
@@ -1615,7 +1619,7 @@ class Runner:
         self.ir = ir
         self.renderer = Renderer(ir)
         self.source = self.renderer.source()
-        flags = ("-O1",) if len(self.source) > LARGE_SOURCE else ()  # docs/diderot-compiled.md
+        flags = NO_ERRNO + (("-O1",) if len(self.source) > LARGE_SOURCE else ())  # docs/diderot-compiled.md
         self.ffi, self.lib = c_build.build_and_load(self.source, c_build.require_compiler(), DECLARATIONS, flags)
         #: one C call at a time per program: the error code, print and birth buffers and the
         #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
