@@ -96,9 +96,57 @@ def test_large_generated_c_is_compiled_at_o1_with_the_same_results(monkeypatch):
     monkeypatch.setattr(c_strands, "LARGE_SOURCE", 0)
     monkeypatch.setattr(c_strands, "_RUNNERS", {})  # built again, not the runner of the same program above
     o1 = _program(*case).run(img, backend="c")
-    assert seen == [((),), (("-O1",),)]
+    assert seen == [(c_strands.NO_ERRNO,), (c_strands.NO_ERRNO + ("-O1",),)]
     a, b = np.asarray(o3.outputs["o"]), np.asarray(o1.outputs["o"])
     assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).any()
+
+
+NO_ERRNO_PROGRAM = """#version 2.0
+input image(2)[] img;
+field#1(2)[] G = bspln3 ⊛ img;
+input real r = 0.35;
+strand pt (int i) {
+  output vec2 pos = [0.1 * real(i % 7) - 0.3, 0.07 * real(i / 7) - 0.3];
+  output real o = 0;
+  int age = 0;
+  update {
+    if (age >= 3) { stabilize; }
+    vec2 f = [0, 0];
+    foreach (pt q in sphere(r)) {
+      vec2 d = pos - q.pos;
+      if (|d| > 0) { f += (1 - |d|/r)^3 * d/|d|; }
+      real z = sqrt(|d| - 0.2);
+      o += sqrt(|d|) / (|d| - 0.1) + inv(|d|) + (z if z > 0.1 else 0);
+    }
+    vec2 x = 0.9 * normalize(pos + [1e-3, 0]);
+    if (inside(x, G)) { o += sqrt(|∇G(x)|) / G(x) + atan2(G(x), |∇G(x)|); }
+    pos += 0.01 * f;
+    age += 1;
+  }
+}
+initially { pt(i) | i in 0..48 };
+"""
+
+
+@needs_cc
+@pytest.mark.parametrize("bad", [False, True])
+def test_strand_c_without_errno_gives_the_same_bits(monkeypatch, bad):
+    """``NO_ERRNO`` (no errno from libm) changes no value: roots of negatives, 0/0, x/0 and
+    ⊥ or ±∞ samples give the bits of the build without it, and the interpreter's."""
+    from tensorlang.lang.diderot import parse_program, strands
+    from tensorlang.lang.diderot import typecheck as check
+    from tensorlang.targets.c import strands as c_strands
+    values = {"img": _image(np.random.default_rng(5), bad)}
+    runs = []
+    for flags in (c_strands.NO_ERRNO, ()):
+        monkeypatch.setattr(c_strands, "NO_ERRNO", flags)
+        monkeypatch.setattr(c_strands, "_RUNNERS", {})  # built again with these flags
+        runs.append(strands(check(parse_program(NO_ERRNO_PROGRAM))).run(values, backend="c"))
+    ref = strands(check(parse_program(NO_ERRNO_PROGRAM))).run(values, backend="interp")
+    for key in ("pos", "o"):
+        a, b, c = (np.asarray(r.outputs[key]) for r in (*runs, ref))
+        assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).any() and np.isfinite(a).all() == (key == "pos")
+        assert np.allclose(a, c, rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
 def _sizes_program(img_decl: str, expr: str, ty: str = "int", extra: str = ""):

@@ -253,3 +253,46 @@ def test_a_solo_strands_steps_on_its_own_copies_give_the_in_place_results_bit_fo
             assert np.allclose(ref.outputs[name], own.outputs[name], rtol=1e-12, atol=1e-12, equal_nan=True), name
     acc = np.asarray(own.outputs["acc"])
     assert np.isfinite(acc).any() and (limit is not None or not np.isfinite(acc).all())  # ⊥ or ±inf reached
+
+
+# value, gradient and Hessian of a bspln3 field (4 taps an axis) at points inside and outside
+HESS = """#version 1.0
+input image(3)[] vol;
+field#2(3)[] F = bspln3 ⊛ vol;
+strand s (int ui, int vi) {
+   output tensor[3,3] h = zeros[3,3];
+   output vec3 g = [0, 0, 0];
+   output real v = 0;
+   update {
+      vec3 p = [-2.3 + 0.41 * real(ui), -2.0 + 0.37 * real(vi), -1.1 + 0.05 * real(ui * vi)];
+      if (inside(p, F)) { v = F(p); g = ∇F(p); h = ∇⊗∇F(p); }
+      stabilize;
+   }
+}
+initially [ s(ui, vi) | vi in 0..10, ui in 0..11 ];
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text, vox", [(RAYS, ()), (MOVED, (2,)), (HESS, ())], ids=["rays", "vector", "hessian"])
+@pytest.mark.parametrize("layout", ["c", "fortran"])
+def test_axis_0_taps_in_vector_lanes_give_the_scalar_sums_bit_for_bit(text, vox, layout, monkeypatch):
+    """``strands_probe.LANES``: a 3-D probe with 2 or 4 taps an axis sums axis 0's taps in the
+    lanes of a vector (its weights too), a row of contiguous samples one load where axis 0 is
+    contiguous ("fortran"), a gather of strided ones otherwise: the scalar sums' bits."""
+    values = {"vol": _volume(vox, layout)}
+    runs = []
+    for lanes in (False, True):
+        monkeypatch.setattr(SP, "LANES", lanes)
+        runs.append(_run(text, values, True, monkeypatch))
+    (_, plain, src0), (p, fast, src1) = runs
+    assert "tl_ld4(data" not in src0 and "tl_ld2(data" not in src0 and ("tl_ld4(data" in src1) == (text != MOVED)
+    assert ("tl_ld2(data" in src1) == (text != HESS)
+    for name in plain.outputs:
+        assert same_bits(plain.outputs[name], fast.outputs[name]), name
+    if layout == "fortran":
+        ref = p.run(values, backend="interp")
+        for name in ref.outputs:
+            assert np.allclose(ref.outputs[name], fast.outputs[name], rtol=1e-12, atol=1e-12, equal_nan=True), name
+    out = np.concatenate([np.asarray(o, dtype=float).ravel() for o in fast.outputs.values()])
+    assert np.isfinite(out).any() and not np.isfinite(out).all()  # ⊥ and ±inf reached some probes

@@ -21,7 +21,15 @@ DIAG = True
 TYPEDEF = ("typedef struct { const double *data; int64_t size[3]; int64_t vox; double m[16]; int64_t ident; "
            "int64_t stride[3]; int64_t cstride; int64_t diag; } tl_img;")
 PRELUDE = (TYPEDEF + "\n"
-           "static inline int64_t tl_pmod(int64_t a, int64_t p) { int64_t r = a % p; return r < 0 ? r + p : r; }\n")
+           "static inline int64_t tl_pmod(int64_t a, int64_t p) { int64_t r = a % p; return r < 0 ? r + p : r; }\n"
+           # a 3-D probe's axis-0 taps in one vector (LANES): contiguous in an NRRD file's layout
+           "#if defined(__GNUC__)\n"
+           + "".join(f"typedef double tl_v{w} __attribute__((vector_size({8 * w})));\n"
+                     f"static inline tl_v{w} tl_ld{w}(const double *p, int64_t s) {{\n"
+                     f"    tl_v{w} v; if (s == 1) memcpy(&v, p, sizeof v); "
+                     f"else v = (tl_v{w}){{{', '.join(f'p[{k} * s]' for k in range(w))}}}; return v;\n}}\n"
+                     for w in (2, 4))
+           + "#endif\n")
 
 
 def axes_offset(axes: tuple, d: int) -> int:
@@ -148,7 +156,7 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
             if d == 3 and s.border is None and top < len(kernel.segments) and STRAIGHT else
             _sums(s, q + "    ", d, top, taps, radius, vox, cache, sizes[:top + 1], len(kernel.segments))) + [f"{q}}}"]
     out += fill(top, total)
-    if fam is not None and fills is not None and (fam[2] - 1) * sum(len(ln.lstrip()) for ln in out[at:]) > OUTLINE:
+    if fam is not None and fills is not None and (fam[2] - 1) * _chars(out[at:]) > OUTLINE:
         # called: the orders up to the highest its block reads from here on; tl_pcJ_n: how far filled
         top = plan["fill"][id(s)] if plan is not None else top
         name = f"tl_probe_{s.image}_{s.kernel}_{s.border or 'in'}_{top}"  # the lines once, in the file
@@ -165,6 +173,15 @@ def render(s: S.Probe, ir: S.StrandIR, ex: Callable[[S.Expr], str], pad: str, pl
     out.append(f"{p}}}")
     out += [f"{p}l_{t} = {cache}[{base + k}];" for k, t in enumerate(s.targets)]
     return out + [f"{pad}}}"]
+
+
+def _chars(lines: list[str]) -> int:
+    """The characters of a fill, its sums in vector lanes left out (the scalar ones count)."""
+    n, lanes = 0, False
+    for ln in (x.lstrip() for x in lines):
+        lanes = ln == "#if defined(__GNUC__)" or (lanes and ln != "#else")
+        n += 0 if lanes else len(ln)
+    return n
 
 
 #: a 3-D probe's sums as straight-line code (False: the loops of 1-D and 2-D probes)
@@ -202,28 +219,37 @@ def _straight(s: S.Probe, kernel: S.KernelSlot, q: str, d: int, top: int, radius
            f"{q}const int ident = (int)im->ident;",
            f"{q}(void)cst; (void)ident;" + "".join(f" (void)m{k};" for k in range(4 * d)),
            f"{q}int64_t base = " + " + ".join(f"((int64_t)n{a} + {1 - radius}) * st{a}" for a in range(d)) + ";"]
-    out += straight(s.kernel, kernel, d, top, vox, q)
-    return out + [f"{q}{cache}[{k}] = r{k};" for k in range(total)]
+    sums = straight(s.kernel, kernel, d, top, vox, q)
+    if LANES and 2 * radius in (2, 4):  # the same sums with axis 0's taps in one vector (GNU C's vectors)
+        sums = [f"{q}#if defined(__GNUC__)", *straight(s.kernel, kernel, d, top, vox, q, True), f"{q}#else", *sums, f"{q}#endif"]
+    return out + sums + [f"{q}{cache}[{k}] = r{k};" for k in range(total)]
 
 
-def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str) -> list[str]:
+def straight(name: str, kernel: S.KernelSlot, d: int, top: int, vox: int, q: str, lanes: bool = False) -> list[str]:
     """The probe's weights, separable sums and chain rule as straight-line scalar code
     (``r0``, ``r1``, ..: the orders 0..top, as the cache stores them), from ``f0``.. (the
     fractions), ``base`` (the support's first sample), ``data``, ``st0``.., ``cst``,
     ``m0``..``m15`` and ``ident`` in scope: the same operations in the same order as the
-    loops of :func:`_sums`."""
+    loops of :func:`_sums`.  ``lanes``: the sums over axes 1.. in vectors of axis 0's taps
+    (``tl_vT``, :data:`PRELUDE`), each lane the scalar sum's operations in its order."""
     out: list[str] = []
     radius, taps = kernel.radius, 2 * kernel.radius
     for a in range(d):
         for m in range(top + 1):
             width = max(len(row) for row in kernel.segments[m])  # tl_w_'s Horner steps, a scalar per tap
+            if lanes:  # the taps' Horner steps in the lanes of one vector, u = f - (1 - radius + t)
+                col = [f"(tl_v{taps}){{{', '.join(f'tl_c_{name}_{m}[{t}][{k}]' for t in range(taps))}}}" for k in range(width)]
+                offs = ", ".join(f"{1 - radius + t}.0" for t in range(taps))
+                out.append(f"{q}tl_v{taps} wv{a}_{m} = {_horner_names(col, f'(f{a} - (tl_v{taps}){{{offs}}})')};")
+                out += [f"{q}double w{a}_{m}_{t} = wv{a}_{m}[{t}];" for t in range(taps)]
+                continue
             for t in range(taps):
                 coef = [f"tl_c_{name}_{m}[{t}][{k}]" for k in range(width)]
                 out.append(f"{q}double w{a}_{m}_{t} = {_horner_names(coef, f'(f{a} - ({1 - radius} + {t}))')};")
     for c in range(vox):
         comp = f" + {c} * cst" if vox > 1 else ""
         memo: dict = {}
-        part = _Sums(out, q, d, taps, comp, c, memo)
+        part = (_LaneSums if lanes else _Sums)(out, q, d, taps, comp, c, memo)
         base = 0
         for o in range(top + 1):
             for counts, flat in derivative_components(d, o):
@@ -271,6 +297,38 @@ class _Sums:
         self.out.append(f"{self.q}double {name} = {acc};")
         self.memo[key] = name
         return name
+
+
+class _LaneSums(_Sums):
+    """:class:`_Sums` with the taps of axis 0 in the lanes of one vector from level 1 on
+    (``v..``: lane t is ``P(level, counts)[t, ..]``); level 0 adds the lanes in tap order."""
+
+    def __call__(self, level: int, counts: tuple, ts: tuple) -> str:
+        key = (level, counts, ts)
+        if key in self.memo:
+            return self.memo[key]
+        if level == 0:  # the products in lanes (the weights' vector wv0_..), added in tap order
+            inner = self(1, counts[1:], ())
+            prod = f"x{inner[1:]}_{counts[0]}"
+            self.out.append(f"{self.q}tl_v{self.taps} {prod} = wv0_{counts[0]} * {inner};")
+            terms = [f"{prod}[{t}]" for t in range(self.taps)]
+        else:
+            def row(t: int) -> str:
+                offs = " + ".join(f"{tt} * st{a + 1}" for a, tt in enumerate(ts + (t,)) if tt)
+                return f"tl_ld{self.taps}(data + base{' + ' + offs if offs else ''}{self.comp}, st0)"
+            terms = [f"w{level}_{counts[0]}_{t} * "
+                     + (row(t) if level == self.d - 1 else self(level + 1, counts[1:], ts + (t,))) for t in range(self.taps)]
+        acc = "0.0"
+        for term in terms:
+            acc = f"({acc} + {term})"
+        name = f"{'pv'[level > 0]}{self.c}_{level}_{''.join(map(str, counts))}_{''.join(map(str, ts))}"
+        self.out.append(f"{self.q}{'double' if level == 0 else f'tl_v{self.taps}'} {name} = {acc};")
+        self.memo[key] = name
+        return name
+
+
+#: a 3-D probe whose kernel has 2 or 4 taps sums axis 0's taps in vector lanes (False: scalar sums, for tests)
+LANES = True
 
 
 def family(s: S.Probe) -> tuple[int, str, str | None]:
