@@ -23,6 +23,15 @@ def printed_close(a: str, b: str, rtol: float = 1e-9) -> None:
     assert np.allclose(x, y, rtol=rtol, atol=rtol / 10, equal_nan=True)
 
 
+def same_bits(a, b) -> bool:
+    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    keep = ~np.isnan(a)
+    return a[keep].tobytes() == b[keep].tobytes()
+
+
 def same(a, b, rtol: float = 1e-9) -> None:
     """Two RunResults agree: counts, steps, grid, output names, shapes and dtypes; ints and
     bools exactly, reals within ``rtol`` (bit for bit when 0), ⊥ at the same places."""

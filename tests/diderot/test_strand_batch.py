@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agreement import same_bits  # tests/diderot is on the path
 
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
@@ -87,15 +88,6 @@ def _image(vox: tuple) -> Image:
     c, s = np.cos(0.4), np.sin(0.4)
     to_world = np.array([[0.45 * c, -0.4 * s, -1.9], [0.45 * s, 0.4 * c, -1.7], [0, 0, 1]])
     return Image(data, 2, to_world)
-
-
-def same_bits(a, b) -> bool:
-    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
-        return False
-    keep = ~np.isnan(a)
-    return a[keep].tobytes() == b[keep].tobytes()
 
 
 def _run(text: str, values: dict, batched: bool, monkeypatch, threads: int):

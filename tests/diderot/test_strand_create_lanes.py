@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agreement import same_bits  # tests/diderot is on the path
 
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
@@ -72,15 +73,6 @@ def _plane(rotated: bool) -> Image:
     data[4, 5] = np.nan  # ⊥ and ±inf reach some probes
     data[2, 6, 1] = np.inf
     return Image(data, 2, _map(rotated, 2))
-
-
-def same_bits(a, b) -> bool:
-    """Equal arrays bit for bit (signed zeros included), NaN where NaN of either sign."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
-        return False
-    keep = ~np.isnan(a)
-    return a[keep].tobytes() == b[keep].tobytes()
 
 
 def _run(text: str, values: dict, lanes: bool, monkeypatch, threads: int = 1):

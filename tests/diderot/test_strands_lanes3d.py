@@ -17,7 +17,7 @@ from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
 from tensorlang.targets.c import strands_batch as SB
 from tensorlang.targets.c import strands_probe as SP
-from test_strand_batch import same_bits  # tests/diderot is on the path
+from agreement import same_bits  # tests/diderot is on the path
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
