@@ -308,7 +308,7 @@ def load(path: Path, declarations: str):
         ffi = cffi.FFI()
         ffi.cdef(declarations)
         try:
-            lib = ffi.dlopen(str(path))
+            lib = ffi.dlopen(str(path), getattr(os, "RTLD_NOW", 0) | getattr(os, "RTLD_NODELETE", 0))  # never unloaded: c-backend.md, "Threads"
         except OSError as exc:
             raise CannotLoad("backend", f"cannot load the compiled kernel: {exc}") from None
         loaded = _loaded[str(path)] = (ffi, lib)
