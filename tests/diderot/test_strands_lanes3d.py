@@ -86,10 +86,9 @@ def _volume(vox: tuple, layout: str, axes: bool = False) -> Image:
     return Image(data, 3, to_world)
 
 
-def _run(text: str, values: dict, fast: bool, monkeypatch, threads: int = 1, mode: str = "solo", limit=None):
+def _run(text: str, values: dict, fast: bool, monkeypatch, threads: int = 1, limit=None):
     monkeypatch.setattr(SB, "ENABLED", fast)
     monkeypatch.setattr(SP, "STRAIGHT", fast)
-    monkeypatch.setattr(SB, "MODE", mode)
     monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
     p = strands(check(parse_program(text)))
     res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
@@ -98,23 +97,23 @@ def _run(text: str, values: dict, fast: bool, monkeypatch, threads: int = 1, mod
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode, threads", [("solo", 1), ("solo", 2), ("lockstep", 1)])
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("layout", ["c", "fortran"])
-def test_rays_in_blocks_give_the_per_strand_results_bit_for_bit(mode, threads, layout, monkeypatch):
+def test_rays_in_blocks_give_the_per_strand_results_bit_for_bit(threads, layout, monkeypatch):
     values = {"vol": _volume((), layout)}
     _, plain, src0 = _run(RAYS, values, False, monkeypatch, threads)
-    p, fast, src1 = _run(RAYS, values, True, monkeypatch, threads, mode)
+    p, fast, src1 = _run(RAYS, values, True, monkeypatch, threads)
     # the per-strand build has no block and loops over taps; the fast one computes each ray's
     # position ahead of its update (one family per kernel: tent and bspln3), prefetches its
     # support and sums the taps in straight-line code
     assert "tl_ahead" not in src0 and "double *restrict data = im->data" not in src0
     assert src1.count("static inline void tl_ahead") == 2 and "#define TL_BATCH 1" in src1
-    assert ("tl_ahead0(X, pf, img, 0);" in src1) == (mode == "solo")
+    assert "tl_ahead0(X, pf, img, 0);" in src1  # ray by ray
     assert "double *restrict data = im->data" in src1 and "tl_fill" not in src1
     assert (plain.steps, plain.active, plain.stable) == (fast.steps, fast.active, fast.stable)
     for name in plain.outputs:
         assert same_bits(plain.outputs[name], fast.outputs[name]), name
-    if (mode, threads) == ("solo", 1):  # the oracle (slow: once per layout)
+    if threads == 1:  # the oracle (slow: once per layout)
         ref = p.run(values, backend="interp")
         for name in ref.outputs:
             a, b = np.asarray(ref.outputs[name]), np.asarray(fast.outputs[name])

@@ -20,9 +20,6 @@ LANES = 8
 ENABLED = True
 #: how many steps ahead a block prefetches its lanes' samples (0: no prefetch)
 AHEAD = 8
-#: 3-D probes only: "solo", a ray's steps one after another (prefetching ahead);
-#: "lockstep", a tile row's strands a step at a time (measured slower on mip and dvr)
-MODE = "solo"
 #: False: a solo strand's steps read and write its state in place (the tests compare both ways)
 OWN = True
 
@@ -254,9 +251,10 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
 def block_steps(batched: list[Batched], own: tuple | None = None) -> str:
     """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
     lock step where a family's probes run in lanes (positions, the block's probes, then each
-    strand's update); strand after strand where every batched probe is a 3-D one (its
-    position, the prefetch of its support ahead, its update; ``own``: :func:`own_steps`)."""
-    if not any(b.lanes for b in batched) and MODE == "solo":
+    strand's update; a 3-D family's position and prefetch there too); strand after strand
+    where every batched probe is a 3-D one (its position, the prefetch of its support
+    ahead, its update; ``own``: :func:`own_steps`)."""
+    if not any(b.lanes for b in batched):
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         pos = "\n".join(f"        tl_pos{b.j}({who}, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);" for b in batched)
         return RAYS.replace("{steps}", " " * 20 + own_steps(own, pos, f"tl_update_pf({who}, gr, gi, img, pf, 0)", " " * 20))
