@@ -16,6 +16,8 @@ from tensorlang.errors import TensorLangError
 from tensorlang.sampling.image import image as make_image
 from tensorlang.strands import nrrd_out
 from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as c_strands
+from tensorlang.targets.c import strands_probe
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
@@ -88,3 +90,16 @@ def test_a_file_checked_before_is_checked_again_once_written_or_under_a_smaller_
     with pytest.raises(TensorLangError) as info:
         nrrd_out.check_image_file(str(path))
     assert info.value.code == "too-large"
+
+
+def test_images_larger_than_the_cache_keeps_are_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(c_strands, "_RUNNERS", {})  # this program's runner alone
+    p = _program(tmp_path)
+    img = make_image(np.arange(42.0).reshape(6, 7), 2)
+    monkeypatch.setattr(strands_probe, "KEEP", 42 * 8 - 1)
+    first = p(img=img)
+    (runner,) = c_strands._RUNNERS.values()
+    assert runner.packed.get("last") is None  # the samples are more than KEEP bytes: nothing kept
+    monkeypatch.setattr(strands_probe, "KEEP", 42 * 8)
+    _same(p(img=img), first)
+    assert runner.packed["last"][0][0][0] is img
