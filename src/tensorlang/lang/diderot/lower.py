@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -1832,7 +1833,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     for _name, lo, hi in program.compiled.create_iters:
         ranges.append((int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1))
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
-    total = int(np.prod(shape, dtype=object))  # Python ints: an int64 product wraps (2**32 x 2**32 -> 0)
+    total = math.prod(shape)  # Python ints: an int64 product wraps (2**32 x 2**32 -> 0)
     from ...limits import memory_budget_bytes
     if total * (len(ir.state) + 4) * 16 > memory_budget_bytes():
         raise error("too-large", f"{total:,} strands do not fit in the memory budget")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import threading
 from typing import Any, Mapping
 
@@ -1654,6 +1655,7 @@ class Runner:
         #: one C call at a time per program: the error code, print and birth buffers and the
         #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
         self.lock = threading.Lock()
+        self.packed: dict = {}  # the last run's image descriptors (strands_probe.pack)
         #: the state arrays of the last run that ended (at most SPARE_BYTES), for the next run with as
         #: many strands (new ones cost page faults of all the state: a third of a short call), and
         #: the rows tl_create may not set before reading them (zeroed there)
@@ -1684,7 +1686,7 @@ class Run:
         self.chunks: list[tuple[int, bytes]] = []  # (strand, text) of each print statement, in order
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
-        self.n = n = int(np.prod(ext)) if ext else 1
+        self.n = n = math.prod(ext)
         self.owner = runner
         self.made = 0  # the super-steps asked for so far
         self.R, self.I, self.status = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
@@ -1708,7 +1710,8 @@ class Run:
                 self.gi[k] = table.index(x) if x in table else len(table) + self._other(x)
             else:
                 self.gi[k] = int(x)
-        self.images, self.keep = P.pack(self.ffi, runner.ir.images, values)
+        self.images, keep = P.pack(self.ffi, runner.ir.images, values, runner.packed)
+        self.keep = list(keep)  # (the sequences' arrays join it)
         self.seqs = self.ffi.new("tl_seq[]", max(1, len(runner.ir.seqs)))
         for k, q in enumerate(runner.ir.seqs):  # the dynamic sequences: items × components, row-major
             check_allocation(len(values[q.name]) * q.comps, 8, f"the sequence {q.name}")
@@ -1753,8 +1756,11 @@ class Run:
         others = self.__dict__.setdefault("_others", {})
         return others.setdefault(text, len(others))
 
-    def _p(self, ctype: str, arr: np.ndarray):
-        return self.ffi.cast(ctype, arr.ctypes.data)
+    def _p(self, ctype: str, arr: np.ndarray):  # (the run's arrays each cast once)
+        kept = self.__dict__.setdefault("_ptrs", {}).get(id(arr))
+        if kept is None or kept[0] is not arr:
+            kept = self.__dict__["_ptrs"][id(arr)] = (arr, self.ffi.cast(ctype, arr.ctypes.data))
+        return kept[1]
 
     def active(self) -> int:
         return self._active
@@ -1837,6 +1843,7 @@ class Run:
         br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
         self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
                                 self._p("int64_t *", bi))
+        self.__dict__.pop("_ptrs", None)  # (these arrays, and the state arrays replaced below, are not kept)
         # in a permuted run, parents in the order they updated (their rank), as Diderot appends them
         order = np.lexsort((seq, self.rank[par] if self.indirect else par))
         n0, n1 = self.n, self.n + nb

@@ -10,6 +10,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import error
+from ...sampling.image import Image
 from ...strand_ir import ir as S
 
 #: an image's C descriptor: its samples where they lie (``stride``: elements between
@@ -511,14 +512,25 @@ def _to_world(pad: str, d: int, order: int, vox: int) -> list[str]:
     return out
 
 
-def pack(ffi, images: tuple[S.ImageSlot, ...], values) -> tuple[object, list]:
-    """The images' C descriptors from the run's values (images as
-    :class:`tensorlang.sampling.image.Image`, border-controlled ones with ``.image``)."""
+#: the most bytes of image samples :func:`pack`'s cache keeps alive between calls
+KEEP = 64 << 20
+
+
+def pack(ffi, images: tuple[S.ImageSlot, ...], values, cache: dict | None = None) -> tuple[object, list]:
+    """The images' C descriptors from the run's values (images as :class:`tensorlang.sampling.image.Image`,
+    border-controlled ones with ``.image``); those in ``cache`` (the built program's) where every image is the
+    one packed last, its samples read-only and its world map the same (a program called again on its files)."""
+    imgs = [getattr(values[slot.name], "image", values[slot.name]) for slot in images]
+    key = [(img, img.world.tobytes()) for img in imgs] if cache is not None and all(isinstance(
+        img, Image) and not img.data.flags.writeable for img in imgs) and sum(i.data.nbytes for i in imgs) <= KEEP else None
+    last = cache.get("last") if cache is not None else None
+    if key is not None and last is not None and len(last[0]) == len(key) and all(
+            a[0] is b[0] and a[1] == b[1] for a, b in zip(last[0], key)):
+        return last[1], last[2]
     arr = ffi.new("tl_img[]", max(1, len(images)))
     keep: list = [arr]
     for k, slot in enumerate(images):
-        img = values[slot.name]
-        img = getattr(img, "image", img)
+        img = imgs[k]
         data = np.asarray(img.data)
         if img.dim != slot.dim or tuple(data.shape[img.dim:]) != slot.shape:
             raise error("input", f"image {slot.name}: expected {slot.dim}-D with voxels {list(slot.shape)}, "
@@ -547,4 +559,6 @@ def pack(ffi, images: tuple[S.ImageSlot, ...], values) -> tuple[object, list]:
         desc.ident = int(np.array_equal(m[:d, :d], np.eye(d)))
         lin = m[:d, :d]
         desc.diag = int(DIAG and np.all(np.diag(lin) != 0) and np.array_equal(lin, np.diag(np.diag(lin))))
+    if cache is not None:
+        cache["last"] = (key, arr, keep) if key is not None else None
     return arr, keep

@@ -1,0 +1,105 @@
+"""A compiled strand program called again keeps what does not change between calls
+(docs/diderot-compiled.md, "How a run goes"): the image descriptors of the same image
+objects and an image file's header check.  Both must notice a change: a rewritten file,
+another image, a world map changed in place, a smaller memory budget.  Results are compared with a fresh program's, bit for bit."""
+
+from __future__ import annotations
+
+import os
+
+import nrrd
+import numpy as np
+import pytest
+
+import tensorlang as tl
+from tensorlang.errors import TensorLangError
+from tensorlang.sampling.image import image as make_image
+from tensorlang.strands import nrrd_out
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as c_strands
+from tensorlang.targets.c import strands_probe
+
+pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+PROGRAM = """#version 1.0
+input image(2)[] img;
+input real scale = 1.0;
+field#1(2)[] F = bspln3 ⊛ img;
+strand s (vec2 p) {
+   output real v = scale * F(p) if inside(p, F) else -1.0;
+   output vec2 g = ∇F(p) if inside(p, F) else [0.0, 0.0];
+   update { stabilize; }
+}
+initially [ s([0.5 * real(i), 0.4 * real(j)]) | i in 0..5, j in 0..4 ];
+"""
+
+
+def _program(tmp_path):
+    path = tmp_path / "prog.diderot"
+    path.write_text(PROGRAM)
+    return tl.compile(str(path), backend="c")
+
+
+def _write(path, data):
+    nrrd.write(str(path), data, {"kinds": ["space", "space"]}, index_order="C")
+
+
+def _same(a, b):
+    for name in ("v", "g"):
+        np.testing.assert_array_equal(a[name], b[name])
+
+
+def test_a_rewritten_image_file_is_read_again(tmp_path):
+    p, fresh = _program(tmp_path), _program(tmp_path)
+    path = tmp_path / "img.nrrd"
+    rng = np.random.default_rng(3)
+    for _ in range(3):  # same name, same size, other samples each time
+        _write(path, rng.random((6, 7)))
+        first, again = p(img=str(path)), p(img=str(path))
+        _same(first, again)
+        _same(first, fresh(img=str(path)))
+
+
+def test_another_image_object_or_a_world_changed_in_place_is_packed_again(tmp_path):
+    p = _program(tmp_path)
+    a, b = np.arange(42.0).reshape(6, 7) / 10, np.cos(np.arange(42.0)).reshape(6, 7)
+    img_a, img_b = make_image(a, 2), make_image(b, 2)
+    ra, rb = p(img=img_a), p(img=img_b)
+    _same(p(img=img_a), ra)
+    assert not np.array_equal(ra["v"], rb["v"])
+    if img_a.world.flags.writeable:  # a world map the user changes in place: noticed
+        img_a.world[0, 0] = 0.5
+        _same(p(img=img_a), _program(tmp_path)(img=make_image(a, 2, img_a.world.copy())))
+
+
+def test_a_file_checked_before_is_checked_again_once_written_or_under_a_smaller_budget(tmp_path, monkeypatch):
+    path = tmp_path / "img.nrrd"
+    _write(path, np.zeros((40, 40)))
+    nrrd_out.check_image_file(str(path))
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(4096))  # 1,600 samples: 12,800 bytes
+    with pytest.raises(TensorLangError) as info:
+        nrrd_out.check_image_file(str(path))
+    assert info.value.code == "too-large"
+    monkeypatch.delenv("TENSORLANG_MAX_BYTES")
+    nrrd_out.check_image_file(str(path))
+    stat = os.stat(path)
+    head = b"NRRD0004\ntype: double\ndimension: 2\nsizes: 100000000 100000000\nencoding: raw\n\n"
+    path.write_bytes(head + bytes(stat.st_size - len(head)))  # the same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and modification time: its change time differs
+    assert os.stat(path).st_size == stat.st_size
+    with pytest.raises(TensorLangError) as info:
+        nrrd_out.check_image_file(str(path))
+    assert info.value.code == "too-large"
+
+
+def test_images_larger_than_the_cache_keeps_are_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(c_strands, "_RUNNERS", {})  # this program's runner alone
+    p = _program(tmp_path)
+    img = make_image(np.arange(42.0).reshape(6, 7), 2)
+    monkeypatch.setattr(strands_probe, "KEEP", 42 * 8 - 1)
+    first = p(img=img)
+    (runner,) = c_strands._RUNNERS.values()
+    assert runner.packed.get("last") is None  # the samples are more than KEEP bytes: nothing kept
+    monkeypatch.setattr(strands_probe, "KEEP", 42 * 8)
+    _same(p(img=img), first)
+    assert runner.packed["last"][0][0][0] is img
