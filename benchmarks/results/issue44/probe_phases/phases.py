@@ -4,6 +4,7 @@ on 10^6 uniform random points in a SIZE^3 image, libraries interleaved round by 
     SIZE=256 [SC=0.02] [PRE=block|zyx|morton] python phases.py p0.so,q0.so ROUNDS
 
 SC scales the world-to-index map (0.02: every point in a 6^3-cell region, the rows hot);
+PITCH=py,px probes the same samples laid out with rows of px and planes of py rows;
 PRE sorts the points in Python first (they are then coherent and probed in the given order).
 A library's name ends in its derivative order (p0.so, a345_1.so)."""
 import ctypes
@@ -35,6 +36,12 @@ if PRE:
         order = np.argsort(code, kind="stable")
     pts = np.ascontiguousarray(pts[order])
 sizes = np.array([size] * 3, dtype=np.int64)
+PITCH = os.environ.get("PITCH")  # "py,px": the same samples in an array of size x py x px (other strides)
+if PITCH:
+    py, px = map(int, PITCH.split(","))
+    wide = np.zeros((size, py, px))
+    wide[:, :size, :size] = data
+    data, sizes = wide, np.array([size, py, px], dtype=np.int64)
 SC = float(os.environ.get("SC", "1"))
 M = np.zeros((3, 4))
 M[0, 0] = M[1, 1] = M[2, 2] = SC

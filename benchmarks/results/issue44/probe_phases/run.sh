@@ -38,4 +38,6 @@ run SIZE=256 python "$HERE/phases.py" p0.so,a345_0.so,a255_0.so,a228_0.so,n16_0.
 run SIZE=250 python "$HERE/phases.py" p0.so,a345_0.so,a255_0.so,a228_0.so,n16_0.so,b_0.so 9
 # 5. the sizes interleaved in one process (sizes.py)
 run python "$HERE/sizes.py" p0.so 256,250,240,255,257,128 9
+# 6. the same 256^3 samples from arrays with other strides (pitch_log.txt: orders 0, 1, 2)
+for o in 0 1 2; do run python "$HERE/pitch.py" p$o.so 256,256:260,260:256,264 13; done
 uptime
