@@ -135,18 +135,11 @@ class Compiled:
         if stage == "lambda":
             return to_lambda_text(self.program)
         value = getattr(self, stage)
-        if value is None:
-            return None
-        if stage == "opt":
-            return to_text(value.program)
-        if stage == "schedule":
-            return schedule_text(value)
-        if stage == "loops":
-            assert self.schedule is not None, "loops are built from a schedule"
-            return loops_text(value, self.schedule)
-        if stage == "code":
-            return value.source
-        return str(value)
+        if value is None or stage != "loops":
+            show = {"opt": lambda v: to_text(v.program), "schedule": schedule_text, "code": lambda v: v.source}
+            return None if value is None else show.get(stage, str)(value)
+        assert self.schedule is not None, "loops are built from a schedule"
+        return loops_text(value, self.schedule)
 
 
 def optimized(program: ir.Program, options: Options) -> Optimized:
