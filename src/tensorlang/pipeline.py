@@ -228,17 +228,14 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
     if "opt" in wanted and options.opt:
         values["opt"] = opt if opt is not None else optimized(program, options)
     executed = values["opt"].program if "opt" in values else program
-    facts = analyze(executed, roles, options) if wanted & {"facts", "schedule", "loops", "code", "build"} else None
+    facts = analyze(executed, roles, options) if wanted - {"opt"} else None  # every stage after opt asks them
     if "facts" in wanted:
         values["facts"] = facts
-    if "schedule" in wanted:
-        assert facts is not None
+    if facts is not None and "schedule" in wanted:
         values["schedule"] = schedule_of(executed, facts, options)
-    if "loops" in wanted:
-        assert facts is not None
+    if facts is not None and "loops" in wanted:
         values["loops"] = loops_of(values["schedule"], facts, options)
-    if "code" in wanted and target.render is not None:
-        assert facts is not None
+    if facts is not None and "code" in wanted and target.render is not None:
         values["code"] = target.render(executed, values["schedule"], values.get("loops"), facts.caps)
     if "build" in wanted:
         if values.get("schedule") is not None:
