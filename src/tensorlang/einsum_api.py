@@ -166,11 +166,14 @@ NUMPY_OPTIMAL_UP_TO = 8
 def _bounded(optimize, operands: tuple):
     """numpy's ``optimize``, with 'optimal' given way to 'greedy' beyond
     NUMPY_OPTIMAL_UP_TO operands (docs/einsum.md)."""
-    if isinstance(optimize, str) and optimize == "optimal":
-        count = len(operands) - 1 if operands and isinstance(operands[0], str) else len(operands) // 2
-        if count > NUMPY_OPTIMAL_UP_TO:
-            return "greedy"
+    if isinstance(optimize, str) and optimize == "optimal" and _count(operands) > NUMPY_OPTIMAL_UP_TO:
+        return "greedy"
     return optimize
+
+
+def _count(operands) -> int:
+    """How many operands a call of ``(subscripts, *ops)`` or of sublists has."""
+    return len(operands) - 1 if operands and isinstance(operands[0], (str, bytes)) else len(operands) // 2
 
 
 class EinsumMemoryError(TensorLangError, MemoryError):
@@ -209,9 +212,7 @@ def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: st
 
 def check_operands(operands, count: int | None = None) -> None:
     """error[too-large] past an ``.einsum`` file's bound of operands, before any work per operand."""
-    if count is None:
-        count = len(operands) - 1 if operands and isinstance(operands[0], (str, bytes)) else len(operands) // 2
-    limits.check_statements(count, what="operands (declarations)")
+    limits.check_statements(_count(operands) if count is None else count, what="operands (declarations)")
 
 
 def _slow(operands, out, dtype, order, casting, optimize, backend, key):
@@ -261,13 +262,11 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
     except EinsumError as exc:
         return _numpy_agrees(exc, by_numpy)
     result_dtype = np.result_type(*arrays)
-    if dtype is not None:
-        try:
-            wanted = np.dtype(dtype)
-        except TypeError:
+    try:
+        if dtype is not None and np.dtype(dtype) != result_dtype:
             return by_numpy()
-        if wanted != result_dtype:
-            return by_numpy()
+    except TypeError:
+        return by_numpy()
     if out is not None and not (isinstance(out, np.ndarray) and out.shape == spec.result_shape
                                 and out.dtype == result_dtype and out.flags.writeable):
         return by_numpy()

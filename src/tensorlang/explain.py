@@ -154,10 +154,6 @@ def render(code: str) -> str:
     entry = EXPLANATIONS[code]
     lines = [f"error[{entry.code}]: {entry.summary}", "", entry.detail]
     what = "program" if entry.kind == "program" else "Python"
-    if entry.example:
-        lines += ["", f"Example ({what} that fails with error[{code}]):", ""]
-        lines += ["    " + line for line in entry.example.rstrip("\n").split("\n")]
-    if entry.fix:
-        lines += ["", "Fixed:", ""]
-        lines += ["    " + line for line in entry.fix.rstrip("\n").split("\n")]
+    for text, head in ((entry.example, f"Example ({what} that fails with error[{code}]):"), (entry.fix, "Fixed:")):
+        lines += ["", head, "", *("    " + line for line in text.rstrip("\n").split("\n"))] if text else []
     return "\n".join(lines) + "\n"

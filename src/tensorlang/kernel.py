@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import lang, limits, pipeline, stages
+from . import limits, pipeline, stages
 from .errors import (KernelFailed, Source, TensorLangError, Unpicklable, check_flag, closest, error, guard, is_integer,
                      signature_checked)
 from .ein import ir
@@ -164,31 +164,14 @@ class ProgramInterface(Unpicklable):
         options += [f"pad {self.pad}"] if self.pad > 1 else []
         options += ["fma"] if self.fma else []
         options += ["opt=False"] if not self.opt else []
-        options += [self._sizes_text()] if self._sizes_text() else []
-        symbols = getattr(self, "symbols", ())  # a SymbolicKernel: the later stages need the sizes' values
-        if symbols:
-            example = ", ".join(f"{s}={v}" for s, v in self.example_sizes().items())  # type: ignore[attr-defined]
-            shows = (f"k.ir(stage): {', '.join(('ast', *lang.VIEWS))}; the later stages and k.code(target) "
-                     f"of a specialisation: k.specialize({example})")
-        else:
-            shows = f"k.ir(stage): {', '.join(stages.IR_STAGES)}\nk.code(target): {', '.join(stages.CODE_STAGES)}"
-        text = f"{call}\n{'; '.join(options)}\n{shows}"
+        sizes, shows, stages_html = self._html_parts()
+        text = f"{call}\n{'; '.join(options + [sizes] * bool(sizes))}\n{shows}"
         title = f"tensorlang.{type(self).__name__} {self.source.filename}"
-        return html_table(("variable", "role", "shape", "dtype"), rows, title) + html_text(text) + self._stages_html()
+        return html_table(("variable", "role", "shape", "dtype"), rows, title) + html_text(text) + stages_html
 
-    def specializations(self) -> list[dict[str, int]]:
-        raise NotImplementedError  # each kind's own
-
-    def _sizes_text(self) -> str:
-        symbols = getattr(self, "symbols", ())  # a SymbolicKernel's sizes, bound per call
-        if not symbols:
-            return ""
-        bound = "; ".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in self.specializations())
-        return (f"sizes {', '.join(symbols)} bound from the inputs' shapes at each call "
-                f"(compiled so far: {bound or 'none'})")
-
-    def _stages_html(self) -> str:
-        return ""
+    def _html_parts(self) -> tuple[str, str, str]:
+        """Each kind's part of the notebook's view: its sizes, the stages it shows, the stages run (HTML)."""
+        raise NotImplementedError
 
     def _variable_lines(self) -> list[str]:
         """``report``'s list of the variables: each one's role and type."""
@@ -358,13 +341,17 @@ class Kernel(ProgramInterface):
                                                 opt=known[0] if known else None)
         return self._views[key]
 
+    def _value(self, stage: str, name: str, backend: str | None = None) -> Any:
+        """The pipeline's value ``name`` once ``stage`` has run (:meth:`_compiled_for`)."""
+        found = getattr(self._compiled_for(stage, backend), name)
+        assert found is not None
+        return found
+
     @property
     def optimized(self) -> Optimized:
         """The optimizer's run on this program (the pipeline's ``opt`` value; computed on
         request for a kernel compiled with ``opt=False``, which runs the lowered program)."""
-        found = self._compiled_for("opt").opt
-        assert found is not None
-        return found
+        return self._value("opt", "opt")
 
     @property
     def executed(self):
@@ -376,24 +363,18 @@ class Kernel(ProgramInterface):
     def schedule(self) -> Schedule:
         """The schedule that goes with :attr:`loop_program`: the target's, or for numpy and
         interp the one the C target would run (the numpy target's own: ``compiled.schedule``)."""
-        found = self._compiled_for("loops").schedule
-        assert found is not None
-        return found
+        return self._value("loops", "schedule")
 
     @property
     def blas_from_c(self) -> bool:
         """Whether the C target would call BLAS from its generated C (machine/blas.py found
         one): ``analyze`` reports the schedule with it."""
-        facts = self._compiled_for("facts", "c").facts
-        assert facts is not None
-        return facts.caps.blas_int_max is not None
+        return self._value("facts", "facts", "c").caps.blas_int_max is not None
 
     @property
     def loop_program(self) -> LoopProgram:
         """The loop IR of the schedule's loop steps (what the C target prints)."""
-        found = self._compiled_for("loops").loops
-        assert found is not None
-        return found
+        return self._value("loops", "loops")
 
     @guard
     def dask(self, inputs=None, *, batch=None, chunks=None, split_every: int = 8, **arrays):
@@ -436,14 +417,12 @@ class Kernel(ProgramInterface):
         """The bindings of symbolic sizes compiled: this kernel's own (``[{}]`` without symbols)."""
         return [dict(self.sizes)]
 
-    def _sizes_text(self) -> str:
-        return "sizes " + ", ".join(f"{k}={v}" for k, v in self.sizes.items()) if self.sizes else ""
-
-    def _stages_html(self) -> str:
-        if self.compiled is None:
-            return html_text("runs on the reference interpreter (the compiled targets cannot lower it)")
-        return f"<details><summary>stages run ({self.backend})</summary>{self.compiled._repr_html_()}</details>"
-
+    def _html_parts(self) -> tuple[str, str, str]:
+        ran = (html_text("runs on the reference interpreter (the compiled targets cannot lower it)")
+               if self.compiled is None else
+               f"<details><summary>stages run ({self.backend})</summary>{self.compiled._repr_html_()}</details>")
+        return ("sizes " + ", ".join(f"{k}={v}" for k, v in self.sizes.items()) if self.sizes else "",
+                f"k.ir(stage): {', '.join(stages.IR_STAGES)}\nk.code(target): {', '.join(stages.CODE_STAGES)}", ran)
 
     def __repr__(self) -> str:
         padding = f" pad={self.pad}" if self.pad > 1 else ""

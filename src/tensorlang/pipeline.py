@@ -135,18 +135,11 @@ class Compiled:
         if stage == "lambda":
             return to_lambda_text(self.program)
         value = getattr(self, stage)
-        if value is None:
-            return None
-        if stage == "opt":
-            return to_text(value.program)
-        if stage == "schedule":
-            return schedule_text(value)
-        if stage == "loops":
-            assert self.schedule is not None, "loops are built from a schedule"
-            return loops_text(value, self.schedule)
-        if stage == "code":
-            return value.source
-        return str(value)
+        if value is None or stage != "loops":
+            show = {"opt": lambda v: to_text(v.program), "schedule": schedule_text, "code": lambda v: v.source}
+            return None if value is None else show.get(stage, str)(value)
+        assert self.schedule is not None, "loops are built from a schedule"
+        return loops_text(value, self.schedule)
 
 
 def optimized(program: ir.Program, options: Options) -> Optimized:
@@ -235,17 +228,14 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
     if "opt" in wanted and options.opt:
         values["opt"] = opt if opt is not None else optimized(program, options)
     executed = values["opt"].program if "opt" in values else program
-    facts = analyze(executed, roles, options) if wanted & {"facts", "schedule", "loops", "code", "build"} else None
+    facts = analyze(executed, roles, options) if wanted - {"opt"} else None  # every stage after opt asks them
     if "facts" in wanted:
         values["facts"] = facts
-    if "schedule" in wanted:
-        assert facts is not None
+    if facts is not None and "schedule" in wanted:
         values["schedule"] = schedule_of(executed, facts, options)
-    if "loops" in wanted:
-        assert facts is not None
+    if facts is not None and "loops" in wanted:
         values["loops"] = loops_of(values["schedule"], facts, options)
-    if "code" in wanted and target.render is not None:
-        assert facts is not None
+    if facts is not None and "code" in wanted and target.render is not None:
         values["code"] = target.render(executed, values["schedule"], values.get("loops"), facts.caps)
     if "build" in wanted:
         if values.get("schedule") is not None:

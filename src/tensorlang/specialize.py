@@ -96,6 +96,13 @@ class SymbolicKernel(ProgramInterface):
         with self._lock:  # another thread may be adding one
             return [dict(zip(self.symbols, key)) for key in self._kernels]
 
+    def _html_parts(self) -> tuple[str, str, str]:  # the later stages need the sizes' values
+        bound = "; ".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in self.specializations())
+        example = ", ".join(f"{s}={v}" for s, v in self.example_sizes().items())
+        return (f"sizes {', '.join(self.symbols)} bound from the inputs' shapes at each call (compiled so far: "
+                f"{bound or 'none'})", f"k.ir(stage): {', '.join(('ast', *lang.VIEWS))}; the later stages and "
+                f"k.code(target) of a specialisation: k.specialize({example})", "")
+
     def __repr__(self) -> str:
         return (f"<tensorlang.SymbolicKernel {self.source.filename} sizes={','.join(self.symbols)} "
                 f"backend={self.backend} dtype={self.dtype.name} specializations={len(self._kernels)}>")
@@ -252,6 +259,10 @@ class SymbolicKernel(ProgramInterface):
                 self._by_shapes.clear()  # it may hold the evicted one
             return kernel
 
+    def _checked(self, binding: dict[str, int]) -> CheckedProgram:
+        """The program checked with these values of (some of) its sizes."""
+        return self.language.check(lang.parse(self.source, self.language.name, {**self.params, **binding}))
+
     def _bound_options(self) -> Options:
         """The options each specialisation compiles with: this kernel's ``threads`` as set now."""
         return replace(self.options, threads=self._threads or None)
@@ -259,8 +270,7 @@ class SymbolicKernel(ProgramInterface):
     def _compile(self, binding: dict[str, int]) -> Kernel:
         shown = ", ".join(f"{s} = {v}" for s, v in binding.items())
         try:
-            program = lang.parse(self.source, self.language.name, {**self.params, **binding})
-            checked = self.language.check(program)
+            checked = self._checked(binding)
         except TensorLangError as exc:  # a range condition the values break (A[i, 3] with n = 2)
             first = exc.diagnostics[0] if exc.diagnostics else None
             raise error("input", f"the sizes {shown} do not fit the program: {exc.message}",
@@ -310,9 +320,7 @@ class SymbolicKernel(ProgramInterface):
                             f"it in {len(where)} dimensions").with_source(self.source)
             if where:
                 positions[name] = where[0]
-        values = _stand_ins(self.source.text, len(self.symbols))
-        program = lang.parse(self.source, self.language.name, {**self.params, **dict(zip(self.symbols, values))})
-        checked = self.language.check(program)
+        checked = self._checked(dict(zip(self.symbols, _stand_ins(self.source.text, len(self.symbols)))))
         ein = self.language.lower(checked)
         stmts = getattr(checked.program, "stmts", getattr(checked.program, "order", ()))  # STUR: its rules
 
@@ -348,7 +356,7 @@ class SymbolicKernel(ProgramInterface):
             tries = max(1, min(32, 2_000_000 // max(1, len(self.source.text))))
             for binding in itertools.islice(_example_bindings(self.symbols, self.checked.position_symbols), tries):
                 with contextlib.suppress(TensorLangError):
-                    self.language.check(lang.parse(self.source, self.language.name, {**self.params, **binding}))
+                    self._checked(binding)
                     self._example = {s: str(v) for s, v in binding.items()}
                     break
         return self._example
@@ -414,8 +422,7 @@ class SymbolicKernel(ProgramInterface):
             def size(n: int, meaning=meaning):
                 return meaning.get(n) or Poly.constant(n)
 
-            program = lang.parse(self.source, self.language.name, {**self.params, **binding})
-            ein = self.language.lower(self.language.check(program))
+            ein = self.language.lower(self._checked(binding))
             found.append((ein, size, str(program_cost(ein, self.dtype.itemsize, size))))
         return found[0][:2] if found[0][2] == found[1][2] else None
 

@@ -53,6 +53,53 @@ class Values:
 VALUES = Values()
 
 
+class Bounded(Values):
+    """The reference arithmetic on (value, bound) pairs, bounds in units of eps (``tl.testing``)."""
+
+    def exact(self, array):
+        return array, np.zeros(np.shape(array))
+
+    def each(self, pair, f):
+        return f(pair[0]), f(pair[1])
+
+    def choose(self, mask, a, b):
+        return np.where(mask, a[0], b[0]), np.where(mask, a[1], b[1])
+
+    def neg(self, a):
+        return -a[0], a[1]
+
+    def apply(self, fn, a):
+        v, e = a
+        with np.errstate(all="ignore"):
+            r = FUNCTIONS[fn](v)
+            slope = {"abs": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.0, "exp": np.abs(r),
+                     "sqrt": 0.5 / np.abs(r), "log": 1.0 / np.abs(v)}.get(fn, np.abs(r) + 1.0)
+            return r, slope * e + np.abs(r) + 1.0
+
+    def binop(self, op, a, b):
+        (x, ex), (y, ey) = a, b
+        with np.errstate(all="ignore"):
+            v = arithmetic(op, x, y)  # controlled division included
+            if op in "+-":
+                return v, ex + ey + np.abs(v)
+            if op == "*":
+                return v, np.abs(x) * ey + ex * np.abs(y) + np.abs(v)
+            return v, np.where(x == 0, 0.0, ex / np.abs(y) + np.abs(x) * ey / (y * y)) + np.abs(v)
+
+    def reduce(self, op, a):
+        v, b = a
+        with np.errstate(all="ignore"):
+            if op == "+":  # any order of summation: n terms, each rounding at most the partial sums
+                return v.sum(axis=-1), b.sum(axis=-1) + v.shape[-1] * np.abs(v).sum(axis=-1)
+            if op in ("max", "min"):
+                pick = np.maximum if op == "max" else np.minimum
+                return pick.reduce(v, axis=-1), b.max(axis=-1)
+            value, bound = v[..., 0], b[..., 0]
+            for t in range(1, v.shape[-1]):
+                value, bound = self.binop("*", (value, bound), (v[..., t], b[..., t]))
+            return value, bound
+
+
 def run(program: ir.Program, inputs: Mapping[str, np.ndarray], domain: Values = VALUES) -> dict[str, Value]:
     """The store after running ``program`` from ``inputs`` (every declared variable)."""
     store: dict[str, Value] = {}
