@@ -135,9 +135,12 @@ _ENTRIES = (
         "import tensorlang as tl\ntl.compile('var x : [2]\\nx = x + x\\n', backend='numpy')\n",
         "python"),
     Explanation(
-        "structure", "a structure annotation that does not hold (reserved)",
-        "Reserved for the structure annotations of StructTensor (symmetric, triangular, "
-        "sparse operands); this version produces no such error."),
+        "structure", "a structure annotation that does not fit, or a broken promise",
+        "A structure annotation (symmetric, diagonal, upper, lower, ...) must fit its "
+        "declaration's shape (symmetric needs equal extents); at run time, with "
+        "--check-structure, an input that breaks the structure it promises is refused.",
+        "var A : [2 3] symmetric\nvar B : [2 3]\nB = A\n",
+        "var A : [3 3] symmetric\nvar B : [3 3]\nB = A\n"),
     Explanation(
         "internal", "a bug in tensorlang",
         "Nothing a program can do should produce this. The command line prints one line and "
