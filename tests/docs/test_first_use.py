@@ -112,7 +112,7 @@ def test_each_explained_example_fails_with_exactly_its_code_and_its_fix_works(co
 
 
 def test_only_codes_nothing_can_produce_on_purpose_lack_an_example():
-    assert {c for c, e in EXPLANATIONS.items() if not e.example} == {"internal", "structure"}
+    assert {c for c, e in EXPLANATIONS.items() if not e.example} == {"internal"}
 
 
 def test_explain_lists_codes_and_refuses_unknown_ones(capsys):
