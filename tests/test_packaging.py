@@ -15,3 +15,11 @@ def test_the_front_ends_grammars_are_shipped():
     lang = files("tensorlang").joinpath("lang")
     for grammar in ("tl/grammar.lark", "teil/grammar.lark", "cfd/cfd.lark"):
         assert lang.joinpath(grammar).is_file(), grammar
+
+
+def test_the_c_back_ends_c_files_are_shipped():
+    # the C a generated source reads (targets/c/csrc): kernels' pieces and the strand programs' runtime
+    csrc = files("tensorlang").joinpath("targets", "c", "csrc")
+    for name in ("tl_prelude.h", "callext.c", "probe_head.h", "strands_prelude.h", "strands_linalg.h",
+                 "strands_births.c", "strands_neighbours.c", "strands_driver.c", "strands_api.h"):
+        assert csrc.joinpath(name).is_file(), name

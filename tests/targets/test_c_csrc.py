@@ -15,6 +15,7 @@ from tensorlang.targets.c import probe as cprobe
 from tensorlang.targets.c import build as c_build
 from tensorlang.machine import blas
 from tensorlang.targets.c import callext, codegen, csrc, threshold
+from tensorlang.targets.c import strands_probe as cstrands_probe
 from tensorlang.loops.parallel import SCHEDULE
 
 COMPILER = c_build.find_compiler()
@@ -46,6 +47,29 @@ _PROBE_FUNCTIONS = (
 _PROBE_SORT = {"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048, "coherent": cprobe.COHERENT_POINTS}
 _PROBE_CELLS = ("static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes, "
                 "const int64_t *stride, int64_t first[B], int64_t ok[B], double w0[2][S][B]);\n")
+
+#: A strand program's head (strands.Renderer.source writes it) and what its driver calls.
+_STRANDS_PRELUDE = ("strands_prelude.h", {})
+_STRANDS_HEAD = (_STRANDS_PRELUDE, cstrands_probe.PRELUDE + "\nstatic int64_t tl_gext[3], tl_gnd;\n"
+                 "static const int64_t tl_posrow[2] = {0, 1};\nstatic double tl_grid_h(const double *gr, const int64_t *gi);\n")
+_STRANDS_METHOD = "(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, " \
+    "const tl_img *img);\n"
+_STRANDS_CALLED = (
+    "static int64_t *tl_ordp, tl_nl; static const int8_t *tl_status;\n"
+    "static double *tl_R0; static int64_t *tl_I0, *tl_P0, tl_n0; static int8_t *tl_S0;\n"
+    "static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status);\n"
+    "static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I);\n"
+    "static int tl_create_one(const int64_t *its, " + _STRANDS_METHOD[1:]
+    + "".join(f"static int tl_{name}{_STRANDS_METHOD}" for name in ("init_one", "update", "stabilize")))
+_STRANDS_DRIVER = {"TL_HAS_GLOBAL": "0", "TL_COMM": "0", "TL_INDIRECT": "0", "TL_SOLO": "0", "TL_BATCH": "0",
+                   "TL_STEPS": "", "TL_BKS": "0", "TL_LANES": "0", "TL_CLANES": "0", "TL_ND": "2", "TL_NR": "1",
+                   "TL_NI": "1", "TL_BKARG": "", "TL_CALL_GLOBAL": "0", "TL_NBR": "1", "TL_NBI": "1"}
+#: a 2-D program's neighbour queries (strands.Renderer.neighbours writes these macros)
+_STRANDS_NEIGHBOURS = {
+    "TL_D": "2", "TL_STILL": "1", "TL_SITES": "1", "TL_VSITES": "1", "TL_INDIRECT_KEY": "0", "TL_ALLKEPT": "0",
+    "TL_FIN(n,j)": "isfinite(tl_RP[0 * n + j]) && isfinite(tl_RP[1 * n + j])", "TL_CELL(n,j)": "0",
+    "TL_D2E(p,c)": "0.0 + (p[0] - c[0]) * (p[0] - c[0]) + (p[1] - c[1]) * (p[1] - c[1])",
+    "TL_D2(p,c)": "(double)(float)(0.0 + (p[0] - c[0]) * (p[0] - c[0]) + (p[1] - c[1]) * (p[1] - c[1]))"}
 
 #: Per file: the values of its placeholders (as the module that reads it gives them for a
 #: double kernel), other macros, and what it follows (C text, or (file, fill) read with
@@ -83,6 +107,14 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
                         "packs": "", "stores": "", "unpacks": "", "streambytes": "8388608.0"},
                        {**_PROBE_SHAPE, "UNPACK": "64", "UNPACK_AHEAD": "1"},
                        (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_CELLS, ("probe_sort.c", _PROBE_SORT))),
+    "strands_prelude.h": ({}, {}, ()),
+    "strands_linalg.h": ({}, {}, (_STRANDS_PRELUDE,)),
+    "strands_api.h": ({}, {}, ("#include <stdint.h>\n" + cstrands_probe.TYPEDEF + "\n",)),
+    "strands_births.c": ({}, {"TL_NBR": "2", "TL_NBI": "1"}, (_STRANDS_PRELUDE,)),
+    "strands_neighbours.c": ({"keep": "tl_keep_site(0, n, 1.0, status, dead);"}, _STRANDS_NEIGHBOURS,
+                             (*_STRANDS_HEAD, "#define TL_BK 64\n")),
+    "strands_driver.c": ({"snap": "", "block": "", "solosteps": ""}, _STRANDS_DRIVER,
+                         (*_STRANDS_HEAD, ("strands_births.c", {}), _STRANDS_CALLED)),
 }
 
 
@@ -91,6 +123,8 @@ BRANCHES = {
     **{name: [["-UTRANSPOSED", "-DTRANSPOSED=1"]] for name in ("gram_pack.c", "gram_body2.c", "gram_body3.c")},
     "probe_head.h": [["-mavx2"]],
     "tl_prelude.h": [["-UTL_FILL_REAL", "-DTL_FILL_REAL=float"]],
+    "strands_neighbours.c": [["-UTL_STILL", "-DTL_STILL=0"], ["-UTL_INDIRECT_KEY", "-DTL_INDIRECT_KEY=1"]],
+    "strands_driver.c": [["-UTL_SOLO", "-DTL_SOLO=1"], ["-UTL_INDIRECT", "-DTL_INDIRECT=1"], ["-UTL_COMM", "-DTL_COMM=1"]],
 }
 
 

@@ -1,0 +1,194 @@
+// strands_driver.c: tl_create, tl_finish and tl_steps, every strand program's driver (strands.py);
+// its TL_* macros and fills: docs/diderot-compiled.md.
+#define TL_TILE 8  /* a tile of the solo driver: TL_TILE x TL_TILE strands */
+static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
+void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
+               const double *gr, const int64_t *gi, const tl_img *img, int threads) {
+    int64_t cols = tl_cols = ext[nd - 1];
+    tl_gnd = nd <= 3 ? nd : 0;
+    for (int k = 0; k < nd && k < 3; k++) tl_gext[k] = ext[k];
+    if (cols <= 0) return;
+    /* a row of the grid at a time: the other iterators divided out once per row */
+    #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t row = 0; row < n / cols; row++) {
+        int64_t its[TL_ND], rem = row;
+        for (int k = nd - 2; k >= 0; k--) { its[k] = lo[k] + rem % ext[k]; rem /= ext[k]; }
+#if TL_CLANES
+        if (cols >= 8) {  /* TL_BK strands in lanes (rows of a few strands: one by one) */
+            for (int64_t c0 = 0; c0 < cols; c0 += TL_BK) {
+                int64_t m = cols - c0 < TL_BK ? cols - c0 : TL_BK;
+                its[nd - 1] = lo[nd - 1] + c0;
+                if (!tl_create_lanes(its, m, n, row * cols + c0, R, I, gr, gi, img))
+                    for (int64_t c = c0; c < c0 + m; c++) { its[nd - 1] = lo[nd - 1] + c; tl_create_one(its, n, row * cols + c, R, I, gr, gi, img); }
+                for (int64_t c = c0; c < c0 + m; c++) status[row * cols + c] = 0;
+            }
+            continue;
+        }
+#endif
+        for (int64_t c = 0; c < cols; c++) {
+            int64_t i = row * cols + c;
+            its[nd - 1] = lo[nd - 1] + c;
+            tl_create_one(its, n, i, R, I, gr, gi, img);
+            status[i] = 0;
+        }
+    }
+}
+
+void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *status, const double *gr,
+                   const int64_t *gi, const tl_img *img, int threads) {
+    #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t i = from; i < n; i++) { tl_init_one(n, i, R, I, gr, gi, img); status[i] = 0; }
+}
+
+static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
+int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
+                  int threads, int64_t *err, int64_t *ord, int64_t *nlive) {
+    tl_ordp = ord; tl_nl = *nlive; tl_status = status;
+    int g = TL_CALL_GLOBAL;
+    if (g) {
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+        for (int64_t q = 0; q < (TL_INDIRECT ? *nlive : n); q++) {
+            int64_t i = TL_INDIRECT ? ord[q] : q;
+            if (status[i] != 0) continue;
+#if TL_COMM
+            if (g == 1) tl_drop(n, i, R, I);  /* the shared variables as the step found them */
+#endif
+            status[i] = (int8_t)(g == 1 ? tl_stabilize(n, i, R, I, gr, gi, img) : 2);
+        }
+#if TL_INDIRECT
+        int64_t kept = 0;  /* the dead leave the order; the others keep theirs */
+        for (int64_t q = 0; q < *nlive; q++) if (status[ord[q]] != 2) ord[kept++] = ord[q];
+        *nlive = kept;
+#endif
+    }
+    int64_t active = 0, dead = 0;
+    for (int64_t i = 0; i < n; i++) { active += status[i] == 0; dead += status[i] == 2; }
+    tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
+    *err = tl_err_flag;
+    return active;
+}
+
+/* the update of the strands b_ .. b_ + TL_BK - 1 (a function: the loop's pointers are its own, whether
+   OpenMP runs it or, at one thread, a plain loop) */
+static void tl_block(int64_t b_, int64_t n, double *R, int64_t *I, int8_t *status, const double *gr,
+                            const int64_t *gi, const tl_img *img) {
+#if TL_BKS
+    tl_bk bk_; bk_.i0 = b_; bk_.filled = 0;  /* the blocked queries' folds, made where first read */
+#endif
+#if TL_LANES
+    if (tl_lanes(b_, n, R, I, status, gr, gi, img, &bk_)) return;  /* the block in lanes */
+#endif
+    for (int64_t i = b_; i < b_ + TL_BK && i < n; i++) {
+        if (status[i] != 0) continue;
+        int r = tl_update(n, i, R, I, gr, gi, img TL_BKARG);
+        if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+        if (r) status[i] = (int8_t)r;
+    }
+}
+
+TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi,
+                 const tl_img *img, int threads, int64_t *err, int64_t *active_out, int64_t *pending,
+                 int64_t *ord, int64_t *nlive, int64_t *rank) {
+    int64_t s = 0, active = 0;
+    tl_err_flag = 0;
+    tl_nb = 0;  /* births left by a step that failed (the caller raised) are dropped */
+    tl_status = status;
+    *pending = 0;
+    int64_t dead0 = 0;
+    for (int64_t i = 0; i < n; i++) { active += status[i] == 0; dead0 += status[i] == 2; }
+    tl_ndead = dead0;
+#if TL_COMM
+    if (tl_n0 != n || !tl_R0) {  /* the snapshot's buffers, kept from call to call while the count stays */
+        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
+        tl_R0 = malloc(sizeof(double) * TL_NR * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * TL_NI * (size_t)n);
+        tl_S0 = malloc((size_t)n); tl_P0 = malloc(sizeof(int64_t) * (size_t)n);
+        if (!tl_R0 || !tl_I0 || !tl_S0 || !tl_P0) {
+            free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_R0 = 0; tl_I0 = 0; tl_S0 = 0; tl_P0 = 0; tl_n0 = 0;
+            *err = 3; *active_out = active; return 0;
+        }
+    }
+#endif
+    while (s < k && active > 0) {
+#if TL_COMM
+        TL_FILL_SNAP
+        memcpy(tl_S0, status, (size_t)n);
+#if TL_INDIRECT
+        for (int64_t q = 0; q < *nlive; q++) tl_P0[ord[q]] = q;
+#endif
+        tl_nb_step(n, tl_ndead, gr, gi, status);
+#endif
+#if TL_INDIRECT
+        {
+            /* Diderot's permuted order: positions [stable | active]; the active ones update in
+               position order; one that stabilizes swaps with the first active position, one that
+               dies with the last living one (which updates next, in its place).  With threads the
+               updates run first (rank[] holds their outcome), then the same walk reorders. */
+            int64_t nl = *nlive, ns = 0;
+            for (int64_t q = 0; q < nl; q++) ns += status[ord[q]] == 1;
+            if (threads > 1) {
+                #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+                for (int64_t q = ns; q < nl; q++) {
+                    int64_t i = ord[q];
+                    int r = tl_update(n, i, R, I, gr, gi, img);
+                    if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img);
+                    rank[i] = r;
+                }
+            }
+            int64_t ix = ns, st = 0, dy = 0, visit = 0;
+            while (ix < nl - dy) {
+                int64_t i = ord[ix];
+                int r;
+                if (threads > 1) r = (int)rank[i];
+                else { r = tl_update(n, i, R, I, gr, gi, img); if (r == 1) r = tl_stabilize(n, i, R, I, gr, gi, img); }
+                rank[i] = visit++;
+                if (r) status[i] = (int8_t)r;
+                if (r == 1) { int64_t jx = ns + st; ord[ix] = ord[jx]; ord[jx] = i; st++; ix++; }
+                else if (r == 2) { dy++; int64_t jx = nl - dy; ord[ix] = ord[jx]; ord[jx] = i; }
+                else ix++;
+            }
+            *nlive = nl - dy;
+        }
+#elif TL_SOLO
+        /* no strand sees another's state or the step count (no global block, queries, new,
+           print): the super-steps of one strand do not depend on the others', so each runs
+           its (up to k - s) steps at once, its state in cache; the steps taken are the most
+           any strand took, as the bulk-synchronous loop would count them */
+        /* in tiles of the grid (its last iterator across, the others down; TL_TILE^2 strands):
+           neighbouring strands probe neighbouring samples (rays, pixels), so a tile's strands
+           find most of theirs in cache, where row by row the row above had left it */
+        int64_t most = 0, cols = tl_cols > 0 ? tl_cols : n, rows = (n + cols - 1) / cols;
+        int64_t ntc = (cols + TL_TILE - 1) / TL_TILE, ntr = (rows + TL_TILE - 1) / TL_TILE;
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1) reduction(max: most)
+        for (int64_t tt = 0; tt < ntr * ntc; tt++) {
+            int64_t r0 = (tt / ntc) * TL_TILE, c0 = (tt % ntc) * TL_TILE;
+            for (int64_t row = r0; row < r0 + TL_TILE && row < rows; row++)
+#if TL_BATCH
+            {
+TL_FILL_BLOCK
+            }
+#else
+                for (int64_t i = row * cols + c0; i < row * cols + c0 + TL_TILE && i < (row + 1) * cols && i < n; i++) {
+                    int64_t u = 0;
+TL_FILL_SOLOSTEPS
+                    if (u > most) most = u;
+                }
+#endif
+        }
+        s += most;
+        active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
+        break;
+#else
+        if (threads > 1) {
+            #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+            for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
+        } else for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
+#endif
+        if (tl_nb > 0) { *pending = 1; break; }  /* the caller adds the new strands, then calls tl_finish */
+        s++;
+        active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
+        if (tl_err_flag) break;
+    }
+    *err = tl_err_flag;
+    *active_out = active;
+    return s;
+}

@@ -1,0 +1,111 @@
+// strands_prelude.h: the head of every strand program's source (strands.py); see docs/diderot-compiled.md.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static int64_t tl_err_flag;
+/* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
+static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t tl_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t tl_idiv(int64_t a, int64_t b) {
+    if (b == 0) { tl_err_flag = 1; return 0; }
+    return b == -1 ? tl_isub(0, a) : a / b;
+}
+static inline int64_t tl_imod(int64_t a, int64_t b) { if (b == 0) { tl_err_flag = 1; return 0; } return b == -1 ? 0 : a % b; }
+static inline int64_t tl_ichk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 2; return 0; } return i; }
+static inline int64_t tl_schk(int64_t i, int64_t n) { if (i < 0 || i >= n) { tl_err_flag = 4; return 0; } return i; }
+typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
+static const tl_seq *tl_sq;
+void tl_set_seqs(const tl_seq *s) { tl_sq = s; }
+static inline double tl_at(int k, int64_t i, int c) {
+    const tl_seq *q = &tl_sq[k];
+    if (i < 0 || i >= q->len) { tl_err_flag = 4; return 0; }
+    return q->data[i * q->comps + c];
+}
+static inline int64_t tl_iabs(int64_t a) { return a < 0 ? tl_isub(0, a) : a; }
+static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
+static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
+static inline int64_t tl_iclamp(int64_t lo, int64_t hi, int64_t x) { return x <= lo ? lo : hi <= x ? hi : x; }
+static inline double tl_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b < a ? b : a); }
+static inline double tl_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (b > a ? b : a); }
+static inline double tl_clamp(double lo, double hi, double x) { return x <= lo ? lo : hi <= x ? hi : x; }
+/* a select whose arms are both evaluated (cheap, without side effects): no branch to mispredict
+   (the ints' by a mask the C compiler cannot see through: GCC turns c ? a : b back into a jump) */
+static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
+    int64_t m = (int64_t)(0 - (uint64_t)(c != 0));
+#if defined(__GNUC__)
+    __asm__("" : "+r"(m));
+#endif
+    return b ^ ((a ^ b) & m);
+}
+static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
+#define TL_BK 64  /* strands a block of the update loop (dynamic OpenMP chunks) */
+#if defined(__GNUC__)  /* a block's folds on whole cache lines: a vector store split over two lines stalls the next load */
+#define TL_ALIGN __attribute__((aligned(64)))
+#else
+#define TL_ALIGN
+#endif
+#if defined(__GNUC__)  /* a strand's update inlined in the loop over a block, that loop's rare calls kept out of it */
+#define TL_INLINE static inline __attribute__((always_inline))
+#define TL_OUTLINE static __attribute__((noinline))
+#else
+#define TL_INLINE static inline
+#define TL_OUTLINE static
+#endif
+#if defined(__GNUC__) && !defined(__clang__)  /* the create in lanes: floor and selects vectorized (FP flags
+   ignored: no value changes), no SLP fusing of a multiply with an alternating add and subtract */
+#define TL_CLATTR __attribute__((optimize("no-trapping-math", "no-tree-slp-vectorize")))
+#else
+#define TL_CLATTR
+#endif
+#if defined(__GNUC__) && !defined(__clang__)  /* tl_bk_fill: its loops across a block's lanes stay whole (gcc's
+   unroll-and-jam of the offsets' loop left them scalar) */
+#define TL_NOJAM __attribute__((optimize("no-loop-unroll-and-jam")))
+#else
+#define TL_NOJAM
+#endif
+static inline double tl_sgn(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+static inline double tl_pow(double a, double b) { return pow(a, b); }
+static inline double tl_div(double a, double b) { return b == 0 && (a == 0 || isnan(a)) ? NAN : a / b; }
+/* x^n for an int n by repeated squaring, bits high to low, as Diderot's executables and the interpreter
+   (the leading zero bits square 1.0, exactly 1.0: skipped) */
+static inline double tl_ipow(double a, int64_t n) {
+    uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n, bit = (uint64_t)1 << 63; double r = 1.0;
+    for (; bit > m; bit >>= 1) ;
+    for (; bit; bit >>= 1) { r = r * r; if (m & bit) r = r * a; }
+    return n < 0 ? tl_div(1.0, r) : r;
+}
+static inline double tl_sqrt(double x) { return x >= 0 ? sqrt(x) : NAN; }
+static inline double tl_nrm(double x, double n) { return n != 0 ? x / n : x * 0.0; }
+static char *tl_pbuf; static size_t tl_plen, tl_pcap;
+static void tl_pput(const char *s, size_t n) {
+    if (tl_plen + n + 1 > tl_pcap) {
+        size_t cap = 2 * (tl_plen + n + 1) + 256; char *nb = realloc(tl_pbuf, cap);
+        if (!nb) { tl_err_flag = 3; return; }
+        tl_pbuf = nb; tl_pcap = cap;
+    }
+    memcpy(tl_pbuf + tl_plen, s, n); tl_plen += n;
+}
+static void tl_pstr(const char *s) { tl_pput(s, strlen(s)); }
+/* where each print statement's text starts, and its strand (-1: a global block): a program
+   that is not bulk-synchronous has its text sorted strand by strand, as Diderot's runs */
+static int64_t *tl_pmk; static size_t tl_pmn, tl_pmcap;
+static void tl_pmark(int64_t owner) {
+    if (tl_pmn + 2 > tl_pmcap) {
+        size_t cap = 2 * tl_pmcap + 64; int64_t *nb = realloc(tl_pmk, cap * sizeof *nb);
+        if (!nb) { tl_err_flag = 3; return; }
+        tl_pmk = nb; tl_pmcap = cap;
+    }
+    tl_pmk[tl_pmn++] = (int64_t)tl_plen; tl_pmk[tl_pmn++] = owner;
+}
+const int64_t *tl_pmarks(int64_t *n) { *n = (int64_t)tl_pmn; tl_pmn = 0; return tl_pmk; }
+static void tl_pint(int64_t v) { char b[32]; int n = snprintf(b, sizeof b, "%lld", (long long)v); tl_pput(b, (size_t)n); }
+static void tl_pbool(int v) { tl_pstr(v ? "true" : "false"); }
+static void tl_preal(double v) {
+    if (isnan(v)) { tl_pstr(signbit(v) ? "-nan" : "nan"); return; }
+    if (isinf(v)) { tl_pstr(v > 0 ? "inf" : "-inf"); return; }
+    char b[40]; int n = snprintf(b, sizeof b, "%.17g", v); tl_pput(b, (size_t)n);
+}
+const char *tl_printed(int64_t *n) { *n = (int64_t)tl_plen; tl_plen = 0; return tl_pbuf; }
