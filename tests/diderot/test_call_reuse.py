@@ -92,6 +92,32 @@ def test_a_file_checked_before_is_checked_again_once_written_or_under_a_smaller_
     assert info.value.code == "too-large"
 
 
+def test_the_header_check_and_the_image_reader_skip_a_settled_file_together(tmp_path, monkeypatch):
+    """check_image_file and the image reader key a file on one file_key: called again on a
+    file unchanged past RACY_NS, neither opens it; rewritten in place, both read it again."""
+    import builtins
+
+    from tensorlang.sampling import image as I
+
+    p, path = _program(tmp_path), tmp_path / "img.nrrd"
+    _write(path, np.arange(42.0).reshape(6, 7))
+    monkeypatch.setattr(I, "RACY_NS", 0)
+    first = p(img=str(path))
+    opened, real_open = [], builtins.open
+    monkeypatch.setattr(builtins, "open", lambda file, *a, **k: opened.append(str(file)) or real_open(file, *a, **k))
+    _same(p(img=str(path)), first)
+    assert str(path) not in opened
+    stamp = os.stat(path)
+    _write(path, np.arange(42.0).reshape(6, 7) * 2.0)
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))  # (a coarse clock may not have moved)
+    opened.clear()
+    again = p(img=str(path))
+    assert opened.count(str(path)) == 2  # the header check, then the reader
+    inside = first["v"] != -1.0
+    assert inside.any()
+    np.testing.assert_array_equal(again["v"][inside], 2.0 * first["v"][inside])
+
+
 def test_images_larger_than_the_cache_keeps_are_not_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(c_strands, "_RUNNERS", {})  # this program's runner alone
     p = _program(tmp_path)

@@ -80,3 +80,25 @@ def test_parameters_of_a_program_with_births_stay_state():
     p = program(BIRTHS)
     a, b = p.run({}, backend="interp"), p.run({}, backend="c")
     assert np.array_equal(a.outputs["v"], b.outputs["v"]) and len(b.outputs["v"]) == 9
+
+
+def test_the_births_drop_the_pointers_cast_before_them(monkeypatch):
+    """Run._p casts each array once into Run._ptrs; the births replace the state arrays, so
+    _add_births empties it: afterwards it holds only arrays the run still has, not the
+    state arrays before the births (nor the births' own buffers)."""
+    from tensorlang.targets.c import strands as c_strands
+
+    seen: list[tuple[tuple, set, set]] = []
+    real = c_strands.Run._add_births
+
+    def spy(run):
+        old = (run.R, run.I, run.status)  # (held here: their ids are not reused)
+        assert {id(a) for a in old} <= {id(arr) for arr, _ in run._ptrs.values()}  # (cast before the births)
+        real(run)
+        seen.append((old, {id(arr) for arr, _ in run._ptrs.values()}, {id(v) for v in vars(run).values()}))
+
+    monkeypatch.setattr(c_strands.Run, "_add_births", spy)
+    b = program(BIRTHS).run({}, backend="c")
+    assert len(b.outputs["v"]) == 9 and seen
+    for old, after, current in seen:
+        assert not {id(a) for a in old} & after and after <= current

@@ -60,8 +60,9 @@ def test_bad_files_are_input_errors(tmp_path):
 
 
 def test_an_nrrd_file_read_again_unchanged_gives_the_image_read_last(tmp_path):
-    """The image of an NRRD file is kept with the file's bytes: the same bytes again give the
-    same image, any other bytes (one sample changed, same size and time stamp) a new one."""
+    """The image of an NRRD file changed in the last RACY_NS (this one: just written) is kept
+    with the file's bytes: the same bytes again give the same image, any other bytes (one
+    sample changed, same size and time stamp) a new one."""
     import os
 
     from tensorlang.sampling import image as I
@@ -86,6 +87,37 @@ def test_an_nrrd_file_read_again_unchanged_gives_the_image_read_last(tmp_path):
                                      "endian: little\ndata file: d.raw\n\n")
     assert tl.fields.load(tmp_path / "d.nrrd") is not tl.fields.load(tmp_path / "d.nrrd")
     assert I.SAME_BYTES >= 1 << 20
+
+
+def test_a_settled_nrrd_file_is_not_opened_again_until_it_is_rewritten(tmp_path, monkeypatch):
+    """Past RACY_NS after its last change, an NRRD file's image is kept on its file_key alone
+    (the file is not opened again); rewritten in place with other samples of the same size
+    (a new modification time), the file is read again."""
+    import builtins
+    import os
+
+    from tensorlang.sampling import image as I
+
+    data = np.arange(30.0).reshape(5, 6)
+    path = tmp_path / "k.nrrd"
+    nrrd.write(str(path), data, {"encoding": "raw"}, index_order="F")
+    assert I.file_key(str(path)) is None  # just written: its times cannot tell another write yet
+    monkeypatch.setattr(I, "RACY_NS", 0)  # every file settled from here on
+    key = I.file_key(str(path))
+    assert key is not None and key[0] == os.path.abspath(path)
+    a = tl.fields.load(path)
+    opened, real_open = [], builtins.open
+    monkeypatch.setattr(builtins, "open", lambda file, *a, **k: opened.append(file) or real_open(file, *a, **k))
+    assert tl.fields.load(path) is a and tl.fields.load(path) is a and not opened
+    monkeypatch.setattr(builtins, "open", real_open)
+    stamp = os.stat(path)
+    nrrd.write(str(path), data + 1.0, {"encoding": "raw"}, index_order="F")  # in place, the same size
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))  # (a coarse clock may not have moved)
+    assert (os.stat(path).st_ino, os.stat(path).st_size) == (stamp.st_ino, stamp.st_size)
+    b = tl.fields.load(path)
+    assert b is not a and np.array_equal(b.data, data + 1.0) and np.array_equal(a.data, data)
+    assert tl.fields.load(path) is b
+    assert I.file_key(str(tmp_path / "missing.nrrd")) is None
 
 
 @pytest.mark.parametrize("encoding", ["raw", "gzip", "ascii"])

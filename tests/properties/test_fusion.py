@@ -241,6 +241,25 @@ def test_the_whole_level_2_cache_is_the_budget_unless_a_gemm_would_be_split_into
     assert groups(softmax, 4 << 20)[0]  # within half the L2: fused, as always
 
 
+def test_a_groups_budget_is_one_rule_that_asks_about_gemms_only_between_half_and_all_the_l2():
+    """fusion.group_budget, which both decides a group and is what its description reports:
+    half the L2 up to half of it; past half, the whole L2 unless the fused loop would split a
+    GEMM (asked only there); past the whole L2, half of it (no group is made)."""
+    from tensorlang import machine as cache
+    from tensorlang.schedule import fusion
+
+    sizes, asked = cache.CacheSizes(32 * 1024, 1 << 20, "test"), []
+
+    def splits(answer):
+        return lambda: asked.append(answer) or answer
+
+    half = 1 << 19
+    assert fusion.group_budget(sizes, half, splits(True)) == half and asked == []
+    assert fusion.group_budget(sizes, half + 1, splits(False)) == 1 << 20
+    assert fusion.group_budget(sizes, 1 << 20, splits(True)) == half
+    assert fusion.group_budget(sizes, (1 << 20) + 1, splits(False)) == half and asked == [False, True]
+
+
 def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):
     from tensorlang import machine as cache
     found = cache.cache_sizes()

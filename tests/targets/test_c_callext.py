@@ -510,7 +510,7 @@ def test_the_c_rule_mirrors_the_python_rule():
     ordered and the Python one take exactly the arrays fits takes, with the same results."""
     k = _c_kernel(MATMUL)
     b = np.arange(6.0).reshape(3, 2)
-    calls = {"C": k.target.ordered_call(("A", "B")), "Python": callext.ordered_in_python(k.target, ("A", "B"), 0)}
+    calls = {"C": k.target.ordered_call(("A", "B")), "Python": k.target.ordered_in_python(("A", "B"))}
     taken = []
     for name, a in _candidates(2, 3).items():
         fits = callext.fits(a, (2, 3), np.dtype(np.float64)) if isinstance(a, np.ndarray) else False

@@ -17,6 +17,7 @@ import itertools
 import math
 import os
 import stat
+import time
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
@@ -194,40 +195,55 @@ def load(path, dim: int | None = None, world=None) -> Image:
     if suffix in (".nrrd", ".nhdr"):
         size = _regular_file(name)
         if suffix == ".nrrd" and world is None and size <= SAME_BYTES:
-            return _load_same(name, dim)
+            return _load_same(name, dim, size)
         return _load_nrrd(name, dim, world)
     raise error("input", f"cannot read image {name!r}: expected a .npy, .nrrd or .nhdr file")
 
 
-#: NRRD files up to this size are compared byte for byte with the one read last, whose image is kept
+#: NRRD files up to this size keep the image read last, read again where :func:`file_key` changed
 SAME_BYTES = 8 << 20  # (the image kept is up to 8x larger: samples as float64)
+#: a file changed this recently may change again, its times kept (a coarse file-system clock): bytes compared
+RACY_NS = 2 * 10**9
 _LAST: dict = {}
 
 
-def _load_same(name: str, dim: int | None) -> Image:
-    """An NRRD file with its data inside: the image read last where the file holds the same
-    bytes as it did then (a program called again on its input file: the header parsed and
-    the samples converted to float64 once), else read as any other."""
+def file_key(name: str) -> tuple | None:
+    """What a write to file ``name`` changes (path, inode, size, modification and change
+    times), or None where it cannot be read or was changed in the last RACY_NS."""
     try:
-        before = os.stat(name)
+        info = os.stat(name)
+    except (OSError, ValueError):
+        return None
+    if time.time_ns() - info.st_ctime_ns < RACY_NS:
+        return None
+    return os.path.abspath(name), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _load_same(name: str, dim: int | None, size: int) -> Image:
+    """An NRRD file of ``size`` bytes with its data inside: the image read last where its
+    :func:`file_key` (or, without one, its bytes) is as then (a program called again on its
+    input file: the header parsed and the samples converted to float64 once), else read anew."""
+    key, slot = file_key(name), (os.path.abspath(name), dim)
+    last = _LAST.get(slot)
+    if key is not None and last is not None and last[0] == key:
+        return last[2]
+    try:
         with open(name, "rb") as fh:
-            raw = fh.read(min(before.st_size, SAME_BYTES) + 1)
+            raw = fh.read(size + 1)
     except (OSError, ValueError):
         return _load_nrrd(name, dim, None)  # (it says what is wrong)
     end = raw.find(b"\n\n", 0, MAX_HEADER_BYTES)
     head = raw[:end if end >= 0 else MAX_HEADER_BYTES].replace(b"\r", b"").lower()
     if b"data file" in head or b"datafile" in head:  # the samples are in other files
         return _load_nrrd(name, dim, None)
-    key = (os.path.abspath(name), dim)
-    last = _LAST.get(key)
-    if last is not None and last[0] == raw:
-        return last[1]
-    whole = len(raw) == before.st_size  # (one byte more: the file grew since its size was read)
+    if last is not None and last[1] == raw:
+        _LAST[slot] = (key, raw if key is None else None, last[2])
+        return last[2]
+    whole = len(raw) == size  # (one byte more: the file grew since its size was read)
     img = _load_nrrd(name, dim, None, raw if whole else None)
     _LAST.clear()
-    after = os.stat(name)
-    if (before.st_mtime_ns, before.st_size, before.st_ino) == (after.st_mtime_ns, after.st_size, after.st_ino):
-        _LAST[key] = (raw, img)  # (not where the file changed while it was read)
+    if whole and file_key(name) == key:  # (not where the file changed while it was read)
+        _LAST[slot] = (key, raw if key is None else None, img)
     return img
 
 

@@ -70,14 +70,11 @@ class Fusion:
     bytes_fused: int  # bytes moved through memory by the fused loop
     cache: CacheSizes
     itemsize: int
+    budget: int  # the most bytes one iteration may touch (group_budget)
 
     @property
     def stop(self) -> int:
         return self.start + len(self.statements)
-
-    @property
-    def budget(self) -> int:
-        return self.cache.l2 // 2 if self.working_set <= self.cache.l2 // 2 else self.cache.l2
 
     def describe(self) -> str:
         temps = ", ".join(f"{l.name} [{' '.join(map(str, l.storage))}]" for l in self.locals if l.per_iteration)
@@ -224,6 +221,12 @@ def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
     return ir.Statement(stmt.target, stmt.index, body)
 
 
+def group_budget(cache: CacheSizes, working_set: int, splits_gemm: Callable[[], bool]) -> int:
+    """The most bytes one iteration of a fused group may touch: half the L2, or all of it for a group within
+    it past half whose fused loop splits no GEMM into matrix-vector products (``splits_gemm``, asked only then)."""
+    return cache.l2 if cache.l2 // 2 < working_set <= cache.l2 and not splits_gemm() else cache.l2 // 2
+
+
 def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: Mapping[str, str],
             itemsize: int, cache: CacheSizes, shapes: Mapping[str, tuple[int, ...]],
             readers: Mapping[str, int], splits: Callable[[ir.Statement], bool]) -> Fusion | None:
@@ -272,9 +275,9 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
     unfused = sum(math.prod(shapes[s.target]) + sum(math.prod(shapes[r]) for r in s.reads) for s in group) * itemsize
     fused = sum(size[name] for name in touched if name not in temps and name not in copies) * itemsize
     locals_ = tuple(Local(name, shapes[name], per_iteration=True) for name in temps) + tuple(copies.values())
-    found = Fusion(start, tuple(statements), var, extent, locals_, tuple(prologue.values()), working, unfused, fused,
-                   cache, itemsize)
-    return None if working > cache.l2 or (working > cache.l2 // 2 and any(map(splits, group))) else found
+    budget = group_budget(cache, working, lambda: any(map(splits, group)))
+    return None if working > budget else Fusion(start, tuple(statements), var, extent, locals_,
+                                                 tuple(prologue.values()), working, unfused, fused, cache, itemsize, budget)
 
 
 def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
@@ -286,14 +289,11 @@ def fusion_groups(program: ir.Program, roles: Mapping[str, str], itemsize: int,
     if not env_flag("TENSORLANG_FUSE", True):
         return ()
     cache = cache or cache_sizes()
-    groups = []
     shapes = program.shapes  # once: built per access, and a program may have 10^4 groups
     readers = Counter(name for s in program.statements for name in s.reads)
-    for start, group in _candidates(program):
-        found = _fusion(program, start, group, roles, itemsize, cache, shapes, readers, splits or (lambda stmt: True))
-        if found is not None:
-            groups.append(found)
-    return tuple(groups)
+    found = (_fusion(program, start, group, roles, itemsize, cache, shapes, readers, splits or (lambda stmt: True))
+             for start, group in _candidates(program))
+    return tuple(group for group in found if group is not None)
 
 
 def fusion_report(program: ir.Program, roles: Mapping[str, str], itemsize: int, splits=None) -> str:

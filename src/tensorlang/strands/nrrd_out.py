@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import TensorLangError, error
+from ..sampling.image import file_key
 
 #: NRRD's kind for the component axis of a tensor shape (any other shape: ``list``).
 COMPONENT_KINDS = {(2,): "2-vector", (3,): "3-vector", (4,): "4-vector", (2, 2): "2D-matrix", (3, 3): "3D-matrix"}
@@ -194,7 +195,7 @@ def write_all(files: dict[str, str], outputs, values: dict[str, Any], grid: bool
     return written
 
 
-#: the files :func:`check_image_file` passed (path, inode, size, times, budget)
+#: the files :func:`check_image_file` passed (:func:`.image.file_key`, budget)
 _CHECKED: set[tuple] = set()
 
 
@@ -204,11 +205,9 @@ def check_image_file(path: str) -> None:
     left to the image reader, which names what is wrong."""
     if not path.lower().endswith((".nrrd", ".nhdr")) or not os.path.isfile(path):
         return  # a FIFO would block here: the image reader refuses what is no regular file
-    try:  # a file passed before and not written since (size, times), under the same budget, passes
-        info = os.stat(path)
-        seen = (os.path.abspath(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
-               limits.memory_budget_bytes())
-        if seen in _CHECKED:
+    try:  # a file passed before and not written since (as the image reader sees it), under the same budget, passes
+        seen = (file_key(path), limits.memory_budget_bytes())
+        if seen[0] is not None and seen in _CHECKED:
             return
         with open(path, "rb") as fh:
             head = fh.read(1 << 16)
@@ -216,7 +215,7 @@ def check_image_file(path: str) -> None:
         return
     if len(_CHECKED) > 64:
         _CHECKED.clear()
-    _CHECKED.add(seen)
+    _CHECKED.add(seen)  # (one without a file_key is never looked up)
     end = head.find(b"\n\n")  # (the header ends at the first empty line)
     for line in (head[:end] if end >= 0 else head).split(b"\n"):
         if not line.strip():

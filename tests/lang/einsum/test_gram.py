@@ -161,7 +161,7 @@ def test_the_one_input_caller_declines_what_the_kernel_cannot_read():
     runner = einsum_api._CACHE[einsum_api._key("ni,nj->ij", (x, x), "auto") + (False,)]
     assert _gram_steps(runner)
     target = runner.kernel.target  # the C caller's ordered, and the same in Python
-    for call in (target.ordered_call(("T0", "T0")), callext.ordered_in_python(target, ("T0", "T0"), 0)):
+    for call in (target.ordered_call(("T0", "T0")), target.ordered_in_python(("T0", "T0"))):
         assert call(x, x.copy()) is None  # two objects for the one input
         assert call(x, x[:]) is None
         assert call(np.asfortranarray(x), np.asfortranarray(x)) is None  # not C-ordered

@@ -1,7 +1,7 @@
 """The C-level call path: a CPython extension (csrc/callext.c, compiled once per machine,
 Python and numpy) whose ``Caller``, configured per kernel, takes the *plain call* and
 declines (None) anything else (docs/c-backend.md, "Calls" and "Padding"); the rule for
-one array of it (:func:`fits`), and ``ordered`` in Python where no ``Caller`` can be had."""
+one array of it (:func:`fits`); ``ordered`` in Python is ``CKernel.ordered_in_python``."""
 
 from __future__ import annotations
 
@@ -146,30 +146,3 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
     positions = tuple(names.index(name) for name in order)
     return module.Caller(address, codes, names, shapes, kernel.dtype, positions, 0, elements >= RELEASE_GIL_ELEMENTS,
                          *padded)
-
-
-def ordered_in_python(kernel, order: tuple[str, ...], threads: int):
-    """``Caller.ordered`` in Python, for a kernel no ``Caller`` takes (no extension here, too
-    many slots): each array checked by :func:`fits` (a name given twice: one object), fresh
-    results and temporaries, the one C function through cffi; the first result, or None.
-    None where the kernel is not one C function over inputs, results and temporaries."""
-    if kernel._only is None or kernel.ffi is None or kernel._only[2] or kernel.pad > 1:
-        return None
-    function, slots, _ = kernel._only
-    names, roles = [kernel.names[s] for s in slots], [kernel._roles.get(kernel.names[s]) for s in slots]
-    shapes = [tuple(int(k) for k in kernel.shapes[s]) for s in slots]
-    if set(order) != {name for name, role in zip(names, roles) if role == "in"} or "out" not in roles \
-            or {"inout", "optional"} & set(roles):
-        return None
-    checks = [f"ops[{k}] is ops[{order.index(name)}]" if order.index(name) < k
-              else f"fits(ops[{k}], {shapes[names.index(name)]!r}, dtype)" for k, name in enumerate(order)]
-    made = [f"    b{n} = ops[{order.index(name)}]" if name in order else f"    b{n} = empty({shape!r}, dtype)"
-            for n, (name, shape) in enumerate(zip(names, shapes))]
-    r, buffers = roles.index("out"), ", ".join(f"fb(char, b{n}, False)" for n in range(len(names)))
-    code = "\n".join([f"def ordered(*ops):\n    if len(ops) != {len(order)} or not ({' and '.join(checks)}):",
-                      "        return None", *made, f"    status = function({buffers}, {int(threads)})",
-                      f"    if status:\n        check_status(status)\n    return b{r}{'[()]' if shapes[r] == () else ''}\n"])
-    namespace = {"fits": fits, "dtype": kernel.dtype, "empty": np.empty, "fb": kernel.ffi._backend.from_buffer,
-                 "char": kernel.ffi.typeof("char[]"), "function": function, "check_status": check_status}
-    exec(compile(code, "<tensorlang ordered call>", "exec"), namespace)  # noqa: S102 - ours
-    return namespace["ordered"]

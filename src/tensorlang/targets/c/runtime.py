@@ -129,12 +129,38 @@ class CKernel:
     def ordered_call(self, order: tuple[str, ...], threads: int = 0):
         """``ordered(*arrays)``, which takes the inputs named in ``order`` and returns the one
         result, or None where an array is not plain: the C caller's method, else the same
-        call in Python (:mod:`.callext`; the einsum cache's hits); None where neither can be had."""
+        call in Python (:meth:`ordered_in_python`; the einsum cache's hits); None where neither can be had."""
         caller = callext.caller(self, self._roles, order)
         if caller is None:
-            return callext.ordered_in_python(self, order, threads)
+            return self.ordered_in_python(order, threads)
         caller.threads = threads
         return caller.ordered
+
+    def ordered_in_python(self, order: tuple[str, ...], threads: int = 0):
+        """``Caller.ordered`` in Python, for a kernel no ``Caller`` takes (no extension here, too
+        many slots): each array checked by :func:`.callext.fits` (a name given twice: one object), fresh
+        results and temporaries, the one C function through cffi; the first result, or None.
+        None where the kernel is not one C function over inputs, results and temporaries."""
+        if self._only is None or self.ffi is None or self._only[2] or self.pad > 1:
+            return None
+        function, slots, _ = self._only
+        names, roles = [self.names[s] for s in slots], [self._roles.get(self.names[s]) for s in slots]
+        shapes = [tuple(int(k) for k in self.shapes[s]) for s in slots]
+        if set(order) != {name for name, role in zip(names, roles) if role == "in"} or "out" not in roles \
+                or {"inout", "optional"} & set(roles):
+            return None
+        checks = [f"ops[{k}] is ops[{order.index(name)}]" if order.index(name) < k
+                  else f"fits(ops[{k}], {shapes[names.index(name)]!r}, dtype)" for k, name in enumerate(order)]
+        made = [f"    b{n} = ops[{order.index(name)}]" if name in order else f"    b{n} = empty({shape!r}, dtype)"
+                for n, (name, shape) in enumerate(zip(names, shapes))]
+        r, buffers = roles.index("out"), ", ".join(f"fb(char, b{n}, False)" for n in range(len(names)))
+        code = "\n".join([f"def ordered(*ops):\n    if len(ops) != {len(order)} or not ({' and '.join(checks)}):",
+                          "        return None", *made, f"    status = function({buffers}, {int(threads)})",
+                          f"    if status:\n        check_status(status)\n    return b{r}{'[()]' if shapes[r] == () else ''}\n"])
+        namespace = {"fits": callext.fits, "dtype": self.dtype, "empty": np.empty, "fb": self.ffi._backend.from_buffer,
+                     "char": self.ffi.typeof("char[]"), "function": function, "check_status": check_status}
+        exec(compile(code, "<tensorlang ordered call>", "exec"), namespace)  # noqa: S102 - ours
+        return namespace["ordered"]
 
     @property
     def steps(self):

@@ -714,6 +714,8 @@ class Run:
         self.rank = np.zeros(max(n, 1) if self.indirect else 1, dtype=np.int64)
         self.gr = np.zeros(max(r.gnr, 1))
         self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
+        self._ptrs: dict[int, tuple] = {}  # (_p: each array cast once, until the births replace them)
+        self._others: dict[str, int] = {}  # (_other: the strings the program does not spell)
         for name, (arr, k) in r.globals.items():
             base, _, comp = name.partition(".")
             v = values[base]
@@ -746,8 +748,7 @@ class Run:
     def _strings(self) -> None:
         """The texts of the strings the program does not spell (string inputs), for print;
         the sequences' descriptors."""
-        others = self.__dict__.get("_others", {})
-        texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(others, key=others.get)]
+        texts = [self.ffi.new("char[]", t.encode("utf-8")) for t in sorted(self._others, key=self._others.__getitem__)]
         table = self.ffi.new("const char *[]", texts or [self.ffi.NULL])
         self._texts = (texts, table)
         self.lib.tl_set_strings(table, len(texts))
@@ -768,13 +769,12 @@ class Run:
 
     def _other(self, text: str) -> int:
         """A number for a string the program does not spell (equal strings, equal numbers)."""
-        others = self.__dict__.setdefault("_others", {})
-        return others.setdefault(text, len(others))
+        return self._others.setdefault(text, len(self._others))
 
     def _p(self, ctype: str, arr: np.ndarray):  # (the run's arrays each cast once)
-        kept = self.__dict__.setdefault("_ptrs", {}).get(id(arr))
+        kept = self._ptrs.get(id(arr))
         if kept is None or kept[0] is not arr:
-            kept = self.__dict__["_ptrs"][id(arr)] = (arr, self.ffi.cast(ctype, arr.ctypes.data))
+            kept = self._ptrs[id(arr)] = (arr, self.ffi.cast(ctype, arr.ctypes.data))
         return kept[1]
 
     def active(self) -> int:
@@ -858,7 +858,7 @@ class Run:
         br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
         self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
                                 self._p("int64_t *", bi))
-        self.__dict__.pop("_ptrs", None)  # (these arrays, and the state arrays replaced below, are not kept)
+        self._ptrs = {}  # (these arrays, and the state arrays replaced below, are not kept)
         # in a permuted run, parents in the order they updated (their rank), as Diderot appends them
         order = np.lexsort((seq, self.rank[par] if self.indirect else par))
         n0, n1 = self.n, self.n + nb
