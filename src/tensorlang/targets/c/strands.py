@@ -718,6 +718,8 @@ class Renderer:
             lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
             pf = self.function("tl_update_pf", "update", ir.update, True, batched)
             lines += ["TL_EXACT " + pf[0]] + pf[1:]
+        skip = B.skip_run(ir, self.ex) if solo and not any(b.lanes for b in batched) else []
+        lines += skip
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
@@ -739,9 +741,10 @@ class Renderer:
         return src + DRIVER.format(nd=nd, has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                    solo=int(solo), batch=int(bool(batched)), bks=len(self.blocked), lanes=int(bool(lanes)),
                                    bkarg=", &bk_" if self.blocked else "",
-                                   block=B.block_steps(batched, own) if batched else "",
+                                   block=B.block_steps(batched, own, bool(skip)) if batched else "",
                                    steps_exact=B.STEPS_EXACT if own else "#define TL_STEPS\n",
-                                   solo_steps=" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20),
+                                   solo_steps=" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20,
+                                                                     "skip" if skip else ""),
                                    clanes=int(bool(clanes)), nr=max(self.nr, 1), ni=max(self.ni, 1), snap=self.snapshot() if ir.sphere is not None else "",
                                    call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
 
