@@ -494,6 +494,8 @@ class Renderer:
             lines += B.functions(batched, ir, self.probe_plan, self.stmt, self.ex)
             pf = self.function("tl_update_pf", "update", ir.update, True, batched)
             lines += ["TL_EXACT " + pf[0]] + pf[1:]
+        skip = B.skip_run(ir, self.ex) if solo and not any(b.lanes for b in batched) else []
+        lines += skip
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
@@ -519,8 +521,9 @@ class Renderer:
             ni=max(self.ni, 1), bkarg=", &bk_" if self.blocked else "",
             call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
         return src + head + csrc.text(
-            "strands_driver.c", block=B.block_steps(batched, own).removeprefix("\n") if batched else "",
-            solosteps=(" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20)).removesuffix("\n"),
+            "strands_driver.c", block=B.block_steps(batched, own, bool(skip)).removeprefix("\n") if batched else "",
+            solosteps=(" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20,
+                                               "skip" if skip else "")).removesuffix("\n"),
             snap=self.snapshot() if ir.sphere is not None else "")
 
 

@@ -22,6 +22,10 @@ ENABLED = True
 AHEAD = 8
 #: False: a solo strand's steps read and write its state in place (the tests compare both ways)
 OWN = True
+#: False: a ray makes every step outside the volume (tl_skip; the tests compare both ways)
+SKIP = True
+#: the most steps one ``tl_skip`` makes; the steps after a refused run that try none
+RUN, COOL = 16, 16
 
 _IMPURE_CALLS = ("tl_at", "tl_ichk", "tl_schk", "tl_idiv", "tl_imod")
 
@@ -248,7 +252,7 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     return out + ["    }", "}"]
 
 
-def block_steps(batched: list[Batched], own: tuple | None = None) -> str:
+def block_steps(batched: list[Batched], own: tuple | None = None, skip: bool = False) -> str:
     """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
     lock step where a family's probes run in lanes (positions, the block's probes, then each
     strand's update; a 3-D family's position and prefetch there too); strand after strand
@@ -257,7 +261,8 @@ def block_steps(batched: list[Batched], own: tuple | None = None) -> str:
     if not any(b.lanes for b in batched):
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         pos = "\n".join(f"        tl_pos{b.j}({who}, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);" for b in batched)
-        return RAYS.replace("{steps}", " " * 20 + own_steps(own, pos, f"tl_update_pf({who}, gr, gi, img, pf, 0)", " " * 20))
+        return RAYS.replace("{steps}", " " * 20 + own_steps(own, pos, f"tl_update_pf({who}, gr, gi, img, pf, 0)", " " * 20,
+                                                             "skip" if skip else ""))
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
@@ -280,7 +285,116 @@ STEPS_EXACT = """#if defined(__GNUC__) && !defined(__clang__)
 """
 
 
-def own_steps(own: tuple | None, pos: str, update: str, pad: str) -> str:
+def _subst(e, old, new):
+    """``e`` with the expression ``old`` replaced by ``new`` (pure expressions)."""
+    if e == old:
+        return new
+    if isinstance(e, S.Bin):
+        return S.Bin(e.op, _subst(e.a, old, new), _subst(e.b, old, new), e.ty)
+    if isinstance(e, (S.Un, S.Cast)):
+        return type(e)(e.op, _subst(e.a, old, new), e.ty) if isinstance(e, S.Un) else S.Cast(_subst(e.a, old, new), e.ty)
+    if isinstance(e, S.Call):
+        return S.Call(e.fn, tuple(_subst(a, old, new) for a in e.args), e.ty)
+    if isinstance(e, S.Sel):
+        return S.Sel(_subst(e.c, old, new), _subst(e.a, old, new), _subst(e.b, old, new), e.ty)
+    return e
+
+
+def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
+    """``tl_skip``: where a solo update is a ray's march (its only state change outside one
+    ``inside`` test's branch a real ``t += c``, its other statements exit tests on ``t``
+    and locals without side effects, the test's point affine in ``t``: ``a + t * b``),
+    the steps of a run of up to ``RUN`` that provably all fail the test, made as ``t += c``
+    and the exit tests alone (the same additions: the same ``t``).  Proof: ``t`` moves
+    monotonically, so the run's points lie on the segment between its ends; the index
+    position is affine in the point; a whole axis beyond a face by more than 1e-12 of the
+    terms' magnitudes (over 1000 times the rounding of the point and the map) cannot pass
+    the strict test; non-finite terms refuse the run.  Empty where the update is not so."""
+    body = ir.update
+    changed = {st.name for st in S.nodes(body, S.Set)}
+    sets = [st for st in body if isinstance(st, S.Set)]
+    if not SKIP or len(sets) != 1 or sets[0].space != "s" or not isinstance(sets[0].value, S.Bin):
+        return []
+    t = S.Ref("s", sets[0].name, "real")
+    step, add = None, sets[0].value
+
+    def inv(e) -> bool:
+        return _pure(e) and all(r.space == "g" or (r.space == "s" and r.name not in changed) for r in S.nodes(e, S.Ref))
+
+    if add.op == "+" and add.a == t and inv(add.b):
+        step = add.b
+    if step is None:
+        return []
+    locals_: dict[str, S.Expr | None] = {}
+    probe, exits, after = None, [], False
+    for st in body:
+        if isinstance(st, S.Local) and (st.init is None or _pure(st.init)):
+            locals_[st.name] = st.init
+        elif isinstance(st, S.If) and not st.other and len(st.then) == 1 and isinstance(st.then[0], S.Exit) \
+                and st.then[0].kind in ("stabilize", "die") and inv(_subst(st.cond, t, S.Const(0.0, "real"))):
+            exits.append((st.cond, after))
+        elif isinstance(st, S.Probe) and st.inside and probe is None and st.border is None:
+            probe = st
+        elif isinstance(st, S.If) and probe is not None and not st.other and st.cond == S.Ref("l", probe.targets[0], "bool"):
+            pass
+        elif st is sets[0]:
+            after = True
+        else:
+            return []
+    if probe is None:
+        return []
+    terms = []
+    for at in probe.pos:
+        e = locals_.get(at.name) if isinstance(at, S.Ref) and at.space == "l" else at
+        pair = None
+        if isinstance(e, S.Bin) and e.op == "+":
+            for base, mul in ((e.a, e.b), (e.b, e.a)):
+                if inv(base) and isinstance(mul, S.Bin) and mul.op == "*":
+                    pair = pair or next(((base, v) for u, v in ((mul.a, mul.b), (mul.b, mul.a)) if u == t and inv(v)), None)
+        if pair is None:
+            return []
+        terms.append(pair)
+    d = len(terms)
+    radius = next(k for k in ir.kernels if k.name == probe.kernel).radius
+    tc = S.Ref("l", "tc_", "real")
+    tn = S.Ref("l", "tn_", "real")
+    out = ["static int64_t tl_skip(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
+           "const int64_t *gi, const tl_img *img, int64_t left) {",
+           f"    const tl_img *im = &img[{probe.image}];",
+           f"    const int64_t K = left < {RUN} ? left : {RUN};",
+           "    if (K < 2) return -1;",
+           f"    const double c_ = {ex(step)}, t0_ = {ex(t)};",
+           "    const double " + ", ".join(f"a{q}_ = {ex(a)}, b{q}_ = {ex(b)}" for q, (a, b) in enumerate(terms)) + ";",
+           # the segment from ta to tb beyond a face on some axis, by the margin
+           "    #define TL_OUT(ta, tb) tl_out_(im, ta, tb" + "".join(f", a{q}_, b{q}_" for q in range(d)) + ")",
+           f"    if (!TL_OUT(t0_, t0_ + (double)(K + {int(AHEAD) + 2}) * c_)) return -1;  /* a guess first */",
+           "    double l_tc_ = t0_; int64_t q_ = 0;",
+           "    for (; q_ < K; q_++) {",
+           f"        double l_tn_ = {ex(_subst(add, t, tc))};"]
+    out += [f"        if ({ex(_subst(cond, t, tn if late else tc))}) break;" for cond, late in exits]
+    out += ["        l_tc_ = l_tn_;", "    }",
+            # the segment to the run's end and past it (AHEAD steps on, prefetched by the steps after)
+            f"    if (q_ == 0 || !TL_OUT(t0_, l_tc_ + {int(AHEAD) + 2}.0 * c_)) return -1;",
+            "    #undef TL_OUT",
+            f"    {ex(t)} = l_tc_;",
+            "    (void)n; (void)R; (void)I; (void)gr; (void)gi;",
+            "    return q_;", "}"]
+    args = ", ".join(f"double a{q}, double b{q}" for q in range(d))
+    head = [f"static inline int tl_out_(const tl_img *im, double ta, double tb, {args}) {{",
+            "    double m = fabs(ta) > fabs(tb) ? fabs(ta) : fabs(tb);"]
+    for a in range(d):
+        for w in ("a", "b"):
+            tv = "ta" if w == "a" else "tb"
+            head.append(f"    double x{a}{w} = im->m[{4 * a + 3}]" + "".join(
+                f" + im->m[{4 * a + q}] * (a{q} + {tv} * b{q})" for q in range(d)) + ";")
+        head.append(f"    double e{a} = 2e-12 * (fabs(im->m[{4 * a + 3}])" + "".join(
+            f" + fabs(im->m[{4 * a + q}]) * (fabs(a{q}) + m * fabs(b{q}))" for q in range(d)) + ");")
+        head.append(f"    if ((x{a}a + e{a} <= {radius - 1} && x{a}b + e{a} <= {radius - 1}) || "
+                    f"(x{a}a - e{a} >= (double)(im->size[{a}] - {radius}) && x{a}b - e{a} >= (double)(im->size[{a}] - {radius}))) return 1;")
+    return head + ["    return 0;", "}"] + out
+
+
+def own_steps(own: tuple | None, pos: str, update: str, pad: str, skip: str = "") -> str:
     """A solo strand's steps (``i``; ``u`` counts them): ``pos``, then the ``update`` call,
     until it returns a status, for up to ``k - s`` steps or an error.  ``own``: the counts of
     its real and int slots and ``Renderer.cell``: its state copied into the locals ``Rl`` and
@@ -289,16 +403,20 @@ def own_steps(own: tuple | None, pos: str, update: str, pad: str) -> str:
     nr, ni, cell = own or (0, 0, None)
     cells = [(cell(a, k, f"{a}l", None, "0"), cell(a, k, a, "n", "i")) for a, m in (("R", nr), ("I", ni)) for k in range(m)]
     load, store = "".join(f" {x} = {y};" for x, y in cells), "".join(f" {y} = {x};" for x, y in cells)
+    who = "1, 0, Rl, Il" if own else "n, i, R, I"
+    skip = (f"        if (cool_ > 0) cool_--;\n        else {{ int64_t q_ = tl_skip({who}, gr, gi, img, k - s - u); "
+            f"if (q_ > 0) {{ u += q_; continue; }} cool_ = {COOL}; }}\n") if skip else ""
     return (STEPS.replace("{load}", f"double Rl[{max(nr, 1)}]; int64_t Il[{max(ni, 1)}];{load}" if own else "")
+            .replace("{skip}", skip).replace("{cool}", " int cool_ = 0; (void)cool_;" if skip else "")
             .replace("{store}", store).replace("{pos}", pos + "\n" if pos else "").replace("{update}", update)
             .replace("\n", "\n" + pad).rstrip(" "))
 
 
 STEPS = r"""if (status[i] == 0) {
     {load}
-    int r = 0;
+    int r = 0;{cool}
     while (u < k - s && !tl_err_flag) {
-{pos}        r = {update};
+{skip}{pos}        r = {update};
         u++;
         if (r) break;
     }

@@ -1,0 +1,106 @@
+"""A ray's steps outside the volume made as its ``t += c`` and exit tests alone where they
+provably fail its ``inside`` test (``strands_batch.skip_run``: ``tl_skip``,
+docs/diderot-compiled.md "How a run goes"): the results and step counts are the step-by-step
+run's bit for bit (a NaN's sign aside), with ⊥ and ±inf samples, rotated and diagonal maps,
+rays marching either way, entering, leaving or missing the volume, step limits; and the
+interpreter's to rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import typecheck as check
+from tensorlang.lang.diderot.lower import strand_plan
+from tensorlang.targets.c import build as c_build
+from tensorlang.targets.c import strands as CS
+from tensorlang.targets.c import strands_batch as SB
+from agreement import same_bits  # tests/diderot is on the path
+from test_strands_lanes3d import RAYS, _volume
+
+pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
+
+# rays marching forwards (even ui) and backwards (odd ui) through, past or beside the volume;
+# a bspln3 value and gradient where inside, stopped when bright enough
+MARCH = """#version 1.0
+input image(3)[] vol;
+input real far = 6.5;
+field#2(3)[] F = bspln3 ⊛ vol;
+strand ray (int ui, int vi) {
+   vec3 dir = normalize([1.0, 0.5 * real(ui) - 3.0, 0.19 * real(vi) - 0.9]);
+   real dt = 0.07 if ui % 2 == 0 else -0.09;
+   real t = -1.5 - 0.2 * real((ui + vi) % 3) if ui % 2 == 0 else 4.0 + 0.1 * real(vi);
+   output real m = -1;
+   output vec3 g = [0, 0, 0];
+   update {
+      if (t > far || t < -4.0) { stabilize; }
+      vec3 p = [-4.0, 0.1, -0.3] + t * dir;
+      t += dt;
+      if (inside(p, F)) {
+         real v = F(p);
+         g = ∇F(p);
+         m = max(m, v);
+         if (m > 2.5) { stabilize; }
+      }
+   }
+}
+initially [ ray(ui, vi) | vi in 0..8, ui in 0..12 ];
+"""
+
+
+def _run(text, values, skip, monkeypatch, threads=1, limit=None):
+    monkeypatch.setattr(SB, "SKIP", skip)
+    monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
+    p = strands(check(parse_program(text)))
+    res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
+    assert p.executor_note is None
+    return p, res, next(iter(CS._RUNNERS.values())).source
+
+
+def _same(a, b):
+    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
+    for name in a.outputs:
+        assert same_bits(a.outputs[name], b.outputs[name]), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout,axes", [("c", False), ("fortran", False), ("c", True)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_skipped_steps_give_the_step_by_step_results_bit_for_bit(layout, axes, threads, monkeypatch):
+    values = {"vol": _volume((), layout, axes)}
+    _, plain, src0 = _run(MARCH, values, False, monkeypatch, threads)
+    p, fast, src1 = _run(MARCH, values, True, monkeypatch, threads)
+    assert "tl_skip(" not in src0 and "int64_t q_ = tl_skip(1, 0, Rl, Il, gr, gi, img, k - s - u);" in src1
+    _same(plain, fast)
+    if threads == 1 and layout == "c":  # the oracle
+        ref = p.run(values, backend="interp")
+        assert (ref.steps, ref.active, ref.stable) == (fast.steps, fast.active, fast.stable)
+        for name in ref.outputs:
+            a, b = np.asarray(ref.outputs[name]), np.asarray(fast.outputs[name])
+            assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True), name
+    m = np.asarray(fast.outputs["m"])
+    assert (m == -1).any() and (m > -1).any()  # some rays met the volume, some not
+    g = np.asarray(fast.outputs["g"])
+    assert (np.isnan(g).any() or np.isinf(g).any()) and np.isfinite(g).all(axis=-1).any()  # ⊥ and ±inf reached
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("limit", [1, 5, 23, 37])
+def test_a_step_limit_stops_a_skipping_ray_where_the_steps_stop(limit, monkeypatch):
+    values = {"vol": _volume((), "c")}
+    _, a, _ = _run(MARCH, values, False, monkeypatch, limit=limit)
+    _, b, _ = _run(MARCH, values, True, monkeypatch, limit=limit)
+    assert a.active > 0
+    _same(a, b)
+
+
+def test_which_updates_skip():
+    # a ray march: one inside test of a point affine in t, t += c, exit tests on t; not: two
+    # inside tests, a state change outside the test's branch, a point not affine in t
+    moved = MARCH.replace("      t += dt;\n", "      t += dt;\n      m = m + 0.0;\n")
+    bent = MARCH.replace("vec3 p = [-4.0, 0.1, -0.3] + t * dir;", "vec3 p = [-4.0, 0.1, -0.3] + t * t * dir;")
+    for text, skip in ((MARCH, True), (RAYS, False), (moved, False), (bent, False)):
+        ir = strand_plan(check(parse_program(text)))[0]
+        src = CS.Renderer(ir).source()
+        assert ("static int64_t tl_skip(" in src) == skip, text
