@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 from typing import Any, Mapping
 
@@ -106,13 +106,8 @@ def compress(nest: Nest, groups: tuple[tuple[int, ...], ...], target_slot: int) 
         return None
     compute = tuple(_triangular(node, starts) for node in nest.body)
     here = tuple(variables)
-    stores: list[Node] = []
-    seen = {here}
-    for perm in permutations(groups, len(here)):
-        permuted = tuple(here[e] for e in perm)
-        if permuted not in seen:
-            seen.add(permuted)
-            stores.append(Store(target_slot, permuted, Load(target_slot, here)))
+    inverses = [tuple(perm.index(t) for t in range(len(perm))) for perm in permutations(groups, len(here))]
+    stores = _orbit_stores(target_slot, [here], inverses, Load(target_slot, here), skip={here})
     rebuild = _around(tuple(stores), [(var, extent, starts.get(var, 0)) for var, extent in nest.statement.index])
     return replace(nest, body=compute + rebuild)
 
@@ -209,7 +204,6 @@ def _map_index(i, mapping: Mapping[str, object]):
 
 def substitute_indices(node: Any, mapping: Mapping[str, object]) -> Any:
     """``node`` (any loop-IR node or scalar) with its indices mapped (:func:`_map_index`)."""
-    from dataclasses import fields, is_dataclass
     if not is_dataclass(node) or isinstance(node, type):
         return node
     changes: dict[str, Any] = {}
@@ -439,14 +433,6 @@ def _planned_extent(plan: tuple | None, extent: int) -> int:
 
 
 # ------------------------------------------------------------------ direct-sum blocks
-def _block_position(block: Block, names: list[str]) -> Any:
-    """The loop-IR index of the position of local entry ``names`` (loop variables, one
-    per local dimension) of ``block``: 0-based ``start + Σ stride_t · l_t``, written
-    1-based over 1-based variables as the loop IR's affine indices are."""
-    strides = block.strides
-    return affine(list(zip(names, strides)), block.start + 1 - sum(strides))
-
-
 def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
     """What runs inside the target's loops when ``nest`` is only the plain chain of
     them (outermost first) storing the target ``slot`` at their variables; else None."""
@@ -505,7 +491,7 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
             continue
         spec: list[tuple[str, int, int | str]] = []
         position: dict[int, object] = {}
-        local_names: dict[int, list[str]] = {}
+        chosen: dict[int, Block] = {}
         first: dict[int, str] = {}
         for d in range(rank):
             prev = previous.get(d)
@@ -515,7 +501,7 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
                 position[d] = variables[d]
                 first[d] = variables[d]
                 continue
-            block = dims[d][c]  # type: ignore[index]
+            block = chosen[d] = dims[d][c]  # type: ignore[index]
             names = [f"{variables[d]}_{t}" for t in range(len(block.shape))]
             for t, extent in enumerate(block.shape):
                 start: int | str = 0
@@ -525,17 +511,15 @@ def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | Non
                 if t == 0 and prev is not None and combo[prev] == c:
                     start = first[prev]
                 spec.append((names[t], extent, start))
-            local_names[d] = names
-            position[d] = _block_position(block, names)
+            position[d] = _affine0(list(zip(names, block.strides)), block.start)
             first[d] = names[0]
-        mapping = {variables[d]: position[d] for d in local_names}
+        mapping = {variables[d]: position[d] for d in chosen}
         body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
         here: Any = tuple(position[d] for d in range(rank))
-        images = [[_block_position(dims[d][combo[d]], [local_names[d][p[t]] for t in range(len(p))])  # type: ignore[index]
-                   for p in dims[d][combo[d]].permutations()] if d in local_names else [position[d]]  # type: ignore[index]
-                  for d in range(rank)]
+        images = [[_affine0([(f"{variables[d]}_{p[t]}", s) for t, s in enumerate(chosen[d].strides)], chosen[d].start)
+                   for p in chosen[d].permutations()] if d in chosen else [position[d]] for d in range(rank)]
         stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(slot, here), skip={here})
-        last = len(local_names.get(rank - 1, [variables[-1]]))  # the loops of the last dimension
+        last = len(chosen[rank - 1].shape) if rank - 1 in chosen else 1  # the loops of the last dimension
         rows = _rows(body, spec[-last:], slot, here)  # the summation outside them (row AXPY), or None
         compute.extend(_around(body, spec) if rows is None else _around(rows, spec[:-last]))
         if stores:
@@ -643,7 +627,6 @@ def _replace_loads(node: Any, change) -> Any:
 
 
 def _mentions(node: Any, names: set[str]) -> bool:
-    from dataclasses import fields, is_dataclass
     if isinstance(node, str):
         return node in names
     if isinstance(node, Affine):
@@ -843,8 +826,6 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
     return tuple(nests)
 
 
-
-
 def _rebuild_table(slot: int, packed: int, extents: list[int], dim_runs: Mapping[int, tuple[Run, ...]],
                    groups) -> Rebuild:
     """The reconstruction as tables: per blocked dimension, the packed position of each
@@ -880,21 +861,19 @@ def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot:
         return None
     chain, node = matched
     (yv, ye, ys), (xv, xe, xs) = spec[-2], spec[-1]
-    if ys != 0 and not isinstance(ys, str) or xs not in (0, yv) or ye % TILE or xe % TILE:
+    if ys != 0 or xs not in (0, yv) or ye % TILE or xe % TILE:  # a tiled index starting at an outer one: not in blocks
         return None
     if any(isinstance(s_, str) and s_ in (yv, xv) for _, _, s_ in spec[:-2]):
         return None
     yb, xb, yu, xu = f"{yv}_b", f"{xv}_b", f"{yv}_i", f"{xv}_i"
     mapping = {yv: _affine0([(yb, TILE), (yu, 1)], 0), xv: _affine0([(xb, TILE), (xu, 1)], 0)}
-    if isinstance(ys, str):  # the tiled index starts at an outer one: not in blocks
-        return None
     out_index = tuple(mapping.get(i, i) if isinstance(i, str) else i for i in here)
-    nest: tuple[Node, ...] = (_block_product((yb, xb, yu, xu), (ye // TILE, xe // TILE), ys, xs == yv, chain,
+    nest: tuple[Node, ...] = (_block_product((yb, xb, yu, xu), (ye // TILE, xe // TILE), xs == yv, chain,
                                              substitute_indices(node.value, mapping), slot, out_index, acc_slot),)
     return _around(nest, spec[:-2])
 
 
-def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], start: int, triangular: bool,
+def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], triangular: bool,
                    chain: list[Loop], value, slot: int, out_index: tuple, acc_slot: int) -> Loop:
     """The block loops of :func:`_tiles`: ``names`` are the block and in-block variables
     (y block, x block, y in block, x in block), ``blocks`` the number of blocks of each,
@@ -907,7 +886,7 @@ def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], st
     zero: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(acc_slot, block, Const(0.0)),)),)),)
     out: tuple[Node, ...] = (Loop(yu, TILE, (Loop(xu, TILE, (Store(slot, out_index, Load(acc_slot, block)),)),)),)
     tile: tuple[Node, ...] = (Declare(acc_slot, (TILE, TILE)), *zero, *update, *out)
-    return Loop(yb, blocks[0], (Loop(xb, blocks[1], tile, start=yb if triangular else 0),), start=start)
+    return Loop(yb, blocks[0], (Loop(xb, blocks[1], tile, start=yb if triangular else 0),))
 
 
 @dataclass(frozen=True)
@@ -979,7 +958,7 @@ def packed_product(node: Node) -> PackedProduct | None:
         return None
     value = walk.value.right
     names = (outer.var, inner.var, yu, xu)
-    rebuilt = _block_product(names, (outer.extent, inner.extent), 0, inner.start == outer.var, chain,
+    rebuilt = _block_product(names, (outer.extent, inner.extent), inner.start == outer.var, chain,
                              value, stored.slot, tuple(stored.indices), declare.slot)
     if rebuilt != node or len(chain) != 1 or chain[0].start != 0:
         return None
@@ -993,7 +972,6 @@ def packed_product(node: Node) -> PackedProduct | None:
         return None
     return PackedProduct(stored.slot, a.slot, b.slot, outer.extent * TILE, inner.extent * TILE, chain[0].extent,
                          tuple(a.indices) == (r, p), tuple(b.indices) == (r, q), inner.start == outer.var)
-
 
 
 # ------------------------------------------------------------------ the producer packs
