@@ -212,8 +212,9 @@ def test_the_interpreter_differentiates_a_scalar_field_times_a_vector_field_by_t
 
 def test_the_lowering_runs_the_interpreters_field_rules_on_symbols():
     """lower.py keeps no derivative rules of its own: fieldval's rules run on ``lower.Sym``
-    (an IR expression with Python's arithmetic), folding only what is exact (x*1, 1*x,
-    x/1, 0+x) and calling the C functions of the interpreter's numpy ones."""
+    (an IR expression with Python's arithmetic), folding x*1, 1*x and x/1 (exact) and a sum's
+    leading 0 (0+x: x, but for the sign of a zero) and calling the C functions of the
+    interpreter's numpy ones."""
     from tensorlang.lang.diderot import fieldval as FV
     from tensorlang.lang.diderot import lower as L
     from tensorlang.strand_ir import ir as S
