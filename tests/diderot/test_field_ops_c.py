@@ -208,3 +208,22 @@ def test_the_interpreter_differentiates_a_scalar_field_times_a_vector_field_by_t
     o = p.run({"img": _image(np.random.default_rng(3), False)}, backend="interp").outputs["o"]
     finite = np.isfinite(o)
     assert finite.sum() > o.size // 4 and np.allclose(o[finite], 0.0, atol=1e-3)
+
+
+def test_the_lowering_runs_the_interpreters_field_rules_on_symbols():
+    """lower.py keeps no derivative rules of its own: fieldval's rules run on ``lower.Sym``
+    (an IR expression with Python's arithmetic), folding x*1, 1*x and x/1 (exact) and a sum's
+    leading 0 (0+x: x, but for the sign of a zero) and calling the C functions of the
+    interpreter's numpy ones."""
+    from tensorlang.lang.diderot import fieldval as FV
+    from tensorlang.lang.diderot import lower as L
+    from tensorlang.strand_ir import ir as S
+
+    assert not [name for name in vars(L.Lowerer) if name.startswith("fval")]
+    x = L.Sym(S.Ref("l", "x", "real"), None)  # type: ignore[arg-type]
+    assert x * 1.0 is x and 1.0 * x is x and x / 1.0 is x and 0 + x is x
+    assert (x * 0.0).e == S.Bin("*", x.e, S.Const(0.0, "real"), "real")  # 0*∞ is ⊥: kept
+    assert FV.LIFTED["sin"][1](x).e == S.Call("cos", (x.e,), "real")
+    assert FV.LIFTED["sqrt"][0](x).e == S.Call("tl_sqrt", (x.e,), "real")
+    grad = FV.Lifted("norm", FV.Identity(2), None, 2).value(np.array([x, x]), 1)  # ∇|p| = p/|p|
+    assert grad.shape == (2,) and all(isinstance(c, L.Sym) for c in grad)

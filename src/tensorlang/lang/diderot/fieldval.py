@@ -4,6 +4,9 @@ probe sum (the kernels' weights and the index/world maps of :mod:`tensorlang.fie
 
 ``value(x, order)``: the ``order``-th derivative at world point x, shape
 ``field shape + (dim,)*order`` (no derivative axis for a 1-D field); ⊥ (NaN) outside.
+
+The derivative rules here are the only ones: the interpreter runs them on float64 arrays,
+:mod:`.lower` on object arrays of IR expressions (``lower.Sym``) with its own leaves.
 """
 
 from __future__ import annotations
@@ -21,6 +24,28 @@ from ...sampling.kernels import Kernel, tap_weights
 #: The significant digits of the kernel coefficients the interpreter probes with, as
 #: Diderot's code generator writes them (docs/diderot-language.md, "Kernel coefficients").
 DIDEROT_DIGITS = 12
+
+
+def _arr(v) -> np.ndarray:
+    """``v`` as a float64 array, or as an object array where it holds symbolic scalars."""
+    a = np.asarray(v)
+    return a if a.dtype == object else np.asarray(a, dtype=np.float64)
+
+
+def _symbol(v):
+    """The first symbolic scalar in ``v`` (one that is no number), or None."""
+    a = np.asarray(v)
+    return next((s for s in a.flat if not isinstance(s, (int, float, np.number))), None) if a.dtype == object else None
+
+
+def _dtype(*vs):
+    return object if any(np.asarray(v).dtype == object for v in vs) else np.float64
+
+
+def _item(v):
+    """The one scalar of ``v``: a float, or the symbolic scalar."""
+    s = np.asarray(v).reshape(-1)[0]
+    return s if _symbol(s) is not None else float(s)
 
 
 class BorderImage:
@@ -137,8 +162,8 @@ class Conv(Field):
 
 
 class Lifted(Field):
-    """Arithmetic of fields and constants, lifted pointwise, with the derivative rules
-    the examples need (sums to any order; products and quotients to first order)."""
+    """Arithmetic of fields and constants, lifted pointwise, with its derivative rules
+    (products by Leibniz's rule, quotients as a * (1/b) past the first derivative)."""
 
     def __init__(self, op: str, a, b, dim: int):
         self.op, self.a, self.b, self.dim = op, a, b, dim
@@ -173,11 +198,11 @@ class Lifted(Field):
         if op == "norm":
             va = a.value(x, 0)
             if order and np.ndim(va) == 0:  # |F| of a scalar field: ∂ᵏ|F| = sgn(F) ∂ᵏF (sgn 0 = 0), as Diderot
-                return np.sign(va) * a.value(x, order)
+                return (np.sign(va) if _symbol(va) is None else _symbol(va).sign()) * a.value(x, order)
             return np.sqrt(np.sum(va * va)) if order == 0 else self._norm_d(va, x, order)
         if op == "/" and not isinstance(a, Field):  # c / F
             if order == 0:
-                return np.asarray(a, dtype=np.float64) / b.value(x, 0)
+                return _arr(a) / b.value(x, 0)
             return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
         if op in ("*", "/") and not isinstance(b, Field):
             return _scale(a.value(x, order), b, op)
@@ -189,12 +214,10 @@ class Lifted(Field):
             return Lifted("*", a, Lifted1("recip", b), self.dim).value(x, order)
         va, vb = a.value(x, 0), b.value(x, 0)
         if order == 0:
-            return _mul(va, vb) if op == "*" else va / vb
+            return va / vb
         ga, gb = a.value(x, 1), b.value(x, 1)
-        if op == "*":  # (ab)' = a'b + ab'
-            return ga * vb + _times_grad(va, gb, self.dim)
         # (a/b)' = a'/b - a b'/b²
-        return ga * (1.0 / vb) - _times_grad(va / (vb * vb), gb, self.dim)
+        return ga * (1.0 / vb) - _mul(va / (vb * vb), gb)
 
     def _bilinear(self, x, order: int, fn: Callable | None = None):
         """a•b, a⊗b, a×b, a:b (and a*b) of fields (or a field and a tensor), by the product
@@ -203,8 +226,8 @@ class Lifted(Field):
 
         def part(f, k):  # the k-th derivative (None: 0) of operand f
             if isinstance(f, Field):
-                return np.asarray(f.value(x, k), dtype=np.float64)
-            return np.asarray(f, dtype=np.float64) if k == 0 else None
+                return _arr(f.value(x, k))
+            return _arr(f) if k == 0 else None
 
         def axis(v, *idx):  # one component of the derivative axes (none for a 1-D field)
             return v if dim == 1 else v[(Ellipsis,) + idx]
@@ -228,7 +251,7 @@ class Lifted(Field):
                     t = t + fn(va, axis(hb, k, m))
                 if da is not None and db is not None:
                     t = t + fn(axis(da, k), axis(db, m)) + fn(axis(da, m), axis(db, k))
-                row.append(np.asarray(t, dtype=np.float64))
+                row.append(_arr(t))
             terms.append(row)
         if dim == 1:
             return terms[0][0]
@@ -252,11 +275,11 @@ class Lifted(Field):
                 if dim > 1:
                     da, db = da[(Ellipsis,) + ia] if ia else da, db[(Ellipsis,) + ib] if ib else db
                 total = total + fn(da, db)
-            out[idx] = np.asarray(total, dtype=np.float64)
+            out[idx] = _arr(total)
         if dim == 1:
             return out[(0,) * order]
         first = out[(0,) * order]
-        res = np.zeros(first.shape + (n,) * order)
+        res = np.zeros(first.shape + (n,) * order, _dtype(*out.values()))
         for idx, v in out.items():
             res[(Ellipsis,) + idx] = v
         return res
@@ -275,7 +298,7 @@ def contract(a, b, n: int):
     C executor computes it.  Not ``np.tensordot``: BLAS may fuse a product into the
     running sum (one rounding), which turns an overflowing product's ⊥ (inf - inf) into
     inf in one executor and not the other."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = _arr(a), _arr(b)
     head, tail = a.shape[:a.ndim - n], b.shape[n:]
     rows, cols = a.reshape(head + (-1,)), b.reshape((-1,) + tail)
     acc = np.multiply.outer(rows[..., 0], cols[0])
@@ -293,7 +316,7 @@ BILINEAR: dict[str, Callable] = {
 
 def _scale(v, c, op):
     """A field's value (or derivative) ``v`` times (or over) a constant ``c``."""
-    c = np.asarray(c, dtype=np.float64)
+    c = _arr(c)
     if op == "/":
         return v / c
     return v * c if c.ndim == 0 else np.multiply.outer(c, v)
@@ -304,15 +327,8 @@ def _mul(va, vb):
     return va * vb if va.ndim == 0 or vb.ndim == 0 else np.multiply.outer(va, vb)
 
 
-def _times_grad(va, gb, dim):
-    """a (a tensor) times the derivative of a scalar b: a ⊗ ∇b."""
-    va = np.asarray(va)
-    if dim == 1:
-        return va * gb
-    return np.multiply.outer(va, gb) if va.ndim else va * gb
-
-
 def _norm_grad(v, g):
+    v, g = _arr(v), _arr(g)
     n = np.sqrt(np.sum(v * v))
     if g.ndim == v.ndim:  # 1-D
         return np.sum(v * g) / n
@@ -372,7 +388,7 @@ class Lifted1(Of):
             return (d3(v) * np.einsum("i,j,k->ijk", g, g, g)
                     + d2(v) * (gg + np.transpose(gg, (0, 2, 1)) + np.transpose(gg, (2, 1, 0)))
                     + d1(v) * self.f.value(x, 3))
-        raise error("backend", f"the interpreter differentiates {self.name if isinstance(self.name, str) else 'F^n'}(F) at most twice")
+        raise error("backend", f"derivatives of {self.name if isinstance(self.name, str) else 'F^n'}(F) past the third")
 
 
 #: functions of a matrix lifted to fields of square matrices
@@ -427,33 +443,37 @@ class MatrixFn(Of):
     further by :func:`det_terms` and :func:`inv_terms`."""
 
     def value(self, x, order: int):
-        v = np.asarray(self.f.value(x, order), dtype=np.float64)
+        v = _arr(self.f.value(x, order))
         if self.name == "trace":  # the matrix axes come first, the derivative axes after
             return np.trace(v, axis1=0, axis2=1)
         if self.name == "transpose":
             return np.swapaxes(v, 0, 1)
-        a = np.asarray(self.f.value(x, 0), dtype=np.float64) if order else v
+        a = _arr(self.f.value(x, 0)) if order else v
+        s = _symbol(a)  # symbolic: lowering's det (cofactors) and inverse (a library call)
         with np.errstate(all="ignore"):
-            if not np.all(np.isfinite(a)) or np.linalg.det(a) == 0:
-                ai = np.full(a.shape, np.nan)
+            if s is not None:
+                ai = s.inv(a) if self.name == "inv" or order == 1 else np.full(a.shape, np.nan)  # (unused by det)
+                det = s.det(a)
+            elif not np.all(np.isfinite(a)) or np.linalg.det(a) == 0:
+                ai, det = np.full(a.shape, np.nan), np.linalg.det(a)
             else:
-                ai = np.linalg.inv(a)
+                ai, det = np.linalg.inv(a), np.linalg.det(a)
             if order == 0:
-                return float(np.linalg.det(a)) if self.name == "det" else ai
+                return (float(det) if s is None else det) if self.name == "det" else ai
             if order > 1:
                 return self._higher(x, a, ai, order)
             dv = v if v.ndim == 3 else v[:, :, None]  # a 1-D field's derivative has no axis
             if self.name == "det":
-                r = np.linalg.det(a) * np.einsum("ij,jik->k", ai, dv)
+                r = det * np.einsum("ij,jik->k", ai, dv)
             else:
                 r = -np.einsum("ij,jlk,lm->imk", ai, dv, ai)
         return r if v.ndim == 3 else r[..., 0]
 
     def _higher(self, x, a, ai, order: int):
         d, n = self.dim, a.shape[0]
-        parts = [a] + [np.asarray(self.f.value(x, m), dtype=np.float64) for m in range(1, order + 1)]
+        parts = [a] + [_arr(self.f.value(x, m)) for m in range(1, order + 1)]
         nd = d if d > 1 else 1
-        out = np.zeros(((n, n) if self.name == "inv" else ()) + ((nd,) * order if d > 1 else ()))
+        out = np.zeros(((n, n) if self.name == "inv" else ()) + ((nd,) * order if d > 1 else ()), _dtype(*parts))
         for idx in itertools.product(range(nd), repeat=order):
             def part(axes, idx=idx):  # ∂A along the derivative axes at these positions
                 v = parts[len(axes)]
@@ -493,7 +513,7 @@ class Slice(Of):
     """``F[i]``, ``F[i,:]``: components of a tensor field (``name``: the index key)."""
 
     def value(self, x, order: int):
-        return np.asarray(self.f.value(x, order), dtype=np.float64)[self.name]
+        return _arr(self.f.value(x, order))[self.name]
 
 
 class Compose(Field):
@@ -511,10 +531,10 @@ class Compose(Field):
         if not order:
             return self.f.value(y, 0)
         e, d = self.f.dim, self.dim
-        fs = [np.asarray(self.f.value(y, m), dtype=np.float64) for m in range(order + 1)]
-        gs = [np.asarray(self.g.value(x, m), dtype=np.float64) for m in range(order + 1)]
+        fs = [_arr(self.f.value(y, m)) for m in range(order + 1)]
+        gs = [_arr(self.g.value(x, m)) for m in range(order + 1)]
         shape = fs[0].shape
-        out = np.zeros(shape + ((d,) * order if d > 1 else ()))
+        out = np.zeros(shape + ((d,) * order if d > 1 else ()), _dtype(*fs, *gs))
         with np.errstate(all="ignore"):
             for idx in itertools.product(range(d), repeat=order):
                 total = np.zeros(shape)
@@ -538,7 +558,7 @@ class Stack(Field):
         return all(f.inside(x) for f in self.fields)
 
     def value(self, x, order: int):
-        return np.stack([np.asarray(f.value(x, order), dtype=np.float64) for f in self.fields])
+        return np.stack([_arr(f.value(x, order)) for f in self.fields])
 
 
 class Identity(Field):
@@ -551,7 +571,7 @@ class Identity(Field):
     def value(self, x, order: int):
         d = self.dim
         if order == 0:
-            return np.asarray(x, dtype=np.float64).copy() if d > 1 else float(np.asarray(x).reshape(-1)[0])
+            return _arr(x).copy() if d > 1 else _item(x)
         if order == 1:
             return np.eye(d) if d > 1 else 1.0
         return np.zeros((d,) * (order + 1)) if d > 1 else 0.0
@@ -561,11 +581,11 @@ class Constant(Field):
     """A field whose formula does not depend on the position: everywhere the value."""
 
     def __init__(self, v, dim: int):
-        self.v, self.dim = np.asarray(v, dtype=np.float64), dim
+        self.v, self.dim = _arr(v), dim
 
     def value(self, x, order: int):
         if order == 0:
-            return self.v.copy() if self.v.ndim else float(self.v)
+            return self.v.copy() if self.v.ndim else _item(self.v)
         return np.zeros(self.v.shape + ((self.dim,) * order if self.dim > 1 else ()))
 
 
@@ -578,7 +598,19 @@ class Pointwise(Field):
 
     def value(self, x, order: int):
         if order:
-            raise error("backend", f"the interpreter does not differentiate {self.name}: its formula calls "
-                                   "functions or compares values")
+            raise error("backend", f"derivatives of {self.name}, whose formula calls functions or compares values "
+                                   f"(the interpreter does not differentiate {self.name})")
         return self.fn(x)
 
+
+def applied(name: str, f: Field, dim: int, scalar: bool) -> Field:
+    """``name(F)``, a function of the basis library (one of :data:`APPLIED`) of a field F
+    (``scalar``: F is a scalar field)."""
+    if name == "inv" and scalar:  # 1/F
+        return Lifted("/", 1.0, f, dim)
+    if name == "normalize":
+        return Lifted("/", f, Lifted("norm", f, None, dim), dim)
+    return Lifted1(name, f) if name in LIFTED else MatrixFn(name, f)
+
+
+APPLIED = (*LIFTED, *MATRIX, "normalize")

@@ -224,8 +224,6 @@ class Compiler:
             return conv
         if op == "∘":
             return lambda fr: FV.Compose(a(fr), b(fr))
-        if op == "-" and tb.kind != "field":
-            return lambda fr: FV.Lifted("+", a(fr), -np.asarray(b(fr), dtype=np.float64), dim)
         if op in ("+", "-", "*", "/") or op in FV.BILINEAR:
             return lambda fr: FV.Lifted(op, a(fr), b(fr), dim)
         if op == "^":
@@ -375,22 +373,12 @@ class Compiler:
         if name in _COUNTS:
             which = _COUNTS[name]
             return lambda fr: fr.rt.count(which)
-        if tys and tys[0].kind == "field" and name in FV.LIFTED:
+        if tys and tys[0].kind == "field" and name in FV.APPLIED:
+            a, d, scalar = args[0], _dim(tys[0]), tys[0].shape == ()
+            return lambda fr: FV.applied(name, a(fr), d, scalar)
+        if name == "inv" and tys[0].shape == ():  # 1/x of a real
             a = args[0]
-            return lambda fr: FV.Lifted1(name, a(fr))
-        if name == "inv" and tys[0].shape == ():  # 1/x of a real or of a scalar field
-            a = args[0]
-            if tys[0].kind == "field":
-                d = _dim(tys[0])
-                return lambda fr: FV.Lifted("/", 1.0, a(fr), d)
             return lambda fr: _div(1.0, float(a(fr)))
-        if tys and tys[0].kind == "field" and name in FV.MATRIX:
-            a = args[0]
-            return lambda fr: FV.MatrixFn(name, a(fr))
-        if name == "normalize" and tys[0].kind == "field":
-            a = args[0]
-            d = _dim(tys[0])
-            return lambda fr: FV.Lifted("/", a(fr), FV.Lifted("norm", a(fr), None, d), d)
         if name in ("min", "max") and rty.kind == "int":
             fn = min if name == "min" else max
             a, b = args

@@ -16,6 +16,7 @@ from ...errors import TensorLangError, error
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import ast as A
+from . import fieldval as FV
 from .check import Checked, bulk_synchronous, permuted
 from .types import Ty, from_syntax
 
@@ -90,14 +91,6 @@ def _const(value, ty: str):
 
 def b(op: str, x, y, ty: str):
     return S.Bin(op, x, y, ty)
-
-
-class Field:
-    """A field expression resolved for probing: ``kind`` conv (image, kernel, border),
-    lift (op, operands), const (a V), deriv (op, operand)."""
-
-    def __init__(self, kind: str, *args, dim: int = 0, shape: tuple[int, ...] = ()):
-        self.kind, self.args, self.dim, self.shape = kind, args, dim, shape
 
 
 class Lowerer:
@@ -733,22 +726,25 @@ class Lowerer:
                 return self.slots("n", e.name, self.c.state[e.name])
         raise Unsupported("reading another strand's state")
 
-    # ---- fields (probes)
-    def field(self, e) -> Field:
-        """The field expression ``e`` denotes, followed through the globals that define it."""
+    # ---- fields (probes): fieldval's rules on symbolic scalars, with lowering's leaves
+    def field(self, e) -> Shared:
+        """The field expression ``e`` denotes, followed through the globals that define it:
+        :mod:`.fieldval`'s objects (the interpreter's), every node's values shared in locals."""
+        return Shared(self.field_node(e), self, tuple(self.ty(e).shape))
+
+    def field_node(self, e) -> FV.Field:
         ty = self.ty(e)
+        d = int(ty.dim or 1) if ty.kind == "field" else 1
         if isinstance(e, A.Var) and self.formula is not None and e.name == self.formula[0] \
                 and self.c.scopes.get(id(e)) == "local":  # the position: the identity field
-            d = self.formula[1]
-            return Field("ident", dim=d, shape=(d,) if d > 1 else ())
+            return FV.Identity(self.formula[1])
         if isinstance(e, A.Var) and getattr(self.global_decls.get(e.name), "param", None) is not None \
                 and self.c.scopes.get(id(e), "global") == "global":
             fdecl = self.global_decls[e.name]
             assert isinstance(fdecl, A.GlobalDecl) and fdecl.init is not None and fdecl.param is not None
-            fd, fshape = int(self.c.globals[e.name].dim or 1), tuple(self.c.globals[e.name].shape)
             if self.c.field_fns.get(e.name) != "field":  # evaluated at the point (user functions, tests)
                 self.field_reads |= _global_names(fdecl.init, self.c)
-                return Field("point", fdecl, dim=fd, shape=fshape)
+                return FV.Pointwise(lambda x: self.formula_at(fdecl, x), d, fdecl.name)
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
                 saved_f, self.formula = self.formula, None
                 try:
@@ -757,8 +753,8 @@ class Lowerer:
                     self.formula = saved_f
                 self.field_reads |= {n.partition(".")[0] for sp, n in _reads(cv.flat()) if sp == "g"}
                 cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
-                return Field("const", cv, dim=fd, shape=fshape)
-            saved_f, self.formula = self.formula, (fdecl.param, int(self.c.globals[e.name].dim or 1))
+                return FV.Constant(self.syms(cv), d)
+            saved_f, self.formula = self.formula, (fdecl.param, d)
             try:
                 return self.opaque(fdecl.init)
             finally:
@@ -773,12 +769,11 @@ class Lowerer:
             finally:
                 self.want = saved
         if isinstance(e, A.BinOp) and e.op == "∘":  # F ∘ G: F probed where G's value points
-            outer, inner = self.opaque(e.left), self.opaque(e.right)
-            return Field("compose", outer, inner, dim=inner.dim, shape=outer.shape)
+            return FV.Compose(self.opaque(e.left), self.opaque(e.right))
         if isinstance(e, A.BinOp) and e.op == "⊛":
             ker, img = (e.left, e.right) if self.ty(e.left).kind == "kernel" else (e.right, e.left)
             k, border = self.image(img)
-            return Field("conv", (k, border), self.kernel(ker), dim=self.images[k].dim, shape=self.images[k].shape)
+            return Sampled(self, k, border, self.kernel(ker))
         if isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/"):
             parts: list = []
             for side in (e.left, e.right):
@@ -788,70 +783,46 @@ class Lowerer:
                     continue
                 parts.append(self.share(self.expr(side)))
                 self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat()) if space == "g"}
-            if e.op == "*" and any(isinstance(p, V) and p.shape for p in parts) \
-                    and all(not p.shape for p in parts if isinstance(p, Field)):  # c ⊗ F: the tensor's axes first
-                c, f = (parts[0], parts[1]) if isinstance(parts[0], V) else (parts[1], parts[0])
-                return Field("lift", "⊗", c, f, dim=f.dim, shape=c.shape)
-            if e.op == "/" and isinstance(parts[0], V) and parts[0].shape and isinstance(parts[1], Field) \
-                    and not parts[1].shape:  # c / F, c a tensor: c ⊗ (1/F)
-                return Field("lift", "/", parts[0], parts[1], dim=parts[1].dim, shape=parts[0].shape)
-            if e.op in ("*", "/") and any(isinstance(p, V) and p.shape for p in parts):
+            fields = [p for p in parts if not isinstance(p, V)]
+            if any(isinstance(p, V) and p.shape for p in parts) and (e.op == "*" and any(f.shape for f in fields) or (
+                    e.op == "/" and (isinstance(parts[1], V) or parts[1].shape))):  # only c ⊗ F and c / F, F scalar
                 raise Unsupported("a field scaled by a tensor")
-            fields = [p for p in parts if isinstance(p, Field)]
             if e.op in ("*", "/") and len(fields) == 2 and (fields[1].shape if e.op == "/" else fields[0].shape and fields[1].shape):
                 raise Unsupported("a product of two non-scalar fields")
-            big = max(fields, key=lambda f: len(f.shape))
-            return Field("lift", e.op, *parts, dim=big.dim, shape=big.shape)
-        if isinstance(e, A.BinOp) and e.op in _BILINEAR:
+            left, right = (self.syms(p) if isinstance(p, V) else p for p in parts)
+            return FV.Lifted(e.op, left, right, d)
+        if isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
             ps = [self.opaque(x) if self.ty(x).kind == "field" else self.share(self.expr(x)) for x in (e.left, e.right)]
             self.field_reads |= {n.partition(".")[0] for p in ps if isinstance(p, V) for sp, n in _reads(p.flat()) if sp == "g"}
-            big = next(p for p in ps if isinstance(p, Field))
-            return Field("lift", e.op, *ps, dim=big.dim, shape=ty.shape)
+            a, c = (self.syms(p) if isinstance(p, V) else p for p in ps)
+            return FV.Lifted(e.op, a, c, d)
         if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
-            f = self.opaque(e.left)
-            return Field("lift", tuple(_power(_int_literal(e.right), k) for k in range(4)), f, dim=f.dim, shape=())
+            return FV.Lifted1(FV.power(_int_literal(e.right)), self.opaque(e.left))
         if isinstance(e, A.Unary) and e.op == "-":
-            f = self.field(e.operand)
-            return Field("lift", "neg", f, dim=f.dim, shape=f.shape)
+            return FV.Lifted("neg", self.field(e.operand), None, d)
         if isinstance(e, A.Norm):
-            f = self.opaque(e.operand)
-            return Field("lift", "norm", f, dim=f.dim, shape=())
-        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
-                and e.func.name in _LIFTED and len(e.args) == 1:
-            f = self.opaque(e.args[0])
-            return Field("lift", e.func.name, f, dim=f.dim, shape=f.shape)
-        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
-                and e.func.name == "normalize" and len(e.args) == 1:
-            f = self.opaque(e.args[0])
-            return Field("lift", "/", f, Field("lift", "norm", f, dim=f.dim, shape=()), dim=f.dim, shape=f.shape)
-        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
-                and e.func.name == "inv" and len(e.args) == 1 and self.ty(e.args[0]).shape == ():  # 1/F
-            f = self.field(e.args[0])
-            return Field("lift", "/", scal(_const(1.0, "real"), "real"), f, dim=f.dim, shape=())
-        if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and self.c.scopes.get(id(e.func)) == "basis" \
-                and e.func.name in _MATRIX and len(e.args) == 1:
-            f = self.opaque(e.args[0])
-            if len(f.shape) != 2 or f.shape[0] != f.shape[1] or (e.func.name in ("det", "inv") and f.shape[0] not in (2, 3)):
-                raise Unsupported(f"{e.func.name} of a field of shape {f.shape}")
-            return Field("lift", e.func.name, f, dim=f.dim, shape=() if e.func.name in ("trace", "det") else f.shape)
+            return FV.Lifted("norm", self.opaque(e.operand), None, d)
+        name = e.func.name if isinstance(e, A.Apply) and isinstance(e.func, A.Var) and len(e.args) == 1 \
+            and self.c.scopes.get(id(e.func)) == "basis" else None
+        if name in FV.APPLIED:
+            scalar = self.ty(e.args[0]).shape == ()
+            f = (self.field if name == "inv" and scalar else self.opaque)(e.args[0])  # 1/F keeps F's shape
+            if name in FV.MATRIX and not scalar and (len(f.shape) != 2 or f.shape[0] != f.shape[1] or (
+                    name in ("det", "inv") and f.shape[0] not in (2, 3))):
+                raise Unsupported(f"{name} of a field of shape {f.shape}")
+            return FV.applied(name, f, d, scalar)
         if isinstance(e, A.TensorLit) and ty.kind == "field":
-            fs = [self.opaque(x) if self.ty(x).kind == "field" else None for x in e.elems]
-            if any(f is None for f in fs):
+            if any(self.ty(x).kind != "field" for x in e.elems):
                 raise Unsupported("a stack of fields and tensors")
-            return Field("stack", *fs, dim=fs[0].dim, shape=(len(fs),) + fs[0].shape)  # type: ignore[union-attr]
+            return FV.Stack([self.opaque(x) for x in e.elems])
         if isinstance(e, A.Index) and ty.kind == "field":  # F[i], F[i,:]: constant indices (the checker)
-            f = self.opaque(e.operand)
             key = tuple(slice(None) if i is None else int(i.value) for i in e.indices)  # type: ignore[union-attr]
-            return Field("slice", key, f, dim=f.dim, shape=ty.shape)
+            return FV.Slice(key, self.opaque(e.operand))
         if isinstance(e, A.Diff):
-            f = self.opaque(e.operand)
-            d = f.dim
-            shape = {"∇": f.shape + (d,) if d > 1 else f.shape, "∇⊗": f.shape + (d,) if d > 1 else f.shape,
-                     "∇•": f.shape[:-1] if d > 1 else f.shape, "∇×": () if d == 2 else (3,)}[e.op]
-            return Field("deriv", e.op, f, dim=d, shape=shape)
+            return FV.Deriv(e.op, self.opaque(e.operand))
         raise Unsupported(f"the field expression {type(e).__name__}")
 
-    def opaque(self, e) -> Field:
+    def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s
         voxels are then not the declared field's)."""
         saved, self.want = self.want, None
@@ -899,423 +870,62 @@ class Lowerer:
                                              segments))
         return name
 
-    def fval(self, f: Field, order: int, x: V) -> V | None:
-        """The ``order``-th derivative of ``f`` at ``x`` (None: zero, a constant's)."""
-        d = f.dim
-        if f.kind == "conv":
-            (k, border), kernel = f.args
-            n = int(np.prod(f.shape)) * (d ** order if d > 1 else 1)
-            key = (k, kernel, order, border, tuple(x.flat()))
-            names = list(self.probes.get(key, ()))
-            if not names:
-                names = [self.fresh("p") for _ in range(n)]
-                self.emit(S.Probe(k, kernel, order, tuple(x.flat()), tuple(names), border))
-                self.probes[key] = tuple(names)
-            return V.of(f.shape + ((d,) * order if d > 1 else ()), "real", [S.Ref("l", nm, "real") for nm in names])
-        if f.kind == "deriv":
-            op, inner = f.args
-            if op in ("∇", "∇⊗") or d == 1:
-                return self.fval(inner, order + 1, x)
-            if order:
-                raise Unsupported(f"derivatives of {op}F")
-            gv = self.fval(inner, 1, x)
-            if gv is None:
-                raise Unsupported(f"{op} of a constant")
-            g = self.share(gv)
-            m = g.comps
-            if op == "∇•":
-                acc = m[0, 0]
-                for i in range(1, m.shape[0]):
-                    acc = b("+", acc, m[i, i], "real")
-                return scal(acc, "real")
-            if d == 2:
-                return scal(b("-", m[1, 0], m[0, 1], "real"), "real")
-            return V.of((3,), "real", [b("-", m[2, 1], m[1, 2], "real"), b("-", m[0, 2], m[2, 0], "real"),
-                                       b("-", m[1, 0], m[0, 1], "real")])
-        if f.kind in ("const", "point", "compose"):
-            return self.fval_at(f, order, x)
-        if f.kind == "ident":
-            if order == 0:
-                return V(x.comps.copy(), "real") if d > 1 else V.of((), "real", [x.flat()[0]])
-            if order == 1:
-                return V.of((d, d) if d > 1 else (), "real", [_const(1.0 if i == j else 0.0, "real")
-                                                             for i in range(d) for j in range(d)])
-            return None
-        if f.kind == "slice":  # the components of the field's value (its derivative axes kept)
-            v = self.fval(f.args[1], order, x)
-            sub = None if v is None else v.comps[f.args[0]]
-            return None if v is None else V(sub, "real") if isinstance(sub, np.ndarray) else V.of((), "real", [sub])
-        if f.kind == "stack":
-            vs = [self.fval(g, order, x) for g in f.args]
-            if all(v is None for v in vs):
-                return None
-            tail = (d,) * order if d > 1 else ()
-            arrs = [v.comps if v is not None else _zeros(g.shape + tail) for v, g in zip(vs, f.args)]
-            return V(np.stack(arrs), "real")
-        op, *parts = f.args
-        if op in _BILINEAR:
-            return self.fval_bilinear(op, parts, order, x, d)
-        if op in _MATRIX:
-            return self.fval_matrix(op, parts[0], order, x)
-        if op == "/" and not isinstance(parts[0], Field):  # c / F = c ⊗ (1/F)
-            cs, cshape = parts[0].flat(), parts[0].shape
-            if order == 0:
-                v = self.fval(parts[1], 0, x)
-                if v is None:
-                    raise Unsupported("a constant field below a quotient")
-                return V.of(cshape + v.shape, "real", [b("/", c, y, "real") for c in cs for y in v.flat()])
-            r = self.fval(Field("lift", "recip", parts[1], dim=d, shape=()), order, x)
-            assert r is not None
-            return V.of(cshape + r.shape, "real", [b("*", c, y, "real") for c in cs for y in r.flat()])
-        if op == "/" and order >= 2 and all(isinstance(p, Field) for p in parts):  # a/b = a * (1/b)
-            return self.fval_nonlinear(Field("lift", "*", parts[0], Field("lift", "recip", parts[1], dim=d, shape=()),
-                                             dim=d, shape=f.shape), order, x)
-        if op == "norm" or op in _LIFTED or isinstance(op, tuple) or (op in ("*", "/") and all(isinstance(p, Field) for p in parts)):
-            return self.fval_nonlinear(f, order, x)
-        if op == "neg":
-            v = self.fval(parts[0], order, x)
-            return None if v is None else V.of(v.shape, "real", [S.Un("-", c, "real") for c in v.flat()])
-        vals = [self.fval(p, order, x) if isinstance(p, Field) else (p if order == 0 else None) for p in parts]
-        if op in ("*", "/"):
-            field_v, const = (vals[0], parts[1]) if isinstance(parts[0], Field) else (vals[1], parts[0])
-            if field_v is None:
-                return None
-            c = const.flat()[0]
-            return V.of(field_v.shape, "real", [b(op, y, c, "real") if op == "/" or isinstance(parts[0], Field)
-                                                else b("*", c, y, "real") for y in field_v.flat()])
-        va, vb = vals
-        if va is None:
-            return vb if vb is None or op == "+" else V.of(vb.shape, "real", [S.Un("-", y, "real") for y in vb.flat()])
-        if vb is None:
-            return va
-        return V.of(va.shape, "real", [b(op, p, q, "real") for p, q in zip(va.flat(), vb.flat())])
-
-    def fval_at(self, f: Field, order: int, x: V) -> V | None:
-        """A constant field (its value; derivatives zero), a formula evaluated at the point
-        (the formula inlined with its variable bound to x) and ``F ∘ G`` (F probed at
-        G(x)): the last two are probes only, as in the interpreter."""
-        if f.kind == "const":
-            return f.args[0] if order == 0 else None
-        if order and f.kind == "point":
-            raise Unsupported(f"derivatives of {f.args[0].name}, whose formula calls functions or compares "
-                              "values (the interpreter only probes it)")
-        if f.kind == "compose":
-            return self.fval_compose(f.args[0], f.args[1], order, x)
-        decl = f.args[0]
-        arg = x if f.dim > 1 else scal(x.flat()[0], "real")
+    def formula_at(self, decl, x):
+        """A formula field's formula inlined with its variable bound to the point x."""
+        xs = list(_point(x))
+        arg = V.of((len(xs),) if len(xs) > 1 else (), "real", xs)
         saved = self.scopes, self.formula, self.where
         self.scopes, self.formula, self.where = [{decl.param: (arg, [])}], None, "function"
         try:
             v = self.expr(decl.init)
         finally:
             self.scopes, self.formula, self.where = saved
-        return V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()])
+        return self.syms(V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()]))
 
-    def fval_compose(self, outer: Field, inner: Field, order: int, x: V) -> V | None:
-        """``F ∘ G`` and its derivatives by the chain rule, as the interpreter's ``Compose``
-        (the sum of :func:`fieldval.compose_terms`)."""
-        from .fieldval import compose_terms
+    def syms(self, v: V):
+        """``v`` as fieldval's rules take a value: a symbolic scalar, or an array of them."""
+        return _each(lambda y: Sym(y, self), v.comps)
 
-        e, d = outer.dim, inner.dim
-        y = self.fval(inner, 0, x)
-        if y is None:
-            raise Unsupported("a composition with a constant field")
-        y = self.share(y)
-        if not order:
-            return self.fval(outer, 0, y)
+    def shared(self, v):
+        """A value of fieldval's rules with each non-trivial component in a local."""
+        return _each(lambda y: Sym(self.share(scal(y.e, "real")).flat()[0], self) if isinstance(y, Sym) else y, v)
 
-        def get(f: Field, m: int, at: V) -> np.ndarray:
-            dv = self.fval(f, m, at)
-            return _as_arr(self.share(dv).comps) if dv is not None else _zeros(f.shape + ((f.dim,) * m if f.dim > 1 else ()))
-        fs = [get(outer, m, y) for m in range(order + 1)]
-        gs = [_zeros(())] + [get(inner, m, x) for m in range(1, order + 1)]
-        out = np.empty(outer.shape + ((d,) * order if d > 1 else ()), dtype=object)
-        for idx in itertools.product(range(d), repeat=order):
-            total = None
-            for blocks, a in compose_terms(order, e):
-                t = _as_arr(fs[len(blocks)][(Ellipsis,) + a] if e > 1 else fs[len(blocks)])
-                for blk, ab in zip(blocks, a):
-                    gv = gs[len(blk)][ab] if e > 1 else gs[len(blk)]
-                    t = _scalar_times(t, _as_arr(gv[tuple(idx[k] for k in blk)] if d > 1 else gv))
-                total = t if total is None else _ew_add(total, t)
-            out[(Ellipsis,) + (idx if d > 1 else ())] = total
-        return V(out, "real")
-
-    def fval_nonlinear(self, f: Field, order: int, x: V) -> V:
-        """``|F|``, ``sin(F)`` (and ``cos exp sqrt``), ``F*G`` and ``F/G`` of fields (G
-        scalar), differentiated as the interpreter's ``fieldval`` does: |F| and products
-        once (|F| of a scalar F: sgn(F) times any derivative), functions twice."""
-        op, *parts = f.args
-        d = f.dim
-
-        def val(g: Field, m: int) -> V:
-            v = self.fval(g, m, x)
-            if v is None and m:  # a derivative of a constant: zeros
-                return V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
-            if v is None:
-                raise Unsupported("a constant field below |F|, a function or a product")
-            return self.share(v)
-
-        def ew(fn, *vs: V) -> V:  # componentwise
-            return V.of(vs[0].shape, "real", [fn(*cs) for cs in zip(*(v.flat() for v in vs))])
-
-        def times(v: V, c) -> V:
-            return ew(lambda y: b("*", y, c, "real"), v)
-
-        def outer(u: V, w: V) -> V:
-            return V.of(u.shape + w.shape, "real", [b("*", p, q, "real") for p in u.flat() for q in w.flat()])
-        if op == "norm":
-            g = parts[0]
-            v = val(g, 0)
-            if not g.shape:  # sgn(F) ∂ᵏF, and |F| as √(F²) (the interpreter's)
-                if order == 0:
-                    return scal(S.Call("tl_sqrt", (b("*", v.flat()[0], v.flat()[0], "real"),), "real"), "real")
-                return times(val(g, order), S.Call("tl_sgn", (v.flat()[0],), "real"))
-            n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
-            if order == 0:
-                return scal(n, "real")
-            if order > 1:  # |F| = sqrt(F•F) (F:F for a matrix), by the chain and product rules
-                inner = Field("lift", "•" if len(g.shape) == 1 else ":", g, g, dim=d, shape=())
-                return self.fval(Field("lift", "sqrt", inner, dim=d, shape=()), order, x)  # type: ignore[return-value]
-            dv = val(g, 1)
-            if d == 1:
-                return scal(b("/", _dotsum(v.flat(), dv.flat()), n, "real"), "real")
-            rows = dv.comps.reshape(-1, d)
-            return V.of((d,), "real", [b("/", _dotsum(v.flat(), list(rows[:, j])), n, "real") for j in range(d)])
-        if op in _LIFTED or isinstance(op, tuple):
-            fn, d1, d2, *more = _LIFTED[op] if not isinstance(op, tuple) else op
-            v = val(parts[0], 0).flat()[0]
-            if order == 0:
-                return scal(fn(v), "real")
-            g1 = val(parts[0], 1)
-            if order == 1:
-                return times(g1, d1(v))
-            if order == 2:
-                h = val(parts[0], 2)
-                return ew(lambda p, q: b("+", p, q, "real"), times(outer(g1, g1), d2(v)), times(h, d1(v)))
-            if order > len(more) + 2:
-                raise Unsupported(f"derivatives of {op if isinstance(op, str) else 'F^n'}(F) past the third")
-            return self.faa_di_bruno((fn, d1, d2, *more), v, lambda m: val(parts[0], m), order, d)
-        fa, fb = parts
-        va, vb = val(fa, 0), val(fb, 0)
-        if op == "*" and (order >= 2 or order == 1 and fb.shape) and not (fa.shape and fb.shape):
-            # as a • b, with one of them scalar
-            return self.fval_bilinear("*", [fa, fb], order, x, d)  # type: ignore[return-value]
-        if order == 0:
-            if op == "/":
-                return ew(lambda p: b("/", p, vb.flat()[0], "real"), va)
-            return times(vb, va.flat()[0]) if not va.shape else times(va, vb.flat()[0])
-        if order > 1 or fa.shape and fb.shape or (not fa.shape and fb.shape):
-            raise Unsupported("derivatives of a product of fields past the first")
-        ga, gb = val(fa, 1), val(fb, 1)
-        c = vb.flat()[0]
-        if op == "*":  # (ab)' = a'b + a ⊗ b'
-            first, second = times(ga, c), (times(va, gb.flat()[0]) if d == 1 else outer(va, gb))
-        else:  # (a/b)' = a' (1/b) - (a/b²) ⊗ b'
-            inv = self.share(scal(b("/", _const(1.0, "real"), c, "real"), "real")).flat()[0]
-            q = ew(lambda p: b("/", p, b("*", c, c, "real"), "real"), va)
-            first, second = times(ga, inv), (times(q, gb.flat()[0]) if d == 1 else outer(q, gb))
-        return ew(lambda p, r: b("-" if op == "/" else "+", p, r, "real"), first, second)
-
-    def faa_di_bruno(self, derivs, v, part: Callable, order: int, d: int) -> V:
-        """The ``order``-th derivative of fn(F), F a scalar field: for each component of
-        the derivative axes, the sum over the partitions of those axes into blocks of
-        fn^(number of blocks)(F) times, per block, F's derivative along the block's axes."""
-        from .fieldval import set_partitions
-        coef = [self.share(scal(fn(v), "real")).flat()[0] for fn in derivs[1:order + 1]]
-        dvs = [None] + [part(m).comps for m in range(1, order + 1)]  # each lowered once
-        n = d if d > 1 else 1
-        out = np.empty((n,) * order if d > 1 else (), dtype=object)
-        for idx in itertools.product(range(n), repeat=order):
-            acc = None
-            for blocks in set_partitions(list(range(order))):
-                t = coef[len(blocks) - 1]
-                for blk in blocks:
-                    dv = dvs[len(blk)]
-                    t = b("*", t, dv[tuple(idx[i] for i in blk)] if d > 1 else dv[()], "real")  # type: ignore[index]
-                acc = t if acc is None else b("+", acc, t, "real")
-            out[idx if d > 1 else ()] = acc
-        return V(out, "real")
-
-    def fval_bilinear(self, op: str, parts: list, order: int, x: V, d: int) -> V | None:
-        """``a • b``, ``a ⊗ b``, ``a × b``, ``a : b`` of fields (or a field and a tensor),
-        by the product rule to second order, as the interpreter's ``Lifted._bilinear``."""
-        fn = _BILINEAR.get(op, _scalar_times)
-        cache: dict = {}
-
-        def part(i: int, k: int):
-            if (i, k) not in cache:
-                p = parts[i]
-                v = (self.fval(p, k, x) if isinstance(p, Field) else (p if k == 0 else None))
-                cache[i, k] = None if v is None else _as_arr(self.share(v).comps)
-            return cache[i, k]
-
-        def ax(v, *idx):
-            return _as_arr(v[(Ellipsis,) + idx] if d > 1 else v)
-        va, vb = part(0, 0), part(1, 0)
-        if order == 0:
-            return V(_as_arr(fn(va, vb)), "real")
-        n = d if d > 1 else 1
-        comps = {}
-        for idx in itertools.product(range(n), repeat=order):
-            terms = []
-            if order > 2:  # Leibniz: each derivative axis goes to a or to b
-                for mask in itertools.product((0, 1), repeat=order):
-                    ia = tuple(i for i, m in zip(idx, mask) if m == 0)
-                    ib = tuple(i for i, m in zip(idx, mask) if m == 1)
-                    pa, pb = part(0, len(ia)), part(1, len(ib))
-                    if pa is not None and pb is not None:
-                        terms.append(fn(ax(pa, *ia) if ia else pa, ax(pb, *ib) if ib else pb))
-            elif order == 1:
-                (k,) = idx
-                if part(0, 1) is not None:
-                    terms.append(fn(ax(part(0, 1), k), vb))
-                if part(1, 1) is not None:
-                    terms.append(fn(va, ax(part(1, 1), k)))
-            else:
-                k, m = idx
-                if part(0, 2) is not None:
-                    terms.append(fn(ax(part(0, 2), k, m), vb))
-                if part(1, 2) is not None:
-                    terms.append(fn(va, ax(part(1, 2), k, m)))
-                if part(0, 1) is not None and part(1, 1) is not None:
-                    terms.append(_ew_add(fn(ax(part(0, 1), k), ax(part(1, 1), m)),
-                                         fn(ax(part(0, 1), m), ax(part(1, 1), k))))
-            if not terms:
-                return None
-            acc = terms[0]
-            for t in terms[1:]:
-                acc = _ew_add(acc, t)
-            comps[idx] = _as_arr(acc)
-        first = comps[(0,) * order]
-        if d == 1:
-            return V(first, "real")
-        out = np.empty(first.shape + (n,) * order, dtype=object)
-        for idx, v in comps.items():
-            out[(Ellipsis,) + idx] = v
-        return V(out, "real")
-
-    def fval_matrix(self, op: str, g: Field, order: int, x: V) -> V | None:
-        """``trace transpose det inv`` of a field of square matrices, as the interpreter's
-        ``fieldval.MatrixFn``: trace and transpose to any order, det and inv to the first
-        (∂det A = det A tr(A⁻¹ ∂A), ∂A⁻¹ = -A⁻¹ ∂A A⁻¹; A⁻¹ ⊥ where A is singular or not finite)."""
-        d = g.dim
-        if op in ("trace", "transpose"):
-            v = self.fval(g, order, x)
-            if v is None:
-                return None
-            m = v.comps
-            if op == "transpose":
-                return V(np.ascontiguousarray(np.swapaxes(m, 0, 1)), "real")
-            out = np.empty(m.shape[2:], dtype=object)
-            for idx in np.ndindex(*m.shape[2:]):
-                acc = m[(0, 0) + idx]
-                for i in range(1, m.shape[0]):
-                    acc = b("+", acc, m[(i, i) + idx], "real")
-                out[idx] = acc
-            return V(out, "real")
-        av = self.fval(g, 0, x)
-        if av is None:
-            raise Unsupported(f"{op} of a constant field")
-        a = self.share(av)
-        n = a.shape[0]
-        if order > 1:
-            return self.fval_matrix_higher(op, g, a, order, x)
-        if order == 0 and op == "det":
-            return scal(_det(a.comps), "real")
-        ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n)
-        if order == 0:
-            return V(ai, "real")
-        dv = self.fval(g, 1, x)
-        if dv is None:
-            return None
-        dm = self.share(dv).comps.reshape(n, n, -1)
-        nd = dm.shape[2]
-        if op == "det":
-            det = self.share(scal(_det(a.comps), "real")).flat()[0]
-            comps = [b("*", det, _dotsum([ai[i, j] for i in range(n) for j in range(n)],
-                                         [dm[j, i, k] for i in range(n) for j in range(n)]), "real")
-                     for k in range(nd)]
-            return V.of((nd,) if d > 1 else (), "real", comps)
-        res = np.empty((n, n, nd), dtype=object)
-        for i in range(n):
-            for mm in range(n):
-                for k in range(nd):
-                    acc = _dotsum([ai[i, j] for j in range(n) for _ in range(n)],
-                                  [b("*", dm[j, l, k], ai[l, mm], "real") for j in range(n) for l in range(n)])
-                    res[i, mm, k] = S.Un("-", acc, "real")
-        return V(res if d > 1 else res[..., 0], "real")
-
-    def fval_matrix_higher(self, op: str, g: Field, a: V, order: int, x: V) -> V:
-        """Derivatives of det(A) and A⁻¹ past the first, as the interpreter's
-        ``MatrixFn._higher``: the sums of :func:`fieldval.det_terms` and ``inv_terms``."""
-        from .fieldval import det_terms, inv_terms
-
-        d, n = g.dim, a.shape[0]
-        parts = [a.comps] + [self.share(self.fval(g, m, x) or V(_zeros(g.shape + ((d,) * m if d > 1 else ())), "real")
-                                        ).comps for m in range(1, order + 1)]
-        ai = np.array(self.lib("inv", a.flat(), n * n), dtype=object).reshape(n, n) if op == "inv" else None
-        nd = d if d > 1 else 1
-        out = np.empty(((n, n) if op == "inv" else ()) + ((nd,) * order if d > 1 else ()), dtype=object)
-        for idx in itertools.product(range(nd), repeat=order):
-            def part(axes, idx=idx):
-                v = parts[len(axes)]
-                return v[(Ellipsis,) + tuple(idx[k] for k in axes)] if d > 1 and axes else v
-            if op == "det":
-                acc = None
-                for sign, factors in det_terms(n, order):
-                    t = _const(float(sign), "real")
-                    for i, j, axes in factors:
-                        t = b("*", t, part(axes)[i, j], "real")
-                    acc = t if acc is None else b("+", acc, t, "real")
-                out[idx if d > 1 else ()] = acc
-                continue
-            total = None
-            assert ai is not None
-            for sign, blocks in inv_terms(order):
-                t = ai
-                for blk in blocks:
-                    t = _contract(_contract(t, part(blk), 1), ai, 1)
-                t = np.frompyfunc(lambda y, neg=sign < 0: S.Un("-", y, "real") if neg else y, 1, 1)(t)
-                total = t if total is None else _ew_add(total, t)
-            out[(Ellipsis,) + (idx if d > 1 else ())] = total
-        return V(out, "real")
-
-    def leaves(self, f: Field) -> list[Field]:
-        if f.kind in ("conv", "compose"):
-            return [f]
-        return [leaf for p in f.args if isinstance(p, Field) for leaf in self.leaves(p)]
+    def lowered(self, v) -> V:
+        arr = np.asarray(v, dtype=object)
+        return V.of(arr.shape, "real", [_ir(y) for y in arr.flat])
 
     def probe(self, f, e) -> V:
         if self.ty(f).kind != "field":
             raise Unsupported(f"applying a {self.ty(f)}")
         fe = self.field(f)
         x = self.share(self.expr(e.args[0]))
-        v = self.fval(fe, 0, x)
-        return v if v is not None else V(_zeros(fe.shape), "real")  # a derivative of a constant
+        try:
+            return self.lowered(fe.value(self.syms(x), 0))
+        except TensorLangError as exc:  # what the interpreter does not differentiate either
+            raise Unsupported(exc.message) from None
 
     def probe_inside(self, e) -> V:
         x = self.share(self.expr(e.args[0]))
-        acc = self.inside(self.field(e.args[1]), x)
+        acc = self.inside(self.field(e.args[1]), self.syms(x))
         return scal(acc if acc is not None else _const(True, "bool"), "bool")
 
-    def inside(self, f: Field, x: V):
+    def inside(self, f: FV.Field, x):
         """``inside(x, f)``: every image under f has x inside (F ∘ G: G has x, F has G(x));
         None where no image is under f."""
+        if isinstance(f, Sampled):
+            name = self.fresh("in")
+            self.emit(S.Probe(f.k, f.kernel, 0, _point(x), (name,), None, inside=True))
+            return S.Ref("l", name, "bool")
+        if isinstance(f, FV.Compose):
+            parts = [(f.g, x), (f.f, f.g.value(x, 0))]
+        else:
+            parts = [(g, x) for g in (getattr(f, "f", None), getattr(f, "a", None), getattr(f, "b", None),
+                                      *getattr(f, "fields", ())) if isinstance(g, FV.Field)]
         acc = None
-        for leaf in self.leaves(f):
-            if leaf.kind == "compose":
-                refs = [self.inside(leaf.args[1], x)]
-                y = self.fval(leaf.args[1], 0, x)
-                refs.append(self.inside(leaf.args[0], self.share(y)) if y is not None else None)
-            else:
-                (k, _border), kernel = leaf.args
-                name = self.fresh("in")
-                self.emit(S.Probe(k, kernel, 0, tuple(x.flat()), (name,), None, inside=True))
-                refs = [S.Ref("l", name, "bool")]
-            for ref in refs:
-                if ref is not None:
-                    acc = ref if acc is None else b("&&", acc, ref, "bool")
+        for g, at in parts:
+            ref = self.inside(g, at)
+            if ref is not None:
+                acc = ref if acc is None else b("&&", acc, ref, "bool")
         return acc
 
     # ---- statements
@@ -1460,61 +1070,109 @@ class Lowerer:
         self.emit(S.Exit("goto", label))
 
 
-#: functions lifted to scalar fields (the interpreter's ``fieldval.LIFTED``): the C
-#: function, then its first, second and third derivatives as functions of the IR value
-def _r(x: float):
-    return _const(x, "real")
+def _ir(x):
+    """The IR expression of a scalar of fieldval's rules: a symbolic one's, or a constant."""
+    if isinstance(x, np.ndarray):
+        return _ir(x[()])
+    return x.e if isinstance(x, Sym) else _const(float(x), "real")
 
 
-def _mul(*xs):
-    acc = xs[0]
-    for x in xs[1:]:
-        acc = b("*", acc, x, "real")
-    return acc
+def _each(fn: Callable, v):
+    """``fn`` of each scalar of ``v`` (an array, or one scalar)."""
+    arr = np.asarray(v, dtype=object)
+    return np.frompyfunc(fn, 1, 1)(arr) if arr.shape else fn(arr[()])
 
 
-def _call(fn: str, *xs):
-    return S.Call(fn, xs, "real")
+def _point(x) -> tuple:
+    return tuple(_ir(y) for y in np.asarray(x, dtype=object).reshape(-1))
 
 
-def _sq1(v, sign: float):  # 1 + v² or 1 - v²
-    return b("+" if sign > 0 else "-", _r(1.0), b("*", v, v, "real"), "real")
+class Sym:
+    """A real-valued IR expression with Python's arithmetic and the numpy functions the field
+    rules call (``np.sin(s)`` calls ``s.sin()``): :mod:`.fieldval`'s derivative rules, run on
+    object arrays of these, emit the IR that the interpreter's float64 run computes."""
+
+    __slots__ = ("e", "low")
+
+    def __init__(self, e, low: "Lowerer"):
+        self.e, self.low = e, low
+
+    def _new(self, e) -> "Sym":
+        return Sym(e, self.low)
+
+    def _bin(self, op: str, x, y):
+        if isinstance(x, np.ndarray) and x.shape or isinstance(y, np.ndarray) and y.shape:
+            return NotImplemented  # numpy maps the operator over the array
+        if op in "*/" and isinstance(y, float) and y == 1.0 or op == "*" and isinstance(x, float) and x == 1.0:
+            return self  # x * 1, 1 * x, x / 1: exactly x
+        return self._new(b(op, _ir(x), _ir(y), "real"))
+
+    def __add__(self, o): return self._bin("+", self, o)  # noqa: E704
+    def __radd__(self, o): return self if isinstance(o, (int, float)) and o == 0 else self._bin("+", o, self)  # noqa: E704
+    def __sub__(self, o): return self._bin("-", self, o)  # noqa: E704
+    def __rsub__(self, o): return self._bin("-", o, self)  # noqa: E704
+    def __mul__(self, o): return self._bin("*", self, o)  # noqa: E704
+    def __rmul__(self, o): return self._bin("*", o, self)  # noqa: E704
+    def __truediv__(self, o): return self._bin("/", self, o)  # noqa: E704
+    def __rtruediv__(self, o): return self._bin("/", o, self)  # noqa: E704
+    def __neg__(self): return self._new(S.Un("-", self.e, "real"))  # noqa: E704
+    def __pow__(self, o): return self._call("tl_pow", self, o)  # noqa: E704
+
+    def _call(self, fn: str, *xs):
+        return self._new(S.Call(fn, tuple(_ir(x) for x in xs), "real"))
+
+    def sin(self): return self._call("sin", self)  # noqa: E704
+    def cos(self): return self._call("cos", self)  # noqa: E704
+    def tan(self): return self._call("tan", self)  # noqa: E704
+    def exp(self): return self._call("exp", self)  # noqa: E704
+    def arctan(self): return self._call("atan", self)  # noqa: E704
+    def arcsin(self): return self._call("asin", self)  # noqa: E704
+    def arccos(self): return self._call("acos", self)  # noqa: E704
+    def sqrt(self): return self._call("tl_sqrt", self)  # noqa: E704
+    def sign(self): return self._call("tl_sgn", self)  # noqa: E704
+
+    def det(self, m: np.ndarray) -> "Sym":
+        return self._new(_det(_each(_ir, m)))
+
+    def inv(self, m: np.ndarray) -> np.ndarray:
+        """A⁻¹ by the library routine (⊥ where A is singular or not finite, as the interpreter)."""
+        n = m.shape[0]
+        return _each(self._new, np.array(self.low.lib("inv", list(_point(m)), n * n), dtype=object).reshape(n, n))
 
 
-def _tan_sec2(v):  # 1 + tan²v
-    return _sq1(_call("tan", v), 1.0)
+class Sampled(FV.Field):
+    """``image ⊛ kernel`` in a strand: a probe of image slot ``k`` (computed once per point
+    on a path), in place of the interpreter's :class:`~.fieldval.Conv`."""
+
+    def __init__(self, low: "Lowerer", k: int, border: str | None, kernel: str):
+        self.low, self.k, self.border, self.kernel = low, k, border, kernel
+        self.dim, self.shape = low.images[k].dim, low.images[k].shape
+
+    def value(self, x, order: int):
+        low, d, point = self.low, self.dim, _point(x)
+        shape = self.shape + ((d,) * order if d > 1 else ())
+        key = (self.k, self.kernel, order, self.border, point)
+        names = list(low.probes.get(key, ()))
+        if not names:
+            names = [low.fresh("p") for _ in range(int(np.prod(shape)))]
+            low.emit(S.Probe(self.k, self.kernel, order, point, tuple(names), self.border))
+            low.probes[key] = tuple(names)
+        return low.syms(V.of(shape, "real", [S.Ref("l", nm, "real") for nm in names]))
 
 
-_LIFTED: dict[str, tuple[Callable, ...]] = {
-    "sin": (lambda v: S.Call("sin", (v,), "real"), lambda v: S.Call("cos", (v,), "real"),
-            lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
-            lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real")),
-    "cos": (lambda v: S.Call("cos", (v,), "real"), lambda v: S.Un("-", S.Call("sin", (v,), "real"), "real"),
-            lambda v: S.Un("-", S.Call("cos", (v,), "real"), "real"), lambda v: S.Call("sin", (v,), "real")),
-    "exp": (lambda v: S.Call("exp", (v,), "real"),) * 4,
-    "recip": (lambda v: b("/", _const(1.0, "real"), v, "real"),
-              lambda v: b("/", _const(-1.0, "real"), b("*", v, v, "real"), "real"),
-              lambda v: b("/", _const(2.0, "real"), b("*", b("*", v, v, "real"), v, "real"), "real"),
-              lambda v: b("/", _r(-6.0), _mul(v, v, v, v), "real")),
-    "sqrt": (lambda v: S.Call("tl_sqrt", (v,), "real"),
-             lambda v: b("/", _const(0.5, "real"), S.Call("tl_sqrt", (v,), "real"), "real"),
-             lambda v: b("/", _const(-0.25, "real"), b("*", v, S.Call("tl_sqrt", (v,), "real"), "real"), "real"),
-             lambda v: b("/", _r(0.375), _mul(v, v, _call("tl_sqrt", v)), "real")),
-    "tan": (lambda v: _call("tan", v), _tan_sec2, lambda v: _mul(_r(2.0), _call("tan", v), _tan_sec2(v)),
-            lambda v: _mul(_r(2.0), _tan_sec2(v), b("+", _r(1.0), _mul(_r(3.0), _call("tan", v), _call("tan", v)),
-                                                      "real"))),
-    "atan": (lambda v: _call("atan", v), lambda v: b("/", _r(1.0), _sq1(v, 1.0), "real"),
-             lambda v: b("/", _mul(_r(-2.0), v), _call("tl_pow", _sq1(v, 1.0), _r(2.0)), "real"),
-             lambda v: b("/", b("-", _mul(_r(6.0), v, v), _r(2.0), "real"), _call("tl_pow", _sq1(v, 1.0), _r(3.0)),
-                         "real")),
-    "asin": (lambda v: _call("asin", v), lambda v: _call("tl_pow", _sq1(v, -1.0), _r(-0.5)),
-             lambda v: _mul(v, _call("tl_pow", _sq1(v, -1.0), _r(-1.5))),
-             lambda v: _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"), _call("tl_pow", _sq1(v, -1.0), _r(-2.5)))),
-    "acos": (lambda v: _call("acos", v), lambda v: S.Un("-", _call("tl_pow", _sq1(v, -1.0), _r(-0.5)), "real"),
-             lambda v: S.Un("-", _mul(v, _call("tl_pow", _sq1(v, -1.0), _r(-1.5))), "real"),
-             lambda v: S.Un("-", _mul(b("+", _r(1.0), _mul(_r(2.0), v, v), "real"),
-                                      _call("tl_pow", _sq1(v, -1.0), _r(-2.5))), "real")),
-}
+class Shared(FV.Of):
+    """A node of a field expression in a strand: its values (one per point and order)
+    computed once, each component in a local; ``shape``: the field's."""
+
+    def __init__(self, f: FV.Field, low: "Lowerer", shape: tuple[int, ...]):
+        super().__init__("shared", f)
+        self.low, self.shape, self.memo = low, shape, {}  # type: ignore[var-annotated]
+
+    def value(self, x, order: int):
+        key = (id(x), order)
+        if key not in self.memo:  # (x kept with its value: its id stays its own)
+            self.memo[key] = (x, self.low.shared(self.f.value(x, order)))
+        return self.memo[key][1]
 
 
 def _det(m: np.ndarray):
@@ -1529,18 +1187,6 @@ def _det(m: np.ndarray):
     acc = terms[0][1]
     for sgn, t in terms[1:]:
         acc = b(sgn, acc, t, "real")
-    return acc
-
-
-#: functions of a square matrix lifted to matrix fields (the interpreter's ``fieldval.MATRIX``)
-_MATRIX = ("trace", "transpose", "det", "inv")
-
-
-def _dotsum(xs, ys):
-    acc = None
-    for p, q in zip(xs, ys):
-        t = b("*", p, q, "real")
-        acc = t if acc is None else b("+", acc, t, "real")
     return acc
 
 
@@ -1591,61 +1237,6 @@ def _int_literal(e) -> Any:
     if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Num) and e.operand.is_int:
         return -int(e.operand.value)
     return None
-
-
-def _power(n: int, k: int) -> Callable:
-    """The k-th derivative of v^n as a function of the IR value v (the interpreter's ``fieldval.power``)."""
-    c = int(np.prod([n - j for j in range(k)]))
-    return lambda v: b("*", _const(float(c), "real"), S.Call("tl_pow", (v, _const(float(n - k), "real")), "real"),
-                       "real") if c else _const(0.0, "real")
-
-
-def _ew_add(p, q):
-    return np.frompyfunc(lambda u, w: b("+", u, w, "real"), 2, 1)(_as_arr(p), _as_arr(q))
-
-
-def _bmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """p ⊗ q of object arrays of IR expressions."""
-    out = np.empty(p.shape + q.shape, dtype=object)
-    for i in np.ndindex(*p.shape):
-        for j in np.ndindex(*q.shape):
-            out[i + j] = b("*", p[i], q[j], "real")
-    return out
-
-
-def _scalar_times(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """p q, one of them a scalar (0-d)."""
-    return _as_arr(np.frompyfunc(lambda u, w: b("*", u, w, "real"), 2, 1)(p, q))
-
-
-def _contract(p: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
-    """The last n axes of p against the first n of q (``•`` for n = 1, ``:`` for n = 2)."""
-    inner = p.shape[len(p.shape) - n:]
-    out = np.empty(p.shape[:len(p.shape) - n] + q.shape[n:], dtype=object)
-    for i in np.ndindex(*p.shape[:len(p.shape) - n]):
-        for j in np.ndindex(*q.shape[n:]):
-            out[i + j] = _dotsum([p[i + c] for c in np.ndindex(*inner)], [q[c + j] for c in np.ndindex(*inner)])
-    return out
-
-
-def _bcross(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    def t(i, j):
-        return b("-", b("*", p[i], q[j], "real"), b("*", p[j], q[i], "real"), "real")
-    if p.shape == (2,):
-        return _as_arr(t(0, 1))
-    return V.of((3,), "real", [t(1, 2), t(2, 0), t(0, 1)]).comps
-
-
-#: products of tensors lifted to fields, on object arrays (the interpreter's ``fieldval.BILINEAR``)
-_BILINEAR: dict[str, Callable] = {"⊗": _bmul, "•": lambda p, q: _contract(p, q, 1),
-                                  ":": lambda p, q: _contract(p, q, 2), "×": _bcross}
-
-
-def _zeros(shape: tuple) -> np.ndarray:
-    out = np.empty(shape, dtype=object)
-    for idx in np.ndindex(*shape):
-        out[idx] = _const(0.0, "real")
-    return out
 
 
 def _as_arr(x) -> np.ndarray:
