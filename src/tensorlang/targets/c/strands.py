@@ -1116,10 +1116,13 @@ static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff
    patterns; full: the run's pattern read across the whole block stays within the strands */
 typedef struct {{ int32_t p; int16_t t, e; int8_t full; }} tl_kseg;
 static int64_t *tl_kbs[TL_SITES]; static tl_kseg *tl_krn[TL_SITES];
-static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
-static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
+static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets, tl_kprev = -1;
+static int tl_gbuilt, tl_kall; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) {{ if (!tl_gbuilt) {{ tl_gbuilt = 1; tl_nb_build(n, tl_ghw); }} }}
 void tl_set_run(int64_t run) {{ tl_run = run; }}
+/* prev: the run whose strands this run's creation placed where it places them (the same grid and
+   globals, positions made of nothing else: Run.prev), or -1 */
+void tl_set_prev(int64_t prev) {{ tl_kprev = prev; }}
 /* a site's arrays of one strand count (pid, start, bs, rn), kept from call to call where large enough:
    new ones are page faults of every page written, each call */
 static void *tl_kpool[TL_SITES][4]; static size_t tl_kpsz[TL_SITES][4];
@@ -1326,11 +1329,18 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
    strands were born or died since */
 static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {{
     if (tl_kn == n && tl_kdead == dead && tl_krun == tl_run) return;
+    /* the answers kept by the run before, made while all its strands were active, serve a run
+       whose strands stand where its stood, while all of them are too */
+    int same = tl_krun >= 0 && tl_krun == tl_kprev && tl_krun != tl_run && tl_kall && tl_kn == n && dead == 0;
+    for (int64_t i = 0; i < n && same; i++) same = status[i] == 0;
     tl_kresets = tl_krun == tl_run ? tl_kresets + 1 : 0;
     tl_kn = n; tl_kdead = dead; tl_krun = tl_run;
-    tl_keep_free();
+    if (!same) tl_keep_free();
     tl_gbuilt = 0; tl_gok = 0; tl_ghw = tl_grid_h(gr, gi);
-    if (tl_kresets < 3 && n < INT32_MAX) {{
+    if (!same && tl_kresets < 3 && n < INT32_MAX) {{
+        int64_t act = 0;
+        for (int64_t i = 0; i < n; i++) act += status[i] == 0;
+        tl_kall = dead == 0 && act == n;
         {keep}
     }}
     for (int k = 0; k < TL_SITES; k++) if (!tl_kpid[k] || !TL_ALLKEPT) tl_grid_need(n);  /* some strand searches */
@@ -1367,6 +1377,7 @@ static int64_t tl_run, tl_vrun = -1, tl_vn = -1, tl_sn = -1, tl_vep = 1, tl_vste
 static int tl_von, tl_voff, tl_vfull, tl_gstep; static tl_vblk *tl_vall;
 static __thread tl_vblk *tl_vcur; static __thread int64_t tl_vused, tl_vcep;
 void tl_set_run(int64_t run) {{ tl_run = run; }}
+void tl_set_prev(int64_t prev) {{ (void)prev; }}
 /* this super-step's grid, made by the first query that searches (one thread; the others wait) */
 static void tl_grid_fresh(void) {{
     if (__atomic_load_n(&tl_gstep, __ATOMIC_ACQUIRE)) return;
@@ -1505,6 +1516,7 @@ void tl_set_strings(const char *const *more, int64_t n);
 typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
 void tl_set_seqs(const tl_seq *s);
 void tl_set_run(int64_t run);
+void tl_set_prev(int64_t prev);
 void tl_set_bmax(int64_t m);
 """
 
@@ -1656,6 +1668,10 @@ class Runner:
         #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
         self.lock = threading.Lock()
         self.packed: dict = {}  # the last run's image descriptors (strands_probe.pack)
+        #: no strand moves and creation places them by the grid and globals alone: the last run's
+        #: (grid, globals, token), whose kept neighbours a run with the same grid and globals reuses
+        self.placed = self.renderer.still and _placed(ir)
+        self.last_place: tuple | None = None
         #: the state arrays of the last run that ended (at most SPARE_BYTES), for the next run with as
         #: many strands (new ones cost page faults of all the state: a third of a short call), and
         #: the rows tl_create may not set before reading them (zeroed there)
@@ -1722,6 +1738,12 @@ class Run:
             self.seqs[k].len = len(values[q.name])
             self.seqs[k].comps = q.comps
         self._active = n
+        #: the run before whose strands creation places where it places this run's (Runner.placed), or -1
+        self.prev = -1
+        if runner.placed:
+            key = (tuple(ranges), self.gr.tobytes(), self.gi.tobytes(), tuple(self.__dict__.get("_others", {})))
+            last, runner.last_place = runner.last_place, (key, self.token)
+            self.prev = last[1] if last is not None and last[0] == key else -1
         if n:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
@@ -1784,6 +1806,7 @@ class Run:
             self._strings()
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
+                self.lib.tl_set_prev(self.prev)
             done = self._steps(k)
         self.made += done
         return done
@@ -1928,6 +1951,38 @@ def _set_first(body) -> set[str]:
         if isinstance(st, S.Set) and st.space == "s" and st.name not in read:
             written.add(st.name)
     return written
+
+
+def _placed(ir: S.StrandIR) -> bool:
+    """Creation sets the positions from the grid's iterators, globals and constants only: no
+    probe, sequence or other strand read on the way, no jump, no condition that reads one."""
+    body = tuple(ir.create) + tuple(ir.init)
+    if any(S.nodes(body, kind, most=0) for kind in (S.Exit, S.Label, S.Reduce, S.New)):
+        return False
+    bad: set[tuple[str, str]] = set()
+
+    def dirty(e) -> bool:
+        return e is not None and (bool(S.nodes(e, S.At, most=0) or S.nodes(e, S.Len, most=0)) or any(
+            r.space not in ("g", "l", "s") or (r.space, r.name) in bad for r in S.nodes(e, S.Ref)))
+
+    def walk(stmts, under: bool) -> None:
+        for st in stmts:
+            if isinstance(st, S.Local) and (under or dirty(st.init)):
+                bad.add(("l", st.name))
+            elif isinstance(st, S.Set) and (under or dirty(st.value) or st.space not in ("l", "s")):
+                bad.add((st.space, st.name))
+            elif isinstance(st, (S.If, S.For)):
+                inner = under or dirty(st.cond) if isinstance(st, S.If) else under or dirty(st.lo) or dirty(st.hi)
+                bad.update({("l", st.var)} if inner and isinstance(st, S.For) else ())
+                for sub in (st.then, st.other or ()) if isinstance(st, S.If) else (st.body,):
+                    walk(sub, inner)
+            elif isinstance(st, (S.Probe, S.Lib)):
+                bad.update(("l", t) for t in st.targets if isinstance(st, S.Probe) or under or any(map(dirty, st.args)))
+    size = -1
+    while size != len(bad):  # (a loop carries a read back to its start)
+        size = len(bad)
+        walk(body, False)
+    return not any(sp not in ("l", "s") or (sp == "s" and name.startswith("pos.")) for sp, name in bad)
 
 
 #: False: every strand is made one by one (the tests compare both ways)
