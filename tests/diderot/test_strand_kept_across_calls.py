@@ -99,3 +99,28 @@ def test_a_moved_board_under_the_same_grid_keeps_the_interpreters_results():
     for seed in range(3):  # only the board changes: the positions, and so the patterns, stay
         values = dict(board=board(12, 10 + seed), gens=2)
         same(p.run(values, backend="interp"), p.run(values, backend="c"))
+
+
+def _life(board: np.ndarray, gens: int) -> np.ndarray:
+    """Life by numpy: cells on the board's edge dead at the start (outside ``inside``)."""
+    a = (board > 0.5).astype(np.int64)
+    a[[0, -1], :] = 0
+    a[:, [0, -1]] = 0
+    for _ in range(gens):
+        p = np.pad(a, 1)
+        n = sum(p[1 + dy:p.shape[0] - 1 + dy, 1 + dx:p.shape[1] - 1 + dx]
+                for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
+        a = ((n == 3) | ((n == 2) & (a == 1))).astype(np.int64)
+    return a
+
+
+@pytest.mark.parametrize("n", [23, 131])  # blocks of 256 strands, the last one short; the statuses
+def test_boards_of_many_blocks_give_numpys_life(n):  # counted across a 16384-strand chunk (131²)
+    p = program(LIFE.replace("POS", GRID))
+    img = board(n, 7)
+    for threads in (1, 2):
+        for _ in range(2):  # (the second call on the first one's patterns)
+            b = p.run(dict(board=img, N=n, gens=4), backend="c", threads=threads)
+            assert np.array_equal(b.outputs["alive"], _life(img.data.T, 4))
+    if n < 100:
+        same(p.run(dict(board=img, N=n, gens=4), backend="interp"), b)

@@ -68,7 +68,19 @@ static inline int64_t tl_seli(int c, int64_t a, int64_t b) {
     return b ^ ((a ^ b) & m);
 }
 static inline double tl_selr(int c, double a, double b) { return c ? a : b; }
-#define TL_BK 64  /* strands a block of the update loop (dynamic OpenMP chunks) */
+#ifndef TL_BK  /* strands a block of the update loop (dynamic OpenMP chunks); 256 where folds are blocked */
+#define TL_BK 64
+#endif
+/* the strands active (0) and dead (2), counted in 16-bit lanes a chunk at a time */
+static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *dead) {
+    int64_t a = 0, d = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += 16384) {
+        uint16_t ac = 0, dc = 0; int64_t e = n - i0 < 16384 ? n : i0 + 16384;
+        for (int64_t i = i0; i < e; i++) { ac += status[i] == 0; dc += status[i] == 2; }
+        a += ac; d += dc;
+    }
+    *active = a; *dead = d;
+}
 #if defined(__GNUC__)  /* a block's folds on whole cache lines: a vector store split over two lines stalls the next load */
 #define TL_ALIGN __attribute__((aligned(64)))
 #else
@@ -678,7 +690,7 @@ class Renderer:
     def source(self) -> str:
         ir = self.ir
         texts = ", ".join('"' + t.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"' for t in ir.strings)
-        lines = [PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
+        lines = ["#define TL_BK 256" if self.blocked else "", PRELUDE, P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
                  "static const char *const *tl_more; static int64_t tl_nmore;",
                  "void tl_set_strings(const char *const *more, int64_t n) { tl_more = more; tl_nmore = n; }",
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
@@ -816,8 +828,8 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
         *nlive = kept;
 #endif
     }}
-    int64_t active = 0, dead = 0;
-    for (int64_t i = 0; i < n; i++) {{ active += status[i] == 0; dead += status[i] == 2; }}
+    int64_t active, dead;
+    tl_count(status, n, &active, &dead);
     tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
     *err = tl_err_flag;
     return active;
@@ -850,7 +862,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_status = status;
     *pending = 0;
     int64_t dead0 = 0;
-    for (int64_t i = 0; i < n; i++) {{ active += status[i] == 0; dead0 += status[i] == 2; }}
+    tl_count(status, n, &active, &dead0);
     tl_ndead = dead0;
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {{  /* the snapshot's buffers, kept from call to call while the count stays */
