@@ -444,7 +444,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5089, "diderot": 4356, "structure": 4397, "schedule+loops": 4905, "targets": 5324, "fields": 2338, "surface": 4155, "compiled strands": 5455, "strands": 1029}
+CEILINGS = {"front ends": 5089, "diderot": 4356, "structure": 4397, "schedule+loops": 4905, "targets": 5324, "fields": 2338, "surface": 4155, "compiled strands": 5466, "strands": 1029}
 
 
 def layer_sizes() -> dict[str, int]:

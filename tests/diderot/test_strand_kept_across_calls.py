@@ -7,6 +7,8 @@ under a condition that reads a probe are not placed."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from agreement import same
@@ -124,3 +126,43 @@ def test_boards_of_many_blocks_give_numpys_life(n):  # counted across a 16384-st
             assert np.array_equal(b.outputs["alive"], _life(img.data.T, 4))
     if n < 100:
         same(p.run(dict(board=img, N=n, gens=4), backend="interp"), b)
+
+
+FOLD32 = """#version 1.0
+input int gens = 3;
+strand cell(int x, int y) {
+   vec2 pos = [real(x), real(y)];
+   int age = 0;
+   output int alive = 1 if (x * 7 + y * 3) % 5 < 2 else 0;
+   output int sgn = -1 if (x + y) % 3 == 0 else 1 if (x * y) % 4 == 1 else 0;
+   output int big = 0;
+   output int k = 0;
+   output int w = 0;
+   update {
+      if (age >= gens) { stabilize; }
+      int n = sum { q.alive | q in sphere(1.5) };
+      int m = sum { q.sgn | q in sphere(2.5) };
+      int c = sum { q.age | q in sphere(1.5) };
+      m = m * 1000000000;
+      alive = 1 if n == 3 else alive if n == 2 else 0;
+      big = m + c;
+      k = n;
+      w = c;
+      age += 1;
+   }
+}
+initially [ cell(x, y) | y in 0..16, x in 0..20 ];
+"""
+
+
+def test_folds_within_one_are_32_bits_in_lanes():
+    """A blocked int sum of values within ±1 (and its copy that nothing sets again) is 32
+    bits in the block and in the update's lanes; a sum of wider values, or a copy set again
+    (``m * 10⁹`` would wrap in 32 bits), stays 64: the interpreter's results."""
+    p = program(FOLD32)
+    src = runner_of(p).source
+    assert re.search(r"int32_t l_red_\d+ = bk_->v0\[u_\];", src) and "int32_t v0[TL_BK]" in src
+    assert "int64_t v2[TL_BK]" in src  # the ages' sum
+    assert re.search(r"int32_t l_n_\d+ = l_red_", src) and re.search(r"int64_t l_m_\d+ = l_red_", src)
+    for threads in (1, 2):
+        same(p.run({}, backend="interp"), p.run({}, backend="c", threads=threads))

@@ -506,7 +506,7 @@ class Renderer:
         strand's fold in the pattern's order, as the query's own loop folds it."""
         sites = [q for q in S.nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
-               + "".join(f" {_CTY[q.ty]} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
+               + "".join(f" {self._fold_cty(q)} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
                "TL_NOJAM TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
@@ -524,6 +524,12 @@ class Renderer:
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
+
+    def _fold_cty(self, q) -> str:
+        """A blocked fold's C type: 32 bits for an int count or sum of values within ±1 (a kept
+        pattern has at most n - 1 < 2³¹ neighbours), where lanes then run twice as many strands."""
+        m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
+        return "int32_t" if m is not None and m <= 1 else _CTY[q.ty]
 
     def lanes(self) -> list[str]:
         """``tl_lanes``: the update of a block of strands as loops the C compiler can vectorize
@@ -573,9 +579,14 @@ class Renderer:
                 if isinstance(s, S.Reduce):
                     if id(s) not in self.blocked or s.body:
                         return False
-                    out.append(f"{_CTY[s.ty]} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
-                else:
-                    out.append(f"{_CTY[s.ty]} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
+                    ty = _CTY[s.ty] if any(st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) \
+                        else self._fold_cty(s)
+                    out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
+                else:  # (a copy of a 32-bit local that nothing sets again is one too)
+                    ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and \
+                        any(ln.startswith(f"int32_t l_{s.init.name} = ") for ln in out) and not any(
+                            st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) else _CTY[s.ty]
+                    out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
                 ref = self.ref(s.space, s.name)
                 out.append(f"{ref} = {pred} ? {self.ex(s.value)} : {ref};")
