@@ -270,7 +270,7 @@ class Renderer:
         strand's fold in the pattern's order, as the query's own loop folds it."""
         sites = [q for q in S.nodes(self.ir.update, S.Reduce) if id(q) in self.blocked]  # in slot order
         out = [f"typedef struct {{ int64_t i0; int filled, ok[{len(sites)}];"
-               + "".join(f" {_CTY[q.ty]} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
+               + "".join(f" {self._fold_cty(q)} v{b}[TL_BK] TL_ALIGN;" for b, q in enumerate(sites)) + " } tl_bk;",
                "TL_NOJAM TL_OUTLINE int tl_bk_fill(tl_bk *bk, int64_t n, const double *gr, const int64_t *gi) {",
                "    int64_t i0 = bk->i0; bk->filled = 1; (void)gr; (void)gi;"]
         for b, q in enumerate(sites):
@@ -288,6 +288,12 @@ class Renderer:
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
+
+    def _fold_cty(self, q) -> str:
+        """A blocked fold's C type: 32 bits for an int count or sum of values within ±1 (a kept
+        pattern has at most n - 1 < 2³¹ neighbours), where lanes then run twice as many strands."""
+        m = 1 if q.op == "count" else self.ranges.bound(q.value) if q.op == "sum" and q.ty == "int" else None
+        return "int32_t" if m is not None and m <= 1 else _CTY[q.ty]
 
     def lanes(self) -> list[str]:
         """``tl_lanes``: the update of a block of strands as loops the C compiler can vectorize
@@ -337,9 +343,14 @@ class Renderer:
                 if isinstance(s, S.Reduce):
                     if id(s) not in self.blocked or s.body:
                         return False
-                    out.append(f"{_CTY[s.ty]} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
-                else:
-                    out.append(f"{_CTY[s.ty]} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
+                    ty = _CTY[s.ty] if any(st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) \
+                        else self._fold_cty(s)
+                    out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
+                else:  # (a copy of a 32-bit local that nothing sets again is one too)
+                    ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and \
+                        any(ln.startswith(f"int32_t l_{s.init.name} = ") for ln in out) and not any(
+                            st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) else _CTY[s.ty]
+                    out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
                 ref = self.ref(s.space, s.name)
                 out.append(f"{ref} = {pred} ? {self.ex(s.value)} : {ref};")
@@ -454,7 +465,7 @@ class Renderer:
     def source(self) -> str:
         ir = self.ir
         texts = ", ".join('"' + t.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"' for t in ir.strings)
-        lines = [csrc.text("strands_prelude.h"), P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
+        lines = ["#define TL_BK 256" if self.blocked else "", csrc.text("strands_prelude.h"), P.PRELUDE, f"static const char *const tl_strs[] = {{{texts or '0'}}};",
                  "static const char *const *tl_more; static int64_t tl_nmore;",
                  "void tl_set_strings(const char *const *more, int64_t n) { tl_more = more; tl_nmore = n; }",
                  f"static void tl_pstrid(int64_t k) {{ if (k >= 0 && k < {len(ir.strings)}) tl_pstr(tl_strs[k]); "
@@ -674,6 +685,10 @@ class Runner:
         #: neighbour grid are the object's statics (cffi lets other Python threads run meanwhile)
         self.lock = threading.Lock()
         self.packed: dict = {}  # the last run's image descriptors (strands_probe.pack)
+        #: no strand moves and creation places them by the grid and globals alone: the last run's
+        #: (grid, globals, token), whose kept neighbours a run with the same grid and globals reuses
+        self.placed = self.renderer.still and _placed(ir)
+        self.last_place: tuple | None = None
         #: the state arrays of the last run that ended (at most SPARE_BYTES), for the next run with as
         #: many strands (new ones cost page faults of all the state: a third of a short call), and
         #: the rows tl_create may not set before reading them (zeroed there)
@@ -742,6 +757,12 @@ class Run:
             self.seqs[k].len = len(values[q.name])
             self.seqs[k].comps = q.comps
         self._active = n
+        #: the run before whose strands creation places where it places this run's (Runner.placed), or -1
+        self.prev = -1
+        if runner.placed:
+            key = (tuple(ranges), self.gr.tobytes(), self.gi.tobytes(), tuple(self._others))
+            last, runner.last_place = runner.last_place, (key, self.token)
+            self.prev = last[1] if last is not None and last[0] == key else -1
         if n:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
@@ -802,6 +823,7 @@ class Run:
             self._strings()
             if self.runner.ir.sphere is not None:  # the neighbours kept from an earlier call hold for this run only
                 self.lib.tl_set_run(self.token)
+                self.lib.tl_set_prev(self.prev)
             done = self._steps(k)
         self.made += done
         return done
@@ -946,6 +968,38 @@ def _set_first(body) -> set[str]:
         if isinstance(st, S.Set) and st.space == "s" and st.name not in read:
             written.add(st.name)
     return written
+
+
+def _placed(ir: S.StrandIR) -> bool:
+    """Creation sets the positions from the grid's iterators, globals and constants only: no
+    probe, sequence or other strand read on the way, no jump, no condition that reads one."""
+    body = tuple(ir.create) + tuple(ir.init)
+    if any(S.nodes(body, kind, most=0) for kind in (S.Exit, S.Label, S.Reduce, S.New)):
+        return False
+    bad: set[tuple[str, str]] = set()
+
+    def dirty(e) -> bool:
+        return e is not None and (bool(S.nodes(e, S.At, most=0) or S.nodes(e, S.Len, most=0)) or any(
+            r.space not in ("g", "l", "s") or (r.space, r.name) in bad for r in S.nodes(e, S.Ref)))
+
+    def walk(stmts, under: bool) -> None:
+        for st in stmts:
+            if isinstance(st, S.Local) and (under or dirty(st.init)):
+                bad.add(("l", st.name))
+            elif isinstance(st, S.Set) and (under or dirty(st.value) or st.space not in ("l", "s")):
+                bad.add((st.space, st.name))
+            elif isinstance(st, (S.If, S.For)):
+                inner = under or dirty(st.cond) if isinstance(st, S.If) else under or dirty(st.lo) or dirty(st.hi)
+                bad.update({("l", st.var)} if inner and isinstance(st, S.For) else ())
+                for sub in (st.then, st.other or ()) if isinstance(st, S.If) else (st.body,):
+                    walk(sub, inner)
+            elif isinstance(st, (S.Probe, S.Lib)):
+                bad.update(("l", t) for t in st.targets if isinstance(st, S.Probe) or under or any(map(dirty, st.args)))
+    size = -1
+    while size != len(bad):  # (a loop carries a read back to its start)
+        size = len(bad)
+        walk(body, False)
+    return not any(sp not in ("l", "s") or (sp == "s" and name.startswith("pos.")) for sp, name in bad)
 
 
 #: False: every strand is made one by one (the tests compare both ways)

@@ -61,8 +61,8 @@ int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, 
         *nlive = kept;
 #endif
     }
-    int64_t active = 0, dead = 0;
-    for (int64_t i = 0; i < n; i++) { active += status[i] == 0; dead += status[i] == 2; }
+    int64_t active, dead;
+    tl_count(status, n, &active, &dead);
     tl_ndead = dead;  /* (the next step's start reads it: one pass over the statuses) */
     *err = tl_err_flag;
     return active;
@@ -95,7 +95,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_status = status;
     *pending = 0;
     int64_t dead0 = 0;
-    for (int64_t i = 0; i < n; i++) { active += status[i] == 0; dead0 += status[i] == 2; }
+    tl_count(status, n, &active, &dead0);
     tl_ndead = dead0;
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {  /* the snapshot's buffers, kept from call to call while the count stays */

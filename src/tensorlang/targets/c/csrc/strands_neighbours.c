@@ -141,10 +141,13 @@ static int32_t *tl_kpid[TL_SITES]; static int64_t *tl_kstart[TL_SITES], *tl_koff
    patterns; full: the run's pattern read across the whole block stays within the strands */
 typedef struct { int32_t p; int16_t t, e; int8_t full; } tl_kseg;
 static int64_t *tl_kbs[TL_SITES]; static tl_kseg *tl_krn[TL_SITES];
-static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets;
-static int tl_gbuilt; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
+static int64_t tl_kn = -1, tl_kdead = -1, tl_krun = -1, tl_run, tl_kresets, tl_kprev = -1;
+static int tl_gbuilt, tl_kall; static double tl_ghw;  /* the spatial grid, made only where some strand searches */
 static void tl_grid_need(int64_t n) { if (!tl_gbuilt) { tl_gbuilt = 1; tl_nb_build(n, tl_ghw); } }
 void tl_set_run(int64_t run) { tl_run = run; }
+/* prev: the run whose strands this run's creation placed where it places them (the same grid and
+   globals, positions made of nothing else: Run.prev), or -1 */
+void tl_set_prev(int64_t prev) { tl_kprev = prev; }
 /* a site's arrays of one strand count (pid, start, bs, rn), kept from call to call where large enough:
    new ones are page faults of every page written, each call */
 static void *tl_kpool[TL_SITES][4]; static size_t tl_kpsz[TL_SITES][4];
@@ -351,11 +354,18 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
    strands were born or died since */
 static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {
     if (tl_kn == n && tl_kdead == dead && tl_krun == tl_run) return;
+    /* the answers kept by the run before, made while all its strands were active, serve a run
+       whose strands stand where its stood, while all of them are too */
+    int same = tl_krun >= 0 && tl_krun == tl_kprev && tl_krun != tl_run && tl_kall && tl_kn == n && dead == 0;
+    for (int64_t i = 0; i < n && same; i++) same = status[i] == 0;
     tl_kresets = tl_krun == tl_run ? tl_kresets + 1 : 0;
     tl_kn = n; tl_kdead = dead; tl_krun = tl_run;
-    tl_keep_free();
+    if (!same) tl_keep_free();
     tl_gbuilt = 0; tl_gok = 0; tl_ghw = tl_grid_h(gr, gi);
-    if (tl_kresets < 3 && n < INT32_MAX) {
+    if (!same && tl_kresets < 3 && n < INT32_MAX) {
+        int64_t act = 0;
+        for (int64_t i = 0; i < n; i++) act += status[i] == 0;
+        tl_kall = dead == 0 && act == n;
         TL_FILL_KEEP
     }
     for (int k = 0; k < TL_SITES; k++) if (!tl_kpid[k] || !TL_ALLKEPT) tl_grid_need(n);  /* some strand searches */
@@ -390,6 +400,7 @@ static int64_t tl_run, tl_vrun = -1, tl_vn = -1, tl_sn = -1, tl_vep = 1, tl_vste
 static int tl_von, tl_voff, tl_vfull, tl_gstep; static tl_vblk *tl_vall;
 static __thread tl_vblk *tl_vcur; static __thread int64_t tl_vused, tl_vcep;
 void tl_set_run(int64_t run) { tl_run = run; }
+void tl_set_prev(int64_t prev) { (void)prev; }
 /* this super-step's grid, made by the first query that searches (one thread; the others wait) */
 static void tl_grid_fresh(void) {
     if (__atomic_load_n(&tl_gstep, __ATOMIC_ACQUIRE)) return;
