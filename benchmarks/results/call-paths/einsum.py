@@ -5,7 +5,7 @@ take, interleaved in one process, each round starting at another path (docs/perf
 - ``ordered``: the kernel's C caller's ``ordered`` method (``caller.ordered(a, b)``), what
   ``einsum_api._kernel_runner`` takes where the C caller builds;
 - ``runner``: the kernel's one call path, ``kernel.Runner.call`` (its C caller armed);
-- ``python``: ``callext.ordered_in_python``, the same call in Python (each operand checked
+- ``python``: ``CKernel.ordered_in_python``, the same call in Python (each operand checked
   by ``callext.fits``, the one C function through cffi), what a hit takes where the C
   caller cannot be built (no ``Python.h``);
 - ``general``: ``kernel.Runner.call`` with no C caller (the general path, as with
@@ -24,7 +24,6 @@ import numpy as np
 import tensorlang as tl
 from tensorlang import einsum_api
 from tensorlang import kernel as kernel_module
-from tensorlang.targets.c import callext
 
 RESULT = einsum_api.RESULT
 
@@ -48,7 +47,7 @@ def paths(kernel, n: int, scalar: bool) -> dict:
         return run
     ordered = kernel.target.ordered_call(names, kernel.threads)
     found = {"ordered": (lambda ops: ordered(*ops)), "runner": through(armed)}
-    python = callext.ordered_in_python(kernel.target, names, kernel.threads)
+    python = kernel.target.ordered_in_python(names, kernel.threads)
     if python is not None:
         found["python"] = lambda ops: python(*ops)
     found["general"] = through(general)
