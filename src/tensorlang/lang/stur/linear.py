@@ -91,7 +91,7 @@ def evaluate(e: ast.IExpr, env: Mapping[str, object], ranges: dict | None = None
 
 
 def _evaluate(e: ast.IExpr, env: Mapping[str, object], ranges: dict):
-    """(value, its interval (lo, hi), the names it reads: None where one is read twice)."""
+    """(value, its interval (lo, hi), the names it reads: None where one is read twice or a quotient is taken)."""
     if isinstance(e, ast.INum):
         return e.value, (e.value, e.value), frozenset()
     if isinstance(e, ast.IName):
@@ -119,8 +119,8 @@ def _evaluate(e: ast.IExpr, env: Mapping[str, object], ranges: dict):
         return a * b, (min(corners), max(corners)), names
     result = _trunc_div(a, b)  # the extremes of a/b: a at its ends, b at its ends or ±1 (0 where b may be 0)
     divisors = [y for y in (ib[0], ib[1], -1, 1) if ib[0] <= y <= ib[1] and y]
-    quotients = [int(_trunc_div(x, y)) for x in ia for y in divisors] + [0] * (ib[0] <= 0 <= ib[1])
-    return int(result) if np.ndim(result) == 0 else result, (min(quotients), max(quotients)), names
+    quotients = [int(_trunc_div(x, y)) for x in ia for y in divisors] + [0] * (ib[0] <= 0 <= ib[1])  # (b may skip ±1)
+    return int(result) if np.ndim(result) == 0 else result, (min(quotients), max(quotients)), None
 
 
 def _reach(value) -> int:
