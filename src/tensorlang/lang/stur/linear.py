@@ -85,8 +85,8 @@ def _trunc_div(a, b):
 def evaluate(e: ast.IExpr, env: Mapping[str, object], ranges: dict | None = None):
     """The value of ``e``, each name's value in ``env`` (ints or numpy integer arrays that
     broadcast); error[too-large] where operands reach past 2^62 (int64 would wrap), read from
-    intervals of the names' values (``ranges``, once per condition): exact where an operand
-    reads no name twice (each variable an axis of its own), else its values are scanned."""
+    intervals of the names' values (``ranges``, once per condition): exact where an operand reads
+    no name twice and takes no quotient (whose interval holds divisors never taken), else scanned."""
     return _evaluate(e, env, {} if ranges is None else ranges)[0]
 
 
