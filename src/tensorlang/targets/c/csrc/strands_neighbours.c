@@ -356,16 +356,15 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
     if (tl_kn == n && tl_kdead == dead && tl_krun == tl_run) return;
     /* the answers kept by the run before, made while all its strands were active, serve a run
        whose strands stand where its stood, while all of them are too */
-    int same = tl_krun >= 0 && tl_krun == tl_kprev && tl_krun != tl_run && tl_kall && tl_kn == n && dead == 0;
-    for (int64_t i = 0; i < n && same; i++) same = status[i] == 0;
+    int64_t act, died; tl_count(status, n, &act, &died);
+    int all = dead == 0 && act == n;
+    int same = tl_krun >= 0 && tl_krun == tl_kprev && tl_krun != tl_run && tl_kall && tl_kn == n && all;
     tl_kresets = tl_krun == tl_run ? tl_kresets + 1 : 0;
     tl_kn = n; tl_kdead = dead; tl_krun = tl_run;
     if (!same) tl_keep_free();
     tl_gbuilt = 0; tl_gok = 0; tl_ghw = tl_grid_h(gr, gi);
     if (!same && tl_kresets < 3 && n < INT32_MAX) {
-        int64_t act = 0;
-        for (int64_t i = 0; i < n; i++) act += status[i] == 0;
-        tl_kall = dead == 0 && act == n;
+        tl_kall = all;
         TL_FILL_KEEP
     }
     for (int k = 0; k < TL_SITES; k++) if (!tl_kpid[k] || !TL_ALLKEPT) tl_grid_need(n);  /* some strand searches */
