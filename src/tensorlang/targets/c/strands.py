@@ -66,6 +66,8 @@ class Renderer:
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
+        # the locals the update sets again; the lane locals declared int32_t (lane_stmts)
+        self.reset, self.lane32 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
         self.shared_xi: dict[int, tuple[str, str]] = {}
         self.reuse: dict[int, tuple[list[str], list[str]]] = {}  # tl_update_pf's, below
         self.known = False  # the probe being rendered finds its cache filled at its point (stmts)
@@ -306,7 +308,7 @@ class Renderer:
             cut = 0
         first: list[str] = []
         rest: list[str] = []
-        self.plain, self.conds = True, 0
+        self.plain, self.conds, self.lane32 = True, 0, set()
         try:
             names: set[str] = set()
             ok = len(S.nodes(update, object, most=400)) <= 400 and self.lane_stmts(update[:cut], [], first, names) \
@@ -343,14 +345,13 @@ class Renderer:
                 if isinstance(s, S.Reduce):
                     if id(s) not in self.blocked or s.body:
                         return False
-                    ty = _CTY[s.ty] if any(st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) \
-                        else self._fold_cty(s)
+                    ty = _CTY[s.ty] if name in self.reset else self._fold_cty(s)
                     out.append(f"{ty} l_{name} = bk_->v{self.blocked[id(s)]}[u_];")
                 else:  # (a copy of a 32-bit local that nothing sets again is one too)
-                    ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and \
-                        any(ln.startswith(f"int32_t l_{s.init.name} = ") for ln in out) and not any(
-                            st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) else _CTY[s.ty]
+                    ty = "int32_t" if isinstance(s.init, S.Ref) and s.init.space == "l" and s.init.name in self.lane32 \
+                        and name not in self.reset else _CTY[s.ty]
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
+                self.lane32.update([name] if ty == "int32_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
                 ref = self.ref(s.space, s.name)
                 out.append(f"{ref} = {pred} ? {self.ex(s.value)} : {ref};")
@@ -383,7 +384,7 @@ class Renderer:
         if not CREATE_LANES or not ir.iters or len(S.nodes(body, object, most=400)) > 400:
             return []
         lines: list[str] = []
-        self.plain, self.conds, self.method = True, 0, "create"
+        self.plain, self.conds, self.method, self.lane32 = True, 0, "create", set()
         try:
             ok = self.lane_stmts(body, [], lines, {f"it_{it}" for it in ir.iters})
         finally:
