@@ -65,3 +65,19 @@ def agree(p, values=None, *, rtol: float = 1e-9, threads: bool = True, **run):
         same(b, two, rtol)
         printed_close(b.printed, two.printed, rtol)
     return a, b
+
+
+def run_variant(text: str, values: dict, monkeypatch, switches: dict, threads: int = 1, limit=None):
+    """Run the Diderot program ``text`` on the C executor built afresh with the module switches
+    ``switches`` set (``{(module, "NAME"): value}``): the program, its result and the C source."""
+    from tensorlang.lang.diderot import parse_program, strands
+    from tensorlang.lang.diderot import typecheck as check
+    from tensorlang.targets.c import strands as CS
+
+    for (module, name), value in switches.items():
+        monkeypatch.setattr(module, name, value)
+    monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
+    p = strands(check(parse_program(text)))
+    res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
+    assert p.executor_note is None
+    return p, res, next(iter(CS._RUNNERS.values())).source

@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import parse_program
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
 from tensorlang.targets.c import strands_batch as SB
-from agreement import same_bits  # tests/diderot is on the path
+from agreement import run_variant, same_bits  # tests/diderot is on the path
 from test_strands_lanes3d import RAYS, _volume
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
@@ -50,13 +50,7 @@ initially [ ray(ui, vi) | vi in 0..8, ui in 0..12 ];
 
 
 def _run(text, values, skip, monkeypatch, threads=1, limit=None):
-    monkeypatch.setattr(SB, "SKIP", skip)
-    monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
-    p = strands(check(parse_program(text)))
-    res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
-    assert p.executor_note is None
-    return p, res, next(iter(CS._RUNNERS.values())).source
-
+    return run_variant(text, values, monkeypatch, {(SB, "SKIP"): skip}, threads, limit)
 
 def _same(a, b):
     assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)

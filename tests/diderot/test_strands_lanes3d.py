@@ -10,14 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorlang.lang.diderot import parse_program, strands
+from tensorlang.lang.diderot import parse_program
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.sampling.image import Image
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
 from tensorlang.targets.c import strands_batch as SB
 from tensorlang.targets.c import strands_probe as SP
-from agreement import same_bits  # tests/diderot is on the path
+from agreement import run_variant, same_bits  # tests/diderot is on the path
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
 
@@ -87,14 +87,7 @@ def _volume(vox: tuple, layout: str, axes: bool = False) -> Image:
 
 
 def _run(text: str, values: dict, fast: bool, monkeypatch, threads: int = 1, limit=None):
-    monkeypatch.setattr(SB, "ENABLED", fast)
-    monkeypatch.setattr(SP, "STRAIGHT", fast)
-    monkeypatch.setattr(CS, "_RUNNERS", {})  # build this variant afresh
-    p = strands(check(parse_program(text)))
-    res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
-    assert p.executor_note is None
-    return p, res, next(iter(CS._RUNNERS.values())).source
-
+    return run_variant(text, values, monkeypatch, {(SB, "ENABLED"): fast, (SP, "STRAIGHT"): fast}, threads, limit)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
