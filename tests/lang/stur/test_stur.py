@@ -476,6 +476,13 @@ def test_errors(case):
     assert info.value.code == code, str(info.value)
 
 
+def test_each_error_is_reported_once():
+    """Every problem the checker finds, each once (_check's collected errors were reported twice)."""
+    with pytest.raises(TensorLangError) as info:
+        _check("A:D(i) := (0 <= i < N)\nB(i) := A(i) * C(i)\nB(i) := A(i) * X(i)\n")
+    assert [d.code for d in info.value.diagnostics] == ["undeclared", "redeclared"], str(info.value)
+
+
 _HUGE = "symbols: N\nD(i, j) := B(i, j)\nB:D(i, j) := (0 <= i < N) * (0 <= j < N)\nB:U(i, j) := ({})\n" \
         "D:D(i, j) := (0 <= i < N) * (0 <= j < N)\n"
 

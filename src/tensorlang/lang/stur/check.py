@@ -93,11 +93,9 @@ def check_program(program: ast.Program) -> CheckedProgram:
     try:
         model = _check(program, diagnostics)
     except TensorLangError as exc:
-        diagnostics.extend(exc.diagnostics)
-        model = None
-    if diagnostics or model is None:
-        first = diagnostics[0]
-        raise TensorLangError(first.code, first.message, diagnostics=diagnostics)
+        if exc.diagnostics is not diagnostics:  # (_check's own errors carry the list it filled)
+            diagnostics.extend(exc.diagnostics)
+        raise TensorLangError(diagnostics[0].code, diagnostics[0].message, diagnostics=diagnostics) from None
     shapes = {d.name: d.shape for d in model.decls}
     quals = {d.name: d.qual for d in model.decls}
     context = Context(MappingProxyType(shapes), MappingProxyType(quals), MappingProxyType({d.name: d for d in model.decls}),
