@@ -36,8 +36,7 @@ _NUMPY_EINSUM_PATH = np.einsum_path
 _FLOAT64 = np.dtype(np.float64)
 _COMPILED = (_FLOAT64, np.dtype(np.float32))
 
-#: The most entries the cache keeps; beyond it the oldest half is dropped (a program
-#: that makes unboundedly many shapes must not grow memory without bound).
+#: The most entries the cache keeps; beyond it the oldest half is dropped (docs/einsum.md).
 CACHE_SIZE = 1024
 
 #: key -> runner (a function of the operands giving the result)
@@ -69,12 +68,8 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
     return tuple(key)
 
 
-#: The hits: runners for C-ordered operands by the short keys :func:`einsum` computes
-#: inline (docs/einsum.md, "The cache"), each a function of the operands (``hit(a, b)``)
-#: giving the result, or None where an operand is not what the key promised (not
-#: C-ordered, say: the general way then).  The keys: of two operands (subscripts, shapes,
-#: dtypes, whether they are one object); of one array object k times (subscripts, k,
-#: shape, dtype); of others (subscripts, (class, shape, dtype) per operand).
+#: The hits: runners by the short keys :func:`_hit_key` computes (docs/einsum.md, "The
+#: cache"), each giving the result, or None where an operand is not what the key promised.
 _HITS: dict[tuple | None, Callable[..., Any]] = {}
 
 _ndarray = np.ndarray

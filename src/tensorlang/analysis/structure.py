@@ -248,10 +248,8 @@ class Moments:
         return sum(len(c) ** 2 * factorial(t) for t, c in self._by_total().items())
 
 
-#: The most basic maps the isl form of a moment structure's redundancy relation takes
-#: (each pair of block choices of total degree D writes D! of them); beyond it
-#: :meth:`TensorStructure.equivalence` raises ValueError and :func:`representatives`
-#: gives the same relation as an array.
+#: The most basic maps of a moment structure's isl redundancy relation (docs/structure.md,
+#: "Generalized symmetry").
 MAX_MOMENT_PIECES = 400
 
 
@@ -386,11 +384,8 @@ class TensorStructure:
         return f"unique {unique} of {dense} ({share}): {kind}"
 
 
-#: The most work :func:`count` hands to isl: its point count walks every point of the
-#: set's bounding box but along one axis (a triangle n x n: n steps, 1e5 of them about
-#: half a second; a 10**6 x 10**6 box took 3.5 s, a 10**9 x 10**9 one hours).  Boxes are
-#: counted without isl; any other set whose bounding box exceeds this is refused with
-#: error[too-large] (docs/security.md), before isl starts.
+#: The most work :func:`count` hands to isl (points of the bounding box but one axis;
+#: boxes are counted without isl): docs/security.md §2.
 COUNT_WORK = 10**5
 
 
@@ -931,10 +926,8 @@ def _inherited_blocks(body: ir.Expr, var: str, extent: int, tensors: Mapping[str
     return tuple(Block(b.start, b.shape, b.groups) for b in seen.pop()) if len(seen) == 1 else None
 
 
-#: The most statements :func:`infer` analyses (a few milliseconds of isl work each, and
-#: linear in their number).  The compiler makes no structural claim for a longer program
-#: (pipeline._inferred: the program is compiled dense, the cheaper path); a compressed
-#: call of such a kernel is refused with error[too-large] (docs/security.md).
+#: The most statements :func:`infer` analyses; a longer program is compiled dense
+#: (docs/security.md §2).
 MAX_INFER_STATEMENTS = 1024
 
 

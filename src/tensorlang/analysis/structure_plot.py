@@ -1,9 +1,9 @@
-"""``tensorlang analyze --plot OUT.png``: a picture of every tensor's structure, in the
-manner of 003 Fig. 4 — one panel per tensor, its unique set dark, the entries that are
-copies (a symmetric group's unsorted positions) light, promised or inferred zeros white.
-A matrix is drawn as it is; a cube as its slices side by side along the first
-dimension; a vector as a row; higher ranks by their first two dimensions at the others'
-first position.  matplotlib is optional (the bench extra): without it, error[input]."""
+"""``tensorlang analyze --plot OUT.png``: a picture of every tensor's structure in the
+manner of 003 Fig. 4 (docs/structure.md, after "Reading the structure section").  A cube
+is drawn as its slices side by side along the first dimension, higher ranks by their
+first two dimensions at the others' first position.  matplotlib is optional (the bench
+extra): without it, error[input].
+"""
 
 from __future__ import annotations
 

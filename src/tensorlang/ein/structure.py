@@ -6,9 +6,8 @@ a union of conjunctions of affine :class:`Condition` s over the positions ``i1 .
 (1-based, as every EIN index).  Every other position is either zero or, for a
 ``symmetric`` structure (003's generalized symmetry), a copy of the position with the
 same indices in ascending order (``T[3,1,2] = T[1,2,3]``).  The model language's
-annotations (``symmetric``, ``diagonal``, ``upper``, ``lower``, ``zero``, ``row(r)``,
-``col(c)``, ``where ...``) all denote one; EIN declarations carry it (``ir.Decl``), so
-that later stages can use it, and a run can check that an input keeps it.
+annotations (docs/language.md, "Structure annotations") denote one; EIN declarations
+carry it (``ir.Decl``).
 
 Imports nothing from the package but :mod:`.index`.
 """

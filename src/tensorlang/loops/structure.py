@@ -642,17 +642,12 @@ def _mentions(node: Any, names: set[str]) -> bool:
 #: computed in TILE x TILE blocks kept in registers across the summation (:func:`_tiles`).
 TILE = 8
 
-#: At most this many bytes of packed copies per statement (beyond it the block loops of
-#: :func:`compress_blocks`, which need none).  The C printer keeps small ones on the stack
-#: and puts larger ones in one heap block per run of the statement
-#: (``machine.STACK_BYTES``); the copies are never larger than what they copy
-#: (plus TILE - 1 positions per packed dimension), so this bound only keeps an absurd
-#: size from being attempted twice over.
+#: At most this many bytes of packed copies per statement, beyond it :func:`compress_blocks`
+#: (docs/structure.md, "Where the packed copies live").
 MAX_PACKED_BYTES = 1 << 28
 
 #: Beyond this many orbit stores a packed statement's reconstruction is one table-driven
-#: loop nest (:class:`~.ir.Rebuild`) instead of the stores written out, which take gcc
-#: minutes to compile at that size; below it the stores run faster (docs/performance.md, "Measurement history").
+#: loop nest (:class:`~.ir.Rebuild`): docs/structure.md, "Compressed code (C back end)", step 3.
 REBUILD_TABLE_STORES = 1024
 
 

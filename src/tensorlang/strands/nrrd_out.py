@@ -1,20 +1,5 @@
-"""Outputs and snapshots as NRRD files, laid out as Diderot's executables write them.
-
-One file per output variable.  NRRD's axis 0 is the fastest; the file has
-
-* first, when the output is not a scalar, one axis of its components in row-major
-  order, of kind ``2-vector``, ``3-vector``, ``4-vector`` (vec2..4), ``2D-matrix``,
-  ``3D-matrix`` (mat2, mat3) or ``list`` (any other shape, flattened);
-  a fixed-size sequence (``real[5]``) is one ``list`` axis of its elements' components;
-* then, for a grid (``initially [ ... | i in a..b, j in c..d ]``), one axis per
-  iterator, the last iterator fastest (kind ``space``); for a collection
-  (``initially { ... }``), one axis over the strands (kind ``list``).
-
-So the array ``res[name]`` of shape ``grid + shape`` (or ``(n,) + shape``) is the file's
-data read in C order.  Reals are written as ``double`` (Diderot's ``--double``), ints as
-``int`` (32 bits), bools as ``unsigned char``; the encoding is raw, little-endian, and the header
-carries only the fields above, as Teem's ``nrrdSave`` writes them for Diderot.  A path
-ending in ``.nhdr`` gets a detached header and its data in ``NAME.raw`` beside it.
+"""Outputs and snapshots as NRRD files, laid out as Diderot's executables write them
+(docs/diderot.md, "Output files": the axes, kinds, types and the two files of a sequence).
 """
 
 from __future__ import annotations
@@ -108,12 +93,8 @@ def dynamic_files(prefix: str, step: int | None = None) -> tuple[str, str]:
 
 
 def write_dynamic(prefix: str, output, value: Any, grid: bool, warn=None, step: int | None = None) -> list[str]:
-    """Write a sequence-of-any-length output as Diderot's executables do: ``PREFIX-len.nrrd``
-    holds, per strand, the offset of its elements in the data file and their count (ints,
-    a ``2-vector`` axis, then the strands' axes as for any output); ``PREFIX-data.nrrd``
-    holds every strand's elements one after the other (the element's components, then a
-    ``list`` axis).  When every sequence is empty there is no data file: ``warn`` gets
-    the message Diderot prints.  Returns the paths written."""
+    """Write a sequence-of-any-length output as Diderot's executables do (docs/diderot.md,
+    "Output files"); ``warn`` gets the message for no data file.  Returns the paths written."""
     seqs = np.asarray(value, dtype=object)
     outer = seqs.shape or (1,)
     flat = [np.asarray(v) for v in seqs.reshape(-1)]

@@ -1,22 +1,6 @@
-"""The command line of a strand program, as a compiled Diderot executable has it.
-
-Every ``input`` of the program is an option ``-name VALUE`` (a tensor takes one number
-per component, in row-major order: ``-cmin -4 -4``; an image takes a file path), required
-when the program gives it no default.  The run options follow Diderot's runtime:
-
-* ``-l/--limit N``      at most N super-steps; 0 (Diderot: unlimited) means the default
-                        cap :data:`DEFAULT_LIMIT`, so that no run goes on for ever;
-* ``-s/--snapshot N``   write every output every N super-steps (``NAME-NNNN.nrrd``);
-* ``-o/--output FILE``  the output file (one output); with several outputs
-                        ``-o-NAME/--output-NAME`` per output;
-* ``-sp/--snapshot-prefix P`` (``-sp-NAME`` with several) the snapshots' file prefix;
-* ``-n/--nworkers N``   threads (``--threads`` too);
-* ``-print FILE``       where ``print`` writes (default ``-``, standard output);
-* ``-v/--verbose``, ``-t/--timing``, ``-h`` (usage) and ``--help`` (every option).
-
-This module only reads the command line: the values it returns are Python values
-(ints, floats, bools, strings, float64 arrays; an image stays its path) for
-:mod:`.runner` to convert and check.
+"""The command line of a strand program, as a compiled Diderot executable has it (each
+option: docs/diderot.md, "From the command line").  This module only reads it: the values
+it returns are Python values (an image stays its path) for :mod:`.runner` to convert and check.
 """
 
 from __future__ import annotations

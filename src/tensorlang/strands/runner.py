@@ -1,11 +1,7 @@
 """Running a strand program (a Diderot program) from Python and from the command line.
 
-``tl.compile("iso2d.diderot")`` returns a :class:`StrandRun`: call it with the inputs by
-name and it returns a :class:`Result`, a mapping from output names to numpy arrays (also
-readable as attributes, ``res.pos``) that says how the run ended (``res.steps``,
-``res.active``, ``res.stable``, ``res.printed``).  ``tensorlang run prog.diderot -isoval
-0.5 -o out.nrrd`` is :meth:`StrandRun.main`: the command line of :mod:`.options`, the
-outputs and snapshots written as :mod:`.nrrd_out` lays them out.
+:class:`StrandRun` (``tl.compile("iso2d.diderot")``) and its :class:`Result`:
+docs/diderot.md, "From Python"; :meth:`StrandRun.main` is ``tensorlang run``.
 
 The program itself (parsing, checking, the strands' execution) is the front end's: it
 hands over an object with ``name``, ``inputs``, ``outputs``, ``grid`` and

@@ -1,10 +1,6 @@
-"""STUR, the rule language of StructTensor (paper 003), in the public tool's syntax.
-
-``parser`` reads ``.stur`` text (``grammar.lark``) into :mod:`.ast`, ``check`` applies
-the rules a STUR program must satisfy (named ``stur-*``), ``semantics`` is the dense
-meaning of the rules (the oracle), ``lower`` gives the EIN program, ``printer`` prints
-the AST back.  Symbols (``symbols: N``) take their values from params (``--param
-N=8``); see docs/structure.md.
+"""STUR, the rule language of StructTensor (paper 003), in the public tool's syntax
+(docs/structure.md): ``parser`` to :mod:`.ast`, ``check`` (the ``stur-*`` rules),
+``semantics`` (the oracle), ``lower`` to EIN, ``printer`` back to text.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The AST of STUR programs (paper 003 §4, Fig. 5, in the public tool's ASCII form).
-
-A program is a list of rules ``head := sum of products`` plus header lines.  A rule's
-head is a tensor access ``T(i, j)``, or a *fact* about a tensor: ``T:D(i, j)`` its
-dimensions, ``T:U(i, j)`` its unique set, ``T:R(i, j, ip, jp)`` its redundancy map.
-A product multiplies accesses (``X(i, j)``, ``A^-1(i)`` for 1/A), numbers (``3.14``,
-``5^-1``) and conditions (``(0 <= i <= j < N)``, ``(s = i * N + k)``) over integer
-index expressions.  Every node is frozen and carries the span of its text.
+"""The AST of STUR programs (paper 003 §4, Fig. 5, in the public tool's ASCII form; the
+syntax: docs/structure.md, "STUR in one page").  Every node is frozen and carries the
+span of its text.
 """
 
 from __future__ import annotations

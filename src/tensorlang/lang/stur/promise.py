@@ -1,12 +1,6 @@
-"""``--check-structure``: does each input keep the promise its U and R facts make?
-
-An input ``T`` with a unique set ``T:U`` promises that every entry outside the set is
-either a redundant copy given by its redundancy map ``T:R(i.., ip..) := c * (cond) *
-(ip = e) ...`` (``T(i..) = c · T(e..)``) or zero (003 §3: the unique set holds the
-unique non-zero entries).  The check enumerates T's positions and reports the first one
-(in row-major order, 0-based as STUR writes positions) that breaks it, as
-error[structure].  A copy must agree with what it copies up to float64 rounding
-(:func:`tensorlang.ein.structure.agree`; ⊥ equals ⊥).
+"""``--check-structure``: does each input keep the promise its U and R facts make
+(docs/structure.md, "Meaning")?  The first entry in row-major order that breaks it is
+error[structure]; a copy agrees up to float64 rounding (:func:`tensorlang.ein.structure.agree`).
 """
 
 from __future__ import annotations

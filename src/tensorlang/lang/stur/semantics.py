@@ -1,9 +1,5 @@
 """The reference semantics of STUR (the oracle): the dense meaning of the rules, as
 docs/structure.md ("Meaning (the reference interpreter)" and "Reciprocals") states it.
-
-Points outside a product's set are not in its sum (never multiplied by zero), ``T^-1(i)``
-is 1 / T(i) and 0 where T(i) = 0, rules run in dependency order and a computed tensor
-starts at 0; an input's U or R fact is a promise this interpreter does not need.
 """
 
 from __future__ import annotations
