@@ -170,7 +170,7 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
         main = tuple(r.name for r in program.computations if not r.preprocess)
         outputs = main or tuple(r.name for r in program.computations)
     shapes: dict[str, tuple] = {}
-    for name in (*inputs, *order_names(order)):
+    for name in (*inputs, *(r.name for r in order)):
         rank = ranks[name]
         dim = facts["D"].get(name)
         if dim is None:
@@ -210,10 +210,6 @@ def _check(program: ast.Program, diagnostics: list[Diagnostic]) -> Model:
                         "stur-dims")
     return Model(program, model.values, model.ranks, model.shapes, model.dims, model.uniques, model.redundancies,
                  order, inputs, tuple(outputs), decls, model.used)
-
-
-def order_names(order) -> tuple[str, ...]:
-    return tuple(r.name for r in order)
 
 
 def _check_computation(rule: ast.Rule, symbols, use, heads) -> None:
@@ -279,15 +275,11 @@ def _check_fact(rule: ast.Rule, symbols, use, facts) -> None:
                                 "stur-fact")
             if isinstance(f, ast.Condition):
                 for e in f.exprs:
-                    for name in _names(e):
+                    for name in ast.index_names(e):
                         if name not in rule.args and name not in symbols:
                             raise _fail("undeclared", f"{name!r} in {rule.name}:{kind} is neither one of its indices "
                                         f"({', '.join(rule.args)}) nor a symbol", e.span, "stur-fact")
     facts[kind].setdefault(rule.name, rule)
-
-
-def _names(e: ast.IExpr) -> tuple[str, ...]:
-    return ast.index_names(e)
 
 
 def _same_fact(a: ast.Rule, b: ast.Rule) -> bool:
