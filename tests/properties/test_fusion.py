@@ -185,32 +185,33 @@ def test_the_working_set_must_fit_the_level_2_cache(monkeypatch):
     text = HEAD + "t[e,i,j] = sum(k) A[i,k] * u[e,k,j]\nv[e,i,j] = sum(k) t[e,i,k] * A[j,k]\n"
     assert _fused_steps(text)[1]  # fused with the machine's caches ...
     monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize, **kw: __import__(
-        "tensorlang.schedule.fusion", fromlist=["x"]).fusion_groups(program, roles, itemsize, cache.CacheSizes(64, 128, "test"), **kw))
+        "tensorlang.schedule.fusion", fromlist=["x"]).fusion_groups(program, roles, itemsize, cache.CacheSizes(16, 32, "test"), **kw))
     _, fused = _fused_steps(text)
-    assert fused == []  # ... but not with 128 bytes of L2
+    assert fused == []  # ... but not with 32 bytes of L2 (the working set is past FUSION_PAST_L2 times it)
 
 
 @pytest.mark.slow
 def test_temporaries_that_share_a_buffer_count_once_in_the_working_set(monkeypatch):
     """The inverse Helmholtz operator at n = 16: six 32 KiB per-iteration temporaries whose
     lives overlap at most two at a time (the loops share their buffers, share_locals), so
-    the working set is u, D, v's slices, two temporaries, S and Sᵀ: 164 KiB, within a 256 KiB
-    L2 (six would be 288 KiB; no statement is a GEMM split into matrix-vector products, so
-    the whole L2 is the budget)."""
+    the working set is u, D, v's slices, two temporaries, S and Sᵀ: 164 KiB, within
+    FUSION_PAST_L2 = 4 times a 64 KiB L2 (six would be 292 KiB, past it; no statement is a GEMM
+    split into matrix-vector products, so 4 times the L2 is the budget past the whole L2)."""
     from tensorlang import machine as cache
     from tensorlang.schedule import fusion
 
     text = ("in var S : [16 16]\nin var D : [8 16 16 16]\nin var u : [8 16 16 16]\nout var v : [8 16 16 16]\n"
             "var t : [8 16 16 16]\nvar r : [8 16 16 16]\n"
             "t = u # S # S # S . [[2 5] [3 7] [4 9]]\nr = D * t\nv = r # S # S # S . [[2 6] [3 8] [4 10]]\n")
-    sizes = cache.CacheSizes(32 * 1024, 256 * 1024, "test")
+    assert fusion.FUSION_PAST_L2 == 4  # the sizes below are chosen for it
+    sizes = cache.CacheSizes(32 * 1024, 64 * 1024, "test")
     monkeypatch.setattr(plan_module, "fusion_groups", lambda program, roles, itemsize, **kw: fusion.fusion_groups(
         program, roles, itemsize, sizes, **kw))
     _, fused = _fused_steps(text)
     assert len(fused) == 1 and fused[0].fusion.working_set == 5 * 32 * 1024 + 2 * 16 * 16 * 8  # + S, Sᵀ
     monkeypatch.setattr(fusion, "SHARE_LOCALS", False)
     _, fused = _fused_steps(text)
-    assert fused == []  # each temporary its own buffer: 288 KiB > 256 KiB
+    assert fused == []  # each temporary its own buffer: 292 KiB > 4 × 64 KiB
 
 
 def test_the_whole_level_2_cache_is_the_budget_unless_a_gemm_would_be_split_into_matrix_vector_products():
@@ -232,8 +233,9 @@ def test_the_whole_level_2_cache_is_the_budget_unless_a_gemm_would_be_split_into
 
     helmholtz, found = groups(helmholtz_source(25, 67), 1 << 20)
     assert [(start, stop) for start, stop, _ in helmholtz] == [(0, 7)] and 512 << 10 < helmholtz[0][2] <= 1 << 20
-    assert "<= L2 (no GEMM split into matrix-vector products) 1 MiB" in found[0].describe()
-    assert not groups(helmholtz_source(25, 67), 1 << 19)[0]  # 620 KiB > 512 KiB
+    assert "<= L2 (no GEMM split) 1 MiB" in found[0].describe()
+    assert groups(helmholtz_source(25, 67), 1 << 19)[0]  # 620 KiB > 512 KiB: past the L2, within 4 times it
+    assert not groups(helmholtz_source(25, 67), 1 << 17)[0]  # 620 KiB > 4 × 128 KiB
     assert [(s, e) for s, e, _ in groups(interpolation_source(25, 67), 1 << 20)[0]] == [(0, 3)]
     softmax = ("in var x : [512 256]\nin var w : [256 512]\nout var y : [512 512]\n"
                "y[b,j] = exp(sum(k) x[b,k] * w[k,j]) / sum(l) exp(sum(k) x[b,k] * w[k,l])\n")
@@ -241,10 +243,12 @@ def test_the_whole_level_2_cache_is_the_budget_unless_a_gemm_would_be_split_into
     assert groups(softmax, 4 << 20)[0]  # within half the L2: fused, as always
 
 
-def test_a_groups_budget_is_one_rule_that_asks_about_gemms_only_between_half_and_all_the_l2():
+def test_a_groups_budget_is_one_rule_that_asks_about_gemms_only_between_half_and_a_few_times_the_l2():
     """fusion.group_budget, which both decides a group and is what its description reports:
     half the L2 up to half of it; past half, the whole L2 unless the fused loop would split a
-    GEMM (asked only there); past the whole L2, half of it (no group is made)."""
+    GEMM (asked only there); past the whole L2, FUSION_PAST_L2 times it where the fused loop moves
+    PAST_L2_SAVING times fewer bytes, unless it would split a GEMM; past that, half of it (no group
+    is made, nothing asked)."""
     from tensorlang import machine as cache
     from tensorlang.schedule import fusion
 
@@ -253,11 +257,39 @@ def test_a_groups_budget_is_one_rule_that_asks_about_gemms_only_between_half_and
     def splits(answer):
         return lambda: asked.append(answer) or answer
 
-    half = 1 << 19
+    half, past = 1 << 19, fusion.FUSION_PAST_L2 << 20
     assert fusion.group_budget(sizes, half, splits(True)) == half and asked == []
     assert fusion.group_budget(sizes, half + 1, splits(False)) == 1 << 20
     assert fusion.group_budget(sizes, 1 << 20, splits(True)) == half
-    assert fusion.group_budget(sizes, (1 << 20) + 1, splits(False)) == half and asked == [False, True]
+    assert fusion.group_budget(sizes, (1 << 20) + 1, splits(False), 5.0) == past
+    assert fusion.group_budget(sizes, past, splits(True), 5.0) == half and asked == [False, True, False, True]
+    assert fusion.group_budget(sizes, past + 1, splits(False), 5.0) == half and asked == [False, True, False, True]
+    # past the whole L2 only where the fused loop moves PAST_L2_SAVING times fewer bytes (the CFD kernels 2.99-5
+    # times, the spectral-element Laplacian of examples/users/ax_operator.tl 2 times: it ran 0.84-0.94x fused there)
+    assert fusion.group_budget(sizes, (1 << 20) + 1, splits(False), fusion.PAST_L2_SAVING) == past
+    assert fusion.group_budget(sizes, (1 << 20) + 1, splits(False), 2.0) == half
+    assert fusion.group_budget(sizes, 1 << 20, splits(False), 1.0) == 1 << 20  # within the L2: as before
+
+
+def test_the_cfd_kernels_past_the_l2_fuse_with_a_budget_of_a_few_times_it():
+    """The inverse Helmholtz operator at n = 31 (E = 35: 1.15 MiB a iteration) on a 1 MiB L2 fuses
+    (its mode products split no GEMM), and so does n = 40 (2.5 MiB) on a 2 MiB L2; n = 64 (E = 4:
+    10 MiB) on a 1 MiB L2 is past FUSION_PAST_L2 times it and does not."""
+    from corpus import helmholtz_source
+    from tensorlang import machine as cache
+    from tensorlang.schedule import fusion
+
+    def groups(n, l2):
+        kernel = tl.compile(helmholtz_source(n, max(1, 2**20 // n**3)), backend="c")
+        return fusion.fusion_groups(kernel.executed, kernel.roles(), 8, cache.CacheSizes(32 * 1024, l2, "test"),
+                                    plan_module.gemm_splits(kernel.executed.shapes, kernel.blas_from_c))
+
+    found = groups(31, 1 << 20)
+    assert [(g.start, g.stop) for g in found] == [(0, 7)] and 1 << 20 < found[0].working_set <= 2 << 20
+    k = fusion.FUSION_PAST_L2
+    assert f"<= {k}×L2 (no GEMM split) {k} MiB" in found[0].describe()
+    assert [(g.start, g.stop) for g in groups(40, 2 << 20)] == [(0, 7)]
+    assert groups(64, 1 << 20) == ()
 
 
 def test_cache_sizes_come_from_the_os_or_a_fallback(monkeypatch):

@@ -22,17 +22,16 @@ from ..semantics.interface import Role
 from ..limits import env_flag
 from ..machine import CacheSizes, cache_sizes
 
-#: A fused group runs at most this many statements (the C function's size, as
-#: plan.MAX_LOOP_STATEMENTS says why).
+#: A fused group runs at most this many statements (the C function's size, as plan.MAX_LOOP_STATEMENTS says why).
 MAX_FUSED_STATEMENTS = 32
+#: A group past the whole L2 fuses within FUSION_PAST_L2 times it where fusing cuts the bytes moved PAST_L2_SAVING times.
+FUSION_PAST_L2, PAST_L2_SAVING = 4, 2.5
 
-#: A statement with fewer multiply-adds keeps the dot-product (accumulator) form in the
-#: loop stage (loops/interchange.py's INTERCHANGE_WORK), where a transposed read is no
-#: better: no transpose for it.
+#: A statement with fewer multiply-adds keeps the dot-product (accumulator) form in the loop stage
+#: (loops/interchange.py's INTERCHANGE_WORK), where a transposed read is no better: no transpose for it.
 MIN_TRANSPOSE_WORK = 1 << 10
 
-#: Only matrices up to this size on a side are transposed once per call (a hoisted
-#: transpose of a big matrix would cost more than the strided reads it saves).
+#: Only matrices up to this size on a side are transposed once per call (a big one's would cost more than it saves).
 MAX_TRANSPOSE = 64
 
 
@@ -79,8 +78,8 @@ class Fusion:
     def describe(self) -> str:
         temps = ", ".join(f"{l.name} [{' '.join(map(str, l.storage))}]" for l in self.locals if l.per_iteration)
         copies = ", ".join(l.name for l in self.locals if not l.per_iteration)
-        where = "L1d" if self.working_set <= self.cache.l1 else "L2"
-        limit = "L2/2" if self.budget < self.cache.l2 else "L2 (no GEMM split into matrix-vector products)"
+        where = "L1d" if self.working_set <= self.cache.l1 else "L2" if self.working_set <= self.cache.l2 else "L3"
+        limit = "L2/2" if self.budget < self.cache.l2 else f"{self.budget // self.cache.l2}×L2 (no GEMM split)".removeprefix("1×")
         text = (f"fused over {self.var} (extent {self.extent}): per iteration {temps}; working set "
                 f"{_bytes(self.working_set)} <= {limit} {_bytes(self.budget)}, fits {where} ({self.cache.describe()}); "
                 f"bytes moved {_bytes(self.bytes_unfused)} -> {_bytes(self.bytes_fused)}")
@@ -221,10 +220,11 @@ def _with_transposes(stmt: ir.Statement, swap: dict) -> ir.Statement:
     return ir.Statement(stmt.target, stmt.index, body)
 
 
-def group_budget(cache: CacheSizes, working_set: int, splits_gemm: Callable[[], bool]) -> int:
-    """The most bytes one iteration of a fused group may touch: half the L2, or all of it for a group within
-    it past half whose fused loop splits no GEMM into matrix-vector products (``splits_gemm``, asked only then)."""
-    return cache.l2 if cache.l2 // 2 < working_set <= cache.l2 and not splits_gemm() else cache.l2 // 2
+def group_budget(cache: CacheSizes, working_set: int, splits_gemm: Callable[[], bool], saving: float = 1.0) -> int:
+    """Bytes one iteration of a fused group may touch: L2/2; past it, unless ``splits_gemm()`` (asked only then), the L2,
+    and past that FUSION_PAST_L2 times it where the fused loop moves ``saving`` >= PAST_L2_SAVING times fewer bytes."""
+    past = cache.l2 if working_set <= cache.l2 else FUSION_PAST_L2 * cache.l2 if saving >= PAST_L2_SAVING else cache.l2 // 2
+    return past if cache.l2 // 2 < working_set <= past and not splits_gemm() else cache.l2 // 2
 
 
 def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: Mapping[str, str],
@@ -275,7 +275,7 @@ def _fusion(program: ir.Program, start: int, group: list[ir.Statement], roles: M
     unfused = sum(math.prod(shapes[s.target]) + sum(math.prod(shapes[r]) for r in s.reads) for s in group) * itemsize
     fused = sum(size[name] for name in touched if name not in temps and name not in copies) * itemsize
     locals_ = tuple(Local(name, shapes[name], per_iteration=True) for name in temps) + tuple(copies.values())
-    budget = group_budget(cache, working, lambda: any(map(splits, group)))
+    budget = group_budget(cache, working, lambda: any(map(splits, group)), unfused / max(fused, 1))
     return None if working > budget else Fusion(start, tuple(statements), var, extent, locals_,
                                                  tuple(prologue.values()), working, unfused, fused, cache, itemsize, budget)
 
