@@ -124,7 +124,7 @@ def test_a_large_nrrd_file_is_kept_on_its_file_key_alone_and_read_again_once_cha
     """An NRRD file past SAME_BYTES (here: every file) keeps its image on its file_key: not
     opened again while unchanged; rewritten in place (same size), read again; not kept where
     it has no key (changed in the last RACY_NS), where its samples would take more than
-    1/KEEP_SHARE of the memory budget, or where its samples are in another file; one kept."""
+    1/KEEP_SHARE of the memory budget, or where its samples are in another file; two files kept."""
     import builtins
     import os
 
@@ -151,10 +151,14 @@ def test_a_large_nrrd_file_is_kept_on_its_file_key_alone_and_read_again_once_cha
     b = tl.fields.load(path)
     assert b is not a and np.array_equal(b.data, data * 3.0) and np.array_equal(a.data, data)
     assert tl.fields.load(path) is b
-    other = tmp_path / "other.nrrd"
+    other, third = tmp_path / "other.nrrd", tmp_path / "third.nrrd"
     nrrd.write(str(other), data[:4], {"encoding": "raw"}, index_order="F")
+    nrrd.write(str(third), data[:3], {"encoding": "raw"}, index_order="F")
     c = tl.fields.load(other)
-    assert list(I._LAST) == [(os.path.abspath(other), None)] and tl.fields.load(other) is c  # b let go
+    assert I.KEEP_FILES == 2 and tl.fields.load(path) is b and tl.fields.load(other) is c  # two files kept
+    t = tl.fields.load(third)  # a third: the oldest (b) let go
+    assert list(I._LAST) == [(os.path.abspath(f), None) for f in (other, third)] and tl.fields.load(third) is t
+    I._LAST.clear()
     monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(I.KEEP_SHARE * b.data.nbytes - 1))
     d = tl.fields.load(path)
     assert np.array_equal(d.data, data * 3.0) and tl.fields.load(path) is not d and not I._LAST

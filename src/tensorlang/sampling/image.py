@@ -202,7 +202,7 @@ def load(path, dim: int | None = None, world=None) -> Image:
 SAME_BYTES = 8 << 20  # (the image kept is up to 8x larger: samples as float64)
 #: a file changed this recently may change again, its times kept (a coarse file-system clock): bytes compared
 RACY_NS = 2 * 10**9
-KEEP_SHARE = 4  # a larger file's image is kept (on its file_key alone) up to this share of the memory budget
+KEEP_FILES, KEEP_SHARE = 2, 4  # images kept: of this many files, together up to this share of the memory budget
 _LAST: dict = {}
 
 
@@ -219,9 +219,8 @@ def file_key(name: str) -> tuple | None:
 
 
 def _load_same(name: str, dim: int | None, size: int) -> Image:
-    """An NRRD file of ``size`` bytes with its data inside: the image read last where its :func:`file_key`
-    (or, up to SAME_BYTES without one, its bytes) is as then (a program called again on its input file: not
-    parsed, converted or read into fresh pages again), else read anew, the image kept before let go first."""
+    """An NRRD file of ``size`` bytes with its data inside: the image kept where its :func:`file_key` (or, up to
+    SAME_BYTES without one, its bytes) is as then (a program called again on its file), else read anew."""
     key, slot, small = file_key(name), (os.path.abspath(name), dim), size <= SAME_BYTES
     last = _LAST.get(slot)
     if key is not None and last is not None and last[0] == key:
@@ -239,10 +238,11 @@ def _load_same(name: str, dim: int | None, size: int) -> Image:
         _LAST[slot] = (key, raw if key is None else None, last[2])
         return last[2]
     whole, last = small and len(raw) == size, None  # (one byte more: the file grew since its size was read)
-    _LAST.clear()  # (the image kept before let go: not two alive while this one is read)
+    for old in list(_LAST)[:len(_LAST) + 1 - KEEP_FILES] + [slot]:  # (let go before this one is read)
+        _LAST.pop(old, None)
     img = _load_nrrd(name, dim, None, raw if whole else None)
-    if (whole or not small and img.data.nbytes <= limits.memory_budget_bytes() // KEEP_SHARE and key is not None) \
-            and file_key(name) == key:  # (not where the file changed while it was read)
+    share = limits.memory_budget_bytes() // KEEP_SHARE - sum(kept[2].data.nbytes for kept in _LAST.values())
+    if (whole or not small and key is not None) and img.data.nbytes <= share and file_key(name) == key:  # (unchanged)
         _LAST[slot] = (key, raw if key is None else None, img)
     return img
 
