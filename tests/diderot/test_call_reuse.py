@@ -118,6 +118,48 @@ def test_the_header_check_and_the_image_reader_skip_a_settled_file_together(tmp_
     np.testing.assert_array_equal(again["v"][inside], 2.0 * first["v"][inside])
 
 
+def test_a_large_image_file_kept_between_calls_is_read_again_once_rewritten(tmp_path, monkeypatch):
+    """An image file past SAME_BYTES (here: every file) is kept between calls on its
+    file_key: the second call does not open it, and gives the first call's bits; rewritten
+    in place with other samples (the same size), it is read again: the C results are a fresh
+    program's and the interpreter's."""
+    import builtins
+
+    from tensorlang.sampling import image as I
+
+    monkeypatch.setattr(I, "SAME_BYTES", 0)
+    monkeypatch.setattr(I, "RACY_NS", 0)
+    monkeypatch.setattr(I, "_LAST", {})
+    p, path = _program(tmp_path), tmp_path / "vol.nrrd"
+    rng = np.random.default_rng(11)
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    for k in range(3):
+        data = rng.random((6, 7))
+        data[2, 3] = (np.nan, np.inf, -np.inf)[k]
+        stamp = os.stat(path) if path.exists() else None
+        _write(path, data)
+        if stamp is not None:
+            os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))  # (a coarse clock may not have moved)
+            assert os.stat(path).st_size == stamp.st_size
+        first = p(img=str(path))
+        opened.clear()
+        monkeypatch.setattr(builtins, "open", counting_open)
+        again = p(img=str(path))
+        monkeypatch.setattr(builtins, "open", real_open)
+        assert str(path) not in opened
+        _same(first, again)
+        _same(first, _program(tmp_path)(img=make_image(data.T, 2)))  # (NRRD axis 0: the last C axis)
+        interp = tl.compile(str(tmp_path / "prog.diderot"), backend="interp")(img=str(path))
+        for name in ("v", "g"):
+            np.testing.assert_allclose(first[name], interp[name], rtol=1e-12, atol=1e-12)
+
+
 def test_images_larger_than_the_cache_keeps_are_not_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(c_strands, "_RUNNERS", {})  # this program's runner alone
     p = _program(tmp_path)

@@ -120,6 +120,58 @@ def test_a_settled_nrrd_file_is_not_opened_again_until_it_is_rewritten(tmp_path,
     assert I.file_key(str(tmp_path / "missing.nrrd")) is None
 
 
+def test_a_large_nrrd_file_is_kept_on_its_file_key_alone_and_read_again_once_changed(tmp_path, monkeypatch):
+    """An NRRD file past SAME_BYTES (here: every file) keeps its image on its file_key: not
+    opened again while unchanged; rewritten in place (same size), read again; not kept where
+    it has no key (changed in the last RACY_NS), where its samples would take more than
+    1/KEEP_SHARE of the memory budget, or where its samples are in another file; two files kept."""
+    import builtins
+    import os
+
+    from tensorlang.sampling import image as I
+
+    monkeypatch.setattr(I, "SAME_BYTES", 0)
+    monkeypatch.setattr(I, "_LAST", {})
+    data = np.arange(30.0).reshape(5, 6) - 7.5
+    path = tmp_path / "big.nrrd"
+    nrrd.write(str(path), data, {"spacings": [1.0, 2.0], "encoding": "raw"}, index_order="F")
+    a = tl.fields.load(path)  # just written: no key, not kept
+    assert np.array_equal(a.data, data) and tl.fields.load(path) is not a and not I._LAST
+    monkeypatch.setattr(I, "RACY_NS", 0)  # settled from here on
+    a = tl.fields.load(path)
+    opened, real_open = [], builtins.open
+    monkeypatch.setattr(builtins, "open", lambda file, *a, **k: opened.append(file) or real_open(file, *a, **k))
+    assert tl.fields.load(path) is a and tl.fields.load(str(path)) is a and not opened
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert np.allclose(a.world[:2, :2], np.diag([1.0, 2.0]))
+    stamp = os.stat(path)
+    nrrd.write(str(path), data * 3.0, {"spacings": [1.0, 2.0], "encoding": "raw"}, index_order="F")
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))  # (a coarse clock may not have moved)
+    assert os.stat(path).st_size == stamp.st_size
+    b = tl.fields.load(path)
+    assert b is not a and np.array_equal(b.data, data * 3.0) and np.array_equal(a.data, data)
+    assert tl.fields.load(path) is b
+    other, third = tmp_path / "other.nrrd", tmp_path / "third.nrrd"
+    nrrd.write(str(other), data[:4], {"encoding": "raw"}, index_order="F")
+    nrrd.write(str(third), data[:3], {"encoding": "raw"}, index_order="F")
+    c = tl.fields.load(other)
+    assert I.KEEP_FILES == 2 and tl.fields.load(path) is b and tl.fields.load(other) is c  # two files kept
+    t = tl.fields.load(third)  # a third: the oldest (b) let go
+    assert list(I._LAST) == [(os.path.abspath(f), None) for f in (other, third)] and tl.fields.load(third) is t
+    I._LAST.clear()
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(I.KEEP_SHARE * b.data.nbytes - 1))
+    d = tl.fields.load(path)
+    assert np.array_equal(d.data, data * 3.0) and tl.fields.load(path) is not d and not I._LAST
+    monkeypatch.setenv("TENSORLANG_MAX_BYTES", str(I.KEEP_SHARE * b.data.nbytes))
+    assert tl.fields.load(path) is tl.fields.load(path)
+    (tmp_path / "d.raw").write_bytes(data.T.astype("<f8").tobytes())
+    (tmp_path / "d.nrrd").write_text("NRRD0004\ntype: double\ndimension: 2\nsizes: 5 6\nencoding: raw\n"
+                                     "endian: little\ndata file: d.raw\n\n")
+    e = tl.fields.load(tmp_path / "d.nrrd")
+    assert np.array_equal(e.data, data) and tl.fields.load(tmp_path / "d.nrrd") is not e
+    assert all(slot[0] != os.path.abspath(tmp_path / "d.nrrd") for slot in I._LAST)
+
+
 @pytest.mark.parametrize("encoding", ["raw", "gzip", "ascii"])
 def test_a_small_nrrd_file_is_read_from_disk_once(tmp_path, monkeypatch, encoding):
     """The bytes read to compare a small NRRD file with the one read last are the bytes

@@ -194,9 +194,7 @@ def load(path, dim: int | None = None, world=None) -> Image:
         return image(_load_npy(name), dim, world)
     if suffix in (".nrrd", ".nhdr"):
         size = _regular_file(name)
-        if suffix == ".nrrd" and world is None and size <= SAME_BYTES:
-            return _load_same(name, dim, size)
-        return _load_nrrd(name, dim, world)
+        return _load_same(name, dim, size) if suffix == ".nrrd" and world is None else _load_nrrd(name, dim, world)
     raise error("input", f"cannot read image {name!r}: expected a .npy, .nrrd or .nhdr file")
 
 
@@ -204,6 +202,7 @@ def load(path, dim: int | None = None, world=None) -> Image:
 SAME_BYTES = 8 << 20  # (the image kept is up to 8x larger: samples as float64)
 #: a file changed this recently may change again, its times kept (a coarse file-system clock): bytes compared
 RACY_NS = 2 * 10**9
+KEEP_FILES, KEEP_SHARE = 2, 4  # images kept: of this many files, together up to this share of the memory budget
 _LAST: dict = {}
 
 
@@ -220,29 +219,30 @@ def file_key(name: str) -> tuple | None:
 
 
 def _load_same(name: str, dim: int | None, size: int) -> Image:
-    """An NRRD file of ``size`` bytes with its data inside: the image read last where its
-    :func:`file_key` (or, without one, its bytes) is as then (a program called again on its
-    input file: the header parsed and the samples converted to float64 once), else read anew."""
-    key, slot = file_key(name), (os.path.abspath(name), dim)
+    """An NRRD file of ``size`` bytes with its data inside: the image kept where its :func:`file_key` (or, up to
+    SAME_BYTES without one, its bytes) is as then (a program called again on its file), else read anew."""
+    key, slot, small = file_key(name), (os.path.abspath(name), dim), size <= SAME_BYTES
     last = _LAST.get(slot)
     if key is not None and last is not None and last[0] == key:
         return last[2]
     try:
         with open(name, "rb") as fh:
-            raw = fh.read(size + 1)
+            raw = fh.read(size + 1 if small else MAX_HEADER_BYTES)
     except (OSError, ValueError):
         return _load_nrrd(name, dim, None)  # (it says what is wrong)
     end = raw.find(b"\n\n", 0, MAX_HEADER_BYTES)
     head = raw[:end if end >= 0 else MAX_HEADER_BYTES].replace(b"\r", b"").lower()
     if b"data file" in head or b"datafile" in head:  # the samples are in other files
         return _load_nrrd(name, dim, None)
-    if last is not None and last[1] == raw:
+    if small and last is not None and last[1] == raw:
         _LAST[slot] = (key, raw if key is None else None, last[2])
         return last[2]
-    whole = len(raw) == size  # (one byte more: the file grew since its size was read)
+    whole, last = small and len(raw) == size, None  # (one byte more: the file grew since its size was read)
+    for old in list(_LAST)[:len(_LAST) + 1 - KEEP_FILES] + [slot]:  # (let go before this one is read)
+        _LAST.pop(old, None)
     img = _load_nrrd(name, dim, None, raw if whole else None)
-    _LAST.clear()
-    if whole and file_key(name) == key:  # (not where the file changed while it was read)
+    share = limits.memory_budget_bytes() // KEEP_SHARE - sum(kept[2].data.nbytes for kept in _LAST.values())
+    if (whole or not small and key is not None) and img.data.nbytes <= share and file_key(name) == key:  # (unchanged)
         _LAST[slot] = (key, raw if key is None else None, img)
     return img
 
