@@ -198,6 +198,77 @@ def _block_order_equals_given_order(case, threads):
                           cprobe.probe(img, kern, order, many, threads=threads, sort=True), equal_nan=True)
 
 
+@st.composite
+def blocked_cases(draw):
+    """An image of several of the sort's blocks (2^SORT_SHIFT cells per axis) with special
+    samples, and many points: inside, on and next to the blocks' borders (where the sort's
+    key and the probe's cell could round apart), outside and not finite."""
+    d = draw(st.integers(1, 3))
+    kern = KERNELS[draw(st.sampled_from(sorted(KERNELS)))]
+    order = draw(st.integers(0, min(kern.continuity, 2)))
+    voxel = draw(st.sampled_from([(), (), (2,)]))
+    block = 1 << c_probe.SORT_SHIFT
+    sizes = tuple(draw(st.integers(kern.support, 2 * block + 7)) for _ in range(d))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    data = rng.normal(size=sizes + voxel)
+    flat = data.reshape(-1)
+    for _ in range(draw(st.integers(0, 3))):
+        flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(SPECIAL))
+    world = None
+    if draw(st.booleans()):
+        world = np.eye(d + 1)
+        world[:d, :d] = np.eye(d) * rng.uniform(0.5, 2.0, size=d) + rng.uniform(-0.3, 0.3, size=(d, d))
+        world[:d, d] = rng.uniform(-2, 2, size=d)
+    img = tl.image(data, dim=d, world=world)
+    n = draw(st.integers(1, 400))
+    s = kern.radius
+    x = rng.uniform(s - 2.5, np.array(sizes, dtype=float) - s + 1.5, size=(n, d))
+    for k in range(draw(st.integers(0, min(n, 24)))):  # on a block's border, or one ulp to either side
+        border = float(block * draw(st.integers(1, 2)))
+        x[k, k % d] = draw(st.sampled_from([border, np.nextafter(border, -np.inf), np.nextafter(border, np.inf)]))
+    for k, bad in enumerate(draw(st.lists(st.sampled_from([np.nan, np.inf, -np.inf, 1e30]), max_size=3))):
+        x[(n - 1 - k) % n, k % d] = bad
+    with np.errstate(all="ignore"):
+        points = (img.world[:d, :d] @ x.T).T + img.world[:d, d]
+    return img, kern, order, points
+
+
+def _force_image_batches(real):
+    """c_probe.source, with every tiled batch probed from the image instead (the branch a
+    batch takes when one of its points' support is not inside its block's tile)."""
+    def source(*args, **kwargs):
+        src, decl = real(*args, **kwargs)
+        assert src.count("if (room != NULL && intile)") == 1
+        return src.replace("if (room != NULL && intile)", "if (room != NULL && intile && 0)"), decl
+    return source
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None)
+@given(blocked_cases(), st.integers(1, 2))
+def test_probes_from_tiles_equal_probes_from_the_image(case, threads):
+    """In block order each block's samples are copied into a tile with other strides and its
+    points probed from there (targets/c/probe.py's TILES; csrc/probe_points.c's
+    tl_probe_tiles), or, where a batch's point reaches past its tile, from the image: every
+    result, ⊥ and ∞ included, is bit for bit the one the untiled probe and the given order
+    write, on images of several blocks with points on the blocks' borders, and with many
+    points on threads (each thread copies and probes its own range of blocks)."""
+    img, kern, order, points = case
+    given_order = cprobe.probe(img, kern, order, points, threads=threads, sort=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(c_probe, "COHERENT_POINTS", 0)
+        patch.setattr(c_probe, "TILES", 0)
+        untiled = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
+        patch.setattr(c_probe, "TILES", 1)  # tiled wherever the blocks hold a point on average
+        tiled = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
+        _block_order_equals_given_order(case, threads)  # many points: the threads' own ranges of blocks
+        patch.setattr(c_probe, "source", _force_image_batches(c_probe.source))
+        patch.setattr(cprobe, "_KERNELS", {})
+        fallback = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
+    for other in (untiled, tiled, fallback):
+        assert np.array_equal(given_order, other, equal_nan=True)
+
+
 @pytest.mark.slow
 def test_large_images_take_the_block_order_and_agree_with_the_reference():
     rng = np.random.default_rng(11)

@@ -34,19 +34,23 @@ _SROWS = "\n".join(
     f"void TL_FILL_Psrow{w}(int rows, const double *a, const double *b, const double *s, long kc, double *c, int first, "
     f"const char *pf);" for w in (1, 2, 3))
 #: A probe's shape macros and head (cprobe.source writes them) for a scalar 3-D bspln3.
-_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "PACKED": "1", "B": str(cprobe.BATCH)}
+_PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "PACKED": "1", "B": str(cprobe.BATCH), "TL_TILES": str(cprobe.TILES),
+                "TL_TILE_EDGE": "19", "TL_TILE_SIZE": str(19 ** 3)}
 _PROBE_INCLUDES = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
 _PROBE_HEAD = ("probe_head.h", {})
 _PROBE_FUNCTIONS = (
     "static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M, "
-    "double *sorted, int32_t *key, int threads);\n"
+    "double *sorted, int32_t *key, int64_t *ends, int threads);\n"
     "static void tl_probe_points(int64_t n, const double *pts, int packed, const double *data, "
     "const int64_t *sizes, const double *M, double *out, int threads, int64_t look);\n"
+    "static void tl_probe_tiles(int64_t n, const double *pts, const double *data, const int64_t *sizes, "
+    "const double *M, double *out, int threads, const int64_t *ends, int64_t total);\n"
     "static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads);\n")
 
 _PROBE_SORT = {"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048, "coherent": cprobe.COHERENT_POINTS}
-_PROBE_CELLS = ("static void tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes, "
-                "const int64_t *stride, int64_t first[B], int64_t ok[B], double w0[2][S][B]);\n")
+_PROBE_CELLS = ("static int tl_cells(const double *M, const double *pts, int64_t p0, int64_t n, const int64_t *sizes, "
+                "const int64_t *stride, int64_t first[B], int64_t ok[B], const double *org, const int64_t *tst, "
+                "int64_t tfirst[B], double w0[2][S][B]);\n")
 
 #: A strand program's head (strands.Renderer.source writes it) and what its driver calls.
 _STRANDS_PRELUDE = ("strands_prelude.h", {})
@@ -97,11 +101,12 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "gram_body3.c": ({"s": "par", "p": "tl_"}, {**_GRAM_SHAPE, "TRANSPOSED": "0"}, ("gram_pack.c", _SROWS)),
     "probe_head.h": ({}, _PROBE_SHAPE, (_PROBE_INCLUDES,)),
     "probe_sort.c": (_PROBE_SORT, _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
-    "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD}, _PROBE_SHAPE,
+    "probe_entry.c": ({"regionblocks": cprobe.REGION_BLOCKS, "regionahead": cprobe.REGION_AHEAD},
+                      {**_PROBE_SHAPE, "SHIFT": str(cprobe.SORT_SHIFT)},
                       (_PROBE_INCLUDES, _PROBE_HEAD, _PROBE_FUNCTIONS)),
     "probe_cells.c": ({"wparams": "double w0[2][S][B]", "weights": "", "low": "1.0", "radius": 2, "first": "-1.0"},
                       _PROBE_SHAPE, (_PROBE_INCLUDES, _PROBE_HEAD)),
-    "probe_points.c": ({"full": 3, "strides": "st0 = stride[0]", "unused": "(void)st0;", "parallel": 2048, "ahead": 16,
+    "probe_points.c": ({"full": 3, "wparams": "double w0[2][S][B]", "strides": "st0 = stride[0]", "unused": "(void)st0;", "parallel": 2048, "ahead": 16,
                         "firsttap": -1, "radius": 2, "rows": "", "wdecls": "double w0[2][S][B];", "wargs": "w0",
                         "lanes": "const tl_bd R0_0 = nanv;", "keep": "", "results": "double res[1][B];",
                         "packs": "", "stores": "", "unpacks": "", "streambytes": "8388608.0"},

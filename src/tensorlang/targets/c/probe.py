@@ -24,6 +24,10 @@ COHERENT_POINTS = 16
 ROWS = True
 #: in the given order each batch asks for the coordinates of the batch this many ahead (0: none)
 POINTS_AHEAD = 16
+#: in block order, each block's samples copied into a tile (csrc/probe_points.c's tl_probe_tiles) where
+#: the blocks hold at least TILES points on average (0: never; docs/performance.md, "Fields probes: each
+#: block's samples copied into a tile")
+TILES = 1024
 
 
 def _horner(coeffs: np.ndarray, var: str) -> str:
@@ -124,6 +128,7 @@ def _lanes_sums(d: int, S: int, order: int, ncomp: int, combos: list[tuple[int, 
 def _prefix(d: int, S: int, order: int, ncomp: int) -> str:
     """The source's head: the includes and the shape's macros (csrc/probe_*.c read them)."""
     full = ncomp * d ** order
+    edge = (1 << SORT_SHIFT) + S - 1
     return f"""
 #include <math.h>
 #include <stdint.h>
@@ -138,6 +143,9 @@ def _prefix(d: int, S: int, order: int, ncomp: int) -> str:
 #define UNPACK {max(1, min(UNPACK, 4096 // (ncomp * full)))}  /* points tl_unpack gathers (32 KiB at most) */
 #define UNPACK_AHEAD {UNPACK_AHEAD}  /* runs of UNPACK points whose packed results are asked for ahead */
 #define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
+#define TL_TILES {TILES}  /* blocks copied into tiles where they hold this many points on average (0: never) */
+#define TL_TILE_EDGE {edge}  /* a tile's samples per axis: a block's cells and its support */
+#define TL_TILE_SIZE {ncomp * edge ** d}  /* a tile's doubles */
 """
 
 
@@ -173,10 +181,10 @@ def _points(d: int, kern: Kernel, order: int, ncomp: int, parallel: int) -> str:
     lanes_keep = "\n        ".join(f"TL_STOREB(res[{k * len(combos) + j}], R{k}_{j});"
                                      for k in range(ncomp) for j in range(len(combos)))
     # one double a point (a scalar value): a full batch's results are one vector, stored whole
-    direct = ("if (count == B) {\n            TL_STOREB(out + p0, R0_0);\n            continue;\n        }\n        "
+    direct = ("if (count == B) {\n            TL_STOREB(out + p0, R0_0);\n            return;\n        }\n        "
               if nres == 1 else "")
     return csrc.text(
-        "probe_points.c", full=full, strides=", ".join(f"st{a} = stride[{a}]" for a in range(d)),
+        "probe_points.c", full=full, wparams=", ".join(f"double w{a}[{order + 1}][S][B]" for a in range(d)), strides=", ".join(f"st{a} = stride[{a}]" for a in range(d)),
         unused=" ".join(f"(void)st{a};" for a in range(d)), parallel=parallel, ahead=POINTS_AHEAD, firsttap=1 - s,
         radius=s, rows=prefetch_rows, wdecls=wdecls, wargs=wargs, lanes=lanes_lines, keep=lanes_keep,
         results=f"{direct}double res[{nres}][B];", packs=lanes_packs, stores=lanes_stores, unpacks=unpacks,
@@ -203,9 +211,9 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
 
 
 #: the names a probe's source defines, renamed per step (several steps share one source)
-_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_unpack", "tl_bd", "tl_bm", "tl_bdu", "tl_bmu", "tl_v4u",
+_LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_batch", "tl_probe_tiles", "tl_region", "tl_rows", "tl_unpack", "tl_bd", "tl_bm", "tl_bdu", "tl_bmu", "tl_v4u",
                 "tl_gather2", "tl_join2")
-_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
+_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "TL_TILES", "TL_TILE_EDGE", "TL_TILE_SIZE", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
            "TL_STREAM_RUN", "TL_STREAM_FENCE", "TL_LOADB", "TL_LOADM", "TL_STOREB", "TL_GATHER", "TL_SHUF8", "tl_join")
 
 

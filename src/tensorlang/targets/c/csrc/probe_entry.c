@@ -26,7 +26,19 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         double *sorted = block != NULL ? (double *)(block + (64 - (uintptr_t)block % 64) % 64) : NULL;
         int32_t *key = block != NULL ? (int32_t *)((char *)sorted + lines_sorted * 64) : NULL;
         double *packed = block != NULL ? (double *)((char *)key + lines_key * 64) : NULL;
-        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, sorted, key, threads) : -1;
+        int64_t total = 1;
+        for (int a = 0; a < D; a++) total *= ((sizes[a] - 1) >> SHIFT) + 1;
+        /* the blocks' ends, for the tiles (TL_TILES: blocks with this many points on average) */
+        int64_t *ends = TL_TILES > 0 && n >= TL_TILES * total ? (int64_t *)malloc((size_t)total * sizeof(int64_t)) : NULL;
+        const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, sorted, key, ends, threads) : -1;
+        if (blocks > 0 && ends != NULL) {
+            tl_probe_tiles(n, sorted, data, sizes, M, packed, threads, ends, blocks);
+            tl_unpack(n, key, packed, out, threads);
+            free(ends);
+            free(own);
+            return;
+        }
+        free(ends);
         if (blocks > 0) {
             /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
             int64_t look = TL_FILL_REGIONBLOCKS * (n / blocks);

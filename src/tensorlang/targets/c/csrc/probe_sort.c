@@ -12,7 +12,8 @@
    missed every cache for random points hits L1 and L2.  sorted[q] is the coordinates of
    sorted point q (64-byte aligned, for the streaming stores; else plain stores).  key[p]
    is first point p's block (total <= n < 2^31), then, once sorted, its place q in the
-   block order (the inverse permutation: tl_unpack reads each result back from there).
+   block order (the inverse permutation: tl_unpack reads each result back from there);
+   where ends is given, ends[k] is the end of block k's points in the block order.
    A point outside or not finite goes to the block of cell 0 (its result is NaN either
    way).  Returns the number of blocks, 0 where the points are coherent already (not
    sorted: key is then no order), or -1 where memory for the counts could not be had
@@ -42,7 +43,7 @@
 #define TL_STREAM_FENCE() ((void)0)
 #endif
 static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const double *M,
-                   double *sorted, int32_t *key, int threads)
+                   double *sorted, int32_t *key, int64_t *ends, int threads)
 {
     int64_t blocks[D], mult[D], total = 1;
     for (int a = D - 1; a >= 0; a--) {
@@ -153,6 +154,8 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
             free(room);
         }
     }
+    if (ends != NULL)  /* the last thread's places past its points of each block: the blocks' ends */
+        for (int64_t k = 0; k < total; k++) ends[k] = count[(int64_t)(team - 1) * (total + 1) + k];
     free(count);
     return TL_FILL_COHERENT == 0 || all_jumps * TL_FILL_COHERENT > n ? total : 0;
 }
