@@ -24,9 +24,23 @@ from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
 #: int arithmetic that wraps in two's complement, as the interpreter's does
-_IWRAP = {"+": "tl_iadd", "-": "tl_isub", "*": "tl_imul"}
+#: operators as C functions: ints wrap, division by zero sets the error flag, a real 0/0 is NaN
+_WRAP = {("int", "+"): "tl_iadd", ("int", "-"): "tl_isub", ("int", "*"): "tl_imul", ("int", "/"): "tl_idiv",
+         ("int", "%"): "tl_imod", ("real", "/"): "tl_div"}
+#: comparisons of a narrow int with an int64, as tl_ge/gt/eq<bits> (negated: True); the operator seen from the other side
+_NCMP = {">=": ("ge", False), ">": ("gt", False), "<": ("ge", True), "<=": ("gt", True), "==": ("eq", False), "!=": ("eq", True)}
+_SWAP = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
 #: the cffi declarations of what the runner calls (csrc/strands_api.h)
 DECLARATIONS = P.TYPEDEF + csrc.text("strands_api.h")
+
+
+def _rows(slots) -> tuple[dict[str, tuple[str, int]], int, int]:
+    """Each slot's table (``R``: reals, ``I``: the others) and row there, in slot order; each table's rows."""
+    rows, table = {"R": 0, "I": 0}, {}
+    for slot in slots:
+        arr = "R" if slot.ty == "real" else "I"
+        table[slot.name], rows[arr] = (arr, rows[arr]), rows[arr] + 1
+    return table, rows["R"], rows["I"]
 
 
 def _defines(**values: object) -> str:
@@ -45,22 +59,8 @@ class Renderer:
     def __init__(self, ir: S.StrandIR, steps: int | None = None):
         """``steps``: the most super-steps a run makes (counters narrow to it; None: any number)."""
         self.ir = ir
-        self.state: dict[str, tuple[str, int]] = {}
-        self.globals: dict[str, tuple[str, int]] = {}
-        for space, slots in (("s", ir.state), ("g", ir.globals)):
-            nr = ni = 0
-            table = self.state if space == "s" else self.globals
-            for slot in slots:
-                if slot.ty == "real":
-                    table[slot.name] = ("R", nr)
-                    nr += 1
-                else:
-                    table[slot.name] = ("I", ni)
-                    ni += 1
-            if space == "s":
-                self.nr, self.ni = nr, ni
-            else:
-                self.gnr, self.gni = nr, ni
+        self.state, self.nr, self.ni = _rows(ir.state)
+        self.globals, self.gnr, self.gni = _rows(ir.globals)
         #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
         self.ranges = NW.Ranges(ir, steps)
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
@@ -97,11 +97,7 @@ class Renderer:
             if e.ty in ("int", "string"):
                 return f"INT64_C({int(e.value)})"  # type: ignore[call-overload]
             v = float(e.value)  # type: ignore[arg-type]
-            if v != v:
-                return "NAN"
-            if v in (float("inf"), float("-inf")):
-                return "INFINITY" if v > 0 else "(-INFINITY)"
-            return f"({v!r})"
+            return "NAN" if v != v else ("INFINITY" if v > 0 else "(-INFINITY)") if math.isinf(v) else f"({v!r})"
         if isinstance(e, S.Ref):
             return self.ref(e.space, e.name)
         if isinstance(e, S.Bin):
@@ -109,16 +105,12 @@ class Renderer:
                 # |v| == 0 as v•v == 0 (the same truth for every argument, NaN and negatives
                 # included: the root is 0 exactly where its argument is): no square root
                 return f"({self.ex(_root_of(e.a))} {e.op} 0.0)"
-            a, b = self.ex(e.a), self.ex(e.b)
-            if e.ty == "int" and e.op == "/":
-                return f"tl_idiv({a}, {b})"
-            if e.ty == "int" and e.op == "%":
-                return f"tl_imod({a}, {b})"
-            if e.ty == "real" and e.op == "/":
-                return f"tl_div({a}, {b})"
-            if e.ty == "int" and e.op in _IWRAP:
-                return f"{_IWRAP[e.op]}({a}, {b})"
-            return f"({a} {e.op} {b})"
+            if e.op in _NCMP and (self._bits(e.a) or self._bits(e.b)) and e.a.ty == e.b.ty == "int":
+                x, y, op = (e.a, e.b, e.op) if self._bits(e.a) else (e.b, e.a, _SWAP[e.op])
+                if _steady(y, set()) and not self._bits(y):  # (a narrow row's lanes compared in its width)
+                    return f"{'!' * _NCMP[op][1]}tl_{_NCMP[op][0]}{self._bits(x)}({self.ex(x)}, {self.ex(y)})"
+            a, b, fn = self.ex(e.a), self.ex(e.b), _WRAP.get((e.ty, e.op))
+            return f"{fn}({a}, {b})" if fn else f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
             if e.ty == "int" and e.op == "-":
                 return f"tl_isub(0, {self.ex(e.a)})"
@@ -137,6 +129,11 @@ class Renderer:
         if isinstance(e, S.Len):
             return f"tl_sq[{e.seq}].len"
         return f"(({_CTY[e.ty]})({self.ex(e.a)}))"
+
+    def _bits(self, e) -> int | None:
+        """The width of a narrow state int that ``e`` reads, else None."""
+        place = self.state.get(e.name) if isinstance(e, S.Ref) and e.space not in ("l", "g") else None
+        return self.narrow.get(place[1]) if place is not None and place[0] == "I" else None
 
     def ref(self, space: str, name: str) -> str:
         if space == "l":
@@ -317,7 +314,7 @@ class Renderer:
             return []
         kept = " || ".join(f"!tl_kpid[{self.kept[key]}]" for key in self.blocked)
         head = "        int64_t i = b_ + u_; (void)i; int go_ = "
-        return (["static int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
+        return (["TL_WIDE TL_OUTLINE int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
                  "int8_t *restrict status, const double *gr, const int64_t *gi, const tl_img *img, tl_bk *bk_) {",
                  "    int64_t m_ = n - b_ < TL_BK ? n - b_ : TL_BK; int any_ = 0; int8_t go_a[TL_BK], r_a[TL_BK];",
                  f"    if ({kept}) return 0;  /* (then tl_bk_fill's folds are not all kept) */",
@@ -876,9 +873,8 @@ class Run:
         parent, then in the parent's order), their parameters set, their state initialised."""
         nb = int(self.lib.tl_nbirths())  # at most _birth_room(): tl_birth refused more (the memory budget)
         r = self.runner
-        params = r.ir.params
-        nbr = max(1, sum(1 for slot in params if r.state[slot][0] == "R"))
-        nbi = max(1, len(params) - sum(1 for slot in params if r.state[slot][0] == "R"))
+        reals, ints = ([r.state[slot][1] for slot in r.ir.params if r.state[slot][0] == arr] for arr in "RI")
+        nbr, nbi = max(1, len(reals)), max(1, len(ints))  # (the parameters' rows, in the birth buffers' order)
         par, seq = np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.int64)
         br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
         self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
@@ -893,15 +889,7 @@ class Run:
         I[:, :n0] = self.I
         for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros
             I[k].view(f"int{bits}")[n0:n1] = 0
-        kr = ki = 0
-        for slot in params:
-            arr, row = r.state[slot]
-            if arr == "R":
-                R[row, n0:] = br[order, kr]
-                kr += 1
-            else:
-                I[row, n0:] = bi[order, ki]
-                ki += 1
+        R[reals, n0:], I[ints, n0:] = br[order, :len(reals)].T, bi[order, :len(ints)].T
         self.R, self.I, self.n = R, I, n1
         self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
         live = int(self.nlive[0]) if self.indirect else n0
