@@ -36,11 +36,9 @@ DECLARATIONS = P.TYPEDEF + csrc.text("strands_api.h")
 
 def _rows(slots) -> tuple[dict[str, tuple[str, int]], int, int]:
     """Each slot's table (``R``: reals, ``I``: the others) and row there, in slot order; each table's rows."""
-    rows, table = {"R": 0, "I": 0}, {}
-    for slot in slots:
-        arr = "R" if slot.ty == "real" else "I"
-        table[slot.name], rows[arr] = (arr, rows[arr]), rows[arr] + 1
-    return table, rows["R"], rows["I"]
+    rows = {"R": itertools.count(), "I": itertools.count()}
+    table = {slot.name: (arr, next(rows[arr])) for slot in slots for arr in ("R" if slot.ty == "real" else "I",)}
+    return table, sum(a == "R" for a, _ in table.values()), sum(a == "I" for a, _ in table.values())
 
 
 def _defines(**values: object) -> str:
@@ -112,15 +110,11 @@ class Renderer:
             a, b, fn = self.ex(e.a), self.ex(e.b), _WRAP.get((e.ty, e.op))
             return f"{fn}({a}, {b})" if fn else f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
-            if e.ty == "int" and e.op == "-":
-                return f"tl_isub(0, {self.ex(e.a)})"
-            return f"({e.op}{self.ex(e.a)})"
+            return f"tl_isub(0, {self.ex(e.a)})" if e.ty == "int" and e.op == "-" else f"({e.op}{self.ex(e.a)})"
         if isinstance(e, S.Call):
             return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
-        if isinstance(e, S.Sel):
-            if self.plain:  # in lanes (tl_lanes): a select the vectorizer blends
-                return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
-            if e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
+        if isinstance(e, S.Sel):  # in lanes (tl_lanes, self.plain) ?:, which the vectorizer blends
+            if not self.plain and e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
                 return f"tl_sel{'r' if e.ty == 'real' else 'i'}({self.ex(e.c)}, {self.ex(e.a)}, {self.ex(e.b)})"
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
         if isinstance(e, S.At):
@@ -132,15 +126,14 @@ class Renderer:
 
     def _bits(self, e) -> int | None:
         """The width of a narrow state int that ``e`` reads, else None."""
-        place = self.state.get(e.name) if isinstance(e, S.Ref) and e.space not in ("l", "g") else None
-        return self.narrow.get(place[1]) if place is not None and place[0] == "I" else None
+        at = self.state.get(e.name, ("R", 0)) if isinstance(e, S.Ref) and e.space not in ("l", "g") else ("R", 0)
+        return self.narrow.get(at[1]) if at[0] == "I" else None
 
     def ref(self, space: str, name: str) -> str:
         if space == "l":
             return f"l_{name}"
         if space == "g":
-            arr, k = self.globals[name]
-            return f"g{arr.lower()}[{k}]"
+            return "g{}[{}]".format(self.globals[name][0].lower(), self.globals[name][1])
         arr, k = self.state[name]
         at = "j" if space in ("n", "o") else "i"
         base = ("tl_RP" if self.still and name.startswith("pos.") else f"tl_{arr}0") if space == "n" else arr
@@ -349,8 +342,8 @@ class Renderer:
                             st.space == "l" and st.name == name for st in S.nodes(self.ir.update, S.Set)) else _CTY[s.ty]
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
-                ref = self.ref(s.space, s.name)
-                out.append(f"{ref} = {pred} ? {self.ex(s.value)} : {ref};")
+                ref, pos = self.ref(s.space, s.name), self.method == "create" and self.still and s.name.startswith("pos.")
+                out.append(f"{'if (!kp_) ' * pos}{ref} = {pred} ? {self.ex(s.value)} : {ref};")
             elif isinstance(s, S.If) and _lane_safe(s.cond):
                 self.conds += 1
                 c = f"c{self.conds}_"
@@ -389,15 +382,17 @@ class Renderer:
             return []
         small = B.lane_images(body, ir)
         last = len(ir.iters) - 1
-        return (["TL_CLATTR static int tl_create_lanes(const int64_t *its, int64_t m_, int64_t n, int64_t b_, "
-                 "double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, const tl_img *img) {",
-                 f"    if ({' || '.join(small)}) return 0;" if small else "",
-                 "    for (int64_t u_ = 0; u_ < m_; u_++) {",
-                 "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
+        args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
+            "const int64_t *gi, const tl_img *img"  # (kp_: the positions are there already, Run.same_pos: a loop of each)
+        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int kp_) {{",
+                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    (void)kp_;",
+                 "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
-                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}"])
+                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
+                   f"TL_CLATTR static int tl_create_lanes({args}) {{ return tl_kpos ? tl_create_lanes_k(its, m_, n, b_, R, I, "
+                   "gr, gi, img, 1) : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, 0); }"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
@@ -694,11 +689,12 @@ class Runner:
         self.unset = tuple([k for k in range(max(n, 1)) if (arr, k) not in written]
                            for arr, n in (("R", self.renderer.nr), ("I", self.renderer.ni)))
 
-    def take(self, rows: tuple[int, int], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """State arrays (R, I, status) for ``n`` strands: a finished run's, or new zeros."""
+    def take(self, rows: tuple[int, int], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """State arrays (R, I, status) for ``n`` strands and the run they were: a finished run's
+        and its token, or new zeros and -1."""
         kept = self.spare.pop((rows, n), None)
         if kept is None:
-            return np.zeros((rows[0], n)), np.zeros((rows[1], n), dtype=np.int64), np.zeros(n, dtype=np.int8)
+            return np.zeros((rows[0], n)), np.zeros((rows[1], n), dtype=np.int64), np.zeros(n, dtype=np.int8), -1
         for table, unset in zip(kept, self.unset):
             table[unset] = 0
         return kept
@@ -719,7 +715,7 @@ class Run:
         self.n = n = math.prod(ext)
         self.owner = runner
         self.made = 0  # the super-steps asked for so far
-        self.R, self.I, self.status = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
+        self.R, self.I, self.status, was = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
         self.indirect = runner.ir.indirect
@@ -760,6 +756,7 @@ class Run:
             key = (tuple(ranges), self.gr.tobytes(), self.gi.tobytes(), tuple(self._others))
             last, runner.last_place = runner.last_place, (key, self.token)
             self.prev = last[1] if last is not None and last[0] == key else -1
+        self.same_pos = int(self.prev >= 0 and self.prev == was)  # (the arrays hold the positions: not stored again)
         if n:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
@@ -777,6 +774,7 @@ class Run:
 
     def _create(self, lo, ex, ranges) -> None:
         self._strings()
+        self.lib.tl_set_kpos(self.same_pos)
         self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                            self._p("double *", self.R), self._p("int64_t *", self.I),
                            self._p("int8_t *", self.status), self._p("double *", self.gr),
@@ -786,7 +784,7 @@ class Run:
     def release(self) -> None:
         """The run is over (its outputs copied out): its state arrays serve the next run."""
         if self.R.nbytes + self.I.nbytes + self.status.nbytes <= SPARE_BYTES:
-            self.owner.spare = {((self.R.shape[0], self.I.shape[0]), self.n): (self.R, self.I, self.status)}
+            self.owner.spare = {((self.R.shape[0], self.I.shape[0]), self.n): (self.R, self.I, self.status, self.token)}
 
     def _other(self, text: str) -> int:
         """A number for a string the program does not spell (equal strings, equal numbers)."""
