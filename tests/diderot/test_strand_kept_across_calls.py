@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from agreement import same
 
+from tensorlang.errors import TensorLangError
 from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
@@ -166,3 +167,29 @@ def test_folds_within_one_are_32_bits_in_lanes():
     assert re.search(r"int32_t l_n_\d+ = l_red_", src) and re.search(r"int64_t l_m_\d+ = l_red_", src)
     for threads in (1, 2):
         same(p.run({}, backend="interp"), p.run({}, backend="c", threads=threads))
+
+
+def test_a_run_that_failed_leaves_no_positions_behind(monkeypatch):
+    """Creation in lanes leaves the positions as they are only where the state arrays are those
+    of the run before, whose grid and globals were the same (``Run.same_pos``): a run that failed
+    after its creation handed no arrays on, so the next one makes its positions again."""
+    seen = []
+    start = CS.Run.__init__
+
+    def record(run, *args, **kw):
+        start(run, *args, **kw)
+        seen.append(run.same_pos)
+    monkeypatch.setattr(CS.Run, "__init__", record)
+    p = program(LIFE.replace("POS", GRID).replace(
+        "   int age = 0;\n", "   int age = 0;\n   int d = 0 if inside(pos, B) && B(pos) > 1.5 else 1;\n").replace(
+        "      age += 1;\n", "      alive = alive / d;\n      age += 1;\n"))
+    ok = board(12, 1)
+    data = ok.data.copy()
+    data[5, 5] = 2.0  # a division by zero in that strand's first update
+    p.run(dict(board=ok), backend="c")
+    with pytest.raises(TensorLangError):
+        p.run(dict(board=Image(data, 2, np.diag([1.0, 1.0, 1.0]))), backend="c")
+    a = p.run(dict(board=ok), backend="interp")
+    for _ in range(2):
+        same(a, p.run(dict(board=ok), backend="c"))
+    assert seen == [0, 1, 0, 1]

@@ -81,7 +81,7 @@ def _poison(p, steps: int) -> None:
     ir, why = strand_plan(p.checked)
     assert why is None, why
     runner = c_strands.build(ir, steps)
-    for R, I, status in runner.spare.values():
+    for R, I, status, _ in runner.spare.values():
         R.fill(np.nan)
         I.fill(-123456789)
         status.fill(3)

@@ -70,7 +70,7 @@ initially [ cell(x, y) | y in 0..11, x in 0..9 ];
 @pytest.mark.parametrize("gens", [0, 1, 7])
 def test_branchy_update_in_lanes_runs_as_the_interpreter(gens):
     p = program(BRANCHY)
-    assert "static int tl_lanes(" in source(p)
+    assert "int tl_lanes(" in source(p)
     agree(p, {"gens": gens})
 
 
@@ -81,7 +81,7 @@ def test_radius_too_small_for_a_neighbour():
 def test_an_update_lanes_cannot_run_runs_strand_by_strand():
     text = BRANCHY.replace("heat = heat + 0.25 * d;", "heat = heat + 0.25 * d + real(n / (age - 3));")
     p = program(text)
-    assert "static int tl_lanes(" not in source(p)
+    assert "int tl_lanes(" not in source(p)
     with pytest.raises(TensorLangError):  # age - 3 is 0 in some strand's fourth step: both executors refuse
         p.run({"gens": 7}, backend="c")
     agree(p, {"gens": 3})

@@ -24,9 +24,21 @@ from . import strands_probe as P
 
 _CTY = {"int": "int64_t", "real": "double", "bool": "int", "string": "int64_t"}
 #: int arithmetic that wraps in two's complement, as the interpreter's does
-_IWRAP = {"+": "tl_iadd", "-": "tl_isub", "*": "tl_imul"}
+#: operators as C functions: ints wrap, division by zero sets the error flag, a real 0/0 is NaN
+_WRAP = {("int", "+"): "tl_iadd", ("int", "-"): "tl_isub", ("int", "*"): "tl_imul", ("int", "/"): "tl_idiv",
+         ("int", "%"): "tl_imod", ("real", "/"): "tl_div"}
+#: comparisons of a narrow int with an int64, as tl_ge/gt/eq<bits> (negated: True); the operator seen from the other side
+_NCMP = {">=": ("ge", False), ">": ("gt", False), "<": ("ge", True), "<=": ("gt", True), "==": ("eq", False), "!=": ("eq", True)}
+_SWAP = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
 #: the cffi declarations of what the runner calls (csrc/strands_api.h)
 DECLARATIONS = P.TYPEDEF + csrc.text("strands_api.h")
+
+
+def _rows(slots) -> tuple[dict[str, tuple[str, int]], int, int]:
+    """Each slot's table (``R``: reals, ``I``: the others) and row there, in slot order; each table's rows."""
+    rows = {"R": itertools.count(), "I": itertools.count()}
+    table = {slot.name: (arr, next(rows[arr])) for slot in slots for arr in ("R" if slot.ty == "real" else "I",)}
+    return table, sum(a == "R" for a, _ in table.values()), sum(a == "I" for a, _ in table.values())
 
 
 def _defines(**values: object) -> str:
@@ -45,22 +57,8 @@ class Renderer:
     def __init__(self, ir: S.StrandIR, steps: int | None = None):
         """``steps``: the most super-steps a run makes (counters narrow to it; None: any number)."""
         self.ir = ir
-        self.state: dict[str, tuple[str, int]] = {}
-        self.globals: dict[str, tuple[str, int]] = {}
-        for space, slots in (("s", ir.state), ("g", ir.globals)):
-            nr = ni = 0
-            table = self.state if space == "s" else self.globals
-            for slot in slots:
-                if slot.ty == "real":
-                    table[slot.name] = ("R", nr)
-                    nr += 1
-                else:
-                    table[slot.name] = ("I", ni)
-                    ni += 1
-            if space == "s":
-                self.nr, self.ni = nr, ni
-            else:
-                self.gnr, self.gni = nr, ni
+        self.state, self.nr, self.ni = _rows(ir.state)
+        self.globals, self.gnr, self.gni = _rows(ir.globals)
         #: the int rows stored narrow (in the first bytes of their 64-bit row): row -> bits
         self.ranges = NW.Ranges(ir, steps)
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
@@ -99,11 +97,7 @@ class Renderer:
             if e.ty in ("int", "string"):
                 return f"INT64_C({int(e.value)})"  # type: ignore[call-overload]
             v = float(e.value)  # type: ignore[arg-type]
-            if v != v:
-                return "NAN"
-            if v in (float("inf"), float("-inf")):
-                return "INFINITY" if v > 0 else "(-INFINITY)"
-            return f"({v!r})"
+            return "NAN" if v != v else ("INFINITY" if v > 0 else "(-INFINITY)") if math.isinf(v) else f"({v!r})"
         if isinstance(e, S.Ref):
             return self.ref(e.space, e.name)
         if isinstance(e, S.Bin):
@@ -111,26 +105,18 @@ class Renderer:
                 # |v| == 0 as v•v == 0 (the same truth for every argument, NaN and negatives
                 # included: the root is 0 exactly where its argument is): no square root
                 return f"({self.ex(_root_of(e.a))} {e.op} 0.0)"
-            a, b = self.ex(e.a), self.ex(e.b)
-            if e.ty == "int" and e.op == "/":
-                return f"tl_idiv({a}, {b})"
-            if e.ty == "int" and e.op == "%":
-                return f"tl_imod({a}, {b})"
-            if e.ty == "real" and e.op == "/":
-                return f"tl_div({a}, {b})"
-            if e.ty == "int" and e.op in _IWRAP:
-                return f"{_IWRAP[e.op]}({a}, {b})"
-            return f"({a} {e.op} {b})"
+            if e.op in _NCMP and (self._bits(e.a) or self._bits(e.b)) and e.a.ty == e.b.ty == "int":
+                x, y, op = (e.a, e.b, e.op) if self._bits(e.a) else (e.b, e.a, _SWAP[e.op])
+                if _steady(y, set()) and not self._bits(y):  # (a narrow row's lanes compared in its width)
+                    return f"{'!' * _NCMP[op][1]}tl_{_NCMP[op][0]}{self._bits(x)}({self.ex(x)}, {self.ex(y)})"
+            a, b, fn = self.ex(e.a), self.ex(e.b), _WRAP.get((e.ty, e.op))
+            return f"{fn}({a}, {b})" if fn else f"({a} {e.op} {b})"
         if isinstance(e, S.Un):
-            if e.ty == "int" and e.op == "-":
-                return f"tl_isub(0, {self.ex(e.a)})"
-            return f"({e.op}{self.ex(e.a)})"
+            return f"tl_isub(0, {self.ex(e.a)})" if e.ty == "int" and e.op == "-" else f"({e.op}{self.ex(e.a)})"
         if isinstance(e, S.Call):
             return f"{e.fn}({', '.join(self.ex(a) for a in e.args)})"
-        if isinstance(e, S.Sel):
-            if self.plain:  # in lanes (tl_lanes): a select the vectorizer blends
-                return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
-            if e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
+        if isinstance(e, S.Sel):  # in lanes (tl_lanes, self.plain) ?:, which the vectorizer blends
+            if not self.plain and e.ty != "string" and _eager(e.a) and _eager(e.b):  # data-dependent conditions (life's rule)
                 return f"tl_sel{'r' if e.ty == 'real' else 'i'}({self.ex(e.c)}, {self.ex(e.a)}, {self.ex(e.b)})"
             return f"({self.ex(e.c)} ? {self.ex(e.a)} : {self.ex(e.b)})"
         if isinstance(e, S.At):
@@ -140,12 +126,16 @@ class Renderer:
             return f"tl_sq[{e.seq}].len"
         return f"(({_CTY[e.ty]})({self.ex(e.a)}))"
 
+    def _bits(self, e) -> int | None:
+        """The width of a narrow state int that ``e`` reads, else None."""
+        at = self.state.get(e.name, ("R", 0)) if isinstance(e, S.Ref) and e.space not in ("l", "g") else ("R", 0)
+        return self.narrow.get(at[1]) if at[0] == "I" else None
+
     def ref(self, space: str, name: str) -> str:
         if space == "l":
             return f"l_{name}"
         if space == "g":
-            arr, k = self.globals[name]
-            return f"g{arr.lower()}[{k}]"
+            return "g{}[{}]".format(self.globals[name][0].lower(), self.globals[name][1])
         arr, k = self.state[name]
         at = "j" if space in ("n", "o") else "i"
         base = ("tl_RP" if self.still and name.startswith("pos.") else f"tl_{arr}0") if space == "n" else arr
@@ -319,7 +309,7 @@ class Renderer:
             return []
         kept = " || ".join(f"!tl_kpid[{self.kept[key]}]" for key in self.blocked)
         head = "        int64_t i = b_ + u_; (void)i; int go_ = "
-        return (["static int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
+        return (["TL_WIDE TL_OUTLINE int tl_lanes(int64_t b_, int64_t n, double *restrict R, int64_t *restrict I, "
                  "int8_t *restrict status, const double *gr, const int64_t *gi, const tl_img *img, tl_bk *bk_) {",
                  "    int64_t m_ = n - b_ < TL_BK ? n - b_ : TL_BK; int any_ = 0; int8_t go_a[TL_BK], r_a[TL_BK];",
                  f"    if ({kept}) return 0;  /* (then tl_bk_fill's folds are not all kept) */",
@@ -353,8 +343,8 @@ class Renderer:
                     out.append(f"{ty} l_{name} = {self.ex(s.init) if s.init is not None else '0'};")
                 self.lane32.update([name] if ty == "int32_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
-                ref = self.ref(s.space, s.name)
-                out.append(f"{ref} = {pred} ? {self.ex(s.value)} : {ref};")
+                ref, pos = self.ref(s.space, s.name), self.method == "create" and self.still and s.name.startswith("pos.")
+                out.append(f"{'if (!kp_) ' * pos}{ref} = {pred} ? {self.ex(s.value)} : {ref};")
             elif isinstance(s, S.If) and _lane_safe(s.cond):
                 self.conds += 1
                 c = f"c{self.conds}_"
@@ -393,15 +383,17 @@ class Renderer:
             return []
         small = B.lane_images(body, ir)
         last = len(ir.iters) - 1
-        return (["TL_CLATTR static int tl_create_lanes(const int64_t *its, int64_t m_, int64_t n, int64_t b_, "
-                 "double *restrict R, int64_t *restrict I, const double *gr, const int64_t *gi, const tl_img *img) {",
-                 f"    if ({' || '.join(small)}) return 0;" if small else "",
-                 "    for (int64_t u_ = 0; u_ < m_; u_++) {",
-                 "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
+        args = "const int64_t *its, int64_t m_, int64_t n, int64_t b_, double *restrict R, int64_t *restrict I, const double *gr, " \
+            "const int64_t *gi, const tl_img *img"  # (kp_: the positions are there already, Run.same_pos: a loop of each)
+        return ([f"TL_CLATTR TL_INLINE int tl_create_lanes_k({args}, const int kp_) {{",
+                 f"    if ({' || '.join(small)}) return 0;" if small else "", "    (void)kp_;",
+                 "    for (int64_t u_ = 0; u_ < m_; u_++) {", "        int64_t i = b_ + u_; (void)i; int go_ = 1, r_ = 0; (void)r_;"]
                 + [f"        int64_t l_it_{it} = its[{k}]{' + u_' if k == last else ''}; (void)l_it_{it};"
                    for k, it in enumerate(ir.iters)]
                 + ["        " + ln for ln in lines]
-                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}"])
+                + ["    }", "    (void)R; (void)I; (void)gr; (void)gi; (void)img; (void)n;", "    return 1;", "}",
+                   f"TL_CLATTR static int tl_create_lanes({args}) {{ return tl_kpos ? tl_create_lanes_k(its, m_, n, b_, R, I, "
+                   "gr, gi, img, 1) : tl_create_lanes_k(its, m_, n, b_, R, I, gr, gi, img, 0); }"])
 
     def pos_slots(self) -> list[str]:
         return sorted((name for name in self.state if name.startswith("pos.")), key=lambda x: int(x[4:]))
@@ -698,11 +690,12 @@ class Runner:
         self.unset = tuple([k for k in range(max(n, 1)) if (arr, k) not in written]
                            for arr, n in (("R", self.renderer.nr), ("I", self.renderer.ni)))
 
-    def take(self, rows: tuple[int, int], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """State arrays (R, I, status) for ``n`` strands: a finished run's, or new zeros."""
+    def take(self, rows: tuple[int, int], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """State arrays (R, I, status) for ``n`` strands and the run they were: a finished run's
+        and its token, or new zeros and -1."""
         kept = self.spare.pop((rows, n), None)
         if kept is None:
-            return np.zeros((rows[0], n)), np.zeros((rows[1], n), dtype=np.int64), np.zeros(n, dtype=np.int8)
+            return np.zeros((rows[0], n)), np.zeros((rows[1], n), dtype=np.int64), np.zeros(n, dtype=np.int8), -1
         for table, unset in zip(kept, self.unset):
             table[unset] = 0
         return kept
@@ -723,7 +716,7 @@ class Run:
         self.n = n = math.prod(ext)
         self.owner = runner
         self.made = 0  # the super-steps asked for so far
-        self.R, self.I, self.status = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
+        self.R, self.I, self.status, was = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
         self.indirect = runner.ir.indirect
@@ -764,6 +757,7 @@ class Run:
             key = (tuple(ranges), self.gr.tobytes(), self.gi.tobytes(), tuple(self._others))
             last, runner.last_place = runner.last_place, (key, self.token)
             self.prev = last[1] if last is not None and last[0] == key else -1
+        self.same_pos = int(self.prev >= 0 and self.prev == was)  # (the arrays hold the positions: not stored again)
         if n:
             lo = np.array([lo for lo, _ in ranges] or [0], dtype=np.int64)
             ex = np.array(ext or [1], dtype=np.int64)
@@ -781,6 +775,7 @@ class Run:
 
     def _create(self, lo, ex, ranges) -> None:
         self._strings()
+        self.lib.tl_set_kpos(self.same_pos)
         self.lib.tl_create(self.n, max(1, len(ranges)), self._p("int64_t *", lo), self._p("int64_t *", ex),
                            self._p("double *", self.R), self._p("int64_t *", self.I),
                            self._p("int8_t *", self.status), self._p("double *", self.gr),
@@ -790,7 +785,7 @@ class Run:
     def release(self) -> None:
         """The run is over (its outputs copied out): its state arrays serve the next run."""
         if self.R.nbytes + self.I.nbytes + self.status.nbytes <= SPARE_BYTES:
-            self.owner.spare = {((self.R.shape[0], self.I.shape[0]), self.n): (self.R, self.I, self.status)}
+            self.owner.spare = {((self.R.shape[0], self.I.shape[0]), self.n): (self.R, self.I, self.status, self.token)}
 
     def _other(self, text: str) -> int:
         """A number for a string the program does not spell (equal strings, equal numbers)."""
@@ -877,9 +872,8 @@ class Run:
         parent, then in the parent's order), their parameters set, their state initialised."""
         nb = int(self.lib.tl_nbirths())  # at most _birth_room(): tl_birth refused more (the memory budget)
         r = self.runner
-        params = r.ir.params
-        nbr = max(1, sum(1 for slot in params if r.state[slot][0] == "R"))
-        nbi = max(1, len(params) - sum(1 for slot in params if r.state[slot][0] == "R"))
+        reals, ints = ([r.state[slot][1] for slot in r.ir.params if r.state[slot][0] == arr] for arr in "RI")
+        nbr, nbi = max(1, len(reals)), max(1, len(ints))  # (the parameters' rows, in the birth buffers' order)
         par, seq = np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.int64)
         br, bi = np.empty((nb, nbr)), np.empty((nb, nbi), dtype=np.int64)
         self.lib.tl_take_births(self._p("int64_t *", par), self._p("int64_t *", seq), self._p("double *", br),
@@ -894,15 +888,7 @@ class Run:
         I[:, :n0] = self.I
         for k, bits in r.narrow.items():  # a narrow row's n0 values are its first bytes, the new ones zeros
             I[k].view(f"int{bits}")[n0:n1] = 0
-        kr = ki = 0
-        for slot in params:
-            arr, row = r.state[slot]
-            if arr == "R":
-                R[row, n0:] = br[order, kr]
-                kr += 1
-            else:
-                I[row, n0:] = bi[order, ki]
-                ki += 1
+        R[reals, n0:], I[ints, n0:] = br[order, :len(reals)].T, bi[order, :len(ints)].T
         self.R, self.I, self.n = R, I, n1
         self.status = np.concatenate([self.status, np.zeros(nb, dtype=np.int8)])
         live = int(self.nlive[0]) if self.indirect else n0

@@ -19,4 +19,5 @@ typedef struct { const double *data; int64_t len; int64_t comps; } tl_seq;
 void tl_set_seqs(const tl_seq *s);
 void tl_set_run(int64_t run);
 void tl_set_prev(int64_t prev);
+void tl_set_kpos(int k);
 void tl_set_bmax(int64_t m);

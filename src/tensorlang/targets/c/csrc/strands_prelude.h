@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 static int64_t tl_err_flag;
+static int tl_kpos; void tl_set_kpos(int k) { tl_kpos = k; }  /* a run on arrays holding its positions */
 /* ints are 64-bit two's complement and wrap (as the interpreter's do): no undefined overflow */
 static inline int64_t tl_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t tl_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
@@ -24,6 +25,12 @@ static inline double tl_at(int k, int64_t i, int c) {
     if (i < 0 || i >= q->len) { tl_err_flag = 4; return 0; }
     return q->data[i * q->comps + c];
 }
+/* a narrow int (8, 16, 32 bits) compared with an int64 (a global, a constant) in the narrow width: 2-8x the lanes */
+#define TL_NCMP(B) static inline int##B##_t tl_nc##B(int64_t b) { return b < INT##B##_MIN ? INT##B##_MIN : b > INT##B##_MAX ? INT##B##_MAX : (int##B##_t)b; } \
+    static inline int tl_ge##B(int##B##_t a, int64_t b) { return (a >= tl_nc##B(b)) & (b <= INT##B##_MAX); } \
+    static inline int tl_gt##B(int##B##_t a, int64_t b) { return (a > tl_nc##B(b)) | (b < INT##B##_MIN); } \
+    static inline int tl_eq##B(int##B##_t a, int64_t b) { return (a == (int##B##_t)b) & (b == (int##B##_t)b); }
+TL_NCMP(8) TL_NCMP(16) TL_NCMP(32)
 static inline int64_t tl_iabs(int64_t a) { return a < 0 ? tl_isub(0, a) : a; }
 static inline int64_t tl_imin(int64_t a, int64_t b) { return b < a ? b : a; }
 static inline int64_t tl_imax(int64_t a, int64_t b) { return b > a ? b : a; }
@@ -66,15 +73,21 @@ static void tl_count(const int8_t *status, int64_t n, int64_t *active, int64_t *
 #define TL_INLINE static inline
 #define TL_OUTLINE static
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__AVX512BW__)  /* loops in lanes: 512-bit
+   vectors where the target has them (gcc's default is 256) */
+#define TL_WIDE __attribute__((target("prefer-vector-width=512")))
+#else
+#define TL_WIDE
+#endif
 #if defined(__GNUC__) && !defined(__clang__)  /* the create in lanes: floor and selects vectorized (FP flags
    ignored: no value changes), no SLP fusing of a multiply with an alternating add and subtract */
-#define TL_CLATTR __attribute__((optimize("no-trapping-math", "no-tree-slp-vectorize")))
+#define TL_CLATTR TL_WIDE __attribute__((optimize("no-trapping-math", "no-tree-slp-vectorize")))
 #else
 #define TL_CLATTR
 #endif
 #if defined(__GNUC__) && !defined(__clang__)  /* tl_bk_fill: its loops across a block's lanes stay whole (gcc's
    unroll-and-jam of the offsets' loop left them scalar) */
-#define TL_NOJAM __attribute__((optimize("no-loop-unroll-and-jam")))
+#define TL_NOJAM TL_WIDE __attribute__((optimize("no-loop-unroll-and-jam")))
 #else
 #define TL_NOJAM
 #endif
