@@ -259,19 +259,15 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
                                      "atan", "sinh", "cosh", "tanh", "erf", "erfc", "ceil", "floor", "round",
                                      "trunc", "sgn")},
     **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
-    "abs": _real_or_int,
-    "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
+    "abs": _real_or_int, "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
     "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp,
     "wrap": _image, "mirror": _image,  # size(img): its samples per axis, an int[d]
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
-    "inside": _inside, "normalize": _vec,
-    "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
+    "inside": _inside, "normalize": _vec, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
     "inv": lambda a: _reciprocal(a) or _square(a, lambda n: tensor(n, n), fields=True),
-    "det": lambda a: _square(a, lambda n: REAL, fields=True),
-    "trace": lambda a: _square(a, lambda n: REAL, fields=True),
-    "transpose": _transpose, "modulate": _modulate,
-    "length": _length, "load": _load,
+    "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
+    "transpose": _transpose, "modulate": _modulate, "length": _length, "load": _load,
     "numStrands": _count, "numActive": _count, "numStable": _count,
 }
 
