@@ -82,3 +82,38 @@ def test_an_operation_that_needs_the_undeclared_images_type_says_to_declare_it()
         check(parse_program(text))
     assert info.value.code == "shape" and "declare the image with its type" in info.value.message
     assert info.value.diagnostics[0].span.line == 2
+
+
+# Three more faults the mutated programs found (each a traceback before): a range of a
+# strand grid that reads an earlier iterator, a sphere query without its radius, and a
+# probe of a border-controlled image at a position past 2^63 samples.
+
+def test_an_iteration_range_cannot_read_another_iterator_as_in_diderotc():
+    text = ("#version 2.0\nstrand s(int a, int b) { output int o = a + b; update { stabilize; } }\n"
+            "create_collection { s(a, b) | a in 0..3, b in 0..a };\n")
+    with pytest.raises(TensorLangError) as info:
+        check(parse_program(text))
+    assert info.value.code == "undeclared" and (info.value.diagnostics[0].span.line, info.value.diagnostics[0].span.col) == (3, 50)
+
+
+@pytest.mark.parametrize("query", ["sphere()", "sphere(true)", "sphere(1.0, 2.0)", "sphere(pos, 1.0, 2.0)"])
+def test_a_sphere_query_needs_a_radius(query):
+    text = ("#version 2.0\nstrand s(int i) { vec2 pos = [real(i), 0]; output int near = 0;\n"
+            f"  update {{ near = sum {{ 1 | m in {query} }}; stabilize; }} }}\n"
+            "initially [ s(i) | i in 0..4 ];\n")
+    with pytest.raises(TensorLangError) as info:
+        check(parse_program(text))
+    assert info.value.code == "shape" and info.value.diagnostics[0].span.line == 3
+    ok = text.replace(query, "sphere(1.5)")
+    assert list(strands(check(parse_program(ok))).run({}, backend="interp").outputs["near"]) == [1, 2, 2, 2, 1]
+
+
+@pytest.mark.parametrize("border, expect", [("clamp", 6.0), ("wrap", 1.0), ("mirror", 5.0)])
+def test_a_border_controlled_probe_far_outside_the_image_reads_its_border(files, border, expect):
+    # the samples are 0..6; 1e300 is 8 past a multiple of 14 (2 * 7, the mirror's period), so it
+    # is sample 8 mod 7 = 1 wrapped, 13 - 8 = 5 mirrored, the last (6) clamped
+    assert np.fmod(1e300, 14.0) == 8.0
+    text = (f'#version 2.0\nfield#0(1)[] F = tent ⊛ {border}(image("line.nrrd"));\n'
+            "strand s(int i) { output real o = F(1e300); update { stabilize; } }\ninitially [ s(i) | i in 0..0 ];\n")
+    out = strands(check(parse_program(text)), str(files)).run({}, backend="interp").outputs["o"]
+    assert out.tolist() == [expect]

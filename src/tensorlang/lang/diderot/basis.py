@@ -260,8 +260,7 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
                                      "trunc", "sgn")},
     **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
     "abs": _real_or_int, "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
-    "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp,
-    "wrap": _image, "mirror": _image,  # size(img): its samples per axis, an int[d]
+    "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp, "wrap": _image, "mirror": _image,
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
     "inside": _inside, "normalize": _vec, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),

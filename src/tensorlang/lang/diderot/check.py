@@ -166,8 +166,7 @@ class Checker:
         return Ty("field", ty.shape, d, ty.k)
 
     def images(self, e, want: tuple[str, Ty, bool]) -> None:
-        """image("file") in a declared field: (its name, its type, whether only + - ⊛ if and border control stand
-        between, so the file's voxels are the type's); the interpreter checks the file's dimension (and voxels)."""
+        """image("file") in a declared field: (its name, type, whether the voxels are the type's: + - ⊛ if border)."""
         self.c.images.update({id(e): want} if isinstance(e, A.Load) else {})
         keep = isinstance(e, A.Cond) or getattr(e, "op", "") in ("+", "-", "⊛") or \
             isinstance(e, A.Apply) and getattr(e.func, "name", "") in ("clamp", "wrap", "mirror")
@@ -219,14 +218,14 @@ class Checker:
                 if cls in kinds:
                     self.fail("syntax", f"a grid of strands (initially [ ... ], create_array) cannot use '{word}': "
                                         "create a collection (initially { ... }, create_collection) instead", create)
-        scope = _Scope(top, "local")
+        scope, outer = _Scope(top, "local"), _Scope(top, "local")  # (the ranges see no iterator, as in diderotc)
         for it in create.iters:
             if isinstance(it.domain, A.Range):
                 for end in (it.domain.lo, it.domain.hi):
-                    self.integer(end, scope, "an iteration range's ends are integers")
+                    self.integer(end, outer, "an iteration range's ends are integers")
                 scope.names[it.name] = INT
             else:
-                dom = self.expr(it.domain, scope)
+                dom = self.expr(it.domain, outer)
                 if create.grid or dom.kind != "seq":
                     self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
                 scope.names[it.name] = self.element(dom, it.domain)
@@ -510,8 +509,9 @@ class Checker:
                     self.fail("syntax", "sphere() queries are made in strand methods", e)
                 if "pos" not in self.c.state:
                     self.fail("undeclared", "sphere() needs a strand state variable pos", e)
-                for a in e.args:
-                    self.expr(a, scope)
+                tys = [self.expr(a, scope) for a in e.args]
+                if not (len(tys) == 1 or len(tys) == 2 and assignable(self.c.state["pos"], tys[0])) or not is_num(tys[-1]):
+                    self.fail("shape", "a sphere query is sphere(r), or sphere(x, r) with x a position as pos is, r a real", e)
                 self.c.communicates = True
                 self.c.shared.add("pos")
                 return Ty("set", name=self.strand.name)

@@ -60,7 +60,8 @@ def _taps(n: np.ndarray, s: int, sizes, mode: str | None):
     """Per axis: the sample indices n+1-s .. n+s, mapped by the border mode."""
     out = []
     for a, size in enumerate(sizes):
-        idx = np.arange(int(n[a]) + 1 - s, int(n[a]) + s + 1)
+        c = int(n[a] if mode is None else np.clip(n[a], -s - 1, size + s) if mode == "clamp" else np.mod(n[a], 2 * size))
+        idx = np.arange(c + 1 - s, c + s + 1)  # (c: n, or the cell past which the border gives the same taps)
         if mode == "clamp":
             idx = np.clip(idx, 0, size - 1)
         elif mode == "wrap":
