@@ -55,17 +55,9 @@ def strands(checked: "Checked", base_dir: str | None = None) -> "StrandProgram":
     return StrandProgram(checked, base_dir)
 
 
-LANGUAGE = Language(
-    name="diderot",
-    suffixes=(".diderot",),
-    parse=_parse,
-    check=typecheck,
-    lower=_lower,
-    interpret=_interpret,
-    print=_print,
-    description="Diderot: strands probing tensor fields (versions 1.0 and 2.0)",
-    strands=strands,
-    binds_params=True,  # no symbolic sizes: the registry has nothing to bind
-)
+LANGUAGE = Language(name="diderot", suffixes=(".diderot",), parse=_parse, check=typecheck, lower=_lower,
+                    interpret=_interpret, print=_print, strands=strands,
+                    description="Diderot: strands probing tensor fields (versions 1.0 and 2.0)",
+                    binds_params=True)  # no symbolic sizes: the registry has nothing to bind
 
 __all__ = ["LANGUAGE", "parse_program", "strands", "typecheck"]

@@ -36,6 +36,7 @@ class Checked:
     #: typed with its position as the identity field (so it is a field expression, with
     #: derivatives), "point" where it only types with the position as a tensor (probes only)
     field_fns: dict[str, str] = field(default_factory=dict)
+    images: dict[int, tuple[str, Ty, bool]] = field(default_factory=dict)  # image("file"): Checker.images
 
     @property
     def name(self) -> str:
@@ -72,6 +73,8 @@ class Checker:
 
     # ---------------------------------------------------------------- helpers
     def fail(self, code: str, message: str, node) -> NoReturn:
+        if "(None)" in message:  # a type that only the file of an image("file.nrrd") says, when the program runs
+            message += ': declare the image with its type to use it so (image(2)[] img = image("file.nrrd");)'
         raise error(code, message, getattr(node, "span", None))
 
     def element(self, t: Ty, node) -> Ty:
@@ -118,6 +121,8 @@ class Checker:
                 if ty.kind == "field" and ty.k is None and value.kind == "field":
                     ty = Ty("field", ty.shape, ty.dim, value.k)
                 self.expect(ty, value, init, f"the value of {decl.name}")
+                if ty.kind in ("field", "image") and value.dim is None:
+                    self.images(init, (decl.name, ty, True))
             elif not isinstance(decl, A.InputDecl) and ty.kind in ("field", "image", "kernel"):
                 self.fail("uninit", f"{decl.name} has no value", decl)
             top.names[decl.name] = ty
@@ -159,6 +164,15 @@ class Checker:
                       f"{'a field' if value.kind == 'field' else value}", decl.init)
         self.c.field_fns[decl.name] = mode
         return Ty("field", ty.shape, d, ty.k)
+
+    def images(self, e, want: tuple[str, Ty, bool]) -> None:
+        """image("file") in a declared field: (its name, type, whether the voxels are the type's: + - ⊛ if border)."""
+        self.c.images.update({id(e): want} if isinstance(e, A.Load) else {})
+        keep = isinstance(e, A.Cond) or getattr(e, "op", "") in ("+", "-", "⊛") or \
+            isinstance(e, A.Apply) and getattr(e.func, "name", "") in ("clamp", "wrap", "mirror")
+        for x in A.children(e):
+            if (t := self.c.types.get(id(x))) is not None and t.kind in ("field", "image") and t.dim is None:
+                self.images(x, want if keep else want[:2] + (False,))
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
         scope = _Scope(top, "local")
@@ -204,14 +218,14 @@ class Checker:
                 if cls in kinds:
                     self.fail("syntax", f"a grid of strands (initially [ ... ], create_array) cannot use '{word}': "
                                         "create a collection (initially { ... }, create_collection) instead", create)
-        scope = _Scope(top, "local")
+        scope, outer = _Scope(top, "local"), _Scope(top, "local")  # (the ranges see no iterator, as in diderotc)
         for it in create.iters:
             if isinstance(it.domain, A.Range):
                 for end in (it.domain.lo, it.domain.hi):
-                    self.integer(end, scope, "an iteration range's ends are integers")
+                    self.integer(end, outer, "an iteration range's ends are integers")
                 scope.names[it.name] = INT
             else:
-                dom = self.expr(it.domain, scope)
+                dom = self.expr(it.domain, outer)
                 if create.grid or dom.kind != "seq":
                     self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
                 scope.names[it.name] = self.element(dom, it.domain)
@@ -495,8 +509,9 @@ class Checker:
                     self.fail("syntax", "sphere() queries are made in strand methods", e)
                 if "pos" not in self.c.state:
                     self.fail("undeclared", "sphere() needs a strand state variable pos", e)
-                for a in e.args:
-                    self.expr(a, scope)
+                tys = [self.expr(a, scope) for a in e.args]
+                if not (len(tys) == 1 or len(tys) == 2 and assignable(self.c.state["pos"], tys[0])) or not is_num(tys[-1]):
+                    self.fail("shape", "a sphere query is sphere(r), or sphere(x, r) with x a position as pos is, r a real", e)
                 self.c.communicates = True
                 self.c.shared.add("pos")
                 return Ty("set", name=self.strand.name)

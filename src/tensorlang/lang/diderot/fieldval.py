@@ -60,7 +60,8 @@ def _taps(n: np.ndarray, s: int, sizes, mode: str | None):
     """Per axis: the sample indices n+1-s .. n+s, mapped by the border mode."""
     out = []
     for a, size in enumerate(sizes):
-        idx = np.arange(int(n[a]) + 1 - s, int(n[a]) + s + 1)
+        c = int(n[a] if mode is None else np.clip(n[a], -s - 1, size + s) if mode == "clamp" else np.mod(n[a], 2 * size))
+        idx = np.arange(c + 1 - s, c + s + 1)  # (c: n, or the cell past which the border gives the same taps)
         if mode == "clamp":
             idx = np.clip(idx, 0, size - 1)
         elif mode == "wrap":
@@ -165,8 +166,8 @@ class Lifted(Field):
     """Arithmetic of fields and constants, lifted pointwise, with its derivative rules
     (products by Leibniz's rule, quotients as a * (1/b) past the first derivative)."""
 
-    def __init__(self, op: str, a, b, dim: int):
-        self.op, self.a, self.b, self.dim = op, a, b, dim
+    def __init__(self, op: str, a, b, dim: int | None):  # dim None: a field over image("file"), as its operand's
+        self.op, self.a, self.b, self.dim = op, a, b, dim if dim is not None else getattr(a, "dim", None) or b.dim
 
     def inside(self, x) -> bool:
         return all(f.inside(x) for f in (self.a, self.b) if isinstance(f, Field))
@@ -603,7 +604,7 @@ class Pointwise(Field):
         return self.fn(x)
 
 
-def applied(name: str, f: Field, dim: int, scalar: bool) -> Field:
+def applied(name: str, f: Field, dim: int | None, scalar: bool) -> Field:
     """``name(F)``, a function of the basis library (one of :data:`APPLIED`) of a field F
     (``scalar``: F is a scalar field)."""
     if name == "inv" and scalar:  # 1/F

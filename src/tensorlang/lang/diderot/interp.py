@@ -236,7 +236,7 @@ class Compiler:
             return lambda fr: not a(fr)
         t = self.ty(e)
         if t.kind == "field":
-            return lambda fr: FV.Lifted("neg", a(fr), None, _dim(t))
+            return lambda fr: FV.Lifted("neg", a(fr), None, t.dim)
         if t.kind == "int":
             return lambda fr: wrap64(-a(fr))
         return lambda fr: -a(fr)
@@ -268,7 +268,7 @@ class Compiler:
         if t.kind == "int":
             return lambda fr: wrap64(abs(a(fr)))
         if t.kind == "field":
-            return lambda fr: FV.Lifted("norm", a(fr), None, _dim(t))
+            return lambda fr: FV.Lifted("norm", a(fr), None, t.dim)
         if t.shape == ():
             return lambda fr: abs(float(a(fr)))
         return lambda fr: _norm(a(fr))
@@ -374,7 +374,7 @@ class Compiler:
             which = _COUNTS[name]
             return lambda fr: fr.rt.count(which)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
-            a, d, scalar = args[0], _dim(tys[0]), tys[0].shape == ()
+            a, d, scalar = args[0], tys[0].dim, tys[0].shape == ()
             return lambda fr: FV.applied(name, a(fr), d, scalar)
         if name == "inv" and tys[0].shape == ():  # 1/x of a real
             a = args[0]
@@ -487,7 +487,8 @@ class Compiler:
     def e_Load(self, e):
         path = self.expr(e.path)
         if e.what == "image":
-            return lambda fr: fr.rt.image(path(fr))
+            want = self.c.images.get(id(e))
+            return lambda fr: fr.rt.image(path(fr), want, e.span)
         return lambda fr: fr.rt.sequence(path(fr), None)
 
     # ---- statements
@@ -632,12 +633,6 @@ def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
     if scope == "state":
         return checked.state[s.name]
     return checked.types.get(id(s.value), Ty("void"))
-
-
-def _dim(ty: Ty) -> int:
-    """The dimension of a field type (the checker gives every field one)."""
-    assert ty.dim is not None, ty
-    return ty.dim
 
 
 def _elem(ty: Ty) -> Ty:
@@ -1061,10 +1056,12 @@ class Runtime:
                 return candidate
         return path
 
-    def image(self, path):
-        if isinstance(path, Image):
-            return path
-        return load_image(self._path(str(path)))
+    def image(self, path, want: tuple | None = None, span=None):  # want: Checked.images's
+        img = path if isinstance(path, Image) else load_image(self._path(str(path)))
+        if want is not None and (img.dim != want[1].dim or want[2] and img.voxel_shape != want[1].shape):
+            raise error("input", f"image({str(path)!r}) in the definition of {want[0]} ({want[1]}) is {img.dim}-D "
+                                 f"with voxels of shape {list(img.voxel_shape)}", span)
+        return img
 
     def sequence(self, value, elem: Ty | None):
         if isinstance(value, str):
