@@ -117,3 +117,16 @@ def test_a_border_controlled_probe_far_outside_the_image_reads_its_border(files,
             "strand s(int i) { output real o = F(1e300); update { stabilize; } }\ninitially [ s(i) | i in 0..0 ];\n")
     out = strands(check(parse_program(text)), str(files)).run({}, backend="interp").outputs["o"]
     assert out.tolist() == [expect]
+
+
+def test_the_command_line_shows_a_run_time_error_in_the_programs_text(files, monkeypatch, capsys):
+    """``tensorlang run`` names the file, line and column of a run-time error that has a
+    position, with the source line under it (it printed ``tensorlang:2:34`` alone)."""
+    from tensorlang.cli import main
+
+    (files / "p.diderot").write_text(_program('field#0(2)[] V = tent ⊛ image("cube.nrrd");', "real"),
+                                     encoding="utf-8")
+    monkeypatch.chdir(files)
+    assert main(["run", "p.diderot", "--backend", "interp"]) == 1
+    err = capsys.readouterr().err
+    assert "p.diderot:2:" in err and "error[input]" in err and 'image("cube.nrrd")' in err.split("\n", 1)[1], err

@@ -323,8 +323,11 @@ class StrandRun(Unpicklable):
                                    self.grid)
 
         started = time.perf_counter()
-        res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
-                        lambda text: say.line(f"tensorlang: note: {text}"))
+        try:  # a run-time error at a position points into the program's text
+            res = self._run(given, opts.limit, opts.threads, opts.snapshot, snap if opts.snapshot else None, say,
+                            lambda text: say.line(f"tensorlang: note: {text}"))
+        except TensorLangError as exc:
+            raise exc.with_source(self.source) from None
         seconds = time.perf_counter() - started
         say.done()
         _print_text(res.printed, opts.print_to, out)
