@@ -130,3 +130,12 @@ def test_the_command_line_shows_a_run_time_error_in_the_programs_text(files, mon
     assert main(["run", "p.diderot", "--backend", "interp"]) == 1
     err = capsys.readouterr().err
     assert "p.diderot:2:" in err and "error[input]" in err and 'image("cube.nrrd")' in err.split("\n", 1)[1], err
+
+
+def test_a_global_image_that_does_not_fit_is_called_a_global_not_an_input(files):
+    text = ('#version 2.0\nimage(2)[] img = image("cube.nrrd");\nfield#0(2)[] V = tent ⊛ img;\n'
+            "strand s(int i) { output real o = V([1.5, 2.5]); update { stabilize; } }\n"
+            "initially [ s(i) | i in 0..0 ];\n")
+    with pytest.raises(TensorLangError, match=r"global img is image\(2\)\[\], the image given is 3-D") as caught:
+        strands(check(parse_program(text)), str(files)).run({}, backend="interp")
+    assert caught.value.code == "input"

@@ -131,7 +131,7 @@ class StrandProgram:
             raise error("input", f"{self.name}: no input called {unknown[0]} (inputs: {', '.join(sorted(known))})")
         rt = I.Runtime(self.checked, self.compiled, self.base_dir)
         rt.within = getattr(progress, "within", None)  # progress inside a long super-step
-        fr = rt.frame(None)
+        fr, kinds = rt.frame(None), {True: "input", False: "global"}
         for name, ty, init, is_input in self.compiled.globals:
             if is_input and name in values:
                 rt.g[name] = self._convert(rt, name, ty, values[name])
@@ -139,9 +139,9 @@ class StrandProgram:
                 raise error("input", f"input {name} ({ty}) is required: it has no default")
             elif isinstance(init, tuple):  # load("file") / image("file") defaults
                 path = init[1].path if isinstance(init[1], A.Load) else init[1].args[0]
-                rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "")
+                rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "", kinds[is_input])
             elif init is not None:
-                rt.g[name] = self._convert(rt, name, ty, init(fr)) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
+                rt.g[name] = self._convert(rt, name, ty, init(fr), kinds[is_input]) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
             else:
                 rt.g[name] = I._zero(ty)
         if backend != "interp":
@@ -164,13 +164,13 @@ class StrandProgram:
                 on_snapshot(steps, self._result(rt, shape, steps, snap=True))
         return self._result(rt, shape, steps)
 
-    def _convert(self, rt, name: str, ty: Ty, value):
+    def _convert(self, rt, name: str, ty: Ty, value, kind: str = "input"):
         try:
-            return self._converted(rt, name, ty, value)
+            return self._converted(rt, name, ty, value, kind)
         except (TypeError, ValueError, OverflowError) as exc:  # a complex, a string, 10**400, a ragged list
-            raise error("input", f"input {name} is {ty}, got {_short(value)} ({type(exc).__name__}: {exc})") from None
+            raise error("input", f"{kind} {name} is {ty}, got {_short(value)} ({type(exc).__name__}: {exc})") from None
 
-    def _converted(self, rt, name: str, ty: Ty, value):
+    def _converted(self, rt, name: str, ty: Ty, value, kind: str):
         if ty.kind == "image":
             if isinstance(value, BorderImage):  # clamp(img), wrap(img), mirror(img): checked already
                 return value
@@ -181,33 +181,33 @@ class StrandProgram:
             else:
                 img = make_image(value, ty.dim)
             if ty.dim is not None and (img.dim != ty.dim or img.voxel_shape != ty.shape):
-                raise error("input", f"input {name} is {ty}, the image given is {img.dim}-D with voxels "
+                raise error("input", f"{kind} {name} is {ty}, the image given is {img.dim}-D with voxels "
                                      f"of shape {list(img.voxel_shape)}")
             return img
         if ty.kind == "seq":
             if isinstance(value, os.PathLike):
                 value = os.fspath(value)
             if not isinstance(value, str):  # items: real numbers, each of the element's shape
-                check_allocation(len(value) if hasattr(value, "__len__") else 0, item_bytes(ty.elem), f"input {name}")
+                check_allocation(len(value) if hasattr(value, "__len__") else 0, item_bytes(ty.elem), f"{kind} {name}")
                 value = list(value)
                 item = tuple(ty.elem.shape or ()) if ty.elem is not None else ()
                 arr = np.asarray(value) if value else np.zeros((0,) + item)
                 if arr.dtype.kind not in "biuf" or arr.shape[1:] != item:
-                    raise error("input", f"input {name} is {ty}, got {_short(value)}: not a sequence of "
+                    raise error("input", f"{kind} {name} is {ty}, got {_short(value)}: not a sequence of "
                                          f"{ty.elem}")
             return rt.sequence(value, ty.elem)
         if ty.kind in ("tensor", "int") and np.asarray(value).dtype.kind not in "biuf":
-            raise error("input", f"input {name} is {ty}, got {_short(value)}: not real numbers")
+            raise error("input", f"{kind} {name} is {ty}, got {_short(value)}: not real numbers")
         if ty.kind == "tensor" and ty.shape:
             arr = np.asarray(value, dtype=np.float64)
             if arr.shape != ty.shape:
-                raise error("input", f"input {name} is {ty}, got shape {arr.shape}")
+                raise error("input", f"{kind} {name} is {ty}, got shape {arr.shape}")
             return arr
         if ty.kind == "tensor":
             return float(value)
         if ty.kind == "int":
             if isinstance(value, bool) or int(value) != value or not -2**63 <= int(value) < 2**63:
-                raise error("input", f"input {name} is a 64-bit int, got {_short(value)}")
+                raise error("input", f"{kind} {name} is a 64-bit int, got {_short(value)}")
             return int(value)
         if ty.kind == "bool":
             return bool(value)
