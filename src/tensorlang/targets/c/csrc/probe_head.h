@@ -9,6 +9,11 @@
    lane-wise select by a mask */
 typedef double tl_bd __attribute__((vector_size(B * 8)));
 typedef long long tl_bm __attribute__((vector_size(B * 8)));
+#ifdef _OPENMP  /* this thread's number in its team */
+#define TL_THREAD() omp_get_thread_num()
+#else
+#define TL_THREAD() 0
+#endif
 #define TL_SELECT(m, a, b) ((tl_bd)(((tl_bm)(a) & (m)) | ((tl_bm)(b) & ~(m))))
 
 /* _lanes_sums: B doubles or 64-bit integers loaded from 8-byte aligned memory, B

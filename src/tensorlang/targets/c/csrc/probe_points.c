@@ -149,11 +149,7 @@ static void tl_probe_tiles(int64_t n, const double *pts, const double *data, con
     const int team = threads > 1 && n >= TL_FILL_PARALLEL ? threads : 1;
     #pragma omp parallel num_threads(team) if(team > 1)
     {
-#ifdef _OPENMP
-    const int t = omp_get_thread_num();
-#else
-    const int t = 0;
-#endif
+    const int t = TL_THREAD();
     const int64_t kb = total * t / team, ke = total * (t + 1) / team;  /* this thread's blocks */
     double *room = (double *)malloc(sizeof(double) * 2 * TL_TILE_SIZE);
     double *cur = room, *nxt = room != NULL ? room + TL_TILE_SIZE : NULL;

@@ -61,11 +61,7 @@ static int64_t tl_sort(int64_t n, const double *pts, const int64_t *sizes, const
     int64_t all_jumps = 0;
     #pragma omp parallel num_threads(team) if(team > 1)
     {
-#ifdef _OPENMP
-        const int t = omp_get_thread_num();
-#else
-        const int t = 0;
-#endif
+        const int t = TL_THREAD();
         const int64_t from = n * t / team, to = n * (t + 1) / team;
         int64_t *mine = count + (int64_t)t * (total + 1);
         double top[D];
