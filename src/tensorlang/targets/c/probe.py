@@ -213,7 +213,7 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
 #: the names a probe's source defines, renamed per step (several steps share one source)
 _LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_batch", "tl_probe_tiles", "tl_region", "tl_rows", "tl_unpack", "tl_bd", "tl_bm", "tl_bdu", "tl_bmu", "tl_v4u",
                 "tl_gather2", "tl_join2")
-_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "TL_TILES", "TL_TILE_EDGE", "TL_TILE_SIZE", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
+_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "TL_THREAD", "TL_TILES", "TL_TILE_EDGE", "TL_TILE_SIZE", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
            "TL_STREAM_RUN", "TL_STREAM_FENCE", "TL_LOADB", "TL_LOADM", "TL_STOREB", "TL_GATHER", "TL_SHUF8", "tl_join")
 
 
