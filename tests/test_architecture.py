@@ -444,7 +444,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"front ends": 5089, "diderot": 4376, "structure": 4333, "schedule+loops": 4905, "targets": 5496, "fields": 2354, "surface": 4077, "compiled strands": 5178}
+CEILINGS = {"front ends": 5089, "diderot": 4376, "structure": 4333, "schedule+loops": 4905, "targets": 5496, "fields": 2354, "surface": 4087, "compiled strands": 5178}
 
 
 def layer_sizes() -> dict[str, int]:
@@ -479,7 +479,7 @@ TESTS = Path(__file__).resolve().parent
 TOP_LEVEL_TESTS = {
     "test_api.py": "api.py", "test_api_keywords.py": "api.py", "test_cli.py": "cli.py",
     "test_run_timing.py": "cli.py", "test_contract_expression.py": "einsum_api.py",
-    "test_errors.py": "errors.py", "test_missing_inputs.py": "kernel.py", "test_kernel.py": "kernel.py",
+    "test_errors.py": "errors.py", "test_limits.py": "limits.py", "test_missing_inputs.py": "kernel.py", "test_kernel.py": "kernel.py",
     "test_pipeline.py": "pipeline.py", "test_stages.py": "stages.py", "test_testing_api.py": "testing.py",
     "test_architecture.py": "", "test_packaging.py": "",
 }

@@ -166,9 +166,9 @@ def gram_pays(monkeypatch):
 
     real = GramStep.why_not
     monkeypatch.setattr(GramStep, "why_not", lambda self, vector_bytes: real(self, 64))
-    tl.einsum_api.clear_cache()
+    tl.clear_caches()
     yield GramStep
-    tl.einsum_api.clear_cache()
+    tl.clear_caches()
 
 
 @needs_c

@@ -11,7 +11,7 @@ Public API (SPEC section 7)::
 """
 
 from .api import available_backends, check, compile, padded_empty
-from . import fields
+from . import fields, limits
 from .builder import build, contract, kron, var
 from .builder import outer as _build_outer, transpose as _build_transpose
 from .einsum_api import ContractExpression, EinsumError, contract_expression, einsum, einsum_path
@@ -20,7 +20,7 @@ from .errors import ArgumentError, TensorLangError, signature_checked
 from .kernel import Kernel
 from .specialize import SymbolicKernel
 
-__all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "SymbolicKernel", "TensorLangError",
+__all__ = ["compile", "check", "available_backends", "padded_empty", "clear_caches", "Kernel", "SymbolicKernel", "TensorLangError",
            "ArgumentError", "__version__",
            # tensor fields (paper 004, docs/fields.md)
            "fields", "field", "image", "grad", "jacobian", "hessian", "curl", "div", "dot", "outer", "norm",
@@ -34,7 +34,7 @@ __all__ = ["compile", "check", "available_backends", "padded_empty", "Kernel", "
 # ArgumentError, error[input] and a TypeError, naming the keyword and the accepted ones,
 # as every public function's (docs/api.md, "Arguments"); the field functions are checked
 # where they are defined (fields/__init__.py).
-var, contract, kron = map(signature_checked, (var, contract, kron))
+var, contract, kron, clear_caches = map(signature_checked, (var, contract, kron, limits.clear_caches))
 
 
 @signature_checked

@@ -40,13 +40,7 @@ _COMPILED = (_FLOAT64, np.dtype(np.float32))
 CACHE_SIZE = 1024
 
 #: key -> runner (a function of the operands giving the result)
-_CACHE: dict[tuple, Callable[[tuple], Any]] = {}
-
-
-def clear_cache() -> None:
-    """Forget every compiled einsum (the C target's compiled libraries stay on disk)."""
-    _CACHE.clear()
-    _HITS.clear()
+_CACHE: dict[tuple, Callable[[tuple], Any]] = limits.kept({})
 
 
 def cache_info() -> dict[str, int]:
@@ -70,7 +64,7 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
 
 #: The hits: runners by the short keys :func:`_hit_key` computes (docs/einsum.md, "The
 #: cache"), each giving the result, or None where an operand is not what the key promised.
-_HITS: dict[tuple | None, Callable[..., Any]] = {}
+_HITS: dict[tuple | None, Callable[..., Any]] = limits.kept({})
 
 _ndarray = np.ndarray
 

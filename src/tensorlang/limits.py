@@ -59,6 +59,22 @@ def env_path(variable: str) -> str | None:
     return env(variable, "a path", lambda t: t or None)
 
 
+_KEPT: list[dict] = []  # what the package keeps from one call for the next (tables made by kept())
+
+
+def kept(table: dict) -> dict:
+    _KEPT.append(table)
+    return table
+
+
+def clear_caches() -> None:
+    """Let go of what the package keeps in memory from one call for the next: NRRD images
+    read from files, built Diderot programs and their arrays, compiled einsums and field
+    probes (docs/api.md).  The next call reads or builds them again; compiled C stays on disk."""
+    for table in _KEPT:
+        table.clear()
+
+
 def memory_budget_bytes() -> int:
     """How many bytes one run may allocate for a single tensor or for the whole store."""
     configured = env_int("TENSORLANG_MAX_BYTES", None)

@@ -418,7 +418,7 @@ def test_threads_setting_reaches_the_c_path():
 def test_einsum_hits_take_the_c_path_and_decline_what_the_key_does_not_fix():
     from tensorlang import einsum_api
 
-    einsum_api.clear_cache()
+    tl.clear_caches()
     a = np.array([[np.nan, -0.0], [np.inf, 2.0]])
     b = np.array([[1.0, -np.inf], [0.0, -0.0]])
     first = tl.einsum("ij,jk->ik", a, b)  # the miss compiles and remembers
@@ -530,7 +530,7 @@ def test_einsum_hits_in_python_where_no_c_caller_is_built(monkeypatch):
     from tensorlang import einsum_api
 
     monkeypatch.setattr(callext, "caller", lambda *args, **kwargs: None)
-    einsum_api.clear_cache()
+    tl.clear_caches()
     try:
         b = np.arange(4.0, 8.0).reshape(2, 2)
         tl.einsum("ij,jk->ik", np.ones((2, 2)), b)
@@ -544,4 +544,4 @@ def test_einsum_hits_in_python_where_no_c_caller_is_built(monkeypatch):
             np.testing.assert_array_equal(tl.einsum("ij,jk,kl->il", q, q, q), np.full((3, 3), 9.0))
         assert einsum_api._HITS[("ij,jk,kl->il", 3, (3, 3), q.dtype)].__code__.co_filename == "<tensorlang ordered call>"
     finally:
-        einsum_api.clear_cache()
+        tl.clear_caches()

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import lang
+from .. import lang, limits
 from ..ein import ir
 from ..ein.fields import Sample
 from ..errors import Source
@@ -67,7 +67,7 @@ def compiled(program: ir.Program) -> CompiledKernel:
     return CompiledKernel(lang.EIN, lang.EIN.check(program), Source("", "<field probe>"), OPTIONS)
 
 
-_KERNELS: dict[tuple[Any, ...], Any] = {}
+_KERNELS: dict[tuple[Any, ...], Any] = limits.kept({})
 
 
 def _kernel(img: Image, kern: Kernel, order: int):

@@ -203,7 +203,7 @@ SAME_BYTES = 8 << 20  # (the image kept is up to 8x larger: samples as float64)
 #: a file changed this recently may change again, its times kept (a coarse file-system clock): bytes compared
 RACY_NS = 2 * 10**9
 KEEP_FILES, KEEP_SHARE = 2, 4  # images kept: of this many files, together up to this share of the memory budget
-_LAST: dict = {}
+_LAST: dict = limits.kept({})
 
 
 def file_key(name: str) -> tuple | None:

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...errors import error
-from ...limits import _human, check_allocation, memory_budget_bytes
+from ...limits import _human, check_allocation, kept, memory_budget_bytes
 from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
@@ -995,7 +995,7 @@ CREATE_LANES = True
 #: the most bytes of state arrays a built program keeps from one run for the next
 SPARE_BYTES = 64 << 20
 
-_RUNNERS: dict[tuple, Runner] = {}
+_RUNNERS: dict[tuple, Runner] = kept({})
 _WIDTHS: dict[tuple, tuple] = {}
 _RUN_TOKENS = itertools.count()
 
