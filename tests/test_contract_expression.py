@@ -16,9 +16,9 @@ from tensorlang import einsum_api
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    einsum_api.clear_cache()
+    tl.clear_caches()
     yield
-    einsum_api.clear_cache()
+    tl.clear_caches()
 
 
 def _data(shape, seed=0):

@@ -73,7 +73,7 @@ def main(rounds: int = 21) -> None:
     for subscripts, shapes in CASES:
         ops = [rng.random(s) for s in shapes]
         want = np.einsum(subscripts, *ops)
-        einsum_api.clear_cache()
+        tl.clear_caches()
         tl.einsum(subscripts, *ops)
         (runner,) = einsum_api._CACHE.values()  # (the one entry)
         kernel = runner.kernel
@@ -91,7 +91,7 @@ def main(rounds: int = 21) -> None:
         cols = "".join(f"{med[p]:9.2f}" if p in med else f"{'-':>9}" for p in ("ordered", "runner", "python", "general"))
         ratio = f"{med['runner'] / med['ordered']:5.2f}  " + (f"{med['general'] / med['python']:5.2f}" if "python" in med else "-")
         print(f"{subscripts:14} {str(shapes):24}{cols}   {ratio}")
-    einsum_api.clear_cache()
+    tl.clear_caches()
 
 
 if __name__ == "__main__":

@@ -312,9 +312,9 @@ def gram_everywhere(monkeypatch):
     AVX-512 (elsewhere it takes only sizes measured to win: test_gram.py)."""
     real = GramStep.why_not
     monkeypatch.setattr(GramStep, "why_not", lambda self, vector_bytes: real(self, 64))
-    einsum_api.clear_cache()
+    tl.clear_caches()
     yield
-    einsum_api.clear_cache()
+    tl.clear_caches()
 
 
 @pytest.mark.slow

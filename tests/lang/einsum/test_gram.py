@@ -31,9 +31,9 @@ def _the_kernel_takes_every_size():
     below); the column limits stay."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(GramStep, "why_not", lambda self, vector_bytes: _REAL_WHY_NOT(self, 64))
-        einsum_api.clear_cache()
+        tl.clear_caches()
         yield
-    einsum_api.clear_cache()
+    tl.clear_caches()
 
 #: (n, m): block edges in m (8 columns a block, 3 blocks a tile) and panel edges in n
 #: (gram.KC rows a panel); a few shapes, so that the compiles are few
@@ -325,9 +325,9 @@ def test_where_the_kernel_does_not_pay_tl_einsum_takes_the_syrk_route():
     x = _data(rng, (300, 40), 0)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(GramStep, "why_not", lambda self, vector_bytes: "not here")
-        einsum_api.clear_cache()
+        tl.clear_caches()
         _agrees(tl.einsum("ni,nj->ij", x, x), np.einsum("ni,nj->ij", x, x))
         assert not _is_gram_in_c("ni,nj->ij", x)
         got = tl.einsum("ni,nj->ij", x, x)
         np.testing.assert_array_equal(got, got.T)
-    einsum_api.clear_cache()
+    tl.clear_caches()
