@@ -452,12 +452,18 @@ static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, con
     }
     return len;
 }
-/* An epoch's lists made for every active strand at once by its first query of site v (one thread, the others
-   wait), each around its strand's position (radius rl: what the search finds there).  The grid's cells are at
+/* An epoch's lists made for every active strand at once by its first query of site v, where one thread runs the
+   step (with more, each makes its strands' lists: in parallel, where this would be one thread's work), each around its strand's position (radius rl: what the search finds there).  The grid's cells are at
    least rl wide: a strand's neighbours lie in the 3^d cells around its own, the next ones of which (row-major)
    are 5 runs of cells.  Each pair is tested once (the test is symmetric), the pairs' ends sorted by counting,
    by the neighbour, then stably by the strand: each list ascending without a sort (in Diderot's order, the
    query sorts what it finds, as with the search's lists).  0 where it cannot (lists then made one by one). */
+#ifdef _OPENMP
+int omp_in_parallel(void);
+#define TL_TEAM omp_in_parallel()
+#else
+#define TL_TEAM 0
+#endif
 static int32_t *tl_vpa, *tl_vtmp; static int64_t tl_vpcap, *tl_vcnt, tl_vccap, tl_vtcap, tl_vbep[TL_VSITES], *tl_vlist[TL_VSITES], tl_vlcap[TL_VSITES];
 static int tl_vbuild(int v, int64_t n, double r) {
     double rl = r * (1 + TL_VM), r2 = rl * rl, lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
@@ -511,11 +517,7 @@ static int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, double 
     int use = tl_von && !__atomic_load_n(&tl_vfull, __ATOMIC_RELAXED) && n == tl_sn && r >= 0 && r2 > 1e-30 && r2 < 1e29;
     for (int a = 0; a < TL_D; a++) use = use && isfinite(c[a]);
     if (!use) { tl_grid_fresh(); return tl_nb_search(n, i, c, r, out); }
-    if (__atomic_load_n(&tl_vbep[v], __ATOMIC_ACQUIRE) != tl_vep) {  /* the epoch's first query of the site: all lists */
-        tl_grid_fresh();
-        #pragma omp critical (tl_vbulk)
-        if (tl_vbep[v] != tl_vep) { tl_vbuild(v, n, r); __atomic_store_n(&tl_vbep[v], tl_vep, __ATOMIC_RELEASE); }
-    }
+    if (tl_vbep[v] != tl_vep && !TL_TEAM) { tl_grid_fresh(); tl_vbuild(v, n, r); tl_vbep[v] = tl_vep; }  /* the epoch's first query: all lists */
     tl_vent *e = tl_vls + (int64_t)v * n + i;
     double room = e->lim - tl_vD - r * (1 + 1e-5), dc2 = 0;
     for (int a = 0; a < TL_D; a++) dc2 += (c[a] - e->cb[a]) * (c[a] - e->cb[a]);
