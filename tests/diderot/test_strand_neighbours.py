@@ -325,3 +325,18 @@ def test_neighbour_lists_with_births_deaths_and_changing_radii(variant):
     if variant == "given-point":
         text = text.replace("sphere(mine)", "sphere(pos + [0.2, 0.1], mine)")
     agree(program(text), {"r": 0.9})
+
+
+# Where the radius is a global's, a new epoch's lists are made for every active strand at once
+# (the first stale query): each pair of strands tested once, the lists put in order by counting.
+# Strands that die, stabilize (stable ones stay neighbours), jump, or stand at NaN or infinity;
+# and, in agree, two threads.
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("bad", ["NAN", "INF"])
+def test_lists_made_at_once_agree_with_the_interpreter(dim, bad):
+    extra = "if (i % 6 == 1 && age == 3 + i % 4) { die; }\n      if (i % 9 == 2 && age == 5) { stabilize; }"
+    p = program(_walk(dim, bad, extra=extra).replace("sphere(mine)", "sphere(rr)"))
+    src = source(p)
+    assert "tl_nb_query(0, n, i" in src and "return gr[" in src.split("static double tl_grid_h(const double *gr, const int64_t *gi) {")[1][:60]
+    for r, jump in ((1.0, 5.0), (0.6, 0.5), (1.3, 40.0)):
+        agree(p, {"r": r, "jump": jump})

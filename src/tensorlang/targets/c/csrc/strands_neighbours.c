@@ -452,11 +452,72 @@ static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, con
     }
     return len;
 }
+/* An epoch's lists made for every active strand at once by its first query of site v, where one thread runs the
+   step (with more, each makes its strands' lists: in parallel, where this would be one thread's work), each around its strand's position (radius rl: what the search finds there).  The grid's cells are at
+   least rl wide: a strand's neighbours lie in the 3^d cells around its own, the next ones of which (row-major)
+   are 5 runs of cells.  Each pair is tested once (the test is symmetric), the pairs' ends sorted by counting,
+   by the neighbour, then stably by the strand: each list ascending without a sort (in Diderot's order, the
+   query sorts what it finds, as with the search's lists).  0 where it cannot (lists then made one by one). */
+#ifdef _OPENMP
+int omp_in_parallel(void);
+#define TL_TEAM omp_in_parallel()
+#else
+#define TL_TEAM 0
+#endif
+static int32_t *tl_vpa, *tl_vtmp; static int64_t tl_vpcap, *tl_vcnt, tl_vccap, tl_vtcap, tl_vbep[TL_VSITES], *tl_vlist[TL_VSITES], tl_vlcap[TL_VSITES];
+static int tl_vbuild(int v, int64_t n, double r) {
+    double rl = r * (1 + TL_VM), r2 = rl * rl, lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
+    if (!tl_gok || !(rl * (1 + 1e-5) <= tl_gh) || !(r2 > 1e-30 && r2 < 1e30) || n >= INT32_MAX) return 0;
+    int64_t np = 0, Z = tl_gdim[2], ne = 0, *c1, *c2, *Lv; const int64_t *gs = tl_gstart, *go = tl_gorder; int32_t *P, *T;
+    for (int64_t x = 0; x < tl_gdim[0]; x++) for (int64_t y = 0; y < tl_gdim[1]; y++) for (int64_t z = 0; z < Z; z++) {
+        int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z, r0[5], r1[5], nr = 0, zl = z > 0 ? z - 1 : 0, zh = z + 1 < Z ? z + 1 : z;
+        for (int o = 0; o < 5 && gs[cl] < gs[cl + 1]; o++) {  /* its own cell (after the strand) and the next, then (0 1) (1 -1) (1 0) (1 1) */
+            int64_t dx = o > 1, dy = o == 0 ? 0 : o == 1 ? 1 : o - 3, c0 = cl + dx * tl_gstride[0] + dy * tl_gstride[1] - z;
+            if (x + dx < tl_gdim[0] && (uint64_t)(y + dy) < (uint64_t)tl_gdim[1]) { r0[nr] = o ? gs[c0 + zl] : -1; r1[nr++] = gs[c0 + zh + 1]; }
+        }
+        for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) for (int64_t k = 0; k < nr; k++) {
+            const double *c = tl_gpos + TL_D * m; int64_t m0 = r0[k] < 0 ? m + 1 : r0[k], m1 = r1[k];
+            if (2 * (np + m1 - m0 + 4) > tl_vpcap) {
+                int32_t *na = realloc(tl_vpa, sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536));
+                if (!na) return 0;
+                tl_vpa = na; tl_vpcap = 8 * (np + m1 - m0) + 65536;
+            }
+            for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them (the order and positions padded) */
+                int ok[4], amb = 0;
+                for (int u = 0; u < 4; u++) {
+                    const double *p = tl_gpos + TL_D * (q + u); double e_ = TL_D2E(p, c);
+                    ok[u] = (e_ < r2) & (q + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (q + u < m1);
+                }
+                if (amb) for (int u = 0; u < 4; u++) ok[u] = q + u < m1 && tl_near(tl_gpos + TL_D * (q + u), c, r2, 1);
+                for (int u = 0; u < 4; u++) { tl_vpa[2 * np] = (int32_t)go[m]; tl_vpa[2 * np + 1] = (int32_t)go[q + u]; np += ok[u]; }
+            }
+        }
+    }
+    for (int64_t k = 0; k < 2 * np; k++) ne += tl_S0[tl_vpa[k]] == 0;  /* each pair twice: (strand, neighbour) for an active strand */
+    if (__atomic_add_fetch(&tl_vstored, ne, __ATOMIC_RELAXED) > tl_vmax) return 0;
+    if (2 * n + 2 > tl_vccap) { free(tl_vcnt); tl_vcnt = malloc(sizeof(int64_t) * (size_t)(2 * n + 2)); tl_vccap = tl_vcnt ? 2 * n + 2 : 0; }
+    if (ne > tl_vtcap) { free(tl_vtmp); tl_vtmp = malloc(sizeof(int32_t) * 4 * (size_t)ne); tl_vtcap = tl_vtmp ? 2 * ne : 0; }
+    if (ne > tl_vlcap[v]) { free(tl_vlist[v]); tl_vlist[v] = malloc(sizeof(int64_t) * 2 * (size_t)ne); tl_vlcap[v] = tl_vlist[v] ? 2 * ne : 0; }
+    if (!tl_vccap || ne > tl_vtcap || ne > tl_vlcap[v]) return 0;
+    c1 = tl_vcnt; c2 = tl_vcnt + n + 1; P = tl_vpa; T = tl_vtmp; Lv = tl_vlist[v];
+    memset(tl_vcnt, 0, sizeof(int64_t) * (size_t)(2 * n + 2));
+    for (int64_t k = 0; k < 2 * np; k++) if (tl_S0[P[k]] == 0) { c1[P[k ^ 1] + 1]++; c2[P[k] + 1]++; }
+    for (int64_t j = 0; j < n; j++) { c1[j + 1] += c1[j]; c2[j + 1] += c2[j]; }
+    for (int64_t k = 0; k < 2 * np; k++) if (tl_S0[P[k]] == 0) { int64_t at = c1[P[k ^ 1]]++; T[2 * at] = P[k]; T[2 * at + 1] = P[k ^ 1]; }
+    for (int64_t k = 0; k < ne; k++) Lv[c2[T[2 * k]]++] = T[2 * k + 1];  /* (c2[i]: then the end of i's list) */
+    for (int64_t i = 0; i < n; i++) if (tl_S0[i] == 0 && (TL_FIN(n, i))) {
+        tl_vent *e = tl_vls + (int64_t)v * n + i;
+        e->p = Lv + (i ? c2[i - 1] : 0); e->len = c2[i] - (i ? c2[i - 1] : 0); e->ep = tl_vep; e->lim = rl * (1 - 1e-5) - tl_vD;
+        for (int a = 0; a < 3; a++) e->cb[a] = a < TL_D ? tl_RP[tl_posrow[a] * n + i] : 0;
+    }
+    return 1;
+}
 static int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, double r, const int64_t **out) {
     double r2 = r * r;
     int use = tl_von && !__atomic_load_n(&tl_vfull, __ATOMIC_RELAXED) && n == tl_sn && r >= 0 && r2 > 1e-30 && r2 < 1e29;
     for (int a = 0; a < TL_D; a++) use = use && isfinite(c[a]);
     if (!use) { tl_grid_fresh(); return tl_nb_search(n, i, c, r, out); }
+    if (tl_vbep[v] != tl_vep && !TL_TEAM) { tl_grid_fresh(); tl_vbuild(v, n, r); tl_vbep[v] = tl_vep; }  /* the epoch's first query: all lists */
     tl_vent *e = tl_vls + (int64_t)v * n + i;
     double room = e->lim - tl_vD - r * (1 + 1e-5), dc2 = 0;
     for (int a = 0; a < TL_D; a++) dc2 += (c[a] - e->cb[a]) * (c[a] - e->cb[a]);
@@ -515,6 +576,6 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
         if (!tl_vls || !tl_vpos) { free(tl_vls); free(tl_vpos); tl_vls = 0; tl_vpos = 0; on = 0; }
     }
     if (on) for (int a = 0; a < TL_D; a++) memcpy(tl_vpos + a * n, tl_RP + tl_posrow[a] * n, sizeof(double) * (size_t)n);
-    tl_von = on; tl_vn = on ? n : -1; tl_vh = on ? h * (1 + TL_VM) : h; tl_vmax = 64 * n + 65536;
+    tl_von = on; tl_vn = on ? n : -1; tl_vh = on ? h * (1 + TL_VM) * (1 + 2e-5) : h; tl_vmax = 64 * n + 65536;
 }
 #endif
