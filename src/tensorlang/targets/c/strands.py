@@ -18,6 +18,7 @@ from ...strand_ir import EXECUTORS, UNAVAILABLE
 from ...strand_ir import ir as S
 from . import build as c_build
 from . import csrc
+from .codegen import CHOICE
 from . import strands_batch as B
 from . import strands_narrow as NW
 from . import strands_probe as P
@@ -64,6 +65,7 @@ class Renderer:
         self.narrow = {self.state[name][1]: bits for name, bits in self.ranges.solve().items()}
         self.method = "update"
         self.plain = False  # selects as C's ?: (tl_lanes)
+        self.once, self.fwd = set[str](), dict[str, str]()  # create_lanes: the real slots set once; set ones' locals
         # the locals the update sets again; the lane locals declared int32_t (lane_stmts)
         self.reset, self.lane32 = {st.name for st in S.nodes(ir.update, S.Set) if st.space == "l"}, set[str]()
         self.shared_xi: dict[int, tuple[str, str]] = {}
@@ -132,6 +134,8 @@ class Renderer:
         return self.narrow.get(at[1]) if at[0] == "I" else None
 
     def ref(self, space: str, name: str) -> str:
+        if space == "s" and name in self.fwd:
+            return self.fwd[name]
         if space == "l":
             return f"l_{name}"
         if space == "g":
@@ -344,7 +348,10 @@ class Renderer:
                 self.lane32.update([name] if ty == "int32_t" else [])
             elif isinstance(s, S.Set) and s.space in ("l", "s") and _lane_safe(s.value):
                 ref, pos = self.ref(s.space, s.name), self.method == "create" and self.still and s.name.startswith("pos.")
-                out.append(f"{'if (!kp_) ' * pos}{ref} = {pred} ? {self.ex(s.value)} : {ref};")
+                if pred == "go_" and s.name in self.once:  # (a real set once before any exit: later reads take its value)
+                    out.append(f"double sf_{len(self.fwd)} = {self.ex(s.value)};")
+                    self.fwd[s.name] = f"sf_{len(self.fwd)}"
+                out.append(f"{'if (!kp_) ' * pos}{ref} = {pred} ? {self.fwd.get(s.name) or self.ex(s.value)} : {ref};")
             elif isinstance(s, S.If) and _lane_safe(s.cond):
                 self.conds += 1
                 c = f"c{self.conds}_"
@@ -359,6 +366,7 @@ class Renderer:
             elif isinstance(s, S.Exit) and s.kind in ("continue", "stabilize", "die"):
                 code = {"continue": 0, "stabilize": 1, "die": 2}[s.kind]
                 out.append(f"{{ int e_ = {pred}; r_ = e_ ? {code} : r_; go_ &= !e_; }}")
+                self.once = set()
             else:
                 return False
         return True
@@ -375,10 +383,12 @@ class Renderer:
             return []
         lines: list[str] = []
         self.plain, self.conds, self.method, self.lane32 = True, 0, "create", set()
+        sets = [st.name for st in S.nodes(body, S.Set) if st.space == "s"]  # (reads of a real state set once, forwarded)
+        self.once = {name for name in sets if sets.count(name) == 1 and self.state[name][0] == "R"}
         try:
             ok = self.lane_stmts(body, [], lines, {f"it_{it}" for it in ir.iters})
         finally:
-            self.plain = False
+            self.plain, self.once, self.fwd = False, set(), {}
         if not ok:
             return []
         small = B.lane_images(body, ir)
@@ -524,7 +534,7 @@ class Renderer:
             bks=len(self.blocked), lanes=int(bool(lanes)), clanes=int(bool(clanes)), nd=nd, nr=max(self.nr, 1),
             ni=max(self.ni, 1), bkarg=", &bk_" if self.blocked else "",
             call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
-        return src + head + csrc.text(
+        return src + head + csrc.text("tl_threads.h", **CHOICE) + csrc.text(
             "strands_driver.c", block=B.block_steps(batched, own, bool(skip)).removeprefix("\n") if batched else "",
             solosteps=(" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20,
                                                "skip" if skip else "")).removesuffix("\n"),
@@ -771,6 +781,7 @@ class Run:
         table = self.ffi.new("const char *[]", texts or [self.ffi.NULL])
         self._texts = (texts, table)
         self.lib.tl_set_strings(table, len(texts))
+        self.lib.tl_set_fixed(int(FIXED_TEAM))
         self.lib.tl_set_seqs(self.seqs)
 
     def _create(self, lo, ex, ranges) -> None:
@@ -920,23 +931,24 @@ class Run:
         order printed: Diderot's order for a program that is not bulk-synchronous."""
         return b"".join(t for _, t in sorted(self.chunks, key=lambda c: c[0])).decode("utf-8", "replace")
 
-    def _row(self, table: np.ndarray, k: int) -> np.ndarray:
-        """Row ``k`` of an int table (``I``) as its ``n`` values (a narrow row: its first bytes)."""
-        bits = self.runner.narrow.get(k)
-        return table[k] if bits is None else table[k].view(f"int{bits}")[:self.n]
-
     def state(self, name: str, shape: tuple[int, ...], kind: str, cols: np.ndarray | None = None) -> np.ndarray:
         """A state variable of every strand (or of the strands ``cols``: their columns, or
         a mask over all): shape (n,) + ``shape``, a copy."""
         names = [name] if not shape else [f"{name}.{k}" for k in range(int(np.prod(shape)))]
         places = [self.runner.state[slot] for slot in names]
         table = self.R if places[0][0] == "R" else self.I
-        rows = [k for _, k in places]
-        count = self.n if cols is None else int(np.count_nonzero(cols)) if cols.dtype == bool else len(cols)
+        rows = np.array([k for _, k in places], dtype=np.int64)
+        picked = None if cols is None else np.flatnonzero(cols) if cols.dtype == bool else np.ascontiguousarray(cols, np.int64)
+        count = self.n if picked is None else len(picked)
         out = np.empty((count, len(rows)), dtype=table.dtype)
-        for j, k in enumerate(rows):  # one row of the table at a time: no copy of the whole table
-            row = self._row(table, k) if table is self.I else table[k]
-            out[:, j] = row if cols is None else row[cols]
+        if table is self.R and len(rows) > 1 and count:  # strand by strand in C (numpy's strided copy is slow)
+            p = lambda ctype, a: self.ffi.cast(ctype, a.ctypes.data) if a is not None else self.ffi.NULL  # noqa: E731
+            self.lib.tl_out_real(p("double *", table), self.n, p("int64_t *", rows), len(rows), p("int64_t *", picked),
+                                 count, p("double *", out))
+        for j, k in enumerate(rows if table is self.I or len(rows) == 1 else ()):  # one row of the table at a time
+            bits = self.runner.narrow.get(int(k)) if table is self.I else None  # (a narrow row: its first bytes)
+            row = table[k] if bits is None else table[k].view(f"int{bits}")[:self.n]
+            out[:, j] = row if picked is None else row[picked]
         out = out.reshape((count,) + tuple(shape))
         if kind == "bool":
             return out.astype(bool)
@@ -991,6 +1003,10 @@ def _placed(ir: S.StrandIR) -> bool:
 
 #: False: every strand is made one by one (the tests compare both ways)
 CREATE_LANES = True
+
+#: True: a run takes the threads asked for; False: only the cores nobody else runs on, and for its steps
+#: one thread where that has measured faster (strands_driver.c; the tests' two-thread runs take two)
+FIXED_TEAM = False
 
 #: the most bytes of state arrays a built program keeps from one run for the next
 SPARE_BYTES = 64 << 20

@@ -2,9 +2,19 @@
 // its TL_* macros and fills: docs/diderot-compiled.md.
 #define TL_TILE 8  /* a tile of the solo driver: TL_TILE x TL_TILE strands */
 static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) */
+#define TL_CHUNKS 16  /* a parallel loop's chunks a thread, each a run of neighbouring blocks or tiles (one a chunk
+   paid a shared counter's line per 64 strands; neighbouring tiles on two threads shared their state's lines) */
+static inline int64_t tl_chunk(int64_t m, int threads) { int64_t c = m / ((int64_t)threads * TL_CHUNKS); return c > 1 ? c : 1; }
+static int tl_fixed; void tl_set_fixed(int f) { tl_fixed = f; }  /* 1: the threads asked for (strands.FIXED_TEAM) */
+#ifdef _OPENMP  /* else a run's team: the free cores (tl_threads.h), for the steps the faster of one thread and the team */
+static tl_choice tl_steps_choice;
+#endif
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {
     int64_t cols = tl_cols = ext[nd - 1];
+#ifdef _OPENMP
+    if (threads > 1 && !tl_fixed) threads = tl_team(threads, threads);
+#endif
     tl_gnd = nd <= 3 ? nd : 0;
     for (int k = 0; k < nd && k < 3; k++) tl_gext[k] = ext[k];
     if (cols <= 0) return;
@@ -97,6 +107,10 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     int64_t dead0 = 0;
     tl_count(status, n, &active, &dead0);
     tl_ndead = dead0;
+#ifdef _OPENMP
+    const int asked = threads; const int64_t t0_ = tl_clock(), active0 = active;
+    if (asked > 1 && !tl_fixed) threads = tl_pick(&tl_steps_choice, tl_team(asked, asked));
+#endif
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {  /* the snapshot's buffers, kept from call to call while the count stays */
         free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
@@ -158,7 +172,9 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
            find most of theirs in cache, where row by row the row above had left it */
         int64_t most = 0, cols = tl_cols > 0 ? tl_cols : n, rows = (n + cols - 1) / cols;
         int64_t ntc = (cols + TL_TILE - 1) / TL_TILE, ntr = (rows + TL_TILE - 1) / TL_TILE;
-        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1) reduction(max: most)
+        int64_t chunk = tl_chunk(ntr * ntc, threads);  /* (a band of tiles across the grid, where it has bands enough) */
+        if (chunk > ntc) chunk = chunk / ntc * ntc;
+        #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads) if (threads > 1) reduction(max: most)
         for (int64_t tt = 0; tt < ntr * ntc; tt++) {
             int64_t r0 = (tt / ntc) * TL_TILE, c0 = (tt % ntc) * TL_TILE;
             for (int64_t row = r0; row < r0 + TL_TILE && row < rows; row++)
@@ -179,7 +195,8 @@ TL_FILL_SOLOSTEPS
         break;
 #else
         if (threads > 1) {
-            #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+            int64_t chunk = tl_chunk((n + TL_BK - 1) / TL_BK, threads);
+            #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads)
             for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
         } else for (int64_t b_ = 0; b_ < n; b_ += TL_BK) tl_block(b_, n, R, I, status, gr, gi, img);
 #endif
@@ -188,6 +205,9 @@ TL_FILL_SOLOSTEPS
         active = tl_finish(n, R, I, status, gr, gi, img, threads, err, ord, nlive);
         if (tl_err_flag) break;
     }
+#ifdef _OPENMP  /* (ns per 1024 strand-steps) */
+    if (asked > 1 && s > 0 && active0 > 0) tl_record(&tl_steps_choice, threads, (tl_clock() - t0_) * 1024 / (active0 * s));
+#endif
     *err = tl_err_flag;
     *active_out = active;
     return s;
