@@ -5,6 +5,8 @@ shapes, world maps and points: inside, exactly on the domain's border, just outs
 far outside and not finite.  Same ⊥s (NaN exactly where a point is not inside(), or a
 NaN sample or ∞·0 reaches the sum), same infinities, values within rounding."""
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -250,7 +252,8 @@ def test_probes_from_tiles_equal_probes_from_the_image(case, threads):
     """In block order each block's samples are copied into a tile with other strides and its
     points probed from there (targets/c/probe.py's TILES; csrc/probe_points.c's
     tl_probe_tiles), or, where a batch's point reaches past its tile, from the image: every
-    result, ⊥ and ∞ included, is bit for bit the one the untiled probe and the given order
+    result, ⊥ and ∞ included, is bit for bit the one the untiled probe (point by point,
+    tl_probe_points, and block by block from the image, REGION_POINTS) and the given order
     write, on images of several blocks with points on the blocks' borders, and with many
     points on threads (each thread copies and probes its own range of blocks)."""
     img, kern, order, points = case
@@ -258,14 +261,18 @@ def test_probes_from_tiles_equal_probes_from_the_image(case, threads):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(c_probe, "COHERENT_POINTS", 0)
         patch.setattr(c_probe, "TILES", 0)
+        patch.setattr(c_probe, "REGION_POINTS", 0)
+        pointwise = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
+        patch.setattr(c_probe, "REGION_POINTS", 1)  # block by block from the image wherever the blocks hold a point
         untiled = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
+        _block_order_equals_given_order(case, threads)
         patch.setattr(c_probe, "TILES", 1)  # tiled wherever the blocks hold a point on average
         tiled = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
         _block_order_equals_given_order(case, threads)  # many points: the threads' own ranges of blocks
         patch.setattr(c_probe, "source", _force_image_batches(c_probe.source))
         patch.setattr(cprobe, "_KERNELS", {})
         fallback = cprobe.probe(img, kern, order, points, threads=threads, sort=True)
-    for other in (untiled, tiled, fallback):
+    for other in (pointwise, untiled, tiled, fallback):
         assert np.array_equal(given_order, other, equal_nan=True)
 
 
@@ -373,10 +380,11 @@ def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, thread
     """tl_unpack copies the results of the block order to the points' places through a
     buffer, streamed out where the output is large (UNPACK_STREAM_BYTES; here always):
     lines wholly inside a run of points streamed, the partial ones at either end stored
-    plainly.  Into an output that starts inside a cache line and a run of points that
-    ends inside one, every result is the given order's, bit for bit, and nothing past the
-    output is written."""
-    monkeypatch.setattr(c_probe, "UNPACK_STREAM_BYTES", 0)
+    plainly; so are the probes' own results (the packed ones in block order, block by
+    block or point by point, and the given order's), a full batch's where they start on a
+    line.  Into an output that starts inside a cache line and a run of points that ends
+    inside one, every result is the unstreamed given order's, bit for bit, and nothing
+    past the output is written."""
     monkeypatch.setattr(c_probe, "COHERENT_POINTS", 0)
     rng = np.random.default_rng(5)
     img = tl.image(rng.normal(size=(20, 20, 20)))
@@ -384,15 +392,23 @@ def test_streamed_unpacking_writes_every_result_in_its_place(monkeypatch, thread
     n = 64 * 40 + 13  # runs of tl_unpack's 64 points, and a partial one
     points = rng.uniform(-1.0, 21.0, size=(n, 3))
     points[:3] = [np.nan, 1.0, 1.0], [np.inf, 2.0, 3.0], [5.0, 5.0, 5.0]
-    for order in (0, 1, 2):
+    plain = [cprobe.probe(img, kern, order, points, sort=False) for order in (0, 1, 2)]  # nothing streamed
+    monkeypatch.setattr(c_probe, "UNPACK_STREAM_BYTES", 0)
+    for order, region, sort in itertools.product((0, 1, 2), (0, 1), (True, False)):
+        monkeypatch.setattr(c_probe, "REGION_POINTS", region)  # 0: point by point; 1: block by block
         shape = (n,) + (3,) * order
         size = int(np.prod(shape))
         room = np.full(size + 16, 7.0)
         at = (-room.ctypes.data // 8 + 3) % 8  # 3 doubles past a line's start
         out = room[at: at + size].reshape(shape)
-        cprobe.probe(img, kern, order, points, out=out, threads=threads, sort=True)
-        assert np.array_equal(out, cprobe.probe(img, kern, order, points, sort=False), equal_nan=True)
+        cprobe.probe(img, kern, order, points, out=out, threads=threads, sort=sort)
+        assert np.array_equal(out, plain[order], equal_nan=True)
         assert (room[:at] == 7.0).all() and (room[at + size:] == 7.0).all()
+        if not sort:  # the given order into an output on a line: its full batches streamed
+            aligned = np.full(size + 8, 7.0)
+            on = (-aligned.ctypes.data // 8) % 8
+            cprobe.probe(img, kern, order, points, out=aligned[on: on + size].reshape(shape), threads=threads, sort=False)
+            assert np.array_equal(aligned[on: on + size].reshape(shape), plain[order], equal_nan=True)
 
 
 @pytest.mark.slow

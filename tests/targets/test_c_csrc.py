@@ -35,6 +35,7 @@ _SROWS = "\n".join(
     f"const char *pf);" for w in (1, 2, 3))
 #: A probe's shape macros and head (cprobe.source writes them) for a scalar 3-D bspln3.
 _PROBE_SHAPE = {"D": "3", "S": "4", "NC": "1", "PACKED": "1", "B": str(cprobe.BATCH), "TL_TILES": str(cprobe.TILES),
+                "TL_REGION_POINTS": str(cprobe.REGION_POINTS),
                 "TL_TILE_EDGE": "19", "TL_TILE_SIZE": str(19 ** 3)}
 _PROBE_INCLUDES = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n"
 _PROBE_HEAD = ("probe_head.h", {})
@@ -44,7 +45,7 @@ _PROBE_FUNCTIONS = (
     "static void tl_probe_points(int64_t n, const double *pts, int packed, const double *data, "
     "const int64_t *sizes, const double *M, double *out, int threads, int64_t look);\n"
     "static void tl_probe_tiles(int64_t n, const double *pts, const double *data, const int64_t *sizes, "
-    "const double *M, double *out, int threads, const int64_t *ends, int64_t total);\n"
+    "const double *M, double *out, int threads, const int64_t *ends, int64_t total, int copy);\n"
     "static void tl_unpack(int64_t n, const int32_t *inv, const double *packed, double *out, int threads);\n")
 
 _PROBE_SORT = {"shift": cprobe.SORT_SHIFT, "parallelpoints": 2048, "coherent": cprobe.COHERENT_POINTS}

@@ -76,7 +76,7 @@ def _kernel(img: Image, kern: Kernel, order: int):
     from ..targets.c import probe as c_probe
 
     program = sample_program(img.dim, img.voxel_shape, img.sizes, kern.name, order, POINTS)
-    key = (program, c_probe.ROWS, c_probe.COHERENT_POINTS, c_probe.UNPACK_STREAM_BYTES, c_probe.POINTS_AHEAD, c_probe.TILES)
+    key = (program, c_probe.ROWS, c_probe.COHERENT_POINTS, c_probe.UNPACK_STREAM_BYTES, c_probe.POINTS_AHEAD, c_probe.TILES, c_probe.REGION_POINTS)
     found = _KERNELS.get(key)
     if found is None:
         if len(_KERNELS) > 64:

@@ -28,6 +28,9 @@ POINTS_AHEAD = 16
 #: the blocks hold at least TILES points on average (0: never; docs/performance.md, "Fields probes: each
 #: block's samples copied into a tile")
 TILES = 1024
+#: else, from REGION_POINTS a block, block by block from the image, the next block's rows asked for (tl_probe_tiles
+#: without the copy; fewer: each point's own rows, tl_probe_points; docs/performance.md, "Fields probes: the next block's rows")
+REGION_POINTS = 64
 
 
 def _horner(coeffs: np.ndarray, var: str) -> str:
@@ -144,6 +147,7 @@ def _prefix(d: int, S: int, order: int, ncomp: int) -> str:
 #define UNPACK_AHEAD {UNPACK_AHEAD}  /* runs of UNPACK points whose packed results are asked for ahead */
 #define B {BATCH}  /* points per batch: the lanes of the per-point arithmetic */
 #define TL_TILES {TILES}  /* blocks copied into tiles where they hold this many points on average (0: never) */
+#define TL_REGION_POINTS {REGION_POINTS}  /* else probed block by block, the next block's rows asked for, from this many (0: never) */
 #define TL_TILE_EDGE {edge}  /* a tile's samples per axis: a block's cells and its support */
 #define TL_TILE_SIZE {ncomp * edge ** d}  /* a tile's doubles */
 """
@@ -213,7 +217,7 @@ def source(d: int, kern: Kernel, order: int, ncomp: int, parallel: int | None = 
 #: the names a probe's source defines, renamed per step (several steps share one source)
 _LOCAL_NAMES = ("tl_cells", "tl_sort", "tl_probe_points", "tl_batch", "tl_probe_tiles", "tl_region", "tl_rows", "tl_unpack", "tl_bd", "tl_bm", "tl_bdu", "tl_bmu", "tl_v4u",
                 "tl_gather2", "tl_join2")
-_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "TL_THREAD", "TL_TILES", "TL_TILE_EDGE", "TL_TILE_SIZE", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
+_MACROS = ("D", "S", "NC", "PACKED", "UNPACK", "UNPACK_AHEAD", "B", "TL_THREAD", "TL_TILES", "TL_REGION_POINTS", "TL_TILE_EDGE", "TL_TILE_SIZE", "SHIFT", "TL_SELECT", "TL_STREAM_DOUBLES",
            "TL_STREAM_RUN", "TL_STREAM_FENCE", "TL_LOADB", "TL_LOADM", "TL_STOREB", "TL_GATHER", "TL_SHUF8", "tl_join")
 
 

@@ -28,27 +28,25 @@ void tl_probe(int64_t n, const double *pts, const double *data, const int64_t *s
         double *packed = block != NULL ? (double *)((char *)key + lines_key * 64) : NULL;
         int64_t total = 1;
         for (int a = 0; a < D; a++) total *= ((sizes[a] - 1) >> SHIFT) + 1;
-        /* the blocks' ends, for the tiles (TL_TILES: blocks with this many points on average) */
-        int64_t *ends = TL_TILES > 0 && n >= TL_TILES * total ? (int64_t *)malloc((size_t)total * sizeof(int64_t)) : NULL;
+        /* the blocks' ends, for a probe block by block: from tiles where the blocks hold TL_TILES
+           points on average, else from the image where they hold TL_REGION_POINTS */
+        const int copy = TL_TILES > 0 && n >= TL_TILES * total;
+        int64_t *ends = copy || (TL_REGION_POINTS > 0 && n >= TL_REGION_POINTS * total) ? (int64_t *)malloc((size_t)total * sizeof(int64_t)) : NULL;
         const int64_t blocks = block != NULL ? tl_sort(n, pts, sizes, M, sorted, key, ends, threads) : -1;
-        if (blocks > 0 && ends != NULL) {
-            tl_probe_tiles(n, sorted, data, sizes, M, packed, threads, ends, blocks);
-            tl_unpack(n, key, packed, out, threads);
-            free(ends);
-            free(own);
-            return;
-        }
-        free(ends);
-        if (blocks > 0) {
+        if (blocks > 0 && ends != NULL)
+            tl_probe_tiles(n, sorted, data, sizes, M, packed, threads, ends, blocks, copy);
+        else if (blocks > 0) {
             /* the rows of the points about two blocks ahead are asked for (REGION_AHEAD) */
             int64_t look = TL_FILL_REGIONBLOCKS * (n / blocks);
             look = look < B ? B : look > TL_FILL_REGIONAHEAD ? TL_FILL_REGIONAHEAD : look;
             tl_probe_points(n, sorted, 1, data, sizes, M, packed, threads, look);
-            tl_unpack(n, key, packed, out, threads);
-            free(own);
-            return;
         }
+        if (blocks > 0)
+            tl_unpack(n, key, packed, out, threads);
+        free(ends);
         free(own);
+        if (blocks > 0)
+            return;
     }
     tl_probe_points(n, pts, 0, data, sizes, M, out, threads, 0);
 }

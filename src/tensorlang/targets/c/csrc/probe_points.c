@@ -135,9 +135,10 @@ static inline void tl_rows(const double *data, const int64_t *stride, const int6
    points are probed, a share of the next block's rows is copied into a second tile after
    each batch, and the rows of the block after it asked for.  ends[k]: the end of block k's
    points (pts, in block order).  A batch with a point whose support is not inside its
-   block's tile (its cell rounded otherwise than tl_sort's key) is probed from the image. */
+   block's tile (its cell rounded otherwise than tl_sort's key) is probed from the image.
+   Without copy (or tiles) all are, and the next block's rows only asked for. */
 static void tl_probe_tiles(int64_t n, const double *pts, const double *data, const int64_t *sizes,
-                           const double *M, double *out, int threads, const int64_t *ends, int64_t total)
+                           const double *M, double *out, int threads, const int64_t *ends, int64_t total, int copy)
 {
     int64_t stride[D], tst[D], blocks[D], mult[D];
     stride[D-1] = NC;
@@ -151,7 +152,7 @@ static void tl_probe_tiles(int64_t n, const double *pts, const double *data, con
     {
     const int t = TL_THREAD();
     const int64_t kb = total * t / team, ke = total * (t + 1) / team;  /* this thread's blocks */
-    double *room = (double *)malloc(sizeof(double) * 2 * TL_TILE_SIZE);
+    double *room = copy ? (double *)malloc(sizeof(double) * 2 * TL_TILE_SIZE) : NULL;
     double *cur = room, *nxt = room != NULL ? room + TL_TILE_SIZE : NULL;
     int64_t done = 0;  /* the rows of block k's region already in cur */
     for (int64_t k = kb; k < ke; k++) {
@@ -174,16 +175,16 @@ static void tl_probe_tiles(int64_t n, const double *pts, const double *data, con
             int64_t first[B], tfirst[B];
             int64_t ok[B];
             TL_FILL_WDECLS
-            const int intile = tl_cells(M, pts, p0, end, sizes, stride, first, ok, torg, tst, tfirst, TL_FILL_WARGS);
+            const int intile = tl_cells(M, pts, p0, end, sizes, stride, first, ok, room ? torg : NULL, tst, tfirst, TL_FILL_WARGS);
             const int count = end - p0 < B ? (int)(end - p0) : B;
             if (room != NULL && intile)
                 tl_batch(cur, tst, tfirst, ok, TL_FILL_WARGS, count, 1, PACKED, out, p0);
             else
                 tl_batch(data, stride, first, ok, TL_FILL_WARGS, count, 1, PACKED, out, p0);
-            if (room != NULL) {  /* a share of the next block's rows copied, of the one after asked for */
-                tl_rows(data, stride, tst, norg, nlo, nhi, bi * nrows / nbatch, (bi + 1) * nrows / nbatch, nxt);
+            /* a share of the next block's rows copied (without tiles: asked for), of the one after asked for */
+            tl_rows(data, stride, tst, norg, nlo, nhi, bi * nrows / nbatch, (bi + 1) * nrows / nbatch, nxt);
+            if (room != NULL)
                 tl_rows(data, stride, tst, forg, flo, fhi, bi * frows / nbatch, (bi + 1) * frows / nbatch, NULL);
-            }
         }
         done = nrows;
         double *swap = cur;
