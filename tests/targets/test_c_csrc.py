@@ -120,7 +120,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "strands_neighbours.c": ({"keep": "tl_keep_site(0, n, 1.0, status, dead);"}, _STRANDS_NEIGHBOURS,
                              (*_STRANDS_HEAD, "#define TL_BK 64\n")),
     "strands_driver.c": ({"snap": "", "block": "", "solosteps": ""}, _STRANDS_DRIVER,
-                         (*_STRANDS_HEAD, ("strands_births.c", {}), _STRANDS_CALLED)),
+                         (*_STRANDS_HEAD, ("strands_births.c", {}), _STRANDS_CALLED, ("tl_threads.h", codegen.CHOICE))),
 }
 
 
