@@ -1,8 +1,5 @@
-"""Converters between TeIL and the model language, for the operators both have
-(``--emit tl`` of a TeIL program, ``--emit teil`` and ``--emit core`` of a model-language
-one).  docs/teil.md, "Converters", says which statements become operator form, which
-index form, and which operators have no TeIL form (error[backend] at their span).
-"""
+"""Converters between TeIL and the model language: ``--emit tl`` of a TeIL program,
+``--emit teil`` and ``--emit core`` of a model-language one (docs/teil.md, "Converters")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Core-TeIL (paper 001 section 4, Figure 12): the check and the rewriter into it.
-
-:func:`check_core` rejects every operator written with full TeIL's dimension arguments
-(error[syntax]: Core-TeIL's grammar has none), naming the Core rule it should follow.
-:func:`to_core` rewrites full TeIL into Core-TeIL by pre- and post-composing each
-operator with adjacent transpositions (001 §4.1; docs/teil.md, "Core-TeIL").
-"""
+"""Core-TeIL (paper 001 section 4, Figure 12): :func:`check_core` and the rewriter
+:func:`to_core` (docs/teil.md, "Core-TeIL")."""
 
 from __future__ import annotations
 
