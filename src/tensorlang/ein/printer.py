@@ -37,16 +37,16 @@ def number_text(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def reserved_renaming(program) -> dict[str, str]:
-    """Variable names the text form reserves (a TeIL or CFDlang program may use ``sum``,
-    ``in``, ``delta`` ...), each mapped to a free name: the name with underscores appended.
-    ``program`` is anything with ``decls`` that have a ``name``."""
+def reserved_renaming(program, reserved=RESERVED) -> dict[str, str]:
+    """Variable names ``reserved`` (the text form's words: a TeIL or CFDlang program may use
+    ``sum``, ``in``, ``delta`` ...), each mapped to a free name: the name with underscores
+    appended.  ``program`` is anything with ``decls`` that have a ``name``."""
     taken = {d.name for d in program.decls}
     mapping = {}
     for d in program.decls:
-        if d.name in RESERVED:
+        if d.name in reserved:
             new = d.name + "_"
-            while new in taken or new in RESERVED:
+            while new in taken or new in reserved:
                 new += "_"
             taken.add(new)
             mapping[d.name] = new

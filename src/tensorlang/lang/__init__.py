@@ -95,18 +95,12 @@ VIEWS: dict[str, Callable[[CheckedProgram], str]] = {
 }
 
 
-def printed_as(name: str) -> str:
-    """The front end that reads a program of language ``name`` as ``--emit ast`` prints
-    it: TeIL and STUR print themselves, every other front end the model language."""
-    return name if name in ("teil", "stur") else "tl"
-
-
 def reader_of(stage: str, language: str) -> str:
     """The front end that reads what ``--emit STAGE`` prints for a program in ``language``:
-    TeIL for ``teil`` and ``core``, the program's own notation for ``ast``
-    (:func:`printed_as`), the model language for ``tl``, ``ein`` and ``opt``."""
-    if stage == "ast":
-        return printed_as(language)
+    TeIL for ``teil`` and ``core``, for ``ast`` TeIL and STUR themselves (every other
+    front end prints the model language), the model language for ``tl``, ``ein`` and ``opt``."""
+    if stage == "ast" and language in ("teil", "stur"):
+        return language
     return "teil" if stage in ("teil", "core") else "tl"
 
 
@@ -229,4 +223,4 @@ def parse(source: Source, lang: str = DEFAULT, params: Params | None = None):
 
 
 __all__ = ["BUILDER", "DEFAULT", "EIN", "EINSUM", "FRONT_ENDS", "Language", "from_json", "to_json", "PUBLIC", "REGISTRY", "SUFFIXES", "VIEWS", "get", "language_of", "load", "looks_like_path", "parse",
-           "decode_source", "printed_as", "read_source", "reader_of", "reads_back"]
+           "decode_source", "read_source", "reader_of", "reads_back"]

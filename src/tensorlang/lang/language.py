@@ -1,10 +1,5 @@
-"""What a front end is: one :class:`Language` value, the only thing that knows it.
-
-Everything outside ``lang/`` handles programs through a Language and never asks which
-front end a program came from: the registry (:mod:`tensorlang.lang`) finds the Language
-for a suffix or a name, and the Language parses, checks, lowers to EIN, interprets by
-its own paper's rules and prints.
-"""
+"""What a front end is: one :class:`Language` value, the only thing that knows it; outside
+``lang/`` a program is handled through its Language alone (docs/architecture.md, "The packages")."""
 
 from __future__ import annotations
 
@@ -23,16 +18,7 @@ Params = Mapping[str, int]
 
 @dataclass(frozen=True)
 class Language:
-    """A front end.
-
-    * ``parse(text, params)``: the program's AST (spans into ``text``), or error[syntax];
-    * ``check(ast)``: the paper's typing rules, by name: a :class:`CheckedProgram`;
-    * ``lower(checked)``: the EIN program every pass and target runs;
-    * ``interpret(checked, supplied, dtype)``: the reference semantics (the oracle),
-      returning the final store;
-    * ``print(ast)``: the program as parsed (``--emit ast``);
-    * ``core_check(ast)``: an extra check the language offers (``--core``), or None.
-    """
+    """A front end; docs/architecture.md, "The packages" (``lang/``), says what each field does."""
 
     name: str
     suffixes: tuple[str, ...]
@@ -43,18 +29,7 @@ class Language:
     print: Callable[[Any], str]
     core_check: Callable[[Any], None] | None = field(default=None)
     description: str = ""
-    #: the front end binds ``params`` itself in ``parse`` (its sizes are expressions
-    #: over symbols, such as STUR's ``M + N - 1``), instead of the registry's
-    #: :func:`~tensorlang.semantics.sizes.bind` on its declarations
     binds_params: bool = False
-    #: ``check_structure(checked, supplied)``: error[structure] at the first input entry
-    #: that breaks the structure the program promises for it (``--check-structure``)
     check_structure: Callable[[CheckedProgram, Mapping[str, np.ndarray]], None] | None = field(default=None)
-    #: ``keep_structure(checked, name, value)``: ``value`` made to keep the structure the
-    #: program promises for input ``name`` (zero outside its unique set, copies where its
-    #: redundancy says; ``--random-inputs``), ``value`` itself where it promises nothing
     keep_structure: Callable[[CheckedProgram, str, np.ndarray], np.ndarray] | None = field(default=None)
-    #: ``strands(checked, base_dir)``: the front end's programs are strand programs
-    #: (Diderot): they run as a :class:`~tensorlang.lang.diderot.program.StrandProgram`
-    #: instead of being lowered to one kernel (``lower`` says so with an error)
     strands: Callable[..., Any] | None = field(default=None)

@@ -22,15 +22,13 @@ from ..errors import MAX_DEPTH, Span, TensorLangError, error
 from ..limits import env_path, max_statements
 from ..semantics.sizes import Sym
 
-#: Parentheses nested deeper than this are rejected before parsing (lark's LALR stack is
-#: fine, but every later stage recurses over the tree).
-MAX_NESTING = 200
-
-
-#: An integer token with more digits than this is error[too-large] at the token: no
-#: extent, position, dimension or argument comes near it, and Python refuses to convert
-#: strings of more than 4300 digits (an internal error otherwise).
-MAX_INTEGER_DIGITS = 100
+#: The bounds on program text, each refused before parsing or as the parser reaches it
+#: (docs/errors.md, "Limits on program size"; docs/security.md, §2 and §3).
+MAX_NESTING = 200  # parentheses (error[syntax])
+MAX_INTEGER_DIGITS = 100  # an integer token (Python refuses to convert 4300 digits)
+MAX_STATEMENT_TOKENS = 50_000  # between two statement marks (the parser takes about 30 µs a token)
+MAX_PROGRAM_TOKENS = 1_000_000  # or 50 a statement, where $TENSORLANG_MAX_STATEMENTS allows more
+MAX_PARSE_STACK = 10 * MAX_DEPTH  # entries of the parser's stack: ten a level of nesting
 
 
 def integer(tok: Token | str, span: Span | None = None) -> int:
@@ -96,13 +94,6 @@ def check_nesting(text: str) -> None:
 
 
 _PARENS = re.compile(r"//[^\n]*|[()]")  # a comment is one match, and its parentheses none
-
-
-#: One statement (the text between two of its language's statement marks: ``=`` or ``:``
-#: in the model language, TeIL and CFDlang, ``;`` ``{`` ``}`` in Diderot, a line in STUR)
-#: with more tokens than this is error[too-large] before parsing: the parser takes about
-#: 30 µs a token, and the source limit would allow millions of them in one statement.
-MAX_STATEMENT_TOKENS = 50_000
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # at least as many as the lexer's tokens, never fewer
 
 
@@ -118,12 +109,6 @@ def check_statements(text: str, marks: str) -> None:
             at = _TOKEN.search(text, run.start()).start()  # type: ignore[union-attr]
             raise error("too-large", f"a statement of more than {MAX_STATEMENT_TOKENS} tokens; split it into several "
                         "statements", _point(text, at))
-
-
-#: A program of more tokens than this (counted as for a statement, comments included),
-#: or than 50 a statement allowed (``$TENSORLANG_MAX_STATEMENTS``), is error[too-large]
-#: before parsing: seconds of parsing, not the minute the source limit allows.
-MAX_PROGRAM_TOKENS = 1_000_000
 
 
 def check_program_tokens(text: str) -> None:
@@ -259,12 +244,6 @@ def parse(parser, text: str, words: dict[str, str], hint: Hint | None = None, fo
         raise
 
 
-#: The parser's stack deeper than this is error[too-large] at the token: every open level
-#: of nesting (blocks, ``if`` chains, prefix operators, brackets) keeps entries on it, so
-#: 10^5 levels are refused a few ten thousand tokens in.  Ten a level of MAX_DEPTH.
-MAX_PARSE_STACK = 10 * MAX_DEPTH
-
-
 def _parse_watched(parser: Lark, text: str):
     """``parser.parse(text)``, token by token, with the stack bounded (:data:`MAX_PARSE_STACK`)."""
     steps = parser.parse_interactive(text)
@@ -313,9 +292,7 @@ def check_tree_depth(tree: lark.Tree, children: Callable = operator.attrgetter("
 
 # ------------------------------------------------------------------ grammar tables
 def grammar_cache_dir() -> Path:
-    """Where the grammars' parse tables are kept between processes: ``grammars/`` in
-    tensorlang's per-user cache (``$TENSORLANG_CACHE``, else ``$XDG_CACHE_HOME/tensorlang``
-    or ``~/.cache/tensorlang``, as the compiled kernels')."""
+    """``grammars/`` in the kernels' cache directory (docs/cli.md, "tensorlang cache")."""
     explicit = env_path("TENSORLANG_CACHE")
     if explicit:
         return Path(explicit).expanduser() / "grammars"
@@ -341,8 +318,7 @@ def _private_dir(path: Path) -> bool:
 
 
 def cache_file(grammar: str, options: dict) -> str:
-    """The tables' file name: a digest of the grammar text, the options, lark's version
-    and Python's (a changed grammar or a new lark never reads old tables)."""
+    """The tables' file name: a digest of the grammar, the options, lark's and Python's versions."""
     key = "\n".join([grammar, repr(sorted((k, repr(v)) for k, v in options.items() if k != "transformer")),
                      lark.__version__, "%d.%d" % sys.version_info[:2]])
     return f"lalr-{hashlib.sha256(key.encode()).hexdigest()[:24]}.lark"
@@ -350,11 +326,7 @@ def cache_file(grammar: str, options: dict) -> str:
 
 def lalr_parser(grammar: str, **options) -> Lark:
     """``Lark(grammar, parser="lalr", **options)`` with its parse tables cached on disk
-    (lark's ``cache=``): a process loads them instead of computing them (about 0.1 s for
-    the four grammars).  A cache directory that cannot be used (no home, a read-only
-    one, another user's) means no cache, silently.  A file that cannot be read back (one
-    being written by another process at that moment, a damaged one) is computed again
-    and rewritten: lark checks the digest it writes first and rebuilds on any failure."""
+    (lark's ``cache=``, which rebuilds a file it cannot read back; docs/cli.md, "tensorlang cache")."""
     options["parser"] = "lalr"
     directory = grammar_cache_dir()
     if not _private_dir(directory):

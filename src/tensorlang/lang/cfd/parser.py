@@ -182,10 +182,6 @@ def _hint(text, previous, tok):
     return None
 
 
-def _parse_tree(text: str):
-    return lark_support.parse(_parser(), text, _TERMINAL_WORDS, functools.partial(_hint, text))
-
-
 # ---------------------------------------------------------------- resolution
 def _qualifier(quals: tuple[str, ...]) -> str | None:
     """CFDlang's IO bits: ``input`` and ``output`` may repeat and combine."""
@@ -241,7 +237,6 @@ class _Resolver:
         if s.target in self.types:
             raise error("undeclared-assign", f"{s.target!r} names a type; only variables are assigned",
                         s.target_span, "ok-stmt")
-        lark_support.check_depth((s,), _children)
         return ast.Assign(s.target, self.expr(s.expr), s.span, s.target_span)
 
     def expr(self, e):
@@ -287,7 +282,7 @@ def parse_cfd(text: str, params: Mapping[str, int] | None = None) -> ast.Program
     Symbolic sizes in types (``type m3 : [n n n]``) stay symbols here; the registry binds
     ``params`` (``--param n=5``) for every front end (:func:`tensorlang.semantics.sizes.bind`).
     Raises :class:`TensorLangError` with the span of the offending text."""
-    items = _parse_tree(text)
+    items = lark_support.parse(_parser(), text, _TERMINAL_WORDS, functools.partial(_hint, text))
     resolver = _Resolver()
     decls, stmts = [], []
     for item in items:

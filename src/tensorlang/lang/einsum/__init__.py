@@ -12,14 +12,10 @@ from ...ein import ir
 from ...ein.printer import to_text as ein_text
 from ...semantics.types import CheckedProgram
 from ..ein_built import LANGUAGE as EIN, check as check_ein
-from ..language import Language, Params
+from ..language import Language
 from .lower import RESULT, lower
 from .program import parse_text, to_text
 from .subscripts import EinsumError, Spec, from_sublists, parse
-
-
-def _parse(text: str, params: Params) -> Spec:
-    return parse_text(text)
 
 
 def check(spec: Spec) -> CheckedProgram:
@@ -37,7 +33,7 @@ def _print(program) -> str:
 LANGUAGE = Language(
     name="einsum",
     suffixes=(".einsum",),
-    parse=_parse,
+    parse=lambda text, params: parse_text(text),
     check=check,
     lower=EIN.lower,
     interpret=EIN.interpret,

@@ -8,18 +8,11 @@ typing and evaluation rules (:mod:`.typecheck`, :mod:`.semantics`).  Core-TeIL's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 from ...errors import Span
-from ..tl.ast import nodes as tl_nodes
-
-
-def _span_field():
-    return field(default=None, compare=False, repr=False)
-
-
-Shape = tuple[int, ...]
+from ..tl.ast import Shape, _span_field, nodes as tl_nodes
 
 #: Operators taking two operand expressions and no integer arguments.
 BINARY = ("add", "mul", "prod")

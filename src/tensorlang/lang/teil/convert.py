@@ -1,15 +1,12 @@
-"""Converters between TeIL and the model language, for the operators both have
-(``--emit tl`` of a TeIL program, ``--emit teil`` and ``--emit core`` of a model-language
-one).  docs/teil.md, "Converters", says which statements become operator form, which
-index form, and which operators have no TeIL form (error[backend] at their span).
-"""
+"""Converters between TeIL and the model language: ``--emit tl`` of a TeIL program,
+``--emit teil`` and ``--emit core`` of a model-language one (docs/teil.md, "Converters")."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ...ein import ir
-from ...ein.printer import to_text
+from ...ein.printer import reserved_renaming, to_text
 from ...errors import error
 from ..lark_support import MAX_NESTING
 from ..tl import ast as tl
@@ -17,8 +14,8 @@ from ...semantics.types import CheckedProgram
 from ..tl.typecheck import type_of
 from . import ast as teil
 from .ast import full_params
-from ..tl.model_source import to_model_source
-from .core import to_core
+from ..tl.model_source import renamed, to_model_source
+from .core import parenthesized, to_core
 from .lower import lower_statement
 from .printer import to_teil_source
 
@@ -96,42 +93,8 @@ def model_to_teil(checked: CheckedProgram) -> teil.Program:
     return teil.Program(decls, tuple(stmts))
 
 
-def keyword_renaming(program: teil.Program) -> dict[str, str]:
-    """Variable names that are TeIL keywords (a model-language variable may be called
-    ``add``), each mapped to a free name: underscores appended, as ``--emit tl`` does."""
-    taken = {d.name for d in program.decls}
-    mapping = {}
-    for d in program.decls:
-        if d.name in teil.RESERVED:
-            new = d.name + "_"
-            while new in taken or new in teil.RESERVED:
-                new += "_"
-            taken.add(new)
-            mapping[d.name] = new
-    return mapping
-
-
-def rename(program: teil.Program, mapping: dict[str, str]) -> teil.Program:
-    def go(e: teil.Expr) -> teil.Expr:
-        if isinstance(e, teil.Var):
-            return teil.Var(mapping.get(e.name, e.name), e.span)
-        if isinstance(e, teil.Paren):
-            return teil.Paren(go(e.expr), e.span)
-        return teil.Op(e.op, e.params, tuple(go(a) for a in e.args), e.span, e.head_span, e.param_spans)
-
-    decls = tuple(teil.Alloc(mapping.get(d.name, d.name), d.shape, d.qual, d.span, d.name_span) for d in program.decls)
-    stmts = tuple(teil.Assign(mapping.get(s.target, s.target), go(s.expr), s.span, s.target_span)
-                  for s in program.stmts)
-    return teil.Program(decls, stmts)
-
-
-def _operand(e: teil.Expr) -> teil.Expr:
-    """Operands that are operator applications get parentheses, as the paper writes them."""
-    return teil.Paren(e) if isinstance(e, teil.Op) else e
-
-
 def _op(word: str, params: tuple[int, ...], *args: teil.Expr) -> teil.Op:
-    return teil.Op(word, params, tuple(_operand(a) for a in args))
+    return teil.Op(word, params, tuple(parenthesized(a) for a in args))
 
 
 def _to_teil(e: tl.Expr, checked: CheckedProgram) -> teil.Expr:
@@ -183,9 +146,9 @@ def emit(checked: CheckedProgram, stage: str) -> str:
     if stage == "tl":
         return to_model_source(teil_to_model(checked) if is_teil else checked.program)
     program = checked.program if is_teil else model_to_teil(checked)
-    mapping = keyword_renaming(program)
+    mapping = reserved_renaming(program, teil.RESERVED)
     notes = "".join(f"// renamed: {old} -> {new} ('{old}' is a TeIL keyword)\n" for old, new in mapping.items())
-    program = rename(program, mapping) if mapping else program
+    program = renamed(program, mapping) if mapping else program
     return notes + to_teil_source(readable_parentheses(to_core(program) if stage == "core" else program))
 
 

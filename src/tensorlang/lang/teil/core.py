@@ -1,10 +1,5 @@
-"""Core-TeIL (paper 001 section 4, Figure 12): the check and the rewriter into it.
-
-:func:`check_core` rejects every operator written with full TeIL's dimension arguments
-(error[syntax]: Core-TeIL's grammar has none), naming the Core rule it should follow.
-:func:`to_core` rewrites full TeIL into Core-TeIL by pre- and post-composing each
-operator with adjacent transpositions (001 §4.1; docs/teil.md, "Core-TeIL").
-"""
+"""Core-TeIL (paper 001 section 4, Figure 12): :func:`check_core` and the rewriter
+:func:`to_core` (docs/teil.md, "Core-TeIL")."""
 
 from __future__ import annotations
 
@@ -46,10 +41,11 @@ def _not_core(e: ast.Op) -> str | None:
 
 # ---------------------------------------------------------------- the rewriter
 def _transp(i: int, e: ast.Expr) -> ast.Expr:
-    return ast.Op("transp", (i,), (_paren(e),))
+    return ast.Op("transp", (i,), (parenthesized(e),))
 
 
-def _paren(e: ast.Expr) -> ast.Expr:
+def parenthesized(e: ast.Expr) -> ast.Expr:
+    """An operand that is an operator application in parentheses, as the paper writes it."""
     return ast.Paren(e) if isinstance(e, ast.Op) else e
 
 
@@ -89,11 +85,11 @@ def core_expr(e: ast.Expr) -> ast.Expr:
     (arg,) = args
     p = full_params(e)
     if e.op in ast.REDUCTIONS:
-        return ast.Op(e.op, (), (_paren(to_front(p[0], arg)),))
+        return ast.Op(e.op, (), (parenthesized(to_front(p[0], arg)),))
     if e.op == "proj":
-        return ast.Op("proj", (p[1],), (_paren(to_front(p[0], arg)),))
+        return ast.Op("proj", (p[1],), (parenthesized(to_front(p[0], arg)),))
     if e.op == "expa":
-        return from_front(p[0], ast.Op("expa", (p[1],), (_paren(arg),)))
+        return from_front(p[0], ast.Op("expa", (p[1],), (parenthesized(arg),)))
     if e.op == "transp":
         return arg if p[0] == p[1] else swap(p[0], p[1], arg)
     if e.op in ("diag", "contr"):
@@ -103,9 +99,9 @@ def core_expr(e: ast.Expr) -> ast.Expr:
         front = to_front(i0, arg)
         for q in range(i1 - 1, 1, -1):
             front = _transp(q, front)
-        diag = ast.Op("diag", (), (_paren(front),))
+        diag = ast.Op("diag", (), (parenthesized(front),))
         if e.op == "contr":  # red+ i0 (diag i0 i1 e): the diagonal is still at position 1
-            return ast.Op("red+", (), (_paren(diag),))
+            return ast.Op("red+", (), (parenthesized(diag),))
         return from_front(i0, diag)
     raise TypeError(f"not a TeIL operator: {e.op!r}")  # pragma: no cover
 

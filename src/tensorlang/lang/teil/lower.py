@@ -1,10 +1,6 @@
-"""Lowering TeIL to EIN: every TeIL operator is index notation over fresh indices.
-
-Each operator reads off 001 Figure 6 at which index list its operand is needed
-(docs/teil.md, "Lowering to EIN").  A reduction over a dimension its operand does not
-depend on is lowered by 001's equation (5) and its analogues, with at most
-:data:`MAX_PRODUCT_NODES` nodes (docs/teil.md, "Decisions where the paper is silent").
-"""
+"""Lowering TeIL to EIN: every TeIL operator is index notation over fresh indices
+(docs/teil.md, "Lowering to EIN" and, for reductions over an expanded dimension,
+"Decisions where the paper is silent")."""
 
 from __future__ import annotations
 

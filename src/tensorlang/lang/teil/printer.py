@@ -1,9 +1,5 @@
-"""Print a TeIL AST back as TeIL text.
-
-Operators are prefix applications of fixed arity, so no parentheses are needed to read
-an expression back; the printer writes exactly the ``Paren`` nodes the AST has, and so
-``parse_teil(to_teil_source(p)) == p`` for every program (a property test checks it).
-"""
+"""Print a TeIL AST back as TeIL text, exactly the ``Paren`` nodes it has:
+``parse_teil(to_teil_source(p)) == p`` (docs/teil.md, "Syntax")."""
 
 from __future__ import annotations
 

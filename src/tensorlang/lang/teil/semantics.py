@@ -1,10 +1,5 @@
-"""TeIL's evaluation semantics, transcribed from paper 001 Figure 6 (and Figure 9); the
-table of rules is in docs/teil.md.
-
-Each expression is tabulated over its whole type at once, and reductions fold the
-slices m = 1..n one after the other, as Figure 6's Σ reads.  The reference for TeIL,
-never optimized.  ⊥ is NaN and stays NaN through every operation (max and min included).
-"""
+"""TeIL's evaluation semantics, transcribed from paper 001 Figure 6 (and Figure 9): the
+reference for TeIL, never optimized (docs/teil.md, "Typing and semantics")."""
 
 from __future__ import annotations
 

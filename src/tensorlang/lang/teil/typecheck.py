@@ -1,17 +1,15 @@
-"""Typing of TeIL programs: the rules of paper 001 Figure 8 (and Figure 12), by name.
-
-An expression rule per operator (:data:`RULES`; an operator in Core-TeIL's form is typed
-by its Core rule, T-Transp^core, ...), OK-Stmt, OK-Seq and OK-Prog for programs,
-qualifiers as in the model language.  docs/teil.md has the decisions where Figure 8 is silent.
-"""
+"""Typing of TeIL programs: the rules of paper 001 Figure 8 (and Figure 12), by name
+(docs/teil.md, "Typing and semantics"; an operator in Core-TeIL's form is typed by its Core rule)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Mapping
 
 from ...errors import error
 from ...semantics.sizes import Sym
 from ...semantics.types import MAX_RANK, CheckedProgram, Context, check_statements, show
+from ..tl.typecheck import ok_stmt
 from . import ast
 from .ast import Shape, full_params
 
@@ -134,22 +132,9 @@ def check_program(program: ast.Program) -> CheckedProgram:
     model language's s-var is 001's allocation rule here).
 
     One diagnostic per statement at most; all are raised together."""
-    return check_statements(program, [], _ok_stmt, ast.variables_read, declaration_rule="alloc (001 §3.2)")
-
-
-def _ok_stmt(stmt: ast.Assign, gamma: Context) -> None:
-    """OK-Stmt: Γ(x) = ī and Γ ⊢ e : ī."""
-    if stmt.target not in gamma:
-        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not allocated",
-                    stmt.target_span, "OK-Stmt")
-    expected = gamma[stmt.target]
-    actual = type_of(stmt.expr, gamma)
-    if actual != expected:
-        raise error("assign-shape", f"{stmt.target!r} has type {show(expected)} but the right side has type "
-                    f"{show(actual)}", stmt.target_span, "OK-Stmt")
-    if gamma.quals[stmt.target] == "in":
-        raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span,
-                    "d-in-var")
+    ok = functools.partial(ok_stmt, right=lambda stmt, gamma: type_of(stmt.expr, gamma), rule="OK-Stmt",
+                           declared="allocated")
+    return check_statements(program, [], ok, ast.variables_read, declaration_rule="alloc (001 §3.2)")
 
 
 def expression_types(stmt: ast.Assign, gamma: Context) -> dict[int, Shape]:

@@ -1,10 +1,5 @@
-"""Lowering: the AST of either statement form to EIN (004 §5.1, "Translation").
-
-Every model-language operator becomes index notation over fresh index variables
-(docs/ein.md, "Lowering", has the table), so that ``C = A # B . [2 3]`` becomes
-``C[i,j] = sum(k) A[i,k] * B[k,j]``.  Index-form statements are EIN already; lowering
-them drops parentheses and records the extents of their sums.
-"""
+"""Lowering: the AST of either statement form to EIN (004 §5.1, "Translation"): every
+operator as index notation over fresh index variables (docs/ein.md, "Lowering")."""
 
 from __future__ import annotations
 

@@ -15,10 +15,10 @@ from . import ast
 from .printer import statement_to_source
 
 
-def _renamed(node, mapping: dict[str, str]):
-    """``node`` with every variable name in ``mapping`` replaced (any AST node)."""
+def renamed(node, mapping: dict[str, str]):
+    """``node`` with every variable name in ``mapping`` replaced (any AST node, TeIL's too)."""
     if isinstance(node, tuple):
-        return tuple(_renamed(item, mapping) for item in node)
+        return tuple(renamed(item, mapping) for item in node)
     if not dataclasses.is_dataclass(node) or isinstance(node, type):
         return node
     changes = {}
@@ -28,7 +28,7 @@ def _renamed(node, mapping: dict[str, str]):
             if value in mapping:
                 changes[f.name] = mapping[value]
         elif isinstance(value, tuple) or dataclasses.is_dataclass(value):
-            new = _renamed(value, mapping)
+            new = renamed(value, mapping)
             if new is not value:
                 changes[f.name] = new
     return dataclasses.replace(node, **changes) if changes else node
@@ -42,7 +42,7 @@ def to_model_source(program: ast.Program) -> str:
         for old, new in mapping.items()
     ]
     if mapping:
-        program = _renamed(program, mapping)
+        program = renamed(program, mapping)
     for d in program.decls:
         qual = f"{d.qual} " if d.qual else ""
         lines.append(f"{qual}var {d.name} : [{' '.join(str(x) for x in d.shape)}]")

@@ -288,12 +288,10 @@ def parse_model(text: str) -> ast.Program:
     """
     token, counted = _text.set(text), _statements.set([0, 0, limits.max_statements()])
     try:
-        program = lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint, hints.hint)
+        return lark_support.parse(_parser(), text, _TERMINAL_WORDS, _hint, hints.hint)
     finally:
         _text.reset(token)
         _statements.reset(counted)
-    lark_support.check_depth(program.stmts, ast.children)
-    return program
 
 
 def _count_statement(token, declaration: bool = False) -> None:

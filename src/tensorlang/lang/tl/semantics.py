@@ -1,10 +1,6 @@
-"""The reference interpreter: paper 000's evaluation, transcribed (Figures 10-12).
-
-The oracle every other back end and every optimization is tested against, never
-optimized; each case below names the equation of 000 Figure 12 it implements.  What it
-computes (⊥ as NaN, controlled division, outer products built in full, the memory
-guard): docs/language.md, "Values and evaluation" and "The reference interpreter".
-"""
+"""The reference interpreter, the oracle, never optimized: paper 000's evaluation
+transcribed (Figures 10-12), each case naming its equation (docs/language.md, "Values and
+evaluation" and "The reference interpreter")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Typing of model-language programs: the rules of paper 000, by name.
-
-Figure 9's expression rules and SPEC's extensions, Figure 8's ok-stmt (ok-prog, ok-seq
-and s-var are shared with TeIL in :mod:`tensorlang.semantics.types`), 000 §5's qualifiers
-and index form; docs/language.md and docs/errors.md list the rules.  Symbolic sizes
-compare as written (``n`` equals only ``n``); range conditions on them are checked when
-the sizes are bound.
-
-A type (000 Definition 2) is a tuple of positive extents; ``()`` is the scalar type.
-"""
+"""Typing of model-language programs: paper 000's rules (Figures 8 and 9), SPEC's
+extensions and index form, by name (docs/language.md and docs/errors.md list them; ok-prog,
+ok-seq and s-var, TeIL's too, are :mod:`tensorlang.semantics.types`').  A type is a tuple
+of extents, ``()`` the scalar's; symbolic sizes compare as written (docs/language.md, "Symbolic sizes")."""
 
 from __future__ import annotations
 
@@ -204,7 +198,7 @@ def check_program(program: ast.Program, first_dimension: int = 1) -> CheckedProg
     diagnostics: list[Diagnostic] = check_annotations(program)
     reset = FIRST_DIMENSION.set(first_dimension)
     try:
-        return check_statements(program, diagnostics, _ok_stmt, ast.variables_read)
+        return check_statements(program, diagnostics, ok_stmt, ast.variables_read)
     finally:
         FIRST_DIMENSION.reset(reset)
 
@@ -225,18 +219,16 @@ def _check_size_expressions(program: ast.Program) -> None:
                                     decl.span, "s-var")
 
 
-def _ok_stmt(stmt: ast.Stmt, gamma: Context) -> None:
-    """ok-stmt: x is declared, not an ``in`` variable, and the right side has x's type
-    (an index-form statement: :func:`check_index_stmt`)."""
+def ok_stmt(stmt, gamma: Context, right=None, rule: str = "ok-stmt", declared: str = "declared") -> None:
+    """ok-stmt (TeIL's OK-Stmt: ``rule``): x is declared, not an ``in`` variable, and the right
+    side's type, ``right(stmt, gamma)`` (the model language's: :func:`_right_type`), is x's."""
     if stmt.target not in gamma:
-        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not declared", stmt.target_span, "ok-stmt")
+        raise error("undeclared-assign", f"assignment to {stmt.target!r}, which is not {declared}", stmt.target_span, rule)
     expected = gamma[stmt.target]
-    if isinstance(stmt, ast.IndexAssign):
-        check_index_stmt(stmt, gamma)
-    elif (actual := type_of(stmt.expr, gamma)) != expected:
+    if (actual := (right or _right_type)(stmt, gamma)) != expected:
         raise error("assign-shape",
                     f"{stmt.target!r} has type {show(expected)} but the right side has type {show(actual)}",
-                    stmt.target_span, "ok-stmt")
+                    stmt.target_span, rule)
     if gamma.quals[stmt.target] == "in":
         raise error("read-only", f"{stmt.target!r} is an 'in' variable and cannot be assigned", stmt.target_span, "d-in-var")
 
@@ -263,8 +255,13 @@ class _Binding:
                         span, "index-extent")
 
 
-def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
-    """An index-form statement: extents inferred, no implicit summation, distinct left indices."""
+def _right_type(stmt: ast.Stmt, gamma: Context) -> Shape:
+    return check_index_stmt(stmt, gamma) if isinstance(stmt, ast.IndexAssign) else type_of(stmt.expr, gamma)
+
+
+def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> Shape:
+    """An index-form statement: extents inferred, no implicit summation, distinct left
+    indices; its type is its target's."""
     shape = gamma[stmt.target]
     _check_rank(stmt.target, shape, stmt.indices, "the left side gives", stmt.target_span)
     scope: dict[str, _Binding] = {}
@@ -284,6 +281,7 @@ def check_index_stmt(stmt: ast.IndexAssign, gamma: Context) -> None:
     _check_iexpr(stmt.expr, scope, gamma.shapes, pending)
     for use in pending:
         _check_affine(*use)
+    return shape
 
 
 def _check_rank(name: str, shape: Shape, indices, given: str, span: Span | None) -> None:
