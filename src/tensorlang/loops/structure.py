@@ -94,8 +94,9 @@ def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], m
         spec = loops_of.get(node.var)
         if isinstance(spec, list):
             out.extend(_around(body, spec))
-        else:
-            out.append(replace(node, body=body, start=node.start if spec is None else spec))
+        else:  # a start at a variable ``mapping`` replaces follows it (:func:`substitute_indices`)
+            node = substitute_indices(replace(node, body=()), mapping) if spec is None else replace(node, start=spec)
+            out.append(replace(node, body=body))
     return tuple(out)
 
 
@@ -288,35 +289,23 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     zeros first, then the statement runs where the support says it may be non-zero
     (fixed positions and equal indices drop a loop, an ordering starts one at another)."""
     variables = [v for v, _ in nest.statement.index]
-    shape = tuple(n for _, n in nest.statement.index)
     loops_ = _chain(nest.body, variables) if variables else None
-    if loops_ is None:
-        return nest
-    plan = _plan(support, shape)
-    if plan is None or all(p is None for p in plan):
-        return nest
-    inner, rest = loops_[-1].body, nest.body[1:]  # what is inside the innermost target loop, and after
-    store_slot = next((n.slot for n in inner if isinstance(n, Store)), None)
-    if store_slot is None:
+    plan = _plan(support, tuple(n for _, n in nest.statement.index)) if loops_ is not None else None
+    store_slot = next((n.slot for n in loops_[-1].body if isinstance(n, Store)), None) if loops_ else None
+    if plan is None or all(p is None for p in plan) or store_slot is None:
         return nest
     mapping: dict[str, object] = {}
+    loops_of: dict[str, list | int | str] = {}
     for d, p in enumerate(plan):
         if p is not None and p[0] in ("fixed", "same"):
-            bound = _bound(mapping, p if p[0] == "fixed" else ("same", variables[p[1]], p[2]))
-            if bound is None:
-                return nest
-            mapping[variables[d]] = bound
-    body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
-    for d in reversed(range(len(variables))):
-        if variables[d] in mapping:
-            continue
-        p = plan[d]
-        start = variables[p[1]] if p is not None and p[0] == "from" and variables[p[1]] not in mapping else 0
-        if p is not None and p[0] == "from" and variables[p[1]] in mapping:
-            return nest
-        body = (replace(loops_[d], body=body, start=start),)
+            mapping[variables[d]] = _bound(mapping, p if p[0] == "fixed" else ("same", variables[p[1]], p[2]))
+            loops_of[variables[d]] = []
+        elif p is not None:  # ("from", a): starts at dimension a's position, a outer
+            loops_of[variables[d]] = variables[p[1]]
+    if None in mapping.values() or any(start in mapping for start in loops_of.values() if isinstance(start, str)):
+        return nest
     zero = _around((Store(store_slot, tuple(variables), Const(0.0)),), [(v, n, 0) for v, n in nest.statement.index])
-    return replace(nest, body=zero + body + tuple(rest))
+    return replace(nest, body=zero + _reloop(nest.body[:1], loops_of, mapping) + nest.body[1:])
 
 
 # ------------------------------------------------------------------ summation supports
