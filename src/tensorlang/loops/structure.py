@@ -404,32 +404,18 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
     if not plans:
         return nest
     mapping: dict[str, object] = {}
-
-    def apply(nodes: tuple[Node, ...]) -> tuple[Node, ...]:
-        out: list[Node] = []
-        for node in nodes:
-            if isinstance(node, Loop) and node.var in plans:
-                plan = plans[node.var]
-                if plan[0] in ("fixed", "same"):
-                    bound = _bound(mapping, plan)
-                    if bound is None:
-                        out.append(replace(node, body=apply(node.body)))
-                        continue
-                    mapping[node.var] = bound
-                    out.extend(substitute_indices(n, mapping) for n in apply(node.body))
-                    continue
-                start: int | str = plan[1]
-                if plan[0] == "from":
-                    source = mapping.get(plan[1], plan[1])
-                    start = source if isinstance(source, (str, int)) else 0
-                out.append(replace(node, body=apply(node.body), start=start))
-            elif isinstance(node, Loop):
-                out.append(replace(node, body=apply(node.body)))
-            else:
-                out.append(node)
-        return tuple(out)
-
-    return replace(nest, body=apply(nest.body))
+    loops_of: dict[str, list | int | str] = {}
+    for var, plan in plans.items():  # outer loops first: a bound reads theirs
+        if plan[0] in ("fixed", "same"):
+            bound = _bound(mapping, plan)
+            if bound is not None:  # (else the loop stays as it is)
+                mapping[var], loops_of[var] = bound, []
+        elif plan[0] == "from":
+            source = mapping.get(plan[1], plan[1])
+            loops_of[var] = source if isinstance(source, (str, int)) else 0
+        else:
+            loops_of[var] = plan[1]
+    return replace(nest, body=_reloop(nest.body, loops_of, mapping))
 
 
 def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> tuple[int, int] | None:
