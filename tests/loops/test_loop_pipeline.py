@@ -28,8 +28,8 @@ from structure.test_direct_sum_structure import _poly
 #: Programs that between them give every rewrite something to change (checked by
 #: test_every_rewrite_changes_some_program).
 PROGRAMS = {
-    "covariance": "in var X : [7 4]\nout var C : [4 4]\nC[j,k] = sum(i) X[i,j]*X[i,k]\n",  # symmetry
-    "polyreg2": _poly(64, 8, 2),  # blocks, pieces, pack-in-producer
+    "covariance": "in var X : [7 4]\nout var C : [4 4]\nC[j,k] = sum(i) X[i,j]*X[i,k]\n",  # compress (triangular)
+    "polyreg2": _poly(64, 8, 2),  # compress (packed), pieces, pack-in-producer
     "upper half cube": SUPPORTS["TTM on an upper half cube"],  # restrict
     "upper matrix times vector": SUMS["upper matrix times vector"],  # restrict-sums
     "contraction": ("in var A : [6 6]\nin var t : [4 6 6 6]\nout var v : [4 6 6 6]\n"
@@ -147,8 +147,8 @@ def test_the_program_records_the_rewrites_that_ran():
     kernel = _kernel(PROGRAMS["covariance"])
     assert kernel.loop_program.rewrites == LOOP_REWRITE_NAMES
     (nest,) = kernel.loop_program.nests
-    assert nest.rewrites == ("symmetry", "parallel")
-    assert _program(kernel, ("symmetry",)).rewrites == tuple(n for n in LOOP_REWRITE_NAMES if n != "symmetry")
+    assert nest.rewrites == ("compress", "parallel")
+    assert _program(kernel, ("compress",)).rewrites == tuple(n for n in LOOP_REWRITE_NAMES if n != "compress")
     dense = loop_program(kernel.schedule, declared_structures(kernel.executed), compressed=False)
     assert dense.rewrites == tuple(n for n in LOOP_REWRITE_NAMES if n not in STRUCTURE_REWRITES)
     assert not any(set(STRUCTURE_REWRITES) & set(nest.rewrites) for nest in dense.nests)
@@ -168,7 +168,7 @@ def test_unknown_names_and_lower_cannot_be_skipped():
         _program(kernel, ("fuse",))
     with pytest.raises(ValueError, match="'lower' cannot be skipped"):
         _program(kernel, ("lower",))
-    assert _program(kernel, "symmetry").rewrites == _program(kernel, ("symmetry",)).rewrites  # one name as a string
+    assert _program(kernel, "compress").rewrites == _program(kernel, ("compress",)).rewrites  # one name as a string
 
 
 @pytest.mark.slow

@@ -129,51 +129,34 @@ def lower(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     return replace(program, nests=tuple(nests))
 
 
-def blocks(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """A sum whose result has redundant direct-sum blocks computes its unique set, packed
-    (:func:`.structure.compress_packed`) or block by block
-    (:func:`.structure.compress_blocks`), then rebuilds the rest.  Such a nest keeps
-    its multiply-adds unfused (``fma`` off), as it always has."""
+def compress(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
+    """A result with redundancy computes its unique set, then rebuilds the rest: a sum
+    over direct-sum blocks with local symmetries on packed copies where it can
+    (:func:`.structure.compress_packed`), else on the target's loops, symmetric groups
+    triangular (:func:`.structure.compress`: the interchanged nest where that works, else
+    the dense one); a sum over blocks keeps its multiply-adds unfused, as it always has.
+    It takes every nest with a symmetric group or redundant blocks, compressed or not."""
     buffers = facts.schedule.buffers
 
     def change(nest: Nest, fact: StatementFacts) -> Nest | None:
         found = fact.found
-        if found is None or not found.redundant_blocks or not stmt_sums(nest.statement):
+        blocks = found is not None and found.redundant_blocks and stmt_sums(nest.statement)
+        if found is None or not (blocks or any(len(g) <= structure.MAX_GROUP for g in found.groups)):
             return None
         slot = buffers.slot_of[nest.statement.target]
-        blocked = structure.compress_packed(nest, found, buffers, slot) or structure.compress_blocks(nest, found, slot)
-        return None if blocked is None else replace(blocked, fma=False)
+        compressed = ((structure.compress_packed(nest, found, buffers, slot) if blocks else None)
+                      or structure.compress(_interchange.rewrite(nest, buffers), found, slot, blocks)
+                      or structure.compress(nest, found, slot, blocks) or nest)
+        return replace(compressed, fma=False) if blocks else compressed
 
-    return _each(program, facts, "blocks", change)
-
-
-def _groups(fact: StatementFacts) -> tuple[tuple[int, ...], ...]:
-    found = fact.found
-    return tuple(g for g in found.groups if len(g) <= structure.MAX_GROUP) if found else ()
-
-
-def symmetry(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
-    """A symmetric result computes its unique set with triangular loops, then rebuilds
-    the rest (:func:`.structure.compress`: the interchanged nest where that works, else
-    the dense one).  It takes every nest with a symmetric group, compressed or not."""
-    buffers = facts.schedule.buffers
-
-    def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        groups = _groups(fact)
-        if _taken(nest, "blocks") or not groups:
-            return None
-        slot = buffers.slot_of[nest.statement.target]
-        return (structure.compress(_interchange.rewrite(nest, buffers), groups, slot)
-                or structure.compress(nest, groups, slot) or nest)
-
-    return _each(program, facts, "symmetry", change)
+    return _each(program, facts, "compress", change)
 
 
 def restrict_sums(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     """Summation loops over the support of their summands (:func:`.structure.restrict_sums`)."""
 
     def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        if _taken(nest, "blocks", "symmetry"):
+        if _taken(nest, "compress"):
             return None
         summed = structure.restrict_sums(nest, fact.known)
         return None if summed is nest else summed
@@ -186,7 +169,7 @@ def restrict(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
     (:func:`.structure.restricts`, :func:`.structure.restrict`)."""
 
     def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-        if _taken(nest, "blocks", "symmetry") or fact.found is None or not structure.restricts(fact.found):
+        if _taken(nest, "compress") or fact.found is None or not structure.restricts(fact.found):
             return None
         return structure.restrict(nest, fact.found.support)
 
@@ -198,7 +181,7 @@ def _unless_taken(name: str, rewrite: Callable[[Nest, LoopFacts], Nest], after: 
     the rewrite named so took), the nests it changes recorded as taken by ``name``."""
     def run(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
         def change(nest: Nest, fact: StatementFacts) -> Nest | None:
-            if _taken(nest, "blocks", "symmetry", "restrict-sums", "restrict") or (after and not _taken(nest, after)):
+            if _taken(nest, "compress", "restrict-sums", "restrict") or (after and not _taken(nest, after)):
                 return None
             rewritten = rewrite(nest, facts)
             return None if rewritten is nest or rewritten == nest else rewritten
@@ -364,8 +347,7 @@ def packed_blas(program: LoopProgram, facts: LoopFacts) -> LoopProgram:
 #: The loop rewrites in the order :func:`loop_program` runs them (docs/architecture.md).
 LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
     ("lower", lower),
-    ("blocks", blocks),
-    ("symmetry", symmetry),
+    ("compress", compress),
     ("restrict-sums", restrict_sums),
     ("restrict", restrict),
     ("interchange", interchange),
@@ -385,7 +367,7 @@ LOOP_PIPELINE: tuple[tuple[str, Rewrite], ...] = (
 LOOP_REWRITE_NAMES = tuple(name for name, _ in LOOP_PIPELINE)
 
 #: The rewrites that exploit declared or found structure (``compressed=False`` skips them).
-STRUCTURE_REWRITES = ("blocks", "symmetry", "restrict-sums", "restrict", "pack-in-producer")
+STRUCTURE_REWRITES = ("compress", "restrict-sums", "restrict", "pack-in-producer")
 
 
 def loop_program(schedule: Schedule, declared: Mapping[str, Structure] | None = None,

@@ -74,42 +74,95 @@ def _chain(body: tuple[Node, ...], variables: list[str]) -> list[Loop] | None:
     return loops_
 
 
-def _triangular(node: Node, starts: dict[str, str]) -> Node:
-    if not isinstance(node, Loop):
-        return node
-    body = tuple(_triangular(child, starts) for child in node.body)
-    return replace(node, body=body, start=starts.get(node.var, node.start))
+def _enclosed(nodes, outer: frozenset[str] = frozenset()) -> bool:
+    """Whether every loop that starts at another loop's variable runs inside it."""
+    return all(not isinstance(n, Loop) or ((not isinstance(n.start, str) or n.start in outer)
+                                           and _enclosed(n.body, outer | {n.var})) for n in nodes)
 
 
-def _enclosed(nodes, starts: Mapping[str, str], outer: frozenset[str] = frozenset()) -> bool:
-    """Whether every loop that is to start at another loop's variable runs inside it."""
+def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], mapping: Mapping[str, object]
+            ) -> tuple[Node, ...]:
+    """``nodes`` with each loop over a variable of ``loops_of`` replaced: by the loops of a
+    list ((variable, extent, start), outermost first), else starting where it says; the
+    indices mapped by ``mapping`` (:func:`substitute_indices`)."""
+    out: list[Node] = []
     for node in nodes:
-        if isinstance(node, Loop):
-            if node.var in starts and starts[node.var] not in outer:
-                return False
-            if not _enclosed(node.body, starts, outer | {node.var}):
-                return False
-    return True
+        if not isinstance(node, Loop):
+            out.append(substitute_indices(node, mapping))
+            continue
+        body = _reloop(node.body, loops_of, mapping)
+        spec = loops_of.get(node.var)
+        if isinstance(spec, list):
+            out.extend(_around(body, spec))
+        else:  # a start at a variable ``mapping`` replaces follows it (:func:`substitute_indices`)
+            node = substitute_indices(replace(node, body=()), mapping) if spec is None else replace(node, start=spec)
+            out.append(replace(node, body=body))
+    return tuple(out)
 
 
-def compress(nest: Nest, groups: tuple[tuple[int, ...], ...], target_slot: int) -> Nest | None:
-    """``nest`` computing only the unique set of ``groups``, then reconstructing; None
-    where a loop of the group does not run inside the loop it would start at.  The
-    nest may be the dense one or the interchanged one (:mod:`.interchange`: the output
-    loops but the last outside, the last innermost), whose row loops then start at
-    the enclosing output loop as well."""
-    variables = [v for v, _ in nest.statement.index]
-    if not groups:
-        return nest
-    starts = {variables[g[n + 1]]: variables[g[n]] for g in groups for n in range(len(g) - 1)}
-    if not _enclosed(nest.body, starts):
-        return None
-    compute = tuple(_triangular(node, starts) for node in nest.body)
-    here = tuple(variables)
-    inverses = [tuple(perm.index(t) for t in range(len(perm))) for perm in permutations(groups, len(here))]
-    stores = _orbit_stores(target_slot, [here], inverses, Load(target_slot, here), skip={here})
-    rebuild = _around(tuple(stores), [(var, extent, starts.get(var, 0)) for var, extent in nest.statement.index])
-    return replace(nest, body=compute + rebuild)
+def compress(nest: Nest, found: TensorStructure, slot: int, blocks: bool = True) -> Nest | None:
+    """``nest`` computing only a set of representatives of ``found``'s redundancy (its
+    symmetric groups of at most :data:`MAX_GROUP` indices and, with ``blocks``, the local
+    symmetries of its dimensions' direct-sum blocks), one copy of the nest per combination
+    of blocks with each target loop over its block's loops, a loop of a group starting at
+    the one before it, then copying each computed entry to every position of its orbit
+    (ties are computed twice: harmless).  ``nest`` may be the dense one or the
+    interchanged one (:mod:`.interchange`); None where a loop would start at one it does
+    not run inside.  Where packing does not apply: docs/structure.md, "Direct sums and vec"."""
+    stmt = nest.statement
+    variables = [v for v, _ in stmt.index]
+    extents = [n for _, n in stmt.index]
+    rank = len(variables)
+    dims = [found.dim_blocks(d) if blocks else None for d in range(rank)]
+    groups = tuple(g for g in found.groups if len(g) <= MAX_GROUP and len({dims[d] for d in g}) == 1)
+    previous = {g[k + 1]: g[k] for g in groups for k in range(len(g) - 1)}
+    dim_perms = [tuple(perm.index(t) for t in range(rank)) for perm in permutations(groups, rank)]
+    compute: list[Node] = []
+    rebuild: list[Node] = []
+    choices = [range(len(b)) if b else [None] for b in dims]
+    for combo in itertools.product(*choices):
+        if any(combo[d] is not None and combo[previous[d]] is not None and combo[previous[d]] > combo[d]  # type: ignore[operator]
+               for d in previous):
+            continue
+        spec: list[tuple[str, int, int | str]] = []
+        loops_of: dict[str, list | int | str] = {}
+        position: dict[int, object] = {}
+        chosen: dict[int, Block] = {}
+        first: dict[int, str] = {}
+        for d in range(rank):
+            prev = previous.get(d)
+            c = combo[d]
+            if c is None:
+                loops_of[variables[d]] = begin = variables[prev] if prev is not None else 0
+                spec.append((variables[d], extents[d], begin))
+                position[d] = first[d] = variables[d]
+                continue
+            block = chosen[d] = dims[d][c]  # type: ignore[index]
+            names = [f"{variables[d]}_{t}" for t in range(len(block.shape))]
+            local: list[tuple[str, int, int | str]] = []
+            for t, extent in enumerate(block.shape):
+                start: int | str = 0
+                group = next((g for g in block.groups if t in g and g.index(t) > 0), None)
+                if group is not None:
+                    start = names[group[group.index(t) - 1]]
+                if t == 0 and prev is not None and combo[prev] == c:
+                    start = first[prev]
+                local.append((names[t], extent, start))
+            loops_of[variables[d]] = local
+            spec += local
+            position[d] = _affine0(list(zip(names, block.strides)), block.start)
+            first[d] = names[0]
+        body = _reloop(nest.body, loops_of, {variables[d]: position[d] for d in chosen})
+        if not _enclosed(body):
+            return None
+        here: Any = tuple(position[d] for d in range(rank))
+        images = [[_affine0([(f"{variables[d]}_{p[t]}", s) for t, s in enumerate(chosen[d].strides)], chosen[d].start)
+                   for p in chosen[d].permutations()] if d in chosen else [position[d]] for d in range(rank)]
+        stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(slot, here), skip={here})
+        compute.extend(body)
+        if stores:
+            rebuild.extend(_around(tuple(stores), spec))
+    return replace(nest, body=tuple(compute) + tuple(rebuild))
 
 
 # ------------------------------------------------------------------ supports
@@ -236,35 +289,23 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
     zeros first, then the statement runs where the support says it may be non-zero
     (fixed positions and equal indices drop a loop, an ordering starts one at another)."""
     variables = [v for v, _ in nest.statement.index]
-    shape = tuple(n for _, n in nest.statement.index)
     loops_ = _chain(nest.body, variables) if variables else None
-    if loops_ is None:
-        return nest
-    plan = _plan(support, shape)
-    if plan is None or all(p is None for p in plan):
-        return nest
-    inner, rest = loops_[-1].body, nest.body[1:]  # what is inside the innermost target loop, and after
-    store_slot = next((n.slot for n in inner if isinstance(n, Store)), None)
-    if store_slot is None:
+    plan = _plan(support, tuple(n for _, n in nest.statement.index)) if loops_ is not None else None
+    store_slot = next((n.slot for n in loops_[-1].body if isinstance(n, Store)), None) if loops_ else None
+    if plan is None or all(p is None for p in plan) or store_slot is None:
         return nest
     mapping: dict[str, object] = {}
+    loops_of: dict[str, list | int | str] = {}
     for d, p in enumerate(plan):
         if p is not None and p[0] in ("fixed", "same"):
-            bound = _bound(mapping, p if p[0] == "fixed" else ("same", variables[p[1]], p[2]))
-            if bound is None:
-                return nest
-            mapping[variables[d]] = bound
-    body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
-    for d in reversed(range(len(variables))):
-        if variables[d] in mapping:
-            continue
-        p = plan[d]
-        start = variables[p[1]] if p is not None and p[0] == "from" and variables[p[1]] not in mapping else 0
-        if p is not None and p[0] == "from" and variables[p[1]] in mapping:
-            return nest
-        body = (replace(loops_[d], body=body, start=start),)
+            mapping[variables[d]] = _bound(mapping, p if p[0] == "fixed" else ("same", variables[p[1]], p[2]))
+            loops_of[variables[d]] = []
+        elif p is not None:  # ("from", a): starts at dimension a's position, a outer
+            loops_of[variables[d]] = variables[p[1]]
+    if None in mapping.values() or any(start in mapping for start in loops_of.values() if isinstance(start, str)):
+        return nest
     zero = _around((Store(store_slot, tuple(variables), Const(0.0)),), [(v, n, 0) for v, n in nest.statement.index])
-    return replace(nest, body=zero + body + tuple(rest))
+    return replace(nest, body=zero + _reloop(nest.body[:1], loops_of, mapping) + nest.body[1:])
 
 
 # ------------------------------------------------------------------ summation supports
@@ -363,32 +404,18 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
     if not plans:
         return nest
     mapping: dict[str, object] = {}
-
-    def apply(nodes: tuple[Node, ...]) -> tuple[Node, ...]:
-        out: list[Node] = []
-        for node in nodes:
-            if isinstance(node, Loop) and node.var in plans:
-                plan = plans[node.var]
-                if plan[0] in ("fixed", "same"):
-                    bound = _bound(mapping, plan)
-                    if bound is None:
-                        out.append(replace(node, body=apply(node.body)))
-                        continue
-                    mapping[node.var] = bound
-                    out.extend(substitute_indices(n, mapping) for n in apply(node.body))
-                    continue
-                start: int | str = plan[1]
-                if plan[0] == "from":
-                    source = mapping.get(plan[1], plan[1])
-                    start = source if isinstance(source, (str, int)) else 0
-                out.append(replace(node, body=apply(node.body), start=start))
-            elif isinstance(node, Loop):
-                out.append(replace(node, body=apply(node.body)))
-            else:
-                out.append(node)
-        return tuple(out)
-
-    return replace(nest, body=apply(nest.body))
+    loops_of: dict[str, list | int | str] = {}
+    for var, plan in plans.items():  # outer loops first: a bound reads theirs
+        if plan[0] in ("fixed", "same"):
+            bound = _bound(mapping, plan)
+            if bound is not None:  # (else the loop stays as it is)
+                mapping[var], loops_of[var] = bound, []
+        elif plan[0] == "from":
+            source = mapping.get(plan[1], plan[1])
+            loops_of[var] = source if isinstance(source, (str, int)) else 0
+        else:
+            loops_of[var] = plan[1]
+    return replace(nest, body=_reloop(nest.body, loops_of, mapping))
 
 
 def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> tuple[int, int] | None:
@@ -462,69 +489,6 @@ def _orbit_stores(slot: int, positions, dim_perms: list[tuple[int, ...]], value,
                 seen.add(key)
                 stores.append(Store(slot, key, value))
     return stores
-
-
-def compress_blocks(nest: Nest, found: TensorStructure, slot: int) -> Nest | None:
-    """``nest`` computing only a set of representatives of ``found``'s redundancy (its
-    symmetric groups and the local symmetries of its dimensions' direct-sum blocks) on
-    the block loops, one nest per combination of blocks, then copying each computed
-    entry to every position of its orbit (ties are computed twice: harmless); None where
-    the nest is not the plain chain of the target's loops writing the target.  Where
-    packing does not apply: docs/structure.md, "Direct sums and vec"."""
-    stmt = nest.statement
-    variables = [v for v, _ in stmt.index]
-    extents = [n for _, n in stmt.index]
-    rank = len(variables)
-    inner = _target_body(nest, slot)
-    if inner is None:
-        return None
-    dims = [found.dim_blocks(d) for d in range(rank)]
-    groups = tuple(g for g in found.groups if len({dims[d] for d in g}) == 1)
-    previous = {g[k + 1]: g[k] for g in groups for k in range(len(g) - 1)}
-    dim_perms = permutations(groups, rank)
-    compute: list[Node] = []
-    rebuild: list[Node] = []
-    choices = [range(len(b)) if b else [None] for b in dims]
-    for combo in itertools.product(*choices):
-        if any(combo[d] is not None and combo[previous[d]] is not None and combo[previous[d]] > combo[d]  # type: ignore[operator]
-               for d in previous):
-            continue
-        spec: list[tuple[str, int, int | str]] = []
-        position: dict[int, object] = {}
-        chosen: dict[int, Block] = {}
-        first: dict[int, str] = {}
-        for d in range(rank):
-            prev = previous.get(d)
-            c = combo[d]
-            if c is None:
-                spec.append((variables[d], extents[d], variables[prev] if prev is not None else 0))
-                position[d] = variables[d]
-                first[d] = variables[d]
-                continue
-            block = chosen[d] = dims[d][c]  # type: ignore[index]
-            names = [f"{variables[d]}_{t}" for t in range(len(block.shape))]
-            for t, extent in enumerate(block.shape):
-                start: int | str = 0
-                group = next((g for g in block.groups if t in g and g.index(t) > 0), None)
-                if group is not None:
-                    start = names[group[group.index(t) - 1]]
-                if t == 0 and prev is not None and combo[prev] == c:
-                    start = first[prev]
-                spec.append((names[t], extent, start))
-            position[d] = _affine0(list(zip(names, block.strides)), block.start)
-            first[d] = names[0]
-        mapping = {variables[d]: position[d] for d in chosen}
-        body: tuple[Node, ...] = tuple(substitute_indices(n, mapping) for n in inner)
-        here: Any = tuple(position[d] for d in range(rank))
-        images = [[_affine0([(f"{variables[d]}_{p[t]}", s) for t, s in enumerate(chosen[d].strides)], chosen[d].start)
-                   for p in chosen[d].permutations()] if d in chosen else [position[d]] for d in range(rank)]
-        stores = _orbit_stores(slot, itertools.product(*images), dim_perms, Load(slot, here), skip={here})
-        last = len(chosen[rank - 1].shape) if rank - 1 in chosen else 1  # the loops of the last dimension
-        rows = _rows(body, spec[-last:], slot, here)  # the summation outside them (row AXPY), or None
-        compute.extend(_around(body, spec) if rows is None else _around(rows, spec[:-last]))
-        if stores:
-            rebuild.extend(_around(tuple(stores), spec))
-    return replace(nest, body=tuple(compute) + tuple(rebuild))
 
 
 def _single_sum(body: tuple[Node, ...], slot: int, here) -> tuple[list[Loop], Update] | None:
@@ -642,7 +606,7 @@ def _mentions(node: Any, names: set[str]) -> bool:
 #: computed in TILE x TILE blocks kept in registers across the summation (:func:`_tiles`).
 TILE = 8
 
-#: At most this many bytes of packed copies per statement, beyond it :func:`compress_blocks`
+#: At most this many bytes of packed copies per statement, beyond it :func:`compress`
 #: (docs/structure.md, "Where the packed copies live").
 MAX_PACKED_BYTES = 1 << 28
 

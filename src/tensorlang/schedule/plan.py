@@ -524,7 +524,7 @@ def fig16_renamed(program: ir.Program, buffers: BufferPlan) -> ir.Program:
 def _block_structured(program: ir.Program, found: Mapping) -> dict[str, str]:
     """The sums whose results have direct-sum blocks with local symmetries (003 Fig. 10:
     ``Σ_r x_r x_rᵀ`` with x = f ⊕ vec(f⊗f)), by target, with why they stay loop nests:
-    the loops compute their unique entries only (:func:`tensorlang.loops.structure.compress_blocks`),
+    the loops compute their unique entries only (:func:`tensorlang.loops.structure.compress`),
     which a dense BLAS step cannot.  ``found``: the structures inferred for the program."""
     return {stmt.target: f"structure: {_computed(found[stmt.target])}" for stmt in program.statements
             if stmt.target in found and found[stmt.target].redundant_blocks
