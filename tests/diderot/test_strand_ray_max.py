@@ -165,6 +165,16 @@ def test_ties_signed_zeros_and_near_ties_keep_their_bits(start, how, monkeypatch
     _same(a, b)
 
 
+def test_rays_without_the_blocks_prefetch_skip_too(monkeypatch):
+    # no tile block (strands_batch.ENABLED off): the update without its look-ahead, tl_skipm's
+    # prefetch a no-op
+    values = {"vol": _volume("fortran")}
+    _, a, _ = run_variant(_program("bspln3"), values, monkeypatch, {(SB, "MAX"): False, (SB, "ENABLED"): False})
+    _, b, src = run_variant(_program("bspln3"), values, monkeypatch, {(SB, "MAX"): True, (SB, "ENABLED"): False})
+    assert "tl_ahead" not in src and "tl_skipm(1, 0, Rl, Il" in src
+    _same(a, b)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("limit", [1, 4, 19, 41])
 def test_a_step_limit_stops_a_skipping_ray_where_the_steps_stop(limit, monkeypatch):

@@ -415,6 +415,8 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
 CONVEX = ("tent", "bspln3")
 #: the steps after a ``tl_skipm`` that made none that try none
 COOLM = 2
+#: False: a run of ``tl_skipm`` leaves the supports of the steps after it to ``tl_ahead``
+PREFETCHM = True
 
 
 def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] | None]:
@@ -464,7 +466,24 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
     out.append("        if (!(" + " || ".join(f"xi{a} <= {r - 1.5} || xi{a} >= out{a}" for a in range(d)) + ")) {")
     out += [f"            int64_t c{a} = (int64_t)(xi{a} < 0 ? 0 : xi{a} > hi{a} ? hi{a} : xi{a}) >> 3;" for a in range(d)]
     out.append(f"            if (!(bd[{' + '.join(f'c{a} * bs{a}' for a in range(d))}] {'<=' if args[0] == m else '<'} mx_)) break;")
-    out += ["        }", "        l_tc_ = l_tn_;", "    }", f"    {ex(t)} = l_tc_;",
+    out += ["        }", "        l_tc_ = l_tn_;", "    }"]
+    if PREFETCHM and AHEAD:  # a run ended at a probe: the supports of the steps after it, ahead of their updates
+        taps = 2 * r
+        out += ["    if (q_ > 0 && q_ < left) {", "        const double *data = im->data;",
+                "        const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ";",
+                f"        double l_tn_ = l_tc_;",
+                f"        for (int j_ = 0; j_ < {int(AHEAD)}; j_++) {{",
+                f"            double l_tc_ = l_tn_; l_tn_ = {ex(_subst(add, t, tc))};"]
+        out += [f"            double x{a} = {ex(_subst(e, t, tn if late else tc))};" for a, (_, _, late, e) in enumerate(terms)]
+        out += ["            " + x.lstrip() for x in P.index_map(d, "")]
+        out.append("            if (!(" + " && ".join(f"xi{a} >= {r - 1} && xi{a} <= hi{a} - {r}" for a in range(d)) + ")) continue;")
+        out.append("            const double *p_ = data + " + " + ".join(f"((int64_t)xi{a} + {1 - r}) * st{a}" for a in range(d)) + ";")
+        for ts in itertools.product(range(taps), repeat=d - 1):
+            off = " + ".join(f"{tt} * st{a + 1}" for a, tt in enumerate(ts) if tt) or "0"
+            out.append(f"            TL_PREFETCH(p_ + {off}); TL_PREFETCH(p_ + {off} + {taps - 1} * st0);")
+        out += ["        }", "    }"]
+        out = ["#ifndef TL_PREFETCH", "#define TL_PREFETCH(p) ((void)(p))", "#endif"] + out
+    out += [f"    {ex(t)} = l_tc_;",
             "    (void)n; (void)R; (void)I; (void)gr; (void)gi;", "    return q_;", "}"]
     return out, (probe.image, r)
 
