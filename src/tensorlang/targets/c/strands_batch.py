@@ -471,7 +471,7 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
         taps = 2 * r
         out += ["    if (q_ > 0 && q_ < left) {", "        const double *data = im->data;",
                 "        const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ";",
-                f"        double l_tn_ = l_tc_;",
+                "        double l_tn_ = l_tc_;",
                 f"        for (int j_ = 0; j_ < {int(AHEAD)}; j_++) {{",
                 f"            double l_tc_ = l_tn_; l_tn_ = {ex(_subst(add, t, tc))};"]
         out += [f"            double x{a} = {ex(_subst(e, t, tn if late else tc))};" for a, (_, _, late, e) in enumerate(terms)]
