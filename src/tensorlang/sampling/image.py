@@ -243,8 +243,28 @@ def _load_same(name: str, dim: int | None, size: int) -> Image:
     img = _load_nrrd(name, dim, None, raw if whole else None)
     share = limits.memory_budget_bytes() // KEEP_SHARE - sum(kept[2].data.nbytes for kept in _LAST.values())
     if (whole or not small and key is not None) and img.data.nbytes <= share and file_key(name) == key:  # (unchanged)
+        img = _padded(img)
         _LAST[slot] = (key, raw if key is None else None, img)
     return img
+
+
+#: doubles after each row of a kept image whose rows are a multiple of 512 bytes apart (0: none): a probe's
+#: rows (4 rows x 4 slices for bspln3) then fall into more L1 sets than 2 (docs/performance.md)
+PAD_ROWS = 8
+
+
+def _padded(img: Image) -> Image:
+    """``img`` with its rows ``PAD_ROWS`` doubles apart more (a copy, made once for a kept image: the
+    probes read any strides), where its samples are a 3-D scalar volume, each row contiguous."""
+    a = img.data
+    if not PAD_ROWS or a.ndim != 3 or img.dim != 3 or a.strides[0] != 8 or a.strides[1] != 8 * a.shape[0] \
+            or (8 * a.shape[0]) % 512 or a.nbytes <= SAME_BYTES:
+        return img
+    buf = np.empty((a.shape[2], a.shape[1], a.shape[0] + PAD_ROWS))
+    view = buf[:, :, :a.shape[0]].transpose(2, 1, 0)
+    view[...] = a
+    view.setflags(write=False)
+    return Image(view, 3, img.world, img.name)
 
 
 def _regular_file(name: str) -> int:

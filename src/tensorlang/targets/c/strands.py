@@ -509,7 +509,8 @@ class Renderer:
             pf = self.function("tl_update_pf", "update", ir.update, True, batched)
             lines += ["TL_EXACT " + pf[0]] + pf[1:]
         skip = B.skip_run(ir, self.ex) if solo and not any(b.lanes for b in batched) else []
-        lines += skip
+        skipm, self.bounds = B.skip_max(ir, self.ex) if solo and not any(b.lanes for b in batched) else ([], None)
+        lines += skip + skipm
         lines += self.function("tl_stabilize", "stabilize", ir.stabilize or (), True)
         if ir.global_block is not None:
             lines += self.function("tl_global", "global", ir.global_block, False)
@@ -528,6 +529,7 @@ class Renderer:
         own = (self.nr, self.ni, self.cell) if B.OWN and solo and not any(b.lanes for b in batched) \
             and not S.nodes(ir.update, S.Reduce, most=0) else None  # (lanes: strands_batch.BLOCK)
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
+        how = ("skip" if skip else "") + (" max" if skipm else "")
         head = "\n" + _defines(has_global=int(glob), comm=int(ir.sphere is not None), indirect=int(ir.indirect),
                                solo=int(solo), batch=int(bool(batched)))
         head += (B.STEPS_EXACT if own else "#define TL_STEPS\n") + _defines(
@@ -535,9 +537,8 @@ class Renderer:
             ni=max(self.ni, 1), bkarg=", &bk_" if self.blocked else "",
             call_global="tl_global(n, R, I, status, gr, gi, img)" if glob else "0")
         return src + head + csrc.text("tl_threads.h", **CHOICE) + csrc.text(
-            "strands_driver.c", block=B.block_steps(batched, own, bool(skip)).removeprefix("\n") if batched else "",
-            solosteps=(" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20,
-                                               "skip" if skip else "")).removesuffix("\n"),
+            "strands_driver.c", block=B.block_steps(batched, own, how).removeprefix("\n") if batched else "",
+            solosteps=(" " * 20 + B.own_steps(own, "", f"tl_update({who}, gr, gi, img)", " " * 20, how)).removesuffix("\n"),
             snap=self.snapshot() if ir.sphere is not None else "")
 
 
@@ -751,6 +752,8 @@ class Run:
                 self.gi[k] = int(x)
         self.images, keep = P.pack(self.ffi, runner.ir.images, values, runner.packed)
         self.keep = list(keep)  # (the sequences' arrays join it)
+        if r.bounds is not None:  # the block bounds of a ray's maximum (strands_batch.skip_max)
+            self.images = B.with_bounds(self.ffi, self.images, runner.ir.images, values, r.bounds, self.keep)
         self.seqs = self.ffi.new("tl_seq[]", max(1, len(runner.ir.seqs)))
         for k, q in enumerate(runner.ir.seqs):  # the dynamic sequences: items × components, row-major
             check_allocation(len(values[q.name]) * q.comps, 8, f"the sequence {q.name}")

@@ -6,12 +6,16 @@ results bit for bit (docs/diderot-compiled.md, "How a run goes")."""
 from __future__ import annotations
 
 import itertools
+import weakref
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from ...sampling.image import Image
 from ...strand_ir import ir as S
+from . import build as c_build
+from . import csrc
 from . import strands_probe as P
 
 #: strands per block: a tile row of the solo driver (TL_TILE)
@@ -24,6 +28,8 @@ AHEAD = 8
 OWN = True
 #: False: a ray makes every step outside the volume (tl_skip; the tests compare both ways)
 SKIP = True
+#: False: a ray's maximum probes every step inside the volume (tl_skipm; the tests compare both ways)
+MAX = True
 #: the most steps one ``tl_skip`` makes; the steps after a refused run that try none
 RUN, COOL = 16, 16
 
@@ -252,7 +258,7 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
     return out + ["    }", "}"]
 
 
-def block_steps(batched: list[Batched], own: tuple | None = None, skip: bool = False) -> str:
+def block_steps(batched: list[Batched], own: tuple | None = None, skip: str = "") -> str:
     """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
     lock step where a family's probes run in lanes (positions, the block's probes, then each
     strand's update; a 3-D family's position and prefetch there too); strand after strand
@@ -261,8 +267,7 @@ def block_steps(batched: list[Batched], own: tuple | None = None, skip: bool = F
     if not any(b.lanes for b in batched):
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         pos = "\n".join(f"        tl_pos{b.j}({who}, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);" for b in batched)
-        return RAYS.replace("{steps}", " " * 20 + own_steps(own, pos, f"tl_update_pf({who}, gr, gi, img, pf, 0)", " " * 20,
-                                                             "skip" if skip else ""))
+        return RAYS.replace("{steps}", " " * 20 + own_steps(own, pos, f"tl_update_pf({who}, gr, gi, img, pf, 0)", " " * 20, skip))
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
@@ -300,6 +305,58 @@ def _subst(e, old, new):
     return e
 
 
+def _march(ir: S.StrandIR):
+    """A solo update that is a ray's march (:func:`skip_run`): ``t``, its ``t + c``, ``c``, the
+    exit tests (each with whether it follows the addition), the ``inside`` test, the other
+    statements of its branch, and per axis of the test's point ``(a, b, late)`` (``a + t * b``,
+    ``late``: made after the addition); None where the update is not one."""
+    body = ir.update
+    changed = {st.name for st in S.nodes(body, S.Set)}
+    sets = [st for st in body if isinstance(st, S.Set)]
+    if not SKIP or len(sets) != 1 or sets[0].space != "s" or not isinstance(sets[0].value, S.Bin):
+        return None
+    t = S.Ref("s", sets[0].name, "real")
+    step, add = None, sets[0].value
+
+    def inv(e) -> bool:
+        return _pure(e) and all(r.space == "g" or (r.space == "s" and r.name not in changed) for r in S.nodes(e, S.Ref))
+
+    if add.op == "+" and add.a == t and inv(add.b):
+        step = add.b
+    if step is None:
+        return None
+    locals_: dict[str, tuple[S.Expr | None, bool]] = {}
+    probe, exits, after, branch = None, [], False, None
+    for st in body:
+        if isinstance(st, S.Local) and (st.init is None or _pure(st.init)):
+            locals_[st.name] = (st.init, after)
+        elif isinstance(st, S.If) and not st.other and len(st.then) == 1 and isinstance(st.then[0], S.Exit) \
+                and st.then[0].kind in ("stabilize", "die") and inv(_subst(st.cond, t, S.Const(0.0, "real"))):
+            exits.append((st.cond, after))
+        elif isinstance(st, S.Probe) and st.inside and probe is None and st.border is None:
+            probe = st
+        elif isinstance(st, S.If) and probe is not None and not st.other and st.cond == S.Ref("l", probe.targets[0], "bool"):
+            branch = st.then
+        elif st is sets[0]:
+            after = True
+        else:
+            return None
+    if probe is None:
+        return None
+    terms = []
+    for at in probe.pos:
+        e, late = locals_.get(at.name, (None, False)) if isinstance(at, S.Ref) and at.space == "l" else (at, after)
+        pair = None
+        if isinstance(e, S.Bin) and e.op == "+":
+            for base, mul in ((e.a, e.b), (e.b, e.a)):
+                if inv(base) and isinstance(mul, S.Bin) and mul.op == "*":
+                    pair = pair or next(((base, v, late, e) for u, v in ((mul.a, mul.b), (mul.b, mul.a)) if u == t and inv(v)), None)
+        if pair is None:
+            return None
+        terms.append(pair)
+    return t, add, step, exits, probe, branch or (), terms
+
+
 def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
     """``tl_skip``: where a solo update is a ray's march (its only state change outside one
     ``inside`` test's branch a real ``t += c``, its other statements exit tests on ``t``
@@ -310,50 +367,10 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
     position is affine in the point; a whole axis beyond a face by more than 1e-12 of the
     terms' magnitudes (over 1000 times the rounding of the point and the map) cannot pass
     the strict test; non-finite terms refuse the run.  Empty where the update is not so."""
-    body = ir.update
-    changed = {st.name for st in S.nodes(body, S.Set)}
-    sets = [st for st in body if isinstance(st, S.Set)]
-    if not SKIP or len(sets) != 1 or sets[0].space != "s" or not isinstance(sets[0].value, S.Bin):
+    march = _march(ir)
+    if march is None:
         return []
-    t = S.Ref("s", sets[0].name, "real")
-    step, add = None, sets[0].value
-
-    def inv(e) -> bool:
-        return _pure(e) and all(r.space == "g" or (r.space == "s" and r.name not in changed) for r in S.nodes(e, S.Ref))
-
-    if add.op == "+" and add.a == t and inv(add.b):
-        step = add.b
-    if step is None:
-        return []
-    locals_: dict[str, S.Expr | None] = {}
-    probe, exits, after = None, [], False
-    for st in body:
-        if isinstance(st, S.Local) and (st.init is None or _pure(st.init)):
-            locals_[st.name] = st.init
-        elif isinstance(st, S.If) and not st.other and len(st.then) == 1 and isinstance(st.then[0], S.Exit) \
-                and st.then[0].kind in ("stabilize", "die") and inv(_subst(st.cond, t, S.Const(0.0, "real"))):
-            exits.append((st.cond, after))
-        elif isinstance(st, S.Probe) and st.inside and probe is None and st.border is None:
-            probe = st
-        elif isinstance(st, S.If) and probe is not None and not st.other and st.cond == S.Ref("l", probe.targets[0], "bool"):
-            pass
-        elif st is sets[0]:
-            after = True
-        else:
-            return []
-    if probe is None:
-        return []
-    terms = []
-    for at in probe.pos:
-        e = locals_.get(at.name) if isinstance(at, S.Ref) and at.space == "l" else at
-        pair = None
-        if isinstance(e, S.Bin) and e.op == "+":
-            for base, mul in ((e.a, e.b), (e.b, e.a)):
-                if inv(base) and isinstance(mul, S.Bin) and mul.op == "*":
-                    pair = pair or next(((base, v) for u, v in ((mul.a, mul.b), (mul.b, mul.a)) if u == t and inv(v)), None)
-        if pair is None:
-            return []
-        terms.append(pair)
+    t, add, step, exits, probe, _, terms = march
     d = len(terms)
     radius = next(k for k in ir.kernels if k.name == probe.kernel).radius
     tc = S.Ref("l", "tc_", "real")
@@ -364,7 +381,7 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
            f"    const int64_t K = left < {RUN} ? left : {RUN};",
            "    if (K < 2) return -1;",
            f"    const double c_ = {ex(step)}, t0_ = {ex(t)};",
-           "    const double " + ", ".join(f"a{q}_ = {ex(a)}, b{q}_ = {ex(b)}" for q, (a, b) in enumerate(terms)) + ";",
+           "    const double " + ", ".join(f"a{q}_ = {ex(a)}, b{q}_ = {ex(b)}" for q, (a, b, _, _) in enumerate(terms)) + ";",
            # the segment from ta to tb beyond a face on some axis, by the margin
            "    #define TL_OUT(ta, tb) tl_out_(im, ta, tb" + "".join(f", a{q}_, b{q}_" for q in range(d)) + ")",
            f"    if (!TL_OUT(t0_, t0_ + (double)(K + {int(AHEAD) + 2}) * c_)) return -1;  /* a guess first */",
@@ -394,6 +411,138 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
     return head + ["    return 0;", "}"] + out
 
 
+#: kernels whose weights are nonnegative and sum to 1: a value is at most its support's largest sample
+CONVEX = ("tent", "bspln3")
+#: the steps after a ``tl_skipm`` that made none that try none
+COOLM = 2
+#: False: a run of ``tl_skipm`` leaves the supports of the steps after it to ``tl_ahead``
+PREFETCHM = True
+
+
+def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] | None]:
+    """``tl_skipm`` and (image, kernel radius): where a ray's march (:func:`_march`) does only
+    ``m = max(m, F(p))`` in its ``inside`` branch (``F`` a value of a kernel in ``CONVEX``
+    at the test's point), its next steps one by one, made as ``t += c`` and the exit tests
+    alone while each provably leaves ``m`` as it is: its point outside the volume by half a
+    cell, or in a block of cells whose bound (:func:`bounds`, the extra descriptor after
+    the images) is at most ``m``.  The weights' rounding is below 1e-13 of the support's
+    largest magnitude, which the bound adds 1e-10 of; ``tl_max(m, v)`` is ``m``'s bits when
+    ``v`` is a number not above ``m`` (``<`` for ``tl_max(v, m)``), and a NaN bound or ``m``
+    skips nothing.  The point and its map are the update's (the same operations), and a
+    block's bound covers the cells next to it: a map rounded otherwise by under half a cell
+    still finds its probe's cell covered."""
+    march = _march(ir) if MAX else None
+    if march is None:
+        return [], None
+    t, add, _, exits, probe, branch, terms = march
+    if len(branch) != 2 or not isinstance(branch[0], S.Probe) or not isinstance(branch[1], S.Set):
+        return [], None
+    pr, st = branch
+    m = S.Ref("s", st.name, "real")
+    v = S.Ref("l", pr.targets[0], "real")
+    args = st.value.args if isinstance(st.value, S.Call) and st.value.fn == "tl_max" else ()
+    if (st.space != "s" or m == t or args not in ((m, v), (v, m)) or pr.inside or pr.order or pr.border is not None
+            or (pr.image, pr.kernel, pr.pos) != (probe.image, probe.kernel, probe.pos) or probe.kernel not in CONVEX
+            or ir.images[probe.image].shape or len(terms) != ir.images[probe.image].dim):
+        return [], None
+    d, r = len(terms), next(k for k in ir.kernels if k.name == probe.kernel).radius
+    tc, tn = S.Ref("l", "tc_", "real"), S.Ref("l", "tn_", "real")
+    out = ["static int64_t tl_skipm(int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
+           "const int64_t *gi, const tl_img *img, int64_t left) {",
+           f"    const tl_img *im = &img[{probe.image}];",
+           f"    const double *restrict bd = img[{len(ir.images)}].data;",
+           "    if (!bd) return 0;",
+           f"    const double mx_ = {ex(m)};",
+           "    const int64_t " + ", ".join(f"bs{a} = img[{len(ir.images)}].stride[{a}]" for a in range(d)) + ";",
+           "    const double " + ", ".join(f"hi{a} = (double)(im->size[{a}] - 1), out{a} = (double)(im->size[{a}] - {r}) + 0.5"
+                                         for a in range(d)) + ";",
+           f"    double l_tc_ = {ex(t)}; int64_t q_ = 0;",
+           "    for (; q_ < left; q_++) {",
+           f"        double l_tn_ = {ex(_subst(add, t, tc))};"]
+    out += [f"        if ({ex(_subst(cond, t, tn if late else tc))}) break;" for cond, late in exits]
+    out += [f"        double x{a} = {ex(_subst(e, t, tn if late else tc))};" for a, (_, _, late, e) in enumerate(terms)]
+    out += P.index_map(d, "        ")
+    out.append("        if (!(" + " && ".join(f"isfinite(xi{a})" for a in range(d)) + ")) break;")
+    out.append("        if (!(" + " || ".join(f"xi{a} <= {r - 1.5} || xi{a} >= out{a}" for a in range(d)) + ")) {")
+    out += [f"            int64_t c{a} = (int64_t)(xi{a} < 0 ? 0 : xi{a} > hi{a} ? hi{a} : xi{a}) >> 3;" for a in range(d)]
+    out.append(f"            if (!(bd[{' + '.join(f'c{a} * bs{a}' for a in range(d))}] {'<=' if args[0] == m else '<'} mx_)) break;")
+    out += ["        }", "        l_tc_ = l_tn_;", "    }"]
+    if PREFETCHM and AHEAD:  # a run ended at a probe: the supports of the steps after it, ahead of their updates
+        taps = 2 * r
+        out += ["    if (q_ > 0 && q_ < left) {", "        const double *data = im->data;",
+                "        const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ";",
+                "        double l_tn_ = l_tc_;",
+                f"        for (int j_ = 0; j_ < {int(AHEAD)}; j_++) {{",
+                f"            double l_tc_ = l_tn_; l_tn_ = {ex(_subst(add, t, tc))};"]
+        out += [f"            double x{a} = {ex(_subst(e, t, tn if late else tc))};" for a, (_, _, late, e) in enumerate(terms)]
+        out += ["            " + x.lstrip() for x in P.index_map(d, "")]
+        out.append("            if (!(" + " && ".join(f"xi{a} >= {r - 1} && xi{a} <= hi{a} - {r}" for a in range(d)) + ")) continue;")
+        out.append("            const double *p_ = data + " + " + ".join(f"((int64_t)xi{a} + {1 - r}) * st{a}" for a in range(d)) + ";")
+        for ts in itertools.product(range(taps), repeat=d - 1):
+            off = " + ".join(f"{tt} * st{a + 1}" for a, tt in enumerate(ts) if tt) or "0"
+            out.append(f"            TL_PREFETCH(p_ + {off}); TL_PREFETCH(p_ + {off} + {taps - 1} * st0);")
+        out += ["        }", "    }"]
+        out = ["#ifndef TL_PREFETCH", "#define TL_PREFETCH(p) ((void)(p))", "#endif"] + out
+    out += [f"    {ex(t)} = l_tc_;",
+            "    (void)n; (void)R; (void)I; (void)gr; (void)gi;", "    return q_;", "}"]
+    return out, (probe.image, r)
+
+
+_BOUNDS: dict[int, tuple] = {}  # id of a read-only image's samples: (a weak reference to them, tables by radius)
+
+
+def bounds(image: Image, radius: int) -> np.ndarray | None:
+    """The block bounds of a scalar image (csrc/strands_bounds.c: a block of 8 cells an axis),
+    kept with a read-only image's samples (a file read once: ``sampling.image``), made each
+    call for a writable one; None where no C compiler builds the table's code."""
+    data = np.asarray(image.data)
+    kept = _BOUNDS.get(id(data), (None, {}))
+    if kept[0] is not None and kept[0]() is data and radius in kept[1]:
+        return kept[1][radius]
+    ffi, lib = c_build.build_and_load(csrc.text("strands_bounds.c"), c_build.require_compiler(), _BOUNDS_API)
+    size = np.ones(3, dtype=np.int64)
+    size[:data.ndim] = data.shape
+    strides = np.zeros(3, dtype=np.int64)
+    flat = data if data.dtype == np.float64 and not any(x % 8 for x in data.strides) else data.astype(np.float64)
+    strides[:data.ndim] = [x // 8 for x in flat.strides]
+    table = np.empty(tuple((size[::-1] - 1) // 8 + 1))
+    os_ = np.array([x // 8 for x in table.strides[::-1]], dtype=np.int64)
+    order = np.argsort(np.where(size > 1, np.abs(strides), 1 << 62), kind="stable").astype(np.int64)
+    p = [ffi.cast("const int64_t *", x.ctypes.data) for x in (size, strides, os_, order)]
+    if lib.tl_bounds(ffi.cast("const double *", flat.ctypes.data), p[0], p[1], radius,
+                     ffi.cast("double *", table.ctypes.data), p[2], p[3]):
+        return None
+    if not data.flags.writeable:
+        for key in [k for k, (ref, _) in _BOUNDS.items() if ref() is None]:
+            del _BOUNDS[key]
+        if not (kept[0] is not None and kept[0]() is data):
+            kept = _BOUNDS[id(data)] = (weakref.ref(data), {})
+        kept[1][radius] = table
+    return table
+
+
+_BOUNDS_API = ("int tl_bounds(const double *data, const int64_t *size, const int64_t *st, int64_t r, double *out, "
+               "const int64_t *os, const int64_t *p);")
+
+
+def with_bounds(ffi, arr, slots: tuple, values, which: tuple[int, int], keep: list):
+    """The images' descriptors ``arr`` and one more after them: the block bounds of image
+    ``which[0]`` for kernel radius ``which[1]`` (its data the table, its strides the table's;
+    a null table: no skipping)."""
+    n = len(slots)
+    out = ffi.new("tl_img[]", n + 1)
+    for k in range(n):
+        out[k] = arr[k]
+    value = values[slots[which[0]].name]
+    table = bounds(getattr(value, "image", value), which[1])
+    if table is not None:
+        keep.append(table)
+        out[n].data = ffi.cast("const double *", table.ctypes.data)
+        for a in range(table.ndim):
+            out[n].size[a], out[n].stride[a] = table.shape[-1 - a], table.strides[-1 - a] // 8
+    return out
+
+
 def own_steps(own: tuple | None, pos: str, update: str, pad: str, skip: str = "") -> str:
     """A solo strand's steps (``i``; ``u`` counts them): ``pos``, then the ``update`` call,
     until it returns a status, for up to ``k - s`` steps or an error.  ``own``: the counts of
@@ -404,10 +553,13 @@ def own_steps(own: tuple | None, pos: str, update: str, pad: str, skip: str = ""
     cells = [(cell(a, k, f"{a}l", None, "0"), cell(a, k, a, "n", "i")) for a, m in (("R", nr), ("I", ni)) for k in range(m)]
     load, store = "".join(f" {x} = {y};" for x, y in cells), "".join(f" {y} = {x};" for x, y in cells)
     who = "1, 0, Rl, Il" if own else "n, i, R, I"
+    cool = (" int cool_ = 0; (void)cool_;" if skip else "") + (" int coolm_ = 0;" if "max" in skip else "")
     skip = (f"        if (cool_ > 0) cool_--;\n        else {{ int64_t q_ = tl_skip({who}, gr, gi, img, k - s - u); "
-            f"if (q_ > 0) {{ u += q_; continue; }} cool_ = {COOL}; }}\n") if skip else ""
+            f"if (q_ > 0) {{ u += q_; continue; }} cool_ = {COOL}; }}\n" if "skip" in skip else "") + (
+        f"        if (coolm_ > 0) coolm_--;\n        else {{ int64_t q_ = tl_skipm({who}, gr, gi, img, k - s - u); u += q_; "
+        f"coolm_ = q_ ? 0 : {COOLM}; if (u >= k - s) break; }}\n" if "max" in skip else "")
     return (STEPS.replace("{load}", f"double Rl[{max(nr, 1)}]; int64_t Il[{max(ni, 1)}];{load}" if own else "")
-            .replace("{skip}", skip).replace("{cool}", " int cool_ = 0; (void)cool_;" if skip else "")
+            .replace("{skip}", skip).replace("{cool}", cool)
             .replace("{store}", store).replace("{pos}", pos + "\n" if pos else "").replace("{update}", update)
             .replace("\n", "\n" + pad).rstrip(" "))
 
