@@ -3,8 +3,11 @@ and error[CODE] at the position of the first ill-typed construct (docs/diderot-l
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NoReturn
+
+import numpy as np
 
 from ...errors import Span, TensorLangError, error
 from ...sampling.kernels import KERNELS
@@ -65,11 +68,13 @@ class _Scope:
 
 
 class Checker:
-    def __init__(self, program: A.Program):
+    def __init__(self, program: A.Program, folder: str | None = None):
         self.c = Checked(program)
         self.strand = program.strand
         self.where = "global"  # global | function | strand | update (the global block)
         self.result: Ty | None = None
+        self.folder = folder  # where image("file") is looked for first (the program file's folder)
+        self.declaring: str | None = None  # the global whose value is being checked
 
     # ---------------------------------------------------------------- helpers
     def fail(self, code: str, message: str, node, *compared: Ty) -> NoReturn:
@@ -119,11 +124,14 @@ class Checker:
             elif init is not None:
                 loaded = isinstance(decl, A.InputDecl) and isinstance(init, A.Apply) and isinstance(init.func, A.Var) \
                     and init.func.name == "load"
+                # an input's image("file") is a default the run may replace: its header is not read
+                self.declaring = None if isinstance(decl, A.InputDecl) else decl.name
                 value = self.note(init, ty) if loaded else self.expr(init, top)
+                self.declaring = None
                 if ty.kind == "field" and ty.k is None and value.kind == "field":
                     ty = Ty("field", ty.shape, ty.dim, value.k)
                 self.expect(ty, value, init, f"the value of {decl.name}")
-                if ty.kind in ("field", "image") and value.dim is None:
+                if ty.kind in ("field", "image"):
                     self.images(init, decl.name, ty)
             elif not isinstance(decl, A.InputDecl) and ty.kind in ("field", "image", "kernel"):
                 self.fail("uninit", f"{decl.name} has no value", decl)
@@ -468,9 +476,20 @@ class Checker:
         return REAL
 
     def e_Load(self, e: A.Load, scope: _Scope) -> Ty:
+        """``image("file")``: the type the file's NRRD header says, where the file is there
+        and the load is part of a global's value (as diderotc reads the header when it
+        compiles); otherwise an image of unknown dimension, which the run reads and checks
+        (:meth:`images`).  The run checks the file against the header's type too."""
         if self.expr(e.path, scope) != STRING:
             self.fail("shape", "a file name is a string", e.path)
-        return Ty("image", ()) if e.what == "image" else Ty("seq", elem=VOID)
+        if e.what != "image":
+            return Ty("seq", elem=VOID)
+        if self.declaring is not None and isinstance(e.path, A.Str):
+            found = file_image_type(e.path.value, self.folder)
+            if found is not None:
+                self.c.images[id(e)] = (self.declaring, found, True)
+                return found
+        return Ty("image", ())
 
     # ---------------------------------------------------------------- operators
     def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
@@ -719,9 +738,49 @@ _RETURNS = {A.Return: lambda s: True, A.Block: lambda s: bool(s.stmts) and _retu
             A.If: lambda s: s.other is not None and _returns(s.then) and _returns(s.other)}
 
 
-def check(program: A.Program) -> Checked:
-    """The program's types and scopes, or error[CODE] at the first ill-typed construct."""
-    return Checker(program).run()
+def check(program: A.Program, folder: str | None = None) -> Checked:
+    """The program's types and scopes, or error[CODE] at the first ill-typed construct.
+    ``folder``: the program file's folder, where ``image("file")`` is looked for first."""
+    return Checker(program, folder).run()
+
+
+def file_image_type(path: str, folder: str | None) -> Ty | None:
+    """The image type (dimension, voxel shape) of NRRD file ``path`` (looked for as the run
+    looks for it: in ``folder``, then in the working directory), from its header alone
+    (at most MAX_HEADER_BYTES read), as the run's loader makes the image of its axis kinds;
+    None where that cannot be told: no such regular file, no NRRD, a header the loader
+    would refuse (the run then says what is wrong)."""
+    import os
+    import stat
+
+    import nrrd  # pynrrd
+
+    from ...sampling.image import _SPACE_KINDS, _VOXEL_KINDS, _header_lines
+
+    if folder and not os.path.isabs(path):  # (interp.Runtime._path)
+        candidate = os.path.join(folder, path)
+        path = candidate if os.path.exists(candidate) or not os.path.exists(path) else path
+    if os.path.splitext(path)[1].lower() not in (".nrrd", ".nhdr"):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block the read)
+            return None
+        with open(path, "rb") as fh:
+            header = nrrd.read_header(iter(list(_header_lines(fh, path))))
+        sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
+        kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * len(sizes))]
+    except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
+            nrrd.NRRDError):
+        return None
+    voxel: tuple[int, ...] = ()
+    for n, kind in zip(sizes, kinds):
+        if kind not in _SPACE_KINDS:
+            shape = _VOXEL_KINDS.get(kind, ()) or (n,)
+            if kind not in _VOXEL_KINDS or math.prod(shape) != n:
+                return None
+            voxel += shape
+    dim = sum(kind in _SPACE_KINDS for kind in kinds)
+    return Ty("image", voxel, dim) if len(kinds) == len(sizes) and 1 <= dim <= 3 else None
 
 
 __all__ = ["Checked", "check", "Span"]
