@@ -162,3 +162,23 @@ def test_a_file_changed_after_the_check_is_refused_where_it_is_read(files, backe
         prog.run({}, backend=backend)
     assert info.value.code == "input" and "voxels of shape []" in info.value.message
     assert info.value.diagnostics[0].span.line == 2
+
+
+@pytest.mark.parametrize("decls, column", [
+    ('field#0(2)[] V = tent ⊛ image("absent.nrrd");', 25),
+    ('image(2)[] img = image("absent.nrrd");\nfield#0(2)[] V = tent ⊛ img;', 18),
+    ('real{} xs = load("absent.nrrd");\nfield#0(2)[] V = tent ⊛ image("flat.nrrd");', 13),
+])
+@pytest.mark.parametrize("content", [None, b"NRRD0004\ntype: double\ndimension: 2\nsizes: 6 5\nencoding: raw\n\n\x00"])
+@pytest.mark.parametrize("backend", ["interp", "c"])
+def test_a_file_the_run_cannot_read_is_an_error_at_its_image_or_load(files, decls, column, content, backend):
+    """A missing file, or one whose header is fine but whose data are short: error[input] at
+    the ``image(...)`` or ``load(...)`` that names it (it had no position)."""
+    if content is not None:
+        (files / "absent.nrrd").write_bytes(content)
+    prog = strands(check(parse_program(_program(decls)), str(files)), str(files))
+    with pytest.raises(TensorLangError) as info:
+        prog.run({}, backend=backend)
+    assert info.value.code == "input" and "absent.nrrd" in info.value.message
+    span = info.value.diagnostics[0].span
+    assert span is not None and (span.line, span.col) == (2, column)
