@@ -113,6 +113,10 @@ def _write(path, content: bytes) -> None:
     lambda p: _write(p, b"NRRD0004\ntype: double\ndimension: 3\nsizes: 2 5 6\nkinds: blob space space\n\n"),
     lambda p: _write(p, b"NRRD0004\ntype: double\ndimension: 3\nsizes: 4 5 6\nkinds: 3-vector space space\n\n"),
     lambda p: _write(p, b"NRRD0004\ntype: double\ndimension: 4\nsizes: 2 2 2 2\nencoding: raw\n\n"),  # 4 space axes
+    lambda p: _write(p, b"NRRD0004\ntype: double\ndimension: 3\nsizes: 0 5 6\nkinds: vector space space\nencoding: raw\n\n"),
+    lambda p: _write(p, b"NRRD0004\ntype: double\ndimension: 3\nsizes: 2 5 6\nkinds: space space\nencoding: raw\n\n"),
+    lambda p: _write(p, b"NRRD0004\ntype: block\nblock size: 8\ndimension: 2\nsizes: 5 6\nencoding: raw\n\n"),
+    lambda p: _write(p, b"NRRD0004\ntype: double\ndimension: 2\nsizes: 4.5 6\nencoding: raw\n\n"),
     lambda p: _write(p, b"NRRD0004\n" + b"# long\n" * 200_000),  # a header past MAX_HEADER_BYTES, no end
     lambda p: p.mkdir(),  # a directory
     lambda p: os.mkfifo(p),  # a FIFO: never opened (the read would wait for a writer)

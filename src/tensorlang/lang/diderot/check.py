@@ -755,7 +755,7 @@ def file_image_type(path: str, folder: str | None) -> Ty | None:
 
     import nrrd  # pynrrd
 
-    from ...sampling.image import _SPACE_KINDS, _VOXEL_KINDS, _header_lines
+    from ...sampling.image import _SPACE_KINDS, _VOXEL_KINDS, _check_nrrd_header, _check_sizes_text, _header_lines
 
     if folder and not os.path.isabs(path):  # (interp.Runtime._path)
         candidate = os.path.join(folder, path)
@@ -763,14 +763,18 @@ def file_image_type(path: str, folder: str | None) -> Ty | None:
     if os.path.splitext(path)[1].lower() not in (".nrrd", ".nhdr"):
         return None
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block the read)
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):  # (a FIFO would block the read)
             return None
-        with open(path, "rb") as fh:
-            header = nrrd.read_header(iter(list(_header_lines(fh, path))))
+        with open(path, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
+            lines = list(_header_lines(fh, path))
+            header = nrrd.read_header(iter(lines))
+        _check_sizes_text(lines, path)  # the loader's checks of the header, before its data
+        _check_nrrd_header(header, path, info.st_size)
         sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
         kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * len(sizes))]
     except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
-            nrrd.NRRDError):
+            OverflowError, nrrd.NRRDError):
         return None
     voxel: tuple[int, ...] = ()
     for n, kind in zip(sizes, kinds):
