@@ -10,6 +10,7 @@ import numbers
 import operator
 
 from . import lang as languages
+from .lang.language import checking
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, check_flag, guard, is_integer, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
@@ -85,7 +86,8 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
     try:
         if core and language.core_check is None:
             raise TensorLangError("input", "the Core-TeIL check (core=True, --core) applies to TeIL programs only")
-        checked = language.check(program)
+        with checking(source.filename):
+            checked = language.check(program)
         if core and language.core_check is not None:
             language.core_check(program)
         return checked

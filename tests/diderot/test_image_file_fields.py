@@ -84,6 +84,22 @@ def test_an_operation_that_needs_the_undeclared_images_type_says_to_declare_it()
     assert info.value.diagnostics[0].span.line == 2
 
 
+@pytest.mark.parametrize("decl, advised", [
+    ('field#0(2)[] V = (tent ⊛ image("pairs.nrrd"))[0];', True),  # an index: its shape
+    ('field#0(2)[2] V = ∇(bspln3 ⊛ image("pairs.nrrd"));', True),  # ∇: its dimension
+    ('field#0(2)[] V = tent ⊛ image("pairs.nrrd") if true else 1.0;', True),  # branches compared
+    ('field#0(2)[] V = tent ⊛ image("pairs.nrrd") + [1.0, 2.0];', True),
+    ('field#0(2)[] V = tent ⊛ image("pairs.nrrd");\nvec2 w = 1.0 + true;', False),  # not the image's type
+    ('field#0(2)[] V = tent ⊛ image("pairs.nrrd");\nreal w = [1.0, 2.0];', False),
+])
+def test_the_advice_to_declare_the_image_comes_where_its_unknown_type_was_compared(decl, advised):
+    """The checker advises declaring the image where a type it refused is one over an
+    undeclared image("file") (the operand's dimension unknown), not elsewhere."""
+    with pytest.raises(TensorLangError) as info:
+        check(parse_program(_program(decl, "real")))
+    assert ("declare the image with its type" in info.value.message) == advised, info.value.message
+
+
 # Three more faults the mutated programs found (each a traceback before): a range of a
 # strand grid that reads an earlier iterator, a sphere query without its radius, and a
 # probe of a border-controlled image at a position past 2^63 samples.
@@ -121,15 +137,17 @@ def test_a_border_controlled_probe_far_outside_the_image_reads_its_border(files,
 
 def test_the_command_line_shows_a_run_time_error_in_the_programs_text(files, monkeypatch, capsys):
     """``tensorlang run`` names the file, line and column of a run-time error that has a
-    position, with the source line under it (it printed ``tensorlang:2:34`` alone)."""
+    position, with the source line under it (it printed ``tensorlang:2:34`` alone).  (A .npy
+    file: the check reads NRRD headers only, so the 3-D file is found out when the run reads it.)"""
     from tensorlang.cli import main
 
-    (files / "p.diderot").write_text(_program('field#0(2)[] V = tent ⊛ image("cube.nrrd");', "real"),
+    np.save(files / "cube.npy", np.arange(60.0).reshape(3, 4, 5))
+    (files / "p.diderot").write_text(_program('field#0(2)[] V = tent ⊛ image("cube.npy");', "real"),
                                      encoding="utf-8")
     monkeypatch.chdir(files)
     assert main(["run", "p.diderot", "--backend", "interp"]) == 1
     err = capsys.readouterr().err
-    assert "p.diderot:2:" in err and "error[input]" in err and 'image("cube.nrrd")' in err.split("\n", 1)[1], err
+    assert "p.diderot:2:" in err and "error[input]" in err and 'image("cube.npy")' in err.split("\n", 1)[1], err
 
 
 def test_a_global_image_that_does_not_fit_is_called_a_global_not_an_input(files):

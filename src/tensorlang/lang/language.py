@@ -3,13 +3,32 @@
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
 from ..ein import ir
 from ..semantics.types import CheckedProgram
+
+#: The folder of the program file being checked (None: a text without a file), where a front
+#: end that reads the files its program names when it checks it (Diderot's image("file.nrrd")
+#: headers) looks for them first, as the run does.  Set by :func:`checking`.
+PROGRAM_FOLDER: ContextVar[str | None] = ContextVar("PROGRAM_FOLDER", default=None)
+
+
+@contextmanager
+def checking(filename: str) -> Iterator[None]:
+    """:data:`PROGRAM_FOLDER` the folder of file ``filename`` (None for ``<stdin>``, ``<string>``)."""
+    token = PROGRAM_FOLDER.set(None if filename.startswith("<") else os.path.dirname(os.path.abspath(filename)))
+    try:
+        yield
+    finally:
+        PROGRAM_FOLDER.reset(token)
+
 
 #: ``params``: symbolic sizes (name -> positive int, ``--param n=5``) for the front ends
 #: that have them; the others ignore them.

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import TensorLangError, Unpicklable, error
+from ..lang.language import checking
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
 
@@ -194,7 +195,8 @@ class StrandRun(Unpicklable):
         front end with a ``strands(checked, folder)`` hook; errors point into the source.
         (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
         try:
-            checked = language.check(language.parse(source.text, {}))
+            with checking(source.filename):
+                checked = language.check(language.parse(source.text, {}))
             folder = None if source.filename.startswith("<") else os.path.dirname(os.path.abspath(source.filename))
             return cls(language.strands(checked, folder), source, threads, backend)
         except TensorLangError as exc:

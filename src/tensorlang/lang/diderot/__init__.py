@@ -38,12 +38,14 @@ def _print(program) -> str:
     return show(program)
 
 
-def typecheck(program):
-    """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position."""
+def typecheck(program, folder: str | None = None):
+    """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position.
+    ``folder``: where ``image("file")`` is looked for first (default: ``PROGRAM_FOLDER``)."""
+    from ..language import PROGRAM_FOLDER
     from .bounds import check_expansion, check_sizes, check_written_sizes
     from .check import check as run_check
     check_written_sizes(program)
-    checked = run_check(program)
+    checked = run_check(program, folder if folder is not None else PROGRAM_FOLDER.get())
     check_sizes(checked)
     check_expansion(checked)
     return checked

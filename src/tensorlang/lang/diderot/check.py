@@ -3,8 +3,11 @@ and error[CODE] at the position of the first ill-typed construct (docs/diderot-l
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NoReturn
+
+import numpy as np
 
 from ...errors import Span, TensorLangError, error
 from ...sampling.kernels import KERNELS
@@ -65,28 +68,32 @@ class _Scope:
 
 
 class Checker:
-    def __init__(self, program: A.Program):
+    def __init__(self, program: A.Program, folder: str | None = None):
         self.c = Checked(program)
         self.strand = program.strand
         self.where = "global"  # global | function | strand | update (the global block)
         self.result: Ty | None = None
+        self.folder = folder  # where image("file") is looked for first (the program file's folder)
+        self.declaring: str | None = None  # the global whose value is being checked
 
     # ---------------------------------------------------------------- helpers
-    def fail(self, code: str, message: str, node) -> NoReturn:
-        if "(None)" in message:  # a type that only the file of an image("file.nrrd") says, when the program runs
+    def fail(self, code: str, message: str, node, *compared: Ty) -> NoReturn:
+        """error[code] ``message`` at ``node``, with the advice to declare the image where one of the types
+        ``compared`` (refused) is over an undeclared ``image("file.nrrd")``: of unknown dimension."""
+        if any(t.kind in ("field", "image") and t.dim is None for t in compared):
             message += ': declare the image with its type to use it so (image(2)[] img = image("file.nrrd");)'
         raise error(code, message, getattr(node, "span", None))
 
     def element(self, t: Ty, node) -> Ty:
         """The element type of sequence type ``t``."""
         if t.elem is None:
-            self.fail("shape", f"{t} has no element type", node)
+            self.fail("shape", f"{t} has no element type", node, t)
         return t.elem
 
     def space(self, t: Ty, node) -> int:
         """The dimension of field (or image) type ``t``."""
         if t.dim is None:
-            self.fail("shape", f"{t} has no dimension", node)
+            self.fail("shape", f"{t} has no dimension", node, t)
         return t.dim
 
     def note(self, node, ty: Ty) -> Ty:
@@ -95,7 +102,7 @@ class Checker:
 
     def expect(self, target: Ty, value: Ty, node, what: str) -> None:
         if not assignable(target, value):
-            self.fail("assign-shape", f"{what}: expected {target}, got {value}", node)
+            self.fail("assign-shape", f"{what}: expected {target}, got {value}", node, target, value)
 
     # ---------------------------------------------------------------- program
     def run(self) -> Checked:
@@ -117,12 +124,15 @@ class Checker:
             elif init is not None:
                 loaded = isinstance(decl, A.InputDecl) and isinstance(init, A.Apply) and isinstance(init.func, A.Var) \
                     and init.func.name == "load"
+                # an input's image("file") is a default the run may replace: its header is not read
+                self.declaring = None if isinstance(decl, A.InputDecl) else decl.name
                 value = self.note(init, ty) if loaded else self.expr(init, top)
+                self.declaring = None
                 if ty.kind == "field" and ty.k is None and value.kind == "field":
                     ty = Ty("field", ty.shape, ty.dim, value.k)
                 self.expect(ty, value, init, f"the value of {decl.name}")
-                if ty.kind in ("field", "image") and value.dim is None:
-                    self.images(init, (decl.name, ty, True))
+                if ty.kind in ("field", "image"):
+                    self.images(init, decl.name, ty)
             elif not isinstance(decl, A.InputDecl) and ty.kind in ("field", "image", "kernel"):
                 self.fail("uninit", f"{decl.name} has no value", decl)
             top.names[decl.name] = ty
@@ -161,18 +171,23 @@ class Checker:
         want = tensor(*ty.shape) if ty.shape else REAL
         if not assignable(want, value) and (value.kind != "field" or mode == "point"):
             self.fail("assign-shape", f"the formula of {decl.name}: expected {want}, got "
-                      f"{'a field' if value.kind == 'field' else value}", decl.init)
+                      f"{'a field' if value.kind == 'field' else value}", decl.init, value)
         self.c.field_fns[decl.name] = mode
         return Ty("field", ty.shape, d, ty.k)
 
-    def images(self, e, want: tuple[str, Ty, bool]) -> None:
-        """image("file") in a declared field: (its name, type, whether the voxels are the type's: + - ⊛ if border)."""
-        self.c.images.update({id(e): want} if isinstance(e, A.Load) else {})
-        keep = isinstance(e, A.Cond) or getattr(e, "op", "") in ("+", "-", "⊛") or \
-            isinstance(e, A.Apply) and getattr(e.func, "name", "") in ("clamp", "wrap", "mirror")
+    def images(self, e, name: str, ty: Ty, exact: bool = True) -> None:
+        """Note each ``image("file")`` of unknown dimension in ``e``, the value of global ``name`` of type ``ty``
+        (``Checked.images``): the run checks the file's dimension against ``ty``, and its voxel shape while
+        ``exact`` (under + - ⊛, a conditional, a border; not under |F| or normalize(F))."""
+        if isinstance(e, A.Load):
+            self.c.images[id(e)] = (name, ty, exact)
+        keeps_voxels = isinstance(e, A.Cond) or getattr(e, "op", "") in ("+", "-", "⊛")
+        if isinstance(e, A.Apply) and getattr(e.func, "name", "") in ("clamp", "wrap", "mirror"):
+            keeps_voxels = True
         for x in A.children(e):
-            if (t := self.c.types.get(id(x))) is not None and t.kind in ("field", "image") and t.dim is None:
-                self.images(x, want if keep else want[:2] + (False,))
+            t = self.c.types.get(id(x))
+            if t is not None and t.kind in ("field", "image") and t.dim is None:
+                self.images(x, name, ty, exact and keeps_voxels)
 
     def function(self, decl: A.FunctionDecl, top: _Scope) -> None:
         scope = _Scope(top, "local")
@@ -200,7 +215,7 @@ class Checker:
                 base = base.elem
             if sv.output and base.kind not in ("int", "bool", "tensor"):
                 self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
-                                   "(or sequences of them), which NRRD files hold", sv)
+                                   "(or sequences of them), which NRRD files hold", sv, ty)
         if "pos" in self.c.state and not (self.c.state["pos"].kind == "tensor" or is_real(self.c.state["pos"])):
             self.fail("shape", "a strand's pos must be a real or a vector", strand)
         if not any(sv.output for sv in strand.state):
@@ -302,7 +317,7 @@ class Checker:
     def expect_bool(self, e, scope) -> None:
         t = self.expr(e, scope)
         if t != BOOL:
-            self.fail("shape", f"a condition must be bool, not {t}", e)
+            self.fail("shape", f"a condition must be bool, not {t}", e, t)
 
     # ---------------------------------------------------------------- expressions
     def expr(self, e, scope: _Scope) -> Ty:
@@ -349,10 +364,10 @@ class Checker:
         t = self.expr(e.operand, scope)
         if e.op == "!":
             if t != BOOL:
-                self.fail("shape", f"! applies to bool, not {t}", e)
+                self.fail("shape", f"! applies to bool, not {t}", e, t)
             return BOOL
         if t.kind not in ("int", "tensor", "field"):
-            self.fail("shape", f"- applies to numbers, tensors and fields, not {t}", e)
+            self.fail("shape", f"- applies to numbers, tensors and fields, not {t}", e, t)
         return t
 
     def e_Cond(self, e: A.Cond, scope: _Scope) -> Ty:
@@ -362,7 +377,7 @@ class Checker:
             return a
         if is_num(a) and is_num(b):
             return REAL
-        self.fail("shape", f"the branches of a conditional expression differ: {a} and {b}", e)
+        self.fail("shape", f"the branches of a conditional expression differ: {a} and {b}", e, a, b)
 
     def e_Range(self, e: A.Range, scope: _Scope) -> Ty:
         for end in (e.lo, e.hi):
@@ -377,7 +392,7 @@ class Checker:
             return REAL
         if t.kind == "field":
             return Ty("field", (), t.dim, t.k)
-        self.fail("shape", f"|x| applies to numbers, tensors and fields, not {t}", e)
+        self.fail("shape", f"|x| applies to numbers, tensors and fields, not {t}", e, t)
 
     def e_Index(self, e: A.Index, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
@@ -389,7 +404,7 @@ class Checker:
                 self.fail("shape", "a sequence takes one index", e)
             return self.element(t, e)
         if t.kind not in ("tensor", "field") or len(e.indices) != len(t.shape):
-            self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e)
+            self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e, t)
         if t.kind == "field":  # a component or slice of a tensor field: constant indices, as diderotc asks
             for i in e.indices:
                 if i is not None and not (isinstance(i, A.Num) and i.is_int):
@@ -403,14 +418,14 @@ class Checker:
     def e_SeqIndex(self, e: A.SeqIndex, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
         if t.kind != "seq":
-            self.fail("shape", f"{{i}} indexes a sequence, not {t}", e)
+            self.fail("shape", f"{{i}} indexes a sequence, not {t}", e, t)
         self.integer(e.index, scope, "an index is an integer")
         return self.element(t, e)
 
     def e_Select(self, e: A.Select, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
         if t.kind != "strand":
-            self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e)
+            self.fail("shape", f".{e.name} selects a strand's variable, not from {t}", e, t)
         if e.name not in self.c.state:
             self.fail("undeclared", f"strand {t.name} has no state variable {e.name}", e)
         if self.where == "strand":
@@ -422,7 +437,7 @@ class Checker:
         if any(t.kind == "field" for t in ts):  # [F, G]: the fields stacked, a field of one more axis
             f = ts[0]
             if any(t.kind != "field" or t.dim != f.dim or t.shape != f.shape for t in ts):
-                self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e)
+                self.fail("shape", "the elements of a field [..] are fields of one dimension and shape", e, *ts)
             return Ty("field", (len(ts),) + f.shape, f.dim, min(t.k or 0 for t in ts))
         shapes = {t.shape for t in ts if t.kind == "tensor"}
         if any(t.kind not in ("int", "tensor") for t in ts) or len(shapes | ({()} if INT in ts else set())) > 1:
@@ -444,7 +459,7 @@ class Checker:
         body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False, e,
                                            "a sequence comprehension iterates over a sequence, not {}"))
         if body.kind not in ("int", "bool", "string", "tensor"):
-            self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body)
+            self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body, body)
         return Ty("seq", elem=body)
 
     def e_Identity(self, e: A.Identity, scope: _Scope) -> Ty:
@@ -457,24 +472,35 @@ class Checker:
     def e_RealCast(self, e: A.RealCast, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
         if not is_num(t):
-            self.fail("shape", f"real() converts an int, not {t}", e)
+            self.fail("shape", f"real() converts an int, not {t}", e, t)
         return REAL
 
     def e_Load(self, e: A.Load, scope: _Scope) -> Ty:
+        """``image("file")``: the type the file's NRRD header says, where the file is there
+        and the load is part of a global's value (as diderotc reads the header when it
+        compiles); otherwise an image of unknown dimension, which the run reads and checks
+        (:meth:`images`).  The run checks the file against the header's type too."""
         if self.expr(e.path, scope) != STRING:
             self.fail("shape", "a file name is a string", e.path)
-        return Ty("image", ()) if e.what == "image" else Ty("seq", elem=VOID)
+        if e.what != "image":
+            return Ty("seq", elem=VOID)
+        if self.declaring is not None and isinstance(e.path, A.Str):
+            found = file_image_type(e.path.value, self.folder)
+            if found is not None:
+                self.c.images[id(e)] = (self.declaring, found, True)
+                return found
+        return Ty("image", ())
 
     # ---------------------------------------------------------------- operators
     def binary(self, op: str, a: Ty, b: Ty, node) -> Ty:
         result = basis.binary(op, a, b)
         if result is None:
-            self.fail("shape", f"operator {op} does not apply to {a} and {b}", node)
+            self.fail("shape", f"operator {op} does not apply to {a} and {b}", node, a, b)
         return result
 
     def diff(self, e: A.Diff, t: Ty) -> Ty:
         if t.kind != "field":
-            self.fail("shape", f"{e.op} applies to a field, not {t}", e)
+            self.fail("shape", f"{e.op} applies to a field, not {t}", e, t)
         if (t.k or 0) < 1:
             self.fail("continuity", f"{e.op} of {t}: the field is not differentiable (its continuity is C{t.k}; "
                                     "reconstruct with a smoother kernel)", e)
@@ -483,16 +509,16 @@ class Checker:
             return Ty("field", t.shape, d, k)
         if e.op == "∇":
             if t.shape != ():
-                self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e)
+                self.fail("shape", f"∇ applies to a scalar field; use ∇⊗ for {t}", e, t)
             return Ty("field", (d,), d, k)
         if e.op == "∇⊗":
             return Ty("field", t.shape + (d,), d, k)
         if e.op == "∇•":
             if t.shape != (d,):
-                self.fail("shape", f"∇• applies to a vector field of dimension {d}, not {t}", e)
+                self.fail("shape", f"∇• applies to a vector field of dimension {d}, not {t}", e, t)
             return Ty("field", (), d, k)
         if t.shape != (d,) or d not in (2, 3):
-            self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e)
+            self.fail("shape", f"∇× applies to a 2-D or 3-D vector field, not {t}", e, t)
         return Ty("field", () if d == 2 else (3,), d, k)
 
     def e_Apply(self, e: A.Apply, scope: _Scope) -> Ty:
@@ -531,7 +557,7 @@ class Checker:
                     field_note = (": min, max and abs of fields belong to research branches of Diderot's compiler, "
                                   "not to the standard language" if name in ("min", "max", "abs")
                                   and any(t.kind == "field" for t in args) else "")
-                    self.fail("shape", f"no overload of {name} takes ({shown}){field_note}", e)
+                    self.fail("shape", f"no overload of {name} takes ({shown}){field_note}", e, *args)
                 self.c.scopes[id(f)] = "basis"
                 return result
             note = basis.extension_note(name)
@@ -542,9 +568,9 @@ class Checker:
             want = REAL if ft.dim == 1 else tensor(self.space(ft, f))
             if len(args) != 1 or not assignable(want, args[0]):
                 got = ", ".join(map(str, args))
-                self.fail("shape", f"a field of dimension {ft.dim} is probed at a {want}, not ({got})", e)
+                self.fail("shape", f"a field of dimension {ft.dim} is probed at a {want}, not ({got})", e, ft, *args)
             return tensor(*ft.shape)
-        self.fail("shape", f"{ft} cannot be applied", e)
+        self.fail("shape", f"{ft} cannot be applied", e, ft)
 
     def bind(self, name: str, domain, scope: _Scope, sets: bool, node, wrong: str) -> _Scope:
         """The scope of a loop's body: ``name`` bound to an element of ``domain`` (a sequence;
@@ -557,7 +583,7 @@ class Checker:
         elif t.kind == "seq":
             inner.names[name] = self.element(t, node)
         else:
-            self.fail("shape", wrong.format(t), domain)
+            self.fail("shape", wrong.format(t), domain, t)
         return inner
 
     def reduction(self, name: str, comp: A.Comprehension, scope: _Scope) -> Ty:
@@ -576,14 +602,14 @@ class Checker:
         self.note(comp, body)
         if name in ("all", "exists"):
             if body != BOOL:
-                self.fail("shape", f"{name} reduces bool values, not {body}", comp.body)
+                self.fail("shape", f"{name} reduces bool values, not {body}", comp.body, body)
             return BOOL
         if name == "mean":
             if not is_num(body):
-                self.fail("shape", f"mean reduces numbers, not {body}", comp.body)
+                self.fail("shape", f"mean reduces numbers, not {body}", comp.body, body)
             return REAL
         if body.kind not in ("int", "tensor") or (name in ("max", "min") and not is_num(body)):
-            self.fail("shape", f"{name} reduces numbers, not {body}", comp.body)
+            self.fail("shape", f"{name} reduces numbers, not {body}", comp.body, body)
         return body
 
 
@@ -712,9 +738,53 @@ _RETURNS = {A.Return: lambda s: True, A.Block: lambda s: bool(s.stmts) and _retu
             A.If: lambda s: s.other is not None and _returns(s.then) and _returns(s.other)}
 
 
-def check(program: A.Program) -> Checked:
-    """The program's types and scopes, or error[CODE] at the first ill-typed construct."""
-    return Checker(program).run()
+def check(program: A.Program, folder: str | None = None) -> Checked:
+    """The program's types and scopes, or error[CODE] at the first ill-typed construct.
+    ``folder``: the program file's folder, where ``image("file")`` is looked for first."""
+    return Checker(program, folder).run()
+
+
+def file_image_type(path: str, folder: str | None) -> Ty | None:
+    """The image type (dimension, voxel shape) of NRRD file ``path`` (looked for as the run
+    looks for it: in ``folder``, then in the working directory), from its header alone
+    (at most MAX_HEADER_BYTES read), as the run's loader makes the image of its axis kinds;
+    None where that cannot be told: no such regular file, no NRRD, a header the loader
+    would refuse (the run then says what is wrong)."""
+    import os
+    import stat
+
+    import nrrd  # pynrrd
+
+    from ...sampling.image import _SPACE_KINDS, _VOXEL_KINDS, _check_nrrd_header, _check_sizes_text, _header_lines
+
+    if folder and not os.path.isabs(path):  # (interp.Runtime._path)
+        candidate = os.path.join(folder, path)
+        path = candidate if os.path.exists(candidate) or not os.path.exists(path) else path
+    if os.path.splitext(path)[1].lower() not in (".nrrd", ".nhdr"):
+        return None
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):  # (a FIFO would block the read)
+            return None
+        with open(path, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
+            lines = list(_header_lines(fh, path))
+            header = nrrd.read_header(iter(lines))
+        _check_sizes_text(lines, path)  # the loader's checks of the header, before its data
+        _check_nrrd_header(header, path, info.st_size)
+        sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
+        kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * len(sizes))]
+    except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
+            OverflowError, nrrd.NRRDError):
+        return None
+    voxel: tuple[int, ...] = ()
+    for n, kind in zip(sizes, kinds):
+        if kind not in _SPACE_KINDS:
+            shape = _VOXEL_KINDS.get(kind, ()) or (n,)
+            if kind not in _VOXEL_KINDS or math.prod(shape) != n:
+                return None
+            voxel += shape
+    dim = sum(kind in _SPACE_KINDS for kind in kinds)
+    return Ty("image", voxel, dim) if len(kinds) == len(sizes) and 1 <= dim <= 3 else None
 
 
 __all__ = ["Checked", "check", "Span"]

@@ -1057,7 +1057,12 @@ class Runtime:
         return path
 
     def image(self, path, want: tuple | None = None, span=None):  # want: Checked.images's
-        img = path if isinstance(path, Image) else load_image(self._path(str(path)))
+        try:
+            img = path if isinstance(path, Image) else load_image(self._path(str(path)))
+        except TensorLangError as exc:  # a file that cannot be read: at its image("file") where there is one
+            if span is None or exc.diagnostics[0].span is not None:
+                raise
+            raise error(exc.code, exc.message, span) from None
         if want is not None and (img.dim != want[1].dim or want[2] and img.voxel_shape != want[1].shape):
             raise error("input", f"image({str(path)!r}) in the definition of {want[0]} ({want[1]}) is {img.dim}-D "
                                  f"with voxels of shape {list(img.voxel_shape)}", span)

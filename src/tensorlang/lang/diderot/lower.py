@@ -842,9 +842,11 @@ class Lowerer:
             # an image global defined by another (image(1)[] b = clamp(img)): its border and image
             k, inner = self.image(decl.init)
             return k, border or inner
-        if isinstance(e, A.Load) and e.what == "image" and isinstance(e.path, A.Str) and self.want is not None:
-            # image("file.nrrd"): the field's declared type says its voxels; the run loads it
-            path, ty, name = e.path.value, self.want, f'image("{e.path.value}")'
+        read = self.c.images.get(id(e), ("", None, False)) if isinstance(e, A.Load) else ("", None, False)
+        known = self.want or (read[1] if read[2] else None)  # the voxels the run checks (check.Checker.images)
+        if isinstance(e, A.Load) and e.what == "image" and isinstance(e.path, A.Str) and known is not None:
+            # image("file.nrrd"): the field's declared type (or its header's) says its voxels; the run loads it
+            path, ty, name = e.path.value, known, f'image("{e.path.value}")'
         elif isinstance(e, A.Var) and e.name in self.c.globals and self.c.globals[e.name].kind == "image":
             path, ty, name = None, self.c.globals[e.name], e.name
         else:

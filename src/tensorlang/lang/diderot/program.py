@@ -137,9 +137,14 @@ class StrandProgram:
                 rt.g[name] = self._convert(rt, name, ty, values[name])
             elif is_input and init is None:
                 raise error("input", f"input {name} ({ty}) is required: it has no default")
-            elif isinstance(init, tuple):  # load("file") / image("file") defaults
+            elif isinstance(init, tuple):  # load("file") / image("file") defaults: an error at the program's call
                 path = init[1].path if isinstance(init[1], A.Load) else init[1].args[0]
-                rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "", kinds[is_input])
+                try:
+                    rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "", kinds[is_input])
+                except TensorLangError as exc:
+                    if exc.diagnostics[0].span is not None:
+                        raise
+                    raise error(exc.code, exc.message, init[1].span) from None
             elif init is not None:
                 rt.g[name] = self._convert(rt, name, ty, init(fr), kinds[is_input]) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
             else:
