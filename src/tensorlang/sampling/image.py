@@ -510,29 +510,59 @@ def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
     raise error("input", f"NRRD image {name!r}: its header cannot be read: {why}")
 
 
+def _image_axes(kinds: list[str], sizes: list[int], name: str) -> tuple[int, tuple[int, ...]]:
+    """The space dimension and voxel shape of the image an NRRD file of axis ``kinds`` and
+    ``sizes`` holds, or error[input] saying which axis does not fit."""
+    vshape: tuple[int, ...] = ()
+    for a, kind in enumerate(kinds):
+        if kind in _SPACE_KINDS:
+            continue
+        if kind not in _VOXEL_KINDS:
+            raise error("input", f"NRRD image {name!r}: axis {a} has kind {kind!r}, which this reader does not "
+                                 f"take (vector, list, n-vector, 2D-matrix, 3D-matrix)")
+        shape = _VOXEL_KINDS[kind] or (sizes[a],)
+        if math.prod(shape) != sizes[a]:
+            raise error("input", f"NRRD image {name!r}: axis {a} of kind {kind} has {sizes[a]} samples")
+        vshape += shape
+    d = sum(kind in _SPACE_KINDS for kind in kinds)
+    if not 1 <= d <= 3:
+        raise error("input", f"NRRD image {name!r} has {d} space axes (kinds {kinds}); an image has 1, 2 or 3: "
+                             "give the others a voxel kind (vector, list, ...)")
+    return d, vshape
+
+
+def nrrd_type(name: str) -> tuple[int, tuple[int, ...]] | None:
+    """The space dimension and voxel shape of the image in NRRD file ``name``, from its
+    header alone (at most MAX_HEADER_BYTES read), checked as the loader checks it; None
+    where the loader would refuse the file (it then says why) or there is no such file."""
+    import nrrd  # pynrrd
+
+    try:
+        size = _regular_file(name)  # (a FIFO would block the read)
+        with open(name, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
+            lines = list(_header_lines(fh, name))
+            header = nrrd.read_header(iter(lines))
+        _check_sizes_text(lines, name)
+        _check_nrrd_header(header, name, size)
+        sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
+        kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * len(sizes))]
+        return _image_axes(kinds, sizes, name) if len(kinds) == len(sizes) else None
+    except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
+            OverflowError, nrrd.NRRDError):
+        return None
+
+
 def _load_nrrd(name: str, dim: int | None, world, raw: bytes | None = None) -> Image:
     data, header = read_nrrd(name, raw)
     if data.dtype.kind not in REAL_KINDS:
         raise error("input", f"NRRD image {name!r} holds {data.dtype} data; images are real numbers")
     kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * data.ndim)]
+    d, vshape = _image_axes(kinds, list(data.shape), name)
     space = [a for a, k in enumerate(kinds) if k in _SPACE_KINDS]
     voxel = [a for a, k in enumerate(kinds) if k not in _SPACE_KINDS]
-    for a in voxel:
-        if kinds[a] not in _VOXEL_KINDS:
-            raise error("input", f"NRRD image {name!r}: axis {a} has kind {kinds[a]!r}, which this reader does not "
-                                 f"take (vector, list, n-vector, 2D-matrix, 3D-matrix)")
     with np.errstate(invalid="ignore"):  # a signalling NaN sample stays a NaN, silently
-        array, vshape = np.transpose(np.asarray(data, dtype=np.float64), space + voxel), ()
-    for a in voxel:
-        shape = _VOXEL_KINDS[kinds[a]] or (data.shape[a],)
-        if int(np.prod(shape)) != data.shape[a]:
-            raise error("input", f"NRRD image {name!r}: axis {a} of kind {kinds[a]} has {data.shape[a]} samples")
-        vshape += shape
-    d = len(space)
+        array = np.transpose(np.asarray(data, dtype=np.float64), space + voxel)
     array = array.reshape(array.shape[:d] + vshape)
-    if not 1 <= d <= 3:
-        raise error("input", f"NRRD image {name!r} has {d} space axes (kinds {kinds}); an image has 1, 2 or 3: "
-                             "give the others a voxel kind (vector, list, ...)")
     if dim is not None and dim != d:
         raise error("input", f"NRRD image {name!r} has {d} space axes, not {dim}")
     if world is not None:

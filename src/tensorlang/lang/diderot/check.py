@@ -3,11 +3,9 @@ and error[CODE] at the position of the first ill-typed construct (docs/diderot-l
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-import numpy as np
 
 from ...errors import Span, TensorLangError, error
 from ...sampling.kernels import KERNELS
@@ -745,46 +743,18 @@ def check(program: A.Program, folder: str | None = None) -> Checked:
 
 
 def file_image_type(path: str, folder: str | None) -> Ty | None:
-    """The image type (dimension, voxel shape) of NRRD file ``path`` (looked for as the run
-    looks for it: in ``folder``, then in the working directory), from its header alone
-    (at most MAX_HEADER_BYTES read), as the run's loader makes the image of its axis kinds;
-    None where that cannot be told: no such regular file, no NRRD, a header the loader
-    would refuse (the run then says what is wrong)."""
+    """The image type of NRRD file ``path`` (looked for as the run looks for it: in
+    ``folder``, then in the working directory), from its header alone
+    (:func:`~tensorlang.sampling.image.nrrd_type`); None where that cannot be told."""
     import os
-    import stat
 
-    import nrrd  # pynrrd
-
-    from ...sampling.image import _SPACE_KINDS, _VOXEL_KINDS, _check_nrrd_header, _check_sizes_text, _header_lines
+    from ...sampling.image import nrrd_type
 
     if folder and not os.path.isabs(path):  # (interp.Runtime._path)
         candidate = os.path.join(folder, path)
         path = candidate if os.path.exists(candidate) or not os.path.exists(path) else path
-    if os.path.splitext(path)[1].lower() not in (".nrrd", ".nhdr"):
-        return None
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):  # (a FIFO would block the read)
-            return None
-        with open(path, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
-            lines = list(_header_lines(fh, path))
-            header = nrrd.read_header(iter(lines))
-        _check_sizes_text(lines, path)  # the loader's checks of the header, before its data
-        _check_nrrd_header(header, path, info.st_size)
-        sizes = [int(n) for n in np.atleast_1d(header["sizes"])]
-        kinds = [str(k).lower() for k in header.get("kinds", ["domain"] * len(sizes))]
-    except (TensorLangError, OSError, ValueError, KeyError, TypeError, IndexError, EOFError, StopIteration,
-            OverflowError, nrrd.NRRDError):
-        return None
-    voxel: tuple[int, ...] = ()
-    for n, kind in zip(sizes, kinds):
-        if kind not in _SPACE_KINDS:
-            shape = _VOXEL_KINDS.get(kind, ()) or (n,)
-            if kind not in _VOXEL_KINDS or math.prod(shape) != n:
-                return None
-            voxel += shape
-    dim = sum(kind in _SPACE_KINDS for kind in kinds)
-    return Ty("image", voxel, dim) if len(kinds) == len(sizes) and 1 <= dim <= 3 else None
+    found = nrrd_type(path) if os.path.splitext(path)[1].lower() in (".nrrd", ".nhdr") else None
+    return None if found is None else Ty("image", found[1], found[0])
 
 
 __all__ = ["Checked", "check", "Span"]
