@@ -117,6 +117,7 @@ RECIPES: dict[str, tuple[dict, dict, tuple]] = {
     "strands_linalg.h": ({}, {}, (_STRANDS_PRELUDE,)),
     "strands_api.h": ({}, {}, ("#include <stdint.h>\n" + cstrands_probe.TYPEDEF + "\n",)),
     "strands_births.c": ({}, {"TL_NBR": "2", "TL_NBI": "1"}, (_STRANDS_PRELUDE,)),
+    "strands_bounds.c": ({}, {}, ()),
     "strands_neighbours.c": ({"keep": "tl_keep_site(0, n, 1.0, status, dead);"}, _STRANDS_NEIGHBOURS,
                              (*_STRANDS_HEAD, "#define TL_BK 64\n")),
     "strands_driver.c": ({"snap": "", "block": "", "solosteps": ""}, _STRANDS_DRIVER,
