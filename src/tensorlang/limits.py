@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import sys
+from typing import TypeVar
 
 import numpy as np
 
@@ -59,10 +60,11 @@ def env_path(variable: str) -> str | None:
     return env(variable, "a path", lambda t: t or None)
 
 
-_KEPT: list[dict] = []  # what the package keeps from one call for the next (tables made by kept())
+_Table = TypeVar("_Table", dict, list)
+_KEPT: list = []  # what the package keeps from one call for the next (dicts and lists made by kept())
 
 
-def kept(table: dict) -> dict:
+def kept(table: _Table) -> _Table:
     _KEPT.append(table)
     return table
 

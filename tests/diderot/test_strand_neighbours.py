@@ -340,3 +340,14 @@ def test_lists_made_at_once_agree_with_the_interpreter(dim, bad):
     assert "tl_nb_query(0, n, i" in src and "return gr[" in src.split("static double tl_grid_h(const double *gr, const int64_t *gi) {")[1][:60]
     for r, jump in ((1.0, 5.0), (0.6, 0.5), (1.3, 40.0)):
         agree(p, {"r": r, "jump": jump})
+
+
+# Strands standing at -1e308 and 1e308 (finite positions, whose span is not): the grid's
+# cell size was doubled for ever (inf / inf is NaN, never small enough); no grid is made
+# and the search tests every strand.
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_strands_spanning_more_than_the_largest_double_find_their_neighbours(dim):
+    extra = "if (i == 6 && age == 4) { pos -= jump * ONE; }".replace("ONE", _WALK[dim][2])
+    for radius in ("mine", "rr"):
+        p = program(_walk(dim, extra=extra).replace("sphere(mine)", f"sphere({radius})"))
+        agree(p, {"r": 1.0, "jump": 1e308})

@@ -185,24 +185,29 @@ def test_a_step_limit_stops_a_skipping_ray_where_the_steps_stop(limit, monkeypat
     _same(a, b)
 
 
-def test_a_read_only_images_table_is_kept_and_a_changed_writable_one_is_not(monkeypatch):
+def test_an_image_made_here_keeps_its_table_and_a_callers_array_does_not(monkeypatch):
+    from tensorlang.sampling import image as I
+
     vol = _volume("fortran", bad=False)
-    vol.data.flags.writeable = False
+    vol = I.image(vol.data, 3, vol.world)  # a copy, read-only, nothing else refers to it: its table kept
     _, a, _ = _run(_program(), {"vol": vol}, True, monkeypatch)
     assert SB._BOUNDS[id(vol.data)][0]() is vol.data
     table = SB.bounds(vol, 1)
     assert SB.bounds(vol, 1) is table  # kept
     _, b, _ = _run(_program(), {"vol": vol}, False, monkeypatch)
     _same(a, b)
-    data = np.array(vol.data)
-    img = Image(data, 3, vol.world)
-    first = SB.bounds(img, 1)
-    data[11:14, 6:9, 4:7] = 50.0  # a bright spot in the dim middle, on ray (6, 4): the table is made again
-    assert SB.bounds(img, 1) is not first
-    _, c, _ = _run(_program(), {"vol": img}, True, monkeypatch)
-    _, d, _ = _run(_program(), {"vol": img}, False, monkeypatch)
-    _same(c, d)
-    assert np.nanmax(np.asarray(c.outputs["m"])) >= 50.0 > np.nanmax(np.asarray(a.outputs["m"]))
+    for read_only_view in (False, True):  # a caller's array, or a read-only view of it: it may change
+        data = np.array(vol.data)
+        img = Image(data[...] if read_only_view else data, 3, vol.world)
+        if read_only_view:
+            img.data.flags.writeable = False
+        first = SB.bounds(img, 1)
+        data[11:14, 6:9, 4:7] = 50.0  # a bright spot in the dim middle, on ray (6, 4): the table is made again
+        assert SB.bounds(img, 1) is not first
+        _, c, _ = _run(_program(), {"vol": img}, True, monkeypatch)
+        _, d, _ = _run(_program(), {"vol": img}, False, monkeypatch)
+        _same(c, d)
+        assert np.nanmax(np.asarray(c.outputs["m"])) >= 50.0 > np.nanmax(np.asarray(a.outputs["m"]))
 
 
 def test_which_updates_skip():

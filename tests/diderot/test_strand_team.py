@@ -61,3 +61,21 @@ def test_a_collections_vector_outputs_are_its_stable_strands_in_order():
     want = _closed_form(40, 17, "")
     keep = (np.add.outer(np.arange(40), np.arange(17)) % 3 != 0)
     assert np.array_equal(np.asarray(res.outputs["v"]), want[keep])
+
+
+def test_state_refuses_strand_columns_outside_the_run():
+    """The outputs are copied in C (``tl_out_real``): columns outside the run's strands are
+    refused before C reads them, not read past the state arrays."""
+    from tensorlang.lang.diderot import parse_program
+    from tensorlang.lang.diderot import typecheck as check
+    from tensorlang.lang.diderot.lower import strand_plan
+    from tensorlang.targets.c import strands as c_strands
+
+    ir, why = strand_plan(check(parse_program("#version 1.0\nstrand s(int i) { output vec3 v = [real(i), 1.0, 2.0]; "
+                                              "update { stabilize; } }\ninitially [ s(i) | i in 0..4 ];\n")))
+    assert why is None
+    run = c_strands.build(ir, 10).start({}, [(0, 4)])
+    assert run.state("v", (3,), "tensor", np.array([4, 0])).tolist() == [[4.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    for bad in (np.array([0, 5]), np.array([-1]), np.ones(6, bool)):
+        with pytest.raises(IndexError):
+            run.state("v", (3,), "tensor", bad)

@@ -90,7 +90,7 @@ def _kernel(img: Image, kern: Kernel, order: int):
 #: every page on every call (past glibc's mmap threshold; measured:
 #: docs/internals/fields-probes.md); larger ones are the call's own
 SCRATCH_KEEP_BYTES = 256 << 20
-_SCRATCH: list[np.ndarray] = []  # at most one, taken by a call and given back after it
+_SCRATCH: list[np.ndarray] = limits.kept([])  # at most one, taken by a call and given back after it
 
 
 def scratch_bytes(n: int, dim: int, packed: int) -> int:

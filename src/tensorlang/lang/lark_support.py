@@ -26,7 +26,7 @@ from ..semantics.sizes import Sym
 #: (docs/errors.md, "Limits on program size"; docs/security.md, §2 and §3).
 MAX_NESTING = 200  # parentheses (error[syntax])
 MAX_INTEGER_DIGITS = 100  # an integer token (Python refuses to convert 4300 digits)
-MAX_STATEMENT_TOKENS = 50_000  # between two statement marks (the parser takes about 30 µs a token)
+MAX_STATEMENT_TOKENS = 50_000  # between two statement marks (docs/errors.md)
 MAX_PROGRAM_TOKENS = 1_000_000  # or 50 a statement, where $TENSORLANG_MAX_STATEMENTS allows more
 MAX_PARSE_STACK = 10 * MAX_DEPTH  # entries of the parser's stack: ten a level of nesting
 

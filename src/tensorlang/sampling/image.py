@@ -18,6 +18,7 @@ import math
 import os
 import stat
 import time
+import weakref
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
@@ -165,6 +166,16 @@ def image(data, dim: int | None = None, world=None) -> Image:
     return _owned(array, dim, world)
 
 
+#: the samples of the images made here (copies and readers' arrays, read-only): no caller
+#: holds a writable view of them, so what is made from them may be kept (strands_batch.bounds)
+_MADE: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+
+def unchanging(data) -> bool:
+    """Whether ``data`` are the samples of an image made here, which nothing writes."""
+    return _MADE.get(id(data)) is data
+
+
 def _owned(array: np.ndarray, dim: int | None, world) -> Image:
     """An image of a float64 array nothing else refers to (a copy, or a reader's array)."""
     dim = array.ndim if dim is None else dim
@@ -175,6 +186,7 @@ def _owned(array: np.ndarray, dim: int | None, world) -> Image:
     if any(n < 1 for n in array.shape):
         raise error("input", f"an image needs samples along every axis, got shape {array.shape}")
     array.setflags(write=False)
+    _MADE[id(array)] = array
     return Image(array, int(dim), _world_matrix(world, int(dim)))
 
 
@@ -264,6 +276,7 @@ def _padded(img: Image) -> Image:
     view = buf[:, :, :a.shape[0]].transpose(2, 1, 0)
     view[...] = a
     view.setflags(write=False)
+    _MADE[id(view)] = view
     return Image(view, 3, img.world, img.name)
 
 

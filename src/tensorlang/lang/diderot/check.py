@@ -3,9 +3,9 @@ and error[CODE] at the position of the first ill-typed construct (docs/diderot-l
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import NoReturn
-
 
 from ...errors import Span, TensorLangError, error
 from ...sampling.kernels import KERNELS
@@ -746,15 +746,21 @@ def file_image_type(path: str, folder: str | None) -> Ty | None:
     """The image type of NRRD file ``path`` (looked for as the run looks for it: in
     ``folder``, then in the working directory), from its header alone
     (:func:`~tensorlang.sampling.image.nrrd_type`); None where that cannot be told."""
-    import os
-
     from ...sampling.image import nrrd_type
 
-    if folder and not os.path.isabs(path):  # (interp.Runtime._path)
-        candidate = os.path.join(folder, path)
-        path = candidate if os.path.exists(candidate) or not os.path.exists(path) else path
+    path = file_path(path, folder)
     found = nrrd_type(path) if os.path.splitext(path)[1].lower() in (".nrrd", ".nhdr") else None
     return None if found is None else Ty("image", found[1], found[0])
+
+
+def file_path(path: str, folder: str | None) -> str:
+    """Where a program's file ``path`` is read: relative to the program's ``folder`` where
+    the file is there (or is nowhere), else as given (relative to the working directory)."""
+    if folder and not os.path.isabs(path):
+        candidate = os.path.join(folder, path)
+        if os.path.exists(candidate) or not os.path.exists(path):
+            return candidate
+    return path
 
 
 __all__ = ["Checked", "check", "Span"]

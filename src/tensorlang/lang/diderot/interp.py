@@ -26,7 +26,7 @@ from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, strand_bytes
-from .check import Checked, bulk_synchronous, permuted
+from .check import Checked, bulk_synchronous, file_path, permuted
 from .types import Ty, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
@@ -1049,12 +1049,7 @@ class Runtime:
 
     # ---- files
     def _path(self, path: str) -> str:
-        import os
-        if self.base_dir and not os.path.isabs(path):
-            candidate = os.path.join(self.base_dir, path)
-            if os.path.exists(candidate) or not os.path.exists(path):
-                return candidate
-        return path
+        return file_path(path, self.base_dir)
 
     def image(self, path, want: tuple | None = None, span=None):  # want: Checked.images's
         try:
@@ -1133,7 +1128,10 @@ class Runtime:
         if not radius > 0:
             return []
         # candidates from the tree, a little beyond the radius; then Diderot's own test
-        found = np.array(sorted(self._tree.query_ball_point(at, radius * (1 + 1e-6) + 1e-300)), dtype=np.intp)
+        try:
+            found = np.array(sorted(self._tree.query_ball_point(at, radius * (1 + 1e-6) + 1e-300)), dtype=np.intp)
+        except ValueError:  # (scipy refuses distances that overflow: positions near 1e308) every strand a candidate
+            found = np.arange(len(self._finite))
         if len(found):
             found = self._finite[found[within_sphere(self._tree.data[found], at, radius)]]
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from ...errors import Span
-from ..tl.ast import Shape, _span_field, nodes as tl_nodes
+from ..tl.ast import Shape, span_field, nodes as tl_nodes
 
 #: Operators taking two operand expressions and no integer arguments.
 BINARY = ("add", "mul", "prod")
@@ -36,7 +36,7 @@ class Var:
     """A variable ``x`` (T-Var)."""
 
     name: str
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Paren:
     """``( e )`` (T-Paren); kept so that printing gives back what was written."""
 
     expr: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,9 @@ class Op:
     op: str
     params: tuple[int, ...]
     args: tuple["Expr", ...]
-    span: Span | None = _span_field()
-    head_span: Span | None = _span_field()
-    param_spans: tuple[Span, ...] | None = _span_field()
+    span: Span | None = span_field()
+    head_span: Span | None = span_field()
+    param_spans: tuple[Span, ...] | None = span_field()
 
     @property
     def core(self) -> bool:
@@ -100,8 +100,8 @@ class Alloc:
     name: str
     shape: Shape
     qual: str | None = None
-    span: Span | None = _span_field()
-    name_span: Span | None = _span_field()
+    span: Span | None = span_field()
+    name_span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ class Assign:
 
     target: str
     expr: Expr
-    span: Span | None = _span_field()
-    target_span: Span | None = _span_field()
+    span: Span | None = span_field()
+    target_span: Span | None = span_field()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from ...ein.index import Affine
 from ...errors import Span
 from ...semantics.values import FUNCTION_NAMES, REDUCTION_WORDS
 
-def _span_field():
+def span_field():
     return field(default=None, compare=False, repr=False)
 
 
@@ -27,7 +27,7 @@ class Var:
     """A variable reference ``x`` (typed by t-var, evaluated by eq. 7)."""
 
     name: str
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Number:
 
     value: float
     text: str = field(default="", compare=False)
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Paren:
     """``( e )`` (t-paren, eq. 8).  Kept so that printing gives back what was written."""
 
     expr: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Neg:
     """Unary minus ``-e`` (an extension: same shape as e)."""
 
     expr: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Outer:
 
     left: "Expr"
     right: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Pair:
 
     first: int
     second: int
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Contract:
     expr: "Expr"
     pairs: tuple[Pair, ...]
     grouped: bool = False
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class Transpose:
 
     expr: "Expr"
     pair: Pair
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Binary:
     op: str
     left: "Expr"
     right: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class Call:
 
     fn: str
     arg: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 # ---------------------------------------------------------------- index form (SPEC section 3)
@@ -123,7 +123,7 @@ class IndexRef:
     the extent written for it (``sum(a:3)``) in ``extent``."""
 
     value: str | int | Affine
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
     extent: int | None = None
 
     @property
@@ -146,7 +146,7 @@ class Access:
 
     name: str
     indices: tuple[IndexRef, ...]
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class Delta:
 
     first: IndexRef
     second: IndexRef
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ class Epsilon:
     """The Levi-Civita symbol ``eps[i, j]`` (extent 2) or ``eps[i, j, k]`` (extent 3)."""
 
     indices: tuple[IndexRef, ...]
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ class Sum:
 
     indices: tuple[IndexRef, ...]
     body: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class Reduce:
     op: str
     indices: tuple[IndexRef, ...]
     body: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 #: Index-form reduction words other than ``sum`` and the EIN reduction operator each one is.
@@ -200,7 +200,7 @@ class Stack:
 
     items: tuple["Expr", ...]
     index: IndexRef | None = None
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ class Concat:
     items: tuple["Expr", ...]
     parts: tuple[IndexRef, ...] = ()
     index: IndexRef | None = None
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ class Vec:
     ``[s.. a b]`` is ``[s.. a*b]``; for a matrix, 003's vec).  ``vec(vec(t))`` flattens three."""
 
     expr: "Expr"
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 Expr = Union[Var, Number, Paren, Neg, Outer, Contract, Transpose, Binary, Call, Access, Delta, Epsilon, Sum, Reduce,
@@ -243,7 +243,7 @@ class Annotation:
     kind: str
     arg: int | None = None
     conditions: tuple[tuple[tuple, tuple[str, ...]], ...] = ()
-    span: Span | None = _span_field()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -254,8 +254,8 @@ class Decl:
     name: str
     shape: Shape
     qual: str | None = None
-    span: Span | None = _span_field()
-    name_span: Span | None = _span_field()
+    span: Span | None = span_field()
+    name_span: Span | None = span_field()
     structure: Annotation | None = field(default=None, compare=False)
 
 
@@ -265,8 +265,8 @@ class Assign:
 
     target: str
     expr: Expr
-    span: Span | None = _span_field()
-    target_span: Span | None = _span_field()
+    span: Span | None = span_field()
+    target_span: Span | None = span_field()
 
 
 @dataclass(frozen=True)
@@ -276,8 +276,8 @@ class IndexAssign:
     target: str
     indices: tuple[IndexRef, ...]
     expr: Expr
-    span: Span | None = _span_field()
-    target_span: Span | None = _span_field()
+    span: Span | None = span_field()
+    target_span: Span | None = span_field()
 
 
 Stmt = Union[Assign, IndexAssign]

@@ -942,6 +942,8 @@ class Run:
         table = self.R if places[0][0] == "R" else self.I
         rows = np.array([k for _, k in places], dtype=np.int64)
         picked = None if cols is None else np.flatnonzero(cols) if cols.dtype == bool else np.ascontiguousarray(cols, np.int64)
+        if picked is not None and len(picked) and not 0 <= picked.min() <= picked.max() < self.n:  # (C reads them)
+            raise IndexError(f"strand columns outside the run's {self.n} strands: {picked.min()} to {picked.max()}")
         count = self.n if picked is None else len(picked)
         out = np.empty((count, len(rows)), dtype=table.dtype)
         if table is self.R and len(rows) > 1 and count:  # strand by strand in C (numpy's strided copy is slow)
@@ -1015,7 +1017,7 @@ FIXED_TEAM = False
 SPARE_BYTES = 64 << 20
 
 _RUNNERS: dict[tuple, Runner] = kept({})
-_WIDTHS: dict[tuple, tuple] = {}
+_WIDTHS: dict[tuple, tuple] = kept({})
 _RUN_TOKENS = itertools.count()
 
 
@@ -1041,7 +1043,7 @@ def build(ir: S.StrandIR, steps: int | None = None) -> Runner:
     return runner
 
 
-_SEEN: dict[int, tuple[S.StrandIR, str]] = {}
+_SEEN: dict[int, tuple[S.StrandIR, str]] = kept({})
 
 
 EXECUTORS["c"] = build

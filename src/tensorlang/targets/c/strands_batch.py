@@ -12,7 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from ...sampling.image import Image
+from ... import limits
+from ...sampling.image import Image, unchanging
 from ...strand_ir import ir as S
 from . import build as c_build
 from . import csrc
@@ -415,8 +416,6 @@ def skip_run(ir: S.StrandIR, ex: Callable) -> list[str]:
 CONVEX = ("tent", "bspln3")
 #: the steps after a ``tl_skipm`` that made none that try none
 COOLM = 2
-#: False: a run of ``tl_skipm`` leaves the supports of the steps after it to ``tl_ahead``
-PREFETCHM = True
 
 
 def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] | None]:
@@ -467,7 +466,7 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
     out += [f"            int64_t c{a} = (int64_t)(xi{a} < 0 ? 0 : xi{a} > hi{a} ? hi{a} : xi{a}) >> 3;" for a in range(d)]
     out.append(f"            if (!(bd[{' + '.join(f'c{a} * bs{a}' for a in range(d))}] {'<=' if args[0] == m else '<'} mx_)) break;")
     out += ["        }", "        l_tc_ = l_tn_;", "    }"]
-    if PREFETCHM and AHEAD:  # a run ended at a probe: the supports of the steps after it, ahead of their updates
+    if AHEAD:  # a run ended at a probe: the supports of the steps after it, ahead of their updates
         taps = 2 * r
         out += ["    if (q_ > 0 && q_ < left) {", "        const double *data = im->data;",
                 "        const int64_t " + ", ".join(f"st{a} = im->stride[{a}]" for a in range(d)) + ";",
@@ -488,13 +487,15 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
     return out, (probe.image, r)
 
 
-_BOUNDS: dict[int, tuple] = {}  # id of a read-only image's samples: (a weak reference to them, tables by radius)
+#: id of an image's samples made by sampling.image: (a weak reference to them, tables by radius)
+_BOUNDS: dict[int, tuple] = limits.kept({})
 
 
 def bounds(image: Image, radius: int) -> np.ndarray | None:
     """The block bounds of a scalar image (csrc/strands_bounds.c: a block of 8 cells an axis),
-    kept with a read-only image's samples (a file read once: ``sampling.image``), made each
-    call for a writable one; None where no C compiler builds the table's code."""
+    kept with samples that ``sampling.image`` made (a file read once, an array copied), made
+    each call for others (an ``Image`` of a caller's array, which may change); None where no
+    C compiler builds the table's code."""
     data = np.asarray(image.data)
     kept = _BOUNDS.get(id(data), (None, {}))
     if kept[0] is not None and kept[0]() is data and radius in kept[1]:
@@ -512,9 +513,9 @@ def bounds(image: Image, radius: int) -> np.ndarray | None:
     if lib.tl_bounds(ffi.cast("const double *", flat.ctypes.data), p[0], p[1], radius,
                      ffi.cast("double *", table.ctypes.data), p[2], p[3]):
         return None
-    if not data.flags.writeable:
-        for key in [k for k, (ref, _) in _BOUNDS.items() if ref() is None]:
-            del _BOUNDS[key]
+    if unchanging(data):
+        for key in [k for k, (ref, _) in list(_BOUNDS.items()) if ref() is None]:
+            _BOUNDS.pop(key, None)  # (another program's thread may have let it go)
         if not (kept[0] is not None and kept[0]() is data):
             kept = _BOUNDS[id(data)] = (weakref.ref(data), {})
         kept[1][radius] = table

@@ -50,6 +50,7 @@ static void tl_nb_build(int64_t n, double h) {
     }
     /* cells of the query radius (a query visits 2-3 per axis), coarser only where the bounding box would hold
        more than 16 cells a strand (strands on a surface leave most cells empty: the box's count, not theirs) */
+    for (int a = 0; a < TL_D; a++) if (!isfinite(mx[a] - mn[a])) return;  /* (no grid spans it: the search tests every strand) */
     double total;
     for (;; h *= 2) {
         total = 1;
@@ -477,6 +478,7 @@ static int tl_vbuild(int v, int64_t n, double r) {
         }
         for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) for (int64_t k = 0; k < nr; k++) {
             const double *c = tl_gpos + TL_D * m; int64_t m0 = r0[k] < 0 ? m + 1 : r0[k], m1 = r1[k];
+            if (np + m1 - m0 > tl_vmax) return 0;  /* (crowded strands: pairs grow as n^2, the lists could not be kept) */
             if (2 * (np + m1 - m0 + 4) > tl_vpcap) {
                 int32_t *na = realloc(tl_vpa, sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536));
                 if (!na) return 0;

@@ -135,7 +135,7 @@ static void tl_preal(double v) {
 }
 const char *tl_printed(int64_t *n) { *n = (int64_t)tl_plen; tl_plen = 0; return tl_pbuf; }
 /* a real output of m components (Run.state): rows[0..m) of T (n columns) for the strands cols[0..count) (NULL: all),
-   each strand's m values together, by blocks whose out stays in L1 (numpy's strided copy took 1.2 ns a value) */
+   each strand's m values together, by blocks whose out stays in L1 (docs/performance.md: numpy's strided copy was slower) */
 void tl_out_real(const double *T, int64_t n, const int64_t *rows, int64_t m, const int64_t *cols, int64_t count, double *out) {
     for (int64_t q0 = 0; q0 < count; q0 += 1024)
         for (int64_t j = 0, e = count - q0 < 1024 ? count : q0 + 1024; j < m; j++)
