@@ -551,8 +551,9 @@ def nrrd_type(name: str) -> tuple[int, tuple[int, ...]] | None:
     import nrrd  # pynrrd
 
     try:
-        size = _regular_file(name)  # (a FIFO would block the read)
-        with open(name, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
+        fd = limits.open_regular(name, "image")  # (checked as opened: a FIFO put there since would block)
+        with os.fdopen(fd, "rb") as fh, np.errstate(all="ignore"):  # (pynrrd casts "4.5" and "nan" sizes)
+            size = os.fstat(fd).st_size
             lines = list(_header_lines(fh, name))
             header = nrrd.read_header(iter(lines))
         _check_sizes_text(lines, name)
