@@ -7,7 +7,7 @@ static int64_t tl_cols;  /* the grid's last extent: the tiles' width (TL_SOLO) *
 static inline int64_t tl_chunk(int64_t m, int threads) { int64_t c = m / ((int64_t)threads * TL_CHUNKS); return c > 1 ? c : 1; }
 static int tl_fixed; void tl_set_fixed(int f) { tl_fixed = f; }  /* 1: the threads asked for (strands.FIXED_TEAM) */
 #ifdef _OPENMP  /* else a run's team: the free cores (tl_threads.h), for the steps the faster of one thread and the team */
-static tl_choice tl_steps_choice;
+static tl_choice tl_steps_choice[64];  /* by the active strands' power of two: a small run's lesson is not a large one's */
 #endif
 void tl_create(int64_t n, int nd, const int64_t *lo, const int64_t *ext, double *R, int64_t *I, int8_t *status,
                const double *gr, const int64_t *gi, const tl_img *img, int threads) {
@@ -109,7 +109,8 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     tl_ndead = dead0;
 #ifdef _OPENMP
     const int asked = threads; const int64_t t0_ = tl_clock(), active0 = active;
-    if (asked > 1 && !tl_fixed) threads = tl_pick(&tl_steps_choice, tl_team(asked, asked));
+    int size_ = 0; for (int64_t w_ = active0; w_ > 1; w_ >>= 1) size_++;
+    if (asked > 1 && !tl_fixed) threads = tl_pick(&tl_steps_choice[size_], tl_team(asked, asked));
 #endif
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {  /* the snapshot's buffers, kept from call to call while the count stays */
@@ -206,7 +207,7 @@ TL_FILL_SOLOSTEPS
         if (tl_err_flag) break;
     }
 #ifdef _OPENMP  /* (ns per 1024 strand-steps) */
-    if (asked > 1 && s > 0 && active0 > 0) tl_record(&tl_steps_choice, threads, (tl_clock() - t0_) * 1024 / (active0 * s));
+    if (asked > 1 && s > 0 && active0 > 0) tl_record(&tl_steps_choice[size_], threads, (tl_clock() - t0_) * 1024 / (active0 * s));
 #endif
     *err = tl_err_flag;
     *active_out = active;
