@@ -253,12 +253,17 @@ def _load_same(name: str, dim: int | None, size: int) -> Image:
     for old in list(_LAST)[:len(_LAST) + 1 - KEEP_FILES] + [slot]:  # (let go before this one is read)
         _LAST.pop(old, None)
     img = _load_nrrd(name, dim, None, raw if whole else None)
-    held = sum(max(kept[2].data.nbytes, getattr(kept[2].data.base, "nbytes", 0)) for kept in _LAST.values())
-    share = limits.memory_budget_bytes() // KEEP_SHARE - held  # (a padded image's rows: up to 1/8 more)
-    if (whole or not small and key is not None) and img.data.nbytes * 9 // 8 <= share and file_key(name) == key:
+    share = limits.memory_budget_bytes() // KEEP_SHARE - sum(_held(kept[2]) for kept in _LAST.values())
+    if (whole or not small and key is not None) and img.data.nbytes <= share and file_key(name) == key:  # (unchanged)
         img = _padded(img)
-        _LAST[slot] = (key, raw if key is None else None, img)
+        if _held(img) <= share:  # (a padded image's buffer: its rows up to 1/8 longer)
+            _LAST[slot] = (key, raw if key is None else None, img)
     return img
+
+
+def _held(img: Image) -> int:
+    """The bytes an image's samples hold: their buffer's, where they are a view of one."""
+    return max(img.data.nbytes, getattr(img.data.base, "nbytes", 0))
 
 
 #: doubles after each row of a kept image whose rows are a multiple of 512 bytes apart (0: none): a probe's
