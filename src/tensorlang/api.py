@@ -1,8 +1,5 @@
-"""The Python API of SPEC section 7: ``compile`` and ``check`` (and ``available_backends``).
-
-Both accept program text or a path (``looks_like_path`` decides), and both are guarded:
-whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`.
-"""
+"""The Python API of SPEC section 7 (docs/api.md): ``compile`` and ``check`` take program
+text or a path, and whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`."""
 
 from __future__ import annotations
 
