@@ -75,9 +75,8 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
 
 
 def check_source(source: Source, lang: str = languages.DEFAULT, params=None, core: bool = False) -> CheckedProgram:
-    """Parse and type-check already-read source text.
-
-    ``core=True`` also checks that a TeIL program is Core-TeIL (001 section 4)."""
+    """Parse and type-check already-read source text; ``core=True`` also checks that a TeIL
+    program is Core-TeIL (001 section 4)."""
     program = languages.parse(source, lang, check_params(params))
     language = languages.get(lang)
     try:

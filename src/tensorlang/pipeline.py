@@ -207,7 +207,6 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
             reference: Callable[..., dict] | None = None, until: str = "build",
             opt: Optimized | None = None) -> Compiled:
     """Run the stages ``options.backend``'s target needs, up to ``until``, on ``program``.
-
     ``roles``: the caller's interface (default: from the program's qualifiers);
     ``reference``: the reference semantics the interpreter target runs (default: EIN's
     evaluator on ``program``); ``opt``: the opt stage's value where the caller has it."""
