@@ -1,14 +1,5 @@
-"""tensorlang: a typed tensor language, its reference interpreter and compiler.
-
-Public API (SPEC section 7)::
-
-    import tensorlang as tl
-    k = tl.compile("examples/matrix_product.tl")
-    res = k(A=a, B=b)          # dict of results
-    tl.check(source)           # raises tl.TensorLangError
-    tl.available_backends()    # ("c", "numpy", "interp") where a C compiler works
-    F = tl.field(img, "bspln3")  # a tensor field (docs/fields.md); tl.grad(F).probe(points)
-"""
+"""tensorlang: a typed tensor language, its reference interpreter and compiler (``import
+tensorlang as tl``; the public API of SPEC section 7: docs/api.md)."""
 
 from .api import available_backends, check, compile, padded_empty
 from . import fields, limits

@@ -1,8 +1,5 @@
-"""The Python API of SPEC section 7: ``compile`` and ``check`` (and ``available_backends``).
-
-Both accept program text or a path (``looks_like_path`` decides), and both are guarded:
-whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`.
-"""
+"""The Python API of SPEC section 7 (docs/api.md): ``compile`` and ``check`` take program
+text or a path, and whatever goes wrong leaves as a :class:`~tensorlang.errors.TensorLangError`."""
 
 from __future__ import annotations
 
@@ -78,9 +75,8 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
 
 
 def check_source(source: Source, lang: str = languages.DEFAULT, params=None, core: bool = False) -> CheckedProgram:
-    """Parse and type-check already-read source text.
-
-    ``core=True`` also checks that a TeIL program is Core-TeIL (001 section 4)."""
+    """Parse and type-check already-read source text; ``core=True`` also checks that a TeIL
+    program is Core-TeIL (001 section 4)."""
     program = languages.parse(source, lang, check_params(params))
     language = languages.get(lang)
     try:

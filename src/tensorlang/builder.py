@@ -1,8 +1,5 @@
-"""``tl.build``: a builder program (``tl.var``, ``tl.outer``, ``tl.contract``, ...)
-compiled into a :class:`~tensorlang.kernel.Kernel`: the builder front end (``lang/builder``)
-makes the model language's AST directly, checked and compiled as the same program written
-as text would be (docs/architecture.md).
-"""
+"""``tl.build``: a builder program (``tl.var``, ``tl.contract``, ...) compiled as the same
+program written as text would be (the front end ``lang/builder``; docs/einsum.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The ``tensorlang`` command line (SPEC section 6; docs/cli.md).  No traceback reaches
 the terminal: failures exit 1 with a diagnostic, usage mistakes 2, anything unexpected 3
-with one line (``TENSORLANG_DEBUG=1`` shows the traceback).
-"""
+with one line (``TENSORLANG_DEBUG=1`` shows the traceback)."""
 
 from __future__ import annotations
 
@@ -79,7 +78,11 @@ def cmd_check(args) -> int:
             guard(check_source)(source, lang, args.params, args.core)
             reports.append({"file": source.filename, "ok": True, "diagnostics": []})
         except TensorLangError as exc:
-            reports.append({"file": exc.filename or path, "ok": False, "diagnostics": _diagnostics(exc)})
+            # every diagnostic as JSON values for editors (1-based lines and columns; the end column is one past the last character)
+            reports.append({"file": exc.filename or path, "ok": False, "diagnostics": [
+                {"code": d.code, "message": d.message, "rule": d.rule,
+                 **{key: getattr(d.span, key) if d.span else None for key in ("line", "col", "end_line", "end_col")}}
+                for d in exc.diagnostics]})
             if not args.json:
                 _print_error(exc)
         if not args.json and not args.quiet and reports[-1]["ok"]:
@@ -87,14 +90,6 @@ def cmd_check(args) -> int:
     if args.json:
         _out(json.dumps(reports, indent=2) + "\n")
     return 0 if all(r["ok"] for r in reports) else 1
-
-
-def _diagnostics(exc: TensorLangError) -> list[dict]:
-    """Every diagnostic of an error as JSON values (1-based lines and columns; the end
-    column is one past the last character), for editors."""
-    return [{"code": d.code, "message": d.message, "rule": d.rule,
-             **{key: getattr(d.span, key) if d.span else None for key in ("line", "col", "end_line", "end_col")}}
-            for d in exc.diagnostics]
 
 
 # ------------------------------------------------------------------ run
@@ -235,23 +230,17 @@ def _save_npz(target: Path, results: dict[str, np.ndarray]) -> str:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **results)  # type: ignore[arg-type]  # numpy's stub types the first keyword
             fh.flush()
-            _sync(fh.fileno())  # a full disk shows here, not after the rename
+            try:  # a full disk shows here, not after the rename
+                os.fsync(fh.fileno())
+            except OSError as exc:  # a file system that cannot sync at all is no reason to refuse the output
+                if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
+                    raise
         os.replace(tmp, target)
     except OSError as exc:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         raise TensorLangError("input", f"cannot write output {str(target)!r}: {exc.strerror or exc}") from None
     return str(target)
-
-
-def _sync(fd: int) -> None:
-    """fsync, for the errors that mean the data is not on disk; a file system that cannot
-    sync at all (EINVAL, ENOTSUP) is no reason to refuse the output."""
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
-            raise
 
 
 class _StdoutGone(TensorLangError):

@@ -1,9 +1,6 @@
 """``tl.einsum``, ``tl.contract_expression`` and ``tl.einsum_path``: numpy's and
-opt_einsum's interface, compiled (``lang/einsum`` reads the call, ``tensorlang.pipeline``
-compiles it) and cached per subscripts, shapes, dtypes, layouts, operand identity and
-back end.  What is compiled, what numpy computes, the cache and the symmetric routes:
-docs/einsum.md.
-"""
+opt_einsum's interface, compiled and cached (what is compiled, what numpy computes, the
+cache and the symmetric routes: docs/einsum.md)."""
 
 from __future__ import annotations
 
@@ -182,10 +179,7 @@ def _numpy_einsum(*operands, **options):
 
 
 def _numpy_runner(subscripts: str, optimize) -> Callable[[tuple], Any]:
-    def run(ops):
-        optimize_ = _bounded(optimize, (subscripts, *ops))
-        return _numpy_einsum(subscripts, *ops, optimize=optimize_)
-    return run
+    return lambda ops: _numpy_einsum(subscripts, *ops, optimize=_bounded(optimize, (subscripts, *ops)))
 
 
 def _remember(key, runner, arrays: tuple, subscripts: str, optimize, backend: str) -> None:

@@ -1,9 +1,6 @@
-"""Errors as values with source spans, rendered once at the boundary (docs/errors.md).
-
-Every rejected program and every bad request is a :class:`TensorLangError` with a
-stable code (SPEC section 5), a position and, where one exists, the typing rule that
-failed; the boundaries (:func:`guard`, the CLI) turn anything unexpected into ``internal``.
-"""
+"""Errors as values with source spans, rendered once at the boundary (docs/errors.md): a
+:class:`TensorLangError` has a stable code (SPEC section 5), a position and the rule that
+failed; the boundaries (:func:`guard`, the CLI) turn anything unexpected into ``internal``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """``tensorlang explain CODE``: what each error code means, an example that produces it
 and the same example fixed: one :class:`Explanation` per code of :data:`errors.CODES`,
-the table docs/errors.md is checked against (tests run every example and its fix).
-"""
+the table docs/errors.md is checked against (tests run every example and its fix)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """A compiled program as a Python callable (docs/api.md, "Calling a kernel"): it checks
-every input before anything runs, error[input] pointing at the variable's declaration.
-"""
+every input before anything runs, error[input] pointing at the variable's declaration."""
 
 from __future__ import annotations
 

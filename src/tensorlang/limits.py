@@ -1,9 +1,5 @@
-"""Resource limits: absurd sizes become a clear ``too-large`` error, never a crash.
-
-The budget is half of the machine's physical memory, or ``$TENSORLANG_MAX_BYTES`` when
-set (tests use it to exercise the limit cheaply).  Every ``TENSORLANG_*`` variable is
-read by :func:`env` and its typed forms (docs/security.md, "Environment variables").
-"""
+"""Resource limits: absurd sizes become error[too-large], never a crash; and :func:`env`,
+the reader of every ``TENSORLANG_*`` variable (docs/security.md, "Environment variables")."""
 
 from __future__ import annotations
 

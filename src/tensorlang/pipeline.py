@@ -1,11 +1,6 @@
-"""The back half of the compiler as one chain of values: from an EIN program to a runner.
-
-:func:`compile` is the one driver below the front ends (every entry goes through it).
-Each stage of :data:`STAGES` (docs/architecture.md's picture) is a plain function of the
-values before it, whose result is a frozen value that prints (``--emit STAGE`` prints
-``Compiled.STAGE``); a target lists the stages it needs (``Target.stages``), and ``until``
-stops after a stage (what ``--emit`` shows of a stage the kernel's target does not run).
-"""
+"""The back half of the compiler as one chain of values, from an EIN program to a runner:
+:func:`compile`, the one driver below the front ends, runs the stages of :data:`STAGES`,
+each a plain function whose value is frozen and prints (docs/architecture.md, ``pipeline.py``)."""
 
 from __future__ import annotations
 
@@ -150,7 +145,7 @@ def optimized(program: ir.Program, options: Options) -> Optimized:
 
 def analyze(program: ir.Program, roles: Mapping[str, Role], options: Options) -> Facts:
     """The facts stage: what the schedule, the loops and the target ask of ``program``."""
-    caps = targets.get(options.backend).caps(options.dtype, options.pad, options.blas, options.parallel_work)
+    caps = targets.REGISTRY[options.backend].caps(options.dtype, options.pad, options.blas, options.parallel_work)
     declared = {d.name: d.structure for d in program.decls if d.structure is not None}
     shapes = {d.name: d.shape for d in program.decls if d.name in roles}
     lifted = lift_concat_items(program)  # as the schedule sees it: a direct sum's items in temporaries
@@ -212,14 +207,13 @@ def compile(program: ir.Program, options: Options, *, roles: Mapping[str, Role] 
             reference: Callable[..., dict] | None = None, until: str = "build",
             opt: Optimized | None = None) -> Compiled:
     """Run the stages ``options.backend``'s target needs, up to ``until``, on ``program``.
-
     ``roles``: the caller's interface (default: from the program's qualifiers);
     ``reference``: the reference semantics the interpreter target runs (default: EIN's
     evaluator on ``program``); ``opt``: the opt stage's value where the caller has it."""
     if until not in STAGES:
         raise ValueError(f"no stage {until!r} (stages: {', '.join(STAGES)})")
     limits.check_statements(len(program.statements))  # every front end's program, before any stage
-    target = targets.get(options.backend)
+    target = targets.REGISTRY[options.backend]
     wanted = set(STAGES[:STAGES.index(until) + 1]) & set(target.stages)
     roles = interface(program.decls).roles if roles is None else roles
     if reference is None:

@@ -1,8 +1,6 @@
-"""Kernels for programs with symbolic sizes: a :class:`SymbolicKernel` binds every symbol
-from the shapes of a call's arrays and runs the :class:`~tensorlang.kernel.Kernel` compiled
-for that binding, the most recent :data:`MAX_SPECIALIZATIONS` kept (the binding rules and
-their errors: docs/language.md, "Symbolic sizes").
-"""
+"""Kernels for programs with symbolic sizes: a :class:`SymbolicKernel` binds the sizes from
+a call's arrays and runs the :class:`~tensorlang.kernel.Kernel` compiled for that binding
+(docs/language.md, "Symbolic sizes")."""
 
 from __future__ import annotations
 
@@ -288,7 +286,7 @@ class SymbolicKernel(ProgramInterface):
         """The results as dask arrays, computed chunk by chunk along the batch size (a
         symbolic size; default: the one the program is data-parallel along): docs/dask.md.
         Inputs are given by keyword or, for names that clash with the options, in ``inputs``."""
-        run_chunked = targets.get("dask").chunked
+        run_chunked = targets.REGISTRY["dask"].chunked
         assert run_chunked is not None, "the dask target runs chunks"
 
         given = {**(self._inputs_dict(inputs) if inputs is not None else {}), **arrays}

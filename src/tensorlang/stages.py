@@ -1,7 +1,6 @@
 """Every stage of the compiler that prints, in one table (``--emit``, ``Kernel.ir``,
 ``Kernel.code``): the front end's views from the checked program (:func:`front_text`),
-every other stage from a :class:`~tensorlang.pipeline.Compiled` (:func:`compiled_text`).
-"""
+every other stage from a :class:`~tensorlang.pipeline.Compiled` (:func:`compiled_text`)."""
 
 from __future__ import annotations
 

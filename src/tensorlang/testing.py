@@ -1,9 +1,5 @@
 """The reference semantics, usable from outside: is a result what the program means?
-
-``tl.testing.assert_matches_reference(program, inputs, result)`` compares ``result`` with
-the program's EIN form (as lowered) run by the reference evaluator in float64, each entry
-carrying a first-order rounding bound; the rules: docs/api.md, "Testing against the reference".
-"""
+(``tl.testing.assert_matches_reference``; docs/api.md, "Testing against the reference")."""
 
 from __future__ import annotations
 

@@ -111,9 +111,7 @@ def from_openblas(filepath: str, letter: str) -> BlasFunctions | None:
         return None
     for prefix in _PREFIXES:
         for suffix in _SUFFIXES:
-            gemm = getattr(dll, f"{prefix}cblas_{letter}gemm{suffix}", None)
-            gemv = getattr(dll, f"{prefix}cblas_{letter}gemv{suffix}", None)
-            syrk = getattr(dll, f"{prefix}cblas_{letter}syrk{suffix}", None)
+            gemm, gemv, syrk = (getattr(dll, f"{prefix}cblas_{letter}{name}{suffix}", None) for name in ("gemm", "gemv", "syrk"))
             if gemm is None or gemv is None or syrk is None:
                 continue
             wide = "64" in suffix or _uses_64bit_integers(dll, prefix, suffix)

@@ -1,7 +1,5 @@
 """Targets: renderers of the pipeline's stage values, and the runners they build; each
-decides nothing and sees no Kernel (docs/architecture.md, "targets/", has the protocol).
-``auto`` picks C when a C compiler works, otherwise numpy with a one-line notice; dask
-wraps a compiled kernel (its ``chunked`` is how it runs)."""
+decides nothing and sees no Kernel (docs/architecture.md, "targets/", has the protocol)."""
 
 from __future__ import annotations
 
@@ -95,11 +93,6 @@ REGISTRY: dict[str, Target] = {
 }
 #: The back ends a user may name.
 KNOWN = tuple(name for name, target in REGISTRY.items() if target.chunked is None)
-
-
-def get(name: str) -> Target:
-    """The target ``name`` (as :func:`resolve` returned it)."""
-    return REGISTRY[name]
 
 
 def available() -> tuple[str, ...]:

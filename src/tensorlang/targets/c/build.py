@@ -289,11 +289,6 @@ def prepare_openmp() -> None:
         os.environ["OMP_WAIT_POLICY"] = "passive"
 
 
-def openmp_policy() -> str:
-    """The wait policy kernels run with, for the record (the threshold's cache key)."""
-    return f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')} GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '')}"
-
-
 class CannotLoad(TensorLangError):
     """dlopen refused the object."""
 

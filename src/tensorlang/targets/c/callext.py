@@ -107,17 +107,13 @@ def install_entry(cls, fallback) -> bool:
     """Let ``cls``'s instances be called by the extension from the class's ``tp_call``
     (``_c_call`` first, then ``fallback``); False where the extension is missing."""
     module = extension()
-    if module is None:
-        return False
-    return bool(module.install_entry(cls, fallback))
+    return module is not None and bool(module.install_entry(cls, fallback))
 
 
 def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
     """The C caller of a :class:`.runtime.CKernel` whose schedule is one C function, or None;
     ``order``: the inputs :meth:`ordered` takes, in order."""
-    if kernel._only is None or kernel.ffi is None:
-        return None
-    if any(role == "optional" for role in roles.values()):
+    if kernel._only is None or kernel.ffi is None or any(role == "optional" for role in roles.values()):
         return None
     function, slots, inputs = kernel._only
     names = tuple(kernel.names[s] for s in slots)
@@ -133,9 +129,8 @@ def caller(kernel, roles: dict[str, str], order: tuple[str, ...] = ()):
         storage = kernel.schedule.buffers.storage_shapes
         padded = (tuple(tuple(int(k) for k in storage[s]) for s in slots),
                   padded_alignment(kernel.pad, kernel.dtype.itemsize))
-    if len(slots) + len(inputs) > MAX_SLOTS or len(order) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes):
-        return None
-    if not set(order) <= set(names):
+    if len(slots) + len(inputs) > MAX_SLOTS or len(order) > MAX_SLOTS or any(len(shape) > MAX_RANK for shape in shapes) \
+            or not set(order) <= set(names):
         return None
     module = extension()
     if module is None:

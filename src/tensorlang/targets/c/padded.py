@@ -99,10 +99,8 @@ def as_padded(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dty
             return buffer
         return None
     base = array.base
-    if base is None or _MADE.get(id(base)) is not base:
-        return None
-    if (array.dtype != dtype or array.shape != shape or array.strides != strides or base.__class__ is not np.ndarray
-            or storage == shape):
+    if (base is None or _MADE.get(id(base)) is not base or array.dtype != dtype or array.shape != shape
+            or array.strides != strides or base.__class__ is not np.ndarray or storage == shape):
         return None
     start = array.ctypes.data
     if start % align:

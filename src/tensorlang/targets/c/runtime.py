@@ -97,6 +97,7 @@ class CKernel:
         self.compiler = c_build.require_compiler()
         self.source = generated.source
         self.schedule = generated.schedule
+        self.steps = self.schedule.steps  # in order
         self.names = self.schedule.buffers.names
         self.shapes = self.schedule.buffers.shapes
         self.ffi = None
@@ -161,11 +162,6 @@ class CKernel:
                      "char": self.ffi.typeof("char[]"), "function": function, "check_status": check_status}
         exec(compile(code, "<tensorlang ordered call>", "exec"), namespace)  # noqa: S102 - ours
         return namespace["ordered"]
-
-    @property
-    def steps(self):
-        """The schedule's steps, in order."""
-        return self.schedule.steps
 
     def _runner(self, n: int, step, functions: dict) -> Callable[[list, int], None]:
         """How :meth:`execute` runs step ``n`` (of the buffers and the threads)."""

@@ -4,6 +4,7 @@ cache; ``$TENSORLANG_PARALLEL_WORK`` overrides both (docs/compatible.md, "Parall
 from __future__ import annotations
 
 import json
+import os
 import time
 from functools import lru_cache
 
@@ -112,7 +113,8 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
 
 def _key(compiler: c_build.Compiler) -> str:
     c_build.prepare_openmp()  # measured under the wait policy the kernels run with
-    return f"{compiler.key_material()}\ncpus={cpu_count()}\n{c_build.openmp_policy()}\nprobes=compute,stream to {SIZES[-1]} on every cpu, schedule({SCHEDULE})"
+    policy = f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')} GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '')}"
+    return f"{compiler.key_material()}\ncpus={cpu_count()}\n{policy}\nprobes=compute,stream to {SIZES[-1]} on every cpu, schedule({SCHEDULE})"
 
 
 def parallel_work() -> Threshold:

@@ -214,9 +214,7 @@ class _Codegen:
 
     def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
         """Reorder ``array``'s axes to follow ``target`` and add length-1 axes for the rest."""
-        if labels == target:
-            return array
-        if not labels:
+        if labels == target or not labels:
             return array
         perm = tuple(sorted(range(len(labels)), key=lambda a: target.index(labels[a])))
         shape = tuple(st.extents[name] if name in labels else 1 for name in target)

@@ -47,7 +47,7 @@ TL_FILL_CASES
 typedef struct {
     PyObject_HEAD
     void *fn;
-    int nslots, nrequired, ntargets, norder, ndistinct;
+    int nslots, nrequired, norder, ndistinct;
     int role[MAX_SLOTS];
     PyObject *name[MAX_SLOTS];          /* str (interned) */
     int ndim[MAX_SLOTS];
@@ -480,7 +480,6 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
             }
         }
         c->nrequired += role == R_IN || role == R_INOUT;
-        c->ntargets += role == R_OUT || role == R_INOUT;
     }
     c->norder = (int)PyTuple_GET_SIZE(order);
     for (int k = 0; k < c->norder; k++) {
