@@ -221,6 +221,26 @@ def test_contraction_ordering_makes_interpolation_order_n4():
     same_results(INTERPOLATION, **{m: rng.uniform(-1, 1, (4, 4)) for m in "ABC"}, u=rng.uniform(-1, 1, (3, 4, 4, 4)))
 
 
+def _mttkrp(n: int, r: int) -> str:
+    return (f"in var X : [{n} {n} {n}]\nin var B : [{n} {r}]\nin var C : [{n} {r}]\nout var M : [{n} {r}]\n"
+            "M[i,r] = sum(j,k) X[i,j,k] * B[j,r] * C[k,r]\n")
+
+
+@pytest.mark.parametrize("n, r, fused", [(64, 16, True), (32, 8, True), (16, 8, False), (8, 4, False)])
+def test_an_order_of_three_within_the_slack_fuses_with_its_reader(n, r, fused):
+    """MTTKRP: the fewest flops build the Khatri-Rao product B[j,r] C[k,r] first; summing X
+    with C over X's last index first costs 1/(2n+1) more, within FUSED_SLACK = 1/64 from
+    n = 32 on, and its intermediate leads with i as the result does (docs/optimizer.md)."""
+    first = bodies(order_contractions(normalize(lowered(_mttkrp(n, r)))))[0]
+    assert (first == "tmp1[i,j,r] = sum(k) X[i,j,k] * C[k,r]") == fused, first
+    assert fused or first.startswith("tmp1[j,r,k] = "), first
+    if n == 32:
+        steps = tl.compile(_mttkrp(n, r), backend="c").schedule.steps
+        assert len(steps) == 1 and steps[0].fusion is not None  # one loop over i, the intermediate a slice
+        same_results(_mttkrp(n, r), X=rng.uniform(-1, 1, (n, n, n)), B=rng.uniform(-1, 1, (n, r)),
+                     C=rng.uniform(-1, 1, (n, r)))
+
+
 def test_value_numbering_reuses_an_earlier_statement():
     src = ("in var a : [3]\nin var b : [3]\nvar t : [3]\nvar s : [3]\nout var y : [3]\nout var z : [3]\n"
            "t[i] = a[i] * b[i]\ns[j] = a[j] * b[j]\ny = t + s\nz[i] = a[i] * b[i]\n")

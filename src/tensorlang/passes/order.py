@@ -1,13 +1,6 @@
-"""Contraction ordering: lifting nested contractions (001 §5, 004 §5.7).
-
-A sum over a product of three or more factors (``Σ_lmq A_il B_jm C_kq u_elmq``, O(E n^6)
-as written) is split into pairwise contractions in the order opt_einsum's path finder
-chooses (O(E n^4)), each but the last a statement of its own over a compiler temporary
-that keeps the layout of its larger operand with the new index where the contracted one
-was: every step is one matrix product over contiguous memory (docs/optimizer.md,
-"Examples").  A chain is kept only where it costs fewer flops than the sum as written,
-a sum over a tensor with a sparse declared support costed at that fraction of its points
-(docs/structure.md, "Contraction order at the support").
+"""Contraction ordering, lifting nested contractions (001 §5, 004 §5.7): the path, the
+temporaries' layout, the order of three and sparse supports are docs/optimizer.md's
+"Decisions" (and docs/structure.md, "Contraction order at the support").
 """
 
 from __future__ import annotations
@@ -33,6 +26,10 @@ OPTIMAL_UP_TO = 6
 #: "Every pass is bounded") gives way to 'greedy', polynomial and optimal on chains and rings.
 DP_UP_TO = 10
 
+#: A product of three may take an order with this fraction more flops than the fewest where that
+#: order's first step fuses with the last and the fewest's does not (:func:`_fuses`, docs/optimizer.md).
+FUSED_SLACK = 1 / 64
+
 
 def strategy(operands: int) -> str:
     """opt_einsum's path finder for a product of this many operands: each bounded in
@@ -52,10 +49,9 @@ def order_contractions(program: ir.Program) -> ir.Program:
 
 
 def sparse_densities(program: ir.Program) -> dict[str, float]:
-    """The tensors declared with a structure whose support has at most 1/SPARSE_GAIN of
-    their points, with that fraction (``analysis.structure``: 003's unique set and
-    redundancy map together), where the restricted loops visit just that support
-    (:func:`_loops_state`).  Empty, and isl not loaded, for a program without one."""
+    """The tensors declared with a structure whose support (``analysis.structure``) has at most
+    1/SPARSE_GAIN of their points, with that fraction, where the restricted loops visit just
+    that support (:func:`_loops_state`).  Empty, and isl not loaded, for a program without one."""
     if not any(d.structure is not None for d in program.decls):
         return {}
     from ..analysis.structure import declared  # only for structured programs
@@ -75,11 +71,9 @@ def sparse_densities(program: ir.Program) -> dict[str, float]:
 
 
 def _loops_state(structure) -> bool:
-    """Whether the restricted loops visit about the support of ``structure`` and no
-    more: one conjunction (no union) of comparisons each between one position and a
-    number or another position (``i1 = 3``, ``i1 = i2``, ``i2 <= i3``), which fix, tie
-    or start a loop.  A support such as ``i1 + i2 <= 3`` has few points
-    but the loops cannot state it: they visit every point, so it is costed dense."""
+    """Whether the restricted loops visit about the support of ``structure`` and no more
+    (``i1 = 3``, ``i1 = i2``, ``i2 <= i3``; not ``i1 + i2 <= 3``): docs/structure.md,
+    "Contraction order at the support"."""
     if structure.symmetric or len(structure.unique) != 1:
         return False
     for c in structure.unique[0]:
@@ -92,9 +86,8 @@ def _loops_state(structure) -> bool:
 
 
 def _density(e: ir.Expr, sparse: dict[str, float]) -> float:
-    """The fraction of its dense points the C schedule visits for a product ``e``: the
-    smallest support fraction of its factors that are sparse tensors read at distinct
-    plain indices (a slice's support is a different fraction of the slice), else 1."""
+    """The fraction of its dense points the C schedule visits for a product ``e``: the smallest support fraction
+    of its factors that are sparse tensors read at distinct plain indices (a slice's differs), else 1."""
     fraction = 1.0
     while sparse and (isinstance(e, ir.Neg) or (isinstance(e, ir.BinOp) and e.op == "*" and isinstance(e.left, ir.Const))):
         e = e.arg if isinstance(e, ir.Neg) else e.right  # the numbers and sign the last step carries
@@ -133,9 +126,7 @@ def _labels(factor: ir.Expr) -> tuple[str, ...] | None:
         labels = tuple(i for i in factor.indices if isinstance(i, str))
     else:
         labels = tuple(sorted(free_indices(factor)))
-    if len(set(labels)) < len(labels):
-        return None
-    return labels
+    return labels if len(set(labels)) == len(labels) else None
 
 
 def contraction_chain(e: ir.Sum, m: Monomial, scope: dict[str, int], names: TempNames,
@@ -157,7 +148,11 @@ def contraction_chain(e: ir.Sum, m: Monomial, scope: dict[str, int], names: Temp
     letter = {v: _LETTERS[n] for n, v in enumerate(variables)}
     eq = ",".join("".join(letter[v] for v in lab) for lab in labels) + "->" + "".join(letter[v] for v in output)
     shapes = [tuple(scope[v] for v in lab) for lab in labels]
-    path, _ = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=strategy(len(labels)))
+    path, info = opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=strategy(len(labels)))
+    if len(labels) == 3 and not _fuses(path, labels, output):  # docs/optimizer.md, "Order of three"
+        most = float(info.opt_cost) * (1 + FUSED_SLACK)
+        path = next((o for o in ([(0, 2), (0, 1)], [(1, 2), (0, 1)], [(0, 1), (0, 1)]) if _fuses(o, labels, output)
+                     and float(opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=o)[1].opt_cost) <= most), path)
     ops: list[tuple[ir.Expr, tuple[str, ...]]] = list(zip(operands, labels))
     steps: list[ir.Statement] = []
     for n, step in enumerate(path):
@@ -185,9 +180,8 @@ def contraction_chain(e: ir.Sum, m: Monomial, scope: dict[str, int], names: Temp
 
 def _cheaper(e: ir.Sum, steps: list[ir.Statement], final: ir.Expr, scope: dict[str, int],
              sparse: dict[str, float]) -> bool:
-    """Whether the chain costs fewer flops than the sum as written, in the loop-nest cost
-    model ``tensorlang analyze`` reports (opt_einsum's own model differs in details), each
-    sum over a sparse operand at the fraction of its points the C schedule visits."""
+    """Whether the chain costs fewer flops than the sum as written, in the loop-nest cost model ``tensorlang
+    analyze`` reports (not opt_einsum's), a sum over a sparse operand at the fraction the C schedule visits."""
     bound = {name for name, _ in e.index}
     outer = math.prod(n for v, n in scope.items() if v not in bound)
     chain = sum(math.prod(n for _, n in s.index) * body_flops(s.body) * _density(s.body, sparse) for s in steps)
@@ -209,3 +203,12 @@ def _layout(taken, kept: tuple[str, ...]) -> tuple[str, ...]:
             new = []
     order.extend(new)
     return tuple(dict.fromkeys(order))
+
+
+def _fuses(path, labels, output) -> bool:
+    """Whether the first intermediate of a path over three operands (in its :func:`_layout`) leads
+    with the result's first index and its step sums over its larger operand's last index."""
+    taken = [(None, labels[p]) for p in path[0]]
+    needed = set(output) | {v for n, lab in enumerate(labels) if n not in path[0] for v in lab}
+    big, kept = max(taken, key=lambda op: len(op[1]))[1], tuple(dict.fromkeys(v for _, lab in taken for v in lab if v in needed))
+    return bool(output) and _layout(taken, kept)[:1] == output[:1] and bool(big) and big[-1] not in needed
