@@ -51,6 +51,9 @@ void tl_init_range(int64_t n, int64_t from, double *R, int64_t *I, int8_t *statu
 }
 
 static int64_t tl_ndead;  /* the dead strands, counted with the active ones */
+#if TL_COMM  /* run, strands and active ones at tl_S0's copy: within a run of n, a status only leaves 0 (active) */
+static int64_t tl_s0_run = -1, tl_s0_n = -1, tl_s0_act = -1;
+#endif
 int64_t tl_finish(int64_t n, double *R, int64_t *I, int8_t *status, double *gr, int64_t *gi, const tl_img *img,
                   int threads, int64_t *err, int64_t *ord, int64_t *nlive) {
     tl_ordp = ord; tl_nl = *nlive; tl_status = status;
@@ -114,7 +117,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
 #endif
 #if TL_COMM
     if (tl_n0 != n || !tl_R0) {  /* the snapshot's buffers, kept from call to call while the count stays */
-        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n;
+        free(tl_R0); free(tl_I0); free(tl_S0); free(tl_P0); tl_n0 = n; tl_s0_n = -1;
         tl_R0 = malloc(sizeof(double) * TL_NR * (size_t)n); tl_I0 = malloc(sizeof(int64_t) * TL_NI * (size_t)n);
         tl_S0 = malloc((size_t)n); tl_P0 = malloc(sizeof(int64_t) * (size_t)n);
         if (!tl_R0 || !tl_I0 || !tl_S0 || !tl_P0) {
@@ -126,7 +129,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
     while (s < k && active > 0) {
 #if TL_COMM
         TL_FILL_SNAP
-        memcpy(tl_S0, status, (size_t)n);
+        if (tl_s0_run != tl_run || tl_s0_n != n || tl_s0_act != active) { memcpy(tl_S0, status, (size_t)n); tl_s0_run = tl_run; tl_s0_n = n; tl_s0_act = active; }
 #if TL_INDIRECT
         for (int64_t q = 0; q < *nlive; q++) tl_P0[ord[q]] = q;
 #endif
