@@ -277,12 +277,11 @@ def _tensorlang_c(ctx: Context, spec: dict, notes: list, name: str, threads: int
         _fast_enough(program, spec, tmp)
         cell: dict[str, np.ndarray] = {}
 
-        def call(keep=holder):
+        def call(keep=holder):  # (the output as the program gives it: numpy's call converts nothing either)
             res = program(**values)
-            outs = getattr(res, "outputs", res)
-            cell["out"] = np.asarray(outs[spec["output"]], dtype=np.float64)
+            cell["out"] = getattr(res, "outputs", res)[spec["output"]]
 
-        return Bound(call, lambda: cell["out"])
+        return Bound(call, lambda: np.asarray(cell["out"], dtype=np.float64))
 
     return Contender(name, "tensorlang", make, f"tl.compile(program, threads={threads}); p(**inputs) "
                                                "(images as NRRD paths)")
