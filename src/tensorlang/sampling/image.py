@@ -73,6 +73,9 @@ class Image(Samples):
     def __repr__(self) -> str:
         return f"Image({self.name}, sizes={self.sizes}, voxel={self.voxel_shape})"
 
+    def __getstate__(self) -> dict:  # (a copy's samples, a pickle's, are its holder's, who may write them)
+        return {**self.__dict__, "tables": None}
+
 
 #: numpy dtype kinds an image or a probe point may have: bool, integers, floats (complex
 #: values, objects, strings, dates and times are refused, not cast)
