@@ -7,7 +7,7 @@ import numbers
 import operator
 
 from . import lang as languages
-from .lang.language import checking
+from .lang.language import folder_of
 from .targets import available as _available_backends, resolve as resolve_backend
 from .errors import Source, TensorLangError, check_flag, guard, is_integer, signature_checked
 from .kernel import Kernel, Options, check_threads, resolve_dtype
@@ -82,8 +82,7 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
     try:
         if core and language.core_check is None:
             raise TensorLangError("input", "the Core-TeIL check (core=True, --core) applies to TeIL programs only")
-        with checking(source.filename):
-            checked = language.check(program)
+        checked = language.check_from(program, folder_of(source.filename))
         if core and language.core_check is not None:
             language.core_check(program)
         return checked

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import types
 from pathlib import Path
 
 import nrrd
@@ -25,9 +24,12 @@ def fake_language(monkeypatch):
     """Programs ``*.fakestrand`` whose text names a stand-in: grid, collection, images."""
     made = {"grid": lambda: fake.grid_program(outputs=("val",)), "grid2": fake.grid_program,
             "collection": fake.collection_program, "images": fake.program_with_images}
-    language = types.SimpleNamespace(
-        name="fakestrand", suffixes=(".fakestrand",), parse=lambda text, params: text.strip(),
-        check=lambda ast: ast, binds_params=True, core_check=None, strands=lambda checked, base_dir=None: made[checked]())
+    def unused(*args):
+        raise AssertionError("a strand program is neither lowered nor interpreted as a kernel")
+
+    language = languages.Language(
+        name="fakestrand", suffixes=(".fakestrand",), parse=lambda text, params: text.strip(), check=lambda ast: ast,
+        lower=unused, interpret=unused, print=str, binds_params=True, strands=lambda checked, base_dir=None: made[checked]())
     monkeypatch.setitem(languages.REGISTRY, "fakestrand", language)
     monkeypatch.setitem(languages.SUFFIXES, ".fakestrand", "fakestrand")
     return language

@@ -9,6 +9,8 @@ limits, a read-only image's kept table; and the interpreter's to rounding."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -191,14 +193,18 @@ def test_an_image_made_here_keeps_its_table_and_a_callers_array_does_not(monkeyp
     vol = _volume("fortran", bad=False)
     vol = I.image(vol.data, 3, vol.world)  # a copy, read-only, nothing else refers to it: its table kept
     _, a, _ = _run(_program(), {"vol": vol}, True, monkeypatch)
-    assert SB._BOUNDS[id(vol.data)][0]() is vol.data
+    assert vol.tables  # the run's table, kept with the image
     table = SB.bounds(vol, 1)
-    assert SB.bounds(vol, 1) is table  # kept
+    assert SB.bounds(vol, 1) is table and vol.tables[("block bounds", 1)] is table  # kept
+    assert I.image(vol, world={"spacing": 2.0}).tables is vol.tables  # the same samples in another world: the same tables
+    copied = pickle.loads(pickle.dumps(vol))  # a copy's samples are the caller's (writable): no tables
+    assert copied.tables is None and copied.data.flags.writeable
     _, b, _ = _run(_program(), {"vol": vol}, False, monkeypatch)
     _same(a, b)
     for read_only_view in (False, True):  # a caller's array, or a read-only view of it: it may change
         data = np.array(vol.data)
         img = Image(data[...] if read_only_view else data, 3, vol.world)
+        assert img.tables is None
         if read_only_view:
             img.data.flags.writeable = False
         first = SB.bounds(img, 1)

@@ -4,30 +4,18 @@
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..ein import ir
 from ..semantics.types import CheckedProgram
 
-#: The folder of the program file being checked (None: a text without a file), where a front
-#: end that reads the files its program names when it checks it (Diderot's image("file.nrrd")
-#: headers) looks for them first, as the run does.  Set by :func:`checking`.
-PROGRAM_FOLDER: ContextVar[str | None] = ContextVar("PROGRAM_FOLDER", default=None)
-
-
-@contextmanager
-def checking(filename: str) -> Iterator[None]:
-    """:data:`PROGRAM_FOLDER` the folder of file ``filename`` (None for ``<stdin>``, ``<string>``)."""
-    token = PROGRAM_FOLDER.set(None if filename.startswith("<") else os.path.dirname(os.path.abspath(filename)))
-    try:
-        yield
-    finally:
-        PROGRAM_FOLDER.reset(token)
+def folder_of(filename: str) -> str | None:
+    """The folder of program file ``filename`` (None for a text without a file: ``<stdin>``,
+    ``<string>``), where the files its program names are looked for first, as checked and as run."""
+    return None if filename.startswith("<") else os.path.dirname(os.path.abspath(filename))
 
 
 #: ``params``: symbolic sizes (name -> positive int, ``--param n=5``) for the front ends
@@ -52,3 +40,10 @@ class Language:
     check_structure: Callable[[CheckedProgram, Mapping[str, np.ndarray]], None] | None = field(default=None)
     keep_structure: Callable[[CheckedProgram, str, np.ndarray], np.ndarray] | None = field(default=None)
     strands: Callable[..., Any] | None = field(default=None)
+    check_in: Callable[[Any, str | None], CheckedProgram] | None = field(default=None)
+
+    def check_from(self, program, folder: str | None) -> CheckedProgram:
+        """``program`` type-checked: by ``check_in(program, folder)`` where the front end reads files
+        its program names (Diderot's ``image("f.nrrd")``), looked for in ``folder`` first (the
+        program file's, :func:`folder_of`; None: a text without a file); else by ``check``."""
+        return self.check(program) if self.check_in is None else self.check_in(program, folder)

@@ -18,7 +18,6 @@ import math
 import os
 import stat
 import time
-import weakref
 from dataclasses import dataclass, field as dataclass_field
 
 import numpy as np
@@ -62,6 +61,9 @@ class Image(Samples):
     dim: int
     world: np.ndarray  # (dim+1, dim+1), homogeneous: world = world @ [index, 1]
     name: str = dataclass_field(default_factory=lambda: f"V{next(_COUNTER)}")
+    #: what is made from the samples and kept with them (strands_batch.bounds), where nothing writes them (an
+    #: image made here: a copy, a reader's array; see :func:`_kept`); None for an Image of a caller's array
+    tables: dict | None = dataclass_field(default=None, init=False, repr=False)
 
     @property
     def to_index(self) -> np.ndarray:
@@ -70,6 +72,9 @@ class Image(Samples):
 
     def __repr__(self) -> str:
         return f"Image({self.name}, sizes={self.sizes}, voxel={self.voxel_shape})"
+
+    def __getstate__(self) -> dict:  # (a copy's samples, a pickle's, are its holder's, who may write them)
+        return {**self.__dict__, "tables": None}
 
 
 #: numpy dtype kinds an image or a probe point may have: bool, integers, floats (complex
@@ -160,20 +165,17 @@ def image(data, dim: int | None = None, world=None) -> Image:
     A path (a string, bytes or a path object) is read as :func:`load` reads it."""
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return load(data, dim, world)  # (was an array of one string: "got dtype <U22")
-    if isinstance(data, Image):
-        return data if world is None else Image(data.data, data.dim, _world_matrix(world, data.dim), data.name)
+    if isinstance(data, Image):  # (another world: the same samples, so the same tables)
+        return data if world is None else _kept(Image(data.data, data.dim, _world_matrix(world, data.dim), data.name),
+                                                data.tables)
     array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
     return _owned(array, dim, world)
 
 
-#: the samples of the images made here (copies and readers' arrays, read-only): no caller
-#: holds a writable view of them, so what is made from them may be kept (strands_batch.bounds)
-_MADE: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
-
-
-def unchanging(data) -> bool:
-    """Whether ``data`` are the samples of an image made here, which nothing writes."""
-    return _MADE.get(id(data)) is data
+def _kept(img: Image, tables: dict | None) -> Image:
+    """``img`` with :attr:`~Image.tables` ``tables`` (new ones: samples made here; else those of its samples)."""
+    object.__setattr__(img, "tables", tables)  # (not an argument of Image: a caller's array may change)
+    return img
 
 
 def _owned(array: np.ndarray, dim: int | None, world) -> Image:
@@ -186,8 +188,7 @@ def _owned(array: np.ndarray, dim: int | None, world) -> Image:
     if any(n < 1 for n in array.shape):
         raise error("input", f"an image needs samples along every axis, got shape {array.shape}")
     array.setflags(write=False)
-    _MADE[id(array)] = array
-    return Image(array, int(dim), _world_matrix(world, int(dim)))
+    return _kept(Image(array, int(dim), _world_matrix(world, int(dim))), {})
 
 
 def load(path, dim: int | None = None, world=None) -> Image:
@@ -282,8 +283,7 @@ def _padded(img: Image) -> Image:
     view = buf[:, :, :a.shape[0]].transpose(2, 1, 0)
     view[...] = a
     view.setflags(write=False)
-    _MADE[id(view)] = view
-    return Image(view, 3, img.world, img.name)
+    return _kept(Image(view, 3, img.world, img.name), {})
 
 
 def _regular_file(name: str) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import TensorLangError, Unpicklable, error
-from ..lang.language import checking
+from ..lang.language import folder_of
 from ..fields import Image, image as make_image, load as load_image
 from . import nrrd_out, options
 
@@ -184,10 +184,9 @@ class StrandRun(Unpicklable):
         self.program, self.source, self.threads = program, source, threads
         #: "c" or "interp" (``tl.compile``'s ``backend=``, before :data:`BACKEND_ENV`), or None: the variable decides
         self.backend = backend
-        filename = getattr(source, "filename", None)
+        folder = folder_of(source.filename) if getattr(source, "filename", None) else None
         #: where a relative image path is looked for after the working directory
-        self.base_dirs: tuple[str, ...] = (os.path.dirname(os.path.abspath(filename)),) \
-            if filename and not filename.startswith("<") else ()
+        self.base_dirs: tuple[str, ...] = (folder,) if folder else ()
 
     @classmethod
     def compile(cls, language, source, threads: int | None = None, backend: str | None = None) -> "StrandRun":
@@ -195,9 +194,8 @@ class StrandRun(Unpicklable):
         front end with a ``strands(checked, folder)`` hook; errors point into the source.
         (Strand programs have no symbolic sizes: the registry's size binding is skipped.)"""
         try:
-            with checking(source.filename):
-                checked = language.check(language.parse(source.text, {}))
-            folder = None if source.filename.startswith("<") else os.path.dirname(os.path.abspath(source.filename))
+            folder = folder_of(source.filename)
+            checked = language.check_from(language.parse(source.text, {}), folder)
             return cls(language.strands(checked, folder), source, threads, backend)
         except TensorLangError as exc:
             raise exc.with_source(source) from None

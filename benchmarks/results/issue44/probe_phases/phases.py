@@ -7,11 +7,14 @@ SC scales the world-to-index map (0.02: every point in a 6^3-cell region, the ro
 PITCH=py,px probes the same samples laid out with rows of px and planes of py rows;
 PRE sorts the points in Python first (they are then coherent and probed in the given order).
 A library's name ends in its derivative order (p0.so, a345_1.so)."""
-import ctypes
+import functools
 import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from probe_bench import library, phases, rounds, scratch  # noqa: E402
 
 libs = sys.argv[1].split(",")
 reps = int(sys.argv[2]) if len(sys.argv) > 2 else 7
@@ -48,19 +51,10 @@ M[0, 0] = M[1, 1] = M[2, 2] = SC
 M[:, 3] = 0.0 if SC == 1 else 1.5
 loaded = []
 for name in libs:
-    lib = ctypes.CDLL(os.path.abspath(name))
-    order = int(os.path.basename(name).split(".")[0][-1])
-    lib.tl_phases.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 7
-    loaded.append((name, lib, np.empty(n * 3 ** order), np.empty(n * 14 + 1000)))
-res: dict = {name: [] for name, *_ in loaded}
-outs = {}
-for r in range(reps):
-    for name, lib, out, scratch in (loaded if r % 2 == 0 else loaded[::-1]):
-        t = np.zeros(3)
-        lib.tl_phases(n, pts.ctypes.data, data.ctypes.data, sizes.ctypes.data, M.ctypes.data, out.ctypes.data,
-                      scratch.ctypes.data, t.ctypes.data)
-        res[name].append(t.copy())
-        outs[name] = out
+    lib, order = library(name)
+    loaded.append((name, lib, np.empty(n * 3 ** order), scratch(n)))
+res = rounds({name: functools.partial(phases, lib, pts, data, sizes, M, out, work) for name, lib, out, work in loaded}, reps)
+outs = {name: out for name, _, out, _ in loaded} if reps else {}
 for name, v in res.items():
     v = np.array(v)
     print(name, "min ms sort/probe/unpack:", np.round(v.min(0) * 1e3, 2), "median:", np.round(np.median(v, 0) * 1e3, 2))

@@ -1,16 +1,17 @@
 """The same 256^3 samples and points probed from arrays with other strides (planes of py rows
 of px samples, the samples at the start of each), in one process, interleaved round by round:
     python pitch.py p0.so 256,256:257,264:260,260 ROUNDS"""
-import ctypes
+import functools
 import os
 import sys
 
 import numpy as np
 
-lib = ctypes.CDLL(os.path.abspath(sys.argv[1]))
-lib.tl_phases.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 7
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from probe_bench import library, phases, rounds, scratch  # noqa: E402
+
+lib, order = library(sys.argv[1])
 reps = int(sys.argv[3])
-order = int(os.path.basename(sys.argv[1]).split(".")[0][-1])
 n, size = 1_000_000, 256
 rng = np.random.default_rng(4)
 data = rng.standard_normal((size, size, size))
@@ -21,16 +22,10 @@ for spec in sys.argv[2].split(":"):
     py, px = map(int, spec.split(","))
     wide = np.zeros((size, py, px))
     wide[:, :size, :size] = data
-    layouts[spec] = (wide, np.array([size, py, px], dtype=np.int64), np.empty(n * 3 ** order), np.empty(n * 14 + 1000))
+    layouts[spec] = (wide, np.array([size, py, px], dtype=np.int64), np.empty(n * 3 ** order), scratch(n))
 del data
-times: dict = {k: [] for k in layouts}
-for r in range(reps):
-    for k in (list(layouts) if r % 2 == 0 else list(layouts)[::-1]):
-        wide, sz, out, scratch = layouts[k]
-        t = np.zeros(3)
-        lib.tl_phases(n, pts.ctypes.data, wide.ctypes.data, sz.ctypes.data, M.ctypes.data, out.ctypes.data,
-                      scratch.ctypes.data, t.ctypes.data)
-        times[k].append(t.copy())
+times = rounds({k: functools.partial(phases, lib, pts, wide, sz, M, out, work)
+                for k, (wide, sz, out, work) in layouts.items()}, reps)
 first = list(layouts)[0]
 for k in layouts:
     assert np.array_equal(layouts[k][2], layouts[first][2])

@@ -1,11 +1,14 @@
 """Pairs of probe libraries (gen.py: before,after per order) timed phase by phase, interleaved round by round:
     SIZE=256 N=1000000 python pairs.py b0.so,a0.so,b1.so,a1.so ROUNDS
 prints per library the median phases and per pair the paired ratios before/after of sort, probe, unpack, total."""
-import ctypes
+import functools
 import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from probe_bench import library, phases, rounds, scratch  # noqa: E402
 
 libs = sys.argv[1].split(",")
 reps = int(sys.argv[2])
@@ -19,16 +22,10 @@ M = np.zeros((3, 4))
 M[0, 0] = M[1, 1] = M[2, 2] = 1
 loaded = []
 for name in libs:
-    lib = ctypes.CDLL(os.path.abspath(name))
-    order = int(os.path.basename(name).split(".")[0][-1])
-    lib.tl_phases.argtypes = [ctypes.c_int64] + [ctypes.c_void_p]*7
-    loaded.append((name, lib, np.empty(n * 3 ** order), np.empty(n * 14 + 1000)))
-res = {l[0]: [] for l in loaded}
-for r in range(reps):
-    for name, lib, out, scratch in (loaded if r % 2 == 0 else loaded[::-1]):
-        t = np.zeros(3)
-        lib.tl_phases(n, pts.ctypes.data, data.ctypes.data, sizes.ctypes.data, M.ctypes.data, out.ctypes.data, scratch.ctypes.data, t.ctypes.data)
-        res[name].append(np.append(t, t.sum()))
+    lib, order = library(name)
+    loaded.append((name, lib, np.empty(n * 3 ** order), scratch(n)))
+times = rounds({name: functools.partial(phases, lib, pts, data, sizes, M, out, work) for name, lib, out, work in loaded}, reps)
+res = {name: [np.append(t, t.sum()) for t in ts] for name, ts in times.items()}
 for name, v in res.items():
     print(name, "median ms sort/probe/unpack/total:", np.round(np.median(np.array(v), 0)*1e3, 2))
 for i in range(0, len(loaded), 2):

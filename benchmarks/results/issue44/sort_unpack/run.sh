@@ -4,20 +4,11 @@
 # From the repository root:   sh benchmarks/results/issue44/sort_unpack/run.sh > benchmarks/results/issue44/sort_unpack/log.txt
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../../../.." && pwd)
-PY=${PY:-/work/main/.venv/bin/python}
 BUILD=${BUILD:-/tmp/probe_sort_unpack}
 BASE=${BASE:-abdab737}
 ROUNDS=${ROUNDS:-9}
-mkdir -p "$BUILD"
-CC="gcc -O3 -std=c99 -fPIC -shared -fno-strict-aliasing -march=native -fopenmp"
-rm -rf "$BUILD/base" && mkdir "$BUILD/base" && git -C "$ROOT" archive "$BASE" src | tar -x -C "$BUILD/base"
-for o in 0 1 2; do
-    SRC="$BUILD/base/src" $PY "$HERE/gen.py" $o "$BUILD/b$o.c" && nice -n 10 $CC "$BUILD/b$o.c" -o "$BUILD/b$o.so" -lm
-    SRC="$ROOT/src" $PY "$HERE/gen.py" $o "$BUILD/a$o.c" && nice -n 10 $CC "$BUILD/a$o.c" -o "$BUILD/a$o.so" -lm
-done
+. "$HERE/../build_pairs.sh"
 cd "$BUILD"
-run() { echo "== $*"; nice -n 10 taskset -c 1 env "$@"; }
 uptime
 for s in 256 128 64; do run SIZE=$s N=1000000 $PY "$HERE/pairs.py" b0.so,a0.so,b1.so,a1.so,b2.so,a2.so $ROUNDS; done
 run SIZE=256 N=10000000 $PY "$HERE/pairs.py" b0.so,a0.so,b1.so,a1.so,b2.so,a2.so 5

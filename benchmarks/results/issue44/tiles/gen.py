@@ -10,46 +10,10 @@ tl_sort, the probes and tl_unpack separately (thread CPU time), as probe_phases/
 import os
 import sys
 
-sys.path.insert(0, os.environ.get("SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../../src"))
-from tensorlang.sampling.kernels import KERNELS  # noqa: E402
-from tensorlang.targets.c import probe  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from probe_bench import phases_c, tree  # noqa: E402
 
-HEAD = r'''
-#include <time.h>
-static double tl_now(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-void tl_phases(int64_t n, const double *pts, const double *data, const int64_t *sizes, const double *M, double *out,
-               char *scratch, double *t)
-{
-    const size_t lines_sorted = ((size_t)n * D * sizeof(double) + 63) / 64;
-    const size_t lines_key = ((size_t)n * sizeof(int32_t) + 63) / 64;
-    double *sorted = (double *)(scratch + (64 - (uintptr_t)scratch % 64) % 64);
-    int32_t *key = (int32_t *)((char *)sorted + lines_sorted * 64);
-    double *packed = (double *)((char *)key + lines_key * 64);
-    int64_t total = 1;
-    for (int a = 0; a < D; a++) total *= ((sizes[a] - 1) >> SHIFT) + 1;
-    int64_t *ends = TILES_ON && n >= TILES_MIN * total ? (int64_t *)malloc((size_t)total * sizeof(int64_t)) : NULL;
-    const double a = tl_now();
-    const int64_t blocks = SORT_CALL;
-    const double b = tl_now();
-    if (blocks <= 0) {  /* coherent points: the given order */
-        tl_probe_points(n, pts, 0, data, sizes, M, out, 1, 0);
-        t[0] = b - a; t[1] = tl_now() - b; t[2] = 0;
-        free(ends);
-        return;
-    }
-    if (ends != NULL) {
-        TILES_CALL;
-    } else {
-        int64_t look = REGIONBLOCKS * (n / blocks);
-        look = look < B ? B : look > REGIONAHEAD ? REGIONAHEAD : look;
-        tl_probe_points(n, sorted, 1, data, sizes, M, packed, 1, look);
-    }
-    const double c = tl_now();
-    tl_unpack(n, key, packed, out, 1);
-    t[0] = b - a; t[1] = c - b; t[2] = tl_now() - c;
-    free(ends);
-}
-'''
+KERNELS, probe = tree()
 
 order, out = int(sys.argv[1]), sys.argv[2]
 tiled = hasattr(probe, "TILES")
@@ -57,12 +21,9 @@ if tiled:
     probe.TILES = int(os.environ.get("TILES", str(probe.TILES)))  # unset: the tree's default
 probe.COHERENT_POINTS = int(os.environ.get("COHERENT", str(probe.COHERENT_POINTS)))
 src, _ = probe.source(3, KERNELS["bspln3"], order, 1, None)
-wrapper = HEAD.replace("REGIONBLOCKS", str(probe.REGION_BLOCKS)).replace("REGIONAHEAD", str(probe.REGION_AHEAD))
 on = tiled and probe.TILES > 0
-wrapper = wrapper.replace("TILES_ON", "1" if on else "0").replace("TILES_MIN", str(probe.TILES if on else 0))
-wrapper = wrapper.replace("SORT_CALL", "tl_sort(n, pts, sizes, M, sorted, key, ends, 1)" if tiled else
-                          "tl_sort(n, pts, sizes, M, sorted, key, 1)")
-wrapper = wrapper.replace("TILES_CALL", "tl_probe_tiles(n, sorted, data, sizes, M, packed, 1, ends, blocks)" if tiled
-                          else "(void)0")
+wrapper = phases_c(probe, "tl_sort(n, pts, sizes, M, sorted, key, ends, 1)" if tiled else
+                   "tl_sort(n, pts, sizes, M, sorted, key, 1)", f"{int(on)} && n >= {probe.TILES if on else 0} * total",
+                   "tl_probe_tiles(n, sorted, data, sizes, M, packed, 1, ends, blocks)" if tiled else "(void)0")
 with open(out, "w") as f:
     f.write(src + wrapper)

@@ -40,12 +40,11 @@ def _print(program) -> str:
 
 def typecheck(program, folder: str | None = None):
     """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position.
-    ``folder``: where ``image("file")`` is looked for first (default: ``PROGRAM_FOLDER``)."""
-    from ..language import PROGRAM_FOLDER
+    ``folder``: the program file's folder, where ``image("file")`` is looked for first."""
     from .bounds import check_expansion, check_sizes, check_written_sizes
     from .check import check as run_check
     check_written_sizes(program)
-    checked = run_check(program, folder if folder is not None else PROGRAM_FOLDER.get())
+    checked = run_check(program, folder)
     check_sizes(checked)
     check_expansion(checked)
     return checked
@@ -58,7 +57,7 @@ def strands(checked: "Checked", base_dir: str | None = None) -> "StrandProgram":
 
 
 LANGUAGE = Language(name="diderot", suffixes=(".diderot",), parse=_parse, check=typecheck, lower=_lower,
-                    interpret=_interpret, print=_print, strands=strands,
+                    interpret=_interpret, print=_print, strands=strands, check_in=typecheck,
                     description="Diderot: strands probing tensor fields (versions 1.0 and 2.0)",
                     binds_params=True)  # no symbolic sizes: the registry has nothing to bind
 

@@ -6,14 +6,12 @@ results bit for bit (docs/diderot-compiled.md, "How a run goes")."""
 from __future__ import annotations
 
 import itertools
-import weakref
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from ... import limits
-from ...sampling.image import Image, unchanging
+from ...sampling.image import Image
 from ...strand_ir import ir as S
 from . import build as c_build
 from . import csrc
@@ -487,19 +485,15 @@ def skip_max(ir: S.StrandIR, ex: Callable) -> tuple[list[str], tuple[int, int] |
     return out, (probe.image, r)
 
 
-#: id of an image's samples made by sampling.image: (a weak reference to them, tables by radius)
-_BOUNDS: dict[int, tuple] = limits.kept({})
-
-
 def bounds(image: Image, radius: int) -> np.ndarray | None:
     """The block bounds of a scalar image (csrc/strands_bounds.c: a block of 8 cells an axis),
-    kept with samples that ``sampling.image`` made (a file read once, an array copied), made
-    each call for others (an ``Image`` of a caller's array, which may change); None where no
-    C compiler builds the table's code."""
-    data = np.asarray(image.data)
-    kept = _BOUNDS.get(id(data), (None, {}))
-    if kept[0] is not None and kept[0]() is data and radius in kept[1]:
-        return kept[1][radius]
+    kept in ``image.tables`` where ``sampling.image`` made its samples (a file read once, an array
+    copied), made each call for others (an ``Image`` of a caller's array, which may change); None
+    where no C compiler builds the table's code."""
+    data, tables = np.asarray(image.data), image.tables
+    table = None if tables is None else tables.get(("block bounds", radius))
+    if table is not None:
+        return table
     ffi, lib = c_build.build_and_load(csrc.text("strands_bounds.c"), c_build.require_compiler(), _BOUNDS_API)
     size = np.ones(3, dtype=np.int64)
     size[:data.ndim] = data.shape
@@ -513,12 +507,8 @@ def bounds(image: Image, radius: int) -> np.ndarray | None:
     if lib.tl_bounds(ffi.cast("const double *", flat.ctypes.data), p[0], p[1], radius,
                      ffi.cast("double *", table.ctypes.data), p[2], p[3]):
         return None
-    if unchanging(data):
-        for key in [k for k, (ref, _) in list(_BOUNDS.items()) if ref() is None]:
-            _BOUNDS.pop(key, None)  # (another program's thread may have let it go)
-        if not (kept[0] is not None and kept[0]() is data):
-            kept = _BOUNDS[id(data)] = (weakref.ref(data), {})
-        kept[1][radius] = table
+    if tables is not None:
+        tables[("block bounds", radius)] = table
     return table
 
 
