@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import error
 from ..language import Language, Params
+from .ast import show
 from .parse import parse_program
 
 if TYPE_CHECKING:  # the checker and the interpreter read tensorlang.fields, which imports
@@ -33,11 +34,6 @@ def _interpret(checked, supplied, dtype):
     raise error("backend", "a Diderot program runs as strands: use tensorlang run or tl.compile(...)(inputs)")
 
 
-def _print(program) -> str:
-    from .printer import show
-    return show(program)
-
-
 def typecheck(program, folder: str | None = None):
     """The typechecked program (:class:`~.check.Checked`), or error[CODE] at a position.
     ``folder``: the program file's folder, where ``image("file")`` is looked for first."""
@@ -57,7 +53,7 @@ def strands(checked: "Checked", base_dir: str | None = None) -> "StrandProgram":
 
 
 LANGUAGE = Language(name="diderot", suffixes=(".diderot",), parse=_parse, check=typecheck, lower=_lower,
-                    interpret=_interpret, print=_print, strands=strands, check_in=typecheck,
+                    interpret=_interpret, print=show, strands=strands, check_in=typecheck,
                     description="Diderot: strands probing tensor fields (versions 1.0 and 2.0)",
                     binds_params=True)  # no symbolic sizes: the registry has nothing to bind
 

@@ -7,6 +7,7 @@ differently (``global {..}`` and ``update {..}``; ``initially [..]`` and
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
@@ -33,21 +34,19 @@ class TypeSyn:
 
     def text(self) -> str:
         """As Diderot spells it (vec3, tensor[3,3], image(2)[], field#1(2)[], real{})."""
-        if self.kind in ("int", "bool", "string"):
-            base = self.kind
-        elif self.kind in ("real", "tensor"):
-            base = "real" if not self.shape else (
-                f"vec{self.shape[0]}" if len(self.shape) == 1 and 2 <= self.shape[0] <= 4
-                else "tensor[" + ",".join(map(str, self.shape)) + "]")
-        elif self.kind == "image":
-            base = f"image({self.dim})[{','.join(map(str, self.shape))}]"
-        elif self.kind == "field":
-            base = f"field#{self.k}({self.dim})[{','.join(map(str, self.shape))}]"
-        elif self.kind == "kernel":
-            base = f"kernel#{self.k}"
-        else:
-            base = str(self.name)
+        base = str(self.name) if self.kind == "strand" else spell(self.kind, self.shape, self.dim, self.k)
         return base + "".join("{}" if n is None else "{" + str(n) + "}" for n in self.seq)
+
+
+def spell(kind: str, shape: tuple[int, ...], dim: int | None, k: int | None) -> str:
+    """A type that is no sequence nor strand, as Diderot spells it (kind real or tensor: real, vec3, tensor[3,3])."""
+    if kind in ("real", "tensor"):
+        if not shape:
+            return "real"
+        return f"vec{shape[0]}" if len(shape) == 1 and 2 <= shape[0] <= 4 else "tensor[" + ",".join(map(str, shape)) + "]"
+    if kind in ("image", "field"):
+        return f"{kind}{'' if kind == 'image' else f'#{k}'}({dim})[{','.join(map(str, shape))}]"
+    return f"kernel#{k}" if kind == "kernel" else kind
 
 
 # ---------------------------------------------------------------- expressions
@@ -410,3 +409,22 @@ def walk(root) -> Iterator:
 def kinds(root) -> set[type]:
     """The classes of the nodes under ``root`` (does it hold a New, a Die?)."""
     return {type(n) for n in walk(root)}
+
+
+def _shown(n) -> str:
+    if isinstance(n, tuple):
+        return "(" + ", ".join(_shown(x) for x in n) + ")"
+    if dataclasses.is_dataclass(n) and not isinstance(n, type):
+        if isinstance(n, TypeSyn):
+            return n.text()
+        fields = [f.name for f in dataclasses.fields(n) if f.name not in ("span", "text")]
+        return type(n).__name__ + "(" + ", ".join(_shown(getattr(n, f)) for f in fields) + ")"
+    return repr(n)
+
+
+def show(program: Program) -> str:
+    """``--emit ast``: the tree, one declaration a line."""
+    lines = [f"#version {program.version}", *(_shown(d) for d in program.decls), _shown(program.strand)]
+    lines += [f"{name}: {_shown(value)}" for name in ("start", "update", "create")
+              if (value := getattr(program, name)) is not None]
+    return "\n".join(lines) + "\n"

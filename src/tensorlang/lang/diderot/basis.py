@@ -155,14 +155,10 @@ LIFTED_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "exp", "sqrt")
 
 
 def _real_or_field_fn(args: list[Ty]) -> Ty | None:
-    """A function of one real, or of a scalar field (then a scalar field, as smooth)."""
+    """A function of one real, or of a scalar field (then a scalar field, as smooth): also inv, 1/x and 1/F."""
     if len(args) == 1 and args[0].kind == "field" and args[0].shape == ():
         return args[0]
     return REAL if len(args) == 1 and is_num(args[0]) else None
-
-
-def _minmax(args: list[Ty]) -> Ty | None:
-    return _num(*args) if len(args) == 2 else None
 
 
 def _lerp(args: list[Ty]) -> Ty | None:
@@ -171,6 +167,14 @@ def _lerp(args: list[Ty]) -> Ty | None:
         return None
     a, b = (_as_tensor(x) for x in args[:2])
     return a if a.kind == "tensor" and a == b and all(is_num(t) for t in args[2:]) else None
+
+
+def _minmax(args: list[Ty]) -> Ty | None:
+    return _num(*args) if len(args) == 2 else None
+
+
+def _image(args: list[Ty]) -> Ty | None:
+    return args[0] if len(args) == 1 and args[0].kind == "image" else None
 
 
 def _clamp(args: list[Ty]) -> Ty | None:
@@ -186,10 +190,6 @@ def _clamp(args: list[Ty]) -> Ty | None:
     return None
 
 
-def _image(args: list[Ty]) -> Ty | None:
-    return args[0] if len(args) == 1 and args[0].kind == "image" else None
-
-
 def _square(args: list[Ty], result, fields: bool = False) -> Ty | None:
     """A function of a square matrix; with ``fields``, also of a field of square matrices
     (then a field of the result, as smooth)."""
@@ -201,19 +201,6 @@ def _square(args: list[Ty], result, fields: bool = False) -> Ty | None:
     if t.kind == "field" and fields:
         r = result(t.shape[0])
         return Ty("field", r.shape, t.dim, t.k)
-    return None
-
-
-def _reciprocal(args: list[Ty]) -> Ty | None:
-    """inv of a real (1/x) or of a scalar field (1/F, as smooth), as Diderot's basis has them."""
-    if len(args) == 1 and args[0].kind == "field" and args[0].shape == ():
-        return args[0]
-    return REAL if len(args) == 1 and is_num(args[0]) else None
-
-
-def _vec(args: list[Ty]) -> Ty | None:
-    if len(args) == 1 and (args[0].kind == "tensor" and args[0].shape or args[0].kind == "field"):
-        return args[0]
     return None
 
 
@@ -232,42 +219,24 @@ def _transpose(args: list[Ty]) -> Ty | None:
     return None
 
 
-def _modulate(args: list[Ty]) -> Ty | None:
-    return args[0] if len(args) == 2 and args[0] == args[1] and args[0].kind == "tensor" else None
-
-
-def _length(args: list[Ty]) -> Ty | None:
-    return INT if len(args) == 1 and args[0].kind == "seq" else None
-
-
-def _count(args: list[Ty]) -> Ty | None:
-    return INT if not args else None
-
-
-def _load(args: list[Ty]) -> Ty | None:
-    return Ty("seq", elem=Ty("void")) if args == [STRING] else None
-
-
-def _real_or_int(args: list[Ty]) -> Ty | None:
-    if len(args) == 1 and args[0].kind == "int":
-        return INT
-    return REAL if len(args) == 1 and is_real(args[0]) else None
-
-
 FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **{name: _real_fn(1) for name in ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
                                      "atan", "sinh", "cosh", "tanh", "erf", "erfc", "ceil", "floor", "round",
                                      "trunc", "sgn")},
     **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
-    "abs": _real_or_int, "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
+    "abs": lambda a: (INT if a[0].kind == "int" else REAL if is_real(a[0]) else None) if len(a) == 1 else None,
+    "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
     "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp, "wrap": _image, "mirror": _image,
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
-    "inside": _inside, "normalize": _vec, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
+    "inside": _inside, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
+    "normalize": lambda a: a[0] if len(a) == 1 and (a[0].kind == "tensor" and a[0].shape or a[0].kind == "field") else None,
     "evecs": lambda a: _square(a, lambda n: Ty("seq", elem=tensor(n), n=n)),
-    "inv": lambda a: _reciprocal(a) or _square(a, lambda n: tensor(n, n), fields=True),
+    "inv": lambda a: _real_or_field_fn(a) or _square(a, lambda n: tensor(n, n), fields=True),
     "det": lambda a: _square(a, lambda n: REAL, fields=True), "trace": lambda a: _square(a, lambda n: REAL, fields=True),
-    "transpose": _transpose, "modulate": _modulate, "length": _length, "load": _load,
-    "numStrands": _count, "numActive": _count, "numStable": _count,
+    "transpose": _transpose, "modulate": lambda a: a[0] if len(a) == 2 and a[0] == a[1] and a[0].kind == "tensor" else None,
+    "length": lambda a: INT if len(a) == 1 and a[0].kind == "seq" else None,
+    "load": lambda a: Ty("seq", elem=Ty("void")) if a == [STRING] else None,
+    **dict.fromkeys(("numStrands", "numActive", "numStable"), lambda a: INT if not a else None),
 }
 
 

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from ...errors import Span, TensorLangError, error
+from ...errors import TensorLangError, error
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import basis
@@ -322,14 +322,9 @@ class Checker:
         """The type of ``e`` by its kind's rule ``e_KIND`` (as ``interp.Compiler`` compiles it), noted."""
         return self.note(e, getattr(self, "e_" + type(e).__name__)(e, scope))
 
-    def e_Num(self, e: A.Num, scope: _Scope) -> Ty:
-        return INT if e.is_int else REAL
-
-    def e_Str(self, e: A.Str, scope: _Scope) -> Ty:
-        return STRING
-
-    def e_Bool(self, e: A.Bool, scope: _Scope) -> Ty:
-        return BOOL
+    def e_Num(self, e: A.Num | A.Str | A.Bool, scope: _Scope) -> Ty:  # (and e_Str, e_Bool: the literals)
+        return STRING if isinstance(e, A.Str) else BOOL if isinstance(e, A.Bool) else INT if e.is_int else REAL
+    e_Str = e_Bool = e_Num
 
     def integer(self, e, scope: _Scope, message: str) -> None:
         """error[shape] ``message`` at ``e`` unless it is an int (an index, a range's end)."""
@@ -460,12 +455,9 @@ class Checker:
             self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body, body)
         return Ty("seq", elem=body)
 
-    def e_Identity(self, e: A.Identity, scope: _Scope) -> Ty:
-        return tensor(e.n, e.n)
-
-    def e_Zeros(self, e: A.Zeros | A.Nan, scope: _Scope) -> Ty:
-        return tensor(*e.shape)
-    e_Nan = e_Zeros
+    def e_Zeros(self, e: A.Zeros | A.Nan | A.Identity, scope: _Scope) -> Ty:
+        return tensor(e.n, e.n) if isinstance(e, A.Identity) else tensor(*e.shape)
+    e_Nan = e_Identity = e_Zeros
 
     def e_RealCast(self, e: A.RealCast, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
@@ -761,9 +753,6 @@ def file_path(path: str, folder: str | None) -> str:
         if os.path.exists(candidate) or not os.path.exists(path):
             return candidate
     return path
-
-
-__all__ = ["Checked", "check", "Span"]
 
 
 def bulk_synchronous(checked: Checked) -> bool:

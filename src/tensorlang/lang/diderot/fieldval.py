@@ -1,8 +1,5 @@
-"""Field values in the strand interpreter: small symbolic objects (an image convolved
-with a kernel, derivatives, lifted arithmetic) evaluated at one point by 004 §2.2's
-probe sum (the kernels' weights and the index/world maps of :mod:`tensorlang.fields`).
-
-``value(x, order)``: the ``order``-th derivative at world point x, shape
+"""Field values in the strand interpreter, probed one point at a time (docs/diderot-language.md,
+"Execution"). ``value(x, order)``: the ``order``-th derivative at world point x, shape
 ``field shape + (dim,)*order`` (no derivative axis for a 1-D field); ⊥ (NaN) outside.
 
 The derivative rules here are the only ones: the interpreter runs them on float64 arrays,
@@ -95,10 +92,7 @@ class Of(Field):
 
 
 class Conv(Field):
-    """``image ⊛ kernel``, probed one point at a time as docs/diderot-language.md
-    ("Execution") describes: x = M·p + o in index space, the taps around n = ⌊x⌋ (through
-    the border mode, if any) weighted by :func:`~tensorlang.sampling.kernels.tap_weights`
-    (at :data:`DIDEROT_DIGITS`), one factor of M per derivative axis."""
+    """``image ⊛ kernel`` (docs/diderot-language.md, "Execution"; weights at :data:`DIDEROT_DIGITS`)."""
 
     def __init__(self, img, kern: Kernel):
         self.mode = img.mode if isinstance(img, BorderImage) else None
@@ -128,9 +122,7 @@ class Conv(Field):
         return n
 
     def inside(self, x) -> bool:
-        """Diderot's ``inside(x, F)``: the code diderotc generates tests the index position
-        itself, strictly, on every axis: s - 1 < x < size - s (s the kernel's radius).  It
-        differs from the probe's support test (:meth:`_cell`) at x = s - 1 exactly."""
+        """Diderot's ``inside(x, F)``, strictly on the index position (docs/diderot-compiled.md)."""
         xi = self.index(x)
         s = self.kern.radius
         return bool(np.all(np.isfinite(xi))) and all(s - 1 < xi[a] < size - s for a, size in enumerate(self._sizes))

@@ -10,6 +10,7 @@ fields, :class:`~tensorlang.sampling.image.Image` for images.  ``stabilize``, ``
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import threading
@@ -25,9 +26,9 @@ from ...sampling.image import load as load_image
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import fieldval as FV
-from .bounds import components, item_bytes, strand_bytes
+from .bounds import components, item_bytes, recursive_functions, strand_bytes
 from .check import Checked, bulk_synchronous, file_path, permuted
-from .types import Ty, is_real
+from .types import Ty, from_syntax, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
 
@@ -141,7 +142,6 @@ def fmt(v) -> str:
 # ---------------------------------------------------------------- the compiler
 class Compiler:
     def __init__(self, checked: Checked):
-        from .bounds import recursive_functions
         self.c = checked
         self.functions: dict[str, Callable] = {}
         self.recursive = recursive_functions(checked)
@@ -151,15 +151,12 @@ class Compiler:
 
     # ---- expressions
     def expr(self, e) -> Callable[[Frame], Any]:
-        method = getattr(self, "e_" + type(e).__name__)
-        return method(e)
+        return getattr(self, "e_" + type(e).__name__)(e)
 
-    def e_Num(self, e):
+    def e_Num(self, e):  # (and e_Str, e_Bool)
         v = e.value
         return lambda fr: v
-
-    e_Str = e_Num
-    e_Bool = e_Num
+    e_Str = e_Bool = e_Num
 
     def e_Var(self, e):
         name, scope = e.name, self.c.scopes.get(id(e), "global")
@@ -201,15 +198,7 @@ class Compiler:
             return append
         if ta.kind == "field" or tb.kind == "field" or op == "⊛":
             return self.field_binop(op, a, b, ta, tb, tr)
-        if tr.kind == "int":
-            if op == "/":
-                return lambda fr: c_div(a(fr), b(fr))
-            if op == "%":
-                return lambda fr: c_mod(a(fr), b(fr))
-            if op in "+-*":
-                fn = _BINARY[op]
-                return lambda fr: wrap64(fn(a(fr), b(fr)))
-        fn = _ipow if op == "^" and tb.kind == "int" else _BINARY[op]
+        fn = (_INT.get(op) if tr.kind == "int" else None) or (_ipow if op == "^" and tb.kind == "int" else _BINARY[op])
         if tr.kind == "tensor" and tr.shape == () and op not in ("==", "!=", "<", "<=", ">", ">="):
             return lambda fr: float(fn(a(fr), b(fr)))
         return lambda fr: fn(a(fr), b(fr))
@@ -320,7 +309,6 @@ class Compiler:
     def call_function(self, name, e):
         args = [self.expr(a) for a in e.args]
         decl = self.c.functions[name]
-        from .types import from_syntax
         ptys = [from_syntax(p.type) for p in decl.params]
         names = [p.name for p in decl.params]
         rty = from_syntax(decl.result)
@@ -361,32 +349,16 @@ class Compiler:
         args = [self.expr(a) for a in e.args]
         tys = [self.ty(a) for a in e.args]
         rty = self.ty(e)
-        if name == "inside":
-            x, f = args
-            return lambda fr: f(fr).inside(np.asarray(x(fr), dtype=np.float64))
         if name in ("clamp", "wrap", "mirror") and len(args) == 1:
             a = args[0]
             return lambda fr: FV.BorderImage(a(fr), name)
-        if name == "size":  # an image's samples per axis (border control keeps them)
-            a = args[0]
-            return lambda fr: (lambda v: tuple(getattr(v, "image", v).sizes))(a(fr))
         if name in _COUNTS:
             which = _COUNTS[name]
             return lambda fr: fr.rt.count(which)
         if tys and tys[0].kind == "field" and name in FV.APPLIED:
             a, d, scalar = args[0], tys[0].dim, tys[0].shape == ()
             return lambda fr: FV.applied(name, a(fr), d, scalar)
-        if name == "inv" and tys[0].shape == ():  # 1/x of a real
-            a = args[0]
-            return lambda fr: _div(1.0, float(a(fr)))
-        if name in ("min", "max") and rty.kind == "int":
-            fn = min if name == "min" else max
-            a, b = args
-            return lambda fr: fn(a(fr), b(fr))
-        if name == "abs" and rty.kind == "int":  # |-2^63| wraps to -2^63, as in C
-            a = args[0]
-            return lambda fr: wrap64(abs(a(fr)))
-        fn = BASIS[name]
+        fn = BASIS[name] if rty.kind != "int" else _INT_BASIS.get(name, BASIS[name])
         real = is_real(rty)
         if len(args) == 1:
             a = args[0]
@@ -468,17 +440,12 @@ class Compiler:
         ety = _elem(self.ty(e))
         return lambda fr: tuple(coerce(ety, x(fr)) for x in elems)
 
-    def e_Identity(self, e):
-        v = np.eye(e.n)
+    def e_Identity(self, e):  # (and e_Zeros, e_Nan)
+        nan = isinstance(e, A.Nan)
+        v = np.eye(e.n) if isinstance(e, A.Identity) else np.full(e.shape, np.nan if nan else 0.0) if e.shape else \
+            (math.nan if nan else 0.0)
         return lambda fr: v
-
-    def e_Zeros(self, e):
-        v = np.zeros(e.shape)
-        return lambda fr: v if e.shape else 0.0
-
-    def e_Nan(self, e):
-        v = np.full(e.shape, np.nan) if e.shape else math.nan
-        return lambda fr: v
+    e_Zeros = e_Nan = e_Identity
 
     def e_RealCast(self, e):
         a = self.expr(e.operand)
@@ -506,7 +473,6 @@ class Compiler:
         return block
 
     def s_Decl(self, s):
-        from .types import from_syntax
         ty = from_syntax(s.type)
         name = s.name
         if s.init is None:
@@ -527,14 +493,10 @@ class Compiler:
             op = s.op[0]
             # the checker typed "x op= e" as "x op e"
             if ty.kind == "int" and op in "/%":  # a local's type is its value's here: vec2 v; v /= 2 divides reals
-                idiv, other = (c_div, _BINARY["/"]) if op == "/" else (c_mod, _BINARY["%"])
-
-                def fn(x, y, idiv=idiv, other=other):
+                def fn(x, y, idiv=_INT[op], other=_BINARY[op]):
                     return idiv(x, y) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) else other(x, y)
-            elif ty.kind == "int" and op in "+-*":
-                fn = _wrapping(_BINARY[op])
             else:
-                fn = _BINARY[op]
+                fn = _INT[op] if ty.kind == "int" else _BINARY[op]
 
             def update(fr):
                 d = getattr(fr, store)
@@ -730,18 +692,15 @@ _BINARY: dict[str, Callable] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
+_INT_BASIS: dict[str, Callable] = {"min": min, "max": max}  # of ints: ints
+#: int + - * / %: 64-bit two's complement, C's division and remainder
+_INT: dict[str, Callable] = {"/": c_div, "%": c_mod, **{op: _wrapping(_BINARY[op]) for op in "+-*"}}
 
 
 def _lerp(a, b, *rest):
     """lerp(a, b, t), or lerp(a, b, x0, x, x1) with t = (x - x0) / (x1 - x0)."""
     t = rest[0] if len(rest) == 1 else _div(rest[1] - rest[0], rest[2] - rest[0])
     return a + t * (np.asarray(b) - a) if isinstance(a, np.ndarray) else a + t * (b - a)
-
-
-def _clerp(a, b, *rest):
-    """Diderot's clerp: the lerp clamped, component by component, to [a, b] (lower bound
-    a, upper bound b, even where a component of a exceeds b's)."""
-    return _clamp(a, b, _lerp(a, b, *rest))
 
 
 def _clamp(lo, hi, x):
@@ -758,16 +717,6 @@ def _normalize(v):
     return v / n if n != 0 else v * 0.0
 
 
-def _evals(m):
-    w, _ = _eig(m)
-    return tuple(float(x) for x in w)
-
-
-def _evecs(m):
-    _, v = _eig(m)
-    return tuple(np.array(v[:, i]) for i in range(v.shape[1]))
-
-
 _EPS = 16 * np.finfo(np.float64).eps
 
 
@@ -777,10 +726,8 @@ def _unit2(v: np.ndarray) -> np.ndarray:
 
 
 def _eig2(m):
-    """A symmetric 2x2 matrix's eigen-system the closed-form way Diderot's executables
-    compute it (so the eigenvectors' signs are theirs): the mean of the eigenvalues is
-    taken out, ±√D/2 put back; the second eigenvector is the sum (or the difference) of
-    the rows of M - λ₀I, the first is it turned a quarter; a double root gives the axes."""
+    """A symmetric 2x2 matrix's eigen-system the closed-form way Diderot's executables compute it
+    (so the eigenvectors' signs are theirs); a double root gives the axes."""
     m00, m01, m11 = float(m[0, 0]), float(m[0, 1]), float(m[1, 1])
     mean = 0.5 * (m00 + m11)
     m00, m11 = m00 - mean, m11 - mean
@@ -796,9 +743,7 @@ def _eig2(m):
 
 
 def _null_dir(a: np.ndarray) -> np.ndarray:
-    """The direction Diderot's executables give the null space of a rank-2 symmetric
-    3x3 matrix: the cross product of its first two rows, then the other two pairs'
-    crosses added or subtracted, whichever lengthens the sum."""
+    """The direction Diderot's executables give the null space of a rank-2 symmetric 3x3 matrix."""
     r0, r1, r2 = a
     res = np.cross(r0, r1)
     for crs in (np.cross(r1, r2), np.cross(r0, r2)):
@@ -807,11 +752,8 @@ def _null_dir(a: np.ndarray) -> np.ndarray:
 
 
 def _eig3(m):
-    """A symmetric 3x3 matrix's eigen-system (numpy's values and vectors, largest value
-    first) with the eigenvectors' signs of Diderot's executables for distinct eigenvalues:
-    the vector of the outer eigenvalue farther from the middle one (the last on a tie), and
-    the middle one, point along the null spaces its executables build (``_null_dir``);
-    the third completes a right-handed frame.  Repeated eigenvalues keep numpy's."""
+    """A symmetric 3x3 matrix's eigen-system (numpy's, largest value first) with the signs of Diderot's
+    executables for distinct eigenvalues (:func:`_null_dir`; a right-handed frame); repeated ones keep numpy's."""
     m = (m + m.T) / 2
     w, v = np.linalg.eigh(m)
     order = np.argsort(-w, kind="stable")
@@ -848,7 +790,9 @@ def _eig(m):
 
 
 def _inv(m):
-    """The inverse of a square matrix; ⊥ everywhere for a singular one or one with ⊥ or ∞."""
+    """1/x of a real; the inverse of a square matrix, ⊥ everywhere for a singular one or one with ⊥ or ∞."""
+    if np.ndim(m) == 0:
+        return _div(1.0, float(m))
     m = np.asarray(m, dtype=np.float64)
     if np.all(np.isfinite(m)):
         try:
@@ -875,14 +819,17 @@ BASIS: dict[str, Callable] = {
     "atan": math.atan, "sinh": lambda x: float(np.sinh(x)), "cosh": lambda x: float(np.cosh(x)), "tanh": math.tanh,
     "erf": math.erf, "erfc": math.erfc, "ceil": lambda x: float(np.ceil(x)), "floor": lambda x: float(np.floor(x)),
     "round": lambda x: x if not math.isfinite(x) else float(np.round(x)) if abs(x - math.floor(x)) != 0.5 else float(math.copysign(math.floor(abs(x)) + 1, x)),
-    "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: float(np.sign(x)), "abs": abs,
+    "trunc": lambda x: float(np.trunc(x)), "sgn": lambda x: float(np.sign(x)),
+    "abs": lambda x: wrap64(abs(x)) if isinstance(x, int) else abs(x),  # |-2^63| wraps to -2^63, as in C
     "atan2": math.atan2, "fmod": _safe(math.fmod), "pow": _pow,
     "min": lambda a, b: float(min(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
     "max": lambda a, b: float(max(a, b)) if not (math.isnan(a) or math.isnan(b)) else math.nan,
-    "lerp": _lerp, "clerp": _clerp, "clamp": _clamp, "normalize": _normalize,
-    "evals": _evals, "evecs": _evecs, "inv": _safe(_inv), "det": lambda m: float(np.linalg.det(m)),
-    "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T,
-    "modulate": lambda a, b: a * b, "length": len,
+    "lerp": _lerp, "clerp": lambda a, b, *rest: _clamp(a, b, _lerp(a, b, *rest)), "clamp": _clamp, "normalize": _normalize,
+    "evals": lambda m: tuple(float(x) for x in _eig(m)[0]), "evecs": lambda m: tuple(np.array(v) for v in _eig(m)[1].T),
+    "inv": _safe(_inv), "det": lambda m: float(np.linalg.det(m)),
+    "trace": lambda m: float(np.trace(m)), "transpose": lambda m: np.array(m).T, "modulate": lambda a, b: a * b,
+    "length": len, "inside": lambda x, f: f.inside(np.asarray(x, dtype=np.float64)),
+    "size": lambda v: tuple(v.image.sizes if isinstance(v, FV.BorderImage) else v.sizes),  # an image's samples per axis (border control keeps them)
 }
 
 
@@ -905,8 +852,6 @@ class Compiled:
 
 
 def compile_program(checked: Checked) -> Compiled:
-    from .types import from_syntax
-
     comp = Compiler(checked)
     program = checked.program
     for decl in program.decls:
@@ -1176,21 +1121,15 @@ class Runtime:
         strand.status = STABLE
 
     def _drop_step(self, strand: Strand, before: dict | None) -> None:
-        """What Diderot's runtime does to a strand that the global block stabilizes when
-        strands communicate: it keeps two copies of the shared variables (this step's
-        input and output) and, the step done, stabilizes with the copy of the step's
-        start, so the last step's changes to the shared variables are dropped (circle:
-        the positions written are those of the step before the one that converged)."""
+        """A strand the global block stabilizes gets its shared variables of the step's start
+        back, as in Diderot's runtime (docs/diderot-language.md, "Differences")."""
         if before is not None:
             for name in self.c.shared:
                 strand.state[name] = before[name]
 
     def step(self) -> None:
-        """One super-step, in the order Diderot's runtime keeps its strands: positions
-        [stable | active]; the active ones update in position order; one that stabilizes
-        swaps with the first not-yet-stable position (so it joins the stable ones), one
-        that dies swaps with the last active position not yet dead (which updates next,
-        in its place); the strands made by ``new`` follow the survivors."""
+        """One super-step, in the order of Diderot's permuted strand array where it keeps one
+        (docs/diderot-language.md, "Differences")."""
         if self.p.start is not None and self.unstarted:  # strands made by new start now
             self.run_start()
         order = self.alive()
@@ -1282,7 +1221,8 @@ def create(rt: Runtime):
     """The initial strands and, for a grid, its shape (first iterator outermost); then
     the global start block and the strands' start methods."""
     p = rt.p
-    initialize(rt)
+    if p.global_init is not None:  # the global initialize block: the globals have their values, no strand exists
+        _global_block(rt, p.global_init)
     fr = rt.frame(None)
     ranges: list[tuple[str, Any]] = []
     for name, lo, hi in p.create_iters:
@@ -1294,7 +1234,6 @@ def create(rt: Runtime):
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:
         raise error("too-large", f"{total:,} strands of {_human(rt.strand_cost)} do not fit in the memory budget of {_human(rt.budget)}")
-    import itertools
     for combo in itertools.product(*[r for _, r in ranges]):
         loc = {name: v for (name, _), v in zip(ranges, combo)}
         args = [a(Frame(rt.g, {}, loc, None, rt)) for a in p.create_args]
@@ -1305,13 +1244,6 @@ def create(rt: Runtime):
         rt.unstarted = list(rt.strands)
         rt.run_start()
     return shape
-
-
-def initialize(rt: Runtime) -> None:
-    """The global initialize block: it runs once the globals have their values, before
-    the strands are created (it may assign globals)."""
-    if rt.p.global_init is not None:
-        _global_block(rt, rt.p.global_init)
 
 
 def _global_block(rt: Runtime, block) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
@@ -30,8 +31,7 @@ def _span(meta) -> Span:
     return Span(meta.line, meta.column, meta.end_line, meta.end_column)
 
 
-def _tok(tok: Token) -> Span:
-    return lark_support.tok_span(tok)
+_tok = lark_support.tok_span
 
 
 def _diff_op(text: str) -> str:
@@ -61,14 +61,40 @@ def _unquote(tok: Token) -> str:
     return "".join(out)
 
 
-def _int(tok: Token) -> int:
-    return lark_support.integer(tok)
+_int = lark_support.integer
 
 
-#: Rules whose node is the class applied to the rule's children in order, then its span.
+#: Rules whose node is the class applied to the rule's children in order (names as str), then its span.
 _DIRECT = {"if_stmt": A.If, "die": A.Die, "continue_": A.Continue, "return_": A.Return, "print_": A.Print,
            "cond": A.Cond, "range": A.Range, "apply": A.Apply, "index": A.Index, "seq_index": A.SeqIndex,
-           "comprehension": A.Comprehension, "norm": A.Norm, "identity": A.Identity, "zeros": A.Zeros}
+           "comprehension": A.Comprehension, "norm": A.Norm, "identity": A.Identity, "zeros": A.Zeros,
+           "var": A.Var, "select": A.Select, "unary": A.Unary, "new": A.New, "iter": A.Iter, "decl": A.Decl,
+           "param": A.Param, "function_decl": A.FunctionDecl}
+#: Rules whose node is made from the rule's children and its span by a function.
+_MADE = {
+    "int_lit": lambda c, s: A.Num(_int(c[0]), True, s), "real_lit": lambda c, s: A.Num(float(str(c[0])), False, s),
+    "pi": lambda c, s: A.Num(math.pi, False, s), "inf": lambda c, s: A.Num(float("inf"), False, s),
+    "str_lit": lambda c, s: A.Str(_unquote(c[0]), s), "true": lambda c, s: A.Bool(True, s),
+    "false": lambda c, s: A.Bool(False, s), "nan": lambda c, s: A.Nan(c[0] if c and c[0] is not None else (), s),
+    "real_cast": lambda c, s: A.RealCast(c[-1], s), "load_image": lambda c, s: A.Load("image", c[0], s),
+    "load_sequence": lambda c, s: A.Load("sequence", c[0], s), "stabilize": lambda c, s: A.Stabilize(s),
+    "kernel_ref": lambda c, s: A.KernelRef(str(c[0]), _int(c[1]), s),
+    "binop": lambda c, s: A.BinOp(_CANON.get(str(c[1]), str(c[1])), c[0], c[2], s),
+    "diff": lambda c, s: A.Diff(_diff_op(str(c[0])), c[1], s),
+    "comprehension_arg": lambda c, s: A.Apply(c[0], (A.Comprehension(c[1], c[2], s),), s),
+    "field_fn_decl": lambda c, s: A.GlobalDecl(c[0], str(c[1]), c[3], False, s, param=str(c[2])),
+    "state_decl": lambda c, s: A.StateDecl(c[1], str(c[2]), c[3], c[0] is not None, s),
+    "image_type": lambda c, s: A.TypeSyn("image", c[1], dim=_int(c[0]), span=s),
+    "field_type": lambda c, s: A.TypeSyn("field", c[2], dim=_int(c[1]), k=_int(c[0]) if c[0] is not None else None, span=s),
+    "kernel_type": lambda c, s: A.TypeSyn("kernel", k=_int(c[0]), span=s),
+    "value_type": lambda c, s: A.TypeSyn(c[0][0], c[0][1], seq=tuple(c[1:]), span=s),
+    "seq_dim": lambda c, s: c[0] if c and c[0] is not None else None,
+    "input_decl": lambda c, s: A.InputDecl(c[0], str(c[1]), _unquote(c[2]) if c[2] is not None else None, c[3], s),
+    "method": lambda c, s: ("start", c[0]) if len(c) == 1 else (str(c[0]), c[1]),  # (start, initialize: anonymous)
+    "create_array": lambda c, s: A.Create(True, c[0][0], c[0][1], c[1], s),
+    "create_collection": lambda c, s: A.Create(False, c[0][0], c[0][1], c[1], s), "call": lambda c, s: (str(c[0]), c[1]),
+    "assign": lambda c, s: A.Assign(str(c[0]), "=" if len(c) == 2 else str(c[1]), c[-1], s),
+}
 #: Rules whose node holds the rule's children as one tuple (then its span).
 _TUPLE = {"block": A.Block, "seq_lit": A.SeqLit, "tensor_lit": A.TensorLit}
 #: Rules that are one of their children: its index (``:`` in an index is None); and the
@@ -85,11 +111,15 @@ class _ToAst(Transformer):
 
     def __default__(self, data, children, meta):
         if data in _DIRECT:
-            return _DIRECT[data](*children, _span(meta))
+            return _DIRECT[data](*(str(c) if isinstance(c, Token) else c for c in children), _span(meta))
+        if data in _MADE:
+            return _MADE[data](children, _span(meta))
         if data in _TUPLE:
             return _TUPLE[data](tuple(children), _span(meta))
         if data in ("iters", "indices"):
             return tuple(children)
+        if data in ("params", "shape", "args"):
+            return tuple(x for x in children if x is not None)
         if data in _CHILD:
             return None if _CHILD[data] is None else children[_CHILD[data]]
         if data in _GLOBAL_BLOCKS:
@@ -124,10 +154,6 @@ class _ToAst(Transformer):
             raise error("syntax", "a program needs a strand and an initially part", _span(meta))
         return A.Program(version, tuple(decls), strand, update, start, create, init, _span(meta))
 
-    def input_decl(self, meta, c):
-        desc = _unquote(c[2]) if c[2] is not None else None
-        return A.InputDecl(c[0], str(c[1]), desc, c[3], _span(meta))
-
     def global_decl(self, meta, c):
         const = c[0] is not None
         if const and c[1].kind == "int" and not c[1].seq:
@@ -157,22 +183,10 @@ class _ToAst(Transformer):
             raise error("syntax", why, span)
         return value
 
-    def field_fn_decl(self, meta, c):
-        return A.GlobalDecl(c[0], str(c[1]), c[3], False, _span(meta), param=str(c[2]))
-
     def dim(self, meta, c):
         if (value := self._const_int(c[0], _span(meta))) < 0:  # type: ignore[operator]
             raise error("syntax", f"a size in a type is {value}, below 0", _span(meta))
         return value
-
-    def function_decl(self, meta, c):
-        return A.FunctionDecl(c[0], str(c[1]), c[2], c[3], _span(meta))
-
-    def params(self, meta, c):
-        return tuple(p for p in c if p is not None)
-
-    def param(self, meta, c):
-        return A.Param(c[0], str(c[1]), _span(meta))
 
     def strand(self, meta, c):
         name, params = str(c[0]), c[1]
@@ -180,46 +194,7 @@ class _ToAst(Transformer):
         methods = tuple(x for x in c[2:] if isinstance(x, tuple))
         return A.Strand(name, params, state, methods, _span(meta))
 
-    def state_decl(self, meta, c):
-        return A.StateDecl(c[1], str(c[2]), c[3], c[0] is not None, _span(meta))
-
-    def method(self, meta, c):
-        if len(c) == 1:  # "start" / "initialize" are anonymous tokens
-            return ("start", c[0])
-        return (str(c[0]), c[1])
-
-    def _create(self, meta, c, grid):
-        name, args = c[0]
-        return A.Create(grid, name, args, c[1], _span(meta))
-
-    def create_array(self, meta, c):
-        return self._create(meta, c, True)
-
-    def create_collection(self, meta, c):
-        return self._create(meta, c, False)
-
-    def call(self, meta, c):
-        return (str(c[0]), c[1])
-
-    def iter(self, meta, c):
-        return A.Iter(str(c[0]), c[1], _span(meta))
-
     # ---- types
-    def image_type(self, meta, c):
-        return A.TypeSyn("image", c[1], dim=_int(c[0]), span=_span(meta))
-
-    def field_type(self, meta, c):
-        k = _int(c[0]) if c[0] is not None else None
-        return A.TypeSyn("field", c[2], dim=_int(c[1]), k=k, span=_span(meta))
-
-    def kernel_type(self, meta, c):
-        return A.TypeSyn("kernel", k=_int(c[0]), span=_span(meta))
-
-    def value_type(self, meta, c):
-        kind, shape = c[0]
-        seq = tuple(c[1:])
-        return A.TypeSyn(kind, shape, seq=seq, span=_span(meta))
-
     def prim(self, meta, c):
         tok = c[0]
         word = str(tok)
@@ -231,93 +206,14 @@ class _ToAst(Transformer):
             return ("tensor", (int(word[3]), int(word[3])))
         return ({"INT_T": "int", "REAL_T": "real", "BOOL": "bool", "STRING_T": "string"}[tok.type], ())
 
-    def shape(self, meta, c):
-        return tuple(t for t in c if t is not None)
-
-    def seq_dim(self, meta, c):
-        return c[0] if c and c[0] is not None else None
-
     # ---- statements
-    def decl(self, meta, c):
-        return A.Decl(c[0], str(c[1]), c[2], _span(meta))
-
-    def assign(self, meta, c):
-        if len(c) == 2:
-            return A.Assign(str(c[0]), "=", c[1], _span(meta))
-        return A.Assign(str(c[0]), str(c[1]), c[2], _span(meta))
-
     def foreach(self, meta, c):
         ty = c[0]
         if isinstance(ty, Token):
             ty = A.TypeSyn("strand", name=str(ty), span=_tok(ty))
         return A.Foreach(ty, str(c[1]), c[2], c[3], _span(meta))
 
-    def stabilize(self, meta, c):
-        return A.Stabilize(_span(meta))
-
-    def new(self, meta, c):
-        return A.New(str(c[0]), c[1], _span(meta))
-
     # ---- expressions
-    def binop(self, meta, c):
-        return A.BinOp(_CANON.get(str(c[1]), str(c[1])), c[0], c[2], _span(meta))
-
-    def unary(self, meta, c):
-        return A.Unary(str(c[0]), c[1], _span(meta))
-
-    def diff(self, meta, c):
-        return A.Diff(_diff_op(str(c[0])), c[1], _span(meta))
-
-    def select(self, meta, c):
-        return A.Select(c[0], str(c[1]), _span(meta))
-
-    def comprehension_arg(self, meta, c):
-        comp = A.Comprehension(c[1], c[2], _span(meta))
-        return A.Apply(c[0], (comp,), _span(meta))
-
-    def var(self, meta, c):
-        return A.Var(str(c[0]), _span(meta))
-
-    def kernel_ref(self, meta, c):
-        return A.KernelRef(str(c[0]), _int(c[1]), _span(meta))
-
-    def int_lit(self, meta, c):
-        return A.Num(_int(c[0]), True, _span(meta))
-
-    def real_lit(self, meta, c):
-        return A.Num(float(str(c[0])), False, _span(meta))
-
-    def pi(self, meta, c):
-        import math
-        return A.Num(math.pi, False, _span(meta))
-
-    def inf(self, meta, c):
-        return A.Num(float("inf"), False, _span(meta))
-
-    def str_lit(self, meta, c):
-        return A.Str(_unquote(c[0]), _span(meta))
-
-    def true(self, meta, c):
-        return A.Bool(True, _span(meta))
-
-    def false(self, meta, c):
-        return A.Bool(False, _span(meta))
-
-    def nan(self, meta, c):
-        return A.Nan(c[0] if c and c[0] is not None else (), _span(meta))
-
-    def real_cast(self, meta, c):
-        return A.RealCast(c[-1], _span(meta))
-
-    def load_image(self, meta, c):
-        return A.Load("image", c[0], _span(meta))
-
-    def load_sequence(self, meta, c):
-        return A.Load("sequence", c[0], _span(meta))
-
-    def args(self, meta, c):
-        return tuple(x for x in c if x is not None)
-
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:

@@ -235,7 +235,7 @@ class StrandProgram:
                     arr[i] = _dynamic(s.state[o.name], ty)
                 outputs[o.name] = arr.reshape(grid) if grid is not None else arr
                 continue
-            vals = [_as_array(s.state[o.name], ty) for s in chosen]
+            vals = [s.state[o.name] for s in chosen]
             arr = np.array(vals, dtype=np.int64 if ty.kind == "int" else (bool if ty.kind == "bool" else np.float64))
             arr = arr.reshape((len(chosen),) + o.shape)
             outputs[o.name] = arr.reshape(grid + o.shape) if grid is not None else arr
@@ -253,10 +253,4 @@ def _dynamic(v, ty: Ty) -> np.ndarray:
     """A strand's sequence of any length as an array of shape (length, *element shape)."""
     elem = I._elem(ty)
     dtype = np.int64 if elem.kind == "int" else (bool if elem.kind == "bool" else np.float64)
-    return np.array([_as_array(x, elem) for x in v], dtype=dtype).reshape((len(v),) + _out_shape(elem))
-
-
-def _as_array(v, ty: Ty):
-    if ty.kind == "seq":
-        return [_as_array(x, I._elem(ty)) for x in v]
-    return v
+    return np.array(v, dtype=dtype).reshape((len(v),) + _out_shape(elem))

@@ -21,23 +21,11 @@ class Ty:
     name: str | None = None  # a strand's name
 
     def __str__(self) -> str:
-        if self.kind == "tensor":
-            if not self.shape:
-                return "real"
-            if len(self.shape) == 1 and 2 <= self.shape[0] <= 4:
-                return f"vec{self.shape[0]}"
-            return "tensor[" + ",".join(map(str, self.shape)) + "]"
-        if self.kind == "field":
-            return f"field#{self.k}({self.dim})[{','.join(map(str, self.shape))}]"
-        if self.kind == "image":
-            return f"image({self.dim})[{','.join(map(str, self.shape))}]"
-        if self.kind == "kernel":
-            return f"kernel#{self.k}"
         if self.kind == "seq":
             return f"{self.elem}" + ("{}" if self.n is None else "{" + str(self.n) + "}")
         if self.kind in ("strand", "set"):
             return f"strand {self.name}" if self.kind == "strand" else f"set of strand {self.name}"
-        return self.kind
+        return A.spell(self.kind, self.shape, self.dim, self.k)
 
 
 INT = Ty("int")
