@@ -32,6 +32,14 @@ def same_bits(a, b) -> bool:
     return a[keep].tobytes() == b[keep].tobytes()
 
 
+def same_run(a, b) -> None:
+    """Two C runs of one program (built two ways) agree bit for bit: counts, steps and every
+    output (:func:`same_bits`)."""
+    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
+    for name in a.outputs:
+        assert same_bits(a.outputs[name], b.outputs[name]), name
+
+
 def same(a, b, rtol: float = 1e-9) -> None:
     """Two RunResults agree: counts, steps, grid, output names, shapes and dtypes; ints and
     bools exactly, reals within ``rtol`` (bit for bit when 0), ⊥ at the same places."""
@@ -81,3 +89,14 @@ def run_variant(text: str, values: dict, monkeypatch, switches: dict, threads: i
     res = p.run(values, backend="c", threads=threads, **({} if limit is None else {"limit": limit}))
     assert p.executor_note is None
     return p, res, next(iter(CS._RUNNERS.values())).source
+
+
+def off_and_on(text: str, values: dict, monkeypatch, flip, threads: int = 1, limit=None, fixed=None):
+    """:func:`run_variant` with the module switches ``flip`` (``((module, "NAME"), ...)``) all
+    off, then all on (``fixed`` as given in both): the two runs agree bit for bit
+    (:func:`same_run`).  The program, the two results and the two C sources."""
+    runs = [run_variant(text, values, monkeypatch, {**(fixed or {}), **dict.fromkeys(flip, on)}, threads, limit)
+            for on in (False, True)]
+    (p, off, src0), (_, on, src1) = runs
+    same_run(off, on)
+    return p, off, on, src0, src1

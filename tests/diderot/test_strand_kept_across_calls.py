@@ -87,6 +87,7 @@ def test_calls_in_a_row_give_the_interpreters_results(monkeypatch):
     assert prevs == [False, True] + [True, True] * 2 + [False, True] * 5 + [True, True]
 
 
+@pytest.mark.slow  # three C builds to read one flag (the placed case is test_calls_in_a_row_... here too)
 def test_positions_made_of_other_things_are_not_placed():
     on_image = "[real(x) + (0.5 if B([real(x), real(y)]) > 0.5 else 0.0), real(y)]"
     assert not runner_of(program(LIFE.replace("POS", on_image))).placed

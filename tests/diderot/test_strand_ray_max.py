@@ -21,32 +21,10 @@ from tensorlang.sampling.image import Image
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as CS
 from tensorlang.targets.c import strands_batch as SB
-from agreement import run_variant, same_bits  # tests/diderot is on the path
+from agreement import off_and_on, run_variant, same_run  # tests/diderot is on the path
+from rays import MARCH_SPACING, MIP, volume
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler")
-
-# rays marching forwards (even ui) and backwards (odd ui) through, past or beside the volume,
-# keeping the largest value met (the kernel and the start of m filled in)
-MIP = """#version 1.0
-input image(3)[] vol;
-input real far = 6.5;
-field#0(3)[] F = KERNEL ⊛ vol;
-strand ray (int ui, int vi) {
-   vec3 dir = normalize([1.0, 0.5 * real(ui) - 3.0, 0.19 * real(vi) - 0.9]);
-   real dt = 0.07 if ui % 2 == 0 else -0.09;
-   real t = -1.5 - 0.2 * real((ui + vi) % 3) if ui % 2 == 0 else 4.0 + 0.1 * real(vi);
-   output real m = START;
-   update {
-      if (t > far || t < -4.0) { stabilize; }
-      vec3 p = [-4.0, 0.1, -0.3] + t * dir;
-      if (inside(p, F)) {
-         m = max(m, F(p));
-      }
-      t += dt;
-   }
-}
-initially [ ray(ui, vi) | vi in 0..8, ui in 0..12 ];
-"""
 
 
 def _program(kernel="tent", start="-1"):
@@ -71,22 +49,14 @@ def _volume(layout: str, axes: bool = False, bad: bool = True, ties: bool = Fals
         data[12, 7, 5] = data[9, 10, 5] = np.nan  # on rays (6, 4) and (6, 6), in the dim middle (either map)
         data[11, 7, 11] = data[9, 10, 11] = np.inf
         data[8, 5, 8] = -np.inf
-    if layout == "fortran":  # axis 0 contiguous (an NRRD file's layout); numpy's own: axis 2
-        data = np.asfortranarray(data)
-    c, s = (1.0, 0.0) if axes else (np.cos(0.3), np.sin(0.3))  # axes: a diagonal map (tl_img.diag)
-    to_world = np.array([[0.22 * c, -0.2 * s, 0, -2.1], [0.22 * s, 0.2 * c, 0, -1.9], [0, 0, 0.25, -2.0],
-                         [0, 0, 0, 1]])
-    return Image(data, 3, to_world)
+    return volume(data, layout, axes, MARCH_SPACING)
+
+
+MAX = ((SB, "MAX"),)
 
 
 def _run(text, values, on, monkeypatch, threads=1, limit=None):
     return run_variant(text, values, monkeypatch, {(SB, "MAX"): on}, threads, limit)
-
-
-def _same(a, b):
-    assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
-    for name in a.outputs:
-        assert same_bits(a.outputs[name], b.outputs[name]), name
 
 
 @pytest.mark.parametrize("radius", [1, 2])
@@ -147,10 +117,8 @@ initially [ s(i, j, k) | i in 0..45, j in 0..38, k in 0..36 ];
 def test_skipped_steps_give_the_step_by_step_results_bit_for_bit(kernel, layout, axes, threads, monkeypatch):
     text = _program(kernel)
     values = {"vol": _volume(layout, axes)}
-    _, plain, src0 = _run(text, values, False, monkeypatch, threads)
-    p, fast, src1 = _run(text, values, True, monkeypatch, threads)
+    p, _, fast, src0, src1 = off_and_on(text, values, monkeypatch, MAX, threads)
     assert "tl_skipm(" not in src0 and "int64_t q_ = tl_skipm(1, 0, Rl, Il, gr, gi, img, k - s - u);" in src1
-    _same(plain, fast)
     m = np.asarray(fast.outputs["m"])
     assert np.isnan(m).any() and np.isinf(m).any() and (m == -1).any() and (np.isfinite(m) & (m > 1)).any()
     if threads == 1 and layout == "c":  # the oracle
@@ -159,32 +127,30 @@ def test_skipped_steps_give_the_step_by_step_results_bit_for_bit(kernel, layout,
         assert np.allclose(np.asarray(ref.outputs["m"]), m, rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
-@pytest.mark.parametrize("start,how", [("-1", "ties"), ("-0.0", "ties"), ("0.0", "ties"), ("-∞", "ties"), ("-1", "flat")])
+# each start is another program (two C builds): the quick tier keeps a signed zero's ties and
+# the near ties, the full run every start
+@pytest.mark.parametrize("start,how", [pytest.param("-1", "ties", marks=pytest.mark.slow), ("-0.0", "ties"),
+                                       pytest.param("0.0", "ties", marks=pytest.mark.slow),
+                                       pytest.param("-∞", "ties", marks=pytest.mark.slow), ("-1", "flat")])
 def test_ties_signed_zeros_and_near_ties_keep_their_bits(start, how, monkeypatch):
     values = {"vol": _volume("c", bad=False, ties=how == "ties", flat=how == "flat")}
-    _, a, _ = _run(_program("tent", start), values, False, monkeypatch)
-    _, b, _ = _run(_program("tent", start), values, True, monkeypatch)
-    _same(a, b)
+    off_and_on(_program("tent", start), values, monkeypatch, MAX)
 
 
 def test_rays_without_the_blocks_prefetch_skip_too(monkeypatch):
     # no tile block (strands_batch.ENABLED off): the update without its look-ahead, tl_skipm's
     # prefetch a no-op
     values = {"vol": _volume("fortran")}
-    _, a, _ = run_variant(_program("bspln3"), values, monkeypatch, {(SB, "MAX"): False, (SB, "ENABLED"): False})
-    _, b, src = run_variant(_program("bspln3"), values, monkeypatch, {(SB, "MAX"): True, (SB, "ENABLED"): False})
+    *_, src = off_and_on(_program("bspln3"), values, monkeypatch, MAX, fixed={(SB, "ENABLED"): False})
     assert "tl_ahead" not in src and "tl_skipm(1, 0, Rl, Il" in src
-    _same(a, b)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("limit", [1, 4, 19, 41])
 def test_a_step_limit_stops_a_skipping_ray_where_the_steps_stop(limit, monkeypatch):
     values = {"vol": _volume("c")}
-    _, a, _ = _run(_program(), values, False, monkeypatch, limit=limit)
-    _, b, _ = _run(_program(), values, True, monkeypatch, limit=limit)
+    _, a, _, _, _ = off_and_on(_program(), values, monkeypatch, MAX, limit=limit)
     assert a.active > 0
-    _same(a, b)
 
 
 def test_an_image_made_here_keeps_its_table_and_a_callers_array_does_not(monkeypatch):
@@ -200,7 +166,7 @@ def test_an_image_made_here_keeps_its_table_and_a_callers_array_does_not(monkeyp
     copied = pickle.loads(pickle.dumps(vol))  # a copy's samples are the caller's (writable): no tables
     assert copied.tables is None and copied.data.flags.writeable
     _, b, _ = _run(_program(), {"vol": vol}, False, monkeypatch)
-    _same(a, b)
+    same_run(a, b)
     for read_only_view in (False, True):  # a caller's array, or a read-only view of it: it may change
         data = np.array(vol.data)
         img = Image(data[...] if read_only_view else data, 3, vol.world)
@@ -212,7 +178,7 @@ def test_an_image_made_here_keeps_its_table_and_a_callers_array_does_not(monkeyp
         assert SB.bounds(img, 1) is not first
         _, c, _ = _run(_program(), {"vol": img}, True, monkeypatch)
         _, d, _ = _run(_program(), {"vol": img}, False, monkeypatch)
-        _same(c, d)
+        same_run(c, d)
         assert np.nanmax(np.asarray(c.outputs["m"])) >= 50.0 > np.nanmax(np.asarray(a.outputs["m"]))
 
 

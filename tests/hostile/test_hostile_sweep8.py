@@ -29,6 +29,7 @@ import pytest
 
 import tensorlang as tl
 from tensorlang.errors import TensorLangError
+from tensorlang.fields import run
 
 RNG = np.random.default_rng(8)
 DATA = RNG.normal(size=(8, 9))
@@ -46,7 +47,15 @@ def refused(call, code="input") -> TensorLangError:
     return e.value
 
 
+@pytest.fixture
+def numpy_probes(monkeypatch):
+    """The numpy reference probes (as tests/fields/conftest.py): where a test compares two
+    fields made two ways, both sides take the same path, and no C probe is built per case."""
+    monkeypatch.setattr(run, "USE_C", False)
+
+
 # ------------------------------------------------------------------ a field's operators
+@pytest.mark.usefixtures("numpy_probes")
 @pytest.mark.parametrize("n", [1, 3, np.int64(4), 64])
 def test_a_field_to_an_integer_power_is_the_product_of_its_factors(n):
     F = _field()
@@ -62,6 +71,7 @@ def test_a_power_other_than_one_to_64_factors_is_an_input_error(n):
     assert "'**'" in str(refused(lambda: _field() ** n))
 
 
+@pytest.mark.usefixtures("numpy_probes")
 @pytest.mark.parametrize("name", ["sqrt", "exp", "log", "sin", "cos", "tanh"])
 def test_numpys_ufuncs_of_a_fields_functions_are_the_fields_own(name):
     F = _field()
@@ -70,6 +80,7 @@ def test_numpys_ufuncs_of_a_fields_functions_are_the_fields_own(name):
         assert np.array_equal(getattr(np, name)(F).probe(POINTS), want, equal_nan=True)
 
 
+@pytest.mark.usefixtures("numpy_probes")
 @pytest.mark.parametrize("make", [lambda F: np.float64(2) * F, lambda F: np.add(F, 1.5), lambda F: np.subtract(1, F),
                                   lambda F: np.divide(F, 4), lambda F: np.negative(F), lambda F: np.ones(()) + F],
                          ids=["scalar-mul", "add", "rsub", "divide", "negative", "0d-array"])
