@@ -428,7 +428,7 @@ static int64_t *tl_vstore(const int64_t *src, int64_t len) {
         tl_vcur = b; tl_vused = 0;
     }
     int64_t *dst = tl_vcur->e + tl_vused;
-    tl_vused += len; memcpy(dst, src, sizeof(int64_t) * (size_t)len);
+    tl_vused += len; if (len) memcpy(dst, src, sizeof(int64_t) * (size_t)len);  /* (src may be NULL where len is 0) */
     return dst;
 }
 /* the strands of list L (m of them) that the search's test finds within r of c, written to buf:
@@ -498,9 +498,9 @@ static int tl_vbuild(int v, int64_t n, double r) {
     for (int64_t k = 0; k < 2 * np; k++) ne += tl_S0[tl_vpa[k]] == 0;  /* each pair twice: (strand, neighbour) for an active strand */
     if (__atomic_add_fetch(&tl_vstored, ne, __ATOMIC_RELAXED) > tl_vmax) return 0;
     if (2 * n + 2 > tl_vccap) { free(tl_vcnt); tl_vcnt = malloc(sizeof(int64_t) * (size_t)(2 * n + 2)); tl_vccap = tl_vcnt ? 2 * n + 2 : 0; }
-    if (ne > tl_vtcap) { free(tl_vtmp); tl_vtmp = malloc(sizeof(int32_t) * 4 * (size_t)ne); tl_vtcap = tl_vtmp ? 2 * ne : 0; }
-    if (ne > tl_vlcap[v]) { free(tl_vlist[v]); tl_vlist[v] = malloc(sizeof(int64_t) * 2 * (size_t)ne); tl_vlcap[v] = tl_vlist[v] ? 2 * ne : 0; }
-    if (!tl_vccap || ne > tl_vtcap || ne > tl_vlcap[v]) return 0;
+    if (ne + 1 > tl_vtcap) { free(tl_vtmp); tl_vtmp = malloc(sizeof(int32_t) * 4 * (size_t)(ne + 1)); tl_vtcap = tl_vtmp ? 2 * (ne + 1) : 0; }
+    if (ne + 1 > tl_vlcap[v]) { free(tl_vlist[v]); tl_vlist[v] = malloc(sizeof(int64_t) * 2 * (size_t)(ne + 1)); tl_vlcap[v] = tl_vlist[v] ? 2 * (ne + 1) : 0; }
+    if (!tl_vccap || ne + 1 > tl_vtcap || ne + 1 > tl_vlcap[v]) return 0;  /* (one more than ne: no pair, still no NULL + 0) */
     c1 = tl_vcnt; c2 = tl_vcnt + n + 1; P = tl_vpa; T = tl_vtmp; Lv = tl_vlist[v];
     memset(tl_vcnt, 0, sizeof(int64_t) * (size_t)(2 * n + 2));
     for (int64_t k = 0; k < 2 * np; k++) if (tl_S0[P[k]] == 0) { c1[P[k ^ 1] + 1]++; c2[P[k] + 1]++; }
