@@ -15,7 +15,7 @@ BACKENDS = ["numpy", "c"]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=200)  # the default profile's count, also under $CI (the ci profile's 500): each "c" example builds a C kernel
+@settings(max_examples=200)  # in every profile ($CI's 500 and "thorough" too): each "c" example builds a C kernel
 @given(case=cases())
 def test_backend_matches_interpreter_float64(backend, case):
     note(case.text)

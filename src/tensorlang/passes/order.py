@@ -26,8 +26,7 @@ OPTIMAL_UP_TO = 6
 #: "Every pass is bounded") gives way to 'greedy', polynomial and optimal on chains and rings.
 DP_UP_TO = 10
 
-#: A product of three may take an order with this fraction more flops than the fewest where that
-#: order's first step fuses with the last and the fewest's does not (:func:`_fuses`, docs/optimizer.md).
+#: The flops a product of three may add so its first step fuses with its last (docs/optimizer.md).
 FUSED_SLACK = 1 / 64
 
 
@@ -152,7 +151,8 @@ def contraction_chain(e: ir.Sum, m: Monomial, scope: dict[str, int], names: Temp
     if len(labels) == 3 and not _fuses(path, labels, output):  # docs/optimizer.md, "Order of three"
         most = float(info.opt_cost) * (1 + FUSED_SLACK)
         path = next((o for o in ([(0, 2), (0, 1)], [(1, 2), (0, 1)], [(0, 1), (0, 1)]) if _fuses(o, labels, output)
-                     and float(opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=o)[1].opt_cost) <= most), path)
+                     and float((i := opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=o)[1]).opt_cost) <= most
+                     and i.largest_intermediate <= info.largest_intermediate), path)
     ops: list[tuple[ir.Expr, tuple[str, ...]]] = list(zip(operands, labels))
     steps: list[ir.Statement] = []
     for n, step in enumerate(path):
