@@ -77,6 +77,9 @@ class Plan:
     min_rounds: int = 5
     min_batch_s: float = 2e-3
     budget_s: float = 4.0  # all contenders of one case together, roughly
+    #: untimed calls before every timed batch: a call after another contender's (or after a
+    #: pause) runs cold, 5-30x slower on a VM whose memory the host lets go (docs/performance.md)
+    warm_each: int = 1
 
     @classmethod
     def quick(cls) -> "Plan":
@@ -132,7 +135,7 @@ def time_interleaved(
     ``resets[name]``, when given, restores a contender's initial state (in-place kernels
     overwrite their own input).  It runs before the warm-up, before calibration and before
     every timed batch, always outside the clock, so that every batch starts from the
-    same values; within a batch of ``inner`` calls the state still evolves (the suites
+    same values (after the batch's ``plan.warm_each`` untimed calls); within a batch of ``inner`` calls the state still evolves (the suites
     choose values that stay normal numbers over many calls).
 
     A contender that raises is dropped from the remaining rounds; with ``failed`` given
@@ -169,7 +172,7 @@ def time_interleaved(
         got = guarded(name, prepare)
         if got is not None:
             inner[name], one = got
-            cost += one * inner[name]
+            cost += one * (inner[name] + plan.warm_each)
     live = [name for name in names if name in inner]
     rounds = plan.rounds
     if cost > 0:
@@ -180,6 +183,10 @@ def time_interleaved(
             fn, n, reset = fns[name], inner[name], resets.get(name, no_reset)
 
             def batch(fn=fn, n=n, reset=reset):
+                if plan.warm_each:
+                    reset()
+                    for _ in range(plan.warm_each):
+                        fn()
                 reset()
                 start = clock()
                 for _ in range(n):

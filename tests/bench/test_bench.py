@@ -91,8 +91,29 @@ def test_interleaved_medians_order_and_outliers():
     assert stats["a"].median == pytest.approx(2e-3)
     assert stats["b"].median == pytest.approx(5e-3)  # one spoiled sample does not move the median
     assert stats["b"].samples == 7
-    timed = order[-14:]  # the rounds, after warm-up and calibration
-    assert [timed[2 * r] for r in range(7)] == ["a", "b", "a", "b", "a", "b", "a"]  # rotated each round
+    timed = order[-28:]  # the rounds, after warm-up and calibration: each batch an untimed call, then one timed
+    assert all(timed[2 * k] == timed[2 * k + 1] for k in range(14))
+    assert [timed[4 * r] for r in range(7)] == ["a", "b", "a", "b", "a", "b", "a"]  # rotated each round
+
+
+def test_a_batch_starts_warm_after_another_contenders_batch():
+    """A call right after another contender's runs cold (50x here): the untimed call
+    before each batch (Plan.warm_each) keeps it out of the samples; without it every
+    sample of a one-call batch is the cold one."""
+    clock = FakeClock()
+    last: list[str] = [""]
+
+    def make(name):
+        def fn():
+            clock.now += 1e-3 * (50 if last[0] != name else 1)
+            last[0] = name
+        return fn
+
+    fns = {"a": make("a"), "b": make("b")}
+    warm = timing.Plan(warmup=1, rounds=5, min_rounds=5, min_batch_s=0.0, budget_s=1e9)
+    assert all(st.median == pytest.approx(1e-3) for st in timing.time_interleaved(fns, warm, clock).values())
+    cold = timing.Plan(warmup=1, rounds=5, min_rounds=5, min_batch_s=0.0, budget_s=1e9, warm_each=0)
+    assert all(st.median == pytest.approx(50e-3) for st in timing.time_interleaved(fns, cold, clock).values())
 
 
 def test_round_order_varies_first_and_predecessor():
@@ -599,7 +620,7 @@ def test_interleaved_resets_state_before_every_batch_outside_the_clock():
     plan = timing.Plan(warmup=2, rounds=5, min_rounds=5, min_batch_s=3.5e-3, budget_s=1e9)
     stats = timing.time_interleaved({"k": fn}, plan, clock, resets={"k": reset})["k"]
     assert stats.inner == 4 and stats.samples == 5
-    assert seen[-20:] == [0, 1, 2, 3] * 5  # every timed batch starts from the initial state
+    assert seen[-25:] == [0, 0, 1, 2, 3] * 5  # every timed batch (after its untimed call) starts from the initial state
     assert stats.median == pytest.approx(1e-3)
 
 
