@@ -97,13 +97,13 @@ class Conv(Field):
     def __init__(self, img, kern: Kernel):
         self.mode = img.mode if isinstance(img, BorderImage) else None
         self.img: Image = img.image if isinstance(img, BorderImage) else img
-        self.kern, self.dim = kern, self.img.dim
-        self.shape = self.img.voxel_shape
-        d = self.dim
-        to_index = self.img.to_index
-        self._m, self._o = to_index[:d, :d], to_index[:d, d]
-        self._identity = bool(np.array_equal(self._m, np.eye(d)))
-        self._sizes = self.img.sizes
+        self.kern, self.dim, self.shape, self._sizes = kern, self.img.dim, self.img.voxel_shape, self.img.sizes
+        d, kept, world = self.dim, self.img.tables if self.img.tables is not None else {}, self.img.world.tobytes()
+        got: tuple | None = kept.get("conv")  # the inverse map, kept with an image nothing writes (by its world map's bytes)
+        if got is None or got[0] != world:
+            inv = self.img.to_index
+            got = kept["conv"] = (world, inv[:d, :d], inv[:d, d], bool(np.array_equal(inv[:d, :d], np.eye(d))))
+        _, self._m, self._o, self._identity = got
 
     def index(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):

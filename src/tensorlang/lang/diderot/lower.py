@@ -1451,7 +1451,7 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         for o in program.outputs:
             arr = run.state(o.name, o.shape, o.kind, chosen)
             outputs[o.name] = arr.reshape(shape + o.shape) if chosen is None else arr
-        return RunResult(outputs, shape if program.grid else None, steps, int(np.count_nonzero(status == 0)),
+        return RunResult(outputs, shape if program.grid else None, steps, run.active(),  # (C counted the active)
                          int(np.count_nonzero(status == 1)), run.printed if bsp else run.printed_by_strand())
     steps = 0
     if snapshot and on_snapshot is not None:

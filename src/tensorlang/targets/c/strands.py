@@ -282,7 +282,8 @@ class Renderer:
                                           fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])))
             out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full),
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
-                                         fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty])))
+                                         fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),
+                                         afold=_FOLDS[q.op].format(t="a_", v=value, ty=_CTY[q.ty])))
         return "\n".join(out + ["    return 1;", "}"])
 
     def _fold_cty(self, q) -> str:
@@ -557,10 +558,14 @@ BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0;
         const int64_t *o_ = tl_koff[{k}] + tl_kstart[{k}][p_], len_ = tl_kstart[{k}][p_ + 1] - tl_kstart[{k}][p_];
         if (kr_->full) {{
 {full}
-        }} else {{
+        }} else if (e_ - t_ > 8) {{
             for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
             for (int64_t cnt = 0; cnt < len_; cnt++)
                 for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}
+        }} else for (int64_t u_ = t_; u_ < e_; u_++) {{  /* a few strands (a row's ends): each fold in a register */
+            {ty} a_ = {init};
+            for (int64_t cnt = 0; cnt < len_; cnt++) {{ int64_t j = i0 + o_[cnt] + u_; {afold} }}
+            {v} = a_;
         }}
         for (int64_t u_ = t_; u_ < e_; u_++) {{ {final} }}
     }}"""
@@ -725,8 +730,7 @@ class Run:
         self.token = next(_RUN_TOKENS)
         ext = [max(0, hi - lo + 1) for lo, hi in ranges]
         self.n = n = math.prod(ext)
-        self.owner = runner
-        self.made = 0  # the super-steps asked for so far
+        self.owner, self.made = runner, 0  # (made: the super-steps asked for so far)
         self.R, self.I, self.status, was = runner.take((max(r.nr, 1), max(r.ni, 1)), n)
         #: the living strands' columns in the executor's order (Diderot's permuted one where
         #: ``ir.indirect``: [stable | active], then the new), their count, each one's rank
@@ -735,8 +739,7 @@ class Run:
         self.ord = np.arange(n if self.indirect else 1, dtype=np.int64)
         self.nlive = np.array([n], dtype=np.int64)
         self.rank = np.zeros(max(n, 1) if self.indirect else 1, dtype=np.int64)
-        self.gr = np.zeros(max(r.gnr, 1))
-        self.gi = np.zeros(max(r.gni, 1), dtype=np.int64)
+        self.gr, self.gi = np.zeros(max(r.gnr, 1)), np.zeros(max(r.gni, 1), dtype=np.int64)
         self._ptrs: dict[int, tuple] = {}  # (_p: each array cast once, until the births replace them)
         self._others: dict[str, int] = {}  # (_other: the strings the program does not spell)
         for name, (arr, k) in r.globals.items():
@@ -839,8 +842,7 @@ class Run:
         return done
 
     def _steps(self, k: int) -> int:
-        err, act, pending = self.ffi.new("int64_t *"), self.ffi.new("int64_t *"), self.ffi.new("int64_t *")
-        done = 0
+        (err, act, pending), done = [self.ffi.new("int64_t *") for _ in range(3)], 0
         while done < k:
             R, I, status, gr, gi, img, threads = self._buffers()
             if self.runner.ir.births:  # the room left for new strands, with the strands there are now
@@ -955,9 +957,7 @@ class Run:
             row = table[k] if bits is None else table[k].view(f"int{bits}")[:self.n]
             out[:, j] = row if picked is None else row[picked]
         out = out.reshape((count,) + tuple(shape))
-        if kind == "bool":
-            return out.astype(bool)
-        return out
+        return out.astype(bool) if kind == "bool" else out
 
 
 def _set_first(body) -> set[str]:
