@@ -133,7 +133,7 @@ TL_STEPS int64_t tl_steps(int64_t n, int64_t k, double *R, int64_t *I, int8_t *s
 #if TL_INDIRECT
         for (int64_t q = 0; q < *nlive; q++) tl_P0[ord[q]] = q;
 #endif
-        tl_nb_step(n, tl_ndead, gr, gi, status);
+        tl_nb_step(n, tl_ndead, gr, gi, status, threads);
 #endif
 #if TL_INDIRECT
         {

@@ -5,7 +5,7 @@ static double *tl_R0; static int64_t *tl_I0; static int8_t *tl_S0;
 static const double *tl_RP;
 static double tl_grid_h(const double *gr, const int64_t *gi);
 static double *tl_gpos;
-static int64_t *tl_gstart, *tl_gorder, *tl_gcell, tl_gcap, tl_gocap, tl_gdim[3] = {1, 1, 1}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
+static int64_t *tl_gstart, *tl_gorder, *tl_gcell, tl_gcap, tl_gocap, tl_gpcap, tl_gccap, tl_gdim[3] = {1, 1, 1}, tl_gstride[3]; static double tl_gmin[3], tl_gh; static int tl_gok;
 static __thread int64_t *tl_nbuf; static __thread int64_t tl_ncap;
 /* room for one more neighbour in the thread's buffer (*buf, *cap: the caller's copies of tl_nbuf, tl_ncap) */
 static int tl_nb_grow(int64_t **buf, int64_t *cap) {
@@ -15,6 +15,8 @@ static int tl_nb_grow(int64_t **buf, int64_t *cap) {
     return 1;
 }
 static int64_t *tl_P0, tl_n0;
+/* p (cap elements) made room for need elements (its contents lost): 0 where memory runs out */
+#define TL_GROW(p, cap, need) ((need) > (cap) ? (free(p), (p) = malloc(sizeof *(p) * (size_t)(need)), (cap) = (p) ? (need) : 0) : 0, (need) <= (cap))
 /* neighbours in the order of the strands at the step's start (Diderot's, where it permutes them) */
 static int tl_cmp64(const void *a, const void *b) {
     int64_t x_ = *(const int64_t *)a, y_ = *(const int64_t *)b;
@@ -61,12 +63,8 @@ static void tl_nb_build(int64_t n, double h) {
     tl_gstride[2] = 1; tl_gstride[1] = tl_gdim[2]; tl_gstride[0] = tl_gdim[1] * tl_gdim[2]; tl_gh = h;
     int64_t cells = (int64_t)total;
     /* the grid's arrays kept from step to step (new ones cost page faults); the order and positions padded by 4 zeros */
-    if (cells + 1 > tl_gcap) { free(tl_gstart); tl_gstart = malloc(sizeof(int64_t) * (size_t)(cells + 1)); tl_gcap = tl_gstart ? cells + 1 : 0; }
-    if (n + 4 > tl_gocap) {
-        free(tl_gorder); free(tl_gpos); free(tl_gcell); tl_gorder = malloc(sizeof(int64_t) * (size_t)(n + 4));
-        tl_gpos = malloc(sizeof(double) * TL_D * (size_t)(n + 4)); tl_gcell = malloc(sizeof(int64_t) * (size_t)(n + 1));
-        tl_gocap = tl_gorder && tl_gpos && tl_gcell ? n + 4 : 0; }
-    if (!tl_gcap || !tl_gocap) return;  /* (the search then tests every strand) */
+    if (!TL_GROW(tl_gstart, tl_gcap, cells + 1) | !TL_GROW(tl_gorder, tl_gocap, n + 4) | !TL_GROW(tl_gpos, tl_gpcap, TL_D * (n + 4))
+        | !TL_GROW(tl_gcell, tl_gccap, n + 1)) return;  /* (the search then tests every strand) */
     memset(tl_gstart, 0, sizeof(int64_t) * (size_t)(cells + 1));
     for (int64_t j = 0; j < n; j++) if ((tl_gcell[j] = tl_S0[j] != 2 && (TL_FIN(n, j)) ? TL_CELL(n, j) : -1) >= 0) tl_gstart[tl_gcell[j] + 1]++;
     for (int64_t c = 0; c < cells; c++) tl_gstart[c + 1] += tl_gstart[c];
@@ -353,7 +351,7 @@ static void tl_keep_site(int k, int64_t n, double r, const int8_t *status, int64
 }
 /* at a super-step's start: the grid and the kept answers of this run, found again when
    strands were born or died since */
-static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {
+static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status, int threads) {
     if (tl_kn == n && tl_kdead == dead && tl_krun == tl_run) return;
     /* the answers kept by the run before, made while all its strands were active, serve a run
        whose strands stand where its stood, while all of them are too */
@@ -369,7 +367,7 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
         TL_FILL_KEEP
     }
     for (int k = 0; k < TL_SITES; k++) if (!tl_kpid[k] || !TL_ALLKEPT) tl_grid_need(n);  /* some strand searches */
-    (void)gr; (void)gi; (void)status;
+    (void)gr; (void)gi; (void)status; (void)threads;
 }
 static inline int64_t tl_nb_kept(int k, int64_t i, const int64_t **out) {
     const int32_t *pid = tl_kpid[k];
@@ -421,8 +419,7 @@ static int64_t *tl_vstore(const int64_t *src, int64_t len) {
         int64_t cap = len > 8192 ? len : 8192;
         if (__atomic_add_fetch(&tl_vstored, cap, __ATOMIC_RELAXED) > tl_vmax) return 0;
         tl_vblk *b = malloc(sizeof(tl_vblk) + sizeof(int64_t) * (size_t)cap);
-        if (!b) return 0;
-        b->cap = cap;
+        if (!b) return 0; else b->cap = cap;
         #pragma omp critical (tl_vlist)
         { b->next = tl_vall; tl_vall = b; }
         tl_vcur = b; tl_vused = 0;
@@ -453,73 +450,83 @@ static int64_t tl_vfilter(int64_t n, int64_t i, const int64_t *L, int64_t m, con
     }
     return len;
 }
-/* An epoch's lists made for every active strand at once by its first query of site v, where one thread runs the
-   step (with more, each makes its strands' lists: in parallel, where this would be one thread's work), each around its strand's position (radius rl: what the search finds there).  The grid's cells are at
-   least rl wide: a strand's neighbours lie in the 3^d cells around its own, the next ones of which (row-major)
-   are 5 runs of cells.  Each pair is tested once (the test is symmetric), the pairs' ends sorted by counting,
-   by the neighbour, then stably by the strand: each list ascending without a sort (in Diderot's order, the
-   query sorts what it finds, as with the search's lists).  0 where it cannot (lists then made one by one). */
+/* An epoch's lists of every active strand (radius rl: what the search finds there), by site v's first query at one
+   thread, else by the team at the step's start (tl_nb_step).  Cells at least rl wide: a strand's neighbours lie in the
+   3^d cells around its own, the next ones (row-major) 5 runs of cells.  Each pair tested once (symmetric; a slab of
+   cells a thread); each thread buckets its range's strands by neighbour, then scatters the ascending buckets'
+   neighbours by strand: lists ascending without a sort (Diderot's order).  0 where it cannot. */
 #ifdef _OPENMP
-int omp_in_parallel(void);
-#define TL_TEAM omp_in_parallel()
+int omp_in_parallel(void), omp_get_thread_num(void), omp_get_num_threads(void);
 #else
-#define TL_TEAM 0
+static int omp_in_parallel(void) { return 0; } static int omp_get_thread_num(void) { return 0; } static int omp_get_num_threads(void) { return 1; }
 #endif
-static int32_t *tl_vpa, *tl_vtmp; static int64_t tl_vpcap, *tl_vcnt, tl_vccap, tl_vtcap, tl_vbep[TL_VSITES], *tl_vlist[TL_VSITES], tl_vlcap[TL_VSITES];
-static int tl_vbuild(int v, int64_t n, double r) {
+#define TL_VT 64  /* the most threads that make an epoch's lists together */
+static int32_t *tl_vpa[TL_VT], *tl_vtmp[TL_VT]; static int64_t tl_vpcap[TL_VT], tl_vnp[TL_VT], *tl_vcnt[TL_VT], tl_vccap[TL_VT], tl_vtcap[TL_VT];
+static int64_t tl_vbep[TL_VSITES], *tl_vlist[TL_VSITES][TL_VT], tl_vlcap[TL_VSITES][TL_VT]; static int tl_vq[TL_VSITES];
+static int tl_vbuild(int v, int64_t n, double r, int threads) {
     double rl = r * (1 + TL_VM), r2 = rl * rl, lo2 = 0.999999 * r2, hi2 = 1.000001 * r2;
     if (!tl_gok || !(rl * (1 + 1e-5) <= tl_gh) || !(r2 > 1e-30 && r2 < 1e30) || n >= INT32_MAX) return 0;
-    int64_t np = 0, Z = tl_gdim[2], ne = 0, *c1, *c2, *Lv; const int64_t *gs = tl_gstart, *go = tl_gorder; int32_t *P, *T;
-    for (int64_t x = 0; x < tl_gdim[0]; x++) for (int64_t y = 0; y < tl_gdim[1]; y++) for (int64_t z = 0; z < Z; z++) {
-        int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z, r0[5], r1[5], nr = 0, zl = z > 0 ? z - 1 : 0, zh = z + 1 < Z ? z + 1 : z;
-        for (int o = 0; o < 5 && gs[cl] < gs[cl + 1]; o++) {  /* its own cell (after the strand) and the next, then (0 1) (1 -1) (1 0) (1 1) */
-            int64_t dx = o > 1, dy = o == 0 ? 0 : o == 1 ? 1 : o - 3, c0 = cl + dx * tl_gstride[0] + dy * tl_gstride[1] - z;
-            if (x + dx < tl_gdim[0] && (uint64_t)(y + dy) < (uint64_t)tl_gdim[1]) { r0[nr] = o ? gs[c0 + zl] : -1; r1[nr++] = gs[c0 + zh + 1]; }
-        }
-        for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) for (int64_t k = 0; k < nr; k++) {
-            const double *c = tl_gpos + TL_D * m; int64_t m0 = r0[k] < 0 ? m + 1 : r0[k], m1 = r1[k];
-            if (np + m1 - m0 > tl_vmax) return 0;  /* (crowded strands: pairs grow as n^2, the lists could not be kept) */
-            if (2 * (np + m1 - m0 + 4) > tl_vpcap) {
-                int32_t *na = realloc(tl_vpa, sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536));
-                if (!na) return 0;
-                tl_vpa = na; tl_vpcap = 8 * (np + m1 - m0) + 65536;
+    int64_t Z = tl_gdim[2]; const int64_t *gs = tl_gstart, *go = tl_gorder; int bad = 0;
+    for (int t = 0; t < (threads = threads < TL_VT ? threads : TL_VT); t++) tl_vnp[t] = 0;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1) reduction(|: bad)
+    for (int64_t x = 0; x < tl_gdim[0]; x++) {
+        int t = omp_get_thread_num(); int64_t np = tl_vnp[t];
+        if (!bad) for (int64_t y = 0; y < tl_gdim[1]; y++) for (int64_t z = 0; z < Z; z++) {
+            int64_t cl = x * tl_gstride[0] + y * tl_gstride[1] + z, r0[5], r1[5], nr = 0, zl = z > 0 ? z - 1 : 0, zh = z + 1 < Z ? z + 1 : z;
+            for (int o = 0; o < 5 && gs[cl] < gs[cl + 1]; o++) {  /* its own cell (after the strand) and the next, then (0 1) (1 -1) (1 0) (1 1) */
+                int64_t dx = o > 1, dy = o == 0 ? 0 : o == 1 ? 1 : o - 3, c0 = cl + dx * tl_gstride[0] + dy * tl_gstride[1] - z;
+                if (x + dx < tl_gdim[0] && (uint64_t)(y + dy) < (uint64_t)tl_gdim[1]) { r0[nr] = o ? gs[c0 + zl] : -1; r1[nr++] = gs[c0 + zh + 1]; }
             }
-            for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them (the order and positions padded) */
-                int ok[4], amb = 0;
-                for (int u = 0; u < 4; u++) {
-                    const double *p = tl_gpos + TL_D * (q + u); double e_ = TL_D2E(p, c);
-                    ok[u] = (e_ < r2) & (q + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (q + u < m1);
+            for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) for (int64_t k = 0; k < nr; k++) {
+                const double *c = tl_gpos + TL_D * m; int64_t m0 = r0[k] < 0 ? m + 1 : r0[k], m1 = r1[k];
+                if (np + m1 - m0 > tl_vmax) { bad = 1; goto out; }  /* (crowded strands: pairs grow as n^2, the lists could not be kept) */
+                int32_t *na = 2 * (np + m1 - m0 + 4) > tl_vpcap[t] ? realloc(tl_vpa[t], sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536)) : 0;
+                if (na) { tl_vpa[t] = na; tl_vpcap[t] = 8 * (np + m1 - m0) + 65536; } else if (2 * (np + m1 - m0 + 4) > tl_vpcap[t]) { bad = 1; goto out; }
+                for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them (the order and positions padded) */
+                    int ok[4], amb = 0;
+                    for (int u = 0; u < 4; u++) {
+                        const double *p = tl_gpos + TL_D * (q + u); double e_ = TL_D2E(p, c);
+                        ok[u] = (e_ < r2) & (q + u < m1); amb |= (e_ >= lo2) & (e_ <= hi2) & (q + u < m1);
+                    }
+                    if (amb) for (int u = 0; u < 4; u++) ok[u] = q + u < m1 && tl_near(tl_gpos + TL_D * (q + u), c, r2, 1);
+                    for (int u = 0; u < 4; u++) { tl_vpa[t][2 * np] = (int32_t)go[m]; tl_vpa[t][2 * np + 1] = (int32_t)go[q + u]; np += ok[u]; }
                 }
-                if (amb) for (int u = 0; u < 4; u++) ok[u] = q + u < m1 && tl_near(tl_gpos + TL_D * (q + u), c, r2, 1);
-                for (int u = 0; u < 4; u++) { tl_vpa[2 * np] = (int32_t)go[m]; tl_vpa[2 * np + 1] = (int32_t)go[q + u]; np += ok[u]; }
             }
         }
+        out: tl_vnp[t] = np;
     }
-    for (int64_t k = 0; k < 2 * np; k++) ne += tl_S0[tl_vpa[k]] == 0;  /* each pair twice: (strand, neighbour) for an active strand */
-    if (__atomic_add_fetch(&tl_vstored, ne, __ATOMIC_RELAXED) > tl_vmax) return 0;
-    if (2 * n + 2 > tl_vccap) { free(tl_vcnt); tl_vcnt = malloc(sizeof(int64_t) * (size_t)(2 * n + 2)); tl_vccap = tl_vcnt ? 2 * n + 2 : 0; }
-    if (ne + 1 > tl_vtcap) { free(tl_vtmp); tl_vtmp = malloc(sizeof(int32_t) * 4 * (size_t)(ne + 1)); tl_vtcap = tl_vtmp ? 2 * (ne + 1) : 0; }
-    if (ne + 1 > tl_vlcap[v]) { free(tl_vlist[v]); tl_vlist[v] = malloc(sizeof(int64_t) * 2 * (size_t)(ne + 1)); tl_vlcap[v] = tl_vlist[v] ? 2 * (ne + 1) : 0; }
-    if (!tl_vccap || ne + 1 > tl_vtcap || ne + 1 > tl_vlcap[v]) return 0;  /* (one more than ne: no pair, still no NULL + 0) */
-    c1 = tl_vcnt; c2 = tl_vcnt + n + 1; P = tl_vpa; T = tl_vtmp; Lv = tl_vlist[v];
-    memset(tl_vcnt, 0, sizeof(int64_t) * (size_t)(2 * n + 2));
-    for (int64_t k = 0; k < 2 * np; k++) if (tl_S0[P[k]] == 0) { c1[P[k ^ 1] + 1]++; c2[P[k] + 1]++; }
-    for (int64_t j = 0; j < n; j++) { c1[j + 1] += c1[j]; c2[j + 1] += c2[j]; }
-    for (int64_t k = 0; k < 2 * np; k++) if (tl_S0[P[k]] == 0) { int64_t at = c1[P[k ^ 1]]++; T[2 * at] = P[k]; T[2 * at + 1] = P[k ^ 1]; }
-    for (int64_t k = 0; k < ne; k++) Lv[c2[T[2 * k]]++] = T[2 * k + 1];  /* (c2[i]: then the end of i's list) */
-    for (int64_t i = 0; i < n; i++) if (tl_S0[i] == 0 && (TL_FIN(n, i))) {
-        tl_vent *e = tl_vls + (int64_t)v * n + i;
-        e->p = Lv + (i ? c2[i - 1] : 0); e->len = c2[i] - (i ? c2[i - 1] : 0); e->ep = tl_vep; e->lim = rl * (1 - 1e-5) - tl_vD;
-        for (int a = 0; a < 3; a++) e->cb[a] = a < TL_D ? tl_RP[tl_posrow[a] * n + i] : 0;
-    }
-    return 1;
+    if (bad) return 0;
+    /* each thread the lists of a range of strands (their pairs from every thread's) in its own arrays */
+    #pragma omp parallel num_threads(threads) if (threads > 1) reduction(|: bad)
+    do {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads(); int64_t lo = n * t / nt, w = n * (t + 1) / nt - lo, ne, *k1, *k2, *Lv; int32_t *P, *T;
+        if (!TL_GROW(tl_vcnt[t], tl_vccap[t], n + w + 2) && (bad = 1)) break;
+        memset(k1 = tl_vcnt[t], 0, sizeof(int64_t) * (size_t)(n + w + 2)); k2 = k1 + n + 1;  /* by neighbour; by strand (from lo) */
+        for (int u = 0; u < threads; u++)  /* each pair twice: (strand P[k], neighbour P[k ^ 1]) for an active strand */
+            for (int64_t k = 0; k < 2 * tl_vnp[u]; k++) if ((uint64_t)((P = tl_vpa[u])[k] - lo) < (uint64_t)w && tl_S0[P[k]] == 0) { k1[P[k ^ 1] + 1]++; k2[P[k] - lo + 1]++; }
+        for (int64_t j = 0; j < n; j++) k1[j + 1] += k1[j];
+        for (int64_t j = 0; j < w; j++) k2[j + 1] += k2[j];
+        if (__atomic_add_fetch(&tl_vstored, ne = k2[w], __ATOMIC_RELAXED) > tl_vmax && (bad = 1)) break;
+        if ((!TL_GROW(tl_vtmp[t], tl_vtcap[t], ne + 1) | !TL_GROW(tl_vlist[v][t], tl_vlcap[v][t], ne + 1)) && (bad = 1)) break;  /* (one more: no NULL + 0) */
+        T = tl_vtmp[t]; Lv = tl_vlist[v][t];
+        for (int u = 0; u < threads; u++)  /* the strands by neighbour */
+            for (int64_t k = 0; k < 2 * tl_vnp[u]; k++) if ((uint64_t)((P = tl_vpa[u])[k] - lo) < (uint64_t)w && tl_S0[P[k]] == 0) T[k1[P[k ^ 1]]++] = P[k];
+        for (int64_t j = 0, at = 0; j < n; j++) for (; at < k1[j]; at++) Lv[k2[T[at] - lo]++] = j;  /* (k2[i - lo]: then the end of i's list) */
+        for (int64_t i = lo; i < lo + w; i++) if (tl_S0[i] == 0 && (TL_FIN(n, i))) {
+            tl_vent *e = tl_vls + (int64_t)v * n + i;
+            e->p = Lv + (i > lo ? k2[i - lo - 1] : 0); e->len = k2[i - lo] - (i > lo ? k2[i - lo - 1] : 0); e->ep = tl_vep; e->lim = rl * (1 - 1e-5) - tl_vD;
+            for (int a = 0; a < 3; a++) e->cb[a] = a < TL_D ? tl_RP[tl_posrow[a] * n + i] : 0;
+        }
+    } while (0);
+    return !bad;
 }
 static int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, double r, const int64_t **out) {
     double r2 = r * r;
     int use = tl_von && !__atomic_load_n(&tl_vfull, __ATOMIC_RELAXED) && n == tl_sn && r >= 0 && r2 > 1e-30 && r2 < 1e29;
     for (int a = 0; a < TL_D; a++) use = use && isfinite(c[a]);
     if (!use) { tl_grid_fresh(); return tl_nb_search(n, i, c, r, out); }
-    if (tl_vbep[v] != tl_vep && !TL_TEAM) { tl_grid_fresh(); tl_vbuild(v, n, r); tl_vbep[v] = tl_vep; }  /* the epoch's first query: all lists */
+    int qv = 1 + 2 * (tl_vsteps == 1); if ((__atomic_load_n(&tl_vq[v], __ATOMIC_RELAXED) & qv) != qv) __atomic_fetch_or(&tl_vq[v], qv, __ATOMIC_RELAXED);
+    if (tl_vbep[v] != tl_vep && !omp_in_parallel()) { tl_grid_fresh(); tl_vbuild(v, n, r, 1); tl_vbep[v] = tl_vep; }  /* the epoch's first query: all lists */
     tl_vent *e = tl_vls + (int64_t)v * n + i;
     double room = e->lim - tl_vD - r * (1 + 1e-5), dc2 = 0;
     for (int a = 0; a < TL_D; a++) dc2 += (c[a] - e->cb[a]) * (c[a] - e->cb[a]);
@@ -547,7 +554,7 @@ static int64_t tl_nb_query(int v, int64_t n, int64_t i, const double *c, double 
 /* at a super-step's start: the epoch kept while every living strand is within TL_VM r / 2 of its
    position at the epoch's start (a strand whose position is not finite, then and now, can be no
    neighbour), else a new one */
-static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status) {
+static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status, int threads) {
     (void)dead; (void)status;
     double h = tl_grid_h(gr, gi);
     __atomic_store_n(&tl_gstep, 0, __ATOMIC_RELEASE); tl_gok = 0; tl_sn = n;
@@ -567,7 +574,7 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
             if (!fc && !fe) continue;
             if (!(s2 <= lim2)) keep = 0; else if (s2 > most) most = s2;
         }
-        if (keep) { tl_vD = sqrt(most) * (1 + 1e-9) + 1e-300; return; }
+        if (keep) { tl_vD = sqrt(most) * (1 + 1e-9) + 1e-300; threads = 1; goto team; }
     }
     tl_vfree(); tl_vD = 0;
     if (tl_vn >= 0) tl_vresets++;
@@ -579,5 +586,11 @@ static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t 
     }
     if (on) for (int a = 0; a < TL_D; a++) memcpy(tl_vpos + a * n, tl_RP + tl_posrow[a] * n, sizeof(double) * (size_t)n);
     tl_von = on; tl_vn = on ? n : -1; tl_vh = on ? h * (1 + TL_VM) * (1 + 2e-5) : h; tl_vmax = 64 * n + 65536;
+    team:  /* a new epoch's lists by the team, of the grid's radius (the query checks them), where the site was queried
+              in the step before (tl_vq: 1; a run's first step: in the last run's first, 2) */
+    for (int v = 0; v < TL_VSITES; v++) {
+        if (threads > 1 && tl_von && tl_vq[v] & (tl_vsteps == 1 ? 2 : 1)) { tl_grid_fresh(); tl_vbuild(v, n, h, threads); tl_vbep[v] = tl_vep; }
+        tl_vq[v] &= tl_vsteps == 1 ? 0 : 2;
+    }
 }
 #endif
