@@ -133,7 +133,7 @@ def test_buffers_within_l1_and_one_loop_statements_get_the_read_slabs_at_the_sta
     assert _inner_hints(k) == []
     (loop,) = _fused_loops(k)
     assert [(k.loop_program.names[a.slot], a.at, a.spread, a.write) for a in loop.prefetch] == [
-        ("u", (("e", 1),), False, False), ("D", (("e", 1),), False, False)]
+        ("D", (("e", 1),), False, False), ("u", (("e", 1),), False, False)]
     # an outer product's rows: the statement is one simd loop, no loop of its own to share
     outer = _c("in var x : [4096]\nin var w : [512]\nout var v : [4096 512]\nvar y : [4096]\n"
                "y = 2 * x\nv = y # w\n")

@@ -216,7 +216,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     if not outer or sum(lines for _, _, lines, _ in streams) * CACHE_LINE_BYTES * loop.extent <= l1:
         # one-loop statements, or buffers that stay in L1 from call to call: the read
         # slabs asked for at the start of each iteration
-        burst = tuple(Ahead(slot, ((var, 1),)) for _, slot, _, written in sorted(streams) if not written)
+        burst = tuple(Ahead(slot, ((var, 1),)) for slot in sorted(slot for _, slot, _, written in streams if not written))
         return replace(loop, prefetch=burst)
     runs, total = [], 0  # each slab's lines as the run [begin, begin + lines) of all of them
     for _, slot, lines, written in sorted(streams):
