@@ -280,8 +280,8 @@ def _mode_reference(args: dict, flips, helm: bool) -> np.ndarray:
        flips=st.tuples(st.booleans(), st.booleans(), st.booleans()), helm=st.booleans(), fma=st.booleans(),
        special=_specials, seed=st.integers(0, 2**32 - 1))
 def test_generated_mode_chains_with_and_without_hints(n, E, flips, helm, fma, special, seed):
-    """Mode-product chains whose slabs fall on either side of PREFETCH_BYTES (n = 12, 13:
-    13.5 and 17.2 KiB) and of L1 (n = 17: 38.4 KiB) with the matrices either way round:
+    """Mode-product chains of 1-3 elements of 13.5-38.4 KiB (n = 12-17: buffers together
+    within L1 or past it, a slab near L1) with the matrices either way round:
     the C kernel with its hints gives the bits of the one without and the reference's
     values, and none of its prefetches leaves its buffer."""
     source, _ = _mode_program(n, E, flips, helm)
