@@ -303,7 +303,7 @@ def test_the_schedule_is_planned_in_one_place():
 #: The machine's facts and the thresholds tuned to its memory system: defined in
 #: machine/__init__.py only (issue 40, "C as C"); a module that needs one imports it from there.
 MACHINE_FACTS = {"FALLBACK_L1", "FALLBACK_L2", "WIDTHS", "DEFAULT_BYTES", "BLAS_INT_MAX", "CACHE_LINE_BYTES",
-                 "TILE_BYTES", "TILE_VECTORS", "PREFETCH_BYTES", "AHEAD_BYTES", "STACK_BYTES", "PARALLEL_WORK",
+                 "TILE_BYTES", "TILE_VECTORS", "STACK_BYTES", "PARALLEL_WORK",
                  "SIMD_REDUCTION_MIN"}
 #: How the machine is asked, in machine.py only: its cores, its affinity, its caches.
 MACHINE_QUESTIONS = re.compile(r"os\.cpu_count\(|sched_getaffinity\(|SC_LEVEL\d|/sys/devices/system/cpu")
@@ -333,10 +333,10 @@ def test_the_machines_facts_live_in_machine_py_only():
 
 def test_the_machine_facts_claim_would_catch_a_definition(monkeypatch, tmp_path):
     path = tmp_path / "tiles.py"
-    path.write_text("import os\n\nTILE_BYTES = 64\nA, PREFETCH_BYTES = 1, 2\nCPUS = os.cpu_count()  # cores\n")
+    path.write_text("import os\n\nTILE_BYTES = 64\nA, STACK_BYTES = 1, 2\nCPUS = os.cpu_count()  # cores\n")
     monkeypatch.setitem(MODULES, "tensorlang.loops.tiles", path)
     assert _machine_facts_outside("tensorlang.loops.tiles") == [
-        "tensorlang.loops.tiles:3: defines TILE_BYTES", "tensorlang.loops.tiles:4: defines PREFETCH_BYTES",
+        "tensorlang.loops.tiles:3: defines TILE_BYTES", "tensorlang.loops.tiles:4: defines STACK_BYTES",
         "tensorlang.loops.tiles:5: asks the machine"]
     assert _machine_facts_outside("tensorlang.machine")
 

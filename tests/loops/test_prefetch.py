@@ -1,13 +1,10 @@
 """Prefetch hints of a fused batch loop (loops/fusion.py ``_prefetch``, codegen ``prefetch``).
 
-A slab of at most PREFETCH_BYTES that the loop only reads is asked for one iteration
-ahead at the start of each iteration, towards L2.  A larger one (up to the L1 size) gets
-hints inside the loop instead: the next sub-slab where the first statement reading
-it walks it one sub-slab at a time, else the next element's whole slab shared out over
-the last statement; an output written across its slab is asked for writing by the
-statement before.  Those hints ask for L1 where the slab fits there beside the
-iteration's temporaries, else for L2.  Hints never address outside their buffer and
-change no bit of any result."""
+Each program buffer the loop walks one slab per element (a slab of at most L1), read or
+written, streams: the next element's slabs are asked for towards L2, as one run of
+lines in the order the statements first touch the buffers, shared out over the
+statements' outer loops by their work (a written slab's lines for writing).  Hints
+never address outside their buffer and change no bit of any result."""
 
 from __future__ import annotations
 
@@ -47,94 +44,104 @@ def _inner_hints(k) -> list[tuple[str, Ahead]]:
     return [(node.var, ahead) for node in walk(batch.body) if isinstance(node, Loop) for ahead in node.prefetch]
 
 
-def test_the_fused_interpolation_prefetches_the_next_element_of_u_only(tmp_path, capsys):
+def _runs(k) -> list[tuple[str, int, int, bool]]:
+    """Each hint as (buffer, first line, last line + 1, for writing), in the body's order."""
+    for _, ahead in _inner_hints(k):
+        assert ahead.at == (("e", 1),) and ahead.spread and ahead.level == 2 and ahead.lines is not None
+    return [(k.loop_program.names[a.slot], *a.lines, a.write) for _, a in _inner_hints(k)]
+
+
+def _covers_each_slab_once(runs, slabs: dict[str, int]) -> bool:
+    """The hints ask for every line of each slab once, the slabs one after another."""
+    order = list(dict.fromkeys(name for name, *_ in runs))
+    joined = [(name, line) for name, first, stop, _ in runs for line in range(first, stop)]
+    return joined == [(name, line) for name in order for line in range(slabs[name])] and set(order) == set(slabs)
+
+
+def test_the_fused_interpolation_streams_u_and_v(tmp_path, capsys):
     k = _c(interpolation_source(8, 64))
     (loop,) = _fused_loops(k)
-    names = k.loop_program.names
-    # not A, B, C (no batch index), not v (written); the whole next slab, towards L2
-    assert [(names[a.slot], a.at, a.level, a.spread, a.write) for a in loop.prefetch] == [("u", (("e", 1),), 2, False, False)]
-    assert _inner_hints(k) == []
+    assert loop.prefetch == ()  # no burst at the start of an element
+    runs = _runs(k)
+    # not A, B, C (no batch index); u read first, then v written: 64 lines each (4 KiB)
+    assert _covers_each_slab_once(runs, {"u": 64, "v": 64})
+    assert [name for name, *_ in runs][0] == "u" and all(write == (name == "v") for name, _, _, write in runs)
+    # shared out over the three products (equal work): 128 lines, 42 or 43 a statement
+    (batch,) = _fused_loops(k)
+    shares = [sum(stop - first for _, first, stop, _ in
+                  [(k.loop_program.names[a.slot], *a.lines, a.write) for a in node.prefetch])
+              for node in batch.body if isinstance(node, Loop)]
+    assert shares == [42, 43, 43]
     c = k.target.source
     assert "__builtin_prefetch(tl_ahead" in c and "if (x_e + 1 < 64LL)" in c  # none past the last element
     from tensorlang.cli import main
     program = tmp_path / "interp.tl"
     program.write_text(interpolation_source(8, 64))
     assert main(["compile", str(program), "--emit", "loops"]) == 0
-    assert "prefetch u[e+1]" in capsys.readouterr().out  # every stage printable
+    shown = capsys.readouterr().out
+    assert "prefetch u[e+1], spread, lines 0..41" in shown and "prefetch for writing v[e+1], spread" in shown
 
 
-def test_helmholtz_prefetches_both_of_its_batched_inputs():
+def test_helmholtz_streams_its_inputs_and_its_output():
     k = _c(helmholtz_source(8, 64))
-    (loop,) = _fused_loops(k)
-    assert sorted(k.loop_program.names[a.slot] for a in loop.prefetch) == ["D", "u"]
+    assert _fused_loops(k)[0].prefetch == ()
+    runs = _runs(k)
+    # u (the first product's), D (the elementwise product's), v (the last product's)
+    assert _covers_each_slab_once(runs, {"u": 64, "D": 64, "v": 64})
+    assert list(dict.fromkeys(name for name, *_ in runs)) == ["u", "D", "v"]
+    assert all(write == (name == "v") for name, _, _, write in runs)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fma", [False, True])
-def test_large_slabs_get_hints_in_the_loop_not_a_burst(fma, tmp_path, capsys):
-    """n = 16: one element's u, D and v are 32 KiB each, more than PREFETCH_BYTES."""
-    def names_of(k, hints):
-        return [(var, k.loop_program.names[a.slot], a.at, a.spread, a.write, a.level) for var, a in hints]
-
+def test_large_slabs_are_shared_out_over_the_statements(fma, tmp_path, capsys):
+    """n = 16: one element's u, D and v are 32 KiB (512 lines) each; the six products
+    do equal work, so each asks for 256 of the 1536 lines, 16 an iteration."""
     helm = _c(helmholtz_source(16, 3), fma=fma)
-    assert _fused_loops(helm)[0].prefetch == ()
-    hints = names_of(helm, _inner_hints(helm))
-    # u is read by the first product one sub-slab u[e, k1] per iteration of its outer loop
-    # (the loop's name depends on the statement): the next sub-slab, towards L2 (the
-    # element's two 32 KiB temporaries fill L1 already)
-    (first,) = [h for h in hints if h[1] == "u"]
-    # (AHEAD_BYTES ahead: 4 sub-slabs of 2 KiB, on into the next element's slab)
-    assert first[2] == (("e", 0), (first[0], fusion.AHEAD_BYTES // 2048)) and not first[3] and not first[4]
-    assert first[5] == 2
-    # v is written across its slab (v[e, j, l, m] in a loop over l): asked for writing,
-    # shared out over the statement before; D is read by an elementwise product: no hint
-    (out,) = [h for h in hints if h[1] == "v"]
-    assert out[2] == (("e", 0),) and out[3] and out[4] and out[5] == 2
-    # D is read first by the elementwise D ⊙ t (the fourth statement): the second product,
-    # two statements before, asks for this element's slab, shared out
-    (d,) = [h for h in hints if h[1] == "D"]
-    assert d[2:] == ((("e", 0),), True, False, 2) and [h[1] for h in hints] == ["u", "D", "v"]
-    assert fusion.READ_AHEAD_STATEMENTS == 2
+    (batch,) = _fused_loops(helm)
+    outer = [node for node in batch.body if isinstance(node, Loop)]
+    names = helm.loop_program.names
+    assert [[(names[a.slot], a.lines, a.write) for a in node.prefetch] for node in outer] == [
+        [("u", (0, 256), False)], [("u", (256, 512), False)], [("D", (0, 256), False)],
+        [("D", (256, 512), False)], [("v", (0, 256), True)], [("v", (256, 512), True)]]
     c = helm.target.source
-    ahead = fusion.AHEAD_BYTES // 2048
-    assert f"if (((x_e) * 16LL + x_{first[0]} + {ahead}) < 48LL)" in c  # none past the last element's last
-    assert "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 2)" in c and ", 3);" not in c
+    assert "if (x_e + 1 < 3LL)" in c and ", 3);" not in c  # none past the last element; none into L1
+    assert "tl_l < 256LL + (x_" in c and "__builtin_prefetch(tl_ahead3 + 64 * tl_l, 1, 2)" in c
 
     interp = _c(interpolation_source(16, 3), fma=fma)
-    assert _fused_loops(interp)[0].prefetch == ()
-    # the first product reads u[e, k, a, b] summed over k in a loop over a: across the
-    # slab, so the statement before the last asks for the next element's whole slab,
-    # shared out; the last writes v one sub-slab v[e, j] at a time and asks for the one
-    # AHEAD_BYTES ahead for writing, on into the next element's
-    hints = names_of(interp, _inner_hints(interp))
-    assert [h[1:] for h in hints] == [("u", (("e", 1),), True, False, 2),
-                                      ("v", (("e", 0), (hints[1][0], ahead)), False, True, 2)]
-    (batch,) = _fused_loops(interp)
-    statements = [node for node in batch.body if isinstance(node, Loop)]
-    assert [bool(node.prefetch) for node in statements] == [False, True, True]
-    assert "if (x_e + 1 < 3LL)" in interp.target.source
-    assert f"if (((x_e) * 16LL + x_{hints[1][0]} + {ahead}) < 48LL)" in interp.target.source
+    assert _covers_each_slab_once(_runs(interp), {"u": 512, "v": 512})
     from tensorlang.cli import main
     program = tmp_path / "helm.tl"
     program.write_text(helmholtz_source(16, 3))
     assert main(["compile", str(program), "--emit", "loops"] + (["--fma"] if fma else [])) == 0
     shown = capsys.readouterr().out
-    assert f"prefetch u[e, {first[0]}+{ahead}], across" in shown and "prefetch for writing v[e], spread" in shown
-    assert "prefetch D[e], spread" in shown and "into L1" not in shown
+    assert "prefetch u[e+1], spread, lines 0..255" in shown and "prefetch for writing v[e+1], spread, lines 256..511" in shown
+    assert "into L1" not in shown
 
 
-def test_slabs_past_the_budget_are_not_burst_but_hinted_in_the_loop(monkeypatch):
-    monkeypatch.setattr(fusion, "PREFETCH_BYTES", 8 * 8 ** 3 - 1)  # one element's u is 4 KiB
-    k = _c(interpolation_source(8, 64) + "\n")  # another source text: not the cached kernel
+@pytest.mark.parametrize("n", [4, 5, 12, 13])
+def test_every_streamed_line_is_asked_for_once(n):
+    """Slabs of 512 bytes to 17 KiB, a run split across statements anywhere."""
+    for source, slabs in ((helmholtz_source(n, 64), ("u", "D", "v")), (interpolation_source(n, 64), ("u", "v"))):
+        lines = -(-n**3 * 8 // 64)
+        assert _covers_each_slab_once(_runs(_c(source)), dict.fromkeys(slabs, lines))
+
+
+def test_buffers_within_l1_and_one_loop_statements_get_the_read_slabs_at_the_start():
+    """E = 3 at n = 4: u, D and v are 4.5 KiB together, in L1 from call to call."""
+    k = _c(helmholtz_source(4, 3))
+    assert _inner_hints(k) == []
     (loop,) = _fused_loops(k)
-    assert loop.prefetch == ()
-    # u: the next element's, shared out; v, written 512 bytes a row: AHEAD_BYTES ahead;
-    # both into L1, where a 4 KiB slab fits beside the iteration's temporaries (2 x 4 KiB)
-    assert [(a.at, a.spread, a.write, a.level) for _, a in _inner_hints(k)] == [
-        ((("e", 1),), True, False, 1), ((("e", 0), ("j", fusion.AHEAD_BYTES // 512)), False, True, 1)]
-    assert ", 0, 3);" in k.target.source and ", 1, 3);" in k.target.source  # locality 3: L1
-    shown = k.ir("loops")
-    assert "prefetch u[e+1] into L1, spread" in shown
+    assert [(k.loop_program.names[a.slot], a.at, a.spread, a.write) for a in loop.prefetch] == [
+        ("D", (("e", 1),), False, False), ("u", (("e", 1),), False, False)]
+    # an outer product's rows: the statement is one simd loop, no loop of its own to share
+    outer = _c("in var x : [4096]\nin var w : [512]\nout var v : [4096 512]\nvar y : [4096]\n"
+               "y = 2 * x\nv = y # w\n")
+    assert "fused" in outer.ir("loops") and walk_prefetch(outer) == []
+
+
+def walk_prefetch(k) -> list[Ahead]:
+    return [a for nest in k.loop_program.nests for node in walk(nest.body) if isinstance(node, Loop) for a in node.prefetch]
 
 
 def test_slabs_larger_than_l1_get_no_hint(monkeypatch):
@@ -273,8 +280,8 @@ def _mode_reference(args: dict, flips, helm: bool) -> np.ndarray:
        flips=st.tuples(st.booleans(), st.booleans(), st.booleans()), helm=st.booleans(), fma=st.booleans(),
        special=_specials, seed=st.integers(0, 2**32 - 1))
 def test_generated_mode_chains_with_and_without_hints(n, E, flips, helm, fma, special, seed):
-    """Mode-product chains whose slabs fall on either side of PREFETCH_BYTES (n = 12, 13:
-    13.5 and 17.2 KiB) and of L1 (n = 17: 38.4 KiB) with the matrices either way round:
+    """Mode-product chains of 1-3 elements of 13.5-38.4 KiB (n = 12-17: buffers together
+    within L1 or past it, a slab near L1) with the matrices either way round:
     the C kernel with its hints gives the bits of the one without and the reference's
     values, and none of its prefetches leaves its buffer."""
     source, _ = _mode_program(n, E, flips, helm)

@@ -24,7 +24,7 @@ from .ir import (Acc, Ahead, Apply, BinOp, Const, Copy, Declare, Init, Load, Loo
                  plain, replace_nodes, slots, walk, work)
 from .lower import lower_statement, rezero, scalar
 from . import microkernel
-from ..machine import AHEAD_BYTES, PARALLEL_WORK, PREFETCH_BYTES  # what a core's prefetches hold
+from ..machine import CACHE_LINE_BYTES, PARALLEL_WORK
 from .parallel import ParallelWork, share, simd_marks, team_size, threshold_for
 
 
@@ -182,10 +182,16 @@ def _fold(nest: tuple[Node, ...], contraction: ein.Statement, after: ein.Stateme
 
 def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1: int) -> Loop:
     """The fused batch ``loop`` with its prefetch hints (:class:`.ir.Ahead`), which change
-    no value (which buffers get which hints, and why: docs/c-backend.md, "Prefetching the
-    next element": a hint asks for L1 where the slab fits there beside the iteration's
-    temporaries, else for L2); ``spans``: each statement's nodes in ``loop.body``."""
-    var, temporaries = loop.var, sum(math.prod(node.shape) for node in loop.body if isinstance(node, Declare)) * buffers.itemsize
+    no value (which buffers get them, and why: docs/c-backend.md, "Prefetching the next
+    element"); ``spans``: each statement's nodes in ``loop.body``.  Each program buffer the
+    loop walks one slab ``[e, ...]`` per iteration (read or written; a slab of at most L1)
+    streams: the next iteration's slabs, in the order the statements first touch them,
+    are asked for towards L2 as one run of lines shared out over the statements' outer
+    loops (those that run loops) by their work, each share over its loop's iterations; a
+    written slab's lines for writing.  Where no
+    statement has such a loop, or the buffers fit in L1, the read slabs are asked for
+    at the start of each iteration."""
+    var = loop.var
     accesses: dict[int, list[tuple[int, bool, tuple]]] = {}  # slot -> (statement, stored, indices)
     for n, (start, stop) in enumerate(spans):
         for node in walk(loop.body[start:stop]):
@@ -194,112 +200,47 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
             elif isinstance(node, Copy):  # whole buffers: never a slab of the batch
                 accesses.setdefault(node.source, []).append((n, False, ()))
                 accesses.setdefault(node.target, []).append((n, True, ()))
-    body = list(loop.body)
-    burst: list[Ahead] = []
-    hints: dict[int, list[Ahead]] = {}  # position in body -> the hints of that loop
-
-    for slot, seen in sorted(accesses.items()):
-        if slot >= len(buffers.names):  # a local buffer or a register block
-            continue
-        shape = buffers.storage_shapes[slot]
+    streams: list[tuple[int, int, int, bool]] = []  # (first statement, slot, lines, written)
+    for slot, seen in accesses.items():
+        shape = buffers.storage_shapes[slot] if slot < len(buffers.names) else ()  # not a local buffer
         if (len(shape) < 2 or shape[0] != loop.extent
                 or any(len(indices) != len(shape) or indices[0] != var for _, _, indices in seen)):
             continue
         slab = math.prod(shape[1:]) * buffers.itemsize
-        level = 1 if slab + temporaries <= l1 else 2
-        stored = [(n, indices) for n, is_store, indices in seen if is_store]
-        if not stored and slab <= PREFETCH_BYTES:
-            burst.append(Ahead(slot, ((var, 1),)))
-        if slab <= PREFETCH_BYTES or slab > l1:
-            continue
-        if not stored:
-            first = min(n for n, _, _ in seen)
-            found = _first_loop(body, spans[first], slot)
-            nodes = body[spans[first][0]:spans[first][1]]
-            epilogue_only = _stored_only(nodes, slot)  # read in a block's store, after its sum (epilogue)
-            sums = _sums(nodes)
-            if found is not None and (epilogue_only or not sums):
-                # an elementwise computation reads its slab in a burst: the statement
-                # READ_AHEAD_STATEMENTS before it asks for this iteration's slab
-                # (a block with an epilogue counts as the contraction and the elementwise
-                # statement it holds)
-                lead = READ_AHEAD_STATEMENTS - 1 if epilogue_only and sums else READ_AHEAD_STATEMENTS
-                ahead = _first_loop(body, spans[first - lead]) if first >= lead > 0 else None
-                if ahead is not None:
-                    hints.setdefault(ahead[0], []).append(Ahead(slot, ((var, 0),), spread=True, level=level))
-                continue
-            if found is None:
-                continue
-            at, nest = found
-            if all(indices[1] == nest.var for n, _, indices in seen if n == first):
-                hints.setdefault(at, []).append(_sub_slab_ahead(slot, var, nest.var, shape, buffers.itemsize, False, level))
-            else:
-                # over the statement before the last where there is one: the last may be
-                # writing the output, with hints of its own
-                at_span = spans[-2] if len(spans) > 1 else spans[-1]
-                last = _first_loop(body, at_span, slot) or _first_loop(body, at_span)
-                if last is not None:
-                    hints.setdefault(last[0], []).append(Ahead(slot, ((var, 1),), spread=True, level=level))
-        elif len({n for n, _ in stored}) == 1 and stored[0][0] > 0:
-            writer = stored[0][0]
-            found = _first_loop(body, spans[writer], slot)
-            before = _first_loop(body, spans[writer - 1])
-            if found is not None and before is not None and any(indices[1] != found[1].var for _, indices in stored):
-                hints.setdefault(before[0], []).append(Ahead(slot, ((var, 0),), spread=True, write=True, level=level))
-            elif found is not None and all(indices[1] == found[1].var for _, indices in stored):
-                # written one sub-slab per iteration
-                hints.setdefault(found[0], []).append(_sub_slab_ahead(slot, var, found[1].var, shape, buffers.itemsize, True, level))
-    for at, aheads in hints.items():
-        node = body[at]
-        assert isinstance(node, Loop)
+        if slab <= l1:
+            streams.append((min(n for n, _, _ in seen), slot, -(-slab // CACHE_LINE_BYTES), any(s for _, s, _ in seen)))
+    body = list(loop.body)
+    # a statement's share goes to its outer loop, where that loop runs a loop of its own
+    outer = [found for found in (_first_loop(body, span) for span in spans)
+             if found is not None and not found[1].simd and any(isinstance(plain(n), Loop) for n in walk(found[1].body))]
+    if not outer or sum(lines for _, _, lines, _ in streams) * CACHE_LINE_BYTES * loop.extent <= l1:
+        # one-loop statements, or buffers that stay in L1 from call to call: the read
+        # slabs asked for at the start of each iteration
+        burst = tuple(Ahead(slot, ((var, 1),)) for slot in sorted(slot for _, slot, _, written in streams if not written))
+        return replace(loop, prefetch=burst)
+    runs, total = [], 0  # each slab's lines as the run [begin, begin + lines) of all of them
+    for _, slot, lines, written in sorted(streams):
+        runs.append((slot, total, lines, written))
+        total += lines
+    weights = [work((node,)) for _, node in outer]
+    whole, done = sum(weights), 0
+    for (at, node), weight in zip(outer, weights):
+        first, stop = total * done // whole, total * (done + weight) // whole
+        done += weight
+        aheads = tuple(Ahead(slot, ((var, 1),), spread=True, write=written, level=2,
+                             lines=(max(first, begin) - begin, min(stop, begin + lines) - begin))
+                       for slot, begin, lines, written in runs if max(first, begin) < min(stop, begin + lines))
         body[at] = replace(node, prefetch=(*node.prefetch, *aheads))
-    return replace(loop, body=tuple(body), prefetch=tuple(burst))
+    return replace(loop, body=tuple(body))
 
 
-# AHEAD_BYTES (tensorlang.machine): how far ahead a statement walking a slab one sub-slab
-# per iteration asks for the sub-slab it will read, at least one sub-slab, running on into
-# the next iteration's slab (``prefetch u[e, k1+4], across`` at n = 16: 2 KiB sub-slabs):
-# further ahead paid up to four sub-slabs (docs/performance.md, "Measurement history").
-
-#: A slab (of more than :data:`PREFETCH_BYTES`, at most L1) that an elementwise statement
-#: of a fused loop reads first (Helmholtz's ``D ⊙ t``) is asked for by the statement this
-#: many before it, its lines shared out over that statement's outer loop: left to the
-#: hardware's prefetcher, the elementwise statement waits on memory, and one statement
-#: ahead is too late (docs/performance.md, "Measurement history").  With fewer, no hint.
-READ_AHEAD_STATEMENTS = 2
-
-
-def _sub_slab_ahead(slot: int, var: str, inner: str, shape: tuple[int, ...], itemsize: int, write: bool, level: int) -> Ahead:
-    """The hint for the sub-slab ``slot[var, inner]`` :data:`AHEAD_BYTES` ahead (at least
-    one), on into the next iteration's slab, into cache ``level``."""
-    sub = math.prod(shape[2:]) * itemsize
-    return Ahead(slot, ((var, 0), (inner, max(1, AHEAD_BYTES // sub))), write=write, level=level, across=True)
-
-
-def _first_loop(body: list, span: tuple[int, int], slot: int | None = None) -> tuple[int, Loop] | None:
-    """The first loop from 0 among ``body[span]`` (one that accesses ``slot``, where
-    given), with its position."""
+def _first_loop(body: list, span: tuple[int, int]) -> tuple[int, Loop] | None:
+    """The first loop from 0 among ``body[span]``, with its position."""
     for at in range(*span):
         node = body[at]
-        if isinstance(node, Loop) and node.start == 0 and (slot is None or slot in slots((node,))):
+        if isinstance(node, Loop) and node.start == 0:
             return at, node
     return None
-
-
-def _stored_only(nodes, slot: int) -> bool:
-    """Whether ``nodes`` read ``slot`` only in the values they store (never in a sum's
-    step): an elementwise statement, or the epilogue of a block (:func:`epilogue`)."""
-    in_updates = any(isinstance(node, Load) and node.slot == slot
-                     for update in walk(nodes) if isinstance(update, Update) for node in walk((update.value,)))
-    return not in_updates and any(isinstance(node, Load) and node.slot == slot for node in walk(nodes))
-
-
-def _sums(nodes) -> bool:
-    """Whether ``nodes`` (a statement's) sum: some loop's variable indexes no store (a
-    contraction, in accumulator, row-AXPY or register-block form)."""
-    variables = {node.var for node in walk(nodes) if isinstance(node, Loop)}
-    stored = {index for node in walk(nodes) if isinstance(node, Store) for index in node.indices}
-    return bool(variables - stored)
 
 
 def _rename_slots(node, mapping: dict[int, int]):

@@ -179,10 +179,10 @@ class Ahead:
     pairs, one per leading dimension, e.g. ``(("e", 1),)`` for the next batch element's
     slab ``u[e+1, ...]`` or ``(("e", 0), ("k", 1))`` for ``u[e, k+1, ...]``.  No
     iteration asks for a slab past the buffer's end: a pair with an offset is guarded by
-    ``variable + offset < extent`` of its dimension (``across``: the flattened leading
-    position is, against the leading dimensions' product).  ``spread``: the slab's 64-byte
-    lines are shared out over the loop's iterations in order (iteration t of T asks for
-    lines t·L/T to (t+1)·L/T - 1), else every iteration asks for all of them; ``write``:
+    ``variable + offset < extent`` of its dimension.  ``spread``: the slab's 64-byte lines
+    (those of ``lines``) are shared out over the loop's iterations in order (iteration t
+    of T asks for lines t·L/T to (t+1)·L/T - 1 of the L), else every iteration asks for
+    all of them; ``write``:
     asked for writing (the lines will be stored to); ``level``: the cache asked for, 1
     (L1) or 2 (L2).  Loads and stores are unchanged: no value depends on a hint."""
 
@@ -191,11 +191,9 @@ class Ahead:
     spread: bool = False
     write: bool = False
     level: int = 2
-    #: the last pair's offset may run past its dimension into the next slabs of the
-    #: dimensions before (``u[e, k+4]`` at k = 14 is ``u[e+1, 2]``: the leading indices as
-    #: one flattened position); the guard is then on that position, so no address passes
-    #: the buffer's end either
-    across: bool = False
+    #: the slab's 64-byte lines this loop asks for, ``[first, stop)`` (None: all of them);
+    #: a slab's lines shared out over several loops (:func:`.fusion._prefetch`)
+    lines: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

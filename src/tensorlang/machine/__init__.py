@@ -145,9 +145,6 @@ CACHE_LINE_BYTES = 64
 #: A register tile's vector in bytes (AVX-512's) and the most accumulator vectors it keeps
 #: of the 32 registers (the fastest grouping measured): loops/microkernel.py, schedule/padding.py.
 TILE_BYTES, TILE_VECTORS = 64, 16
-#: A fused loop's read-only slab of at most PREFETCH_BYTES is prefetched whole one iteration ahead,
-#: a larger one AHEAD_BYTES ahead (loops/fusion.py; docs/c-backend.md, "Prefetching the next element").
-PREFETCH_BYTES, AHEAD_BYTES = 16 * 1024, 8 * 1024
 #: A nest's local buffers above this many bytes together live on the heap: OpenMP workers
 #: and Python threads get less stack than the main thread's 8 MiB (targets/c/codegen.py).
 STACK_BYTES = 1 << 18

@@ -366,15 +366,14 @@ class CPrinter:
             for d, (v, o) in enumerate(ahead.at):
                 term = f"{_idx(v)} + {o}" if o else _idx(v)
                 position = f"({term})" if position == "0" else f"({position} * {shape[d]}LL + {term})"
-            if ahead.across:  # the flattened leading position stays inside the buffer
-                guard = f"{position} < {math.prod(shape[:len(ahead.at)])}LL"
             size = math.prod(shape[len(ahead.at):])
             slab = size * self.itemsize
             hint = f"{int(ahead.write)}, {3 if ahead.level == 1 else 2}"
             name = f"tl_ahead{ahead.slot}"
             if ahead.spread:
-                var, count, share = _idx(loop.var), -(-slab // 64), loop.extent
-                walk = (f"for (int64_t tl_l = {var} * {count}LL / {share}LL; tl_l < ({var} + 1) * {count}LL / {share}LL; ++tl_l) "
+                first, stop = ahead.lines or (0, -(-slab // 64))
+                var, count, share, base = _idx(loop.var), stop - first, loop.extent, f"{first}LL + " if first else ""
+                walk = (f"for (int64_t tl_l = {base}{var} * {count}LL / {share}LL; tl_l < {base}({var} + 1) * {count}LL / {share}LL; ++tl_l) "
                         f"__builtin_prefetch({name} + 64 * tl_l, {hint});")
             else:
                 walk = f"for (int64_t tl_b = 0; tl_b < {slab}LL; tl_b += 64) __builtin_prefetch({name} + tl_b, {hint});"
