@@ -77,3 +77,12 @@ def monkeypatch_budget():
         del os.environ["TENSORLANG_MAX_BYTES"]
     else:
         os.environ["TENSORLANG_MAX_BYTES"] = old
+
+
+@pytest.fixture(scope="module")
+def asan_ubsan():
+    """Skips the tests that use it where the C compiler here cannot build and run a program with
+    AddressSanitizer and UBSan (tests/sanitizer_probe.py; asked once per process, when first used)."""
+    import sanitizer_probe
+
+    sanitizer_probe.skip_unless(sanitizer_probe.ASAN_UBSAN, reason="the C compiler here cannot build with ASan/UBSan")
