@@ -57,6 +57,12 @@ def pytest_configure(config):
         settings.load_profile("quick")
 
 
+def _quick_examples(count: int) -> int:
+    """The examples a property test that asks for ``count`` draws in the quick tier: a quarter
+    (the quick profile's 50 of the default 200), at least 5 (or all, where it asks for fewer)."""
+    return max(min(count, 5), count // 4)
+
+
 def pytest_collection_modifyitems(config, items):
     """A test id that prints an object's address (``<... at 0x7f...>``) differs from one
     process to the next, and pytest-xdist's workers refuse a collection that differs: such
@@ -64,6 +70,22 @@ def pytest_collection_modifyitems(config, items):
     unstable = [item.nodeid for item in items if re.search(r" at 0x[0-9a-f]+", item.nodeid)]
     if unstable:
         raise pytest.UsageError("test ids with an object's address (give the parametrize ids): " + ", ".join(unstable))
+    if settings.get_current_profile_name() == "quick":
+        _scale_examples(items)
+
+
+def _scale_examples(items) -> None:
+    """In the quick tier a property test that sets its own example count (``@settings(max_examples=N)``,
+    which a profile does not override) draws :func:`_quick_examples` of them; the full run draws N.
+    Hypothesis reads a test's settings from the attribute its ``@settings`` sets, when the test runs."""
+    scaled = set()
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))  # a method's function
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if getattr(test, "is_hypothesis_test", False) and own is not None and own is not settings.default \
+                and id(test) not in scaled:
+            scaled.add(id(test))  # parametrized: one function, many items
+            test._hypothesis_internal_use_settings = settings(own, max_examples=_quick_examples(own.max_examples))
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +99,12 @@ def monkeypatch_budget():
         del os.environ["TENSORLANG_MAX_BYTES"]
     else:
         os.environ["TENSORLANG_MAX_BYTES"] = old
+
+
+@pytest.fixture(scope="module")
+def asan_ubsan():
+    """Skips the tests that use it where the C compiler here cannot build and run a program with
+    AddressSanitizer and UBSan (tests/sanitizer_probe.py; asked once per process, when first used)."""
+    import sanitizer_probe
+
+    sanitizer_probe.skip_unless(sanitizer_probe.ASAN_UBSAN, reason="the C compiler here cannot build with ASan/UBSan")

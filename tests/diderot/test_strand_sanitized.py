@@ -11,35 +11,22 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensorlang.targets.c import build as c_build
+import sanitizer_probe
 
 SANITIZE = ("-fsanitize=undefined", "-fno-sanitize-recover=all")
 
 
-def _ubsan_loads() -> bool:
-    """A shared object built with UBSan loads and runs in this Python (the runtime linked in)."""
-    compiler = c_build.find_compiler()
-    if compiler is None:
-        return False
-    with tempfile.TemporaryDirectory() as tmp:
-        src, lib = Path(tmp, "t.c"), Path(tmp, "t.so")
-        src.write_text("int tl_t(int x) { return x + 1; }\n")
-        built = subprocess.run([*compiler.command, *compiler.flags, *SANITIZE, str(src), "-o", str(lib)], capture_output=True)
-        if built.returncode != 0:
-            return False
-        run = subprocess.run([sys.executable, "-c", f"import ctypes; assert ctypes.CDLL({str(lib)!r}).tl_t(1) == 2"],
-                             capture_output=True)
-        return run.returncode == 0
+pytestmark = pytest.mark.slow
 
 
-pytestmark = [pytest.mark.skipif(c_build.find_compiler() is None or not _ubsan_loads(),
-                                 reason="no C compiler here builds a loadable UBSan shared object"),
-              pytest.mark.slow]
+@pytest.fixture(scope="module", autouse=True)
+def _ubsan_loads():
+    sanitizer_probe.skip_unless(SANITIZE, shared=True, reason="no C compiler here builds a loadable UBSan shared object")
+
 
 SPHERE = (Path(__file__).parents[2] / "benchmarks" / "diderot" / "programs" / "sphere.diderot").read_text()
 

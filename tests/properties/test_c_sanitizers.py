@@ -20,25 +20,19 @@ from hypothesis import given, note, settings
 import tensorlang as tl
 from properties.harness import assert_close_to_oracle, cases
 from tensorlang.schedule.steps import LoopStep
+import sanitizer_probe
 from c_source import generate
 from tensorlang.targets.c import build as c_build, codegen as c_codegen
 
-SANITIZE = ["-O1", "-g", "-std=c99", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-            "-fno-omit-frame-pointer"]
+SANITIZE = list(sanitizer_probe.ASAN_UBSAN)
 
 
 def _sanitizers_work() -> bool:
-    compiler = c_build.find_compiler()
-    if compiler is None:
-        return False
-    with tempfile.TemporaryDirectory() as tmp:
-        src, exe = Path(tmp, "t.c"), Path(tmp, "t")
-        src.write_text("#include <stdlib.h>\nint main(void) { double *x = malloc(8); x[0] = 1; free(x); return 0; }\n")
-        built = subprocess.run([*compiler.command, *SANITIZE, str(src), "-o", str(exe)], capture_output=True)
-        return built.returncode == 0 and subprocess.run([str(exe)], capture_output=True).returncode == 0
+    return sanitizer_probe.works(sanitizer_probe.ASAN_UBSAN)
 
 
-pytestmark = pytest.mark.skipif(not _sanitizers_work(), reason="the C compiler here cannot build with ASan/UBSan")
+#: skipped where the C compiler cannot build and run such a program (the fixture: tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("asan_ubsan")
 
 
 def driver(generated: c_codegen.Generated) -> str:

@@ -1,7 +1,6 @@
 """Contraction ordering, lifting nested contractions (001 §5, 004 §5.7): the path, the
 temporaries' layout, the order of three and sparse supports are docs/optimizer.md's
-"Decisions" (and docs/structure.md, "Contraction order at the support").
-"""
+"Decisions" (and docs/structure.md, "Contraction order at the support")."""
 
 from __future__ import annotations
 
@@ -210,5 +209,6 @@ def _fuses(path, labels, output) -> bool:
     with the result's first index and its step sums over its larger operand's last index."""
     taken = [(None, labels[p]) for p in path[0]]
     needed = set(output) | {v for n, lab in enumerate(labels) if n not in path[0] for v in lab}
-    big, kept = max(taken, key=lambda op: len(op[1]))[1], tuple(dict.fromkeys(v for _, lab in taken for v in lab if v in needed))
+    big = max(taken, key=lambda op: len(op[1]))[1]
+    kept = tuple(dict.fromkeys(v for _, lab in taken for v in lab if v in needed))
     return bool(output) and _layout(taken, kept)[:1] == output[:1] and bool(big) and big[-1] not in needed

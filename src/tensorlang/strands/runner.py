@@ -184,7 +184,7 @@ class StrandRun(Unpicklable):
         self.program, self.source, self.threads = program, source, threads
         #: "c" or "interp" (``tl.compile``'s ``backend=``, before :data:`BACKEND_ENV`), or None: the variable decides
         self.backend = backend
-        folder = folder_of(source.filename) if getattr(source, "filename", None) else None
+        folder = folder_of(source.filename) if source is not None else None  # every Source has a filename
         #: where a relative image path is looked for after the working directory
         self.base_dirs: tuple[str, ...] = (folder,) if folder else ()
 
