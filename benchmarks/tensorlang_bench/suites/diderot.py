@@ -120,7 +120,8 @@ def nest(inp: dict, spec: dict) -> dict:
 def _probe_counts(dim: int, taps: int, top: int, degree: int) -> float:
     """Flops of one probe of the derivatives 0..``top`` at a point, by the best separable
     algorithm (what the C probe does): every tap's weight per axis and order, a
-    polynomial of ``degree`` by Horner's rule (2 flops a degree); the innermost axis summed
+    polynomial of ``degree`` less the order by Horner's rule (2 flops a degree: the
+    derivative's weight is a polynomial of one degree less); the innermost axis summed
     once per order over every row of taps; each outer axis summing, per order still
     possible, the partial sums of the axis inside it (2 flops a multiply-add)."""
     def tuples(axes: int) -> int:  # derivative counts over ``axes`` axes summing to at most top
@@ -128,7 +129,7 @@ def _probe_counts(dim: int, taps: int, top: int, degree: int) -> float:
 
     sums = taps ** (dim - 1) * (top + 1) * taps * 2
     sums += sum(tuples(dim - level) * taps ** level * taps * 2 for level in range(dim - 1))
-    return float(sums + dim * (top + 1) * taps * 2 * degree)
+    return float(sums + sum(dim * taps * 2 * max(degree - order, 0) for order in range(top + 1)))
 
 
 def _counts(spec: dict, inp: dict, stats: dict) -> tuple[float, float]:

@@ -1,7 +1,6 @@
-"""Probes of many strands at once: a solo program's update of a tile row in phases (a 2-D
-probe's positions, then the probes in lanes, then the updates, which find them in their
-cache; a 3-D probe's support prefetched ``AHEAD`` steps on), with the per-strand update's
-results bit for bit (docs/diderot-compiled.md, "How a run goes")."""
+"""Probes of many strands at once: a solo program's update of a tile row in phases (a 2-D probe's positions,
+the probes in lanes, then the updates, which find them in their cache; a 3-D probe's support prefetched
+``AHEAD`` steps on), with the per-strand update's results bit for bit (docs/diderot-compiled.md, "How a run goes")."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from . import build as c_build
 from . import csrc
 from . import strands_probe as P
 
-#: strands per block: a tile row of the solo driver (TL_TILE)
+#: strands per block: a tile row of the solo driver (TL_TILE); a multiple of 8 (TL_REPACK)
 LANES = 8
 #: False: every update runs strand by strand (the tests compare both ways)
 ENABLED = True
@@ -148,22 +147,25 @@ def decls(batched: list[Batched], plain: list[str]) -> list[str]:
 
 
 def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Callable, ex: Callable) -> list[str]:
-    """Per batched family: ``tl_pos{j}`` (a strand's position into lane ``l`` of ``X``)
-    and ``tl_fill{j}`` (the probes of a block's positions into its buffer)."""
+    """Per batched family: ``tl_pos{j}`` (a strand's position into lane ``l`` of ``X``), ``tl_fill{j}`` (its probes)."""
     args = ("int64_t n, int64_t i, double *restrict R, int64_t *restrict I, const double *gr, "
             "const int64_t *gi, const tl_img *img")
     lines = [f"#define TL_B {LANES}", f"#define TL_PFN {sum(b.dim + (b.total if b.lanes else b.dim) for b in batched)}",
-             # GCC vectorizes floor and the lanes' selects only where FP exceptions may be
-             # ignored (their flags: no value changes, no contraction, no reassociation)
-             # and GCC 12's SLP vectorizer fuses a multiply with an alternating add and
-             # subtract (vfmaddsub) even under -ffp-contract=off: the update that reads
-             # the block's probes is built without it, so that a strand whose probe
-             # missed the block's computes it with the operations as written, as the lanes
+             # GCC vectorizes floor and the lanes' selects only where FP flags may be ignored (no
+             # value changes); GCC 12's SLP fuses a multiply with an alternating add and subtract
+             # (vfmaddsub) even under -ffp-contract=off: the update reading the block's probes is
+             # built without it, so that a strand whose probe missed the block's computes as the lanes
              "#if defined(__GNUC__) && !defined(__clang__)",
              '#define TL_LANES __attribute__((optimize("no-trapping-math")))',
              '#define TL_EXACT __attribute__((optimize("no-tree-slp-vectorize")))'
              if any(b.lanes for b in batched) else "#define TL_EXACT",
              "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
+    if any(b.lanes for b in batched):  # the positions stored again whole, as the fill loads them (docs/performance.md)
+        lines += [f"#{cond}\ntypedef double tl_xv __attribute__((vector_size({8 * w})));\n#define TL_REPACK(X, m) for (int a_ = 0; "
+                  f"a_ < (m); a_ += {w}) {{ tl_xv v_ = {{{', '.join(f'(X)[a_ + {k}]' for k in range(w))}}}; __asm__(\"\" : \"+{c}\"(v_)); "
+                  "memcpy((X) + a_, &v_, sizeof v_); }" for cond, w, c in (("if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && "
+                  "defined(__AVX512BW__)", 8, "v"), ("elif defined(__GNUC__) && defined(__AVX__)", 4, "x"))]
+        lines.append("#else\n#define TL_REPACK(X, m) ((void)0)\n#endif")
     if not all(b.lanes for b in batched):
         lines += ["#if defined(__GNUC__)", "#define TL_PREFETCH(p) __builtin_prefetch(p)", "#else",
                   "#define TL_PREFETCH(p) ((void)(p))", "#endif", f"#define TL_AHEAD {float(AHEAD)!r}"]
@@ -178,9 +180,8 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
 
 
 def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
-    """``tl_fill{j}``: the probe of every lane's position, straight-line code per lane (a
-    select where the scalar code branches), so that the lanes vectorize; each value is
-    the scalar probe's (:func:`.strands_probe.render`): the same sums in the same order."""
+    """``tl_fill{j}``: the probe of every lane's position, straight-line code per lane (a select where the scalar
+    code branches), so that the lanes vectorize; the scalar probe's values (the same sums in the same order)."""
     s, d, j = b.probe, b.dim, b.j
     kernel = next(k for k in ir.kernels if k.name == s.kernel)
     radius, taps = kernel.radius, 2 * kernel.radius
@@ -188,7 +189,7 @@ def _fill(b: Batched, ir: S.StrandIR) -> list[str]:
     vox = int(np.prod(image.shape)) if image.shape else 1
     top = next(o for o in range(8) if sum(vox * d ** q for q in range(o + 1)) == b.total)
     q = "        "
-    out = [f"TL_LANES static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
+    out = [f"TL_LANES TL_WIDE static void tl_fill{j}(const double *restrict X, double *restrict pf, const tl_img *img) {{",
            f"    const tl_img *im = &img[{s.image}];",
            "    const double *restrict data = im->data;",
            "    const double " + ", ".join(f"m{k} = im->m[{k}]" for k in range(16)) + ";",
@@ -258,11 +259,10 @@ def _ahead(b: Batched, ir: S.StrandIR) -> list[str]:
 
 
 def block_steps(batched: list[Batched], own: tuple | None = None, skip: str = "") -> str:
-    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in
-    lock step where a family's probes run in lanes (positions, the block's probes, then each
-    strand's update; a 3-D family's position and prefetch there too); strand after strand
-    where every batched probe is a 3-D one (its position, the prefetch of its support
-    ahead, its update; ``own``: :func:`own_steps`)."""
+    """The solo driver's inner loop over one tile row (strands ``ib``..``ib + w - 1``): in lock step where a
+    family's probes run in lanes (positions, the block's probes, then each strand's update; a 3-D family's
+    position and prefetch there too); strand after strand where every batched probe is a 3-D one (its
+    position, the prefetch of its support ahead, its update; ``own``: :func:`own_steps`)."""
     if not any(b.lanes for b in batched):
         who = "1, 0, Rl, Il" if own else "n, i, R, I"
         pos = "\n".join(f"        tl_pos{b.j}({who}, gr, gi, img, X, 0); tl_ahead{b.j}(X, pf, img, 0);" for b in batched)
@@ -270,6 +270,7 @@ def block_steps(batched: list[Batched], own: tuple | None = None, skip: str = ""
     pos = "\n".join(
         f"                    for (int l = 0; l < TL_B; l++) {{ if (live[l]) tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"else for (int a = 0; a < {b.dim}; a++) X[a * TL_B + l] = NAN; }}\n"
+        f"                    TL_REPACK(X, {b.dim} * TL_B)\n"
         f"                    tl_fill{b.j}(X, pf, img);" if b.lanes else
         f"                    for (int l = 0; l < TL_B; l++) if (live[l]) {{ tl_pos{b.j}(n, ib + l, R, I, gr, gi, img, X, l); "
         f"tl_ahead{b.j}(X, pf, img, l); }}" for b in batched)
@@ -608,11 +609,10 @@ BLOCK = r"""
 
 
 def lane_probe(s: S.Probe, ir: S.StrandIR, ex: Callable, q: str) -> list[str] | None:
-    """A probe (or an ``inside`` test) as a lane's straight-line code in a loop across strands
-    (the create in lanes, ``tl_create_lanes``): the scalar probe's map, test and sums
-    (:func:`.strands_probe.render`, :func:`.strands_probe.straight`), its branches as selects;
-    a lane outside the image reads the image's first cell and takes ⊥. None where the lanes
-    do not cover it (border control, an order past the kernel's tabulated ones)."""
+    """A probe (or an ``inside`` test) as a lane's straight-line code in a loop across strands (the create in
+    lanes, ``tl_create_lanes``): the scalar probe's map, test and sums (:func:`.strands_probe.render`,
+    :func:`.strands_probe.straight`), its branches as selects; a lane outside the image reads the image's first
+    cell and takes ⊥. None where the lanes do not cover it (border control, an order past the kernel's)."""
     image = ir.images[s.image]
     kernel = next(k for k in ir.kernels if k.name == s.kernel)
     d, radius = image.dim, kernel.radius
