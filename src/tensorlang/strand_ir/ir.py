@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Union
-
-TYPES = ("int", "real", "bool", "string")
+from typing import Callable, Union
 
 
 @dataclass(frozen=True)
@@ -285,59 +283,54 @@ def nodes(root, kind: type = object, most: int | None = None) -> list:
 
 
 # ---------------------------------------------------------------- printer
+def _list(xs) -> str:
+    return ", ".join(expr_text(x) for x in xs)
+
+
+_EXPR_TEXT: dict[type, Callable[..., str]] = {
+    Const: lambda e: repr(e.value) if e.ty != "bool" else ("true" if e.value else "false"),
+    Ref: lambda e: f"{e.space}.{e.name}",
+    Bin: lambda e: f"({expr_text(e.a)} {e.op} {expr_text(e.b)})",
+    Un: lambda e: f"{e.op}{expr_text(e.a)}",
+    Call: lambda e: f"{e.fn}({_list(e.args)})",
+    Sel: lambda e: f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})",
+    At: lambda e: f"seq{e.seq}[{expr_text(e.index)}].{e.comp}",
+    Len: lambda e: f"|seq{e.seq}|",
+    Cast: lambda e: f"{e.ty}({expr_text(e.a)})",
+}
+
+
 def expr_text(e: Expr) -> str:
-    if isinstance(e, Const):
-        return repr(e.value) if e.ty != "bool" else ("true" if e.value else "false")
-    if isinstance(e, Ref):
-        return f"{e.space}.{e.name}"
-    if isinstance(e, Bin):
-        return f"({expr_text(e.a)} {e.op} {expr_text(e.b)})"
-    if isinstance(e, Un):
-        return f"{e.op}{expr_text(e.a)}"
-    if isinstance(e, Call):
-        return f"{e.fn}({', '.join(expr_text(a) for a in e.args)})"
-    if isinstance(e, Sel):
-        return f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})"
-    if isinstance(e, At):
-        return f"seq{e.seq}[{expr_text(e.index)}].{e.comp}"
-    if isinstance(e, Len):
-        return f"|seq{e.seq}|"
-    return f"{e.ty}({expr_text(e.a)})"
+    return _EXPR_TEXT[type(e)](e)
 
 
-def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
-    if isinstance(s, Local):
-        return [f"{pad}{s.ty} {s.name}" + ("" if s.init is None else f" = {expr_text(s.init)}")]
-    if isinstance(s, Set):
-        return [f"{pad}{s.space}.{s.name} = {expr_text(s.value)}"]
-    if isinstance(s, If):
-        out = [f"{pad}if {expr_text(s.cond)}:"] + block_lines(s.then, pad + "  ")
-        return out + ([f"{pad}else:"] + block_lines(s.other, pad + "  ") if s.other else [])
-    if isinstance(s, For):
-        return [f"{pad}for {s.var} in {expr_text(s.lo)}..{expr_text(s.hi)}:"] + block_lines(s.body, pad + "  ")
-    if isinstance(s, Exit):
-        return [f"{pad}{s.kind}" + (f" {s.label}" if s.label else "")]
-    if isinstance(s, Label):
-        return [f"{pad}{s.name}:"]
-    if isinstance(s, Reduce):
-        at = "".join(f"{expr_text(c)}, " for c in s.center)
-        where = f"sphere({at}{expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
-        return ([f"{pad}{s.ty} {s.target} = {s.op} over {where}:"] + block_lines(s.body, pad + "  ")
-                + ([f"{pad}  yield {expr_text(s.value)}"] if s.op != "each" else []))
-    if isinstance(s, New):
-        return [f"{pad}new ({', '.join(expr_text(a) for a in s.args)})"]
-    if isinstance(s, Lib):
-        return [f"{pad}{', '.join(s.targets)} = {s.fn}({', '.join(expr_text(a) for a in s.args)})"]
-    if isinstance(s, Print):
-        return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
-    what = "inside" if s.inside else f"probe d{s.order}"
-    border = f" [{s.border}]" if s.border else ""
-    return [f"{pad}{', '.join(s.targets)} = {what} image{s.image}{border} ⊛ {s.kernel} at "
-            f"({', '.join(expr_text(p) for p in s.pos)})"]
+def _reduce_text(s: Reduce, pad: str) -> str:
+    where = f"sphere({''.join(f'{expr_text(c)}, ' for c in s.center)}{expr_text(s.radius)}) n" \
+        if s.radius is not None else f"{s.which} strands o"
+    return (f"{pad}{s.ty} {s.target} = {s.op} over {where}:\n" + block_text(s.body, pad + "  ")
+            + (f"\n{pad}  yield {expr_text(s.value)}" if s.op != "each" else ""))
 
 
-def block_lines(body, pad: str) -> list[str]:
-    return [line for s in body for line in stmt_lines(s, pad)] or [f"{pad}pass"]
+#: a statement's lines (nested blocks indented by two more spaces)
+_STMT_TEXT: dict[type, Callable[..., str]] = {
+    Local: lambda s, pad: f"{pad}{s.ty} {s.name}" + ("" if s.init is None else f" = {expr_text(s.init)}"),
+    Set: lambda s, pad: f"{pad}{s.space}.{s.name} = {expr_text(s.value)}",
+    If: lambda s, pad: f"{pad}if {expr_text(s.cond)}:\n" + block_text(s.then, pad + "  ")
+    + (f"\n{pad}else:\n" + block_text(s.other, pad + "  ") if s.other else ""),
+    For: lambda s, pad: f"{pad}for {s.var} in {expr_text(s.lo)}..{expr_text(s.hi)}:\n" + block_text(s.body, pad + "  "),
+    Exit: lambda s, pad: f"{pad}{s.kind}" + (f" {s.label}" if s.label else ""),
+    Label: lambda s, pad: f"{pad}{s.name}:",
+    Reduce: _reduce_text,
+    New: lambda s, pad: f"{pad}new ({_list(s.args)})",
+    Lib: lambda s, pad: f"{pad}{', '.join(s.targets)} = {s.fn}({_list(s.args)})",
+    Print: lambda s, pad: f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items),
+    Probe: lambda s, pad: f"{pad}{', '.join(s.targets)} = {'inside' if s.inside else f'probe d{s.order}'} image{s.image}"
+    + (f" [{s.border}]" if s.border else "") + f" ⊛ {s.kernel} at ({_list(s.pos)})",
+}
+
+
+def block_text(body, pad: str = "  ") -> str:
+    return "\n".join(_STMT_TEXT[type(s)](s, pad) for s in body) or f"{pad}pass"
 
 
 def show(p: StrandIR) -> str:
@@ -347,11 +340,7 @@ def show(p: StrandIR) -> str:
     lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
     lines += [f"seq{i} {q.name}: {q.ty} × {q.comps}" for i, q in enumerate(p.seqs)]
     lines += [f"state {s.ty} {s.name}" for s in p.state]
-    lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
-    lines += ["init:"] + block_lines(p.init, "  ")
-    lines += ["update:"] + block_lines(p.update, "  ")
-    if p.stabilize is not None:
-        lines += ["stabilize:"] + block_lines(p.stabilize, "  ")
-    if p.global_block is not None:
-        lines += ["global:"] + block_lines(p.global_block, "  ")
+    blocks = (f"create ({', '.join(p.iters)})", p.create), ("init", p.init), ("update", p.update), \
+        ("stabilize", p.stabilize), ("global", p.global_block)
+    lines += [f"{name}:\n{block_text(body)}" for name, body in blocks if body is not None]
     return "\n".join(lines) + "\n"

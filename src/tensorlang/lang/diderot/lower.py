@@ -5,7 +5,9 @@ program then runs in the interpreter."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import itertools
 import math
 from typing import Any, Callable
@@ -147,6 +149,16 @@ class Lowerer:
             self.probes = saved_probes
             self.scopes.pop()
 
+    @contextlib.contextmanager
+    def setting(self, **values):
+        """These attributes with these values inside the ``with`` block."""
+        saved = {k: getattr(self, k) for k in values}
+        self.__dict__.update(values)
+        try:
+            yield
+        finally:
+            self.__dict__.update(saved)
+
     def share(self, v: V) -> V:
         """``v`` with every non-trivial component in a local (used more than once)."""
         items = []
@@ -169,6 +181,12 @@ class Lowerer:
         for n, x in zip(names, vals):
             self.emit(S.Local(n, st, x if x is not None else _const(False if st == "bool" else 0, st)))
         self.scopes[-1][name] = (V.of(_shape(ty), st, [S.Ref("l", n, st) for n in names]), names)
+
+    def set_state(self, name: str, ty: Ty, v: V | None) -> None:
+        """The state variable ``name`` set to ``v`` (None: to 0 or false)."""
+        cur = self.slots("s", name, ty).flat()
+        for r, x in zip(cur, v.flat() if v is not None else [_const(False if r.ty == "bool" else 0, r.ty) for r in cur]):
+            self.emit(S.Set("s", r.name, x))
 
     def lookup(self, name: str):
         for scope in reversed(self.scopes):
@@ -206,17 +224,21 @@ class Lowerer:
         if isinstance(index, S.Const):
             if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
                 raise Unsupported(f"the constant index {index.value} outside 0..{n - 1}")
-            return V(_as_arr(seq.comps[int(index.value)]), seq.ty)  # type: ignore[call-overload]
-        name = self.fresh("ix")
-        self.emit(S.Local(name, "int", S.Call("tl_schk", (index, _const(n, "int")), "int")))
-        ref = S.Ref("l", name, "int")
-        out = np.empty(seq.shape[1:], dtype=object)
-        for idx in np.ndindex(*seq.shape[1:]):
-            sel = seq.comps[(n - 1,) + idx]
+            return V(np.asarray(seq.comps[int(index.value)], dtype=object), seq.ty)  # type: ignore[call-overload]
+        return V(self.pick(seq.comps, index, "tl_schk", seq.ty), seq.ty)
+
+    def pick(self, arr: np.ndarray, index, check: str, ty: str) -> np.ndarray:
+        """``arr[index]`` on its first axis for an IR int ``index`` that ``check`` bounds
+        (``tl_schk``, ``tl_ichk``: outside the axis is an error), as a chain of selects."""
+        n, name = arr.shape[0], self.fresh("ix")
+        self.emit(S.Local(name, "int", S.Call(check, (index, _const(n, "int")), "int")))
+        ref, out = S.Ref("l", name, "int"), np.empty(arr.shape[1:], dtype=object)
+        for idx in np.ndindex(*arr.shape[1:]):
+            sel = arr[(n - 1,) + idx]
             for k in range(n - 2, -1, -1):
-                sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), seq.comps[(k,) + idx], sel, seq.ty)
+                sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), arr[(k,) + idx], sel, ty)
             out[idx] = sel
-        return V(out, seq.ty)
+        return out
 
     def sequence(self, e):
         """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
@@ -232,6 +254,9 @@ class Lowerer:
         if isinstance(seq, tuple):  # a range lo..hi
             return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
         return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
+
+    def seq_last(self, seq):
+        return b("-", self.seq_len(seq), _const(1, "int"), "int")
 
     # ---- expressions
     def expr(self, e) -> V:
@@ -284,13 +309,11 @@ class Lowerer:
     def e_Identity(self, e):
         return V.of((e.n, e.n), "real", [_const(1.0 if i == j else 0.0, "real") for i in range(e.n) for j in range(e.n)])
 
-    def e_Zeros(self, e):
+    def e_Zeros(self, e):  # and e_Nan
         n = int(np.prod(e.shape)) if e.shape else 1
-        return V.of(tuple(e.shape), "real", [_const(0.0, "real")] * n)
+        return V.of(tuple(e.shape), "real", [_const(0.0 if isinstance(e, A.Zeros) else float("nan"), "real")] * n)
 
-    def e_Nan(self, e):
-        n = int(np.prod(e.shape)) if e.shape else 1
-        return V.of(tuple(e.shape), "real", [_const(float("nan"), "real")] * n)
+    e_Nan = e_Zeros
 
     def e_Unary(self, e):
         v = self.expr(e.operand)
@@ -307,14 +330,7 @@ class Lowerer:
             return scal(S.Call("tl_iabs", (v.flat()[0],), "int"), "int")
         if not v.shape:
             return scal(S.Call("fabs", (v.flat()[0],), "real"), "real")
-        return scal(S.Call("tl_sqrt", (self._sumsq(self.share(v)),), "real"), "real")
-
-    def _sumsq(self, v: V):
-        acc = None
-        for x in v.flat():
-            sq = b("*", x, x, "real")
-            acc = sq if acc is None else b("+", acc, sq, "real")
-        return acc
+        return scal(S.Call("tl_sqrt", (_sumsq(self.share(v)),), "real"), "real")
 
     def e_Cond(self, e):
         c = self.expr(e.test).flat()[0]
@@ -378,23 +394,13 @@ class Lowerer:
                 raise Unsupported(f"{op} of shapes {x.shape} and {y.shape}")
             xs, ys = x.comps, y.comps
             out_shape = x.shape[:len(x.shape) - k] + y.shape[k:]
-            items = []
-            for i in np.ndindex(*x.shape[:len(x.shape) - k]):
-                for j in np.ndindex(*y.shape[k:]):
-                    acc = None
-                    for m in np.ndindex(*y.shape[:k]):
-                        t = b("*", xs[i + m], ys[m + j], "real")
-                        acc = t if acc is None else b("+", acc, t, "real")
-                    items.append(acc)
-            return V.of(out_shape, "real", items)
+            return V.of(out_shape, "real", [_sum(b("*", xs[i + m], ys[m + j], "real") for m in np.ndindex(*y.shape[:k]))
+                                            for i in np.ndindex(*x.shape[:len(x.shape) - k]) for j in np.ndindex(*y.shape[k:])])
         if op == "×":
             p, q = x.flat(), y.flat()
             if x.shape == (2,):
-                return scal(b("-", b("*", p[0], q[1], "real"), b("*", p[1], q[0], "real"), "real"), "real")
-
-            def cr(i, j):
-                return b("-", b("*", p[i], q[j], "real"), b("*", p[j], q[i], "real"), "real")
-            return V.of((3,), "real", [cr(1, 2), cr(2, 0), cr(0, 1)])
+                return scal(_minor(p[0], q[1], p[1], q[0]), "real")
+            return V.of((3,), "real", [_minor(p[i], q[j], p[j], q[i]) for i, j in ((1, 2), (2, 0), (0, 1))])
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
     def e_SeqLit(self, e):
@@ -428,20 +434,8 @@ class Lowerer:
                     raise Unsupported(f"the constant index {k} outside 0..{n - 1}")
                 arr = np.take(arr, k, axis=axis)
                 continue
-            iv = self.expr(i).flat()[0]
-            name = self.fresh("ix")
-            self.emit(S.Local(name, "int", S.Call("tl_ichk", (iv, _const(n, "int")), "int")))
-            ref = S.Ref("l", name, "int")
-            moved = np.moveaxis(arr, axis, 0)
-            out = np.empty(moved.shape[1:], dtype=object)
-            for idx in np.ndindex(*moved.shape[1:]):
-                sel = moved[(n - 1,) + idx]
-                for k in range(n - 2, -1, -1):
-                    sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), moved[(k,) + idx], sel, "real")
-                out[idx] = sel
-            arr = out
-        return V(arr if isinstance(arr, np.ndarray) and arr.shape else _obj0(arr[()] if isinstance(arr, np.ndarray) else arr),
-                 "real")
+            arr = self.pick(np.moveaxis(arr, axis, 0), self.expr(i).flat()[0], "tl_ichk", "real")
+        return V(np.asarray(arr, dtype=object), "real")
 
     def e_Apply(self, e):
         f = e.func
@@ -462,10 +456,7 @@ class Lowerer:
             raise Unsupported(f"recursion in function {name}")
         args = [self.expr(a) for a in e.args]
         rty = from_syntax(decl.result)
-        saved_scopes, saved_ret, saved_where = self.scopes, self.ret, self.where
-        self.scopes = [{}]
-        self.depth += 1
-        try:
+        with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):
             for p, v in zip(decl.params, args):
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
@@ -476,14 +467,10 @@ class Lowerer:
             for nm in names:
                 self.emit(S.Local(nm, st))
             label = self.fresh("end")
-            self.ret = (names, label, st, rty)
-            self.where = "function"
+            self.ret, self.where = (names, label, st, rty), "function"
             self.stmt(decl.body)
             self.emit(S.Label(label))
             return V.of(_shape(rty), st, [S.Ref("l", nm, st) for nm in names])
-        finally:
-            self.scopes, self.ret, self.where = saved_scopes, saved_ret, saved_where
-            self.depth -= 1
 
     _REAL1 = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
               "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
@@ -552,16 +539,12 @@ class Lowerer:
             return V.of(x.shape, st, [S.Call(fn, (p, q, r), st) for p, q, r in zip(los, his, x.flat())])
         if name == "normalize":
             v = self.share(args[0])
-            n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
+            n = self.share(scal(S.Call("tl_sqrt", (_sumsq(v),), "real"), "real")).flat()[0]
             return V.of(v.shape, "real", [S.Call("tl_nrm", (x, n), "real") for x in v.flat()])
         if name == "modulate":
             return V.of(args[0].shape, "real", [b("*", p, q, "real") for p, q in zip(flat[0], flat[1])])
         if name == "trace":
-            m = args[0].comps
-            acc = m[0, 0]
-            for i in range(1, m.shape[0]):
-                acc = b("+", acc, m[i, i], "real")
-            return scal(acc, "real")
+            return scal(_sum(args[0].comps[i, i] for i in range(args[0].shape[0])), "real")
         if name == "transpose":
             return V(np.ascontiguousarray(args[0].comps.T), "real")
         if name == "det" and args[0].shape in ((2, 2), (3, 3)):
@@ -569,23 +552,26 @@ class Lowerer:
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
     def lib(self, fn: str, args: list, n: int) -> list:
-        """The ``n`` results of the library routine ``fn`` (an ``S.Lib``), computed once
-        per argument values on a path (as probes are)."""
-        key = (fn, None, None, None, tuple(args))
-        names = list(self.probes.get(key, ()))
-        if not names:
-            names = [self.fresh(fn) for _ in range(n)]
-            for nm in names:
-                self.emit(S.Local(nm, "real"))
-            self.emit(S.Lib(fn, tuple(args), tuple(names)))
-            self.probes[key] = tuple(names)
-        return [S.Ref("l", nm, "real") for nm in names]
+        """The ``n`` results of the library routine ``fn`` (an ``S.Lib``)."""
+        return self.once((fn, None, None, None, tuple(args)), n, fn,
+                         lambda names: [*(S.Local(nm, "real") for nm in names), S.Lib(fn, tuple(args), names)])
 
-    def sphere(self, dom) -> tuple:
-        """The radius and center (``()``: this strand's ``pos``) of a ``sphere(r)`` or
-        ``sphere(x, r)`` domain.  The executor's spatial grid is built once per step with
-        the first radius as its cell size where that depends on globals only, else with a
-        cell size from the strands' density."""
+    def once(self, key: tuple, n: int, base: str, stmts: Callable[[tuple], list]) -> list:
+        """The ``n`` real locals that ``stmts(their names)`` set, computed once per ``key`` on
+        a path (probes and library routines: key[4] their point or arguments)."""
+        if not self.probes.get(key):
+            names = tuple(self.fresh(base) for _ in range(n))
+            for st in stmts(names):
+                self.emit(st)
+            self.probes[key] = names
+        return [S.Ref("l", nm, "real") for nm in self.probes[key]]
+
+    def around(self, dom, var: str, fn) -> tuple:
+        """``fn`` lowered with ``var`` naming the neighbour a ``sphere(r)`` or ``sphere(x, r)``
+        query visits: its statements, value, and the query's radius and center (``()``: this
+        strand's ``pos``).  The executor's spatial grid is built once per step with the first
+        radius as its cell size where that depends on globals only, else with a cell size from
+        the strands' density."""
         if self.where != "strand":
             raise Unsupported("sphere queries outside strand methods")
         if self.in_sphere:
@@ -599,18 +585,17 @@ class Lowerer:
             self.sphere_radius = _const(-1.0, "real")
         elif self.sphere_radius is None:
             self.sphere_radius = radius
-        return radius, center
+        with self.setting(in_sphere=True):
+            return (*self.bound(var, lambda: "neighbour", fn, forget=True), radius, center)
 
-    def neighbours(self, var: str, fn):
-        """Lower ``fn`` with ``var`` naming the neighbour a sphere query visits."""
+    def bound(self, var: str, binding: Callable[[], Any], fn: Callable[[], Any], forget: bool = False) -> tuple[list, Any]:
+        """``sub(fn)`` with ``var`` bound to ``binding()`` (lowered inside; ``forget``: the
+        probes before are not reused)."""
         def body():
-            self.in_sphere = True
-            self.probes = {}
-            self.scopes[-1][var] = "neighbour"
-            try:
-                return fn()
-            finally:
-                self.in_sphere = False
+            if forget:
+                self.probes = {}
+            self.scopes[-1][var] = binding()
+            return fn()
         return self.sub(body)
 
     def reduction(self, name: str, comp) -> V:
@@ -622,9 +607,8 @@ class Lowerer:
             raise Unsupported(f"a reduction of {rty}")
         op = name
         t = self.fresh("red")
-        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius, center = self.sphere(dom)
-            stmts, v = self.neighbours(comp.iter.name, lambda: self.expr(comp.body))
+        if _is_sphere(dom):
+            stmts, v, radius, center = self.around(dom, comp.iter.name, lambda: self.expr(comp.body))
             outty = "real" if name == "mean" else v.ty
             self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius, center))
             return scal(S.Ref("l", t, outty), outty)
@@ -634,11 +618,7 @@ class Lowerer:
                 and dom.operand.name == self.c.name):
             raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
                               "in the global block, and sphere queries)")
-
-        def body():
-            self.scopes[-1][comp.iter.name] = "strand"
-            return self.expr(comp.body)
-        stmts, v = self.sub(body)
+        stmts, v = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body))
         outty = "real" if name == "mean" else v.ty
         self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
         return scal(S.Ref("l", t, outty), outty)
@@ -656,23 +636,15 @@ class Lowerer:
             v = self.expr(comp.body)
             for a, x in zip(accs, v.flat()):
                 self.emit(S.Set("l", a, b("+", S.Ref("l", a, "real"), x, "real")))
-        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius, center = self.sphere(dom)
-            stmts, _ = self.neighbours(var, add)
+        if _is_sphere(dom):
+            stmts, _, radius, center = self.around(dom, var, add)
             self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
         elif self.ty(dom).kind == "seq":
             seq, j = self.share_seq(self.sequence(dom)), self.fresh(var)
-
-            def item():
-                self.scopes[-1][var] = (self.seq_item(seq, S.Ref("l", j, "int")), [])
-                add()
-            stmts, _ = self.sub(item)
-            self.emit(S.For(j, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+            stmts, _ = self.bound(var, lambda: (self.seq_item(seq, S.Ref("l", j, "int")), []), add)
+            self.emit(S.For(j, _const(0, "int"), self.seq_last(seq), tuple(stmts)))
         elif self.where == "global" and isinstance(dom, A.Select):
-            def strand():
-                self.scopes[-1][var] = "strand"
-                add()
-            stmts, _ = self.sub(strand)
+            stmts, _ = self.bound(var, lambda: "strand", add)
             self.emit(S.Reduce("", "each", dom.name, tuple(stmts), _const(0, "int"), "int"))
         else:
             raise Unsupported(f"the reduction sum over {type(dom).__name__}")
@@ -696,7 +668,6 @@ class Lowerer:
         a, c = S.Ref("l", acc, st), S.Ref("l", cnt, "int")
 
         def body():
-            self.scopes[-1][comp.iter.name] = (self.seq_item(seq, S.Ref("l", var, "int")), [])
             v = self.expr(comp.body).flat()[0]
             if name in ("sum", "mean", "product"):
                 new = b("*" if name == "product" else "+", a, v, st)
@@ -707,8 +678,8 @@ class Lowerer:
                 new = S.Sel(b("||", b("==", c, _const(0, "int"), "bool"), better, "bool"), v, a, st)
             self.emit(S.Set("l", acc, new))
             self.emit(S.Set("l", cnt, b("+", c, _const(1, "int"), "int")))
-        stmts, _ = self.sub(body)
-        self.emit(S.For(var, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+        stmts, _ = self.bound(comp.iter.name, lambda: (self.seq_item(seq, S.Ref("l", var, "int")), []), body)
+        self.emit(S.For(var, _const(0, "int"), self.seq_last(seq), tuple(stmts)))
         if name == "mean":
             return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), b("/", a, S.Cast(c, "real"), "real"),
                               _const(float("nan"), "real"), "real"), "real")
@@ -746,28 +717,19 @@ class Lowerer:
                 self.field_reads |= _global_names(fdecl.init, self.c)
                 return FV.Pointwise(lambda x: self.formula_at(fdecl, x), d, fdecl.name)
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
-                saved_f, self.formula = self.formula, None
-                try:
+                with self.setting(formula=None):
                     cv = self.share(self.expr(fdecl.init))
-                finally:
-                    self.formula = saved_f
                 self.field_reads |= {n.partition(".")[0] for sp, n in _reads(cv.flat()) if sp == "g"}
                 cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
                 return FV.Constant(self.syms(cv), d)
-            saved_f, self.formula = self.formula, (fdecl.param, d)
-            try:
+            with self.setting(formula=(fdecl.param, d)):
                 return self.opaque(fdecl.init)
-            finally:
-                self.formula = saved_f
         if isinstance(e, A.Var):
             decl = self.global_decls.get(e.name)
             if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
                 raise Unsupported(f"the field {e.name} (not a global with a definition)")
-            saved, self.want = self.want, self.c.globals[e.name]  # the declared type, for image("file")
-            try:
+            with self.setting(want=self.c.globals[e.name]):  # the declared type, for image("file")
                 return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
-            finally:
-                self.want = saved
         if isinstance(e, A.BinOp) and e.op == "∘":  # F ∘ G: F probed where G's value points
             return FV.Compose(self.opaque(e.left), self.opaque(e.right))
         if isinstance(e, A.BinOp) and e.op == "⊛":
@@ -825,11 +787,8 @@ class Lowerer:
     def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s
         voxels are then not the declared field's)."""
-        saved, self.want = self.want, None
-        try:
+        with self.setting(want=None):
             return self.field(e)
-        finally:
-            self.want = saved
 
     def image(self, e) -> tuple[int, str | None]:
         border = None
@@ -876,12 +835,8 @@ class Lowerer:
         """A formula field's formula inlined with its variable bound to the point x."""
         xs = list(_point(x))
         arg = V.of((len(xs),) if len(xs) > 1 else (), "real", xs)
-        saved = self.scopes, self.formula, self.where
-        self.scopes, self.formula, self.where = [{decl.param: (arg, [])}], None, "function"
-        try:
+        with self.setting(scopes=[{decl.param: (arg, [])}], formula=None, where="function"):
             v = self.expr(decl.init)
-        finally:
-            self.scopes, self.formula, self.where = saved
         return self.syms(V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()]))
 
     def syms(self, v: V):
@@ -992,9 +947,8 @@ class Lowerer:
 
     def s_Foreach(self, s):
         dom = s.domain
-        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius, center = self.sphere(dom)
-            stmts, _ = self.neighbours(s.name, lambda: self.stmt(s.body))
+        if _is_sphere(dom):
+            stmts, _, radius, center = self.around(dom, s.name, lambda: self.stmt(s.body))
             self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
             return
         seq = None
@@ -1002,27 +956,19 @@ class Lowerer:
             lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
         elif self.ty(dom).kind == "seq":
             seq = self.share_seq(self.sequence(dom))
-            lo, hi = _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int")
+            lo, hi = _const(0, "int"), self.seq_last(seq)
         else:
             raise Unsupported("foreach over a set of strands")
         var = self.fresh(s.name)
-
-        def body():
-            self.probes = {}  # a probe before the loop may be stale on its second iteration
-            ref = S.Ref("l", var, "int")
-            self.scopes[-1][s.name] = (scal(ref, "int"), [var]) if seq is None else (self.seq_item(seq, ref), [])
-            self.stmt(s.body)
-        stmts, _ = self.sub(body)
+        ref = S.Ref("l", var, "int")  # (forget: a probe before the loop may be stale on its second iteration)
+        stmts, _ = self.bound(s.name, lambda: (scal(ref, "int"), [var]) if seq is None else (self.seq_item(seq, ref), []),
+                              lambda: self.stmt(s.body), forget=True)
         self.emit(S.For(var, lo, hi, tuple(stmts)))
 
-    def s_Stabilize(self, s):
-        self.emit(S.Exit("stabilize"))
+    def s_Stabilize(self, s):  # and s_Die, s_Continue
+        self.emit(S.Exit(type(s).__name__.lower()))
 
-    def s_Die(self, s):
-        self.emit(S.Exit("die"))
-
-    def s_Continue(self, s):
-        self.emit(S.Exit("continue"))
+    s_Die = s_Continue = s_Stabilize
 
     def s_Print(self, s):
         items: list = []
@@ -1105,33 +1051,16 @@ class Sym:
     def _bin(self, op: str, x, y):
         if isinstance(x, np.ndarray) and x.shape or isinstance(y, np.ndarray) and y.shape:
             return NotImplemented  # numpy maps the operator over the array
-        if op in "*/" and isinstance(y, float) and y == 1.0 or op == "*" and isinstance(x, float) and x == 1.0:
-            return self  # x * 1, 1 * x, x / 1: exactly x
+        if op in "*/" and isinstance(y, float) and y == 1.0 or op == "*" and isinstance(x, float) and x == 1.0 \
+                or op == "+" and isinstance(x, (int, float)) and x == 0:
+            return self  # x * 1, 1 * x, x / 1, 0 + x (sum's start): exactly x
         return self._new(b(op, _ir(x), _ir(y), "real"))
 
-    def __add__(self, o): return self._bin("+", self, o)  # noqa: E704
-    def __radd__(self, o): return self if isinstance(o, (int, float)) and o == 0 else self._bin("+", o, self)  # noqa: E704
-    def __sub__(self, o): return self._bin("-", self, o)  # noqa: E704
-    def __rsub__(self, o): return self._bin("-", o, self)  # noqa: E704
-    def __mul__(self, o): return self._bin("*", self, o)  # noqa: E704
-    def __rmul__(self, o): return self._bin("*", o, self)  # noqa: E704
-    def __truediv__(self, o): return self._bin("/", self, o)  # noqa: E704
-    def __rtruediv__(self, o): return self._bin("/", o, self)  # noqa: E704
     def __neg__(self): return self._new(S.Un("-", self.e, "real"))  # noqa: E704
     def __pow__(self, o): return self._call("tl_pow", self, o)  # noqa: E704
 
     def _call(self, fn: str, *xs):
         return self._new(S.Call(fn, tuple(_ir(x) for x in xs), "real"))
-
-    def sin(self): return self._call("sin", self)  # noqa: E704
-    def cos(self): return self._call("cos", self)  # noqa: E704
-    def tan(self): return self._call("tan", self)  # noqa: E704
-    def exp(self): return self._call("exp", self)  # noqa: E704
-    def arctan(self): return self._call("atan", self)  # noqa: E704
-    def arcsin(self): return self._call("asin", self)  # noqa: E704
-    def arccos(self): return self._call("acos", self)  # noqa: E704
-    def sqrt(self): return self._call("tl_sqrt", self)  # noqa: E704
-    def sign(self): return self._call("tl_sgn", self)  # noqa: E704
 
     def det(self, m: np.ndarray) -> "Sym":
         return self._new(_det(_each(_ir, m)))
@@ -1140,6 +1069,14 @@ class Sym:
         """A⁻¹ by the library routine (⊥ where A is singular or not finite, as the interpreter)."""
         n = m.shape[0]
         return _each(self._new, np.array(self.low.lib("inv", list(_point(m)), n * n), dtype=object).reshape(n, n))
+
+
+for _op, _name in (("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "truediv")):  # x op y, y op x
+    setattr(Sym, f"__{_name}__", lambda self, o, op=_op: self._bin(op, self, o))
+    setattr(Sym, f"__r{_name}__", lambda self, o, op=_op: self._bin(op, o, self))
+for _name, _fn in {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "arctan": "atan", "arcsin": "asin",
+                   "arccos": "acos", "sqrt": "tl_sqrt", "sign": "tl_sgn"}.items():  # np.sin(s) calls s.sin()
+    setattr(Sym, _name, lambda self, fn=_fn: self._call(fn, self))
 
 
 class Sampled(FV.Field):
@@ -1153,13 +1090,9 @@ class Sampled(FV.Field):
     def value(self, x, order: int):
         low, d, point = self.low, self.dim, _point(x)
         shape = self.shape + ((d,) * order if d > 1 else ())
-        key = (self.k, self.kernel, order, self.border, point)
-        names = list(low.probes.get(key, ()))
-        if not names:
-            names = [low.fresh("p") for _ in range(int(np.prod(shape)))]
-            low.emit(S.Probe(self.k, self.kernel, order, point, tuple(names), self.border))
-            low.probes[key] = tuple(names)
-        return low.syms(V.of(shape, "real", [S.Ref("l", nm, "real") for nm in names]))
+        refs = low.once((self.k, self.kernel, order, self.border, point), int(np.prod(shape)), "p",
+                        lambda names: [S.Probe(self.k, self.kernel, order, point, names, self.border)])
+        return low.syms(V.of(shape, "real", refs))
 
 
 class Shared(FV.Of):
@@ -1177,19 +1110,27 @@ class Shared(FV.Of):
         return self.memo[key][1]
 
 
+def _minor(p, q, r, t):
+    """``p*q - r*t`` of IR reals."""
+    return b("-", b("*", p, q, "real"), b("*", r, t, "real"), "real")
+
+
+def _sum(terms):
+    """The IR sum of some reals, left to right."""
+    return functools.reduce(lambda acc, t: b("+", acc, t, "real"), terms)
+
+
+def _sumsq(v: V):
+    return _sum(b("*", x, x, "real") for x in v.flat())
+
+
 def _det(m: np.ndarray):
     """The determinant of a 2×2 or 3×3 matrix of IR expressions, by cofactors."""
     if m.shape == (2, 2):
-        return b("-", b("*", m[0, 0], m[1, 1], "real"), b("*", m[0, 1], m[1, 0], "real"), "real")
-    terms = []
-    for j, sgn in ((0, "+"), (1, "-"), (2, "+")):
-        c1, c2 = [k for k in range(3) if k != j]
-        minor = b("-", b("*", m[1, c1], m[2, c2], "real"), b("*", m[1, c2], m[2, c1], "real"), "real")
-        terms.append((sgn, b("*", m[0, j], minor, "real")))
-    acc = terms[0][1]
-    for sgn, t in terms[1:]:
-        acc = b(sgn, acc, t, "real")
-    return acc
+        return _minor(m[0, 0], m[1, 1], m[0, 1], m[1, 0])
+    t = [b("*", m[0, j], _minor(m[1, c1], m[2, c2], m[1, c2], m[2, c1]), "real")
+         for j, (c1, c2) in enumerate(((1, 2), (0, 2), (0, 1)))]
+    return b("+", b("-", t[0], t[1], "real"), t[2], "real")
 
 
 def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
@@ -1232,6 +1173,10 @@ def _writes(s) -> set | None:
     return out
 
 
+def _is_sphere(dom) -> bool:
+    return isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere"
+
+
 def _int_literal(e) -> Any:
     """The value of an int literal, or of a negated one (``F^(-2)``); else None."""
     if isinstance(e, A.Num) and e.is_int:
@@ -1239,16 +1184,6 @@ def _int_literal(e) -> Any:
     if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Num) and e.operand.is_int:
         return -int(e.operand.value)
     return None
-
-
-def _as_arr(x) -> np.ndarray:
-    return x if isinstance(x, np.ndarray) else _obj0(x)
-
-
-def _obj0(x) -> np.ndarray:
-    arr = np.empty((), dtype=object)
-    arr[()] = x
-    return arr
 
 
 def _num(x, y) -> str:
@@ -1275,49 +1210,32 @@ def lower(checked: Checked) -> S.StrandIR:
     iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"
-    L.out = []
-    L.scopes = [{}]
     for it in p.create.iters:  # an iterator over a sequence is its item at the strand's index
         ref = S.Ref("l", f"it_{it.name}", "int")
         L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{it.name}"]) if isinstance(it.domain, A.Range) \
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
     for prm, arg in zip(strand.params, p.create.args):
-        v = L.expr(arg)
-        cur = L.slots("s", prm.name, from_syntax(prm.type))
-        for r, x in zip(cur.flat(), v.flat()):
-            L.emit(S.Set("s", r.name, x))
+        L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
     create = tuple(L.out)
     L.scopes, L.out, L.probes = [{}], [], {}
     for sv in strand.state:
-        ty = from_syntax(sv.type)
-        cur = L.slots("s", sv.name, ty)
-        init: V | None = L.expr(sv.init) if sv.init is not None else None
-        for k, r in enumerate(cur.flat()):
-            L.emit(S.Set("s", r.name, init.flat()[k] if init is not None else _const(False if r.ty == "bool" else 0, r.ty)))
+        L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
     init_state = tuple(L.out)
 
-    def method(name: str) -> tuple | None:
-        body = strand.method(name)
+    def method(body, where: str) -> tuple | None:
         if body is None:
             return None
-        L.out, L.scopes, L.where, L.probes = [], [{}], "strand", {}
+        L.out, L.scopes, L.where, L.probes = [], [{}], where, {}
         L.stmt(body)
         return tuple(L.out)
-    update = method("update")
-    stabilize = method("stabilize")
-    global_block = None
-    if p.update is not None:
-        L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
-        L.stmt(p.update)
-        global_block = tuple(L.out)
+    update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
+    global_block = method(p.update, "global")
+    if global_block is not None:
         written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
         if written & L.field_reads:
             raise Unsupported(f"a field defined with a global the global block assigns "
                               f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
-    gslots = []
-    for name, ty in checked.globals.items():
-        if name in L.global_slots:
-            gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
+    gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
         strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
@@ -1422,9 +1340,8 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         program.executor_note = f"the C executor could not build this program: {exc.message}"
         return None
     fr = rt.frame(None)
-    ranges = []
-    for _name, lo, hi in program.compiled.create_iters:
-        ranges.append((int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1))
+    ranges = [(int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1)
+              for _name, lo, hi in program.compiled.create_iters]
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
     total = math.prod(shape)  # Python ints: an int64 product wraps (2**32 x 2**32 -> 0)
     from ...limits import memory_budget_bytes
