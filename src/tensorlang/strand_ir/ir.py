@@ -1,5 +1,5 @@
-"""The strand IR: frozen, printable, scalar statements and expressions (its types, spaces
-and statement lists: docs/diderot-compiled.md, "From the typed program to C")."""
+"""The strand IR: frozen, printable, scalar statements and expressions (its types, spaces,
+statement lists and each node's meaning: docs/diderot-compiled.md, "From the typed program to C")."""
 
 from __future__ import annotations
 
@@ -30,8 +30,6 @@ class Ref:
 
 @dataclass(frozen=True)
 class Bin:
-    """``op``: + - * / % (C's, on ints: truncating, a zero divisor is an error) and the
-    comparisons and && ||."""
     op: str
     a: "Expr"
     b: "Expr"
@@ -47,7 +45,6 @@ class Un:
 
 @dataclass(frozen=True)
 class Call:
-    """A function of the C prelude (``sqrt``, ``tl_min``, ...)."""
     fn: str
     args: tuple["Expr", ...]
     ty: str
@@ -55,7 +52,6 @@ class Call:
 
 @dataclass(frozen=True)
 class Sel:
-    """``a if c else b`` (only the chosen operand is evaluated)."""
     c: "Expr"
     a: "Expr"
     b: "Expr"
@@ -70,8 +66,6 @@ class Cast:
 
 @dataclass(frozen=True)
 class At:
-    """Component ``comp`` of item ``index`` of the dynamic sequence ``seq`` (an index
-    into ``StrandIR.seqs``); an index outside the sequence is an error."""
     seq: int
     index: "Expr"
     comp: int
@@ -80,7 +74,6 @@ class At:
 
 @dataclass(frozen=True)
 class Len:
-    """The number of items of the dynamic sequence ``seq``."""
     seq: int
     ty: str = "int"
 
@@ -112,7 +105,6 @@ class If:
 
 @dataclass(frozen=True)
 class For:
-    """``for var in lo..hi`` (inclusive, ints)."""
     var: str
     lo: Expr
     hi: Expr
@@ -121,8 +113,6 @@ class For:
 
 @dataclass(frozen=True)
 class Exit:
-    """``stabilize`` ``die`` ``continue`` (end the method), or ``goto`` a label (a
-    function's ``return``, inlined)."""
     kind: str
     label: str = ""
 
@@ -134,12 +124,6 @@ class Label:
 
 @dataclass(frozen=True)
 class Reduce:
-    """``target = op { value | o in strands.which }``: ``body`` computes ``value`` for
-    the visited strand (space ``o``: its state now).  ``op``: sum product mean max min
-    all exists count, or ``each`` (a foreach: ``body`` only).  ``which`` ``sphere``:
-    the strands (stable or active at the start of the step, this one left out) whose
-    ``pos`` was within ``radius`` of this strand's ``pos`` then, in strand order, read
-    as they were then (space ``n``)."""
     target: str
     op: str
     which: str  # all active stable sphere
@@ -152,11 +136,6 @@ class Reduce:
 
 @dataclass(frozen=True)
 class Probe:
-    """The components of ``order``-th derivatives (world space) of ``image ⊛ kernel``
-    at world point ``pos`` into the locals ``targets`` (voxel components × derivative
-    components, row-major); ⊥ (NaN) where the kernel's support leaves the image
-    (``border`` None) or at a non-finite point.  ``inside`` probes write one bool:
-    whether the support fits."""
     image: int  # index into StrandIR.images
     kernel: str
     order: int
@@ -168,26 +147,16 @@ class Probe:
 
 @dataclass(frozen=True)
 class Print:
-    """Append text to the run's output: literal strings and scalars formatted as the
-    interpreter does (reals with 17 significant digits, ``true``/``false``)."""
     items: tuple["str | Expr", ...]
 
 
 @dataclass(frozen=True)
 class New:
-    """A new strand with these parameter components (``StrandIR.params``' order): it
-    joins after the update loop, its state initialised by ``init``, and runs from the
-    next step."""
     args: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
 class Lib:
-    """``targets = fn(args)``: a library routine of the C prelude with several results:
-    ``eig`` (a symmetric n×n matrix, row-major: its n eigenvalues, largest first, then
-    the n eigenvectors, each of unit length with a positive dot product with
-    (1, φ⁻¹, φ⁻², φ⁻³); all ⊥ for a matrix with a non-finite entry) and ``inv`` (the
-    inverse of a 2×2 or 3×3 matrix; all ⊥ where the determinant is 0)."""
     fn: str
     args: tuple[Expr, ...]
     targets: tuple[str, ...]
@@ -198,9 +167,6 @@ Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New, Lib]
 
 @dataclass(frozen=True)
 class ImageSlot:
-    """An image the program probes: its global's name, dimension and voxel shape; or,
-    for ``image("file.nrrd")`` inside a field's definition (``name`` that text), the
-    file's ``path``, which the run loads (the declared field type gives the voxels)."""
     name: str
     dim: int
     shape: tuple[int, ...]
@@ -209,8 +175,6 @@ class ImageSlot:
 
 @dataclass(frozen=True)
 class SeqSlot:
-    """A dynamic sequence (``T{}``) the program reads: its global's name, the scalar type
-    and number of its items' components."""
     name: str
     ty: str
     comps: int
@@ -218,15 +182,9 @@ class SeqSlot:
 
 @dataclass(frozen=True)
 class KernelSlot:
-    """A reconstruction kernel: its radius s (taps n+1-s .. n+s) and its pieces'
-    polynomial coefficients in |x| (constant term first; piece k on [k, k+1))."""
     name: str
     radius: int
     pieces: tuple[tuple[float, ...], ...]
-    #: per derivative order m, per tap t = 0 .. 2s-1 (tap i = 1-s+t): the coefficients
-    #: (constant first) of h⁽ᵐ⁾ as a polynomial in the signed x = f - i, rounded as
-    #: Diderot's code generator writes them (the interpreter's weights, bit for bit);
-    #: empty: the pieces above, evaluated in |x|
     segments: tuple[tuple[tuple[float, ...], ...], ...] = ()
 
 
@@ -244,21 +202,13 @@ class StrandIR:
     kernels: tuple[KernelSlot, ...] = ()
     prints: bool = False  # strands print: the executor runs them in order, one thread
     strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
-    #: strands query neighbours: the spatial grid's cell size (globals only; -1: a query's
-    #: radius depends on the strand, the cell size comes from the strands' density)
     sphere: Expr | None = None
     init: tuple[Stmt, ...] = ()  # the state initializers (after ``create`` set the parameters; also for new strands)
     params: tuple[str, ...] = ()  # the parameters' state slots
     births: bool = False  # strands run ``new``
-    #: Diderot keeps the strands in a permuted order (``new``, or ``die`` in a bulk-synchronous
-    #: program): stable ones first as they stabilized, a dying one swaps with the last active one
     indirect: bool = False
-    #: the state slots other strands read (sphere queries): a stabilize from the global block
-    #: puts back their values of the step's start, as Diderot's runtime does
     shared: tuple[str, ...] = ()
     seqs: tuple[SeqSlot, ...] = ()  # the dynamic sequences read (``At``, ``Len``)
-    #: strands count the strands (``numStrands()`` in a method): they update one at a time,
-    #: in order, so that each sees the statuses of those before it (the interpreter's)
     serial: bool = False
 
     def show(self) -> str:
