@@ -51,15 +51,12 @@ def _size(ty: Ty) -> int:
     return int(np.prod(_shape(ty)))
 
 
+@dataclasses.dataclass(frozen=True)
 class DSeq:
     """A dynamic sequence global (``T{}``): slot ``k`` of ``StrandIR.seqs``, items of ``shape``."""
-
-    def __init__(self, k: int, shape: tuple[int, ...], ty: str):
-        self.k, self.shape, self.ty = k, shape, ty
-
-    def item(self, index) -> V:
-        n = int(np.prod(self.shape))
-        return V.of(self.shape, self.ty, [S.At(self.k, index, c, self.ty) for c in range(n)])
+    k: int
+    shape: tuple[int, ...]
+    ty: str
 
 
 class V:
@@ -217,7 +214,7 @@ class Lowerer:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
         the sequence's axis first)."""
         if isinstance(seq, DSeq):
-            return seq.item(index)
+            return V.of(seq.shape, seq.ty, [S.At(seq.k, index, c, seq.ty) for c in range(int(np.prod(seq.shape)))])
         if isinstance(seq, tuple):  # loops over a range stay inside it
             return scal(b("+", seq[0], index, "int"), "int")
         n = seq.shape[0]
@@ -718,8 +715,7 @@ class Lowerer:
                 return FV.Pointwise(lambda x: self.formula_at(fdecl, x), d, fdecl.name)
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
                 with self.setting(formula=None):
-                    cv = self.share(self.expr(fdecl.init))
-                self.field_reads |= {n.partition(".")[0] for sp, n in _reads(cv.flat()) if sp == "g"}
+                    cv = self.operand(fdecl.init)
                 cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
                 return FV.Constant(self.syms(cv), d)
             with self.setting(formula=(fdecl.param, d)):
@@ -737,14 +733,8 @@ class Lowerer:
             k, border = self.image(img)
             return Sampled(self, k, border, self.kernel(ker))
         if isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/"):
-            parts: list = []
-            for side in (e.left, e.right):
-                if self.ty(side).kind == "field":
-                    parts.append(self.field(side) if e.op in ("+", "-") or self.ty(side).shape == ty.shape
-                                 else self.opaque(side))
-                    continue
-                parts.append(self.share(self.expr(side)))
-                self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat()) if space == "g"}
+            parts = [(self.field if e.op in ("+", "-") or self.ty(x).shape == ty.shape else self.opaque)(x)
+                     if self.ty(x).kind == "field" else self.operand(x) for x in (e.left, e.right)]
             fields = [p for p in parts if not isinstance(p, V)]
             if any(isinstance(p, V) and p.shape for p in parts) and (e.op == "*" and any(f.shape for f in fields) or (
                     e.op == "/" and (isinstance(parts[1], V) or parts[1].shape))):  # only c ⊗ F and c / F, F scalar
@@ -754,8 +744,7 @@ class Lowerer:
             left, right = (self.syms(p) if isinstance(p, V) else p for p in parts)
             return FV.Lifted(e.op, left, right, d)
         if isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
-            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.share(self.expr(x)) for x in (e.left, e.right)]
-            self.field_reads |= {n.partition(".")[0] for p in ps if isinstance(p, V) for sp, n in _reads(p.flat()) if sp == "g"}
+            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.operand(x) for x in (e.left, e.right)]
             a, c = (self.syms(p) if isinstance(p, V) else p for p in ps)
             return FV.Lifted(e.op, a, c, d)
         if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
@@ -783,6 +772,12 @@ class Lowerer:
         if isinstance(e, A.Diff):
             return FV.Deriv(e.op, self.opaque(e.operand))
         raise Unsupported(f"the field expression {type(e).__name__}")
+
+    def operand(self, e) -> V:
+        """A tensor in a field's definition, shared, the globals it reads noted (``field_reads``)."""
+        v = self.share(self.expr(e))
+        self.field_reads |= {n.partition(".")[0] for sp, n in _reads(v.flat()) if sp == "g"}
+        return v
 
     def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s
@@ -972,27 +967,22 @@ class Lowerer:
 
     def s_Print(self, s):
         items: list = []
+
+        def nest(arr: np.ndarray, ty):  # a sequence prints in braces, a tensor's axes in brackets
+            if arr.ndim == 0:
+                items.append(arr[()])
+                return
+            seq = ty is not None and ty.kind == "seq"
+            items.append("{" if seq else "[")
+            for k in range(arr.shape[0]):
+                items.extend([","] if k else [])
+                nest(arr[k, ...], ty.elem if seq else None)
+            items.append("}" if seq else "]")
         for a in s.args:
             if isinstance(a, A.Str):
                 items.append(a.value)
-                continue
-            v = self.expr(a)
-            if not v.shape:
-                items.append(v.flat()[0])
-                continue
-
-            def nest(arr, ty):  # a sequence prints in braces, a tensor's axes in brackets
-                if not isinstance(arr, np.ndarray) or arr.ndim == 0:
-                    items.append(arr[()] if isinstance(arr, np.ndarray) else arr)
-                    return
-                seq = ty is not None and ty.kind == "seq"
-                items.append("{" if seq else "[")
-                for k in range(arr.shape[0]):
-                    if k:
-                        items.append(",")
-                    nest(arr[k], ty.elem if seq else None)
-                items.append("}" if seq else "]")
-            nest(v.comps, self.ty(a))
+            else:
+                nest(self.expr(a).comps, self.ty(a))
         self.printing = True
         self.emit(S.Print(tuple(items)))
 
