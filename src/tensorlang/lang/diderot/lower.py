@@ -469,10 +469,12 @@ class Lowerer:
             self.emit(S.Label(label))
             return V.of(_shape(rty), st, [S.Ref("l", nm, st) for nm in names])
 
-    _REAL1 = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
+    #: the basis functions of reals that are a function of the C prelude
+    _CALLS = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
               "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
               "cosh": "cosh", "tanh": "tanh", "erf": "erf", "erfc": "erfc", "ceil": "ceil", "floor": "floor",
-              "round": "round", "trunc": "trunc", "sgn": "tl_sgn", "abs": "fabs"}
+              "round": "round", "trunc": "trunc", "sgn": "tl_sgn", "abs": "fabs", "atan2": "atan2", "fmod": "fmod",
+              "pow": "tl_pow"}
 
     def basis(self, name: str, e) -> V:
         rty = self.ty(e)
@@ -507,16 +509,14 @@ class Lowerer:
             return V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
         args = [self.expr(a) for a in e.args]
         flat = [a.flat() for a in args]
-        if name in self._REAL1 and not args[0].shape:
-            if name == "abs" and rty.kind == "int":
-                return scal(S.Call("tl_iabs", (flat[0][0],), "int"), "int")
-            return scal(S.Call(self._REAL1[name], (flat[0][0],), "real"), "real")
+        if name == "abs" and rty.kind == "int":
+            return scal(S.Call("tl_iabs", (flat[0][0],), "int"), "int")
+        if name in self._CALLS and not args[0].shape:  # (the checker: each argument a real or an int)
+            return scal(S.Call(self._CALLS[name], tuple(f[0] for f in flat), "real"), "real")
         if name in ("min", "max") and not rty.shape:
             st = _scalar(rty)
             fn = ("tl_i" if st == "int" else "tl_") + name
             return scal(S.Call(fn, (flat[0][0], flat[1][0]), st), st)
-        if name in ("atan2", "fmod", "pow") and len(args) == 2:
-            return scal(S.Call({"pow": "tl_pow"}.get(name, name), (flat[0][0], flat[1][0]), "real"), "real")
         if name in ("lerp", "clerp"):
             a, bb = self.share(args[0]), self.share(args[1])
             if len(args) == 3:
@@ -566,9 +566,7 @@ class Lowerer:
     def around(self, dom, var: str, fn) -> tuple:
         """``fn`` lowered with ``var`` naming the neighbour a ``sphere(r)`` or ``sphere(x, r)``
         query visits: its statements, value, and the query's radius and center (``()``: this
-        strand's ``pos``).  The executor's spatial grid is built once per step with the first
-        radius as its cell size where that depends on globals only, else with a cell size from
-        the strands' density."""
+        strand's ``pos``; the grid's cell size: docs/diderot-compiled.md)."""
         if self.where != "strand":
             raise Unsupported("sphere queries outside strand methods")
         if self.in_sphere:
@@ -1291,36 +1289,23 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     return ir, why
 
 
-def choose(checked: Checked, backend: str | None) -> tuple[str, str | None]:
-    """The executor a run uses (``"c"`` or ``"interp"``) and, for the interpreter where C
-    was possible in principle, why."""
-    if backend not in (None, "c", "interp"):
-        raise error("backend", f"a strand program runs with backend 'c' or 'interp', not {backend!r}")
-    if backend == "interp":
-        return "interp", None
-    ir, why = strand_plan(checked)
-    if why is None and "c" not in EXECUTORS:
-        why = "no C executor is registered"
-    if why is None and "c" in UNAVAILABLE:
-        why = UNAVAILABLE["c"]()
-    if why is not None and backend == "c":
-        raise error("backend", f"{checked.name}: {why}")
-    return ("interp", why) if why is not None else ("c", None)
-
-
 def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, snapshot: int, on_snapshot, threads: int,
                  progress):
     """Run ``program`` (its globals computed in ``rt``) with the C executor and return
     its ``RunResult`` (the class, passed by the caller), or None where it runs in the interpreter (``program.executor_note``
-    says why)."""
+    says why, where C was asked for or possible in principle)."""
     from . import interp as I
 
-    which, why = choose(program.checked, backend)
+    if backend not in (None, "c", "interp"):
+        raise error("backend", f"a strand program runs with backend 'c' or 'interp', not {backend!r}")
+    ir, why = strand_plan(program.checked) if backend != "interp" else (None, None)
+    if why is None and backend != "interp":
+        why = "no C executor is registered" if "c" not in EXECUTORS else UNAVAILABLE["c"]() if "c" in UNAVAILABLE else None
+    if why is not None and backend == "c":
+        raise error("backend", f"{program.checked.name}: {why}")
     program.executor_note = why
-    if which != "c":
+    if ir is None or why is not None:
         return None
-    ir, _ = strand_plan(program.checked)
-    assert ir is not None  # choose() said "c"
     cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
     try:
         runner = EXECUTORS["c"](ir, cap)  # (its counters as narrow as cap super-steps allow)
@@ -1378,4 +1363,4 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     return done
 
 
-__all__ = ["Unsupported", "choose", "lower", "permuted", "run_compiled", "strand_plan"]
+__all__ = ["Unsupported", "lower", "permuted", "run_compiled", "strand_plan"]
