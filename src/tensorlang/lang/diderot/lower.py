@@ -391,7 +391,7 @@ class Lowerer:
                 raise Unsupported(f"{op} of shapes {x.shape} and {y.shape}")
             xs, ys = x.comps, y.comps
             out_shape = x.shape[:len(x.shape) - k] + y.shape[k:]
-            return V.of(out_shape, "real", [_sum(b("*", xs[i + m], ys[m + j], "real") for m in np.ndindex(*y.shape[:k]))
+            return V.of(out_shape, "real", [_fold(b("*", xs[i + m], ys[m + j], "real") for m in np.ndindex(*y.shape[:k]))
                                             for i in np.ndindex(*x.shape[:len(x.shape) - k]) for j in np.ndindex(*y.shape[k:])])
         if op == "×":
             p, q = x.flat(), y.flat()
@@ -541,7 +541,7 @@ class Lowerer:
         if name == "modulate":
             return V.of(args[0].shape, "real", [b("*", p, q, "real") for p, q in zip(flat[0], flat[1])])
         if name == "trace":
-            return scal(_sum(args[0].comps[i, i] for i in range(args[0].shape[0])), "real")
+            return scal(_fold(args[0].comps[i, i] for i in range(args[0].shape[0])), "real")
         if name == "transpose":
             return V(np.ascontiguousarray(args[0].comps.T), "real")
         if name == "det" and args[0].shape in ((2, 2), (3, 3)):
@@ -871,12 +871,8 @@ class Lowerer:
         else:
             parts = [(g, x) for g in (getattr(f, "f", None), getattr(f, "a", None), getattr(f, "b", None),
                                       *getattr(f, "fields", ())) if isinstance(g, FV.Field)]
-        acc = None
-        for g, at in parts:
-            ref = self.inside(g, at)
-            if ref is not None:
-                acc = ref if acc is None else b("&&", acc, ref, "bool")
-        return acc
+        refs = [ref for g, at in parts if (ref := self.inside(g, at)) is not None]
+        return _fold(refs, "&&", "bool") if refs else None
 
     # ---- statements
     def stmt(self, s) -> None:
@@ -884,13 +880,6 @@ class Lowerer:
         if method is None:
             raise Unsupported(f"the statement {type(s).__name__.lower()}")
         method(s)
-
-    def block(self, stmts) -> tuple:
-        def run() -> None:
-            for x in stmts:
-                self.stmt(x)
-        out, _ = self.sub(run)
-        return tuple(out)
 
     def s_Block(self, s):
         self.scopes.append({})
@@ -901,9 +890,7 @@ class Lowerer:
             self.scopes.pop()
 
     def s_Decl(self, s):
-        ty = from_syntax(s.type)
-        value = None if s.init is None else self.expr(s.init)
-        self.declare(s.name, ty, value)
+        self.declare(s.name, from_syntax(s.type), None if s.init is None else self.expr(s.init))
 
     def s_Assign(self, s):
         scope = self.c.scopes.get(id(s), "local")
@@ -934,8 +921,8 @@ class Lowerer:
 
     def s_If(self, s):
         c = self.expr(s.test).flat()[0]
-        then = self.block([s.then])
-        other = self.block([s.other]) if s.other is not None else ()
+        then = tuple(self.sub(lambda: self.stmt(s.then))[0])
+        other = tuple(self.sub(lambda: self.stmt(s.other))[0]) if s.other is not None else ()
         self.emit(S.If(c, then, other))
 
     def s_Foreach(self, s):
@@ -1103,13 +1090,13 @@ def _minor(p, q, r, t):
     return b("-", b("*", p, q, "real"), b("*", r, t, "real"), "real")
 
 
-def _sum(terms):
-    """The IR sum of some reals, left to right."""
-    return functools.reduce(lambda acc, t: b("+", acc, t, "real"), terms)
+def _fold(terms, op: str = "+", ty: str = "real"):
+    """``t0 op t1 op ...`` of IR expressions, left to right (a sum of reals by default)."""
+    return functools.reduce(lambda acc, t: b(op, acc, t, ty), terms)
 
 
 def _sumsq(v: V):
-    return _sum(b("*", x, x, "real") for x in v.flat())
+    return _fold(b("*", x, x, "real") for x in v.flat())
 
 
 def _det(m: np.ndarray):
