@@ -840,17 +840,14 @@ class Lowerer:
         """A value of fieldval's rules with each non-trivial component in a local."""
         return _each(lambda y: Sym(self.share(scal(y.e, "real")).flat()[0], self) if isinstance(y, Sym) else y, v)
 
-    def lowered(self, v) -> V:
-        arr = np.asarray(v, dtype=object)
-        return V.of(arr.shape, "real", [_ir(y) for y in arr.flat])
-
     def probe(self, f, e) -> V:
         if self.ty(f).kind != "field":
             raise Unsupported(f"applying a {self.ty(f)}")
         fe = self.field(f)
         x = self.share(self.expr(e.args[0]))
         try:
-            return self.lowered(fe.value(self.syms(x), 0))
+            arr = np.asarray(fe.value(self.syms(x), 0), dtype=object)
+            return V.of(arr.shape, "real", [_ir(y) for y in arr.flat])
         except TensorLangError as exc:  # what the interpreter does not differentiate either
             raise Unsupported(exc.message) from None
 
@@ -1134,17 +1131,12 @@ def _writes(s) -> set | None:
         return {(s.space, s.name)}
     if isinstance(s, S.Label) or (isinstance(s, S.Exit) and s.kind == "goto"):
         return None
-    if isinstance(s, S.Exit):
-        return set()
-    out: set = set()
-    if isinstance(s, S.For):
-        out.add(("l", s.var))
-    for body in (getattr(s, "then", ()), getattr(s, "other", ()), getattr(s, "body", ())):
-        for x in body:
-            w = _writes(x)
-            if w is None:
-                return None
-            out |= w
+    out: set = {("l", s.var)} if isinstance(s, S.For) else set()
+    for x in (*getattr(s, "then", ()), *getattr(s, "other", ()), *getattr(s, "body", ())):
+        w = _writes(x)
+        if w is None:
+            return None
+        out |= w
     return out
 
 
