@@ -134,17 +134,10 @@ class Lowerer:
                 self.probes = {k: v for k, v in self.probes.items() if not (_reads(k[4]) & written)}
 
     def sub(self, fn: Callable[[], Any]) -> tuple[list, Any]:
-        saved, self.out = self.out, []
-        saved_probes = self.probes
-        self.probes = dict(saved_probes)
-        self.scopes.append({})
-        try:
+        """The statements ``fn`` emits (in a scope of their own, from a copy of the probes) and its value."""
+        with self.setting(out=[], probes=dict(self.probes), scopes=[*self.scopes, {}]):
             value = fn()
             return self.out, value
-        finally:
-            self.out = saved
-            self.probes = saved_probes
-            self.scopes.pop()
 
     @contextlib.contextmanager
     def setting(self, **values):
@@ -453,7 +446,7 @@ class Lowerer:
             raise Unsupported(f"recursion in function {name}")
         args = [self.expr(a) for a in e.args]
         rty = from_syntax(decl.result)
-        with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):
+        with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):  # (ret, where: restored)
             for p, v in zip(decl.params, args):
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
@@ -879,12 +872,9 @@ class Lowerer:
         method(s)
 
     def s_Block(self, s):
-        self.scopes.append({})
-        try:
+        with self.setting(scopes=[*self.scopes, {}]):
             for x in s.stmts:
                 self.stmt(x)
-        finally:
-            self.scopes.pop()
 
     def s_Decl(self, s):
         self.declare(s.name, from_syntax(s.type), None if s.init is None else self.expr(s.init))
