@@ -1,13 +1,11 @@
-"""The strand IR: frozen, printable, scalar statements and expressions (its types, spaces
-and statement lists: docs/diderot-compiled.md, "From the typed program to C")."""
+"""The strand IR: frozen, printable, scalar statements and expressions (its types, spaces,
+statement lists and each node's meaning: docs/diderot-compiled.md, "From the typed program to C")."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Union
-
-TYPES = ("int", "real", "bool", "string")
+from typing import Callable, Union
 
 
 @dataclass(frozen=True)
@@ -32,8 +30,6 @@ class Ref:
 
 @dataclass(frozen=True)
 class Bin:
-    """``op``: + - * / % (C's, on ints: truncating, a zero divisor is an error) and the
-    comparisons and && ||."""
     op: str
     a: "Expr"
     b: "Expr"
@@ -49,7 +45,6 @@ class Un:
 
 @dataclass(frozen=True)
 class Call:
-    """A function of the C prelude (``sqrt``, ``tl_min``, ...)."""
     fn: str
     args: tuple["Expr", ...]
     ty: str
@@ -57,7 +52,6 @@ class Call:
 
 @dataclass(frozen=True)
 class Sel:
-    """``a if c else b`` (only the chosen operand is evaluated)."""
     c: "Expr"
     a: "Expr"
     b: "Expr"
@@ -72,8 +66,6 @@ class Cast:
 
 @dataclass(frozen=True)
 class At:
-    """Component ``comp`` of item ``index`` of the dynamic sequence ``seq`` (an index
-    into ``StrandIR.seqs``); an index outside the sequence is an error."""
     seq: int
     index: "Expr"
     comp: int
@@ -82,7 +74,6 @@ class At:
 
 @dataclass(frozen=True)
 class Len:
-    """The number of items of the dynamic sequence ``seq``."""
     seq: int
     ty: str = "int"
 
@@ -114,7 +105,6 @@ class If:
 
 @dataclass(frozen=True)
 class For:
-    """``for var in lo..hi`` (inclusive, ints)."""
     var: str
     lo: Expr
     hi: Expr
@@ -123,8 +113,6 @@ class For:
 
 @dataclass(frozen=True)
 class Exit:
-    """``stabilize`` ``die`` ``continue`` (end the method), or ``goto`` a label (a
-    function's ``return``, inlined)."""
     kind: str
     label: str = ""
 
@@ -136,12 +124,6 @@ class Label:
 
 @dataclass(frozen=True)
 class Reduce:
-    """``target = op { value | o in strands.which }``: ``body`` computes ``value`` for
-    the visited strand (space ``o``: its state now).  ``op``: sum product mean max min
-    all exists count, or ``each`` (a foreach: ``body`` only).  ``which`` ``sphere``:
-    the strands (stable or active at the start of the step, this one left out) whose
-    ``pos`` was within ``radius`` of this strand's ``pos`` then, in strand order, read
-    as they were then (space ``n``)."""
     target: str
     op: str
     which: str  # all active stable sphere
@@ -154,11 +136,6 @@ class Reduce:
 
 @dataclass(frozen=True)
 class Probe:
-    """The components of ``order``-th derivatives (world space) of ``image ⊛ kernel``
-    at world point ``pos`` into the locals ``targets`` (voxel components × derivative
-    components, row-major); ⊥ (NaN) where the kernel's support leaves the image
-    (``border`` None) or at a non-finite point.  ``inside`` probes write one bool:
-    whether the support fits."""
     image: int  # index into StrandIR.images
     kernel: str
     order: int
@@ -170,26 +147,16 @@ class Probe:
 
 @dataclass(frozen=True)
 class Print:
-    """Append text to the run's output: literal strings and scalars formatted as the
-    interpreter does (reals with 17 significant digits, ``true``/``false``)."""
     items: tuple["str | Expr", ...]
 
 
 @dataclass(frozen=True)
 class New:
-    """A new strand with these parameter components (``StrandIR.params``' order): it
-    joins after the update loop, its state initialised by ``init``, and runs from the
-    next step."""
     args: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
 class Lib:
-    """``targets = fn(args)``: a library routine of the C prelude with several results:
-    ``eig`` (a symmetric n×n matrix, row-major: its n eigenvalues, largest first, then
-    the n eigenvectors, each of unit length with a positive dot product with
-    (1, φ⁻¹, φ⁻², φ⁻³); all ⊥ for a matrix with a non-finite entry) and ``inv`` (the
-    inverse of a 2×2 or 3×3 matrix; all ⊥ where the determinant is 0)."""
     fn: str
     args: tuple[Expr, ...]
     targets: tuple[str, ...]
@@ -200,9 +167,6 @@ Stmt = Union[Local, Set, If, For, Exit, Label, Reduce, Probe, Print, New, Lib]
 
 @dataclass(frozen=True)
 class ImageSlot:
-    """An image the program probes: its global's name, dimension and voxel shape; or,
-    for ``image("file.nrrd")`` inside a field's definition (``name`` that text), the
-    file's ``path``, which the run loads (the declared field type gives the voxels)."""
     name: str
     dim: int
     shape: tuple[int, ...]
@@ -211,8 +175,6 @@ class ImageSlot:
 
 @dataclass(frozen=True)
 class SeqSlot:
-    """A dynamic sequence (``T{}``) the program reads: its global's name, the scalar type
-    and number of its items' components."""
     name: str
     ty: str
     comps: int
@@ -220,15 +182,9 @@ class SeqSlot:
 
 @dataclass(frozen=True)
 class KernelSlot:
-    """A reconstruction kernel: its radius s (taps n+1-s .. n+s) and its pieces'
-    polynomial coefficients in |x| (constant term first; piece k on [k, k+1))."""
     name: str
     radius: int
     pieces: tuple[tuple[float, ...], ...]
-    #: per derivative order m, per tap t = 0 .. 2s-1 (tap i = 1-s+t): the coefficients
-    #: (constant first) of h⁽ᵐ⁾ as a polynomial in the signed x = f - i, rounded as
-    #: Diderot's code generator writes them (the interpreter's weights, bit for bit);
-    #: empty: the pieces above, evaluated in |x|
     segments: tuple[tuple[tuple[float, ...], ...], ...] = ()
 
 
@@ -246,21 +202,13 @@ class StrandIR:
     kernels: tuple[KernelSlot, ...] = ()
     prints: bool = False  # strands print: the executor runs them in order, one thread
     strings: tuple[str, ...] = ()  # the string literals: a string value is its number here
-    #: strands query neighbours: the spatial grid's cell size (globals only; -1: a query's
-    #: radius depends on the strand, the cell size comes from the strands' density)
     sphere: Expr | None = None
     init: tuple[Stmt, ...] = ()  # the state initializers (after ``create`` set the parameters; also for new strands)
     params: tuple[str, ...] = ()  # the parameters' state slots
     births: bool = False  # strands run ``new``
-    #: Diderot keeps the strands in a permuted order (``new``, or ``die`` in a bulk-synchronous
-    #: program): stable ones first as they stabilized, a dying one swaps with the last active one
     indirect: bool = False
-    #: the state slots other strands read (sphere queries): a stabilize from the global block
-    #: puts back their values of the step's start, as Diderot's runtime does
     shared: tuple[str, ...] = ()
     seqs: tuple[SeqSlot, ...] = ()  # the dynamic sequences read (``At``, ``Len``)
-    #: strands count the strands (``numStrands()`` in a method): they update one at a time,
-    #: in order, so that each sees the statuses of those before it (the interpreter's)
     serial: bool = False
 
     def show(self) -> str:
@@ -285,59 +233,54 @@ def nodes(root, kind: type = object, most: int | None = None) -> list:
 
 
 # ---------------------------------------------------------------- printer
+def _list(xs) -> str:
+    return ", ".join(expr_text(x) for x in xs)
+
+
+_EXPR_TEXT: dict[type, Callable[..., str]] = {
+    Const: lambda e: repr(e.value) if e.ty != "bool" else ("true" if e.value else "false"),
+    Ref: lambda e: f"{e.space}.{e.name}",
+    Bin: lambda e: f"({expr_text(e.a)} {e.op} {expr_text(e.b)})",
+    Un: lambda e: f"{e.op}{expr_text(e.a)}",
+    Call: lambda e: f"{e.fn}({_list(e.args)})",
+    Sel: lambda e: f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})",
+    At: lambda e: f"seq{e.seq}[{expr_text(e.index)}].{e.comp}",
+    Len: lambda e: f"|seq{e.seq}|",
+    Cast: lambda e: f"{e.ty}({expr_text(e.a)})",
+}
+
+
 def expr_text(e: Expr) -> str:
-    if isinstance(e, Const):
-        return repr(e.value) if e.ty != "bool" else ("true" if e.value else "false")
-    if isinstance(e, Ref):
-        return f"{e.space}.{e.name}"
-    if isinstance(e, Bin):
-        return f"({expr_text(e.a)} {e.op} {expr_text(e.b)})"
-    if isinstance(e, Un):
-        return f"{e.op}{expr_text(e.a)}"
-    if isinstance(e, Call):
-        return f"{e.fn}({', '.join(expr_text(a) for a in e.args)})"
-    if isinstance(e, Sel):
-        return f"({expr_text(e.a)} if {expr_text(e.c)} else {expr_text(e.b)})"
-    if isinstance(e, At):
-        return f"seq{e.seq}[{expr_text(e.index)}].{e.comp}"
-    if isinstance(e, Len):
-        return f"|seq{e.seq}|"
-    return f"{e.ty}({expr_text(e.a)})"
+    return _EXPR_TEXT[type(e)](e)
 
 
-def stmt_lines(s: Stmt, pad: str = "  ") -> list[str]:
-    if isinstance(s, Local):
-        return [f"{pad}{s.ty} {s.name}" + ("" if s.init is None else f" = {expr_text(s.init)}")]
-    if isinstance(s, Set):
-        return [f"{pad}{s.space}.{s.name} = {expr_text(s.value)}"]
-    if isinstance(s, If):
-        out = [f"{pad}if {expr_text(s.cond)}:"] + block_lines(s.then, pad + "  ")
-        return out + ([f"{pad}else:"] + block_lines(s.other, pad + "  ") if s.other else [])
-    if isinstance(s, For):
-        return [f"{pad}for {s.var} in {expr_text(s.lo)}..{expr_text(s.hi)}:"] + block_lines(s.body, pad + "  ")
-    if isinstance(s, Exit):
-        return [f"{pad}{s.kind}" + (f" {s.label}" if s.label else "")]
-    if isinstance(s, Label):
-        return [f"{pad}{s.name}:"]
-    if isinstance(s, Reduce):
-        at = "".join(f"{expr_text(c)}, " for c in s.center)
-        where = f"sphere({at}{expr_text(s.radius)}) n" if s.radius is not None else f"{s.which} strands o"
-        return ([f"{pad}{s.ty} {s.target} = {s.op} over {where}:"] + block_lines(s.body, pad + "  ")
-                + ([f"{pad}  yield {expr_text(s.value)}"] if s.op != "each" else []))
-    if isinstance(s, New):
-        return [f"{pad}new ({', '.join(expr_text(a) for a in s.args)})"]
-    if isinstance(s, Lib):
-        return [f"{pad}{', '.join(s.targets)} = {s.fn}({', '.join(expr_text(a) for a in s.args)})"]
-    if isinstance(s, Print):
-        return [f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items)]
-    what = "inside" if s.inside else f"probe d{s.order}"
-    border = f" [{s.border}]" if s.border else ""
-    return [f"{pad}{', '.join(s.targets)} = {what} image{s.image}{border} ⊛ {s.kernel} at "
-            f"({', '.join(expr_text(p) for p in s.pos)})"]
+def _reduce_text(s: Reduce, pad: str) -> str:
+    where = f"sphere({''.join(f'{expr_text(c)}, ' for c in s.center)}{expr_text(s.radius)}) n" \
+        if s.radius is not None else f"{s.which} strands o"
+    return (f"{pad}{s.ty} {s.target} = {s.op} over {where}:\n" + block_text(s.body, pad + "  ")
+            + (f"\n{pad}  yield {expr_text(s.value)}" if s.op != "each" else ""))
 
 
-def block_lines(body, pad: str) -> list[str]:
-    return [line for s in body for line in stmt_lines(s, pad)] or [f"{pad}pass"]
+#: a statement's lines (nested blocks indented by two more spaces)
+_STMT_TEXT: dict[type, Callable[..., str]] = {
+    Local: lambda s, pad: f"{pad}{s.ty} {s.name}" + ("" if s.init is None else f" = {expr_text(s.init)}"),
+    Set: lambda s, pad: f"{pad}{s.space}.{s.name} = {expr_text(s.value)}",
+    If: lambda s, pad: f"{pad}if {expr_text(s.cond)}:\n" + block_text(s.then, pad + "  ")
+    + (f"\n{pad}else:\n" + block_text(s.other, pad + "  ") if s.other else ""),
+    For: lambda s, pad: f"{pad}for {s.var} in {expr_text(s.lo)}..{expr_text(s.hi)}:\n" + block_text(s.body, pad + "  "),
+    Exit: lambda s, pad: f"{pad}{s.kind}" + (f" {s.label}" if s.label else ""),
+    Label: lambda s, pad: f"{pad}{s.name}:",
+    Reduce: _reduce_text,
+    New: lambda s, pad: f"{pad}new ({_list(s.args)})",
+    Lib: lambda s, pad: f"{pad}{', '.join(s.targets)} = {s.fn}({_list(s.args)})",
+    Print: lambda s, pad: f"{pad}print " + ", ".join(repr(x) if isinstance(x, str) else expr_text(x) for x in s.items),
+    Probe: lambda s, pad: f"{pad}{', '.join(s.targets)} = {'inside' if s.inside else f'probe d{s.order}'} image{s.image}"
+    + (f" [{s.border}]" if s.border else "") + f" ⊛ {s.kernel} at ({_list(s.pos)})",
+}
+
+
+def block_text(body, pad: str = "  ") -> str:
+    return "\n".join(_STMT_TEXT[type(s)](s, pad) for s in body) or f"{pad}pass"
 
 
 def show(p: StrandIR) -> str:
@@ -347,11 +290,7 @@ def show(p: StrandIR) -> str:
     lines += [f"kernel {k.name}: radius {k.radius}" for k in p.kernels]
     lines += [f"seq{i} {q.name}: {q.ty} × {q.comps}" for i, q in enumerate(p.seqs)]
     lines += [f"state {s.ty} {s.name}" for s in p.state]
-    lines += [f"create ({', '.join(p.iters)}):"] + block_lines(p.create, "  ")
-    lines += ["init:"] + block_lines(p.init, "  ")
-    lines += ["update:"] + block_lines(p.update, "  ")
-    if p.stabilize is not None:
-        lines += ["stabilize:"] + block_lines(p.stabilize, "  ")
-    if p.global_block is not None:
-        lines += ["global:"] + block_lines(p.global_block, "  ")
+    blocks = (f"create ({', '.join(p.iters)})", p.create), ("init", p.init), ("update", p.update), \
+        ("stabilize", p.stabilize), ("global", p.global_block)
+    lines += [f"{name}:\n{block_text(body)}" for name, body in blocks if body is not None]
     return "\n".join(lines) + "\n"

@@ -5,7 +5,9 @@ program then runs in the interpreter."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import itertools
 import math
 from typing import Any, Callable
@@ -49,15 +51,12 @@ def _size(ty: Ty) -> int:
     return int(np.prod(_shape(ty)))
 
 
+@dataclasses.dataclass(frozen=True)
 class DSeq:
     """A dynamic sequence global (``T{}``): slot ``k`` of ``StrandIR.seqs``, items of ``shape``."""
-
-    def __init__(self, k: int, shape: tuple[int, ...], ty: str):
-        self.k, self.shape, self.ty = k, shape, ty
-
-    def item(self, index) -> V:
-        n = int(np.prod(self.shape))
-        return V.of(self.shape, self.ty, [S.At(self.k, index, c, self.ty) for c in range(n)])
+    k: int
+    shape: tuple[int, ...]
+    ty: str
 
 
 class V:
@@ -135,17 +134,20 @@ class Lowerer:
                 self.probes = {k: v for k, v in self.probes.items() if not (_reads(k[4]) & written)}
 
     def sub(self, fn: Callable[[], Any]) -> tuple[list, Any]:
-        saved, self.out = self.out, []
-        saved_probes = self.probes
-        self.probes = dict(saved_probes)
-        self.scopes.append({})
-        try:
+        """The statements ``fn`` emits (in a scope of their own, from a copy of the probes) and its value."""
+        with self.setting(out=[], probes=dict(self.probes), scopes=[*self.scopes, {}]):
             value = fn()
             return self.out, value
+
+    @contextlib.contextmanager
+    def setting(self, **values):
+        """These attributes with these values inside the ``with`` block."""
+        saved = {k: getattr(self, k) for k in values}
+        self.__dict__.update(values)
+        try:
+            yield
         finally:
-            self.out = saved
-            self.probes = saved_probes
-            self.scopes.pop()
+            self.__dict__.update(saved)
 
     def share(self, v: V) -> V:
         """``v`` with every non-trivial component in a local (used more than once)."""
@@ -169,6 +171,12 @@ class Lowerer:
         for n, x in zip(names, vals):
             self.emit(S.Local(n, st, x if x is not None else _const(False if st == "bool" else 0, st)))
         self.scopes[-1][name] = (V.of(_shape(ty), st, [S.Ref("l", n, st) for n in names]), names)
+
+    def set_state(self, name: str, ty: Ty, v: V | None) -> None:
+        """The state variable ``name`` set to ``v`` (None: to 0 or false)."""
+        cur = self.slots("s", name, ty).flat()
+        for r, x in zip(cur, v.flat() if v is not None else [_const(False if r.ty == "bool" else 0, r.ty) for r in cur]):
+            self.emit(S.Set("s", r.name, x))
 
     def lookup(self, name: str):
         for scope in reversed(self.scopes):
@@ -199,24 +207,28 @@ class Lowerer:
         """Item ``index`` (an IR int) of a sequence (a DSeq, a range ``(lo, hi)`` or a V,
         the sequence's axis first)."""
         if isinstance(seq, DSeq):
-            return seq.item(index)
+            return V.of(seq.shape, seq.ty, [S.At(seq.k, index, c, seq.ty) for c in range(int(np.prod(seq.shape)))])
         if isinstance(seq, tuple):  # loops over a range stay inside it
             return scal(b("+", seq[0], index, "int"), "int")
         n = seq.shape[0]
         if isinstance(index, S.Const):
             if not 0 <= int(index.value) < n:  # type: ignore[call-overload]
                 raise Unsupported(f"the constant index {index.value} outside 0..{n - 1}")
-            return V(_as_arr(seq.comps[int(index.value)]), seq.ty)  # type: ignore[call-overload]
-        name = self.fresh("ix")
-        self.emit(S.Local(name, "int", S.Call("tl_schk", (index, _const(n, "int")), "int")))
-        ref = S.Ref("l", name, "int")
-        out = np.empty(seq.shape[1:], dtype=object)
-        for idx in np.ndindex(*seq.shape[1:]):
-            sel = seq.comps[(n - 1,) + idx]
+            return V(np.asarray(seq.comps[int(index.value)], dtype=object), seq.ty)  # type: ignore[call-overload]
+        return V(self.pick(seq.comps, index, "tl_schk", seq.ty), seq.ty)
+
+    def pick(self, arr: np.ndarray, index, check: str, ty: str) -> np.ndarray:
+        """``arr[index]`` on its first axis for an IR int ``index`` that ``check`` bounds
+        (``tl_schk``, ``tl_ichk``: outside the axis is an error), as a chain of selects."""
+        n, name = arr.shape[0], self.fresh("ix")
+        self.emit(S.Local(name, "int", S.Call(check, (index, _const(n, "int")), "int")))
+        ref, out = S.Ref("l", name, "int"), np.empty(arr.shape[1:], dtype=object)
+        for idx in np.ndindex(*arr.shape[1:]):
+            sel = arr[(n - 1,) + idx]
             for k in range(n - 2, -1, -1):
-                sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), seq.comps[(k,) + idx], sel, seq.ty)
+                sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), arr[(k,) + idx], sel, ty)
             out[idx] = sel
-        return V(out, seq.ty)
+        return out
 
     def sequence(self, e):
         """A sequence-valued expression: a DSeq (a dynamic global), a range (lo, hi) or a V."""
@@ -232,6 +244,9 @@ class Lowerer:
         if isinstance(seq, tuple):  # a range lo..hi
             return b("+", b("-", seq[1], seq[0], "int"), _const(1, "int"), "int")
         return S.Len(seq.k) if isinstance(seq, DSeq) else _const(seq.shape[0], "int")
+
+    def seq_last(self, seq):
+        return b("-", self.seq_len(seq), _const(1, "int"), "int")
 
     # ---- expressions
     def expr(self, e) -> V:
@@ -284,13 +299,11 @@ class Lowerer:
     def e_Identity(self, e):
         return V.of((e.n, e.n), "real", [_const(1.0 if i == j else 0.0, "real") for i in range(e.n) for j in range(e.n)])
 
-    def e_Zeros(self, e):
+    def e_Zeros(self, e):  # and e_Nan
         n = int(np.prod(e.shape)) if e.shape else 1
-        return V.of(tuple(e.shape), "real", [_const(0.0, "real")] * n)
+        return V.of(tuple(e.shape), "real", [_const(0.0 if isinstance(e, A.Zeros) else float("nan"), "real")] * n)
 
-    def e_Nan(self, e):
-        n = int(np.prod(e.shape)) if e.shape else 1
-        return V.of(tuple(e.shape), "real", [_const(float("nan"), "real")] * n)
+    e_Nan = e_Zeros
 
     def e_Unary(self, e):
         v = self.expr(e.operand)
@@ -307,14 +320,7 @@ class Lowerer:
             return scal(S.Call("tl_iabs", (v.flat()[0],), "int"), "int")
         if not v.shape:
             return scal(S.Call("fabs", (v.flat()[0],), "real"), "real")
-        return scal(S.Call("tl_sqrt", (self._sumsq(self.share(v)),), "real"), "real")
-
-    def _sumsq(self, v: V):
-        acc = None
-        for x in v.flat():
-            sq = b("*", x, x, "real")
-            acc = sq if acc is None else b("+", acc, sq, "real")
-        return acc
+        return scal(S.Call("tl_sqrt", (_sumsq(self.share(v)),), "real"), "real")
 
     def e_Cond(self, e):
         c = self.expr(e.test).flat()[0]
@@ -378,23 +384,13 @@ class Lowerer:
                 raise Unsupported(f"{op} of shapes {x.shape} and {y.shape}")
             xs, ys = x.comps, y.comps
             out_shape = x.shape[:len(x.shape) - k] + y.shape[k:]
-            items = []
-            for i in np.ndindex(*x.shape[:len(x.shape) - k]):
-                for j in np.ndindex(*y.shape[k:]):
-                    acc = None
-                    for m in np.ndindex(*y.shape[:k]):
-                        t = b("*", xs[i + m], ys[m + j], "real")
-                        acc = t if acc is None else b("+", acc, t, "real")
-                    items.append(acc)
-            return V.of(out_shape, "real", items)
+            return V.of(out_shape, "real", [_fold(b("*", xs[i + m], ys[m + j], "real") for m in np.ndindex(*y.shape[:k]))
+                                            for i in np.ndindex(*x.shape[:len(x.shape) - k]) for j in np.ndindex(*y.shape[k:])])
         if op == "×":
             p, q = x.flat(), y.flat()
             if x.shape == (2,):
-                return scal(b("-", b("*", p[0], q[1], "real"), b("*", p[1], q[0], "real"), "real"), "real")
-
-            def cr(i, j):
-                return b("-", b("*", p[i], q[j], "real"), b("*", p[j], q[i], "real"), "real")
-            return V.of((3,), "real", [cr(1, 2), cr(2, 0), cr(0, 1)])
+                return scal(_minor(p[0], q[1], p[1], q[0]), "real")
+            return V.of((3,), "real", [_minor(p[i], q[j], p[j], q[i]) for i, j in ((1, 2), (2, 0), (0, 1))])
         raise Unsupported(f"the operator {op} on shapes {x.shape} and {y.shape}")
 
     def e_SeqLit(self, e):
@@ -428,20 +424,8 @@ class Lowerer:
                     raise Unsupported(f"the constant index {k} outside 0..{n - 1}")
                 arr = np.take(arr, k, axis=axis)
                 continue
-            iv = self.expr(i).flat()[0]
-            name = self.fresh("ix")
-            self.emit(S.Local(name, "int", S.Call("tl_ichk", (iv, _const(n, "int")), "int")))
-            ref = S.Ref("l", name, "int")
-            moved = np.moveaxis(arr, axis, 0)
-            out = np.empty(moved.shape[1:], dtype=object)
-            for idx in np.ndindex(*moved.shape[1:]):
-                sel = moved[(n - 1,) + idx]
-                for k in range(n - 2, -1, -1):
-                    sel = S.Sel(b("==", ref, _const(k, "int"), "bool"), moved[(k,) + idx], sel, "real")
-                out[idx] = sel
-            arr = out
-        return V(arr if isinstance(arr, np.ndarray) and arr.shape else _obj0(arr[()] if isinstance(arr, np.ndarray) else arr),
-                 "real")
+            arr = self.pick(np.moveaxis(arr, axis, 0), self.expr(i).flat()[0], "tl_ichk", "real")
+        return V(np.asarray(arr, dtype=object), "real")
 
     def e_Apply(self, e):
         f = e.func
@@ -462,10 +446,7 @@ class Lowerer:
             raise Unsupported(f"recursion in function {name}")
         args = [self.expr(a) for a in e.args]
         rty = from_syntax(decl.result)
-        saved_scopes, saved_ret, saved_where = self.scopes, self.ret, self.where
-        self.scopes = [{}]
-        self.depth += 1
-        try:
+        with self.setting(scopes=[{}], ret=self.ret, where=self.where, depth=self.depth + 1):  # (ret, where: restored)
             for p, v in zip(decl.params, args):
                 self.declare(p.name, from_syntax(p.type), v)
             st = _scalar(rty)
@@ -476,19 +457,17 @@ class Lowerer:
             for nm in names:
                 self.emit(S.Local(nm, st))
             label = self.fresh("end")
-            self.ret = (names, label, st, rty)
-            self.where = "function"
+            self.ret, self.where = (names, label, st, rty), "function"
             self.stmt(decl.body)
             self.emit(S.Label(label))
             return V.of(_shape(rty), st, [S.Ref("l", nm, st) for nm in names])
-        finally:
-            self.scopes, self.ret, self.where = saved_scopes, saved_ret, saved_where
-            self.depth -= 1
 
-    _REAL1 = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
+    #: the basis functions of reals that are a function of the C prelude
+    _CALLS = {"sqrt": "tl_sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
               "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
               "cosh": "cosh", "tanh": "tanh", "erf": "erf", "erfc": "erfc", "ceil": "ceil", "floor": "floor",
-              "round": "round", "trunc": "trunc", "sgn": "tl_sgn", "abs": "fabs"}
+              "round": "round", "trunc": "trunc", "sgn": "tl_sgn", "abs": "fabs", "atan2": "atan2", "fmod": "fmod",
+              "pow": "tl_pow"}
 
     def basis(self, name: str, e) -> V:
         rty = self.ty(e)
@@ -523,16 +502,14 @@ class Lowerer:
             return V.of((n, n), "real", refs[n:] if name == "evecs" else refs)
         args = [self.expr(a) for a in e.args]
         flat = [a.flat() for a in args]
-        if name in self._REAL1 and not args[0].shape:
-            if name == "abs" and rty.kind == "int":
-                return scal(S.Call("tl_iabs", (flat[0][0],), "int"), "int")
-            return scal(S.Call(self._REAL1[name], (flat[0][0],), "real"), "real")
+        if name == "abs" and rty.kind == "int":
+            return scal(S.Call("tl_iabs", (flat[0][0],), "int"), "int")
+        if name in self._CALLS and not args[0].shape:  # (the checker: each argument a real or an int)
+            return scal(S.Call(self._CALLS[name], tuple(f[0] for f in flat), "real"), "real")
         if name in ("min", "max") and not rty.shape:
             st = _scalar(rty)
             fn = ("tl_i" if st == "int" else "tl_") + name
             return scal(S.Call(fn, (flat[0][0], flat[1][0]), st), st)
-        if name in ("atan2", "fmod", "pow") and len(args) == 2:
-            return scal(S.Call({"pow": "tl_pow"}.get(name, name), (flat[0][0], flat[1][0]), "real"), "real")
         if name in ("lerp", "clerp"):
             a, bb = self.share(args[0]), self.share(args[1])
             if len(args) == 3:
@@ -552,16 +529,12 @@ class Lowerer:
             return V.of(x.shape, st, [S.Call(fn, (p, q, r), st) for p, q, r in zip(los, his, x.flat())])
         if name == "normalize":
             v = self.share(args[0])
-            n = self.share(scal(S.Call("tl_sqrt", (self._sumsq(v),), "real"), "real")).flat()[0]
+            n = self.share(scal(S.Call("tl_sqrt", (_sumsq(v),), "real"), "real")).flat()[0]
             return V.of(v.shape, "real", [S.Call("tl_nrm", (x, n), "real") for x in v.flat()])
         if name == "modulate":
             return V.of(args[0].shape, "real", [b("*", p, q, "real") for p, q in zip(flat[0], flat[1])])
         if name == "trace":
-            m = args[0].comps
-            acc = m[0, 0]
-            for i in range(1, m.shape[0]):
-                acc = b("+", acc, m[i, i], "real")
-            return scal(acc, "real")
+            return scal(_fold(args[0].comps[i, i] for i in range(args[0].shape[0])), "real")
         if name == "transpose":
             return V(np.ascontiguousarray(args[0].comps.T), "real")
         if name == "det" and args[0].shape in ((2, 2), (3, 3)):
@@ -569,23 +542,24 @@ class Lowerer:
         raise Unsupported(f"the basis function {name} on {', '.join(map(str, tys))}")
 
     def lib(self, fn: str, args: list, n: int) -> list:
-        """The ``n`` results of the library routine ``fn`` (an ``S.Lib``), computed once
-        per argument values on a path (as probes are)."""
-        key = (fn, None, None, None, tuple(args))
-        names = list(self.probes.get(key, ()))
-        if not names:
-            names = [self.fresh(fn) for _ in range(n)]
-            for nm in names:
-                self.emit(S.Local(nm, "real"))
-            self.emit(S.Lib(fn, tuple(args), tuple(names)))
-            self.probes[key] = tuple(names)
-        return [S.Ref("l", nm, "real") for nm in names]
+        """The ``n`` results of the library routine ``fn`` (an ``S.Lib``)."""
+        return self.once((fn, None, None, None, tuple(args)), n, fn,
+                         lambda names: [*(S.Local(nm, "real") for nm in names), S.Lib(fn, tuple(args), names)])
 
-    def sphere(self, dom) -> tuple:
-        """The radius and center (``()``: this strand's ``pos``) of a ``sphere(r)`` or
-        ``sphere(x, r)`` domain.  The executor's spatial grid is built once per step with
-        the first radius as its cell size where that depends on globals only, else with a
-        cell size from the strands' density."""
+    def once(self, key: tuple, n: int, base: str, stmts: Callable[[tuple], list]) -> list:
+        """The ``n`` real locals that ``stmts(their names)`` set, computed once per ``key`` on
+        a path (probes and library routines: key[4] their point or arguments)."""
+        if not self.probes.get(key):
+            names = tuple(self.fresh(base) for _ in range(n))
+            for st in stmts(names):
+                self.emit(st)
+            self.probes[key] = names
+        return [S.Ref("l", nm, "real") for nm in self.probes[key]]
+
+    def around(self, dom, var: str, fn) -> tuple:
+        """``fn`` lowered with ``var`` naming the neighbour a ``sphere(r)`` or ``sphere(x, r)``
+        query visits: its statements, value, and the query's radius and center (``()``: this
+        strand's ``pos``; the grid's cell size: docs/diderot-compiled.md)."""
         if self.where != "strand":
             raise Unsupported("sphere queries outside strand methods")
         if self.in_sphere:
@@ -599,18 +573,17 @@ class Lowerer:
             self.sphere_radius = _const(-1.0, "real")
         elif self.sphere_radius is None:
             self.sphere_radius = radius
-        return radius, center
+        with self.setting(in_sphere=True):
+            return (*self.bound(var, lambda: "neighbour", fn, forget=True), radius, center)
 
-    def neighbours(self, var: str, fn):
-        """Lower ``fn`` with ``var`` naming the neighbour a sphere query visits."""
+    def bound(self, var: str, binding: Callable[[], Any], fn: Callable[[], Any], forget: bool = False) -> tuple[list, Any]:
+        """``sub(fn)`` with ``var`` bound to ``binding()`` (lowered inside; ``forget``: the
+        probes before are not reused)."""
         def body():
-            self.in_sphere = True
-            self.probes = {}
-            self.scopes[-1][var] = "neighbour"
-            try:
-                return fn()
-            finally:
-                self.in_sphere = False
+            if forget:
+                self.probes = {}
+            self.scopes[-1][var] = binding()
+            return fn()
         return self.sub(body)
 
     def reduction(self, name: str, comp) -> V:
@@ -622,9 +595,8 @@ class Lowerer:
             raise Unsupported(f"a reduction of {rty}")
         op = name
         t = self.fresh("red")
-        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius, center = self.sphere(dom)
-            stmts, v = self.neighbours(comp.iter.name, lambda: self.expr(comp.body))
+        if _is_sphere(dom):
+            stmts, v, radius, center = self.around(dom, comp.iter.name, lambda: self.expr(comp.body))
             outty = "real" if name == "mean" else v.ty
             self.emit(S.Reduce(t, op, "sphere", tuple(stmts), v.flat()[0], outty, radius, center))
             return scal(S.Ref("l", t, outty), outty)
@@ -634,11 +606,7 @@ class Lowerer:
                 and dom.operand.name == self.c.name):
             raise Unsupported(f"the reduction {name} over {type(dom).__name__} (only over strand sets, "
                               "in the global block, and sphere queries)")
-
-        def body():
-            self.scopes[-1][comp.iter.name] = "strand"
-            return self.expr(comp.body)
-        stmts, v = self.sub(body)
+        stmts, v = self.bound(comp.iter.name, lambda: "strand", lambda: self.expr(comp.body))
         outty = "real" if name == "mean" else v.ty
         self.emit(S.Reduce(t, op, dom.name, tuple(stmts), v.flat()[0], outty))
         return scal(S.Ref("l", t, outty), outty)
@@ -656,23 +624,15 @@ class Lowerer:
             v = self.expr(comp.body)
             for a, x in zip(accs, v.flat()):
                 self.emit(S.Set("l", a, b("+", S.Ref("l", a, "real"), x, "real")))
-        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius, center = self.sphere(dom)
-            stmts, _ = self.neighbours(var, add)
+        if _is_sphere(dom):
+            stmts, _, radius, center = self.around(dom, var, add)
             self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
         elif self.ty(dom).kind == "seq":
             seq, j = self.share_seq(self.sequence(dom)), self.fresh(var)
-
-            def item():
-                self.scopes[-1][var] = (self.seq_item(seq, S.Ref("l", j, "int")), [])
-                add()
-            stmts, _ = self.sub(item)
-            self.emit(S.For(j, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+            stmts, _ = self.bound(var, lambda: (self.seq_item(seq, S.Ref("l", j, "int")), []), add)
+            self.emit(S.For(j, _const(0, "int"), self.seq_last(seq), tuple(stmts)))
         elif self.where == "global" and isinstance(dom, A.Select):
-            def strand():
-                self.scopes[-1][var] = "strand"
-                add()
-            stmts, _ = self.sub(strand)
+            stmts, _ = self.bound(var, lambda: "strand", add)
             self.emit(S.Reduce("", "each", dom.name, tuple(stmts), _const(0, "int"), "int"))
         else:
             raise Unsupported(f"the reduction sum over {type(dom).__name__}")
@@ -696,7 +656,6 @@ class Lowerer:
         a, c = S.Ref("l", acc, st), S.Ref("l", cnt, "int")
 
         def body():
-            self.scopes[-1][comp.iter.name] = (self.seq_item(seq, S.Ref("l", var, "int")), [])
             v = self.expr(comp.body).flat()[0]
             if name in ("sum", "mean", "product"):
                 new = b("*" if name == "product" else "+", a, v, st)
@@ -707,8 +666,8 @@ class Lowerer:
                 new = S.Sel(b("||", b("==", c, _const(0, "int"), "bool"), better, "bool"), v, a, st)
             self.emit(S.Set("l", acc, new))
             self.emit(S.Set("l", cnt, b("+", c, _const(1, "int"), "int")))
-        stmts, _ = self.sub(body)
-        self.emit(S.For(var, _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int"), tuple(stmts)))
+        stmts, _ = self.bound(comp.iter.name, lambda: (self.seq_item(seq, S.Ref("l", var, "int")), []), body)
+        self.emit(S.For(var, _const(0, "int"), self.seq_last(seq), tuple(stmts)))
         if name == "mean":
             return scal(S.Sel(b(">", c, _const(0, "int"), "bool"), b("/", a, S.Cast(c, "real"), "real"),
                               _const(float("nan"), "real"), "real"), "real")
@@ -746,28 +705,18 @@ class Lowerer:
                 self.field_reads |= _global_names(fdecl.init, self.c)
                 return FV.Pointwise(lambda x: self.formula_at(fdecl, x), d, fdecl.name)
             if self.ty(fdecl.init).kind != "field":  # a constant: its value everywhere
-                saved_f, self.formula = self.formula, None
-                try:
-                    cv = self.share(self.expr(fdecl.init))
-                finally:
-                    self.formula = saved_f
-                self.field_reads |= {n.partition(".")[0] for sp, n in _reads(cv.flat()) if sp == "g"}
+                with self.setting(formula=None):
+                    cv = self.operand(fdecl.init)
                 cv = V.of(cv.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in cv.flat()])
                 return FV.Constant(self.syms(cv), d)
-            saved_f, self.formula = self.formula, (fdecl.param, d)
-            try:
+            with self.setting(formula=(fdecl.param, d)):
                 return self.opaque(fdecl.init)
-            finally:
-                self.formula = saved_f
         if isinstance(e, A.Var):
             decl = self.global_decls.get(e.name)
             if self.c.scopes.get(id(e), "global") != "global" or decl is None or getattr(decl, "init", None) is None:
                 raise Unsupported(f"the field {e.name} (not a global with a definition)")
-            saved, self.want = self.want, self.c.globals[e.name]  # the declared type, for image("file")
-            try:
+            with self.setting(want=self.c.globals[e.name]):  # the declared type, for image("file")
                 return self.field(decl.init)  # type: ignore[union-attr]  # an input has no field type
-            finally:
-                self.want = saved
         if isinstance(e, A.BinOp) and e.op == "∘":  # F ∘ G: F probed where G's value points
             return FV.Compose(self.opaque(e.left), self.opaque(e.right))
         if isinstance(e, A.BinOp) and e.op == "⊛":
@@ -775,14 +724,8 @@ class Lowerer:
             k, border = self.image(img)
             return Sampled(self, k, border, self.kernel(ker))
         if isinstance(e, A.BinOp) and e.op in ("+", "-", "*", "/"):
-            parts: list = []
-            for side in (e.left, e.right):
-                if self.ty(side).kind == "field":
-                    parts.append(self.field(side) if e.op in ("+", "-") or self.ty(side).shape == ty.shape
-                                 else self.opaque(side))
-                    continue
-                parts.append(self.share(self.expr(side)))
-                self.field_reads |= {name.partition(".")[0] for space, name in _reads(parts[-1].flat()) if space == "g"}
+            parts = [(self.field if e.op in ("+", "-") or self.ty(x).shape == ty.shape else self.opaque)(x)
+                     if self.ty(x).kind == "field" else self.operand(x) for x in (e.left, e.right)]
             fields = [p for p in parts if not isinstance(p, V)]
             if any(isinstance(p, V) and p.shape for p in parts) and (e.op == "*" and any(f.shape for f in fields) or (
                     e.op == "/" and (isinstance(parts[1], V) or parts[1].shape))):  # only c ⊗ F and c / F, F scalar
@@ -792,8 +735,7 @@ class Lowerer:
             left, right = (self.syms(p) if isinstance(p, V) else p for p in parts)
             return FV.Lifted(e.op, left, right, d)
         if isinstance(e, A.BinOp) and e.op in FV.BILINEAR:
-            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.share(self.expr(x)) for x in (e.left, e.right)]
-            self.field_reads |= {n.partition(".")[0] for p in ps if isinstance(p, V) for sp, n in _reads(p.flat()) if sp == "g"}
+            ps = [self.opaque(x) if self.ty(x).kind == "field" else self.operand(x) for x in (e.left, e.right)]
             a, c = (self.syms(p) if isinstance(p, V) else p for p in ps)
             return FV.Lifted(e.op, a, c, d)
         if isinstance(e, A.BinOp) and e.op == "^" and _int_literal(e.right) is not None:
@@ -822,14 +764,17 @@ class Lowerer:
             return FV.Deriv(e.op, self.opaque(e.operand))
         raise Unsupported(f"the field expression {type(e).__name__}")
 
+    def operand(self, e) -> V:
+        """A tensor in a field's definition, shared, the globals it reads noted (``field_reads``)."""
+        v = self.share(self.expr(e))
+        self.field_reads |= {n.partition(".")[0] for sp, n in _reads(v.flat()) if sp == "g"}
+        return v
+
     def opaque(self, e) -> Shared:
         """``field(e)`` below an operator that changes the shape (``image("file")``'s
         voxels are then not the declared field's)."""
-        saved, self.want = self.want, None
-        try:
+        with self.setting(want=None):
             return self.field(e)
-        finally:
-            self.want = saved
 
     def image(self, e) -> tuple[int, str | None]:
         border = None
@@ -876,12 +821,8 @@ class Lowerer:
         """A formula field's formula inlined with its variable bound to the point x."""
         xs = list(_point(x))
         arg = V.of((len(xs),) if len(xs) > 1 else (), "real", xs)
-        saved = self.scopes, self.formula, self.where
-        self.scopes, self.formula, self.where = [{decl.param: (arg, [])}], None, "function"
-        try:
+        with self.setting(scopes=[{decl.param: (arg, [])}], formula=None, where="function"):
             v = self.expr(decl.init)
-        finally:
-            self.scopes, self.formula, self.where = saved
         return self.syms(V.of(v.shape, "real", [S.Cast(y, "real") if y.ty != "real" else y for y in v.flat()]))
 
     def syms(self, v: V):
@@ -892,17 +833,14 @@ class Lowerer:
         """A value of fieldval's rules with each non-trivial component in a local."""
         return _each(lambda y: Sym(self.share(scal(y.e, "real")).flat()[0], self) if isinstance(y, Sym) else y, v)
 
-    def lowered(self, v) -> V:
-        arr = np.asarray(v, dtype=object)
-        return V.of(arr.shape, "real", [_ir(y) for y in arr.flat])
-
     def probe(self, f, e) -> V:
         if self.ty(f).kind != "field":
             raise Unsupported(f"applying a {self.ty(f)}")
         fe = self.field(f)
         x = self.share(self.expr(e.args[0]))
         try:
-            return self.lowered(fe.value(self.syms(x), 0))
+            arr = np.asarray(fe.value(self.syms(x), 0), dtype=object)
+            return V.of(arr.shape, "real", [_ir(y) for y in arr.flat])
         except TensorLangError as exc:  # what the interpreter does not differentiate either
             raise Unsupported(exc.message) from None
 
@@ -923,12 +861,8 @@ class Lowerer:
         else:
             parts = [(g, x) for g in (getattr(f, "f", None), getattr(f, "a", None), getattr(f, "b", None),
                                       *getattr(f, "fields", ())) if isinstance(g, FV.Field)]
-        acc = None
-        for g, at in parts:
-            ref = self.inside(g, at)
-            if ref is not None:
-                acc = ref if acc is None else b("&&", acc, ref, "bool")
-        return acc
+        refs = [ref for g, at in parts if (ref := self.inside(g, at)) is not None]
+        return _fold(refs, "&&", "bool") if refs else None
 
     # ---- statements
     def stmt(self, s) -> None:
@@ -937,25 +871,13 @@ class Lowerer:
             raise Unsupported(f"the statement {type(s).__name__.lower()}")
         method(s)
 
-    def block(self, stmts) -> tuple:
-        def run() -> None:
-            for x in stmts:
-                self.stmt(x)
-        out, _ = self.sub(run)
-        return tuple(out)
-
     def s_Block(self, s):
-        self.scopes.append({})
-        try:
+        with self.setting(scopes=[*self.scopes, {}]):
             for x in s.stmts:
                 self.stmt(x)
-        finally:
-            self.scopes.pop()
 
     def s_Decl(self, s):
-        ty = from_syntax(s.type)
-        value = None if s.init is None else self.expr(s.init)
-        self.declare(s.name, ty, value)
+        self.declare(s.name, from_syntax(s.type), None if s.init is None else self.expr(s.init))
 
     def s_Assign(self, s):
         scope = self.c.scopes.get(id(s), "local")
@@ -986,15 +908,14 @@ class Lowerer:
 
     def s_If(self, s):
         c = self.expr(s.test).flat()[0]
-        then = self.block([s.then])
-        other = self.block([s.other]) if s.other is not None else ()
+        then = tuple(self.sub(lambda: self.stmt(s.then))[0])
+        other = tuple(self.sub(lambda: self.stmt(s.other))[0]) if s.other is not None else ()
         self.emit(S.If(c, then, other))
 
     def s_Foreach(self, s):
         dom = s.domain
-        if isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere":
-            radius, center = self.sphere(dom)
-            stmts, _ = self.neighbours(s.name, lambda: self.stmt(s.body))
+        if _is_sphere(dom):
+            stmts, _, radius, center = self.around(dom, s.name, lambda: self.stmt(s.body))
             self.emit(S.Reduce("", "each", "sphere", tuple(stmts), _const(0, "int"), "int", radius, center))
             return
         seq = None
@@ -1002,51 +923,38 @@ class Lowerer:
             lo, hi = self.expr(s.domain.lo).flat()[0], self.expr(s.domain.hi).flat()[0]
         elif self.ty(dom).kind == "seq":
             seq = self.share_seq(self.sequence(dom))
-            lo, hi = _const(0, "int"), b("-", self.seq_len(seq), _const(1, "int"), "int")
+            lo, hi = _const(0, "int"), self.seq_last(seq)
         else:
             raise Unsupported("foreach over a set of strands")
         var = self.fresh(s.name)
-
-        def body():
-            self.probes = {}  # a probe before the loop may be stale on its second iteration
-            ref = S.Ref("l", var, "int")
-            self.scopes[-1][s.name] = (scal(ref, "int"), [var]) if seq is None else (self.seq_item(seq, ref), [])
-            self.stmt(s.body)
-        stmts, _ = self.sub(body)
+        ref = S.Ref("l", var, "int")  # (forget: a probe before the loop may be stale on its second iteration)
+        stmts, _ = self.bound(s.name, lambda: (scal(ref, "int"), [var]) if seq is None else (self.seq_item(seq, ref), []),
+                              lambda: self.stmt(s.body), forget=True)
         self.emit(S.For(var, lo, hi, tuple(stmts)))
 
-    def s_Stabilize(self, s):
-        self.emit(S.Exit("stabilize"))
+    def s_Stabilize(self, s):  # and s_Die, s_Continue
+        self.emit(S.Exit(type(s).__name__.lower()))
 
-    def s_Die(self, s):
-        self.emit(S.Exit("die"))
-
-    def s_Continue(self, s):
-        self.emit(S.Exit("continue"))
+    s_Die = s_Continue = s_Stabilize
 
     def s_Print(self, s):
         items: list = []
+
+        def nest(arr: np.ndarray, ty):  # a sequence prints in braces, a tensor's axes in brackets
+            if arr.ndim == 0:
+                items.append(arr[()])
+                return
+            seq = ty is not None and ty.kind == "seq"
+            items.append("{" if seq else "[")
+            for k in range(arr.shape[0]):
+                items.extend([","] if k else [])
+                nest(arr[k, ...], ty.elem if seq else None)
+            items.append("}" if seq else "]")
         for a in s.args:
             if isinstance(a, A.Str):
                 items.append(a.value)
-                continue
-            v = self.expr(a)
-            if not v.shape:
-                items.append(v.flat()[0])
-                continue
-
-            def nest(arr, ty):  # a sequence prints in braces, a tensor's axes in brackets
-                if not isinstance(arr, np.ndarray) or arr.ndim == 0:
-                    items.append(arr[()] if isinstance(arr, np.ndarray) else arr)
-                    return
-                seq = ty is not None and ty.kind == "seq"
-                items.append("{" if seq else "[")
-                for k in range(arr.shape[0]):
-                    if k:
-                        items.append(",")
-                    nest(arr[k], ty.elem if seq else None)
-                items.append("}" if seq else "]")
-            nest(v.comps, self.ty(a))
+            else:
+                nest(self.expr(a).comps, self.ty(a))
         self.printing = True
         self.emit(S.Print(tuple(items)))
 
@@ -1105,33 +1013,16 @@ class Sym:
     def _bin(self, op: str, x, y):
         if isinstance(x, np.ndarray) and x.shape or isinstance(y, np.ndarray) and y.shape:
             return NotImplemented  # numpy maps the operator over the array
-        if op in "*/" and isinstance(y, float) and y == 1.0 or op == "*" and isinstance(x, float) and x == 1.0:
-            return self  # x * 1, 1 * x, x / 1: exactly x
+        if op in "*/" and isinstance(y, float) and y == 1.0 or op == "*" and isinstance(x, float) and x == 1.0 \
+                or op == "+" and isinstance(x, (int, float)) and x == 0:
+            return self  # x * 1, 1 * x, x / 1, 0 + x (sum's start): exactly x
         return self._new(b(op, _ir(x), _ir(y), "real"))
 
-    def __add__(self, o): return self._bin("+", self, o)  # noqa: E704
-    def __radd__(self, o): return self if isinstance(o, (int, float)) and o == 0 else self._bin("+", o, self)  # noqa: E704
-    def __sub__(self, o): return self._bin("-", self, o)  # noqa: E704
-    def __rsub__(self, o): return self._bin("-", o, self)  # noqa: E704
-    def __mul__(self, o): return self._bin("*", self, o)  # noqa: E704
-    def __rmul__(self, o): return self._bin("*", o, self)  # noqa: E704
-    def __truediv__(self, o): return self._bin("/", self, o)  # noqa: E704
-    def __rtruediv__(self, o): return self._bin("/", o, self)  # noqa: E704
     def __neg__(self): return self._new(S.Un("-", self.e, "real"))  # noqa: E704
     def __pow__(self, o): return self._call("tl_pow", self, o)  # noqa: E704
 
     def _call(self, fn: str, *xs):
         return self._new(S.Call(fn, tuple(_ir(x) for x in xs), "real"))
-
-    def sin(self): return self._call("sin", self)  # noqa: E704
-    def cos(self): return self._call("cos", self)  # noqa: E704
-    def tan(self): return self._call("tan", self)  # noqa: E704
-    def exp(self): return self._call("exp", self)  # noqa: E704
-    def arctan(self): return self._call("atan", self)  # noqa: E704
-    def arcsin(self): return self._call("asin", self)  # noqa: E704
-    def arccos(self): return self._call("acos", self)  # noqa: E704
-    def sqrt(self): return self._call("tl_sqrt", self)  # noqa: E704
-    def sign(self): return self._call("tl_sgn", self)  # noqa: E704
 
     def det(self, m: np.ndarray) -> "Sym":
         return self._new(_det(_each(_ir, m)))
@@ -1140,6 +1031,14 @@ class Sym:
         """A⁻¹ by the library routine (⊥ where A is singular or not finite, as the interpreter)."""
         n = m.shape[0]
         return _each(self._new, np.array(self.low.lib("inv", list(_point(m)), n * n), dtype=object).reshape(n, n))
+
+
+for _op, _name in (("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "truediv")):  # x op y, y op x
+    setattr(Sym, f"__{_name}__", lambda self, o, op=_op: self._bin(op, self, o))
+    setattr(Sym, f"__r{_name}__", lambda self, o, op=_op: self._bin(op, o, self))
+for _name, _fn in {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "arctan": "atan", "arcsin": "asin",
+                   "arccos": "acos", "sqrt": "tl_sqrt", "sign": "tl_sgn"}.items():  # np.sin(s) calls s.sin()
+    setattr(Sym, _name, lambda self, fn=_fn: self._call(fn, self))
 
 
 class Sampled(FV.Field):
@@ -1153,13 +1052,9 @@ class Sampled(FV.Field):
     def value(self, x, order: int):
         low, d, point = self.low, self.dim, _point(x)
         shape = self.shape + ((d,) * order if d > 1 else ())
-        key = (self.k, self.kernel, order, self.border, point)
-        names = list(low.probes.get(key, ()))
-        if not names:
-            names = [low.fresh("p") for _ in range(int(np.prod(shape)))]
-            low.emit(S.Probe(self.k, self.kernel, order, point, tuple(names), self.border))
-            low.probes[key] = tuple(names)
-        return low.syms(V.of(shape, "real", [S.Ref("l", nm, "real") for nm in names]))
+        refs = low.once((self.k, self.kernel, order, self.border, point), int(np.prod(shape)), "p",
+                        lambda names: [S.Probe(self.k, self.kernel, order, point, names, self.border)])
+        return low.syms(V.of(shape, "real", refs))
 
 
 class Shared(FV.Of):
@@ -1177,19 +1072,27 @@ class Shared(FV.Of):
         return self.memo[key][1]
 
 
+def _minor(p, q, r, t):
+    """``p*q - r*t`` of IR reals."""
+    return b("-", b("*", p, q, "real"), b("*", r, t, "real"), "real")
+
+
+def _fold(terms, op: str = "+", ty: str = "real"):
+    """``t0 op t1 op ...`` of IR expressions, left to right (a sum of reals by default)."""
+    return functools.reduce(lambda acc, t: b(op, acc, t, ty), terms)
+
+
+def _sumsq(v: V):
+    return _fold(b("*", x, x, "real") for x in v.flat())
+
+
 def _det(m: np.ndarray):
     """The determinant of a 2×2 or 3×3 matrix of IR expressions, by cofactors."""
     if m.shape == (2, 2):
-        return b("-", b("*", m[0, 0], m[1, 1], "real"), b("*", m[0, 1], m[1, 0], "real"), "real")
-    terms = []
-    for j, sgn in ((0, "+"), (1, "-"), (2, "+")):
-        c1, c2 = [k for k in range(3) if k != j]
-        minor = b("-", b("*", m[1, c1], m[2, c2], "real"), b("*", m[1, c2], m[2, c1], "real"), "real")
-        terms.append((sgn, b("*", m[0, j], minor, "real")))
-    acc = terms[0][1]
-    for sgn, t in terms[1:]:
-        acc = b(sgn, acc, t, "real")
-    return acc
+        return _minor(m[0, 0], m[1, 1], m[0, 1], m[1, 0])
+    t = [b("*", m[0, j], _minor(m[1, c1], m[2, c2], m[1, c2], m[2, c1]), "real")
+         for j, (c1, c2) in enumerate(((1, 2), (0, 2), (0, 1)))]
+    return b("+", b("-", t[0], t[1], "real"), t[2], "real")
 
 
 def _global_names(node, checked: Checked, seen: set | None = None) -> set[str]:
@@ -1218,18 +1121,17 @@ def _writes(s) -> set | None:
         return {(s.space, s.name)}
     if isinstance(s, S.Label) or (isinstance(s, S.Exit) and s.kind == "goto"):
         return None
-    if isinstance(s, S.Exit):
-        return set()
-    out: set = set()
-    if isinstance(s, S.For):
-        out.add(("l", s.var))
-    for body in (getattr(s, "then", ()), getattr(s, "other", ()), getattr(s, "body", ())):
-        for x in body:
-            w = _writes(x)
-            if w is None:
-                return None
-            out |= w
+    out: set = {("l", s.var)} if isinstance(s, S.For) else set()
+    for x in (*getattr(s, "then", ()), *getattr(s, "other", ()), *getattr(s, "body", ())):
+        w = _writes(x)
+        if w is None:
+            return None
+        out |= w
     return out
+
+
+def _is_sphere(dom) -> bool:
+    return isinstance(dom, A.Apply) and isinstance(dom.func, A.Var) and dom.func.name == "sphere"
 
 
 def _int_literal(e) -> Any:
@@ -1239,16 +1141,6 @@ def _int_literal(e) -> Any:
     if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Num) and e.operand.is_int:
         return -int(e.operand.value)
     return None
-
-
-def _as_arr(x) -> np.ndarray:
-    return x if isinstance(x, np.ndarray) else _obj0(x)
-
-
-def _obj0(x) -> np.ndarray:
-    arr = np.empty((), dtype=object)
-    arr[()] = x
-    return arr
 
 
 def _num(x, y) -> str:
@@ -1275,49 +1167,32 @@ def lower(checked: Checked) -> S.StrandIR:
     iters = [it.name for it in p.create.iters]
     # create: the arguments, then the state initializers in order
     L.where = "create"
-    L.out = []
-    L.scopes = [{}]
     for it in p.create.iters:  # an iterator over a sequence is its item at the strand's index
         ref = S.Ref("l", f"it_{it.name}", "int")
         L.scopes[0][it.name] = (scal(ref, "int"), [f"it_{it.name}"]) if isinstance(it.domain, A.Range) \
             else (L.seq_item(L.share_seq(L.sequence(it.domain)), ref), [])
     for prm, arg in zip(strand.params, p.create.args):
-        v = L.expr(arg)
-        cur = L.slots("s", prm.name, from_syntax(prm.type))
-        for r, x in zip(cur.flat(), v.flat()):
-            L.emit(S.Set("s", r.name, x))
+        L.set_state(prm.name, from_syntax(prm.type), L.expr(arg))
     create = tuple(L.out)
     L.scopes, L.out, L.probes = [{}], [], {}
     for sv in strand.state:
-        ty = from_syntax(sv.type)
-        cur = L.slots("s", sv.name, ty)
-        init: V | None = L.expr(sv.init) if sv.init is not None else None
-        for k, r in enumerate(cur.flat()):
-            L.emit(S.Set("s", r.name, init.flat()[k] if init is not None else _const(False if r.ty == "bool" else 0, r.ty)))
+        L.set_state(sv.name, from_syntax(sv.type), L.expr(sv.init) if sv.init is not None else None)
     init_state = tuple(L.out)
 
-    def method(name: str) -> tuple | None:
-        body = strand.method(name)
+    def method(body, where: str) -> tuple | None:
         if body is None:
             return None
-        L.out, L.scopes, L.where, L.probes = [], [{}], "strand", {}
+        L.out, L.scopes, L.where, L.probes = [], [{}], where, {}
         L.stmt(body)
         return tuple(L.out)
-    update = method("update")
-    stabilize = method("stabilize")
-    global_block = None
-    if p.update is not None:
-        L.out, L.scopes, L.where, L.probes = [], [{}], "global", {}
-        L.stmt(p.update)
-        global_block = tuple(L.out)
+    update, stabilize = method(strand.method("update"), "strand"), method(strand.method("stabilize"), "strand")
+    global_block = method(p.update, "global")
+    if global_block is not None:
         written = {st.name.partition(".")[0] for st in S.nodes(global_block, S.Set) if st.space == "g"}
         if written & L.field_reads:
             raise Unsupported(f"a field defined with a global the global block assigns "
                               f"({', '.join(sorted(written & L.field_reads))}): the interpreter keeps its first value")
-    gslots = []
-    for name, ty in checked.globals.items():
-        if name in L.global_slots:
-            gslots += [S.Slot(n, _scalar(ty)) for n in L.global_slots[name]]
+    gslots = [S.Slot(n, _scalar(ty)) for name, ty in checked.globals.items() for n in L.global_slots.get(name, ())]
     gslots += [S.Slot(n, "int") for k, ns in L.global_slots.items() if k.startswith("size(") for n in ns]
     return _unstored_params(S.StrandIR(
         strand.name, tuple(gslots), tuple(state_slots), tuple(iters), create,
@@ -1383,36 +1258,23 @@ def strand_plan(checked: Checked) -> tuple[S.StrandIR | None, str | None]:
     return ir, why
 
 
-def choose(checked: Checked, backend: str | None) -> tuple[str, str | None]:
-    """The executor a run uses (``"c"`` or ``"interp"``) and, for the interpreter where C
-    was possible in principle, why."""
-    if backend not in (None, "c", "interp"):
-        raise error("backend", f"a strand program runs with backend 'c' or 'interp', not {backend!r}")
-    if backend == "interp":
-        return "interp", None
-    ir, why = strand_plan(checked)
-    if why is None and "c" not in EXECUTORS:
-        why = "no C executor is registered"
-    if why is None and "c" in UNAVAILABLE:
-        why = UNAVAILABLE["c"]()
-    if why is not None and backend == "c":
-        raise error("backend", f"{checked.name}: {why}")
-    return ("interp", why) if why is not None else ("c", None)
-
-
 def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, snapshot: int, on_snapshot, threads: int,
                  progress):
     """Run ``program`` (its globals computed in ``rt``) with the C executor and return
     its ``RunResult`` (the class, passed by the caller), or None where it runs in the interpreter (``program.executor_note``
-    says why)."""
+    says why, where C was asked for or possible in principle)."""
     from . import interp as I
 
-    which, why = choose(program.checked, backend)
+    if backend not in (None, "c", "interp"):
+        raise error("backend", f"a strand program runs with backend 'c' or 'interp', not {backend!r}")
+    ir, why = strand_plan(program.checked) if backend != "interp" else (None, None)
+    if why is None and backend != "interp":
+        why = "no C executor is registered" if "c" not in EXECUTORS else UNAVAILABLE["c"]() if "c" in UNAVAILABLE else None
+    if why is not None and backend == "c":
+        raise error("backend", f"{program.checked.name}: {why}")
     program.executor_note = why
-    if which != "c":
+    if ir is None or why is not None:
         return None
-    ir, _ = strand_plan(program.checked)
-    assert ir is not None  # choose() said "c"
     cap = limit if limit and limit > 0 else I.DEFAULT_LIMIT
     try:
         runner = EXECUTORS["c"](ir, cap)  # (its counters as narrow as cap super-steps allow)
@@ -1422,9 +1284,8 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
         program.executor_note = f"the C executor could not build this program: {exc.message}"
         return None
     fr = rt.frame(None)
-    ranges = []
-    for _name, lo, hi in program.compiled.create_iters:
-        ranges.append((int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1))
+    ranges = [(int(lo(fr)), int(hi(fr))) if hi is not None else (0, len(lo(fr)) - 1)
+              for _name, lo, hi in program.compiled.create_iters]
     shape = tuple(max(0, h - l + 1) for l, h in ranges)
     total = math.prod(shape)  # Python ints: an int64 product wraps (2**32 x 2**32 -> 0)
     from ...limits import memory_budget_bytes
@@ -1471,4 +1332,4 @@ def run_compiled(program, rt, backend: str | None, RunResult, *, limit: int, sna
     return done
 
 
-__all__ = ["Unsupported", "choose", "lower", "permuted", "run_compiled", "strand_plan"]
+__all__ = ["Unsupported", "lower", "permuted", "run_compiled", "strand_plan"]
