@@ -11,7 +11,7 @@ from ...errors import TensorLangError, error
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import basis
-from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, from_syntax, is_num, is_real, tensor
+from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, elem, from_syntax, is_num, is_real, tensor
 
 REDUCTIONS = ("sum", "mean", "max", "min", "product", "all", "exists")
 SETS = ("all", "active", "stable")
@@ -45,8 +45,7 @@ class Checked:
 
 
 #: Where a statement may stand (``Checker.where``), and the words of its error[syntax].
-PLACES = {A.Stabilize: (("strand", "update"), "strand methods and the global block"),
-          A.Die: (("strand", "update"), "strand methods and the global block"),
+PLACES = {**dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "strand methods and the global block")),
           A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"),
           A.Return: (("function",), "functions")}
 
@@ -81,12 +80,6 @@ class Checker:
         if any(t.kind in ("field", "image") and t.dim is None for t in compared):
             message += ': declare the image with its type to use it so (image(2)[] img = image("file.nrrd");)'
         raise error(code, message, getattr(node, "span", None))
-
-    def element(self, t: Ty, node) -> Ty:
-        """The element type of sequence type ``t``."""
-        if t.elem is None:
-            self.fail("shape", f"{t} has no element type", node, t)
-        return t.elem
 
     def space(self, t: Ty, node) -> int:
         """The dimension of field (or image) type ``t``."""
@@ -241,7 +234,7 @@ class Checker:
                 dom = self.expr(it.domain, outer)
                 if create.grid or dom.kind != "seq":
                     self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
-                scope.names[it.name] = self.element(dom, it.domain)
+                scope.names[it.name] = elem(dom)
         self.new_args(create.strand, create.args, scope, create)
 
     def new_args(self, name: str, args, scope: _Scope, node) -> None:
@@ -395,7 +388,7 @@ class Checker:
         if t.kind == "seq":
             if len(e.indices) != 1 or e.indices[0] is None:
                 self.fail("shape", "a sequence takes one index", e)
-            return self.element(t, e)
+            return elem(t)
         if t.kind not in ("tensor", "field") or len(e.indices) != len(t.shape):
             self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e, t)
         if t.kind == "field":  # a component or slice of a tensor field: constant indices, as diderotc asks
@@ -413,7 +406,7 @@ class Checker:
         if t.kind != "seq":
             self.fail("shape", f"{{i}} indexes a sequence, not {t}", e, t)
         self.integer(e.index, scope, "an index is an integer")
-        return self.element(t, e)
+        return elem(t)
 
     def e_Select(self, e: A.Select, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
@@ -571,7 +564,7 @@ class Checker:
         if sets and t.kind == "set":
             inner.names[name] = Ty("strand", name=t.name)
         elif t.kind == "seq":
-            inner.names[name] = self.element(t, node)
+            inner.names[name] = elem(t)
         else:
             self.fail("shape", wrong.format(t), domain, t)
         return inner

@@ -28,7 +28,7 @@ from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, recursive_functions, strand_bytes
 from .check import Checked, bulk_synchronous, file_path, permuted
-from .types import Ty, from_syntax, is_real
+from .types import Ty, elem, from_syntax, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
 
@@ -182,12 +182,12 @@ class Compiler:
         if op == "||":
             return lambda fr: a(fr) or b(fr)
         if op == "@":
-            ea = _elem(tr)
+            ea = elem(tr)
 
             def side(f, t):  # a sequence's items converted only where their type is not the result's
                 if t.kind != "seq":
                     return lambda fr: (coerce(ea, f(fr)),)
-                return f if _elem(t) == ea else (lambda fr: tuple(coerce(ea, v) for v in f(fr)))
+                return f if elem(t) == ea else (lambda fr: tuple(coerce(ea, v) for v in f(fr)))
             left, right = side(a, ta), side(b, tb)
 
             def append(fr):
@@ -421,7 +421,7 @@ class Compiler:
 
     def e_Comprehension(self, e):
         body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
-        ety = _elem(self.ty(e))
+        ety = elem(self.ty(e))
 
         def comprehension(fr):
             items = dom(fr)
@@ -437,7 +437,7 @@ class Compiler:
 
     def e_SeqLit(self, e):
         elems = [self.expr(x) for x in e.elems]
-        ety = _elem(self.ty(e))
+        ety = elem(self.ty(e))
         return lambda fr: tuple(coerce(ety, x(fr)) for x in elems)
 
     def e_Identity(self, e):  # (and e_Zeros, e_Nan)
@@ -510,20 +510,14 @@ class Compiler:
         return assign
 
     def s_If(self, s):
-        test, then = self.expr(s.test), self.stmt(s.then)
-        if s.other is None:
-            def if_(fr):
-                if test(fr):
-                    then(fr)
-            return if_
-        other = self.stmt(s.other)
+        test, then, other = self.expr(s.test), self.stmt(s.then), None if s.other is None else self.stmt(s.other)
 
-        def if_else(fr):
+        def if_(fr):
             if test(fr):
                 then(fr)
-            else:
+            elif other is not None:
                 other(fr)
-        return if_else
+        return if_
 
     def s_Foreach(self, s):
         dom, body, name = self.expr(s.domain), self.stmt(s.body), s.name
@@ -597,12 +591,6 @@ def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
     return checked.types.get(id(s.value), Ty("void"))
 
 
-def _elem(ty: Ty) -> Ty:
-    """The element type of a sequence type (the checker gives every sequence one)."""
-    assert ty.elem is not None, ty
-    return ty.elem
-
-
 def _same_items(ty: Ty, src: Ty) -> bool:
     """A sequence stored where its items already have the variable's item type: kept as it
     is, not walked item by item (``s = s @ x`` in a loop would be quadratic)."""
@@ -654,11 +642,8 @@ def _ipow(a, n: int) -> float:
     if n == 0:
         return 1.0
     h = _ipow(a, n // 2)
-    try:
-        r = float(h) * float(h)
-        return r * float(a) if n % 2 else r
-    except OverflowError:  # pragma: no cover - floats overflow to inf, not an exception
-        return math.inf
+    r = h * h  # (floats overflow to inf)
+    return r * float(a) if n % 2 else r
 
 
 def _norm(v) -> float:

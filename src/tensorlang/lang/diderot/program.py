@@ -20,7 +20,7 @@ from . import interp as I
 from .bounds import item_bytes
 from .check import Checked
 from .fieldval import BorderImage
-from .types import Ty
+from .types import Ty, elem
 
 
 @dataclass(frozen=True)
@@ -219,13 +219,8 @@ class StrandProgram:
         return value
 
     def _result(self, rt, shape, steps: int, snap: bool = False) -> RunResult:
-        if self.grid:
-            chosen = rt.strands
-            grid = shape
-        else:
-            which = (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
-            chosen = [s for s in rt.alive() if s.status in which]  # in Diderot's order
-            grid = None
+        grid, which = shape if self.grid else None, (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
+        chosen = rt.strands if self.grid else [s for s in rt.alive() if s.status in which]  # in Diderot's order
         outputs = {}
         for o in self.outputs:
             ty = self.checked.state[o.name]
@@ -235,9 +230,7 @@ class StrandProgram:
                     arr[i] = _dynamic(s.state[o.name], ty)
                 outputs[o.name] = arr.reshape(grid) if grid is not None else arr
                 continue
-            vals = [s.state[o.name] for s in chosen]
-            arr = np.array(vals, dtype=np.int64 if ty.kind == "int" else (bool if ty.kind == "bool" else np.float64))
-            arr = arr.reshape((len(chosen),) + o.shape)
+            arr = np.array([s.state[o.name] for s in chosen], dtype=_dtype(ty)).reshape((len(chosen),) + o.shape)
             outputs[o.name] = arr.reshape(grid + o.shape) if grid is not None else arr
         return RunResult(outputs, grid, steps, rt.count((I.ACTIVE,)), rt.count((I.STABLE,)),
                          rt.printed_text())
@@ -245,12 +238,15 @@ class StrandProgram:
 
 def _out_shape(ty: Ty) -> tuple[int, ...]:
     if ty.kind == "seq":
-        return ((ty.n or 0),) + _out_shape(I._elem(ty))
+        return ((ty.n or 0),) + _out_shape(elem(ty))
     return tuple(ty.shape) if ty.kind == "tensor" else ()
 
 
 def _dynamic(v, ty: Ty) -> np.ndarray:
     """A strand's sequence of any length as an array of shape (length, *element shape)."""
-    elem = I._elem(ty)
-    dtype = np.int64 if elem.kind == "int" else (bool if elem.kind == "bool" else np.float64)
-    return np.array(v, dtype=dtype).reshape((len(v),) + _out_shape(elem))
+    item = elem(ty)
+    return np.array(v, dtype=_dtype(item)).reshape((len(v),) + _out_shape(item))
+
+
+def _dtype(ty: Ty):
+    return {"int": np.int64, "bool": bool}.get(ty.kind, np.float64)
