@@ -62,7 +62,7 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
     if op == "⊗":
         return tensor(*(a.shape + b.shape)) if a.shape and b.shape else None
     if op == "×":  # of two 3-vectors a 3-vector, of two 2-vectors a real
-        return {(3,): tensor(3), (2,): REAL}.get(a.shape) if a.shape == b.shape else None
+        return None if a.shape != b.shape else tensor(3) if a.shape == (3,) else REAL if a.shape == (2,) else None
     return None
 
 
@@ -218,11 +218,8 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
 }
 
 
-#: Names that only research branches of Diderot's compiler know (closed-form and
-#: finite-element fields, field max/min and selection, polynomial fields): standard
-#: Diderot has none of them, and neither does this front end.  A program that uses one
-#: gets error[undeclared] (a function) or error[syntax] (a type) saying so, at the name
-#: (docs/diderot.md, "Programs from other corpora").
+#: Names only research branches of Diderot's compiler know, refused with error[undeclared] (a function) or
+#: error[syntax] (a type) that says so, at the name (docs/diderot.md, "Programs from other corpora").
 EXTENSION_FUNCTIONS = {
     "cfexp": "fields given by closed-form expressions", "cfexpOne": "fields given by closed-form expressions",
     "expression": "fields given by closed-form expressions", "poly": "polynomial fields",

@@ -35,10 +35,8 @@ ACTIVE, STABLE, DEAD = 0, 1, 2
 #: the iteration limit when none is given (docs/diderot-language.md): nothing runs for ever
 DEFAULT_LIMIT = 10000
 
-#: How deeply Diderot functions may call themselves in the interpreter (docs/diderot.md,
-#: "Recursion"); deeper is error[too-large].  A program with a recursive function runs in
-#: a thread of DEEP_STACK bytes of stack with Python's recursion limit at DEEP_FRAMES
-#: (about 20 Python frames a call; measured: 3.11 needs under 700 bytes of C stack a frame).
+#: How deeply Diderot functions may call themselves in the interpreter, and the stack and recursion limit
+#: of the thread a program with a recursive function runs in (docs/diderot.md, "Recursion").
 MAX_CALL_DEPTH = 10_000
 DEEP_STACK = 256 << 20
 DEEP_FRAMES = 200_000
@@ -127,9 +125,7 @@ def fmt(v) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return "nan" if math.copysign(1, v) > 0 else "-nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits
+        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits (and inf, -inf)
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
             return fmt(float(v))
@@ -839,9 +835,7 @@ class Compiled:
 def compile_program(checked: Checked) -> Compiled:
     comp = Compiler(checked)
     program = checked.program
-    for decl in program.decls:
-        if isinstance(decl, A.FunctionDecl):
-            comp.functions[decl.name] = comp.function(decl)
+    comp.functions.update((d.name, comp.function(d)) for d in program.decls if isinstance(d, A.FunctionDecl))
     globals_ = []
     for decl in program.decls:
         if isinstance(decl, A.FunctionDecl):
@@ -850,17 +844,13 @@ def compile_program(checked: Checked) -> Compiled:
         init = decl.default if isinstance(decl, A.InputDecl) else decl.init
         if isinstance(decl, A.GlobalDecl) and decl.param is not None:  # F(x) = formula
             closure = comp.field_fn(decl, ty)
-        else:  # ("load", expr): a file read when the run starts
-            closure = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
+        else:  # ("load", the file's name or None, span): a file read when the run starts
+            closure = None if init is None else _load(init) or comp.expr(init)
         globals_.append((decl.name, ty, closure, is_input))
     strand = program.strand
     state = [(sv.name, from_syntax(sv.type), None if sv.init is None else comp.expr(sv.init)) for sv in strand.state]
-    iters: list[tuple[str, Callable, Callable | None]] = []
-    for it in program.create.iters:
-        if isinstance(it.domain, A.Range):
-            iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))
-        else:
-            iters.append((it.name, comp.expr(it.domain), None))
+    iters = [(it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)) if isinstance(it.domain, A.Range)
+             else (it.name, comp.expr(it.domain), None) for it in program.create.iters]
 
     def block(b):
         return comp.stmt(b) if b is not None else None
@@ -916,8 +906,12 @@ def run_deep(fn: Callable[[], Any]) -> Any:
     return box.get("value")
 
 
-def _is_load(e) -> bool:
-    return isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load")
+def _load(e) -> tuple | None:
+    """``("load", the file's name (None: not a string literal), span)`` for ``load("f")``, ``image("f")``; else None."""
+    if isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load"):
+        path = e.path if isinstance(e, A.Load) else e.args[0]
+        return ("load", path.value if isinstance(path, A.Str) else None, e.span)
+    return None
 
 
 def within_sphere(points: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
@@ -944,12 +938,9 @@ class Runtime:
         self.pending: list[Strand] = []
         self.snapshot: list[tuple[Strand, dict]] | None = None
         self._tree = None
-        #: the living strands in the order of Diderot's runtime (its strand array's index
-        #: permutation): the stable ones first, in the order they stabilized, then the
-        #: active ones; made from the creation order at the first step (see step)
+        #: the living strands in the order of Diderot's permuted ("indirect") strand array, where it keeps
+        #: one (docs/diderot-language.md, "Differences"); made from the creation order at the first step
         self.order: list[Strand] | None = None
-        #: Diderot keeps its strands in a permuted ("indirect") array when strands are
-        #: made by new, or die in a bulk-synchronous run; otherwise in creation order
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
@@ -963,9 +954,7 @@ class Runtime:
         self.seq_state = [(n, item_bytes(t.elem)) for n, t in typed if t is not None and t.kind == "seq" and t.n is None]
 
     def printed_text(self) -> str:
-        """What ``print`` wrote, in the order Diderot's executable writes it: as printed in
-        a bulk-synchronous program; otherwise strand by strand (in creation order), since
-        its executable runs each strand to its end before the next."""
+        """What ``print`` wrote, in the order Diderot's executable writes it (docs/diderot-language.md, "Differences")."""
         if self.bsp:
             return "".join(self.printed)
         order = sorted(range(len(self.printed)), key=lambda i: self.print_owner[i])
@@ -1067,10 +1056,7 @@ class Runtime:
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
     def run_start(self) -> None:
-        """The strands' start methods, once each, before their first update: the initial
-        strands' once all exist (after the global start block), those made by ``new`` at
-        the beginning of the next super-step, as Diderot's runtime runs them.  A start
-        method may stabilize (the stabilize method runs) or die."""
+        """The start methods of the strands not yet started (docs/diderot-language.md, "Syntax")."""
         start = self.p.start
         for strand in self.unstarted:
             if strand.status == ACTIVE and start is not None:
@@ -1106,8 +1092,8 @@ class Runtime:
         strand.status = STABLE
 
     def _drop_step(self, strand: Strand, before: dict | None) -> None:
-        """A strand the global block stabilizes gets its shared variables of the step's start
-        back, as in Diderot's runtime (docs/diderot-language.md, "Differences")."""
+        """A strand the global block stabilizes gets its shared variables of the step's start back
+        (docs/diderot-language.md, "Differences")."""
         if before is not None:
             for name in self.c.shared:
                 strand.state[name] = before[name]
@@ -1137,13 +1123,11 @@ class Runtime:
             if within is not None and done % 2048 == 0:
                 within(done, len(order))
             self._method(update, strand)
-            if strand.status == STABLE and self.indirect:
+            if strand.status == STABLE and self.indirect:  # to the first active position
                 jx = n_stable + stabilizing
                 order[ix], order[jx] = order[jx], order[ix]
                 stabilizing += 1
-                ix += 1
-                continue
-            if strand.status == DEAD and self.indirect:
+            elif strand.status == DEAD and self.indirect:  # to the last living one, which updates in its place
                 dying += 1
                 jx = len(order) - dying
                 order[ix], order[jx] = order[jx], order[ix]

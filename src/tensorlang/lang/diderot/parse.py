@@ -235,11 +235,8 @@ def _check_version(text: str) -> None:
             return
 
 
-#: Keywords that are a whole expression by themselves.  The lexer reads them as a name
-#: where no keyword fits (`real nan = 2.0;`) but as the keyword where a use is (`x = nan;`
-#: was ⊥, not 2.0), so a name spelled so is refused where it is declared.  Other keywords
-#: stay names where the grammar allows (`output bool in`, `start` as a state variable, as
-#: in Diderot's examples): a use that reads them as the keyword is a syntax error anyway.
+#: Keywords that are a whole expression by themselves, refused as names where one is declared (the lexer
+#: reads a use as the keyword; docs/diderot-language.md, "Syntax"); other keywords may be names.
 _EXPRESSION_WORDS = frozenset({"nan", "true", "false"})
 
 

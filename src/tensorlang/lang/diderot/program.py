@@ -87,8 +87,7 @@ class StrandProgram:
                 continue
             ty, closure, default = checked.globals[decl.name], closures[decl.name], None
             if isinstance(closure, tuple):  # load("file"), image("file"): the file's name
-                path = closure[1].path if isinstance(closure[1], A.Load) else closure[1].args[0]
-                default = path.value if isinstance(path, A.Str) else None
+                default = closure[1]
             elif closure is not None:
                 try:
                     default = closure(rt.frame(None))
@@ -138,13 +137,12 @@ class StrandProgram:
             elif is_input and init is None:
                 raise error("input", f"input {name} ({ty}) is required: it has no default")
             elif isinstance(init, tuple):  # load("file") / image("file") defaults: an error at the program's call
-                path = init[1].path if isinstance(init[1], A.Load) else init[1].args[0]
                 try:
-                    rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "", kinds[is_input])
+                    rt.g[name] = self._convert(rt, name, ty, init[1] or "", kinds[is_input])
                 except TensorLangError as exc:
                     if exc.diagnostics[0].span is not None:
                         raise
-                    raise error(exc.code, exc.message, init[1].span) from None
+                    raise error(exc.code, exc.message, init[2]) from None
             elif init is not None:
                 rt.g[name] = self._convert(rt, name, ty, init(fr), kinds[is_input]) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
             else:
@@ -179,10 +177,8 @@ class StrandProgram:
         if ty.kind == "image":
             if isinstance(value, BorderImage):  # clamp(img), wrap(img), mirror(img): checked already
                 return value
-            if isinstance(value, (str, os.PathLike)):
-                img = rt.image(os.fspath(value))
-            elif isinstance(value, Image):
-                img = value
+            if isinstance(value, (str, os.PathLike, Image)):  # a file, or an image
+                img = rt.image(value if isinstance(value, Image) else os.fspath(value))
             else:
                 img = make_image(value, ty.dim)
             if ty.dim is not None and (img.dim != ty.dim or img.voxel_shape != ty.shape):
