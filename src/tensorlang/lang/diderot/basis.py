@@ -147,14 +147,6 @@ def _lerp(args: list[Ty]) -> Ty | None:
     return a if a.kind == "tensor" and a == b and all(is_num(t) for t in args[2:]) else None
 
 
-def _minmax(args: list[Ty]) -> Ty | None:
-    return _num(*args) if len(args) == 2 else None
-
-
-def _image(args: list[Ty]) -> Ty | None:
-    return args[0] if len(args) == 1 and args[0].kind == "image" else None
-
-
 def _clamp(args: list[Ty]) -> Ty | None:
     if len(args) == 1 and args[0].kind == "image":
         return args[0]
@@ -204,7 +196,8 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
     "abs": lambda a: (INT if a[0].kind == "int" else REAL if is_real(a[0]) else None) if len(a) == 1 else None,
     "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
-    "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp, "wrap": _image, "mirror": _image,
+    **dict.fromkeys(("min", "max"), lambda a: _num(*a) if len(a) == 2 else None), "lerp": _lerp, "clerp": _lerp,
+    "clamp": _clamp, **dict.fromkeys(("wrap", "mirror"), lambda a: a[0] if len(a) == 1 and a[0].kind == "image" else None),
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
     "inside": _inside, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "normalize": lambda a: a[0] if len(a) == 1 and (a[0].kind == "tensor" and a[0].shape or a[0].kind == "field") else None,

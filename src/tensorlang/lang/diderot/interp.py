@@ -54,9 +54,8 @@ class _Continue(Exception):
     pass
 
 
-class _Return(Exception):
-    def __init__(self, value):
-        self.value = value
+class _Return(Exception):  # (its value: args[0])
+    pass
 
 
 class Strand:
@@ -260,9 +259,8 @@ class Compiler:
 
     def e_Apply(self, e):
         f = e.func
-        if isinstance(f, A.Var) and self.c.scopes.get(id(f)) in ("func", "basis", None) and f.name not in (
-                self.c.globals if self.c.scopes.get(id(f)) is None else ()):
-            scope = self.c.scopes.get(id(f))
+        scope = self.c.scopes.get(id(f)) if isinstance(f, A.Var) else "value"  # None: sphere or a reduction
+        if scope in ("func", "basis") or (scope is None and f.name not in self.c.globals):
             if scope == "func":
                 return self.call_function(f.name, e)
             if scope == "basis":
@@ -336,7 +334,7 @@ class Compiler:
                 try:
                     body(fr)
                 except _Return as r:
-                    return r.value
+                    return r.args[0]
                 raise error("input", f"function {decl.name} ended without a return")
             return run
         return self.expr(decl.body)
@@ -600,16 +598,14 @@ def _zero(ty: Ty):
     return {"int": 0, "bool": False, "string": ""}.get(ty.kind)
 
 
-def _checked_index(i: int, n: int) -> int:
+def _checked_index(i: int, n: int, what: str = "index") -> int:
     if not 0 <= i < n:
-        raise error("input", f"index {i} is outside 0..{n - 1}")
+        raise error("input", f"{what} {i} is outside 0..{n - 1}")
     return i
 
 
 def _seq_get(seq, i):
-    if not 0 <= i < len(seq):
-        raise error("input", f"sequence index {i} is outside 0..{len(seq) - 1}")
-    return seq[i]
+    return seq[_checked_index(i, len(seq), "sequence index")]
 
 
 def _pow(a, b):
@@ -1193,12 +1189,8 @@ def create(rt: Runtime):
     if p.global_init is not None:  # the global initialize block: the globals have their values, no strand exists
         _global_block(rt, p.global_init)
     fr = rt.frame(None)
-    ranges: list[tuple[str, Any]] = []
-    for name, lo, hi in p.create_iters:
-        if hi is None:
-            ranges.append((name, list(lo(fr))))
-        else:
-            ranges.append((name, range(lo(fr), hi(fr) + 1)))  # its length before any list: checked below
+    ranges: list[tuple[str, Any]] = [(name, list(lo(fr)) if hi is None else range(lo(fr), hi(fr) + 1))
+                                     for name, lo, hi in p.create_iters]  # a range's length: checked below
     shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:

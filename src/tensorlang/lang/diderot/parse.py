@@ -131,7 +131,7 @@ class _ToAst(Transformer):
     # ---- top level
     def start(self, meta, items):
         version = "1.0"
-        decls, update, start, init, strand, create = [], None, None, None, None, None
+        decls, blocks, strand, create = [], {}, None, None
         for item in items:
             if item is None:  # no #version line: version 1.0
                 continue
@@ -141,19 +141,14 @@ class _ToAst(Transformer):
                 strand = item
             elif isinstance(item, A.Create):
                 create = item
-            elif isinstance(item, tuple):
-                kind, block = item
-                if kind == "update":
-                    update = block
-                elif kind == "start":
-                    start = block
-                else:
-                    init = block
+            elif isinstance(item, tuple):  # (its kind, a global block)
+                blocks[item[0]] = item[1]
             else:
                 decls.append(item)
         if strand is None or create is None:  # the grammar requires both
             raise error("syntax", "a program needs a strand and an initially part", _span(meta))
-        return A.Program(version, tuple(decls), strand, update, start, create, init, span=_span(meta))
+        return A.Program(version, tuple(decls), strand, blocks.get("update"), blocks.get("start"), create,
+                         blocks.get("initialize"), span=_span(meta))
 
     def global_decl(self, meta, c):
         const = c[0] is not None
@@ -201,10 +196,8 @@ class _ToAst(Transformer):
         word = str(tok)
         if tok.type == "TENSOR":
             return ("tensor" if c[1] else "real", c[1])
-        if tok.type == "VEC":
-            return ("tensor", (int(word[3]),))
-        if tok.type == "MAT":
-            return ("tensor", (int(word[3]), int(word[3])))
+        if tok.type in ("VEC", "MAT"):  # vecN, matN
+            return ("tensor", (int(word[3]),) * (1 if tok.type == "VEC" else 2))
         return ({"INT_T": "int", "REAL_T": "real", "BOOL": "bool", "STRING_T": "string"}[tok.type], ())
 
     # ---- statements
@@ -262,7 +255,4 @@ def parse_program(text: str) -> A.Program:
     _check_version(text)
     program = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}",  # depth: before any
                                  finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree, _children)))
-    if program.create is None or program.strand is None:
-        raise error("syntax", "a Diderot program needs a strand definition and an initially/create_* line",
-                    Span.point(*lark_support.end_position(text)))
     return dataclasses.replace(program, text=text, version=program.version + ".0" * (program.version in ("1", "2")))
