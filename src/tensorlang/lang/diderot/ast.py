@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Iterator, Union, dataclass_transform
 
 from ...errors import Span
 
 NOWHERE = Span(0, 0, 0, 0)
 
 
-# ---------------------------------------------------------------- types (as written)
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
 @dataclass(frozen=True)
-class TypeSyn:
+class Node:
+    """A syntax node: each subclass is a frozen dataclass of its fields, then its span
+    (keyword-only: ``Num(1, True, span=s)``)."""
+
+    span: Span = field(default=NOWHERE, kw_only=True)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        dataclass(frozen=True)(cls)
+
+
+# ---------------------------------------------------------------- types (as written)
+class TypeSyn(Node):
     """A type as written: ``kind`` is one of int bool real string tensor image field
     kernel strand; ``shape`` the tensor (or voxel) shape; ``dim`` an image's or field's
     dimension; ``k`` a field's or kernel's continuity (None when a 2.0 field omits it);
@@ -30,7 +42,6 @@ class TypeSyn:
     k: int | None = None
     seq: tuple[int | None, ...] = ()
     name: str | None = None  # a strand's name (foreach over strands)
-    span: Span = NOWHERE
 
     def text(self) -> str:
         """As Diderot spells it (vec3, tensor[3,3], image(2)[], field#1(2)[], real{})."""
@@ -50,173 +61,125 @@ def spell(kind: str, shape: tuple[int, ...], dim: int | None, k: int | None) -> 
 
 
 # ---------------------------------------------------------------- expressions
-@dataclass(frozen=True)
-class Num:
+class Num(Node):
     value: int | float
     is_int: bool
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Str:
+class Str(Node):
     value: str
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Bool:
+class Bool(Node):
     value: bool
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Var:
+class Var(Node):
     name: str
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class KernelRef:
+class KernelRef(Node):
     """``bspln3#2``: a kernel with a stated continuity."""
     name: str
     k: int
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class BinOp:
+class BinOp(Node):
     """``op`` in its Unicode spelling: + - * / % ^ @ ⊛ • × ⊗ : ∘ < <= == != >= > && ||."""
     op: str
     left: "Expr"
     right: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Unary:
+class Unary(Node):
     op: str  # "-" or "!"
     operand: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Diff:
+class Diff(Node):
     op: str  # "∇" "∇⊗" "∇•" "∇×"
     operand: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Cond:
+class Cond(Node):
     """``then if test else other``."""
     then: "Expr"
     test: "Expr"
     other: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(Node):
     lo: "Expr"
     hi: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Norm:
+class Norm(Node):
     operand: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Apply:
+class Apply(Node):
     func: "Expr"
     args: tuple["Expr", ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Index:
+class Index(Node):
     """``e[i, :, j]``; a ``:`` is None."""
     operand: "Expr"
     indices: tuple["Expr | None", ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class SeqIndex:
+class SeqIndex(Node):
     """``e{i}`` (version 1.0's sequence subscript)."""
     operand: "Expr"
     index: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Select:
+class Select(Node):
     """``s.x``: another strand's state variable."""
     operand: "Expr"
     name: str
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class TensorLit:
+class TensorLit(Node):
     elems: tuple["Expr", ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class SeqLit:
+class SeqLit(Node):
     elems: tuple["Expr", ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Iter:
+class Iter(Node):
     name: str
     domain: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Comprehension:
+class Comprehension(Node):
     """``{ body | x in domain }``: the argument of a reduction (sum, mean, ...)."""
     body: "Expr"
     iter: Iter
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Node):
     n: int
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Zeros:
+class Zeros(Node):
     shape: tuple[int, ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Nan:
+class Nan(Node):
     shape: tuple[int, ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class RealCast:
+class RealCast(Node):
     operand: "Expr"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Load:
+class Load(Node):
     """``image("f.nrrd")`` / ``load_image(..)`` (what="image"), ``load(..)`` /
     ``load_sequence(..)`` (what="sequence")."""
     what: str
     path: "Expr"
-    span: Span = NOWHERE
 
 
 Expr = Union[Num, Str, Bool, Var, KernelRef, BinOp, Unary, Diff, Cond, Range, Norm, Apply, Index, SeqIndex,
@@ -224,153 +187,119 @@ Expr = Union[Num, Str, Bool, Var, KernelRef, BinOp, Unary, Diff, Cond, Range, No
 
 
 # ---------------------------------------------------------------- statements
-@dataclass(frozen=True)
-class Block:
+class Block(Node):
     stmts: tuple["Stmt", ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Decl:
+class Decl(Node):
     type: TypeSyn
     name: str
     init: Expr | None
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Assign:
+class Assign(Node):
     name: str
     op: str  # "=" "+=" "-=" "*=" "/=" "%="
     value: Expr
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class If:
+class If(Node):
     test: Expr
     then: "Stmt"
     other: "Stmt | None"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Foreach:
+class Foreach(Node):
     type: TypeSyn
     name: str
     domain: Expr
     body: "Stmt"
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Stabilize:
-    span: Span = NOWHERE
+class Stabilize(Node):
+    """``stabilize;``"""
 
 
-@dataclass(frozen=True)
-class Die:
-    span: Span = NOWHERE
+class Die(Node):
+    """``die;``"""
 
 
-@dataclass(frozen=True)
-class Continue:
-    span: Span = NOWHERE
+class Continue(Node):
+    """``continue;``"""
 
 
-@dataclass(frozen=True)
-class Return:
+class Return(Node):
     value: Expr
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Print:
+class Print(Node):
     args: tuple[Expr, ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class New:
+class New(Node):
     strand: str
     args: tuple[Expr, ...]
-    span: Span = NOWHERE
 
 
 Stmt = Union[Block, Decl, Assign, If, Foreach, Stabilize, Die, Continue, Return, Print, New]
 
 
 # ---------------------------------------------------------------- declarations
-@dataclass(frozen=True)
-class InputDecl:
+class InputDecl(Node):
     type: TypeSyn
     name: str
     description: str | None
     default: Expr | None
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class GlobalDecl:
+class GlobalDecl(Node):
     type: TypeSyn
     name: str
     init: Expr | None
     const: bool = False
-    span: Span = NOWHERE
     #: ``field#k(d)[s] F(x) = expr;``: the name of the position variable of a field
     #: defined by a formula (``init`` is the formula); None for other globals
     param: str | None = None
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Node):
     type: TypeSyn
     name: str
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class FunctionDecl:
+class FunctionDecl(Node):
     result: TypeSyn
     name: str
     params: tuple[Param, ...]
     body: Expr | Block  # the ``= expr;`` form or a block
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class StateDecl:
+class StateDecl(Node):
     type: TypeSyn
     name: str
     init: Expr | None
     output: bool
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Strand:
+class Strand(Node):
     name: str
     params: tuple[Param, ...]
     state: tuple[StateDecl, ...]
     methods: tuple[tuple[str, Block], ...]  # ("update" | "stabilize" | "start" | "initialize", body)
-    span: Span = NOWHERE
 
     def method(self, name: str) -> Block | None:
         return next((body for m, body in self.methods if m == name), None)
 
 
-@dataclass(frozen=True)
-class Create:
+class Create(Node):
     """``initially [ S(..) | i in a..b, ... ]`` (grid) or ``{ ... }`` (collection)."""
     grid: bool
     strand: str
     args: tuple[Expr, ...]
     iters: tuple[Iter, ...]
-    span: Span = NOWHERE
 
 
-@dataclass(frozen=True)
-class Program:
+class Program(Node):
     version: str
     decls: tuple[InputDecl | GlobalDecl | FunctionDecl, ...]
     strand: Strand
@@ -378,7 +307,6 @@ class Program:
     start: Block | None
     create: Create
     initialize: Block | None = None
-    span: Span = NOWHERE
     text: str = field(default="", repr=False, compare=False)
 
 

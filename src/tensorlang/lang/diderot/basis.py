@@ -21,23 +21,15 @@ def _as_tensor(t: Ty) -> Ty:
     return REAL if t.kind == "int" else t
 
 
-def _field_k(a: Ty, b: Ty) -> int:
-    ks = [t.k or 0 for t in (a, b) if t.kind == "field"]
-    return min(ks)
-
-
 def binary(op: str, a: Ty, b: Ty) -> Ty | None:
     """The result type of ``a op b``, None where no overload applies."""
     if op in ("&&", "||"):
         return BOOL if a == BOOL and b == BOOL else None
-    if op in ("==", "!="):
-        if (a == b and a.kind in ("int", "bool", "string")) or (is_num(a) and is_num(b)):
-            return BOOL
-        return None
-    if op in ("<", "<=", ">", ">="):
-        return BOOL if is_num(a) and is_num(b) else None
+    if op in ("==", "!=", "<", "<=", ">", ">="):  # numbers; ints, bools and strings of one type for == !=
+        equal = op in ("==", "!=") and a == b and a.kind in ("int", "bool", "string")
+        return BOOL if equal or (is_num(a) and is_num(b)) else None
     if op == "%":
-        return INT if a.kind == "int" and b.kind == "int" else (REAL if is_num(a) and is_num(b) else None)
+        return _num(a, b)
     if op == "^":
         if a.kind == "field" and a.shape == () and b.kind == "int":
             return a  # a scalar field to an integer power (Diderot's pow_si)
@@ -46,15 +38,11 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
         return _append(a, b)
     if op == "⊛":
         img, ker = (a, b) if a.kind == "image" else (b, a)
-        if img.kind == "image" and ker.kind == "kernel":
-            return Ty("field", img.shape, img.dim, ker.k)
-        return None
-    if op == "∘":
-        if a.kind == "field" and b.kind == "field" and a.dim is not None and b.shape == ((a.dim,) if a.dim > 1 else ()):
-            return Ty("field", a.shape, b.dim, min(a.k or 0, b.k or 0))
-        return None
-    fa, fb = a.kind == "field", b.kind == "field"
-    if fa or fb:
+        return Ty("field", img.shape, img.dim, ker.k) if img.kind == "image" and ker.kind == "kernel" else None
+    if op == "∘":  # F ∘ G: G's values are F's positions
+        fits = a.kind == "field" and b.kind == "field" and a.dim is not None and b.shape == ((a.dim,) if a.dim > 1 else ())
+        return Ty("field", a.shape, b.dim, min(a.k or 0, b.k or 0)) if fits else None
+    if a.kind == "field" or b.kind == "field":
         return _field_binary(op, a, b)
     if a.kind not in ("int", "tensor") or b.kind not in ("int", "tensor"):
         return None
@@ -67,24 +55,14 @@ def binary(op: str, a: Ty, b: Ty) -> Ty | None:
         return b
     if op in ("*", "/"):  # a tensor times or over a scalar
         return a if b.shape == () else None
-    if op == "•":
-        if a.shape and b.shape and a.shape[-1] == b.shape[0]:
-            return tensor(*(a.shape[:-1] + b.shape[1:]))
-        return None
-    if op == ":":
-        if len(a.shape) >= 2 and len(b.shape) >= 2 and a.shape[-2:] == b.shape[:2]:
-            return tensor(*(a.shape[:-2] + b.shape[2:]))
-        return None
+    if op in ("•", ":"):  # the last n axes of a against the first n of b
+        n, m = (1 if op == "•" else 2), len(a.shape)
+        fits = m >= n and len(b.shape) >= n and a.shape[m - n:] == b.shape[:n]
+        return tensor(*(a.shape[:m - n] + b.shape[n:])) if fits else None
     if op == "⊗":
-        if a.shape and b.shape:
-            return tensor(*(a.shape + b.shape))
-        return None
-    if op == "×":
-        if a.shape == b.shape == (3,):
-            return tensor(3)
-        if a.shape == b.shape == (2,):
-            return REAL
-        return None
+        return tensor(*(a.shape + b.shape)) if a.shape and b.shape else None
+    if op == "×":  # of two 3-vectors a 3-vector, of two 2-vectors a real
+        return None if a.shape != b.shape else tensor(3) if a.shape == (3,) else REAL if a.shape == (2,) else None
     return None
 
 
@@ -113,7 +91,7 @@ def _append(a: Ty, b: Ty) -> Ty | None:
 
 def _field_binary(op: str, a: Ty, b: Ty) -> Ty | None:
     f = a if a.kind == "field" else b
-    k = _field_k(a, b)
+    k = min(t.k or 0 for t in (a, b) if t.kind == "field")
     if a.kind == "field" and b.kind == "field":
         if a.dim != b.dim:
             return None
@@ -169,14 +147,6 @@ def _lerp(args: list[Ty]) -> Ty | None:
     return a if a.kind == "tensor" and a == b and all(is_num(t) for t in args[2:]) else None
 
 
-def _minmax(args: list[Ty]) -> Ty | None:
-    return _num(*args) if len(args) == 2 else None
-
-
-def _image(args: list[Ty]) -> Ty | None:
-    return args[0] if len(args) == 1 and args[0].kind == "image" else None
-
-
 def _clamp(args: list[Ty]) -> Ty | None:
     if len(args) == 1 and args[0].kind == "image":
         return args[0]
@@ -226,7 +196,8 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
     **{name: _real_or_field_fn for name in LIFTED_FUNCTIONS},
     "abs": lambda a: (INT if a[0].kind == "int" else REAL if is_real(a[0]) else None) if len(a) == 1 else None,
     "atan2": _real_fn(2), "fmod": _real_fn(2), "pow": _real_fn(2),
-    "min": _minmax, "max": _minmax, "lerp": _lerp, "clerp": _lerp, "clamp": _clamp, "wrap": _image, "mirror": _image,
+    **dict.fromkeys(("min", "max"), lambda a: _num(*a) if len(a) == 2 else None), "lerp": _lerp, "clerp": _lerp,
+    "clamp": _clamp, **dict.fromkeys(("wrap", "mirror"), lambda a: a[0] if len(a) == 1 and a[0].kind == "image" else None),
     "size": lambda a: Ty("seq", elem=INT, n=a[0].dim) if len(a) == 1 and a[0].kind == "image" else None,
     "inside": _inside, "evals": lambda a: _square(a, lambda n: Ty("seq", elem=REAL, n=n)),
     "normalize": lambda a: a[0] if len(a) == 1 and (a[0].kind == "tensor" and a[0].shape or a[0].kind == "field") else None,
@@ -240,11 +211,8 @@ FUNCTIONS: dict[str, Callable[[list[Ty]], Ty | None]] = {
 }
 
 
-#: Names that only research branches of Diderot's compiler know (closed-form and
-#: finite-element fields, field max/min and selection, polynomial fields): standard
-#: Diderot has none of them, and neither does this front end.  A program that uses one
-#: gets error[undeclared] (a function) or error[syntax] (a type) saying so, at the name
-#: (docs/diderot.md, "Programs from other corpora").
+#: Names only research branches of Diderot's compiler know, refused with error[undeclared] (a function) or
+#: error[syntax] (a type) that says so, at the name (docs/diderot.md, "Programs from other corpora").
 EXTENSION_FUNCTIONS = {
     "cfexp": "fields given by closed-form expressions", "cfexpOne": "fields given by closed-form expressions",
     "expression": "fields given by closed-form expressions", "poly": "polynomial fields",

@@ -11,7 +11,7 @@ from ...errors import TensorLangError, error
 from ...sampling.kernels import KERNELS
 from . import ast as A
 from . import basis
-from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, from_syntax, is_num, is_real, tensor
+from .types import BOOL, INT, REAL, STRING, VOID, Ty, assignable, elem, from_syntax, is_num, tensor
 
 REDUCTIONS = ("sum", "mean", "max", "min", "product", "all", "exists")
 SETS = ("all", "active", "stable")
@@ -45,10 +45,9 @@ class Checked:
 
 
 #: Where a statement may stand (``Checker.where``), and the words of its error[syntax].
-PLACES = {A.Stabilize: (("strand", "update"), "strand methods and the global block"),
-          A.Die: (("strand", "update"), "strand methods and the global block"),
-          A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"),
-          A.Return: (("function",), "functions")}
+PLACES: dict[type, tuple[tuple[str, ...], str]] = {
+    **dict.fromkeys((A.Stabilize, A.Die), (("strand", "update"), "strand methods and the global block")),
+    A.Continue: (("strand",), "strand methods"), A.New: (("strand",), "strand methods"), A.Return: (("function",), "functions")}
 
 
 class _Scope:
@@ -82,12 +81,6 @@ class Checker:
             message += ': declare the image with its type to use it so (image(2)[] img = image("file.nrrd");)'
         raise error(code, message, getattr(node, "span", None))
 
-    def element(self, t: Ty, node) -> Ty:
-        """The element type of sequence type ``t``."""
-        if t.elem is None:
-            self.fail("shape", f"{t} has no element type", node, t)
-        return t.elem
-
     def space(self, t: Ty, node) -> int:
         """The dimension of field (or image) type ``t``."""
         if t.dim is None:
@@ -106,8 +99,7 @@ class Checker:
     def run(self) -> Checked:
         program = self.c.program
         top = _Scope(None, "global")
-        for name in KERNELS:
-            top.names[name] = Ty("kernel", k=KERNELS[name].continuity)
+        top.names.update((name, Ty("kernel", k=kernel.continuity)) for name, kernel in KERNELS.items())
         for decl in program.decls:
             if decl.name in self.c.functions or decl.name in self.c.globals:
                 self.fail("redeclared", f"{decl.name} is declared twice", decl)
@@ -202,9 +194,7 @@ class Checker:
     def strand_decl(self, strand: A.Strand, top: _Scope) -> None:
         scope = _Scope(top, "state")
         for p in strand.params:
-            ty = from_syntax(p.type)
-            scope.names[p.name] = ty
-            self.c.params[p.name] = ty
+            scope.names[p.name] = self.c.params[p.name] = from_syntax(p.type)
         self.where = "strand"
         for sv in strand.state:
             ty = self.c.state[sv.name] = self.s_Decl(sv, scope, "")
@@ -214,7 +204,7 @@ class Checker:
             if sv.output and base.kind not in ("int", "bool", "tensor"):
                 self.fail("shape", f"output {sv.name} is {ty}: an output holds ints, bools, reals or tensors "
                                    "(or sequences of them), which NRRD files hold", sv, ty)
-        if "pos" in self.c.state and not (self.c.state["pos"].kind == "tensor" or is_real(self.c.state["pos"])):
+        if "pos" in self.c.state and self.c.state["pos"].kind != "tensor":
             self.fail("shape", "a strand's pos must be a real or a vector", strand)
         if not any(sv.output for sv in strand.state):
             self.fail("syntax", f"strand {strand.name} has no output variable", strand)
@@ -241,7 +231,7 @@ class Checker:
                 dom = self.expr(it.domain, outer)
                 if create.grid or dom.kind != "seq":
                     self.fail("shape", "a grid iterates over integer ranges a..b", it.domain)
-                scope.names[it.name] = self.element(dom, it.domain)
+                scope.names[it.name] = elem(dom)
         self.new_args(create.strand, create.args, scope, create)
 
     def new_args(self, name: str, args, scope: _Scope, node) -> None:
@@ -297,7 +287,7 @@ class Checker:
             self.stmt(s.other, _Scope(scope, "local"))
 
     def s_Foreach(self, s: A.Foreach, scope: _Scope) -> None:
-        self.stmt(s.body, self.bind(s.name, s.domain, scope, True, s.domain,
+        self.stmt(s.body, self.bind(s.name, s.domain, scope, True,
                                     "foreach iterates over a sequence or a set of strands, not {}"))
 
     def s_Return(self, s: A.Return, scope: _Scope) -> None:
@@ -395,7 +385,7 @@ class Checker:
         if t.kind == "seq":
             if len(e.indices) != 1 or e.indices[0] is None:
                 self.fail("shape", "a sequence takes one index", e)
-            return self.element(t, e)
+            return elem(t)
         if t.kind not in ("tensor", "field") or len(e.indices) != len(t.shape):
             self.fail("shape", f"{t} cannot be indexed with {len(e.indices)} indices", e, t)
         if t.kind == "field":  # a component or slice of a tensor field: constant indices, as diderotc asks
@@ -413,7 +403,7 @@ class Checker:
         if t.kind != "seq":
             self.fail("shape", f"{{i}} indexes a sequence, not {t}", e, t)
         self.integer(e.index, scope, "an index is an integer")
-        return self.element(t, e)
+        return elem(t)
 
     def e_Select(self, e: A.Select, scope: _Scope) -> Ty:
         t = self.expr(e.operand, scope)
@@ -449,7 +439,7 @@ class Checker:
 
     def e_Comprehension(self, e: A.Comprehension, scope: _Scope) -> Ty:
         """A sequence comprehension: one element per item (a reduction's: :meth:`reduction`)."""
-        body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False, e,
+        body = self.expr(e.body, self.bind(e.iter.name, e.iter.domain, scope, False,
                                            "a sequence comprehension iterates over a sequence, not {}"))
         if body.kind not in ("int", "bool", "string", "tensor"):
             self.fail("shape", f"a sequence comprehension makes values, not {body}", e.body, body)
@@ -562,7 +552,7 @@ class Checker:
             return tensor(*ft.shape)
         self.fail("shape", f"{ft} cannot be applied", e, ft)
 
-    def bind(self, name: str, domain, scope: _Scope, sets: bool, node, wrong: str) -> _Scope:
+    def bind(self, name: str, domain, scope: _Scope, sets: bool, wrong: str) -> _Scope:
         """The scope of a loop's body: ``name`` bound to an element of ``domain`` (a sequence;
         a range a..b is one of ints) or, with ``sets``, to a strand of a set of strands;
         otherwise error[shape] ``wrong`` (formatted with the domain's type) at the domain."""
@@ -571,7 +561,7 @@ class Checker:
         if sets and t.kind == "set":
             inner.names[name] = Ty("strand", name=t.name)
         elif t.kind == "seq":
-            inner.names[name] = self.element(t, node)
+            inner.names[name] = elem(t)
         else:
             self.fail("shape", wrong.format(t), domain, t)
         return inner
@@ -587,7 +577,7 @@ class Checker:
             inner = _Scope(scope, "local")
             inner.names[comp.iter.name] = Ty("strand", name=self.strand.name)
         else:
-            inner = self.bind(comp.iter.name, dom, scope, True, comp, "a reduction runs over strands or a sequence, not {}")
+            inner = self.bind(comp.iter.name, dom, scope, True, "a reduction runs over strands or a sequence, not {}")
         body = self.expr(comp.body, inner)
         self.note(comp, body)
         if name in ("all", "exists"):
@@ -630,9 +620,7 @@ class _Inits:
             if not isinstance(decl, A.FunctionDecl) and ("global", decl.name) in unset:
                 self.fail("uninit", f"global variable {decl.name} is not initialized: give it a value", decl)
         strand = program.strand
-        senv = dict(env)
-        for p in strand.params:
-            senv[p.name] = ("param", p.name)
+        senv = dict(env) | {p.name: ("param", p.name) for p in strand.params}
         for sv in strand.state:
             if sv.init is not None:
                 self.reads(sv.init, senv, unset)
@@ -641,8 +629,7 @@ class _Inits:
             senv[sv.name] = key = ("state", sv.name)
             if sv.init is None:
                 unset = unset | {key}
-        first = [body for name, body in strand.methods if name in ("initialize", "start")]
-        for body in first:
+        for body in [body for name, body in strand.methods if name in ("initialize", "start")]:
             unset = self.stmt(body, dict(senv), unset)
         for name, body in strand.methods:
             if name not in ("initialize", "start"):

@@ -164,12 +164,6 @@ class Lifted(Field):
     def inside(self, x) -> bool:
         return all(f.inside(x) for f in (self.a, self.b) if isinstance(f, Field))
 
-    def _norm_d(self, va, x, order):
-        if order > 1:  # |F| = sqrt(F:F), by the chain and product rules
-            inner = Lifted("•" if np.ndim(va) == 1 else ":", self.a, self.a, self.dim)
-            return Lifted1("sqrt", inner).value(x, order)
-        return _norm_grad(va, self.a.value(x, 1))
-
     def _v(self, f, x, order):
         if isinstance(f, Field):
             return f.value(x, order)
@@ -192,7 +186,9 @@ class Lifted(Field):
             va = a.value(x, 0)
             if order and np.ndim(va) == 0:  # |F| of a scalar field: ∂ᵏ|F| = sgn(F) ∂ᵏF (sgn 0 = 0), as Diderot
                 return (np.sign(va) if _symbol(va) is None else _symbol(va).sign()) * a.value(x, order)
-            return np.sqrt(np.sum(va * va)) if order == 0 else self._norm_d(va, x, order)
+            if order > 1:  # |F| = sqrt(F:F), by the chain and product rules
+                return Lifted1("sqrt", Lifted("•" if np.ndim(va) == 1 else ":", a, a, self.dim)).value(x, order)
+            return np.sqrt(np.sum(va * va)) if order == 0 else _norm_grad(va, a.value(x, 1))
         if op == "/" and not isinstance(a, Field):  # c / F
             if order == 0:
                 return _arr(a) / b.value(x, 0)

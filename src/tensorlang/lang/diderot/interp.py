@@ -28,17 +28,15 @@ from . import ast as A
 from . import fieldval as FV
 from .bounds import components, item_bytes, recursive_functions, strand_bytes
 from .check import Checked, bulk_synchronous, file_path, permuted
-from .types import Ty, from_syntax, is_real
+from .types import Ty, elem, from_syntax, is_real
 
 ACTIVE, STABLE, DEAD = 0, 1, 2
 
 #: the iteration limit when none is given (docs/diderot-language.md): nothing runs for ever
 DEFAULT_LIMIT = 10000
 
-#: How deeply Diderot functions may call themselves in the interpreter (docs/diderot.md,
-#: "Recursion"); deeper is error[too-large].  A program with a recursive function runs in
-#: a thread of DEEP_STACK bytes of stack with Python's recursion limit at DEEP_FRAMES
-#: (about 20 Python frames a call; measured: 3.11 needs under 700 bytes of C stack a frame).
+#: How deeply Diderot functions may call themselves in the interpreter, and the stack and recursion limit
+#: of the thread a program with a recursive function runs in (docs/diderot.md, "Recursion").
 MAX_CALL_DEPTH = 10_000
 DEEP_STACK = 256 << 20
 DEEP_FRAMES = 200_000
@@ -56,9 +54,8 @@ class _Continue(Exception):
     pass
 
 
-class _Return(Exception):
-    def __init__(self, value):
-        self.value = value
+class _Return(Exception):  # (its value: args[0])
+    pass
 
 
 class Strand:
@@ -127,9 +124,7 @@ def fmt(v) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return "nan" if math.copysign(1, v) > 0 else "-nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits
+        return f"{v:.17g}"  # Diderot --double: C++ streams at 17 significant digits (and inf, -inf)
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
             return fmt(float(v))
@@ -182,12 +177,12 @@ class Compiler:
         if op == "||":
             return lambda fr: a(fr) or b(fr)
         if op == "@":
-            ea = _elem(tr)
+            ea = elem(tr)
 
             def side(f, t):  # a sequence's items converted only where their type is not the result's
                 if t.kind != "seq":
                     return lambda fr: (coerce(ea, f(fr)),)
-                return f if _elem(t) == ea else (lambda fr: tuple(coerce(ea, v) for v in f(fr)))
+                return f if elem(t) == ea else (lambda fr: tuple(coerce(ea, v) for v in f(fr)))
             left, right = side(a, ta), side(b, tb)
 
             def append(fr):
@@ -264,9 +259,8 @@ class Compiler:
 
     def e_Apply(self, e):
         f = e.func
-        if isinstance(f, A.Var) and self.c.scopes.get(id(f)) in ("func", "basis", None) and f.name not in (
-                self.c.globals if self.c.scopes.get(id(f)) is None else ()):
-            scope = self.c.scopes.get(id(f))
+        scope = self.c.scopes.get(id(f)) if isinstance(f, A.Var) else "value"  # None: sphere or a reduction
+        if scope in ("func", "basis") or (scope is None and f.name not in self.c.globals):
             if scope == "func":
                 return self.call_function(f.name, e)
             if scope == "basis":
@@ -340,7 +334,7 @@ class Compiler:
                 try:
                     body(fr)
                 except _Return as r:
-                    return r.value
+                    return r.args[0]
                 raise error("input", f"function {decl.name} ended without a return")
             return run
         return self.expr(decl.body)
@@ -421,7 +415,7 @@ class Compiler:
 
     def e_Comprehension(self, e):
         body, var, dom = self.expr(e.body), e.iter.name, self.expr(e.iter.domain)
-        ety = _elem(self.ty(e))
+        ety = elem(self.ty(e))
 
         def comprehension(fr):
             items = dom(fr)
@@ -437,7 +431,7 @@ class Compiler:
 
     def e_SeqLit(self, e):
         elems = [self.expr(x) for x in e.elems]
-        ety = _elem(self.ty(e))
+        ety = elem(self.ty(e))
         return lambda fr: tuple(coerce(ety, x(fr)) for x in elems)
 
     def e_Identity(self, e):  # (and e_Zeros, e_Nan)
@@ -510,20 +504,14 @@ class Compiler:
         return assign
 
     def s_If(self, s):
-        test, then = self.expr(s.test), self.stmt(s.then)
-        if s.other is None:
-            def if_(fr):
-                if test(fr):
-                    then(fr)
-            return if_
-        other = self.stmt(s.other)
+        test, then, other = self.expr(s.test), self.stmt(s.then), None if s.other is None else self.stmt(s.other)
 
-        def if_else(fr):
+        def if_(fr):
             if test(fr):
                 then(fr)
-            else:
+            elif other is not None:
                 other(fr)
-        return if_else
+        return if_
 
     def s_Foreach(self, s):
         dom, body, name = self.expr(s.domain), self.stmt(s.body), s.name
@@ -597,12 +585,6 @@ def _declared(checked: Checked, s: A.Assign, scope: str) -> Ty:
     return checked.types.get(id(s.value), Ty("void"))
 
 
-def _elem(ty: Ty) -> Ty:
-    """The element type of a sequence type (the checker gives every sequence one)."""
-    assert ty.elem is not None, ty
-    return ty.elem
-
-
 def _same_items(ty: Ty, src: Ty) -> bool:
     """A sequence stored where its items already have the variable's item type: kept as it
     is, not walked item by item (``s = s @ x`` in a loop would be quadratic)."""
@@ -616,16 +598,14 @@ def _zero(ty: Ty):
     return {"int": 0, "bool": False, "string": ""}.get(ty.kind)
 
 
-def _checked_index(i: int, n: int) -> int:
+def _checked_index(i: int, n: int, what: str = "index") -> int:
     if not 0 <= i < n:
-        raise error("input", f"index {i} is outside 0..{n - 1}")
+        raise error("input", f"{what} {i} is outside 0..{n - 1}")
     return i
 
 
 def _seq_get(seq, i):
-    if not 0 <= i < len(seq):
-        raise error("input", f"sequence index {i} is outside 0..{len(seq) - 1}")
-    return seq[i]
+    return seq[_checked_index(i, len(seq), "sequence index")]
 
 
 def _pow(a, b):
@@ -654,11 +634,8 @@ def _ipow(a, n: int) -> float:
     if n == 0:
         return 1.0
     h = _ipow(a, n // 2)
-    try:
-        r = float(h) * float(h)
-        return r * float(a) if n % 2 else r
-    except OverflowError:  # pragma: no cover - floats overflow to inf, not an exception
-        return math.inf
+    r = h * h  # (floats overflow to inf)
+    return r * float(a) if n % 2 else r
 
 
 def _norm(v) -> float:
@@ -854,9 +831,7 @@ class Compiled:
 def compile_program(checked: Checked) -> Compiled:
     comp = Compiler(checked)
     program = checked.program
-    for decl in program.decls:
-        if isinstance(decl, A.FunctionDecl):
-            comp.functions[decl.name] = comp.function(decl)
+    comp.functions.update((d.name, comp.function(d)) for d in program.decls if isinstance(d, A.FunctionDecl))
     globals_ = []
     for decl in program.decls:
         if isinstance(decl, A.FunctionDecl):
@@ -865,17 +840,13 @@ def compile_program(checked: Checked) -> Compiled:
         init = decl.default if isinstance(decl, A.InputDecl) else decl.init
         if isinstance(decl, A.GlobalDecl) and decl.param is not None:  # F(x) = formula
             closure = comp.field_fn(decl, ty)
-        else:  # ("load", expr): a file read when the run starts
-            closure = None if init is None else ("load", init) if _is_load(init) else comp.expr(init)
+        else:  # ("load", the file's name or None, span): a file read when the run starts
+            closure = None if init is None else _load(init) or comp.expr(init)
         globals_.append((decl.name, ty, closure, is_input))
     strand = program.strand
     state = [(sv.name, from_syntax(sv.type), None if sv.init is None else comp.expr(sv.init)) for sv in strand.state]
-    iters: list[tuple[str, Callable, Callable | None]] = []
-    for it in program.create.iters:
-        if isinstance(it.domain, A.Range):
-            iters.append((it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)))
-        else:
-            iters.append((it.name, comp.expr(it.domain), None))
+    iters = [(it.name, comp.expr(it.domain.lo), comp.expr(it.domain.hi)) if isinstance(it.domain, A.Range)
+             else (it.name, comp.expr(it.domain), None) for it in program.create.iters]
 
     def block(b):
         return comp.stmt(b) if b is not None else None
@@ -931,8 +902,12 @@ def run_deep(fn: Callable[[], Any]) -> Any:
     return box.get("value")
 
 
-def _is_load(e) -> bool:
-    return isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load")
+def _load(e) -> tuple | None:
+    """``("load", the file's name (None: not a string literal), span)`` for ``load("f")``, ``image("f")``; else None."""
+    if isinstance(e, A.Load) or (isinstance(e, A.Apply) and isinstance(e.func, A.Var) and e.func.name == "load"):
+        path = e.path if isinstance(e, A.Load) else e.args[0]
+        return ("load", path.value if isinstance(path, A.Str) else None, e.span)
+    return None
 
 
 def within_sphere(points: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
@@ -959,12 +934,9 @@ class Runtime:
         self.pending: list[Strand] = []
         self.snapshot: list[tuple[Strand, dict]] | None = None
         self._tree = None
-        #: the living strands in the order of Diderot's runtime (its strand array's index
-        #: permutation): the stable ones first, in the order they stabilized, then the
-        #: active ones; made from the creation order at the first step (see step)
+        #: the living strands in the order of Diderot's permuted ("indirect") strand array, where it keeps
+        #: one (docs/diderot-language.md, "Differences"); made from the creation order at the first step
         self.order: list[Strand] | None = None
-        #: Diderot keeps its strands in a permuted ("indirect") array when strands are
-        #: made by new, or die in a bulk-synchronous run; otherwise in creation order
         self.indirect = permuted(checked)
         self.unstarted: list[Strand] = []  # strands whose start method has not run
         self.print_owner: list[int] = []  # the strand (id; -1: a global block) of each printed text
@@ -978,9 +950,7 @@ class Runtime:
         self.seq_state = [(n, item_bytes(t.elem)) for n, t in typed if t is not None and t.kind == "seq" and t.n is None]
 
     def printed_text(self) -> str:
-        """What ``print`` wrote, in the order Diderot's executable writes it: as printed in
-        a bulk-synchronous program; otherwise strand by strand (in creation order), since
-        its executable runs each strand to its end before the next."""
+        """What ``print`` wrote, in the order Diderot's executable writes it (docs/diderot-language.md, "Differences")."""
         if self.bsp:
             return "".join(self.printed)
         order = sorted(range(len(self.printed)), key=lambda i: self.print_owner[i])
@@ -1082,10 +1052,7 @@ class Runtime:
         return [st for i in found for s, st in (self.snapshot[i],) if s is not me]
 
     def run_start(self) -> None:
-        """The strands' start methods, once each, before their first update: the initial
-        strands' once all exist (after the global start block), those made by ``new`` at
-        the beginning of the next super-step, as Diderot's runtime runs them.  A start
-        method may stabilize (the stabilize method runs) or die."""
+        """The start methods of the strands not yet started (docs/diderot-language.md, "Syntax")."""
         start = self.p.start
         for strand in self.unstarted:
             if strand.status == ACTIVE and start is not None:
@@ -1121,8 +1088,8 @@ class Runtime:
         strand.status = STABLE
 
     def _drop_step(self, strand: Strand, before: dict | None) -> None:
-        """A strand the global block stabilizes gets its shared variables of the step's start
-        back, as in Diderot's runtime (docs/diderot-language.md, "Differences")."""
+        """A strand the global block stabilizes gets its shared variables of the step's start back
+        (docs/diderot-language.md, "Differences")."""
         if before is not None:
             for name in self.c.shared:
                 strand.state[name] = before[name]
@@ -1152,13 +1119,11 @@ class Runtime:
             if within is not None and done % 2048 == 0:
                 within(done, len(order))
             self._method(update, strand)
-            if strand.status == STABLE and self.indirect:
+            if strand.status == STABLE and self.indirect:  # to the first active position
                 jx = n_stable + stabilizing
                 order[ix], order[jx] = order[jx], order[ix]
                 stabilizing += 1
-                ix += 1
-                continue
-            if strand.status == DEAD and self.indirect:
+            elif strand.status == DEAD and self.indirect:  # to the last living one, which updates in its place
                 dying += 1
                 jx = len(order) - dying
                 order[ix], order[jx] = order[jx], order[ix]
@@ -1224,12 +1189,8 @@ def create(rt: Runtime):
     if p.global_init is not None:  # the global initialize block: the globals have their values, no strand exists
         _global_block(rt, p.global_init)
     fr = rt.frame(None)
-    ranges: list[tuple[str, Any]] = []
-    for name, lo, hi in p.create_iters:
-        if hi is None:
-            ranges.append((name, list(lo(fr))))
-        else:
-            ranges.append((name, range(lo(fr), hi(fr) + 1)))  # its length before any list: checked below
+    ranges: list[tuple[str, Any]] = [(name, list(lo(fr)) if hi is None else range(lo(fr), hi(fr) + 1))
+                                     for name, lo, hi in p.create_iters]  # a range's length: checked below
     shape = tuple(max(0, r.stop - r.start) if isinstance(r, range) else len(r) for _, r in ranges)  # (len overflows)
     total = math.prod(shape)  # Python ints: numpy's int64 product wraps
     if total * rt.strand_cost > rt.budget:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from pathlib import Path
@@ -72,28 +73,28 @@ _DIRECT = {"if_stmt": A.If, "die": A.Die, "continue_": A.Continue, "return_": A.
            "param": A.Param, "function_decl": A.FunctionDecl}
 #: Rules whose node is made from the rule's children and its span by a function.
 _MADE = {
-    "int_lit": lambda c, s: A.Num(_int(c[0]), True, s), "real_lit": lambda c, s: A.Num(float(str(c[0])), False, s),
-    "pi": lambda c, s: A.Num(math.pi, False, s), "inf": lambda c, s: A.Num(float("inf"), False, s),
-    "str_lit": lambda c, s: A.Str(_unquote(c[0]), s), "true": lambda c, s: A.Bool(True, s),
-    "false": lambda c, s: A.Bool(False, s), "nan": lambda c, s: A.Nan(c[0] if c and c[0] is not None else (), s),
-    "real_cast": lambda c, s: A.RealCast(c[-1], s), "load_image": lambda c, s: A.Load("image", c[0], s),
-    "load_sequence": lambda c, s: A.Load("sequence", c[0], s), "stabilize": lambda c, s: A.Stabilize(s),
-    "kernel_ref": lambda c, s: A.KernelRef(str(c[0]), _int(c[1]), s),
-    "binop": lambda c, s: A.BinOp(_CANON.get(str(c[1]), str(c[1])), c[0], c[2], s),
-    "diff": lambda c, s: A.Diff(_diff_op(str(c[0])), c[1], s),
-    "comprehension_arg": lambda c, s: A.Apply(c[0], (A.Comprehension(c[1], c[2], s),), s),
-    "field_fn_decl": lambda c, s: A.GlobalDecl(c[0], str(c[1]), c[3], False, s, param=str(c[2])),
-    "state_decl": lambda c, s: A.StateDecl(c[1], str(c[2]), c[3], c[0] is not None, s),
+    "int_lit": lambda c, s: A.Num(_int(c[0]), True, span=s), "real_lit": lambda c, s: A.Num(float(str(c[0])), False, span=s),
+    "pi": lambda c, s: A.Num(math.pi, False, span=s), "inf": lambda c, s: A.Num(float("inf"), False, span=s),
+    "str_lit": lambda c, s: A.Str(_unquote(c[0]), span=s), "true": lambda c, s: A.Bool(True, span=s),
+    "false": lambda c, s: A.Bool(False, span=s), "nan": lambda c, s: A.Nan(c[0] if c and c[0] is not None else (), span=s),
+    "real_cast": lambda c, s: A.RealCast(c[-1], span=s), "load_image": lambda c, s: A.Load("image", c[0], span=s),
+    "load_sequence": lambda c, s: A.Load("sequence", c[0], span=s), "stabilize": lambda c, s: A.Stabilize(span=s),
+    "kernel_ref": lambda c, s: A.KernelRef(str(c[0]), _int(c[1]), span=s),
+    "binop": lambda c, s: A.BinOp(_CANON.get(str(c[1]), str(c[1])), c[0], c[2], span=s),
+    "diff": lambda c, s: A.Diff(_diff_op(str(c[0])), c[1], span=s),
+    "comprehension_arg": lambda c, s: A.Apply(c[0], (A.Comprehension(c[1], c[2], span=s),), span=s),
+    "field_fn_decl": lambda c, s: A.GlobalDecl(c[0], str(c[1]), c[3], False, str(c[2]), span=s),
+    "state_decl": lambda c, s: A.StateDecl(c[1], str(c[2]), c[3], c[0] is not None, span=s),
     "image_type": lambda c, s: A.TypeSyn("image", c[1], dim=_int(c[0]), span=s),
     "field_type": lambda c, s: A.TypeSyn("field", c[2], dim=_int(c[1]), k=_int(c[0]) if c[0] is not None else None, span=s),
     "kernel_type": lambda c, s: A.TypeSyn("kernel", k=_int(c[0]), span=s),
     "value_type": lambda c, s: A.TypeSyn(c[0][0], c[0][1], seq=tuple(c[1:]), span=s),
     "seq_dim": lambda c, s: c[0] if c and c[0] is not None else None,
-    "input_decl": lambda c, s: A.InputDecl(c[0], str(c[1]), _unquote(c[2]) if c[2] is not None else None, c[3], s),
+    "input_decl": lambda c, s: A.InputDecl(c[0], str(c[1]), _unquote(c[2]) if c[2] is not None else None, c[3], span=s),
     "method": lambda c, s: ("start", c[0]) if len(c) == 1 else (str(c[0]), c[1]),  # (start, initialize: anonymous)
-    "create_array": lambda c, s: A.Create(True, c[0][0], c[0][1], c[1], s),
-    "create_collection": lambda c, s: A.Create(False, c[0][0], c[0][1], c[1], s), "call": lambda c, s: (str(c[0]), c[1]),
-    "assign": lambda c, s: A.Assign(str(c[0]), "=" if len(c) == 2 else str(c[1]), c[-1], s),
+    "create_array": lambda c, s: A.Create(True, c[0][0], c[0][1], c[1], span=s),
+    "create_collection": lambda c, s: A.Create(False, c[0][0], c[0][1], c[1], span=s), "call": lambda c, s: (str(c[0]), c[1]),
+    "assign": lambda c, s: A.Assign(str(c[0]), "=" if len(c) == 2 else str(c[1]), c[-1], span=s),
 }
 #: Rules whose node holds the rule's children as one tuple (then its span).
 _TUPLE = {"block": A.Block, "seq_lit": A.SeqLit, "tensor_lit": A.TensorLit}
@@ -111,11 +112,11 @@ class _ToAst(Transformer):
 
     def __default__(self, data, children, meta):
         if data in _DIRECT:
-            return _DIRECT[data](*(str(c) if isinstance(c, Token) else c for c in children), _span(meta))
+            return _DIRECT[data](*(str(c) if isinstance(c, Token) else c for c in children), span=_span(meta))
         if data in _MADE:
             return _MADE[data](children, _span(meta))
         if data in _TUPLE:
-            return _TUPLE[data](tuple(children), _span(meta))
+            return _TUPLE[data](tuple(children), span=_span(meta))
         if data in ("iters", "indices"):
             return tuple(children)
         if data in ("params", "shape", "args"):
@@ -130,7 +131,7 @@ class _ToAst(Transformer):
     # ---- top level
     def start(self, meta, items):
         version = "1.0"
-        decls, update, start, init, strand, create = [], None, None, None, None, None
+        decls, blocks, strand, create = [], {}, None, None
         for item in items:
             if item is None:  # no #version line: version 1.0
                 continue
@@ -140,19 +141,14 @@ class _ToAst(Transformer):
                 strand = item
             elif isinstance(item, A.Create):
                 create = item
-            elif isinstance(item, tuple):
-                kind, block = item
-                if kind == "update":
-                    update = block
-                elif kind == "start":
-                    start = block
-                else:
-                    init = block
+            elif isinstance(item, tuple):  # (its kind, a global block)
+                blocks[item[0]] = item[1]
             else:
                 decls.append(item)
         if strand is None or create is None:  # the grammar requires both
             raise error("syntax", "a program needs a strand and an initially part", _span(meta))
-        return A.Program(version, tuple(decls), strand, update, start, create, init, _span(meta))
+        return A.Program(version, tuple(decls), strand, blocks.get("update"), blocks.get("start"), create,
+                         blocks.get("initialize"), span=_span(meta))
 
     def global_decl(self, meta, c):
         const = c[0] is not None
@@ -160,7 +156,7 @@ class _ToAst(Transformer):
             value = self._const_int(c[3])
             if value is not None:  # tensor[N], real[N], identity[N] may name it
                 self.consts[str(c[2])] = value
-        return A.GlobalDecl(c[1], str(c[2]), c[3], const, _span(meta))
+        return A.GlobalDecl(c[1], str(c[2]), c[3], const, span=_span(meta))
 
     def _const_int(self, e, span: Span | None = None) -> int | None:
         """An int constant expression's value as diderotc folds it (ints, earlier int constants,
@@ -192,7 +188,7 @@ class _ToAst(Transformer):
         name, params = str(c[0]), c[1]
         state = tuple(x for x in c[2:] if isinstance(x, A.StateDecl))
         methods = tuple(x for x in c[2:] if isinstance(x, tuple))
-        return A.Strand(name, params, state, methods, _span(meta))
+        return A.Strand(name, params, state, methods, span=_span(meta))
 
     # ---- types
     def prim(self, meta, c):
@@ -200,10 +196,8 @@ class _ToAst(Transformer):
         word = str(tok)
         if tok.type == "TENSOR":
             return ("tensor" if c[1] else "real", c[1])
-        if tok.type == "VEC":
-            return ("tensor", (int(word[3]),))
-        if tok.type == "MAT":
-            return ("tensor", (int(word[3]), int(word[3])))
+        if tok.type in ("VEC", "MAT"):  # vecN, matN
+            return ("tensor", (int(word[3]),) * (1 if tok.type == "VEC" else 2))
         return ({"INT_T": "int", "REAL_T": "real", "BOOL": "bool", "STRING_T": "string"}[tok.type], ())
 
     # ---- statements
@@ -211,7 +205,7 @@ class _ToAst(Transformer):
         ty = c[0]
         if isinstance(ty, Token):
             ty = A.TypeSyn("strand", name=str(ty), span=_tok(ty))
-        return A.Foreach(ty, str(c[1]), c[2], c[3], _span(meta))
+        return A.Foreach(ty, str(c[1]), c[2], c[3], span=_span(meta))
 
     # ---- expressions
 
@@ -234,11 +228,8 @@ def _check_version(text: str) -> None:
             return
 
 
-#: Keywords that are a whole expression by themselves.  The lexer reads them as a name
-#: where no keyword fits (`real nan = 2.0;`) but as the keyword where a use is (`x = nan;`
-#: was ⊥, not 2.0), so a name spelled so is refused where it is declared.  Other keywords
-#: stay names where the grammar allows (`output bool in`, `start` as a state variable, as
-#: in Diderot's examples): a use that reads them as the keyword is a syntax error anyway.
+#: Keywords that are a whole expression by themselves, refused as names where one is declared (the lexer
+#: reads a use as the keyword; docs/diderot-language.md, "Syntax"); other keywords may be names.
 _EXPRESSION_WORDS = frozenset({"nan", "true", "false"})
 
 
@@ -264,12 +255,4 @@ def parse_program(text: str) -> A.Program:
     _check_version(text)
     program = lark_support.parse(_parser(), text, WORDS, hint=_extension_hint, marks=";{}",  # depth: before any
                                  finish=lambda tree: _ToAst().transform(lark_support.check_tree_depth(tree, _children)))
-    if program.create is None or program.strand is None:
-        raise error("syntax", "a Diderot program needs a strand definition and an initially/create_* line",
-                    Span.point(*lark_support.end_position(text)))
-    if program.version in ("1", "2"):
-        program = A.Program(program.version + ".0", *[getattr(program, f) for f in
-                                                      ("decls", "strand", "update", "start", "create",
-                                                       "initialize", "span")])
-    from dataclasses import replace
-    return replace(program, text=text)
+    return dataclasses.replace(program, text=text, version=program.version + ".0" * (program.version in ("1", "2")))

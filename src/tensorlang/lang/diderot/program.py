@@ -20,7 +20,7 @@ from . import interp as I
 from .bounds import item_bytes
 from .check import Checked
 from .fieldval import BorderImage
-from .types import Ty
+from .types import Ty, elem
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,7 @@ class StrandProgram:
                 continue
             ty, closure, default = checked.globals[decl.name], closures[decl.name], None
             if isinstance(closure, tuple):  # load("file"), image("file"): the file's name
-                path = closure[1].path if isinstance(closure[1], A.Load) else closure[1].args[0]
-                default = path.value if isinstance(path, A.Str) else None
+                default = closure[1]
             elif closure is not None:
                 try:
                     default = closure(rt.frame(None))
@@ -138,13 +137,12 @@ class StrandProgram:
             elif is_input and init is None:
                 raise error("input", f"input {name} ({ty}) is required: it has no default")
             elif isinstance(init, tuple):  # load("file") / image("file") defaults: an error at the program's call
-                path = init[1].path if isinstance(init[1], A.Load) else init[1].args[0]
                 try:
-                    rt.g[name] = self._convert(rt, name, ty, path.value if isinstance(path, A.Str) else "", kinds[is_input])
+                    rt.g[name] = self._convert(rt, name, ty, init[1] or "", kinds[is_input])
                 except TensorLangError as exc:
                     if exc.diagnostics[0].span is not None:
                         raise
-                    raise error(exc.code, exc.message, init[1].span) from None
+                    raise error(exc.code, exc.message, init[2]) from None
             elif init is not None:
                 rt.g[name] = self._convert(rt, name, ty, init(fr), kinds[is_input]) if ty.kind in ("image", "seq") else I.coerce(ty, init(fr))
             else:
@@ -179,10 +177,8 @@ class StrandProgram:
         if ty.kind == "image":
             if isinstance(value, BorderImage):  # clamp(img), wrap(img), mirror(img): checked already
                 return value
-            if isinstance(value, (str, os.PathLike)):
-                img = rt.image(os.fspath(value))
-            elif isinstance(value, Image):
-                img = value
+            if isinstance(value, (str, os.PathLike, Image)):  # a file, or an image
+                img = rt.image(value if isinstance(value, Image) else os.fspath(value))
             else:
                 img = make_image(value, ty.dim)
             if ty.dim is not None and (img.dim != ty.dim or img.voxel_shape != ty.shape):
@@ -219,13 +215,8 @@ class StrandProgram:
         return value
 
     def _result(self, rt, shape, steps: int, snap: bool = False) -> RunResult:
-        if self.grid:
-            chosen = rt.strands
-            grid = shape
-        else:
-            which = (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
-            chosen = [s for s in rt.alive() if s.status in which]  # in Diderot's order
-            grid = None
+        grid, which = shape if self.grid else None, (I.ACTIVE, I.STABLE) if snap else (I.STABLE,)
+        chosen = rt.strands if self.grid else [s for s in rt.alive() if s.status in which]  # in Diderot's order
         outputs = {}
         for o in self.outputs:
             ty = self.checked.state[o.name]
@@ -235,9 +226,7 @@ class StrandProgram:
                     arr[i] = _dynamic(s.state[o.name], ty)
                 outputs[o.name] = arr.reshape(grid) if grid is not None else arr
                 continue
-            vals = [s.state[o.name] for s in chosen]
-            arr = np.array(vals, dtype=np.int64 if ty.kind == "int" else (bool if ty.kind == "bool" else np.float64))
-            arr = arr.reshape((len(chosen),) + o.shape)
+            arr = np.array([s.state[o.name] for s in chosen], dtype=_dtype(ty)).reshape((len(chosen),) + o.shape)
             outputs[o.name] = arr.reshape(grid + o.shape) if grid is not None else arr
         return RunResult(outputs, grid, steps, rt.count((I.ACTIVE,)), rt.count((I.STABLE,)),
                          rt.printed_text())
@@ -245,12 +234,15 @@ class StrandProgram:
 
 def _out_shape(ty: Ty) -> tuple[int, ...]:
     if ty.kind == "seq":
-        return ((ty.n or 0),) + _out_shape(I._elem(ty))
+        return ((ty.n or 0),) + _out_shape(elem(ty))
     return tuple(ty.shape) if ty.kind == "tensor" else ()
 
 
 def _dynamic(v, ty: Ty) -> np.ndarray:
     """A strand's sequence of any length as an array of shape (length, *element shape)."""
-    elem = I._elem(ty)
-    dtype = np.int64 if elem.kind == "int" else (bool if elem.kind == "bool" else np.float64)
-    return np.array(v, dtype=dtype).reshape((len(v),) + _out_shape(elem))
+    item = elem(ty)
+    return np.array(v, dtype=_dtype(item)).reshape((len(v),) + _out_shape(item))
+
+
+def _dtype(ty: Ty):
+    return {"int": np.int64, "bool": bool}.get(ty.kind, np.float64)

@@ -39,6 +39,12 @@ def tensor(*shape: int) -> Ty:
     return Ty("tensor", tuple(shape))
 
 
+def elem(t: Ty) -> Ty:
+    """The element type of a sequence type (every sequence type has one)."""
+    assert t.elem is not None, t
+    return t.elem
+
+
 def is_real(t: Ty) -> bool:
     return t.kind == "tensor" and t.shape == ()
 
