@@ -74,18 +74,21 @@ def pytest_collection_modifyitems(config, items):
         _scale_examples(items)
 
 
-def _scale_examples(items) -> None:
+def _scale_examples(items) -> int:
     """In the quick tier a property test that sets its own example count (``@settings(max_examples=N)``,
     which a profile does not override) draws :func:`_quick_examples` of them; the full run draws N.
-    Hypothesis reads a test's settings from the attribute its ``@settings`` sets, when the test runs."""
+    A ``@settings`` without a count (``deadline=None``) keeps the profile's.  Hypothesis reads a
+    test's settings from the attribute its ``@settings`` sets, when the test runs; returns the
+    number of tests scaled (tests/properties/test_quick_profile.py checks one)."""
     scaled = set()
     for item in items:
         test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))  # a method's function
         own = getattr(test, "_hypothesis_internal_use_settings", None)
-        if getattr(test, "is_hypothesis_test", False) and own is not None and own is not settings.default \
-                and id(test) not in scaled:
+        if getattr(test, "is_hypothesis_test", False) and own is not None \
+                and own.max_examples != settings.default.max_examples and id(test) not in scaled:
             scaled.add(id(test))  # parametrized: one function, many items
             test._hypothesis_internal_use_settings = settings(own, max_examples=_quick_examples(own.max_examples))
+    return len(scaled)
 
 
 @pytest.fixture(scope="module")

@@ -186,3 +186,18 @@ def test_a_file_the_run_cannot_read_is_an_error_at_its_image_or_load(files, decl
     assert info.value.code == "input" and "absent.nrrd" in info.value.message
     span = info.value.diagnostics[0].span
     assert span is not None and (span.line, span.col) == (2, column)
+
+
+def test_a_kept_world_to_index_map_follows_the_image_world():
+    """fieldval.Conv keeps the world map's inverse in the image's tables, by the map's bytes:
+    two images that share the tables but not the world get each its own inverse, in turn."""
+    from tensorlang.lang.diderot.fieldval import Conv
+    from tensorlang.sampling.image import image
+
+    first = image(np.random.default_rng(0).random((8, 8)), 2)
+    second = image(first, world=np.diag([2.0, 3.0, 1.0]))
+    assert first.tables is second.tables and first.tables is not None
+    for img in (first, second, first, second):
+        conv, inverse = Conv(img, None), np.linalg.inv(img.world)
+        assert np.array_equal(conv._m, inverse[:2, :2]) and np.array_equal(conv._o, inverse[:2, 2])
+        assert conv._identity == np.array_equal(img.world, np.eye(3))

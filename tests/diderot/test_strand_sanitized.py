@@ -39,6 +39,7 @@ from tensorlang.lang.diderot import parse_program, strands
 from tensorlang.lang.diderot import typecheck as check
 from tensorlang.targets.c import strands as CS
 CS.NO_ERRNO = CS.NO_ERRNO + tuple(sys.argv[2].split())
+CS.FIXED_TEAM = True  # two threads really run (the team build of the neighbour lists among them)
 p = strands(check(parse_program(sys.stdin.read())))
 for num, rad, gens in ((6, 1e-3, 4), (1, 0.5, 3), (300, 0.02, 6), (400, 0.3, 5)):
     values = dict(num=num, rad=rad, step=0.01, gens=gens)

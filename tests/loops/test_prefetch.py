@@ -47,7 +47,7 @@ def _inner_hints(k) -> list[tuple[str, Ahead]]:
 def _runs(k) -> list[tuple[str, int, int, bool]]:
     """Each hint as (buffer, first line, last line + 1, for writing), in the body's order."""
     for _, ahead in _inner_hints(k):
-        assert ahead.at == (("e", 1),) and ahead.spread and ahead.level == 2 and ahead.lines is not None
+        assert ahead.at == (("e", 1),) and ahead.spread and ahead.lines is not None
     return [(k.loop_program.names[a.slot], *a.lines, a.write) for _, a in _inner_hints(k)]
 
 

@@ -62,7 +62,7 @@ _STRANDS_METHOD = "(int64_t n, int64_t i, double *restrict R, int64_t *restrict 
 _STRANDS_CALLED = (
     "static int64_t *tl_ordp, tl_nl; static const int8_t *tl_status;\n"
     "static double *tl_R0; static int64_t *tl_I0, *tl_P0, tl_n0, tl_run; static int8_t *tl_S0;\n"
-    "static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status);\n"
+    "static void tl_nb_step(int64_t n, int64_t dead, const double *gr, const int64_t *gi, const int8_t *status, int threads);\n"
     "static void tl_drop(int64_t n, int64_t i, double *R, int64_t *I);\n"
     "static int tl_create_one(const int64_t *its, " + _STRANDS_METHOD[1:]
     + "".join(f"static int tl_{name}{_STRANDS_METHOD}" for name in ("init_one", "update", "stabilize")))

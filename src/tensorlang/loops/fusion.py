@@ -227,7 +227,7 @@ def _prefetch(loop: Loop, spans: list[tuple[int, int]], buffers: BufferPlan, l1:
     for (at, node), weight in zip(outer, weights):
         first, stop = total * done // whole, total * (done + weight) // whole
         done += weight
-        aheads = tuple(Ahead(slot, ((var, 1),), spread=True, write=written, level=2,
+        aheads = tuple(Ahead(slot, ((var, 1),), spread=True, write=written,
                              lines=(max(first, begin) - begin, min(stop, begin + lines) - begin))
                        for slot, begin, lines, written in runs if max(first, begin) < min(stop, begin + lines))
         body[at] = replace(node, prefetch=(*node.prefetch, *aheads))

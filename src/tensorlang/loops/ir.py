@@ -183,14 +183,13 @@ class Ahead:
     (those of ``lines``) are shared out over the loop's iterations in order (iteration t
     of T asks for lines t·L/T to (t+1)·L/T - 1 of the L), else every iteration asks for
     all of them; ``write``:
-    asked for writing (the lines will be stored to); ``level``: the cache asked for, 1
-    (L1) or 2 (L2).  Loads and stores are unchanged: no value depends on a hint."""
+    asked for writing (the lines will be stored to).  Every hint asks for L2 (locality 2).
+    Loads and stores are unchanged: no value depends on a hint."""
 
     slot: int
     at: tuple[tuple[str, int], ...]
     spread: bool = False
     write: bool = False
-    level: int = 2
     #: the slab's 64-byte lines this loop asks for, ``[first, stop)`` (None: all of them);
     #: a slab's lines shared out over several loops (:func:`.fusion._prefetch`)
     lines: tuple[int, int] | None = None

@@ -129,7 +129,7 @@ class _Printer:
             for ahead in node.prefetch:
                 at = ", ".join(f"{v}+{o}" if o else v for v, o in ahead.at)
                 part = f", lines {ahead.lines[0]}..{ahead.lines[1] - 1}" if ahead.lines else ""
-                how = "".join([" into L1" if ahead.level == 1 else "", ", spread" if ahead.spread else "", part])
+                how = "".join([", spread" if ahead.spread else "", part])
                 lines.append(f"{pad}  prefetch{' for writing' if ahead.write else ''} {self.names[ahead.slot]}[{at}]{how}")
             for k, child in enumerate(node.body):
                 first = len(lines)

@@ -368,7 +368,7 @@ class CPrinter:
                 position = f"({term})" if position == "0" else f"({position} * {shape[d]}LL + {term})"
             size = math.prod(shape[len(ahead.at):])
             slab = size * self.itemsize
-            hint = f"{int(ahead.write)}, {3 if ahead.level == 1 else 2}"
+            hint = f"{int(ahead.write)}, 2"
             name = f"tl_ahead{ahead.slot}"
             if ahead.spread:
                 first, stop = ahead.lines or (0, -(-slab // 64))

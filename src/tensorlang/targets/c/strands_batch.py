@@ -16,7 +16,7 @@ from . import build as c_build
 from . import csrc
 from . import strands_probe as P
 
-#: strands per block: a tile row of the solo driver (TL_TILE); a multiple of 8 (TL_REPACK)
+#: strands per block: a tile row of the solo driver (TL_TILE); TL_REPACK stores whole vectors of 8 (or 4) of them
 LANES = 8
 #: False: every update runs strand by strand (the tests compare both ways)
 ENABLED = True
@@ -162,7 +162,7 @@ def functions(batched: list[Batched], ir: S.StrandIR, probe_plan: dict, stmt: Ca
              "#else", "#define TL_LANES", "#define TL_EXACT", "#endif"]
     if any(b.lanes for b in batched):  # the positions stored again whole, as the fill loads them (docs/performance.md)
         lines += [f"#{cond}\ntypedef double tl_xv __attribute__((vector_size({8 * w})));\n#define TL_REPACK(X, m) for (int a_ = 0; "
-                  f"a_ < (m); a_ += {w}) {{ tl_xv v_ = {{{', '.join(f'(X)[a_ + {k}]' for k in range(w))}}}; __asm__(\"\" : \"+{c}\"(v_)); "
+                  f"a_ + {w} <= (m); a_ += {w}) {{ tl_xv v_ = {{{', '.join(f'(X)[a_ + {k}]' for k in range(w))}}}; __asm__(\"\" : \"+{c}\"(v_)); "
                   "memcpy((X) + a_, &v_, sizeof v_); }" for cond, w, c in (("if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && "
                   "defined(__AVX512BW__)", 8, "v"), ("elif defined(__GNUC__) && defined(__AVX__)", 4, "x"))]
         lines.append("#else\n#define TL_REPACK(X, m) ((void)0)\n#endif")

@@ -479,7 +479,7 @@ static int tl_vbuild(int v, int64_t n, double r, int threads) {
             }
             for (int64_t m = gs[cl]; m < gs[cl + 1]; m++) for (int64_t k = 0; k < nr; k++) {
                 const double *c = tl_gpos + TL_D * m; int64_t m0 = r0[k] < 0 ? m + 1 : r0[k], m1 = r1[k];
-                if (np + m1 - m0 > tl_vmax) { bad = 1; goto out; }  /* (crowded strands: pairs grow as n^2, the lists could not be kept) */
+                if (np + m1 - m0 > tl_vmax / threads) { bad = 1; goto out; }  /* (crowded strands: pairs grow as n^2; a thread's share of the cap) */
                 int32_t *na = 2 * (np + m1 - m0 + 4) > tl_vpcap[t] ? realloc(tl_vpa[t], sizeof(int32_t) * (size_t)(8 * (np + m1 - m0) + 65536)) : 0;
                 if (na) { tl_vpa[t] = na; tl_vpcap[t] = 8 * (np + m1 - m0) + 65536; } else if (2 * (np + m1 - m0 + 4) > tl_vpcap[t]) { bad = 1; goto out; }
                 for (int64_t q = m0; q < m1; q += 4) {  /* 4 at a time as the search tests them (the order and positions padded) */

@@ -1,0 +1,26 @@
+"""The quick tier's example counts (tests/conftest.py, ``_scale_examples``): a property test
+that sets its own count draws a quarter of it there; one that sets none keeps the profile's.
+If hypothesis stops reading the attribute the scaling writes, the first test here fails."""
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers())
+def test_sets_its_own_count(x):
+    assert isinstance(x, int)
+
+
+@settings(deadline=None)
+@given(st.integers())
+def test_sets_no_count(x):
+    assert isinstance(x, int)
+
+
+def test_the_quick_tier_draws_a_quarter_of_an_explicit_count():
+    own = test_sets_its_own_count._hypothesis_internal_use_settings.max_examples
+    inherited = test_sets_no_count._hypothesis_internal_use_settings.max_examples
+    if settings.get_current_profile_name() == "quick":
+        assert (own, inherited) == (10, settings.default.max_examples)
+    else:
+        assert own == 40
