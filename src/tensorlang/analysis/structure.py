@@ -1,13 +1,6 @@
-"""Structure inference (paper 003 §5.1): which entries of every tensor of an EIN program
-can be non-zero (its *support*), which positions are interchangeable (its *symmetry*),
-and from both its *unique set* — the entries a compressed computation must compute.
-
-Sets are islpy sets over 1-based positions, like every EIN index.  The rules (003's
-product, sum, projection and symmetry, and a declared structure as an input's support
-and symmetry) are in docs/structure.md, "Structure inference".  The unique set of a
-tensor is its support with, for each group of interchangeable positions, the positions
-in ascending order; its redundancy map sends every other supported position to the
-sorted one.  Nothing here rewrites a program.
+"""Structure inference (paper 003 §5.1): every tensor's *support*, *symmetry* and *unique
+set* as islpy sets over 1-based positions; the rules: docs/structure.md, "Structure
+inference" and "Direct sums and vec".  Nothing here rewrites a program.
 """
 
 from __future__ import annotations
@@ -43,19 +36,16 @@ else:
 
 @dataclass(frozen=True)
 class Block:
-    """One piece of a direct sum along a dimension (003 Fig. 10's direct-sum rule): the
-    0-based positions ``start .. start + size - 1`` hold ``vec`` of a tensor of ``shape``
-    (row-major: position ``start + Σ_t stride_t · l_t`` holds local entry ``l``), and
-    permuting the local dimensions within each of ``groups`` gives an equal entry, for
-    every value of the tensor's other indices.  ``vec(f⊗f)`` is one block of shape
-    ``(n, n)`` with the group ``(0, 1)``: x[S + a·n + b] = x[S + b·n + a]."""
+    """One piece of a direct sum along a dimension (003 Fig. 10): 0-based positions
+    ``start + Σ_t stride_t · l_t`` hold ``vec`` of a tensor of ``shape`` at local ``l``,
+    equal under permutations of the local dimensions within ``groups`` (``vec(f⊗f)``:
+    shape (n, n), group (0, 1))."""
 
     start: int
     shape: tuple[int, ...]
     groups: tuple[tuple[int, ...], ...] = ()
-    #: Where the block's entries are monomials of one tensor's entries (:func:`_monomial`):
-    #: (the tensor, its dimension the local coordinates select, the text of its other
-    #: indices).  Entry ``l`` is then the product of that tensor's entries at l_1 .. l_k.
+    #: Where entry ``l`` is the product of one tensor's entries at l_1 .. l_k (:func:`_monomial`):
+    #: (the tensor, its dimension the local coordinates select, the text of its other indices).
     monomial: Optional[tuple[str, int, tuple[str, ...]]] = field(default=None, compare=False)
 
     @property
@@ -71,9 +61,8 @@ class Block:
         return permutations(self.groups, len(self.shape))
 
     def shifted(self, by: int) -> "Block":
-        """The block ``by`` positions later, as a direct sum that holds it sees it.  Its
-        ``monomial`` is dropped: that names the holder's own variables, which the tensor
-        that holds this one may read at other indices."""
+        """The block ``by`` positions later, without its ``monomial`` (whose indices are
+        the holder's own, which a tensor holding this one may read at others)."""
         return Block(self.start + by, self.shape, self.groups)
 
 
@@ -100,10 +89,9 @@ def _locals(rank: int, tag: str) -> tuple[str, ...]:
 
 def _over_blocks(blocks: DimBlocks, p: str, tag: str, plain: str,
                  grouped: Callable[[Block, tuple[str, ...]], list[list[str]]]) -> str:
-    """isl text: a disjunction over ``blocks``.  For a block without groups, 1-based
-    position p lies in it and ``plain``; for a block with groups, one ``exists`` over its
-    local coordinates (named by ``tag``, each within the block's shape) per list of
-    conditions on them that ``grouped(block, locals)`` gives."""
+    """isl text: a disjunction over ``blocks``: for a block without groups, 1-based p in it
+    and ``plain``; else an ``exists`` over its local coordinates (named by ``tag``) per
+    list of conditions ``grouped(block, locals)`` gives."""
     pieces = []
     for n, b in enumerate(blocks):
         if not b.groups:
@@ -141,11 +129,10 @@ def _block_order(blocks: DimBlocks, p: str, tag: str) -> str:
 
 @dataclass(frozen=True)
 class Moments:
-    """003 §2's *generalized symmetry*: every entry is a moment ``Σ_r Π f[r, a]`` of one
-    tensor f over a multiset of its positions a, so entries whose multisets are equal
-    are equal (docs/structure.md, "Generalized symmetry").  ``dims`` gives, per dimension, its direct-sum blocks as (start, degree): positions
-    ``start .. start + n^degree - 1`` hold the monomials of that degree, position
-    ``start + Σ_t n^(degree-1-t) · a_t`` the one over a_1 .. a_degree (0-based)."""
+    """003 §2's *generalized symmetry* (docs/structure.md, "Generalized symmetry"): every
+    entry is a moment ``Σ_r Π f[r, a]`` of ``base`` over a multiset a of its positions.
+    ``dims``: per dimension its blocks (start, degree), position ``start + Σ_t
+    n^(degree-1-t) · a_t`` holding the monomial over a_1 .. a_degree (0-based)."""
 
     base: str
     n: int
@@ -165,8 +152,7 @@ class Moments:
 
     def canonical(self) -> list[tuple[int, ...]]:
         """Per total degree, the blocks (an index per dimension) holding each moment's
-        lexicographically least position: the earliest block along the first dimension
-        that the other dimensions can complete, then along the second, and so on."""
+        lexicographically least position (the earliest block the others can complete)."""
         reachable = [{0}]
         for blocks in reversed(self.dims):
             reachable.insert(0, {r + deg for r in reachable[0] for _, deg in blocks})
@@ -255,14 +241,10 @@ MAX_MOMENT_PIECES = 400
 
 @dataclass(frozen=True)
 class TensorStructure:
-    """What is known of a tensor's entries: ``support`` (where it may be non-zero, an
-    isl set over positions ``p1 .. pk``, 1-based), ``groups`` (tuples of 0-based
-    dimensions whose positions may be permuted without changing the value) and
-    ``blocks`` (per dimension, None or its direct-sum blocks: redundancy along one
-    dimension that is not a permutation of whole dimensions, :class:`Block`).
-
-    ``definition`` is the statement that computed the tensor where it is a product
-    without sums (003 §5.2's rule inlining: the symmetry test reads through it)."""
+    """What is known of a tensor's entries: ``support`` (an isl set over 1-based ``p1 ..
+    pk``), ``groups`` (0-based dimensions that may be permuted), ``blocks`` (per
+    dimension None or its :class:`Block` s) and ``definition`` (the statement that
+    computed it where rule inlining, 003 §5.2, reads through it)."""
 
     name: str
     shape: tuple[int, ...]
@@ -270,9 +252,8 @@ class TensorStructure:
     groups: tuple[tuple[int, ...], ...] = ()
     blocks: tuple[Optional[DimBlocks], ...] = ()
     definition: Optional[ir.Statement] = field(default=None, compare=False)
-    #: 003 §2's generalized symmetry, where every entry is a moment of one tensor
-    #: (:class:`Moments`): it subsumes ``groups`` and ``blocks``, which stay what the
-    #: loops compress by (003 §5.5: the packed pairs).
+    #: 003 §2's generalized symmetry (:class:`Moments`): it subsumes ``groups`` and
+    #: ``blocks``, which stay what the loops compress by.
     moments: Optional[Moments] = None
 
     def dim_blocks(self, d: int) -> Optional[DimBlocks]:
@@ -286,8 +267,7 @@ class TensorStructure:
     @property
     def unique(self) -> isl.Set:
         """The unique set: the support with each moment's least position (with
-        :attr:`moments`), else each symmetric group's positions ascending and, along a
-        dimension with blocks, each block's local positions ascending within its groups."""
+        :attr:`moments`), else :attr:`pairwise_unique`."""
         names = _positions(len(self.shape))
         if self.moments is not None:
             return self.support.intersect(isl.Set(f"{{ [{', '.join(names)}] : {self.moments.order_text(names)} }}"))
@@ -295,10 +275,8 @@ class TensorStructure:
 
     @property
     def pairwise_unique(self) -> isl.Set:
-        """The unique set by the symmetries of whole dimensions and of blocks only (what
-        the loops compute, 003 §5.5; without :attr:`moments` it is the unique set): the
-        support with each group's positions ascending and each block's local positions
-        ascending within its groups."""
+        """The support with each group's positions and each block's local positions within
+        its groups ascending (what the loops compute, 003 §5.5)."""
         names = _positions(len(self.shape))
         conditions = [f"{names[g[n]]} <= {names[g[n + 1]]}" for g in self.groups for n in range(len(g) - 1)]
         for d, blocks in enumerate(self.blocks):
@@ -309,9 +287,8 @@ class TensorStructure:
         return self.support.intersect(isl.Set(f"{{ [{', '.join(names)}] : {' and '.join(conditions)} }}"))
 
     def equivalence(self) -> isl.Map:
-        """The redundancy relation (003's T_R, closed): p -> p' where the entries at p
-        and p' are equal, over the box: the blocks' local permutations along each
-        dimension, then any permutation of whole dimensions within the groups."""
+        """The closed redundancy relation (003's T_R): p -> p' where the entries are
+        equal, over the box (moments, or block-local then group permutations)."""
         rank = len(self.shape)
         p, q = _positions(rank), tuple(f"q{n + 1}" for n in range(rank))
         box_text = _box_text(p, self.shape)
@@ -442,8 +419,8 @@ def box(shape: tuple[int, ...]) -> isl.Set:
 
 @functools.lru_cache(maxsize=256)
 def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> TensorStructure:
-    """A declaration's structure: dense (the box), or its annotation's (one object per
-    declaration: :func:`statement_structure` recognizes its inputs by identity)."""
+    """A declaration's structure, dense or its annotation's (one object per declaration:
+    :func:`statement_structure` recognizes its inputs by identity)."""
     full = box(shape)
     if structure is None:
         return TensorStructure(name, shape, full)
@@ -463,9 +440,8 @@ def declared(name: str, shape: tuple[int, ...], structure: Structure | None) -> 
 
 
 # ------------------------------------------------------------------ one statement
-#: ``isl.Set(text)`` and ``isl.Map(text)``, each parsed once per text (statements write the
-#: same spaces, limits and accesses again and again; islpy copies what isl takes, so a
-#: cached object is never changed): one spelling, one cache per kind.
+#: ``isl.Set(text)`` and ``isl.Map(text)``, each parsed once per text (islpy copies what
+#: isl takes, so a cached object is never changed).
 _isl_set = functools.lru_cache(maxsize=4096)(lambda text: isl.Set(text))  # isl: imported on first call
 _isl_map = functools.lru_cache(maxsize=4096)(lambda text: isl.Map(text))
 
@@ -495,11 +471,9 @@ class _Space:
 
 
 def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure], annihilating: bool = True) -> isl.Set:
-    """Where ``e`` may be non-zero, over the statement's variables (Fig. 9).
-
-    ``annihilating=False`` claims zeros only where a declaration promises them: a
-    literal 0 or a δ off its diagonal times ⊥ is ⊥ in the dense meaning, so code that
-    skips such points (compressed loops) must not rely on them."""
+    """Where ``e`` may be non-zero, over the statement's variables (Fig. 9);
+    ``annihilating=False``: only where declarations promise zeros (not a literal 0 or a
+    δ, whose product with ⊥ is ⊥ in the dense meaning), as compressed loops need."""
     if isinstance(e, ir.Tensor):
         known = tensors.get(e.name)
         if known is None or not e.indices:
@@ -536,10 +510,8 @@ def _support(e: ir.Expr, space: _Space, tensors: Mapping[str, TensorStructure], 
 
 # ------------------------------------------------------------------ symmetry
 def canonical(e: ir.Expr, tensors: Mapping[str, TensorStructure]) -> str:
-    """A text of ``e`` equal for expressions equal up to the order of the operands of
-    ``*`` and ``+`` and the order of the indices a symmetric tensor is read at.  A read
-    of a tensor computed as a product without sums is read through its definition (003
-    §5.2's rule inlining), so that ``H = G ⊗ f`` with ``G = f ⊗ f`` is ``f ⊗ f ⊗ f``."""
+    """A text of ``e`` equal up to the order of ``*`` and ``+`` operands and of a
+    symmetric tensor's indices, read through definitions (rule inlining, :func:`inline`)."""
     return _canonical(inline(e, tensors), tensors)
 
 
@@ -599,9 +571,8 @@ def _flatten(e: ir.Expr, op: str) -> list[ir.Expr]:
 
 def symmetric_groups(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
                      shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """The groups of the target's dimensions the statement is symmetric in: the
-    connected components of "swapping these two indices gives the same expression"
-    (transpositions generate the symmetric group of each component)."""
+    """The groups of the target's dimensions the statement is symmetric in: connected
+    components of "swapping these two indices gives the same expression"."""
     variables = [v for v, _ in stmt.index]
     if len(set(variables)) != len(variables):
         return ()
@@ -630,11 +601,9 @@ def symmetric_groups(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
 
 def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Mapping[str, TensorStructure],
                         annihilating: bool = True) -> TensorStructure:
-    """The structure of ``stmt``'s target as the statement computes it (``annihilating``:
-    see :func:`_support`).  Kept on the statement object: called again with the same
-    shape and mode where every tensor the analysis reads (:func:`_inputs`) is the same
-    object as before (or unknown as before), it returns its first answer without isl:
-    the facts and the loop facts analyze the same statements from one :func:`declared`."""
+    """The structure of ``stmt``'s target (``annihilating``: :func:`_support`), kept on
+    the statement: asked again with the same shape, mode and input objects
+    (:func:`_inputs`), it answers without isl."""
     inputs, key = _inputs(stmt, tensors), (shape, annihilating)
     kept = stmt.__dict__.get("_structure")
     if kept is not None and kept[0] == key and len(kept[1]) == len(inputs) \
@@ -646,9 +615,8 @@ def statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Map
 
 
 def _inputs(stmt: ir.Statement, tensors: Mapping[str, TensorStructure]) -> tuple[tuple[str, Any], ...]:
-    """What ``tensors`` holds (None: nothing) of each tensor the analysis of ``stmt``
-    reads: those it reads, those the definitions :func:`inline` reads through read, and
-    the tensors of their blocks' monomials (:func:`statement_moments`)."""
+    """What ``tensors`` holds (None: nothing) of each tensor ``stmt``'s analysis reads,
+    through :func:`inline`'s definitions and the blocks' monomials."""
     seen: dict[str, Any] = {}
     frontier = list(stmt.reads)
     for _ in range(_INLINE_DEPTH + 1):
@@ -690,10 +658,8 @@ def _statement_structure(stmt: ir.Statement, shape: tuple[int, ...], tensors: Ma
 
 def statement_moments(stmt: ir.Statement, tensors: Mapping[str, TensorStructure],
                       shape: tuple[int, ...]) -> Optional[Moments]:
-    """003 §2's generalized symmetry (:class:`Moments`) of a statement
-    ``C[p1..pk] = (Σ_r) x[r, p1] · ... · x[r, pk]`` whose x holds monomials of one tensor
-    f in every direct-sum block along that dimension, else None (the conditions:
-    docs/structure.md, "Generalized symmetry")."""
+    """The :class:`Moments` of ``C[p1..pk] = (Σ_r) x[r, p1] · ... · x[r, pk]`` whose x
+    holds monomials of one tensor in every block, else None (docs/structure.md)."""
     variables = [v for v, _ in stmt.index]
     if len(variables) < 2 or len(set(variables)) != len(variables):
         return None
@@ -744,15 +710,9 @@ def _definition(stmt: ir.Statement) -> ir.Statement | None:
 
 def record(tensors: dict[str, TensorStructure], found: TensorStructure,
            readers: dict[str, set[str]] | None = None) -> None:
-    """Record ``found`` as its tensor's structure for the statements after it.  A
-    definition read through by rule inlining (:func:`inline`) names the tensors it reads;
-    once one of them is assigned again it no longer holds what the definition read, so
-    every definition that reads the tensor just assigned is dropped (the structures
-    themselves stay true: they describe values already computed).
-
-    ``readers`` (kept by the caller across a program's statements: tensor name -> the
-    tensors whose definitions read it) makes this O(1) per statement instead of a scan of
-    every tensor known (10**4 statements: 50 million scans otherwise)."""
+    """Record ``found`` for the statements after it, dropping every definition
+    (:func:`inline`) that reads the tensor just assigned.  ``readers`` (kept by the caller:
+    name -> the tensors whose definitions read it) makes it O(1) per statement."""
     name = found.name
     if readers is None:
         candidates = list(tensors)
@@ -771,10 +731,8 @@ def record(tensors: dict[str, TensorStructure], found: TensorStructure,
 # ------------------------------------------------------------------ direct sums (003 Fig. 10)
 def statement_blocks(stmt: ir.Statement, tensors: Mapping[str, TensorStructure], shape: tuple[int, ...],
                      groups: tuple[tuple[int, ...], ...] = ()) -> tuple[Optional[DimBlocks], ...]:
-    """The direct-sum structure of each of the target's dimensions (None: none known), by
-    the rules "direct sum + repetition" and "pointwise" of docs/structure.md, "Direct
-    sums and vec".  A symmetric group whose dimensions get different blocks keeps none
-    of them."""
+    """Each target dimension's blocks or None (docs/structure.md, "Direct sums and vec");
+    a symmetric group whose dimensions get different blocks keeps none."""
     variables = [v for v, _ in stmt.index]
     if len(set(variables)) != len(variables):
         return ()
@@ -813,23 +771,17 @@ def _direct_sum_blocks(e: ir.Concat, tensors: Mapping[str, TensorStructure]) -> 
                         continue
                     block = Block(start, local_shape, (), monomial)
                 else:
-                    local_groups = []
-                    for g in known.groups:
-                        members = tuple(n for n, t in enumerate(dims) if t in g)
-                        if len(members) > 1:
-                            local_groups.append(members)
-                    block = Block(start, local_shape, tuple(local_groups), monomial)
+                    members = (tuple(n for n, t in enumerate(dims) if t in g) for g in known.groups)
+                    block = Block(start, local_shape, tuple(m for m in members if len(m) > 1), monomial)
         blocks.append(block)
     return tuple(blocks) if any(b.groups for b in blocks) else None
 
 
 def _monomial(name: str, template: tuple[Optional[Index], ...], dims: tuple[int, ...],
               tensors: Mapping[str, TensorStructure]) -> Optional[tuple[str, int, tuple[str, ...]]]:
-    """Whether ``vec`` of ``name`` over ``dims`` (its other indices ``template``) holds
-    monomials of one tensor f: read through the definitions (rule inlining), its entry
-    at local coordinates l_1 .. l_k is ``f[.., l_1, ..] · ... · f[.., l_k, ..]``, every
-    factor reading f at the same other indices and the same dimension, each coordinate
-    in one factor.  Returns (f, that dimension, the text of f's other indices) or None."""
+    """(f, its dimension, the text of its other indices) where ``vec`` of ``name`` over
+    ``dims`` (other indices ``template``) holds, read through definitions, monomials
+    ``f[.., l_1, ..] · ... · f[.., l_k, ..]``; else None."""
     local = [f"_tl_m{t}" for t in range(len(dims))]
     indices = list(template)
     for t, dim in enumerate(dims):
@@ -872,12 +824,9 @@ def _read_at_one(read: ir.Tensor, names: set[str]) -> Optional[tuple[int, tuple[
 
 
 def _vec_view(e: ir.Expr, var: str) -> Optional[tuple[str, tuple[Optional[Index], ...], tuple[int, ...]]]:
-    """``e`` at local position ``var`` as vec of a tensor: (its name, the indices of its
-    other dimensions, its dimensions that ``var`` runs over in row-major order), or None.
-
-    A read ``T[.., var, ..]`` is a view of one dimension; a ``Concat`` along ``var`` whose
-    items k = 1..m are views of one tensor that differ only in one dimension, read at
-    position k, is a view of that dimension followed by the items' dimensions (``vec``)."""
+    """``e`` at local position ``var`` as vec of a tensor (its name, its other indices,
+    the dimensions ``var`` runs over, row-major) or None: a read ``T[.., var, ..]``, or a
+    ``Concat`` along ``var`` of such views differing only in one dimension read at k."""
     if isinstance(e, ir.Tensor):
         at = [t for t, i in enumerate(e.indices) if i == var]
         if len(at) != 1 or any(var in index_variables(i) for t, i in enumerate(e.indices) if t != at[0]):
@@ -932,9 +881,8 @@ MAX_INFER_STATEMENTS = 1024
 
 
 def infer(program: ir.Program, annihilating: bool = True) -> dict[str, TensorStructure]:
-    """Every tensor's structure: declarations first (inputs dense unless annotated),
-    then each statement's target as computed, in order (a later statement sees it);
-    ``annihilating``: see :func:`_support`."""
+    """Every tensor's structure: declarations, then each statement's target in order
+    (``annihilating``: :func:`_support`)."""
     if len(program.statements) > MAX_INFER_STATEMENTS:
         raise error("too-large", f"the structure analysis takes programs of at most {MAX_INFER_STATEMENTS} "
                                  f"statements, this one has {len(program.statements)}")
@@ -962,10 +910,8 @@ def structure_lines(program: ir.Program) -> list[str]:
 
 # ------------------------------------------------------------------ the compressed form
 def representatives(found: TensorStructure) -> np.ndarray:
-    """For every position of ``found``'s box (row-major), the flat index of the position
-    whose entry it copies: the lexicographically least of its orbit under the blocks'
-    local permutations and the groups' permutations of dimensions (itself where none),
-    or of its moment (:class:`Moments`)."""
+    """For every position of ``found``'s box (row-major), the flat index of the least
+    position of its orbit (or moment) that it copies."""
     shape = found.shape
     rank = len(shape)
     if not rank:  # a scalar: its one entry (meshgrid of no axes cannot be reshaped)
@@ -1010,9 +956,8 @@ def support_mask(found: TensorStructure) -> np.ndarray:
 
 
 def _mask_by_constraints(support: isl.Set, shape: tuple[int, ...]) -> np.ndarray | None:
-    """``support`` (1-based positions) as a boolean array of ``shape``, each basic set's
-    affine constraints evaluated over the whole box at once; None where a basic set has
-    existential variables or the set parameters (the caller then visits the points)."""
+    """``support`` as a boolean array of ``shape`` by its constraints over the whole box;
+    None where a basic set has existentials or the set parameters."""
     if support.dim(isl.dim_type.param):
         return None
     grids = np.ogrid[tuple(slice(1, n + 1) for n in shape)]  # 1-based, as the isl sets
@@ -1034,17 +979,8 @@ def _mask_by_constraints(support: isl.Set, shape: tuple[int, ...]) -> np.ndarray
 
 @dataclass(frozen=True)
 class Compressed:
-    """A result in compressed form (003 §5.5, for users who chain structured
-    computations): its unique entries and what every other position is.
-
-    * ``values``: the unique entries, in row-major order of their positions;
-    * ``positions``: their 0-based positions, ``[len(values), rank]``;
-    * ``source``: for every position of the dense shape, the index in ``values`` of the
-      entry it holds (a copy by the redundancy map, or itself), -1 where it is zero;
-    * ``structure``: the inferred :class:`TensorStructure` (its ``unique`` set and
-      ``redundancy()`` map are the isl sets the compiler used).
-
-    ``dense()`` reconstructs the dense array."""
+    """A result in compressed form (003 §5.5): ``values``, ``positions``, ``source``,
+    ``structure`` and ``dense()`` as docs/structure.md, "``compressed=True``", says."""
 
     name: str
     shape: tuple[int, ...]

@@ -1,8 +1,5 @@
-"""``tensorlang analyze --plot OUT.png``: a picture of every tensor's structure in the
-manner of 003 Fig. 4 (docs/structure.md, after "Reading the structure section").  A cube
-is drawn as its slices side by side along the first dimension, higher ranks by their
-first two dimensions at the others' first position.  matplotlib is optional (the bench
-extra): without it, error[input].
+"""``tensorlang analyze --plot OUT.png``: every tensor's structure drawn as 003 Fig. 4 does
+(docs/structure.md, after "Reading the structure section"); without matplotlib error[input].
 """
 
 from __future__ import annotations

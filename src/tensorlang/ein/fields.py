@@ -1,12 +1,6 @@
-"""EIN's field forms (004 Fig. 2): convolution, partial derivative and probe.
-
-These node kinds answer the same traversal questions as every other node (children,
-binders, index uses), so substitution, free indices, node counts and the rewrite driver
-handle them unchanged.  A field expression is an EIN expression whose leaves may be
-:class:`Conv`; field normalization (passes/fields.py) leaves no :class:`Diff` and every
-Conv directly under a :class:`Probe`, and lowering (Slice) replaces each probed
-convolution by a tensor read, so no pass below sees them.  Each probe tensor is then
-computed by a :class:`Sample` statement, which the schedule makes a probe step.
+"""EIN's field forms (004 Fig. 2): convolution, partial derivative and probe, nodes that
+answer the traversal questions as every node does, and the :class:`Sample` statement of
+a probe step (docs/fields.md, "How a probe is compiled").
 """
 
 from __future__ import annotations
@@ -80,15 +74,11 @@ class Probe(ir.Node):
 
 @dataclass(frozen=True)
 class Sample(ir.Node):
-    """The probe tensor of one (image, kernel, derivative order) at a batch of points:
-    ``P[p, α, β] = ∂^β (V_α ⊛ h)(M·x[p])``, the derivatives in *index* space (the world's
-    chain rule is a statement of its own), ⊥ (NaN) where the kernel's support around
-    the point leaves the image or the point is not finite.  ``indices`` are (p, α, β) as
-    the statement's target has them; ``image``, ``points`` (N × dim) and ``geometry``
-    (dim × (dim+2): per space axis a, the world-to-index map's row a, then the image's
-    number of samples along a) are the variables it reads, as accesses without indices
-    (so ``Statement.reads`` and renamings see them).  A statement whose body is one
-    Sample is a library step, never a loop nest or part of an optimized expression."""
+    """The probe tensor ``P[p, α, β] = ∂^β (V_α ⊛ h)(M·x[p])`` of one (image, kernel,
+    derivative order) at a batch of points, index-space derivatives, ⊥ outside; it reads
+    ``image``, ``points`` (N × dim) and ``geometry`` (per space axis the world-to-index
+    row, then the samples along it) as accesses without indices.  A statement whose body
+    is one Sample is a library step (docs/fields.md, "How a probe is compiled")."""
 
     kernel: str
     order: int

@@ -1,15 +1,6 @@
-"""Declared structure of a tensor (SPEC §4, paper 003 Fig. 8): a unique set and what the
-rest of the tensor is.
-
-A :class:`Structure` says which positions of a tensor of rank k hold its unique values:
-a union of conjunctions of affine :class:`Condition` s over the positions ``i1 .. ik``
-(1-based, as every EIN index).  Every other position is either zero or, for a
-``symmetric`` structure (003's generalized symmetry), a copy of the position with the
-same indices in ascending order (``T[3,1,2] = T[1,2,3]``).  The model language's
-annotations (docs/language.md, "Structure annotations") denote one; EIN declarations
-carry it (``ir.Decl``).
-
-Imports nothing from the package but :mod:`.index`.
+"""Declared structure of a tensor (SPEC §4, paper 003 Fig. 8; docs/language.md,
+"Structure annotations"): a unique set over the 1-based positions ``i1 .. ik``, and
+zeros or (``symmetric``) sorted-position copies elsewhere, as ``ir.Decl`` carries it.
 """
 
 from __future__ import annotations
@@ -49,9 +40,8 @@ def position_names(rank: int) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Structure:
-    """A tensor's unique set (``unique``: a union of conjunctions, ``()`` the empty set)
-    and whether the positions outside it are copies by generalized symmetry
-    (``symmetric``) or zero.  ``text`` is the annotation as written."""
+    """A tensor's unique set (a union of conjunctions, ``()`` empty), whether the other
+    positions are sorted-position copies (``symmetric``) or zero, the annotation's text."""
 
     rank: int
     unique: tuple[tuple[Condition, ...], ...]

@@ -5,11 +5,6 @@ derivatives and probes at batches of points.  See docs/fields.md.
     F = tl.field(img, "bspln3")                      # V ⊛ h
     E = -tl.grad(tl.norm(tl.grad(F))) @ tl.normalize(tl.grad(F))   # Canny (004 §3)
     E.probe(points)                                   # (N,) values, ⊥ outside
-
-The modules: ``api`` (the Field type and its operators), ``run`` (a probe's plan and its
-evaluation), ``cprobe`` (one probed convolution at many points, in C), ``reconstruct``
-(its numpy reference); images and kernels are in ``sampling/``, normalization and
-lowering are EIN passes (passes/fields.py) over EIN's field forms (ein/fields.py).
 """
 
 from .api import (Field, component, cos, curl, det, div, dot, exp, field, grad, hessian, identity, inside,

@@ -1,13 +1,7 @@
-"""Tensor fields in Python (paper 004 §2-§3; docs/fields.md): ``F = tl.field(img, "bspln3")``,
-lifted operators, differentiation, and probes at a batch of points.
-
-A :class:`Field` is an EIN expression (ein/fields.py) with free index variables for its
-shape, plus its type, Diderot's field#k(d)[σ].  Every operator builds a larger expression
-and checks the type the way Diderot does: shapes must agree, and each ∇ lowers the
-continuity k by one (below 0: error[shape], rule ``field-continuity``).  Nothing is
-computed until a probe (run.py, once per field).  Index variables are named from one
-global counter, so two fields never share a free or bound name and combining them needs
-no renaming beyond the shapes they line up.
+"""Tensor fields in Python (paper 004 §2-§3; docs/fields.md): a :class:`Field` is an EIN
+expression (ein/fields.py) with free indices for its shape and Diderot's type
+field#k(d)[σ], checked as Diderot does; nothing is computed until a probe (run.py).
+Index variables come from one global counter, so two fields never share a name.
 """
 
 from __future__ import annotations
@@ -36,9 +30,8 @@ _NAMES = itertools.count(1)
 _CONSTS = itertools.count(1)
 
 
-#: The most operations a field expression may hold, counted as a tree: the lowering copies
-#: a subexpression for each of its uses, so ``G = G + G`` repeated n times is 2^n leaves
-#: (measured: 2^12 took 2 s to probe, 2^16 17 s, 2^25 never ended).
+#: The most operations a field expression may hold, counted as a tree (the lowering copies
+#: a subexpression per use: ``G = G + G`` n times is 2^n leaves; docs/performance.md).
 MAX_FIELD_NODES = 4096
 
 
@@ -127,13 +120,9 @@ class Field:
     # -------------------------------------------------------------- computing
     @guard
     def probe(self, points, threads: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
-        """The field's value at each point: ``points`` of shape (N, dim) (or one point of
-        shape (dim,); for a 1-D field also (N,)) gives shape (N,) + σ.  ⊥ (NaN) where a
-        point is outside the field's domain or not finite.  ``threads`` (1..256): the
-        OpenMP threads of the generated C probes; None: OpenMP's default.  ``out``: a
-        writeable C-contiguous float64 array of the result's shape, sharing no memory
-        with the points or the images, that receives the result and is returned (a
-        caller probing again and again saves the new array's page faults)."""
+        """The field at ``points`` (N, dim) (or one point (dim,); a 1-D field also (N,)):
+        shape (N,) + σ, ⊥ outside the domain; ``threads`` (1..256, None: OpenMP's
+        default); ``out``: the array that receives it (docs/fields.md)."""
         return run.probe(self, _real_points(points), threads, out)
     def __call__(self, points) -> np.ndarray:
         """F(points): the same as :meth:`probe`."""
@@ -141,9 +130,7 @@ class Field:
 
     @guard
     def stages(self) -> list[tuple[str, int]]:
-        """IR node counts after each stage of the probe's compilation (004 Fig. 4):
-        the field expression, after normalization, after Slice lowering, and after each
-        optimizer pass."""
+        """IR node counts after each stage of the probe's compilation (004 Fig. 4)."""
         return list(run.probe_plan(self).stages)
 
     @guard
@@ -158,10 +145,8 @@ class Field:
 
     @guard
     def ir(self, stage: str = "opt") -> str:
-        """The probe's IR as text after a stage: ``field`` (as built), ``normalize``
-        (004 §5.3's normal form), ``slice`` (the EIN program as lowered), ``opt`` (as
-        optimized, each probe tensor a Sample statement), or the compiler's stages of that
-        program for the C target: ``schedule`` (the probe steps), ``loops``, ``c``."""
+        """The probe's IR as text after ``stage``: field, normalize, slice, opt, or the C
+        target's schedule, loops, c (docs/fields.md, "How a probe is compiled")."""
         plan = run.probe_plan(self)
         shown = {"field": lambda: to_text(plan.probe), "normalize": lambda: to_text(plan.normal),
                  "slice": lambda: program_text(plan.lowered), "opt": lambda: program_text(plan.program)}
@@ -174,9 +159,8 @@ class Field:
 
 # ------------------------------------------------------------------ building fields
 def field(img, kernel: str | Kernel = "bspln3", world=None, dim: int | None = None) -> Field:
-    """The field V ⊛ h reconstructed from image ``img`` (an :class:`Image`, an array, or
-    a path to a .npy/.nrrd file) with kernel ``kernel`` (tent, c1tent, ctmr, bspln3,
-    c4hexic); ``world``/``dim`` as for :func:`tensorlang.fields.image`."""
+    """The field V ⊛ h of image ``img`` (an :class:`Image`, an array or a path) with
+    ``kernel``; ``world``/``dim`` as for :func:`tensorlang.fields.image`."""
     if isinstance(img, (str, bytes)) or hasattr(img, "__fspath__"):
         img = load(img, dim, world)
     else:

@@ -1,9 +1,6 @@
-"""A probed convolution at any number of points, in generated C: the probe step's kernel.
-
-Its program is one statement ``E[p, α, β] = Sample(...)`` (ein/fields.py) compiled by
-the C target through the one driver (targets/c/probe.py renders the probe step); a probe
-of many points calls the step's general entry from that library, so that the points are
-sorted by the image's blocks as a whole rather than block by block.
+"""A probed convolution at any number of points, in generated C: one ``Sample`` statement
+compiled by the C target, called through the step's general entry so that all the points
+are sorted by the image's blocks at once (docs/fields.md, "How a probe is compiled").
 """
 
 from __future__ import annotations
@@ -86,28 +83,23 @@ def _kernel(img: Image, kern: Kernel, order: int):
 
 
 #: the block order's buffers (:func:`scratch_bytes`) are one scratch array kept between
-#: calls, at most this large: fresh memory costs a page fault and the kernel's zeroing of
-#: every page on every call (past glibc's mmap threshold; measured:
-#: docs/internals/fields-probes.md); larger ones are the call's own
+#: calls, at most this large (fresh memory costs page faults: docs/internals/fields-probes.md)
 SCRATCH_KEEP_BYTES = 256 << 20
 _SCRATCH: list[np.ndarray] = limits.kept([])  # at most one, taken by a call and given back after it
 
 
 def scratch_bytes(n: int, dim: int, packed: int) -> int:
-    """The bytes of the block order's buffers for ``n`` points in ``dim`` dimensions whose
-    results are ``packed`` doubles a point (each distinct derivative component once), as
-    C's tl_probe lays them out: the sorted coordinates (8·dim bytes a point), the keys (4
-    bytes) and the packed results, each rounded up to whole 64-byte lines and starting on
-    one (64 bytes more for the first's alignment)."""
+    """The bytes of the block order's buffers as C's tl_probe lays them out for ``n``
+    points: sorted coordinates, 4-byte keys and ``packed`` doubles a point, each on whole
+    64-byte lines (64 more for the first's alignment)."""
     def lines(nbytes: int) -> int:
         return -(-nbytes // 64) * 64
     return lines(n * 8 * dim) + lines(n * 4) + lines(n * 8 * packed) + 64
 
 
 def packed_doubles(dim: int, ncomp: int, order: int) -> int:
-    """The doubles of one point's packed result in the block order's buffers (C's
-    PACKED): each distinct derivative component once (the derivative counts per axis
-    summing to ``order``), for each of the ``ncomp`` voxel components."""
+    """The doubles of one point's packed result (C's PACKED): each distinct derivative
+    component once, for each of the ``ncomp`` voxel components."""
     return ncomp * math.comb(dim + order - 1, order)
 
 
@@ -134,12 +126,9 @@ def sorts(img: Image, n: int) -> bool:
 
 def probe(img: Image, kern: Kernel, order: int, points: np.ndarray, out: np.ndarray | None = None,
           threads: int | None = None, sort: bool | None = None) -> np.ndarray:
-    """Index-space derivatives of ``order`` at world ``points``: shape (N,) + voxel shape
-    + (dim,)*order, NaN outside; as :func:`reconstruct.probe` before its chain rule.
-    ``out`` (C-contiguous float64 of that shape) receives them if given; ``threads``:
-    OpenMP threads (None: OpenMP's default); ``sort``: probe the points in the order of
-    the image's blocks (the same results, in the caller's order; None: where
-    :func:`sorts` says it pays)."""
+    """Index-space derivatives of ``order`` at world ``points`` (as :func:`reconstruct.probe`
+    before its chain rule), into ``out`` if given; ``sort``: in the image's block order
+    (the same results; None: where :func:`sorts` says it pays)."""
     from ..targets.c.probe import general_entry
 
     runner = _kernel(img, kern, order).target

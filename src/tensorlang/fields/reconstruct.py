@@ -1,14 +1,6 @@
-"""Probing an image reconstructed with a kernel: 004 §2.2's sum, vectorized over points.
-
-For a point p in world space, x = M·p (M: world to index), n = ⌊x⌋, f = x − n, and
-
-    (∂^β (H ⊛ V))(p) = Σ_{i,j,...} h⁽ᵇ⁰⁾(f₀ − i) h⁽ᵇ¹⁾(f₁ − j) ... V[n₀+i, n₁+j, ...]
-
-in index space (the kernel is separable: each axis gets the derivative of h that β asks
-of it), then carried to world space by the chain rule, one factor of M per derivative
-index: the numpy reference of the C probes (cprobe.py) and the EIN evaluator's Sample.
-A point whose kernel support leaves the image, or whose coordinates are not finite, is
-outside the field's domain: its probe is ⊥ (NaN).
+"""Probing an image reconstructed with a kernel, 004 §2.2's separable sum vectorized over
+points (x = M·p, n = ⌊x⌋, f = x − n; Σ h⁽ᵇ⁰⁾(f₀ − i) ... V[n₀+i, ...], then the chain
+rule): the numpy reference of the C probes and the EIN evaluator's Sample; ⊥ outside.
 """
 
 from __future__ import annotations
@@ -93,12 +85,9 @@ EVALUATE[Sample] = _evaluate_sample
 
 
 def cell_weights(kern: Kernel, frac: np.ndarray, order: int) -> np.ndarray:
-    """The weights h⁽ᵒʳᵈᵉʳ⁾(f - i) of the taps i = 1-s .. s, shape ``frac.shape + (2s,)``:
-    each tap's polynomial piece is the one its cell gives it (piece -i of |x| for i <= 0,
-    piece i-1 for i >= 1), evaluated at |f - i| as the C probes do, not chosen by the
-    value of f - i (for f = 1e-320, f - 1 rounds to -1.0, the next piece's end: the
-    derivative had the wrong sign); at ``frac == 0`` (a position on a sample) the
-    right-hand limits :func:`at_integer`: a point's cell is [n, n + 1), its left end too."""
+    """The weights h⁽ᵒʳᵈᵉʳ⁾(f - i) of the taps i = 1-s .. s, shape ``frac.shape + (2s,)``,
+    each tap's piece chosen by its cell as the C probes do (not by f - i, which rounds:
+    f = 1e-320), at ``frac == 0`` the right-hand limits :func:`at_integer`."""
     columns = []
     for i in range(1 - kern.radius, kern.radius + 1):
         x = frac + float(-i) if i <= 0 else float(i) - frac

@@ -1,10 +1,5 @@
-"""Running a probe (paper 004 §5; docs/fields.md, "How a probe is compiled").
-
-:func:`probe_plan` turns ``Probe(F, x)`` into an optimized EIN program over a block of
-points with, in front, one Sample statement per probe tensor (and the world's chain
-rule), once per field; :func:`probe` runs it block by block, compiled by the C target or
-on the EIN evaluator.  A probe that is one probed convolution takes all its points at
-once (cprobe.py).
+"""Running a probe (paper 004 §5; docs/fields.md, "How a probe is compiled"): the plan
+(:func:`probe_plan`, once per field) and the run block by block (:func:`probe`).
 """
 
 from __future__ import annotations
@@ -37,9 +32,7 @@ USE_C = True
 
 
 def probe(f: Field, points, threads: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """``f`` at every point (Field.probe); ``threads``: the C probes' OpenMP threads
-    (None: OpenMP's default, as compiled kernels take it); ``out``: where the result
-    goes (checked by :func:`_target`), returned; None: a new array."""
+    """``f`` at every point (Field.probe's arguments; ``out`` checked by :func:`_target`)."""
     pts, single = _points(points, f.dim)
     nthreads = check_threads(threads) or default_threads()
     the_plan = probe_plan(f)
@@ -70,9 +63,8 @@ def probe(f: Field, points, threads: int | None = None, out: np.ndarray | None =
 
 
 def _target(f: Field, pts: np.ndarray, single: bool, out: np.ndarray | None) -> np.ndarray:
-    """The array a probe writes, shape (N,) + σ: a new one, or ``out`` (shape σ for one
-    point given as shape (dim,)) where it is a writeable C-contiguous float64 array of
-    the result's shape that shares no memory with the points or the images."""
+    """The array a probe writes, shape (N,) + σ: a new one, or ``out`` where it qualifies
+    (docs/fields.md: ``E.probe(points, out=buf)``)."""
     shape = (pts.shape[0],) + f.shape
     if out is None:
         return np.empty(shape)
@@ -87,8 +79,7 @@ def _target(f: Field, pts: np.ndarray, single: bool, out: np.ndarray | None) -> 
 
 
 def inside(f: Field, points) -> np.ndarray:
-    """Whether each point is in the field's domain: every image it reads has the whole
-    kernel support around the point (Diderot's inside)."""
+    """Whether each point is in the field's domain (api.inside)."""
     pts, single = _points(points, f.dim)
     ok = np.ones(pts.shape[0], dtype=bool)
     for name, kern in sorted({(c.image, c.kernel) for c in ir.nodes(f.body) if isinstance(c, Conv)}):
@@ -165,10 +156,9 @@ def probe_plan(f: Field) -> Plan:
 
 def _chain_rule(lowered: field_passes.Lowered, chained: set[str], names: Mapping[str, tuple[str, str, str]],
                 f: Field) -> ir.Program:
-    """The lowered program with each probe tensor in ``chained`` (derivatives of an image
-    whose world is not its index space) computed from its index-space derivatives ``Q``
-    by the chain rule, one statement per derivative index (∂/∂p_j = Σ_a J[a, j] ∂/∂x_a,
-    J the world-to-index matrix's linear part: reconstruct.to_world's order)."""
+    """The lowered program with each probe tensor in ``chained`` computed from its
+    index-space derivatives ``Q`` by the chain rule, one statement per derivative index
+    (∂/∂p_j = Σ_a J[a, j] ∂/∂x_a, in reconstruct.to_world's order)."""
     if not chained:
         return lowered.program
     decls = [d for d in lowered.program.decls if d.name not in chained]
@@ -232,8 +222,8 @@ def stage_text(plan: Plan, stage: str) -> str:
 
 
 def _inputs(f: Field, plan: Plan) -> dict[str, Any]:
-    """What a block's call reads besides its points: the images, their geometries and
-    world-to-index matrices, the lifted tensors."""
+    """What a block's call reads besides its points: images, geometries, world-to-index
+    matrices, lifted tensors."""
     declared = {d.name for d in plan.program.decls}
     inputs: dict[str, Any] = {}
     for name, (image, geo, jac) in plan.names:
@@ -248,10 +238,8 @@ def _inputs(f: Field, plan: Plan) -> dict[str, Any]:
 
 def probe_tensor(img: Image, kern: Kernel, order: int, points: np.ndarray, use_c: bool | None = None,
                  threads: int = 0, out: np.ndarray | None = None) -> np.ndarray:
-    """One probed convolution at every point, world-space derivatives of ``order``: in
-    generated C where a compiler works (cprobe.py, ``threads`` OpenMP threads, 0: the
-    default; ``use_c``: True or False to choose), else the numpy reference; into ``out``
-    (C-contiguous float64 of the result's shape) where given, returned."""
+    """One probed convolution at every point, world-space derivatives of ``order``, in C
+    (cprobe.py; ``use_c`` chooses) or by the numpy reference, into ``out`` if given."""
     if use_c is None:
         use_c = USE_C and cprobe.available()
     if not use_c:
@@ -275,9 +263,8 @@ def _direct(program: ir.Program, probes) -> field_passes.ProbeTensor | None:
 
 
 def _compiled(f: Field, plan: Plan):
-    """The probe's EIN program compiled by the C target (through the one driver,
-    :mod:`tensorlang.pipeline`, from the EIN program itself), once per field; None where
-    that is not possible (no compiler, ``USE_C`` off): the EIN evaluator runs it then."""
+    """The probe's EIN program compiled by the C target once per field; None without a
+    compiler or with ``USE_C`` off (the EIN evaluator runs it then)."""
     if not USE_C:
         return None
     if "kernel" not in f._cache:

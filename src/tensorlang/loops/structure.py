@@ -1,9 +1,7 @@
 """Compressed loops (003 §5.5): a statement whose target is symmetric, structured or
-blocked (:mod:`tensorlang.analysis.structure`) computes its unique set or its support
-only, then reconstructs the rest.  What each rewrite produces and why it is exact:
-docs/structure.md, "Compressed computation" and "Direct sums and vec" (packed copies,
-the producer's packed layout, the packed product on BLAS).  Groups of more than
-:data:`MAX_GROUP` indices are left dense (their reconstruction would store k! copies).
+blocked computes its unique set or support only, then reconstructs the rest; what each
+rewrite produces and why it is exact: docs/structure.md, "Compressed computation" and
+"Direct sums and vec".
 """
 
 from __future__ import annotations
@@ -37,9 +35,8 @@ def declared_structures(buffers: BufferPlan, declared: Mapping[str, Structure]) 
 
 def target_structure(stmt: ein.Statement, known: dict[str, TensorStructure],
                      readers: dict[str, set[str]] | None = None) -> TensorStructure | None:
-    """The structure of ``stmt``'s target (recorded in ``known`` for the statements
-    after it), or None where the analysis cannot read the statement.  ``readers``: kept
-    by the caller across statements, recording is O(1) then (see ``record``)."""
+    """The structure of ``stmt``'s target, recorded in ``known`` (``readers``: see
+    ``record``), or None where the analysis cannot read the statement."""
     shape = tuple(n for _, n in stmt.index)
     try:
         found = statement_structure(stmt, shape, known, annihilating=False)
@@ -82,9 +79,8 @@ def _enclosed(nodes, outer: frozenset[str] = frozenset()) -> bool:
 
 def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], mapping: Mapping[str, object]
             ) -> tuple[Node, ...]:
-    """``nodes`` with each loop over a variable of ``loops_of`` replaced: by the loops of a
-    list ((variable, extent, start), outermost first), else starting where it says; the
-    indices mapped by ``mapping`` (:func:`substitute_indices`)."""
+    """``nodes`` with each loop over a variable of ``loops_of`` replaced by the loops of a
+    list (as :func:`_around`'s), else started where it says; indices mapped by ``mapping``."""
     out: list[Node] = []
     for node in nodes:
         if not isinstance(node, Loop):
@@ -101,14 +97,11 @@ def _reloop(nodes: tuple[Node, ...], loops_of: Mapping[str, list | int | str], m
 
 
 def compress(nest: Nest, found: TensorStructure, slot: int, blocks: bool = True) -> Nest | None:
-    """``nest`` computing only a set of representatives of ``found``'s redundancy (its
-    symmetric groups of at most :data:`MAX_GROUP` indices and, with ``blocks``, the local
-    symmetries of its dimensions' direct-sum blocks), one copy of the nest per combination
-    of blocks with each target loop over its block's loops, a loop of a group starting at
-    the one before it, then copying each computed entry to every position of its orbit
-    (ties are computed twice: harmless).  ``nest`` may be the dense one or the
-    interchanged one (:mod:`.interchange`); None where a loop would start at one it does
-    not run inside.  Where packing does not apply: docs/structure.md, "Direct sums and vec"."""
+    """``nest`` (dense or interchanged) computing only representatives of ``found``'s
+    groups of at most :data:`MAX_GROUP` indices and, with ``blocks``, its blocks' local
+    symmetries (one copy per block combination, triangular loops), then the orbit copies;
+    None where a loop would start at one it does not run inside (docs/structure.md,
+    "Compressed computation", "Direct sums and vec": where packing does not apply)."""
     stmt = nest.statement
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
@@ -167,11 +160,9 @@ def compress(nest: Nest, found: TensorStructure, slot: int, blocks: bool = True)
 
 # ------------------------------------------------------------------ supports
 def _plan(support: isl.Set, shape: tuple[int, ...]):
-    """How the target's loops cover ``support``: per dimension, None (its whole
-    range), ``("fixed", p)`` (0-based position), ``("same", d, offset)`` (equal to
-    dimension d's position plus offset, d outer) or ``("from", d)`` (starts at dimension
-    d's position, d outer); None where the support is not of that form (a union, or a
-    bound a loop of this IR cannot state)."""
+    """How the target's loops cover ``support``: per dimension None (whole), ``("fixed",
+    p)`` (0-based), ``("same", d, offset)`` (dimension d's position + offset, d outer) or
+    ``("from", d)`` (starts at dimension d's); None where no loops state it (a union)."""
     support = support.coalesce()
     pieces = support.get_basic_sets()
     if len(pieces) != 1 or pieces[0].dim(isl.dim_type.div):
@@ -213,9 +204,8 @@ def _plan(support: isl.Set, shape: tuple[int, ...]):
 
 
 def _bound(mapping: Mapping[str, object], plan: tuple) -> object | None:
-    """What a loop's variable becomes where its plan drops the loop (:func:`_map_index`'s
-    forms): ``("fixed", p)`` the position p, ``("same", u, offset)`` u's value (as
-    ``mapping`` has it) plus offset; None where u is itself fixed or offset."""
+    """What a loop's variable becomes where its ``("fixed", p)`` or ``("same", u, offset)``
+    plan drops the loop (:func:`_map_index`'s forms); None where u is fixed or offset."""
     if plan[0] == "fixed":
         return plan[1]
     source = mapping.get(plan[1], plan[1])
@@ -285,9 +275,8 @@ def restricts(found: TensorStructure) -> bool:
 
 
 def restrict(nest: Nest, support: isl.Set) -> Nest:
-    """``nest`` with its target's loops over ``support`` only: the target is filled with
-    zeros first, then the statement runs where the support says it may be non-zero
-    (fixed positions and equal indices drop a loop, an ordering starts one at another)."""
+    """``nest`` zeroing its target, then running over ``support`` only (docs/structure.md,
+    "Compressed computation")."""
     variables = [v for v, _ in nest.statement.index]
     loops_ = _chain(nest.body, variables) if variables else None
     plan = _plan(support, tuple(n for _, n in nest.statement.index)) if loops_ is not None else None
@@ -311,10 +300,9 @@ def restrict(nest: Nest, support: isl.Set) -> Nest:
 # ------------------------------------------------------------------ summation supports
 def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dict[str, tuple]:
     """For each summed variable whose summand is zero outside a smaller range (by the
-    promises of the tensors it reads): ``("fixed", p)``, ``("same", u, offset)``,
-    ``("from", u)`` or ``("start", p)`` (0-based positions; u an enclosing variable).
-    Constraints a loop cannot state are left out: the loops then visit a superset of
-    the support, where the extra points add promised zeros."""
+    promises of what it reads): ``("fixed", p)``, ``("same", u, offset)``, ``("from", u)``
+    or ``("start", p)`` (0-based; u an enclosing variable); what a loop cannot state is
+    left out (a superset of the support: docs/structure.md, "Compressed computation")."""
     from ..analysis.structure import _Space, _support
     space = _Space(stmt)
     binders = [v for node in ein.nodes(stmt.body) for v, _ in ein.binders(node)]
@@ -346,9 +334,8 @@ def _sum_plans(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> dic
 
 def _inside(offset: int, outer: int, extent: int) -> bool:
     """Whether p + offset is a position of ``extent`` for every position p of ``outer``:
-    only then may a loop be replaced by its value (a summand's support may leave the
-    first or last positions of the enclosing loop with nothing to add, and a position
-    outside the tensor must never be read)."""
+    only then may a loop be replaced by its value (docs/structure.md, "Compressed
+    computation": the rules that keep these loops inside the tensors)."""
     return offset >= 0 and outer + offset <= extent
 
 
@@ -390,14 +377,13 @@ def _variable_plan(hull: isl.BasicSet, space, v: str, outer: list[str], extent: 
 
 def _reads_promised_zeros(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> bool:
     """Whether ``stmt`` reads a tensor whose support is smaller than its box (every read
-    counted, as a count too large for isl refuses the program: error[too-large])."""
+    counted: one too large for isl is error[too-large])."""
     return any([t.name in known and bool(known[t.name].shape) and known[t.name].support_size < known[t.name].dense_size
                 for t in ein.tensors(stmt.body)])
 
 
 def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
-    """``nest`` with its summation loops over the support of their summands only
-    (a fixed position or an equal index drops a loop, an ordering starts one later)."""
+    """``nest`` with its summation loops over their summands' supports only."""
     if not _reads_promised_zeros(nest.statement, known):
         return nest  # only a promise restricts a sum (a box's own bounds are no reason to)
     plans = _sum_plans(nest.statement, known)
@@ -419,14 +405,10 @@ def restrict_sums(nest: Nest, known: Mapping[str, TensorStructure]) -> Nest:
 
 
 def visited_points(stmt: ein.Statement, known: Mapping[str, TensorStructure]) -> tuple[int, int] | None:
-    """(about how many points the loop nest of ``stmt`` visits once :func:`restrict_sums`
-    and :func:`restrict` have restricted it, the points of its dense iteration space),
-    or None where ``stmt`` is no sum over a product these rewrites apply to.  A fixed or
-    equal index counts 1, a triangular loop half its extent, a later start what is left:
-    what the schedule weighs against a dense BLAS step (``schedule.plan``'s ``visits``,
-    which the pipeline's facts stage computes with it).  ``known``: the structures of
-    the tensors ``stmt`` reads, and of its target where the caller has it
-    (``analysis.structure.infer`` gives both)."""
+    """(about how many points ``stmt``'s nest visits once :func:`restrict_sums` and
+    :func:`restrict` apply, its dense iteration space), or None where they do not: what
+    the schedule weighs against a dense BLAS step (docs/structure.md, "Supports instead
+    of BLAS").  ``known``: the structures ``infer`` gives (what it reads, its target)."""
     if not isinstance(stmt.body, ein.Sum):
         return None
     extents = {**dict(stmt.index), **dict(stmt.body.index)}
@@ -461,8 +443,7 @@ def _planned_extent(plan: tuple | None, extent: int) -> int:
 
 # ------------------------------------------------------------------ direct-sum blocks
 def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
-    """What runs inside the target's loops when ``nest`` is only the plain chain of
-    them (outermost first) storing the target ``slot`` at their variables; else None."""
+    """The body of ``nest``'s target loops where it is only their chain storing ``slot``."""
     variables = [v for v, _ in nest.statement.index]
     loops_ = _chain(nest.body, variables) if variables and len(nest.body) == 1 else None
     if loops_ is None:
@@ -474,9 +455,8 @@ def _target_body(nest: Nest, slot: int) -> tuple[Node, ...] | None:
 
 
 def _orbit_stores(slot: int, positions, dim_perms: list[tuple[int, ...]], value, skip=()) -> list[Node]:
-    """``slot[p] = value`` at every position p of an orbit: each of ``positions`` (an
-    index per dimension) under each of the permutations of dimensions ``dim_perms``
-    (dimension d moves to perm[d]), each position once, none of ``skip``."""
+    """``slot[p] = value`` at each of ``positions`` moved by each of ``dim_perms``
+    (dimension d to perm[d]), each position once, none of ``skip``."""
     seen = set(skip)
     stores: list[Node] = []
     for moved in positions:
@@ -492,8 +472,8 @@ def _orbit_stores(slot: int, positions, dim_perms: list[tuple[int, ...]], value,
 
 
 def _single_sum(body: tuple[Node, ...], slot: int, here) -> tuple[list[Loop], Update] | None:
-    """The loops and the update of ``body`` when it is one sum ``acc = 0; for r..: acc +=
-    v; T[here] = acc`` (loops with constant starts, one statement each), else None."""
+    """The loops and update of ``body`` if it is one sum ``acc = 0; for r..: acc += v;
+    T[here] = acc`` (constant starts, one statement a loop)."""
     if len(body) != 3 or not isinstance(body[0], Init) or body[0].op != "+":
         return None
     init, loop, store = body
@@ -514,11 +494,9 @@ def _single_sum(body: tuple[Node, ...], slot: int, here) -> tuple[list[Loop], Up
 
 
 def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot: int, here) -> tuple[Node, ...] | None:
-    """``acc = 0; for r..: acc += v; T[here] = acc`` with the loops ``inner`` around it,
-    as ``for inner: T[here] = 0`` then ``for r..: for inner: T[here] += v``: the same
-    additions in the same order per entry, with the innermost loop over contiguous
-    positions (vectorizable) and the summed operand loaded once per row.  None where
-    ``body`` is not that single sum."""
+    """``acc = 0; for r..: acc += v; T[here] = acc`` inside the loops ``inner`` as
+    ``for inner: T[here] = 0; for r..: for inner: T[here] += v`` (the same additions in
+    the same order, row AXPYs), else None."""
     matched = _single_sum(body, slot, here)
     if matched is None:
         return None
@@ -532,12 +510,10 @@ def _rows(body: tuple[Node, ...], inner: list[tuple[str, int, int | str]], slot:
 # ------------------------------------------------------------------ packed unique sets
 @dataclass(frozen=True)
 class Run:
-    """A run of a blocked dimension's unique positions: packed positions ``u0 .. u0 +
-    length - 1`` are the representatives ``images[0]`` at t = 0 .. length - 1, and
-    ``images`` (0-based ``(offset, stride)``: the position ``offset + stride · t``) are
-    every position of each one's orbit under the block's local permutations (the
-    representative first).  Runs step along a block's last local dimension with the
-    others fixed, so every position of an orbit is affine in t."""
+    """A run of a blocked dimension's unique positions (docs/structure.md, "Direct sums
+    and vec", step 1): packed positions ``u0 + t`` (t < length) hold the positions
+    ``offset + stride · t`` of ``images`` (0-based; the representative first, then the
+    rest of its orbit under the block's local permutations)."""
 
     u0: int
     length: int
@@ -545,8 +521,7 @@ class Run:
 
 
 def runs(blocks) -> tuple[Run, ...]:
-    """The unique positions of a dimension with direct-sum ``blocks``, packed in
-    ascending order, as runs (:class:`Run`)."""
+    """The unique positions of a dimension with direct-sum ``blocks`` as :class:`Run` s."""
     found: list[Run] = []
     u = 0
     for block in blocks:
@@ -578,8 +553,7 @@ def runs(blocks) -> tuple[Run, ...]:
 
 
 def _affine0(terms: list[tuple[str, int]], offset: int):
-    """The loop-IR index of the 0-based position ``offset + Σ k · var`` (vars 0-based),
-    written 1-based over 1-based variables as the loop IR's affine indices are."""
+    """The loop-IR index (1-based over 1-based variables) of 0-based ``offset + Σ k · var``."""
     terms = [(v, k) for v, k in terms if k]
     if not terms:
         return offset
@@ -616,12 +590,10 @@ REBUILD_TABLE_STORES = 1024
 
 
 def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slot: int) -> Nest | None:
-    """``nest`` over the *packed* unique positions of its blocked dimensions: the copies
-    of what it reads at a blocked index, run by run, the statement over the packed
-    positions (register blocks :func:`_tiles`, else row AXPYs :func:`_rows`), then the
-    orbit stores (docs/structure.md, "Direct sums and vec", steps 1-3).  None where the
-    nest is not the plain chain of the target's loops, a blocked index is read other
-    than plainly, padding is on, or the copies would be too large."""
+    """``nest`` over the packed unique positions of its blocked dimensions
+    (docs/structure.md, "Direct sums and vec", steps 1-3), or None where packing does
+    not apply (not the plain chain of the target's loops, a blocked index read other than
+    plainly, padding, copies past MAX_PACKED_BYTES)."""
     stmt = nest.statement
     variables = [v for v, _ in stmt.index]
     extents = [n for _, n in stmt.index]
@@ -708,11 +680,9 @@ def compress_packed(nest: Nest, found: TensorStructure, buffers: BufferPlan, slo
 
 def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[int, int],
                 dim_runs: Mapping[int, tuple[Run, ...]], packed_shape: tuple[int, ...]) -> list[Node]:
-    """Loops copying ``source`` into ``packed``: its unique positions along the
-    dimensions ``along`` (dimension -> the target dimension whose runs they are), and
-    zeros in the padding beyond them.  The other dimensions are loops outside (one
-    nest), the runs inside: for X[r, g] packed along g, ``for r: X'[r, run] = X[r, ...]``
-    run after run, and the padding columns zeroed."""
+    """Loops copying ``source``'s unique positions along ``along`` (dimension -> the target
+    dimension whose runs they are) into ``packed``, run by run inside the other
+    dimensions' loops, and zeros in the padding beyond them."""
     names = [f"pk{t}" for t in range(len(shape))]
     packed_dims = sorted(along)
     inner: list[Node] = []
@@ -751,8 +721,8 @@ def _pack_nests(source: int, packed: int, shape: tuple[int, ...], along: dict[in
 
 def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[int],
                   dim_runs: Mapping[int, tuple[Run, ...]], groups, previous) -> tuple[Node, ...]:
-    """Loops storing each packed entry at every position of its orbit; beyond
-    :data:`REBUILD_TABLE_STORES` stores, one :class:`~.ir.Rebuild` by tables instead."""
+    """The orbit stores of each packed entry, or one :class:`~.ir.Rebuild` beyond
+    :data:`REBUILD_TABLE_STORES` stores."""
     rank = len(variables)
     dim_perms = permutations(groups, rank)
     nests: list[Node] = []
@@ -787,8 +757,7 @@ def _unpack_nests(slot: int, packed: int, variables: list[str], extents: list[in
 
 def _rebuild_table(slot: int, packed: int, extents: list[int], dim_runs: Mapping[int, tuple[Run, ...]],
                    groups) -> Rebuild:
-    """The reconstruction as tables: per blocked dimension, the packed position of each
-    position's representative (every image of every run), and the groups to sort."""
+    """The reconstruction as tables: per blocked dimension each position's packed place."""
     tables: list[tuple[int, ...] | None] = []
     for d, extent in enumerate(extents):
         if d not in dim_runs:
@@ -808,13 +777,9 @@ def _rebuild_table(slot: int, packed: int, extents: list[int], dim_runs: Mapping
 def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot: int, here, acc_slot: int
            ) -> tuple[Node, ...] | None:
     """The single sum ``acc = 0; for r..: acc += v; T[here] = acc`` over the loops
-    ``spec`` (the last two packed, extents multiples of :data:`TILE`) in TILE x TILE
-    blocks of its last two indices: a local block of accumulators, zeroed, updated for
-    every r by all its entries (constant bounds: gcc unrolls them and keeps the block in
-    registers, loading each operand once per r for the whole block), then stored.  Each
-    entry adds the same terms in the same order from 0 as the accumulator form.  A
-    triangular last index (starting at the one before it) becomes triangular in blocks:
-    the blocks on the diagonal are computed whole, their lower halves are never read."""
+    ``spec`` (the last two packed, multiples of :data:`TILE`) in TILE x TILE register
+    blocks of accumulators (docs/structure.md, "Direct sums and vec", step 2: the same
+    additions in the same order); a triangular last index is triangular in blocks."""
     matched = _single_sum(body, slot, here)
     if matched is None:
         return None
@@ -834,9 +799,8 @@ def _tiles(body: tuple[Node, ...], spec: list[tuple[str, int, int | str]], slot:
 
 def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], triangular: bool,
                    chain: list[Loop], value, slot: int, out_index: tuple, acc_slot: int) -> Loop:
-    """The block loops of :func:`_tiles`: ``names`` are the block and in-block variables
-    (y block, x block, y in block, x in block), ``blocks`` the number of blocks of each,
-    ``value`` the summand and ``out_index`` the target's index over them."""
+    """The block loops of :func:`_tiles` over ``names`` (y block, x block, y in block, x
+    in block), ``blocks`` blocks each way, summand ``value``, target index ``out_index``."""
     yb, xb, yu, xu = names
     block = (yu, xu)
     update: tuple[Node, ...] = (Store(acc_slot, block, BinOp("+", Load(acc_slot, block), value)),)
@@ -850,13 +814,10 @@ def _block_product(names: tuple[str, str, str, str], blocks: tuple[int, int], tr
 
 @dataclass(frozen=True)
 class PackedProduct:
-    """The block product of :func:`_tiles` when it is a matrix product over packed
-    copies: ``target[p, q] = Σ_r left[·] · right[·]`` for p < ``rows``, q < ``cols``,
-    r < ``summed``, reading ``left`` at [r, p] (``left_summed_first``) or [p, r] and
-    ``right`` at [r, q] (``right_summed_first``) or [q, r]; every buffer 2-D, row-major.
-    ``upper``: only the entries p <= q are ever read (the triangular blocks: the
-    reconstruction reads the unique set, 003 §5.5), so those are all a product must
-    compute; the loops compute whole diagonal blocks besides."""
+    """The block product of :func:`_tiles` as a matrix product over packed copies:
+    ``target[p, q] = Σ_r left[r, p] (or [p, r]) · right[r, q] (or [q, r])``, 2-D
+    row-major buffers; ``upper``: only p <= q is ever read (docs/structure.md, "The
+    packed product on BLAS")."""
 
     target: int
     left: int
@@ -890,10 +851,9 @@ def _unmarked(node: Any) -> Any:
 
 
 def packed_product(node: Node) -> PackedProduct | None:
-    """What ``node`` computes when it is the block product :func:`_tiles` makes of a
-    two-factor sum over packed copies, ``T[p, q] = Σ_r A[r|p] · B[r|q]`` (nothing else:
-    the node is rebuilt from what is found and must be the same), else None (the loops'
-    marks do not matter).  The ``packed-blas`` loop rewrite computes it another way."""
+    """What ``node`` computes when it is :func:`_tiles`'s block product of a two-factor
+    sum over packed copies (rebuilt from what is found, it must be the same; the loops'
+    marks do not matter), else None: what the ``packed-blas`` loop rewrite replaces."""
     if not (isinstance(node, Loop) and node.start == 0 and len(node.body) == 1
             and isinstance(node.body[0], Loop) and len(node.body[0].body) == 4
             and isinstance(node.body[0].body[0], Declare)):
@@ -935,12 +895,9 @@ def packed_product(node: Node) -> PackedProduct | None:
 
 # ------------------------------------------------------------------ the producer packs
 def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
-    """``program`` with each packed copy (:class:`~.ir.PackedCopy`) of a temporary made by
-    the temporary's own producer instead of after it: the producer stores only the
-    unique positions, at their packed places, and the copy disappears.  Only where
-    nothing else can tell (``statements``: every statement of the schedule, BLAS steps
-    included); the conditions: docs/structure.md, "The producer writes the packed
-    layout".  Anything else keeps the copy."""
+    """``program`` with each packed copy (:class:`~.ir.PackedCopy`) of a temporary written
+    by its producer instead, where nothing else can tell (``statements``: the schedule's,
+    BLAS steps included): docs/structure.md, "The producer writes the packed layout"."""
     buffers = program.buffers
     nests = list(program.nests)
     slots_after = list(buffers.buffers)
@@ -960,8 +917,7 @@ def pack_in_producer(program: LoopProgram, statements) -> LoopProgram:
 
 
 def _producer_packs(nests: list[Nest], k: int, pc: PackedCopy, buffers: BufferPlan, statements):
-    """(j, nest j rewritten to store ``pc``'s packed layout) where :func:`pack_in_producer`
-    applies, else None."""
+    """(j, nest j storing ``pc``'s packed layout) where :func:`pack_in_producer` applies."""
     source = pc.source
     if buffers.pad != 1 or source >= len(buffers.buffers) or source in buffers.aliased:
         return None
@@ -1018,10 +974,8 @@ def _position(index, var: str) -> int | None:
 
 
 def _cuttable(loop: Loop, source: int, along: int) -> bool:
-    """Whether ``loop`` may be cut to ranges of its variable: it is a plain numbered loop
-    whose body stores only ``source`` at position ``var + o`` along ``along`` (the
-    variable nowhere else in the store's indices), buffers it declares itself, and
-    accumulators it initialises itself."""
+    """Whether ``loop`` may be cut to ranges of its variable (docs/structure.md, "The
+    producer writes the packed layout": the rule for which loops may be cut)."""
     if loop.parallel or not isinstance(loop.start, int):
         return False
     inside = list(walk(loop.body))
@@ -1040,8 +994,7 @@ def _cuttable(loop: Loop, source: int, along: int) -> bool:
 
 
 def _store_packed(node: Node, pc: PackedCopy) -> tuple[Node, ...] | None:
-    """``node`` storing ``pc.source`` in its packed layout (None where a store of it is
-    not inside a loop :func:`_cuttable` along the packed dimension)."""
+    """``node`` storing ``pc.source`` packed (None: a store not in a :func:`_cuttable` loop)."""
     if isinstance(node, Loop):
         if _cuttable(node, pc.source, pc.along):
             return _cut(node, pc)
@@ -1058,8 +1011,7 @@ def _store_packed(node: Node, pc: PackedCopy) -> tuple[Node, ...] | None:
 
 
 def _cut(loop: Loop, pc: PackedCopy) -> tuple[Node, ...]:
-    """``loop`` once per run it meets, over the positions of the run it stores, each store
-    of the source moved to the run's packed place."""
+    """``loop`` once per run it meets, its stores of the source moved to the run's place."""
     assert isinstance(loop.start, int)
     o = next(_position(n.indices[pc.along], loop.var) for n in walk(loop.body) if isinstance(n, Store) and n.slot == pc.source)
     assert o is not None
@@ -1081,9 +1033,8 @@ def _cut(loop: Loop, pc: PackedCopy) -> tuple[Node, ...]:
 
 
 def _without_copy(body: tuple[Node, ...], pc: PackedCopy) -> tuple[Node, ...]:
-    """A packed nest's ``body`` reading ``pc.source`` (now in the packed layout) where it
-    read the copy: the copy's declaration and loops dropped, the zeros past the last run
-    stored into the source instead."""
+    """A packed nest's ``body`` reading ``pc.source`` (packed now) where it read the copy,
+    without the copy, storing the zeros past the last run into the source."""
     used = max(u0 + length for u0, _, _, length in pc.runs)
     kept: list[Node] = []
     for node in body:

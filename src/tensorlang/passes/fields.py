@@ -1,13 +1,6 @@
-"""Field normalization and lowering (004 §5.3, §5.4, §5.7.2; docs/fields.md, "How a
-probe is compiled"): probes of field expressions (ein/fields.py) become tensor
-computations over probed convolutions.
-
-:func:`normalize` pushes each derivative down to a convolution, where its index moves
-onto the kernel (:data:`DIFF_RULES`: the sum, product, quotient and chain rules), and
-each probe below the lifted operators (:data:`PROBE_RULES`), one rule per node kind;
-then Σ_jk ε_ijk (∂²/∂x_j∂x_k ◇ e) ⇒ 0 (§5.4).  :func:`lower` is Slice: each probed
-convolution becomes a read of one probe tensor per (image, kernel, derivative order),
-and the probe an ordinary EIN program ``E[p, σ] = ...`` over a batch of points.
+"""Field normalization (:func:`normalize`: :data:`DIFF_RULES`, :data:`PROBE_RULES`, then
+004 §5.4's ε·∂² reduction) and lowering (:func:`lower`, Slice, 004 §5.7.2): docs/fields.md,
+"How a probe is compiled".
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Images: sampled data on a regular grid with an index-to-world transform (004 §2.1).
-
-An :class:`Image` is a float64 array whose first ``dim`` axes are space (1 to 3 of them)
-and whose remaining axes are the voxel's tensor shape (scalar, vector, matrix), plus the
-affine map from index space to world space: world = A·index + origin, held as one
-homogeneous (dim+1)×(dim+1) matrix.  Index i along an axis is the centre of sample i
-(0-based), so a kernel of support 2s reaches samples n+1-s .. n+s around n = ⌊x⌋.
-
-Files: ``.npy`` (the transform is the identity unless given) and NRRD (``.nrrd``,
-``.nhdr``), read with pynrrd in NRRD's axis order (index_order 'F'), as Diderot indexes
-images; loading is bounded and checked before any data are read (docs/fields.md, "Images").
+"""Images: sampled data on a regular grid with an index-to-world transform (004 §2.1):
+a float64 array (``dim`` space axes, then the voxel shape) and a homogeneous
+(dim+1)×(dim+1) index-to-world matrix; ``.npy`` and NRRD files (NRRD's axis order, as
+Diderot indexes images), bounded and checked before any data are read (docs/fields.md,
+"Images").
 """
 
 from __future__ import annotations
@@ -91,8 +85,7 @@ MAX_HEADER_BYTES = 1 << 20
 
 def real_array(value, what: str) -> np.ndarray:
     """``value`` as a float64 array, or error[input] when it is not an array of real
-    numbers (complex, object, string, datetime data; ragged lists; a masked array with
-    masked entries, whose values numpy would hand over as if unmasked)."""
+    numbers (complex, object, string, datetime; ragged; masked entries)."""
     limits.refuse_masked(value, what)
     if isinstance(value, np.ndarray):
         array = value
@@ -122,10 +115,7 @@ def _vector(value, dim: int, what: str) -> np.ndarray:
 
 
 def _world_matrix(world, dim: int) -> np.ndarray:
-    """The homogeneous index-to-world matrix from None (identity), a dim×dim linear part
-    (column a: the world step of index axis a), a (dim+1)×(dim+1) homogeneous matrix, or
-    a dict with ``spacing`` (per axis or one number), ``origin`` and ``directions`` (a
-    dim×dim matrix whose columns are the unit world directions of the index axes)."""
+    """The homogeneous index-to-world matrix of ``world=`` (docs/fields.md, "Images")."""
     if world is None:
         return np.eye(dim + 1)
     if isinstance(world, dict):
@@ -192,10 +182,9 @@ def _owned(array: np.ndarray, dim: int | None, world) -> Image:
 
 
 def load(path, dim: int | None = None, world=None) -> Image:
-    """An image from a ``.npy`` or NRRD (``.nrrd``, ``.nhdr``) file; error[input] when it
-    cannot be read, is no regular file (a FIFO, a device, a directory), its header is
-    malformed or its data are not real numbers; error[too-large] when its header claims
-    more than MAX_IMAGE_ELEMENTS samples (refused before the data are read)."""
+    """An image from a ``.npy`` or NRRD (``.nrrd``, ``.nhdr``) file: error[input] for no
+    regular file, a malformed header or data that are no real numbers, error[too-large]
+    past MAX_IMAGE_ELEMENTS samples (before the data are read)."""
     try:
         name = os.fspath(path)
     except TypeError:
@@ -357,10 +346,8 @@ def _check_sizes_text(lines: list[bytes], name: str) -> None:
 
 
 def _check_nrrd_header(header: dict, name: str, size: int) -> None:
-    """What pynrrd would otherwise trip over, or loop on: the sizes against the dimension
-    and MAX_IMAGE_ELEMENTS, the kinds' count, the skips against the data's bytes (a line
-    skip of 10**18 reads the file line by line 10**18 times), a data file that is no
-    regular file.  error[input] (or error[too-large]) naming the field."""
+    """error[input] (or error[too-large]) naming the field pynrrd would trip over or loop
+    on: sizes, kinds, skips past the data (a line skip of 10**18), a data file."""
     for field in ("type", "dimension", "sizes", "encoding"):
         if field not in header:
             raise error("input", f"NRRD image {name!r}: the header has no {field!r} field")
@@ -404,11 +391,9 @@ INFLATE_SLACK = 1 << 20
 
 
 def _bound_compressed(header: dict, fh, name: str) -> None:
-    """error[too-large] when a gzip or bzip2 payload inflates to more bytes than the
-    header's sizes need (at 8 bytes a sample, the widest type, plus its byte skip and
-    INFLATE_SLACK): a small file that inflates to gigabytes is refused after inflating
-    at most that many bytes, before pynrrd inflates all of it.  A payload that is no
-    valid stream is left to pynrrd, which says so.  ``fh`` is left where it was."""
+    """error[too-large] when a gzip or bzip2 payload inflates past what the header's sizes
+    need (8 bytes a sample, the byte skip, INFLATE_SLACK), checked before pynrrd inflates
+    it; an invalid stream is left to pynrrd.  ``fh`` is left where it was."""
     import bz2
     import zlib
 
@@ -500,9 +485,8 @@ _NRRD_TYPES = {f"{u}int{bits}{t}" for u in ("", "u") for bits in (8, 16, 32, 64)
 
 
 def _read_header(lines: list[bytes], name: str, failures: tuple) -> dict:
-    """pynrrd's header of ``lines``; where pynrrd cannot read it, error[input] naming the
-    line and what it should be (pynrrd's own messages name no line, or Python's
-    internals: "not enough values to unpack")."""
+    """pynrrd's header of ``lines``; else error[input] naming the line and what it
+    should be (pynrrd's own messages name none)."""
     import nrrd
 
     try:
@@ -598,11 +582,8 @@ def _load_nrrd(name: str, dim: int | None, world, raw: bytes | None = None) -> I
 
 
 def _nrrd_world(header: dict, space: list[int], d: int) -> np.ndarray:
-    """The index-to-world matrix of an NRRD header's space directions (or spacings) and
-    space origin.  A field that is there must fit the image: one direction (or spacing)
-    per axis, each space axis's direction d finite numbers, an origin of d finite numbers;
-    a spacing of NaN is NRRD's "unknown" and taken as 1.  Anything else is error[input]
-    (it was ignored, and the image silently had the identity transform)."""
+    """The index-to-world matrix of an NRRD header's space directions (or spacings; NaN:
+    1) and space origin; ValueError where a field given does not fit the image."""
     m = np.eye(d + 1)
     ndim = int(header["dimension"])
     directions = header.get("space directions")

@@ -1,16 +1,8 @@
-"""Separable reconstruction kernels with their derivatives (004 §2.2; Diderot's kernels).
-
-A kernel h is even and piecewise polynomial: on |x| in [k, k+1) it is the polynomial
-``pieces[k]`` of |x| (coefficients from the constant term up), and zero beyond
-``support / 2``.  Its derivatives follow from the pieces: h⁽ᵐ⁾(x) = sign(x)ᵐ·p⁽ᵐ⁾(|x|).
-
-``continuity`` is k of Diderot's field#k: a field reconstructed with the kernel may be
-differentiated k times (each derivative lowers it by one).  ``accuracy`` is the degree
-of the polynomials a field sampled from them reproduces exactly (the tests check it).
-
-The kernels, their supports and continuities are Diderot's (docs/fields.md, "Kernels");
-c1tent, c2tent and c2ctmr are the tent and Catmull-Rom polynomials declared smoother than
-they are, so that a program may differentiate their fields (the derivatives jump at the knots).
+"""Separable reconstruction kernels with their derivatives (004 §2.2; Diderot's kernels,
+supports and continuities: docs/fields.md, "Kernels").  A kernel h is even and piecewise
+polynomial, ``pieces[k]`` on |x| in [k, k+1) (constant term first), so h⁽ᵐ⁾(x) =
+sign(x)ᵐ·p⁽ᵐ⁾(|x|); ``continuity`` is k of field#k, ``accuracy`` the degree of the
+polynomials it reproduces.
 """
 
 from __future__ import annotations
@@ -67,12 +59,9 @@ class Kernel:
 
 @lru_cache(maxsize=None)
 def tap_segments(kern: Kernel, order: int, digits: int | None = None) -> np.ndarray:
-    """The kernel per tap as polynomials of the signed argument x = f - i: row i-(1-s)
-    holds the coefficients (constant first) of h⁽ᵒʳᵈᵉʳ⁾(x) on the one unit interval x
-    covers for taps i = 1-s .. s and fractions f in [0, 1): x in [-i, 1-i), which is
-    piece -i of |x| for i <= 0 and piece i-1 (mirrored: x -> -x) for i >= 1.  With
-    ``digits``, every coefficient is rounded to that many significant decimal digits
-    (Diderot's code generator writes them so: see fieldval)."""
+    """Row i-(1-s) for taps i = 1-s .. s: the coefficients (constant first) of h⁽ᵒʳᵈᵉʳ⁾
+    as a polynomial of x = f - i on [-i, 1-i) (piece -i of |x|, or piece i-1 mirrored);
+    ``digits``: rounded to that many significant digits, as Diderot writes them."""
     s = kern.radius
     rows = []
     for i in range(1 - s, s + 1):
@@ -99,10 +88,8 @@ def tap_weights(kern: Kernel, order: int, f: float, digits: int | None = None) -
 
 
 def at_integer(kern: Kernel, j: int, order: int) -> float:
-    """h⁽ᵒʳᵈᵉʳ⁾ at the integer j, as the limit from the right: the derivative of the
-    polynomial piece on [j, j + 1) (docs/fields.md, "Derivatives at integer positions"; the C probes
-    and the numpy reference both take their weights at f = 0 from it): ``kern(j, order)``
-    where the two one-sided limits agree, else the right-hand one, computed exactly in rationals."""
+    """h⁽ᵒʳᵈᵉʳ⁾ at the integer j as the limit from the right, exact in rationals where the
+    one-sided limits differ (docs/fields.md, "Derivatives at integer positions")."""
     right, left = _limit(kern, j, order, +1), _limit(kern, j, order, -1)
     if right == left:
         return float(kern(np.array([float(j)]), order)[0])

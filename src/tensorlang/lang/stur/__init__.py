@@ -23,10 +23,8 @@ def _parse(text: str, params: Params) -> ast.Program:
 
 
 def as_model(checked):
-    """``--emit tl|teil|core`` of a STUR program: its EIN lowering (which needs the
-    symbols' values), which the registry's conversions print as an index-form program of
-    the model language (``tl``) and refuse for TeIL (error[backend]: TeIL has no
-    explicit indices); another front end's program is returned as it is."""
+    """``--emit tl|teil|core`` of a STUR program: its EIN lowering, which the registry's
+    conversions print (``tl``) or refuse (TeIL); another front end's program as it is."""
     if not isinstance(checked.program, check.Model):
         return checked
     return dataclasses.replace(checked, program=lower.lower_program(checked))

@@ -120,9 +120,6 @@ class Program:
     def computations(self) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if r.kind is None)
 
-    def facts(self, kind: str) -> tuple[Rule, ...]:
-        return tuple(r for r in self.rules if r.kind == kind)
-
 
 def index_names(e: IExpr) -> tuple[str, ...]:
     """The names an index expression mentions, each once, in order."""

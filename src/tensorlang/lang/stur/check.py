@@ -1,9 +1,5 @@
-"""The STUR checker: what a program must be for its rules to mean something.
-
-003 gives STUR no typing rules of its own; the ones its semantics needs (``stur-fact``,
-``stur-rank``, ``stur-dims``, ``stur-rule``, ``stur-bound``, each named in its
-diagnostics) are in docs/structure.md, "The checker's rules", with how a program is
-checked without values for its symbols (stand-in values for boundedness).
+"""The STUR checker: the ``stur-*`` rules of docs/structure.md, "The checker's rules"
+(a program without values for its symbols is checked with stand-in values).
 """
 
 from __future__ import annotations
@@ -42,11 +38,9 @@ Alternative = tuple[tuple[ast.IExpr, str, ast.IExpr], ...]
 
 @dataclass(frozen=True)
 class Term:
-    """One product of a rule, ready to evaluate or lower: its variables with their
-    boxes (0-based, inclusive), the accesses and the constant factor, and what
-    restricts the points beyond the boxes: ``masks`` (each a disjunction of
-    conjunctions of comparisons, evaluated as given) and ``constraints`` (the affine
-    ones among them, normalised)."""
+    """One product of a rule, ready to evaluate or lower: its variables' boxes (0-based,
+    inclusive), accesses, constant factor, ``masks`` (disjunctions of conjunctions of
+    comparisons) and ``constraints`` (their affine ones, normalised)."""
 
     rule: ast.Rule
     product: ast.Product
@@ -317,9 +311,8 @@ def _order(program: ast.Program, heads: Mapping[str, ast.Rule]) -> tuple[ast.Rul
 
 
 def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
-    """The extents of a tensor from its D fact: the box of each product (interval
-    propagation), hulled over the products; symbolic (``Sym``) where the symbols have
-    no values yet."""
+    """A tensor's extents from its D fact (the hull of its products' boxes); ``Sym`` where
+    the symbols have no values yet."""
     if not dim.args:
         return ()
     if not all(s in values for s in used_symbols(tuple(symbols), (dim,))):
@@ -348,8 +341,7 @@ def _extents(dim: ast.Rule, values: Mapping[str, int], symbols) -> tuple:
 
 
 def _symbolic_extent(dim: ast.Rule, arg: str) -> Any:
-    """``Sym(N)`` for a dimension bounded by ``arg < N`` (the usual fact), else the
-    bound's text as a symbol (it must then be given a value with params)."""
+    """``Sym(N)`` for a dimension bounded by ``arg < N``, else the bound's text as one."""
     for product in dim.products:
         for f in product.factors:
             if isinstance(f, ast.Condition):
@@ -384,8 +376,8 @@ def _with_stand_ins(model: Model) -> Model:
 
 # ------------------------------------------------------------------ terms
 def fact_masks(model: Model, name: str, args: tuple[str, ...], kind: str = "D"):
-    """The fact ``name:kind`` at the index variables ``args``: (a mask, its affine
-    constraints when it is a single product, whether every comparison is affine)."""
+    """The fact ``name:kind`` at ``args``: (a mask, its affine constraints where it is one
+    product, whether every comparison is affine)."""
     fact = {"D": model.dims, "U": model.uniques}[kind].get(name)
     if fact is None:
         return None, (), True

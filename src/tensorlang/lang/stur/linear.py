@@ -1,17 +1,7 @@
-"""Integer index arithmetic of STUR: evaluation, affine forms and interval bounds.
-
-Conditions and facts are integer expressions over index variables and symbols.  Three
-things are asked of them:
-
-* their value at integer points (the reference interpreter evaluates every condition,
-  affine or not, on numpy grids): :func:`evaluate`, with C's truncating division;
-* their *affine form* Σ c·v + c0 once the symbols have values (:func:`affine`, None for
-  a non-affine expression such as ``i * (i + 1) / 2``): what bounds loops;
-* the box they imply (:func:`propagate`): interval propagation over the affine
-  constraints, the bounds of every loop of a rule and every tensor's dimensions.
-
-A constraint is normalised to ``L >= 0`` or ``L = 0`` with L affine (``a < b`` is
-``b - a - 1 >= 0``).
+"""Integer index arithmetic of STUR: the value of an index expression at integer points
+(:func:`evaluate`, C's truncating division), its affine form once the symbols have values
+(:func:`affine`, None where not affine), and the box constraints ``L >= 0`` or ``L = 0``
+imply (:func:`propagate`: interval propagation).
 """
 
 from __future__ import annotations
@@ -43,10 +33,6 @@ class Lin:
     def coeff(self, v: str) -> int:
         return dict(self.terms).get(v, 0)
 
-    @property
-    def variables(self) -> tuple[str, ...]:
-        return tuple(v for v, _ in self.terms)
-
     def plus(self, other: "Lin", scale: int = 1) -> "Lin":
         terms = dict(self.terms)
         for v, c in other.terms:
@@ -59,9 +45,6 @@ class Lin:
             return self
         rest = Lin.of({u: k for u, k in self.terms if u != v}, self.const)
         return rest.plus(by, c)
-
-    def value(self, point: Mapping[str, int]) -> int:
-        return self.const + sum(c * point[v] for v, c in self.terms)
 
 
 @dataclass(frozen=True)
@@ -206,15 +189,11 @@ def holds_any(alternatives, env: Mapping[str, object], shape: tuple[int, ...]) -
 Interval = tuple  # (lo | None, hi | None)
 
 
-def _floor_div(a: int, b: int) -> int:
-    return a // b
-
-
 def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def _range(lin: Lin, box: Mapping[str, Interval], skip: str | None = None) -> Interval:
+def lin_range(lin: Lin, box: Mapping[str, Interval], skip: str | None = None) -> Interval:
     """(lowest, highest) of ``lin`` (without the term of ``skip``) over ``box``."""
     lo: int | None = lin.const
     hi: int | None = lin.const
@@ -228,10 +207,6 @@ def _range(lin: Lin, box: Mapping[str, Interval], skip: str | None = None) -> In
     return lo, hi
 
 
-def lin_range(lin: Lin, box: Mapping[str, Interval]) -> Interval:
-    return _range(lin, box)
-
-
 def propagate(constraints, box: Mapping[str, Interval], rounds: int = 64) -> dict[str, Interval]:
     """Narrow ``box`` (variable -> (lo, hi), None for unknown) by the constraints until
     nothing changes (at most ``rounds`` sweeps: enough for any chain a program writes)."""
@@ -240,7 +215,7 @@ def propagate(constraints, box: Mapping[str, Interval], rounds: int = 64) -> dic
         changed = False
         for con in constraints:
             for v, c in con.lin.terms:
-                rlo, rhi = _range(con.lin, box, skip=v)
+                rlo, rhi = lin_range(con.lin, box, skip=v)
                 lo, hi = box.get(v, (INF, INF))
                 new_lo, new_hi = lo, hi
                 # c*v + R >= 0  (and, for "=", c*v + R <= 0)
@@ -249,11 +224,11 @@ def propagate(constraints, box: Mapping[str, Interval], rounds: int = 64) -> dic
                         b = _ceil_div(-rhi, c)
                         new_lo = b if lo is None else max(lo, b)
                     if con.kind == "=" and rlo is not None:
-                        b = _floor_div(-rlo, c)
+                        b = -rlo // c
                         new_hi = b if hi is None else min(hi, b)
                 else:
                     if rhi is not None:
-                        b = _floor_div(rhi, -c)
+                        b = rhi // -c
                         new_hi = b if hi is None else min(hi, b)
                     if con.kind == "=" and rlo is not None:
                         b = _ceil_div(rlo, -c)

@@ -1,12 +1,6 @@
-"""Lowering STUR to EIN: one statement per rule, one Σ per product.
-
-A product's points are the integer points of its box where its conditions hold
-(:mod:`.semantics`); EIN ranges over boxes, so a product lowers exactly when its
-conditions can be solved away, by the six steps of docs/structure.md ("Compiling:
-lowering to EIN": equality elimination, boxes, implied conditions, head indices limited
-to a part or tied by a condition as selects in a direct sum, unrolling over one
-variable for at most :data:`MAX_UNROLL` values).  Any other product is error[backend];
-the reference interpreter (``backend="interp"``) runs every program.
+"""Lowering STUR to EIN: one statement per rule, one Σ per product, where the six steps of
+docs/structure.md, "Compiling: lowering to EIN", solve its conditions away; any other
+product is error[backend] (the reference interpreter runs every program).
 """
 
 from __future__ import annotations
@@ -26,13 +20,8 @@ from .promise import redundancy_pieces
 
 
 def reciprocal(x: ir.Expr) -> ir.Expr:
-    """``x^-1`` in EIN: 1/x, and 0 where x is 0 (docs/structure.md, "Reciprocals").
-
-    Written ``(tanh(x) / tanh(x)) / x`` over controlled division (0 / b = 0): tanh is
-    0 exactly at ±0 and finite and non-zero elsewhere (±1 at ±inf, x itself for a
-    subnormal x), so the numerator is exactly 1 where x ≠ 0 and 0 where x = 0; ⊥ stays
-    ⊥.  So 1/x is exact, 1/±inf = ±0, 1/0 = 0, on every target, and the structure
-    analysis sees a reciprocal that vanishes where x does (tanh keeps zeros)."""
+    """``x^-1`` in EIN as ``(tanh(x) / tanh(x)) / x`` over controlled division: 1/x, and 0
+    where x is 0 (docs/structure.md, "Reciprocals", says why it is exact)."""
     t = ir.Apply("tanh", x)
     return ir.BinOp("/", ir.BinOp("/", t, t), x)
 
@@ -46,11 +35,9 @@ def lower_program(checked: CheckedProgram) -> ir.Program:
 
 
 def declared_structure(model: Model, name: str) -> Structure | None:
-    """An input's U (and R) facts as the EIN declaration's structure, where they say
-    what it can: a unique set of affine conditions, and no redundancy map or the
-    symmetric one of a matrix (``T:R(i, j, ip, jp) := (..) * (ip = j) * (jp = i)``).
-    Anything else (a skew copy, a non-affine set) is left undeclared: the stages that
-    use structure then see a dense tensor, which is always sound."""
+    """An input's U (and R) facts as the EIN declaration's structure where they are a
+    unique set of affine conditions with no redundancy map or a matrix's symmetric one;
+    else None (dense, always sound)."""
     fact = model.uniques.get(name)
     rank = len(model.shapes[name])
     if fact is None or not rank:
@@ -101,8 +88,7 @@ def _box_constraints(v: str, lo: int, hi: int) -> tuple[Constraint, Constraint]:
 
 def eliminate(term: Term) -> tuple[dict[str, Lin], list[Constraint]]:
     """Equality elimination: the substitution for each solved summed variable and the
-    constraints left (the boxes of every variable included, so that a solved
-    variable's range survives as a condition on what replaced it)."""
+    constraints left (every variable's box included)."""
     head = set(term.rule.args)
     cons = [c for v in term.variables for c in _box_constraints(v, *term.box[v])] + list(term.constraints)
     subst: dict[str, Lin] = {}
@@ -226,11 +212,9 @@ def lower_term(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr:
 
 
 def _unrolled(model: Model, term: Term, shape: tuple[int, ...]) -> ir.Expr | None:
-    """Step 6: the product as the sum of its cases v = lo .. hi of the variable v with the
-    fewest values (at most :data:`MAX_UNROLL`) that makes every condition affine once
-    fixed (``s = N*i + j - i*(i+1)/2`` is affine in s and j for each i).  Each case lowers
-    by steps 1-5 — a fixed head index is step 4, a part of its dimension with zeros
-    around it, so the cases' sum adds exact zeros; None where no variable does."""
+    """Step 6: the product as the sum of its cases v = lo .. hi of the variable with the
+    fewest values (at most :data:`MAX_UNROLL`) whose fixing makes every condition affine,
+    each lowered by steps 1-5; None where no variable does."""
     for v in sorted(term.variables, key=lambda u: term.box[u][1] - term.box[u][0]):
         lo, hi = term.box[v]
         if hi - lo + 1 > MAX_UNROLL:

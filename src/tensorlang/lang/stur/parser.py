@@ -1,10 +1,6 @@
-"""Parser for ``.stur`` files: ``grammar.lark`` to the AST of :mod:`.ast`.
-
-LALR(1) with the transformer inline, as the other front ends; spans come from lark's
-propagated positions, and any problem is error[syntax] at the offending token.  The
-preprocessing markers (``@preprocess_start`` / ``@preprocess_end``) mark the rules
-between them; the header lines may come anywhere (the tool's own examples put
-``symbols:`` after a rule).
+"""Parser for ``.stur`` files: ``grammar.lark`` (LALR(1), the transformer inline) to the
+AST of :mod:`.ast`, error[syntax] at the offending token.  ``@preprocess_start`` /
+``@preprocess_end`` mark the rules between them; header lines may come anywhere.
 """
 
 from __future__ import annotations
@@ -19,16 +15,8 @@ from .. import lark_support
 from ..lark_support import tok_span
 from . import ast, linear
 
-_TERMINAL_WORDS = {
-    "SYMBOLS": "'symbols'",
-    "OUTPUTS": "'outputs'",
-    "ITERS": "'iters'",
-    "INV": "'^-1'",
-    "CMP": "a comparison",
-    "NUMBER": "a number",
-    "_NL": "end of line",
-    "__ANON_0": "':='",
-}
+_TERMINAL_WORDS = {"SYMBOLS": "'symbols'", "OUTPUTS": "'outputs'", "ITERS": "'iters'", "INV": "'^-1'",
+                   "CMP": "a comparison", "NUMBER": "a number", "_NL": "end of line", "__ANON_0": "':='"}
 
 
 def _span(meta) -> Span:

@@ -69,9 +69,7 @@ def redundancy_pieces(model: Model, name: str, args: tuple[str, ...]):
 
 def keep_promise(checked: CheckedProgram, name: str, value: np.ndarray) -> np.ndarray:
     """``value`` made to keep T:U and T:R (``--random-inputs``): its unique entries, the
-    copies the redundancy map gives (read from the unique entries, so a second pass
-    changes nothing), zero elsewhere; unchanged for a tensor without a U fact or with a
-    redundancy map not of the checkable form."""
+    redundancy map's copies, zero elsewhere; unchanged where nothing is checkable."""
     model: Model = checked.program
     value = np.asarray(value, dtype=np.float64)
     if name not in model.uniques or not model.shapes[name]:

@@ -1,10 +1,6 @@
-"""Structure annotations of the model language (SPEC §4, paper 003 Fig. 8):
-``var S : [n n] symmetric`` promises the caller's S is symmetric.
-
-Each annotation means a :class:`~tensorlang.ein.structure.Structure` (a unique set over
-the positions ``i1 .. ik``, and zeros or copies elsewhere), and rule t-structure checks
-that it fits its declaration's shape, else error[structure]: docs/language.md,
-"Structure annotations", has the annotations and their rules.
+"""Structure annotations of the model language (SPEC §4, paper 003 Fig. 8): each means a
+:class:`~tensorlang.ein.structure.Structure`, checked against its declaration's shape by
+rule t-structure (docs/language.md, "Structure annotations").
 """
 
 from __future__ import annotations
