@@ -96,8 +96,7 @@ class CKernel:
         self.steps = self.schedule.steps  # in order
         self.names = self.schedule.buffers.names
         self.shapes = self.schedule.buffers.shapes
-        self.ffi = None
-        self.lib = None
+        self.ffi = self.lib = None
         functions = {}
         #: the one C function running the whole schedule, with its slots, or None
         self._only: tuple | None = None

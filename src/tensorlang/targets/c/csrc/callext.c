@@ -85,11 +85,9 @@ static unsigned long long ticks0;
 static double seconds0;
 
 static double tick_seconds(void) {  /* seconds per tick */
-    if (TL_TICKS_ARE_NS) return 1e-9;
     unsigned long long t = tl_ticks();
     double s = now();
-    if (t <= ticks0 || s <= seconds0) return 1e-9;
-    return (s - seconds0) / (double)(t - ticks0);
+    return TL_TICKS_ARE_NS || t <= ticks0 || s <= seconds0 ? 1e-9 : (s - seconds0) / (double)(t - ticks0);
 }
 
 /* callext.fits, the rule's contract: o is exactly an ndarray of slot n's shape, the kernel's dtype, C-contiguous, aligned */
@@ -429,9 +427,8 @@ static int Caller_init(PyObject *self, PyObject *args, PyObject *kwargs) {
                 || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > MAX_RANK)
             FAIL_UNLESS_SET(PyExc_ValueError, "a Caller's slot does not fit");
         c->role[n] = (int)role;
-        Py_INCREF(name);
-        PyUnicode_InternInPlace(&name);
-        c->name[n] = name;
+        c->name[n] = Py_NewRef(name);
+        PyUnicode_InternInPlace(&c->name[n]);
         c->nslots = (int)n + 1;
         c->ndim[n] = (int)PyTuple_GET_SIZE(shape);
         if (read_extents(shape, c->ndim[n], c->dims[n], NULL) < 0) FAIL_UNLESS_SET(PyExc_ValueError, "a negative extent");
@@ -484,8 +481,7 @@ static PyMemberDef Caller_members[] = {
 static PyObject *Caller_get_last(PyObject *self, void *closure) {
     Caller *c = (Caller *)self;
     (void)closure;
-    if (c->last_ticks == 0) return PyFloat_FromDouble(c->last_seconds);
-    return PyFloat_FromDouble((double)(c->last_ticks - 1) * tick_seconds());
+    return PyFloat_FromDouble(c->last_ticks == 0 ? c->last_seconds : (double)(c->last_ticks - 1) * tick_seconds());
 }
 
 static int Caller_set_last(PyObject *self, PyObject *value, void *closure) {
