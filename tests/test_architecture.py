@@ -262,7 +262,7 @@ def test_no_target_imports_the_kernel_or_the_driver(name):
 #: Where a BLAS step runs (the steps' ``runs``, schedule/gemm.py) and whether a packed product
 #: is a BLAS call (loops.ir.BlasProduct) are the schedule's and the loop stage's choices: under
 #: targets/ the BLAS's integer limit is only reported, as a capability (``Caps.blas_int_max``).
-BLAS_LIMIT_REPORTED_IN = {"tensorlang.targets", "tensorlang.targets.c.target"}
+BLAS_LIMIT_REPORTED_IN = {"tensorlang.targets"}
 
 
 def _blas_limit_readers() -> list[str]:
@@ -444,7 +444,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 3997, "structure": 4099, "schedule+loops": 4826, "targets": 5466, "fields": 2319, "surface": 4035, "compiled strands": 5310}
+CEILINGS = {"compiled strands": 5310, "diderot": 3997, "structure": 4099, "schedule+loops": 4825, "targets": 5302, "fields": 2319, "surface": 4035}
 
 
 def layer_sizes() -> dict[str, int]:

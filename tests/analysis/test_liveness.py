@@ -429,7 +429,7 @@ def test_analyze_decides_what_runs_as_loops_as_the_c_target_does(monkeypatch, tm
     from tensorlang import cli
     from tensorlang.schedule import steps
     from tensorlang.targets.c import build as c_build
-    from tensorlang.targets.c.target import blas_int_max
+    from tensorlang.targets import blas_int_max
 
     if c_build.find_compiler() is None or blas_int_max(np.dtype("float64")) is None:
         pytest.skip("needs a C compiler and a BLAS the generated C can call")

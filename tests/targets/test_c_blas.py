@@ -21,7 +21,7 @@ from tensorlang.schedule.steps import LoopStep, ModeStep
 from tensorlang.machine import blas
 from tensorlang.targets.c import callext
 from tensorlang.targets.c import build as c_build
-from tensorlang.targets.c import target as c_target
+from tensorlang.targets import blas_int_max
 
 pytestmark = pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler on this machine")
 
@@ -206,10 +206,10 @@ def test_without_blas_the_steps_run_as_numpy_matmul():
     text = FORMS["chain (temporaries, tl_kernel)"]
     with using(None), blas_everywhere():
         kernel = tl.compile(text, backend="c", opt=False)
-        assert c_target.blas_int_max("float64") is None
+        assert blas_int_max("float64") is None
     assert "/* BLAS step (numpy.matmul" in kernel.target.source and "tl_set_blas" not in kernel.target.source
     # BLAS found again: the C the kernel shows is still the C it compiled, not a reprint that calls BLAS
-    assert c_target.blas_int_max("float64") is not None and kernel.code("c") == kernel.target.source
+    assert blas_int_max("float64") is not None and kernel.code("c") == kernel.target.source
     assert kernel.target._only is None and kernel.target.c_call is None  # the general path, CKernel.execute
     inputs = _sprinkle(_inputs(kernel, np.random.default_rng(3), "float64"), np.random.default_rng(4))
     _assert_same(kernel(**inputs), tl.compile(text, backend="interp")(**inputs), 1e-12)

@@ -43,23 +43,18 @@ def _size(text: str) -> int | None:
 
 
 def _from_sys(root: Path = SYS_CACHE) -> tuple[int | None, int | None]:
-    l1 = l2 = None
+    found: dict[str, int | None] = {}  # by level: the last data or unified cache's size
     try:
         entries = sorted(root.glob("index*"))
     except OSError:
         return None, None
     for entry in entries:
         try:
-            level = (entry / "level").read_text().strip()
-            kind = (entry / "type").read_text().strip()
-            size = _size((entry / "size").read_text())
+            if (entry / "type").read_text().strip() in ("Data", "Unified"):
+                found[(entry / "level").read_text().strip()] = _size((entry / "size").read_text())
         except OSError:
             continue
-        if level == "1" and kind in ("Data", "Unified"):
-            l1 = size
-        elif level == "2" and kind in ("Data", "Unified"):
-            l2 = size
-    return l1, l2
+    return found.get("1"), found.get("2")
 
 
 def _from_sysconf() -> tuple[int | None, int | None]:
@@ -86,12 +81,10 @@ def cache_sizes() -> CacheSizes:
     given = env("TENSORLANG_CACHE_SIZES", "l1=SIZE,l2=SIZE (bytes, or K, M, G: l1=48K,l2=2M)", _from_env)
     if given is not None:
         return CacheSizes(given[0], given[1], "env")
-    l1, l2 = _from_sys()
-    if l1 and l2:
-        return CacheSizes(l1, l2, "sys")
-    l1, l2 = _from_sysconf()
-    if l1 and l2:
-        return CacheSizes(l1, l2, "sysconf")
+    for source, read in (("sys", _from_sys), ("sysconf", _from_sysconf)):
+        l1, l2 = read()
+        if l1 and l2:
+            return CacheSizes(l1, l2, source)
     return CacheSizes(FALLBACK_L1, FALLBACK_L2, "fallback")
 
 

@@ -11,10 +11,12 @@ import numpy as np
 
 from ..errors import error
 from ..loops.parallel import ParallelWork
+from ..machine import blas as c_blas
 from .c import build as c_build
 from . import dask as dask_target
 from .c import strands as _c_strands  # noqa: F401 - registers the strand executor (strand_ir.EXECUTORS)
-from .c import target as c_target
+from .c.codegen import print_c
+from .c.runtime import CKernel
 from .interp import InterpTarget
 from .numpy import runtime as numpy_runtime
 
@@ -62,14 +64,19 @@ class Target:
 
 
 def _c_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
-    from .c import threshold  # measured on first use (compiles a probe)
-
     from ..machine import vector_bytes
-
-    int_max = c_target.blas_int_max(dtype, pad)
+    from .c import threshold  # measured on first use (compiles a probe)
+    int_max = blas_int_max(dtype, pad)
     gram = vector_bytes(c_build.find_compiler()) if np.dtype(dtype) == np.float64 and pad == 1 else None
     return Caps(blas=blas, blas_int_max=int_max, supports=True, loops=True,
                 parallel_work=threshold.parallel_work() if parallel_work is None else parallel_work, gram=gram)
+
+
+def blas_int_max(dtype, pad: int = 1) -> int | None:
+    """The largest extent the BLAS generated C may call takes (:mod:`tensorlang.machine.blas`), or
+    None where BLAS steps run in Python: no BLAS found, or padded buffers (views in Python)."""
+    found = c_blas.find(dtype) if pad == 1 else None
+    return None if found is None else found.int_max
 
 
 def _numpy_caps(dtype, pad: int = 1, blas: bool = True, parallel_work: ParallelWork | None = None) -> Caps:
@@ -84,7 +91,9 @@ def _wraps_a_kernel(*args, **kwargs):
 #: Every target, by name: the back ends a user may name (``backend=``), in the order
 #: ``auto`` prefers them, then dask, which wraps a compiled kernel (``k.dask(...)``).
 REGISTRY: dict[str, Target] = {
-    "c": Target("c", _c_caps, c_target.render, c_target.build,
+    # C: the schedule and its loop IR printed (.c.codegen), compiled, cached and loaded (.c.runtime.CKernel)
+    "c": Target("c", _c_caps, lambda program, schedule, loops, caps: print_c(schedule, loops),
+                lambda code, schedule, facts, options, reference=None: CKernel(code, pad=options.pad),
                 ("opt", "facts", "schedule", "loops", "code", "build")),
     "numpy": Target("numpy", _numpy_caps, numpy_runtime.render, numpy_runtime.build,
                     ("opt", "facts", "schedule", "code", "build")),
@@ -106,7 +115,6 @@ _notified = False
 def resolve(name: str) -> str:
     """Map a requested target to one that works here, or raise error[backend]."""
     global _notified
-
     if not isinstance(name, str) or name not in ("auto", *KNOWN):  # (an array's == is elementwise)
         raise error("backend", f"unknown back end {name!r}; choose one of auto, {', '.join(KNOWN)}")
     if name == "auto":
@@ -118,5 +126,4 @@ def resolve(name: str) -> str:
         return "numpy"
     if name == "c":
         c_build.require_compiler()
-        return "c"
     return name

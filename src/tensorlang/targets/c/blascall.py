@@ -56,8 +56,7 @@ def function(name: str, g: Gemm, kind: str, comment: str) -> str:
         lines.append("    }")
     if g.scale != 1.0:  # numpy.multiply(out, scale, out=out), as the Python step does (finite: blas_shape)
         lines.append(f"    for (int64_t i = 0; i < {g.batch * g.m * g.n}LL; ++i) v{g.c}[i] *= (real){float(g.scale)!r};")
-    lines.append("    return 0;")
-    lines.append("}")
+    lines += ["    return 0;", "}"]
     return "\n".join(lines) + "\n"
 
 

@@ -333,8 +333,7 @@ def cache_info() -> str:
     size = sum(_size(p) for p in entries)
     probed = _probe(compiler_command())
     if isinstance(probed, Compiler):
-        compiler = f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}"
-        compiler += "; OpenMP" if probed.openmp else "; no OpenMP"
+        compiler = f"{' '.join(probed.command)} ({probed.identity}); flags {' '.join(probed.flags)}; {'' if probed.openmp else 'no '}OpenMP"
     else:
         compiler = f"none: {probed}"
     usable = "" if _usable_dir(directory) else "  (not usable: kernels go to a temporary directory)"

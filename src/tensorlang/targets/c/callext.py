@@ -61,9 +61,8 @@ def include_dirs() -> tuple[str, ...] | None:
     """The directories of ``Python.h`` and ``numpy/arrayobject.h``, or None where one is missing."""
     python = sysconfig.get_paths().get("include") or ""
     numpy_include = np.get_include()
-    if not (Path(python, "Python.h").is_file() and Path(numpy_include, "numpy", "arrayobject.h").is_file()):
-        return None
-    return (python, numpy_include)
+    found = Path(python, "Python.h").is_file() and Path(numpy_include, "numpy", "arrayobject.h").is_file()
+    return (python, numpy_include) if found else None
 
 
 _why: list[str] = []

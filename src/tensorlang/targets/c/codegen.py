@@ -24,30 +24,22 @@ from . import blascall, csrc, gram, probe
 
 #: The C type of each dtype.
 REAL = {"float64": "double", "float32": "float"}
-
-
 #: How a parallel loop keeps choosing between one thread and its team (csrc/tl_threads.h).
 CHOICE = {"warm": 3, "explore": 32, "decay": 4}
-
 #: The mark of a source with register tiles (:func:`tiles_prelude` follows the prelude).
 TILE_MARK = "/* register tile:"
-
-
 #: The comment heading a packed product printed as a BLAS call (the source needs the wrappers).
 PACKED_BLAS_MARK = "packed product: one BLAS call"
-
 #: At the head of a source compiled with ``fma=True`` (docs/optimizer.md, "Fused multiply-add").
 FMA_NOTE = "/* fma=True: each multiply-add x + a*b of a sum is fma(a, b, x), rounded once */\n"
+#: What a step returns when it could not allocate (:func:`check_status`: ``too-large``);
+#: 0: done; -1: BLAS not set up (:mod:`.blascall`).
+NO_MEMORY = -2
 
 
 def _comment(text: str) -> str:
     """Text safe inside a C block comment (no ``*/``, no line breaks, ASCII only)."""
     return text.replace("*/", "* /").replace("\n", " ").encode("ascii", "replace").decode("ascii")
-
-
-#: What a step returns when it could not allocate (:func:`check_status`: ``too-large``);
-#: 0: done; -1: BLAS not set up (:mod:`.blascall`).
-NO_MEMORY = -2
 
 
 def check_status(status: int) -> None:
@@ -114,8 +106,7 @@ class CPrinter:
         if isinstance(e, loops.Const):
             return _number(e.value, self.real)
         if isinstance(e, loops.Delta):
-            a, b = _idx(e.first), _idx(e.second)
-            return f"(({a}) == ({b}) ? (real)1 : (real)0)"
+            return f"(({_idx(e.first)}) == ({_idx(e.second)}) ? (real)1 : (real)0)"
         if isinstance(e, loops.Epsilon):  # Π_{a<b} sgn(x_b - x_a) (semantics.values.epsilon_sign)
             ix = [_idx(i) for i in e.indices]
             signs = " * ".join(f"((({ix[b]}) > ({ix[a]})) - (({ix[b]}) < ({ix[a]})))" for a, b in epsilon_pairs(len(ix)))
@@ -130,18 +121,12 @@ class CPrinter:
             return f"{FUNCTIONS[e.fn].c_name}{self.suffix}({self.scalar(e.arg)})"
         if isinstance(e, loops.BinOp):
             left, right = self.scalar(e.left), self.scalar(e.right)
-            if e.op == "/":
-                return f"tl_cdiv({left}, {right})"
-            return f"({left} {e.op} {right})"
-        if isinstance(e, loops.Select) and e.bounds:  # a direct sum: only the chosen case is evaluated
-            text = self.scalar(e.cases[-1])
-            for n in reversed(range(len(e.cases) - 1)):
-                text = f"({_idx(e.var)} < {e.bounds[n]}LL ? {self.scalar(e.cases[n])} : {text})"
-            return text
-        if isinstance(e, loops.Select):
-            text = _number(float("nan"), self.real)
-            for n in reversed(range(len(e.cases))):
-                text = f"({_idx(e.var)} == {n}LL ? {self.scalar(e.cases[n])} : {text})"
+            return f"tl_cdiv({left}, {right})" if e.op == "/" else f"({left} {e.op} {right})"
+        if isinstance(e, loops.Select):  # a direct sum (bounds): only the chosen case is evaluated
+            text = self.scalar(e.cases[-1]) if e.bounds else _number(float("nan"), self.real)
+            for n in reversed(range(len(e.cases) - bool(e.bounds))):
+                test = f"< {e.bounds[n]}LL" if e.bounds else f"== {n}LL"
+                text = f"({_idx(e.var)} {test} ? {self.scalar(e.cases[n])} : {text})"
             return text
         raise TypeError(f"not a loop-program scalar: {e!r}")
 
@@ -189,17 +174,14 @@ class CPrinter:
             lines.append(f"{pad}real {node.acc} = {_number(REDUCTIONS[node.op].identity, self.real)};")
         elif isinstance(node, loops.Update):
             value = self.scalar(node.value)
-            if node.op in ("+", "*"):
-                lines.append(f"{pad}{node.acc} {node.op}= {value};")
-            else:
-                lines.append(f"{pad}{node.acc} = tl_{node.op}({node.acc}, {value});")
+            lines.append(f"{pad}{node.acc} {node.op}= {value};" if node.op in ("+", "*")
+                         else f"{pad}{node.acc} = tl_{node.op}({node.acc}, {value});")
         elif isinstance(node, loops.Store):
             shape = self._store_shape(node)
             place = f"v{node.slot}[{_row_major(node.indices, shape)}]"
-            stored = node.value
+            stored = node.value  # x = x + p as x += p: the interchanged contractions update a row (loops.interchange)
             if (isinstance(stored, loops.BinOp) and stored.op == "+" and node.slot not in self.reads
                     and stored.left == loops.Load(node.slot, node.indices)):
-                # x = x + p, as the interchanged contractions update a row (loops.interchange)
                 lines.append(f"{pad}{place} += {self.scalar(stored.right)};")
             else:
                 lines.append(f"{pad}{place} = {self.scalar(stored)};")
@@ -234,8 +216,7 @@ class CPrinter:
             chosen = node.parallel and bool(node.team)  # a measured choice (CHOICE): timed below
             if chosen:
                 self._choices += 1
-            for pragma in self.pragmas(node):
-                lines.append(f"{pad}{pragma}")
+            lines.extend(f"{pad}{pragma}" for pragma in self.pragmas(node))
             var = _idx(node.var)
             start = _idx(node.start) if isinstance(node.start, str) else "0" if node.start == 0 else f"{node.start}LL"
             lines.append(f"{pad}for (int64_t {var} = {start}; {var} < {node.extent}LL; ++{var}) {{")
@@ -436,8 +417,8 @@ class CPrinter:
     def pragmas(self, loop: loops.Loop) -> list[str]:
         simd_reductions = [(op, acc) for op, acc in loop.reductions if op in ("+", "*")]
         exact = len(simd_reductions) == len(loop.reductions)  # max/min: NaN rules, no OpenMP reduction
+        clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
         if loop.parallel:
-            clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
             if not loop.team:  # threads forced: as many as asked for
                 return [f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads(tl_threads) if(tl_threads > 1){clause}"]
             # the team decided at run time (csrc/tl_threads.h), named by its choice too (two loops may share a variable)
@@ -449,7 +430,6 @@ class CPrinter:
                     f"#pragma omp parallel for schedule({loop.omp_schedule}) num_threads({team}) if({team} > 1){clause}",
                     "#endif"]
         if loop.simd and exact:
-            clause = "".join(f" reduction({op}:{acc})" for op, acc in simd_reductions)
             return [f"#pragma omp simd{clause}"]
         if loop.unroll > 1:  # a register block's rows (loops.microkernel); gcc and clang know it
             return [f"#pragma GCC unroll {loop.unroll}"]
@@ -472,7 +452,6 @@ class CPrinter:
             lines.append("        free(tl_heap_block);")
             self._heap = 0
         lines.append("    }")
-
 
 
 def _row_major(indices, shape) -> str:
@@ -505,20 +484,16 @@ def function(program: loops.LoopProgram, name: str, nests: tuple[loops.Nest, ...
     params = [_param(slot, aliased | reading) for slot in slots]
     params += [f"const real *v{slot}_in" for slot in inputs] + ["int nthreads"]
     lines = [f"int {name}({', '.join(params)}) {{"]
-    for slot in slots:
-        lines.append(f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */")
+    lines += [f"    /* v{slot}: {_comment(program.names[slot])} {list(program.shapes[slot])} */" for slot in slots]
     lines += ["#ifdef _OPENMP", "    int tl_threads = nthreads > 0 ? nthreads : omp_get_max_threads();", "#else",
               "    int tl_threads = 1;", "#endif", "    (void)tl_threads;"]
-    for slot in inputs:
-        if slot not in reading:
-            lines.append(_copy_input(slot, printer.storage[slot], printer.itemsize))
-        else:
-            lines.append(f"    /* v{slot}_in: read until the first assignment of v{slot} (in place: v{slot}_in == v{slot}) */")
+    lines += [_copy_input(slot, printer.storage[slot], printer.itemsize) if slot not in reading else
+              f"    /* v{slot}_in: read until the first assignment of v{slot} (in place: v{slot}_in == v{slot}) */"
+              for slot in inputs]
     for nest in nests:
         printer.reads = {slot: f"v{slot}_in" for slot in nest.inputs}
         printer.nest(nest, lines)
-    lines.append("    return 0;")
-    lines.append("}")
+    lines += ["    return 0;", "}"]
     # the parallel loops' bodies: declared before the step, defined after it in the order it runs them
     text = "\n".join(lines) + "\n"
     if printer.helpers:
@@ -649,9 +624,7 @@ def print_c(schedule: Schedule, loop_program: loops.LoopProgram) -> Generated:
     declared = [*functions, entry] if entry is not None else functions
     declarations = "\n".join(f"int {c.name}({', '.join(['void *'] * (len(c.slots) + len(c.inputs)) + ['int'])});"
                              for c in declared)
-    declarations += "".join("\n" + line for line in extra)
-    if blas:
-        declarations += "\nint tl_set_blas(void *, void *, void *, int);"
+    declarations += "".join("\n" + line for line in extra) + "\nint tl_set_blas(void *, void *, void *, int);" * blas
     body = "".join("\n" + part for part in parts)
     if "posix_memalign(" in body:  # a nest's heap block (CPrinter.nest)
         body = "\n#include <stdlib.h>\n" + body

@@ -50,14 +50,12 @@ def _tile(width: int, simd: bool, scaled: bool = False, rows: int = 8, prefix: s
     if simd:
         lines = [f"static inline void {name}(const double *restrict a, const double *restrict b, {scale}long kc, "
                  "double *restrict c, int first, const char *pf, const double *restrict src, double *restrict dst, long cn) {"]
-        for u in range(low, 8):
-            for w in range(width):
-                lines.append(f"    __m512d c{u}{w} = first ? _mm512_setzero_pd() : _mm512_load_pd(c + {u} * MP + {8 * w});")
+        lines += [f"    __m512d c{u}{w} = first ? _mm512_setzero_pd() : _mm512_load_pd(c + {u} * MP + {8 * w});"
+                  for u in range(low, 8) for w in range(width)]
         lines.append("    for (long r = 0; r < kc; r++) {")
         lines.append("        _mm_prefetch(pf + 64 * r, _MM_HINT_T1);  /* a later panel's rows, from memory */")
         lines.append("        if (r < cn) _mm512_store_pd(dst + 8 * r, _mm512_loadu_pd(src + r * M));  /* packs the next */")
-        if scaled:
-            lines.append("        __m512d t = _mm512_set1_pd(s[8 * r]);")
+        lines += ["        __m512d t = _mm512_set1_pd(s[8 * r]);"] * scaled
         for w in range(width):
             load = f"_mm512_load_pd(b + {w} * kc * 8 + 8 * r)"
             lines.append(f"        __m512d v{w} = {f'_mm512_mul_pd({load}, t)' if scaled else load};")
@@ -65,11 +63,8 @@ def _tile(width: int, simd: bool, scaled: bool = False, rows: int = 8, prefix: s
             lines.append(f"        __m512d a{u} = _mm512_set1_pd(a[8 * r + {u}]);")
             for w in range(width):
                 lines.append(f"        c{u}{w} = _mm512_fmadd_pd(a{u}, v{w}, c{u}{w});")
-        lines.append("    }")
-        for u in range(low, 8):
-            for w in range(width):
-                lines.append(f"    _mm512_store_pd(c + {u} * MP + {8 * w}, c{u}{w});")
-        lines.append("}")
+        lines += ["    }", *(f"    _mm512_store_pd(c + {u} * MP + {8 * w}, c{u}{w});" for u in range(low, 8)
+                                for w in range(width)), "}"]
         return "\n".join(lines)
     factor = "(s[8 * r] * b[w * kc * 8 + 8 * r + v])" if scaled else "b[w * kc * 8 + 8 * r + v]"
     return f"""static inline void {name}(const double *restrict a, const double *restrict b, {scale}long kc,
@@ -116,20 +111,16 @@ def _strip(tail: int, simd: bool, prefix: str = "") -> str:
     for count in range(group, 0, -1):
         lines.append(f"    case {count}: {{")
         if simd:
-            for b in range(count):
-                for q in range(tail):
-                    lines.append(f"        __m512d c{b}_{q} = first ? _mm512_setzero_pd() : _mm512_load_pd(c + {q} * MP + {8 * b});")
+            lines += [f"        __m512d c{b}_{q} = first ? _mm512_setzero_pd() : _mm512_load_pd(c + {q} * MP + {8 * b});"
+                      for b in range(count) for q in range(tail)]
             lines.append("        for (long r = 0; r < kc; r++) {")
-            for b in range(count):
-                lines.append(f"            __m512d v{b} = _mm512_load_pd(a + {b} * kc * 8 + 8 * r);")
+            lines += [f"            __m512d v{b} = _mm512_load_pd(a + {b} * kc * 8 + 8 * r);" for b in range(count)]
             for q in range(tail):
                 lines.append(f"            __m512d s{q} = _mm512_set1_pd(t[8 * r + {q}]);")
                 for b in range(count):
                     lines.append(f"            c{b}_{q} = _mm512_fmadd_pd(v{b}, s{q}, c{b}_{q});")
             lines.append("        }")
-            for b in range(count):
-                for q in range(tail):
-                    lines.append(f"        _mm512_store_pd(c + {q} * MP + {8 * b}, c{b}_{q});")
+            lines += [f"        _mm512_store_pd(c + {q} * MP + {8 * b}, c{b}_{q});" for b in range(count) for q in range(tail)]
         else:
             lines += [f"        double acc[{tail}][{8 * count}];",
                       f"        for (int q = 0; q < {tail}; q++)",
@@ -170,14 +161,10 @@ def source(shape: GramShape, portable: bool = False, team: int = -1, prefix: str
         f"#define KC {shape.kc}L",
         f"#define TRANSPOSED {int(shape.transposed)}",
     ]
-    if portable:
-        head.append("#define TL_GRAM_PORTABLE 1")
-    scaled = shape.order == 3
-    tail, strip = shape.m % BLOCK, shape.strip
+    scaled, tail, strip = shape.order == 3, shape.m % BLOCK, shape.strip
+    head += ["#define TL_GRAM_PORTABLE 1"] * portable
     head += [f"#define STRIP {int(strip)}", f"#define TB {shape.m // BLOCK if strip else shape.blocks}L"]
-    if strip:
-        head += [f"#define SG {_strip_group(tail)}L"]
-    head += [f"#define TEAM {team}"]
+    head += [f"#define SG {_strip_group(tail)}L"] * strip + [f"#define TEAM {team}"]
     head += ["#if defined(__AVX512F__) && !defined(TL_GRAM_PORTABLE)", "#include <immintrin.h>"]
 
     def tiles(simd: bool) -> str:  # with AVX-512 intrinsics, or plain loops

@@ -50,16 +50,11 @@ def _weights(kern: Kernel, order: int, a: int) -> str:
         else:
             piece, arg, sign = i - 1, f"({float(i)!r} - f)", -1
         for m in range(order + 1):
-            expr = _horner(kern.piece(piece, m), "x")
-            neg = "-" if (sign < 0 and m % 2) else ""
-            value = f"{neg}({expr})"
-            select = ""
-            if i >= 1:
-                # at f = 0 the tap sits at the end of this piece: the exact right-hand limit
-                # (reconstruct.at_integer: 0 past the support, not the polynomial's residue)
-                at_zero = at_integer(kern, -i, m)
-                # computed first, then selected: a select of two values vectorizes
-                select = f" h = f == 0.0 ? {at_zero!r} : h;"
+            value = f"{'-' if sign < 0 and m % 2 else ''}({_horner(kern.piece(piece, m), 'x')})"
+            # i >= 1: at f = 0 the tap sits at the end of this piece: the exact right-hand limit
+            # (reconstruct.at_integer: 0 past the support, not the polynomial's residue), computed
+            # first, then selected (a select of two values vectorizes)
+            select = f" h = f == 0.0 ? {at_integer(kern, -i, m)!r} : h;" if i >= 1 else ""
             lines.append(f"{{ double x = {arg}; double h = {value};{select} w{a}[{m}][{t}][j] = h; (void)x; }}")
     return "\n            ".join(lines)
 

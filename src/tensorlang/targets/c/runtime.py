@@ -29,12 +29,8 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _disjoint(target: np.ndarray, supplied: dict, name: str, direct: dict) -> bool:
     """``target`` shares memory with no input but ``name``'s own being it (in place) and no other target."""
-    for key, a in supplied.items():
-        if key == name and a is target:
-            continue
-        if _overlap(a, target):
-            return False
-    return not any(_overlap(b, target) for b in direct.values())
+    return not any(_overlap(a, target) for key, a in supplied.items() if not (key == name and a is target)) \
+        and not any(_overlap(b, target) for b in direct.values())
 
 
 def _in_place(array: np.ndarray, shape: tuple[int, ...], pad: int, dtype: np.dtype) -> np.ndarray | None:
@@ -100,8 +96,7 @@ class CKernel:
         self.steps = self.schedule.steps  # in order
         self.names = self.schedule.buffers.names
         self.shapes = self.schedule.buffers.shapes
-        self.ffi = None
-        self.lib = None
+        self.ffi = self.lib = None
         functions = {}
         #: the one C function running the whole schedule, with its slots, or None
         self._only: tuple | None = None

@@ -101,10 +101,8 @@ def wait_for_quiet(timeout_s: float = QUIET_WAIT_S) -> bool:
     calm = 0
     while True:
         running = running_tasks()
-        if running is None:
-            return True
-        calm = calm + 1 if running <= max(1, cpus - 1) else 0
-        if calm >= 2:
+        calm = calm + 1 if running is not None and running <= max(1, cpus - 1) else 0
+        if running is None or calm >= 2:
             return True
         if time.perf_counter() >= deadline:
             return False

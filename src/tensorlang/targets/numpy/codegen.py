@@ -57,9 +57,9 @@ class _Statement:
 
 
 class _Codegen:
-    def __init__(self, dtype: np.dtype):
+    def __init__(self, dtype: np.dtype, chunk: int = 0):
         self.dtype = np.dtype(dtype)
-        self.chunk = 0  # the step's: longer products contracted this many operands at a time (0: whole)
+        self.chunk = chunk  # the step's: longer products contracted this many operands at a time (0: whole)
         self.constants: list[object] = []
         self.counter = 0
         # no intermediate of a contraction path may exceed the memory budget
@@ -78,7 +78,8 @@ class _Codegen:
         body = stmt.body if binders_apart(stmt.body, here | free_indices(stmt.body)) else \
             rename_bound(stmt.body, Fresh(all_names(stmt.body) | here), set(here))
         extents = dict(stmt.index)
-        _collect_extents(body, extents)
+        for node in ir.nodes(body):  # a sum's, a reduction's, a concat's items' variables
+            extents.update(dict(ir.binders(node)))
         st = _Statement(self, extents)
         st.lines.append(f"    # {_comment(stmt)}")
         if reason is not None:  # the schedule's: why this statement is no matmul step
@@ -96,9 +97,7 @@ class _Codegen:
             st.lines.append(
                 f"    _s[{stmt.target!r}] = _kept({value}, _s, {stmt.target!r}, {perm}, {present}, {shape}, _dtype, {reads})")
             return st.lines
-        st.lines.append(
-            f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})"
-        )
+        st.lines.append(f"    _s[{stmt.target!r}] = _finish_at({value}, {perm}, {present}, {shape}, _dtype, {reads})")
         return st.lines
 
     def matmul(self, step: MatmulStep, buffers: BufferPlan) -> list[str]:
@@ -132,12 +131,9 @@ class _Codegen:
             return f"_dtype.type({e.value!r})", ()
         if isinstance(e, ir.Delta):
             return self.delta(e, st)
-        if isinstance(e, ir.Apply):
+        if isinstance(e, (ir.Apply, ir.Neg)):
             arg, labels = self.emit(e.arg, st)
-            return st.temp(f"_fn[{e.fn!r}]({arg})"), labels
-        if isinstance(e, ir.Neg):
-            arg, labels = self.emit(e.arg, st)
-            return st.temp(f"_np.negative({arg})"), labels
+            return st.temp(f"{f'_fn[{e.fn!r}]' if isinstance(e, ir.Apply) else '_np.negative'}({arg})"), labels
         if isinstance(e, ir.Reduce):  # prod(k), max(k), min(k): opt_einsum only sums
             body, labels = self.emit(e.body, st)
             reduced = tuple(name for name, _ in e.index)
@@ -196,10 +192,8 @@ class _Codegen:
     def delta(self, e: ir.Delta, st: _Statement) -> tuple[str, tuple[str, ...]]:
         a, b = e.first, e.second
         self.bounded([st.extents[x] for x in variables_of((a, b))], "a δ")  # a constant, made now
-        if isinstance(a, int) and isinstance(b, int):
+        if a == b or (isinstance(a, int) and isinstance(b, int)):
             return f"_dtype.type({float(a == b)!r})", ()
-        if a == b:
-            return "_dtype.type(1.0)", ()
         if isinstance(a, Affine) or isinstance(b, Affine):
             labels = variables_of((a, b))
             first, second = positions((a, b), labels, st.extents)
@@ -207,10 +201,8 @@ class _Codegen:
         if isinstance(a, str) and isinstance(b, str):
             return self.constant(np.eye(st.extents[a], st.extents[b], dtype=self.dtype)), (a, b)
         var, fixed = (a, b) if isinstance(a, str) else (b, a)
-        if not isinstance(var, str) or not isinstance(fixed, int):  # the cases above leave one of each
-            raise TypeError(f"not a delta of a variable and a position: {e!r}")
-        vec = (np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)
-        return self.constant(vec), (var,)
+        assert isinstance(var, str) and isinstance(fixed, int), e  # the cases above leave one of each
+        return self.constant((np.arange(st.extents[var]) == fixed - 1).astype(self.dtype)), (var,)
 
     def align(self, array: str, labels: tuple[str, ...], target: tuple[str, ...], st: _Statement) -> str:
         """Reorder ``array``'s axes to follow ``target`` and add length-1 axes for the rest."""
@@ -228,13 +220,8 @@ class _Codegen:
         form = monomial(e)  # one product of factors under sums (bound names are unique)
         sign, factors = form.flat()
         summed = [name for name, _ in form.sums]
-        operands: list[tuple[str, tuple[str, ...]]] = []  # (code, labels) of each factor
-        scalars: list[tuple[str, tuple[str, ...]]] = []
-        in_order: list[tuple[str, tuple[str, ...]]] = []
-        for factor in factors:
-            code, labels = self.emit(factor, st)
-            (operands if labels else scalars).append((code, labels))
-            in_order.append((code, labels))
+        in_order = [self.emit(factor, st) for factor in factors]  # (code, labels) of each factor
+        operands, scalars = [f for f in in_order if f[1]], [f for f in in_order if not f[1]]
         used = {name for _, labels in operands for name in labels}
         scale = float(sign)
         for name in summed:
@@ -266,7 +253,6 @@ class _Codegen:
         if summed and (scalars or scale != 1.0 or not contracted):  # a sum starts from +0: never -0
             code = st.temp(f"_np.add({code}, _dtype.type(0.0))")
         return code, free
-
 
     def as_written(self, e: ir.BinOp | ir.Neg, st: _Statement) -> tuple[str, tuple[str, ...]]:
         """A product that is no sum, multiplied as its parentheses say: no numbers gathered into
@@ -303,14 +289,6 @@ class _Codegen:
         if path:
             st.lines[-1] += f"  path {path}"
         return code
-
-
-def _collect_extents(e: ir.Expr, extents: dict[str, int]) -> None:
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        extents.update(dict(ir.binders(node)))  # a sum's, a reduction's, a concat's items' variables
-        stack.extend(ir.children(node))
 
 
 def _reduce(ufunc, value, labels, reduced, extents):
@@ -363,9 +341,8 @@ def _finish_at(value, perm, present, shape, dtype, reads):
         value = np.transpose(value, perm)
     value = value.reshape(tuple(shape[a] if a in present else 1 for a in range(len(shape))))
     value = np.broadcast_to(value, shape)
-    if value.dtype != dtype or not value.flags.c_contiguous or not value.flags.writeable or any(
-        np.may_share_memory(value, r) for r in reads
-    ):
+    if (value.dtype != dtype or not value.flags.c_contiguous or not value.flags.writeable
+            or any(np.may_share_memory(value, r) for r in reads)):
         return np.array(value, dtype=dtype, order="C", copy=True)
     return value
 
@@ -419,30 +396,17 @@ def compile_numpy(program: ir.Program, dtype, schedule: Schedule) -> NumpyKernel
 def compile_einsum(statements: tuple[ir.Statement, ...], dtype=np.float64, chunk: int = 0) -> NumpyKernel:
     """The Python function that runs ``statements`` through einsum code (``chunk``: as the
     schedule's step says, :data:`~...schedule.steps.EINSUM_CHUNK`)."""
-    gen = _Codegen(dtype)
-    gen.chunk = chunk
+    gen = _Codegen(dtype, chunk)
     return _define(gen, ["def kernel(_s):", *(line for stmt in statements for line in gen.statement(stmt))])
 
 
 def _define(gen: "_Codegen", lines: list[str]) -> NumpyKernel:
     lines.append("    return _s")
     source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {  # the generated code's globals
-        "_np": np,
-        "_c": gen.constants,
-        "_cdiv": controlled_division,
-        "_fn": {name: f.ufunc for name, f in FUNCTIONS.items()},
-        "_finish_at": _finish_at,
-        "_into": _into,
-        "_kept": _kept,
-        "_reduce": _reduce,
-        "_stack": _stack,
-        "_concat": _concat,
-        "_gather": gather,
-        "_nan_safe": nan_safe,
-        "_dtype": gen.dtype,
-        "inf": float("inf"),  # repr() of a literal beyond the float range
-    }
+    namespace: dict[str, Any] = {  # the generated code's globals (inf: repr() of a literal beyond the float range)
+        "_np": np, "_c": gen.constants, "_cdiv": controlled_division, "_fn": {name: f.ufunc for name, f in FUNCTIONS.items()},
+        "_finish_at": _finish_at, "_into": _into, "_kept": _kept, "_reduce": _reduce, "_stack": _stack, "_concat": _concat,
+        "_gather": gather, "_nan_safe": nan_safe, "_dtype": gen.dtype, "inf": float("inf")}
     exec(compile(source, "<tensorlang numpy kernel>", "exec"), namespace)  # noqa: S102 - our own generated code
     return NumpyKernel(source, namespace["kernel"])
 
