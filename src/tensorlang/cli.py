@@ -103,8 +103,7 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
         except OSError as exc:
             raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
         if head and not head.startswith((b"\x93NUMPY", b"PK")):
-            # numpy would try to unpickle it and say "pickled data"; the cause is a file that
-            # is not an array file at all (text, CSV)
+            # no array file at all (text, CSV): numpy would try to unpickle it and say "pickled data"
             try:
                 head.decode("utf-8")
                 kind = "text"
@@ -131,8 +130,7 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
         raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
     if dtype.hasobject:
         raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
-    # the declared shape, where it is known before the inputs are read (not with symbolic
-    # sizes, nor for a name that is no input: the kernel reports those)
+    # the declared shape where it is known before reading (not with symbolic sizes, nor for no input)
     expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
         else tuple(kernel.checked.context[name])
     if expected is not None and dtype.kind not in "biuf":
@@ -268,8 +266,7 @@ def _drop_stdout() -> None:
         os.close(devnull)
 
 
-#: Results with at most this many elements are printed whole (numpy's print options);
-#: larger ones as shape, min, max and checksum.
+#: Results with at most this many elements are printed whole; larger ones as shape, min, max and checksum.
 SMALL_RESULT = 100
 
 
@@ -282,8 +279,7 @@ def _describe(value: np.ndarray) -> dict:
             **{k: x if x is None or np.isfinite(x) else str(x) for k, x in facts.items()}}
 
 
-#: Warm calls are repeated until this many seconds have passed (at most MAX_WARM calls);
-#: a first call slower than this is not repeated at all.
+#: Warm calls are repeated for this many seconds, at most MAX_WARM (a slower first call: none).
 WARM_SECONDS = 0.5
 MAX_WARM = 50
 
@@ -314,8 +310,7 @@ def cmd_run(args) -> int:
     return 0
 
 
-#: The interpreter's estimated flops from which ``run --backend interp`` shows progress
-#: (docs/cli.md, "Long interpreter runs").
+#: The interpreter's estimated flops from which ``run`` shows progress (docs/cli.md, "Long interpreter runs").
 INTERP_LONG_FLOPS = 10**7
 
 
@@ -363,8 +358,7 @@ class Timing(NamedTuple):
     cpu: float
 
 
-#: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU
-#: most of the time (a kernel call does no I/O): the machine was busy.
+#: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU: the machine was busy.
 BUSY_CPU_FRACTION = 0.5
 
 

@@ -417,14 +417,9 @@ class ContractExpression:
         if len(arrays) != self.num_args:
             raise EinsumError(f"this contraction takes {self.num_args} array(s) (besides its constants), "
                               f"got {len(arrays)}")
-        ops: list = [None] * len(self.shapes)
-        for k, a in zip(self._free, arrays):
-            ops[k] = a
-        for k, c in self.constants.items():
-            ops[k] = c
-        runner = self._runner
-        if self._same is not None and _one_array(ops):
-            runner = self._same
+        given = {**dict(zip(self._free, arrays)), **self.constants}
+        ops = [given[k] for k in range(len(self.shapes))]
+        runner = self._same if self._same is not None and _one_array(ops) else self._runner
         if runner is not None and out is None and backend is None and all(
                 map(fits, ops, self.spec.shapes, [_FLOAT64] * len(ops))):
             return runner(tuple(ops))  # what the runner was built for

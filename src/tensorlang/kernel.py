@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import os
 import sys
@@ -107,10 +108,8 @@ class ProgramInterface(Unpicklable):
         """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
         names = self.inputs or self.optional_inputs
         by_name = ", ".join(f"{n}=..." for n in names) or "NAME=array"
-        if len(args) == 1 and isinstance(args[0], Mapping):
-            how = "pass the dict as k.run(d) or k(**d)"
-        else:
-            how = f"call k({by_name}) or k.run({{name: array}})"
+        how = ("pass the dict as k.run(d) or k(**d)" if len(args) == 1 and isinstance(args[0], Mapping)
+               else f"call k({by_name}) or k.run({{name: array}})")
         count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
         return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
@@ -151,9 +150,7 @@ class ProgramInterface(Unpicklable):
                                                  if n not in required]
         call = f"k({', '.join(args)}) -> {{{', '.join(f'{n!r}: ...' for n in self.outputs)}}}"
         options = [f"target {self.backend}", self.dtype.name, f"threads {self.threads or 'default'}"]
-        options += [f"pad {self.pad}"] if self.pad > 1 else []
-        options += ["fma"] if self.fma else []
-        options += ["opt=False"] if not self.opt else []
+        options += [f"pad {self.pad}"] * (self.pad > 1) + ["fma"] * bool(self.fma) + ["opt=False"] * (not self.opt)
         sizes, shows, stages_html = self._html_parts()
         text = f"{call}\n{'; '.join(options + [sizes] * bool(sizes))}\n{shows}"
         title = f"tensorlang.{type(self).__name__} {self.source.filename}"
@@ -166,11 +163,8 @@ class ProgramInterface(Unpicklable):
     def _variable_lines(self) -> list[str]:
         """``report``'s list of the variables: each one's role and type."""
         ctx = self.checked.context
-        lines = ["variables:"]
-        for name, shape in ctx.shapes.items():
-            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
-            lines.append(f"  {role:9} {name} : {show(shape)}")
-        return lines
+        return ["variables:"] + [f"  {ctx.quals[n] or ('inout' if not ctx.qualified else 'temporary'):9} {n} : {show(s)}"
+                                 for n, s in ctx.shapes.items()]
 
 
 class Kernel(ProgramInterface):
@@ -397,9 +391,8 @@ class Kernel(ProgramInterface):
                 f"k.ir(stage): {', '.join(stages.IR_STAGES)}\nk.code(target): {', '.join(stages.CODE_STAGES)}", ran)
 
     def __repr__(self) -> str:
-        padding = f" pad={self.pad}" if self.pad > 1 else ""
-        fused = " fma=True" if self.fma else ""
-        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}{padding}{fused}>"
+        return (f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}"
+                f"{f' pad={self.pad}' if self.pad > 1 else ''}{' fma=True' if self.fma else ''}>")
 
     # --------------------------------------------------------------- running
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
@@ -488,9 +481,7 @@ class Kernel(ProgramInterface):
                 role = ctx.quals[name] or "temporary"
                 hint = "; pass it in out= to receive the result in place" if role == "out" else ""
                 raise error("input", f"{name!r} is an {role!r} variable and takes no input{hint}", self._decl_span(name))
-        missing = [n for n in self.checked.inputs if n not in arrays]
-        if missing:
-            name = missing[0]
+        for name in (n for n in self.checked.inputs if n not in arrays):
             raise error("input", f"missing input {name!r} of shape {show(ctx[name])}", self._decl_span(name))
         unset = [n for n in self.required_inputs if n not in arrays]
         if unset:
@@ -541,12 +532,9 @@ class Kernel(ProgramInterface):
             if name not in self.outputs:
                 raise error("input", f"out= names {name!r}, which is not a result (results: {', '.join(self.outputs)})")
             check_out(target, f"out[{name!r}]", self.checked.context[name], self.dtype, span=self._decl_span(name))
-        given = list(out.items())
-        for i, (name, target) in enumerate(given):
-            for other, second in given[i + 1:]:
-                if np.may_share_memory(target, second):
-                    raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; "
-                                "each result needs its own")
+        for (name, target), (other, second) in itertools.combinations(out.items(), 2):
+            if np.may_share_memory(target, second):
+                raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; each result needs its own")
         return dict(out)
 
     def _check_store_size(self) -> None:

@@ -88,9 +88,7 @@ def _same(name: str, what: str, bad: np.ndarray, got, value, allowed=None) -> No
 
 
 def _number(x, digits: int | None = None) -> str:
-    """A number as a user reads it: ``nan``, ``inf``, ``-inf``, ``-0.0``, ``0.1`` (Python's
-    shortest round-trip form of the float64, or ``digits`` significant digits), never
-    numpy's ``np.float64(nan)``."""
+    """A number as a user reads it (``nan``, ``-0.0``, ``0.1``; or ``digits`` digits), never ``np.float64(nan)``."""
     x = float(x)
     if digits is None or not np.isfinite(x) or x == 0:
         return repr(x)
