@@ -30,9 +30,7 @@ var, contract, kron, clear_caches = map(signature_checked, (var, contract, kron,
 def outer(*operands):
     """The outer product: of built expressions (``tl.var``, docs/einsum.md) or of tensor
     fields (``tl.field``, docs/fields.md), whichever the operands are."""
-    if any(isinstance(o, fields.Field) for o in operands):
-        return fields.outer(*operands)
-    return _build_outer(*operands)
+    return (fields.outer if any(isinstance(o, fields.Field) for o in operands) else _build_outer)(*operands)
 
 
 @signature_checked
@@ -50,16 +48,14 @@ def transpose(operand, *pair):
 
 
 def _version() -> str:
-    """The installed distribution's version, else that of the pyproject.toml beside ``src/``,
-    else "0+unknown"."""
+    """The installed distribution's version, else that of the pyproject.toml beside ``src/``, else "0+unknown"."""
+    import contextlib
     import re
     from importlib import metadata
     from pathlib import Path
 
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version("tensorlang")
-    except metadata.PackageNotFoundError:
-        pass
     try:
         text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     except OSError:

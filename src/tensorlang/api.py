@@ -45,8 +45,7 @@ def check_pad(pad, dtype) -> int:
         return 1
     if isinstance(pad, str) and pad.strip().lower() == "auto":
         return simd_elements(find_compiler(), dtype.itemsize)
-    if isinstance(pad, numbers.Integral) and not isinstance(pad, bool):
-        pad = int(pad)
+    pad = int(pad) if isinstance(pad, numbers.Integral) and not isinstance(pad, bool) else pad
     try:
         return padding.check_pad(pad)
     except ValueError as exc:
@@ -57,8 +56,7 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
     """``opt`` and ``skip_passes``: names of passes, rewrite rules and loop rewrites
     (``lower`` aside) to leave out (docs/optimizer.md)."""
     check_flag("opt", opt)
-    if isinstance(skip_passes, str):
-        skip_passes = (skip_passes,)
+    skip_passes = (skip_passes,) if isinstance(skip_passes, str) else skip_passes
     try:
         names = tuple(skip_passes)
     except TypeError:
@@ -123,8 +121,7 @@ def compile_checked(language: languages.Language, checked: CheckedProgram, sourc
                     options: Options | None = None, params=None, check_structure: bool = False) -> Kernel | SymbolicKernel:
     """Compile a front end's checked program (also the entry of einsum and the builder,
     which have no text to read); ``source`` is what errors point into."""
-    if options is None:
-        options = compile_options()
+    options = compile_options() if options is None else options
     if getattr(language, "strands", None) is not None:  # Diderot: strands, not one kernel
         raise TensorLangError("backend", f"a {language.name} program is a program of strands, not one kernel: run it "
                               "with `tensorlang run PROG [-input value ...]` (of run's options, only --lang and --backend "

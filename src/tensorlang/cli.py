@@ -45,9 +45,7 @@ from .strands.runner import write_text_file
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
-    if path == "-":
-        return _read_stdin(), lang or DEFAULT_LANGUAGE
-    return read_source(path), language_of(path, lang)
+    return (_read_stdin(), lang or DEFAULT_LANGUAGE) if path == "-" else (read_source(path), language_of(path, lang))
 
 
 def _read_stdin() -> Source:
@@ -397,9 +395,7 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
     runs = warm or [first]
     wall, cpu = sum(t.wall for t in runs), sum(t.cpu for t in runs)
     load, cpus = _load(), usable_cpus()
-    reasons = []
-    if load is not None and load > cpus:
-        reasons.append(f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
+    reasons = [f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}"] if load is not None and load > cpus else []
     waited = wall > 0 and cpu < BUSY_CPU_FRACTION * wall
     if waited:
         calls = f"the {len(runs)} timed calls" if len(runs) > 1 else "the call"

@@ -49,9 +49,7 @@ def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
     for o in ops:
         if o.__class__ is not np.ndarray:
             return None
-        key.append(o.shape)
-        key.append(o.dtype)
-        key.append(o.flags.c_contiguous)
+        key += (o.shape, o.dtype, o.flags.c_contiguous)
     if ops:  # which operands are the first one: the symmetric routes depend on it
         key.append(tuple(o is ops[0] for o in ops[1:]))
     return tuple(key)
@@ -145,9 +143,8 @@ NUMPY_OPTIMAL_UP_TO = 8
 
 def _bounded(optimize, operands: tuple):
     """numpy's ``optimize``, 'greedy' for 'optimal' beyond NUMPY_OPTIMAL_UP_TO operands."""
-    if isinstance(optimize, str) and optimize == "optimal" and _count(operands) > NUMPY_OPTIMAL_UP_TO:
-        return "greedy"
-    return optimize
+    return "greedy" if isinstance(optimize, str) and optimize == "optimal" and _count(operands) > NUMPY_OPTIMAL_UP_TO \
+        else optimize
 
 
 def _count(operands) -> int:
@@ -206,13 +203,11 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
             operands = (operands[0].decode("ascii"), *operands[1:])
         except UnicodeDecodeError:
             return by_numpy()
-    if isinstance(operands[0], str):
-        subscripts, ops = operands[0], tuple(operands[1:])
-    else:
-        try:
-            subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
-        except EinsumError as exc:
-            return _numpy_agrees(exc, by_numpy)
+    try:
+        subscripts, ops = (operands[0], tuple(operands[1:])) if isinstance(operands[0], str) else \
+            languages.EINSUM.from_sublists(tuple(operands))
+    except EinsumError as exc:
+        return _numpy_agrees(exc, by_numpy)
     if any(not isinstance(o, np.ndarray) and hasattr(type(o), "__array_function__") for o in ops):
         return by_numpy()  # dask, cupy...: numpy hands the call to their einsum (a lazy dask array stays lazy)
     try:
@@ -500,10 +495,8 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
 
 def _our_path(operands) -> list | None:
     """The optimized program's statements as a numpy path (each contracts what it reads into a new operand)."""
-    if isinstance(operands[0], str):
-        subscripts, ops = operands[0], operands[1:]
-    else:
-        subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
+    subscripts, ops = (operands[0], operands[1:]) if isinstance(operands[0], str) else \
+        languages.EINSUM.from_sublists(tuple(operands))
     arrays = tuple(np.asarray(o) for o in ops)
     if len(arrays) < 2 or any(a.dtype not in _COMPILED or a.size == 0 for a in arrays):
         return None
@@ -518,9 +511,7 @@ def _our_path(operands) -> list | None:
         positions = tuple(sorted(current.index(name) for name in reads))
         path.append(positions)
         current = [name for name in current if name not in reads] + [statement.target]
-    if len(current) != 1:
-        return None
-    return path
+    return path if len(current) == 1 else None
 
 
 def einsum_program(subscripts: str, *operands, stage: str = "opt") -> str:

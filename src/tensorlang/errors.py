@@ -53,9 +53,7 @@ class Source:
 
     def line_text(self, line: int) -> str:
         lines = self.text.split("\n")  # the parser counts only \n as a line break
-        if 1 <= line <= len(lines):
-            return lines[line - 1].rstrip("\r")
-        return ""
+        return lines[line - 1].rstrip("\r") if 1 <= line <= len(lines) else ""
 
 
 class TensorLangError(Exception):

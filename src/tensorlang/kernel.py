@@ -63,9 +63,7 @@ def default_threads() -> int:
     """``threads=None``: 0 (OpenMP's default), or MAX_THREADS where ``$OMP_NUM_THREADS``
     asks for more, which OpenMP would start (a million crashed the process)."""
     wanted = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if wanted.isdigit() and int(wanted) > MAX_THREADS:
-        return MAX_THREADS
-    return 0
+    return MAX_THREADS if wanted.isdigit() and int(wanted) > MAX_THREADS else 0
 
 
 class ProgramInterface(Unpicklable):
@@ -142,10 +140,8 @@ class ProgramInterface(Unpicklable):
         required = getattr(self, "required_inputs", self.inputs)  # an unqualified program's read-first ones too
         rows = [(n, "required" if roles.get(n) == Role.OPTIONAL and n in required else roles[n].value if n in roles
                  else "", "[" + " ".join(map(str, shapes[n])) + "]", self.dtype.name) for n in shown[:self.HTML_ROWS]]
-        if len(shown) > self.HTML_ROWS:
-            rows.append((f"... {len(shown) - self.HTML_ROWS} more", "", "", ""))
-        if temps:
-            rows.append((f"{temps} temporar{'y' if temps == 1 else 'ies'}", "temp", "", ""))
+        rows += [(f"... {len(shown) - self.HTML_ROWS} more", "", "", "")] * (len(shown) > self.HTML_ROWS)
+        rows += [(f"{temps} temporar{'y' if temps == 1 else 'ies'}", "temp", "", "")] * bool(temps)
         args = [f"{n}=..." for n in required] + [f"{n}=... (optional)" for n in self.optional_inputs
                                                  if n not in required]
         call = f"k({', '.join(args)}) -> {{{', '.join(f'{n!r}: ...' for n in self.outputs)}}}"
@@ -180,9 +176,7 @@ class Kernel(ProgramInterface):
     def last_run_seconds(self) -> float | None:
         """The seconds the last call took to run, or None; the C call path keeps its own clock."""
         caller = self._c_call
-        if caller is not None and caller.last_seconds >= 0:
-            return caller.last_seconds
-        return self._last_run_seconds
+        return caller.last_seconds if caller is not None and caller.last_seconds >= 0 else self._last_run_seconds
 
     @last_run_seconds.setter
     def last_run_seconds(self, value: float | None) -> None:
@@ -193,10 +187,7 @@ class Kernel(ProgramInterface):
 
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, options: Options,
                  sizes: Mapping[str, int] | None = None, check_structure: bool = False):
-        self.language = language
-        self.options = options
-        self.checked = checked
-        self.source = source
+        self.language, self.options, self.checked, self.source = language, options, checked, source
         #: the armed C caller as the C entry reads it (:class:`Runner`, which alone sets it), else None
         self._c_call: Any = None
         self.threads = options.threads
@@ -374,9 +365,7 @@ class Kernel(ProgramInterface):
     @property
     def required_inputs(self) -> tuple[str, ...]:
         """What a call must supply: the inputs, and the :attr:`unassigned_reads` unless ``allow_missing``."""
-        if self.options.allow_missing:
-            return self.inputs
-        return self.inputs + self.unassigned_reads
+        return self.inputs if self.options.allow_missing else self.inputs + self.unassigned_reads
 
     @guard
     def specializations(self) -> list[dict[str, int]]:
@@ -574,8 +563,7 @@ class Kernel(ProgramInterface):
         ctx = self.checked.context
         lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name})",
                  *self._variable_lines(), "statements:"]
-        for stmt in self.program.stmts:
-            lines.append(f"  line {stmt.span.line if stmt.span else '?'}: {stmt.target} : {show(ctx[stmt.target])}")
+        lines += [f"  line {s.span.line if s.span else '?'}: {s.target} : {show(ctx[s.target])}" for s in self.program.stmts]
         return "\n".join(lines)
 
 

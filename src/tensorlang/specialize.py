@@ -36,11 +36,8 @@ class SymbolicKernel(ProgramInterface):
 
     def __init__(self, language: lang.Language, checked: CheckedProgram, source, options: Options,
                  params: Mapping[str, int] | None = None):
-        self.language = language
-        #: the options every specialisation is compiled with (its threads: this kernel's)
-        self.options = options
-        self.checked = checked
-        self.source = source
+        #: options: those every specialisation is compiled with (its threads: this kernel's)
+        self.language, self.options, self.checked, self.source = language, options, checked, source
         #: sizes given at compile time (already bound in ``checked``'s declarations)
         self.params = dict(params or {})
         #: the sizes a binding gives (an extent written as an expression of them,
@@ -436,9 +433,8 @@ class KernelSpec:
         source = Source(self.text, self.filename)
         language = lang.get(self.lang)
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
-        if checked.symbols or checked.derived_symbols:
-            return SymbolicKernel(language, checked, source, self.options, params=dict(self.params))
-        return Kernel(language, checked, source, self.options, dict(self.params))
+        symbolic = checked.symbols or checked.derived_symbols
+        return (SymbolicKernel if symbolic else Kernel)(language, checked, source, self.options, dict(self.params))
 
 
 #: The kernels this process made from specs (a Dask worker's, one per spec).
@@ -447,9 +443,7 @@ _LOADED: dict[KernelSpec, "SymbolicKernel | Kernel"] = {}
 
 def run_chunk(spec: KernelSpec, batched: dict, others: dict) -> dict:
     """One chunk of a chunked run, in whatever process Dask runs it."""
-    kernel = _LOADED.get(spec)
-    if kernel is None:
-        kernel = _LOADED[spec] = spec.load()
+    kernel = _LOADED.get(spec) or _LOADED.setdefault(spec, spec.load())
     return kernel.run({**batched, **others})
 
 
