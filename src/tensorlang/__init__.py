@@ -21,10 +21,8 @@ __all__ = ["compile", "check", "available_backends", "padded_empty", "clear_cach
                          var, contract, kron, build)]
 
 
-# A call that does not fit a builder function's signature (``tl.var("x", shap=...)``) is
-# ArgumentError, error[input] and a TypeError, naming the keyword and the accepted ones,
-# as every public function's (docs/api.md, "Arguments"); the field functions are checked
-# where they are defined (fields/__init__.py).
+# a call that does not fit a builder function's signature is ArgumentError (docs/api.md, "Arguments");
+# the field functions are checked where they are defined (fields/__init__.py)
 var, contract, kron, clear_caches = map(signature_checked, (var, contract, kron, limits.clear_caches))
 
 
@@ -32,9 +30,7 @@ var, contract, kron, clear_caches = map(signature_checked, (var, contract, kron,
 def outer(*operands):
     """The outer product: of built expressions (``tl.var``, docs/einsum.md) or of tensor
     fields (``tl.field``, docs/fields.md), whichever the operands are."""
-    if any(isinstance(o, fields.Field) for o in operands):
-        return fields.outer(*operands)
-    return _build_outer(*operands)
+    return (fields.outer if any(isinstance(o, fields.Field) for o in operands) else _build_outer)(*operands)
 
 
 @signature_checked
@@ -52,17 +48,14 @@ def transpose(operand, *pair):
 
 
 def _version() -> str:
-    """The installed distribution's version (pyproject.toml is the one place it is
-    written); in a source checkout that is not installed, the version pyproject.toml
-    beside ``src/`` states; "0+unknown" where neither can be read."""
+    """The installed distribution's version, else that of the pyproject.toml beside ``src/``, else "0+unknown"."""
+    import contextlib
     import re
     from importlib import metadata
     from pathlib import Path
 
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version("tensorlang")
-    except metadata.PackageNotFoundError:
-        pass
     try:
         text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     except OSError:

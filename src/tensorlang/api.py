@@ -23,8 +23,7 @@ from .strands import StrandRun
 
 
 def check_params(params) -> dict[str, int]:
-    """``params={"n": 5}`` (``--param n=5``): values for symbolic sizes, each a positive
-    integer (a name the program does not use is error[input] in semantics/sizes.py)."""
+    """``params={"n": 5}`` (``--param n=5``): values for symbolic sizes, each a positive integer."""
     if params is None:
         return {}
     if not hasattr(params, "items"):
@@ -40,15 +39,13 @@ def check_params(params) -> dict[str, int]:
 
 
 def check_pad(pad, dtype) -> int:
-    """``pad=M`` (``--pad M``, 000 §4): M a power of two >= 1, or ``"auto"`` for the SIMD
-    width of the generated C in elements of ``dtype`` (machine.py: AVX2 gives 4
-    doubles, 8 floats); None is 1, no padding.  Anything else is error[input]."""
+    """``pad=M`` (``--pad M``, 000 §4): a power of two, ``"auto"`` (the SIMD width in elements
+    of ``dtype``) or None (1: no padding); anything else is error[input]."""
     if pad is None:
         return 1
     if isinstance(pad, str) and pad.strip().lower() == "auto":
         return simd_elements(find_compiler(), dtype.itemsize)
-    if isinstance(pad, numbers.Integral) and not isinstance(pad, bool):
-        pad = int(pad)
+    pad = int(pad) if isinstance(pad, numbers.Integral) and not isinstance(pad, bool) else pad
     try:
         return padding.check_pad(pad)
     except ValueError as exc:
@@ -59,8 +56,7 @@ def check_passes(opt, skip_passes) -> tuple[str, ...]:
     """``opt`` and ``skip_passes``: names of passes, rewrite rules and loop rewrites
     (``lower`` aside) to leave out (docs/optimizer.md)."""
     check_flag("opt", opt)
-    if isinstance(skip_passes, str):
-        skip_passes = (skip_passes,)
+    skip_passes = (skip_passes,) if isinstance(skip_passes, str) else skip_passes
     try:
         names = tuple(skip_passes)
     except TypeError:
@@ -92,9 +88,7 @@ def check_source(source: Source, lang: str = languages.DEFAULT, params=None, cor
 
 def compile_options(backend: str = "auto", dtype="float64", pad: int | str | None = None, threads: int | None = None,
                     opt: bool = True, skip_passes=(), fma: bool = True, allow_missing: bool = False) -> Options:
-    """The one place the compile keywords are checked and made an :class:`Options`
-    record (``tl.compile``, the CLI, einsum and the builder all go through it); each
-    value as :func:`tensorlang.compile` documents it, error[input] otherwise."""
+    """The one place the compile keywords (docs/api.md) are checked and made an :class:`Options`."""
     skip_passes = check_passes(opt, skip_passes)
     chosen = resolve_backend(backend)
     resolved = resolve_dtype(dtype)
@@ -108,9 +102,8 @@ def compile_options(backend: str = "auto", dtype="float64", pad: int | str | Non
 
 
 def strand_backend(backend, language: languages.Language) -> str | None:
-    """``backend=`` for a strand program: "c" or "interp", which win over
-    ``TENSORLANG_STRAND_BACKEND``, or None for "auto" (the variable decides); any other
-    value is error[backend], as an unknown back end is for a kernel."""
+    """``backend=`` for a strand program: "c" or "interp", or None for "auto"
+    (``TENSORLANG_STRAND_BACKEND`` decides); anything else is error[backend]."""
     if not isinstance(backend, str) or backend not in ("auto", "c", "interp"):
         raise TensorLangError("backend", f"back end {backend!r} does not run a {language.name} program's strands; "
                               "choose one of auto, c (generated C), interp (the interpreter)")
@@ -119,20 +112,16 @@ def strand_backend(backend, language: languages.Language) -> str | None:
 
 def compile_source(source: Source, lang: str = languages.DEFAULT, options: Options | None = None, params=None,
                    check_structure: bool = False) -> Kernel | SymbolicKernel:
-    """Compile already-read source text into a :class:`Kernel`, or, where sizes are left
-    symbolic, a :class:`SymbolicKernel` that specialises per binding at call time;
-    ``options`` from :func:`compile_options` (its defaults when None)."""
+    """Compile already-read source text into a :class:`Kernel` or a :class:`SymbolicKernel`."""
     checked = check_source(source, lang, params)
     return compile_checked(languages.get(lang), checked, source, options, params, check_structure)
 
 
 def compile_checked(language: languages.Language, checked: CheckedProgram, source: Source,
                     options: Options | None = None, params=None, check_structure: bool = False) -> Kernel | SymbolicKernel:
-    """Compile a front end's checked program: :func:`compile_source` after its check,
-    and the entry of the front ends whose programs Python builds (einsum, the builder),
-    which have no text to read.  ``source`` is what errors point into."""
-    if options is None:
-        options = compile_options()
+    """Compile a front end's checked program (also the entry of einsum and the builder,
+    which have no text to read); ``source`` is what errors point into."""
+    options = compile_options() if options is None else options
     if getattr(language, "strands", None) is not None:  # Diderot: strands, not one kernel
         raise TensorLangError("backend", f"a {language.name} program is a program of strands, not one kernel: run it "
                               "with `tensorlang run PROG [-input value ...]` (of run's options, only --lang and --backend "
@@ -151,9 +140,7 @@ def compile_checked(language: languages.Language, checked: CheckedProgram, sourc
 @guard
 def check(source_or_path, lang: str | None = None, params=None, core: bool = False) -> CheckedProgram:
     """Parse and type-check a program (text or path); raise TensorLangError if ill-formed.
-
-    ``params`` gives symbolic sizes (``{"n": 5}``) to front ends that have them (.cfd).
-    ``core=True`` also requires a TeIL program to be Core-TeIL (001 section 4)."""
+    ``params``: symbolic sizes (``{"n": 5}``); ``core=True``: a TeIL program must be Core-TeIL."""
     source, lang = languages.load(source_or_path, lang)
     return check_source(source, lang, params, core)
 
@@ -163,11 +150,9 @@ def compile(source_or_path, backend: str = "auto", dtype="float64", pad: int | s
             threads: int | None = None, lang: str | None = None, params=None, opt: bool = True, skip_passes=(),
             check_structure: bool = False, fma: bool = True, allow_missing: bool = False,
             ) -> Kernel | SymbolicKernel | StrandRun:
-    """Compile a program (text or path) into a callable :class:`Kernel` (a
-    :class:`SymbolicKernel` where sizes are left symbolic: it binds them from the inputs'
-    shapes and compiles once per binding); a Diderot program, a
-    :class:`~tensorlang.strands.StrandRun`: call it with its inputs by name (docs/diderot.md).
-    Every keyword is described in docs/api.md; a bad value is error[input]."""
+    """Compile a program (text or path) into a callable :class:`Kernel` (a :class:`SymbolicKernel`
+    where sizes are left symbolic; a :class:`~tensorlang.strands.StrandRun` for a Diderot
+    program).  Every keyword is described in docs/api.md; a bad value is error[input]."""
     source, lang = languages.load(source_or_path, lang)
     language = languages.get(lang)
     if language.strands is not None:  # a strand program (Diderot's): backend= says where its strands run
@@ -178,9 +163,8 @@ def compile(source_or_path, backend: str = "auto", dtype="float64", pad: int | s
 
 @guard
 def padded_empty(shape, pad: int | str, dtype="float64"):
-    """A zero array of ``shape`` laid out as a kernel compiled with ``pad`` (and
-    ``dtype``) lays out its buffers: a view whose base is the padded, aligned buffer.  Such
-    an input is read without a copy (docs/c-backend.md, "Padding")."""
+    """A zero array of ``shape`` laid out as a kernel compiled with ``pad`` lays out its buffers,
+    read without a copy (docs/c-backend.md, "Padding")."""
     resolved = resolve_dtype(dtype)
     try:
         dims = tuple(operator.index(n) for n in shape)
@@ -195,7 +179,5 @@ def padded_empty(shape, pad: int | str, dtype="float64"):
 
 @signature_checked
 def available_backends() -> tuple[str, ...]:
-    """The back ends that work on this machine, in the order ``backend="auto"`` prefers
-    them (``c`` only where a C compiler works).  Probing the compiler takes a moment the
-    first time."""
+    """The back ends that work on this machine, in the order ``backend="auto"`` prefers them."""
     return _available_backends()

@@ -31,22 +31,17 @@ def _outputs(outputs) -> dict:
 
 
 def source(outputs) -> str:
-    """The built program's text (the model language): the program :func:`build`
-    compiles, printed (build itself writes no text to read back)."""
+    """The program :func:`build` compiles, printed in the model language (build reads no text)."""
     return languages.BUILDER.to_source(_outputs(outputs))
 
 
 @guard
 def build(outputs, backend: str = "auto", dtype="float64", threads: int | None = None) -> Kernel | SymbolicKernel:
-    """Compile built expressions: ``tl.build({"C": tl.contract(tl.outer(A, B), (2, 3))})``.
-
-    ``outputs`` is a dict from output names to expressions, one expression (its output
-    is called ``R``) or a list (``R0``, ``R1``, ...).  The kernel's inputs are the
-    variables the expressions use, by the names given to ``tl.var``."""
+    """Compile built expressions: ``tl.build({"C": tl.contract(tl.outer(A, B), (2, 3))})``; ``outputs``:
+    a dict from names to expressions, one expression (``R``) or a list (``R0``, ``R1``, ...)."""
     language = languages.BUILDER.LANGUAGE
     program = languages.BUILDER.to_program(_outputs(outputs))
-    # the printed program is the kernel's source: what errors name, and what a kernel
-    # with symbolic sizes specialises for each binding
+    # the printed program is the kernel's source: what errors name, and what a symbolic kernel specialises
     source = Source(language.print(program), "<builder>")
     try:
         checked = language.check(program)

@@ -45,9 +45,7 @@ from .strands.runner import write_text_file
 
 
 def _read_program(path: str, lang: str | None) -> tuple[Source, str]:
-    if path == "-":
-        return _read_stdin(), lang or DEFAULT_LANGUAGE
-    return read_source(path), language_of(path, lang)
+    return (_read_stdin(), lang or DEFAULT_LANGUAGE) if path == "-" else (read_source(path), language_of(path, lang))
 
 
 def _read_stdin() -> Source:
@@ -103,8 +101,7 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
         except OSError as exc:
             raise TensorLangError("input", f"cannot read {path!r}: {exc.strerror or exc}") from None
         if head and not head.startswith((b"\x93NUMPY", b"PK")):
-            # numpy would try to unpickle it and say "pickled data"; the cause is a file that
-            # is not an array file at all (text, CSV)
+            # no array file at all (text, CSV): numpy would try to unpickle it and say "pickled data"
             try:
                 head.decode("utf-8")
                 kind = "text"
@@ -121,8 +118,7 @@ def _read_arrays(path: str, name: str | None, kernel) -> dict[str, np.ndarray]:
 
 
 def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
-    """One array from a .npy stream (a file or an archive's member), its header checked
-    before any data is read (docs/cli.md, "What run reads")."""
+    """One array from a .npy stream, its header checked first (docs/cli.md, "What run reads")."""
     where = f"input {name!r} from {path!r}"
     try:
         version = np.lib.format.read_magic(stream)
@@ -132,8 +128,7 @@ def _read_npy(stream, path: str, name: str, kernel) -> np.ndarray:
         raise TensorLangError("input", f"cannot read {where}: {_first_line(exc)}") from None
     if dtype.hasobject:
         raise TensorLangError("input", f"cannot read {where}: it holds Python objects (pickled data), not numbers")
-    # the declared shape, where it is known before the inputs are read (not with symbolic
-    # sizes, nor for a name that is no input: the kernel reports those)
+    # the declared shape where it is known before reading (not with symbolic sizes, nor for no input)
     expected = None if isinstance(kernel, SymbolicKernel) or name not in kernel.checked.accepted_inputs \
         else tuple(kernel.checked.context[name])
     if expected is not None and dtype.kind not in "biuf":
@@ -154,8 +149,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _read_npz(fh, path: str, kernel) -> dict[str, np.ndarray]:
-    """Every member of an .npz archive (as np.load names them: ``.npy`` dropped), each
-    checked from its header before it is decompressed (:func:`_read_npy`)."""
+    """Every member of an .npz archive, named as np.load names them, each read by :func:`_read_npy`."""
     arrays: dict[str, np.ndarray] = {}
     try:
         archive = zipfile.ZipFile(fh)
@@ -199,9 +193,7 @@ def _gather_inputs(args, kernel) -> dict[str, np.ndarray]:
 
 
 def _output_target(path: str) -> Path:
-    """The file ``--output PATH`` writes (``.npz`` appended when missing), checked before any
-    work is done: a path that names no file (``/``, ``dir/``, a directory, "-": a file
-    -.npz) or whose directory cannot be written is error[input]."""
+    """The file ``--output PATH`` writes, checked before any work (docs/cli.md, "What run reads")."""
     if path.endswith(("/", os.sep)) or not Path(path).name or Path(path).name in (".", ".."):
         raise TensorLangError("input", f"cannot write output {path!r}: it names a directory, not a file")
     target = Path(path)
@@ -248,15 +240,13 @@ class _StdoutGone(TensorLangError):
 
 
 def _out(text: str) -> None:
-    """Write to standard output (see :func:`_on_stdout`)."""
     if sys.stdout is None:  # started with standard output closed (>&-)
         raise TensorLangError("input", "cannot write to standard output: it is closed")
     _on_stdout(sys.stdout.write, text)
 
 
 def _on_stdout(action, *args) -> None:
-    """``action(*args)`` on standard output: a full disk or a closed pipe is error[input],
-    never a traceback or an internal error."""
+    """``action(*args)`` on standard output: a full disk or a closed pipe is error[input]."""
     try:
         action(*args)
     except BrokenPipeError:
@@ -274,15 +264,12 @@ def _drop_stdout() -> None:
         os.close(devnull)
 
 
-#: Results with at most this many elements are printed whole (numpy's print options);
-#: larger ones as shape, min, max and checksum.
+#: Results with at most this many elements are printed whole; larger ones as shape, min, max and checksum.
 SMALL_RESULT = 100
 
 
 def _describe(value: np.ndarray) -> dict:
-    """A result's summary as JSON values: shape, min, max and checksum (the sum of all
-    elements in float64: a fingerprint to compare runs by, not a result); JSON has no NaN
-    or infinity: those become strings ("nan", "inf", "-inf")."""
+    """A result's shape, min, max and checksum (its float64 sum) as JSON values ("nan", "inf": strings)."""
     with np.errstate(all="ignore"):  # inf - inf in a sum is a NaN checksum, not a warning
         facts = {"min": float(np.min(value)) if value.size else None,
                  "max": float(np.max(value)) if value.size else None, "checksum": float(np.sum(value, dtype=np.float64))}
@@ -290,8 +277,7 @@ def _describe(value: np.ndarray) -> dict:
             **{k: x if x is None or np.isfinite(x) else str(x) for k, x in facts.items()}}
 
 
-#: Warm calls are repeated until this many seconds have passed (at most MAX_WARM calls);
-#: a first call slower than this is not repeated at all.
+#: Warm calls are repeated for this many seconds, at most MAX_WARM (a slower first call: none).
 WARM_SECONDS = 0.5
 MAX_WARM = 50
 
@@ -322,21 +308,18 @@ def cmd_run(args) -> int:
     return 0
 
 
-#: The interpreter's estimated flops from which ``run --backend interp`` shows progress
-#: (docs/cli.md, "Long interpreter runs").
+#: The interpreter's estimated flops from which ``run`` shows progress (docs/cli.md, "Long interpreter runs").
 INTERP_LONG_FLOPS = 10**7
 
 
 def _terminal() -> bool:
-    try:
+    with contextlib.suppress(AttributeError, ValueError):
         return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return False
 
 
 def _interpreter_progress(args, kernel):
-    """The note and progress bar of docs/cli.md, "Long interpreter runs" (rich draws the
-    bar; without it, the note only)."""
+    """The note and progress bar of docs/cli.md, "Long interpreter runs"."""
     if kernel.backend != "interp" or args.quiet or args.json or not _terminal():
         return contextlib.nullcontext()
     try:
@@ -373,8 +356,7 @@ class Timing(NamedTuple):
     cpu: float
 
 
-#: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU
-#: most of the time (a kernel call does no I/O): the machine was busy.
+#: Warm calls whose CPU time is under this fraction of their wall time waited for a CPU: the machine was busy.
 BUSY_CPU_FRACTION = 0.5
 
 
@@ -386,8 +368,7 @@ def _timed(fn, *args) -> tuple:
 
 
 def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Timing]]:
-    """The results, the first call's time and the warm calls' times: the first call
-    pays for loading and first touches; warm calls are what a loop of calls costs."""
+    """The results, the first call's Timing and the warm calls' (docs/cli.md, "Timings")."""
     results, first = _timed(kernel.run, arrays)
     warm: list[Timing] = []
     deadline = time.perf_counter() + WARM_SECONDS
@@ -397,29 +378,24 @@ def _timed_runs(kernel, arrays) -> tuple[dict[str, np.ndarray], Timing, list[Tim
 
 
 def _cpu() -> float:
-    """CPU seconds of this process (every thread) and of the child processes it waited
-    for (the C compiler: a compile's CPU is mostly the compiler's)."""
+    """CPU seconds of this process and of the children it waited for (the C compiler)."""
     children = os.times()
     return time.process_time() + children.children_user + children.children_system
 
 
 def _load() -> float | None:
     """The one-minute load average, or None where the system has none (Windows)."""
-    try:
+    with contextlib.suppress(AttributeError, OSError):
         return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
+    return None
 
 
 def _busy(first: Timing, warm: list[Timing]) -> str | None:
-    """Why the timings are not the kernel's own (None when nothing says so): more
-    runnable processes than CPUs, or calls that spent most of their wall time waiting."""
+    """Why the timings are not the kernel's own, or None (docs/cli.md, "Timings")."""
     runs = warm or [first]
     wall, cpu = sum(t.wall for t in runs), sum(t.cpu for t in runs)
     load, cpus = _load(), usable_cpus()
-    reasons = []
-    if load is not None and load > cpus:
-        reasons.append(f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
+    reasons = [f"load average {load:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}"] if load is not None and load > cpus else []
     waited = wall > 0 and cpu < BUSY_CPU_FRACTION * wall
     if waited:
         calls = f"the {len(runs)} timed calls" if len(runs) > 1 else "the call"
@@ -430,9 +406,7 @@ def _busy(first: Timing, warm: list[Timing]) -> str | None:
 
 
 def _for_the_command_line(exc: TensorLangError, kernel, args) -> TensorLangError:
-    """A missing input says how a command line gives one (the kernel's message speaks to
-    Python); a too-large error, which back end refused it (the interpreter: that the
-    compiled back ends need far less memory and time)."""
+    """A missing input says how a command line gives one; a too-large error, which back end refused it."""
     if exc.code == "input" and exc.message.startswith("missing input ") and args.random_inputs is None:
         extra = "; on the command line: --input NAME=FILE.npy, --inputs FILE.npz, or --random-inputs"
     elif exc.code == "too-large":
@@ -573,14 +547,11 @@ def _analyze_json(kernel) -> dict:
     itemsize = kernel.dtype.itemsize
 
     def table(program) -> dict:
-        shapes = program.shapes
-        statements = []
-        for stmt in program.statements:
-            cost = statement_cost(stmt, shapes, itemsize)
-            statements.append({"statement": statement_to_text(stmt), "target": stmt.target,
-                               "shape": list(shapes[stmt.target]), "flops": cost.flops, "bytes": cost.bytes})
+        costs = [(stmt, statement_cost(stmt, program.shapes, itemsize)) for stmt in program.statements]
         total = program_cost(program, itemsize)
-        return {"statements": statements, "flops": total.flops, "bytes": total.bytes, "ir_nodes": program.size}
+        return {"statements": [{"statement": statement_to_text(s), "target": s.target, "shape": list(program.shapes[s.target]),
+                                "flops": c.flops, "bytes": c.bytes} for s, c in costs],
+                "flops": total.flops, "bytes": total.bytes, "ir_nodes": program.size}
 
     optimized = kernel.optimized
     facts = {
@@ -631,16 +602,12 @@ def cmd_cache(args) -> int:
 
 def _pad(args) -> int | str | None:
     """``--pad M`` or ``--pad auto`` as compile's ``pad=`` takes it (checked there)."""
-    text = getattr(args, "pad", None)
-    if text is None:
-        return None
-    text = text.strip()
-    return int(text) if text.lstrip("-").isdigit() else text
+    text = None if getattr(args, "pad", None) is None else args.pad.strip()
+    return int(text) if text is not None and text.lstrip("-").isdigit() else text
 
 
 def _arg(*flags: str, **options) -> tuple:
-    """An argument of a command: what ``add_argument`` takes (a list of them: arguments
-    that exclude each other)."""
+    """An argument of a command: what ``add_argument`` takes (a list of them: exclusive)."""
     return flags, options
 
 
@@ -764,8 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_bench_parser(sub) -> None:
-    """``tensorlang bench`` from the package ``tensorlang_bench`` (benchmarks/; its light
-    ``__init__`` only); without it, ``bench`` stays listed and says how to get it."""
+    """``tensorlang bench`` from the package ``tensorlang_bench``; without it, ``bench`` says how to get it."""
     try:
         from tensorlang_bench import add_parser
     except ImportError as exc:
@@ -784,8 +750,7 @@ def _bench_missing(args) -> int:
 
 
 def _normalize(argv: list[str]) -> list[str]:
-    """``--random-inputs=SEED`` takes its seed only after '=', so that
-    ``run --random-inputs prog.tl`` never mistakes the program for a seed."""
+    """``--random-inputs=SEED`` takes its seed only after '=' (never the program's name)."""
     return ["--random-seed=" + a.split("=", 1)[1] if a.startswith("--random-inputs=") else a for a in argv]
 
 
@@ -817,9 +782,8 @@ def _print_error(exc: TensorLangError) -> None:
 
 
 def _standard_streams() -> None:
-    """Before anything else: a standard descriptor closed at start gets ``/dev/null`` (no
-    file opened later takes its number), and a stream that cannot encode everything
-    writes escapes (docs/cli.md, "What run reads")."""
+    """A standard descriptor closed at start gets /dev/null, and a stream that cannot
+    encode everything writes escapes (docs/cli.md, "What run reads")."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -842,9 +806,8 @@ def _standard_streams() -> None:
 
 
 def _escape_unencodable(exc: UnicodeError):
-    """The encoding error handler of :func:`_standard_streams`: the bytes of an
-    undecodable file name (surrogateescape) come out as they came in, anything else
-    the locale cannot encode as a ``\\u...`` escape (backslashreplace)."""
+    """The error handler of :func:`_standard_streams`: surrogateescape's bytes as they
+    came in, anything else as a backslash escape."""
     if isinstance(exc, UnicodeEncodeError):
         chunk = exc.object[exc.start:exc.end]
         if all("\udc80" <= c <= "\udcff" for c in chunk):
@@ -857,8 +820,7 @@ codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
 def _take(words: list[str], option: str, choices: tuple[str, ...]) -> tuple[str | None, list[str]]:
-    """The value of ``OPTION V`` or ``OPTION=V`` (V one of ``choices``; the last, as argparse
-    takes it) wherever it stands among ``words``, and the words without it."""
+    """The (last) value of ``OPTION V`` or ``OPTION=V`` among ``words``, and the words without it."""
     taken, rest, n = None, [], 0
     while n < len(words):
         name, eq, value = words[n].partition("=")
@@ -873,9 +835,8 @@ def _take(words: list[str], option: str, choices: tuple[str, ...]) -> tuple[str 
 
 
 def _strand_run(argv: list[str]) -> argparse.Namespace | None:
-    """``run PROG ...`` for a strand program (Diderot; docs/cli.md): the words after PROG
-    are its own command line, but for tensorlang's ``--lang L`` and ``--backend B``,
-    taken before or after PROG."""
+    """``run PROG ...`` for a strand program: its own command line but for ``--lang`` and
+    ``--backend`` (docs/cli.md, "Diderot programs")."""
     lang, words = _take(argv[1:], "--lang", PUBLIC)
     backend, words = _take(words, "--backend", ("auto",) + KNOWN)
     at = next((n for n, a in enumerate(words) if a == "-" or not a.startswith("-")), None) if argv[:1] == ["run"] else None

@@ -23,9 +23,8 @@ from .targets.c.callext import fits
 EinsumError = languages.EINSUM.EinsumError
 RESULT = languages.EINSUM.RESULT
 
-#: numpy's functions as they were when tensorlang was imported: a caller that replaces
-#: ``numpy.einsum`` by ``tl.einsum`` (to run numpy's own tests, say) must not make the
-#: fallback call itself.
+#: numpy's functions as they were at import: a caller that replaces ``numpy.einsum`` by
+#: ``tl.einsum`` (to run numpy's own tests) must not make the fallback call itself.
 _NUMPY_EINSUM = np.einsum
 _NUMPY_EINSUM_PATH = np.einsum_path
 
@@ -45,22 +44,19 @@ def cache_info() -> dict[str, int]:
 
 
 def _key(subscripts: str, ops: tuple, backend: str) -> tuple | None:
-    """The cache key of a call, or None when an operand is not an ndarray (it is then
-    converted on the slow path, every call)."""
+    """The cache key of a call, or None when an operand is not an ndarray (converted on every call)."""
     key: list = [backend, subscripts]
     for o in ops:
         if o.__class__ is not np.ndarray:
             return None
-        key.append(o.shape)
-        key.append(o.dtype)
-        key.append(o.flags.c_contiguous)
+        key += (o.shape, o.dtype, o.flags.c_contiguous)
     if ops:  # which operands are the first one: the symmetric routes depend on it
         key.append(tuple(o is ops[0] for o in ops[1:]))
     return tuple(key)
 
 
-#: The hits: runners by the short keys :func:`_hit_key` computes (docs/einsum.md, "The
-#: cache"), each giving the result, or None where an operand is not what the key promised.
+#: Runners by :func:`_hit_key`'s short keys (docs/einsum.md, "The cache"): the result, or
+#: None where an operand is not what the key promised.
 _HITS: dict[tuple | None, Callable[..., Any]] = limits.kept({})
 
 _ndarray = np.ndarray
@@ -88,8 +84,7 @@ def einsum(*operands, **options):
 
 
 def _hit_key(operands: tuple) -> tuple | None:
-    """The key of ``(subscripts, *ops)`` in :data:`_HITS` (None where an operand has no
-    shape: a list, a number)."""
+    """The key of ``(subscripts, *ops)`` in :data:`_HITS` (None where an operand has no shape)."""
     if len(operands) == 3:  # two operands: the common case, computed first
         subscripts, a, b = operands
         if a.__class__ is _ndarray and b.__class__ is _ndarray:
@@ -110,8 +105,7 @@ _EINSUM_ACCEPTS = frozenset(_EINSUM_KEYWORDS)
 
 
 def _signature(names: tuple, variadic: str, defaults: dict) -> inspect.Signature:
-    """A signature for a function written with ``*args, **options`` for speed: what
-    ``inspect.signature``, ``help()`` and IDEs show (docs/api.md, "Signatures")."""
+    """The signature ``help()`` shows for a function written with ``*args, **options`` (docs/api.md, "Signatures")."""
     P = inspect.Parameter
     return inspect.Signature([*(P(n, P.POSITIONAL_ONLY) for n in names), P(variadic, P.VAR_POSITIONAL),
                               *(P(k, P.KEYWORD_ONLY, default=v) for k, v in defaults.items())])
@@ -133,15 +127,13 @@ def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize
     return _slow(operands, out, dtype, order, casting, optimize, backend, key)
 
 
-#: numpy's ``optimize`` values that need no checking (a path given as a list does; numpy
-#: checks it)
+#: numpy's ``optimize`` values that need no checking (numpy checks a path given as a list)
 _OPTIMIZE = (False, True, "greedy", "optimal")
 
 
 def _plain(optimize) -> bool:
-    """Whether ``optimize`` is one of _OPTIMIZE itself: numpy tells ``False`` and ``True``
-    from 0, 1, 0.0 and ``np.False_`` (which it refuses with a TypeError), so ``in``
-    (equality) would accept what numpy does not."""
+    """Whether ``optimize`` is one of _OPTIMIZE itself: numpy refuses 0, 1 and ``np.False_``,
+    which ``in`` (equality) would accept."""
     return optimize is False or optimize is True or (optimize.__class__ is str and optimize in _OPTIMIZE)
 
 
@@ -150,11 +142,9 @@ NUMPY_OPTIMAL_UP_TO = 8
 
 
 def _bounded(optimize, operands: tuple):
-    """numpy's ``optimize``, with 'optimal' given way to 'greedy' beyond
-    NUMPY_OPTIMAL_UP_TO operands (docs/einsum.md)."""
-    if isinstance(optimize, str) and optimize == "optimal" and _count(operands) > NUMPY_OPTIMAL_UP_TO:
-        return "greedy"
-    return optimize
+    """numpy's ``optimize``, 'greedy' for 'optimal' beyond NUMPY_OPTIMAL_UP_TO operands."""
+    return "greedy" if isinstance(optimize, str) and optimize == "optimal" and _count(operands) > NUMPY_OPTIMAL_UP_TO \
+        else optimize
 
 
 def _count(operands) -> int:
@@ -170,8 +160,7 @@ class EinsumMemoryError(TensorLangError, MemoryError):
 
 
 def _numpy_einsum(*operands, **options):
-    """numpy.einsum, a result it cannot allocate (8 TiB from broadcast operands,
-    ``i,j->ij``) error[too-large] (:class:`EinsumMemoryError`), as the compiled path's are."""
+    """numpy.einsum; a result it cannot allocate is :class:`EinsumMemoryError`, as the compiled path's."""
     try:
         return _NUMPY_EINSUM(*operands, **options)
     except MemoryError as exc:
@@ -199,8 +188,7 @@ def check_operands(operands, count: int | None = None) -> None:
 
 
 def _slow(operands, out, dtype, order, casting, optimize, backend, key):
-    """The first call of a key (or an unusual one): read, decide, compile, cache, run.
-    ``key`` is the call's cache key where it has one (a plain call, ndarray operands)."""
+    """The first call of a key (``key``: None for an unusual call): read, decide, compile, cache, run."""
     def by_numpy():
         return _numpy_einsum(*operands, out=out, dtype=dtype, order=order, casting=casting,
                              optimize=_bounded(optimize, operands))
@@ -215,13 +203,11 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
             operands = (operands[0].decode("ascii"), *operands[1:])
         except UnicodeDecodeError:
             return by_numpy()
-    if isinstance(operands[0], str):
-        subscripts, ops = operands[0], tuple(operands[1:])
-    else:
-        try:
-            subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
-        except EinsumError as exc:
-            return _numpy_agrees(exc, by_numpy)
+    try:
+        subscripts, ops = (operands[0], tuple(operands[1:])) if isinstance(operands[0], str) else \
+            languages.EINSUM.from_sublists(tuple(operands))
+    except EinsumError as exc:
+        return _numpy_agrees(exc, by_numpy)
     if any(not isinstance(o, np.ndarray) and hasattr(type(o), "__array_function__") for o in ops):
         return by_numpy()  # dask, cupy...: numpy hands the call to their einsum (a lazy dask array stays lazy)
     try:
@@ -275,9 +261,8 @@ def _slow(operands, out, dtype, order, casting, optimize, backend, key):
 
 
 def _numpy_agrees(exc: TensorLangError, by_numpy):
-    """Our reading rejected the call: numpy's verdict decides the exception's type (a
-    ValueError is ours, with the clearer message; numpy's TypeError stays numpy's), and
-    should numpy accept what we rejected, its result stands."""
+    """Our reading rejected the call: numpy's verdict decides (its ValueError raises ours;
+    its TypeError stays; should numpy accept the call, its result stands)."""
     try:
         result = by_numpy()
     except ValueError:
@@ -286,9 +271,8 @@ def _numpy_agrees(exc: TensorLangError, by_numpy):
 
 
 def _make_runner(spec, arrays: tuple, dtype: np.dtype, backend: str, subscripts: str, optimize, same: bool = False):
-    """The runner for one key: a compiled kernel's call, or numpy.einsum where
-    compiling fails (a program too large for the limits).  ``same``: every operand is one
-    array object, the kernel's one input (a Gram step where the schedule sees one)."""
+    """The runner for one key: a compiled kernel's call, or numpy.einsum where compiling
+    fails.  ``same``: every operand is one array, the kernel's one input (a Gram step)."""
     layouts = tuple("C" if a.flags.c_contiguous else "F" for a in arrays)
     try:
         kernel = compile_spec(_transposed(spec, layouts), dtype, backend, same)
@@ -304,8 +288,7 @@ def _one_array(arrays: tuple | list) -> bool:
 
 
 def _transposed(spec, layouts):
-    """``spec`` with every non-C-ordered operand read as its transpose (an F-ordered
-    array's ``.T`` is C-ordered: no copy)."""
+    """``spec`` with every F-ordered operand read as its (C-ordered) transpose."""
     if all(layout == "C" for layout in layouts):
         return spec
     terms = tuple(t[::-1] if layout == "F" else t for t, layout in zip(spec.terms, layouts))
@@ -314,8 +297,8 @@ def _transposed(spec, layouts):
 
 
 def compile_spec(spec, dtype, backend: str = "auto", same: bool = False) -> Kernel:
-    """The kernel of an einsum Spec, lowered to EIN directly (lang/einsum/lower.py; its text
-    is only what errors point into).  ``same``: the operands are one array, the input ``T0``."""
+    """The kernel of an einsum Spec, lowered to EIN directly (lang/einsum/lower.py).
+    ``same``: the operands are one array, the input ``T0``."""
     language = languages.EINSUM.LANGUAGE
     source = Source(languages.EINSUM.to_text(spec), "<einsum>")
     try:
@@ -338,10 +321,8 @@ def _one_input(program: ir.Program) -> ir.Program:
 
 
 def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtype, scalar: bool, same: bool = False):
-    """The runner of a compiled kernel.  The cache key has fixed every operand's shape,
-    dtype and layout, so the kernel's ``ordered`` call is taken where it has one (the C
-    caller's, else the same in Python: docs/performance.md, "Call paths"); otherwise the
-    kernel's one call path (``kernel.runner``).  ``same``: every operand is its one input."""
+    """The runner of a compiled kernel: its ``ordered`` call where it has one (the key fixed
+    every operand's shape, dtype and layout), else ``kernel.runner``.  ``same``: as :func:`_make_runner`."""
     names = ("T0",) * len(layouts) if same else tuple(f"T{k}" for k in range(len(layouts)))
     plain = all(layout == "C" for layout in layouts) and all(d == dtype for d in dtypes)
     ordered = getattr(kernel.target, "ordered_call", None)
@@ -365,9 +346,8 @@ def _kernel_runner(kernel: Kernel, layouts: tuple, dtypes: tuple, dtype: np.dtyp
 
 
 def _caller_runner(ordered, kernel: Kernel, scalar: bool):
-    """The runner of a kernel with an ``ordered`` call (targets/c/callext.py), which takes
-    the operands and returns the result, or None where an operand is not what the key
-    promised (not C-ordered, say): the kernel's general path then runs it."""
+    """The runner of a kernel's ``ordered`` call (targets/c/callext.py); where it declines
+    (None), the kernel's general path."""
     inputs = kernel.inputs
 
     def run(ops):
@@ -382,9 +362,7 @@ def _caller_runner(ordered, kernel: Kernel, scalar: bool):
 
 # ------------------------------------------------------------------ opt_einsum's interface
 class ContractExpression:
-    """A compiled contraction for fixed shapes: ``expr(*arrays)`` (opt_einsum's
-    ContractExpression), running ``tl.einsum``'s cached runner through its C caller first
-    (docs/einsum.md, "The cache")."""
+    """opt_einsum's ContractExpression: a contraction compiled for fixed shapes (docs/einsum.md, "The cache")."""
 
     def __init__(self, subscripts: str, shapes: tuple, constants: dict[int, np.ndarray], backend: str):
         self.subscripts = subscripts
@@ -398,15 +376,14 @@ class ContractExpression:
         spec = languages.EINSUM.parse(subscripts, tuple(_shape_of(s) for s in shapes))
         self.spec = spec
         self._runner = self._same = None
-        # runners built from arrays of the shapes (unfilled); none beyond the memory budget
+        # runners built from unfilled arrays of the shapes; none beyond the memory budget
         within = sum(math.prod(shape) for shape in spec.shapes) * 8 <= limits.memory_budget_bytes()
         if len(spec.shapes) >= 2 and all(n > 0 for shape in spec.shapes for n in shape) and within:
             dummies = tuple(np.empty(shape) for shape in spec.shapes)
             self._runner = _shared_runner(spec, dummies, backend, subscripts)
             if not constants and len(set(spec.shapes)) == 1:  # called with one array k times: its own kernel
                 self._same = _shared_runner(spec, (dummies[0],) * len(dummies), backend, subscripts)
-        #: the C callers (``ordered(*arrays)``, None where an array is not what they were
-        #: built for), where the runners have them: a call tries them first
+        #: the runners' C callers (None where an array does not fit them): a call tries them first
         self._fast = getattr(self._runner, "ordered", None) if not constants else None
         self._fast_same = getattr(self._same, "ordered", None)
 
@@ -435,14 +412,9 @@ class ContractExpression:
         if len(arrays) != self.num_args:
             raise EinsumError(f"this contraction takes {self.num_args} array(s) (besides its constants), "
                               f"got {len(arrays)}")
-        ops: list = [None] * len(self.shapes)
-        for k, a in zip(self._free, arrays):
-            ops[k] = a
-        for k, c in self.constants.items():
-            ops[k] = c
-        runner = self._runner
-        if self._same is not None and _one_array(ops):
-            runner = self._same
+        given = {**dict(zip(self._free, arrays)), **self.constants}
+        ops = [given[k] for k in range(len(self.shapes))]
+        runner = self._same if self._same is not None and _one_array(ops) else self._runner
         if runner is not None and out is None and backend is None and all(
                 map(fits, ops, self.spec.shapes, [_FLOAT64] * len(ops))):
             return runner(tuple(ops))  # what the runner was built for
@@ -462,9 +434,8 @@ ContractExpression.__call__.__signature__ = _signature(("self",), "arrays", _CAL
 
 
 def _shared_runner(spec, arrays: tuple, backend: str, subscripts: str):
-    """The runner ``tl.einsum(subscripts, *arrays)`` runs (float64, C-ordered operands): the
-    einsum cache's entry, or a new one put there, so that an expression and ``tl.einsum``
-    share one kernel; where numpy computes the call, one of its own (numpy's ``optimize=True``)."""
+    """The einsum cache's runner of a plain float64 call (made and put there if missing): an
+    expression and ``tl.einsum`` share one kernel; where numpy computes, one of its own."""
     key = _key(subscripts, arrays, backend)
     assert key is not None  # (ndarrays)
     key += (False,)  # tl.einsum's default optimize=False: the key of a plain call
@@ -491,10 +462,9 @@ def _shape_of(shape) -> tuple[int, ...]:
 @signature_checked
 def contract_expression(subscripts: str, *shapes, constants=None, backend: str = "auto", use_blas: bool = True,
                         optimize=True, memory_limit=None):
-    """``expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)); expr(a, b)``: the
-    contraction compiled once for these shapes (opt_einsum's interface).  ``constants``
-    lists the positions whose entry in ``shapes`` is the array itself; ``use_blas``,
-    ``optimize`` and ``memory_limit`` are accepted and ignored."""
+    """``expr = tl.contract_expression("ij,jk->ik", (2, 3), (3, 4)); expr(a, b)``, opt_einsum's
+    (docs/einsum.md): ``constants`` lists positions whose ``shapes`` entry is the array itself;
+    ``use_blas``, ``optimize`` and ``memory_limit`` are ignored."""
     if not isinstance(subscripts, str):
         raise EinsumError("contract_expression takes the subscripts as a string")
     check_operands(shapes, len(shapes))
@@ -509,9 +479,8 @@ def contract_expression(subscripts: str, *shapes, constants=None, backend: str =
 # ------------------------------------------------------------------ path
 @signature_checked
 def einsum_path(*operands, optimize=None, einsum_call=False):
-    """The contraction order tensorlang runs in numpy.einsum_path's format, ``(path,
-    report)``; with ``optimize`` given or for a call numpy computes, numpy's own
-    (docs/einsum.md)."""
+    """The contraction order tensorlang runs as numpy.einsum_path's ``(path, report)``; with
+    ``optimize`` or for a call numpy computes, numpy's own (docs/einsum.md)."""
     check_operands(operands)
     if optimize is None and not einsum_call:
         try:
@@ -525,12 +494,9 @@ def einsum_path(*operands, optimize=None, einsum_call=False):
 
 
 def _our_path(operands) -> list | None:
-    """The optimized program's statements as a numpy path: each statement contracts the
-    operands (inputs or earlier temporaries) it reads into a new one at the list's end."""
-    if isinstance(operands[0], str):
-        subscripts, ops = operands[0], operands[1:]
-    else:
-        subscripts, ops = languages.EINSUM.from_sublists(tuple(operands))
+    """The optimized program's statements as a numpy path (each contracts what it reads into a new operand)."""
+    subscripts, ops = (operands[0], operands[1:]) if isinstance(operands[0], str) else \
+        languages.EINSUM.from_sublists(tuple(operands))
     arrays = tuple(np.asarray(o) for o in ops)
     if len(arrays) < 2 or any(a.dtype not in _COMPILED or a.size == 0 for a in arrays):
         return None
@@ -545,15 +511,11 @@ def _our_path(operands) -> list | None:
         positions = tuple(sorted(current.index(name) for name in reads))
         path.append(positions)
         current = [name for name in current if name not in reads] + [statement.target]
-    if len(current) != 1:
-        return None
-    return path
+    return path if len(current) == 1 else None
 
 
 def einsum_program(subscripts: str, *operands, stage: str = "opt") -> str:
-    """The program tensorlang runs for ``einsum(subscripts, *operands)`` at a stage
-    (``ein`` as written, ``opt`` after the optimizer: its temporaries are the
-    contraction order; ``schedule``, ``loops``, ``c``...)."""
+    """The program tensorlang runs for ``einsum(subscripts, *operands)`` at a stage (``ein``, ``opt``, ...)."""
     check_operands(operands, len(operands))
     arrays = tuple(np.asarray(o) for o in operands)
     spec = languages.EINSUM.parse(subscripts, tuple(a.shape for a in arrays))

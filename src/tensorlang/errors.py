@@ -53,9 +53,7 @@ class Source:
 
     def line_text(self, line: int) -> str:
         lines = self.text.split("\n")  # the parser counts only \n as a line break
-        if 1 <= line <= len(lines):
-            return lines[line - 1].rstrip("\r")
-        return ""
+        return lines[line - 1].rstrip("\r") if 1 <= line <= len(lines) else ""
 
 
 class TensorLangError(Exception):
@@ -92,11 +90,8 @@ class TensorLangError(Exception):
     def __str__(self) -> str:
         return self.render()
 
-    # An error raised in a Dask worker or a multiprocessing child crosses the process
-    # boundary by pickle (and copy.copy uses the same protocol): rebuild it from its
-    # diagnostics and source, not from ``args`` (the rendering), which the constructor
-    # does not take.  Subclasses with another constructor (EinsumError) come back as
-    # themselves through _rebuild, which bypasses their __init__.
+    # pickled (a Dask worker's error, copy.copy) from its diagnostics and source, not from
+    # ``args``; _rebuild bypasses __init__, so subclasses (EinsumError) come back as themselves
     def __reduce__(self):
         return (_rebuild, (type(self), self.diagnostics, self.source, self.__dict__.copy()))
 
@@ -120,10 +115,8 @@ class ArgumentError(TensorLangError, TypeError):
 
 
 class Unpicklable:
-    """A compiled object (a kernel, a strand program) that holds a loaded library or
-    generated code: pickling or deep-copying it is :class:`ArgumentError` (a TypeError,
-    as pickle's own refusals are) saying what to send to another process instead
-    (docs/api.md, "Processes"); ``copy.copy`` still gives a second handle on it."""
+    """A compiled object (a kernel, a strand program): pickling or deep-copying it is
+    :class:`ArgumentError` (docs/api.md, "Processes"); ``copy.copy`` gives a second handle."""
 
     def __reduce_ex__(self, protocol):
         raise ArgumentError(f"a {type(self).__name__} cannot be pickled or deep-copied: it holds compiled code. "
@@ -147,8 +140,7 @@ def closest(name, names) -> str:
 
 
 def unknown_keyword(function: str, keyword: str, accepted) -> ArgumentError:
-    """``f() got an unexpected keyword argument 'bakend' (did you mean backend?; it
-    takes ...)``: the unknown keyword, the closest accepted one and all of them."""
+    """``f() got an unexpected keyword argument 'bakend' (did you mean backend?; it takes ...)``."""
     accepted = list(accepted)
     close = closest(keyword, accepted)  # " (did you mean 'backend'?)"
     hint = close[2:-1].replace("'", "") + " " if close else ""
@@ -180,9 +172,8 @@ def _misfit_error(function: str, signature, args, kwargs) -> ArgumentError | Non
 
 
 def signature_checked(fn):
-    """For public functions that are not :func:`guard`-ed: a call that does not fit
-    ``fn``'s signature raises :class:`ArgumentError` (with "did you mean"), checked only
-    once a ``TypeError`` was raised; anything else passes through unchanged."""
+    """For public functions that are not :func:`guard`-ed: a call that does not fit ``fn``'s
+    signature raises :class:`ArgumentError` (checked once a TypeError was raised)."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -214,10 +205,7 @@ def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
         text = source.line_text(diag.span.line)
         if text:
             start = diag.span.col - 1
-            if diag.span.end_line == diag.span.line:
-                width = max(1, diag.span.end_col - diag.span.col)
-            else:
-                width = max(1, len(text) - start)
+            width = max(1, diag.span.end_col - diag.span.col if diag.span.end_line == diag.span.line else len(text) - start)
             text, start = _around(text, start)
             width = min(width, max(1, len(text) - start))
             gutter = f"{diag.span.line:>4} | "
@@ -230,15 +218,13 @@ def render_diagnostic(diag: Diagnostic, source: Source | None) -> str:
     return "\n".join(out)
 
 
-#: A source line longer than this is shown as the part around the caret, what is left out
-#: marked "...": a diagnostic stays one screen line (a megabyte line once made a
-#: megabyte message).
+#: A source line longer than this is shown as the part around the caret, marked "...": a
+#: diagnostic stays one screen line.
 SHOWN_LINE = 200
 
 
 def _around(text: str, start: int) -> tuple[str, int]:
-    """``text`` cut to :data:`SHOWN_LINE` characters around column ``start`` (0-based),
-    and the caret's column in the cut text."""
+    """``text`` cut to :data:`SHOWN_LINE` characters around column ``start``, and the caret's column there."""
     if len(text) <= SHOWN_LINE:
         return text, start
     left = min(max(0, start - SHOWN_LINE // 2), len(text) - SHOWN_LINE)
@@ -278,12 +264,9 @@ def guard(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        # Stages recurse over expressions; the parser bounds their depth (MAX_DEPTH), and
-        # this limit leaves room for every stage at that depth.  The limit is the
-        # interpreter's, shared by every thread: it is raised by the first guarded call
-        # and put back only when the last one (in any thread) returns, so that a call
-        # finishing in one thread never lowers it under another still running.
-        _raise_recursion_limit()
+        # room for every stage's recursion at MAX_DEPTH; the limit is shared by every thread:
+        # raised by the first guarded call, put back when the last one (in any thread) returns
+        _guarded(1)
         try:
             return fn(*args, **kwargs)
         except TensorLangError:
@@ -293,15 +276,14 @@ def guard(fn):
         except MemoryError:
             raise TensorLangError("too-large", "the machine ran out of memory for this program") from None
         except Exception as exc:  # noqa: BLE001 - this is the boundary
-            # a call that does not fit the signature is the caller's slip, not ours (checked
-            # only once something failed: the calls that fit pay nothing for it)
+            # a call that does not fit the signature is the caller's slip (checked only on failure)
             why = _misfit_error(fn.__qualname__, signature, args, kwargs) if isinstance(exc, TypeError) else None
             if why is not None:
                 raise why from None
             raise TensorLangError("internal", f"internal error ({type(exc).__name__}: {exc}); please report it "
                                   "with the program") from exc
         finally:
-            _restore_recursion_limit()
+            _guarded(-1)
 
     return wrapper
 
@@ -312,21 +294,16 @@ _limit_users = 0
 _limit_before: int | None = None
 
 
-def _raise_recursion_limit() -> None:
+def _guarded(step: int) -> None:
+    """A guarded call starts (1) or returns (-1): the first raises the recursion limit, the last puts it back."""
     global _limit_users, _limit_before
     with _limit_lock:
-        if _limit_users == 0:
+        if step > 0 and _limit_users == 0:
             previous = sys.getrecursionlimit()
             _limit_before = previous if previous < RECURSION_LIMIT else None
             if _limit_before is not None:
                 sys.setrecursionlimit(RECURSION_LIMIT)
-        _limit_users += 1
-
-
-def _restore_recursion_limit() -> None:
-    global _limit_users, _limit_before
-    with _limit_lock:
-        _limit_users -= 1
+        _limit_users += step
         if _limit_users == 0 and _limit_before is not None:
             sys.setrecursionlimit(_limit_before)
             _limit_before = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import os
 import sys
@@ -32,9 +33,7 @@ DTYPES: dict[str, np.dtype] = {"float64": np.dtype(np.float64), "float32": np.dt
 
 
 def resolve_dtype(dtype) -> np.dtype:
-    """'float64' (default) or 'float32', as a name or a numpy dtype, in the machine's byte
-    order whatever order it is spelt in (``">f8"`` is float64: a kernel's results, ``out=``
-    and padded buffers are native, on every target)."""
+    """'float64' or 'float32', as a name or a numpy dtype, in the machine's byte order (``">f8"`` too)."""
     try:
         resolved = np.dtype(dtype)
     except (TypeError, ValueError):  # ValueError: a subarray dtype of a bad shape, ("f8", -1)
@@ -51,8 +50,7 @@ MAX_THREADS = 256
 
 
 def check_threads(threads) -> int:
-    """``threads`` as the kernels take it: None is 0 (OpenMP's default); otherwise an
-    integer in 1..MAX_THREADS, anything else is error[input]."""
+    """``threads`` as the kernels take it: None is 0 (OpenMP's default), else 1..MAX_THREADS."""
     if threads is None:
         return 0
     if not is_integer(threads, 1, MAX_THREADS):
@@ -62,13 +60,10 @@ def check_threads(threads) -> int:
 
 
 def default_threads() -> int:
-    """What a kernel asks for when ``threads`` is None: 0 (OpenMP's default), unless
-    ``$OMP_NUM_THREADS`` asks for more than MAX_THREADS, which OpenMP would start (a
-    million crashed the process): then MAX_THREADS."""
+    """``threads=None``: 0 (OpenMP's default), or MAX_THREADS where ``$OMP_NUM_THREADS``
+    asks for more, which OpenMP would start (a million crashed the process)."""
     wanted = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if wanted.isdigit() and int(wanted) > MAX_THREADS:
-        return MAX_THREADS
-    return 0
+    return MAX_THREADS if wanted.isdigit() and int(wanted) > MAX_THREADS else 0
 
 
 class ProgramInterface(Unpicklable):
@@ -82,8 +77,7 @@ class ProgramInterface(Unpicklable):
 
     @property
     def threads(self) -> int:
-        """The threads each call asks for (0: OpenMP's default); setting it checks the
-        value as ``threads=`` does, so no call can hand the C code an absurd count."""
+        """The threads each call asks for (0: OpenMP's default); set, checked as ``threads=``."""
         return self._threads
 
     @threads.setter
@@ -112,10 +106,8 @@ class ProgramInterface(Unpicklable):
         """error[input] for ``k(a)`` or ``k({"A": a})``, saying how to call instead."""
         names = self.inputs or self.optional_inputs
         by_name = ", ".join(f"{n}=..." for n in names) or "NAME=array"
-        if len(args) == 1 and isinstance(args[0], Mapping):
-            how = "pass the dict as k.run(d) or k(**d)"
-        else:
-            how = f"call k({by_name}) or k.run({{name: array}})"
+        how = ("pass the dict as k.run(d) or k(**d)" if len(args) == 1 and isinstance(args[0], Mapping)
+               else f"call k({by_name}) or k.run({{name: array}})")
         count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
         return error("input", f"a kernel takes its inputs by name, got {count}; {how} "
                               "(results in place: out={name: array}, by keyword)").with_source(self.source)
@@ -133,18 +125,14 @@ class ProgramInterface(Unpicklable):
 
     @signature_checked
     def roles(self) -> dict[str, Role]:
-        """Each variable's part in a call: ``in`` (read-only input), ``inout`` (input and
-        result), ``optional`` (result that may be supplied, ⊥ otherwise), ``out`` (result
-        only) or ``temp`` (semantics/interface.py)."""
+        """Each variable's part in a call: in, inout, optional, out or temp (semantics/interface.py)."""
         return dict(self.checked.interface.roles)
 
     #: the most variables a notebook's view lists (a generated program may have thousands)
     HTML_ROWS = 40
 
     def _repr_html_(self) -> str:
-        """A notebook's view (every text escaped): how to call it, its variables (role,
-        shape, dtype), the target and options it was compiled with, the stages
-        ``ir``/``code`` show, and each stage its target ran (collapsed)."""
+        """A notebook's view (docs/api.md, "Notebooks")."""
         roles = self.roles()
         shapes = self.shapes
         shown = [n for n in shapes if roles.get(n) != Role.TEMP]
@@ -152,17 +140,13 @@ class ProgramInterface(Unpicklable):
         required = getattr(self, "required_inputs", self.inputs)  # an unqualified program's read-first ones too
         rows = [(n, "required" if roles.get(n) == Role.OPTIONAL and n in required else roles[n].value if n in roles
                  else "", "[" + " ".join(map(str, shapes[n])) + "]", self.dtype.name) for n in shown[:self.HTML_ROWS]]
-        if len(shown) > self.HTML_ROWS:
-            rows.append((f"... {len(shown) - self.HTML_ROWS} more", "", "", ""))
-        if temps:
-            rows.append((f"{temps} temporar{'y' if temps == 1 else 'ies'}", "temp", "", ""))
+        rows += [(f"... {len(shown) - self.HTML_ROWS} more", "", "", "")] * (len(shown) > self.HTML_ROWS)
+        rows += [(f"{temps} temporar{'y' if temps == 1 else 'ies'}", "temp", "", "")] * bool(temps)
         args = [f"{n}=..." for n in required] + [f"{n}=... (optional)" for n in self.optional_inputs
                                                  if n not in required]
         call = f"k({', '.join(args)}) -> {{{', '.join(f'{n!r}: ...' for n in self.outputs)}}}"
         options = [f"target {self.backend}", self.dtype.name, f"threads {self.threads or 'default'}"]
-        options += [f"pad {self.pad}"] if self.pad > 1 else []
-        options += ["fma"] if self.fma else []
-        options += ["opt=False"] if not self.opt else []
+        options += [f"pad {self.pad}"] * (self.pad > 1) + ["fma"] * bool(self.fma) + ["opt=False"] * (not self.opt)
         sizes, shows, stages_html = self._html_parts()
         text = f"{call}\n{'; '.join(options + [sizes] * bool(sizes))}\n{shows}"
         title = f"tensorlang.{type(self).__name__} {self.source.filename}"
@@ -175,11 +159,8 @@ class ProgramInterface(Unpicklable):
     def _variable_lines(self) -> list[str]:
         """``report``'s list of the variables: each one's role and type."""
         ctx = self.checked.context
-        lines = ["variables:"]
-        for name, shape in ctx.shapes.items():
-            role = ctx.quals[name] or ("inout" if not ctx.qualified else "temporary")
-            lines.append(f"  {role:9} {name} : {show(shape)}")
-        return lines
+        return ["variables:"] + [f"  {ctx.quals[n] or ('inout' if not ctx.qualified else 'temporary'):9} {n} : {show(s)}"
+                                 for n, s in ctx.shapes.items()]
 
 
 class Kernel(ProgramInterface):
@@ -193,12 +174,9 @@ class Kernel(ProgramInterface):
 
     @property
     def last_run_seconds(self) -> float | None:
-        """The seconds the last call took to run (its arguments checked), or None before
-        the first; the C call path (targets/c/callext.py) keeps its own clock."""
+        """The seconds the last call took to run, or None; the C call path keeps its own clock."""
         caller = self._c_call
-        if caller is not None and caller.last_seconds >= 0:
-            return caller.last_seconds
-        return self._last_run_seconds
+        return caller.last_seconds if caller is not None and caller.last_seconds >= 0 else self._last_run_seconds
 
     @last_run_seconds.setter
     def last_run_seconds(self, value: float | None) -> None:
@@ -209,10 +187,7 @@ class Kernel(ProgramInterface):
 
     def __init__(self, language: Language, checked: CheckedProgram, source: Source, options: Options,
                  sizes: Mapping[str, int] | None = None, check_structure: bool = False):
-        self.language = language
-        self.options = options
-        self.checked = checked
-        self.source = source
+        self.language, self.options, self.checked, self.source = language, options, checked, source
         #: the armed C caller as the C entry reads it (:class:`Runner`, which alone sets it), else None
         self._c_call: Any = None
         self.threads = options.threads
@@ -225,9 +200,8 @@ class Kernel(ProgramInterface):
         try:
             self._ein = self.language.lower(checked)
         except TensorLangError as exc:
-            # the reference interpreter runs the source program: a program the compiled
-            # targets cannot lower yet (error[backend], e.g. some STUR conditions) still runs
-            # there, when asked for or when the target was "auto" (with a note saying so)
+            # a program the compiled targets cannot lower yet (error[backend]) still runs on the
+            # reference interpreter, when asked for or under "auto" (with a note saying so)
             if exc.code != "backend" or not (options.backend == "interp" or options.auto):
                 raise
             if options.backend != "interp":
@@ -237,17 +211,13 @@ class Kernel(ProgramInterface):
                 options = self.options = dataclasses.replace(options, backend="interp")
             self._lowering_error = exc
         self._views: dict[tuple[str, str], Compiled] = {}
-        roles = checked.interface.roles
-        #: every stage's value (tensorlang.pipeline), or None where the program runs on the
-        #: reference interpreter because the compiled targets cannot lower it
+        #: every stage's value (tensorlang.pipeline), or None where the compiled targets cannot lower the program
         self.compiled: Compiled | None = None
-        if self._ein is None:
-            self.target: Any = InterpTarget(self._reference, roles, options.dtype)
-        else:
+        if self._ein is not None:
             self.compiled = self._compile_padded_or_not(options) if options.pad_auto else self._compile(options)
-            #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or
-            #: the reference interpreter
-            self.target = self.compiled.build
+        #: what runs the program (tensorlang.targets): the C kernel, the NumPy kernel or the reference interpreter
+        self.target: Any = self.compiled.build if self.compiled is not None else InterpTarget(
+            self._reference, checked.interface.roles, options.dtype)
         #: the one way this kernel is called (:class:`Runner`)
         self.runner = Runner(self)
         self._check_structure = bool(check_structure)  # (the runner arms itself at the first call)
@@ -263,9 +233,8 @@ class Kernel(ProgramInterface):
         return pipeline.compile(self._ein, options, roles=self.checked.interface.roles, reference=self._reference)
 
     def _compile_padded_or_not(self, options: Options) -> Compiled:
-        """``pad="auto"``: compile unpadded, and padded to the vector width
-        (``options.pad``) only where :func:`~tensorlang.schedule.padding.auto_pad` says
-        it pays; :attr:`options` (and so :attr:`pad`) become what was chosen."""
+        """``pad="auto"``: padded to ``options.pad`` only where :func:`~tensorlang.schedule.padding.auto_pad`
+        says it pays; :attr:`options` become what was chosen."""
         from .schedule.padding import AutoPad, auto_pad
 
         if options.backend != "c":  # numpy and interp accept pad and ignore it
@@ -288,9 +257,7 @@ class Kernel(ProgramInterface):
 
     @property
     def check_structure(self) -> bool:
-        """Whether each call first checks that the inputs keep the structure the program
-        promises for them (``check_structure=True``, ``--check-structure``): the first
-        entry that breaks it is error[structure].  Checking calls skip the C caller."""
+        """Whether each call first checks the inputs' promised structure (docs/api.md); such calls skip the C caller."""
         return self._check_structure
 
     @check_structure.setter
@@ -323,9 +290,8 @@ class Kernel(ProgramInterface):
         return self.language.interpret(self.checked, supplied, dtype)
 
     def _compiled_for(self, stage: str, backend: str | None = None) -> Compiled:
-        """The pipeline's values with ``stage`` computed: this kernel's own where its target
-        ran the stage, else, once, what ``backend`` (default: C, what ``--emit loops`` shows
-        for every target) would compile, reusing the optimizer's value where there is one."""
+        """The pipeline's values with ``stage`` computed: this kernel's own, else (once) what
+        ``backend`` (default: C, what ``--emit loops`` shows) would compile."""
         own = self.compiled
         if own is not None and (backend is None or backend == self.backend) and \
                 (stage == "ein" or getattr(own, stage) is not None):
@@ -348,26 +314,22 @@ class Kernel(ProgramInterface):
 
     @property
     def optimized(self) -> Optimized:
-        """The optimizer's run on this program (the pipeline's ``opt`` value; computed on
-        request for a kernel compiled with ``opt=False``, which runs the lowered program)."""
+        """The optimizer's run on this program (computed on request under ``opt=False``)."""
         return self._value("opt", "opt")
 
     @property
     def executed(self):
-        """The EIN program the numpy and C back ends run: the optimized one unless the
-        kernel was compiled with ``opt=False`` (the interpreter runs the source program)."""
+        """The EIN program the numpy and C back ends run (the optimized one unless ``opt=False``)."""
         return self.optimized.program if self.opt else self.ein
 
     @property
     def schedule(self) -> Schedule:
-        """The schedule that goes with :attr:`loop_program`: the target's, or for numpy and
-        interp the one the C target would run (the numpy target's own: ``compiled.schedule``)."""
+        """The schedule that goes with :attr:`loop_program` (for numpy and interp: the C target's)."""
         return self._value("loops", "schedule")
 
     @property
     def blas_from_c(self) -> bool:
-        """Whether the C target would call BLAS from its generated C (machine/blas.py found
-        one): ``analyze`` reports the schedule with it."""
+        """Whether the C target would call BLAS from its generated C (machine/blas.py found one)."""
         return self._value("facts", "facts", "c").caps.blas_int_max is not None
 
     @property
@@ -385,10 +347,8 @@ class Kernel(ProgramInterface):
 
     @functools.cached_property
     def unassigned_reads(self) -> tuple[str, ...]:
-        """In a program without ``in``/``out`` qualifiers, the variables it reads before
-        assigning them (or never assigns): what a caller means to supply (the lowered
-        program keeps one statement per source statement and what each reads, whatever
-        the front end).  Empty for a qualified program, whose ``in``/``inout`` say it."""
+        """In a program without qualifiers, the variables it reads before assigning them
+        (docs/api.md, "Inputs of a program without qualifiers"); empty for a qualified one."""
         if self.checked.context.qualified:
             return ()
         optional = set(self.checked.optional_inputs)
@@ -404,12 +364,8 @@ class Kernel(ProgramInterface):
 
     @property
     def required_inputs(self) -> tuple[str, ...]:
-        """What a call must supply: the ``in`` and ``inout`` variables, and, in a program
-        without qualifiers, the variables it reads before assigning them (unless compiled
-        with ``allow_missing=True``, which lets them start as ⊥)."""
-        if self.options.allow_missing:
-            return self.inputs
-        return self.inputs + self.unassigned_reads
+        """What a call must supply: the inputs, and the :attr:`unassigned_reads` unless ``allow_missing``."""
+        return self.inputs if self.options.allow_missing else self.inputs + self.unassigned_reads
 
     @guard
     def specializations(self) -> list[dict[str, int]]:
@@ -424,9 +380,8 @@ class Kernel(ProgramInterface):
                 f"k.ir(stage): {', '.join(stages.IR_STAGES)}\nk.code(target): {', '.join(stages.CODE_STAGES)}", ran)
 
     def __repr__(self) -> str:
-        padding = f" pad={self.pad}" if self.pad > 1 else ""
-        fused = " fma=True" if self.fma else ""
-        return f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}{padding}{fused}>"
+        return (f"<tensorlang.Kernel {self.source.filename} backend={self.backend} dtype={self.dtype.name}"
+                f"{f' pad={self.pad}' if self.pad > 1 else ''}{' fma=True' if self.fma else ''}>")
 
     # --------------------------------------------------------------- running
     def __call__(self, /, *args, out: Mapping[str, np.ndarray] | None = None, **arrays) -> dict[str, np.ndarray]:
@@ -452,8 +407,7 @@ class Kernel(ProgramInterface):
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
             compressed: bool = False) -> dict:
-        """``k.run({"A": a}, out={"C": c})``: ``k(A=a, out={"C": c})`` for any variable name;
-        ``compressed=True``: each result as a :class:`~tensorlang.analysis.structure.Compressed`
+        """``k.run({"A": a}, out={"C": c})``: ``k(A=a, out={"C": c})`` for any name; ``compressed``
         (docs/api.md, "Calling a kernel")."""
         arrays = self._inputs_dict(inputs)
         check_flag("compressed", compressed)
@@ -461,8 +415,7 @@ class Kernel(ProgramInterface):
         return self._compressed(results) if compressed else results
 
     def _compressed(self, results: dict) -> dict:
-        """``results`` in compressed form, by the structure inferred for each (with no
-        zero claimed that only annihilation gives: see analysis.structure._support)."""
+        """``results`` compressed by the structure inferred for each (annihilation aside)."""
         from .analysis.structure import compress, declared
         return {name: compress(value, self._structures.get(name) or declared(name, tuple(np.shape(value)), None))
                 for name, value in results.items()}
@@ -488,8 +441,7 @@ class Kernel(ProgramInterface):
         return results
 
     def _validate_inputs(self, arrays: Mapping[str, object]) -> dict[str, np.ndarray]:
-        """Every input an accepted name, an array of real numbers of its declared shape,
-        every required input present: one pass over a table, the careful path reports."""
+        """The inputs checked in one pass over a table; anything unusual takes the careful path, which reports."""
         shapes, required = self._input_table
         fine = {}
         for name, value in arrays.items():
@@ -518,9 +470,7 @@ class Kernel(ProgramInterface):
                 role = ctx.quals[name] or "temporary"
                 hint = "; pass it in out= to receive the result in place" if role == "out" else ""
                 raise error("input", f"{name!r} is an {role!r} variable and takes no input{hint}", self._decl_span(name))
-        missing = [n for n in self.checked.inputs if n not in arrays]
-        if missing:
-            name = missing[0]
+        for name in (n for n in self.checked.inputs if n not in arrays):
             raise error("input", f"missing input {name!r} of shape {show(ctx[name])}", self._decl_span(name))
         unset = [n for n in self.required_inputs if n not in arrays]
         if unset:
@@ -571,12 +521,9 @@ class Kernel(ProgramInterface):
             if name not in self.outputs:
                 raise error("input", f"out= names {name!r}, which is not a result (results: {', '.join(self.outputs)})")
             check_out(target, f"out[{name!r}]", self.checked.context[name], self.dtype, span=self._decl_span(name))
-        given = list(out.items())
-        for i, (name, target) in enumerate(given):
-            for other, second in given[i + 1:]:
-                if np.may_share_memory(target, second):
-                    raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; "
-                                "each result needs its own")
+        for (name, target), (other, second) in itertools.combinations(out.items(), 2):
+            if np.may_share_memory(target, second):
+                raise error("input", f"out= gives overlapping arrays for {name!r} and {other!r}; each result needs its own")
         return dict(out)
 
     def _check_store_size(self) -> None:
@@ -590,8 +537,7 @@ class Kernel(ProgramInterface):
     # --------------------------------------------------------------- inspection
     @guard
     def ir(self, stage: str = "ast") -> str:
-        """The program at a stage (``stages.IR_STAGES``; docs/api.md, "Looking inside",
-        and docs/cli.md, ``--emit``)."""
+        """The program at a stage (``stages.IR_STAGES``; docs/api.md, "Looking inside")."""
         if not isinstance(stage, str) or stage not in stages.IR_STAGES:  # ([..] is unhashable)
             raise error("backend", f"stage {stage!r} is not available in this version "
                         f"(available: {', '.join(stages.IR_STAGES)})")
@@ -605,9 +551,7 @@ class Kernel(ProgramInterface):
 
     @guard
     def code(self, target: str = "numpy") -> str:
-        """Generated code: ``c`` is the C the C target compiles (the kernel's own, or, for
-        another target, what it would compile); ``numpy`` is the Python source the NumPy
-        target runs."""
+        """Generated code: the C the C target compiles (would compile), or the NumPy target's Python."""
         if not isinstance(target, str) or target not in stages.CODE_STAGES:
             raise error("backend", f"no {target!r} code generator in this version "
                         f"(available: {', '.join(stages.CODE_STAGES)})")
@@ -619,15 +563,13 @@ class Kernel(ProgramInterface):
         ctx = self.checked.context
         lines = [f"program {self.source.filename}  (backend {self.backend}, {self.dtype.name})",
                  *self._variable_lines(), "statements:"]
-        for stmt in self.program.stmts:
-            lines.append(f"  line {stmt.span.line if stmt.span else '?'}: {stmt.target} : {show(ctx[stmt.target])}")
+        lines += [f"  line {s.span.line if s.span else '?'}: {s.target} : {show(ctx[s.target])}" for s in self.program.stmts]
         return "\n".join(lines)
 
 
 class Runner:
-    """The one call path of a compiled kernel (docs/c-backend.md, "The C-level call path"):
-    the target's C caller, armed by :meth:`arm` (which alone sets the ``_c_call`` the
-    class's C entry reads), then the kernel's general path, which checks and reports."""
+    """The one call path of a compiled kernel (docs/c-backend.md, "The C-level call path"): the
+    C caller :meth:`arm` sets (and the class's C entry reads), then the general path, which reports."""
 
     __slots__ = ("kernel", "c_call")
 
@@ -637,8 +579,7 @@ class Runner:
         self.c_call: Any = None
 
     def arm(self) -> None:
-        """Use the target's C caller from now on where it has one, the store's size has
-        been checked and no call checks structure."""
+        """Use the target's C caller, if any, once the store's size is checked and no call checks structure."""
         kernel = self.kernel
         caller = kernel.target.c_call
         ready = caller is not None and kernel._store_elements is not None and not kernel._check_structure

@@ -15,8 +15,7 @@ from .errors import Span, error
 
 
 def refuse_masked(value, what: str, span: Span | None = None) -> None:
-    """error[input] for a masked array with masked entries: ``np.asarray`` drops the mask
-    and hands over the hidden values as if they were data."""
+    """error[input] for a masked array with masked entries (``np.asarray`` would drop the mask)."""
     if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
         raise error("input", f"{what} is a masked array with masked entries, which have no value here: fill them "
                              "(a.filled(np.nan) for ⊥)", span)
@@ -24,10 +23,8 @@ def refuse_masked(value, what: str, span: Span | None = None) -> None:
 
 # ------------------------------------------------------------------ environment
 def env(variable: str, accepted: str, parse, default=None, warn: bool = False):
-    """``$variable`` read by ``parse`` (a str -> value, or None for a value it refuses),
-    ``default`` when unset.  A value set and refused (empty included) is error[input]
-    naming the variable and ``accepted``, never ignored; with ``warn`` (where refusing
-    would break something unrelated) a one-line warning on stderr and ``default``."""
+    """``$variable`` read by ``parse`` (None: refused), ``default`` when unset; a refused value is
+    error[input] (with ``warn``: a warning and ``default``; docs/security.md, "Environment variables")."""
     value = os.environ.get(variable)
     found = None if value is None else parse(value.strip())
     if value is None or found is not None:
@@ -66,9 +63,8 @@ def kept(table: _Table) -> _Table:
 
 
 def clear_caches() -> None:
-    """Let go of what the package keeps in memory from one call for the next: NRRD images
-    read from files, built Diderot programs and their arrays, compiled einsums and field
-    probes (docs/api.md).  The next call reads or builds them again; compiled C stays on disk."""
+    """Let go of what the package keeps in memory from one call for the next (images, built
+    Diderot programs, compiled einsums and probes: docs/api.md); compiled C stays on disk."""
     for table in _KEPT:
         table.clear()
 
@@ -101,22 +97,19 @@ def _human(n: float) -> str:
     return f"{n:.1f} EiB"  # pragma: no cover
 
 
-#: The largest program text read (a file or standard input), unless
-#: ``$TENSORLANG_MAX_SOURCE_BYTES`` says otherwise: far beyond any program (10 000
-#: statements are about 300 KB), and an endless file (``/dev/zero``) is refused.
+#: The largest program text read (``$TENSORLANG_MAX_SOURCE_BYTES``): far beyond any program
+#: (10 000 statements are about 300 KB); an endless file (``/dev/zero``) is refused.
 MAX_SOURCE_BYTES = 8 * 2**20
 
 
 def max_source_bytes() -> int:
-    """How many bytes of program text are read at most (:data:`MAX_SOURCE_BYTES`, or
-    ``$TENSORLANG_MAX_SOURCE_BYTES``)."""
+    """:data:`MAX_SOURCE_BYTES`, or ``$TENSORLANG_MAX_SOURCE_BYTES``."""
     return env_int("TENSORLANG_MAX_SOURCE_BYTES", MAX_SOURCE_BYTES)
 
 
 def open_regular(path: str, what: str) -> int:
-    """A descriptor of ``path`` opened for reading, or error[input] when it cannot be
-    opened or is not a regular file (a FIFO would block, a device such as ``/dev/zero``
-    never ends, a directory has no text).  Opening does not block on a FIFO."""
+    """A descriptor of ``path`` opened for reading (never blocking on a FIFO), or error[input]
+    when it cannot be opened or is not a regular file (a FIFO, a device, a directory)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -139,8 +132,7 @@ def open_regular(path: str, what: str) -> int:
 
 
 def read_bounded(stream, limit: int, what: str) -> bytes:
-    """At most ``limit`` bytes from a binary stream, or error[too-large] when it holds
-    more (the excess is never read: one byte past the limit tells)."""
+    """At most ``limit`` bytes from a binary stream, or error[too-large] (one byte past the limit tells)."""
     chunks, total = [], 0
     while total <= limit:
         chunk = stream.read(min(1 << 20, limit + 1 - total))
@@ -154,9 +146,8 @@ def read_bounded(stream, limit: int, what: str) -> bytes:
     return b"".join(chunks)
 
 
-#: The most statements (and declarations) a program may have, unless
-#: ``$TENSORLANG_MAX_STATEMENTS`` says otherwise: twice the 10**4 the compiler is tested
-#: with, each stage linear in them (docs/errors.md, "Limits on program size").
+#: The most statements (and declarations) a program may have (``$TENSORLANG_MAX_STATEMENTS``):
+#: twice the 10**4 the compiler is tested with (docs/errors.md, "Limits on program size").
 MAX_STATEMENTS = 20_000
 
 
@@ -166,8 +157,7 @@ def max_statements() -> int:
 
 
 def check_statements(count: int, span: Span | None = None, what: str = "statements") -> None:
-    """error[too-large] when a program has more than :func:`max_statements` statements
-    (or declarations: ``what``)."""
+    """error[too-large] when a program has more than :func:`max_statements` ``what``."""
     limit = max_statements()
     if count > limit:
         raise error("too-large", f"the program has more than {limit:,} {what}, the most tensorlang compiles "

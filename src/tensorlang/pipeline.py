@@ -36,9 +36,8 @@ STAGES = ("opt", "facts", "schedule", "loops", "code", "build")
 
 @dataclass(frozen=True)
 class Options:
-    """How a program is compiled, checked once by :func:`tensorlang.compile` (each keyword:
-    docs/api.md) and carried unchanged by a kernel, each specialisation and a Dask worker's
-    :class:`~tensorlang.specialize.KernelSpec` (hashable: part of a spec's key)."""
+    """How a program is compiled (docs/api.md), checked once by ``api.compile_options``;
+    hashable: part of a Dask worker's :class:`~tensorlang.specialize.KernelSpec`."""
 
     #: the target that runs the program: "c", "numpy" or "interp" (resolved from "auto")
     backend: str
@@ -59,8 +58,7 @@ class Options:
     parallel_work: Any = None
     #: ``pad="auto"``: ``pad`` is the vector width, used where schedule.padding.auto_pad says it pays
     pad_auto: bool = False
-    #: what ``pad="auto"`` may choose instead: the fused loops' per-iteration locals padded
-    #: to multiples of it, every other buffer as it is (1: none)
+    #: what ``pad="auto"`` may choose instead: only the fused loops' locals padded to it (1: none)
     pad_locals: int = 1
 
 
@@ -76,11 +74,9 @@ class Facts:
     declared: Mapping[str, Structure]
     #: what the target's steps may use on this machine
     caps: Caps
-    #: structure inferred for a program with a direct sum (annihilating zeros counted),
-    #: by name: the schedule keeps sums with redundant blocks as loops (003 Fig. 10)
+    #: structure inferred for a program with a direct sum, by name: sums with redundant blocks stay loops (003 Fig. 10)
     blocks: Mapping[str, Any] = field(default_factory=dict)
-    #: for a structured program on a target whose loops visit supports only: how many
-    #: points each statement's nest visits of how many dense ones, by target (003 Fig. 9)
+    #: where loops visit supports only: the points each statement's nest visits, and the dense count (003 Fig. 9)
     visits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     #: the program as the schedule sees it (passes/split.py ``lift_concat_items``, run once)
     lifted: ir.Program | None = field(default=None, compare=False)
@@ -113,8 +109,7 @@ class Compiled:
 
     @property
     def executed(self) -> ir.Program:
-        """The EIN program the numpy and C targets run: the optimized one unless compiled
-        with ``opt=False``."""
+        """The EIN program the numpy and C targets run: the optimized one unless ``opt=False``."""
         return self.opt.program if self.opt is not None else self.program
 
     def _repr_html_(self) -> str:
@@ -191,10 +186,8 @@ def loops_of(schedule: Schedule, facts: Facts, options: Options) -> LoopProgram:
 
 
 def check_memory(schedule: Schedule) -> None:
-    """error[too-large] before anything is allocated where the schedule's buffers (every
-    variable and temporary of the optimized program, padded, a shared buffer once) need
-    more than the memory budget (limits.py, ``$TENSORLANG_MAX_BYTES``): the build stage
-    checks it, so no target allocates first and fails after."""
+    """error[too-large] before the build stage allocates where the schedule's buffers (padded,
+    a shared one once) need more than the memory budget (``$TENSORLANG_MAX_BYTES``)."""
     buffers = schedule.buffers
     storage = buffers.storage_shapes
     elements = sum(math.prod(storage[n]) for n, b in enumerate(buffers.buffers) if not b.alias)

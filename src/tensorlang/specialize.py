@@ -36,16 +36,12 @@ class SymbolicKernel(ProgramInterface):
 
     def __init__(self, language: lang.Language, checked: CheckedProgram, source, options: Options,
                  params: Mapping[str, int] | None = None):
-        self.language = language
-        #: the options every specialisation is compiled with (its threads: this kernel's)
-        self.options = options
-        self.checked = checked
-        self.source = source
+        #: options: those every specialisation is compiled with (its threads: this kernel's)
+        self.language, self.options, self.checked, self.source = language, options, checked, source
         #: sizes given at compile time (already bound in ``checked``'s declarations)
         self.params = dict(params or {})
-        #: the sizes a binding gives; an extent written as an expression of them (STUR's
-        #: ``s < N*(N+1)/2``, ``p+p*p``: checked.derived_symbols) follows from them when
-        #: the program is specialised, and the specialisation checks it
+        #: the sizes a binding gives (an extent written as an expression of them,
+        #: checked.derived_symbols, follows from them and is checked by the specialisation)
         self.symbols: tuple[str, ...] = checked.symbols
         self._threads = check_threads(options.threads) or default_threads()
         self._kernels: OrderedDict[tuple[int, ...], Kernel] = OrderedDict()
@@ -58,8 +54,7 @@ class SymbolicKernel(ProgramInterface):
         self._example: dict[str, str] | None = None  # example_sizes()
         index = {name: n for n, name in enumerate(self.symbols)}
         shapes = checked.context.shapes
-        #: per variable that can bind sizes (inputs, then results): its rank and, per
-        #: symbolic dimension, (dimension, symbol number)
+        #: per variable that can bind sizes (inputs, then results): its rank and (dimension, symbol number)s
         self._binders: tuple[tuple[str, int, tuple[tuple[int, int], ...]], ...] = tuple(
             (name, len(shapes[name]), tuple((d, index[e.name]) for d, e in enumerate(shapes[name])
                                             if isinstance(e, Sym) and e.name in index))
@@ -78,8 +73,7 @@ class SymbolicKernel(ProgramInterface):
 
     @property
     def backend(self) -> str:
-        """The target of the specialisation compiled or looked up last (under "auto", the
-        interpreter for a program the compiled targets cannot lower), else the one asked for."""
+        """The target of the specialisation compiled or looked up last, else the one asked for."""
         with self._lock:
             last = next(reversed(self._kernels.values())) if self._kernels else None
         return last.backend if last is not None else self.options.backend
@@ -121,8 +115,7 @@ class SymbolicKernel(ProgramInterface):
         return self._call_guarded(out, arrays)
 
     def _fast_key(self, arrays: dict, out) -> tuple[int, ...] | None:
-        """The binding as a tuple, read off plain ndarrays without any checking (the
-        specialisation checks everything); None for anything unusual."""
+        """The binding read off plain ndarrays unchecked (the specialisation checks), or None."""
         values = [0] * len(self.symbols)
         try:
             for name, _rank, dims in self._binders:
@@ -149,8 +142,7 @@ class SymbolicKernel(ProgramInterface):
     @guard
     def run(self, inputs: Mapping[str, object], out: Mapping[str, np.ndarray] | None = None,
             compressed: bool = False) -> dict:
-        """``k.run({"A": a})``: the inputs in a dict, as :meth:`Kernel.run` (``compressed``
-        too)."""
+        """``k.run({"A": a})``: as :meth:`Kernel.run`."""
         inputs = self._inputs_dict(inputs)
         return self.for_inputs(inputs, out, complete=True).run(inputs, out, compressed)
 
@@ -171,10 +163,8 @@ class SymbolicKernel(ProgramInterface):
 
     def _binding(self, arrays: Mapping[str, object], out=None, complete: bool = False,
                  batch: str | None = None) -> dict[str, int]:
-        """Each symbol's value (but ``batch``'s, for a chunked run) from the arrays' shapes:
-        inputs in declaration order, then ``out=`` arrays.  Disagreements, empty dimensions
-        and symbols nothing binds are error[input]; for ``complete`` arrays (a call), a
-        misspelt or forgotten input first."""
+        """Each symbol's value (but ``batch``'s) from the shapes of the inputs, then of ``out=``;
+        error[input] where they disagree or bind nothing (a call's, ``complete``: its names first)."""
         found: dict[str, tuple[int, str, int]] = {}  # symbol -> (value, array, dimension)
         given = dict(out) if isinstance(out, Mapping) else {}
         for name, rank, dims in self._binders:
@@ -258,7 +248,6 @@ class SymbolicKernel(ProgramInterface):
             return kernel
 
     def _checked(self, binding: dict[str, int]) -> CheckedProgram:
-        """The program checked with these values of (some of) its sizes."""
         return self.language.check(lang.parse(self.source, self.language.name, {**self.params, **binding}))
 
     def _bound_options(self) -> Options:
@@ -347,8 +336,8 @@ class SymbolicKernel(ProgramInterface):
 
     @signature_checked
     def example_sizes(self) -> dict[str, str]:
-        """Values of the sizes for a message: the first of :func:`_example_bindings` (of at
-        most 32, on about 2 MB of program text in all) with which the program checks; N each if none."""
+        """Values of the sizes for a message: the first of :func:`_example_bindings` (at most
+        32, about 2 MB of program text in all) the program checks with; N each if none."""
         if self._example is None:
             self._example = dict.fromkeys(self.symbols, "N")
             tries = max(1, min(32, 2_000_000 // max(1, len(self.source.text))))
@@ -368,8 +357,7 @@ class SymbolicKernel(ProgramInterface):
 
     @guard
     def cost_report(self) -> str:
-        """``tensorlang analyze`` without values (docs/cli.md): flops and bytes as polynomials,
-        from the program lowered at two sets of stand-in sizes (:meth:`_symbolic_costs`)."""
+        """``tensorlang analyze`` without values: flops and bytes as polynomials (:meth:`_symbolic_costs`)."""
         for s in self.checked.position_symbols:
             raise error("input", f"the costs depend on the value of {s!r}, which sizes no tensor: give --param "
                         f"{s}=VALUE (params= in Python)").with_source(self.source)  # a position ((j = J)), say
@@ -401,9 +389,8 @@ class SymbolicKernel(ProgramInterface):
                     + (f"; {', '.join(rest)} may stay symbolic" if rest else "")).with_source(self.source)
 
     def _symbolic_costs(self, free: tuple[str, ...], fixed: dict[str, int]):
-        """(the EIN program lowered at stand-ins for ``free``, the extent -> polynomial map)
-        where two sets of stand-ins (primes no other extent equals) give the same costs,
-        else None; ``fixed`` are values for the other sizes."""
+        """(EIN lowered at stand-ins for ``free``, extent -> polynomial) where two sets of
+        stand-ins give the same costs, else None; ``fixed``: the other sizes' values."""
         found = []
         for skip in (0, len(free)):
             values = _stand_ins(self.source.text, len(free), skip)
@@ -434,8 +421,7 @@ class SymbolicKernel(ProgramInterface):
 # ------------------------------------------------------------------ chunked runs (Dask)
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a worker process needs to make a kernel (which cannot be pickled): the program
-    and the options; the worker compiles, or finds the code in its compile cache."""
+    """What a worker process needs to make a kernel (which cannot be pickled): program and options."""
 
     text: str
     filename: str
@@ -447,9 +433,8 @@ class KernelSpec:
         source = Source(self.text, self.filename)
         language = lang.get(self.lang)
         checked = language.check(lang.parse(source, self.lang, dict(self.params)))
-        if checked.symbols or checked.derived_symbols:
-            return SymbolicKernel(language, checked, source, self.options, params=dict(self.params))
-        return Kernel(language, checked, source, self.options, dict(self.params))
+        symbolic = checked.symbols or checked.derived_symbols
+        return (SymbolicKernel if symbolic else Kernel)(language, checked, source, self.options, dict(self.params))
 
 
 #: The kernels this process made from specs (a Dask worker's, one per spec).
@@ -458,15 +443,13 @@ _LOADED: dict[KernelSpec, "SymbolicKernel | Kernel"] = {}
 
 def run_chunk(spec: KernelSpec, batched: dict, others: dict) -> dict:
     """One chunk of a chunked run, in whatever process Dask runs it."""
-    kernel = _LOADED.get(spec)
-    if kernel is None:
-        kernel = _LOADED[spec] = spec.load()
+    kernel = _LOADED.get(spec) or _LOADED.setdefault(spec, spec.load())
     return kernel.run({**batched, **others})
 
 
 def _example_bindings(symbols: tuple[str, ...], positions: tuple[str, ...]):
-    """Each size 8, 1 to 7, powers of two to 2^20 (a position, ``(j = J)``, half that: in
-    the sizes' range); then the sizes apart, rising and falling (``[n m-n]`` needs m > n)."""
+    """Each size 8, 1 to 7, powers of two to 2^20 (a position, ``(j = J)``, half that);
+    then the sizes apart, rising and falling (``[n m-n]`` needs m > n)."""
     for value in (8, 1, 2, 3, 4, 5, 6, 7, *(2**k for k in range(4, 21))):
         yield {s: max(1, value // 2) if s in positions else value for s in symbols}
     for step in (8, 64):
@@ -475,8 +458,7 @@ def _example_bindings(symbols: tuple[str, ...], positions: tuple[str, ...]):
 
 
 def _stand_ins(text: str, count: int, skip: int = 0) -> list[int]:
-    """``count`` primes from 101 on that are no integer written in the program (after
-    ``skip`` such primes): values for the sizes that no other extent can equal."""
+    """``count`` primes from 101 on (after ``skip``) that the program does not write: sizes no other extent equals."""
     written = {int(t) for t in re.findall(r"[0-9]+", text) if len(t) < 12}
     found: list[int] = []
     candidate = 101

@@ -12,16 +12,14 @@ from .semantics.types import CheckedProgram
 #: The front end's views, printed from the checked program.
 FRONT_STAGES: tuple[str, ...] = ("ast", *lang.VIEWS)
 
-#: The stages ``Kernel.ir`` shows, each with the pipeline stage a ``Compiled`` must have
-#: run to print it (None: a front-end view; ``ein`` and ``lambda``: the program as given,
-#: in every ``Compiled``; ``schedule``: the one that goes with the loop IR).
+#: The stages ``Kernel.ir`` shows, each with the pipeline stage a ``Compiled`` must have run
+#: to print it (None: a front-end view; ``schedule``: the one that goes with the loop IR).
 IR_STAGES: dict[str, str | None] = {
     **dict.fromkeys(FRONT_STAGES),
     "ein": "ein", "lambda": "ein", "opt": "opt", "facts": "facts", "schedule": "loops", "loops": "loops",
 }
 
-#: The stages ``Kernel.code`` shows: what a target renders (a ``Compiled``'s ``code``
-#: for that target).
+#: The stages ``Kernel.code`` shows: a ``Compiled``'s ``code`` for that target.
 CODE_STAGES: tuple[str, ...] = ("c", "numpy")
 
 #: Every stage ``tensorlang compile --emit`` accepts, in pipeline order.
@@ -38,9 +36,8 @@ def front_text(stage: str, language: Language, checked: CheckedProgram) -> str:
 
 
 def compiled_text(stage: str, compiled: Compiled, language: str) -> str:
-    """``--emit stage`` of a pipeline stage or a target's code (``c``, ``numpy``: the
-    ``code`` of a ``Compiled`` for that target), from ``compiled``, which ran it; a
-    printed program is error[too-large] where ``language``'s reader would refuse it."""
+    """``--emit stage`` from ``compiled``, which ran it; a printed program is error[too-large]
+    where ``language``'s reader would refuse it."""
     text = compiled.show("code" if stage in CODE_STAGES else stage)
     assert text is not None, f"the pipeline ran {stage}"
     return lang.reads_back(text, stage, language) if stage in _READ_BACK else text

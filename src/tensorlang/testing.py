@@ -61,8 +61,7 @@ def assert_matches_reference(program, inputs: Mapping[str, object], result, *, p
             raise AssertionError(f"{name}: shape {got.shape}, the reference has {np.shape(value)}")
         eps = float(np.finfo(got.dtype).eps) if got.dtype.kind == "f" else float(np.finfo(np.float64).eps)
         got = got.astype(np.float64)
-        if fused:
-            got = np.where(np.isnan(value) & np.isinf(got), np.nan, got)
+        got = np.where(np.isnan(value) & np.isinf(got), np.nan, got) if fused else got
         _same(name, "undefined (⊥, NaN) entries", np.isnan(got) != np.isnan(value), got, value)
         inf = np.isinf(value) | np.isinf(got)
         _same(name, "infinite entries", inf & (got != value) & ~np.isnan(value), got, value)
@@ -78,20 +77,14 @@ def _same(name: str, what: str, bad: np.ndarray, got, value, allowed=None) -> No
     if not np.any(bad):
         return
     where = tuple(int(i) for i in np.argwhere(bad)[0])
-    tail = ""
-    if allowed is not None:
-        tail = (f" (differ by {_number(abs(got[where] - value[where]), 3)}, "
-                f"allowed {_number(np.broadcast_to(allowed, bad.shape)[where], 3)})")
+    tail = "" if allowed is None else (f" (differ by {_number(abs(got[where] - value[where]), 3)}, "
+                                       f"allowed {_number(np.broadcast_to(allowed, bad.shape)[where], 3)})")
     at = f"{name}[{', '.join(map(str, where))}]" if where else name
     raise AssertionError(f"{name}: {int(np.count_nonzero(bad))} {what}; first at {at}: "
                          f"got {_number(got[where])}, the reference {_number(value[where])}{tail}")
 
 
 def _number(x, digits: int | None = None) -> str:
-    """A number as a user reads it: ``nan``, ``inf``, ``-inf``, ``-0.0``, ``0.1`` (Python's
-    shortest round-trip form of the float64, or ``digits`` significant digits), never
-    numpy's ``np.float64(nan)``."""
+    """A number as a user reads it (``nan``, ``-0.0``, ``0.1``; or ``digits`` digits), never ``np.float64(nan)``."""
     x = float(x)
-    if digits is None or not np.isfinite(x) or x == 0:
-        return repr(x)
-    return f"{x:.{digits}g}"
+    return repr(x) if digits is None or not np.isfinite(x) or x == 0 else f"{x:.{digits}g}"
