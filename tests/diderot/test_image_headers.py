@@ -8,7 +8,9 @@ image where an operation needs it); the run still checks the file it reads."""
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -189,8 +191,8 @@ def test_a_file_the_run_cannot_read_is_an_error_at_its_image_or_load(files, decl
 
 
 def test_a_kept_world_to_index_map_follows_the_image_world():
-    """fieldval.Conv keeps the world map's inverse in the image's tables, by the map's bytes:
-    two images that share the tables but not the world get each its own inverse, in turn."""
+    """An Image keeps its world map's inverse (made once, its world read-only): two images that share
+    the samples' tables but not the world get each its own inverse, in Conv and in to_index, in turn."""
     from tensorlang.lang.diderot.fieldval import Conv
     from tensorlang.sampling.image import image
 
@@ -199,5 +201,33 @@ def test_a_kept_world_to_index_map_follows_the_image_world():
     assert first.tables is second.tables and first.tables is not None
     for img in (first, second, first, second):
         conv, inverse = Conv(img, None), np.linalg.inv(img.world)
+        assert np.array_equal(img.to_index, inverse) and img.to_index is img.to_index
         assert np.array_equal(conv._m, inverse[:2, :2]) and np.array_equal(conv._o, inverse[:2, 2])
         assert conv._identity == np.array_equal(img.world, np.eye(3))
+    assert not np.array_equal(first.to_index, second.to_index)
+
+
+@pytest.mark.parametrize("again", [lambda img: img, lambda img: pickle.loads(pickle.dumps(img)), copy.deepcopy])
+def test_an_image_world_and_its_inverse_cannot_be_written(again):
+    """The kept inverse cannot go stale: an image's world (and the inverse) refuse writes, also in a copy
+    or a pickle's image, and where the image was made of a caller's writable matrix (copied)."""
+    from tensorlang.sampling.image import Image, image
+
+    world = np.diag([2.0, 4.0, 1.0])
+    for img in (again(image(np.zeros((4, 5)), 2, world)), again(Image(np.zeros((4, 5)), 2, world))):
+        for array in (img.world, img.to_index):
+            with pytest.raises(ValueError, match="read-only"):
+                array[0, 0] = 0.5
+        assert np.array_equal(img.to_index, np.diag([0.5, 0.25, 1.0]))
+    world[0, 0] = 8.0  # the caller's matrix stays the caller's
+    assert np.array_equal(img.world, np.diag([2.0, 4.0, 1.0]))
+
+
+@pytest.mark.parametrize("make", ["image", "Image"])
+def test_an_image_of_a_singular_world_is_refused_clearly(make):
+    from tensorlang.sampling import image as I
+
+    with pytest.raises(TensorLangError) as info:
+        getattr(I, make)(np.zeros((4, 5)), 2, np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1.0]]))
+    assert info.value.code == "input"
+    assert info.value.message == "the world matrix is singular: index space cannot be recovered from world space"

@@ -19,6 +19,9 @@ from tensorlang.lang.diderot import typecheck as check
 from tensorlang.lang.diderot.lower import strand_plan
 from tensorlang.targets.c import build as c_build
 from tensorlang.targets.c import strands as C
+from tensorlang.targets.c import strands_batch as B
+
+from agreement import run_variant  # tests/diderot is on the path
 
 pytestmark = [pytest.mark.skipif(c_build.find_compiler() is None, reason="no working C compiler"),
               pytest.mark.slow]
@@ -77,3 +80,46 @@ def test_folds_of_every_width_give_the_interpreters_results(r, gens):
         assert (a.steps, a.active, a.stable) == (b.steps, b.active, b.stable)
         for name in a.outputs:
             assert np.array_equal(a.outputs[name], b.outputs[name]), (name, threads)
+
+
+SHORT_RUNS = """#version 1.0
+input int w = 10;
+strand cell(int x, int y) {
+   vec2 pos = [real(x), real(y)];
+   int age = 0;
+   output int alive = 1 if (x * 7 + y * 3) % 5 < 2 else 0;
+   output int s = 0;
+   output real h = 0.0;
+   update {
+      if (age >= 1) { stabilize; }  // one update: each cell's sums of the first snapshot
+      int n = sum { q.alive | q in sphere(1.5) };
+      s = sum { q.alive * (1 + q.age) | q in sphere(1.5) };
+      h = mean { real(q.alive) + 0.5 | q in sphere(1.5) };
+      alive = 1 if n == 3 else alive if n == 2 else 0;
+      age += 1;
+   }
+}
+initially [ cell(x, y) | y in 0..7, x in 0..w-1 ];
+"""
+
+
+@pytest.mark.parametrize("width", [B.LANES + 2, B.LANES + 3])
+def test_short_runs_fold_in_registers_up_to_lanes_strands(monkeypatch, width):
+    """A row of w cells is three runs of one pattern (its ends, w - 2 cells between): runs of at most LANES strands
+    fold in registers (BLOCK_SITE's last path), longer ones in memory.  Both give the interpreter's results; a
+    register path made wrong (its accumulator starts at 1 more) spoils every cell at w = LANES + 2 and only the
+    rows' ends at w = LANES + 3: the path is taken, and where LANES says."""
+    values = {"w": width}
+    want = program(SHORT_RUNS).run(values, backend="interp")
+    for threads in (1, 2):
+        _, got, src = run_variant(SHORT_RUNS, values, monkeypatch, {}, threads)
+        assert f"e_ - t_ > {B.LANES}" in src
+        for name in want.outputs:
+            assert np.array_equal(want.outputs[name], got.outputs[name]), (name, threads)
+    wrong = C.BLOCK_SITE.replace("{ty} a_ = {init};", "{ty} a_ = {init} + 1;")
+    assert wrong != C.BLOCK_SITE
+    _, bad, _ = run_variant(SHORT_RUNS, values, monkeypatch, {(C, "BLOCK_SITE"): wrong})
+    off = (bad.outputs["s"] != want.outputs["s"]).reshape(8, width)  # (y, x): the strands in creation order
+    ends = np.zeros((8, width), dtype=bool)
+    ends[:, [0, -1]] = True
+    assert np.array_equal(off, np.ones_like(ends) if width <= B.LANES + 2 else ends)

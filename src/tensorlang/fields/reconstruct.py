@@ -21,8 +21,7 @@ BLOCK = 1 << 14
 
 def index_positions(img: Image, points: np.ndarray) -> np.ndarray:
     """The index-space positions of world ``points`` (shape (N, dim))."""
-    m = img.to_index
-    d = img.dim
+    m, d = img.to_index, img.dim
     out = np.empty(points.shape)
     with np.errstate(all="ignore"):  # column by column: no BLAS call for a 3x3 map
         for a in range(d):
@@ -132,8 +131,7 @@ def _probe_block(img: Image, kern: Kernel, order: int, points: np.ndarray, world
 
 
 def world_is_index(img: Image) -> bool:
-    """Whether the image's world-to-index map has the identity as its linear part (then
-    index-space derivatives are the world-space ones)."""
+    """Whether the world-to-index map's linear part is the identity (index-space derivatives are the world's)."""
     return bool(np.array_equal(img.to_index[:img.dim, :img.dim], np.eye(img.dim)))
 
 

@@ -58,17 +58,18 @@ class Image(Samples):
     #: what is made from the samples and kept with them (strands_batch.bounds), where nothing writes them (an
     #: image made here: a copy, a reader's array; see :func:`_kept`); None for an Image of a caller's array
     tables: dict | None = dataclass_field(default=None, init=False, repr=False)
+    to_index: np.ndarray = dataclass_field(init=False)  # the world-to-index map (world's inverse): made once, read-only
 
-    @property
-    def to_index(self) -> np.ndarray:
-        """The world-to-index map (the inverse of :attr:`world`), homogeneous."""
-        return np.linalg.inv(self.world)
+    def __post_init__(self) -> None:  # (world: as image() takes it; checked and copied: nothing else writes it)
+        for name, value in (("world", world := _world_matrix(self.world, self.dim)), ("to_index", np.linalg.inv(world))):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
         return f"Image({self.name}, sizes={self.sizes}, voxel={self.voxel_shape})"
 
-    def __getstate__(self) -> dict:  # (a copy's samples, a pickle's, are its holder's, who may write them)
-        return {**self.__dict__, "tables": None}
+    def __reduce__(self) -> tuple:  # (a copy's samples, a pickle's, are its holder's, who may write them: no tables)
+        return Image, (self.data, self.dim, self.world, self.name)
 
 
 #: numpy dtype kinds an image or a probe point may have: bool, integers, floats (complex
@@ -156,8 +157,7 @@ def image(data, dim: int | None = None, world=None) -> Image:
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return load(data, dim, world)  # (was an array of one string: "got dtype <U22")
     if isinstance(data, Image):  # (another world: the same samples, so the same tables)
-        return data if world is None else _kept(Image(data.data, data.dim, _world_matrix(world, data.dim), data.name),
-                                                data.tables)
+        return data if world is None else _kept(Image(data.data, data.dim, world, data.name), data.tables)
     array = np.array(real_array(data, "an image"), dtype=np.float64)  # a copy: the image is read-only
     return _owned(array, dim, world)
 
@@ -178,7 +178,7 @@ def _owned(array: np.ndarray, dim: int | None, world) -> Image:
     if any(n < 1 for n in array.shape):
         raise error("input", f"an image needs samples along every axis, got shape {array.shape}")
     array.setflags(write=False)
-    return _kept(Image(array, int(dim), _world_matrix(world, int(dim))), {})
+    return _kept(Image(array, int(dim), world), {})
 
 
 def load(path, dim: int | None = None, world=None) -> Image:

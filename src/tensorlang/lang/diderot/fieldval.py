@@ -91,6 +91,9 @@ class Of(Field):
         return self.f.inside(x)
 
 
+_EYE = {d: np.eye(d).tolist() for d in (1, 2, 3)}
+
+
 class Conv(Field):
     """``image ⊛ kernel`` (docs/diderot-language.md, "Execution"; weights at :data:`DIDEROT_DIGITS`)."""
 
@@ -98,12 +101,8 @@ class Conv(Field):
         self.mode = img.mode if isinstance(img, BorderImage) else None
         self.img: Image = img.image if isinstance(img, BorderImage) else img
         self.kern, self.dim, self.shape, self._sizes = kern, self.img.dim, self.img.voxel_shape, self.img.sizes
-        d, kept, world = self.dim, self.img.tables if self.img.tables is not None else {}, self.img.world.tobytes()
-        got: tuple | None = kept.get("conv")  # the inverse map, kept with an image nothing writes (by its world map's bytes)
-        if got is None or got[0] != world:
-            inv = self.img.to_index
-            got = kept["conv"] = (world, inv[:d, :d], inv[:d, d], bool(np.array_equal(inv[:d, :d], np.eye(d))))
-        _, self._m, self._o, self._identity = got
+        d, inv = self.dim, self.img.to_index  # (kept with the image; a list's == costs 1/60 of np.array_equal's)
+        self._m, self._o, self._identity = inv[:d, :d], inv[:d, d], inv[:d, :d].tolist() == _EYE[d]
 
     def index(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):

@@ -280,7 +280,7 @@ class Renderer:
                     for bits, lim in ((8, 127), (16, 32767)) if m is not None and 0 < m <= lim // 8]
             full.append(BLOCK_FULL.format(cond="", ty=_CTY[q.ty], init=init, v=v,
                                           fold=_FOLDS[q.op].format(t="a_[u_]", v=value, ty=_CTY[q.ty])))
-            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full),
+            out.append(BLOCK_SITE.format(b=b, k=self.kept[id(q)], v=v, init=init, full=" else\n".join(full), lanes=B.LANES,
                                          final=_FINAL[q.op].format(t=v).replace("cnt", "len_") if real else "",
                                          fold=_FOLDS[q.op].format(t=v, v=value, ty=_CTY[q.ty]), ty=self._fold_cty(q),
                                          afold=_FOLDS[q.op].format(t="a_", v=value, ty=_CTY[q.ty])))
@@ -551,6 +551,7 @@ _FOLDS = {"sum": "{t} += {v};", "mean": "{t} += {v};", "count": "{t} += 1;", "pr
 _FINAL = {"mean": "{t} = cnt ? {t} / (double)cnt : NAN;", "max": "if (cnt == 0) {t} = -INFINITY;",
           "min": "if (cnt == 0) {t} = INFINITY;"}
 
+#: a blocked site's folds: a run of more than ``lanes`` (B.LANES) strands in memory, a shorter one (a row's ends) in registers
 BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0;
     for (int64_t r_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK] : 0, r1_ = bk->ok[{b}] ? tl_kbs[{k}][i0 / TL_BK + 1] : 0; r_ < r1_; r_++) {{
         const tl_kseg *kr_ = tl_krn[{k}] + r_;  /* a run of strands with pattern p_ (site {b}: kept query {k}) */
@@ -558,7 +559,7 @@ BLOCK_SITE = r"""    bk->ok[{b}] = tl_kpid[{k}] != 0;
         const int64_t *o_ = tl_koff[{k}] + tl_kstart[{k}][p_], len_ = tl_kstart[{k}][p_ + 1] - tl_kstart[{k}][p_];
         if (kr_->full) {{
 {full}
-        }} else if (e_ - t_ > 8) {{
+        }} else if (e_ - t_ > {lanes}) {{
             for (int64_t u_ = t_; u_ < e_; u_++) {v} = {init};
             for (int64_t cnt = 0; cnt < len_; cnt++)
                 for (int64_t u_ = t_, j0_ = i0 + o_[cnt]; u_ < e_; u_++) {{ int64_t j = j0_ + u_; {fold} }}

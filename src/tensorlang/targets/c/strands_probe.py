@@ -519,13 +519,12 @@ KEEP = 64 << 20
 def pack(ffi, images: tuple[S.ImageSlot, ...], values, cache: dict | None = None) -> tuple[object, list]:
     """The images' C descriptors from the run's values (images as :class:`tensorlang.sampling.image.Image`,
     border-controlled ones with ``.image``); those in ``cache`` (the built program's) where every image is the
-    one packed last, its samples read-only and its world map the same (a program called again on its files)."""
+    one packed last and its samples read-only (a program called again on its files; an image's world map is read-only)."""
     imgs = [getattr(values[slot.name], "image", values[slot.name]) for slot in images]
-    key = [(img, img.world.tobytes()) for img in imgs] if cache is not None and all(isinstance(
-        img, Image) and not img.data.flags.writeable for img in imgs) and sum(i.data.nbytes for i in imgs) <= KEEP else None
+    key = imgs if cache is not None and all(isinstance(img, Image) and not img.data.flags.writeable
+                                            for img in imgs) and sum(i.data.nbytes for i in imgs) <= KEEP else None
     last = cache.get("last") if cache is not None else None
-    if key is not None and last is not None and len(last[0]) == len(key) and all(
-            a[0] is b[0] and a[1] == b[1] for a, b in zip(last[0], key)):
+    if key is not None and last is not None and len(last[0]) == len(key) and all(a is b for a, b in zip(last[0], key)):
         return last[1], last[2]
     arr = ffi.new("tl_img[]", max(1, len(images)))
     keep: list = [arr]

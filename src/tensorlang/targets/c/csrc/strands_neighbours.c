@@ -147,13 +147,10 @@ void tl_set_run(int64_t run) { tl_run = run; }
 /* prev: the run whose strands this run's creation placed where it places them (the same grid and
    globals, positions made of nothing else: Run.prev), or -1 */
 void tl_set_prev(int64_t prev) { tl_kprev = prev; }
-/* a site's arrays of one strand count (pid, start, bs, rn), kept from call to call where large enough:
-   new ones are page faults of every page written, each call */
-static void *tl_kpool[TL_SITES][4]; static size_t tl_kpsz[TL_SITES][4];
-static void *tl_kget(int k, int s, size_t bytes) {
-    if (tl_kpsz[k][s] < bytes) { free(tl_kpool[k][s]); tl_kpool[k][s] = malloc(bytes); tl_kpsz[k][s] = tl_kpool[k][s] ? bytes : 0; }
-    return tl_kpool[k][s];
-}
+/* a site's arrays of one strand count (pid, start, bs, rn), kept from call to call where large enough
+   (bytes, by TL_GROW): new ones are page faults of every page written, each call */
+static char *tl_kpool[TL_SITES][4]; static int64_t tl_kpsz[TL_SITES][4];
+static void *tl_kget(int k, int s, size_t bytes) { return TL_GROW(tl_kpool[k][s], tl_kpsz[k][s], (int64_t)bytes) ? tl_kpool[k][s] : 0; }
 static void tl_keep_free(void) {
     for (int k = 0; k < TL_SITES; k++) {
         free(tl_koff[k]);
