@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -71,7 +72,11 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in found if m.startswith("tensorlang") and m != name}
 
 
-GRAPH = {name: {m for m in _imports(name, path) if m in MODULES} for name, path in MODULES.items()}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Each module's tensorlang imports (parsed when a test first asks, not as every xdist
+    worker collects this file)."""
+    return {name: {m for m in _imports(name, path) if m in MODULES} for name, path in MODULES.items()}
 
 
 def _unit(module: str) -> str:
@@ -106,12 +111,12 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_the_module_import_graph_is_a_dag():
-    assert _cycle(GRAPH) is None, "import cycle: " + " -> ".join(_cycle(GRAPH) or ())
+    assert _cycle(_graph()) is None, "import cycle: " + " -> ".join(_cycle(_graph()) or ())
 
 
 def test_the_package_import_graph_is_a_dag():
     packages: dict[str, set[str]] = {}
-    for module, targets in GRAPH.items():
+    for module, targets in _graph().items():
         packages.setdefault(_unit(module), set()).update(_unit(t) for t in targets if _unit(t) != _unit(module))
     assert _cycle(packages) is None, "package cycle: " + " -> ".join(_cycle(packages) or ())
 
@@ -124,7 +129,7 @@ def test_every_top_level_package_has_a_layer():
 def test_imports_go_down_the_layers():
     upward = sorted(
         f"{module} imports {target}"
-        for module, targets in GRAPH.items()
+        for module, targets in _graph().items()
         for target in targets
         if LAYER.get(_unit(target), -1) > LAYER.get(_unit(module), 99)
     )
@@ -167,7 +172,7 @@ def _outside_lang():
 
 def test_nothing_outside_lang_imports_a_front_end():
     allowed = {"tensorlang.lang", "tensorlang.lang.language"}
-    found = sorted(f"{name} imports {t}" for name, _ in _outside_lang() for t in GRAPH[name]
+    found = sorted(f"{name} imports {t}" for name, _ in _outside_lang() for t in _graph()[name]
                    if t.startswith("tensorlang.lang") and t not in allowed)
     assert found == []
 
@@ -255,7 +260,7 @@ ABOVE_TARGETS = {"tensorlang.kernel", "tensorlang.pipeline", "tensorlang.stages"
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("tensorlang.targets")))
 def test_no_target_imports_the_kernel_or_the_driver(name):
     """Targets are renderers of the pipeline's values: they never see a Kernel."""
-    assert GRAPH[name] & ABOVE_TARGETS == set()
+    assert _graph()[name] & ABOVE_TARGETS == set()
 
 
 

@@ -12,8 +12,9 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
+
 def test_the_tutorial_notebook_runs(tmp_path):
     notebook = nbformat.read(EXAMPLES / "tutorial.ipynb", as_version=4)
     client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})

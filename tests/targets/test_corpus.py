@@ -25,7 +25,12 @@ def test_the_corpus_has_every_family():
 RUNS = [(b, opt) for b in BACKENDS for opt in (True, False) if b != "interp" or opt]
 
 
-@pytest.mark.parametrize("backend,opt", RUNS, ids=[f"{b}-{'opt' if o else 'lowered'}" for b, o in RUNS])
+#: C as lowered (a second C build of every program) runs in the full run only
+RUN_PARAMS = [pytest.param(b, o, id=f"{b}-{'opt' if o else 'lowered'}", marks=[pytest.mark.slow] if (b, o) == ("c", False) else [])
+              for b, o in RUNS]
+
+
+@pytest.mark.parametrize("backend,opt", RUN_PARAMS)
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_program_matches_its_reference(name, backend, opt):
     case = CORPUS[name]
