@@ -444,7 +444,7 @@ BUDGETS = {"compiled strands": 2500, "core": 5000, "front ends": 5000, "diderot"
 #: Where a layer is still over its budget: the most it may have today.  A ratchet: lower
 #: it when a change makes the layer smaller, never raise it without saying why in
 #: docs/architecture.md.
-CEILINGS = {"diderot": 3997, "structure": 4297, "schedule+loops": 4826, "targets": 5466, "fields": 2424, "surface": 4035, "compiled strands": 5310}
+CEILINGS = {"diderot": 3997, "structure": 4297, "schedule+loops": 4299, "targets": 5466, "fields": 2424, "surface": 4035, "compiled strands": 5310}
 
 
 def layer_sizes() -> dict[str, int]:
